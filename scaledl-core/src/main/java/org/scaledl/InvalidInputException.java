@@ -1,0 +1,104 @@
+package org.scaledl;
+
+import java.util.Optional;
+
+/**
+ * The one exception type for bad input data: a malformed ONNX file, a graph with a cycle or a dangling tensor, a CSV
+ * with a missing column, a non-finite measurement. It names where the problem is (file, line, node) so that a user can
+ * fix the input without a debugger.
+ *
+ * <pre>{@code
+ * try {
+ *     ModelGraph g = OnnxImporter.read(path);
+ * } catch (InvalidInputException e) {
+ *     log.error("{} (node {})", e.getMessage(), e.node().orElse("-"));
+ * }
+ * }</pre>
+ *
+ * <p>Bad arguments to an API call (a negative batch size) are {@link IllegalArgumentException}s instead; this type is
+ * for bad <em>data</em>.
+ */
+public final class InvalidInputException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    private final String detail;
+    private final String source;
+    private final long line;
+    private final String node;
+
+    private InvalidInputException(String message, String source, long line, String node, Throwable cause) {
+        super(compose(message, source, line, node), cause);
+        this.detail = message;
+        this.source = source;
+        this.line = line;
+        this.node = node;
+    }
+
+    private static String compose(String message, String source, long line, String node) {
+        StringBuilder sb = new StringBuilder();
+        if (source != null) {
+            sb.append(source);
+            if (line > 0) {
+                sb.append(':').append(line);
+            }
+            sb.append(": ");
+        }
+        if (node != null) {
+            sb.append("node '").append(node).append("': ");
+        }
+        return sb.append(message).toString();
+    }
+
+    /** A problem in no particular file. */
+    public static InvalidInputException of(String message) {
+        return new InvalidInputException(message, null, 0, null, null);
+    }
+
+    /** A problem in a file (or other named source), anywhere in it. */
+    public static InvalidInputException inSource(String source, String message) {
+        return new InvalidInputException(message, source, 0, null, null);
+    }
+
+    /** A problem at a 1-based line of a text file. */
+    public static InvalidInputException atLine(String source, long line, String message) {
+        return new InvalidInputException(message, source, line, null, null);
+    }
+
+    /** A problem at a named graph node; {@code source} may be {@code null} for graphs built in memory. */
+    public static InvalidInputException atNode(String source, String node, String message) {
+        return new InvalidInputException(message, source, 0, node, null);
+    }
+
+    /** Returns a copy of this exception that also names {@code newSource} (when it named none) and keeps the cause. */
+    public InvalidInputException withSource(String newSource) {
+        if (source != null) {
+            return this;
+        }
+        return new InvalidInputException(detail, newSource, line, node, getCause());
+    }
+
+    /** Same problem, with an underlying cause attached. */
+    public static InvalidInputException wrap(String source, String message, Throwable cause) {
+        return new InvalidInputException(message, source, 0, null, cause);
+    }
+
+    /** The problem itself, without the location prefix of {@link #getMessage()}. */
+    public String detail() {
+        return detail;
+    }
+
+    /** The file or other source that holds the problem, if known. */
+    public Optional<String> source() {
+        return Optional.ofNullable(source);
+    }
+
+    /** The 1-based line in {@link #source()}, or 0 when not line-oriented. */
+    public long line() {
+        return line;
+    }
+
+    /** The graph node that holds the problem, if any. */
+    public Optional<String> node() {
+        return Optional.ofNullable(node);
+    }
+}

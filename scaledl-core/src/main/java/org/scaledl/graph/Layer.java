@@ -1,0 +1,162 @@
+package org.scaledl.graph;
+
+import com.google.common.base.Preconditions;
+import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableSortedMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * One node of a {@link ModelGraph}: an operator application (ONNX {@code NodeProto}). Inputs and outputs are tensor
+ * names; an empty input name marks an omitted optional input, as in ONNX. Shapes live in the graph
+ * ({@link ModelGraph#tensor(String)}), so a layer is a plain immutable value.
+ *
+ * <pre>{@code
+ * Layer conv = Layer.builder("/conv1/Conv", "Conv")
+ *         .inputs("input", "conv1.weight").outputs("/conv1/Conv_output_0")
+ *         .attribute("strides", Attribute.ofInts(2, 2)).build();
+ * }</pre>
+ */
+public final class Layer {
+    private final String name;
+    private final String opType;
+    private final String domain;
+    private final ImmutableSortedMap<String, Attribute> attributes;
+    private final ImmutableList<String> inputs;
+    private final ImmutableList<String> outputs;
+
+    private Layer(Builder b) {
+        this.name = b.name;
+        this.opType = b.opType;
+        this.domain = b.domain;
+        this.attributes = ImmutableSortedMap.copyOf(b.attributes);
+        this.inputs = ImmutableList.copyOf(b.inputs);
+        this.outputs = ImmutableList.copyOf(b.outputs);
+    }
+
+    /** Starts a layer with a unique node name and an operator type such as {@code "Conv"}. */
+    public static Builder builder(String name, String opType) {
+        return new Builder(name, opType);
+    }
+
+    /** Node name, unique in its graph. */
+    public String name() {
+        return name;
+    }
+
+    /** Operator type, e.g. {@code "Conv"}. */
+    public String opType() {
+        return opType;
+    }
+
+    /** Operator domain; empty for the default ONNX domain. */
+    public String domain() {
+        return domain;
+    }
+
+    /** Attributes by name, sorted. */
+    public Map<String, Attribute> attributes() {
+        return attributes;
+    }
+
+    /** One attribute, if present. */
+    public Optional<Attribute> attribute(String attributeName) {
+        return Optional.ofNullable(attributes.get(attributeName));
+    }
+
+    /** An integer attribute, or a default. */
+    public long longAttribute(String attributeName, long defaultValue) {
+        Attribute a = attributes.get(attributeName);
+        return a == null ? defaultValue : a.asLong();
+    }
+
+    /** Input tensor names in operator order; {@code ""} marks an omitted optional input. */
+    public List<String> inputs() {
+        return inputs;
+    }
+
+    /** Output tensor names in operator order. */
+    public List<String> outputs() {
+        return outputs;
+    }
+
+    /** The i-th input name if present and not omitted. */
+    public Optional<String> input(int i) {
+        return i < inputs.size() && !inputs.get(i).isEmpty() ? Optional.of(inputs.get(i)) : Optional.empty();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Layer l && l.name.equals(name) && l.opType.equals(opType) && l.domain.equals(domain)
+                && l.attributes.equals(attributes) && l.inputs.equals(inputs) && l.outputs.equals(outputs);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, opType, domain, attributes, inputs, outputs);
+    }
+
+    @Override
+    public String toString() {
+        return opType + " '" + name + "' " + inputs + " -> " + outputs;
+    }
+
+    /** Builds a {@link Layer}. */
+    public static final class Builder {
+        private final String name;
+        private final String opType;
+        private String domain = "";
+        private final Map<String, Attribute> attributes = new TreeMap<>();
+        private List<String> inputs = List.of();
+        private List<String> outputs = List.of();
+
+        private Builder(String name, String opType) {
+            this.name = Objects.requireNonNull(name, "name");
+            this.opType = Objects.requireNonNull(opType, "opType");
+            Preconditions.checkArgument(!name.isEmpty(), "layer name must not be empty");
+            Preconditions.checkArgument(!opType.isEmpty(), "op type of '%s' must not be empty", name);
+        }
+
+        /** Operator domain (empty for ONNX's default domain). */
+        public Builder domain(String value) {
+            this.domain = Objects.requireNonNull(value);
+            return this;
+        }
+
+        /** Input tensor names. */
+        public Builder inputs(String... names) {
+            return inputs(List.of(names));
+        }
+
+        /** Input tensor names. */
+        public Builder inputs(List<String> names) {
+            this.inputs = List.copyOf(names);
+            return this;
+        }
+
+        /** Output tensor names. */
+        public Builder outputs(String... names) {
+            return outputs(List.of(names));
+        }
+
+        /** Output tensor names. */
+        public Builder outputs(List<String> names) {
+            this.outputs = List.copyOf(names);
+            return this;
+        }
+
+        /** Adds or replaces an attribute. */
+        public Builder attribute(String attributeName, Attribute value) {
+            attributes.put(Objects.requireNonNull(attributeName), Objects.requireNonNull(value));
+            return this;
+        }
+
+        /** The layer. */
+        public Layer build() {
+            return new Layer(this);
+        }
+    }
+}

@@ -1,0 +1,302 @@
+package org.scaledl.graph;
+
+import com.google.common.base.Preconditions;
+import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableMap;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.PriorityQueue;
+import org.scaledl.InvalidInputException;
+
+/**
+ * An immutable DNN workload graph: layers (operator nodes) in topological order, the named tensors between them with
+ * shapes in terms of the batch size, and the data edges. Built by {@link org.scaledl.onnx.OnnxImporter} or by hand:
+ *
+ * <pre>{@code
+ * ModelGraph g = ModelGraph.builder("tiny")
+ *         .tensor(TensorInfo.of("x", DataType.FLOAT, SymbolicShape.of(Dim.batch(), Dim.of(16)), TensorRole.INPUT))
+ *         .tensor(TensorInfo.of("w", DataType.FLOAT, SymbolicShape.ofStatic(4, 16), TensorRole.PARAMETER))
+ *         .tensor(TensorInfo.of("y", DataType.FLOAT, SymbolicShape.of(Dim.batch(), Dim.of(4)), TensorRole.ACTIVATION))
+ *         .layer(Layer.builder("fc", "Gemm").inputs("x", "w").outputs("y")
+ *                 .attribute("transB", Attribute.ofInt(1)).build())
+ *         .output("y")
+ *         .build();
+ * }</pre>
+ *
+ * <p>{@link Builder#build()} validates: unique layer names and tensor producers, every consumed tensor declared or
+ * produced (no dangling inputs), no cycles. Failures are {@link InvalidInputException}s naming the node. Traversals
+ * are iterative, so graphs of any depth are safe.
+ *
+ * <p>Parameters ({@link TensorRole#PARAMETER}) are attributed to the first layer (in topological order) that reads
+ * them, so per-layer counts add up to {@link #parameterCount()} even when a weight is shared.
+ */
+public final class ModelGraph {
+    private final String name;
+    private final ImmutableList<Layer> layers;
+    private final ImmutableMap<String, TensorInfo> tensors;
+    private final ImmutableList<String> outputs;
+    private final ImmutableList<Edge> edges;
+    private final ImmutableMap<String, Integer> layerIndex;
+    private final ImmutableMap<String, Integer> producer;
+    private final long[] layerParams;
+    private final long parameterCount;
+
+    private ModelGraph(String name, List<Layer> sorted, Map<String, TensorInfo> tensors, List<String> outputs) {
+        this.name = name;
+        this.layers = ImmutableList.copyOf(sorted);
+        this.tensors = ImmutableMap.copyOf(tensors);
+        this.outputs = ImmutableList.copyOf(outputs);
+        ImmutableMap.Builder<String, Integer> li = ImmutableMap.builder();
+        Map<String, Integer> prod = new HashMap<>();
+        for (int i = 0; i < layers.size(); i++) {
+            li.put(layers.get(i).name(), i);
+            for (String o : layers.get(i).outputs()) {
+                prod.put(o, i);
+            }
+        }
+        this.layerIndex = li.build();
+        this.producer = ImmutableMap.copyOf(prod);
+        ImmutableList.Builder<Edge> eb = ImmutableList.builder();
+        long[] lp = new long[layers.size()];
+        Map<String, Boolean> attributed = new HashMap<>();
+        for (int i = 0; i < layers.size(); i++) {
+            List<String> seen = new ArrayList<>();
+            for (String in : layers.get(i).inputs()) {
+                if (in.isEmpty() || seen.contains(in)) {
+                    continue;
+                }
+                seen.add(in);
+                Integer p = producer.get(in);
+                if (p != null) {
+                    eb.add(new Edge(p, i, in));
+                }
+                TensorInfo t = this.tensors.get(in);
+                if (t != null && t.role() == TensorRole.PARAMETER && attributed.putIfAbsent(in, true) == null) {
+                    lp[i] += t.shape().map(s -> s.elements(1)).orElse(0L);
+                }
+            }
+        }
+        this.edges = eb.build();
+        this.layerParams = lp;
+        long total = 0;
+        for (TensorInfo t : this.tensors.values()) {
+            if (t.role() == TensorRole.PARAMETER) {
+                total += t.shape().map(s -> s.elements(1)).orElse(0L);
+            }
+        }
+        this.parameterCount = total;
+    }
+
+    /** Starts a graph. */
+    public static Builder builder(String name) {
+        return new Builder(name);
+    }
+
+    /** The graph's name (for imported files, the file name without extension). */
+    public String name() {
+        return name;
+    }
+
+    /** Layers in topological order (producers before consumers; ties keep declaration order). */
+    public List<Layer> layers() {
+        return layers;
+    }
+
+    /** Number of layers. */
+    public int size() {
+        return layers.size();
+    }
+
+    /** The layer at a topological position. */
+    public Layer layer(int index) {
+        return layers.get(index);
+    }
+
+    /** The position of a layer by node name. */
+    public Optional<Integer> indexOf(String layerName) {
+        return Optional.ofNullable(layerIndex.get(layerName));
+    }
+
+    /** All named tensors. */
+    public Map<String, TensorInfo> tensors() {
+        return tensors;
+    }
+
+    /** One tensor by name. */
+    public Optional<TensorInfo> tensor(String tensorName) {
+        return Optional.ofNullable(tensors.get(tensorName));
+    }
+
+    /** The index of the layer that produces a tensor; empty for graph inputs, weights and constants. */
+    public Optional<Integer> producerOf(String tensorName) {
+        return Optional.ofNullable(producer.get(tensorName));
+    }
+
+    /** Graph output names. */
+    public List<String> outputs() {
+        return outputs;
+    }
+
+    /** Data inputs (tensors with role {@link TensorRole#INPUT}), in declaration order. */
+    public List<TensorInfo> inputs() {
+        return tensors.values().stream().filter(t -> t.role() == TensorRole.INPUT).toList();
+    }
+
+    /** Data edges, ordered by consumer then input position. */
+    public List<Edge> edges() {
+        return edges;
+    }
+
+    /** Trainable parameters first read by a layer. */
+    public long parameterCount(int layer) {
+        return layerParams[layer];
+    }
+
+    /** Total trainable parameters: the elements of all {@link TensorRole#PARAMETER} tensors. */
+    public long parameterCount() {
+        return parameterCount;
+    }
+
+    @Override
+    public String toString() {
+        return "ModelGraph[" + name + ", " + layers.size() + " layers, " + edges.size() + " edges, " + parameterCount
+                + " params]";
+    }
+
+    /** Builds and validates a {@link ModelGraph}. */
+    public static final class Builder {
+        private final String name;
+        private final Map<String, TensorInfo> tensors = new LinkedHashMap<>();
+        private final List<Layer> layers = new ArrayList<>();
+        private final List<String> outputs = new ArrayList<>();
+        private String source;
+
+        private Builder(String name) {
+            this.name = Objects.requireNonNull(name, "name");
+        }
+
+        /** Names the file the graph came from, for error messages. */
+        public Builder source(String value) {
+            this.source = value;
+            return this;
+        }
+
+        /** Declares (or replaces) a tensor. Every tensor a layer consumes or produces must be declared. */
+        public Builder tensor(TensorInfo t) {
+            tensors.put(t.name(), t);
+            return this;
+        }
+
+        /** Adds a layer (any order: {@link #build()} sorts topologically). */
+        public Builder layer(Layer l) {
+            layers.add(Objects.requireNonNull(l));
+            return this;
+        }
+
+        /** Marks a tensor as a graph output. */
+        public Builder output(String tensorName) {
+            outputs.add(Objects.requireNonNull(tensorName));
+            return this;
+        }
+
+        /**
+         * Validates and sorts.
+         *
+         * @throws InvalidInputException for duplicate names, a tensor produced twice, an undeclared or unproduced
+         *         input (dangling), an output nobody produces, or a cycle; the message names the node
+         */
+        public ModelGraph build() {
+            int n = layers.size();
+            Map<String, Integer> byName = new HashMap<>();
+            Map<String, Integer> producer = new HashMap<>();
+            for (int i = 0; i < n; i++) {
+                Layer l = layers.get(i);
+                if (byName.put(l.name(), i) != null) {
+                    throw InvalidInputException.atNode(source, l.name(), "duplicate node name");
+                }
+                for (String o : l.outputs()) {
+                    if (o.isEmpty()) {
+                        continue;
+                    }
+                    Integer prev = producer.put(o, i);
+                    if (prev != null) {
+                        throw InvalidInputException.atNode(source, l.name(),
+                                "output '" + o + "' is also produced by node '" + layers.get(prev).name() + "'");
+                    }
+                    TensorInfo t = tensors.get(o);
+                    if (t == null) {
+                        throw InvalidInputException.atNode(source, l.name(), "output '" + o + "' is not declared");
+                    }
+                    if (t.role() == TensorRole.INPUT || t.role() == TensorRole.PARAMETER
+                            || t.role() == TensorRole.BUFFER) {
+                        throw InvalidInputException.atNode(source, l.name(),
+                                "output '" + o + "' is declared as a graph " + t.role().name().toLowerCase());
+                    }
+                }
+            }
+            int[] indegree = new int[n];
+            List<List<Integer>> consumers = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                consumers.add(new ArrayList<>());
+            }
+            for (int i = 0; i < n; i++) {
+                Layer l = layers.get(i);
+                for (String in : l.inputs()) {
+                    if (in.isEmpty()) {
+                        continue;
+                    }
+                    Integer p = producer.get(in);
+                    if (p == null) {
+                        TensorInfo t = tensors.get(in);
+                        if (t == null || t.role() == TensorRole.ACTIVATION) {
+                            throw InvalidInputException.atNode(source, l.name(), "input '" + in
+                                    + "' is dangling: no node produces it and it is not a graph input or weight");
+                        }
+                        continue;
+                    }
+                    consumers.get(p).add(i);
+                    indegree[i]++;
+                }
+            }
+            for (String o : outputs) {
+                if (!producer.containsKey(o) && !tensors.containsKey(o)) {
+                    throw InvalidInputException.inSource(source == null ? name : source,
+                            "graph output '" + o + "' is produced by no node");
+                }
+            }
+            PriorityQueue<Integer> ready = new PriorityQueue<>();
+            for (int i = 0; i < n; i++) {
+                if (indegree[i] == 0) {
+                    ready.add(i);
+                }
+            }
+            List<Layer> sorted = new ArrayList<>(n);
+            while (!ready.isEmpty()) {
+                int i = ready.poll();
+                sorted.add(layers.get(i));
+                for (int c : consumers.get(i)) {
+                    if (--indegree[c] == 0) {
+                        ready.add(c);
+                    }
+                }
+            }
+            if (sorted.size() != n) {
+                int stuck = 0;
+                while (indegree[stuck] == 0) {
+                    stuck++;
+                }
+                long inCycle = Arrays.stream(indegree).filter(d -> d > 0).count();
+                throw InvalidInputException.atNode(source, layers.get(stuck).name(),
+                        "graph has a cycle through this node (" + inCycle + " nodes cannot be ordered)");
+            }
+            Preconditions.checkState(sorted.size() == n);
+            return new ModelGraph(name, sorted, tensors, outputs);
+        }
+    }
+}

@@ -1,0 +1,432 @@
+package org.scaledl.onnx;
+
+import com.google.common.base.Preconditions;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.scaledl.InvalidInputException;
+import org.scaledl.graph.DataType;
+import org.scaledl.graph.Dim;
+import org.scaledl.graph.Layer;
+import org.scaledl.graph.ModelGraph;
+import org.scaledl.graph.SymbolicShape;
+import org.scaledl.graph.TensorInfo;
+import org.scaledl.graph.TensorRole;
+import org.scaledl.onnx.ShapeInference.Unknown;
+import org.scaledl.onnx.ShapeInference.Val;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Reads an ONNX model file into a {@link ModelGraph}, inferring every tensor's shape itself.
+ *
+ * <pre>{@code
+ * ModelGraph g = OnnxImporter.read(Path.of("resnet50_r112.onnx"));
+ * long params = g.parameterCount();   // equals PyTorch's sum(p.numel())
+ * }</pre>
+ *
+ * <p><b>Inputs and weights.</b> A graph input with a symbolic (or unknown) dimension is a data input
+ * ({@link TensorRole#INPUT}); its first symbolic dimension is the batch. If no input is symbolic, the first
+ * non-initializer input is the data input. All other inputs and all initializers are weights: floating-point ones
+ * are {@link TensorRole#PARAMETER}s except BatchNormalization running statistics and rank-0 initializers; integral
+ * ones are {@link TensorRole#BUFFER}s. So graph-only exports ({@code export_params=False}) and exports with
+ * initializers give the same parameter count.
+ *
+ * <p><b>Shapes.</b> {@code value_info} is not trusted: shapes (and the values of small integer tensors, so that
+ * {@code Shape -> Gather -> Concat -> Reshape} chains resolve) are inferred per operator at batch sizes 2 and 3 and
+ * checked at 7, giving dimensions affine in the batch. The supported operators are listed in
+ * {@link #supportedOperators()}. A node of any other operator is kept (never dropped) with a logged warning; its
+ * output shapes come from {@code value_info} when present and are otherwise unknown, as are the shapes downstream.
+ *
+ * <p><b>Hostile input.</b> Truncated files, absurd lengths, cycles and dangling tensors raise
+ * {@link InvalidInputException} naming the file (and node); the parser never allocates more than the file's size.
+ */
+public final class OnnxImporter {
+    private static final Logger LOG = LoggerFactory.getLogger(OnnxImporter.class);
+    private static final long[] BATCHES = {2, 3, 7};
+    private static final long MAX_FILE_BYTES = Integer.MAX_VALUE - 16;
+
+    private OnnxImporter() {
+    }
+
+    /**
+     * Reads an ONNX file; the graph is named after the file (without {@code .onnx}).
+     *
+     * @throws InvalidInputException if the file cannot be read or is not a valid model
+     */
+    public static ModelGraph read(Path path) {
+        byte[] bytes = readBytes(path);
+        String name = path.getFileName().toString().replaceFirst("\\.onnx$", "");
+        return read(bytes, name, path.toString());
+    }
+
+    /**
+     * Reads an ONNX model from memory.
+     *
+     * @param bytes  the serialized {@code ModelProto}
+     * @param name   the graph's name
+     * @param source what to call the bytes in error messages (a file name)
+     * @throws InvalidInputException if the bytes are not a valid model
+     */
+    public static ModelGraph read(byte[] bytes, String name, String source) {
+        Preconditions.checkNotNull(bytes, "bytes");
+        OnnxWire.Model model = parse(bytes, source);
+        return new Conversion(model.graph(), name, source).run();
+    }
+
+    /**
+     * The shapes the file itself declares in {@code value_info}, graph inputs and outputs, with dimensions named like
+     * the batch symbol mapped to {@link Dim#batch()}. Tensors with any other symbolic dimension are left out. Meant
+     * for cross-checking the importer's own inference.
+     */
+    public static Map<String, SymbolicShape> declaredShapes(Path path) {
+        OnnxWire.Model model = parse(readBytes(path), path.toString());
+        OnnxWire.Graph g = model.graph();
+        String batch = batchSymbol(g).orElse("batch");
+        Map<String, SymbolicShape> out = new LinkedHashMap<>();
+        List<OnnxWire.ValueInfo> all = new ArrayList<>(g.inputs());
+        all.addAll(g.valueInfo());
+        all.addAll(g.outputs());
+        outer:
+        for (OnnxWire.ValueInfo v : all) {
+            if (!v.hasShape()) {
+                continue;
+            }
+            List<Dim> dims = new ArrayList<>();
+            for (OnnxWire.Dimension d : v.dims()) {
+                if (d.isKnown()) {
+                    dims.add(Dim.of(d.value()));
+                } else if (batch.equals(d.param())) {
+                    dims.add(Dim.batch());
+                } else {
+                    continue outer;
+                }
+            }
+            out.put(v.name(), SymbolicShape.of(dims));
+        }
+        return out;
+    }
+
+    /** Operator types whose shapes (and FLOPs) the importer infers. */
+    public static List<String> supportedOperators() {
+        return ShapeInference.SUPPORTED;
+    }
+
+    private static byte[] readBytes(Path path) {
+        try {
+            long size = Files.size(path);
+            if (size > MAX_FILE_BYTES) {
+                throw InvalidInputException.inSource(path.toString(), "file of " + size + " bytes is too large");
+            }
+            return Files.readAllBytes(path);
+        } catch (IOException e) {
+            throw InvalidInputException.wrap(path.toString(), "cannot read: " + e.getMessage(), e);
+        }
+    }
+
+    private static OnnxWire.Model parse(byte[] bytes, String source) {
+        try {
+            return OnnxWire.parseModel(bytes);
+        } catch (IOException | RuntimeException e) {
+            throw InvalidInputException.wrap(source, "not a valid ONNX model: " + e.getMessage(), e);
+        }
+    }
+
+    private static Optional<String> batchSymbol(OnnxWire.Graph g) {
+        for (OnnxWire.ValueInfo v : g.inputs()) {
+            for (OnnxWire.Dimension d : v.dims()) {
+                if (d.param() != null && !d.param().isEmpty()) {
+                    return Optional.of(d.param());
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** One import: classification, ordering, inference at several batch sizes, assembly. */
+    private static final class Conversion {
+        private final OnnxWire.Graph g;
+        private final String name;
+        private final String source;
+        private final Map<String, OnnxWire.Tensor> initializers = new LinkedHashMap<>();
+        private final Map<String, OnnxWire.ValueInfo> valueInfo = new HashMap<>();
+        private final Map<String, TensorRole> roles = new LinkedHashMap<>();
+        private final Map<String, Integer> batchAxis = new HashMap<>();
+        private final Set<String> warned = new HashSet<>();
+
+        Conversion(OnnxWire.Graph g, String name, String source) {
+            this.g = g;
+            this.name = name;
+            this.source = source;
+        }
+
+        ModelGraph run() {
+            for (OnnxWire.Tensor t : g.initializers()) {
+                initializers.put(t.name(), t);
+            }
+            for (OnnxWire.ValueInfo v : g.valueInfo()) {
+                valueInfo.put(v.name(), v);
+            }
+            for (OnnxWire.ValueInfo v : g.outputs()) {
+                valueInfo.putIfAbsent(v.name(), v);
+            }
+            List<Layer> layers = layers();
+            classify(layers);
+            // Validate and order once with shape-less tensors.
+            ModelGraph skeleton = assemble(layers, Map.of(), Map.of());
+            List<Map<String, Val>> runs = new ArrayList<>();
+            for (long b : BATCHES) {
+                runs.add(infer(skeleton, b));
+            }
+            Map<String, SymbolicShape> shapes = new HashMap<>();
+            Map<String, DataType> types = new HashMap<>();
+            for (Map.Entry<String, Val> e : runs.get(0).entrySet()) {
+                String t = e.getKey();
+                Val a = e.getValue();
+                types.put(t, a.type());
+                Val b = runs.get(1).get(t);
+                Val c = runs.get(2).get(t);
+                if (a == null || b == null || c == null) {
+                    continue;
+                }
+                shapes.put(t, affine(skeleton, t, a.shape(), b.shape(), c.shape()));
+            }
+            return assemble(layers, shapes, types);
+        }
+
+        private SymbolicShape affine(ModelGraph skeleton, String tensor, long[] s2, long[] s3, long[] s7) {
+            String node = skeleton.producerOf(tensor).map(i -> skeleton.layer(i).name()).orElse(tensor);
+            if (s2.length != s3.length || s2.length != s7.length) {
+                throw InvalidInputException.atNode(source, node,
+                        "rank of '" + tensor + "' depends on the batch size");
+            }
+            List<Dim> dims = new ArrayList<>(s2.length);
+            for (int d = 0; d < s2.length; d++) {
+                long per = s3[d] - s2[d];
+                long c = s2[d] - BATCHES[0] * per;
+                if (per * BATCHES[2] + c != s7[d]) {
+                    throw InvalidInputException.atNode(source, node, "dimension " + d + " of '" + tensor
+                            + "' is not affine in the batch size: " + s2[d] + ", " + s3[d] + ", " + s7[d]
+                            + " at batch " + Arrays.toString(BATCHES));
+                }
+                dims.add(new Dim(per, c));
+            }
+            return SymbolicShape.of(dims);
+        }
+
+        private List<Layer> layers() {
+            List<Layer> out = new ArrayList<>(g.nodes().size());
+            Set<String> names = new HashSet<>();
+            int i = 0;
+            for (OnnxWire.Node n : g.nodes()) {
+                String base = n.name().isEmpty() ? (n.opType().isEmpty() ? "node" : n.opType()) + "_" + i : n.name();
+                String unique = base;
+                for (int k = 2; !names.add(unique); k++) {
+                    unique = base + "#" + k;
+                }
+                if (n.opType().isEmpty()) {
+                    throw InvalidInputException.atNode(source, unique, "node has no op_type");
+                }
+                Layer.Builder b = Layer.builder(unique, n.opType()).domain(n.domain()).inputs(n.inputs())
+                        .outputs(n.outputs());
+                n.attributes().forEach(b::attribute);
+                out.add(b.build());
+                i++;
+            }
+            return out;
+        }
+
+        private void classify(List<Layer> layers) {
+            Set<String> bnStats = new HashSet<>();
+            for (Layer l : layers) {
+                if (l.opType().equals("BatchNormalization")) {
+                    l.input(3).ifPresent(bnStats::add);
+                    l.input(4).ifPresent(bnStats::add);
+                }
+            }
+            List<OnnxWire.ValueInfo> graphInputs = new ArrayList<>();
+            for (OnnxWire.ValueInfo v : g.inputs()) {
+                if (!initializers.containsKey(v.name())) {
+                    graphInputs.add(v);
+                }
+            }
+            Set<String> data = new LinkedHashSet<>();
+            for (OnnxWire.ValueInfo v : graphInputs) {
+                if (!v.hasShape() || v.dims().stream().anyMatch(d -> !d.isKnown())) {
+                    data.add(v.name());
+                }
+            }
+            if (data.isEmpty() && !graphInputs.isEmpty()) {
+                data.add(graphInputs.get(0).name());
+            }
+            for (OnnxWire.ValueInfo v : graphInputs) {
+                if (data.contains(v.name())) {
+                    roles.put(v.name(), TensorRole.INPUT);
+                    int axis = 0;
+                    for (int d = 0; d < v.dims().size(); d++) {
+                        if (!v.dims().get(d).isKnown()) {
+                            axis = d;
+                            break;
+                        }
+                    }
+                    batchAxis.put(v.name(), axis);
+                    continue;
+                }
+                DataType type = DataType.fromOnnx(v.elemType()).orElse(DataType.UNDEFINED);
+                roles.put(v.name(), weightRole(type, v.dims().size(), bnStats.contains(v.name())));
+            }
+            for (OnnxWire.Tensor t : initializers.values()) {
+                DataType type = DataType.fromOnnx(t.dataType()).orElse(DataType.UNDEFINED);
+                roles.put(t.name(), weightRole(type, t.dims().length, bnStats.contains(t.name())));
+            }
+        }
+
+        private static TensorRole weightRole(DataType type, int rank, boolean bnStat) {
+            if (!type.isFloating() || bnStat) {
+                return TensorRole.BUFFER;
+            }
+            return rank == 0 ? TensorRole.CONSTANT : TensorRole.PARAMETER;
+        }
+
+        private Map<String, Val> infer(ModelGraph skeleton, long batch) {
+            Map<String, Val> vals = new HashMap<>();
+            for (OnnxWire.ValueInfo v : g.inputs()) {
+                if (initializers.containsKey(v.name())) {
+                    continue;
+                }
+                DataType type = DataType.fromOnnx(v.elemType()).orElse(DataType.FLOAT);
+                if (!v.hasShape()) {
+                    throw InvalidInputException.atNode(source, v.name(), "graph input has no shape");
+                }
+                long[] shape = new long[v.dims().size()];
+                boolean isData = roles.get(v.name()) == TensorRole.INPUT;
+                for (int d = 0; d < shape.length; d++) {
+                    OnnxWire.Dimension dim = v.dims().get(d);
+                    if (dim.isKnown()) {
+                        shape[d] = dim.value();
+                    } else if (isData && d == batchAxis.get(v.name())) {
+                        shape[d] = batch;
+                    } else {
+                        throw InvalidInputException.atNode(source, v.name(), "dimension " + d + " ('"
+                                + (dim.param() == null ? "?" : dim.param())
+                                + "') is symbolic; only the batch dimension may be");
+                    }
+                }
+                vals.put(v.name(), new Val(type, shape, null));
+            }
+            for (OnnxWire.Tensor t : initializers.values()) {
+                DataType type = DataType.fromOnnx(t.dataType()).orElse(DataType.FLOAT);
+                vals.put(t.name(), new Val(type, t.dims(), t.value().orElse(null)));
+            }
+            for (Layer l : skeleton.layers()) {
+                List<Val> ins = new ArrayList<>(l.inputs().size());
+                for (String i : l.inputs()) {
+                    ins.add(i.isEmpty() ? null : vals.get(i));
+                }
+                List<Val> outs;
+                try {
+                    outs = ShapeInference.infer(source, l, ins).orElse(null);
+                    if (outs == null) {
+                        warn(l, "operator " + l.opType() + (l.domain().isEmpty() ? "" : " (" + l.domain() + ")")
+                                + " is not supported: kept as a generic node; output shapes from value_info if any");
+                        outs = fromValueInfo(l, batch);
+                    }
+                } catch (Unknown e) {
+                    warn(l, "output shape unknown: " + e.getMessage());
+                    outs = fromValueInfo(l, batch);
+                }
+                for (int k = 0; k < l.outputs().size() && k < outs.size(); k++) {
+                    if (!l.outputs().get(k).isEmpty() && outs.get(k) != null) {
+                        vals.put(l.outputs().get(k), outs.get(k));
+                    }
+                }
+            }
+            return vals;
+        }
+
+        private List<Val> fromValueInfo(Layer l, long batch) {
+            String sym = batchSymbol(g).orElse("batch");
+            List<Val> out = new ArrayList<>();
+            for (String o : l.outputs()) {
+                OnnxWire.ValueInfo v = valueInfo.get(o);
+                Val val = null;
+                if (v != null && v.hasShape()) {
+                    long[] s = new long[v.dims().size()];
+                    boolean ok = true;
+                    for (int d = 0; d < s.length; d++) {
+                        OnnxWire.Dimension dim = v.dims().get(d);
+                        if (dim.isKnown()) {
+                            s[d] = dim.value();
+                        } else if (sym.equals(dim.param())) {
+                            s[d] = batch;
+                        } else {
+                            ok = false;
+                        }
+                    }
+                    if (ok) {
+                        val = new Val(DataType.fromOnnx(v.elemType()).orElse(DataType.FLOAT), s, null);
+                    }
+                }
+                out.add(val);
+            }
+            return out;
+        }
+
+        private void warn(Layer l, String message) {
+            if (warned.add(l.name())) {
+                LOG.warn("{}: node '{}': {}", source, l.name(), message);
+            }
+        }
+
+        private ModelGraph assemble(List<Layer> layers, Map<String, SymbolicShape> shapes,
+                Map<String, DataType> types) {
+            ModelGraph.Builder b = ModelGraph.builder(name).source(source);
+            for (OnnxWire.ValueInfo v : g.inputs()) {
+                if (!initializers.containsKey(v.name())) {
+                    DataType type = DataType.fromOnnx(v.elemType()).orElse(DataType.FLOAT);
+                    b.tensor(new TensorInfo(v.name(), type, Optional.ofNullable(shapes.get(v.name())),
+                            roles.get(v.name())));
+                }
+            }
+            for (OnnxWire.Tensor t : initializers.values()) {
+                DataType type = DataType.fromOnnx(t.dataType()).orElse(DataType.FLOAT);
+                b.tensor(TensorInfo.of(t.name(), type, SymbolicShape.ofStatic(t.dims()), roles.get(t.name())));
+            }
+            for (Layer l : layers) {
+                boolean constant = l.opType().equals("Constant");
+                for (String o : l.outputs()) {
+                    if (o.isEmpty()) {
+                        continue;
+                    }
+                    if (roles.containsKey(o)) {
+                        throw InvalidInputException.atNode(source, l.name(),
+                                "output '" + o + "' is also a graph input or initializer");
+                    }
+                    DataType type = types.getOrDefault(o, declaredType(o));
+                    b.tensor(new TensorInfo(o, type, Optional.ofNullable(shapes.get(o)),
+                            constant ? TensorRole.CONSTANT : TensorRole.ACTIVATION));
+                }
+                b.layer(l);
+            }
+            for (OnnxWire.ValueInfo v : g.outputs()) {
+                b.output(v.name());
+            }
+            return b.build();
+        }
+
+        private DataType declaredType(String tensor) {
+            OnnxWire.ValueInfo v = valueInfo.get(tensor);
+            return v == null ? DataType.FLOAT : DataType.fromOnnx(v.elemType()).orElse(DataType.FLOAT);
+        }
+    }
+}

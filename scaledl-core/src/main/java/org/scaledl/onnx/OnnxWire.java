@@ -1,0 +1,508 @@
+package org.scaledl.onnx;
+
+import com.google.protobuf.CodedInputStream;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.WireFormat;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.scaledl.graph.Attribute;
+import org.scaledl.graph.DataType;
+import org.scaledl.graph.TensorValue;
+
+/**
+ * Reads the parts of an ONNX {@code ModelProto} that the importer needs, straight from the protobuf wire format with
+ * {@link CodedInputStream}. Field numbers are those of the public {@code onnx.proto}; unknown fields are skipped.
+ * Every length is checked against the bytes that remain before anything is allocated, so truncated or hostile files
+ * fail with {@link InvalidProtocolBufferException}, never an {@link OutOfMemoryError}. Sub-graphs of control-flow
+ * attributes are not descended into (kept as {@link Attribute.Kind#GRAPH}), so nesting depth is bounded.
+ */
+final class OnnxWire {
+    /** Largest tensor whose values are decoded; bigger ones keep only type and dims. */
+    static final int MAX_DECODED_ELEMENTS = 1 << 16;
+
+    private OnnxWire() {
+    }
+
+    record Dimension(long value, String param) {
+        boolean isKnown() {
+            return param == null && value >= 0;
+        }
+    }
+
+    /** A {@code ValueInfoProto} of a tensor type; dims empty when the shape is absent. */
+    record ValueInfo(String name, int elemType, boolean hasShape, List<Dimension> dims) {
+    }
+
+    /** A {@code TensorProto}: dims, type and, when small and present, the values. */
+    record Tensor(String name, int dataType, long[] dims, Optional<TensorValue> value) {
+    }
+
+    record Node(String name, String opType, String domain, List<String> inputs, List<String> outputs,
+            Map<String, Attribute> attributes) {
+    }
+
+    record Graph(String name, List<Node> nodes, List<Tensor> initializers, List<ValueInfo> inputs,
+            List<ValueInfo> outputs, List<ValueInfo> valueInfo) {
+    }
+
+    record Model(long irVersion, long opset, String producer, Graph graph) {
+    }
+
+    static Model parseModel(byte[] bytes) throws IOException {
+        CodedInputStream in = CodedInputStream.newInstance(bytes);
+        long ir = 0;
+        long opset = -1;
+        String producer = "";
+        Graph graph = null;
+        int tag;
+        while ((tag = in.readTag()) != 0) {
+            switch (WireFormat.getTagFieldNumber(tag)) {
+                case 1 -> ir = in.readInt64();
+                case 2 -> producer = in.readString();
+                case 7 -> {
+                    checkWire(tag, WireFormat.WIRETYPE_LENGTH_DELIMITED, "ModelProto.graph");
+                    int old = enter(in);
+                    graph = parseGraph(in);
+                    in.popLimit(old);
+                }
+                case 8 -> {
+                    checkWire(tag, WireFormat.WIRETYPE_LENGTH_DELIMITED, "ModelProto.opset_import");
+                    int old = enter(in);
+                    String domain = "";
+                    long version = -1;
+                    int t;
+                    while ((t = in.readTag()) != 0) {
+                        switch (WireFormat.getTagFieldNumber(t)) {
+                            case 1 -> domain = in.readString();
+                            case 2 -> version = in.readInt64();
+                            default -> in.skipField(t);
+                        }
+                    }
+                    in.popLimit(old);
+                    if (domain.isEmpty() || domain.equals("ai.onnx")) {
+                        opset = version;
+                    }
+                }
+                default -> in.skipField(tag);
+            }
+        }
+        if (graph == null) {
+            throw new InvalidProtocolBufferException("no graph in ModelProto (is this an ONNX model file?)");
+        }
+        return new Model(ir, opset, producer, graph);
+    }
+
+    private static void checkWire(int tag, int expected, String field) throws InvalidProtocolBufferException {
+        if (WireFormat.getTagWireType(tag) != expected) {
+            throw new InvalidProtocolBufferException("wrong wire type for " + field);
+        }
+    }
+
+    /** Reads a length prefix and pushes it as the limit; fails when it runs past the enclosing message. */
+    private static int enter(CodedInputStream in) throws IOException {
+        int len = in.readRawVarint32();
+        if (len < 0) {
+            throw new InvalidProtocolBufferException("negative length " + len);
+        }
+        if (len > in.getBytesUntilLimit() && in.getBytesUntilLimit() >= 0) {
+            throw new InvalidProtocolBufferException(
+                    "declared length " + len + " exceeds the " + in.getBytesUntilLimit() + " bytes left");
+        }
+        return in.pushLimit(len);
+    }
+
+    private static Graph parseGraph(CodedInputStream in) throws IOException {
+        String name = "";
+        List<Node> nodes = new ArrayList<>();
+        List<Tensor> inits = new ArrayList<>();
+        List<ValueInfo> inputs = new ArrayList<>();
+        List<ValueInfo> outputs = new ArrayList<>();
+        List<ValueInfo> valueInfo = new ArrayList<>();
+        int tag;
+        while ((tag = in.readTag()) != 0) {
+            int field = WireFormat.getTagFieldNumber(tag);
+            if (field == 2) {
+                name = in.readString();
+                continue;
+            }
+            if (field != 1 && field != 5 && field != 11 && field != 12 && field != 13) {
+                in.skipField(tag);
+                continue;
+            }
+            checkWire(tag, WireFormat.WIRETYPE_LENGTH_DELIMITED, "GraphProto field " + field);
+            int old = enter(in);
+            switch (field) {
+                case 1 -> nodes.add(parseNode(in));
+                case 5 -> inits.add(parseTensor(in));
+                case 11 -> inputs.add(parseValueInfo(in));
+                case 12 -> outputs.add(parseValueInfo(in));
+                default -> valueInfo.add(parseValueInfo(in));
+            }
+            in.popLimit(old);
+        }
+        return new Graph(name, nodes, inits, inputs, outputs, valueInfo);
+    }
+
+    private static Node parseNode(CodedInputStream in) throws IOException {
+        List<String> inputs = new ArrayList<>();
+        List<String> outputs = new ArrayList<>();
+        String name = "";
+        String op = "";
+        String domain = "";
+        Map<String, Attribute> attrs = new LinkedHashMap<>();
+        int tag;
+        while ((tag = in.readTag()) != 0) {
+            switch (WireFormat.getTagFieldNumber(tag)) {
+                case 1 -> inputs.add(in.readString());
+                case 2 -> outputs.add(in.readString());
+                case 3 -> name = in.readString();
+                case 4 -> op = in.readString();
+                case 7 -> domain = in.readString();
+                case 5 -> {
+                    checkWire(tag, WireFormat.WIRETYPE_LENGTH_DELIMITED, "NodeProto.attribute");
+                    int old = enter(in);
+                    parseAttribute(in, attrs);
+                    in.popLimit(old);
+                }
+                default -> in.skipField(tag);
+            }
+        }
+        return new Node(name, op, domain, inputs, outputs, attrs);
+    }
+
+    private static void parseAttribute(CodedInputStream in, Map<String, Attribute> out) throws IOException {
+        String name = "";
+        int type = 0;
+        Double f = null;
+        Long i = null;
+        String s = null;
+        TensorValue t = null;
+        boolean graph = false;
+        List<Long> ints = new ArrayList<>();
+        List<Double> floats = new ArrayList<>();
+        List<String> strings = new ArrayList<>();
+        int tag;
+        while ((tag = in.readTag()) != 0) {
+            int field = WireFormat.getTagFieldNumber(tag);
+            int wire = WireFormat.getTagWireType(tag);
+            switch (field) {
+                case 1 -> name = in.readString();
+                case 20 -> type = in.readInt32();
+                case 2 -> f = (double) in.readFloat();
+                case 3 -> i = in.readInt64();
+                case 4 -> s = in.readBytes().toStringUtf8();
+                case 5 -> {
+                    int old = enter(in);
+                    Tensor tensor = parseTensor(in);
+                    in.popLimit(old);
+                    t = tensor.value().orElseThrow(() -> new InvalidProtocolBufferException(
+                            "tensor attribute too large or without data"));
+                }
+                case 6, 11 -> {
+                    graph = true;
+                    in.skipField(tag);
+                }
+                case 7 -> {
+                    if (wire == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
+                        int old = enter(in);
+                        while (in.getBytesUntilLimit() > 0) {
+                            floats.add((double) in.readFloat());
+                        }
+                        in.popLimit(old);
+                    } else {
+                        floats.add((double) in.readFloat());
+                    }
+                }
+                case 8 -> {
+                    if (wire == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
+                        int old = enter(in);
+                        while (in.getBytesUntilLimit() > 0) {
+                            ints.add(in.readInt64());
+                        }
+                        in.popLimit(old);
+                    } else {
+                        ints.add(in.readInt64());
+                    }
+                }
+                case 9 -> strings.add(in.readBytes().toStringUtf8());
+                default -> in.skipField(tag);
+            }
+        }
+        Attribute a;
+        switch (type) {
+            case 1 -> a = Attribute.ofFloat(f == null ? 0.0 : f);
+            case 2 -> a = Attribute.ofInt(i == null ? 0 : i);
+            case 3 -> a = Attribute.ofString(s == null ? "" : s);
+            case 4 -> {
+                if (t == null) {
+                    throw new InvalidProtocolBufferException("tensor attribute '" + name + "' has no tensor");
+                }
+                a = Attribute.ofTensor(t);
+            }
+            case 5, 10 -> a = Attribute.ofGraph();
+            case 6 -> a = Attribute.ofFloats(floats.stream().mapToDouble(Double::doubleValue).toArray());
+            case 7 -> a = Attribute.ofInts(ints.stream().mapToLong(Long::longValue).toArray());
+            case 8 -> a = Attribute.ofStrings(strings);
+            default -> {
+                // Old files may omit the type: infer it from the field that is set.
+                if (t != null) {
+                    a = Attribute.ofTensor(t);
+                } else if (i != null) {
+                    a = Attribute.ofInt(i);
+                } else if (f != null) {
+                    a = Attribute.ofFloat(f);
+                } else if (s != null) {
+                    a = Attribute.ofString(s);
+                } else if (!ints.isEmpty()) {
+                    a = Attribute.ofInts(ints.stream().mapToLong(Long::longValue).toArray());
+                } else if (!floats.isEmpty()) {
+                    a = Attribute.ofFloats(floats.stream().mapToDouble(Double::doubleValue).toArray());
+                } else if (!strings.isEmpty()) {
+                    a = Attribute.ofStrings(strings);
+                } else if (graph) {
+                    a = Attribute.ofGraph();
+                } else {
+                    return;
+                }
+            }
+        }
+        if (!name.isEmpty()) {
+            out.put(name, a);
+        }
+    }
+
+    private static ValueInfo parseValueInfo(CodedInputStream in) throws IOException {
+        String name = "";
+        int elem = 0;
+        boolean hasShape = false;
+        List<Dimension> dims = new ArrayList<>();
+        int tag;
+        while ((tag = in.readTag()) != 0) {
+            int field = WireFormat.getTagFieldNumber(tag);
+            if (field == 1) {
+                name = in.readString();
+            } else if (field == 2 && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
+                int oldType = enter(in);
+                int t;
+                while ((t = in.readTag()) != 0) {
+                    if (WireFormat.getTagFieldNumber(t) == 1
+                            && WireFormat.getTagWireType(t) == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
+                        int oldTensor = enter(in);
+                        int u;
+                        while ((u = in.readTag()) != 0) {
+                            int f = WireFormat.getTagFieldNumber(u);
+                            if (f == 1) {
+                                elem = in.readInt32();
+                            } else if (f == 2 && WireFormat.getTagWireType(u) == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
+                                hasShape = true;
+                                int oldShape = enter(in);
+                                parseShape(in, dims);
+                                in.popLimit(oldShape);
+                            } else {
+                                in.skipField(u);
+                            }
+                        }
+                        in.popLimit(oldTensor);
+                    } else {
+                        in.skipField(t);
+                    }
+                }
+                in.popLimit(oldType);
+            } else {
+                in.skipField(tag);
+            }
+        }
+        return new ValueInfo(name, elem, hasShape, dims);
+    }
+
+    private static void parseShape(CodedInputStream in, List<Dimension> dims) throws IOException {
+        int tag;
+        while ((tag = in.readTag()) != 0) {
+            if (WireFormat.getTagFieldNumber(tag) != 1
+                    || WireFormat.getTagWireType(tag) != WireFormat.WIRETYPE_LENGTH_DELIMITED) {
+                in.skipField(tag);
+                continue;
+            }
+            int old = enter(in);
+            long value = -1;
+            String param = null;
+            int t;
+            while ((t = in.readTag()) != 0) {
+                switch (WireFormat.getTagFieldNumber(t)) {
+                    case 1 -> value = in.readInt64();
+                    case 2 -> param = in.readString();
+                    default -> in.skipField(t);
+                }
+            }
+            in.popLimit(old);
+            dims.add(new Dimension(value, param));
+        }
+    }
+
+    /** Parses a {@code TensorProto}; values are decoded only for small tensors with inline data. */
+    static Tensor parseTensor(CodedInputStream in) throws IOException {
+        String name = "";
+        int dataType = 0;
+        List<Long> dims = new ArrayList<>();
+        byte[] raw = null;
+        List<Double> floatData = new ArrayList<>();
+        List<Long> intData = new ArrayList<>();
+        int tag;
+        while ((tag = in.readTag()) != 0) {
+            int field = WireFormat.getTagFieldNumber(tag);
+            boolean packed = WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED;
+            switch (field) {
+                case 1 -> readLongs(in, packed, dims, Long.MAX_VALUE);
+                case 2 -> dataType = in.readInt32();
+                case 8 -> name = in.readString();
+                case 9 -> {
+                    int len = in.readRawVarint32();
+                    if (len < 0 || (in.getBytesUntilLimit() >= 0 && len > in.getBytesUntilLimit())) {
+                        throw new InvalidProtocolBufferException("raw_data length " + len + " runs past the tensor");
+                    }
+                    if (len <= MAX_DECODED_ELEMENTS * 16) {
+                        raw = in.readRawBytes(len);
+                    } else {
+                        in.skipRawBytes(len);
+                    }
+                }
+                case 4 -> {
+                    if (packed) {
+                        int old = enter(in);
+                        while (in.getBytesUntilLimit() > 0 && floatData.size() <= MAX_DECODED_ELEMENTS) {
+                            floatData.add((double) in.readFloat());
+                        }
+                        in.skipRawBytes(in.getBytesUntilLimit());
+                        in.popLimit(old);
+                    } else {
+                        floatData.add((double) in.readFloat());
+                    }
+                }
+                case 10 -> {
+                    if (packed) {
+                        int old = enter(in);
+                        while (in.getBytesUntilLimit() > 0 && floatData.size() <= MAX_DECODED_ELEMENTS) {
+                            floatData.add(in.readDouble());
+                        }
+                        in.skipRawBytes(in.getBytesUntilLimit());
+                        in.popLimit(old);
+                    } else {
+                        floatData.add(in.readDouble());
+                    }
+                }
+                case 5, 7, 11 -> readLongs(in, packed, intData, MAX_DECODED_ELEMENTS);
+                default -> in.skipField(tag);
+            }
+        }
+        long[] d = dims.stream().mapToLong(Long::longValue).toArray();
+        long count = 1;
+        for (long x : d) {
+            if (x < 0) {
+                throw new InvalidProtocolBufferException("tensor '" + name + "' has negative dimension " + x);
+            }
+            count = x == 0 ? 0 : (count > Long.MAX_VALUE / x ? Long.MAX_VALUE : count * x);
+        }
+        Optional<TensorValue> value = Optional.empty();
+        Optional<DataType> type = DataType.fromOnnx(dataType);
+        if (type.isPresent() && count <= MAX_DECODED_ELEMENTS) {
+            value = decode(type.get(), d, (int) count, raw, floatData, intData);
+        }
+        return new Tensor(name, dataType, d, value);
+    }
+
+    private static void readLongs(CodedInputStream in, boolean packed, List<Long> out, long max) throws IOException {
+        if (packed) {
+            int old = enter(in);
+            while (in.getBytesUntilLimit() > 0) {
+                long v = in.readInt64();
+                if (out.size() < max) {
+                    out.add(v);
+                }
+            }
+            in.popLimit(old);
+        } else {
+            long v = in.readInt64();
+            if (out.size() < max) {
+                out.add(v);
+            }
+        }
+    }
+
+    private static Optional<TensorValue> decode(DataType type, long[] dims, int count, byte[] raw,
+            List<Double> floatData, List<Long> intData) {
+        if (raw != null) {
+            int size = type.byteSize();
+            if ((long) count * size != raw.length || type == DataType.STRING) {
+                return Optional.empty();
+            }
+            ByteBuffer buf = ByteBuffer.wrap(raw).order(ByteOrder.LITTLE_ENDIAN);
+            if (type.isFloating()) {
+                double[] v = new double[count];
+                for (int k = 0; k < count; k++) {
+                    switch (type) {
+                        case FLOAT -> v[k] = buf.getFloat();
+                        case DOUBLE -> v[k] = buf.getDouble();
+                        case FLOAT16 -> v[k] = halfToFloat(buf.getShort());
+                        case BFLOAT16 -> v[k] = Float.intBitsToFloat((buf.getShort() & 0xffff) << 16);
+                        default -> {
+                            return Optional.empty();
+                        }
+                    }
+                }
+                return Optional.of(TensorValue.ofDoubles(type, dims, v));
+            }
+            if (!type.isIntegral()) {
+                return Optional.empty();
+            }
+            long[] v = new long[count];
+            for (int k = 0; k < count; k++) {
+                v[k] = switch (size) {
+                    case 1 -> type == DataType.UINT8 || type == DataType.BOOL ? buf.get() & 0xff : buf.get();
+                    case 2 -> type == DataType.UINT16 ? buf.getShort() & 0xffff : buf.getShort();
+                    case 4 -> type == DataType.UINT32 ? buf.getInt() & 0xffffffffL : buf.getInt();
+                    default -> buf.getLong();
+                };
+            }
+            return Optional.of(TensorValue.ofLongs(type, dims, v));
+        }
+        if (type.isFloating() && floatData.size() == count) {
+            return Optional.of(TensorValue.ofDoubles(type, dims,
+                    floatData.stream().mapToDouble(Double::doubleValue).toArray()));
+        }
+        if (type.isFloating() && type != DataType.FLOAT && type != DataType.DOUBLE && intData.size() == count) {
+            double[] v = new double[count];
+            for (int k = 0; k < count; k++) {
+                short bits = (short) (long) intData.get(k);
+                v[k] = type == DataType.FLOAT16 ? halfToFloat(bits)
+                        : Float.intBitsToFloat((bits & 0xffff) << 16);
+            }
+            return Optional.of(TensorValue.ofDoubles(type, dims, v));
+        }
+        if (type.isIntegral() && intData.size() == count) {
+            return Optional.of(TensorValue.ofLongs(type, dims, intData.stream().mapToLong(Long::longValue).toArray()));
+        }
+        return Optional.empty();
+    }
+
+    /** IEEE 754 half precision to float (Java 17 has no {@code Float.float16ToFloat}). */
+    static float halfToFloat(short bits) {
+        int h = bits & 0xffff;
+        int sign = (h >>> 15) << 31;
+        int exp = (h >>> 10) & 0x1f;
+        int mant = h & 0x3ff;
+        if (exp == 0) {
+            float v = mant / 1024f * (float) Math.pow(2, -14);
+            return sign == 0 ? v : -v;
+        }
+        if (exp == 31) {
+            return Float.intBitsToFloat(sign | 0x7f800000 | (mant << 13));
+        }
+        return Float.intBitsToFloat(sign | ((exp - 15 + 127) << 23) | (mant << 13));
+    }
+}

@@ -1,0 +1,28 @@
+package org.scaledl;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** Locates the dataset bundled with the repository ({@code datasets/cpu-ddp}), whatever the working directory. */
+public final class TestData {
+    private TestData() {
+    }
+
+    /** The bundled reference dataset. */
+    public static Path cpuDdp() {
+        Path dir = Path.of("").toAbsolutePath();
+        while (dir != null) {
+            Path candidate = dir.resolve("datasets").resolve("cpu-ddp");
+            if (Files.isDirectory(candidate)) {
+                return candidate;
+            }
+            dir = dir.getParent();
+        }
+        throw new IllegalStateException("datasets/cpu-ddp not found above " + Path.of("").toAbsolutePath());
+    }
+
+    /** One bundled graph, e.g. {@code graph("resnet18_r64")}. */
+    public static Path graph(String name) {
+        return cpuDdp().resolve("graphs").resolve(name + ".onnx");
+    }
+}
