@@ -1,0 +1,166 @@
+package org.scaledl.data;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.scaledl.InvalidInputException;
+
+/**
+ * A header-first comma-separated file, read whole, with line-numbered accessors. Fields may be double-quoted
+ * (RFC 4180, without embedded line breaks). Every error names the file and the 1-based line.
+ */
+final class CsvTable {
+    private final String source;
+    private final Map<String, Integer> columns = new HashMap<>();
+    private final List<String[]> rows = new ArrayList<>();
+    private final List<Integer> lineNumbers = new ArrayList<>();
+
+    private CsvTable(String source) {
+        this.source = source;
+    }
+
+    static CsvTable read(Path path, String... required) {
+        List<String> lines;
+        try {
+            lines = Files.readAllLines(path, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw InvalidInputException.wrap(path.toString(), "cannot read: " + e.getMessage(), e);
+        }
+        return parse(path.toString(), lines, required);
+    }
+
+    static CsvTable parse(String source, List<String> lines, String... required) {
+        CsvTable t = new CsvTable(source);
+        int first = 0;
+        while (first < lines.size() && lines.get(first).isBlank()) {
+            first++;
+        }
+        if (first == lines.size()) {
+            throw InvalidInputException.inSource(source, "empty file: no header line");
+        }
+        String[] header = t.split(lines.get(first), first + 1);
+        for (int i = 0; i < header.length; i++) {
+            String h = header[i].trim();
+            if (i == 0 && h.startsWith("\uFEFF")) {
+                h = h.substring(1);
+            }
+            if (t.columns.put(h, i) != null) {
+                throw InvalidInputException.atLine(source, first + 1, "duplicate column '" + h + "'");
+            }
+        }
+        for (String r : required) {
+            if (!t.columns.containsKey(r)) {
+                throw InvalidInputException.atLine(source, first + 1, "missing column '" + r + "' (have "
+                        + String.join(", ", header) + ")");
+            }
+        }
+        for (int i = first + 1; i < lines.size(); i++) {
+            if (lines.get(i).isBlank()) {
+                continue;
+            }
+            String[] f = t.split(lines.get(i), i + 1);
+            if (f.length != header.length) {
+                throw InvalidInputException.atLine(source, i + 1,
+                        "has " + f.length + " fields, the header has " + header.length);
+            }
+            t.rows.add(f);
+            t.lineNumbers.add(i + 1);
+        }
+        return t;
+    }
+
+    private String[] split(String line, int lineNo) {
+        List<String> out = new ArrayList<>();
+        StringBuilder cur = new StringBuilder();
+        boolean quoted = false;
+        for (int i = 0; i < line.length(); i++) {
+            char c = line.charAt(i);
+            if (quoted) {
+                if (c == '"') {
+                    if (i + 1 < line.length() && line.charAt(i + 1) == '"') {
+                        cur.append('"');
+                        i++;
+                    } else {
+                        quoted = false;
+                    }
+                } else {
+                    cur.append(c);
+                }
+            } else if (c == '"') {
+                quoted = true;
+            } else if (c == ',') {
+                out.add(cur.toString().trim());
+                cur.setLength(0);
+            } else {
+                cur.append(c);
+            }
+        }
+        if (quoted) {
+            throw InvalidInputException.atLine(source, lineNo, "unterminated quoted field");
+        }
+        out.add(cur.toString().trim());
+        return out.toArray(new String[0]);
+    }
+
+    String source() {
+        return source;
+    }
+
+    int size() {
+        return rows.size();
+    }
+
+    int line(int row) {
+        return lineNumbers.get(row);
+    }
+
+    boolean has(String column) {
+        return columns.containsKey(column);
+    }
+
+    String get(int row, String column) {
+        Integer c = columns.get(column);
+        if (c == null) {
+            throw InvalidInputException.atLine(source, line(row), "missing column '" + column + "'");
+        }
+        return rows.get(row)[c];
+    }
+
+    Optional<String> opt(int row, String column) {
+        Integer c = columns.get(column);
+        return c == null || rows.get(row)[c].isEmpty() ? Optional.empty() : Optional.of(rows.get(row)[c]);
+    }
+
+    int positiveInt(int row, String column) {
+        String v = get(row, column);
+        try {
+            int x = Integer.parseInt(v);
+            if (x <= 0) {
+                throw InvalidInputException.atLine(source, line(row), column + " must be positive, got " + v);
+            }
+            return x;
+        } catch (NumberFormatException e) {
+            throw InvalidInputException.atLine(source, line(row), column + " is not an integer: '" + v + "'");
+        }
+    }
+
+    double positiveFinite(int row, String column) {
+        String v = get(row, column);
+        double x;
+        try {
+            x = Double.parseDouble(v);
+        } catch (NumberFormatException e) {
+            throw InvalidInputException.atLine(source, line(row), column + " is not a number: '" + v + "'");
+        }
+        if (!Double.isFinite(x) || x <= 0) {
+            throw InvalidInputException.atLine(source, line(row), column + " must be finite and positive, got " + v);
+        }
+        return x;
+    }
+}

@@ -1,0 +1,159 @@
+package org.scaledl.data;
+
+import com.google.common.base.Preconditions;
+import com.google.common.collect.ImmutableSortedMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+import org.scaledl.graph.ModelGraph;
+
+/**
+ * One thing to predict: a model graph run at a batch size, in a phase, on some resources.
+ *
+ * <pre>{@code
+ * Workload w = Workload.builder(graph).batch(32).phase(Phase.TRAIN).worldSize(2).threads(1)
+ *         .tag("model", "resnet50").build();
+ * }</pre>
+ *
+ * <p>{@link #batch()} is per worker: with {@code worldSize} data-parallel workers an iteration processes
+ * {@code batch * worldSize} samples. {@link #threads()} is the intra-op thread count of each worker (CPU), and
+ * {@link #device()} optionally names the accelerator.
+ */
+public final class Workload {
+    private final ModelGraph graph;
+    private final int batch;
+    private final Phase phase;
+    private final int worldSize;
+    private final int threads;
+    private final String device;
+    private final ImmutableSortedMap<String, String> tags;
+
+    private Workload(Builder b) {
+        this.graph = b.graph;
+        this.batch = b.batch;
+        this.phase = b.phase;
+        this.worldSize = b.worldSize;
+        this.threads = b.threads;
+        this.device = b.device;
+        this.tags = ImmutableSortedMap.copyOf(b.tags);
+    }
+
+    /** Starts a workload on a graph; defaults: batch 1, {@link Phase#TRAIN}, one worker, one thread. */
+    public static Builder builder(ModelGraph graph) {
+        return new Builder(graph);
+    }
+
+    /** The model graph. */
+    public ModelGraph graph() {
+        return graph;
+    }
+
+    /** Samples per worker per iteration. */
+    public int batch() {
+        return batch;
+    }
+
+    /** Training or inference. */
+    public Phase phase() {
+        return phase;
+    }
+
+    /** Data-parallel workers. */
+    public int worldSize() {
+        return worldSize;
+    }
+
+    /** Intra-op threads per worker. */
+    public int threads() {
+        return threads;
+    }
+
+    /** The accelerator, if one was named. */
+    public Optional<String> device() {
+        return Optional.ofNullable(device);
+    }
+
+    /** Free-form tags (e.g. {@code model}, {@code family}, {@code resolution}). */
+    public Map<String, String> tags() {
+        return tags;
+    }
+
+    /** One tag. */
+    public Optional<String> tag(String key) {
+        return Optional.ofNullable(tags.get(key));
+    }
+
+    /** A builder initialised from this workload. */
+    public Builder toBuilder() {
+        Builder b = new Builder(graph).batch(batch).phase(phase).worldSize(worldSize).threads(threads);
+        b.device = device;
+        b.tags.putAll(tags);
+        return b;
+    }
+
+    @Override
+    public String toString() {
+        return graph.name() + " batch=" + batch + " " + phase.label() + " world=" + worldSize + " threads=" + threads
+                + (device == null ? "" : " device=" + device);
+    }
+
+    /** Builds a {@link Workload}. */
+    public static final class Builder {
+        private final ModelGraph graph;
+        private int batch = 1;
+        private Phase phase = Phase.TRAIN;
+        private int worldSize = 1;
+        private int threads = 1;
+        private String device;
+        private final Map<String, String> tags = new TreeMap<>();
+
+        private Builder(ModelGraph graph) {
+            this.graph = Objects.requireNonNull(graph, "graph");
+        }
+
+        /** Samples per worker (positive). */
+        public Builder batch(int value) {
+            Preconditions.checkArgument(value > 0, "batch must be positive: %s", value);
+            this.batch = value;
+            return this;
+        }
+
+        /** Phase. */
+        public Builder phase(Phase value) {
+            this.phase = Objects.requireNonNull(value, "phase");
+            return this;
+        }
+
+        /** Data-parallel workers (positive). */
+        public Builder worldSize(int value) {
+            Preconditions.checkArgument(value > 0, "world size must be positive: %s", value);
+            this.worldSize = value;
+            return this;
+        }
+
+        /** Intra-op threads per worker (positive). */
+        public Builder threads(int value) {
+            Preconditions.checkArgument(value > 0, "threads must be positive: %s", value);
+            this.threads = value;
+            return this;
+        }
+
+        /** Names the accelerator. */
+        public Builder device(String value) {
+            this.device = Objects.requireNonNull(value, "device");
+            return this;
+        }
+
+        /** Adds a tag. */
+        public Builder tag(String key, String value) {
+            tags.put(Objects.requireNonNull(key), Objects.requireNonNull(value));
+            return this;
+        }
+
+        /** The workload. */
+        public Workload build() {
+            return new Workload(this);
+        }
+    }
+}

@@ -1,0 +1,127 @@
+package org.scaledl.eval;
+
+import com.google.common.base.Preconditions;
+import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableMap;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.scaledl.data.Sample;
+import org.scaledl.model.Prediction;
+import org.scaledl.model.RuntimeModel;
+import org.scaledl.model.RuntimeTrainer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Held-out evaluation of several methods on the same split, through the same code path.
+ *
+ * <pre>{@code
+ * Evaluation e = Evaluation.crossValidate(methods, dataset.samples(), "family");
+ * e.metrics().get("scaledl").mre();
+ * }</pre>
+ *
+ * <p>{@link #holdout} fits every method on the training samples and predicts the test samples;
+ * {@link #crossValidate} leaves each group (value of a workload tag, e.g. {@code family}) out in turn, so every
+ * prediction comes from a model that never saw that group. Nothing about test samples reaches any fit.
+ *
+ * @param methods     method names, in the order given
+ * @param predictions every prediction, method by method, in test-sample order
+ * @param metrics     per method, over all predictions
+ * @param perModel    per method, then per value of the {@code model} tag
+ */
+public record Evaluation(List<String> methods, List<Row> predictions, Map<String, ErrorMetrics> metrics,
+        Map<String, Map<String, ErrorMetrics>> perModel) {
+    private static final Logger LOG = LoggerFactory.getLogger(Evaluation.class);
+
+    /**
+     * One prediction of one method for one test sample.
+     *
+     * @param method     method name
+     * @param sample     the test sample (with its measured time)
+     * @param fold       the held-out group or {@code holdout}
+     * @param prediction the prediction
+     */
+    public record Row(String method, Sample sample, String fold, Prediction prediction) {
+    }
+
+    /** Copies. */
+    public Evaluation {
+        methods = ImmutableList.copyOf(methods);
+        predictions = ImmutableList.copyOf(predictions);
+        metrics = ImmutableMap.copyOf(metrics);
+        perModel = ImmutableMap.copyOf(perModel);
+    }
+
+    /** Fits every method on {@code train} and predicts {@code test}. */
+    public static Evaluation holdout(List<RuntimeTrainer> methods, List<Sample> train, List<Sample> test) {
+        Preconditions.checkArgument(!test.isEmpty(), "no test samples");
+        List<Row> rows = new ArrayList<>();
+        for (RuntimeTrainer m : methods) {
+            RuntimeModel fitted = m.fit(train);
+            for (Sample s : test) {
+                rows.add(new Row(m.name(), s, "holdout", fitted.predict(s.workload())));
+            }
+        }
+        return summarise(methods, rows);
+    }
+
+    /** Leave-one-group-out cross-validation over the values of {@code groupTag}. */
+    public static Evaluation crossValidate(List<RuntimeTrainer> methods, List<Sample> samples, String groupTag) {
+        Set<String> groups = new LinkedHashSet<>();
+        for (Sample s : samples) {
+            groups.add(group(s, groupTag));
+        }
+        Preconditions.checkArgument(groups.size() >= 2, "need at least 2 groups of '%s' to cross-validate, got %s",
+                groupTag, groups.size());
+        List<Row> rows = new ArrayList<>();
+        for (RuntimeTrainer m : methods) {
+            for (String g : groups) {
+                List<Sample> train = new ArrayList<>();
+                List<Sample> test = new ArrayList<>();
+                for (Sample s : samples) {
+                    (group(s, groupTag).equals(g) ? test : train).add(s);
+                }
+                LOG.debug("{}: fold {} ({} train, {} test)", m.name(), g, train.size(), test.size());
+                RuntimeModel fitted = m.fit(train);
+                for (Sample s : test) {
+                    rows.add(new Row(m.name(), s, g, fitted.predict(s.workload())));
+                }
+            }
+        }
+        return summarise(methods, rows);
+    }
+
+    private static String group(Sample s, String tag) {
+        return s.workload().tag(tag).orElseThrow(() -> new IllegalArgumentException(
+                "sample " + s.workload() + " has no tag '" + tag + "'"));
+    }
+
+    private static Evaluation summarise(List<RuntimeTrainer> methods, List<Row> rows) {
+        List<String> names = methods.stream().map(RuntimeTrainer::name).toList();
+        Map<String, ErrorMetrics> metrics = new LinkedHashMap<>();
+        Map<String, Map<String, ErrorMetrics>> perModel = new LinkedHashMap<>();
+        for (String m : names) {
+            List<Row> mine = rows.stream().filter(r -> r.method().equals(m)).toList();
+            metrics.put(m, of(mine));
+            Map<String, List<Row>> byModel = new LinkedHashMap<>();
+            for (Row r : mine) {
+                byModel.computeIfAbsent(r.sample().workload().tag("model").orElse(r.sample().workload().graph()
+                        .name()), k -> new ArrayList<>()).add(r);
+            }
+            Map<String, ErrorMetrics> pm = new LinkedHashMap<>();
+            byModel.forEach((k, v) -> pm.put(k, of(v)));
+            perModel.put(m, pm);
+        }
+        return new Evaluation(names, rows, metrics, perModel);
+    }
+
+    private static ErrorMetrics of(List<Row> rows) {
+        double[] p = rows.stream().mapToDouble(r -> r.prediction().millis()).toArray();
+        double[] a = rows.stream().mapToDouble(r -> r.sample().millis()).toArray();
+        return ErrorMetrics.of(p, a);
+    }
+}

@@ -1,0 +1,335 @@
+package org.scaledl.features;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import org.scaledl.data.Phase;
+import org.scaledl.graph.Attribute;
+import org.scaledl.graph.Layer;
+import org.scaledl.graph.ModelGraph;
+import org.scaledl.graph.TensorInfo;
+import org.scaledl.graph.TensorRole;
+
+/**
+ * Computes {@link LayerFeatures} for every layer of a graph. Graph-level facts that do not depend on the batch size
+ * (which layers carry data, which tensors need gradients, each layer's family) are analysed once in {@link #of}; then
+ * {@link #extract} is cheap and may be called concurrently.
+ *
+ * <pre>{@code
+ * FeatureExtractor fx = FeatureExtractor.of(graph);
+ * List<LayerFeatures> layers = fx.extract(32, Phase.TRAIN);
+ * double gflops = layers.stream().mapToDouble(LayerFeatures::flopsFwd).sum() / 1e9;
+ * }</pre>
+ *
+ * <p>Conventions: a multiply-accumulate is 2 FLOPs. Backward FLOPs of a contraction (Conv, Gemm, MatMul, Einsum) are
+ * its forward FLOPs once per operand that needs a gradient (the data input needs none, so the first convolution
+ * only computes its weight gradient); other differentiable layers cost their forward FLOPs once. A tensor needs a
+ * gradient when it is a parameter or a floating-point result of one. In inference Dropout is the identity and
+ * BatchNormalization applies its running statistics (2 FLOPs per element instead of 7).
+ */
+public final class FeatureExtractor {
+    private final ModelGraph graph;
+    private final OpFamily[] family;
+    private final boolean[] carriesData;
+    private final Set<String> needsGrad;
+
+    private FeatureExtractor(ModelGraph graph) {
+        this.graph = graph;
+        int n = graph.size();
+        this.family = new OpFamily[n];
+        this.carriesData = new boolean[n];
+        Set<String> data = new HashSet<>();
+        Set<String> grad = new HashSet<>();
+        for (TensorInfo t : graph.tensors().values()) {
+            TensorRole r = t.role();
+            if (r == TensorRole.INPUT || r == TensorRole.PARAMETER || r == TensorRole.BUFFER) {
+                data.add(t.name());
+            }
+            if (r == TensorRole.PARAMETER) {
+                grad.add(t.name());
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            Layer l = graph.layer(i);
+            boolean anyData = false;
+            boolean anyGrad = false;
+            for (String in : l.inputs()) {
+                anyData |= data.contains(in);
+                anyGrad |= grad.contains(in);
+            }
+            String op = l.opType();
+            boolean metadata = op.equals("Shape") || op.equals("Size");
+            carriesData[i] = anyData && !metadata;
+            OpFamily f = OpFamily.ofOperator(op);
+            if (!carriesData[i]) {
+                f = OpFamily.SHAPE;
+            } else if (op.equals("Gather") && l.input(0).flatMap(graph::tensor).map(TensorInfo::role)
+                    .filter(r -> r == TensorRole.PARAMETER || r == TensorRole.BUFFER).isPresent()) {
+                f = OpFamily.EMBEDDING;
+            } else if (!l.domain().isEmpty() && !l.domain().equals("ai.onnx")) {
+                f = OpFamily.OTHER;
+            }
+            family[i] = f;
+            if (carriesData[i]) {
+                for (String o : l.outputs()) {
+                    data.add(o);
+                    Optional<TensorInfo> t = graph.tensor(o);
+                    if (anyGrad && t.isPresent() && t.get().type().isFloating()) {
+                        grad.add(o);
+                    }
+                }
+            }
+        }
+        this.needsGrad = Set.copyOf(grad);
+    }
+
+    /** Analyses a graph. */
+    public static FeatureExtractor of(ModelGraph graph) {
+        return new FeatureExtractor(Objects.requireNonNull(graph, "graph"));
+    }
+
+    /** The analysed graph. */
+    public ModelGraph graph() {
+        return graph;
+    }
+
+    /** The family of a layer (context-aware: shape arithmetic is {@link OpFamily#SHAPE} whatever its operator). */
+    public OpFamily family(int layer) {
+        return family[layer];
+    }
+
+    /** True when a tensor needs a gradient in training. */
+    public boolean needsGradient(String tensor) {
+        return needsGrad.contains(tensor);
+    }
+
+    /**
+     * Features of every layer, in topological order.
+     *
+     * @param batch samples per worker (positive)
+     * @param phase training or inference
+     * @throws ArithmeticException if a tensor size overflows
+     */
+    public List<LayerFeatures> extract(long batch, Phase phase) {
+        if (batch <= 0) {
+            throw new IllegalArgumentException("batch must be positive: " + batch);
+        }
+        List<LayerFeatures> out = new ArrayList<>(graph.size());
+        for (int i = 0; i < graph.size(); i++) {
+            out.add(layer(i, batch, phase));
+        }
+        return out;
+    }
+
+    private LayerFeatures layer(int i, long batch, Phase phase) {
+        Layer l = graph.layer(i);
+        OpFamily f = family[i];
+        long params = graph.parameterCount(i);
+        if (f == OpFamily.SHAPE || (phase == Phase.INFER && l.opType().equals("Dropout"))) {
+            return new LayerFeatures(i, f, 0, 0, 0, 0, 0, params, 0, 0, 0, 0, 0, 0);
+        }
+        double read = 0;
+        Set<String> seen = new HashSet<>();
+        for (String in : l.inputs()) {
+            if (!in.isEmpty() && seen.add(in)) {
+                read += graph.tensor(in).map(t -> (double) t.bytes(batch)).orElse(0.0);
+            }
+        }
+        double written = 0;
+        double outElems = 0;
+        for (int k = 0; k < l.outputs().size(); k++) {
+            String o = l.outputs().get(k);
+            Optional<TensorInfo> t = o.isEmpty() ? Optional.empty() : graph.tensor(o);
+            if (t.isPresent()) {
+                written += t.get().bytes(batch);
+                if (k == 0) {
+                    outElems = t.get().elements(batch);
+                }
+            }
+        }
+        if (f == OpFamily.VIEW) {
+            // A view moves no data in an eager framework; only its bookkeeping costs.
+            read = 0;
+            written = 0;
+        }
+        Geometry geo = new Geometry();
+        double fwd = forwardFlops(l, f, batch, phase, outElems, geo);
+        boolean train = phase == Phase.TRAIN;
+        double bwd = 0;
+        double bytesBwd = 0;
+        if (train && f != OpFamily.VIEW) {
+            int gradInputs = 0;
+            double gradInputBytes = 0;
+            Set<String> seenGrad = new HashSet<>();
+            for (String in : l.inputs()) {
+                if (!in.isEmpty() && seenGrad.add(in) && needsGrad.contains(in)) {
+                    gradInputs++;
+                    gradInputBytes += graph.tensor(in).map(t -> (double) t.bytes(batch)).orElse(0.0);
+                }
+            }
+            boolean outNeedsGrad = l.outputs().stream().anyMatch(needsGrad::contains);
+            if (outNeedsGrad && gradInputs > 0) {
+                if (f == OpFamily.CONV || f == OpFamily.DENSE) {
+                    int operands = 0;
+                    for (int k = 0; k < Math.min(2, l.inputs().size()); k++) {
+                        operands += l.input(k).filter(needsGrad::contains).isPresent() ? 1 : 0;
+                    }
+                    bwd = fwd * operands;
+                } else {
+                    bwd = Math.max(fwd, outElems);
+                }
+                double outBytes = l.outputs().isEmpty() ? 0 : graph.tensor(l.outputs().get(0))
+                        .map(t -> (double) t.bytes(batch)).orElse(0.0);
+                bytesBwd = outBytes + 2 * gradInputBytes;
+            }
+        }
+        return new LayerFeatures(i, f, fwd, bwd, read, written, bytesBwd, params, outElems, geo.kernel, geo.stride,
+                geo.groups, geo.in, geo.out);
+    }
+
+    private static final class Geometry {
+        long kernel;
+        long stride;
+        long groups;
+        long in;
+        long out;
+    }
+
+    private double forwardFlops(Layer l, OpFamily f, long batch, Phase phase, double outElems, Geometry geo) {
+        String op = l.opType();
+        switch (f) {
+            case CONV -> {
+                long[] w = shape(l, 1, batch);
+                if (w == null || w.length < 3) {
+                    return 0;
+                }
+                long k = 1;
+                for (int d = 2; d < w.length; d++) {
+                    k *= w[d];
+                }
+                geo.kernel = k;
+                geo.groups = l.longAttribute("group", 1);
+                geo.in = w[1] * geo.groups;
+                geo.out = w[0];
+                geo.stride = maxOf(l.attribute("strides").map(Attribute::asLongs).orElse(new long[] {1}));
+                double flops = 2.0 * outElems * w[1] * k;
+                if (l.input(2).isPresent()) {
+                    flops += outElems;
+                }
+                return flops;
+            }
+            case DENSE -> {
+                return denseFlops(l, batch, outElems, geo);
+            }
+            case POOL -> {
+                if (op.startsWith("Global")) {
+                    return elements(l, 0, batch);
+                }
+                long[] k = l.attribute("kernel_shape").map(Attribute::asLongs).orElse(new long[] {1});
+                long ke = 1;
+                for (long x : k) {
+                    ke *= x;
+                }
+                geo.kernel = ke;
+                geo.stride = maxOf(l.attribute("strides").map(Attribute::asLongs).orElse(new long[] {1}));
+                return outElems * ke;
+            }
+            case NORM -> {
+                double perElem = switch (op) {
+                    case "BatchNormalization" -> phase == Phase.TRAIN ? 7 : 2;
+                    case "LayerNormalization" -> 8;
+                    default -> 7;
+                };
+                return perElem * outElems;
+            }
+            case REDUCE -> {
+                return elements(l, 0, batch);
+            }
+            case SOFTMAX -> {
+                return 5 * outElems;
+            }
+            case ELEMENTWISE -> {
+                return op.equals("Dropout") ? 2 * outElems : outElems;
+            }
+            case MOVEMENT -> {
+                return op.equals("Resize") || op.equals("Upsample") ? 4 * outElems : 0;
+            }
+            default -> {
+                return 0;
+            }
+        }
+    }
+
+    private double denseFlops(Layer l, long batch, double outElems, Geometry geo) {
+        long[] a = shape(l, 0, batch);
+        long[] b = shape(l, 1, batch);
+        if (a == null || b == null) {
+            return 0;
+        }
+        if (l.opType().equals("Einsum")) {
+            return einsumFlops(l, batch);
+        }
+        long k;
+        if (l.opType().equals("Gemm")) {
+            k = l.longAttribute("transA", 0) != 0 ? a[0] : a[a.length - 1];
+            geo.out = l.longAttribute("transB", 0) != 0 ? b[0] : b[b.length - 1];
+        } else {
+            k = a[a.length - 1];
+            geo.out = b.length == 1 ? 1 : b[b.length - 1];
+        }
+        geo.in = k;
+        double flops = 2.0 * outElems * k;
+        if (l.opType().equals("Gemm") && l.input(2).isPresent()) {
+            flops += outElems;
+        }
+        return flops;
+    }
+
+    private double einsumFlops(Layer l, long batch) {
+        String eq = l.attribute("equation").map(Attribute::asString).orElse("").replace(" ", "");
+        int arrow = eq.indexOf("->");
+        if (arrow < 0) {
+            return 0;
+        }
+        String[] terms = eq.substring(0, arrow).split(",", -1);
+        long[] sizes = new long[128];
+        for (int t = 0; t < terms.length; t++) {
+            long[] s = shape(l, t, batch);
+            if (s == null || s.length != terms[t].length()) {
+                return 0;
+            }
+            for (int i = 0; i < s.length; i++) {
+                char c = terms[t].charAt(i);
+                if (c < 128) {
+                    sizes[c] = Math.max(sizes[c], s[i]);
+                }
+            }
+        }
+        double prod = 1;
+        for (long s : sizes) {
+            if (s > 0) {
+                prod *= s;
+            }
+        }
+        return 2 * prod;
+    }
+
+    private long[] shape(Layer l, int input, long batch) {
+        return l.input(input).flatMap(graph::tensor).flatMap(TensorInfo::shape).map(s -> s.at(batch)).orElse(null);
+    }
+
+    private double elements(Layer l, int input, long batch) {
+        return l.input(input).flatMap(graph::tensor).map(t -> (double) t.elements(batch)).orElse(0.0);
+    }
+
+    private static long maxOf(long[] v) {
+        long m = 0;
+        for (long x : v) {
+            m = Math.max(m, x);
+        }
+        return m;
+    }
+}

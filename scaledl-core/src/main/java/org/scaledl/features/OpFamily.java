@@ -1,0 +1,56 @@
+package org.scaledl.features;
+
+/**
+ * Operator families: layers of one family share a runtime regressor. The grouping follows how the work is executed
+ * (dense contractions, memory-bound element-wise kernels, copies, free views), not the ONNX spelling.
+ */
+public enum OpFamily {
+    /** Convolutions. */
+    CONV,
+    /** Dense contractions: Gemm, MatMul, Einsum. */
+    DENSE,
+    /** Fused normalizations: BatchNormalization, LayerNormalization, InstanceNormalization. */
+    NORM,
+    /** Reductions: ReduceMean, ReduceSum, ArgMax, ... (decomposed layer norms are built from these). */
+    REDUCE,
+    /** Element-wise arithmetic and activations (memory-bound). */
+    ELEMENTWISE,
+    /** Window and global pooling. */
+    POOL,
+    /** Softmax and LogSoftmax (attention pieces). */
+    SOFTMAX,
+    /** Table look-ups: Gather whose data is a weight. */
+    EMBEDDING,
+    /** Operators that copy data: Transpose, Concat, Pad, Split, Tile, Resize, Gather on activations. */
+    MOVEMENT,
+    /** Operators that are views in eager frameworks: Reshape, Flatten, (Un)Squeeze, Slice, Expand, Identity. */
+    VIEW,
+    /** Shape arithmetic and constants: no tensor data flows through them. */
+    SHAPE,
+    /** Operators not supported by the importer. */
+    OTHER;
+
+    /** The family of a layer from its operator type (without data-flow context; see {@link FeatureExtractor}). */
+    static OpFamily ofOperator(String op) {
+        return switch (op) {
+            case "Conv", "ConvTranspose" -> CONV;
+            case "Gemm", "MatMul", "Einsum" -> DENSE;
+            case "BatchNormalization", "LayerNormalization", "InstanceNormalization", "GroupNormalization" -> NORM;
+            case "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare",
+                    "ArgMax", "ArgMin", "CumSum" -> REDUCE;
+            case "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool" -> POOL;
+            case "Softmax", "LogSoftmax" -> SOFTMAX;
+            case "Gather" -> MOVEMENT;
+            case "Transpose", "Concat", "Pad", "Split", "Tile", "Resize", "Upsample", "GatherElements", "ScatterND",
+                    "ScatterElements", "Trilu" -> MOVEMENT;
+            case "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Slice", "Expand", "Identity" -> VIEW;
+            case "Constant", "Shape", "Size", "ConstantOfShape", "Range" -> SHAPE;
+            case "Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "Sum", "Mean", "PRelu", "Relu", "Sigmoid",
+                    "Erf", "Sqrt", "HardSigmoid", "HardSwish", "Tanh", "Gelu", "Clip", "Neg", "Exp", "Log", "Abs",
+                    "Reciprocal", "LeakyRelu", "Elu", "Selu", "Softplus", "Softsign", "Mish", "Floor", "Ceil",
+                    "Round", "Sign", "Sin", "Cos", "Not", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
+                    "And", "Or", "Xor", "Where", "Cast", "CastLike", "Dropout", "IsNaN", "IsInf" -> ELEMENTWISE;
+            default -> OTHER;
+        };
+    }
+}

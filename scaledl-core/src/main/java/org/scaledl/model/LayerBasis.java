@@ -1,0 +1,199 @@
+package org.scaledl.model;
+
+import com.google.common.collect.ImmutableList;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Collections;
+import java.util.WeakHashMap;
+import org.scaledl.data.Phase;
+import org.scaledl.data.Workload;
+import org.scaledl.features.FeatureExtractor;
+import org.scaledl.features.LayerFeatures;
+import org.scaledl.features.OpFamily;
+import org.scaledl.graph.ModelGraph;
+import org.scaledl.graph.TensorInfo;
+import org.scaledl.graph.TensorRole;
+
+/**
+ * The basis functions of the layer-wise model. A layer of family {@code f} costs
+ *
+ * <pre>
+ *   t(layer) = Σ_k θ[f,k] · φ_k(layer),   θ ≥ 0
+ * </pre>
+ *
+ * with the per-layer basis {@code φ} ({@link #LAYER_TERMS} terms, FLOPs and bytes include the backward pass in
+ * training, {@code p} = threads per worker):
+ * <ol>
+ *   <li>{@code dispatch}: operator launches (1 forward, +1 backward when gradients flow)</li>
+ *   <li>{@code flops/p}: parallel compute</li>
+ *   <li>{@code flops}: serial compute (with {@code flops/p}, an Amdahl split)</li>
+ *   <li>{@code bytes/p}, {@code bytes}: memory traffic, likewise split</li>
+ *   <li>{@code flops·F0/(F+F0)}: the extra per-FLOP cost of small operators ({@code F} = forward FLOPs,
+ *       {@code F0} = 10⁶), which makes the cost a concave, saturating function of size</li>
+ * </ol>
+ * and workload-level terms ({@link #GLOBAL_TERMS}): a per-iteration overhead for each phase, the optimizer's
+ * per-parameter and per-parameter-tensor cost in training, ring all-reduce bandwidth
+ * ({@code 2(n−1)/n · gradient bytes}) and latency ({@code 2(n−1) · buckets}) terms, whose fitted coefficients
+ * absorb the share not overlapped with backward, worker contention ({@code (n−1)·bytes}, {@code (n−1)·flops}) and a
+ * data-parallel fixed cost. A workload's <em>design row</em> sums each layer's basis into its family's block and
+ * appends the workload terms, so the model is linear in θ: the whole-workload total is {@code row · θ}.
+ *
+ * <pre>{@code
+ * double[] x = LayerBasis.standard().row(workload);   // width() values
+ * }</pre>
+ *
+ * <p>Feature analysis is cached per graph instance (weakly), so rows are cheap after the first call. Thread-safe.
+ */
+public final class LayerBasis {
+    /** Per-layer terms. */
+    public static final List<String> LAYER_TERMS = List.of("dispatch", "flops/p", "flops", "bytes/p", "bytes",
+            "small-op flops");
+    /** Workload-level terms. */
+    public static final List<String> GLOBAL_TERMS = List.of("overhead:train", "overhead:infer", "optimizer:params",
+            "optimizer:tensors", "allreduce:bytes", "allreduce:latency", "contention:bytes", "contention:flops",
+            "ddp:fixed");
+    /** Gradient bucket size of PyTorch DDP (25 MiB), for the all-reduce latency term. */
+    public static final double BUCKET_BYTES = 25.0 * 1024 * 1024;
+    static final double SMALL_OP_FLOPS = 1e6;
+
+    private static final List<OpFamily> FAMILIES = List.of(OpFamily.values());
+    private static final LayerBasis STANDARD = new LayerBasis();
+
+    /** Per-graph analysis, held weakly so that graphs a caller drops can be collected. */
+    private final Map<ModelGraph, Analysis> cache = Collections.synchronizedMap(new WeakHashMap<>());
+
+    private record Analysis(FeatureExtractor extractor, long[] gradientStats) {
+    }
+
+    private LayerBasis() {
+    }
+
+    /** The basis described above. */
+    public static LayerBasis standard() {
+        return STANDARD;
+    }
+
+    /** Number of columns of a design row. */
+    public int width() {
+        return FAMILIES.size() * LAYER_TERMS.size() + GLOBAL_TERMS.size();
+    }
+
+    /** Column index of a family's term. */
+    public static int column(OpFamily f, int term) {
+        return f.ordinal() * LAYER_TERMS.size() + term;
+    }
+
+    /** Column index of a workload-level term. */
+    public static int globalColumn(int term) {
+        return OpFamily.values().length * LAYER_TERMS.size() + term;
+    }
+
+    /** Names of all columns, e.g. {@code CONV:flops/p} or {@code allreduce:bytes}. */
+    public List<String> columnNames() {
+        List<String> out = new ArrayList<>();
+        for (OpFamily f : FAMILIES) {
+            for (String t : LAYER_TERMS) {
+                out.add(f + ":" + t);
+            }
+        }
+        out.addAll(GLOBAL_TERMS);
+        return ImmutableList.copyOf(out);
+    }
+
+    /** The (cached) feature analysis of a graph. */
+    public FeatureExtractor extractor(ModelGraph g) {
+        return analysis(g).extractor();
+    }
+
+    private Analysis analysis(ModelGraph g) {
+        Analysis a = cache.get(g);
+        if (a == null) {
+            a = new Analysis(FeatureExtractor.of(g), gradientStats(g));
+            cache.put(g, a);
+        }
+        return a;
+    }
+
+    /** Layer features of a workload. */
+    public List<LayerFeatures> features(Workload w) {
+        return extractor(w.graph()).extract(w.batch(), w.phase());
+    }
+
+    /**
+     * The per-layer basis {@code φ} of one layer into {@code out[0..LAYER_TERMS)}.
+     *
+     * @param lf  the layer's features
+     * @param w   the workload (threads, phase)
+     * @param out receives the terms (modified)
+     */
+    public static void layerTerms(LayerFeatures lf, Workload w, double[] out) {
+        if (!lf.executes()) {
+            Arrays.fill(out, 0, LAYER_TERMS.size(), 0);
+            return;
+        }
+        double p = w.threads();
+        double flops = lf.flopsFwd() + lf.flopsBwd();
+        double bytes = lf.bytesFwd() + lf.bytesBwd();
+        out[0] = 1 + (lf.flopsBwd() > 0 || lf.bytesBwd() > 0 ? 1 : 0);
+        out[1] = flops / p;
+        out[2] = flops;
+        out[3] = bytes / p;
+        out[4] = bytes;
+        out[5] = flops * SMALL_OP_FLOPS / (lf.flopsFwd() + SMALL_OP_FLOPS);
+    }
+
+    /** The design row of a workload: per-family sums of {@link #layerTerms} followed by the workload terms. */
+    public double[] row(Workload w) {
+        List<LayerFeatures> layers = features(w);
+        double[] row = new double[width()];
+        double[] t = new double[LAYER_TERMS.size()];
+        double flops = 0;
+        double bytes = 0;
+        for (LayerFeatures lf : layers) {
+            layerTerms(lf, w, t);
+            int base = lf.family().ordinal() * LAYER_TERMS.size();
+            for (int k = 0; k < t.length; k++) {
+                row[base + k] += t[k];
+            }
+            flops += t[2];
+            bytes += t[4];
+        }
+        globalTerms(w, flops, bytes, row);
+        return row;
+    }
+
+    /** Workload-level terms into {@code row} from the global columns on. */
+    void globalTerms(Workload w, double flops, double bytes, double[] row) {
+        boolean train = w.phase() == Phase.TRAIN;
+        int g = globalColumn(0);
+        long[] grad = analysis(w.graph()).gradientStats();
+        double n = w.worldSize();
+        row[g] = train ? 1 : 0;
+        row[g + 1] = train ? 0 : 1;
+        row[g + 2] = train ? grad[0] : 0;
+        row[g + 3] = train ? grad[1] : 0;
+        boolean dp = train && n > 1;
+        row[g + 4] = dp ? 2 * (n - 1) / n * grad[2] : 0;
+        row[g + 5] = dp ? 2 * (n - 1) * Math.max(1, Math.ceil(grad[2] / BUCKET_BYTES)) : 0;
+        row[g + 6] = (n - 1) * bytes;
+        row[g + 7] = (n - 1) * flops;
+        row[g + 8] = dp ? 1 : 0;
+    }
+
+    /** {parameters, parameter tensors, gradient bytes} of a graph. */
+    private static long[] gradientStats(ModelGraph g) {
+        long params = 0;
+        long tensors = 0;
+        long bytes = 0;
+        for (TensorInfo t : g.tensors().values()) {
+            if (t.role() == TensorRole.PARAMETER) {
+                params += t.elements(1);
+                tensors++;
+                bytes += t.bytes(1);
+            }
+        }
+        return new long[] {params, tensors, bytes};
+    }
+}

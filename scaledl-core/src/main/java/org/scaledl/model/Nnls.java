@@ -1,0 +1,111 @@
+package org.scaledl.model;
+
+import java.util.Arrays;
+import org.ejml.data.DMatrixRMaj;
+import org.ejml.dense.row.factory.LinearSolverFactory_DDRM;
+import org.ejml.interfaces.linsol.LinearSolverDense;
+
+/**
+ * Non-negative least squares in Gram form: minimises {@code ½θᵀHθ − bᵀθ} subject to {@code θ ≥ 0}, where
+ * {@code H = AᵀA} (plus any penalty) is symmetric positive definite and {@code b = Aᵀy}. Lawson–Hanson active-set
+ * algorithm (the "fast NNLS" of Bro and De Jong, 1997, which works on {@code AᵀA} and {@code Aᵀy}); each passive-set
+ * subproblem is solved by Cholesky (EJML). Deterministic.
+ */
+final class Nnls {
+    private Nnls() {
+    }
+
+    /**
+     * Solves the problem.
+     *
+     * @param h symmetric positive definite, {@code d × d}, row-major (not modified)
+     * @param b length {@code d} (not modified)
+     * @return the minimiser, length {@code d}
+     */
+    static double[] solve(double[][] h, double[] b) {
+        int d = b.length;
+        double[] theta = new double[d];
+        boolean[] passive = new boolean[d];
+        double[] w = b.clone();
+        double tol = 1e-10 * Math.max(1, Arrays.stream(b).map(Math::abs).max().orElse(1));
+        int maxOuter = 3 * d + 10;
+        for (int outer = 0; outer < maxOuter; outer++) {
+            int t = -1;
+            double best = tol;
+            for (int j = 0; j < d; j++) {
+                if (!passive[j] && w[j] > best) {
+                    best = w[j];
+                    t = j;
+                }
+            }
+            if (t < 0) {
+                break;
+            }
+            passive[t] = true;
+            for (int inner = 0; inner < 3 * d + 10; inner++) {
+                double[] s = solvePassive(h, b, passive);
+                double alpha = 1;
+                boolean feasible = true;
+                for (int j = 0; j < d; j++) {
+                    if (passive[j] && s[j] <= 0) {
+                        feasible = false;
+                        double denom = theta[j] - s[j];
+                        if (denom > 0) {
+                            alpha = Math.min(alpha, theta[j] / denom);
+                        }
+                    }
+                }
+                if (feasible) {
+                    theta = s;
+                    break;
+                }
+                for (int j = 0; j < d; j++) {
+                    theta[j] += alpha * (s[j] - theta[j]);
+                    if (passive[j] && theta[j] <= 1e-14) {
+                        passive[j] = false;
+                        theta[j] = 0;
+                    }
+                }
+            }
+            for (int j = 0; j < d; j++) {
+                double hx = 0;
+                for (int k = 0; k < d; k++) {
+                    hx += h[j][k] * theta[k];
+                }
+                w[j] = b[j] - hx;
+            }
+        }
+        return theta;
+    }
+
+    private static double[] solvePassive(double[][] h, double[] b, boolean[] passive) {
+        int d = b.length;
+        int[] idx = new int[d];
+        int m = 0;
+        for (int j = 0; j < d; j++) {
+            if (passive[j]) {
+                idx[m++] = j;
+            }
+        }
+        DMatrixRMaj a = new DMatrixRMaj(m, m);
+        DMatrixRMaj rhs = new DMatrixRMaj(m, 1);
+        for (int r = 0; r < m; r++) {
+            for (int c = 0; c < m; c++) {
+                a.set(r, c, h[idx[r]][idx[c]]);
+            }
+            rhs.set(r, 0, b[idx[r]]);
+        }
+        LinearSolverDense<DMatrixRMaj> solver = LinearSolverFactory_DDRM.symmPosDef(m);
+        if (!solver.setA(a)) {
+            solver = LinearSolverFactory_DDRM.pseudoInverse(true);
+            solver.setA(a);
+        }
+        DMatrixRMaj x = new DMatrixRMaj(m, 1);
+        solver.solve(rhs, x);
+        double[] out = new double[d];
+        for (int r = 0; r < m; r++) {
+            out[idx[r]] = x.get(r, 0);
+        }
+        return out;
+    }
+}

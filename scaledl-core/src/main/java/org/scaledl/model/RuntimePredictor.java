@@ -1,0 +1,416 @@
+package org.scaledl.model;
+
+import com.google.common.base.Preconditions;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import org.scaledl.data.Sample;
+import org.scaledl.data.Workload;
+import org.scaledl.features.LayerFeatures;
+import org.scaledl.features.OpFamily;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * ScaleDL's runtime predictor: a nonlinear layer-wise model (one regressor per {@link OpFamily}, see
+ * {@link LayerBasis}) plus workload-level overhead, optimizer and data-parallel all-reduce terms, fitted from
+ * whole-iteration times.
+ *
+ * <pre>{@code
+ * RuntimePredictor p = RuntimePredictor.fit(dataset.samples());                 // defaults
+ * RuntimePredictor q = RuntimePredictor.builder().seed(7).build().fit(samples);  // configured
+ * Prediction pr = p.predict(workload);
+ * pr.millis(); pr.lowMillis(); pr.highMillis(); pr.breakdown();
+ * }</pre>
+ *
+ * <p><b>Fit.</b> Every training workload becomes its design row {@code x} (per-family sums of the layer basis and the
+ * workload terms); the coefficients {@code θ ≥ 0} minimise the squared <em>relative</em> error
+ * {@code Σ ((x·θ − y)/y)²} plus a hierarchical shrinkage penalty {@code λ Σ_f ||θ_f − θ_0||²} that pulls each
+ * family's coefficients toward a shared centre {@code θ_0} (columns scaled to unit size first). Families with little
+ * data thus borrow strength from the others, and a family never seen in training is predicted with {@code θ_0}. The
+ * problem is a non-negative least-squares problem, solved exactly (Lawson–Hanson). {@code λ} is chosen by
+ * leave-one-group-out cross-validation inside the training data (groups = the {@code family} tag), whose
+ * out-of-group errors also calibrate the 90 % prediction interval. Nothing is random: the same samples give the
+ * same model; the seed is recorded for stages that sample.
+ *
+ * <p>Instances are immutable and thread-safe.
+ */
+public final class RuntimePredictor implements RuntimeModel {
+    private static final Logger LOG = LoggerFactory.getLogger(RuntimePredictor.class);
+    static final double[] LAMBDA_GRID = {1e-4, 1e-3, 1e-2, 1e-1, 1};
+    private static final double RIDGE = 1e-9;
+
+    private final String name;
+    private final LayerBasis basis;
+    private final double[] theta;
+    private final double lambda;
+    private final double logLow;
+    private final double logHigh;
+    private final long seed;
+    private final int trainingSamples;
+
+    private RuntimePredictor(String name, LayerBasis basis, double[] theta, double lambda, double logLow,
+            double logHigh, long seed, int trainingSamples) {
+        this.name = name;
+        this.basis = basis;
+        this.theta = theta;
+        this.lambda = lambda;
+        this.logLow = logLow;
+        this.logHigh = logHigh;
+        this.seed = seed;
+        this.trainingSamples = trainingSamples;
+    }
+
+    /** Starts a configuration. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Fits with the default configuration. */
+    public static RuntimePredictor fit(List<Sample> samples) {
+        return builder().build().fit(samples);
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    /** The fitted coefficients, one per {@link LayerBasis#columnNames()} entry (a copy). */
+    public double[] coefficients() {
+        return theta.clone();
+    }
+
+    /** The shrinkage strength chosen (or configured). */
+    public double shrinkage() {
+        return lambda;
+    }
+
+    /** The seed this predictor was configured with. */
+    public long seed() {
+        return seed;
+    }
+
+    /** Number of samples it was fitted on. */
+    public int trainingSamples() {
+        return trainingSamples;
+    }
+
+    /** The predicted time in ms, without interval or breakdown (the fast path). */
+    public double predictMillis(Workload w) {
+        double[] x = basis.row(w);
+        double t = 0;
+        for (int j = 0; j < x.length; j++) {
+            t += x[j] * theta[j];
+        }
+        return t;
+    }
+
+    @Override
+    public Prediction predict(Workload w) {
+        List<LayerFeatures> layers = basis.features(w);
+        double[] terms = new double[LayerBasis.LAYER_TERMS.size()];
+        List<Prediction.Contribution> parts = new ArrayList<>();
+        double total = 0;
+        double flops = 0;
+        double bytes = 0;
+        for (LayerFeatures lf : layers) {
+            LayerBasis.layerTerms(lf, w, terms);
+            flops += terms[2];
+            bytes += terms[4];
+            int base = LayerBasis.column(lf.family(), 0);
+            double t = 0;
+            for (int k = 0; k < terms.length; k++) {
+                t += terms[k] * theta[base + k];
+            }
+            if (t > 0) {
+                parts.add(new Prediction.Contribution(w.graph().layer(lf.layer()).name(), "layer:" + lf.family(),
+                        t));
+                total += t;
+            }
+        }
+        double[] row = new double[basis.width()];
+        basis.globalTerms(w, flops, bytes, row);
+        Map<String, double[]> groups = new LinkedHashMap<>();
+        groups.put("overhead", new double[] {0});
+        groups.put("optimizer", new double[] {0});
+        groups.put("allreduce", new double[] {0});
+        groups.put("contention", new double[] {0});
+        for (int k = 0; k < LayerBasis.GLOBAL_TERMS.size(); k++) {
+            int c = LayerBasis.globalColumn(k);
+            String term = LayerBasis.GLOBAL_TERMS.get(k);
+            String group = term.startsWith("ddp") ? "allreduce" : term.substring(0, term.indexOf(':'));
+            groups.get(group)[0] += row[c] * theta[c];
+        }
+        for (Map.Entry<String, double[]> e : groups.entrySet()) {
+            double t = e.getValue()[0];
+            if (t > 0) {
+                String kind = e.getKey().equals("allreduce") ? "communication" : "overhead";
+                parts.add(new Prediction.Contribution(e.getKey(), kind, t));
+                total += t;
+            }
+        }
+        parts.sort(Comparator.comparingDouble(Prediction.Contribution::millis).reversed());
+        return new Prediction(total, total * Math.exp(logLow), total * Math.exp(logHigh), parts);
+    }
+
+    @Override
+    public String toString() {
+        return "RuntimePredictor[" + name + ", λ=" + lambda + ", " + trainingSamples + " samples]";
+    }
+
+    /** Configures a {@link Trainer}. */
+    public static final class Builder {
+        private String name = "scaledl";
+        private Double shrinkage;
+        private String groupTag = "family";
+        private long seed = 0;
+
+        private Builder() {
+        }
+
+        /** The method name (default {@code scaledl}). */
+        public Builder name(String value) {
+            this.name = Objects.requireNonNull(value);
+            return this;
+        }
+
+        /** Fixes the shrinkage strength instead of choosing it by cross-validation. */
+        public Builder shrinkage(double value) {
+            Preconditions.checkArgument(value >= 0 && Double.isFinite(value), "shrinkage must be >= 0: %s", value);
+            this.shrinkage = value;
+            return this;
+        }
+
+        /** The workload tag that defines cross-validation groups (default {@code family}). */
+        public Builder groupTag(String value) {
+            this.groupTag = Objects.requireNonNull(value);
+            return this;
+        }
+
+        /** The seed, recorded with the model and used by any stage that samples. */
+        public Builder seed(long value) {
+            this.seed = value;
+            return this;
+        }
+
+        /** The configuration. */
+        public Trainer build() {
+            return new Trainer(this);
+        }
+    }
+
+    /** An immutable configuration that fits {@link RuntimePredictor}s. */
+    public static final class Trainer implements RuntimeTrainer {
+        private final String name;
+        private final Optional<Double> shrinkage;
+        private final String groupTag;
+        private final long seed;
+        private final LayerBasis basis = LayerBasis.standard();
+
+        private Trainer(Builder b) {
+            this.name = b.name;
+            this.shrinkage = Optional.ofNullable(b.shrinkage);
+            this.groupTag = b.groupTag;
+            this.seed = b.seed;
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+
+        /** The design row of a workload (see {@link LayerBasis#row}). */
+        public double[] designRow(Workload w) {
+            return basis.row(w);
+        }
+
+        /**
+         * Fits on samples.
+         *
+         * @throws IllegalArgumentException with fewer than 2 samples
+         */
+        @Override
+        public RuntimePredictor fit(List<Sample> samples) {
+            Preconditions.checkArgument(samples.size() >= 2,
+                    "need at least 2 samples to fit a runtime model, got %s", samples.size());
+            Problem p = new Problem(basis, samples);
+            String[] groups = samples.stream().map(s -> s.workload().tag(groupTag).orElse("")).toArray(String[]::new);
+            long distinct = Arrays.stream(groups).distinct().count();
+            double lambda;
+            double[] logErrors;
+            if (shrinkage.isPresent() || distinct < 3) {
+                lambda = shrinkage.orElse(1e-2);
+                double[] th = p.solve(lambda, null);
+                logErrors = p.logRatios(th, null);
+            } else {
+                lambda = Double.NaN;
+                double bestScore = Double.POSITIVE_INFINITY;
+                logErrors = null;
+                for (double l : LAMBDA_GRID) {
+                    double[] oof = new double[samples.size()];
+                    for (String g : Arrays.stream(groups).distinct().toList()) {
+                        boolean[] held = new boolean[groups.length];
+                        for (int i = 0; i < groups.length; i++) {
+                            held[i] = groups[i].equals(g);
+                        }
+                        double[] th = p.solve(l, held);
+                        double[] lr = p.logRatios(th, held);
+                        for (int i = 0; i < groups.length; i++) {
+                            if (held[i]) {
+                                oof[i] = lr[i];
+                            }
+                        }
+                    }
+                    double score = Arrays.stream(oof).map(r -> Math.abs(Math.expm1(r))).average().orElse(0);
+                    LOG.debug("shrinkage {}: out-of-group MRE {}", l, score);
+                    if (score < bestScore) {
+                        bestScore = score;
+                        lambda = l;
+                        logErrors = oof;
+                    }
+                }
+            }
+            double[] theta = p.solve(lambda, null);
+            double[] sorted = logErrors.clone();
+            Arrays.sort(sorted);
+            double lo = Math.min(0, quantile(sorted, 0.05));
+            double hi = Math.max(0, quantile(sorted, 0.95));
+            return new RuntimePredictor(name, basis, p.unscale(theta), lambda, lo, hi, seed, samples.size());
+        }
+    }
+
+    static double quantile(double[] sorted, double q) {
+        if (sorted.length == 0) {
+            return 0;
+        }
+        double pos = q * (sorted.length - 1);
+        int i = (int) Math.floor(pos);
+        int j = Math.min(sorted.length - 1, i + 1);
+        return sorted[i] + (pos - i) * (sorted[j] - sorted[i]);
+    }
+
+    /**
+     * The scaled relative least-squares problem. Variables: the basis columns, then a shared centre {@code θ_0} of
+     * the per-family layer terms.
+     */
+    private static final class Problem {
+        private final int width;
+        private final int terms = LayerBasis.LAYER_TERMS.size();
+        private final int families = OpFamily.values().length;
+        private final double[][] rows;
+        private final double[] scale;
+
+        Problem(LayerBasis basis, List<Sample> samples) {
+            width = basis.width();
+            rows = new double[samples.size()][];
+            for (int i = 0; i < samples.size(); i++) {
+                double[] x = basis.row(samples.get(i).workload());
+                double y = samples.get(i).millis();
+                for (int j = 0; j < x.length; j++) {
+                    x[j] /= y;
+                }
+                rows[i] = x;
+            }
+            scale = new double[width + terms];
+            for (int k = 0; k < terms; k++) {
+                double s = 0;
+                for (double[] r : rows) {
+                    double sum = 0;
+                    for (int f = 0; f < families; f++) {
+                        sum += r[f * terms + k];
+                    }
+                    s += sum * sum;
+                }
+                double c = Math.sqrt(s / rows.length);
+                c = c > 0 ? c : 1;
+                for (int f = 0; f < families; f++) {
+                    scale[f * terms + k] = c;
+                }
+                scale[width + k] = c;
+            }
+            for (int j = families * terms; j < width; j++) {
+                double s = 0;
+                for (double[] r : rows) {
+                    s += r[j] * r[j];
+                }
+                double c = Math.sqrt(s / rows.length);
+                scale[j] = c > 0 ? c : 1;
+            }
+        }
+
+        /** Solves in scaled variables, leaving out rows marked in {@code held}. */
+        double[] solve(double lambda, boolean[] held) {
+            int d = width + terms;
+            double[][] h = new double[d][d];
+            double[] b = new double[d];
+            int n = 0;
+            for (int i = 0; i < rows.length; i++) {
+                if (held != null && held[i]) {
+                    continue;
+                }
+                n++;
+                double[] r = rows[i];
+                for (int j = 0; j < width; j++) {
+                    double a = r[j] / scale[j];
+                    if (a == 0) {
+                        continue;
+                    }
+                    b[j] += a;
+                    for (int k = j; k < width; k++) {
+                        h[j][k] += a * r[k] / scale[k];
+                    }
+                }
+            }
+            for (int j = 0; j < d; j++) {
+                for (int k = 0; k < j; k++) {
+                    h[j][k] = h[k][j];
+                }
+            }
+            double l = lambda * n;
+            for (int f = 0; f < families; f++) {
+                for (int k = 0; k < terms; k++) {
+                    int a = f * terms + k;
+                    int c = width + k;
+                    h[a][a] += l;
+                    h[c][c] += l;
+                    h[a][c] -= l;
+                    h[c][a] -= l;
+                }
+            }
+            for (int j = 0; j < d; j++) {
+                h[j][j] += RIDGE * n + 1e-12;
+            }
+            return Nnls.solve(h, b);
+        }
+
+        /** log(prediction / measurement) per row (only held rows when {@code held} is given). */
+        double[] logRatios(double[] scaledTheta, boolean[] held) {
+            double[] out = new double[rows.length];
+            for (int i = 0; i < rows.length; i++) {
+                if (held != null && !held[i]) {
+                    continue;
+                }
+                double t = 0;
+                for (int j = 0; j < width; j++) {
+                    t += rows[i][j] / scale[j] * scaledTheta[j];
+                }
+                out[i] = Math.log(Math.max(t, 1e-9));
+            }
+            return out;
+        }
+
+        double[] unscale(double[] scaledTheta) {
+            double[] out = new double[width];
+            for (int j = 0; j < width; j++) {
+                out[j] = scaledTheta[j] / scale[j];
+            }
+            return out;
+        }
+    }
+}

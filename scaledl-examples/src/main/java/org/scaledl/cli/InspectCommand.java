@@ -1,0 +1,101 @@
+package org.scaledl.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+import org.scaledl.data.Phase;
+import org.scaledl.features.FeatureExtractor;
+import org.scaledl.features.LayerFeatures;
+import org.scaledl.graph.Layer;
+import org.scaledl.graph.ModelGraph;
+import org.scaledl.onnx.OnnxImporter;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code scaledl inspect model.onnx --batch N}: per-layer features and totals. */
+@Command(name = "inspect", description = "Print per-layer shapes, FLOPs, parameters and bytes of an ONNX graph.")
+final class InspectCommand implements Callable<Integer> {
+    @Parameters(index = "0", description = "ONNX model file")
+    Path model;
+
+    @Option(names = "--batch", required = true, description = "Batch size")
+    int batch;
+
+    @Option(names = "--phase", defaultValue = "train", description = "train or infer (default: ${DEFAULT-VALUE})")
+    String phase;
+
+    @Option(names = "--json", description = "Print one JSON document")
+    boolean json;
+
+    @Override
+    public Integer call() throws Exception {
+        if (batch <= 0) {
+            throw new IllegalArgumentException("--batch must be positive, got " + batch);
+        }
+        Phase ph = Phase.parse(phase);
+        ModelGraph g = OnnxImporter.read(model);
+        List<LayerFeatures> fs = FeatureExtractor.of(g).extract(batch, ph);
+        double fwd = 0;
+        double bwd = 0;
+        double bytes = 0;
+        for (LayerFeatures f : fs) {
+            fwd += f.flopsFwd();
+            bwd += f.flopsBwd();
+            bytes += f.bytesFwd();
+        }
+        if (json) {
+            ObjectMapper om = new ObjectMapper();
+            ObjectNode root = om.createObjectNode();
+            root.put("graph", g.name());
+            root.put("batch", batch);
+            root.put("phase", ph.label());
+            ArrayNode layers = root.putArray("layers");
+            for (LayerFeatures f : fs) {
+                Layer l = g.layer(f.layer());
+                ObjectNode o = layers.addObject();
+                o.put("name", l.name());
+                o.put("op", l.opType());
+                o.put("family", f.family().name());
+                ArrayNode shape = o.putArray("output_shape");
+                outputShape(g, l, batch).forEach(shape::add);
+                o.put("flops_fwd", f.flopsFwd());
+                o.put("flops_bwd", f.flopsBwd());
+                o.put("params", f.params());
+                o.put("bytes", f.bytesFwd());
+            }
+            ObjectNode totals = root.putObject("totals");
+            totals.put("params", g.parameterCount());
+            totals.put("flops_fwd", fwd);
+            totals.put("flops_bwd", bwd);
+            totals.put("bytes", bytes);
+            System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
+            return 0;
+        }
+        System.out.printf("%s: %d layers, %d edges, batch %d, %s%n", g.name(), g.size(), g.edges().size(), batch,
+                ph.label());
+        System.out.printf("%-48s %-18s %-22s %12s %12s %11s %12s%n", "layer", "op", "output shape", "MFLOPs fwd",
+                "MFLOPs bwd", "params", "KiB");
+        for (LayerFeatures f : fs) {
+            Layer l = g.layer(f.layer());
+            String name = l.name().length() > 48 ? "…" + l.name().substring(l.name().length() - 47) : l.name();
+            System.out.printf("%-48s %-18s %-22s %12.3f %12.3f %11d %12.1f%n", name, l.opType(),
+                    outputShape(g, l, batch), f.flopsFwd() / 1e6, f.flopsBwd() / 1e6, f.params(),
+                    f.bytesFwd() / 1024);
+        }
+        System.out.printf("total: %d params, %.3f GFLOPs forward, %.3f GFLOPs backward, %.1f MiB moved forward%n",
+                g.parameterCount(), fwd / 1e9, bwd / 1e9, bytes / (1 << 20));
+        return 0;
+    }
+
+    static List<Long> outputShape(ModelGraph g, Layer l, long batch) {
+        if (l.outputs().isEmpty()) {
+            return List.of();
+        }
+        return g.tensor(l.outputs().get(0)).flatMap(t -> t.shape())
+                .map(s -> java.util.Arrays.stream(s.at(batch)).boxed().toList()).orElse(List.of());
+    }
+}

@@ -1,0 +1,162 @@
+package org.scaledl.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.scaledl.eval.ErrorMetrics;
+import org.scaledl.eval.Evaluation;
+
+/** Renders an {@link Evaluation}: text table, JSON, predictions CSV and a log-log SVG scatter. */
+final class Reports {
+    private static final String[] COLOURS = {"#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
+        "#e377c2", "#7f7f7f"};
+
+    private Reports() {
+    }
+
+    static void table(Evaluation e, PrintStream out) {
+        out.printf(Locale.ROOT, "%-20s %5s %8s %10s %8s %9s %9s%n", "method", "n", "MRE", "RMSE ms", "MAPE",
+                "within10", "spearman");
+        for (String m : e.methods()) {
+            ErrorMetrics x = e.metrics().get(m);
+            out.printf(Locale.ROOT, "%-20s %5d %7.1f%% %10.1f %7.1f%% %8.0f%% %9.3f%n", m, x.n(), 100 * x.mre(),
+                    x.rmseMs(), x.mape(), 100 * x.within10(), x.spearman());
+        }
+        out.println();
+        out.println("MRE per test model:");
+        List<String> models = new ArrayList<>(e.perModel().get(e.methods().get(0)).keySet());
+        StringBuilder header = new StringBuilder(String.format(Locale.ROOT, "%-20s", "model"));
+        for (String m : e.methods()) {
+            header.append(String.format(Locale.ROOT, " %16s", m));
+        }
+        out.println(header);
+        for (String model : models) {
+            StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%-20s", model));
+            for (String m : e.methods()) {
+                ErrorMetrics x = e.perModel().get(m).get(model);
+                line.append(String.format(Locale.ROOT, " %15.1f%%", 100 * x.mre()));
+            }
+            out.println(line);
+        }
+    }
+
+    static String json(Evaluation e) throws IOException {
+        ObjectMapper om = new ObjectMapper();
+        ObjectNode root = om.createObjectNode();
+        ObjectNode methods = root.putObject("methods");
+        for (String m : e.methods()) {
+            put(methods.putObject(m), e.metrics().get(m));
+        }
+        ObjectNode per = root.putObject("per_model");
+        for (Map.Entry<String, Map<String, ErrorMetrics>> me : e.perModel().entrySet()) {
+            ObjectNode pm = per.putObject(me.getKey());
+            me.getValue().forEach((model, x) -> put(pm.putObject(model), x));
+        }
+        return om.writerWithDefaultPrettyPrinter().writeValueAsString(root);
+    }
+
+    private static void put(ObjectNode o, ErrorMetrics x) {
+        o.put("n", x.n());
+        o.put("mre", x.mre());
+        o.put("rmse_ms", x.rmseMs());
+        o.put("mape", x.mape());
+        o.put("within10", x.within10());
+        o.put("spearman", Double.isNaN(x.spearman()) ? null : x.spearman());
+    }
+
+    static void csv(Evaluation e, Path file) {
+        StringBuilder sb = new StringBuilder(
+                "method,fold,row,model,graph,batch,world_size,threads,phase,measured_ms,predicted_ms,low_ms,high_ms\n");
+        for (Evaluation.Row r : e.predictions()) {
+            var w = r.sample().workload();
+            sb.append(String.format(Locale.ROOT, "%s,%s,%s,%s,%s,%d,%d,%d,%s,%.4f,%.4f,%.4f,%.4f%n", r.method(),
+                    r.fold(), w.tag("row").orElse(""), w.tag("model").orElse(""), w.graph().name(), w.batch(),
+                    w.worldSize(), w.threads(), w.phase().label(), r.sample().millis(), r.prediction().millis(),
+                    r.prediction().lowMillis(), r.prediction().highMillis()));
+        }
+        write(file, sb.toString());
+    }
+
+    /** A log-log scatter of predicted vs measured, one colour per method, with the y = x line. */
+    static void svg(Evaluation e, Path file) {
+        double lo = Double.POSITIVE_INFINITY;
+        double hi = 0;
+        for (Evaluation.Row r : e.predictions()) {
+            for (double v : new double[] {r.sample().millis(), r.prediction().millis()}) {
+                if (v > 0) {
+                    lo = Math.min(lo, v);
+                    hi = Math.max(hi, v);
+                }
+            }
+        }
+        double l0 = Math.floor(Math.log10(lo));
+        double l1 = Math.ceil(Math.log10(hi));
+        int size = 640;
+        int pad = 70;
+        double span = size - 2 * pad;
+        StringBuilder sb = new StringBuilder();
+        sb.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+                + "font-family=\"sans-serif\" font-size=\"12\">%n", size + 170, size));
+        sb.append(String.format(Locale.ROOT, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>%n", size + 170, size));
+        for (double d = l0; d <= l1; d++) {
+            double p = pad + (d - l0) / (l1 - l0) * span;
+            sb.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>"
+                    + "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>%n", p, pad, p, size - pad,
+                    pad, size - p, size - pad, size - p));
+            sb.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>"
+                    + "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>%n", p, size - pad + 18,
+                    label(d), pad - 6, size - p + 4, label(d)));
+        }
+        sb.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\" "
+                + "stroke-dasharray=\"4 3\"/>%n", pad, size - pad, size - pad, pad));
+        sb.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">measured (ms)</text>%n",
+                size / 2, size - 20));
+        sb.append(String.format(Locale.ROOT, "<text x=\"20\" y=\"%d\" text-anchor=\"middle\" "
+                + "transform=\"rotate(-90 20 %d)\">predicted (ms)</text>%n", size / 2, size / 2));
+        for (int m = 0; m < e.methods().size(); m++) {
+            String name = e.methods().get(m);
+            String colour = COLOURS[m % COLOURS.length];
+            for (Evaluation.Row r : e.predictions()) {
+                if (!r.method().equals(name) || r.prediction().millis() <= 0) {
+                    continue;
+                }
+                double x = pad + (Math.log10(r.sample().millis()) - l0) / (l1 - l0) * span;
+                double y = size - pad - (Math.log10(r.prediction().millis()) - l0) / (l1 - l0) * span;
+                sb.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\" "
+                        + "fill-opacity=\"0.55\"/>%n", x, y, colour));
+            }
+            ErrorMetrics x = e.metrics().get(name);
+            sb.append(String.format(Locale.ROOT, "<circle cx=\"%d\" cy=\"%d\" r=\"5\" fill=\"%s\"/>"
+                    + "<text x=\"%d\" y=\"%d\">%s (MRE %.1f%%)</text>%n", size - 40, pad + 20 * m, colour,
+                    size - 30, pad + 20 * m + 4, name, 100 * x.mre()));
+        }
+        sb.append("</svg>\n");
+        write(file, sb.toString());
+    }
+
+    private static String label(double decade) {
+        double v = Math.pow(10, decade);
+        return v >= 1 ? String.format(Locale.ROOT, "%.0f", v) : String.format(Locale.ROOT, "%.2g", v);
+    }
+
+    private static void write(Path file, String text) {
+        try {
+            Path parent = file.toAbsolutePath().getParent();
+            if (parent != null) {
+                Files.createDirectories(parent);
+            }
+            Files.writeString(file, text, StandardCharsets.UTF_8);
+        } catch (IOException ex) {
+            throw new UncheckedIOException("cannot write " + file + ": " + ex.getMessage(), ex);
+        }
+    }
+}
