@@ -32,6 +32,9 @@ import org.scaledl.graph.TensorRole;
  *   <li>{@code bytes/p}, {@code bytes}: memory traffic, likewise split</li>
  *   <li>{@code flops·F0/(F+F0)}: the extra per-FLOP cost of small operators ({@code F} = forward FLOPs,
  *       {@code F0} = 10⁶), which makes the cost a concave, saturating function of size</li>
+ *   <li>{@code dispatch·(p−1)}, {@code flops·(p−1)}, {@code bytes·(p−1)}: the cost of threading itself
+ *       (synchronisation, oversubscription, shared caches), which on small or shared machines can make more
+ *       threads slower; with the terms above the thread count acts non-monotonically where the data say so</li>
  * </ol>
  * and workload-level terms ({@link #GLOBAL_TERMS}): a per-iteration overhead for each phase, the optimizer's
  * per-parameter and per-parameter-tensor cost in training, ring all-reduce bandwidth
@@ -49,7 +52,7 @@ import org.scaledl.graph.TensorRole;
 public final class LayerBasis {
     /** Per-layer terms. */
     public static final List<String> LAYER_TERMS = List.of("dispatch", "flops/p", "flops", "bytes/p", "bytes",
-            "small-op flops");
+            "small-op flops", "dispatch·(p-1)", "flops·(p-1)", "bytes·(p-1)");
     /** Workload-level terms. */
     public static final List<String> GLOBAL_TERMS = List.of("overhead:train", "overhead:infer", "optimizer:params",
             "optimizer:tensors", "allreduce:bytes", "allreduce:latency", "contention:bytes", "contention:flops",
@@ -142,6 +145,9 @@ public final class LayerBasis {
         out[3] = bytes / p;
         out[4] = bytes;
         out[5] = flops * SMALL_OP_FLOPS / (lf.flopsFwd() + SMALL_OP_FLOPS);
+        out[6] = out[0] * (p - 1);
+        out[7] = flops * (p - 1);
+        out[8] = bytes * (p - 1);
     }
 
     /** The design row of a workload: per-family sums of {@link #layerTerms} followed by the workload terms. */
