@@ -1,0 +1,191 @@
+package org.scaledl.onnx;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.CodedOutputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Writes small ONNX models in the protobuf wire format for tests (field numbers of the public onnx.proto). Dims are
+ * numbers, or -1 for the symbolic {@code batch}.
+ */
+final class OnnxBuilder {
+    private final List<byte[]> nodes = new ArrayList<>();
+    private final List<byte[]> inputs = new ArrayList<>();
+    private final List<byte[]> outputs = new ArrayList<>();
+    private final List<byte[]> initializers = new ArrayList<>();
+    private final List<byte[]> valueInfo = new ArrayList<>();
+
+    /** A float tensor input; -1 dims are symbolic 'batch'. */
+    OnnxBuilder input(String name, long... dims) {
+        inputs.add(valueInfo(name, 1, dims));
+        return this;
+    }
+
+    OnnxBuilder typedInput(String name, int elemType, long... dims) {
+        inputs.add(valueInfo(name, elemType, dims));
+        return this;
+    }
+
+    OnnxBuilder output(String name) {
+        outputs.add(msg(o -> o.writeString(1, name)));
+        return this;
+    }
+
+    OnnxBuilder valueInfo(String name, long... dims) {
+        valueInfo.add(valueInfo(name, 1, dims));
+        return this;
+    }
+
+    OnnxBuilder int64Initializer(String name, long... values) {
+        initializers.add(msg(o -> {
+            o.writeInt64(1, values.length);
+            o.writeInt32(2, 7);
+            o.writeString(8, name);
+            for (long v : values) {
+                o.writeInt64(7, v);
+            }
+        }));
+        return this;
+    }
+
+    /** A node; attributes are built with {@link #ints}, {@link #intAttr}, {@link #int64Tensor}, ... */
+    OnnxBuilder node(String name, String op, List<String> in, List<String> out, byte[]... attrs) {
+        nodes.add(msg(o -> {
+            for (String i : in) {
+                o.writeString(1, i);
+            }
+            for (String x : out) {
+                o.writeString(2, x);
+            }
+            o.writeString(3, name);
+            o.writeString(4, op);
+            for (byte[] a : attrs) {
+                o.writeByteArray(5, a);
+            }
+        }));
+        return this;
+    }
+
+    static byte[] intAttr(String name, long v) {
+        return msg(o -> {
+            o.writeString(1, name);
+            o.writeInt64(3, v);
+            o.writeInt32(20, 2);
+        });
+    }
+
+    static byte[] floatAttr(String name, float v) {
+        return msg(o -> {
+            o.writeString(1, name);
+            o.writeFloat(2, v);
+            o.writeInt32(20, 1);
+        });
+    }
+
+    static byte[] stringAttr(String name, String v) {
+        return msg(o -> {
+            o.writeString(1, name);
+            o.writeBytes(4, ByteString.copyFromUtf8(v));
+            o.writeInt32(20, 3);
+        });
+    }
+
+    static byte[] ints(String name, long... v) {
+        return msg(o -> {
+            o.writeString(1, name);
+            for (long x : v) {
+                o.writeInt64(8, x);
+            }
+            o.writeInt32(20, 7);
+        });
+    }
+
+    /** A tensor attribute (named {@code value} for Constant) holding INT64 values with the given dims. */
+    static byte[] int64Tensor(String name, long[] dims, long... values) {
+        byte[] tensor = msg(o -> {
+            for (long d : dims) {
+                o.writeInt64(1, d);
+            }
+            o.writeInt32(2, 7);
+            for (long v : values) {
+                o.writeInt64(7, v);
+            }
+        });
+        return msg(o -> {
+            o.writeString(1, name);
+            o.writeByteArray(5, tensor);
+            o.writeInt32(20, 4);
+        });
+    }
+
+    byte[] build() {
+        byte[] graph = msg(o -> {
+            for (byte[] n : nodes) {
+                o.writeByteArray(1, n);
+            }
+            o.writeString(2, "test");
+            for (byte[] t : initializers) {
+                o.writeByteArray(5, t);
+            }
+            for (byte[] i : inputs) {
+                o.writeByteArray(11, i);
+            }
+            for (byte[] x : outputs) {
+                o.writeByteArray(12, x);
+            }
+            for (byte[] v : valueInfo) {
+                o.writeByteArray(13, v);
+            }
+        });
+        byte[] opset = msg(o -> o.writeInt64(2, 13));
+        return msg(o -> {
+            o.writeInt64(1, 8);
+            o.writeByteArray(7, graph);
+            o.writeByteArray(8, opset);
+        });
+    }
+
+    private static byte[] valueInfo(String name, int elemType, long[] dims) {
+        byte[] shape = msg(o -> {
+            for (long d : dims) {
+                byte[] dim = msg(x -> {
+                    if (d < 0) {
+                        x.writeString(2, "batch");
+                    } else {
+                        x.writeInt64(1, d);
+                    }
+                });
+                o.writeByteArray(1, dim);
+            }
+        });
+        byte[] tensor = msg(o -> {
+            o.writeInt32(1, elemType);
+            o.writeByteArray(2, shape);
+        });
+        byte[] type = msg(o -> o.writeByteArray(1, tensor));
+        return msg(o -> {
+            o.writeString(1, name);
+            o.writeByteArray(2, type);
+        });
+    }
+
+    interface Writer {
+        void write(CodedOutputStream o) throws IOException;
+    }
+
+    static byte[] msg(Writer w) {
+        try {
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+            CodedOutputStream o = CodedOutputStream.newInstance(bytes);
+            w.write(o);
+            o.flush();
+            return bytes.toByteArray();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
