@@ -31,7 +31,7 @@ public final class Main implements Runnable {
     public static int execute(String... args) {
         CommandLine cl = new CommandLine(new Main());
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
-            boolean verbose = parsed.hasMatchedOption("--verbose");
+            boolean verbose = java.util.Arrays.asList(args).contains("--verbose");
             PrintWriter err = cmd.getErr();
             String message = e instanceof InvalidInputException || e instanceof IllegalArgumentException
                     ? e.getMessage() : e.getClass().getSimpleName() + ": " + e.getMessage();

@@ -1,0 +1,85 @@
+package org.scaledl.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class MainTest {
+
+    record Run(int code, String out, String err) {
+    }
+
+    static Path graph(String name) {
+        Path dir = Path.of("").toAbsolutePath();
+        while (!Files.isDirectory(dir.resolve("datasets/cpu-ddp"))) {
+            dir = dir.getParent();
+        }
+        return dir.resolve("datasets/cpu-ddp/graphs/" + name + ".onnx");
+    }
+
+    static Run run(String... args) {
+        PrintStream oldOut = System.out;
+        PrintStream oldErr = System.err;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        try {
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            int code = Main.execute(args);
+            return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setOut(oldOut);
+            System.setErr(oldErr);
+        }
+    }
+
+    @Test
+    void inspectJsonHasLayersAndTotals() throws Exception {
+        Run r = run("inspect", graph("resnet18_r64").toString(), "--batch", "8", "--json");
+        assertEquals(0, r.code(), r.err());
+        JsonNode root = new ObjectMapper().readTree(r.out());
+        assertEquals(11689512, root.get("totals").get("params").asLong());
+        assertEquals(69, root.get("layers").size());
+        JsonNode conv1 = root.get("layers").get(0);
+        assertEquals("Conv", conv1.get("op").asText());
+        assertEquals("[8,64,32,32]", conv1.get("output_shape").toString());
+        // 2 * 8 * 64 * 32 * 32 * 3 * 7 * 7 multiply-accumulates, no bias
+        assertEquals(2.0 * 8 * 64 * 32 * 32 * 3 * 49, conv1.get("flops_fwd").asDouble());
+        double sum = 0;
+        for (JsonNode l : root.get("layers")) {
+            sum += l.get("flops_fwd").asDouble();
+        }
+        assertEquals(sum, root.get("totals").get("flops_fwd").asDouble(), 1e-6 * sum);
+    }
+
+    @Test
+    void errorsAreOneLineOnStderrWithNonZeroExit(@TempDir Path dir) throws Exception {
+        Path junk = dir.resolve("junk.onnx");
+        Files.write(junk, new byte[] {0x0a, (byte) 0xff, (byte) 0xff, (byte) 0xff, 0x0f, 1, 2});
+        Run r = run("inspect", junk.toString(), "--batch", "2");
+        assertNotEquals(0, r.code());
+        assertEquals(1, r.err().strip().lines().count(), r.err());
+        assertTrue(r.err().contains("junk.onnx"), r.err());
+
+        Run missing = run("inspect", dir.resolve("nope.onnx").toString(), "--batch", "2");
+        assertNotEquals(0, missing.code());
+        assertEquals(1, missing.err().strip().lines().count(), missing.err());
+
+        Run badBatch = run("inspect", graph("resnet18_r64").toString(), "--batch", "0");
+        assertNotEquals(0, badBatch.code());
+        assertTrue(badBatch.err().contains("batch"), badBatch.err());
+
+        Run verbose = run("inspect", junk.toString(), "--batch", "2", "--verbose");
+        assertTrue(verbose.err().lines().count() > 1, "--verbose adds the stack trace");
+    }
+}
