@@ -69,6 +69,8 @@ public final class FeatureExtractor {
             } else if (op.equals("Gather") && l.input(0).flatMap(graph::tensor).map(TensorInfo::role)
                     .filter(r -> r == TensorRole.PARAMETER || r == TensorRole.BUFFER).isPresent()) {
                 f = OpFamily.EMBEDDING;
+            } else if (f == OpFamily.CONV && isDepthwise(graph, l)) {
+                f = OpFamily.DEPTHWISE_CONV;
             } else if (!l.domain().isEmpty() && !l.domain().equals("ai.onnx")) {
                 f = OpFamily.OTHER;
             }
@@ -84,6 +86,12 @@ public final class FeatureExtractor {
             }
         }
         this.needsGrad = Set.copyOf(grad);
+    }
+
+    private static boolean isDepthwise(ModelGraph graph, Layer l) {
+        long groups = l.longAttribute("group", 1);
+        long[] w = l.input(1).flatMap(graph::tensor).flatMap(TensorInfo::shape).map(s -> s.at(1)).orElse(null);
+        return groups > 1 && w != null && w.length > 1 && w[1] == 1;
     }
 
     /** Analyses a graph. */
@@ -172,7 +180,7 @@ public final class FeatureExtractor {
             }
             boolean outNeedsGrad = l.outputs().stream().anyMatch(needsGrad::contains);
             if (outNeedsGrad && gradInputs > 0) {
-                if (f == OpFamily.CONV || f == OpFamily.DENSE) {
+                if (f == OpFamily.CONV || f == OpFamily.DEPTHWISE_CONV || f == OpFamily.DENSE) {
                     int operands = 0;
                     for (int k = 0; k < Math.min(2, l.inputs().size()); k++) {
                         operands += l.input(k).filter(needsGrad::contains).isPresent() ? 1 : 0;
@@ -201,7 +209,7 @@ public final class FeatureExtractor {
     private double forwardFlops(Layer l, OpFamily f, long batch, Phase phase, double outElems, Geometry geo) {
         String op = l.opType();
         switch (f) {
-            case CONV -> {
+            case CONV, DEPTHWISE_CONV -> {
                 long[] w = shape(l, 1, batch);
                 if (w == null || w.length < 3) {
                     return 0;

@@ -5,8 +5,10 @@ package org.scaledl.features;
  * (dense contractions, memory-bound element-wise kernels, copies, free views), not the ONNX spelling.
  */
 public enum OpFamily {
-    /** Convolutions. */
+    /** Convolutions (dense or grouped). */
     CONV,
+    /** Depthwise convolutions (one group per input channel): memory-bound, unlike dense ones. */
+    DEPTHWISE_CONV,
     /** Dense contractions: Gemm, MatMul, Einsum. */
     DENSE,
     /** Fused normalizations: BatchNormalization, LayerNormalization, InstanceNormalization. */

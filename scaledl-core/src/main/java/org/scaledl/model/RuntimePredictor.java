@@ -44,6 +44,8 @@ public final class RuntimePredictor implements RuntimeModel {
     private static final Logger LOG = LoggerFactory.getLogger(RuntimePredictor.class);
     static final double[] LAMBDA_GRID = {1e-4, 1e-3, 1e-2, 1e-1, 1};
     private static final double RIDGE = 1e-9;
+    private static final int IRLS_STEPS = 4;
+    private static final double IRLS_FLOOR = 0.03;
 
     private final String name;
     private final LayerBasis basis;
@@ -344,26 +346,45 @@ public final class RuntimePredictor implements RuntimeModel {
             }
         }
 
-        /** Solves in scaled variables, leaving out rows marked in {@code held}. */
+        /**
+         * Solves in scaled variables, leaving out rows marked in {@code held}: iteratively reweighted least squares
+         * toward the mean absolute relative error (weights {@code 1/max(|r|, δ)}), which the evaluation reports and
+         * which is robust to the measurement outliers of a drifting machine.
+         */
         double[] solve(double lambda, boolean[] held) {
+            double[] weights = new double[rows.length];
+            Arrays.fill(weights, 1);
+            double[] theta = solveWeighted(lambda, held, weights);
+            for (int iter = 0; iter < IRLS_STEPS; iter++) {
+                double[] lr = logRatios(theta, null);
+                for (int i = 0; i < rows.length; i++) {
+                    weights[i] = 1 / Math.max(Math.abs(Math.expm1(lr[i])), IRLS_FLOOR);
+                }
+                theta = solveWeighted(lambda, held, weights);
+            }
+            return theta;
+        }
+
+        private double[] solveWeighted(double lambda, boolean[] held, double[] weights) {
             int d = width + terms;
             double[][] h = new double[d][d];
             double[] b = new double[d];
-            int n = 0;
+            double n = 0;
             for (int i = 0; i < rows.length; i++) {
                 if (held != null && held[i]) {
                     continue;
                 }
-                n++;
+                n += weights[i];
                 double[] r = rows[i];
+                double wi = weights[i];
                 for (int j = 0; j < width; j++) {
                     double a = r[j] / scale[j];
                     if (a == 0) {
                         continue;
                     }
-                    b[j] += a;
+                    b[j] += wi * a;
                     for (int k = j; k < width; k++) {
-                        h[j][k] += a * r[k] / scale[k];
+                        h[j][k] += wi * a * r[k] / scale[k];
                     }
                 }
             }
