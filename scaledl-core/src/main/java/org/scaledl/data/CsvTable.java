@@ -13,9 +13,17 @@ import org.scaledl.InvalidInputException;
 
 /**
  * A header-first comma-separated file, read whole, with line-numbered accessors. Fields may be double-quoted
- * (RFC 4180, without embedded line breaks). Every error names the file and the 1-based line.
+ * (RFC 4180, without embedded line breaks). Every error is an {@link InvalidInputException} naming the file and the
+ * 1-based line.
+ *
+ * <pre>{@code
+ * CsvTable t = CsvTable.read(path, "gpu", "bytes", "time_ms");
+ * for (int r = 0; r < t.size(); r++) {
+ *     double ms = t.positiveFinite(r, "time_ms");
+ * }
+ * }</pre>
  */
-final class CsvTable {
+public final class CsvTable {
     private final String source;
     private final Map<String, Integer> columns = new HashMap<>();
     private final List<String[]> rows = new ArrayList<>();
@@ -25,7 +33,8 @@ final class CsvTable {
         this.source = source;
     }
 
-    static CsvTable read(Path path, String... required) {
+    /** Reads a file and checks that the required columns exist. */
+    public static CsvTable read(Path path, String... required) {
         List<String> lines;
         try {
             lines = Files.readAllLines(path, StandardCharsets.UTF_8);
@@ -35,7 +44,8 @@ final class CsvTable {
         return parse(path.toString(), lines, required);
     }
 
-    static CsvTable parse(String source, List<String> lines, String... required) {
+    /** Parses lines (the first non-blank one is the header); {@code source} names them in errors. */
+    public static CsvTable parse(String source, List<String> lines, String... required) {
         CsvTable t = new CsvTable(source);
         int first = 0;
         while (first < lines.size() && lines.get(first).isBlank()) {
@@ -108,23 +118,28 @@ final class CsvTable {
         return out.toArray(new String[0]);
     }
 
-    String source() {
+    /** The file name used in errors. */
+    public String source() {
         return source;
     }
 
-    int size() {
+    /** Number of data rows (blank lines are skipped). */
+    public int size() {
         return rows.size();
     }
 
-    int line(int row) {
+    /** The 1-based file line of a data row. */
+    public int line(int row) {
         return lineNumbers.get(row);
     }
 
-    boolean has(String column) {
+    /** True when the header has this column. */
+    public boolean has(String column) {
         return columns.containsKey(column);
     }
 
-    String get(int row, String column) {
+    /** A field as text. */
+    public String get(int row, String column) {
         Integer c = columns.get(column);
         if (c == null) {
             throw InvalidInputException.atLine(source, line(row), "missing column '" + column + "'");
@@ -132,12 +147,14 @@ final class CsvTable {
         return rows.get(row)[c];
     }
 
-    Optional<String> opt(int row, String column) {
+    /** A field, empty when the column is absent or the field blank. */
+    public Optional<String> opt(int row, String column) {
         Integer c = columns.get(column);
         return c == null || rows.get(row)[c].isEmpty() ? Optional.empty() : Optional.of(rows.get(row)[c]);
     }
 
-    int positiveInt(int row, String column) {
+    /** A positive integer field. */
+    public int positiveInt(int row, String column) {
         String v = get(row, column);
         try {
             int x = Integer.parseInt(v);
@@ -150,7 +167,8 @@ final class CsvTable {
         }
     }
 
-    double positiveFinite(int row, String column) {
+    /** A finite positive number field. */
+    public double positiveFinite(int row, String column) {
         String v = get(row, column);
         double x;
         try {

@@ -82,4 +82,17 @@ class MainTest {
         Run verbose = run("inspect", junk.toString(), "--batch", "2", "--verbose");
         assertTrue(verbose.err().lines().count() > 1, "--verbose adds the stack trace");
     }
+
+    @Test
+    void evaluateCommPredictsTheLargerRunsOfTheBundledDeepBenchData() throws Exception {
+        Path csv = graph("resnet18_r64").getParent().getParent().getParent().resolve("deepbench/allreduce.csv");
+        Run r = run("evaluate-comm", "--data", csv.toString(), "--json");
+        assertEquals(0, r.code(), r.err());
+        JsonNode root = new ObjectMapper().readTree(r.out());
+        assertEquals(126, root.get("train_rows").asInt());
+        assertEquals(77, root.get("test_rows").asInt());
+        double mre = root.get("mre").asDouble();
+        assertTrue(mre > 0 && mre < 1, "MRE " + mre);
+        assertEquals(6, root.get("per_device").size());
+    }
 }

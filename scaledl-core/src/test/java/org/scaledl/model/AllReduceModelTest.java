@@ -1,0 +1,47 @@
+package org.scaledl.model;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class AllReduceModelTest {
+    private static final Interconnect LINKS = new Interconnect(8, 16, 8);
+
+    /** Ring time with latency {@code alpha} ms per step and {@code eta} of the nominal bandwidth. */
+    private static double ring(int n, double bytes, double alpha, double eta, double gbps) {
+        return 2.0 * (n - 1) * alpha + 2.0 * (n - 1) / n * bytes / (eta * gbps * 1e6);
+    }
+
+    @Test
+    void recoversRingParametersAndExtrapolatesAcrossNodes() {
+        List<AllReduceModel.Measurement> train = new ArrayList<>();
+        for (int n : new int[] {2, 4, 8}) {
+            for (double s : new double[] {4e5, 1.6e7, 2.5e8}) {
+                train.add(new AllReduceModel.Measurement("gpu", LINKS, 1, n, s, ring(n, s, 0.01, 0.5, 16)));
+            }
+        }
+        // A fabric measured on another system (one rank per node) fixes the network's efficiency and latency.
+        Interconnect net = new Interconnect(1, 16, 10);
+        for (int n : new int[] {2, 4, 8}) {
+            for (double s : new double[] {4e5, 2.5e8}) {
+                train.add(new AllReduceModel.Measurement("cpu", net, n, n, s, ring(n, s, 0.02, 0.7, 10)));
+            }
+        }
+        AllReduceModel m = AllReduceModel.fit(train);
+        assertEquals(0.7, m.networkEfficiency(), 1e-6);
+        assertEquals(ring(4, 1e8, 0.01, 0.5, 16), m.predictMillis("gpu", LINKS, 1, 4, 1e8), 1e-6);
+        // 16 ranks on 2 nodes: the slowest link is min(0.5 * 16, 0.7 * 8) = 5.6 GB/s, latency of the fabric.
+        double expected = 2.0 * 15 * 0.02 + 2.0 * 15 / 16 * 1e8 / (5.6 * 1e6);
+        assertEquals(expected, m.predictMillis("gpu", LINKS, 2, 16, 1e8), 1e-6 * expected);
+    }
+
+    @Test
+    void rejectsImpossibleConfigurations() {
+        assertThrows(IllegalArgumentException.class, () -> new AllReduceModel.Measurement("g", LINKS, 1, 1, 10, 1));
+        assertThrows(IllegalArgumentException.class, () -> new Interconnect(0, 1, 1));
+        assertThrows(IllegalArgumentException.class, () -> AllReduceModel.fit(List.of()));
+    }
+}

@@ -1,0 +1,115 @@
+package org.scaledl.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import org.scaledl.InvalidInputException;
+import org.scaledl.data.CsvTable;
+import org.scaledl.eval.ErrorMetrics;
+import org.scaledl.model.AllReduceModel;
+import org.scaledl.model.AllReduceModel.Measurement;
+import org.scaledl.model.Interconnect;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code scaledl evaluate-comm}: validates the all-reduce model on DeepBench's measurements, fitting on runs with
+ * at most {@code --train-max-ranks} ranks and predicting the larger (multi-node) ones.
+ */
+@Command(name = "evaluate-comm", description = "Fit the all-reduce model on small runs of DeepBench's allreduce.csv "
+        + "and predict the larger multi-node runs.")
+final class EvaluateCommCommand implements Callable<Integer> {
+    /**
+     * Nominal links of DeepBench's systems (its README): PCIe 3.0 x16 = 15.75 GB/s per GPU; InfiniBand FDR 4x =
+     * 6.8 GB/s per node (assumed for the single-root 10-GPU nodes too, which the README does not name); Intel
+     * Omni-Path 100 = 12.5 GB/s.
+     */
+    static final Map<String, double[]> LINKS = Map.of(
+            "M40", new double[] {15.75, 6.8}, "TitanX", new double[] {15.75, 6.8}, "P100", new double[] {15.75, 6.8},
+            "1080Ti", new double[] {15.75, 6.8}, "TitanX_Pascal", new double[] {15.75, 6.8},
+            "KNL7250", new double[] {12.5, 12.5});
+
+    @Option(names = "--data", required = true, description = "DeepBench allreduce.csv")
+    Path data;
+
+    @Option(names = "--train-max-ranks", defaultValue = "8", description = "Fit on runs with at most this many ranks")
+    int maxRanks;
+
+    @Option(names = "--json", description = "Print JSON")
+    boolean json;
+
+    @Override
+    public Integer call() throws Exception {
+        List<Measurement> all = read(data);
+        List<Measurement> train = all.stream().filter(m -> m.ranks() <= maxRanks).toList();
+        List<Measurement> test = all.stream().filter(m -> m.ranks() > maxRanks).toList();
+        if (test.isEmpty()) {
+            throw new IllegalArgumentException("no runs with more than " + maxRanks + " ranks to predict");
+        }
+        AllReduceModel model = AllReduceModel.fit(train);
+        Map<String, List<double[]>> byDevice = new LinkedHashMap<>();
+        List<double[]> everything = new ArrayList<>();
+        for (Measurement m : test) {
+            double p = model.predictMillis(m.device(), m.links(), m.nodes(), m.ranks(), m.bytes());
+            byDevice.computeIfAbsent(m.device(), k -> new ArrayList<>()).add(new double[] {p, m.millis()});
+            everything.add(new double[] {p, m.millis()});
+        }
+        Map<String, ErrorMetrics> metrics = new LinkedHashMap<>();
+        byDevice.forEach((d, v) -> metrics.put(d, of(v)));
+        ErrorMetrics overall = of(everything);
+        if (json) {
+            ObjectMapper om = new ObjectMapper();
+            ObjectNode root = om.createObjectNode();
+            root.put("train_rows", train.size());
+            root.put("test_rows", test.size());
+            root.put("mre", overall.mre());
+            root.put("network_efficiency", model.networkEfficiency());
+            ObjectNode per = root.putObject("per_device");
+            metrics.forEach((d, x) -> per.putObject(d).put("n", x.n()).put("mre", x.mre()).put("within10",
+                    x.within10()));
+            System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
+            return 0;
+        }
+        System.out.printf(Locale.ROOT, "fit on %d runs with <= %d ranks, predict %d larger runs%n", train.size(),
+                maxRanks, test.size());
+        System.out.printf(Locale.ROOT, "fitted network efficiency: %.2f of nominal%n", model.networkEfficiency());
+        System.out.printf(Locale.ROOT, "%-16s %4s %8s %9s%n", "device", "n", "MRE", "within10");
+        metrics.forEach((d, x) -> System.out.printf(Locale.ROOT, "%-16s %4d %7.1f%% %8.0f%%%n", d, x.n(),
+                100 * x.mre(), 100 * x.within10()));
+        System.out.printf(Locale.ROOT, "%-16s %4d %7.1f%% %8.0f%%%n", "all", overall.n(), 100 * overall.mre(),
+                100 * overall.within10());
+        return 0;
+    }
+
+    private static ErrorMetrics of(List<double[]> pairs) {
+        return ErrorMetrics.of(pairs.stream().mapToDouble(p -> p[0]).toArray(),
+                pairs.stream().mapToDouble(p -> p[1]).toArray());
+    }
+
+    static List<Measurement> read(Path file) {
+        CsvTable t = CsvTable.read(file, "gpu", "nodes", "gpus_total", "gpus_per_node", "bytes", "time_ms");
+        List<Measurement> out = new ArrayList<>();
+        for (int r = 0; r < t.size(); r++) {
+            String device = t.get(r, "gpu");
+            double[] link = LINKS.get(device);
+            if (link == null) {
+                throw InvalidInputException.atLine(t.source(), t.line(r), "no interconnect known for device '"
+                        + device + "'");
+            }
+            try {
+                out.add(new Measurement(device, new Interconnect(t.positiveInt(r, "gpus_per_node"), link[0], link[1]),
+                        t.positiveInt(r, "nodes"), t.positiveInt(r, "gpus_total"), t.positiveFinite(r, "bytes"),
+                        t.positiveFinite(r, "time_ms")));
+            } catch (IllegalArgumentException e) {
+                throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());
+            }
+        }
+        return out;
+    }
+}
