@@ -121,4 +121,25 @@ class RuntimePredictorTest {
         assertTrue(e.getMessage().contains("at least 2"));
         assertThrows(IllegalArgumentException.class, () -> RuntimePredictor.fit(List.of()));
     }
+
+    @Test
+    void modulePathFollowsPytorchExportScopes() {
+        assertEquals("layer1.0.conv1", RuntimePredictor.modulePath("/layer1/layer1.0/conv1/Conv"));
+        assertEquals("encoder.layers.encoder_layer_0.ln_1",
+                RuntimePredictor.modulePath("/encoder/layers/encoder_layer_0/ln_1/ReduceMean"));
+        assertEquals("", RuntimePredictor.modulePath("/Shape"));
+    }
+
+    @Test
+    void layerTimesEnterTheFitWhenWeighted() {
+        List<Sample> plain = samples();
+        List<Sample> withLayers = new ArrayList<>();
+        for (Sample x : plain) {
+            withLayers.add(new Sample(x.workload(), x.millis(), java.util.Map.of("conv1", 1000.0)));
+        }
+        double[] a = RuntimePredictor.builder().shrinkage(0.01).build().fit(withLayers).coefficients();
+        double[] b = RuntimePredictor.builder().shrinkage(0.01).layerTimeWeight(1).build().fit(withLayers)
+                .coefficients();
+        assertTrue(!java.util.Arrays.equals(a, b), "an absurd conv1 time must move the coefficients");
+    }
 }
