@@ -1,0 +1,24 @@
+package org.scaledl.doe;
+
+import com.google.common.collect.ImmutableList;
+import java.util.List;
+
+/**
+ * A chosen experimental design.
+ *
+ * @param chosen       indices of the chosen candidate rows, ascending (fixed rows not included)
+ * @param logDet       {@code log det(XₙᵀXₙ + ridge·I)} of the chosen rows together with any fixed rows
+ * @param dEfficiency  {@code (det(XₙᵀXₙ/n) / det(XᵀX/N))^(1/p)} against the whole candidate set (NaN when
+ *                     the candidate set's information matrix is singular)
+ * @param exchanges    exchanges applied in the winning start
+ * @param logDetTrace  log det after each exchange of the winning start, starting with the initial design
+ */
+public record Design(List<Integer> chosen, double logDet, double dEfficiency, int exchanges,
+        List<Double> logDetTrace) {
+
+    /** Copies. */
+    public Design {
+        chosen = ImmutableList.copyOf(chosen);
+        logDetTrace = ImmutableList.copyOf(logDetTrace);
+    }
+}

@@ -1,0 +1,96 @@
+package org.scaledl.doe;
+
+import com.google.common.base.Preconditions;
+import java.util.ArrayList;
+import java.util.List;
+import org.ejml.data.DMatrixRMaj;
+import org.ejml.dense.row.CommonOps_DDRM;
+
+/**
+ * Greedy sequential D-optimal augmentation — "what should I profile next, given these runs?". Each step adds the
+ * candidate with the largest variance {@code d(x) = xᵀM⁻¹x}, which multiplies {@code det M} by {@code 1 + d(x)}, the
+ * largest possible single-row gain; {@code M⁻¹} is updated by Sherman–Morrison.
+ *
+ * <pre>{@code
+ * List<Integer> next = SequentialDesign.next(candidates, measuredRows, 3);
+ * }</pre>
+ */
+public final class SequentialDesign {
+    private SequentialDesign() {
+    }
+
+    /**
+     * Chooses {@code k} more candidates (distinct, none of them already chosen).
+     *
+     * @param candidates N × p rows (not modified)
+     * @param measured   rows already measured (may be empty)
+     * @param k          how many to add, 1 ≤ k ≤ N
+     * @return candidate indices in the order they were picked
+     */
+    public static List<Integer> next(double[][] candidates, double[][] measured, int k) {
+        return next(candidates, measured, k, 1e-8);
+    }
+
+    /** As {@link #next(double[][], double[][], int)} with an explicit ridge. */
+    public static List<Integer> next(double[][] candidates, double[][] measured, int k, double ridge) {
+        Preconditions.checkArgument(candidates.length > 0, "no candidates");
+        Preconditions.checkArgument(k >= 1 && k <= candidates.length, "k must be in 1..%s, got %s",
+                candidates.length, k);
+        int p = candidates[0].length;
+        DMatrixRMaj m = new DMatrixRMaj(p, p);
+        for (double[] r : measured) {
+            Preconditions.checkArgument(r.length == p, "measured row has %s values, expected %s", r.length, p);
+            for (int a = 0; a < p; a++) {
+                for (int b = 0; b < p; b++) {
+                    m.add(a, b, r[a] * r[b]);
+                }
+            }
+        }
+        for (int j = 0; j < p; j++) {
+            m.add(j, j, ridge);
+        }
+        DMatrixRMaj inv = new DMatrixRMaj(p, p);
+        Preconditions.checkState(CommonOps_DDRM.invert(m, inv), "information matrix is singular");
+        boolean[] taken = new boolean[candidates.length];
+        List<Integer> out = new ArrayList<>();
+        double[] u = new double[p];
+        for (int step = 0; step < k; step++) {
+            int best = -1;
+            double bestD = -1;
+            for (int j = 0; j < candidates.length; j++) {
+                if (taken[j]) {
+                    continue;
+                }
+                double d = 0;
+                double[] v = candidates[j];
+                for (int a = 0; a < p; a++) {
+                    double s = 0;
+                    for (int b = 0; b < p; b++) {
+                        s += inv.unsafe_get(a, b) * v[b];
+                    }
+                    d += v[a] * s;
+                }
+                if (d > bestD) {
+                    bestD = d;
+                    best = j;
+                }
+            }
+            taken[best] = true;
+            out.add(best);
+            double[] v = candidates[best];
+            for (int a = 0; a < p; a++) {
+                double s = 0;
+                for (int b = 0; b < p; b++) {
+                    s += inv.unsafe_get(a, b) * v[b];
+                }
+                u[a] = s;
+            }
+            for (int a = 0; a < p; a++) {
+                for (int b = 0; b < p; b++) {
+                    inv.add(a, b, -u[a] * u[b] / (1 + bestD));
+                }
+            }
+        }
+        return out;
+    }
+}

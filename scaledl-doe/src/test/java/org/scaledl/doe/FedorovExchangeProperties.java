@@ -1,0 +1,134 @@
+package org.scaledl.doe;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import org.junit.jupiter.api.Test;
+
+class FedorovExchangeProperties {
+
+    static double[][] random(Random r, int rows, int p) {
+        double[][] x = new double[rows][p];
+        for (double[] row : x) {
+            for (int j = 0; j < p; j++) {
+                row[j] = r.nextGaussian();
+            }
+        }
+        return x;
+    }
+
+    /** Best log det over all subsets of size n, by enumeration. */
+    static double exhaustive(FedorovExchange fe, int total, int n) {
+        double best = Double.NEGATIVE_INFINITY;
+        int[] idx = new int[n];
+        for (int i = 0; i < n; i++) {
+            idx[i] = i;
+        }
+        while (true) {
+            best = Math.max(best, fe.logDet(idx));
+            int i = n - 1;
+            while (i >= 0 && idx[i] == total - n + i) {
+                i--;
+            }
+            if (i < 0) {
+                return best;
+            }
+            idx[i]++;
+            for (int j = i + 1; j < n; j++) {
+                idx[j] = idx[j - 1] + 1;
+            }
+        }
+    }
+
+    @Property(tries = 60)
+    void logDetNeverDecreasesAndMatchesRecomputation(@ForAll long seed, @ForAll @IntRange(min = 2, max = 5) int p,
+            @ForAll @IntRange(min = 0, max = 6) int extra) {
+        Random r = new Random(seed);
+        int n = p + extra;
+        double[][] x = random(r, n + 10, p);
+        FedorovExchange fe = new FedorovExchange(x, n).seed(seed).starts(2);
+        Design d = fe.design();
+        List<Double> trace = d.logDetTrace();
+        for (int i = 1; i < trace.size(); i++) {
+            assertTrue(trace.get(i) >= trace.get(i - 1) - 1e-12, "log det decreased at exchange " + i);
+        }
+        int[] chosen = d.chosen().stream().mapToInt(Integer::intValue).toArray();
+        assertEquals(fe.logDet(chosen), d.logDet(), 1e-9 * Math.max(1, Math.abs(d.logDet())));
+        assertEquals(n, chosen.length);
+        assertEquals(n, d.chosen().stream().distinct().count());
+    }
+
+    @Test
+    void smallInstancesReachTheExhaustiveOptimumInMostSeeds() {
+        int optimal = 0;
+        int trials = 40;
+        for (int s = 0; s < trials; s++) {
+            Random r = new Random(1000 + s);
+            int total = 8 + r.nextInt(5);
+            int p = 2 + r.nextInt(2);
+            int n = p + r.nextInt(6 - p);
+            double[][] x = random(r, total, p);
+            FedorovExchange fe = new FedorovExchange(x, n).seed(s).starts(5);
+            Design d = fe.design();
+            double best = exhaustive(fe, total, n);
+            assertTrue(d.logDet() <= best + 1e-9);
+            if (d.logDet() >= best - 1e-9 * Math.max(1, Math.abs(best))) {
+                optimal++;
+            }
+        }
+        assertTrue(optimal >= trials * 3 / 4, "optimum reached in only " + optimal + " of " + trials);
+    }
+
+    @Property(tries = 40)
+    void invariantToRowOrder(@ForAll long seed) {
+        Random r = new Random(seed);
+        double[][] x = random(r, 14, 3);
+        List<Integer> perm = new ArrayList<>();
+        for (int i = 0; i < x.length; i++) {
+            perm.add(i);
+        }
+        Collections.shuffle(perm, r);
+        double[][] y = new double[x.length][];
+        for (int i = 0; i < x.length; i++) {
+            y[i] = x[perm.get(i)];
+        }
+        FedorovExchange a = new FedorovExchange(x, 4).starts(10);
+        FedorovExchange b = new FedorovExchange(y, 4).starts(10);
+        double best = exhaustive(a, x.length, 4);
+        // With enough starts both reach the same optimum: the result does not depend on how rows are listed.
+        assertEquals(best, a.design().logDet(), 1e-8);
+        assertEquals(best, b.design().logDet(), 1e-8);
+    }
+
+    @Test
+    void fixedRowsCountAndDEfficiencyIsSane() {
+        Random r = new Random(3);
+        double[][] x = random(r, 50, 4);
+        Design all = new FedorovExchange(x, 50).design();
+        assertEquals(1.0, all.dEfficiency(), 1e-9);
+        Design d = new FedorovExchange(x, 8).design();
+        assertTrue(d.dEfficiency() > 1.0, "a D-optimal subset is more informative per run than the average");
+        Design withFixed = new FedorovExchange(x, 8).fixed(random(r, 3, 4)).design();
+        assertTrue(withFixed.logDet() > d.logDet());
+        assertThrows(IllegalArgumentException.class, () -> new FedorovExchange(x, 0));
+        assertThrows(IllegalArgumentException.class, () -> new FedorovExchange(new double[][] {{1, Double.NaN}}, 1));
+    }
+
+    @Test
+    void sequentialAugmentationPicksTheLargestVariance() {
+        double[][] x = {{1, 0}, {0, 1}, {1, 1}, {0, 0.1}};
+        double[][] measured = {{1, 0}, {1, 0.05}};
+        List<Integer> next = SequentialDesign.next(x, measured, 2);
+        assertEquals(1, next.get(0));
+        assertEquals(2, next.size());
+        assertTrue(!next.get(1).equals(next.get(0)));
+    }
+}
