@@ -51,6 +51,20 @@ public final class DatasetReader {
         if (!Files.isRegularFile(runs)) {
             throw InvalidInputException.inSource(dir.toString(), "no runs.csv in this folder");
         }
+        return readRuns(runs);
+    }
+
+    /**
+     * Reads a runs file in the {@code runs.csv} format under any name; graph paths are relative to its folder, and
+     * {@code layers.csv} beside it is attached when present.
+     *
+     * @throws InvalidInputException for any malformed input
+     */
+    public static Dataset readRuns(Path runs) {
+        Path dir = runs.toAbsolutePath().getParent();
+        if (!Files.isRegularFile(runs)) {
+            throw InvalidInputException.inSource(runs.toString(), "file not found");
+        }
         CsvTable t = CsvTable.read(runs, "model", "batch", "world_size", "threads", "phase", "iter_ms_p50", "graph");
         Map<String, Map<String, Double>> layerTimes = readLayers(dir.resolve("layers.csv"));
         Map<String, ModelGraph> graphs = new HashMap<>();

@@ -9,6 +9,7 @@ import org.ejml.data.DMatrixRMaj;
 import org.ejml.dense.row.CommonOps_DDRM;
 import org.ejml.dense.row.factory.DecompositionFactory_DDRM;
 import org.ejml.interfaces.decomposition.CholeskyDecomposition_F64;
+import org.ejml.interfaces.decomposition.EigenDecomposition_F64;
 
 /**
  * D-optimal design by Fedorov's exchange algorithm: chooses {@code n} distinct rows of a candidate matrix
@@ -265,6 +266,11 @@ public final class FedorovExchange {
         }
     }
 
+    /**
+     * D-efficiency on the space the candidates can estimate: with {@code V} the eigenvectors of {@code XᵀX/N} whose
+     * eigenvalues exceed 1e-10 of the largest (r of them), {@code (det(VᵀXₙᵀXₙV/n) / Π λ)^(1/r)}. For a
+     * full-rank candidate set this is the textbook {@code (det(XₙᵀXₙ/n)/det(XᵀX/N))^(1/p)}.
+     */
     private double dEfficiency(int[] rows) {
         int p = x[0].length;
         DMatrixRMaj chosen = new DMatrixRMaj(p, p);
@@ -277,12 +283,39 @@ public final class FedorovExchange {
         }
         CommonOps_DDRM.scale(1.0 / rows.length, chosen);
         CommonOps_DDRM.scale(1.0 / x.length, all);
-        double a = logDetOf(chosen);
-        double b = logDetOf(all);
-        if (!Double.isFinite(b)) {
+        EigenDecomposition_F64<DMatrixRMaj> eig = DecompositionFactory_DDRM.eig(p, true, true);
+        if (!eig.decompose(all.copy())) {
             return Double.NaN;
         }
-        return Double.isFinite(a) ? Math.exp((a - b) / p) : 0;
+        double max = 0;
+        for (int k = 0; k < p; k++) {
+            max = Math.max(max, eig.getEigenvalue(k).getReal());
+        }
+        List<double[]> basis = new ArrayList<>();
+        double logAll = 0;
+        for (int k = 0; k < p; k++) {
+            double lambda = eig.getEigenvalue(k).getReal();
+            if (lambda > 1e-10 * max) {
+                basis.add(eig.getEigenVector(k).getData().clone());
+                logAll += Math.log(lambda);
+            }
+        }
+        int r = basis.size();
+        if (r == 0) {
+            return Double.NaN;
+        }
+        DMatrixRMaj v = new DMatrixRMaj(p, r);
+        for (int k = 0; k < r; k++) {
+            for (int a = 0; a < p; a++) {
+                v.set(a, k, basis.get(k)[a]);
+            }
+        }
+        DMatrixRMaj tmp = new DMatrixRMaj(r, p);
+        CommonOps_DDRM.multTransA(v, chosen, tmp);
+        DMatrixRMaj projected = new DMatrixRMaj(r, r);
+        CommonOps_DDRM.mult(tmp, v, projected);
+        double logChosen = logDetOf(projected);
+        return Double.isFinite(logChosen) ? Math.exp((logChosen - logAll) / r) : 0;
     }
 
     private static double quad(DMatrixRMaj m, double[] a, double[] b) {

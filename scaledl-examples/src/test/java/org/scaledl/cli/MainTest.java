@@ -95,4 +95,78 @@ class MainTest {
         assertTrue(mre > 0 && mre < 1, "MRE " + mre);
         assertEquals(6, root.get("per_device").size());
     }
+
+    /** log det(XᵀX) by Gaussian elimination, independent of the library's EJML path. */
+    static double logDet(double[][] rows, int p) {
+        double[][] m = new double[p][p];
+        for (double[] r : rows) {
+            for (int a = 0; a < p; a++) {
+                for (int b = 0; b < p; b++) {
+                    m[a][b] += r[a] * r[b];
+                }
+            }
+        }
+        double s = 0;
+        for (int c = 0; c < p; c++) {
+            int piv = c;
+            for (int r = c + 1; r < p; r++) {
+                if (Math.abs(m[r][c]) > Math.abs(m[piv][c])) {
+                    piv = r;
+                }
+            }
+            double[] t = m[c];
+            m[c] = m[piv];
+            m[piv] = t;
+            s += Math.log(Math.abs(m[c][c]));
+            for (int r = c + 1; r < p; r++) {
+                double f = m[r][c] / m[c][c];
+                for (int k = c; k < p; k++) {
+                    m[r][k] -= f * m[c][k];
+                }
+            }
+        }
+        return s;
+    }
+
+    @Test
+    void planOnARawMatrixChoosesRowsWhoseLogDetChecksOut(@TempDir Path dir) throws Exception {
+        java.util.Random r = new java.util.Random(5);
+        double[][] x = new double[60][4];
+        StringBuilder csv = new StringBuilder();
+        for (double[] row : x) {
+            for (int j = 0; j < 4; j++) {
+                row[j] = r.nextGaussian();
+            }
+            csv.append(row[0]).append(',').append(row[1]).append(',').append(row[2]).append(',').append(row[3])
+                    .append('\n');
+        }
+        Path file = dir.resolve("x.csv");
+        Files.writeString(file, csv.toString());
+        Run run = run("plan", "--matrix", file.toString(), "--runs", "8", "--seed", "3", "--json");
+        assertEquals(0, run.code(), run.err());
+        JsonNode root = new ObjectMapper().readTree(run.out());
+        double[][] chosen = new double[8][];
+        for (int i = 0; i < 8; i++) {
+            chosen[i] = x[root.get("chosen").get(i).asInt()];
+        }
+        assertEquals(logDet(chosen, 4), root.get("logdet").asDouble(), 1e-6);
+        assertTrue(root.get("d_efficiency").asDouble() > 1);
+
+        Files.writeString(dir.resolve("bad.csv"), "1,2\n3\n");
+        Run bad = run("plan", "--matrix", dir.resolve("bad.csv").toString(), "--runs", "1");
+        assertNotEquals(0, bad.code());
+        assertTrue(bad.err().contains("bad.csv:2"), bad.err());
+    }
+
+    @Test
+    void planOnTheBundledDatasetReturnsDistinctRows() throws Exception {
+        Path data = graph("resnet18_r64").getParent().getParent();
+        Run run = run("plan", "--data", data.toString(), "--runs", "12", "--json");
+        assertEquals(0, run.code(), run.err());
+        JsonNode chosen = new ObjectMapper().readTree(run.out()).get("chosen");
+        java.util.Set<Integer> rows = new java.util.HashSet<>();
+        chosen.forEach(n -> rows.add(n.asInt()));
+        assertEquals(12, rows.size());
+        assertTrue(rows.stream().allMatch(i -> i >= 0 && i < 462));
+    }
 }

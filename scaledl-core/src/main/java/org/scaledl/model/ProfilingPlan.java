@@ -1,0 +1,106 @@
+package org.scaledl.model;
+
+import com.google.common.base.Preconditions;
+import com.google.common.collect.ImmutableList;
+import java.util.ArrayList;
+import java.util.List;
+import org.scaledl.data.Workload;
+import org.scaledl.doe.Design;
+import org.scaledl.doe.FedorovExchange;
+
+/**
+ * Which workloads to profile: a D-optimal subset of candidates for the layer-wise model.
+ *
+ * <pre>{@code
+ * ProfilingPlan plan = ProfilingPlan.choose(candidates, 20);
+ * plan.chosen();        // the workloads to measure
+ * }</pre>
+ *
+ * <p>Each candidate becomes its {@link LayerBasis} design row. Columns that are zero for every candidate are
+ * dropped, the rest scaled to unit RMS, and each row divided by its L1 norm: the model is fitted on relative errors
+ * ({@code x/y}), and before anything is measured the L1 norm of a scaled row stands in for its time. Fedorov's
+ * exchange ({@link FedorovExchange}) then maximises {@code log det} of the chosen rows (with a small ridge, so plans
+ * with fewer runs than columns are Bayesian D-optimal). Measured times are never used.
+ *
+ * @param indices     chosen candidate indices, ascending
+ * @param chosen      the chosen workloads, in index order
+ * @param logDet      log det of the chosen (and fixed) rows' information matrix
+ * @param dEfficiency D-efficiency against the whole candidate set
+ */
+public record ProfilingPlan(List<Integer> indices, List<Workload> chosen, double logDet, double dEfficiency) {
+    private static final double RIDGE = 1e-6;
+
+    /** Copies. */
+    public ProfilingPlan {
+        indices = ImmutableList.copyOf(indices);
+        chosen = ImmutableList.copyOf(chosen);
+    }
+
+    /** Chooses {@code runs} of the candidates (seed 1, 5 random starts). */
+    public static ProfilingPlan choose(List<Workload> candidates, int runs) {
+        return choose(candidates, List.of(), runs, 1);
+    }
+
+    /**
+     * Chooses {@code runs} of the candidates given workloads already measured.
+     *
+     * @param candidates workloads that could be profiled
+     * @param measured   workloads already profiled (they count, but are not chosen)
+     * @param runs       how many to choose, 1 ≤ runs ≤ candidates
+     * @param seed       seed of the exchange's random starts
+     */
+    public static ProfilingPlan choose(List<Workload> candidates, List<Workload> measured, int runs, long seed) {
+        Preconditions.checkArgument(!candidates.isEmpty(), "no candidates");
+        Preconditions.checkArgument(runs >= 1 && runs <= candidates.size(), "runs must be in 1..%s, got %s",
+                candidates.size(), runs);
+        double[][] x = designMatrix(candidates, measured);
+        double[][] cand = new double[candidates.size()][];
+        double[][] fixed = new double[measured.size()][];
+        System.arraycopy(x, 0, cand, 0, cand.length);
+        System.arraycopy(x, cand.length, fixed, 0, fixed.length);
+        Design d = new FedorovExchange(cand, runs).fixed(fixed).ridge(RIDGE).seed(seed).design();
+        List<Workload> chosen = new ArrayList<>();
+        for (int i : d.chosen()) {
+            chosen.add(candidates.get(i));
+        }
+        return new ProfilingPlan(d.chosen(), chosen, d.logDet(), d.dEfficiency());
+    }
+
+    /** The normalised design rows: candidates first, then measured workloads. */
+    static double[][] designMatrix(List<Workload> candidates, List<Workload> measured) {
+        LayerBasis basis = LayerBasis.standard();
+        List<double[]> raw = new ArrayList<>();
+        for (Workload w : candidates) {
+            raw.add(basis.row(w));
+        }
+        for (Workload w : measured) {
+            raw.add(basis.row(w));
+        }
+        int width = basis.width();
+        double[] rms = new double[width];
+        for (double[] r : raw) {
+            for (int j = 0; j < width; j++) {
+                rms[j] += r[j] * r[j];
+            }
+        }
+        List<Integer> keep = new ArrayList<>();
+        for (int j = 0; j < width; j++) {
+            if (rms[j] > 0) {
+                rms[j] = Math.sqrt(rms[j] / raw.size());
+                keep.add(j);
+            }
+        }
+        double[][] out = new double[raw.size()][keep.size()];
+        for (int i = 0; i < raw.size(); i++) {
+            double l1 = 0;
+            for (int k = 0; k < keep.size(); k++) {
+                out[i][k] = raw.get(i)[keep.get(k)] / rms[keep.get(k)];
+                l1 += Math.abs(out[i][k]);
+            }
+            for (int k = 0; k < keep.size() && l1 > 0; k++) {
+                out[i][k] /= l1;
+            }
+        }
+        return out;
+    }
+}
