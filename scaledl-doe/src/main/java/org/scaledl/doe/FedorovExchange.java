@@ -178,7 +178,8 @@ public final class FedorovExchange {
         return s;
     }
 
-    private Design exchange(int[] start) {
+    /** Runs the exchange from one starting design (distinct candidate indices). */
+    Design exchange(int[] start) {
         int total = x.length;
         int p = x[0].length;
         int[] design = start.clone();

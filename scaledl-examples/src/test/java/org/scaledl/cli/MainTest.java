@@ -169,4 +169,33 @@ class MainTest {
         assertEquals(12, rows.size());
         assertTrue(rows.stream().allMatch(i -> i >= 0 && i < 462));
     }
+
+    @Test
+    void learningCurveOnASmallDataset(@TempDir Path dir) throws Exception {
+        Path src = graph("resnet18_r64").getParent().getParent();
+        Files.createDirectories(dir.resolve("graphs"));
+        StringBuilder runs = new StringBuilder();
+        for (String line : Files.readAllLines(src.resolve("runs.csv"))) {
+            if (line.startsWith("model,")) {
+                runs.append(line).append('\n');
+            } else if (line.contains("_r64.onnx") && (line.startsWith("resnet18,") || line.startsWith("squeezenet")
+                    || line.startsWith("mobilenet_v2,"))) {
+                runs.append(line).append('\n');
+            }
+        }
+        Files.writeString(dir.resolve("runs.csv"), runs.toString());
+        for (String g : new String[] {"resnet18_r64", "squeezenet1_1_r64", "mobilenet_v2_r64"}) {
+            Files.copy(graph(g), dir.resolve("graphs/" + g + ".onnx"));
+        }
+        Run r = run("learning-curve", "--data", dir.toString(), "--random-seeds", "2", "--out-dir", dir.toString(),
+                "--json");
+        assertEquals(0, r.code(), r.err());
+        JsonNode curve = new ObjectMapper().readTree(r.out()).get("curve");
+        assertEquals(6, curve.size());
+        JsonNode full = curve.get(5);
+        assertEquals(1.0, full.get("fraction").asDouble());
+        // With every run chosen, both arms fit the same data (in another order: sums round differently).
+        assertEquals(full.get("d-optimal").get("mre").asDouble(), full.get("random").get("mre").asDouble(), 1e-6);
+        assertTrue(Files.size(dir.resolve("learning-curve.svg")) > 500);
+    }
 }
