@@ -37,6 +37,9 @@ public final class FedorovExchange {
     private long seed = 1;
     private double ridge = 1e-8;
     private double tolerance = 1e-10;
+    private double[] costs;
+    private double budget = Double.POSITIVE_INFINITY;
+    private int maxPasses = Integer.MAX_VALUE;
 
     /**
      * Configures a search.
@@ -103,6 +106,39 @@ public final class FedorovExchange {
         return this;
     }
 
+    /**
+     * Per-candidate costs (e.g. profiling seconds) and a budget for the chosen rows' total cost: random starts are
+     * drawn within the budget and exchanges that would exceed it are skipped.
+     *
+     * @throws IllegalArgumentException if the lengths differ, a cost is negative, or even the cheapest
+     *         {@code runs} candidates exceed the budget
+     */
+    public FedorovExchange costs(double[] perCandidate, double totalBudget) {
+        Preconditions.checkArgument(perCandidate.length == x.length, "%s costs for %s candidates",
+                perCandidate.length, x.length);
+        for (double c : perCandidate) {
+            Preconditions.checkArgument(c >= 0 && Double.isFinite(c), "costs must be finite and >= 0: %s", c);
+        }
+        double[] sorted = perCandidate.clone();
+        Arrays.sort(sorted);
+        double cheapest = 0;
+        for (int i = 0; i < n; i++) {
+            cheapest += sorted[i];
+        }
+        Preconditions.checkArgument(cheapest <= totalBudget, "budget %s is below the cost %s of the %s cheapest "
+                + "candidates", totalBudget, cheapest, n);
+        this.costs = perCandidate.clone();
+        this.budget = totalBudget;
+        return this;
+    }
+
+    /** Caps the exchange passes per start (for benchmarks; default unlimited until convergence). */
+    public FedorovExchange maxPasses(int value) {
+        Preconditions.checkArgument(value >= 1, "passes must be >= 1: %s", value);
+        this.maxPasses = value;
+        return this;
+    }
+
     /** Runs the search. */
     public Design design() {
         Random random = new Random(seed);
@@ -128,13 +164,45 @@ public final class FedorovExchange {
         for (int i = 0; i < total; i++) {
             perm[i] = i;
         }
-        for (int i = 0; i < n; i++) {
-            int j = i + random.nextInt(total - i);
+        for (int i = total - 1; i > 0; i--) {
+            int j = random.nextInt(i + 1);
             int t = perm[i];
             perm[i] = perm[j];
             perm[j] = t;
         }
-        return Arrays.copyOf(perm, n);
+        if (costs == null) {
+            return Arrays.copyOf(perm, n);
+        }
+        // Random order, but only take a row when the cheapest completion still fits the budget.
+        Integer[] byCost = new Integer[total];
+        for (int i = 0; i < total; i++) {
+            byCost[i] = i;
+        }
+        Arrays.sort(byCost, (a, b) -> Double.compare(costs[a], costs[b]));
+        boolean[] taken = new boolean[total];
+        int[] out = new int[n];
+        int k = 0;
+        double spent = 0;
+        for (int idx : perm) {
+            if (k == n) {
+                break;
+            }
+            double completion = 0;
+            int need = n - k - 1;
+            for (int c = 0; c < total && need > 0; c++) {
+                int j = byCost[c];
+                if (!taken[j] && j != idx) {
+                    completion += costs[j];
+                    need--;
+                }
+            }
+            if (spent + costs[idx] + completion <= budget) {
+                taken[idx] = true;
+                out[k++] = idx;
+                spent += costs[idx];
+            }
+        }
+        return out;
     }
 
     private DMatrixRMaj information(int[] rows) {
@@ -198,8 +266,12 @@ public final class FedorovExchange {
         double[] dAll = new double[total];
         double[][] mInvXi = new double[n][p];
         int exchanges = 0;
-        int maxPasses = 100 * n + 100;
-        for (int pass = 0; pass < maxPasses; pass++) {
+        double spent = 0;
+        for (int r : design) {
+            spent += costs == null ? 0 : costs[r];
+        }
+        int passes = (int) Math.min(maxPasses, 100L * n + 100);
+        for (int pass = 0; pass < passes; pass++) {
             for (int j = 0; j < total; j++) {
                 dAll[j] = quad(inv, x[j], x[j]);
             }
@@ -212,7 +284,7 @@ public final class FedorovExchange {
             for (int i = 0; i < n; i++) {
                 double di = dAll[design[i]];
                 for (int j = 0; j < total; j++) {
-                    if (inDesign[j]) {
+                    if (inDesign[j] || costs != null && spent - costs[design[i]] + costs[j] > budget) {
                         continue;
                     }
                     double dij = dot(mInvXi[i], x[j]);
@@ -229,6 +301,9 @@ public final class FedorovExchange {
                 break;
             }
             int out = design[bestI];
+            if (costs != null) {
+                spent += costs[bestJ] - costs[out];
+            }
             shermanMorrison(inv, x[bestJ], 1);
             shermanMorrison(inv, x[out], -1);
             inDesign[out] = false;

@@ -142,4 +142,19 @@ class FedorovExchangeProperties {
         assertEquals(2, next.size());
         assertTrue(!next.get(1).equals(next.get(0)));
     }
+
+    @Property(tries = 40)
+    void budgetIsNeverExceeded(@ForAll long seed) {
+        Random r = new Random(seed);
+        double[][] x = random(r, 30, 3);
+        double[] costs = new double[30];
+        for (int i = 0; i < 30; i++) {
+            costs[i] = 1 + r.nextInt(10);
+        }
+        Design d = new FedorovExchange(x, 5).costs(costs, 20).seed(seed).design();
+        double spent = d.chosen().stream().mapToDouble(i -> costs[i]).sum();
+        assertTrue(spent <= 20, "spent " + spent);
+        assertEquals(5, d.chosen().size());
+        assertThrows(IllegalArgumentException.class, () -> new FedorovExchange(x, 5).costs(costs, 4.9));
+    }
 }
