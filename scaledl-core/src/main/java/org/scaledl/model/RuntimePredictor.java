@@ -53,19 +53,37 @@ public final class RuntimePredictor implements RuntimeModel {
     private final double lambda;
     private final double logLow;
     private final double logHigh;
-    private final long seed;
-    private final int trainingSamples;
+    private final Provenance provenance;
 
-    private RuntimePredictor(String name, LayerBasis basis, double[] theta, double lambda, double logLow,
-            double logHigh, long seed, int trainingSamples) {
+    RuntimePredictor(String name, LayerBasis basis, double[] theta, double lambda, double logLow,
+            double logHigh, Provenance provenance) {
         this.name = name;
         this.basis = basis;
         this.theta = theta;
         this.lambda = lambda;
         this.logLow = logLow;
         this.logHigh = logHigh;
-        this.seed = seed;
-        this.trainingSamples = trainingSamples;
+        this.provenance = provenance;
+    }
+
+    /**
+     * Where a fitted predictor came from.
+     *
+     * @param libraryVersion  scaledl version that fitted it
+     * @param dataFingerprint SHA-256 of the training samples (workload, configuration and measured time, in order)
+     * @param trainingSamples number of training samples
+     * @param seed            configured seed
+     * @param config          the trainer's configuration, as text
+     * @param cvMre           out-of-group MRE of the chosen shrinkage inside the training data (NaN if not
+     *                        cross-validated)
+     * @param createdAt       fitting time (UTC, ISO-8601)
+     */
+    public record Provenance(String libraryVersion, String dataFingerprint, int trainingSamples, long seed,
+            Map<String, String> config, double cvMre, String createdAt) {
+        /** Copies. */
+        public Provenance {
+            config = Map.copyOf(config);
+        }
     }
 
     /** Starts a configuration. */
@@ -93,14 +111,32 @@ public final class RuntimePredictor implements RuntimeModel {
         return lambda;
     }
 
-    /** The seed this predictor was configured with. */
-    public long seed() {
-        return seed;
+    /** Where this predictor came from. */
+    public Provenance provenance() {
+        return provenance;
     }
 
-    /** Number of samples it was fitted on. */
-    public int trainingSamples() {
-        return trainingSamples;
+    /** The lower and upper log-ratio quantiles of the prediction interval. */
+    double[] intervalLogRatios() {
+        return new double[] {logLow, logHigh};
+    }
+
+    /**
+     * Saves to a file in the versioned, checksummed JSON format described in {@link ModelFile}.
+     *
+     * @throws java.io.UncheckedIOException if the file cannot be written
+     */
+    public void save(java.nio.file.Path file) {
+        ModelFile.write(this, file);
+    }
+
+    /**
+     * Loads a saved predictor; predictions are bit-identical to the saved one's.
+     *
+     * @throws org.scaledl.InvalidInputException for a truncated, tampered, foreign or newer-format file
+     */
+    public static RuntimePredictor load(java.nio.file.Path file) {
+        return ModelFile.read(file);
     }
 
     /** The predicted time in ms, without interval or breakdown (the fast path). */
@@ -163,7 +199,7 @@ public final class RuntimePredictor implements RuntimeModel {
 
     @Override
     public String toString() {
-        return "RuntimePredictor[" + name + ", λ=" + lambda + ", " + trainingSamples + " samples]";
+        return "RuntimePredictor[" + name + ", λ=" + lambda + ", " + provenance.trainingSamples() + " samples]";
     }
 
     /** Configures a {@link Trainer}. */
@@ -260,6 +296,7 @@ public final class RuntimePredictor implements RuntimeModel {
             long distinct = Arrays.stream(groups).distinct().count();
             double lambda;
             double[] logErrors;
+            double cvMre = Double.NaN;
             if (shrinkage.isPresent() || distinct < 3) {
                 lambda = shrinkage.orElse(1e-2);
                 double[] th = p.solve(lambda, null);
@@ -289,6 +326,7 @@ public final class RuntimePredictor implements RuntimeModel {
                         bestScore = score;
                         lambda = l;
                         logErrors = oof;
+                        cvMre = score;
                     }
                 }
             }
@@ -297,7 +335,14 @@ public final class RuntimePredictor implements RuntimeModel {
             Arrays.sort(sorted);
             double lo = Math.min(0, quantile(sorted, 0.05));
             double hi = Math.max(0, quantile(sorted, 0.95));
-            return new RuntimePredictor(name, basis, p.unscale(theta), lambda, lo, hi, seed, samples.size());
+            Map<String, String> config = new java.util.TreeMap<>();
+            config.put("name", name);
+            config.put("shrinkage", shrinkage.map(String::valueOf).orElse("auto"));
+            config.put("group_tag", groupTag);
+            config.put("layer_time_weight", String.valueOf(layerShare));
+            Provenance prov = new Provenance(ModelFile.LIBRARY_VERSION, fingerprint(samples), samples.size(), seed,
+                    config, cvMre, java.time.Instant.now().toString());
+            return new RuntimePredictor(name, basis, p.unscale(theta), lambda, lo, hi, prov);
         }
     }
 
@@ -316,6 +361,22 @@ public final class RuntimePredictor implements RuntimeModel {
             path = path.isEmpty() || seg[i].startsWith(path + ".") ? seg[i] : path + "." + seg[i];
         }
         return path;
+    }
+
+    /** SHA-256 over each sample's workload description and measured time, in order. */
+    static String fingerprint(List<Sample> samples) {
+        try {
+            java.security.MessageDigest md = java.security.MessageDigest.getInstance("SHA-256");
+            for (Sample s : samples) {
+                Workload w = s.workload();
+                String line = w.graph().name() + '|' + w.graph().size() + '|' + w.batch() + '|' + w.phase() + '|'
+                        + w.worldSize() + '|' + w.threads() + '|' + Double.doubleToLongBits(s.millis()) + '\n';
+                md.update(line.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            }
+            return java.util.HexFormat.of().formatHex(md.digest());
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required by every Java platform", e);
+        }
     }
 
     static double quantile(double[] sorted, double q) {

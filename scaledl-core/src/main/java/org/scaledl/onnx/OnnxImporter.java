@@ -81,7 +81,15 @@ public final class OnnxImporter {
     public static ModelGraph read(byte[] bytes, String name, String source) {
         Preconditions.checkNotNull(bytes, "bytes");
         OnnxWire.Model model = parse(bytes, source);
-        return new Conversion(model.graph(), name, source).run();
+        try {
+            return new Conversion(model.graph(), name, source).run();
+        } catch (InvalidInputException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            // A structurally valid protobuf whose content contradicts ONNX (an attribute of the wrong kind, an
+            // impossible tensor): report it as bad input, never as an internal failure.
+            throw InvalidInputException.wrap(source, "invalid ONNX content: " + e, e);
+        }
     }
 
     /**

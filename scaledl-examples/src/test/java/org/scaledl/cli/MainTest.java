@@ -198,4 +198,33 @@ class MainTest {
         assertEquals(full.get("d-optimal").get("mre").asDouble(), full.get("random").get("mre").asDouble(), 1e-6);
         assertTrue(Files.size(dir.resolve("learning-curve.svg")) > 500);
     }
+
+    @Test
+    void fitThenPredictWithJson(@TempDir Path dir) throws Exception {
+        Path data = graph("resnet18_r64").getParent().getParent();
+        Path model = dir.resolve("model.sdl");
+        Run fit = run("fit", "--data", data.toString(), "--out", model.toString());
+        assertEquals(0, fit.code(), fit.err());
+        Run p = run("predict", "--model", model.toString(), "--graph", graph("resnet50_r64").toString(), "--batch",
+                "8", "--world-size", "2", "--threads", "1", "--phase", "train", "--json");
+        assertEquals(0, p.code(), p.err());
+        JsonNode root = new ObjectMapper().readTree(p.out());
+        double ms = root.get("ms").asDouble();
+        assertTrue(root.get("low_ms").asDouble() <= ms && ms <= root.get("high_ms").asDouble());
+        double sum = 0;
+        for (JsonNode c : root.get("breakdown")) {
+            sum += c.get("ms").asDouble();
+        }
+        assertEquals(ms, sum, 1e-6 * ms);
+
+        Files.writeString(dir.resolve("junk.sdl"), "{\"format\": \"scaledl-model\", \"format_version\": 1}");
+        Run bad = run("predict", "--model", dir.resolve("junk.sdl").toString(), "--graph",
+                graph("resnet50_r64").toString(), "--batch", "8");
+        assertNotEquals(0, bad.code());
+        assertEquals(1, bad.err().strip().lines().count(), bad.err());
+        Run phase = run("predict", "--model", model.toString(), "--graph", graph("resnet50_r64").toString(),
+                "--batch", "8", "--phase", "sideways");
+        assertNotEquals(0, phase.code());
+        assertTrue(phase.err().contains("sideways"), phase.err());
+    }
 }

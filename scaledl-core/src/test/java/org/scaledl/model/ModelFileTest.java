@@ -1,0 +1,129 @@
+package org.scaledl.model;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.scaledl.InvalidInputException;
+import org.scaledl.TestData;
+import org.scaledl.data.Dataset;
+import org.scaledl.data.DatasetReader;
+import org.scaledl.data.Sample;
+
+class ModelFileTest {
+    private static List<Sample> samples;
+
+    @BeforeAll
+    static void data() {
+        Dataset d = DatasetReader.read(TestData.cpuDdp());
+        samples = d.samples().stream().filter(s -> s.workload().graph().size() < 200).toList();
+    }
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void roundTripGivesBitIdenticalPredictions() {
+        RuntimePredictor p = RuntimePredictor.builder().seed(7).build().fit(samples);
+        Path file = dir.resolve("m.sdl");
+        p.save(file);
+        RuntimePredictor q = RuntimePredictor.load(file);
+        for (Sample s : samples) {
+            Prediction a = p.predict(s.workload());
+            Prediction b = q.predict(s.workload());
+            assertEquals(Double.doubleToLongBits(a.millis()), Double.doubleToLongBits(b.millis()));
+            assertEquals(Double.doubleToLongBits(a.lowMillis()), Double.doubleToLongBits(b.lowMillis()));
+            assertEquals(Double.doubleToLongBits(a.highMillis()), Double.doubleToLongBits(b.highMillis()));
+        }
+        assertEquals(p.provenance(), q.provenance());
+        assertEquals(7, q.provenance().seed());
+        assertEquals(samples.size(), q.provenance().trainingSamples());
+    }
+
+    @Test
+    void sameDataAndSeedGiveTheSameBytesExceptTheCreationTime() throws Exception {
+        Path a = dir.resolve("a.sdl");
+        Path b = dir.resolve("b.sdl");
+        RuntimePredictor.builder().seed(3).build().fit(samples).save(a);
+        RuntimePredictor.builder().seed(3).build().fit(samples).save(b);
+        List<String> la = new ArrayList<>(Files.readAllLines(a));
+        List<String> lb = new ArrayList<>(Files.readAllLines(b));
+        la.removeIf(l -> l.contains("created_at") || l.contains("sha256"));
+        lb.removeIf(l -> l.contains("created_at") || l.contains("sha256"));
+        assertEquals(la, lb);
+    }
+
+    @Test
+    void tamperedTruncatedForeignAndNewerFilesAreRejected() throws Exception {
+        Path file = dir.resolve("m.sdl");
+        RuntimePredictor.fit(samples).save(file);
+        String text = Files.readString(file);
+
+        Path tampered = dir.resolve("t.sdl");
+        int at = text.indexOf("\"coefficients\"");
+        int digit = at;
+        while (!Character.isDigit(text.charAt(digit)) || text.charAt(digit) == '0') {
+            digit++;
+        }
+        char replacement = text.charAt(digit) == '9' ? '8' : (char) (text.charAt(digit) + 1);
+        Files.writeString(tampered, text.substring(0, digit) + replacement + text.substring(digit + 1));
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> RuntimePredictor.load(tampered));
+        assertTrue(e.getMessage().contains("checksum"), e.getMessage());
+
+        Path truncated = dir.resolve("cut.sdl");
+        Files.writeString(truncated, text.substring(0, text.length() / 2));
+        assertThrows(InvalidInputException.class, () -> RuntimePredictor.load(truncated));
+
+        Path newer = dir.resolve("newer.sdl");
+        Files.writeString(newer, text.replace("\"format_version\" : 1", "\"format_version\" : 7"));
+        InvalidInputException n = assertThrows(InvalidInputException.class, () -> RuntimePredictor.load(newer));
+        assertTrue(n.getMessage().contains("7") && n.getMessage().contains("(1)"), n.getMessage());
+
+        Path foreign = dir.resolve("f.sdl");
+        Files.write(foreign, "{\"hello\": 1}".getBytes(StandardCharsets.UTF_8));
+        assertThrows(InvalidInputException.class, () -> RuntimePredictor.load(foreign));
+        assertThrows(InvalidInputException.class, () -> RuntimePredictor.load(dir.resolve("missing.sdl")));
+    }
+
+    @Test
+    void concurrentPredictionsEqualSequentialOnes() throws Exception {
+        RuntimePredictor p = RuntimePredictor.fit(samples);
+        int per = 10_000;
+        double[] expected = new double[per];
+        for (int i = 0; i < per; i++) {
+            expected[i] = p.predictMillis(samples.get(i % samples.size()).workload());
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        try {
+            List<Future<Boolean>> results = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                int offset = t;
+                results.add(pool.submit(() -> {
+                    for (int k = 0; k < per; k++) {
+                        int i = (k + offset * 997) % per;
+                        if (p.predictMillis(samples.get(i % samples.size()).workload()) != expected[i]) {
+                            return false;
+                        }
+                    }
+                    return true;
+                }));
+            }
+            for (Future<Boolean> f : results) {
+                assertTrue(f.get());
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+}

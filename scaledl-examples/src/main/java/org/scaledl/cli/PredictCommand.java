@@ -1,0 +1,66 @@
+package org.scaledl.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import org.scaledl.data.Phase;
+import org.scaledl.data.Workload;
+import org.scaledl.model.Prediction;
+import org.scaledl.model.RuntimePredictor;
+import org.scaledl.onnx.OnnxImporter;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code scaledl predict --model model.sdl --graph g.onnx --batch 8 ...}. */
+@Command(name = "predict", description = "Predict one workload with a saved model.")
+final class PredictCommand implements Callable<Integer> {
+    @Option(names = "--model", required = true, description = "Saved model (scaledl fit)")
+    Path model;
+
+    @Option(names = "--graph", required = true, description = "ONNX graph")
+    Path graph;
+
+    @Option(names = "--batch", required = true, description = "Samples per worker")
+    int batch;
+
+    @Option(names = "--world-size", defaultValue = "1", description = "Data-parallel workers (default 1)")
+    int worldSize;
+
+    @Option(names = "--threads", defaultValue = "1", description = "Threads per worker (default 1)")
+    int threads;
+
+    @Option(names = "--phase", defaultValue = "train", description = "train or infer (default train)")
+    String phase;
+
+    @Option(names = "--json", description = "Print JSON")
+    boolean json;
+
+    @Override
+    public Integer call() throws Exception {
+        RuntimePredictor p = RuntimePredictor.load(model);
+        Workload w = Workload.builder(OnnxImporter.read(graph)).batch(batch).worldSize(worldSize).threads(threads)
+                .phase(Phase.parse(phase)).build();
+        Prediction pr = p.predict(w);
+        if (json) {
+            ObjectMapper om = new ObjectMapper();
+            ObjectNode root = om.createObjectNode();
+            root.put("ms", pr.millis());
+            root.put("low_ms", pr.lowMillis());
+            root.put("high_ms", pr.highMillis());
+            ArrayNode b = root.putArray("breakdown");
+            for (Prediction.Contribution c : pr.breakdown()) {
+                b.addObject().put("name", c.name()).put("kind", c.kind()).put("ms", c.millis());
+            }
+            System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
+        } else {
+            System.out.printf(Locale.ROOT, "%s: %.2f ms (90%% interval %.2f–%.2f ms)%n", w, pr.millis(),
+                    pr.lowMillis(), pr.highMillis());
+            pr.breakdown().stream().limit(10).forEach(c -> System.out.printf(Locale.ROOT, "  %-50s %-20s %9.3f ms%n",
+                    c.name(), c.kind(), c.millis()));
+        }
+        return 0;
+    }
+}
