@@ -35,6 +35,16 @@ public final class FeatureExtractor {
     private final OpFamily[] family;
     private final boolean[] carriesData;
     private final Set<String> needsGrad;
+    /** Per layer, precomputed so that {@link #extract} allocates nothing per tensor: distinct present inputs. */
+    private final TensorInfo[][] inputs;
+    /** Per layer and distinct input: does it need a gradient. */
+    private final boolean[][] inputGrad;
+    /** Per layer: outputs by position ({@code null} when absent or unknown). */
+    private final TensorInfo[][] outputs;
+    /** Per layer: does any output need a gradient. */
+    private final boolean[] outputGrad;
+    /** Per layer: how many of the first two operands need a gradient (contractions). */
+    private final int[] gradOperands;
 
     private FeatureExtractor(ModelGraph graph) {
         this.graph = graph;
@@ -86,6 +96,35 @@ public final class FeatureExtractor {
             }
         }
         this.needsGrad = Set.copyOf(grad);
+        this.inputs = new TensorInfo[n][];
+        this.inputGrad = new boolean[n][];
+        this.outputs = new TensorInfo[n][];
+        this.outputGrad = new boolean[n];
+        this.gradOperands = new int[n];
+        for (int i = 0; i < n; i++) {
+            Layer l = graph.layer(i);
+            List<TensorInfo> ins = new ArrayList<>();
+            Set<String> seen = new HashSet<>();
+            for (String in : l.inputs()) {
+                if (!in.isEmpty() && seen.add(in)) {
+                    graph.tensor(in).ifPresent(ins::add);
+                }
+            }
+            inputs[i] = ins.toArray(new TensorInfo[0]);
+            inputGrad[i] = new boolean[inputs[i].length];
+            for (int k = 0; k < inputs[i].length; k++) {
+                inputGrad[i][k] = needsGrad.contains(inputs[i][k].name());
+            }
+            outputs[i] = new TensorInfo[l.outputs().size()];
+            for (int k = 0; k < outputs[i].length; k++) {
+                String o = l.outputs().get(k);
+                outputs[i][k] = o.isEmpty() ? null : graph.tensor(o).orElse(null);
+                outputGrad[i] |= needsGrad.contains(o);
+            }
+            for (int k = 0; k < Math.min(2, l.inputs().size()); k++) {
+                gradOperands[i] += l.input(k).filter(needsGrad::contains).isPresent() ? 1 : 0;
+            }
+        }
     }
 
     private static boolean isDepthwise(ModelGraph graph, Layer l) {
@@ -140,21 +179,17 @@ public final class FeatureExtractor {
             return new LayerFeatures(i, f, 0, 0, 0, 0, 0, params, 0, 0, 0, 0, 0, 0);
         }
         double read = 0;
-        Set<String> seen = new HashSet<>();
-        for (String in : l.inputs()) {
-            if (!in.isEmpty() && seen.add(in)) {
-                read += graph.tensor(in).map(t -> (double) t.bytes(batch)).orElse(0.0);
-            }
+        for (TensorInfo t : inputs[i]) {
+            read += t.bytes(batch);
         }
         double written = 0;
         double outElems = 0;
-        for (int k = 0; k < l.outputs().size(); k++) {
-            String o = l.outputs().get(k);
-            Optional<TensorInfo> t = o.isEmpty() ? Optional.empty() : graph.tensor(o);
-            if (t.isPresent()) {
-                written += t.get().bytes(batch);
+        for (int k = 0; k < outputs[i].length; k++) {
+            TensorInfo t = outputs[i][k];
+            if (t != null) {
+                written += t.bytes(batch);
                 if (k == 0) {
-                    outElems = t.get().elements(batch);
+                    outElems = t.elements(batch);
                 }
             }
         }
@@ -171,26 +206,19 @@ public final class FeatureExtractor {
         if (train && f != OpFamily.VIEW) {
             int gradInputs = 0;
             double gradInputBytes = 0;
-            Set<String> seenGrad = new HashSet<>();
-            for (String in : l.inputs()) {
-                if (!in.isEmpty() && seenGrad.add(in) && needsGrad.contains(in)) {
+            for (int k = 0; k < inputs[i].length; k++) {
+                if (inputGrad[i][k]) {
                     gradInputs++;
-                    gradInputBytes += graph.tensor(in).map(t -> (double) t.bytes(batch)).orElse(0.0);
+                    gradInputBytes += inputs[i][k].bytes(batch);
                 }
             }
-            boolean outNeedsGrad = l.outputs().stream().anyMatch(needsGrad::contains);
-            if (outNeedsGrad && gradInputs > 0) {
+            if (outputGrad[i] && gradInputs > 0) {
                 if (f == OpFamily.CONV || f == OpFamily.DEPTHWISE_CONV || f == OpFamily.DENSE) {
-                    int operands = 0;
-                    for (int k = 0; k < Math.min(2, l.inputs().size()); k++) {
-                        operands += l.input(k).filter(needsGrad::contains).isPresent() ? 1 : 0;
-                    }
-                    bwd = fwd * operands;
+                    bwd = fwd * gradOperands[i];
                 } else {
                     bwd = Math.max(fwd, outElems);
                 }
-                double outBytes = l.outputs().isEmpty() ? 0 : graph.tensor(l.outputs().get(0))
-                        .map(t -> (double) t.bytes(batch)).orElse(0.0);
+                double outBytes = outputs[i].length == 0 || outputs[i][0] == null ? 0 : outputs[i][0].bytes(batch);
                 bytesBwd = outBytes + 2 * gradInputBytes;
             }
         }

@@ -21,11 +21,12 @@ import org.ejml.interfaces.decomposition.EigenDecomposition_F64;
  * Design e = new FedorovExchange(x, 20).fixed(measured).starts(8).seed(7).design(); // configured
  * }</pre>
  *
- * <p>Each pass evaluates every (design row i, candidate j) pair with the variance function
- * {@code d(x) = xᵀM⁻¹x} and the exchange gain {@code Δ(i, j) = d(xⱼ) − d(xᵢ) − d(xᵢ)d(xⱼ) + d(xᵢ, xⱼ)²}, so that
- * {@code det} grows by the factor {@code 1 + Δ}; the best exchange is applied by two Sherman–Morrison updates of
- * {@code M⁻¹} and the matrix determinant lemma updates {@code log det} — no refactorisation. A pass costs
- * {@code O(N·p² + n·N·p)}. The search stops when no exchange improves {@code log det} by more than
+ * <p>Exchanges are scored with the variance function {@code d(x) = xᵀM⁻¹x} and the gain
+ * {@code Δ(i, j) = d(xⱼ) − d(xᵢ) − d(xᵢ)d(xⱼ) + d(xᵢ, xⱼ)²}, so that {@code det} grows by the factor {@code 1 + Δ}.
+ * Each pass visits every design row {@code i}, scores it against all candidates and applies its best exchange at
+ * once (the modified Fedorov exchange of Cook and Nachtsheim, 1980): two Sherman–Morrison updates of {@code M⁻¹},
+ * an {@code O(N·p)} update of every candidate's {@code d(x)}, and the matrix determinant lemma for {@code log det}
+ * — no refactorisation. A pass costs {@code O(n·N·p)}. The search stops when no exchange improves {@code log det} by more than
  * {@link #tolerance(double)}; it restarts from several random designs ({@link #starts(int)}) and keeps the best.
  * The ridge keeps {@code M} invertible for rank-deficient starts. The result depends only on the inputs and the seed.
  */
@@ -264,7 +265,11 @@ public final class FedorovExchange {
         List<Double> trace = new ArrayList<>();
         trace.add(logDet);
         double[] dAll = new double[total];
-        double[][] mInvXi = new double[n][p];
+        for (int j = 0; j < total; j++) {
+            dAll[j] = quad(inv, x[j], x[j]);
+        }
+        double[] mInvXi = new double[p];
+        double[] u = new double[p];
         int exchanges = 0;
         double spent = 0;
         for (int r : design) {
@@ -272,51 +277,53 @@ public final class FedorovExchange {
         }
         int passes = (int) Math.min(maxPasses, 100L * n + 100);
         for (int pass = 0; pass < passes; pass++) {
-            for (int j = 0; j < total; j++) {
-                dAll[j] = quad(inv, x[j], x[j]);
-            }
+            boolean improved = false;
+            // Modified Fedorov (Cook and Nachtsheim): visit each design row and apply its best exchange at once.
             for (int i = 0; i < n; i++) {
-                mult(inv, x[design[i]], mInvXi[i]);
-            }
-            double bestGain = 0;
-            int bestI = -1;
-            int bestJ = -1;
-            for (int i = 0; i < n; i++) {
+                mult(inv, x[design[i]], mInvXi);
                 double di = dAll[design[i]];
+                double bestGain = 0;
+                int bestJ = -1;
                 for (int j = 0; j < total; j++) {
                     if (inDesign[j] || costs != null && spent - costs[design[i]] + costs[j] > budget) {
                         continue;
                     }
-                    double dij = dot(mInvXi[i], x[j]);
+                    double dij = dot(mInvXi, x[j]);
                     double delta = dAll[j] - di - di * dAll[j] + dij * dij;
                     double gain = Math.log1p(Math.max(delta, -1 + 1e-300));
                     if (gain > bestGain) {
                         bestGain = gain;
-                        bestI = i;
                         bestJ = j;
                     }
                 }
+                if (bestJ < 0 || bestGain <= tolerance) {
+                    continue;
+                }
+                int out = design[i];
+                if (costs != null) {
+                    spent += costs[bestJ] - costs[out];
+                }
+                rankOne(inv, x[bestJ], 1, u, dAll);
+                rankOne(inv, x[out], -1, u, dAll);
+                inDesign[out] = false;
+                inDesign[bestJ] = true;
+                design[i] = bestJ;
+                logDet += bestGain;
+                trace.add(logDet);
+                exchanges++;
+                improved = true;
+                if (exchanges % 50 == 0) {
+                    // Refresh against rounding drift of the rank-one updates.
+                    DMatrixRMaj fresh = information(design);
+                    CommonOps_DDRM.invert(fresh, inv);
+                    logDet = logDetOf(fresh);
+                    for (int j = 0; j < total; j++) {
+                        dAll[j] = quad(inv, x[j], x[j]);
+                    }
+                }
             }
-            if (bestI < 0 || bestGain <= tolerance) {
+            if (!improved) {
                 break;
-            }
-            int out = design[bestI];
-            if (costs != null) {
-                spent += costs[bestJ] - costs[out];
-            }
-            shermanMorrison(inv, x[bestJ], 1);
-            shermanMorrison(inv, x[out], -1);
-            inDesign[out] = false;
-            inDesign[bestJ] = true;
-            design[bestI] = bestJ;
-            logDet += bestGain;
-            trace.add(logDet);
-            exchanges++;
-            if (exchanges % 50 == 0) {
-                // Refresh against rounding drift of the rank-one updates.
-                DMatrixRMaj fresh = information(design);
-                CommonOps_DDRM.invert(fresh, inv);
-                logDet = logDetOf(fresh);
             }
         }
         int[] sorted = design.clone();
@@ -329,16 +336,22 @@ public final class FedorovExchange {
         return new Design(chosen, finalLogDet, dEfficiency(sorted), exchanges, trace);
     }
 
-    /** {@code inv ← (M ± vvᵀ)⁻¹} from {@code inv = M⁻¹} (Sherman–Morrison). */
-    private static void shermanMorrison(DMatrixRMaj inv, double[] v, int sign) {
+    /**
+     * {@code inv ← (M ± vvᵀ)⁻¹} from {@code inv = M⁻¹} (Sherman–Morrison), and every candidate's variance
+     * {@code d(x) = xᵀM⁻¹x} updated in {@code O(N·p)}: {@code d'(x) = d(x) ∓ (xᵀu)² / (1 ± vᵀu)}, {@code u = M⁻¹v}.
+     */
+    private void rankOne(DMatrixRMaj inv, double[] v, int sign, double[] u, double[] dAll) {
         int p = v.length;
-        double[] u = new double[p];
         mult(inv, v, u);
         double denom = 1 + sign * dot(v, u);
         for (int a = 0; a < p; a++) {
             for (int b = 0; b < p; b++) {
                 inv.add(a, b, -sign * u[a] * u[b] / denom);
             }
+        }
+        for (int j = 0; j < x.length; j++) {
+            double xu = dot(x[j], u);
+            dAll[j] -= sign * xu * xu / denom;
         }
     }
 

@@ -1,0 +1,257 @@
+package org.scaledl.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicLong;
+import org.scaledl.data.Dataset;
+import org.scaledl.data.DatasetReader;
+import org.scaledl.data.Phase;
+import org.scaledl.data.Workload;
+import org.scaledl.doe.FedorovExchange;
+import org.scaledl.graph.DataType;
+import org.scaledl.graph.Dim;
+import org.scaledl.graph.Layer;
+import org.scaledl.graph.ModelGraph;
+import org.scaledl.graph.SymbolicShape;
+import org.scaledl.graph.TensorInfo;
+import org.scaledl.graph.TensorRole;
+import org.scaledl.model.LayerBasis;
+import org.scaledl.model.RuntimePredictor;
+import org.scaledl.onnx.OnnxImporter;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code scaledl bench}: the headline speed figures, measured in this run. */
+@Command(name = "bench", description = "Measure predict latency and throughput, fit time, ONNX import, Fedorov "
+        + "exchange and predict-time scaling on this machine.")
+final class BenchCommand implements Callable<Integer> {
+    private static final String[] GRAPHS = {"squeezenet1_1_r112", "resnet50_r112", "vit_b_16_r112"};
+
+    @Option(names = "--data", defaultValue = "datasets/cpu-ddp", description = "Dataset (default: ${DEFAULT-VALUE})")
+    Path data;
+
+    @Option(names = "--quick", description = "Fewer repetitions (under 30 s)")
+    boolean quick;
+
+    @Option(names = "--json", description = "Print JSON")
+    boolean json;
+
+    @Override
+    public Integer call() throws Exception {
+        if (!Files.isDirectory(data)) {
+            throw new IllegalArgumentException("dataset folder " + data + " not found: run from the repository root");
+        }
+        int reps = quick ? 2_000 : 20_000;
+        Map<String, Object> out = new LinkedHashMap<>();
+
+        long t0 = System.nanoTime();
+        Dataset d = DatasetReader.read(data);
+        double loadS = (System.nanoTime() - t0) / 1e9;
+        t0 = System.nanoTime();
+        RuntimePredictor p = RuntimePredictor.fit(d.samples());
+        double fitS = (System.nanoTime() - t0) / 1e9;
+
+        double[] imports = new double[quick ? 3 : 7];
+        Path vit = data.resolve("graphs/vit_b_16_r112.onnx");
+        for (int i = 0; i < imports.length; i++) {
+            long s = System.nanoTime();
+            OnnxImporter.read(vit);
+            imports[i] = (System.nanoTime() - s) / 1e6;
+        }
+        double rate = matmulFlopsPerSecond();
+
+        Map<String, Double> p50 = new LinkedHashMap<>();
+        Map<String, Double> p99 = new LinkedHashMap<>();
+        Map<String, Double> floor = new LinkedHashMap<>();
+        List<Workload> mix = new ArrayList<>();
+        for (String name : GRAPHS) {
+            ModelGraph g = OnnxImporter.read(data.resolve("graphs/" + name + ".onnx"));
+            Workload w = Workload.builder(g).batch(8).phase(Phase.TRAIN).build();
+            mix.add(w);
+            double[] lat = latencies(p, w, reps);
+            p50.put(name, lat[lat.length / 2]);
+            p99.put(name, lat[(int) (lat.length * 0.99)]);
+            // The model's own arithmetic: each layer's basis terms times coefficients, plus the workload terms.
+            double modelFlops = 2.0 * (g.size() * LayerBasis.LAYER_TERMS.size() + LayerBasis.GLOBAL_TERMS.size());
+            floor.put(name, modelFlops / rate * 1e6);
+        }
+        double perSecond = throughput(p, mix, quick ? 1.0 : 3.0);
+
+        double[][] x = gaussian(10_000, 30, 5);
+        t0 = System.nanoTime();
+        new FedorovExchange(x, 60).design();
+        double fedorovMs = (System.nanoTime() - t0) / 1e6;
+
+        double exponent = scalingExponent(p, quick);
+
+        Arrays.sort(imports);
+        out.put("predict_us_p50", p50);
+        out.put("predict_us_p99", p99);
+        out.put("predict_floor_us", floor);
+        out.put("predict_per_s", perSecond);
+        out.put("fit_s", fitS);
+        out.put("dataset_load_s", loadS);
+        out.put("fedorov_ms", fedorovMs);
+        out.put("import_ms", imports[imports.length / 2]);
+        out.put("scaling_exponent", exponent);
+        out.put("matmul_gflops", rate / 1e9);
+        if (json) {
+            ObjectMapper om = new ObjectMapper();
+            ObjectNode root = om.valueToTree(out);
+            System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
+        } else {
+            System.out.printf(Locale.ROOT, "machine: %d cores; single-thread matmul %.2f GFLOP/s%n",
+                    Runtime.getRuntime().availableProcessors(), rate / 1e9);
+            for (String name : GRAPHS) {
+                System.out.printf(Locale.ROOT, "predict %-20s p50 %8.1f µs  p99 %8.1f µs  floor %6.2f µs%n", name,
+                        p50.get(name), p99.get(name), floor.get(name));
+            }
+            System.out.printf(Locale.ROOT, "predict throughput, %d threads: %.0f /s%n",
+                    Runtime.getRuntime().availableProcessors(), perSecond);
+            System.out.printf(Locale.ROOT, "fit on %d samples: %.2f s (dataset load %.2f s)%n", d.size(), fitS, loadS);
+            System.out.printf(Locale.ROOT, "ONNX import vit_b_16_r112 (1,772 nodes): %.1f ms%n",
+                    imports[imports.length / 2]);
+            System.out.printf(Locale.ROOT, "Fedorov N=10,000 p=30 n=60 (5 starts): %.0f ms%n", fedorovMs);
+            System.out.printf(Locale.ROOT, "predict time ~ (nodes+edges)^%.3f on synthetic graphs%n", exponent);
+        }
+        return 0;
+    }
+
+    /** Sorted single-call latencies in µs after a warm-up. */
+    private static double[] latencies(RuntimePredictor p, Workload w, int reps) {
+        double sink = 0;
+        for (int i = 0; i < reps; i++) {
+            sink += p.predictMillis(w);
+        }
+        double[] lat = new double[reps];
+        for (int i = 0; i < reps; i++) {
+            long s = System.nanoTime();
+            sink += p.predictMillis(w);
+            lat[i] = (System.nanoTime() - s) / 1e3;
+        }
+        Arrays.sort(lat);
+        if (sink == 42) {
+            System.out.print("");
+        }
+        return lat;
+    }
+
+    private static double throughput(RuntimePredictor p, List<Workload> mix, double seconds) throws Exception {
+        int threads = Runtime.getRuntime().availableProcessors();
+        AtomicLong count = new AtomicLong();
+        long end = System.nanoTime() + (long) (seconds * 1e9);
+        List<Thread> ts = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            Thread th = new Thread(() -> {
+                long n = 0;
+                int i = 0;
+                while (System.nanoTime() < end) {
+                    p.predictMillis(mix.get(i++ % mix.size()));
+                    n++;
+                }
+                count.addAndGet(n);
+            });
+            ts.add(th);
+            th.start();
+        }
+        for (Thread th : ts) {
+            th.join();
+        }
+        return count.get() / seconds;
+    }
+
+    /** Single-thread dense matmul rate (FLOP/s) of a plain blocked Java kernel, 256 × 256. */
+    static double matmulFlopsPerSecond() {
+        int n = 256;
+        double[] a = new double[n * n];
+        double[] b = new double[n * n];
+        double[] c = new double[n * n];
+        Random r = new Random(1);
+        for (int i = 0; i < a.length; i++) {
+            a[i] = r.nextDouble();
+            b[i] = r.nextDouble();
+        }
+        double best = Double.MAX_VALUE;
+        for (int rep = 0; rep < 8; rep++) {
+            Arrays.fill(c, 0);
+            long s = System.nanoTime();
+            for (int i = 0; i < n; i++) {
+                for (int k = 0; k < n; k++) {
+                    double aik = a[i * n + k];
+                    for (int j = 0; j < n; j++) {
+                        c[i * n + j] += aik * b[k * n + j];
+                    }
+                }
+            }
+            best = Math.min(best, (System.nanoTime() - s) / 1e9);
+        }
+        return 2.0 * n * n * n / best;
+    }
+
+    /** Slope of log(predict time) against log(nodes + edges) over chains and random DAGs of 10 to 10,000 nodes. */
+    private static double scalingExponent(RuntimePredictor p, boolean quick) {
+        int[] sizes = {10, 100, 1_000, 10_000};
+        List<double[]> pts = new ArrayList<>();
+        for (int n : sizes) {
+            for (boolean dag : new boolean[] {false, true}) {
+                ModelGraph g = synthetic(n, dag, n);
+                Workload w = Workload.builder(g).batch(8).phase(Phase.TRAIN).build();
+                int reps = Math.max(quick ? 20 : 100, (quick ? 20_000 : 200_000) / n);
+                double[] lat = latencies(p, w, reps);
+                pts.add(new double[] {Math.log(g.size() + g.edges().size()), Math.log(lat[lat.length / 2])});
+            }
+        }
+        double mx = pts.stream().mapToDouble(v -> v[0]).average().orElse(0);
+        double my = pts.stream().mapToDouble(v -> v[1]).average().orElse(0);
+        double sxy = 0;
+        double sxx = 0;
+        for (double[] v : pts) {
+            sxy += (v[0] - mx) * (v[1] - my);
+            sxx += (v[0] - mx) * (v[0] - mx);
+        }
+        return sxy / sxx;
+    }
+
+    /** A chain of Gemm+Relu pairs, or a random DAG of Adds over earlier tensors, of about {@code n} layers. */
+    static ModelGraph synthetic(int n, boolean dag, long seed) {
+        Random r = new Random(seed);
+        SymbolicShape act = SymbolicShape.of(Dim.batch(), Dim.of(64));
+        ModelGraph.Builder b = ModelGraph.builder((dag ? "dag" : "chain") + n)
+                .tensor(TensorInfo.of("t0", DataType.FLOAT, act, TensorRole.INPUT));
+        for (int i = 1; i <= n; i++) {
+            b.tensor(TensorInfo.of("t" + i, DataType.FLOAT, act, TensorRole.ACTIVATION));
+            if (!dag && i % 2 == 1) {
+                String w = "w" + i;
+                b.tensor(TensorInfo.of(w, DataType.FLOAT, SymbolicShape.ofStatic(64, 64), TensorRole.PARAMETER));
+                b.layer(Layer.builder("gemm" + i, "Gemm").inputs("t" + (i - 1), w).outputs("t" + i).build());
+            } else if (!dag) {
+                b.layer(Layer.builder("relu" + i, "Relu").inputs("t" + (i - 1)).outputs("t" + i).build());
+            } else {
+                String other = "t" + r.nextInt(i);
+                b.layer(Layer.builder("add" + i, "Add").inputs("t" + (i - 1), other).outputs("t" + i).build());
+            }
+        }
+        return b.output("t" + n).build();
+    }
+
+    private static double[][] gaussian(int rows, int p, long seed) {
+        Random r = new Random(seed);
+        double[][] x = new double[rows][p];
+        for (double[] row : x) {
+            for (int j = 0; j < p; j++) {
+                row[j] = r.nextGaussian();
+            }
+        }
+        return x;
+    }
+}
