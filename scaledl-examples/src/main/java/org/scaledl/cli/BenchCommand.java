@@ -61,6 +61,31 @@ final class BenchCommand implements Callable<Integer> {
         RuntimePredictor p = RuntimePredictor.fit(d.samples());
         double fitS = (System.nanoTime() - t0) / 1e9;
 
+        Map<String, Double> fitBySamples = new LinkedHashMap<>();
+        List<org.scaledl.data.Sample> replicas = new ArrayList<>();
+        for (int k = 0; k < (quick ? 3 : 10); k++) {
+            replicas.addAll(d.samples());
+        }
+        for (List<org.scaledl.data.Sample> set : List.of(d.samples().subList(0, 100), d.samples(), replicas)) {
+            long s = System.nanoTime();
+            RuntimePredictor.fit(set);
+            fitBySamples.put(Integer.toString(set.size()), (System.nanoTime() - s) / 1e9);
+        }
+
+        Map<String, Double> fitByGraphSize = new LinkedHashMap<>();
+        for (int size : new int[] {100, 1_000, 10_000}) {
+            ModelGraph g = synthetic(size, false, size);
+            List<org.scaledl.data.Sample> set = new ArrayList<>();
+            for (int b = 1; b <= 48; b++) {
+                Workload w = Workload.builder(g).batch(b).phase(b % 2 == 0 ? Phase.TRAIN : Phase.INFER)
+                        .threads(1 + b % 2).tag("family", "f" + b % 4).build();
+                set.add(org.scaledl.data.Sample.of(w, 0.01 * size + 0.5 * b));
+            }
+            long s = System.nanoTime();
+            RuntimePredictor.fit(set);
+            fitByGraphSize.put(Integer.toString(size), (System.nanoTime() - s) / 1e9);
+        }
+
         double[] imports = new double[quick ? 3 : 7];
         Path vit = data.resolve("graphs/vit_b_16_r112.onnx");
         for (int i = 0; i < imports.length; i++) {
@@ -100,6 +125,8 @@ final class BenchCommand implements Callable<Integer> {
         out.put("predict_floor_us", floor);
         out.put("predict_per_s", perSecond);
         out.put("fit_s", fitS);
+        out.put("fit_s_by_samples", fitBySamples);
+        out.put("fit_s_by_graph_nodes", fitByGraphSize);
         out.put("dataset_load_s", loadS);
         out.put("fedorov_ms", fedorovMs);
         out.put("import_ms", imports[imports.length / 2]);
@@ -119,6 +146,9 @@ final class BenchCommand implements Callable<Integer> {
             System.out.printf(Locale.ROOT, "predict throughput, %d threads: %.0f /s%n",
                     Runtime.getRuntime().availableProcessors(), perSecond);
             System.out.printf(Locale.ROOT, "fit on %d samples: %.2f s (dataset load %.2f s)%n", d.size(), fitS, loadS);
+            fitBySamples.forEach((k, v) -> System.out.printf(Locale.ROOT, "  fit on %5s samples: %.2f s%n", k, v));
+            fitByGraphSize.forEach((k, v) -> System.out.printf(Locale.ROOT,
+                    "  fit on 48 samples of a %6s-node chain: %.2f s%n", k, v));
             System.out.printf(Locale.ROOT, "ONNX import vit_b_16_r112 (1,772 nodes): %.1f ms%n",
                     imports[imports.length / 2]);
             System.out.printf(Locale.ROOT, "Fedorov N=10,000 p=30 n=60 (5 starts): %.0f ms%n", fedorovMs);
@@ -182,7 +212,7 @@ final class BenchCommand implements Callable<Integer> {
             b[i] = r.nextDouble();
         }
         double best = Double.MAX_VALUE;
-        for (int rep = 0; rep < 8; rep++) {
+        for (int rep = 0; rep < 30; rep++) {
             Arrays.fill(c, 0);
             long s = System.nanoTime();
             for (int i = 0; i < n; i++) {
