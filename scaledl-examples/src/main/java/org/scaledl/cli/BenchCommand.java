@@ -274,7 +274,8 @@ final class BenchCommand implements Callable<Integer> {
         return b.output("t" + n).build();
     }
 
-    private static double[][] gaussian(int rows, int p, long seed) {
+    /** A rows × p matrix of standard normal values. */
+    static double[][] gaussian(int rows, int p, long seed) {
         Random r = new Random(seed);
         double[][] x = new double[rows][p];
         for (double[] row : x) {

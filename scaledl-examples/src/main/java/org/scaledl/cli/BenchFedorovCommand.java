@@ -2,7 +2,6 @@ package org.scaledl.cli;
 
 import java.util.Arrays;
 import java.util.Locale;
-import java.util.Random;
 import java.util.concurrent.Callable;
 import org.scaledl.doe.Design;
 import org.scaledl.doe.FedorovExchange;
@@ -23,7 +22,7 @@ final class BenchFedorovCommand implements Callable<Integer> {
         System.out.printf(Locale.ROOT, "%9s %4s %5s %14s %16s%n", "N", "p", "n", "one pass (ms)", "ns per n*N*p");
         for (int total : ns) {
             for (int p : ps) {
-                double[][] x = gaussian(total, p, 11);
+                double[][] x = BenchCommand.gaussian(total, p, 11);
                 int n = 2 * p;
                 double[] t = new double[3];
                 for (int rep = 0; rep < t.length; rep++) {
@@ -36,22 +35,11 @@ final class BenchFedorovCommand implements Callable<Integer> {
                         t[1] * 1e6 / ((double) n * total * p));
             }
         }
-        double[][] x = gaussian(10_000, 30, 12);
+        double[][] x = BenchCommand.gaussian(10_000, 30, 12);
         long t0 = System.nanoTime();
         Design d = new FedorovExchange(x, 60).starts(1).design();
         System.out.printf(Locale.ROOT, "full design N=10000 p=30 n=60, one start: %.0f ms, %d exchanges%n",
                 (System.nanoTime() - t0) / 1e6, d.exchanges());
         return 0;
-    }
-
-    private static double[][] gaussian(int rows, int p, long seed) {
-        Random r = new Random(seed);
-        double[][] x = new double[rows][p];
-        for (double[] row : x) {
-            for (int j = 0; j < p; j++) {
-                row[j] = r.nextGaussian();
-            }
-        }
-        return x;
     }
 }
