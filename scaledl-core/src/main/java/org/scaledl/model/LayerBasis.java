@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Collections;
 import java.util.WeakHashMap;
+import java.util.concurrent.ConcurrentHashMap;
 import org.scaledl.data.Phase;
 import org.scaledl.data.Workload;
 import org.scaledl.features.FeatureExtractor;
@@ -47,7 +48,8 @@ import org.scaledl.graph.TensorRole;
  * double[] x = LayerBasis.standard().row(workload);   // width() values
  * }</pre>
  *
- * <p>Feature analysis is cached per graph instance (weakly), so rows are cheap after the first call. Thread-safe.
+ * <p>Feature analysis is cached per graph instance (weakly), and per (graph, batch, phase) the per-family sums that
+ * a row is made of, so rows are cheap after the first call for a batch size. Thread-safe.
  */
 public final class LayerBasis {
     /** Per-layer terms. */
@@ -67,8 +69,13 @@ public final class LayerBasis {
     /** Per-graph analysis, held weakly so that graphs a caller drops can be collected. */
     private final Map<ModelGraph, Analysis> cache = Collections.synchronizedMap(new WeakHashMap<>());
 
-    private record Analysis(FeatureExtractor extractor, long[] gradientStats) {
+    private record Analysis(FeatureExtractor extractor, long[] gradientStats, Map<Long, double[]> sums) {
     }
+
+    /** Cached (batch, phase) entries per graph before the cache is cleared. */
+    private static final int MAX_CACHED_BATCHES = 1024;
+    /** Per-family sums kept per (graph, batch, phase): dispatch, flops, bytes, small-op flops. */
+    private static final int SUMS = 4;
 
     private LayerBasis() {
     }
@@ -113,7 +120,7 @@ public final class LayerBasis {
     private Analysis analysis(ModelGraph g) {
         Analysis a = cache.get(g);
         if (a == null) {
-            a = new Analysis(FeatureExtractor.of(g), gradientStats(g));
+            a = new Analysis(FeatureExtractor.of(g), gradientStats(g), new ConcurrentHashMap<>());
             cache.put(g, a);
         }
         return a;
@@ -152,22 +159,62 @@ public final class LayerBasis {
 
     /** The design row of a workload: per-family sums of {@link #layerTerms} followed by the workload terms. */
     public double[] row(Workload w) {
-        List<LayerFeatures> layers = features(w);
+        double[] sums = familySums(w);
         double[] row = new double[width()];
-        double[] t = new double[LAYER_TERMS.size()];
+        double p = w.threads();
         double flops = 0;
         double bytes = 0;
-        for (LayerFeatures lf : layers) {
-            layerTerms(lf, w, t);
-            int base = lf.family().ordinal() * LAYER_TERMS.size();
-            for (int k = 0; k < t.length; k++) {
-                row[base + k] += t[k];
-            }
-            flops += t[2];
-            bytes += t[4];
+        int terms = LAYER_TERMS.size();
+        for (int f = 0; f < FAMILIES.size(); f++) {
+            double dispatch = sums[f * SUMS];
+            double fl = sums[f * SUMS + 1];
+            double by = sums[f * SUMS + 2];
+            int base = f * terms;
+            row[base] = dispatch;
+            row[base + 1] = fl / p;
+            row[base + 2] = fl;
+            row[base + 3] = by / p;
+            row[base + 4] = by;
+            row[base + 5] = sums[f * SUMS + 3];
+            row[base + 6] = dispatch * (p - 1);
+            row[base + 7] = fl * (p - 1);
+            row[base + 8] = by * (p - 1);
+            flops += fl;
+            bytes += by;
         }
         globalTerms(w, flops, bytes, row);
         return row;
+    }
+
+    /**
+     * Per-family sums of the thread-independent layer terms (dispatch, FLOPs, bytes, small-op FLOPs) for the
+     * workload's graph, batch and phase. Every other layer term is these divided or multiplied by a function of the
+     * thread count, so the sums are cached per (graph, batch, phase): a scheduler scoring many placements of one
+     * model pays for the layer walk once.
+     */
+    private double[] familySums(Workload w) {
+        Analysis a = analysis(w.graph());
+        long key = (long) w.batch() << 1 | (w.phase() == Phase.TRAIN ? 1 : 0);
+        double[] sums = a.sums().get(key);
+        if (sums != null) {
+            return sums;
+        }
+        sums = new double[FAMILIES.size() * SUMS];
+        double[] t = new double[LAYER_TERMS.size()];
+        Workload oneThread = w.threads() == 1 ? w : w.toBuilder().threads(1).build();
+        for (LayerFeatures lf : a.extractor().extract(w.batch(), w.phase())) {
+            layerTerms(lf, oneThread, t);
+            int base = lf.family().ordinal() * SUMS;
+            sums[base] += t[0];
+            sums[base + 1] += t[2];
+            sums[base + 2] += t[4];
+            sums[base + 3] += t[5];
+        }
+        if (a.sums().size() >= MAX_CACHED_BATCHES) {
+            a.sums().clear();
+        }
+        a.sums().put(key, sums);
+        return sums;
     }
 
     /** Workload-level terms into {@code row} from the global columns on. */

@@ -98,19 +98,23 @@ final class BenchCommand implements Callable<Integer> {
         Map<String, Double> p50 = new LinkedHashMap<>();
         Map<String, Double> p99 = new LinkedHashMap<>();
         Map<String, Double> floor = new LinkedHashMap<>();
+        Map<String, Double> warmP50 = new LinkedHashMap<>();
         List<Workload> mix = new ArrayList<>();
         for (String name : GRAPHS) {
             ModelGraph g = OnnxImporter.read(data.resolve("graphs/" + name + ".onnx"));
             Workload w = Workload.builder(g).batch(8).phase(Phase.TRAIN).build();
             mix.add(w);
-            double[] lat = latencies(p, w, reps);
+            double[] lat = latencies(p, w, reps, true);
             p50.put(name, lat[lat.length / 2]);
             p99.put(name, lat[(int) (lat.length * 0.99)]);
+            double[] warm = latencies(p, w, reps, false);
+            warmP50.put(name, warm[warm.length / 2]);
             // The model's own arithmetic: each layer's basis terms times coefficients, plus the workload terms.
             double modelFlops = 2.0 * (g.size() * LayerBasis.LAYER_TERMS.size() + LayerBasis.GLOBAL_TERMS.size());
             floor.put(name, modelFlops / rate * 1e6);
         }
-        double perSecond = throughput(p, mix, quick ? 1.0 : 3.0);
+        double perSecond = throughput(p, mix, quick ? 1.0 : 3.0, true);
+        double perSecondWarm = throughput(p, mix, quick ? 1.0 : 3.0, false);
 
         double[][] x = gaussian(10_000, 30, 5);
         t0 = System.nanoTime();
@@ -123,7 +127,9 @@ final class BenchCommand implements Callable<Integer> {
         out.put("predict_us_p50", p50);
         out.put("predict_us_p99", p99);
         out.put("predict_floor_us", floor);
+        out.put("predict_warm_us_p50", warmP50);
         out.put("predict_per_s", perSecond);
+        out.put("predict_warm_per_s", perSecondWarm);
         out.put("fit_s", fitS);
         out.put("fit_s_by_samples", fitBySamples);
         out.put("fit_s_by_graph_nodes", fitByGraphSize);
@@ -139,12 +145,13 @@ final class BenchCommand implements Callable<Integer> {
         } else {
             System.out.printf(Locale.ROOT, "machine: %d cores; single-thread matmul %.2f GFLOP/s%n",
                     Runtime.getRuntime().availableProcessors(), rate / 1e9);
+            System.out.println("predict, first query of a (graph, batch, phase) / repeated query:");
             for (String name : GRAPHS) {
-                System.out.printf(Locale.ROOT, "predict %-20s p50 %8.1f µs  p99 %8.1f µs  floor %6.2f µs%n", name,
-                        p50.get(name), p99.get(name), floor.get(name));
+                System.out.printf(Locale.ROOT, "  %-20s p50 %8.1f µs  p99 %8.1f µs  floor %6.2f µs  repeated p50 %6.2f µs%n",
+                        name, p50.get(name), p99.get(name), floor.get(name), warmP50.get(name));
             }
-            System.out.printf(Locale.ROOT, "predict throughput, %d threads: %.0f /s%n",
-                    Runtime.getRuntime().availableProcessors(), perSecond);
+            System.out.printf(Locale.ROOT, "predict throughput, %d threads: %.0f /s first queries, %.0f /s repeated%n",
+                    Runtime.getRuntime().availableProcessors(), perSecond, perSecondWarm);
             System.out.printf(Locale.ROOT, "fit on %d samples: %.2f s (dataset load %.2f s)%n", d.size(), fitS, loadS);
             fitBySamples.forEach((k, v) -> System.out.printf(Locale.ROOT, "  fit on %5s samples: %.2f s%n", k, v));
             fitByGraphSize.forEach((k, v) -> System.out.printf(Locale.ROOT,
@@ -157,16 +164,23 @@ final class BenchCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** Sorted single-call latencies in µs after a warm-up. */
-    private static double[] latencies(RuntimePredictor p, Workload w, int reps) {
+    /**
+     * Sorted single-call latencies in µs after a warm-up of the JIT. {@code cold}: every call uses a batch size not
+     * seen before, so the per-(graph, batch, phase) family sums are recomputed from the layers each time (the cost
+     * of a first query); otherwise the same workload is asked again (a scheduler's repeated query).
+     */
+    private static double[] latencies(RuntimePredictor p, Workload w, int reps, boolean cold) {
         double sink = 0;
+        Workload.Builder b = w.toBuilder();
+        int next = 1_000_000;
         for (int i = 0; i < reps; i++) {
-            sink += p.predictMillis(w);
+            sink += p.predictMillis(cold ? b.batch(next++).build() : w);
         }
         double[] lat = new double[reps];
         for (int i = 0; i < reps; i++) {
+            Workload x = cold ? b.batch(next++).build() : w;
             long s = System.nanoTime();
-            sink += p.predictMillis(w);
+            sink += p.predictMillis(x);
             lat[i] = (System.nanoTime() - s) / 1e3;
         }
         Arrays.sort(lat);
@@ -176,17 +190,20 @@ final class BenchCommand implements Callable<Integer> {
         return lat;
     }
 
-    private static double throughput(RuntimePredictor p, List<Workload> mix, double seconds) throws Exception {
+    private static double throughput(RuntimePredictor p, List<Workload> mix, double seconds, boolean cold)
+            throws Exception {
         int threads = Runtime.getRuntime().availableProcessors();
         AtomicLong count = new AtomicLong();
         long end = System.nanoTime() + (long) (seconds * 1e9);
         List<Thread> ts = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
+            int first = 2_000_000 + t * 10_000_000;
             Thread th = new Thread(() -> {
                 long n = 0;
                 int i = 0;
                 while (System.nanoTime() < end) {
-                    p.predictMillis(mix.get(i++ % mix.size()));
+                    Workload w = mix.get(i++ % mix.size());
+                    p.predictMillis(cold ? w.toBuilder().batch(first + i).build() : w);
                     n++;
                 }
                 count.addAndGet(n);
@@ -237,7 +254,7 @@ final class BenchCommand implements Callable<Integer> {
                 ModelGraph g = synthetic(n, dag, n);
                 Workload w = Workload.builder(g).batch(8).phase(Phase.TRAIN).build();
                 int reps = Math.max(quick ? 20 : 100, (quick ? 20_000 : 200_000) / n);
-                double[] lat = latencies(p, w, reps);
+                double[] lat = latencies(p, w, reps, true);
                 pts.add(new double[] {Math.log(g.size() + g.edges().size()), Math.log(lat[lat.length / 2])});
             }
         }
