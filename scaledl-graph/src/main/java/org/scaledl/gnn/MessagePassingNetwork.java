@@ -1,0 +1,175 @@
+package org.scaledl.gnn;
+
+import com.google.common.base.Preconditions;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+
+/**
+ * A message-passing graph network over layer DAGs, with hand-written forward and backward passes on ND4J (no
+ * SameDiff). For node features {@code X} (N × F):
+ *
+ * <pre>
+ *   H₀ = relu(X·W_in + b_in)
+ *   Hₖ = relu(Hₖ₋₁·W_self + mean_{u→v} Hₖ₋₁[u]·W_fwd + mean_{v→w} Hₖ₋₁[w]·W_bwd + b) + Hₖ₋₁     k = 1..K
+ *   P  = mean over each graph's nodes of H_K                                  (one row per graph)
+ *   out = relu([P[g(s)], Cₛ]·W₁ + b₁)·w₂ + b₂                                  (one value per sample s)
+ * </pre>
+ *
+ * Messages flow along data edges in both directions with separate weights (GraphSAGE-style mean aggregation with a
+ * residual); each sample reads out its graph's pooled embedding together with its own context {@code Cₛ}
+ * (workload settings), so one graph embedding serves every workload of that graph. Loss: mean squared error.
+ * Parameters are double precision and held in insertion order; the network is not thread-safe.
+ */
+final class MessagePassingNetwork {
+    final int features;
+    final int hidden;
+    final int rounds;
+    final int context;
+    final Map<String, INDArray> params = new LinkedHashMap<>();
+
+    MessagePassingNetwork(int features, int hidden, int rounds, int context, long seed) {
+        Preconditions.checkArgument(features > 0 && hidden > 0 && rounds >= 0 && context >= 0, "bad sizes");
+        this.features = features;
+        this.hidden = hidden;
+        this.rounds = rounds;
+        this.context = context;
+        Random r = new Random(seed);
+        params.put("W_in", glorot(r, features, hidden));
+        params.put("b_in", bias(hidden));
+        for (int k = 1; k <= rounds; k++) {
+            params.put("W_self" + k, glorot(r, hidden, hidden).muli(0.5));
+            params.put("W_fwd" + k, glorot(r, hidden, hidden).muli(0.5));
+            params.put("W_bwd" + k, glorot(r, hidden, hidden).muli(0.5));
+            params.put("b_round" + k, bias(hidden));
+        }
+        params.put("W_read", glorot(r, hidden + context, hidden));
+        // Small positive biases keep ReLU units off their kink at exactly zero (an all-zero pooled row otherwise
+        // puts every readout unit there).
+        params.put("b_read", bias(hidden));
+        params.put("w_out", glorot(r, hidden, 1).muli(0.1));
+        params.put("b_out", Nd4j.zeros(DataType.DOUBLE, 1, 1));
+    }
+
+    /** A fresh 1 × n row of 0.01 (its own buffer: parameters must never share storage). */
+    private static INDArray bias(int n) {
+        double[] v = new double[n];
+        java.util.Arrays.fill(v, 0.01);
+        return Nd4j.create(v, new long[] {1, n}, DataType.DOUBLE);
+    }
+
+    private static INDArray glorot(Random r, int in, int out) {
+        double scale = Math.sqrt(6.0 / (in + out));
+        double[] v = new double[in * out];
+        for (int i = 0; i < v.length; i++) {
+            v[i] = (2 * r.nextDouble() - 1) * scale;
+        }
+        return Nd4j.create(v, new long[] {in, out}, DataType.DOUBLE);
+    }
+
+    /** Intermediate values of one forward pass, kept for the backward pass. */
+    static final class Pass {
+        INDArray a0;
+        final List<INDArray> h = new ArrayList<>();
+        final List<INDArray> fwd = new ArrayList<>();
+        final List<INDArray> bwd = new ArrayList<>();
+        final List<INDArray> z = new ArrayList<>();
+        INDArray pooled;
+        INDArray readIn;
+        INDArray u;
+        INDArray v;
+        INDArray out;
+    }
+
+    /**
+     * Forward pass.
+     *
+     * @param b           the graphs
+     * @param sampleGraph graph index of each sample
+     * @param ctx         S × context sample settings
+     */
+    Pass forward(GraphBatch b, int[] sampleGraph, INDArray ctx) {
+        Pass p = new Pass();
+        p.a0 = b.x.mmul(params.get("W_in")).addiRowVector(params.get("b_in"));
+        INDArray h = relu(p.a0);
+        p.h.add(h);
+        for (int k = 1; k <= rounds; k++) {
+            INDArray f = Tensors.segmentSum(Tensors.gather(h, b.src), b.dst, b.nodes).muliColumnVector(b.inInv);
+            INDArray bw = Tensors.segmentSum(Tensors.gather(h, b.dst), b.src, b.nodes)
+                    .muliColumnVector(b.outInv);
+            INDArray z = h.mmul(params.get("W_self" + k)).addi(f.mmul(params.get("W_fwd" + k)))
+                    .addi(bw.mmul(params.get("W_bwd" + k))).addiRowVector(params.get("b_round" + k));
+            p.fwd.add(f);
+            p.bwd.add(bw);
+            p.z.add(z);
+            h = relu(z).addi(h);
+            p.h.add(h);
+        }
+        p.pooled = Tensors.segmentSum(h, b.nodeGraph, b.graphs).muliColumnVector(b.countInv);
+        INDArray perSample = Tensors.gather(p.pooled, sampleGraph);
+        p.readIn = context > 0 ? Nd4j.hstack(perSample, ctx) : perSample;
+        p.u = p.readIn.mmul(params.get("W_read")).addiRowVector(params.get("b_read"));
+        p.v = relu(p.u);
+        p.out = p.v.mmul(params.get("w_out")).addiRowVector(params.get("b_out"));
+        return p;
+    }
+
+    private static INDArray relu(INDArray z) {
+        return z.mul(Tensors.reluMask(z));
+    }
+
+    /** Mean squared error of a pass against targets (S × 1). */
+    static double loss(Pass p, INDArray y) {
+        INDArray d = p.out.sub(y);
+        return d.mul(d).meanNumber().doubleValue();
+    }
+
+    /**
+     * Gradients of {@link #loss} with respect to every parameter.
+     *
+     * @return gradients by parameter name, same shapes as {@link #params}
+     */
+    Map<String, INDArray> backward(GraphBatch b, int[] sampleGraph, Pass p, INDArray y) {
+        Map<String, INDArray> g = new LinkedHashMap<>();
+        long s = y.rows();
+        INDArray dOut = p.out.sub(y).muli(2.0 / s);
+        g.put("w_out", p.v.transpose().mmul(dOut));
+        g.put("b_out", dOut.sum(true, 0));
+        INDArray dU = dOut.mmul(params.get("w_out").transpose()).muli(Tensors.reluMask(p.u));
+        g.put("W_read", p.readIn.transpose().mmul(dU));
+        g.put("b_read", dU.sum(true, 0));
+        INDArray dRead = dU.mmul(params.get("W_read").transpose());
+        INDArray dPerSample = dRead.get(org.nd4j.linalg.indexing.NDArrayIndex.all(),
+                org.nd4j.linalg.indexing.NDArrayIndex.interval(0, hidden)).dup();
+        INDArray dPooled = Tensors.segmentSum(dPerSample, sampleGraph, b.graphs);
+        INDArray dH = Tensors.gather(dPooled.muliColumnVector(b.countInv), b.nodeGraph);
+        for (int k = rounds; k >= 1; k--) {
+            INDArray hPrev = p.h.get(k - 1);
+            INDArray dZ = dH.mul(Tensors.reluMask(p.z.get(k - 1)));
+            g.put("W_self" + k, hPrev.transpose().mmul(dZ));
+            g.put("W_fwd" + k, p.fwd.get(k - 1).transpose().mmul(dZ));
+            g.put("W_bwd" + k, p.bwd.get(k - 1).transpose().mmul(dZ));
+            g.put("b_round" + k, dZ.sum(true, 0));
+            INDArray dPrev = dH.add(dZ.mmul(params.get("W_self" + k).transpose()));
+            INDArray dF = dZ.mmul(params.get("W_fwd" + k).transpose()).muliColumnVector(b.inInv);
+            INDArray dB = dZ.mmul(params.get("W_bwd" + k).transpose()).muliColumnVector(b.outInv);
+            dPrev.addi(Tensors.segmentSum(Tensors.gather(dF, b.dst), b.src, b.nodes));
+            dPrev.addi(Tensors.segmentSum(Tensors.gather(dB, b.src), b.dst, b.nodes));
+            dH = dPrev;
+        }
+        INDArray dA0 = dH.mul(Tensors.reluMask(p.a0));
+        g.put("W_in", b.x.transpose().mmul(dA0));
+        g.put("b_in", dA0.sum(true, 0));
+        Map<String, INDArray> ordered = new LinkedHashMap<>();
+        for (String name : params.keySet()) {
+            // Transposed products come back column-major; hand out row-major like the parameters.
+            ordered.put(name, g.get(name).dup('c'));
+        }
+        return ordered;
+    }
+}
