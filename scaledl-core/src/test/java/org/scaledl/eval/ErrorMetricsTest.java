@@ -41,7 +41,7 @@ class ErrorMetricsTest {
         double[] a = raw.clone();
         double[] b = new double[a.length];
         for (int i = 0; i < a.length; i++) {
-            a[i] = Math.abs(a[i]) % 1000 + i * 1e-3;
+            a[i] = (Double.isFinite(a[i]) ? Math.abs(a[i]) % 1000 : 0) + i * 1e-3;
             b[i] = Math.pow(a[i] + 1, power);
         }
         assertEquals(1.0, ErrorMetrics.spearman(a, b), 1e-9);

@@ -7,6 +7,7 @@ import java.util.concurrent.Callable;
 import org.scaledl.data.Dataset;
 import org.scaledl.data.DatasetReader;
 import org.scaledl.eval.Evaluation;
+import org.scaledl.gnn.GnnTrainer;
 import org.scaledl.model.Baselines;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.model.RuntimeTrainer;
@@ -52,7 +53,7 @@ final class EvaluateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Evaluation e = run(split);
+        Evaluation e = run(split, gnn);
         if (json) {
             System.out.println(Reports.json(e));
         } else {
@@ -64,23 +65,40 @@ final class EvaluateCommand implements Callable<Integer> {
         return 0;
     }
 
+    @Option(names = "--gnn", description = "Also evaluate the GNN stage (slow): scaledl = layer-wise + GNN, "
+            + "scaledl-layerwise, gnn-only")
+    boolean gnn;
+
+    /** ScaleDL's layer-wise predictor and the baselines. */
     static List<RuntimeTrainer> methods() {
+        return methods(false);
+    }
+
+    /** With {@code gnn}: ScaleDL with the GNN stage as {@code scaledl}, the layer-wise model as
+     * {@code scaledl-layerwise}, and the GNN alone as {@code gnn-only}, then the baselines. */
+    static List<RuntimeTrainer> methods(boolean gnn) {
         List<RuntimeTrainer> m = new ArrayList<>();
-        m.add(RuntimePredictor.builder().build());
+        if (gnn) {
+            m.add(GnnTrainer.interactions());
+            m.add(RuntimePredictor.builder().name("scaledl-layerwise").build());
+            m.add(GnnTrainer.graphOnly());
+        } else {
+            m.add(RuntimePredictor.builder().build());
+        }
         m.addAll(Baselines.all());
         return m;
     }
 
-    private static Evaluation run(Split s) {
+    private static Evaluation run(Split s, boolean gnn) {
         if (s.holdout != null) {
             Dataset train = DatasetReader.read(s.holdout.train);
             Dataset test = DatasetReader.read(s.holdout.test);
-            return Evaluation.holdout(methods(), train.samples(), test.samples());
+            return Evaluation.holdout(methods(gnn), train.samples(), test.samples());
         }
         String by = s.cv.by;
         if (!by.equals("family") && !by.equals("model")) {
             throw new IllegalArgumentException("--cv must be family or model, got '" + by + "'");
         }
-        return Evaluation.crossValidate(methods(), DatasetReader.read(s.cv.data).samples(), by);
+        return Evaluation.crossValidate(methods(gnn), DatasetReader.read(s.cv.data).samples(), by);
     }
 }

@@ -129,15 +129,25 @@ final class MessagePassingNetwork {
         return d.mul(d).meanNumber().doubleValue();
     }
 
+    /** Weighted mean squared error: {@code Σ w (out − y)² / Σ w} (weights S × 1, not all zero). */
+    static double loss(Pass p, INDArray y, INDArray weights) {
+        INDArray d = p.out.sub(y);
+        return d.mul(d).muli(weights).sumNumber().doubleValue() / weights.sumNumber().doubleValue();
+    }
+
     /**
      * Gradients of {@link #loss} with respect to every parameter.
      *
      * @return gradients by parameter name, same shapes as {@link #params}
      */
     Map<String, INDArray> backward(GraphBatch b, int[] sampleGraph, Pass p, INDArray y) {
+        return backward(b, sampleGraph, p, y, Nd4j.onesLike(y));
+    }
+
+    /** Gradients of the weighted loss {@link #loss(Pass, INDArray, INDArray)}. */
+    Map<String, INDArray> backward(GraphBatch b, int[] sampleGraph, Pass p, INDArray y, INDArray weights) {
         Map<String, INDArray> g = new LinkedHashMap<>();
-        long s = y.rows();
-        INDArray dOut = p.out.sub(y).muli(2.0 / s);
+        INDArray dOut = p.out.sub(y).muli(weights).muli(2.0 / weights.sumNumber().doubleValue());
         g.put("w_out", p.v.transpose().mmul(dOut));
         g.put("b_out", dOut.sum(true, 0));
         INDArray dU = dOut.mmul(params.get("w_out").transpose()).muli(Tensors.reluMask(p.u));

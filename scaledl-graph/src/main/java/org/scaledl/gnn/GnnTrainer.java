@@ -1,0 +1,420 @@
+package org.scaledl.gnn;
+
+import com.google.common.base.Preconditions;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.nd4j.linalg.api.buffer.DataType;
+import org.nd4j.linalg.api.ndarray.INDArray;
+import org.nd4j.linalg.factory.Nd4j;
+import org.scaledl.data.Phase;
+import org.scaledl.data.Sample;
+import org.scaledl.data.Workload;
+import org.scaledl.features.FeatureExtractor;
+import org.scaledl.features.LayerFeatures;
+import org.scaledl.features.OpFamily;
+import org.scaledl.graph.Edge;
+import org.scaledl.graph.ModelGraph;
+import org.scaledl.model.Prediction;
+import org.scaledl.model.RuntimeModel;
+import org.scaledl.model.RuntimePredictor;
+import org.scaledl.model.RuntimeTrainer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Fits the GNN stage. Two uses:
+ *
+ * <ul>
+ *   <li>{@link #interactions()} ({@code scaledl}): ScaleDL's full predictor. The layer-wise model
+ *       ({@link RuntimePredictor}) predicts; the network learns the log-ratio {@code log(measured / layer-wise)}
+ *       from the layer DAG and the workload settings, i.e. what a sum of independent layers misses. Final prediction:
+ *       layer-wise × exp(correction). The training targets use <em>out-of-group</em> layer-wise predictions (each
+ *       group's runs predicted by a layer-wise model fitted without that group), so the network learns the
+ *       layer-wise model's error on unseen models, not its training residuals.</li>
+ *   <li>{@link #graphOnly()} ({@code gnn-only}): the same network predicting log time directly (an NNLQP-style
+ *       graph baseline, no layer model).</li>
+ * </ul>
+ *
+ * <p>Node features (per layer, at batch 1, independent of the workload): log FLOPs forward and backward, log bytes,
+ * log parameters, log output elements, whether it executes, and the operator family one-hot. Workload settings
+ * (phase, log batch, log world size, log threads, and for {@code scaledl} the log layer-wise prediction) enter at
+ * the readout, so one embedding per graph serves all its workloads. Training: full-batch Adam with decoupled weight
+ * decay, early stopping on the loss of held-out groups (≈ 20 % of the training groups), fixed seed → identical model.
+ */
+public final class GnnTrainer implements RuntimeTrainer {
+    private static final Logger LOG = LoggerFactory.getLogger(GnnTrainer.class);
+    private static final int NODE_FEATURES = 6 + OpFamily.values().length;
+
+    private final boolean withLayerModel;
+    private final int hidden;
+    private final int rounds;
+    private final int epochs;
+    private final double learningRate;
+    private final double weightDecay;
+    private final long seed;
+    private final String groupTag;
+
+    private GnnTrainer(boolean withLayerModel, int hidden, int rounds, int epochs, double learningRate,
+            double weightDecay, long seed, String groupTag) {
+        this.withLayerModel = withLayerModel;
+        this.hidden = hidden;
+        this.rounds = rounds;
+        this.epochs = epochs;
+        this.learningRate = learningRate;
+        this.weightDecay = weightDecay;
+        this.seed = seed;
+        this.groupTag = groupTag;
+    }
+
+    /** ScaleDL: layer-wise model corrected by the GNN (hidden 16, 2 rounds, 150 epochs, seed 7). */
+    public static GnnTrainer interactions() {
+        return new GnnTrainer(true, 16, 2, 150, 0.01, 1e-4, 7, "family");
+    }
+
+    /** The GNN alone, predicting log time from the graph (same network and training). */
+    public static GnnTrainer graphOnly() {
+        return new GnnTrainer(false, 16, 2, 150, 0.01, 1e-4, 7, "family");
+    }
+
+    /** A copy with another seed. */
+    public GnnTrainer withSeed(long value) {
+        return new GnnTrainer(withLayerModel, hidden, rounds, epochs, learningRate, weightDecay, value, groupTag);
+    }
+
+    /** A copy with another size: hidden width, message-passing rounds and epochs. */
+    public GnnTrainer withSize(int hiddenUnits, int messageRounds, int trainingEpochs) {
+        Preconditions.checkArgument(hiddenUnits > 0 && messageRounds >= 0 && trainingEpochs > 0, "bad size");
+        return new GnnTrainer(withLayerModel, hiddenUnits, messageRounds, trainingEpochs, learningRate, weightDecay,
+                seed, groupTag);
+    }
+
+    @Override
+    public String name() {
+        return withLayerModel ? "scaledl" : "gnn-only";
+    }
+
+    @Override
+    public RuntimeModel fit(List<Sample> samples) {
+        Preconditions.checkArgument(samples.size() >= 4, "need at least 4 samples to fit the GNN, got %s",
+                samples.size());
+        RuntimePredictor layerwise = null;
+        double[] base = new double[samples.size()];
+        if (withLayerModel) {
+            layerwise = RuntimePredictor.fit(samples);
+            base = outOfGroupLayerwise(samples);
+        }
+        Map<ModelGraph, Integer> graphIndex = new IdentityHashMap<>();
+        List<ModelGraph> graphs = new ArrayList<>();
+        int[] sampleGraph = new int[samples.size()];
+        for (int i = 0; i < samples.size(); i++) {
+            ModelGraph g = samples.get(i).workload().graph();
+            Integer gi = graphIndex.get(g);
+            if (gi == null) {
+                gi = graphs.size();
+                graphIndex.put(g, gi);
+                graphs.add(g);
+            }
+            sampleGraph[i] = gi;
+        }
+        GraphBatch batch = batchOf(graphs);
+        int contextWidth = withLayerModel ? 5 : 4;
+        double[][] rawCtx = new double[samples.size()][];
+        double[] y = new double[samples.size()];
+        for (int i = 0; i < samples.size(); i++) {
+            Workload w = samples.get(i).workload();
+            rawCtx[i] = context(w, withLayerModel ? base[i] : 0, contextWidth);
+            y[i] = Math.log(samples.get(i).millis()) - (withLayerModel ? Math.log(base[i]) : 0);
+        }
+        double[] mean = new double[contextWidth];
+        double[] std = new double[contextWidth];
+        standardisation(rawCtx, mean, std);
+        INDArray ctx = matrix(rawCtx, mean, std);
+        // Targets are standardised (log times span orders of magnitude); predictions undo it.
+        double yMean = Arrays.stream(y).average().orElse(0);
+        double yStd = Math.sqrt(Arrays.stream(y).map(v -> (v - yMean) * (v - yMean)).average().orElse(1));
+        double yScale = yStd > 1e-9 ? yStd : 1;
+        double[] yz = Arrays.stream(y).map(v -> (v - yMean) / yScale).toArray();
+        INDArray target = Nd4j.create(yz, new long[] {y.length, 1}, DataType.DOUBLE);
+
+        // Early stopping on held-out groups of the training data.
+        List<String> groups = new ArrayList<>(new LinkedHashSet<>(samples.stream()
+                .map(s -> s.workload().tag(groupTag).orElse("")).toList()));
+        Collections.shuffle(groups, new Random(seed));
+        int valGroups = groups.size() >= 5 ? Math.max(1, groups.size() / 5) : 0;
+        List<String> validation = groups.subList(0, valGroups);
+        int[] trainIdx = indices(samples, validation, false);
+        int[] valIdx = indices(samples, validation, true);
+
+        MessagePassingNetwork net = new MessagePassingNetwork(NODE_FEATURES, hidden, rounds, contextWidth, seed);
+        Map<String, INDArray> best = copy(net.params);
+        double bestVal = Double.POSITIVE_INFINITY;
+        Adam adam = new Adam(net.params, learningRate, weightDecay);
+        double[] trainW = new double[samples.size()];
+        double[] valW = new double[samples.size()];
+        for (int i : trainIdx) {
+            trainW[i] = 1;
+        }
+        for (int i : valIdx) {
+            valW[i] = 1;
+        }
+        INDArray trainWeights = Nd4j.create(trainW, new long[] {trainW.length, 1}, DataType.DOUBLE);
+        INDArray valWeights = valIdx.length == 0 ? trainWeights
+                : Nd4j.create(valW, new long[] {valW.length, 1}, DataType.DOUBLE);
+        int bestEpoch = 0;
+        for (int epoch = 1; epoch <= epochs; epoch++) {
+            // One pass serves both: training samples drive the gradient, held-out groups the stopping rule.
+            MessagePassingNetwork.Pass pass = net.forward(batch, sampleGraph, ctx);
+            double val = MessagePassingNetwork.loss(pass, target, valWeights);
+            if (val < bestVal) {
+                bestVal = val;
+                best = copy(net.params);
+                bestEpoch = epoch - 1;
+            }
+            adam.step(net.backward(batch, sampleGraph, pass, target, trainWeights));
+        }
+        LOG.debug("{}: best epoch {} of {}, validation loss {}", name(), bestEpoch, epochs, bestVal);
+        net.params.clear();
+        net.params.putAll(best);
+        return new GnnModel(name(), net, layerwise, mean, std, contextWidth, yMean, yScale);
+    }
+
+    /** Each group's samples predicted by a layer-wise model fitted on the other groups (fixed shrinkage). */
+    private double[] outOfGroupLayerwise(List<Sample> samples) {
+        double[] out = new double[samples.size()];
+        List<String> groups = new ArrayList<>(new LinkedHashSet<>(samples.stream()
+                .map(s -> s.workload().tag(groupTag).orElse("")).toList()));
+        RuntimePredictor.Trainer fixed = RuntimePredictor.builder().shrinkage(1e-2).build();
+        if (groups.size() < 2) {
+            RuntimePredictor p = fixed.fit(samples);
+            for (int i = 0; i < out.length; i++) {
+                out[i] = p.predictMillis(samples.get(i).workload());
+            }
+            return out;
+        }
+        for (String g : groups) {
+            List<Sample> train = new ArrayList<>();
+            for (Sample s : samples) {
+                if (!s.workload().tag(groupTag).orElse("").equals(g)) {
+                    train.add(s);
+                }
+            }
+            RuntimePredictor p = fixed.fit(train);
+            for (int i = 0; i < out.length; i++) {
+                if (samples.get(i).workload().tag(groupTag).orElse("").equals(g)) {
+                    out[i] = p.predictMillis(samples.get(i).workload());
+                }
+            }
+        }
+        for (int i = 0; i < out.length; i++) {
+            out[i] = Math.max(out[i], 1e-6);
+        }
+        return out;
+    }
+
+    private int[] indices(List<Sample> samples, List<String> groups, boolean inGroups) {
+        List<Integer> out = new ArrayList<>();
+        for (int i = 0; i < samples.size(); i++) {
+            boolean in = groups.contains(samples.get(i).workload().tag(groupTag).orElse(""));
+            if (in == inGroups) {
+                out.add(i);
+            }
+        }
+        return out.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    private static int[] pick(int[] a, int[] idx) {
+        int[] out = new int[idx.length];
+        for (int i = 0; i < idx.length; i++) {
+            out[i] = a[idx[i]];
+        }
+        return out;
+    }
+
+    static Map<String, INDArray> copy(Map<String, INDArray> params) {
+        Map<String, INDArray> out = new LinkedHashMap<>();
+        params.forEach((k, v) -> out.put(k, v.dup('c')));
+        return out;
+    }
+
+    /** Workload settings: phase, log batch, log world size, log threads (and log layer-wise ms). */
+    static double[] context(Workload w, double layerwise, int width) {
+        double[] c = new double[width];
+        c[0] = w.phase() == Phase.TRAIN ? 1 : 0;
+        c[1] = Math.log(w.batch());
+        c[2] = Math.log(w.worldSize());
+        c[3] = Math.log(w.threads());
+        if (width > 4) {
+            c[4] = Math.log(Math.max(layerwise, 1e-6));
+        }
+        return c;
+    }
+
+    private static void standardisation(double[][] rows, double[] mean, double[] std) {
+        int w = mean.length;
+        for (double[] r : rows) {
+            for (int j = 0; j < w; j++) {
+                mean[j] += r[j] / rows.length;
+            }
+        }
+        for (double[] r : rows) {
+            for (int j = 0; j < w; j++) {
+                std[j] += (r[j] - mean[j]) * (r[j] - mean[j]) / rows.length;
+            }
+        }
+        for (int j = 0; j < w; j++) {
+            std[j] = std[j] > 1e-12 ? Math.sqrt(std[j]) : 1;
+        }
+    }
+
+    static INDArray matrix(double[][] rows, double[] mean, double[] std) {
+        int w = mean.length;
+        double[] flat = new double[rows.length * w];
+        for (int i = 0; i < rows.length; i++) {
+            for (int j = 0; j < w; j++) {
+                flat[i * w + j] = (rows[i][j] - mean[j]) / std[j];
+            }
+        }
+        return Nd4j.create(flat, new long[] {rows.length, w}, DataType.DOUBLE);
+    }
+
+    /** Concatenates graphs into one batch of node features and edges. */
+    static GraphBatch batchOf(List<ModelGraph> graphs) {
+        List<double[]> rows = new ArrayList<>();
+        List<Integer> owner = new ArrayList<>();
+        List<int[]> edges = new ArrayList<>();
+        for (int gi = 0; gi < graphs.size(); gi++) {
+            ModelGraph g = graphs.get(gi);
+            FeatureExtractor fx = FeatureExtractor.of(g);
+            List<LayerFeatures> fwd = fx.extract(1, Phase.INFER);
+            List<LayerFeatures> train = fx.extract(1, Phase.TRAIN);
+            // Shape arithmetic carries no data (it is not executed by eager frameworks): not a node of the network.
+            int[] index = new int[g.size()];
+            for (int i = 0; i < g.size(); i++) {
+                LayerFeatures f = fwd.get(i);
+                if (f.family() == OpFamily.SHAPE) {
+                    index[i] = -1;
+                    continue;
+                }
+                double[] x = new double[NODE_FEATURES];
+                x[0] = Math.log1p(f.flopsFwd()) / 10;
+                x[1] = Math.log1p(train.get(i).flopsBwd()) / 10;
+                x[2] = Math.log1p(f.bytesFwd()) / 10;
+                x[3] = Math.log1p(f.params()) / 10;
+                x[4] = Math.log1p(f.outputElements()) / 10;
+                x[5] = f.executes() ? 1 : 0;
+                x[6 + f.family().ordinal()] = 1;
+                index[i] = rows.size();
+                rows.add(x);
+                owner.add(gi);
+            }
+            for (Edge edge : g.edges()) {
+                if (index[edge.from()] >= 0 && index[edge.to()] >= 0) {
+                    edges.add(new int[] {index[edge.from()], index[edge.to()]});
+                }
+            }
+        }
+        double[] flat = new double[rows.size() * NODE_FEATURES];
+        for (int i = 0; i < rows.size(); i++) {
+            System.arraycopy(rows.get(i), 0, flat, i * NODE_FEATURES, NODE_FEATURES);
+        }
+        return new GraphBatch(Nd4j.create(flat, new long[] {rows.size(), NODE_FEATURES}, DataType.DOUBLE),
+                edges.stream().mapToInt(e -> e[0]).toArray(), edges.stream().mapToInt(e -> e[1]).toArray(),
+                owner.stream().mapToInt(Integer::intValue).toArray(), graphs.size());
+    }
+
+    /** Adam with decoupled weight decay, updating the parameters in place. */
+    static final class Adam {
+        private final Map<String, INDArray> params;
+        private final Map<String, INDArray> m = new LinkedHashMap<>();
+        private final Map<String, INDArray> v = new LinkedHashMap<>();
+        private final double lr;
+        private final double decay;
+        private int t;
+
+        Adam(Map<String, INDArray> params, double lr, double decay) {
+            this.params = params;
+            this.lr = lr;
+            this.decay = decay;
+            params.forEach((k, p) -> {
+                m.put(k, Nd4j.zerosLike(p));
+                v.put(k, Nd4j.zerosLike(p));
+            });
+        }
+
+        void step(Map<String, INDArray> grads) {
+            t++;
+            double b1 = 0.9;
+            double b2 = 0.999;
+            double c1 = 1 - Math.pow(b1, t);
+            double c2 = 1 - Math.pow(b2, t);
+            for (Map.Entry<String, INDArray> e : params.entrySet()) {
+                INDArray g = grads.get(e.getKey());
+                INDArray mk = m.get(e.getKey()).muli(b1).addi(g.mul(1 - b1));
+                INDArray vk = v.get(e.getKey()).muli(b2).addi(g.mul(g).muli(1 - b2));
+                INDArray step = mk.div(c1).divi(org.nd4j.linalg.ops.transforms.Transforms.sqrt(vk.div(c2), false)
+                        .addi(1e-8));
+                e.getValue().muli(1 - lr * decay).subi(step.muli(lr));
+            }
+        }
+    }
+
+    /** The fitted model; predictions embed the workload's graph (cached per graph instance). */
+    static final class GnnModel implements RuntimeModel {
+        private final String name;
+        private final MessagePassingNetwork net;
+        private final RuntimePredictor layerwise;
+        private final double[] mean;
+        private final double[] std;
+        private final int contextWidth;
+        private final double yMean;
+        private final double yScale;
+        private final Map<ModelGraph, GraphBatch> batches = Collections.synchronizedMap(new java.util.WeakHashMap<>());
+
+        GnnModel(String name, MessagePassingNetwork net, RuntimePredictor layerwise, double[] mean, double[] std,
+                int contextWidth, double yMean, double yScale) {
+            this.yMean = yMean;
+            this.yScale = yScale;
+            this.name = name;
+            this.net = net;
+            this.layerwise = layerwise;
+            this.mean = mean;
+            this.std = std;
+            this.contextWidth = contextWidth;
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+
+        @Override
+        public synchronized Prediction predict(Workload w) {
+            GraphBatch b = batches.computeIfAbsent(w.graph(), g -> batchOf(List.of(g)));
+            Prediction base = layerwise == null ? null : layerwise.predict(w);
+            double[] c = context(w, base == null ? 0 : base.millis(), contextWidth);
+            INDArray ctx = matrix(new double[][] {c}, mean, std);
+            double out = yMean + yScale * net.forward(b, new int[] {0}, ctx).out.getDouble(0);
+            if (base == null) {
+                return Prediction.point(Math.exp(out));
+            }
+            double f = Math.exp(out);
+            List<Prediction.Contribution> parts = new ArrayList<>();
+            for (Prediction.Contribution p : base.breakdown()) {
+                parts.add(new Prediction.Contribution(p.name(), p.kind(), p.millis() * f));
+            }
+            return new Prediction(base.millis() * f, base.lowMillis() * f, base.highMillis() * f, parts);
+        }
+
+        @Override
+        public String toString() {
+            return name + Arrays.toString(mean);
+        }
+    }
+}

@@ -1,0 +1,91 @@
+package org.scaledl.gnn;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.scaledl.data.Phase;
+import org.scaledl.data.Sample;
+import org.scaledl.data.Workload;
+import org.scaledl.graph.ModelGraph;
+import org.scaledl.model.Prediction;
+import org.scaledl.model.RuntimeModel;
+import org.scaledl.onnx.OnnxImporter;
+
+class GnnTrainerTest {
+    private static final String[] GRAPHS = {"resnet18_r64", "squeezenet1_1_r64", "mobilenet_v2_r64", "alexnet_r224",
+        "vgg11_r224"};
+    private static List<Sample> samples;
+
+    static Path graph(String name) {
+        Path dir = Path.of("").toAbsolutePath();
+        while (!Files.isDirectory(dir.resolve("datasets/cpu-ddp"))) {
+            dir = dir.getParent();
+        }
+        return dir.resolve("datasets/cpu-ddp/graphs/" + name + ".onnx");
+    }
+
+    /** Times that grow with FLOPs, with a per-graph factor a sum of layers cannot explain. */
+    @BeforeAll
+    static void data() {
+        samples = new ArrayList<>();
+        int family = 0;
+        for (String name : GRAPHS) {
+            ModelGraph g = OnnxImporter.read(graph(name));
+            double factor = 1 + 0.3 * family;
+            for (int batch : new int[] {1, 2, 4, 8, 16}) {
+                for (Phase phase : Phase.values()) {
+                    Workload w = Workload.builder(g).batch(batch).phase(phase).tag("family", "f" + family)
+                            .tag("model", name).build();
+                    double flops = org.scaledl.model.LayerBasis.standard().row(w)[
+                            org.scaledl.model.LayerBasis.column(org.scaledl.features.OpFamily.CONV, 2)];
+                    samples.add(Sample.of(w, factor * (5 + flops * 1e-8)));
+                }
+            }
+            family++;
+        }
+    }
+
+    @Test
+    void fittingIsDeterministicAndPredictionsAreConsistent() {
+        GnnTrainer t = GnnTrainer.interactions().withSize(8, 2, 30);
+        RuntimeModel a = t.fit(samples);
+        RuntimeModel b = t.fit(samples);
+        for (Sample s : samples) {
+            Prediction pa = a.predict(s.workload());
+            assertEquals(pa.millis(), b.predict(s.workload()).millis());
+            assertTrue(pa.millis() > 0 && Double.isFinite(pa.millis()));
+            assertTrue(pa.lowMillis() <= pa.millis() && pa.millis() <= pa.highMillis());
+            double sum = pa.breakdown().stream().mapToDouble(Prediction.Contribution::millis).sum();
+            assertEquals(pa.millis(), sum, 1e-9 * pa.millis());
+        }
+        assertEquals("scaledl", t.name());
+        assertEquals("gnn-only", GnnTrainer.graphOnly().name());
+    }
+
+    @Test
+    void graphOnlyLearnsTheTrainingData() {
+        RuntimeModel m = GnnTrainer.graphOnly().withSize(16, 2, 200).fit(samples);
+        double meanLog = samples.stream().mapToDouble(s -> Math.log(s.millis())).average().orElse(0);
+        double err = 0;
+        double constant = 0;
+        for (Sample s : samples) {
+            err += Math.abs(Math.log(m.predict(s.workload()).millis() / s.millis()));
+            constant += Math.abs(meanLog - Math.log(s.millis()));
+        }
+        // Far better than the best constant (in log space), although early stopping watches held-out graphs.
+        assertTrue(err < 0.5 * constant, "mean |log ratio| " + err / samples.size() + " vs constant "
+                + constant / samples.size());
+    }
+
+    @Test
+    void tooFewSamples() {
+        assertThrows(IllegalArgumentException.class, () -> GnnTrainer.graphOnly().fit(samples.subList(0, 2)));
+    }
+}
