@@ -229,14 +229,6 @@ public final class GnnTrainer implements RuntimeTrainer {
         return out.stream().mapToInt(Integer::intValue).toArray();
     }
 
-    private static int[] pick(int[] a, int[] idx) {
-        int[] out = new int[idx.length];
-        for (int i = 0; i < idx.length; i++) {
-            out[i] = a[idx[i]];
-        }
-        return out;
-    }
-
     static Map<String, INDArray> copy(Map<String, INDArray> params) {
         Map<String, INDArray> out = new LinkedHashMap<>();
         params.forEach((k, v) -> out.put(k, v.dup('c')));
