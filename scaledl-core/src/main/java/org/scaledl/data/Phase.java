@@ -13,7 +13,7 @@ public enum Phase {
     INFER;
 
     /**
-     * Parses {@code train}/{@code training} or {@code infer}/{@code inference} (any case).
+     * Parses {@code train}/{@code training} or {@code infer}/{@code inf}/{@code inference}/{@code eval} (any case).
      *
      * @throws InvalidInputException for anything else
      */
@@ -21,7 +21,7 @@ public enum Phase {
         String t = text == null ? "" : text.trim().toLowerCase(Locale.ROOT);
         return switch (t) {
             case "train", "training" -> TRAIN;
-            case "infer", "inference", "eval" -> INFER;
+            case "infer", "inf", "inference", "eval" -> INFER;
             default -> throw InvalidInputException.of("unknown phase '" + text + "' (expected train or infer)");
         };
     }

@@ -7,6 +7,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import org.scaledl.graph.ModelGraph;
+import org.scaledl.hardware.Device;
 
 /**
  * One thing to predict: a model graph run at a batch size, in a phase, on some resources.
@@ -18,7 +19,7 @@ import org.scaledl.graph.ModelGraph;
  *
  * <p>{@link #batch()} is per worker: with {@code worldSize} data-parallel workers an iteration processes
  * {@code batch * worldSize} samples. {@link #threads()} is the intra-op thread count of each worker (CPU), and
- * {@link #device()} optionally names the accelerator.
+ * {@link #device()} optionally describes the accelerator.
  */
 public final class Workload {
     private final ModelGraph graph;
@@ -26,7 +27,7 @@ public final class Workload {
     private final Phase phase;
     private final int worldSize;
     private final int threads;
-    private final String device;
+    private final Device device;
     private final ImmutableSortedMap<String, String> tags;
 
     private Workload(Builder b) {
@@ -69,8 +70,8 @@ public final class Workload {
         return threads;
     }
 
-    /** The accelerator, if one was named. */
-    public Optional<String> device() {
+    /** The accelerator, if one was given (models that use hardware data need it; CPU models ignore it). */
+    public Optional<Device> device() {
         return Optional.ofNullable(device);
     }
 
@@ -95,7 +96,7 @@ public final class Workload {
     @Override
     public String toString() {
         return graph.name() + " batch=" + batch + " " + phase.label() + " world=" + worldSize + " threads=" + threads
-                + (device == null ? "" : " device=" + device);
+                + (device == null ? "" : " device=" + device.name());
     }
 
     /** Builds a {@link Workload}. */
@@ -105,7 +106,7 @@ public final class Workload {
         private Phase phase = Phase.TRAIN;
         private int worldSize = 1;
         private int threads = 1;
-        private String device;
+        private Device device;
         private final Map<String, String> tags = new TreeMap<>();
 
         private Builder(ModelGraph graph) {
@@ -139,8 +140,8 @@ public final class Workload {
             return this;
         }
 
-        /** Names the accelerator. */
-        public Builder device(String value) {
+        /** Sets the accelerator the workload runs on. */
+        public Builder device(Device value) {
             this.device = Objects.requireNonNull(value, "device");
             return this;
         }

@@ -1,0 +1,96 @@
+package org.scaledl.hardware;
+
+import com.google.common.collect.ImmutableMap;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.scaledl.InvalidInputException;
+import org.scaledl.data.CsvTable;
+
+/**
+ * Devices by name, read from CSV files in NeuSight's {@code device_configs.csv} layout: columns {@code gpu},
+ * {@code mem_bw_GBps}, {@code num_sm_or_cu}, {@code freq_MHz}, {@code l2_cache_MB}, {@code dev_mem_GB} and either
+ * {@code fp32_peak_GFLOPS} (one peak for all FP32 work) or both {@code fp32_peak_matrix_GFLOPS} and
+ * {@code fp32_peak_vector_GFLOPS}. An optional {@code label_dir_name} column gives an alias. Names are matched
+ * ignoring case, spaces and punctuation ({@link Device#key}).
+ *
+ * <pre>{@code
+ * DeviceCatalog gpus = DeviceCatalog.read(Path.of("datasets/gpu/device_configs.csv"));
+ * Device h100 = gpus.require("NVIDIA H100 80GB HBM3");
+ * }</pre>
+ */
+public final class DeviceCatalog {
+    private final ImmutableMap<String, Device> byKey;
+    private final List<Device> devices;
+
+    private DeviceCatalog(Map<String, Device> byKey, List<Device> devices) {
+        this.byKey = ImmutableMap.copyOf(byKey);
+        this.devices = List.copyOf(devices);
+    }
+
+    /** Reads and merges catalog files; a device named twice keeps its first description. */
+    public static DeviceCatalog read(Path... files) {
+        Map<String, Device> byKey = new LinkedHashMap<>();
+        List<Device> devices = new ArrayList<>();
+        for (Path file : files) {
+            CsvTable t = CsvTable.read(file, "gpu", "dev_mem_GB", "mem_bw_GBps", "num_sm_or_cu", "freq_MHz",
+                    "l2_cache_MB");
+            for (int r = 0; r < t.size(); r++) {
+                String name = t.get(r, "gpu");
+                double matrix;
+                double vector;
+                Optional<String> single = t.opt(r, "fp32_peak_GFLOPS");
+                if (single.isPresent()) {
+                    matrix = t.positiveFinite(r, "fp32_peak_GFLOPS");
+                    vector = matrix;
+                } else if (t.opt(r, "fp32_peak_matrix_GFLOPS").isPresent()
+                        && t.opt(r, "fp32_peak_vector_GFLOPS").isPresent()) {
+                    matrix = t.positiveFinite(r, "fp32_peak_matrix_GFLOPS");
+                    vector = t.positiveFinite(r, "fp32_peak_vector_GFLOPS");
+                } else {
+                    throw InvalidInputException.atLine(t.source(), t.line(r), "device '" + name
+                            + "' has neither fp32_peak_GFLOPS nor both matrix and vector peaks");
+                }
+                Device d;
+                try {
+                    d = new Device(name, t.positiveFinite(r, "dev_mem_GB"), t.positiveFinite(r, "mem_bw_GBps"),
+                            t.positiveInt(r, "num_sm_or_cu"), t.positiveFinite(r, "freq_MHz"), matrix, vector,
+                            t.positiveFinite(r, "l2_cache_MB"));
+                } catch (IllegalArgumentException e) {
+                    throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());
+                }
+                if (byKey.putIfAbsent(Device.key(name), d) == null) {
+                    devices.add(d);
+                }
+                int row = r;
+                t.opt(r, "label_dir_name").ifPresent(alias -> byKey.putIfAbsent(Device.key(alias), byKey.get(
+                        Device.key(t.get(row, "gpu")))));
+            }
+        }
+        return new DeviceCatalog(byKey, devices);
+    }
+
+    /** A device by name or alias. */
+    public Optional<Device> find(String name) {
+        return Optional.ofNullable(byKey.get(Device.key(name)));
+    }
+
+    /**
+     * A device by name or alias.
+     *
+     * @throws InvalidInputException naming the device and the known ones when it is absent
+     */
+    public Device require(String name) {
+        return find(name).orElseThrow(() -> InvalidInputException.of("unknown device '" + name + "' (known: "
+                + String.join(", ", devices.stream().map(Device::name).toList()) + ")"));
+    }
+
+    /** All devices, in file order. */
+    public Collection<Device> devices() {
+        return devices;
+    }
+}
