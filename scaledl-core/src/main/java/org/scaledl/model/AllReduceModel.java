@@ -6,6 +6,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.nio.file.Path;
+import org.scaledl.InvalidInputException;
+import org.scaledl.data.CsvTable;
 
 /**
  * Ring all-reduce time from hardware data:
@@ -51,6 +54,16 @@ public final class AllReduceModel {
             Preconditions.checkArgument(bytes > 0 && millis > 0 && Double.isFinite(millis), "bad bytes or time");
         }
     }
+
+    /**
+     * Nominal links of DeepBench's systems (its README): PCIe 3.0 x16 = 15.75 GB/s per GPU; InfiniBand FDR 4x =
+     * 6.8 GB/s per node (assumed for the single-root 10-GPU nodes too, which the README does not name); Intel
+     * Omni-Path 100 = 12.5 GB/s.
+     */
+    static final Map<String, double[]> DEEPBENCH_LINKS = Map.of(
+            "M40", new double[] {15.75, 6.8}, "TitanX", new double[] {15.75, 6.8}, "P100", new double[] {15.75, 6.8},
+            "1080Ti", new double[] {15.75, 6.8}, "TitanX_Pascal", new double[] {15.75, 6.8},
+            "KNL7250", new double[] {12.5, 12.5});
 
     private AllReduceModel(Map<String, double[]> intra, double[] pooledIntra, double[] network) {
         this.intra = intra;
@@ -138,5 +151,33 @@ public final class AllReduceModel {
     /** The achieved fraction of the network's nominal bandwidth. */
     public double networkEfficiency() {
         return network[1] > 0 ? 1 / network[1] : Double.POSITIVE_INFINITY;
+    }
+
+    /**
+     * Reads DeepBench's {@code allreduce.csv} (columns {@code gpu, nodes, gpus_total, gpus_per_node, bytes,
+     * time_ms}) with the nominal links of its systems: PCIe 3.0 x16 (15.75 GB/s per GPU) inside nodes, InfiniBand FDR
+     * 4x (6.8 GB/s) between them; Omni-Path 100 (12.5 GB/s) for KNL.
+     *
+     * @throws InvalidInputException naming file and line for a device without known links or a bad value
+     */
+    public static List<Measurement> readDeepBench(Path file) {
+        CsvTable t = CsvTable.read(file, "gpu", "nodes", "gpus_total", "gpus_per_node", "bytes", "time_ms");
+        List<Measurement> out = new ArrayList<>();
+        for (int r = 0; r < t.size(); r++) {
+            String device = t.get(r, "gpu");
+            double[] link = DEEPBENCH_LINKS.get(device);
+            if (link == null) {
+                throw InvalidInputException.atLine(t.source(), t.line(r), "no interconnect known for device '"
+                        + device + "'");
+            }
+            try {
+                out.add(new Measurement(device, new Interconnect(t.positiveInt(r, "gpus_per_node"), link[0], link[1]),
+                        t.positiveInt(r, "nodes"), t.positiveInt(r, "gpus_total"), t.positiveFinite(r, "bytes"),
+                        t.positiveFinite(r, "time_ms")));
+            } catch (IllegalArgumentException e) {
+                throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());
+            }
+        }
+        return out;
     }
 }

@@ -32,6 +32,11 @@ public record FxTrace(ModelGraph graph, Phase phase, int batch, int blockCopies,
         measured = ImmutableMap.copyOf(measured);
     }
 
+    /** Whether the graph's shapes scale with the batch (the trace was taken at batch 2 or more). */
+    public boolean rescalable() {
+        return batch >= 2;
+    }
+
     /** The region of a layer ({@code layer} for every copy of the repeated block). */
     public String region(String layerName) {
         return regions.getOrDefault(layerName, "");

@@ -16,6 +16,7 @@ import org.scaledl.data.CsvTable;
 import org.scaledl.data.Phase;
 import org.scaledl.graph.Attribute;
 import org.scaledl.graph.DataType;
+import org.scaledl.graph.Dim;
 import org.scaledl.graph.Layer;
 import org.scaledl.graph.ModelGraph;
 import org.scaledl.graph.SymbolicShape;
@@ -45,6 +46,10 @@ import org.slf4j.LoggerFactory;
  * <p>The trace holds one copy of the repeated block (region {@code layer}); with {@code blockCopies > 1} the block is
  * laid out that many times, each copy reading the previous copy's output where the first copy read the block's
  * carried input (the prologue tensor that has the block output's shape), and the epilogue reading the last copy.
+ *
+ * <p>In a trace taken at batch {@code b ≥ 2}, every tensor whose leading dimension is a multiple of {@code b} gets a
+ * leading dimension proportional to the batch ({@link org.scaledl.graph.Dim}), so the graph can be evaluated at any
+ * batch size; a trace taken at batch 1 is evaluated at batch 1 only ({@link FxTrace#rescalable()}).
  *
  * <pre>{@code
  * FxTrace t = FxTraceReader.read(Path.of("nodes/NVIDIA_L4/gpt2_large-inf-1024-4.csv"), 36);
@@ -276,7 +281,7 @@ public final class FxTraceReader {
                 }
                 ins.add(ref);
             }
-            SymbolicShape shape = SymbolicShape.ofStatic(n.shape);
+            SymbolicShape shape = shapeOf(n);
             switch (n.op) {
                 case "placeholder" -> {
                     g.tensor(TensorInfo.of(name, n.type, shape, TensorRole.INPUT));
@@ -311,6 +316,22 @@ public final class FxTraceReader {
                         target, opType);
             }
             g.layer(lb.build());
+        }
+
+        /**
+         * The node's shape, with a leading dimension that is a multiple of the traced batch made proportional to
+         * the batch (so the graph can be evaluated at other batch sizes). Traces at batch 1 stay static.
+         */
+        private SymbolicShape shapeOf(Node n) {
+            if (!n.tensor || batch < 2 || n.shape.length == 0 || n.shape[0] % batch != 0 || n.op.equals("get_attr")) {
+                return SymbolicShape.ofStatic(n.shape);
+            }
+            List<Dim> dims = new ArrayList<>();
+            dims.add(new Dim(n.shape[0] / batch, 0));
+            for (int i = 1; i < n.shape.length; i++) {
+                dims.add(Dim.of(n.shape[i]));
+            }
+            return SymbolicShape.of(dims);
         }
 
         private String module(Node n, String name, List<String> ins, SymbolicShape shape) {

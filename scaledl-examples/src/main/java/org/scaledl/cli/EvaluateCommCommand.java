@@ -25,16 +25,6 @@ import picocli.CommandLine.Option;
 @Command(name = "evaluate-comm", description = "Fit the all-reduce model on small runs of DeepBench's allreduce.csv "
         + "and predict the larger multi-node runs.")
 final class EvaluateCommCommand implements Callable<Integer> {
-    /**
-     * Nominal links of DeepBench's systems (its README): PCIe 3.0 x16 = 15.75 GB/s per GPU; InfiniBand FDR 4x =
-     * 6.8 GB/s per node (assumed for the single-root 10-GPU nodes too, which the README does not name); Intel
-     * Omni-Path 100 = 12.5 GB/s.
-     */
-    static final Map<String, double[]> LINKS = Map.of(
-            "M40", new double[] {15.75, 6.8}, "TitanX", new double[] {15.75, 6.8}, "P100", new double[] {15.75, 6.8},
-            "1080Ti", new double[] {15.75, 6.8}, "TitanX_Pascal", new double[] {15.75, 6.8},
-            "KNL7250", new double[] {12.5, 12.5});
-
     @Option(names = "--data", required = true, description = "DeepBench allreduce.csv")
     Path data;
 
@@ -46,7 +36,7 @@ final class EvaluateCommCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        List<Measurement> all = read(data);
+        List<Measurement> all = AllReduceModel.readDeepBench(data);
         List<Measurement> train = all.stream().filter(m -> m.ranks() <= maxRanks).toList();
         List<Measurement> test = all.stream().filter(m -> m.ranks() > maxRanks).toList();
         if (test.isEmpty()) {
@@ -90,26 +80,5 @@ final class EvaluateCommCommand implements Callable<Integer> {
     private static ErrorMetrics of(List<double[]> pairs) {
         return ErrorMetrics.of(pairs.stream().mapToDouble(p -> p[0]).toArray(),
                 pairs.stream().mapToDouble(p -> p[1]).toArray());
-    }
-
-    static List<Measurement> read(Path file) {
-        CsvTable t = CsvTable.read(file, "gpu", "nodes", "gpus_total", "gpus_per_node", "bytes", "time_ms");
-        List<Measurement> out = new ArrayList<>();
-        for (int r = 0; r < t.size(); r++) {
-            String device = t.get(r, "gpu");
-            double[] link = LINKS.get(device);
-            if (link == null) {
-                throw InvalidInputException.atLine(t.source(), t.line(r), "no interconnect known for device '"
-                        + device + "'");
-            }
-            try {
-                out.add(new Measurement(device, new Interconnect(t.positiveInt(r, "gpus_per_node"), link[0], link[1]),
-                        t.positiveInt(r, "nodes"), t.positiveInt(r, "gpus_total"), t.positiveFinite(r, "bytes"),
-                        t.positiveFinite(r, "time_ms")));
-            } catch (IllegalArgumentException e) {
-                throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());
-            }
-        }
-        return out;
     }
 }

@@ -1,0 +1,220 @@
+package org.scaledl.model;
+
+import com.google.common.base.Preconditions;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import org.scaledl.data.Phase;
+import org.scaledl.data.Sample;
+import org.scaledl.data.Workload;
+import org.scaledl.features.FeatureExtractor;
+import org.scaledl.features.LayerFeatures;
+import org.scaledl.features.OpFamily;
+import org.scaledl.hardware.Device;
+
+/**
+ * The layer-wise model with hardware as data: every layer's time on a {@link Device} is its roofline time scaled by
+ * a learned efficiency,
+ *
+ * <pre>
+ *   t = (max(FLOPs / peak · ⌈w⌉ / w, bytes / bandwidth) + 2 µs) · exp(g_family(x))
+ * </pre>
+ *
+ * with {@code w} the waves of thread blocks over the compute units (so a partly filled last wave costs a whole one),
+ * where {@code g} is a per-family (and per pass: forward, backward) gradient-boosted tree ensemble over
+ * device-relative features {@code x}: log compute time, log memory time, their ratio, log output elements, log
+ * waves and the tail-wave efficiency, log bytes over L2, log reduction length and output width, and the device's log
+ * ridge point (peak FLOP/s over bandwidth). Every feature is a ratio of work to a device figure, or the device's
+ * balance, and no feature names a device, so a device that was never measured is predicted from its description
+ * alone (features that identify devices, such as compute units or clock, made held-out-GPU errors worse).
+ * Families with fewer than {@value #MIN_FAMILY_ROWS} measurements for a pass share one pooled ensemble that also sees
+ * the family. Shape arithmetic costs nothing.
+ *
+ * <p>A whole workload is the sum of its layers (forward, plus backward in training) times a per-phase calibration
+ * factor fitted on whole-model measurements ({@link #calibrate}), which absorbs what isolated measurements miss
+ * (launch gaps, caching between neighbours). The workload must carry a device.
+ *
+ * <pre>{@code
+ * DeviceLayerModel m = DeviceLayerModel.fit(kernelRows).calibrate(modelSamples);
+ * double ms = m.predict(Workload.builder(graph).batch(8).phase(Phase.INFER).device(h100).build()).millis();
+ * }</pre>
+ */
+public final class DeviceLayerModel implements RuntimeModel {
+    static final int MIN_FAMILY_ROWS = 200;
+    private static final double FLOOR_S = 2e-6;
+    private static final int FEATURES = 11;
+    private static final BoostedTrees.Config CONFIG = new BoostedTrees.Config(200, 6, 0.1, 10, 64, 1.0);
+
+    private final Map<OpFamily, BoostedTrees> forward;
+    private final Map<OpFamily, BoostedTrees> backward;
+    private final BoostedTrees pooledForward;
+    private final BoostedTrees pooledBackward;
+    private final double trainFactor;
+    private final double inferFactor;
+
+    private DeviceLayerModel(Map<OpFamily, BoostedTrees> forward, Map<OpFamily, BoostedTrees> backward,
+            BoostedTrees pooledForward, BoostedTrees pooledBackward, double trainFactor, double inferFactor) {
+        this.forward = forward;
+        this.backward = backward;
+        this.pooledForward = pooledForward;
+        this.pooledBackward = pooledBackward;
+        this.trainFactor = trainFactor;
+        this.inferFactor = inferFactor;
+    }
+
+    /**
+     * Fits the per-family regressors (calibration factors start at 1).
+     *
+     * @throws IllegalArgumentException without forward measurements
+     */
+    public static DeviceLayerModel fit(List<OpMeasurement> measurements) {
+        List<OpMeasurement> fwd = new ArrayList<>();
+        List<OpMeasurement> bwd = new ArrayList<>();
+        for (OpMeasurement m : measurements) {
+            if (m.features().family() != OpFamily.SHAPE) {
+                (m.backward() ? bwd : fwd).add(m);
+            }
+        }
+        Preconditions.checkArgument(!fwd.isEmpty(), "need forward operator measurements to fit");
+        Map<OpFamily, BoostedTrees> f = new EnumMap<>(OpFamily.class);
+        Map<OpFamily, BoostedTrees> b = new EnumMap<>(OpFamily.class);
+        BoostedTrees pf = fitPass(fwd, f);
+        BoostedTrees pb = bwd.isEmpty() ? pf : fitPass(bwd, b);
+        return new DeviceLayerModel(f, b, pf, pb, 1, 1);
+    }
+
+    private static BoostedTrees fitPass(List<OpMeasurement> rows, Map<OpFamily, BoostedTrees> out) {
+        Map<OpFamily, List<OpMeasurement>> byFamily = new EnumMap<>(OpFamily.class);
+        for (OpMeasurement m : rows) {
+            byFamily.computeIfAbsent(m.features().family(), k -> new ArrayList<>()).add(m);
+        }
+        for (Map.Entry<OpFamily, List<OpMeasurement>> e : byFamily.entrySet()) {
+            if (e.getValue().size() >= MIN_FAMILY_ROWS) {
+                out.put(e.getKey(), fitRows(e.getValue()));
+            }
+        }
+        return fitRows(rows);
+    }
+
+    private static BoostedTrees fitRows(List<OpMeasurement> rows) {
+        double[][] x = new double[rows.size()][];
+        double[] y = new double[rows.size()];
+        for (int i = 0; i < rows.size(); i++) {
+            OpMeasurement m = rows.get(i);
+            x[i] = features(m.features(), m.device(), m.backward());
+            y[i] = Math.log(m.millis() / 1e3 / roofSeconds(m.features(), m.device(), m.backward()));
+        }
+        return BoostedTrees.fit(x, y, CONFIG);
+    }
+
+    /**
+     * Returns a copy whose per-phase factors make the median ratio of measured to predicted whole-workload time 1 on
+     * the given samples (phases without samples keep their factor). Every sample's workload needs a device.
+     */
+    public DeviceLayerModel calibrate(List<Sample> samples) {
+        double[] factor = {trainFactor, inferFactor};
+        for (Phase p : Phase.values()) {
+            List<Double> logs = new ArrayList<>();
+            for (Sample s : samples) {
+                if (s.workload().phase() == p) {
+                    logs.add(Math.log(s.millis() / layerSum(s.workload())));
+                }
+            }
+            if (!logs.isEmpty()) {
+                logs.sort(Double::compare);
+                int n = logs.size();
+                double med = n % 2 == 1 ? logs.get(n / 2) : (logs.get(n / 2 - 1) + logs.get(n / 2)) / 2;
+                factor[p.ordinal()] = Math.exp(med);
+            }
+        }
+        return new DeviceLayerModel(forward, backward, pooledForward, pooledBackward, factor[0], factor[1]);
+    }
+
+    /** The calibration factor of a phase. */
+    public double factor(Phase phase) {
+        return phase == Phase.TRAIN ? trainFactor : inferFactor;
+    }
+
+    @Override
+    public String name() {
+        return "scaledl-device";
+    }
+
+    @Override
+    public Prediction predict(Workload workload) {
+        return Prediction.point(layerSum(workload) * factor(workload.phase()));
+    }
+
+    /** Uncalibrated sum over the workload's layers of forward (and, in training, backward) predictions, ms. */
+    public double layerSum(Workload workload) {
+        Device d = workload.device().orElseThrow(() -> new IllegalArgumentException(
+                "the device layer model needs a workload with a device: " + workload));
+        double sum = 0;
+        for (LayerFeatures f : FeatureExtractor.of(workload.graph()).extract(workload.batch(), workload.phase())) {
+            sum += predictMillis(f, d, false);
+            if (workload.phase() == Phase.TRAIN) {
+                sum += predictMillis(f, d, true);
+            }
+        }
+        return sum;
+    }
+
+    /** One layer's forward or backward time on a device, ms (0 for shape arithmetic and absent backward work). */
+    public double predictMillis(LayerFeatures f, Device device, boolean backwardPass) {
+        if (f.family() == OpFamily.SHAPE || (backwardPass && f.flopsBwd() == 0 && f.bytesBwd() == 0)) {
+            return 0;
+        }
+        BoostedTrees t = (backwardPass ? backward : forward).get(f.family());
+        if (t == null) {
+            t = backwardPass ? pooledBackward : pooledForward;
+        }
+        double g = t.predict(features(f, device, backwardPass));
+        return roofSeconds(f, device, backwardPass) * Math.exp(g) * 1e3;
+    }
+
+    private static boolean matrix(OpFamily f) {
+        return f == OpFamily.DENSE || f == OpFamily.CONV;
+    }
+
+    private static double roofSeconds(LayerFeatures f, Device d, boolean bwd) {
+        double flops = bwd ? f.flopsBwd() : f.flopsFwd();
+        double bytes = bwd ? f.bytesBwd() : f.bytesFwd();
+        double tc = flops / d.peakFlopsPerSecond(matrix(f.family()));
+        double waves = waves(f, d);
+        if (waves > 0) {
+            tc *= Math.ceil(waves) / waves;
+        }
+        return Math.max(tc, bytes / d.bytesPerSecond()) + FLOOR_S;
+    }
+
+    /**
+     * Thread-block waves: output tiles (128×128 for contractions, 1,024 elements otherwise) per compute unit.
+     */
+    private static double waves(LayerFeatures f, Device d) {
+        return f.outputElements() / (matrix(f.family()) ? 128.0 * 128.0 : 1024.0) / d.computeUnits();
+    }
+
+    static double[] features(LayerFeatures f, Device d, boolean bwd) {
+        boolean mx = matrix(f.family());
+        double flops = bwd ? f.flopsBwd() : f.flopsFwd();
+        double bytes = bwd ? f.bytesBwd() : f.bytesFwd();
+        double tc = flops / d.peakFlopsPerSecond(mx) + 1e-9;
+        double tm = bytes / d.bytesPerSecond() + 1e-9;
+        double waves = waves(f, d);
+        double tail = waves <= 0 ? 0 : waves < 1 ? waves : waves / Math.ceil(waves);
+        double[] x = new double[FEATURES];
+        x[0] = Math.log10(tc);
+        x[1] = Math.log10(tm);
+        x[2] = x[0] - x[1];
+        x[3] = Math.log10(f.outputElements() + 1);
+        x[4] = Math.log10(waves + 1e-6);
+        x[5] = tail;
+        x[6] = Math.log10(bytes / d.l2Bytes() + 1e-9);
+        x[7] = Math.log10(f.inChannels() + 1);
+        x[8] = Math.log10(f.outChannels() + 1);
+        x[9] = Math.log10(d.ridgeFlopsPerByte(mx));
+        x[10] = f.family().ordinal();
+        return x;
+    }
+}
