@@ -21,6 +21,15 @@ public final class TestData {
         throw new IllegalStateException("datasets/cpu-ddp not found above " + Path.of("").toAbsolutePath());
     }
 
+    /** The GPU data excerpts in test resources (layout of {@code shared/data}: {@code neusight/}, {@code deepbench/}). */
+    public static Path gpu() {
+        try {
+            return Path.of(TestData.class.getResource("/gpu/PROVENANCE.md").toURI()).getParent();
+        } catch (java.net.URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** One bundled graph, e.g. {@code graph("resnet18_r64")}. */
     public static Path graph(String name) {
         return cpuDdp().resolve("graphs").resolve(name + ".onnx");

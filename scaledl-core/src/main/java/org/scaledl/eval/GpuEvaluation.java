@@ -68,6 +68,9 @@ public final class GpuEvaluation {
     /** Fraction of operator shapes held out in the seen-GPU split. */
     public static final double SEEN_HOLDOUT = 0.2;
 
+    /** The baseline's per-operator floor, ms (the same 2 µs as the model's). */
+    private static final double LAUNCH_FLOOR_MS = 0.002;
+
     private static final double BUCKET_BYTES = 25 * 1024 * 1024;
 
     private GpuEvaluation() {
@@ -110,16 +113,19 @@ public final class GpuEvaluation {
      *
      * @param seenGpu        per (op, GPU) errors on held-out shapes of GPUs seen in training
      * @param leaveOneGpuOut per (op, GPU) errors with the GPU held out
+     * @param rooflineLeaveOneGpuOut the same for the baseline: roofline time times the median measured/roofline
+     *                       ratio of the training rows of the same family and pass
      * @param models         single-GPU whole-model runs, each predicted with its GPU held out
      * @param parallel       4-GPU runs, each predicted with its GPU held out
      * @param notes          what was skipped and why
      */
-    public record Report(List<Cell> seenGpu, List<Cell> leaveOneGpuOut, List<ModelCase> models,
-            List<ModelCase> parallel, List<String> notes) {
+    public record Report(List<Cell> seenGpu, List<Cell> leaveOneGpuOut, List<Cell> rooflineLeaveOneGpuOut,
+            List<ModelCase> models, List<ModelCase> parallel, List<String> notes) {
         /** Copies. */
         public Report {
             seenGpu = ImmutableList.copyOf(seenGpu);
             leaveOneGpuOut = ImmutableList.copyOf(leaveOneGpuOut);
+            rooflineLeaveOneGpuOut = ImmutableList.copyOf(rooflineLeaveOneGpuOut);
             models = ImmutableList.copyOf(models);
             parallel = ImmutableList.copyOf(parallel);
             notes = ImmutableList.copyOf(notes);
@@ -128,6 +134,11 @@ public final class GpuEvaluation {
         /** Mean over GPUs of each held-out GPU's kernel MRE (rows pooled over ops within a GPU). */
         public double kernelLeaveOneGpuOutMre() {
             return meanOverGpus(leaveOneGpuOut);
+        }
+
+        /** The same for the roofline baseline. */
+        public double rooflineLeaveOneGpuOutMre() {
+            return meanOverGpus(rooflineLeaveOneGpuOut);
         }
 
         /** Mean over GPUs of the seen-GPU held-out-shape MRE. */
@@ -226,7 +237,7 @@ public final class GpuEvaluation {
                 (heldOut(m.shapeKey(), seed) ? test : train).add(m);
             }
             DeviceLayerModel model = DeviceLayerModel.fit(train);
-            seen.addAll(cells(model, test));
+            seen.addAll(cells(model::predictMillis, test));
         }
 
         // Leave one GPU out.
@@ -241,6 +252,7 @@ public final class GpuEvaluation {
             gpus.retainAll(Set.of(h.name()));
         }
         List<Cell> logo = new ArrayList<>();
+        List<Cell> roofline = new ArrayList<>();
         List<ModelCase> single = new ArrayList<>();
         List<ModelCase> parallel = new ArrayList<>();
         int fusion = 0;
@@ -266,7 +278,8 @@ public final class GpuEvaluation {
                 }
             }
             model = model.calibrate(calibration);
-            logo.addAll(cells(model, test));
+            logo.addAll(cells(model::predictMillis, test));
+            roofline.addAll(cells(rooflineBaseline(train), test));
             for (Run r : runs) {
                 Device d = devices.require(r.gpu);
                 if (!d.name().equals(gpu)) {
@@ -304,7 +317,7 @@ public final class GpuEvaluation {
         if (comm.isEmpty()) {
             notes.add("no deepbench/allreduce.csv: parallel runs not scored");
         }
-        return new Report(seen, logo, single, parallel, notes);
+        return new Report(seen, logo, roofline, single, parallel, notes);
     }
 
     private static boolean heldOut(String shapeKey, long seed) {
@@ -315,7 +328,32 @@ public final class GpuEvaluation {
         return Math.floorMod(h, 1000) < SEEN_HOLDOUT * 1000;
     }
 
-    private static List<Cell> cells(DeviceLayerModel model, List<OpMeasurement> test) {
+    /** Predicts one operator's time on a device, forward or backward. */
+    private interface OpPredictor {
+        double predictMillis(LayerFeatures f, Device d, boolean backward);
+    }
+
+    /**
+     * Roofline time (plus a 2 µs floor) times the median measured/roofline ratio of the training rows of the same
+     * family and pass.
+     */
+    private static OpPredictor rooflineBaseline(List<OpMeasurement> train) {
+        Map<String, List<Double>> ratios = new HashMap<>();
+        for (OpMeasurement m : train) {
+            ratios.computeIfAbsent(m.features().family() + "/" + m.backward(), k -> new ArrayList<>())
+                    .add(m.millis() / (DeviceLayerModel.rooflineMillis(m.features(), m.device(), m.backward())
+                            + LAUNCH_FLOOR_MS));
+        }
+        Map<String, Double> median = new HashMap<>();
+        ratios.forEach((k, v) -> {
+            v.sort(Double::compare);
+            median.put(k, v.get(v.size() / 2));
+        });
+        return (f, d, bwd) -> median.getOrDefault(f.family() + "/" + bwd, 1.0)
+                * (DeviceLayerModel.rooflineMillis(f, d, bwd) + LAUNCH_FLOOR_MS);
+    }
+
+    private static List<Cell> cells(OpPredictor model, List<OpMeasurement> test) {
         Map<String, List<double[]>> groups = new TreeMap<>();
         for (OpMeasurement m : test) {
             double p = model.predictMillis(m.features(), m.device(), m.backward());

@@ -1,6 +1,10 @@
 package org.scaledl.hardware;
 
 import com.google.common.collect.ImmutableMap;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -19,7 +23,7 @@ import org.scaledl.data.CsvTable;
  * ignoring case, spaces and punctuation ({@link Device#key}).
  *
  * <pre>{@code
- * DeviceCatalog gpus = DeviceCatalog.read(Path.of("datasets/gpu/device_configs.csv"));
+ * DeviceCatalog gpus = DeviceCatalog.bundled();   // or DeviceCatalog.read(Path.of("my_gpus.csv"))
  * Device h100 = gpus.require("NVIDIA H100 80GB HBM3");
  * }</pre>
  */
@@ -32,13 +36,47 @@ public final class DeviceCatalog {
         this.devices = List.copyOf(devices);
     }
 
+    /** Column names every catalog file needs. */
+    private static final String[] REQUIRED = {"gpu", "dev_mem_GB", "mem_bw_GBps", "num_sm_or_cu", "freq_MHz",
+        "l2_cache_MB"};
+
+    /** The catalog files bundled with the library, in lookup order. */
+    private static final List<String> BUNDLED = List.of("neusight_devices.csv", "deepbench_devices.csv");
+
+    /**
+     * The bundled catalog: NeuSight's 12 GPU descriptions (P4 to H100, AMD MI100/MI210/MI250, A100-SXM4) and the
+     * DeepBench GPUs from vendor data sheets (M40, TitanX, TitanX Pascal, TitanXp, 1080Ti, P100, V100, T4, MI25,
+     * Vega FE); provenance in the resources' {@code PROVENANCE.md}.
+     */
+    public static DeviceCatalog bundled() {
+        List<CsvTable> tables = new ArrayList<>();
+        for (String name : BUNDLED) {
+            try (InputStream in = DeviceCatalog.class.getResourceAsStream(name)) {
+                if (in == null) {
+                    throw new IllegalStateException("bundled device catalog " + name + " is missing from the jar");
+                }
+                String text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+                tables.add(CsvTable.parse("classpath:org/scaledl/hardware/" + name, text.lines().toList(), REQUIRED));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        return of(tables);
+    }
+
     /** Reads and merges catalog files; a device named twice keeps its first description. */
     public static DeviceCatalog read(Path... files) {
+        List<CsvTable> tables = new ArrayList<>();
+        for (Path file : files) {
+            tables.add(CsvTable.read(file, REQUIRED));
+        }
+        return of(tables);
+    }
+
+    private static DeviceCatalog of(List<CsvTable> tables) {
         Map<String, Device> byKey = new LinkedHashMap<>();
         List<Device> devices = new ArrayList<>();
-        for (Path file : files) {
-            CsvTable t = CsvTable.read(file, "gpu", "dev_mem_GB", "mem_bw_GBps", "num_sm_or_cu", "freq_MHz",
-                    "l2_cache_MB");
+        for (CsvTable t : tables) {
             for (int r = 0; r < t.size(); r++) {
                 String name = t.get(r, "gpu");
                 double matrix;
@@ -72,6 +110,18 @@ public final class DeviceCatalog {
             }
         }
         return new DeviceCatalog(byKey, devices);
+    }
+
+    /** This catalog plus another's devices; on a name in both, this catalog's description wins. */
+    public DeviceCatalog with(DeviceCatalog other) {
+        Map<String, Device> byKey = new LinkedHashMap<>(this.byKey);
+        List<Device> all = new ArrayList<>(devices);
+        other.byKey.forEach((k, d) -> {
+            if (byKey.putIfAbsent(k, d) == null && !all.contains(d)) {
+                all.add(d);
+            }
+        });
+        return new DeviceCatalog(byKey, all);
     }
 
     /** A device by name or alias. */

@@ -12,7 +12,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "scaledl", mixinStandardHelpOptions = true, version = "scaledl 0.1.0",
         description = "Predicts the runtime of deep-learning workloads (ScaleDL).",
-        subcommands = {InspectCommand.class, FitCommand.class, PredictCommand.class, EvaluateCommand.class, EvaluateCommCommand.class, PlanCommand.class, LearningCurveCommand.class, BenchFedorovCommand.class, BenchCommand.class, DemoCommand.class})
+        subcommands = {InspectCommand.class, FitCommand.class, PredictCommand.class, EvaluateCommand.class, EvaluateCommCommand.class, EvaluateGpuCommand.class, PlanCommand.class, LearningCurveCommand.class, BenchFedorovCommand.class, BenchCommand.class, DemoCommand.class})
 public final class Main implements Runnable {
     @Option(names = "--verbose", description = "Print stack traces on errors.", scope = CommandLine.ScopeType.INHERIT)
     boolean verbose;

@@ -1,0 +1,52 @@
+package org.scaledl.eval;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.scaledl.InvalidInputException;
+import org.scaledl.TestData;
+import org.scaledl.hardware.DeviceCatalog;
+import org.scaledl.kernels.KernelTables;
+
+class GpuEvaluationTest {
+    private static final DeviceCatalog DEVICES = DeviceCatalog.bundled();
+
+    @Test
+    void leaveOneGpuOutScoresEveryRow() {
+        GpuEvaluation.Report r = GpuEvaluation.run(TestData.gpu(), DEVICES, Optional.empty(), 7);
+        int kernels = KernelTables.neusight(TestData.gpu().resolve("neusight/kernels"), DEVICES).size()
+                + KernelTables.deepbench(TestData.gpu().resolve("deepbench"), DEVICES).size();
+        assertEquals(kernels, r.leaveOneGpuOut().stream().mapToInt(GpuEvaluation.Cell::n).sum(),
+                "every kernel row is scored once with its GPU held out");
+        int seen = r.seenGpu().stream().mapToInt(GpuEvaluation.Cell::n).sum();
+        assertTrue(seen > 0.1 * kernels && seen < 0.3 * kernels, "about 20% of shapes held out: " + seen);
+        Set<String> gpus = r.leaveOneGpuOut().stream().map(GpuEvaluation.Cell::gpu).collect(Collectors.toSet());
+                assertEquals(8, gpus.size(), gpus.toString());
+        // Eager single-GPU runs: L4 x3, T4 x2, H100 x4; all have a trace or a rescalable one.
+        assertEquals(9, r.models().size());
+        assertEquals(6, r.parallel().size());
+        assertTrue(r.modelMre() < 0.5, "model MRE " + r.modelMre());
+        assertTrue(r.parallelMre("pp4_1") < 0.5, "pp4 MRE " + r.parallelMre("pp4_1"));
+        for (GpuEvaluation.ModelCase c : r.parallel()) {
+            assertEquals("NVIDIA H100 80GB HBM3", c.gpu());
+        }
+    }
+
+    @Test
+    void oneHeldOutGpuIsDeterministic() {
+        GpuEvaluation.Report a = GpuEvaluation.run(TestData.gpu(), DEVICES, Optional.of("NVIDIA_L4"), 7);
+        GpuEvaluation.Report b = GpuEvaluation.run(TestData.gpu(), DEVICES, Optional.of("NVIDIA L4"), 7);
+        assertEquals(a, b);
+        assertTrue(a.seenGpu().isEmpty());
+        assertTrue(a.leaveOneGpuOut().stream().allMatch(c -> c.gpu().equals("NVIDIA L4")));
+        assertEquals(3, a.models().size());
+        InvalidInputException e = assertThrows(InvalidInputException.class,
+                () -> GpuEvaluation.run(TestData.gpu(), DEVICES, Optional.of("AMD Instinct MI100"), 7));
+        assertTrue(e.getMessage().contains("MI100"), e.getMessage());
+    }
+}

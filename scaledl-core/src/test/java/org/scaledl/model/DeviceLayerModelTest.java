@@ -1,0 +1,103 @@
+package org.scaledl.model;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.scaledl.TestData;
+import org.scaledl.data.Phase;
+import org.scaledl.data.Sample;
+import org.scaledl.data.Workload;
+import org.scaledl.hardware.Device;
+import org.scaledl.hardware.DeviceCatalog;
+import org.scaledl.kernels.KernelTables;
+import org.scaledl.trace.FxTrace;
+import org.scaledl.trace.FxTraceReader;
+
+class DeviceLayerModelTest {
+    private static final DeviceCatalog DEVICES = DeviceCatalog.bundled();
+    private static List<OpMeasurement> rows;
+
+    @BeforeAll
+    static void read() {
+        rows = KernelTables.neusight(TestData.gpu().resolve("neusight/kernels"), DEVICES);
+    }
+
+    private static List<OpMeasurement> on(String gpu, boolean keep) {
+        List<OpMeasurement> out = new ArrayList<>();
+        for (OpMeasurement m : rows) {
+            if (m.device().name().equals(gpu) == keep) {
+                out.add(m);
+            }
+        }
+        return out;
+    }
+
+    /** Mean relative error of the model on rows, and of the best single-efficiency roofline for comparison. */
+    private static double mre(DeviceLayerModel m, List<OpMeasurement> test) {
+        double s = 0;
+        for (OpMeasurement r : test) {
+            s += Math.abs(m.predictMillis(r.features(), r.device(), r.backward()) - r.millis()) / r.millis();
+        }
+        return s / test.size();
+    }
+
+    @Test
+    void predictsAnUnseenGpuFromItsDescription() {
+        String held = "Tesla T4";
+        DeviceLayerModel m = DeviceLayerModel.fit(on(held, false));
+        List<OpMeasurement> test = on(held, true);
+        double model = mre(m, test);
+        // Baseline: max(FLOPs/peak, bytes/bandwidth) times one efficiency, the median measured/roofline ratio of
+        // the training GPUs' rows.
+        List<Double> ratios = new ArrayList<>();
+        for (OpMeasurement r : on(held, false)) {
+            ratios.add(r.millis() / roofMillis(r));
+        }
+        ratios.sort(Double::compare);
+        double eff = ratios.get(ratios.size() / 2);
+        double roof = 0;
+        for (OpMeasurement r : test) {
+            roof += Math.abs(eff * roofMillis(r) - r.millis()) / r.millis();
+        }
+        roof /= test.size();
+                assertTrue(model < 0.30, "held-out T4 MRE " + model);
+        assertTrue(model < 0.85 * roof, "model " + model + " vs roofline with the training GPUs' efficiency " + roof);
+    }
+
+    private static double roofMillis(OpMeasurement r) {
+        return DeviceLayerModel.rooflineMillis(r.features(), r.device(), r.backward());
+    }
+
+    @Test
+    void fitIsDeterministic() {
+        DeviceLayerModel a = DeviceLayerModel.fit(rows);
+        DeviceLayerModel b = DeviceLayerModel.fit(new ArrayList<>(rows));
+        for (OpMeasurement r : rows.subList(0, 50)) {
+            assertEquals(a.predictMillis(r.features(), r.device(), false), b.predictMillis(r.features(), r.device(),
+                    false), 0.0);
+        }
+    }
+
+    @Test
+    void wholeModelIsCalibratedLayerSum() {
+        DeviceLayerModel m = DeviceLayerModel.fit(rows);
+        FxTrace t = FxTraceReader.read(TestData.gpu().resolve("neusight/models/nodes/NVIDIA_L4/"
+                + "gpt2_large-inf-1024-4.csv"), 36);
+        Device l4 = DEVICES.require("NVIDIA L4");
+        Workload w = Workload.builder(t.graph()).batch(4).phase(Phase.INFER).device(l4).build();
+        double sum = m.layerSum(w);
+        assertEquals(sum, m.predict(w).millis(), 1e-9 * sum, "factor 1 before calibration");
+        DeviceLayerModel c = m.calibrate(List.of(Sample.of(w, 2 * sum)));
+        assertEquals(2 * sum, c.predict(w).millis(), 1e-6 * sum);
+        assertEquals(1.0, c.factor(Phase.TRAIN), 0.0, "no training samples: training factor unchanged");
+        Workload at8 = w.toBuilder().batch(8).build();
+        assertTrue(c.predict(at8).millis() > 1.5 * c.predict(w).millis(), "twice the batch costs more");
+        Workload cpu = Workload.builder(t.graph()).batch(4).build();
+        assertThrows(IllegalArgumentException.class, () -> m.predict(cpu));
+    }
+}

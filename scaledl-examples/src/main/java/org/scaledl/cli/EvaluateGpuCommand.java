@@ -1,0 +1,158 @@
+package org.scaledl.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import org.scaledl.eval.GpuEvaluation;
+import org.scaledl.eval.GpuEvaluation.Cell;
+import org.scaledl.eval.GpuEvaluation.ModelCase;
+import org.scaledl.eval.GpuEvaluation.Report;
+import org.scaledl.hardware.DeviceCatalog;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code scaledl evaluate-gpu}: the device layer model on NeuSight and DeepBench GPU measurements (see
+ * {@link GpuEvaluation}).
+ */
+@Command(name = "evaluate-gpu", description = "Evaluate the GPU layer model on per-operator kernels (held-out shapes "
+        + "and leave-one-GPU-out), whole transformer models and 4-GPU DP/TP/PP runs.")
+final class EvaluateGpuCommand implements Callable<Integer> {
+    @Option(names = "--data", required = true, description = "Folder with neusight/ and deepbench/ (../shared/data)")
+    Path data;
+
+    @Option(names = "--holdout-gpu", description = "Hold out only this GPU (default: each GPU in turn, averaged)")
+    String holdout;
+
+    @Option(names = "--devices", description = "Extra device catalog CSV (NeuSight device_configs layout); "
+            + "its descriptions win over the bundled ones")
+    Path devices;
+
+    @Option(names = "--seed", defaultValue = "7", description = "Seed of the held-out-shape split")
+    long seed;
+
+    @Option(names = "--json", description = "Print JSON")
+    boolean json;
+
+    @Override
+    public Integer call() throws Exception {
+        DeviceCatalog catalog = DeviceCatalog.bundled();
+        if (devices != null) {
+            catalog = DeviceCatalog.read(devices).with(catalog);
+        }
+        long t0 = System.nanoTime();
+        Report r = GpuEvaluation.run(data, catalog, Optional.ofNullable(holdout), seed);
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        if (json) {
+            System.out.println(json(r, seconds));
+        } else {
+            table(r, seconds, System.out);
+        }
+        return 0;
+    }
+
+    static String json(Report r, double seconds) throws Exception {
+        ObjectMapper om = new ObjectMapper();
+        ObjectNode root = om.createObjectNode();
+        ObjectNode k = root.putObject("kernels");
+        k.put("leave_one_gpu_out_mre", r.kernelLeaveOneGpuOutMre());
+        k.put("seen_gpu_mre", r.kernelSeenGpuMre());
+        k.put("roofline_leave_one_gpu_out_mre", r.rooflineLeaveOneGpuOutMre());
+        ObjectNode perOp = k.putObject("per_op");
+        Map<String, Double> seen = Report.perOp(r.seenGpu());
+        Map<String, Double> logo = Report.perOp(r.leaveOneGpuOut());
+        Map<String, Double> roof = Report.perOp(r.rooflineLeaveOneGpuOut());
+        for (String op : new java.util.TreeSet<>(java.util.stream.Stream.concat(seen.keySet().stream(),
+                logo.keySet().stream()).toList())) {
+            ObjectNode o = perOp.putObject(op);
+            o.put("seen_gpu_mre", seen.getOrDefault(op, Double.NaN));
+            o.put("leave_one_gpu_out_mre", logo.getOrDefault(op, Double.NaN));
+            o.put("roofline_leave_one_gpu_out_mre", roof.getOrDefault(op, Double.NaN));
+        }
+        cells(k.putArray("leave_one_gpu_out"), r.leaveOneGpuOut());
+        cells(k.putArray("seen_gpu"), r.seenGpu());
+        ObjectNode m = root.putObject("models");
+        m.put("leave_one_gpu_out_mre", r.modelMre());
+        ObjectNode p = m.putObject("parallel");
+        for (String kind : List.of("dp4", "tp4", "pp4_1")) {
+            p.put(kind, r.parallelMre(kind));
+        }
+        ArrayNode runs = m.putArray("runs");
+        for (ModelCase c : concat(r.models(), r.parallel())) {
+            runs.addObject().put("gpu", c.gpu()).put("model", c.model()).put("phase", c.phase().label())
+                    .put("seq_len", c.seqLen()).put("batch", c.batch()).put("parallel", c.parallel())
+                    .put("measured_ms", c.measuredMs()).put("predicted_ms", c.predictedMs());
+        }
+        ArrayNode notes = root.putArray("notes");
+        r.notes().forEach(notes::add);
+        root.put("seconds", seconds);
+        return om.writerWithDefaultPrettyPrinter().writeValueAsString(root);
+    }
+
+    private static List<ModelCase> concat(List<ModelCase> a, List<ModelCase> b) {
+        return java.util.stream.Stream.concat(a.stream(), b.stream()).toList();
+    }
+
+    private static void cells(ArrayNode out, List<Cell> cells) {
+        for (Cell c : cells) {
+            out.addObject().put("op", c.op()).put("gpu", c.gpu()).put("n", c.n()).put("mre", c.mre())
+                    .put("within10", c.within10());
+        }
+    }
+
+    static void table(Report r, double seconds, PrintStream out) {
+        if (!r.seenGpu().isEmpty()) {
+            out.println("Kernels, seen GPUs, held-out shapes (" + Math.round(100 * GpuEvaluation.SEEN_HOLDOUT)
+                    + "% of shapes):");
+            cellTable(r.seenGpu(), out);
+        }
+        out.println("Kernels, leave one GPU out:");
+        cellTable(r.leaveOneGpuOut(), out);
+        out.println("Per op (mean over GPUs; roofline = max(FLOPs/peak, bytes/bandwidth) x median efficiency of the "
+                + "training GPUs):");
+        Map<String, Double> seen = Report.perOp(r.seenGpu());
+        Map<String, Double> logo = Report.perOp(r.leaveOneGpuOut());
+        Map<String, Double> roof = Report.perOp(r.rooflineLeaveOneGpuOut());
+        out.printf(Locale.ROOT, "  %-10s %12s %14s %16s%n", "op", "seen MRE", "held-out MRE", "roofline held-out");
+        for (String op : logo.keySet()) {
+            out.printf(Locale.ROOT, "  %-10s %11.1f%% %13.1f%% %15.1f%%%n", op,
+                    100 * seen.getOrDefault(op, Double.NaN), 100 * logo.get(op), 100 * roof.get(op));
+        }
+        out.println("Whole models (single GPU, GPU held out):");
+        caseTable(r.models(), out);
+        out.println("4-GPU runs (GPU held out):");
+        caseTable(r.parallel(), out);
+        out.printf(Locale.ROOT, "%nkernels: seen-GPU MRE %.1f%%, leave-one-GPU-out MRE %.1f%% (roofline %.1f%%)%n",
+                100 * r.kernelSeenGpuMre(), 100 * r.kernelLeaveOneGpuOutMre(), 100 * r.rooflineLeaveOneGpuOutMre());
+        out.printf(Locale.ROOT, "models: leave-one-GPU-out MRE %.1f%% (%d runs); dp4 %.1f%%, tp4 %.1f%%, pp4_1 %.1f%%%n",
+                100 * r.modelMre(), r.models().size(), 100 * r.parallelMre("dp4"), 100 * r.parallelMre("tp4"),
+                100 * r.parallelMre("pp4_1"));
+        r.notes().forEach(n -> out.println("note: " + n));
+        out.printf(Locale.ROOT, "(%.0f s)%n", seconds);
+    }
+
+    private static void cellTable(List<Cell> cells, PrintStream out) {
+        out.printf(Locale.ROOT, "  %-10s %-24s %6s %8s %9s%n", "op", "gpu", "n", "MRE", "within10");
+        for (Cell c : cells) {
+            out.printf(Locale.ROOT, "  %-10s %-24s %6d %7.1f%% %8.0f%%%n", c.op(), c.gpu(), c.n(), 100 * c.mre(),
+                    100 * c.within10());
+        }
+    }
+
+    private static void caseTable(List<ModelCase> cases, PrintStream out) {
+        out.printf(Locale.ROOT, "  %-24s %-11s %-5s %5s %5s %-6s %10s %10s %7s%n", "gpu", "model", "phase", "seq",
+                "batch", "par", "measured", "predicted", "error");
+        for (ModelCase c : cases) {
+            out.printf(Locale.ROOT, "  %-24s %-11s %-5s %5d %5d %-6s %8.1f ms %8.1f ms %6.1f%%%n", c.gpu(), c.model(),
+                    c.phase().label(), c.seqLen(), c.batch(), c.parallel(), c.measuredMs(), c.predictedMs(),
+                    100 * c.relativeError());
+        }
+    }
+}
