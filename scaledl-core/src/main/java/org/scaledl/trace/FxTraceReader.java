@@ -250,7 +250,13 @@ public final class FxTraceReader {
             Matcher m = INT.matcher(s);
             List<Long> dims = new ArrayList<>();
             while (m.find()) {
-                long d = Long.parseLong(m.group());
+                long d;
+                try {
+                    d = Long.parseLong(m.group());
+                } catch (NumberFormatException e) {
+                    throw InvalidInputException.atLine(t.source(), t.line(r), "dimension out of range in '" + text
+                            + "'");
+                }
                 if (d < 0) {
                     throw InvalidInputException.atLine(t.source(), t.line(r), "negative dimension in '" + text + "'");
                 }

@@ -99,5 +99,13 @@ class FxTraceReaderTest {
         e = assertThrows(InvalidInputException.class, () -> FxTraceReader.read(shape, 1));
         assertTrue(e.getMessage().contains("m-inf-8-4.csv:5") && e.getMessage().contains("output_shape"),
                 e.getMessage());
+
+        Path huge = dir.resolve("m-inf-8-8.csv");
+        List<String> bad3 = new java.util.ArrayList<>(lines);
+        bad3.set(4, bad3.get(4).replace("\"(4, 1024)\"", "\"(99999999999999999999, 1024)\""));
+        Files.write(huge, bad3);
+        e = assertThrows(InvalidInputException.class, () -> FxTraceReader.read(huge, 1));
+        assertTrue(e.getMessage().contains("m-inf-8-8.csv:5") && e.getMessage().contains("out of range"),
+                e.getMessage());
     }
 }

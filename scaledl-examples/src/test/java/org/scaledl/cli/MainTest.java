@@ -96,6 +96,27 @@ class MainTest {
         assertEquals(6, root.get("per_device").size());
     }
 
+    @Test
+    void evaluateGpuOnTheTestExcerptsPrintsTheDocumentedJson() throws Exception {
+        Path gpu = graph("resnet18_r64").getParent().getParent().getParent().getParent()
+                .resolve("scaledl-core/src/test/resources/gpu");
+        Run r = run("evaluate-gpu", "--data", gpu.toString(), "--holdout-gpu", "NVIDIA H100 80GB HBM3", "--json");
+        assertEquals(0, r.code(), r.err());
+        JsonNode root = new ObjectMapper().readTree(r.out());
+        JsonNode models = root.get("models");
+        double mre = models.get("leave_one_gpu_out_mre").asDouble();
+        assertTrue(mre > 0 && mre < 1, "model MRE " + mre);
+        for (String kind : new String[] {"dp4", "tp4", "pp4_1"}) {
+            double e = models.get("parallel").get(kind).asDouble();
+            assertTrue(e >= 0 && e < 1, kind + " " + e);
+        }
+        assertEquals(4 + 6, models.get("runs").size(), "H100: 4 single-GPU runs and 6 parallel ones");
+        assertTrue(root.get("kernels").has("per_op"));
+        Run bad = run("evaluate-gpu", "--data", gpu.toString(), "--holdout-gpu", "Voodoo2");
+        assertNotEquals(0, bad.code());
+        assertTrue(bad.err().contains("Voodoo2"), bad.err());
+    }
+
     /** log det(XᵀX) by Gaussian elimination, independent of the library's EJML path. */
     static double logDet(double[][] rows, int p) {
         double[][] m = new double[p][p];
