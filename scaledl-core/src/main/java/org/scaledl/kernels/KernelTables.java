@@ -97,7 +97,7 @@ public final class KernelTables {
                     }
                     default -> throw new IllegalStateException(op);
                 }
-                out.add(new OpMeasurement(lf, d, false, ms, op, key));
+                out.add(new OpMeasurement(lf, d, false, ms, op, key, OpMeasurement.Origin.BENCHMARK));
             }
         }
         if (!any) {
@@ -130,7 +130,8 @@ public final class KernelTables {
             String key = "gemm:" + m + "x" + n + "x" + k + ":" + g.get(r, "transA") + g.get(r, "transB");
             // C[M,N] = A[M,K]·B[K,N]: in NeuSight's convention that is B=1, M, N (contraction) = K, K (out) = N.
             LayerFeatures lf = cache.computeIfAbsent(key, x -> matmul(1, m, k, n, false));
-            out.add(new OpMeasurement(lf, d.get(), false, g.positiveFinite(r, "time_ms"), "gemm", key));
+            out.add(new OpMeasurement(lf, d.get(), false, g.positiveFinite(r, "time_ms"), "gemm", key,
+                    OpMeasurement.Origin.BENCHMARK));
         }
         CsvTable c = CsvTable.read(dir.resolve("conv.csv"), "benchmark", "gpu", "precision", "W", "H", "C", "N",
                 "K", "S", "R", "pad_w", "pad_h", "stride_w", "stride_h", "fwd_ms");
@@ -154,14 +155,14 @@ public final class KernelTables {
             String key = "conv:" + n + "x" + ch + "x" + k + "x" + rr + "x" + s + "x" + sh + "x" + sw + "x" + ph + "x"
                     + pw + "x" + h + "x" + w;
             LayerFeatures fwd = cache.computeIfAbsent(key, x -> conv(n, ch, k, rr, s, sh, sw, ph, pw, h, w));
-            out.add(new OpMeasurement(fwd, d.get(), false, c.positiveFinite(r, "fwd_ms"), "conv",
-                    key));
+            out.add(new OpMeasurement(fwd, d.get(), false, c.positiveFinite(r, "fwd_ms"), "conv", key,
+                    OpMeasurement.Origin.BENCHMARK));
             Optional<String> bd = c.opt(r, "bwd_data_ms");
             Optional<String> bf = c.opt(r, "bwd_filter_ms");
             if (bd.isPresent() && bf.isPresent()) {
                 double ms = c.positiveFinite(r, "bwd_data_ms") + c.positiveFinite(r, "bwd_filter_ms");
                 out.add(new OpMeasurement(trainFeatures(key, cache, n, ch, k, rr, s, sh, sw, ph, pw, h, w), d.get(),
-                        true, ms, "conv_bwd", key));
+                        true, ms, "conv_bwd", key, OpMeasurement.Origin.BENCHMARK));
             }
         }
         LOG.info("DeepBench: {} rows used, {} skipped (not FP32 training, or a device without a description)",
@@ -184,10 +185,10 @@ public final class KernelTables {
             String key = graph.name() + ":" + l.name();
             String op = "node:" + f.family().name().toLowerCase(java.util.Locale.ROOT);
             if (ms.get()[0] > 0) {
-                out.add(new OpMeasurement(f, device, false, ms.get()[0], op, key));
+                out.add(new OpMeasurement(f, device, false, ms.get()[0], op, key, OpMeasurement.Origin.MODEL_NODE));
             }
             if (trace.phase() == Phase.TRAIN && ms.get()[1] > 0 && (f.flopsBwd() > 0 || f.bytesBwd() > 0)) {
-                out.add(new OpMeasurement(f, device, true, ms.get()[1], op, key));
+                out.add(new OpMeasurement(f, device, true, ms.get()[1], op, key, OpMeasurement.Origin.MODEL_NODE));
             }
         }
         return out;

@@ -22,7 +22,8 @@ import org.nd4j.linalg.factory.Nd4j;
  * </pre>
  *
  * Messages flow along data edges in both directions with separate weights (GraphSAGE-style mean aggregation with a
- * residual); each sample reads out its graph's pooled embedding together with its own context {@code Cₛ}
+ * residual). In the attention variant ({@code attention = true}) each mean is replaced by GAT-style attention over the
+ * node's neighbours in that direction ({@link EdgeAttention}, scoring vectors {@code q, r} per round and direction); each sample reads out its graph's pooled embedding together with its own context {@code Cₛ}
  * (workload settings), so one graph embedding serves every workload of that graph. Loss: mean squared error.
  * Parameters are double precision and held in insertion order; the network is not thread-safe.
  */
@@ -31,14 +32,20 @@ final class MessagePassingNetwork {
     final int hidden;
     final int rounds;
     final int context;
+    final boolean attention;
     final Map<String, INDArray> params = new LinkedHashMap<>();
 
     MessagePassingNetwork(int features, int hidden, int rounds, int context, long seed) {
+        this(features, hidden, rounds, context, false, seed);
+    }
+
+    MessagePassingNetwork(int features, int hidden, int rounds, int context, boolean attention, long seed) {
         Preconditions.checkArgument(features > 0 && hidden > 0 && rounds >= 0 && context >= 0, "bad sizes");
         this.features = features;
         this.hidden = hidden;
         this.rounds = rounds;
         this.context = context;
+        this.attention = attention;
         Random r = new Random(seed);
         params.put("W_in", glorot(r, features, hidden));
         params.put("b_in", bias(hidden));
@@ -47,6 +54,12 @@ final class MessagePassingNetwork {
             params.put("W_fwd" + k, glorot(r, hidden, hidden).muli(0.5));
             params.put("W_bwd" + k, glorot(r, hidden, hidden).muli(0.5));
             params.put("b_round" + k, bias(hidden));
+            if (attention) {
+                params.put("q_fwd" + k, glorot(r, hidden, 1));
+                params.put("r_fwd" + k, glorot(r, hidden, 1));
+                params.put("q_bwd" + k, glorot(r, hidden, 1));
+                params.put("r_bwd" + k, glorot(r, hidden, 1));
+            }
         }
         params.put("W_read", glorot(r, hidden + context, hidden));
         // Small positive biases keep ReLU units off their kink at exactly zero (an all-zero pooled row otherwise
@@ -79,6 +92,8 @@ final class MessagePassingNetwork {
         final List<INDArray> fwd = new ArrayList<>();
         final List<INDArray> bwd = new ArrayList<>();
         final List<INDArray> z = new ArrayList<>();
+        final List<EdgeAttention.Cache> attFwd = new ArrayList<>();
+        final List<EdgeAttention.Cache> attBwd = new ArrayList<>();
         INDArray pooled;
         INDArray readIn;
         INDArray u;
@@ -99,9 +114,18 @@ final class MessagePassingNetwork {
         INDArray h = relu(p.a0);
         p.h.add(h);
         for (int k = 1; k <= rounds; k++) {
-            INDArray f = Tensors.segmentSum(Tensors.gather(h, b.src), b.dst, b.nodes).muliColumnVector(b.inInv);
-            INDArray bw = Tensors.segmentSum(Tensors.gather(h, b.dst), b.src, b.nodes)
-                    .muliColumnVector(b.outInv);
+            INDArray f;
+            INDArray bw;
+            if (attention) {
+                EdgeAttention.Cache[] c = new EdgeAttention.Cache[1];
+                f = EdgeAttention.forward(h, b.src, b.dst, params.get("q_fwd" + k), params.get("r_fwd" + k), c);
+                p.attFwd.add(c[0]);
+                bw = EdgeAttention.forward(h, b.dst, b.src, params.get("q_bwd" + k), params.get("r_bwd" + k), c);
+                p.attBwd.add(c[0]);
+            } else {
+                f = Tensors.segmentSum(Tensors.gather(h, b.src), b.dst, b.nodes).muliColumnVector(b.inInv);
+                bw = Tensors.segmentSum(Tensors.gather(h, b.dst), b.src, b.nodes).muliColumnVector(b.outInv);
+            }
             INDArray z = h.mmul(params.get("W_self" + k)).addi(f.mmul(params.get("W_fwd" + k)))
                     .addi(bw.mmul(params.get("W_bwd" + k))).addiRowVector(params.get("b_round" + k));
             p.fwd.add(f);
@@ -166,10 +190,24 @@ final class MessagePassingNetwork {
             g.put("W_bwd" + k, p.bwd.get(k - 1).transpose().mmul(dZ));
             g.put("b_round" + k, dZ.sum(true, 0));
             INDArray dPrev = dH.add(dZ.mmul(params.get("W_self" + k).transpose()));
-            INDArray dF = dZ.mmul(params.get("W_fwd" + k).transpose()).muliColumnVector(b.inInv);
-            INDArray dB = dZ.mmul(params.get("W_bwd" + k).transpose()).muliColumnVector(b.outInv);
-            dPrev.addi(Tensors.segmentSum(Tensors.gather(dF, b.dst), b.src, b.nodes));
-            dPrev.addi(Tensors.segmentSum(Tensors.gather(dB, b.src), b.dst, b.nodes));
+            if (attention) {
+                INDArray dF = dZ.mmul(params.get("W_fwd" + k).transpose());
+                INDArray dB = dZ.mmul(params.get("W_bwd" + k).transpose());
+                INDArray[] qr = new INDArray[2];
+                dPrev.addi(EdgeAttention.backward(hPrev, b.src, b.dst, params.get("q_fwd" + k),
+                        params.get("r_fwd" + k), p.attFwd.get(k - 1), dF, qr));
+                g.put("q_fwd" + k, qr[0]);
+                g.put("r_fwd" + k, qr[1]);
+                dPrev.addi(EdgeAttention.backward(hPrev, b.dst, b.src, params.get("q_bwd" + k),
+                        params.get("r_bwd" + k), p.attBwd.get(k - 1), dB, qr));
+                g.put("q_bwd" + k, qr[0]);
+                g.put("r_bwd" + k, qr[1]);
+            } else {
+                INDArray dF = dZ.mmul(params.get("W_fwd" + k).transpose()).muliColumnVector(b.inInv);
+                INDArray dB = dZ.mmul(params.get("W_bwd" + k).transpose()).muliColumnVector(b.outInv);
+                dPrev.addi(Tensors.segmentSum(Tensors.gather(dF, b.dst), b.src, b.nodes));
+                dPrev.addi(Tensors.segmentSum(Tensors.gather(dB, b.src), b.dst, b.nodes));
+            }
             dH = dPrev;
         }
         INDArray dA0 = dH.mul(Tensors.reluMask(p.a0));

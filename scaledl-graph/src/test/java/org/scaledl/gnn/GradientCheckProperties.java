@@ -44,9 +44,9 @@ class GradientCheckProperties {
                 nodeGraph, graphs);
     }
 
-    @Property(tries = 15)
+    @Property(tries = 20)
     void gradientsMatchFiniteDifferences(@ForAll long seed, @ForAll @IntRange(min = 0, max = 3) int rounds,
-            @ForAll @IntRange(min = 0, max = 2) int context) {
+            @ForAll @IntRange(min = 0, max = 2) int context, @ForAll boolean attention) {
         Random r = new Random(seed);
         int graphs = 1 + r.nextInt(3);
         GraphBatch b = randomBatch(r, graphs, 3);
@@ -63,7 +63,7 @@ class GradientCheckProperties {
         }
         INDArray c = context == 0 ? null : Nd4j.create(ctx, new long[] {samples, context}, DataType.DOUBLE);
         INDArray target = Nd4j.create(y, new long[] {samples, 1}, DataType.DOUBLE);
-        MessagePassingNetwork net = new MessagePassingNetwork(3, 4, rounds, context, seed);
+        MessagePassingNetwork net = new MessagePassingNetwork(3, 4, rounds, context, attention, seed);
         MessagePassingNetwork.Pass pass = net.forward(b, sampleGraph, c);
         Map<String, INDArray> grads = net.backward(b, sampleGraph, pass, target);
         for (Map.Entry<String, INDArray> e : net.params.entrySet()) {
