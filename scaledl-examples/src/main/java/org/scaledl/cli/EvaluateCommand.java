@@ -66,7 +66,7 @@ final class EvaluateCommand implements Callable<Integer> {
     }
 
     @Option(names = "--gnn", description = "Also evaluate the GNN stage (slow): scaledl = layer-wise + GNN, "
-            + "scaledl-layerwise, gnn-only")
+            + "scaledl-attention (attention message passing), scaledl-layerwise, gnn-only, gnn-only-attention")
     boolean gnn;
 
     /** ScaleDL's layer-wise predictor and the baselines. */
@@ -74,14 +74,17 @@ final class EvaluateCommand implements Callable<Integer> {
         return methods(false);
     }
 
-    /** With {@code gnn}: ScaleDL with the GNN stage as {@code scaledl}, the layer-wise model as
-     * {@code scaledl-layerwise}, and the GNN alone as {@code gnn-only}, then the baselines. */
+    /** With {@code gnn}: ScaleDL with the GNN stage as {@code scaledl} (mean aggregation) and
+     * {@code scaledl-attention}, the layer-wise model as {@code scaledl-layerwise}, and the GNN alone as
+     * {@code gnn-only} and {@code gnn-only-attention}, then the baselines. */
     static List<RuntimeTrainer> methods(boolean gnn) {
         List<RuntimeTrainer> m = new ArrayList<>();
         if (gnn) {
             m.add(GnnTrainer.interactions());
+            m.add(GnnTrainer.interactions().withAttention(true));
             m.add(RuntimePredictor.builder().name("scaledl-layerwise").build());
             m.add(GnnTrainer.graphOnly());
+            m.add(GnnTrainer.graphOnly().withAttention(true));
         } else {
             m.add(RuntimePredictor.builder().build());
         }

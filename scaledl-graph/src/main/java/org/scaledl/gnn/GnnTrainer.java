@@ -50,7 +50,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class GnnTrainer implements RuntimeTrainer {
     private static final Logger LOG = LoggerFactory.getLogger(GnnTrainer.class);
-    private static final int NODE_FEATURES = 6 + OpFamily.values().length;
+    private static final int NODE_FEATURES = 7 + OpFamily.values().length;
 
     private final boolean withLayerModel;
     private final int hidden;
@@ -60,9 +60,11 @@ public final class GnnTrainer implements RuntimeTrainer {
     private final double weightDecay;
     private final long seed;
     private final String groupTag;
+    private final boolean attention;
 
     private GnnTrainer(boolean withLayerModel, int hidden, int rounds, int epochs, double learningRate,
-            double weightDecay, long seed, String groupTag) {
+            double weightDecay, long seed, String groupTag, boolean attention) {
+        this.attention = attention;
         this.withLayerModel = withLayerModel;
         this.hidden = hidden;
         this.rounds = rounds;
@@ -75,29 +77,39 @@ public final class GnnTrainer implements RuntimeTrainer {
 
     /** ScaleDL: layer-wise model corrected by the GNN (hidden 16, 2 rounds, 150 epochs, seed 7). */
     public static GnnTrainer interactions() {
-        return new GnnTrainer(true, 16, 2, 150, 0.01, 1e-4, 7, "family");
+        return new GnnTrainer(true, 16, 2, 150, 0.01, 1e-4, 7, "family", false);
     }
 
     /** The GNN alone, predicting log time from the graph (same network and training). */
     public static GnnTrainer graphOnly() {
-        return new GnnTrainer(false, 16, 2, 150, 0.01, 1e-4, 7, "family");
+        return new GnnTrainer(false, 16, 2, 150, 0.01, 1e-4, 7, "family", false);
     }
 
     /** A copy with another seed. */
     public GnnTrainer withSeed(long value) {
-        return new GnnTrainer(withLayerModel, hidden, rounds, epochs, learningRate, weightDecay, value, groupTag);
+        return new GnnTrainer(withLayerModel, hidden, rounds, epochs, learningRate, weightDecay, value, groupTag,
+                attention);
+    }
+
+    /**
+     * A copy whose message passing uses GAT-style attention over each node's neighbours instead of their mean
+     * (named {@code scaledl-attention} / {@code gnn-only-attention}).
+     */
+    public GnnTrainer withAttention(boolean value) {
+        return new GnnTrainer(withLayerModel, hidden, rounds, epochs, learningRate, weightDecay, seed, groupTag,
+                value);
     }
 
     /** A copy with another size: hidden width, message-passing rounds and epochs. */
     public GnnTrainer withSize(int hiddenUnits, int messageRounds, int trainingEpochs) {
         Preconditions.checkArgument(hiddenUnits > 0 && messageRounds >= 0 && trainingEpochs > 0, "bad size");
         return new GnnTrainer(withLayerModel, hiddenUnits, messageRounds, trainingEpochs, learningRate, weightDecay,
-                seed, groupTag);
+                seed, groupTag, attention);
     }
 
     @Override
     public String name() {
-        return withLayerModel ? "scaledl" : "gnn-only";
+        return (withLayerModel ? "scaledl" : "gnn-only") + (attention ? "-attention" : "");
     }
 
     @Override
@@ -123,7 +135,7 @@ public final class GnnTrainer implements RuntimeTrainer {
             }
             sampleGraph[i] = gi;
         }
-        GraphBatch batch = batchOf(graphs);
+        GraphBatch batch = batchOf(graphs, layerwise);
         int contextWidth = withLayerModel ? 5 : 4;
         double[][] rawCtx = new double[samples.size()][];
         double[] y = new double[samples.size()];
@@ -152,7 +164,8 @@ public final class GnnTrainer implements RuntimeTrainer {
         int[] trainIdx = indices(samples, validation, false);
         int[] valIdx = indices(samples, validation, true);
 
-        MessagePassingNetwork net = new MessagePassingNetwork(NODE_FEATURES, hidden, rounds, contextWidth, seed);
+        MessagePassingNetwork net = new MessagePassingNetwork(NODE_FEATURES, hidden, rounds, contextWidth, attention,
+                seed);
         Map<String, INDArray> best = copy(net.params);
         double bestVal = Double.POSITIVE_INFINITY;
         Adam adam = new Adam(net.params, learningRate, weightDecay);
@@ -179,10 +192,30 @@ public final class GnnTrainer implements RuntimeTrainer {
             }
             adam.step(net.backward(batch, sampleGraph, pass, target, trainWeights));
         }
-        LOG.debug("{}: best epoch {} of {}, validation loss {}", name(), bestEpoch, epochs, bestVal);
         net.params.clear();
         net.params.putAll(best);
-        return new GnnModel(name(), net, layerwise, mean, std, contextWidth, yMean, yScale);
+        // Shrink the correction toward none by the factor (0, 0.1, ..., 1) with the lowest mean relative error on the
+        // held-out groups: a correction that does not transfer to unseen groups is scaled down instead of hurting.
+        double shrink = 1;
+        if (withLayerModel && valIdx.length > 0) {
+            INDArray out = net.forward(batch, sampleGraph, ctx).out;
+            double bestErr = Double.POSITIVE_INFINITY;
+            for (int k = 0; k <= 10; k++) {
+                double a = k / 10.0;
+                double err = 0;
+                for (int i : valIdx) {
+                    double c = a * (yMean + yScale * out.getDouble(i));
+                    err += Math.abs(Math.exp(c - y[i]) - 1);
+                }
+                if (err < bestErr - 1e-12) {
+                    bestErr = err;
+                    shrink = a;
+                }
+            }
+        }
+        LOG.debug("{}: best epoch {} of {}, validation loss {}, shrink {}", name(), bestEpoch, epochs, bestVal,
+                shrink);
+        return new GnnModel(name(), net, layerwise, mean, std, contextWidth, yMean, yScale, shrink);
     }
 
     /** Each group's samples predicted by a layer-wise model fitted on the other groups (fixed shrinkage). */
@@ -276,8 +309,11 @@ public final class GnnTrainer implements RuntimeTrainer {
         return Nd4j.create(flat, new long[] {rows.length, w}, DataType.DOUBLE);
     }
 
-    /** Concatenates graphs into one batch of node features and edges. */
-    static GraphBatch batchOf(List<ModelGraph> graphs) {
+    /**
+     * Concatenates graphs into one batch of node features and edges; with a layer-wise model, each node also gets
+     * its log predicted time in a reference workload (batch 1, inference, one worker, one thread).
+     */
+    static GraphBatch batchOf(List<ModelGraph> graphs, RuntimePredictor layerwise) {
         List<double[]> rows = new ArrayList<>();
         List<Integer> owner = new ArrayList<>();
         List<int[]> edges = new ArrayList<>();
@@ -286,6 +322,13 @@ public final class GnnTrainer implements RuntimeTrainer {
             FeatureExtractor fx = FeatureExtractor.of(g);
             List<LayerFeatures> fwd = fx.extract(1, Phase.INFER);
             List<LayerFeatures> train = fx.extract(1, Phase.TRAIN);
+            Map<String, Double> layerMs = new java.util.HashMap<>();
+            if (layerwise != null) {
+                for (Prediction.Contribution c : layerwise.predict(Workload.builder(g).phase(Phase.INFER).build())
+                        .breakdown()) {
+                    layerMs.put(c.name(), c.millis());
+                }
+            }
             // Shape arithmetic carries no data (it is not executed by eager frameworks): not a node of the network.
             int[] index = new int[g.size()];
             for (int i = 0; i < g.size(); i++) {
@@ -301,7 +344,8 @@ public final class GnnTrainer implements RuntimeTrainer {
                 x[3] = Math.log1p(f.params()) / 10;
                 x[4] = Math.log1p(f.outputElements()) / 10;
                 x[5] = f.executes() ? 1 : 0;
-                x[6 + f.family().ordinal()] = 1;
+                x[6] = Math.log1p(1e3 * layerMs.getOrDefault(g.layer(i).name(), 0.0)) / 5;
+                x[7 + f.family().ordinal()] = 1;
                 index[i] = rows.size();
                 rows.add(x);
                 owner.add(gi);
@@ -357,7 +401,12 @@ public final class GnnTrainer implements RuntimeTrainer {
         }
     }
 
-    /** The fitted model; predictions embed the workload's graph (cached per graph instance). */
+    /**
+     * The fitted model. A graph's embedding (message passing and pooling) does not depend on the workload, so it is
+     * computed once per graph instance (weakly cached); a prediction then costs the layer-wise prediction plus a
+     * readout of {@code (hidden + context) × hidden} multiply-adds in plain Java, with no ND4J call and no
+     * allocation proportional to the graph or the training data. Thread-safe.
+     */
     static final class GnnModel implements RuntimeModel {
         private final String name;
         private final MessagePassingNetwork net;
@@ -367,18 +416,29 @@ public final class GnnTrainer implements RuntimeTrainer {
         private final int contextWidth;
         private final double yMean;
         private final double yScale;
-        private final Map<ModelGraph, GraphBatch> batches = Collections.synchronizedMap(new java.util.WeakHashMap<>());
+        private final double shrink;
+        private final double[][] wRead;
+        private final double[] bRead;
+        private final double[] wOut;
+        private final double bOut;
+        private final Map<ModelGraph, double[]> embeddings = Collections.synchronizedMap(
+                new java.util.WeakHashMap<>());
 
         GnnModel(String name, MessagePassingNetwork net, RuntimePredictor layerwise, double[] mean, double[] std,
-                int contextWidth, double yMean, double yScale) {
-            this.yMean = yMean;
-            this.yScale = yScale;
+                int contextWidth, double yMean, double yScale, double shrink) {
             this.name = name;
             this.net = net;
             this.layerwise = layerwise;
             this.mean = mean;
             this.std = std;
             this.contextWidth = contextWidth;
+            this.yMean = yMean;
+            this.yScale = yScale;
+            this.shrink = shrink;
+            this.wRead = net.params.get("W_read").toDoubleMatrix();
+            this.bRead = net.params.get("b_read").toDoubleVector();
+            this.wOut = net.params.get("w_out").toDoubleVector();
+            this.bOut = net.params.get("b_out").getDouble(0);
         }
 
         @Override
@@ -386,17 +446,46 @@ public final class GnnTrainer implements RuntimeTrainer {
             return name;
         }
 
+        private double[] embedding(ModelGraph g) {
+            double[] e = embeddings.get(g);
+            if (e == null) {
+                synchronized (net) {
+                    e = embeddings.get(g);
+                    if (e == null) {
+                        GraphBatch b = batchOf(List.of(g), layerwise);
+                        INDArray ctx = Nd4j.zeros(DataType.DOUBLE, 1, contextWidth);
+                        e = net.forward(b, new int[] {0}, ctx).pooled.toDoubleVector();
+                        embeddings.put(g, e);
+                    }
+                }
+            }
+            return e;
+        }
+
         @Override
-        public synchronized Prediction predict(Workload w) {
-            GraphBatch b = batches.computeIfAbsent(w.graph(), g -> batchOf(List.of(g)));
+        public Prediction predict(Workload w) {
+            double[] pooled = embedding(w.graph());
             Prediction base = layerwise == null ? null : layerwise.predict(w);
             double[] c = context(w, base == null ? 0 : base.millis(), contextWidth);
-            INDArray ctx = matrix(new double[][] {c}, mean, std);
-            double out = yMean + yScale * net.forward(b, new int[] {0}, ctx).out.getDouble(0);
+            int h = pooled.length;
+            double out = bOut;
+            for (int j = 0; j < bRead.length; j++) {
+                double u = bRead[j];
+                for (int i = 0; i < h; i++) {
+                    u += pooled[i] * wRead[i][j];
+                }
+                for (int i = 0; i < contextWidth; i++) {
+                    u += (c[i] - mean[i]) / std[i] * wRead[h + i][j];
+                }
+                if (u > 0) {
+                    out += u * wOut[j];
+                }
+            }
+            out = yMean + yScale * out;
             if (base == null) {
                 return Prediction.point(Math.exp(out));
             }
-            double f = Math.exp(out);
+            double f = Math.exp(shrink * out);
             List<Prediction.Contribution> parts = new ArrayList<>();
             for (Prediction.Contribution p : base.breakdown()) {
                 parts.add(new Prediction.Contribution(p.name(), p.kind(), p.millis() * f));
@@ -404,9 +493,14 @@ public final class GnnTrainer implements RuntimeTrainer {
             return new Prediction(base.millis() * f, base.lowMillis() * f, base.highMillis() * f, parts);
         }
 
+        /** The factor (0 to 1) applied to the correction, chosen on held-out training groups. */
+        double shrink() {
+            return shrink;
+        }
+
         @Override
         public String toString() {
-            return name + Arrays.toString(mean);
+            return name + " shrink=" + shrink;
         }
     }
 }

@@ -10,6 +10,8 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.scaledl.data.Phase;
 import org.scaledl.data.Sample;
 import org.scaledl.data.Workload;
@@ -70,8 +72,23 @@ class GnnTrainerTest {
     }
 
     @Test
-    void graphOnlyLearnsTheTrainingData() {
-        RuntimeModel m = GnnTrainer.graphOnly().withSize(16, 2, 200).fit(samples);
+    void attentionVariantIsDeterministicAndNamed() {
+        GnnTrainer t = GnnTrainer.interactions().withAttention(true).withSize(8, 2, 20);
+        RuntimeModel a = t.fit(samples);
+        RuntimeModel b = t.fit(samples);
+        for (Sample s : samples) {
+            assertEquals(a.predict(s.workload()).millis(), b.predict(s.workload()).millis());
+        }
+        assertEquals("scaledl-attention", t.name());
+        assertEquals("gnn-only-attention", GnnTrainer.graphOnly().withAttention(true).name());
+        double shrink = ((GnnTrainer.GnnModel) a).shrink();
+        assertTrue(shrink >= 0 && shrink <= 1, "shrink " + shrink);
+    }
+
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void graphOnlyLearnsTheTrainingData(boolean attention) {
+        RuntimeModel m = GnnTrainer.graphOnly().withAttention(attention).withSize(16, 2, 200).fit(samples);
         double meanLog = samples.stream().mapToDouble(s -> Math.log(s.millis())).average().orElse(0);
         double err = 0;
         double constant = 0;
