@@ -46,6 +46,9 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print JSON")
     boolean json;
 
+    @Option(names = "--gnn", description = "Also fit ScaleDL with the GNN stage and time its predictions (~30 s more)")
+    boolean gnn;
+
     @Override
     public Integer call() throws Exception {
         if (!Files.isDirectory(data)) {
@@ -123,6 +126,10 @@ final class BenchCommand implements Callable<Integer> {
 
         double exponent = scalingExponent(p, quick);
 
+        if (gnn) {
+            out.putAll(gnnFigures(d, data, reps));
+        }
+
         Arrays.sort(imports);
         out.put("predict_us_p50", p50);
         out.put("predict_us_p99", p99);
@@ -160,8 +167,70 @@ final class BenchCommand implements Callable<Integer> {
                     imports[imports.length / 2]);
             System.out.printf(Locale.ROOT, "Fedorov N=10,000 p=30 n=60 (5 starts): %.0f ms%n", fedorovMs);
             System.out.printf(Locale.ROOT, "predict time ~ (nodes+edges)^%.3f on synthetic graphs%n", exponent);
+            if (gnn) {
+                System.out.printf(Locale.ROOT, "scaledl with GNN: fit %.1f s; resnet50_r112 predict: first query of a "
+                        + "graph %.1f ms, then p50 %.1f µs (layer-wise alone %.1f µs); allocated per call %.0f B "
+                        + "(layer-wise alone %.0f B)%n", out.get("gnn_fit_s"), out.get("gnn_first_graph_ms"),
+                        out.get("gnn_predict_us_p50"), out.get("layerwise_breakdown_predict_us_p50"),
+                        out.get("gnn_predict_alloc_bytes"), out.get("layerwise_breakdown_predict_alloc_bytes"));
+            }
         }
         return 0;
+    }
+
+    /**
+     * The GNN stage's costs: fit on the dataset, the first prediction for a graph (message passing, then cached),
+     * and repeated predictions of new batch sizes with their allocation per call, next to the layer-wise model's
+     * {@code predict} (both build the per-layer breakdown).
+     */
+    private static Map<String, Object> gnnFigures(Dataset d, Path data, int reps) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        long t0 = System.nanoTime();
+        org.scaledl.model.RuntimeModel m = org.scaledl.gnn.GnnTrainer.interactions().fit(d.samples());
+        out.put("gnn_fit_s", (System.nanoTime() - t0) / 1e9);
+        ModelGraph g = OnnxImporter.read(data.resolve("graphs/resnet50_r112.onnx"));
+        Workload w = Workload.builder(g).batch(8).phase(Phase.TRAIN).build();
+        t0 = System.nanoTime();
+        m.predict(w);
+        out.put("gnn_first_graph_ms", (System.nanoTime() - t0) / 1e6);
+        RuntimePredictor layerwise = RuntimePredictor.fit(d.samples());
+        double[] gnnLat = new double[reps];
+        double[] lwLat = new double[reps];
+        com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean)
+                java.lang.management.ManagementFactory.getThreadMXBean();
+        long self = Thread.currentThread().getId();
+        double sink = 0;
+        for (int i = 0; i < 2 * reps; i++) {
+            sink += m.predict(w.toBuilder().batch(1 + i % 64).build()).millis()
+                    + layerwise.predict(w.toBuilder().batch(1 + i % 64).build()).millis();
+        }
+        long gnnBytes = 0;
+        long lwBytes = 0;
+        for (int i = 0; i < reps; i++) {
+            Workload x = w.toBuilder().batch(100 + i).build();
+            long a0 = mx.getThreadAllocatedBytes(self);
+            long s0 = System.nanoTime();
+            sink += m.predict(x).millis();
+            gnnLat[i] = (System.nanoTime() - s0) / 1e3;
+            long a1 = mx.getThreadAllocatedBytes(self);
+            Workload y = w.toBuilder().batch(100 + i).build();
+            long s1 = System.nanoTime();
+            sink += layerwise.predict(y).millis();
+            lwLat[i] = (System.nanoTime() - s1) / 1e3;
+            long a2 = mx.getThreadAllocatedBytes(self);
+            gnnBytes += a1 - a0;
+            lwBytes += a2 - a1;
+        }
+        if (sink == 42) {
+            System.out.print("");
+        }
+        Arrays.sort(gnnLat);
+        Arrays.sort(lwLat);
+        out.put("gnn_predict_us_p50", gnnLat[reps / 2]);
+        out.put("layerwise_breakdown_predict_us_p50", lwLat[reps / 2]);
+        out.put("gnn_predict_alloc_bytes", (double) gnnBytes / reps);
+        out.put("layerwise_breakdown_predict_alloc_bytes", (double) lwBytes / reps);
+        return out;
     }
 
     /**

@@ -61,9 +61,11 @@ public final class GnnTrainer implements RuntimeTrainer {
     private final long seed;
     private final String groupTag;
     private final boolean attention;
+    private final RuntimePredictor.Trainer layerModel;
 
     private GnnTrainer(boolean withLayerModel, int hidden, int rounds, int epochs, double learningRate,
-            double weightDecay, long seed, String groupTag, boolean attention) {
+            double weightDecay, long seed, String groupTag, boolean attention, RuntimePredictor.Trainer layerModel) {
+        this.layerModel = layerModel;
         this.attention = attention;
         this.withLayerModel = withLayerModel;
         this.hidden = hidden;
@@ -77,18 +79,20 @@ public final class GnnTrainer implements RuntimeTrainer {
 
     /** ScaleDL: layer-wise model corrected by the GNN (hidden 16, 2 rounds, 150 epochs, seed 7). */
     public static GnnTrainer interactions() {
-        return new GnnTrainer(true, 16, 2, 150, 0.01, 1e-4, 7, "family", false);
+        return new GnnTrainer(true, 16, 2, 150, 0.01, 1e-4, 7, "family", false,
+                RuntimePredictor.builder().build());
     }
 
     /** The GNN alone, predicting log time from the graph (same network and training). */
     public static GnnTrainer graphOnly() {
-        return new GnnTrainer(false, 16, 2, 150, 0.01, 1e-4, 7, "family", false);
+        return new GnnTrainer(false, 16, 2, 150, 0.01, 1e-4, 7, "family", false,
+                RuntimePredictor.builder().build());
     }
 
     /** A copy with another seed. */
     public GnnTrainer withSeed(long value) {
         return new GnnTrainer(withLayerModel, hidden, rounds, epochs, learningRate, weightDecay, value, groupTag,
-                attention);
+                attention, layerModel);
     }
 
     /**
@@ -97,14 +101,23 @@ public final class GnnTrainer implements RuntimeTrainer {
      */
     public GnnTrainer withAttention(boolean value) {
         return new GnnTrainer(withLayerModel, hidden, rounds, epochs, learningRate, weightDecay, seed, groupTag,
-                value);
+                value, layerModel);
+    }
+
+    /**
+     * A copy whose layer-wise stage is fitted by the given trainer (default: {@code RuntimePredictor.builder()
+     * .build()}), e.g. {@code GnnTrainer.interactions().withLayerModel(RuntimePredictor.builder().seed(3).build())}.
+     */
+    public GnnTrainer withLayerModel(RuntimePredictor.Trainer value) {
+        return new GnnTrainer(withLayerModel, hidden, rounds, epochs, learningRate, weightDecay, seed, groupTag,
+                attention, java.util.Objects.requireNonNull(value));
     }
 
     /** A copy with another size: hidden width, message-passing rounds and epochs. */
     public GnnTrainer withSize(int hiddenUnits, int messageRounds, int trainingEpochs) {
         Preconditions.checkArgument(hiddenUnits > 0 && messageRounds >= 0 && trainingEpochs > 0, "bad size");
         return new GnnTrainer(withLayerModel, hiddenUnits, messageRounds, trainingEpochs, learningRate, weightDecay,
-                seed, groupTag, attention);
+                seed, groupTag, attention, layerModel);
     }
 
     @Override
@@ -119,7 +132,7 @@ public final class GnnTrainer implements RuntimeTrainer {
         RuntimePredictor layerwise = null;
         double[] base = new double[samples.size()];
         if (withLayerModel) {
-            layerwise = RuntimePredictor.fit(samples);
+            layerwise = layerModel.fit(samples);
             base = outOfGroupLayerwise(samples);
         }
         Map<ModelGraph, Integer> graphIndex = new IdentityHashMap<>();
