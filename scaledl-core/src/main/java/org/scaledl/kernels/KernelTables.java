@@ -289,16 +289,20 @@ public final class KernelTables {
         };
     }
 
+    /**
+     * A one-convolution graph; with {@code inputNeedsGradient} the input is declared a weight, so that training
+     * features count the data gradient too (DeepBench times both data and filter gradients).
+     */
     private static ModelGraph.Builder convGraph(long n, long c, long k, long kh, long kw, long sh, long sw, long ph,
-            long pw, long h, long w) {
+            long pw, long h, long w, boolean inputNeedsGradient) {
         long oh = (h + 2 * ph - kh) / sh + 1;
         long ow = (w + 2 * pw - kw) / sw + 1;
         if (oh <= 0 || ow <= 0) {
             throw InvalidInputException.of("convolution " + kh + "x" + kw + " does not fit a " + h + "x" + w
                     + " input with padding " + ph + "x" + pw);
         }
-        return ModelGraph.builder("conv").tensor(input("x", n, c, h, w)).tensor(param("w", k, c, kh, kw))
-                .tensor(activation("y", n, k, oh, ow))
+        return ModelGraph.builder("conv").tensor(inputNeedsGradient ? param("x", n, c, h, w) : input("x", n, c, h, w))
+                .tensor(param("w", k, c, kh, kw)).tensor(activation("y", n, k, oh, ow))
                 .layer(Layer.builder("op", "Conv").inputs("x", "w").outputs("y")
                         .attribute("kernel_shape", Attribute.ofInts(kh, kw))
                         .attribute("strides", Attribute.ofInts(sh, sw))
@@ -307,25 +311,13 @@ public final class KernelTables {
 
     static LayerFeatures conv(long n, long c, long k, long kh, long kw, long sh, long sw, long ph, long pw, long h,
             long w) {
-        return single(convGraph(n, c, k, kh, kw, sh, sw, ph, pw, h, w), Phase.INFER);
+        return single(convGraph(n, c, k, kh, kw, sh, sw, ph, pw, h, w, false), Phase.INFER);
     }
 
-    /**
-     * Training features of a convolution whose input needs a gradient too (DeepBench times both data and filter
-     * gradients), so the input is declared a weight-derived activation by feeding it through a parameter.
-     */
+    /** Training features of a convolution whose data and filter gradients are both computed. */
     private static LayerFeatures trainFeatures(String key, Map<String, LayerFeatures> cache, long n, long c, long k,
             long kh, long kw, long sh, long sw, long ph, long pw, long h, long w) {
-        return cache.computeIfAbsent(key + ":train", x -> {
-            long oh = (h + 2 * ph - kh) / sh + 1;
-            long ow = (w + 2 * pw - kw) / sw + 1;
-            ModelGraph.Builder g = ModelGraph.builder("conv").tensor(param("x", n, c, h, w))
-                    .tensor(param("w", k, c, kh, kw)).tensor(activation("y", n, k, oh, ow))
-                    .layer(Layer.builder("op", "Conv").inputs("x", "w").outputs("y")
-                            .attribute("kernel_shape", Attribute.ofInts(kh, kw))
-                            .attribute("strides", Attribute.ofInts(sh, sw))
-                            .attribute("pads", Attribute.ofInts(ph, pw, ph, pw)).build());
-            return single(g, Phase.TRAIN);
-        });
+        return cache.computeIfAbsent(key + ":train", x -> single(convGraph(n, c, k, kh, kw, sh, sw, ph, pw, h, w,
+                true), Phase.TRAIN));
     }
 }

@@ -32,10 +32,10 @@ import org.slf4j.LoggerFactory;
  * <p>Each fx node becomes a layer with the ONNX operator of the same semantics, so FLOPs and bytes come from the
  * same {@link org.scaledl.features.FeatureExtractor} as for ONNX graphs: {@code addmm} is a {@code Gemm} (its
  * {@code (bias, x, w)} arguments reordered), {@code matmul}/{@code bmm} a {@code MatMul}, arithmetic, comparisons,
- * activations and casts element-wise operators, {@code softmax} a {@code Softmax}, reductions ({@code mean}, {@code sum}, {@code argmax}, ...) reductions, {@code cat} a
- * {@code Concat}; {@code contiguous} copies (a
- * {@code Transpose}); {@code view}, {@code permute}, {@code transpose}, {@code split}, {@code getitem} and friends are
- * views; {@code size}, {@code dim}, {@code getattr} and tensor factories are shape arithmetic. Modules are
+ * activations and casts element-wise operators, {@code softmax} a {@code Softmax}, {@code mean}, {@code sum},
+ * {@code argmax} and friends reductions, {@code cat} a {@code Concat}; {@code contiguous} copies (a
+ * {@code Transpose}); {@code view}, {@code permute}, {@code transpose}, {@code split}, {@code getitem} and friends
+ * are views; {@code size}, {@code dim}, {@code getattr} and tensor factories are shape arithmetic. Modules are
  * recognised by name: {@code *norm*}/{@code ln_*} → {@code LayerNormalization} (weight and bias of the hidden size),
  * {@code *embed*}/{@code wte}/{@code wpe} → {@code Gather} on a weight, {@code *drop*} → {@code Dropout},
  * {@code *act*} → activation, anything else → a linear layer ({@code MatMul} with weight {@code [in, out]}, plus a

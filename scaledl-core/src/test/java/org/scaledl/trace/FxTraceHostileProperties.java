@@ -16,8 +16,10 @@ import org.scaledl.TestData;
 
 /** Mangled node traces fail with {@link InvalidInputException} naming the file, never anything else. */
 class FxTraceHostileProperties {
-    private static final Path GPT2 = TestData.gpu().resolve("neusight/models/nodes/NVIDIA_L4/gpt2_large-inf-1024-4.csv");
-    private static final String[] JUNK = {"", "-1", "99999999999999999999", "(1, -4)", "((", "x", "\"", "nan", "1e400", "(99999999999999999999, 2)", "(4, 1024, 0)",
+    private static final Path GPT2 = TestData.gpu()
+            .resolve("neusight/models/nodes/NVIDIA_L4/gpt2_large-inf-1024-4.csv");
+    private static final String[] JUNK = {"", "-1", "99999999999999999999", "(1, -4)", "((", "x", "\"", "nan",
+        "1e400", "(99999999999999999999, 2)", "(4, 1024, 0)",
         "placeholder", "output", "layer", "torch.float32", "torch.complex64", "a;b;c", "0"};
 
     @Property(tries = 300)

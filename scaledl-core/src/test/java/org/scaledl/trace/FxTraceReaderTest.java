@@ -19,7 +19,8 @@ import org.scaledl.graph.Layer;
 import org.scaledl.graph.ModelGraph;
 
 class FxTraceReaderTest {
-    private static final Path GPT2 = TestData.gpu().resolve("neusight/models/nodes/NVIDIA_L4/gpt2_large-inf-1024-4.csv");
+    private static final Path GPT2 = TestData.gpu()
+            .resolve("neusight/models/nodes/NVIDIA_L4/gpt2_large-inf-1024-4.csv");
 
     @Test
     void gpt2LargeHasHuggingFaceParameterCount() {
