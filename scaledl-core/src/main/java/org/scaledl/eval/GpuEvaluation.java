@@ -50,7 +50,8 @@ import org.slf4j.LoggerFactory;
  *       LM head split four ways, plus two all-reduces of the block's activations per block in forward and two in
  *       backward; pipeline with one micro-batch = the stages run one after another (the whole model's time) plus
  *       the activation hand-offs between stages. All-reduce efficiency and latency are fitted on DeepBench's
- *       single-node measurements; links are NVLink data-sheet figures per direction ({@link #NVLINK_GBPS}).</li>
+ *       single-node measurements; the link is the device's {@link Device#link()} (NVLink data-sheet figures per
+ *       direction in the bundled catalog).</li>
  * </ul>
  *
  * <pre>{@code
@@ -60,10 +61,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class GpuEvaluation {
     private static final Logger LOG = LoggerFactory.getLogger(GpuEvaluation.class);
-
-    /** NVLink bandwidth per GPU and direction, GB/s (data sheets: A100 SXM4 12 × 25 GB/s, H100 SXM5 18 × 25). */
-    public static final Map<String, Double> NVLINK_GBPS = Map.of(
-            Device.key("NVIDIA A100-SXM4-40GB"), 300.0, Device.key("NVIDIA H100 80GB HBM3"), 450.0);
 
     /** Fraction of operator shapes held out in the seen-GPU split. */
     public static final double SEEN_HOLDOUT = 0.2;
@@ -402,10 +399,11 @@ public final class GpuEvaluation {
         if (comm.isEmpty()) {
             return Optional.empty();
         }
-        Double link = NVLINK_GBPS.get(Device.key(d.name()));
-        if (link == null) {
-            throw InvalidInputException.of("no NVLink figure for " + d.name() + " (known: A100-SXM4-40GB, H100)");
+        if (d.link().isEmpty()) {
+            throw InvalidInputException.of("device " + d.name() + " has no link bandwidth (link_GBps) for its "
+                    + r.parallel + " run");
         }
+        double link = d.link().getAsDouble();
         int n = 4;
         Interconnect nvlink = new Interconnect(n, link, link);
         AllReduceModel ar = comm.get();

@@ -2,6 +2,7 @@ package org.scaledl.hardware;
 
 import com.google.common.base.Preconditions;
 import java.util.Objects;
+import java.util.OptionalDouble;
 
 /**
  * An accelerator described by its data-sheet figures. Runtime models use ratios of work to these figures
@@ -21,12 +22,16 @@ import java.util.Objects;
  * @param peakMatrixGflops    FP32 peak for dense contractions (matrix cores where the vendor uses them for FP32), GFLOP/s
  * @param peakVectorGflops    FP32 peak of the vector units, GFLOP/s
  * @param l2MB                last-level on-chip cache, MB
+ * @param linkGBps            device-to-device link bandwidth per direction (NVLink, Infinity Fabric), GB/s; 0 when
+ *                            not described (see {@link #link()})
  */
 public record Device(String name, double memoryGB, double memoryBandwidthGBps, int computeUnits, double clockMHz,
-        double peakMatrixGflops, double peakVectorGflops, double l2MB) {
+        double peakMatrixGflops, double peakVectorGflops, double l2MB, double linkGBps) {
 
-    /** Validates: every figure finite and positive. */
+    /** Validates: every figure finite and positive ({@code linkGBps} may be 0). */
     public Device {
+        Preconditions.checkArgument(Double.isFinite(linkGBps) && linkGBps >= 0,
+                "device %s: link bandwidth must be finite and >= 0", name);
         Objects.requireNonNull(name, "name");
         Preconditions.checkArgument(!name.isBlank(), "device name is blank");
         for (double v : new double[] {memoryGB, memoryBandwidthGBps, clockMHz, peakMatrixGflops, peakVectorGflops,
@@ -35,6 +40,23 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
                     name);
         }
         Preconditions.checkArgument(computeUnits > 0, "device %s: compute units must be positive", name);
+    }
+
+    /** A device without a described link. */
+    public Device(String name, double memoryGB, double memoryBandwidthGBps, int computeUnits, double clockMHz,
+            double peakMatrixGflops, double peakVectorGflops, double l2MB) {
+        this(name, memoryGB, memoryBandwidthGBps, computeUnits, clockMHz, peakMatrixGflops, peakVectorGflops, l2MB, 0);
+    }
+
+    /** The device-to-device link bandwidth per direction, GB/s, if described. */
+    public OptionalDouble link() {
+        return linkGBps > 0 ? OptionalDouble.of(linkGBps) : OptionalDouble.empty();
+    }
+
+    /** A copy with a link bandwidth (GB/s per direction). */
+    public Device withLinkGBps(double value) {
+        return new Device(name, memoryGB, memoryBandwidthGBps, computeUnits, clockMHz, peakMatrixGflops,
+                peakVectorGflops, l2MB, value);
     }
 
     /** Peak FP32 FLOP/s for matrix ({@code true}) or vector work. */

@@ -19,8 +19,9 @@ import org.scaledl.data.CsvTable;
  * Devices by name, read from CSV files in NeuSight's {@code device_configs.csv} layout: columns {@code gpu},
  * {@code mem_bw_GBps}, {@code num_sm_or_cu}, {@code freq_MHz}, {@code l2_cache_MB}, {@code dev_mem_GB} and either
  * {@code fp32_peak_GFLOPS} (one peak for all FP32 work) or both {@code fp32_peak_matrix_GFLOPS} and
- * {@code fp32_peak_vector_GFLOPS}. An optional {@code label_dir_name} column gives an alias. Names are matched
- * ignoring case, spaces and punctuation ({@link Device#key}).
+ * {@code fp32_peak_vector_GFLOPS}. An optional {@code label_dir_name} column gives an alias, an optional
+ * {@code link_GBps} column the device-to-device link bandwidth per direction. Names are matched ignoring case, spaces
+ * and punctuation ({@link Device#key}).
  *
  * <pre>{@code
  * DeviceCatalog gpus = DeviceCatalog.bundled();   // or DeviceCatalog.read(Path.of("my_gpus.csv"))
@@ -43,25 +44,43 @@ public final class DeviceCatalog {
     /** The catalog files bundled with the library, in lookup order. */
     private static final List<String> BUNDLED = List.of("neusight_devices.csv", "deepbench_devices.csv");
 
+    /** Link bandwidths for bundled devices whose catalog file has none (columns {@code gpu, link_GBps}). */
+    private static final String BUNDLED_LINKS = "device_links.csv";
+
     /**
      * The bundled catalog: NeuSight's 12 GPU descriptions (P4 to H100, AMD MI100/MI210/MI250, A100-SXM4) and the
      * DeepBench GPUs from vendor data sheets (M40, TitanX, TitanX Pascal, TitanXp, 1080Ti, P100, V100, T4, MI25,
-     * Vega FE); provenance in the resources' {@code PROVENANCE.md}.
+     * Vega FE), with NVLink bandwidths of the SXM parts; provenance in the resources' {@code PROVENANCE.md}.
      */
     public static DeviceCatalog bundled() {
         List<CsvTable> tables = new ArrayList<>();
         for (String name : BUNDLED) {
-            try (InputStream in = DeviceCatalog.class.getResourceAsStream(name)) {
-                if (in == null) {
-                    throw new IllegalStateException("bundled device catalog " + name + " is missing from the jar");
-                }
-                String text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-                tables.add(CsvTable.parse("classpath:org/scaledl/hardware/" + name, text.lines().toList(), REQUIRED));
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
+            tables.add(resource(name, REQUIRED));
         }
-        return of(tables);
+        DeviceCatalog c = of(tables);
+        CsvTable links = resource(BUNDLED_LINKS, "gpu", "link_GBps");
+        Map<String, Device> byKey = new LinkedHashMap<>(c.byKey);
+        List<Device> all = new ArrayList<>(c.devices);
+        for (int r = 0; r < links.size(); r++) {
+            Device d = c.find(links.get(r, "gpu")).orElseThrow(() -> new IllegalStateException(
+                    "bundled link for an unknown device"));
+            Device linked = d.withLinkGBps(links.positiveFinite(r, "link_GBps"));
+            byKey.replaceAll((k, v) -> v.equals(d) ? linked : v);
+            all.replaceAll(v -> v.equals(d) ? linked : v);
+        }
+        return new DeviceCatalog(byKey, all);
+    }
+
+    private static CsvTable resource(String name, String... required) {
+        try (InputStream in = DeviceCatalog.class.getResourceAsStream(name)) {
+            if (in == null) {
+                throw new IllegalStateException("bundled device file " + name + " is missing from the jar");
+            }
+            String text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            return CsvTable.parse("classpath:org/scaledl/hardware/" + name, text.lines().toList(), required);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** Reads and merges catalog files; a device named twice keeps its first description. */
@@ -97,7 +116,8 @@ public final class DeviceCatalog {
                 try {
                     d = new Device(name, t.positiveFinite(r, "dev_mem_GB"), t.positiveFinite(r, "mem_bw_GBps"),
                             t.positiveInt(r, "num_sm_or_cu"), t.positiveFinite(r, "freq_MHz"), matrix, vector,
-                            t.positiveFinite(r, "l2_cache_MB"));
+                            t.positiveFinite(r, "l2_cache_MB"),
+                            t.opt(r, "link_GBps").isPresent() ? t.positiveFinite(r, "link_GBps") : 0);
                 } catch (IllegalArgumentException e) {
                     throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());
                 }

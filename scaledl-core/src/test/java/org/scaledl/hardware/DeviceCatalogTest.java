@@ -20,6 +20,9 @@ class DeviceCatalogTest {
         assertEquals(132, h100.computeUnits());
         assertEquals(3430, h100.memoryBandwidthGBps());
         assertEquals(h100, c.require("NVIDIA_H100_80GB_HBM3"), "label directory alias");
+        assertEquals(450, h100.link().orElseThrow());
+        assertEquals(300, c.require("NVIDIA A100-SXM4-40GB").link().orElseThrow());
+        assertTrue(c.require("Tesla T4").link().isEmpty(), "PCIe card: no link described");
         assertEquals(h100, c.require("nvidia h100-80gb hbm3"), "case and punctuation are ignored");
         Device mi100 = c.require("AMD Instinct MI100");
         assertTrue(mi100.peakMatrixGflops() > mi100.peakVectorGflops(), "AMD rows have separate peaks");
