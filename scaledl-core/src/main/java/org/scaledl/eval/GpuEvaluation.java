@@ -42,7 +42,7 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Seen GPU, held-out shapes</b>: a fraction of the operator shapes (all GPUs' rows of a shape together) is
  *       held out, the model is fitted on the rest and scored on them, per operator and GPU.</li>
  *   <li><b>Leave one GPU out</b>: for each GPU, the model is fitted on every other GPU's kernel rows and model-trace
- *       nodes, calibrated on the other GPUs' whole-model runs, and scored on that GPU's kernels and single-GPU
+ *       nodes (the same chip measured by the other dataset under another name is held out too), calibrated on the other GPUs' whole-model runs, and scored on that GPU's kernels and single-GPU
  *       model runs (eager; the {@code torch.compile} rows and models without a trace are counted, not scored).</li>
  *   <li><b>4-GPU parallel runs</b> (scored in their GPU's fold): data parallel = the per-GPU batch's iteration plus
  *       the gradient ring all-reduce left exposed after overlapping with backward ({@code max(comm − backward,
@@ -259,10 +259,12 @@ public final class GpuEvaluation {
             List<OpMeasurement> test = new ArrayList<>();
             for (List<OpMeasurement> rows : List.of(kernelRows, nodeRows)) {
                 for (OpMeasurement m : rows) {
-                    if (!m.device().name().equals(gpu)) {
+                    if (m.device().name().equals(gpu)) {
+                        if (rows == kernelRows) {
+                            test.add(m);
+                        }
+                    } else if (!sameSilicon(m.device().name(), gpu)) {
                         train.add(m);
-                    } else if (rows == kernelRows) {
-                        test.add(m);
                     }
                 }
             }
@@ -270,7 +272,7 @@ public final class GpuEvaluation {
             List<Sample> calibration = new ArrayList<>();
             for (Run r : runs) {
                 Device d = devices.require(r.gpu);
-                if (!d.name().equals(gpu) && r.parallel.equals("none") && !r.fusion) {
+                if (!d.name().equals(gpu) && !sameSilicon(d.name(), gpu) && r.parallel.equals("none") && !r.fusion) {
                     workload(graphs, r, d, r.batch).ifPresent(w -> calibration.add(Sample.of(w, r.ms)));
                 }
             }
@@ -315,6 +317,22 @@ public final class GpuEvaluation {
             notes.add("no deepbench/allreduce.csv: parallel runs not scored");
         }
         return new Report(seen, logo, roofline, single, parallel, notes);
+    }
+
+    /**
+     * GPUs that DeepBench and NeuSight both measured under different names (and software): holding out one holds out
+     * the other too, so a held-out GPU's silicon is never in training. DeepBench's P100 variant is not stated; its
+     * V100 is the SXM2 board of the same chip as NeuSight's PCIe card.
+     */
+    private static final List<Set<String>> SAME_SILICON = List.of(
+            Set.of(Device.key("T4"), Device.key("Tesla T4")),
+            Set.of(Device.key("P100"), Device.key("Tesla P100-PCIE-16GB")),
+            Set.of(Device.key("V100"), Device.key("Tesla V100-PCIE-32GB")));
+
+    private static boolean sameSilicon(String a, String b) {
+        String ka = Device.key(a);
+        String kb = Device.key(b);
+        return SAME_SILICON.stream().anyMatch(g -> g.contains(ka) && g.contains(kb));
     }
 
     private static boolean heldOut(String shapeKey, long seed) {

@@ -28,7 +28,8 @@ import org.scaledl.hardware.Device;
  * ratio of work to a device figure or a shape, and none describes the device alone, so a device that was never
  * measured is predicted from its description. (Features that identify a device, such as its ridge point, compute
  * units or clock, let the trees memorise per-GPU efficiencies: with the ridge point, leave-one-GPU-out kernel MRE
- * was 29.4 % and whole-model MRE 20.6 %, without it 27.3 % and 16.3 %.)
+ * was 29.4 % and whole-model MRE 20.6 %, without it 27.3 % and 16.3 %, in the evaluation of
+ * {@link org.scaledl.eval.GpuEvaluation} before benchmark rows were preferred per family.)
  * Families with fewer than {@value #MIN_FAMILY_ROWS} measurements for a pass share one pooled ensemble that also sees
  * the family. Where a family has that many {@linkplain OpMeasurement.Origin#BENCHMARK benchmark} rows, they alone fit
  * its regressor: nodes of profiled models are many small operators, each timed with its launch floor, and mixing them
