@@ -32,8 +32,12 @@ import org.scaledl.InvalidInputException;
  * quantiles). Doubles are written in their shortest exact decimal form, so a round trip is bit-identical; the
  * checksum covers the body's compact serialisation, so a truncated or edited file is rejected rather than half
  * loaded. A file from a newer format version is rejected naming both versions. No Java serialisation is involved.
+ *
+ * <p>Companion modules store their own models in the same envelope under their own {@code format} name
+ * ({@link #writeEnvelope}, {@link #readBody}) and embed a layer-wise predictor as its body ({@link #body},
+ * {@link #predictor}).
  */
-final class ModelFile {
+public final class ModelFile {
     static final String LIBRARY_VERSION = "0.1.0";
     static final String FORMAT = "scaledl-model";
     static final int FORMAT_VERSION = 1;
@@ -43,8 +47,17 @@ final class ModelFile {
     }
 
     static void write(RuntimePredictor p, Path file) {
+        writeEnvelope(FORMAT, FORMAT_VERSION, body(p), file);
+    }
+
+    /**
+     * Writes {@code {"format", "format_version", "body", "sha256"}} atomically (a temporary file, then a move).
+     *
+     * @throws UncheckedIOException if the file cannot be written
+     */
+    public static void writeEnvelope(String format, int version, ObjectNode body, Path file) {
         try {
-            byte[] bytes = serialize(p);
+            byte[] bytes = envelope(format, version, body);
             Path parent = file.toAbsolutePath().getParent();
             Path tmp = Files.createTempFile(parent, ".scaledl-", ".tmp");
             Files.write(tmp, bytes);
@@ -55,6 +68,22 @@ final class ModelFile {
     }
 
     static byte[] serialize(RuntimePredictor p) throws JsonProcessingException {
+        return envelope(FORMAT, FORMAT_VERSION, body(p));
+    }
+
+    /** The checksummed envelope of a body, as pretty-printed UTF-8 JSON. */
+    public static byte[] envelope(String format, int version, ObjectNode body) throws JsonProcessingException {
+        String bodyText = JSON.writeValueAsString(body);
+        ObjectNode root = JSON.createObjectNode();
+        root.put("format", format);
+        root.put("format_version", version);
+        root.set("body", body);
+        root.put("sha256", sha256(bodyText));
+        return JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(root);
+    }
+
+    /** A layer-wise predictor as a JSON body (provenance and model), for embedding in another model file. */
+    public static ObjectNode body(RuntimePredictor p) {
         RuntimePredictor.Provenance prov = p.provenance();
         ObjectNode body = JSON.createObjectNode();
         body.put("library_version", prov.libraryVersion());
@@ -81,16 +110,25 @@ final class ModelFile {
         for (double c : p.coefficients()) {
             coef.add(c);
         }
-        String bodyText = JSON.writeValueAsString(body);
-        ObjectNode root = JSON.createObjectNode();
-        root.put("format", FORMAT);
-        root.put("format_version", FORMAT_VERSION);
-        root.set("body", body);
-        root.put("sha256", sha256(bodyText));
-        return JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(root);
+        return body;
     }
 
     static RuntimePredictor read(Path file) {
+        JsonNode body = readBody(file, FORMAT, FORMAT_VERSION);
+        try {
+            return predictor(body);
+        } catch (InvalidInputException e) {
+            throw e.withSource(file.toString());
+        }
+    }
+
+    /**
+     * Reads an envelope and returns its verified body.
+     *
+     * @throws InvalidInputException naming the file for unreadable, foreign ({@code format} differs), newer
+     *         ({@code format_version > maxVersion}), truncated or modified (checksum) files
+     */
+    public static JsonNode readBody(Path file, String format, int maxVersion) {
         String source = file.toString();
         byte[] bytes;
         try {
@@ -109,14 +147,15 @@ final class ModelFile {
             throw InvalidInputException.wrap(source, "not a scaledl model file (invalid JSON: "
                     + e.getMessage() + ")", e);
         }
-        if (root == null || !root.isObject() || !FORMAT.equals(root.path("format").asText())) {
-            throw InvalidInputException.inSource(source, "not a scaledl model file (no \"format\": \"" + FORMAT
-                    + "\")");
+        if (root == null || !root.isObject() || !format.equals(root.path("format").asText())) {
+            throw InvalidInputException.inSource(source, "not a scaledl model file (no \"format\": \"" + format
+                    + "\"" + (root != null && root.isObject() && root.has("format") ? "; it is \""
+                    + root.path("format").asText() + "\"" : "") + ")");
         }
         int version = root.path("format_version").asInt(-1);
-        if (version > FORMAT_VERSION) {
+        if (version > maxVersion) {
             throw InvalidInputException.inSource(source, "model format version " + version
-                    + " is newer than this library reads (" + FORMAT_VERSION + "); upgrade scaledl");
+                    + " is newer than this library reads (" + maxVersion + "); upgrade scaledl");
         }
         if (version < 1) {
             throw InvalidInputException.inSource(source, "invalid model format version " + version);
@@ -131,13 +170,21 @@ final class ModelFile {
         } catch (JsonProcessingException e) {
             throw InvalidInputException.wrap(source, "cannot check model: " + e.getOriginalMessage(), e);
         }
+        return body;
+    }
+
+    /**
+     * A layer-wise predictor from a body written by {@link #body}.
+     *
+     * @throws InvalidInputException for a malformed body
+     */
+    public static RuntimePredictor predictor(JsonNode body) {
         try {
             return decode(body);
+        } catch (InvalidInputException e) {
+            throw e;
         } catch (RuntimeException e) {
-            if (e instanceof InvalidInputException ie) {
-                throw ie.withSource(source);
-            }
-            throw InvalidInputException.wrap(source, "invalid model body: " + e.getMessage(), e);
+            throw InvalidInputException.of("invalid model body: " + e.getMessage());
         }
     }
 

@@ -5,11 +5,13 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.scaledl.data.Dataset;
 import org.scaledl.data.DatasetReader;
+import org.scaledl.gnn.GnnModel;
+import org.scaledl.gnn.GnnTrainer;
 import org.scaledl.model.RuntimePredictor;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code scaledl fit --data DIR --out model.sdl}. */
+/** {@code scaledl fit --data DIR --out model.sdl [--gnn [--attention]]}. */
 @Command(name = "fit", description = "Fit ScaleDL on a dataset and save the model.")
 final class FitCommand implements Callable<Integer> {
     @Option(names = "--data", required = true, description = "Dataset folder")
@@ -21,9 +23,26 @@ final class FitCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "0", description = "Seed recorded with the model")
     long seed;
 
+    @Option(names = "--gnn", description = "Add the GNN stage (layer-wise model corrected by the GNN)")
+    boolean gnn;
+
+    @Option(names = "--attention", description = "With --gnn: attention message passing instead of mean")
+    boolean attention;
+
     @Override
     public Integer call() {
         Dataset d = DatasetReader.read(data);
+        if (gnn) {
+            GnnModel m = GnnTrainer.interactions().withAttention(attention)
+                    .withLayerModel(RuntimePredictor.builder().seed(seed).build()).fit(d.samples());
+            m.save(out);
+            System.out.printf(Locale.ROOT, "fitted %s on %d samples (correction shrink %.1f), wrote %s%n", m.name(),
+                    d.size(), m.shrink(), out);
+            return 0;
+        }
+        if (attention) {
+            throw new IllegalArgumentException("--attention needs --gnn");
+        }
         RuntimePredictor p = RuntimePredictor.builder().seed(seed).build().fit(d.samples());
         p.save(out);
         System.out.printf(Locale.ROOT, "fitted on %d samples (cross-validated MRE %.1f%%), wrote %s%n", d.size(),

@@ -8,7 +8,9 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.scaledl.data.Phase;
 import org.scaledl.data.Workload;
+import org.scaledl.gnn.GnnModel;
 import org.scaledl.model.Prediction;
+import org.scaledl.model.RuntimeModel;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.onnx.OnnxImporter;
 import picocli.CommandLine.Command;
@@ -40,7 +42,7 @@ final class PredictCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        RuntimePredictor p = RuntimePredictor.load(model);
+        RuntimeModel p = load(model);
         Workload w = Workload.builder(OnnxImporter.read(graph)).batch(batch).worldSize(worldSize).threads(threads)
                 .phase(Phase.parse(phase)).build();
         Prediction pr = p.predict(w);
@@ -62,5 +64,16 @@ final class PredictCommand implements Callable<Integer> {
                     c.name(), c.kind(), c.millis()));
         }
         return 0;
+    }
+
+    /** A saved layer-wise predictor or, by the file's {@code format}, a saved predictor with the GNN stage. */
+    static RuntimeModel load(Path file) {
+        String format = "";
+        try {
+            format = new ObjectMapper().readTree(file.toFile()).path("format").asText("");
+        } catch (java.io.IOException | RuntimeException e) {
+            // Not JSON or unreadable: the layer-wise loader reports it with the file's name.
+        }
+        return format.equals(GnnModel.FORMAT) ? GnnModel.load(file) : RuntimePredictor.load(file);
     }
 }

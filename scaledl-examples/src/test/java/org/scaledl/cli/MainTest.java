@@ -191,8 +191,8 @@ class MainTest {
         assertTrue(rows.stream().allMatch(i -> i >= 0 && i < 462));
     }
 
-    @Test
-    void learningCurveOnASmallDataset(@TempDir Path dir) throws Exception {
+    /** Three families' r64 runs and graphs copied into {@code dir}. */
+    static void smallDataset(Path dir) throws Exception {
         Path src = graph("resnet18_r64").getParent().getParent();
         Files.createDirectories(dir.resolve("graphs"));
         StringBuilder runs = new StringBuilder();
@@ -208,6 +208,11 @@ class MainTest {
         for (String g : new String[] {"resnet18_r64", "squeezenet1_1_r64", "mobilenet_v2_r64"}) {
             Files.copy(graph(g), dir.resolve("graphs/" + g + ".onnx"));
         }
+    }
+
+    @Test
+    void learningCurveOnASmallDataset(@TempDir Path dir) throws Exception {
+        smallDataset(dir);
         Run r = run("learning-curve", "--data", dir.toString(), "--random-seeds", "2", "--out-dir", dir.toString(),
                 "--json");
         assertEquals(0, r.code(), r.err());
@@ -218,6 +223,23 @@ class MainTest {
         // With every run chosen, both arms fit the same data (in another order: sums round differently).
         assertEquals(full.get("d-optimal").get("mre").asDouble(), full.get("random").get("mre").asDouble(), 1e-6);
         assertTrue(Files.size(dir.resolve("learning-curve.svg")) > 500);
+    }
+
+    @Test
+    void fitWithTheGnnStageThenPredict(@TempDir Path dir) throws Exception {
+        smallDataset(dir);
+        Path model = dir.resolve("gnn.sdl");
+        Run fit = run("fit", "--data", dir.toString(), "--out", model.toString(), "--gnn");
+        assertEquals(0, fit.code(), fit.err());
+        assertTrue(fit.out().contains("scaledl"), fit.out());
+        Run p = run("predict", "--model", model.toString(), "--graph", graph("resnet18_r64").toString(), "--batch",
+                "4", "--json");
+        assertEquals(0, p.code(), p.err());
+        double ms = new ObjectMapper().readTree(p.out()).get("ms").asDouble();
+        assertTrue(ms > 0 && Double.isFinite(ms), "ms " + ms);
+        Run bad = run("fit", "--data", dir.toString(), "--out", model.toString(), "--attention");
+        assertNotEquals(0, bad.code());
+        assertTrue(bad.err().contains("--gnn"), bad.err());
     }
 
     @Test

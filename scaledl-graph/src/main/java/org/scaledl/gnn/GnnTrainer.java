@@ -22,7 +22,6 @@ import org.scaledl.features.OpFamily;
 import org.scaledl.graph.Edge;
 import org.scaledl.graph.ModelGraph;
 import org.scaledl.model.Prediction;
-import org.scaledl.model.RuntimeModel;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.model.RuntimeTrainer;
 import org.slf4j.Logger;
@@ -126,7 +125,7 @@ public final class GnnTrainer implements RuntimeTrainer {
     }
 
     @Override
-    public RuntimeModel fit(List<Sample> samples) {
+    public GnnModel fit(List<Sample> samples) {
         Preconditions.checkArgument(samples.size() >= 4, "need at least 4 samples to fit the GNN, got %s",
                 samples.size());
         RuntimePredictor layerwise = null;
@@ -411,109 +410,6 @@ public final class GnnTrainer implements RuntimeTrainer {
                         .addi(1e-8));
                 e.getValue().muli(1 - lr * decay).subi(step.muli(lr));
             }
-        }
-    }
-
-    /**
-     * The fitted model. A graph's embedding (message passing and pooling) does not depend on the workload, so it is
-     * computed once per graph instance (weakly cached); a prediction then costs the layer-wise prediction plus a
-     * readout of {@code (hidden + context) × hidden} multiply-adds in plain Java, with no ND4J call and no
-     * allocation proportional to the graph or the training data. Thread-safe.
-     */
-    static final class GnnModel implements RuntimeModel {
-        private final String name;
-        private final MessagePassingNetwork net;
-        private final RuntimePredictor layerwise;
-        private final double[] mean;
-        private final double[] std;
-        private final int contextWidth;
-        private final double yMean;
-        private final double yScale;
-        private final double shrink;
-        private final double[][] wRead;
-        private final double[] bRead;
-        private final double[] wOut;
-        private final double bOut;
-        private final Map<ModelGraph, double[]> embeddings = Collections.synchronizedMap(
-                new java.util.WeakHashMap<>());
-
-        GnnModel(String name, MessagePassingNetwork net, RuntimePredictor layerwise, double[] mean, double[] std,
-                int contextWidth, double yMean, double yScale, double shrink) {
-            this.name = name;
-            this.net = net;
-            this.layerwise = layerwise;
-            this.mean = mean;
-            this.std = std;
-            this.contextWidth = contextWidth;
-            this.yMean = yMean;
-            this.yScale = yScale;
-            this.shrink = shrink;
-            this.wRead = net.params.get("W_read").toDoubleMatrix();
-            this.bRead = net.params.get("b_read").toDoubleVector();
-            this.wOut = net.params.get("w_out").toDoubleVector();
-            this.bOut = net.params.get("b_out").getDouble(0);
-        }
-
-        @Override
-        public String name() {
-            return name;
-        }
-
-        private double[] embedding(ModelGraph g) {
-            double[] e = embeddings.get(g);
-            if (e == null) {
-                synchronized (net) {
-                    e = embeddings.get(g);
-                    if (e == null) {
-                        GraphBatch b = batchOf(List.of(g), layerwise);
-                        INDArray ctx = Nd4j.zeros(DataType.DOUBLE, 1, contextWidth);
-                        e = net.forward(b, new int[] {0}, ctx).pooled.toDoubleVector();
-                        embeddings.put(g, e);
-                    }
-                }
-            }
-            return e;
-        }
-
-        @Override
-        public Prediction predict(Workload w) {
-            double[] pooled = embedding(w.graph());
-            Prediction base = layerwise == null ? null : layerwise.predict(w);
-            double[] c = context(w, base == null ? 0 : base.millis(), contextWidth);
-            int h = pooled.length;
-            double out = bOut;
-            for (int j = 0; j < bRead.length; j++) {
-                double u = bRead[j];
-                for (int i = 0; i < h; i++) {
-                    u += pooled[i] * wRead[i][j];
-                }
-                for (int i = 0; i < contextWidth; i++) {
-                    u += (c[i] - mean[i]) / std[i] * wRead[h + i][j];
-                }
-                if (u > 0) {
-                    out += u * wOut[j];
-                }
-            }
-            out = yMean + yScale * out;
-            if (base == null) {
-                return Prediction.point(Math.exp(out));
-            }
-            double f = Math.exp(shrink * out);
-            List<Prediction.Contribution> parts = new ArrayList<>();
-            for (Prediction.Contribution p : base.breakdown()) {
-                parts.add(new Prediction.Contribution(p.name(), p.kind(), p.millis() * f));
-            }
-            return new Prediction(base.millis() * f, base.lowMillis() * f, base.highMillis() * f, parts);
-        }
-
-        /** The factor (0 to 1) applied to the correction, chosen on held-out training groups. */
-        double shrink() {
-            return shrink;
-        }
-
-        @Override
-        public String toString() {
-            return name + " shrink=" + shrink;
         }
     }
 }

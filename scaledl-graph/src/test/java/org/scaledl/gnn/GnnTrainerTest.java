@@ -10,8 +10,10 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.scaledl.InvalidInputException;
 import org.scaledl.data.Phase;
 import org.scaledl.data.Sample;
 import org.scaledl.data.Workload;
@@ -81,7 +83,7 @@ class GnnTrainerTest {
         }
         assertEquals("scaledl-attention", t.name());
         assertEquals("gnn-only-attention", GnnTrainer.graphOnly().withAttention(true).name());
-        double shrink = ((GnnTrainer.GnnModel) a).shrink();
+        double shrink = ((GnnModel) a).shrink();
         assertTrue(shrink >= 0 && shrink <= 1, "shrink " + shrink);
     }
 
@@ -99,6 +101,48 @@ class GnnTrainerTest {
         // Far better than the best constant (in log space), although early stopping watches held-out graphs.
         assertTrue(err < 0.5 * constant, "mean |log ratio| " + err / samples.size() + " vs constant "
                 + constant / samples.size());
+    }
+
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void saveAndLoadGiveBitIdenticalPredictions(boolean attention, @TempDir Path dir) throws Exception {
+        GnnModel m = GnnTrainer.interactions().withAttention(attention).withSize(8, 2, 20).fit(samples);
+        Path file = dir.resolve("gnn.sdl");
+        m.save(file);
+        GnnModel back = GnnModel.load(file);
+        assertEquals(m.name(), back.name());
+        assertEquals(m.shrink(), back.shrink());
+        for (Sample s : samples) {
+            Prediction a = m.predict(s.workload());
+            Prediction b = back.predict(s.workload());
+            assertEquals(a.millis(), b.millis(), 0.0);
+            assertEquals(a.lowMillis(), b.lowMillis(), 0.0);
+            assertEquals(a.highMillis(), b.highMillis(), 0.0);
+        }
+        GnnModel only = GnnTrainer.graphOnly().withSize(8, 1, 10).fit(samples);
+        only.save(file);
+        for (Sample s : samples.subList(0, 5)) {
+            assertEquals(only.predict(s.workload()).millis(), GnnModel.load(file).predict(s.workload()).millis(), 0.0);
+        }
+    }
+
+    @Test
+    void damagedOrForeignFilesAreRejected(@TempDir Path dir) throws Exception {
+        GnnModel m = GnnTrainer.interactions().withSize(4, 1, 5).fit(samples);
+        Path file = dir.resolve("gnn.sdl");
+        m.save(file);
+        String text = Files.readString(file);
+        Path tampered = dir.resolve("tampered.sdl");
+        Files.writeString(tampered, text.replaceFirst("\"shrink\" : [0-9.E-]+", "\"shrink\" : 0.123"));
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> GnnModel.load(tampered));
+        assertTrue(e.getMessage().contains("tampered.sdl") && e.getMessage().contains("checksum"), e.getMessage());
+        Path truncated = dir.resolve("truncated.sdl");
+        Files.writeString(truncated, text.substring(0, text.length() / 2));
+        assertThrows(InvalidInputException.class, () -> GnnModel.load(truncated));
+        Path layerwise = dir.resolve("layerwise.sdl");
+        org.scaledl.model.RuntimePredictor.fit(samples).save(layerwise);
+        e = assertThrows(InvalidInputException.class, () -> GnnModel.load(layerwise));
+        assertTrue(e.getMessage().contains("scaledl-model"), e.getMessage());
     }
 
     @Test
