@@ -38,7 +38,8 @@ import org.scaledl.hardware.Device;
  *
  * <p>A whole workload is the sum of its layers (forward, plus backward in training) times a per-phase calibration
  * factor fitted on whole-model measurements ({@link #calibrate}), which absorbs what isolated measurements miss
- * (launch gaps, caching between neighbours). The workload must carry a device.
+ * (launch gaps, caching between neighbours). The workload must carry a device. Immutable and thread-safe; fits
+ * are deterministic (no sampling in the trees).
  *
  * <pre>{@code
  * DeviceLayerModel m = DeviceLayerModel.fit(kernelRows).calibrate(modelSamples);
