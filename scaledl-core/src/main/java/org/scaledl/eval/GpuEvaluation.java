@@ -204,8 +204,8 @@ public final class GpuEvaluation {
         if (Files.isRegularFile(deepbench.resolve("gemm.csv")) && Files.isRegularFile(deepbench.resolve("conv.csv"))) {
             kernelRows.addAll(KernelTables.deepbench(deepbench, devices));
         }
-        List<Run> runs = Files.isRegularFile(models.resolve("e2e.csv")) ? readRuns(models.resolve("e2e.csv"))
-                : List.of();
+        List<Run> runs = Files.isRegularFile(models.resolve("e2e.csv")) ? readRuns(models.resolve("e2e.csv"),
+                devices) : List.of();
         // Node measurements of every trace (its own GPU), and one whole-model graph per (model, phase, seq, batch).
         List<OpMeasurement> nodeRows = new ArrayList<>();
         Map<String, FxTrace> graphs = new HashMap<>();
@@ -512,7 +512,7 @@ public final class GpuEvaluation {
                         f.outChannels() / k) : f.outChannels());
     }
 
-    private static List<Run> readRuns(Path file) {
+    private static List<Run> readRuns(Path file, DeviceCatalog devices) {
         CsvTable t = CsvTable.read(file, "gpu", "model", "phase", "seq_len", "batch", "parallel", "n_gpus", "fusion",
                 "model_n_layer", "e2e_ms", "node_csv", "node_csv_status");
         List<Run> out = new ArrayList<>();
@@ -520,6 +520,10 @@ public final class GpuEvaluation {
             String status = t.get(r, "node_csv_status");
             String csv = status.equals("ok") ? t.get(r, "node_csv") : "";
             String parallel = t.get(r, "parallel");
+            if (devices.find(t.get(r, "gpu")).isEmpty()) {
+                throw InvalidInputException.atLine(t.source(), t.line(r), "device '" + t.get(r, "gpu")
+                        + "' is not in the device catalog");
+            }
             if (!Set.of("none", "dp4", "tp4", "pp4_1").contains(parallel)) {
                 throw InvalidInputException.atLine(t.source(), t.line(r), "unknown parallel '" + parallel + "'");
             }

@@ -4,10 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.scaledl.InvalidInputException;
 import org.scaledl.TestData;
 import org.scaledl.hardware.DeviceCatalog;
@@ -48,5 +52,18 @@ class GpuEvaluationTest {
         InvalidInputException e = assertThrows(InvalidInputException.class,
                 () -> GpuEvaluation.run(TestData.gpu(), DEVICES, Optional.of("AMD Instinct MI100"), 7));
         assertTrue(e.getMessage().contains("MI100"), e.getMessage());
+    }
+
+    @Test
+    void unknownGpuInTheModelRunsNamesFileAndLine(@TempDir Path dir) throws Exception {
+        Path models = Files.createDirectories(dir.resolve("neusight/models"));
+        List<String> lines = Files.readAllLines(TestData.gpu().resolve("neusight/models/e2e.csv"));
+        lines.set(2, lines.get(2).replaceFirst("^[^,]*,[^,]*,", "Voodoo2,Voodoo2,"));
+        Files.write(models.resolve("e2e.csv"), lines);
+        Path kernels = Files.createDirectories(dir.resolve("neusight/kernels"));
+        Files.copy(TestData.gpu().resolve("neusight/kernels/ln.csv"), kernels.resolve("ln.csv"));
+        InvalidInputException e = assertThrows(InvalidInputException.class,
+                () -> GpuEvaluation.run(dir, DEVICES, Optional.empty(), 7));
+        assertTrue(e.getMessage().contains("e2e.csv:3") && e.getMessage().contains("Voodoo2"), e.getMessage());
     }
 }
