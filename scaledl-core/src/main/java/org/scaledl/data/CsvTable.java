@@ -155,29 +155,60 @@ public final class CsvTable {
 
     /** A positive integer field. */
     public int positiveInt(int row, String column) {
-        String v = get(row, column);
-        try {
-            int x = Integer.parseInt(v);
-            if (x <= 0) {
-                throw InvalidInputException.atLine(source, line(row), column + " must be positive, got " + v);
-            }
-            return x;
-        } catch (NumberFormatException e) {
-            throw InvalidInputException.atLine(source, line(row), column + " is not an integer: '" + v + "'");
-        }
+        long x = integer(row, column, 1, Integer.MAX_VALUE, "positive");
+        return (int) x;
+    }
+
+    /** A non-negative integer field (e.g. a padding). */
+    public long nonNegativeLong(int row, String column) {
+        return integer(row, column, 0, Long.MAX_VALUE, "non-negative");
     }
 
     /** A finite positive number field. */
     public double positiveFinite(int row, String column) {
+        double x = number(row, column);
+        if (!Double.isFinite(x) || x <= 0) {
+            throw InvalidInputException.atLine(source, line(row), column + " must be finite and positive, got "
+                    + get(row, column));
+        }
+        return x;
+    }
+
+    /** A finite non-negative number field (e.g. a time that may be zero). */
+    public double nonNegativeFinite(int row, String column) {
+        double x = number(row, column);
+        if (!Double.isFinite(x) || x < 0) {
+            throw InvalidInputException.atLine(source, line(row), column + " must be finite and >= 0, got "
+                    + get(row, column));
+        }
+        return x;
+    }
+
+    private long integer(int row, String column, long min, long max, String what) {
+        String v = get(row, column);
+        long x;
+        try {
+            x = Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            throw InvalidInputException.atLine(source, line(row), column + " is not an integer: '" + v + "'");
+        }
+        if (x < min) {
+            throw InvalidInputException.atLine(source, line(row), column + " must be " + what + ", got " + v);
+        }
+        if (x > max) {
+            throw InvalidInputException.atLine(source, line(row), column + " is not an integer up to " + max + ": '"
+                    + v + "'");
+        }
+        return x;
+    }
+
+    private double number(int row, String column) {
         String v = get(row, column);
         double x;
         try {
             x = Double.parseDouble(v);
         } catch (NumberFormatException e) {
             throw InvalidInputException.atLine(source, line(row), column + " is not a number: '" + v + "'");
-        }
-        if (!Double.isFinite(x) || x <= 0) {
-            throw InvalidInputException.atLine(source, line(row), column + " must be finite and positive, got " + v);
         }
         return x;
     }

@@ -273,7 +273,8 @@ public final class GpuEvaluation {
             for (Run r : runs) {
                 Device d = devices.require(r.gpu);
                 if (!d.name().equals(gpu) && !sameSilicon(d.name(), gpu) && r.parallel.equals("none") && !r.fusion) {
-                    workload(graphs, r, d, r.batch).ifPresent(w -> calibration.add(Sample.of(w, r.ms)));
+                    traceFor(graphs, r, r.batch).ifPresent(t -> calibration.add(Sample.of(workload(t, r, d, r.batch),
+                            r.ms)));
                 }
             }
             model = model.calibrate(calibration);
@@ -289,13 +290,13 @@ public final class GpuEvaluation {
                     continue;
                 }
                 if (r.parallel.equals("none")) {
-                    Optional<Workload> w = workload(graphs, r, d, r.batch);
-                    if (w.isEmpty()) {
+                    Optional<FxTrace> t = traceFor(graphs, r, r.batch);
+                    if (t.isEmpty()) {
                         untraced++;
                         continue;
                     }
                     single.add(new ModelCase(d.name(), r.model, r.phase, r.seq, r.batch, r.parallel, r.ms,
-                            model.predict(w.get()).millis()));
+                            model.predict(workload(t.get(), r, d, r.batch)).millis()));
                 } else {
                     Optional<Double> p = predictParallel(model, comm, graphs, r, d);
                     if (p.isEmpty()) {
@@ -390,26 +391,28 @@ public final class GpuEvaluation {
     }
 
     /**
-     * The run's graph at a batch: the trace of exactly that (model, phase, seq, batch) if there is one, else any
-     * rescalable trace of the model at that sequence length (shapes do not depend on the phase).
+     * The trace for a run at a batch: the trace of exactly that (model, phase, seq, batch) if there is one, else the
+     * first (by key) rescalable trace of the model at that sequence length, same phase first (shapes do not depend on
+     * the phase).
      */
-    private static Optional<Workload> workload(Map<String, FxTrace> graphs, Run r, Device d, int batch) {
-        FxTrace t = graphs.get(graphKey(r.model, r.phase, r.seq, batch));
-        if (t == null) {
-            for (Phase p : List.of(r.phase, r.phase == Phase.TRAIN ? Phase.INFER : Phase.TRAIN)) {
-                for (Map.Entry<String, FxTrace> e : new TreeMap<>(graphs).entrySet()) {
-                    if (t == null && e.getKey().startsWith(r.model + "/" + p.label() + "/" + r.seq + "/")
-                            && e.getValue().rescalable()) {
-                        t = e.getValue();
-                    }
+    private static Optional<FxTrace> traceFor(Map<String, FxTrace> graphs, Run r, int batch) {
+        FxTrace exact = graphs.get(graphKey(r.model, r.phase, r.seq, batch));
+        if (exact != null) {
+            return Optional.of(exact);
+        }
+        Map<String, FxTrace> sorted = new TreeMap<>(graphs);
+        for (Phase p : List.of(r.phase, r.phase == Phase.TRAIN ? Phase.INFER : Phase.TRAIN)) {
+            for (Map.Entry<String, FxTrace> e : sorted.entrySet()) {
+                if (e.getKey().startsWith(r.model + "/" + p.label() + "/" + r.seq + "/") && e.getValue().rescalable()) {
+                    return Optional.of(e.getValue());
                 }
             }
         }
-        if (t == null) {
-            return Optional.empty();
-        }
-        return Optional.of(Workload.builder(t.graph()).batch(batch).phase(r.phase).device(d)
-                .tag("model", r.model).build());
+        return Optional.empty();
+    }
+
+    private static Workload workload(FxTrace t, Run r, Device d, int batch) {
+        return Workload.builder(t.graph()).batch(batch).phase(r.phase).device(d).tag("model", r.model).build();
     }
 
     private static Optional<Double> predictParallel(DeviceLayerModel model, Optional<AllReduceModel> comm,
@@ -427,45 +430,41 @@ public final class GpuEvaluation {
         AllReduceModel ar = comm.get();
         switch (r.parallel) {
             case "dp4" -> {
-                Optional<Workload> w = workload(graphs, r, d, r.batch / n);
-                if (w.isEmpty() || r.batch % n != 0) {
+                Optional<FxTrace> t = traceFor(graphs, r, r.batch / n);
+                if (t.isEmpty() || r.batch % n != 0) {
                     return Optional.empty();
                 }
-                double[] fb = forwardBackward(model, w.get(), null, 1);
-                double bytes = 4.0 * w.get().graph().parameterCount();
+                double[] fb = forwardBackward(model, workload(t.get(), r, d, r.batch / n), null, 1);
+                double bytes = 4.0 * t.get().graph().parameterCount();
                 double allReduce = ar.predictMillis(d.name(), nvlink, 1, n, bytes);
                 double bucket = ar.predictMillis(d.name(), nvlink, 1, n, Math.min(bytes, BUCKET_BYTES));
                 return Optional.of(fb[0] + fb[1] + Math.max(allReduce - fb[1], bucket));
             }
             case "tp4" -> {
-                Optional<Workload> w = workload(graphs, r, d, r.batch);
-                if (w.isEmpty()) {
+                Optional<FxTrace> trace = traceFor(graphs, r, r.batch);
+                if (trace.isEmpty()) {
                     return Optional.empty();
                 }
-                FxTrace t = traceOf(graphs, w.get().graph());
-                double[] fb = forwardBackward(model, w.get(), t, n);
+                FxTrace t = trace.get();
+                double[] fb = forwardBackward(model, workload(t, r, d, r.batch), t, n);
                 double act = 4.0 * r.batch * r.seq * t.hiddenSize();
                 int passes = r.phase == Phase.TRAIN ? 4 : 2;
                 double c = t.blockCopies() * passes * ar.predictMillis(d.name(), nvlink, 1, n, act);
                 return Optional.of(fb[0] + fb[1] + c);
             }
             case "pp4_1" -> {
-                Optional<Workload> w = workload(graphs, r, d, r.batch);
-                if (w.isEmpty()) {
+                Optional<FxTrace> trace = traceFor(graphs, r, r.batch);
+                if (trace.isEmpty()) {
                     return Optional.empty();
                 }
-                FxTrace t = traceOf(graphs, w.get().graph());
-                double[] fb = forwardBackward(model, w.get(), null, 1);
+                FxTrace t = trace.get();
+                double[] fb = forwardBackward(model, workload(t, r, d, r.batch), null, 1);
                 double act = 4.0 * r.batch * r.seq * t.hiddenSize();
                 int handOffs = (n - 1) * (r.phase == Phase.TRAIN ? 2 : 1);
                 return Optional.of(fb[0] + fb[1] + handOffs * act / (link * 1e6));
             }
             default -> throw InvalidInputException.of("unknown parallelism '" + r.parallel + "'");
         }
-    }
-
-    private static FxTrace traceOf(Map<String, FxTrace> graphs, ModelGraph g) {
-        return graphs.values().stream().filter(t -> t.graph() == g).findFirst().orElseThrow();
     }
 
     /**

@@ -89,7 +89,7 @@ public final class KernelTables {
                         long k = t.positiveInt(r, "Cout");
                         long ks = t.positiveInt(r, "kernel");
                         long s = t.positiveInt(r, "stride");
-                        long p = nonNegative(t, r, "padding");
+                        long p = t.nonNegativeLong(r, "padding");
                         long h = t.positiveInt(r, "H");
                         long w = t.positiveInt(r, "W");
                         key = "conv:" + n + "x" + c + "x" + k + "x" + ks + "x" + s + "x" + p + "x" + h + "x" + w;
@@ -148,8 +148,8 @@ public final class KernelTables {
             long k = c.positiveInt(r, "K");
             long s = c.positiveInt(r, "S");
             long rr = c.positiveInt(r, "R");
-            long pw = nonNegative(c, r, "pad_w");
-            long ph = nonNegative(c, r, "pad_h");
+            long pw = c.nonNegativeLong(r, "pad_w");
+            long ph = c.nonNegativeLong(r, "pad_h");
             long sw = c.positiveInt(r, "stride_w");
             long sh = c.positiveInt(r, "stride_h");
             String key = "conv:" + n + "x" + ch + "x" + k + "x" + rr + "x" + s + "x" + sh + "x" + sw + "x" + ph + "x"
@@ -204,19 +204,6 @@ public final class KernelTables {
     private static Device device(DeviceCatalog devices, CsvTable t, int r, String name) {
         return devices.find(name).orElseThrow(() -> InvalidInputException.atLine(t.source(), t.line(r),
                 "device '" + name + "' is not in the device catalog"));
-    }
-
-    private static long nonNegative(CsvTable t, int r, String column) {
-        String v = t.get(r, column);
-        try {
-            long x = Long.parseLong(v);
-            if (x < 0) {
-                throw InvalidInputException.atLine(t.source(), t.line(r), column + " must be >= 0, got " + v);
-            }
-            return x;
-        } catch (NumberFormatException e) {
-            throw InvalidInputException.atLine(t.source(), t.line(r), column + " is not an integer: '" + v + "'");
-        }
     }
 
     private static TensorInfo input(String name, long... dims) {

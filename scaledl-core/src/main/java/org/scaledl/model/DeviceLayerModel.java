@@ -128,17 +128,10 @@ public final class DeviceLayerModel implements RuntimeModel {
     public DeviceLayerModel calibrate(List<Sample> samples) {
         double[] factor = {trainFactor, inferFactor};
         for (Phase p : Phase.values()) {
-            List<Double> logs = new ArrayList<>();
-            for (Sample s : samples) {
-                if (s.workload().phase() == p) {
-                    logs.add(Math.log(s.millis() / layerSum(s.workload())));
-                }
-            }
-            if (!logs.isEmpty()) {
-                logs.sort(Double::compare);
-                int n = logs.size();
-                double med = n % 2 == 1 ? logs.get(n / 2) : (logs.get(n / 2 - 1) + logs.get(n / 2)) / 2;
-                factor[p.ordinal()] = Math.exp(med);
+            double[] logs = samples.stream().filter(s -> s.workload().phase() == p)
+                    .mapToDouble(s -> Math.log(s.millis() / layerSum(s.workload()))).sorted().toArray();
+            if (logs.length > 0) {
+                factor[p.ordinal()] = Math.exp(RuntimePredictor.quantile(logs, 0.5));
             }
         }
         return new DeviceLayerModel(forward, backward, pooledForward, pooledBackward, factor[0], factor[1]);

@@ -217,7 +217,12 @@ public final class ModelFile {
                 finite(model.get("shrinkage"), "shrinkage"), lo, hi, prov);
     }
 
-    private static double finite(JsonNode n, String what) {
+    /**
+     * A finite number from a model body.
+     *
+     * @throws InvalidInputException naming {@code what} when it is missing or not finite
+     */
+    public static double finite(JsonNode n, String what) {
         if (n == null || !n.isNumber() || !Double.isFinite(n.asDouble())) {
             throw InvalidInputException.of(what + " is missing or not a finite number");
         }

@@ -205,9 +205,9 @@ public final class FxTraceReader {
             String op = t.get(r, "op");
             String dtype = t.opt(r, "dtype").orElse("");
             long[] shape = parseShape(t.get(r, "output_shape"), r);
-            double fw = number(r, "fw_latency");
-            double bw = t.opt(r, "bw_latency").isPresent() ? number(r, "bw_latency") : 0;
-            double acc = t.opt(r, "acc_latency").isPresent() ? number(r, "acc_latency") : 0;
+            double fw = t.nonNegativeFinite(r, "fw_latency");
+            double bw = t.opt(r, "bw_latency").isPresent() ? t.nonNegativeFinite(r, "bw_latency") : 0;
+            double acc = t.opt(r, "acc_latency").isPresent() ? t.nonNegativeFinite(r, "acc_latency") : 0;
             List<String> inputs = t.opt(r, "input_nodes").map(s -> List.of(s.split(";"))).orElse(List.of());
             DataType type = switch (dtype) {
                 case "torch.float32" -> DataType.FLOAT;
@@ -225,20 +225,6 @@ public final class FxTraceReader {
             }
             return new Node(r, name, op, t.get(r, "target"), region, shape, type, !dtype.isEmpty(), fw, bw + acc,
                     inputs);
-        }
-
-        private double number(int r, String column) {
-            String v = t.get(r, column);
-            try {
-                double x = Double.parseDouble(v);
-                if (!Double.isFinite(x) || x < 0) {
-                    throw InvalidInputException.atLine(t.source(), t.line(r), column + " must be finite and >= 0: "
-                            + v);
-                }
-                return x;
-            } catch (NumberFormatException e) {
-                throw InvalidInputException.atLine(t.source(), t.line(r), column + " is not a number: '" + v + "'");
-            }
         }
 
         private long[] parseShape(String text, int r) {

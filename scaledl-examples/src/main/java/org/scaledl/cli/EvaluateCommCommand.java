@@ -9,12 +9,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import org.scaledl.InvalidInputException;
-import org.scaledl.data.CsvTable;
 import org.scaledl.eval.ErrorMetrics;
 import org.scaledl.model.AllReduceModel;
 import org.scaledl.model.AllReduceModel.Measurement;
-import org.scaledl.model.Interconnect;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 

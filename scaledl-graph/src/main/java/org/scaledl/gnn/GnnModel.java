@@ -205,8 +205,8 @@ public final class GnnModel implements RuntimeModel {
             JsonNode lw = body.path("layerwise");
             RuntimePredictor layerwise = lw.isObject() ? ModelFile.predictor(lw) : null;
             return new GnnModel(body.path("name").asText("scaledl"), net, layerwise, mean, std, context,
-                    finite(body.path("y_mean"), "y_mean"), finite(body.path("y_scale"), "y_scale"),
-                    finite(body.path("shrink"), "shrink"));
+                    ModelFile.finite(body.path("y_mean"), "y_mean"),
+                    ModelFile.finite(body.path("y_scale"), "y_scale"), ModelFile.finite(body.path("shrink"), "shrink"));
         } catch (InvalidInputException e) {
             throw e.withSource(file.toString());
         }
@@ -226,20 +226,13 @@ public final class GnnModel implements RuntimeModel {
         return v;
     }
 
-    private static double finite(JsonNode n, String what) {
-        if (!n.isNumber() || !Double.isFinite(n.asDouble())) {
-            throw InvalidInputException.of(what + " is missing or not a finite number");
-        }
-        return n.asDouble();
-    }
-
     private static double[] doubles(JsonNode n, String what) {
         if (!n.isArray()) {
             throw InvalidInputException.of(what + " is missing");
         }
         double[] out = new double[n.size()];
         for (int i = 0; i < out.length; i++) {
-            out[i] = finite(n.get(i), what + "[" + i + "]");
+            out[i] = ModelFile.finite(n.get(i), what + "[" + i + "]");
         }
         return out;
     }
