@@ -365,18 +365,14 @@ public final class RuntimePredictor implements RuntimeModel {
 
     /** SHA-256 over each sample's workload description and measured time, in order. */
     static String fingerprint(List<Sample> samples) {
-        try {
-            java.security.MessageDigest md = java.security.MessageDigest.getInstance("SHA-256");
-            for (Sample s : samples) {
-                Workload w = s.workload();
-                String line = w.graph().name() + '|' + w.graph().size() + '|' + w.batch() + '|' + w.phase() + '|'
-                        + w.worldSize() + '|' + w.threads() + '|' + Double.doubleToLongBits(s.millis()) + '\n';
-                md.update(line.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            }
-            return java.util.HexFormat.of().formatHex(md.digest());
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is required by every Java platform", e);
+        StringBuilder text = new StringBuilder();
+        for (Sample s : samples) {
+            Workload w = s.workload();
+            text.append(w.graph().name()).append('|').append(w.graph().size()).append('|').append(w.batch())
+                    .append('|').append(w.phase()).append('|').append(w.worldSize()).append('|').append(w.threads())
+                    .append('|').append(Double.doubleToLongBits(s.millis())).append('\n');
         }
+        return ModelFile.sha256(text.toString());
     }
 
     static double quantile(double[] sorted, double q) {

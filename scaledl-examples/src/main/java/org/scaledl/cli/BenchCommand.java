@@ -127,7 +127,7 @@ final class BenchCommand implements Callable<Integer> {
         double exponent = scalingExponent(p, quick);
 
         if (gnn) {
-            out.putAll(gnnFigures(d, data, reps));
+            out.putAll(gnnFigures(d, p, data, reps));
         }
 
         Arrays.sort(imports);
@@ -183,7 +183,7 @@ final class BenchCommand implements Callable<Integer> {
      * and repeated predictions of new batch sizes with their allocation per call, next to the layer-wise model's
      * {@code predict} (both build the per-layer breakdown).
      */
-    private static Map<String, Object> gnnFigures(Dataset d, Path data, int reps) {
+    private static Map<String, Object> gnnFigures(Dataset d, RuntimePredictor layerwise, Path data, int reps) {
         Map<String, Object> out = new LinkedHashMap<>();
         long t0 = System.nanoTime();
         org.scaledl.model.RuntimeModel m = org.scaledl.gnn.GnnTrainer.interactions().fit(d.samples());
@@ -193,7 +193,6 @@ final class BenchCommand implements Callable<Integer> {
         t0 = System.nanoTime();
         m.predict(w);
         out.put("gnn_first_graph_ms", (System.nanoTime() - t0) / 1e6);
-        RuntimePredictor layerwise = RuntimePredictor.fit(d.samples());
         double[] gnnLat = new double[reps];
         double[] lwLat = new double[reps];
         com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean)
