@@ -62,9 +62,9 @@ final class EvaluateGpuCommand implements Callable<Integer> {
         ObjectMapper om = new ObjectMapper();
         ObjectNode root = om.createObjectNode();
         ObjectNode k = root.putObject("kernels");
-        num(k, "leave_one_gpu_out_mre", r.kernelLeaveOneGpuOutMre());
-        num(k, "seen_gpu_mre", r.kernelSeenGpuMre());
-        num(k, "roofline_leave_one_gpu_out_mre", r.rooflineLeaveOneGpuOutMre());
+        Reports.number(k, "leave_one_gpu_out_mre", r.kernelLeaveOneGpuOutMre());
+        Reports.number(k, "seen_gpu_mre", r.kernelSeenGpuMre());
+        Reports.number(k, "roofline_leave_one_gpu_out_mre", r.rooflineLeaveOneGpuOutMre());
         ObjectNode perOp = k.putObject("per_op");
         Map<String, Double> seen = Report.perOp(r.seenGpu());
         Map<String, Double> logo = Report.perOp(r.leaveOneGpuOut());
@@ -72,17 +72,17 @@ final class EvaluateGpuCommand implements Callable<Integer> {
         for (String op : new java.util.TreeSet<>(java.util.stream.Stream.concat(seen.keySet().stream(),
                 logo.keySet().stream()).toList())) {
             ObjectNode o = perOp.putObject(op);
-            num(o, "seen_gpu_mre", seen.getOrDefault(op, Double.NaN));
-            num(o, "leave_one_gpu_out_mre", logo.getOrDefault(op, Double.NaN));
-            num(o, "roofline_leave_one_gpu_out_mre", roof.getOrDefault(op, Double.NaN));
+            Reports.number(o, "seen_gpu_mre", seen.getOrDefault(op, Double.NaN));
+            Reports.number(o, "leave_one_gpu_out_mre", logo.getOrDefault(op, Double.NaN));
+            Reports.number(o, "roofline_leave_one_gpu_out_mre", roof.getOrDefault(op, Double.NaN));
         }
         cells(k.putArray("leave_one_gpu_out"), r.leaveOneGpuOut());
         cells(k.putArray("seen_gpu"), r.seenGpu());
         ObjectNode m = root.putObject("models");
-        num(m, "leave_one_gpu_out_mre", r.modelMre());
+        Reports.number(m, "leave_one_gpu_out_mre", r.modelMre());
         ObjectNode p = m.putObject("parallel");
         for (String kind : List.of("dp4", "tp4", "pp4_1")) {
-            num(p, kind, r.parallelMre(kind));
+            Reports.number(p, kind, r.parallelMre(kind));
         }
         ArrayNode runs = m.putArray("runs");
         for (ModelCase c : concat(r.models(), r.parallel())) {
@@ -94,15 +94,6 @@ final class EvaluateGpuCommand implements Callable<Integer> {
         r.notes().forEach(notes::add);
         root.put("seconds", seconds);
         return om.writerWithDefaultPrettyPrinter().writeValueAsString(root);
-    }
-
-    /** A number, or {@code null} where there was nothing to score (NaN). */
-    private static void num(ObjectNode o, String key, double v) {
-        if (Double.isNaN(v)) {
-            o.putNull(key);
-        } else {
-            o.put(key, v);
-        }
     }
 
     private static List<ModelCase> concat(List<ModelCase> a, List<ModelCase> b) {

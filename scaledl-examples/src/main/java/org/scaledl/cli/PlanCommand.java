@@ -80,7 +80,7 @@ final class PlanCommand implements Callable<Integer> {
             ArrayNode a = root.putArray("chosen");
             chosen.forEach(a::add);
             root.put("logdet", logDet);
-            root.put("d_efficiency", Double.isNaN(eff) ? null : eff);
+            Reports.number(root, "d_efficiency", eff);
             System.out.println(om.writeValueAsString(root));
         } else {
             System.out.printf(Locale.ROOT, "chosen rows (0-based): %s%nlog det: %.6f%nD-efficiency: %.4f%n", chosen,

@@ -70,7 +70,16 @@ final class Reports {
         o.put("rmse_ms", x.rmseMs());
         o.put("mape", x.mape());
         o.put("within10", x.within10());
-        o.put("spearman", Double.isNaN(x.spearman()) ? null : x.spearman());
+        number(o, "spearman", x.spearman());
+    }
+
+    /** Puts a number, or {@code null} where there is none (NaN: nothing to score). */
+    static void number(ObjectNode o, String key, double v) {
+        if (Double.isNaN(v)) {
+            o.putNull(key);
+        } else {
+            o.put(key, v);
+        }
     }
 
     static void csv(Evaluation e, Path file) {
