@@ -24,12 +24,15 @@ import org.scaledl.hardware.Device;
  * with {@code w} the waves of thread blocks over the compute units (so a partly filled last wave costs a whole one),
  * where {@code g} is a per-family (and per pass: forward, backward) gradient-boosted tree ensemble over
  * device-relative features {@code x}: log compute time, log memory time, their ratio, log output elements, log
- * waves and the tail-wave efficiency, log bytes over L2, log reduction length and output width. Every feature is a
+ * waves and the tail-wave efficiency, log bytes over L2, log reduction length, output width and output rows, kernel
+ * window and stride (the last three: held-out-GPU kernel MRE 27.1 → 26.1 %, seen-GPU 22.8 → 21.7 %). Every feature is a
  * ratio of work to a device figure or a shape, and none describes the device alone, so a device that was never
  * measured is predicted from its description. (Features that identify a device, such as its ridge point, compute
  * units or clock, let the trees memorise per-GPU efficiencies: with the ridge point, leave-one-GPU-out kernel MRE
  * was 29.4 % and whole-model MRE 20.6 %, without it 27.3 % and 16.3 %, in the evaluation of
- * {@link org.scaledl.eval.GpuEvaluation} before benchmark rows were preferred per family.)
+ * {@link org.scaledl.eval.GpuEvaluation} before benchmark rows were preferred per family. Board power over peak,
+ * which tracks how far power-limited parts such as the L4 and T4 fall below their peak, did the same: seen-GPU 21.7 →
+ * 18.5 %, held-out 26.1 → 25.7 %, and 4-GPU data-parallel runs 2.6 → 7.7 %.)
  * Families with fewer than {@value #MIN_FAMILY_ROWS} measurements for a pass share one pooled ensemble that also sees
  * the family. Where a family has that many {@linkplain OpMeasurement.Origin#BENCHMARK benchmark} rows, they alone fit
  * its regressor: nodes of profiled models are many small operators, each timed with its launch floor, and mixing them
@@ -50,7 +53,7 @@ whole-model held-out MRE was 14.8 % instead of 14.3 %). Shape arithmetic costs n
 public final class DeviceLayerModel implements RuntimeModel {
     static final int MIN_FAMILY_ROWS = 100;
     private static final double FLOOR_S = 2e-6;
-    private static final int FEATURES = 10;
+    private static final int FEATURES = 13;
     private static final BoostedTrees.Config CONFIG = new BoostedTrees.Config(200, 6, 0.1, 10, 64, 1.0);
 
     private final Map<OpFamily, BoostedTrees> forward;
@@ -230,6 +233,9 @@ public final class DeviceLayerModel implements RuntimeModel {
         x[7] = Math.log10(f.inChannels() + 1);
         x[8] = Math.log10(f.outChannels() + 1);
         x[9] = f.family().ordinal();
+        x[10] = Math.log10(f.kernel() + 1);
+        x[11] = f.stride();
+        x[12] = Math.log10(f.outputElements() / Math.max(1, f.outChannels()) + 1);
         return x;
     }
 }
