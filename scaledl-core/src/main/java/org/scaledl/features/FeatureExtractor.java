@@ -31,6 +31,7 @@ import org.scaledl.graph.TensorRole;
  * BatchNormalization applies its running statistics (2 FLOPs per element instead of 7).
  */
 public final class FeatureExtractor {
+    private static final Set<String> RECURRENT = Set.of("LSTM", "GRU", "RNN");
     private final ModelGraph graph;
     private final OpFamily[] family;
     private final boolean[] carriesData;
@@ -127,10 +128,17 @@ public final class FeatureExtractor {
         }
     }
 
+    /**
+     * One input channel per group: weight {@code [C_out, 1, k...]} (Conv) or {@code [group, C_out/group, k...]}
+     * (ConvTranspose).
+     */
     private static boolean isDepthwise(ModelGraph graph, Layer l) {
         long groups = l.longAttribute("group", 1);
         long[] w = l.input(1).flatMap(graph::tensor).flatMap(TensorInfo::shape).map(s -> s.at(1)).orElse(null);
-        return groups > 1 && w != null && w.length > 1 && w[1] == 1;
+        if (groups <= 1 || w == null || w.length < 2) {
+            return false;
+        }
+        return l.opType().equals("ConvTranspose") ? w[0] == groups : w[1] == 1;
     }
 
     /** Analyses a graph. */
@@ -213,7 +221,9 @@ public final class FeatureExtractor {
                 }
             }
             if (outputGrad[i] && gradInputs > 0) {
-                if (f == OpFamily.CONV || f == OpFamily.DEPTHWISE_CONV || f == OpFamily.DENSE) {
+                if (RECURRENT.contains(l.opType())) {
+                    bwd = fwd * recurrentBackwardFactor(l, batch, inputs[i].length > 0 && inputGrad[i][0]);
+                } else if (f == OpFamily.CONV || f == OpFamily.DEPTHWISE_CONV || f == OpFamily.DENSE) {
                     bwd = fwd * gradOperands[i];
                 } else {
                     bwd = Math.max(fwd, outElems);
@@ -248,10 +258,18 @@ public final class FeatureExtractor {
                 }
                 geo.kernel = k;
                 geo.groups = l.longAttribute("group", 1);
-                geo.in = w[1] * geo.groups;
-                geo.out = w[0];
                 geo.stride = maxOf(l.attribute("strides").map(Attribute::asLongs).orElse(new long[] {1}));
-                double flops = 2.0 * outElems * w[1] * k;
+                double flops;
+                if (op.equals("ConvTranspose")) {
+                    // weight [C_in, C_out/group, k...]: every input element is scattered onto C_out/group · k outputs
+                    geo.in = w[0];
+                    geo.out = w[1] * geo.groups;
+                    flops = 2.0 * elements(l, 0, batch) * w[1] * k;
+                } else {
+                    geo.in = w[1] * geo.groups;
+                    geo.out = w[0];
+                    flops = 2.0 * outElems * w[1] * k;
+                }
                 if (l.input(2).isPresent()) {
                     flops += outElems;
                 }
@@ -277,6 +295,7 @@ public final class FeatureExtractor {
                 double perElem = switch (op) {
                     case "BatchNormalization" -> phase == Phase.TRAIN ? 7 : 2;
                     case "LayerNormalization" -> 8;
+                    case "LRN" -> 2 * l.longAttribute("size", 1) + 3; // sum of squares over the window, scale, power
                     default -> 7;
                 };
                 return perElem * outElems;
@@ -308,6 +327,9 @@ public final class FeatureExtractor {
         if (l.opType().equals("Einsum")) {
             return einsumFlops(l, batch);
         }
+        if (RECURRENT.contains(l.opType())) {
+            return recurrentFlops(l, batch, geo);
+        }
         long k;
         if (l.opType().equals("Gemm")) {
             k = l.longAttribute("transA", 0) != 0 ? a[0] : a[a.length - 1];
@@ -322,6 +344,50 @@ public final class FeatureExtractor {
             flops += outElems;
         }
         return flops;
+    }
+
+    /**
+     * LSTM, GRU, RNN: per step and direction, the gate pre-activations {@code [x, h] · [W; R]ᵀ} (2 FLOPs per
+     * multiply-accumulate), their biases and the cell's element-wise work; the gate count is read off the recurrence
+     * weight {@code R [dirs, gates·hidden, hidden]}.
+     */
+    private double recurrentFlops(Layer l, long batch, Geometry geo) {
+        long[] x = shape(l, 0, batch);
+        long[] r = shape(l, 2, batch);
+        if (x == null || r == null || x.length != 3 || r.length != 3 || r[2] <= 0) {
+            return 0;
+        }
+        boolean batchFirst = l.longAttribute("layout", 0) == 1;
+        double steps = batchFirst ? x[1] : x[0];
+        double rows = batchFirst ? x[0] : x[1];
+        double gateWidth = r[1];
+        double hidden = r[2];
+        double perElement = switch (l.opType()) {
+            case "LSTM" -> 9; // 3 sigmoids, 2 tanh, 3 products, 1 sum per hidden unit
+            case "GRU" -> 8;
+            default -> 1;
+        };
+        geo.in = x[2] + r[2];
+        geo.out = r[1];
+        double biases = l.input(3).isPresent() ? 2 * rows * gateWidth : 0; // input and recurrence biases
+        double perStep = 2.0 * rows * (x[2] + hidden) * gateWidth + biases + perElement * rows * hidden;
+        return r[0] * steps * perStep;
+    }
+
+    /**
+     * Backward over forward FLOPs of a recurrent cell: the weight gradients of W and R (one forward's worth), the
+     * gradient flowing back through the recurrence (the R share, always), and the input gradient (the W share, when the
+     * input needs one).
+     */
+    private double recurrentBackwardFactor(Layer l, long batch, boolean inputNeedsGrad) {
+        long[] x = shape(l, 0, batch);
+        long[] r = shape(l, 2, batch);
+        if (x == null || r == null || x.length != 3 || r.length != 3) {
+            return 1;
+        }
+        double in = x[2];
+        double hidden = r[2];
+        return 1 + (hidden + (inputNeedsGrad ? in : 0)) / (in + hidden);
     }
 
     private double einsumFlops(Layer l, long batch) {

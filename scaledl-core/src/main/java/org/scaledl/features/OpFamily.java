@@ -5,13 +5,13 @@ package org.scaledl.features;
  * (dense contractions, memory-bound element-wise kernels, copies, free views), not the ONNX spelling.
  */
 public enum OpFamily {
-    /** Convolutions (dense or grouped). */
+    /** Convolutions (dense or grouped) and transposed convolutions. */
     CONV,
     /** Depthwise convolutions (one group per input channel): memory-bound, unlike dense ones. */
     DEPTHWISE_CONV,
-    /** Dense contractions: Gemm, MatMul, Einsum. */
+    /** Dense contractions: Gemm, MatMul, Einsum, and recurrent cells (LSTM, GRU, RNN: a contraction per step). */
     DENSE,
-    /** Fused normalizations: BatchNormalization, LayerNormalization, InstanceNormalization. */
+    /** Fused normalizations: BatchNormalization, LayerNormalization, InstanceNormalization, LRN. */
     NORM,
     /** Reductions: ReduceMean, ReduceSum, ArgMax, ... (decomposed layer norms are built from these). */
     REDUCE,
@@ -23,7 +23,10 @@ public enum OpFamily {
     SOFTMAX,
     /** Table look-ups: Gather whose data is a weight. */
     EMBEDDING,
-    /** Operators that copy data: Transpose, Concat, Pad, Split, Tile, Resize, Gather on activations. */
+    /**
+     * Operators that copy data: Transpose, Concat, Pad, Split, Tile, Resize, DepthToSpace, SpaceToDepth, Gather on
+     * activations.
+     */
     MOVEMENT,
     /** Operators that are views in eager frameworks: Reshape, Flatten, (Un)Squeeze, Slice, Expand, Identity. */
     VIEW,
@@ -36,15 +39,15 @@ public enum OpFamily {
     static OpFamily ofOperator(String op) {
         return switch (op) {
             case "Conv", "ConvTranspose" -> CONV;
-            case "Gemm", "MatMul", "Einsum" -> DENSE;
-            case "BatchNormalization", "LayerNormalization", "InstanceNormalization", "GroupNormalization" -> NORM;
+            case "Gemm", "MatMul", "Einsum", "LSTM", "GRU", "RNN" -> DENSE;
+            case "BatchNormalization", "LayerNormalization", "InstanceNormalization", "GroupNormalization", "LRN" -> NORM;
             case "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare",
                     "ArgMax", "ArgMin", "CumSum" -> REDUCE;
             case "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool" -> POOL;
             case "Softmax", "LogSoftmax" -> SOFTMAX;
             case "Gather" -> MOVEMENT;
             case "Transpose", "Concat", "Pad", "Split", "Tile", "Resize", "Upsample", "GatherElements", "ScatterND",
-                    "ScatterElements", "Trilu" -> MOVEMENT;
+                    "ScatterElements", "Trilu", "DepthToSpace", "SpaceToDepth" -> MOVEMENT;
             case "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Slice", "Expand", "Identity" -> VIEW;
             case "Constant", "Shape", "Size", "ConstantOfShape", "Range" -> SHAPE;
             case "Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "Sum", "Mean", "PRelu", "Relu", "Sigmoid",

@@ -71,15 +71,16 @@ final class ShapeInference {
     /** The operator types this class implements. */
     static final List<String> SUPPORTED = List.of("Abs", "Add", "And", "ArgMax", "ArgMin", "AveragePool",
             "BatchNormalization", "Cast", "CastLike", "Ceil", "Clip", "Concat", "Constant", "ConstantOfShape", "Conv",
-            "Cos", "CumSum", "Div", "Dropout", "Einsum", "Elu", "Equal", "Erf", "Exp", "Expand", "Flatten", "Floor",
-            "Gather", "GatherElements", "Gelu", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "Greater",
-            "GreaterOrEqual", "HardSigmoid", "HardSwish", "Identity", "InstanceNormalization", "IsInf", "IsNaN",
-            "LayerNormalization", "LeakyRelu", "Less", "LessOrEqual", "Log", "LogSoftmax", "MatMul", "Max",
-            "MaxPool", "Mean", "Min", "Mish", "Mod", "Mul", "Neg", "Not", "Or", "Pad", "Pow", "PRelu", "Range",
-            "Reciprocal", "ReduceL2", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum",
-            "ReduceSumSquare", "Relu", "Reshape", "Resize", "Round", "ScatterElements", "ScatterND", "Selu", "Shape",
-            "Sigmoid", "Sign", "Sin", "Size", "Slice", "Softmax", "Softplus", "Softsign", "Split", "Sqrt",
-            "Squeeze", "Sub", "Sum", "Tanh", "Tile", "Transpose", "Trilu", "Unsqueeze", "Upsample", "Where", "Xor");
+            "ConvTranspose", "Cos", "CumSum", "DepthToSpace", "Div", "Dropout", "Einsum", "Elu", "Equal", "Erf",
+            "Exp", "Expand", "Flatten", "Floor", "Gather", "GatherElements", "Gelu", "Gemm", "GlobalAveragePool",
+            "GlobalMaxPool", "Greater", "GreaterOrEqual", "GRU", "HardSigmoid", "HardSwish", "Identity",
+            "InstanceNormalization", "IsInf", "IsNaN", "LayerNormalization", "LeakyRelu", "Less", "LessOrEqual",
+            "Log", "LogSoftmax", "LRN", "LSTM", "MatMul", "Max", "MaxPool", "Mean", "Min", "Mish", "Mod", "Mul",
+            "Neg", "Not", "Or", "Pad", "Pow", "PRelu", "Range", "Reciprocal", "ReduceL2", "ReduceMax", "ReduceMean",
+            "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Reshape", "Resize", "RNN", "Round",
+            "ScatterElements", "ScatterND", "Selu", "Shape", "Sigmoid", "Sign", "Sin", "Size", "Slice", "Softmax",
+            "Softplus", "Softsign", "SpaceToDepth", "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tanh", "Tile",
+            "Transpose", "Trilu", "Unsqueeze", "Upsample", "Where", "Xor");
 
     private Optional<List<Val>> run() throws Unknown {
         String op = node.domain().isEmpty() || node.domain().equals("ai.onnx") ? node.opType() : "";
@@ -88,7 +89,7 @@ final class ShapeInference {
             case "Identity", "Relu", "Sigmoid", "Erf", "Sqrt", "HardSigmoid", "HardSwish", "Tanh", "Gelu", "Clip",
                     "Softmax", "LogSoftmax", "Neg", "Exp", "Log", "Abs", "Reciprocal", "LeakyRelu", "Elu", "Selu",
                     "Softplus", "Softsign", "Mish", "Floor", "Ceil", "Round", "Sign", "Sin", "Cos", "Trilu",
-                    "CumSum", "InstanceNormalization" -> one(unary());
+                    "CumSum", "InstanceNormalization", "LRN" -> one(unary());
             case "IsNaN", "IsInf" -> one(new Val(DataType.BOOL, shape(0), null));
             case "Not" -> one(not());
             case "Cast" -> one(cast(DataType.fromOnnx((int) node.longAttribute("to", 1)).orElse(DataType.FLOAT)));
@@ -117,6 +118,9 @@ final class ShapeInference {
             case "Pad" -> one(pad());
             case "Resize", "Upsample" -> one(resize());
             case "Conv" -> one(conv());
+            case "ConvTranspose" -> one(convTranspose());
+            case "LSTM", "GRU", "RNN" -> recurrent(op);
+            case "DepthToSpace", "SpaceToDepth" -> one(depthSpace(op.equals("DepthToSpace")));
             case "MaxPool", "AveragePool" -> pool();
             case "GlobalAveragePool", "GlobalMaxPool" -> one(globalPool());
             case "BatchNormalization" -> batchNorm();
@@ -1031,6 +1035,127 @@ final class ShapeInference {
         out[0] = xs[0];
         out[1] = ws[0];
         System.arraycopy(sp, 0, out, 2, n);
+        return new Val(x.type(), out, null);
+    }
+
+    /**
+     * ConvTranspose: weight {@code [C, M/group, k...]}; spatial output {@code stride·(in − 1) + output_padding +
+     * (k − 1)·dilation + 1 − pads}, or {@code output_shape} when given, or {@code in·stride} under SAME auto-padding.
+     */
+    private Val convTranspose() throws Unknown {
+        Val x = input(0);
+        Val w = input(1);
+        long[] xs = x.shape();
+        long[] ws = w.shape();
+        if (xs.length < 3 || ws.length != xs.length) {
+            throw bad("input rank " + xs.length + " and weight rank " + ws.length + " must match and be >= 3");
+        }
+        int n = xs.length - 2;
+        long group = node.longAttribute("group", 1);
+        if (group <= 0 || xs[1] != ws[0] || ws[0] % group != 0) {
+            throw bad("channels " + xs[1] + " do not match weight " + Arrays.toString(ws) + " with group " + group);
+        }
+        long[] kernel = longsAttr("kernel_shape", Arrays.copyOfRange(ws, 2, ws.length));
+        if (kernel.length != n) {
+            throw bad("kernel_shape must have " + n + " values");
+        }
+        long[] strides = spatialAttr("strides", n, 1);
+        long[] dilations = spatialAttr("dilations", n, 1);
+        long[] pads = spatialAttr("pads", n, 0);
+        long[] outputPadding = longsAttr("output_padding", new long[n]);
+        long[] outputShape = longsAttr("output_shape", null);
+        if (outputPadding.length != n) {
+            throw bad("output_padding must have " + n + " values");
+        }
+        if (outputShape != null && outputShape.length != n && outputShape.length != n + 2) {
+            throw bad("output_shape must have " + n + " (or " + (n + 2) + ") values");
+        }
+        String autoPad = node.attribute("auto_pad").map(Attribute::asString).orElse("NOTSET");
+        long[] out = new long[xs.length];
+        out[0] = xs[0];
+        out[1] = ws[1] * group;
+        for (int i = 0; i < n; i++) {
+            if (outputShape != null) {
+                out[i + 2] = outputShape[outputShape.length - n + i];
+            } else if (autoPad.equals("SAME_UPPER") || autoPad.equals("SAME_LOWER")) {
+                out[i + 2] = xs[i + 2] * strides[i];
+            } else {
+                long padding = autoPad.equals("VALID") ? 0 : pads[i] + pads[i + n];
+                out[i + 2] = strides[i] * (xs[i + 2] - 1) + outputPadding[i] + (kernel[i] - 1) * dilations[i] + 1
+                        - padding;
+            }
+            if (out[i + 2] <= 0) {
+                throw bad("output size " + out[i + 2] + " is not positive: input " + Arrays.toString(xs)
+                        + ", kernel " + Arrays.toString(kernel));
+            }
+        }
+        checkDims(out);
+        return new Val(x.type(), out, null);
+    }
+
+    /**
+     * LSTM, GRU, RNN: {@code X [seq, batch, input]} ({@code layout} 0) or {@code [batch, seq, input]} (1); outputs
+     * {@code Y [seq, dirs, batch, hidden]} (or {@code [batch, seq, dirs, hidden]}), {@code Y_h} and (LSTM)
+     * {@code Y_c [dirs, batch, hidden]} (or {@code [batch, dirs, hidden]}).
+     */
+    private Optional<List<Val>> recurrent(String op) throws Unknown {
+        Val x = input(0);
+        long[] xs = x.shape();
+        long[] ws = shape(1);
+        if (xs.length != 3 || ws.length != 3) {
+            throw bad("input rank " + xs.length + " and weight rank " + ws.length + " must both be 3");
+        }
+        String direction = node.attribute("direction").map(Attribute::asString).orElse("forward");
+        long dirs = switch (direction) {
+            case "forward", "reverse" -> 1;
+            case "bidirectional" -> 2;
+            default -> throw bad("unknown direction '" + direction + "'");
+        };
+        long gates = op.equals("LSTM") ? 4 : op.equals("GRU") ? 3 : 1;
+        long hidden = node.longAttribute("hidden_size", ws[1] / gates);
+        if (ws[0] != dirs || ws[1] != gates * hidden) {
+            throw bad("weight " + Arrays.toString(ws) + " does not fit " + dirs + " direction(s) of " + gates
+                    + " gates x hidden " + hidden);
+        }
+        boolean batchFirst = node.longAttribute("layout", 0) == 1;
+        long seq = batchFirst ? xs[1] : xs[0];
+        long batch = batchFirst ? xs[0] : xs[1];
+        long[] y = batchFirst ? new long[] {batch, seq, dirs, hidden} : new long[] {seq, dirs, batch, hidden};
+        long[] state = batchFirst ? new long[] {batch, dirs, hidden} : new long[] {dirs, batch, hidden};
+        checkDims(y);
+        List<Val> out = new ArrayList<>();
+        out.add(new Val(x.type(), y, null));
+        for (int k = 1; k < node.outputs().size(); k++) {
+            out.add(new Val(x.type(), state, null));
+        }
+        return Optional.of(out);
+    }
+
+    /** DepthToSpace / SpaceToDepth on {@code [N, C, H, W]} with {@code blocksize}. */
+    private Val depthSpace(boolean toSpace) throws Unknown {
+        Val x = input(0);
+        long[] xs = x.shape();
+        long b = node.longAttribute("blocksize", 0);
+        if (xs.length != 4 || b <= 0) {
+            throw bad("needs a rank-4 input and a positive blocksize, got " + Arrays.toString(xs) + " and " + b);
+        }
+        long[] out = xs.clone();
+        if (toSpace) {
+            if (xs[1] % (b * b) != 0) {
+                throw bad("channels " + xs[1] + " are not divisible by blocksize² " + b * b);
+            }
+            out[1] = xs[1] / (b * b);
+            out[2] = xs[2] * b;
+            out[3] = xs[3] * b;
+        } else {
+            if (xs[2] % b != 0 || xs[3] % b != 0) {
+                throw bad("spatial size " + xs[2] + "x" + xs[3] + " is not divisible by blocksize " + b);
+            }
+            out[1] = xs[1] * b * b;
+            out[2] = xs[2] / b;
+            out[3] = xs[3] / b;
+        }
+        checkDims(out);
         return new Val(x.type(), out, null);
     }
 

@@ -8,6 +8,7 @@ import static org.scaledl.onnx.OnnxBuilder.floatAttr;
 import static org.scaledl.onnx.OnnxBuilder.int64Tensor;
 import static org.scaledl.onnx.OnnxBuilder.intAttr;
 import static org.scaledl.onnx.OnnxBuilder.ints;
+import static org.scaledl.onnx.OnnxBuilder.stringAttr;
 
 import java.util.Arrays;
 import java.util.List;
@@ -190,5 +191,73 @@ class ShapeInferenceTest {
                         floatAttr("epsilon", 1e-5f)));
         assertEquals(8, g.parameterCount());
         assertEquals(TensorRole.BUFFER, g.tensor("m").orElseThrow().role());
+    }
+
+    /** The shapes of the ConvTranspose examples in the ONNX operator documentation. */
+    @Test
+    void convTransposeFollowsTheOnnxExamples() {
+        ModelGraph pads = read(new OnnxBuilder().input("x", -1, 1, 3, 3).input("w", 1, 2, 3, 3).output("y")
+                .node("ct", "ConvTranspose", List.of("x", "w"), List.of("y"), ints("strides", 3, 2),
+                        ints("pads", 1, 2, 1, 2)));
+        assertEquals(SymbolicShape.of(Dim.batch(), Dim.of(2), Dim.of(7), Dim.of(3)), shape(pads, "y"));
+        ModelGraph outputShape = read(new OnnxBuilder().input("x", -1, 1, 3, 3).input("w", 1, 2, 3, 3).output("y")
+                .node("ct", "ConvTranspose", List.of("x", "w"), List.of("y"), ints("strides", 3, 2),
+                        ints("output_shape", 10, 8)));
+        assertEquals(SymbolicShape.of(Dim.batch(), Dim.of(2), Dim.of(10), Dim.of(8)), shape(outputShape, "y"));
+        ModelGraph padding = read(new OnnxBuilder().input("x", -1, 1, 3, 3).input("w", 1, 2, 3, 3).output("y")
+                .node("ct", "ConvTranspose", List.of("x", "w"), List.of("y"), ints("strides", 3, 2),
+                        ints("output_padding", 1, 1)));
+        assertEquals(SymbolicShape.of(Dim.batch(), Dim.of(2), Dim.of(10), Dim.of(8)), shape(padding, "y"));
+        ModelGraph dilated = read(new OnnxBuilder().input("x", -1, 1, 3, 3).input("w", 1, 1, 2, 2).output("y")
+                .node("ct", "ConvTranspose", List.of("x", "w"), List.of("y"), ints("dilations", 2, 2)));
+        assertEquals(SymbolicShape.of(Dim.batch(), Dim.of(1), Dim.of(5), Dim.of(5)), shape(dilated, "y"));
+        ModelGraph grouped = read(new OnnxBuilder().input("x", -1, 8, 4, 4).input("w", 8, 3, 4, 4).output("y")
+                .node("ct", "ConvTranspose", List.of("x", "w"), List.of("y"), ints("strides", 2, 2),
+                        ints("pads", 1, 1, 1, 1), intAttr("group", 2)));
+        assertEquals(SymbolicShape.of(Dim.batch(), Dim.of(6), Dim.of(8), Dim.of(8)), shape(grouped, "y"));
+        ModelGraph same = read(new OnnxBuilder().input("x", -1, 1, 3, 3).input("w", 1, 2, 3, 3).output("y")
+                .node("ct", "ConvTranspose", List.of("x", "w"), List.of("y"), ints("strides", 2, 2),
+                        stringAttr("auto_pad", "SAME_UPPER")));
+        assertEquals(SymbolicShape.of(Dim.batch(), Dim.of(2), Dim.of(6), Dim.of(6)), shape(same, "y"));
+    }
+
+    @Test
+    void convTransposeWithMismatchedChannelsNamesTheNode() {
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> read(new OnnxBuilder()
+                .input("x", -1, 3, 4, 4).input("w", 2, 2, 3, 3).output("y")
+                .node("up1", "ConvTranspose", List.of("x", "w"), List.of("y"))));
+        assertTrue(e.getMessage().contains("up1"), e.getMessage());
+    }
+
+    @Test
+    void recurrentCellsGiveSequenceAndStateShapes() {
+        ModelGraph lstm = read(new OnnxBuilder().input("x", 5, -1, 8).input("w", 2, 64, 8).input("r", 2, 64, 16)
+                .input("b", 2, 128).output("y").output("yh").output("yc")
+                .node("lstm", "LSTM", List.of("x", "w", "r", "b"), List.of("y", "yh", "yc"),
+                        intAttr("hidden_size", 16), stringAttr("direction", "bidirectional")));
+        assertEquals(SymbolicShape.of(Dim.of(5), Dim.of(2), Dim.batch(), Dim.of(16)), shape(lstm, "y"));
+        assertEquals(SymbolicShape.of(Dim.of(2), Dim.batch(), Dim.of(16)), shape(lstm, "yh"));
+        assertEquals(SymbolicShape.of(Dim.of(2), Dim.batch(), Dim.of(16)), shape(lstm, "yc"));
+        assertEquals(2 * 64 * 8 + 2 * 64 * 16 + 2 * 128, lstm.parameterCount());
+
+        ModelGraph gru = read(new OnnxBuilder().input("x", -1, 7, 4).input("w", 1, 30, 4).input("r", 1, 30, 10)
+                .output("y").output("yh")
+                .node("gru", "GRU", List.of("x", "w", "r"), List.of("y", "yh"), intAttr("layout", 1)));
+        assertEquals(SymbolicShape.of(Dim.batch(), Dim.of(7), Dim.of(1), Dim.of(10)), shape(gru, "y"));
+        assertEquals(SymbolicShape.of(Dim.batch(), Dim.of(1), Dim.of(10)), shape(gru, "yh"));
+
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> read(new OnnxBuilder()
+                .input("x", 5, -1, 8).input("w", 1, 63, 8).input("r", 1, 63, 16).output("y")
+                .node("rnn7", "LSTM", List.of("x", "w", "r"), List.of("y"), intAttr("hidden_size", 16))));
+        assertTrue(e.getMessage().contains("rnn7"), e.getMessage());
+    }
+
+    @Test
+    void depthToSpaceAndBack() {
+        ModelGraph g = read(new OnnxBuilder().input("x", -1, 12, 3, 5).output("z")
+                .node("d2s", "DepthToSpace", List.of("x"), List.of("y"), intAttr("blocksize", 2))
+                .node("s2d", "SpaceToDepth", List.of("y"), List.of("z"), intAttr("blocksize", 2)));
+        assertEquals(SymbolicShape.of(Dim.batch(), Dim.of(3), Dim.of(6), Dim.of(10)), shape(g, "y"));
+        assertEquals(SymbolicShape.of(Dim.batch(), Dim.of(12), Dim.of(3), Dim.of(5)), shape(g, "z"));
     }
 }
