@@ -40,9 +40,10 @@ public enum OpFamily {
         return switch (op) {
             case "Conv", "ConvTranspose" -> CONV;
             case "Gemm", "MatMul", "Einsum", "LSTM", "GRU", "RNN" -> DENSE;
-            case "BatchNormalization", "LayerNormalization", "InstanceNormalization", "GroupNormalization", "LRN" -> NORM;
-            case "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare",
-                    "ArgMax", "ArgMin", "CumSum" -> REDUCE;
+            case "BatchNormalization", "LayerNormalization", "InstanceNormalization", "GroupNormalization",
+                    "LRN" -> NORM;
+            case "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                    "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "ArgMax", "ArgMin", "CumSum" -> REDUCE;
             case "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool" -> POOL;
             case "Softmax", "LogSoftmax" -> SOFTMAX;
             case "Gather" -> MOVEMENT;
@@ -54,7 +55,8 @@ public enum OpFamily {
                     "Erf", "Sqrt", "HardSigmoid", "HardSwish", "Tanh", "Gelu", "Clip", "Neg", "Exp", "Log", "Abs",
                     "Reciprocal", "LeakyRelu", "Elu", "Selu", "Softplus", "Softsign", "Mish", "Floor", "Ceil",
                     "Round", "Sign", "Sin", "Cos", "Not", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
-                    "And", "Or", "Xor", "Where", "Cast", "CastLike", "Dropout", "IsNaN", "IsInf" -> ELEMENTWISE;
+                    "And", "Or", "Xor", "Where", "Cast", "CastLike", "Dropout", "IsNaN", "IsInf", "Celu",
+                    "ThresholdedRelu", "Shrink" -> ELEMENTWISE;
             default -> OTHER;
         };
     }

@@ -70,17 +70,18 @@ final class ShapeInference {
 
     /** The operator types this class implements. */
     static final List<String> SUPPORTED = List.of("Abs", "Add", "And", "ArgMax", "ArgMin", "AveragePool",
-            "BatchNormalization", "Cast", "CastLike", "Ceil", "Clip", "Concat", "Constant", "ConstantOfShape", "Conv",
-            "ConvTranspose", "Cos", "CumSum", "DepthToSpace", "Div", "Dropout", "Einsum", "Elu", "Equal", "Erf",
-            "Exp", "Expand", "Flatten", "Floor", "Gather", "GatherElements", "Gelu", "Gemm", "GlobalAveragePool",
-            "GlobalMaxPool", "Greater", "GreaterOrEqual", "GRU", "HardSigmoid", "HardSwish", "Identity",
-            "InstanceNormalization", "IsInf", "IsNaN", "LayerNormalization", "LeakyRelu", "Less", "LessOrEqual",
-            "Log", "LogSoftmax", "LRN", "LSTM", "MatMul", "Max", "MaxPool", "Mean", "Min", "Mish", "Mod", "Mul",
-            "Neg", "Not", "Or", "Pad", "Pow", "PRelu", "Range", "Reciprocal", "ReduceL2", "ReduceMax", "ReduceMean",
-            "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Reshape", "Resize", "RNN", "Round",
-            "ScatterElements", "ScatterND", "Selu", "Shape", "Sigmoid", "Sign", "Sin", "Size", "Slice", "Softmax",
-            "Softplus", "Softsign", "SpaceToDepth", "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tanh", "Tile",
-            "Transpose", "Trilu", "Unsqueeze", "Upsample", "Where", "Xor");
+            "BatchNormalization", "Cast", "CastLike", "Ceil", "Celu", "Clip", "Concat", "Constant", "ConstantOfShape",
+            "Conv", "ConvTranspose", "Cos", "CumSum", "DepthToSpace", "Div", "Dropout", "Einsum", "Elu", "Equal",
+            "Erf", "Exp", "Expand", "Flatten", "Floor", "Gather", "GatherElements", "Gelu", "Gemm",
+            "GlobalAveragePool", "GlobalMaxPool", "Greater", "GreaterOrEqual", "GroupNormalization", "GRU",
+            "HardSigmoid", "HardSwish", "Identity", "InstanceNormalization", "IsInf", "IsNaN", "LayerNormalization",
+            "LeakyRelu", "Less", "LessOrEqual", "Log", "LogSoftmax", "LRN", "LSTM", "MatMul", "Max", "MaxPool",
+            "Mean", "Min", "Mish", "Mod", "Mul", "Neg", "Not", "Or", "Pad", "Pow", "PRelu", "Range", "Reciprocal",
+            "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin",
+            "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Reshape", "Resize", "RNN", "Round",
+            "ScatterElements", "ScatterND", "Selu", "Shape", "Shrink", "Sigmoid", "Sign", "Sin", "Size", "Slice",
+            "Softmax", "Softplus", "Softsign", "SpaceToDepth", "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tanh",
+            "ThresholdedRelu", "Tile", "Transpose", "Trilu", "Unsqueeze", "Upsample", "Where", "Xor");
 
     private Optional<List<Val>> run() throws Unknown {
         String op = node.domain().isEmpty() || node.domain().equals("ai.onnx") ? node.opType() : "";
@@ -89,7 +90,8 @@ final class ShapeInference {
             case "Identity", "Relu", "Sigmoid", "Erf", "Sqrt", "HardSigmoid", "HardSwish", "Tanh", "Gelu", "Clip",
                     "Softmax", "LogSoftmax", "Neg", "Exp", "Log", "Abs", "Reciprocal", "LeakyRelu", "Elu", "Selu",
                     "Softplus", "Softsign", "Mish", "Floor", "Ceil", "Round", "Sign", "Sin", "Cos", "Trilu",
-                    "CumSum", "InstanceNormalization", "LRN" -> one(unary());
+                    "CumSum", "InstanceNormalization", "LRN", "GroupNormalization", "Celu", "ThresholdedRelu",
+                    "Shrink" -> one(unary());
             case "IsNaN", "IsInf" -> one(new Val(DataType.BOOL, shape(0), null));
             case "Not" -> one(not());
             case "Cast" -> one(cast(DataType.fromOnnx((int) node.longAttribute("to", 1)).orElse(DataType.FLOAT)));
@@ -128,8 +130,8 @@ final class ShapeInference {
             case "Gemm" -> one(gemm());
             case "MatMul" -> one(matmul());
             case "Einsum" -> one(einsum());
-            case "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare" ->
-                    one(reduce());
+            case "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                    "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp" -> one(reduce());
             case "ArgMax", "ArgMin" -> one(argReduce());
             default -> Optional.empty();
         };

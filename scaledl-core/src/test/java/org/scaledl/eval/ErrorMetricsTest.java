@@ -41,7 +41,8 @@ class ErrorMetricsTest {
     /**
      * Distinct integers stay distinct under {@code (x + 1)^power} in double precision (neighbours differ by at least
      * one, far above an ulp at these magnitudes), so the transform is strictly monotone on the sample and the ranks
-     * must agree exactly. Rounding a near-tie into a tie would lower ρ, which is why the inputs are not arbitrary doubles.
+     * must agree exactly. Rounding a near-tie into a tie would lower ρ, which is why the inputs are not arbitrary
+     * doubles.
      */
     @Property(tries = 200)
     void spearmanIsInvariantToMonotoneTransforms(

@@ -14,6 +14,8 @@ import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.scaledl.InvalidInputException;
+import org.scaledl.features.FeatureExtractor;
+import org.scaledl.features.OpFamily;
 import org.scaledl.graph.Dim;
 import org.scaledl.graph.ModelGraph;
 import org.scaledl.graph.SymbolicShape;
@@ -259,5 +261,20 @@ class ShapeInferenceTest {
                 .node("s2d", "SpaceToDepth", List.of("y"), List.of("z"), intAttr("blocksize", 2)));
         assertEquals(SymbolicShape.of(Dim.batch(), Dim.of(3), Dim.of(6), Dim.of(10)), shape(g, "y"));
         assertEquals(SymbolicShape.of(Dim.batch(), Dim.of(12), Dim.of(3), Dim.of(5)), shape(g, "z"));
+    }
+
+    @Test
+    void groupNormLogSumExpAndShrinkKeepTheirFamiliesAndShapes() {
+        ModelGraph g = read(new OnnxBuilder().input("x", -1, 8, 4, 4).input("s", 8).input("b", 8).output("z")
+                .node("gn", "GroupNormalization", List.of("x", "s", "b"), List.of("y"), intAttr("num_groups", 2))
+                .node("shrink", "Shrink", List.of("y"), List.of("y2"))
+                .node("lse", "ReduceLogSumExp", List.of("y2"), List.of("z"), ints("axes", 2, 3),
+                        intAttr("keepdims", 0)));
+        assertEquals(SymbolicShape.of(Dim.batch(), Dim.of(8), Dim.of(4), Dim.of(4)), shape(g, "y2"));
+        assertEquals(SymbolicShape.of(Dim.batch(), Dim.of(8)), shape(g, "z"));
+        FeatureExtractor f = FeatureExtractor.of(g);
+        assertEquals(OpFamily.NORM, f.family(0));
+        assertEquals(OpFamily.ELEMENTWISE, f.family(1));
+        assertEquals(OpFamily.REDUCE, f.family(2));
     }
 }
