@@ -193,37 +193,13 @@ public final class GpuEvaluation {
      * @throws InvalidInputException for unreadable or malformed data, or an unknown {@code holdoutGpu}
      */
     public static Report run(Path dataRoot, DeviceCatalog devices, Optional<String> holdoutGpu, long seed) {
-        Path kernels = dataRoot.resolve("neusight/kernels");
-        Path deepbench = dataRoot.resolve("deepbench");
-        Path models = dataRoot.resolve("neusight/models");
+        Data data = Data.read(dataRoot, devices);
+        List<OpMeasurement> kernelRows = data.kernelRows();
+        List<OpMeasurement> nodeRows = data.nodeRows();
+        List<Run> runs = data.runs();
+        Map<String, FxTrace> graphs = data.graphs();
         List<String> notes = new ArrayList<>();
-        List<OpMeasurement> kernelRows = new ArrayList<>();
-        if (Files.isDirectory(kernels)) {
-            kernelRows.addAll(KernelTables.neusight(kernels, devices));
-        }
-        if (Files.isRegularFile(deepbench.resolve("gemm.csv")) && Files.isRegularFile(deepbench.resolve("conv.csv"))) {
-            kernelRows.addAll(KernelTables.deepbench(deepbench, devices));
-        }
-        List<Run> runs = Files.isRegularFile(models.resolve("e2e.csv")) ? readRuns(models.resolve("e2e.csv"),
-                devices) : List.of();
-        // Node measurements of every trace (its own GPU), and one whole-model graph per (model, phase, seq, batch).
-        List<OpMeasurement> nodeRows = new ArrayList<>();
-        Map<String, FxTrace> graphs = new HashMap<>();
-        for (Run r : runs) {
-            if (r.nodeCsv.isEmpty()) {
-                continue;
-            }
-            Path file = models.resolve(r.nodeCsv);
-            Device d = devices.require(r.gpu);
-            nodeRows.addAll(KernelTables.traceNodes(FxTraceReader.read(file, 1), d));
-            graphs.computeIfAbsent(graphKey(r.model, r.phase, r.seq, r.batch), k -> FxTraceReader.read(file,
-                    r.layers));
-        }
-        Preconditions.checkArgument(!kernelRows.isEmpty() || !nodeRows.isEmpty(), "no GPU measurements under %s",
-                dataRoot);
-        Optional<AllReduceModel> comm = Files.isRegularFile(deepbench.resolve("allreduce.csv"))
-                ? Optional.of(AllReduceModel.fit(AllReduceModel.readDeepBench(deepbench.resolve("allreduce.csv"))))
-                : Optional.empty();
+        Optional<AllReduceModel> comm = data.comm();
 
         // Seen GPUs, held-out shapes: one fit.
         List<Cell> seen = new ArrayList<>();
@@ -318,6 +294,73 @@ public final class GpuEvaluation {
             notes.add("no deepbench/allreduce.csv: parallel runs not scored");
         }
         return new Report(seen, logo, roofline, single, parallel, notes);
+    }
+
+    /**
+     * Fits a device layer model on every measurement under {@code dataRoot} (the layout of {@link #run}: kernel
+     * tables and model-trace nodes of every GPU) and calibrates it on every single-GPU eager whole-model run: the model
+     * to save and ship, after {@link #run} has measured how well this recipe transfers to unseen GPUs.
+     *
+     * @throws IllegalArgumentException when there are no GPU measurements under {@code dataRoot}
+     * @throws InvalidInputException naming the file for malformed data
+     */
+    public static DeviceLayerModel fitAll(Path dataRoot, DeviceCatalog devices) {
+        Data data = Data.read(dataRoot, devices);
+        List<OpMeasurement> rows = new ArrayList<>(data.kernelRows());
+        rows.addAll(data.nodeRows());
+        DeviceLayerModel model = DeviceLayerModel.fit(rows);
+        List<Sample> calibration = new ArrayList<>();
+        for (Run r : data.runs()) {
+            if (r.parallel.equals("none") && !r.fusion) {
+                Device d = devices.require(r.gpu);
+                traceFor(data.graphs(), r, r.batch).ifPresent(t -> calibration.add(Sample.of(workload(t, r, d,
+                        r.batch), r.ms)));
+            }
+        }
+        LOG.info("fitted on {} operator rows of {} devices, calibrated on {} whole-model runs", rows.size(),
+                model.devices().size(), calibration.size());
+        return model.calibrate(calibration);
+    }
+
+    /** The measurements under a data root: kernel rows, trace-node rows, whole-model runs and their graphs. */
+    private record Data(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRows, List<Run> runs,
+            Map<String, FxTrace> graphs, Optional<AllReduceModel> comm) {
+
+        static Data read(Path dataRoot, DeviceCatalog devices) {
+            Path kernels = dataRoot.resolve("neusight/kernels");
+            Path deepbench = dataRoot.resolve("deepbench");
+            Path models = dataRoot.resolve("neusight/models");
+            List<OpMeasurement> kernelRows = new ArrayList<>();
+            if (Files.isDirectory(kernels)) {
+                kernelRows.addAll(KernelTables.neusight(kernels, devices));
+            }
+            if (Files.isRegularFile(deepbench.resolve("gemm.csv"))
+                    && Files.isRegularFile(deepbench.resolve("conv.csv"))) {
+                kernelRows.addAll(KernelTables.deepbench(deepbench, devices));
+            }
+            List<Run> runs = Files.isRegularFile(models.resolve("e2e.csv")) ? readRuns(models.resolve("e2e.csv"),
+                    devices) : List.of();
+            // Node measurements of every trace (its own GPU), and one whole-model graph per (model, phase, seq,
+            // batch).
+            List<OpMeasurement> nodeRows = new ArrayList<>();
+            Map<String, FxTrace> graphs = new HashMap<>();
+            for (Run r : runs) {
+                if (r.nodeCsv.isEmpty()) {
+                    continue;
+                }
+                Path file = models.resolve(r.nodeCsv);
+                Device d = devices.require(r.gpu);
+                nodeRows.addAll(KernelTables.traceNodes(FxTraceReader.read(file, 1), d));
+                graphs.computeIfAbsent(graphKey(r.model, r.phase, r.seq, r.batch), k -> FxTraceReader.read(file,
+                        r.layers));
+            }
+            Preconditions.checkArgument(!kernelRows.isEmpty() || !nodeRows.isEmpty(),
+                    "no GPU measurements under %s", dataRoot);
+            Optional<AllReduceModel> comm = Files.isRegularFile(deepbench.resolve("allreduce.csv"))
+                    ? Optional.of(AllReduceModel.fit(AllReduceModel.readDeepBench(deepbench.resolve("allreduce.csv"))))
+                    : Optional.empty();
+            return new Data(kernelRows, nodeRows, runs, graphs, comm);
+        }
     }
 
     /**

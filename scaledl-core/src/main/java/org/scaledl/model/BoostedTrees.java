@@ -1,13 +1,24 @@
 package org.scaledl.model;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.common.base.Preconditions;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.Arrays;
+import java.util.Base64;
+import org.scaledl.InvalidInputException;
 
 /**
  * Gradient-boosted regression trees for squared loss (the nonlinear per-family regressor of the device layer model).
  * Splits are searched on per-feature quantile bins (at most {@code bins} candidate thresholds), leaves are shrunk
  * by an L2 penalty {@code lambda} and the learning rate. No row or column sampling, so a fit is a deterministic
  * function of its inputs. Immutable once fitted.
+ *
+ * <p>{@link #write} stores an ensemble as JSON with its node arrays packed (little-endian, base64): a fitted device
+ * model has some 10⁵ nodes, which as decimal JSON would be ten times the size. {@link #read} checks every node
+ * (features in range, finite numbers, children after their parent), so a tree read from a file always terminates.
  */
 final class BoostedTrees {
     /** Hyper-parameters. */
@@ -113,6 +124,112 @@ final class BoostedTrees {
             node = x[feature[node]] <= threshold[node] ? left[node] : right[node];
         }
         return value[node];
+    }
+
+    /** Writes the ensemble into {@code out} (see the class comment). */
+    void write(ObjectNode out) {
+        out.put("base", base);
+        ArrayNode sizes = out.putArray("sizes");
+        int total = 0;
+        for (int[] f : feature) {
+            sizes.add(f.length);
+            total += f.length;
+        }
+        ByteBuffer feat = buffer(4 * total);
+        ByteBuffer thr = buffer(8 * total);
+        ByteBuffer lft = buffer(4 * total);
+        ByteBuffer rgt = buffer(4 * total);
+        ByteBuffer val = buffer(8 * total);
+        for (int t = 0; t < feature.length; t++) {
+            for (int i = 0; i < feature[t].length; i++) {
+                feat.putInt(feature[t][i]);
+                thr.putDouble(threshold[t][i]);
+                lft.putInt(left[t][i]);
+                rgt.putInt(right[t][i]);
+                val.putDouble(value[t][i]);
+            }
+        }
+        Base64.Encoder b64 = Base64.getEncoder();
+        out.put("feature", b64.encodeToString(feat.array()));
+        out.put("threshold", b64.encodeToString(thr.array()));
+        out.put("left", b64.encodeToString(lft.array()));
+        out.put("right", b64.encodeToString(rgt.array()));
+        out.put("value", b64.encodeToString(val.array()));
+    }
+
+    /**
+     * Reads an ensemble written by {@link #write}.
+     *
+     * @param features the row width the trees may split on
+     * @throws InvalidInputException for a malformed or inconsistent ensemble
+     */
+    static BoostedTrees read(JsonNode in, int features) {
+        JsonNode sizes = in.path("sizes");
+        if (!sizes.isArray() || sizes.isEmpty()) {
+            throw InvalidInputException.of("trees: no sizes");
+        }
+        int trees = sizes.size();
+        int[] size = new int[trees];
+        long total = 0;
+        for (int t = 0; t < trees; t++) {
+            size[t] = sizes.get(t).asInt(-1);
+            if (!sizes.get(t).isInt() || size[t] <= 0) {
+                throw InvalidInputException.of("trees: size of tree " + t + " is not a positive integer");
+            }
+            total += size[t];
+        }
+        if (total > 1 << 24) {
+            throw InvalidInputException.of("trees: " + total + " nodes is too many");
+        }
+        ByteBuffer feat = decode(in, "feature", 4 * total);
+        ByteBuffer thr = decode(in, "threshold", 8 * total);
+        ByteBuffer lft = decode(in, "left", 4 * total);
+        ByteBuffer rgt = decode(in, "right", 4 * total);
+        ByteBuffer val = decode(in, "value", 8 * total);
+        int[][] feature = new int[trees][];
+        double[][] threshold = new double[trees][];
+        int[][] left = new int[trees][];
+        int[][] right = new int[trees][];
+        double[][] value = new double[trees][];
+        for (int t = 0; t < trees; t++) {
+            int n = size[t];
+            feature[t] = new int[n];
+            threshold[t] = new double[n];
+            left[t] = new int[n];
+            right[t] = new int[n];
+            value[t] = new double[n];
+            for (int i = 0; i < n; i++) {
+                int f = feature[t][i] = feat.getInt();
+                double th = threshold[t][i] = thr.getDouble();
+                int l = left[t][i] = lft.getInt();
+                int r = right[t][i] = rgt.getInt();
+                double v = value[t][i] = val.getDouble();
+                boolean ok = f < 0 ? Double.isFinite(v)
+                        : f < features && Double.isFinite(th) && l > i && l < n && r > i && r < n;
+                if (!ok) {
+                    throw InvalidInputException.of("trees: node " + i + " of tree " + t + " is malformed");
+                }
+            }
+        }
+        double base = ModelFile.finite(in.get("base"), "trees: base");
+        return new BoostedTrees(base, feature, threshold, left, right, value);
+    }
+
+    private static ByteBuffer buffer(int bytes) {
+        return ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    private static ByteBuffer decode(JsonNode in, String key, long bytes) {
+        byte[] b;
+        try {
+            b = Base64.getDecoder().decode(in.path(key).asText(""));
+        } catch (IllegalArgumentException e) {
+            throw InvalidInputException.of("trees: " + key + " is not base64");
+        }
+        if (b.length != bytes) {
+            throw InvalidInputException.of("trees: " + key + " has " + b.length + " bytes, expected " + bytes);
+        }
+        return ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN);
     }
 
     /** A tree under construction; node 0 is the root, leaves have feature -1. */

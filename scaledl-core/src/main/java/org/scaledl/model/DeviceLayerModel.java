@@ -1,10 +1,18 @@
 package org.scaledl.model;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.common.base.Preconditions;
+import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
+import org.scaledl.InvalidInputException;
 import org.scaledl.data.Phase;
 import org.scaledl.data.Sample;
 import org.scaledl.data.Workload;
@@ -38,20 +46,29 @@ import org.scaledl.hardware.Device;
  * its regressor: nodes of profiled models are many small operators, each timed with its launch floor, and mixing them
  * in raised the held-out-GPU error of element-wise kernels from 8.6 % to 28.6 %; they still fit the families and
  * passes benchmarks do not cover, through the pooled ensemble (a family gets its own ensemble from 100 rows; at 200,
-whole-model held-out MRE was 14.8 % instead of 14.3 %). Shape arithmetic costs nothing.
+ * whole-model held-out MRE was 14.8 % instead of 14.3 %). Shape arithmetic costs nothing.
  *
  * <p>A whole workload is the sum of its layers (forward, plus backward in training) times a per-phase calibration
  * factor fitted on whole-model measurements ({@link #calibrate}), which absorbs what isolated measurements miss
  * (launch gaps, caching between neighbours). The workload must carry a device. Immutable and thread-safe; fits
  * are deterministic (no sampling in the trees).
  *
+ * <p>{@link #save} writes the ensembles, the calibration factors and the names of the training devices in the
+ * checksummed envelope of {@link ModelFile} (format {@value #FORMAT}); {@link #load} gives a model whose predictions
+ * are bit-identical.
+ *
  * <pre>{@code
  * DeviceLayerModel m = DeviceLayerModel.fit(kernelRows).calibrate(modelSamples);
  * double ms = m.predict(Workload.builder(graph).batch(8).phase(Phase.INFER).device(h100).build()).millis();
+ * m.save(Path.of("gpu.sdl"));
  * }</pre>
  */
 public final class DeviceLayerModel implements RuntimeModel {
+    /** The {@code format} of saved device models. */
+    public static final String FORMAT = "scaledl-device-model";
+    static final int FORMAT_VERSION = 1;
     static final int MIN_FAMILY_ROWS = 100;
+    private static final ObjectMapper JSON = new ObjectMapper();
     private static final double FLOOR_S = 2e-6;
     private static final int FEATURES = 13;
     private static final BoostedTrees.Config CONFIG = new BoostedTrees.Config(200, 6, 0.1, 10, 64, 1.0);
@@ -62,15 +79,18 @@ public final class DeviceLayerModel implements RuntimeModel {
     private final BoostedTrees pooledBackward;
     private final double trainFactor;
     private final double inferFactor;
+    private final List<String> devices;
 
     private DeviceLayerModel(Map<OpFamily, BoostedTrees> forward, Map<OpFamily, BoostedTrees> backward,
-            BoostedTrees pooledForward, BoostedTrees pooledBackward, double trainFactor, double inferFactor) {
+            BoostedTrees pooledForward, BoostedTrees pooledBackward, double trainFactor, double inferFactor,
+            List<String> devices) {
         this.forward = forward;
         this.backward = backward;
         this.pooledForward = pooledForward;
         this.pooledBackward = pooledBackward;
         this.trainFactor = trainFactor;
         this.inferFactor = inferFactor;
+        this.devices = List.copyOf(devices);
     }
 
     /**
@@ -91,7 +111,9 @@ public final class DeviceLayerModel implements RuntimeModel {
         Map<OpFamily, BoostedTrees> b = new EnumMap<>(OpFamily.class);
         BoostedTrees pf = fitPass(fwd, f);
         BoostedTrees pb = bwd.isEmpty() ? pf : fitPass(bwd, b);
-        return new DeviceLayerModel(f, b, pf, pb, 1, 1);
+        TreeSet<String> names = new TreeSet<>();
+        measurements.forEach(m -> names.add(m.device().name()));
+        return new DeviceLayerModel(f, b, pf, pb, 1, 1, List.copyOf(names));
     }
 
     private static BoostedTrees fitPass(List<OpMeasurement> rows, Map<OpFamily, BoostedTrees> out) {
@@ -137,7 +159,92 @@ public final class DeviceLayerModel implements RuntimeModel {
                 factor[p.ordinal()] = Math.exp(RuntimePredictor.quantile(logs, 0.5));
             }
         }
-        return new DeviceLayerModel(forward, backward, pooledForward, pooledBackward, factor[0], factor[1]);
+        return new DeviceLayerModel(forward, backward, pooledForward, pooledBackward, factor[0], factor[1], devices);
+    }
+
+    /** The names of the devices whose measurements fitted the model, sorted. */
+    public List<String> devices() {
+        return devices;
+    }
+
+    /**
+     * Saves the model.
+     *
+     * @throws java.io.UncheckedIOException if the file cannot be written
+     */
+    public void save(Path file) {
+        ObjectNode body = JSON.createObjectNode();
+        body.put("library_version", ModelFile.LIBRARY_VERSION);
+        body.put("created_at", Instant.now().toString());
+        body.put("features", FEATURES);
+        body.put("train_factor", trainFactor);
+        body.put("infer_factor", inferFactor);
+        devices.forEach(body.putArray("devices")::add);
+        ObjectNode f = body.putObject("forward");
+        forward.forEach((k, v) -> v.write(f.putObject(k.name())));
+        ObjectNode b = body.putObject("backward");
+        backward.forEach((k, v) -> v.write(b.putObject(k.name())));
+        pooledForward.write(body.putObject("pooled_forward"));
+        if (pooledBackward == pooledForward) {
+            body.putNull("pooled_backward");
+        } else {
+            pooledBackward.write(body.putObject("pooled_backward"));
+        }
+        ModelFile.writeEnvelope(FORMAT, FORMAT_VERSION, body, file);
+    }
+
+    /**
+     * Loads a saved model.
+     *
+     * @throws InvalidInputException naming the file for a truncated, tampered, foreign or newer-format file, or one
+     *         written with another feature layout
+     */
+    public static DeviceLayerModel load(Path file) {
+        JsonNode body = ModelFile.readBody(file, FORMAT, FORMAT_VERSION);
+        try {
+            if (body.path("features").asInt(-1) != FEATURES) {
+                throw InvalidInputException.of("the model has " + body.path("features") + " features per layer, this "
+                        + "library " + FEATURES + "; refit the model");
+            }
+            Map<OpFamily, BoostedTrees> f = families(body.path("forward"));
+            Map<OpFamily, BoostedTrees> b = families(body.path("backward"));
+            BoostedTrees pf = BoostedTrees.read(body.path("pooled_forward"), FEATURES);
+            BoostedTrees pb = body.path("pooled_backward").isObject()
+                    ? BoostedTrees.read(body.path("pooled_backward"), FEATURES) : pf;
+            double train = positiveFactor(body, "train_factor");
+            double infer = positiveFactor(body, "infer_factor");
+            List<String> names = new ArrayList<>();
+            body.path("devices").forEach(n -> names.add(n.asText()));
+            return new DeviceLayerModel(f, b, pf, pb, train, infer, names);
+        } catch (InvalidInputException e) {
+            throw e.withSource(file.toString());
+        }
+    }
+
+    private static Map<OpFamily, BoostedTrees> families(JsonNode node) {
+        if (!node.isObject()) {
+            throw InvalidInputException.of("per-family regressors are missing");
+        }
+        Map<OpFamily, BoostedTrees> out = new EnumMap<>(OpFamily.class);
+        for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext();) {
+            Map.Entry<String, JsonNode> e = it.next();
+            OpFamily family;
+            try {
+                family = OpFamily.valueOf(e.getKey());
+            } catch (IllegalArgumentException ex) {
+                throw InvalidInputException.of("unknown operator family '" + e.getKey() + "'");
+            }
+            out.put(family, BoostedTrees.read(e.getValue(), FEATURES));
+        }
+        return out;
+    }
+
+    private static double positiveFactor(JsonNode body, String key) {
+        double v = ModelFile.finite(body.get(key), key);
+        if (v <= 0) {
+            throw InvalidInputException.of(key + " must be positive");
+        }
+        return v;
     }
 
     /** The calibration factor of a phase. */

@@ -1,12 +1,17 @@
 package org.scaledl.model;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.Base64;
 import java.util.Random;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
+import org.scaledl.InvalidInputException;
 
 class BoostedTreesProperties {
     private static final BoostedTrees.Config CONFIG = new BoostedTrees.Config(60, 3, 0.3, 2, 32, 0.0);
@@ -74,6 +79,60 @@ class BoostedTreesProperties {
         double before = sse(BoostedTrees.fit(x, y, new BoostedTrees.Config(trees, 2, 0.5, 3, 16, 1.0)), x, y);
         double after = sse(BoostedTrees.fit(x, y, new BoostedTrees.Config(trees + 1, 2, 0.5, 3, 16, 1.0)), x, y);
         assertTrue(after <= before + 1e-9 * before, after + " > " + before);
+    }
+
+    /** Written and read back, an ensemble predicts bit-identically. */
+    @Property(tries = 10)
+    void writeReadRoundTripIsExact(@ForAll @IntRange(min = 1, max = 1000) int seed) {
+        Random r = new Random(seed);
+        int n = 100;
+        double[][] x = new double[n][];
+        double[] y = new double[n];
+        for (int i = 0; i < n; i++) {
+            x[i] = new double[] {r.nextGaussian(), r.nextDouble(), r.nextInt(4)};
+            y[i] = Math.exp(x[i][0]) - x[i][2] * x[i][1];
+        }
+        BoostedTrees t = BoostedTrees.fit(x, y, CONFIG);
+        ObjectNode json = new ObjectMapper().createObjectNode();
+        t.write(json);
+        BoostedTrees back = BoostedTrees.read(json, 3);
+        for (int i = 0; i < n; i++) {
+            double[] probe = {r.nextGaussian() * 3, r.nextDouble(), r.nextInt(5)};
+            assertEquals(t.predict(x[i]), back.predict(x[i]), 0.0);
+            assertEquals(t.predict(probe), back.predict(probe), 0.0);
+        }
+        assertThrows(InvalidInputException.class, () -> BoostedTrees.read(json, 2), "a split on feature 2");
+    }
+
+    /**
+     * Corrupted node arrays are either rejected with {@link InvalidInputException} or give trees that still
+     * terminate (children always come after their parent).
+     */
+    @Property(tries = 200)
+    void corruptedTreesAreRejectedOrStillTerminate(@ForAll @IntRange(min = 0, max = 4) int array,
+            @ForAll @IntRange(min = 0, max = 10_000) int position, @ForAll byte flip) {
+        Random r = new Random(5);
+        int n = 60;
+        double[][] x = new double[n][];
+        double[] y = new double[n];
+        for (int i = 0; i < n; i++) {
+            x[i] = new double[] {r.nextGaussian(), r.nextDouble()};
+            y[i] = x[i][0] * x[i][1];
+        }
+        ObjectNode json = new ObjectMapper().createObjectNode();
+        BoostedTrees.fit(x, y, new BoostedTrees.Config(3, 3, 0.5, 2, 16, 1.0)).write(json);
+        String key = new String[] {"feature", "threshold", "left", "right", "value"}[array];
+        byte[] bytes = Base64.getDecoder().decode(json.get(key).asText());
+        bytes[position % bytes.length] ^= (byte) (flip == 0 ? 1 : flip);
+        json.put(key, Base64.getEncoder().encodeToString(bytes));
+        try {
+            BoostedTrees back = BoostedTrees.read(json, 2);
+            for (double[] row : x) {
+                back.predict(row);
+            }
+        } catch (InvalidInputException expected) {
+            assertTrue(expected.getMessage().contains("trees"), expected.getMessage());
+        }
     }
 
     private static double sse(BoostedTrees t, double[][] x, double[] y) {

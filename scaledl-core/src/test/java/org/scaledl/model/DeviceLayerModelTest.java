@@ -4,10 +4,17 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.scaledl.InvalidInputException;
 import org.scaledl.TestData;
 import org.scaledl.data.Phase;
 import org.scaledl.data.Sample;
@@ -65,7 +72,7 @@ class DeviceLayerModelTest {
             roof += Math.abs(eff * roofMillis(r) - r.millis()) / r.millis();
         }
         roof /= test.size();
-                assertTrue(model < 0.30, "held-out T4 MRE " + model);
+        assertTrue(model < 0.30, "held-out T4 MRE " + model);
         assertTrue(model < 0.85 * roof, "model " + model + " vs roofline with the training GPUs' efficiency " + roof);
     }
 
@@ -99,5 +106,44 @@ class DeviceLayerModelTest {
         assertTrue(c.predict(at8).millis() > 1.5 * c.predict(w).millis(), "twice the batch costs more");
         Workload cpu = Workload.builder(t.graph()).batch(4).build();
         assertThrows(IllegalArgumentException.class, () -> m.predict(cpu));
+    }
+
+    @Test
+    void saveLoadRoundTripIsBitIdentical(@TempDir Path dir) throws IOException {
+        List<OpMeasurement> all = new ArrayList<>(rows);
+        all.addAll(KernelTables.deepbench(TestData.gpu().resolve("deepbench"), DEVICES));
+        assertTrue(all.stream().anyMatch(OpMeasurement::backward), "the round trip covers backward regressors");
+        FxTrace t = FxTraceReader.read(TestData.gpu().resolve("neusight/models/nodes/NVIDIA_L4/"
+                + "gpt2_large-inf-1024-4.csv"), 36);
+        Workload w = Workload.builder(t.graph()).batch(4).phase(Phase.INFER).device(DEVICES.require("NVIDIA L4"))
+                .build();
+        DeviceLayerModel m = DeviceLayerModel.fit(all);
+        m = m.calibrate(List.of(Sample.of(w, 1.7 * m.layerSum(w))));
+        Path file = dir.resolve("gpu.sdl");
+        m.save(file);
+        DeviceLayerModel back = DeviceLayerModel.load(file);
+        for (OpMeasurement r : all) {
+            assertEquals(m.predictMillis(r.features(), r.device(), r.backward()),
+                    back.predictMillis(r.features(), r.device(), r.backward()), 0.0);
+        }
+        assertEquals(m.predict(w).millis(), back.predict(w).millis(), 0.0);
+        assertEquals(m.factor(Phase.INFER), back.factor(Phase.INFER), 0.0);
+        assertEquals(m.devices(), back.devices());
+        assertTrue(m.devices().contains("NVIDIA L4"), m.devices().toString());
+
+        String text = Files.readString(file, StandardCharsets.UTF_8);
+        Path edited = dir.resolve("edited.sdl");
+        String changed = text.replaceFirst("(\"infer_factor\"\\s*:\\s*)", "$12");
+        assertTrue(!changed.equals(text));
+        Files.writeString(edited, changed, StandardCharsets.UTF_8);
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> DeviceLayerModel.load(edited));
+        assertTrue(e.getMessage().contains("edited.sdl"), e.getMessage());
+        Path truncated = dir.resolve("truncated.sdl");
+        Files.writeString(truncated, text.substring(0, text.length() / 2), StandardCharsets.UTF_8);
+        assertThrows(InvalidInputException.class, () -> DeviceLayerModel.load(truncated));
+        Path layerwise = dir.resolve("layerwise.sdl");
+        ModelFile.writeEnvelope(ModelFile.FORMAT, 1, new ObjectMapper().createObjectNode(), layerwise);
+        e = assertThrows(InvalidInputException.class, () -> DeviceLayerModel.load(layerwise));
+        assertTrue(e.getMessage().contains("scaledl-model"), e.getMessage());
     }
 }

@@ -41,12 +41,15 @@ final class EvaluateGpuCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print JSON")
     boolean json;
 
+    /** The bundled catalog, with the descriptions of an extra catalog file (if given) taking precedence. */
+    static DeviceCatalog catalog(Path extra) {
+        DeviceCatalog bundled = DeviceCatalog.bundled();
+        return extra == null ? bundled : DeviceCatalog.read(extra).with(bundled);
+    }
+
     @Override
     public Integer call() throws Exception {
-        DeviceCatalog catalog = DeviceCatalog.bundled();
-        if (devices != null) {
-            catalog = DeviceCatalog.read(devices).with(catalog);
-        }
+        DeviceCatalog catalog = catalog(devices);
         long t0 = System.nanoTime();
         Report r = GpuEvaluation.run(data, catalog, Optional.ofNullable(holdout), seed);
         double seconds = (System.nanoTime() - t0) / 1e9;

@@ -5,16 +5,23 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.scaledl.data.Dataset;
 import org.scaledl.data.DatasetReader;
+import org.scaledl.data.Phase;
+import org.scaledl.eval.GpuEvaluation;
 import org.scaledl.gnn.GnnModel;
 import org.scaledl.gnn.GnnTrainer;
+import org.scaledl.model.DeviceLayerModel;
 import org.scaledl.model.RuntimePredictor;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code scaledl fit --data DIR --out model.sdl [--gnn [--attention]]}. */
+/**
+ * {@code scaledl fit --data DIR --out model.sdl [--gnn [--attention]]}, or {@code scaledl fit --gpu --data
+ * ../shared/data --out gpu.sdl [--devices my_gpus.csv]} for the device layer model.
+ */
 @Command(name = "fit", description = "Fit ScaleDL on a dataset and save the model.")
 final class FitCommand implements Callable<Integer> {
-    @Option(names = "--data", required = true, description = "Dataset folder")
+    @Option(names = "--data", required = true, description = "Dataset folder (with --gpu: the folder with neusight/ "
+            + "and deepbench/)")
     Path data;
 
     @Option(names = "--out", required = true, description = "Model file to write")
@@ -29,8 +36,29 @@ final class FitCommand implements Callable<Integer> {
     @Option(names = "--attention", description = "With --gnn: attention message passing instead of mean")
     boolean attention;
 
+    @Option(names = "--gpu", description = "Fit the device layer model on GPU kernel and model measurements")
+    boolean gpu;
+
+    @Option(names = "--devices", description = "With --gpu: extra device catalog CSV (NeuSight device_configs "
+            + "layout)")
+    Path devices;
+
     @Override
     public Integer call() {
+        if (gpu) {
+            if (gnn || attention) {
+                throw new IllegalArgumentException("--gpu cannot be combined with --gnn or --attention");
+            }
+            DeviceLayerModel m = GpuEvaluation.fitAll(data, EvaluateGpuCommand.catalog(devices));
+            m.save(out);
+            System.out.printf(Locale.ROOT, "fitted the device layer model on %d GPUs (calibration: inference x%.3f, "
+                    + "training x%.3f), wrote %s%n", m.devices().size(), m.factor(Phase.INFER),
+                    m.factor(Phase.TRAIN), out);
+            return 0;
+        }
+        if (devices != null) {
+            throw new IllegalArgumentException("--devices needs --gpu");
+        }
         Dataset d = DatasetReader.read(data);
         if (gnn) {
             GnnModel m = GnnTrainer.interactions().withAttention(attention)

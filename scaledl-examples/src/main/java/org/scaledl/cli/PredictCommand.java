@@ -9,6 +9,7 @@ import java.util.concurrent.Callable;
 import org.scaledl.data.Phase;
 import org.scaledl.data.Workload;
 import org.scaledl.gnn.GnnModel;
+import org.scaledl.model.DeviceLayerModel;
 import org.scaledl.model.Prediction;
 import org.scaledl.model.RuntimeModel;
 import org.scaledl.model.RuntimePredictor;
@@ -16,7 +17,10 @@ import org.scaledl.onnx.OnnxImporter;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code scaledl predict --model model.sdl --graph g.onnx --batch 8 ...}. */
+/**
+ * {@code scaledl predict --model model.sdl --graph g.onnx --batch 8 ...}; a device model ({@code fit --gpu}) needs
+ * {@code --device NAME}.
+ */
 @Command(name = "predict", description = "Predict one workload with a saved model.")
 final class PredictCommand implements Callable<Integer> {
     @Option(names = "--model", required = true, description = "Saved model (scaledl fit)")
@@ -37,14 +41,34 @@ final class PredictCommand implements Callable<Integer> {
     @Option(names = "--phase", defaultValue = "train", description = "train or infer (default train)")
     String phase;
 
+    @Option(names = "--device", description = "GPU to predict on (device models from fit --gpu), e.g. "
+            + "\"NVIDIA H100 80GB HBM3\"")
+    String device;
+
+    @Option(names = "--devices", description = "Extra device catalog CSV (NeuSight device_configs layout)")
+    Path devices;
+
     @Option(names = "--json", description = "Print JSON")
     boolean json;
 
     @Override
     public Integer call() throws Exception {
         RuntimeModel p = load(model);
-        Workload w = Workload.builder(OnnxImporter.read(graph)).batch(batch).worldSize(worldSize).threads(threads)
-                .phase(Phase.parse(phase)).build();
+        Workload.Builder wb = Workload.builder(OnnxImporter.read(graph)).batch(batch).worldSize(worldSize)
+                .threads(threads).phase(Phase.parse(phase));
+        if (p instanceof DeviceLayerModel) {
+            if (device == null) {
+                throw new IllegalArgumentException(model + " is a device model: say which GPU with --device NAME");
+            }
+            if (worldSize != 1) {
+                throw new IllegalArgumentException("a device model predicts one GPU: --world-size must be 1");
+            }
+            wb.device(EvaluateGpuCommand.catalog(devices).require(device));
+        } else if (device != null || devices != null) {
+            throw new IllegalArgumentException("--device and --devices apply to device models (scaledl fit --gpu); "
+                    + model + " is not one");
+        }
+        Workload w = wb.build();
         Prediction pr = p.predict(w);
         if (json) {
             ObjectMapper om = new ObjectMapper();
@@ -58,15 +82,23 @@ final class PredictCommand implements Callable<Integer> {
             }
             System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
         } else {
-            System.out.printf(Locale.ROOT, "%s: %.2f ms (90%% interval %.2f–%.2f ms)%n", w, pr.millis(),
-                    pr.lowMillis(), pr.highMillis());
+            if (pr.lowMillis() < pr.highMillis()) {
+                System.out.printf(Locale.ROOT, "%s: %.2f ms (90%% interval %.2f–%.2f ms)%n", w, pr.millis(),
+                        pr.lowMillis(), pr.highMillis());
+            } else {
+                System.out.printf(Locale.ROOT, "%s: %.2f ms (no interval: the model gives a point prediction)%n", w,
+                        pr.millis());
+            }
             pr.breakdown().stream().limit(10).forEach(c -> System.out.printf(Locale.ROOT, "  %-50s %-20s %9.3f ms%n",
                     c.name(), c.kind(), c.millis()));
         }
         return 0;
     }
 
-    /** A saved layer-wise predictor or, by the file's {@code format}, a saved predictor with the GNN stage. */
+    /**
+     * A saved layer-wise predictor or, by the file's {@code format}, a saved predictor with the GNN stage or a saved
+     * device model.
+     */
     static RuntimeModel load(Path file) {
         String format = "";
         try {
@@ -74,6 +106,9 @@ final class PredictCommand implements Callable<Integer> {
         } catch (java.io.IOException | RuntimeException e) {
             // Not JSON or unreadable: the layer-wise loader reports it with the file's name.
         }
-        return format.equals(GnnModel.FORMAT) ? GnnModel.load(file) : RuntimePredictor.load(file);
+        if (format.equals(GnnModel.FORMAT)) {
+            return GnnModel.load(file);
+        }
+        return format.equals(DeviceLayerModel.FORMAT) ? DeviceLayerModel.load(file) : RuntimePredictor.load(file);
     }
 }

@@ -270,4 +270,35 @@ class MainTest {
         assertNotEquals(0, phase.code());
         assertTrue(phase.err().contains("sideways"), phase.err());
     }
+
+    @Test
+    void fitTheDeviceModelThenPredictOnTwoGpus(@TempDir Path dir) throws Exception {
+        Path gpu = graph("resnet18_r64").getParent().getParent().getParent().getParent()
+                .resolve("scaledl-core/src/test/resources/gpu");
+        Path model = dir.resolve("gpu.sdl");
+        Run fit = run("fit", "--gpu", "--data", gpu.toString(), "--out", model.toString());
+        assertEquals(0, fit.code(), fit.err());
+        double[] ms = new double[3];
+        String[][] cases = {{"NVIDIA H100 80GB HBM3", "infer"}, {"Tesla T4", "infer"}, {"Tesla T4", "train"}};
+        for (int i = 0; i < cases.length; i++) {
+            Run p = run("predict", "--model", model.toString(), "--graph", graph("resnet50_r64").toString(),
+                    "--batch", "16", "--device", cases[i][0], "--phase", cases[i][1], "--json");
+            assertEquals(0, p.code(), p.err());
+            ms[i] = new ObjectMapper().readTree(p.out()).get("ms").asDouble();
+        }
+        assertTrue(ms[0] > 0 && ms[1] > 2 * ms[0], "T4 (8 TFLOP/s) is slower than H100 (67): " + ms[1] + " vs "
+                + ms[0]);
+        assertTrue(ms[2] > 2 * ms[1], "training adds the backward pass: " + ms[2] + " vs " + ms[1]);
+
+        Run noDevice = run("predict", "--model", model.toString(), "--graph", graph("resnet50_r64").toString(),
+                "--batch", "16");
+        assertNotEquals(0, noDevice.code());
+        assertTrue(noDevice.err().contains("--device"), noDevice.err());
+        Run unknown = run("predict", "--model", model.toString(), "--graph", graph("resnet50_r64").toString(),
+                "--batch", "16", "--device", "Voodoo2");
+        assertNotEquals(0, unknown.code());
+        assertTrue(unknown.err().contains("Voodoo2"), unknown.err());
+        Run mixed = run("fit", "--gpu", "--gnn", "--data", gpu.toString(), "--out", model.toString());
+        assertNotEquals(0, mixed.code());
+    }
 }
