@@ -1,5 +1,9 @@
 package org.scaledl;
 
+import java.io.IOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
 import java.util.Optional;
 
 /**
@@ -80,6 +84,22 @@ public final class InvalidInputException extends RuntimeException {
     /** Same problem, with an underlying cause attached. */
     public static InvalidInputException wrap(String source, String message, Throwable cause) {
         return new InvalidInputException(message, source, 0, null, cause);
+    }
+
+    /**
+     * A file that cannot be read: "no such file", "permission denied", or the I/O error's own message, as
+     * {@code what} (e.g. "cannot read model") followed by the reason.
+     */
+    public static InvalidInputException unreadable(Path file, String what, IOException cause) {
+        String reason;
+        if (cause instanceof NoSuchFileException) {
+            reason = "no such file";
+        } else if (cause instanceof AccessDeniedException) {
+            reason = "permission denied";
+        } else {
+            reason = String.valueOf(cause.getMessage());
+        }
+        return wrap(file.toString(), what + ": " + reason, cause);
     }
 
     /** The problem itself, without the location prefix of {@link #getMessage()}. */

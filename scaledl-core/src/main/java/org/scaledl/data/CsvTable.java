@@ -39,7 +39,7 @@ public final class CsvTable {
         try {
             lines = Files.readAllLines(path, StandardCharsets.UTF_8);
         } catch (IOException e) {
-            throw InvalidInputException.wrap(path.toString(), "cannot read: " + e.getMessage(), e);
+            throw InvalidInputException.unreadable(path, "cannot read", e);
         }
         return parse(path.toString(), lines, required);
     }

@@ -138,7 +138,7 @@ public final class ModelFile {
             }
             bytes = Files.readAllBytes(file);
         } catch (IOException e) {
-            throw InvalidInputException.wrap(source, "cannot read model: " + e.getMessage(), e);
+            throw InvalidInputException.unreadable(file, "cannot read model", e);
         }
         JsonNode root;
         try {

@@ -138,7 +138,7 @@ public final class OnnxImporter {
             }
             return Files.readAllBytes(path);
         } catch (IOException e) {
-            throw InvalidInputException.wrap(path.toString(), "cannot read: " + e.getMessage(), e);
+            throw InvalidInputException.unreadable(path, "cannot read", e);
         }
     }
 

@@ -10,6 +10,7 @@ import static org.scaledl.onnx.OnnxBuilder.intAttr;
 import static org.scaledl.onnx.OnnxBuilder.ints;
 import static org.scaledl.onnx.OnnxBuilder.stringAttr;
 
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -276,5 +277,13 @@ class ShapeInferenceTest {
         assertEquals(OpFamily.NORM, f.family(0));
         assertEquals(OpFamily.ELEMENTWISE, f.family(1));
         assertEquals(OpFamily.REDUCE, f.family(2));
+    }
+
+    @Test
+    void aMissingFileSaysSoAndNamesIt() {
+        InvalidInputException e = assertThrows(InvalidInputException.class,
+                () -> OnnxImporter.read(Path.of("no/such/model.onnx")));
+        assertTrue(e.getMessage().contains("no/such/model.onnx") && e.getMessage().contains("no such file"),
+                e.getMessage());
     }
 }
