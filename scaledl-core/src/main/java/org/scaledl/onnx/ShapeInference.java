@@ -1017,19 +1017,30 @@ final class ShapeInference {
         return v;
     }
 
-    private Val conv() throws Unknown {
+    /** Input and weight of a (transposed) convolution, with ranks checked, and its {@code group} attribute. */
+    private record ConvOperands(Val x, long[] xs, long[] ws, int n, long group) {
+    }
+
+    /** Checks ranks and channels: {@code C_in = w[1]·group} (Conv) or {@code C_in = w[0]} (ConvTranspose). */
+    private ConvOperands convOperands(boolean transposed) throws Unknown {
         Val x = input(0);
-        Val w = input(1);
         long[] xs = x.shape();
-        long[] ws = w.shape();
+        long[] ws = shape(1);
         if (xs.length < 3 || ws.length != xs.length) {
             throw bad("input rank " + xs.length + " and weight rank " + ws.length + " must match and be >= 3");
         }
-        int n = xs.length - 2;
         long group = node.longAttribute("group", 1);
-        if (group <= 0 || xs[1] != ws[1] * group || ws[0] % group != 0) {
+        if (group <= 0 || xs[1] != (transposed ? ws[0] : ws[1] * group) || ws[0] % group != 0) {
             throw bad("channels " + xs[1] + " do not match weight " + Arrays.toString(ws) + " with group " + group);
         }
+        return new ConvOperands(x, xs, ws, xs.length - 2, group);
+    }
+
+    private Val conv() throws Unknown {
+        ConvOperands c = convOperands(false);
+        long[] xs = c.xs();
+        long[] ws = c.ws();
+        int n = c.n();
         long[] kernel = longsAttr("kernel_shape", Arrays.copyOfRange(ws, 2, ws.length));
         long[] sp = windowOutput(Arrays.copyOfRange(xs, 2, xs.length), kernel, spatialAttr("strides", n, 1),
                 spatialAttr("dilations", n, 1), spatialAttr("pads", n, 0), false);
@@ -1037,7 +1048,7 @@ final class ShapeInference {
         out[0] = xs[0];
         out[1] = ws[0];
         System.arraycopy(sp, 0, out, 2, n);
-        return new Val(x.type(), out, null);
+        return new Val(c.x().type(), out, null);
     }
 
     /**
@@ -1045,18 +1056,10 @@ final class ShapeInference {
      * (k − 1)·dilation + 1 − pads}, or {@code output_shape} when given, or {@code in·stride} under SAME auto-padding.
      */
     private Val convTranspose() throws Unknown {
-        Val x = input(0);
-        Val w = input(1);
-        long[] xs = x.shape();
-        long[] ws = w.shape();
-        if (xs.length < 3 || ws.length != xs.length) {
-            throw bad("input rank " + xs.length + " and weight rank " + ws.length + " must match and be >= 3");
-        }
-        int n = xs.length - 2;
-        long group = node.longAttribute("group", 1);
-        if (group <= 0 || xs[1] != ws[0] || ws[0] % group != 0) {
-            throw bad("channels " + xs[1] + " do not match weight " + Arrays.toString(ws) + " with group " + group);
-        }
+        ConvOperands c = convOperands(true);
+        long[] xs = c.xs();
+        long[] ws = c.ws();
+        int n = c.n();
         long[] kernel = longsAttr("kernel_shape", Arrays.copyOfRange(ws, 2, ws.length));
         if (kernel.length != n) {
             throw bad("kernel_shape must have " + n + " values");
@@ -1075,7 +1078,7 @@ final class ShapeInference {
         String autoPad = node.attribute("auto_pad").map(Attribute::asString).orElse("NOTSET");
         long[] out = new long[xs.length];
         out[0] = xs[0];
-        out[1] = ws[1] * group;
+        out[1] = ws[1] * c.group();
         for (int i = 0; i < n; i++) {
             if (outputShape != null) {
                 out[i + 2] = outputShape[outputShape.length - n + i];
@@ -1092,7 +1095,7 @@ final class ShapeInference {
             }
         }
         checkDims(out);
-        return new Val(x.type(), out, null);
+        return new Val(c.x().type(), out, null);
     }
 
     /**
