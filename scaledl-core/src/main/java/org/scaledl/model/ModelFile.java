@@ -94,6 +94,7 @@ public final class ModelFile {
         ObjectNode training = body.putObject("training");
         training.put("samples", prov.trainingSamples());
         training.put("fingerprint", prov.dataFingerprint());
+        prov.devices().forEach(training.putArray("devices")::add);
         if (Double.isNaN(prov.cvMre())) {
             training.putNull("cv_mre");
         } else {
@@ -210,9 +211,11 @@ public final class ModelFile {
         body.path("config").fields().forEachRemaining(e -> config.put(e.getKey(), e.getValue().asText()));
         JsonNode training = body.path("training");
         JsonNode cv = training.path("cv_mre");
+        List<String> devices = new ArrayList<>();
+        training.path("devices").forEach(d -> devices.add(d.asText()));
         RuntimePredictor.Provenance prov = new RuntimePredictor.Provenance(body.path("library_version").asText(),
                 training.path("fingerprint").asText(), training.path("samples").asInt(), body.path("seed").asLong(),
-                config, cv.isNumber() ? cv.asDouble() : Double.NaN, body.path("created_at").asText());
+                config, cv.isNumber() ? cv.asDouble() : Double.NaN, body.path("created_at").asText(), devices);
         return new RuntimePredictor(model.path("name").asText("scaledl"), LayerBasis.standard(), theta,
                 finite(model.get("shrinkage"), "shrinkage"), lo, hi, prov);
     }

@@ -13,6 +13,7 @@ import org.scaledl.data.Sample;
 import org.scaledl.data.Workload;
 import org.scaledl.features.LayerFeatures;
 import org.scaledl.features.OpFamily;
+import org.scaledl.hardware.Device;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -77,12 +78,15 @@ public final class RuntimePredictor implements RuntimeModel {
      * @param cvMre           out-of-group MRE of the chosen shrinkage inside the training data (NaN if not
      *                        cross-validated)
      * @param createdAt       fitting time (UTC, ISO-8601)
+     * @param devices         names of the devices the training workloads carried, sorted; empty when they carried
+     *                        none (host measurements, as in the bundled CPU dataset)
      */
     public record Provenance(String libraryVersion, String dataFingerprint, int trainingSamples, long seed,
-            Map<String, String> config, double cvMre, String createdAt) {
+            Map<String, String> config, double cvMre, String createdAt, List<String> devices) {
         /** Copies. */
         public Provenance {
             config = Map.copyOf(config);
+            devices = List.copyOf(devices);
         }
     }
 
@@ -139,8 +143,24 @@ public final class RuntimePredictor implements RuntimeModel {
         return ModelFile.read(file);
     }
 
+    /**
+     * The coefficients hold for the hardware the training runs measured: a workload on another device (or on a device
+     * when training had none) is refused rather than silently predicted with another machine's speed.
+     */
+    private void checkDevice(Workload w) {
+        List<String> trained = provenance.devices();
+        String device = w.device().map(Device::name).orElse(null);
+        if (device == null ? !trained.isEmpty() : !trained.contains(device)) {
+            throw new IllegalArgumentException("this predictor was fitted on " + (trained.isEmpty()
+                    ? "measurements without a device (the host of its dataset)" : "devices " + trained)
+                    + "; the workload is " + (device == null ? "for no device" : "for device '" + device + "'")
+                    + (device != null && trained.isEmpty() ? " (GPUs are predicted by DeviceLayerModel)" : ""));
+        }
+    }
+
     /** The predicted time in ms, without interval or breakdown (the fast path). */
     public double predictMillis(Workload w) {
+        checkDevice(w);
         double[] x = basis.row(w);
         double t = 0;
         for (int j = 0; j < x.length; j++) {
@@ -151,6 +171,7 @@ public final class RuntimePredictor implements RuntimeModel {
 
     @Override
     public Prediction predict(Workload w) {
+        checkDevice(w);
         List<LayerFeatures> layers = basis.features(w);
         double[] terms = new double[LayerBasis.LAYER_TERMS.size()];
         List<Prediction.Contribution> parts = new ArrayList<>();
@@ -340,8 +361,10 @@ public final class RuntimePredictor implements RuntimeModel {
             config.put("shrinkage", shrinkage.map(String::valueOf).orElse("auto"));
             config.put("group_tag", groupTag);
             config.put("layer_time_weight", String.valueOf(layerShare));
+            List<String> devices = samples.stream().flatMap(sm -> sm.workload().device().stream())
+                    .map(Device::name).distinct().sorted().toList();
             Provenance prov = new Provenance(ModelFile.LIBRARY_VERSION, fingerprint(samples), samples.size(), seed,
-                    config, cvMre, java.time.Instant.now().toString());
+                    config, cvMre, java.time.Instant.now().toString(), devices);
             return new RuntimePredictor(name, basis, p.unscale(theta), lambda, lo, hi, prov);
         }
     }

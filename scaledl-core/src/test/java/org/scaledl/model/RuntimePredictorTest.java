@@ -5,16 +5,20 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.scaledl.TestData;
 import org.scaledl.data.Phase;
 import org.scaledl.data.Sample;
 import org.scaledl.data.Workload;
 import org.scaledl.features.OpFamily;
 import org.scaledl.graph.ModelGraph;
+import org.scaledl.hardware.Device;
+import org.scaledl.hardware.DeviceCatalog;
 import org.scaledl.onnx.OnnxImporter;
 
 class RuntimePredictorTest {
@@ -141,5 +145,33 @@ class RuntimePredictorTest {
         double[] b = RuntimePredictor.builder().shrinkage(0.01).layerTimeWeight(1).build().fit(withLayers)
                 .coefficients();
         assertTrue(!java.util.Arrays.equals(a, b), "an absurd conv1 time must move the coefficients");
+    }
+
+    @Test
+    void aWorkloadOnAnotherDeviceIsRefusedNotSilentlyPredicted(@TempDir Path dir) {
+        RuntimePredictor host = RuntimePredictor.fit(samples());
+        assertTrue(host.provenance().devices().isEmpty());
+        Device t4 = DeviceCatalog.bundled().require("Tesla T4");
+        Workload onT4 = workloads.get(0).toBuilder().device(t4).build();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> host.predict(onT4));
+        assertTrue(e.getMessage().contains("Tesla T4") && e.getMessage().contains("DeviceLayerModel"),
+                e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> host.predictMillis(onT4));
+
+        List<Sample> onDevice = samples().stream().map(x -> Sample.of(x.workload().toBuilder().device(t4).build(),
+                x.millis())).toList();
+        RuntimePredictor t4Model = RuntimePredictor.builder().shrinkage(0).build().fit(onDevice);
+        assertEquals(List.of("Tesla T4"), t4Model.provenance().devices());
+        assertEquals(RuntimePredictor.builder().shrinkage(0).build().fit(samples()).predictMillis(workloads.get(0)),
+                t4Model.predictMillis(onT4), 1e-9, "the device is a label here, not a feature");
+        assertThrows(IllegalArgumentException.class, () -> t4Model.predict(workloads.get(0)));
+        Workload onL4 = workloads.get(0).toBuilder().device(DeviceCatalog.bundled().require("NVIDIA L4")).build();
+        e = assertThrows(IllegalArgumentException.class, () -> t4Model.predict(onL4));
+        assertTrue(e.getMessage().contains("[Tesla T4]"), e.getMessage());
+        t4Model.save(dir.resolve("t4.sdl"));
+        RuntimePredictor back = RuntimePredictor.load(dir.resolve("t4.sdl"));
+        assertEquals(List.of("Tesla T4"), back.provenance().devices());
+        assertEquals(t4Model.predictMillis(onT4), back.predictMillis(onT4), 0.0);
+        assertThrows(IllegalArgumentException.class, () -> back.predict(onL4));
     }
 }
