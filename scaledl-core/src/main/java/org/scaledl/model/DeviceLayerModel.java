@@ -7,11 +7,14 @@ import com.google.common.base.Preconditions;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import java.util.WeakHashMap;
 import org.scaledl.InvalidInputException;
 import org.scaledl.data.Phase;
 import org.scaledl.data.Sample;
@@ -19,6 +22,7 @@ import org.scaledl.data.Workload;
 import org.scaledl.features.FeatureExtractor;
 import org.scaledl.features.LayerFeatures;
 import org.scaledl.features.OpFamily;
+import org.scaledl.graph.ModelGraph;
 import org.scaledl.hardware.Device;
 
 /**
@@ -80,10 +84,29 @@ public final class DeviceLayerModel implements RuntimeModel {
     private final double trainFactor;
     private final double inferFactor;
     private final List<String> devices;
+    /**
+     * Uncalibrated layer sums per graph (held weakly) and (batch, phase, device): the trees are the cost of a
+     * prediction, and a scheduler asks about the same workloads again and again. Shared by calibrated copies.
+     */
+    private final Map<ModelGraph, Map<SumKey, Double>> sums;
+
+    private record SumKey(long batch, Phase phase, Device device) {
+    }
+
+    /** Cached (batch, phase, device) entries per graph before that graph's entries are cleared. */
+    private static final int MAX_CACHED_SUMS = 1024;
 
     private DeviceLayerModel(Map<OpFamily, BoostedTrees> forward, Map<OpFamily, BoostedTrees> backward,
             BoostedTrees pooledForward, BoostedTrees pooledBackward, double trainFactor, double inferFactor,
             List<String> devices) {
+        this(forward, backward, pooledForward, pooledBackward, trainFactor, inferFactor, devices,
+                Collections.synchronizedMap(new WeakHashMap<>()));
+    }
+
+    private DeviceLayerModel(Map<OpFamily, BoostedTrees> forward, Map<OpFamily, BoostedTrees> backward,
+            BoostedTrees pooledForward, BoostedTrees pooledBackward, double trainFactor, double inferFactor,
+            List<String> devices, Map<ModelGraph, Map<SumKey, Double>> sums) {
+        this.sums = sums;
         this.forward = forward;
         this.backward = backward;
         this.pooledForward = pooledForward;
@@ -159,7 +182,8 @@ public final class DeviceLayerModel implements RuntimeModel {
                 factor[p.ordinal()] = Math.exp(RuntimePredictor.quantile(logs, 0.5));
             }
         }
-        return new DeviceLayerModel(forward, backward, pooledForward, pooledBackward, factor[0], factor[1], devices);
+        return new DeviceLayerModel(forward, backward, pooledForward, pooledBackward, factor[0], factor[1], devices,
+                sums);
     }
 
     /** The names of the devices whose measurements fitted the model, sorted. */
@@ -266,6 +290,22 @@ public final class DeviceLayerModel implements RuntimeModel {
     public double layerSum(Workload workload) {
         Device d = workload.device().orElseThrow(() -> new IllegalArgumentException(
                 "the device layer model needs a workload with a device: " + workload));
+        SumKey key = new SumKey(workload.batch(), workload.phase(), d);
+        Map<SumKey, Double> perGraph = sums.computeIfAbsent(workload.graph(),
+                g -> Collections.synchronizedMap(new HashMap<>()));
+        Double cached = perGraph.get(key);
+        if (cached != null) {
+            return cached;
+        }
+        double sum = computeLayerSum(workload, d);
+        if (perGraph.size() >= MAX_CACHED_SUMS) {
+            perGraph.clear();
+        }
+        perGraph.put(key, sum);
+        return sum;
+    }
+
+    private double computeLayerSum(Workload workload, Device d) {
         double sum = 0;
         for (LayerFeatures f : FeatureExtractor.of(workload.graph()).extract(workload.batch(), workload.phase())) {
             sum += predictMillis(f, d, false);

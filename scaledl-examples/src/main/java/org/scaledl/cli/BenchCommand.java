@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.ToDoubleFunction;
 import org.scaledl.data.Dataset;
 import org.scaledl.data.DatasetReader;
 import org.scaledl.data.Phase;
@@ -25,6 +26,9 @@ import org.scaledl.graph.ModelGraph;
 import org.scaledl.graph.SymbolicShape;
 import org.scaledl.graph.TensorInfo;
 import org.scaledl.graph.TensorRole;
+import org.scaledl.hardware.Device;
+import org.scaledl.hardware.DeviceCatalog;
+import org.scaledl.model.DeviceLayerModel;
 import org.scaledl.model.LayerBasis;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.onnx.OnnxImporter;
@@ -48,6 +52,9 @@ final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--gnn", description = "Also fit ScaleDL with the GNN stage and time its predictions (~30 s more)")
     boolean gnn;
+
+    @Option(names = "--gpu-model", description = "Also time a saved device model (scaledl fit --gpu) on H100")
+    Path gpuModel;
 
     @Override
     public Integer call() throws Exception {
@@ -129,6 +136,9 @@ final class BenchCommand implements Callable<Integer> {
         if (gnn) {
             out.putAll(gnnFigures(d, p, data, reps));
         }
+        if (gpuModel != null) {
+            out.putAll(gpuFigures(gpuModel, data, quick ? 100 : 1_000));
+        }
 
         Arrays.sort(imports);
         out.put("predict_us_p50", p50);
@@ -167,6 +177,15 @@ final class BenchCommand implements Callable<Integer> {
                     imports[imports.length / 2]);
             System.out.printf(Locale.ROOT, "Fedorov N=10,000 p=30 n=60 (5 starts): %.0f ms%n", fedorovMs);
             System.out.printf(Locale.ROOT, "predict time ~ (nodes+edges)^%.3f on synthetic graphs%n", exponent);
+            if (gpuModel != null) {
+                System.out.printf(Locale.ROOT, "device model: load %.0f ms; predict on H100 (training), first query "
+                        + "of a (graph, batch, phase, device) / repeated:%n", out.get("gpu_model_load_ms"));
+                for (String name : GPU_GRAPHS) {
+                    System.out.printf(Locale.ROOT, "  %-20s p50 %8.1f µs  repeated p50 %6.2f µs%n", name,
+                            ((Map<?, ?>) out.get("gpu_predict_us_p50")).get(name),
+                            ((Map<?, ?>) out.get("gpu_predict_warm_us_p50")).get(name));
+                }
+            }
             if (gnn) {
                 System.out.printf(Locale.ROOT, "scaledl with GNN: fit %.1f s; resnet50_r112 predict: first query of a "
                         + "graph %.1f ms, then p50 %.1f µs (layer-wise alone %.1f µs); allocated per call %.0f B "
@@ -176,6 +195,30 @@ final class BenchCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    private static final String[] GPU_GRAPHS = {"resnet50_r112", "vit_b_16_r112"};
+
+    /** A saved device model: load time, and first and repeated prediction latency on an H100. */
+    private static Map<String, Object> gpuFigures(Path file, Path data, int reps) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        long t0 = System.nanoTime();
+        DeviceLayerModel m = DeviceLayerModel.load(file);
+        out.put("gpu_model_load_ms", (System.nanoTime() - t0) / 1e6);
+        Device h100 = DeviceCatalog.bundled().require("NVIDIA H100 80GB HBM3");
+        Map<String, Double> first = new LinkedHashMap<>();
+        Map<String, Double> warm = new LinkedHashMap<>();
+        for (String name : GPU_GRAPHS) {
+            Workload w = Workload.builder(OnnxImporter.read(data.resolve("graphs/" + name + ".onnx"))).batch(8)
+                    .phase(Phase.TRAIN).device(h100).build();
+            double[] cold = latencies(x -> m.predict(x).millis(), w, reps, true);
+            double[] hot = latencies(x -> m.predict(x).millis(), w, 20 * reps, false);
+            first.put(name, cold[cold.length / 2]);
+            warm.put(name, hot[hot.length / 2]);
+        }
+        out.put("gpu_predict_us_p50", first);
+        out.put("gpu_predict_warm_us_p50", warm);
+        return out;
     }
 
     /**
@@ -238,17 +281,22 @@ final class BenchCommand implements Callable<Integer> {
      * of a first query); otherwise the same workload is asked again (a scheduler's repeated query).
      */
     private static double[] latencies(RuntimePredictor p, Workload w, int reps, boolean cold) {
+        return latencies(p::predictMillis, w, reps, cold);
+    }
+
+    /** Sorted latencies (µs) of {@code reps} predictions, after as many to warm up; cold: a new batch size each. */
+    private static double[] latencies(ToDoubleFunction<Workload> p, Workload w, int reps, boolean cold) {
         double sink = 0;
         Workload.Builder b = w.toBuilder();
         int next = 1_000_000;
         for (int i = 0; i < reps; i++) {
-            sink += p.predictMillis(cold ? b.batch(next++).build() : w);
+            sink += p.applyAsDouble(cold ? b.batch(next++).build() : w);
         }
         double[] lat = new double[reps];
         for (int i = 0; i < reps; i++) {
             Workload x = cold ? b.batch(next++).build() : w;
             long s = System.nanoTime();
-            sink += p.predictMillis(x);
+            sink += p.applyAsDouble(x);
             lat[i] = (System.nanoTime() - s) / 1e3;
         }
         Arrays.sort(lat);
