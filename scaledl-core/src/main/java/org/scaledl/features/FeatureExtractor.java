@@ -292,6 +292,7 @@ public final class FeatureExtractor {
                 return outElems * ke;
             }
             case NORM -> {
+                geo.in = normalisedLength(l, batch);
                 double perElem = switch (op) {
                     case "BatchNormalization" -> phase == Phase.TRAIN ? 7 : 2;
                     case "LayerNormalization" -> 8;
@@ -301,9 +302,15 @@ public final class FeatureExtractor {
                 return perElem * outElems;
             }
             case REDUCE -> {
-                return elements(l, 0, batch);
+                double in = elements(l, 0, batch);
+                geo.in = outElems > 0 ? Math.round(in / outElems) : 0;
+                return in;
             }
             case SOFTMAX -> {
+                long[] x = shape(l, 0, batch);
+                if (x != null && x.length > 0) {
+                    geo.in = x[axisOf(l, x.length)];
+                }
                 return 5 * outElems;
             }
             case ELEMENTWISE -> {
@@ -316,6 +323,45 @@ public final class FeatureExtractor {
                 return 0;
             }
         }
+    }
+
+    /**
+     * The length each normalisation statistic is taken over: the dimensions from {@code axis} on (LayerNormalization),
+     * the spatial size (InstanceNormalization), a group's channels times the spatial size (GroupNormalization), the
+     * window (LRN); 0 for BatchNormalization, whose statistics span the batch.
+     */
+    private long normalisedLength(Layer l, long batch) {
+        long[] x = shape(l, 0, batch);
+        if (x == null || x.length == 0) {
+            return 0;
+        }
+        long n = 1;
+        switch (l.opType()) {
+            case "LayerNormalization" -> {
+                for (int d = axisOf(l, x.length); d < x.length; d++) {
+                    n *= x[d];
+                }
+            }
+            case "InstanceNormalization", "GroupNormalization" -> {
+                for (int d = 2; d < x.length; d++) {
+                    n *= x[d];
+                }
+                long groups = l.longAttribute("num_groups", 0);
+                if (l.opType().equals("GroupNormalization") && groups > 0 && x.length > 1) {
+                    n *= Math.max(1, x[1] / groups);
+                }
+            }
+            case "LRN" -> n = l.longAttribute("size", 1);
+            default -> n = 0;
+        }
+        return n;
+    }
+
+    /** The {@code axis} attribute (default -1, the last dimension) as an index into a rank. */
+    private static int axisOf(Layer l, int rank) {
+        long a = l.longAttribute("axis", -1);
+        long r = a < 0 ? a + rank : a;
+        return (int) Math.max(0, Math.min(rank - 1, r));
     }
 
     private double denseFlops(Layer l, long batch, double outElems, Geometry geo) {

@@ -17,7 +17,8 @@ package org.scaledl.features;
  * @param kernel         elements of the kernel window (convolutions, pools), else 0
  * @param stride         largest stride (convolutions, pools), else 0
  * @param groups         convolution groups, else 0
- * @param inChannels     input channels (convolutions) or reduction length K (dense), else 0
+ * @param inChannels     input channels (convolutions), reduction length K (dense), or the length a statistic or
+ *                       reduction runs over (normalisations, softmax, reductions), else 0
  * @param outChannels    output channels (convolutions) or N (dense), else 0
  */
 public record LayerFeatures(int layer, OpFamily family, double flopsFwd, double flopsBwd, double bytesRead,

@@ -36,8 +36,9 @@ import org.scaledl.hardware.Device;
  * with {@code w} the waves of thread blocks over the compute units (so a partly filled last wave costs a whole one),
  * where {@code g} is a per-family (and per pass: forward, backward) gradient-boosted tree ensemble over
  * device-relative features {@code x}: log compute time, log memory time, their ratio, log output elements, log
- * waves and the tail-wave efficiency, log bytes over L2, log reduction length, output width and output rows, kernel
- * window and stride (the last three: held-out-GPU kernel MRE 27.1 → 26.1 %, seen-GPU 22.8 → 21.7 %). Every feature is a
+ * waves and the tail-wave efficiency, log bytes over L2, log reduction length (the contraction's K, or the row a norm
+ * or softmax runs over: seen-GPU softmax MRE 17.5 → 4.1 %), output width and output rows, kernel window and stride
+ * (the last three: held-out-GPU kernel MRE 27.1 → 26.1 %, seen-GPU 22.8 → 21.7 %). Every feature is a
  * ratio of work to a device figure or a shape, and none describes the device alone, so a device that was never
  * measured is predicted from its description. (Features that identify a device, such as its ridge point, compute
  * units or clock, let the trees memorise per-GPU efficiencies: with the ridge point, leave-one-GPU-out kernel MRE
