@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * same {@link org.scaledl.features.FeatureExtractor} as for ONNX graphs: {@code addmm} is a {@code Gemm} (its
  * {@code (bias, x, w)} arguments reordered), {@code matmul}/{@code bmm} a {@code MatMul}, arithmetic, comparisons,
  * activations and casts element-wise operators, {@code softmax} a {@code Softmax}, {@code mean}, {@code sum},
- * {@code argmax} and friends reductions, {@code cat} a {@code Concat}; {@code contiguous} copies (a
+ * {@code argmax} and friends reductions ({@code max}/{@code min} of two tensors are element-wise, as in torch), {@code cat} a {@code Concat}; {@code contiguous} copies (a
  * {@code Transpose}); {@code view}, {@code permute}, {@code transpose}, {@code split}, {@code getitem} and friends
  * are views; {@code size}, {@code dim}, {@code getattr} and tensor factories are shape arithmetic. Modules are
  * recognised by name: {@code *norm*}/{@code ln_*} → {@code LayerNormalization} (weight and bias of the hidden size),
@@ -388,7 +388,8 @@ public final class FxTraceReader {
                 case "one_hot", "full_like", "zeros_like", "clone", "setitem" -> "Cast";
                 case "mean" -> "ReduceMean";
                 case "sum", "count_nonzero", "logsumexp" -> "ReduceSum";
-                case "min" -> "ReduceMin";
+                // torch.max / torch.min of two tensors is element-wise; of one (with a dim or none) a reduction
+                case "min" -> ins.size() == 2 ? "Min" : "ReduceMin";
                 case "argmax" -> "ArgMax";
                 case "cat" -> "Concat";
                 case "repeat" -> "Tile";
@@ -416,7 +417,7 @@ public final class FxTraceReader {
                     yield "Gather";
                 }
                 case "cumsum" -> "CumSum";
-                case "max" -> "ReduceMax";
+                case "max" -> ins.size() == 2 ? "Max" : "ReduceMax";
                 case "contiguous" -> "Transpose";
                 case "to", "type", "type_as", "long", "bool", "float" -> "Cast";
                 case "view", "reshape", "permute", "transpose", "expand", "unsqueeze", "squeeze", "split",

@@ -109,4 +109,25 @@ class FxTraceReaderTest {
         assertTrue(e.getMessage().contains("m-inf-8-8.csv:5") && e.getMessage().contains("out of range"),
                 e.getMessage());
     }
+
+    /** {@code torch.max(a, b)} is element-wise; {@code torch.max(a)} (or with a dim) a reduction. */
+    @Test
+    void maxOfTwoTensorsIsElementWise(@TempDir Path dir) throws IOException {
+        Path file = dir.resolve("m-inf-8-2.csv");
+        Files.write(file, List.of(
+                "idx,name,op,target,region,input_shapes,output_shape,dtype,fw_latency,bw_latency,acc_latency,"
+                        + "latency,input_nodes,users",
+                "0,x,placeholder,x,prologue,[],\"(2, 8, 4)\",torch.float32,0.0,0,0,0.0,,max_1;max_2",
+                "1,t,call_function,<built-in method tensor of type object>,layer,\"[[1]]\",\"(1,)\",torch.float32,"
+                        + "0.01,0,0,0.01,,max_1",
+                "2,max_1,call_function,<built-in method max of type object>,layer,\"[[2, 8, 4], [1]]\",\"(2, 8, 4)\","
+                        + "torch.float32,0.02,0,0,0.02,x;t,output",
+                "3,max_2,call_function,<built-in method max of type object>,layer,\"[[2, 8, 4]]\",\"(1,)\","
+                        + "torch.float32,0.02,0,0,0.02,x,output",
+                "4,output,output,output,epilogue,\"[[2, 8, 4], [1]]\",\"(2, 8, 4)\",torch.float32,0.0,0,0,0.0,"
+                        + "max_1;max_2,"));
+        ModelGraph g = FxTraceReader.read(file, 1).graph();
+        assertEquals("Max", g.layer(g.indexOf("max_1").orElseThrow()).opType());
+        assertEquals("ReduceMax", g.layer(g.indexOf("max_2").orElseThrow()).opType());
+    }
 }
