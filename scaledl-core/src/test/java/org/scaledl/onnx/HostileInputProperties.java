@@ -16,6 +16,8 @@ import net.jqwik.api.constraints.Size;
 import org.scaledl.InvalidInputException;
 import org.scaledl.TestData;
 import org.scaledl.data.DatasetReader;
+import org.scaledl.data.Phase;
+import org.scaledl.features.FeatureExtractor;
 import org.scaledl.graph.ModelGraph;
 
 /**
@@ -97,6 +99,69 @@ class HostileInputProperties {
             b.node("n" + i, op, List.of(a, c), List.of("t" + i), OnnxBuilder.intAttr("axis", r.nextInt(5) - 2));
         }
         importOrReject(b.output("t" + nodes).build());
+    }
+
+    /**
+     * Transposed convolutions, recurrent cells and block rearrangements with random shapes and attributes (some
+     * invalid): import succeeds or names the file, and an imported graph's features never fail but for a documented
+     * size overflow.
+     */
+    @Property(tries = 1500)
+    void randomConvTransposeRecurrentAndBlockOperators(@ForAll long seed) {
+        Random r = new Random(seed);
+        String[] ops = {"ConvTranspose", "LSTM", "GRU", "RNN", "DepthToSpace", "SpaceToDepth", "LRN",
+            "GroupNormalization", "ReduceLogSumExp"};
+        String op = ops[r.nextInt(ops.length)];
+        int rank = 2 + r.nextInt(3);
+        long[] x = new long[rank];
+        x[0] = -1;
+        for (int d = 1; d < rank; d++) {
+            x[d] = r.nextInt(7) - 1;
+        }
+        long[] w = new long[r.nextBoolean() ? rank : 3];
+        for (int d = 0; d < w.length; d++) {
+            w[d] = r.nextInt(9) - 1;
+        }
+        long[] rw = {r.nextInt(3), r.nextInt(9), r.nextInt(5)};
+        List<byte[]> attrs = new ArrayList<>();
+        attrs.add(OnnxBuilder.intAttr("group", r.nextInt(4) - 1));
+        attrs.add(OnnxBuilder.ints("strides", r.nextInt(4) - 1, r.nextInt(3)));
+        attrs.add(OnnxBuilder.ints("output_padding", r.nextInt(3) - 1, r.nextInt(2)));
+        attrs.add(OnnxBuilder.intAttr("hidden_size", r.nextInt(5) - 1));
+        attrs.add(OnnxBuilder.intAttr("blocksize", r.nextInt(4) - 1));
+        attrs.add(OnnxBuilder.intAttr("layout", r.nextInt(3)));
+        attrs.add(OnnxBuilder.stringAttr("direction", new String[] {"forward", "bidirectional", "sideways"}[
+                r.nextInt(3)]));
+        if (r.nextBoolean()) {
+            attrs.add(OnnxBuilder.ints("output_shape", r.nextInt(12) - 1, r.nextInt(12)));
+        }
+        List<byte[]> chosen = new ArrayList<>();
+        for (byte[] a : attrs) {
+            if (r.nextInt(3) > 0) {
+                chosen.add(a);
+            }
+        }
+        List<String> inputs = switch (op) {
+            case "LSTM", "GRU", "RNN" -> List.of("x", "w", "r");
+            case "ConvTranspose", "GroupNormalization" -> List.of("x", "w");
+            default -> List.of("x");
+        };
+        byte[] model = new OnnxBuilder().input("x", x).input("w", w).input("r", rw).output("y")
+                .node("n", op, inputs, List.of("y"), chosen.toArray(new byte[0][])).build();
+        ModelGraph g;
+        try {
+            g = OnnxImporter.read(model, "hostile", "hostile.onnx");
+        } catch (InvalidInputException e) {
+            assertTrue(e.getMessage().startsWith("hostile.onnx"), e.getMessage());
+            return;
+        }
+        for (Phase phase : Phase.values()) {
+            try {
+                FeatureExtractor.of(g).extract(1 + r.nextInt(3), phase);
+            } catch (ArithmeticException overflow) {
+                // documented: a tensor size that overflows
+            }
+        }
     }
 
     @Property(tries = 1000)
