@@ -297,6 +297,18 @@ public final class GpuEvaluation {
     }
 
     /**
+     * The catalog for a data root: {@code base} plus the GPUs described in the root's own
+     * {@code neusight/device_configs.csv}, if there is one (so data that measured a GPU the bundled catalog lacks
+     * brings its description along); on a name in both, {@code base} wins.
+     *
+     * @throws InvalidInputException naming the file and line for a malformed description
+     */
+    public static DeviceCatalog catalogFor(Path dataRoot, DeviceCatalog base) {
+        Path configs = dataRoot.resolve("neusight/device_configs.csv");
+        return Files.isRegularFile(configs) ? base.with(DeviceCatalog.read(configs)) : base;
+    }
+
+    /**
      * Fits a device layer model on every measurement under {@code dataRoot} (the layout of {@link #run}: kernel
      * tables and model-trace nodes of every GPU) and calibrates it on every single-GPU eager whole-model run: the model
      * to save and ship, after {@link #run} has measured how well this recipe transfers to unseen GPUs.

@@ -66,4 +66,27 @@ class GpuEvaluationTest {
                 () -> GpuEvaluation.run(dir, DEVICES, Optional.empty(), 7));
         assertTrue(e.getMessage().contains("e2e.csv:3") && e.getMessage().contains("Voodoo2"), e.getMessage());
     }
+
+    /** A GPU the bundled catalog lacks is described by the data's own {@code neusight/device_configs.csv}. */
+    @Test
+    void aGpuDescribedByTheDataIsEvaluatedHeldOut(@TempDir Path dir) throws Exception {
+        Path kernels = Files.createDirectories(dir.resolve("neusight/kernels"));
+        for (String op : List.of("elem", "ln", "softmax")) {
+            List<String> lines = Files.readAllLines(TestData.gpu().resolve("neusight/kernels/" + op + ".csv"));
+            Files.write(kernels.resolve(op + ".csv"), lines.stream()
+                    .map(l -> l.replace(",Tesla T4,", ",Imaginary T4X,")).toList());
+        }
+        Files.writeString(dir.resolve("neusight/device_configs.csv"), String.join("\n",
+                "gpu,label_dir_name,dev_mem_GB,mem_bw_GBps,num_sm_or_cu,cores_per_sm,freq_MHz,fp32_peak_GFLOPS,"
+                        + "fp32_peak_matrix_GFLOPS,fp32_peak_vector_GFLOPS,l2_cache_MB,source_file",
+                "Imaginary T4X,Imaginary_T4X,16,320,40,64,1590,8141,,,4,test",
+                "Tesla T4,Tesla_T4,1,1,1,1,1,1,,,1,must not replace the bundled description") + "\n");
+        assertThrows(InvalidInputException.class, () -> GpuEvaluation.run(dir, DEVICES, Optional.empty(), 7),
+                "the bundled catalog alone does not know the GPU");
+        DeviceCatalog catalog = GpuEvaluation.catalogFor(dir, DEVICES);
+        assertEquals(DEVICES.require("Tesla T4"), catalog.require("Tesla T4"), "the base catalog wins");
+        GpuEvaluation.Report r = GpuEvaluation.run(dir, catalog, Optional.of("Imaginary T4X"), 7);
+        assertTrue(r.leaveOneGpuOut().stream().anyMatch(c -> c.gpu().equals("Imaginary T4X")), r.toString());
+        assertTrue(r.kernelLeaveOneGpuOutMre() > 0 && r.kernelLeaveOneGpuOutMre() < 1);
+    }
 }

@@ -47,9 +47,14 @@ final class EvaluateGpuCommand implements Callable<Integer> {
         return extra == null ? bundled : DeviceCatalog.read(extra).with(bundled);
     }
 
+    /** {@link #catalog(Path)} plus the GPUs a data root describes ({@link GpuEvaluation#catalogFor}). */
+    static DeviceCatalog catalog(Path extra, Path dataRoot) {
+        return GpuEvaluation.catalogFor(dataRoot, catalog(extra));
+    }
+
     @Override
     public Integer call() throws Exception {
-        DeviceCatalog catalog = catalog(devices);
+        DeviceCatalog catalog = catalog(devices, data);
         long t0 = System.nanoTime();
         Report r = GpuEvaluation.run(data, catalog, Optional.ofNullable(holdout), seed);
         double seconds = (System.nanoTime() - t0) / 1e9;

@@ -49,7 +49,7 @@ final class FitCommand implements Callable<Integer> {
             if (gnn || attention) {
                 throw new IllegalArgumentException("--gpu cannot be combined with --gnn or --attention");
             }
-            DeviceLayerModel m = GpuEvaluation.fitAll(data, EvaluateGpuCommand.catalog(devices));
+            DeviceLayerModel m = GpuEvaluation.fitAll(data, EvaluateGpuCommand.catalog(devices, data));
             m.save(out);
             System.out.printf(Locale.ROOT, "fitted the device layer model on %d GPUs (calibration: inference x%.3f, "
                     + "training x%.3f), wrote %s%n", m.devices().size(), m.factor(Phase.INFER),
