@@ -5,11 +5,13 @@ import com.google.common.collect.ImmutableList;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
 import org.scaledl.InvalidInputException;
@@ -114,12 +116,22 @@ public final class GpuEvaluation {
      *                       ratio of the training rows of the same family and pass
      * @param models         single-GPU whole-model runs, each predicted with its GPU held out
      * @param parallel       4-GPU runs, each predicted with its GPU held out
+     * @param adaptRows      kernels profiled per op on the held-out GPU for the adapted figures (0: none)
+     * @param adaptedLeaveOneGpuOut per (op, GPU) errors on the held-out GPU's other kernels after
+     *                       {@link DeviceLayerModel#adapt} to its profiled ones (empty when {@code adaptRows} is 0)
+     * @param unadaptedSameRows the fold's model before adaptation on exactly the rows of
+     *                       {@code adaptedLeaveOneGpuOut} (the profiled kernels are not scored)
+     * @param adaptedModels  the single-GPU model runs predicted by the adapted model
      * @param notes          what was skipped and why
      */
     public record Report(List<Cell> seenGpu, List<Cell> leaveOneGpuOut, List<Cell> rooflineLeaveOneGpuOut,
-            List<ModelCase> models, List<ModelCase> parallel, List<String> notes) {
+            List<ModelCase> models, List<ModelCase> parallel, int adaptRows, List<Cell> adaptedLeaveOneGpuOut,
+            List<Cell> unadaptedSameRows, List<ModelCase> adaptedModels, List<String> notes) {
         /** Copies. */
         public Report {
+            unadaptedSameRows = ImmutableList.copyOf(unadaptedSameRows);
+            adaptedLeaveOneGpuOut = ImmutableList.copyOf(adaptedLeaveOneGpuOut);
+            adaptedModels = ImmutableList.copyOf(adaptedModels);
             seenGpu = ImmutableList.copyOf(seenGpu);
             leaveOneGpuOut = ImmutableList.copyOf(leaveOneGpuOut);
             rooflineLeaveOneGpuOut = ImmutableList.copyOf(rooflineLeaveOneGpuOut);
@@ -146,6 +158,21 @@ public final class GpuEvaluation {
         /** Mean relative error of the single-GPU model runs (NaN when none). */
         public double modelMre() {
             return models.stream().mapToDouble(ModelCase::relativeError).average().orElse(Double.NaN);
+        }
+
+        /** {@link #kernelLeaveOneGpuOutMre} after adapting to the profiled kernels (NaN without adaptation). */
+        public double adaptedKernelMre() {
+            return meanOverGpus(adaptedLeaveOneGpuOut);
+        }
+
+        /** The fold models' MRE before adaptation on the rows {@link #adaptedKernelMre} scores. */
+        public double unadaptedKernelMre() {
+            return meanOverGpus(unadaptedSameRows);
+        }
+
+        /** {@link #modelMre} of the adapted model (NaN without adaptation). */
+        public double adaptedModelMre() {
+            return adaptedModels.stream().mapToDouble(ModelCase::relativeError).average().orElse(Double.NaN);
         }
 
         /** Mean relative error of the parallel runs of one kind (NaN when none). */
@@ -193,6 +220,20 @@ public final class GpuEvaluation {
      * @throws InvalidInputException for unreadable or malformed data, or an unknown {@code holdoutGpu}
      */
     public static Report run(Path dataRoot, DeviceCatalog devices, Optional<String> holdoutGpu, long seed) {
+        return run(dataRoot, devices, holdoutGpu, seed, 0);
+    }
+
+    /**
+     * Runs the evaluation and, when {@code adaptRows > 0}, also the few-shot variant of each leave-one-GPU-out fold:
+     * {@code adaptRows} kernels per op of the held-out GPU (a seeded random choice) are "profiled", the fold's model
+     * is {@linkplain DeviceLayerModel#adapt adapted} to them, and it is scored on that GPU's other kernels and on its
+     * single-GPU model runs.
+     *
+     * @throws IllegalArgumentException for a negative {@code adaptRows}
+     */
+    public static Report run(Path dataRoot, DeviceCatalog devices, Optional<String> holdoutGpu, long seed,
+            int adaptRows) {
+        Preconditions.checkArgument(adaptRows >= 0, "adaptRows must be >= 0: %s", adaptRows);
         Data data = Data.read(dataRoot, devices);
         List<OpMeasurement> kernelRows = data.kernelRows();
         List<OpMeasurement> nodeRows = data.nodeRows();
@@ -228,6 +269,9 @@ public final class GpuEvaluation {
         List<Cell> roofline = new ArrayList<>();
         List<ModelCase> single = new ArrayList<>();
         List<ModelCase> parallel = new ArrayList<>();
+        List<Cell> adapted = new ArrayList<>();
+        List<Cell> unadapted = new ArrayList<>();
+        List<ModelCase> adaptedSingle = new ArrayList<>();
         int fusion = 0;
         int untraced = 0;
         for (String gpu : gpus) {
@@ -256,6 +300,15 @@ public final class GpuEvaluation {
             model = model.calibrate(calibration);
             logo.addAll(cells(model::predictMillis, test));
             roofline.addAll(cells(rooflineBaseline(train), test));
+            DeviceLayerModel adaptedModel = null;
+            if (adaptRows > 0) {
+                List<OpMeasurement> profiled = new ArrayList<>();
+                List<OpMeasurement> rest = new ArrayList<>();
+                profile(test, adaptRows, seed, profiled, rest);
+                adaptedModel = model.adapt(profiled);
+                adapted.addAll(cells(adaptedModel::predictMillis, rest));
+                unadapted.addAll(cells(model::predictMillis, rest));
+            }
             for (Run r : runs) {
                 Device d = devices.require(r.gpu);
                 if (!d.name().equals(gpu)) {
@@ -273,6 +326,10 @@ public final class GpuEvaluation {
                     }
                     single.add(new ModelCase(d.name(), r.model, r.phase, r.seq, r.batch, r.parallel, r.ms,
                             model.predict(workload(t.get(), r, d, r.batch)).millis()));
+                    if (adaptedModel != null) {
+                        adaptedSingle.add(new ModelCase(d.name(), r.model, r.phase, r.seq, r.batch, r.parallel, r.ms,
+                                adaptedModel.predict(workload(t.get(), r, d, r.batch)).millis()));
+                    }
                 } else {
                     Optional<Double> p = predictParallel(model, comm, graphs, r, d);
                     if (p.isEmpty()) {
@@ -293,7 +350,25 @@ public final class GpuEvaluation {
         if (comm.isEmpty()) {
             notes.add("no deepbench/allreduce.csv: parallel runs not scored");
         }
-        return new Report(seen, logo, roofline, single, parallel, notes);
+        return new Report(seen, logo, roofline, single, parallel, adaptRows, adapted, unadapted, adaptedSingle,
+                notes);
+    }
+
+    /**
+     * Splits a GPU's kernel rows into {@code perOp} profiled ones per op (at most half of an op's rows; a seeded
+     * shuffle of the op's rows in their input order) and the rest.
+     */
+    private static void profile(List<OpMeasurement> rows, int perOp, long seed, List<OpMeasurement> profiled,
+            List<OpMeasurement> rest) {
+        Map<String, List<OpMeasurement>> byOp = new TreeMap<>();
+        rows.forEach(m -> byOp.computeIfAbsent(m.op(), k -> new ArrayList<>()).add(m));
+        byOp.forEach((op, v) -> {
+            List<OpMeasurement> shuffled = new ArrayList<>(v);
+            Collections.shuffle(shuffled, new Random(seed * 31 + op.hashCode()));
+            int k = Math.min(perOp, shuffled.size() / 2);
+            profiled.addAll(shuffled.subList(0, k));
+            rest.addAll(shuffled.subList(k, shuffled.size()));
+        });
     }
 
     /**

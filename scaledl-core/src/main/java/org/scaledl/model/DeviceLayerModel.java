@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.WeakHashMap;
 import org.scaledl.InvalidInputException;
@@ -85,6 +86,8 @@ public final class DeviceLayerModel implements RuntimeModel {
     private final double trainFactor;
     private final double inferFactor;
     private final List<String> devices;
+    /** Per device name, per "FAMILY/fwd|bwd": the multiplicative correction fitted by {@link #adapt}. */
+    private final Map<String, Map<String, Double>> corrections;
     /**
      * Uncalibrated layer sums per graph (held weakly) and (batch, phase, device): the trees are the cost of a
      * prediction, and a scheduler asks about the same workloads again and again. Shared by calibrated copies.
@@ -99,15 +102,19 @@ public final class DeviceLayerModel implements RuntimeModel {
 
     private DeviceLayerModel(Map<OpFamily, BoostedTrees> forward, Map<OpFamily, BoostedTrees> backward,
             BoostedTrees pooledForward, BoostedTrees pooledBackward, double trainFactor, double inferFactor,
-            List<String> devices) {
-        this(forward, backward, pooledForward, pooledBackward, trainFactor, inferFactor, devices,
+            List<String> devices, Map<String, Map<String, Double>> corrections) {
+        this(forward, backward, pooledForward, pooledBackward, trainFactor, inferFactor, devices, corrections,
                 Collections.synchronizedMap(new WeakHashMap<>()));
     }
 
     private DeviceLayerModel(Map<OpFamily, BoostedTrees> forward, Map<OpFamily, BoostedTrees> backward,
             BoostedTrees pooledForward, BoostedTrees pooledBackward, double trainFactor, double inferFactor,
-            List<String> devices, Map<ModelGraph, Map<SumKey, Double>> sums) {
+            List<String> devices, Map<String, Map<String, Double>> corrections,
+            Map<ModelGraph, Map<SumKey, Double>> sums) {
         this.sums = sums;
+        Map<String, Map<String, Double>> c = new TreeMap<>();
+        corrections.forEach((k, v) -> c.put(k, Map.copyOf(v)));
+        this.corrections = Collections.unmodifiableMap(c);
         this.forward = forward;
         this.backward = backward;
         this.pooledForward = pooledForward;
@@ -137,7 +144,7 @@ public final class DeviceLayerModel implements RuntimeModel {
         BoostedTrees pb = bwd.isEmpty() ? pf : fitPass(bwd, b);
         TreeSet<String> names = new TreeSet<>();
         measurements.forEach(m -> names.add(m.device().name()));
-        return new DeviceLayerModel(f, b, pf, pb, 1, 1, List.copyOf(names));
+        return new DeviceLayerModel(f, b, pf, pb, 1, 1, List.copyOf(names), Map.of());
     }
 
     private static BoostedTrees fitPass(List<OpMeasurement> rows, Map<OpFamily, BoostedTrees> out) {
@@ -184,7 +191,50 @@ public final class DeviceLayerModel implements RuntimeModel {
             }
         }
         return new DeviceLayerModel(forward, backward, pooledForward, pooledBackward, factor[0], factor[1], devices,
-                sums);
+                corrections, sums);
+    }
+
+    /**
+     * Returns a copy adapted to the devices of a few profiled operators: per device, family and pass, every
+     * prediction is multiplied by {@code exp(s · median log(measured / predicted))} over that group's measurements,
+     * with {@code s = n / (n + 2)} damping small groups. A family profiled only forward also corrects its backward
+     * pass (the same units do the work); families not profiled on a device keep the device-agnostic prediction.
+     * Adapting again replaces the corrections of the groups it measures. This is how to use a small profiling budget
+     * on a new GPU: the trees carry what transfers across GPUs, the correction what the data sheet does not say
+     * (sustained clocks under power limits, library efficiency).
+     */
+    public DeviceLayerModel adapt(List<OpMeasurement> profiled) {
+        Map<String, Map<String, List<Double>>> logs = new TreeMap<>();
+        for (OpMeasurement m : profiled) {
+            if (m.features().family() == OpFamily.SHAPE) {
+                continue;
+            }
+            double base = uncorrectedMillis(m.features(), m.device(), m.backward());
+            if (base > 0) {
+                logs.computeIfAbsent(m.device().name(), k -> new TreeMap<>())
+                        .computeIfAbsent(correctionKey(m.features().family(), m.backward()), k -> new ArrayList<>())
+                        .add(Math.log(m.millis() / base));
+            }
+        }
+        Map<String, Map<String, Double>> out = new TreeMap<>();
+        corrections.forEach((k, v) -> out.put(k, new TreeMap<>(v)));
+        logs.forEach((device, groups) -> groups.forEach((key, v) -> {
+            double[] sorted = v.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+            double damp = sorted.length / (sorted.length + 2.0);
+            out.computeIfAbsent(device, k -> new TreeMap<>()).put(key,
+                    Math.exp(damp * RuntimePredictor.quantile(sorted, 0.5)));
+        }));
+        return new DeviceLayerModel(forward, backward, pooledForward, pooledBackward, trainFactor, inferFactor,
+                devices, out);
+    }
+
+    /** The corrections of {@link #adapt}: per device name, per {@code FAMILY/fwd} or {@code FAMILY/bwd}. */
+    public Map<String, Map<String, Double>> corrections() {
+        return corrections;
+    }
+
+    private static String correctionKey(OpFamily family, boolean backwardPass) {
+        return family.name() + (backwardPass ? "/bwd" : "/fwd");
     }
 
     /** The names of the devices whose measurements fitted the model, sorted. */
@@ -209,6 +259,11 @@ public final class DeviceLayerModel implements RuntimeModel {
         forward.forEach((k, v) -> v.write(f.putObject(k.name())));
         ObjectNode b = body.putObject("backward");
         backward.forEach((k, v) -> v.write(b.putObject(k.name())));
+        ObjectNode corr = body.putObject("corrections");
+        corrections.forEach((device, groups) -> {
+            ObjectNode g = corr.putObject(device);
+            groups.forEach(g::put);
+        });
         pooledForward.write(body.putObject("pooled_forward"));
         if (pooledBackward == pooledForward) {
             body.putNull("pooled_backward");
@@ -240,7 +295,15 @@ public final class DeviceLayerModel implements RuntimeModel {
             double infer = positiveFactor(body, "infer_factor");
             List<String> names = new ArrayList<>();
             body.path("devices").forEach(n -> names.add(n.asText()));
-            return new DeviceLayerModel(f, b, pf, pb, train, infer, names);
+            Map<String, Map<String, Double>> corr = new TreeMap<>();
+            for (Iterator<Map.Entry<String, JsonNode>> it = body.path("corrections").fields(); it.hasNext();) {
+                Map.Entry<String, JsonNode> d = it.next();
+                Map<String, Double> groups = new TreeMap<>();
+                d.getValue().fields().forEachRemaining(g -> groups.put(g.getKey(),
+                        positiveFactor(d.getValue(), g.getKey())));
+                corr.put(d.getKey(), groups);
+            }
+            return new DeviceLayerModel(f, b, pf, pb, train, infer, names, corr);
         } catch (InvalidInputException e) {
             throw e.withSource(file.toString());
         }
@@ -319,6 +382,19 @@ public final class DeviceLayerModel implements RuntimeModel {
 
     /** One layer's forward or backward time on a device, ms (0 for shape arithmetic and absent backward work). */
     public double predictMillis(LayerFeatures f, Device device, boolean backwardPass) {
+        double t = uncorrectedMillis(f, device, backwardPass);
+        Map<String, Double> c = corrections.get(device.name());
+        if (c == null || t == 0) {
+            return t;
+        }
+        Double k = c.get(correctionKey(f.family(), backwardPass));
+        if (k == null && backwardPass) {
+            k = c.get(correctionKey(f.family(), false));
+        }
+        return k == null ? t : t * k;
+    }
+
+    private double uncorrectedMillis(LayerFeatures f, Device device, boolean backwardPass) {
         if (f.family() == OpFamily.SHAPE || (backwardPass && f.flopsBwd() == 0 && f.bytesBwd() == 0)) {
             return 0;
         }

@@ -89,4 +89,22 @@ class GpuEvaluationTest {
         assertTrue(r.leaveOneGpuOut().stream().anyMatch(c -> c.gpu().equals("Imaginary T4X")), r.toString());
         assertTrue(r.kernelLeaveOneGpuOutMre() > 0 && r.kernelLeaveOneGpuOutMre() < 1);
     }
+
+    @Test
+    void adaptedFoldsScoreOnlyTheKernelsThatWereNotProfiled() {
+        GpuEvaluation.Report plain = GpuEvaluation.run(TestData.gpu(), DEVICES, Optional.of("NVIDIA L4"), 7);
+        GpuEvaluation.Report r = GpuEvaluation.run(TestData.gpu(), DEVICES, Optional.of("NVIDIA L4"), 7, 8);
+        assertEquals(plain.leaveOneGpuOut(), r.leaveOneGpuOut(), "adapting does not change the plain figures");
+        assertEquals(plain.models(), r.models());
+        int ops = plain.leaveOneGpuOut().size();
+        int all = plain.leaveOneGpuOut().stream().mapToInt(GpuEvaluation.Cell::n).sum();
+        int scored = r.adaptedLeaveOneGpuOut().stream().mapToInt(GpuEvaluation.Cell::n).sum();
+        assertEquals(all - 8 * ops, scored, "8 kernels per op are profiled, the rest scored");
+        assertEquals(scored, r.unadaptedSameRows().stream().mapToInt(GpuEvaluation.Cell::n).sum());
+        assertEquals(r.models().size(), r.adaptedModels().size());
+        assertTrue(r.adaptedKernelMre() > 0 && r.adaptedModelMre() > 0);
+        assertTrue(Double.isNaN(plain.adaptedKernelMre()));
+        assertThrows(IllegalArgumentException.class,
+                () -> GpuEvaluation.run(TestData.gpu(), DEVICES, Optional.of("NVIDIA L4"), 7, -1));
+    }
 }

@@ -19,6 +19,7 @@ import org.scaledl.TestData;
 import org.scaledl.data.Phase;
 import org.scaledl.data.Sample;
 import org.scaledl.data.Workload;
+import org.scaledl.features.OpFamily;
 import org.scaledl.hardware.Device;
 import org.scaledl.hardware.DeviceCatalog;
 import org.scaledl.kernels.KernelTables;
@@ -145,5 +146,45 @@ class DeviceLayerModelTest {
         ModelFile.writeEnvelope(ModelFile.FORMAT, 1, new ObjectMapper().createObjectNode(), layerwise);
         e = assertThrows(InvalidInputException.class, () -> DeviceLayerModel.load(layerwise));
         assertTrue(e.getMessage().contains("scaledl-model"), e.getMessage());
+    }
+
+    @Test
+    void adaptingToAFewProfiledKernelsCorrectsThatDeviceOnly(@TempDir Path dir) {
+        String gpu = "Tesla T4";
+        DeviceLayerModel m = DeviceLayerModel.fit(on(gpu, false));
+        List<OpMeasurement> t4 = on(gpu, true);
+        // Pretend the T4 runs 1.5x slower than the model thinks on every profiled element-wise kernel.
+        List<OpMeasurement> profiled = new ArrayList<>();
+        for (OpMeasurement r : t4) {
+            if (r.op().equals("elem") && profiled.size() < 8) {
+                profiled.add(new OpMeasurement(r.features(), r.device(), false,
+                        1.5 * m.predictMillis(r.features(), r.device(), false), r.op(), r.shapeKey(), r.origin()));
+            }
+        }
+        DeviceLayerModel a = m.adapt(profiled);
+        double expected = Math.exp(8.0 / 10 * Math.log(1.5));
+        assertEquals(expected, a.corrections().get(gpu).get("ELEMENTWISE/fwd"), 1e-12);
+        for (OpMeasurement r : t4) {
+            double before = m.predictMillis(r.features(), r.device(), r.backward());
+            double after = a.predictMillis(r.features(), r.device(), r.backward());
+            boolean elementwise = r.features().family() == OpFamily.ELEMENTWISE;
+            assertEquals(elementwise ? expected * before : before, after, 1e-9 * before, r.shapeKey());
+            if (elementwise) {
+                assertEquals(expected * m.predictMillis(r.features(), r.device(), true),
+                        a.predictMillis(r.features(), r.device(), true), 1e-9 * after,
+                        "backward falls back to the forward correction");
+            }
+        }
+        OpMeasurement other = on(gpu, false).get(0);
+        assertEquals(m.predictMillis(other.features(), other.device(), false),
+                a.predictMillis(other.features(), other.device(), false), 0.0, "other devices are untouched");
+
+        a.save(dir.resolve("adapted.sdl"));
+        DeviceLayerModel back = DeviceLayerModel.load(dir.resolve("adapted.sdl"));
+        assertEquals(a.corrections(), back.corrections());
+        for (OpMeasurement r : t4) {
+            assertEquals(a.predictMillis(r.features(), r.device(), false),
+                    back.predictMillis(r.features(), r.device(), false), 0.0);
+        }
     }
 }

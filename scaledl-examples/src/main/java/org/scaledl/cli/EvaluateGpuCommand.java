@@ -38,6 +38,10 @@ final class EvaluateGpuCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "7", description = "Seed of the held-out-shape split")
     long seed;
 
+    @Option(names = "--adapt", defaultValue = "0", description = "Also profile this many kernels per op of each "
+            + "held-out GPU and score the model adapted to them (default 0: off)")
+    int adapt;
+
     @Option(names = "--json", description = "Print JSON")
     boolean json;
 
@@ -56,7 +60,7 @@ final class EvaluateGpuCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         DeviceCatalog catalog = catalog(devices, data);
         long t0 = System.nanoTime();
-        Report r = GpuEvaluation.run(data, catalog, Optional.ofNullable(holdout), seed);
+        Report r = GpuEvaluation.run(data, catalog, Optional.ofNullable(holdout), seed, adapt);
         double seconds = (System.nanoTime() - t0) / 1e9;
         if (json) {
             System.out.println(json(r, seconds));
@@ -88,6 +92,21 @@ final class EvaluateGpuCommand implements Callable<Integer> {
         cells(k.putArray("seen_gpu"), r.seenGpu());
         ObjectNode m = root.putObject("models");
         Reports.number(m, "leave_one_gpu_out_mre", r.modelMre());
+        if (r.adaptRows() > 0) {
+            ObjectNode a = root.putObject("adapted");
+            a.put("kernels_profiled_per_op", r.adaptRows());
+            Reports.number(a, "kernels_mre", r.adaptedKernelMre());
+            Reports.number(a, "kernels_mre_before_adapting", r.unadaptedKernelMre());
+            ObjectNode ap = a.putObject("per_op");
+            Map<String, Double> before = Report.perOp(r.unadaptedSameRows());
+            Report.perOp(r.adaptedLeaveOneGpuOut()).forEach((op, v) -> {
+                ObjectNode o = ap.putObject(op);
+                Reports.number(o, "mre", v);
+                Reports.number(o, "mre_before_adapting", before.getOrDefault(op, Double.NaN));
+            });
+            Reports.number(a, "models_mre", r.adaptedModelMre());
+            cells(a.putArray("cells"), r.adaptedLeaveOneGpuOut());
+        }
         ObjectNode p = m.putObject("parallel");
         for (String kind : List.of("dp4", "tp4", "pp4_1")) {
             Reports.number(p, kind, r.parallelMre(kind));
@@ -142,6 +161,17 @@ final class EvaluateGpuCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "models: leave-one-GPU-out MRE %.1f%% (%d runs); dp4 %.1f%%, tp4 %.1f%%, pp4_1 %.1f%%%n",
                 100 * r.modelMre(), r.models().size(), 100 * r.parallelMre("dp4"), 100 * r.parallelMre("tp4"),
                 100 * r.parallelMre("pp4_1"));
+        if (r.adaptRows() > 0) {
+            Map<String, Double> adapted = Report.perOp(r.adaptedLeaveOneGpuOut());
+            Map<String, Double> before = Report.perOp(r.unadaptedSameRows());
+            out.printf(Locale.ROOT, "%nAdapted to %d profiled kernels per op of the held-out GPU (scored on its other "
+                    + "kernels; before -> after):%n", r.adaptRows());
+            adapted.forEach((op, v) -> out.printf(Locale.ROOT, "  %-10s %6.1f%% -> %5.1f%%%n", op,
+                    100 * before.getOrDefault(op, Double.NaN), 100 * v));
+            out.printf(Locale.ROOT, "  kernels %.1f%% -> %.1f%%; models %.1f%% -> %.1f%%%n",
+                    100 * r.unadaptedKernelMre(), 100 * r.adaptedKernelMre(), 100 * r.modelMre(),
+                    100 * r.adaptedModelMre());
+        }
         r.notes().forEach(n -> out.println("note: " + n));
         out.printf(Locale.ROOT, "(%.0f s)%n", seconds);
     }

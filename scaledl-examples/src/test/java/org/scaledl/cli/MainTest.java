@@ -112,6 +112,13 @@ class MainTest {
         }
         assertEquals(4 + 6, models.get("runs").size(), "H100: 4 single-GPU runs and 6 parallel ones");
         assertTrue(root.get("kernels").has("per_op"));
+        assertTrue(root.get("adapted") == null, "no adapted figures unless asked");
+        Run a = run("evaluate-gpu", "--data", gpu.toString(), "--holdout-gpu", "NVIDIA L4", "--json", "--adapt", "4");
+        assertEquals(0, a.code(), a.err());
+        JsonNode adapted = new ObjectMapper().readTree(a.out()).get("adapted");
+        assertEquals(4, adapted.get("kernels_profiled_per_op").asInt());
+        assertTrue(adapted.get("models_mre").asDouble() > 0 && adapted.get("kernels_mre").asDouble() > 0);
+        assertTrue(adapted.get("per_op").get("bmm").has("mre_before_adapting"), adapted.toString());
         Run bad = run("evaluate-gpu", "--data", gpu.toString(), "--holdout-gpu", "Voodoo2");
         assertNotEquals(0, bad.code());
         assertTrue(bad.err().contains("Voodoo2"), bad.err());
