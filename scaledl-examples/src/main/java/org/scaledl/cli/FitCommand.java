@@ -1,22 +1,26 @@
 package org.scaledl.cli;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.scaledl.data.Dataset;
 import org.scaledl.data.DatasetReader;
 import org.scaledl.data.Phase;
 import org.scaledl.eval.GpuEvaluation;
+import org.scaledl.hardware.DeviceCatalog;
+import org.scaledl.kernels.KernelTables;
 import org.scaledl.gnn.GnnModel;
 import org.scaledl.gnn.GnnTrainer;
 import org.scaledl.model.DeviceLayerModel;
+import org.scaledl.model.OpMeasurement;
 import org.scaledl.model.RuntimePredictor;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
  * {@code scaledl fit --data DIR --out model.sdl [--gnn [--attention]]}, or {@code scaledl fit --gpu --data
- * ../shared/data --out gpu.sdl [--devices my_gpus.csv]} for the device layer model.
+ * ../shared/data --out gpu.sdl [--devices my_gpus.csv] [--profiled my_kernels/]} for the device layer model.
  */
 @Command(name = "fit", description = "Fit ScaleDL on a dataset and save the model.")
 final class FitCommand implements Callable<Integer> {
@@ -43,21 +47,35 @@ final class FitCommand implements Callable<Integer> {
             + "layout)")
     Path devices;
 
+    @Option(names = "--profiled", description = "With --gpu: folder of kernel tables (NeuSight kernels layout) "
+            + "measured on your GPU; the model is adapted to them")
+    Path profiled;
+
     @Override
     public Integer call() {
         if (gpu) {
             if (gnn || attention) {
                 throw new IllegalArgumentException("--gpu cannot be combined with --gnn or --attention");
             }
-            DeviceLayerModel m = GpuEvaluation.fitAll(data, EvaluateGpuCommand.catalog(devices, data));
+            DeviceCatalog catalog = EvaluateGpuCommand.catalog(devices, data);
+            DeviceLayerModel m = GpuEvaluation.fitAll(data, catalog);
+            if (profiled != null) {
+                List<OpMeasurement> rows = KernelTables.neusight(profiled, catalog);
+                if (rows.isEmpty()) {
+                    throw new IllegalArgumentException("no kernel tables ({bmm,linear,elem,ln,softmax,conv}.csv) in "
+                            + profiled);
+                }
+                m = m.adapt(rows);
+                System.out.printf(Locale.ROOT, "adapted to %d profiled kernels: %s%n", rows.size(), m.corrections());
+            }
             m.save(out);
             System.out.printf(Locale.ROOT, "fitted the device layer model on %d GPUs (calibration: inference x%.3f, "
                     + "training x%.3f), wrote %s%n", m.devices().size(), m.factor(Phase.INFER),
                     m.factor(Phase.TRAIN), out);
             return 0;
         }
-        if (devices != null) {
-            throw new IllegalArgumentException("--devices needs --gpu");
+        if (devices != null || profiled != null) {
+            throw new IllegalArgumentException("--devices and --profiled need --gpu");
         }
         Dataset d = DatasetReader.read(data);
         if (gnn) {

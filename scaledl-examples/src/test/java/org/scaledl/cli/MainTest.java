@@ -11,8 +11,11 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.scaledl.model.DeviceLayerModel;
 
 class MainTest {
 
@@ -307,5 +310,19 @@ class MainTest {
         assertTrue(unknown.err().contains("Voodoo2"), unknown.err());
         Run mixed = run("fit", "--gpu", "--gnn", "--data", gpu.toString(), "--out", model.toString());
         assertNotEquals(0, mixed.code());
+
+        Path mine = Files.createDirectories(dir.resolve("my_kernels"));
+        List<String> ln = Files.readAllLines(gpu.resolve("neusight/kernels/ln.csv"));
+        List<String> l4 = new ArrayList<>(List.of(ln.get(0)));
+        ln.stream().filter(l -> l.contains(",NVIDIA L4,")).limit(6).forEach(l4::add);
+        Files.write(mine.resolve("ln.csv"), l4);
+        Path adapted = dir.resolve("adapted.sdl");
+        Run fitAdapted = run("fit", "--gpu", "--data", gpu.toString(), "--out", adapted.toString(), "--profiled",
+                mine.toString());
+        assertEquals(0, fitAdapted.code(), fitAdapted.err());
+        assertTrue(DeviceLayerModel.load(adapted).corrections().get("NVIDIA L4")
+                .containsKey("NORM/fwd"), fitAdapted.out());
+        Run noGpu = run("fit", "--data", gpu.toString(), "--out", adapted.toString(), "--profiled", mine.toString());
+        assertNotEquals(0, noGpu.code());
     }
 }
