@@ -116,22 +116,13 @@ public final class GpuEvaluation {
      *                       ratio of the training rows of the same family and pass
      * @param models         single-GPU whole-model runs, each predicted with its GPU held out
      * @param parallel       4-GPU runs, each predicted with its GPU held out
-     * @param adaptRows      kernels profiled per op on the held-out GPU for the adapted figures (0: none)
-     * @param adaptedLeaveOneGpuOut per (op, GPU) errors on the held-out GPU's other kernels after
-     *                       {@link DeviceLayerModel#adapt} to its profiled ones (empty when {@code adaptRows} is 0)
-     * @param unadaptedSameRows the fold's model before adaptation on exactly the rows of
-     *                       {@code adaptedLeaveOneGpuOut} (the profiled kernels are not scored)
-     * @param adaptedModels  the single-GPU model runs predicted by the adapted model
+     * @param adapted        the few-shot variant of the leave-one-GPU-out folds, when asked for
      * @param notes          what was skipped and why
      */
     public record Report(List<Cell> seenGpu, List<Cell> leaveOneGpuOut, List<Cell> rooflineLeaveOneGpuOut,
-            List<ModelCase> models, List<ModelCase> parallel, int adaptRows, List<Cell> adaptedLeaveOneGpuOut,
-            List<Cell> unadaptedSameRows, List<ModelCase> adaptedModels, List<String> notes) {
+            List<ModelCase> models, List<ModelCase> parallel, Optional<Adapted> adapted, List<String> notes) {
         /** Copies. */
         public Report {
-            unadaptedSameRows = ImmutableList.copyOf(unadaptedSameRows);
-            adaptedLeaveOneGpuOut = ImmutableList.copyOf(adaptedLeaveOneGpuOut);
-            adaptedModels = ImmutableList.copyOf(adaptedModels);
             seenGpu = ImmutableList.copyOf(seenGpu);
             leaveOneGpuOut = ImmutableList.copyOf(leaveOneGpuOut);
             rooflineLeaveOneGpuOut = ImmutableList.copyOf(rooflineLeaveOneGpuOut);
@@ -160,21 +151,6 @@ public final class GpuEvaluation {
             return models.stream().mapToDouble(ModelCase::relativeError).average().orElse(Double.NaN);
         }
 
-        /** {@link #kernelLeaveOneGpuOutMre} after adapting to the profiled kernels (NaN without adaptation). */
-        public double adaptedKernelMre() {
-            return meanOverGpus(adaptedLeaveOneGpuOut);
-        }
-
-        /** The fold models' MRE before adaptation on the rows {@link #adaptedKernelMre} scores. */
-        public double unadaptedKernelMre() {
-            return meanOverGpus(unadaptedSameRows);
-        }
-
-        /** {@link #modelMre} of the adapted model (NaN without adaptation). */
-        public double adaptedModelMre() {
-            return adaptedModels.stream().mapToDouble(ModelCase::relativeError).average().orElse(Double.NaN);
-        }
-
         /** Mean relative error of the parallel runs of one kind (NaN when none). */
         public double parallelMre(String kind) {
             return parallel.stream().filter(c -> c.parallel().equals(kind)).mapToDouble(ModelCase::relativeError)
@@ -194,7 +170,7 @@ public final class GpuEvaluation {
             return out;
         }
 
-        private static double meanOverGpus(List<Cell> cells) {
+        static double meanOverGpus(List<Cell> cells) {
             Map<String, double[]> byGpu = new TreeMap<>();
             for (Cell c : cells) {
                 double[] a = byGpu.computeIfAbsent(c.gpu(), k -> new double[2]);
@@ -202,6 +178,49 @@ public final class GpuEvaluation {
                 a[1] += c.n();
             }
             return byGpu.values().stream().mapToDouble(a -> a[0] / a[1]).average().orElse(Double.NaN);
+        }
+    }
+
+    /**
+     * Leave-one-GPU-out with a little of the held-out GPU measured: {@code kernelsPerOp} of its kernels per op
+     * ({@link DeviceLayerModel#adapt}) and {@code runs} of its single-GPU model runs ({@link DeviceLayerModel#calibrate}
+     * with them added), both a seeded random choice; scored on what was not measured, before and after.
+     *
+     * @param kernelsPerOp  kernels profiled per op (at most half of an op's rows)
+     * @param runs          whole-model runs measured per GPU
+     * @param kernels       per (op, GPU) errors on the unprofiled kernels, adapted model
+     * @param kernelsBefore the same rows, fold model before adapting
+     * @param models        the unmeasured single-GPU runs, adapted model
+     * @param modelsBefore  the same runs, fold model before adapting
+     */
+    public record Adapted(int kernelsPerOp, int runs, List<Cell> kernels, List<Cell> kernelsBefore,
+            List<ModelCase> models, List<ModelCase> modelsBefore) {
+        /** Copies. */
+        public Adapted {
+            kernels = ImmutableList.copyOf(kernels);
+            kernelsBefore = ImmutableList.copyOf(kernelsBefore);
+            models = ImmutableList.copyOf(models);
+            modelsBefore = ImmutableList.copyOf(modelsBefore);
+        }
+
+        /** Kernel MRE after adapting (mean over GPUs; NaN without kernels). */
+        public double kernelMre() {
+            return Report.meanOverGpus(kernels);
+        }
+
+        /** Kernel MRE of the same rows before adapting. */
+        public double kernelMreBefore() {
+            return Report.meanOverGpus(kernelsBefore);
+        }
+
+        /** Whole-model MRE after adapting (NaN without runs). */
+        public double modelMre() {
+            return models.stream().mapToDouble(ModelCase::relativeError).average().orElse(Double.NaN);
+        }
+
+        /** Whole-model MRE of the same runs before adapting. */
+        public double modelMreBefore() {
+            return modelsBefore.stream().mapToDouble(ModelCase::relativeError).average().orElse(Double.NaN);
         }
     }
 
@@ -220,20 +239,22 @@ public final class GpuEvaluation {
      * @throws InvalidInputException for unreadable or malformed data, or an unknown {@code holdoutGpu}
      */
     public static Report run(Path dataRoot, DeviceCatalog devices, Optional<String> holdoutGpu, long seed) {
-        return run(dataRoot, devices, holdoutGpu, seed, 0);
+        return run(dataRoot, devices, holdoutGpu, seed, 0, 0);
     }
 
     /**
-     * Runs the evaluation and, when {@code adaptRows > 0}, also the few-shot variant of each leave-one-GPU-out fold:
-     * {@code adaptRows} kernels per op of the held-out GPU (a seeded random choice) are "profiled", the fold's model
-     * is {@linkplain DeviceLayerModel#adapt adapted} to them, and it is scored on that GPU's other kernels and on its
-     * single-GPU model runs.
+     * Runs the evaluation and, when {@code adaptKernels} or {@code adaptRuns} is positive, also the few-shot variant
+     * of each leave-one-GPU-out fold ({@link Adapted}).
      *
-     * @throws IllegalArgumentException for a negative {@code adaptRows}
+     * @param adaptKernels kernels per op of the held-out GPU to profile and adapt to
+     * @param adaptRuns    single-GPU whole-model runs of the held-out GPU to calibrate on
+     * @throws IllegalArgumentException for a negative count
      */
     public static Report run(Path dataRoot, DeviceCatalog devices, Optional<String> holdoutGpu, long seed,
-            int adaptRows) {
-        Preconditions.checkArgument(adaptRows >= 0, "adaptRows must be >= 0: %s", adaptRows);
+            int adaptKernels, int adaptRuns) {
+        Preconditions.checkArgument(adaptKernels >= 0 && adaptRuns >= 0, "adapt counts must be >= 0: %s, %s",
+                adaptKernels, adaptRuns);
+        boolean adapting = adaptKernels > 0 || adaptRuns > 0;
         Data data = Data.read(dataRoot, devices);
         List<OpMeasurement> kernelRows = data.kernelRows();
         List<OpMeasurement> nodeRows = data.nodeRows();
@@ -269,9 +290,10 @@ public final class GpuEvaluation {
         List<Cell> roofline = new ArrayList<>();
         List<ModelCase> single = new ArrayList<>();
         List<ModelCase> parallel = new ArrayList<>();
-        List<Cell> adapted = new ArrayList<>();
-        List<Cell> unadapted = new ArrayList<>();
-        List<ModelCase> adaptedSingle = new ArrayList<>();
+        List<Cell> adaptedKernels = new ArrayList<>();
+        List<Cell> kernelsBefore = new ArrayList<>();
+        List<ModelCase> adaptedRuns = new ArrayList<>();
+        List<ModelCase> runsBefore = new ArrayList<>();
         int fusion = 0;
         int untraced = 0;
         for (String gpu : gpus) {
@@ -300,14 +322,9 @@ public final class GpuEvaluation {
             model = model.calibrate(calibration);
             logo.addAll(cells(model::predictMillis, test));
             roofline.addAll(cells(rooflineBaseline(train), test));
-            DeviceLayerModel adaptedModel = null;
-            if (adaptRows > 0) {
-                List<OpMeasurement> profiled = new ArrayList<>();
-                List<OpMeasurement> rest = new ArrayList<>();
-                profile(test, adaptRows, seed, profiled, rest);
-                adaptedModel = model.adapt(profiled);
-                adapted.addAll(cells(adaptedModel::predictMillis, rest));
-                unadapted.addAll(cells(model::predictMillis, rest));
+            if (adapting) {
+                adaptFold(gpu, model, test, calibration, runs, graphs, devices, adaptKernels, adaptRuns, seed,
+                        adaptedKernels, kernelsBefore, adaptedRuns, runsBefore);
             }
             for (Run r : runs) {
                 Device d = devices.require(r.gpu);
@@ -326,10 +343,6 @@ public final class GpuEvaluation {
                     }
                     single.add(new ModelCase(d.name(), r.model, r.phase, r.seq, r.batch, r.parallel, r.ms,
                             model.predict(workload(t.get(), r, d, r.batch)).millis()));
-                    if (adaptedModel != null) {
-                        adaptedSingle.add(new ModelCase(d.name(), r.model, r.phase, r.seq, r.batch, r.parallel, r.ms,
-                                adaptedModel.predict(workload(t.get(), r, d, r.batch)).millis()));
-                    }
                 } else {
                     Optional<Double> p = predictParallel(model, comm, graphs, r, d);
                     if (p.isEmpty()) {
@@ -350,8 +363,63 @@ public final class GpuEvaluation {
         if (comm.isEmpty()) {
             notes.add("no deepbench/allreduce.csv: parallel runs not scored");
         }
-        return new Report(seen, logo, roofline, single, parallel, adaptRows, adapted, unadapted, adaptedSingle,
-                notes);
+        Optional<Adapted> adapted = adapting ? Optional.of(new Adapted(adaptKernels, adaptRuns, adaptedKernels,
+                kernelsBefore, adaptedRuns, runsBefore)) : Optional.empty();
+        return new Report(seen, logo, roofline, single, parallel, adapted, notes);
+    }
+
+    /**
+     * One fold's few-shot variant: adapt to some of the held-out GPU's kernels, calibrate with some of its runs
+     * added, and score the rest before and after.
+     */
+    private static void adaptFold(String gpu, DeviceLayerModel model, List<OpMeasurement> kernels,
+            List<Sample> calibration, List<Run> runs, Map<String, FxTrace> graphs, DeviceCatalog devices,
+            int adaptKernels, int adaptRuns, long seed, List<Cell> kernelsAfter, List<Cell> kernelsBefore,
+            List<ModelCase> runsAfter, List<ModelCase> runsBefore) {
+        DeviceLayerModel adapted = model;
+        if (adaptKernels > 0) {
+            List<OpMeasurement> profiled = new ArrayList<>();
+            List<OpMeasurement> rest = new ArrayList<>();
+            profile(kernels, adaptKernels, seed, profiled, rest);
+            adapted = adapted.adapt(profiled);
+            kernelsAfter.addAll(cells(adapted::predictMillis, rest));
+            kernelsBefore.addAll(cells(model::predictMillis, rest));
+        }
+        List<Sample> own = new ArrayList<>();
+        List<ModelCase> cases = new ArrayList<>();
+        for (Run r : runs) {
+            Device d = devices.require(r.gpu);
+            if (d.name().equals(gpu) && r.parallel.equals("none") && !r.fusion) {
+                traceFor(graphs, r, r.batch).ifPresent(t -> {
+                    Workload w = workload(t, r, d, r.batch);
+                    own.add(Sample.of(w, r.ms));
+                    cases.add(new ModelCase(d.name(), r.model, r.phase, r.seq, r.batch, r.parallel, r.ms, 0));
+                });
+            }
+        }
+        List<Integer> order = new ArrayList<>();
+        for (int i = 0; i < own.size(); i++) {
+            order.add(i);
+        }
+        Collections.shuffle(order, new Random(seed * 31 + gpu.hashCode()));
+        Set<Integer> measured = new java.util.HashSet<>(order.subList(0, Math.min(adaptRuns, own.size() / 2)));
+        if (!measured.isEmpty()) {
+            List<Sample> more = new ArrayList<>(calibration);
+            measured.forEach(i -> more.add(own.get(i)));
+            adapted = adapted.calibrate(more);
+        }
+        for (int i = 0; i < own.size(); i++) {
+            if (!measured.contains(i)) {
+                ModelCase c = cases.get(i);
+                Workload w = own.get(i).workload();
+                runsAfter.add(withPrediction(c, adapted.predict(w).millis()));
+                runsBefore.add(withPrediction(c, model.predict(w).millis()));
+            }
+        }
+    }
+
+    private static ModelCase withPrediction(ModelCase c, double ms) {
+        return new ModelCase(c.gpu(), c.model(), c.phase(), c.seqLen(), c.batch(), c.parallel(), c.measuredMs(), ms);
     }
 
     /**
@@ -624,7 +692,7 @@ public final class GpuEvaluation {
             f += fwd;
             b += bwd;
         }
-        double k = model.factor(w.phase());
+        double k = model.factor(w.phase(), w.device().orElseThrow());
         return new double[] {f * k, b * k};
     }
 

@@ -91,20 +91,26 @@ class GpuEvaluationTest {
     }
 
     @Test
-    void adaptedFoldsScoreOnlyTheKernelsThatWereNotProfiled() {
+    void adaptedFoldsScoreOnlyWhatWasNotMeasured() {
         GpuEvaluation.Report plain = GpuEvaluation.run(TestData.gpu(), DEVICES, Optional.of("NVIDIA L4"), 7);
-        GpuEvaluation.Report r = GpuEvaluation.run(TestData.gpu(), DEVICES, Optional.of("NVIDIA L4"), 7, 8);
+        GpuEvaluation.Report r = GpuEvaluation.run(TestData.gpu(), DEVICES, Optional.of("NVIDIA L4"), 7, 8, 1);
         assertEquals(plain.leaveOneGpuOut(), r.leaveOneGpuOut(), "adapting does not change the plain figures");
         assertEquals(plain.models(), r.models());
+        GpuEvaluation.Adapted a = r.adapted().orElseThrow();
         int ops = plain.leaveOneGpuOut().size();
         int all = plain.leaveOneGpuOut().stream().mapToInt(GpuEvaluation.Cell::n).sum();
-        int scored = r.adaptedLeaveOneGpuOut().stream().mapToInt(GpuEvaluation.Cell::n).sum();
+        int scored = a.kernels().stream().mapToInt(GpuEvaluation.Cell::n).sum();
         assertEquals(all - 8 * ops, scored, "8 kernels per op are profiled, the rest scored");
-        assertEquals(scored, r.unadaptedSameRows().stream().mapToInt(GpuEvaluation.Cell::n).sum());
-        assertEquals(r.models().size(), r.adaptedModels().size());
-        assertTrue(r.adaptedKernelMre() > 0 && r.adaptedModelMre() > 0);
-        assertTrue(Double.isNaN(plain.adaptedKernelMre()));
+        assertEquals(scored, a.kernelsBefore().stream().mapToInt(GpuEvaluation.Cell::n).sum());
+        assertEquals(plain.models().size() - 1, a.models().size(), "one run measured, the others scored");
+        for (int i = 0; i < a.models().size(); i++) {
+            GpuEvaluation.ModelCase before = a.modelsBefore().get(i);
+            assertEquals(a.models().get(i).measuredMs(), before.measuredMs(), 0.0);
+            assertTrue(plain.models().contains(before), "before = the plain fold's prediction of that run");
+        }
+        assertTrue(a.kernelMre() > 0 && a.modelMre() > 0);
+        assertTrue(plain.adapted().isEmpty());
         assertThrows(IllegalArgumentException.class,
-                () -> GpuEvaluation.run(TestData.gpu(), DEVICES, Optional.of("NVIDIA L4"), 7, -1));
+                () -> GpuEvaluation.run(TestData.gpu(), DEVICES, Optional.of("NVIDIA L4"), 7, -1, 0));
     }
 }

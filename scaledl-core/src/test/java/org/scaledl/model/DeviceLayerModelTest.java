@@ -187,4 +187,27 @@ class DeviceLayerModelTest {
                     back.predictMillis(r.features(), r.device(), false), 0.0);
         }
     }
+
+    @Test
+    void calibrationGivesMeasuredDevicesTheirOwnFactor() {
+        DeviceLayerModel m = DeviceLayerModel.fit(rows);
+        FxTrace t = FxTraceReader.read(TestData.gpu().resolve("neusight/models/nodes/NVIDIA_L4/"
+                + "gpt2_large-inf-1024-4.csv"), 36);
+        Device l4 = DEVICES.require("NVIDIA L4");
+        Device t4 = DEVICES.require("Tesla T4");
+        Device h100 = DEVICES.require("NVIDIA H100 80GB HBM3");
+        Workload onL4 = Workload.builder(t.graph()).batch(4).phase(Phase.INFER).device(l4).build();
+        Workload onT4 = onL4.toBuilder().device(t4).build();
+        // L4 runs 3x the layer sum, T4 1x: the shared factor is their median, and each device gets its own on top.
+        DeviceLayerModel c = m.calibrate(List.of(Sample.of(onL4, 3 * m.layerSum(onL4)),
+                Sample.of(onT4, m.layerSum(onT4))));
+        double shared = c.factor(Phase.INFER);
+        double damp = 1.0 / 3; // one sample: n / (n + 2)
+        assertEquals(shared * Math.exp(damp * Math.log(3 / shared)), c.factor(Phase.INFER, l4), 1e-9);
+        assertEquals(shared * Math.exp(damp * Math.log(1 / shared)), c.factor(Phase.INFER, t4), 1e-9);
+        assertEquals(shared, c.factor(Phase.INFER, h100), 0.0, "an unmeasured device gets the shared factor");
+        assertEquals(c.factor(Phase.TRAIN) / c.factor(Phase.INFER) * c.factor(Phase.INFER, l4),
+                c.factor(Phase.TRAIN, l4), 1e-12, "no training runs on the L4: its inference factor carries over");
+        assertEquals(c.layerSum(onL4) * c.factor(Phase.INFER, l4), c.predict(onL4).millis(), 1e-9);
+    }
 }

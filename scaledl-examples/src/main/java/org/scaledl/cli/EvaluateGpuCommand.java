@@ -42,6 +42,10 @@ final class EvaluateGpuCommand implements Callable<Integer> {
             + "held-out GPU and score the model adapted to them (default 0: off)")
     int adapt;
 
+    @Option(names = "--adapt-runs", defaultValue = "0", description = "Also calibrate on this many whole-model runs "
+            + "of each held-out GPU and score its other runs (default 0: off)")
+    int adaptRuns;
+
     @Option(names = "--json", description = "Print JSON")
     boolean json;
 
@@ -60,7 +64,7 @@ final class EvaluateGpuCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         DeviceCatalog catalog = catalog(devices, data);
         long t0 = System.nanoTime();
-        Report r = GpuEvaluation.run(data, catalog, Optional.ofNullable(holdout), seed, adapt);
+        Report r = GpuEvaluation.run(data, catalog, Optional.ofNullable(holdout), seed, adapt, adaptRuns);
         double seconds = (System.nanoTime() - t0) / 1e9;
         if (json) {
             System.out.println(json(r, seconds));
@@ -92,25 +96,28 @@ final class EvaluateGpuCommand implements Callable<Integer> {
         cells(k.putArray("seen_gpu"), r.seenGpu());
         ObjectNode m = root.putObject("models");
         Reports.number(m, "leave_one_gpu_out_mre", r.modelMre());
-        if (r.adaptRows() > 0) {
-            ObjectNode a = root.putObject("adapted");
-            a.put("kernels_profiled_per_op", r.adaptRows());
-            Reports.number(a, "kernels_mre", r.adaptedKernelMre());
-            Reports.number(a, "kernels_mre_before_adapting", r.unadaptedKernelMre());
-            ObjectNode ap = a.putObject("per_op");
-            Map<String, Double> before = Report.perOp(r.unadaptedSameRows());
-            Report.perOp(r.adaptedLeaveOneGpuOut()).forEach((op, v) -> {
-                ObjectNode o = ap.putObject(op);
-                Reports.number(o, "mre", v);
-                Reports.number(o, "mre_before_adapting", before.getOrDefault(op, Double.NaN));
-            });
-            Reports.number(a, "models_mre", r.adaptedModelMre());
-            cells(a.putArray("cells"), r.adaptedLeaveOneGpuOut());
-        }
         ObjectNode p = m.putObject("parallel");
         for (String kind : List.of("dp4", "tp4", "pp4_1")) {
             Reports.number(p, kind, r.parallelMre(kind));
         }
+        r.adapted().ifPresent(ad -> {
+            ObjectNode a = root.putObject("adapted");
+            a.put("kernels_profiled_per_op", ad.kernelsPerOp());
+            a.put("runs_measured", ad.runs());
+            Reports.number(a, "kernels_mre", ad.kernelMre());
+            Reports.number(a, "kernels_mre_before_adapting", ad.kernelMreBefore());
+            ObjectNode ap = a.putObject("per_op");
+            Map<String, Double> before = Report.perOp(ad.kernelsBefore());
+            Report.perOp(ad.kernels()).forEach((op, v) -> {
+                ObjectNode o = ap.putObject(op);
+                Reports.number(o, "mre", v);
+                Reports.number(o, "mre_before_adapting", before.getOrDefault(op, Double.NaN));
+            });
+            Reports.number(a, "models_mre", ad.modelMre());
+            Reports.number(a, "models_mre_before_adapting", ad.modelMreBefore());
+            a.put("models_scored", ad.models().size());
+            cells(a.putArray("cells"), ad.kernels());
+        });
         ArrayNode runs = m.putArray("runs");
         for (ModelCase c : concat(r.models(), r.parallel())) {
             runs.addObject().put("gpu", c.gpu()).put("model", c.model()).put("phase", c.phase().label())
@@ -161,17 +168,17 @@ final class EvaluateGpuCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "models: leave-one-GPU-out MRE %.1f%% (%d runs); dp4 %.1f%%, tp4 %.1f%%, pp4_1 %.1f%%%n",
                 100 * r.modelMre(), r.models().size(), 100 * r.parallelMre("dp4"), 100 * r.parallelMre("tp4"),
                 100 * r.parallelMre("pp4_1"));
-        if (r.adaptRows() > 0) {
-            Map<String, Double> adapted = Report.perOp(r.adaptedLeaveOneGpuOut());
-            Map<String, Double> before = Report.perOp(r.unadaptedSameRows());
-            out.printf(Locale.ROOT, "%nAdapted to %d profiled kernels per op of the held-out GPU (scored on its other "
-                    + "kernels; before -> after):%n", r.adaptRows());
-            adapted.forEach((op, v) -> out.printf(Locale.ROOT, "  %-10s %6.1f%% -> %5.1f%%%n", op,
+        r.adapted().ifPresent(ad -> {
+            Map<String, Double> after = Report.perOp(ad.kernels());
+            Map<String, Double> before = Report.perOp(ad.kernelsBefore());
+            out.printf(Locale.ROOT, "%nAdapted: %d profiled kernels per op and %d whole-model runs of the held-out GPU "
+                    + "(scored on the rest; before -> after):%n", ad.kernelsPerOp(), ad.runs());
+            after.forEach((op, v) -> out.printf(Locale.ROOT, "  %-10s %6.1f%% -> %5.1f%%%n", op,
                     100 * before.getOrDefault(op, Double.NaN), 100 * v));
-            out.printf(Locale.ROOT, "  kernels %.1f%% -> %.1f%%; models %.1f%% -> %.1f%%%n",
-                    100 * r.unadaptedKernelMre(), 100 * r.adaptedKernelMre(), 100 * r.modelMre(),
-                    100 * r.adaptedModelMre());
-        }
+            out.printf(Locale.ROOT, "  kernels %.1f%% -> %.1f%%; models %.1f%% -> %.1f%% (%d runs)%n",
+                    100 * ad.kernelMreBefore(), 100 * ad.kernelMre(), 100 * ad.modelMreBefore(),
+                    100 * ad.modelMre(), ad.models().size());
+        });
         r.notes().forEach(n -> out.println("note: " + n));
         out.printf(Locale.ROOT, "(%.0f s)%n", seconds);
     }
