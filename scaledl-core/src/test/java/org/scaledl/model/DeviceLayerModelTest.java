@@ -77,6 +77,12 @@ class DeviceLayerModelTest {
         assertTrue(model < 0.85 * roof, "model " + model + " vs roofline with the training GPUs' efficiency " + roof);
     }
 
+    /** GPT-2 large (36 blocks) from its inference trace on the L4, batch 4. */
+    private static FxTrace gpt2Large() {
+        return FxTraceReader.read(TestData.gpu().resolve("neusight/models/nodes/NVIDIA_L4/gpt2_large-inf-1024-4.csv"),
+                36);
+    }
+
     private static double roofMillis(OpMeasurement r) {
         return DeviceLayerModel.rooflineMillis(r.features(), r.device(), r.backward());
     }
@@ -94,8 +100,7 @@ class DeviceLayerModelTest {
     @Test
     void wholeModelIsCalibratedLayerSum() {
         DeviceLayerModel m = DeviceLayerModel.fit(rows);
-        FxTrace t = FxTraceReader.read(TestData.gpu().resolve("neusight/models/nodes/NVIDIA_L4/"
-                + "gpt2_large-inf-1024-4.csv"), 36);
+        FxTrace t = gpt2Large();
         Device l4 = DEVICES.require("NVIDIA L4");
         Workload w = Workload.builder(t.graph()).batch(4).phase(Phase.INFER).device(l4).build();
         double sum = m.layerSum(w);
@@ -114,8 +119,7 @@ class DeviceLayerModelTest {
         List<OpMeasurement> all = new ArrayList<>(rows);
         all.addAll(KernelTables.deepbench(TestData.gpu().resolve("deepbench"), DEVICES));
         assertTrue(all.stream().anyMatch(OpMeasurement::backward), "the round trip covers backward regressors");
-        FxTrace t = FxTraceReader.read(TestData.gpu().resolve("neusight/models/nodes/NVIDIA_L4/"
-                + "gpt2_large-inf-1024-4.csv"), 36);
+        FxTrace t = gpt2Large();
         Workload w = Workload.builder(t.graph()).batch(4).phase(Phase.INFER).device(DEVICES.require("NVIDIA L4"))
                 .build();
         DeviceLayerModel m = DeviceLayerModel.fit(all);
@@ -191,8 +195,7 @@ class DeviceLayerModelTest {
     @Test
     void calibrationGivesMeasuredDevicesTheirOwnFactor() {
         DeviceLayerModel m = DeviceLayerModel.fit(rows);
-        FxTrace t = FxTraceReader.read(TestData.gpu().resolve("neusight/models/nodes/NVIDIA_L4/"
-                + "gpt2_large-inf-1024-4.csv"), 36);
+        FxTrace t = gpt2Large();
         Device l4 = DEVICES.require("NVIDIA L4");
         Device t4 = DEVICES.require("Tesla T4");
         Device h100 = DEVICES.require("NVIDIA H100 80GB HBM3");
