@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -402,7 +403,7 @@ public final class GpuEvaluation {
             order.add(i);
         }
         Collections.shuffle(order, new Random(seed * 31 + gpu.hashCode()));
-        Set<Integer> measured = new java.util.HashSet<>(order.subList(0, Math.min(adaptRuns, own.size() / 2)));
+        Set<Integer> measured = new HashSet<>(order.subList(0, Math.min(adaptRuns, own.size() / 2)));
         if (!measured.isEmpty()) {
             List<Sample> more = new ArrayList<>(calibration);
             measured.forEach(i -> more.add(own.get(i)));
