@@ -188,23 +188,25 @@ public final class DeviceLayerModel implements RuntimeModel {
      */
     public DeviceLayerModel calibrate(List<Sample> samples) {
         double[] factor = {trainFactor, inferFactor};
-        Map<String, Map<String, Double>> out = new TreeMap<>();
-        corrections.forEach((k, v) -> out.put(k, new TreeMap<>(v)));
+        Map<String, Map<String, Double>> out = mutableCorrections();
         for (Phase p : Phase.values()) {
-            List<Sample> phase = samples.stream().filter(s -> s.workload().phase() == p).toList();
-            double[] logs = phase.stream().mapToDouble(s -> Math.log(s.millis() / layerSum(s.workload()))).sorted()
-                    .toArray();
-            if (logs.length == 0) {
+            // log(measured / layer sum) per sample, grouped by device
+            Map<String, List<Double>> byDevice = new TreeMap<>();
+            for (Sample s : samples) {
+                if (s.workload().phase() == p) {
+                    byDevice.computeIfAbsent(deviceOf(s.workload()).name(), k -> new ArrayList<>())
+                            .add(Math.log(s.millis() / layerSum(s.workload())));
+                }
+            }
+            if (byDevice.isEmpty()) {
                 continue;
             }
-            factor[p.ordinal()] = Math.exp(RuntimePredictor.quantile(logs, 0.5));
-            Map<String, List<Double>> byDevice = new TreeMap<>();
-            for (Sample s : phase) {
-                byDevice.computeIfAbsent(s.workload().device().orElseThrow().name(), k -> new ArrayList<>())
-                        .add(Math.log(s.millis() / (layerSum(s.workload()) * factor[p.ordinal()])));
-            }
+            double[] logs = byDevice.values().stream().flatMap(List::stream).mapToDouble(Double::doubleValue).sorted()
+                    .toArray();
+            double shared = RuntimePredictor.quantile(logs, 0.5);
+            factor[p.ordinal()] = Math.exp(shared);
             byDevice.forEach((device, v) -> out.computeIfAbsent(device, k -> new TreeMap<>())
-                    .put(wholeKey(p), dampedMedianFactor(v)));
+                    .put(wholeKey(p), dampedMedianFactor(v.stream().map(x -> x - shared).toList())));
         }
         return new DeviceLayerModel(forward, backward, pooledForward, pooledBackward, factor[0], factor[1], devices,
                 out, sums);
@@ -242,8 +244,7 @@ public final class DeviceLayerModel implements RuntimeModel {
                         .add(Math.log(m.millis() / base));
             }
         }
-        Map<String, Map<String, Double>> out = new TreeMap<>();
-        corrections.forEach((k, v) -> out.put(k, new TreeMap<>(v)));
+        Map<String, Map<String, Double>> out = mutableCorrections();
         logs.forEach((device, groups) -> groups.forEach((key, v) -> out.computeIfAbsent(device,
                 k -> new TreeMap<>()).put(key, dampedMedianFactor(v))));
         return new DeviceLayerModel(forward, backward, pooledForward, pooledBackward, trainFactor, inferFactor,
@@ -256,6 +257,13 @@ public final class DeviceLayerModel implements RuntimeModel {
      */
     public Map<String, Map<String, Double>> corrections() {
         return corrections;
+    }
+
+    /** A deep, mutable copy of {@link #corrections}, for {@link #calibrate} and {@link #adapt} to update. */
+    private Map<String, Map<String, Double>> mutableCorrections() {
+        Map<String, Map<String, Double>> out = new TreeMap<>();
+        corrections.forEach((k, v) -> out.put(k, new TreeMap<>(v)));
+        return out;
     }
 
     private static String correctionKey(OpFamily family, boolean backwardPass) {
@@ -382,15 +390,17 @@ public final class DeviceLayerModel implements RuntimeModel {
 
     @Override
     public Prediction predict(Workload workload) {
-        return Prediction.point(layerSum(workload) * factor(workload.phase(), workload.device().orElseThrow(
-                () -> new IllegalArgumentException("the device layer model needs a workload with a device: "
-                        + workload))));
+        return Prediction.point(layerSum(workload) * factor(workload.phase(), deviceOf(workload)));
+    }
+
+    private static Device deviceOf(Workload workload) {
+        return workload.device().orElseThrow(() -> new IllegalArgumentException(
+                "the device layer model needs a workload with a device: " + workload));
     }
 
     /** Uncalibrated sum over the workload's layers of forward (and, in training, backward) predictions, ms. */
     public double layerSum(Workload workload) {
-        Device d = workload.device().orElseThrow(() -> new IllegalArgumentException(
-                "the device layer model needs a workload with a device: " + workload));
+        Device d = deviceOf(workload);
         SumKey key = new SumKey(workload.batch(), workload.phase(), d);
         Map<SumKey, Double> perGraph = sums.computeIfAbsent(workload.graph(),
                 g -> Collections.synchronizedMap(new HashMap<>()));
