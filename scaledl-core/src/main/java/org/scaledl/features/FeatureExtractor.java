@@ -222,7 +222,10 @@ public final class FeatureExtractor {
             }
             if (outputGrad[i] && gradInputs > 0) {
                 if (RECURRENT.contains(l.opType())) {
-                    bwd = fwd * recurrentBackwardFactor(l, batch, inputs[i].length > 0 && inputGrad[i][0]);
+                    // the weight gradients of W and R (one forward's worth), the gradient back through the
+                    // recurrence (the R share, always) and the input gradient (the W share, when the input needs it)
+                    boolean inputNeedsGrad = inputs[i].length > 0 && inputGrad[i][0];
+                    bwd = fwd * (1 + geo.recurrenceShare + (inputNeedsGrad ? 1 - geo.recurrenceShare : 0));
                 } else if (f == OpFamily.CONV || f == OpFamily.DEPTHWISE_CONV || f == OpFamily.DENSE) {
                     bwd = fwd * gradOperands[i];
                 } else {
@@ -242,6 +245,8 @@ public final class FeatureExtractor {
         long groups;
         long in;
         long out;
+        /** Recurrent cells: the share of the gate contraction that multiplies the hidden state. */
+        double recurrenceShare;
     }
 
     private double forwardFlops(Layer l, OpFamily f, long batch, Phase phase, double outElems, Geometry geo) {
@@ -415,25 +420,10 @@ public final class FeatureExtractor {
         };
         geo.in = x[2] + r[2];
         geo.out = r[1];
+        geo.recurrenceShare = hidden / (x[2] + hidden);
         double biases = l.input(3).isPresent() ? 2 * rows * gateWidth : 0; // input and recurrence biases
         double perStep = 2.0 * rows * (x[2] + hidden) * gateWidth + biases + perElement * rows * hidden;
         return r[0] * steps * perStep;
-    }
-
-    /**
-     * Backward over forward FLOPs of a recurrent cell: the weight gradients of W and R (one forward's worth), the
-     * gradient flowing back through the recurrence (the R share, always), and the input gradient (the W share, when the
-     * input needs one).
-     */
-    private double recurrentBackwardFactor(Layer l, long batch, boolean inputNeedsGrad) {
-        long[] x = shape(l, 0, batch);
-        long[] r = shape(l, 2, batch);
-        if (x == null || r == null || x.length != 3 || r.length != 3) {
-            return 1;
-        }
-        double in = x[2];
-        double hidden = r[2];
-        return 1 + (hidden + (inputNeedsGrad ? in : 0)) / (in + hidden);
     }
 
     private double einsumFlops(Layer l, long batch) {
