@@ -15,6 +15,7 @@ import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Predicate;
 import org.scaledl.InvalidInputException;
 import org.scaledl.data.CsvTable;
 import org.scaledl.data.Phase;
@@ -262,7 +263,9 @@ public final class GpuEvaluation {
         List<Run> runs = data.runs();
         Map<String, FxTrace> graphs = data.graphs();
         List<String> notes = new ArrayList<>();
-        Optional<AllReduceModel> comm = data.comm();
+        Path allreduce = dataRoot.resolve("deepbench/allreduce.csv");
+        Optional<AllReduceModel> comm = Files.isRegularFile(allreduce)
+                ? Optional.of(AllReduceModel.fit(AllReduceModel.readDeepBench(allreduce))) : Optional.empty();
 
         // Seen GPUs, held-out shapes: one fit.
         List<Cell> seen = new ArrayList<>();
@@ -312,14 +315,8 @@ public final class GpuEvaluation {
                 }
             }
             DeviceLayerModel model = DeviceLayerModel.fit(train);
-            List<Sample> calibration = new ArrayList<>();
-            for (Run r : runs) {
-                Device d = devices.require(r.gpu);
-                if (!d.name().equals(gpu) && !sameSilicon(d.name(), gpu) && r.parallel.equals("none") && !r.fusion) {
-                    traceFor(graphs, r, r.batch).ifPresent(t -> calibration.add(Sample.of(workload(t, r, d, r.batch),
-                            r.ms)));
-                }
-            }
+            List<Sample> calibration = samples(eagerSamples(runs, graphs, devices,
+                    name -> !name.equals(gpu) && !sameSilicon(name, gpu)));
             model = model.calibrate(calibration);
             logo.addAll(cells(model::predictMillis, test));
             roofline.addAll(cells(rooflineBaseline(train), test));
@@ -386,18 +383,7 @@ public final class GpuEvaluation {
             kernelsAfter.addAll(cells(adapted::predictMillis, rest));
             kernelsBefore.addAll(cells(model::predictMillis, rest));
         }
-        List<Sample> own = new ArrayList<>();
-        List<ModelCase> cases = new ArrayList<>();
-        for (Run r : runs) {
-            Device d = devices.require(r.gpu);
-            if (d.name().equals(gpu) && r.parallel.equals("none") && !r.fusion) {
-                traceFor(graphs, r, r.batch).ifPresent(t -> {
-                    Workload w = workload(t, r, d, r.batch);
-                    own.add(Sample.of(w, r.ms));
-                    cases.add(new ModelCase(d.name(), r.model, r.phase, r.seq, r.batch, r.parallel, r.ms, 0));
-                });
-            }
-        }
+        List<RunSample> own = eagerSamples(runs, graphs, devices, gpu::equals);
         List<Integer> order = new ArrayList<>();
         for (int i = 0; i < own.size(); i++) {
             order.add(i);
@@ -406,21 +392,44 @@ public final class GpuEvaluation {
         Set<Integer> measured = new HashSet<>(order.subList(0, Math.min(adaptRuns, own.size() / 2)));
         if (!measured.isEmpty()) {
             List<Sample> more = new ArrayList<>(calibration);
-            measured.forEach(i -> more.add(own.get(i)));
+            measured.forEach(i -> more.add(own.get(i).sample()));
             adapted = adapted.calibrate(more);
         }
         for (int i = 0; i < own.size(); i++) {
             if (!measured.contains(i)) {
-                ModelCase c = cases.get(i);
-                Workload w = own.get(i).workload();
-                runsAfter.add(withPrediction(c, adapted.predict(w).millis()));
-                runsBefore.add(withPrediction(c, model.predict(w).millis()));
+                runsAfter.add(predicted(own.get(i), adapted));
+                runsBefore.add(predicted(own.get(i), model));
             }
         }
     }
 
-    private static ModelCase withPrediction(ModelCase c, double ms) {
-        return new ModelCase(c.gpu(), c.model(), c.phase(), c.seqLen(), c.batch(), c.parallel(), c.measuredMs(), ms);
+    private static ModelCase predicted(RunSample rs, DeviceLayerModel model) {
+        Run r = rs.run();
+        Workload w = rs.sample().workload();
+        return new ModelCase(w.device().orElseThrow().name(), r.model, r.phase, r.seq, r.batch, r.parallel, r.ms,
+                model.predict(w).millis());
+    }
+
+    /** A single-GPU eager run with a trace, as a sample (its workload on the run's device and batch). */
+    private record RunSample(Run run, Sample sample) {
+    }
+
+    /** The single-GPU eager runs with a trace whose device passes {@code keep}, as samples. */
+    private static List<RunSample> eagerSamples(List<Run> runs, Map<String, FxTrace> graphs, DeviceCatalog devices,
+            Predicate<String> keep) {
+        List<RunSample> out = new ArrayList<>();
+        for (Run r : runs) {
+            Device d = devices.require(r.gpu);
+            if (keep.test(d.name()) && r.parallel.equals("none") && !r.fusion) {
+                traceFor(graphs, r, r.batch).ifPresent(t -> out.add(new RunSample(r,
+                        Sample.of(workload(t, r, d, r.batch), r.ms))));
+            }
+        }
+        return out;
+    }
+
+    private static List<Sample> samples(List<RunSample> runs) {
+        return runs.stream().map(RunSample::sample).toList();
     }
 
     /**
@@ -465,14 +474,7 @@ public final class GpuEvaluation {
         List<OpMeasurement> rows = new ArrayList<>(data.kernelRows());
         rows.addAll(data.nodeRows());
         DeviceLayerModel model = DeviceLayerModel.fit(rows);
-        List<Sample> calibration = new ArrayList<>();
-        for (Run r : data.runs()) {
-            if (r.parallel.equals("none") && !r.fusion) {
-                Device d = devices.require(r.gpu);
-                traceFor(data.graphs(), r, r.batch).ifPresent(t -> calibration.add(Sample.of(workload(t, r, d,
-                        r.batch), r.ms)));
-            }
-        }
+        List<Sample> calibration = samples(eagerSamples(data.runs(), data.graphs(), devices, name -> true));
         LOG.info("fitted on {} operator rows of {} devices, calibrated on {} whole-model runs", rows.size(),
                 model.devices().size(), calibration.size());
         return model.calibrate(calibration);
@@ -480,7 +482,7 @@ public final class GpuEvaluation {
 
     /** The measurements under a data root: kernel rows, trace-node rows, whole-model runs and their graphs. */
     private record Data(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRows, List<Run> runs,
-            Map<String, FxTrace> graphs, Optional<AllReduceModel> comm) {
+            Map<String, FxTrace> graphs) {
 
         static Data read(Path dataRoot, DeviceCatalog devices) {
             Path kernels = dataRoot.resolve("neusight/kernels");
@@ -512,10 +514,7 @@ public final class GpuEvaluation {
             }
             Preconditions.checkArgument(!kernelRows.isEmpty() || !nodeRows.isEmpty(),
                     "no GPU measurements under %s", dataRoot);
-            Optional<AllReduceModel> comm = Files.isRegularFile(deepbench.resolve("allreduce.csv"))
-                    ? Optional.of(AllReduceModel.fit(AllReduceModel.readDeepBench(deepbench.resolve("allreduce.csv"))))
-                    : Optional.empty();
-            return new Data(kernelRows, nodeRows, runs, graphs, comm);
+            return new Data(kernelRows, nodeRows, runs, graphs);
         }
     }
 
