@@ -62,8 +62,8 @@ final class FitCommand implements Callable<Integer> {
             if (profiled != null) {
                 List<OpMeasurement> rows = KernelTables.neusight(profiled, catalog);
                 if (rows.isEmpty()) {
-                    throw new IllegalArgumentException("no kernel tables ({bmm,linear,elem,ln,softmax,conv}.csv) in "
-                            + profiled);
+                    // KernelTables reports a folder without tables; these tables hold no rows
+                    throw new IllegalArgumentException("the kernel tables in " + profiled + " hold no measurements");
                 }
                 m = m.adapt(rows);
                 System.out.printf(Locale.ROOT, "adapted to %d profiled kernels: %s%n", rows.size(), m.corrections());
