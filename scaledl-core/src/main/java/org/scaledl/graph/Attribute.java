@@ -5,6 +5,7 @@ import com.google.common.collect.ImmutableList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * An operator attribute (ONNX {@code AttributeProto}): one of an integer, a float, a string, a tensor, or a list of
@@ -20,13 +21,21 @@ public final class Attribute {
     private final double[] floats;
     private final List<String> strings;
     private final TensorValue tensor;
+    /** For a tensor attribute: its element type and dimensions (also when its values were not decoded). */
+    private final DataType tensorType;
 
     private Attribute(Kind kind, long[] ints, double[] floats, List<String> strings, TensorValue tensor) {
+        this(kind, ints, floats, strings, tensor, tensor == null ? null : tensor.type());
+    }
+
+    private Attribute(Kind kind, long[] ints, double[] floats, List<String> strings, TensorValue tensor,
+            DataType tensorType) {
         this.kind = kind;
         this.ints = ints;
         this.floats = floats;
         this.strings = strings;
         this.tensor = tensor;
+        this.tensorType = tensorType;
     }
 
     /** An integer attribute. */
@@ -62,6 +71,18 @@ public final class Attribute {
     /** A tensor attribute. */
     public static Attribute ofTensor(TensorValue t) {
         return new Attribute(Kind.TENSOR, new long[0], new double[0], List.of(), Objects.requireNonNull(t));
+    }
+
+    /**
+     * A tensor attribute too large to decode (a well-formed table of index values, say): its type and dimensions are
+     * kept, its values are not ({@link #tensorValue()} is empty).
+     */
+    public static Attribute ofLargeTensor(DataType type, long[] dims) {
+        Objects.requireNonNull(type, "type");
+        for (long d : dims) {
+            Preconditions.checkArgument(d >= 0, "negative dimension in %s", Arrays.toString(dims));
+        }
+        return new Attribute(Kind.TENSOR, dims.clone(), new double[0], List.of(), null, type);
     }
 
     /** A sub-graph attribute, kept without its body. */
@@ -113,10 +134,34 @@ public final class Attribute {
         return strings;
     }
 
-    /** The tensor value. @throws IllegalStateException if this is not a TENSOR */
+    /**
+     * The tensor value.
+     *
+     * @throws IllegalStateException if this is not a TENSOR, or a large tensor kept without its values
+     */
     public TensorValue asTensor() {
         check(Kind.TENSOR);
+        Preconditions.checkState(tensor != null, "tensor attribute of %s elements was not decoded",
+                Arrays.toString(ints));
         return tensor;
+    }
+
+    /** The tensor value, empty for a large tensor kept without values. @throws IllegalStateException if not a TENSOR */
+    public Optional<TensorValue> tensorValue() {
+        check(Kind.TENSOR);
+        return Optional.ofNullable(tensor);
+    }
+
+    /** The element type of a tensor attribute. @throws IllegalStateException if this is not a TENSOR */
+    public DataType tensorType() {
+        check(Kind.TENSOR);
+        return tensorType;
+    }
+
+    /** The dimensions of a tensor attribute (a copy). @throws IllegalStateException if this is not a TENSOR */
+    public long[] tensorDims() {
+        check(Kind.TENSOR);
+        return tensor != null ? tensor.dims() : ints.clone();
     }
 
     private void check(Kind expected) {
@@ -126,7 +171,8 @@ public final class Attribute {
     @Override
     public boolean equals(Object o) {
         return o instanceof Attribute a && a.kind == kind && Arrays.equals(a.ints, ints)
-                && Arrays.equals(a.floats, floats) && a.strings.equals(strings) && Objects.equals(a.tensor, tensor);
+                && Arrays.equals(a.floats, floats) && a.strings.equals(strings) && Objects.equals(a.tensor, tensor)
+                && a.tensorType == tensorType;
     }
 
     @Override
@@ -143,7 +189,7 @@ public final class Attribute {
             case INTS -> Arrays.toString(ints);
             case FLOATS -> Arrays.toString(floats);
             case STRINGS -> strings.toString();
-            case TENSOR -> tensor.toString();
+            case TENSOR -> tensor != null ? tensor.toString() : tensorType + Arrays.toString(ints) + "(not decoded)";
             case GRAPH -> "<graph>";
         };
     }

@@ -46,9 +46,12 @@ public final class ModelGraph {
     private final ImmutableMap<String, Integer> producer;
     private final long[] layerParams;
     private final long parameterCount;
+    private final Coverage coverage;
 
-    private ModelGraph(String name, List<Layer> sorted, Map<String, TensorInfo> tensors, List<String> outputs) {
+    private ModelGraph(String name, List<Layer> sorted, Map<String, TensorInfo> tensors, List<String> outputs,
+            Coverage coverage) {
         this.name = name;
+        this.coverage = coverage == null ? Coverage.complete(sorted.size()) : coverage;
         this.layers = ImmutableList.copyOf(sorted);
         this.tensors = ImmutableMap.copyOf(tensors);
         this.outputs = ImmutableList.copyOf(outputs);
@@ -158,6 +161,14 @@ public final class ModelGraph {
         return layerParams[layer];
     }
 
+    /**
+     * What the importer understood of this graph ({@link Coverage#complete} for graphs built by hand without a
+     * coverage).
+     */
+    public Coverage coverage() {
+        return coverage;
+    }
+
     /** Total trainable parameters: the elements of all {@link TensorRole#PARAMETER} tensors. */
     public long parameterCount() {
         return parameterCount;
@@ -176,6 +187,7 @@ public final class ModelGraph {
         private final List<Layer> layers = new ArrayList<>();
         private final List<String> outputs = new ArrayList<>();
         private String source;
+        private Coverage coverage;
 
         private Builder(String name) {
             this.name = Objects.requireNonNull(name, "name");
@@ -184,6 +196,12 @@ public final class ModelGraph {
         /** Names the file the graph came from, for error messages. */
         public Builder source(String value) {
             this.source = value;
+            return this;
+        }
+
+        /** Records what the importer understood of the graph (default: complete). */
+        public Builder coverage(Coverage value) {
+            this.coverage = Objects.requireNonNull(value, "coverage");
             return this;
         }
 
@@ -296,7 +314,7 @@ public final class ModelGraph {
                         "graph has a cycle through this node (" + inCycle + " nodes cannot be ordered)");
             }
             Preconditions.checkState(sorted.size() == n);
-            return new ModelGraph(name, sorted, tensors, outputs);
+            return new ModelGraph(name, sorted, tensors, outputs, coverage);
         }
     }
 }

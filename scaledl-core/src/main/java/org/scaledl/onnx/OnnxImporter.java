@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.scaledl.InvalidInputException;
+import org.scaledl.graph.Coverage;
 import org.scaledl.graph.DataType;
 import org.scaledl.graph.Dim;
 import org.scaledl.graph.Layer;
@@ -65,9 +66,19 @@ public final class OnnxImporter {
      * @throws InvalidInputException if the file cannot be read or is not a valid model
      */
     public static ModelGraph read(Path path) {
+        return read(path, Options.defaults());
+    }
+
+    /**
+     * Reads an ONNX file with options (named dimensions, the fixed-batch policy).
+     *
+     * @throws InvalidInputException if the file cannot be read or is not a valid model, or a symbolic dimension
+     *         other than the batch is not bound (the message lists the names to bind)
+     */
+    public static ModelGraph read(Path path, Options options) {
         byte[] bytes = readBytes(path);
         String name = path.getFileName().toString().replaceFirst("\\.onnx$", "");
-        return read(bytes, name, path.toString());
+        return read(bytes, name, path.toString(), options);
     }
 
     /**
@@ -79,10 +90,20 @@ public final class OnnxImporter {
      * @throws InvalidInputException if the bytes are not a valid model
      */
     public static ModelGraph read(byte[] bytes, String name, String source) {
+        return read(bytes, name, source, Options.defaults());
+    }
+
+    /**
+     * Reads an ONNX model from memory with options.
+     *
+     * @throws InvalidInputException if the bytes are not a valid model or a named dimension is not bound
+     */
+    public static ModelGraph read(byte[] bytes, String name, String source, Options options) {
         Preconditions.checkNotNull(bytes, "bytes");
+        Preconditions.checkNotNull(options, "options");
         OnnxWire.Model model = parse(bytes, source);
         try {
-            return new Conversion(model.graph(), name, source).run();
+            return new Conversion(model.graph(), name, source, options).run();
         } catch (InvalidInputException e) {
             throw e;
         } catch (RuntimeException e) {
@@ -161,25 +182,115 @@ public final class OnnxImporter {
         return Optional.empty();
     }
 
+    /** What to do with an export whose data input has a fixed first dimension (no {@code dynamic_axes}). */
+    public enum FixedBatch {
+        /**
+         * Treat the fixed first dimension as the batch (logged once, and recorded in {@link Coverage#exportedBatch});
+         * refuse, saying how to re-export, when the graph does not work at other batch sizes (a batch baked into a
+         * reshape, say).
+         */
+        AS_BATCH,
+        /** Refuse the file, saying how to re-export it with a symbolic batch. */
+        REFUSE
+    }
+
+    /**
+     * Import options: values for named symbolic dimensions other than the batch, and the fixed-batch policy.
+     *
+     * <pre>{@code
+     * ModelGraph g = OnnxImporter.read(path, OnnxImporter.Options.builder().dim("seq", 128).build());
+     * }</pre>
+     *
+     * @param dimensions values of named dimensions ({@code seq=128}); the batch symbol cannot be bound
+     * @param fixedBatch what to do with a fixed batch dimension
+     */
+    public record Options(Map<String, Long> dimensions, FixedBatch fixedBatch) {
+        private static final Options DEFAULTS = new Options(Map.of(), FixedBatch.AS_BATCH);
+
+        /** Validates and copies. */
+        public Options {
+            dimensions = Map.copyOf(dimensions);
+            dimensions.forEach((k, v) -> Preconditions.checkArgument(!k.isEmpty() && v != null && v > 0,
+                    "dimension '%s' must be bound to a positive size, got %s", k, v));
+            Preconditions.checkNotNull(fixedBatch, "fixedBatch");
+        }
+
+        /** No bound dimensions; a fixed batch dimension is treated as the batch. */
+        public static Options defaults() {
+            return DEFAULTS;
+        }
+
+        /** Starts options. */
+        public static Builder builder() {
+            return new Builder();
+        }
+
+        /** Builds {@link Options}. */
+        public static final class Builder {
+            private final Map<String, Long> dims = new LinkedHashMap<>();
+            private FixedBatch fixed = FixedBatch.AS_BATCH;
+
+            private Builder() {
+            }
+
+            /** Binds a named dimension ({@code dim("seq", 128)}). */
+            public Builder dim(String name, long size) {
+                Preconditions.checkArgument(size > 0, "dimension '%s' must be positive: %s", name, size);
+                dims.put(Preconditions.checkNotNull(name), size);
+                return this;
+            }
+
+            /** Binds several named dimensions. */
+            public Builder dims(Map<String, Long> values) {
+                values.forEach(this::dim);
+                return this;
+            }
+
+            /** The fixed-batch policy (default {@link FixedBatch#AS_BATCH}). */
+            public Builder fixedBatch(FixedBatch value) {
+                this.fixed = Preconditions.checkNotNull(value);
+                return this;
+            }
+
+            /** The options. */
+            public Options build() {
+                return new Options(dims, fixed);
+            }
+        }
+    }
+
     /** One import: classification, ordering, inference at several batch sizes, assembly. */
     private static final class Conversion {
         private final OnnxWire.Graph g;
         private final String name;
         private final String source;
+        private final Options options;
         private final Map<String, OnnxWire.Tensor> initializers = new LinkedHashMap<>();
         private final Map<String, OnnxWire.ValueInfo> valueInfo = new HashMap<>();
         private final Map<String, TensorRole> roles = new LinkedHashMap<>();
         private final Map<String, Integer> batchAxis = new HashMap<>();
-        private final Set<String> warned = new HashSet<>();
+        /** The symbol of the batch dimension, when the data input has a symbolic one. */
+        private String batchSymbol;
+        /** The fixed first dimension of the data input treated as the batch, or -1. */
+        private long exportedBatch = -1;
+        /** Per layer name: why its outputs are unknown (first batch size's run). */
+        private final Map<String, String> problems = new LinkedHashMap<>();
+        private final Set<String> unsupported = new java.util.TreeSet<>();
+        private final Set<String> fromValueInfo = new LinkedHashSet<>();
 
-        Conversion(OnnxWire.Graph g, String name, String source) {
+        Conversion(OnnxWire.Graph g, String name, String source, Options options) {
             this.g = g;
             this.name = name;
             this.source = source;
+            this.options = options;
         }
 
         ModelGraph run() {
             for (OnnxWire.Tensor t : g.initializers()) {
+                if (!t.wellFormed()) {
+                    throw InvalidInputException.atNode(source, t.name(), "initializer holds no data, or less or more "
+                            + "than its dims " + Arrays.toString(t.dims()) + " say");
+                }
                 initializers.put(t.name(), t);
             }
             for (OnnxWire.ValueInfo v : g.valueInfo()) {
@@ -191,25 +302,78 @@ public final class OnnxImporter {
             List<Layer> layers = layers();
             classify(layers);
             // Validate and order once with shape-less tensors.
-            ModelGraph skeleton = assemble(layers, Map.of(), Map.of());
+            ModelGraph skeleton = assemble(layers, Map.of(), Map.of(), null);
             List<Map<String, Val>> runs = new ArrayList<>();
-            for (long b : BATCHES) {
-                runs.add(infer(skeleton, b));
-            }
             Map<String, SymbolicShape> shapes = new HashMap<>();
             Map<String, DataType> types = new HashMap<>();
-            for (Map.Entry<String, Val> e : runs.get(0).entrySet()) {
-                String t = e.getKey();
-                Val a = e.getValue();
-                types.put(t, a.type());
-                Val b = runs.get(1).get(t);
-                Val c = runs.get(2).get(t);
-                if (a == null || b == null || c == null) {
-                    continue;
+            try {
+                for (long b : BATCHES) {
+                    runs.add(infer(skeleton, b, runs.isEmpty()));
                 }
-                shapes.put(t, affine(skeleton, t, a.shape(), b.shape(), c.shape()));
+                for (Map.Entry<String, Val> e : runs.get(0).entrySet()) {
+                    String t = e.getKey();
+                    Val a = e.getValue();
+                    types.put(t, a.type());
+                    Val b = runs.get(1).get(t);
+                    Val c = runs.get(2).get(t);
+                    if (a == null || b == null || c == null) {
+                        continue;
+                    }
+                    shapes.put(t, affine(skeleton, t, a.shape(), b.shape(), c.shape()));
+                }
+            } catch (InvalidInputException e) {
+                if (exportedBatch < 0) {
+                    throw e;
+                }
+                throw InvalidInputException.inSource(source, "the data input has the fixed batch size "
+                        + exportedBatch + " (exported without dynamic_axes), and the graph does not work at other "
+                        + "batch sizes (" + e.detail() + "); re-export with torch.onnx.export(..., "
+                        + "dynamic_axes={'<input name>': {0: 'batch'}}) so that the batch is symbolic");
             }
-            return assemble(layers, shapes, types);
+            ModelGraph graph = assemble(layers, shapes, types, null);
+            Coverage coverage = coverage(graph);
+            if (!coverage.isComplete()) {
+                LOG.warn("{}: {}", source, coverage.summary());
+            } else if (!coverage.fromValueInfo().isEmpty()) {
+                LOG.info("{}: {} layers' shapes taken from value_info", source, coverage.fromValueInfo().size());
+            }
+            return assemble(layers, shapes, types, coverage);
+        }
+
+        private Coverage coverage(ModelGraph graph) {
+            List<String> unresolved = new ArrayList<>();
+            double unresolvedBytes = 0;
+            double allBytes = 0;
+            for (Layer l : graph.layers()) {
+                boolean unknown = false;
+                double bytes = 0;
+                List<String> tensors = new ArrayList<>(l.inputs());
+                tensors.addAll(l.outputs());
+                for (String t : tensors) {
+                    if (t.isEmpty()) {
+                        continue;
+                    }
+                    Optional<TensorInfo> info = graph.tensor(t);
+                    if (info.isPresent() && info.get().shape().isPresent()) {
+                        bytes += info.get().bytes(1);
+                    } else if (l.outputs().contains(t)) {
+                        unknown = true;
+                    }
+                }
+                allBytes += bytes;
+                if (unknown) {
+                    unresolved.add(l.name());
+                    unresolvedBytes += bytes;
+                }
+            }
+            String first = unresolved.isEmpty() ? "" : problems.getOrDefault(unresolved.get(0),
+                    "an input's shape is unknown");
+            Map<String, Long> bound = new LinkedHashMap<>(options.dimensions());
+            return new Coverage(graph.size(), unresolved, List.copyOf(unsupported), List.copyOf(fromValueInfo),
+                    graph.size() == 0 ? 0 : (double) unresolved.size() / graph.size(),
+                    allBytes == 0 ? 0 : Math.min(1, unresolvedBytes / allBytes),
+                    exportedBatch >= 0 ? java.util.OptionalLong.of(exportedBatch) : java.util.OptionalLong.empty(),
+                    bound, first);
         }
 
         private SymbolicShape affine(ModelGraph skeleton, String tensor, long[] s2, long[] s3, long[] s7) {
@@ -254,6 +418,10 @@ public final class OnnxImporter {
             return out;
         }
 
+        private static boolean symbolic(OnnxWire.Dimension d) {
+            return !d.isKnown();
+        }
+
         private void classify(List<Layer> layers) {
             Set<String> bnStats = new HashSet<>();
             for (Layer l : layers) {
@@ -270,28 +438,73 @@ public final class OnnxImporter {
             }
             Set<String> data = new LinkedHashSet<>();
             for (OnnxWire.ValueInfo v : graphInputs) {
-                if (!v.hasShape() || v.dims().stream().anyMatch(d -> !d.isKnown())) {
+                if (!v.hasShape() || v.dims().stream().anyMatch(Conversion::symbolic)) {
                     data.add(v.name());
                 }
             }
-            if (data.isEmpty() && !graphInputs.isEmpty()) {
-                data.add(graphInputs.get(0).name());
-            }
+            // The batch: the first symbolic dimension of the first data input that has one.
             for (OnnxWire.ValueInfo v : graphInputs) {
                 if (data.contains(v.name())) {
-                    roles.put(v.name(), TensorRole.INPUT);
-                    int axis = 0;
-                    for (int d = 0; d < v.dims().size(); d++) {
-                        if (!v.dims().get(d).isKnown()) {
-                            axis = d;
+                    for (OnnxWire.Dimension d : v.dims()) {
+                        if (symbolic(d)) {
+                            batchSymbol = d.param() == null ? "" : d.param();
                             break;
                         }
                     }
-                    batchAxis.put(v.name(), axis);
+                    if (batchSymbol != null) {
+                        break;
+                    }
+                }
+            }
+            if (batchSymbol != null && !batchSymbol.isEmpty() && options.dimensions().containsKey(batchSymbol)) {
+                throw InvalidInputException.inSource(source, "'" + batchSymbol + "' is the batch dimension, which "
+                        + "is a setting of each workload, not of the import; bind only the other dimensions");
+            }
+            if (data.isEmpty() && !graphInputs.isEmpty()) {
+                OnnxWire.ValueInfo first = graphInputs.get(0);
+                data.add(first.name());
+                if (first.hasShape() && !first.dims().isEmpty()) {
+                    exportedBatch = first.dims().get(0).value();
+                    if (options.fixedBatch() == FixedBatch.REFUSE) {
+                        throw InvalidInputException.inSource(source, "input '" + first.name() + "' has the fixed "
+                                + "batch size " + exportedBatch + " (exported without dynamic_axes); re-export with "
+                                + "torch.onnx.export(..., dynamic_axes={'" + first.name() + "': {0: 'batch'}})");
+                    }
+                    LOG.warn("{}: input '{}' has a fixed first dimension ({}, an export without dynamic_axes); it is "
+                            + "treated as the batch", source, first.name(), exportedBatch);
+                    batchAxis.put(first.name(), 0);
+                }
+            }
+            List<String> unbound = new ArrayList<>();
+            for (OnnxWire.ValueInfo v : graphInputs) {
+                if (data.contains(v.name())) {
+                    roles.put(v.name(), TensorRole.INPUT);
+                    for (int d = 0; d < v.dims().size(); d++) {
+                        OnnxWire.Dimension dim = v.dims().get(d);
+                        if (!symbolic(dim)) {
+                            continue;
+                        }
+                        String p = dim.param() == null ? "" : dim.param();
+                        if (p.equals(batchSymbol) && !batchAxis.containsKey(v.name())) {
+                            batchAxis.put(v.name(), d);
+                        } else if (p.isEmpty() || !p.equals(batchSymbol) && !options.dimensions().containsKey(p)) {
+                            String label = p.isEmpty() ? "dimension " + d + " of input '" + v.name() + "' (unnamed)"
+                                    : p;
+                            if (!unbound.contains(label)) {
+                                unbound.add(label);
+                            }
+                        }
+                    }
                     continue;
                 }
                 DataType type = DataType.fromOnnx(v.elemType()).orElse(DataType.UNDEFINED);
                 roles.put(v.name(), weightRole(type, v.dims().size(), bnStats.contains(v.name())));
+            }
+            if (!unbound.isEmpty()) {
+                throw InvalidInputException.inSource(source, "symbolic dimensions other than the batch"
+                        + (batchSymbol == null || batchSymbol.isEmpty() ? "" : " ('" + batchSymbol + "')")
+                        + " must be bound: " + String.join(", ", unbound) + " (API: OnnxImporter.Options.builder()"
+                        + ".dim(name, size); CLI: --dim name=size)");
             }
             for (OnnxWire.Tensor t : initializers.values()) {
                 DataType type = DataType.fromOnnx(t.dataType()).orElse(DataType.UNDEFINED);
@@ -306,7 +519,20 @@ public final class OnnxImporter {
             return rank == 0 ? TensorRole.CONSTANT : TensorRole.PARAMETER;
         }
 
-        private Map<String, Val> infer(ModelGraph skeleton, long batch) {
+        /** The concrete size of a declared dimension at a batch size, or -1 when it is not determined. */
+        private long size(OnnxWire.Dimension dim, long batch) {
+            if (dim.isKnown()) {
+                return dim.value();
+            }
+            String p = dim.param() == null ? "" : dim.param();
+            if (!p.isEmpty() && p.equals(batchSymbol)) {
+                return batch;
+            }
+            Long bound = options.dimensions().get(p);
+            return bound == null ? -1 : bound;
+        }
+
+        private Map<String, Val> infer(ModelGraph skeleton, long batch, boolean record) {
             Map<String, Val> vals = new HashMap<>();
             for (OnnxWire.ValueInfo v : g.inputs()) {
                 if (initializers.containsKey(v.name())) {
@@ -317,17 +543,12 @@ public final class OnnxImporter {
                     throw InvalidInputException.atNode(source, v.name(), "graph input has no shape");
                 }
                 long[] shape = new long[v.dims().size()];
-                boolean isData = roles.get(v.name()) == TensorRole.INPUT;
+                Integer axis = batchAxis.get(v.name());
                 for (int d = 0; d < shape.length; d++) {
-                    OnnxWire.Dimension dim = v.dims().get(d);
-                    if (dim.isKnown()) {
-                        shape[d] = dim.value();
-                    } else if (isData && d == batchAxis.get(v.name())) {
-                        shape[d] = batch;
-                    } else {
+                    shape[d] = axis != null && axis == d ? batch : size(v.dims().get(d), batch);
+                    if (shape[d] < 0) {
                         throw InvalidInputException.atNode(source, v.name(), "dimension " + d + " ('"
-                                + (dim.param() == null ? "?" : dim.param())
-                                + "') is symbolic; only the batch dimension may be");
+                                + v.dims().get(d).param() + "') is symbolic and not bound");
                     }
                 }
                 vals.put(v.name(), new Val(type, shape, null));
@@ -345,13 +566,21 @@ public final class OnnxImporter {
                 try {
                     outs = ShapeInference.infer(source, l, ins).orElse(null);
                     if (outs == null) {
-                        warn(l, "operator " + l.opType() + (l.domain().isEmpty() ? "" : " (" + l.domain() + ")")
-                                + " is not supported: kept as a generic node; output shapes from value_info if any");
-                        outs = fromValueInfo(l, batch);
+                        if (record) {
+                            unsupported.add(l.opType() + (l.domain().isEmpty() || l.domain().equals("ai.onnx") ? ""
+                                    : " (" + l.domain() + ")"));
+                            problems.putIfAbsent(l.name(), "operator " + l.opType() + " is not supported");
+                            LOG.debug("{}: node '{}': operator {} is not supported: kept as a generic node", source,
+                                    l.name(), l.opType());
+                        }
+                        outs = fromValueInfo(l, batch, record);
                     }
                 } catch (Unknown e) {
-                    warn(l, "output shape unknown: " + e.getMessage());
-                    outs = fromValueInfo(l, batch);
+                    if (record) {
+                        problems.putIfAbsent(l.name(), e.getMessage());
+                        LOG.debug("{}: node '{}': output shape unknown: {}", source, l.name(), e.getMessage());
+                    }
+                    outs = fromValueInfo(l, batch, record);
                 }
                 for (int k = 0; k < l.outputs().size() && k < outs.size(); k++) {
                     if (!l.outputs().get(k).isEmpty() && outs.get(k) != null) {
@@ -362,43 +591,42 @@ public final class OnnxImporter {
             return vals;
         }
 
-        private List<Val> fromValueInfo(Layer l, long batch) {
-            String sym = batchSymbol(g).orElse("batch");
+        /**
+         * The output shapes the file declares for a layer the importer cannot infer: used only when every
+         * dimension is a number, the batch symbol or a bound name (so, consistent with this import's sizes).
+         */
+        private List<Val> fromValueInfo(Layer l, long batch, boolean record) {
             List<Val> out = new ArrayList<>();
+            boolean any = false;
             for (String o : l.outputs()) {
                 OnnxWire.ValueInfo v = valueInfo.get(o);
                 Val val = null;
                 if (v != null && v.hasShape()) {
                     long[] s = new long[v.dims().size()];
                     boolean ok = true;
-                    for (int d = 0; d < s.length; d++) {
-                        OnnxWire.Dimension dim = v.dims().get(d);
-                        if (dim.isKnown()) {
-                            s[d] = dim.value();
-                        } else if (sym.equals(dim.param())) {
-                            s[d] = batch;
-                        } else {
-                            ok = false;
-                        }
+                    for (int d = 0; d < s.length && ok; d++) {
+                        s[d] = size(v.dims().get(d), batch);
+                        ok = s[d] >= 0;
                     }
                     if (ok) {
                         val = new Val(DataType.fromOnnx(v.elemType()).orElse(DataType.FLOAT), s, null);
+                        any = true;
                     }
                 }
                 out.add(val);
             }
+            if (any && record) {
+                fromValueInfo.add(l.name());
+            }
             return out;
         }
 
-        private void warn(Layer l, String message) {
-            if (warned.add(l.name())) {
-                LOG.warn("{}: node '{}': {}", source, l.name(), message);
-            }
-        }
-
         private ModelGraph assemble(List<Layer> layers, Map<String, SymbolicShape> shapes,
-                Map<String, DataType> types) {
+                Map<String, DataType> types, Coverage coverage) {
             ModelGraph.Builder b = ModelGraph.builder(name).source(source);
+            if (coverage != null) {
+                b.coverage(coverage);
+            }
             for (OnnxWire.ValueInfo v : g.inputs()) {
                 if (!initializers.containsKey(v.name())) {
                     DataType type = DataType.fromOnnx(v.elemType()).orElse(DataType.FLOAT);

@@ -39,8 +39,12 @@ final class OnnxWire {
     record ValueInfo(String name, int elemType, boolean hasShape, List<Dimension> dims) {
     }
 
-    /** A {@code TensorProto}: dims, type and, when small and present, the values. */
-    record Tensor(String name, int dataType, long[] dims, Optional<TensorValue> value) {
+    /**
+     * A {@code TensorProto}: dims, type and, when small and present, the values. {@code wellFormed} says that the
+     * data the tensor carries (inline, in any of the typed fields or raw bytes, or stored externally) has as many
+     * elements as its dims say, whether or not the values were decoded.
+     */
+    record Tensor(String name, int dataType, long[] dims, Optional<TensorValue> value, boolean wellFormed) {
     }
 
     record Node(String name, String opType, String domain, List<String> inputs, List<String> outputs,
@@ -183,6 +187,7 @@ final class OnnxWire {
         Long i = null;
         String s = null;
         TensorValue t = null;
+        Attribute large = null;
         boolean graph = false;
         List<Long> ints = new ArrayList<>();
         List<Double> floats = new ArrayList<>();
@@ -201,8 +206,15 @@ final class OnnxWire {
                     int old = enter(in);
                     Tensor tensor = parseTensor(in);
                     in.popLimit(old);
-                    t = tensor.value().orElseThrow(() -> new InvalidProtocolBufferException(
-                            "tensor attribute too large or without data"));
+                    if (tensor.value().isPresent()) {
+                        t = tensor.value().get();
+                    } else if (tensor.wellFormed() && DataType.fromOnnx(tensor.dataType()).isPresent()) {
+                        large = Attribute.ofLargeTensor(DataType.fromOnnx(tensor.dataType()).get(), tensor.dims());
+                    } else {
+                        throw new InvalidProtocolBufferException("tensor attribute '" + name + "' holds no data, "
+                                + "or less or more than its dims " + java.util.Arrays.toString(tensor.dims())
+                                + " say");
+                    }
                 }
                 case 6, 11 -> {
                     graph = true;
@@ -240,10 +252,10 @@ final class OnnxWire {
             case 2 -> a = Attribute.ofInt(i == null ? 0 : i);
             case 3 -> a = Attribute.ofString(s == null ? "" : s);
             case 4 -> {
-                if (t == null) {
+                if (t == null && large == null) {
                     throw new InvalidProtocolBufferException("tensor attribute '" + name + "' has no tensor");
                 }
-                a = Attribute.ofTensor(t);
+                a = t != null ? Attribute.ofTensor(t) : large;
             }
             case 5, 10 -> a = Attribute.ofGraph();
             case 6 -> a = Attribute.ofFloats(floats.stream().mapToDouble(Double::doubleValue).toArray());
@@ -253,6 +265,8 @@ final class OnnxWire {
                 // Old files may omit the type: infer it from the field that is set.
                 if (t != null) {
                     a = Attribute.ofTensor(t);
+                } else if (large != null) {
+                    a = large;
                 } else if (i != null) {
                     a = Attribute.ofInt(i);
                 } else if (f != null) {
@@ -351,14 +365,18 @@ final class OnnxWire {
         int dataType = 0;
         List<Long> dims = new ArrayList<>();
         byte[] raw = null;
+        long rawLength = -1;
         List<Double> floatData = new ArrayList<>();
         List<Long> intData = new ArrayList<>();
+        long floatCount = 0;
+        long[] intCount = {0};
+        boolean external = false;
         int tag;
         while ((tag = in.readTag()) != 0) {
             int field = WireFormat.getTagFieldNumber(tag);
             boolean packed = WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED;
             switch (field) {
-                case 1 -> readLongs(in, packed, dims, Long.MAX_VALUE);
+                case 1 -> readLongs(in, packed, dims, Long.MAX_VALUE, null);
                 case 2 -> dataType = in.readInt32();
                 case 8 -> name = in.readString();
                 case 9 -> {
@@ -366,37 +384,35 @@ final class OnnxWire {
                     if (len < 0 || (in.getBytesUntilLimit() >= 0 && len > in.getBytesUntilLimit())) {
                         throw new InvalidProtocolBufferException("raw_data length " + len + " runs past the tensor");
                     }
+                    rawLength = len;
                     if (len <= MAX_DECODED_ELEMENTS * 16) {
                         raw = in.readRawBytes(len);
                     } else {
                         in.skipRawBytes(len);
                     }
                 }
-                case 4 -> {
+                case 4, 10 -> {
+                    int width = field == 4 ? 4 : 8;
                     if (packed) {
                         int old = enter(in);
+                        int bytes = in.getBytesUntilLimit();
+                        if (bytes % width != 0) {
+                            throw new InvalidProtocolBufferException("packed " + (width == 4 ? "float" : "double")
+                                    + "_data of " + bytes + " bytes is not a whole number of values");
+                        }
+                        floatCount += bytes / width;
                         while (in.getBytesUntilLimit() > 0 && floatData.size() <= MAX_DECODED_ELEMENTS) {
-                            floatData.add((double) in.readFloat());
+                            floatData.add(width == 4 ? (double) in.readFloat() : in.readDouble());
                         }
                         in.skipRawBytes(in.getBytesUntilLimit());
                         in.popLimit(old);
                     } else {
-                        floatData.add((double) in.readFloat());
+                        floatCount++;
+                        floatData.add(width == 4 ? (double) in.readFloat() : in.readDouble());
                     }
                 }
-                case 10 -> {
-                    if (packed) {
-                        int old = enter(in);
-                        while (in.getBytesUntilLimit() > 0 && floatData.size() <= MAX_DECODED_ELEMENTS) {
-                            floatData.add(in.readDouble());
-                        }
-                        in.skipRawBytes(in.getBytesUntilLimit());
-                        in.popLimit(old);
-                    } else {
-                        floatData.add(in.readDouble());
-                    }
-                }
-                case 5, 7, 11 -> readLongs(in, packed, intData, MAX_DECODED_ELEMENTS);
+                case 5, 7, 11 -> readLongs(in, packed, intData, MAX_DECODED_ELEMENTS, intCount);
+                case 13 -> external |= !packed && in.readInt32() == 1;
                 default -> in.skipField(tag);
             }
         }
@@ -413,10 +429,17 @@ final class OnnxWire {
         if (type.isPresent() && count <= MAX_DECODED_ELEMENTS) {
             value = decode(type.get(), d, (int) count, raw, floatData, intData);
         }
-        return new Tensor(name, dataType, d, value);
+        boolean wellFormed = value.isPresent() || external
+                || rawLength >= 0 && type.isPresent() && type.get() != DataType.STRING
+                        && count <= Long.MAX_VALUE / Math.max(1, type.get().byteSize())
+                        && rawLength == count * type.get().byteSize()
+                || rawLength < 0 && (floatCount == count && intCount[0] == 0 || intCount[0] == count && floatCount == 0);
+        return new Tensor(name, dataType, d, value, wellFormed);
     }
 
-    private static void readLongs(CodedInputStream in, boolean packed, List<Long> out, long max) throws IOException {
+    /** Reads varint values into {@code out} (at most {@code max}), counting all of them in {@code count[0]}. */
+    private static void readLongs(CodedInputStream in, boolean packed, List<Long> out, long max, long[] count)
+            throws IOException {
         if (packed) {
             int old = enter(in);
             while (in.getBytesUntilLimit() > 0) {
@@ -424,12 +447,18 @@ final class OnnxWire {
                 if (out.size() < max) {
                     out.add(v);
                 }
+                if (count != null) {
+                    count[0]++;
+                }
             }
             in.popLimit(old);
         } else {
             long v = in.readInt64();
             if (out.size() < max) {
                 out.add(v);
+            }
+            if (count != null) {
+                count[0]++;
             }
         }
     }

@@ -65,33 +65,57 @@ final class ShapeInference {
             return s.run();
         } catch (ArithmeticException e) {
             throw s.bad("dimension overflow (" + e.getMessage() + ")");
+        } catch (IllegalArgumentException e) {
+            throw s.bad(e.getMessage());
         }
     }
 
     /** The operator types this class implements. */
-    static final List<String> SUPPORTED = List.of("Abs", "Add", "And", "ArgMax", "ArgMin", "AveragePool",
-            "BatchNormalization", "Cast", "CastLike", "Ceil", "Celu", "Clip", "Concat", "Constant", "ConstantOfShape",
-            "Conv", "ConvTranspose", "Cos", "CumSum", "DepthToSpace", "Div", "Dropout", "Einsum", "Elu", "Equal",
-            "Erf", "Exp", "Expand", "Flatten", "Floor", "Gather", "GatherElements", "Gelu", "Gemm",
-            "GlobalAveragePool", "GlobalMaxPool", "Greater", "GreaterOrEqual", "GroupNormalization", "GRU",
-            "HardSigmoid", "HardSwish", "Identity", "InstanceNormalization", "IsInf", "IsNaN", "LayerNormalization",
-            "LeakyRelu", "Less", "LessOrEqual", "Log", "LogSoftmax", "LRN", "LSTM", "MatMul", "Max", "MaxPool",
-            "Mean", "Min", "Mish", "Mod", "Mul", "Neg", "Not", "Or", "Pad", "Pow", "PRelu", "Range", "Reciprocal",
+    static final List<String> SUPPORTED = List.of("Abs", "Acos", "Acosh", "Add", "And", "ArgMax", "ArgMin", "Asin",
+            "Asinh", "Atan", "Atanh", "AveragePool", "BatchNormalization", "Bernoulli", "BitShift", "BitwiseAnd",
+            "BitwiseNot", "BitwiseOr", "BitwiseXor", "Cast", "CastLike", "Ceil", "Celu", "CenterCropPad", "Clip",
+            "Compress", "Concat", "Constant", "ConstantOfShape", "Conv", "ConvTranspose", "Cos", "Cosh", "CumSum",
+            "DepthToSpace", "DequantizeLinear", "Div", "Dropout", "Einsum", "Elu", "Equal", "Erf", "Exp", "Expand",
+            "EyeLike", "Flatten", "Floor", "Gather", "GatherElements", "Gelu", "Gemm", "GlobalAveragePool",
+            "GlobalLpPool", "GlobalMaxPool", "Greater", "GreaterOrEqual", "GridSample", "GroupNormalization", "GRU",
+            "Hardmax", "HardSigmoid", "HardSwish", "Identity", "InstanceNormalization", "IsInf", "IsNaN",
+            "LayerNormalization", "LeakyRelu", "Less", "LessOrEqual", "Log", "LogSoftmax", "LpNormalization",
+            "LpPool", "LRN", "LSTM", "MatMul", "Max", "MaxPool", "Mean", "MeanVarianceNormalization", "Min", "Mish",
+            "Mod", "Mul", "Neg", "NonZero", "Not", "OneHot", "Or", "Pad", "Pow", "PRelu", "QuantizeLinear",
+            "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Range", "Reciprocal",
             "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin",
-            "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Reshape", "Resize", "RNN", "Round",
-            "ScatterElements", "ScatterND", "Selu", "Shape", "Shrink", "Sigmoid", "Sign", "Sin", "Size", "Slice",
-            "Softmax", "Softplus", "Softsign", "SpaceToDepth", "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tanh",
-            "ThresholdedRelu", "Tile", "Transpose", "Trilu", "Unsqueeze", "Upsample", "Where", "Xor");
+            "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Reshape", "Resize", "ReverseSequence", "RNN",
+            "Round", "Scatter", "ScatterElements", "ScatterND", "Selu", "Shape", "Shrink", "Sigmoid", "Sign", "Sin",
+            "Sinh", "Size", "Slice", "Softmax", "Softplus", "Softsign", "SpaceToDepth", "Split", "Sqrt", "Squeeze",
+            "Sub", "Sum", "Swish", "Tan", "Tanh", "ThresholdedRelu", "Tile", "TopK", "Transpose", "Trilu",
+            "Unsqueeze", "Upsample", "Where", "Xor");
 
     private Optional<List<Val>> run() throws Unknown {
         String op = node.domain().isEmpty() || node.domain().equals("ai.onnx") ? node.opType() : "";
         return switch (op) {
             case "Constant" -> one(constant());
-            case "Identity", "Relu", "Sigmoid", "Erf", "Sqrt", "HardSigmoid", "HardSwish", "Tanh", "Gelu", "Clip",
-                    "Softmax", "LogSoftmax", "Neg", "Exp", "Log", "Abs", "Reciprocal", "LeakyRelu", "Elu", "Selu",
-                    "Softplus", "Softsign", "Mish", "Floor", "Ceil", "Round", "Sign", "Sin", "Cos", "Trilu",
-                    "CumSum", "InstanceNormalization", "LRN", "GroupNormalization", "Celu", "ThresholdedRelu",
-                    "Shrink" -> one(unary());
+            case "Identity", "Relu", "Sigmoid", "Erf", "Sqrt", "Tanh", "Neg", "Exp", "Log", "Abs", "Reciprocal",
+                    "Floor", "Ceil", "Round", "Sign", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh",
+                    "Asinh", "Acosh", "Atanh", "Clip", "BitwiseNot" -> one(valued(op));
+            case "HardSigmoid", "HardSwish", "Gelu", "Softmax", "LogSoftmax", "LeakyRelu", "Elu", "Selu", "Softplus",
+                    "Softsign", "Mish", "InstanceNormalization", "LRN", "GroupNormalization", "Celu",
+                    "ThresholdedRelu", "Shrink", "Hardmax", "LpNormalization", "MeanVarianceNormalization",
+                    "ReverseSequence", "Bernoulli", "RandomNormalLike", "RandomUniformLike", "Swish" -> one(unary());
+            case "Trilu" -> one(trilu());
+            case "CumSum" -> one(cumSum());
+            case "QuantizeLinear" -> one(new Val(has(2) ? input(2).type() : DataType.UINT8, shape(0), null));
+            case "DequantizeLinear" -> one(new Val(has(1) ? input(1).type() : DataType.FLOAT, shape(0), null));
+            case "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitShift" -> one(arith(op));
+            case "EyeLike" -> one(new Val(DataType.fromOnnx((int) node.longAttribute("dtype", 1))
+                    .orElse(input(0).type()), shape(0), null));
+            case "RandomNormal", "RandomUniform" -> one(new Val(DataType.fromOnnx((int) node.longAttribute("dtype", 1))
+                    .orElse(DataType.FLOAT), longsAttr("shape", new long[0]), null));
+            case "OneHot" -> one(oneHot());
+            case "TopK" -> topK();
+            case "NonZero" -> one(nonZero());
+            case "Compress" -> one(compress());
+            case "GridSample" -> one(gridSample());
+            case "CenterCropPad" -> one(centerCropPad());
             case "IsNaN", "IsInf" -> one(new Val(DataType.BOOL, shape(0), null));
             case "Not" -> one(not());
             case "Cast" -> one(cast(DataType.fromOnnx((int) node.longAttribute("to", 1)).orElse(DataType.FLOAT)));
@@ -103,8 +127,9 @@ final class ShapeInference {
             case "Shape" -> one(shapeOp());
             case "Size" -> one(new Val(DataType.INT64, new long[0], TensorValue.int64Scalar(input(0).elements())));
             case "Gather" -> one(gather());
-            case "GatherElements" -> one(new Val(input(0).type(), shape(1), null));
-            case "ScatterND", "ScatterElements" -> one(new Val(input(0).type(), shape(0), null));
+            case "GatherElements" -> one(gatherElements());
+            case "ScatterND" -> one(scatterND());
+            case "ScatterElements", "Scatter" -> one(scatterElements());
             case "Unsqueeze" -> one(unsqueeze());
             case "Squeeze" -> one(squeeze());
             case "Concat" -> one(concat());
@@ -123,8 +148,8 @@ final class ShapeInference {
             case "ConvTranspose" -> one(convTranspose());
             case "LSTM", "GRU", "RNN" -> recurrent(op);
             case "DepthToSpace", "SpaceToDepth" -> one(depthSpace(op.equals("DepthToSpace")));
-            case "MaxPool", "AveragePool" -> pool();
-            case "GlobalAveragePool", "GlobalMaxPool" -> one(globalPool());
+            case "MaxPool", "AveragePool", "LpPool" -> pool();
+            case "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool" -> one(globalPool());
             case "BatchNormalization" -> batchNorm();
             case "LayerNormalization" -> layerNorm();
             case "Gemm" -> one(gemm());
@@ -241,7 +266,7 @@ final class ShapeInference {
         return idx;
     }
 
-    private static long count(long[] shape) {
+    static long count(long[] shape) {
         long n = 1;
         for (long d : shape) {
             n = Math.multiplyExact(n, d);
@@ -264,8 +289,8 @@ final class ShapeInference {
             Attribute a = e.getValue();
             switch (e.getKey()) {
                 case "value" -> {
-                    TensorValue t = a.asTensor();
-                    return new Val(t.type(), t.dims(), t);
+                    Optional<TensorValue> t = a.tensorValue();
+                    return new Val(a.tensorType(), a.tensorDims(), t.orElse(null));
                 }
                 case "value_float" -> {
                     return new Val(DataType.FLOAT, new long[0],
@@ -293,6 +318,232 @@ final class ShapeInference {
     private Val unary() throws Unknown {
         Val x = input(0);
         return new Val(x.type(), x.shape(), null);
+    }
+
+    /**
+     * Element-wise operators that shape arithmetic uses ({@code Floor(Div(Cast(Shape)))}, {@code Sqrt} of a head
+     * size, {@code Clip} of a window): the output carries values when the input does.
+     */
+    private Val valued(String op) throws Unknown {
+        Val x = input(0);
+        if (x.value() == null) {
+            return new Val(x.type(), x.shape(), null);
+        }
+        TensorValue v = x.value();
+        TensorValue out = switch (op) {
+            case "Identity" -> v;
+            case "Relu" -> Values.map(v, a -> Math.max(a, 0), a -> Math.max(a, 0));
+            case "Neg" -> Values.map(v, a -> -a, a -> -a);
+            case "Abs" -> Values.map(v, Math::abs, Math::abs);
+            case "Sign" -> Values.map(v, Math::signum, Long::signum);
+            case "Floor" -> Values.map(v, Math::floor, a -> a);
+            case "Ceil" -> Values.map(v, Math::ceil, a -> a);
+            case "Round" -> Values.map(v, Math::rint, a -> a);
+            case "BitwiseNot" -> Values.map(v, a -> a, a -> ~a);
+            case "Clip" -> clipValues(v);
+            default -> Values.map(v, switch (op) {
+                case "Sigmoid" -> a -> 1 / (1 + Math.exp(-a));
+                case "Sqrt" -> Math::sqrt;
+                case "Tanh" -> Math::tanh;
+                case "Exp" -> Math::exp;
+                case "Log" -> Math::log;
+                case "Reciprocal" -> a -> 1 / a;
+                case "Sin" -> Math::sin;
+                case "Cos" -> Math::cos;
+                case "Tan" -> Math::tan;
+                case "Asin" -> Math::asin;
+                case "Acos" -> Math::acos;
+                case "Atan" -> Math::atan;
+                case "Sinh" -> Math::sinh;
+                case "Cosh" -> Math::cosh;
+                case "Asinh" -> a -> Math.log(a + Math.sqrt(a * a + 1));
+                case "Acosh" -> a -> Math.log(a + Math.sqrt(a * a - 1));
+                case "Atanh" -> a -> 0.5 * Math.log((1 + a) / (1 - a));
+                default -> ShapeInference::erf;
+            }, null);
+        };
+        return new Val(x.type(), x.shape(), out);
+    }
+
+    private TensorValue clipValues(TensorValue v) throws Unknown {
+        double lo = node.attribute("min").map(Attribute::asDouble).orElse(Double.NEGATIVE_INFINITY);
+        double hi = node.attribute("max").map(Attribute::asDouble).orElse(Double.POSITIVE_INFINITY);
+        if (has(1)) {
+            lo = value(1).doubleAt(0);
+        }
+        if (has(2)) {
+            hi = value(2).doubleAt(0);
+        }
+        double l = lo;
+        double h = hi;
+        return Values.map(v, a -> Math.min(Math.max(a, l), h), a -> (long) Math.min(Math.max(a, l), h));
+    }
+
+    /** Abramowitz–Stegun 7.1.26 (|error| < 1.5e-7): only for values, never for shapes. */
+    private static double erf(double x) {
+        double t = 1 / (1 + 0.3275911 * Math.abs(x));
+        double y = 1 - t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027
+                + t * 1.061405429)))) * Math.exp(-x * x);
+        return x >= 0 ? y : -y;
+    }
+
+    private Val trilu() throws Unknown {
+        Val x = input(0);
+        if (x.value() == null || x.shape().length < 2) {
+            return new Val(x.type(), x.shape(), null);
+        }
+        long k = has(1) ? value(1).longAt(0) : 0;
+        return new Val(x.type(), x.shape(), Values.trilu(x.value(), node.longAttribute("upper", 1) != 0, k));
+    }
+
+    private Val cumSum() throws Unknown {
+        Val x = input(0);
+        if (x.value() == null || x.shape().length == 0 || !has(1) || input(1).value() == null) {
+            return new Val(x.type(), x.shape(), null);
+        }
+        int axis = axis(value(1).longAt(0), x.shape().length);
+        return new Val(x.type(), x.shape(), Values.cumSum(x.value(), axis, node.longAttribute("exclusive", 0) != 0,
+                node.longAttribute("reverse", 0) != 0));
+    }
+
+    /** OneHot: indices' shape with {@code depth} inserted at {@code axis}. */
+    private Val oneHot() throws Unknown {
+        long[] idx = shape(0);
+        long depth = value(1).longAt(0);
+        if (depth <= 0) {
+            throw bad("depth must be positive: " + depth);
+        }
+        int r = idx.length + 1;
+        int axis = axis(node.longAttribute("axis", -1), r);
+        long[] out = new long[r];
+        for (int d = 0, k = 0; d < r; d++) {
+            out[d] = d == axis ? depth : idx[k++];
+        }
+        return new Val(input(2).type(), out, null);
+    }
+
+    /** TopK: the input shape with {@code k} along the axis, values and int64 indices. */
+    private Optional<List<Val>> topK() throws Unknown {
+        Val x = input(0);
+        long k = has(1) ? value(1).longAt(0) : node.longAttribute("k", -1);
+        int axis = axis(node.longAttribute("axis", -1), x.shape().length);
+        if (k < 0 || k > x.shape()[axis]) {
+            throw bad("k = " + k + " for an axis of length " + x.shape()[axis]);
+        }
+        long[] out = x.shape().clone();
+        out[axis] = k;
+        return Optional.of(List.of(new Val(x.type(), out, null), new Val(DataType.INT64, out, null)));
+    }
+
+    /** NonZero: data-dependent, known only when the input's values are. */
+    private Val nonZero() throws Unknown {
+        Val x = input(0);
+        TensorValue v = x.value();
+        if (v == null) {
+            throw new Unknown("NonZero of '" + node.inputs().get(0) + "', whose values are not known while importing");
+        }
+        int r = x.shape().length;
+        List<long[]> hits = new ArrayList<>();
+        long[] c = new long[r];
+        for (int i = 0; i < v.size(); i++) {
+            if (v.doubleAt(i) != 0) {
+                Values.coords(i, x.shape(), c);
+                hits.add(c.clone());
+            }
+        }
+        long[] out = {r, hits.size()};
+        long[] vals = new long[r * hits.size()];
+        for (int d = 0; d < r; d++) {
+            for (int h = 0; h < hits.size(); h++) {
+                vals[d * hits.size() + h] = hits.get(h)[d];
+            }
+        }
+        return new Val(DataType.INT64, out, small(out) ? TensorValue.ofLongs(DataType.INT64, out, vals) : null);
+    }
+
+    /** Compress: data-dependent, known when the condition's values are. */
+    private Val compress() throws Unknown {
+        Val x = input(0);
+        TensorValue cond = value(1);
+        long kept = 0;
+        for (int i = 0; i < cond.size(); i++) {
+            kept += cond.longAt(i) != 0 ? 1 : 0;
+        }
+        Optional<Attribute> a = node.attribute("axis");
+        if (a.isEmpty()) {
+            return new Val(x.type(), new long[] {kept}, null);
+        }
+        long[] out = x.shape().clone();
+        out[axis(a.get().asLong(), out.length)] = kept;
+        return new Val(x.type(), out, null);
+    }
+
+    /** GridSample: {@code [N, C]} of the input, the grid's spatial sizes. */
+    private Val gridSample() throws Unknown {
+        long[] x = shape(0);
+        long[] grid = shape(1);
+        if (x.length < 3 || grid.length != x.length) {
+            throw bad("input " + Arrays.toString(x) + " and grid " + Arrays.toString(grid) + " do not fit");
+        }
+        long[] out = new long[x.length];
+        out[0] = x[0];
+        out[1] = x[1];
+        System.arraycopy(grid, 1, out, 2, x.length - 2);
+        return new Val(input(0).type(), out, null);
+    }
+
+    /** CenterCropPad: the given sizes on the given (or all) axes. */
+    private Val centerCropPad() throws Unknown {
+        Val x = input(0);
+        long[] sizes = value(1).longs();
+        long[] axes = longsAttr("axes", null);
+        long[] out = x.shape().clone();
+        for (int i = 0; i < sizes.length; i++) {
+            out[axes == null ? i : axis(axes[i], out.length)] = sizes[i];
+        }
+        checkDims(out);
+        return new Val(x.type(), out, null);
+    }
+
+    private Val gatherElements() throws Unknown {
+        Val data = input(0);
+        Val idx = input(1);
+        if (idx.shape().length != data.shape().length) {
+            throw bad("indices rank " + idx.shape().length + " differs from data rank " + data.shape().length);
+        }
+        int axis = axis(node.longAttribute("axis", 0), data.shape().length);
+        if (data.value() == null || idx.value() == null || !small(idx.shape())) {
+            return new Val(data.type(), idx.shape(), null);
+        }
+        return new Val(data.type(), idx.shape(), Values.gatherElements(data.value(), idx.value(), axis));
+    }
+
+    private Val scatterND() throws Unknown {
+        Val data = input(0);
+        Val idx = input(1);
+        Val up = input(2);
+        if (idx.shape().length == 0) {
+            throw bad("indices must have rank >= 1");
+        }
+        if (data.value() == null || idx.value() == null || up.value() == null || !small(data.shape())
+                || !node.attribute("reduction").map(Attribute::asString).orElse("none").equals("none")) {
+            return new Val(data.type(), data.shape(), null);
+        }
+        return new Val(data.type(), data.shape(), Values.scatterND(data.value(), idx.value(), up.value()));
+    }
+
+    private Val scatterElements() throws Unknown {
+        Val data = input(0);
+        Val idx = input(1);
+        Val up = input(2);
+        int axis = axis(node.longAttribute("axis", 0), Math.max(1, data.shape().length));
+        if (data.value() == null || idx.value() == null || up.value() == null || !small(data.shape())
+                || idx.shape().length != data.shape().length
+                || !node.attribute("reduction").map(Attribute::asString).orElse("none").equals("none")) {
+            return new Val(data.type(), data.shape(), null);
+        }
+        return new Val(data.type(), data.shape(), Values.scatterElements(data.value(), idx.value(), up.value(),
+                axis));
     }
 
     private Val not() throws Unknown {
@@ -331,8 +582,11 @@ final class ShapeInference {
             known &= v.value() != null;
         }
         DataType type = first.type();
-        if (!known || !small(shape) || n != 2 && !op.equals("Max") && !op.equals("Min")) {
+        if (!known || !small(shape)) {
             return new Val(type, shape, null);
+        }
+        if (n != 2) {
+            return new Val(type, shape, nary(op, n, shape, type));
         }
         int size = (int) count(shape);
         Val b = input(1);
@@ -352,6 +606,8 @@ final class ShapeInference {
                     case "Mod" -> node.longAttribute("fmod", 0) == 1 ? p % q : p - Math.floor(p / q) * q;
                     case "Max" -> Math.max(p, q);
                     case "Min" -> Math.min(p, q);
+                    case "Sum" -> p + q;
+                    case "Mean" -> (p + q) / 2;
                     default -> p > 0 ? p : p * q; // PRelu
                 };
             }
@@ -375,10 +631,37 @@ final class ShapeInference {
                 case "Mod" -> node.longAttribute("fmod", 0) == 1 ? p % q : Math.floorMod(p, q);
                 case "Max" -> Math.max(p, q);
                 case "Min" -> Math.min(p, q);
+                case "Sum" -> Math.addExact(p, q);
+                case "Mean" -> (p + q) / 2;
+                case "BitwiseAnd" -> p & q;
+                case "BitwiseOr" -> p | q;
+                case "BitwiseXor" -> p ^ q;
+                case "BitShift" -> node.attribute("direction").map(Attribute::asString).orElse("LEFT")
+                        .equals("RIGHT") ? p >>> q : p << q;
                 default -> p > 0 ? p : p * q;
             };
         }
         return new Val(type, shape, TensorValue.ofLongs(type, shape, o));
+    }
+
+    /** Sum, Mean, Max, Min of one or more than two known inputs (element-wise, broadcast). */
+    private TensorValue nary(String op, int n, long[] shape, DataType type) throws Unknown {
+        int size = (int) count(shape);
+        double[] o = new double[size];
+        for (int k = 0; k < size; k++) {
+            double acc = 0;
+            for (int i = 0; i < n; i++) {
+                Val v = input(i);
+                double x = v.value().doubleAt(bindex(shape, v.shape(), k));
+                acc = i == 0 ? x : switch (op) {
+                    case "Max" -> Math.max(acc, x);
+                    case "Min" -> Math.min(acc, x);
+                    default -> acc + x;
+                };
+            }
+            o[k] = op.equals("Mean") ? acc / n : acc;
+        }
+        return Values.of(type, shape, o);
     }
 
     private Val compare(String op) throws Unknown {
@@ -724,31 +1007,16 @@ final class ShapeInference {
             used[p] = true;
             out[d] = x.shape()[p];
         }
-        if (x.value() == null || r > 2) {
+        if (x.value() == null) {
             return new Val(x.type(), out, null);
         }
-        if (r < 2 || perm[0] == 0) {
-            return reshaped(x, out);
-        }
-        int rows = (int) x.shape()[0];
-        int cols = (int) x.shape()[1];
-        long[] lv = new long[rows * cols];
-        double[] dv = new double[rows * cols];
-        for (int i = 0; i < rows; i++) {
-            for (int j = 0; j < cols; j++) {
-                lv[j * rows + i] = x.value().longAt(i * cols + j);
-                dv[j * rows + i] = x.value().doubleAt(i * cols + j);
-            }
-        }
-        TensorValue v = x.type().isFloating() ? TensorValue.ofDoubles(x.type(), out, dv)
-                : TensorValue.ofLongs(x.type(), out, lv);
-        return new Val(x.type(), out, v);
+        return new Val(x.type(), out, Values.transpose(x.value(), perm, out));
     }
 
     private Val constantOfShape() throws Unknown {
         long[] out = value(0).longs();
         checkDims(out);
-        TensorValue fill = node.attribute("value").map(Attribute::asTensor)
+        TensorValue fill = node.attribute("value").flatMap(Attribute::tensorValue)
                 .orElse(TensorValue.ofDoubles(DataType.FLOAT, new long[] {1}, new double[] {0}));
         DataType type = fill.type();
         if (!small(out)) {
@@ -798,7 +1066,10 @@ final class ShapeInference {
             out[d] = Math.multiplyExact(x.shape()[d], reps[d]);
         }
         checkDims(out);
-        return new Val(x.type(), out, null);
+        if (x.value() == null || !small(out) || count(x.shape()) == 0) {
+            return new Val(x.type(), out, null);
+        }
+        return new Val(x.type(), out, Values.tile(x.value(), out));
     }
 
     private Val range() throws Unknown {
@@ -875,20 +1146,10 @@ final class ShapeInference {
             first[ax] = s;
             step[ax] = st;
         }
-        if (x.value() == null || r != 1) {
+        if (x.value() == null) {
             return new Val(x.type(), out, null);
         }
-        int n = (int) out[0];
-        long[] lv = new long[n];
-        double[] dv = new double[n];
-        for (int k = 0; k < n; k++) {
-            int src = (int) (first[0] + k * step[0]);
-            lv[k] = x.value().longAt(src);
-            dv[k] = x.value().doubleAt(src);
-        }
-        TensorValue v = x.type().isFloating() ? TensorValue.ofDoubles(x.type(), out, dv)
-                : TensorValue.ofLongs(x.type(), out, lv);
-        return new Val(x.type(), out, v);
+        return new Val(x.type(), out, Values.slice(x.value(), first, step, out));
     }
 
     private List<Val> split() throws Unknown {
@@ -911,10 +1172,12 @@ final class ShapeInference {
                     + " outputs");
         }
         List<Val> out = new ArrayList<>();
+        long offset = 0;
         for (long s : sizes) {
             long[] sh = x.shape().clone();
             sh[axis] = s;
-            out.add(new Val(x.type(), sh, null));
+            out.add(new Val(x.type(), sh, x.value() == null ? null : Values.splitPart(x.value(), axis, offset, sh)));
+            offset += s;
         }
         return out;
     }
@@ -937,7 +1200,15 @@ final class ShapeInference {
             out[ax] = Math.addExact(out[ax], Math.addExact(pads[i], pads[i + k]));
         }
         checkDims(out);
-        return new Val(x.type(), out, null);
+        String mode = node.attribute("mode").map(Attribute::asString).orElse("constant");
+        if (x.value() == null || axes != null || !mode.equals("constant") || !small(out)) {
+            return new Val(x.type(), out, null);
+        }
+        double fill = node.attribute("value").map(Attribute::asDouble).orElse(0.0);
+        if (has(2) && input(2).value() != null && input(2).value().size() > 0) {
+            fill = input(2).value().doubleAt(0);
+        }
+        return new Val(x.type(), out, Values.pad(x.value(), pads, fill, out));
     }
 
     private Val resize() throws Unknown {
@@ -1332,7 +1603,23 @@ final class ShapeInference {
                 reduced[axis(a, r)] = true;
             }
         }
-        return new Val(x.type(), reducedShape(x.shape(), reduced, keep), null);
+        long[] out = reducedShape(x.shape(), reduced, keep);
+        if (x.value() == null || !small(out)) {
+            return new Val(x.type(), out, null);
+        }
+        Values.Reduction op = switch (node.opType()) {
+            case "ReduceSum" -> Values.Reduction.SUM;
+            case "ReduceMean" -> Values.Reduction.MEAN;
+            case "ReduceMax" -> Values.Reduction.MAX;
+            case "ReduceMin" -> Values.Reduction.MIN;
+            case "ReduceProd" -> Values.Reduction.PROD;
+            case "ReduceL1" -> Values.Reduction.L1;
+            case "ReduceL2" -> Values.Reduction.L2;
+            case "ReduceSumSquare" -> Values.Reduction.SUM_SQUARE;
+            case "ReduceLogSum" -> Values.Reduction.LOG_SUM;
+            default -> Values.Reduction.LOG_SUM_EXP;
+        };
+        return new Val(x.type(), out, Values.reduce(x.value(), reduced, op, out));
     }
 
     private static long[] reducedShape(long[] shape, boolean[] reduced, boolean keep) {

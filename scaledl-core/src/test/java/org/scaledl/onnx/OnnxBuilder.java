@@ -25,6 +25,32 @@ final class OnnxBuilder {
         return this;
     }
 
+    /** A float input whose dims are numbers or names ({@code "batch"}, {@code "seq"}; {@code "?"} is unnamed). */
+    OnnxBuilder namedInput(String name, String... dims) {
+        byte[] shape = msg(o -> {
+            for (String d : dims) {
+                byte[] dim = msg(x -> {
+                    if (d.chars().allMatch(Character::isDigit)) {
+                        x.writeInt64(1, Long.parseLong(d));
+                    } else if (!d.equals("?")) {
+                        x.writeString(2, d);
+                    }
+                });
+                o.writeByteArray(1, dim);
+            }
+        });
+        byte[] tensor = msg(o -> {
+            o.writeInt32(1, 1);
+            o.writeByteArray(2, shape);
+        });
+        byte[] type = msg(o -> o.writeByteArray(1, tensor));
+        inputs.add(msg(o -> {
+            o.writeString(1, name);
+            o.writeByteArray(2, type);
+        }));
+        return this;
+    }
+
     OnnxBuilder typedInput(String name, int elemType, long... dims) {
         inputs.add(valueInfo(name, elemType, dims));
         return this;
@@ -114,6 +140,22 @@ final class OnnxBuilder {
             for (long v : values) {
                 o.writeInt64(7, v);
             }
+        });
+        return msg(o -> {
+            o.writeString(1, name);
+            o.writeByteArray(5, tensor);
+            o.writeInt32(20, 4);
+        });
+    }
+
+    /** A tensor attribute with raw little-endian data and declared dims (which need not agree, for hostile tests). */
+    static byte[] rawTensor(String name, int dataType, long[] dims, byte[] raw) {
+        byte[] tensor = msg(o -> {
+            for (long d : dims) {
+                o.writeInt64(1, d);
+            }
+            o.writeInt32(2, dataType);
+            o.writeByteArray(9, raw);
         });
         return msg(o -> {
             o.writeString(1, name);

@@ -11,7 +11,6 @@ import org.scaledl.features.FeatureExtractor;
 import org.scaledl.features.LayerFeatures;
 import org.scaledl.graph.Layer;
 import org.scaledl.graph.ModelGraph;
-import org.scaledl.onnx.OnnxImporter;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -31,13 +30,17 @@ final class InspectCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print one JSON document")
     boolean json;
 
+    @picocli.CommandLine.Mixin
+    GraphOptions graphOptions;
+
     @Override
     public Integer call() throws Exception {
         if (batch <= 0) {
             throw new IllegalArgumentException("--batch must be positive, got " + batch);
         }
         Phase ph = Phase.parse(phase);
-        ModelGraph g = OnnxImporter.read(model);
+        ModelGraph g = graphOptions.read(model);
+        org.scaledl.graph.Coverage cov = g.coverage();
         List<LayerFeatures> fs = FeatureExtractor.of(g).extract(batch, ph);
         double fwd = 0;
         double bwd = 0;
@@ -60,8 +63,12 @@ final class InspectCommand implements Callable<Integer> {
                 o.put("name", l.name());
                 o.put("op", l.opType());
                 o.put("family", f.family().name());
-                ArrayNode shape = o.putArray("output_shape");
-                outputShape(g, l, batch).forEach(shape::add);
+                List<Long> s = outputShape(g, l, batch);
+                if (s == null) {
+                    o.putNull("output_shape");
+                } else {
+                    s.forEach(o.putArray("output_shape")::add);
+                }
                 o.put("flops_fwd", f.flopsFwd());
                 o.put("flops_bwd", f.flopsBwd());
                 o.put("params", f.params());
@@ -72,6 +79,23 @@ final class InspectCommand implements Callable<Integer> {
             totals.put("flops_fwd", fwd);
             totals.put("flops_bwd", bwd);
             totals.put("bytes", bytes);
+            ObjectNode c = root.putObject("coverage");
+            c.put("complete", cov.isComplete());
+            c.put("unresolved_layers", cov.unresolvedLayers().size());
+            c.put("unresolved_share_layers", cov.unresolvedShareLayers());
+            c.put("unresolved_share_bytes", cov.unresolvedShareBytes());
+            cov.unsupportedOperators().forEach(c.putArray("unsupported_ops")::add);
+            c.put("from_value_info", cov.fromValueInfo().size());
+            if (cov.exportedBatch().isPresent()) {
+                c.put("exported_batch", cov.exportedBatch().getAsLong());
+            } else {
+                c.putNull("exported_batch");
+            }
+            cov.boundDimensions().forEach(c.putObject("bound_dims")::put);
+            if (!cov.unresolvedLayers().isEmpty()) {
+                c.put("first_unresolved", cov.unresolvedLayers().get(0));
+                c.put("first_problem", cov.firstProblem());
+            }
             System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
             return 0;
         }
@@ -82,20 +106,23 @@ final class InspectCommand implements Callable<Integer> {
         for (LayerFeatures f : fs) {
             Layer l = g.layer(f.layer());
             String name = l.name().length() > 48 ? "…" + l.name().substring(l.name().length() - 47) : l.name();
+            List<Long> shape = outputShape(g, l, batch);
             System.out.printf("%-48s %-18s %-22s %12.3f %12.3f %11d %12.1f%n", name, l.opType(),
-                    outputShape(g, l, batch), f.flopsFwd() / 1e6, f.flopsBwd() / 1e6, f.params(),
+                    shape == null ? "?" : shape, f.flopsFwd() / 1e6, f.flopsBwd() / 1e6, f.params(),
                     f.bytesFwd() / 1024);
         }
         System.out.printf("total: %d params, %.3f GFLOPs forward, %.3f GFLOPs backward, %.1f MiB moved forward%n",
                 g.parameterCount(), fwd / 1e9, bwd / 1e9, bytes / (1 << 20));
+        System.out.println("coverage: " + cov.summary());
         return 0;
     }
 
+    /** The first output's concrete shape, {@code null} when unknown ({@code []} is a scalar). */
     static List<Long> outputShape(ModelGraph g, Layer l, long batch) {
-        if (l.outputs().isEmpty()) {
-            return List.of();
+        if (l.outputs().isEmpty() || l.outputs().get(0).isEmpty()) {
+            return null;
         }
         return g.tensor(l.outputs().get(0)).flatMap(t -> t.shape())
-                .map(s -> java.util.Arrays.stream(s.at(batch)).boxed().toList()).orElse(List.of());
+                .map(s -> java.util.Arrays.stream(s.at(batch)).boxed().toList()).orElse(null);
     }
 }
