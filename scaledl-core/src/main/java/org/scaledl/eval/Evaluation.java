@@ -9,10 +9,10 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.scaledl.data.Sample;
 import org.scaledl.model.Prediction;
 import org.scaledl.model.RuntimeModel;
 import org.scaledl.model.RuntimeTrainer;
+import org.scaledl.workload.Sample;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -2,7 +2,6 @@ package org.scaledl.eval;
 
 import com.google.common.base.Preconditions;
 import com.google.common.collect.ImmutableList;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -15,30 +14,26 @@ import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.function.Predicate;
 import org.scaledl.InvalidInputException;
-import org.scaledl.data.CsvTable;
-import org.scaledl.data.Phase;
-import org.scaledl.data.Sample;
-import org.scaledl.data.Workload;
-import org.scaledl.features.FeatureExtractor;
-import org.scaledl.features.LayerFeatures;
-import org.scaledl.features.OpFamily;
-import org.scaledl.graph.ModelGraph;
-import org.scaledl.hardware.Device;
-import org.scaledl.hardware.DeviceCatalog;
-import org.scaledl.kernels.KernelTables;
-import org.scaledl.model.AllReduceModel;
+import org.scaledl.io.DeviceCatalog;
+import org.scaledl.io.GpuData;
 import org.scaledl.model.DeviceLayerModel;
-import org.scaledl.model.Interconnect;
-import org.scaledl.model.OpMeasurement;
-import org.scaledl.trace.FxTrace;
-import org.scaledl.trace.FxTraceReader;
+import org.scaledl.model.LayerCost;
+import org.scaledl.model.Quantiles;
+import org.scaledl.model.RuntimePredictor;
+import org.scaledl.workload.Device;
+import org.scaledl.workload.LayerFeatures;
+import org.scaledl.workload.OpMeasurement;
+import org.scaledl.workload.Parallelism;
+import org.scaledl.workload.Phase;
+import org.scaledl.workload.Sample;
+import org.scaledl.workload.Workload;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Evaluates the {@link DeviceLayerModel} on real GPU measurements laid out as in {@code shared/data}:
+ * Evaluates device predictors ({@link RuntimePredictor} with {@link LayerCost#device}) on real GPU measurements
+ * laid out as in {@code shared/data} ({@link GpuData}):
  * {@code neusight/kernels/*.csv}, {@code neusight/models/e2e.csv} with {@code nodes/}, and {@code deepbench/}
  * ({@code gemm.csv}, {@code conv.csv}, {@code allreduce.csv}); any part that is missing is skipped.
  *
@@ -48,14 +43,10 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Leave one GPU out</b>: for each GPU, the model is fitted on every other GPU's kernel rows and model-trace
  *       nodes (the same chip measured by the other dataset under another name is held out too), calibrated on the other GPUs' whole-model runs, and scored on that GPU's kernels and single-GPU
  *       model runs (eager; the {@code torch.compile} rows and models without a trace are counted, not scored).</li>
- *   <li><b>4-GPU parallel runs</b> (scored in their GPU's fold): data parallel = the per-GPU batch's iteration plus
- *       the gradient ring all-reduce left exposed after overlapping with backward ({@code max(comm − backward,
- *       one 25 MB bucket)}); tensor parallel = the repeated block's layers (except the residual stream) and the
- *       LM head split four ways, plus two all-reduces of the block's activations per block in forward and two in
- *       backward; pipeline with one micro-batch = the stages run one after another (the whole model's time) plus
- *       the activation hand-offs between stages. All-reduce efficiency and latency are fitted on DeepBench's
- *       single-node measurements; the link is the device's {@link Device#link()} (NVLink data-sheet figures per
- *       direction in the bundled catalog).</li>
+ *   <li><b>Parallel runs</b> (scored in their GPU's fold): the fold's predictor predicts them with their
+ *       {@link org.scaledl.workload.Parallelism} (data, tensor and pipeline parallelism as its device stage models
+ *       them); its all-reduce model is fitted on DeepBench's measurements; the link is the device's
+ *       {@link Device#link()} (NVLink data-sheet figures per direction in the bundled catalog).</li>
  * </ul>
  *
  * <pre>{@code
@@ -72,7 +63,6 @@ public final class GpuEvaluation {
     /** The baseline's per-operator floor, ms (the same 2 µs as the model's). */
     private static final double LAUNCH_FLOOR_MS = 0.002;
 
-    private static final double BUCKET_BYTES = 25 * 1024 * 1024;
 
     private GpuEvaluation() {
     }
@@ -97,11 +87,11 @@ public final class GpuEvaluation {
      * @param phase       phase
      * @param seqLen      sequence length
      * @param batch       global batch
-     * @param parallel    {@code none}, {@code dp4}, {@code tp4} or {@code pp4_1}
+     * @param parallel    the run's parallelism
      * @param measuredMs  measured time
      * @param predictedMs predicted time
      */
-    public record ModelCase(String gpu, String model, Phase phase, int seqLen, int batch, String parallel,
+    public record ModelCase(String gpu, String model, Phase phase, int seqLen, int batch, Parallelism parallel,
             double measuredMs, double predictedMs) {
         /** |predicted − measured| / measured. */
         public double relativeError() {
@@ -153,10 +143,15 @@ public final class GpuEvaluation {
             return models.stream().mapToDouble(ModelCase::relativeError).average().orElse(Double.NaN);
         }
 
-        /** Mean relative error of the parallel runs of one kind (NaN when none). */
-        public double parallelMre(String kind) {
+        /** Mean relative error of the parallel runs of one parallelism (NaN when none). */
+        public double parallelMre(Parallelism kind) {
             return parallel.stream().filter(c -> c.parallel().equals(kind)).mapToDouble(ModelCase::relativeError)
                     .average().orElse(Double.NaN);
+        }
+
+        /** The parallelisms of the parallel runs, in first-seen order. */
+        public List<Parallelism> parallelisms() {
+            return parallel.stream().map(ModelCase::parallel).distinct().toList();
         }
 
         /** Per op: mean over GPUs of the MRE of that op in the given cells. */
@@ -226,11 +221,6 @@ public final class GpuEvaluation {
         }
     }
 
-    /** A NeuSight whole-model label row ({@code layers} is 1 where the trace is the whole model). */
-    private record Run(String gpu, String model, Phase phase, int seq, int batch, String parallel, boolean fusion,
-            int layers, double ms, String nodeCsv) {
-    }
-
     /**
      * Runs the evaluation.
      *
@@ -257,15 +247,10 @@ public final class GpuEvaluation {
         Preconditions.checkArgument(adaptKernels >= 0 && adaptRuns >= 0, "adapt counts must be >= 0: %s, %s",
                 adaptKernels, adaptRuns);
         boolean adapting = adaptKernels > 0 || adaptRuns > 0;
-        Data data = Data.read(dataRoot, devices);
+        GpuData data = GpuData.read(dataRoot, devices);
         List<OpMeasurement> kernelRows = data.kernelRows();
         List<OpMeasurement> nodeRows = data.nodeRows();
-        List<Run> runs = data.runs();
-        Map<String, FxTrace> graphs = data.graphs();
         List<String> notes = new ArrayList<>();
-        Path allreduce = dataRoot.resolve("deepbench/allreduce.csv");
-        Optional<AllReduceModel> comm = Files.isRegularFile(allreduce)
-                ? Optional.of(AllReduceModel.fit(AllReduceModel.readDeepBench(allreduce))) : Optional.empty();
 
         // Seen GPUs, held-out shapes: one fit.
         List<Cell> seen = new ArrayList<>();
@@ -282,7 +267,7 @@ public final class GpuEvaluation {
         // Leave one GPU out.
         Set<String> gpus = new LinkedHashSet<>();
         kernelRows.forEach(m -> gpus.add(m.device().name()));
-        runs.forEach(r -> gpus.add(devices.require(r.gpu).name()));
+        data.runs().forEach(r -> gpus.add(r.device().name()));
         if (holdoutGpu.isPresent()) {
             Device h = devices.require(holdoutGpu.get());
             if (!gpus.contains(h.name())) {
@@ -314,41 +299,34 @@ public final class GpuEvaluation {
                     }
                 }
             }
-            DeviceLayerModel model = DeviceLayerModel.fit(train);
-            List<Sample> calibration = samples(eagerSamples(runs, graphs, devices,
-                    name -> !name.equals(gpu) && !sameSilicon(name, gpu)));
-            model = model.calibrate(calibration);
-            logo.addAll(cells(model::predictMillis, test));
+            List<Sample> calibration = data.samples(r -> singleEager(r) && !r.device().name().equals(gpu)
+                    && !sameSilicon(r.device().name(), gpu));
+            RuntimePredictor model = RuntimePredictor.builder().name("scaledl-device")
+                    .layerCost(LayerCost.device(train)).collectives(data.collectives()).build().fit(calibration)
+                    .allowingPartialGraphs();
+            DeviceLayerModel layers = model.deviceLayerModel().orElseThrow();
+            logo.addAll(cells(layers::predictMillis, test));
             roofline.addAll(cells(rooflineBaseline(train), test));
             if (adapting) {
-                adaptFold(gpu, model, test, calibration, runs, graphs, devices, adaptKernels, adaptRuns, seed,
-                        adaptedKernels, kernelsBefore, adaptedRuns, runsBefore);
+                adaptFold(gpu, model, test, calibration, data, adaptKernels, adaptRuns, seed, adaptedKernels,
+                        kernelsBefore, adaptedRuns, runsBefore);
             }
-            for (Run r : runs) {
-                Device d = devices.require(r.gpu);
-                if (!d.name().equals(gpu)) {
+            for (GpuData.Run r : data.runs()) {
+                if (!r.device().name().equals(gpu)) {
                     continue;
                 }
-                if (r.fusion) {
+                if (r.fusion()) {
                     fusion++;
                     continue;
                 }
-                if (r.parallel.equals("none")) {
-                    Optional<FxTrace> t = traceFor(graphs, r, r.batch);
-                    if (t.isEmpty()) {
-                        untraced++;
-                        continue;
-                    }
-                    single.add(new ModelCase(d.name(), r.model, r.phase, r.seq, r.batch, r.parallel, r.ms,
-                            model.predict(workload(t.get(), r, d, r.batch)).millis()));
-                } else {
-                    Optional<Double> p = predictParallel(model, comm, graphs, r, d);
-                    if (p.isEmpty()) {
-                        untraced++;
-                        continue;
-                    }
-                    parallel.add(new ModelCase(d.name(), r.model, r.phase, r.seq, r.batch, r.parallel, r.ms, p.get()));
+                Optional<Workload> w = data.workload(r);
+                if (w.isEmpty() || r.parallelism().ranks() > 1 && data.collectives().isEmpty()) {
+                    untraced += w.isEmpty() ? 1 : 0;
+                    continue;
                 }
+                ModelCase c = new ModelCase(gpu, r.model(), r.phase(), r.seq(), r.batch(), r.parallelism(),
+                        r.millis(), model.predictMillis(w.get()));
+                (r.parallelism().ranks() == 1 ? single : parallel).add(c);
             }
             LOG.info("GPU {} held out: {} training rows", gpu, train.size());
         }
@@ -358,7 +336,7 @@ public final class GpuEvaluation {
         if (untraced > 0) {
             notes.add(untraced + " runs not scored: no node trace of that model with a usable batch size");
         }
-        if (comm.isEmpty()) {
+        if (data.collectives().isEmpty()) {
             notes.add("no deepbench/allreduce.csv: parallel runs not scored");
         }
         Optional<Adapted> adapted = adapting ? Optional.of(new Adapted(adaptKernels, adaptRuns, adaptedKernels,
@@ -366,70 +344,50 @@ public final class GpuEvaluation {
         return new Report(seen, logo, roofline, single, parallel, adapted, notes);
     }
 
+    private static boolean singleEager(GpuData.Run r) {
+        return r.parallelism().ranks() == 1 && !r.fusion();
+    }
+
     /**
      * One fold's few-shot variant: adapt to some of the held-out GPU's kernels, calibrate with some of its runs
      * added, and score the rest before and after.
      */
-    private static void adaptFold(String gpu, DeviceLayerModel model, List<OpMeasurement> kernels,
-            List<Sample> calibration, List<Run> runs, Map<String, FxTrace> graphs, DeviceCatalog devices,
-            int adaptKernels, int adaptRuns, long seed, List<Cell> kernelsAfter, List<Cell> kernelsBefore,
-            List<ModelCase> runsAfter, List<ModelCase> runsBefore) {
-        DeviceLayerModel adapted = model;
+    private static void adaptFold(String gpu, RuntimePredictor model, List<OpMeasurement> kernels,
+            List<Sample> calibration, GpuData data, int adaptKernels, int adaptRuns, long seed,
+            List<Cell> kernelsAfter, List<Cell> kernelsBefore, List<ModelCase> runsAfter, List<ModelCase> runsBefore) {
+        RuntimePredictor adapted = model;
         if (adaptKernels > 0) {
             List<OpMeasurement> profiled = new ArrayList<>();
             List<OpMeasurement> rest = new ArrayList<>();
             profile(kernels, adaptKernels, seed, profiled, rest);
             adapted = adapted.adapt(profiled);
-            kernelsAfter.addAll(cells(adapted::predictMillis, rest));
-            kernelsBefore.addAll(cells(model::predictMillis, rest));
+            kernelsAfter.addAll(cells(adapted.deviceLayerModel().orElseThrow()::predictMillis, rest));
+            kernelsBefore.addAll(cells(model.deviceLayerModel().orElseThrow()::predictMillis, rest));
         }
-        List<RunSample> own = eagerSamples(runs, graphs, devices, gpu::equals);
+        List<GpuData.Run> ownRuns = data.runs().stream().filter(r -> singleEager(r) && r.device().name().equals(gpu)
+                && data.workload(r).isPresent()).toList();
         List<Integer> order = new ArrayList<>();
-        for (int i = 0; i < own.size(); i++) {
+        for (int i = 0; i < ownRuns.size(); i++) {
             order.add(i);
         }
         Collections.shuffle(order, new Random(seed * 31 + gpu.hashCode()));
-        Set<Integer> measured = new HashSet<>(order.subList(0, Math.min(adaptRuns, own.size() / 2)));
+        Set<Integer> measured = new HashSet<>(order.subList(0, Math.min(adaptRuns, ownRuns.size() / 2)));
         if (!measured.isEmpty()) {
             List<Sample> more = new ArrayList<>(calibration);
-            measured.forEach(i -> more.add(own.get(i).sample()));
+            measured.forEach(i -> more.add(Sample.of(data.workload(ownRuns.get(i)).orElseThrow(),
+                    ownRuns.get(i).millis())));
             adapted = adapted.calibrate(more);
         }
-        for (int i = 0; i < own.size(); i++) {
+        for (int i = 0; i < ownRuns.size(); i++) {
             if (!measured.contains(i)) {
-                runsAfter.add(predicted(own.get(i), adapted));
-                runsBefore.add(predicted(own.get(i), model));
+                GpuData.Run r = ownRuns.get(i);
+                Workload w = data.workload(r).orElseThrow();
+                runsAfter.add(new ModelCase(gpu, r.model(), r.phase(), r.seq(), r.batch(), r.parallelism(),
+                        r.millis(), adapted.predictMillis(w)));
+                runsBefore.add(new ModelCase(gpu, r.model(), r.phase(), r.seq(), r.batch(), r.parallelism(),
+                        r.millis(), model.predictMillis(w)));
             }
         }
-    }
-
-    private static ModelCase predicted(RunSample rs, DeviceLayerModel model) {
-        Run r = rs.run();
-        Workload w = rs.sample().workload();
-        return new ModelCase(w.device().orElseThrow().name(), r.model, r.phase, r.seq, r.batch, r.parallel, r.ms,
-                model.predict(w).millis());
-    }
-
-    /** A single-GPU eager run with a trace, as a sample (its workload on the run's device and batch). */
-    private record RunSample(Run run, Sample sample) {
-    }
-
-    /** The single-GPU eager runs with a trace whose device passes {@code keep}, as samples. */
-    private static List<RunSample> eagerSamples(List<Run> runs, Map<String, FxTrace> graphs, DeviceCatalog devices,
-            Predicate<String> keep) {
-        List<RunSample> out = new ArrayList<>();
-        for (Run r : runs) {
-            Device d = devices.require(r.gpu);
-            if (keep.test(d.name()) && r.parallel.equals("none") && !r.fusion) {
-                traceFor(graphs, r, r.batch).ifPresent(t -> out.add(new RunSample(r,
-                        Sample.of(workload(t, r, d, r.batch), r.ms))));
-            }
-        }
-        return out;
-    }
-
-    private static List<Sample> samples(List<RunSample> runs) {
-        return runs.stream().map(RunSample::sample).toList();
     }
 
     /**
@@ -447,75 +405,6 @@ public final class GpuEvaluation {
             profiled.addAll(shuffled.subList(0, k));
             rest.addAll(shuffled.subList(k, shuffled.size()));
         });
-    }
-
-    /**
-     * The catalog for a data root: {@code base} plus the GPUs described in the root's own
-     * {@code neusight/device_configs.csv}, if there is one (so data that measured a GPU the bundled catalog lacks
-     * brings its description along); on a name in both, {@code base} wins.
-     *
-     * @throws InvalidInputException naming the file and line for a malformed description
-     */
-    public static DeviceCatalog catalogFor(Path dataRoot, DeviceCatalog base) {
-        Path configs = dataRoot.resolve("neusight/device_configs.csv");
-        return Files.isRegularFile(configs) ? base.with(DeviceCatalog.read(configs)) : base;
-    }
-
-    /**
-     * Fits a device layer model on every measurement under {@code dataRoot} (the layout of {@link #run}: kernel
-     * tables and model-trace nodes of every GPU) and calibrates it on every single-GPU eager whole-model run: the model
-     * to save and ship, after {@link #run} has measured how well this recipe transfers to unseen GPUs.
-     *
-     * @throws IllegalArgumentException when there are no GPU measurements under {@code dataRoot}
-     * @throws InvalidInputException naming the file for malformed data
-     */
-    public static DeviceLayerModel fitAll(Path dataRoot, DeviceCatalog devices) {
-        Data data = Data.read(dataRoot, devices);
-        List<OpMeasurement> rows = new ArrayList<>(data.kernelRows());
-        rows.addAll(data.nodeRows());
-        DeviceLayerModel model = DeviceLayerModel.fit(rows);
-        List<Sample> calibration = samples(eagerSamples(data.runs(), data.graphs(), devices, name -> true));
-        LOG.info("fitted on {} operator rows of {} devices, calibrated on {} whole-model runs", rows.size(),
-                model.devices().size(), calibration.size());
-        return model.calibrate(calibration);
-    }
-
-    /** The measurements under a data root: kernel rows, trace-node rows, whole-model runs and their graphs. */
-    private record Data(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRows, List<Run> runs,
-            Map<String, FxTrace> graphs) {
-
-        static Data read(Path dataRoot, DeviceCatalog devices) {
-            Path kernels = dataRoot.resolve("neusight/kernels");
-            Path deepbench = dataRoot.resolve("deepbench");
-            Path models = dataRoot.resolve("neusight/models");
-            List<OpMeasurement> kernelRows = new ArrayList<>();
-            if (Files.isDirectory(kernels)) {
-                kernelRows.addAll(KernelTables.neusight(kernels, devices));
-            }
-            if (Files.isRegularFile(deepbench.resolve("gemm.csv"))
-                    && Files.isRegularFile(deepbench.resolve("conv.csv"))) {
-                kernelRows.addAll(KernelTables.deepbench(deepbench, devices));
-            }
-            List<Run> runs = Files.isRegularFile(models.resolve("e2e.csv")) ? readRuns(models.resolve("e2e.csv"),
-                    devices) : List.of();
-            // Node measurements of every trace (its own GPU), and one whole-model graph per (model, phase, seq,
-            // batch).
-            List<OpMeasurement> nodeRows = new ArrayList<>();
-            Map<String, FxTrace> graphs = new HashMap<>();
-            for (Run r : runs) {
-                if (r.nodeCsv.isEmpty()) {
-                    continue;
-                }
-                Path file = models.resolve(r.nodeCsv);
-                Device d = devices.require(r.gpu);
-                nodeRows.addAll(KernelTables.traceNodes(FxTraceReader.read(file, 1), d));
-                graphs.computeIfAbsent(graphKey(r.model, r.phase, r.seq, r.batch), k -> FxTraceReader.read(file,
-                        r.layers));
-            }
-            Preconditions.checkArgument(!kernelRows.isEmpty() || !nodeRows.isEmpty(),
-                    "no GPU measurements under %s", dataRoot);
-            return new Data(kernelRows, nodeRows, runs, graphs);
-        }
     }
 
     /**
@@ -559,10 +448,8 @@ public final class GpuEvaluation {
                             + LAUNCH_FLOOR_MS));
         }
         Map<String, Double> median = new HashMap<>();
-        ratios.forEach((k, v) -> {
-            v.sort(Double::compare);
-            median.put(k, v.get(v.size() / 2));
-        });
+        ratios.forEach((k, v) -> median.put(k, Quantiles.median(v.stream().mapToDouble(Double::doubleValue)
+                .toArray())));
         return (f, d, bwd) -> median.getOrDefault(f.family() + "/" + bwd, 1.0)
                 * (DeviceLayerModel.rooflineMillis(f, d, bwd) + LAUNCH_FLOOR_MS);
     }
@@ -584,157 +471,4 @@ public final class GpuEvaluation {
         return out;
     }
 
-    private static String graphKey(String model, Phase phase, int seq, int batch) {
-        return model + "/" + phase.label() + "/" + seq + "/" + batch;
-    }
-
-    /**
-     * The trace for a run at a batch: the trace of exactly that (model, phase, seq, batch) if there is one, else the
-     * first (by key) rescalable trace of the model at that sequence length, same phase first (shapes do not depend on
-     * the phase).
-     */
-    private static Optional<FxTrace> traceFor(Map<String, FxTrace> graphs, Run r, int batch) {
-        FxTrace exact = graphs.get(graphKey(r.model, r.phase, r.seq, batch));
-        if (exact != null) {
-            return Optional.of(exact);
-        }
-        Map<String, FxTrace> sorted = new TreeMap<>(graphs);
-        for (Phase p : List.of(r.phase, r.phase == Phase.TRAIN ? Phase.INFER : Phase.TRAIN)) {
-            for (Map.Entry<String, FxTrace> e : sorted.entrySet()) {
-                if (e.getKey().startsWith(r.model + "/" + p.label() + "/" + r.seq + "/") && e.getValue().rescalable()) {
-                    return Optional.of(e.getValue());
-                }
-            }
-        }
-        return Optional.empty();
-    }
-
-    private static Workload workload(FxTrace t, Run r, Device d, int batch) {
-        return Workload.builder(t.graph()).batch(batch).phase(r.phase).device(d).tag("model", r.model).build();
-    }
-
-    private static Optional<Double> predictParallel(DeviceLayerModel model, Optional<AllReduceModel> comm,
-            Map<String, FxTrace> graphs, Run r, Device d) {
-        if (comm.isEmpty()) {
-            return Optional.empty();
-        }
-        if (d.link().isEmpty()) {
-            throw InvalidInputException.of("device " + d.name() + " has no link bandwidth (link_GBps) for its "
-                    + r.parallel + " run");
-        }
-        double link = d.link().getAsDouble();
-        int n = 4;
-        Interconnect nvlink = new Interconnect(n, link, link);
-        AllReduceModel ar = comm.get();
-        switch (r.parallel) {
-            case "dp4" -> {
-                Optional<FxTrace> t = traceFor(graphs, r, r.batch / n);
-                if (t.isEmpty() || r.batch % n != 0) {
-                    return Optional.empty();
-                }
-                double[] fb = forwardBackward(model, workload(t.get(), r, d, r.batch / n), null, 1);
-                double bytes = 4.0 * t.get().graph().parameterCount();
-                double allReduce = ar.predictMillis(d.name(), nvlink, 1, n, bytes);
-                double bucket = ar.predictMillis(d.name(), nvlink, 1, n, Math.min(bytes, BUCKET_BYTES));
-                return Optional.of(fb[0] + fb[1] + Math.max(allReduce - fb[1], bucket));
-            }
-            case "tp4" -> {
-                Optional<FxTrace> trace = traceFor(graphs, r, r.batch);
-                if (trace.isEmpty()) {
-                    return Optional.empty();
-                }
-                FxTrace t = trace.get();
-                double[] fb = forwardBackward(model, workload(t, r, d, r.batch), t, n);
-                double act = 4.0 * r.batch * r.seq * t.hiddenSize();
-                int passes = r.phase == Phase.TRAIN ? 4 : 2;
-                double c = t.blockCopies() * passes * ar.predictMillis(d.name(), nvlink, 1, n, act);
-                return Optional.of(fb[0] + fb[1] + c);
-            }
-            case "pp4_1" -> {
-                Optional<FxTrace> trace = traceFor(graphs, r, r.batch);
-                if (trace.isEmpty()) {
-                    return Optional.empty();
-                }
-                FxTrace t = trace.get();
-                double[] fb = forwardBackward(model, workload(t, r, d, r.batch), null, 1);
-                double act = 4.0 * r.batch * r.seq * t.hiddenSize();
-                int handOffs = (n - 1) * (r.phase == Phase.TRAIN ? 2 : 1);
-                return Optional.of(fb[0] + fb[1] + handOffs * act / (link * 1e6));
-            }
-            default -> throw InvalidInputException.of("unknown parallelism '" + r.parallel + "'");
-        }
-    }
-
-    /**
-     * Calibrated forward and backward time of a workload; with a trace and {@code split > 1}, the repeated block's
-     * layers that do not produce the residual stream, and the epilogue's contractions, are split that many ways.
-     */
-    private static double[] forwardBackward(DeviceLayerModel model, Workload w, FxTrace trace, int split) {
-        Device d = w.device().orElseThrow();
-        List<LayerFeatures> fs = FeatureExtractor.of(w.graph()).extract(w.batch(), w.phase());
-        double f = 0;
-        double b = 0;
-        for (LayerFeatures lf : fs) {
-            double fwd = model.predictMillis(lf, d, false);
-            double bwd = w.phase() == Phase.TRAIN ? model.predictMillis(lf, d, true) : 0;
-            if (trace != null && split > 1) {
-                String name = w.graph().layer(lf.layer()).name();
-                String region = trace.region(name);
-                boolean residual = lf.outputElements() > 0 && outputLastDim(w.graph(), lf.layer()) == trace
-                        .hiddenSize() && lf.family() != OpFamily.DENSE;
-                boolean sharded = (region.equals("layer") && !residual)
-                        || (region.equals("epilogue") && lf.family() == OpFamily.DENSE);
-                if (sharded) {
-                    fwd = model.predictMillis(scaled(lf, split), d, false);
-                    bwd = w.phase() == Phase.TRAIN ? model.predictMillis(scaled(lf, split), d, true) : 0;
-                }
-            }
-            f += fwd;
-            b += bwd;
-        }
-        double k = model.factor(w.phase(), w.device().orElseThrow());
-        return new double[] {f * k, b * k};
-    }
-
-    private static long outputLastDim(ModelGraph g, int layer) {
-        return g.layer(layer).outputs().stream().findFirst().flatMap(g::tensor).flatMap(t -> t.shape())
-                .map(s -> s.rank() == 0 ? 0L : s.dims().get(s.rank() - 1).constant()).orElse(0L);
-    }
-
-    /** A layer's work divided {@code k} ways (its output width too, for contractions). */
-    static LayerFeatures scaled(LayerFeatures f, int k) {
-        return new LayerFeatures(f.layer(), f.family(), f.flopsFwd() / k, f.flopsBwd() / k, f.bytesRead() / k,
-                f.bytesWritten() / k, f.bytesBwd() / k, f.params() / k, f.outputElements() / k, f.kernel(),
-                f.stride(), f.groups(), f.inChannels(), f.family() == OpFamily.DENSE ? Math.max(1,
-                        f.outChannels() / k) : f.outChannels());
-    }
-
-    private static List<Run> readRuns(Path file, DeviceCatalog devices) {
-        CsvTable t = CsvTable.read(file, "gpu", "model", "phase", "seq_len", "batch", "parallel", "n_gpus", "fusion",
-                "model_n_layer", "e2e_ms", "node_csv", "node_csv_status");
-        List<Run> out = new ArrayList<>();
-        for (int r = 0; r < t.size(); r++) {
-            String status = t.get(r, "node_csv_status");
-            String csv = status.equals("ok") ? t.get(r, "node_csv") : "";
-            String parallel = t.get(r, "parallel");
-            if (devices.find(t.get(r, "gpu")).isEmpty()) {
-                throw InvalidInputException.atLine(t.source(), t.line(r), "device '" + t.get(r, "gpu")
-                        + "' is not in the device catalog");
-            }
-            if (!Set.of("none", "dp4", "tp4", "pp4_1").contains(parallel)) {
-                throw InvalidInputException.atLine(t.source(), t.line(r), "unknown parallel '" + parallel + "'");
-            }
-            Phase phase;
-            try {
-                phase = Phase.parse(t.get(r, "phase"));
-            } catch (InvalidInputException e) {
-                throw InvalidInputException.atLine(t.source(), t.line(r), e.detail());
-            }
-            out.add(new Run(t.get(r, "gpu"), t.get(r, "model"), phase, t.positiveInt(r, "seq_len"),
-                    t.positiveInt(r, "batch"), parallel, Boolean.parseBoolean(t.get(r, "fusion")),
-                    t.opt(r, "model_n_layer").isPresent() ? t.positiveInt(r, "model_n_layer") : 1,
-                    t.positiveFinite(r, "e2e_ms"), csv));
-        }
-        return out;
-    }
 }

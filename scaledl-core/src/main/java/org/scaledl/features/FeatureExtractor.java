@@ -6,12 +6,14 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import org.scaledl.data.Phase;
 import org.scaledl.graph.Attribute;
 import org.scaledl.graph.Layer;
 import org.scaledl.graph.ModelGraph;
 import org.scaledl.graph.TensorInfo;
 import org.scaledl.graph.TensorRole;
+import org.scaledl.workload.LayerFeatures;
+import org.scaledl.workload.OpFamily;
+import org.scaledl.workload.Phase;
 
 /**
  * Computes {@link LayerFeatures} for every layer of a graph. Graph-level facts that do not depend on the batch size

@@ -47,10 +47,12 @@ public final class ModelGraph {
     private final long[] layerParams;
     private final long parameterCount;
     private final Coverage coverage;
+    private final Blocks blocks;
 
     private ModelGraph(String name, List<Layer> sorted, Map<String, TensorInfo> tensors, List<String> outputs,
-            Coverage coverage) {
+            Coverage coverage, Blocks blocks) {
         this.name = name;
+        this.blocks = blocks;
         this.coverage = coverage == null ? Coverage.complete(sorted.size()) : coverage;
         this.layers = ImmutableList.copyOf(sorted);
         this.tensors = ImmutableMap.copyOf(tensors);
@@ -169,6 +171,11 @@ public final class ModelGraph {
         return coverage;
     }
 
+    /** The repeated-block structure, when the graph's builder knew it (traces laid out block by block). */
+    public Optional<Blocks> blocks() {
+        return Optional.ofNullable(blocks);
+    }
+
     /** Total trainable parameters: the elements of all {@link TensorRole#PARAMETER} tensors. */
     public long parameterCount() {
         return parameterCount;
@@ -188,6 +195,7 @@ public final class ModelGraph {
         private final List<String> outputs = new ArrayList<>();
         private String source;
         private Coverage coverage;
+        private Blocks blocks;
 
         private Builder(String name) {
             this.name = Objects.requireNonNull(name, "name");
@@ -202,6 +210,12 @@ public final class ModelGraph {
         /** Records what the importer understood of the graph (default: complete). */
         public Builder coverage(Coverage value) {
             this.coverage = Objects.requireNonNull(value, "coverage");
+            return this;
+        }
+
+        /** Records the repeated-block structure. */
+        public Builder blocks(Blocks value) {
+            this.blocks = Objects.requireNonNull(value, "blocks");
             return this;
         }
 
@@ -314,7 +328,7 @@ public final class ModelGraph {
                         "graph has a cycle through this node (" + inCycle + " nodes cannot be ordered)");
             }
             Preconditions.checkState(sorted.size() == n);
-            return new ModelGraph(name, sorted, tensors, outputs, coverage);
+            return new ModelGraph(name, sorted, tensors, outputs, coverage, blocks);
         }
     }
 }

@@ -5,10 +5,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
-import java.nio.file.Path;
-import org.scaledl.InvalidInputException;
-import org.scaledl.data.CsvTable;
+import org.scaledl.workload.CollectiveMeasurement;
+import org.scaledl.workload.Device;
+import org.scaledl.workload.Interconnect;
 
 /**
  * Ring all-reduce time from hardware data:
@@ -30,40 +29,10 @@ import org.scaledl.data.CsvTable;
  * double ms = m.predictMillis("M40", new Interconnect(8, 15.75, 6.8), 2, 16, 258e6);
  * }</pre>
  */
-public final class AllReduceModel {
+public final class AllReduceModel implements CommunicationModel {
     private final Map<String, double[]> intra;
     private final double[] pooledIntra;
     private final double[] network;
-
-    /**
-     * One measured all-reduce.
-     *
-     * @param device  device name (e.g. GPU model)
-     * @param links   the interconnect
-     * @param nodes   nodes taking part
-     * @param ranks   ranks (devices) in total
-     * @param bytes   message size in bytes
-     * @param millis  measured time, ms
-     */
-    public record Measurement(String device, Interconnect links, int nodes, int ranks, double bytes, double millis) {
-        /** Validates. */
-        public Measurement {
-            Objects.requireNonNull(device);
-            Objects.requireNonNull(links);
-            Preconditions.checkArgument(nodes > 0 && ranks >= 2 && ranks >= nodes, "need 2+ ranks on 1+ nodes");
-            Preconditions.checkArgument(bytes > 0 && millis > 0 && Double.isFinite(millis), "bad bytes or time");
-        }
-    }
-
-    /**
-     * Nominal links of DeepBench's systems (its README): PCIe 3.0 x16 = 15.75 GB/s per GPU; InfiniBand FDR 4x =
-     * 6.8 GB/s per node (assumed for the single-root 10-GPU nodes too, which the README does not name); Intel
-     * Omni-Path 100 = 12.5 GB/s.
-     */
-    static final Map<String, double[]> DEEPBENCH_LINKS = Map.of(
-            "M40", new double[] {15.75, 6.8}, "TitanX", new double[] {15.75, 6.8}, "P100", new double[] {15.75, 6.8},
-            "1080Ti", new double[] {15.75, 6.8}, "TitanX_Pascal", new double[] {15.75, 6.8},
-            "KNL7250", new double[] {12.5, 12.5});
 
     private AllReduceModel(Map<String, double[]> intra, double[] pooledIntra, double[] network) {
         this.intra = intra;
@@ -76,11 +45,11 @@ public final class AllReduceModel {
      *
      * @throws IllegalArgumentException if there are no single-node measurements with at least two sizes
      */
-    public static AllReduceModel fit(List<Measurement> data) {
-        Map<String, List<Measurement>> byDevice = new HashMap<>();
-        List<Measurement> single = new ArrayList<>();
-        List<Measurement> multi = new ArrayList<>();
-        for (Measurement m : data) {
+    public static AllReduceModel fit(List<CollectiveMeasurement> data) {
+        Map<String, List<CollectiveMeasurement>> byDevice = new HashMap<>();
+        List<CollectiveMeasurement> single = new ArrayList<>();
+        List<CollectiveMeasurement> multi = new ArrayList<>();
+        for (CollectiveMeasurement m : data) {
             if (m.nodes() == 1) {
                 byDevice.computeIfAbsent(m.device(), k -> new ArrayList<>()).add(m);
                 single.add(m);
@@ -102,11 +71,11 @@ public final class AllReduceModel {
     }
 
     /** Fits {α (ms per step), 1/η} on one regime. */
-    private static double[] fitGroup(List<Measurement> ms, boolean network) {
+    private static double[] fitGroup(List<CollectiveMeasurement> ms, boolean network) {
         double[][] rows = new double[ms.size()][];
         double[] y = new double[ms.size()];
         for (int i = 0; i < rows.length; i++) {
-            Measurement m = ms.get(i);
+            CollectiveMeasurement m = ms.get(i);
             rows[i] = terms(m.ranks(), m.bytes(), network ? linkGBps(m.links(), m.nodes()) : m.links()
                     .intraNodeGBps());
             y[i] = m.millis();
@@ -116,7 +85,7 @@ public final class AllReduceModel {
 
     /** {2(n−1), 2(n−1)/n · S / B in ms}. */
     private static double[] terms(int n, double bytes, double gbps) {
-        return new double[] {2.0 * (n - 1), 2.0 * (n - 1) / n * bytes / (gbps * 1e6)};
+        return new double[] {Collectives.ringSteps(n), Collectives.ringVolume(n) * bytes / (gbps * 1e6)};
     }
 
     private static double linkGBps(Interconnect links, int nodes) {
@@ -153,31 +122,59 @@ public final class AllReduceModel {
         return network[1] > 0 ? 1 / network[1] : Double.POSITIVE_INFINITY;
     }
 
+    /** The fitted coefficients as JSON ({@code [α ms, 1/η]} per device, pooled and network). */
+    com.fasterxml.jackson.databind.node.ObjectNode toJson() {
+        com.fasterxml.jackson.databind.node.ObjectNode o = new com.fasterxml.jackson.databind.ObjectMapper()
+                .createObjectNode();
+        o.put("kind", "ring-allreduce");
+        com.fasterxml.jackson.databind.node.ObjectNode d = o.putObject("intra_node");
+        new java.util.TreeMap<>(intra).forEach((k, v) -> d.putArray(k).add(v[0]).add(v[1]));
+        o.putArray("pooled_intra_node").add(pooledIntra[0]).add(pooledIntra[1]);
+        o.putArray("network").add(network[0]).add(network[1]);
+        return o;
+    }
+
     /**
-     * Reads DeepBench's {@code allreduce.csv} (columns {@code gpu, nodes, gpus_total, gpus_per_node, bytes,
-     * time_ms}) with the nominal links of its systems: PCIe 3.0 x16 (15.75 GB/s per GPU) inside nodes, InfiniBand FDR
-     * 4x (6.8 GB/s) between them; Omni-Path 100 (12.5 GB/s) for KNL.
+     * Reads {@link #toJson()}.
      *
-     * @throws InvalidInputException naming file and line for a device without known links or a bad value
+     * @throws org.scaledl.InvalidInputException for a malformed document
      */
-    public static List<Measurement> readDeepBench(Path file) {
-        CsvTable t = CsvTable.read(file, "gpu", "nodes", "gpus_total", "gpus_per_node", "bytes", "time_ms");
-        List<Measurement> out = new ArrayList<>();
-        for (int r = 0; r < t.size(); r++) {
-            String device = t.get(r, "gpu");
-            double[] link = DEEPBENCH_LINKS.get(device);
-            if (link == null) {
-                throw InvalidInputException.atLine(t.source(), t.line(r), "no interconnect known for device '"
-                        + device + "'");
-            }
-            try {
-                out.add(new Measurement(device, new Interconnect(t.positiveInt(r, "gpus_per_node"), link[0], link[1]),
-                        t.positiveInt(r, "nodes"), t.positiveInt(r, "gpus_total"), t.positiveFinite(r, "bytes"),
-                        t.positiveFinite(r, "time_ms")));
-            } catch (IllegalArgumentException e) {
-                throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());
-            }
+    static AllReduceModel fromJson(com.fasterxml.jackson.databind.JsonNode o) {
+        Map<String, double[]> intra = new HashMap<>();
+        o.path("intra_node").fields().forEachRemaining(e -> intra.put(e.getKey(), pair(e.getValue(),
+                "intra_node " + e.getKey())));
+        return new AllReduceModel(Map.copyOf(intra), pair(o.path("pooled_intra_node"), "pooled_intra_node"),
+                pair(o.path("network"), "network"));
+    }
+
+    private static double[] pair(com.fasterxml.jackson.databind.JsonNode n, String what) {
+        if (n.size() != 2) {
+            throw org.scaledl.InvalidInputException.of(what + " must hold two coefficients");
         }
-        return out;
+        double a = ModelFile.finite(n.get(0), what);
+        double b = ModelFile.finite(n.get(1), what);
+        if (a < 0 || b < 0) {
+            throw org.scaledl.InvalidInputException.of(what + " coefficients must be >= 0");
+        }
+        return new double[] {a, b};
+    }
+
+    @Override
+    public double allReduceMillis(Device device, int ranks, int ranksPerNode, double bytes) {
+        Preconditions.checkArgument(ranksPerNode > 0 && ranksPerNode <= ranks, "ranks per node %s for %s ranks",
+                ranksPerNode, ranks);
+        double link = linkOf(device);
+        int nodes = (ranks + ranksPerNode - 1) / ranksPerNode;
+        return predictMillis(device.name(), new Interconnect(ranksPerNode, link, link), nodes, ranks, bytes);
+    }
+
+    @Override
+    public double sendMillis(Device device, double bytes) {
+        return bytes / (linkOf(device) * 1e6);
+    }
+
+    private static double linkOf(Device d) {
+        return d.link().orElseThrow(() -> new IllegalArgumentException("device " + d.name()
+                + " has no link bandwidth (link_GBps in the device catalog) to communicate over"));
     }
 }

@@ -6,11 +6,11 @@ import java.util.List;
 import org.ejml.data.DMatrixRMaj;
 import org.ejml.dense.row.factory.LinearSolverFactory_DDRM;
 import org.ejml.interfaces.linsol.LinearSolverDense;
-import org.scaledl.data.Phase;
-import org.scaledl.data.Sample;
-import org.scaledl.data.Workload;
-import org.scaledl.features.LayerFeatures;
-import org.scaledl.features.OpFamily;
+import org.scaledl.workload.LayerFeatures;
+import org.scaledl.workload.OpFamily;
+import org.scaledl.workload.Phase;
+import org.scaledl.workload.Sample;
+import org.scaledl.workload.Workload;
 
 /**
  * The methods ScaleDL is compared with, fitted on the same samples and evaluated by the same code.

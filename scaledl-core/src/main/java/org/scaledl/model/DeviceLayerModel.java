@@ -4,8 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.common.base.Preconditions;
-import java.nio.file.Path;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
@@ -17,14 +15,15 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.WeakHashMap;
 import org.scaledl.InvalidInputException;
-import org.scaledl.data.Phase;
-import org.scaledl.data.Sample;
-import org.scaledl.data.Workload;
 import org.scaledl.features.FeatureExtractor;
-import org.scaledl.features.LayerFeatures;
-import org.scaledl.features.OpFamily;
 import org.scaledl.graph.ModelGraph;
-import org.scaledl.hardware.Device;
+import org.scaledl.workload.Device;
+import org.scaledl.workload.LayerFeatures;
+import org.scaledl.workload.OpFamily;
+import org.scaledl.workload.OpMeasurement;
+import org.scaledl.workload.Phase;
+import org.scaledl.workload.Sample;
+import org.scaledl.workload.Workload;
 
 /**
  * The layer-wise model with hardware as data: every layer's time on a {@link Device} is its roofline time scaled by
@@ -59,20 +58,19 @@ import org.scaledl.hardware.Device;
  * (launch gaps, caching between neighbours). The workload must carry a device. Immutable and thread-safe; fits
  * are deterministic (no sampling in the trees).
  *
- * <p>{@link #save} writes the ensembles, the calibration factors and the names of the training devices in the
- * checksummed envelope of {@link ModelFile} (format {@value #FORMAT}); {@link #load} gives a model whose predictions
- * are bit-identical.
+ * <p>This is the layer cost stage of a device {@link RuntimePredictor} ({@link LayerCost#device}), which saves it
+ * with the predictor; it is public for scoring single operators ({@link #predictMillis}) and for its
+ * documentation of the method.
  *
  * <pre>{@code
- * DeviceLayerModel m = DeviceLayerModel.fit(kernelRows).calibrate(modelSamples);
- * double ms = m.predict(Workload.builder(graph).batch(8).phase(Phase.INFER).device(h100).build()).millis();
- * m.save(Path.of("gpu.sdl"));
+ * RuntimePredictor gpu = RuntimePredictor.builder().layerCost(LayerCost.device(kernelRows)).build().fit(modelRuns);
+ * DeviceLayerModel layers = gpu.deviceLayerModel().orElseThrow();
+ * double ms = layers.predictMillis(features, h100, false);
  * }</pre>
  */
-public final class DeviceLayerModel implements RuntimeModel {
-    /** The {@code format} of saved device models. */
-    public static final String FORMAT = "scaledl-device-model";
-    static final int FORMAT_VERSION = 1;
+public final class DeviceLayerModel {
+    /** The {@code format} of version-1 device model files (read by {@link RuntimePredictor#load}). */
+    static final String FORMAT = "scaledl-device-model";
     static final int MIN_FAMILY_ROWS = 100;
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final double FLOOR_S = 2e-6;
@@ -86,8 +84,10 @@ public final class DeviceLayerModel implements RuntimeModel {
     private final double trainFactor;
     private final double inferFactor;
     private final List<String> devices;
-    /** Per device name, per "FAMILY/fwd|bwd": the multiplicative correction fitted by {@link #adapt}. */
-    private final Map<String, Map<String, Double>> corrections;
+    /** Per device name: the multiplicative corrections fitted by {@link #adapt} and {@link #calibrate}. */
+    private final Map<String, Corrections> corrections;
+    /** The code each family has as a tree feature, by ordinal (the order of the file that fitted the trees). */
+    private final double[] familyCode;
     /**
      * Uncalibrated layer sums per graph (held weakly) and (batch, phase, device): the trees are the cost of a
      * prediction, and a scheduler asks about the same workloads again and again. Shared by calibrated copies.
@@ -100,21 +100,49 @@ public final class DeviceLayerModel implements RuntimeModel {
     /** Cached (batch, phase, device) entries per graph before that graph's entries are cleared. */
     private static final int MAX_CACHED_SUMS = 1024;
 
-    private DeviceLayerModel(Map<OpFamily, BoostedTrees> forward, Map<OpFamily, BoostedTrees> backward,
-            BoostedTrees pooledForward, BoostedTrees pooledBackward, double trainFactor, double inferFactor,
-            List<String> devices, Map<String, Map<String, Double>> corrections) {
-        this(forward, backward, pooledForward, pooledBackward, trainFactor, inferFactor, devices, corrections,
-                Collections.synchronizedMap(new WeakHashMap<>()));
+    /**
+     * Which layers a kernel correction applies to: one operator family in one pass.
+     *
+     * @param family   the family
+     * @param backward the backward pass (else forward)
+     */
+    public record FamilyPass(OpFamily family, boolean backward) {
+        /** The file form, {@code CONV/fwd}. */
+        String key() {
+            return family.name() + (backward ? "/bwd" : "/fwd");
+        }
+    }
+
+    /**
+     * One device's multiplicative corrections.
+     *
+     * @param layers per family and pass, from profiled kernels ({@link #adapt})
+     * @param whole  per phase, from whole-model runs ({@link #calibrate}), on top of the shared factor
+     */
+    public record Corrections(Map<FamilyPass, Double> layers, Map<Phase, Double> whole) {
+        /** Copies. */
+        public Corrections {
+            layers = Map.copyOf(layers);
+            whole = Map.copyOf(whole);
+        }
+
+        static final Corrections NONE = new Corrections(Map.of(), Map.of());
     }
 
     private DeviceLayerModel(Map<OpFamily, BoostedTrees> forward, Map<OpFamily, BoostedTrees> backward,
             BoostedTrees pooledForward, BoostedTrees pooledBackward, double trainFactor, double inferFactor,
-            List<String> devices, Map<String, Map<String, Double>> corrections,
+            List<String> devices, Map<String, Corrections> corrections, double[] familyCode) {
+        this(forward, backward, pooledForward, pooledBackward, trainFactor, inferFactor, devices, corrections,
+                familyCode, Collections.synchronizedMap(new WeakHashMap<>()));
+    }
+
+    private DeviceLayerModel(Map<OpFamily, BoostedTrees> forward, Map<OpFamily, BoostedTrees> backward,
+            BoostedTrees pooledForward, BoostedTrees pooledBackward, double trainFactor, double inferFactor,
+            List<String> devices, Map<String, Corrections> corrections, double[] familyCode,
             Map<ModelGraph, Map<SumKey, Double>> sums) {
         this.sums = sums;
-        Map<String, Map<String, Double>> c = new TreeMap<>();
-        corrections.forEach((k, v) -> c.put(k, Map.copyOf(v)));
-        this.corrections = Collections.unmodifiableMap(c);
+        this.familyCode = familyCode;
+        this.corrections = Collections.unmodifiableMap(new TreeMap<>(corrections));
         this.forward = forward;
         this.backward = backward;
         this.pooledForward = pooledForward;
@@ -140,14 +168,24 @@ public final class DeviceLayerModel implements RuntimeModel {
         Preconditions.checkArgument(!fwd.isEmpty(), "need forward operator measurements to fit");
         Map<OpFamily, BoostedTrees> f = new EnumMap<>(OpFamily.class);
         Map<OpFamily, BoostedTrees> b = new EnumMap<>(OpFamily.class);
-        BoostedTrees pf = fitPass(fwd, f);
-        BoostedTrees pb = bwd.isEmpty() ? pf : fitPass(bwd, b);
+        double[] codes = ordinalCodes();
+        BoostedTrees pf = fitPass(fwd, f, codes);
+        BoostedTrees pb = bwd.isEmpty() ? pf : fitPass(bwd, b, codes);
         TreeSet<String> names = new TreeSet<>();
         measurements.forEach(m -> names.add(m.device().name()));
-        return new DeviceLayerModel(f, b, pf, pb, 1, 1, List.copyOf(names), Map.of());
+        return new DeviceLayerModel(f, b, pf, pb, 1, 1, List.copyOf(names), Map.of(), codes);
     }
 
-    private static BoostedTrees fitPass(List<OpMeasurement> rows, Map<OpFamily, BoostedTrees> out) {
+    /** Families coded by their ordinal, as every model fitted by this library does. */
+    private static double[] ordinalCodes() {
+        double[] c = new double[OpFamily.values().length];
+        for (OpFamily f : OpFamily.values()) {
+            c[f.ordinal()] = f.ordinal();
+        }
+        return c;
+    }
+
+    private static BoostedTrees fitPass(List<OpMeasurement> rows, Map<OpFamily, BoostedTrees> out, double[] codes) {
         Map<OpFamily, List<OpMeasurement>> byFamily = new EnumMap<>(OpFamily.class);
         for (OpMeasurement m : rows) {
             byFamily.computeIfAbsent(m.features().family(), k -> new ArrayList<>()).add(m);
@@ -160,18 +198,18 @@ public final class DeviceLayerModel implements RuntimeModel {
                 v = bench;
             }
             if (v.size() >= MIN_FAMILY_ROWS) {
-                out.put(e.getKey(), fitRows(v));
+                out.put(e.getKey(), fitRows(v, codes));
             }
         }
-        return fitRows(rows);
+        return fitRows(rows, codes);
     }
 
-    private static BoostedTrees fitRows(List<OpMeasurement> rows) {
+    private static BoostedTrees fitRows(List<OpMeasurement> rows, double[] codes) {
         double[][] x = new double[rows.size()][];
         double[] y = new double[rows.size()];
         for (int i = 0; i < rows.size(); i++) {
             OpMeasurement m = rows.get(i);
-            x[i] = features(m.features(), m.device(), m.backward());
+            x[i] = features(m.features(), m.device(), m.backward(), codes);
             y[i] = Math.log(m.millis() / 1e3 / roofSeconds(m.features(), m.device(), m.backward()));
         }
         return BoostedTrees.fit(x, y, CONFIG);
@@ -188,7 +226,12 @@ public final class DeviceLayerModel implements RuntimeModel {
      */
     public DeviceLayerModel calibrate(List<Sample> samples) {
         double[] factor = {trainFactor, inferFactor};
-        Map<String, Map<String, Double>> out = mutableCorrections();
+        Map<String, Map<Phase, Double>> whole = new TreeMap<>();
+        corrections.forEach((d, c) -> {
+            Map<Phase, Double> m = new java.util.EnumMap<>(Phase.class);
+            m.putAll(c.whole());
+            whole.put(d, m);
+        });
         for (Phase p : Phase.values()) {
             // log(measured / layer sum) per sample, grouped by device
             Map<String, List<Double>> byDevice = new TreeMap<>();
@@ -203,23 +246,23 @@ public final class DeviceLayerModel implements RuntimeModel {
             }
             double[] logs = byDevice.values().stream().flatMap(List::stream).mapToDouble(Double::doubleValue).sorted()
                     .toArray();
-            double shared = RuntimePredictor.quantile(logs, 0.5);
+            double shared = Quantiles.of(logs, 0.5);
             factor[p.ordinal()] = Math.exp(shared);
-            byDevice.forEach((device, v) -> out.computeIfAbsent(device, k -> new TreeMap<>())
-                    .put(wholeKey(p), dampedMedianFactor(v.stream().map(x -> x - shared).toList())));
+            byDevice.forEach((device, v) -> whole.computeIfAbsent(device, k -> new java.util.EnumMap<>(Phase.class))
+                    .put(p, dampedMedianFactor(v.stream().map(x -> x - shared).toList())));
         }
+        Map<String, Corrections> out = new TreeMap<>();
+        corrections.forEach((d, c) -> out.put(d, new Corrections(c.layers(), Map.of())));
+        whole.forEach((d, w) -> out.merge(d, new Corrections(Map.of(), w),
+                (a, b) -> new Corrections(a.layers(), b.whole())));
         return new DeviceLayerModel(forward, backward, pooledForward, pooledBackward, factor[0], factor[1], devices,
-                out, sums);
+                out, familyCode, sums);
     }
 
     /** {@code exp(n / (n + 2) · median)} of log ratios: a correction that trusts few measurements less. */
     private static double dampedMedianFactor(List<Double> logRatios) {
         double[] sorted = logRatios.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-        return Math.exp(sorted.length / (sorted.length + 2.0) * RuntimePredictor.quantile(sorted, 0.5));
-    }
-
-    private static String wholeKey(Phase phase) {
-        return "WHOLE/" + phase.label();
+        return Math.exp(sorted.length / (sorted.length + 2.0) * Quantiles.of(sorted, 0.5));
     }
 
     /**
@@ -232,42 +275,32 @@ public final class DeviceLayerModel implements RuntimeModel {
      * (sustained clocks under power limits, library efficiency).
      */
     public DeviceLayerModel adapt(List<OpMeasurement> profiled) {
-        Map<String, Map<String, List<Double>>> logs = new TreeMap<>();
+        Map<String, Map<FamilyPass, List<Double>>> logs = new TreeMap<>();
         for (OpMeasurement m : profiled) {
             if (m.features().family() == OpFamily.SHAPE) {
                 continue;
             }
             double base = uncorrectedMillis(m.features(), m.device(), m.backward());
             if (base > 0) {
-                logs.computeIfAbsent(m.device().name(), k -> new TreeMap<>())
-                        .computeIfAbsent(correctionKey(m.features().family(), m.backward()), k -> new ArrayList<>())
+                logs.computeIfAbsent(m.device().name(), k -> new java.util.LinkedHashMap<>())
+                        .computeIfAbsent(new FamilyPass(m.features().family(), m.backward()), k -> new ArrayList<>())
                         .add(Math.log(m.millis() / base));
             }
         }
-        Map<String, Map<String, Double>> out = mutableCorrections();
-        logs.forEach((device, groups) -> groups.forEach((key, v) -> out.computeIfAbsent(device,
-                k -> new TreeMap<>()).put(key, dampedMedianFactor(v))));
+        Map<String, Corrections> out = new TreeMap<>(corrections);
+        logs.forEach((device, groups) -> {
+            Corrections old = out.getOrDefault(device, Corrections.NONE);
+            Map<FamilyPass, Double> layers = new java.util.HashMap<>(old.layers());
+            groups.forEach((key, v) -> layers.put(key, dampedMedianFactor(v)));
+            out.put(device, new Corrections(layers, old.whole()));
+        });
         return new DeviceLayerModel(forward, backward, pooledForward, pooledBackward, trainFactor, inferFactor,
-                devices, out);
+                devices, out, familyCode);
     }
 
-    /**
-     * The per-device corrections: per device name, {@code FAMILY/fwd} and {@code FAMILY/bwd} from {@link #adapt},
-     * {@code WHOLE/train} and {@code WHOLE/infer} from {@link #calibrate}.
-     */
-    public Map<String, Map<String, Double>> corrections() {
+    /** The per-device corrections from {@link #adapt} and {@link #calibrate}, by device name. */
+    public Map<String, Corrections> corrections() {
         return corrections;
-    }
-
-    /** A deep, mutable copy of {@link #corrections}, for {@link #calibrate} and {@link #adapt} to update. */
-    private Map<String, Map<String, Double>> mutableCorrections() {
-        Map<String, Map<String, Double>> out = new TreeMap<>();
-        corrections.forEach((k, v) -> out.put(k, new TreeMap<>(v)));
-        return out;
-    }
-
-    private static String correctionKey(OpFamily family, boolean backwardPass) {
-        return family.name() + (backwardPass ? "/bwd" : "/fwd");
     }
 
     /** The names of the devices whose measurements fitted the model, sorted. */
@@ -275,27 +308,32 @@ public final class DeviceLayerModel implements RuntimeModel {
         return devices;
     }
 
-    /**
-     * Saves the model.
-     *
-     * @throws java.io.UncheckedIOException if the file cannot be written
-     */
-    public void save(Path file) {
+    /** The model as a JSON body (the ensembles packed, corrections with their keys in file form). */
+    ObjectNode body() {
         ObjectNode body = JSON.createObjectNode();
-        body.put("library_version", ModelFile.LIBRARY_VERSION);
-        body.put("created_at", Instant.now().toString());
         body.put("features", FEATURES);
         body.put("train_factor", trainFactor);
         body.put("infer_factor", inferFactor);
         devices.forEach(body.putArray("devices")::add);
+        ObjectNode codes = body.putObject("family_codes");
+        for (OpFamily f : OpFamily.values()) {
+            codes.put(f.name(), familyCode[f.ordinal()]);
+        }
         ObjectNode f = body.putObject("forward");
         forward.forEach((k, v) -> v.write(f.putObject(k.name())));
         ObjectNode b = body.putObject("backward");
         backward.forEach((k, v) -> v.write(b.putObject(k.name())));
         ObjectNode corr = body.putObject("corrections");
-        corrections.forEach((device, groups) -> {
+        corrections.forEach((device, c) -> {
             ObjectNode g = corr.putObject(device);
-            groups.forEach(g::put);
+            new TreeMap<String, Double>(c.layers().entrySet().stream().collect(java.util.stream.Collectors.toMap(
+                    e -> e.getKey().key(), Map.Entry::getValue))).forEach(g::put);
+            for (Phase p : Phase.values()) {
+                Double w = c.whole().get(p);
+                if (w != null) {
+                    g.put("WHOLE/" + p.label(), w);
+                }
+            }
         });
         pooledForward.write(body.putObject("pooled_forward"));
         if (pooledBackward == pooledForward) {
@@ -303,43 +341,71 @@ public final class DeviceLayerModel implements RuntimeModel {
         } else {
             pooledBackward.write(body.putObject("pooled_backward"));
         }
-        ModelFile.writeEnvelope(FORMAT, FORMAT_VERSION, body, file);
+        return body;
     }
 
     /**
-     * Loads a saved model.
+     * A model from a body written by {@link #body} (or by a version-1 device model file, whose families are coded by
+     * the ordinals of that version's {@link OpFamily}, the same as today's).
      *
-     * @throws InvalidInputException naming the file for a truncated, tampered, foreign or newer-format file, or one
-     *         written with another feature layout
+     * @throws InvalidInputException for a malformed body
      */
-    public static DeviceLayerModel load(Path file) {
-        JsonNode body = ModelFile.readBody(file, FORMAT, FORMAT_VERSION);
-        try {
-            if (body.path("features").asInt(-1) != FEATURES) {
-                throw InvalidInputException.of("the model has " + body.path("features") + " features per layer, this "
-                        + "library " + FEATURES + "; refit the model");
-            }
-            Map<OpFamily, BoostedTrees> f = families(body.path("forward"));
-            Map<OpFamily, BoostedTrees> b = families(body.path("backward"));
-            BoostedTrees pf = BoostedTrees.read(body.path("pooled_forward"), FEATURES);
-            BoostedTrees pb = body.path("pooled_backward").isObject()
-                    ? BoostedTrees.read(body.path("pooled_backward"), FEATURES) : pf;
-            double train = positiveFactor(body, "train_factor");
-            double infer = positiveFactor(body, "infer_factor");
-            List<String> names = new ArrayList<>();
-            body.path("devices").forEach(n -> names.add(n.asText()));
-            Map<String, Map<String, Double>> corr = new TreeMap<>();
-            for (Iterator<Map.Entry<String, JsonNode>> it = body.path("corrections").fields(); it.hasNext();) {
-                Map.Entry<String, JsonNode> d = it.next();
-                Map<String, Double> groups = new TreeMap<>();
-                d.getValue().fields().forEachRemaining(g -> groups.put(g.getKey(),
-                        positiveFactor(d.getValue(), g.getKey())));
-                corr.put(d.getKey(), groups);
-            }
-            return new DeviceLayerModel(f, b, pf, pb, train, infer, names, corr);
-        } catch (InvalidInputException e) {
-            throw e.withSource(file.toString());
+    static DeviceLayerModel read(JsonNode body) {
+        if (body.path("features").asInt(-1) != FEATURES) {
+            throw InvalidInputException.of("the model has " + body.path("features") + " features per layer, this "
+                + "library " + FEATURES + "; refit the model");
         }
+        double[] codes = ordinalCodes();
+        JsonNode fc = body.path("family_codes");
+        if (fc.isObject()) {
+            double unknown = -1;
+            java.util.Arrays.fill(codes, unknown);
+            for (Iterator<Map.Entry<String, JsonNode>> it = fc.fields(); it.hasNext();) {
+                Map.Entry<String, JsonNode> e = it.next();
+                double code = ModelFile.finite(e.getValue(), "family code of " + e.getKey());
+                try {
+                    codes[OpFamily.valueOf(e.getKey()).ordinal()] = code;
+                } catch (IllegalArgumentException ex) {
+                    // a family this library no longer has: its code is simply never produced
+                }
+            }
+        }
+        Map<OpFamily, BoostedTrees> f = families(body.path("forward"));
+        Map<OpFamily, BoostedTrees> b = families(body.path("backward"));
+        BoostedTrees pf = BoostedTrees.read(body.path("pooled_forward"), FEATURES);
+        BoostedTrees pb = body.path("pooled_backward").isObject()
+                ? BoostedTrees.read(body.path("pooled_backward"), FEATURES) : pf;
+        double train = positiveFactor(body, "train_factor");
+        double infer = positiveFactor(body, "infer_factor");
+        List<String> names = new ArrayList<>();
+        body.path("devices").forEach(n -> names.add(n.asText()));
+        Map<String, Corrections> corr = new TreeMap<>();
+        for (Iterator<Map.Entry<String, JsonNode>> it = body.path("corrections").fields(); it.hasNext();) {
+            Map.Entry<String, JsonNode> d = it.next();
+            Map<FamilyPass, Double> layers = new java.util.HashMap<>();
+            Map<Phase, Double> whole = new java.util.EnumMap<>(Phase.class);
+            for (Iterator<Map.Entry<String, JsonNode>> g = d.getValue().fields(); g.hasNext();) {
+                Map.Entry<String, JsonNode> e = g.next();
+                double v = positiveFactor(d.getValue(), e.getKey());
+                String[] parts = e.getKey().split("/", -1);
+                if (parts.length != 2) {
+                    throw InvalidInputException.of("correction key '" + e.getKey() + "' is not FAMILY/pass");
+                }
+                if (parts[0].equals("WHOLE")) {
+                    whole.put(Phase.parse(parts[1]), v);
+                } else if (parts[1].equals("fwd") || parts[1].equals("bwd")) {
+                    try {
+                        layers.put(new FamilyPass(OpFamily.valueOf(parts[0]), parts[1].equals("bwd")), v);
+                    } catch (IllegalArgumentException ex) {
+                        throw InvalidInputException.of("unknown operator family '" + parts[0] + "'");
+                    }
+                } else {
+                    throw InvalidInputException.of("correction key '" + e.getKey() + "' has no pass fwd or bwd");
+                }
+            }
+            corr.put(d.getKey(), new Corrections(layers, whole));
+        }
+        return new DeviceLayerModel(f, b, pf, pb, train, infer, names, corr, codes);
     }
 
     private static Map<OpFamily, BoostedTrees> families(JsonNode node) {
@@ -375,25 +441,20 @@ public final class DeviceLayerModel implements RuntimeModel {
 
     /** The calibration factor of a phase on a device: the shared one times the device's own, if it has one. */
     public double factor(Phase phase, Device device) {
-        Map<String, Double> c = corrections.get(device.name());
-        Double own = c == null ? null : c.get(wholeKey(phase));
+        Corrections c = corrections.get(device.name());
+        Double own = c == null ? null : c.whole().get(phase);
         if (own == null && c != null) {
-            own = c.get(wholeKey(phase == Phase.TRAIN ? Phase.INFER : Phase.TRAIN));
+            own = c.whole().get(phase == Phase.TRAIN ? Phase.INFER : Phase.TRAIN);
         }
         return factor(phase) * (own == null ? 1 : own);
     }
 
-    @Override
-    public String name() {
-        return "scaledl-device";
+    /** The calibrated time of a workload on its device (one device, no parallelism), ms. */
+    public double predictMillis(Workload workload) {
+        return layerSum(workload) * factor(workload.phase(), deviceOf(workload));
     }
 
-    @Override
-    public Prediction predict(Workload workload) {
-        return Prediction.point(layerSum(workload) * factor(workload.phase(), deviceOf(workload)));
-    }
-
-    private static Device deviceOf(Workload workload) {
+    static Device deviceOf(Workload workload) {
         return workload.device().orElseThrow(() -> new IllegalArgumentException(
                 "the device layer model needs a workload with a device: " + workload));
     }
@@ -430,13 +491,13 @@ public final class DeviceLayerModel implements RuntimeModel {
     /** One layer's forward or backward time on a device, ms (0 for shape arithmetic and absent backward work). */
     public double predictMillis(LayerFeatures f, Device device, boolean backwardPass) {
         double t = uncorrectedMillis(f, device, backwardPass);
-        Map<String, Double> c = corrections.get(device.name());
+        Corrections c = corrections.get(device.name());
         if (c == null || t == 0) {
             return t;
         }
-        Double k = c.get(correctionKey(f.family(), backwardPass));
+        Double k = c.layers().get(new FamilyPass(f.family(), backwardPass));
         if (k == null && backwardPass) {
-            k = c.get(correctionKey(f.family(), false));
+            k = c.layers().get(new FamilyPass(f.family(), false));
         }
         return k == null ? t : t * k;
     }
@@ -449,7 +510,7 @@ public final class DeviceLayerModel implements RuntimeModel {
         if (t == null) {
             t = backwardPass ? pooledBackward : pooledForward;
         }
-        double g = t.predict(features(f, device, backwardPass));
+        double g = t.predict(features(f, device, backwardPass, familyCode));
         return roofSeconds(f, device, backwardPass) * Math.exp(g) * 1e3;
     }
 
@@ -485,7 +546,7 @@ public final class DeviceLayerModel implements RuntimeModel {
         return f.outputElements() / (matrix(f.family()) ? 128.0 * 128.0 : 1024.0) / d.computeUnits();
     }
 
-    static double[] features(LayerFeatures f, Device d, boolean bwd) {
+    static double[] features(LayerFeatures f, Device d, boolean bwd, double[] familyCode) {
         boolean mx = matrix(f.family());
         double flops = bwd ? f.flopsBwd() : f.flopsFwd();
         double bytes = bwd ? f.bytesBwd() : f.bytesFwd();
@@ -503,7 +564,7 @@ public final class DeviceLayerModel implements RuntimeModel {
         x[6] = Math.log10(bytes / d.l2Bytes() + 1e-9);
         x[7] = Math.log10(f.inChannels() + 1);
         x[8] = Math.log10(f.outChannels() + 1);
-        x[9] = f.family().ordinal();
+        x[9] = familyCode[f.family().ordinal()];
         x[10] = Math.log10(f.kernel() + 1);
         x[11] = f.stride();
         x[12] = Math.log10(f.outputElements() / Math.max(1, f.outChannels()) + 1);

@@ -3,19 +3,19 @@ package org.scaledl.model;
 import com.google.common.collect.ImmutableList;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.Collections;
 import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
-import org.scaledl.data.Phase;
-import org.scaledl.data.Workload;
 import org.scaledl.features.FeatureExtractor;
-import org.scaledl.features.LayerFeatures;
-import org.scaledl.features.OpFamily;
 import org.scaledl.graph.ModelGraph;
 import org.scaledl.graph.TensorInfo;
 import org.scaledl.graph.TensorRole;
+import org.scaledl.workload.LayerFeatures;
+import org.scaledl.workload.OpFamily;
+import org.scaledl.workload.Phase;
+import org.scaledl.workload.Workload;
 
 /**
  * The basis functions of the layer-wise model. A layer of family {@code f} costs
@@ -59,8 +59,6 @@ public final class LayerBasis {
     public static final List<String> GLOBAL_TERMS = List.of("overhead:train", "overhead:infer", "optimizer:params",
             "optimizer:tensors", "allreduce:bytes", "allreduce:latency", "contention:bytes", "contention:flops",
             "ddp:fixed");
-    /** Gradient bucket size of PyTorch DDP (25 MiB), for the all-reduce latency term. */
-    public static final double BUCKET_BYTES = 25.0 * 1024 * 1024;
     static final double SMALL_OP_FLOPS = 1e6;
 
     private static final List<OpFamily> FAMILIES = List.of(OpFamily.values());
@@ -228,8 +226,9 @@ public final class LayerBasis {
         row[g + 2] = train ? grad[0] : 0;
         row[g + 3] = train ? grad[1] : 0;
         boolean dp = train && n > 1;
-        row[g + 4] = dp ? 2 * (n - 1) / n * grad[2] : 0;
-        row[g + 5] = dp ? 2 * (n - 1) * Math.max(1, Math.ceil(grad[2] / BUCKET_BYTES)) : 0;
+        int ranks = w.worldSize();
+        row[g + 4] = dp ? Collectives.ringVolume(ranks) * grad[2] : 0;
+        row[g + 5] = dp ? Collectives.ringSteps(ranks) * Collectives.buckets(grad[2]) : 0;
         row[g + 6] = (n - 1) * bytes;
         row[g + 7] = (n - 1) * flops;
         row[g + 8] = dp ? 1 : 0;

@@ -6,41 +6,53 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.ServiceLoader;
+import java.util.Set;
 import java.util.TreeMap;
 import org.scaledl.InvalidInputException;
 
 /**
- * The saved-model format: one JSON document
+ * The saved-predictor format: one JSON document
  *
  * <pre>
- * {"format": "scaledl-model", "format_version": 1, "body": {...}, "sha256": "&lt;hex SHA-256 of body&gt;"}
+ * {"format": "scaledl-predictor", "format_version": 2, "body": {...}, "sha256": "&lt;hex SHA-256 of body&gt;"}
  * </pre>
  *
- * where {@code body} holds the provenance (library version, creation time, seed, configuration, training-data
- * fingerprint, cross-validated MRE) and the model (basis column names, coefficients, shrinkage, interval
- * quantiles). Doubles are written in their shortest exact decimal form, so a round trip is bit-identical; the
- * checksum covers the body's compact serialisation, so a truncated or edited file is rejected rather than half
- * loaded. A file from a newer format version is rejected naming both versions. No Java serialisation is involved.
+ * whose {@code body} holds the provenance (library version, creation time, seed, configuration, training-data
+ * fingerprint, cross-validated MRE), the interval quantiles, the training {@link Domain}, and each stage: the layer
+ * cost model ({@code {"kind": "host", "columns", "coefficients", "shrinkage"}} or {@code {"kind": "device", ...}}
+ * with the tree ensembles packed little-endian in base64), the communication model, and the interaction stage
+ * ({@code {"format": "gnn", "body": {...}}}, read by the {@link InteractionCodec} of that format). Doubles are
+ * written in their shortest exact decimal form, so a round trip is bit-identical; the checksum covers the body's
+ * compact serialisation, so a truncated or edited file is rejected rather than half loaded. A file from a newer
+ * format version is rejected naming both versions. No Java serialisation is involved.
  *
- * <p>Companion modules store their own models in the same envelope under their own {@code format} name
- * ({@link #writeEnvelope}, {@link #readBody}) and embed a layer-wise predictor as its body ({@link #body},
- * {@link #predictor}).
+ * <p>Version-1 files ({@code scaledl-model}, {@code scaledl-device-model} and, with {@code scaledl-graph} on the
+ * class path, {@code scaledl-gnn-model}) still load; their predictors have no saved domain, so they warn only about
+ * what a version-1 file knew (the devices).
  */
 public final class ModelFile {
-    static final String LIBRARY_VERSION = "0.1.0";
-    static final String FORMAT = "scaledl-model";
-    static final int FORMAT_VERSION = 1;
+    static final String LIBRARY_VERSION = Version.get();
+    /** The format name of predictor files. */
+    public static final String FORMAT = "scaledl-predictor";
+    static final int FORMAT_VERSION = 2;
+    /** Version-1 host predictor files. */
+    static final String V1_HOST = "scaledl-model";
+    private static final long MAX_BYTES = 64L << 20;
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private ModelFile() {
@@ -50,8 +62,18 @@ public final class ModelFile {
         writeEnvelope(FORMAT, FORMAT_VERSION, body(p), file);
     }
 
+    static byte[] bytes(RuntimePredictor p) {
+        try {
+            return envelope(FORMAT, FORMAT_VERSION, body(p));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot serialise a predictor", e);
+        }
+    }
+
     /**
-     * Writes {@code {"format", "format_version", "body", "sha256"}} atomically (a temporary file, then a move).
+     * Writes {@code {"format", "format_version", "body", "sha256"}} atomically (a temporary file, then a move); the
+     * file is readable by the group and others as the umask allows (0644 under the usual 022), like any file the
+     * user writes.
      *
      * @throws UncheckedIOException if the file cannot be written
      */
@@ -61,14 +83,23 @@ public final class ModelFile {
             Path parent = file.toAbsolutePath().getParent();
             Path tmp = Files.createTempFile(parent, ".scaledl-", ".tmp");
             Files.write(tmp, bytes);
+            try {
+                Set<PosixFilePermission> perms = PosixFilePermissions.fromString("rw-r--r--");
+                Path probe = parent.resolve(".scaledl-umask-" + ProcessHandle.current().pid());
+                Files.deleteIfExists(probe);
+                Files.createFile(probe);
+                perms.retainAll(Files.getPosixFilePermissions(probe));
+                perms.add(PosixFilePermission.OWNER_READ);
+                perms.add(PosixFilePermission.OWNER_WRITE);
+                Files.delete(probe);
+                Files.setPosixFilePermissions(tmp, perms);
+            } catch (UnsupportedOperationException e) {
+                // not a POSIX file system: the platform's defaults apply
+            }
             Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write model to " + file + ": " + e.getMessage(), e);
         }
-    }
-
-    static byte[] serialize(RuntimePredictor p) throws JsonProcessingException {
-        return envelope(FORMAT, FORMAT_VERSION, body(p));
     }
 
     /** The checksummed envelope of a body, as pretty-printed UTF-8 JSON. */
@@ -82,10 +113,7 @@ public final class ModelFile {
         return JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(root);
     }
 
-    /** A layer-wise predictor as a JSON body (provenance and model), for embedding in another model file. */
-    public static ObjectNode body(RuntimePredictor p) {
-        RuntimePredictor.Provenance prov = p.provenance();
-        ObjectNode body = JSON.createObjectNode();
+    private static void provenance(ObjectNode body, RuntimePredictor.Provenance prov) {
         body.put("library_version", prov.libraryVersion());
         body.put("created_at", prov.createdAt());
         body.put("seed", prov.seed());
@@ -95,52 +123,145 @@ public final class ModelFile {
         training.put("samples", prov.trainingSamples());
         training.put("fingerprint", prov.dataFingerprint());
         prov.devices().forEach(training.putArray("devices")::add);
+        if (prov.devices().isEmpty()) {
+            training.putArray("devices");
+        }
         if (Double.isNaN(prov.cvMre())) {
             training.putNull("cv_mre");
         } else {
             training.put("cv_mre", prov.cvMre());
         }
-        ObjectNode model = body.putObject("model");
-        model.put("name", p.name());
-        model.put("shrinkage", p.shrinkage());
+    }
+
+    private static RuntimePredictor.Provenance provenance(JsonNode body) {
+        Map<String, String> config = new TreeMap<>();
+        body.path("config").fields().forEachRemaining(e -> config.put(e.getKey(), e.getValue().asText()));
+        JsonNode training = body.path("training");
+        JsonNode cv = training.path("cv_mre");
+        List<String> devices = new ArrayList<>();
+        training.path("devices").forEach(d -> devices.add(d.asText()));
+        return new RuntimePredictor.Provenance(body.path("library_version").asText(),
+                training.path("fingerprint").asText(), training.path("samples").asInt(), body.path("seed").asLong(),
+                config, cv.isNumber() ? cv.asDouble() : Double.NaN, body.path("created_at").asText(), devices);
+    }
+
+    /** A predictor as a version-2 body. */
+    static ObjectNode body(RuntimePredictor p) {
+        ObjectNode body = JSON.createObjectNode();
+        provenance(body, p.provenance());
+        body.put("name", p.name());
         double[] interval = p.intervalLogRatios();
-        model.putArray("interval_log_ratios").add(interval[0]).add(interval[1]);
-        ArrayNode cols = model.putArray("columns");
-        LayerBasis.standard().columnNames().forEach(cols::add);
-        ArrayNode coef = model.putArray("coefficients");
-        for (double c : p.coefficients()) {
-            coef.add(c);
+        body.putArray("interval_log_ratios").add(interval[0]).add(interval[1]);
+        body.set("domain", p.domain().toJson());
+        ObjectNode layer = body.putObject("layer_cost");
+        if (p.stage() instanceof HostLayerModel h) {
+            layer.put("kind", "host");
+            layer.put("shrinkage", h.shrinkage());
+            ArrayNode cols = layer.putArray("columns");
+            h.basis().columnNames().forEach(cols::add);
+            ArrayNode coef = layer.putArray("coefficients");
+            for (double c : h.coefficients()) {
+                coef.add(c);
+            }
+            body.putNull("communication");
+        } else {
+            DeviceStage d = (DeviceStage) p.stage();
+            layer.put("kind", "device");
+            layer.setAll(d.layers().body());
+            if (d.communication().isPresent() && d.communication().get() instanceof AllReduceModel a) {
+                body.set("communication", a.toJson());
+            } else {
+                body.putNull("communication");
+            }
+        }
+        if (p.interactions().isPresent()) {
+            ObjectNode i = body.putObject("interactions");
+            i.put("format", p.interactions().get().format());
+            i.set("body", p.interactions().get().body());
+        } else {
+            body.putNull("interactions");
         }
         return body;
     }
 
     static RuntimePredictor read(Path file) {
-        JsonNode body = readBody(file, FORMAT, FORMAT_VERSION);
-        try {
-            return predictor(body);
-        } catch (InvalidInputException e) {
-            throw e.withSource(file.toString());
-        }
-    }
-
-    /**
-     * Reads an envelope and returns its verified body.
-     *
-     * @throws InvalidInputException naming the file for unreadable, foreign ({@code format} differs), newer
-     *         ({@code format_version > maxVersion}), truncated or modified (checksum) files
-     */
-    public static JsonNode readBody(Path file, String format, int maxVersion) {
-        String source = file.toString();
         byte[] bytes;
         try {
             long size = Files.size(file);
-            if (size > 64L << 20) {
-                throw InvalidInputException.inSource(source, "model file of " + size + " bytes is too large");
+            if (size > MAX_BYTES) {
+                throw InvalidInputException.inSource(file.toString(), "model file of " + size + " bytes is too large");
             }
             bytes = Files.readAllBytes(file);
         } catch (IOException e) {
             throw InvalidInputException.unreadable(file, "cannot read model", e);
         }
+        return read(bytes, file.toString());
+    }
+
+    static RuntimePredictor read(InputStream in, String source) {
+        try {
+            byte[] bytes = in.readNBytes((int) MAX_BYTES + 1);
+            if (bytes.length > MAX_BYTES) {
+                throw InvalidInputException.inSource(source, "model of more than " + MAX_BYTES + " bytes");
+            }
+            return read(bytes, source);
+        } catch (IOException e) {
+            throw InvalidInputException.wrap(source, "cannot read model: " + e.getMessage(), e);
+        }
+    }
+
+    static RuntimePredictor read(byte[] bytes, String source) {
+        Envelope e = envelope(bytes, source);
+        try {
+            return switch (e.format()) {
+                case FORMAT -> {
+                    check(e, FORMAT_VERSION, source);
+                    yield decodeV2(e.body());
+                }
+                case V1_HOST -> {
+                    check(e, 1, source);
+                    yield predictor(e.body());
+                }
+                case DeviceLayerModel.FORMAT -> {
+                    check(e, 1, source);
+                    yield deviceV1(e.body());
+                }
+                default -> {
+                    for (InteractionCodec c : ServiceLoader.load(InteractionCodec.class)) {
+                        InteractionCodec.V1 v1 = c.readV1(e.format(), e.body());
+                        if (v1 != null) {
+                            check(e, 1, source);
+                            RuntimePredictor l = v1.layerwise();
+                            yield new RuntimePredictor(v1.name(), l.stage(), v1.model(), l.intervalLogRatios()[0],
+                                    l.intervalLogRatios()[1], l.domain(), l.provenance(), false);
+                        }
+                    }
+                    throw InvalidInputException.of("not a scaledl model file (format \"" + e.format() + "\""
+                            + (e.format().equals("scaledl-gnn-model") ? ", which needs scaledl-graph on the class "
+                                    + "path" : "") + ")");
+                }
+            };
+        } catch (InvalidInputException x) {
+            throw x.source().isPresent() ? x : x.withSource(source);
+        } catch (RuntimeException x) {
+            throw InvalidInputException.wrap(source, "invalid model body: " + x.getMessage(), x);
+        }
+    }
+
+    private static void check(Envelope e, int maxVersion, String source) {
+        if (e.version() > maxVersion) {
+            throw InvalidInputException.inSource(source, "model format version " + e.version()
+                    + " is newer than this library reads (" + maxVersion + "); upgrade scaledl");
+        }
+        if (e.version() < 1) {
+            throw InvalidInputException.inSource(source, "invalid model format version " + e.version());
+        }
+    }
+
+    private record Envelope(String format, int version, JsonNode body) {
+    }
+
+    private static Envelope envelope(byte[] bytes, String source) {
         JsonNode root;
         try {
             root = JSON.readTree(bytes);
@@ -148,18 +269,8 @@ public final class ModelFile {
             throw InvalidInputException.wrap(source, "not a scaledl model file (invalid JSON: "
                     + e.getMessage() + ")", e);
         }
-        if (root == null || !root.isObject() || !format.equals(root.path("format").asText())) {
-            throw InvalidInputException.inSource(source, "not a scaledl model file (no \"format\": \"" + format
-                    + "\"" + (root != null && root.isObject() && root.has("format") ? "; it is \""
-                    + root.path("format").asText() + "\"" : "") + ")");
-        }
-        int version = root.path("format_version").asInt(-1);
-        if (version > maxVersion) {
-            throw InvalidInputException.inSource(source, "model format version " + version
-                    + " is newer than this library reads (" + maxVersion + "); upgrade scaledl");
-        }
-        if (version < 1) {
-            throw InvalidInputException.inSource(source, "invalid model format version " + version);
+        if (root == null || !root.isObject() || !root.path("format").isTextual()) {
+            throw InvalidInputException.inSource(source, "not a scaledl model file (no \"format\")");
         }
         JsonNode body = root.path("body");
         String expected = root.path("sha256").asText("");
@@ -171,26 +282,64 @@ public final class ModelFile {
         } catch (JsonProcessingException e) {
             throw InvalidInputException.wrap(source, "cannot check model: " + e.getOriginalMessage(), e);
         }
-        return body;
+        return new Envelope(root.path("format").asText(), root.path("format_version").asInt(-1), body);
     }
 
     /**
-     * A layer-wise predictor from a body written by {@link #body}.
+     * Reads an envelope of a given format and returns its verified body (for companion modules' own files).
      *
-     * @throws InvalidInputException for a malformed body
+     * @throws InvalidInputException naming the file for unreadable, foreign ({@code format} differs), newer
+     *         ({@code format_version > maxVersion}), truncated or modified (checksum) files
      */
-    public static RuntimePredictor predictor(JsonNode body) {
+    public static JsonNode readBody(Path file, String format, int maxVersion) {
+        byte[] bytes;
         try {
-            return decode(body);
-        } catch (InvalidInputException e) {
-            throw e;
-        } catch (RuntimeException e) {
-            throw InvalidInputException.of("invalid model body: " + e.getMessage());
+            bytes = Files.readAllBytes(file);
+        } catch (IOException e) {
+            throw InvalidInputException.unreadable(file, "cannot read model", e);
         }
+        Envelope e = envelope(bytes, file.toString());
+        if (!e.format().equals(format)) {
+            throw InvalidInputException.inSource(file.toString(), "not a scaledl model file of format \"" + format
+                    + "\"; it is \"" + e.format() + "\"");
+        }
+        check(e, maxVersion, file.toString());
+        return e.body();
     }
 
-    private static RuntimePredictor decode(JsonNode body) {
-        JsonNode model = body.path("model");
+    private static RuntimePredictor decodeV2(JsonNode body) {
+        RuntimePredictor.Provenance prov = provenance(body);
+        JsonNode interval = body.path("interval_log_ratios");
+        double lo = finite(interval.get(0), "interval");
+        double hi = finite(interval.get(1), "interval");
+        Domain domain = Domain.fromJson(body.path("domain"));
+        JsonNode layer = body.path("layer_cost");
+        LayerStage stage = switch (layer.path("kind").asText()) {
+            case "host" -> host(layer);
+            case "device" -> new DeviceStage(DeviceLayerModel.read(layer),
+                    body.path("communication").isObject() ? java.util.Optional.of(AllReduceModel.fromJson(
+                            body.path("communication"))) : java.util.Optional.empty());
+            default -> throw InvalidInputException.of("unknown layer cost kind '" + layer.path("kind").asText()
+                    + "'");
+        };
+        InteractionModel im = null;
+        JsonNode i = body.path("interactions");
+        if (i.isObject()) {
+            String format = i.path("format").asText();
+            for (InteractionCodec c : ServiceLoader.load(InteractionCodec.class)) {
+                if (c.format().equals(format)) {
+                    im = c.read(i.path("body"));
+                }
+            }
+            if (im == null) {
+                throw InvalidInputException.of("the interaction stage has format '" + format + "', and no "
+                        + "InteractionCodec for it is on the class path (scaledl-graph reads 'gnn')");
+            }
+        }
+        return new RuntimePredictor(body.path("name").asText("scaledl"), stage, im, lo, hi, domain, prov, false);
+    }
+
+    private static HostLayerModel host(JsonNode model) {
         List<String> columns = new ArrayList<>();
         model.path("columns").forEach(c -> columns.add(c.asText()));
         if (!columns.equals(LayerBasis.standard().columnNames())) {
@@ -201,23 +350,41 @@ public final class ModelFile {
         if (coef.size() != theta.length) {
             throw InvalidInputException.of(coef.size() + " coefficients for " + theta.length + " columns");
         }
-        for (int i = 0; i < theta.length; i++) {
-            theta[i] = finite(coef.get(i), "coefficient " + i);
+        for (int k = 0; k < theta.length; k++) {
+            theta[k] = finite(coef.get(k), "coefficient " + k);
         }
-        JsonNode interval = model.path("interval_log_ratios");
-        double lo = finite(interval.get(0), "interval");
-        double hi = finite(interval.get(1), "interval");
-        Map<String, String> config = new TreeMap<>();
-        body.path("config").fields().forEachRemaining(e -> config.put(e.getKey(), e.getValue().asText()));
-        JsonNode training = body.path("training");
-        JsonNode cv = training.path("cv_mre");
-        List<String> devices = new ArrayList<>();
-        training.path("devices").forEach(d -> devices.add(d.asText()));
-        RuntimePredictor.Provenance prov = new RuntimePredictor.Provenance(body.path("library_version").asText(),
-                training.path("fingerprint").asText(), training.path("samples").asInt(), body.path("seed").asLong(),
-                config, cv.isNumber() ? cv.asDouble() : Double.NaN, body.path("created_at").asText(), devices);
-        return new RuntimePredictor(model.path("name").asText("scaledl"), LayerBasis.standard(), theta,
-                finite(model.get("shrinkage"), "shrinkage"), lo, hi, prov);
+        return new HostLayerModel(LayerBasis.standard(), theta, finite(model.get("shrinkage"), "shrinkage"));
+    }
+
+    /**
+     * A layer-wise host predictor from a version-1 body (format {@code scaledl-model}), as embedded in version-1
+     * GNN files.
+     *
+     * @throws InvalidInputException for a malformed body
+     */
+    public static RuntimePredictor predictor(JsonNode body) {
+        try {
+            JsonNode model = body.path("model");
+            JsonNode interval = model.path("interval_log_ratios");
+            double lo = finite(interval.get(0), "interval");
+            double hi = finite(interval.get(1), "interval");
+            RuntimePredictor.Provenance prov = provenance(body);
+            return new RuntimePredictor(model.path("name").asText("scaledl"), host(model), null, lo, hi,
+                    Domain.unknown(prov.devices(), !Double.isNaN(prov.cvMre())), prov, false);
+        } catch (InvalidInputException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw InvalidInputException.of("invalid model body: " + e.getMessage());
+        }
+    }
+
+    private static RuntimePredictor deviceV1(JsonNode body) {
+        DeviceLayerModel m = DeviceLayerModel.read(body);
+        Map<String, String> config = Map.of("name", "scaledl-device", "layer_cost", "device");
+        RuntimePredictor.Provenance prov = new RuntimePredictor.Provenance(body.path("library_version").asText(), "",
+                0, 0, config, Double.NaN, body.path("created_at").asText(), m.devices());
+        return new RuntimePredictor("scaledl-device", new DeviceStage(m, java.util.Optional.empty()), null, 0, 0,
+                Domain.unknown(m.devices(), false), prov, false);
     }
 
     /**

@@ -4,21 +4,27 @@ import com.google.common.base.Preconditions;
 import com.google.common.collect.ImmutableList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
+import org.scaledl.workload.OpFamily;
 
 /**
- * A predicted iteration time with an interval and, where the method has one, an explanation.
+ * A predicted iteration time with an interval, an explanation and what the prediction should not be trusted for.
  *
  * <p>The interval {@code [lowMillis, highMillis]} is an empirical 90 % prediction interval: quantiles of the
  * method's out-of-sample relative errors (for ScaleDL, from cross-validation over model families inside the training
- * data). The breakdown lists each layer's predicted contribution and the workload-level terms; its entries add up to
- * {@link #millis()}.
+ * data), widened where the workload lies outside what the model was fitted on. The breakdown lists each layer's
+ * predicted contribution and the workload-level terms; its entries add up to {@link #millis()}. The warnings say
+ * where the workload leaves the model's training domain ({@link Domain}) and how much of the prediction that
+ * concerns; an empty list means none of the checks fired, not that the prediction is exact.
  *
  * @param millis     predicted time of one iteration, ms
  * @param lowMillis  lower end of the prediction interval
  * @param highMillis upper end of the prediction interval
  * @param breakdown  contributions, largest first (may be empty)
+ * @param warnings   what the prediction should not be trusted for (may be empty)
  */
-public record Prediction(double millis, double lowMillis, double highMillis, List<Contribution> breakdown) {
+public record Prediction(double millis, double lowMillis, double highMillis, List<Contribution> breakdown,
+        List<PredictionWarning> warnings) {
 
     /** Validates and copies. */
     public Prediction {
@@ -26,25 +32,78 @@ public record Prediction(double millis, double lowMillis, double highMillis, Lis
         Preconditions.checkArgument(lowMillis <= millis && millis <= highMillis,
                 "interval [%s, %s] does not contain %s", lowMillis, highMillis, millis);
         breakdown = ImmutableList.copyOf(breakdown);
+        warnings = ImmutableList.copyOf(warnings);
+    }
+
+    /** A prediction without warnings. */
+    public Prediction(double millis, double lowMillis, double highMillis, List<Contribution> breakdown) {
+        this(millis, lowMillis, highMillis, breakdown, List.of());
     }
 
     /** A point prediction with no interval and no explanation. */
     public static Prediction point(double millis) {
-        return new Prediction(millis, millis, millis, List.of());
+        return new Prediction(millis, millis, millis, List.of(), List.of());
+    }
+
+    /** A copy with more warnings. */
+    public Prediction withWarnings(List<PredictionWarning> more) {
+        if (more.isEmpty()) {
+            return this;
+        }
+        return new Prediction(millis, lowMillis, highMillis, breakdown,
+                ImmutableList.<PredictionWarning>builder().addAll(warnings).addAll(more).build());
+    }
+
+    /** A copy whose interval is {@code [low, high]} (containing the point prediction). */
+    Prediction withInterval(double low, double high) {
+        return new Prediction(millis, Math.min(low, millis), Math.max(high, millis), breakdown, warnings);
+    }
+
+    /** What a contribution is. */
+    public enum Kind {
+        /** One layer's forward (and backward) time. */
+        LAYER,
+        /** Collective communication (gradient all-reduce, tensor-parallel activations, pipeline hand-offs). */
+        COMMUNICATION,
+        /** Per-iteration overhead, optimizer step, worker contention. */
+        OVERHEAD
     }
 
     /**
      * One term of a prediction.
      *
      * @param name   a layer's node name, or a workload-level term such as {@code allreduce} or {@code overhead}
-     * @param kind   {@code layer:<FAMILY>}, {@code communication} or {@code overhead}
+     * @param kind   what it is
+     * @param family the layer's operator family ({@link Kind#LAYER} only)
      * @param millis its predicted share, ms
      */
-    public record Contribution(String name, String kind, double millis) {
+    public record Contribution(String name, Kind kind, Optional<OpFamily> family, double millis) {
         /** Validates. */
         public Contribution {
             Objects.requireNonNull(name);
             Objects.requireNonNull(kind);
+            Objects.requireNonNull(family);
+            Preconditions.checkArgument(family.isPresent() == (kind == Kind.LAYER), "only layers have a family");
+        }
+
+        /** A layer's contribution. */
+        public static Contribution layer(String name, OpFamily family, double millis) {
+            return new Contribution(name, Kind.LAYER, Optional.of(family), millis);
+        }
+
+        /** A workload-level term. */
+        public static Contribution term(String name, Kind kind, double millis) {
+            return new Contribution(name, kind, Optional.empty(), millis);
+        }
+
+        /** {@code layer:CONV}, {@code communication} or {@code overhead}: a label for tables. */
+        public String label() {
+            return kind == Kind.LAYER ? "layer:" + family.orElseThrow() : kind.name().toLowerCase(java.util.Locale.ROOT);
+        }
+
+        /** The same term scaled by a factor. */
+        public Contribution scaled(double factor) {
+            return new Contribution(name, kind, family, millis * factor);
         }
     }
 }

@@ -4,9 +4,9 @@ import com.google.common.base.Preconditions;
 import com.google.common.collect.ImmutableList;
 import java.util.ArrayList;
 import java.util.List;
-import org.scaledl.data.Workload;
 import org.scaledl.doe.Design;
 import org.scaledl.doe.FedorovExchange;
+import org.scaledl.workload.Workload;
 
 /**
  * Which workloads to profile: a D-optimal subset of candidates for the layer-wise model.

@@ -1,6 +1,6 @@
 package org.scaledl.model;
 
-import org.scaledl.data.Workload;
+import org.scaledl.workload.Workload;
 
 /**
  * A fitted runtime model: immutable and safe to call from many threads.

@@ -1,70 +1,75 @@
 package org.scaledl.model;
 
 import com.google.common.base.Preconditions;
+import java.io.InputStream;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import org.scaledl.data.Sample;
-import org.scaledl.data.Workload;
-import org.scaledl.features.LayerFeatures;
-import org.scaledl.features.OpFamily;
-import org.scaledl.hardware.Device;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import java.util.TreeMap;
+import org.scaledl.workload.CollectiveMeasurement;
+import org.scaledl.workload.Device;
+import org.scaledl.workload.OpMeasurement;
+import org.scaledl.workload.Parallelism;
+import org.scaledl.workload.Sample;
+import org.scaledl.workload.Workload;
 
 /**
- * ScaleDL's runtime predictor: a nonlinear layer-wise model (one regressor per {@link OpFamily}, see
- * {@link LayerBasis}) plus workload-level overhead, optimizer and data-parallel all-reduce terms, fitted from
- * whole-iteration times.
+ * ScaleDL's runtime predictor, the one front door: a <b>layer cost</b> stage ({@link LayerCost#host()}: the
+ * nonlinear layer-wise basis of {@link LayerBasis}, one regressor per operator family, fitted from whole-iteration
+ * times; or {@link LayerCost#device}: boosted trees over device-relative features of operator measurements, for
+ * any GPU described by the catalog), an optional <b>interaction</b> stage (a GNN over the layer DAG that corrects
+ * what a sum of independent layers misses; {@link InteractionTrainer}, implemented in {@code scaledl-graph}), a
+ * <b>communication</b> model (ring all-reduce, {@link Collectives}: fitted jointly with the host basis, or from
+ * collective measurements for devices) and {@link Parallelism} (data, tensor, pipeline).
  *
  * <pre>{@code
- * RuntimePredictor p = RuntimePredictor.fit(dataset.samples());                 // defaults
- * RuntimePredictor q = RuntimePredictor.builder().seed(7).build().fit(samples);  // configured
+ * RuntimePredictor p = RuntimePredictor.fit(dataset.samples());                      // host, defaults
+ * RuntimePredictor g = RuntimePredictor.builder()
+ *         .layerCost(LayerCost.device(kernels))                                     // GPUs
+ *         .collectives(allReduceRuns)
+ *         .interactions(new GnnInteractions())                                      // scaledl-graph
+ *         .seed(7).build().fit(wholeModelRuns);
  * Prediction pr = p.predict(workload);
- * pr.millis(); pr.lowMillis(); pr.highMillis(); pr.breakdown();
+ * pr.millis(); pr.lowMillis(); pr.highMillis(); pr.breakdown(); pr.warnings();
+ * p.save(Path.of("model.sdl"));  RuntimePredictor.load(Path.of("model.sdl"));
  * }</pre>
  *
- * <p><b>Fit.</b> Every training workload becomes its design row {@code x} (per-family sums of the layer basis and the
- * workload terms); the coefficients {@code θ ≥ 0} minimise the squared <em>relative</em> error
- * {@code Σ ((x·θ − y)/y)²} plus a hierarchical shrinkage penalty {@code λ Σ_f ||θ_f − θ_0||²} that pulls each
- * family's coefficients toward a shared centre {@code θ_0} (columns scaled to unit size first). Families with little
- * data thus borrow strength from the others, and a family never seen in training is predicted with {@code θ_0}. The
- * problem is a non-negative least-squares problem, solved exactly (Lawson–Hanson). {@code λ} is chosen by
- * leave-one-group-out cross-validation inside the training data (groups = the {@code family} tag), whose
- * out-of-group errors also calibrate the 90 % prediction interval. Nothing is random: the same samples give the
- * same model; the seed is recorded for stages that sample.
+ * <p><b>Domain.</b> The predictor keeps what its training data covered ({@link #domain()}); every prediction checks
+ * the workload against it and carries {@linkplain Prediction#warnings() warnings} (with the share of the predicted
+ * time each concerns), and its interval widens with the distance outside the domain. A workload on a device the
+ * predictor cannot predict, with a parallelism its stage does not model, or on a graph with unresolved layers
+ * (unless {@link #allowingPartialGraphs()}) is refused with an {@link IllegalArgumentException} naming both.
  *
  * <p>Instances are immutable and thread-safe.
  */
 public final class RuntimePredictor implements RuntimeModel {
-    private static final Logger LOG = LoggerFactory.getLogger(RuntimePredictor.class);
-    static final double[] LAMBDA_GRID = {1e-4, 1e-3, 1e-2, 1e-1, 1};
-    private static final double RIDGE = 1e-9;
-    private static final int IRLS_STEPS = 4;
-    private static final double IRLS_FLOOR = 0.03;
-
     private final String name;
-    private final LayerBasis basis;
-    private final double[] theta;
-    private final double lambda;
+    private final LayerStage stage;
+    private final InteractionModel interactions;
     private final double logLow;
     private final double logHigh;
+    private final Domain domain;
     private final Provenance provenance;
+    private final boolean allowPartial;
+    /** The same predictor without its interaction stage (itself when it has none). */
+    private final RuntimePredictor layerwise;
 
-    RuntimePredictor(String name, LayerBasis basis, double[] theta, double lambda, double logLow,
-            double logHigh, Provenance provenance) {
-        this.name = name;
-        this.basis = basis;
-        this.theta = theta;
-        this.lambda = lambda;
+    RuntimePredictor(String name, LayerStage stage, InteractionModel interactions, double logLow, double logHigh,
+            Domain domain, Provenance provenance, boolean allowPartial) {
+        this.name = Objects.requireNonNull(name);
+        this.stage = Objects.requireNonNull(stage);
+        this.interactions = interactions;
         this.logLow = logLow;
         this.logHigh = logHigh;
-        this.provenance = provenance;
+        this.domain = Objects.requireNonNull(domain);
+        this.provenance = Objects.requireNonNull(provenance);
+        this.allowPartial = allowPartial;
+        this.layerwise = interactions == null ? this
+                : new RuntimePredictor(name, stage, null, logLow, logHigh, domain, provenance, allowPartial);
     }
 
     /**
@@ -78,8 +83,8 @@ public final class RuntimePredictor implements RuntimeModel {
      * @param cvMre           out-of-group MRE of the chosen shrinkage inside the training data (NaN if not
      *                        cross-validated)
      * @param createdAt       fitting time (UTC, ISO-8601)
-     * @param devices         names of the devices the training workloads carried, sorted; empty when they carried
-     *                        none (host measurements, as in the bundled CPU dataset)
+     * @param devices         names of the devices the training workloads (or operator measurements) carried,
+     *                        sorted; empty when they carried none (host measurements without a machine description)
      */
     public record Provenance(String libraryVersion, String dataFingerprint, int trainingSamples, long seed,
             Map<String, String> config, double cvMre, String createdAt, List<String> devices) {
@@ -95,7 +100,7 @@ public final class RuntimePredictor implements RuntimeModel {
         return new Builder();
     }
 
-    /** Fits with the default configuration. */
+    /** Fits the host model with the default configuration. */
     public static RuntimePredictor fit(List<Sample> samples) {
         return builder().build().fit(samples);
     }
@@ -105,19 +110,65 @@ public final class RuntimePredictor implements RuntimeModel {
         return name;
     }
 
-    /** The fitted coefficients, one per {@link LayerBasis#columnNames()} entry (a copy). */
-    public double[] coefficients() {
-        return theta.clone();
-    }
-
-    /** The shrinkage strength chosen (or configured). */
-    public double shrinkage() {
-        return lambda;
-    }
-
     /** Where this predictor came from. */
     public Provenance provenance() {
         return provenance;
+    }
+
+    /** What its training data covered. */
+    public Domain domain() {
+        return domain;
+    }
+
+    /** {@code host} or {@code device}: which layer cost model it uses. */
+    public String layerCostKind() {
+        return stage.kind();
+    }
+
+    /** The fitted coefficients of the host basis, one per {@link LayerBasis#columnNames()} entry (a copy). */
+    public double[] coefficients() {
+        return host().coefficients();
+    }
+
+    /** The host basis's shrinkage strength (chosen or configured). */
+    public double shrinkage() {
+        return host().shrinkage();
+    }
+
+    private HostLayerModel host() {
+        if (stage instanceof HostLayerModel h) {
+            return h;
+        }
+        throw new IllegalStateException("this predictor uses the device layer model, which has no basis "
+                + "coefficients");
+    }
+
+    /** The device layer cost model, for scoring single operators; empty for the host basis. */
+    public Optional<DeviceLayerModel> deviceLayerModel() {
+        return stage instanceof DeviceStage d ? Optional.of(d.layers()) : Optional.empty();
+    }
+
+    /** The interaction stage, if fitted. */
+    public Optional<InteractionModel> interactions() {
+        return Optional.ofNullable(interactions);
+    }
+
+    /** This predictor without its interaction stage (itself when it has none). */
+    public RuntimePredictor layerwise() {
+        return layerwise;
+    }
+
+    /**
+     * A copy that predicts graphs with unresolved layers or unsupported operators instead of refusing them; the
+     * predictions then carry a {@link PredictionWarning.Kind#PARTIAL_GRAPH} warning with the share concerned.
+     */
+    public RuntimePredictor allowingPartialGraphs() {
+        return allowPartial ? this : new RuntimePredictor(name, stage, interactions, logLow, logHigh, domain,
+                provenance, true);
+    }
+
+    LayerStage stage() {
+        return stage;
     }
 
     /** The lower and upper log-ratio quantiles of the prediction interval. */
@@ -126,101 +177,157 @@ public final class RuntimePredictor implements RuntimeModel {
     }
 
     /**
-     * Saves to a file in the versioned, checksummed JSON format described in {@link ModelFile}.
+     * Saves to a file in the versioned, checksummed JSON format of {@link ModelFile} (written atomically; readable by
+     * the group unless the umask says otherwise).
      *
      * @throws java.io.UncheckedIOException if the file cannot be written
      */
-    public void save(java.nio.file.Path file) {
+    public void save(Path file) {
         ModelFile.write(this, file);
     }
 
+    /** The saved form, as bytes ({@link #load(byte[])} reads it). */
+    public byte[] toBytes() {
+        return ModelFile.bytes(this);
+    }
+
     /**
-     * Loads a saved predictor; predictions are bit-identical to the saved one's.
+     * Loads a saved predictor of any format this library wrote (version-1 host, GNN and device model files included);
+     * predictions are bit-identical to the saved one's.
      *
      * @throws org.scaledl.InvalidInputException for a truncated, tampered, foreign or newer-format file
      */
-    public static RuntimePredictor load(java.nio.file.Path file) {
+    public static RuntimePredictor load(Path file) {
         return ModelFile.read(file);
     }
 
     /**
-     * The coefficients hold for the hardware the training runs measured: a workload on another device (or on a device
-     * when training had none) is refused rather than silently predicted with another machine's speed.
+     * Loads a saved predictor from a stream (read to its end, not closed).
+     *
+     * @param source what to call the stream in error messages
+     * @throws org.scaledl.InvalidInputException for bad content
      */
-    private void checkDevice(Workload w) {
-        List<String> trained = provenance.devices();
+    public static RuntimePredictor load(InputStream in, String source) {
+        return ModelFile.read(in, source);
+    }
+
+    /**
+     * Loads a saved predictor from bytes.
+     *
+     * @throws org.scaledl.InvalidInputException for bad content
+     */
+    public static RuntimePredictor load(byte[] bytes) {
+        return ModelFile.read(bytes, "bytes");
+    }
+
+    /** Refuses what the stage cannot predict: another device, a parallelism it does not model, a partial graph. */
+    private void check(Workload w) {
         String device = w.device().map(Device::name).orElse(null);
-        if (device == null ? !trained.isEmpty() : !trained.contains(device)) {
-            throw new IllegalArgumentException("this predictor was fitted on " + (trained.isEmpty()
-                    ? "measurements without a device (the host of its dataset)" : "devices " + trained)
-                    + "; the workload is " + (device == null ? "for no device" : "for device '" + device + "'")
-                    + (device != null && trained.isEmpty() ? " (GPUs are predicted by DeviceLayerModel)" : ""));
+        if (stage instanceof HostLayerModel) {
+            List<String> trained = provenance.devices();
+            if (device == null ? !trained.isEmpty() : !trained.contains(device)) {
+                throw new IllegalArgumentException("this predictor was fitted on " + (trained.isEmpty()
+                        ? "measurements without a device (the host of its dataset)" : "devices " + trained)
+                        + "; the workload is " + (device == null ? "for no device" : "for device '" + device + "'")
+                        + (device != null && trained.isEmpty()
+                                ? " (GPUs are predicted by a device predictor: LayerCost.device)" : ""));
+            }
+            if (!w.parallelism().isDataOnly()) {
+                throw new IllegalArgumentException("the host layer model predicts data-parallel jobs only; the "
+                        + "workload is " + w.parallelism());
+            }
+        } else if (device == null) {
+            throw new IllegalArgumentException("a device predictor needs a workload with a device: " + w);
+        }
+        if (!allowPartial && !w.graph().coverage().isComplete()) {
+            throw new IllegalArgumentException("graph " + w.graph().name() + " is only partly resolved ("
+                    + w.graph().coverage().summary() + "); predict it anyway with allowingPartialGraphs() "
+                    + "(CLI --allow-partial)");
         }
     }
 
-    /** The predicted time in ms, without interval or breakdown (the fast path). */
+    /** The predicted time in ms, without interval, breakdown or warnings (the fast path). */
     public double predictMillis(Workload w) {
-        checkDevice(w);
-        double[] x = basis.row(w);
-        double t = 0;
-        for (int j = 0; j < x.length; j++) {
-            t += x[j] * theta[j];
-        }
-        return t;
+        check(w);
+        double base = stage.predictMillis(w);
+        return interactions == null ? base : base * interactions.factor(w, layerwise, base);
     }
 
     @Override
     public Prediction predict(Workload w) {
-        checkDevice(w);
-        List<LayerFeatures> layers = basis.features(w);
-        double[] terms = new double[LayerBasis.LAYER_TERMS.size()];
-        List<Prediction.Contribution> parts = new ArrayList<>();
-        double total = 0;
-        double flops = 0;
-        double bytes = 0;
-        for (LayerFeatures lf : layers) {
-            LayerBasis.layerTerms(lf, w, terms);
-            flops += terms[2];
-            bytes += terms[4];
-            int base = LayerBasis.column(lf.family(), 0);
-            double t = 0;
-            for (int k = 0; k < terms.length; k++) {
-                t += terms[k] * theta[base + k];
+        check(w);
+        Prediction base = stage.predict(w);
+        double f = interactions == null ? 1 : interactions.factor(w, layerwise, base.millis());
+        List<Prediction.Contribution> parts = base.breakdown();
+        if (f != 1) {
+            List<Prediction.Contribution> scaled = new ArrayList<>(parts.size());
+            for (Prediction.Contribution c : parts) {
+                scaled.add(c.scaled(f));
             }
-            if (t > 0) {
-                parts.add(new Prediction.Contribution(w.graph().layer(lf.layer()).name(), "layer:" + lf.family(),
-                        t));
-                total += t;
-            }
+            parts = scaled;
         }
-        double[] row = new double[basis.width()];
-        basis.globalTerms(w, flops, bytes, row);
-        Map<String, double[]> groups = new LinkedHashMap<>();
-        groups.put("overhead", new double[] {0});
-        groups.put("optimizer", new double[] {0});
-        groups.put("allreduce", new double[] {0});
-        groups.put("contention", new double[] {0});
-        for (int k = 0; k < LayerBasis.GLOBAL_TERMS.size(); k++) {
-            int c = LayerBasis.globalColumn(k);
-            String term = LayerBasis.GLOBAL_TERMS.get(k);
-            String group = term.startsWith("ddp") ? "allreduce" : term.substring(0, term.indexOf(':'));
-            groups.get(group)[0] += row[c] * theta[c];
+        double ms = base.millis() * f;
+        Prediction point = new Prediction(ms, ms, ms, parts);
+        Domain.Check c = domain.check(w, point);
+        double widen = 1 + c.distance();
+        return new Prediction(ms, ms * Math.exp(logLow * widen), ms * Math.exp(logHigh * widen), parts,
+                c.warnings());
+    }
+
+    /** Predicts many workloads (in order); each is checked and refused as {@link #predict} would. */
+    public List<Prediction> predictAll(Iterable<Workload> workloads) {
+        List<Prediction> out = new ArrayList<>();
+        for (Workload w : workloads) {
+            out.add(predict(w));
         }
-        for (Map.Entry<String, double[]> e : groups.entrySet()) {
-            double t = e.getValue()[0];
-            if (t > 0) {
-                String kind = e.getKey().equals("allreduce") ? "communication" : "overhead";
-                parts.add(new Prediction.Contribution(e.getKey(), kind, t));
-                total += t;
-            }
+        return out;
+    }
+
+    /**
+     * A copy adapted to a device from a few profiled operators: per device, family and pass, every layer prediction
+     * is multiplied by the damped median ratio of measured to predicted time of that group
+     * ({@link DeviceLayerModel#adapt}). Device predictors only.
+     *
+     * @throws IllegalStateException for a host predictor
+     */
+    public RuntimePredictor adapt(List<OpMeasurement> profiled) {
+        DeviceStage d = deviceStage();
+        Domain dom = domain.plus(new Domain.Collector().operators(profiled).build(domain.crossValidated()));
+        return new RuntimePredictor(name, new DeviceStage(d.layers().adapt(profiled), d.communication()),
+                interactions, logLow, logHigh, dom, adapted("adapted_kernels", profiled.size()), allowPartial);
+    }
+
+    /**
+     * A copy calibrated on whole-model runs: shared per-phase factors, and a damped factor per device measured
+     * ({@link DeviceLayerModel#calibrate}; these replace the earlier calibration). Device predictors only.
+     *
+     * @throws IllegalStateException for a host predictor
+     */
+    public RuntimePredictor calibrate(List<Sample> runs) {
+        DeviceStage d = deviceStage();
+        Domain dom = domain.plus(new Domain.Collector().samples(runs).build(domain.crossValidated()));
+        return new RuntimePredictor(name, new DeviceStage(d.layers().calibrate(runs), d.communication()),
+                interactions, logLow, logHigh, dom, adapted("calibration_runs", runs.size()), allowPartial);
+    }
+
+    private DeviceStage deviceStage() {
+        if (stage instanceof DeviceStage d) {
+            return d;
         }
-        parts.sort(Comparator.comparingDouble(Prediction.Contribution::millis).reversed());
-        return new Prediction(total, total * Math.exp(logLow), total * Math.exp(logHigh), parts);
+        throw new IllegalStateException("adapting to profiled operators needs a device predictor");
+    }
+
+    private Provenance adapted(String key, int n) {
+        Map<String, String> config = new TreeMap<>(provenance.config());
+        config.merge(key, Integer.toString(n), (a, b) -> Integer.toString(Integer.parseInt(a) + Integer.parseInt(b)));
+        return new Provenance(provenance.libraryVersion(), provenance.dataFingerprint(), provenance.trainingSamples(),
+                provenance.seed(), config, provenance.cvMre(), provenance.createdAt(), provenance.devices());
     }
 
     @Override
     public String toString() {
-        return "RuntimePredictor[" + name + ", λ=" + lambda + ", " + provenance.trainingSamples() + " samples]";
+        return "RuntimePredictor[" + name + ", " + stage.kind() + (interactions == null ? ""
+                : " + " + interactions.describe()) + ", " + provenance.trainingSamples() + " samples]";
     }
 
     /** Configures a {@link Trainer}. */
@@ -230,14 +337,18 @@ public final class RuntimePredictor implements RuntimeModel {
         private String groupTag = "family";
         private long seed = 0;
         private double layerShare = 0;
+        private LayerCost layerCost = LayerCost.host();
+        private InteractionTrainer interactions;
+        private List<CollectiveMeasurement> collectives = List.of();
+        private List<OpMeasurement> profiled = List.of();
 
         private Builder() {
         }
 
         /**
          * How much the measured per-module forward times of the samples ({@link Sample#layerMillis()}) weigh in the
-         * fit, relative to the whole-iteration times (default 0: on the bundled data, adding them at weight 0.1 or 0.5
-         * made held-out errors worse, 19.1 % and 19.2 % MRE against 18.5 % without).
+         * host fit, relative to the whole-iteration times (default 0: on the bundled data, adding them at weight 0.1
+         * or 0.5 made held-out errors worse, 19.1 % and 19.2 % MRE against 18.5 % without).
          */
         public Builder layerTimeWeight(double value) {
             Preconditions.checkArgument(value >= 0 && Double.isFinite(value), "weight must be >= 0: %s", value);
@@ -251,7 +362,7 @@ public final class RuntimePredictor implements RuntimeModel {
             return this;
         }
 
-        /** Fixes the shrinkage strength instead of choosing it by cross-validation. */
+        /** Fixes the host basis's shrinkage strength instead of choosing it by cross-validation. */
         public Builder shrinkage(double value) {
             Preconditions.checkArgument(value >= 0 && Double.isFinite(value), "shrinkage must be >= 0: %s", value);
             this.shrinkage = value;
@@ -264,9 +375,33 @@ public final class RuntimePredictor implements RuntimeModel {
             return this;
         }
 
-        /** The seed, recorded with the model and used by any stage that samples. */
+        /** The seed, recorded with the model and used by any stage that samples (the interaction stage). */
         public Builder seed(long value) {
             this.seed = value;
+            return this;
+        }
+
+        /** The layer cost model (default {@link LayerCost#host()}). */
+        public Builder layerCost(LayerCost value) {
+            this.layerCost = Objects.requireNonNull(value);
+            return this;
+        }
+
+        /** An interaction stage to fit on top of the layer-wise prediction (default: none). */
+        public Builder interactions(InteractionTrainer value) {
+            this.interactions = Objects.requireNonNull(value);
+            return this;
+        }
+
+        /** Measured collectives to fit the communication model of a device predictor on. */
+        public Builder collectives(List<CollectiveMeasurement> value) {
+            this.collectives = List.copyOf(value);
+            return this;
+        }
+
+        /** Operators profiled on the target devices, to adapt a device predictor to ({@link #adapt}). */
+        public Builder adaptTo(List<OpMeasurement> value) {
+            this.profiled = List.copyOf(value);
             return this;
         }
 
@@ -283,7 +418,10 @@ public final class RuntimePredictor implements RuntimeModel {
         private final String groupTag;
         private final long seed;
         private final double layerShare;
-        private final LayerBasis basis = LayerBasis.standard();
+        private final LayerCost layerCost;
+        private final InteractionTrainer interactions;
+        private final List<CollectiveMeasurement> collectives;
+        private final List<OpMeasurement> profiled;
 
         private Trainer(Builder b) {
             this.layerShare = b.layerShare;
@@ -291,6 +429,22 @@ public final class RuntimePredictor implements RuntimeModel {
             this.shrinkage = Optional.ofNullable(b.shrinkage);
             this.groupTag = b.groupTag;
             this.seed = b.seed;
+            this.layerCost = b.layerCost;
+            this.interactions = b.interactions;
+            this.collectives = b.collectives;
+            this.profiled = b.profiled;
+        }
+
+        private Trainer(Trainer t, Optional<Double> shrinkage, InteractionTrainer interactions) {
+            this.layerShare = t.layerShare;
+            this.name = t.name;
+            this.shrinkage = shrinkage;
+            this.groupTag = t.groupTag;
+            this.seed = t.seed;
+            this.layerCost = t.layerCost;
+            this.interactions = interactions;
+            this.collectives = t.collectives;
+            this.profiled = t.profiled;
         }
 
         @Override
@@ -298,74 +452,80 @@ public final class RuntimePredictor implements RuntimeModel {
             return name;
         }
 
-        /** The design row of a workload (see {@link LayerBasis#row}). */
+        /** The design row of a workload for the host basis (see {@link LayerBasis#row}). */
         public double[] designRow(Workload w) {
-            return basis.row(w);
+            return LayerBasis.standard().row(w);
+        }
+
+        /** The seed. */
+        public long seed() {
+            return seed;
         }
 
         /**
-         * Fits on samples.
+         * Fits on samples: whole-iteration times (host: at least 2; device: the runs to calibrate on, possibly
+         * none).
          *
-         * @throws IllegalArgumentException with fewer than 2 samples
+         * @throws IllegalArgumentException with too few samples
          */
         @Override
         public RuntimePredictor fit(List<Sample> samples) {
-            Preconditions.checkArgument(samples.size() >= 2,
-                    "need at least 2 samples to fit a runtime model, got %s", samples.size());
-            Problem p = new Problem(basis, samples, layerShare);
-            String[] groups = samples.stream().map(s -> s.workload().tag(groupTag).orElse("")).toArray(String[]::new);
-            long distinct = Arrays.stream(groups).distinct().count();
-            double lambda;
-            double[] logErrors;
-            double cvMre = Double.NaN;
-            if (shrinkage.isPresent() || distinct < 3) {
-                lambda = shrinkage.orElse(1e-2);
-                double[] th = p.solve(lambda, null);
-                logErrors = p.logRatios(th, null);
-            } else {
-                lambda = Double.NaN;
-                double bestScore = Double.POSITIVE_INFINITY;
-                logErrors = null;
-                for (double l : LAMBDA_GRID) {
-                    double[] oof = new double[samples.size()];
-                    for (String g : Arrays.stream(groups).distinct().toList()) {
-                        boolean[] held = new boolean[groups.length];
-                        for (int i = 0; i < groups.length; i++) {
-                            held[i] = groups[i].equals(g);
-                        }
-                        double[] th = p.solve(l, held);
-                        double[] lr = p.logRatios(th, held);
-                        for (int i = 0; i < groups.length; i++) {
-                            if (held[i]) {
-                                oof[i] = lr[i];
-                            }
-                        }
-                    }
-                    double score = Arrays.stream(oof).map(r -> Math.abs(Math.expm1(r))).average().orElse(0);
-                    LOG.debug("shrinkage {}: out-of-group MRE {}", l, score);
-                    if (score < bestScore) {
-                        bestScore = score;
-                        lambda = l;
-                        logErrors = oof;
-                        cvMre = score;
-                    }
-                }
-            }
-            double[] theta = p.solve(lambda, null);
-            double[] sorted = logErrors.clone();
-            Arrays.sort(sorted);
-            double lo = Math.min(0, quantile(sorted, 0.05));
-            double hi = Math.max(0, quantile(sorted, 0.95));
-            Map<String, String> config = new java.util.TreeMap<>();
+            Map<String, String> config = new TreeMap<>();
             config.put("name", name);
-            config.put("shrinkage", shrinkage.map(String::valueOf).orElse("auto"));
             config.put("group_tag", groupTag);
-            config.put("layer_time_weight", String.valueOf(layerShare));
-            List<String> devices = samples.stream().flatMap(sm -> sm.workload().device().stream())
-                    .map(Device::name).distinct().sorted().toList();
-            Provenance prov = new Provenance(ModelFile.LIBRARY_VERSION, fingerprint(samples), samples.size(), seed,
-                    config, cvMre, java.time.Instant.now().toString(), devices);
-            return new RuntimePredictor(name, basis, p.unscale(theta), lambda, lo, hi, prov);
+            config.put("layer_cost", layerCost.kind());
+            RuntimePredictor layer;
+            if (layerCost.measurements().isEmpty()) {
+                Preconditions.checkArgument(samples.size() >= 2,
+                        "need at least 2 samples to fit a runtime model, got %s", samples.size());
+                config.put("shrinkage", shrinkage.map(String::valueOf).orElse("auto"));
+                config.put("layer_time_weight", String.valueOf(layerShare));
+                HostLayerModel.Fit f = HostLayerModel.fit(samples, shrinkage, groupTag, layerShare);
+                double[] sorted = f.logErrors().clone();
+                Arrays.sort(sorted);
+                double lo = Math.min(0, Quantiles.of(sorted, 0.05));
+                double hi = Math.max(0, Quantiles.of(sorted, 0.95));
+                List<String> devices = samples.stream().flatMap(sm -> sm.workload().device().stream())
+                        .map(Device::name).distinct().sorted().toList();
+                Domain domain = new Domain.Collector().samples(samples).build(!Double.isNaN(f.cvMre()));
+                layer = new RuntimePredictor(name, f.model(), null, lo, hi, domain,
+                        provenance(samples, config, f.cvMre(), devices), false);
+            } else {
+                List<OpMeasurement> ops = layerCost.measurements().get();
+                DeviceLayerModel m = DeviceLayerModel.fit(ops);
+                if (!profiled.isEmpty()) {
+                    m = m.adapt(profiled);
+                    config.put("adapted_kernels", Integer.toString(profiled.size()));
+                }
+                m = m.calibrate(samples);
+                Optional<CommunicationModel> comm = collectives.isEmpty() ? Optional.empty()
+                        : Optional.of(AllReduceModel.fit(collectives));
+                config.put("collectives", Integer.toString(collectives.size()));
+                Domain domain = new Domain.Collector().operators(ops).operators(profiled).samples(samples)
+                        .build(false);
+                layer = new RuntimePredictor(name, new DeviceStage(m, comm), null, 0, 0, domain,
+                        provenance(samples, config, Double.NaN, m.devices()), false);
+            }
+            if (interactions == null) {
+                return layer;
+            }
+            // Out-of-group targets come from the same layer cost configuration; the host shrinkage is held fixed
+            // (the configured one, else the default), as cross-validating it inside every fold costs five fits each.
+            Trainer fixed = new Trainer(this, Optional.of(shrinkage.orElse(HostLayerModel.DEFAULT_SHRINKAGE)),
+                    null);
+            InteractionModel im = interactions.fit(samples, layer, fixed::fit, groupTag);
+            config.put("interactions", interactions.name());
+            Provenance p = layer.provenance;
+            Provenance withStage = new Provenance(p.libraryVersion(), p.dataFingerprint(), p.trainingSamples(), seed,
+                    config, p.cvMre(), p.createdAt(), p.devices());
+            return new RuntimePredictor(name, layer.stage, im, layer.logLow, layer.logHigh, layer.domain, withStage,
+                    false);
+        }
+
+        private Provenance provenance(List<Sample> samples, Map<String, String> config, double cvMre,
+                List<String> devices) {
+            return new Provenance(ModelFile.LIBRARY_VERSION, fingerprint(samples), samples.size(), seed, config,
+                    cvMre, java.time.Instant.now().toString(), devices);
         }
     }
 
@@ -375,15 +535,7 @@ public final class RuntimePredictor implements RuntimeModel {
      * operator) is dropped.
      */
     static String modulePath(String nodeName) {
-        String[] seg = nodeName.split("/");
-        String path = "";
-        for (int i = 0; i < seg.length - 1; i++) {
-            if (seg[i].isEmpty()) {
-                continue;
-            }
-            path = path.isEmpty() || seg[i].startsWith(path + ".") ? seg[i] : path + "." + seg[i];
-        }
-        return path;
+        return HostLayerModel.modulePath(nodeName);
     }
 
     /** SHA-256 over each sample's workload description and measured time, in order. */
@@ -393,222 +545,13 @@ public final class RuntimePredictor implements RuntimeModel {
             Workload w = s.workload();
             text.append(w.graph().name()).append('|').append(w.graph().size()).append('|').append(w.batch())
                     .append('|').append(w.phase()).append('|').append(w.worldSize()).append('|').append(w.threads())
-                    .append('|').append(Double.doubleToLongBits(s.millis())).append('\n');
+                    .append('|').append(Double.doubleToLongBits(s.millis()));
+            if (w.device().isPresent() || !w.parallelism().isDataOnly()) {
+                text.append('|').append(w.device().map(Device::name).orElse("")).append('|')
+                        .append(w.parallelism());
+            }
+            text.append('\n');
         }
         return ModelFile.sha256(text.toString());
-    }
-
-    static double quantile(double[] sorted, double q) {
-        if (sorted.length == 0) {
-            return 0;
-        }
-        double pos = q * (sorted.length - 1);
-        int i = (int) Math.floor(pos);
-        int j = Math.min(sorted.length - 1, i + 1);
-        return sorted[i] + (pos - i) * (sorted[j] - sorted[i]);
-    }
-
-    /**
-     * The scaled relative least-squares problem. Variables: the basis columns, then a shared centre {@code θ_0} of
-     * the per-family layer terms.
-     */
-    private static final class Problem {
-        private final int width;
-        private final int terms = LayerBasis.LAYER_TERMS.size();
-        private final int families = OpFamily.values().length;
-        private final double[][] rows;
-        private final double[] scale;
-        /** Per-module forward-time rows (relative), their owning sample, and the weight of each. */
-        private final List<double[]> layerRows = new ArrayList<>();
-        private final List<Integer> layerOwner = new ArrayList<>();
-        private final double layerWeight;
-
-        Problem(LayerBasis basis, List<Sample> samples, double layerShare) {
-            width = basis.width();
-            rows = new double[samples.size()][];
-            for (int i = 0; i < samples.size(); i++) {
-                double[] x = basis.row(samples.get(i).workload());
-                double y = samples.get(i).millis();
-                for (int j = 0; j < x.length; j++) {
-                    x[j] /= y;
-                }
-                rows[i] = x;
-                if (layerShare > 0) {
-                    addLayerRows(basis, samples.get(i), i);
-                }
-            }
-            layerWeight = layerRows.isEmpty() ? 0 : layerShare * rows.length / layerRows.size();
-            scale = new double[width + terms];
-            for (int k = 0; k < terms; k++) {
-                double s = 0;
-                for (double[] r : rows) {
-                    double sum = 0;
-                    for (int f = 0; f < families; f++) {
-                        sum += r[f * terms + k];
-                    }
-                    s += sum * sum;
-                }
-                double c = Math.sqrt(s / rows.length);
-                c = c > 0 ? c : 1;
-                for (int f = 0; f < families; f++) {
-                    scale[f * terms + k] = c;
-                }
-                scale[width + k] = c;
-            }
-            for (int j = families * terms; j < width; j++) {
-                double s = 0;
-                for (double[] r : rows) {
-                    s += r[j] * r[j];
-                }
-                double c = Math.sqrt(s / rows.length);
-                scale[j] = c > 0 ? c : 1;
-            }
-        }
-
-        /**
-         * Solves in scaled variables, leaving out rows marked in {@code held}: iteratively reweighted least squares
-         * toward the mean absolute relative error (weights {@code 1/max(|r|, δ)}), which the evaluation reports and
-         * which is robust to the measurement outliers of a drifting machine.
-         */
-        double[] solve(double lambda, boolean[] held) {
-            double[] weights = new double[rows.length];
-            Arrays.fill(weights, 1);
-            double[] theta = solveWeighted(lambda, held, weights);
-            for (int iter = 0; iter < IRLS_STEPS; iter++) {
-                double[] lr = logRatios(theta, null);
-                for (int i = 0; i < rows.length; i++) {
-                    weights[i] = 1 / Math.max(Math.abs(Math.expm1(lr[i])), IRLS_FLOOR);
-                }
-                theta = solveWeighted(lambda, held, weights);
-            }
-            return theta;
-        }
-
-        private double[] solveWeighted(double lambda, boolean[] held, double[] weights) {
-            int d = width + terms;
-            double[][] h = new double[d][d];
-            double[] b = new double[d];
-            double n = 0;
-            for (int i = 0; i < rows.length; i++) {
-                if (held != null && held[i]) {
-                    continue;
-                }
-                n += weights[i];
-                double[] r = rows[i];
-                double wi = weights[i];
-                for (int j = 0; j < width; j++) {
-                    double a = r[j] / scale[j];
-                    if (a == 0) {
-                        continue;
-                    }
-                    b[j] += wi * a;
-                    for (int k = j; k < width; k++) {
-                        h[j][k] += wi * a * r[k] / scale[k];
-                    }
-                }
-            }
-            for (int r = 0; r < layerRows.size(); r++) {
-                if (held != null && held[layerOwner.get(r)]) {
-                    continue;
-                }
-                double[] row = layerRows.get(r);
-                for (int j = 0; j < width; j++) {
-                    double a = row[j] / scale[j];
-                    if (a == 0) {
-                        continue;
-                    }
-                    b[j] += layerWeight * a;
-                    for (int k = j; k < width; k++) {
-                        h[j][k] += layerWeight * a * row[k] / scale[k];
-                    }
-                }
-            }
-            for (int j = 0; j < d; j++) {
-                for (int k = 0; k < j; k++) {
-                    h[j][k] = h[k][j];
-                }
-            }
-            double l = lambda * n;
-            for (int f = 0; f < families; f++) {
-                for (int k = 0; k < terms; k++) {
-                    int a = f * terms + k;
-                    int c = width + k;
-                    h[a][a] += l;
-                    h[c][c] += l;
-                    h[a][c] -= l;
-                    h[c][a] -= l;
-                }
-            }
-            for (int j = 0; j < d; j++) {
-                h[j][j] += RIDGE * n + 1e-12;
-            }
-            return Nnls.solve(h, b);
-        }
-
-        /**
-         * Rows for measured per-module forward times: the module's layers are the nodes whose export scope
-         * ({@code /layer1/layer1.0/conv1/Conv} is module {@code layer1.0.conv1}) is the module or inside it.
-         */
-        private void addLayerRows(LayerBasis basis, Sample s, int owner) {
-            if (s.layerMillis().isEmpty()) {
-                return;
-            }
-            Workload w = s.workload();
-            List<LayerFeatures> fs = basis.features(w);
-            Map<String, double[]> byModule = new LinkedHashMap<>();
-            double[] t = new double[terms];
-            for (LayerFeatures lf : fs) {
-                String path = modulePath(w.graph().layer(lf.layer()).name());
-                while (!path.isEmpty()) {
-                    if (s.layerMillis().containsKey(path)) {
-                        LayerBasis.layerTerms(lf, w, t);
-                        double[] row = byModule.computeIfAbsent(path, k -> new double[width]);
-                        for (int k = 0; k < terms; k++) {
-                            row[lf.family().ordinal() * terms + k] += t[k];
-                        }
-                        break;
-                    }
-                    int dot = path.lastIndexOf('.');
-                    path = dot < 0 ? "" : path.substring(0, dot);
-                }
-            }
-            for (Map.Entry<String, double[]> e : byModule.entrySet()) {
-                double y = s.layerMillis().get(e.getKey());
-                double[] row = e.getValue();
-                boolean any = false;
-                for (int j = 0; j < width; j++) {
-                    row[j] /= y;
-                    any |= row[j] != 0;
-                }
-                if (any) {
-                    layerRows.add(row);
-                    layerOwner.add(owner);
-                }
-            }
-        }
-
-        /** log(prediction / measurement) per row (only held rows when {@code held} is given). */
-        double[] logRatios(double[] scaledTheta, boolean[] held) {
-            double[] out = new double[rows.length];
-            for (int i = 0; i < rows.length; i++) {
-                if (held != null && !held[i]) {
-                    continue;
-                }
-                double t = 0;
-                for (int j = 0; j < width; j++) {
-                    t += rows[i][j] / scale[j] * scaledTheta[j];
-                }
-                out[i] = Math.log(Math.max(t, 1e-9));
-            }
-            return out;
-        }
-
-        double[] unscale(double[] scaledTheta) {
-            double[] out = new double[width];
-            for (int j = 0; j < width; j++) {
-                out[j] = scaledTheta[j] / scale[j];
-            }
-            return out;
-        }
     }
 }

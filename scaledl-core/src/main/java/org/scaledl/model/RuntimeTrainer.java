@@ -1,7 +1,7 @@
 package org.scaledl.model;
 
 import java.util.List;
-import org.scaledl.data.Sample;
+import org.scaledl.workload.Sample;
 
 /**
  * Fits a {@link RuntimeModel} from measured samples (learner and learned are separate types). Implementations are

@@ -9,13 +9,13 @@ import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.scaledl.TestData;
-import org.scaledl.data.Sample;
-import org.scaledl.data.Workload;
 import org.scaledl.graph.ModelGraph;
 import org.scaledl.model.Prediction;
 import org.scaledl.model.RuntimeModel;
 import org.scaledl.model.RuntimeTrainer;
 import org.scaledl.onnx.OnnxImporter;
+import org.scaledl.workload.Sample;
+import org.scaledl.workload.Workload;
 
 class EvaluationTest {
 

@@ -14,8 +14,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.scaledl.InvalidInputException;
 import org.scaledl.TestData;
-import org.scaledl.hardware.DeviceCatalog;
-import org.scaledl.kernels.KernelTables;
+import org.scaledl.io.DeviceCatalog;
+import org.scaledl.io.GpuData;
+import org.scaledl.io.KernelTables;
+import org.scaledl.workload.Parallelism;
 
 class GpuEvaluationTest {
     private static final DeviceCatalog DEVICES = DeviceCatalog.bundled();
@@ -35,7 +37,9 @@ class GpuEvaluationTest {
         assertEquals(9, r.models().size());
         assertEquals(6, r.parallel().size());
         assertTrue(r.modelMre() < 0.5, "model MRE " + r.modelMre());
-        assertTrue(r.parallelMre("pp4_1") < 0.5, "pp4 MRE " + r.parallelMre("pp4_1"));
+        Parallelism pp4 = Parallelism.of(1, 1, 4, 1);
+        assertTrue(r.parallelisms().contains(pp4), r.parallelisms().toString());
+        assertTrue(r.parallelMre(pp4) < 0.5, "pp4 MRE " + r.parallelMre(pp4));
         for (GpuEvaluation.ModelCase c : r.parallel()) {
             assertEquals("NVIDIA H100 80GB HBM3", c.gpu());
         }
@@ -83,7 +87,7 @@ class GpuEvaluationTest {
                 "Tesla T4,Tesla_T4,1,1,1,1,1,1,,,1,must not replace the bundled description") + "\n");
         assertThrows(InvalidInputException.class, () -> GpuEvaluation.run(dir, DEVICES, Optional.empty(), 7),
                 "the bundled catalog alone does not know the GPU");
-        DeviceCatalog catalog = GpuEvaluation.catalogFor(dir, DEVICES);
+        DeviceCatalog catalog = GpuData.catalogFor(dir, DEVICES);
         assertEquals(DEVICES.require("Tesla T4"), catalog.require("Tesla T4"), "the base catalog wins");
         GpuEvaluation.Report r = GpuEvaluation.run(dir, catalog, Optional.of("Imaginary T4X"), 7);
         assertTrue(r.leaveOneGpuOut().stream().anyMatch(c -> c.gpu().equals("Imaginary T4X")), r.toString());

@@ -6,7 +6,6 @@ import java.util.List;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
-import org.scaledl.data.Phase;
 import org.scaledl.graph.Attribute;
 import org.scaledl.graph.DataType;
 import org.scaledl.graph.Dim;
@@ -15,6 +14,9 @@ import org.scaledl.graph.ModelGraph;
 import org.scaledl.graph.SymbolicShape;
 import org.scaledl.graph.TensorInfo;
 import org.scaledl.graph.TensorRole;
+import org.scaledl.workload.LayerFeatures;
+import org.scaledl.workload.OpFamily;
+import org.scaledl.workload.Phase;
 
 /** FLOP and parameter formulas against brute-force loops on small shapes. */
 class FlopCountProperties {

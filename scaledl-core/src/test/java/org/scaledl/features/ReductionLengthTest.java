@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import org.scaledl.data.Phase;
 import org.scaledl.graph.Attribute;
 import org.scaledl.graph.DataType;
 import org.scaledl.graph.Dim;
@@ -13,6 +12,8 @@ import org.scaledl.graph.ModelGraph;
 import org.scaledl.graph.SymbolicShape;
 import org.scaledl.graph.TensorInfo;
 import org.scaledl.graph.TensorRole;
+import org.scaledl.workload.LayerFeatures;
+import org.scaledl.workload.Phase;
 
 /** The length a normalisation, softmax or reduction runs over is reported as {@code inChannels}. */
 class ReductionLengthTest {

@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.scaledl.workload.CollectiveMeasurement;
+import org.scaledl.workload.Interconnect;
 
 class AllReduceModelTest {
     private static final Interconnect LINKS = new Interconnect(8, 16, 8);
@@ -17,17 +19,17 @@ class AllReduceModelTest {
 
     @Test
     void recoversRingParametersAndExtrapolatesAcrossNodes() {
-        List<AllReduceModel.Measurement> train = new ArrayList<>();
+        List<CollectiveMeasurement> train = new ArrayList<>();
         for (int n : new int[] {2, 4, 8}) {
             for (double s : new double[] {4e5, 1.6e7, 2.5e8}) {
-                train.add(new AllReduceModel.Measurement("gpu", LINKS, 1, n, s, ring(n, s, 0.01, 0.5, 16)));
+                train.add(new CollectiveMeasurement("gpu", LINKS, 1, n, s, ring(n, s, 0.01, 0.5, 16)));
             }
         }
         // A fabric measured on another system (one rank per node) fixes the network's efficiency and latency.
         Interconnect net = new Interconnect(1, 16, 10);
         for (int n : new int[] {2, 4, 8}) {
             for (double s : new double[] {4e5, 2.5e8}) {
-                train.add(new AllReduceModel.Measurement("cpu", net, n, n, s, ring(n, s, 0.02, 0.7, 10)));
+                train.add(new CollectiveMeasurement("cpu", net, n, n, s, ring(n, s, 0.02, 0.7, 10)));
             }
         }
         AllReduceModel m = AllReduceModel.fit(train);
@@ -40,7 +42,7 @@ class AllReduceModelTest {
 
     @Test
     void rejectsImpossibleConfigurations() {
-        assertThrows(IllegalArgumentException.class, () -> new AllReduceModel.Measurement("g", LINKS, 1, 1, 10, 1));
+        assertThrows(IllegalArgumentException.class, () -> new CollectiveMeasurement("g", LINKS, 1, 1, 10, 1));
         assertThrows(IllegalArgumentException.class, () -> new Interconnect(0, 1, 1));
         assertThrows(IllegalArgumentException.class, () -> AllReduceModel.fit(List.of()));
     }

@@ -16,15 +16,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.scaledl.InvalidInputException;
 import org.scaledl.TestData;
-import org.scaledl.data.Phase;
-import org.scaledl.data.Sample;
-import org.scaledl.data.Workload;
-import org.scaledl.features.OpFamily;
-import org.scaledl.hardware.Device;
-import org.scaledl.hardware.DeviceCatalog;
-import org.scaledl.kernels.KernelTables;
-import org.scaledl.trace.FxTrace;
-import org.scaledl.trace.FxTraceReader;
+import org.scaledl.io.DeviceCatalog;
+import org.scaledl.io.FxTrace;
+import org.scaledl.io.FxTraceReader;
+import org.scaledl.io.KernelTables;
+import org.scaledl.workload.Device;
+import org.scaledl.workload.OpFamily;
+import org.scaledl.workload.OpMeasurement;
+import org.scaledl.workload.Phase;
+import org.scaledl.workload.Sample;
+import org.scaledl.workload.Workload;
 
 class DeviceLayerModelTest {
     private static final DeviceCatalog DEVICES = DeviceCatalog.bundled();
@@ -104,14 +105,14 @@ class DeviceLayerModelTest {
         Device l4 = DEVICES.require("NVIDIA L4");
         Workload w = Workload.builder(t.graph()).batch(4).phase(Phase.INFER).device(l4).build();
         double sum = m.layerSum(w);
-        assertEquals(sum, m.predict(w).millis(), 1e-9 * sum, "factor 1 before calibration");
+        assertEquals(sum, m.predictMillis(w), 1e-9 * sum, "factor 1 before calibration");
         DeviceLayerModel c = m.calibrate(List.of(Sample.of(w, 2 * sum)));
-        assertEquals(2 * sum, c.predict(w).millis(), 1e-6 * sum);
+        assertEquals(2 * sum, c.predictMillis(w), 1e-6 * sum);
         assertEquals(1.0, c.factor(Phase.TRAIN), 0.0, "no training samples: training factor unchanged");
         Workload at8 = w.toBuilder().batch(8).build();
-        assertTrue(c.predict(at8).millis() > 1.5 * c.predict(w).millis(), "twice the batch costs more");
+        assertTrue(c.predictMillis(at8) > 1.5 * c.predictMillis(w), "twice the batch costs more");
         Workload cpu = Workload.builder(t.graph()).batch(4).build();
-        assertThrows(IllegalArgumentException.class, () -> m.predict(cpu));
+        assertThrows(IllegalArgumentException.class, () -> m.predictMillis(cpu));
     }
 
     @Test
@@ -125,13 +126,13 @@ class DeviceLayerModelTest {
         DeviceLayerModel m = DeviceLayerModel.fit(all);
         m = m.calibrate(List.of(Sample.of(w, 1.7 * m.layerSum(w))));
         Path file = dir.resolve("gpu.sdl");
-        m.save(file);
-        DeviceLayerModel back = DeviceLayerModel.load(file);
+        ModelFile.writeEnvelope("scaledl-device-model", 1, m.body(), file);
+        DeviceLayerModel back = RuntimePredictor.load(file).deviceLayerModel().orElseThrow();
         for (OpMeasurement r : all) {
             assertEquals(m.predictMillis(r.features(), r.device(), r.backward()),
                     back.predictMillis(r.features(), r.device(), r.backward()), 0.0);
         }
-        assertEquals(m.predict(w).millis(), back.predict(w).millis(), 0.0);
+        assertEquals(m.predictMillis(w), back.predictMillis(w), 0.0);
         assertEquals(m.factor(Phase.INFER), back.factor(Phase.INFER), 0.0);
         assertEquals(m.devices(), back.devices());
         assertTrue(m.devices().contains("NVIDIA L4"), m.devices().toString());
@@ -141,15 +142,15 @@ class DeviceLayerModelTest {
         String changed = text.replaceFirst("(\"infer_factor\"\\s*:\\s*)", "$12");
         assertTrue(!changed.equals(text));
         Files.writeString(edited, changed, StandardCharsets.UTF_8);
-        InvalidInputException e = assertThrows(InvalidInputException.class, () -> DeviceLayerModel.load(edited));
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> RuntimePredictor.load(edited));
         assertTrue(e.getMessage().contains("edited.sdl"), e.getMessage());
         Path truncated = dir.resolve("truncated.sdl");
         Files.writeString(truncated, text.substring(0, text.length() / 2), StandardCharsets.UTF_8);
-        assertThrows(InvalidInputException.class, () -> DeviceLayerModel.load(truncated));
-        Path layerwise = dir.resolve("layerwise.sdl");
-        ModelFile.writeEnvelope(ModelFile.FORMAT, 1, new ObjectMapper().createObjectNode(), layerwise);
-        e = assertThrows(InvalidInputException.class, () -> DeviceLayerModel.load(layerwise));
-        assertTrue(e.getMessage().contains("scaledl-model"), e.getMessage());
+        assertThrows(InvalidInputException.class, () -> RuntimePredictor.load(truncated));
+        Path foreign = dir.resolve("foreign.sdl");
+        ModelFile.writeEnvelope("someone-elses-model", 1, new ObjectMapper().createObjectNode(), foreign);
+        e = assertThrows(InvalidInputException.class, () -> RuntimePredictor.load(foreign));
+        assertTrue(e.getMessage().contains("someone-elses-model"), e.getMessage());
     }
 
     @Test
@@ -167,7 +168,8 @@ class DeviceLayerModelTest {
         }
         DeviceLayerModel a = m.adapt(profiled);
         double expected = Math.exp(8.0 / 10 * Math.log(1.5));
-        assertEquals(expected, a.corrections().get(gpu).get("ELEMENTWISE/fwd"), 1e-12);
+        assertEquals(expected, a.corrections().get(gpu).layers().get(new DeviceLayerModel.FamilyPass(
+                OpFamily.ELEMENTWISE, false)), 1e-12);
         for (OpMeasurement r : t4) {
             double before = m.predictMillis(r.features(), r.device(), r.backward());
             double after = a.predictMillis(r.features(), r.device(), r.backward());
@@ -183,8 +185,7 @@ class DeviceLayerModelTest {
         assertEquals(m.predictMillis(other.features(), other.device(), false),
                 a.predictMillis(other.features(), other.device(), false), 0.0, "other devices are untouched");
 
-        a.save(dir.resolve("adapted.sdl"));
-        DeviceLayerModel back = DeviceLayerModel.load(dir.resolve("adapted.sdl"));
+        DeviceLayerModel back = DeviceLayerModel.read(a.body());
         assertEquals(a.corrections(), back.corrections());
         for (OpMeasurement r : t4) {
             assertEquals(a.predictMillis(r.features(), r.device(), false),
@@ -211,6 +212,6 @@ class DeviceLayerModelTest {
         assertEquals(shared, c.factor(Phase.INFER, h100), 0.0, "an unmeasured device gets the shared factor");
         assertEquals(c.factor(Phase.TRAIN) / c.factor(Phase.INFER) * c.factor(Phase.INFER, l4),
                 c.factor(Phase.TRAIN, l4), 1e-12, "no training runs on the L4: its inference factor carries over");
-        assertEquals(c.layerSum(onL4) * c.factor(Phase.INFER, l4), c.predict(onL4).millis(), 1e-9);
+        assertEquals(c.layerSum(onL4) * c.factor(Phase.INFER, l4), c.predictMillis(onL4), 1e-9);
     }
 }

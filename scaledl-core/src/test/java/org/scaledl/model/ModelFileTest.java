@@ -17,9 +17,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.scaledl.InvalidInputException;
 import org.scaledl.TestData;
-import org.scaledl.data.Dataset;
-import org.scaledl.data.DatasetReader;
-import org.scaledl.data.Sample;
+import org.scaledl.io.DatasetReader;
+import org.scaledl.workload.Dataset;
+import org.scaledl.workload.Sample;
 
 class ModelFileTest {
     private static List<Sample> samples;
@@ -86,9 +86,9 @@ class ModelFileTest {
         assertThrows(InvalidInputException.class, () -> RuntimePredictor.load(truncated));
 
         Path newer = dir.resolve("newer.sdl");
-        Files.writeString(newer, text.replace("\"format_version\" : 1", "\"format_version\" : 7"));
+        Files.writeString(newer, text.replace("\"format_version\" : 2", "\"format_version\" : 7"));
         InvalidInputException n = assertThrows(InvalidInputException.class, () -> RuntimePredictor.load(newer));
-        assertTrue(n.getMessage().contains("7") && n.getMessage().contains("(1)"), n.getMessage());
+        assertTrue(n.getMessage().contains("7") && n.getMessage().contains("(2)"), n.getMessage());
 
         Path foreign = dir.resolve("f.sdl");
         Files.write(foreign, "{\"hello\": 1}".getBytes(StandardCharsets.UTF_8));

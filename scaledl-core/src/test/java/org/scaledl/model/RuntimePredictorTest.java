@@ -12,14 +12,14 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.scaledl.TestData;
-import org.scaledl.data.Phase;
-import org.scaledl.data.Sample;
-import org.scaledl.data.Workload;
-import org.scaledl.features.OpFamily;
 import org.scaledl.graph.ModelGraph;
-import org.scaledl.hardware.Device;
-import org.scaledl.hardware.DeviceCatalog;
+import org.scaledl.io.DeviceCatalog;
 import org.scaledl.onnx.OnnxImporter;
+import org.scaledl.workload.Device;
+import org.scaledl.workload.OpFamily;
+import org.scaledl.workload.Phase;
+import org.scaledl.workload.Sample;
+import org.scaledl.workload.Workload;
 
 class RuntimePredictorTest {
     private static final String[] GRAPHS = {"resnet18_r64", "squeezenet1_1_r64", "mobilenet_v2_r64", "tinybert_r64"};
@@ -87,9 +87,9 @@ class RuntimePredictorTest {
             assertEquals(p.predictMillis(w), pr.millis(), 1e-9 * pr.millis());
             assertTrue(pr.lowMillis() <= pr.millis() && pr.millis() <= pr.highMillis());
             boolean dp = w.worldSize() > 1 && w.phase() == Phase.TRAIN;
-            assertEquals(dp, pr.breakdown().stream().anyMatch(c -> c.kind().equals("communication")), w.toString());
+            assertEquals(dp, pr.breakdown().stream().anyMatch(c -> c.kind() == Prediction.Kind.COMMUNICATION), w.toString());
             for (Prediction.Contribution c : pr.breakdown()) {
-                if (c.kind().startsWith("layer:")) {
+                if (c.kind() == Prediction.Kind.LAYER) {
                     assertTrue(w.graph().indexOf(c.name()).isPresent(), c.name());
                 }
             }
@@ -154,7 +154,7 @@ class RuntimePredictorTest {
         Device t4 = DeviceCatalog.bundled().require("Tesla T4");
         Workload onT4 = workloads.get(0).toBuilder().device(t4).build();
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> host.predict(onT4));
-        assertTrue(e.getMessage().contains("Tesla T4") && e.getMessage().contains("DeviceLayerModel"),
+        assertTrue(e.getMessage().contains("Tesla T4") && e.getMessage().contains("LayerCost.device"),
                 e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> host.predictMillis(onT4));
 

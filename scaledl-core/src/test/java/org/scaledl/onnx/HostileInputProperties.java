@@ -1,5 +1,6 @@
 package org.scaledl.onnx;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -15,10 +16,10 @@ import net.jqwik.api.constraints.IntRange;
 import net.jqwik.api.constraints.Size;
 import org.scaledl.InvalidInputException;
 import org.scaledl.TestData;
-import org.scaledl.data.DatasetReader;
-import org.scaledl.data.Phase;
 import org.scaledl.features.FeatureExtractor;
 import org.scaledl.graph.ModelGraph;
+import org.scaledl.io.DatasetReader;
+import org.scaledl.workload.Phase;
 
 /**
  * Hostile inputs (10,500 generated cases in all): the only exception that may escape is
@@ -38,7 +39,12 @@ class HostileInputProperties {
     private static void importOrReject(byte[] bytes) {
         try {
             ModelGraph g = OnnxImporter.read(bytes, "hostile", "hostile.onnx");
-            assertTrue(g.size() >= 0);
+            // What imports is consistent: its coverage describes its own layers, and its features can be taken.
+            assertEquals(g.size(), g.coverage().layers());
+            for (String name : g.coverage().unresolvedLayers()) {
+                assertTrue(g.indexOf(name).isPresent(), name);
+            }
+            assertEquals(g.size(), FeatureExtractor.of(g).extract(1, Phase.TRAIN).size());
         } catch (InvalidInputException e) {
             assertTrue(e.getMessage().startsWith("hostile.onnx"), e.getMessage());
         }

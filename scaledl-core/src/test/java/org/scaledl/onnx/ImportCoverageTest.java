@@ -15,14 +15,14 @@ import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.scaledl.InvalidInputException;
-import org.scaledl.data.Phase;
 import org.scaledl.features.FeatureExtractor;
-import org.scaledl.features.LayerFeatures;
 import org.scaledl.graph.Coverage;
 import org.scaledl.graph.Dim;
 import org.scaledl.graph.Layer;
 import org.scaledl.graph.ModelGraph;
 import org.scaledl.graph.SymbolicShape;
+import org.scaledl.workload.LayerFeatures;
+import org.scaledl.workload.Phase;
 
 /** Value propagation, named dimensions, fixed-batch exports, large tensors and coverage. */
 class ImportCoverageTest {

@@ -16,11 +16,11 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.scaledl.InvalidInputException;
 import org.scaledl.features.FeatureExtractor;
-import org.scaledl.features.OpFamily;
 import org.scaledl.graph.Dim;
 import org.scaledl.graph.ModelGraph;
 import org.scaledl.graph.SymbolicShape;
 import org.scaledl.graph.TensorRole;
+import org.scaledl.workload.OpFamily;
 
 class ShapeInferenceTest {
 

@@ -16,11 +16,11 @@ import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.scaledl.data.Phase;
 import org.scaledl.features.FeatureExtractor;
-import org.scaledl.features.LayerFeatures;
 import org.scaledl.graph.Layer;
 import org.scaledl.graph.ModelGraph;
+import org.scaledl.workload.LayerFeatures;
+import org.scaledl.workload.Phase;
 
 /**
  * Real exports that the importer used to resolve only partly (most shapes unknown downstream of computed pads, or a

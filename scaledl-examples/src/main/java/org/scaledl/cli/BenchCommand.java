@@ -14,10 +14,6 @@ import java.util.Random;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ToDoubleFunction;
-import org.scaledl.data.Dataset;
-import org.scaledl.data.DatasetReader;
-import org.scaledl.data.Phase;
-import org.scaledl.data.Workload;
 import org.scaledl.doe.FedorovExchange;
 import org.scaledl.graph.DataType;
 import org.scaledl.graph.Dim;
@@ -26,12 +22,15 @@ import org.scaledl.graph.ModelGraph;
 import org.scaledl.graph.SymbolicShape;
 import org.scaledl.graph.TensorInfo;
 import org.scaledl.graph.TensorRole;
-import org.scaledl.hardware.Device;
-import org.scaledl.hardware.DeviceCatalog;
-import org.scaledl.model.DeviceLayerModel;
+import org.scaledl.io.DatasetReader;
+import org.scaledl.io.DeviceCatalog;
 import org.scaledl.model.LayerBasis;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.onnx.OnnxImporter;
+import org.scaledl.workload.Dataset;
+import org.scaledl.workload.Device;
+import org.scaledl.workload.Phase;
+import org.scaledl.workload.Workload;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -72,11 +71,11 @@ final class BenchCommand implements Callable<Integer> {
         double fitS = (System.nanoTime() - t0) / 1e9;
 
         Map<String, Double> fitBySamples = new LinkedHashMap<>();
-        List<org.scaledl.data.Sample> replicas = new ArrayList<>();
+        List<org.scaledl.workload.Sample> replicas = new ArrayList<>();
         for (int k = 0; k < (quick ? 3 : 10); k++) {
             replicas.addAll(d.samples());
         }
-        for (List<org.scaledl.data.Sample> set : List.of(d.samples().subList(0, 100), d.samples(), replicas)) {
+        for (List<org.scaledl.workload.Sample> set : List.of(d.samples().subList(0, 100), d.samples(), replicas)) {
             long s = System.nanoTime();
             RuntimePredictor.fit(set);
             fitBySamples.put(Integer.toString(set.size()), (System.nanoTime() - s) / 1e9);
@@ -85,11 +84,11 @@ final class BenchCommand implements Callable<Integer> {
         Map<String, Double> fitByGraphSize = new LinkedHashMap<>();
         for (int size : new int[] {100, 1_000, 10_000}) {
             ModelGraph g = synthetic(size, false, size);
-            List<org.scaledl.data.Sample> set = new ArrayList<>();
+            List<org.scaledl.workload.Sample> set = new ArrayList<>();
             for (int b = 1; b <= 48; b++) {
                 Workload w = Workload.builder(g).batch(b).phase(b % 2 == 0 ? Phase.TRAIN : Phase.INFER)
                         .threads(1 + b % 2).tag("family", "f" + b % 4).build();
-                set.add(org.scaledl.data.Sample.of(w, 0.01 * size + 0.5 * b));
+                set.add(org.scaledl.workload.Sample.of(w, 0.01 * size + 0.5 * b));
             }
             long s = System.nanoTime();
             RuntimePredictor.fit(set);
@@ -203,7 +202,7 @@ final class BenchCommand implements Callable<Integer> {
     private static Map<String, Object> gpuFigures(Path file, Path data, int reps) {
         Map<String, Object> out = new LinkedHashMap<>();
         long t0 = System.nanoTime();
-        DeviceLayerModel m = DeviceLayerModel.load(file);
+        RuntimePredictor m = RuntimePredictor.load(file);
         out.put("gpu_model_load_ms", (System.nanoTime() - t0) / 1e6);
         Device h100 = DeviceCatalog.bundled().require("NVIDIA H100 80GB HBM3");
         Map<String, Double> first = new LinkedHashMap<>();
@@ -229,7 +228,8 @@ final class BenchCommand implements Callable<Integer> {
     private static Map<String, Object> gnnFigures(Dataset d, RuntimePredictor layerwise, Path data, int reps) {
         Map<String, Object> out = new LinkedHashMap<>();
         long t0 = System.nanoTime();
-        org.scaledl.model.RuntimeModel m = org.scaledl.gnn.GnnTrainer.interactions().fit(d.samples());
+        org.scaledl.model.RuntimeModel m = RuntimePredictor.builder()
+                .interactions(new org.scaledl.gnn.GnnInteractions()).build().fit(d.samples());
         out.put("gnn_fit_s", (System.nanoTime() - t0) / 1e9);
         ModelGraph g = OnnxImporter.read(data.resolve("graphs/resnet50_r112.onnx"));
         Workload w = Workload.builder(g).batch(8).phase(Phase.TRAIN).build();

@@ -3,9 +3,9 @@ package org.scaledl.cli;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
-import org.scaledl.data.Dataset;
-import org.scaledl.data.DatasetReader;
 import org.scaledl.eval.Evaluation;
+import org.scaledl.io.DatasetReader;
+import org.scaledl.workload.Dataset;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 

@@ -11,7 +11,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import org.scaledl.eval.ErrorMetrics;
 import org.scaledl.model.AllReduceModel;
-import org.scaledl.model.AllReduceModel.Measurement;
+import org.scaledl.workload.CollectiveMeasurement;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -33,16 +33,16 @@ final class EvaluateCommCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        List<Measurement> all = AllReduceModel.readDeepBench(data);
-        List<Measurement> train = all.stream().filter(m -> m.ranks() <= maxRanks).toList();
-        List<Measurement> test = all.stream().filter(m -> m.ranks() > maxRanks).toList();
+        List<CollectiveMeasurement> all = org.scaledl.io.CollectiveTables.readDeepBench(data);
+        List<CollectiveMeasurement> train = all.stream().filter(m -> m.ranks() <= maxRanks).toList();
+        List<CollectiveMeasurement> test = all.stream().filter(m -> m.ranks() > maxRanks).toList();
         if (test.isEmpty()) {
             throw new IllegalArgumentException("no runs with more than " + maxRanks + " ranks to predict");
         }
         AllReduceModel model = AllReduceModel.fit(train);
         Map<String, List<double[]>> byDevice = new LinkedHashMap<>();
         List<double[]> everything = new ArrayList<>();
-        for (Measurement m : test) {
+        for (CollectiveMeasurement m : test) {
             double p = model.predictMillis(m.device(), m.links(), m.nodes(), m.ranks(), m.bytes());
             byDevice.computeIfAbsent(m.device(), k -> new ArrayList<>()).add(new double[] {p, m.millis()});
             everything.add(new double[] {p, m.millis()});

@@ -4,13 +4,14 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import org.scaledl.data.Dataset;
-import org.scaledl.data.DatasetReader;
 import org.scaledl.eval.Evaluation;
-import org.scaledl.gnn.GnnTrainer;
+import org.scaledl.gnn.GnnBaseline;
+import org.scaledl.gnn.GnnInteractions;
+import org.scaledl.io.DatasetReader;
 import org.scaledl.model.Baselines;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.model.RuntimeTrainer;
+import org.scaledl.workload.Dataset;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -80,11 +81,12 @@ final class EvaluateCommand implements Callable<Integer> {
     static List<RuntimeTrainer> methods(boolean gnn) {
         List<RuntimeTrainer> m = new ArrayList<>();
         if (gnn) {
-            m.add(GnnTrainer.interactions());
-            m.add(GnnTrainer.interactions().withAttention(true));
+            m.add(RuntimePredictor.builder().interactions(new GnnInteractions()).build());
+            m.add(RuntimePredictor.builder().name("scaledl-attention")
+                    .interactions(new GnnInteractions().withAttention(true)).build());
             m.add(RuntimePredictor.builder().name("scaledl-layerwise").build());
-            m.add(GnnTrainer.graphOnly());
-            m.add(GnnTrainer.graphOnly().withAttention(true));
+            m.add(new GnnBaseline());
+            m.add(new GnnBaseline().withAttention(true));
         } else {
             m.add(RuntimePredictor.builder().build());
         }

@@ -14,7 +14,9 @@ import org.scaledl.eval.GpuEvaluation;
 import org.scaledl.eval.GpuEvaluation.Cell;
 import org.scaledl.eval.GpuEvaluation.ModelCase;
 import org.scaledl.eval.GpuEvaluation.Report;
-import org.scaledl.hardware.DeviceCatalog;
+import org.scaledl.io.DeviceCatalog;
+import org.scaledl.io.GpuData;
+import org.scaledl.workload.Parallelism;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -55,9 +57,9 @@ final class EvaluateGpuCommand implements Callable<Integer> {
         return extra == null ? bundled : DeviceCatalog.read(extra).with(bundled);
     }
 
-    /** {@link #catalog(Path)} plus the GPUs a data root describes ({@link GpuEvaluation#catalogFor}). */
+    /** {@link #catalog(Path)} plus the GPUs a data root describes ({@link GpuData#catalogFor}). */
     static DeviceCatalog catalog(Path extra, Path dataRoot) {
-        return GpuEvaluation.catalogFor(dataRoot, catalog(extra));
+        return GpuData.catalogFor(dataRoot, catalog(extra));
     }
 
     @Override
@@ -97,8 +99,8 @@ final class EvaluateGpuCommand implements Callable<Integer> {
         ObjectNode m = root.putObject("models");
         Reports.number(m, "leave_one_gpu_out_mre", r.modelMre());
         ObjectNode p = m.putObject("parallel");
-        for (String kind : List.of("dp4", "tp4", "pp4_1")) {
-            Reports.number(p, kind, r.parallelMre(kind));
+        for (Parallelism kind : r.parallelisms()) {
+            Reports.number(p, kind.label(), r.parallelMre(kind));
         }
         r.adapted().ifPresent(ad -> {
             ObjectNode a = root.putObject("adapted");
@@ -121,7 +123,7 @@ final class EvaluateGpuCommand implements Callable<Integer> {
         ArrayNode runs = m.putArray("runs");
         for (ModelCase c : concat(r.models(), r.parallel())) {
             runs.addObject().put("gpu", c.gpu()).put("model", c.model()).put("phase", c.phase().label())
-                    .put("seq_len", c.seqLen()).put("batch", c.batch()).put("parallel", c.parallel())
+                    .put("seq_len", c.seqLen()).put("batch", c.batch()).put("parallel", c.parallel().label())
                     .put("measured_ms", c.measuredMs()).put("predicted_ms", c.predictedMs());
         }
         ArrayNode notes = root.putArray("notes");
@@ -165,9 +167,12 @@ final class EvaluateGpuCommand implements Callable<Integer> {
         caseTable(r.parallel(), out);
         out.printf(Locale.ROOT, "%nkernels: seen-GPU MRE %.1f%%, leave-one-GPU-out MRE %.1f%% (roofline %.1f%%)%n",
                 100 * r.kernelSeenGpuMre(), 100 * r.kernelLeaveOneGpuOutMre(), 100 * r.rooflineLeaveOneGpuOutMre());
-        out.printf(Locale.ROOT, "models: leave-one-GPU-out MRE %.1f%% (%d runs); dp4 %.1f%%, tp4 %.1f%%, pp4_1 %.1f%%%n",
-                100 * r.modelMre(), r.models().size(), 100 * r.parallelMre("dp4"), 100 * r.parallelMre("tp4"),
-                100 * r.parallelMre("pp4_1"));
+        StringBuilder par = new StringBuilder();
+        for (Parallelism kind : r.parallelisms()) {
+            par.append(String.format(Locale.ROOT, "; %s %.1f%%", kind.label(), 100 * r.parallelMre(kind)));
+        }
+        out.printf(Locale.ROOT, "models: leave-one-GPU-out MRE %.1f%% (%d runs)%s%n", 100 * r.modelMre(),
+                r.models().size(), par);
         r.adapted().ifPresent(ad -> {
             Map<String, Double> after = Report.perOp(ad.kernels());
             Map<String, Double> before = Report.perOp(ad.kernelsBefore());

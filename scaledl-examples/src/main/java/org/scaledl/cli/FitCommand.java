@@ -4,17 +4,18 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
-import org.scaledl.data.Dataset;
-import org.scaledl.data.DatasetReader;
-import org.scaledl.data.Phase;
-import org.scaledl.eval.GpuEvaluation;
-import org.scaledl.hardware.DeviceCatalog;
-import org.scaledl.kernels.KernelTables;
-import org.scaledl.gnn.GnnModel;
-import org.scaledl.gnn.GnnTrainer;
+import org.scaledl.gnn.GnnInteractions;
+import org.scaledl.io.DatasetReader;
+import org.scaledl.io.DeviceCatalog;
+import org.scaledl.io.GpuData;
+import org.scaledl.io.KernelTables;
 import org.scaledl.model.DeviceLayerModel;
-import org.scaledl.model.OpMeasurement;
+import org.scaledl.model.LayerCost;
 import org.scaledl.model.RuntimePredictor;
+import org.scaledl.workload.Dataset;
+import org.scaledl.workload.OpMeasurement;
+import org.scaledl.workload.Phase;
+import org.scaledl.workload.Sample;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -58,40 +59,41 @@ final class FitCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--gpu cannot be combined with --gnn or --attention");
             }
             DeviceCatalog catalog = EvaluateGpuCommand.catalog(devices, data);
-            DeviceLayerModel m = GpuEvaluation.fitAll(data, catalog);
+            GpuData d = GpuData.read(data, catalog);
+            RuntimePredictor.Builder b = RuntimePredictor.builder().name("scaledl-device").seed(seed)
+                    .layerCost(LayerCost.device(d.operators())).collectives(d.collectives());
             if (profiled != null) {
                 List<OpMeasurement> rows = KernelTables.neusight(profiled, catalog);
                 if (rows.isEmpty()) {
                     // KernelTables reports a folder without tables; these tables hold no rows
                     throw new IllegalArgumentException("the kernel tables in " + profiled + " hold no measurements");
                 }
-                m = m.adapt(rows);
-                System.out.printf(Locale.ROOT, "adapted to %d profiled kernels: %s%n", rows.size(), m.corrections());
+                b.adaptTo(rows);
             }
-            m.save(out);
-            System.out.printf(Locale.ROOT, "fitted the device layer model on %d GPUs (calibration: inference x%.3f, "
-                    + "training x%.3f), wrote %s%n", m.devices().size(), m.factor(Phase.INFER),
-                    m.factor(Phase.TRAIN), out);
+            List<Sample> runs = d.samples(r -> r.parallelism().ranks() == 1 && !r.fusion());
+            RuntimePredictor p = b.build().fit(runs);
+            p.save(out);
+            DeviceLayerModel m = p.deviceLayerModel().orElseThrow();
+            System.out.printf(Locale.ROOT, "fitted the device layer model on %d GPUs, calibrated on %d runs "
+                    + "(inference x%.3f, training x%.3f)%s, wrote %s%n", m.devices().size(), runs.size(),
+                    m.factor(Phase.INFER), m.factor(Phase.TRAIN), profiled == null ? ""
+                            : "; adapted to the kernels in " + profiled, out);
             return 0;
         }
         if (devices != null || profiled != null) {
             throw new IllegalArgumentException("--devices and --profiled need --gpu");
         }
         Dataset d = DatasetReader.read(data);
-        if (gnn) {
-            GnnModel m = GnnTrainer.interactions().withAttention(attention)
-                    .withLayerModel(RuntimePredictor.builder().seed(seed).build()).fit(d.samples());
-            m.save(out);
-            System.out.printf(Locale.ROOT, "fitted %s on %d samples (correction shrink %.1f), wrote %s%n", m.name(),
-                    d.size(), m.shrink(), out);
-            return 0;
-        }
-        if (attention) {
+        if (attention && !gnn) {
             throw new IllegalArgumentException("--attention needs --gnn");
         }
-        RuntimePredictor p = RuntimePredictor.builder().seed(seed).build().fit(d.samples());
+        RuntimePredictor.Builder b = RuntimePredictor.builder().seed(seed);
+        if (gnn) {
+            b.interactions(new GnnInteractions().withAttention(attention));
+        }
+        RuntimePredictor p = b.build().fit(d.samples());
         p.save(out);
-        System.out.printf(Locale.ROOT, "fitted on %d samples (cross-validated MRE %.1f%%), wrote %s%n", d.size(),
+        System.out.printf(Locale.ROOT, "fitted %s on %d samples (cross-validated MRE %.1f%%), wrote %s%n", p, d.size(),
                 100 * p.provenance().cvMre(), out);
         return 0;
     }

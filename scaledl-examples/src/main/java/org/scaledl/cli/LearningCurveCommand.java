@@ -12,13 +12,13 @@ import java.util.Locale;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import org.scaledl.data.Dataset;
-import org.scaledl.data.DatasetReader;
-import org.scaledl.data.Sample;
-import org.scaledl.data.Workload;
 import org.scaledl.eval.ErrorMetrics;
+import org.scaledl.io.DatasetReader;
 import org.scaledl.model.ProfilingPlan;
 import org.scaledl.model.RuntimePredictor;
+import org.scaledl.workload.Dataset;
+import org.scaledl.workload.Sample;
+import org.scaledl.workload.Workload;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 

@@ -6,14 +6,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
-import org.scaledl.data.Phase;
-import org.scaledl.data.Workload;
-import org.scaledl.gnn.GnnModel;
-import org.scaledl.model.DeviceLayerModel;
 import org.scaledl.model.Prediction;
-import org.scaledl.model.RuntimeModel;
 import org.scaledl.model.RuntimePredictor;
-import org.scaledl.onnx.OnnxImporter;
+import org.scaledl.workload.Phase;
+import org.scaledl.workload.Workload;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -51,17 +47,20 @@ final class PredictCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print JSON")
     boolean json;
 
+    @picocli.CommandLine.Mixin
+    GraphOptions graphOptions;
+
     @Override
     public Integer call() throws Exception {
-        RuntimeModel p = load(model);
-        Workload.Builder wb = Workload.builder(OnnxImporter.read(graph)).batch(batch).worldSize(worldSize)
+        RuntimePredictor p = RuntimePredictor.load(model);
+        if (graphOptions.allowPartial) {
+            p = p.allowingPartialGraphs();
+        }
+        Workload.Builder wb = Workload.builder(graphOptions.read(graph)).batch(batch).worldSize(worldSize)
                 .threads(threads).phase(Phase.parse(phase));
-        if (p instanceof DeviceLayerModel) {
+        if (p.layerCostKind().equals("device")) {
             if (device == null) {
                 throw new IllegalArgumentException(model + " is a device model: say which GPU with --device NAME");
-            }
-            if (worldSize != 1) {
-                throw new IllegalArgumentException("a device model predicts one GPU: --world-size must be 1");
             }
             wb.device(EvaluateGpuCommand.catalog(devices).require(device));
         } else if (device != null || devices != null) {
@@ -78,7 +77,7 @@ final class PredictCommand implements Callable<Integer> {
             root.put("high_ms", pr.highMillis());
             ArrayNode b = root.putArray("breakdown");
             for (Prediction.Contribution c : pr.breakdown()) {
-                b.addObject().put("name", c.name()).put("kind", c.kind()).put("ms", c.millis());
+                b.addObject().put("name", c.name()).put("kind", c.label()).put("ms", c.millis());
             }
             System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
         } else {
@@ -90,25 +89,8 @@ final class PredictCommand implements Callable<Integer> {
                         pr.millis());
             }
             pr.breakdown().stream().limit(10).forEach(c -> System.out.printf(Locale.ROOT, "  %-50s %-20s %9.3f ms%n",
-                    c.name(), c.kind(), c.millis()));
+                    c.name(), c.label(), c.millis()));
         }
         return 0;
-    }
-
-    /**
-     * A saved layer-wise predictor or, by the file's {@code format}, a saved predictor with the GNN stage or a saved
-     * device model.
-     */
-    static RuntimeModel load(Path file) {
-        String format = "";
-        try {
-            format = new ObjectMapper().readTree(file.toFile()).path("format").asText("");
-        } catch (java.io.IOException | RuntimeException e) {
-            // Not JSON or unreadable: the layer-wise loader reports it with the file's name.
-        }
-        if (format.equals(GnnModel.FORMAT)) {
-            return GnnModel.load(file);
-        }
-        return format.equals(DeviceLayerModel.FORMAT) ? DeviceLayerModel.load(file) : RuntimePredictor.load(file);
     }
 }

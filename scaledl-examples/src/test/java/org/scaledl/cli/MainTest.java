@@ -16,6 +16,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.scaledl.model.DeviceLayerModel;
+import org.scaledl.model.RuntimePredictor;
+import org.scaledl.workload.OpFamily;
 
 class MainTest {
 
@@ -320,8 +322,8 @@ class MainTest {
         Run fitAdapted = run("fit", "--gpu", "--data", gpu.toString(), "--out", adapted.toString(), "--profiled",
                 mine.toString());
         assertEquals(0, fitAdapted.code(), fitAdapted.err());
-        assertTrue(DeviceLayerModel.load(adapted).corrections().get("NVIDIA L4")
-                .containsKey("NORM/fwd"), fitAdapted.out());
+        assertTrue(RuntimePredictor.load(adapted).deviceLayerModel().orElseThrow().corrections().get("NVIDIA L4")
+                .layers().containsKey(new DeviceLayerModel.FamilyPass(OpFamily.NORM, false)), fitAdapted.out());
         Run noGpu = run("fit", "--data", gpu.toString(), "--out", adapted.toString(), "--profiled", mine.toString());
         assertNotEquals(0, noGpu.code());
     }

@@ -4,58 +4,44 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.List;
 import java.util.Map;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.scaledl.InvalidInputException;
-import org.scaledl.data.Workload;
-import org.scaledl.graph.ModelGraph;
 import org.scaledl.model.ModelFile;
-import org.scaledl.model.Prediction;
-import org.scaledl.model.RuntimeModel;
-import org.scaledl.model.RuntimePredictor;
+import org.scaledl.workload.Workload;
 
 /**
- * A fitted ScaleDL predictor with the GNN stage (or the GNN alone), from {@link GnnTrainer#fit}. A graph's embedding (message passing and pooling) does not depend on the workload, so it is
- * computed once per graph instance (weakly cached); a prediction then costs the layer-wise prediction plus a
- * readout of {@code (hidden + context) × hidden} multiply-adds in plain Java, with no ND4J call and no
- * allocation proportional to the graph or the training data. Thread-safe.
+ * A trained network with its standardisation: the shared core of the interaction stage ({@link GnnCorrection})
+ * and of the graph-only baseline ({@link GnnBaseline}). A graph's pooled embedding does not depend on the workload;
+ * the readout combines it with the workload's context ({@link GnnTrainer#context}) into one value, the standardised
+ * log-ratio (or log time).
  *
- * <p>{@link #save} writes the network, its standardisation, the shrink factor and the embedded layer-wise model in
- * the checksummed envelope of {@link ModelFile} (format {@value #FORMAT}); {@link #load} gives a model whose
- * predictions are bit-identical.
+ * <p>Inference runs in plain Java ({@link #embedding}): message passing over a new graph of a few thousand nodes
+ * costs well under a millisecond, where the ND4J forward pass the training uses costs tens of milliseconds in call
+ * overhead. The two agree to rounding (tested); a saved and loaded model predicts bit-identically because both use
+ * this path.
  */
-public final class GnnModel implements RuntimeModel {
+final class GnnModel {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private final String name;
-    private final MessagePassingNetwork net;
-    private final RuntimePredictor layerwise;
+    final MessagePassingNetwork net;
     private final double[] mean;
     private final double[] std;
-    private final int contextWidth;
+    final int contextWidth;
     private final double yMean;
     private final double yScale;
-    private final double shrink;
+    final double shrink;
     private final double[][] wRead;
     private final double[] bRead;
     private final double[] wOut;
     private final double bOut;
-    /** The envelope's format name. */
-    public static final String FORMAT = "scaledl-gnn-model";
-    private static final int FORMAT_VERSION = 1;
-    private final Map<ModelGraph, double[]> embeddings = Collections.synchronizedMap(
-            new java.util.WeakHashMap<>());
+    /** Parameters as row-major double arrays, for the plain-Java forward pass. */
+    private final Map<String, double[]> p;
 
-    GnnModel(String name, MessagePassingNetwork net, RuntimePredictor layerwise, double[] mean, double[] std,
-            int contextWidth, double yMean, double yScale, double shrink) {
-        this.name = name;
+    GnnModel(MessagePassingNetwork net, double[] mean, double[] std, int contextWidth, double yMean, double yScale,
+            double shrink) {
         this.net = net;
-        this.layerwise = layerwise;
         this.mean = mean;
         this.std = std;
         this.contextWidth = contextWidth;
@@ -66,34 +52,158 @@ public final class GnnModel implements RuntimeModel {
         this.bRead = net.params.get("b_read").toDoubleVector();
         this.wOut = net.params.get("w_out").toDoubleVector();
         this.bOut = net.params.get("b_out").getDouble(0);
+        Map<String, double[]> flat = new java.util.HashMap<>();
+        net.params.forEach((k, v) -> flat.put(k, v.dup('c').data().asDouble()));
+        this.p = Map.copyOf(flat);
     }
 
-    @Override
-    public String name() {
-        return name;
+    /**
+     * The pooled embedding of one graph's batch (one graph), in plain Java: {@code H₀ = relu(X·W_in + b_in)}, then per
+     * round {@code Hₖ = relu(Hₖ₋₁·W_self + agg_fwd·W_fwd + agg_bwd·W_bwd + b) + Hₖ₋₁} with mean or attention
+     * aggregation along the edges in both directions, then the mean over nodes.
+     */
+    double[] embedding(GraphBatch b) {
+        int n = b.nodes;
+        int f = net.features;
+        int h = net.hidden;
+        double[] x = b.x.dup('c').data().asDouble();
+        double[] cur = affine(x, n, f, p.get("W_in"), h, p.get("b_in"));
+        relu(cur);
+        double[] inInv = b.inInv.dup('c').data().asDouble();
+        double[] outInv = b.outInv.dup('c').data().asDouble();
+        for (int k = 1; k <= net.rounds; k++) {
+            double[] fwd;
+            double[] bwd;
+            if (net.attention) {
+                fwd = attention(cur, n, h, b.src, b.dst, p.get("q_fwd" + k), p.get("r_fwd" + k));
+                bwd = attention(cur, n, h, b.dst, b.src, p.get("q_bwd" + k), p.get("r_bwd" + k));
+            } else {
+                fwd = meanAggregate(cur, n, h, b.src, b.dst, inInv);
+                bwd = meanAggregate(cur, n, h, b.dst, b.src, outInv);
+            }
+            double[] z = affine(cur, n, h, p.get("W_self" + k), h, p.get("b_round" + k));
+            addProduct(z, fwd, n, h, p.get("W_fwd" + k), h);
+            addProduct(z, bwd, n, h, p.get("W_bwd" + k), h);
+            relu(z);
+            for (int i = 0; i < z.length; i++) {
+                z[i] += cur[i];
+            }
+            cur = z;
+        }
+        double[] pooled = new double[h];
+        for (int i = 0; i < n; i++) {
+            for (int c = 0; c < h; c++) {
+                pooled[c] += cur[i * h + c];
+            }
+        }
+        for (int c = 0; c < h; c++) {
+            pooled[c] /= Math.max(1, n);
+        }
+        return pooled;
     }
 
-    private double[] embedding(ModelGraph g) {
-        double[] e = embeddings.get(g);
-        if (e == null) {
-            synchronized (net) {
-                e = embeddings.get(g);
-                if (e == null) {
-                    GraphBatch b = GnnTrainer.batchOf(List.of(g), layerwise);
-                    INDArray ctx = Nd4j.zeros(DataType.DOUBLE, 1, contextWidth);
-                    e = net.forward(b, new int[] {0}, ctx).pooled.toDoubleVector();
-                    embeddings.put(g, e);
+    /** The same embedding from the ND4J forward pass (the training path), for tests. */
+    double[] embeddingNd4j(GraphBatch b) {
+        synchronized (net) {
+            INDArray ctx = Nd4j.zeros(DataType.DOUBLE, 1, contextWidth);
+            return net.forward(b, new int[] {0}, ctx).pooled.toDoubleVector();
+        }
+    }
+
+    private static double[] affine(double[] x, int n, int in, double[] w, int out, double[] bias) {
+        double[] y = new double[n * out];
+        for (int i = 0; i < n; i++) {
+            System.arraycopy(bias, 0, y, i * out, out);
+        }
+        addProduct(y, x, n, in, w, out);
+        return y;
+    }
+
+    /** {@code y += x · w} for row-major {@code x (n × in)}, {@code w (in × out)}. */
+    private static void addProduct(double[] y, double[] x, int n, int in, double[] w, int out) {
+        for (int i = 0; i < n; i++) {
+            int yi = i * out;
+            for (int k = 0; k < in; k++) {
+                double a = x[i * in + k];
+                if (a == 0) {
+                    continue;
+                }
+                int wk = k * out;
+                for (int j = 0; j < out; j++) {
+                    y[yi + j] += a * w[wk + j];
                 }
             }
         }
-        return e;
     }
 
-    @Override
-    public Prediction predict(Workload w) {
-        double[] pooled = embedding(w.graph());
-        Prediction base = layerwise == null ? null : layerwise.predict(w);
-        double[] c = GnnTrainer.context(w, base == null ? 0 : base.millis(), contextWidth);
+    private static void relu(double[] v) {
+        for (int i = 0; i < v.length; i++) {
+            if (!(v[i] > 0)) {
+                v[i] = 0;
+            }
+        }
+    }
+
+    private static double[] meanAggregate(double[] hv, int n, int h, int[] from, int[] to, double[] inv) {
+        double[] out = new double[n * h];
+        for (int e = 0; e < from.length; e++) {
+            int s = from[e] * h;
+            int d = to[e] * h;
+            for (int c = 0; c < h; c++) {
+                out[d + c] += hv[s + c];
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            for (int c = 0; c < h; c++) {
+                out[i * h + c] *= inv[i];
+            }
+        }
+        return out;
+    }
+
+    /** GAT-style attention (see {@link EdgeAttention}), forward only. */
+    private static double[] attention(double[] hv, int n, int h, int[] from, int[] to, double[] q, double[] r) {
+        double[] aSrc = new double[n];
+        double[] aDst = new double[n];
+        for (int i = 0; i < n; i++) {
+            double s1 = 0;
+            double s2 = 0;
+            for (int c = 0; c < h; c++) {
+                s1 += hv[i * h + c] * q[c];
+                s2 += hv[i * h + c] * r[c];
+            }
+            aSrc[i] = s1;
+            aDst[i] = s2;
+        }
+        int m = from.length;
+        double[] s = new double[m];
+        double[] max = new double[n];
+        java.util.Arrays.fill(max, Double.NEGATIVE_INFINITY);
+        for (int e = 0; e < m; e++) {
+            double t = aSrc[from[e]] + aDst[to[e]];
+            s[e] = t > 0 ? t : EdgeAttention.SLOPE * t;
+            max[to[e]] = Math.max(max[to[e]], s[e]);
+        }
+        double[] sum = new double[n];
+        for (int e = 0; e < m; e++) {
+            s[e] = Math.exp(s[e] - max[to[e]]);
+            sum[to[e]] += s[e];
+        }
+        double[] out = new double[n * h];
+        for (int e = 0; e < m; e++) {
+            double a = s[e] / sum[to[e]];
+            int src = from[e] * h;
+            int dst = to[e] * h;
+            for (int c = 0; c < h; c++) {
+                out[dst + c] += a * hv[src + c];
+            }
+        }
+        return out;
+    }
+
+    /** The readout for a pooled embedding and a workload: the de-standardised network output. */
+    double output(double[] pooled, Workload w, double layerwiseMillis) {
+        double[] c = GnnTrainer.context(w, layerwiseMillis, contextWidth);
         int h = pooled.length;
         double out = bOut;
         for (int j = 0; j < bRead.length; j++) {
@@ -108,36 +218,12 @@ public final class GnnModel implements RuntimeModel {
                 out += u * wOut[j];
             }
         }
-        out = yMean + yScale * out;
-        if (base == null) {
-            return Prediction.point(Math.exp(out));
-        }
-        double f = Math.exp(shrink * out);
-        List<Prediction.Contribution> parts = new ArrayList<>();
-        for (Prediction.Contribution p : base.breakdown()) {
-            parts.add(new Prediction.Contribution(p.name(), p.kind(), p.millis() * f));
-        }
-        return new Prediction(base.millis() * f, base.lowMillis() * f, base.highMillis() * f, parts);
+        return yMean + yScale * out;
     }
 
-    /** The factor (0 to 1) applied to the correction, chosen on held-out training groups (1 for the GNN alone). */
-    public double shrink() {
-        return shrink;
-    }
-
-    /** Whether message passing uses attention. */
-    public boolean attention() {
-        return net.attention;
-    }
-
-    /**
-     * Saves the model.
-     *
-     * @throws java.io.UncheckedIOException if the file cannot be written
-     */
-    public void save(Path file) {
+    /** The network and its standardisation as JSON. */
+    ObjectNode body() {
         ObjectNode body = JSON.createObjectNode();
-        body.put("name", name);
         body.put("attention", net.attention);
         body.put("features", net.features);
         body.put("hidden", net.hidden);
@@ -150,66 +236,57 @@ public final class GnnModel implements RuntimeModel {
         body.put("shrink", shrink);
         ObjectNode params = body.putObject("params");
         net.params.forEach((k, v) -> {
-            ObjectNode p = params.putObject(k);
-            p.putArray("shape").add(v.rows()).add(v.columns());
-            array(p.putArray("data"), v.dup('c').data().asDouble());
+            ObjectNode o = params.putObject(k);
+            o.putArray("shape").add(v.rows()).add(v.columns());
+            array(o.putArray("data"), v.dup('c').data().asDouble());
         });
-        if (layerwise == null) {
-            body.putNull("layerwise");
-        } else {
-            body.set("layerwise", ModelFile.body(layerwise));
-        }
-        ModelFile.writeEnvelope(FORMAT, FORMAT_VERSION, body, file);
+        return body;
     }
 
     /**
-     * Loads a saved model.
+     * Reads {@link #body()} (also the network part of a version-1 {@code scaledl-gnn-model} body).
      *
-     * @throws InvalidInputException naming the file for a truncated, tampered, foreign or newer-format file
+     * @throws InvalidInputException for a malformed body
      */
-    public static GnnModel load(Path file) {
-        JsonNode body = ModelFile.readBody(file, FORMAT, FORMAT_VERSION);
-        try {
-            int features = positive(body, "features");
-            int hidden = positive(body, "hidden");
-            int rounds = body.path("rounds").asInt(-1);
-            int context = body.path("context").asInt(-1);
-            if (rounds < 0 || context < 0) {
-                throw InvalidInputException.of("rounds and context must be >= 0");
-            }
-            MessagePassingNetwork net = new MessagePassingNetwork(features, hidden, rounds, context,
-                    body.path("attention").asBoolean(false), 0);
-            JsonNode params = body.path("params");
-            for (Map.Entry<String, INDArray> e : net.params.entrySet()) {
-                JsonNode p = params.path(e.getKey());
-                INDArray expected = e.getValue();
-                if (p.path("shape").size() != 2 || p.path("shape").get(0).asLong() != expected.rows()
-                        || p.path("shape").get(1).asLong() != expected.columns()) {
-                    throw InvalidInputException.of("parameter " + e.getKey() + " is missing or has the wrong shape");
-                }
-                double[] data = doubles(p.path("data"), "parameter " + e.getKey());
-                if (data.length != expected.length()) {
-                    throw InvalidInputException.of("parameter " + e.getKey() + " has " + data.length + " values");
-                }
-                e.setValue(Nd4j.create(data, new long[] {expected.rows(), expected.columns()}, DataType.DOUBLE));
-            }
-            if (params.size() != net.params.size()) {
-                throw InvalidInputException.of("the file has " + params.size() + " parameters, the network "
-                        + net.params.size());
-            }
-            double[] mean = doubles(body.path("context_mean"), "context_mean");
-            double[] std = doubles(body.path("context_std"), "context_std");
-            if (mean.length != context || std.length != context) {
-                throw InvalidInputException.of("context standardisation has the wrong width");
-            }
-            JsonNode lw = body.path("layerwise");
-            RuntimePredictor layerwise = lw.isObject() ? ModelFile.predictor(lw) : null;
-            return new GnnModel(body.path("name").asText("scaledl"), net, layerwise, mean, std, context,
-                    ModelFile.finite(body.path("y_mean"), "y_mean"),
-                    ModelFile.finite(body.path("y_scale"), "y_scale"), ModelFile.finite(body.path("shrink"), "shrink"));
-        } catch (InvalidInputException e) {
-            throw e.withSource(file.toString());
+    static GnnModel read(JsonNode body) {
+        int features = positive(body, "features");
+        int hidden = positive(body, "hidden");
+        int rounds = body.path("rounds").asInt(-1);
+        int context = body.path("context").asInt(-1);
+        if (rounds < 0 || context < 0) {
+            throw InvalidInputException.of("rounds and context must be >= 0");
         }
+        MessagePassingNetwork net = new MessagePassingNetwork(features, hidden, rounds, context,
+                body.path("attention").asBoolean(false), 0);
+        JsonNode params = body.path("params");
+        for (Map.Entry<String, INDArray> e : net.params.entrySet()) {
+            JsonNode o = params.path(e.getKey());
+            INDArray expected = e.getValue();
+            if (o.path("shape").size() != 2 || o.path("shape").get(0).asLong() != expected.rows()
+                    || o.path("shape").get(1).asLong() != expected.columns()) {
+                throw InvalidInputException.of("parameter " + e.getKey() + " is missing or has the wrong shape");
+            }
+            double[] data = doubles(o.path("data"), "parameter " + e.getKey());
+            if (data.length != expected.length()) {
+                throw InvalidInputException.of("parameter " + e.getKey() + " has " + data.length + " values");
+            }
+            e.setValue(Nd4j.create(data, new long[] {expected.rows(), expected.columns()}, DataType.DOUBLE));
+        }
+        if (params.size() != net.params.size()) {
+            throw InvalidInputException.of("the file has " + params.size() + " parameters, the network "
+                    + net.params.size());
+        }
+        double[] mean = doubles(body.path("context_mean"), "context_mean");
+        double[] std = doubles(body.path("context_std"), "context_std");
+        if (mean.length != context || std.length != context) {
+            throw InvalidInputException.of("context standardisation has the wrong width");
+        }
+        double shrink = ModelFile.finite(body.path("shrink"), "shrink");
+        if (shrink < 0 || shrink > 1) {
+            throw InvalidInputException.of("shrink must be in [0, 1]: " + shrink);
+        }
+        return new GnnModel(net, mean, std, context, ModelFile.finite(body.path("y_mean"), "y_mean"),
+                ModelFile.finite(body.path("y_scale"), "y_scale"), shrink);
     }
 
     private static void array(ArrayNode out, double[] values) {
@@ -235,10 +312,5 @@ public final class GnnModel implements RuntimeModel {
             out[i] = ModelFile.finite(n.get(i), what + "[" + i + "]");
         }
         return out;
-    }
-
-    @Override
-    public String toString() {
-        return name + " shrink=" + shrink;
     }
 }

@@ -13,17 +13,16 @@ import java.util.Random;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
-import org.scaledl.data.Phase;
-import org.scaledl.data.Sample;
-import org.scaledl.data.Workload;
 import org.scaledl.features.FeatureExtractor;
-import org.scaledl.features.LayerFeatures;
-import org.scaledl.features.OpFamily;
 import org.scaledl.graph.Edge;
 import org.scaledl.graph.ModelGraph;
 import org.scaledl.model.Prediction;
 import org.scaledl.model.RuntimePredictor;
-import org.scaledl.model.RuntimeTrainer;
+import org.scaledl.workload.LayerFeatures;
+import org.scaledl.workload.OpFamily;
+import org.scaledl.workload.Phase;
+import org.scaledl.workload.Sample;
+import org.scaledl.workload.Workload;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,7 +46,7 @@ import org.slf4j.LoggerFactory;
  * the readout, so one embedding per graph serves all its workloads. Training: full-batch Adam with decoupled weight
  * decay, early stopping on the loss of held-out groups (≈ 20 % of the training groups), fixed seed → identical model.
  */
-public final class GnnTrainer implements RuntimeTrainer {
+final class GnnTrainer {
     private static final Logger LOG = LoggerFactory.getLogger(GnnTrainer.class);
     private static final int NODE_FEATURES = 7 + OpFamily.values().length;
 
@@ -60,11 +59,9 @@ public final class GnnTrainer implements RuntimeTrainer {
     private final long seed;
     private final String groupTag;
     private final boolean attention;
-    private final RuntimePredictor.Trainer layerModel;
 
     private GnnTrainer(boolean withLayerModel, int hidden, int rounds, int epochs, double learningRate,
-            double weightDecay, long seed, String groupTag, boolean attention, RuntimePredictor.Trainer layerModel) {
-        this.layerModel = layerModel;
+            double weightDecay, long seed, String groupTag, boolean attention) {
         this.attention = attention;
         this.withLayerModel = withLayerModel;
         this.hidden = hidden;
@@ -77,62 +74,70 @@ public final class GnnTrainer implements RuntimeTrainer {
     }
 
     /** ScaleDL: layer-wise model corrected by the GNN (hidden 16, 2 rounds, 150 epochs, seed 7). */
-    public static GnnTrainer interactions() {
-        return new GnnTrainer(true, 16, 2, 150, 0.01, 1e-4, 7, "family", false,
-                RuntimePredictor.builder().build());
+    static GnnTrainer interactions() {
+        return new GnnTrainer(true, 16, 2, 150, 0.01, 1e-4, 7, "family", false);
     }
 
     /** The GNN alone, predicting log time from the graph (same network and training). */
-    public static GnnTrainer graphOnly() {
-        return new GnnTrainer(false, 16, 2, 150, 0.01, 1e-4, 7, "family", false,
-                RuntimePredictor.builder().build());
+    static GnnTrainer graphOnly() {
+        return new GnnTrainer(false, 16, 2, 150, 0.01, 1e-4, 7, "family", false);
     }
 
     /** A copy with another seed. */
-    public GnnTrainer withSeed(long value) {
+    GnnTrainer withSeed(long value) {
         return new GnnTrainer(withLayerModel, hidden, rounds, epochs, learningRate, weightDecay, value, groupTag,
-                attention, layerModel);
+                attention);
+    }
+
+    /** A copy holding out groups of another tag for early stopping. */
+    GnnTrainer withGroupTag(String value) {
+        return new GnnTrainer(withLayerModel, hidden, rounds, epochs, learningRate, weightDecay, seed, value,
+                attention);
+    }
+
+    boolean attention() {
+        return attention;
+    }
+
+    long seed() {
+        return seed;
+    }
+
+    String describe() {
+        return "hidden " + hidden + ", " + rounds + " rounds, " + epochs + " epochs, lr " + learningRate + ", decay "
+                + weightDecay + ", seed " + seed + (attention ? ", attention" : ", mean");
     }
 
     /**
      * A copy whose message passing uses GAT-style attention over each node's neighbours instead of their mean
      * (named {@code scaledl-attention} / {@code gnn-only-attention}).
      */
-    public GnnTrainer withAttention(boolean value) {
+    GnnTrainer withAttention(boolean value) {
         return new GnnTrainer(withLayerModel, hidden, rounds, epochs, learningRate, weightDecay, seed, groupTag,
-                value, layerModel);
-    }
-
-    /**
-     * A copy whose layer-wise stage is fitted by the given trainer (default: {@code RuntimePredictor.builder()
-     * .build()}), e.g. {@code GnnTrainer.interactions().withLayerModel(RuntimePredictor.builder().seed(3).build())}.
-     */
-    public GnnTrainer withLayerModel(RuntimePredictor.Trainer value) {
-        return new GnnTrainer(withLayerModel, hidden, rounds, epochs, learningRate, weightDecay, seed, groupTag,
-                attention, java.util.Objects.requireNonNull(value));
+                value);
     }
 
     /** A copy with another size: hidden width, message-passing rounds and epochs. */
-    public GnnTrainer withSize(int hiddenUnits, int messageRounds, int trainingEpochs) {
-        Preconditions.checkArgument(hiddenUnits > 0 && messageRounds >= 0 && trainingEpochs > 0, "bad size");
+    GnnTrainer withSize(int hiddenUnits, int messageRounds, int trainingEpochs) {
+        Preconditions.checkArgument(hiddenUnits > 0 && messageRounds >= 0 && trainingEpochs > 0,
+                "hidden units and epochs must be positive and rounds >= 0: %s, %s, %s", hiddenUnits, messageRounds,
+                trainingEpochs);
         return new GnnTrainer(withLayerModel, hiddenUnits, messageRounds, trainingEpochs, learningRate, weightDecay,
-                seed, groupTag, attention, layerModel);
+                seed, groupTag, attention);
     }
 
-    @Override
-    public String name() {
-        return (withLayerModel ? "scaledl" : "gnn-only") + (attention ? "-attention" : "");
-    }
-
-    @Override
-    public GnnModel fit(List<Sample> samples) {
+    /**
+     * Trains the network.
+     *
+     * @param samples   training samples
+     * @param layerwise the layer-wise predictor whose per-layer times are node inputs (null for the GNN alone)
+     * @param base      out-of-group layer-wise prediction of each sample (ignored for the GNN alone)
+     */
+    GnnModel fit(List<Sample> samples, RuntimePredictor layerwise, double[] base) {
         Preconditions.checkArgument(samples.size() >= 4, "need at least 4 samples to fit the GNN, got %s",
                 samples.size());
-        RuntimePredictor layerwise = null;
-        double[] base = new double[samples.size()];
-        if (withLayerModel) {
-            layerwise = layerModel.fit(samples);
-            base = outOfGroupLayerwise(samples);
+        if (!withLayerModel) {
+            base = new double[samples.size()];
         }
         Map<ModelGraph, Integer> graphIndex = new IdentityHashMap<>();
         List<ModelGraph> graphs = new ArrayList<>();
@@ -225,42 +230,8 @@ public final class GnnTrainer implements RuntimeTrainer {
                 }
             }
         }
-        LOG.debug("{}: best epoch {} of {}, validation loss {}, shrink {}", name(), bestEpoch, epochs, bestVal,
-                shrink);
-        return new GnnModel(name(), net, layerwise, mean, std, contextWidth, yMean, yScale, shrink);
-    }
-
-    /** Each group's samples predicted by a layer-wise model fitted on the other groups (fixed shrinkage). */
-    private double[] outOfGroupLayerwise(List<Sample> samples) {
-        double[] out = new double[samples.size()];
-        List<String> groups = new ArrayList<>(new LinkedHashSet<>(samples.stream()
-                .map(s -> s.workload().tag(groupTag).orElse("")).toList()));
-        RuntimePredictor.Trainer fixed = RuntimePredictor.builder().shrinkage(1e-2).build();
-        if (groups.size() < 2) {
-            RuntimePredictor p = fixed.fit(samples);
-            for (int i = 0; i < out.length; i++) {
-                out[i] = p.predictMillis(samples.get(i).workload());
-            }
-            return out;
-        }
-        for (String g : groups) {
-            List<Sample> train = new ArrayList<>();
-            for (Sample s : samples) {
-                if (!s.workload().tag(groupTag).orElse("").equals(g)) {
-                    train.add(s);
-                }
-            }
-            RuntimePredictor p = fixed.fit(train);
-            for (int i = 0; i < out.length; i++) {
-                if (samples.get(i).workload().tag(groupTag).orElse("").equals(g)) {
-                    out[i] = p.predictMillis(samples.get(i).workload());
-                }
-            }
-        }
-        for (int i = 0; i < out.length; i++) {
-            out[i] = Math.max(out[i], 1e-6);
-        }
-        return out;
+        LOG.debug("GNN: best epoch {} of {}, validation loss {}, shrink {}", bestEpoch, epochs, bestVal, shrink);
+        return new GnnModel(net, mean, std, contextWidth, yMean, yScale, shrink);
     }
 
     private int[] indices(List<Sample> samples, List<String> groups, boolean inGroups) {

@@ -1,9 +1,12 @@
 package org.scaledl.gnn;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -14,13 +17,16 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.scaledl.InvalidInputException;
-import org.scaledl.data.Phase;
-import org.scaledl.data.Sample;
-import org.scaledl.data.Workload;
 import org.scaledl.graph.ModelGraph;
+import org.scaledl.model.LayerBasis;
 import org.scaledl.model.Prediction;
 import org.scaledl.model.RuntimeModel;
+import org.scaledl.model.RuntimePredictor;
 import org.scaledl.onnx.OnnxImporter;
+import org.scaledl.workload.OpFamily;
+import org.scaledl.workload.Phase;
+import org.scaledl.workload.Sample;
+import org.scaledl.workload.Workload;
 
 class GnnTrainerTest {
     private static final String[] GRAPHS = {"resnet18_r64", "squeezenet1_1_r64", "mobilenet_v2_r64", "alexnet_r224",
@@ -47,8 +53,7 @@ class GnnTrainerTest {
                 for (Phase phase : Phase.values()) {
                     Workload w = Workload.builder(g).batch(batch).phase(phase).tag("family", "f" + family)
                             .tag("model", name).build();
-                    double flops = org.scaledl.model.LayerBasis.standard().row(w)[
-                            org.scaledl.model.LayerBasis.column(org.scaledl.features.OpFamily.CONV, 2)];
+                    double flops = LayerBasis.standard().row(w)[LayerBasis.column(OpFamily.CONV, 2)];
                     samples.add(Sample.of(w, factor * (5 + flops * 1e-8)));
                 }
             }
@@ -56,11 +61,15 @@ class GnnTrainerTest {
         }
     }
 
+    private static RuntimePredictor fit(GnnInteractions gnn) {
+        return RuntimePredictor.builder().interactions(gnn).build().fit(samples);
+    }
+
     @Test
     void fittingIsDeterministicAndPredictionsAreConsistent() {
-        GnnTrainer t = GnnTrainer.interactions().withSize(8, 2, 30);
-        RuntimeModel a = t.fit(samples);
-        RuntimeModel b = t.fit(samples);
+        GnnInteractions t = new GnnInteractions().withSize(8, 2, 30);
+        RuntimePredictor a = fit(t);
+        RuntimePredictor b = fit(t);
         for (Sample s : samples) {
             Prediction pa = a.predict(s.workload());
             assertEquals(pa.millis(), b.predict(s.workload()).millis());
@@ -68,29 +77,48 @@ class GnnTrainerTest {
             assertTrue(pa.lowMillis() <= pa.millis() && pa.millis() <= pa.highMillis());
             double sum = pa.breakdown().stream().mapToDouble(Prediction.Contribution::millis).sum();
             assertEquals(pa.millis(), sum, 1e-9 * pa.millis());
+            assertEquals(pa.millis(), a.predictMillis(s.workload()), 1e-12 * pa.millis());
         }
-        assertEquals("scaledl", t.name());
-        assertEquals("gnn-only", GnnTrainer.graphOnly().name());
+        assertEquals("gnn", t.name());
+        assertEquals("gnn", a.provenance().config().get("interactions"));
+        assertEquals("gnn-only", new GnnBaseline().name());
     }
 
     @Test
     void attentionVariantIsDeterministicAndNamed() {
-        GnnTrainer t = GnnTrainer.interactions().withAttention(true).withSize(8, 2, 20);
-        RuntimeModel a = t.fit(samples);
-        RuntimeModel b = t.fit(samples);
+        GnnInteractions t = new GnnInteractions().withAttention(true).withSize(8, 2, 20);
+        RuntimePredictor a = fit(t);
+        RuntimePredictor b = fit(t);
         for (Sample s : samples) {
             assertEquals(a.predict(s.workload()).millis(), b.predict(s.workload()).millis());
         }
-        assertEquals("scaledl-attention", t.name());
-        assertEquals("gnn-only-attention", GnnTrainer.graphOnly().withAttention(true).name());
-        double shrink = ((GnnModel) a).shrink();
+        assertEquals("gnn-attention", t.name());
+        assertEquals("gnn-only-attention", new GnnBaseline().withAttention(true).name());
+        double shrink = ((GnnCorrection) a.interactions().orElseThrow()).shrink();
         assertTrue(shrink >= 0 && shrink <= 1, "shrink " + shrink);
+    }
+
+    /** The plain-Java message passing of predictions is the ND4J forward pass of training, up to rounding. */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void plainJavaForwardEqualsTheNd4jForward(boolean attention) {
+        RuntimePredictor p = fit(new GnnInteractions().withAttention(attention).withSize(8, 2, 10));
+        GnnModel m = ((GnnCorrection) p.interactions().orElseThrow()).model();
+        for (String name : GRAPHS) {
+            GraphBatch b = GnnTrainer.batchOf(List.of(OnnxImporter.read(graph(name))), p.layerwise());
+            double[] fast = m.embedding(b);
+            double[] slow = m.embeddingNd4j(b);
+            assertEquals(slow.length, fast.length);
+            for (int i = 0; i < fast.length; i++) {
+                assertEquals(slow[i], fast[i], 1e-9 * (1 + Math.abs(slow[i])), name + " [" + i + "]");
+            }
+        }
     }
 
     @ParameterizedTest
     @ValueSource(booleans = {false, true})
     void graphOnlyLearnsTheTrainingData(boolean attention) {
-        RuntimeModel m = GnnTrainer.graphOnly().withAttention(attention).withSize(16, 2, 200).fit(samples);
+        RuntimeModel m = new GnnBaseline().withAttention(attention).withSize(16, 2, 200).fit(samples);
         double meanLog = samples.stream().mapToDouble(s -> Math.log(s.millis())).average().orElse(0);
         double err = 0;
         double constant = 0;
@@ -105,13 +133,13 @@ class GnnTrainerTest {
 
     @ParameterizedTest
     @ValueSource(booleans = {false, true})
-    void saveAndLoadGiveBitIdenticalPredictions(boolean attention, @TempDir Path dir) throws Exception {
-        GnnModel m = GnnTrainer.interactions().withAttention(attention).withSize(8, 2, 20).fit(samples);
+    void saveAndLoadGiveBitIdenticalPredictions(boolean attention, @TempDir Path dir) {
+        RuntimePredictor m = fit(new GnnInteractions().withAttention(attention).withSize(8, 2, 20));
         Path file = dir.resolve("gnn.sdl");
         m.save(file);
-        GnnModel back = GnnModel.load(file);
+        RuntimePredictor back = RuntimePredictor.load(file);
         assertEquals(m.name(), back.name());
-        assertEquals(m.shrink(), back.shrink());
+        assertEquals(m.interactions().orElseThrow().describe(), back.interactions().orElseThrow().describe());
         for (Sample s : samples) {
             Prediction a = m.predict(s.workload());
             Prediction b = back.predict(s.workload());
@@ -119,34 +147,42 @@ class GnnTrainerTest {
             assertEquals(a.lowMillis(), b.lowMillis(), 0.0);
             assertEquals(a.highMillis(), b.highMillis(), 0.0);
         }
-        GnnModel only = GnnTrainer.graphOnly().withSize(8, 1, 10).fit(samples);
-        only.save(file);
-        for (Sample s : samples.subList(0, 5)) {
-            assertEquals(only.predict(s.workload()).millis(), GnnModel.load(file).predict(s.workload()).millis(), 0.0);
-        }
+        assertArrayEquals(m.toBytes(), RuntimePredictor.load(m.toBytes()).toBytes(), "bytes survive a round trip");
     }
 
     @Test
-    void damagedOrForeignFilesAreRejected(@TempDir Path dir) throws Exception {
-        GnnModel m = GnnTrainer.interactions().withSize(4, 1, 5).fit(samples);
+    void damagedFilesAreRejected(@TempDir Path dir) throws Exception {
+        RuntimePredictor m = fit(new GnnInteractions().withSize(4, 1, 5));
         Path file = dir.resolve("gnn.sdl");
         m.save(file);
         String text = Files.readString(file);
         Path tampered = dir.resolve("tampered.sdl");
         Files.writeString(tampered, text.replaceFirst("\"shrink\" : [0-9.E-]+", "\"shrink\" : 0.123"));
-        InvalidInputException e = assertThrows(InvalidInputException.class, () -> GnnModel.load(tampered));
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> RuntimePredictor.load(tampered));
         assertTrue(e.getMessage().contains("tampered.sdl") && e.getMessage().contains("checksum"), e.getMessage());
         Path truncated = dir.resolve("truncated.sdl");
         Files.writeString(truncated, text.substring(0, text.length() / 2));
-        assertThrows(InvalidInputException.class, () -> GnnModel.load(truncated));
-        Path layerwise = dir.resolve("layerwise.sdl");
-        org.scaledl.model.RuntimePredictor.fit(samples).save(layerwise);
-        e = assertThrows(InvalidInputException.class, () -> GnnModel.load(layerwise));
-        assertTrue(e.getMessage().contains("scaledl-model"), e.getMessage());
+        assertThrows(InvalidInputException.class, () -> RuntimePredictor.load(truncated));
+    }
+
+    /** A GNN predictor saved in the version-1 format still loads and predicts what it predicted then. */
+    @Test
+    void versionOneGnnFileLoadsAndPredictsAsBefore() throws Exception {
+        Path dir = Path.of("src/test/resources/saved-v1");
+        JsonNode expected = new ObjectMapper().readTree(dir.resolve("expected.json").toFile()).path("gnn-v1.sdl");
+        RuntimePredictor p = RuntimePredictor.load(dir.resolve("gnn-v1.sdl"));
+        assertTrue(p.interactions().isPresent());
+        for (JsonNode c : expected) {
+            Workload w = Workload.builder(OnnxImporter.read(graph(c.path("graph").asText())))
+                    .batch(c.path("batch").asInt()).worldSize(c.path("world_size").asInt())
+                    .threads(c.path("threads").asInt()).phase(Phase.parse(c.path("phase").asText())).build();
+            assertEquals(c.path("ms").asDouble(), p.predict(w).millis(), 1e-9 * c.path("ms").asDouble(),
+                    c.toString());
+        }
     }
 
     @Test
     void tooFewSamples() {
-        assertThrows(IllegalArgumentException.class, () -> GnnTrainer.graphOnly().fit(samples.subList(0, 2)));
+        assertThrows(IllegalArgumentException.class, () -> new GnnBaseline().fit(samples.subList(0, 2)));
     }
 }

@@ -1,0 +1,307 @@
+package org.scaledl.io;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.scaledl.InvalidInputException;
+import org.scaledl.features.FeatureExtractor;
+import org.scaledl.graph.Attribute;
+import org.scaledl.graph.DataType;
+import org.scaledl.graph.Layer;
+import org.scaledl.graph.ModelGraph;
+import org.scaledl.graph.SymbolicShape;
+import org.scaledl.graph.TensorInfo;
+import org.scaledl.graph.TensorRole;
+import org.scaledl.workload.Device;
+import org.scaledl.workload.LayerFeatures;
+import org.scaledl.workload.OpFamily;
+import org.scaledl.workload.OpMeasurement;
+import org.scaledl.workload.Phase;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Reads per-operator measurements into {@link OpMeasurement}s. Every row becomes a one-layer graph with the
+ * operator's ONNX semantics (NeuSight {@code bmm} {@code A[B,M,N]·X[B,N,K]} and DeepBench GEMM {@code A[M,K]·B[K,N]}
+ * are {@code MatMul}s, {@code linear} a {@code MatMul} with weight {@code [N,K]} and bias, element-wise ops their ONNX
+ * counterparts over {@code [B,H]}, {@code ln} a {@code LayerNormalization}, {@code softmax} a {@code Softmax},
+ * convolutions a {@code Conv} with their padding and stride), so features are computed exactly as for a model's
+ * layers. Rows whose device is not in the catalog are an error, except in DeepBench, where only FP32 training rows of
+ * catalogued GPUs are used and the rest are counted in the log. A row with a non-positive time is an error naming
+ * file and line.
+ *
+ * <pre>{@code
+ * List<OpMeasurement> rows = KernelTables.neusight(Path.of("../shared/data/neusight/kernels"), devices);
+ * }</pre>
+ */
+public final class KernelTables {
+    private static final Logger LOG = LoggerFactory.getLogger(KernelTables.class);
+    private static final List<String> NEUSIGHT = List.of("bmm", "linear", "elem", "ln", "softmax", "conv");
+
+    private KernelTables() {
+    }
+
+    /** Reads whichever of {@code bmm, linear, elem, ln, softmax, conv}{@code .csv} exist in a directory. */
+    public static List<OpMeasurement> neusight(Path kernelsDir, DeviceCatalog devices) {
+        List<OpMeasurement> out = new ArrayList<>();
+        Map<String, LayerFeatures> cache = new HashMap<>();
+        boolean any = false;
+        for (String op : NEUSIGHT) {
+            Path f = kernelsDir.resolve(op + ".csv");
+            if (!Files.isRegularFile(f)) {
+                continue;
+            }
+            any = true;
+            CsvTable t = CsvTable.read(f, "gpu", "op", "latency_ms");
+            for (int r = 0; r < t.size(); r++) {
+                Device d = device(devices, t, r, t.get(r, "gpu"));
+                double ms = t.positiveFinite(r, "latency_ms");
+                String key;
+                LayerFeatures lf;
+                switch (op) {
+                    case "bmm", "linear" -> {
+                        long b = t.positiveInt(r, "B");
+                        long m = t.positiveInt(r, "M");
+                        long n = t.positiveInt(r, "N");
+                        long k = t.positiveInt(r, "K");
+                        key = op + ":" + b + "x" + m + "x" + n + "x" + k;
+                        lf = cache.computeIfAbsent(key, x -> op.equals("bmm") ? matmul(b, m, n, k, false)
+                                : matmul(b, m, n, k, true));
+                    }
+                    case "elem", "ln", "softmax" -> {
+                        long b = t.positiveInt(r, "B");
+                        long h = t.positiveInt(r, "H");
+                        String kind = t.get(r, "op");
+                        int row = r;
+                        key = kind + ":" + b + "x" + h;
+                        lf = cache.computeIfAbsent(key, x -> vector(kind, b, h, t, row));
+                    }
+                    case "conv" -> {
+                        long n = t.positiveInt(r, "batch");
+                        long c = t.positiveInt(r, "Cin");
+                        long k = t.positiveInt(r, "Cout");
+                        long ks = t.positiveInt(r, "kernel");
+                        long s = t.positiveInt(r, "stride");
+                        long p = t.nonNegativeLong(r, "padding");
+                        long h = t.positiveInt(r, "H");
+                        long w = t.positiveInt(r, "W");
+                        key = "conv:" + n + "x" + c + "x" + k + "x" + ks + "x" + s + "x" + p + "x" + h + "x" + w;
+                        lf = cache.computeIfAbsent(key, x -> conv(n, c, k, ks, ks, s, s, p, p, h, w));
+                    }
+                    default -> throw new IllegalStateException(op);
+                }
+                out.add(new OpMeasurement(lf, d, false, ms, op, key, OpMeasurement.Origin.BENCHMARK));
+            }
+        }
+        if (!any) {
+            throw InvalidInputException.inSource(kernelsDir.toString(), "no kernel table (" + String.join(", ",
+                    NEUSIGHT) + ".csv) in this directory");
+        }
+        return out;
+    }
+
+    /**
+     * Reads DeepBench {@code gemm.csv} and {@code conv.csv} (forward, backward-data and backward-filter times are
+     * three measurements of one layer: the forward one and, summed, the backward one): FP32 training rows of GPUs in
+     * the catalog. Ops are labelled {@code gemm}, {@code conv}, {@code conv_bwd}.
+     */
+    public static List<OpMeasurement> deepbench(Path dir, DeviceCatalog devices) {
+        List<OpMeasurement> out = new ArrayList<>();
+        Map<String, LayerFeatures> cache = new HashMap<>();
+        int skipped = 0;
+        CsvTable g = CsvTable.read(dir.resolve("gemm.csv"), "benchmark", "gpu", "precision", "M", "N", "K",
+                "time_ms");
+        for (int r = 0; r < g.size(); r++) {
+            Optional<Device> d = fp32Train(g, r, devices);
+            if (d.isEmpty()) {
+                skipped++;
+                continue;
+            }
+            long m = g.positiveInt(r, "M");
+            long n = g.positiveInt(r, "N");
+            long k = g.positiveInt(r, "K");
+            String key = "gemm:" + m + "x" + n + "x" + k + ":" + g.get(r, "transA") + g.get(r, "transB");
+            // C[M,N] = A[M,K]·B[K,N]: in NeuSight's convention that is B=1, M, N (contraction) = K, K (out) = N.
+            LayerFeatures lf = cache.computeIfAbsent(key, x -> matmul(1, m, k, n, false));
+            out.add(new OpMeasurement(lf, d.get(), false, g.positiveFinite(r, "time_ms"), "gemm", key,
+                    OpMeasurement.Origin.BENCHMARK));
+        }
+        CsvTable c = CsvTable.read(dir.resolve("conv.csv"), "benchmark", "gpu", "precision", "W", "H", "C", "N",
+                "K", "S", "R", "pad_w", "pad_h", "stride_w", "stride_h", "fwd_ms");
+        for (int r = 0; r < c.size(); r++) {
+            Optional<Device> d = fp32Train(c, r, devices);
+            if (d.isEmpty()) {
+                skipped++;
+                continue;
+            }
+            long w = c.positiveInt(r, "W");
+            long h = c.positiveInt(r, "H");
+            long ch = c.positiveInt(r, "C");
+            long n = c.positiveInt(r, "N");
+            long k = c.positiveInt(r, "K");
+            long s = c.positiveInt(r, "S");
+            long rr = c.positiveInt(r, "R");
+            long pw = c.nonNegativeLong(r, "pad_w");
+            long ph = c.nonNegativeLong(r, "pad_h");
+            long sw = c.positiveInt(r, "stride_w");
+            long sh = c.positiveInt(r, "stride_h");
+            String key = "conv:" + n + "x" + ch + "x" + k + "x" + rr + "x" + s + "x" + sh + "x" + sw + "x" + ph + "x"
+                    + pw + "x" + h + "x" + w;
+            LayerFeatures fwd = cache.computeIfAbsent(key, x -> conv(n, ch, k, rr, s, sh, sw, ph, pw, h, w));
+            out.add(new OpMeasurement(fwd, d.get(), false, c.positiveFinite(r, "fwd_ms"), "conv", key,
+                    OpMeasurement.Origin.BENCHMARK));
+            Optional<String> bd = c.opt(r, "bwd_data_ms");
+            Optional<String> bf = c.opt(r, "bwd_filter_ms");
+            if (bd.isPresent() && bf.isPresent()) {
+                double ms = c.positiveFinite(r, "bwd_data_ms") + c.positiveFinite(r, "bwd_filter_ms");
+                out.add(new OpMeasurement(trainFeatures(key, cache, n, ch, k, rr, s, sh, sw, ph, pw, h, w), d.get(),
+                        true, ms, "conv_bwd", key, OpMeasurement.Origin.BENCHMARK));
+            }
+        }
+        LOG.info("DeepBench: {} rows used, {} skipped (not FP32 training, or a device without a description)",
+                out.size(), skipped);
+        return out;
+    }
+
+    /** The forward (and, in training traces, backward) time of every measured tensor node of a trace. */
+    public static List<OpMeasurement> traceNodes(FxTrace trace, Device device) {
+        List<OpMeasurement> out = new ArrayList<>();
+        ModelGraph graph = trace.graph();
+        List<LayerFeatures> features = FeatureExtractor.of(graph).extract(trace.batch(), trace.phase());
+        for (int i = 0; i < graph.size(); i++) {
+            Layer l = graph.layer(i);
+            LayerFeatures f = features.get(i);
+            Optional<double[]> ms = trace.measuredMillis(l.name());
+            if (ms.isEmpty() || f.family() == OpFamily.SHAPE) {
+                continue;
+            }
+            String key = graph.name() + ":" + l.name();
+            String op = "node:" + f.family().name().toLowerCase(java.util.Locale.ROOT);
+            if (ms.get()[0] > 0) {
+                out.add(new OpMeasurement(f, device, false, ms.get()[0], op, key, OpMeasurement.Origin.MODEL_NODE));
+            }
+            if (trace.phase() == Phase.TRAIN && ms.get()[1] > 0 && (f.flopsBwd() > 0 || f.bytesBwd() > 0)) {
+                out.add(new OpMeasurement(f, device, true, ms.get()[1], op, key, OpMeasurement.Origin.MODEL_NODE));
+            }
+        }
+        return out;
+    }
+
+    private static Optional<Device> fp32Train(CsvTable t, int r, DeviceCatalog devices) {
+        if (!t.get(r, "benchmark").equals("train") || !t.get(r, "precision").equals("fp32")) {
+            return Optional.empty();
+        }
+        return devices.find(t.get(r, "gpu"));
+    }
+
+    private static Device device(DeviceCatalog devices, CsvTable t, int r, String name) {
+        return devices.find(name).orElseThrow(() -> InvalidInputException.atLine(t.source(), t.line(r),
+                "device '" + name + "' is not in the device catalog"));
+    }
+
+    private static TensorInfo input(String name, long... dims) {
+        return TensorInfo.of(name, DataType.FLOAT, SymbolicShape.ofStatic(dims), TensorRole.INPUT);
+    }
+
+    private static TensorInfo param(String name, long... dims) {
+        return TensorInfo.of(name, DataType.FLOAT, SymbolicShape.ofStatic(dims), TensorRole.PARAMETER);
+    }
+
+    private static TensorInfo activation(String name, long... dims) {
+        return TensorInfo.of(name, DataType.FLOAT, SymbolicShape.ofStatic(dims), TensorRole.ACTIVATION);
+    }
+
+    private static LayerFeatures single(ModelGraph.Builder g, Phase phase) {
+        return FeatureExtractor.of(g.output("y").build()).extract(1, phase).get(0);
+    }
+
+    /** {@code [B,M,N]·[B,N,K]}; with {@code linear} the second operand is a weight {@code [N,K]} plus bias. */
+    static LayerFeatures matmul(long b, long m, long n, long k, boolean linear) {
+        ModelGraph.Builder g = ModelGraph.builder(linear ? "linear" : "matmul").tensor(input("a", b, m, n))
+                .tensor(activation("y", b, m, k));
+        if (linear) {
+            g.tensor(param("w", n, k)).tensor(param("bias", k))
+                    .layer(Layer.builder("op", "MatMul").inputs("a", "w", "bias").outputs("y").build());
+        } else {
+            g.tensor(input("x", b, n, k)).layer(Layer.builder("op", "MatMul").inputs("a", "x").outputs("y").build());
+        }
+        return single(g, Phase.INFER);
+    }
+
+    private static LayerFeatures vector(String kind, long b, long h, CsvTable t, int r) {
+        ModelGraph.Builder g = ModelGraph.builder(kind).tensor(input("x", b, h)).tensor(activation("y", b, h));
+        String op;
+        List<String> ins = new ArrayList<>(List.of("x"));
+        switch (kind) {
+            case "add", "mul", "pow", "div" -> {
+                op = onnx(kind);
+                g.tensor(input("x2", b, h));
+                ins.add("x2");
+            }
+            case "addu", "mulu", "powu", "divu" -> {
+                op = onnx(kind.substring(0, kind.length() - 1));
+                g.tensor(TensorInfo.of("s", DataType.FLOAT, SymbolicShape.ofStatic(1), TensorRole.CONSTANT));
+                ins.add("s");
+            }
+            case "relu" -> op = "Relu";
+            case "gelu" -> op = "Gelu";
+            case "tanh" -> op = "Tanh";
+            case "ln" -> {
+                op = "LayerNormalization";
+                g.tensor(param("gamma", h)).tensor(param("beta", h));
+                ins.add("gamma");
+                ins.add("beta");
+            }
+            case "softmax" -> op = "Softmax";
+            default -> throw InvalidInputException.atLine(t.source(), t.line(r), "unknown element-wise op '" + kind
+                    + "'");
+        }
+        g.layer(Layer.builder("op", op).inputs(ins).outputs("y").attribute("axis", Attribute.ofInt(-1)).build());
+        return single(g, Phase.INFER);
+    }
+
+    private static String onnx(String kind) {
+        return switch (kind) {
+            case "add" -> "Add";
+            case "mul" -> "Mul";
+            case "pow" -> "Pow";
+            default -> "Div";
+        };
+    }
+
+    /**
+     * A one-convolution graph; with {@code inputNeedsGradient} the input is declared a weight, so that training
+     * features count the data gradient too (DeepBench times both data and filter gradients).
+     */
+    private static ModelGraph.Builder convGraph(long n, long c, long k, long kh, long kw, long sh, long sw, long ph,
+            long pw, long h, long w, boolean inputNeedsGradient) {
+        long oh = (h + 2 * ph - kh) / sh + 1;
+        long ow = (w + 2 * pw - kw) / sw + 1;
+        if (oh <= 0 || ow <= 0) {
+            throw InvalidInputException.of("convolution " + kh + "x" + kw + " does not fit a " + h + "x" + w
+                    + " input with padding " + ph + "x" + pw);
+        }
+        return ModelGraph.builder("conv").tensor(inputNeedsGradient ? param("x", n, c, h, w) : input("x", n, c, h, w))
+                .tensor(param("w", k, c, kh, kw)).tensor(activation("y", n, k, oh, ow))
+                .layer(Layer.builder("op", "Conv").inputs("x", "w").outputs("y")
+                        .attribute("kernel_shape", Attribute.ofInts(kh, kw))
+                        .attribute("strides", Attribute.ofInts(sh, sw))
+                        .attribute("pads", Attribute.ofInts(ph, pw, ph, pw)).build());
+    }
+
+    static LayerFeatures conv(long n, long c, long k, long kh, long kw, long sh, long sw, long ph, long pw, long h,
+            long w) {
+        return single(convGraph(n, c, k, kh, kw, sh, sw, ph, pw, h, w, false), Phase.INFER);
+    }
+
+    /** Training features of a convolution whose data and filter gradients are both computed. */
+    private static LayerFeatures trainFeatures(String key, Map<String, LayerFeatures> cache, long n, long c, long k,
+            long kh, long kw, long sh, long sw, long ph, long pw, long h, long w) {
+        return cache.computeIfAbsent(key + ":train", x -> single(convGraph(n, c, k, kh, kw, sh, sw, ph, pw, h, w,
+                true), Phase.TRAIN));
+    }
+}

@@ -1,0 +1,464 @@
+package org.scaledl.model;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.google.common.collect.ImmutableMap;
+import com.google.common.collect.ImmutableSortedSet;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.scaledl.InvalidInputException;
+import org.scaledl.features.FeatureExtractor;
+import org.scaledl.graph.Coverage;
+import org.scaledl.graph.Layer;
+import org.scaledl.graph.ModelGraph;
+import org.scaledl.workload.Device;
+import org.scaledl.workload.LayerFeatures;
+import org.scaledl.workload.OpFamily;
+import org.scaledl.workload.OpMeasurement;
+import org.scaledl.workload.Phase;
+import org.scaledl.workload.Sample;
+import org.scaledl.workload.Workload;
+
+/**
+ * What a predictor's training data covered, so that a prediction can say where it leaves it: per device, the
+ * ranges of batch, world size and threads and the phases measured; the operator types and families of the training
+ * graphs; per family the range of a layer's forward FLOPs, bytes and arithmetic intensity; the range of graph
+ * sizes; the tensor and pipeline degrees seen; and whether the fit could cross-validate itself. It travels with the
+ * predictor and its file.
+ *
+ * <pre>{@code
+ * Domain d = predictor.domain();
+ * d.devices().get("").maxBatch();      // the host's largest training batch
+ * List<PredictionWarning> w = d.check(workload, prediction);
+ * }</pre>
+ *
+ * @param devices        ranges per device name ({@code ""} for host measurements without a device)
+ * @param operators      operator types of the training graphs (and measured operators)
+ * @param families       operator families that executed in training
+ * @param layers         per family, the ranges of its layers' features
+ * @param minLayers      fewest layers of a training graph (0 when only operators were measured)
+ * @param maxLayers      most layers of a training graph
+ * @param tensorDegrees  tensor-parallel degrees of the training runs
+ * @param pipelineDegrees pipeline degrees of the training runs
+ * @param crossValidated whether the fit measured its own error on held-out groups
+ */
+public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, Set<OpFamily> families,
+        Map<OpFamily, LayerRanges> layers, int minLayers, int maxLayers, SortedSet<Integer> tensorDegrees,
+        SortedSet<Integer> pipelineDegrees, boolean crossValidated) {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** Copies. */
+    public Domain {
+        devices = ImmutableMap.copyOf(new TreeMap<>(devices));
+        operators = ImmutableSortedSet.copyOf(operators);
+        families = families.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(families));
+        layers = layers.isEmpty() ? Map.of() : ImmutableMap.copyOf(new EnumMap<>(layers));
+        tensorDegrees = ImmutableSortedSet.copyOf(tensorDegrees);
+        pipelineDegrees = ImmutableSortedSet.copyOf(pipelineDegrees);
+    }
+
+    /**
+     * The workload settings measured on one device.
+     *
+     * @param minBatch   smallest batch
+     * @param maxBatch   largest batch
+     * @param minWorld   smallest world size
+     * @param maxWorld   largest world size
+     * @param minThreads fewest threads
+     * @param maxThreads most threads
+     * @param phases     phases measured
+     */
+    public record Ranges(int minBatch, int maxBatch, int minWorld, int maxWorld, int minThreads, int maxThreads,
+            Set<Phase> phases) {
+        /** Copies. */
+        public Ranges {
+            phases = phases.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(phases));
+        }
+    }
+
+    /**
+     * The features one family's layers had in training (forward, at the batches measured).
+     *
+     * @param minFlops     fewest forward FLOPs of a layer
+     * @param maxFlops     most forward FLOPs
+     * @param minBytes     fewest forward bytes
+     * @param maxBytes     most forward bytes
+     * @param minIntensity lowest arithmetic intensity (FLOPs per byte)
+     * @param maxIntensity highest arithmetic intensity
+     */
+    public record LayerRanges(double minFlops, double maxFlops, double minBytes, double maxBytes, double minIntensity,
+            double maxIntensity) {
+        LayerRanges with(LayerFeatures f) {
+            return new LayerRanges(Math.min(minFlops, f.flopsFwd()), Math.max(maxFlops, f.flopsFwd()),
+                    Math.min(minBytes, f.bytesFwd()), Math.max(maxBytes, f.bytesFwd()),
+                    Math.min(minIntensity, f.arithmeticIntensity()), Math.max(maxIntensity, f.arithmeticIntensity()));
+        }
+
+        static LayerRanges of(LayerFeatures f) {
+            return new LayerRanges(f.flopsFwd(), f.flopsFwd(), f.bytesFwd(), f.bytesFwd(), f.arithmeticIntensity(),
+                    f.arithmeticIntensity());
+        }
+
+        /** Whether a layer lies outside these ranges (by more than rounding). */
+        boolean outside(LayerFeatures f) {
+            double tol = 1e-9;
+            return f.flopsFwd() > maxFlops * (1 + tol) || f.flopsFwd() < minFlops * (1 - tol)
+                    || f.bytesFwd() > maxBytes * (1 + tol) || f.bytesFwd() < minBytes * (1 - tol)
+                    || f.arithmeticIntensity() > maxIntensity * (1 + tol)
+                    || f.arithmeticIntensity() < minIntensity * (1 - tol);
+        }
+    }
+
+    /** Collects a domain. */
+    static final class Collector {
+        private final Map<String, int[]> ranges = new TreeMap<>();
+        private final Map<String, Set<Phase>> phases = new TreeMap<>();
+        private final SortedSet<String> operators = new TreeSet<>();
+        private final Set<OpFamily> families = EnumSet.noneOf(OpFamily.class);
+        private final Map<OpFamily, LayerRanges> layers = new EnumMap<>(OpFamily.class);
+        private final SortedSet<Integer> tensor = new TreeSet<>();
+        private final SortedSet<Integer> pipeline = new TreeSet<>();
+        private final Map<ModelGraph, Set<Long>> seen = new HashMap<>();
+        private final Set<String> operatorDevices = new TreeSet<>();
+        private int minLayers = Integer.MAX_VALUE;
+        private int maxLayers = 0;
+
+        Collector samples(List<Sample> samples) {
+            for (Sample s : samples) {
+                Workload w = s.workload();
+                String device = w.device().map(Device::name).orElse("");
+                int[] r = ranges.computeIfAbsent(device, k -> new int[] {Integer.MAX_VALUE, 0, Integer.MAX_VALUE, 0,
+                    Integer.MAX_VALUE, 0});
+                r[0] = Math.min(r[0], w.batch());
+                r[1] = Math.max(r[1], w.batch());
+                r[2] = Math.min(r[2], w.worldSize());
+                r[3] = Math.max(r[3], w.worldSize());
+                r[4] = Math.min(r[4], w.threads());
+                r[5] = Math.max(r[5], w.threads());
+                phases.computeIfAbsent(device, k -> EnumSet.noneOf(Phase.class)).add(w.phase());
+                tensor.add(w.parallelism().tensor());
+                pipeline.add(w.parallelism().pipeline());
+                ModelGraph g = w.graph();
+                minLayers = Math.min(minLayers, g.size());
+                maxLayers = Math.max(maxLayers, g.size());
+                long key = (long) w.batch() << 1 | (w.phase() == Phase.TRAIN ? 1 : 0);
+                if (seen.computeIfAbsent(g, k -> new java.util.HashSet<>()).add(key)) {
+                    for (Layer l : g.layers()) {
+                        operators.add(l.opType());
+                    }
+                    for (LayerFeatures f : FeatureExtractor.of(g).extract(w.batch(), Phase.INFER)) {
+                        layer(f);
+                    }
+                }
+            }
+            return this;
+        }
+
+        Collector operators(List<OpMeasurement> measured) {
+            for (OpMeasurement m : measured) {
+                if (!m.backward()) {
+                    layer(m.features());
+                }
+                operatorDevices.add(m.device().name());
+            }
+            return this;
+        }
+
+        Collector operatorTypes(Set<String> types) {
+            operators.addAll(types);
+            return this;
+        }
+
+        private void layer(LayerFeatures f) {
+            if (!f.executes() || f.family() == OpFamily.SHAPE) {
+                return;
+            }
+            families.add(f.family());
+            layers.merge(f.family(), LayerRanges.of(f), (a, b) -> a.with(f));
+        }
+
+        Domain build(boolean crossValidated) {
+            Map<String, Ranges> out = new TreeMap<>();
+            operatorDevices.forEach(d -> out.put(d, new Ranges(0, 0, 0, 0, 0, 0, Set.of())));
+            ranges.forEach((d, r) -> out.put(d, new Ranges(r[0], r[1], r[2], r[3], r[4], r[5], phases.get(d))));
+            return new Domain(out, operators, families, layers, minLayers == Integer.MAX_VALUE ? 0 : minLayers,
+                    maxLayers, tensor, pipeline, crossValidated);
+        }
+    }
+
+    /** The same domain with another cross-validation flag. */
+    Domain withCrossValidated(boolean value) {
+        return new Domain(devices, operators, families, layers, minLayers, maxLayers, tensorDegrees, pipelineDegrees,
+                value);
+    }
+
+    /** The union of two domains (a predictor adapted to a new device). */
+    Domain plus(Domain other) {
+        Map<String, Ranges> d = new TreeMap<>(devices);
+        other.devices.forEach((k, v) -> d.merge(k, v, (a, b) -> {
+            Set<Phase> ph = EnumSet.noneOf(Phase.class);
+            ph.addAll(a.phases());
+            ph.addAll(b.phases());
+            return new Ranges(Math.min(a.minBatch(), b.minBatch()), Math.max(a.maxBatch(), b.maxBatch()),
+                    Math.min(a.minWorld(), b.minWorld()), Math.max(a.maxWorld(), b.maxWorld()),
+                    Math.min(a.minThreads(), b.minThreads()), Math.max(a.maxThreads(), b.maxThreads()), ph);
+        }));
+        SortedSet<String> ops = new TreeSet<>(operators);
+        ops.addAll(other.operators);
+        Set<OpFamily> fam = EnumSet.noneOf(OpFamily.class);
+        fam.addAll(families);
+        fam.addAll(other.families);
+        Map<OpFamily, LayerRanges> lr = new EnumMap<>(OpFamily.class);
+        lr.putAll(layers);
+        other.layers.forEach((k, v) -> lr.merge(k, v, (a, b) -> new LayerRanges(Math.min(a.minFlops(), b.minFlops()),
+                Math.max(a.maxFlops(), b.maxFlops()), Math.min(a.minBytes(), b.minBytes()),
+                Math.max(a.maxBytes(), b.maxBytes()), Math.min(a.minIntensity(), b.minIntensity()),
+                Math.max(a.maxIntensity(), b.maxIntensity()))));
+        SortedSet<Integer> t = new TreeSet<>(tensorDegrees);
+        t.addAll(other.tensorDegrees);
+        SortedSet<Integer> p = new TreeSet<>(pipelineDegrees);
+        p.addAll(other.pipelineDegrees);
+        int lo = minLayers == 0 ? other.minLayers : other.minLayers == 0 ? minLayers : Math.min(minLayers,
+                other.minLayers);
+        return new Domain(d, ops, fam, lr, lo, Math.max(maxLayers, other.maxLayers), t, p, crossValidated);
+    }
+
+    /**
+     * The warnings for a workload and its prediction (whose breakdown gives each warning its share of the predicted
+     * time), and how far outside the domain the workload lies ({@link Check#distance()}: 0 inside; it widens the
+     * interval).
+     *
+     * @param w the workload
+     * @param p its prediction
+     * @return the warnings and the distance
+     */
+    public Check check(Workload w, Prediction p) {
+        List<PredictionWarning> out = new ArrayList<>();
+        double total = p.millis() > 0 ? p.millis() : 1;
+        double layerShare = 0;
+        double commShare = 0;
+        Map<String, Double> byLayer = new HashMap<>();
+        for (Prediction.Contribution c : p.breakdown()) {
+            if (c.kind() == Prediction.Kind.LAYER) {
+                layerShare += c.millis() / total;
+                byLayer.merge(c.name(), c.millis(), Double::sum);
+            } else if (c.kind() == Prediction.Kind.COMMUNICATION || c.name().equals("contention")) {
+                commShare += c.millis() / total;
+            }
+        }
+        double distance = 0;
+        String device = w.device().map(Device::name).orElse("");
+        Ranges r = devices.get(device);
+        if (r != null && r.maxBatch() > 0) {
+            distance += range(out, PredictionWarning.Kind.OUTSIDE_BATCH_RANGE, "batch", w.batch(), r.minBatch(),
+                    r.maxBatch(), 1.0);
+            distance += range(out, PredictionWarning.Kind.OUTSIDE_WORLD_SIZE_RANGE, "world size", w.worldSize(),
+                    r.minWorld(), r.maxWorld(), Math.min(1, commShare));
+            distance += range(out, PredictionWarning.Kind.OUTSIDE_THREADS_RANGE, "threads", w.threads(),
+                    r.minThreads(), r.maxThreads(), Math.min(1, layerShare));
+            if (!r.phases().isEmpty() && !r.phases().contains(w.phase())) {
+                out.add(new PredictionWarning(PredictionWarning.Kind.UNSEEN_PHASE, "phase " + w.phase().label()
+                        + " was never measured" + (device.isEmpty() ? "" : " on " + device), Optional.empty(),
+                        r.phases().toString(), 1));
+                distance += 0.5;
+            }
+        }
+        int tp = w.parallelism().tensor();
+        int pp = w.parallelism().pipeline();
+        if (tp > 1 && !tensorDegrees.contains(tp) || pp > 1 && !pipelineDegrees.contains(pp)) {
+            out.add(new PredictionWarning(PredictionWarning.Kind.UNSEEN_PARALLELISM, "parallelism "
+                    + w.parallelism() + " has a tensor or pipeline degree no training run had (tensor "
+                    + tensorDegrees + ", pipeline " + pipelineDegrees + ")", Optional.empty(),
+                    "tensor " + tensorDegrees + ", pipeline " + pipelineDegrees, Math.min(1, commShare + 0.0)));
+            distance += 0.25;
+        }
+        ModelGraph g = w.graph();
+        SortedSet<String> unseenOps = new TreeSet<>();
+        SortedSet<String> unseenFamilies = new TreeSet<>();
+        double opShare = 0;
+        double familyShare = 0;
+        double featureShare = 0;
+        int featureLayers = 0;
+        for (LayerFeatures f : FeatureExtractor.of(g).extract(w.batch(), Phase.INFER)) {
+            if (!f.executes() || f.family() == OpFamily.SHAPE) {
+                continue;
+            }
+            Layer l = g.layer(f.layer());
+            double share = byLayer.getOrDefault(l.name(), 0.0) / total;
+            if (!operators.isEmpty() && !operators.contains(l.opType())) {
+                unseenOps.add(l.opType());
+                opShare += share;
+            }
+            LayerRanges lr = layers.get(f.family());
+            if (!families.isEmpty() && !families.contains(f.family())) {
+                unseenFamilies.add(f.family().name());
+                familyShare += share;
+            } else if (lr != null && lr.outside(f)) {
+                featureShare += share;
+                featureLayers++;
+            }
+        }
+        if (!unseenOps.isEmpty()) {
+            out.add(new PredictionWarning(PredictionWarning.Kind.UNSEEN_OPERATOR, "operator types no training graph "
+                    + "had: " + String.join(", ", unseenOps), Optional.empty(), "", clamp(opShare)));
+        }
+        if (!unseenFamilies.isEmpty()) {
+            out.add(new PredictionWarning(PredictionWarning.Kind.UNSEEN_FAMILY, "operator families no training graph "
+                    + "had (predicted with the shared centre): " + String.join(", ", unseenFamilies),
+                    Optional.empty(), "", clamp(familyShare)));
+            distance += clamp(familyShare);
+        }
+        if (featureLayers > 0) {
+            out.add(new PredictionWarning(PredictionWarning.Kind.LAYER_FEATURES_OUTSIDE_RANGE, featureLayers
+                    + " layers have FLOPs, bytes or intensity outside what their family saw in training",
+                    Optional.of((double) featureLayers), "", clamp(featureShare)));
+            distance += 0.5 * clamp(featureShare);
+        }
+        if (maxLayers > 0 && (g.size() > maxLayers || g.size() < minLayers)) {
+            out.add(new PredictionWarning(PredictionWarning.Kind.GRAPH_SIZE_OUTSIDE_RANGE, "the graph has "
+                    + g.size() + " layers; training graphs had " + minLayers + ".." + maxLayers,
+                    Optional.of((double) g.size()), minLayers + ".." + maxLayers, 1));
+            distance += 0.5 * Math.abs(Math.log((double) g.size() / (g.size() > maxLayers ? maxLayers
+                    : Math.max(1, minLayers))));
+        }
+        Coverage c = g.coverage();
+        if (!c.isComplete()) {
+            double share = Math.max(c.unresolvedShareLayers(), c.unresolvedShareBytes());
+            out.add(new PredictionWarning(PredictionWarning.Kind.PARTIAL_GRAPH, "partial graph: " + c.summary(),
+                    Optional.of(share), "", clamp(share)));
+            distance += clamp(share);
+        }
+        if (c.exportedBatch().isPresent()) {
+            out.add(new PredictionWarning(PredictionWarning.Kind.FIXED_BATCH_EXPORT, "the graph was exported with the"
+                    + " fixed batch " + c.exportedBatch().getAsLong() + ", treated as the batch", Optional.of(
+                            (double) c.exportedBatch().getAsLong()), "", 1));
+        }
+        if (!crossValidated) {
+            out.add(new PredictionWarning(PredictionWarning.Kind.NO_CROSS_VALIDATION, "the model could not "
+                    + "cross-validate (fewer than 3 groups of training runs): its interval is a guess from "
+                    + "in-sample errors", Optional.empty(), "", 1));
+        }
+        return new Check(List.copyOf(out), distance);
+    }
+
+    /**
+     * Warnings and how far outside the domain a workload lies.
+     *
+     * @param warnings the warnings
+     * @param distance 0 inside the domain; grows with the log-distance outside the settings' ranges and with the
+     *                 share of the prediction that rests on unseen families, out-of-range layers or unresolved ones
+     */
+    public record Check(List<PredictionWarning> warnings, double distance) {
+    }
+
+    private static double clamp(double share) {
+        return Math.max(0, Math.min(1, share));
+    }
+
+    /** A range warning and the log2-distance outside the range (0 inside). */
+    private static double range(List<PredictionWarning> out, PredictionWarning.Kind kind, String what, int value,
+            int lo, int hi, double share) {
+        if (value >= lo && value <= hi) {
+            return 0;
+        }
+        out.add(new PredictionWarning(kind, String.format(Locale.ROOT, "%s %d is outside the training range %d..%d",
+                what, value, lo, hi), Optional.of((double) value), lo + ".." + hi, clamp(share)));
+        return Math.abs(Math.log((double) value / (value > hi ? hi : lo)) / Math.log(2));
+    }
+
+    /** As JSON, for the predictor's file and {@code inspect --model}. */
+    public ObjectNode toJson() {
+        ObjectNode o = JSON.createObjectNode();
+        ObjectNode d = o.putObject("devices");
+        devices.forEach((k, v) -> {
+            ObjectNode r = d.putObject(k);
+            r.putArray("batch").add(v.minBatch()).add(v.maxBatch());
+            r.putArray("world_size").add(v.minWorld()).add(v.maxWorld());
+            r.putArray("threads").add(v.minThreads()).add(v.maxThreads());
+            v.phases().stream().sorted().forEach(p -> r.withArray("phases").add(p.label()));
+            if (v.phases().isEmpty()) {
+                r.putArray("phases");
+            }
+        });
+        operators.forEach(o.putArray("operators")::add);
+        families.stream().sorted().forEach(f -> o.withArray("families").add(f.name()));
+        ObjectNode l = o.putObject("layers");
+        layers.forEach((f, r) -> {
+            ObjectNode x = l.putObject(f.name());
+            x.putArray("flops").add(r.minFlops()).add(r.maxFlops());
+            x.putArray("bytes").add(r.minBytes()).add(r.maxBytes());
+            x.putArray("intensity").add(r.minIntensity()).add(r.maxIntensity());
+        });
+        o.putArray("graph_layers").add(minLayers).add(maxLayers);
+        tensorDegrees.forEach(o.withArray("tensor_degrees")::add);
+        pipelineDegrees.forEach(o.withArray("pipeline_degrees")::add);
+        o.put("cross_validated", crossValidated);
+        return o;
+    }
+
+    /**
+     * Reads {@link #toJson()}.
+     *
+     * @throws InvalidInputException for a malformed document
+     */
+    public static Domain fromJson(JsonNode o) {
+        if (!o.isObject()) {
+            throw InvalidInputException.of("domain is missing");
+        }
+        Map<String, Ranges> d = new TreeMap<>();
+        for (Iterator<Map.Entry<String, JsonNode>> it = o.path("devices").fields(); it.hasNext();) {
+            Map.Entry<String, JsonNode> e = it.next();
+            JsonNode r = e.getValue();
+            Set<Phase> ph = EnumSet.noneOf(Phase.class);
+            r.path("phases").forEach(p -> ph.add(Phase.parse(p.asText())));
+            d.put(e.getKey(), new Ranges(r.path("batch").path(0).asInt(), r.path("batch").path(1).asInt(),
+                    r.path("world_size").path(0).asInt(), r.path("world_size").path(1).asInt(),
+                    r.path("threads").path(0).asInt(), r.path("threads").path(1).asInt(), ph));
+        }
+        SortedSet<String> ops = new TreeSet<>();
+        o.path("operators").forEach(x -> ops.add(x.asText()));
+        Set<OpFamily> fam = EnumSet.noneOf(OpFamily.class);
+        Map<OpFamily, LayerRanges> lr = new EnumMap<>(OpFamily.class);
+        try {
+            o.path("families").forEach(x -> fam.add(OpFamily.valueOf(x.asText())));
+            for (Iterator<Map.Entry<String, JsonNode>> it = o.path("layers").fields(); it.hasNext();) {
+                Map.Entry<String, JsonNode> e = it.next();
+                JsonNode x = e.getValue();
+                lr.put(OpFamily.valueOf(e.getKey()), new LayerRanges(x.path("flops").path(0).asDouble(),
+                        x.path("flops").path(1).asDouble(), x.path("bytes").path(0).asDouble(),
+                        x.path("bytes").path(1).asDouble(), x.path("intensity").path(0).asDouble(),
+                        x.path("intensity").path(1).asDouble()));
+            }
+        } catch (IllegalArgumentException e) {
+            throw InvalidInputException.of("domain names an unknown operator family: " + e.getMessage());
+        }
+        SortedSet<Integer> t = new TreeSet<>();
+        o.path("tensor_degrees").forEach(x -> t.add(x.asInt()));
+        SortedSet<Integer> p = new TreeSet<>();
+        o.path("pipeline_degrees").forEach(x -> p.add(x.asInt()));
+        return new Domain(d, ops, fam, lr, o.path("graph_layers").path(0).asInt(),
+                o.path("graph_layers").path(1).asInt(), t, p, o.path("cross_validated").asBoolean(false));
+    }
+
+    /** The domain of a version-1 file, which saved none: devices only, nothing else checked. */
+    static Domain unknown(List<String> deviceNames, boolean crossValidated) {
+        Map<String, Ranges> d = new TreeMap<>();
+        for (String n : deviceNames.isEmpty() ? List.of("") : deviceNames) {
+            d.put(n, new Ranges(0, 0, 0, 0, 0, 0, Set.of()));
+        }
+        return new Domain(d, new TreeSet<>(), Set.of(), Map.of(), 0, 0, new TreeSet<>(), new TreeSet<>(),
+                crossValidated);
+    }
+}

@@ -1,0 +1,61 @@
+package org.scaledl.model;
+
+import com.google.common.base.Preconditions;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * Why a prediction should be trusted less: the workload leaves the model's training {@link Domain}, the graph was
+ * imported partly, or the model could not measure its own error.
+ *
+ * <pre>{@code
+ * for (PredictionWarning w : predictor.predict(workload).warnings()) {
+ *     if (w.kind() == PredictionWarning.Kind.OUTSIDE_BATCH_RANGE && w.share() > 0.5) { ... }
+ * }
+ * }</pre>
+ *
+ * @param kind    what was found
+ * @param message one sentence naming the offending value and the range
+ * @param value   the offending value, when it is a number
+ * @param range   the range the model saw, as text ({@code "2..32"}), empty when there is none
+ * @param share   the share of the predicted time the warning concerns, 0 to 1
+ */
+public record PredictionWarning(Kind kind, String message, Optional<Double> value, String range, double share) {
+
+    /** What a warning is about. */
+    public enum Kind {
+        /** The batch is outside the training range. */
+        OUTSIDE_BATCH_RANGE,
+        /** The world size (devices of the job) is outside the training range. */
+        OUTSIDE_WORLD_SIZE_RANGE,
+        /** The thread count is outside the training range. */
+        OUTSIDE_THREADS_RANGE,
+        /** The phase was never measured (on this device). */
+        UNSEEN_PHASE,
+        /** Tensor or pipeline parallelism of a degree the model never saw. */
+        UNSEEN_PARALLELISM,
+        /** Operator types that no training graph had. */
+        UNSEEN_OPERATOR,
+        /** Operator families that no training graph had (predicted with the shared centre). */
+        UNSEEN_FAMILY,
+        /** Layers whose FLOPs, bytes or intensity lie outside what their family saw in training. */
+        LAYER_FEATURES_OUTSIDE_RANGE,
+        /** The graph has more or fewer layers than any training graph. */
+        GRAPH_SIZE_OUTSIDE_RANGE,
+        /** Some layers' shapes or operators are unknown (see {@link org.scaledl.graph.Coverage}). */
+        PARTIAL_GRAPH,
+        /** The graph was exported with a fixed batch that the importer treated as the batch. */
+        FIXED_BATCH_EXPORT,
+        /** The model could not cross-validate (too few families), so its interval is a guess. */
+        NO_CROSS_VALIDATION
+    }
+
+    /** Validates. */
+    public PredictionWarning {
+        Objects.requireNonNull(kind, "kind");
+        Objects.requireNonNull(message, "message");
+        Objects.requireNonNull(value, "value");
+        Objects.requireNonNull(range, "range");
+        Preconditions.checkArgument(share >= 0 && share <= 1, "share must be in [0, 1]: %s", share);
+    }
+}

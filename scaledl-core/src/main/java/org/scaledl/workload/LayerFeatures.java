@@ -1,0 +1,46 @@
+package org.scaledl.workload;
+
+/**
+ * The cost features of one layer for a concrete batch size and phase. FLOPs count a multiply-accumulate as
+ * <b>2 FLOPs</b> (a k×k convolution output costs {@code 2·k²·C_in/groups}); element-wise operators count one FLOP per
+ * output element; views and shape arithmetic count none. Bytes are tensor sizes in memory (element size × elements).
+ *
+ * @param layer          index of the layer in {@link org.scaledl.graph.ModelGraph#layers()}
+ * @param family         operator family
+ * @param flopsFwd       forward FLOPs
+ * @param flopsBwd       backward FLOPs (0 in inference and where no gradient flows)
+ * @param bytesRead      forward bytes read (activations and weights)
+ * @param bytesWritten   forward bytes written
+ * @param bytesBwd       backward bytes moved (output gradient read, input gradients written, saved inputs read)
+ * @param params         trainable parameters first read by this layer
+ * @param outputElements elements of the outputs
+ * @param kernel         elements of the kernel window (convolutions, pools), else 0
+ * @param stride         largest stride (convolutions, pools), else 0
+ * @param groups         convolution groups, else 0
+ * @param inChannels     input channels (convolutions), reduction length K (dense), or the length a statistic or
+ *                       reduction runs over (normalisations, softmax, reductions), else 0
+ * @param outChannels    output channels (convolutions) or N (dense), else 0
+ */
+public record LayerFeatures(int layer, OpFamily family, double flopsFwd, double flopsBwd, double bytesRead,
+        double bytesWritten, double bytesBwd, long params, double outputElements, long kernel, long stride,
+        long groups, long inChannels, long outChannels) {
+
+    /** Forward bytes read plus written. */
+    public double bytesFwd() {
+        return bytesRead + bytesWritten;
+    }
+
+    /** Forward FLOPs per forward byte (0 when no bytes move). */
+    public double arithmeticIntensity() {
+        double b = bytesFwd();
+        return b == 0 ? 0 : flopsFwd / b;
+    }
+
+    /**
+     * True when the layer is dispatched as an operator in this phase: shape arithmetic is not (eager frameworks
+     * compute it on host integers) and neither is Dropout in inference; views are (they cost bookkeeping).
+     */
+    public boolean executes() {
+        return family != OpFamily.SHAPE && (family == OpFamily.VIEW || flopsFwd > 0 || bytesFwd() > 0);
+    }
+}

@@ -1,0 +1,175 @@
+package org.scaledl.workload;
+
+import com.google.common.base.Preconditions;
+import com.google.common.collect.ImmutableSortedMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+import org.scaledl.graph.ModelGraph;
+
+/**
+ * One thing to predict: a model graph run at a batch size, in a phase, on some resources.
+ *
+ * <pre>{@code
+ * Workload w = Workload.builder(graph).batch(32).phase(Phase.TRAIN).worldSize(2).threads(1)
+ *         .tag("model", "resnet50").build();
+ * }</pre>
+ *
+ * <p>{@link #batch()} is per data-parallel worker: with {@code worldSize} data-parallel workers an iteration
+ * processes {@code batch * worldSize} samples; with tensor or pipeline parallelism ({@link #parallelism()}) the batch
+ * is per replica. {@link #threads()} is the intra-op thread count of each worker (CPU), and {@link #device()}
+ * describes the device (a GPU, or a CPU machine) when the model that predicts it distinguishes devices.
+ */
+public final class Workload {
+    private final ModelGraph graph;
+    private final int batch;
+    private final Phase phase;
+    private final Parallelism parallelism;
+    private final int threads;
+    private final Device device;
+    private final ImmutableSortedMap<String, String> tags;
+
+    private Workload(Builder b) {
+        this.graph = b.graph;
+        this.batch = b.batch;
+        this.phase = b.phase;
+        this.parallelism = b.parallelism;
+        this.threads = b.threads;
+        this.device = b.device;
+        this.tags = ImmutableSortedMap.copyOf(b.tags);
+    }
+
+    /** Starts a workload on a graph; defaults: batch 1, {@link Phase#TRAIN}, one worker, one thread. */
+    public static Builder builder(ModelGraph graph) {
+        return new Builder(graph);
+    }
+
+    /** The model graph. */
+    public ModelGraph graph() {
+        return graph;
+    }
+
+    /** Samples per worker per iteration. */
+    public int batch() {
+        return batch;
+    }
+
+    /** Training or inference. */
+    public Phase phase() {
+        return phase;
+    }
+
+    /**
+     * Devices (processes) the job uses: {@code parallelism().ranks()}, which for data-parallel jobs is the number of
+     * data-parallel workers.
+     */
+    public int worldSize() {
+        return parallelism.ranks();
+    }
+
+    /** How the job is spread over devices (default {@link Parallelism#none()}). */
+    public Parallelism parallelism() {
+        return parallelism;
+    }
+
+    /** Intra-op threads per worker. */
+    public int threads() {
+        return threads;
+    }
+
+    /** The accelerator, if one was given (models that use hardware data need it; CPU models ignore it). */
+    public Optional<Device> device() {
+        return Optional.ofNullable(device);
+    }
+
+    /** Free-form tags (e.g. {@code model}, {@code family}, {@code resolution}). */
+    public Map<String, String> tags() {
+        return tags;
+    }
+
+    /** One tag. */
+    public Optional<String> tag(String key) {
+        return Optional.ofNullable(tags.get(key));
+    }
+
+    /** A builder initialised from this workload. */
+    public Builder toBuilder() {
+        Builder b = new Builder(graph).batch(batch).phase(phase).parallelism(parallelism).threads(threads);
+        b.device = device;
+        b.tags.putAll(tags);
+        return b;
+    }
+
+    @Override
+    public String toString() {
+        return graph.name() + " batch=" + batch + " " + phase.label() + " world=" + worldSize()
+                + (parallelism.isDataOnly() ? "" : " (" + parallelism + ")") + " threads=" + threads
+                + (device == null ? "" : " device=" + device.name());
+    }
+
+    /** Builds a {@link Workload}. */
+    public static final class Builder {
+        private final ModelGraph graph;
+        private int batch = 1;
+        private Phase phase = Phase.TRAIN;
+        private Parallelism parallelism = Parallelism.none();
+        private int threads = 1;
+        private Device device;
+        private final Map<String, String> tags = new TreeMap<>();
+
+        private Builder(ModelGraph graph) {
+            this.graph = Objects.requireNonNull(graph, "graph");
+        }
+
+        /** Samples per worker (positive). */
+        public Builder batch(int value) {
+            Preconditions.checkArgument(value > 0, "batch must be positive: %s", value);
+            this.batch = value;
+            return this;
+        }
+
+        /** Phase. */
+        public Builder phase(Phase value) {
+            this.phase = Objects.requireNonNull(value, "phase");
+            return this;
+        }
+
+        /** Data-parallel workers (positive): {@code parallelism(Parallelism.data(value))}. */
+        public Builder worldSize(int value) {
+            Preconditions.checkArgument(value > 0, "world size must be positive: %s", value);
+            this.parallelism = Parallelism.data(value);
+            return this;
+        }
+
+        /** Data, tensor and pipeline parallelism. */
+        public Builder parallelism(Parallelism value) {
+            this.parallelism = Objects.requireNonNull(value, "parallelism");
+            return this;
+        }
+
+        /** Intra-op threads per worker (positive). */
+        public Builder threads(int value) {
+            Preconditions.checkArgument(value > 0, "threads must be positive: %s", value);
+            this.threads = value;
+            return this;
+        }
+
+        /** Sets the accelerator the workload runs on. */
+        public Builder device(Device value) {
+            this.device = Objects.requireNonNull(value, "device");
+            return this;
+        }
+
+        /** Adds a tag. */
+        public Builder tag(String key, String value) {
+            tags.put(Objects.requireNonNull(key), Objects.requireNonNull(value));
+            return this;
+        }
+
+        /** The workload. */
+        public Workload build() {
+            return new Workload(this);
+        }
+    }
+}
