@@ -5,13 +5,12 @@ import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.scaledl.model.Prediction;
 import org.scaledl.model.RuntimeModel;
 import org.scaledl.model.RuntimeTrainer;
+import org.scaledl.workload.Folds;
 import org.scaledl.workload.Sample;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -69,35 +68,24 @@ public record Evaluation(List<String> methods, List<Row> predictions, Map<String
         return summarise(methods, rows);
     }
 
-    /** Leave-one-group-out cross-validation over the values of {@code groupTag}. */
+    /** Leave-one-group-out cross-validation over the values of {@code groupTag} ({@link Folds}). */
     public static Evaluation crossValidate(List<RuntimeTrainer> methods, List<Sample> samples, String groupTag) {
-        Set<String> groups = new LinkedHashSet<>();
-        for (Sample s : samples) {
-            groups.add(group(s, groupTag));
-        }
-        Preconditions.checkArgument(groups.size() >= 2, "need at least 2 groups of '%s' to cross-validate, got %s",
-                groupTag, groups.size());
+        List<Folds.Fold> folds = Folds.leaveOneGroupOut(samples, Folds.byTagStrict(groupTag));
+        Preconditions.checkArgument(folds.size() >= 2, "need at least 2 groups of '%s' to cross-validate, got %s",
+                groupTag, folds.size());
         List<Row> rows = new ArrayList<>();
         for (RuntimeTrainer m : methods) {
-            for (String g : groups) {
-                List<Sample> train = new ArrayList<>();
-                List<Sample> test = new ArrayList<>();
-                for (Sample s : samples) {
-                    (group(s, groupTag).equals(g) ? test : train).add(s);
-                }
-                LOG.debug("{}: fold {} ({} train, {} test)", m.name(), g, train.size(), test.size());
+            for (Folds.Fold f : folds) {
+                List<Sample> train = f.train(samples);
+                List<Sample> test = f.test(samples);
+                LOG.debug("{}: fold {} ({} train, {} test)", m.name(), f.group(), train.size(), test.size());
                 RuntimeModel fitted = m.fit(train);
                 for (Sample s : test) {
-                    rows.add(new Row(m.name(), s, g, fitted.predict(s.workload())));
+                    rows.add(new Row(m.name(), s, f.group(), fitted.predict(s.workload())));
                 }
             }
         }
         return summarise(methods, rows);
-    }
-
-    private static String group(Sample s, String tag) {
-        return s.workload().tag(tag).orElseThrow(() -> new IllegalArgumentException(
-                "sample " + s.workload() + " has no tag '" + tag + "'"));
     }
 
     private static Evaluation summarise(List<RuntimeTrainer> methods, List<Row> rows) {

@@ -132,7 +132,7 @@ public final class Baselines {
     private static double rooflineSum(double[][] layers, double ratio) {
         double t = 0;
         for (double[] l : layers) {
-            t += Math.max(l[0] / ratio, l[1]);
+            t += Roofline.time(l[0], l[1], ratio, 1);
         }
         return t;
     }

@@ -521,7 +521,7 @@ public final class DeviceLayerModel {
     public static double rooflineMillis(LayerFeatures f, Device d, boolean backwardPass) {
         double flops = backwardPass ? f.flopsBwd() : f.flopsFwd();
         double bytes = backwardPass ? f.bytesBwd() : f.bytesFwd();
-        return 1e3 * Math.max(flops / d.peakFlopsPerSecond(matrix(f.family())), bytes / d.bytesPerSecond());
+        return 1e3 * Roofline.time(flops, bytes, d.peakFlopsPerSecond(matrix(f.family())), d.bytesPerSecond());
     }
 
     private static boolean matrix(OpFamily f) {

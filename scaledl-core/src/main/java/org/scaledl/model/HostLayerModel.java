@@ -38,6 +38,27 @@ final class HostLayerModel implements LayerStage {
     private static final int IRLS_STEPS = 4;
     private static final double IRLS_FLOOR = 0.03;
 
+    /** The breakdown entries the workload-level terms are reported under. */
+    private enum TermGroup {
+        OVERHEAD("overhead", Prediction.Kind.OVERHEAD),
+        OPTIMIZER("optimizer", Prediction.Kind.OVERHEAD),
+        ALLREDUCE("allreduce", Prediction.Kind.COMMUNICATION),
+        CONTENTION("contention", Prediction.Kind.OVERHEAD);
+
+        final String label;
+        final Prediction.Kind kind;
+
+        TermGroup(String label, Prediction.Kind kind) {
+            this.label = label;
+            this.kind = kind;
+        }
+    }
+
+    /** The group of each of {@link LayerBasis#GLOBAL_TERMS}, in order. */
+    private static final TermGroup[] GLOBAL_GROUP = {TermGroup.OVERHEAD, TermGroup.OVERHEAD, TermGroup.OPTIMIZER,
+        TermGroup.OPTIMIZER, TermGroup.ALLREDUCE, TermGroup.ALLREDUCE, TermGroup.CONTENTION, TermGroup.CONTENTION,
+        TermGroup.ALLREDUCE};
+
     private final LayerBasis basis;
     private final double[] theta;
     private final double lambda;
@@ -140,7 +161,7 @@ final class HostLayerModel implements LayerStage {
         double flops = 0;
         double bytes = 0;
         for (LayerFeatures lf : layers) {
-            LayerBasis.layerTerms(lf, w, terms);
+            basis.layerTerms(lf, w, terms);
             flops += terms[2];
             bytes += terms[4];
             int base = LayerBasis.column(lf.family(), 0);
@@ -155,23 +176,15 @@ final class HostLayerModel implements LayerStage {
         }
         double[] row = new double[basis.width()];
         basis.globalTerms(w, flops, bytes, row);
-        Map<String, double[]> groups = new LinkedHashMap<>();
-        groups.put("overhead", new double[] {0});
-        groups.put("optimizer", new double[] {0});
-        groups.put("allreduce", new double[] {0});
-        groups.put("contention", new double[] {0});
+        double[] groups = new double[TermGroup.values().length];
         for (int k = 0; k < LayerBasis.GLOBAL_TERMS.size(); k++) {
             int c = LayerBasis.globalColumn(k);
-            String term = LayerBasis.GLOBAL_TERMS.get(k);
-            String group = term.startsWith("ddp") ? "allreduce" : term.substring(0, term.indexOf(':'));
-            groups.get(group)[0] += row[c] * theta[c];
+            groups[GLOBAL_GROUP[k].ordinal()] += row[c] * theta[c];
         }
-        for (Map.Entry<String, double[]> e : groups.entrySet()) {
-            double t = e.getValue()[0];
+        for (TermGroup g : TermGroup.values()) {
+            double t = groups[g.ordinal()];
             if (t > 0) {
-                Prediction.Kind kind = e.getKey().equals("allreduce") ? Prediction.Kind.COMMUNICATION
-                        : Prediction.Kind.OVERHEAD;
-                parts.add(Prediction.Contribution.term(e.getKey(), kind, t));
+                parts.add(Prediction.Contribution.term(g.label, g.kind, t));
                 total += t;
             }
         }
@@ -350,7 +363,7 @@ final class HostLayerModel implements LayerStage {
                 String path = modulePath(w.graph().layer(lf.layer()).name());
                 while (!path.isEmpty()) {
                     if (s.layerMillis().containsKey(path)) {
-                        LayerBasis.layerTerms(lf, w, t);
+                        basis.layerTerms(lf, w, t);
                         double[] row = byModule.computeIfAbsent(path, k -> new double[width]);
                         for (int k = 0; k < terms; k++) {
                             row[lf.family().ordinal() * terms + k] += t[k];

@@ -33,15 +33,19 @@ import org.scaledl.workload.Workload;
  *   <li>{@code bytes/p}, {@code bytes}: memory traffic, likewise split</li>
  *   <li>{@code flops·F0/(F+F0)}: the extra per-FLOP cost of small operators ({@code F} = forward FLOPs,
  *       {@code F0} = 10⁶), which makes the cost a concave, saturating function of size</li>
- *   <li>{@code dispatch·(p−1)}, {@code flops·(p−1)}, {@code bytes·(p−1)}: the cost of threading itself
+ *   <li>{@code dispatch·(1−1/p)}, {@code flops·(1−1/p)}, {@code bytes·(1−1/p)}: the cost of threading itself
  *       (synchronisation, oversubscription, shared caches), which on small or shared machines can make more
- *       threads slower; with the terms above the thread count acts non-monotonically where the data say so</li>
+ *       threads slower; with the terms above the thread count acts non-monotonically where the data say so. The
+ *       factor saturates at 1, so however many threads, threading costs at most twice what it cost at two threads:
+ *       an Amdahl-type bound, never a fitted blow-up</li>
  * </ol>
  * and workload-level terms ({@link #GLOBAL_TERMS}): a per-iteration overhead for each phase, the optimizer's
  * per-parameter and per-parameter-tensor cost in training, ring all-reduce bandwidth
- * ({@code 2(n−1)/n · gradient bytes}) and latency ({@code 2(n−1) · buckets}) terms, whose fitted coefficients
- * absorb the share not overlapped with backward, worker contention ({@code (n−1)·bytes}, {@code (n−1)·flops}) and a
- * data-parallel fixed cost. A workload's <em>design row</em> sums each layer's basis into its family's block and
+ * ({@code 2(n−1)/n · gradient bytes}, which tends to twice the gradient bytes) and latency ({@code 2(n−1) · buckets},
+ * linear in {@code n}) terms of {@link Collectives}, whose fitted coefficients absorb the share not overlapped with
+ * backward, worker contention ({@code (1−1/n)·bytes}, {@code (1−1/n)·flops}: bounded by the work it slows) and a
+ * data-parallel fixed cost. Every term is finite, non-negative and non-decreasing in the batch and the world size, so
+ * predictions beyond the fitted range keep these asymptotics. A workload's <em>design row</em> sums each layer's basis into its family's block and
  * appends the workload terms, so the model is linear in θ: the whole-workload total is {@code row · θ}.
  *
  * <pre>{@code
@@ -54,15 +58,25 @@ import org.scaledl.workload.Workload;
 public final class LayerBasis {
     /** Per-layer terms. */
     public static final List<String> LAYER_TERMS = List.of("dispatch", "flops/p", "flops", "bytes/p", "bytes",
-            "small-op flops", "dispatch·(p-1)", "flops·(p-1)", "bytes·(p-1)");
+            "small-op flops", "dispatch·(1-1/p)", "flops·(1-1/p)", "bytes·(1-1/p)");
     /** Workload-level terms. */
     public static final List<String> GLOBAL_TERMS = List.of("overhead:train", "overhead:infer", "optimizer:params",
+            "optimizer:tensors", "allreduce:bytes", "allreduce:latency", "contention:bytes·(1-1/n)",
+            "contention:flops·(1-1/n)", "ddp:fixed");
+    /** The per-layer terms of the version-1 basis, whose threading terms grew linearly in {@code p − 1}. */
+    static final List<String> V1_LAYER_TERMS = List.of("dispatch", "flops/p", "flops", "bytes/p", "bytes",
+            "small-op flops", "dispatch·(p-1)", "flops·(p-1)", "bytes·(p-1)");
+    /** The workload terms of the version-1 basis, whose contention grew linearly in {@code n − 1}. */
+    static final List<String> V1_GLOBAL_TERMS = List.of("overhead:train", "overhead:infer", "optimizer:params",
             "optimizer:tensors", "allreduce:bytes", "allreduce:latency", "contention:bytes", "contention:flops",
             "ddp:fixed");
     static final double SMALL_OP_FLOPS = 1e6;
 
     private static final List<OpFamily> FAMILIES = List.of(OpFamily.values());
-    private static final LayerBasis STANDARD = new LayerBasis();
+    private static final LayerBasis STANDARD = new LayerBasis(true);
+    private static final LayerBasis V1 = new LayerBasis(false);
+    /** Bounded threading and contention factors ({@code 1 − 1/p}); false for the version-1 basis ({@code p − 1}). */
+    private final boolean bounded;
 
     /** Per-graph analysis, held weakly so that graphs a caller drops can be collected. */
     private final Map<ModelGraph, Analysis> cache = Collections.synchronizedMap(new WeakHashMap<>());
@@ -75,12 +89,26 @@ public final class LayerBasis {
     /** Per-family sums kept per (graph, batch, phase): dispatch, flops, bytes, small-op flops. */
     private static final int SUMS = 4;
 
-    private LayerBasis() {
+    private LayerBasis(boolean bounded) {
+        this.bounded = bounded;
     }
 
     /** The basis described above. */
     public static LayerBasis standard() {
         return STANDARD;
+    }
+
+    /**
+     * The basis of version-1 model files, whose threading ({@code p − 1}) and contention ({@code n − 1}) terms grew
+     * without bound: kept so that those files predict as they did.
+     */
+    static LayerBasis v1() {
+        return V1;
+    }
+
+    /** The factor threading and contention terms scale with: {@code 1 − 1/x} (or {@code x − 1} in version 1). */
+    private double excess(double x) {
+        return bounded ? 1 - 1 / x : x - 1;
     }
 
     /** Number of columns of a design row. */
@@ -102,11 +130,11 @@ public final class LayerBasis {
     public List<String> columnNames() {
         List<String> out = new ArrayList<>();
         for (OpFamily f : FAMILIES) {
-            for (String t : LAYER_TERMS) {
+            for (String t : bounded ? LAYER_TERMS : V1_LAYER_TERMS) {
                 out.add(f + ":" + t);
             }
         }
-        out.addAll(GLOBAL_TERMS);
+        out.addAll(bounded ? GLOBAL_TERMS : V1_GLOBAL_TERMS);
         return ImmutableList.copyOf(out);
     }
 
@@ -136,7 +164,7 @@ public final class LayerBasis {
      * @param w   the workload (threads, phase)
      * @param out receives the terms (modified)
      */
-    public static void layerTerms(LayerFeatures lf, Workload w, double[] out) {
+    public void layerTerms(LayerFeatures lf, Workload w, double[] out) {
         if (!lf.executes()) {
             Arrays.fill(out, 0, LAYER_TERMS.size(), 0);
             return;
@@ -150,9 +178,10 @@ public final class LayerBasis {
         out[3] = bytes / p;
         out[4] = bytes;
         out[5] = flops * SMALL_OP_FLOPS / (lf.flopsFwd() + SMALL_OP_FLOPS);
-        out[6] = out[0] * (p - 1);
-        out[7] = flops * (p - 1);
-        out[8] = bytes * (p - 1);
+        double e = excess(p);
+        out[6] = out[0] * e;
+        out[7] = flops * e;
+        out[8] = bytes * e;
     }
 
     /** The design row of a workload: per-family sums of {@link #layerTerms} followed by the workload terms. */
@@ -174,9 +203,10 @@ public final class LayerBasis {
             row[base + 3] = by / p;
             row[base + 4] = by;
             row[base + 5] = sums[f * SUMS + 3];
-            row[base + 6] = dispatch * (p - 1);
-            row[base + 7] = fl * (p - 1);
-            row[base + 8] = by * (p - 1);
+            double e = excess(p);
+            row[base + 6] = dispatch * e;
+            row[base + 7] = fl * e;
+            row[base + 8] = by * e;
             flops += fl;
             bytes += by;
         }
@@ -229,8 +259,8 @@ public final class LayerBasis {
         int ranks = w.worldSize();
         row[g + 4] = dp ? Collectives.ringVolume(ranks) * grad[2] : 0;
         row[g + 5] = dp ? Collectives.ringSteps(ranks) * Collectives.buckets(grad[2]) : 0;
-        row[g + 6] = (n - 1) * bytes;
-        row[g + 7] = (n - 1) * flops;
+        row[g + 6] = excess(n) * bytes;
+        row[g + 7] = excess(n) * flops;
         row[g + 8] = dp ? 1 : 0;
     }
 

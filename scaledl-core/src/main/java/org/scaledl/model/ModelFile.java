@@ -342,7 +342,9 @@ public final class ModelFile {
     private static HostLayerModel host(JsonNode model) {
         List<String> columns = new ArrayList<>();
         model.path("columns").forEach(c -> columns.add(c.asText()));
-        if (!columns.equals(LayerBasis.standard().columnNames())) {
+        LayerBasis basis = columns.equals(LayerBasis.standard().columnNames()) ? LayerBasis.standard()
+                : columns.equals(LayerBasis.v1().columnNames()) ? LayerBasis.v1() : null;
+        if (basis == null) {
             throw InvalidInputException.of("the model's basis columns differ from this library's; refit the model");
         }
         JsonNode coef = model.path("coefficients");
@@ -353,7 +355,7 @@ public final class ModelFile {
         for (int k = 0; k < theta.length; k++) {
             theta[k] = finite(coef.get(k), "coefficient " + k);
         }
-        return new HostLayerModel(LayerBasis.standard(), theta, finite(model.get("shrinkage"), "shrinkage"));
+        return new HostLayerModel(basis, theta, finite(model.get("shrinkage"), "shrinkage"));
     }
 
     /**
