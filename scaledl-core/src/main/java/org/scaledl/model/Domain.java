@@ -259,7 +259,8 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
             }
         }
         double distance = 0;
-        String device = w.device().map(Device::name).orElse("");
+        String device = w.device().map(Device::name).orElse(devices.size() == 1 ? devices.keySet().iterator().next()
+                : "");
         Ranges r = devices.get(device);
         if (r != null && r.maxBatch() > 0) {
             distance += range(out, PredictionWarning.Kind.OUTSIDE_BATCH_RANGE, "batch", w.batch(), r.minBatch(),

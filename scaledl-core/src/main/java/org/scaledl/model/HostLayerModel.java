@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * leave-one-group-out cross-validation inside the training data ({@link Folds}), whose out-of-group errors also
  * calibrate the prediction interval. Nothing is random.
  */
-final class HostLayerModel implements LayerStage {
+final class HostLayerModel {
     private static final Logger LOG = LoggerFactory.getLogger(HostLayerModel.class);
     static final double[] LAMBDA_GRID = {1e-4, 1e-3, 1e-2, 1e-1, 1};
     /** The shrinkage used when it cannot be cross-validated (fewer than three groups). */
@@ -136,14 +136,8 @@ final class HostLayerModel implements LayerStage {
         return basis;
     }
 
-    @Override
-    public String kind() {
-        return "host";
-    }
-
     /** The predicted time in ms, without breakdown (the fast path). */
-    @Override
-    public double predictMillis(Workload w) {
+    double predictMillis(Workload w) {
         double[] x = basis.row(w);
         double t = 0;
         for (int j = 0; j < x.length; j++) {
@@ -152,8 +146,8 @@ final class HostLayerModel implements LayerStage {
         return t;
     }
 
-    @Override
-    public Prediction predict(Workload w) {
+    /** The prediction with its per-layer and per-term breakdown (a point). */
+    Prediction predict(Workload w) {
         List<LayerFeatures> layers = basis.features(w);
         double[] terms = new double[LayerBasis.LAYER_TERMS.size()];
         List<Prediction.Contribution> parts = new ArrayList<>();

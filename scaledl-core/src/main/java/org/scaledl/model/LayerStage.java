@@ -3,10 +3,10 @@ package org.scaledl.model;
 import org.scaledl.workload.Workload;
 
 /**
- * The layer cost stage of a {@link RuntimePredictor}: the host basis ({@link HostLayerModel}) or the device trees
+ * The layer cost stage of a {@link RuntimePredictor}: the host basis ({@link HostStage}: a {@link HostLayerModel} per machine) or the device trees
  * with their communication ({@link DeviceStage}). Implementations are immutable and thread-safe.
  */
-sealed interface LayerStage permits HostLayerModel, DeviceStage {
+sealed interface LayerStage permits HostStage, DeviceStage {
     /** {@code host} or {@code device}. */
     String kind();
 

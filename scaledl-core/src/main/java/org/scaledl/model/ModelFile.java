@@ -154,15 +154,30 @@ public final class ModelFile {
         body.putArray("interval_log_ratios").add(interval[0]).add(interval[1]);
         body.set("domain", p.domain().toJson());
         ObjectNode layer = body.putObject("layer_cost");
-        if (p.stage() instanceof HostLayerModel h) {
+        if (p.stage() instanceof HostStage hs) {
             layer.put("kind", "host");
-            layer.put("shrinkage", h.shrinkage());
-            ArrayNode cols = layer.putArray("columns");
-            h.basis().columnNames().forEach(cols::add);
-            ArrayNode coef = layer.putArray("coefficients");
-            for (double c : h.coefficients()) {
-                coef.add(c);
-            }
+            ArrayNode machines = layer.putArray("machines");
+            hs.machines().forEach((device, h) -> {
+                ObjectNode m = machines.addObject();
+                m.put("device", device);
+                m.put("shrinkage", h.shrinkage());
+                ArrayNode cols = m.putArray("columns");
+                h.basis().columnNames().forEach(cols::add);
+                ArrayNode coef = m.putArray("coefficients");
+                for (double c : h.coefficients()) {
+                    coef.add(c);
+                }
+            });
+            ArrayNode cal = layer.putArray("calibrations");
+            hs.calibrations().forEach((device, c) -> {
+                ObjectNode o = cal.addObject();
+                o.put("device", device);
+                o.put("base", c.base());
+                o.put("all", c.all());
+                o.put("runs", c.runs());
+                ObjectNode cells = o.putObject("cells");
+                c.cells().forEach(cells::put);
+            });
             body.putNull("communication");
         } else {
             DeviceStage d = (DeviceStage) p.stage();
@@ -315,7 +330,7 @@ public final class ModelFile {
         Domain domain = Domain.fromJson(body.path("domain"));
         JsonNode layer = body.path("layer_cost");
         LayerStage stage = switch (layer.path("kind").asText()) {
-            case "host" -> host(layer);
+            case "host" -> hostStage(layer, prov);
             case "device" -> new DeviceStage(DeviceLayerModel.read(layer),
                     body.path("communication").isObject() ? java.util.Optional.of(AllReduceModel.fromJson(
                             body.path("communication"))) : java.util.Optional.empty());
@@ -337,6 +352,34 @@ public final class ModelFile {
             }
         }
         return new RuntimePredictor(body.path("name").asText("scaledl"), stage, im, lo, hi, domain, prov, false);
+    }
+
+    /** A host stage: its machines and calibrations (or, as written before machines, one basis at the top level). */
+    private static HostStage hostStage(JsonNode layer, RuntimePredictor.Provenance prov) {
+        if (!layer.has("machines")) {
+            return HostStage.of(prov.devices().size() == 1 ? prov.devices().get(0) : "", host(layer));
+        }
+        Map<String, HostLayerModel> machines = new java.util.LinkedHashMap<>();
+        for (JsonNode m : layer.path("machines")) {
+            machines.put(m.path("device").asText(""), host(m));
+        }
+        if (machines.isEmpty()) {
+            throw InvalidInputException.of("a host predictor needs at least one machine");
+        }
+        Map<String, HostStage.Calibration> cal = new TreeMap<>();
+        for (JsonNode c : layer.path("calibrations")) {
+            String base = c.path("base").asText();
+            if (!machines.containsKey(base)) {
+                throw InvalidInputException.of("calibration of '" + c.path("device").asText() + "' names unknown "
+                        + "base machine '" + base + "'");
+            }
+            Map<String, Double> cells = new TreeMap<>();
+            c.path("cells").fields().forEachRemaining(e -> cells.put(e.getKey(), finite(e.getValue(), "cell "
+                    + e.getKey())));
+            cal.put(c.path("device").asText(), new HostStage.Calibration(base, finite(c.path("all"), "all"), cells,
+                    c.path("runs").asInt()));
+        }
+        return new HostStage(machines, cal);
     }
 
     private static HostLayerModel host(JsonNode model) {
@@ -371,7 +414,8 @@ public final class ModelFile {
             double lo = finite(interval.get(0), "interval");
             double hi = finite(interval.get(1), "interval");
             RuntimePredictor.Provenance prov = provenance(body);
-            return new RuntimePredictor(model.path("name").asText("scaledl"), host(model), null, lo, hi,
+            return new RuntimePredictor(model.path("name").asText("scaledl"), HostStage.of(prov.devices().size() == 1
+                    ? prov.devices().get(0) : "", host(model)), null, lo, hi,
                     Domain.unknown(prov.devices(), !Double.isNaN(prov.cvMre())), prov, false);
         } catch (InvalidInputException e) {
             throw e;

@@ -4,7 +4,6 @@ import com.google.common.base.Preconditions;
 import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -136,11 +135,17 @@ public final class RuntimePredictor implements RuntimeModel {
     }
 
     private HostLayerModel host() {
-        if (stage instanceof HostLayerModel h) {
-            return h;
+        if (stage instanceof HostStage h && h.machines().size() == 1) {
+            return h.machines().values().iterator().next();
         }
-        throw new IllegalStateException("this predictor uses the device layer model, which has no basis "
-                + "coefficients");
+        throw new IllegalStateException(stage instanceof HostStage ? "this predictor has one basis per machine "
+                + ((HostStage) stage).machines().keySet() : "this predictor uses the device layer model, which has no "
+                + "basis coefficients");
+    }
+
+    /** The CPU machines a host predictor predicts (fitted and calibrated), sorted; empty for a device predictor. */
+    public List<String> machines() {
+        return stage instanceof HostStage h ? h.devices() : List.of();
     }
 
     /** The device layer cost model, for scoring single operators; empty for the host basis. */
@@ -223,21 +228,14 @@ public final class RuntimePredictor implements RuntimeModel {
     /** Refuses what the stage cannot predict: another device, a parallelism it does not model, a partial graph. */
     private void check(Workload w) {
         String device = w.device().map(Device::name).orElse(null);
-        if (stage instanceof HostLayerModel) {
-            List<String> trained = provenance.devices();
-            if (device == null ? !trained.isEmpty() : !trained.contains(device)) {
-                throw new IllegalArgumentException("this predictor was fitted on " + (trained.isEmpty()
-                        ? "measurements without a device (the host of its dataset)" : "devices " + trained)
-                        + "; the workload is " + (device == null ? "for no device" : "for device '" + device + "'")
-                        + (device != null && trained.isEmpty()
-                                ? " (GPUs are predicted by a device predictor: LayerCost.device)" : ""));
-            }
+        if (stage instanceof HostStage h) {
+            h.machineOf(w);
             if (!w.parallelism().isDataOnly()) {
                 throw new IllegalArgumentException("the host layer model predicts data-parallel jobs only; the "
                         + "workload is " + w.parallelism());
             }
-        } else if (device == null) {
-            throw new IllegalArgumentException("a device predictor needs a workload with a device: " + w);
+        } else if (device == null || !w.device().get().isGpu()) {
+            throw new IllegalArgumentException("a device predictor needs a workload on a GPU: " + w);
         }
         if (!allowPartial && !w.graph().coverage().isComplete()) {
             throw new IllegalArgumentException("graph " + w.graph().name() + " is only partly resolved ("
@@ -298,16 +296,26 @@ public final class RuntimePredictor implements RuntimeModel {
     }
 
     /**
-     * A copy calibrated on whole-model runs: shared per-phase factors, and a damped factor per device measured
-     * ({@link DeviceLayerModel#calibrate}; these replace the earlier calibration). Device predictors only.
+     * A copy calibrated on a few measured runs. A device predictor: shared per-phase factors and a damped factor per
+     * GPU measured ({@link DeviceLayerModel#calibrate}; these replace the earlier calibration). A host predictor:
+     * <b>few-shot machine adaptation</b>, every CPU machine the runs measure gets a damped correction of the fitted
+     * machine that predicts them best ({@link HostStage}), so a machine the predictor has not seen becomes
+     * predictable from a handful of its runs.
      *
-     * @throws IllegalStateException for a host predictor
+     * @throws IllegalArgumentException for a run without a device of the predictor's kind
      */
     public RuntimePredictor calibrate(List<Sample> runs) {
-        DeviceStage d = deviceStage();
         Domain dom = domain.plus(new Domain.Collector().samples(runs).build(domain.crossValidated()));
-        return new RuntimePredictor(name, new DeviceStage(d.layers().calibrate(runs), d.communication()),
-                interactions, logLow, logHigh, dom, adapted("calibration_runs", runs.size()), allowPartial);
+        LayerStage next = stage instanceof HostStage h ? h.calibrate(runs)
+                : new DeviceStage(deviceStage().layers().calibrate(runs), deviceStage().communication());
+        Provenance p = adapted("calibration_runs", runs.size());
+        List<String> devices = new ArrayList<>(p.devices());
+        runs.forEach(r -> r.workload().device().map(Device::name).filter(n -> !devices.contains(n))
+                .ifPresent(devices::add));
+        java.util.Collections.sort(devices);
+        Provenance withDevices = new Provenance(p.libraryVersion(), p.dataFingerprint(), p.trainingSamples(), p.seed(),
+                p.config(), p.cvMre(), p.createdAt(), devices);
+        return new RuntimePredictor(name, next, interactions, logLow, logHigh, dom, withDevices, allowPartial);
     }
 
     private DeviceStage deviceStage() {
@@ -480,16 +488,42 @@ public final class RuntimePredictor implements RuntimeModel {
                         "need at least 2 samples to fit a runtime model, got %s", samples.size());
                 config.put("shrinkage", shrinkage.map(String::valueOf).orElse("auto"));
                 config.put("layer_time_weight", String.valueOf(layerShare));
-                HostLayerModel.Fit f = HostLayerModel.fit(samples, shrinkage, groupTag, layerShare);
-                double[] sorted = f.logErrors().clone();
-                Arrays.sort(sorted);
+                // One basis per machine: samples grouped by their device ("" without one), in first-seen order.
+                Map<String, List<Sample>> byMachine = new java.util.LinkedHashMap<>();
+                for (Sample sm : samples) {
+                    Optional<Device> d = sm.workload().device();
+                    Preconditions.checkArgument(d.isEmpty() || !d.get().isGpu(), "sample on GPU %s: fit a device "
+                            + "predictor (LayerCost.device) for GPUs", d.map(Device::name).orElse(""));
+                    byMachine.computeIfAbsent(d.map(Device::name).orElse(""), k -> new ArrayList<>()).add(sm);
+                }
+                Map<String, HostLayerModel> machines = new java.util.LinkedHashMap<>();
+                List<Double> errors = new ArrayList<>();
+                double absSum = 0;
+                int cvCount = 0;
+                boolean crossValidated = true;
+                for (Map.Entry<String, List<Sample>> e : byMachine.entrySet()) {
+                    Preconditions.checkArgument(e.getValue().size() >= 2, "need at least 2 samples of machine '%s' "
+                            + "to fit it, got %s", e.getKey(), e.getValue().size());
+                    HostLayerModel.Fit f = HostLayerModel.fit(e.getValue(), shrinkage, groupTag, layerShare);
+                    machines.put(e.getKey(), f.model());
+                    for (double x : f.logErrors()) {
+                        errors.add(x);
+                        absSum += Math.abs(Math.expm1(x));
+                    }
+                    cvCount += f.logErrors().length;
+                    crossValidated &= !Double.isNaN(f.cvMre());
+                }
+                double[] sorted = errors.stream().mapToDouble(Double::doubleValue).sorted().toArray();
                 double lo = Math.min(0, Quantiles.of(sorted, 0.05));
                 double hi = Math.max(0, Quantiles.of(sorted, 0.95));
-                List<String> devices = samples.stream().flatMap(sm -> sm.workload().device().stream())
-                        .map(Device::name).distinct().sorted().toList();
-                Domain domain = new Domain.Collector().samples(samples).build(!Double.isNaN(f.cvMre()));
-                layer = new RuntimePredictor(name, f.model(), null, lo, hi, domain,
-                        provenance(samples, config, f.cvMre(), devices), false);
+                double cvMre = crossValidated ? absSum / cvCount : Double.NaN;
+                List<String> devices = byMachine.keySet().stream().filter(k -> !k.isEmpty()).sorted().toList();
+                Domain domain = new Domain.Collector().samples(samples).build(crossValidated);
+                if (byMachine.size() > 1) {
+                    config.put("machines", String.join(", ", byMachine.keySet()));
+                }
+                layer = new RuntimePredictor(name, new HostStage(machines, Map.of()), null, lo, hi, domain,
+                        provenance(samples, config, cvMre, devices), false);
             } else {
                 List<OpMeasurement> ops = layerCost.measurements().get();
                 DeviceLayerModel m = DeviceLayerModel.fit(ops);

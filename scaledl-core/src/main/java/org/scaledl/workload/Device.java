@@ -5,13 +5,15 @@ import java.util.Objects;
 import java.util.OptionalDouble;
 
 /**
- * An accelerator described by its data-sheet figures. Runtime models use ratios of work to these figures
- * (FLOPs / peak, bytes / bandwidth, thread blocks / compute units), so a model fitted on some devices can predict
- * another one from its description alone.
+ * A device described by its figures: a GPU by its data sheet, or a CPU machine by what its description says
+ * ({@link #cpu}). GPU models use ratios of work to these figures (FLOPs / peak, bytes / bandwidth, thread blocks /
+ * compute units), so a model fitted on some GPUs can predict another one from its description alone; CPU machines are
+ * told apart by name, and their figures are recorded where known (0 where not).
  *
  * <pre>{@code
  * Device a100 = new Device("NVIDIA A100-PCIE-40GB", 40, 1555, 108, 1410, 19492, 19492, 40);
  * double ridge = a100.ridgeFlopsPerByte(true);   // FLOPs per byte where matrix kernels turn compute-bound
+ * Device vm = Device.cpu("Intel Xeon 2-core VM", 2, 512, 4, 0, 0);
  * }</pre>
  *
  * @param name                device name (as reported by the framework, e.g. {@code torch.cuda.get_device_name()})
@@ -24,28 +26,72 @@ import java.util.OptionalDouble;
  * @param l2MB                last-level on-chip cache, MB
  * @param linkGBps            device-to-device link bandwidth per direction (NVLink, Infinity Fabric), GB/s; 0 when
  *                            not described (see {@link #link()})
+ * @param kind                a GPU or a CPU machine
+ * @param simdBits            widest vector unit of a CPU (256 for AVX2, 512 for AVX-512), 0 when unknown or a GPU
  */
 public record Device(String name, double memoryGB, double memoryBandwidthGBps, int computeUnits, double clockMHz,
-        double peakMatrixGflops, double peakVectorGflops, double l2MB, double linkGBps) {
+        double peakMatrixGflops, double peakVectorGflops, double l2MB, double linkGBps, Kind kind, int simdBits) {
 
-    /** Validates: every figure finite and positive ({@code linkGBps} may be 0). */
-    public Device {
-        Preconditions.checkArgument(Double.isFinite(linkGBps) && linkGBps >= 0,
-                "device %s: link bandwidth must be finite and >= 0", name);
-        Objects.requireNonNull(name, "name");
-        Preconditions.checkArgument(!name.isBlank(), "device name is blank");
-        for (double v : new double[] {memoryGB, memoryBandwidthGBps, clockMHz, peakMatrixGflops, peakVectorGflops,
-                l2MB}) {
-            Preconditions.checkArgument(Double.isFinite(v) && v > 0, "device %s: figures must be finite and positive",
-                    name);
-        }
-        Preconditions.checkArgument(computeUnits > 0, "device %s: compute units must be positive", name);
+    /** What a device is. */
+    public enum Kind {
+        /** An accelerator described by its data sheet. */
+        GPU,
+        /** A CPU machine (cores, vector width, caches, clock and bandwidth where known). */
+        CPU
     }
 
-    /** A device without a described link. */
+    /**
+     * Validates: for a GPU every figure finite and positive ({@code linkGBps} may be 0); for a CPU the cores
+     * positive and every other figure finite and non-negative (0 = not known).
+     */
+    public Device {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(kind, "kind");
+        Preconditions.checkArgument(!name.isBlank(), "device name is blank");
+        Preconditions.checkArgument(Double.isFinite(linkGBps) && linkGBps >= 0,
+                "device %s: link bandwidth must be finite and >= 0", name);
+        for (double v : new double[] {memoryGB, memoryBandwidthGBps, clockMHz, peakMatrixGflops, peakVectorGflops,
+                l2MB}) {
+            Preconditions.checkArgument(Double.isFinite(v) && (kind == Kind.CPU ? v >= 0 : v > 0),
+                    "device %s: figures must be finite and %s", name, kind == Kind.CPU ? "non-negative" : "positive");
+        }
+        Preconditions.checkArgument(computeUnits > 0, "device %s: compute units must be positive", name);
+        Preconditions.checkArgument(simdBits >= 0, "device %s: SIMD width must be >= 0", name);
+    }
+
+    /** A GPU. */
+    public Device(String name, double memoryGB, double memoryBandwidthGBps, int computeUnits, double clockMHz,
+            double peakMatrixGflops, double peakVectorGflops, double l2MB, double linkGBps) {
+        this(name, memoryGB, memoryBandwidthGBps, computeUnits, clockMHz, peakMatrixGflops, peakVectorGflops, l2MB,
+                linkGBps, Kind.GPU, 0);
+    }
+
+    /** A GPU without a described link. */
     public Device(String name, double memoryGB, double memoryBandwidthGBps, int computeUnits, double clockMHz,
             double peakMatrixGflops, double peakVectorGflops, double l2MB) {
         this(name, memoryGB, memoryBandwidthGBps, computeUnits, clockMHz, peakMatrixGflops, peakVectorGflops, l2MB, 0);
+    }
+
+    /**
+     * A CPU machine. Its FP32 peak is {@code cores · clock · simdBits/32 · 2} (one fused multiply-add per lane and
+     * cycle) when the clock and vector width are known, else 0.
+     *
+     * @param name               the machine's name (what a dataset's {@code machine.json} calls it)
+     * @param cores              cores (or vCPUs) the workloads ran on
+     * @param simdBits           widest vector unit (512 for AVX-512, 256 for AVX2), 0 when unknown
+     * @param l2MB               L2 cache per core, MB, 0 when unknown
+     * @param clockMHz           clock, MHz, 0 when unknown
+     * @param memoryBandwidthGBps memory bandwidth, GB/s, 0 when unknown
+     */
+    public static Device cpu(String name, int cores, int simdBits, double l2MB, double clockMHz,
+            double memoryBandwidthGBps) {
+        double peak = cores * clockMHz * 1e-3 * simdBits / 32.0 * 2;
+        return new Device(name, 0, memoryBandwidthGBps, cores, clockMHz, peak, peak, l2MB, 0, Kind.CPU, simdBits);
+    }
+
+    /** True for a GPU. */
+    public boolean isGpu() {
+        return kind == Kind.GPU;
     }
 
     /** The device-to-device link bandwidth per direction, GB/s, if described. */
@@ -56,7 +102,7 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
     /** A copy with a link bandwidth (GB/s per direction). */
     public Device withLinkGBps(double value) {
         return new Device(name, memoryGB, memoryBandwidthGBps, computeUnits, clockMHz, peakMatrixGflops,
-                peakVectorGflops, l2MB, value);
+                peakVectorGflops, l2MB, value, kind, simdBits);
     }
 
     /** Peak FP32 FLOP/s for matrix ({@code true}) or vector work. */

@@ -158,20 +158,61 @@ class RuntimePredictorTest {
                 e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> host.predictMillis(onT4));
 
-        List<Sample> onDevice = samples().stream().map(x -> Sample.of(x.workload().toBuilder().device(t4).build(),
+        Device a = Device.cpu("machine A", 2, 512, 4, 0, 0);
+        List<Sample> onA = samples().stream().map(x -> Sample.of(x.workload().toBuilder().device(a).build(),
                 x.millis())).toList();
-        RuntimePredictor t4Model = RuntimePredictor.builder().shrinkage(0).build().fit(onDevice);
-        assertEquals(List.of("Tesla T4"), t4Model.provenance().devices());
+        RuntimePredictor aModel = RuntimePredictor.builder().shrinkage(0).build().fit(onA);
+        assertEquals(List.of("machine A"), aModel.provenance().devices());
+        assertEquals(List.of("machine A"), aModel.machines());
+        Workload onAw = workloads.get(0).toBuilder().device(a).build();
         assertEquals(RuntimePredictor.builder().shrinkage(0).build().fit(samples()).predictMillis(workloads.get(0)),
-                t4Model.predictMillis(onT4), 1e-9, "the device is a label here, not a feature");
-        assertThrows(IllegalArgumentException.class, () -> t4Model.predict(workloads.get(0)));
-        Workload onL4 = workloads.get(0).toBuilder().device(DeviceCatalog.bundled().require("NVIDIA L4")).build();
-        e = assertThrows(IllegalArgumentException.class, () -> t4Model.predict(onL4));
-        assertTrue(e.getMessage().contains("[Tesla T4]"), e.getMessage());
-        t4Model.save(dir.resolve("t4.sdl"));
-        RuntimePredictor back = RuntimePredictor.load(dir.resolve("t4.sdl"));
-        assertEquals(List.of("Tesla T4"), back.provenance().devices());
-        assertEquals(t4Model.predictMillis(onT4), back.predictMillis(onT4), 0.0);
-        assertThrows(IllegalArgumentException.class, () -> back.predict(onL4));
+                aModel.predictMillis(onAw), 1e-9, "the machine is a name here, not a feature");
+        assertEquals(aModel.predictMillis(onAw), aModel.predictMillis(workloads.get(0)), 0.0,
+                "a workload without a device runs on the only machine");
+        Workload onB = workloads.get(0).toBuilder().device(Device.cpu("machine B", 2, 256, 1, 0, 0)).build();
+        e = assertThrows(IllegalArgumentException.class, () -> aModel.predict(onB));
+        assertTrue(e.getMessage().contains("[machine A]") && e.getMessage().contains("calibrate"), e.getMessage());
+        aModel.save(dir.resolve("a.sdl"));
+        RuntimePredictor back = RuntimePredictor.load(dir.resolve("a.sdl"));
+        assertEquals(List.of("machine A"), back.provenance().devices());
+        assertEquals(aModel.predictMillis(onAw), back.predictMillis(onAw), 0.0);
+        assertThrows(IllegalArgumentException.class, () -> back.predict(onB));
+        assertThrows(IllegalArgumentException.class, () -> RuntimePredictor.fit(samples().stream()
+                .map(x -> Sample.of(x.workload().toBuilder().device(t4).build(), x.millis())).toList()),
+                "GPU samples need a device predictor");
+    }
+
+    /** Two machines are kept apart; a third, known from a few runs, is predicted by a calibration of the better one. */
+    @Test
+    void machinesAreKeptApartAndANewOneIsLearntFromAFewRuns() {
+        Device a = Device.cpu("machine A", 2, 512, 4, 0, 0);
+        Device b = Device.cpu("machine B", 2, 256, 1, 0, 0);
+        List<Sample> both = new ArrayList<>();
+        for (Sample x : samples()) {
+            both.add(Sample.of(x.workload().toBuilder().device(a).build(), x.millis()));
+            both.add(Sample.of(x.workload().toBuilder().device(b).build(), 3 * x.millis()));
+        }
+        RuntimePredictor p = RuntimePredictor.builder().shrinkage(0).build().fit(both);
+        assertEquals(List.of("machine A", "machine B"), p.machines());
+        Workload w = workloads.get(3);
+        double onA = p.predictMillis(w.toBuilder().device(a).build());
+        double onB = p.predictMillis(w.toBuilder().device(b).build());
+        assertEquals(3, onB / onA, 1e-3, "each machine has its own basis");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> p.predict(w));
+        assertTrue(e.getMessage().contains("several machines"), e.getMessage());
+
+        Device c = Device.cpu("machine C", 2, 256, 1, 0, 0);
+        List<Sample> few = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            Sample x = samples().get(i * 7 % samples().size());
+            few.add(Sample.of(x.workload().toBuilder().device(c).build(), 2.9 * x.millis()));
+        }
+        RuntimePredictor q = p.calibrate(few);
+        assertEquals(List.of("machine A", "machine B", "machine C"), q.machines());
+        double onC = q.predictMillis(w.toBuilder().device(c).build());
+        assertEquals(2.9, onC / onA, 0.3, "C is B (the closer machine) scaled by its runs, damped: " + onC / onA);
+        assertEquals(onB, q.predictMillis(w.toBuilder().device(b).build()), 0.0, "B is untouched");
+        RuntimePredictor back = RuntimePredictor.load(q.toBytes());
+        assertEquals(onC, back.predictMillis(w.toBuilder().device(c).build()), 0.0);
     }
 }

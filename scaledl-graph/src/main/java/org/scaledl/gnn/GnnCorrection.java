@@ -46,10 +46,11 @@ final class GnnCorrection implements InteractionModel {
         return model.shrink;
     }
 
-    double[] embedding(ModelGraph g, RuntimePredictor layerwise) {
+    double[] embedding(Workload w, RuntimePredictor layerwise) {
+        ModelGraph g = w.graph();
         double[] e = embeddings.get(g);
         if (e == null) {
-            e = model.embedding(GnnTrainer.batchOf(List.of(g), layerwise));
+            e = model.embedding(GnnTrainer.batchOf(List.of(g), layerwise, List.of(w.device())));
             embeddings.put(g, e);
         }
         return e;
@@ -57,7 +58,7 @@ final class GnnCorrection implements InteractionModel {
 
     @Override
     public double factor(Workload w, RuntimePredictor layerwise, double baseMillis) {
-        double out = model.output(embedding(w.graph(), layerwise), w, baseMillis);
+        double out = model.output(embedding(w, layerwise), w, baseMillis);
         return Math.exp(model.shrink * out);
     }
 

@@ -141,6 +141,7 @@ final class GnnTrainer {
         }
         Map<ModelGraph, Integer> graphIndex = new IdentityHashMap<>();
         List<ModelGraph> graphs = new ArrayList<>();
+        List<java.util.Optional<org.scaledl.workload.Device>> graphDevices = new ArrayList<>();
         int[] sampleGraph = new int[samples.size()];
         for (int i = 0; i < samples.size(); i++) {
             ModelGraph g = samples.get(i).workload().graph();
@@ -149,10 +150,11 @@ final class GnnTrainer {
                 gi = graphs.size();
                 graphIndex.put(g, gi);
                 graphs.add(g);
+                graphDevices.add(samples.get(i).workload().device());
             }
             sampleGraph[i] = gi;
         }
-        GraphBatch batch = batchOf(graphs, layerwise);
+        GraphBatch batch = batchOf(graphs, layerwise, graphDevices);
         int contextWidth = withLayerModel ? 5 : 4;
         double[][] rawCtx = new double[samples.size()][];
         double[] y = new double[samples.size()];
@@ -297,6 +299,12 @@ final class GnnTrainer {
      * its log predicted time in a reference workload (batch 1, inference, one worker, one thread).
      */
     static GraphBatch batchOf(List<ModelGraph> graphs, RuntimePredictor layerwise) {
+        return batchOf(graphs, layerwise, java.util.Collections.nCopies(graphs.size(), java.util.Optional.empty()));
+    }
+
+    /** As {@link #batchOf(List, RuntimePredictor)}, each graph's reference workload on its machine. */
+    static GraphBatch batchOf(List<ModelGraph> graphs, RuntimePredictor layerwise,
+            List<java.util.Optional<org.scaledl.workload.Device>> devices) {
         List<double[]> rows = new ArrayList<>();
         List<Integer> owner = new ArrayList<>();
         List<int[]> edges = new ArrayList<>();
@@ -307,8 +315,9 @@ final class GnnTrainer {
             List<LayerFeatures> train = fx.extract(1, Phase.TRAIN);
             Map<String, Double> layerMs = new java.util.HashMap<>();
             if (layerwise != null) {
-                for (Prediction.Contribution c : layerwise.predict(Workload.builder(g).phase(Phase.INFER).build())
-                        .breakdown()) {
+                Workload.Builder ref = Workload.builder(g).phase(Phase.INFER);
+                devices.get(gi).ifPresent(ref::device);
+                for (Prediction.Contribution c : layerwise.predict(ref.build()).breakdown()) {
                     layerMs.put(c.name(), c.millis());
                 }
             }
