@@ -238,7 +238,7 @@ public final class FeatureExtractor {
             }
         }
         return new LayerFeatures(i, f, fwd, bwd, read, written, bytesBwd, params, outElems, geo.kernel, geo.stride,
-                geo.groups, geo.in, geo.out);
+                geo.groups, geo.in, geo.out, Math.max(1, geo.steps));
     }
 
     private static final class Geometry {
@@ -249,6 +249,8 @@ public final class FeatureExtractor {
         long out;
         /** Recurrent cells: the share of the gate contraction that multiplies the hidden state. */
         double recurrenceShare;
+        /** Recurrent cells: time steps times directions. */
+        long steps;
     }
 
     private double forwardFlops(Layer l, OpFamily f, long batch, Phase phase, double outElems, Geometry geo) {
@@ -423,6 +425,7 @@ public final class FeatureExtractor {
         geo.in = x[2] + r[2];
         geo.out = r[1];
         geo.recurrenceShare = hidden / (x[2] + hidden);
+        geo.steps = (long) (r[0] * steps);
         double biases = l.input(3).isPresent() ? 2 * rows * gateWidth : 0; // input and recurrence biases
         double perStep = 2.0 * rows * (x[2] + hidden) * gateWidth + biases + perElement * rows * hidden;
         return r[0] * steps * perStep;

@@ -173,6 +173,6 @@ record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> communi
         return new LayerFeatures(f.layer(), f.family(), f.flopsFwd() / k, f.flopsBwd() / k, f.bytesRead() / k,
                 f.bytesWritten() / k, f.bytesBwd() / k, f.params() / k, f.outputElements() / k, f.kernel(),
                 f.stride(), f.groups(), f.inChannels(), f.family() == OpFamily.DENSE ? Math.max(1,
-                        f.outChannels() / k) : f.outChannels());
+                        f.outChannels() / k) : f.outChannels(), f.steps());
     }
 }

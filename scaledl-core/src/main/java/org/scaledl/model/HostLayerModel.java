@@ -27,13 +27,19 @@ import org.slf4j.LoggerFactory;
  * borrow strength from the others, and a family never seen in training is predicted with {@code θ_0}. The problem
  * is a non-negative least-squares problem, solved exactly (Lawson–Hanson). {@code λ} is chosen by
  * leave-one-group-out cross-validation inside the training data ({@link Folds}), whose out-of-group errors also
- * calibrate the prediction interval. Nothing is random.
+ * calibrate the prediction interval (with more than {@value #INNER_FOLDS} groups, {@value #INNER_FOLDS} folds of
+ * whole groups). Nothing is random.
  */
 final class HostLayerModel {
     private static final Logger LOG = LoggerFactory.getLogger(HostLayerModel.class);
     static final double[] LAMBDA_GRID = {1e-4, 1e-3, 1e-2, 1e-1, 1};
     /** The shrinkage used when it cannot be cross-validated (fewer than three groups). */
     static final double DEFAULT_SHRINKAGE = 1e-2;
+    /**
+     * Folds of the inner cross-validation: leave one group out up to this many groups, then this many folds of
+     * whole groups (the cost of choosing the shrinkage stays bounded with sixty families).
+     */
+    static final int INNER_FOLDS = 10;
     private static final double RIDGE = 1e-9;
     private static final int IRLS_STEPS = 4;
     private static final double IRLS_FLOOR = 0.03;
@@ -98,13 +104,14 @@ final class HostLayerModel {
             lambda = Double.NaN;
             double bestScore = Double.POSITIVE_INFINITY;
             logErrors = null;
-            List<Folds.Fold> folds = Folds.leaveOneGroupOut(groups);
+            List<Folds.Fold> folds = Folds.groupFolds(groups, INNER_FOLDS);
             for (double l : LAMBDA_GRID) {
                 double[] oof = new double[samples.size()];
+                double[] all = p.solve(l, null);
                 for (Folds.Fold f : folds) {
                     boolean[] held = new boolean[groups.size()];
                     f.test().forEach(i -> held[i] = true);
-                    double[] th = p.solve(l, held);
+                    double[] th = p.solve(l, held, all);
                     double[] lr = p.logRatios(th, held);
                     f.test().forEach(i -> oof[i] = lr[i]);
                 }
@@ -158,7 +165,7 @@ final class HostLayerModel {
             basis.layerTerms(lf, w, terms);
             flops += terms[2];
             bytes += terms[4];
-            int base = LayerBasis.column(lf.family(), 0);
+            int base = basis.groupColumn(basis.groupOf(w.graph(), lf), 0);
             double t = 0;
             for (int k = 0; k < terms.length; k++) {
                 t += terms[k] * theta[base + k];
@@ -172,7 +179,7 @@ final class HostLayerModel {
         basis.globalTerms(w, flops, bytes, row);
         double[] groups = new double[TermGroup.values().length];
         for (int k = 0; k < LayerBasis.GLOBAL_TERMS.size(); k++) {
-            int c = LayerBasis.globalColumn(k);
+            int c = basis.globalColumn(k);
             groups[GLOBAL_GROUP[k].ordinal()] += row[c] * theta[c];
         }
         for (TermGroup g : TermGroup.values()) {
@@ -211,8 +218,10 @@ final class HostLayerModel {
     private static final class Problem {
         private final int width;
         private final int terms = LayerBasis.LAYER_TERMS.size();
-        private final int families = OpFamily.values().length;
+        private final int families;
         private final double[][] rows;
+        /** The non-zero columns of each row, ascending. */
+        private final int[][] nonZero;
         private final double[] scale;
         /** Per-module forward-time rows (relative), their owning sample, and the weight of each. */
         private final List<double[]> layerRows = new ArrayList<>();
@@ -221,7 +230,9 @@ final class HostLayerModel {
 
         Problem(LayerBasis basis, List<Sample> samples, double layerShare) {
             width = basis.width();
+            families = basis.groupCount();
             rows = new double[samples.size()][];
+            nonZero = new int[samples.size()][];
             for (int i = 0; i < samples.size(); i++) {
                 double[] x = basis.row(samples.get(i).workload());
                 double y = samples.get(i).millis();
@@ -229,6 +240,16 @@ final class HostLayerModel {
                     x[j] /= y;
                 }
                 rows[i] = x;
+                int count = 0;
+                for (double v : x) {
+                    count += v != 0 ? 1 : 0;
+                }
+                nonZero[i] = new int[count];
+                for (int j = 0, c = 0; j < x.length; j++) {
+                    if (x[j] != 0) {
+                        nonZero[i][c++] = j;
+                    }
+                }
                 if (layerShare > 0) {
                     addLayerRows(basis, samples.get(i), i);
                 }
@@ -267,20 +288,25 @@ final class HostLayerModel {
          * which is robust to the measurement outliers of a drifting machine.
          */
         double[] solve(double lambda, boolean[] held) {
+            return solve(lambda, held, null);
+        }
+
+        /** As {@link #solve(double, boolean[])}, the active-set search starting from {@code start}. */
+        double[] solve(double lambda, boolean[] held, double[] start) {
             double[] weights = new double[rows.length];
             Arrays.fill(weights, 1);
-            double[] theta = solveWeighted(lambda, held, weights);
+            double[] theta = solveWeighted(lambda, held, weights, start);
             for (int iter = 0; iter < IRLS_STEPS; iter++) {
                 double[] lr = logRatios(theta, null);
                 for (int i = 0; i < rows.length; i++) {
                     weights[i] = 1 / Math.max(Math.abs(Math.expm1(lr[i])), IRLS_FLOOR);
                 }
-                theta = solveWeighted(lambda, held, weights);
+                theta = solveWeighted(lambda, held, weights, theta);
             }
             return theta;
         }
 
-        private double[] solveWeighted(double lambda, boolean[] held, double[] weights) {
+        private double[] solveWeighted(double lambda, boolean[] held, double[] weights, double[] start) {
             int d = width + terms;
             double[][] h = new double[d][d];
             double[] b = new double[d];
@@ -292,14 +318,16 @@ final class HostLayerModel {
                 n += weights[i];
                 double[] r = rows[i];
                 double wi = weights[i];
-                for (int j = 0; j < width; j++) {
+                // Only the row's non-zero columns contribute (terms that are zero add nothing, exactly).
+                int[] nz = nonZero[i];
+                for (int jj = 0; jj < nz.length; jj++) {
+                    int j = nz[jj];
                     double a = r[j] / scale[j];
-                    if (a == 0) {
-                        continue;
-                    }
                     b[j] += wi * a;
-                    for (int k = j; k < width; k++) {
-                        h[j][k] += wi * a * r[k] / scale[k];
+                    double[] hj = h[j];
+                    for (int kk = jj; kk < nz.length; kk++) {
+                        int k = nz[kk];
+                        hj[k] += wi * a * r[k] / scale[k];
                     }
                 }
             }
@@ -338,7 +366,7 @@ final class HostLayerModel {
             for (int j = 0; j < d; j++) {
                 h[j][j] += RIDGE * n + 1e-12;
             }
-            return Nnls.solve(h, b);
+            return Nnls.solve(h, b, start);
         }
 
         /**
@@ -360,7 +388,7 @@ final class HostLayerModel {
                         basis.layerTerms(lf, w, t);
                         double[] row = byModule.computeIfAbsent(path, k -> new double[width]);
                         for (int k = 0; k < terms; k++) {
-                            row[lf.family().ordinal() * terms + k] += t[k];
+                            row[basis.groupOf(w.graph(), lf) * terms + k] += t[k];
                         }
                         break;
                     }

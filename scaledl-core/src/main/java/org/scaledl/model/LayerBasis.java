@@ -27,7 +27,8 @@ import org.scaledl.workload.Workload;
  * with the per-layer basis {@code φ} ({@link #LAYER_TERMS} terms, FLOPs and bytes include the backward pass in
  * training, {@code p} = threads per worker):
  * <ol>
- *   <li>{@code dispatch}: operator launches (1 forward, +1 backward when gradients flow)</li>
+ *   <li>{@code dispatch}: operator launches (1 forward, +1 backward when gradients flow), times the sequential steps
+ *       of a recurrent cell (each step a small contraction the framework dispatches)</li>
  *   <li>{@code flops/p}: parallel compute</li>
  *   <li>{@code flops}: serial compute (with {@code flops/p}, an Amdahl split)</li>
  *   <li>{@code bytes/p}, {@code bytes}: memory traffic, likewise split</li>
@@ -73,6 +74,17 @@ public final class LayerBasis {
     static final double SMALL_OP_FLOPS = 1e6;
 
     private static final List<OpFamily> FAMILIES = List.of(OpFamily.values());
+
+    /**
+     * Cost groups of the current basis beyond the operator families: layers of one family that execute differently
+     * enough to deserve their own coefficients (each still shrunk toward the shared centre).
+     */
+    enum Extra {
+        /** 1×1 convolutions: a GEMM over pixels, without the im2col of a spatial window. */
+        CONV_POINTWISE,
+        /** Contractions of two activations (attention's {@code QKᵀ} and {@code AV}): no weight, batched. */
+        DENSE_ACTIVATIONS
+    }
     private static final LayerBasis STANDARD = new LayerBasis(true);
     private static final LayerBasis V1 = new LayerBasis(false);
     /** Bounded threading and contention factors ({@code 1 − 1/p}); false for the version-1 basis ({@code p − 1}). */
@@ -81,7 +93,7 @@ public final class LayerBasis {
     /** Per-graph analysis, held weakly so that graphs a caller drops can be collected. */
     private final Map<ModelGraph, Analysis> cache = Collections.synchronizedMap(new WeakHashMap<>());
 
-    private record Analysis(FeatureExtractor extractor, long[] gradientStats, Map<Long, double[]> sums) {
+    private record Analysis(FeatureExtractor extractor, long[] gradientStats, int[] group, Map<Long, double[]> sums) {
     }
 
     /** Cached (batch, phase) entries per graph before the cache is cleared. */
@@ -111,25 +123,80 @@ public final class LayerBasis {
         return bounded ? 1 - 1 / x : x - 1;
     }
 
-    /** Number of columns of a design row. */
-    public int width() {
-        return FAMILIES.size() * LAYER_TERMS.size() + GLOBAL_TERMS.size();
+    /** Cost groups: the operator families, then (current basis) {@link Extra}. */
+    int groupCount() {
+        return FAMILIES.size() + (bounded ? Extra.values().length : 0);
     }
 
-    /** Column index of a family's term. */
+    /** Number of columns of a design row. */
+    public int width() {
+        return groupCount() * LAYER_TERMS.size() + GLOBAL_TERMS.size();
+    }
+
+    /** Column index of a family's term (families come first in every version of the basis). */
     public static int column(OpFamily f, int term) {
         return f.ordinal() * LAYER_TERMS.size() + term;
     }
 
+    /** Column index of a group's term. */
+    int groupColumn(int group, int term) {
+        return group * LAYER_TERMS.size() + term;
+    }
+
     /** Column index of a workload-level term. */
-    public static int globalColumn(int term) {
-        return OpFamily.values().length * LAYER_TERMS.size() + term;
+    public int globalColumn(int term) {
+        return groupCount() * LAYER_TERMS.size() + term;
+    }
+
+    /** The cost group of a layer of a graph (its family, or an {@link Extra} group). */
+    int groupOf(ModelGraph g, LayerFeatures lf) {
+        return analysis(g).group()[lf.layer()];
+    }
+
+    private int[] groups(ModelGraph g, FeatureExtractor fx) {
+        int[] out = new int[g.size()];
+        for (int i = 0; i < g.size(); i++) {
+            OpFamily f = fx.family(i);
+            out[i] = f.ordinal();
+            if (!bounded) {
+                continue;
+            }
+            org.scaledl.graph.Layer l = g.layer(i);
+            if (f == OpFamily.CONV && l.opType().equals("Conv") && l.longAttribute("group", 1) == 1
+                    && kernelElements(g, l) == 1) {
+                out[i] = FAMILIES.size() + Extra.CONV_POINTWISE.ordinal();
+            } else if (f == OpFamily.DENSE && (l.opType().equals("MatMul") || l.opType().equals("Einsum"))
+                    && l.inputs().stream().noneMatch(in -> g.tensor(in).map(t -> t.role() == TensorRole.PARAMETER
+                            || t.role() == TensorRole.BUFFER).orElse(false))) {
+                out[i] = FAMILIES.size() + Extra.DENSE_ACTIVATIONS.ordinal();
+            }
+        }
+        return out;
+    }
+
+    private static long kernelElements(ModelGraph g, org.scaledl.graph.Layer l) {
+        long[] w = l.input(1).flatMap(g::tensor).flatMap(TensorInfo::shape).map(s -> s.at(1)).orElse(null);
+        if (w == null || w.length < 3) {
+            return 0;
+        }
+        long k = 1;
+        for (int d = 2; d < w.length; d++) {
+            k *= w[d];
+        }
+        return k;
     }
 
     /** Names of all columns, e.g. {@code CONV:flops/p} or {@code allreduce:bytes}. */
     public List<String> columnNames() {
         List<String> out = new ArrayList<>();
-        for (OpFamily f : FAMILIES) {
+        List<String> groups = new ArrayList<>();
+        FAMILIES.forEach(f -> groups.add(f.name()));
+        if (bounded) {
+            for (Extra e : Extra.values()) {
+                groups.add(e.name());
+            }
+        }
+        for (String f : groups) {
             for (String t : bounded ? LAYER_TERMS : V1_LAYER_TERMS) {
                 out.add(f + ":" + t);
             }
@@ -146,7 +213,8 @@ public final class LayerBasis {
     private Analysis analysis(ModelGraph g) {
         Analysis a = cache.get(g);
         if (a == null) {
-            a = new Analysis(FeatureExtractor.of(g), gradientStats(g), new ConcurrentHashMap<>());
+            FeatureExtractor fx = FeatureExtractor.of(g);
+            a = new Analysis(fx, gradientStats(g), groups(g, fx), new ConcurrentHashMap<>());
             cache.put(g, a);
         }
         return a;
@@ -172,7 +240,7 @@ public final class LayerBasis {
         double p = w.threads();
         double flops = lf.flopsFwd() + lf.flopsBwd();
         double bytes = lf.bytesFwd() + lf.bytesBwd();
-        out[0] = 1 + (lf.flopsBwd() > 0 || lf.bytesBwd() > 0 ? 1 : 0);
+        out[0] = (1 + (lf.flopsBwd() > 0 || lf.bytesBwd() > 0 ? 1 : 0)) * (bounded ? lf.steps() : 1);
         out[1] = flops / p;
         out[2] = flops;
         out[3] = bytes / p;
@@ -192,7 +260,7 @@ public final class LayerBasis {
         double flops = 0;
         double bytes = 0;
         int terms = LAYER_TERMS.size();
-        for (int f = 0; f < FAMILIES.size(); f++) {
+        for (int f = 0; f < groupCount(); f++) {
             double dispatch = sums[f * SUMS];
             double fl = sums[f * SUMS + 1];
             double by = sums[f * SUMS + 2];
@@ -227,12 +295,12 @@ public final class LayerBasis {
         if (sums != null) {
             return sums;
         }
-        sums = new double[FAMILIES.size() * SUMS];
+        sums = new double[groupCount() * SUMS];
         double[] t = new double[LAYER_TERMS.size()];
         Workload oneThread = w.threads() == 1 ? w : w.toBuilder().threads(1).build();
         for (LayerFeatures lf : a.extractor().extract(w.batch(), w.phase())) {
             layerTerms(lf, oneThread, t);
-            int base = lf.family().ordinal() * SUMS;
+            int base = a.group()[lf.layer()] * SUMS;
             sums[base] += t[0];
             sums[base + 1] += t[2];
             sums[base + 2] += t[4];

@@ -23,11 +23,29 @@ final class Nnls {
      * @return the minimiser, length {@code d}
      */
     static double[] solve(double[][] h, double[] b) {
+        return solve(h, b, null);
+    }
+
+    /**
+     * Solves the problem from a starting point (warm start): its positive entries form the first passive set, so a
+     * nearby problem (the next reweighting step of a fit) takes a few active-set moves instead of building the set
+     * from empty. The minimiser is the same (it is unique for positive definite {@code h}), up to rounding.
+     *
+     * @param start a previous solution, or {@code null} to start from zero
+     */
+    static double[] solve(double[][] h, double[] b, double[] start) {
         int d = b.length;
         double[] theta = new double[d];
         boolean[] passive = new boolean[d];
-        double[] w = b.clone();
         double tol = 1e-10 * Math.max(1, Arrays.stream(b).map(Math::abs).max().orElse(1));
+        if (start != null) {
+            for (int j = 0; j < d; j++) {
+                passive[j] = start[j] > 0;
+                theta[j] = Math.max(0, start[j]);
+            }
+            theta = feasible(h, b, passive, theta);
+        }
+        double[] w = gradient(h, b, theta);
         int maxOuter = 3 * d + 10;
         for (int outer = 0; outer < maxOuter; outer++) {
             int t = -1;
@@ -42,40 +60,57 @@ final class Nnls {
                 break;
             }
             passive[t] = true;
-            for (int inner = 0; inner < 3 * d + 10; inner++) {
-                double[] s = solvePassive(h, b, passive);
-                double alpha = 1;
-                boolean feasible = true;
-                for (int j = 0; j < d; j++) {
-                    if (passive[j] && s[j] <= 0) {
-                        feasible = false;
-                        double denom = theta[j] - s[j];
-                        if (denom > 0) {
-                            alpha = Math.min(alpha, theta[j] / denom);
-                        }
-                    }
-                }
-                if (feasible) {
-                    theta = s;
-                    break;
-                }
-                for (int j = 0; j < d; j++) {
-                    theta[j] += alpha * (s[j] - theta[j]);
-                    if (passive[j] && theta[j] <= 1e-14) {
-                        passive[j] = false;
-                        theta[j] = 0;
+            theta = feasible(h, b, passive, theta);
+            w = gradient(h, b, theta);
+        }
+        return theta;
+    }
+
+    /**
+     * The Lawson–Hanson inner loop: solves on the passive set and steps back toward {@code theta} (feasible) until
+     * the passive solution is positive, dropping variables that reach zero ({@code passive} is modified).
+     */
+    private static double[] feasible(double[][] h, double[] b, boolean[] passive, double[] theta) {
+        int d = b.length;
+        for (int inner = 0; inner < 3 * d + 10; inner++) {
+            double[] s = solvePassive(h, b, passive);
+            double alpha = 1;
+            boolean feasible = true;
+            for (int j = 0; j < d; j++) {
+                if (passive[j] && s[j] <= 0) {
+                    feasible = false;
+                    double denom = theta[j] - s[j];
+                    if (denom > 0) {
+                        alpha = Math.min(alpha, theta[j] / denom);
                     }
                 }
             }
+            if (feasible) {
+                return s;
+            }
             for (int j = 0; j < d; j++) {
-                double hx = 0;
-                for (int k = 0; k < d; k++) {
-                    hx += h[j][k] * theta[k];
+                theta[j] += alpha * (s[j] - theta[j]);
+                if (passive[j] && theta[j] <= 1e-14) {
+                    passive[j] = false;
+                    theta[j] = 0;
                 }
-                w[j] = b[j] - hx;
             }
         }
         return theta;
+    }
+
+    /** {@code b − Hθ}: the negative gradient, positive where raising a variable lowers the objective. */
+    private static double[] gradient(double[][] h, double[] b, double[] theta) {
+        int d = b.length;
+        double[] w = new double[d];
+        for (int j = 0; j < d; j++) {
+            double hx = 0;
+            for (int k = 0; k < d; k++) {
+                hx += h[j][k] * theta[k];
+            }
+            w[j] = b[j] - hx;
+        }
+        return w;
     }
 
     private static double[] solvePassive(double[][] h, double[] b, boolean[] passive) {

@@ -92,6 +92,38 @@ public final class Folds {
         return out;
     }
 
+    /**
+     * At most {@code k} folds over groups: with more than {@code k} distinct groups, group {@code j} (in first-seen
+     * order) is held out in fold {@code j mod k}, so every fold still holds whole groups out; with {@code k} or
+     * fewer groups, one fold per group ({@link #leaveOneGroupOut(List)}).
+     */
+    public static List<Fold> groupFolds(List<String> groups, int k) {
+        Preconditions.checkArgument(k >= 2, "need at least 2 folds: %s", k);
+        Map<String, Integer> index = new LinkedHashMap<>();
+        for (String g : groups) {
+            index.putIfAbsent(g, index.size());
+        }
+        if (index.size() <= k) {
+            return leaveOneGroupOut(groups);
+        }
+        List<Fold> out = new ArrayList<>();
+        for (int f = 0; f < k; f++) {
+            List<Integer> train = new ArrayList<>();
+            List<Integer> test = new ArrayList<>();
+            List<String> held = new ArrayList<>();
+            for (int i = 0; i < groups.size(); i++) {
+                (index.get(groups.get(i)) % k == f ? test : train).add(i);
+            }
+            for (Map.Entry<String, Integer> e : index.entrySet()) {
+                if (e.getValue() % k == f) {
+                    held.add(e.getKey());
+                }
+            }
+            out.add(new Fold(String.join("+", held), train, test));
+        }
+        return out;
+    }
+
     /** The number of distinct groups. */
     public static int count(List<String> groups) {
         Preconditions.checkNotNull(groups);

@@ -20,10 +20,20 @@ package org.scaledl.workload;
  * @param inChannels     input channels (convolutions), reduction length K (dense), or the length a statistic or
  *                       reduction runs over (normalisations, softmax, reductions), else 0
  * @param outChannels    output channels (convolutions) or N (dense), else 0
+ * @param steps          operations the layer runs one after another: the time steps times directions of a
+ *                       recurrent cell (each a small contraction the framework dispatches), 1 for every other layer
  */
 public record LayerFeatures(int layer, OpFamily family, double flopsFwd, double flopsBwd, double bytesRead,
         double bytesWritten, double bytesBwd, long params, double outputElements, long kernel, long stride,
-        long groups, long inChannels, long outChannels) {
+        long groups, long inChannels, long outChannels, long steps) {
+
+    /** A layer that runs as one operation. */
+    public LayerFeatures(int layer, OpFamily family, double flopsFwd, double flopsBwd, double bytesRead,
+            double bytesWritten, double bytesBwd, long params, double outputElements, long kernel, long stride,
+            long groups, long inChannels, long outChannels) {
+        this(layer, family, flopsFwd, flopsBwd, bytesRead, bytesWritten, bytesBwd, params, outputElements, kernel,
+                stride, groups, inChannels, outChannels, 1);
+    }
 
     /** Forward bytes read plus written. */
     public double bytesFwd() {

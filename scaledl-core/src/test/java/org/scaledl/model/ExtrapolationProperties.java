@@ -34,8 +34,8 @@ class ExtrapolationProperties {
             // sparse, spanning orders of magnitude, like fitted coefficients
             theta[j] = r.nextDouble() < 0.4 ? 0 : Math.pow(10, -12 + 10 * r.nextDouble());
         }
-        theta[LayerBasis.globalColumn(0)] += 1;
-        theta[LayerBasis.globalColumn(1)] += 1;
+        theta[b.globalColumn(0)] += 1;
+        theta[b.globalColumn(1)] += 1;
         return new HostLayerModel(b, theta, 0.01);
     }
 

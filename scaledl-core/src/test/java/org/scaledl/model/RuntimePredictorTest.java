@@ -51,8 +51,8 @@ class RuntimePredictorTest {
             truth[LayerBasis.column(f, 1)] = 2e-8;   // 50 GFLOP/s
             truth[LayerBasis.column(f, 4)] = 1e-7;   // 10 GB/s
         }
-        truth[LayerBasis.globalColumn(0)] = 5;
-        truth[LayerBasis.globalColumn(4)] = 2e-7;
+        truth[LayerBasis.standard().globalColumn(0)] = 5;
+        truth[LayerBasis.standard().globalColumn(4)] = 2e-7;
     }
 
     private static List<Sample> samples() {

@@ -52,9 +52,13 @@ final class EvaluateCommand implements Callable<Integer> {
     @Option(names = "--out", description = "Write every prediction to this CSV file")
     Path out;
 
+    @Option(names = "--methods", split = ",", description = "Evaluate only these methods (names as in the table, "
+            + "comma-separated)")
+    List<String> only;
+
     @Override
     public Integer call() throws Exception {
-        Evaluation e = run(split, gnn);
+        Evaluation e = run(split, gnn, only);
         if (json) {
             System.out.println(Reports.json(e));
         } else {
@@ -94,16 +98,26 @@ final class EvaluateCommand implements Callable<Integer> {
         return m;
     }
 
-    private static Evaluation run(Split s, boolean gnn) {
+    private static Evaluation run(Split s, boolean gnn, List<String> only) {
+        List<RuntimeTrainer> methods = new ArrayList<>(methods(gnn));
+        if (only != null) {
+            List<String> known = methods.stream().map(RuntimeTrainer::name).toList();
+            for (String m : only) {
+                if (!known.contains(m)) {
+                    throw new IllegalArgumentException("unknown method '" + m + "'; known: " + known);
+                }
+            }
+            methods.removeIf(m -> !only.contains(m.name()));
+        }
         if (s.holdout != null) {
             Dataset train = DatasetReader.read(s.holdout.train);
             Dataset test = DatasetReader.read(s.holdout.test);
-            return Evaluation.holdout(methods(gnn), train.samples(), test.samples());
+            return Evaluation.holdout(methods, train.samples(), test.samples());
         }
         String by = s.cv.by;
         if (!by.equals("family") && !by.equals("model")) {
             throw new IllegalArgumentException("--cv must be family or model, got '" + by + "'");
         }
-        return Evaluation.crossValidate(methods(gnn), DatasetReader.read(s.cv.data).samples(), by);
+        return Evaluation.crossValidate(methods, DatasetReader.read(s.cv.data).samples(), by);
     }
 }
