@@ -42,6 +42,25 @@ class LayeringTest {
         return dir;
     }
 
+    /**
+     * The libraries need no Guava at run time (argument checks are {@link Checks}, immutable collections the JDK's):
+     * an application pinned to an old Guava (Hadoop 2 and Spark 2 carry Guava 11 to 16) cannot break them with a
+     * {@code NoSuchMethodError}.
+     */
+    @Test
+    void noLibraryModuleUsesGuava() throws IOException {
+        List<String> users = new ArrayList<>();
+        try (Stream<Path> s = Files.walk(root())) {
+            for (Path f : s.filter(p -> p.toString().endsWith(".java") && p.toString().contains("/src/main/java/"))
+                    .toList()) {
+                if (Files.readString(f).contains("com.google.common")) {
+                    users.add(root().relativize(f).toString());
+                }
+            }
+        }
+        assertTrue(users.isEmpty(), users.toString());
+    }
+
     @Test
     void noPackageImportsFromAHigherLayer() throws IOException {
         List<String> violations = new ArrayList<>();

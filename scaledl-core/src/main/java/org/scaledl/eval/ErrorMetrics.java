@@ -1,9 +1,9 @@
 package org.scaledl.eval;
 
-import com.google.common.base.Preconditions;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.stream.IntStream;
+import org.scaledl.Checks;
 
 /**
  * Accuracy of predictions against measurements.
@@ -39,15 +39,15 @@ public record ErrorMetrics(int n, double mre, double rmseMs, double mape, double
      * @throws IllegalArgumentException for different lengths, no points or non-positive measurements
      */
     public static ErrorMetrics of(double[] predicted, double[] actual) {
-        Preconditions.checkArgument(predicted.length == actual.length, "lengths differ: %s vs %s", predicted.length,
+        Checks.argument(predicted.length == actual.length, "lengths differ: %s vs %s", predicted.length,
                 actual.length);
-        Preconditions.checkArgument(actual.length > 0, "no points");
+        Checks.argument(actual.length > 0, "no points");
         int n = actual.length;
         double rel = 0;
         double sq = 0;
         int within = 0;
         for (int i = 0; i < n; i++) {
-            Preconditions.checkArgument(actual[i] > 0, "measurement %s is not positive: %s", (Integer) i, (Double) actual[i]);
+            Checks.argument(actual[i] > 0, "measurement %s is not positive: %s", (Integer) i, (Double) actual[i]);
             double r = Math.abs(predicted[i] - actual[i]) / actual[i];
             rel += r;
             sq += (predicted[i] - actual[i]) * (predicted[i] - actual[i]);
@@ -62,7 +62,7 @@ public record ErrorMetrics(int n, double mre, double rmseMs, double mape, double
 
     /** Spearman's ρ: Pearson correlation of the average ranks. */
     public static double spearman(double[] a, double[] b) {
-        Preconditions.checkArgument(a.length == b.length, "lengths differ");
+        Checks.argument(a.length == b.length, "lengths differ");
         if (a.length < 2) {
             return Double.NaN;
         }

@@ -1,12 +1,11 @@
 package org.scaledl.eval;
 
-import com.google.common.base.Preconditions;
-import com.google.common.collect.ImmutableList;
-import com.google.common.collect.ImmutableMap;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.scaledl.Checks;
 import org.scaledl.model.Prediction;
 import org.scaledl.model.RuntimeModel;
 import org.scaledl.model.RuntimeTrainer;
@@ -49,15 +48,15 @@ public record Evaluation(List<String> methods, List<Row> predictions, Map<String
 
     /** Copies. */
     public Evaluation {
-        methods = ImmutableList.copyOf(methods);
-        predictions = ImmutableList.copyOf(predictions);
-        metrics = ImmutableMap.copyOf(metrics);
-        perModel = ImmutableMap.copyOf(perModel);
+        methods = List.copyOf(methods);
+        predictions = List.copyOf(predictions);
+        metrics = Collections.unmodifiableMap(new LinkedHashMap<>(metrics));
+        perModel = Collections.unmodifiableMap(new LinkedHashMap<>(perModel));
     }
 
     /** Fits every method on {@code train} and predicts {@code test}. */
     public static Evaluation holdout(List<RuntimeTrainer> methods, List<Sample> train, List<Sample> test) {
-        Preconditions.checkArgument(!test.isEmpty(), "no test samples");
+        Checks.argument(!test.isEmpty(), "no test samples");
         List<Row> rows = new ArrayList<>();
         for (RuntimeTrainer m : methods) {
             RuntimeModel fitted = m.fit(train);
@@ -71,7 +70,7 @@ public record Evaluation(List<String> methods, List<Row> predictions, Map<String
     /** Leave-one-group-out cross-validation over the values of {@code groupTag} ({@link Folds}). */
     public static Evaluation crossValidate(List<RuntimeTrainer> methods, List<Sample> samples, String groupTag) {
         List<Folds.Fold> folds = Folds.leaveOneGroupOut(samples, Folds.byTagStrict(groupTag));
-        Preconditions.checkArgument(folds.size() >= 2, "need at least 2 groups of '%s' to cross-validate, got %s",
+        Checks.argument(folds.size() >= 2, "need at least 2 groups of '%s' to cross-validate, got %s",
                 groupTag, folds.size());
         List<Row> rows = new ArrayList<>();
         for (RuntimeTrainer m : methods) {

@@ -1,7 +1,5 @@
 package org.scaledl.eval;
 
-import com.google.common.base.Preconditions;
-import com.google.common.collect.ImmutableList;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -14,6 +12,7 @@ import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
+import org.scaledl.Checks;
 import org.scaledl.InvalidInputException;
 import org.scaledl.io.DeviceCatalog;
 import org.scaledl.io.GpuData;
@@ -115,12 +114,12 @@ public final class GpuEvaluation {
             List<ModelCase> models, List<ModelCase> parallel, Optional<Adapted> adapted, List<String> notes) {
         /** Copies. */
         public Report {
-            seenGpu = ImmutableList.copyOf(seenGpu);
-            leaveOneGpuOut = ImmutableList.copyOf(leaveOneGpuOut);
-            rooflineLeaveOneGpuOut = ImmutableList.copyOf(rooflineLeaveOneGpuOut);
-            models = ImmutableList.copyOf(models);
-            parallel = ImmutableList.copyOf(parallel);
-            notes = ImmutableList.copyOf(notes);
+            seenGpu = List.copyOf(seenGpu);
+            leaveOneGpuOut = List.copyOf(leaveOneGpuOut);
+            rooflineLeaveOneGpuOut = List.copyOf(rooflineLeaveOneGpuOut);
+            models = List.copyOf(models);
+            parallel = List.copyOf(parallel);
+            notes = List.copyOf(notes);
         }
 
         /** Mean over GPUs of each held-out GPU's kernel MRE (rows pooled over ops within a GPU). */
@@ -194,10 +193,10 @@ public final class GpuEvaluation {
             List<ModelCase> models, List<ModelCase> modelsBefore) {
         /** Copies. */
         public Adapted {
-            kernels = ImmutableList.copyOf(kernels);
-            kernelsBefore = ImmutableList.copyOf(kernelsBefore);
-            models = ImmutableList.copyOf(models);
-            modelsBefore = ImmutableList.copyOf(modelsBefore);
+            kernels = List.copyOf(kernels);
+            kernelsBefore = List.copyOf(kernelsBefore);
+            models = List.copyOf(models);
+            modelsBefore = List.copyOf(modelsBefore);
         }
 
         /** Kernel MRE after adapting (mean over GPUs; NaN without kernels). */
@@ -244,7 +243,7 @@ public final class GpuEvaluation {
      */
     public static Report run(Path dataRoot, DeviceCatalog devices, Optional<String> holdoutGpu, long seed,
             int adaptKernels, int adaptRuns) {
-        Preconditions.checkArgument(adaptKernels >= 0 && adaptRuns >= 0, "adapt counts must be >= 0: %s, %s",
+        Checks.argument(adaptKernels >= 0 && adaptRuns >= 0, "adapt counts must be >= 0: %s, %s",
                 adaptKernels, adaptRuns);
         boolean adapting = adaptKernels > 0 || adaptRuns > 0;
         GpuData data = GpuData.read(dataRoot, devices);

@@ -1,11 +1,10 @@
 package org.scaledl.graph;
 
-import com.google.common.base.Preconditions;
-import com.google.common.collect.ImmutableList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import org.scaledl.Checks;
 
 /**
  * An operator attribute (ONNX {@code AttributeProto}): one of an integer, a float, a string, a tensor, or a list of
@@ -65,7 +64,7 @@ public final class Attribute {
 
     /** A list of strings. */
     public static Attribute ofStrings(List<String> v) {
-        return new Attribute(Kind.STRINGS, new long[0], new double[0], ImmutableList.copyOf(v), null);
+        return new Attribute(Kind.STRINGS, new long[0], new double[0], List.copyOf(v), null);
     }
 
     /** A tensor attribute. */
@@ -80,7 +79,7 @@ public final class Attribute {
     public static Attribute ofLargeTensor(DataType type, long[] dims) {
         Objects.requireNonNull(type, "type");
         for (long d : dims) {
-            Preconditions.checkArgument(d >= 0, "negative dimension in %s", Arrays.toString(dims));
+            Checks.argument(d >= 0, "negative dimension in %s", Arrays.toString(dims));
         }
         return new Attribute(Kind.TENSOR, dims.clone(), new double[0], List.of(), null, type);
     }
@@ -118,19 +117,19 @@ public final class Attribute {
 
     /** The integer list (a copy); an INT gives a one-element list. @throws IllegalStateException for other kinds */
     public long[] asLongs() {
-        Preconditions.checkState(kind == Kind.INTS || kind == Kind.INT, "attribute is %s, not INTS", kind);
+        Checks.state(kind == Kind.INTS || kind == Kind.INT, "attribute is %s, not INTS", kind);
         return ints.clone();
     }
 
     /** The float list (a copy). @throws IllegalStateException for other kinds */
     public double[] asDoubles() {
-        Preconditions.checkState(kind == Kind.FLOATS || kind == Kind.FLOAT, "attribute is %s, not FLOATS", kind);
+        Checks.state(kind == Kind.FLOATS || kind == Kind.FLOAT, "attribute is %s, not FLOATS", kind);
         return floats.clone();
     }
 
     /** The string list. @throws IllegalStateException for other kinds */
     public List<String> asStrings() {
-        Preconditions.checkState(kind == Kind.STRINGS || kind == Kind.STRING, "attribute is %s, not STRINGS", kind);
+        Checks.state(kind == Kind.STRINGS || kind == Kind.STRING, "attribute is %s, not STRINGS", kind);
         return strings;
     }
 
@@ -141,7 +140,7 @@ public final class Attribute {
      */
     public TensorValue asTensor() {
         check(Kind.TENSOR);
-        Preconditions.checkState(tensor != null, "tensor attribute of %s elements was not decoded",
+        Checks.state(tensor != null, "tensor attribute of %s elements was not decoded",
                 Arrays.toString(ints));
         return tensor;
     }
@@ -165,7 +164,7 @@ public final class Attribute {
     }
 
     private void check(Kind expected) {
-        Preconditions.checkState(kind == expected, "attribute is %s, not %s", kind, expected);
+        Checks.state(kind == expected, "attribute is %s, not %s", kind, expected);
     }
 
     @Override

@@ -1,8 +1,9 @@
 package org.scaledl.graph;
 
-import com.google.common.base.Preconditions;
-import com.google.common.collect.ImmutableMap;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
+import org.scaledl.Checks;
 
 /**
  * The repeated-block structure of a transformer-like graph: the width of its residual stream, how many copies of
@@ -27,9 +28,9 @@ public record Blocks(long hiddenSize, int copies, Map<String, Region> regions) {
 
     /** Validates and copies. */
     public Blocks {
-        Preconditions.checkArgument(hiddenSize > 0 && copies > 0, "hidden size and copies must be positive: %s, %s",
+        Checks.argument(hiddenSize > 0 && copies > 0, "hidden size and copies must be positive: %s, %s",
                 hiddenSize, copies);
-        regions = ImmutableMap.copyOf(regions);
+        regions = Collections.unmodifiableMap(new LinkedHashMap<>(regions));
     }
 
     /** The region of a layer. */

@@ -1,12 +1,12 @@
 package org.scaledl.graph;
 
-import com.google.common.base.Preconditions;
-import com.google.common.collect.ImmutableList;
-import com.google.common.collect.ImmutableSortedMap;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalLong;
+import java.util.TreeMap;
+import org.scaledl.Checks;
 
 /**
  * How much of an imported graph the importer understood: which layers have an output whose shape it could not
@@ -42,14 +42,14 @@ public record Coverage(int layers, List<String> unresolvedLayers, List<String> u
 
     /** Validates and copies. */
     public Coverage {
-        Preconditions.checkArgument(layers >= 0, "layers must be >= 0: %s", layers);
-        unresolvedLayers = ImmutableList.copyOf(unresolvedLayers);
-        unsupportedOperators = ImmutableList.sortedCopyOf(unsupportedOperators);
-        fromValueInfo = ImmutableList.copyOf(fromValueInfo);
+        Checks.argument(layers >= 0, "layers must be >= 0: %s", layers);
+        unresolvedLayers = List.copyOf(unresolvedLayers);
+        unsupportedOperators = unsupportedOperators.stream().sorted().toList();
+        fromValueInfo = List.copyOf(fromValueInfo);
         Objects.requireNonNull(exportedBatch, "exportedBatch");
-        boundDimensions = ImmutableSortedMap.copyOf(boundDimensions);
+        boundDimensions = Collections.unmodifiableSortedMap(new TreeMap<>(boundDimensions));
         Objects.requireNonNull(firstProblem, "firstProblem");
-        Preconditions.checkArgument(unresolvedShareLayers >= 0 && unresolvedShareLayers <= 1
+        Checks.argument(unresolvedShareLayers >= 0 && unresolvedShareLayers <= 1
                 && unresolvedShareBytes >= 0 && unresolvedShareBytes <= 1, "shares must be in [0, 1]");
     }
 

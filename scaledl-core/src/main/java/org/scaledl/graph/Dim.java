@@ -1,6 +1,7 @@
 package org.scaledl.graph;
 
-import com.google.common.base.Preconditions;
+import org.scaledl.Checks;
+
 
 /**
  * One tensor dimension as an affine function of the batch size: {@code perBatch * batch + constant}. Static
@@ -40,7 +41,7 @@ public record Dim(long perBatch, long constant) {
      * @throws ArithmeticException if the result overflows a {@code long}
      */
     public long at(long batch) {
-        Preconditions.checkArgument(batch > 0, "batch must be positive: %s", batch);
+        Checks.argument(batch > 0, "batch must be positive: %s", batch);
         return Math.addExact(Math.multiplyExact(perBatch, batch), constant);
     }
 

@@ -1,13 +1,12 @@
 package org.scaledl.graph;
 
-import com.google.common.base.Preconditions;
-import com.google.common.collect.ImmutableList;
-import com.google.common.collect.ImmutableSortedMap;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
+import org.scaledl.Checks;
 
 /**
  * One node of a {@link ModelGraph}: an operator application (ONNX {@code NodeProto}). Inputs and outputs are tensor
@@ -24,17 +23,17 @@ public final class Layer {
     private final String name;
     private final String opType;
     private final String domain;
-    private final ImmutableSortedMap<String, Attribute> attributes;
-    private final ImmutableList<String> inputs;
-    private final ImmutableList<String> outputs;
+    private final java.util.SortedMap<String, Attribute> attributes;
+    private final List<String> inputs;
+    private final List<String> outputs;
 
     private Layer(Builder b) {
         this.name = b.name;
         this.opType = b.opType;
         this.domain = b.domain;
-        this.attributes = ImmutableSortedMap.copyOf(b.attributes);
-        this.inputs = ImmutableList.copyOf(b.inputs);
-        this.outputs = ImmutableList.copyOf(b.outputs);
+        this.attributes = Collections.unmodifiableSortedMap(new TreeMap<>(b.attributes));
+        this.inputs = List.copyOf(b.inputs);
+        this.outputs = List.copyOf(b.outputs);
     }
 
     /** Starts a layer with a unique node name and an operator type such as {@code "Conv"}. */
@@ -116,8 +115,8 @@ public final class Layer {
         private Builder(String name, String opType) {
             this.name = Objects.requireNonNull(name, "name");
             this.opType = Objects.requireNonNull(opType, "opType");
-            Preconditions.checkArgument(!name.isEmpty(), "layer name must not be empty");
-            Preconditions.checkArgument(!opType.isEmpty(), "op type of '%s' must not be empty", name);
+            Checks.argument(!name.isEmpty(), "layer name must not be empty");
+            Checks.argument(!opType.isEmpty(), "op type of '%s' must not be empty", name);
         }
 
         /** Operator domain (empty for ONNX's default domain). */

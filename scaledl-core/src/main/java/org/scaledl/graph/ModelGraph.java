@@ -1,10 +1,8 @@
 package org.scaledl.graph;
 
-import com.google.common.base.Preconditions;
-import com.google.common.collect.ImmutableList;
-import com.google.common.collect.ImmutableMap;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -12,6 +10,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.PriorityQueue;
+import org.scaledl.Checks;
 import org.scaledl.InvalidInputException;
 
 /**
@@ -38,12 +37,12 @@ import org.scaledl.InvalidInputException;
  */
 public final class ModelGraph {
     private final String name;
-    private final ImmutableList<Layer> layers;
-    private final ImmutableMap<String, TensorInfo> tensors;
-    private final ImmutableList<String> outputs;
-    private final ImmutableList<Edge> edges;
-    private final ImmutableMap<String, Integer> layerIndex;
-    private final ImmutableMap<String, Integer> producer;
+    private final List<Layer> layers;
+    private final Map<String, TensorInfo> tensors;
+    private final List<String> outputs;
+    private final List<Edge> edges;
+    private final Map<String, Integer> layerIndex;
+    private final Map<String, Integer> producer;
     private final long[] layerParams;
     private final long parameterCount;
     private final Coverage coverage;
@@ -54,10 +53,10 @@ public final class ModelGraph {
         this.name = name;
         this.blocks = blocks;
         this.coverage = coverage == null ? Coverage.complete(sorted.size()) : coverage;
-        this.layers = ImmutableList.copyOf(sorted);
-        this.tensors = ImmutableMap.copyOf(tensors);
-        this.outputs = ImmutableList.copyOf(outputs);
-        ImmutableMap.Builder<String, Integer> li = ImmutableMap.builder();
+        this.layers = List.copyOf(sorted);
+        this.tensors = Collections.unmodifiableMap(new LinkedHashMap<>(tensors));
+        this.outputs = List.copyOf(outputs);
+        Map<String, Integer> li = new HashMap<>();
         Map<String, Integer> prod = new HashMap<>();
         for (int i = 0; i < layers.size(); i++) {
             li.put(layers.get(i).name(), i);
@@ -65,9 +64,9 @@ public final class ModelGraph {
                 prod.put(o, i);
             }
         }
-        this.layerIndex = li.build();
-        this.producer = ImmutableMap.copyOf(prod);
-        ImmutableList.Builder<Edge> eb = ImmutableList.builder();
+        this.layerIndex = Collections.unmodifiableMap(li);
+        this.producer = Collections.unmodifiableMap(new LinkedHashMap<>(prod));
+        List<Edge> eb = new ArrayList<>();
         long[] lp = new long[layers.size()];
         Map<String, Boolean> attributed = new HashMap<>();
         for (int i = 0; i < layers.size(); i++) {
@@ -87,7 +86,7 @@ public final class ModelGraph {
                 }
             }
         }
-        this.edges = eb.build();
+        this.edges = List.copyOf(eb);
         this.layerParams = lp;
         long total = 0;
         for (TensorInfo t : this.tensors.values()) {
@@ -327,7 +326,7 @@ public final class ModelGraph {
                 throw InvalidInputException.atNode(source, layers.get(stuck).name(),
                         "graph has a cycle through this node (" + inCycle + " nodes cannot be ordered)");
             }
-            Preconditions.checkState(sorted.size() == n);
+            Checks.state(sorted.size() == n, "topological order lost nodes: %s of %s", sorted.size(), n);
             return new ModelGraph(name, sorted, tensors, outputs, coverage, blocks);
         }
     }

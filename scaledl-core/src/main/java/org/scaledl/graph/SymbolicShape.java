@@ -1,9 +1,8 @@
 package org.scaledl.graph;
 
-import com.google.common.base.Preconditions;
-import com.google.common.collect.ImmutableList;
 import java.util.List;
 import java.util.stream.Collectors;
+import org.scaledl.Checks;
 
 /**
  * A tensor shape whose dimensions may depend on the batch size (see {@link Dim}). A rank-0 shape is a scalar.
@@ -15,29 +14,29 @@ import java.util.stream.Collectors;
  * }</pre>
  */
 public final class SymbolicShape {
-    private final ImmutableList<Dim> dims;
+    private final List<Dim> dims;
 
-    private SymbolicShape(ImmutableList<Dim> dims) {
+    private SymbolicShape(List<Dim> dims) {
         this.dims = dims;
     }
 
     /** A shape from its dimensions, outermost first. */
     public static SymbolicShape of(Dim... dims) {
-        return new SymbolicShape(ImmutableList.copyOf(dims));
+        return new SymbolicShape(List.of(dims));
     }
 
     /** A shape from its dimensions, outermost first. */
     public static SymbolicShape of(List<Dim> dims) {
-        return new SymbolicShape(ImmutableList.copyOf(dims));
+        return new SymbolicShape(List.copyOf(dims));
     }
 
     /** A shape with only static dimensions. */
     public static SymbolicShape ofStatic(long... dims) {
-        ImmutableList.Builder<Dim> b = ImmutableList.builderWithExpectedSize(dims.length);
+        java.util.ArrayList<Dim> b = new java.util.ArrayList<>(dims.length);
         for (long d : dims) {
             b.add(Dim.of(d));
         }
-        return new SymbolicShape(b.build());
+        return new SymbolicShape(List.copyOf(b));
     }
 
     /** The dimensions, outermost first. */
@@ -70,7 +69,7 @@ public final class SymbolicShape {
      * @throws ArithmeticException on overflow
      */
     public long elements(long batch) {
-        Preconditions.checkArgument(batch > 0, "batch must be positive: %s", batch);
+        Checks.argument(batch > 0, "batch must be positive: %s", batch);
         long n = 1;
         for (Dim d : dims) {
             n = Math.multiplyExact(n, d.at(batch));

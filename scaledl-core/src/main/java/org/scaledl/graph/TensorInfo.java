@@ -1,8 +1,8 @@
 package org.scaledl.graph;
 
-import com.google.common.base.Preconditions;
 import java.util.Objects;
 import java.util.Optional;
+import org.scaledl.Checks;
 
 /**
  * A named tensor of a {@link ModelGraph}: its element type, its shape in terms of the batch size and its role.
@@ -20,7 +20,7 @@ public record TensorInfo(String name, DataType type, Optional<SymbolicShape> sha
         Objects.requireNonNull(type, "type");
         Objects.requireNonNull(shape, "shape");
         Objects.requireNonNull(role, "role");
-        Preconditions.checkArgument(!name.isEmpty(), "tensor name must not be empty");
+        Checks.argument(!name.isEmpty(), "tensor name must not be empty");
     }
 
     /** A tensor with a known shape. */

@@ -1,8 +1,8 @@
 package org.scaledl.graph;
 
-import com.google.common.base.Preconditions;
 import java.util.Arrays;
 import java.util.Objects;
+import org.scaledl.Checks;
 
 /**
  * A small constant tensor with known values: a {@code Constant} node's value, a tensor attribute, or a shape computed
@@ -24,7 +24,7 @@ public final class TensorValue {
 
     /** An integral tensor. */
     public static TensorValue ofLongs(DataType type, long[] dims, long[] values) {
-        Preconditions.checkArgument(!type.isFloating(), "not an integral type: %s", type);
+        Checks.argument(!type.isFloating(), "not an integral type: %s", type);
         checkCount(dims, values.length);
         return new TensorValue(type, dims, values.clone(), new double[0]);
     }
@@ -48,10 +48,10 @@ public final class TensorValue {
     private static void checkCount(long[] dims, int count) {
         long n = 1;
         for (long d : dims) {
-            Preconditions.checkArgument(d >= 0, "negative dimension in %s", Arrays.toString(dims));
+            Checks.argument(d >= 0, "negative dimension in %s", Arrays.toString(dims));
             n = Math.multiplyExact(n, d);
         }
-        Preconditions.checkArgument(n == count, "dims %s hold %s elements, got %s values", Arrays.toString(dims), n,
+        Checks.argument(n == count, "dims %s hold %s elements, got %s values", Arrays.toString(dims), n,
                 count);
     }
 

@@ -1,6 +1,5 @@
 package org.scaledl.io;
 
-import com.google.common.collect.ImmutableMap;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -8,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,11 +29,11 @@ import org.scaledl.workload.Device;
  * }</pre>
  */
 public final class DeviceCatalog {
-    private final ImmutableMap<String, Device> byKey;
+    private final Map<String, Device> byKey;
     private final List<Device> devices;
 
     private DeviceCatalog(Map<String, Device> byKey, List<Device> devices) {
-        this.byKey = ImmutableMap.copyOf(byKey);
+        this.byKey = Collections.unmodifiableMap(new LinkedHashMap<>(byKey));
         this.devices = List.copyOf(devices);
     }
 

@@ -1,6 +1,7 @@
 package org.scaledl.io;
 
-import com.google.common.collect.ImmutableMap;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -28,8 +29,8 @@ public record FxTrace(ModelGraph graph, Phase phase, int batch, int blockCopies,
     public FxTrace {
         Objects.requireNonNull(graph);
         Objects.requireNonNull(phase);
-        regions = ImmutableMap.copyOf(regions);
-        measured = ImmutableMap.copyOf(measured);
+        regions = Collections.unmodifiableMap(new LinkedHashMap<>(regions));
+        measured = Collections.unmodifiableMap(new LinkedHashMap<>(measured));
     }
 
     /** Whether the graph's shapes scale with the batch (the trace was taken at batch 2 or more). */

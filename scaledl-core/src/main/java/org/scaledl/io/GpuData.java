@@ -1,12 +1,11 @@
 package org.scaledl.io;
 
-import com.google.common.base.Preconditions;
-import com.google.common.collect.ImmutableList;
-import com.google.common.collect.ImmutableMap;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -14,6 +13,7 @@ import java.util.TreeMap;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.scaledl.Checks;
 import org.scaledl.InvalidInputException;
 import org.scaledl.workload.CollectiveMeasurement;
 import org.scaledl.workload.Device;
@@ -47,11 +47,11 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
 
     /** Copies. */
     public GpuData {
-        kernelRows = ImmutableList.copyOf(kernelRows);
-        nodeRows = ImmutableList.copyOf(nodeRows);
-        runs = ImmutableList.copyOf(runs);
-        traces = ImmutableMap.copyOf(traces);
-        collectives = ImmutableList.copyOf(collectives);
+        kernelRows = List.copyOf(kernelRows);
+        nodeRows = List.copyOf(nodeRows);
+        runs = List.copyOf(runs);
+        traces = Collections.unmodifiableMap(new LinkedHashMap<>(traces));
+        collectives = List.copyOf(collectives);
     }
 
     /**
@@ -110,7 +110,7 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
             traces.computeIfAbsent(traceKey(r.model(), r.phase(), r.seq(), r.batch()), k -> FxTraceReader.read(file,
                     r.layers()));
         }
-        Preconditions.checkArgument(!kernelRows.isEmpty() || !nodeRows.isEmpty(), "no GPU measurements under %s",
+        Checks.argument(!kernelRows.isEmpty() || !nodeRows.isEmpty(), "no GPU measurements under %s",
                 dataRoot);
         Path allreduce = deepbench.resolve("allreduce.csv");
         List<CollectiveMeasurement> comm = Files.isRegularFile(allreduce)

@@ -1,10 +1,11 @@
 package org.scaledl.model;
 
-import com.google.common.base.Preconditions;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import org.scaledl.Checks;
 import org.scaledl.workload.CollectiveMeasurement;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.Interconnect;
@@ -57,7 +58,7 @@ public final class AllReduceModel implements CommunicationModel {
                 multi.add(m);
             }
         }
-        Preconditions.checkArgument(single.size() >= 2 || multi.size() >= 2,
+        Checks.argument(single.size() >= 2 || multi.size() >= 2,
                 "need at least 2 measurements to fit an all-reduce model");
         Map<String, double[]> intra = new HashMap<>();
         byDevice.forEach((d, ms) -> {
@@ -104,8 +105,8 @@ public final class AllReduceModel implements CommunicationModel {
      * @return time in ms
      */
     public double predictMillis(String device, Interconnect links, int nodes, int ranks, double bytes) {
-        Preconditions.checkArgument(nodes > 0 && ranks >= 2 && ranks >= nodes, "need 2+ ranks on 1+ nodes");
-        Preconditions.checkArgument(bytes > 0, "bytes must be positive: %s", bytes);
+        Checks.argument(nodes > 0 && ranks >= 2 && ranks >= nodes, "need 2+ ranks on 1+ nodes");
+        Checks.argument(bytes > 0, "bytes must be positive: %s", bytes);
         if (nodes == 1) {
             double[] c = intra.getOrDefault(device, pooledIntra);
             return Baselines.dot(terms(ranks, bytes, links.intraNodeGBps()), c);
@@ -161,7 +162,7 @@ public final class AllReduceModel implements CommunicationModel {
 
     @Override
     public double allReduceMillis(Device device, int ranks, int ranksPerNode, double bytes) {
-        Preconditions.checkArgument(ranksPerNode > 0 && ranksPerNode <= ranks, "ranks per node %s for %s ranks",
+        Checks.argument(ranksPerNode > 0 && ranksPerNode <= ranks, "ranks per node %s for %s ranks",
                 ranksPerNode, ranks);
         double link = linkOf(device);
         int nodes = (ranks + ranksPerNode - 1) / ranksPerNode;

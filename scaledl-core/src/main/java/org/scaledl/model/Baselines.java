@@ -1,11 +1,11 @@
 package org.scaledl.model;
 
-import com.google.common.base.Preconditions;
 import java.util.ArrayList;
 import java.util.List;
 import org.ejml.data.DMatrixRMaj;
 import org.ejml.dense.row.factory.LinearSolverFactory_DDRM;
 import org.ejml.interfaces.linsol.LinearSolverDense;
+import org.scaledl.Checks;
 import org.scaledl.workload.LayerFeatures;
 import org.scaledl.workload.OpFamily;
 import org.scaledl.workload.Phase;
@@ -226,7 +226,7 @@ public final class Baselines {
     }
 
     private static void check(List<Sample> samples) {
-        Preconditions.checkArgument(samples.size() >= 2, "need at least 2 samples to fit, got %s", samples.size());
+        Checks.argument(samples.size() >= 2, "need at least 2 samples to fit, got %s", samples.size());
     }
 
     private static RuntimeModel model(String name, java.util.function.ToDoubleFunction<Workload> f) {

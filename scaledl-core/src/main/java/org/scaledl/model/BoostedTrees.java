@@ -3,11 +3,11 @@ package org.scaledl.model;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.google.common.base.Preconditions;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.Base64;
+import org.scaledl.Checks;
 import org.scaledl.InvalidInputException;
 
 /**
@@ -24,7 +24,7 @@ final class BoostedTrees {
     /** Hyper-parameters. */
     record Config(int trees, int depth, double learningRate, int minLeaf, int bins, double lambda) {
         Config {
-            Preconditions.checkArgument(trees > 0 && depth > 0 && learningRate > 0 && minLeaf > 0 && bins > 1
+            Checks.argument(trees > 0 && depth > 0 && learningRate > 0 && minLeaf > 0 && bins > 1
                     && lambda >= 0, "bad boosted-trees configuration");
         }
     }
@@ -49,7 +49,7 @@ final class BoostedTrees {
     /** Fits {@code y ≈ f(x)}; rows of {@code x} must have equal length and finite values. */
     static BoostedTrees fit(double[][] x, double[] y, Config c) {
         int n = y.length;
-        Preconditions.checkArgument(n > 0 && x.length == n, "need matching, non-empty x and y");
+        Checks.argument(n > 0 && x.length == n, "need matching, non-empty x and y");
         int d = x[0].length;
         double[][] edges = new double[d][];
         byte[][] binned = new byte[d][n];
@@ -57,7 +57,7 @@ final class BoostedTrees {
             double[] col = new double[n];
             for (int i = 0; i < n; i++) {
                 col[i] = x[i][f];
-                Preconditions.checkArgument(Double.isFinite(col[i]), "feature %s of row %s is not finite", f, i);
+                Checks.argument(Double.isFinite(col[i]), "feature %s of row %s is not finite", f, i);
             }
             double[] sorted = col.clone();
             Arrays.sort(sorted);

@@ -1,6 +1,7 @@
 package org.scaledl.model;
 
-import com.google.common.base.Preconditions;
+import org.scaledl.Checks;
+
 
 /**
  * The functional forms of collective communication that every communication model shares, defined once. A ring
@@ -25,13 +26,13 @@ public final class Collectives {
 
     /** Synchronous steps of a ring all-reduce over {@code n} ranks: {@code 2(n−1)}. */
     public static double ringSteps(int n) {
-        Preconditions.checkArgument(n > 0, "ranks must be positive: %s", n);
+        Checks.argument(n > 0, "ranks must be positive: %s", n);
         return 2.0 * (n - 1);
     }
 
     /** Bytes each rank sends per byte reduced, in a ring over {@code n} ranks: {@code 2(n−1)/n} (below 2). */
     public static double ringVolume(int n) {
-        Preconditions.checkArgument(n > 0, "ranks must be positive: %s", n);
+        Checks.argument(n > 0, "ranks must be positive: %s", n);
         return 2.0 * (n - 1) / n;
     }
 

@@ -3,17 +3,18 @@ package org.scaledl.model;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.google.common.base.Preconditions;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.WeakHashMap;
+import org.scaledl.Checks;
 import org.scaledl.InvalidInputException;
 import org.scaledl.features.FeatureExtractor;
 import org.scaledl.graph.ModelGraph;
@@ -165,7 +166,7 @@ public final class DeviceLayerModel {
                 (m.backward() ? bwd : fwd).add(m);
             }
         }
-        Preconditions.checkArgument(!fwd.isEmpty(), "need forward operator measurements to fit");
+        Checks.argument(!fwd.isEmpty(), "need forward operator measurements to fit");
         Map<OpFamily, BoostedTrees> f = new EnumMap<>(OpFamily.class);
         Map<OpFamily, BoostedTrees> b = new EnumMap<>(OpFamily.class);
         double[] codes = ordinalCodes();

@@ -3,13 +3,13 @@ package org.scaledl.model;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.google.common.collect.ImmutableMap;
-import com.google.common.collect.ImmutableSortedSet;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -61,12 +61,12 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
 
     /** Copies. */
     public Domain {
-        devices = ImmutableMap.copyOf(new TreeMap<>(devices));
-        operators = ImmutableSortedSet.copyOf(operators);
+        devices = Collections.unmodifiableMap(new LinkedHashMap<>(new TreeMap<>(devices)));
+        operators = Collections.unmodifiableSortedSet(new TreeSet<>(operators));
         families = families.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(families));
-        layers = layers.isEmpty() ? Map.of() : ImmutableMap.copyOf(new EnumMap<>(layers));
-        tensorDegrees = ImmutableSortedSet.copyOf(tensorDegrees);
-        pipelineDegrees = ImmutableSortedSet.copyOf(pipelineDegrees);
+        layers = layers.isEmpty() ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(new EnumMap<>(layers)));
+        tensorDegrees = Collections.unmodifiableSortedSet(new TreeSet<>(tensorDegrees));
+        pipelineDegrees = Collections.unmodifiableSortedSet(new TreeSet<>(pipelineDegrees));
     }
 
     /**

@@ -1,6 +1,5 @@
 package org.scaledl.model;
 
-import com.google.common.base.Preconditions;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -8,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import org.scaledl.Checks;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.Sample;
 import org.scaledl.workload.Workload;
@@ -45,7 +45,7 @@ final class HostStage implements LayerStage {
     }
 
     HostStage(Map<String, HostLayerModel> machines, Map<String, Calibration> calibrations) {
-        Preconditions.checkArgument(!machines.isEmpty(), "a host stage needs a fitted machine");
+        Checks.argument(!machines.isEmpty(), "a host stage needs a fitted machine");
         this.machines = Collections.unmodifiableMap(new LinkedHashMap<>(machines));
         this.calibrations = Collections.unmodifiableMap(new TreeMap<>(calibrations));
     }
@@ -152,7 +152,7 @@ final class HostStage implements LayerStage {
         for (Sample s : runs) {
             Device d = s.workload().device().orElseThrow(() -> new IllegalArgumentException(
                     "a calibration run must name its machine (Workload.Builder.device): " + s.workload()));
-            Preconditions.checkArgument(!d.isGpu(), "calibration run on GPU %s: host predictors calibrate to CPU "
+            Checks.argument(!d.isGpu(), "calibration run on GPU %s: host predictors calibrate to CPU "
                     + "machines", d.name());
             byMachine.computeIfAbsent(d.name(), k -> new ArrayList<>()).add(s);
         }

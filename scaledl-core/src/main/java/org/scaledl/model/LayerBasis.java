@@ -1,6 +1,5 @@
 package org.scaledl.model;
 
-import com.google.common.collect.ImmutableList;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -202,7 +201,7 @@ public final class LayerBasis {
             }
         }
         out.addAll(bounded ? GLOBAL_TERMS : V1_GLOBAL_TERMS);
-        return ImmutableList.copyOf(out);
+        return List.copyOf(out);
     }
 
     /** The (cached) feature analysis of a graph. */

@@ -1,8 +1,8 @@
 package org.scaledl.model;
 
-import com.google.common.base.Preconditions;
 import java.util.List;
 import java.util.Optional;
+import org.scaledl.Checks;
 import org.scaledl.workload.OpMeasurement;
 
 /**
@@ -35,7 +35,7 @@ public final class LayerCost {
      * @throws IllegalArgumentException without measurements
      */
     public static LayerCost device(List<OpMeasurement> measurements) {
-        Preconditions.checkArgument(!measurements.isEmpty(), "the device layer model needs operator measurements");
+        Checks.argument(!measurements.isEmpty(), "the device layer model needs operator measurements");
         return new LayerCost(measurements);
     }
 

@@ -1,10 +1,9 @@
 package org.scaledl.model;
 
-import com.google.common.base.Preconditions;
-import com.google.common.collect.ImmutableList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import org.scaledl.Checks;
 import org.scaledl.workload.OpFamily;
 
 /**
@@ -28,11 +27,11 @@ public record Prediction(double millis, double lowMillis, double highMillis, Lis
 
     /** Validates and copies. */
     public Prediction {
-        Preconditions.checkArgument(Double.isFinite(millis) && millis >= 0, "prediction must be finite: %s", millis);
-        Preconditions.checkArgument(lowMillis <= millis && millis <= highMillis,
+        Checks.argument(Double.isFinite(millis) && millis >= 0, "prediction must be finite: %s", millis);
+        Checks.argument(lowMillis <= millis && millis <= highMillis,
                 "interval [%s, %s] does not contain %s", lowMillis, highMillis, millis);
-        breakdown = ImmutableList.copyOf(breakdown);
-        warnings = ImmutableList.copyOf(warnings);
+        breakdown = List.copyOf(breakdown);
+        warnings = List.copyOf(warnings);
     }
 
     /** A prediction without warnings. */
@@ -51,7 +50,7 @@ public record Prediction(double millis, double lowMillis, double highMillis, Lis
             return this;
         }
         return new Prediction(millis, lowMillis, highMillis, breakdown,
-                ImmutableList.<PredictionWarning>builder().addAll(warnings).addAll(more).build());
+                java.util.stream.Stream.concat(warnings.stream(), more.stream()).toList());
     }
 
     /** A copy whose interval is {@code [low, high]} (containing the point prediction). */
@@ -83,7 +82,7 @@ public record Prediction(double millis, double lowMillis, double highMillis, Lis
             Objects.requireNonNull(name);
             Objects.requireNonNull(kind);
             Objects.requireNonNull(family);
-            Preconditions.checkArgument(family.isPresent() == (kind == Kind.LAYER), "only layers have a family");
+            Checks.argument(family.isPresent() == (kind == Kind.LAYER), "only layers have a family");
         }
 
         /** A layer's contribution. */

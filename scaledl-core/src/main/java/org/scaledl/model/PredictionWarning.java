@@ -1,8 +1,8 @@
 package org.scaledl.model;
 
-import com.google.common.base.Preconditions;
 import java.util.Objects;
 import java.util.Optional;
+import org.scaledl.Checks;
 
 /**
  * Why a prediction should be trusted less: the workload leaves the model's training {@link Domain}, the graph was
@@ -56,6 +56,6 @@ public record PredictionWarning(Kind kind, String message, Optional<Double> valu
         Objects.requireNonNull(message, "message");
         Objects.requireNonNull(value, "value");
         Objects.requireNonNull(range, "range");
-        Preconditions.checkArgument(share >= 0 && share <= 1, "share must be in [0, 1]: %s", share);
+        Checks.argument(share >= 0 && share <= 1, "share must be in [0, 1]: %s", share);
     }
 }

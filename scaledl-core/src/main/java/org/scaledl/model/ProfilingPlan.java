@@ -1,9 +1,8 @@
 package org.scaledl.model;
 
-import com.google.common.base.Preconditions;
-import com.google.common.collect.ImmutableList;
 import java.util.ArrayList;
 import java.util.List;
+import org.scaledl.Checks;
 import org.scaledl.doe.Design;
 import org.scaledl.doe.FedorovExchange;
 import org.scaledl.workload.Workload;
@@ -32,8 +31,8 @@ public record ProfilingPlan(List<Integer> indices, List<Workload> chosen, double
 
     /** Copies. */
     public ProfilingPlan {
-        indices = ImmutableList.copyOf(indices);
-        chosen = ImmutableList.copyOf(chosen);
+        indices = List.copyOf(indices);
+        chosen = List.copyOf(chosen);
     }
 
     /** Chooses {@code runs} of the candidates (seed 1, 5 random starts). */
@@ -50,8 +49,8 @@ public record ProfilingPlan(List<Integer> indices, List<Workload> chosen, double
      * @param seed       seed of the exchange's random starts
      */
     public static ProfilingPlan choose(List<Workload> candidates, List<Workload> measured, int runs, long seed) {
-        Preconditions.checkArgument(!candidates.isEmpty(), "no candidates");
-        Preconditions.checkArgument(runs >= 1 && runs <= candidates.size(), "runs must be in 1..%s, got %s",
+        Checks.argument(!candidates.isEmpty(), "no candidates");
+        Checks.argument(runs >= 1 && runs <= candidates.size(), "runs must be in 1..%s, got %s",
                 candidates.size(), runs);
         double[][] x = designMatrix(candidates, measured);
         double[][] cand = new double[candidates.size()][];

@@ -1,14 +1,16 @@
 package org.scaledl.model;
 
-import com.google.common.base.Preconditions;
 import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
+import org.scaledl.Checks;
 import org.scaledl.workload.CollectiveMeasurement;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.OpMeasurement;
@@ -359,7 +361,7 @@ public final class RuntimePredictor implements RuntimeModel {
          * or 0.5 made held-out errors worse, 19.1 % and 19.2 % MRE against 18.5 % without).
          */
         public Builder layerTimeWeight(double value) {
-            Preconditions.checkArgument(value >= 0 && Double.isFinite(value), "weight must be >= 0: %s", value);
+            Checks.argument(value >= 0 && Double.isFinite(value), "weight must be >= 0: %s", value);
             this.layerShare = value;
             return this;
         }
@@ -372,7 +374,7 @@ public final class RuntimePredictor implements RuntimeModel {
 
         /** Fixes the host basis's shrinkage strength instead of choosing it by cross-validation. */
         public Builder shrinkage(double value) {
-            Preconditions.checkArgument(value >= 0 && Double.isFinite(value), "shrinkage must be >= 0: %s", value);
+            Checks.argument(value >= 0 && Double.isFinite(value), "shrinkage must be >= 0: %s", value);
             this.shrinkage = value;
             return this;
         }
@@ -484,7 +486,7 @@ public final class RuntimePredictor implements RuntimeModel {
             config.put("layer_cost", layerCost.kind());
             RuntimePredictor layer;
             if (layerCost.measurements().isEmpty()) {
-                Preconditions.checkArgument(samples.size() >= 2,
+                Checks.argument(samples.size() >= 2,
                         "need at least 2 samples to fit a runtime model, got %s", samples.size());
                 config.put("shrinkage", shrinkage.map(String::valueOf).orElse("auto"));
                 config.put("layer_time_weight", String.valueOf(layerShare));
@@ -492,7 +494,7 @@ public final class RuntimePredictor implements RuntimeModel {
                 Map<String, List<Sample>> byMachine = new java.util.LinkedHashMap<>();
                 for (Sample sm : samples) {
                     Optional<Device> d = sm.workload().device();
-                    Preconditions.checkArgument(d.isEmpty() || !d.get().isGpu(), "sample on GPU %s: fit a device "
+                    Checks.argument(d.isEmpty() || !d.get().isGpu(), "sample on GPU %s: fit a device "
                             + "predictor (LayerCost.device) for GPUs", d.map(Device::name).orElse(""));
                     byMachine.computeIfAbsent(d.map(Device::name).orElse(""), k -> new ArrayList<>()).add(sm);
                 }
@@ -502,7 +504,7 @@ public final class RuntimePredictor implements RuntimeModel {
                 int cvCount = 0;
                 boolean crossValidated = true;
                 for (Map.Entry<String, List<Sample>> e : byMachine.entrySet()) {
-                    Preconditions.checkArgument(e.getValue().size() >= 2, "need at least 2 samples of machine '%s' "
+                    Checks.argument(e.getValue().size() >= 2, "need at least 2 samples of machine '%s' "
                             + "to fit it, got %s", e.getKey(), e.getValue().size());
                     HostLayerModel.Fit f = HostLayerModel.fit(e.getValue(), shrinkage, groupTag, layerShare);
                     machines.put(e.getKey(), f.model());

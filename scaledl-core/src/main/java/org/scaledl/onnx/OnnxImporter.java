@@ -1,6 +1,5 @@
 package org.scaledl.onnx;
 
-import com.google.common.base.Preconditions;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,8 +11,11 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
+import org.scaledl.Checks;
 import org.scaledl.InvalidInputException;
 import org.scaledl.graph.Coverage;
 import org.scaledl.graph.DataType;
@@ -99,8 +101,8 @@ public final class OnnxImporter {
      * @throws InvalidInputException if the bytes are not a valid model or a named dimension is not bound
      */
     public static ModelGraph read(byte[] bytes, String name, String source, Options options) {
-        Preconditions.checkNotNull(bytes, "bytes");
-        Preconditions.checkNotNull(options, "options");
+        Objects.requireNonNull(bytes, "bytes");
+        Objects.requireNonNull(options, "options");
         OnnxWire.Model model = parse(bytes, source);
         try {
             return new Conversion(model.graph(), name, source, options).run();
@@ -210,9 +212,9 @@ public final class OnnxImporter {
         /** Validates and copies. */
         public Options {
             dimensions = Map.copyOf(dimensions);
-            dimensions.forEach((k, v) -> Preconditions.checkArgument(!k.isEmpty() && v != null && v > 0,
+            dimensions.forEach((k, v) -> Checks.argument(!k.isEmpty() && v != null && v > 0,
                     "dimension '%s' must be bound to a positive size, got %s", k, v));
-            Preconditions.checkNotNull(fixedBatch, "fixedBatch");
+            Objects.requireNonNull(fixedBatch, "fixedBatch");
         }
 
         /** No bound dimensions; a fixed batch dimension is treated as the batch. */
@@ -235,8 +237,8 @@ public final class OnnxImporter {
 
             /** Binds a named dimension ({@code dim("seq", 128)}). */
             public Builder dim(String name, long size) {
-                Preconditions.checkArgument(size > 0, "dimension '%s' must be positive: %s", name, size);
-                dims.put(Preconditions.checkNotNull(name), size);
+                Checks.argument(size > 0, "dimension '%s' must be positive: %s", name, size);
+                dims.put(Objects.requireNonNull(name), size);
                 return this;
             }
 
@@ -248,7 +250,7 @@ public final class OnnxImporter {
 
             /** The fixed-batch policy (default {@link FixedBatch#AS_BATCH}). */
             public Builder fixedBatch(FixedBatch value) {
-                this.fixed = Preconditions.checkNotNull(value);
+                this.fixed = Objects.requireNonNull(value);
                 return this;
             }
 

@@ -1,7 +1,7 @@
 package org.scaledl.workload;
 
-import com.google.common.base.Preconditions;
 import java.util.Objects;
+import org.scaledl.Checks;
 
 /**
  * One measured all-reduce: a collective benchmark row (DeepBench, nccl-tests) as training data for a
@@ -20,7 +20,7 @@ public record CollectiveMeasurement(String device, Interconnect links, int nodes
     public CollectiveMeasurement {
         Objects.requireNonNull(device);
         Objects.requireNonNull(links);
-        Preconditions.checkArgument(nodes > 0 && ranks >= 2 && ranks >= nodes, "need 2+ ranks on 1+ nodes");
-        Preconditions.checkArgument(bytes > 0 && millis > 0 && Double.isFinite(millis), "bad bytes or time");
+        Checks.argument(nodes > 0 && ranks >= 2 && ranks >= nodes, "need 2+ ranks on 1+ nodes");
+        Checks.argument(bytes > 0 && millis > 0 && Double.isFinite(millis), "bad bytes or time");
     }
 }

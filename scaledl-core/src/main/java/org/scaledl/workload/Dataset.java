@@ -1,7 +1,5 @@
 package org.scaledl.workload;
 
-import com.google.common.base.Preconditions;
-import com.google.common.collect.ImmutableList;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -26,7 +24,7 @@ public record Dataset(String name, List<Sample> samples) {
     /** Validates and copies. */
     public Dataset {
         Objects.requireNonNull(name, "name");
-        samples = ImmutableList.copyOf(samples);
+        samples = List.copyOf(samples);
     }
 
     /**
@@ -66,7 +64,7 @@ public record Dataset(String name, List<Sample> samples) {
 
     /** Concatenation with another dataset. */
     public Dataset plus(Dataset other) {
-        Preconditions.checkNotNull(other);
+        Objects.requireNonNull(other);
         List<Sample> all = new ArrayList<>(samples);
         all.addAll(other.samples);
         return new Dataset(name + "+" + other.name, all);

@@ -1,8 +1,8 @@
 package org.scaledl.workload;
 
-import com.google.common.base.Preconditions;
 import java.util.Objects;
 import java.util.OptionalDouble;
+import org.scaledl.Checks;
 
 /**
  * A device described by its figures: a GPU by its data sheet, or a CPU machine by what its description says
@@ -47,16 +47,16 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
     public Device {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(kind, "kind");
-        Preconditions.checkArgument(!name.isBlank(), "device name is blank");
-        Preconditions.checkArgument(Double.isFinite(linkGBps) && linkGBps >= 0,
+        Checks.argument(!name.isBlank(), "device name is blank");
+        Checks.argument(Double.isFinite(linkGBps) && linkGBps >= 0,
                 "device %s: link bandwidth must be finite and >= 0", name);
         for (double v : new double[] {memoryGB, memoryBandwidthGBps, clockMHz, peakMatrixGflops, peakVectorGflops,
                 l2MB}) {
-            Preconditions.checkArgument(Double.isFinite(v) && (kind == Kind.CPU ? v >= 0 : v > 0),
+            Checks.argument(Double.isFinite(v) && (kind == Kind.CPU ? v >= 0 : v > 0),
                     "device %s: figures must be finite and %s", name, kind == Kind.CPU ? "non-negative" : "positive");
         }
-        Preconditions.checkArgument(computeUnits > 0, "device %s: compute units must be positive", name);
-        Preconditions.checkArgument(simdBits >= 0, "device %s: SIMD width must be >= 0", name);
+        Checks.argument(computeUnits > 0, "device %s: compute units must be positive", name);
+        Checks.argument(simdBits >= 0, "device %s: SIMD width must be >= 0", name);
     }
 
     /** A GPU. */

@@ -1,11 +1,12 @@
 package org.scaledl.workload;
 
-import com.google.common.base.Preconditions;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.Function;
+import org.scaledl.Checks;
 
 /**
  * Leave-one-group-out folds over samples: the one loop that held-out evaluation, the predictor's inner
@@ -98,7 +99,7 @@ public final class Folds {
      * fewer groups, one fold per group ({@link #leaveOneGroupOut(List)}).
      */
     public static List<Fold> groupFolds(List<String> groups, int k) {
-        Preconditions.checkArgument(k >= 2, "need at least 2 folds: %s", k);
+        Checks.argument(k >= 2, "need at least 2 folds: %s", k);
         Map<String, Integer> index = new LinkedHashMap<>();
         for (String g : groups) {
             index.putIfAbsent(g, index.size());
@@ -126,7 +127,7 @@ public final class Folds {
 
     /** The number of distinct groups. */
     public static int count(List<String> groups) {
-        Preconditions.checkNotNull(groups);
+        Objects.requireNonNull(groups);
         return (int) groups.stream().distinct().count();
     }
 }

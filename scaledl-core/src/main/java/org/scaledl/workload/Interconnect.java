@@ -1,6 +1,7 @@
 package org.scaledl.workload;
 
-import com.google.common.base.Preconditions;
+import org.scaledl.Checks;
+
 
 /**
  * The links a collective runs over, as hardware data: devices per node and the nominal (data-sheet) bandwidth of
@@ -15,7 +16,7 @@ public record Interconnect(int devicesPerNode, double intraNodeGBps, double inte
 
     /** Validates. */
     public Interconnect {
-        Preconditions.checkArgument(devicesPerNode > 0, "devices per node must be positive: %s", devicesPerNode);
-        Preconditions.checkArgument(intraNodeGBps > 0 && interNodeGBps > 0, "bandwidths must be positive");
+        Checks.argument(devicesPerNode > 0, "devices per node must be positive: %s", devicesPerNode);
+        Checks.argument(intraNodeGBps > 0 && interNodeGBps > 0, "bandwidths must be positive");
     }
 }

@@ -1,7 +1,7 @@
 package org.scaledl.workload;
 
-import com.google.common.base.Preconditions;
 import java.util.Objects;
+import org.scaledl.Checks;
 
 /**
  * One measured operator on one device: a kernel benchmark row or a node of a profiled model. The features are the
@@ -33,7 +33,7 @@ public record OpMeasurement(LayerFeatures features, Device device, boolean backw
         Objects.requireNonNull(op, "op");
         Objects.requireNonNull(shapeKey, "shapeKey");
         Objects.requireNonNull(origin, "origin");
-        Preconditions.checkArgument(Double.isFinite(millis) && millis > 0, "time must be finite and positive: %s",
+        Checks.argument(Double.isFinite(millis) && millis > 0, "time must be finite and positive: %s",
                 millis);
     }
 }

@@ -1,6 +1,8 @@
 package org.scaledl.workload;
 
-import com.google.common.base.Preconditions;
+import java.util.List;
+import org.scaledl.Checks;
+
 
 /**
  * How a workload is spread over devices: data-parallel replicas, tensor-parallel shards of each layer, pipeline
@@ -23,12 +25,12 @@ public record Parallelism(int data, int tensor, int pipeline, int microBatches) 
 
     /** Validates. */
     public Parallelism {
-        Preconditions.checkArgument(data > 0 && tensor > 0 && pipeline > 0 && microBatches > 0,
+        Checks.argument(data > 0 && tensor > 0 && pipeline > 0 && microBatches > 0,
                 "parallel degrees must be positive: data %s, tensor %s, pipeline %s, micro-batches %s", data, tensor,
                 pipeline, microBatches);
-        Preconditions.checkArgument(pipeline > 1 || microBatches == 1,
+        Checks.argument(pipeline > 1 || microBatches == 1,
                 "micro-batches (%s) need a pipeline of more than one stage", microBatches);
-        Preconditions.checkArgument((long) data * tensor * pipeline <= Integer.MAX_VALUE, "too many ranks");
+        Checks.argument((long) data * tensor * pipeline <= Integer.MAX_VALUE, "too many ranks");
     }
 
     /** One device, no parallelism. */

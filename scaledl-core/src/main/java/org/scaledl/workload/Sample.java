@@ -1,9 +1,10 @@
 package org.scaledl.workload;
 
-import com.google.common.base.Preconditions;
-import com.google.common.collect.ImmutableMap;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import org.scaledl.Checks;
 
 /**
  * A measured workload: its iteration time in milliseconds and, optionally, measured forward times of some layers
@@ -18,9 +19,9 @@ public record Sample(Workload workload, double millis, Map<String, Double> layer
     /** Validates and copies. */
     public Sample {
         Objects.requireNonNull(workload, "workload");
-        Preconditions.checkArgument(Double.isFinite(millis) && millis > 0,
+        Checks.argument(Double.isFinite(millis) && millis > 0,
                 "measured time must be finite and positive: %s", millis);
-        layerMillis = ImmutableMap.copyOf(layerMillis);
+        layerMillis = Collections.unmodifiableMap(new LinkedHashMap<>(layerMillis));
     }
 
     /** A sample without per-layer times. */

@@ -1,11 +1,11 @@
 package org.scaledl.workload;
 
-import com.google.common.base.Preconditions;
-import com.google.common.collect.ImmutableSortedMap;
+import java.util.Collections;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
+import org.scaledl.Checks;
 import org.scaledl.graph.ModelGraph;
 
 /**
@@ -28,7 +28,7 @@ public final class Workload {
     private final Parallelism parallelism;
     private final int threads;
     private final Device device;
-    private final ImmutableSortedMap<String, String> tags;
+    private final java.util.SortedMap<String, String> tags;
 
     private Workload(Builder b) {
         this.graph = b.graph;
@@ -37,7 +37,7 @@ public final class Workload {
         this.parallelism = b.parallelism;
         this.threads = b.threads;
         this.device = b.device;
-        this.tags = ImmutableSortedMap.copyOf(b.tags);
+        this.tags = Collections.unmodifiableSortedMap(new TreeMap<>(b.tags));
     }
 
     /** Starts a workload on a graph; defaults: batch 1, {@link Phase#TRAIN}, one worker, one thread. */
@@ -124,7 +124,7 @@ public final class Workload {
 
         /** Samples per worker (positive). */
         public Builder batch(int value) {
-            Preconditions.checkArgument(value > 0, "batch must be positive: %s", value);
+            Checks.argument(value > 0, "batch must be positive: %s", value);
             this.batch = value;
             return this;
         }
@@ -137,7 +137,7 @@ public final class Workload {
 
         /** Data-parallel workers (positive): {@code parallelism(Parallelism.data(value))}. */
         public Builder worldSize(int value) {
-            Preconditions.checkArgument(value > 0, "world size must be positive: %s", value);
+            Checks.argument(value > 0, "world size must be positive: %s", value);
             this.parallelism = Parallelism.data(value);
             return this;
         }
@@ -150,7 +150,7 @@ public final class Workload {
 
         /** Intra-op threads per worker (positive). */
         public Builder threads(int value) {
-            Preconditions.checkArgument(value > 0, "threads must be positive: %s", value);
+            Checks.argument(value > 0, "threads must be positive: %s", value);
             this.threads = value;
             return this;
         }

@@ -1,6 +1,5 @@
 package org.scaledl.doe;
 
-import com.google.common.collect.ImmutableList;
 import java.util.List;
 
 /**
@@ -18,7 +17,7 @@ public record Design(List<Integer> chosen, double logDet, double dEfficiency, in
 
     /** Copies. */
     public Design {
-        chosen = ImmutableList.copyOf(chosen);
-        logDetTrace = ImmutableList.copyOf(logDetTrace);
+        chosen = List.copyOf(chosen);
+        logDetTrace = List.copyOf(logDetTrace);
     }
 }

@@ -1,9 +1,9 @@
 package org.scaledl.doe;
 
-import com.google.common.base.Preconditions;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Random;
 import org.ejml.data.DMatrixRMaj;
 import org.ejml.dense.row.CommonOps_DDRM;
@@ -49,18 +49,26 @@ public final class FedorovExchange {
      * @param runs       rows to choose, 1 ≤ runs ≤ N
      */
     public FedorovExchange(double[][] candidates, int runs) {
-        Preconditions.checkArgument(candidates.length > 0, "no candidates");
+        if (!(candidates.length > 0)) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "no candidates"));
+        }
         int p = candidates[0].length;
-        Preconditions.checkArgument(p > 0, "candidates have no columns");
+        if (!(p > 0)) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "candidates have no columns"));
+        }
         for (int i = 0; i < candidates.length; i++) {
-            Preconditions.checkArgument(candidates[i].length == p, "row %s has %s values, expected %s", i,
-                    candidates[i].length, p);
+            if (!(candidates[i].length == p)) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "row %s has %s values, expected %s", i, candidates[i].length, p));
+            }
             for (double v : candidates[i]) {
-                Preconditions.checkArgument(Double.isFinite(v), "row %s has a non-finite value", i);
+                if (!(Double.isFinite(v))) {
+                    throw new IllegalArgumentException(String.format(Locale.ROOT, "row %s has a non-finite value", i));
+                }
             }
         }
-        Preconditions.checkArgument(runs >= 1 && runs <= candidates.length, "runs must be in 1..%s, got %s",
-                candidates.length, runs);
+        if (!(runs >= 1 && runs <= candidates.length)) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "runs must be in 1..%s, got %s", candidates.length, runs));
+        }
         this.x = candidates;
         this.n = runs;
     }
@@ -73,8 +81,9 @@ public final class FedorovExchange {
     /** Rows already measured: they count in the information matrix but are not chosen. */
     public FedorovExchange fixed(double[][] rows) {
         for (double[] r : rows) {
-            Preconditions.checkArgument(r.length == x[0].length, "fixed row has %s values, expected %s", r.length,
-                    x[0].length);
+            if (!(r.length == x[0].length)) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "fixed row has %s values, expected %s", r.length, x[0].length));
+            }
         }
         this.fixed = rows.clone();
         return this;
@@ -82,7 +91,9 @@ public final class FedorovExchange {
 
     /** Random starts (at least 1). */
     public FedorovExchange starts(int value) {
-        Preconditions.checkArgument(value >= 1, "starts must be >= 1: %s", value);
+        if (!(value >= 1)) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "starts must be >= 1: %s", value));
+        }
         this.starts = value;
         return this;
     }
@@ -95,14 +106,18 @@ public final class FedorovExchange {
 
     /** Ridge added to the information matrix (≥ 0; default 1e-8). */
     public FedorovExchange ridge(double value) {
-        Preconditions.checkArgument(value >= 0 && Double.isFinite(value), "ridge must be >= 0: %s", value);
+        if (!(value >= 0 && Double.isFinite(value))) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "ridge must be >= 0: %s", value));
+        }
         this.ridge = value;
         return this;
     }
 
     /** Smallest log det gain worth an exchange (default 1e-10). */
     public FedorovExchange tolerance(double value) {
-        Preconditions.checkArgument(value >= 0, "tolerance must be >= 0: %s", value);
+        if (!(value >= 0)) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "tolerance must be >= 0: %s", value));
+        }
         this.tolerance = value;
         return this;
     }
@@ -115,10 +130,13 @@ public final class FedorovExchange {
      *         {@code runs} candidates exceed the budget
      */
     public FedorovExchange costs(double[] perCandidate, double totalBudget) {
-        Preconditions.checkArgument(perCandidate.length == x.length, "%s costs for %s candidates",
-                perCandidate.length, x.length);
+        if (!(perCandidate.length == x.length)) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "%s costs for %s candidates", perCandidate.length, x.length));
+        }
         for (double c : perCandidate) {
-            Preconditions.checkArgument(c >= 0 && Double.isFinite(c), "costs must be finite and >= 0: %s", c);
+            if (!(c >= 0 && Double.isFinite(c))) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "costs must be finite and >= 0: %s", c));
+            }
         }
         double[] sorted = perCandidate.clone();
         Arrays.sort(sorted);
@@ -126,8 +144,9 @@ public final class FedorovExchange {
         for (int i = 0; i < n; i++) {
             cheapest += sorted[i];
         }
-        Preconditions.checkArgument(cheapest <= totalBudget, "budget %s is below the cost %s of the %s cheapest "
-                + "candidates", totalBudget, cheapest, n);
+        if (!(cheapest <= totalBudget)) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "budget %s is below the cost %s of the %s cheapest " + "candidates", totalBudget, cheapest, n));
+        }
         this.costs = perCandidate.clone();
         this.budget = totalBudget;
         return this;
@@ -135,7 +154,9 @@ public final class FedorovExchange {
 
     /** Caps the exchange passes per start (for benchmarks; default unlimited until convergence). */
     public FedorovExchange maxPasses(int value) {
-        Preconditions.checkArgument(value >= 1, "passes must be >= 1: %s", value);
+        if (!(value >= 1)) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "passes must be >= 1: %s", value));
+        }
         this.maxPasses = value;
         return this;
     }

@@ -1,8 +1,8 @@
 package org.scaledl.doe;
 
-import com.google.common.base.Preconditions;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import org.ejml.data.DMatrixRMaj;
 import org.ejml.dense.row.CommonOps_DDRM;
 
@@ -33,13 +33,18 @@ public final class SequentialDesign {
 
     /** As {@link #next(double[][], double[][], int)} with an explicit ridge. */
     public static List<Integer> next(double[][] candidates, double[][] measured, int k, double ridge) {
-        Preconditions.checkArgument(candidates.length > 0, "no candidates");
-        Preconditions.checkArgument(k >= 1 && k <= candidates.length, "k must be in 1..%s, got %s",
-                candidates.length, k);
+        if (!(candidates.length > 0)) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "no candidates"));
+        }
+        if (!(k >= 1 && k <= candidates.length)) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "k must be in 1..%s, got %s", candidates.length, k));
+        }
         int p = candidates[0].length;
         DMatrixRMaj m = new DMatrixRMaj(p, p);
         for (double[] r : measured) {
-            Preconditions.checkArgument(r.length == p, "measured row has %s values, expected %s", r.length, p);
+            if (!(r.length == p)) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "measured row has %s values, expected %s", r.length, p));
+            }
             for (int a = 0; a < p; a++) {
                 for (int b = 0; b < p; b++) {
                     m.add(a, b, r[a] * r[b]);
@@ -50,7 +55,9 @@ public final class SequentialDesign {
             m.add(j, j, ridge);
         }
         DMatrixRMaj inv = new DMatrixRMaj(p, p);
-        Preconditions.checkState(CommonOps_DDRM.invert(m, inv), "information matrix is singular");
+        if (!(CommonOps_DDRM.invert(m, inv))) {
+            throw new IllegalStateException(String.format(Locale.ROOT, "information matrix is singular"));
+        }
         boolean[] taken = new boolean[candidates.length];
         List<Integer> out = new ArrayList<>();
         double[] u = new double[p];

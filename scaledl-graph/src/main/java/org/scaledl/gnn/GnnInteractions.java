@@ -1,7 +1,7 @@
 package org.scaledl.gnn;
 
-import com.google.common.base.Preconditions;
 import java.util.List;
+import org.scaledl.Checks;
 import org.scaledl.model.InteractionModel;
 import org.scaledl.model.InteractionTrainer;
 import org.scaledl.model.RuntimePredictor;
@@ -69,9 +69,9 @@ public final class GnnInteractions implements InteractionTrainer {
     @Override
     public InteractionModel fit(List<Sample> samples, RuntimePredictor layerwise, LayerwiseFitter fitter,
             String groupTag) {
-        Preconditions.checkArgument(layerwise.layerCostKind().equals("host"),
+        Checks.argument(layerwise.layerCostKind().equals("host"),
                 "the GNN interaction stage corrects host predictors; this one is %s", layerwise.layerCostKind());
-        Preconditions.checkArgument(samples.size() >= 4, "need at least 4 samples to fit the GNN, got %s",
+        Checks.argument(samples.size() >= 4, "need at least 4 samples to fit the GNN, got %s",
                 samples.size());
         double[] base = new double[samples.size()];
         List<Folds.Fold> folds = Folds.leaveOneGroupOut(samples, Folds.byTag(groupTag));

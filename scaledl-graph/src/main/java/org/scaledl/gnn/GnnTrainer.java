@@ -1,6 +1,5 @@
 package org.scaledl.gnn;
 
-import com.google.common.base.Preconditions;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -13,6 +12,7 @@ import java.util.Random;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
+import org.scaledl.Checks;
 import org.scaledl.features.FeatureExtractor;
 import org.scaledl.graph.Edge;
 import org.scaledl.graph.ModelGraph;
@@ -119,7 +119,7 @@ final class GnnTrainer {
 
     /** A copy with another size: hidden width, message-passing rounds and epochs. */
     GnnTrainer withSize(int hiddenUnits, int messageRounds, int trainingEpochs) {
-        Preconditions.checkArgument(hiddenUnits > 0 && messageRounds >= 0 && trainingEpochs > 0,
+        Checks.argument(hiddenUnits > 0 && messageRounds >= 0 && trainingEpochs > 0,
                 "hidden units and epochs must be positive and rounds >= 0: %s, %s, %s", hiddenUnits, messageRounds,
                 trainingEpochs);
         return new GnnTrainer(withLayerModel, hiddenUnits, messageRounds, trainingEpochs, learningRate, weightDecay,
@@ -134,7 +134,7 @@ final class GnnTrainer {
      * @param base      out-of-group layer-wise prediction of each sample (ignored for the GNN alone)
      */
     GnnModel fit(List<Sample> samples, RuntimePredictor layerwise, double[] base) {
-        Preconditions.checkArgument(samples.size() >= 4, "need at least 4 samples to fit the GNN, got %s",
+        Checks.argument(samples.size() >= 4, "need at least 4 samples to fit the GNN, got %s",
                 samples.size());
         if (!withLayerModel) {
             base = new double[samples.size()];

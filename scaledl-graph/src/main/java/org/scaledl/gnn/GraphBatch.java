@@ -1,9 +1,9 @@
 package org.scaledl.gnn;
 
-import com.google.common.base.Preconditions;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
+import org.scaledl.Checks;
 
 /**
  * Several graphs concatenated for one pass of the network: node features stacked into one matrix, edges as index
@@ -31,8 +31,8 @@ final class GraphBatch {
      * @param graphs    number of graphs
      */
     GraphBatch(INDArray x, int[] src, int[] dst, int[] nodeGraph, int graphs) {
-        Preconditions.checkArgument(src.length == dst.length, "edge arrays differ in length");
-        Preconditions.checkArgument(nodeGraph.length == x.rows(), "one graph id per node");
+        Checks.argument(src.length == dst.length, "edge arrays differ in length");
+        Checks.argument(nodeGraph.length == x.rows(), "one graph id per node");
         this.nodes = (int) x.rows();
         this.graphs = graphs;
         this.x = x;

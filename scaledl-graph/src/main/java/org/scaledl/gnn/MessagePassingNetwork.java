@@ -1,6 +1,5 @@
 package org.scaledl.gnn;
 
-import com.google.common.base.Preconditions;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -9,6 +8,7 @@ import java.util.Random;
 import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
+import org.scaledl.Checks;
 
 /**
  * A message-passing graph network over layer DAGs, with hand-written forward and backward passes on ND4J (no
@@ -40,7 +40,7 @@ final class MessagePassingNetwork {
     }
 
     MessagePassingNetwork(int features, int hidden, int rounds, int context, boolean attention, long seed) {
-        Preconditions.checkArgument(features > 0 && hidden > 0 && rounds >= 0 && context >= 0, "bad sizes");
+        Checks.argument(features > 0 && hidden > 0 && rounds >= 0 && context >= 0, "bad sizes");
         this.features = features;
         this.hidden = hidden;
         this.rounds = rounds;
