@@ -67,12 +67,39 @@ public record Evaluation(List<String> methods, List<Row> predictions, Map<String
         return summarise(methods, rows);
     }
 
+    /** Called after each fit of an evaluation, so a caller can show progress (fits done of the total). */
+    @FunctionalInterface
+    public interface Listener {
+        /**
+         * One fit and its predictions are done.
+         *
+         * @param method the method
+         * @param fold   the held-out group
+         * @param done   fits done so far
+         * @param total  fits in all
+         */
+        void fitted(String method, String fold, int done, int total);
+
+        /** A listener that does nothing. */
+        static Listener none() {
+            return (m, f, d, t) -> { };
+        }
+    }
+
     /** Leave-one-group-out cross-validation over the values of {@code groupTag} ({@link Folds}). */
     public static Evaluation crossValidate(List<RuntimeTrainer> methods, List<Sample> samples, String groupTag) {
+        return crossValidate(methods, samples, groupTag, Listener.none());
+    }
+
+    /** Leave-one-group-out cross-validation, reporting each fit to {@code listener}. */
+    public static Evaluation crossValidate(List<RuntimeTrainer> methods, List<Sample> samples, String groupTag,
+            Listener listener) {
         List<Folds.Fold> folds = Folds.leaveOneGroupOut(samples, Folds.byTagStrict(groupTag));
         Checks.argument(folds.size() >= 2, "need at least 2 groups of '%s' to cross-validate, got %s",
                 groupTag, folds.size());
         List<Row> rows = new ArrayList<>();
+        int total = methods.size() * folds.size();
+        int done = 0;
         for (RuntimeTrainer m : methods) {
             for (Folds.Fold f : folds) {
                 List<Sample> train = f.train(samples);
@@ -82,6 +109,7 @@ public record Evaluation(List<String> methods, List<Row> predictions, Map<String
                 for (Sample s : test) {
                     rows.add(new Row(m.name(), s, f.group(), fitted.predict(s.workload())));
                 }
+                listener.fitted(m.name(), f.group(), ++done, total);
             }
         }
         return summarise(methods, rows);

@@ -153,6 +153,23 @@ final class HostLayerModel {
         return t;
     }
 
+    /**
+     * The predicted time split by cost group: one entry per {@link LayerBasis#groupCount()} group (the operator
+     * families and the basis's extra groups), then one for all workload-level terms; they add up to
+     * {@link #predictMillis}.
+     */
+    double[] groupMillis(Workload w) {
+        double[] x = basis.row(w);
+        int groups = basis.groupCount();
+        int terms = LayerBasis.LAYER_TERMS.size();
+        double[] out = new double[groups + 1];
+        for (int j = 0; j < x.length; j++) {
+            int g = j / terms;
+            out[Math.min(g, groups)] += x[j] * theta[j];
+        }
+        return out;
+    }
+
     /** The prediction with its per-layer and per-term breakdown (a point). */
     Prediction predict(Workload w) {
         List<LayerFeatures> layers = basis.features(w);

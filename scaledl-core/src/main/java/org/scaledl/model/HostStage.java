@@ -17,11 +17,15 @@ import org.scaledl.workload.Workload;
  * basis fitted on one machine does not predict another), and, for machines known only from a few measured runs, a
  * <b>few-shot calibration</b> of the known machine that predicts those runs best.
  *
- * <p>A calibration multiplies the base machine's prediction by {@code exp(F_all + F_cell)}: {@code F_all} is the
- * median log-ratio of measured to predicted time over the target's runs, damped by {@code n / (n + 2)} (a few runs say
- * less); {@code F_cell} is the same for the runs of the workload's cell (phase × one or several threads × one or
- * several workers) after {@code F_all}, damped by its own count. With no runs of a cell the whole-machine factor
- * applies. This is the CPU counterpart of {@link DeviceLayerModel#calibrate}.
+ * <p>Machines differ by operator family (one runs attention's contractions three times faster, another convolutions),
+ * so a calibration scales each cost group of the base machine's prediction on its own: the time becomes
+ * {@code c₀ · Σ_g e^{δ_g} t_g}, where {@code t_g} is the base prediction's share of group {@code g} (each operator
+ * family and extra group of {@link LayerBasis}, and the workload-level terms together). {@code log c₀} is the median
+ * log-ratio of measured to predicted time over the target's runs, damped by {@code n / (n + 2)}; the {@code δ_g}
+ * minimise {@code Σ_i (r_i − log(Σ_g e^{δ_g} s_ig))² + μ Σ_g δ_g²} (Gauss–Newton, {@code r_i} the log-ratio after
+ * {@code c₀}, {@code s_ig} the group shares), a ridge toward no correction with {@code μ = }{@value #RIDGE} (one run
+ * moves a group's factor by at most about a third of its log-ratio). Groups the runs do not exercise keep
+ * {@code δ = 0}. This is the CPU counterpart of {@link DeviceLayerModel#calibrate}.
  *
  * <p>A workload without a device is the only machine's when there is exactly one; otherwise it must name one.
  */
@@ -30,17 +34,50 @@ final class HostStage implements LayerStage {
     private final Map<String, HostLayerModel> machines;
     private final Map<String, Calibration> calibrations;
 
+    /** The ridge weight of the per-group corrections. */
+    static final double RIDGE = 2.0;
+
     /**
      * A machine known from a few runs.
      *
      * @param base  the fitted machine whose model it scales
-     * @param all   {@code F_all}
-     * @param cells {@code F_cell} by cell key ({@link #cell})
+     * @param all   {@code log c₀}
+     * @param delta {@code δ_g} per group (the base model's groups, then the workload terms)
      * @param runs  runs it was calibrated on
      */
-    record Calibration(String base, double all, Map<String, Double> cells, int runs) {
+    record Calibration(String base, double all, double[] delta, int runs) {
         Calibration {
-            cells = Map.copyOf(cells);
+            delta = delta.clone();
+        }
+
+        @Override
+        public double[] delta() {
+            return delta.clone();
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Calibration c && c.base.equals(base) && Double.compare(c.all, all) == 0
+                    && java.util.Arrays.equals(c.delta, delta) && c.runs == runs;
+        }
+
+        @Override
+        public int hashCode() {
+            return java.util.Objects.hash(base, all, java.util.Arrays.hashCode(delta), runs);
+        }
+
+        double factor(double[] groups) {
+            double total = 0;
+            double scaled = 0;
+            for (int g = 0; g < groups.length; g++) {
+                total += groups[g];
+                scaled += groups[g] * Math.exp(g < delta.length ? delta[g] : 0);
+            }
+            return total > 0 ? Math.exp(all) * scaled / total : Math.exp(all);
+        }
+
+        double groupFactor(int g) {
+            return Math.exp(all + (g < delta.length ? delta[g] : 0));
         }
     }
 
@@ -106,14 +143,6 @@ final class HostStage implements LayerStage {
         return d.isEmpty() ? "[the host of its dataset]" : d.toString();
     }
 
-    /** {@code phase/threads/workers}: the cell of a calibration. */
-    static String cell(Workload w) {
-        return w.phase().label() + "/" + (w.threads() > 1 ? "mt" : "st") + "/" + (w.worldSize() > 1 ? "dp" : "single");
-    }
-
-    private double factor(Calibration c, Workload w) {
-        return Math.exp(c.all() + c.cells().getOrDefault(cell(w), 0.0));
-    }
 
     @Override
     public double predictMillis(Workload w) {
@@ -122,7 +151,12 @@ final class HostStage implements LayerStage {
         if (c == null) {
             return machines.get(m).predictMillis(w);
         }
-        return machines.get(c.base()).predictMillis(w) * factor(c, w);
+        double[] groups = machines.get(c.base()).groupMillis(w);
+        double total = 0;
+        for (double g : groups) {
+            total += g;
+        }
+        return total * c.factor(groups);
     }
 
     @Override
@@ -132,12 +166,26 @@ final class HostStage implements LayerStage {
         if (c == null) {
             return machines.get(m).predict(w);
         }
-        Prediction base = machines.get(c.base()).predict(w);
-        double f = factor(c, w);
+        HostLayerModel model = machines.get(c.base());
+        Prediction base = model.predict(w);
+        int workloadGroup = model.basis().groupCount();
         List<Prediction.Contribution> parts = new ArrayList<>();
-        base.breakdown().forEach(x -> parts.add(x.scaled(f)));
-        double ms = base.millis() * f;
+        double ms = 0;
+        for (Prediction.Contribution x : base.breakdown()) {
+            int g = x.kind() == Prediction.Kind.LAYER ? model.basis().groupOf(w.graph(), layerFeatures(model, w, x))
+                    : workloadGroup;
+            Prediction.Contribution y = x.scaled(c.groupFactor(g));
+            parts.add(y);
+            ms += y.millis();
+        }
+        parts.sort(java.util.Comparator.comparingDouble(Prediction.Contribution::millis).reversed());
         return new Prediction(ms, ms, ms, parts);
+    }
+
+    private static org.scaledl.workload.LayerFeatures layerFeatures(HostLayerModel m, Workload w,
+            Prediction.Contribution c) {
+        int index = w.graph().indexOf(c.name()).orElseThrow();
+        return m.basis().features(w).get(index);
     }
 
     /**
@@ -160,17 +208,19 @@ final class HostStage implements LayerStage {
         byMachine.forEach((device, own) -> {
             String base = machines.containsKey(device) ? device : best(own);
             HostLayerModel model = machines.get(base);
+            double[][] shares = new double[own.size()][];
             double[] r = new double[own.size()];
             for (int i = 0; i < r.length; i++) {
-                r[i] = Math.log(own.get(i).millis() / Math.max(1e-9, model.predictMillis(own.get(i).workload())));
+                double[] g = model.groupMillis(own.get(i).workload());
+                double total = java.util.Arrays.stream(g).sum();
+                for (int k = 0; k < g.length; k++) {
+                    g[k] /= Math.max(1e-12, total);
+                }
+                shares[i] = g;
+                r[i] = Math.log(own.get(i).millis() / Math.max(1e-9, total));
             }
             double all = damped(r);
-            Map<String, List<Double>> cells = new TreeMap<>();
-            for (int i = 0; i < r.length; i++) {
-                cells.computeIfAbsent(cell(own.get(i).workload()), k -> new ArrayList<>()).add(r[i] - all);
-            }
-            Map<String, Double> f = new TreeMap<>();
-            cells.forEach((k, v) -> f.put(k, damped(v.stream().mapToDouble(Double::doubleValue).toArray())));
+            double[] f = groupCorrections(shares, r, all);
             out.put(device, new Calibration(base, all, f, own.size()));
         });
         return new HostStage(machines, out);
@@ -192,6 +242,86 @@ final class HostStage implements LayerStage {
             }
         }
         return best;
+    }
+
+    /**
+     * The per-group log-factors: Gauss–Newton on {@code Σ_i (r_i − all − log Σ_g e^{δ_g} s_ig)² + μ |δ|²}; groups no
+     * run has a share of stay at 0.
+     */
+    static double[] groupCorrections(double[][] shares, double[] r, double all) {
+        int groups = shares[0].length;
+        double[] delta = new double[groups];
+        for (int iter = 0; iter < 8; iter++) {
+            double[][] h = new double[groups][groups];
+            double[] b = new double[groups];
+            for (int i = 0; i < shares.length; i++) {
+                double denom = 0;
+                for (int g = 0; g < groups; g++) {
+                    denom += shares[i][g] * Math.exp(delta[g]);
+                }
+                double resid = r[i] - all - Math.log(Math.max(1e-300, denom));
+                double[] jac = new double[groups];
+                for (int g = 0; g < groups; g++) {
+                    jac[g] = shares[i][g] * Math.exp(delta[g]) / denom;
+                }
+                for (int g = 0; g < groups; g++) {
+                    b[g] += jac[g] * resid;
+                    for (int k = 0; k < groups; k++) {
+                        h[g][k] += jac[g] * jac[k];
+                    }
+                }
+            }
+            for (int g = 0; g < groups; g++) {
+                b[g] -= RIDGE * delta[g];
+                h[g][g] += RIDGE;
+            }
+            double[] step = solve(h, b);
+            double max = 0;
+            for (int g = 0; g < groups; g++) {
+                delta[g] += step[g];
+                max = Math.max(max, Math.abs(step[g]));
+            }
+            if (max < 1e-10) {
+                break;
+            }
+        }
+        return delta;
+    }
+
+    /** Solves a small symmetric positive definite system by Gaussian elimination with partial pivoting. */
+    private static double[] solve(double[][] a, double[] b) {
+        int n = b.length;
+        double[][] m = new double[n][];
+        for (int i = 0; i < n; i++) {
+            m[i] = java.util.Arrays.copyOf(a[i], n + 1);
+            m[i][n] = b[i];
+        }
+        for (int c = 0; c < n; c++) {
+            int piv = c;
+            for (int r = c + 1; r < n; r++) {
+                if (Math.abs(m[r][c]) > Math.abs(m[piv][c])) {
+                    piv = r;
+                }
+            }
+            double[] t = m[c];
+            m[c] = m[piv];
+            m[piv] = t;
+            for (int r = c + 1; r < n; r++) {
+                double f = m[r][c] / m[c][c];
+                for (int k = c; k <= n; k++) {
+                    m[r][k] -= f * m[c][k];
+                }
+            }
+        }
+        double[] x = new double[n];
+        for (int r = n - 1; r >= 0; r--) {
+            double v = m[r][n];
+            for (int k = r + 1; k < n; k++) {
+                v -= m[r][k] * x[k];
+            }
+            x[r] = v / m[r][r];
+        }
+        return x;
     }
 
     /** {@code n / (n + 2) · median}: a correction that trusts few measurements less. */

@@ -175,8 +175,10 @@ public final class ModelFile {
                 o.put("base", c.base());
                 o.put("all", c.all());
                 o.put("runs", c.runs());
-                ObjectNode cells = o.putObject("cells");
-                c.cells().forEach(cells::put);
+                ArrayNode delta = o.putArray("group_log_factors");
+                for (double d : c.delta()) {
+                    delta.add(d);
+                }
             });
             body.putNull("communication");
         } else {
@@ -373,10 +375,12 @@ public final class ModelFile {
                 throw InvalidInputException.of("calibration of '" + c.path("device").asText() + "' names unknown "
                         + "base machine '" + base + "'");
             }
-            Map<String, Double> cells = new TreeMap<>();
-            c.path("cells").fields().forEachRemaining(e -> cells.put(e.getKey(), finite(e.getValue(), "cell "
-                    + e.getKey())));
-            cal.put(c.path("device").asText(), new HostStage.Calibration(base, finite(c.path("all"), "all"), cells,
+            JsonNode d = c.path("group_log_factors");
+            double[] delta = new double[d.size()];
+            for (int i = 0; i < delta.length; i++) {
+                delta[i] = finite(d.get(i), "group_log_factors[" + i + "]");
+            }
+            cal.put(c.path("device").asText(), new HostStage.Calibration(base, finite(c.path("all"), "all"), delta,
                     c.path("runs").asInt()));
         }
         return new HostStage(machines, cal);

@@ -35,7 +35,8 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code scaledl bench}: the headline speed figures, measured in this run. */
-@Command(name = "bench", description = "Measure predict latency and throughput, fit time, ONNX import, Fedorov "
+@Command(name = "bench", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
+        description = "Measure predict latency and throughput, fit time, ONNX import, Fedorov "
         + "exchange and predict-time scaling on this machine.")
 final class BenchCommand implements Callable<Integer> {
     private static final String[] GRAPHS = {"squeezenet1_1_r112", "resnet50_r112", "vit_b_16_r112"};

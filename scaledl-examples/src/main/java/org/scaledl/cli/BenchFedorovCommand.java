@@ -9,7 +9,8 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code scaledl bench-fedorov}: how the exchange's cost grows with candidates N and terms p. */
-@Command(name = "bench-fedorov", description = "Time Fedorov exchange passes for N candidates x p terms "
+@Command(name = "bench-fedorov", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
+        description = "Time Fedorov exchange passes for N candidates x p terms "
         + "(n = 2p runs) and one full design.")
 final class BenchFedorovCommand implements Callable<Integer> {
     @Option(names = "--quick", description = "Only N up to 10,000")

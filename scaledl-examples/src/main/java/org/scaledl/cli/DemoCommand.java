@@ -10,7 +10,8 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code scaledl demo}: leave-one-family-out evaluation on the bundled dataset. */
-@Command(name = "demo", description = "Leave-one-family-out evaluation on the bundled dataset; writes "
+@Command(name = "demo", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
+        description = "Leave-one-family-out evaluation on the bundled dataset; writes "
         + "predicted-vs-measured.svg and predictions.csv.")
 final class DemoCommand implements Callable<Integer> {
     @Option(names = "--data", defaultValue = "datasets/cpu-ddp", description = "Dataset (default: ${DEFAULT-VALUE})")

@@ -19,7 +19,8 @@ import picocli.CommandLine.Option;
  * {@code scaledl evaluate-comm}: validates the all-reduce model on DeepBench's measurements, fitting on runs with
  * at most {@code --train-max-ranks} ranks and predicting the larger (multi-node) ones.
  */
-@Command(name = "evaluate-comm", description = "Fit the all-reduce model on small runs of DeepBench's allreduce.csv "
+@Command(name = "evaluate-comm", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
+        description = "Fit the all-reduce model on small runs of DeepBench's allreduce.csv "
         + "and predict the larger multi-node runs.")
 final class EvaluateCommCommand implements Callable<Integer> {
     @Option(names = "--data", required = true, description = "DeepBench allreduce.csv")

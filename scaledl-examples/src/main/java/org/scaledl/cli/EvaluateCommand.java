@@ -17,7 +17,8 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code scaledl evaluate}: held-out accuracy of ScaleDL and the baselines. */
-@Command(name = "evaluate", description = "Fit every method on training data, predict held-out data, compare.")
+@Command(name = "evaluate", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
+        description = "Fit every method on training data, predict held-out data, compare.")
 final class EvaluateCommand implements Callable<Integer> {
     @ArgGroup(exclusive = true, multiplicity = "1")
     Split split;

@@ -24,7 +24,8 @@ import picocli.CommandLine.Option;
  * {@code scaledl evaluate-gpu}: the device layer model on NeuSight and DeepBench GPU measurements (see
  * {@link GpuEvaluation}).
  */
-@Command(name = "evaluate-gpu", description = "Evaluate the GPU layer model on per-operator kernels (held-out shapes "
+@Command(name = "evaluate-gpu", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
+        description = "Evaluate the GPU layer model on per-operator kernels (held-out shapes "
         + "and leave-one-GPU-out), whole transformer models and 4-GPU DP/TP/PP runs.")
 final class EvaluateGpuCommand implements Callable<Integer> {
     @Option(names = "--data", required = true, description = "Folder with neusight/ and deepbench/ (../shared/data)")

@@ -23,7 +23,8 @@ import picocli.CommandLine.Option;
  * {@code scaledl fit --data DIR --out model.sdl [--gnn [--attention]]}, or {@code scaledl fit --gpu --data
  * ../shared/data --out gpu.sdl [--devices my_gpus.csv] [--profiled my_kernels/]} for the device layer model.
  */
-@Command(name = "fit", description = "Fit ScaleDL on a dataset and save the model.")
+@Command(name = "fit", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
+        description = "Fit ScaleDL on a dataset and save the model.")
 final class FitCommand implements Callable<Integer> {
     @Option(names = "--data", required = true, description = "Dataset folder (with --gpu: the folder with neusight/ "
             + "and deepbench/)")

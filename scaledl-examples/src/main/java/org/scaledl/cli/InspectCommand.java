@@ -16,7 +16,8 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /** {@code scaledl inspect model.onnx --batch N}: per-layer features and totals. */
-@Command(name = "inspect", description = "Print per-layer shapes, FLOPs, parameters and bytes of an ONNX graph.")
+@Command(name = "inspect", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
+        description = "Print per-layer shapes, FLOPs, parameters and bytes of an ONNX graph.")
 final class InspectCommand implements Callable<Integer> {
     @Parameters(index = "0", description = "ONNX model file")
     Path model;
@@ -25,7 +26,7 @@ final class InspectCommand implements Callable<Integer> {
     int batch;
 
     @Option(names = "--phase", defaultValue = "train", description = "train or infer (default: ${DEFAULT-VALUE})")
-    String phase;
+    Phase phase;
 
     @Option(names = "--json", description = "Print one JSON document")
     boolean json;
@@ -38,7 +39,7 @@ final class InspectCommand implements Callable<Integer> {
         if (batch <= 0) {
             throw new IllegalArgumentException("--batch must be positive, got " + batch);
         }
-        Phase ph = Phase.parse(phase);
+        Phase ph = phase;
         ModelGraph g = graphOptions.read(model);
         org.scaledl.graph.Coverage cov = g.coverage();
         List<LayerFeatures> fs = FeatureExtractor.of(g).extract(batch, ph);

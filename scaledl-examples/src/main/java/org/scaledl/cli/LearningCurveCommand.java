@@ -26,7 +26,8 @@ import picocli.CommandLine.Option;
  * {@code scaledl learning-curve}: held-out accuracy against the number of profiled runs, for runs chosen D-optimally
  * and uniformly at random.
  */
-@Command(name = "learning-curve", description = "Accuracy vs. profiled runs: D-optimal vs. random choice, on held-out "
+@Command(name = "learning-curve", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
+        description = "Accuracy vs. profiled runs: D-optimal vs. random choice, on held-out "
         + "families; writes learning-curve.svg.")
 final class LearningCurveCommand implements Callable<Integer> {
     static final double[] FRACTIONS = {0.05, 0.10, 0.15, 0.25, 0.50, 1.00};

@@ -2,24 +2,63 @@ package org.scaledl.cli;
 
 import java.io.PrintWriter;
 import org.scaledl.InvalidInputException;
+import org.scaledl.model.Version;
+import org.scaledl.workload.Phase;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * The {@code scaledl} command line: {@code java -jar scaledl-examples/target/scaledl.jar <command>}.
- * Errors print one line on stderr and exit non-zero; {@code --verbose} adds the stack trace.
+ * The {@code scaledl} command line: {@code java -jar scaledl-examples/target/scaledl.jar <command>}. Every command
+ * answers {@code --help} (usage on stdout, exit 0); {@code scaledl help COMMAND} does the same. Errors print one line
+ * on stderr ({@code --verbose} adds the stack trace) and exit with:
+ *
+ * <ul>
+ *   <li>0: success</li>
+ *   <li>1: bad input data (a file, line or node is named)</li>
+ *   <li>2: usage error: an unknown option or value, or a request the model refuses (a device it cannot predict,
+ *       a graph with unresolved layers without {@code --allow-partial})</li>
+ *   <li>3: internal error (a bug: please report it with the {@code --verbose} output)</li>
+ *   <li>4: a file could not be written</li>
+ * </ul>
  */
-@Command(name = "scaledl", mixinStandardHelpOptions = true, version = "scaledl 0.1.0",
+@Command(name = "scaledl", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
         description = "Predicts the runtime of deep-learning workloads (ScaleDL).",
-        subcommands = {InspectCommand.class, FitCommand.class, PredictCommand.class, EvaluateCommand.class, EvaluateCommCommand.class, EvaluateGpuCommand.class, PlanCommand.class, LearningCurveCommand.class, BenchFedorovCommand.class, BenchCommand.class, DemoCommand.class})
+        subcommands = {CommandLine.HelpCommand.class, InspectCommand.class, FitCommand.class, PredictCommand.class,
+            EvaluateCommand.class, EvaluateCommCommand.class, EvaluateGpuCommand.class, EvaluateMachinesCommand.class,
+            PlanCommand.class, LearningCurveCommand.class, BenchFedorovCommand.class, BenchCommand.class,
+            DemoCommand.class},
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:success", "1:bad input data (the message names the file, line or node)",
+            "2:usage error, or a workload the model refuses", "3:internal error (report it with --verbose)",
+            "4:a file could not be written"})
 public final class Main implements Runnable {
+    /** Exit status for bad input data. */
+    static final int BAD_INPUT = 1;
+    /** Exit status for usage errors and refused requests. */
+    static final int USAGE = 2;
+    /** Exit status for internal errors. */
+    static final int INTERNAL = 3;
+    /** Exit status when a file cannot be written. */
+    static final int IO = 4;
+
     @Option(names = "--verbose", description = "Print stack traces on errors.", scope = CommandLine.ScopeType.INHERIT)
     boolean verbose;
+
+    @Option(names = {"-q", "--quiet"}, description = "No progress on stderr.", scope = CommandLine.ScopeType.INHERIT)
+    static boolean quiet;
 
     @Override
     public void run() {
         new CommandLine(this).usage(System.out);
+    }
+
+    /** The version from the build. */
+    static final class VersionProvider implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            return new String[] {"scaledl " + Version.get(), "Java " + System.getProperty("java.version")};
+        }
     }
 
     /** Runs the command line and exits with its status. */
@@ -29,18 +68,40 @@ public final class Main implements Runnable {
 
     /** Runs the command line and returns its exit status (for tests). */
     public static int execute(String... args) {
+        quiet = false;
         CommandLine cl = new CommandLine(new Main());
+        cl.registerConverter(Phase.class, text -> {
+            try {
+                return Phase.parse(text);
+            } catch (InvalidInputException e) {
+                throw new CommandLine.TypeConversionException(e.detail());
+            }
+        });
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
             boolean verbose = java.util.Arrays.asList(args).contains("--verbose");
             PrintWriter err = cmd.getErr();
-            String message = e instanceof InvalidInputException || e instanceof IllegalArgumentException
-                    ? e.getMessage() : e.getClass().getSimpleName() + ": " + e.getMessage();
+            int code;
+            String message;
+            if (e instanceof InvalidInputException) {
+                code = BAD_INPUT;
+                message = e.getMessage();
+            } else if (e instanceof IllegalArgumentException) {
+                code = USAGE;
+                message = e.getMessage();
+            } else if (e instanceof java.io.UncheckedIOException) {
+                code = IO;
+                message = e.getMessage();
+            } else {
+                code = INTERNAL;
+                message = "internal error: " + e.getClass().getSimpleName() + ": " + e.getMessage()
+                        + (verbose ? "" : " (run with --verbose for the stack trace, and please report it)");
+            }
             err.println("scaledl: error: " + message);
             if (verbose) {
                 e.printStackTrace(err);
             }
             err.flush();
-            return e instanceof InvalidInputException ? 3 : 1;
+            return code;
         });
         return cl.execute(args);
     }

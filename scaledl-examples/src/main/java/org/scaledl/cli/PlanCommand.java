@@ -22,7 +22,8 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code scaledl plan}: which runs to profile (D-optimal, Fedorov exchange). */
-@Command(name = "plan", description = "Choose which configurations to profile: a D-optimal subset (Fedorov exchange).")
+@Command(name = "plan", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
+        description = "Choose which configurations to profile: a D-optimal subset (Fedorov exchange).")
 final class PlanCommand implements Callable<Integer> {
     @ArgGroup(exclusive = true, multiplicity = "1")
     Source source;

@@ -17,7 +17,8 @@ import picocli.CommandLine.Option;
  * {@code scaledl predict --model model.sdl --graph g.onnx --batch 8 ...}; a device model ({@code fit --gpu}) needs
  * {@code --device NAME}.
  */
-@Command(name = "predict", description = "Predict one workload with a saved model.")
+@Command(name = "predict", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
+        description = "Predict one workload with a saved model.")
 final class PredictCommand implements Callable<Integer> {
     @Option(names = "--model", required = true, description = "Saved model (scaledl fit)")
     Path model;
@@ -35,7 +36,7 @@ final class PredictCommand implements Callable<Integer> {
     int threads;
 
     @Option(names = "--phase", defaultValue = "train", description = "train or infer (default train)")
-    String phase;
+    Phase phase;
 
     @Option(names = "--device", description = "GPU to predict on (device models from fit --gpu), e.g. "
             + "\"NVIDIA H100 80GB HBM3\"")
@@ -57,7 +58,7 @@ final class PredictCommand implements Callable<Integer> {
             p = p.allowingPartialGraphs();
         }
         Workload.Builder wb = Workload.builder(graphOptions.read(graph)).batch(batch).worldSize(worldSize)
-                .threads(threads).phase(Phase.parse(phase));
+                .threads(threads).phase(phase);
         if (p.layerCostKind().equals("device")) {
             if (device == null) {
                 throw new IllegalArgumentException(model + " is a device model: say which GPU with --device NAME");

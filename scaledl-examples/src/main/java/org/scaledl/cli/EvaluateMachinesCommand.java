@@ -1,0 +1,84 @@
+package org.scaledl.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import org.scaledl.eval.MachineTransfer;
+import org.scaledl.io.DatasetReader;
+import org.scaledl.workload.Dataset;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code scaledl evaluate-machines --a DIR --b DIR}: few-shot adaptation between two machines, both directions. */
+@Command(name = "evaluate-machines", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
+        description = "Few-shot machine adaptation: fit on one machine's dataset, calibrate with k runs of the other, "
+                + "score the other's unmeasured families; both directions.")
+final class EvaluateMachinesCommand implements Callable<Integer> {
+    @Option(names = "--a", defaultValue = "datasets/cpu-ddp", description = "One machine's dataset (default "
+            + "${DEFAULT-VALUE})")
+    Path a;
+
+    @Option(names = "--b", defaultValue = "datasets/cpu-zoo", description = "The other's (default ${DEFAULT-VALUE})")
+    Path b;
+
+    @Option(names = "--k", split = ",", defaultValue = "0,3,10,30", description = "Runs of the target measured "
+            + "(default ${DEFAULT-VALUE})")
+    List<Integer> ks;
+
+    @Option(names = "--repeats", defaultValue = "5", description = "Random choices of the k runs (default "
+            + "${DEFAULT-VALUE})")
+    int repeats;
+
+    @Option(names = "--seed", defaultValue = "7", description = "Seed of the choices")
+    long seed;
+
+    @Option(names = "--json", description = "Print JSON")
+    boolean json;
+
+    @Override
+    public Integer call() throws Exception {
+        Dataset da = DatasetReader.read(a);
+        Dataset db = DatasetReader.read(b);
+        int[] k = ks.stream().mapToInt(Integer::intValue).toArray();
+        Progress progress = Progress.of("evaluate-machines", Main.quiet);
+        MachineTransfer.Report ab = MachineTransfer.run(da.samples(), db.samples(), k, repeats, seed,
+                (m, f, d, t) -> progress.update(d, 2 * t, m + " " + f));
+        int offset = 2 + k.length * repeats;
+        MachineTransfer.Report ba = MachineTransfer.run(db.samples(), da.samples(), k, repeats, seed,
+                (m, f, d, t) -> progress.update(offset + d, 2 * t, m + " " + f));
+        if (json) {
+            ObjectMapper om = new ObjectMapper();
+            ObjectNode root = om.createObjectNode();
+            ArrayNode dirs = root.putArray("directions");
+            for (MachineTransfer.Report r : List.of(ab, ba)) {
+                ObjectNode o = dirs.addObject();
+                o.put("source", r.source());
+                o.put("target", r.target());
+                o.put("reference_mre", r.referenceMre());
+                ArrayNode pts = o.putArray("points");
+                for (MachineTransfer.Point p : r.points()) {
+                    pts.addObject().put("k", p.k()).put("mre", p.mre()).put("mre_sd", p.mreSd())
+                            .put("scored", p.scored()).put("mre_before", p.mreBefore())
+                            .put("reference_mre_same_runs", p.referenceMre());
+                }
+            }
+            System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
+            return 0;
+        }
+        for (MachineTransfer.Report r : List.of(ab, ba)) {
+            System.out.printf(Locale.ROOT, "%s -> %s (target fitted on its own data, leave-one-family-out: MRE "
+                    + "%.1f%%)%n", r.source(), r.target(), 100 * r.referenceMre());
+            for (MachineTransfer.Point p : r.points()) {
+                System.out.printf(Locale.ROOT, "  k = %3d runs: MRE %5.1f%% (sd %.1f over %d choices) on %.0f runs of "
+                        + "unmeasured families; the same runs: %.1f%% before adapting, %.1f%% by the target's own "
+                        + "model (%.2fx)%n", p.k(), 100 * p.mre(), 100 * p.mreSd(), p.k() == 0 ? 1 : repeats,
+                        p.scored(), 100 * p.mreBefore(), 100 * p.referenceMre(), p.mre() / p.referenceMre());
+            }
+        }
+        return 0;
+    }
+}
