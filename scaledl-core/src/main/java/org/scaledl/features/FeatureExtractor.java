@@ -143,9 +143,9 @@ public final class FeatureExtractor {
         return l.opType().equals("ConvTranspose") ? w[0] == groups : w[1] == 1;
     }
 
-    /** Analyses a graph. */
+    /** Analyses a graph (once per graph: the analysis is kept with it, {@link ModelGraph#memo}). */
     public static FeatureExtractor of(ModelGraph graph) {
-        return new FeatureExtractor(Objects.requireNonNull(graph, "graph"));
+        return Objects.requireNonNull(graph, "graph").memo(FeatureExtractor.class, FeatureExtractor::new);
     }
 
     /** The analysed graph. */

@@ -47,6 +47,9 @@ public final class ModelGraph {
     private final long parameterCount;
     private final Coverage coverage;
     private final Blocks blocks;
+    /** Analyses derived from this graph by other classes, by owner ({@link #memo}). */
+    private final java.util.concurrent.ConcurrentHashMap<Object, Object> memo =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     private ModelGraph(String name, List<Layer> sorted, Map<String, TensorInfo> tensors, List<String> outputs,
             Coverage coverage, Blocks blocks) {
@@ -168,6 +171,20 @@ public final class ModelGraph {
      */
     public Coverage coverage() {
         return coverage;
+    }
+
+    /**
+     * A per-graph cache for what other classes derive from the graph (feature analysis, per-batch sums, checks): the
+     * value {@code compute} gives for {@code owner}, computed once and kept as long as the graph. Thread-safe and
+     * lock-free on a hit. Owners should be small, long-lived keys (a class, a singleton, a token object).
+     */
+    @SuppressWarnings("unchecked")
+    public <T> T memo(Object owner, java.util.function.Function<ModelGraph, T> compute) {
+        Object v = memo.get(owner);
+        if (v == null) {
+            v = memo.computeIfAbsent(owner, k -> compute.apply(this));
+        }
+        return (T) v;
     }
 
     /** The repeated-block structure, when the graph's builder knew it (traces laid out block by block). */

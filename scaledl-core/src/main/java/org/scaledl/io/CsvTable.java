@@ -26,6 +26,7 @@ import org.scaledl.InvalidInputException;
 public final class CsvTable {
     private final String source;
     private final Map<String, Integer> columns = new HashMap<>();
+    private final List<String> header = new ArrayList<>();
     private final List<String[]> rows = new ArrayList<>();
     private final List<Integer> lineNumbers = new ArrayList<>();
 
@@ -60,6 +61,7 @@ public final class CsvTable {
             if (i == 0 && h.startsWith("\uFEFF")) {
                 h = h.substring(1);
             }
+            t.header.add(h);
             if (t.columns.put(h, i) != null) {
                 throw InvalidInputException.atLine(source, first + 1, "duplicate column '" + h + "'");
             }
@@ -116,6 +118,19 @@ public final class CsvTable {
         }
         out.add(cur.toString().trim());
         return out.toArray(new String[0]);
+    }
+
+    /** The column names, in file order. */
+    public List<String> columns() {
+        return List.copyOf(header);
+    }
+
+    /** A field for a CSV line: quoted (inner quotes doubled) when it holds a comma, a quote or a line break. */
+    public static String quote(String field) {
+        if (field.indexOf(',') < 0 && field.indexOf('"') < 0 && field.indexOf('\n') < 0) {
+            return field;
+        }
+        return '"' + field.replace("\"", "\"\"") + '"';
     }
 
     /** The file name used in errors. */

@@ -155,8 +155,12 @@ public final class DeviceCatalog {
      * @throws InvalidInputException naming the device and the known ones when it is absent
      */
     public Device require(String name) {
-        return find(name).orElseThrow(() -> InvalidInputException.of("unknown device '" + name + "' (known: "
-                + String.join(", ", devices.stream().map(Device::name).toList()) + ")"));
+        return find(name).orElseThrow(() -> {
+            List<String> names = devices.stream().map(Device::name).toList();
+            return InvalidInputException.of("unknown device '" + name + "'" + org.scaledl.Suggestions.closest(name,
+                    names).map(s -> "; did you mean '" + s + "'?").orElse("") + " (known: " + String.join(", ", names)
+                    + ")");
+        });
     }
 
     /** All devices, in file order. */

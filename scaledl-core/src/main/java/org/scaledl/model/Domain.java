@@ -245,19 +245,37 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
      * @return the warnings and the distance
      */
     public Check check(Workload w, Prediction p) {
-        List<PredictionWarning> out = new ArrayList<>();
+        Shares sh = shares(p);
+        Check settings = settingsCheck(w, sh);
+        Check graph = graphCheck(w, p);
+        List<PredictionWarning> all = new ArrayList<>(settings.warnings());
+        all.addAll(graph.warnings());
+        return new Check(List.copyOf(all), settings.distance() + graph.distance());
+    }
+
+    /** The shares of a prediction: layers, and communication with contention. */
+    record Shares(double layers, double communication) {
+    }
+
+    static Shares shares(Prediction p) {
         double total = p.millis() > 0 ? p.millis() : 1;
         double layerShare = 0;
         double commShare = 0;
-        Map<String, Double> byLayer = new HashMap<>();
         for (Prediction.Contribution c : p.breakdown()) {
             if (c.kind() == Prediction.Kind.LAYER) {
                 layerShare += c.millis() / total;
-                byLayer.merge(c.name(), c.millis(), Double::sum);
             } else if (c.kind() == Prediction.Kind.COMMUNICATION || c.name().equals("contention")) {
                 commShare += c.millis() / total;
             }
         }
+        return new Shares(layerShare, commShare);
+    }
+
+    /** The checks of the workload's settings (batch, world size, threads, phase, parallel degrees). */
+    Check settingsCheck(Workload w, Shares sh) {
+        List<PredictionWarning> out = new ArrayList<>();
+        double layerShare = sh.layers();
+        double commShare = sh.communication();
         double distance = 0;
         String device = w.device().map(Device::name).orElse(devices.size() == 1 ? devices.keySet().iterator().next()
                 : "");
@@ -284,6 +302,24 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
                     + tensorDegrees + ", pipeline " + pipelineDegrees + ")", Optional.empty(),
                     "tensor " + tensorDegrees + ", pipeline " + pipelineDegrees, Math.min(1, commShare + 0.0)));
             distance += 0.25;
+        }
+        return new Check(List.copyOf(out), distance);
+    }
+
+    /**
+     * The checks of the graph at the workload's batch (operators, families, layer features, size, coverage,
+     * cross-validation), whose shares come from the prediction's breakdown. They do not depend on the threads or
+     * the world size, so a caller scoring many placements of one graph may compute them once.
+     */
+    Check graphCheck(Workload w, Prediction p) {
+        List<PredictionWarning> out = new ArrayList<>();
+        double distance = 0;
+        double total = p.millis() > 0 ? p.millis() : 1;
+        Map<String, Double> byLayer = new HashMap<>();
+        for (Prediction.Contribution c : p.breakdown()) {
+            if (c.kind() == Prediction.Kind.LAYER) {
+                byLayer.merge(c.name(), c.millis(), Double::sum);
+            }
         }
         ModelGraph g = w.graph();
         SortedSet<String> unseenOps = new TreeSet<>();

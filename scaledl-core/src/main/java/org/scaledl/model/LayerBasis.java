@@ -2,10 +2,8 @@ package org.scaledl.model;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import org.scaledl.features.FeatureExtractor;
 import org.scaledl.graph.ModelGraph;
@@ -52,7 +50,7 @@ import org.scaledl.workload.Workload;
  * double[] x = LayerBasis.standard().row(workload);   // width() values
  * }</pre>
  *
- * <p>Feature analysis is cached per graph instance (weakly), and per (graph, batch, phase) the per-family sums that
+ * <p>Feature analysis is cached with each graph ({@link ModelGraph#memo}), and per (graph, batch, phase) the per-family sums that
  * a row is made of, so rows are cheap after the first call for a batch size. Thread-safe.
  */
 public final class LayerBasis {
@@ -89,8 +87,6 @@ public final class LayerBasis {
     /** Bounded threading and contention factors ({@code 1 − 1/p}); false for the version-1 basis ({@code p − 1}). */
     private final boolean bounded;
 
-    /** Per-graph analysis, held weakly so that graphs a caller drops can be collected. */
-    private final Map<ModelGraph, Analysis> cache = Collections.synchronizedMap(new WeakHashMap<>());
 
     private record Analysis(FeatureExtractor extractor, long[] gradientStats, int[] group, Map<Long, double[]> sums) {
     }
@@ -210,13 +206,10 @@ public final class LayerBasis {
     }
 
     private Analysis analysis(ModelGraph g) {
-        Analysis a = cache.get(g);
-        if (a == null) {
-            FeatureExtractor fx = FeatureExtractor.of(g);
-            a = new Analysis(fx, gradientStats(g), groups(g, fx), new ConcurrentHashMap<>());
-            cache.put(g, a);
-        }
-        return a;
+        return g.memo(this, graph -> {
+            FeatureExtractor fx = FeatureExtractor.of(graph);
+            return new Analysis(fx, gradientStats(graph), groups(graph, fx), new ConcurrentHashMap<>());
+        });
     }
 
     /** Layer features of a workload. */

@@ -48,6 +48,13 @@ import org.scaledl.workload.Workload;
  * <p>Instances are immutable and thread-safe.
  */
 public final class RuntimePredictor implements RuntimeModel {
+    /**
+     * How much each unit of distance outside the training domain ({@link Domain.Check#distance()}: a doubling beyond
+     * a setting's range, or the whole prediction resting on unseen families) widens the interval, in log-ratio on
+     * each side: a batch 16 times beyond the largest trained adds {@code ±4 · 0.15}, a factor 1.8 either way.
+     */
+    static final double WIDEN = 0.15;
+
     private final String name;
     private final LayerStage stage;
     private final InteractionModel interactions;
@@ -256,6 +263,15 @@ public final class RuntimePredictor implements RuntimeModel {
     @Override
     public Prediction predict(Workload w) {
         check(w);
+        Prediction point = predictPoint(w);
+        Domain.Check c = domain.check(w, point);
+        double ms = point.millis();
+        return new Prediction(ms, ms * Math.exp(logLow - WIDEN * c.distance()),
+                ms * Math.exp(logHigh + WIDEN * c.distance()), point.breakdown(), c.warnings());
+    }
+
+    /** The prediction with its breakdown, corrected by the interaction stage, without interval or warnings. */
+    private Prediction predictPoint(Workload w) {
         Prediction base = stage.predict(w);
         double f = interactions == null ? 1 : interactions.factor(w, layerwise, base.millis());
         List<Prediction.Contribution> parts = base.breakdown();
@@ -267,21 +283,58 @@ public final class RuntimePredictor implements RuntimeModel {
             parts = scaled;
         }
         double ms = base.millis() * f;
-        Prediction point = new Prediction(ms, ms, ms, parts);
-        Domain.Check c = domain.check(w, point);
-        double widen = 1 + c.distance();
-        return new Prediction(ms, ms * Math.exp(logLow * widen), ms * Math.exp(logHigh * widen), parts,
-                c.warnings());
+        return new Prediction(ms, ms, ms, parts);
     }
 
-    /** Predicts many workloads (in order); each is checked and refused as {@link #predict} would. */
+    /**
+     * Predicts many workloads, in order: each is checked and refused as {@link #predict} would, and each prediction
+     * has its interval and warnings but <em>no breakdown</em> (the fast path of a scheduler scoring candidates). The
+     * checks of a graph at a batch (operators, families, layer features, coverage) are computed once and reused for
+     * its other settings, with the shares of the first workload of that graph and batch.
+     */
     public List<Prediction> predictAll(Iterable<Workload> workloads) {
         List<Prediction> out = new ArrayList<>();
         for (Workload w : workloads) {
-            out.add(predict(w));
+            out.add(predictScored(w));
         }
         return out;
     }
+
+    /** A prediction without breakdown, its graph checks cached (see {@link #predictAll}). */
+    public Prediction predictScored(Workload w) {
+        check(w);
+        double base = stage.predictMillis(w);
+        double ms = interactions == null ? base : base * interactions.factor(w, layerwise, base);
+        CheckKey key = new CheckKey(w.batch(), w.phase(), w.device().map(Device::name).orElse(""),
+                w.parallelism().tensor(), w.parallelism().pipeline());
+        Map<CheckKey, GraphChecks> perGraph = w.graph().memo(checkToken,
+                g -> new java.util.concurrent.ConcurrentHashMap<>());
+        GraphChecks gc = perGraph.get(key);
+        if (gc == null) {
+            Prediction full = predictPoint(w);
+            gc = new GraphChecks(domain.graphCheck(w, full), Domain.shares(full));
+            if (perGraph.size() >= 4096) {
+                perGraph.clear();
+            }
+            perGraph.put(key, gc);
+        }
+        Domain.Check settings = domain.settingsCheck(w, gc.shares());
+        double d = settings.distance() + gc.graph().distance();
+        List<PredictionWarning> warnings = settings.warnings().isEmpty() ? gc.graph().warnings()
+                : java.util.stream.Stream.concat(settings.warnings().stream(), gc.graph().warnings().stream())
+                        .toList();
+        return new Prediction(ms, ms * Math.exp(logLow - WIDEN * d), ms * Math.exp(logHigh + WIDEN * d), List.of(),
+                warnings);
+    }
+
+    private record CheckKey(int batch, org.scaledl.workload.Phase phase, String device, int tensor, int pipeline) {
+    }
+
+    private record GraphChecks(Domain.Check graph, Domain.Shares shares) {
+    }
+
+    /** The key under which graphs keep this predictor's checks of them ({@link org.scaledl.graph.ModelGraph#memo}). */
+    private final Object checkToken = new Object();
 
     /**
      * A copy adapted to a device from a few profiled operators: per device, family and pass, every layer prediction
@@ -516,8 +569,10 @@ public final class RuntimePredictor implements RuntimeModel {
                     crossValidated &= !Double.isNaN(f.cvMre());
                 }
                 double[] sorted = errors.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-                double lo = Math.min(0, Quantiles.of(sorted, 0.05));
-                double hi = Math.max(0, Quantiles.of(sorted, 0.95));
+                // The errors are log(predicted / measured): a measurement is the prediction divided by the error, so
+                // the interval's low end comes from the errors' upper quantile and vice versa.
+                double lo = Math.min(0, -Quantiles.of(sorted, 0.95));
+                double hi = Math.max(0, -Quantiles.of(sorted, 0.05));
                 double cvMre = crossValidated ? absSum / cvCount : Double.NaN;
                 List<String> devices = byMachine.keySet().stream().filter(k -> !k.isEmpty()).sorted().toList();
                 Domain domain = new Domain.Collector().samples(samples).build(crossValidated);

@@ -3,34 +3,63 @@ package org.scaledl.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.OutputStreamWriter;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
+import org.scaledl.InvalidInputException;
+import org.scaledl.graph.ModelGraph;
+import org.scaledl.io.CsvTable;
+import org.scaledl.io.DeviceCatalog;
 import org.scaledl.model.Prediction;
+import org.scaledl.model.PredictionWarning;
 import org.scaledl.model.RuntimePredictor;
+import org.scaledl.workload.Device;
+import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Phase;
 import org.scaledl.workload.Workload;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code scaledl predict --model model.sdl --graph g.onnx --batch 8 ...}; a device model ({@code fit --gpu}) needs
- * {@code --device NAME}.
+ * {@code scaledl predict --model model.sdl --graph g.onnx --batch 8 ...} predicts one workload;
+ * {@code --candidates grid.csv [--out predictions.csv|.jsonl]} scores a table of them. A device model
+ * ({@code fit --gpu}) needs {@code --device NAME}; a host model knowing several machines too.
  */
 @Command(name = "predict", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
-        description = "Predict one workload with a saved model.")
+        description = "Predict one workload, or every row of a candidate table, with a saved model. Warnings (where "
+                + "the workload leaves what the model was fitted on) go to stderr.")
 final class PredictCommand implements Callable<Integer> {
     @Option(names = "--model", required = true, description = "Saved model (scaledl fit)")
     Path model;
 
-    @Option(names = "--graph", required = true, description = "ONNX graph")
+    @Option(names = "--graph", description = "ONNX graph (one workload)")
     Path graph;
 
-    @Option(names = "--batch", required = true, description = "Samples per worker")
-    int batch;
+    @Option(names = "--batch", description = "Samples per worker (one workload)")
+    Integer batch;
 
     @Option(names = "--world-size", defaultValue = "1", description = "Data-parallel workers (default 1)")
     int worldSize;
+
+    @Option(names = "--tensor", defaultValue = "1", description = "Tensor-parallel degree (device models; default 1)")
+    int tensor;
+
+    @Option(names = "--pipeline", defaultValue = "1", description = "Pipeline stages (device models; default 1)")
+    int pipeline;
+
+    @Option(names = "--micro-batches", defaultValue = "1", description = "Pipeline micro-batches (default 1)")
+    int microBatches;
 
     @Option(names = "--threads", defaultValue = "1", description = "Threads per worker (default 1)")
     int threads;
@@ -38,14 +67,22 @@ final class PredictCommand implements Callable<Integer> {
     @Option(names = "--phase", defaultValue = "train", description = "train or infer (default train)")
     Phase phase;
 
-    @Option(names = "--device", description = "GPU to predict on (device models from fit --gpu), e.g. "
-            + "\"NVIDIA H100 80GB HBM3\"")
+    @Option(names = "--device", description = "GPU of a device model (\"NVIDIA H100 80GB HBM3\"), or the CPU "
+            + "machine of a host model that knows several")
     String device;
 
     @Option(names = "--devices", description = "Extra device catalog CSV (NeuSight device_configs layout)")
     Path devices;
 
-    @Option(names = "--json", description = "Print JSON")
+    @Option(names = "--candidates", description = "Score every row of this CSV: columns graph (path relative to "
+            + "the CSV), batch, world_size, threads, phase, and optionally device, tensor, pipeline, micro_batches; "
+            + "other columns are carried through")
+    Path candidates;
+
+    @Option(names = "--out", description = "With --candidates: write here (.csv or .jsonl) instead of stdout")
+    Path out;
+
+    @Option(names = "--json", description = "Print JSON (one workload)")
     boolean json;
 
     @picocli.CommandLine.Mixin
@@ -57,25 +94,46 @@ final class PredictCommand implements Callable<Integer> {
         if (graphOptions.allowPartial) {
             p = p.allowingPartialGraphs();
         }
-        Workload.Builder wb = Workload.builder(graphOptions.read(graph)).batch(batch).worldSize(worldSize)
-                .threads(threads).phase(phase);
-        if (p.layerCostKind().equals("device")) {
-            if (device == null) {
-                throw new IllegalArgumentException(model + " is a device model: say which GPU with --device NAME");
+        if (candidates != null) {
+            if (graph != null || batch != null || json) {
+                throw new IllegalArgumentException("--candidates replaces --graph, --batch and --json");
             }
-            wb.device(EvaluateGpuCommand.catalog(devices).require(device));
-        } else if (device != null || devices != null) {
-            throw new IllegalArgumentException("--device and --devices apply to device models (scaledl fit --gpu); "
-                    + model + " is not one");
+            return scoreCandidates(p);
         }
+        if (graph == null || batch == null) {
+            throw new IllegalArgumentException("say what to predict: --graph and --batch (or --candidates)");
+        }
+        if (out != null) {
+            throw new IllegalArgumentException("--out applies to --candidates");
+        }
+        Workload.Builder wb = Workload.builder(graphOptions.read(graph)).batch(batch).threads(threads).phase(phase)
+                .parallelism(Parallelism.of(worldSize, tensor, pipeline, microBatches));
+        resolveDevice(p, device).ifPresent(wb::device);
         Workload w = wb.build();
         Prediction pr = p.predict(w);
+        for (PredictionWarning x : pr.warnings()) {
+            System.err.printf(Locale.ROOT, "scaledl: warning: %s (%s, %.0f%% of the prediction)%n", x.message(),
+                    x.kind().name().toLowerCase(Locale.ROOT), 100 * x.share());
+        }
         if (json) {
             ObjectMapper om = new ObjectMapper();
             ObjectNode root = om.createObjectNode();
+            ObjectNode wl = root.putObject("workload");
+            wl.put("graph", w.graph().name());
+            wl.put("batch", w.batch());
+            wl.put("phase", w.phase().label());
+            wl.put("world_size", w.worldSize());
+            wl.put("threads", w.threads());
+            wl.put("parallelism", w.parallelism().label());
+            if (w.device().isPresent()) {
+                wl.put("device", w.device().get().name());
+            } else {
+                wl.putNull("device");
+            }
             root.put("ms", pr.millis());
             root.put("low_ms", pr.lowMillis());
             root.put("high_ms", pr.highMillis());
+            warnings(root.putArray("warnings"), pr);
             ArrayNode b = root.putArray("breakdown");
             for (Prediction.Contribution c : pr.breakdown()) {
                 b.addObject().put("name", c.name()).put("kind", c.label()).put("ms", c.millis());
@@ -91,6 +149,154 @@ final class PredictCommand implements Callable<Integer> {
             }
             pr.breakdown().stream().limit(10).forEach(c -> System.out.printf(Locale.ROOT, "  %-50s %-20s %9.3f ms%n",
                     c.name(), c.label(), c.millis()));
+        }
+        return 0;
+    }
+
+    private static void warnings(ArrayNode arr, Prediction pr) {
+        for (PredictionWarning x : pr.warnings()) {
+            ObjectNode o = arr.addObject();
+            o.put("kind", x.kind().name().toLowerCase(Locale.ROOT));
+            o.put("message", x.message());
+            o.put("share", x.share());
+            if (x.value().isPresent()) {
+                o.put("value", x.value().get());
+            }
+            if (!x.range().isEmpty()) {
+                o.put("range", x.range());
+            }
+        }
+    }
+
+    /** The device of a workload: a GPU of the catalog for device models, a known machine for host ones. */
+    private java.util.Optional<Device> resolveDevice(RuntimePredictor p, String name) {
+        if (p.layerCostKind().equals("device")) {
+            if (name == null || name.isEmpty()) {
+                throw new IllegalArgumentException(model + " is a device model: say which GPU with --device NAME");
+            }
+            DeviceCatalog catalog = EvaluateGpuCommand.catalog(devices);
+            try {
+                return java.util.Optional.of(catalog.require(name));
+            } catch (InvalidInputException e) {
+                throw new IllegalArgumentException(e.getMessage(), e);
+            }
+        }
+        if (devices != null) {
+            throw new IllegalArgumentException("--devices applies to device models (scaledl fit --gpu); " + model
+                    + " is not one");
+        }
+        if (name == null || name.isEmpty()) {
+            return java.util.Optional.empty();
+        }
+        if (!p.machines().contains(name)) {
+            throw new IllegalArgumentException("machine '" + name + "' is not one of this model's " + p.machines()
+                    + org.scaledl.Suggestions.closest(name, p.machines()).map(s -> "; did you mean '" + s + "'?").orElse(""));
+        }
+        return java.util.Optional.of(Device.cpu(name, 1, 0, 0, 0, 0));
+    }
+
+    /** Scores a candidate table; prints the throughput (once graphs are loaded) on stderr. */
+    private int scoreCandidates(RuntimePredictor p) throws IOException {
+        CsvTable t = CsvTable.read(candidates, "graph", "batch", "world_size", "threads", "phase");
+        Path dir = candidates.toAbsolutePath().getParent();
+        Map<String, ModelGraph> graphs = new HashMap<>();
+        Map<String, java.util.Optional<Device>> deviceCache = new HashMap<>();
+        List<Workload> ws = new ArrayList<>(t.size());
+        for (int r = 0; r < t.size(); r++) {
+            String path = t.get(r, "graph");
+            int line = t.line(r);
+            ModelGraph g = graphs.computeIfAbsent(path, k -> {
+                Path file = dir.resolve(k).normalize();
+                if (!Files.isRegularFile(file)) {
+                    throw InvalidInputException.atLine(t.source(), line, "graph file not found: " + file);
+                }
+                return graphOptions.read(file);
+            });
+            Phase ph;
+            try {
+                ph = Phase.parse(t.get(r, "phase"));
+            } catch (InvalidInputException e) {
+                throw InvalidInputException.atLine(t.source(), line, e.detail());
+            }
+            Workload.Builder b = Workload.builder(g).batch(t.positiveInt(r, "batch")).threads(t.positiveInt(r,
+                    "threads")).phase(ph).parallelism(Parallelism.of(t.positiveInt(r, "world_size"),
+                    t.opt(r, "tensor").isPresent() ? t.positiveInt(r, "tensor") : 1,
+                    t.opt(r, "pipeline").isPresent() ? t.positiveInt(r, "pipeline") : 1,
+                    t.opt(r, "micro_batches").isPresent() ? t.positiveInt(r, "micro_batches") : 1));
+            String name = t.opt(r, "device").orElse(device);
+            try {
+                deviceCache.computeIfAbsent(name == null ? "" : name, n -> resolveDevice(p, n)).ifPresent(b::device);
+            } catch (IllegalArgumentException e) {
+                throw InvalidInputException.atLine(t.source(), line, e.getMessage());
+            }
+            ws.add(b.build());
+        }
+        long t0 = System.nanoTime();
+        RuntimePredictor predictor = p;
+        // The predictor is thread-safe: the rows are scored on every core, in order.
+        Prediction[] scored = new Prediction[ws.size()];
+        java.util.stream.IntStream.range(0, ws.size()).parallel().forEach(i -> {
+            try {
+                scored[i] = predictor.predictScored(ws.get(i));
+            } catch (IllegalArgumentException e) {
+                throw InvalidInputException.atLine(t.source(), t.line(i), e.getMessage());
+            }
+        });
+        List<Prediction> preds = java.util.Arrays.asList(scored);
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        boolean jsonl = out != null && out.getFileName().toString().endsWith(".jsonl");
+        Writer w = out == null ? new BufferedWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8))
+                : Files.newBufferedWriter(out, StandardCharsets.UTF_8);
+        try {
+            List<String> cols = t.columns();
+            if (jsonl) {
+                ObjectMapper om = new ObjectMapper();
+                for (int r = 0; r < t.size(); r++) {
+                    ObjectNode o = om.createObjectNode();
+                    for (String c : cols) {
+                        o.put(c, t.get(r, c));
+                    }
+                    Prediction pr = preds.get(r);
+                    o.put("predicted_ms", pr.millis());
+                    o.put("low_ms", pr.lowMillis());
+                    o.put("high_ms", pr.highMillis());
+                    warnings(o.putArray("warnings"), pr);
+                    w.write(om.writeValueAsString(o));
+                    w.write('\n');
+                }
+            } else {
+                StringBuilder sb = new StringBuilder();
+                sb.append(String.join(",", cols.stream().map(CsvTable::quote).toList()))
+                        .append(",predicted_ms,low_ms,high_ms,warnings\n");
+                for (int r = 0; r < t.size(); r++) {
+                    Prediction pr = preds.get(r);
+                    for (String c : cols) {
+                        sb.append(CsvTable.quote(t.get(r, c))).append(',');
+                    }
+                    sb.append(String.format(Locale.ROOT, "%.4f,%.4f,%.4f,", pr.millis(), pr.lowMillis(),
+                            pr.highMillis()));
+                    List<String> kinds = pr.warnings().stream().map(x -> x.kind().name().toLowerCase(Locale.ROOT))
+                            .distinct().toList();
+                    sb.append(String.join(";", kinds)).append('\n');
+                    if (sb.length() > 1 << 16) {
+                        w.write(sb.toString());
+                        sb.setLength(0);
+                    }
+                }
+                w.write(sb.toString());
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + (out == null ? "stdout" : out) + ": " + e.getMessage(),
+                    e);
+        } finally {
+            w.flush();
+            if (out != null) {
+                w.close();
+            }
+        }
+        if (!Main.quiet) {
+            System.err.printf(Locale.ROOT, "scored %d candidates over %d graphs in %.3f s (%.0f / s)%n", ws.size(),
+                    graphs.size(), seconds, ws.size() / Math.max(seconds, 1e-9));
         }
         return 0;
     }
