@@ -176,13 +176,16 @@ public final class ModelGraph {
     /**
      * A per-graph cache for what other classes derive from the graph (feature analysis, per-batch sums, checks): the
      * value {@code compute} gives for {@code owner}, computed once and kept as long as the graph. Thread-safe and
-     * lock-free on a hit. Owners should be small, long-lived keys (a class, a singleton, a token object).
+     * lock-free on a hit; two threads that miss at once may both compute (the first value stays). Owners should be small, long-lived keys (a class, a singleton, a token object).
      */
     @SuppressWarnings("unchecked")
     public <T> T memo(Object owner, java.util.function.Function<ModelGraph, T> compute) {
         Object v = memo.get(owner);
         if (v == null) {
-            v = memo.computeIfAbsent(owner, k -> compute.apply(this));
+            // computed outside the map: an analysis may itself need another one of the same graph
+            Object computed = compute.apply(this);
+            Object previous = memo.putIfAbsent(owner, computed);
+            v = previous != null ? previous : computed;
         }
         return (T) v;
     }
