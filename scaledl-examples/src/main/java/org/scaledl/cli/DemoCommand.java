@@ -32,7 +32,9 @@ final class DemoCommand implements Callable<Integer> {
                 d.distinct("family").size());
         System.out.println("leave-one-family-out: every prediction comes from models fitted without that family");
         System.out.println();
-        Evaluation e = Evaluation.crossValidate(EvaluateCommand.methods(), d.samples(), "family");
+        Progress progress = Progress.of("demo", Main.quiet);
+        Evaluation e = Evaluation.crossValidate(EvaluateCommand.methods(), d.samples(), "family",
+                (m, f, done, total) -> progress.update(done, total, m + ", family " + f + " held out"));
         Reports.table(e, System.out);
         Path svg = outDir.resolve("predicted-vs-measured.svg");
         Path csv = outDir.resolve("predictions.csv");

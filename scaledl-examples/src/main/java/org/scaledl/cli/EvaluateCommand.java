@@ -119,6 +119,8 @@ final class EvaluateCommand implements Callable<Integer> {
         if (!by.equals("family") && !by.equals("model")) {
             throw new IllegalArgumentException("--cv must be family or model, got '" + by + "'");
         }
-        return Evaluation.crossValidate(methods, DatasetReader.read(s.cv.data).samples(), by);
+        Progress progress = Progress.of("evaluate", Main.quiet);
+        return Evaluation.crossValidate(methods, DatasetReader.read(s.cv.data).samples(), by,
+                (m, f, done, total) -> progress.update(done, total, m + ", " + by + " " + f + " held out"));
     }
 }

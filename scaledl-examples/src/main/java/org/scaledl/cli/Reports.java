@@ -24,12 +24,14 @@ final class Reports {
     }
 
     static void table(Evaluation e, PrintStream out) {
-        out.printf(Locale.ROOT, "%-20s %5s %8s %10s %8s %9s %9s%n", "method", "n", "MRE", "RMSE ms", "MAPE",
-                "within10", "spearman");
+        out.printf(Locale.ROOT, "%-20s %5s %8s %10s %9s %9s %9s%n", "method", "n", "MRE", "RMSE ms", "within10",
+                "spearman", "in 90% PI");
         for (String m : e.methods()) {
             ErrorMetrics x = e.metrics().get(m);
-            out.printf(Locale.ROOT, "%-20s %5d %7.1f%% %10.1f %7.1f%% %8.0f%% %9.3f%n", m, x.n(), 100 * x.mre(),
-                    x.rmseMs(), x.mape(), 100 * x.within10(), x.spearman());
+            double cov = coverage(e, m);
+            out.printf(Locale.ROOT, "%-20s %5d %7.1f%% %10.1f %8.0f%% %9.3f %9s%n", m, x.n(), 100 * x.mre(),
+                    x.rmseMs(), 100 * x.within10(), x.spearman(), Double.isNaN(cov) ? "-"
+                            : String.format(Locale.ROOT, "%.1f%%", 100 * cov));
         }
         out.println();
         out.println("MRE per test model:");
@@ -52,9 +54,12 @@ final class Reports {
     static String json(Evaluation e) throws IOException {
         ObjectMapper om = new ObjectMapper();
         ObjectNode root = om.createObjectNode();
+        root.put("units", "mre, within10 and interval_coverage are fractions (0.05 = 5 %); rmse_ms is ms");
         ObjectNode methods = root.putObject("methods");
         for (String m : e.methods()) {
-            put(methods.putObject(m), e.metrics().get(m));
+            ObjectNode o = methods.putObject(m);
+            put(o, e.metrics().get(m));
+            number(o, "interval_coverage", coverage(e, m));
         }
         ObjectNode per = root.putObject("per_model");
         for (Map.Entry<String, Map<String, ErrorMetrics>> me : e.perModel().entrySet()) {
@@ -68,9 +73,29 @@ final class Reports {
         o.put("n", x.n());
         o.put("mre", x.mre());
         o.put("rmse_ms", x.rmseMs());
-        o.put("mape", x.mape());
         o.put("within10", x.within10());
         number(o, "spearman", x.spearman());
+    }
+
+    /**
+     * The share of a method's held-out measurements inside its prediction intervals; NaN for methods that give
+     * points.
+     */
+    static double coverage(Evaluation e, String method) {
+        int in = 0;
+        int n = 0;
+        for (Evaluation.Row r : e.predictions()) {
+            if (!r.method().equals(method)) {
+                continue;
+            }
+            if (r.prediction().lowMillis() == r.prediction().highMillis()) {
+                return Double.NaN;
+            }
+            n++;
+            double y = r.sample().millis();
+            in += y >= r.prediction().lowMillis() && y <= r.prediction().highMillis() ? 1 : 0;
+        }
+        return n == 0 ? Double.NaN : (double) in / n;
     }
 
     /** Puts a number, or {@code null} where there is none (NaN: nothing to score). */
@@ -97,6 +122,11 @@ final class Reports {
 
     /** A log-log scatter of predicted vs measured, one colour per method, with the y = x line. */
     static void svg(Evaluation e, Path file) {
+        svg(e, file, "Predicted vs measured, held-out families");
+    }
+
+    /** The scatter with a title; the first method (the project's) is drawn last, on top. */
+    static void svg(Evaluation e, Path file, String title) {
         double lo = Double.POSITIVE_INFINITY;
         double hi = 0;
         for (Evaluation.Row r : e.predictions()) {
@@ -107,8 +137,9 @@ final class Reports {
                 }
             }
         }
-        double l0 = Math.floor(Math.log10(lo));
-        double l1 = Math.ceil(Math.log10(hi));
+        // Axes fitted to the data: a little margin around the extremes, ticks at 1-2-5 steps of each decade.
+        double l0 = Math.log10(lo) - 0.05;
+        double l1 = Math.log10(hi) + 0.05;
         int size = 640;
         int pad = 70;
         double span = size - 2 * pad;
@@ -116,14 +147,22 @@ final class Reports {
         sb.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                 + "font-family=\"sans-serif\" font-size=\"12\">%n", size + 170, size));
         sb.append(String.format(Locale.ROOT, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>%n", size + 170, size));
-        for (double d = l0; d <= l1; d++) {
-            double p = pad + (d - l0) / (l1 - l0) * span;
-            sb.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>"
-                    + "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>%n", p, pad, p, size - pad,
-                    pad, size - p, size - pad, size - p));
-            sb.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>"
-                    + "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>%n", p, size - pad + 18,
-                    label(d), pad - 6, size - p + 4, label(d)));
+        sb.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"28\" text-anchor=\"middle\" font-size=\"15\">%s"
+                + "</text>%n", (size + 170) / 2, escape(title)));
+        for (double decade = Math.floor(l0); decade <= Math.ceil(l1); decade++) {
+            for (double m : new double[] {1, 2, 5}) {
+                double d = decade + Math.log10(m);
+                if (d < l0 || d > l1) {
+                    continue;
+                }
+                double p = pad + (d - l0) / (l1 - l0) * span;
+                sb.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>"
+                        + "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>%n", p, pad, p,
+                        size - pad, pad, size - p, size - pad, size - p));
+                sb.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>"
+                        + "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>%n", p, size - pad + 18,
+                        label(d), pad - 6, size - p + 4, label(d)));
+            }
         }
         sb.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\" "
                 + "stroke-dasharray=\"4 3\"/>%n", pad, size - pad, size - pad, pad));
@@ -131,7 +170,7 @@ final class Reports {
                 size / 2, size - 20));
         sb.append(String.format(Locale.ROOT, "<text x=\"20\" y=\"%d\" text-anchor=\"middle\" "
                 + "transform=\"rotate(-90 20 %d)\">predicted (ms)</text>%n", size / 2, size / 2));
-        for (int m = 0; m < e.methods().size(); m++) {
+        for (int m = e.methods().size() - 1; m >= 0; m--) {
             String name = e.methods().get(m);
             String colour = COLOURS[m % COLOURS.length];
             for (Evaluation.Row r : e.predictions()) {
@@ -155,6 +194,10 @@ final class Reports {
     private static String label(double decade) {
         double v = Math.pow(10, decade);
         return v >= 1 ? String.format(Locale.ROOT, "%.0f", v) : String.format(Locale.ROOT, "%.2g", v);
+    }
+
+    static String escape(String s) {
+        return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
     }
 
     private static void write(Path file, String text) {
