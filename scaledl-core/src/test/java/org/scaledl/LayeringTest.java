@@ -26,7 +26,7 @@ class LayeringTest {
     private static final Map<String, Integer> LEVEL = Map.ofEntries(Map.entry("org.scaledl.doe", 0),
             Map.entry("org.scaledl", 0), Map.entry("org.scaledl.graph", 1), Map.entry("org.scaledl.onnx", 2),
             Map.entry("org.scaledl.workload", 3), Map.entry("org.scaledl.features", 4), Map.entry("org.scaledl.io", 5),
-            Map.entry("org.scaledl.model", 6), Map.entry("org.scaledl.eval", 7), Map.entry("org.scaledl.gnn", 8),
+            Map.entry("org.scaledl.model", 6), Map.entry("org.scaledl.eval", 7), Map.entry("org.scaledl.gnn", 8), Map.entry("org.scaledl.models", 8),
             Map.entry("org.scaledl.cli", 9));
     private static final Pattern IMPORT = Pattern.compile("^import (?:static )?(org\\.scaledl(?:\\.[a-z]+)?)\\.[A-Z]",
             Pattern.MULTILINE);

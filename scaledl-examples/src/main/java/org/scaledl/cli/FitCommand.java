@@ -26,9 +26,9 @@ import picocli.CommandLine.Option;
 @Command(name = "fit", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
         description = "Fit ScaleDL on a dataset and save the model.")
 final class FitCommand implements Callable<Integer> {
-    @Option(names = "--data", required = true, description = "Dataset folder (with --gpu: the folder with neusight/ "
-            + "and deepbench/)")
-    Path data;
+    @Option(names = "--data", required = true, description = "Dataset folder; repeat it to fit several machines "
+            + "into one predictor (with --gpu: the folder with neusight/ and deepbench/)")
+    List<Path> dataDirs;
 
     @Option(names = "--out", required = true, description = "Model file to write")
     Path out;
@@ -55,6 +55,10 @@ final class FitCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        Path data = dataDirs.get(0);
+        if (gpu && dataDirs.size() > 1) {
+            throw new IllegalArgumentException("--gpu reads one data root");
+        }
         if (gpu) {
             if (gnn || attention) {
                 throw new IllegalArgumentException("--gpu cannot be combined with --gnn or --attention");
@@ -85,6 +89,9 @@ final class FitCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--devices and --profiled need --gpu");
         }
         Dataset d = DatasetReader.read(data);
+        for (Path more : dataDirs.subList(1, dataDirs.size())) {
+            d = d.plus(DatasetReader.read(more));
+        }
         if (attention && !gnn) {
             throw new IllegalArgumentException("--attention needs --gnn");
         }

@@ -1,0 +1,60 @@
+package org.scaledl.models;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.scaledl.io.DatasetReader;
+import org.scaledl.model.RuntimePredictor;
+import org.scaledl.workload.Dataset;
+import org.scaledl.workload.Sample;
+
+/**
+ * The bundled predictors are exactly what fitting the bundled datasets gives today: a stale resource (fitted by an
+ * older library or on older data) fails here, and the regeneration command is in the resources' PROVENANCE.md.
+ */
+class BundledModelsTest {
+    private static final Path DATASETS = Path.of("..", "datasets");
+    private static final Map<String, List<String>> SOURCES = Map.of("cpu-ddp", List.of("cpu-ddp"), "cpu-zoo",
+            List.of("cpu-zoo"), "cpu-machines", List.of("cpu-ddp", "cpu-zoo"));
+
+    @ParameterizedTest
+    @ValueSource(strings = {"cpu-ddp", "cpu-zoo", "cpu-machines"})
+    void bundledPredictorIsTheFitOfTheBundledData(String name) {
+        Dataset data = null;
+        for (String dir : SOURCES.get(name)) {
+            Dataset d = DatasetReader.read(DATASETS.resolve(dir));
+            data = data == null ? d : data.plus(d);
+        }
+        RuntimePredictor bundled = BundledModels.load(name);
+        RuntimePredictor refit = RuntimePredictor.builder().build().fit(data.samples());
+        assertEquals(refit.provenance().dataFingerprint(), bundled.provenance().dataFingerprint(),
+                name + ": bundled model was fitted on other data; regenerate it (see PROVENANCE.md)");
+        assertEquals(data.size(), bundled.provenance().trainingSamples());
+        for (Sample s : data.samples()) {
+            double want = refit.predictMillis(s.workload());
+            double got = bundled.predictMillis(s.workload());
+            assertEquals(want, got, 1e-9 * want, () -> name + ": " + s.workload());
+        }
+    }
+
+    @Test
+    void namesAreLoadable() {
+        assertEquals(List.of("cpu-ddp", "cpu-zoo", "cpu-machines"), BundledModels.names());
+        assertEquals(2, BundledModels.load("cpu-machines").machines().size());
+        assertEquals(1, BundledModels.load("cpu-zoo").machines().size());
+    }
+
+    @Test
+    void unknownNameSuggestsTheClosest() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> BundledModels.load("cpu-zo"));
+        assertTrue(e.getMessage().contains("did you mean 'cpu-zoo'"), e.getMessage());
+        assertTrue(e.getMessage().contains("cpu-machines"), e.getMessage());
+    }
+}
