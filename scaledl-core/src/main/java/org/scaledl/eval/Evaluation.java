@@ -94,7 +94,20 @@ public record Evaluation(List<String> methods, List<Row> predictions, Map<String
     /** Leave-one-group-out cross-validation, reporting each fit to {@code listener}. */
     public static Evaluation crossValidate(List<RuntimeTrainer> methods, List<Sample> samples, String groupTag,
             Listener listener) {
-        List<Folds.Fold> folds = Folds.leaveOneGroupOut(samples, Folds.byTagStrict(groupTag));
+        return crossValidate(methods, samples, groupTag, 0, listener);
+    }
+
+    /**
+     * Cross-validation over whole groups of {@code groupTag} in at most {@code maxFolds} folds
+     * ({@link Folds#groupFolds}: every fold holds several whole groups out), or leave-one-group-out when
+     * {@code maxFolds} is 0. Fewer folds are for slow methods; the figures are then of a model fitted on fewer groups.
+     */
+    public static Evaluation crossValidate(List<RuntimeTrainer> methods, List<Sample> samples, String groupTag,
+            int maxFolds, Listener listener) {
+        Checks.argument(maxFolds == 0 || maxFolds >= 2, "folds must be 0 (leave one group out) or >= 2: %s",
+                maxFolds);
+        List<Folds.Fold> folds = maxFolds == 0 ? Folds.leaveOneGroupOut(samples, Folds.byTagStrict(groupTag))
+                : Folds.groupFolds(Folds.groups(samples, Folds.byTagStrict(groupTag)), maxFolds);
         Checks.argument(folds.size() >= 2, "need at least 2 groups of '%s' to cross-validate, got %s",
                 groupTag, folds.size());
         List<Row> rows = new ArrayList<>();

@@ -3,6 +3,7 @@ package org.scaledl.model;
 import java.util.ArrayList;
 import java.util.List;
 import org.scaledl.Checks;
+import org.scaledl.doe.BudgetedDesign;
 import org.scaledl.doe.Design;
 import org.scaledl.doe.FedorovExchange;
 import org.scaledl.workload.Workload;
@@ -58,6 +59,36 @@ public record ProfilingPlan(List<Integer> indices, List<Workload> chosen, double
         System.arraycopy(x, 0, cand, 0, cand.length);
         System.arraycopy(x, cand.length, fixed, 0, fixed.length);
         Design d = new FedorovExchange(cand, runs).fixed(fixed).ridge(RIDGE).seed(seed).design();
+        List<Workload> chosen = new ArrayList<>();
+        for (int i : d.chosen()) {
+            chosen.add(candidates.get(i));
+        }
+        return new ProfilingPlan(d.chosen(), chosen, d.logDet(), d.dEfficiency());
+    }
+
+    /**
+     * Chooses, among the candidates, the D-optimal set whose measurement fits a budget of profiling time
+     * ({@link BudgetedDesign}): as many runs as the budget buys, cheap ones preferred when they carry as much
+     * information.
+     *
+     * @param candidates    workloads that could be profiled
+     * @param measured      workloads already profiled (they count, cost nothing and are not chosen)
+     * @param costSeconds   what measuring each candidate costs ({@link ProfilingCost#seconds})
+     * @param budgetSeconds the most the chosen runs may cost together
+     * @param seed          seed of the exchange's random starts
+     * @throws IllegalArgumentException if no candidate fits the budget
+     */
+    public static ProfilingPlan withinBudget(List<Workload> candidates, List<Workload> measured, double[] costSeconds,
+            double budgetSeconds, long seed) {
+        Checks.argument(!candidates.isEmpty(), "no candidates");
+        Checks.argument(costSeconds.length == candidates.size(), "%s costs for %s candidates", costSeconds.length,
+                candidates.size());
+        double[][] x = designMatrix(candidates, measured);
+        double[][] cand = new double[candidates.size()][];
+        double[][] fixed = new double[measured.size()][];
+        System.arraycopy(x, 0, cand, 0, cand.length);
+        System.arraycopy(x, cand.length, fixed, 0, fixed.length);
+        Design d = new BudgetedDesign(cand, costSeconds, budgetSeconds).fixed(fixed).ridge(RIDGE).seed(seed).design();
         List<Workload> chosen = new ArrayList<>();
         for (int i : d.chosen()) {
             chosen.add(candidates.get(i));

@@ -242,7 +242,7 @@ public final class FedorovExchange {
         return m;
     }
 
-    private static void addOuter(DMatrixRMaj m, double[] v, double sign) {
+    static void addOuter(DMatrixRMaj m, double[] v, double sign) {
         int p = v.length;
         for (int a = 0; a < p; a++) {
             if (v[a] == 0) {
@@ -444,7 +444,7 @@ public final class FedorovExchange {
         return s;
     }
 
-    private static void mult(DMatrixRMaj m, double[] v, double[] out) {
+    static void mult(DMatrixRMaj m, double[] v, double[] out) {
         int p = v.length;
         for (int r = 0; r < p; r++) {
             double s = 0;
@@ -455,7 +455,7 @@ public final class FedorovExchange {
         }
     }
 
-    private static double dot(double[] a, double[] b) {
+    static double dot(double[] a, double[] b) {
         double s = 0;
         for (int i = 0; i < a.length; i++) {
             s += a[i] * b[i];

@@ -45,6 +45,10 @@ final class EvaluateCommand implements Callable<Integer> {
 
         @Option(names = "--cv", required = true, description = "Leave-one-out by: family or model")
         String by;
+
+        @Option(names = "--folds", defaultValue = "0", description = "At most this many folds, each holding several "
+                + "whole groups out (for slow methods such as --gnn); default 0: leave one group out")
+        int folds;
     }
 
     @Option(names = "--json", description = "Print JSON instead of a table")
@@ -120,7 +124,7 @@ final class EvaluateCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--cv must be family or model, got '" + by + "'");
         }
         Progress progress = Progress.of("evaluate", Main.quiet);
-        return Evaluation.crossValidate(methods, DatasetReader.read(s.cv.data).samples(), by,
+        return Evaluation.crossValidate(methods, DatasetReader.read(s.cv.data).samples(), by, s.cv.folds,
                 (m, f, done, total) -> progress.update(done, total, m + ", " + by + " " + f + " held out"));
     }
 }

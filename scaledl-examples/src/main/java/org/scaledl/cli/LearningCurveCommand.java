@@ -3,43 +3,57 @@ package org.scaledl.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Random;
-import java.util.Set;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
-import org.scaledl.eval.ErrorMetrics;
+import org.scaledl.eval.LearningCurve;
 import org.scaledl.io.DatasetReader;
-import org.scaledl.model.ProfilingPlan;
+import org.scaledl.model.ProfilingCost;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.workload.Dataset;
-import org.scaledl.workload.Sample;
-import org.scaledl.workload.Workload;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code scaledl learning-curve}: held-out accuracy against the number of profiled runs, for runs chosen D-optimally
- * and uniformly at random.
+ * {@code scaledl learning-curve}: held-out accuracy against profiling seconds, for runs chosen D-optimally (by runs,
+ * and within a budget of seconds) and uniformly at random.
  */
 @Command(name = "learning-curve", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
-        description = "Accuracy vs. profiled runs: D-optimal vs. random choice, on held-out "
-        + "families; writes learning-curve.svg.")
+        description = "Accuracy vs. profiling seconds: D-optimal by runs, cost-aware D-optimal and random choice, "
+        + "on held-out families; writes learning-curve.svg.")
 final class LearningCurveCommand implements Callable<Integer> {
-    static final double[] FRACTIONS = {0.05, 0.10, 0.15, 0.25, 0.50, 1.00};
-
     @Option(names = "--data", required = true, description = "Dataset folder")
     Path data;
 
-    @Option(names = "--cv", defaultValue = "family", description = "Leave-one-out by: family or model")
+    @Option(names = "--cv", defaultValue = "family", description = "Groups held out: family or model (default "
+            + "${DEFAULT-VALUE})")
     String by;
 
-    @Option(names = "--random-seeds", defaultValue = "5", description = "Random subsets per size (default 5)")
+    @Option(names = "--folds", defaultValue = "10", description = "Folds of whole groups (default ${DEFAULT-VALUE}; "
+            + "0 = leave one group out)")
+    int folds;
+
+    @Option(names = "--random-seeds", defaultValue = "5", description = "Random subsets per size (default "
+            + "${DEFAULT-VALUE})")
     int seeds;
+
+    @Option(names = "--prior", description = "Model file whose predictions price candidates for the cost-aware plan "
+            + "(default: the roofline prior)")
+    Path prior;
+
+    @Option(names = "--overhead-s", defaultValue = "1.5", description = "Fixed seconds per run (default "
+            + "${DEFAULT-VALUE})")
+    double overhead;
+
+    @Option(names = "--warmup", defaultValue = "2", description = "Untimed iterations per run (default "
+            + "${DEFAULT-VALUE})")
+    int warmup;
+
+    @Option(names = "--reps", defaultValue = "3", description = "Timed iterations per run (default ${DEFAULT-VALUE})")
+    int reps;
 
     @Option(names = "--out-dir", defaultValue = ".", description = "Where to write learning-curve.svg")
     Path outDir;
@@ -47,8 +61,8 @@ final class LearningCurveCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print JSON")
     boolean json;
 
-    /** The fit used at every size: fixed shrinkage, so that small subsets are not cross-validated on themselves. */
-    private static final RuntimePredictor.Trainer TRAINER = RuntimePredictor.builder().shrinkage(1e-2).build();
+    private static final Map<String, String> COLOURS = Map.of(LearningCurve.D_OPTIMAL, "#ff7f0e",
+            LearningCurve.D_OPTIMAL_COST, "#d62728", LearningCurve.RANDOM, "#1f77b4");
 
     @Override
     public Integer call() throws Exception {
@@ -59,139 +73,151 @@ final class LearningCurveCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--random-seeds must be >= 1");
         }
         Dataset d = DatasetReader.read(data);
-        Set<String> groups = new LinkedHashSet<>(d.distinct(by));
-        int k = FRACTIONS.length;
-        List<List<double[]>> optimal = new ArrayList<>();
-        List<List<double[]>> random = new ArrayList<>();
-        for (int f = 0; f < k; f++) {
-            optimal.add(new ArrayList<>());
-            random.add(new ArrayList<>());
+        LearningCurve.Builder b = LearningCurve.builder().folds(folds).randomSubsets(seeds)
+                .cost(new ProfilingCost(overhead, warmup, reps));
+        if (prior != null) {
+            RuntimePredictor p = RuntimePredictor.load(prior);
+            b.prior(p::predictMillis);
         }
-        for (String g : groups) {
-            List<Sample> train = d.samples().stream().filter(s -> !s.workload().tag(by).orElse("").equals(g))
-                    .toList();
-            List<Sample> test = d.samples().stream().filter(s -> s.workload().tag(by).orElse("").equals(g))
-                    .toList();
-            List<Workload> candidates = train.stream().map(Sample::workload).toList();
-            for (int f = 0; f < k; f++) {
-                int n = Math.max(2, (int) Math.round(FRACTIONS[f] * train.size()));
-                List<Sample> chosen = new ArrayList<>();
-                if (n >= train.size()) {
-                    chosen.addAll(train);
-                } else {
-                    for (int i : ProfilingPlan.choose(candidates, List.of(), n, 1).indices()) {
-                        chosen.add(train.get(i));
+        Progress progress = Progress.of("learning-curve", Main.quiet);
+        LearningCurve c = b.run(d.samples(), by, (done, total) -> {
+            progress.update(done, total, "fold " + done + " of " + total);
+            return 0;
+        });
+        Path svg = outDir.resolve("learning-curve.svg");
+        svg(c, svg);
+        if (json) {
+            ObjectMapper om = new ObjectMapper();
+            ObjectNode root = om.createObjectNode();
+            root.put("full_mre", c.fullMre());
+            root.put("grid_seconds", c.gridSeconds());
+            c.methods().forEach((name, pts) -> {
+                ObjectNode m = root.putObject(name);
+                ArrayNode arr = m.putArray("points");
+                for (LearningCurve.Point p : pts) {
+                    ObjectNode o = arr.addObject().put("fraction", p.fraction()).put("seconds", p.seconds())
+                            .put("runs", p.runs()).put("mre", p.mre()).put("rmse_ms", p.rmseMs());
+                    if (name.equals(LearningCurve.RANDOM)) {
+                        o.put("mre_low", p.mreLow()).put("mre_high", p.mreHigh());
                     }
                 }
-                record(optimal.get(f), TRAINER.fit(chosen), test, 1);
-                for (int s = 0; s < seeds; s++) {
-                    List<Sample> shuffled = new ArrayList<>(train);
-                    java.util.Collections.shuffle(shuffled, new Random(1000L * s + g.hashCode()));
-                    record(random.get(f), TRAINER.fit(shuffled.subList(0, n)), test, seeds);
+                Optional<Double> s = c.secondsTo(1.2, name);
+                if (s.isPresent()) {
+                    m.put("seconds_to_1_2x", s.get());
+                } else {
+                    m.putNull("seconds_to_1_2x");
                 }
-            }
-        }
-        ObjectMapper om = new ObjectMapper();
-        ObjectNode root = om.createObjectNode();
-        ArrayNode rows = root.putArray("curve");
-        double[][] mre = new double[2][k];
-        for (int f = 0; f < k; f++) {
-            ErrorMetrics a = metrics(optimal.get(f));
-            ErrorMetrics b = metrics(random.get(f));
-            mre[0][f] = a.mre();
-            mre[1][f] = b.mre();
-            ObjectNode o = rows.addObject();
-            o.put("fraction", FRACTIONS[f]);
-            o.putObject("d-optimal").put("mre", a.mre()).put("rmse_ms", a.rmseMs());
-            o.putObject("random").put("mre", b.mre()).put("rmse_ms", b.rmseMs());
-        }
-        svg(mre, outDir.resolve("learning-curve.svg"));
-        if (json) {
+            });
             System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
         } else {
-            System.out.printf(Locale.ROOT, "%-9s %13s %13s %15s %15s%n", "runs", "D-opt MRE", "random MRE",
-                    "D-opt RMSE ms", "random RMSE ms");
-            for (int f = 0; f < k; f++) {
-                ErrorMetrics a = metrics(optimal.get(f));
-                ErrorMetrics b = metrics(random.get(f));
-                System.out.printf(Locale.ROOT, "%7.0f%% %12.1f%% %12.1f%% %15.1f %15.1f%n", 100 * FRACTIONS[f],
-                        100 * a.mre(), 100 * b.mre(), a.rmseMs(), b.rmseMs());
+            System.out.printf(Locale.ROOT, "full-data MRE %.1f%%; profiling the whole grid takes %.0f s%n",
+                    100 * c.fullMre(), c.gridSeconds());
+            System.out.printf(Locale.ROOT, "%-15s %9s %10s %8s %9s %12s%n", "method", "fraction", "seconds", "runs",
+                    "MRE", "RMSE ms");
+            c.methods().forEach((name, pts) -> {
+                for (LearningCurve.Point p : pts) {
+                    System.out.printf(Locale.ROOT, "%-15s %8.0f%% %10.0f %8.1f %8.1f%% %12.1f%s%n", name,
+                            100 * p.fraction(), p.seconds(), p.runs(), 100 * p.mre(), p.rmseMs(),
+                            name.equals(LearningCurve.RANDOM) ? String.format(Locale.ROOT, "  (%.1f-%.1f%%)",
+                                    100 * p.mreLow(), 100 * p.mreHigh()) : "");
+                }
+            });
+            for (String name : c.methods().keySet()) {
+                System.out.printf(Locale.ROOT, "%s reaches 1.2x the full-data MRE after %s%n", name,
+                        c.secondsTo(1.2, name).map(s -> String.format(Locale.ROOT, "%.0f s (%.1f%% of the grid)",
+                                s, 100 * s / c.gridSeconds())).orElse("never"));
             }
-            System.out.println("random: mean over " + seeds + " subsets per size; wrote "
-                    + outDir.resolve("learning-curve.svg"));
+            System.out.println("random: mean over " + seeds + " subsets per size (range in brackets); wrote " + svg);
         }
         return 0;
     }
 
-    /** Adds (prediction, measurement, weight) triples. */
-    private static void record(List<double[]> out, RuntimePredictor p, List<Sample> test, int copies) {
-        for (Sample s : test) {
-            out.add(new double[] {p.predictMillis(s.workload()), s.millis(), 1.0 / copies});
-        }
-    }
-
-    /** Weighted MRE and RMSE (random subsets each weigh 1/seeds). */
-    private static ErrorMetrics metrics(List<double[]> rows) {
-        double w = 0;
-        double rel = 0;
-        double sq = 0;
-        for (double[] r : rows) {
-            w += r[2];
-            rel += r[2] * Math.abs(r[0] - r[1]) / r[1];
-            sq += r[2] * (r[0] - r[1]) * (r[0] - r[1]);
-        }
-        double mre = rel / w;
-        return new ErrorMetrics((int) Math.round(w), mre, Math.sqrt(sq / w), 100 * mre, Double.NaN, Double.NaN);
-    }
-
-    private static void svg(double[][] mre, Path file) throws java.io.IOException {
-        int w = 560;
-        int h = 380;
-        int pad = 60;
-        double max = 0;
-        for (double[] m : mre) {
-            for (double v : m) {
-                max = Math.max(max, v);
+    /** MRE against profiling seconds (log scale), the random subsets' range shaded, 1.2x full-data MRE dashed. */
+    static void svg(LearningCurve c, Path file) {
+        int w = 720;
+        int h = 440;
+        int pad = 70;
+        double lo = Double.POSITIVE_INFINITY;
+        double hi = 0;
+        double top = 1.2 * c.fullMre();
+        for (List<LearningCurve.Point> pts : c.methods().values()) {
+            for (LearningCurve.Point p : pts) {
+                lo = Math.min(lo, p.seconds());
+                hi = Math.max(hi, p.seconds());
+                top = Math.max(top, p.mreHigh());
             }
         }
-        max = Math.ceil(max * 10) / 10;
+        double l0 = Math.log10(lo) - 0.05;
+        double l1 = Math.log10(hi) + 0.05;
+        double yMax = Math.ceil(top * 20) / 20;
+        int plotW = w - 2 * pad - 120;
+        java.util.function.DoubleUnaryOperator px = s -> pad + (Math.log10(s) - l0) / (l1 - l0) * plotW;
+        java.util.function.DoubleUnaryOperator py = m -> h - pad - m / yMax * (h - 2 * pad);
         StringBuilder sb = new StringBuilder();
         sb.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                 + "font-family=\"sans-serif\" font-size=\"12\"><rect width=\"%d\" height=\"%d\" fill=\"white\"/>%n",
                 w, h, w, h));
-        String[] names = {"D-optimal", "random"};
-        String[] colours = {"#d62728", "#1f77b4"};
-        for (int m = 0; m < 2; m++) {
-            StringBuilder pts = new StringBuilder();
-            for (int f = 0; f < FRACTIONS.length; f++) {
-                double x = pad + (Math.log(FRACTIONS[f]) - Math.log(0.05)) / (Math.log(1) - Math.log(0.05))
-                        * (w - 2 * pad);
-                double y = h - pad - mre[m][f] / max * (h - 2 * pad);
-                pts.append(String.format(Locale.ROOT, "%.1f,%.1f ", x, y));
-                sb.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>%n", x, y,
-                        colours[m]));
-                if (m == 0) {
-                    sb.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.0f%%"
-                            + "</text>%n", x, h - pad + 18, 100 * FRACTIONS[f]));
+        sb.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"28\" text-anchor=\"middle\" font-size=\"15\">"
+                + "Held-out MRE vs profiling time</text>%n", w / 2));
+        for (double decade = Math.floor(l0); decade <= Math.ceil(l1); decade++) {
+            for (double m : new double[] {1, 2, 5}) {
+                double dd = decade + Math.log10(m);
+                if (dd < l0 || dd > l1) {
+                    continue;
                 }
+                double x = px.applyAsDouble(Math.pow(10, dd));
+                sb.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
+                        + "stroke=\"#ddd\"/><text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.0f</text>%n", x, pad,
+                        x, h - pad, x, h - pad + 18, Math.pow(10, dd)));
             }
-            sb.append(String.format(Locale.ROOT, "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\"/>%n", pts,
-                    colours[m]));
-            sb.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" fill=\"%s\">%s</text>%n", w - 150,
-                    pad + 16 * m, colours[m], names[m]));
         }
-        for (int t = 0; t <= 4; t++) {
-            double v = max * t / 4;
-            double y = h - pad - v / max * (h - 2 * pad);
-            sb.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.0f%%</text>"
-                    + "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>%n", pad - 6, y + 4,
-                    100 * v, pad, y, w - pad, y));
+        for (int t = 0; t <= 5; t++) {
+            double v = yMax * t / 5;
+            double y = py.applyAsDouble(v);
+            sb.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                    + "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.0f%%</text>%n", pad, y, pad + plotW, y,
+                    pad - 6, y + 4, 100 * v));
         }
-        sb.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">share of training runs "
-                + "profiled (log scale)</text>%n", w / 2, h - 15));
-        sb.append(String.format(Locale.ROOT, "<text x=\"15\" y=\"%d\" transform=\"rotate(-90 15 %d)\" "
+        List<LearningCurve.Point> rnd = c.methods().get(LearningCurve.RANDOM);
+        StringBuilder band = new StringBuilder();
+        for (LearningCurve.Point p : rnd) {
+            band.append(String.format(Locale.ROOT, "%.1f,%.1f ", px.applyAsDouble(p.seconds()),
+                    py.applyAsDouble(p.mreHigh())));
+        }
+        for (int i = rnd.size() - 1; i >= 0; i--) {
+            band.append(String.format(Locale.ROOT, "%.1f,%.1f ", px.applyAsDouble(rnd.get(i).seconds()),
+                    py.applyAsDouble(rnd.get(i).mreLow())));
+        }
+        sb.append(String.format(Locale.ROOT, "<polygon points=\"%s\" fill=\"%s\" fill-opacity=\"0.18\" "
+                + "stroke=\"none\"/>%n", band, COLOURS.get(LearningCurve.RANDOM)));
+        double y12 = py.applyAsDouble(1.2 * c.fullMre());
+        sb.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#555\" "
+                + "stroke-dasharray=\"5 4\"/><text x=\"%d\" y=\"%.1f\" fill=\"#555\">1.2x full-data MRE</text>%n",
+                pad, y12, pad + plotW, y12, pad + plotW + 6, y12 + 4));
+        // Random first, the project's cost-aware plan last (on top).
+        List<String> order = List.of(LearningCurve.RANDOM, LearningCurve.D_OPTIMAL, LearningCurve.D_OPTIMAL_COST);
+        for (int m = 0; m < order.size(); m++) {
+            String name = order.get(m);
+            String colour = COLOURS.get(name);
+            StringBuilder pts = new StringBuilder();
+            for (LearningCurve.Point p : c.methods().get(name)) {
+                double x = px.applyAsDouble(p.seconds());
+                double y = py.applyAsDouble(p.mre());
+                pts.append(String.format(Locale.ROOT, "%.1f,%.1f ", x, y));
+                sb.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>%n", x,
+                        y, colour));
+            }
+            sb.append(String.format(Locale.ROOT, "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" "
+                    + "stroke-width=\"2\"/>%n", pts, colour));
+            int ly = pad + 20 * (order.size() - 1 - m);
+            sb.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"4\" fill=\"%s\"/>"
+                    + "<text x=\"%d\" y=\"%d\">%s</text>%n", w - pad - 60, ly - 4, colour, w - pad - 40, ly,
+                    name + (name.equals(LearningCurve.RANDOM) ? " (range)" : "")));
+        }
+        sb.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">profiling seconds "
+                + "(log scale)</text>%n", pad + plotW / 2, h - 20));
+        sb.append(String.format(Locale.ROOT, "<text x=\"18\" y=\"%d\" transform=\"rotate(-90 18 %d)\" "
                 + "text-anchor=\"middle\">held-out MRE</text>%n</svg>%n", h / 2, h / 2));
-        Files.createDirectories(file.toAbsolutePath().getParent());
-        Files.writeString(file, sb.toString());
+        Reports.write(file, sb.toString());
     }
 }

@@ -8,12 +8,18 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import org.scaledl.InvalidInputException;
 import org.scaledl.doe.Design;
 import org.scaledl.doe.FedorovExchange;
+import org.scaledl.io.Candidates;
+import org.scaledl.io.CsvTable;
 import org.scaledl.io.DatasetReader;
+import org.scaledl.model.ProfilingCost;
 import org.scaledl.model.ProfilingPlan;
+import org.scaledl.model.RuntimePredictor;
+import org.scaledl.onnx.OnnxImporter;
 import org.scaledl.workload.Dataset;
 import org.scaledl.workload.Sample;
 import org.scaledl.workload.Workload;
@@ -21,9 +27,16 @@ import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code scaledl plan}: which runs to profile (D-optimal, Fedorov exchange). */
+/**
+ * {@code scaledl plan}: which runs to profile — a D-optimal subset (Fedorov exchange) of a given size, or within a
+ * budget of profiling seconds; {@code --out plan.csv} writes it for the Python companion's {@code measure}.
+ */
 @Command(name = "plan", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
-        description = "Choose which configurations to profile: a D-optimal subset (Fedorov exchange).")
+        description = {"Choose which configurations to profile: a D-optimal subset (Fedorov exchange), of --runs "
+                + "runs or within --budget-s seconds of measurement.",
+                "Candidates: the rows of a dataset (--data), a candidate table (--candidates), a grid spec (--grid) "
+                + "or a raw model matrix (--matrix). --fixed names what is already measured; --out writes plan.csv "
+                + "(the runs.csv columns plus predicted_ms and cost_s) for 'python -m scaledl_profiler measure'."})
 final class PlanCommand implements Callable<Integer> {
     @ArgGroup(exclusive = true, multiplicity = "1")
     Source source;
@@ -32,15 +45,50 @@ final class PlanCommand implements Callable<Integer> {
         @Option(names = "--data", description = "Dataset folder: candidates are the rows of its runs.csv")
         Path data;
 
+        @Option(names = "--candidates", description = "Candidate table: the columns of runs.csv without the "
+                + "measurements (graph, batch, world_size, threads, phase; model, resolution, family)")
+        Path candidates;
+
+        @Option(names = "--grid", description = "Grid spec: 'key = v1, v2' lines for model, resolution, batch, "
+                + "threads, world_size, phase, graph (template), cores; see the README")
+        Path grid;
+
         @Option(names = "--matrix", description = "CSV of a raw model matrix: one candidate per line, no header")
         Path matrix;
     }
 
-    @Option(names = "--runs", required = true, description = "How many runs to choose")
-    int runs;
+    @ArgGroup(exclusive = true, multiplicity = "1")
+    Size size;
 
-    @Option(names = "--fixed", description = "runs.csv of workloads already measured (with --data)")
+    static final class Size {
+        @Option(names = "--runs", description = "How many runs to choose")
+        Integer runs;
+
+        @Option(names = "--budget-s", description = "Profiling budget in seconds: choose the D-optimal set whose "
+                + "predicted measurement time fits it")
+        Double budget;
+    }
+
+    @Option(names = "--fixed", description = "runs.csv of workloads already measured: plan what to profile next")
     Path fixed;
+
+    @Option(names = "--prior", description = "Model file whose predictions price the candidates (default: a "
+            + "roofline prior, good to a factor of a few)")
+    Path prior;
+
+    @Option(names = "--overhead-s", defaultValue = "1.5", description = "Fixed seconds per run: start-up, model "
+            + "build (default: ${DEFAULT-VALUE})")
+    double overhead;
+
+    @Option(names = "--warmup", defaultValue = "2", description = "Untimed iterations per run (default: "
+            + "${DEFAULT-VALUE})")
+    int warmup;
+
+    @Option(names = "--reps", defaultValue = "3", description = "Timed iterations per run (default: ${DEFAULT-VALUE})")
+    int reps;
+
+    @Option(names = "--out", description = "Write the chosen runs here (plan.csv)")
+    Path out;
 
     @Option(names = "--seed", defaultValue = "1", description = "Seed of the random starts (default: ${DEFAULT-VALUE})")
     long seed;
@@ -48,46 +96,141 @@ final class PlanCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print JSON")
     boolean json;
 
+    /** The columns of a candidate table that a plan keeps, in this order, where present. */
+    private static final List<String> PLAN_COLUMNS = List.of("model", "family", "resolution", "batch", "world_size",
+            "threads", "phase", "tensor", "pipeline", "micro_batches", "device", "graph");
+
     @Override
     public Integer call() throws Exception {
-        List<Integer> chosen;
-        double logDet;
-        double eff;
         if (source.matrix != null) {
-            double[][] x = readMatrix(source.matrix);
-            if (runs < 1 || runs > x.length) {
-                throw new IllegalArgumentException("--runs must be in 1.." + x.length + ", got " + runs);
-            }
-            Design d = new FedorovExchange(x, runs).seed(seed).design();
-            chosen = d.chosen();
-            logDet = d.logDet();
-            eff = d.dEfficiency();
+            return matrix();
+        }
+        ProfilingCost cost = new ProfilingCost(overhead, warmup, reps);
+        Candidates c;
+        Path base;
+        if (source.data != null) {
+            Path runsCsv = source.data.resolve("runs.csv");
+            c = Candidates.read(runsCsv, OnnxImporter::read, name -> Optional.empty());
+            base = source.data;
+        } else if (source.candidates != null) {
+            c = Candidates.read(source.candidates, OnnxImporter::read, name -> Optional.empty());
+            base = source.candidates.toAbsolutePath().getParent();
         } else {
-            Dataset data = DatasetReader.read(source.data);
-            List<Workload> candidates = data.samples().stream().map(Sample::workload).toList();
-            List<Workload> measured = fixed == null ? List.of()
-                    : DatasetReader.readRuns(fixed).samples().stream().map(Sample::workload).toList();
-            if (runs < 1 || runs > candidates.size()) {
-                throw new IllegalArgumentException("--runs must be in 1.." + candidates.size() + ", got " + runs);
+            c = Candidates.grid(source.grid, OnnxImporter::read);
+            base = source.grid.toAbsolutePath().getParent();
+        }
+        List<Workload> candidates = c.workloads();
+        List<Workload> measured = fixed == null ? List.of()
+                : DatasetReader.readRuns(fixed).samples().stream().map(Sample::workload).toList();
+        RuntimePredictor priorModel = prior == null ? null : RuntimePredictor.load(prior);
+        double[] predictedMs = new double[candidates.size()];
+        double[] costs = new double[candidates.size()];
+        double gridSeconds = 0;
+        for (int i = 0; i < candidates.size(); i++) {
+            Workload w = candidates.get(i);
+            try {
+                predictedMs[i] = priorModel == null ? ProfilingCost.rooflineMillis(w) : priorModel.predictMillis(w);
+            } catch (IllegalArgumentException e) {
+                throw InvalidInputException.atLine(c.table().source(), c.table().line(i), "the prior cannot price "
+                        + "this candidate: " + e.getMessage());
             }
-            ProfilingPlan plan = ProfilingPlan.choose(candidates, measured, runs, seed);
-            chosen = plan.indices();
-            logDet = plan.logDet();
-            eff = plan.dEfficiency();
+            costs[i] = cost.seconds(predictedMs[i]);
+            gridSeconds += costs[i];
+        }
+        ProfilingPlan plan;
+        if (size.runs != null) {
+            if (size.runs < 1 || size.runs > candidates.size()) {
+                throw new IllegalArgumentException("--runs must be in 1.." + candidates.size() + ", got " + size.runs);
+            }
+            plan = ProfilingPlan.choose(candidates, measured, size.runs, seed);
+        } else {
+            if (!(size.budget > 0)) {
+                throw new IllegalArgumentException("--budget-s must be > 0, got " + size.budget);
+            }
+            plan = ProfilingPlan.withinBudget(candidates, measured, costs, size.budget, seed);
+        }
+        double seconds = plan.indices().stream().mapToDouble(i -> costs[i]).sum();
+        if (out != null) {
+            writePlan(c, plan, predictedMs, costs, base, out);
         }
         if (json) {
             ObjectMapper om = new ObjectMapper();
             ObjectNode root = om.createObjectNode();
             ArrayNode a = root.putArray("chosen");
-            chosen.forEach(a::add);
-            root.put("logdet", logDet);
-            Reports.number(root, "d_efficiency", eff);
+            plan.indices().forEach(a::add);
+            root.put("runs", plan.indices().size());
+            root.put("seconds", seconds);
+            root.put("grid_seconds", gridSeconds);
+            root.put("candidates", candidates.size());
+            root.put("prior", priorModel == null ? "roofline" : prior.toString());
+            root.put("logdet", plan.logDet());
+            Reports.number(root, "d_efficiency", plan.dEfficiency());
             System.out.println(om.writeValueAsString(root));
         } else {
-            System.out.printf(Locale.ROOT, "chosen rows (0-based): %s%nlog det: %.6f%nD-efficiency: %.4f%n", chosen,
-                    logDet, eff);
+            System.out.printf(Locale.ROOT, "chose %d of %d candidates: about %.0f s of profiling (%.1f%% of the "
+                    + "grid's %.0f s; %s prior)%n", plan.indices().size(), candidates.size(), seconds,
+                    100 * seconds / gridSeconds, gridSeconds, priorModel == null ? "roofline" : "model");
+            System.out.printf(Locale.ROOT, "chosen rows (0-based): %s%nlog det: %.6f%nD-efficiency: %.4f%n",
+                    plan.indices(), plan.logDet(), plan.dEfficiency());
+            if (out != null) {
+                System.out.println("wrote " + out + " (measure it: python -m scaledl_profiler measure " + out
+                        + " --out DIR)");
+            }
         }
         return 0;
+    }
+
+    private int matrix() throws Exception {
+        if (size.runs == null) {
+            throw new IllegalArgumentException("--budget-s needs workloads to price (--data, --candidates or --grid),"
+                    + " not a raw --matrix");
+        }
+        if (fixed != null || out != null || prior != null) {
+            throw new IllegalArgumentException("--fixed, --prior and --out need workloads (--data, --candidates or "
+                    + "--grid), not a raw --matrix");
+        }
+        double[][] x = readMatrix(source.matrix);
+        if (size.runs < 1 || size.runs > x.length) {
+            throw new IllegalArgumentException("--runs must be in 1.." + x.length + ", got " + size.runs);
+        }
+        Design d = new FedorovExchange(x, size.runs).seed(seed).design();
+        if (json) {
+            ObjectMapper om = new ObjectMapper();
+            ObjectNode root = om.createObjectNode();
+            ArrayNode a = root.putArray("chosen");
+            d.chosen().forEach(a::add);
+            root.put("runs", d.chosen().size());
+            root.put("logdet", d.logDet());
+            Reports.number(root, "d_efficiency", d.dEfficiency());
+            System.out.println(om.writeValueAsString(root));
+        } else {
+            System.out.printf(Locale.ROOT, "chosen rows (0-based): %s%nlog det: %.6f%nD-efficiency: %.4f%n",
+                    d.chosen(), d.logDet(), d.dEfficiency());
+        }
+        return 0;
+    }
+
+    /** The chosen rows with the identity columns, graph paths relative to the plan's folder. */
+    private static void writePlan(Candidates c, ProfilingPlan plan, double[] predictedMs, double[] costs, Path base,
+            Path out) throws java.io.IOException {
+        CsvTable t = c.table();
+        List<String> cols = PLAN_COLUMNS.stream().filter(t::has).toList();
+        Path outDir = out.toAbsolutePath().getParent();
+        StringBuilder sb = new StringBuilder(String.join(",", cols)).append(",predicted_ms,cost_s\n");
+        for (int i : plan.indices()) {
+            for (String col : cols) {
+                String v = t.get(i, col);
+                if (col.equals("graph")) {
+                    v = outDir.relativize(base.toAbsolutePath().resolve(v).normalize()).toString().replace('\\', '/');
+                }
+                sb.append(CsvTable.quote(v)).append(',');
+            }
+            sb.append(String.format(Locale.ROOT, "%.3f,%.3f%n", predictedMs[i], costs[i]));
+        }
+        if (outDir != null) {
+            Files.createDirectories(outDir);
+        }
+        Files.writeString(out, sb.toString());
     }
 
     static double[][] readMatrix(Path file) throws java.io.IOException {

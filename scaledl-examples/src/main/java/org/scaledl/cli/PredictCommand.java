@@ -11,14 +11,11 @@ import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import org.scaledl.InvalidInputException;
-import org.scaledl.graph.ModelGraph;
+import org.scaledl.io.Candidates;
 import org.scaledl.io.CsvTable;
 import org.scaledl.io.DeviceCatalog;
 import org.scaledl.model.Prediction;
@@ -197,40 +194,11 @@ final class PredictCommand implements Callable<Integer> {
 
     /** Scores a candidate table; prints the throughput (once graphs are loaded) on stderr. */
     private int scoreCandidates(RuntimePredictor p) throws IOException {
-        CsvTable t = CsvTable.read(candidates, "graph", "batch", "world_size", "threads", "phase");
-        Path dir = candidates.toAbsolutePath().getParent();
-        Map<String, ModelGraph> graphs = new HashMap<>();
-        Map<String, java.util.Optional<Device>> deviceCache = new HashMap<>();
-        List<Workload> ws = new ArrayList<>(t.size());
-        for (int r = 0; r < t.size(); r++) {
-            String path = t.get(r, "graph");
-            int line = t.line(r);
-            ModelGraph g = graphs.computeIfAbsent(path, k -> {
-                Path file = dir.resolve(k).normalize();
-                if (!Files.isRegularFile(file)) {
-                    throw InvalidInputException.atLine(t.source(), line, "graph file not found: " + file);
-                }
-                return graphOptions.read(file);
-            });
-            Phase ph;
-            try {
-                ph = Phase.parse(t.get(r, "phase"));
-            } catch (InvalidInputException e) {
-                throw InvalidInputException.atLine(t.source(), line, e.detail());
-            }
-            Workload.Builder b = Workload.builder(g).batch(t.positiveInt(r, "batch")).threads(t.positiveInt(r,
-                    "threads")).phase(ph).parallelism(Parallelism.of(t.positiveInt(r, "world_size"),
-                    t.opt(r, "tensor").isPresent() ? t.positiveInt(r, "tensor") : 1,
-                    t.opt(r, "pipeline").isPresent() ? t.positiveInt(r, "pipeline") : 1,
-                    t.opt(r, "micro_batches").isPresent() ? t.positiveInt(r, "micro_batches") : 1));
-            String name = t.opt(r, "device").orElse(device);
-            try {
-                deviceCache.computeIfAbsent(name == null ? "" : name, n -> resolveDevice(p, n)).ifPresent(b::device);
-            } catch (IllegalArgumentException e) {
-                throw InvalidInputException.atLine(t.source(), line, e.getMessage());
-            }
-            ws.add(b.build());
-        }
+        Candidates table = Candidates.read(candidates, graphOptions::read,
+                name -> resolveDevice(p, name.isEmpty() ? device : name));
+        CsvTable t = table.table();
+        List<Workload> ws = table.workloads();
+        long graphs = ws.stream().map(Workload::graph).distinct().count();
         long t0 = System.nanoTime();
         RuntimePredictor predictor = p;
         // The predictor is thread-safe: the rows are scored on every core, in order.
@@ -296,7 +264,7 @@ final class PredictCommand implements Callable<Integer> {
         }
         if (!Main.quiet) {
             System.err.printf(Locale.ROOT, "scored %d candidates over %d graphs in %.3f s (%.0f / s)%n", ws.size(),
-                    graphs.size(), seconds, ws.size() / Math.max(seconds, 1e-9));
+                    graphs, seconds, ws.size() / Math.max(seconds, 1e-9));
         }
         return 0;
     }

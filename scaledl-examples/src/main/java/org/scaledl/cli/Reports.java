@@ -200,7 +200,7 @@ final class Reports {
         return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
     }
 
-    private static void write(Path file, String text) {
+    static void write(Path file, String text) {
         try {
             Path parent = file.toAbsolutePath().getParent();
             if (parent != null) {

@@ -225,16 +225,98 @@ class MainTest {
     @Test
     void learningCurveOnASmallDataset(@TempDir Path dir) throws Exception {
         smallDataset(dir);
-        Run r = run("learning-curve", "--data", dir.toString(), "--random-seeds", "2", "--out-dir", dir.toString(),
-                "--json");
+        Run r = run("learning-curve", "--data", dir.toString(), "--random-seeds", "2", "--folds", "0",
+                "--out-dir", dir.toString(), "--json");
         assertEquals(0, r.code(), r.err());
-        JsonNode curve = new ObjectMapper().readTree(r.out()).get("curve");
-        assertEquals(6, curve.size());
-        JsonNode full = curve.get(5);
-        assertEquals(1.0, full.get("fraction").asDouble());
-        // With every run chosen, both arms fit the same data (in another order: sums round differently).
-        assertEquals(full.get("d-optimal").get("mre").asDouble(), full.get("random").get("mre").asDouble(), 1e-6);
-        assertTrue(Files.size(dir.resolve("learning-curve.svg")) > 500);
+        JsonNode root = new ObjectMapper().readTree(r.out());
+        double full = root.get("full_mre").asDouble();
+        assertTrue(root.get("grid_seconds").asDouble() > 0);
+        for (String m : new String[] {"d-optimal", "d-optimal-cost", "random"}) {
+            JsonNode pts = root.get(m).get("points");
+            assertEquals(7, pts.size(), m);
+            JsonNode last = pts.get(6);
+            assertEquals(1.0, last.get("fraction").asDouble());
+            assertEquals(full, last.get("mre").asDouble(), 1e-6, m);
+            for (String k : new String[] {"seconds", "runs", "mre", "rmse_ms"}) {
+                assertTrue(last.has(k), m + " point lacks " + k);
+            }
+            JsonNode to = root.get(m).get("seconds_to_1_2x");
+            assertTrue(to.isNull() || to.asDouble() <= last.get("seconds").asDouble() + 1e-9, m);
+        }
+        assertTrue(root.get("random").get("points").get(0).has("mre_low"));
+        String svg = Files.readString(dir.resolve("learning-curve.svg"));
+        assertTrue(svg.contains("<polygon") && svg.contains("d-optimal-cost"), "random range shaded, legend");
+    }
+
+    @Test
+    void planWithinABudgetWritesAPlanTheCompanionReads(@TempDir Path dir) throws Exception {
+        smallDataset(dir);
+        Files.writeString(dir.resolve("grid.txt"), "model = resnet18, mobilenet_v2\nresolution = 64\n"
+                + "batch = 2, 8, 32\nthreads = 1, 2\nworld_size = 1, 2\nphase = train, infer\ncores = 2\n");
+        Run all = run("plan", "--grid", dir.resolve("grid.txt").toString(), "--runs", "36", "--json");
+        assertEquals(0, all.code(), all.err());
+        double grid = new ObjectMapper().readTree(all.out()).get("grid_seconds").asDouble();
+        Path plan = dir.resolve("out/plan.csv");
+        Run r = run("plan", "--grid", dir.resolve("grid.txt").toString(), "--budget-s", String.valueOf(grid / 4),
+                "--out", plan.toString(), "--json");
+        assertEquals(0, r.code(), r.err());
+        JsonNode root = new ObjectMapper().readTree(r.out());
+        assertEquals(36, root.get("candidates").asInt());
+        assertTrue(root.get("seconds").asDouble() <= grid / 4 + 1e-6);
+        assertEquals("roofline", root.get("prior").asText());
+        List<String> lines = Files.readAllLines(plan);
+        assertEquals("model,resolution,batch,world_size,threads,phase,graph,predicted_ms,cost_s", lines.get(0));
+        assertEquals(root.get("runs").asInt() + 1, lines.size());
+        double cost = 0;
+        for (String line : lines.subList(1, lines.size())) {
+            String[] f = line.split(",");
+            assertTrue(f[6].equals("../graphs/resnet18_r64.onnx") || f[6].equals("../graphs/mobilenet_v2_r64.onnx"),
+                    "graph paths relative to the plan's folder: " + f[6]);
+            cost += Double.parseDouble(f[8]);
+        }
+        assertEquals(root.get("seconds").asDouble(), cost, 1e-2 * lines.size());
+        // What next, given what is measured: the runs of the small dataset count as fixed.
+        Run next = run("plan", "--grid", dir.resolve("grid.txt").toString(), "--runs", "4", "--fixed",
+                dir.resolve("runs.csv").toString(), "--json");
+        assertEquals(0, next.code(), next.err());
+        assertEquals(4, new ObjectMapper().readTree(next.out()).get("chosen").size());
+        Run bad = run("plan", "--matrix", dir.resolve("grid.txt").toString(), "--budget-s", "10");
+        assertEquals(2, bad.code(), bad.err());
+        assertTrue(bad.err().contains("--budget-s needs workloads"), bad.err());
+    }
+
+    @Test
+    void predictCandidatesWritesOneRowPerCandidateWithColumnsCarried(@TempDir Path dir) throws Exception {
+        smallDataset(dir);
+        Path model = dir.resolve("m.sdl");
+        assertEquals(0, run("fit", "--data", dir.toString(), "--out", model.toString()).code());
+        Files.writeString(dir.resolve("c.csv"), "graph,batch,world_size,threads,phase,note\n"
+                + "graphs/resnet18_r64.onnx,4,1,1,infer,x\ngraphs/resnet18_r64.onnx,4,1,1,train,y\n"
+                + "graphs/resnet18_r64.onnx,64,1,1,train,z\n");
+        Path csvOut = dir.resolve("p.csv");
+        Run r = run("predict", "--model", model.toString(), "--candidates", dir.resolve("c.csv").toString(), "--out",
+                csvOut.toString());
+        assertEquals(0, r.code(), r.err());
+        List<String> lines = Files.readAllLines(csvOut);
+        assertEquals("graph,batch,world_size,threads,phase,note,predicted_ms,low_ms,high_ms,warnings", lines.get(0));
+        assertEquals(4, lines.size());
+        double infer = Double.parseDouble(lines.get(1).split(",")[6]);
+        double train = Double.parseDouble(lines.get(2).split(",")[6]);
+        assertTrue(train > infer, "a training iteration costs more than inference");
+        assertTrue(lines.get(3).contains("outside_batch_range"), "batch 64 is outside 2..32: " + lines.get(3));
+        Path jsonl = dir.resolve("p.jsonl");
+        assertEquals(0, run("predict", "--model", model.toString(), "--candidates", dir.resolve("c.csv").toString(),
+                "--out", jsonl.toString()).code());
+        List<String> js = Files.readAllLines(jsonl);
+        assertEquals(3, js.size());
+        JsonNode o = new ObjectMapper().readTree(js.get(1));
+        assertEquals("y", o.get("note").asText());
+        assertEquals(train, o.get("predicted_ms").asDouble(), 1e-3);
+        Files.writeString(dir.resolve("bad.csv"), "graph,batch,world_size,threads,phase\n"
+                + "graphs/resnet18_r64.onnx,4,1,1,infer\ngraphs/nope.onnx,4,1,1,infer\n");
+        Run bad = run("predict", "--model", model.toString(), "--candidates", dir.resolve("bad.csv").toString());
+        assertEquals(1, bad.code());
+        assertTrue(bad.err().contains("bad.csv:3") && bad.err().contains("nope.onnx"), bad.err());
     }
 
     @Test

@@ -1,0 +1,132 @@
+package org.scaledl.io;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.scaledl.InvalidInputException;
+import org.scaledl.TestData;
+import org.scaledl.onnx.OnnxImporter;
+import org.scaledl.workload.Device;
+import org.scaledl.workload.Phase;
+import org.scaledl.workload.Workload;
+
+class CandidatesTest {
+    @TempDir
+    Path dir;
+
+    @BeforeEach
+    void graphs() throws IOException {
+        Files.createDirectories(dir.resolve("graphs"));
+        Files.copy(TestData.graph("resnet18_r64"), dir.resolve("graphs/resnet18_r64.onnx"));
+        Files.copy(TestData.graph("squeezenet1_1_r64"), dir.resolve("graphs/squeezenet1_1_r64.onnx"));
+    }
+
+    private Path spec(String text) throws IOException {
+        Path p = dir.resolve("grid.txt");
+        Files.writeString(p, text);
+        return p;
+    }
+
+    @Test
+    void gridIsTheCartesianProductInDocumentedOrder() throws IOException {
+        AtomicInteger imports = new AtomicInteger();
+        Candidates c = Candidates.grid(spec("""
+                # two models
+                model = resnet18, squeezenet1_1
+                resolution = 64
+                batch = 2, 8   # comment after values
+                threads = 1, 2
+                world_size = 1, 2
+                phase = train, infer
+                cores = 2
+                """), f -> {
+                    imports.incrementAndGet();
+                    return OnnxImporter.read(f);
+                });
+        // 2 models x 2 batches x (threads, world) in {(1,1), (1,2), (2,1)} x 2 phases; (2,2) needs 4 cores.
+        assertEquals(2 * 2 * 3 * 2, c.workloads().size());
+        assertEquals(2, imports.get(), "each graph imported once");
+        Workload first = c.workloads().get(0);
+        assertEquals("resnet18", first.tag("model").orElseThrow());
+        assertEquals("resnet", first.tag("family").orElseThrow());
+        assertEquals("64", first.tag("resolution").orElseThrow());
+        assertEquals(2, first.batch());
+        assertEquals(Phase.TRAIN, first.phase());
+        assertEquals(Phase.INFER, c.workloads().get(1).phase());
+        assertTrue(c.workloads().stream().noneMatch(w -> w.threads() * w.worldSize() > 2));
+        assertEquals("graphs/squeezenet1_1_r64.onnx", c.table().get(c.workloads().size() - 1, "graph"));
+    }
+
+    @Test
+    void defaultsAreOneThreadOneWorkerTraining() throws IOException {
+        Candidates c = Candidates.grid(spec("model = resnet18\nresolution = 64\nbatch = 4\n"), OnnxImporter::read);
+        assertEquals(1, c.workloads().size());
+        Workload w = c.workloads().get(0);
+        assertEquals(1, w.threads());
+        assertEquals(1, w.worldSize());
+        assertEquals(Phase.TRAIN, w.phase());
+    }
+
+    @Test
+    void gridErrorsNameTheLine() throws IOException {
+        InvalidInputException unknown = assertThrows(InvalidInputException.class, () -> Candidates.grid(
+                spec("model = resnet18\nresolution = 64\nbatchs = 2\n"), OnnxImporter::read));
+        assertEquals(3, unknown.line());
+        assertTrue(unknown.getMessage().contains("did you mean 'batch'"), unknown.getMessage());
+        InvalidInputException bad = assertThrows(InvalidInputException.class, () -> Candidates.grid(
+                spec("model = resnet18\nresolution = 64\nbatch = 2, -1\n"), OnnxImporter::read));
+        assertEquals(3, bad.line());
+        InvalidInputException missing = assertThrows(InvalidInputException.class, () -> Candidates.grid(
+                spec("model = resnet18, vgg11\nresolution = 64\nbatch = 2\n"), OnnxImporter::read));
+        assertTrue(missing.getMessage().contains("vgg11_r64.onnx") && missing.getMessage().contains(
+                "scaledl_profiler export vgg11"), missing.getMessage());
+        InvalidInputException twice = assertThrows(InvalidInputException.class, () -> Candidates.grid(
+                spec("model = resnet18\nbatch = 2\nbatch = 4\n"), OnnxImporter::read));
+        assertEquals(3, twice.line());
+        InvalidInputException empty = assertThrows(InvalidInputException.class, () -> Candidates.grid(
+                spec("model = resnet18\nresolution = 64\nbatch = 2\nthreads = 2\nworld_size = 2\ncores = 2\n"),
+                OnnxImporter::read));
+        assertTrue(empty.getMessage().contains("empty"), empty.getMessage());
+    }
+
+    @Test
+    void tableCarriesTagsAndResolvesDevicesOnce() throws IOException {
+        Path csv = dir.resolve("cands.csv");
+        Files.writeString(csv, "graph,batch,world_size,threads,phase,model,device,note\n"
+                + "graphs/resnet18_r64.onnx,4,1,2,infer,resnet18,box,a\n"
+                + "graphs/resnet18_r64.onnx,8,2,1,train,resnet18,box,b\n");
+        AtomicInteger lookups = new AtomicInteger();
+        Candidates c = Candidates.read(csv, OnnxImporter::read, name -> {
+            lookups.incrementAndGet();
+            return Optional.of(Device.cpu(name, 2, 0, 0, 0, 0));
+        });
+        assertEquals(2, c.workloads().size());
+        assertEquals(1, lookups.get());
+        assertEquals("box", c.workloads().get(1).device().orElseThrow().name());
+        assertEquals(List.of("graph", "batch", "world_size", "threads", "phase", "model", "device", "note"),
+                c.table().columns());
+        assertEquals("b", c.table().get(1, "note"));
+
+        Files.writeString(csv, "graph,batch,world_size,threads,phase\ngraphs/resnet18_r64.onnx,4,1,1,walk\n");
+        InvalidInputException e = assertThrows(InvalidInputException.class,
+                () -> Candidates.read(csv, OnnxImporter::read, n -> Optional.empty()));
+        assertEquals(2, e.line());
+        Files.writeString(csv, "graph,batch,world_size,threads,phase,device\ngraphs/resnet18_r64.onnx,4,1,1,infer,x\n");
+        InvalidInputException dev = assertThrows(InvalidInputException.class,
+                () -> Candidates.read(csv, OnnxImporter::read, n -> {
+                    throw new IllegalArgumentException("no machine " + n);
+                }));
+        assertEquals(2, dev.line());
+        assertTrue(dev.getMessage().contains("no machine x"), dev.getMessage());
+    }
+}

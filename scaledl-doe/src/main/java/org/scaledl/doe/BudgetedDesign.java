@@ -1,0 +1,238 @@
+package org.scaledl.doe;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import org.ejml.data.DMatrixRMaj;
+import org.ejml.dense.row.CommonOps_DDRM;
+
+/**
+ * D-optimal design under a cost budget, with the number of runs free: chooses distinct candidate rows whose total cost
+ * is at most the budget and whose {@code log det(XₙᵀXₙ + FᵀF + ridge·I)} is as large as it can find. Profiling is paid
+ * in seconds, not runs: a plan of many cheap runs can carry more information than a few expensive ones.
+ *
+ * <pre>{@code
+ * Design d = new BudgetedDesign(x, secondsPerCandidate, 600).fixed(measured).design();
+ * }</pre>
+ *
+ * <p>Two steps, repeated until the design stops growing. First a greedy fill: while some candidate fits the remaining
+ * budget, add the one of largest {@code log(1 + d(x)) / cost}, the log det gained per unit of cost
+ * ({@code d(x) = xᵀM⁻¹x}, updated by Sherman–Morrison). Then Fedorov's exchange ({@link FedorovExchange}) at that
+ * number of runs, restricted to exchanges that keep the design within the budget, improves it further; an exchange that
+ * frees budget lets the next fill add runs. Random starts at neighbouring design sizes guard against a greedy
+ * start that commits to the wrong number of runs. The greedy ratio rule is the classical heuristic for budgeted
+ * (knapsack-constrained) D-optimality; the exchange removes most of its myopia. The result depends only on the inputs and the seed.
+ */
+public final class BudgetedDesign {
+    private static final double MIN_COST = 1e-12;
+    private final double[][] x;
+    private final double[] costs;
+    private final double budget;
+    private double[][] fixed = new double[0][];
+    private double ridge = 1e-8;
+    private int starts = 3;
+    private long seed = 1;
+    private static final int SIZE_SPREAD = 3;
+
+    /**
+     * Configures a search.
+     *
+     * @param candidates N × p candidate rows (not modified)
+     * @param costs      cost of each candidate (finite, ≥ 0), e.g. the seconds its measurement takes
+     * @param budget     the most the chosen rows may cost in total
+     * @throws IllegalArgumentException if the lengths differ, a value is not finite, or no candidate fits the budget
+     */
+    public BudgetedDesign(double[][] candidates, double[] costs, double budget) {
+        if (candidates.length == 0) {
+            throw new IllegalArgumentException("no candidates");
+        }
+        if (costs.length != candidates.length) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "%d costs for %d candidates", costs.length,
+                    candidates.length));
+        }
+        int p = candidates[0].length;
+        double cheapest = Double.POSITIVE_INFINITY;
+        for (int i = 0; i < candidates.length; i++) {
+            if (candidates[i].length != p) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "row %d has %d values, expected %d", i,
+                        candidates[i].length, p));
+            }
+            for (double v : candidates[i]) {
+                if (!Double.isFinite(v)) {
+                    throw new IllegalArgumentException(String.format(Locale.ROOT, "row %d has a non-finite value", i));
+                }
+            }
+            if (!(costs[i] >= 0 && Double.isFinite(costs[i]))) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "cost of row %d must be finite and >= 0:"
+                        + " %s", i, costs[i]));
+            }
+            cheapest = Math.min(cheapest, costs[i]);
+        }
+        if (!(budget >= cheapest)) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "budget %s is below the cheapest candidate's "
+                    + "cost %s", budget, cheapest));
+        }
+        this.x = candidates;
+        this.costs = costs.clone();
+        this.budget = budget;
+    }
+
+    /** Rows already measured: they count in the information matrix but are not chosen and cost nothing. */
+    public BudgetedDesign fixed(double[][] rows) {
+        for (double[] r : rows) {
+            if (r.length != x[0].length) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "fixed row has %d values, expected %d",
+                        r.length, x[0].length));
+            }
+        }
+        this.fixed = rows.clone();
+        return this;
+    }
+
+    /** Ridge added to the information matrix (≥ 0; default 1e-8), which makes small designs Bayesian D-optimal. */
+    public BudgetedDesign ridge(double value) {
+        if (!(value >= 0 && Double.isFinite(value))) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "ridge must be >= 0: %s", value));
+        }
+        this.ridge = value;
+        return this;
+    }
+
+    /** The total cost of the given rows. */
+    public double cost(List<Integer> rows) {
+        double s = 0;
+        for (int r : rows) {
+            s += costs[r];
+        }
+        return s;
+    }
+
+    /** Random starts of the exchange at each neighbouring design size (default 3; 0 = greedy start only). */
+    public BudgetedDesign starts(int value) {
+        if (!(value >= 0)) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "starts must be >= 0: %s", value));
+        }
+        this.starts = value;
+        return this;
+    }
+
+    /** Seed of the random starts. */
+    public BudgetedDesign seed(long value) {
+        this.seed = value;
+        return this;
+    }
+
+    /**
+     * Runs the search: the greedy start first, then random starts at design sizes around the greedy one
+     * ({@link #starts(int)} each), each exchanged and filled; the best log det wins.
+     */
+    public Design design() {
+        Design best = improve(new ArrayList<>());
+        if (starts == 0) {
+            return best;
+        }
+        double[] sorted = costs.clone();
+        Arrays.sort(sorted);
+        int size = best.chosen().size();
+        for (int n = Math.max(1, size - SIZE_SPREAD); n <= Math.min(x.length, size + SIZE_SPREAD); n++) {
+            double cheapest = 0;
+            for (int i = 0; i < n; i++) {
+                cheapest += sorted[i];
+            }
+            if (n == size || cheapest > budget) {
+                continue;
+            }
+            Design d = new FedorovExchange(x, n).fixed(fixed).ridge(ridge).costs(costs, budget).starts(starts)
+                    .seed(seed + n).design();
+            d = improve(new ArrayList<>(d.chosen()));
+            if (d.logDet() > best.logDet() + 1e-12) {
+                best = d;
+            }
+        }
+        return best;
+    }
+
+    /** Fill and exchange from {@code chosen} until the design stops growing. */
+    private Design improve(List<Integer> chosen) {
+        boolean[] taken = new boolean[x.length];
+        for (int r : chosen) {
+            taken[r] = true;
+        }
+        Design last = null;
+        for (int round = 0; round < 20; round++) {
+            int before = chosen.size();
+            fill(chosen, taken);
+            if (last != null && chosen.size() == before) {
+                return last;
+            }
+            int[] start = chosen.stream().mapToInt(Integer::intValue).toArray();
+            FedorovExchange fe = new FedorovExchange(x, start.length).fixed(fixed).ridge(ridge).costs(costs, budget);
+            last = fe.exchange(start);
+            Arrays.fill(taken, false);
+            chosen.clear();
+            for (int r : last.chosen()) {
+                taken[r] = true;
+                chosen.add(r);
+            }
+        }
+        return last;
+    }
+
+    /** Greedy fill by log det gain per cost until nothing more fits. */
+    private void fill(List<Integer> chosen, boolean[] taken) {
+        int p = x[0].length;
+        DMatrixRMaj m = new DMatrixRMaj(p, p);
+        for (double[] f : fixed) {
+            FedorovExchange.addOuter(m, f, 1);
+        }
+        for (int r : chosen) {
+            FedorovExchange.addOuter(m, x[r], 1);
+        }
+        for (int j = 0; j < p; j++) {
+            m.add(j, j, ridge);
+        }
+        DMatrixRMaj inv = new DMatrixRMaj(p, p);
+        if (!CommonOps_DDRM.invert(m, inv)) {
+            throw new IllegalStateException("information matrix is singular; increase the ridge");
+        }
+        double[] d = new double[x.length];
+        double[] u = new double[p];
+        for (int j = 0; j < x.length; j++) {
+            FedorovExchange.mult(inv, x[j], u);
+            d[j] = FedorovExchange.dot(x[j], u);
+        }
+        double spent = cost(chosen);
+        while (true) {
+            int best = -1;
+            double bestRatio = 0;
+            for (int j = 0; j < x.length; j++) {
+                if (taken[j] || spent + costs[j] > budget) {
+                    continue;
+                }
+                double ratio = Math.log1p(Math.max(d[j], 0)) / Math.max(costs[j], MIN_COST);
+                if (best < 0 || ratio > bestRatio) {
+                    best = j;
+                    bestRatio = ratio;
+                }
+            }
+            if (best < 0) {
+                return;
+            }
+            taken[best] = true;
+            chosen.add(best);
+            spent += costs[best];
+            FedorovExchange.mult(inv, x[best], u);
+            double denom = 1 + FedorovExchange.dot(x[best], u);
+            for (int a = 0; a < p; a++) {
+                for (int b = 0; b < p; b++) {
+                    inv.add(a, b, -u[a] * u[b] / denom);
+                }
+            }
+            for (int j = 0; j < x.length; j++) {
+                double xu = FedorovExchange.dot(x[j], u);
+                d[j] -= xu * xu / denom;
+            }
+        }
+    }
+}

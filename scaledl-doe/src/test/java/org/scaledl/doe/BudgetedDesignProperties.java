@@ -1,0 +1,135 @@
+package org.scaledl.doe;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import org.junit.jupiter.api.Test;
+
+class BudgetedDesignProperties {
+
+    private static double[] costs(Random r, int n) {
+        double[] c = new double[n];
+        for (int i = 0; i < n; i++) {
+            c[i] = 0.5 + 4 * r.nextDouble();
+        }
+        return c;
+    }
+
+    @Property(tries = 60)
+    void staysWithinBudgetAndNothingMoreFits(@ForAll long seed, @ForAll @IntRange(min = 2, max = 5) int p,
+            @ForAll @IntRange(min = 1, max = 30) int budgetTenths) {
+        Random r = new Random(seed);
+        double[][] x = FedorovExchangeProperties.random(r, 25, p);
+        double[] c = costs(r, x.length);
+        double budget = 0.5 + budgetTenths;
+        BudgetedDesign bd = new BudgetedDesign(x, c, budget);
+        Design d = bd.design();
+        double spent = bd.cost(d.chosen());
+        assertTrue(spent <= budget + 1e-9, spent + " > " + budget);
+        assertEquals(d.chosen().size(), d.chosen().stream().distinct().count());
+        for (int j = 0; j < x.length; j++) {
+            if (!d.chosen().contains(j)) {
+                assertTrue(spent + c[j] > budget, "candidate " + j + " still fits the remaining budget");
+            }
+        }
+        assertEquals(new FedorovExchange(x, d.chosen().size()).logDet(d.chosen().stream().mapToInt(i -> i)
+                .toArray()), d.logDet(), 1e-6 * Math.max(1, Math.abs(d.logDet())));
+    }
+
+    /** Slow reference: every subset within the budget, enumerated. */
+    private static double exhaustive(double[][] x, double[] c, double budget, double ridge) {
+        int n = x.length;
+        double best = Double.NEGATIVE_INFINITY;
+        for (int mask = 1; mask < 1 << n; mask++) {
+            double spent = 0;
+            List<Integer> rows = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                if ((mask >> i & 1) == 1) {
+                    spent += c[i];
+                    rows.add(i);
+                }
+            }
+            if (spent <= budget) {
+                best = Math.max(best, new FedorovExchange(x, rows.size()).ridge(ridge)
+                        .logDet(rows.stream().mapToInt(i -> i).toArray()));
+            }
+        }
+        return best;
+    }
+
+    @Property(tries = 60)
+    void closeToTheExhaustiveOptimum(@ForAll long seed, @ForAll @IntRange(min = 2, max = 3) int p) {
+        Random r = new Random(seed);
+        double[][] x = FedorovExchangeProperties.random(r, 11, p);
+        double[] c = costs(r, x.length);
+        double budget = 6 + 4 * r.nextDouble();
+        double optimum = exhaustive(x, c, budget, 1e-6);
+        Design d = new BudgetedDesign(x, c, budget).ridge(1e-6).design();
+        // The heuristic may miss the optimum, but by little: det within e^0.5 of the best
+        // (the largest gap in 300 tries was below 0.35).
+        assertTrue(d.logDet() >= optimum - 0.5, d.logDet() + " vs optimum " + optimum);
+    }
+
+    @Property(tries = 30)
+    void beatsRandomSubsetsOfTheSameBudget(@ForAll long seed) {
+        Random r = new Random(seed);
+        double[][] x = FedorovExchangeProperties.random(r, 60, 4);
+        double[] c = costs(r, x.length);
+        double budget = 20;
+        Design d = new BudgetedDesign(x, c, budget).design();
+        List<Integer> order = new ArrayList<>();
+        for (int i = 0; i < x.length; i++) {
+            order.add(i);
+        }
+        Collections.shuffle(order, r);
+        List<Integer> rnd = new ArrayList<>();
+        double spent = 0;
+        for (int i : order) {
+            if (spent + c[i] <= budget) {
+                rnd.add(i);
+                spent += c[i];
+            }
+        }
+        double randomLogDet = new FedorovExchange(x, rnd.size()).logDet(rnd.stream().mapToInt(i -> i).toArray());
+        assertTrue(d.logDet() >= randomLogDet - 1e-9, d.logDet() + " < random " + randomLogDet);
+    }
+
+    @Property(tries = 20)
+    void fixedRowsCountAndAreDeterministic(@ForAll long seed) {
+        Random r = new Random(seed);
+        double[][] x = FedorovExchangeProperties.random(r, 30, 3);
+        double[][] measured = FedorovExchangeProperties.random(r, 4, 3);
+        double[] c = costs(r, x.length);
+        Design a = new BudgetedDesign(x, c, 8).fixed(measured).design();
+        Design b = new BudgetedDesign(x, c, 8).fixed(measured).design();
+        assertEquals(a.chosen(), b.chosen());
+        Design without = new BudgetedDesign(x, c, 8).design();
+        assertTrue(a.logDet() > without.logDet() - 1e-9, "measured rows must add information");
+    }
+
+    @Test
+    void refusesBudgetsBelowTheCheapestAndBadCosts() {
+        double[][] x = {{1, 0}, {0, 1}};
+        assertThrows(IllegalArgumentException.class, () -> new BudgetedDesign(x, new double[] {2, 3}, 1));
+        assertThrows(IllegalArgumentException.class, () -> new BudgetedDesign(x, new double[] {1}, 5));
+        assertThrows(IllegalArgumentException.class, () -> new BudgetedDesign(x, new double[] {1, Double.NaN}, 5));
+        assertThrows(IllegalArgumentException.class, () -> new BudgetedDesign(x, new double[] {1, -1}, 5));
+    }
+
+    @Test
+    void cheapRowsWinWhenTheyCarryTheSameInformation() {
+        // Two copies of each direction; one of each pair costs ten times more. A budget of 4 buys the cheap pair only.
+        double[][] x = {{1, 0}, {0, 1}, {1, 0}, {0, 1}};
+        double[] c = {10, 10, 1, 1};
+        Design d = new BudgetedDesign(x, c, 4).design();
+        assertEquals(List.of(2, 3), d.chosen());
+    }
+}
