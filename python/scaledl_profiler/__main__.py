@@ -1,0 +1,3 @@
+from scaledl_profiler.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,98 @@
+"""Writing scaledl's dataset format: ``passes.csv`` (one row per pass and run, appended as measured),
+``runs.csv`` (per run: the median over its passes) and ``machine.json``.
+
+``runs.csv`` columns: model, family, resolution, batch, world_size, threads, phase, iter_ms_p50 (median over passes
+of each pass's median iteration), iter_ms_min, iter_ms_max (over all timed iterations), reps (timed iterations in
+all), passes, params, graph. This is what ``scaledl fit --data DIR`` reads.
+"""
+import csv
+import json
+import os
+import statistics
+
+PASS_FIELDS = ["pass", "model", "family", "resolution", "batch", "world_size", "threads", "phase", "iter_ms_p50",
+               "iter_ms_min", "iter_ms_max", "reps", "params", "graph", "at_s"]
+RUN_FIELDS = ["model", "family", "resolution", "batch", "world_size", "threads", "phase", "iter_ms_p50",
+              "iter_ms_min", "iter_ms_max", "reps", "passes", "params", "graph"]
+KEY = ("model", "resolution", "batch", "world_size", "threads", "phase")
+
+
+def pass_row(pass_index, run, times_ms, params, graph, at_s):
+    """One passes.csv row from a run's timed iterations (ms)."""
+    ms = sorted(times_ms)
+    if not ms:
+        raise ValueError("no timed iterations")
+    return {"pass": pass_index, "model": run.model, "family": run.family,
+            "resolution": "" if run.resolution is None else run.resolution, "batch": run.batch,
+            "world_size": run.world_size, "threads": run.threads, "phase": run.phase,
+            "iter_ms_p50": round(statistics.median(ms), 3), "iter_ms_min": round(ms[0], 3),
+            "iter_ms_max": round(ms[-1], 3), "reps": len(ms), "params": params, "graph": graph,
+            "at_s": round(at_s, 1)}
+
+
+class Passes:
+    """passes.csv in a dataset folder: appended to row by row, so an interrupted campaign resumes."""
+
+    def __init__(self, out_dir):
+        self.path = os.path.join(out_dir, "passes.csv")
+
+    def done(self):
+        """The (pass, run key) pairs already measured."""
+        if not os.path.exists(self.path):
+            return set()
+        with open(self.path, newline="", encoding="utf-8") as f:
+            return {(int(r["pass"]), tuple(r[k] for k in KEY)) for r in csv.DictReader(f)}
+
+    def append(self, rows):
+        new = not os.path.exists(self.path)
+        with open(self.path, "a", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=PASS_FIELDS)
+            if new:
+                w.writeheader()
+            for r in rows:
+                w.writerow(r)
+
+    def rows(self):
+        if not os.path.exists(self.path):
+            return []
+        with open(self.path, newline="", encoding="utf-8") as f:
+            return list(csv.DictReader(f))
+
+
+def merge(out_dir):
+    """Writes runs.csv from passes.csv: one row per run, the median over its passes. Returns the row count."""
+    rows = Passes(out_dir).rows()
+    by = {}
+    for r in rows:
+        by.setdefault(tuple(r[k] for k in KEY), []).append(r)
+    tmp = os.path.join(out_dir, "runs.csv.tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=RUN_FIELDS)
+        w.writeheader()
+        for key in sorted(by, key=lambda k: (k[0], k[1], int(k[2]), int(k[3]), int(k[4]), k[5])):
+            rs = by[key]
+            w.writerow(dict(zip(KEY, key), family=rs[0].get("family", ""),
+                            iter_ms_p50=round(statistics.median(float(r["iter_ms_p50"]) for r in rs), 3),
+                            iter_ms_min=min(float(r["iter_ms_min"]) for r in rs),
+                            iter_ms_max=max(float(r["iter_ms_max"]) for r in rs),
+                            reps=sum(int(r["reps"]) for r in rs), passes=len(rs), params=rs[0]["params"],
+                            graph=rs[0]["graph"]))
+    os.replace(tmp, os.path.join(out_dir, "runs.csv"))
+    return len(by)
+
+
+def write_machine(out_dir, description):
+    """Writes machine.json; refuses to mix machines: an existing file must describe the same CPU and core count."""
+    path = os.path.join(out_dir, "machine.json")
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            old = json.load(f)
+        for k in ("name", "cpus", "gpu"):
+            if old.get(k) != description.get(k):
+                raise ValueError(f"{path} describes another machine ({k}: {old.get(k)!r}, this one: "
+                                 f"{description.get(k)!r}); measure into a new folder")
+        return path
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(description, f, indent=1, sort_keys=True)
+        f.write("\n")
+    return path

@@ -1,0 +1,43 @@
+import csv
+import json
+
+import pytest
+
+from scaledl_profiler import dataset
+from scaledl_profiler.planfile import Run
+
+
+def run(batch=8, phase="train", res=112):
+    return Run("resnet18", batch, 1, 1, phase, res, "resnet", "graphs/resnet18_r112.onnx")
+
+
+def test_pass_rows_take_the_median_and_range():
+    row = dataset.pass_row(0, run(), [30.0, 10.0, 20.0], 11689512, "graphs/x.onnx", 12.34)
+    assert row["iter_ms_p50"] == 20.0 and row["iter_ms_min"] == 10.0 and row["iter_ms_max"] == 30.0
+    assert row["reps"] == 3 and row["at_s"] == 12.3 and row["family"] == "resnet"
+    with pytest.raises(ValueError):
+        dataset.pass_row(0, run(), [], 1, "", 0)
+
+
+def test_merge_writes_one_row_per_run_with_the_median_over_passes(tmp_path):
+    store = dataset.Passes(tmp_path)
+    store.append([dataset.pass_row(0, run(), [10, 11, 12], 5, "g.onnx", 1),
+                  dataset.pass_row(0, run(batch=2), [4, 4, 4], 5, "g.onnx", 2)])
+    store.append([dataset.pass_row(1, run(), [20, 21, 22], 5, "g.onnx", 3),
+                  dataset.pass_row(2, run(), [14, 15, 16], 5, "g.onnx", 4)])
+    assert dataset.merge(tmp_path) == 2
+    rows = list(csv.DictReader(open(tmp_path / "runs.csv")))
+    assert list(rows[0]) == dataset.RUN_FIELDS
+    assert [r["batch"] for r in rows] == ["2", "8"], "sorted by batch numerically"
+    b8 = rows[1]
+    assert float(b8["iter_ms_p50"]) == 15.0 and b8["passes"] == "3" and b8["reps"] == "9"
+    assert float(b8["iter_ms_min"]) == 10 and float(b8["iter_ms_max"]) == 22
+    assert store.done() == {(0, run().key()), (0, run(batch=2).key()), (1, run().key()), (2, run().key())}
+
+
+def test_machine_json_refuses_another_machine(tmp_path):
+    dataset.write_machine(tmp_path, {"name": "box", "cpus": 2})
+    dataset.write_machine(tmp_path, {"name": "box", "cpus": 2, "extra": 1})
+    assert json.load(open(tmp_path / "machine.json")) == {"name": "box", "cpus": 2}
+    with pytest.raises(ValueError, match="another machine"):
+        dataset.write_machine(tmp_path, {"name": "other", "cpus": 2})

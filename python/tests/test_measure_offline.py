@@ -1,0 +1,74 @@
+"""The measurement loop with a stand-in runner: order, passes, resumption, drift; no PyTorch needed."""
+import csv
+
+from scaledl_profiler import measure as m
+
+PLAN = ("model,resolution,batch,world_size,threads,phase,graph,predicted_ms\n"
+        "a,64,2,1,1,train,g/a.onnx,10\n"
+        "a,64,8,1,1,infer,g/a.onnx,5\n"
+        "b,64,2,2,1,train,g/b.onnx,30\n"
+        "b,64,2,1,2,infer,g/b.onnx,3\n")
+
+
+class FakeRunner:
+    def __init__(self, fail_after=None):
+        self.jobs = []
+        self.fail_after = fail_after
+
+    def __call__(self, job, options):
+        self.jobs.append(job)
+        if self.fail_after is not None and len(self.jobs) > self.fail_after:
+            raise RuntimeError("interrupted")
+        return [{"key": r["key"], "ms": [float(r["batch"])] * options["reps"], "params": 7} for r in job["runs"]]
+
+
+def test_every_run_is_measured_once_per_pass_and_merged(tmp_path):
+    plan = tmp_path / "plan.csv"
+    plan.write_text(PLAN)
+    runner = FakeRunner()
+    logs = []
+    n = m.measure(plan, tmp_path / "out", passes=2, reps=2, runner=runner, log=logs.append, check_idle=False)
+    assert n == 4
+    passes = list(csv.DictReader(open(tmp_path / "out" / "passes.csv")))
+    assert len(passes) == 8
+    assert sorted(r["pass"] for r in passes) == ["0"] * 4 + ["1"] * 4
+    runs = list(csv.DictReader(open(tmp_path / "out" / "runs.csv")))
+    assert {r["graph"] for r in runs} == {"../g/a.onnx", "../g/b.onnx"}, "graph paths relative to the dataset"
+    assert all(r["passes"] == "2" for r in runs)
+    # The reference (cheapest predicted run: b, infer) is measured before the first pass and after each.
+    drift = list(csv.DictReader(open(tmp_path / "out" / "drift.csv")))
+    assert [d["when"] for d in drift] == ["start", "after pass 1", "after pass 2"]
+    assert drift[0]["model"] == "b" and drift[0]["phase"] == "infer"
+    # Jobs group runs by (model, size, world, threads): 3 jobs per pass plus 3 reference runs.
+    assert len(runner.jobs) == 2 * 3 + 3
+    assert any("about" in line and "min left" in line for line in logs)
+
+
+def test_an_interrupted_campaign_resumes_where_it_stopped(tmp_path):
+    plan = tmp_path / "plan.csv"
+    plan.write_text(PLAN)
+    out = tmp_path / "out"
+    try:
+        m.measure(plan, out, passes=2, runner=FakeRunner(fail_after=3), log=lambda s: None, check_idle=False)
+    except RuntimeError:
+        pass
+    partial = list(csv.DictReader(open(out / "passes.csv")))
+    assert 0 < len(partial) < 8
+    assert (out / "runs.csv").exists(), "runs.csv is valid after every job"
+    runner = FakeRunner()
+    m.measure(plan, out, passes=2, runner=runner, log=lambda s: None, check_idle=False)
+    rows = list(csv.DictReader(open(out / "passes.csv")))
+    assert len(rows) == 8
+    keys = [(r["pass"], r["model"], r["batch"], r["world_size"], r["threads"], r["phase"]) for r in rows]
+    assert len(set(keys)) == 8, "nothing measured twice in one pass"
+
+
+def test_same_seed_same_order(tmp_path):
+    plan = tmp_path / "plan.csv"
+    plan.write_text(PLAN)
+    orders = []
+    for d in ("x", "y"):
+        r = FakeRunner()
+        m.measure(plan, tmp_path / d, passes=2, runner=r, log=lambda s: None, check_idle=False)
+        orders.append([(j["model"], j["world_size"], j["threads"], [x["key"] for x in j["runs"]]) for j in r.jobs])
+    assert orders[0] == orders[1]
