@@ -182,7 +182,7 @@ final class HostLayerModel {
             basis.layerTerms(lf, w, terms);
             flops += terms[2];
             bytes += terms[4];
-            int base = basis.groupColumn(basis.groupOf(w.graph(), lf), 0);
+            int base = basis.groupColumn(basis.groupOf(w, lf), 0);
             double t = 0;
             for (int k = 0; k < terms.length; k++) {
                 t += terms[k] * theta[base + k];
@@ -405,7 +405,7 @@ final class HostLayerModel {
                         basis.layerTerms(lf, w, t);
                         double[] row = byModule.computeIfAbsent(path, k -> new double[width]);
                         for (int k = 0; k < terms; k++) {
-                            row[basis.groupOf(w.graph(), lf) * terms + k] += t[k];
+                            row[basis.groupOf(w, lf) * terms + k] += t[k];
                         }
                         break;
                     }

@@ -172,7 +172,7 @@ final class HostStage implements LayerStage {
         List<Prediction.Contribution> parts = new ArrayList<>();
         double ms = 0;
         for (Prediction.Contribution x : base.breakdown()) {
-            int g = x.kind() == Prediction.Kind.LAYER ? model.basis().groupOf(w.graph(), layerFeatures(model, w, x))
+            int g = x.kind() == Prediction.Kind.LAYER ? model.basis().groupOf(w, layerFeatures(model, w, x))
                     : workloadGroup;
             Prediction.Contribution y = x.scaled(c.groupFactor(g));
             parts.add(y);

@@ -80,15 +80,28 @@ public final class LayerBasis {
         /** 1×1 convolutions: a GEMM over pixels, without the im2col of a spatial window. */
         CONV_POINTWISE,
         /** Contractions of two activations (attention's {@code QKᵀ} and {@code AV}): no weight, batched. */
-        DENSE_ACTIVATIONS
+        DENSE_ACTIVATIONS,
+        /**
+         * 1×1 two-dimensional convolutions with stride 1 and no dilation, in a workload of fewer than
+         * {@value #NATIVE_BATCH_LIMIT} samples per worker on one thread: PyTorch's CPU backend (1.x and 2.x,
+         * {@code ConvParams::use_mkldnn}) runs exactly these on its native path instead of oneDNN, several times
+         * slower per FLOP where oneDNN vectorises well (8× measured for a 128-channel 1×1 convolution on an
+         * AVX-512 VM). Elsewhere such layers are {@link #CONV_POINTWISE}. Frameworks without that rule simply leave
+         * this group's coefficients near the pointwise ones.
+         */
+        CONV_POINTWISE_NATIVE
     }
+
+    /** The batch per worker from which PyTorch's CPU backend runs 1×1 convolutions on oneDNN even on one thread. */
+    static final int NATIVE_BATCH_LIMIT = 16;
     private static final LayerBasis STANDARD = new LayerBasis(true);
     private static final LayerBasis V1 = new LayerBasis(false);
     /** Bounded threading and contention factors ({@code 1 − 1/p}); false for the version-1 basis ({@code p − 1}). */
     private final boolean bounded;
 
 
-    private record Analysis(FeatureExtractor extractor, long[] gradientStats, int[] group, Map<Long, double[]> sums) {
+    private record Analysis(FeatureExtractor extractor, long[] gradientStats, int[] group, boolean[] nativePath,
+            Map<Long, double[]> sums) {
     }
 
     /** Cached (batch, phase) entries per graph before the cache is cleared. */
@@ -143,9 +156,45 @@ public final class LayerBasis {
         return groupCount() * LAYER_TERMS.size() + term;
     }
 
-    /** The cost group of a layer of a graph (its family, or an {@link Extra} group). */
-    int groupOf(ModelGraph g, LayerFeatures lf) {
-        return analysis(g).group()[lf.layer()];
+    /** The cost group of a layer in a workload (its family, or an {@link Extra} group). */
+    int groupOf(Workload w, LayerFeatures lf) {
+        Analysis a = analysis(w.graph());
+        return groupOf(a, lf.layer(), nativeRegime(w));
+    }
+
+    private int groupOf(Analysis a, int layer, boolean nativeRegime) {
+        return nativeRegime && a.nativePath()[layer] ? FAMILIES.size() + Extra.CONV_POINTWISE_NATIVE.ordinal()
+                : a.group()[layer];
+    }
+
+    /** Whether a workload is in the regime where {@link Extra#CONV_POINTWISE_NATIVE} applies. */
+    private boolean nativeRegime(Workload w) {
+        return bounded && w.threads() == 1 && w.batch() < NATIVE_BATCH_LIMIT;
+    }
+
+    /** 1×1 two-dimensional convolutions with unit strides and dilations (the layers of the native path). */
+    private boolean[] nativePath(ModelGraph g, int[] groups) {
+        boolean[] out = new boolean[g.size()];
+        int pointwise = FAMILIES.size() + Extra.CONV_POINTWISE.ordinal();
+        for (int i = 0; i < g.size(); i++) {
+            if (!bounded || groups[i] != pointwise) {
+                continue;
+            }
+            org.scaledl.graph.Layer l = g.layer(i);
+            long[] w = l.input(1).flatMap(g::tensor).flatMap(TensorInfo::shape).map(s -> s.at(1)).orElse(null);
+            out[i] = w != null && w.length == 4 && allOnes(l, "strides") && allOnes(l, "dilations");
+        }
+        return out;
+    }
+
+    private static boolean allOnes(org.scaledl.graph.Layer l, String attribute) {
+        long[] values = l.attribute(attribute).map(org.scaledl.graph.Attribute::asLongs).orElse(new long[0]);
+        for (long v : values) {
+            if (v != 1) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private int[] groups(ModelGraph g, FeatureExtractor fx) {
@@ -208,7 +257,8 @@ public final class LayerBasis {
     private Analysis analysis(ModelGraph g) {
         return g.memo(this, graph -> {
             FeatureExtractor fx = FeatureExtractor.of(graph);
-            return new Analysis(fx, gradientStats(graph), groups(graph, fx), new ConcurrentHashMap<>());
+            int[] groups = groups(graph, fx);
+            return new Analysis(fx, gradientStats(graph), groups, nativePath(graph, groups), new ConcurrentHashMap<>());
         });
     }
 
@@ -282,7 +332,8 @@ public final class LayerBasis {
      */
     private double[] familySums(Workload w) {
         Analysis a = analysis(w.graph());
-        long key = (long) w.batch() << 1 | (w.phase() == Phase.TRAIN ? 1 : 0);
+        boolean nativeRegime = nativeRegime(w);
+        long key = (long) w.batch() << 2 | (nativeRegime ? 2 : 0) | (w.phase() == Phase.TRAIN ? 1 : 0);
         double[] sums = a.sums().get(key);
         if (sums != null) {
             return sums;
@@ -292,7 +343,7 @@ public final class LayerBasis {
         Workload oneThread = w.threads() == 1 ? w : w.toBuilder().threads(1).build();
         for (LayerFeatures lf : a.extractor().extract(w.batch(), w.phase())) {
             layerTerms(lf, oneThread, t);
-            int base = a.group()[lf.layer()] * SUMS;
+            int base = groupOf(a, lf.layer(), nativeRegime) * SUMS;
             sums[base] += t[0];
             sums[base + 1] += t[2];
             sums[base + 2] += t[4];

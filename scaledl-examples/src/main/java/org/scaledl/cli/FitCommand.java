@@ -53,9 +53,28 @@ final class FitCommand implements Callable<Integer> {
             + "measured on your GPU; the model is adapted to them")
     Path profiled;
 
+    @Option(names = "--calibrate", description = "Fitted model to adapt to a new machine instead of fitting anew: "
+            + "the runs of --data (a few are enough) are that machine's; few-shot per-group corrections of the "
+            + "closest machine the model knows")
+    Path calibrate;
+
     @Override
     public Integer call() {
         Path data = dataDirs.get(0);
+        if (calibrate != null) {
+            if (gpu || gnn) {
+                throw new IllegalArgumentException("--calibrate adapts a fitted host model; --gpu and --gnn fit anew");
+            }
+            Dataset runs = DatasetReader.read(data);
+            for (Path more : dataDirs.subList(1, dataDirs.size())) {
+                runs = runs.plus(DatasetReader.read(more));
+            }
+            RuntimePredictor p = RuntimePredictor.load(calibrate).calibrate(runs.samples());
+            p.save(out);
+            System.out.printf(Locale.ROOT, "calibrated %s to %d runs of %s, wrote %s%n", calibrate, runs.size(),
+                    p.machines(), out);
+            return 0;
+        }
         if (gpu && dataDirs.size() > 1) {
             throw new IllegalArgumentException("--gpu reads one data root");
         }
