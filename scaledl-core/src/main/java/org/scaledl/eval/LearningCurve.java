@@ -93,7 +93,7 @@ public record LearningCurve(Map<String, List<Point>> methods, double fullMre, do
 
     /** Configures a learning curve. */
     public static final class Builder {
-        private List<Double> fractions = List.of(0.02, 0.05, 0.10, 0.15, 0.25, 0.50, 1.00);
+        private List<Double> fractions = List.of(0.02, 0.03, 0.05, 0.07, 0.10, 0.15, 0.25, 0.50, 1.00);
         private int folds = 10;
         private int randomSubsets = 5;
         private ProfilingCost cost = ProfilingCost.standard();
@@ -103,7 +103,7 @@ public record LearningCurve(Map<String, List<Point>> methods, double fullMre, do
         private Builder() {
         }
 
-        /** Shares of the training grid, increasing, the last 1 (default 2, 5, 10, 15, 25, 50, 100 %). */
+        /** Shares of the training grid, increasing, the last 1 (default 2, 3, 5, 7, 10, 15, 25, 50, 100 %). */
         public Builder fractions(List<Double> value) {
             Checks.argument(!value.isEmpty() && value.get(value.size() - 1) == 1.0, "fractions must end with 1.0");
             for (int i = 0; i < value.size(); i++) {

@@ -5,24 +5,33 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.scaledl.features.FeatureExtractor;
 import org.scaledl.graph.Layer;
 import org.scaledl.graph.ModelGraph;
+import org.scaledl.model.RuntimePredictor;
 import org.scaledl.workload.LayerFeatures;
 import org.scaledl.workload.Phase;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-/** {@code scaledl inspect model.onnx --batch N}: per-layer features and totals. */
+/**
+ * {@code scaledl inspect model.onnx --batch N}: per-layer features and totals; {@code scaledl inspect --model m.sdl}:
+ * what a saved predictor was fitted on (its training domain).
+ */
 @Command(name = "inspect", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
-        description = "Print per-layer shapes, FLOPs, parameters and bytes of an ONNX graph.")
+        description = {"Print per-layer shapes, FLOPs, parameters and bytes of an ONNX graph,",
+                "or with --model, a saved predictor's provenance and training domain."})
 final class InspectCommand implements Callable<Integer> {
-    @Parameters(index = "0", description = "ONNX model file")
+    @Parameters(index = "0", arity = "0..1", description = "ONNX model file")
     Path model;
 
-    @Option(names = "--batch", required = true, description = "Batch size")
+    @Option(names = "--model", description = "A saved predictor (.sdl): print its provenance and training domain")
+    Path predictor;
+
+    @Option(names = "--batch", defaultValue = "0", description = "Batch size (with an ONNX file)")
     int batch;
 
     @Option(names = "--phase", defaultValue = "train", description = "train or infer (default: ${DEFAULT-VALUE})")
@@ -36,6 +45,15 @@ final class InspectCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (predictor != null) {
+            if (model != null) {
+                throw new IllegalArgumentException("give an ONNX file or --model, not both");
+            }
+            return domain();
+        }
+        if (model == null) {
+            throw new IllegalArgumentException("say what to inspect: an ONNX file (with --batch) or --model m.sdl");
+        }
         if (batch <= 0) {
             throw new IllegalArgumentException("--batch must be positive, got " + batch);
         }
@@ -125,5 +143,27 @@ final class InspectCommand implements Callable<Integer> {
         }
         return g.tensor(l.outputs().get(0)).flatMap(t -> t.shape())
                 .map(s -> java.util.Arrays.stream(s.at(batch)).boxed().toList()).orElse(null);
+    }
+
+    /** The predictor's provenance and domain: JSON with --json, else a summary and the domain's JSON. */
+    private int domain() throws Exception {
+        RuntimePredictor p = RuntimePredictor.load(predictor);
+        ObjectMapper om = new ObjectMapper();
+        ObjectNode root = om.createObjectNode();
+        root.put("predictor", p.toString());
+        root.put("layer_cost", p.layerCostKind());
+        p.interactions().ifPresent(i -> root.put("interactions", i.describe()));
+        root.put("training_samples", p.provenance().trainingSamples());
+        root.put("library_version", p.provenance().libraryVersion());
+        Reports.number(root, "cross_validated_mre", p.provenance().cvMre());
+        p.machines().forEach(root.putArray("machines")::add);
+        root.set("domain", p.domain().toJson());
+        if (!json) {
+            System.out.printf(Locale.ROOT, "%s: %s, %d training samples, cross-validated MRE %.1f%%, machines %s%n",
+                    predictor, p, p.provenance().trainingSamples(), 100 * p.provenance().cvMre(), p.machines());
+            System.out.println("training domain (predictions outside it carry warnings):");
+        }
+        System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(json ? root : root.get("domain")));
+        return 0;
     }
 }

@@ -233,8 +233,8 @@ class MainTest {
         assertTrue(root.get("grid_seconds").asDouble() > 0);
         for (String m : new String[] {"d-optimal", "d-optimal-cost", "random"}) {
             JsonNode pts = root.get(m).get("points");
-            assertEquals(7, pts.size(), m);
-            JsonNode last = pts.get(6);
+            assertEquals(9, pts.size(), m);
+            JsonNode last = pts.get(8);
             assertEquals(1.0, last.get("fraction").asDouble());
             assertEquals(full, last.get("mre").asDouble(), 1e-6, m);
             for (String k : new String[] {"seconds", "runs", "mre", "rmse_ms"}) {
@@ -246,6 +246,23 @@ class MainTest {
         assertTrue(root.get("random").get("points").get(0).has("mre_low"));
         String svg = Files.readString(dir.resolve("learning-curve.svg"));
         assertTrue(svg.contains("<polygon") && svg.contains("d-optimal-cost"), "random range shaded, legend");
+    }
+
+    @Test
+    void inspectModelPrintsTheTrainingDomain(@TempDir Path dir) throws Exception {
+        smallDataset(dir);
+        Path model = dir.resolve("m.sdl");
+        assertEquals(0, run("fit", "--data", dir.toString(), "--out", model.toString()).code());
+        Run r = run("inspect", "--model", model.toString(), "--json");
+        assertEquals(0, r.code(), r.err());
+        JsonNode root = new ObjectMapper().readTree(r.out());
+        assertEquals("host", root.get("layer_cost").asText());
+        JsonNode ranges = root.get("domain").get("devices").elements().next();
+        assertEquals(2, ranges.get("batch").get(0).asInt());
+        assertEquals(32, ranges.get("batch").get(1).asInt());
+        assertTrue(root.get("domain").get("families").toString().contains("CONV"));
+        Run both = run("inspect", graph("resnet18_r64").toString(), "--model", model.toString());
+        assertEquals(2, both.code());
     }
 
     @Test

@@ -54,7 +54,7 @@ public final class GnnBaseline implements RuntimeTrainer {
      */
     @Override
     public RuntimeModel fit(List<Sample> samples) {
-        GnnModel m = trainer.fit(samples, null, null);
+        GnnModel m = trainer.fit(samples, null, null).members().get(0);
         String name = name();
         java.util.Map<org.scaledl.graph.ModelGraph, double[]> cache = java.util.Collections.synchronizedMap(
                 new java.util.WeakHashMap<>());

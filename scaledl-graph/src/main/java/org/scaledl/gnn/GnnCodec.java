@@ -27,7 +27,7 @@ public final class GnnCodec implements InteractionCodec {
 
     @Override
     public InteractionModel read(JsonNode body) {
-        return new GnnCorrection(GnnModel.read(body));
+        return GnnCorrection.read(body);
     }
 
     @Override

@@ -20,15 +20,23 @@ import org.scaledl.workload.Workload;
 final class GnnCorrection implements InteractionModel {
     /** The format name in predictor files. */
     static final String FORMAT = "gnn";
-    private final GnnModel model;
-    private final Map<ModelGraph, double[]> embeddings = Collections.synchronizedMap(new WeakHashMap<>());
+    private final List<GnnModel> members;
+    private final double shrink;
+    private final Map<ModelGraph, double[][]> embeddings = Collections.synchronizedMap(new WeakHashMap<>());
 
-    GnnCorrection(GnnModel model) {
-        this.model = model;
+    GnnCorrection(GnnTrainer.Ensemble ensemble) {
+        this.members = ensemble.members();
+        this.shrink = ensemble.shrink();
     }
 
+    /** The first member (for tests of the network itself). */
     GnnModel model() {
-        return model;
+        return members.get(0);
+    }
+
+    /** The members whose mean correction is applied. */
+    List<GnnModel> members() {
+        return members;
     }
 
     @Override
@@ -38,19 +46,24 @@ final class GnnCorrection implements InteractionModel {
 
     @Override
     public String describe() {
-        return "gnn " + (model.net.attention ? "attention" : "mean") + " shrink=" + model.shrink;
+        return "gnn " + (members.get(0).net.attention ? "attention" : "mean")
+                + (members.size() > 1 ? " x" + members.size() : "") + " shrink=" + shrink;
     }
 
     /** The shrink factor applied to the correction. */
     double shrink() {
-        return model.shrink;
+        return shrink;
     }
 
-    double[] embedding(Workload w, RuntimePredictor layerwise) {
+    double[][] embedding(Workload w, RuntimePredictor layerwise) {
         ModelGraph g = w.graph();
-        double[] e = embeddings.get(g);
+        double[][] e = embeddings.get(g);
         if (e == null) {
-            e = model.embedding(GnnTrainer.batchOf(List.of(g), layerwise, List.of(w.device())));
+            GraphBatch b = GnnTrainer.batchOf(List.of(g), layerwise, List.of(w.device()));
+            e = new double[members.size()][];
+            for (int m = 0; m < e.length; m++) {
+                e[m] = members.get(m).embedding(b);
+            }
             embeddings.put(g, e);
         }
         return e;
@@ -58,12 +71,49 @@ final class GnnCorrection implements InteractionModel {
 
     @Override
     public double factor(Workload w, RuntimePredictor layerwise, double baseMillis) {
-        double out = model.output(embedding(w, layerwise), w, baseMillis);
-        return Math.exp(model.shrink * out);
+        double[][] e = embedding(w, layerwise);
+        double out = 0;
+        for (int m = 0; m < e.length; m++) {
+            out += members.get(m).output(e[m], w, baseMillis);
+        }
+        return Math.exp(shrink * out / e.length);
     }
 
+    /**
+     * One member: its network body with the shrink (the version-1 layout); several: {@code members} (each a network
+     * body) and {@code shrink}.
+     */
     @Override
     public ObjectNode body() {
-        return model.body();
+        if (members.size() == 1) {
+            return members.get(0).body().put("shrink", shrink);
+        }
+        ObjectNode body = members.get(0).body().objectNode();
+        body.put("shrink", shrink);
+        com.fasterxml.jackson.databind.node.ArrayNode arr = body.putArray("members");
+        members.forEach(m -> arr.add(m.body()));
+        return body;
+    }
+
+    /**
+     * Reads {@link #body()}.
+     *
+     * @throws org.scaledl.InvalidInputException for a malformed body
+     */
+    static GnnCorrection read(com.fasterxml.jackson.databind.JsonNode body) {
+        double shrink = org.scaledl.model.ModelFile.finite(body.path("shrink"), "shrink");
+        if (shrink < 0 || shrink > 1) {
+            throw org.scaledl.InvalidInputException.of("shrink must be in [0, 1]: " + shrink);
+        }
+        List<GnnModel> ms = new java.util.ArrayList<>();
+        if (body.has("members")) {
+            if (!body.path("members").isArray() || body.path("members").isEmpty()) {
+                throw org.scaledl.InvalidInputException.of("members must be a non-empty array");
+            }
+            body.path("members").forEach(m -> ms.add(GnnModel.read(m)));
+        } else {
+            ms.add(GnnModel.read(body));
+        }
+        return new GnnCorrection(new GnnTrainer.Ensemble(ms, shrink));
     }
 }

@@ -73,6 +73,7 @@ public final class GnnInteractions implements InteractionTrainer {
                 "the GNN interaction stage corrects host predictors; this one is %s", layerwise.layerCostKind());
         Checks.argument(samples.size() >= 4, "need at least 4 samples to fit the GNN, got %s",
                 samples.size());
+        long t0 = System.nanoTime();
         double[] base = new double[samples.size()];
         List<Folds.Fold> folds = Folds.leaveOneGroupOut(samples, Folds.byTag(groupTag));
         if (folds.size() < 2) {
@@ -91,6 +92,8 @@ public final class GnnInteractions implements InteractionTrainer {
         for (int i = 0; i < base.length; i++) {
             base[i] = Math.max(base[i], 1e-6);
         }
+        org.slf4j.LoggerFactory.getLogger(GnnInteractions.class).debug("out-of-group base: {} folds, {} ms",
+                folds.size(), (System.nanoTime() - t0) / 1_000_000);
         return new GnnCorrection(trainer.withGroupTag(groupTag).fit(samples, layerwise, base));
     }
 }

@@ -102,6 +102,16 @@ final class GnnModel {
         return pooled;
     }
 
+    /** De-standardised outputs for every sample of a training set, from the ND4J forward pass. */
+    double[] rawOutputs(GnnTrainer.Prepared prep) {
+        INDArray out = net.forward(prep.batch(), prep.sampleGraph(), prep.ctx()).out;
+        double[] r = new double[prep.y().length];
+        for (int i = 0; i < r.length; i++) {
+            r[i] = yMean + yScale * out.getDouble(i);
+        }
+        return r;
+    }
+
     /** The same embedding from the ND4J forward pass (the training path), for tests. */
     double[] embeddingNd4j(GraphBatch b) {
         synchronized (net) {

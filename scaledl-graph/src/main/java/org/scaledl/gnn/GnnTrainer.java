@@ -49,6 +49,10 @@ import org.slf4j.LoggerFactory;
 final class GnnTrainer {
     private static final Logger LOG = LoggerFactory.getLogger(GnnTrainer.class);
     private static final int NODE_FEATURES = 7 + OpFamily.values().length;
+    /** Epochs without a better validation loss after which a member stops. */
+    private static final int PATIENCE = 30;
+    /** Members of the interaction stage's ensemble (the graph-only baseline trains one). */
+    private static final int MEMBERS = 3;
 
     private final boolean withLayerModel;
     private final int hidden;
@@ -133,7 +137,7 @@ final class GnnTrainer {
      * @param layerwise the layer-wise predictor whose per-layer times are node inputs (null for the GNN alone)
      * @param base      out-of-group layer-wise prediction of each sample (ignored for the GNN alone)
      */
-    GnnModel fit(List<Sample> samples, RuntimePredictor layerwise, double[] base) {
+    Ensemble fit(List<Sample> samples, RuntimePredictor layerwise, double[] base) {
         Checks.argument(samples.size() >= 4, "need at least 4 samples to fit the GNN, got %s",
                 samples.size());
         if (!withLayerModel) {
@@ -174,66 +178,108 @@ final class GnnTrainer {
         double[] yz = Arrays.stream(y).map(v -> (v - yMean) / yScale).toArray();
         INDArray target = Nd4j.create(yz, new long[] {y.length, 1}, DataType.DOUBLE);
 
-        // Early stopping on held-out groups of the training data.
         List<String> groups = new ArrayList<>(new LinkedHashSet<>(samples.stream()
                 .map(s -> s.workload().tag(groupTag).orElse("")).toList()));
         Collections.shuffle(groups, new Random(seed));
-        int valGroups = groups.size() >= 5 ? Math.max(1, groups.size() / 5) : 0;
-        List<String> validation = groups.subList(0, valGroups);
-        int[] trainIdx = indices(samples, validation, false);
-        int[] valIdx = indices(samples, validation, true);
+        Prepared prep = new Prepared(batch, sampleGraph, ctx, target, mean, std, contextWidth, yMean, yScale, y);
+        int k = withLayerModel && groups.size() >= 2 * MEMBERS ? MEMBERS : 1;
+        List<GnnModel> nets = new ArrayList<>();
+        double[] oof = new double[samples.size()];
+        boolean[] hasOof = new boolean[samples.size()];
+        for (int m = 0; m < k; m++) {
+            // Early stopping on held-out groups of the training data: with several members, fold m of the groups
+            // (so every sample is held out by exactly one member); alone, about a fifth of the groups.
+            List<String> validation = new ArrayList<>();
+            for (int g = 0; g < groups.size(); g++) {
+                if (k > 1 ? g % k == m : g < (groups.size() >= 5 ? Math.max(1, groups.size() / 5) : 0)) {
+                    validation.add(groups.get(g));
+                }
+            }
+            int[] valIdx = indices(samples, validation, true);
+            GnnModel net = train(prep, indices(samples, validation, false), valIdx, seed + m);
+            nets.add(net);
+            if (valIdx.length > 0) {
+                double[] out = net.rawOutputs(prep);
+                for (int i : valIdx) {
+                    oof[i] = out[i];
+                    hasOof[i] = true;
+                }
+            }
+        }
+        // Shrink the correction toward none by the factor (0, 0.1, ..., 1) with the lowest mean relative error on
+        // held-out groups (every training group, with several members): a correction that does not transfer to unseen
+        // groups is scaled down instead of hurting.
+        double shrink = 1;
+        if (withLayerModel) {
+            double bestErr = Double.POSITIVE_INFINITY;
+            for (int a10 = 0; a10 <= 10; a10++) {
+                double a = a10 / 10.0;
+                double err = 0;
+                int n = 0;
+                for (int i = 0; i < y.length; i++) {
+                    if (hasOof[i]) {
+                        err += Math.abs(Math.exp(a * oof[i] - y[i]) - 1);
+                        n++;
+                    }
+                }
+                if (n > 0 && err < bestErr - 1e-12) {
+                    bestErr = err;
+                    shrink = a;
+                }
+            }
+        }
+        LOG.debug("GNN: {} member(s), shrink {}", k, shrink);
+        return new Ensemble(nets, shrink);
+    }
 
-        MessagePassingNetwork net = new MessagePassingNetwork(NODE_FEATURES, hidden, rounds, contextWidth, attention,
-                seed);
+    /** The trained members and the shrink factor of their mean correction. */
+    record Ensemble(List<GnnModel> members, double shrink) {
+        Ensemble {
+            members = List.copyOf(members);
+        }
+    }
+
+    /** The inputs every member trains on. */
+    record Prepared(GraphBatch batch, int[] sampleGraph, INDArray ctx, INDArray target, double[] mean, double[] std,
+            int contextWidth, double yMean, double yScale, double[] y) {
+    }
+
+    /** Trains one network, stopping early on the validation samples' loss (patience {@value #PATIENCE} epochs). */
+    private GnnModel train(Prepared prep, int[] trainIdx, int[] valIdx, long memberSeed) {
+        int n = prep.y().length;
+        MessagePassingNetwork net = new MessagePassingNetwork(NODE_FEATURES, hidden, rounds, prep.contextWidth(),
+                attention, memberSeed);
         Map<String, INDArray> best = copy(net.params);
         double bestVal = Double.POSITIVE_INFINITY;
         Adam adam = new Adam(net.params, learningRate, weightDecay);
-        double[] trainW = new double[samples.size()];
-        double[] valW = new double[samples.size()];
+        double[] trainW = new double[n];
+        double[] valW = new double[n];
         for (int i : trainIdx) {
             trainW[i] = 1;
         }
         for (int i : valIdx) {
             valW[i] = 1;
         }
-        INDArray trainWeights = Nd4j.create(trainW, new long[] {trainW.length, 1}, DataType.DOUBLE);
-        INDArray valWeights = valIdx.length == 0 ? trainWeights
-                : Nd4j.create(valW, new long[] {valW.length, 1}, DataType.DOUBLE);
+        INDArray trainWeights = Nd4j.create(trainW, new long[] {n, 1}, DataType.DOUBLE);
+        INDArray valWeights = valIdx.length == 0 ? trainWeights : Nd4j.create(valW, new long[] {n, 1}, DataType.DOUBLE);
         int bestEpoch = 0;
         for (int epoch = 1; epoch <= epochs; epoch++) {
             // One pass serves both: training samples drive the gradient, held-out groups the stopping rule.
-            MessagePassingNetwork.Pass pass = net.forward(batch, sampleGraph, ctx);
-            double val = MessagePassingNetwork.loss(pass, target, valWeights);
+            MessagePassingNetwork.Pass pass = net.forward(prep.batch(), prep.sampleGraph(), prep.ctx());
+            double val = MessagePassingNetwork.loss(pass, prep.target(), valWeights);
             if (val < bestVal) {
                 bestVal = val;
                 best = copy(net.params);
                 bestEpoch = epoch - 1;
+            } else if (epoch - 1 - bestEpoch > PATIENCE) {
+                break;
             }
-            adam.step(net.backward(batch, sampleGraph, pass, target, trainWeights));
+            adam.step(net.backward(prep.batch(), prep.sampleGraph(), pass, prep.target(), trainWeights));
         }
         net.params.clear();
         net.params.putAll(best);
-        // Shrink the correction toward none by the factor (0, 0.1, ..., 1) with the lowest mean relative error on the
-        // held-out groups: a correction that does not transfer to unseen groups is scaled down instead of hurting.
-        double shrink = 1;
-        if (withLayerModel && valIdx.length > 0) {
-            INDArray out = net.forward(batch, sampleGraph, ctx).out;
-            double bestErr = Double.POSITIVE_INFINITY;
-            for (int k = 0; k <= 10; k++) {
-                double a = k / 10.0;
-                double err = 0;
-                for (int i : valIdx) {
-                    double c = a * (yMean + yScale * out.getDouble(i));
-                    err += Math.abs(Math.exp(c - y[i]) - 1);
-                }
-                if (err < bestErr - 1e-12) {
-                    bestErr = err;
-                    shrink = a;
-                }
-            }
-        }
-        LOG.debug("GNN: best epoch {} of {}, validation loss {}, shrink {}", bestEpoch, epochs, bestVal, shrink);
-        return new GnnModel(net, mean, std, contextWidth, yMean, yScale, shrink);
+        LOG.debug("GNN member: best epoch {} of {}, validation loss {}", bestEpoch, epochs, bestVal);
+        return new GnnModel(net, prep.mean(), prep.std(), prep.contextWidth(), prep.yMean(), prep.yScale(), 1);
     }
 
     private int[] indices(List<Sample> samples, List<String> groups, boolean inGroups) {
