@@ -14,16 +14,18 @@ import org.scaledl.workload.Interconnect;
  * Ring all-reduce time from hardware data:
  *
  * <pre>
- *   t(n, S) = 2(n−1) · α  +  2(n−1)/n · S / (η · B)
+ *   t(n, S) = 2(n−1) · α  +  log₂ n · β  +  2(n−1)/n · S / (η · B)
  * </pre>
  *
- * where {@code n} ranks reduce {@code S} bytes, {@code B} is the nominal bandwidth of the ring's slowest link (the
- * intra-node link on one node; the minimum of the intra-node and network link across nodes, since every ring step
- * crosses a node boundary somewhere and steps are synchronous), {@code η} the achieved fraction of it and {@code α}
- * the per-step latency. Intra-node {@code η, α} are fitted per device from its single-node measurements; network
- * {@code η, α} are fitted from all multi-node measurements in the training data (they describe the fabric's
- * efficiency, not the device). A device or fabric without training data uses the pooled values. Fits minimise
- * relative squared error with non-negative {@code α} and {@code 1/η}.
+ * where {@code n} ranks reduce {@code S} bytes over links of nominal bandwidth {@code B}, {@code η} is the achieved
+ * fraction of it, {@code α} the per-step latency of a ring and {@code β} a per-level latency of the tree algorithms
+ * libraries use for small messages (both non-negative: the fit takes what the data show; latency grows at most
+ * linearly in {@code n}, bandwidth cost tends to {@code 2·S/(η·B)}). Across nodes the all-reduce is
+ * <b>hierarchical</b>: inside each node over the intra-node links (reduce-scatter and all-gather, the single-node
+ * form with the node's ranks), then across the nodes over the network (the same form with {@code n} = nodes). Intra-node
+ * coefficients are fitted per device from its single-node measurements; network coefficients from the multi-node
+ * measurements less their intra-node part (they describe the fabric, not the device). A device or fabric without
+ * training data uses the pooled values. Fits minimise relative squared error with non-negative coefficients.
  *
  * <pre>{@code
  * AllReduceModel m = AllReduceModel.fit(measurements);
@@ -63,35 +65,48 @@ public final class AllReduceModel implements CommunicationModel {
         Map<String, double[]> intra = new HashMap<>();
         byDevice.forEach((d, ms) -> {
             if (ms.size() >= 2) {
-                intra.put(d, fitGroup(ms, false));
+                intra.put(d, fitGroup(ms));
             }
         });
-        double[] pooled = single.size() >= 2 ? fitGroup(single, false) : fitGroup(multi, true);
-        double[] net = multi.size() >= 2 ? fitGroup(multi, true) : pooled;
+        double[] pooled = single.size() >= 2 ? fitGroup(single) : networkFit(multi, intra, null);
+        double[] net = multi.size() >= 2 ? networkFit(multi, intra, pooled) : pooled;
         return new AllReduceModel(Map.copyOf(intra), pooled, net);
     }
 
-    /** Fits {α (ms per step), 1/η} on one regime. */
-    private static double[] fitGroup(List<CollectiveMeasurement> ms, boolean network) {
+    /**
+     * Fits the network's {α, 1/η} on multi-node measurements: each one's time less its intra-node part (predicted by
+     * the intra-node fit; none with one rank per node), over the ring across its nodes.
+     */
+    private static double[] networkFit(List<CollectiveMeasurement> ms, Map<String, double[]> intra, double[] pooled) {
         double[][] rows = new double[ms.size()][];
         double[] y = new double[ms.size()];
         for (int i = 0; i < rows.length; i++) {
             CollectiveMeasurement m = ms.get(i);
-            rows[i] = terms(m.ranks(), m.bytes(), network ? linkGBps(m.links(), m.nodes()) : m.links()
-                    .intraNodeGBps());
+            int perNode = m.links().devicesPerNode();
+            double inside = perNode > 1 && pooled != null ? Baselines.dot(terms(perNode, m.bytes(),
+                    m.links().intraNodeGBps()), intra.getOrDefault(m.device(), pooled)) : 0;
+            rows[i] = terms(m.nodes(), m.bytes(), m.links().interNodeGBps());
+            y[i] = Math.max(m.millis() - inside, 0.05 * m.millis());
+        }
+        return Baselines.relativeNnls(rows, y);
+    }
+
+    /** Fits {α (ms per step), 1/η} on one regime. */
+    private static double[] fitGroup(List<CollectiveMeasurement> ms) {
+        double[][] rows = new double[ms.size()][];
+        double[] y = new double[ms.size()];
+        for (int i = 0; i < rows.length; i++) {
+            CollectiveMeasurement m = ms.get(i);
+            rows[i] = terms(m.ranks(), m.bytes(), m.links().intraNodeGBps());
             y[i] = m.millis();
         }
         return Baselines.relativeNnls(rows, y);
     }
 
-    /** {2(n−1), 2(n−1)/n · S / B in ms}. */
+    /** {2(n−1), log₂ n, 2(n−1)/n · S / B in ms}: ring latency, tree latency, ring bandwidth. */
     private static double[] terms(int n, double bytes, double gbps) {
-        return new double[] {Collectives.ringSteps(n), Collectives.ringVolume(n) * bytes / (gbps * 1e6)};
-    }
-
-    private static double linkGBps(Interconnect links, int nodes) {
-        return nodes > 1 && links.devicesPerNode() > 1 ? Math.min(links.intraNodeGBps(), links.interNodeGBps())
-                : links.interNodeGBps();
+        return new double[] {Collectives.ringSteps(n), Math.log(n) / Math.log(2),
+            Collectives.ringVolume(n) * bytes / (gbps * 1e6)};
     }
 
     /**
@@ -111,16 +126,20 @@ public final class AllReduceModel implements CommunicationModel {
             double[] c = intra.getOrDefault(device, pooledIntra);
             return Baselines.dot(terms(ranks, bytes, links.intraNodeGBps()), c);
         }
-        double[] c = intra.getOrDefault(device, pooledIntra);
-        double intraBw = links.devicesPerNode() > 1 && c[1] > 0 ? links.intraNodeGBps() / c[1] : Double.MAX_VALUE;
-        double netBw = network[1] > 0 ? links.interNodeGBps() / network[1] : Double.MAX_VALUE;
-        double[] t = terms(ranks, bytes, Math.min(intraBw, netBw));
-        return t[0] * network[0] + t[1];
+        // Hierarchical: all-reduce inside each node (reduce-scatter + all-gather over the intra-node links, as on one
+        // node), then across the nodes over the network, each node's traffic through its network link.
+        double inside = 0;
+        int perNode = links.devicesPerNode();
+        if (perNode > 1) {
+            double[] c = intra.getOrDefault(device, pooledIntra);
+            inside = Baselines.dot(terms(perNode, bytes, links.intraNodeGBps()), c);
+        }
+        return inside + Baselines.dot(terms(nodes, bytes, links.interNodeGBps()), network);
     }
 
     /** The achieved fraction of the network's nominal bandwidth. */
     public double networkEfficiency() {
-        return network[1] > 0 ? 1 / network[1] : Double.POSITIVE_INFINITY;
+        return network[2] > 0 ? 1 / network[2] : Double.POSITIVE_INFINITY;
     }
 
     /** The fitted coefficients as JSON ({@code [α ms, 1/η]} per device, pooled and network). */
@@ -129,9 +148,9 @@ public final class AllReduceModel implements CommunicationModel {
                 .createObjectNode();
         o.put("kind", "ring-allreduce");
         com.fasterxml.jackson.databind.node.ObjectNode d = o.putObject("intra_node");
-        new java.util.TreeMap<>(intra).forEach((k, v) -> d.putArray(k).add(v[0]).add(v[1]));
-        o.putArray("pooled_intra_node").add(pooledIntra[0]).add(pooledIntra[1]);
-        o.putArray("network").add(network[0]).add(network[1]);
+        new java.util.TreeMap<>(intra).forEach((k, v) -> array(d.putArray(k), v));
+        array(o.putArray("pooled_intra_node"), pooledIntra);
+        array(o.putArray("network"), network);
         return o;
     }
 
@@ -148,16 +167,25 @@ public final class AllReduceModel implements CommunicationModel {
                 pair(o.path("network"), "network"));
     }
 
+    private static void array(com.fasterxml.jackson.databind.node.ArrayNode a, double[] v) {
+        for (double x : v) {
+            a.add(x);
+        }
+    }
+
+    /** {α ring, α tree, 1/η}; files written before the tree-latency term hold {α ring, 1/η}. */
     private static double[] pair(com.fasterxml.jackson.databind.JsonNode n, String what) {
-        if (n.size() != 2) {
-            throw org.scaledl.InvalidInputException.of(what + " must hold two coefficients");
+        if (n.size() != 2 && n.size() != 3) {
+            throw org.scaledl.InvalidInputException.of(what + " must hold two or three coefficients");
         }
-        double a = ModelFile.finite(n.get(0), what);
-        double b = ModelFile.finite(n.get(1), what);
-        if (a < 0 || b < 0) {
-            throw org.scaledl.InvalidInputException.of(what + " coefficients must be >= 0");
+        double[] v = new double[3];
+        for (int i = 0; i < n.size(); i++) {
+            v[n.size() == 2 && i == 1 ? 2 : i] = ModelFile.finite(n.get(i), what);
+            if (v[n.size() == 2 && i == 1 ? 2 : i] < 0) {
+                throw org.scaledl.InvalidInputException.of(what + " coefficients must be >= 0");
+            }
         }
-        return new double[] {a, b};
+        return v;
     }
 
     @Override

@@ -35,9 +35,21 @@ class AllReduceModelTest {
         AllReduceModel m = AllReduceModel.fit(train);
         assertEquals(0.7, m.networkEfficiency(), 1e-6);
         assertEquals(ring(4, 1e8, 0.01, 0.5, 16), m.predictMillis("gpu", LINKS, 1, 4, 1e8), 1e-6);
-        // 16 ranks on 2 nodes: the slowest link is min(0.5 * 16, 0.7 * 8) = 5.6 GB/s, latency of the fabric.
-        double expected = 2.0 * 15 * 0.02 + 2.0 * 15 / 16 * 1e8 / (5.6 * 1e6);
+        // 16 ranks on 2 nodes, hierarchically: the 8 ranks of each node as on one node, then the 2 nodes over the
+        // network with the fabric's efficiency (0.7 of 8 GB/s) and latency.
+        double expected = ring(8, 1e8, 0.01, 0.5, 16) + ring(2, 1e8, 0.02, 0.7, 8);
         assertEquals(expected, m.predictMillis("gpu", LINKS, 2, 16, 1e8), 1e-6 * expected);
+        // Latency that grows with log2 of the ranks (tree algorithms for small messages) is learnt as such.
+        List<CollectiveMeasurement> tree = new ArrayList<>();
+        for (int n : new int[] {2, 4, 8}) {
+            for (double s : new double[] {4e5, 1.6e7, 2.5e8}) {
+                tree.add(new CollectiveMeasurement("t", LINKS, 1, n, s, 0.05 * Math.log(n) / Math.log(2)
+                        + ring(n, s, 0, 0.5, 16)));
+            }
+        }
+        AllReduceModel t = AllReduceModel.fit(tree);
+        double at64 = 0.05 * 6 + ring(64, 4e5, 0, 0.5, 16);
+        assertEquals(at64, t.predictMillis("t", LINKS, 1, 64, 4e5), 1e-6 * at64);
     }
 
     @Test

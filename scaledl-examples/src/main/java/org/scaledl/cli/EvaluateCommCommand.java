@@ -56,6 +56,7 @@ final class EvaluateCommCommand implements Callable<Integer> {
             ObjectNode root = om.createObjectNode();
             root.put("train_rows", train.size());
             root.put("test_rows", test.size());
+            root.put("heldout_mre", overall.mre());
             root.put("mre", overall.mre());
             root.put("network_efficiency", model.networkEfficiency());
             ObjectNode per = root.putObject("per_device");
