@@ -600,10 +600,11 @@ public final class RuntimePredictor implements RuntimeModel {
             if (interactions == null) {
                 return layer;
             }
-            // Out-of-group targets come from the same layer cost configuration; the host shrinkage is held fixed
-            // (the configured one, else the default), as cross-validating it inside every fold costs five fits each.
-            Trainer fixed = new Trainer(this, Optional.of(shrinkage.orElse(HostLayerModel.DEFAULT_SHRINKAGE)),
-                    null);
+            // Out-of-group targets come from the same layer cost configuration with the shrinkage the full fit chose
+            // (held fixed: cross-validating it inside every fold costs five fits each). With another shrinkage the
+            // network would learn the errors of another layer-wise model than the one it corrects.
+            Trainer fixed = new Trainer(this, Optional.of(layer.layerCostKind().equals("host") ? layer.shrinkage()
+                    : shrinkage.orElse(HostLayerModel.DEFAULT_SHRINKAGE)), null);
             InteractionModel im = interactions.fit(samples, layer, fixed::fit, groupTag);
             config.put("interactions", interactions.name());
             Provenance p = layer.provenance;

@@ -22,11 +22,13 @@ final class GnnCorrection implements InteractionModel {
     static final String FORMAT = "gnn";
     private final List<GnnModel> members;
     private final double shrink;
+    private final double tau;
     private final Map<ModelGraph, double[][]> embeddings = Collections.synchronizedMap(new WeakHashMap<>());
 
     GnnCorrection(GnnTrainer.Ensemble ensemble) {
         this.members = ensemble.members();
         this.shrink = ensemble.shrink();
+        this.tau = ensemble.tau();
     }
 
     /** The first member (for tests of the network itself). */
@@ -47,7 +49,8 @@ final class GnnCorrection implements InteractionModel {
     @Override
     public String describe() {
         return "gnn " + (members.get(0).net.attention ? "attention" : "mean")
-                + (members.size() > 1 ? " x" + members.size() : "") + " shrink=" + shrink;
+                + (members.size() > 1 ? " x" + members.size() : "") + " shrink=" + shrink
+                + (Double.isInfinite(tau) ? "" : " novelty-width=" + tau);
     }
 
     /** The shrink factor applied to the correction. */
@@ -74,7 +77,8 @@ final class GnnCorrection implements InteractionModel {
         double[][] e = embedding(w, layerwise);
         double out = 0;
         for (int m = 0; m < e.length; m++) {
-            out += members.get(m).output(e[m], w, baseMillis);
+            GnnModel member = members.get(m);
+            out += GnnTrainer.gate(member.novelty(e[m]), tau) * member.output(e[m], w, baseMillis);
         }
         return Math.exp(shrink * out / e.length);
     }
@@ -85,11 +89,14 @@ final class GnnCorrection implements InteractionModel {
      */
     @Override
     public ObjectNode body() {
-        if (members.size() == 1) {
+        if (members.size() == 1 && Double.isInfinite(tau)) {
             return members.get(0).body().put("shrink", shrink);
         }
         ObjectNode body = members.get(0).body().objectNode();
         body.put("shrink", shrink);
+        if (!Double.isInfinite(tau)) {
+            body.put("novelty_width", tau);
+        }
         com.fasterxml.jackson.databind.node.ArrayNode arr = body.putArray("members");
         members.forEach(m -> arr.add(m.body()));
         return body;
@@ -114,6 +121,11 @@ final class GnnCorrection implements InteractionModel {
         } else {
             ms.add(GnnModel.read(body));
         }
-        return new GnnCorrection(new GnnTrainer.Ensemble(ms, shrink));
+        double tau = body.has("novelty_width") ? org.scaledl.model.ModelFile.finite(body.path("novelty_width"),
+                "novelty_width") : Double.POSITIVE_INFINITY;
+        if (!(tau > 0)) {
+            throw org.scaledl.InvalidInputException.of("novelty_width must be > 0: " + tau);
+        }
+        return new GnnCorrection(new GnnTrainer.Ensemble(ms, shrink, tau));
     }
 }

@@ -1,7 +1,10 @@
 package org.scaledl.gnn;
 
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import org.scaledl.Checks;
+import org.scaledl.graph.ModelGraph;
 import org.scaledl.model.InteractionModel;
 import org.scaledl.model.InteractionTrainer;
 import org.scaledl.model.RuntimePredictor;
@@ -12,8 +15,8 @@ import org.scaledl.workload.Sample;
  * ScaleDL's interaction stage: a message-passing GNN over the layer DAG that learns the log-ratio
  * {@code log(measured / layer-wise)} from the graph and the workload settings, i.e. what a sum of independent layers
  * misses. The training targets use <em>out-of-group</em> layer-wise predictions (each group's runs predicted by the
- * predictor's layer-wise stage fitted without that group), so the network learns the layer-wise model's error on
- * unseen models, not its training residuals. The correction is shrunk by the factor in {@code {0, 0.1, ..., 1}}
+ * predictor's layer-wise stage fitted without that group), and so do the layer times among each training graph's
+ * node features, so the network learns the layer-wise model's error on unseen models, not its training residuals. The correction is shrunk by the factor in {@code {0, 0.1, ..., 1}}
  * that fits held-out training groups best, so a correction that does not transfer is switched off.
  *
  * <pre>{@code
@@ -75,6 +78,7 @@ public final class GnnInteractions implements InteractionTrainer {
                 samples.size());
         long t0 = System.nanoTime();
         double[] base = new double[samples.size()];
+        Map<ModelGraph, RuntimePredictor> outOfGroup = new IdentityHashMap<>();
         List<Folds.Fold> folds = Folds.leaveOneGroupOut(samples, Folds.byTag(groupTag));
         if (folds.size() < 2) {
             RuntimePredictor p = fitter.fit(samples);
@@ -86,6 +90,7 @@ public final class GnnInteractions implements InteractionTrainer {
                 RuntimePredictor p = fitter.fit(f.train(samples));
                 for (int i : f.test()) {
                     base[i] = p.predictMillis(samples.get(i).workload());
+                    outOfGroup.put(samples.get(i).workload().graph(), p);
                 }
             }
         }
@@ -94,6 +99,6 @@ public final class GnnInteractions implements InteractionTrainer {
         }
         org.slf4j.LoggerFactory.getLogger(GnnInteractions.class).debug("out-of-group base: {} folds, {} ms",
                 folds.size(), (System.nanoTime() - t0) / 1_000_000);
-        return new GnnCorrection(trainer.withGroupTag(groupTag).fit(samples, layerwise, base));
+        return new GnnCorrection(trainer.withGroupTag(groupTag).fit(samples, layerwise, base, outOfGroup));
     }
 }

@@ -38,9 +38,20 @@ final class GnnModel {
     private final double bOut;
     /** Parameters as row-major double arrays, for the plain-Java forward pass. */
     private final Map<String, double[]> p;
+    /** Pooled embeddings of the graphs the network was trained on (empty: no novelty measure). */
+    private final double[][] reference;
+    /** The median distance from a training graph's embedding to its nearest other one. */
+    private final double referenceScale;
 
     GnnModel(MessagePassingNetwork net, double[] mean, double[] std, int contextWidth, double yMean, double yScale,
             double shrink) {
+        this(net, mean, std, contextWidth, yMean, yScale, shrink, new double[0][], 1);
+    }
+
+    GnnModel(MessagePassingNetwork net, double[] mean, double[] std, int contextWidth, double yMean, double yScale,
+            double shrink, double[][] reference, double referenceScale) {
+        this.reference = reference;
+        this.referenceScale = referenceScale;
         this.net = net;
         this.mean = mean;
         this.std = std;
@@ -110,6 +121,55 @@ final class GnnModel {
             r[i] = yMean + yScale * out.getDouble(i);
         }
         return r;
+    }
+
+    /**
+     * How far a graph's embedding lies from the graphs the network was trained on: the distance to the nearest
+     * training graph's embedding over the median such distance among training graphs (about 1 for a graph like the
+     * training ones; 0 when the model keeps no reference, e.g. files written before it did).
+     */
+    double novelty(double[] pooled) {
+        if (reference.length == 0) {
+            return 0;
+        }
+        double best = Double.POSITIVE_INFINITY;
+        for (double[] r : reference) {
+            double d = 0;
+            for (int i = 0; i < r.length; i++) {
+                d += (r[i] - pooled[i]) * (r[i] - pooled[i]);
+            }
+            best = Math.min(best, d);
+        }
+        return Math.sqrt(best) / referenceScale;
+    }
+
+    /** A copy that measures novelty against these training graph embeddings. */
+    GnnModel withReference(double[][] embeddings) {
+        double scale = 1;
+        if (embeddings.length >= 2) {
+            double[] nn = new double[embeddings.length];
+            for (int a = 0; a < embeddings.length; a++) {
+                double best = Double.POSITIVE_INFINITY;
+                for (int b = 0; b < embeddings.length; b++) {
+                    if (a != b) {
+                        double d = 0;
+                        for (int i = 0; i < embeddings[a].length; i++) {
+                            d += (embeddings[a][i] - embeddings[b][i]) * (embeddings[a][i] - embeddings[b][i]);
+                        }
+                        best = Math.min(best, d);
+                    }
+                }
+                nn[a] = Math.sqrt(best);
+            }
+            java.util.Arrays.sort(nn);
+            scale = Math.max(nn[nn.length / 2], 1e-9);
+        }
+        return new GnnModel(net, mean, std, contextWidth, yMean, yScale, shrink, embeddings, scale);
+    }
+
+    /** The pooled embeddings of every graph of a training batch, from the ND4J forward pass. */
+    double[][] pooledAll(GnnTrainer.Prepared prep) {
+        return net.forward(prep.batch(), prep.sampleGraph(), prep.ctx()).pooled.toDoubleMatrix();
     }
 
     /** The same embedding from the ND4J forward pass (the training path), for tests. */
@@ -244,6 +304,13 @@ final class GnnModel {
         body.put("y_mean", yMean);
         body.put("y_scale", yScale);
         body.put("shrink", shrink);
+        if (reference.length > 0) {
+            com.fasterxml.jackson.databind.node.ArrayNode ref = body.putArray("reference");
+            for (double[] r : reference) {
+                array(ref.addArray(), r);
+            }
+            body.put("reference_scale", referenceScale);
+        }
         ObjectNode params = body.putObject("params");
         net.params.forEach((k, v) -> {
             ObjectNode o = params.putObject(k);
@@ -295,8 +362,19 @@ final class GnnModel {
         if (shrink < 0 || shrink > 1) {
             throw InvalidInputException.of("shrink must be in [0, 1]: " + shrink);
         }
+        double[][] reference = new double[body.path("reference").size()][];
+        for (int i = 0; i < reference.length; i++) {
+            reference[i] = doubles(body.path("reference").get(i), "reference");
+            if (reference[i].length != hidden) {
+                throw InvalidInputException.of("reference embeddings must have " + hidden + " values");
+            }
+        }
+        double scale = reference.length == 0 ? 1 : ModelFile.finite(body.path("reference_scale"), "reference_scale");
+        if (!(scale > 0)) {
+            throw InvalidInputException.of("reference_scale must be > 0: " + scale);
+        }
         return new GnnModel(net, mean, std, context, ModelFile.finite(body.path("y_mean"), "y_mean"),
-                ModelFile.finite(body.path("y_scale"), "y_scale"), shrink);
+                ModelFile.finite(body.path("y_scale"), "y_scale"), shrink, reference, scale);
     }
 
     private static void array(ArrayNode out, double[] values) {

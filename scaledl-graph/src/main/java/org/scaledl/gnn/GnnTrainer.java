@@ -138,6 +138,17 @@ final class GnnTrainer {
      * @param base      out-of-group layer-wise prediction of each sample (ignored for the GNN alone)
      */
     Ensemble fit(List<Sample> samples, RuntimePredictor layerwise, double[] base) {
+        return fit(samples, layerwise, base, Map.of());
+    }
+
+    /**
+     * As {@link #fit(List, RuntimePredictor, double[])}, with the layer-wise predictor that gives each training
+     * graph's node features: one fitted without that graph's group, so that the features of a held-out group carry
+     * nothing of its measurements (with the full fit's features the network learns how the full fit differs from the
+     * out-of-group one — a signal that no new graph has). Graphs not in the map use {@code layerwise}.
+     */
+    Ensemble fit(List<Sample> samples, RuntimePredictor layerwise, double[] base,
+            Map<ModelGraph, RuntimePredictor> outOfGroup) {
         Checks.argument(samples.size() >= 4, "need at least 4 samples to fit the GNN, got %s",
                 samples.size());
         if (!withLayerModel) {
@@ -158,7 +169,11 @@ final class GnnTrainer {
             }
             sampleGraph[i] = gi;
         }
-        GraphBatch batch = batchOf(graphs, layerwise, graphDevices);
+        List<RuntimePredictor> featurePredictors = new ArrayList<>();
+        for (ModelGraph g : graphs) {
+            featurePredictors.add(layerwise == null ? null : outOfGroup.getOrDefault(g, layerwise));
+        }
+        GraphBatch batch = batchOf(graphs, featurePredictors, graphDevices);
         int contextWidth = withLayerModel ? 5 : 4;
         double[][] rawCtx = new double[samples.size()][];
         double[] y = new double[samples.size()];
@@ -185,55 +200,94 @@ final class GnnTrainer {
         int k = withLayerModel && groups.size() >= 2 * MEMBERS ? MEMBERS : 1;
         List<GnnModel> nets = new ArrayList<>();
         double[] oof = new double[samples.size()];
+        double[] novelty = new double[samples.size()];
         boolean[] hasOof = new boolean[samples.size()];
         for (int m = 0; m < k; m++) {
-            // Early stopping on held-out groups of the training data: with several members, fold m of the groups
-            // (so every sample is held out by exactly one member); alone, about a fifth of the groups.
-            List<String> validation = new ArrayList<>();
+            // Held out from member m: fold m of the groups (so every group is held out by exactly one member); alone,
+            // about a fifth of the groups. With several members, half of the held-out groups stop the training
+            // early and the other half score it: scoring on the groups that chose the stopping epoch would flatter
+            // the correction and let the shrink below keep one that does not transfer.
+            List<String> stop = new ArrayList<>();
+            List<String> score = new ArrayList<>();
             for (int g = 0; g < groups.size(); g++) {
                 if (k > 1 ? g % k == m : g < (groups.size() >= 5 ? Math.max(1, groups.size() / 5) : 0)) {
-                    validation.add(groups.get(g));
+                    (k > 1 && (g / k) % 2 == 1 ? score : stop).add(groups.get(g));
                 }
             }
-            int[] valIdx = indices(samples, validation, true);
-            GnnModel net = train(prep, indices(samples, validation, false), valIdx, seed + m);
+            List<String> held = new ArrayList<>(stop);
+            held.addAll(score);
+            int[] stopIdx = indices(samples, stop, true);
+            int[] scoreIdx = k > 1 ? indices(samples, score, true) : stopIdx;
+            int[] trainIdx = indices(samples, held, false);
+            GnnModel net = train(prep, trainIdx, stopIdx, seed + m);
+            // The member remembers the embeddings of the graphs it was trained on, to tell how novel a graph is.
+            double[][] pooled = net.pooledAll(prep);
+            java.util.Set<Integer> seen = new java.util.TreeSet<>();
+            for (int i : trainIdx) {
+                seen.add(sampleGraph[i]);
+            }
+            double[][] reference = seen.stream().map(gi -> pooled[gi]).toArray(double[][]::new);
+            net = net.withReference(reference);
             nets.add(net);
-            if (valIdx.length > 0) {
+            if (scoreIdx.length > 0) {
                 double[] out = net.rawOutputs(prep);
-                for (int i : valIdx) {
+                for (int i : scoreIdx) {
                     oof[i] = out[i];
+                    novelty[i] = net.novelty(pooled[sampleGraph[i]]);
                     hasOof[i] = true;
                 }
             }
         }
-        // Shrink the correction toward none by the factor (0, 0.1, ..., 1) with the lowest mean relative error on
-        // held-out groups (every training group, with several members): a correction that does not transfer to unseen
-        // groups is scaled down instead of hurting.
+        // Shrink the correction toward none by the factor s in (0, 0.1, ..., 1), and gate it by novelty with the width
+        // tau (1 / (1 + (novelty / tau)^2); tau = infinity: no gate), both chosen for the lowest mean relative error on
+        // the scoring groups (half of all training groups, with several members): a correction that does not transfer to
+        // unseen groups, or to graphs unlike the training ones, is scaled down instead of hurting.
         double shrink = 1;
+        double tau = Double.POSITIVE_INFINITY;
+        double bestErr = Double.POSITIVE_INFINITY;
+        double noCorrection = 0;
+        int held = 0;
+        for (int i = 0; i < y.length; i++) {
+            if (hasOof[i]) {
+                noCorrection += Math.abs(Math.exp(-y[i]) - 1);
+                held++;
+            }
+        }
         if (withLayerModel) {
-            double bestErr = Double.POSITIVE_INFINITY;
-            for (int a10 = 0; a10 <= 10; a10++) {
-                double a = a10 / 10.0;
-                double err = 0;
-                int n = 0;
-                for (int i = 0; i < y.length; i++) {
-                    if (hasOof[i]) {
-                        err += Math.abs(Math.exp(a * oof[i] - y[i]) - 1);
-                        n++;
+            for (double t : TAUS) {
+                for (int a10 = 0; a10 <= 10; a10++) {
+                    double a = a10 / 10.0;
+                    double err = 0;
+                    int n = 0;
+                    for (int i = 0; i < y.length; i++) {
+                        if (hasOof[i]) {
+                            err += Math.abs(Math.exp(a * gate(novelty[i], t) * oof[i] - y[i]) - 1);
+                            n++;
+                        }
                     }
-                }
-                if (n > 0 && err < bestErr - 1e-12) {
-                    bestErr = err;
-                    shrink = a;
+                    if (n > 0 && err < bestErr - 1e-12) {
+                        bestErr = err;
+                        shrink = a;
+                        tau = t;
+                    }
                 }
             }
         }
-        LOG.debug("GNN: {} member(s), shrink {}", k, shrink);
-        return new Ensemble(nets, shrink);
+        LOG.debug("GNN: {} member(s), shrink {}, novelty width {}; out-of-fold MRE {} (without correction {})", k,
+                shrink, tau, bestErr / Math.max(held, 1), noCorrection / Math.max(held, 1));
+        return new Ensemble(nets, shrink, tau);
     }
 
-    /** The trained members and the shrink factor of their mean correction. */
-    record Ensemble(List<GnnModel> members, double shrink) {
+    /** Novelty widths tried, narrowest first (infinity last: no gate). */
+    private static final double[] TAUS = {0.5, 1, 2, 4, Double.POSITIVE_INFINITY};
+
+    /** How much of the correction a graph of this novelty keeps: {@code 1 / (1 + (novelty / tau)²)}. */
+    static double gate(double novelty, double tau) {
+        return Double.isInfinite(tau) ? 1 : 1 / (1 + (novelty / tau) * (novelty / tau));
+    }
+
+    /** The trained members, the shrink factor of their mean correction and the novelty gate's width. */
+    record Ensemble(List<GnnModel> members, double shrink, double tau) {
         Ensemble {
             members = List.copyOf(members);
         }
@@ -351,6 +405,12 @@ final class GnnTrainer {
     /** As {@link #batchOf(List, RuntimePredictor)}, each graph's reference workload on its machine. */
     static GraphBatch batchOf(List<ModelGraph> graphs, RuntimePredictor layerwise,
             List<java.util.Optional<org.scaledl.workload.Device>> devices) {
+        return batchOf(graphs, java.util.Collections.nCopies(graphs.size(), layerwise), devices);
+    }
+
+    /** As above with one layer-wise predictor per graph (null: no layer-time feature). */
+    static GraphBatch batchOf(List<ModelGraph> graphs, List<RuntimePredictor> layerwisePerGraph,
+            List<java.util.Optional<org.scaledl.workload.Device>> devices) {
         List<double[]> rows = new ArrayList<>();
         List<Integer> owner = new ArrayList<>();
         List<int[]> edges = new ArrayList<>();
@@ -360,6 +420,7 @@ final class GnnTrainer {
             List<LayerFeatures> fwd = fx.extract(1, Phase.INFER);
             List<LayerFeatures> train = fx.extract(1, Phase.TRAIN);
             Map<String, Double> layerMs = new java.util.HashMap<>();
+            RuntimePredictor layerwise = layerwisePerGraph.get(gi);
             if (layerwise != null) {
                 Workload.Builder ref = Workload.builder(g).phase(Phase.INFER);
                 devices.get(gi).ifPresent(ref::device);

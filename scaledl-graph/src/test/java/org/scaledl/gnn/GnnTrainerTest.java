@@ -29,8 +29,9 @@ import org.scaledl.workload.Sample;
 import org.scaledl.workload.Workload;
 
 class GnnTrainerTest {
+    /** Six families: enough for the interaction stage's three-member ensemble (two groups per member). */
     private static final String[] GRAPHS = {"resnet18_r64", "squeezenet1_1_r64", "mobilenet_v2_r64", "alexnet_r224",
-        "vgg11_r224"};
+        "vgg11_r224", "shufflenet_v2_x1_0_r64"};
     private static List<Sample> samples;
 
     static Path graph(String name) {
@@ -140,6 +141,12 @@ class GnnTrainerTest {
         RuntimePredictor back = RuntimePredictor.load(file);
         assertEquals(m.name(), back.name());
         assertEquals(m.interactions().orElseThrow().describe(), back.interactions().orElseThrow().describe());
+        GnnCorrection c = (GnnCorrection) back.interactions().orElseThrow();
+        assertEquals(3, c.members().size(), "an ensemble of three members survives the round trip");
+        for (GnnModel member : c.members()) {
+            assertTrue(member.novelty(member.embedding(GnnTrainer.batchOf(List.of(samples.get(0).workload().graph()),
+                    back.layerwise()))) >= 0);
+        }
         for (Sample s : samples) {
             Prediction a = m.predict(s.workload());
             Prediction b = back.predict(s.workload());
