@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import org.scaledl.features.FeatureExtractor;
 import org.scaledl.graph.ModelGraph;
@@ -51,7 +52,9 @@ import org.scaledl.workload.Workload;
  * }</pre>
  *
  * <p>Feature analysis is cached with each graph ({@link ModelGraph#memo}), and per (graph, batch, phase) the per-family sums that
- * a row is made of, so rows are cheap after the first call for a batch size. Thread-safe.
+ * a row is made of, so rows are cheap after the first call for a batch size; from the second batch of a graph and
+ * phase on, the sums come from their affine form in the batch (a few operations per layer instead of re-deriving
+ * every layer's features), checked against the layer walk when it is built. Thread-safe.
  */
 public final class LayerBasis {
     /** Per-layer terms. */
@@ -101,7 +104,64 @@ public final class LayerBasis {
 
 
     private record Analysis(FeatureExtractor extractor, long[] gradientStats, int[] group, boolean[] nativePath,
-            Map<Long, double[]> sums) {
+            Map<Long, double[]> sums, Map<Phase, Optional<Affine>> affine, java.util.Set<Phase> walked) {
+    }
+
+    /** The batches an {@link Affine} form is read at (the first two) and checked at (all others). */
+    private static final long[] AFFINE_CHECKS = {1, 2, 3, 64, 4096};
+
+    /**
+     * The per-family sums of one graph and phase as functions of the batch: every layer's dispatch, FLOPs and bytes
+     * are affine in the batch (shapes are {@code perBatch · b + constant}), so their group sums are too, and only the
+     * small-operator term, a ratio, needs a pass over the layers. This is the fast path of {@link #familySums}; it is
+     * built only when every layer's terms match the affine form at each batch of {@link #AFFINE_CHECKS} (a product
+     * of two batch-dependent sizes, or a maximum of two affine sizes that cross, fails there and keeps the exact
+     * layer walk), and used for batches up to the largest checked: {@link #LARGE_BATCH} where the form holds there
+     * too (and no size overflows), else 4096. An affine function that equals a convex piecewise-affine one (a
+     * maximum of affine sizes) at 1, 2 and a larger batch equals it everywhere in between. Checked against the layer
+     * walk by {@code LayerBasisProperties}.
+     */
+    private static final class Affine {
+        static final long LARGE_BATCH = 1L << 24;
+        final long maxBatch;
+        /** Per regime (0: oneDNN, 1: native 1×1 path), per group: slope and intercept of dispatch, flops, bytes. */
+        final double[][] slope;
+        final double[][] intercept;
+        /** Layers with FLOPs, their group per regime and the slope/intercept of their total and forward FLOPs. */
+        final int[][] smallGroup;
+        final double[] flopsA;
+        final double[] flopsC;
+        final double[] fwdA;
+        final double[] fwdC;
+
+        Affine(long maxBatch, double[][] slope, double[][] intercept, int[][] smallGroup, double[] flopsA,
+                double[] flopsC, double[] fwdA, double[] fwdC) {
+            this.maxBatch = maxBatch;
+            this.slope = slope;
+            this.intercept = intercept;
+            this.smallGroup = smallGroup;
+            this.flopsA = flopsA;
+            this.flopsC = flopsC;
+            this.fwdA = fwdA;
+            this.fwdC = fwdC;
+        }
+
+        double[] sums(long batch, boolean nativeRegime, int groups) {
+            int r = nativeRegime ? 1 : 0;
+            double b = batch;
+            double[] out = new double[groups * SUMS];
+            double[] a = slope[r];
+            double[] c = intercept[r];
+            for (int k = 0; k < out.length; k++) {
+                out[k] = a[k] * b + c[k];
+            }
+            int[] group = smallGroup[r];
+            for (int k = 0; k < group.length; k++) {
+                double flops = flopsA[k] * b + flopsC[k];
+                out[group[k] * SUMS + 3] += flops * SMALL_OP_FLOPS / (fwdA[k] * b + fwdC[k] + SMALL_OP_FLOPS);
+            }
+            return out;
+        }
     }
 
     /** Cached (batch, phase) entries per graph before the cache is cleared. */
@@ -258,7 +318,8 @@ public final class LayerBasis {
         return g.memo(this, graph -> {
             FeatureExtractor fx = FeatureExtractor.of(graph);
             int[] groups = groups(graph, fx);
-            return new Analysis(fx, gradientStats(graph), groups, nativePath(graph, groups), new ConcurrentHashMap<>());
+            return new Analysis(fx, gradientStats(graph), groups, nativePath(graph, groups), new ConcurrentHashMap<>(),
+                    new ConcurrentHashMap<>(), ConcurrentHashMap.newKeySet());
         });
     }
 
@@ -275,23 +336,14 @@ public final class LayerBasis {
      * @param out receives the terms (modified)
      */
     public void layerTerms(LayerFeatures lf, Workload w, double[] out) {
-        if (!lf.executes()) {
-            Arrays.fill(out, 0, LAYER_TERMS.size(), 0);
-            return;
-        }
+        oneThreadTerms(lf, out);
         double p = w.threads();
-        double flops = lf.flopsFwd() + lf.flopsBwd();
-        double bytes = lf.bytesFwd() + lf.bytesBwd();
-        out[0] = (1 + (lf.flopsBwd() > 0 || lf.bytesBwd() > 0 ? 1 : 0)) * (bounded ? lf.steps() : 1);
-        out[1] = flops / p;
-        out[2] = flops;
-        out[3] = bytes / p;
-        out[4] = bytes;
-        out[5] = flops * SMALL_OP_FLOPS / (lf.flopsFwd() + SMALL_OP_FLOPS);
+        out[1] = out[2] / p;
+        out[3] = out[4] / p;
         double e = excess(p);
         out[6] = out[0] * e;
-        out[7] = flops * e;
-        out[8] = bytes * e;
+        out[7] = out[2] * e;
+        out[8] = out[4] * e;
     }
 
     /** The design row of a workload: per-family sums of {@link #layerTerms} followed by the workload terms. */
@@ -338,22 +390,154 @@ public final class LayerBasis {
         if (sums != null) {
             return sums;
         }
-        sums = new double[groupCount() * SUMS];
+        // The first batch of a graph and phase walks the layers (a graph queried once pays one walk); the second
+        // builds the affine form, which every later batch uses.
+        Optional<Affine> affine = a.walked().add(w.phase()) ? Optional.empty()
+                : a.affine().computeIfAbsent(w.phase(), ph -> affine(a, ph));
+        sums = affine.isPresent() && w.batch() <= affine.get().maxBatch
+                ? affine.get().sums(w.batch(), nativeRegime, groupCount())
+                : exactSums(a, w.batch(), w.phase(), nativeRegime);
+        if (a.sums().size() >= MAX_CACHED_BATCHES) {
+            a.sums().clear();
+        }
+        a.sums().put(key, sums);
+        return sums;
+    }
+
+    /** The per-family sums by walking every layer's features (the reference the affine form is checked against). */
+    private double[] exactSums(Analysis a, long batch, Phase phase, boolean nativeRegime) {
+        double[] sums = new double[groupCount() * SUMS];
         double[] t = new double[LAYER_TERMS.size()];
-        Workload oneThread = w.threads() == 1 ? w : w.toBuilder().threads(1).build();
-        for (LayerFeatures lf : a.extractor().extract(w.batch(), w.phase())) {
-            layerTerms(lf, oneThread, t);
+        for (LayerFeatures lf : a.extractor().extract(batch, phase)) {
+            oneThreadTerms(lf, t);
             int base = groupOf(a, lf.layer(), nativeRegime) * SUMS;
             sums[base] += t[0];
             sums[base + 1] += t[2];
             sums[base + 2] += t[4];
             sums[base + 3] += t[5];
         }
-        if (a.sums().size() >= MAX_CACHED_BATCHES) {
-            a.sums().clear();
-        }
-        a.sums().put(key, sums);
         return sums;
+    }
+
+    /** {@link #layerTerms} on one thread (the thread-independent terms the sums keep). */
+    private void oneThreadTerms(LayerFeatures lf, double[] t) {
+        if (!lf.executes()) {
+            Arrays.fill(t, 0, LAYER_TERMS.size(), 0);
+            return;
+        }
+        double flops = lf.flopsFwd() + lf.flopsBwd();
+        t[0] = (1 + (lf.flopsBwd() > 0 || lf.bytesBwd() > 0 ? 1 : 0)) * (bounded ? lf.steps() : 1);
+        t[2] = flops;
+        t[4] = lf.bytesFwd() + lf.bytesBwd();
+        t[5] = flops * SMALL_OP_FLOPS / (lf.flopsFwd() + SMALL_OP_FLOPS);
+    }
+
+    /** The affine form of a graph's sums in one phase, or empty where a layer is not affine in the batch. */
+    private Optional<Affine> affine(Analysis a, Phase phase) {
+        int n = a.group().length;
+        double[][] x = new double[AFFINE_CHECKS.length][];
+        try {
+            double[] t = new double[LAYER_TERMS.size()];
+            for (int j = 0; j < AFFINE_CHECKS.length; j++) {
+                List<LayerFeatures> fs = a.extractor().extract(AFFINE_CHECKS[j], phase);
+                double[] v = new double[4 * n];
+                for (LayerFeatures lf : fs) {
+                    oneThreadTerms(lf, t);
+                    int i = lf.layer();
+                    v[4 * i] = t[0];
+                    v[4 * i + 1] = t[2];
+                    v[4 * i + 2] = t[4];
+                    v[4 * i + 3] = lf.executes() ? lf.flopsFwd() : 0;
+                }
+                x[j] = v;
+            }
+        } catch (ArithmeticException overflow) {
+            return Optional.empty();
+        }
+        double[] slope = new double[4 * n];
+        double[] intercept = new double[4 * n];
+        for (int k = 0; k < 4 * n; k++) {
+            slope[k] = x[1][k] - x[0][k];
+            intercept[k] = x[0][k] - slope[k];
+            for (int j = 2; j < AFFINE_CHECKS.length; j++) {
+                double expected = x[j][k];
+                double got = slope[k] * AFFINE_CHECKS[j] + intercept[k];
+                if (Math.abs(got - expected) > 1e-9 * Math.max(1, Math.abs(expected))) {
+                    return Optional.empty();
+                }
+            }
+        }
+        double[][] groupSlope = new double[2][groupCount() * SUMS];
+        double[][] groupIntercept = new double[2][groupCount() * SUMS];
+        int withFlops = 0;
+        for (int i = 0; i < n; i++) {
+            if (x[0][4 * i + 1] != 0 || slope[4 * i + 1] != 0) {
+                withFlops++;
+            }
+        }
+        int[][] smallGroup = new int[2][withFlops];
+        double[] flopsA = new double[withFlops];
+        double[] flopsC = new double[withFlops];
+        double[] fwdA = new double[withFlops];
+        double[] fwdC = new double[withFlops];
+        int k = 0;
+        for (int i = 0; i < n; i++) {
+            for (int r = 0; r < 2; r++) {
+                int base = groupOf(a, i, r == 1) * SUMS;
+                for (int q = 0; q < 3; q++) {
+                    groupSlope[r][base + q] += slope[4 * i + q];
+                    groupIntercept[r][base + q] += intercept[4 * i + q];
+                }
+            }
+            if (x[0][4 * i + 1] != 0 || slope[4 * i + 1] != 0) {
+                smallGroup[0][k] = groupOf(a, i, false);
+                smallGroup[1][k] = groupOf(a, i, true);
+                flopsA[k] = slope[4 * i + 1];
+                flopsC[k] = intercept[4 * i + 1];
+                fwdA[k] = slope[4 * i + 3];
+                fwdC[k] = intercept[4 * i + 3];
+                k++;
+            }
+        }
+        long maxBatch = holds(a, phase, Affine.LARGE_BATCH, slope, intercept) ? Affine.LARGE_BATCH : 4096;
+        return Optional.of(new Affine(maxBatch, groupSlope, groupIntercept, smallGroup, flopsA, flopsC, fwdA, fwdC));
+    }
+
+    /** Whether every layer's terms at {@code batch} equal the affine form (false also where a size overflows). */
+    private boolean holds(Analysis a, Phase phase, long batch, double[] slope, double[] intercept) {
+        double[] t = new double[LAYER_TERMS.size()];
+        try {
+            for (LayerFeatures lf : a.extractor().extract(batch, phase)) {
+                oneThreadTerms(lf, t);
+                int i = lf.layer();
+                double[] v = {t[0], t[2], t[4], lf.executes() ? lf.flopsFwd() : 0};
+                for (int q = 0; q < 4; q++) {
+                    double got = slope[4 * i + q] * batch + intercept[4 * i + q];
+                    if (Math.abs(got - v[q]) > 1e-9 * Math.max(1, Math.abs(v[q]))) {
+                        return false;
+                    }
+                }
+            }
+            return true;
+        } catch (ArithmeticException overflow) {
+            return false;
+        }
+    }
+
+    /** Per-family sums by the layer walk, for {@code LayerBasisProperties} to check the fast path against. */
+    double[] exactFamilySums(Workload w) {
+        return exactSums(analysis(w.graph()), w.batch(), w.phase(), nativeRegime(w));
+    }
+
+    /** Per-family sums as {@link #row} uses them (the affine fast path where it applies). */
+    double[] familySumsForTest(Workload w) {
+        return familySums(w).clone();
+    }
+
+    /** Whether the affine fast path applies to a graph in a phase (at least for batches up to 4096). */
+    boolean hasAffineForm(ModelGraph g, Phase phase) {
+        Analysis a = analysis(g);
+        return a.affine().computeIfAbsent(phase, ph -> affine(a, ph)).isPresent();
     }
 
     /** Workload-level terms into {@code row} from the global columns on. */

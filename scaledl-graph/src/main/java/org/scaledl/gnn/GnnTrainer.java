@@ -16,6 +16,7 @@ import org.scaledl.Checks;
 import org.scaledl.features.FeatureExtractor;
 import org.scaledl.graph.Edge;
 import org.scaledl.graph.ModelGraph;
+import org.scaledl.model.LayerBasis;
 import org.scaledl.model.Prediction;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.workload.LayerFeatures;
@@ -416,7 +417,7 @@ final class GnnTrainer {
         List<int[]> edges = new ArrayList<>();
         for (int gi = 0; gi < graphs.size(); gi++) {
             ModelGraph g = graphs.get(gi);
-            FeatureExtractor fx = FeatureExtractor.of(g);
+            FeatureExtractor fx = LayerBasis.standard().extractor(g); // the analysis the layer stage shares
             List<LayerFeatures> fwd = fx.extract(1, Phase.INFER);
             List<LayerFeatures> train = fx.extract(1, Phase.TRAIN);
             Map<String, Double> layerMs = new java.util.HashMap<>();
