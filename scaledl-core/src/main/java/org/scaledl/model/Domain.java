@@ -315,37 +315,24 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         List<PredictionWarning> out = new ArrayList<>();
         double distance = 0;
         double total = p.millis() > 0 ? p.millis() : 1;
-        Map<String, Double> byLayer = new HashMap<>();
-        for (Prediction.Contribution c : p.breakdown()) {
-            if (c.kind() == Prediction.Kind.LAYER) {
-                byLayer.merge(c.name(), c.millis(), Double::sum);
-            }
-        }
         ModelGraph g = w.graph();
-        SortedSet<String> unseenOps = new TreeSet<>();
-        SortedSet<String> unseenFamilies = new TreeSet<>();
+        Flags flags = flags(g, w.batch());
+        SortedSet<String> unseenOps = flags.unseenOps();
+        SortedSet<String> unseenFamilies = flags.unseenFamilies();
         double opShare = 0;
         double familyShare = 0;
         double featureShare = 0;
-        int featureLayers = 0;
-        for (LayerFeatures f : FeatureExtractor.of(g).extract(w.batch(), Phase.INFER)) {
-            if (!f.executes() || f.family() == OpFamily.SHAPE) {
-                continue;
+        int featureLayers = flags.featureLayers().length;
+        if (flags.any()) {
+            Map<String, Double> byLayer = new HashMap<>();
+            for (Prediction.Contribution c : p.breakdown()) {
+                if (c.kind() == Prediction.Kind.LAYER) {
+                    byLayer.merge(c.name(), c.millis(), Double::sum);
+                }
             }
-            Layer l = g.layer(f.layer());
-            double share = byLayer.getOrDefault(l.name(), 0.0) / total;
-            if (!operators.isEmpty() && !operators.contains(l.opType())) {
-                unseenOps.add(l.opType());
-                opShare += share;
-            }
-            LayerRanges lr = layers.get(f.family());
-            if (!families.isEmpty() && !families.contains(f.family())) {
-                unseenFamilies.add(f.family().name());
-                familyShare += share;
-            } else if (lr != null && lr.outside(f)) {
-                featureShare += share;
-                featureLayers++;
-            }
+            opShare = share(g, flags.operatorLayers(), byLayer, total);
+            familyShare = share(g, flags.familyLayers(), byLayer, total);
+            featureShare = share(g, flags.featureLayers(), byLayer, total);
         }
         if (!unseenOps.isEmpty()) {
             out.add(new PredictionWarning(PredictionWarning.Kind.UNSEEN_OPERATOR, "operator types no training graph "
@@ -388,6 +375,87 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
                     + "in-sample errors", Optional.empty(), "", 1));
         }
         return new Check(List.copyOf(out), distance);
+    }
+
+    /**
+     * The layers of a graph at a batch that the domain flags: operator types and families no training graph had,
+     * and layers whose features lie outside their family's ranges. They depend on the graph and the batch only, so
+     * they are kept with the graph (per domain, up to {@value #MAX_CACHED_BATCHES} batches for each of up to
+     * {@value #MAX_CACHED_DOMAINS} domains): a prediction then
+     * only adds up the flagged layers' shares.
+     */
+    private record Flags(SortedSet<String> unseenOps, SortedSet<String> unseenFamilies, int[] operatorLayers,
+            int[] familyLayers, int[] featureLayers) {
+        boolean any() {
+            return operatorLayers.length > 0 || familyLayers.length > 0 || featureLayers.length > 0;
+        }
+    }
+
+    private static final int MAX_CACHED_BATCHES = 1024;
+    private static final int MAX_CACHED_DOMAINS = 16;
+
+    private Flags flags(ModelGraph g, long batch) {
+        // By identity: a record's hash walks all its ranges. A graph keeps the flags of a few domains at most.
+        Map<Domain, Map<Long, Flags>> byDomain = g.memo(Domain.class,
+                x -> Collections.synchronizedMap(new java.util.IdentityHashMap<>()));
+        Map<Long, Flags> cache;
+        synchronized (byDomain) {
+            cache = byDomain.get(this);
+            if (cache == null) {
+                if (byDomain.size() >= MAX_CACHED_DOMAINS) {
+                    byDomain.clear();
+                }
+                cache = new java.util.concurrent.ConcurrentHashMap<>();
+                byDomain.put(this, cache);
+            }
+        }
+        Flags f = cache.get(batch);
+        if (f == null) {
+            f = computeFlags(g, batch);
+            if (cache.size() >= MAX_CACHED_BATCHES) {
+                cache.clear();
+            }
+            cache.put(batch, f);
+        }
+        return f;
+    }
+
+    private Flags computeFlags(ModelGraph g, long batch) {
+        SortedSet<String> unseenOps = new TreeSet<>();
+        SortedSet<String> unseenFamilies = new TreeSet<>();
+        List<Integer> opLayers = new ArrayList<>();
+        List<Integer> familyLayers = new ArrayList<>();
+        List<Integer> featureLayers = new ArrayList<>();
+        for (LayerFeatures f : FeatureExtractor.of(g).extract(batch, Phase.INFER)) {
+            if (!f.executes() || f.family() == OpFamily.SHAPE) {
+                continue;
+            }
+            Layer l = g.layer(f.layer());
+            if (!operators.isEmpty() && !operators.contains(l.opType())) {
+                unseenOps.add(l.opType());
+                opLayers.add(f.layer());
+            }
+            LayerRanges lr = layers.get(f.family());
+            if (!families.isEmpty() && !families.contains(f.family())) {
+                unseenFamilies.add(f.family().name());
+                familyLayers.add(f.layer());
+            } else if (lr != null && lr.outside(f)) {
+                featureLayers.add(f.layer());
+            }
+        }
+        return new Flags(Collections.unmodifiableSortedSet(unseenOps), Collections.unmodifiableSortedSet(
+                unseenFamilies), opLayers.stream().mapToInt(Integer::intValue).toArray(),
+                familyLayers.stream().mapToInt(Integer::intValue).toArray(),
+                featureLayers.stream().mapToInt(Integer::intValue).toArray());
+    }
+
+    /** The share of the predicted time that some layers take. */
+    private static double share(ModelGraph g, int[] layerIndices, Map<String, Double> byLayer, double total) {
+        double s = 0;
+        for (int i : layerIndices) {
+            s += byLayer.getOrDefault(g.layer(i).name(), 0.0) / total;
+        }
+        return s;
     }
 
     /**

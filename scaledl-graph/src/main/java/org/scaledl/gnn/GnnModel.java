@@ -77,11 +77,11 @@ final class GnnModel {
         int n = b.nodes;
         int f = net.features;
         int h = net.hidden;
-        double[] x = b.x.dup('c').data().asDouble();
+        double[] x = b.xData;
         double[] cur = affine(x, n, f, p.get("W_in"), h, p.get("b_in"));
         relu(cur);
-        double[] inInv = b.inInv.dup('c').data().asDouble();
-        double[] outInv = b.outInv.dup('c').data().asDouble();
+        double[] inInv = b.inInvData;
+        double[] outInv = b.outInvData;
         for (int k = 1; k <= net.rounds; k++) {
             double[] fwd;
             double[] bwd;

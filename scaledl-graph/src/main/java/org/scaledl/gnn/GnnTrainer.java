@@ -16,7 +16,6 @@ import org.scaledl.Checks;
 import org.scaledl.features.FeatureExtractor;
 import org.scaledl.graph.Edge;
 import org.scaledl.graph.ModelGraph;
-import org.scaledl.model.LayerBasis;
 import org.scaledl.model.Prediction;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.workload.LayerFeatures;
@@ -417,7 +416,7 @@ final class GnnTrainer {
         List<int[]> edges = new ArrayList<>();
         for (int gi = 0; gi < graphs.size(); gi++) {
             ModelGraph g = graphs.get(gi);
-            FeatureExtractor fx = LayerBasis.standard().extractor(g); // the analysis the layer stage shares
+            FeatureExtractor fx = FeatureExtractor.of(g);
             List<LayerFeatures> fwd = fx.extract(1, Phase.INFER);
             List<LayerFeatures> train = fx.extract(1, Phase.TRAIN);
             Map<String, Double> layerMs = new java.util.HashMap<>();
@@ -460,7 +459,7 @@ final class GnnTrainer {
         for (int i = 0; i < rows.size(); i++) {
             System.arraycopy(rows.get(i), 0, flat, i * NODE_FEATURES, NODE_FEATURES);
         }
-        return new GraphBatch(Nd4j.create(flat, new long[] {rows.size(), NODE_FEATURES}, DataType.DOUBLE),
+        return new GraphBatch(flat, NODE_FEATURES,
                 edges.stream().mapToInt(e -> e[0]).toArray(), edges.stream().mapToInt(e -> e[1]).toArray(),
                 owner.stream().mapToInt(Integer::intValue).toArray(), graphs.size());
     }

@@ -110,7 +110,7 @@ final class MessagePassingNetwork {
      */
     Pass forward(GraphBatch b, int[] sampleGraph, INDArray ctx) {
         Pass p = new Pass();
-        p.a0 = b.x.mmul(params.get("W_in")).addiRowVector(params.get("b_in"));
+        p.a0 = b.x().mmul(params.get("W_in")).addiRowVector(params.get("b_in"));
         INDArray h = relu(p.a0);
         p.h.add(h);
         for (int k = 1; k <= rounds; k++) {
@@ -123,8 +123,8 @@ final class MessagePassingNetwork {
                 bw = EdgeAttention.forward(h, b.dst, b.src, params.get("q_bwd" + k), params.get("r_bwd" + k), c);
                 p.attBwd.add(c[0]);
             } else {
-                f = Tensors.segmentSum(Tensors.gather(h, b.src), b.dst, b.nodes).muliColumnVector(b.inInv);
-                bw = Tensors.segmentSum(Tensors.gather(h, b.dst), b.src, b.nodes).muliColumnVector(b.outInv);
+                f = Tensors.segmentSum(Tensors.gather(h, b.src), b.dst, b.nodes).muliColumnVector(b.inInv());
+                bw = Tensors.segmentSum(Tensors.gather(h, b.dst), b.src, b.nodes).muliColumnVector(b.outInv());
             }
             INDArray z = h.mmul(params.get("W_self" + k)).addi(f.mmul(params.get("W_fwd" + k)))
                     .addi(bw.mmul(params.get("W_bwd" + k))).addiRowVector(params.get("b_round" + k));
@@ -134,7 +134,7 @@ final class MessagePassingNetwork {
             h = relu(z).addi(h);
             p.h.add(h);
         }
-        p.pooled = Tensors.segmentSum(h, b.nodeGraph, b.graphs).muliColumnVector(b.countInv);
+        p.pooled = Tensors.segmentSum(h, b.nodeGraph, b.graphs).muliColumnVector(b.countInv());
         INDArray perSample = Tensors.gather(p.pooled, sampleGraph);
         p.readIn = context > 0 ? Nd4j.hstack(perSample, ctx) : perSample;
         p.u = p.readIn.mmul(params.get("W_read")).addiRowVector(params.get("b_read"));
@@ -181,7 +181,7 @@ final class MessagePassingNetwork {
         INDArray dPerSample = dRead.get(org.nd4j.linalg.indexing.NDArrayIndex.all(),
                 org.nd4j.linalg.indexing.NDArrayIndex.interval(0, hidden)).dup();
         INDArray dPooled = Tensors.segmentSum(dPerSample, sampleGraph, b.graphs);
-        INDArray dH = Tensors.gather(dPooled.muliColumnVector(b.countInv), b.nodeGraph);
+        INDArray dH = Tensors.gather(dPooled.muliColumnVector(b.countInv()), b.nodeGraph);
         for (int k = rounds; k >= 1; k--) {
             INDArray hPrev = p.h.get(k - 1);
             INDArray dZ = dH.mul(Tensors.reluMask(p.z.get(k - 1)));
@@ -203,15 +203,15 @@ final class MessagePassingNetwork {
                 g.put("q_bwd" + k, qr[0]);
                 g.put("r_bwd" + k, qr[1]);
             } else {
-                INDArray dF = dZ.mmul(params.get("W_fwd" + k).transpose()).muliColumnVector(b.inInv);
-                INDArray dB = dZ.mmul(params.get("W_bwd" + k).transpose()).muliColumnVector(b.outInv);
+                INDArray dF = dZ.mmul(params.get("W_fwd" + k).transpose()).muliColumnVector(b.inInv());
+                INDArray dB = dZ.mmul(params.get("W_bwd" + k).transpose()).muliColumnVector(b.outInv());
                 dPrev.addi(Tensors.segmentSum(Tensors.gather(dF, b.dst), b.src, b.nodes));
                 dPrev.addi(Tensors.segmentSum(Tensors.gather(dB, b.src), b.dst, b.nodes));
             }
             dH = dPrev;
         }
         INDArray dA0 = dH.mul(Tensors.reluMask(p.a0));
-        g.put("W_in", b.x.transpose().mmul(dA0));
+        g.put("W_in", b.x().transpose().mmul(dA0));
         g.put("b_in", dA0.sum(true, 0));
         Map<String, INDArray> ordered = new LinkedHashMap<>();
         for (String name : params.keySet()) {
