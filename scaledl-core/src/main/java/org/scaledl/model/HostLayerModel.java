@@ -145,12 +145,7 @@ final class HostLayerModel {
 
     /** The predicted time in ms, without breakdown (the fast path). */
     double predictMillis(Workload w) {
-        double[] x = basis.row(w);
-        double t = 0;
-        for (int j = 0; j < x.length; j++) {
-            t += x[j] * theta[j];
-        }
-        return t;
+        return basis.dot(w, theta);
     }
 
     /**

@@ -540,10 +540,55 @@ public final class LayerBasis {
         return a.affine().computeIfAbsent(phase, ph -> affine(a, ph)).isPresent();
     }
 
+    /**
+     * {@code row(w) · theta} without building the row: the same products added in the same column order (so the same
+     * value to the last bit), skipping groups the graph does not have. The repeated-query path of a prediction.
+     */
+    double dot(Workload w, double[] theta) {
+        double[] sums = familySums(w);
+        double p = w.threads();
+        double e = excess(p);
+        double t = 0;
+        double flops = 0;
+        double bytes = 0;
+        int terms = LAYER_TERMS.size();
+        for (int f = 0; f < groupCount(); f++) {
+            double dispatch = sums[f * SUMS];
+            double fl = sums[f * SUMS + 1];
+            double by = sums[f * SUMS + 2];
+            double small = sums[f * SUMS + 3];
+            if (dispatch != 0 || fl != 0 || by != 0 || small != 0) {
+                int b = f * terms;
+                t += dispatch * theta[b];
+                t += fl / p * theta[b + 1];
+                t += fl * theta[b + 2];
+                t += by / p * theta[b + 3];
+                t += by * theta[b + 4];
+                t += small * theta[b + 5];
+                t += dispatch * e * theta[b + 6];
+                t += fl * e * theta[b + 7];
+                t += by * e * theta[b + 8];
+            }
+            flops += fl;
+            bytes += by;
+        }
+        double[] g = new double[GLOBAL_TERMS.size()];
+        globalTerms(w, flops, bytes, g, 0);
+        int c = globalColumn(0);
+        for (int k = 0; k < g.length; k++) {
+            t += g[k] * theta[c + k];
+        }
+        return t;
+    }
+
     /** Workload-level terms into {@code row} from the global columns on. */
     void globalTerms(Workload w, double flops, double bytes, double[] row) {
+        globalTerms(w, flops, bytes, row, globalColumn(0));
+    }
+
+    /** Workload-level terms into {@code row} from index {@code g} on. */
+    private void globalTerms(Workload w, double flops, double bytes, double[] row, int g) {
         boolean train = w.phase() == Phase.TRAIN;
-        int g = globalColumn(0);
         long[] grad = analysis(w.graph()).gradientStats();
         double n = w.worldSize();
         row[g] = train ? 1 : 0;

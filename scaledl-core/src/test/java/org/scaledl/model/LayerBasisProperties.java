@@ -26,8 +26,9 @@ import org.scaledl.workload.Phase;
 import org.scaledl.workload.Workload;
 
 /**
- * The fast path of the per-family sums (their affine form in the batch) against the slow reference (the walk over
- * every layer's features), on every bundled graph; and the fallback where a layer is not affine in the batch.
+ * The fast paths of the basis against their slow references, on every bundled graph: the per-family sums (their
+ * affine form in the batch) against the walk over every layer's features, with the fallback where a layer is not
+ * affine in the batch; and the prediction's dot product against the design row times the coefficients.
  */
 class LayerBasisProperties {
     private static final List<ModelGraph> GRAPHS = bundledGraphs();
@@ -56,6 +57,27 @@ class LayerBasisProperties {
             assertEquals(exact[k], fast[k], 1e-9 * Math.max(1, Math.abs(exact[k])),
                     graph.name() + " batch " + batch + " sum " + k);
         }
+    }
+
+    @Property(tries = 100)
+    void dotEqualsTheRowTimesTheCoefficientsToTheLastBit(@ForAll @IntRange(min = 0, max = 1000) int g,
+            @ForAll @IntRange(min = 1, max = 64) int batch, @ForAll @IntRange(min = 1, max = 8) int threads,
+            @ForAll @IntRange(min = 1, max = 16) int world, @ForAll boolean train, @ForAll long seed) {
+        ModelGraph graph = GRAPHS.get(g % GRAPHS.size());
+        Workload w = Workload.builder(graph).batch(batch).phase(train ? Phase.TRAIN : Phase.INFER).threads(threads)
+                .worldSize(world).build();
+        LayerBasis b = LayerBasis.standard();
+        java.util.Random r = new java.util.Random(seed);
+        double[] theta = new double[b.width()];
+        for (int j = 0; j < theta.length; j++) {
+            theta[j] = r.nextDouble() < 0.3 ? 0 : Math.pow(10, -12 + 10 * r.nextDouble());
+        }
+        double[] row = b.row(w);
+        double slow = 0;
+        for (int j = 0; j < row.length; j++) {
+            slow += row[j] * theta[j];
+        }
+        assertEquals(slow, b.dot(w, theta), 0.0);
     }
 
     @Test

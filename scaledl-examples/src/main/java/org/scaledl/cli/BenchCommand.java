@@ -320,12 +320,16 @@ final class BenchCommand implements Callable<Integer> {
         return latencies(p::predictMillis, w, reps, cold);
     }
 
-    /** Sorted latencies (µs) of {@code reps} predictions, after as many to warm up; cold: a new batch size each. */
+    /**
+     * Sorted latencies (µs) of {@code reps} predictions, after a warm-up of as many and at least half a second (so
+     * that the JIT has compiled the path however fast it is); cold: a new batch size each.
+     */
     private static double[] latencies(ToDoubleFunction<Workload> p, Workload w, int reps, boolean cold) {
         double sink = 0;
         Workload.Builder b = w.toBuilder();
         int next = 1_000_000;
-        for (int i = 0; i < reps; i++) {
+        long warmEnd = System.nanoTime() + 500_000_000L;
+        for (int i = 0; i < reps || System.nanoTime() < warmEnd; i++) {
             sink += p.applyAsDouble(cold ? b.batch(next++).build() : w);
         }
         double[] lat = new double[reps];
