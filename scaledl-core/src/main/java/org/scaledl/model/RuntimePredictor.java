@@ -498,6 +498,18 @@ public final class RuntimePredictor implements RuntimeModel {
             this.profiled = b.profiled;
         }
 
+        /**
+         * The host shrinkage a full fit chose (with several machines, the median of theirs), else the configured one
+         * (or the default): what the out-of-group fits for an interaction stage hold fixed.
+         */
+        private double chosenShrinkage(RuntimePredictor layer) {
+            if (layer.stage instanceof HostStage h && !h.machines().isEmpty()) {
+                double[] s = h.machines().values().stream().mapToDouble(HostLayerModel::shrinkage).sorted().toArray();
+                return Quantiles.median(s);
+            }
+            return shrinkage.orElse(HostLayerModel.DEFAULT_SHRINKAGE);
+        }
+
         private Trainer(Trainer t, Optional<Double> shrinkage, InteractionTrainer interactions) {
             this.layerShare = t.layerShare;
             this.name = t.name;
@@ -603,8 +615,7 @@ public final class RuntimePredictor implements RuntimeModel {
             // Out-of-group targets come from the same layer cost configuration with the shrinkage the full fit chose
             // (held fixed: cross-validating it inside every fold costs five fits each). With another shrinkage the
             // network would learn the errors of another layer-wise model than the one it corrects.
-            Trainer fixed = new Trainer(this, Optional.of(layer.layerCostKind().equals("host") ? layer.shrinkage()
-                    : shrinkage.orElse(HostLayerModel.DEFAULT_SHRINKAGE)), null);
+            Trainer fixed = new Trainer(this, Optional.of(chosenShrinkage(layer)), null);
             InteractionModel im = interactions.fit(samples, layer, fixed::fit, groupTag);
             config.put("interactions", interactions.name());
             Provenance p = layer.provenance;

@@ -85,6 +85,26 @@ class GnnTrainerTest {
         assertEquals("gnn-only", new GnnBaseline().name());
     }
 
+    /** Runs of two machines: one basis each, and the stage's out-of-group fits hold the median shrinkage fixed. */
+    @Test
+    void fitsOnRunsOfTwoMachines() {
+        List<Sample> two = new ArrayList<>();
+        for (Sample s : samples) {
+            for (int m = 0; m < 2; m++) {
+                Workload w = s.workload().toBuilder().device(org.scaledl.workload.Device.cpu("machine " + m, 2, 512, 1, 2000, 20))
+                        .build();
+                two.add(Sample.of(w, s.millis() * (1 + m)));
+            }
+        }
+        RuntimePredictor p = RuntimePredictor.builder().interactions(new GnnInteractions().withSize(8, 2, 10))
+                .build().fit(two);
+        assertEquals(List.of("machine 0", "machine 1"), p.machines());
+        for (Sample s : two.subList(0, 8)) {
+            double ms = p.predictMillis(s.workload());
+            assertTrue(ms > 0 && Double.isFinite(ms), s.workload() + ": " + ms);
+        }
+    }
+
     @Test
     void attentionVariantIsDeterministicAndNamed() {
         GnnInteractions t = new GnnInteractions().withAttention(true).withSize(8, 2, 20);
