@@ -120,8 +120,8 @@ final class FitCommand implements Callable<Integer> {
         }
         RuntimePredictor p = b.build().fit(d.samples());
         p.save(out);
-        System.out.printf(Locale.ROOT, "fitted %s on %d samples (cross-validated MRE %.1f%%), wrote %s%n", p, d.size(),
-                100 * p.provenance().cvMre(), out);
+        System.out.printf(Locale.ROOT, "fitted %s on %d samples (%s), wrote %s%n", p, d.size(),
+                Reports.cvMre(p.provenance().cvMre()), out);
         return 0;
     }
 }

@@ -159,8 +159,9 @@ final class InspectCommand implements Callable<Integer> {
         p.machines().forEach(root.putArray("machines")::add);
         root.set("domain", p.domain().toJson());
         if (!json) {
-            System.out.printf(Locale.ROOT, "%s: %s, %d training samples, cross-validated MRE %.1f%%, machines %s%n",
-                    predictor, p, p.provenance().trainingSamples(), 100 * p.provenance().cvMre(), p.machines());
+            System.out.printf(Locale.ROOT, "%s: %s, %d training samples, %s, machines %s%n",
+                    predictor, p, p.provenance().trainingSamples(), Reports.cvMre(p.provenance().cvMre()),
+                    p.machines());
             System.out.println("training domain (predictions outside it carry warnings):");
         }
         System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(json ? root : root.get("domain")));

@@ -1,6 +1,7 @@
 package org.scaledl.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -246,6 +247,22 @@ class MainTest {
         assertTrue(root.get("random").get("points").get(0).has("mre_low"));
         String svg = Files.readString(dir.resolve("learning-curve.svg"));
         assertTrue(svg.contains("<polygon") && svg.contains("d-optimal-cost"), "random range shaded, legend");
+    }
+
+    /** One family cannot be cross-validated: fit and inspect say so instead of printing NaN. */
+    @Test
+    void fitOnOneFamilySaysThereIsNoCrossValidatedError(@TempDir Path dir) throws Exception {
+        smallDataset(dir);
+        List<String> lines = Files.readAllLines(dir.resolve("runs.csv"));
+        Files.write(dir.resolve("runs.csv"), lines.stream().filter(l -> l.startsWith("model,")
+                || l.startsWith("resnet18,")).toList());
+        Path model = dir.resolve("m.sdl");
+        Run fit = run("fit", "--data", dir.toString(), "--out", model.toString());
+        assertEquals(0, fit.code(), fit.err());
+        assertTrue(fit.out().contains("no cross-validated MRE"), fit.out());
+        assertFalse(fit.out().contains("NaN"), fit.out());
+        Run inspect = run("inspect", "--model", model.toString());
+        assertTrue(inspect.out().contains("no cross-validated MRE"), inspect.out());
     }
 
     @Test
