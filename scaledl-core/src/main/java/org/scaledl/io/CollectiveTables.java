@@ -32,7 +32,7 @@ public final class CollectiveTables {
 
     /**
      * Reads DeepBench's {@code allreduce.csv} (columns {@code gpu, nodes, gpus_total, gpus_per_node, bytes,
-     * time_ms}) with the nominal links of its systems: PCIe 3.0 x16 (15.75 GB/s per GPU) inside nodes, InfiniBand FDR
+     * time_ms}, optional {@code algorithm}) with the nominal links of its systems: PCIe 3.0 x16 (15.75 GB/s per GPU) inside nodes, InfiniBand FDR
      * 4x (6.8 GB/s) between them; Omni-Path 100 (12.5 GB/s) for KNL.
      *
      * @throws InvalidInputException naming file and line for a device without known links or a bad value
@@ -50,7 +50,7 @@ public final class CollectiveTables {
             try {
                 out.add(new CollectiveMeasurement(device, new Interconnect(t.positiveInt(r, "gpus_per_node"), link[0], link[1]),
                         t.positiveInt(r, "nodes"), t.positiveInt(r, "gpus_total"), t.positiveFinite(r, "bytes"),
-                        t.positiveFinite(r, "time_ms")));
+                        t.positiveFinite(r, "time_ms"), t.opt(r, "algorithm").orElse("")));
             } catch (IllegalArgumentException e) {
                 throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());
             }

@@ -13,14 +13,24 @@ import org.scaledl.Checks;
  * @param ranks   ranks (devices) in total
  * @param bytes   message size in bytes
  * @param millis  measured time, ms
+ * @param implementation the library or algorithm that ran it (DeepBench's {@code algorithm}, e.g. "NCCL 2.0 MPI");
+ *                empty when unknown. The model does not use it (what it fits on rarely names every library it
+ *                will be asked about); evaluations report errors by it.
  */
 public record CollectiveMeasurement(String device, Interconnect links, int nodes, int ranks, double bytes,
-        double millis) {
+        double millis, String implementation) {
     /** Validates. */
     public CollectiveMeasurement {
         Objects.requireNonNull(device);
         Objects.requireNonNull(links);
+        Objects.requireNonNull(implementation);
         Checks.argument(nodes > 0 && ranks >= 2 && ranks >= nodes, "need 2+ ranks on 1+ nodes");
         Checks.argument(bytes > 0 && millis > 0 && Double.isFinite(millis), "bad bytes or time");
+    }
+
+    /** A measurement whose implementation is not known. */
+    public CollectiveMeasurement(String device, Interconnect links, int nodes, int ranks, double bytes,
+            double millis) {
+        this(device, links, nodes, ranks, bytes, millis, "");
     }
 }

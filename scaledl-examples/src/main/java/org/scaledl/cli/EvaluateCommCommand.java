@@ -42,14 +42,21 @@ final class EvaluateCommCommand implements Callable<Integer> {
         }
         AllReduceModel model = AllReduceModel.fit(train);
         Map<String, List<double[]>> byDevice = new LinkedHashMap<>();
+        Map<String, List<double[]>> byImplementation = new java.util.TreeMap<>();
+        java.util.Set<String> trainImplementations = new java.util.TreeSet<>();
+        train.forEach(m -> trainImplementations.add(m.implementation()));
         List<double[]> everything = new ArrayList<>();
         for (CollectiveMeasurement m : test) {
             double p = model.predictMillis(m.device(), m.links(), m.nodes(), m.ranks(), m.bytes());
             byDevice.computeIfAbsent(m.device(), k -> new ArrayList<>()).add(new double[] {p, m.millis()});
+            byImplementation.computeIfAbsent(m.implementation().isEmpty() ? "unknown" : m.implementation(),
+                    k -> new ArrayList<>()).add(new double[] {p, m.millis()});
             everything.add(new double[] {p, m.millis()});
         }
         Map<String, ErrorMetrics> metrics = new LinkedHashMap<>();
         byDevice.forEach((d, v) -> metrics.put(d, of(v)));
+        Map<String, ErrorMetrics> byImpl = new LinkedHashMap<>();
+        byImplementation.forEach((d, v) -> byImpl.put(d, of(v)));
         ErrorMetrics overall = of(everything);
         if (json) {
             ObjectMapper om = new ObjectMapper();
@@ -62,6 +69,9 @@ final class EvaluateCommCommand implements Callable<Integer> {
             ObjectNode per = root.putObject("per_device");
             metrics.forEach((d, x) -> per.putObject(d).put("n", x.n()).put("mre", x.mre()).put("within10",
                     x.within10()));
+            ObjectNode impl = root.putObject("per_implementation");
+            byImpl.forEach((d, x) -> impl.putObject(d).put("n", x.n()).put("mre", x.mre())
+                    .put("in_training", trainImplementations.contains(d)));
             System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
             return 0;
         }
@@ -73,6 +83,9 @@ final class EvaluateCommCommand implements Callable<Integer> {
                 100 * x.mre(), 100 * x.within10()));
         System.out.printf(Locale.ROOT, "%-16s %4d %7.1f%% %8.0f%%%n", "all", overall.n(), 100 * overall.mre(),
                 100 * overall.within10());
+        System.out.println("by implementation (* = also among the training runs):");
+        byImpl.forEach((d, x) -> System.out.printf(Locale.ROOT, "  %-22s %4d %7.1f%%%s%n", d, x.n(), 100 * x.mre(),
+                trainImplementations.contains(d) ? " *" : ""));
         return 0;
     }
 

@@ -100,6 +100,14 @@ class MainTest {
         double mre = root.get("mre").asDouble();
         assertTrue(mre > 0 && mre < 1, "MRE " + mre);
         assertEquals(6, root.get("per_device").size());
+        JsonNode impl = root.get("per_implementation");
+        assertTrue(impl.get("NCCL 2.0 MPI").get("in_training").asBoolean());
+        assertFalse(impl.get("Baidu RingAllReduce").get("in_training").asBoolean());
+        int n = 0;
+        for (JsonNode x : impl) {
+            n += x.get("n").asInt();
+        }
+        assertEquals(77, n);
     }
 
     @Test
