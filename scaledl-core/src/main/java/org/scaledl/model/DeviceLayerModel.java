@@ -39,7 +39,11 @@ import org.scaledl.workload.Workload;
  * device-relative features {@code x}: log compute time, log memory time, their ratio, log output elements, log
  * waves and the tail-wave efficiency, log bytes over L2, log reduction length (the contraction's K, or the row a norm
  * or softmax runs over: seen-GPU softmax MRE 17.5 → 4.1 %), output width and output rows, kernel window and stride
- * (the last three: held-out-GPU kernel MRE 27.1 → 26.1 %, seen-GPU 22.8 → 21.7 %). Every feature is a
+ * (the last three: held-out-GPU kernel MRE 27.1 → 26.1 %, seen-GPU 22.8 → 21.7 %), and for contractions the
+ * tiles a GEMM library would launch for the problem (sides the power of two at or above each output side, within
+ * 16..128): the share of the tiles' work that is useful and the fill of their last wave over the compute units
+ * (held-out-GPU kernel MRE 26.1 → 24.8 %, convolutions 25.9 → 23.6 %, DeepBench GEMM 36.3 → 33.8 %; whole models
+ * 14.2 → 14.6 %; files with the first 13 features still load and predict as before). Every feature is a
  * ratio of work to a device figure or a shape, and none describes the device alone, so a device that was never
  * measured is predicted from its description. (Features that identify a device, such as its ridge point, compute
  * units or clock, let the trees memorise per-GPU efficiencies: with the ridge point, leave-one-GPU-out kernel MRE
@@ -75,7 +79,9 @@ public final class DeviceLayerModel {
     static final int MIN_FAMILY_ROWS = 100;
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final double FLOOR_S = 2e-6;
-    private static final int FEATURES = 13;
+    private static final int FEATURES = 15;
+    /** Features per layer of the files written before the adaptive-tile features (their trees read the first 13). */
+    private static final int V1_FEATURES = 13;
     private static final BoostedTrees.Config CONFIG = new BoostedTrees.Config(200, 6, 0.1, 10, 64, 1.0);
 
     private final Map<OpFamily, BoostedTrees> forward;
@@ -352,7 +358,8 @@ public final class DeviceLayerModel {
      * @throws InvalidInputException for a malformed body
      */
     static DeviceLayerModel read(JsonNode body) {
-        if (body.path("features").asInt(-1) != FEATURES) {
+        int features = body.path("features").asInt(-1);
+        if (features != FEATURES && features != V1_FEATURES) {
             throw InvalidInputException.of("the model has " + body.path("features") + " features per layer, this "
                 + "library " + FEATURES + "; refit the model");
         }
@@ -371,11 +378,11 @@ public final class DeviceLayerModel {
                 }
             }
         }
-        Map<OpFamily, BoostedTrees> f = families(body.path("forward"));
-        Map<OpFamily, BoostedTrees> b = families(body.path("backward"));
-        BoostedTrees pf = BoostedTrees.read(body.path("pooled_forward"), FEATURES);
+        Map<OpFamily, BoostedTrees> f = families(body.path("forward"), features);
+        Map<OpFamily, BoostedTrees> b = families(body.path("backward"), features);
+        BoostedTrees pf = BoostedTrees.read(body.path("pooled_forward"), features);
         BoostedTrees pb = body.path("pooled_backward").isObject()
-                ? BoostedTrees.read(body.path("pooled_backward"), FEATURES) : pf;
+                ? BoostedTrees.read(body.path("pooled_backward"), features) : pf;
         double train = positiveFactor(body, "train_factor");
         double infer = positiveFactor(body, "infer_factor");
         List<String> names = new ArrayList<>();
@@ -409,7 +416,7 @@ public final class DeviceLayerModel {
         return new DeviceLayerModel(f, b, pf, pb, train, infer, names, corr, codes);
     }
 
-    private static Map<OpFamily, BoostedTrees> families(JsonNode node) {
+    private static Map<OpFamily, BoostedTrees> families(JsonNode node, int features) {
         if (!node.isObject()) {
             throw InvalidInputException.of("per-family regressors are missing");
         }
@@ -422,7 +429,7 @@ public final class DeviceLayerModel {
             } catch (IllegalArgumentException ex) {
                 throw InvalidInputException.of("unknown operator family '" + e.getKey() + "'");
             }
-            out.put(family, BoostedTrees.read(e.getValue(), FEATURES));
+            out.put(family, BoostedTrees.read(e.getValue(), features));
         }
         return out;
     }
@@ -569,6 +576,27 @@ public final class DeviceLayerModel {
         x[10] = Math.log10(f.kernel() + 1);
         x[11] = f.stride();
         x[12] = Math.log10(f.outputElements() / Math.max(1, f.outChannels()) + 1);
+        if (mx && f.outChannels() > 0) {
+            // output tiles of the size a GEMM library launches for the problem: powers of two from 16 to 128 per
+            // side, no larger than the output (rows = everything but the output channels)
+            double cols = f.outChannels();
+            double rows = f.outputElements() / cols;
+            double tileCols = tileSide(cols);
+            double tileRows = tileSide(rows);
+            double tiles = Math.ceil(rows / tileRows) * Math.ceil(cols / tileCols);
+            x[13] = rows * cols / (tiles * tileRows * tileCols);
+            double w = tiles / d.computeUnits();
+            x[14] = w < 1 ? w : w / Math.ceil(w);
+        }
         return x;
+    }
+
+    /** A tile side for an output side of {@code n}: the power of two at or above it, within [16, 128]. */
+    private static double tileSide(double n) {
+        double p = 16;
+        while (p < n && p < 128) {
+            p *= 2;
+        }
+        return p;
     }
 }
