@@ -351,29 +351,32 @@ public final class LayerBasis {
         double[] sums = familySums(w);
         double[] row = new double[width()];
         double p = w.threads();
+        double e = excess(p);
         double flops = 0;
         double bytes = 0;
-        int terms = LAYER_TERMS.size();
         for (int f = 0; f < groupCount(); f++) {
-            double dispatch = sums[f * SUMS];
-            double fl = sums[f * SUMS + 1];
-            double by = sums[f * SUMS + 2];
-            int base = f * terms;
-            row[base] = dispatch;
-            row[base + 1] = fl / p;
-            row[base + 2] = fl;
-            row[base + 3] = by / p;
-            row[base + 4] = by;
-            row[base + 5] = sums[f * SUMS + 3];
-            double e = excess(p);
-            row[base + 6] = dispatch * e;
-            row[base + 7] = fl * e;
-            row[base + 8] = by * e;
-            flops += fl;
-            bytes += by;
+            groupTerms(sums, f, p, e, row, f * LAYER_TERMS.size());
+            flops += sums[f * SUMS + 1];
+            bytes += sums[f * SUMS + 2];
         }
         globalTerms(w, flops, bytes, row);
         return row;
+    }
+
+    /** The {@link #LAYER_TERMS} of group {@code f} from its sums, into {@code out[at..)}. */
+    private static void groupTerms(double[] sums, int f, double p, double e, double[] out, int at) {
+        double dispatch = sums[f * SUMS];
+        double fl = sums[f * SUMS + 1];
+        double by = sums[f * SUMS + 2];
+        out[at] = dispatch;
+        out[at + 1] = fl / p;
+        out[at + 2] = fl;
+        out[at + 3] = by / p;
+        out[at + 4] = by;
+        out[at + 5] = sums[f * SUMS + 3];
+        out[at + 6] = dispatch * e;
+        out[at + 7] = fl * e;
+        out[at + 8] = by * e;
     }
 
     /**
@@ -552,25 +555,18 @@ public final class LayerBasis {
         double flops = 0;
         double bytes = 0;
         int terms = LAYER_TERMS.size();
+        double[] x = new double[terms];
         for (int f = 0; f < groupCount(); f++) {
-            double dispatch = sums[f * SUMS];
-            double fl = sums[f * SUMS + 1];
-            double by = sums[f * SUMS + 2];
-            double small = sums[f * SUMS + 3];
-            if (dispatch != 0 || fl != 0 || by != 0 || small != 0) {
+            int s0 = f * SUMS;
+            if (sums[s0] != 0 || sums[s0 + 1] != 0 || sums[s0 + 2] != 0 || sums[s0 + 3] != 0) {
+                groupTerms(sums, f, p, e, x, 0);
                 int b = f * terms;
-                t += dispatch * theta[b];
-                t += fl / p * theta[b + 1];
-                t += fl * theta[b + 2];
-                t += by / p * theta[b + 3];
-                t += by * theta[b + 4];
-                t += small * theta[b + 5];
-                t += dispatch * e * theta[b + 6];
-                t += fl * e * theta[b + 7];
-                t += by * e * theta[b + 8];
+                for (int k = 0; k < terms; k++) {
+                    t += x[k] * theta[b + k];
+                }
             }
-            flops += fl;
-            bytes += by;
+            flops += sums[s0 + 1];
+            bytes += sums[s0 + 2];
         }
         double[] g = new double[GLOBAL_TERMS.size()];
         globalTerms(w, flops, bytes, g, 0);
