@@ -25,7 +25,9 @@ import org.scaledl.workload.Workload;
  * minimise {@code Σ_i (r_i − log(Σ_g e^{δ_g} s_ig))² + μ Σ_g δ_g²} (Gauss–Newton, {@code r_i} the log-ratio after
  * {@code c₀}, {@code s_ig} the group shares), a ridge toward no correction with {@code μ = }{@value #RIDGE} (one run
  * moves a group's factor by at most about a third of its log-ratio). Groups the runs do not exercise keep
- * {@code δ = 0}. This is the CPU counterpart of {@link DeviceLayerModel#calibrate}.
+ * {@code δ = 0}. Beside the groups, factors {@code e^{γ_s}} for settings ({@link #settingsOf}: several threads,
+ * several workers) are fitted the same way, since machines differ in how they scale across cores. This is the CPU
+ * counterpart of {@link DeviceLayerModel#calibrate}.
  *
  * <p>A workload without a device is the only machine's when there is exactly one; otherwise it must name one.
  */
@@ -43,11 +45,19 @@ final class HostStage implements LayerStage {
      * @param base  the fitted machine whose model it scales
      * @param all   {@code log c₀}
      * @param delta {@code δ_g} per group (the base model's groups, then the workload terms)
+     * @param settings {@code γ_s} per setting of {@link #settingsOf}: more than one thread, more than one worker
+     *                 (empty in files written before they existed: no correction)
      * @param runs  runs it was calibrated on
      */
-    record Calibration(String base, double all, double[] delta, int runs) {
+    record Calibration(String base, double all, double[] delta, double[] settings, int runs) {
         Calibration {
             delta = delta.clone();
+            settings = settings.clone();
+        }
+
+        /** A calibration without setting factors (the form of earlier files). */
+        Calibration(String base, double all, double[] delta, int runs) {
+            this(base, all, delta, new double[0], runs);
         }
 
         @Override
@@ -56,29 +66,56 @@ final class HostStage implements LayerStage {
         }
 
         @Override
+        public double[] settings() {
+            return settings.clone();
+        }
+
+        @Override
         public boolean equals(Object o) {
             return o instanceof Calibration c && c.base.equals(base) && Double.compare(c.all, all) == 0
-                    && java.util.Arrays.equals(c.delta, delta) && c.runs == runs;
+                    && java.util.Arrays.equals(c.delta, delta) && java.util.Arrays.equals(c.settings, settings)
+                    && c.runs == runs;
         }
 
         @Override
         public int hashCode() {
-            return java.util.Objects.hash(base, all, java.util.Arrays.hashCode(delta), runs);
+            return java.util.Objects.hash(base, all, java.util.Arrays.hashCode(delta),
+                    java.util.Arrays.hashCode(settings), runs);
         }
 
-        double factor(double[] groups) {
+        double factor(double[] groups, Workload w) {
             double total = 0;
             double scaled = 0;
             for (int g = 0; g < groups.length; g++) {
                 total += groups[g];
                 scaled += groups[g] * Math.exp(g < delta.length ? delta[g] : 0);
             }
-            return total > 0 ? Math.exp(all) * scaled / total : Math.exp(all);
+            double c = Math.exp(all + settingLog(w));
+            return total > 0 ? c * scaled / total : c;
         }
 
-        double groupFactor(int g) {
-            return Math.exp(all + (g < delta.length ? delta[g] : 0));
+        double groupFactor(int g, Workload w) {
+            return Math.exp(all + settingLog(w) + (g < delta.length ? delta[g] : 0));
         }
+
+        private double settingLog(Workload w) {
+            double[] z = settingsOf(w);
+            double s = 0;
+            for (int k = 0; k < Math.min(z.length, settings.length); k++) {
+                s += settings[k] * z[k];
+            }
+            return s;
+        }
+    }
+
+    /**
+     * The settings a calibration corrects beside the cost groups, as indicators: more than one thread per worker,
+     * more than one worker. Machines differ in how they scale across cores as much as in how fast each operator is
+     * (on the two bundled VMs, the one-thread and two-thread runs of one model's predictions for the other machine are
+     * off by 0.27 in log-ratio from each other), and no group share tells the two apart.
+     */
+    static double[] settingsOf(Workload w) {
+        return new double[] {w.threads() > 1 ? 1 : 0, w.worldSize() > 1 ? 1 : 0};
     }
 
     HostStage(Map<String, HostLayerModel> machines, Map<String, Calibration> calibrations) {
@@ -156,7 +193,7 @@ final class HostStage implements LayerStage {
         for (double g : groups) {
             total += g;
         }
-        return total * c.factor(groups);
+        return total * c.factor(groups, w);
     }
 
     @Override
@@ -174,7 +211,7 @@ final class HostStage implements LayerStage {
         for (Prediction.Contribution x : base.breakdown()) {
             int g = x.kind() == Prediction.Kind.LAYER ? model.basis().groupOf(w, layerFeatures(model, w, x))
                     : workloadGroup;
-            Prediction.Contribution y = x.scaled(c.groupFactor(g));
+            Prediction.Contribution y = x.scaled(c.groupFactor(g, w));
             parts.add(y);
             ms += y.millis();
         }
@@ -209,8 +246,10 @@ final class HostStage implements LayerStage {
             String base = machines.containsKey(device) ? device : best(own);
             HostLayerModel model = machines.get(base);
             double[][] shares = new double[own.size()][];
+            double[][] settings = new double[own.size()][];
             double[] r = new double[own.size()];
             for (int i = 0; i < r.length; i++) {
+                settings[i] = settingsOf(own.get(i).workload());
                 double[] g = model.groupMillis(own.get(i).workload());
                 double total = java.util.Arrays.stream(g).sum();
                 for (int k = 0; k < g.length; k++) {
@@ -220,8 +259,10 @@ final class HostStage implements LayerStage {
                 r[i] = Math.log(own.get(i).millis() / Math.max(1e-9, total));
             }
             double all = damped(r);
-            double[] f = groupCorrections(shares, r, all);
-            out.put(device, new Calibration(base, all, f, own.size()));
+            double[] f = groupCorrections(shares, settings, r, all);
+            int groups = shares[0].length;
+            out.put(device, new Calibration(base, all, java.util.Arrays.copyOf(f, groups),
+                    java.util.Arrays.copyOfRange(f, groups, f.length), own.size()));
         });
         return new HostStage(machines, out);
     }
@@ -245,39 +286,45 @@ final class HostStage implements LayerStage {
     }
 
     /**
-     * The per-group log-factors: Gauss–Newton on {@code Σ_i (r_i − all − log Σ_g e^{δ_g} s_ig)² + μ |δ|²}; groups no
-     * run has a share of stay at 0.
+     * The per-group and per-setting log-factors: Gauss–Newton on {@code Σ_i (r_i − all − log Σ_g e^{δ_g} s_ig −
+     * Σ_s γ_s z_is)² + μ (|δ|² + |γ|²)}, {@code z} the indicators of {@link #settingsOf}; groups no run has a share
+     * of, and settings no run differs in, stay at 0. Returns {@code δ} followed by {@code γ}.
      */
-    static double[] groupCorrections(double[][] shares, double[] r, double all) {
+    static double[] groupCorrections(double[][] shares, double[][] settings, double[] r, double all) {
         int groups = shares[0].length;
-        double[] delta = new double[groups];
+        int n = groups + settings[0].length;
+        double[] delta = new double[n];
         for (int iter = 0; iter < 8; iter++) {
-            double[][] h = new double[groups][groups];
-            double[] b = new double[groups];
+            double[][] h = new double[n][n];
+            double[] b = new double[n];
             for (int i = 0; i < shares.length; i++) {
                 double denom = 0;
                 for (int g = 0; g < groups; g++) {
                     denom += shares[i][g] * Math.exp(delta[g]);
                 }
                 double resid = r[i] - all - Math.log(Math.max(1e-300, denom));
-                double[] jac = new double[groups];
+                double[] jac = new double[n];
                 for (int g = 0; g < groups; g++) {
                     jac[g] = shares[i][g] * Math.exp(delta[g]) / denom;
                 }
-                for (int g = 0; g < groups; g++) {
+                for (int k = groups; k < n; k++) {
+                    jac[k] = settings[i][k - groups];
+                    resid -= delta[k] * jac[k];
+                }
+                for (int g = 0; g < n; g++) {
                     b[g] += jac[g] * resid;
-                    for (int k = 0; k < groups; k++) {
+                    for (int k = 0; k < n; k++) {
                         h[g][k] += jac[g] * jac[k];
                     }
                 }
             }
-            for (int g = 0; g < groups; g++) {
+            for (int g = 0; g < n; g++) {
                 b[g] -= RIDGE * delta[g];
                 h[g][g] += RIDGE;
             }
             double[] step = solve(h, b);
             double max = 0;
-            for (int g = 0; g < groups; g++) {
+            for (int g = 0; g < n; g++) {
                 delta[g] += step[g];
                 max = Math.max(max, Math.abs(step[g]));
             }

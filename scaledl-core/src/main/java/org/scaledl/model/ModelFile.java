@@ -179,6 +179,10 @@ public final class ModelFile {
                 for (double d : c.delta()) {
                     delta.add(d);
                 }
+                ArrayNode settings = o.putArray("setting_log_factors");
+                for (double d : c.settings()) {
+                    settings.add(d);
+                }
             });
             body.putNull("communication");
         } else {
@@ -380,8 +384,13 @@ public final class ModelFile {
             for (int i = 0; i < delta.length; i++) {
                 delta[i] = finite(d.get(i), "group_log_factors[" + i + "]");
             }
+            JsonNode st = c.path("setting_log_factors");   // absent in files written before setting factors
+            double[] settings = new double[st.size()];
+            for (int i = 0; i < settings.length; i++) {
+                settings[i] = finite(st.get(i), "setting_log_factors[" + i + "]");
+            }
             cal.put(c.path("device").asText(), new HostStage.Calibration(base, finite(c.path("all"), "all"), delta,
-                    c.path("runs").asInt()));
+                    settings, c.path("runs").asInt()));
         }
         return new HostStage(machines, cal);
     }

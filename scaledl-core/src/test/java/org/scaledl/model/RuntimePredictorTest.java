@@ -214,5 +214,26 @@ class RuntimePredictorTest {
         assertEquals(onB, q.predictMillis(w.toBuilder().device(b).build()), 0.0, "B is untouched");
         RuntimePredictor back = RuntimePredictor.load(q.toBytes());
         assertEquals(onC, back.predictMillis(w.toBuilder().device(c).build()), 0.0);
+
+        // a machine D that scales worse across threads than B: its calibration learns the setting factor
+        Device d = Device.cpu("machine D", 2, 256, 1, 0, 0);
+        List<Sample> scaling = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            Sample x = samples().get(i * 7 % samples().size());
+            double slower = x.workload().threads() > 1 ? 1.6 : 1.0;
+            scaling.add(Sample.of(x.workload().toBuilder().device(d).build(), 3 * slower * x.millis()));
+        }
+        assertTrue(scaling.stream().anyMatch(x -> x.workload().threads() > 1)
+                && scaling.stream().anyMatch(x -> x.workload().threads() == 1), "runs at both thread counts");
+        RuntimePredictor r = p.calibrate(scaling);
+        Workload one = w.toBuilder().threads(1).worldSize(1).build();
+        Workload two = w.toBuilder().threads(2).worldSize(1).build();
+        double ratioB = r.predictMillis(two.toBuilder().device(b).build())
+                / r.predictMillis(one.toBuilder().device(b).build());
+        double ratioD = r.predictMillis(two.toBuilder().device(d).build())
+                / r.predictMillis(one.toBuilder().device(d).build());
+        assertTrue(ratioD / ratioB > 1.3 && ratioD / ratioB < 1.65, "two threads slower on D: " + ratioD / ratioB);
+        assertEquals(ratioD, RuntimePredictor.load(r.toBytes()).predictMillis(two.toBuilder().device(d).build())
+                / r.predictMillis(one.toBuilder().device(d).build()), 1e-12, "setting factors are saved");
     }
 }
