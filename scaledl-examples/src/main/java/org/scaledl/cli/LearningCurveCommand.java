@@ -11,7 +11,6 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 import org.scaledl.eval.LearningCurve;
 import org.scaledl.io.DatasetReader;
-import org.scaledl.model.ProfilingCost;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.workload.Dataset;
 import picocli.CommandLine.Command;
@@ -44,16 +43,8 @@ final class LearningCurveCommand implements Callable<Integer> {
             + "(default: the roofline prior)")
     Path prior;
 
-    @Option(names = "--overhead-s", defaultValue = "1.5", description = "Fixed seconds per run (default "
-            + "${DEFAULT-VALUE})")
-    double overhead;
-
-    @Option(names = "--warmup", defaultValue = "2", description = "Untimed iterations per run (default "
-            + "${DEFAULT-VALUE})")
-    int warmup;
-
-    @Option(names = "--reps", defaultValue = "3", description = "Timed iterations per run (default ${DEFAULT-VALUE})")
-    int reps;
+    @picocli.CommandLine.Mixin
+    ProfilingCostOptions costOptions;
 
     @Option(names = "--out-dir", defaultValue = ".", description = "Where to write learning-curve.svg")
     Path outDir;
@@ -74,7 +65,7 @@ final class LearningCurveCommand implements Callable<Integer> {
         }
         Dataset d = DatasetReader.read(data);
         LearningCurve.Builder b = LearningCurve.builder().folds(folds).randomSubsets(seeds)
-                .cost(new ProfilingCost(overhead, warmup, reps));
+                .cost(costOptions.cost());
         if (prior != null) {
             RuntimePredictor p = RuntimePredictor.load(prior);
             b.prior(p::predictMillis);

@@ -76,16 +76,8 @@ final class PlanCommand implements Callable<Integer> {
             + "roofline prior, good to a factor of a few)")
     Path prior;
 
-    @Option(names = "--overhead-s", defaultValue = "1.5", description = "Fixed seconds per run: start-up, model "
-            + "build (default: ${DEFAULT-VALUE})")
-    double overhead;
-
-    @Option(names = "--warmup", defaultValue = "2", description = "Untimed iterations per run (default: "
-            + "${DEFAULT-VALUE})")
-    int warmup;
-
-    @Option(names = "--reps", defaultValue = "3", description = "Timed iterations per run (default: ${DEFAULT-VALUE})")
-    int reps;
+    @picocli.CommandLine.Mixin
+    ProfilingCostOptions costOptions;
 
     @Option(names = "--out", description = "Write the chosen runs here (plan.csv)")
     Path out;
@@ -105,7 +97,7 @@ final class PlanCommand implements Callable<Integer> {
         if (source.matrix != null) {
             return matrix();
         }
-        ProfilingCost cost = new ProfilingCost(overhead, warmup, reps);
+        ProfilingCost cost = costOptions.cost();
         Candidates c;
         Path base;
         if (source.data != null) {
