@@ -7,6 +7,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import org.ejml.data.DMatrixRMaj;
+import org.ejml.dense.row.factory.LinearSolverFactory_DDRM;
+import org.ejml.interfaces.linsol.LinearSolverDense;
 import org.scaledl.Checks;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.Sample;
@@ -335,40 +338,16 @@ final class HostStage implements LayerStage {
         return delta;
     }
 
-    /** Solves a small symmetric positive definite system by Gaussian elimination with partial pivoting. */
+    /** Solves the small symmetric positive definite system {@code a x = b} (the ridge makes it so) by Cholesky. */
     private static double[] solve(double[][] a, double[] b) {
-        int n = b.length;
-        double[][] m = new double[n][];
-        for (int i = 0; i < n; i++) {
-            m[i] = java.util.Arrays.copyOf(a[i], n + 1);
-            m[i][n] = b[i];
+        DMatrixRMaj m = new DMatrixRMaj(a);
+        LinearSolverDense<DMatrixRMaj> chol = LinearSolverFactory_DDRM.chol(b.length);
+        if (!chol.setA(m)) {
+            throw new IllegalStateException("calibration system is not positive definite");
         }
-        for (int c = 0; c < n; c++) {
-            int piv = c;
-            for (int r = c + 1; r < n; r++) {
-                if (Math.abs(m[r][c]) > Math.abs(m[piv][c])) {
-                    piv = r;
-                }
-            }
-            double[] t = m[c];
-            m[c] = m[piv];
-            m[piv] = t;
-            for (int r = c + 1; r < n; r++) {
-                double f = m[r][c] / m[c][c];
-                for (int k = c; k <= n; k++) {
-                    m[r][k] -= f * m[c][k];
-                }
-            }
-        }
-        double[] x = new double[n];
-        for (int r = n - 1; r >= 0; r--) {
-            double v = m[r][n];
-            for (int k = r + 1; k < n; k++) {
-                v -= m[r][k] * x[k];
-            }
-            x[r] = v / m[r][r];
-        }
-        return x;
+        DMatrixRMaj x = new DMatrixRMaj(b.length, 1);
+        chol.solve(new DMatrixRMaj(b.length, 1, true, b), x);
+        return x.getData();
     }
 
     /** {@code n / (n + 2) · median}: a correction that trusts few measurements less. */
