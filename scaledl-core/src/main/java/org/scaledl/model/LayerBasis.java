@@ -438,52 +438,25 @@ public final class LayerBasis {
     /** The affine form of a graph's sums in one phase, or empty where a layer is not affine in the batch. */
     private Optional<Affine> affine(Analysis a, Phase phase) {
         int n = a.group().length;
-        double[][] x = new double[AFFINE_CHECKS.length][];
-        try {
-            double[] t = new double[LAYER_TERMS.size()];
-            for (int j = 0; j < AFFINE_CHECKS.length; j++) {
-                List<LayerFeatures> fs = a.extractor().extract(AFFINE_CHECKS[j], phase);
-                double[] v = new double[4 * n];
-                for (LayerFeatures lf : fs) {
-                    oneThreadTerms(lf, t);
-                    int i = lf.layer();
-                    v[4 * i] = t[0];
-                    v[4 * i + 1] = t[2];
-                    v[4 * i + 2] = t[4];
-                    v[4 * i + 3] = lf.executes() ? lf.flopsFwd() : 0;
-                }
-                x[j] = v;
-            }
-        } catch (ArithmeticException overflow) {
+        double[] x0 = layerValues(a, AFFINE_CHECKS[0], phase);
+        double[] x1 = layerValues(a, AFFINE_CHECKS[1], phase);
+        if (x0 == null || x1 == null) {
             return Optional.empty();
         }
         double[] slope = new double[4 * n];
         double[] intercept = new double[4 * n];
         for (int k = 0; k < 4 * n; k++) {
-            slope[k] = x[1][k] - x[0][k];
-            intercept[k] = x[0][k] - slope[k];
-            for (int j = 2; j < AFFINE_CHECKS.length; j++) {
-                double expected = x[j][k];
-                double got = slope[k] * AFFINE_CHECKS[j] + intercept[k];
-                if (Math.abs(got - expected) > 1e-9 * Math.max(1, Math.abs(expected))) {
-                    return Optional.empty();
-                }
+            slope[k] = x1[k] - x0[k];
+            intercept[k] = x0[k] - slope[k];
+        }
+        for (int j = 2; j < AFFINE_CHECKS.length; j++) {
+            if (!onLine(layerValues(a, AFFINE_CHECKS[j], phase), AFFINE_CHECKS[j], slope, intercept)) {
+                return Optional.empty();
             }
         }
         double[][] groupSlope = new double[2][groupCount() * SUMS];
         double[][] groupIntercept = new double[2][groupCount() * SUMS];
-        int withFlops = 0;
-        for (int i = 0; i < n; i++) {
-            if (x[0][4 * i + 1] != 0 || slope[4 * i + 1] != 0) {
-                withFlops++;
-            }
-        }
-        int[][] smallGroup = new int[2][withFlops];
-        double[] flopsA = new double[withFlops];
-        double[] flopsC = new double[withFlops];
-        double[] fwdA = new double[withFlops];
-        double[] fwdC = new double[withFlops];
-        int k = 0;
+        List<Integer> withFlops = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             for (int r = 0; r < 2; r++) {
                 int base = groupOf(a, i, r == 1) * SUMS;
@@ -492,39 +465,64 @@ public final class LayerBasis {
                     groupIntercept[r][base + q] += intercept[4 * i + q];
                 }
             }
-            if (x[0][4 * i + 1] != 0 || slope[4 * i + 1] != 0) {
-                smallGroup[0][k] = groupOf(a, i, false);
-                smallGroup[1][k] = groupOf(a, i, true);
-                flopsA[k] = slope[4 * i + 1];
-                flopsC[k] = intercept[4 * i + 1];
-                fwdA[k] = slope[4 * i + 3];
-                fwdC[k] = intercept[4 * i + 3];
-                k++;
+            if (x0[4 * i + 1] != 0 || slope[4 * i + 1] != 0) {
+                withFlops.add(i);
             }
         }
-        long maxBatch = holds(a, phase, Affine.LARGE_BATCH, slope, intercept) ? Affine.LARGE_BATCH : 4096;
+        int m = withFlops.size();
+        int[][] smallGroup = new int[2][m];
+        double[] flopsA = new double[m];
+        double[] flopsC = new double[m];
+        double[] fwdA = new double[m];
+        double[] fwdC = new double[m];
+        for (int k = 0; k < m; k++) {
+            int i = withFlops.get(k);
+            smallGroup[0][k] = groupOf(a, i, false);
+            smallGroup[1][k] = groupOf(a, i, true);
+            flopsA[k] = slope[4 * i + 1];
+            flopsC[k] = intercept[4 * i + 1];
+            fwdA[k] = slope[4 * i + 3];
+            fwdC[k] = intercept[4 * i + 3];
+        }
+        long maxBatch = onLine(layerValues(a, Affine.LARGE_BATCH, phase), Affine.LARGE_BATCH, slope, intercept)
+                ? Affine.LARGE_BATCH : AFFINE_CHECKS[AFFINE_CHECKS.length - 1];
         return Optional.of(new Affine(maxBatch, groupSlope, groupIntercept, smallGroup, flopsA, flopsC, fwdA, fwdC));
     }
 
-    /** Whether every layer's terms at {@code batch} equal the affine form (false also where a size overflows). */
-    private boolean holds(Analysis a, Phase phase, long batch, double[] slope, double[] intercept) {
+    /**
+     * Per layer, the values the sums are made of at a batch: dispatch, FLOPs, bytes and forward FLOPs (four per
+     * layer, by layer index); null where a size overflows.
+     */
+    private double[] layerValues(Analysis a, long batch, Phase phase) {
+        double[] v = new double[4 * a.group().length];
         double[] t = new double[LAYER_TERMS.size()];
         try {
             for (LayerFeatures lf : a.extractor().extract(batch, phase)) {
                 oneThreadTerms(lf, t);
                 int i = lf.layer();
-                double[] v = {t[0], t[2], t[4], lf.executes() ? lf.flopsFwd() : 0};
-                for (int q = 0; q < 4; q++) {
-                    double got = slope[4 * i + q] * batch + intercept[4 * i + q];
-                    if (Math.abs(got - v[q]) > 1e-9 * Math.max(1, Math.abs(v[q]))) {
-                        return false;
-                    }
-                }
+                v[4 * i] = t[0];
+                v[4 * i + 1] = t[2];
+                v[4 * i + 2] = t[4];
+                v[4 * i + 3] = lf.executes() ? lf.flopsFwd() : 0;
             }
-            return true;
         } catch (ArithmeticException overflow) {
+            return null;
+        }
+        return v;
+    }
+
+    /** Whether values (null: none) equal {@code slope · batch + intercept}, to 10⁻⁹ relative. */
+    private static boolean onLine(double[] v, long batch, double[] slope, double[] intercept) {
+        if (v == null) {
             return false;
         }
+        for (int k = 0; k < v.length; k++) {
+            double got = slope[k] * batch + intercept[k];
+            if (Math.abs(got - v[k]) > 1e-9 * Math.max(1, Math.abs(v[k]))) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Per-family sums by the layer walk, for {@code LayerBasisProperties} to check the fast path against. */
