@@ -20,8 +20,8 @@ import org.ejml.dense.row.CommonOps_DDRM;
  * budget, add the one of largest {@code log(1 + d(x)) / cost}, the log det gained per unit of cost
  * ({@code d(x) = xᵀM⁻¹x}, updated by Sherman–Morrison). Then Fedorov's exchange ({@link FedorovExchange}) at that
  * number of runs, restricted to exchanges that keep the design within the budget, improves it further; an exchange that
- * frees budget lets the next fill add runs. Random starts at neighbouring design sizes guard against a greedy
- * start that commits to the wrong number of runs. The greedy ratio rule is the classical heuristic for budgeted
+ * frees budget lets the next fill add runs. Random starts at the greedy design's size and its neighbours guard against
+ * a greedy start that commits to the wrong rows or the wrong number of runs. The greedy ratio rule is the classical heuristic for budgeted
  * (knapsack-constrained) D-optimality; the exchange removes most of its myopia. The result depends only on the inputs and the seed.
  */
 public final class BudgetedDesign {
@@ -31,7 +31,12 @@ public final class BudgetedDesign {
     private final double budget;
     private double[][] fixed = new double[0][];
     private double ridge = 1e-8;
-    private int starts = 3;
+    /** Random starts per design size; -1 = {@link #defaultStarts(int)}. */
+    private int starts = -1;
+    /** Work (candidates × runs × columns) the default starts may spend per design size; about 10 ms. */
+    private static final double START_WORK = 2e6;
+    private static final int MIN_STARTS = 3;
+    private static final int MAX_STARTS = 30;
     private long seed = 1;
     private static final int SIZE_SPREAD = 3;
 
@@ -108,7 +113,11 @@ public final class BudgetedDesign {
         return s;
     }
 
-    /** Random starts of the exchange at each neighbouring design size (default 3; 0 = greedy start only). */
+    /**
+     * Random starts of the exchange at each design size tried (0 = greedy start only). The default adapts to the
+     * problem: 3 for large candidate sets, up to 30 where an exchange is cheap, since small budgeted problems have the
+     * most local optima (the cost budget cuts the exchange neighbourhood).
+     */
     public BudgetedDesign starts(int value) {
         if (!(value >= 0)) {
             throw new IllegalArgumentException(String.format(Locale.ROOT, "starts must be >= 0: %s", value));
@@ -129,7 +138,8 @@ public final class BudgetedDesign {
      */
     public Design design() {
         Design best = improve(new ArrayList<>());
-        if (starts == 0) {
+        int perSize = starts >= 0 ? starts : defaultStarts(best.chosen().size());
+        if (perSize == 0) {
             return best;
         }
         double[] sorted = costs.clone();
@@ -140,10 +150,10 @@ public final class BudgetedDesign {
             for (int i = 0; i < n; i++) {
                 cheapest += sorted[i];
             }
-            if (n == size || cheapest > budget) {
+            if (cheapest > budget) {
                 continue;
             }
-            Design d = new FedorovExchange(x, n).fixed(fixed).ridge(ridge).costs(costs, budget).starts(starts)
+            Design d = new FedorovExchange(x, n).fixed(fixed).ridge(ridge).costs(costs, budget).starts(perSize)
                     .seed(seed + n).design();
             d = improve(new ArrayList<>(d.chosen()));
             if (d.logDet() > best.logDet() + 1e-12) {
@@ -151,6 +161,11 @@ public final class BudgetedDesign {
             }
         }
         return best;
+    }
+
+    private int defaultStarts(int size) {
+        double work = (double) x.length * Math.max(1, size) * x[0].length;
+        return (int) Math.max(MIN_STARTS, Math.min(MAX_STARTS, START_WORK / work));
     }
 
     /** Fill and exchange from {@code chosen} until the design stops growing. */
