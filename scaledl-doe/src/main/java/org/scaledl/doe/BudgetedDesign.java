@@ -137,10 +137,10 @@ public final class BudgetedDesign {
      * ({@link #starts(int)} each), each exchanged and filled; the best log det wins.
      */
     public Design design() {
-        Design best = improve(new ArrayList<>());
+        Design best = improve(new ArrayList<>(), false);
         int perSize = starts >= 0 ? starts : defaultStarts(best.chosen().size());
         if (perSize == 0) {
-            return best;
+            return improve(new ArrayList<>(best.chosen()), true);
         }
         double[] sorted = costs.clone();
         Arrays.sort(sorted);
@@ -154,13 +154,14 @@ public final class BudgetedDesign {
                 continue;
             }
             Design d = new FedorovExchange(x, n).fixed(fixed).ridge(ridge).costs(costs, budget).starts(perSize)
-                    .seed(seed + n).design();
-            d = improve(new ArrayList<>(d.chosen()));
+                    .seed(seed + n).design(false);
+            d = improve(new ArrayList<>(d.chosen()), false);
             if (d.logDet() > best.logDet() + 1e-12) {
                 best = d;
             }
         }
-        return best;
+        // The winner only ends with the exchange's stable passes (see FedorovExchange), which cost more.
+        return improve(new ArrayList<>(best.chosen()), true);
     }
 
     private int defaultStarts(int size) {
@@ -168,8 +169,8 @@ public final class BudgetedDesign {
         return (int) Math.max(MIN_STARTS, Math.min(MAX_STARTS, START_WORK / work));
     }
 
-    /** Fill and exchange from {@code chosen} until the design stops growing. */
-    private Design improve(List<Integer> chosen) {
+    /** Fill and exchange from {@code chosen} until the design stops growing ({@code polish}: stable passes too). */
+    private Design improve(List<Integer> chosen, boolean polish) {
         boolean[] taken = new boolean[x.length];
         for (int r : chosen) {
             taken[r] = true;
@@ -183,7 +184,7 @@ public final class BudgetedDesign {
             }
             int[] start = chosen.stream().mapToInt(Integer::intValue).toArray();
             FedorovExchange fe = new FedorovExchange(x, start.length).fixed(fixed).ridge(ridge).costs(costs, budget);
-            last = fe.exchange(start);
+            last = fe.exchange(start, polish);
             Arrays.fill(taken, false);
             chosen.clear();
             for (int r : last.chosen()) {

@@ -10,6 +10,7 @@ import org.ejml.dense.row.CommonOps_DDRM;
 import org.ejml.dense.row.factory.DecompositionFactory_DDRM;
 import org.ejml.interfaces.decomposition.CholeskyDecomposition_F64;
 import org.ejml.interfaces.decomposition.EigenDecomposition_F64;
+import org.ejml.interfaces.decomposition.QRDecomposition;
 
 /**
  * D-optimal design by Fedorov's exchange algorithm: chooses {@code n} distinct rows of a candidate matrix
@@ -28,7 +29,11 @@ import org.ejml.interfaces.decomposition.EigenDecomposition_F64;
  * an {@code O(N·p)} update of every candidate's {@code d(x)}, and the matrix determinant lemma for {@code log det}
  * — no refactorisation. A pass costs {@code O(n·N·p)}. The search stops when no exchange improves {@code log det} by more than
  * {@link #tolerance(double)}; it restarts from several random designs ({@link #starts(int)}) and keeps the best.
- * The ridge keeps {@code M} invertible for rank-deficient starts. The result depends only on the inputs and the seed.
+ * The ridge keeps {@code M} invertible for rank-deficient starts. Where the design is ill-conditioned (fewer rows than
+ * columns, or a row whose removal collapses a direction), the rank-one scores cancel to a few digits, so the
+ * winning start ends with passes scored from a fresh QR factorisation instead: the result is then a local optimum of
+ * the exchange, no single exchange raising {@code log det}. The result depends only on the inputs and the
+ * seed.
  */
 public final class FedorovExchange {
     private final double[][] x;
@@ -163,16 +168,25 @@ public final class FedorovExchange {
 
     /** Runs the search. */
     public Design design() {
+        return design(true);
+    }
+
+    /** As {@link #design()}; {@code polish}: the winner ends with the stable passes where it needs them. */
+    Design design(boolean polish) {
         Random random = new Random(seed);
         Design best = null;
         for (int s = 0; s < starts; s++) {
             int[] start = randomStart(random);
-            Design d = exchange(start);
+            Design d = exchange(start, false);
             if (best == null || d.logDet() > best.logDet() + 1e-12) {
                 best = d;
             }
         }
-        return best;
+        if (!polish) {
+            return best;
+        }
+        // Only the winner is polished (the stable passes cost more than the rank-one ones).
+        return polish(best);
     }
 
     /** {@code log det(rowsᵀrows + fixedᵀfixed + ridge·I)}, by Cholesky (for checks and reporting). */
@@ -270,6 +284,43 @@ public final class FedorovExchange {
 
     /** Runs the exchange from one starting design (distinct candidate indices). */
     Design exchange(int[] start) {
+        return polish(exchange(start, false));
+    }
+
+    /** As {@link #exchange(int[])}; {@code polish}: end with the stable passes where the design needs them. */
+    Design exchange(int[] start, boolean polish) {
+        Design d = rankOneExchange(start);
+        return polish ? polish(d) : d;
+    }
+
+    /** The design, or where it is ill-conditioned the design after the stable passes. */
+    private Design polish(Design d) {
+        int[] design = d.chosen().stream().mapToInt(Integer::intValue).toArray();
+        if (!illConditioned(design)) {
+            return d;
+        }
+        boolean[] inDesign = new boolean[x.length];
+        double spent = 0;
+        for (int r : design) {
+            inDesign[r] = true;
+            spent += costs == null ? 0 : costs[r];
+        }
+        List<Double> trace = new ArrayList<>(d.logDetTrace());
+        int made = stablePasses(design, inDesign, spent, (int) Math.min(maxPasses, 100L * n + 100), trace);
+        if (made == 0) {
+            return d;
+        }
+        int[] sorted = design.clone();
+        Arrays.sort(sorted);
+        List<Integer> chosen = new ArrayList<>();
+        for (int r : sorted) {
+            chosen.add(r);
+        }
+        return new Design(chosen, logDetOf(information(sorted)), dEfficiency(sorted), d.exchanges() + made, trace);
+    }
+
+    /** The rank-one scored exchange from one start. */
+    private Design rankOneExchange(int[] start) {
         int total = x.length;
         int p = x[0].length;
         int[] design = start.clone();
@@ -355,6 +406,149 @@ public final class FedorovExchange {
         }
         double finalLogDet = logDetOf(information(sorted));
         return new Design(chosen, finalLogDet, dEfficiency(sorted), exchanges, trace);
+    }
+
+    /**
+     * True when the rank-one scores cannot be trusted: fewer rows (chosen and fixed) than columns, or a design row
+     * whose removal would collapse a direction ({@code d(xᵢ)} within 1e-3 of 1). There {@code M⁻¹} is dominated by
+     * the ridge, {@code d(x)} reaches {@code |x|²/ridge} and {@code Δ}'s terms {@code d(xᵢ)d(xⱼ)} and
+     * {@code d(xᵢ, xⱼ)²} cancel to a few digits or none.
+     */
+    private boolean illConditioned(int[] design) {
+        int p = x[0].length;
+        if (design.length + fixed.length < p) {
+            return true;
+        }
+        CholeskyDecomposition_F64<DMatrixRMaj> chol = DecompositionFactory_DDRM.chol(p, true);
+        if (!chol.decompose(information(design))) {
+            return true;
+        }
+        DMatrixRMaj l = chol.getT(null);
+        double[] z = new double[p];
+        for (int r : design) {
+            if (forwardSquares(l, x[r], z) > 1 - 1e-3) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Exchange passes scored without cancellation, for ill-conditioned designs. {@code M = AᵀA} with {@code A} the
+     * design rows stacked on {@code U}, the Cholesky factor of {@code FᵀF + ridge·I} (fixed rows and ridge), so
+     * {@code m = n + p} rows; a full Householder QR of {@code A} gives
+     * {@code M = RᵀR}, {@code wⱼ = R⁻ᵀxⱼ}, and for design row {@code i} its complement
+     * {@code cᵢ = 1 − xᵢᵀM⁻¹xᵢ} as the squared norm of row {@code i} of {@code Q}'s last {@code m − p} columns (the
+     * rows of an orthogonal {@code Q} have norm 1). Exchanging {@code xᵢ} for {@code xⱼ} multiplies {@code det M} by
+     * {@code cᵢ(1 + |wⱼ|²) + (wᵢ·wⱼ)²}: two non-negative terms, each accurate, where the rank-one form subtracts
+     * numbers near {@code 1/ridge}. A pass costs {@code O(m²·p + N·p² + n·N·p)}, the first two again after each
+     * exchange made.
+     *
+     * @return the number of exchanges made
+     */
+    private int stablePasses(int[] design, boolean[] inDesign, double spent, int passes, List<Double> trace) {
+        int total = x.length;
+        int p = x[0].length;
+        int rows = n + p;
+        // The fixed rows and the ridge enter only through FᵀF + ridge·I = UᵀU: its p-row factor U stands for them.
+        DMatrixRMaj prior = new DMatrixRMaj(p, p);
+        for (double[] f : fixed) {
+            addOuter(prior, f, 1);
+        }
+        for (int k = 0; k < p; k++) {
+            prior.add(k, k, ridge);
+        }
+        CholeskyDecomposition_F64<DMatrixRMaj> priorChol = DecompositionFactory_DDRM.chol(p, false);
+        if (!priorChol.decompose(prior)) {
+            return 0;
+        }
+        DMatrixRMaj upper = priorChol.getT(null);
+        int exchanges = 0;
+        double logDet = trace.get(trace.size() - 1);
+        double[][] w = new double[total][p];
+        double[] norm = new double[total];
+        double[] c = new double[n];
+        QRDecomposition<DMatrixRMaj> qr = DecompositionFactory_DDRM.qr(rows, p);
+        for (int pass = 0; pass < passes; pass++) {
+            boolean improved = false;
+            boolean stale = true;
+            for (int i = 0; i < n; i++) {
+                if (stale) {
+                    DMatrixRMaj a = new DMatrixRMaj(rows, p);
+                    for (int k = 0; k < n; k++) {
+                        System.arraycopy(x[design[k]], 0, a.data, k * p, p);
+                    }
+                    System.arraycopy(upper.data, 0, a.data, n * p, p * p);
+                    if (!qr.decompose(a)) {
+                        return exchanges;
+                    }
+                    DMatrixRMaj q = qr.getQ(null, false);
+                    DMatrixRMaj lower = CommonOps_DDRM.transpose(qr.getR(null, true), null);
+                    for (int j = 0; j < total; j++) {
+                        norm[j] = forwardSquares(lower, x[j], w[j]);
+                    }
+                    for (int k = 0; k < n; k++) {
+                        double sum = 0;
+                        for (int col = p; col < rows; col++) {
+                            double v = q.get(k, col);
+                            sum += v * v;
+                        }
+                        c[k] = sum;
+                    }
+                    stale = false;
+                }
+                double[] wi = w[design[i]];
+                double bestGain = 0;
+                int bestJ = -1;
+                for (int j = 0; j < total; j++) {
+                    if (inDesign[j] || costs != null && spent - costs[design[i]] + costs[j] > budget) {
+                        continue;
+                    }
+                    double dij = dot(wi, w[j]);
+                    double gain = Math.log(c[i] * (1 + norm[j]) + dij * dij);
+                    if (gain > bestGain) {
+                        bestGain = gain;
+                        bestJ = j;
+                    }
+                }
+                if (bestJ < 0 || bestGain <= Math.max(tolerance, 1e-12 * Math.abs(logDet))) {
+                    continue;
+                }
+                if (costs != null) {
+                    spent += costs[bestJ] - costs[design[i]];
+                }
+                inDesign[design[i]] = false;
+                inDesign[bestJ] = true;
+                design[i] = bestJ;
+                logDet += bestGain;
+                trace.add(logDet);
+                exchanges++;
+                improved = true;
+                stale = true;
+            }
+            if (!improved) {
+                break;
+            }
+        }
+        return exchanges;
+    }
+
+    /** {@code |L⁻¹v|²} for lower-triangular {@code L}, by forward substitution into {@code z}. */
+    private static double forwardSquares(DMatrixRMaj l, double[] v, double[] z) {
+        int p = v.length;
+        double[] ld = l.data;
+        double sum = 0;
+        for (int a = 0; a < p; a++) {
+            double t = v[a];
+            int row = a * p;
+            for (int b = 0; b < a; b++) {
+                t -= ld[row + b] * z[b];
+            }
+            t /= ld[row + a];
+            z[a] = t;
+            sum += t * t;
+        }
+        return sum;
     }
 
     /**

@@ -8,7 +8,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
-import net.jqwik.api.Assume;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
@@ -100,16 +99,15 @@ class BudgetedDesignProperties {
 
     @Property(tries = 30)
     void noFeasibleSwapOrAdditionImprovesTheResult(@ForAll long seed, @ForAll @IntRange(min = 2, max = 5) int p,
-            @ForAll @IntRange(min = 8, max = 20) int budget) {
+            @ForAll @IntRange(min = 3, max = 20) int budget) {
         Random r = new Random(seed);
         double[][] x = FedorovExchangeProperties.random(r, 30, p);
         double[] c = costs(r, x.length);
         BudgetedDesign bd = new BudgetedDesign(x, c, budget);
         Design d = bd.design();
         List<Integer> chosen = d.chosen();
-        // Full-rank designs only: with fewer runs than columns the ridge dominates log det and the rank-one
-        // scores lose their digits.
-        Assume.that(chosen.size() >= p);
+        // Also with fewer runs than columns, where the ridge dominates log det and the rank-one scores alone
+        // stopped short (by 0.94 in log det in a case found here).
         double spent = bd.cost(chosen);
         // Slow reference: every single exchange and every single addition, re-scored by Cholesky.
         for (int j = 0; j < x.length; j++) {

@@ -66,6 +66,36 @@ class FedorovExchangeProperties {
         assertEquals(n, d.chosen().stream().distinct().count());
     }
 
+    /**
+     * The result is a local optimum of the exchange: no single exchange raises log det (slow reference: each one
+     * re-scored by Cholesky). Also with fewer runs than columns, where the ridge dominates and the rank-one scores
+     * alone stopped short (N = 300, p = 40, 15 runs: in 10 of 10 seeds, by 0.26 in log det on average).
+     */
+    @Property(tries = 25)
+    void noSingleExchangeImprovesTheResult(@ForAll long seed, @ForAll @IntRange(min = 3, max = 12) int p,
+            @ForAll @IntRange(min = 2, max = 16) int n, @ForAll @IntRange(min = 0, max = 3) int measured) {
+        Random r = new Random(seed);
+        double[][] x = random(r, 60, p);
+        FedorovExchange fe = new FedorovExchange(x, n).fixed(random(r, measured, p)).ridge(1e-6).starts(2)
+                .seed(seed);
+        Design d = fe.design();
+        int[] rows = d.chosen().stream().mapToInt(Integer::intValue).toArray();
+        double logDet = fe.logDet(rows);
+        for (int j = 0; j < x.length; j++) {
+            if (d.chosen().contains(j)) {
+                continue;
+            }
+            for (int i = 0; i < rows.length; i++) {
+                int kept = rows[i];
+                rows[i] = j;
+                double swapped = fe.logDet(rows);
+                rows[i] = kept;
+                assertTrue(swapped <= logDet + 1e-7 * Math.max(1, Math.abs(logDet)), "exchanging row " + kept
+                        + " for " + j + " raises log det from " + logDet + " to " + swapped);
+            }
+        }
+    }
+
     @Test
     void smallInstancesReachTheExhaustiveOptimumInMostSeeds() {
         int optimal = 0;
