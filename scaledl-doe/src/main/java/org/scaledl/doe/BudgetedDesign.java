@@ -33,7 +33,7 @@ public final class BudgetedDesign {
     private double ridge = 1e-8;
     /** Random starts per design size; -1 = {@link #defaultStarts(int)}. */
     private int starts = -1;
-    /** Work (candidates × runs × columns) the default starts may spend per design size; about 10 ms. */
+    /** Work (candidates × runs × columns) the default starts may spend per design size and pass (≈ 5 ms). */
     private static final double START_WORK = 2e6;
     private static final int MIN_STARTS = 3;
     private static final int MAX_STARTS = 30;

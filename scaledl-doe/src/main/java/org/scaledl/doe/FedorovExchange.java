@@ -300,23 +300,42 @@ public final class FedorovExchange {
             return d;
         }
         boolean[] inDesign = new boolean[x.length];
-        double spent = 0;
         for (int r : design) {
             inDesign[r] = true;
-            spent += costs == null ? 0 : costs[r];
         }
         List<Double> trace = new ArrayList<>(d.logDetTrace());
-        int made = stablePasses(design, inDesign, spent, (int) Math.min(maxPasses, 100L * n + 100), trace);
-        if (made == 0) {
-            return d;
+        int made = stablePasses(design, inDesign, cost(design), trace);
+        return made == 0 ? d : result(design, d.exchanges() + made, trace);
+    }
+
+    /** The total cost of design rows (0 without costs). */
+    private double cost(int[] design) {
+        double spent = 0;
+        for (int r : design) {
+            spent += costs == null ? 0 : costs[r];
         }
+        return spent;
+    }
+
+    /** Whether candidate {@code j} may replace design row {@code out}: not in the design, and within the budget. */
+    private boolean swappable(int j, int out, double spent, boolean[] inDesign) {
+        return !inDesign[j] && (costs == null || spent - costs[out] + costs[j] <= budget);
+    }
+
+    /** Passes per search: {@link #maxPasses(int)}, bounded by {@code 100·n + 100}. */
+    private int passLimit() {
+        return (int) Math.min(maxPasses, 100L * n + 100);
+    }
+
+    /** The design as a result: rows ascending, log det and D-efficiency recomputed from scratch. */
+    private Design result(int[] design, int exchanges, List<Double> trace) {
         int[] sorted = design.clone();
         Arrays.sort(sorted);
         List<Integer> chosen = new ArrayList<>();
         for (int r : sorted) {
             chosen.add(r);
         }
-        return new Design(chosen, logDetOf(information(sorted)), dEfficiency(sorted), d.exchanges() + made, trace);
+        return new Design(chosen, logDetOf(information(sorted)), dEfficiency(sorted), exchanges, trace);
     }
 
     /** The rank-one scored exchange from one start. */
@@ -343,11 +362,8 @@ public final class FedorovExchange {
         double[] mInvXi = new double[p];
         double[] u = new double[p];
         int exchanges = 0;
-        double spent = 0;
-        for (int r : design) {
-            spent += costs == null ? 0 : costs[r];
-        }
-        int passes = (int) Math.min(maxPasses, 100L * n + 100);
+        double spent = cost(design);
+        int passes = passLimit();
         for (int pass = 0; pass < passes; pass++) {
             boolean improved = false;
             // Modified Fedorov (Cook and Nachtsheim): visit each design row and apply its best exchange at once.
@@ -357,7 +373,7 @@ public final class FedorovExchange {
                 double bestGain = 0;
                 int bestJ = -1;
                 for (int j = 0; j < total; j++) {
-                    if (inDesign[j] || costs != null && spent - costs[design[i]] + costs[j] > budget) {
+                    if (!swappable(j, design[i], spent, inDesign)) {
                         continue;
                     }
                     double dij = dot(mInvXi, x[j]);
@@ -398,14 +414,7 @@ public final class FedorovExchange {
                 break;
             }
         }
-        int[] sorted = design.clone();
-        Arrays.sort(sorted);
-        List<Integer> chosen = new ArrayList<>();
-        for (int r : sorted) {
-            chosen.add(r);
-        }
-        double finalLogDet = logDetOf(information(sorted));
-        return new Design(chosen, finalLogDet, dEfficiency(sorted), exchanges, trace);
+        return result(design, exchanges, trace);
     }
 
     /**
@@ -446,7 +455,7 @@ public final class FedorovExchange {
      *
      * @return the number of exchanges made
      */
-    private int stablePasses(int[] design, boolean[] inDesign, double spent, int passes, List<Double> trace) {
+    private int stablePasses(int[] design, boolean[] inDesign, double spent, List<Double> trace) {
         int total = x.length;
         int p = x[0].length;
         int rows = n + p;
@@ -458,6 +467,7 @@ public final class FedorovExchange {
         for (int k = 0; k < p; k++) {
             prior.add(k, k, ridge);
         }
+        int passes = passLimit();
         CholeskyDecomposition_F64<DMatrixRMaj> priorChol = DecompositionFactory_DDRM.chol(p, false);
         if (!priorChol.decompose(prior)) {
             return 0;
@@ -501,7 +511,7 @@ public final class FedorovExchange {
                 double bestGain = 0;
                 int bestJ = -1;
                 for (int j = 0; j < total; j++) {
-                    if (inDesign[j] || costs != null && spent - costs[design[i]] + costs[j] > budget) {
+                    if (!swappable(j, design[i], spent, inDesign)) {
                         continue;
                     }
                     double dij = dot(wi, w[j]);
