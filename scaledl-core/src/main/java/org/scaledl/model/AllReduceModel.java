@@ -180,8 +180,9 @@ public final class AllReduceModel implements CommunicationModel {
         }
         double[] v = new double[3];
         for (int i = 0; i < n.size(); i++) {
-            v[n.size() == 2 && i == 1 ? 2 : i] = ModelFile.finite(n.get(i), what);
-            if (v[n.size() == 2 && i == 1 ? 2 : i] < 0) {
+            int at = n.size() == 2 && i == 1 ? 2 : i;   // an old file's second value is 1/η
+            v[at] = ModelFile.finite(n.get(i), what);
+            if (v[at] < 0) {
                 throw org.scaledl.InvalidInputException.of(what + " coefficients must be >= 0");
             }
         }

@@ -65,10 +65,7 @@ final class FitCommand implements Callable<Integer> {
             if (gpu || gnn) {
                 throw new IllegalArgumentException("--calibrate adapts a fitted host model; --gpu and --gnn fit anew");
             }
-            Dataset runs = DatasetReader.read(data);
-            for (Path more : dataDirs.subList(1, dataDirs.size())) {
-                runs = runs.plus(DatasetReader.read(more));
-            }
+            Dataset runs = readAll();
             RuntimePredictor p = RuntimePredictor.load(calibrate).calibrate(runs.samples());
             p.save(out);
             System.out.printf(Locale.ROOT, "calibrated %s to %d runs of %s, wrote %s%n", calibrate, runs.size(),
@@ -107,10 +104,7 @@ final class FitCommand implements Callable<Integer> {
         if (devices != null || profiled != null) {
             throw new IllegalArgumentException("--devices and --profiled need --gpu");
         }
-        Dataset d = DatasetReader.read(data);
-        for (Path more : dataDirs.subList(1, dataDirs.size())) {
-            d = d.plus(DatasetReader.read(more));
-        }
+        Dataset d = readAll();
         if (attention && !gnn) {
             throw new IllegalArgumentException("--attention needs --gnn");
         }
@@ -123,5 +117,14 @@ final class FitCommand implements Callable<Integer> {
         System.out.printf(Locale.ROOT, "fitted %s on %d samples (%s), wrote %s%n", p, d.size(),
                 Reports.cvMre(p.provenance().cvMre()), out);
         return 0;
+    }
+
+    /** The runs of every --data folder, in order. */
+    private Dataset readAll() {
+        Dataset d = DatasetReader.read(dataDirs.get(0));
+        for (Path more : dataDirs.subList(1, dataDirs.size())) {
+            d = d.plus(DatasetReader.read(more));
+        }
+        return d;
     }
 }

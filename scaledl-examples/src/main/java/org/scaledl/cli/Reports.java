@@ -98,13 +98,13 @@ final class Reports {
         return n == 0 ? Double.NaN : (double) in / n;
     }
 
-    /** Puts a number, or {@code null} where there is none (NaN: nothing to score). */
     /** "cross-validated MRE 12.3%", or why there is none (fewer than three groups of training runs). */
     static String cvMre(double mre) {
         return Double.isFinite(mre) ? String.format(java.util.Locale.ROOT, "cross-validated MRE %.1f%%", 100 * mre)
                 : "no cross-validated MRE: fewer than 3 groups (families) of training runs";
     }
 
+    /** Puts a number, or {@code null} where there is none (NaN: nothing to score). */
     static void number(ObjectNode o, String key, double v) {
         if (Double.isNaN(v)) {
             o.putNull(key);

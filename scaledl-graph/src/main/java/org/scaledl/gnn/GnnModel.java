@@ -134,13 +134,17 @@ final class GnnModel {
         }
         double best = Double.POSITIVE_INFINITY;
         for (double[] r : reference) {
-            double d = 0;
-            for (int i = 0; i < r.length; i++) {
-                d += (r[i] - pooled[i]) * (r[i] - pooled[i]);
-            }
-            best = Math.min(best, d);
+            best = Math.min(best, squaredDistance(r, pooled));
         }
         return Math.sqrt(best) / referenceScale;
+    }
+
+    private static double squaredDistance(double[] a, double[] b) {
+        double d = 0;
+        for (int i = 0; i < a.length; i++) {
+            d += (a[i] - b[i]) * (a[i] - b[i]);
+        }
+        return d;
     }
 
     /** A copy that measures novelty against these training graph embeddings. */
@@ -152,11 +156,7 @@ final class GnnModel {
                 double best = Double.POSITIVE_INFINITY;
                 for (int b = 0; b < embeddings.length; b++) {
                     if (a != b) {
-                        double d = 0;
-                        for (int i = 0; i < embeddings[a].length; i++) {
-                            d += (embeddings[a][i] - embeddings[b][i]) * (embeddings[a][i] - embeddings[b][i]);
-                        }
-                        best = Math.min(best, d);
+                        best = Math.min(best, squaredDistance(embeddings[a], embeddings[b]));
                     }
                 }
                 nn[a] = Math.sqrt(best);

@@ -258,14 +258,12 @@ final class GnnTrainer {
                 for (int a10 = 0; a10 <= 10; a10++) {
                     double a = a10 / 10.0;
                     double err = 0;
-                    int n = 0;
                     for (int i = 0; i < y.length; i++) {
                         if (hasOof[i]) {
                             err += Math.abs(Math.exp(a * gate(novelty[i], t) * oof[i] - y[i]) - 1);
-                            n++;
                         }
                     }
-                    if (n > 0 && err < bestErr - 1e-12) {
+                    if (held > 0 && err < bestErr - 1e-12) {
                         bestErr = err;
                         shrink = a;
                         tau = t;
