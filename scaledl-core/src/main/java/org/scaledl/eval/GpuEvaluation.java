@@ -19,6 +19,7 @@ import org.scaledl.io.GpuData;
 import org.scaledl.model.DeviceLayerModel;
 import org.scaledl.model.LayerCost;
 import org.scaledl.model.Quantiles;
+import org.scaledl.model.Prediction;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.LayerFeatures;
@@ -89,12 +90,25 @@ public final class GpuEvaluation {
      * @param parallel    the run's parallelism
      * @param measuredMs  measured time
      * @param predictedMs predicted time
+     * @param lowMs       the low end of the prediction's 90 % interval
+     * @param highMs      its high end
      */
     public record ModelCase(String gpu, String model, Phase phase, int seqLen, int batch, Parallelism parallel,
-            double measuredMs, double predictedMs) {
+            double measuredMs, double predictedMs, double lowMs, double highMs) {
+        /** A case scored with a prediction. */
+        static ModelCase of(String gpu, GpuData.Run r, Prediction p) {
+            return new ModelCase(gpu, r.model(), r.phase(), r.seq(), r.batch(), r.parallelism(), r.millis(),
+                    p.millis(), p.lowMillis(), p.highMillis());
+        }
+
         /** |predicted − measured| / measured. */
         public double relativeError() {
             return Math.abs(predictedMs - measuredMs) / measuredMs;
+        }
+
+        /** Whether the measured time lies in the interval. */
+        public boolean covered() {
+            return measuredMs >= lowMs && measuredMs <= highMs;
         }
     }
 
@@ -140,6 +154,11 @@ public final class GpuEvaluation {
         /** Mean relative error of the single-GPU model runs (NaN when none). */
         public double modelMre() {
             return models.stream().mapToDouble(ModelCase::relativeError).average().orElse(Double.NaN);
+        }
+
+        /** The share of the single-GPU model runs whose measured time lies in the prediction's 90 % interval. */
+        public double modelCoverage() {
+            return models.stream().mapToDouble(c -> c.covered() ? 1 : 0).average().orElse(Double.NaN);
         }
 
         /** Mean relative error of the parallel runs of one parallelism (NaN when none). */
@@ -323,8 +342,7 @@ public final class GpuEvaluation {
                     untraced += w.isEmpty() ? 1 : 0;
                     continue;
                 }
-                ModelCase c = new ModelCase(gpu, r.model(), r.phase(), r.seq(), r.batch(), r.parallelism(),
-                        r.millis(), model.predictMillis(w.get()));
+                ModelCase c = ModelCase.of(gpu, r, model.predict(w.get()));
                 (r.parallelism().ranks() == 1 ? single : parallel).add(c);
             }
             LOG.info("GPU {} held out: {} training rows", gpu, train.size());
@@ -381,10 +399,8 @@ public final class GpuEvaluation {
             if (!measured.contains(i)) {
                 GpuData.Run r = ownRuns.get(i);
                 Workload w = data.workload(r).orElseThrow();
-                runsAfter.add(new ModelCase(gpu, r.model(), r.phase(), r.seq(), r.batch(), r.parallelism(),
-                        r.millis(), adapted.predictMillis(w)));
-                runsBefore.add(new ModelCase(gpu, r.model(), r.phase(), r.seq(), r.batch(), r.parallelism(),
-                        r.millis(), model.predictMillis(w)));
+                runsAfter.add(ModelCase.of(gpu, r, adapted.predict(w)));
+                runsBefore.add(ModelCase.of(gpu, r, model.predict(w)));
             }
         }
     }

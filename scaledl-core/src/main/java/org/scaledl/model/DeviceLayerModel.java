@@ -239,21 +239,13 @@ public final class DeviceLayerModel {
             m.putAll(c.whole());
             whole.put(d, m);
         });
+        Map<Phase, Map<String, List<Double>>> ratios = logRatios(samples);
         for (Phase p : Phase.values()) {
-            // log(measured / layer sum) per sample, grouped by device
-            Map<String, List<Double>> byDevice = new TreeMap<>();
-            for (Sample s : samples) {
-                if (s.workload().phase() == p) {
-                    byDevice.computeIfAbsent(deviceOf(s.workload()).name(), k -> new ArrayList<>())
-                            .add(Math.log(s.millis() / layerSum(s.workload())));
-                }
-            }
-            if (byDevice.isEmpty()) {
+            Map<String, List<Double>> byDevice = ratios.get(p);
+            if (byDevice == null) {
                 continue;
             }
-            double[] logs = byDevice.values().stream().flatMap(List::stream).mapToDouble(Double::doubleValue).sorted()
-                    .toArray();
-            double shared = Quantiles.of(logs, 0.5);
+            double shared = medianOf(byDevice, null);
             factor[p.ordinal()] = Math.exp(shared);
             byDevice.forEach((device, v) -> whole.computeIfAbsent(device, k -> new java.util.EnumMap<>(Phase.class))
                     .put(p, dampedMedianFactor(v.stream().map(x -> x - shared).toList())));
@@ -264,6 +256,44 @@ public final class DeviceLayerModel {
                 (a, b) -> new Corrections(a.layers(), b.whole())));
         return new DeviceLayerModel(forward, backward, pooledForward, pooledBackward, factor[0], factor[1], devices,
                 out, familyCode, sums);
+    }
+
+    /** Per phase and device name: {@code log(measured / layer sum)} of each sample (phases without samples absent). */
+    private Map<Phase, Map<String, List<Double>>> logRatios(List<Sample> samples) {
+        Map<Phase, Map<String, List<Double>>> out = new EnumMap<>(Phase.class);
+        for (Sample s : samples) {
+            out.computeIfAbsent(s.workload().phase(), k -> new TreeMap<>())
+                    .computeIfAbsent(deviceOf(s.workload()).name(), k -> new ArrayList<>())
+                    .add(Math.log(s.millis() / layerSum(s.workload())));
+        }
+        return out;
+    }
+
+    /** The median of every device's log ratios but those of {@code without} (null: all devices). */
+    private static double medianOf(Map<String, List<Double>> byDevice, String without) {
+        double[] logs = byDevice.entrySet().stream().filter(e -> !e.getKey().equals(without))
+                .flatMap(e -> e.getValue().stream()).mapToDouble(Double::doubleValue).sorted().toArray();
+        return Quantiles.of(logs, 0.5);
+    }
+
+    /**
+     * The errors {@code log(predicted / measured)} of whole-model samples, each predicted with its device left out of
+     * the calibration: the layer sum times the per-phase factor of the other devices' samples, and no factor of its
+     * own. This is what a device never measured whole gets from the calibration; the kernel regressors keep the
+     * device's own kernels, if it had any, so the spread understates that of a device never measured at all.
+     * Phases measured on one device only contribute nothing.
+     */
+    List<Double> heldOutDeviceLogErrors(List<Sample> samples) {
+        List<Double> out = new ArrayList<>();
+        logRatios(samples).values().forEach(byDevice -> {
+            if (byDevice.size() > 1) {
+                byDevice.forEach((device, v) -> {
+                    double shared = medianOf(byDevice, device);
+                    v.forEach(x -> out.add(shared - x));
+                });
+            }
+        });
+        return out;
     }
 
     /** {@code exp(n / (n + 2) · median)} of log ratios: a correction that trusts few measurements less. */

@@ -32,6 +32,11 @@ public record PredictionWarning(Kind kind, String message, Optional<Double> valu
         OUTSIDE_THREADS_RANGE,
         /** The phase was never measured (on this device). */
         UNSEEN_PHASE,
+        /**
+         * The GPU has no kernels or runs in the training data: it is predicted from its description alone (a few of
+         * its kernels or runs measured correct that: {@code adapt}, {@code calibrate}).
+         */
+        UNSEEN_DEVICE,
         /** Tensor or pipeline parallelism of a degree the model never saw. */
         UNSEEN_PARALLELISM,
         /** Operator types that no training graph had. */

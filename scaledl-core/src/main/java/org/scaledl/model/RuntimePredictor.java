@@ -253,6 +253,19 @@ public final class RuntimePredictor implements RuntimeModel {
         }
     }
 
+    /**
+     * The 90 % interval's log-ratio ends from errors {@code log(predicted / measured)}: a measurement is the prediction
+     * divided by the error, so the low end comes from the errors' upper quantile and vice versa; {@code [0, 0]}
+     * without errors.
+     */
+    static double[] interval(List<Double> logErrors) {
+        if (logErrors.isEmpty()) {
+            return new double[2];
+        }
+        double[] sorted = logErrors.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+        return new double[] {Math.min(0, -Quantiles.of(sorted, 0.95)), Math.max(0, -Quantiles.of(sorted, 0.05))};
+    }
+
     /** The predicted time in ms, without interval, breakdown or warnings (the fast path). */
     public double predictMillis(Workload w) {
         check(w);
@@ -580,11 +593,9 @@ public final class RuntimePredictor implements RuntimeModel {
                     cvCount += f.logErrors().length;
                     crossValidated &= !Double.isNaN(f.cvMre());
                 }
-                double[] sorted = errors.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-                // The errors are log(predicted / measured): a measurement is the prediction divided by the error, so
-                // the interval's low end comes from the errors' upper quantile and vice versa.
-                double lo = Math.min(0, -Quantiles.of(sorted, 0.95));
-                double hi = Math.max(0, -Quantiles.of(sorted, 0.05));
+                double[] interval = interval(errors);
+                double lo = interval[0];
+                double hi = interval[1];
                 double cvMre = crossValidated ? absSum / cvCount : Double.NaN;
                 List<String> devices = byMachine.keySet().stream().filter(k -> !k.isEmpty()).sorted().toList();
                 Domain domain = new Domain.Collector().samples(samples).build(crossValidated);
@@ -604,10 +615,26 @@ public final class RuntimePredictor implements RuntimeModel {
                 Optional<CommunicationModel> comm = collectives.isEmpty() ? Optional.empty()
                         : Optional.of(AllReduceModel.fit(collectives));
                 config.put("collectives", Integer.toString(collectives.size()));
+                // The interval: each run predicted with its GPU left out of the calibration, where runs cover at
+                // least three GPUs; else the calibrated model's own errors on its runs.
+                long gpus = samples.stream().map(sm -> DeviceLayerModel.deviceOf(sm.workload()).name()).distinct()
+                        .count();
+                List<Double> errors = gpus >= 3 ? m.heldOutDeviceLogErrors(samples) : List.of();
+                boolean crossValidated = !errors.isEmpty();
+                if (!crossValidated) {
+                    List<Double> own = new ArrayList<>();
+                    for (Sample sm : samples) {
+                        own.add(Math.log(m.predictMillis(sm.workload()) / sm.millis()));
+                    }
+                    errors = own;
+                }
+                double cvMre = crossValidated ? errors.stream().mapToDouble(x -> Math.abs(Math.expm1(x))).average()
+                        .orElseThrow() : Double.NaN;
+                double[] interval = interval(errors);
                 Domain domain = new Domain.Collector().operators(ops).operators(profiled).samples(samples)
-                        .build(false);
-                layer = new RuntimePredictor(name, new DeviceStage(m, comm), null, 0, 0, domain,
-                        provenance(samples, config, Double.NaN, m.devices()), false);
+                        .build(crossValidated);
+                layer = new RuntimePredictor(name, new DeviceStage(m, comm), null, interval[0], interval[1], domain,
+                        provenance(samples, config, cvMre, m.devices()), false);
             }
             if (interactions == null) {
                 return layer;

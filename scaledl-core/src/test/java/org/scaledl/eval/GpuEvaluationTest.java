@@ -32,11 +32,17 @@ class GpuEvaluationTest {
         int seen = r.seenGpu().stream().mapToInt(GpuEvaluation.Cell::n).sum();
         assertTrue(seen > 0.1 * kernels && seen < 0.3 * kernels, "about 20% of shapes held out: " + seen);
         Set<String> gpus = r.leaveOneGpuOut().stream().map(GpuEvaluation.Cell::gpu).collect(Collectors.toSet());
-                assertEquals(8, gpus.size(), gpus.toString());
+        assertEquals(8, gpus.size(), gpus.toString());
         // Eager single-GPU runs: L4 x3, T4 x2, H100 x4; all have a trace or a rescalable one.
         assertEquals(9, r.models().size());
         assertEquals(6, r.parallel().size());
         assertTrue(r.modelMre() < 0.5, "model MRE " + r.modelMre());
+        long covered = 0;
+        for (GpuEvaluation.ModelCase c : r.models()) {
+            assertTrue(c.lowMs() < c.predictedMs() && c.predictedMs() < c.highMs(), c.toString());
+            covered += c.covered() ? 1 : 0;
+        }
+        assertEquals((double) covered / r.models().size(), r.modelCoverage(), 1e-12);
         Parallelism pp4 = Parallelism.of(1, 1, 4, 1);
         assertTrue(r.parallelisms().contains(pp4), r.parallelisms().toString());
         assertTrue(r.parallelMre(pp4) < 0.5, "pp4 MRE " + r.parallelMre(pp4));

@@ -99,6 +99,7 @@ final class EvaluateGpuCommand implements Callable<Integer> {
         cells(k.putArray("seen_gpu"), r.seenGpu());
         ObjectNode m = root.putObject("models");
         Reports.number(m, "leave_one_gpu_out_mre", r.modelMre());
+        Reports.number(m, "interval_coverage", r.modelCoverage());
         ObjectNode p = m.putObject("parallel");
         for (Parallelism kind : r.parallelisms()) {
             Reports.number(p, kind.label(), r.parallelMre(kind));
@@ -125,7 +126,8 @@ final class EvaluateGpuCommand implements Callable<Integer> {
         for (ModelCase c : concat(r.models(), r.parallel())) {
             runs.addObject().put("gpu", c.gpu()).put("model", c.model()).put("phase", c.phase().label())
                     .put("seq_len", c.seqLen()).put("batch", c.batch()).put("parallel", c.parallel().label())
-                    .put("measured_ms", c.measuredMs()).put("predicted_ms", c.predictedMs());
+                    .put("measured_ms", c.measuredMs()).put("predicted_ms", c.predictedMs())
+                    .put("low_ms", c.lowMs()).put("high_ms", c.highMs());
         }
         ArrayNode notes = root.putArray("notes");
         r.notes().forEach(notes::add);
@@ -172,8 +174,8 @@ final class EvaluateGpuCommand implements Callable<Integer> {
         for (Parallelism kind : r.parallelisms()) {
             par.append(String.format(Locale.ROOT, "; %s %.1f%%", kind.label(), 100 * r.parallelMre(kind)));
         }
-        out.printf(Locale.ROOT, "models: leave-one-GPU-out MRE %.1f%% (%d runs)%s%n", 100 * r.modelMre(),
-                r.models().size(), par);
+        out.printf(Locale.ROOT, "models: leave-one-GPU-out MRE %.1f%% (%d runs, %.1f%% in the 90%% interval)%s%n",
+                100 * r.modelMre(), r.models().size(), 100 * r.modelCoverage(), par);
         r.adapted().ifPresent(ad -> {
             Map<String, Double> after = Report.perOp(ad.kernels());
             Map<String, Double> before = Report.perOp(ad.kernelsBefore());

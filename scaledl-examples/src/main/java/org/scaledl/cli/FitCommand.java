@@ -95,10 +95,14 @@ final class FitCommand implements Callable<Integer> {
             RuntimePredictor p = b.build().fit(runs);
             p.save(out);
             DeviceLayerModel m = p.deviceLayerModel().orElseThrow();
+            double cv = p.provenance().cvMre();
             System.out.printf(Locale.ROOT, "fitted the device layer model on %d GPUs, calibrated on %d runs "
-                    + "(inference x%.3f, training x%.3f)%s, wrote %s%n", m.devices().size(), runs.size(),
-                    m.factor(Phase.INFER), m.factor(Phase.TRAIN), profiled == null ? ""
-                            : "; adapted to the kernels in " + profiled, out);
+                    + "(inference x%.3f, training x%.3f; %s)%s, wrote %s%n", m.devices().size(), runs.size(),
+                    m.factor(Phase.INFER), m.factor(Phase.TRAIN), Double.isNaN(cv)
+                            ? "runs of fewer than 3 GPUs, no cross-validated MRE"
+                            : String.format(Locale.ROOT, "MRE %.1f%% with each run's GPU left out of the calibration",
+                                    100 * cv),
+                    profiled == null ? "" : "; adapted to the kernels in " + profiled, out);
             return 0;
         }
         if (devices != null || profiled != null) {

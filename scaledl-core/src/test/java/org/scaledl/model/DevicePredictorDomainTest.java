@@ -1,0 +1,153 @@
+package org.scaledl.model;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.scaledl.TestData;
+import org.scaledl.io.DeviceCatalog;
+import org.scaledl.io.GpuData;
+import org.scaledl.workload.Device;
+import org.scaledl.workload.OpMeasurement;
+import org.scaledl.workload.Sample;
+import org.scaledl.workload.Workload;
+
+/** What a device predictor knows of its GPUs: the interval from runs with their GPU held out, unseen GPUs warned. */
+class DevicePredictorDomainTest {
+    private static final DeviceCatalog DEVICES = GpuData.catalogFor(TestData.gpu(), DeviceCatalog.bundled());
+    private static GpuData data;
+    private static List<Sample> runs;
+    private static RuntimePredictor predictor;
+
+    @BeforeAll
+    static void fit() {
+        data = GpuData.read(TestData.gpu(), DEVICES);
+        runs = data.samples(r -> r.parallelism().ranks() == 1 && !r.fusion());
+        predictor = RuntimePredictor.builder().layerCost(LayerCost.device(data.operators())).build().fit(runs);
+    }
+
+    private static boolean warns(Prediction p, PredictionWarning.Kind kind) {
+        return p.warnings().stream().anyMatch(w -> w.kind() == kind);
+    }
+
+    private static double logWidth(Prediction p) {
+        return Math.log(p.highMillis() / p.lowMillis());
+    }
+
+    @Test
+    void aGpuWithoutTrainingDataIsWarnedAndItsIntervalWidened() {
+        Workload onH100 = runs.stream().map(Sample::workload)
+                .filter(w -> w.device().orElseThrow().name().equals("NVIDIA H100 80GB HBM3")).findFirst().orElseThrow();
+        Device mi100 = DEVICES.require("AMD Instinct MI100");
+        assertTrue(data.operators().stream().noneMatch(m -> m.device().equals(mi100))
+                && runs.stream().noneMatch(s -> s.workload().device().orElseThrow().equals(mi100)));
+        Prediction seen = predictor.predict(onH100);
+        Prediction unseen = predictor.predict(onH100.toBuilder().device(mi100).build());
+        assertFalse(warns(seen, PredictionWarning.Kind.UNSEEN_DEVICE), seen.warnings().toString());
+        assertTrue(warns(unseen, PredictionWarning.Kind.UNSEEN_DEVICE), unseen.warnings().toString());
+        assertTrue(unseen.warnings().stream().filter(w -> w.kind() == PredictionWarning.Kind.UNSEEN_DEVICE)
+                .allMatch(w -> w.message().contains("AMD Instinct MI100") && w.share() == 1));
+        // the workload is inside H100's measured batches and phases, so the device is the only difference
+        assertEquals(logWidth(seen) + 2 * RuntimePredictor.WIDEN * Domain.UNSEEN_DEVICE_DISTANCE, logWidth(unseen),
+                1e-9);
+
+        // a GPU with kernels but no whole runs is known
+        Device a100 = DEVICES.require("NVIDIA A100 80GB PCIe");
+        assertTrue(data.operators().stream().anyMatch(m -> m.device().equals(a100)));
+        assertFalse(warns(predictor.predict(onH100.toBuilder().device(a100).build()),
+                PredictionWarning.Kind.UNSEEN_DEVICE));
+
+        // one measured run of the new GPU makes it known
+        Workload w = onH100.toBuilder().device(mi100).build();
+        RuntimePredictor calibrated = predictor.calibrate(List.of(Sample.of(w, unseen.millis() * 1.3)));
+        assertFalse(warns(calibrated.predict(w), PredictionWarning.Kind.UNSEEN_DEVICE));
+    }
+
+    @Test
+    void runsOfThreeGpusCrossValidateTheInterval() {
+        assertTrue(runs.stream().map(s -> s.workload().device().orElseThrow().name()).distinct().count() >= 3);
+        assertTrue(Double.isFinite(predictor.provenance().cvMre()), "cross-validated over GPUs");
+        assertTrue(predictor.domain().crossValidated());
+        for (Sample s : runs) {
+            Prediction p = predictor.predict(s.workload());
+            assertFalse(warns(p, PredictionWarning.Kind.NO_CROSS_VALIDATION));
+            assertTrue(p.lowMillis() <= p.millis() && p.millis() <= p.highMillis());
+        }
+        assertTrue(runs.stream().anyMatch(s -> {
+            Prediction p = predictor.predict(s.workload());
+            return p.lowMillis() < p.millis() && p.millis() < p.highMillis();
+        }), "an interval of nonzero width");
+
+        String one = runs.get(0).workload().device().orElseThrow().name();
+        List<Sample> oneGpu = runs.stream().filter(s -> s.workload().device().orElseThrow().name().equals(one))
+                .toList();
+        RuntimePredictor single = RuntimePredictor.builder().layerCost(LayerCost.device(data.operators())).build()
+                .fit(oneGpu);
+        assertTrue(Double.isNaN(single.provenance().cvMre()));
+        assertTrue(warns(single.predict(oneGpu.get(0).workload()), PredictionWarning.Kind.NO_CROSS_VALIDATION));
+    }
+
+    @Test
+    void heldOutDeviceErrorsAreTheOtherDevicesMedianFactorOverTheDevicesOwn() {
+        DeviceLayerModel layers = predictor.deviceLayerModel().orElseThrow();
+        // runs measured at exactly factor c_d times their layer sum on each device d
+        Map<String, Double> factor = new TreeMap<>(Map.of("NVIDIA H100 80GB HBM3", 1.0, "NVIDIA L4", 2.0,
+                "Tesla T4", 4.0));
+        List<Sample> synthetic = new ArrayList<>();
+        for (Sample s : runs) {
+            double c = factor.get(s.workload().device().orElseThrow().name());
+            synthetic.add(Sample.of(s.workload(), c * layers.layerSum(s.workload())));
+        }
+        List<Double> errors = layers.heldOutDeviceLogErrors(synthetic);
+        assertEquals(synthetic.size(), errors.size() + countOnOneDevicePhases(synthetic));
+        // slow reference: per phase, the median over the other devices' runs of log c, less the device's own log c
+        List<Double> expected = new ArrayList<>();
+        for (var phase : org.scaledl.workload.Phase.values()) {
+            Map<String, List<Double>> byDevice = new TreeMap<>();
+            for (Sample s : synthetic) {
+                if (s.workload().phase() == phase) {
+                    String d = s.workload().device().orElseThrow().name();
+                    byDevice.computeIfAbsent(d, k -> new ArrayList<>()).add(Math.log(factor.get(d)));
+                }
+            }
+            if (byDevice.size() < 2) {
+                continue;
+            }
+            byDevice.forEach((d, own) -> {
+                double[] others = byDevice.entrySet().stream().filter(e -> !e.getKey().equals(d))
+                        .flatMap(e -> e.getValue().stream()).mapToDouble(Double::doubleValue).sorted().toArray();
+                double median = others.length % 2 == 1 ? others[others.length / 2]
+                        : (others[others.length / 2 - 1] + others[others.length / 2]) / 2;
+                own.forEach(x -> expected.add(median - x));
+            });
+        }
+        assertEquals(expected.size(), errors.size());
+        for (int i = 0; i < errors.size(); i++) {
+            assertEquals(expected.get(i), errors.get(i), 1e-9, "error " + i);
+        }
+    }
+
+    private static int countOnOneDevicePhases(List<Sample> samples) {
+        int n = 0;
+        for (var phase : org.scaledl.workload.Phase.values()) {
+            List<Sample> in = samples.stream().filter(s -> s.workload().phase() == phase).toList();
+            if (in.stream().map(s -> s.workload().device().orElseThrow().name()).distinct().count() == 1) {
+                n += in.size();
+            }
+        }
+        return n;
+    }
+
+    @Test
+    void kernelMeasurementsAloneMakeAGpuKnown() {
+        List<OpMeasurement> ops = data.operators();
+        assertTrue(predictor.domain().devices().keySet().containsAll(
+                ops.stream().map(m -> m.device().name()).distinct().toList()));
+    }
+}
