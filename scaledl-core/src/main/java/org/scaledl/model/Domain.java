@@ -34,8 +34,9 @@ import org.scaledl.workload.Workload;
 /**
  * What a predictor's training data covered, so that a prediction can say where it leaves it: per device, the
  * ranges of batch, world size and threads and the phases measured; the operator types and families of the training
- * graphs; per family the range of a layer's forward FLOPs, bytes and arithmetic intensity; the range of graph
- * sizes; the tensor and pipeline degrees seen; and whether the fit could cross-validate itself. It travels with the
+ * graphs, and the families of operators measured alone (kernel benchmarks, profiled nodes); per family the range of
+ * a layer's forward FLOPs, bytes and arithmetic intensity; the range of graph sizes; the tensor and pipeline degrees
+ * seen; and whether the fit could cross-validate itself. It travels with the
  * predictor and its file.
  *
  * <pre>{@code
@@ -45,7 +46,7 @@ import org.scaledl.workload.Workload;
  * }</pre>
  *
  * @param devices        ranges per device name ({@code ""} for host measurements without a device)
- * @param operators      operator types of the training graphs (and measured operators)
+ * @param operators      operator types of the training graphs
  * @param families       operator families that executed in training
  * @param layers         per family, the ranges of its layers' features
  * @param minLayers      fewest layers of a training graph (0 when only operators were measured)
@@ -53,10 +54,12 @@ import org.scaledl.workload.Workload;
  * @param tensorDegrees  tensor-parallel degrees of the training runs
  * @param pipelineDegrees pipeline degrees of the training runs
  * @param crossValidated whether the fit measured its own error on held-out groups
+ * @param measuredFamilies families with operators measured alone: an operator type of such a family is predicted
+ *                 from those measurements, so it is not warned of when no training graph had it
  */
 public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, Set<OpFamily> families,
         Map<OpFamily, LayerRanges> layers, int minLayers, int maxLayers, SortedSet<Integer> tensorDegrees,
-        SortedSet<Integer> pipelineDegrees, boolean crossValidated) {
+        SortedSet<Integer> pipelineDegrees, boolean crossValidated, Set<OpFamily> measuredFamilies) {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** Copies. */
@@ -67,6 +70,7 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         layers = layers.isEmpty() ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(new EnumMap<>(layers)));
         tensorDegrees = Collections.unmodifiableSortedSet(new TreeSet<>(tensorDegrees));
         pipelineDegrees = Collections.unmodifiableSortedSet(new TreeSet<>(pipelineDegrees));
+        measuredFamilies = measuredFamilies.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(measuredFamilies));
     }
 
     /**
@@ -127,6 +131,7 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         private final Map<String, Set<Phase>> phases = new TreeMap<>();
         private final SortedSet<String> operators = new TreeSet<>();
         private final Set<OpFamily> families = EnumSet.noneOf(OpFamily.class);
+        private final Set<OpFamily> measuredFamilies = EnumSet.noneOf(OpFamily.class);
         private final Map<OpFamily, LayerRanges> layers = new EnumMap<>(OpFamily.class);
         private final SortedSet<Integer> tensor = new TreeSet<>();
         private final SortedSet<Integer> pipeline = new TreeSet<>();
@@ -171,13 +176,11 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
                 if (!m.backward()) {
                     layer(m.features());
                 }
+                if (m.features().executes() && m.features().family() != OpFamily.SHAPE) {
+                    measuredFamilies.add(m.features().family());
+                }
                 operatorDevices.add(m.device().name());
             }
-            return this;
-        }
-
-        Collector operatorTypes(Set<String> types) {
-            operators.addAll(types);
             return this;
         }
 
@@ -194,14 +197,14 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
             operatorDevices.forEach(d -> out.put(d, new Ranges(0, 0, 0, 0, 0, 0, Set.of())));
             ranges.forEach((d, r) -> out.put(d, new Ranges(r[0], r[1], r[2], r[3], r[4], r[5], phases.get(d))));
             return new Domain(out, operators, families, layers, minLayers == Integer.MAX_VALUE ? 0 : minLayers,
-                    maxLayers, tensor, pipeline, crossValidated);
+                    maxLayers, tensor, pipeline, crossValidated, measuredFamilies);
         }
     }
 
     /** The same domain with another cross-validation flag. */
     Domain withCrossValidated(boolean value) {
         return new Domain(devices, operators, families, layers, minLayers, maxLayers, tensorDegrees, pipelineDegrees,
-                value);
+                value, measuredFamilies);
     }
 
     /** The union of two domains (a predictor adapted to a new device). */
@@ -232,7 +235,10 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         p.addAll(other.pipelineDegrees);
         int lo = minLayers == 0 ? other.minLayers : other.minLayers == 0 ? minLayers : Math.min(minLayers,
                 other.minLayers);
-        return new Domain(d, ops, fam, lr, lo, Math.max(maxLayers, other.maxLayers), t, p, crossValidated);
+        Set<OpFamily> measured = EnumSet.noneOf(OpFamily.class);
+        measured.addAll(measuredFamilies);
+        measured.addAll(other.measuredFamilies);
+        return new Domain(d, ops, fam, lr, lo, Math.max(maxLayers, other.maxLayers), t, p, crossValidated, measured);
     }
 
     /**
@@ -444,7 +450,7 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
                 continue;
             }
             Layer l = g.layer(f.layer());
-            if (!operators.isEmpty() && !operators.contains(l.opType())) {
+            if (!operators.isEmpty() && !operators.contains(l.opType()) && !measuredFamilies.contains(f.family())) {
                 unseenOps.add(l.opType());
                 opLayers.add(f.layer());
             }
@@ -512,6 +518,9 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         });
         operators.forEach(o.putArray("operators")::add);
         families.stream().sorted().forEach(f -> o.withArray("families").add(f.name()));
+        if (!measuredFamilies.isEmpty()) {
+            measuredFamilies.stream().sorted().forEach(f -> o.withArray("measured_families").add(f.name()));
+        }
         ObjectNode l = o.putObject("layers");
         layers.forEach((f, r) -> {
             ObjectNode x = l.putObject(f.name());
@@ -548,9 +557,11 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         SortedSet<String> ops = new TreeSet<>();
         o.path("operators").forEach(x -> ops.add(x.asText()));
         Set<OpFamily> fam = EnumSet.noneOf(OpFamily.class);
+        Set<OpFamily> measured = EnumSet.noneOf(OpFamily.class);
         Map<OpFamily, LayerRanges> lr = new EnumMap<>(OpFamily.class);
         try {
             o.path("families").forEach(x -> fam.add(OpFamily.valueOf(x.asText())));
+            o.path("measured_families").forEach(x -> measured.add(OpFamily.valueOf(x.asText())));
             for (Iterator<Map.Entry<String, JsonNode>> it = o.path("layers").fields(); it.hasNext();) {
                 Map.Entry<String, JsonNode> e = it.next();
                 JsonNode x = e.getValue();
@@ -567,7 +578,7 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         SortedSet<Integer> p = new TreeSet<>();
         o.path("pipeline_degrees").forEach(x -> p.add(x.asInt()));
         return new Domain(d, ops, fam, lr, o.path("graph_layers").path(0).asInt(),
-                o.path("graph_layers").path(1).asInt(), t, p, o.path("cross_validated").asBoolean(false));
+                o.path("graph_layers").path(1).asInt(), t, p, o.path("cross_validated").asBoolean(false), measured);
     }
 
     /** The domain of a version-1 file, which saved none: devices only, nothing else checked. */
@@ -577,6 +588,6 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
             d.put(n, new Ranges(0, 0, 0, 0, 0, 0, Set.of()));
         }
         return new Domain(d, new TreeSet<>(), Set.of(), Map.of(), 0, 0, new TreeSet<>(), new TreeSet<>(),
-                crossValidated);
+                crossValidated, Set.of());
     }
 }

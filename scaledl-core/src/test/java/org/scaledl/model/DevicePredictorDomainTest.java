@@ -145,6 +145,26 @@ class DevicePredictorDomainTest {
     }
 
     @Test
+    void operatorTypesOfMeasuredFamiliesAreNotWarnedOf() {
+        // the training runs are transformers; convolutions were measured as kernels only
+        assertFalse(predictor.domain().operators().contains("Conv"));
+        assertTrue(predictor.domain().measuredFamilies().contains(org.scaledl.workload.OpFamily.CONV));
+        Workload resnet = Workload.builder(org.scaledl.onnx.OnnxImporter.read(TestData.graph("resnet18_r64")))
+                .batch(2).device(DEVICES.require("NVIDIA H100 80GB HBM3")).build();
+        Prediction p = predictor.predict(resnet);
+        List<String> unseen = p.warnings().stream().filter(w -> w.kind() == PredictionWarning.Kind.UNSEEN_OPERATOR)
+                .map(PredictionWarning::message).toList();
+        assertTrue(unseen.stream().noneMatch(m -> m.contains("Conv")), unseen.toString());
+        assertTrue(unseen.stream().anyMatch(m -> m.contains("MaxPool")), "no pooling was measured: " + unseen);
+
+        Domain back = Domain.fromJson(predictor.domain().toJson());
+        assertEquals(predictor.domain(), back);
+        com.fasterxml.jackson.databind.node.ObjectNode old = predictor.domain().toJson();
+        old.remove("measured_families");
+        assertTrue(Domain.fromJson(old).measuredFamilies().isEmpty(), "a file from before still loads");
+    }
+
+    @Test
     void kernelMeasurementsAloneMakeAGpuKnown() {
         List<OpMeasurement> ops = data.operators();
         assertTrue(predictor.domain().devices().keySet().containsAll(
