@@ -176,7 +176,7 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
                 if (!m.backward()) {
                     layer(m.features());
                 }
-                if (m.features().executes() && m.features().family() != OpFamily.SHAPE) {
+                if (m.features().executes()) {
                     measuredFamilies.add(m.features().family());
                 }
                 operatorDevices.add(m.device().name());
@@ -185,7 +185,7 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         }
 
         private void layer(LayerFeatures f) {
-            if (!f.executes() || f.family() == OpFamily.SHAPE) {
+            if (!f.executes()) {
                 return;
             }
             families.add(f.family());
@@ -446,7 +446,7 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         List<Integer> familyLayers = new ArrayList<>();
         List<Integer> featureLayers = new ArrayList<>();
         for (LayerFeatures f : FeatureExtractor.of(g).extract(batch, Phase.INFER)) {
-            if (!f.executes() || f.family() == OpFamily.SHAPE) {
+            if (!f.executes()) {
                 continue;
             }
             Layer l = g.layer(f.layer());
