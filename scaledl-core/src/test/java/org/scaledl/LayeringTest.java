@@ -23,14 +23,25 @@ import org.junit.jupiter.api.Test;
  * </pre>
  */
 class LayeringTest {
+    /**
+     * Each package's layer: a package uses only packages of lower layers (packages of one layer are independent of
+     * each other). Inside {@code model}, lowest first: the shared cost vocabulary and the file envelope;
+     * communication; the parallel execution over devices; the two layer cost stages (host, device); planning; then
+     * the front door.
+     */
     private static final Map<String, Integer> LEVEL = Map.ofEntries(Map.entry("org.scaledl.doe", 0),
             Map.entry("org.scaledl", 0), Map.entry("org.scaledl.graph", 1), Map.entry("org.scaledl.onnx", 2),
-            Map.entry("org.scaledl.workload", 3), Map.entry("org.scaledl.features", 4), Map.entry("org.scaledl.io", 5),
-            Map.entry("org.scaledl.model", 6), Map.entry("org.scaledl.eval", 7), Map.entry("org.scaledl.gnn", 8), Map.entry("org.scaledl.models", 8),
-            Map.entry("org.scaledl.cli", 9));
-    private static final Pattern IMPORT = Pattern.compile("^import (?:static )?(org\\.scaledl(?:\\.[a-z]+)?)\\.[A-Z]",
-            Pattern.MULTILINE);
-    private static final Pattern QUALIFIED = Pattern.compile("\\b(org\\.scaledl(?:\\.[a-z]+)?)\\.[A-Z]\\w*");
+            Map.entry("org.scaledl.transformer", 2), Map.entry("org.scaledl.workload", 3),
+            Map.entry("org.scaledl.features", 4), Map.entry("org.scaledl.io", 5),
+            Map.entry("org.scaledl.model.cost", 6), Map.entry("org.scaledl.model.file", 6),
+            Map.entry("org.scaledl.model.comm", 7), Map.entry("org.scaledl.model.exec", 8),
+            Map.entry("org.scaledl.model.host", 9), Map.entry("org.scaledl.model.device", 9),
+            Map.entry("org.scaledl.model.plan", 10), Map.entry("org.scaledl.model", 11),
+            Map.entry("org.scaledl.eval", 12), Map.entry("org.scaledl.gnn", 13), Map.entry("org.scaledl.models", 13),
+            Map.entry("org.scaledl.cli", 14));
+    private static final Pattern IMPORT = Pattern.compile(
+            "^import (?:static )?(org\\.scaledl(?:\\.[a-z]+)*)\\.[A-Z]", Pattern.MULTILINE);
+    private static final Pattern QUALIFIED = Pattern.compile("\\b(org\\.scaledl(?:\\.[a-z]+)*)\\.[A-Z]\\w*");
     private static final Pattern COMMENT = Pattern.compile("/\\*.*?\\*/|//[^\n]*", Pattern.DOTALL);
     private static final Pattern PACKAGE = Pattern.compile("^package ([\\w.]+);", Pattern.MULTILINE);
 

@@ -11,8 +11,8 @@ import java.util.Random;
 import java.util.function.IntBinaryOperator;
 import java.util.function.ToDoubleFunction;
 import org.scaledl.Checks;
-import org.scaledl.model.ProfilingCost;
-import org.scaledl.model.ProfilingPlan;
+import org.scaledl.model.plan.ProfilingCost;
+import org.scaledl.model.plan.ProfilingPlan;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.workload.Folds;
 import org.scaledl.workload.Sample;
@@ -41,6 +41,10 @@ import org.scaledl.workload.Workload;
  * @param gridSeconds what measuring every run costs (all samples, at their measured times)
  */
 public record LearningCurve(Map<String, List<Point>> methods, double fullMre, double gridSeconds) {
+    /** The host basis's design rows: the learning curve is that of the host predictor. */
+    private static final java.util.function.Function<Workload, double[]> HOST_ROWS =
+            org.scaledl.model.LayerCost.host()::designRow;
+
     /** D-optimal by runs. */
     public static final String D_OPTIMAL = "d-optimal";
     /** D-optimal within a budget of predicted seconds. */
@@ -98,7 +102,7 @@ public record LearningCurve(Map<String, List<Point>> methods, double fullMre, do
         private int randomSubsets = 5;
         private ProfilingCost cost = ProfilingCost.standard();
         private ToDoubleFunction<Workload> priorMillis = ProfilingCost::rooflineMillis;
-        private RuntimePredictor.Trainer trainer = RuntimePredictor.builder().shrinkage(1e-2).build();
+        private org.scaledl.model.PredictorTrainer trainer = RuntimePredictor.builder().shrinkage(1e-2).build();
 
         private Builder() {
         }
@@ -191,11 +195,11 @@ public record LearningCurve(Map<String, List<Point>> methods, double fullMre, do
                     double frac = b.fractions.get(f);
                     int n = Math.max(2, (int) Math.round(frac * train.size()));
                     List<Integer> byRuns = n >= train.size() ? all(train.size())
-                            : ProfilingPlan.choose(candidates, List.of(), n, 1).indices();
+                            : ProfilingPlan.choose(candidates, List.of(), n, 1, HOST_ROWS).indices();
                     opt[f].add(train, byRuns, test, b, folds.size());
                     List<Integer> byCost = frac >= 1 ? all(train.size())
                             : ProfilingPlan.withinBudget(candidates, List.of(), priced,
-                                    Math.max(frac * pricedGrid, twoCheapest), 1).indices();
+                                    Math.max(frac * pricedGrid, twoCheapest), 1, HOST_ROWS).indices();
                     cost[f].add(train, byCost, test, b, folds.size());
                     for (int s = 0; s < b.randomSubsets; s++) {
                         List<Integer> order = all(train.size());

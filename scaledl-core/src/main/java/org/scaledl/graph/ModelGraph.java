@@ -176,7 +176,8 @@ public final class ModelGraph {
     /**
      * A per-graph cache for what other classes derive from the graph (feature analysis, per-batch sums, checks): the
      * value {@code compute} gives for {@code owner}, computed once and kept as long as the graph. Thread-safe and
-     * lock-free on a hit; two threads that miss at once may both compute (the first value stays). Owners should be small, long-lived keys (a class, a singleton, a token object).
+     * lock-free on a hit; two threads that miss at once may both compute (the first value stays). Owners are held as
+     * long as the graph: use classes and singletons; a cache owned by a shorter-lived object is a {@link GraphCache}.
      */
     @SuppressWarnings("unchecked")
     public <T> T memo(Object owner, java.util.function.Function<ModelGraph, T> compute) {

@@ -21,6 +21,7 @@ import java.util.TreeSet;
 import org.scaledl.InvalidInputException;
 import org.scaledl.features.FeatureExtractor;
 import org.scaledl.graph.Coverage;
+import org.scaledl.graph.GraphCache;
 import org.scaledl.graph.Layer;
 import org.scaledl.graph.ModelGraph;
 import org.scaledl.workload.Device;
@@ -343,15 +344,15 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         double featureShare = 0;
         int featureLayers = flags.featureLayers().length;
         if (flags.any()) {
-            Map<String, Double> byLayer = new HashMap<>();
+            double[] byLayer = new double[g.size()];
             for (Prediction.Contribution c : p.breakdown()) {
-                if (c.kind() == Prediction.Kind.LAYER) {
-                    byLayer.merge(c.name(), c.millis(), Double::sum);
+                if (c.layer().isPresent()) {
+                    byLayer[c.layer().getAsInt()] += c.millis();
                 }
             }
-            opShare = share(g, flags.operatorLayers(), byLayer, total);
-            familyShare = share(g, flags.familyLayers(), byLayer, total);
-            featureShare = share(g, flags.featureLayers(), byLayer, total);
+            opShare = share(flags.operatorLayers(), byLayer, total);
+            familyShare = share(flags.familyLayers(), byLayer, total);
+            featureShare = share(flags.featureLayers(), byLayer, total);
         }
         if (!unseenOps.isEmpty()) {
             out.add(new PredictionWarning(PredictionWarning.Kind.UNSEEN_OPERATOR, "operator types no training graph "
@@ -399,8 +400,7 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
     /**
      * The layers of a graph at a batch that the domain flags: operator types and families no training graph had,
      * and layers whose features lie outside their family's ranges. They depend on the graph and the batch only, so
-     * they are kept with the graph (per domain, up to {@value #MAX_CACHED_BATCHES} batches for each of up to
-     * {@value #MAX_CACHED_DOMAINS} domains): a prediction then
+     * they are kept with the graph (up to {@value #MAX_CACHED_FLAGS} domain and batch pairs per graph): a prediction then
      * only adds up the flagged layers' shares.
      */
     private record Flags(SortedSet<String> unseenOps, SortedSet<String> unseenFamilies, int[] operatorLayers,
@@ -410,33 +410,33 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         }
     }
 
-    private static final int MAX_CACHED_BATCHES = 1024;
-    private static final int MAX_CACHED_DOMAINS = 16;
+    private static final int MAX_CACHED_FLAGS = 1024;
+
+    /** A domain by identity (a record's hash walks all its ranges) and a batch. */
+    private static final class FlagsKey {
+        private final Domain domain;
+        private final long batch;
+
+        FlagsKey(Domain domain, long batch) {
+            this.domain = domain;
+            this.batch = batch;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof FlagsKey k && k.domain == domain && k.batch == batch;
+        }
+
+        @Override
+        public int hashCode() {
+            return System.identityHashCode(domain) * 31 + Long.hashCode(batch);
+        }
+    }
+
+    private static final GraphCache<FlagsKey, Flags> FLAGS = new GraphCache<>(MAX_CACHED_FLAGS);
 
     private Flags flags(ModelGraph g, long batch) {
-        // By identity: a record's hash walks all its ranges. A graph keeps the flags of a few domains at most.
-        Map<Domain, Map<Long, Flags>> byDomain = g.memo(Domain.class,
-                x -> Collections.synchronizedMap(new java.util.IdentityHashMap<>()));
-        Map<Long, Flags> cache;
-        synchronized (byDomain) {
-            cache = byDomain.get(this);
-            if (cache == null) {
-                if (byDomain.size() >= MAX_CACHED_DOMAINS) {
-                    byDomain.clear();
-                }
-                cache = new java.util.concurrent.ConcurrentHashMap<>();
-                byDomain.put(this, cache);
-            }
-        }
-        Flags f = cache.get(batch);
-        if (f == null) {
-            f = computeFlags(g, batch);
-            if (cache.size() >= MAX_CACHED_BATCHES) {
-                cache.clear();
-            }
-            cache.put(batch, f);
-        }
-        return f;
+        return FLAGS.get(g, new FlagsKey(this, batch), () -> computeFlags(g, batch));
     }
 
     private Flags computeFlags(ModelGraph g, long batch) {
@@ -469,10 +469,10 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
     }
 
     /** The share of the predicted time that some layers take. */
-    private static double share(ModelGraph g, int[] layerIndices, Map<String, Double> byLayer, double total) {
+    private static double share(int[] layerIndices, double[] byLayer, double total) {
         double s = 0;
         for (int i : layerIndices) {
-            s += byLayer.getOrDefault(g.layer(i).name(), 0.0) / total;
+            s += byLayer[i] / total;
         }
         return s;
     }

@@ -3,6 +3,7 @@ package org.scaledl.model;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
 import org.scaledl.Checks;
 import org.scaledl.workload.OpFamily;
 
@@ -71,28 +72,31 @@ public record Prediction(double millis, double lowMillis, double highMillis, Lis
     /**
      * One term of a prediction.
      *
-     * @param name   a layer's node name, or a workload-level term such as {@code allreduce} or {@code overhead}
+     * @param name   a layer's node name (for people), or a workload-level term such as {@code allreduce}
      * @param kind   what it is
      * @param family the layer's operator family ({@link Kind#LAYER} only)
+     * @param layer  the layer's index in the workload's graph ({@link Kind#LAYER} only): the layer's identity
      * @param millis its predicted share, ms
      */
-    public record Contribution(String name, Kind kind, Optional<OpFamily> family, double millis) {
+    public record Contribution(String name, Kind kind, Optional<OpFamily> family, OptionalInt layer, double millis) {
         /** Validates. */
         public Contribution {
             Objects.requireNonNull(name);
             Objects.requireNonNull(kind);
             Objects.requireNonNull(family);
-            Checks.argument(family.isPresent() == (kind == Kind.LAYER), "only layers have a family");
+            Objects.requireNonNull(layer);
+            Checks.argument(family.isPresent() == (kind == Kind.LAYER) && layer.isPresent() == (kind == Kind.LAYER),
+                    "only layers have a family and an index");
         }
 
         /** A layer's contribution. */
-        public static Contribution layer(String name, OpFamily family, double millis) {
-            return new Contribution(name, Kind.LAYER, Optional.of(family), millis);
+        public static Contribution layer(int index, String name, OpFamily family, double millis) {
+            return new Contribution(name, Kind.LAYER, Optional.of(family), OptionalInt.of(index), millis);
         }
 
         /** A workload-level term. */
         public static Contribution term(String name, Kind kind, double millis) {
-            return new Contribution(name, kind, Optional.empty(), millis);
+            return new Contribution(name, kind, Optional.empty(), OptionalInt.empty(), millis);
         }
 
         /** {@code layer:CONV}, {@code communication} or {@code overhead}: a label for tables. */
@@ -102,7 +106,7 @@ public record Prediction(double millis, double lowMillis, double highMillis, Lis
 
         /** The same term scaled by a factor. */
         public Contribution scaled(double factor) {
-            return new Contribution(name, kind, family, millis * factor);
+            return new Contribution(name, kind, family, layer, millis * factor);
         }
     }
 }

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.scaledl.TestData;
 import org.scaledl.io.DatasetReader;
-import org.scaledl.model.ProfilingCost;
+import org.scaledl.model.plan.ProfilingCost;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.workload.Folds;
 import org.scaledl.workload.Sample;
@@ -41,7 +41,7 @@ class LearningCurveTest {
             assertEquals(curve.fullMre(), last.mre(), 1e-6);
         }
         // Slow reference: fit each fold's whole training set with the same fixed-shrinkage trainer and pool.
-        RuntimePredictor.Trainer t = RuntimePredictor.builder().shrinkage(1e-2).build();
+        org.scaledl.model.PredictorTrainer t = RuntimePredictor.builder().shrinkage(1e-2).build();
         double rel = 0;
         int n = 0;
         for (Folds.Fold f : Folds.leaveOneGroupOut(samples, Folds.byTagStrict("family"))) {

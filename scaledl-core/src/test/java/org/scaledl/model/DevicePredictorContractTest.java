@@ -15,7 +15,7 @@ class DevicePredictorContractTest extends RuntimePredictorContract {
     private static final GpuData DATA = GpuData.read(TestData.gpu(), catalog());
 
     @Override
-    protected RuntimePredictor.Trainer trainer() {
+    protected org.scaledl.model.PredictorTrainer trainer() {
         return RuntimePredictor.builder().name("scaledl-device").layerCost(LayerCost.device(DATA.operators()))
                 .collectives(DATA.collectives()).seed(5).build();
     }

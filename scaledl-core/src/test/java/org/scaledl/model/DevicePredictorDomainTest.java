@@ -1,5 +1,6 @@
 package org.scaledl.model;
 
+import org.scaledl.model.device.DeviceLayerModel;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;

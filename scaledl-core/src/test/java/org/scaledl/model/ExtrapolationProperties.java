@@ -1,5 +1,7 @@
 package org.scaledl.model;
 
+import org.scaledl.model.host.HostLayerModel;
+import org.scaledl.model.host.LayerBasis;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;

@@ -1,5 +1,6 @@
 package org.scaledl.model;
 
+import org.scaledl.model.host.LayerBasis;
 import java.util.ArrayList;
 import java.util.List;
 import org.scaledl.TestData;
@@ -40,7 +41,7 @@ class HostPredictorContractTest extends RuntimePredictorContract {
     }
 
     @Override
-    protected RuntimePredictor.Trainer trainer() {
+    protected org.scaledl.model.PredictorTrainer trainer() {
         return RuntimePredictor.builder().seed(3).build();
     }
 

@@ -86,9 +86,11 @@ class ModelFileTest {
         assertThrows(InvalidInputException.class, () -> RuntimePredictor.load(truncated));
 
         Path newer = dir.resolve("newer.sdl");
-        Files.writeString(newer, text.replace("\"format_version\" : 2", "\"format_version\" : 7"));
+        Files.writeString(newer, text.replace("\"format_version\" : " + ModelFile.FORMAT_VERSION,
+                "\"format_version\" : 7"));
         InvalidInputException n = assertThrows(InvalidInputException.class, () -> RuntimePredictor.load(newer));
-        assertTrue(n.getMessage().contains("7") && n.getMessage().contains("(2)"), n.getMessage());
+        assertTrue(n.getMessage().contains("7") && n.getMessage().contains("(" + ModelFile.FORMAT_VERSION + ")"),
+                n.getMessage());
 
         Path foreign = dir.resolve("f.sdl");
         Files.write(foreign, "{\"hello\": 1}".getBytes(StandardCharsets.UTF_8));

@@ -27,7 +27,7 @@ import org.scaledl.workload.Workload;
  */
 public abstract class RuntimePredictorContract {
     /** The configuration under test. */
-    protected abstract RuntimePredictor.Trainer trainer();
+    protected abstract org.scaledl.model.PredictorTrainer trainer();
 
     /** The samples it is fitted on. */
     protected abstract List<Sample> samples();

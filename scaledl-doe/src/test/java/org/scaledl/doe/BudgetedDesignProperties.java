@@ -29,7 +29,8 @@ class BudgetedDesignProperties {
         Random r = new Random(seed);
         double[][] x = FedorovExchangeProperties.random(r, 25, p);
         double[] c = costs(r, x.length);
-        double budget = 0.5 + budgetTenths;
+        // at least the cheapest candidate (a budget below it is refused, tested elsewhere)
+        double budget = Math.max(0.5 + budgetTenths, java.util.Arrays.stream(c).min().orElseThrow());
         BudgetedDesign bd = new BudgetedDesign(x, c, budget);
         Design d = bd.design();
         double spent = bd.cost(d.chosen());

@@ -24,7 +24,7 @@ import org.scaledl.graph.TensorInfo;
 import org.scaledl.graph.TensorRole;
 import org.scaledl.io.DatasetReader;
 import org.scaledl.io.DeviceCatalog;
-import org.scaledl.model.LayerBasis;
+import org.scaledl.model.host.LayerBasis;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.onnx.OnnxImporter;
 import org.scaledl.workload.Dataset;

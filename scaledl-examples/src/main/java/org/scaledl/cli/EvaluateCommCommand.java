@@ -10,7 +10,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import org.scaledl.eval.ErrorMetrics;
-import org.scaledl.model.AllReduceModel;
+import org.scaledl.model.comm.AllReduceModel;
 import org.scaledl.workload.CollectiveMeasurement;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;

@@ -8,7 +8,7 @@ import org.scaledl.eval.Evaluation;
 import org.scaledl.gnn.GnnBaseline;
 import org.scaledl.gnn.GnnInteractions;
 import org.scaledl.io.DatasetReader;
-import org.scaledl.model.Baselines;
+import org.scaledl.eval.Baselines;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.model.RuntimeTrainer;
 import org.scaledl.workload.Dataset;

@@ -9,7 +9,7 @@ import org.scaledl.io.DatasetReader;
 import org.scaledl.io.DeviceCatalog;
 import org.scaledl.io.GpuData;
 import org.scaledl.io.KernelTables;
-import org.scaledl.model.DeviceLayerModel;
+import org.scaledl.model.device.DeviceLayerModel;
 import org.scaledl.model.LayerCost;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.workload.Dataset;
@@ -81,7 +81,7 @@ final class FitCommand implements Callable<Integer> {
             }
             DeviceCatalog catalog = EvaluateGpuCommand.catalog(devices, data);
             GpuData d = GpuData.read(data, catalog);
-            RuntimePredictor.Builder b = RuntimePredictor.builder().name("scaledl-device").seed(seed)
+            org.scaledl.model.PredictorTrainer.Builder b = RuntimePredictor.builder().name("scaledl-device").seed(seed)
                     .layerCost(LayerCost.device(d.operators())).collectives(d.collectives());
             if (profiled != null) {
                 List<OpMeasurement> rows = KernelTables.neusight(profiled, catalog);
@@ -112,7 +112,7 @@ final class FitCommand implements Callable<Integer> {
         if (attention && !gnn) {
             throw new IllegalArgumentException("--attention needs --gnn");
         }
-        RuntimePredictor.Builder b = RuntimePredictor.builder().seed(seed);
+        org.scaledl.model.PredictorTrainer.Builder b = RuntimePredictor.builder().seed(seed);
         if (gnn) {
             b.interactions(new GnnInteractions().withAttention(attention));
         }

@@ -2,7 +2,7 @@ package org.scaledl.cli;
 
 import java.io.PrintWriter;
 import org.scaledl.InvalidInputException;
-import org.scaledl.model.Version;
+import org.scaledl.Version;
 import org.scaledl.workload.Phase;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;

@@ -16,8 +16,8 @@ import org.scaledl.doe.FedorovExchange;
 import org.scaledl.io.Candidates;
 import org.scaledl.io.CsvTable;
 import org.scaledl.io.DatasetReader;
-import org.scaledl.model.ProfilingCost;
-import org.scaledl.model.ProfilingPlan;
+import org.scaledl.model.plan.ProfilingCost;
+import org.scaledl.model.plan.ProfilingPlan;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.onnx.OnnxImporter;
 import org.scaledl.workload.Dataset;
@@ -130,16 +130,18 @@ final class PlanCommand implements Callable<Integer> {
             gridSeconds += costs[i];
         }
         ProfilingPlan plan;
+        java.util.function.Function<Workload, double[]> rows = priorModel == null
+                ? org.scaledl.model.LayerCost.host()::designRow : priorModel::designRow;
         if (size.runs != null) {
             if (size.runs < 1 || size.runs > candidates.size()) {
                 throw new IllegalArgumentException("--runs must be in 1.." + candidates.size() + ", got " + size.runs);
             }
-            plan = ProfilingPlan.choose(candidates, measured, size.runs, seed);
+            plan = ProfilingPlan.choose(candidates, measured, size.runs, seed, rows);
         } else {
             if (!(size.budget > 0)) {
                 throw new IllegalArgumentException("--budget-s must be > 0, got " + size.budget);
             }
-            plan = ProfilingPlan.withinBudget(candidates, measured, costs, size.budget, seed);
+            plan = ProfilingPlan.withinBudget(candidates, measured, costs, size.budget, seed, rows);
         }
         double seconds = plan.indices().stream().mapToDouble(i -> costs[i]).sum();
         if (out != null) {

@@ -1,6 +1,6 @@
 package org.scaledl.cli;
 
-import org.scaledl.model.ProfilingCost;
+import org.scaledl.model.plan.ProfilingCost;
 import picocli.CommandLine.Option;
 
 /** How a run's profiling time is priced, shared by {@code plan} and {@code learning-curve} ({@link ProfilingCost}). */

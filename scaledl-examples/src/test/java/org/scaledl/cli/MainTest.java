@@ -16,7 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.scaledl.model.DeviceLayerModel;
+import org.scaledl.model.device.DeviceLayerModel;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.workload.OpFamily;
 

@@ -56,8 +56,7 @@ public final class GnnBaseline implements RuntimeTrainer {
     public RuntimeModel fit(List<Sample> samples) {
         GnnModel m = trainer.fit(samples, null, null).members().get(0);
         String name = name();
-        java.util.Map<org.scaledl.graph.ModelGraph, double[]> cache = java.util.Collections.synchronizedMap(
-                new java.util.WeakHashMap<>());
+        org.scaledl.graph.GraphCache<Boolean, double[]> cache = new org.scaledl.graph.GraphCache<>(1);
         return new RuntimeModel() {
             @Override
             public String name() {
@@ -66,8 +65,8 @@ public final class GnnBaseline implements RuntimeTrainer {
 
             @Override
             public Prediction predict(Workload w) {
-                double[] e = cache.computeIfAbsent(w.graph(), g -> m.embedding(GnnTrainer.batchOf(List.of(g),
-                        null)));
+                double[] e = cache.get(w.graph(), Boolean.TRUE, () -> m.embedding(GnnTrainer.batchOf(
+                        List.of(w.graph()), null)));
                 return Prediction.point(Math.exp(m.output(e, w, 0)));
             }
         };

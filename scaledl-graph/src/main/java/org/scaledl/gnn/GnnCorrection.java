@@ -1,21 +1,17 @@
 package org.scaledl.gnn;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.util.Collections;
 import java.util.List;
-import java.util.Map;
-import java.util.WeakHashMap;
 import org.scaledl.graph.ModelGraph;
 import org.scaledl.model.InteractionModel;
-import org.scaledl.model.RuntimePredictor;
-import org.scaledl.workload.Workload;
 
 /**
  * The fitted GNN interaction stage ({@link GnnInteractions}): multiplies the layer-wise prediction by
  * {@code exp(s · g(graph, workload))}, where {@code g} is the network's predicted log-ratio of measured to
  * layer-wise time and {@code s ∈ [0, 1]} the shrink factor chosen on held-out training groups. A graph's embedding
- * is computed once per graph instance (held weakly) in plain Java; a prediction then costs a readout of
- * {@code (hidden + context) × hidden} multiply-adds. Thread-safe.
+ * depends on the graph and on its layers' times on the machine; it is computed in plain Java by {@link #prepare},
+ * which the predictor caches per graph and machine; a prediction then costs a readout of
+ * {@code (hidden + context) × hidden} multiply-adds. Immutable and thread-safe.
  */
 final class GnnCorrection implements InteractionModel {
     /** The format name in predictor files. */
@@ -23,7 +19,6 @@ final class GnnCorrection implements InteractionModel {
     private final List<GnnModel> members;
     private final double shrink;
     private final double tau;
-    private final Map<ModelGraph, double[][]> embeddings = Collections.synchronizedMap(new WeakHashMap<>());
 
     GnnCorrection(GnnTrainer.Ensemble ensemble) {
         this.members = ensemble.members();
@@ -58,29 +53,22 @@ final class GnnCorrection implements InteractionModel {
         return shrink;
     }
 
-    double[][] embedding(Workload w, RuntimePredictor layerwise) {
-        ModelGraph g = w.graph();
-        double[][] e = embeddings.get(g);
-        if (e == null) {
-            GraphBatch b = GnnTrainer.batchOf(List.of(g), layerwise, List.of(w.device()));
-            e = new double[members.size()][];
-            for (int m = 0; m < e.length; m++) {
-                e[m] = members.get(m).embedding(b);
-            }
-            embeddings.put(g, e);
-        }
-        return e;
-    }
-
     @Override
-    public double factor(Workload w, RuntimePredictor layerwise, double baseMillis) {
-        double[][] e = embedding(w, layerwise);
-        double out = 0;
+    public Prepared prepare(ModelGraph graph, double[] referenceLayerMillis) {
+        GraphBatch b = GnnTrainer.batchOf(List.of(graph), java.util.Collections.singletonList(referenceLayerMillis));
+        double[][] e = new double[members.size()][];
+        double[] gates = new double[members.size()];
         for (int m = 0; m < e.length; m++) {
-            GnnModel member = members.get(m);
-            out += GnnTrainer.gate(member.novelty(e[m]), tau) * member.output(e[m], w, baseMillis);
+            e[m] = members.get(m).embedding(b);
+            gates[m] = GnnTrainer.gate(members.get(m).novelty(e[m]), tau);
         }
-        return Math.exp(shrink * out / e.length);
+        return (w, baseMillis) -> {
+            double out = 0;
+            for (int m = 0; m < e.length; m++) {
+                out += gates[m] * members.get(m).output(e[m], w, baseMillis);
+            }
+            return Math.exp(shrink * out / e.length);
+        };
     }
 
     /**
@@ -108,7 +96,7 @@ final class GnnCorrection implements InteractionModel {
      * @throws org.scaledl.InvalidInputException for a malformed body
      */
     static GnnCorrection read(com.fasterxml.jackson.databind.JsonNode body) {
-        double shrink = org.scaledl.model.ModelFile.finite(body.path("shrink"), "shrink");
+        double shrink = org.scaledl.model.file.Fields.finite(body.path("shrink"), "shrink");
         if (shrink < 0 || shrink > 1) {
             throw org.scaledl.InvalidInputException.of("shrink must be in [0, 1]: " + shrink);
         }
@@ -121,7 +109,7 @@ final class GnnCorrection implements InteractionModel {
         } else {
             ms.add(GnnModel.read(body));
         }
-        double tau = body.has("novelty_width") ? org.scaledl.model.ModelFile.finite(body.path("novelty_width"),
+        double tau = body.has("novelty_width") ? org.scaledl.model.file.Fields.finite(body.path("novelty_width"),
                 "novelty_width") : Double.POSITIVE_INFINITY;
         if (!(tau > 0)) {
             throw org.scaledl.InvalidInputException.of("novelty_width must be > 0: " + tau);

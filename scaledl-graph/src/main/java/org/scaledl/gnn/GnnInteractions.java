@@ -1,14 +1,9 @@
 package org.scaledl.gnn;
 
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
 import org.scaledl.Checks;
-import org.scaledl.graph.ModelGraph;
 import org.scaledl.model.InteractionModel;
 import org.scaledl.model.InteractionTrainer;
-import org.scaledl.model.RuntimePredictor;
-import org.scaledl.workload.Folds;
 import org.scaledl.workload.Sample;
 
 /**
@@ -30,7 +25,7 @@ import org.scaledl.workload.Sample;
  * directions (mean or GAT-style attention), mean pooling, and a readout MLP over the pooled embedding and the
  * workload settings. Hand-written forward and backward on ND4J, full-batch Adam with decoupled weight decay, early
  * stopping on held-out groups; a fixed seed gives an identical model. Defaults: hidden 16, 2 rounds, 150 epochs,
- * seed 7, mean aggregation. Host predictors only.
+ * seed 7, mean aggregation.
  */
 public final class GnnInteractions implements InteractionTrainer {
     private final GnnTrainer trainer;
@@ -70,35 +65,9 @@ public final class GnnInteractions implements InteractionTrainer {
     }
 
     @Override
-    public InteractionModel fit(List<Sample> samples, RuntimePredictor layerwise, LayerwiseFitter fitter,
-            String groupTag) {
-        Checks.argument(layerwise.layerCostKind().equals("host"),
-                "the GNN interaction stage corrects host predictors; this one is %s", layerwise.layerCostKind());
-        Checks.argument(samples.size() >= 4, "need at least 4 samples to fit the GNN, got %s",
-                samples.size());
-        long t0 = System.nanoTime();
-        double[] base = new double[samples.size()];
-        Map<ModelGraph, RuntimePredictor> outOfGroup = new IdentityHashMap<>();
-        List<Folds.Fold> folds = Folds.leaveOneGroupOut(samples, Folds.byTag(groupTag));
-        if (folds.size() < 2) {
-            RuntimePredictor p = fitter.fit(samples);
-            for (int i = 0; i < base.length; i++) {
-                base[i] = p.predictMillis(samples.get(i).workload());
-            }
-        } else {
-            for (Folds.Fold f : folds) {
-                RuntimePredictor p = fitter.fit(f.train(samples));
-                for (int i : f.test()) {
-                    base[i] = p.predictMillis(samples.get(i).workload());
-                    outOfGroup.put(samples.get(i).workload().graph(), p);
-                }
-            }
-        }
-        for (int i = 0; i < base.length; i++) {
-            base[i] = Math.max(base[i], 1e-6);
-        }
-        org.slf4j.LoggerFactory.getLogger(GnnInteractions.class).debug("out-of-group base: {} folds, {} ms",
-                folds.size(), (System.nanoTime() - t0) / 1_000_000);
-        return new GnnCorrection(trainer.withGroupTag(groupTag).fit(samples, layerwise, base, outOfGroup));
+    public InteractionModel fit(List<Sample> samples, Targets targets) {
+        Checks.argument(samples.size() >= 4, "need at least 4 samples to fit the GNN, got %s", samples.size());
+        return new GnnCorrection(trainer.withGroupTag(targets.groupTag()).fit(samples, targets.layerwiseMillis(),
+                targets.referenceLayerMillis()));
     }
 }

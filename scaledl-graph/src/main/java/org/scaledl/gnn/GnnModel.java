@@ -9,7 +9,7 @@ import org.nd4j.linalg.api.buffer.DataType;
 import org.nd4j.linalg.api.ndarray.INDArray;
 import org.nd4j.linalg.factory.Nd4j;
 import org.scaledl.InvalidInputException;
-import org.scaledl.model.ModelFile;
+import org.scaledl.model.file.Fields;
 import org.scaledl.workload.Workload;
 
 /**
@@ -358,7 +358,7 @@ final class GnnModel {
         if (mean.length != context || std.length != context) {
             throw InvalidInputException.of("context standardisation has the wrong width");
         }
-        double shrink = ModelFile.finite(body.path("shrink"), "shrink");
+        double shrink = Fields.finite(body.path("shrink"), "shrink");
         if (shrink < 0 || shrink > 1) {
             throw InvalidInputException.of("shrink must be in [0, 1]: " + shrink);
         }
@@ -369,12 +369,12 @@ final class GnnModel {
                 throw InvalidInputException.of("reference embeddings must have " + hidden + " values");
             }
         }
-        double scale = reference.length == 0 ? 1 : ModelFile.finite(body.path("reference_scale"), "reference_scale");
+        double scale = reference.length == 0 ? 1 : Fields.finite(body.path("reference_scale"), "reference_scale");
         if (!(scale > 0)) {
             throw InvalidInputException.of("reference_scale must be > 0: " + scale);
         }
-        return new GnnModel(net, mean, std, context, ModelFile.finite(body.path("y_mean"), "y_mean"),
-                ModelFile.finite(body.path("y_scale"), "y_scale"), shrink, reference, scale);
+        return new GnnModel(net, mean, std, context, Fields.finite(body.path("y_mean"), "y_mean"),
+                Fields.finite(body.path("y_scale"), "y_scale"), shrink, reference, scale);
     }
 
     private static void array(ArrayNode out, double[] values) {
@@ -397,7 +397,7 @@ final class GnnModel {
         }
         double[] out = new double[n.size()];
         for (int i = 0; i < out.length; i++) {
-            out[i] = ModelFile.finite(n.get(i), what + "[" + i + "]");
+            out[i] = Fields.finite(n.get(i), what + "[" + i + "]");
         }
         return out;
     }

@@ -133,22 +133,14 @@ final class GnnTrainer {
     /**
      * Trains the network.
      *
-     * @param samples   training samples
-     * @param layerwise the layer-wise predictor whose per-layer times are node inputs (null for the GNN alone)
-     * @param base      out-of-group layer-wise prediction of each sample (ignored for the GNN alone)
+     * @param samples              training samples
+     * @param base                 out-of-group layer-wise prediction of each sample (null for the GNN alone)
+     * @param referenceLayerMillis per sample, the per-layer times of its graph in the reference workload by the
+     *                             layer-wise fit without its group (null for the GNN alone): a graph's node features
+     *                             are those of its first sample, so the features of a held-out group carry nothing of
+     *                             its measurements
      */
-    Ensemble fit(List<Sample> samples, RuntimePredictor layerwise, double[] base) {
-        return fit(samples, layerwise, base, Map.of());
-    }
-
-    /**
-     * As {@link #fit(List, RuntimePredictor, double[])}, with the layer-wise predictor that gives each training
-     * graph's node features: one fitted without that graph's group, so that the features of a held-out group carry
-     * nothing of its measurements (with the full fit's features the network learns how the full fit differs from the
-     * out-of-group one — a signal that no new graph has). Graphs not in the map use {@code layerwise}.
-     */
-    Ensemble fit(List<Sample> samples, RuntimePredictor layerwise, double[] base,
-            Map<ModelGraph, RuntimePredictor> outOfGroup) {
+    Ensemble fit(List<Sample> samples, double[] base, List<double[]> referenceLayerMillis) {
         Checks.argument(samples.size() >= 4, "need at least 4 samples to fit the GNN, got %s",
                 samples.size());
         if (!withLayerModel) {
@@ -156,7 +148,7 @@ final class GnnTrainer {
         }
         Map<ModelGraph, Integer> graphIndex = new IdentityHashMap<>();
         List<ModelGraph> graphs = new ArrayList<>();
-        List<java.util.Optional<org.scaledl.workload.Device>> graphDevices = new ArrayList<>();
+        List<double[]> graphLayers = new ArrayList<>();
         int[] sampleGraph = new int[samples.size()];
         for (int i = 0; i < samples.size(); i++) {
             ModelGraph g = samples.get(i).workload().graph();
@@ -165,15 +157,11 @@ final class GnnTrainer {
                 gi = graphs.size();
                 graphIndex.put(g, gi);
                 graphs.add(g);
-                graphDevices.add(samples.get(i).workload().device());
+                graphLayers.add(referenceLayerMillis == null ? null : referenceLayerMillis.get(i));
             }
             sampleGraph[i] = gi;
         }
-        List<RuntimePredictor> featurePredictors = new ArrayList<>();
-        for (ModelGraph g : graphs) {
-            featurePredictors.add(layerwise == null ? null : outOfGroup.getOrDefault(g, layerwise));
-        }
-        GraphBatch batch = batchOf(graphs, featurePredictors, graphDevices);
+        GraphBatch batch = batchOf(graphs, graphLayers);
         int contextWidth = withLayerModel ? 5 : 4;
         double[][] rawCtx = new double[samples.size()][];
         double[] y = new double[samples.size()];
@@ -393,22 +381,13 @@ final class GnnTrainer {
     }
 
     /**
-     * Concatenates graphs into one batch of node features and edges; with a layer-wise model, each node also gets
-     * its log predicted time in a reference workload (batch 1, inference, one worker, one thread).
+     * Concatenates graphs into one batch of node features and edges; with per-layer times (by layer index, in the
+     * reference workload: batch 1, inference, one worker, one thread), each node also gets its log predicted time.
+     *
+     * @param graphs      the graphs
+     * @param layerMillis per graph, its layers' reference times (null entries, or a null list: no layer-time feature)
      */
-    static GraphBatch batchOf(List<ModelGraph> graphs, RuntimePredictor layerwise) {
-        return batchOf(graphs, layerwise, java.util.Collections.nCopies(graphs.size(), java.util.Optional.empty()));
-    }
-
-    /** As {@link #batchOf(List, RuntimePredictor)}, each graph's reference workload on its machine. */
-    static GraphBatch batchOf(List<ModelGraph> graphs, RuntimePredictor layerwise,
-            List<java.util.Optional<org.scaledl.workload.Device>> devices) {
-        return batchOf(graphs, java.util.Collections.nCopies(graphs.size(), layerwise), devices);
-    }
-
-    /** As above with one layer-wise predictor per graph (null: no layer-time feature). */
-    static GraphBatch batchOf(List<ModelGraph> graphs, List<RuntimePredictor> layerwisePerGraph,
-            List<java.util.Optional<org.scaledl.workload.Device>> devices) {
+    static GraphBatch batchOf(List<ModelGraph> graphs, List<double[]> layerMillis) {
         List<double[]> rows = new ArrayList<>();
         List<Integer> owner = new ArrayList<>();
         List<int[]> edges = new ArrayList<>();
@@ -417,15 +396,7 @@ final class GnnTrainer {
             FeatureExtractor fx = FeatureExtractor.of(g);
             List<LayerFeatures> fwd = fx.extract(1, Phase.INFER);
             List<LayerFeatures> train = fx.extract(1, Phase.TRAIN);
-            Map<String, Double> layerMs = new java.util.HashMap<>();
-            RuntimePredictor layerwise = layerwisePerGraph.get(gi);
-            if (layerwise != null) {
-                Workload.Builder ref = Workload.builder(g).phase(Phase.INFER);
-                devices.get(gi).ifPresent(ref::device);
-                for (Prediction.Contribution c : layerwise.predict(ref.build()).breakdown()) {
-                    layerMs.put(c.name(), c.millis());
-                }
-            }
+            double[] layerMs = layerMillis == null ? null : layerMillis.get(gi);
             // Shape arithmetic carries no data (it is not executed by eager frameworks): not a node of the network.
             int[] index = new int[g.size()];
             for (int i = 0; i < g.size(); i++) {
@@ -441,7 +412,7 @@ final class GnnTrainer {
                 x[3] = Math.log1p(f.params()) / 10;
                 x[4] = Math.log1p(f.outputElements()) / 10;
                 x[5] = f.executes() ? 1 : 0;
-                x[6] = Math.log1p(1e3 * layerMs.getOrDefault(g.layer(i).name(), 0.0)) / 5;
+                x[6] = Math.log1p(1e3 * (layerMs == null ? 0.0 : layerMs[i])) / 5;
                 x[7 + f.family().ordinal()] = 1;
                 index[i] = rows.size();
                 rows.add(x);

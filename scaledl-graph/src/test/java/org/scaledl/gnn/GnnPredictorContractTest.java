@@ -3,7 +3,7 @@ package org.scaledl.gnn;
 import java.util.ArrayList;
 import java.util.List;
 import org.scaledl.graph.ModelGraph;
-import org.scaledl.model.LayerBasis;
+import org.scaledl.model.host.LayerBasis;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.model.RuntimePredictorContract;
 import org.scaledl.onnx.OnnxImporter;
@@ -35,7 +35,7 @@ class GnnPredictorContractTest extends RuntimePredictorContract {
     }
 
     @Override
-    protected RuntimePredictor.Trainer trainer() {
+    protected org.scaledl.model.PredictorTrainer trainer() {
         return RuntimePredictor.builder().interactions(new GnnInteractions().withSize(8, 2, 20)).seed(2).build();
     }
 

@@ -18,8 +18,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.scaledl.InvalidInputException;
 import org.scaledl.graph.ModelGraph;
-import org.scaledl.model.LayerBasis;
+import org.scaledl.model.host.LayerBasis;
 import org.scaledl.model.Prediction;
+import org.scaledl.model.PredictorTrainer;
 import org.scaledl.model.RuntimeModel;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.onnx.OnnxImporter;
@@ -105,6 +106,52 @@ class GnnTrainerTest {
         }
     }
 
+    /**
+     * A prediction of the GNN stage is the same whatever was asked before: the graph's embedding depends on the
+     * machine (its layers' times there), so it is prepared per graph and machine (it was cached per graph, and a
+     * machine-1 prediction asked after a machine-0 one reused machine 0's embedding).
+     */
+    @Test
+    void aPredictionDoesNotDependOnWhatWasAskedBefore() {
+        List<Sample> two = new ArrayList<>();
+        for (Sample s : samples) {
+            for (int m = 0; m < 2; m++) {
+                Workload w = s.workload().toBuilder().device(org.scaledl.workload.Device.cpu("machine " + m, 2, 512,
+                        1, 2000, 20)).build();
+                two.add(Sample.of(w, s.millis() * (1 + 2 * m) * (1 + 0.1 * (s.workload().batch() % 3))));
+            }
+        }
+        PredictorTrainer t = RuntimePredictor.builder().interactions(new GnnInteractions().withSize(8, 2, 20))
+                .build();
+        Workload first = two.get(0).workload();
+        Workload second = two.get(1).workload();
+        assertEquals(first.graph(), second.graph());
+        RuntimePredictor fresh = t.fit(two);
+        double alone = fresh.predictMillis(second);
+        Prediction aloneFull = t.fit(two).predict(second);
+        RuntimePredictor p = t.fit(two);
+        p.predictMillis(first);
+        p.predict(first);
+        assertEquals(alone, p.predictMillis(second), 0.0, "machine 1 asked after machine 0 on the same graph");
+        Prediction after = p.predict(second);
+        assertEquals(aloneFull.millis(), after.millis(), 0.0);
+        assertEquals(aloneFull.lowMillis(), after.lowMillis(), 0.0);
+        Prediction scored = p.predictAll(List.of(first, second)).get(1);
+        assertEquals(aloneFull.millis(), scored.millis(), 0.0);
+        assertEquals(aloneFull.highMillis(), scored.highMillis(), 0.0);
+        assertTrue(Math.abs(p.predictMillis(first) / alone - 1) > 1e-6, "the two machines differ");
+    }
+
+    /** The per-layer times of a graph in the reference workload (batch 1, inference), by layer index. */
+    static List<double[]> reference(RuntimePredictor p, ModelGraph g) {
+        double[] out = new double[g.size()];
+        for (Prediction.Contribution c : p.layerwise().predict(Workload.builder(g).phase(
+                org.scaledl.workload.Phase.INFER).build()).breakdown()) {
+            c.layer().ifPresent(i -> out[i] += c.millis());
+        }
+        return java.util.Collections.singletonList(out);
+    }
+
     @Test
     void attentionVariantIsDeterministicAndNamed() {
         GnnInteractions t = new GnnInteractions().withAttention(true).withSize(8, 2, 20);
@@ -126,7 +173,7 @@ class GnnTrainerTest {
         RuntimePredictor p = fit(new GnnInteractions().withAttention(attention).withSize(8, 2, 10));
         GnnModel m = ((GnnCorrection) p.interactions().orElseThrow()).model();
         for (String name : GRAPHS) {
-            GraphBatch b = GnnTrainer.batchOf(List.of(OnnxImporter.read(graph(name))), p.layerwise());
+            GraphBatch b = GnnTrainer.batchOf(List.of(OnnxImporter.read(graph(name))), reference(p, OnnxImporter.read(graph(name))));
             double[] fast = m.embedding(b);
             double[] slow = m.embeddingNd4j(b);
             assertEquals(slow.length, fast.length);
@@ -164,8 +211,8 @@ class GnnTrainerTest {
         GnnCorrection c = (GnnCorrection) back.interactions().orElseThrow();
         assertEquals(3, c.members().size(), "an ensemble of three members survives the round trip");
         for (GnnModel member : c.members()) {
-            assertTrue(member.novelty(member.embedding(GnnTrainer.batchOf(List.of(samples.get(0).workload().graph()),
-                    back.layerwise()))) >= 0);
+            ModelGraph g0 = samples.get(0).workload().graph();
+            assertTrue(member.novelty(member.embedding(GnnTrainer.batchOf(List.of(g0), reference(back, g0)))) >= 0);
         }
         for (Sample s : samples) {
             Prediction a = m.predict(s.workload());
@@ -205,6 +252,29 @@ class GnnTrainerTest {
                     .threads(c.path("threads").asInt()).phase(Phase.parse(c.path("phase").asText())).build();
             assertEquals(c.path("ms").asDouble(), p.predict(w).millis(), 1e-9 * c.path("ms").asDouble(),
                     c.toString());
+        }
+    }
+
+    /**
+     * A GNN predictor saved in the version-2 format (with an active correction: shrink 1) loads and predicts
+     * bit-identically, intervals included, and again after a save in the current format.
+     */
+    @Test
+    void versionTwoGnnFileLoadsAndPredictsBitIdentically() throws Exception {
+        Path dir = Path.of("src/test/resources/saved-v2");
+        JsonNode expected = new ObjectMapper().readTree(dir.resolve("expected.json").toFile()).path("gnn-v2.sdl");
+        RuntimePredictor p = RuntimePredictor.load(dir.resolve("gnn-v2.sdl"));
+        assertTrue(((GnnCorrection) p.interactions().orElseThrow()).shrink() > 0);
+        for (RuntimePredictor q : List.of(p, RuntimePredictor.load(p.toBytes()))) {
+            for (JsonNode c : expected) {
+                Workload w = Workload.builder(OnnxImporter.read(graph(c.path("graph").asText())))
+                        .batch(c.path("batch").asInt()).worldSize(c.path("world_size").asInt())
+                        .threads(c.path("threads").asInt()).phase(Phase.parse(c.path("phase").asText())).build();
+                Prediction pr = q.predict(w);
+                assertEquals(c.path("ms").asDouble(), pr.millis(), 0.0, c.toString());
+                assertEquals(c.path("low_ms").asDouble(), pr.lowMillis(), 0.0, c.toString());
+                assertEquals(c.path("high_ms").asDouble(), pr.highMillis(), 0.0, c.toString());
+            }
         }
     }
 

@@ -1,0 +1,58 @@
+package org.scaledl.model;
+
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Where a fitted predictor came from (Tribuo's provenance): enough to tell two models apart and to refit one.
+ *
+ * <pre>{@code
+ * Provenance p = predictor.provenance();
+ * p.trainingSamples(); p.cvMre(); p.config().get("layer_cost");
+ * }</pre>
+ *
+ * @param libraryVersion  scaledl version that fitted it
+ * @param dataFingerprint SHA-256 of the training samples (workload, configuration and measured time, in order)
+ * @param trainingSamples number of training samples
+ * @param seed            configured seed
+ * @param config          the trainer's configuration, as text
+ * @param cvMre           out-of-group MRE of the chosen shrinkage inside the training data (NaN if not
+ *                        cross-validated)
+ * @param createdAt       fitting time (UTC, ISO-8601)
+ * @param devices         names of the devices the training workloads (or operator measurements) carried, sorted;
+ *                        empty when they carried none (host measurements without a machine description)
+ */
+public record Provenance(String libraryVersion, String dataFingerprint, int trainingSamples, long seed,
+        Map<String, String> config, double cvMre, String createdAt, List<String> devices) {
+    /** Copies. */
+    public Provenance {
+        config = Map.copyOf(config);
+        devices = List.copyOf(devices);
+    }
+
+    /** The same provenance with another configuration. */
+    Provenance withConfig(Map<String, String> value) {
+        return new Provenance(libraryVersion, dataFingerprint, trainingSamples, seed, value, cvMre, createdAt,
+                devices);
+    }
+
+    /** The same provenance with another seed and configuration. */
+    Provenance withSeedAndConfig(long value, Map<String, String> config) {
+        return new Provenance(libraryVersion, dataFingerprint, trainingSamples, value, config, cvMre, createdAt,
+                devices);
+    }
+
+    /**
+     * The provenance of a copy adapted or calibrated on {@code n} more measurements: {@code key} counts them in the
+     * configuration, and the measured devices join {@link #devices()}.
+     */
+    Provenance adapted(String key, int n, List<String> moreDevices) {
+        Map<String, String> c = new TreeMap<>(config);
+        c.merge(key, Integer.toString(n), (a, b) -> Integer.toString(Integer.parseInt(a) + Integer.parseInt(b)));
+        java.util.SortedSet<String> d = new java.util.TreeSet<>(devices);
+        d.addAll(moreDevices);
+        return new Provenance(libraryVersion, dataFingerprint, trainingSamples, seed, c, cvMre, createdAt,
+                List.copyOf(d));
+    }
+}

@@ -1,0 +1,53 @@
+package org.scaledl.model.cost;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.List;
+import org.scaledl.workload.Sample;
+import org.scaledl.workload.Workload;
+
+/**
+ * A fitted layer cost stage: what one iteration of a workload costs on the machine or device it runs on. The host
+ * stage ({@code org.scaledl.model.host}) fits a nonlinear basis per CPU machine from whole-iteration times; the
+ * device stage ({@code org.scaledl.model.device}) predicts any described GPU from operator measurements and spreads
+ * the work over tensor, pipeline and data parallelism. {@link org.scaledl.model.RuntimePredictor} composes one with
+ * the shared parts (interval, domain, provenance) and never asks which it is.
+ *
+ * <p>Implementations are immutable and thread-safe; each writes itself ({@link #toJson}) and its package reads it
+ * back.
+ */
+public interface LayerStage {
+    /** {@code host} or {@code device}: the {@code kind} of its saved form. */
+    String kind();
+
+    /**
+     * Refuses what the stage cannot predict: a machine or device it does not know, a parallelism it does not model.
+     *
+     * @throws IllegalArgumentException naming the workload's machine, device or parallelism and the fix
+     */
+    void check(Workload w);
+
+    /** The predicted time in ms (the fast path: no breakdown). */
+    double millis(Workload w);
+
+    /** The predicted time with its per-layer and per-term breakdown. */
+    StageCost cost(Workload w);
+
+    /**
+     * A copy calibrated on a few measured runs of the machines or devices they name.
+     *
+     * @throws IllegalArgumentException for a run this stage cannot take
+     */
+    LayerStage calibrate(List<Sample> runs);
+
+    /** The CPU machines or GPUs the stage knows from measurements (fitted and calibrated), sorted. */
+    List<String> devices();
+
+    /**
+     * The workload's design row for choosing what to profile (D-optimal design): the columns its fit or calibration
+     * estimates, evaluated for the workload before anything is measured.
+     */
+    double[] designRow(Workload w);
+
+    /** The saved form, with {@code kind} set. */
+    ObjectNode toJson();
+}

@@ -1,0 +1,144 @@
+package org.scaledl.model.cost;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+import org.scaledl.Checks;
+import org.scaledl.workload.OpFamily;
+
+/**
+ * What a layer cost stage says one iteration of a workload costs: each layer's time by its index in the graph
+ * ({@link org.scaledl.graph.ModelGraph#layer(int)}), and the workload-level terms (communication, overhead). A layer
+ * is its index; its name is for people, so a stage never looks a layer up by name.
+ *
+ * <pre>{@code
+ * StageCost c = stage.cost(workload);
+ * double conv = c.layerMillis(12);          // layer 12's forward (and backward) time
+ * double all = c.totalMillis();
+ * }</pre>
+ *
+ * <p>Immutable: the arrays are copied in and out.
+ */
+public final class StageCost {
+    private final double[] layerMillis;
+    private final OpFamily[] families;
+    private final List<Term> terms;
+    private final double total;
+
+    /** What a workload-level term is. */
+    public enum TermKind {
+        /** Collective communication (gradient all-reduce, tensor-parallel activations, pipeline hand-offs). */
+        COMMUNICATION,
+        /** Per-iteration overhead, optimizer step, worker contention, pipeline bubble. */
+        OVERHEAD
+    }
+
+    /**
+     * A workload-level term.
+     *
+     * @param name   {@code allreduce}, {@code overhead}, {@code pipeline bubble}, ...
+     * @param kind   what it is
+     * @param millis its time, ms (finite, ≥ 0)
+     */
+    public record Term(String name, TermKind kind, double millis) {
+        /** Validates. */
+        public Term {
+            Objects.requireNonNull(name);
+            Objects.requireNonNull(kind);
+            Checks.argument(Double.isFinite(millis) && millis >= 0, "term %s must be finite and >= 0: %s", name,
+                    millis);
+        }
+    }
+
+    private StageCost(double[] layerMillis, OpFamily[] families, List<Term> terms, double total) {
+        this.layerMillis = layerMillis;
+        this.families = families;
+        this.terms = List.copyOf(terms);
+        this.total = total;
+    }
+
+    /**
+     * A cost whose total is the sum of its parts.
+     *
+     * @param layerMillis per layer index, ms (0 for a layer without time; copied)
+     * @param families    per layer index, its operator family (may hold null where a layer has no time; copied)
+     * @param terms       the workload-level terms
+     */
+    public static StageCost of(double[] layerMillis, OpFamily[] families, List<Term> terms) {
+        double sum = 0;
+        for (double t : layerMillis) {
+            sum += t;
+        }
+        for (Term t : terms) {
+            sum += t.millis();
+        }
+        return withTotal(layerMillis, families, terms, sum);
+    }
+
+    /**
+     * A cost with a total computed another way (a cached fast path that adds the same parts in another order: equal
+     * up to rounding).
+     */
+    public static StageCost withTotal(double[] layerMillis, OpFamily[] families, List<Term> terms, double total) {
+        Checks.argument(layerMillis.length == families.length, "%s layer times for %s families", layerMillis.length,
+                families.length);
+        Checks.argument(Double.isFinite(total) && total >= 0, "total must be finite and >= 0: %s", total);
+        return new StageCost(layerMillis.clone(), families.clone(), terms, total);
+    }
+
+    /** Layers of the graph (the length of {@link #layerMillis()}). */
+    public int layers() {
+        return layerMillis.length;
+    }
+
+    /** One layer's time, ms. */
+    public double layerMillis(int layer) {
+        return layerMillis[layer];
+    }
+
+    /** Every layer's time by index, ms (a copy). */
+    public double[] layerMillis() {
+        return layerMillis.clone();
+    }
+
+    /** A layer's operator family, null when it has no time. */
+    public OpFamily family(int layer) {
+        return families[layer];
+    }
+
+    /** The workload-level terms. */
+    public List<Term> terms() {
+        return terms;
+    }
+
+    /** The whole iteration, ms. */
+    public double totalMillis() {
+        return total;
+    }
+
+    /** Every part multiplied by a factor (a calibration or a correction). */
+    public StageCost scaled(double factor) {
+        double[] l = layerMillis.clone();
+        for (int i = 0; i < l.length; i++) {
+            l[i] *= factor;
+        }
+        return new StageCost(l, families, terms.stream().map(t -> new Term(t.name(), t.kind(), t.millis() * factor))
+                .toList(), total * factor);
+    }
+
+    @Override
+    public String toString() {
+        return "StageCost[" + total + " ms, " + layerMillis.length + " layers, " + terms + "]";
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof StageCost c && Double.compare(c.total, total) == 0 && Arrays.equals(c.layerMillis,
+                layerMillis) && Arrays.equals(c.families, families) && c.terms.equals(terms);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(total, Arrays.hashCode(layerMillis), terms);
+    }
+}

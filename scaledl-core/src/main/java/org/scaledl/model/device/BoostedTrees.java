@@ -1,0 +1,329 @@
+package org.scaledl.model.device;
+
+import org.scaledl.model.file.Fields;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import java.util.Base64;
+import org.scaledl.Checks;
+import org.scaledl.InvalidInputException;
+
+/**
+ * Gradient-boosted regression trees for squared loss (the nonlinear per-family regressor of the device layer model).
+ * Splits are searched on per-feature quantile bins (at most {@code bins} candidate thresholds), leaves are shrunk
+ * by an L2 penalty {@code lambda} and the learning rate. No row or column sampling, so a fit is a deterministic
+ * function of its inputs. Immutable once fitted.
+ *
+ * <p>{@link #write} stores an ensemble as JSON with its node arrays packed (little-endian, base64): a fitted device
+ * model has some 10⁵ nodes, which as decimal JSON would be ten times the size. {@link #read} checks every node
+ * (features in range, finite numbers, children after their parent), so a tree read from a file always terminates.
+ */
+final class BoostedTrees {
+    /** Hyper-parameters. */
+    record Config(int trees, int depth, double learningRate, int minLeaf, int bins, double lambda) {
+        Config {
+            Checks.argument(trees > 0 && depth > 0 && learningRate > 0 && minLeaf > 0 && bins > 1
+                    && lambda >= 0, "bad boosted-trees configuration");
+        }
+    }
+
+    private final double base;
+    private final int[][] feature;
+    private final double[][] threshold;
+    private final int[][] left;
+    private final int[][] right;
+    private final double[][] value;
+
+    private BoostedTrees(double base, int[][] feature, double[][] threshold, int[][] left, int[][] right,
+            double[][] value) {
+        this.base = base;
+        this.feature = feature;
+        this.threshold = threshold;
+        this.left = left;
+        this.right = right;
+        this.value = value;
+    }
+
+    /** Fits {@code y ≈ f(x)}; rows of {@code x} must have equal length and finite values. */
+    static BoostedTrees fit(double[][] x, double[] y, Config c) {
+        int n = y.length;
+        Checks.argument(n > 0 && x.length == n, "need matching, non-empty x and y");
+        int d = x[0].length;
+        double[][] edges = new double[d][];
+        byte[][] binned = new byte[d][n];
+        for (int f = 0; f < d; f++) {
+            double[] col = new double[n];
+            for (int i = 0; i < n; i++) {
+                col[i] = x[i][f];
+                Checks.argument(Double.isFinite(col[i]), "feature %s of row %s is not finite", f, i);
+            }
+            double[] sorted = col.clone();
+            Arrays.sort(sorted);
+            double[] cand = new double[c.bins() - 1];
+            int k = 0;
+            for (int b = 1; b < c.bins(); b++) {
+                double q = sorted[(int) ((long) b * (n - 1) / c.bins())];
+                if (k == 0 || q > cand[k - 1]) {
+                    cand[k++] = q;
+                }
+            }
+            edges[f] = Arrays.copyOf(cand, k);
+            for (int i = 0; i < n; i++) {
+                int bin = Arrays.binarySearch(edges[f], col[i]);
+                binned[f][i] = (byte) (bin >= 0 ? bin : -bin - 1);
+            }
+        }
+        double base = 0;
+        for (double v : y) {
+            base += v;
+        }
+        base /= n;
+        double[] residual = new double[n];
+        for (int i = 0; i < n; i++) {
+            residual[i] = y[i] - base;
+        }
+        int[][] feat = new int[c.trees()][];
+        double[][] thr = new double[c.trees()][];
+        int[][] lft = new int[c.trees()][];
+        int[][] rgt = new int[c.trees()][];
+        double[][] val = new double[c.trees()][];
+        int[] all = new int[n];
+        for (int i = 0; i < n; i++) {
+            all[i] = i;
+        }
+        for (int t = 0; t < c.trees(); t++) {
+            Tree tree = new Tree(1 << (c.depth() + 1));
+            tree.grow(all, 0, c, binned, edges, residual);
+            feat[t] = Arrays.copyOf(tree.feature, tree.size);
+            thr[t] = Arrays.copyOf(tree.threshold, tree.size);
+            lft[t] = Arrays.copyOf(tree.left, tree.size);
+            rgt[t] = Arrays.copyOf(tree.right, tree.size);
+            val[t] = Arrays.copyOf(tree.value, tree.size);
+            for (int i = 0; i < n; i++) {
+                residual[i] -= eval(feat[t], thr[t], lft[t], rgt[t], val[t], x[i]);
+            }
+        }
+        return new BoostedTrees(base, feat, thr, lft, rgt, val);
+    }
+
+    /** The prediction for one row. */
+    double predict(double[] x) {
+        double s = base;
+        for (int t = 0; t < feature.length; t++) {
+            s += eval(feature[t], threshold[t], left[t], right[t], value[t], x);
+        }
+        return s;
+    }
+
+    private static double eval(int[] feature, double[] threshold, int[] left, int[] right, double[] value,
+            double[] x) {
+        int node = 0;
+        while (feature[node] >= 0) {
+            node = x[feature[node]] <= threshold[node] ? left[node] : right[node];
+        }
+        return value[node];
+    }
+
+    /** Writes the ensemble into {@code out} (see the class comment). */
+    void write(ObjectNode out) {
+        out.put("base", base);
+        ArrayNode sizes = out.putArray("sizes");
+        int total = 0;
+        for (int[] f : feature) {
+            sizes.add(f.length);
+            total += f.length;
+        }
+        ByteBuffer feat = buffer(4 * total);
+        ByteBuffer thr = buffer(8 * total);
+        ByteBuffer lft = buffer(4 * total);
+        ByteBuffer rgt = buffer(4 * total);
+        ByteBuffer val = buffer(8 * total);
+        for (int t = 0; t < feature.length; t++) {
+            for (int i = 0; i < feature[t].length; i++) {
+                feat.putInt(feature[t][i]);
+                thr.putDouble(threshold[t][i]);
+                lft.putInt(left[t][i]);
+                rgt.putInt(right[t][i]);
+                val.putDouble(value[t][i]);
+            }
+        }
+        Base64.Encoder b64 = Base64.getEncoder();
+        out.put("feature", b64.encodeToString(feat.array()));
+        out.put("threshold", b64.encodeToString(thr.array()));
+        out.put("left", b64.encodeToString(lft.array()));
+        out.put("right", b64.encodeToString(rgt.array()));
+        out.put("value", b64.encodeToString(val.array()));
+    }
+
+    /**
+     * Reads an ensemble written by {@link #write}.
+     *
+     * @param features the row width the trees may split on
+     * @throws InvalidInputException for a malformed or inconsistent ensemble
+     */
+    static BoostedTrees read(JsonNode in, int features) {
+        JsonNode sizes = in.path("sizes");
+        if (!sizes.isArray() || sizes.isEmpty()) {
+            throw InvalidInputException.of("trees: no sizes");
+        }
+        int trees = sizes.size();
+        int[] size = new int[trees];
+        long total = 0;
+        for (int t = 0; t < trees; t++) {
+            size[t] = sizes.get(t).asInt(-1);
+            if (!sizes.get(t).isInt() || size[t] <= 0) {
+                throw InvalidInputException.of("trees: size of tree " + t + " is not a positive integer");
+            }
+            total += size[t];
+        }
+        if (total > 1 << 24) {
+            throw InvalidInputException.of("trees: " + total + " nodes is too many");
+        }
+        ByteBuffer feat = decode(in, "feature", 4 * total);
+        ByteBuffer thr = decode(in, "threshold", 8 * total);
+        ByteBuffer lft = decode(in, "left", 4 * total);
+        ByteBuffer rgt = decode(in, "right", 4 * total);
+        ByteBuffer val = decode(in, "value", 8 * total);
+        int[][] feature = new int[trees][];
+        double[][] threshold = new double[trees][];
+        int[][] left = new int[trees][];
+        int[][] right = new int[trees][];
+        double[][] value = new double[trees][];
+        for (int t = 0; t < trees; t++) {
+            int n = size[t];
+            feature[t] = new int[n];
+            threshold[t] = new double[n];
+            left[t] = new int[n];
+            right[t] = new int[n];
+            value[t] = new double[n];
+            for (int i = 0; i < n; i++) {
+                int f = feature[t][i] = feat.getInt();
+                double th = threshold[t][i] = thr.getDouble();
+                int l = left[t][i] = lft.getInt();
+                int r = right[t][i] = rgt.getInt();
+                double v = value[t][i] = val.getDouble();
+                boolean ok = f < 0 ? Double.isFinite(v)
+                        : f < features && Double.isFinite(th) && l > i && l < n && r > i && r < n;
+                if (!ok) {
+                    throw InvalidInputException.of("trees: node " + i + " of tree " + t + " is malformed");
+                }
+            }
+        }
+        double base = Fields.finite(in.get("base"), "trees: base");
+        return new BoostedTrees(base, feature, threshold, left, right, value);
+    }
+
+    private static ByteBuffer buffer(int bytes) {
+        return ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    private static ByteBuffer decode(JsonNode in, String key, long bytes) {
+        byte[] b;
+        try {
+            b = Base64.getDecoder().decode(in.path(key).asText(""));
+        } catch (IllegalArgumentException e) {
+            throw InvalidInputException.of("trees: " + key + " is not base64");
+        }
+        if (b.length != bytes) {
+            throw InvalidInputException.of("trees: " + key + " has " + b.length + " bytes, expected " + bytes);
+        }
+        return ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /** A tree under construction; node 0 is the root, leaves have feature -1. */
+    private static final class Tree {
+        final int[] feature;
+        final double[] threshold;
+        final int[] left;
+        final int[] right;
+        final double[] value;
+        int size;
+
+        Tree(int capacity) {
+            feature = new int[capacity];
+            threshold = new double[capacity];
+            left = new int[capacity];
+            right = new int[capacity];
+            value = new double[capacity];
+        }
+
+        int grow(int[] rows, int depth, Config c, byte[][] binned, double[][] edges, double[] residual) {
+            int node = size++;
+            double sum = 0;
+            for (int i : rows) {
+                sum += residual[i];
+            }
+            feature[node] = -1;
+            value[node] = c.learningRate() * sum / (rows.length + c.lambda());
+            if (depth >= c.depth() || rows.length < 2 * c.minLeaf()) {
+                return node;
+            }
+            double parent = sum * sum / (rows.length + c.lambda());
+            double bestGain = 1e-12;
+            int bestFeature = -1;
+            int bestBin = -1;
+            double[] g = new double[c.bins() + 1];
+            int[] cnt = new int[c.bins() + 1];
+            for (int f = 0; f < binned.length; f++) {
+                int nb = edges[f].length + 1;
+                Arrays.fill(g, 0, nb, 0);
+                Arrays.fill(cnt, 0, nb, 0);
+                byte[] col = binned[f];
+                for (int i : rows) {
+                    int b = col[i] & 0xff;
+                    g[b] += residual[i];
+                    cnt[b]++;
+                }
+                double gl = 0;
+                int nl = 0;
+                for (int b = 0; b < nb - 1; b++) {
+                    gl += g[b];
+                    nl += cnt[b];
+                    int nr = rows.length - nl;
+                    if (nl < c.minLeaf()) {
+                        continue;
+                    }
+                    if (nr < c.minLeaf()) {
+                        break;
+                    }
+                    double gr = sum - gl;
+                    double gain = gl * gl / (nl + c.lambda()) + gr * gr / (nr + c.lambda()) - parent;
+                    if (gain > bestGain) {
+                        bestGain = gain;
+                        bestFeature = f;
+                        bestBin = b;
+                    }
+                }
+            }
+            if (bestFeature < 0) {
+                return node;
+            }
+            byte[] col = binned[bestFeature];
+            int nl = 0;
+            for (int i : rows) {
+                if ((col[i] & 0xff) <= bestBin) {
+                    nl++;
+                }
+            }
+            int[] l = new int[nl];
+            int[] r = new int[rows.length - nl];
+            int a = 0;
+            int b = 0;
+            for (int i : rows) {
+                if ((col[i] & 0xff) <= bestBin) {
+                    l[a++] = i;
+                } else {
+                    r[b++] = i;
+                }
+            }
+            feature[node] = bestFeature;
+            threshold[node] = edges[bestFeature][bestBin];
+            left[node] = grow(l, depth + 1, c, binned, edges, residual);
+            right[node] = grow(r, depth + 1, c, binned, edges, residual);
+            return node;
+        }
+    }
+}

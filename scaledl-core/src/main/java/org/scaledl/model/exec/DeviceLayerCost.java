@@ -1,0 +1,22 @@
+package org.scaledl.model.exec;
+
+import org.scaledl.workload.Device;
+import org.scaledl.workload.LayerFeatures;
+import org.scaledl.workload.Phase;
+
+/**
+ * The cost of one layer on one device, as the execution model needs it: a layer's forward or backward time, and the
+ * whole-model calibration factor of a phase on a device. Implemented by the device layer model
+ * ({@code org.scaledl.model.device.DeviceLayerModel}); {@link ParallelExecution} combines these costs over tensor,
+ * pipeline and data parallelism without knowing how they are predicted.
+ */
+public interface DeviceLayerCost {
+    /**
+     * One layer's forward or backward time on a device, ms (0 for shape arithmetic and absent backward work), before
+     * the whole-model factor.
+     */
+    double layerMillis(LayerFeatures f, Device device, boolean backward);
+
+    /** The whole-model calibration factor of a phase on a device (what isolated layer costs miss). */
+    double factor(Phase phase, Device device);
+}

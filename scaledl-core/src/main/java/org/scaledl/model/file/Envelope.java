@@ -1,0 +1,170 @@
+package org.scaledl.model.file;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import org.scaledl.InvalidInputException;
+
+/**
+ * The checksummed envelope every scaledl model file shares:
+ *
+ * <pre>
+ * {"format": "scaledl-predictor", "format_version": 2, "body": {...}, "sha256": "&lt;hex SHA-256 of body&gt;"}
+ * </pre>
+ *
+ * <p>The checksum covers the body's compact serialisation, so a truncated or accidentally edited file is rejected
+ * rather than half loaded. It is <b>not</b> a signature: anyone can recompute it, so a file from an untrusted source
+ * is only as safe as the range checks each codec applies to every field it reads ({@link Fields}). Doubles are written
+ * in their shortest exact decimal form, so a round trip is bit-identical. No Java serialisation is involved.
+ *
+ * <pre>{@code
+ * Envelope.write("my-format", 1, body, Path.of("model.json"));
+ * Envelope e = Envelope.read(bytes, "model.json");
+ * }</pre>
+ *
+ * @param format  the envelope's {@code format}
+ * @param version its {@code format_version}
+ * @param body    the verified body
+ */
+public record Envelope(String format, int version, JsonNode body) {
+    /** The largest model file read, bytes. */
+    public static final long MAX_BYTES = 64L << 20;
+    /** The JSON reader: nesting and number lengths bounded (a hostile file cannot exhaust the stack or the CPU). */
+    public static final ObjectMapper JSON = JsonMapper.builder().build();
+
+    static {
+        JSON.getFactory().setStreamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(64)
+                .maxNumberLength(64).maxStringLength(32 << 20).build());
+    }
+
+    /** The checksummed envelope of a body, as pretty-printed UTF-8 JSON. */
+    public static byte[] bytes(String format, int version, ObjectNode body) {
+        try {
+            String bodyText = JSON.writeValueAsString(body);
+            ObjectNode root = JSON.createObjectNode();
+            root.put("format", format);
+            root.put("format_version", version);
+            root.set("body", body);
+            root.put("sha256", sha256(bodyText));
+            return JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(root);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot serialise a model body", e);
+        }
+    }
+
+    /**
+     * Writes the envelope of a body to a file, safely ({@link SafeFiles#write}).
+     *
+     * @throws UncheckedIOException if the file cannot be written, or the path names something other than a regular
+     *         file (a device, a pipe, a directory, a symbolic link): nothing there is replaced
+     */
+    public static void write(String format, int version, ObjectNode body, Path file) {
+        SafeFiles.write(file, bytes(format, version, body));
+    }
+
+    /**
+     * Reads and verifies an envelope.
+     *
+     * @param source what to call the bytes in error messages
+     * @throws InvalidInputException for invalid JSON, a missing format, or a checksum that does not match
+     */
+    public static Envelope read(byte[] bytes, String source) {
+        JsonNode root;
+        try {
+            root = JSON.readTree(bytes);
+        } catch (IOException e) {
+            throw InvalidInputException.inSource(source, "not a scaledl model file (invalid JSON"
+                    + Fields.location(e) + ")");
+        }
+        if (root == null || !root.isObject() || !root.path("format").isTextual()) {
+            throw InvalidInputException.inSource(source, "not a scaledl model file (no \"format\")");
+        }
+        JsonNode body = root.path("body");
+        String expected = root.path("sha256").asText("");
+        try {
+            if (!body.isObject() || !sha256(JSON.writeValueAsString(body)).equals(expected)) {
+                throw InvalidInputException.inSource(source, "checksum mismatch: the model file was truncated or "
+                        + "modified after it was saved");
+            }
+        } catch (JsonProcessingException e) {
+            throw InvalidInputException.inSource(source, "cannot check model: " + e.getOriginalMessage());
+        }
+        return new Envelope(root.path("format").asText(), root.path("format_version").asInt(-1), body);
+    }
+
+    /**
+     * Reads at most {@link #MAX_BYTES} of a file (a regular file, or anything that ends: a pipe that never does is
+     * cut off at the limit).
+     *
+     * @throws InvalidInputException naming the file when it cannot be read or is larger than the limit
+     */
+    public static byte[] readFile(Path file) {
+        return SafeFiles.readBounded(file, MAX_BYTES, "model file");
+    }
+
+    /** Reads at most {@link #MAX_BYTES} of a stream (read to its end or the limit, not closed). */
+    public static byte[] readStream(InputStream in, String source) {
+        try {
+            byte[] bytes = in.readNBytes((int) MAX_BYTES + 1);
+            if (bytes.length > MAX_BYTES) {
+                throw InvalidInputException.inSource(source, "model of more than " + MAX_BYTES + " bytes");
+            }
+            return bytes;
+        } catch (IOException e) {
+            throw InvalidInputException.inSource(source, "cannot read model: " + e.getMessage());
+        }
+    }
+
+    /**
+     * Refuses an envelope of a newer format version than {@code maxVersion} (naming both) or an invalid one.
+     *
+     * @throws InvalidInputException naming the source
+     */
+    public void requireVersion(int maxVersion, String source) {
+        if (version > maxVersion) {
+            throw InvalidInputException.inSource(source, "model format version " + version
+                    + " is newer than this library reads (" + maxVersion + "); upgrade scaledl");
+        }
+        if (version < 1) {
+            throw InvalidInputException.inSource(source, "invalid model format version " + version);
+        }
+    }
+
+    /**
+     * Reads an envelope of a given format from a file and returns its verified body (for companion modules' own
+     * files).
+     *
+     * @throws InvalidInputException naming the file for unreadable, foreign ({@code format} differs), newer
+     *         ({@code format_version > maxVersion}), truncated or modified (checksum) files
+     */
+    public static JsonNode readBody(Path file, String format, int maxVersion) {
+        Envelope e = read(readFile(file), file.toString());
+        if (!e.format().equals(format)) {
+            throw InvalidInputException.inSource(file.toString(), "not a scaledl model file of format \"" + format
+                    + "\"; it is \"" + e.format() + "\"");
+        }
+        e.requireVersion(maxVersion, file.toString());
+        return e.body();
+    }
+
+    /** The hex SHA-256 of a text's UTF-8 bytes. */
+    public static String sha256(String text) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
+                    .digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required by every Java platform", e);
+        }
+    }
+}

@@ -1,0 +1,142 @@
+package org.scaledl.model.file;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Set;
+import org.scaledl.InvalidInputException;
+
+/**
+ * Reading and writing files the way a tool run as root in a container must: a write never replaces anything but a
+ * regular file (not a device node such as {@code /dev/null}, a pipe, a directory or a symbolic link) and never leaves
+ * a half-written file or a temporary one behind; a read never takes more than a stated number of bytes, whatever the
+ * path names ({@code /dev/zero} included).
+ *
+ * <pre>{@code
+ * SafeFiles.write(Path.of("model.sdl"), bytes);
+ * byte[] b = SafeFiles.readBounded(Path.of("model.sdl"), 64 << 20, "model file");
+ * }</pre>
+ */
+public final class SafeFiles {
+    private SafeFiles() {
+    }
+
+    /**
+     * Writes bytes atomically: a temporary file beside the target, then a rename over it. The file is readable by
+     * the group and others as the umask allows (0644 under the usual 022).
+     *
+     * @throws UncheckedIOException naming the file if it cannot be written or names something other than a regular
+     *         file; the temporary file is removed and nothing at the path is changed
+     */
+    public static void write(Path file, byte[] bytes) {
+        Path target = file.toAbsolutePath();
+        refuseNonRegular(target);
+        Path parent = target.getParent();
+        Path tmp = null;
+        try {
+            tmp = Files.createTempFile(parent, ".scaledl-", ".tmp");
+            Files.write(tmp, bytes);
+            applyUmask(parent, tmp);
+            refuseNonRegular(target);
+            Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            tmp = null;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + file + ": " + describe(e), e);
+        } finally {
+            if (tmp != null) {
+                try {
+                    Files.deleteIfExists(tmp);
+                } catch (IOException ignored) {
+                    // the write already failed; its error is the one to report
+                }
+            }
+        }
+    }
+
+    /**
+     * Refuses a path that exists and is not a regular file (checked without following links).
+     *
+     * @throws UncheckedIOException naming the path and what it is
+     */
+    public static void refuseNonRegular(Path file) {
+        BasicFileAttributes a;
+        try {
+            a = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (NoSuchFileException e) {
+            return;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + file + ": " + describe(e), e);
+        }
+        if (!a.isRegularFile()) {
+            String what = a.isSymbolicLink() ? "a symbolic link" : a.isDirectory() ? "a directory"
+                    : "not a regular file (a device, a pipe or a socket)";
+            throw new UncheckedIOException("refusing to replace " + file + ": it is " + what
+                    + "; give the path of a regular file", new IOException(what));
+        }
+    }
+
+    /**
+     * Reads a whole file of at most {@code maxBytes} bytes. Special files are read through a bounded stream, so a
+     * path such as {@code /dev/zero} ends in an error instead of filling memory.
+     *
+     * @param what what the file is, for the message ({@code "model file"})
+     * @throws InvalidInputException naming the file when it is missing, unreadable, a directory or too large
+     */
+    public static byte[] readBounded(Path file, long maxBytes, String what) {
+        if (Files.isDirectory(file)) {
+            throw InvalidInputException.inSource(file.toString(), "cannot read " + what + ": it is a directory");
+        }
+        try {
+            if (Files.isRegularFile(file) && Files.size(file) > maxBytes) {
+                throw InvalidInputException.inSource(file.toString(), what + " of " + Files.size(file)
+                        + " bytes is larger than the limit of " + maxBytes);
+            }
+            try (InputStream in = Files.newInputStream(file)) {
+                byte[] b = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, maxBytes + 1));
+                if (b.length > maxBytes) {
+                    throw InvalidInputException.inSource(file.toString(), what + " is larger than the limit of "
+                            + maxBytes + " bytes");
+                }
+                return b;
+            }
+        } catch (IOException e) {
+            throw InvalidInputException.unreadable(file, "cannot read " + what, e);
+        }
+    }
+
+    private static void applyUmask(Path parent, Path tmp) throws IOException {
+        try {
+            Set<PosixFilePermission> perms = PosixFilePermissions.fromString("rw-r--r--");
+            Path probe = parent.resolve(".scaledl-umask-" + ProcessHandle.current().pid() + "-" + System.nanoTime());
+            Files.createFile(probe);
+            try {
+                perms.retainAll(Files.getPosixFilePermissions(probe));
+            } finally {
+                Files.deleteIfExists(probe);
+            }
+            perms.add(PosixFilePermission.OWNER_READ);
+            perms.add(PosixFilePermission.OWNER_WRITE);
+            Files.setPosixFilePermissions(tmp, perms);
+        } catch (UnsupportedOperationException e) {
+            // not a POSIX file system: the platform's defaults apply
+        }
+    }
+
+    private static String describe(IOException e) {
+        if (e instanceof NoSuchFileException n) {
+            return "no such file or directory: " + n.getFile();
+        }
+        if (e instanceof java.nio.file.AccessDeniedException a) {
+            return "permission denied: " + a.getFile();
+        }
+        return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    }
+}

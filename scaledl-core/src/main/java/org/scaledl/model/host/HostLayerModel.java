@@ -1,0 +1,450 @@
+package org.scaledl.model.host;
+
+import org.scaledl.model.cost.StageCost;
+import org.scaledl.model.cost.Nnls;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.scaledl.workload.Folds;
+import org.scaledl.workload.LayerFeatures;
+import org.scaledl.workload.OpFamily;
+import org.scaledl.workload.Sample;
+import org.scaledl.workload.Workload;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The host layer cost model: each layer's time is a non-negative combination of the nonlinear basis of
+ * {@link LayerBasis} (one coefficient block per {@link OpFamily}), plus the workload-level terms (overhead,
+ * optimizer, ring all-reduce, contention), fitted from whole-iteration times.
+ *
+ * <p><b>Fit.</b> Every training workload becomes its design row {@code x}; the coefficients {@code θ ≥ 0} minimise
+ * the squared <em>relative</em> error {@code Σ ((x·θ − y)/y)²} (iteratively reweighted toward the mean absolute
+ * relative error) plus a hierarchical shrinkage penalty {@code λ Σ_f ||θ_f − θ_0||²} that pulls each family's
+ * coefficients toward a shared centre {@code θ_0} (columns scaled to unit size first). Families with little data
+ * borrow strength from the others, and a family never seen in training is predicted with {@code θ_0}. The problem
+ * is a non-negative least-squares problem, solved exactly (Lawson–Hanson). {@code λ} is chosen by
+ * leave-one-group-out cross-validation inside the training data ({@link Folds}), whose out-of-group errors also
+ * calibrate the prediction interval (with more than {@value #INNER_FOLDS} groups, {@value #INNER_FOLDS} folds of
+ * whole groups). Nothing is random.
+ */
+public final class HostLayerModel {
+    private static final Logger LOG = LoggerFactory.getLogger(HostLayerModel.class);
+    static final double[] LAMBDA_GRID = {1e-4, 1e-3, 1e-2, 1e-1, 1};
+    /** The shrinkage used when it cannot be cross-validated (fewer than three groups). */
+    public static final double DEFAULT_SHRINKAGE = 1e-2;
+    /**
+     * Folds of the inner cross-validation: leave one group out up to this many groups, then this many folds of
+     * whole groups (the cost of choosing the shrinkage stays bounded with sixty families).
+     */
+    static final int INNER_FOLDS = 10;
+    private static final double RIDGE = 1e-9;
+    private static final int IRLS_STEPS = 4;
+    private static final double IRLS_FLOOR = 0.03;
+
+    /** The breakdown entries the workload-level terms are reported under. */
+    private enum TermGroup {
+        OVERHEAD("overhead", StageCost.TermKind.OVERHEAD),
+        OPTIMIZER("optimizer", StageCost.TermKind.OVERHEAD),
+        ALLREDUCE("allreduce", StageCost.TermKind.COMMUNICATION),
+        CONTENTION("contention", StageCost.TermKind.OVERHEAD);
+
+        final String label;
+        final StageCost.TermKind kind;
+
+        TermGroup(String label, StageCost.TermKind kind) {
+            this.label = label;
+            this.kind = kind;
+        }
+    }
+
+    /** The group of each of {@link LayerBasis#GLOBAL_TERMS}, in order. */
+    private static final TermGroup[] GLOBAL_GROUP = {TermGroup.OVERHEAD, TermGroup.OVERHEAD, TermGroup.OPTIMIZER,
+        TermGroup.OPTIMIZER, TermGroup.ALLREDUCE, TermGroup.ALLREDUCE, TermGroup.CONTENTION, TermGroup.CONTENTION,
+        TermGroup.ALLREDUCE};
+
+    private final LayerBasis basis;
+    private final double[] theta;
+    private final double lambda;
+
+    public HostLayerModel(LayerBasis basis, double[] theta, double lambda) {
+        this.basis = basis;
+        this.theta = theta;
+        this.lambda = lambda;
+    }
+
+    /**
+     * A fitted stage with what its fit learnt about its own error.
+     *
+     * @param model     the stage
+     * @param logErrors log(prediction / measurement) per sample: out-of-group when cross-validated, else in-sample
+     * @param cvMre     the out-of-group MRE of the chosen shrinkage (NaN when not cross-validated)
+     */
+    public record Fit(HostLayerModel model, double[] logErrors, double cvMre) {
+    }
+
+    /**
+     * Fits; the shrinkage is the given one, or chosen by leave-one-group-out cross-validation when there are at
+     * least three groups.
+     */
+    public static Fit fit(List<Sample> samples, Optional<Double> shrinkage, String groupTag, double layerShare) {
+        LayerBasis basis = LayerBasis.standard();
+        Problem p = new Problem(basis, samples, layerShare);
+        List<String> groups = Folds.groups(samples, Folds.byTag(groupTag));
+        double lambda;
+        double[] logErrors;
+        double cvMre = Double.NaN;
+        if (shrinkage.isPresent() || Folds.count(groups) < 3) {
+            lambda = shrinkage.orElse(DEFAULT_SHRINKAGE);
+            double[] th = p.solve(lambda, null);
+            logErrors = p.logRatios(th, null);
+        } else {
+            lambda = Double.NaN;
+            double bestScore = Double.POSITIVE_INFINITY;
+            logErrors = null;
+            List<Folds.Fold> folds = Folds.groupFolds(groups, INNER_FOLDS);
+            for (double l : LAMBDA_GRID) {
+                double[] oof = new double[samples.size()];
+                double[] all = p.solve(l, null);
+                for (Folds.Fold f : folds) {
+                    boolean[] held = new boolean[groups.size()];
+                    f.test().forEach(i -> held[i] = true);
+                    double[] th = p.solve(l, held, all);
+                    double[] lr = p.logRatios(th, held);
+                    f.test().forEach(i -> oof[i] = lr[i]);
+                }
+                double score = Arrays.stream(oof).map(r -> Math.abs(Math.expm1(r))).average().orElse(0);
+                LOG.debug("shrinkage {}: out-of-group MRE {}", l, score);
+                if (score < bestScore) {
+                    bestScore = score;
+                    lambda = l;
+                    logErrors = oof;
+                    cvMre = score;
+                }
+            }
+        }
+        double[] theta = p.solve(lambda, null);
+        return new Fit(new HostLayerModel(basis, p.unscale(theta), lambda), logErrors, cvMre);
+    }
+
+    /** The fitted coefficients, one per {@link LayerBasis#columnNames()} entry (a copy). */
+    public double[] coefficients() {
+        return theta.clone();
+    }
+
+    /** The shrinkage strength. */
+    public double shrinkage() {
+        return lambda;
+    }
+
+    public LayerBasis basis() {
+        return basis;
+    }
+
+    /** The predicted time in ms, without breakdown (the fast path). */
+    public double predictMillis(Workload w) {
+        return basis.dot(w, theta);
+    }
+
+    /**
+     * The predicted time split by cost group: one entry per {@link LayerBasis#groupCount()} group (the operator
+     * families and the basis's extra groups), then one for all workload-level terms; they add up to
+     * {@link #predictMillis}.
+     */
+    public double[] groupMillis(Workload w) {
+        double[] x = basis.row(w);
+        int groups = basis.groupCount();
+        int terms = LayerBasis.LAYER_TERMS.size();
+        double[] out = new double[groups + 1];
+        for (int j = 0; j < x.length; j++) {
+            int g = j / terms;
+            out[Math.min(g, groups)] += x[j] * theta[j];
+        }
+        return out;
+    }
+
+    /** The predicted time with its per-layer (by index) and per-term breakdown. */
+    public StageCost cost(Workload w) {
+        List<LayerFeatures> layers = basis.features(w);
+        double[] terms = new double[LayerBasis.LAYER_TERMS.size()];
+        double[] layerMillis = new double[w.graph().size()];
+        OpFamily[] families = new OpFamily[w.graph().size()];
+        double flops = 0;
+        double bytes = 0;
+        for (LayerFeatures lf : layers) {
+            basis.layerTerms(lf, w, terms);
+            flops += terms[2];
+            bytes += terms[4];
+            int base = basis.groupColumn(basis.groupOf(w, lf), 0);
+            double t = 0;
+            for (int k = 0; k < terms.length; k++) {
+                t += terms[k] * theta[base + k];
+            }
+            if (t > 0) {
+                layerMillis[lf.layer()] = t;
+                families[lf.layer()] = lf.family();
+            }
+        }
+        double[] row = new double[basis.width()];
+        basis.globalTerms(w, flops, bytes, row);
+        double[] groups = new double[TermGroup.values().length];
+        for (int k = 0; k < LayerBasis.GLOBAL_TERMS.size(); k++) {
+            int c = basis.globalColumn(k);
+            groups[GLOBAL_GROUP[k].ordinal()] += row[c] * theta[c];
+        }
+        List<StageCost.Term> out = new ArrayList<>();
+        for (TermGroup g : TermGroup.values()) {
+            double t = groups[g.ordinal()];
+            if (t > 0) {
+                out.add(new StageCost.Term(g.label, g.kind, t));
+            }
+        }
+        return StageCost.of(layerMillis, families, out);
+    }
+
+    /**
+     * The module path of an exported node name: scope segments joined with dots, where a segment that already
+     * repeats its parent's path ({@code layer1.0} under {@code layer1}) replaces it. The last segment (the
+     * operator) is dropped.
+     */
+    public static String modulePath(String nodeName) {
+        String[] seg = nodeName.split("/");
+        String path = "";
+        for (int i = 0; i < seg.length - 1; i++) {
+            if (seg[i].isEmpty()) {
+                continue;
+            }
+            path = path.isEmpty() || seg[i].startsWith(path + ".") ? seg[i] : path + "." + seg[i];
+        }
+        return path;
+    }
+
+    /**
+     * The scaled relative least-squares problem. Variables: the basis columns, then a shared centre {@code θ_0} of
+     * the per-family layer terms.
+     */
+    private static final class Problem {
+        private final int width;
+        private final int terms = LayerBasis.LAYER_TERMS.size();
+        private final int families;
+        private final double[][] rows;
+        /** The non-zero columns of each row, ascending. */
+        private final int[][] nonZero;
+        private final double[] scale;
+        /** Per-module forward-time rows (relative), their owning sample, and the weight of each. */
+        private final List<double[]> layerRows = new ArrayList<>();
+        private final List<Integer> layerOwner = new ArrayList<>();
+        private final double layerWeight;
+
+        Problem(LayerBasis basis, List<Sample> samples, double layerShare) {
+            width = basis.width();
+            families = basis.groupCount();
+            rows = new double[samples.size()][];
+            nonZero = new int[samples.size()][];
+            for (int i = 0; i < samples.size(); i++) {
+                double[] x = basis.row(samples.get(i).workload());
+                double y = samples.get(i).millis();
+                for (int j = 0; j < x.length; j++) {
+                    x[j] /= y;
+                }
+                rows[i] = x;
+                int count = 0;
+                for (double v : x) {
+                    count += v != 0 ? 1 : 0;
+                }
+                nonZero[i] = new int[count];
+                for (int j = 0, c = 0; j < x.length; j++) {
+                    if (x[j] != 0) {
+                        nonZero[i][c++] = j;
+                    }
+                }
+                if (layerShare > 0) {
+                    addLayerRows(basis, samples.get(i), i);
+                }
+            }
+            layerWeight = layerRows.isEmpty() ? 0 : layerShare * rows.length / layerRows.size();
+            scale = new double[width + terms];
+            for (int k = 0; k < terms; k++) {
+                double s = 0;
+                for (double[] r : rows) {
+                    double sum = 0;
+                    for (int f = 0; f < families; f++) {
+                        sum += r[f * terms + k];
+                    }
+                    s += sum * sum;
+                }
+                double c = Math.sqrt(s / rows.length);
+                c = c > 0 ? c : 1;
+                for (int f = 0; f < families; f++) {
+                    scale[f * terms + k] = c;
+                }
+                scale[width + k] = c;
+            }
+            for (int j = families * terms; j < width; j++) {
+                double s = 0;
+                for (double[] r : rows) {
+                    s += r[j] * r[j];
+                }
+                double c = Math.sqrt(s / rows.length);
+                scale[j] = c > 0 ? c : 1;
+            }
+        }
+
+        /**
+         * Solves in scaled variables, leaving out rows marked in {@code held}: iteratively reweighted least squares
+         * toward the mean absolute relative error (weights {@code 1/max(|r|, δ)}), which the evaluation reports and
+         * which is robust to the measurement outliers of a drifting machine.
+         */
+        double[] solve(double lambda, boolean[] held) {
+            return solve(lambda, held, null);
+        }
+
+        /** As {@link #solve(double, boolean[])}, the active-set search starting from {@code start}. */
+        double[] solve(double lambda, boolean[] held, double[] start) {
+            double[] weights = new double[rows.length];
+            Arrays.fill(weights, 1);
+            double[] theta = solveWeighted(lambda, held, weights, start);
+            for (int iter = 0; iter < IRLS_STEPS; iter++) {
+                double[] lr = logRatios(theta, null);
+                for (int i = 0; i < rows.length; i++) {
+                    weights[i] = 1 / Math.max(Math.abs(Math.expm1(lr[i])), IRLS_FLOOR);
+                }
+                theta = solveWeighted(lambda, held, weights, theta);
+            }
+            return theta;
+        }
+
+        private double[] solveWeighted(double lambda, boolean[] held, double[] weights, double[] start) {
+            int d = width + terms;
+            double[][] h = new double[d][d];
+            double[] b = new double[d];
+            double n = 0;
+            for (int i = 0; i < rows.length; i++) {
+                if (held != null && held[i]) {
+                    continue;
+                }
+                n += weights[i];
+                double[] r = rows[i];
+                double wi = weights[i];
+                // Only the row's non-zero columns contribute (terms that are zero add nothing, exactly).
+                int[] nz = nonZero[i];
+                for (int jj = 0; jj < nz.length; jj++) {
+                    int j = nz[jj];
+                    double a = r[j] / scale[j];
+                    b[j] += wi * a;
+                    double[] hj = h[j];
+                    for (int kk = jj; kk < nz.length; kk++) {
+                        int k = nz[kk];
+                        hj[k] += wi * a * r[k] / scale[k];
+                    }
+                }
+            }
+            for (int r = 0; r < layerRows.size(); r++) {
+                if (held != null && held[layerOwner.get(r)]) {
+                    continue;
+                }
+                double[] row = layerRows.get(r);
+                for (int j = 0; j < width; j++) {
+                    double a = row[j] / scale[j];
+                    if (a == 0) {
+                        continue;
+                    }
+                    b[j] += layerWeight * a;
+                    for (int k = j; k < width; k++) {
+                        h[j][k] += layerWeight * a * row[k] / scale[k];
+                    }
+                }
+            }
+            for (int j = 0; j < d; j++) {
+                for (int k = 0; k < j; k++) {
+                    h[j][k] = h[k][j];
+                }
+            }
+            double l = lambda * n;
+            for (int f = 0; f < families; f++) {
+                for (int k = 0; k < terms; k++) {
+                    int a = f * terms + k;
+                    int c = width + k;
+                    h[a][a] += l;
+                    h[c][c] += l;
+                    h[a][c] -= l;
+                    h[c][a] -= l;
+                }
+            }
+            for (int j = 0; j < d; j++) {
+                h[j][j] += RIDGE * n + 1e-12;
+            }
+            return Nnls.solve(h, b, start);
+        }
+
+        /**
+         * Rows for measured per-module forward times: the module's layers are the nodes whose export scope
+         * ({@code /layer1/layer1.0/conv1/Conv} is module {@code layer1.0.conv1}) is the module or inside it.
+         */
+        private void addLayerRows(LayerBasis basis, Sample s, int owner) {
+            if (s.layerMillis().isEmpty()) {
+                return;
+            }
+            Workload w = s.workload();
+            List<LayerFeatures> fs = basis.features(w);
+            Map<String, double[]> byModule = new LinkedHashMap<>();
+            double[] t = new double[terms];
+            for (LayerFeatures lf : fs) {
+                String path = modulePath(w.graph().layer(lf.layer()).name());
+                while (!path.isEmpty()) {
+                    if (s.layerMillis().containsKey(path)) {
+                        basis.layerTerms(lf, w, t);
+                        double[] row = byModule.computeIfAbsent(path, k -> new double[width]);
+                        for (int k = 0; k < terms; k++) {
+                            row[basis.groupOf(w, lf) * terms + k] += t[k];
+                        }
+                        break;
+                    }
+                    int dot = path.lastIndexOf('.');
+                    path = dot < 0 ? "" : path.substring(0, dot);
+                }
+            }
+            for (Map.Entry<String, double[]> e : byModule.entrySet()) {
+                double y = s.layerMillis().get(e.getKey());
+                double[] row = e.getValue();
+                boolean any = false;
+                for (int j = 0; j < width; j++) {
+                    row[j] /= y;
+                    any |= row[j] != 0;
+                }
+                if (any) {
+                    layerRows.add(row);
+                    layerOwner.add(owner);
+                }
+            }
+        }
+
+        /** log(prediction / measurement) per row (only held rows when {@code held} is given). */
+        double[] logRatios(double[] scaledTheta, boolean[] held) {
+            double[] out = new double[rows.length];
+            for (int i = 0; i < rows.length; i++) {
+                if (held != null && !held[i]) {
+                    continue;
+                }
+                double t = 0;
+                for (int j = 0; j < width; j++) {
+                    t += rows[i][j] / scale[j] * scaledTheta[j];
+                }
+                out[i] = Math.log(Math.max(t, 1e-9));
+            }
+            return out;
+        }
+
+        double[] unscale(double[] scaledTheta) {
+            double[] out = new double[width];
+            for (int j = 0; j < width; j++) {
+                out[j] = scaledTheta[j] / scale[j];
+            }
+            return out;
+        }
+    }
+}

@@ -1,0 +1,140 @@
+package org.scaledl.model.plan;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+import org.scaledl.Checks;
+import org.scaledl.doe.BudgetedDesign;
+import org.scaledl.doe.Design;
+import org.scaledl.doe.FedorovExchange;
+import org.scaledl.workload.Workload;
+
+/**
+ * Which workloads to profile: a D-optimal subset of candidates for a predictor's layer stage.
+ *
+ * <pre>{@code
+ * ProfilingPlan plan = ProfilingPlan.choose(candidates, List.of(), 20, 1, LayerCost.host()::designRow);
+ * ProfilingPlan gpu = ProfilingPlan.choose(candidates, List.of(), 8, 1, gpuPredictor::designRow);
+ * plan.chosen();        // the workloads to measure
+ * }</pre>
+ *
+ * <p>Each candidate becomes its design row: the columns the predictor's stage estimates (the host basis, or a
+ * device predictor's per-family layer times on the candidate's GPU). Columns that are zero for every candidate are
+ * dropped, the rest scaled to unit RMS, and each row divided by its L1 norm: the model is fitted on relative errors
+ * ({@code x/y}), and before anything is measured the L1 norm of a scaled row stands in for its time. Fedorov's
+ * exchange ({@link FedorovExchange}) then maximises {@code log det} of the chosen rows (with a small ridge, so plans
+ * with fewer runs than columns are Bayesian D-optimal). Measured times are never used.
+ *
+ * @param indices     chosen candidate indices, ascending
+ * @param chosen      the chosen workloads, in index order
+ * @param logDet      log det of the chosen (and fixed) rows' information matrix
+ * @param dEfficiency D-efficiency against the whole candidate set
+ */
+public record ProfilingPlan(List<Integer> indices, List<Workload> chosen, double logDet, double dEfficiency) {
+    private static final double RIDGE = 1e-6;
+
+    /** Copies. */
+    public ProfilingPlan {
+        indices = List.copyOf(indices);
+        chosen = List.copyOf(chosen);
+    }
+
+    /**
+     * Chooses {@code runs} of the candidates given workloads already measured.
+     *
+     * @param candidates workloads that could be profiled
+     * @param measured   workloads already profiled (they count, but are not chosen)
+     * @param runs       how many to choose, 1 ≤ runs ≤ candidates
+     * @param seed       seed of the exchange's random starts
+     * @param designRow  a workload's design row (the predictor's {@code designRow}, or {@code LayerCost.host()}'s)
+     */
+    public static ProfilingPlan choose(List<Workload> candidates, List<Workload> measured, int runs, long seed,
+            Function<Workload, double[]> designRow) {
+        Checks.argument(!candidates.isEmpty(), "no candidates");
+        Checks.argument(runs >= 1 && runs <= candidates.size(), "runs must be in 1..%s, got %s",
+                candidates.size(), runs);
+        double[][] x = designMatrix(candidates, measured, designRow);
+        double[][] cand = new double[candidates.size()][];
+        double[][] fixed = new double[measured.size()][];
+        System.arraycopy(x, 0, cand, 0, cand.length);
+        System.arraycopy(x, cand.length, fixed, 0, fixed.length);
+        Design d = new FedorovExchange(cand, runs).fixed(fixed).ridge(RIDGE).seed(seed).design();
+        List<Workload> chosen = new ArrayList<>();
+        for (int i : d.chosen()) {
+            chosen.add(candidates.get(i));
+        }
+        return new ProfilingPlan(d.chosen(), chosen, d.logDet(), d.dEfficiency());
+    }
+
+    /**
+     * Chooses, among the candidates, the D-optimal set whose measurement fits a budget of profiling time
+     * ({@link BudgetedDesign}): as many runs as the budget buys, cheap ones preferred when they carry as much
+     * information.
+     *
+     * @param candidates    workloads that could be profiled
+     * @param measured      workloads already profiled (they count, cost nothing and are not chosen)
+     * @param costSeconds   what measuring each candidate costs ({@link ProfilingCost#seconds})
+     * @param budgetSeconds the most the chosen runs may cost together
+     * @param seed          seed of the exchange's random starts
+     * @param designRow     a workload's design row
+     * @throws IllegalArgumentException if no candidate fits the budget
+     */
+    public static ProfilingPlan withinBudget(List<Workload> candidates, List<Workload> measured, double[] costSeconds,
+            double budgetSeconds, long seed, Function<Workload, double[]> designRow) {
+        Checks.argument(!candidates.isEmpty(), "no candidates");
+        Checks.argument(costSeconds.length == candidates.size(), "%s costs for %s candidates", costSeconds.length,
+                candidates.size());
+        double[][] x = designMatrix(candidates, measured, designRow);
+        double[][] cand = new double[candidates.size()][];
+        double[][] fixed = new double[measured.size()][];
+        System.arraycopy(x, 0, cand, 0, cand.length);
+        System.arraycopy(x, cand.length, fixed, 0, fixed.length);
+        Design d = new BudgetedDesign(cand, costSeconds, budgetSeconds).fixed(fixed).ridge(RIDGE).seed(seed).design();
+        List<Workload> chosen = new ArrayList<>();
+        for (int i : d.chosen()) {
+            chosen.add(candidates.get(i));
+        }
+        return new ProfilingPlan(d.chosen(), chosen, d.logDet(), d.dEfficiency());
+    }
+
+    /** The normalised design rows: candidates first, then measured workloads. */
+    static double[][] designMatrix(List<Workload> candidates, List<Workload> measured,
+            Function<Workload, double[]> designRow) {
+        List<double[]> raw = new ArrayList<>();
+        for (Workload w : candidates) {
+            raw.add(designRow.apply(w));
+        }
+        for (Workload w : measured) {
+            raw.add(designRow.apply(w));
+        }
+        int width = raw.get(0).length;
+        for (double[] r : raw) {
+            Checks.argument(r.length == width, "design rows differ in width: %s and %s", width, r.length);
+        }
+        double[] rms = new double[width];
+        for (double[] r : raw) {
+            for (int j = 0; j < width; j++) {
+                rms[j] += r[j] * r[j];
+            }
+        }
+        List<Integer> keep = new ArrayList<>();
+        for (int j = 0; j < width; j++) {
+            if (rms[j] > 0) {
+                rms[j] = Math.sqrt(rms[j] / raw.size());
+                keep.add(j);
+            }
+        }
+        double[][] out = new double[raw.size()][keep.size()];
+        for (int i = 0; i < raw.size(); i++) {
+            double l1 = 0;
+            for (int k = 0; k < keep.size(); k++) {
+                out[i][k] = raw.get(i)[keep.get(k)] / rms[keep.get(k)];
+                l1 += Math.abs(out[i][k]);
+            }
+            for (int k = 0; k < keep.size() && l1 > 0; k++) {
+                out[i][k] /= l1;
+            }
+        }
+        return out;
+    }
+}

@@ -1,0 +1,61 @@
+package org.scaledl.model.comm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.scaledl.workload.CollectiveMeasurement;
+import org.scaledl.workload.Interconnect;
+
+class AllReduceModelTest {
+    private static final Interconnect LINKS = new Interconnect(8, 16, 8);
+
+    /** Ring time with latency {@code alpha} ms per step and {@code eta} of the nominal bandwidth. */
+    private static double ring(int n, double bytes, double alpha, double eta, double gbps) {
+        return 2.0 * (n - 1) * alpha + 2.0 * (n - 1) / n * bytes / (eta * gbps * 1e6);
+    }
+
+    @Test
+    void recoversRingParametersAndExtrapolatesAcrossNodes() {
+        List<CollectiveMeasurement> train = new ArrayList<>();
+        for (int n : new int[] {2, 4, 8}) {
+            for (double s : new double[] {4e5, 1.6e7, 2.5e8}) {
+                train.add(new CollectiveMeasurement("gpu", LINKS, 1, n, s, ring(n, s, 0.01, 0.5, 16)));
+            }
+        }
+        // A fabric measured on another system (one rank per node) fixes the network's efficiency and latency.
+        Interconnect net = new Interconnect(1, 16, 10);
+        for (int n : new int[] {2, 4, 8}) {
+            for (double s : new double[] {4e5, 2.5e8}) {
+                train.add(new CollectiveMeasurement("cpu", net, n, n, s, ring(n, s, 0.02, 0.7, 10)));
+            }
+        }
+        AllReduceModel m = AllReduceModel.fit(train);
+        assertEquals(0.7, m.networkEfficiency(), 1e-6);
+        assertEquals(ring(4, 1e8, 0.01, 0.5, 16), m.predictMillis("gpu", LINKS, 1, 4, 1e8), 1e-6);
+        // 16 ranks on 2 nodes, hierarchically: the 8 ranks of each node as on one node, then the 2 nodes over the
+        // network with the fabric's efficiency (0.7 of 8 GB/s) and latency.
+        double expected = ring(8, 1e8, 0.01, 0.5, 16) + ring(2, 1e8, 0.02, 0.7, 8);
+        assertEquals(expected, m.predictMillis("gpu", LINKS, 2, 16, 1e8), 1e-6 * expected);
+        // Latency that grows with log2 of the ranks (tree algorithms for small messages) is learnt as such.
+        List<CollectiveMeasurement> tree = new ArrayList<>();
+        for (int n : new int[] {2, 4, 8}) {
+            for (double s : new double[] {4e5, 1.6e7, 2.5e8}) {
+                tree.add(new CollectiveMeasurement("t", LINKS, 1, n, s, 0.05 * Math.log(n) / Math.log(2)
+                        + ring(n, s, 0, 0.5, 16)));
+            }
+        }
+        AllReduceModel t = AllReduceModel.fit(tree);
+        double at64 = 0.05 * 6 + ring(64, 4e5, 0, 0.5, 16);
+        assertEquals(at64, t.predictMillis("t", LINKS, 1, 64, 4e5), 1e-6 * at64);
+    }
+
+    @Test
+    void rejectsImpossibleConfigurations() {
+        assertThrows(IllegalArgumentException.class, () -> new CollectiveMeasurement("g", LINKS, 1, 1, 10, 1));
+        assertThrows(IllegalArgumentException.class, () -> new Interconnect(0, 1, 1));
+        assertThrows(IllegalArgumentException.class, () -> AllReduceModel.fit(List.of()));
+    }
+}

@@ -1,0 +1,219 @@
+package org.scaledl.model.device;
+
+import org.scaledl.model.ModelFile;
+import org.scaledl.model.RuntimePredictor;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.scaledl.InvalidInputException;
+import org.scaledl.TestData;
+import org.scaledl.io.DeviceCatalog;
+import org.scaledl.io.FxTrace;
+import org.scaledl.io.FxTraceReader;
+import org.scaledl.io.KernelTables;
+import org.scaledl.workload.Device;
+import org.scaledl.workload.OpFamily;
+import org.scaledl.workload.OpMeasurement;
+import org.scaledl.workload.Phase;
+import org.scaledl.workload.Sample;
+import org.scaledl.workload.Workload;
+
+class DeviceLayerModelTest {
+    private static final DeviceCatalog DEVICES = DeviceCatalog.bundled();
+    private static List<OpMeasurement> rows;
+
+    @BeforeAll
+    static void read() {
+        rows = KernelTables.neusight(TestData.gpu().resolve("neusight/kernels"), DEVICES);
+    }
+
+    private static List<OpMeasurement> on(String gpu, boolean keep) {
+        List<OpMeasurement> out = new ArrayList<>();
+        for (OpMeasurement m : rows) {
+            if (m.device().name().equals(gpu) == keep) {
+                out.add(m);
+            }
+        }
+        return out;
+    }
+
+    /** Mean relative error of the model on rows, and of the best single-efficiency roofline for comparison. */
+    private static double mre(DeviceLayerModel m, List<OpMeasurement> test) {
+        double s = 0;
+        for (OpMeasurement r : test) {
+            s += Math.abs(m.predictMillis(r.features(), r.device(), r.backward()) - r.millis()) / r.millis();
+        }
+        return s / test.size();
+    }
+
+    @Test
+    void predictsAnUnseenGpuFromItsDescription() {
+        String held = "Tesla T4";
+        DeviceLayerModel m = DeviceLayerModel.fit(on(held, false));
+        List<OpMeasurement> test = on(held, true);
+        double model = mre(m, test);
+        // Baseline: max(FLOPs/peak, bytes/bandwidth) times one efficiency, the median measured/roofline ratio of
+        // the training GPUs' rows.
+        List<Double> ratios = new ArrayList<>();
+        for (OpMeasurement r : on(held, false)) {
+            ratios.add(r.millis() / roofMillis(r));
+        }
+        ratios.sort(Double::compare);
+        double eff = ratios.get(ratios.size() / 2);
+        double roof = 0;
+        for (OpMeasurement r : test) {
+            roof += Math.abs(eff * roofMillis(r) - r.millis()) / r.millis();
+        }
+        roof /= test.size();
+        assertTrue(model < 0.30, "held-out T4 MRE " + model);
+        assertTrue(model < 0.85 * roof, "model " + model + " vs roofline with the training GPUs' efficiency " + roof);
+    }
+
+    /** GPT-2 large (36 blocks) from its inference trace on the L4, batch 4. */
+    private static FxTrace gpt2Large() {
+        return FxTraceReader.read(TestData.gpu().resolve("neusight/models/nodes/NVIDIA_L4/gpt2_large-inf-1024-4.csv"),
+                36);
+    }
+
+    private static double roofMillis(OpMeasurement r) {
+        return DeviceLayerModel.rooflineMillis(r.features(), r.device(), r.backward());
+    }
+
+    @Test
+    void fitIsDeterministic() {
+        DeviceLayerModel a = DeviceLayerModel.fit(rows);
+        DeviceLayerModel b = DeviceLayerModel.fit(new ArrayList<>(rows));
+        for (OpMeasurement r : rows.subList(0, 50)) {
+            assertEquals(a.predictMillis(r.features(), r.device(), false), b.predictMillis(r.features(), r.device(),
+                    false), 0.0);
+        }
+    }
+
+    @Test
+    void wholeModelIsCalibratedLayerSum() {
+        DeviceLayerModel m = DeviceLayerModel.fit(rows);
+        FxTrace t = gpt2Large();
+        Device l4 = DEVICES.require("NVIDIA L4");
+        Workload w = Workload.builder(t.graph()).batch(4).phase(Phase.INFER).device(l4).build();
+        double sum = m.layerSum(w);
+        assertEquals(sum, m.predictMillis(w), 1e-9 * sum, "factor 1 before calibration");
+        DeviceLayerModel c = m.calibrate(List.of(Sample.of(w, 2 * sum)));
+        assertEquals(2 * sum, c.predictMillis(w), 1e-6 * sum);
+        assertEquals(1.0, c.factor(Phase.TRAIN), 0.0, "no training samples: training factor unchanged");
+        Workload at8 = w.toBuilder().batch(8).build();
+        assertTrue(c.predictMillis(at8) > 1.5 * c.predictMillis(w), "twice the batch costs more");
+        Workload cpu = Workload.builder(t.graph()).batch(4).build();
+        assertThrows(IllegalArgumentException.class, () -> m.predictMillis(cpu));
+    }
+
+    @Test
+    void saveLoadRoundTripIsBitIdentical(@TempDir Path dir) throws IOException {
+        List<OpMeasurement> all = new ArrayList<>(rows);
+        all.addAll(KernelTables.deepbench(TestData.gpu().resolve("deepbench"), DEVICES));
+        assertTrue(all.stream().anyMatch(OpMeasurement::backward), "the round trip covers backward regressors");
+        FxTrace t = gpt2Large();
+        Workload w = Workload.builder(t.graph()).batch(4).phase(Phase.INFER).device(DEVICES.require("NVIDIA L4"))
+                .build();
+        DeviceLayerModel m = DeviceLayerModel.fit(all);
+        m = m.calibrate(List.of(Sample.of(w, 1.7 * m.layerSum(w))));
+        Path file = dir.resolve("gpu.sdl");
+        org.scaledl.model.file.Envelope.write("scaledl-device-model", 1, m.body(), file);
+        DeviceLayerModel back = RuntimePredictor.load(file).deviceLayerModel().orElseThrow();
+        for (OpMeasurement r : all) {
+            assertEquals(m.predictMillis(r.features(), r.device(), r.backward()),
+                    back.predictMillis(r.features(), r.device(), r.backward()), 0.0);
+        }
+        assertEquals(m.predictMillis(w), back.predictMillis(w), 0.0);
+        assertEquals(m.factor(Phase.INFER), back.factor(Phase.INFER), 0.0);
+        assertEquals(m.devices(), back.devices());
+        assertTrue(m.devices().contains("NVIDIA L4"), m.devices().toString());
+
+        String text = Files.readString(file, StandardCharsets.UTF_8);
+        Path edited = dir.resolve("edited.sdl");
+        String changed = text.replaceFirst("(\"infer_factor\"\\s*:\\s*)", "$12");
+        assertTrue(!changed.equals(text));
+        Files.writeString(edited, changed, StandardCharsets.UTF_8);
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> RuntimePredictor.load(edited));
+        assertTrue(e.getMessage().contains("edited.sdl"), e.getMessage());
+        Path truncated = dir.resolve("truncated.sdl");
+        Files.writeString(truncated, text.substring(0, text.length() / 2), StandardCharsets.UTF_8);
+        assertThrows(InvalidInputException.class, () -> RuntimePredictor.load(truncated));
+        Path foreign = dir.resolve("foreign.sdl");
+        org.scaledl.model.file.Envelope.write("someone-elses-model", 1, new ObjectMapper().createObjectNode(), foreign);
+        e = assertThrows(InvalidInputException.class, () -> RuntimePredictor.load(foreign));
+        assertTrue(e.getMessage().contains("someone-elses-model"), e.getMessage());
+    }
+
+    @Test
+    void adaptingToAFewProfiledKernelsCorrectsThatDeviceOnly(@TempDir Path dir) {
+        String gpu = "Tesla T4";
+        DeviceLayerModel m = DeviceLayerModel.fit(on(gpu, false));
+        List<OpMeasurement> t4 = on(gpu, true);
+        // Pretend the T4 runs 1.5x slower than the model thinks on every profiled element-wise kernel.
+        List<OpMeasurement> profiled = new ArrayList<>();
+        for (OpMeasurement r : t4) {
+            if (r.op().equals("elem") && profiled.size() < 8) {
+                profiled.add(new OpMeasurement(r.features(), r.device(), false,
+                        1.5 * m.predictMillis(r.features(), r.device(), false), r.op(), r.shapeKey(), r.origin()));
+            }
+        }
+        DeviceLayerModel a = m.adapt(profiled);
+        double expected = Math.exp(8.0 / 10 * Math.log(1.5));
+        assertEquals(expected, a.corrections().get(gpu).layers().get(new DeviceLayerModel.FamilyPass(
+                OpFamily.ELEMENTWISE, false)), 1e-12);
+        for (OpMeasurement r : t4) {
+            double before = m.predictMillis(r.features(), r.device(), r.backward());
+            double after = a.predictMillis(r.features(), r.device(), r.backward());
+            boolean elementwise = r.features().family() == OpFamily.ELEMENTWISE;
+            assertEquals(elementwise ? expected * before : before, after, 1e-9 * before, r.shapeKey());
+            if (elementwise) {
+                assertEquals(expected * m.predictMillis(r.features(), r.device(), true),
+                        a.predictMillis(r.features(), r.device(), true), 1e-9 * after,
+                        "backward falls back to the forward correction");
+            }
+        }
+        OpMeasurement other = on(gpu, false).get(0);
+        assertEquals(m.predictMillis(other.features(), other.device(), false),
+                a.predictMillis(other.features(), other.device(), false), 0.0, "other devices are untouched");
+
+        DeviceLayerModel back = DeviceLayerModel.read(a.body());
+        assertEquals(a.corrections(), back.corrections());
+        for (OpMeasurement r : t4) {
+            assertEquals(a.predictMillis(r.features(), r.device(), false),
+                    back.predictMillis(r.features(), r.device(), false), 0.0);
+        }
+    }
+
+    @Test
+    void calibrationGivesMeasuredDevicesTheirOwnFactor() {
+        DeviceLayerModel m = DeviceLayerModel.fit(rows);
+        FxTrace t = gpt2Large();
+        Device l4 = DEVICES.require("NVIDIA L4");
+        Device t4 = DEVICES.require("Tesla T4");
+        Device h100 = DEVICES.require("NVIDIA H100 80GB HBM3");
+        Workload onL4 = Workload.builder(t.graph()).batch(4).phase(Phase.INFER).device(l4).build();
+        Workload onT4 = onL4.toBuilder().device(t4).build();
+        // L4 runs 3x the layer sum, T4 1x: the shared factor is their median, and each device gets its own on top.
+        DeviceLayerModel c = m.calibrate(List.of(Sample.of(onL4, 3 * m.layerSum(onL4)),
+                Sample.of(onT4, m.layerSum(onT4))));
+        double shared = c.factor(Phase.INFER);
+        double damp = 1.0 / 3; // one sample: n / (n + 2)
+        assertEquals(shared * Math.exp(damp * Math.log(3 / shared)), c.factor(Phase.INFER, l4), 1e-9);
+        assertEquals(shared * Math.exp(damp * Math.log(1 / shared)), c.factor(Phase.INFER, t4), 1e-9);
+        assertEquals(shared, c.factor(Phase.INFER, h100), 0.0, "an unmeasured device gets the shared factor");
+        assertEquals(c.factor(Phase.TRAIN) / c.factor(Phase.INFER) * c.factor(Phase.INFER, l4),
+                c.factor(Phase.TRAIN, l4), 1e-12, "no training runs on the L4: its inference factor carries over");
+        assertEquals(c.layerSum(onL4) * c.factor(Phase.INFER, l4), c.predictMillis(onL4), 1e-9);
+    }
+}
