@@ -77,8 +77,8 @@ class LayeringTest {
         List<String> violations = new ArrayList<>();
         int files = 0;
         try (Stream<Path> s = Files.walk(root())) {
-            for (Path f : s.filter(p -> p.toString().endsWith(".java") && p.toString().contains("/src/main/java/"))
-                    .toList()) {
+            for (Path f : s.filter(p -> p.toString().endsWith(".java") && p.toString().contains("/src/main/java/")
+                    && !p.getFileName().toString().equals("module-info.java")).toList()) {
                 // Code only: Javadoc may point anywhere (a lower layer's docs can name the class that uses it).
                 String text = COMMENT.matcher(Files.readString(f)).replaceAll(" ");
                 Matcher pm = PACKAGE.matcher(text);
@@ -103,5 +103,20 @@ class LayeringTest {
         }
         assertTrue(files > 50, "scanned " + files + " files");
         assertTrue(violations.isEmpty(), String.join("\n", violations.stream().distinct().toList()));
+    }
+
+    /**
+     * The core module exports its API and keeps the stages' internals (cost vocabulary, parallel execution, host
+     * basis) unexported; the model-file helpers are exported only to the module with files of its own.
+     */
+    @Test
+    void theCoreModuleKeepsItsInternalsUnexported() throws IOException {
+        String descriptor = Files.readString(root().resolve("scaledl-core/src/main/java/module-info.java"));
+        for (String internal : List.of("org.scaledl.model.cost", "org.scaledl.model.exec", "org.scaledl.model.host")) {
+            assertTrue(!Pattern.compile("exports " + Pattern.quote(internal) + "\\s*;").matcher(descriptor).find(),
+                    internal + " is exported");
+        }
+        assertTrue(descriptor.contains("exports org.scaledl.model.file to org.scaledl.gnn;"), descriptor);
+        assertTrue(descriptor.contains("exports org.scaledl.model;"), descriptor);
     }
 }

@@ -134,6 +134,10 @@ final class BenchCommand implements Callable<Integer> {
         double exponent = scalingExponent(p, quick);
 
         out.put("predict_gnn_us_p50", gnnFirstQueries(d, data, gnn, quick ? 30 : 150));
+        Path zoo = data.toAbsolutePath().resolveSibling("cpu-zoo").resolve("graphs");
+        if (Files.isDirectory(zoo)) {
+            out.putAll(calibratedFigures(zoo, quick ? 5 : 21));
+        }
         if (gnn) {
             out.putAll(gnnFigures(d, p, data, reps));
         }
@@ -276,6 +280,56 @@ final class BenchCommand implements Callable<Integer> {
         out.put("layerwise_breakdown_predict_us_p50", lwLat[reps / 2]);
         out.put("gnn_predict_alloc_bytes", (double) gnnBytes / reps);
         out.put("layerwise_breakdown_predict_alloc_bytes", (double) lwBytes / reps);
+        return out;
+    }
+
+    /** The large graphs of the calibrated-machine figures (193, 1,232 and 3,299 layers). */
+    private static final String[] LARGE_GRAPHS = {"cspresnet50_r112", "vit_small_patch16_224_r112",
+        "davit_tiny_r112"};
+
+    /**
+     * A prediction with its breakdown and warnings (p50 ms) on the machine the bundled {@code cpu-zoo} predictor was
+     * fitted on, and on a machine it knows only from three calibration runs: calibrated predictions scale each
+     * layer's time by its group's factor, which is linear in the layers.
+     */
+    private static Map<String, Object> calibratedFigures(Path graphs, int reps) {
+        RuntimePredictor base = org.scaledl.models.BundledModels.load("cpu-zoo");
+        Device other = Device.cpu("bench machine", 2, 256, 1, 2000, 20);
+        List<org.scaledl.workload.Sample> runs = new ArrayList<>();
+        for (String name : new String[] {"cspresnet50_r64", "vit_small_patch16_224_r112", "cspresnet50_r112"}) {
+            Workload w = Workload.builder(OnnxImporter.read(graphs.resolve(name + ".onnx"))).batch(4)
+                    .phase(Phase.TRAIN).build();
+            runs.add(org.scaledl.workload.Sample.of(w.toBuilder().device(other).build(), 1.3 * base.predictMillis(w)));
+        }
+        RuntimePredictor calibrated = base.calibrate(runs);
+        Map<String, Double> fitted = new LinkedHashMap<>();
+        Map<String, Double> onCalibrated = new LinkedHashMap<>();
+        double sink = 0;
+        for (String name : LARGE_GRAPHS) {
+            ModelGraph g = OnnxImporter.read(graphs.resolve(name + ".onnx"));
+            Workload w = Workload.builder(g).batch(8).phase(Phase.TRAIN).build();
+            Workload wc = w.toBuilder().device(other).build();
+            double[] a = new double[reps];
+            double[] b = new double[reps];
+            for (int i = 0; i < reps; i++) {
+                long s = System.nanoTime();
+                sink += base.predict(w).millis();
+                a[i] = (System.nanoTime() - s) / 1e6;
+                s = System.nanoTime();
+                sink += calibrated.predict(wc).millis();
+                b[i] = (System.nanoTime() - s) / 1e6;
+            }
+            Arrays.sort(a);
+            Arrays.sort(b);
+            fitted.put(name, a[reps / 2]);
+            onCalibrated.put(name, b[reps / 2]);
+        }
+        if (sink == 42) {
+            System.out.print("");
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("predict_breakdown_fitted_ms_p50", fitted);
+        out.put("predict_breakdown_calibrated_ms_p50", onCalibrated);
         return out;
     }
 

@@ -1,0 +1,29 @@
+/**
+ * scaledl's core: the layer graph and its importers, layer features, the layer cost stages and
+ * {@link org.scaledl.model.RuntimePredictor}, the one front door. The packages exported are the API; the stages'
+ * internals ({@code model.cost}, {@code model.exec}, {@code model.host}) stay inside the module, and the model-file
+ * helpers are open only to the modules that write files of their own.
+ */
+module org.scaledl.core {
+    requires transitive org.scaledl.doe;
+    requires transitive com.fasterxml.jackson.databind;
+    requires ejml.core;
+    requires ejml.ddense;
+    requires com.google.protobuf;
+    requires org.slf4j;
+
+    exports org.scaledl;
+    exports org.scaledl.graph;
+    exports org.scaledl.onnx;
+    exports org.scaledl.workload;
+    exports org.scaledl.features;
+    exports org.scaledl.io;
+    exports org.scaledl.model;
+    exports org.scaledl.model.comm;
+    exports org.scaledl.model.device;
+    exports org.scaledl.model.plan;
+    exports org.scaledl.eval;
+    exports org.scaledl.model.file to org.scaledl.gnn;
+
+    uses org.scaledl.model.InteractionCodec;
+}
