@@ -20,12 +20,18 @@ final class OpContext {
     private final Layer node;
     private final List<Val> in;
     private final long opset;
+    private final boolean valuesWithheld;
 
-    OpContext(String source, Layer node, List<Val> in, long opset) {
+    /**
+     * @param valuesWithheld whether the inputs' values were withheld because the import's value budget is spent
+     *                       ({@link ImportWork}): a rule that needs them then reports why
+     */
+    OpContext(String source, Layer node, List<Val> in, long opset, boolean valuesWithheld) {
         this.source = source;
         this.node = node;
         this.in = in;
         this.opset = opset;
+        this.valuesWithheld = valuesWithheld;
     }
 
     /** The layer being inferred. */
@@ -73,7 +79,8 @@ final class OpContext {
     TensorValue value(int i) throws Unknown {
         TensorValue v = input(i).value();
         if (v == null) {
-            throw new Unknown("value of input '" + node.inputs().get(i) + "' is not known while importing");
+            throw new Unknown("value of input '" + node.inputs().get(i) + "' is not known while importing"
+                    + (valuesWithheld ? " (this file's budget for propagating values is spent)" : ""));
         }
         return v;
     }

@@ -1,10 +1,13 @@
 package org.scaledl.onnx;
 
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.stream.Collectors;
 import org.scaledl.InvalidInputException;
 import org.scaledl.graph.DataType;
 import org.scaledl.graph.Layer;
@@ -100,9 +103,9 @@ final class ShapeInference {
     private ShapeInference() {
     }
 
-    /** {@link #infer(String, Layer, List, long)} at {@link #LATEST_OPSET}. */
+    /** {@link #infer(String, Layer, List, long, ImportWork)} at {@link #LATEST_OPSET}, without a work budget. */
     static Optional<List<Val>> infer(String source, Layer node, List<Val> inputs) throws Unknown {
-        return infer(source, node, inputs, LATEST_OPSET);
+        return infer(source, node, inputs, LATEST_OPSET, null);
     }
 
     /**
@@ -110,24 +113,111 @@ final class ShapeInference {
      *
      * @param inputs input values in operator order ({@code null} for omitted or unknown inputs)
      * @param opset  the model's default-domain opset
+     * @param work   the import's work counter and value budget (modified), or {@code null} for no budget: when the
+     *               budget cannot pay for the input values, the node is inferred from their shapes alone
      * @return output values in operator order, or empty when the operator is not supported
      * @throws Unknown when an input needed for the output shape is unknown
-     * @throws InvalidInputException when the inputs contradict the operator's definition
+     * @throws InvalidInputException when the inputs contradict the operator's definition, or an output would have
+     *         more than {@link OnnxWire#MAX_RANK} dimensions or more than 2<sup>63</sup> bytes; names the node and
+     *         tensor
      */
-    static Optional<List<Val>> infer(String source, Layer node, List<Val> inputs, long opset) throws Unknown {
+    static Optional<List<Val>> infer(String source, Layer node, List<Val> inputs, long opset, ImportWork work)
+            throws Unknown {
         boolean onnxDomain = node.domain().isEmpty() || node.domain().equals("ai.onnx");
         Rule rule = onnxDomain ? RULES.get(node.opType()) : null;
         if (rule == null) {
             return Optional.empty();
         }
-        OpContext c = new OpContext(source, node, inputs, opset);
+        List<Val> in = inputs;
+        boolean withheld = false;
+        if (work != null) {
+            long shapeSteps = 1;
+            long valueSteps = 0;
+            for (Val v : inputs) {
+                if (v != null) {
+                    shapeSteps += v.shape().length;
+                    valueSteps += valueSteps(v);
+                }
+            }
+            work.step(shapeSteps);
+            if (valueSteps > 0 && !work.chargeValues(valueSteps)) {
+                in = new ArrayList<>(inputs.size());
+                for (Val v : inputs) {
+                    in.add(v == null || v.value() == null ? v : new Val(v.type(), v.shape(), null));
+                }
+                withheld = true;
+            }
+        }
+        OpContext c = new OpContext(source, node, in, opset, withheld);
+        List<Val> out;
         try {
-            return Optional.of(rule.infer(c));
+            out = rule.infer(c);
         } catch (ArithmeticException e) {
-            throw c.bad("dimension overflow (" + e.getMessage() + ")");
+            throw c.bad("size overflow (" + e.getMessage() + ") computing " + outputNames(node) + " from inputs "
+                    + inputShapes(node, in));
         } catch (IllegalArgumentException e) {
             throw c.bad(e.getMessage());
         }
+        for (int k = 0; k < out.size(); k++) {
+            Val v = out.get(k);
+            String name = k < node.outputs().size() ? node.outputs().get(k) : "#" + k;
+            if (v.shape().length > OnnxWire.MAX_RANK) {
+                throw c.bad("output '" + name + "' would have " + v.shape().length + " dimensions, more than the "
+                        + OnnxWire.MAX_RANK + " the importer accepts");
+            }
+            for (long d : v.shape()) {
+                if (d < 0) {
+                    throw c.bad("output '" + name + "' would have the negative dimension " + d + " in "
+                            + Arrays.toString(v.shape()));
+                }
+            }
+            if (bytes(v.type(), v.shape()) < 0) {
+                throw c.bad("output '" + name + "' of shape " + Arrays.toString(v.shape()) + " would hold more than "
+                        + "2^63 bytes");
+            }
+            if (work != null) {
+                work.step(v.shape().length);
+                work.spentValues(valueSteps(v));
+            }
+        }
+        return Optional.of(out);
+    }
+
+    /** The steps of propagating a tensor's values: its elements times one more than its rank. */
+    private static long valueSteps(Val v) {
+        return v.value() == null ? 0 : (long) v.value().size() * (v.shape().length + 1);
+    }
+
+    /** Bytes of a tensor of this type and (non-negative) shape, or -1 when that overflows a {@code long}. */
+    static long bytes(DataType type, long[] shape) {
+        long n = Math.max(1, type.byteSize());
+        for (long d : shape) {
+            if (d == 0) {
+                return 0;
+            }
+            if (n > Long.MAX_VALUE / d) {
+                return -1;
+            }
+            n *= d;
+        }
+        return n;
+    }
+
+    private static String outputNames(Layer node) {
+        return node.outputs().stream().filter(o -> !o.isEmpty()).map(o -> "'" + o + "'")
+                .collect(Collectors.joining(", "));
+    }
+
+    private static String inputShapes(Layer node, List<Val> in) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < in.size() && i < node.inputs().size(); i++) {
+            Val v = in.get(i);
+            if (v != null) {
+                b.append(b.length() == 0 ? "" : ", ").append('\'').append(node.inputs().get(i)).append("' ")
+                        .append(Arrays.toString(v.shape()));
+            }
+        }
+        return b.toString();
     }
 
     /** Elements of a shape. @throws ArithmeticException on overflow */
