@@ -1,6 +1,7 @@
 package org.scaledl.onnx;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.scaledl.graph.Attribute;
 import org.scaledl.graph.DataType;
@@ -36,8 +37,7 @@ final class ElementwiseRules {
                 c.longsAttr("shape", new long[0]), null), "RandomNormal", "RandomUniform");
         t.one(c -> new Val(DataType.BOOL, c.shape(0), null), "IsNaN", "IsInf");
         t.one(ElementwiseRules::not, "Not");
-        t.one(c -> cast(c, DataType.fromOnnx((int) c.node().longAttribute("to", 1)).orElse(DataType.FLOAT)),
-                "Cast");
+        t.one(c -> cast(c, castTarget(c)), "Cast");
         t.one(c -> cast(c, c.input(1).type()), "CastLike");
         t.one(ElementwiseRules::arith, "Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "Sum", "Mean",
                 "PRelu");
@@ -95,14 +95,17 @@ final class ElementwiseRules {
         return new Val(x.type(), x.shape(), out);
     }
 
+    /** Clip: {@code min} and {@code max} attributes before opset 11, optional inputs 1 and 2 from 11. */
     private static TensorValue clipValues(OpContext c, TensorValue v) throws Unknown {
         double lo = c.node().attribute("min").map(Attribute::asDouble).orElse(Double.NEGATIVE_INFINITY);
         double hi = c.node().attribute("max").map(Attribute::asDouble).orElse(Double.POSITIVE_INFINITY);
-        if (c.has(1)) {
-            lo = c.value(1).doubleAt(0);
-        }
-        if (c.has(2)) {
-            hi = c.value(2).doubleAt(0);
+        if (c.opset() >= 11 || c.node().attribute("min").isEmpty() && c.node().attribute("max").isEmpty()) {
+            if (c.has(1)) {
+                lo = c.value(1).doubleAt(0);
+            }
+            if (c.has(2)) {
+                hi = c.value(2).doubleAt(0);
+            }
         }
         double l = lo;
         double h = hi;
@@ -150,6 +153,54 @@ final class ElementwiseRules {
         return new Val(DataType.BOOL, x.shape(), v);
     }
 
+    /** Cast's {@code to}: a type number, or (Cast-1, before opset 6) a type name such as {@code "FLOAT"}. */
+    private static DataType castTarget(OpContext c) {
+        Attribute to = c.node().attribute("to").orElse(null);
+        if (to == null) {
+            return DataType.FLOAT;
+        }
+        if (to.kind() == Attribute.Kind.STRING) {
+            String name = to.asString().toUpperCase(java.util.Locale.ROOT);
+            for (DataType t : DataType.values()) {
+                if (t.name().equals(name)) {
+                    return t;
+                }
+            }
+            throw c.bad("unknown type '" + to.asString() + "'");
+        }
+        return DataType.fromOnnx((int) to.asLong()).orElse(DataType.FLOAT);
+    }
+
+    /**
+     * Binary element-wise operators before opset 7 broadcast only with {@code broadcast = 1}, aligning B with A
+     * from {@code axis} (trailing when absent, which numpy's rule then gives too); the output has A's shape. PRelu
+     * before opset 7 takes a per-channel slope. Null when numpy's rule applies.
+     */
+    private static Val legacyBroadcast(OpContext c, DataType outType) throws Unknown {
+        String op = c.node().opType();
+        if (c.opset() >= 7) {
+            return null;
+        }
+        if (op.equals("PRelu")) {
+            return new Val(outType, c.shape(0), null);
+        }
+        if (c.node().longAttribute("broadcast", 0) == 0 || c.node().attribute("axis").isEmpty()) {
+            return null;
+        }
+        long[] a = c.shape(0);
+        long[] b = c.shape(1);
+        int axis = b.length == 0 ? a.length : c.axis(c.node().longAttribute("axis", 0), Math.max(1, a.length));
+        boolean fits = axis + b.length <= a.length;
+        for (int i = 0; fits && i < b.length; i++) {
+            fits = b[i] == 1 || b[i] == a[axis + i];
+        }
+        if (!fits) {
+            throw c.bad("B " + Arrays.toString(b) + " does not fit A " + Arrays.toString(a) + " from axis " + axis
+                    + " (broadcast before opset 7)");
+        }
+        return new Val(outType, a.clone(), null);
+    }
+
     private static Val cast(OpContext c, DataType to) throws Unknown {
         Val x = c.input(0);
         TensorValue v = null;
@@ -164,6 +215,12 @@ final class ElementwiseRules {
         String op = c.node().opType();
         int n = op.equals("Sum") || op.equals("Mean") || op.equals("Max") || op.equals("Min")
                 ? c.node().inputs().size() : 2;
+        if (n == 2) {
+            Val legacy = legacyBroadcast(c, c.input(0).type());
+            if (legacy != null) {
+                return legacy;
+            }
+        }
         Val first = c.input(0);
         long[] shape = first.shape();
         boolean known = first.value() != null;
@@ -257,6 +314,10 @@ final class ElementwiseRules {
 
     private static Val compare(OpContext c) throws Unknown {
         String op = c.node().opType();
+        Val legacy = legacyBroadcast(c, DataType.BOOL);
+        if (legacy != null) {
+            return legacy;
+        }
         Val a = c.input(0);
         Val b = c.input(1);
         long[] shape = c.broadcast(a.shape(), b.shape());

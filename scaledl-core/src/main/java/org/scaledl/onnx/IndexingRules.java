@@ -140,10 +140,14 @@ final class IndexingRules {
         return new Val(c.input(2).type(), out, null);
     }
 
-    /** TopK: the input shape with {@code k} along the axis, values and int64 indices. */
+    /**
+     * TopK: the input shape with {@code k} along the axis, values and int64 indices; {@code k} an attribute before
+     * opset 10, input 1 from 10.
+     */
     private static List<Val> topK(OpContext c) throws Unknown {
         Val x = c.input(0);
-        long k = c.has(1) ? c.value(1).longAt(0) : c.node().longAttribute("k", -1);
+        boolean asInput = c.has(1) && (c.opset() >= 10 || c.node().attribute("k").isEmpty());
+        long k = asInput ? c.value(1).longAt(0) : c.node().longAttribute("k", -1);
         int axis = c.axis(c.node().longAttribute("axis", -1), x.shape().length);
         if (k < 0 || k > x.shape()[axis]) {
             throw c.bad("k = " + k + " for an axis of length " + x.shape()[axis]);

@@ -34,9 +34,10 @@ final class MovementRules {
         t.one(MovementRules::centerCropPad, "CenterCropPad");
     }
 
+    /** Unsqueeze: {@code axes} an attribute before opset 13, input 1 from 13. */
     private static Val unsqueeze(OpContext c) throws Unknown {
         Val x = c.input(0);
-        long[] axes = c.ints("axes", 1);
+        long[] axes = c.intsSince(13, "axes", 1);
         if (axes == null) {
             throw c.bad("no axes");
         }
@@ -57,9 +58,10 @@ final class MovementRules {
         return OpContext.reshaped(x, out);
     }
 
+    /** Squeeze: {@code axes} an attribute before opset 13, input 1 from 13; all 1-sized axes when absent. */
     private static Val squeeze(OpContext c) throws Unknown {
         Val x = c.input(0);
-        long[] axes = c.ints("axes", 1);
+        long[] axes = c.intsSince(13, "axes", 1);
         int r = x.shape().length;
         boolean[] drop = new boolean[r];
         if (axes == null) {
@@ -104,7 +106,8 @@ final class MovementRules {
             throw c.bad("no inputs");
         }
         int r = parts.get(0).shape().length;
-        int axis = c.axis(c.node().longAttribute("axis", 0), r);
+        // Concat-1's axis was optional with default 1; required from opset 4
+        int axis = c.axis(c.node().longAttribute("axis", c.opset() < 4 ? 1 : 0), r);
         long[] out = parts.get(0).shape().clone();
         out[axis] = 0;
         boolean known = true;
@@ -150,9 +153,10 @@ final class MovementRules {
         return new Val(type, out, v);
     }
 
+    /** Reshape: the target shape an attribute before opset 5, input 1 from 5. */
     private static Val reshape(OpContext c) throws Unknown {
         Val x = c.input(0);
-        long[] target = c.ints("shape", 1);
+        long[] target = c.intsSince(5, "shape", 1);
         if (target == null) {
             throw c.bad("no target shape");
         }
@@ -265,9 +269,19 @@ final class MovementRules {
         return new Val(x.type(), out, TensorValue.ofLongs(x.type(), out, v));
     }
 
+    /** Tile: {@code repeats} per axis (input 1); Tile-1 (before opset 6) had scalar {@code tiles} and {@code axis}. */
     private static Val tile(OpContext c) throws Unknown {
         Val x = c.input(0);
-        long[] reps = c.value(1).longs();
+        long[] reps;
+        if (c.opset() < 6 && c.has(2)) {
+            long tiles = c.value(1).longAt(0);
+            int axis = c.axis(c.value(2).longAt(0), x.shape().length);
+            reps = new long[x.shape().length];
+            Arrays.fill(reps, 1);
+            reps[axis] = tiles;
+        } else {
+            reps = c.value(1).longs();
+        }
         if (reps.length != x.shape().length) {
             throw c.bad("repeats length " + reps.length + " differs from rank " + x.shape().length);
         }
@@ -282,16 +296,20 @@ final class MovementRules {
         return new Val(x.type(), out, Values.tile(x.value(), out));
     }
 
+    /** Slice: {@code starts}, {@code ends}, {@code axes} attributes before opset 10, inputs 1 to 4 (and steps) from 10. */
     private static Val slice(OpContext c) throws Unknown {
         Val x = c.input(0);
         int r = x.shape().length;
-        long[] starts = c.ints("starts", 1);
-        long[] ends = c.ints("ends", 2);
+        long[] starts = c.intsSince(10, "starts", 1);
+        long[] ends = c.intsSince(10, "ends", 2);
         if (starts == null || ends == null || starts.length != ends.length) {
             throw c.bad("starts and ends must be given with equal lengths");
         }
-        long[] axes = c.ints("axes", 3);
+        long[] axes = c.intsSince(10, "axes", 3);
         long[] steps = c.has(4) ? c.value(4).longs() : null;
+        if (axes != null && axes.length != starts.length || steps != null && steps.length != starts.length) {
+            throw c.bad("axes and steps must have as many values as starts (" + starts.length + ")");
+        }
         long[] out = x.shape().clone();
         long[] first = new long[r];
         long[] step = new long[r];
@@ -327,22 +345,36 @@ final class MovementRules {
         return new Val(x.type(), out, Values.slice(x.value(), first, step, out));
     }
 
+    /**
+     * Split: {@code split} sizes an attribute before opset 13 (Split-1 also took them as input 1), input 1 from 13;
+     * equal parts otherwise, of {@code ceil(dim / num_outputs)} from opset 18 (the last one smaller).
+     */
     private static List<Val> split(OpContext c) throws Unknown {
         Val x = c.input(0);
         int r = x.shape().length;
         int axis = c.axis(c.node().longAttribute("axis", 0), r);
         int n = c.node().outputs().size();
-        long[] sizes = c.ints("split", 1);
+        long[] sizes = c.intsSince(13, "split", 1);
         long dim = x.shape()[axis];
         if (sizes == null) {
             long numOutputs = c.node().longAttribute("num_outputs", n);
+            if (numOutputs <= 0) {
+                throw c.bad("num_outputs must be positive: " + numOutputs);
+            }
             long chunk = (dim + numOutputs - 1) / numOutputs;
             sizes = new long[n];
             for (int i = 0; i < n; i++) {
                 sizes[i] = Math.max(0, Math.min(chunk, dim - i * chunk));
             }
         }
-        if (sizes.length != n || Arrays.stream(sizes).sum() != dim) {
+        long sum = 0;
+        for (long s : sizes) {
+            if (s < 0) {
+                throw c.bad("negative split size in " + Arrays.toString(sizes));
+            }
+            sum = Math.addExact(sum, s);
+        }
+        if (sizes.length != n || sum != dim) {
             throw c.bad("split sizes " + Arrays.toString(sizes) + " do not cover dimension " + dim + " in " + n
                     + " outputs");
         }
@@ -357,10 +389,17 @@ final class MovementRules {
         return out;
     }
 
+    /**
+     * Pad: {@code pads} (Pad-1: {@code paddings}) and {@code value} attributes before opset 11; {@code pads} and
+     * {@code constant_value} inputs 1 and 2 from 11, and {@code axes} input 3 from 18.
+     */
     private static Val pad(OpContext c) throws Unknown {
         Val x = c.input(0);
         int r = x.shape().length;
-        long[] pads = c.ints("pads", 1);
+        long[] pads = c.intsSince(11, "pads", 1);
+        if (pads == null) {
+            pads = c.longsAttr("paddings", null);
+        }
         if (pads == null) {
             throw c.bad("no pads");
         }
@@ -380,7 +419,7 @@ final class MovementRules {
             return new Val(x.type(), out, null);
         }
         double fill = c.node().attribute("value").map(Attribute::asDouble).orElse(0.0);
-        if (c.has(2) && c.input(2).value() != null && c.input(2).value().size() > 0) {
+        if (c.opset() >= 11 && c.has(2) && c.input(2).value() != null && c.input(2).value().size() > 0) {
             fill = c.input(2).value().doubleAt(0);
         }
         return new Val(x.type(), out, Values.pad(x.value(), pads, fill, out));

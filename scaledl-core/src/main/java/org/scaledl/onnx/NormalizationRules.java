@@ -1,6 +1,7 @@
 package org.scaledl.onnx;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.scaledl.graph.DataType;
 import org.scaledl.onnx.ShapeInference.Unknown;
@@ -26,16 +27,20 @@ final class NormalizationRules {
             throw c.bad("input rank must be >= 2");
         }
         long ch = x.shape()[1];
+        // BatchNormalization before opset 9 with spatial = 0 keeps statistics per activation, [C, D1, ...]
+        boolean perActivation = c.opset() < 9 && c.node().longAttribute("spatial", 1) == 0;
+        long stats = perActivation ? ShapeInference.count(Arrays.copyOfRange(x.shape(), 1, x.shape().length)) : ch;
         for (int i = 1; i <= 4; i++) {
-            if (c.has(i) && c.raw(i) != null && ShapeInference.count(c.raw(i).shape()) != ch) {
+            if (c.has(i) && c.raw(i) != null && ShapeInference.count(c.raw(i).shape()) != stats) {
                 throw c.bad("input " + i + " has " + ShapeInference.count(c.raw(i).shape()) + " elements for " + ch
-                        + " channels");
+                        + " channels" + (perActivation ? " (" + stats + " activations, spatial = 0)" : ""));
             }
         }
         List<Val> out = new ArrayList<>();
         out.add(new Val(x.type(), x.shape(), null));
+        long[] stat = perActivation ? Arrays.copyOfRange(x.shape(), 1, x.shape().length) : new long[] {ch};
         for (int i = 1; i < c.node().outputs().size(); i++) {
-            out.add(new Val(x.type(), new long[] {ch}, null));
+            out.add(new Val(x.type(), stat, null));
         }
         return out;
     }

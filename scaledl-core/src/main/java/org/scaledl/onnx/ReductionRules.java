@@ -21,7 +21,8 @@ final class ReductionRules {
     private static Val reduce(OpContext c) throws Unknown {
         Val x = c.input(0);
         int r = x.shape().length;
-        long[] axes = c.ints("axes", 1);
+        // axes: an attribute until ReduceSum-13 and the other reductions' version 18, then input 1
+        long[] axes = c.intsSince(c.node().opType().equals("ReduceSum") ? 13 : 18, "axes", 1);
         boolean keep = c.node().longAttribute("keepdims", 1) != 0;
         boolean[] reduced = new boolean[r];
         if (axes == null || axes.length == 0) {
