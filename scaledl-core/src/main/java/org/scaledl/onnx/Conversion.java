@@ -72,9 +72,18 @@ final class Conversion {
     }
 
     ModelGraph run() {
+        List<Layer> layers = layers();
+        for (Layer l : layers) {
+            for (String i : l.inputs()) {
+                if (!i.isEmpty()) {
+                    firstConsumer.putIfAbsent(i, l.name());
+                }
+            }
+        }
         for (OnnxWire.Tensor t : g.initializers()) {
             if (t.problem().isPresent()) {
-                throw InvalidInputException.atNode(source, t.name(), "initializer " + t.problem().get());
+                throw InvalidInputException.atNode(source, nodeOf(t.name()), "initializer '" + t.name() + "': "
+                        + t.problem().get());
             }
             initializers.put(t.name(), t);
         }
@@ -83,14 +92,6 @@ final class Conversion {
         }
         for (OnnxWire.ValueInfo v : g.outputs()) {
             valueInfo.putIfAbsent(v.name(), v);
-        }
-        List<Layer> layers = layers();
-        for (Layer l : layers) {
-            for (String i : l.inputs()) {
-                if (!i.isEmpty()) {
-                    firstConsumer.putIfAbsent(i, l.name());
-                }
-            }
         }
         classify(layers);
         checkWeights();
@@ -156,10 +157,11 @@ final class Conversion {
 
     /**
      * Weights whose sizes overflow: each initializer's bytes, and the parameter count summed as {@link ModelGraph}
-     * does, must fit a {@code long}.
+     * does (initializers and weight inputs), must fit a {@code long}.
      */
     private void checkWeights() {
         long params = 0;
+        Map<String, long[]> weights = new LinkedHashMap<>();
         for (OnnxWire.Tensor t : initializers.values()) {
             work.step(t.dims().length);
             DataType type = DataType.fromOnnx(t.dataType()).orElse(DataType.UNDEFINED);
@@ -167,14 +169,27 @@ final class Conversion {
                 throw InvalidInputException.atNode(source, nodeOf(t.name()), "initializer '" + t.name()
                         + "' of dims " + Arrays.toString(t.dims()) + " would hold more than 2^63 bytes");
             }
-            if (roles.get(t.name()) == TensorRole.PARAMETER) {
-                long n = ShapeInference.count(t.dims());
-                if (n > Long.MAX_VALUE - params) {
-                    throw InvalidInputException.atNode(source, nodeOf(t.name()), "parameter '" + t.name()
-                            + "' of dims " + Arrays.toString(t.dims()) + " takes the parameter count past 2^63");
-                }
-                params += n;
+            weights.put(t.name(), t.dims());
+        }
+        for (OnnxWire.ValueInfo v : g.inputs()) {
+            if (roles.get(v.name()) == TensorRole.PARAMETER && !weights.containsKey(v.name())) {
+                weights.put(v.name(), v.dims().stream().mapToLong(OnnxWire.Dimension::value).toArray());
             }
+        }
+        for (Map.Entry<String, long[]> w : weights.entrySet()) {
+            if (roles.get(w.getKey()) != TensorRole.PARAMETER) {
+                continue;
+            }
+            long n = ShapeInference.bytes(DataType.UINT8, w.getValue());
+            if (n < 0) {
+                throw InvalidInputException.atNode(source, nodeOf(w.getKey()), "weight '" + w.getKey()
+                        + "' of dims " + Arrays.toString(w.getValue()) + " has more than 2^63 elements");
+            }
+            if (n > Long.MAX_VALUE - params) {
+                throw InvalidInputException.atNode(source, nodeOf(w.getKey()), "parameter '" + w.getKey()
+                        + "' of dims " + Arrays.toString(w.getValue()) + " takes the parameter count past 2^63");
+            }
+            params += n;
         }
     }
 
@@ -206,10 +221,10 @@ final class Conversion {
         }
         StringBuilder b = new StringBuilder();
         half.forEach((t, n) -> b.append(b.length() == 0 ? "" : " and ").append(n).append(' ').append(t));
-        String note = b + " of the " + floating + " floating-point inputs and weights: the export is half "
-                + "precision, which does not make the prediction half precision: the time comes from the "
-                + "predictor's measured runs and the workload (batch, phase, device), not from the export's types; "
-                + "only byte counts use the export's 2-byte elements";
+        String note = b + " of the " + floating + " floating-point inputs and weights: a half-precision export "
+                + "does not make a half-precision prediction; the predicted time comes from the predictor's measured "
+                + "runs and the workload (batch, phase, device), not from the export's element types, which only "
+                + "set the byte counts (2 bytes an element)";
         LOG.warn("{}: {}", source, note);
         notes.add(note);
     }

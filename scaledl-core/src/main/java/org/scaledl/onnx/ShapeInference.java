@@ -208,14 +208,22 @@ final class ShapeInference {
                 .collect(Collectors.joining(", "));
     }
 
+    /** The shapes of the first few inputs, for a message. */
     private static String inputShapes(Layer node, List<Val> in) {
         StringBuilder b = new StringBuilder();
-        for (int i = 0; i < in.size() && i < node.inputs().size(); i++) {
+        int shown = 0;
+        int n = Math.min(in.size(), node.inputs().size());
+        for (int i = 0; i < n; i++) {
             Val v = in.get(i);
-            if (v != null) {
-                b.append(b.length() == 0 ? "" : ", ").append('\'').append(node.inputs().get(i)).append("' ")
-                        .append(Arrays.toString(v.shape()));
+            if (v == null) {
+                continue;
             }
+            if (shown == 4) {
+                b.append(", ... (").append(n).append(" inputs)");
+                break;
+            }
+            b.append(shown++ == 0 ? "" : ", ").append('\'').append(node.inputs().get(i)).append("' ")
+                    .append(Arrays.toString(v.shape()));
         }
         return b.toString();
     }
