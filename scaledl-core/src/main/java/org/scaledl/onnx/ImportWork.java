@@ -11,7 +11,7 @@ package org.scaledl.onnx;
  */
 final class ImportWork {
     static final long BASE_VALUE_BUDGET = 1L << 22;
-    static final long VALUE_BUDGET_PER_BYTE = 64;
+    static final long VALUE_BUDGET_PER_BYTE = 4;
 
     private final long valueBudget;
     private long steps;

@@ -296,7 +296,7 @@ final class MovementRules {
         return new Val(x.type(), out, Values.tile(x.value(), out));
     }
 
-    /** Slice: {@code starts}, {@code ends}, {@code axes} attributes before opset 10, inputs 1 to 4 (and steps) from 10. */
+    /** Slice: {@code starts}, {@code ends}, {@code axes} attributes before opset 10; inputs 1 to 4 (steps) from 10. */
     private static Val slice(OpContext c) throws Unknown {
         Val x = c.input(0);
         int r = x.shape().length;

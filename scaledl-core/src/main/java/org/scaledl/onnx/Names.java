@@ -7,16 +7,16 @@ import java.util.Map;
  * Names from an ONNX file made safe to print: graph, node and tensor names, operator types, symbolic dimensions and
  * attribute strings keep their text, but characters that can forge or hide output (C0 controls, DEL, C1 controls,
  * the line and paragraph separators U+2028 and U+2029, and the bidirectional overrides and isolates U+202A–U+202E
- * and U+2066–U+2069) become visible escapes such as {@code \u001b}. The importer applies this as it reads the file,
- * so the escaped name is the name: every reference to a tensor (node inputs and outputs, graph inputs and outputs,
- * initializers, {@code value_info}) is escaped the same way and lookups stay consistent.
+ * and U+2066–U+2069) become visible escapes such as <code>&#92;u001b</code>. The importer applies this as it reads
+ * the file, so the escaped name is the name: every reference to a tensor (node inputs and outputs, graph inputs and
+ * outputs, initializers, {@code value_info}) is escaped the same way and lookups stay consistent.
  *
- * <pre>{@code
- * Names.escape("conv\u001b[2J\nFAKE");   // "conv\\u001b[2J\\u000aFAKE"
- * }</pre>
+ * <pre>
+ * Names.escape("conv" + (char) 27 + "[2J" + (char) 10 + "FAKE");   // conv&#92;u001b[2J&#92;u000aFAKE
+ * </pre>
  *
  * <p>An instance also checks that escaping is one-to-one within a file: two different names that escape to the same
- * text (a raw {@code ESC} and the six characters {@code \u001b}) would silently become one tensor, so they are
+ * text (a raw {@code ESC} and the six characters <code>&#92;u001b</code>) would silently become one tensor, so they are
  * refused ({@link #identifier(String)}).
  */
 final class Names {

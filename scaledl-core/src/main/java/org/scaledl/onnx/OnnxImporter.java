@@ -48,8 +48,8 @@ import org.scaledl.graph.TensorRole;
  * {@value OnnxWire#MAX_RANK} dimensions and sizes past 2<sup>63</sup> raise {@link InvalidInputException} naming the
  * file (and node and tensor); the parser never allocates more than the file's size, reads at most
  * {@link Options#maxFileBytes()} from any file (a device or pipe included), and its work is linear in the file's
- * size. Names are escaped as they are read ({@code \u001b} for an escape character), so that printing them cannot
- * forge or hide output lines; the escaped name is the name that lookups use.
+ * size. Names are escaped as they are read (<code>&#92;u001b</code> for an escape character), so that printing them
+ * cannot forge or hide output lines; the escaped name is the name that lookups use.
  */
 public final class OnnxImporter {
     /** The most bytes read from a file by default: protobuf's limit on a message (2 GiB). */

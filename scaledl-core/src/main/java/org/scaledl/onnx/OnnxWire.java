@@ -574,7 +574,8 @@ final class OnnxWire {
         } else if (rawLength >= 0 && type.isPresent() && type.get() != DataType.STRING
                 && count <= Long.MAX_VALUE / Math.max(1, type.get().byteSize())
                 && rawLength == count * type.get().byteSize()
-                || rawLength < 0 && (floatCount == count && intCount[0] == 0 || intCount[0] == count && floatCount == 0)) {
+                || rawLength < 0
+                        && (floatCount == count && intCount[0] == 0 || intCount[0] == count && floatCount == 0)) {
             problem = Optional.empty();
         } else {
             problem = Optional.of("holds no data, or less or more than its dims " + Arrays.toString(d) + " say");

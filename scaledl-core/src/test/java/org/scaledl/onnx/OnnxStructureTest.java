@@ -11,7 +11,10 @@ import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
-/** The shape rules are one table, from which the supported operators are derived; no source file grows past 1,000 lines. */
+/**
+ * The shape rules are one table, from which the supported operators are derived; no source file of the package grows
+ * past 1,000 lines.
+ */
 class OnnxStructureTest {
     private static final Path SOURCES = Path.of("src/main/java/org/scaledl/onnx");
 
@@ -22,7 +25,8 @@ class OnnxStructureTest {
         sorted.sort(String.CASE_INSENSITIVE_ORDER);
         assertEquals(sorted, ops);
         assertEquals(ops.size(), ops.stream().distinct().count());
-        assertTrue(ops.containsAll(List.of("Conv", "Resize", "Upsample", "Split", "ReduceMean", "LSTM")), ops::toString);
+        assertTrue(ops.containsAll(List.of("Conv", "Resize", "Upsample", "Split", "ReduceMean", "LSTM")),
+                ops::toString);
     }
 
     @Test
