@@ -28,7 +28,7 @@ final class ElementwiseRules {
                 "ReverseSequence", "Bernoulli", "RandomNormalLike", "RandomUniformLike", "Swish");
         t.one(ElementwiseRules::trilu, "Trilu");
         t.one(ElementwiseRules::cumSum, "CumSum");
-        t.one(c -> new Val(c.has(2) ? c.input(2).type() : DataType.UINT8, c.shape(0), null), "QuantizeLinear");
+        t.one(ElementwiseRules::quantize, "QuantizeLinear");
         t.one(c -> new Val(c.has(1) ? c.input(1).type() : DataType.FLOAT, c.shape(0), null), "DequantizeLinear");
         t.one(ElementwiseRules::arith, "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitShift");
         t.one(c -> new Val(DataType.fromOnnx((int) c.node().longAttribute("dtype", 1)).orElse(c.input(0).type()),
@@ -45,6 +45,14 @@ final class ElementwiseRules {
                 "Xor");
         t.one(ElementwiseRules::where, "Where");
         t.put(ElementwiseRules::dropout, "Dropout");
+    }
+
+    /** QuantizeLinear: the zero point's type, else (opset 21) {@code output_dtype}, else UINT8. */
+    private static Val quantize(OpContext c) throws Unknown {
+        DataType type = c.has(2) ? c.input(2).type()
+                : DataType.fromOnnx((int) c.node().longAttribute("output_dtype", 0))
+                        .filter(t -> t != DataType.UNDEFINED).orElse(DataType.UINT8);
+        return new Val(type, c.shape(0), null);
     }
 
     static Val unary(OpContext c) throws Unknown {

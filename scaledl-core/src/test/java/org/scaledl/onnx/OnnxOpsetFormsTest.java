@@ -273,6 +273,16 @@ class OnnxOpsetFormsTest {
         assertEquals(SymbolicShape.of(Dim.batch(), Dim.of(2), Dim.of(3)), shape(g, "y"));
     }
 
+    @Test
+    void quantizeLinear21TakesItsTypeFromOutputDtype() {
+        ModelGraph g = read(new OnnxBuilder().opset(21).input("x", -1, 4).floatInitializer("s", new long[0], 0.5f)
+                .output("y").node("q", "QuantizeLinear", List.of("x", "s"), List.of("y"), intAttr("output_dtype", 3)));
+        assertEquals(DataType.INT8, g.tensor("y").orElseThrow().type());
+        ModelGraph old = read(new OnnxBuilder().opset(13).input("x", -1, 4).floatInitializer("s", new long[0], 0.5f)
+                .output("y").node("q", "QuantizeLinear", List.of("x", "s"), List.of("y")));
+        assertEquals(DataType.UINT8, old.tensor("y").orElseThrow().type());
+    }
+
     /** Both forms in one file (an exporter that mixes them) read the other form when the opset's is absent. */
     @Test
     void theOtherFormIsReadWhenTheOpsetsIsAbsent() {
