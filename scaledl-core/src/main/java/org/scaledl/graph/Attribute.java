@@ -79,7 +79,9 @@ public final class Attribute {
     public static Attribute ofLargeTensor(DataType type, long[] dims) {
         Objects.requireNonNull(type, "type");
         for (long d : dims) {
-            Checks.argument(d >= 0, "negative dimension in %s", Arrays.toString(dims));
+            if (d < 0) {
+                throw new IllegalArgumentException("negative dimension in " + Arrays.toString(dims));
+            }
         }
         return new Attribute(Kind.TENSOR, dims.clone(), new double[0], List.of(), null, type);
     }

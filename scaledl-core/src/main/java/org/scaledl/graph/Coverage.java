@@ -35,10 +35,12 @@ import org.scaledl.Checks;
  *                           batch; empty when the batch dimension was symbolic
  * @param boundDimensions    named dimensions bound by the caller (e.g. {@code seq=128})
  * @param firstProblem       why the first unresolved layer is unresolved ({@code ""} when complete)
+ * @param notes              what else the importer noticed that bears on predictions without making the graph
+ *                           incomplete: an opset newer than it knows, half-precision weights (one line each)
  */
 public record Coverage(int layers, List<String> unresolvedLayers, List<String> unsupportedOperators,
         List<String> fromValueInfo, double unresolvedShareLayers, double unresolvedShareBytes,
-        OptionalLong exportedBatch, Map<String, Long> boundDimensions, String firstProblem) {
+        OptionalLong exportedBatch, Map<String, Long> boundDimensions, String firstProblem, List<String> notes) {
 
     /** Validates and copies. */
     public Coverage {
@@ -49,8 +51,17 @@ public record Coverage(int layers, List<String> unresolvedLayers, List<String> u
         Objects.requireNonNull(exportedBatch, "exportedBatch");
         boundDimensions = Collections.unmodifiableSortedMap(new TreeMap<>(boundDimensions));
         Objects.requireNonNull(firstProblem, "firstProblem");
+        notes = List.copyOf(notes);
         Checks.argument(unresolvedShareLayers >= 0 && unresolvedShareLayers <= 1
                 && unresolvedShareBytes >= 0 && unresolvedShareBytes <= 1, "shares must be in [0, 1]");
+    }
+
+    /** A coverage without notes. */
+    public Coverage(int layers, List<String> unresolvedLayers, List<String> unsupportedOperators,
+            List<String> fromValueInfo, double unresolvedShareLayers, double unresolvedShareBytes,
+            OptionalLong exportedBatch, Map<String, Long> boundDimensions, String firstProblem) {
+        this(layers, unresolvedLayers, unsupportedOperators, fromValueInfo, unresolvedShareLayers,
+                unresolvedShareBytes, exportedBatch, boundDimensions, firstProblem, List.of());
     }
 
     /** Full coverage of a graph of {@code layers} layers built by hand or imported without a problem. */

@@ -73,12 +73,11 @@ public final class ModelGraph {
         long[] lp = new long[layers.size()];
         Map<String, Boolean> attributed = new HashMap<>();
         for (int i = 0; i < layers.size(); i++) {
-            List<String> seen = new ArrayList<>();
+            java.util.Set<String> seen = new java.util.HashSet<>();
             for (String in : layers.get(i).inputs()) {
-                if (in.isEmpty() || seen.contains(in)) {
+                if (in.isEmpty() || !seen.add(in)) {
                     continue;
                 }
-                seen.add(in);
                 Integer p = producer.get(in);
                 if (p != null) {
                     eb.add(new Edge(p, i, in));

@@ -48,7 +48,10 @@ public final class TensorValue {
     private static void checkCount(long[] dims, int count) {
         long n = 1;
         for (long d : dims) {
-            Checks.argument(d >= 0, "negative dimension in %s", Arrays.toString(dims));
+            if (d < 0) {
+                // the message is built only on failure: building it at every step would be quadratic in the rank
+                throw new IllegalArgumentException("negative dimension in " + Arrays.toString(dims));
+            }
             n = Math.multiplyExact(n, d);
         }
         Checks.argument(n == count, "dims %s hold %s elements, got %s values", Arrays.toString(dims), n,

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,12 +22,62 @@ import org.scaledl.graph.TensorValue;
  * Every length is checked against the bytes that remain before anything is allocated, so truncated or hostile files
  * fail with {@link InvalidProtocolBufferException}, never an {@link OutOfMemoryError}. Sub-graphs of control-flow
  * attributes are not descended into (kept as {@link Attribute.Kind#GRAPH}), so nesting depth is bounded.
+ *
+ * <p>The work is linear in the file's size: every field is read once, a tensor's rank is capped at
+ * {@link #MAX_RANK}, and names are escaped ({@link Names}) as they are read. Content that is well-formed protobuf but
+ * impossible ONNX (too many dimensions, data that contradicts the dims) is a {@link ContentProblem} naming the tensor
+ * and, for a node's attribute, the node; it is raised once the enclosing message has been read, so that the node's
+ * name (which may follow its attributes) is known.
+ *
+ * <p>Tensors stored outside the file ({@code data_location = EXTERNAL}, {@code external_data} entries) are accepted
+ * without opening the external file: shapes do not need the values. Only a declared {@code length} is checked
+ * against the dims.
  */
 final class OnnxWire {
     /** Largest tensor whose values are decoded; bigger ones keep only type and dims. */
     static final int MAX_DECODED_ELEMENTS = 1 << 16;
+    /** Most dimensions a tensor may have (ONNX Runtime supports far fewer in its kernels). */
+    static final int MAX_RANK = 64;
+    /** {@code TensorProto.DataLocation.EXTERNAL}. */
+    private static final int EXTERNAL = 1;
+
+    private final Names names = new Names();
 
     private OnnxWire() {
+    }
+
+    /**
+     * ONNX content that contradicts itself or the importer's limits, in a well-formed protobuf: names the tensor
+     * and, once known, the node.
+     */
+    static final class ContentProblem extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        private final String tensor;
+        private final String node;
+
+        ContentProblem(String message, String tensor) {
+            this(message, tensor, null);
+        }
+
+        private ContentProblem(String message, String tensor, String node) {
+            super(message);
+            this.tensor = tensor;
+            this.node = node;
+        }
+
+        /** The same problem, located at a node. */
+        ContentProblem atNode(String nodeName) {
+            return node != null ? this : new ContentProblem(getMessage(), tensor, nodeName);
+        }
+
+        Optional<String> node() {
+            return Optional.ofNullable(node);
+        }
+
+        Optional<String> tensor() {
+            return Optional.ofNullable(tensor);
+        }
     }
 
     record Dimension(long value, String param) {
@@ -40,11 +91,16 @@ final class OnnxWire {
     }
 
     /**
-     * A {@code TensorProto}: dims, type and, when small and present, the values. {@code wellFormed} says that the
+     * A {@code TensorProto}: dims, type and, when small and present, the values. {@code problem} is empty when the
      * data the tensor carries (inline, in any of the typed fields or raw bytes, or stored externally) has as many
-     * elements as its dims say, whether or not the values were decoded.
+     * elements as its dims say, whether or not the values were decoded, and says what is wrong otherwise.
+     * {@code external} says that the data lies in another file (never opened).
      */
-    record Tensor(String name, int dataType, long[] dims, Optional<TensorValue> value, boolean wellFormed) {
+    record Tensor(String name, int dataType, long[] dims, Optional<TensorValue> value, boolean external,
+            Optional<String> problem) {
+        boolean wellFormed() {
+            return problem.isEmpty();
+        }
     }
 
     record Node(String name, String opType, String domain, List<String> inputs, List<String> outputs,
@@ -58,8 +114,17 @@ final class OnnxWire {
     record Model(long irVersion, long opset, String producer, Graph graph) {
     }
 
+    /**
+     * Parses a serialized {@code ModelProto}.
+     *
+     * @throws ContentProblem for impossible content, naming the tensor and node
+     * @throws IOException    for bytes that are not a {@code ModelProto}
+     */
     static Model parseModel(byte[] bytes) throws IOException {
-        CodedInputStream in = CodedInputStream.newInstance(bytes);
+        return new OnnxWire().model(CodedInputStream.newInstance(bytes));
+    }
+
+    private Model model(CodedInputStream in) throws IOException {
         long ir = 0;
         long opset = -1;
         String producer = "";
@@ -68,7 +133,7 @@ final class OnnxWire {
         while ((tag = in.readTag()) != 0) {
             switch (WireFormat.getTagFieldNumber(tag)) {
                 case 1 -> ir = in.readInt64();
-                case 2 -> producer = in.readString();
+                case 2 -> producer = Names.escape(in.readString());
                 case 7 -> {
                     checkWire(tag, WireFormat.WIRETYPE_LENGTH_DELIMITED, "ModelProto.graph");
                     int old = enter(in);
@@ -121,7 +186,7 @@ final class OnnxWire {
         return in.pushLimit(len);
     }
 
-    private static Graph parseGraph(CodedInputStream in) throws IOException {
+    private Graph parseGraph(CodedInputStream in) throws IOException {
         String name = "";
         List<Node> nodes = new ArrayList<>();
         List<Tensor> inits = new ArrayList<>();
@@ -132,7 +197,7 @@ final class OnnxWire {
         while ((tag = in.readTag()) != 0) {
             int field = WireFormat.getTagFieldNumber(tag);
             if (field == 2) {
-                name = in.readString();
+                name = Names.escape(in.readString());
                 continue;
             }
             if (field != 1 && field != 5 && field != 11 && field != 12 && field != 13) {
@@ -142,8 +207,8 @@ final class OnnxWire {
             checkWire(tag, WireFormat.WIRETYPE_LENGTH_DELIMITED, "GraphProto field " + field);
             int old = enter(in);
             switch (field) {
-                case 1 -> nodes.add(parseNode(in));
-                case 5 -> inits.add(parseTensor(in));
+                case 1 -> nodes.add(parseNode(in, nodes.size()));
+                case 5 -> inits.add(parseTensor(in, true));
                 case 11 -> inputs.add(parseValueInfo(in));
                 case 12 -> outputs.add(parseValueInfo(in));
                 default -> valueInfo.add(parseValueInfo(in));
@@ -153,34 +218,47 @@ final class OnnxWire {
         return new Graph(name, nodes, inits, inputs, outputs, valueInfo);
     }
 
-    private static Node parseNode(CodedInputStream in) throws IOException {
+    /**
+     * Parses a {@code NodeProto}; {@code index} is its position in the graph, which names an unnamed node in errors
+     * as the importer does ({@code Conv_3}).
+     */
+    private Node parseNode(CodedInputStream in, int index) throws IOException {
         List<String> inputs = new ArrayList<>();
         List<String> outputs = new ArrayList<>();
         String name = "";
         String op = "";
         String domain = "";
         Map<String, Attribute> attrs = new LinkedHashMap<>();
+        ContentProblem problem = null;
         int tag;
         while ((tag = in.readTag()) != 0) {
             switch (WireFormat.getTagFieldNumber(tag)) {
-                case 1 -> inputs.add(in.readString());
-                case 2 -> outputs.add(in.readString());
-                case 3 -> name = in.readString();
-                case 4 -> op = in.readString();
-                case 7 -> domain = in.readString();
+                case 1 -> inputs.add(names.identifier(in.readString()));
+                case 2 -> outputs.add(names.identifier(in.readString()));
+                case 3 -> name = names.identifier(in.readString());
+                case 4 -> op = Names.escape(in.readString());
+                case 7 -> domain = Names.escape(in.readString());
                 case 5 -> {
                     checkWire(tag, WireFormat.WIRETYPE_LENGTH_DELIMITED, "NodeProto.attribute");
                     int old = enter(in);
-                    parseAttribute(in, attrs);
+                    try {
+                        parseAttribute(in, attrs);
+                    } catch (ContentProblem p) {
+                        // raised at the attribute's end: read on to learn the node's name
+                        problem = problem == null ? p : problem;
+                    }
                     in.popLimit(old);
                 }
                 default -> in.skipField(tag);
             }
         }
+        if (problem != null) {
+            throw problem.atNode(name.isEmpty() ? (op.isEmpty() ? "node" : op) + "_" + index : name);
+        }
         return new Node(name, op, domain, inputs, outputs, attrs);
     }
 
-    private static void parseAttribute(CodedInputStream in, Map<String, Attribute> out) throws IOException {
+    private void parseAttribute(CodedInputStream in, Map<String, Attribute> out) throws IOException {
         String name = "";
         int type = 0;
         Double f = null;
@@ -188,6 +266,8 @@ final class OnnxWire {
         String s = null;
         TensorValue t = null;
         Attribute large = null;
+        String problem = null;
+        String problemTensor = null;
         boolean graph = false;
         List<Long> ints = new ArrayList<>();
         List<Double> floats = new ArrayList<>();
@@ -197,23 +277,24 @@ final class OnnxWire {
             int field = WireFormat.getTagFieldNumber(tag);
             int wire = WireFormat.getTagWireType(tag);
             switch (field) {
-                case 1 -> name = in.readString();
+                case 1 -> name = Names.escape(in.readString());
                 case 20 -> type = in.readInt32();
                 case 2 -> f = (double) in.readFloat();
                 case 3 -> i = in.readInt64();
-                case 4 -> s = in.readBytes().toStringUtf8();
+                case 4 -> s = Names.escape(in.readBytes().toStringUtf8());
                 case 5 -> {
                     int old = enter(in);
-                    Tensor tensor = parseTensor(in);
+                    Tensor tensor = parseTensor(in, false);
                     in.popLimit(old);
-                    if (tensor.value().isPresent()) {
+                    problemTensor = tensor.name();
+                    if (tensor.problem().isPresent()) {
+                        problem = tensor.problem().get();
+                    } else if (tensor.value().isPresent()) {
                         t = tensor.value().get();
-                    } else if (tensor.wellFormed() && DataType.fromOnnx(tensor.dataType()).isPresent()) {
+                    } else if (DataType.fromOnnx(tensor.dataType()).isPresent()) {
                         large = Attribute.ofLargeTensor(DataType.fromOnnx(tensor.dataType()).get(), tensor.dims());
                     } else {
-                        throw new InvalidProtocolBufferException("tensor attribute '" + name + "' holds no data, "
-                                + "or less or more than its dims " + java.util.Arrays.toString(tensor.dims())
-                                + " say");
+                        problem = "unknown element type " + tensor.dataType();
                     }
                 }
                 case 6, 11 -> {
@@ -242,9 +323,15 @@ final class OnnxWire {
                         ints.add(in.readInt64());
                     }
                 }
-                case 9 -> strings.add(in.readBytes().toStringUtf8());
+                case 9 -> strings.add(Names.escape(in.readBytes().toStringUtf8()));
                 default -> in.skipField(tag);
             }
+        }
+        if (problem != null) {
+            // raised here, not in the loop: the attribute's name may follow its tensor
+            throw new ContentProblem("tensor attribute '" + name + "'"
+                    + (problemTensor.isEmpty() ? "" : " (tensor '" + problemTensor + "')") + ": " + problem,
+                    problemTensor.isEmpty() ? null : problemTensor);
         }
         Attribute a;
         switch (type) {
@@ -291,16 +378,17 @@ final class OnnxWire {
         }
     }
 
-    private static ValueInfo parseValueInfo(CodedInputStream in) throws IOException {
+    private ValueInfo parseValueInfo(CodedInputStream in) throws IOException {
         String name = "";
         int elem = 0;
         boolean hasShape = false;
         List<Dimension> dims = new ArrayList<>();
+        long[] rank = {0};
         int tag;
         while ((tag = in.readTag()) != 0) {
             int field = WireFormat.getTagFieldNumber(tag);
             if (field == 1) {
-                name = in.readString();
+                name = names.identifier(in.readString());
             } else if (field == 2 && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
                 int oldType = enter(in);
                 int t;
@@ -316,7 +404,7 @@ final class OnnxWire {
                             } else if (f == 2 && WireFormat.getTagWireType(u) == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
                                 hasShape = true;
                                 int oldShape = enter(in);
-                                parseShape(in, dims);
+                                parseShape(in, dims, rank);
                                 in.popLimit(oldShape);
                             } else {
                                 in.skipField(u);
@@ -332,10 +420,15 @@ final class OnnxWire {
                 in.skipField(tag);
             }
         }
+        if (rank[0] > MAX_RANK) {
+            throw new ContentProblem("tensor '" + name + "' has " + rank[0] + " dimensions, more than the "
+                    + MAX_RANK + " the importer accepts", name);
+        }
         return new ValueInfo(name, elem, hasShape, dims);
     }
 
-    private static void parseShape(CodedInputStream in, List<Dimension> dims) throws IOException {
+    /** Reads dimensions into {@code dims}, at most {@link #MAX_RANK} of them, counting all in {@code rank[0]}. */
+    private void parseShape(CodedInputStream in, List<Dimension> dims, long[] rank) throws IOException {
         int tag;
         while ((tag = in.readTag()) != 0) {
             if (WireFormat.getTagFieldNumber(tag) != 1
@@ -350,35 +443,45 @@ final class OnnxWire {
             while ((t = in.readTag()) != 0) {
                 switch (WireFormat.getTagFieldNumber(t)) {
                     case 1 -> value = in.readInt64();
-                    case 2 -> param = in.readString();
+                    case 2 -> param = Names.escape(in.readString());
                     default -> in.skipField(t);
                 }
             }
             in.popLimit(old);
-            dims.add(new Dimension(value, param));
+            if (++rank[0] <= MAX_RANK) {
+                dims.add(new Dimension(value, param));
+            }
         }
     }
 
-    /** Parses a {@code TensorProto}; values are decoded only for small tensors with inline data. */
-    static Tensor parseTensor(CodedInputStream in) throws IOException {
+    /**
+     * Parses a {@code TensorProto}; values are decoded only for small tensors with inline data. Problems with its
+     * content are returned in {@link Tensor#problem()}, once the whole message has been read.
+     *
+     * @param identifier whether the tensor's name is a graph-wide name (an initializer), checked for collisions
+     */
+    private Tensor parseTensor(CodedInputStream in, boolean identifier) throws IOException {
         String name = "";
         int dataType = 0;
         List<Long> dims = new ArrayList<>();
+        long[] rank = {0};
         byte[] raw = null;
         long rawLength = -1;
         List<Double> floatData = new ArrayList<>();
         List<Long> intData = new ArrayList<>();
         long floatCount = 0;
         long[] intCount = {0};
-        boolean external = false;
+        int location = 0;
+        int externalEntries = 0;
+        String externalLength = null;
         int tag;
         while ((tag = in.readTag()) != 0) {
             int field = WireFormat.getTagFieldNumber(tag);
             boolean packed = WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED;
             switch (field) {
-                case 1 -> readLongs(in, packed, dims, Long.MAX_VALUE, null);
+                case 1 -> readLongs(in, packed, dims, MAX_RANK, rank);
                 case 2 -> dataType = in.readInt32();
-                case 8 -> name = in.readString();
+                case 8 -> name = identifier ? names.identifier(in.readString()) : Names.escape(in.readString());
                 case 9 -> {
                     int len = in.readRawVarint32();
                     if (len < 0 || (in.getBytesUntilLimit() >= 0 && len > in.getBytesUntilLimit())) {
@@ -408,33 +511,105 @@ final class OnnxWire {
                         in.popLimit(old);
                     } else {
                         floatCount++;
-                        floatData.add(width == 4 ? (double) in.readFloat() : in.readDouble());
+                        if (floatData.size() <= MAX_DECODED_ELEMENTS) {
+                            floatData.add(width == 4 ? (double) in.readFloat() : in.readDouble());
+                        } else {
+                            in.skipField(tag);
+                        }
                     }
                 }
                 case 5, 7, 11 -> readLongs(in, packed, intData, MAX_DECODED_ELEMENTS, intCount);
-                case 13 -> external |= !packed && in.readInt32() == 1;
+                case 13 -> {
+                    // external_data: repeated StringStringEntryProto {key = 1, value = 2}
+                    checkWire(tag, WireFormat.WIRETYPE_LENGTH_DELIMITED, "TensorProto.external_data");
+                    int old = enter(in);
+                    String key = "";
+                    String value = "";
+                    int t;
+                    while ((t = in.readTag()) != 0) {
+                        switch (WireFormat.getTagFieldNumber(t)) {
+                            case 1 -> key = in.readString();
+                            case 2 -> value = in.readString();
+                            default -> in.skipField(t);
+                        }
+                    }
+                    in.popLimit(old);
+                    externalEntries++;
+                    if (key.equals("length")) {
+                        externalLength = value;
+                    }
+                }
+                case 14 -> {
+                    checkWire(tag, WireFormat.WIRETYPE_VARINT, "TensorProto.data_location");
+                    location = in.readInt32();
+                }
                 default -> in.skipField(tag);
             }
+        }
+        if (rank[0] > MAX_RANK) {
+            return new Tensor(name, dataType, new long[0], Optional.empty(), false, Optional.of("tensor '" + name
+                    + "' has " + rank[0] + " dimensions, more than the " + MAX_RANK + " the importer accepts"));
         }
         long[] d = dims.stream().mapToLong(Long::longValue).toArray();
         long count = 1;
         for (long x : d) {
             if (x < 0) {
-                throw new InvalidProtocolBufferException("tensor '" + name + "' has negative dimension " + x);
+                return new Tensor(name, dataType, d, Optional.empty(), false,
+                        Optional.of("negative dimension " + x + " in " + Arrays.toString(d)));
             }
             count = x == 0 ? 0 : (count > Long.MAX_VALUE / x ? Long.MAX_VALUE : count * x);
         }
         Optional<TensorValue> value = Optional.empty();
         Optional<DataType> type = DataType.fromOnnx(dataType);
-        if (type.isPresent() && count <= MAX_DECODED_ELEMENTS) {
+        boolean inline = rawLength >= 0 || floatCount > 0 || intCount[0] > 0;
+        boolean external = !inline && (location == EXTERNAL || externalEntries > 0);
+        if (type.isPresent() && count <= MAX_DECODED_ELEMENTS && !external) {
             value = decode(type.get(), d, (int) count, raw, floatData, intData);
         }
-        boolean wellFormed = value.isPresent() || external
-                || rawLength >= 0 && type.isPresent() && type.get() != DataType.STRING
-                        && count <= Long.MAX_VALUE / Math.max(1, type.get().byteSize())
-                        && rawLength == count * type.get().byteSize()
-                || rawLength < 0 && (floatCount == count && intCount[0] == 0 || intCount[0] == count && floatCount == 0);
-        return new Tensor(name, dataType, d, value, wellFormed);
+        Optional<String> problem;
+        if (value.isPresent()) {
+            problem = Optional.empty();
+        } else if (external) {
+            problem = externalProblem(type, d, count, externalLength);
+        } else if (rawLength >= 0 && type.isPresent() && type.get() != DataType.STRING
+                && count <= Long.MAX_VALUE / Math.max(1, type.get().byteSize())
+                && rawLength == count * type.get().byteSize()
+                || rawLength < 0
+                        && (floatCount == count && intCount[0] == 0 || intCount[0] == count && floatCount == 0)) {
+            problem = Optional.empty();
+        } else {
+            problem = Optional.of("holds no data, or less or more than its dims " + Arrays.toString(d) + " say");
+        }
+        return new Tensor(name, dataType, d, value, external, problem);
+    }
+
+    /**
+     * What is wrong with the declared size of external data, if anything: a declared {@code length} must be the
+     * bytes the dims and element type need (two 4-bit elements to a byte). The external file is never opened.
+     */
+    private static Optional<String> externalProblem(Optional<DataType> type, long[] dims, long count,
+            String declared) {
+        if (type.isPresent() && type.get() == DataType.STRING) {
+            return Optional.of("a STRING tensor cannot be stored as external data");
+        }
+        if (declared == null || type.isEmpty() || type.get() == DataType.UNDEFINED) {
+            return Optional.empty();
+        }
+        long length;
+        try {
+            length = Long.parseLong(declared.trim());
+        } catch (NumberFormatException e) {
+            return Optional.of("external data length '" + Names.escape(declared) + "' is not a number");
+        }
+        boolean nibbles = type.get() == DataType.INT4 || type.get() == DataType.UINT4;
+        long size = type.get().byteSize();
+        long need = nibbles ? count / 2 + count % 2 : count <= Long.MAX_VALUE / size ? count * size : -1;
+        if (length != need) {
+            return Optional.of("external data declares length " + length + " bytes, but dims "
+                    + Arrays.toString(dims) + " of " + type.get() + " need "
+                    + (need < 0 ? "more than 2^63" : Long.toString(need)));
+        }
+        return Optional.empty();
     }
 
     /** Reads varint values into {@code out} (at most {@code max}), counting all of them in {@code count[0]}. */

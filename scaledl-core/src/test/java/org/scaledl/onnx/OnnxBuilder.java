@@ -18,6 +18,20 @@ final class OnnxBuilder {
     private final List<byte[]> outputs = new ArrayList<>();
     private final List<byte[]> initializers = new ArrayList<>();
     private final List<byte[]> valueInfo = new ArrayList<>();
+    private long opset = 13;
+    private boolean writeOpset = true;
+
+    /** The default-domain opset written (13 unless set). */
+    OnnxBuilder opset(long value) {
+        this.opset = value;
+        return this;
+    }
+
+    /** Writes no opset_import at all. */
+    OnnxBuilder noOpset() {
+        this.writeOpset = false;
+        return this;
+    }
 
     /** A float tensor input; -1 dims are symbolic 'batch'. */
     OnnxBuilder input(String name, long... dims) {
@@ -76,6 +90,86 @@ final class OnnxBuilder {
             }
         }));
         return this;
+    }
+
+    /** A FLOAT initializer of the given dims and values (packed float_data). */
+    OnnxBuilder floatInitializer(String name, long[] dims, float... values) {
+        initializers.add(msg(o -> {
+            for (long d : dims) {
+                o.writeInt64(1, d);
+            }
+            o.writeInt32(2, 1);
+            o.writeString(8, name);
+            for (float v : values) {
+                o.writeFloat(4, v);
+            }
+        }));
+        return this;
+    }
+
+    /** An initializer of any element type with raw little-endian bytes. */
+    OnnxBuilder rawInitializer(String name, int dataType, long[] dims, byte[] raw) {
+        initializers.add(msg(o -> {
+            for (long d : dims) {
+                o.writeInt64(1, d);
+            }
+            o.writeInt32(2, dataType);
+            o.writeString(8, name);
+            o.writeByteArray(9, raw);
+        }));
+        return this;
+    }
+
+    /**
+     * An initializer whose data lies in another file, as onnx.save(..., save_as_external_data=True) writes it:
+     * {@code external_data} entries (field 13) in the given order, and {@code data_location = EXTERNAL} (field 14)
+     * when asked.
+     */
+    OnnxBuilder externalInitializer(String name, int dataType, long[] dims, boolean dataLocation,
+            String... keyValues) {
+        initializers.add(externalTensor(name, dataType, dims, dataLocation, keyValues));
+        return this;
+    }
+
+    static byte[] externalTensor(String name, int dataType, long[] dims, boolean dataLocation,
+            String... keyValues) {
+        return msg(o -> {
+            for (long d : dims) {
+                o.writeInt64(1, d);
+            }
+            o.writeInt32(2, dataType);
+            o.writeString(8, name);
+            for (int i = 0; i + 1 < keyValues.length; i += 2) {
+                String k = keyValues[i];
+                String v = keyValues[i + 1];
+                o.writeByteArray(13, msg(e -> {
+                    e.writeString(1, k);
+                    e.writeString(2, v);
+                }));
+            }
+            if (dataLocation) {
+                o.writeInt32(14, 1);
+            }
+        });
+    }
+
+    /** A tensor attribute holding the given TensorProto bytes. */
+    static byte[] tensorAttr(String name, byte[] tensor) {
+        return msg(o -> {
+            o.writeString(1, name);
+            o.writeByteArray(5, tensor);
+            o.writeInt32(20, 4);
+        });
+    }
+
+    static byte[] floats(String name, float... v) {
+        return msg(o -> {
+            o.writeString(1, name);
+            for (float x : v) {
+                o.writeFloat(7, x);
+            }
+            o.writeInt32(20, 6);
+        });
     }
 
     /** A node; attributes are built with {@link #ints}, {@link #intAttr}, {@link #int64Tensor}, ... */
@@ -183,11 +277,13 @@ final class OnnxBuilder {
                 o.writeByteArray(13, v);
             }
         });
-        byte[] opset = msg(o -> o.writeInt64(2, 13));
+        byte[] opsetId = msg(o -> o.writeInt64(2, opset));
         return msg(o -> {
             o.writeInt64(1, 8);
             o.writeByteArray(7, graph);
-            o.writeByteArray(8, opset);
+            if (writeOpset) {
+                o.writeByteArray(8, opsetId);
+            }
         });
     }
 
