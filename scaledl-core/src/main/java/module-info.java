@@ -15,6 +15,7 @@ module org.scaledl.core {
     exports org.scaledl;
     exports org.scaledl.graph;
     exports org.scaledl.onnx;
+    exports org.scaledl.transformer;
     exports org.scaledl.workload;
     exports org.scaledl.features;
     exports org.scaledl.io;

@@ -47,14 +47,22 @@ public final class ModelGraph {
     private final long parameterCount;
     private final Coverage coverage;
     private final Blocks blocks;
+    private final TransformerShape transformer;
+    /** How many times each layer runs (1 except in compact graphs). */
+    private final int[] repeats;
     /** Analyses derived from this graph by other classes, by owner ({@link #memo}). */
     private final java.util.concurrent.ConcurrentHashMap<Object, Object> memo =
             new java.util.concurrent.ConcurrentHashMap<>();
 
     private ModelGraph(String name, List<Layer> sorted, Map<String, TensorInfo> tensors, List<String> outputs,
-            Coverage coverage, Blocks blocks) {
+            Coverage coverage, Blocks blocks, TransformerShape transformer) {
         this.name = name;
         this.blocks = blocks;
+        this.transformer = transformer;
+        this.repeats = new int[sorted.size()];
+        for (int i = 0; i < repeats.length; i++) {
+            repeats[i] = blocks == null ? 1 : blocks.repeats(sorted.get(i).name());
+        }
         this.coverage = coverage == null ? Coverage.complete(sorted.size()) : coverage;
         this.layers = List.copyOf(sorted);
         this.tensors = Collections.unmodifiableMap(new LinkedHashMap<>(tensors));
@@ -94,6 +102,13 @@ public final class ModelGraph {
         for (TensorInfo t : this.tensors.values()) {
             if (t.role() == TensorRole.PARAMETER) {
                 total += t.shape().map(s -> s.elements(1)).orElse(0L);
+            }
+        }
+        if (blocks != null && blocks.compact()) {
+            // a compact graph's block parameters stand for every copy of the block
+            total = 0;
+            for (int i = 0; i < lp.length; i++) {
+                total = Math.addExact(total, Math.multiplyExact(lp[i], (long) repeats[i]));
             }
         }
         this.parameterCount = total;
@@ -159,6 +174,16 @@ public final class ModelGraph {
         return edges;
     }
 
+    /** How many times a layer runs in one pass: 1, except for the block layers of a compact graph. */
+    public int repeats(int layer) {
+        return repeats[layer];
+    }
+
+    /** The transformer this graph was built from, when it was built from a configuration. */
+    public Optional<TransformerShape> transformer() {
+        return Optional.ofNullable(transformer);
+    }
+
     /** Trainable parameters first read by a layer. */
     public long parameterCount(int layer) {
         return layerParams[layer];
@@ -215,6 +240,7 @@ public final class ModelGraph {
         private String source;
         private Coverage coverage;
         private Blocks blocks;
+        private TransformerShape transformer;
 
         private Builder(String name) {
             this.name = Objects.requireNonNull(name, "name");
@@ -232,7 +258,13 @@ public final class ModelGraph {
             return this;
         }
 
-        /** Records the repeated-block structure. */
+        /** Records the transformer the graph is built from (a configuration, not an export). */
+        public Builder transformer(TransformerShape value) {
+            this.transformer = Objects.requireNonNull(value, "transformer");
+            return this;
+        }
+
+        /** The repeated-block structure. */
         public Builder blocks(Blocks value) {
             this.blocks = Objects.requireNonNull(value, "blocks");
             return this;
@@ -347,7 +379,7 @@ public final class ModelGraph {
                         "graph has a cycle through this node (" + inCycle + " nodes cannot be ordered)");
             }
             Checks.state(sorted.size() == n, "topological order lost nodes: %s of %s", sorted.size(), n);
-            return new ModelGraph(name, sorted, tensors, outputs, coverage, blocks);
+            return new ModelGraph(name, sorted, tensors, outputs, coverage, blocks, transformer);
         }
     }
 }

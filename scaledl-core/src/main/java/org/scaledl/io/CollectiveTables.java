@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Map;
 import org.scaledl.InvalidInputException;
 import org.scaledl.workload.CollectiveMeasurement;
-import org.scaledl.workload.Interconnect;
+import org.scaledl.workload.Topology;
 
 /**
  * Reads measured collectives: DeepBench's all-reduce table, with the nominal links of the systems DeepBench ran
@@ -48,12 +48,59 @@ public final class CollectiveTables {
                         + device + "'");
             }
             try {
-                out.add(new CollectiveMeasurement(device, new Interconnect(t.positiveInt(r, "gpus_per_node"), link[0], link[1]),
-                        t.positiveInt(r, "nodes"), t.positiveInt(r, "gpus_total"), t.positiveFinite(r, "bytes"),
+                Topology topo = new Topology(t.positiveInt(r, "gpus_per_node"), Topology.Link.PCIE, link[0],
+                        link[1] * 8, 0, false);
+                out.add(new CollectiveMeasurement(device, topo, t.positiveInt(r, "nodes"), t.positiveInt(r, "gpus_total"), t.positiveFinite(r, "bytes"),
                         t.positiveFinite(r, "time_ms"), t.opt(r, "algorithm").orElse("")));
             } catch (IllegalArgumentException e) {
                 throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());
             }
+        }
+        return out;
+    }
+
+    /**
+     * Reads nccl-tests all-reduce tables inside one node ({@code allreduce_<n>gpu.csv}, columns {@code size(B)} and the
+     * out-of-place {@code time(ns)}, as vTrain published them for A100 and V100 servers), one measurement per row,
+     * every {@code every}-th row (the tables hold 1,024 sizes each; a few dozen per rank count describe the curve).
+     *
+     * @param dir      the folder of the tables
+     * @param device   the catalog name of the GPU they were measured on
+     * @param topology the server's links
+     * @param every    keep every {@code every}-th row (1: all)
+     * @throws InvalidInputException naming file and line for a bad value, or a folder without tables
+     */
+    public static List<CollectiveMeasurement> readNcclTests(Path dir, String device, Topology topology, int every) {
+        List<CollectiveMeasurement> out = new ArrayList<>();
+        for (int n = 2; n <= 64; n++) {
+            Path f = dir.resolve("allreduce_" + n + "gpu.csv");
+            if (!java.nio.file.Files.isRegularFile(f)) {
+                continue;
+            }
+            List<String> lines;
+            try {
+                lines = new ArrayList<>(java.nio.file.Files.readAllLines(f, java.nio.charset.StandardCharsets.UTF_8));
+            } catch (java.io.IOException e) {
+                throw InvalidInputException.unreadable(f, "cannot read", e);
+            }
+            // nccl-tests name the out-of-place and in-place columns alike: the first pair is out-of-place
+            if (lines.isEmpty() || !lines.get(0).startsWith("size(B),count,type,time(ns)")) {
+                throw InvalidInputException.atLine(f.toString(), 1, "not an nccl-tests table (expected the header "
+                        + "size(B),count,type,time(ns),busbw(GB/s),time(ns),busbw(GB/s))");
+            }
+            lines.set(0, "size,count,type,time_ns,busbw,time_ns_in_place,busbw_in_place");
+            CsvTable t = CsvTable.parse(f.toString(), lines, "size", "time_ns");
+            for (int r = 0; r < t.size(); r += Math.max(1, every)) {
+                try {
+                    out.add(new CollectiveMeasurement(device, topology, 1, n, t.positiveFinite(r, "size"),
+                            t.positiveFinite(r, "time_ns") / 1e6, "nccl-tests"));
+                } catch (IllegalArgumentException e) {
+                    throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());
+                }
+            }
+        }
+        if (out.isEmpty()) {
+            throw InvalidInputException.inSource(dir.toString(), "no nccl-tests table (allreduce_<n>gpu.csv) here");
         }
         return out;
     }

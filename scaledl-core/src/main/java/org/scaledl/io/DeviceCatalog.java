@@ -16,16 +16,24 @@ import org.scaledl.InvalidInputException;
 import org.scaledl.workload.Device;
 
 /**
- * Devices by name, read from CSV files in NeuSight's {@code device_configs.csv} layout: columns {@code gpu},
- * {@code mem_bw_GBps}, {@code num_sm_or_cu}, {@code freq_MHz}, {@code l2_cache_MB}, {@code dev_mem_GB} and either
- * {@code fp32_peak_GFLOPS} (one peak for all FP32 work) or both {@code fp32_peak_matrix_GFLOPS} and
- * {@code fp32_peak_vector_GFLOPS}. An optional {@code label_dir_name} column gives an alias, an optional
- * {@code link_GBps} column the device-to-device link bandwidth per direction. Names are matched ignoring case, spaces
- * and punctuation ({@link Device#key}).
+ * Devices by name. The bundled catalog ({@code gpu_catalog.csv}) describes some thirty GPUs from their data sheets:
+ * memory, bandwidth, SMs or CUs, clock, L2, the FP32 peaks, the dense peaks of the matrix units per precision (TF32,
+ * FP16, BF16, INT8), form factor, the GPU-to-GPU link (NVLink, Infinity Fabric) and PCIe, each row with its source
+ * ({@code GPU_CATALOG.md}). For the GPUs whose kernels NeuSight and DeepBench measured, the figures their measurements
+ * were described with (NeuSight's {@code device_configs}, DeepBench's specifications) replace the data sheet's
+ * memory, bandwidth, SMs, clock, FP32 peaks and L2, so that a model fitted on those measurements and the files saved
+ * with it predict what they predicted. Names are matched ignoring case, spaces and punctuation ({@link Device#key}),
+ * aliases included ({@code "A100-SXM4-80GB"}, {@code "V100"}).
+ *
+ * <p>User files ({@link #read}) may use the catalog's layout (columns {@code name, memory_GB, memory_bw_GBps, sms,
+ * boost_clock_MHz, l2_MB, fp32_vector_TFLOPS} and optionally the others of {@code gpu_catalog.csv}) or NeuSight's
+ * {@code device_configs.csv} layout ({@code gpu, dev_mem_GB, mem_bw_GBps, num_sm_or_cu, freq_MHz, l2_cache_MB} and
+ * either {@code fp32_peak_GFLOPS} or both {@code fp32_peak_matrix_GFLOPS} and {@code fp32_peak_vector_GFLOPS};
+ * optional {@code label_dir_name} alias and {@code link_GBps}).
  *
  * <pre>{@code
- * DeviceCatalog gpus = DeviceCatalog.bundled();   // or DeviceCatalog.read(Path.of("my_gpus.csv"))
- * Device h100 = gpus.require("NVIDIA H100 80GB HBM3");
+ * DeviceCatalog gpus = DeviceCatalog.bundled();   // or DeviceCatalog.bundled().with(DeviceCatalog.read(myCsv))
+ * Device a100 = gpus.require("NVIDIA A100-SXM4-80GB");
  * }</pre>
  */
 public final class DeviceCatalog {
@@ -37,38 +45,148 @@ public final class DeviceCatalog {
         this.devices = List.copyOf(devices);
     }
 
-    /** Column names every catalog file needs. */
-    private static final String[] REQUIRED = {"gpu", "dev_mem_GB", "mem_bw_GBps", "num_sm_or_cu", "freq_MHz",
+    /** Column names every file in NeuSight's layout needs. */
+    private static final String[] NEUSIGHT_REQUIRED = {"gpu", "dev_mem_GB", "mem_bw_GBps", "num_sm_or_cu", "freq_MHz",
         "l2_cache_MB"};
 
-    /** The catalog files bundled with the library, in lookup order. */
-    private static final List<String> BUNDLED = List.of("neusight_devices.csv", "deepbench_devices.csv");
+    /** Column names every file in the catalog's layout needs. */
+    private static final String[] CATALOG_REQUIRED = {"name", "memory_GB", "memory_bw_GBps", "sms",
+        "boost_clock_MHz", "l2_MB", "fp32_vector_TFLOPS"};
 
-    /** Link bandwidths for bundled devices whose catalog file has none (columns {@code gpu, link_GBps}). */
-    private static final String BUNDLED_LINKS = "device_links.csv";
+    /** The data-sheet catalog bundled with the library. */
+    private static final String BUNDLED_CATALOG = "gpu_catalog.csv";
+
+    /** Descriptions the bundled measurements were made with, which replace the data sheet's figures. */
+    private static final List<String> MEASURED = List.of("neusight_devices.csv", "deepbench_devices.csv");
+
+    private static final DeviceCatalog BUNDLED = load();
 
     /**
-     * The bundled catalog: NeuSight's 12 GPU descriptions (P4 to H100, AMD MI100/MI210/MI250, A100-SXM4) and the
-     * DeepBench GPUs from vendor data sheets (M40, TitanX, TitanX Pascal, TitanXp, 1080Ti, P100, V100, T4, MI25,
-     * Vega FE), with NVLink bandwidths of the SXM parts; provenance in the resources' {@code PROVENANCE.md}.
+     * The bundled catalog (see above): data-sheet rows of V100, A100, H100, H200, L4, L40S, A10, T4, P100, P4,
+     * MI100, MI210, MI250, MI300X and the older DeepBench GPUs, with NeuSight's and DeepBench's descriptions for the
+     * GPUs they measured.
      */
     public static DeviceCatalog bundled() {
-        List<CsvTable> tables = new ArrayList<>();
-        for (String name : BUNDLED) {
-            tables.add(resource(name, REQUIRED));
+        return BUNDLED;
+    }
+
+    private static DeviceCatalog load() {
+        CsvTable sheet = resource(BUNDLED_CATALOG, CATALOG_REQUIRED);
+        Map<String, Device> measured = new LinkedHashMap<>();
+        java.util.Set<String> neusight = new java.util.HashSet<>();
+        for (String name : MEASURED) {
+            CsvTable t = resource(name, NEUSIGHT_REQUIRED);
+            for (int r = 0; r < t.size(); r++) {
+                Device d = neusightRow(t, r);
+                if (name.startsWith("neusight")) {
+                    neusight.add(d.name());
+                }
+                measured.putIfAbsent(Device.key(d.name()), d);
+                int row = r;
+                t.opt(r, "label_dir_name").ifPresent(a -> measured.putIfAbsent(Device.key(a), measured.get(
+                        Device.key(t.get(row, "gpu")))));
+            }
         }
-        DeviceCatalog c = of(tables);
-        CsvTable links = resource(BUNDLED_LINKS, "gpu", "link_GBps");
-        Map<String, Device> byKey = new LinkedHashMap<>(c.byKey);
-        List<Device> all = new ArrayList<>(c.devices);
-        for (int r = 0; r < links.size(); r++) {
-            Device d = c.find(links.get(r, "gpu")).orElseThrow(() -> new IllegalStateException(
-                    "bundled link for an unknown device"));
-            Device linked = d.withLinkGBps(links.positiveFinite(r, "link_GBps"));
-            byKey.replaceAll((k, v) -> v.equals(d) ? linked : v);
-            all.replaceAll(v -> v.equals(d) ? linked : v);
+        Map<String, Device> byKey = new LinkedHashMap<>();
+        List<Device> all = new ArrayList<>();
+        for (int r = 0; r < sheet.size(); r++) {
+            Device d = catalogRow(sheet, r);
+            List<String> names = names(sheet, r);
+            Device m = names.stream().map(n -> measured.get(Device.key(n))).filter(java.util.Objects::nonNull)
+                    .findFirst().orElse(null);
+            if (m != null) {
+                // NeuSight's name is the one its measurements (and models fitted on them) use
+                String primary = neusight.contains(m.name()) ? m.name() : d.name();
+                if (!primary.equals(d.name())) {
+                    names.add(0, primary);
+                }
+                d = new Device(primary, m.memoryGB(), m.memoryBandwidthGBps(), m.computeUnits(), m.clockMHz(),
+                        m.peakMatrixGflops(), m.peakVectorGflops(), m.l2MB(), d.linkGBps(), Device.Kind.GPU, 0,
+                        d.matrixPeaks(), d.formFactor(), d.pcieGBps());
+            }
+            add(byKey, all, d, names);
         }
+        // measured devices the data sheet does not list keep their measured description
+        measured.forEach((k, d) -> {
+            if (!byKey.containsKey(k)) {
+                add(byKey, all, d, List.of(d.name()));
+            }
+        });
         return new DeviceCatalog(byKey, all);
+    }
+
+    private static void add(Map<String, Device> byKey, List<Device> all, Device d, List<String> names) {
+        boolean added = false;
+        for (String n : names) {
+            if (byKey.putIfAbsent(Device.key(n), d) == null) {
+                added = true;
+            }
+        }
+        if (added && !all.contains(d)) {
+            all.add(d);
+        }
+    }
+
+    /** The row's name and its aliases. */
+    private static List<String> names(CsvTable t, int r) {
+        List<String> out = new ArrayList<>();
+        out.add(t.get(r, "name"));
+        t.opt(r, "aliases").ifPresent(a -> {
+            for (String x : a.split(";")) {
+                if (!x.isBlank()) {
+                    out.add(x.trim());
+                }
+            }
+        });
+        return out;
+    }
+
+    private static Device catalogRow(CsvTable t, int r) {
+        String name = t.get(r, "name");
+        try {
+            double vector = 1e3 * t.positiveFinite(r, "fp32_vector_TFLOPS");
+            double matrix = t.opt(r, "fp32_matrix_TFLOPS").isPresent() ? 1e3 * t.positiveFinite(r,
+                    "fp32_matrix_TFLOPS") : vector;
+            Device.MatrixPeaks peaks = new Device.MatrixPeaks(tera(t, r, "tf32_TFLOPS"), tera(t, r, "fp16_TFLOPS"),
+                    tera(t, r, "bf16_TFLOPS"), tera(t, r, "int8_TOPS"));
+            return new Device(name, t.positiveFinite(r, "memory_GB"), t.positiveFinite(r, "memory_bw_GBps"),
+                    t.positiveInt(r, "sms"), t.positiveFinite(r, "boost_clock_MHz"), matrix, vector,
+                    t.positiveFinite(r, "l2_MB"), t.opt(r, "link_GBps").isPresent() ? t.positiveFinite(r, "link_GBps")
+                            : 0, Device.Kind.GPU, 0, peaks, t.opt(r, "form_factor").orElse(""),
+                    t.opt(r, "pcie_GBps").isPresent() ? t.positiveFinite(r, "pcie_GBps") : 0);
+        } catch (IllegalArgumentException e) {
+            throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());
+        }
+    }
+
+    private static double tera(CsvTable t, int r, String column) {
+        return t.has(column) && t.opt(r, column).isPresent() ? 1e3 * t.positiveFinite(r, column) : 0;
+    }
+
+    private static Device neusightRow(CsvTable t, int r) {
+        String name = t.get(r, "gpu");
+        double matrix;
+        double vector;
+        Optional<String> single = t.opt(r, "fp32_peak_GFLOPS");
+        if (single.isPresent()) {
+            matrix = t.positiveFinite(r, "fp32_peak_GFLOPS");
+            vector = matrix;
+        } else if (t.opt(r, "fp32_peak_matrix_GFLOPS").isPresent()
+                && t.opt(r, "fp32_peak_vector_GFLOPS").isPresent()) {
+            matrix = t.positiveFinite(r, "fp32_peak_matrix_GFLOPS");
+            vector = t.positiveFinite(r, "fp32_peak_vector_GFLOPS");
+        } else {
+            throw InvalidInputException.atLine(t.source(), t.line(r), "device '" + name
+                    + "' has neither fp32_peak_GFLOPS nor both matrix and vector peaks");
+        }
+        try {
+            return new Device(name, t.positiveFinite(r, "dev_mem_GB"), t.positiveFinite(r, "mem_bw_GBps"),
+                    t.positiveInt(r, "num_sm_or_cu"), t.positiveFinite(r, "freq_MHz"), matrix, vector,
+                    t.positiveFinite(r, "l2_cache_MB"),
+                    t.opt(r, "link_GBps").isPresent() ? t.positiveFinite(r, "link_GBps") : 0);
+        } catch (IllegalArgumentException e) {
+            throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());
+        }
     }
 
     private static CsvTable resource(String name, String... required) {
@@ -83,64 +201,51 @@ public final class DeviceCatalog {
         }
     }
 
-    /** Reads and merges catalog files; a device named twice keeps its first description. */
+    /**
+     * Reads and merges catalog files, each in the catalog's layout or NeuSight's; a device named twice keeps its
+     * first description.
+     *
+     * @throws InvalidInputException naming the file and line of a bad row, or a file in neither layout
+     */
     public static DeviceCatalog read(Path... files) {
-        List<CsvTable> tables = new ArrayList<>();
-        for (Path file : files) {
-            tables.add(CsvTable.read(file, REQUIRED));
-        }
-        return of(tables);
-    }
-
-    private static DeviceCatalog of(List<CsvTable> tables) {
         Map<String, Device> byKey = new LinkedHashMap<>();
         List<Device> devices = new ArrayList<>();
-        for (CsvTable t : tables) {
+        for (Path file : files) {
+            CsvTable head = CsvTable.read(file);
+            boolean catalog = head.has("name");
+            CsvTable t = CsvTable.read(file, catalog ? CATALOG_REQUIRED : NEUSIGHT_REQUIRED);
             for (int r = 0; r < t.size(); r++) {
-                String name = t.get(r, "gpu");
-                double matrix;
-                double vector;
-                Optional<String> single = t.opt(r, "fp32_peak_GFLOPS");
-                if (single.isPresent()) {
-                    matrix = t.positiveFinite(r, "fp32_peak_GFLOPS");
-                    vector = matrix;
-                } else if (t.opt(r, "fp32_peak_matrix_GFLOPS").isPresent()
-                        && t.opt(r, "fp32_peak_vector_GFLOPS").isPresent()) {
-                    matrix = t.positiveFinite(r, "fp32_peak_matrix_GFLOPS");
-                    vector = t.positiveFinite(r, "fp32_peak_vector_GFLOPS");
+                if (catalog) {
+                    add(byKey, devices, catalogRow(t, r), names(t, r));
                 } else {
-                    throw InvalidInputException.atLine(t.source(), t.line(r), "device '" + name
-                            + "' has neither fp32_peak_GFLOPS nor both matrix and vector peaks");
+                    Device d = neusightRow(t, r);
+                    List<String> names = new ArrayList<>(List.of(d.name()));
+                    t.opt(r, "label_dir_name").ifPresent(names::add);
+                    add(byKey, devices, d, names);
                 }
-                Device d;
-                try {
-                    d = new Device(name, t.positiveFinite(r, "dev_mem_GB"), t.positiveFinite(r, "mem_bw_GBps"),
-                            t.positiveInt(r, "num_sm_or_cu"), t.positiveFinite(r, "freq_MHz"), matrix, vector,
-                            t.positiveFinite(r, "l2_cache_MB"),
-                            t.opt(r, "link_GBps").isPresent() ? t.positiveFinite(r, "link_GBps") : 0);
-                } catch (IllegalArgumentException e) {
-                    throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());
-                }
-                if (byKey.putIfAbsent(Device.key(name), d) == null) {
-                    devices.add(d);
-                }
-                int row = r;
-                t.opt(r, "label_dir_name").ifPresent(alias -> byKey.putIfAbsent(Device.key(alias), byKey.get(
-                        Device.key(t.get(row, "gpu")))));
             }
         }
         return new DeviceCatalog(byKey, devices);
     }
 
-    /** This catalog plus another's devices; on a name in both, this catalog's description wins. */
+    /**
+     * This catalog plus another's devices; a device of the other known here by any of its names or aliases is this
+     * catalog's description under all of them.
+     */
     public DeviceCatalog with(DeviceCatalog other) {
         Map<String, Device> byKey = new LinkedHashMap<>(this.byKey);
         List<Device> all = new ArrayList<>(devices);
-        other.byKey.forEach((k, d) -> {
-            if (byKey.putIfAbsent(k, d) == null && !all.contains(d)) {
+        for (Device d : other.devices) {
+            List<String> keys = other.byKey.entrySet().stream().filter(e -> e.getValue().equals(d))
+                    .map(Map.Entry::getKey).toList();
+            Device known = keys.stream().map(this.byKey::get).filter(java.util.Objects::nonNull).findFirst()
+                    .orElse(null);
+            Device target = known != null ? known : d;
+            keys.forEach(k -> byKey.putIfAbsent(k, target));
+            if (known == null && !all.contains(d)) {
                 all.add(d);
             }
-        });
+        }
         return new DeviceCatalog(byKey, all);
     }
 

@@ -39,10 +39,12 @@ import org.scaledl.workload.Workload;
  * @param nodeRows    nodes of the profiled model traces, on their own GPU
  * @param runs        whole-model runs
  * @param traces      one whole-model trace per (model, phase, sequence length, batch), by {@link #traceKey}
- * @param collectives measured all-reduces
+ * @param collectives measured all-reduces (DeepBench's, and vTrain's nccl-tests tables)
+ * @param megatronRuns measured training iterations of configuration-built transformers on several GPUs (vTrain's
+ *                     Megatron-DeepSpeed runs: {@link #readVTrain})
  */
 public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRows, List<Run> runs,
-        Map<String, FxTrace> traces, List<CollectiveMeasurement> collectives) {
+        Map<String, FxTrace> traces, List<CollectiveMeasurement> collectives, List<Sample> megatronRuns) {
     private static final Pattern PARALLEL = Pattern.compile("(none)|(dp|tp|pp)(\\d+)(?:_(\\d+))?");
 
     /** Copies. */
@@ -52,6 +54,7 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
         runs = List.copyOf(runs);
         traces = Collections.unmodifiableMap(new LinkedHashMap<>(traces));
         collectives = List.copyOf(collectives);
+        megatronRuns = List.copyOf(megatronRuns);
     }
 
     /**
@@ -113,10 +116,94 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
         Checks.argument(!kernelRows.isEmpty() || !nodeRows.isEmpty(), "no GPU measurements under %s",
                 dataRoot);
         Path allreduce = deepbench.resolve("allreduce.csv");
-        List<CollectiveMeasurement> comm = Files.isRegularFile(allreduce)
-                ? CollectiveTables.readDeepBench(allreduce) : List.of();
-        return new GpuData(kernelRows, nodeRows, runs, traces, comm);
+        List<CollectiveMeasurement> comm = new ArrayList<>(Files.isRegularFile(allreduce)
+                ? CollectiveTables.readDeepBench(allreduce) : List.of());
+        Path vtrain = dataRoot.resolve("vtrain");
+        List<Sample> megatron = List.of();
+        if (Files.isRegularFile(vtrain.resolve("ground_truth_single.csv"))) {
+            megatron = readVTrain(vtrain.resolve("ground_truth_single.csv"), devices.require(VTRAIN_GPU));
+        }
+        for (String[] server : VTRAIN_NCCL) {
+            Path dir = vtrain.resolve("nccl").resolve(server[0]);
+            if (Files.isDirectory(dir)) {
+                Device d = devices.require(server[1]);
+                comm.addAll(CollectiveTables.readNcclTests(dir, d.name(), org.scaledl.workload.Topology.assumedFor(d)
+                        .with(Optional.empty(), Optional.empty()), NCCL_EVERY));
+            }
+        }
+        return new GpuData(kernelRows, nodeRows, runs, traces, comm, megatron);
     }
+
+    /**
+     * The GPU of vTrain's single-node runs: one node of eight A100s, whose variant the repository does not state; the
+     * SXM4 40 GB part of the DGX A100 is assumed (its tensor peaks and NVSwitch are those of every SXM4 A100; only the
+     * memory bandwidth of the 80 GB part is higher, by a third).
+     */
+    public static final String VTRAIN_GPU = "NVIDIA A100-SXM4-40GB";
+
+    /** vTrain's nccl-tests tables: folder and the GPU of the server they were measured in. */
+    private static final String[][] VTRAIN_NCCL = {{"a100", VTRAIN_GPU}, {"v100", "Tesla V100-SXM2-16GB"}};
+
+    /** Every how many rows of an nccl-tests table a measurement is kept (1,024 sizes per table). */
+    private static final int NCCL_EVERY = 32;
+
+    /**
+     * Reads vTrain's measured GPT training iterations ({@code ground_truth_single.csv}: {@code # GPUs, global batch,
+     * micro batch, hidden size, attention heads, # layers, sequence length, tensor parallelism, data parallelism,
+     * pipeline parallelism, iteration time (ms)}), as Megatron-DeepSpeed ran them: GPT with a 50,257-token vocabulary
+     * and learned positions, FP16 mixed precision, full activation recomputation, the 1F1B schedule, on one node of
+     * eight GPUs. Each row becomes a workload of {@link org.scaledl.transformer.TransformerSpec}'s graph with the
+     * per-replica batch {@code global / data} in {@code global / (data · micro)} micro-batches, tagged with its
+     * model ({@code gpt-h<hidden>-l<layers>}) and {@code hidden}, {@code layers} and {@code gpus} for splits.
+     *
+     * @param device the GPU the runs were measured on
+     * @throws InvalidInputException naming file and line for an inconsistent row
+     */
+    public static List<Sample> readVTrain(Path file, Device device) {
+        CsvTable t = CsvTable.read(file, "# GPUs", "global batch", "micro batch", "hidden size", "attention heads",
+                "# layers", "sequence length", "tensor parallelism", "data parallelism", "pipeline parallelism",
+                "iteration time (ms)");
+        org.scaledl.workload.Topology node = org.scaledl.workload.Topology.of(8,
+                org.scaledl.workload.Topology.Link.NVSWITCH, device.linkGBps() > 0 ? device.linkGBps() : 300, 800);
+        Map<String, org.scaledl.graph.ModelGraph> graphs = new HashMap<>();
+        List<Sample> out = new ArrayList<>();
+        for (int r = 0; r < t.size(); r++) {
+            int gpus = t.positiveInt(r, "# GPUs");
+            int global = t.positiveInt(r, "global batch");
+            int micro = t.positiveInt(r, "micro batch");
+            int hidden = t.positiveInt(r, "hidden size");
+            int heads = t.positiveInt(r, "attention heads");
+            int layers = t.positiveInt(r, "# layers");
+            int seq = t.positiveInt(r, "sequence length");
+            int tp = t.positiveInt(r, "tensor parallelism");
+            int dp = t.positiveInt(r, "data parallelism");
+            int pp = t.positiveInt(r, "pipeline parallelism");
+            if (tp * dp * pp != gpus || global % (dp * micro) != 0) {
+                throw InvalidInputException.atLine(t.source(), t.line(r), "inconsistent row: " + gpus + " GPUs for tp "
+                        + tp + " x dp " + dp + " x pp " + pp + ", global batch " + global + " for dp " + dp
+                        + " x micro batch " + micro);
+            }
+            String model = "gpt-h" + hidden + "-l" + layers;
+            org.scaledl.graph.ModelGraph g = graphs.computeIfAbsent(model + "/" + heads + "/" + seq,
+                    k -> org.scaledl.transformer.TransformerSpec.decoder(model, hidden, heads, layers, VTRAIN_VOCAB)
+                            .maxPositions(seq).build().graph(seq));
+            int m = global / (dp * micro);
+            try {
+                Workload w = Workload.builder(g).batch(global / dp).phase(Phase.TRAIN).device(device)
+                        .parallelism(Parallelism.of(dp, tp, pp, m)).precision(org.scaledl.workload.Precision.FP16)
+                        .recompute(org.scaledl.workload.Recompute.FULL).topology(node).tag("model", model)
+                        .tag("family", model).tag("hidden", Integer.toString(hidden))
+                        .tag("layers", Integer.toString(layers)).tag("gpus", Integer.toString(gpus)).build();
+                out.add(Sample.of(w, t.positiveFinite(r, "iteration time (ms)")));
+            } catch (IllegalArgumentException e) {
+                throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());
+            }
+        }
+        return out;
+    }
+
+    /** GPT-2's vocabulary, which vTrain's GPT models use. */
+    private static final int VTRAIN_VOCAB = 50257;
 
     /**
      * The catalog for a data root: {@code base} plus the GPUs described in the root's own

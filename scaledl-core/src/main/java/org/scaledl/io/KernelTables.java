@@ -94,7 +94,10 @@ public final class KernelTables {
                     }
                     default -> throw new IllegalStateException(op);
                 }
-                out.add(new OpMeasurement(lf, d, false, ms, op, key, OpMeasurement.Origin.BENCHMARK));
+                org.scaledl.workload.Precision precision = t.has("precision") && t.opt(r, "precision").isPresent()
+                        ? parsePrecision(t, r) : org.scaledl.workload.Precision.FP32;
+                out.add(new OpMeasurement(lf, d, false, ms, op, key + (precision == org.scaledl.workload.Precision.FP32
+                        ? "" : ":" + precision.label()), OpMeasurement.Origin.BENCHMARK, precision));
             }
         }
         if (!any) {
@@ -102,6 +105,14 @@ public final class KernelTables {
                     NEUSIGHT) + ".csv) in this directory");
         }
         return out;
+    }
+
+    private static org.scaledl.workload.Precision parsePrecision(CsvTable t, int r) {
+        try {
+            return org.scaledl.workload.Precision.parse(t.get(r, "precision"));
+        } catch (InvalidInputException e) {
+            throw InvalidInputException.atLine(t.source(), t.line(r), e.detail());
+        }
     }
 
     /**
@@ -116,11 +127,12 @@ public final class KernelTables {
         CsvTable g = CsvTable.read(dir.resolve("gemm.csv"), "benchmark", "gpu", "precision", "M", "N", "K",
                 "time_ms");
         for (int r = 0; r < g.size(); r++) {
-            Optional<Device> d = fp32Train(g, r, devices);
+            Optional<Device> d = trainRow(g, r, devices);
             if (d.isEmpty()) {
                 skipped++;
                 continue;
             }
+            org.scaledl.workload.Precision precision = precisionOf(g, r);
             long m = g.positiveInt(r, "M");
             long n = g.positiveInt(r, "N");
             long k = g.positiveInt(r, "K");
@@ -128,16 +140,17 @@ public final class KernelTables {
             // C[M,N] = A[M,K]·B[K,N]: in NeuSight's convention that is B=1, M, N (contraction) = K, K (out) = N.
             LayerFeatures lf = cache.computeIfAbsent(key, x -> matmul(1, m, k, n, false));
             out.add(new OpMeasurement(lf, d.get(), false, g.positiveFinite(r, "time_ms"), "gemm", key,
-                    OpMeasurement.Origin.BENCHMARK));
+                    OpMeasurement.Origin.BENCHMARK, precision));
         }
         CsvTable c = CsvTable.read(dir.resolve("conv.csv"), "benchmark", "gpu", "precision", "W", "H", "C", "N",
                 "K", "S", "R", "pad_w", "pad_h", "stride_w", "stride_h", "fwd_ms");
         for (int r = 0; r < c.size(); r++) {
-            Optional<Device> d = fp32Train(c, r, devices);
+            Optional<Device> d = trainRow(c, r, devices);
             if (d.isEmpty()) {
                 skipped++;
                 continue;
             }
+            org.scaledl.workload.Precision precision = precisionOf(c, r);
             long w = c.positiveInt(r, "W");
             long h = c.positiveInt(r, "H");
             long ch = c.positiveInt(r, "C");
@@ -153,17 +166,17 @@ public final class KernelTables {
                     + pw + "x" + h + "x" + w;
             LayerFeatures fwd = cache.computeIfAbsent(key, x -> conv(n, ch, k, rr, s, sh, sw, ph, pw, h, w));
             out.add(new OpMeasurement(fwd, d.get(), false, c.positiveFinite(r, "fwd_ms"), "conv", key,
-                    OpMeasurement.Origin.BENCHMARK));
+                    OpMeasurement.Origin.BENCHMARK, precision));
             Optional<String> bd = c.opt(r, "bwd_data_ms");
             Optional<String> bf = c.opt(r, "bwd_filter_ms");
             if (bd.isPresent() && bf.isPresent()) {
                 double ms = c.positiveFinite(r, "bwd_data_ms") + c.positiveFinite(r, "bwd_filter_ms");
                 out.add(new OpMeasurement(trainFeatures(key, cache, n, ch, k, rr, s, sh, sw, ph, pw, h, w), d.get(),
-                        true, ms, "conv_bwd", key, OpMeasurement.Origin.BENCHMARK));
+                        true, ms, "conv_bwd", key, OpMeasurement.Origin.BENCHMARK, precision));
             }
         }
-        LOG.info("DeepBench: {} rows used, {} skipped (not FP32 training, or a device without a description)",
-                out.size(), skipped);
+        LOG.info("DeepBench: {} rows used, {} skipped (neither FP32 nor tensor-core FP16 training, or a device "
+                + "without a description)", out.size(), skipped);
         return out;
     }
 
@@ -191,11 +204,25 @@ public final class KernelTables {
         return out;
     }
 
-    private static Optional<Device> fp32Train(CsvTable t, int r, DeviceCatalog devices) {
-        if (!t.get(r, "benchmark").equals("train") || !t.get(r, "precision").equals("fp32")) {
+    /**
+     * The device of a training row in FP32 or in tensor-core FP16 ({@code fp16_in_fp16_mul_fp32_acc}: half-precision
+     * operands, FP32 accumulation, as mixed precision runs them); other precisions (P100's FP16 storage with FP32
+     * math, INT8 inference) are skipped.
+     */
+    private static Optional<Device> trainRow(CsvTable t, int r, DeviceCatalog devices) {
+        String p = t.get(r, "precision");
+        if (!t.get(r, "benchmark").equals("train") || !(p.equals("fp32") || p.equals(TENSOR_FP16))) {
             return Optional.empty();
         }
         return devices.find(t.get(r, "gpu"));
+    }
+
+    /** DeepBench's label of half-precision operands multiplied on tensor cores with FP32 accumulation. */
+    private static final String TENSOR_FP16 = "fp16_in_fp16_mul_fp32_acc";
+
+    private static org.scaledl.workload.Precision precisionOf(CsvTable t, int r) {
+        return t.get(r, "precision").equals(TENSOR_FP16) ? org.scaledl.workload.Precision.FP16
+                : org.scaledl.workload.Precision.FP32;
     }
 
     private static Device device(DeviceCatalog devices, CsvTable t, int r, String name) {

@@ -193,36 +193,49 @@ public abstract sealed class LayerCost permits LayerCost.Host, LayerCost.Device 
             return DeviceStage.KIND;
         }
 
+        /**
+         * Fits the layer model on the operator measurements, calibrates its per-phase factors on the runs of imported
+         * graphs (eager execution), and fits the Megatron execution model's group coefficients on the runs of
+         * configuration-built transformers ({@link #megatron}).
+         */
         @Override
         Fitted fit(List<Sample> samples, String groupTag) {
             Map<String, String> config = new TreeMap<>();
+            List<Sample> eager = samples.stream().filter(x -> x.workload().graph().transformer().isEmpty()).toList();
+            List<Sample> megatron = samples.stream().filter(x -> x.workload().graph().transformer().isPresent())
+                    .toList();
             DeviceLayerModel m = DeviceLayerModel.fit(measurements);
             if (!profiled.isEmpty()) {
                 m = m.adapt(profiled);
                 config.put("adapted_kernels", Integer.toString(profiled.size()));
             }
-            m = m.calibrate(samples);
+            m = m.calibrate(eager);
             Optional<CommunicationModel> comm = collectives.isEmpty() ? Optional.empty()
                     : Optional.of(AllReduceModel.fit(collectives));
             config.put("collectives", Integer.toString(collectives.size()));
             // The interval: each run predicted with its GPU left out of the calibration, where runs cover at least
             // three GPUs; else the calibrated model's own errors on its runs.
-            long gpus = samples.stream().map(sm -> DeviceLayerModel.deviceOf(sm.workload()).name()).distinct()
-                    .count();
-            List<Double> errors = gpus >= 3 ? m.heldOutDeviceLogErrors(samples) : List.of();
-            boolean crossValidated = !errors.isEmpty();
-            if (!crossValidated) {
-                List<Double> own = new ArrayList<>();
-                for (Sample sm : samples) {
-                    own.add(Math.log(m.predictMillis(sm.workload()) / sm.millis()));
+            long gpus = eager.stream().map(sm -> DeviceLayerModel.deviceOf(sm.workload()).name()).distinct().count();
+            List<Double> errors = gpus >= 3 ? new ArrayList<>(m.heldOutDeviceLogErrors(eager)) : new ArrayList<>();
+            boolean crossValidated = !errors.isEmpty() || eager.isEmpty();
+            if (errors.isEmpty()) {
+                for (Sample sm : eager) {
+                    errors.add(Math.log(m.predictMillis(sm.workload()) / sm.millis()));
                 }
-                errors = own;
             }
-            double cvMre = crossValidated ? errors.stream().mapToDouble(x -> Math.abs(Math.expm1(x))).average()
-                    .orElseThrow() : Double.NaN;
+            DeviceStage stage = new DeviceStage(m, comm);
+            if (!megatron.isEmpty()) {
+                MegatronFit mf = MegatronFit.fit(stage, megatron, groupTag);
+                stage = stage.withMegatron(mf.coefficients());
+                errors.addAll(mf.logErrors());
+                crossValidated &= mf.crossValidated();
+                config.put("megatron_runs", Integer.toString(megatron.size()));
+            }
+            double cvMre = crossValidated && !errors.isEmpty() ? errors.stream()
+                    .mapToDouble(x -> Math.abs(Math.expm1(x))).average().orElseThrow() : Double.NaN;
             Domain domain = new Domain.Collector().operators(measurements).operators(profiled).samples(samples)
-                    .build(crossValidated);
-            return new Fitted(new DeviceStage(m, comm), errors, cvMre, domain, m.devices(), config);
+                    .build(crossValidated && !errors.isEmpty());
+            return new Fitted(stage, errors, cvMre, domain, m.devices(), config);
         }
 
         @Override

@@ -22,22 +22,42 @@ import org.scaledl.workload.OpFamily;
  * @param highMillis upper end of the prediction interval
  * @param breakdown  contributions, largest first (may be empty)
  * @param warnings   what the prediction should not be trusted for (may be empty)
+ * @param samples    samples one iteration processes across all data-parallel replicas (0 when not known)
+ * @param memoryGb   the peak memory one device needs (weights, gradients, optimizer state, activations), GiB, when
+ *                   the predictor estimates it
  */
 public record Prediction(double millis, double lowMillis, double highMillis, List<Contribution> breakdown,
-        List<PredictionWarning> warnings) {
+        List<PredictionWarning> warnings, double samples, java.util.OptionalDouble memoryGb) {
 
     /** Validates and copies. */
     public Prediction {
         Checks.argument(Double.isFinite(millis) && millis >= 0, "prediction must be finite: %s", millis);
         Checks.argument(lowMillis <= millis && millis <= highMillis,
                 "interval [%s, %s] does not contain %s", lowMillis, highMillis, millis);
+        Checks.argument(samples >= 0 && Double.isFinite(samples), "samples must be finite and >= 0: %s", samples);
         breakdown = List.copyOf(breakdown);
         warnings = List.copyOf(warnings);
+        Objects.requireNonNull(memoryGb, "memoryGb");
+    }
+
+    /** A prediction without samples or memory. */
+    public Prediction(double millis, double lowMillis, double highMillis, List<Contribution> breakdown,
+            List<PredictionWarning> warnings) {
+        this(millis, lowMillis, highMillis, breakdown, warnings, 0, java.util.OptionalDouble.empty());
     }
 
     /** A prediction without warnings. */
     public Prediction(double millis, double lowMillis, double highMillis, List<Contribution> breakdown) {
         this(millis, lowMillis, highMillis, breakdown, List.of());
+    }
+
+    /**
+     * Samples per second across all workers ({@link #samples()} per predicted iteration), when the samples are
+     * known.
+     */
+    public java.util.OptionalDouble throughputPerSecond() {
+        return samples > 0 && millis > 0 ? java.util.OptionalDouble.of(samples / (millis / 1000))
+                : java.util.OptionalDouble.empty();
     }
 
     /** A point prediction with no interval and no explanation. */
@@ -51,12 +71,13 @@ public record Prediction(double millis, double lowMillis, double highMillis, Lis
             return this;
         }
         return new Prediction(millis, lowMillis, highMillis, breakdown,
-                java.util.stream.Stream.concat(warnings.stream(), more.stream()).toList());
+                java.util.stream.Stream.concat(warnings.stream(), more.stream()).toList(), samples, memoryGb);
     }
 
     /** A copy whose interval is {@code [low, high]} (containing the point prediction). */
     Prediction withInterval(double low, double high) {
-        return new Prediction(millis, Math.min(low, millis), Math.max(high, millis), breakdown, warnings);
+        return new Prediction(millis, Math.min(low, millis), Math.max(high, millis), breakdown, warnings, samples,
+                memoryGb);
     }
 
     /** What a contribution is. */

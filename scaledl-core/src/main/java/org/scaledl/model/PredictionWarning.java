@@ -52,7 +52,11 @@ public record PredictionWarning(Kind kind, String message, Optional<Double> valu
         /** The graph was exported with a fixed batch that the importer treated as the batch. */
         FIXED_BATCH_EXPORT,
         /** The model could not cross-validate (too few families), so its interval is a guess. */
-        NO_CROSS_VALIDATION
+        NO_CROSS_VALIDATION,
+        /** Something the workload did not say was assumed (a topology derived from the device's form factor). */
+        ASSUMED,
+        /** The job needs more memory per device than the device has. */
+        OUT_OF_MEMORY
     }
 
     /** Validates. */

@@ -256,16 +256,38 @@ public final class RuntimePredictor implements RuntimeModel {
     @Override
     public Prediction predict(Workload w) {
         check(w);
-        Prediction point = predictPoint(w);
+        StageCost cost = stage.cost(w);
+        Prediction point = predictPoint(w, cost);
         Domain.Check c = domain.check(w, point);
         double ms = point.millis();
+        List<PredictionWarning> warnings = new ArrayList<>(c.warnings());
+        for (String note : cost.notes()) {
+            warnings.add(new PredictionWarning(PredictionWarning.Kind.ASSUMED, note, Optional.empty(), "", 1));
+        }
+        java.util.OptionalDouble memory = cost.memoryBytes().isPresent()
+                ? java.util.OptionalDouble.of(cost.memoryBytes().getAsDouble() / GIB) : java.util.OptionalDouble.empty();
+        if (memory.isPresent() && w.device().isPresent() && w.device().get().memoryGB() > 0
+                && memory.getAsDouble() > w.device().get().memoryGB()) {
+            warnings.add(new PredictionWarning(PredictionWarning.Kind.OUT_OF_MEMORY, String.format(java.util.Locale.ROOT,
+                    "needs %.1f GiB per device, more than the %s GiB of %s (shard it: tensor or pipeline parallelism, "
+                    + "ZeRO, recomputation, a smaller micro-batch)", memory.getAsDouble(),
+                    w.device().get().memoryGB(), w.device().get().name()), Optional.of(memory.getAsDouble()),
+                    "<= " + w.device().get().memoryGB(), 1));
+        }
         return new Prediction(ms, ms * Math.exp(logLow - WIDEN * c.distance()),
-                ms * Math.exp(logHigh + WIDEN * c.distance()), point.breakdown(), c.warnings());
+                ms * Math.exp(logHigh + WIDEN * c.distance()), point.breakdown(), warnings, samples(w), memory);
+    }
+
+    /** Bytes in a GiB, the unit of device memory sizes. */
+    private static final double GIB = 1L << 30;
+
+    /** Samples one iteration processes across its data-parallel replicas. */
+    private static double samples(Workload w) {
+        return (double) w.batch() * w.parallelism().data();
     }
 
     /** The prediction with its breakdown, corrected by the interaction stage, without interval or warnings. */
-    private Prediction predictPoint(Workload w) {
-        StageCost cost = stage.cost(w);
+    private Prediction predictPoint(Workload w, StageCost cost) {
         double f = factor(w, cost.totalMillis());
         ModelGraph g = w.graph();
         List<Prediction.Contribution> parts = new ArrayList<>();
@@ -301,7 +323,8 @@ public final class RuntimePredictor implements RuntimeModel {
     /** A prediction without breakdown (see {@link #predictAll}). */
     public Prediction predictScored(Workload w) {
         Prediction p = predict(w);
-        return new Prediction(p.millis(), p.lowMillis(), p.highMillis(), List.of(), p.warnings());
+        return new Prediction(p.millis(), p.lowMillis(), p.highMillis(), List.of(), p.warnings(), p.samples(),
+                p.memoryGb());
     }
 
     /**

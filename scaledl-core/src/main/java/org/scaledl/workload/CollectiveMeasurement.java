@@ -8,7 +8,7 @@ import org.scaledl.Checks;
  * communication model.
  *
  * @param device  device name (e.g. GPU model)
- * @param links   the interconnect
+ * @param topology the links inside and between the nodes
  * @param nodes   nodes taking part
  * @param ranks   ranks (devices) in total
  * @param bytes   message size in bytes
@@ -17,20 +17,20 @@ import org.scaledl.Checks;
  *                empty when unknown. The model does not use it (what it fits on rarely names every library it
  *                will be asked about); evaluations report errors by it.
  */
-public record CollectiveMeasurement(String device, Interconnect links, int nodes, int ranks, double bytes,
+public record CollectiveMeasurement(String device, Topology topology, int nodes, int ranks, double bytes,
         double millis, String implementation) {
     /** Validates. */
     public CollectiveMeasurement {
         Objects.requireNonNull(device);
-        Objects.requireNonNull(links);
+        Objects.requireNonNull(topology);
         Objects.requireNonNull(implementation);
         Checks.argument(nodes > 0 && ranks >= 2 && ranks >= nodes, "need 2+ ranks on 1+ nodes");
         Checks.argument(bytes > 0 && millis > 0 && Double.isFinite(millis), "bad bytes or time");
     }
 
     /** A measurement whose implementation is not known. */
-    public CollectiveMeasurement(String device, Interconnect links, int nodes, int ranks, double bytes,
+    public CollectiveMeasurement(String device, Topology topology, int nodes, int ranks, double bytes,
             double millis) {
-        this(device, links, nodes, ranks, bytes, millis, "");
+        this(device, topology, nodes, ranks, bytes, millis, "");
     }
 }

@@ -28,9 +28,36 @@ import org.scaledl.Checks;
  *                            not described (see {@link #link()})
  * @param kind                a GPU or a CPU machine
  * @param simdBits            widest vector unit of a CPU (256 for AVX2, 512 for AVX-512), 0 when unknown or a GPU
+ * @param matrixPeaks         dense peaks of the matrix units per precision (TF32, FP16, BF16, INT8), GFLOP/s; 0 where
+ *                            the device has none ({@link MatrixPeaks#NONE} for devices described before they existed)
+ * @param formFactor          SXM2, SXM4, SXM5, OAM, PCIe... ({@code ""} when not described)
+ * @param pcieGBps            the host link's bandwidth per direction (PCIe x16 of the device's generation), GB/s; 0
+ *                            when not described
  */
 public record Device(String name, double memoryGB, double memoryBandwidthGBps, int computeUnits, double clockMHz,
-        double peakMatrixGflops, double peakVectorGflops, double l2MB, double linkGBps, Kind kind, int simdBits) {
+        double peakMatrixGflops, double peakVectorGflops, double l2MB, double linkGBps, Kind kind, int simdBits,
+        MatrixPeaks matrixPeaks, String formFactor, double pcieGBps) {
+
+    /**
+     * The dense peaks of a device's matrix units per precision, from its data sheet (no sparsity), GFLOP/s (INT8:
+     * GOP/s); 0 where the device has no such units.
+     *
+     * @param tf32 TF32 tensor-core peak
+     * @param fp16 FP16 tensor-core (or matrix-core) peak, FP32 accumulate
+     * @param bf16 BF16 peak
+     * @param int8 INT8 peak
+     */
+    public record MatrixPeaks(double tf32, double fp16, double bf16, double int8) {
+        /** No matrix units described. */
+        public static final MatrixPeaks NONE = new MatrixPeaks(0, 0, 0, 0);
+
+        /** Validates. */
+        public MatrixPeaks {
+            for (double v : new double[] {tf32, fp16, bf16, int8}) {
+                Checks.argument(Double.isFinite(v) && v >= 0, "matrix peaks must be finite and >= 0: %s", v);
+            }
+        }
+    }
 
     /** What a device is. */
     public enum Kind {
@@ -57,6 +84,16 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
         }
         Checks.argument(computeUnits > 0, "device %s: compute units must be positive", name);
         Checks.argument(simdBits >= 0, "device %s: SIMD width must be >= 0", name);
+        Objects.requireNonNull(matrixPeaks, "matrixPeaks");
+        Objects.requireNonNull(formFactor, "formFactor");
+        Checks.argument(Double.isFinite(pcieGBps) && pcieGBps >= 0, "device %s: PCIe bandwidth must be >= 0", name);
+    }
+
+    /** A device without matrix peaks, form factor or PCIe described (the form of earlier descriptions). */
+    public Device(String name, double memoryGB, double memoryBandwidthGBps, int computeUnits, double clockMHz,
+            double peakMatrixGflops, double peakVectorGflops, double l2MB, double linkGBps, Kind kind, int simdBits) {
+        this(name, memoryGB, memoryBandwidthGBps, computeUnits, clockMHz, peakMatrixGflops, peakVectorGflops, l2MB,
+                linkGBps, kind, simdBits, MatrixPeaks.NONE, "", 0);
     }
 
     /** A GPU. */
@@ -102,12 +139,45 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
     /** A copy with a link bandwidth (GB/s per direction). */
     public Device withLinkGBps(double value) {
         return new Device(name, memoryGB, memoryBandwidthGBps, computeUnits, clockMHz, peakMatrixGflops,
-                peakVectorGflops, l2MB, value, kind, simdBits);
+                peakVectorGflops, l2MB, value, kind, simdBits, matrixPeaks, formFactor, pcieGBps);
     }
 
     /** Peak FP32 FLOP/s for matrix ({@code true}) or vector work. */
     public double peakFlopsPerSecond(boolean matrix) {
         return (matrix ? peakMatrixGflops : peakVectorGflops) * 1e9;
+    }
+
+    /**
+     * Peak FLOP/s for matrix ({@code true}) or vector work in a precision: matrix work in TF32, FP16 or BF16 runs on
+     * the matrix units where the device has them for that precision (else at the FP32 matrix peak: a V100 has no
+     * TF32 or BF16 units, frameworks then compute in FP32); vector work runs at the FP32 vector peak (element-wise
+     * kernels compute in FP32 and are bound by memory).
+     */
+    public double peakFlopsPerSecond(Precision precision, boolean matrix) {
+        if (!matrix) {
+            return peakVectorGflops * 1e9;
+        }
+        double units = switch (precision) {
+            case FP32 -> 0;
+            case TF32 -> matrixPeaks.tf32();
+            case FP16 -> matrixPeaks.fp16();
+            case BF16 -> matrixPeaks.bf16();
+        };
+        return Math.max(units, peakMatrixGflops) * 1e9;
+    }
+
+    /**
+     * Whether matrix work in a precision runs on matrix units well beyond the FP32 ones (tensor cores: at least three
+     * times the FP32 vector peak), which sustain a different fraction of their peak than the FP32 units.
+     */
+    public boolean matrixUnits(Precision precision) {
+        return peakFlopsPerSecond(precision, true) >= 3 * peakVectorGflops * 1e9;
+    }
+
+    /** A copy with the catalog's matrix peaks, form factor and PCIe bandwidth. */
+    public Device withCatalogFigures(MatrixPeaks peaks, String form, double pcie) {
+        return new Device(name, memoryGB, memoryBandwidthGBps, computeUnits, clockMHz, peakMatrixGflops,
+                peakVectorGflops, l2MB, linkGBps, kind, simdBits, peaks, form, pcie);
     }
 
     /** Peak memory bandwidth in bytes per second. */

@@ -14,9 +14,10 @@ import org.scaledl.Checks;
  * @param op        a label for reports (e.g. {@code bmm}, {@code linear}, {@code conv})
  * @param shapeKey  identifies the shape across devices, for splits that hold whole shapes out
  * @param origin    an isolated operator benchmark or a node of a profiled model
+ * @param precision the arithmetic it ran in (its features' bytes are FP32 tensors; the precision scales them)
  */
 public record OpMeasurement(LayerFeatures features, Device device, boolean backward, double millis, String op,
-        String shapeKey, Origin origin) {
+        String shapeKey, Origin origin, Precision precision) {
 
     /** Where a measurement comes from. */
     public enum Origin {
@@ -33,7 +34,14 @@ public record OpMeasurement(LayerFeatures features, Device device, boolean backw
         Objects.requireNonNull(op, "op");
         Objects.requireNonNull(shapeKey, "shapeKey");
         Objects.requireNonNull(origin, "origin");
+        Objects.requireNonNull(precision, "precision");
         Checks.argument(Double.isFinite(millis) && millis > 0, "time must be finite and positive: %s",
                 millis);
+    }
+
+    /** An FP32 measurement. */
+    public OpMeasurement(LayerFeatures features, Device device, boolean backward, double millis, String op,
+            String shapeKey, Origin origin) {
+        this(features, device, backward, millis, op, shapeKey, origin, Precision.FP32);
     }
 }

@@ -28,6 +28,9 @@ public final class Workload {
     private final Parallelism parallelism;
     private final int threads;
     private final Device device;
+    private final Precision precision;
+    private final Topology topology;
+    private final Recompute recompute;
     private final java.util.SortedMap<String, String> tags;
 
     private Workload(Builder b) {
@@ -37,6 +40,9 @@ public final class Workload {
         this.parallelism = b.parallelism;
         this.threads = b.threads;
         this.device = b.device;
+        this.precision = b.precision;
+        this.topology = b.topology;
+        this.recompute = b.recompute;
         this.tags = Collections.unmodifiableSortedMap(new TreeMap<>(b.tags));
     }
 
@@ -83,6 +89,24 @@ public final class Workload {
         return Optional.ofNullable(device);
     }
 
+    /** The arithmetic it runs in (default {@link Precision#FP32}). */
+    public Precision precision() {
+        return precision;
+    }
+
+    /**
+     * The machines its devices sit in (GPUs per node, links, network), if given; without one, a job on several GPUs
+     * is predicted on the standard server of the device's form factor ({@link Topology#assumedFor}) and says so.
+     */
+    public Optional<Topology> topology() {
+        return Optional.ofNullable(topology);
+    }
+
+    /** Activation recomputation in training (default {@link Recompute#NONE}). */
+    public Recompute recompute() {
+        return recompute;
+    }
+
     /** Free-form tags (e.g. {@code model}, {@code family}, {@code resolution}). */
     public Map<String, String> tags() {
         return tags;
@@ -95,8 +119,10 @@ public final class Workload {
 
     /** A builder initialised from this workload. */
     public Builder toBuilder() {
-        Builder b = new Builder(graph).batch(batch).phase(phase).parallelism(parallelism).threads(threads);
+        Builder b = new Builder(graph).batch(batch).phase(phase).parallelism(parallelism).threads(threads)
+                .precision(precision).recompute(recompute);
         b.device = device;
+        b.topology = topology;
         b.tags.putAll(tags);
         return b;
     }
@@ -105,7 +131,9 @@ public final class Workload {
     public String toString() {
         return graph.name() + " batch=" + batch + " " + phase.label() + " world=" + worldSize()
                 + (parallelism.isDataOnly() ? "" : " (" + parallelism + ")") + " threads=" + threads
-                + (device == null ? "" : " device=" + device.name());
+                + (device == null ? "" : " device=" + device.name())
+                + (precision == Precision.FP32 ? "" : " precision=" + precision.label())
+                + (recompute == Recompute.NONE ? "" : " recompute=" + recompute.label());
     }
 
     /** Builds a {@link Workload}. */
@@ -116,6 +144,9 @@ public final class Workload {
         private Parallelism parallelism = Parallelism.none();
         private int threads = 1;
         private Device device;
+        private Precision precision = Precision.FP32;
+        private Topology topology;
+        private Recompute recompute = Recompute.NONE;
         private final Map<String, String> tags = new TreeMap<>();
 
         private Builder(ModelGraph graph) {
@@ -158,6 +189,24 @@ public final class Workload {
         /** Sets the accelerator the workload runs on. */
         public Builder device(Device value) {
             this.device = Objects.requireNonNull(value, "device");
+            return this;
+        }
+
+        /** The arithmetic it runs in (default FP32). */
+        public Builder precision(Precision value) {
+            this.precision = Objects.requireNonNull(value, "precision");
+            return this;
+        }
+
+        /** The machines its devices sit in (default: the standard server of the device's form factor). */
+        public Builder topology(Topology value) {
+            this.topology = Objects.requireNonNull(value, "topology");
+            return this;
+        }
+
+        /** Activation recomputation in training (default none). */
+        public Builder recompute(Recompute value) {
+            this.recompute = Objects.requireNonNull(value, "recompute");
             return this;
         }
 

@@ -47,7 +47,8 @@ final class EvaluateCommCommand implements Callable<Integer> {
         train.forEach(m -> trainImplementations.add(m.implementation()));
         List<double[]> everything = new ArrayList<>();
         for (CollectiveMeasurement m : test) {
-            double p = model.predictMillis(m.device(), m.links(), m.nodes(), m.ranks(), m.bytes());
+            double p = model.predictMillis(m.device(), m.topology(), m.nodes(), m.ranks(), m.ranks() / m.nodes(),
+                    m.bytes());
             byDevice.computeIfAbsent(m.device(), k -> new ArrayList<>()).add(new double[] {p, m.millis()});
             byImplementation.computeIfAbsent(m.implementation().isEmpty() ? "unknown" : m.implementation(),
                     k -> new ArrayList<>()).add(new double[] {p, m.millis()});

@@ -10,7 +10,7 @@ import java.util.TreeMap;
 import org.scaledl.Checks;
 import org.scaledl.workload.CollectiveMeasurement;
 import org.scaledl.workload.Device;
-import org.scaledl.workload.Interconnect;
+import org.scaledl.workload.Topology;
 
 /**
  * Ring all-reduce time from hardware data:
@@ -24,14 +24,16 @@ import org.scaledl.workload.Interconnect;
  * libraries use for small messages (both non-negative: the fit takes what the data show; latency grows at most
  * linearly in {@code n}, bandwidth cost tends to {@code 2·S/(η·B)}). Across nodes the all-reduce is
  * <b>hierarchical</b>: inside each node over the intra-node links (reduce-scatter and all-gather, the single-node
- * form with the node's ranks), then across the nodes over the network (the same form with {@code n} = nodes). Intra-node
- * coefficients are fitted per device from its single-node measurements; network coefficients from the multi-node
- * measurements less their intra-node part (they describe the fabric, not the device). A device or fabric without
- * training data uses the pooled values. Fits minimise relative squared error with non-negative coefficients.
+ * form with the node's ranks), then across the nodes over the network (the same form with {@code n} = nodes, each
+ * node's traffic through all its adapters). Intra-node coefficients are fitted per device and per kind of link
+ * ({@link Topology.Link}: NVSwitch, NVLink, PCIe) from single-node measurements; a device without its own uses its
+ * link's, then the pooled ones. Network coefficients come from the multi-node measurements less their intra-node
+ * part (they describe the fabric, not the device). Fits minimise relative squared error with non-negative
+ * coefficients. Reduce-scatter and all-gather move half an all-reduce's bytes in half its steps.
  *
  * <pre>{@code
  * AllReduceModel m = AllReduceModel.fit(measurements);
- * double ms = m.predictMillis("M40", new Interconnect(8, 15.75, 6.8), 2, 16, 258e6);
+ * double ms = m.predictMillis("M40", Topology.of(8, Topology.Link.PCIE, 15.75, 54.4), 2, 16, 8, 258e6);
  * }</pre>
  */
 public final class AllReduceModel implements CommunicationModel {
@@ -59,6 +61,7 @@ public final class AllReduceModel implements CommunicationModel {
         for (CollectiveMeasurement m : data) {
             if (m.nodes() == 1) {
                 byDevice.computeIfAbsent(m.device(), k -> new ArrayList<>()).add(m);
+                byDevice.computeIfAbsent(m.topology().link().label(), k -> new ArrayList<>()).add(m);
                 single.add(m);
             } else {
                 multi.add(m);
@@ -86,10 +89,10 @@ public final class AllReduceModel implements CommunicationModel {
         double[] y = new double[ms.size()];
         for (int i = 0; i < rows.length; i++) {
             CollectiveMeasurement m = ms.get(i);
-            int perNode = m.links().devicesPerNode();
+            int perNode = m.ranks() / m.nodes();
             double inside = perNode > 1 && pooled != null ? Nnls.dot(terms(perNode, m.bytes(),
-                    m.links().intraNodeGBps()), intra.getOrDefault(m.device(), pooled)) : 0;
-            rows[i] = terms(m.nodes(), m.bytes(), m.links().interNodeGBps());
+                    m.topology().intraNodeGBps()), intra.getOrDefault(m.device(), pooled)) : 0;
+            rows[i] = terms(m.nodes(), m.bytes(), networkGBps(m.topology()));
             y[i] = Math.max(m.millis() - inside, 0.05 * m.millis());
         }
         return Nnls.relative(rows, y);
@@ -101,7 +104,7 @@ public final class AllReduceModel implements CommunicationModel {
         double[] y = new double[ms.size()];
         for (int i = 0; i < rows.length; i++) {
             CollectiveMeasurement m = ms.get(i);
-            rows[i] = terms(m.ranks(), m.bytes(), m.links().intraNodeGBps());
+            rows[i] = terms(m.ranks(), m.bytes(), m.topology().intraNodeGBps());
             y[i] = m.millis();
         }
         return Nnls.relative(rows, y);
@@ -113,32 +116,45 @@ public final class AllReduceModel implements CommunicationModel {
             Collectives.ringVolume(n) * bytes / (gbps * 1e6)};
     }
 
+    /** A node's network bandwidth in GB/s (the topology gives Gb/s). */
+    private static double networkGBps(Topology t) {
+        return t.interNodeGbps() / 8;
+    }
+
+    /** The intra-node coefficients for a device on a link: its own, its link kind's, or the pooled ones. */
+    private double[] intraFor(String device, Topology t) {
+        double[] c = intra.get(device);
+        if (c == null) {
+            c = intra.get(t.link().label());
+        }
+        return c == null ? pooledIntra : c;
+    }
+
     /**
      * Predicts one all-reduce.
      *
-     * @param device device name (fitted per device when known, pooled otherwise)
-     * @param links  the interconnect
-     * @param nodes  nodes taking part (positive)
-     * @param ranks  ranks in total (at least 2 and at least {@code nodes})
-     * @param bytes  message size in bytes (positive)
+     * @param device       device name (fitted per device or link kind when known, pooled otherwise)
+     * @param topology     the links inside and between nodes
+     * @param nodes        nodes taking part (positive)
+     * @param ranks        ranks in total (at least 2 and at least {@code nodes})
+     * @param ranksPerNode ranks on each node
+     * @param bytes        message size in bytes (positive)
      * @return time in ms
      */
-    public double predictMillis(String device, Interconnect links, int nodes, int ranks, double bytes) {
+    public double predictMillis(String device, Topology topology, int nodes, int ranks, int ranksPerNode,
+            double bytes) {
         Checks.argument(nodes > 0 && ranks >= 2 && ranks >= nodes, "need 2+ ranks on 1+ nodes");
         Checks.argument(bytes > 0, "bytes must be positive: %s", bytes);
         if (nodes == 1) {
-            double[] c = intra.getOrDefault(device, pooledIntra);
-            return Nnls.dot(terms(ranks, bytes, links.intraNodeGBps()), c);
+            return Nnls.dot(terms(ranks, bytes, topology.intraNodeGBps()), intraFor(device, topology));
         }
         // Hierarchical: all-reduce inside each node (reduce-scatter + all-gather over the intra-node links, as on one
-        // node), then across the nodes over the network, each node's traffic through its network link.
+        // node), then across the nodes over the network, each node's traffic through its network adapters.
         double inside = 0;
-        int perNode = links.devicesPerNode();
-        if (perNode > 1) {
-            double[] c = intra.getOrDefault(device, pooledIntra);
-            inside = Nnls.dot(terms(perNode, bytes, links.intraNodeGBps()), c);
+        if (ranksPerNode > 1) {
+            inside = Nnls.dot(terms(ranksPerNode, bytes, topology.intraNodeGBps()), intraFor(device, topology));
         }
-        return inside + Nnls.dot(terms(nodes, bytes, links.interNodeGBps()), network);
+        return inside + Nnls.dot(terms(nodes, bytes, networkGBps(topology)), network);
     }
 
     /** The achieved fraction of the network's nominal bandwidth. */
@@ -195,21 +211,18 @@ public final class AllReduceModel implements CommunicationModel {
     }
 
     @Override
-    public double allReduceMillis(Device device, int ranks, int ranksPerNode, double bytes) {
+    public double allReduceMillis(Device device, Topology topology, int ranks, int ranksPerNode, double bytes) {
         Checks.argument(ranksPerNode > 0 && ranksPerNode <= ranks, "ranks per node %s for %s ranks",
                 ranksPerNode, ranks);
-        double link = linkOf(device);
         int nodes = (ranks + ranksPerNode - 1) / ranksPerNode;
-        return predictMillis(device.name(), new Interconnect(ranksPerNode, link, link), nodes, ranks, bytes);
+        return predictMillis(device.name(), topology, nodes, ranks, ranksPerNode, bytes);
     }
 
     @Override
-    public double sendMillis(Device device, double bytes) {
-        return bytes / (linkOf(device) * 1e6);
-    }
-
-    private static double linkOf(Device d) {
-        return d.link().orElseThrow(() -> new IllegalArgumentException("device " + d.name()
-                + " has no link bandwidth (link_GBps in the device catalog) to communicate over"));
+    public double sendMillis(Device device, Topology topology, boolean acrossNodes, double bytes) {
+        if (acrossNodes) {
+            return 1e3 * (bytes / topology.interNodeBytesPerSecondPerGpu() + topology.interNodeLatencyUs() * 1e-6);
+        }
+        return bytes / (topology.intraNodeGBps() * 1e6);
     }
 }

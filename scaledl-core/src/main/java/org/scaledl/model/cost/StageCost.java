@@ -24,6 +24,8 @@ public final class StageCost {
     private final OpFamily[] families;
     private final List<Term> terms;
     private final double total;
+    private final double memoryBytes;
+    private final List<String> notes;
 
     /** What a workload-level term is. */
     public enum TermKind {
@@ -50,11 +52,14 @@ public final class StageCost {
         }
     }
 
-    private StageCost(double[] layerMillis, OpFamily[] families, List<Term> terms, double total) {
+    private StageCost(double[] layerMillis, OpFamily[] families, List<Term> terms, double total, double memoryBytes,
+            List<String> notes) {
         this.layerMillis = layerMillis;
         this.families = families;
         this.terms = List.copyOf(terms);
         this.total = total;
+        this.memoryBytes = memoryBytes;
+        this.notes = List.copyOf(notes);
     }
 
     /**
@@ -83,7 +88,26 @@ public final class StageCost {
         Checks.argument(layerMillis.length == families.length, "%s layer times for %s families", layerMillis.length,
                 families.length);
         Checks.argument(Double.isFinite(total) && total >= 0, "total must be finite and >= 0: %s", total);
-        return new StageCost(layerMillis.clone(), families.clone(), terms, total);
+        return new StageCost(layerMillis.clone(), families.clone(), terms, total, Double.NaN, List.of());
+    }
+
+    /**
+     * A copy with the peak memory one device needs (weights, gradients, optimizer state, activations), bytes, and
+     * notes on what the cost assumed (a topology derived from the device, ...).
+     */
+    public StageCost withMemory(double bytes, List<String> assumptions) {
+        Checks.argument(Double.isNaN(bytes) || bytes >= 0, "memory must be >= 0: %s", bytes);
+        return new StageCost(layerMillis, families, terms, total, bytes, assumptions);
+    }
+
+    /** The peak memory one device needs, bytes, when the stage estimates it. */
+    public java.util.OptionalDouble memoryBytes() {
+        return Double.isNaN(memoryBytes) ? java.util.OptionalDouble.empty() : java.util.OptionalDouble.of(memoryBytes);
+    }
+
+    /** What the cost assumed that the workload did not say (for warnings). */
+    public List<String> notes() {
+        return notes;
     }
 
     /** Layers of the graph (the length of {@link #layerMillis()}). */
@@ -123,7 +147,7 @@ public final class StageCost {
             l[i] *= factor;
         }
         return new StageCost(l, families, terms.stream().map(t -> new Term(t.name(), t.kind(), t.millis() * factor))
-                .toList(), total * factor);
+                .toList(), total * factor, memoryBytes, notes);
     }
 
     @Override

@@ -26,6 +26,7 @@ import org.scaledl.workload.LayerFeatures;
 import org.scaledl.workload.OpFamily;
 import org.scaledl.workload.OpMeasurement;
 import org.scaledl.workload.Phase;
+import org.scaledl.workload.Precision;
 import org.scaledl.workload.Sample;
 import org.scaledl.workload.Workload;
 
@@ -82,7 +83,9 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
     static final int MIN_FAMILY_ROWS = 100;
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final double FLOOR_S = 2e-6;
-    private static final int FEATURES = 15;
+    private static final int FEATURES = 16;
+    /** Features per layer of the files written before precisions (their trees read the first 15). */
+    private static final int V2_FEATURES = 15;
     /** Features per layer of the files written before the adaptive-tile features (their trees read the first 13). */
     private static final int V1_FEATURES = 13;
     private static final BoostedTrees.Config CONFIG = new BoostedTrees.Config(200, 6, 0.1, 10, 64, 1.0);
@@ -104,7 +107,7 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
      */
     private final org.scaledl.graph.GraphCache<SumKey, Double> sums;
 
-    private record SumKey(long batch, Phase phase, Device device) {
+    private record SumKey(long batch, Phase phase, Device device, Precision precision) {
     }
 
     /** Cached (batch, phase, device) entries per graph before that graph's entries are cleared. */
@@ -219,8 +222,8 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         double[] y = new double[rows.size()];
         for (int i = 0; i < rows.size(); i++) {
             OpMeasurement m = rows.get(i);
-            x[i] = features(m.features(), m.device(), m.backward(), codes);
-            y[i] = Math.log(m.millis() / 1e3 / roofSeconds(m.features(), m.device(), m.backward()));
+            x[i] = features(m.features(), m.device(), m.precision(), m.backward(), codes);
+            y[i] = Math.log(m.millis() / 1e3 / roofSeconds(m.features(), m.device(), m.precision(), m.backward()));
         }
         return BoostedTrees.fit(x, y, CONFIG);
     }
@@ -320,7 +323,7 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
             if (m.features().family() == OpFamily.SHAPE) {
                 continue;
             }
-            double base = uncorrectedMillis(m.features(), m.device(), m.backward());
+            double base = uncorrectedMillis(m.features(), m.device(), m.precision(), m.backward());
             if (base > 0) {
                 logs.computeIfAbsent(m.device().name(), k -> new java.util.LinkedHashMap<>())
                         .computeIfAbsent(new FamilyPass(m.features().family(), m.backward()), k -> new ArrayList<>())
@@ -392,7 +395,7 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
      */
     public static DeviceLayerModel read(JsonNode body) {
         int features = body.path("features").asInt(-1);
-        if (features != FEATURES && features != V1_FEATURES) {
+        if (features != FEATURES && features != V2_FEATURES && features != V1_FEATURES) {
             throw InvalidInputException.of("the model has " + body.path("features") + " features per layer, this "
                 + "library " + FEATURES + "; refit the model");
         }
@@ -511,9 +514,9 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         int n = OpFamily.values().length;
         double[] row = new double[2 * n];
         for (LayerFeatures f : FeatureExtractor.of(workload.graph()).extract(workload.batch(), workload.phase())) {
-            row[f.family().ordinal()] += predictMillis(f, d, false);
+            row[f.family().ordinal()] += predictMillis(f, d, workload.precision(), false);
             if (workload.phase() == Phase.TRAIN) {
-                row[n + f.family().ordinal()] += predictMillis(f, d, true);
+                row[n + f.family().ordinal()] += predictMillis(f, d, workload.precision(), true);
             }
         }
         return row;
@@ -522,29 +525,48 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
     /** Uncalibrated sum over the workload's layers of forward (and, in training, backward) predictions, ms. */
     public double layerSum(Workload workload) {
         Device d = deviceOf(workload);
-        SumKey key = new SumKey(workload.batch(), workload.phase(), d);
+        SumKey key = new SumKey(workload.batch(), workload.phase(), d, workload.precision());
         return sums.get(workload.graph(), key, () -> computeLayerSum(workload, d));
     }
 
     private double computeLayerSum(Workload workload, Device d) {
         double sum = 0;
-        for (LayerFeatures f : FeatureExtractor.of(workload.graph()).extract(workload.batch(), workload.phase())) {
-            sum += predictMillis(f, d, false);
-            if (workload.phase() == Phase.TRAIN) {
-                sum += predictMillis(f, d, true);
+        Precision p = workload.precision();
+        ModelGraph g = workload.graph();
+        for (LayerFeatures f : FeatureExtractor.of(g).extract(workload.batch(), workload.phase())) {
+            int r = g.repeats(f.layer());
+            if (r == 1) {
+                sum += predictMillis(f, d, p, false);
+                if (workload.phase() == Phase.TRAIN) {
+                    sum += predictMillis(f, d, p, true);
+                }
+            } else {
+                double t = predictMillis(f, d, p, false);
+                if (workload.phase() == Phase.TRAIN) {
+                    t += predictMillis(f, d, p, true);
+                }
+                sum += t * r;
             }
         }
         return sum;
     }
 
     @Override
-    public double layerMillis(LayerFeatures f, Device device, boolean backward) {
-        return predictMillis(f, device, backward);
+    public double layerMillis(LayerFeatures f, Device device, Precision precision, boolean backward) {
+        return predictMillis(f, device, precision, backward);
     }
 
-    /** One layer's forward or backward time on a device, ms (0 for shape arithmetic and absent backward work). */
+    /** One layer's FP32 forward or backward time on a device, ms (0 for shape arithmetic and absent backward work). */
     public double predictMillis(LayerFeatures f, Device device, boolean backwardPass) {
-        double t = uncorrectedMillis(f, device, backwardPass);
+        return predictMillis(f, device, Precision.FP32, backwardPass);
+    }
+
+    /**
+     * One layer's forward or backward time on a device in a precision, ms (0 for shape arithmetic and absent backward
+     * work).
+     */
+    public double predictMillis(LayerFeatures f, Device device, Precision precision, boolean backwardPass) {
+        double t = uncorrectedMillis(f, device, precision, backwardPass);
         Corrections c = corrections.get(device.name());
         if (c == null || t == 0) {
             return t;
@@ -556,7 +578,7 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         return k == null ? t : t * k;
     }
 
-    private double uncorrectedMillis(LayerFeatures f, Device device, boolean backwardPass) {
+    private double uncorrectedMillis(LayerFeatures f, Device device, Precision precision, boolean backwardPass) {
         if (f.family() == OpFamily.SHAPE || (backwardPass && f.flopsBwd() == 0 && f.bytesBwd() == 0)) {
             return 0;
         }
@@ -564,8 +586,8 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         if (t == null) {
             t = backwardPass ? pooledBackward : pooledForward;
         }
-        double g = t.predict(features(f, device, backwardPass, familyCode));
-        return roofSeconds(f, device, backwardPass) * Math.exp(g) * 1e3;
+        double g = t.predict(features(f, device, precision, backwardPass, familyCode));
+        return roofSeconds(f, device, precision, backwardPass) * Math.exp(g) * 1e3;
     }
 
     /**
@@ -582,10 +604,10 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         return f == OpFamily.DENSE || f == OpFamily.CONV;
     }
 
-    private static double roofSeconds(LayerFeatures f, Device d, boolean bwd) {
+    private static double roofSeconds(LayerFeatures f, Device d, Precision p, boolean bwd) {
         double flops = bwd ? f.flopsBwd() : f.flopsFwd();
-        double bytes = bwd ? f.bytesBwd() : f.bytesFwd();
-        double tc = flops / d.peakFlopsPerSecond(matrix(f.family()));
+        double bytes = (bwd ? f.bytesBwd() : f.bytesFwd()) * p.activationBytes() / 4.0;
+        double tc = flops / d.peakFlopsPerSecond(p, matrix(f.family()));
         double waves = waves(f, d);
         if (waves > 0) {
             tc *= Math.ceil(waves) / waves;
@@ -600,11 +622,11 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         return f.outputElements() / (matrix(f.family()) ? 128.0 * 128.0 : 1024.0) / d.computeUnits();
     }
 
-    static double[] features(LayerFeatures f, Device d, boolean bwd, double[] familyCode) {
+    static double[] features(LayerFeatures f, Device d, Precision p, boolean bwd, double[] familyCode) {
         boolean mx = matrix(f.family());
         double flops = bwd ? f.flopsBwd() : f.flopsFwd();
-        double bytes = bwd ? f.bytesBwd() : f.bytesFwd();
-        double tc = flops / d.peakFlopsPerSecond(mx) + 1e-9;
+        double bytes = (bwd ? f.bytesBwd() : f.bytesFwd()) * p.activationBytes() / 4.0;
+        double tc = flops / d.peakFlopsPerSecond(p, mx) + 1e-9;
         double tm = bytes / d.bytesPerSecond() + 1e-9;
         double waves = waves(f, d);
         double tail = waves <= 0 ? 0 : waves < 1 ? waves : waves / Math.ceil(waves);
@@ -634,6 +656,8 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
             double w = tiles / d.computeUnits();
             x[14] = w < 1 ? w : w / Math.ceil(w);
         }
+        // matrix work on tensor (matrix) cores sustains another fraction of its peak than on the FP32 units
+        x[15] = mx && d.matrixUnits(p) ? 1 : 0;
         return x;
     }
 

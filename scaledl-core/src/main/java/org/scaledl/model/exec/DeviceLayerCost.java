@@ -3,6 +3,7 @@ package org.scaledl.model.exec;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.LayerFeatures;
 import org.scaledl.workload.Phase;
+import org.scaledl.workload.Precision;
 
 /**
  * The cost of one layer on one device, as the execution model needs it: a layer's forward or backward time, and the
@@ -15,7 +16,7 @@ public interface DeviceLayerCost {
      * One layer's forward or backward time on a device, ms (0 for shape arithmetic and absent backward work), before
      * the whole-model factor.
      */
-    double layerMillis(LayerFeatures f, Device device, boolean backward);
+    double layerMillis(LayerFeatures f, Device device, Precision precision, boolean backward);
 
     /** The whole-model calibration factor of a phase on a device (what isolated layer costs miss). */
     double factor(Phase phase, Device device);

@@ -168,6 +168,10 @@ public final class HostStage implements LayerStage {
 
     @Override
     public void check(Workload w) {
+        if (w.graph().blocks().map(org.scaledl.graph.Blocks::compact).orElse(false)) {
+            throw new IllegalArgumentException("graph " + w.graph().name() + " was built from a configuration, "
+                    + "which the host (CPU) basis does not predict: predict it with a device (GPU) predictor");
+        }
         machineOf(w);
         if (!w.parallelism().isDataOnly()) {
             throw new IllegalArgumentException("the host layer model predicts data-parallel jobs only; the "

@@ -7,10 +7,11 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.scaledl.workload.CollectiveMeasurement;
-import org.scaledl.workload.Interconnect;
+import org.scaledl.workload.Topology;
 
 class AllReduceModelTest {
-    private static final Interconnect LINKS = new Interconnect(8, 16, 8);
+    /** 8 GPUs a node on 16 GB/s links, 8 GB/s (64 Gb/s) between nodes. */
+    private static final Topology LINKS = Topology.of(8, Topology.Link.PCIE, 16, 64);
 
     /** Ring time with latency {@code alpha} ms per step and {@code eta} of the nominal bandwidth. */
     private static double ring(int n, double bytes, double alpha, double eta, double gbps) {
@@ -26,7 +27,7 @@ class AllReduceModelTest {
             }
         }
         // A fabric measured on another system (one rank per node) fixes the network's efficiency and latency.
-        Interconnect net = new Interconnect(1, 16, 10);
+        Topology net = Topology.of(1, Topology.Link.PCIE, 16, 80);
         for (int n : new int[] {2, 4, 8}) {
             for (double s : new double[] {4e5, 2.5e8}) {
                 train.add(new CollectiveMeasurement("cpu", net, n, n, s, ring(n, s, 0.02, 0.7, 10)));
@@ -34,11 +35,11 @@ class AllReduceModelTest {
         }
         AllReduceModel m = AllReduceModel.fit(train);
         assertEquals(0.7, m.networkEfficiency(), 1e-6);
-        assertEquals(ring(4, 1e8, 0.01, 0.5, 16), m.predictMillis("gpu", LINKS, 1, 4, 1e8), 1e-6);
+        assertEquals(ring(4, 1e8, 0.01, 0.5, 16), m.predictMillis("gpu", LINKS, 1, 4, 4, 1e8), 1e-6);
         // 16 ranks on 2 nodes, hierarchically: the 8 ranks of each node as on one node, then the 2 nodes over the
         // network with the fabric's efficiency (0.7 of 8 GB/s) and latency.
         double expected = ring(8, 1e8, 0.01, 0.5, 16) + ring(2, 1e8, 0.02, 0.7, 8);
-        assertEquals(expected, m.predictMillis("gpu", LINKS, 2, 16, 1e8), 1e-6 * expected);
+        assertEquals(expected, m.predictMillis("gpu", LINKS, 2, 16, 8, 1e8), 1e-6 * expected);
         // Latency that grows with log2 of the ranks (tree algorithms for small messages) is learnt as such.
         List<CollectiveMeasurement> tree = new ArrayList<>();
         for (int n : new int[] {2, 4, 8}) {
@@ -49,13 +50,37 @@ class AllReduceModelTest {
         }
         AllReduceModel t = AllReduceModel.fit(tree);
         double at64 = 0.05 * 6 + ring(64, 4e5, 0, 0.5, 16);
-        assertEquals(at64, t.predictMillis("t", LINKS, 1, 64, 4e5), 1e-6 * at64);
+        assertEquals(at64, t.predictMillis("t", LINKS, 1, 64, 64, 4e5), 1e-6 * at64);
     }
 
     @Test
     void rejectsImpossibleConfigurations() {
         assertThrows(IllegalArgumentException.class, () -> new CollectiveMeasurement("g", LINKS, 1, 1, 10, 1));
-        assertThrows(IllegalArgumentException.class, () -> new Interconnect(0, 1, 1));
+        assertThrows(IllegalArgumentException.class, () -> Topology.of(0, Topology.Link.PCIE, 1, 1));
         assertThrows(IllegalArgumentException.class, () -> AllReduceModel.fit(List.of()));
+    }
+
+    /**
+     * The same interconnect efficiency serves every device on a kind of link: a device without measurements of its
+     * own uses its link's (NVSwitch here), not the pooled PCIe one.
+     */
+    @Test
+    void aDeviceWithoutItsOwnMeasurementsUsesItsLinkKind() {
+        Topology pcie = Topology.of(8, Topology.Link.PCIE, 16, 64);
+        Topology nvswitch = Topology.of(8, Topology.Link.NVSWITCH, 300, 1600);
+        List<CollectiveMeasurement> train = new ArrayList<>();
+        for (int n : new int[] {2, 4, 8}) {
+            for (double s : new double[] {4e5, 1.6e7, 2.5e8}) {
+                train.add(new CollectiveMeasurement("old", pcie, 1, n, s, ring(n, s, 0.01, 0.5, 16)));
+                train.add(new CollectiveMeasurement("a100", nvswitch, 1, n, s, ring(n, s, 0.005, 0.8, 300)));
+            }
+        }
+        AllReduceModel m = AllReduceModel.fit(train);
+        org.scaledl.workload.Device h100 = org.scaledl.io.DeviceCatalog.bundled().require("NVIDIA H100 80GB HBM3");
+        Topology dgx = Topology.of(8, Topology.Link.NVSWITCH, 450, 3200);
+        assertEquals(ring(8, 1e8, 0.005, 0.8, 450), m.allReduceMillis(h100, dgx, 8, 8, 1e8),
+                1e-6 * ring(8, 1e8, 0.005, 0.8, 450));
+        assertEquals(0.5 * m.allReduceMillis(h100, dgx, 8, 8, 1e8), m.reduceScatterMillis(h100, dgx, 8, 8, 1e8),
+                1e-12);
     }
 }
