@@ -18,7 +18,7 @@ def test_reads_the_columns_scaledl_plan_writes(tmp_path):
     assert runs[0] == Run("resnet18", 8, 1, 2, "train", 112, "", "../graphs/resnet18_r112.onnx", 120.5)
     assert runs[1].line == 3
     assert runs[0].job() == ("resnet18", 112, 1, 2)
-    assert runs[0].key() == ("resnet18", "112", "8", "1", "2", "train")
+    assert runs[0].key() == ("resnet18", "112", "8", "1", "2", "train", "fp32")
 
 
 def test_resolution_and_extra_columns_are_optional(tmp_path):
