@@ -2,6 +2,7 @@
 output and error streams (C++ warnings of the ONNX exporter included) are captured, counted and kept for
 ``--verbose``.
 """
+import io
 import os
 import re
 import sys
@@ -36,25 +37,31 @@ class Captured:
                 stream.flush()
             except (AttributeError, ValueError):
                 pass
+        self._tmp = tempfile.TemporaryFile()
+        self._streams = (sys.stdout, sys.stderr)
+        # Python-level writes (sys.stdout may not be file descriptor 1, e.g. under pytest) and C-level ones alike.
+        self._text = io.TextIOWrapper(os.fdopen(os.dup(self._tmp.fileno()), "wb"), encoding="utf-8",
+                                      errors="replace", write_through=True)
+        sys.stdout = sys.stderr = self._text
         try:
-            self._tmp = tempfile.TemporaryFile()
             for fd in (1, 2):
-                self._fds[fd] = os.dup(fd)
+                saved = os.dup(fd)
+                self._fds[fd] = saved
                 os.dup2(self._tmp.fileno(), fd)
-        except OSError:  # no usable file descriptors (embedded interpreters): Python warnings only
-            self._restore()
+        except OSError:  # no usable file descriptors 1 and 2 (embedded interpreters): Python-level only
+            self._restore_fds()
         return self
 
-    def _restore(self):
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (AttributeError, ValueError):
-                pass
+    def _restore_fds(self):
         for fd, saved in self._fds.items():
             os.dup2(saved, fd)
             os.close(saved)
         self._fds = {}
+
+    def _restore(self):
+        self._restore_fds()
+        sys.stdout, sys.stderr = self._streams
+        self._text.close()
 
     def __exit__(self, *exc):
         self._restore()

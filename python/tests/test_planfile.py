@@ -57,3 +57,12 @@ def test_graph_paths_are_rebased_to_the_dataset_folder(tmp_path):
     assert rebase_graph("../graphs/a.onnx", plan, out) == "../graphs/a.onnx"
     assert rebase_graph("g/a.onnx", plan, tmp_path / "plans") == "g/a.onnx"
     assert rebase_graph("", plan, out) == ""
+
+
+def test_precision_column_is_optional_and_checked(tmp_path):
+    p = write(tmp_path, "model,batch,world_size,threads,phase,precision\nbert,8,1,1,train,BF16\nbert,8,1,1,train,\n")
+    a, b = read_plan(p, default_precision="tf32")
+    assert (a.precision, b.precision) == ("bf16", "tf32")
+    assert a.key() != b.key() and a.job() == b.job(), "one model build serves both precisions"
+    with pytest.raises(PlanError, match=r":2: precision must be one of fp32, tf32, fp16, bf16, got 'int8'"):
+        read_plan(write(tmp_path, "model,batch,world_size,threads,phase,precision\nx,1,1,1,train,int8\n", "b.csv"))
