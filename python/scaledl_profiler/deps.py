@@ -9,7 +9,7 @@ INSTALL = {
     "torch": "PyTorch is not installed (Debian: apt install python3-torch; or pip install torch)",
     "torchvision": "torchvision is not installed (Debian: apt install python3-torchvision; or pip install "
                    "torchvision, the release that matches your PyTorch)",
-    "timm": "timm is not installed (pip install timm); it builds timm:NAME models",
+    "timm": "timm is not installed (pip install timm)",
     "transformers": "transformers is not installed (pip install transformers); it builds Hugging Face models "
                     "(hf:NAME, --config)",
     "onnx": "onnx is not installed (pip install onnx)",

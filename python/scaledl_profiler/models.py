@@ -78,7 +78,8 @@ class Spec:
             raise MissingDependency(f"'{name}' names a torchvision or timm model, and neither package is usable "
                                     "here (pip install torchvision timm; Debian: apt install python3-torchvision)",
                                     name="torchvision")
-        timm = require("timm", f"it builds '{name}' (not a torchvision model here)")
+        timm = require("timm", None if name.startswith("timm:") else f"timm builds '{name}', which torchvision "
+                                                                     "does not have here")
         bare = name[5:] if name.startswith("timm:") else name
         if not timm.is_model(bare):
             raise ValueError(f"'{name}' is not a torchvision or timm model, nor a built-in transformers "
