@@ -226,4 +226,4 @@ def _captured(error, args):
     if getattr(args, "verbose", False):
         print(cap.details(), file=sys.stderr)
     else:
-        print(f"({cap.summary('the failed step') or 'output captured'}; --verbose prints it)", file=sys.stderr)
+        print(f"({cap.summary('the failed step') or 'output captured'}; --verbose prints them)", file=sys.stderr)

@@ -17,8 +17,8 @@
 * **Resumable**: passes.csv is appended run by run; measuring into the same folder again skips what is there
   (the order is seeded, so it is the same order).
 * runs.csv is rewritten after every job, so an interrupted campaign still leaves a dataset ``scaledl fit`` reads.
-* **Budget**: with ``max_seconds`` no job starts after that many seconds; the runs left are recorded in
-  ``failed.csv`` with status ``skipped``. With ``keep_going`` a job that fails (its model does not build) is recorded
+* **Budget**: with ``max_seconds`` no job starts after that many seconds, and a one-worker job starts no run after
+  it; the runs left are recorded in ``failed.csv`` with status ``skipped``. With ``keep_going`` a job that fails (its model does not build) is recorded
   there too instead of ending the campaign.
 """
 import csv
@@ -130,6 +130,9 @@ def _worker(rank, world, port, job, options, queue):
         if world > 1:
             net = nn.parallel.DistributedDataParallel(model, device_ids=[rank] if be.kind == "cuda" else None)
         for run in job["runs"]:
+            if options.get("deadline") is not None and time.time() > options["deadline"] and world == 1:
+                out.append({"key": run["key"], "error": "time budget", "status": "skipped"})
+                continue
             x = spec.example_input(run["batch"], job["resolution"]).to(be.device)
             try:
                 step = _step(run, model, net if run["phase"] == "train" else model, x, be, gen)
@@ -151,7 +154,10 @@ def _worker(rank, world, port, job, options, queue):
                 dist.all_reduce(n, op=dist.ReduceOp.MIN)
                 times = t.tolist()[:int(n.item())]
                 dist.barrier()
-            out.append({"key": run["key"], "ms": list(times), "params": params, "device": be.name})
+            # CPU rows leave device empty: scaledl then takes the machine from machine.json (a device name that
+            # differs from machine.json's "name" would make scaledl describe the row's machine from the name alone).
+            out.append({"key": run["key"], "ms": list(times), "params": params,
+                        "device": be.name if be.kind == "cuda" else ""})
         if rank == 0:
             queue.put(("ok", out))
         if world > 1:
@@ -265,7 +271,8 @@ def measure(plan_path, out_dir, passes=2, warmup=2, reps=3, cap_s=8.0, seed=1, d
         if busy:
             log("warning: other processes are busy; figures from a busy machine are not data: " + "; ".join(busy))
     options = {"warmup": warmup, "reps": reps, "cap_s": cap_s, "device": device, "factories": factories or {},
-               "cudnn_benchmark": cudnn_benchmark}
+               "cudnn_benchmark": cudnn_benchmark,
+               "deadline": None if max_seconds is None else time.time() + max_seconds}
     by_key = {r.key(): r for r in runs}
     jobs = _jobs(runs)
     ref = _reference(runs, reference)

@@ -122,3 +122,14 @@ def test_config_files_are_checked_naming_the_file(tmp_path):
     untyped.write_text(json.dumps({"hidden_size": 8}))
     with pytest.raises(ValueError, match='untyped.json: no "model_type"'):
         hf.read_config_file(str(untyped))
+
+
+def test_ddp_backends_and_the_kernel_statistic():
+    from scaledl_profiler import backend
+    assert backend.process_group("cuda") == "nccl" and backend.process_group("cpu") == "gloo"
+    assert backend.fastest_mean([9, 1, 2, 3, 4, 5, 8], 5) == 3.0
+    assert backend.fastest_mean([4.0, 2.0], 5) == 3.0
+    with pytest.raises(ValueError):
+        backend.fastest_mean([])
+    with pytest.raises(ValueError, match="--device must be one of cpu, cuda"):
+        backend.make(None, "tpu")
