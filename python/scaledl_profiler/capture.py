@@ -13,6 +13,36 @@ from collections import Counter
 _NOISE = re.compile(r"warn|deprecat|\[W ", re.IGNORECASE)
 
 
+class _Stream:
+    """sys.stdout/sys.stderr while capturing: writes go to the capture; after it, to the original stream (for
+    whoever kept a reference meanwhile, such as a logging handler created during the capture)."""
+
+    def __init__(self, capture, original):
+        self._capture = capture
+        self._original = original
+
+    def release(self):
+        self._capture = None
+
+    def _target(self):
+        return self._capture if self._capture is not None else self._original
+
+    def write(self, text):
+        return self._target().write(text)
+
+    def flush(self):
+        try:
+            self._target().flush()
+        except (AttributeError, ValueError):
+            pass
+
+    def isatty(self):
+        return False if self._capture is not None else self._original.isatty()
+
+    def __getattr__(self, name):
+        return getattr(self._target(), name)
+
+
 class Captured:
     """Context manager: captures warnings and stdout/stderr output (file descriptors 1 and 2) while it is open.
 
@@ -42,7 +72,8 @@ class Captured:
         # Python-level writes (sys.stdout may not be file descriptor 1, e.g. under pytest) and C-level ones alike.
         self._text = io.TextIOWrapper(os.fdopen(os.dup(self._tmp.fileno()), "wb"), encoding="utf-8",
                                       errors="replace", write_through=True)
-        sys.stdout = sys.stderr = self._text
+        self._proxies = (_Stream(self._text, sys.stdout), _Stream(self._text, sys.stderr))
+        sys.stdout, sys.stderr = self._proxies
         try:
             for fd in (1, 2):
                 saved = os.dup(fd)
@@ -61,6 +92,8 @@ class Captured:
     def _restore(self):
         self._restore_fds()
         sys.stdout, sys.stderr = self._streams
+        for proxy in self._proxies:  # a logging handler made meanwhile keeps the proxy: it writes through again
+            proxy.release()
         self._text.close()
 
     def __exit__(self, *exc):

@@ -4,9 +4,10 @@
 ``runs.csv`` columns: model, family, resolution, batch, world_size, threads, phase, iter_ms_p50 (median over passes
 of each pass's median iteration), iter_ms_min, iter_ms_max (over all timed iterations), reps (timed iterations in
 all), passes, params, graph, precision (fp32, tf32, fp16 or bf16), device (``torch.cuda.get_device_name()`` on GPUs,
-which is also machine.json's ``name``; empty on CPUs, where scaledl takes the machine from machine.json). This is what ``scaledl fit --data DIR`` reads. ``passes.csv`` has the same columns
-per pass (``pass``, ``at_s`` instead of ``passes``); a passes.csv written before the precision and device columns
-existed is upgraded in place (its rows were FP32, device unknown).
+which is also machine.json's ``name``; empty on CPUs, where scaledl takes the machine from machine.json). This is
+what ``scaledl fit --data DIR`` reads. ``passes.csv`` has the same columns per pass (``pass``, ``at_s`` instead of
+``passes``); a passes.csv written before the precision and device columns existed is upgraded in place (its rows
+were FP32, device unknown).
 """
 import csv
 import json

@@ -90,7 +90,8 @@ def describe(device="cpu", threads_note=None):
     host = platform.node()
     # The CPU's model name does not identify a machine (VMs of one name differ by several times on some
     # operators): the host name is part of the machine's name in a dataset. Edit machine.json to group hosts.
-    d = {"name": f"{name} @ {host}" if host else name, "cpu": name, "host": host, "cpus": os.cpu_count(), "avx512": "avx512f" in flags, "avx2": "avx2" in flags,
+    d = {"name": f"{name} @ {host}" if host else name, "cpu": name, "host": host, "cpus": os.cpu_count(),
+         "avx512": "avx512f" in flags, "avx2": "avx2" in flags,
          "python": platform.python_version(), "kernel": platform.release(), "os": platform.system()}
     for key, field in (("l2", "L2 cache"), ("l3", "L3 cache")):
         if info.get(field):

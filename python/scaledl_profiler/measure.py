@@ -18,8 +18,8 @@
   (the order is seeded, so it is the same order).
 * runs.csv is rewritten after every job, so an interrupted campaign still leaves a dataset ``scaledl fit`` reads.
 * **Budget**: with ``max_seconds`` no job starts after that many seconds, and a one-worker job starts no run after
-  it; the runs left are recorded in ``failed.csv`` with status ``skipped``. With ``keep_going`` a job that fails (its model does not build) is recorded
-  there too instead of ending the campaign.
+  it; the runs left are recorded in ``failed.csv`` with status ``skipped``. With ``keep_going`` a job that fails
+  (its model does not build) is recorded there too instead of ending the campaign.
 """
 import csv
 import os

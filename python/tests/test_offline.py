@@ -133,3 +133,12 @@ def test_ddp_backends_and_the_kernel_statistic():
         backend.fastest_mean([])
     with pytest.raises(ValueError, match="--device must be one of cpu, cuda"):
         backend.make(None, "tpu")
+
+
+def test_a_stream_kept_during_the_capture_writes_through_afterwards(capsys):
+    with Captured():
+        kept = sys.stderr  # as logging.StreamHandler() does when a library is imported during an export
+        kept.write("hidden\n")
+    kept.write("shown\n")
+    err = capsys.readouterr().err
+    assert "shown" in err and "hidden" not in err

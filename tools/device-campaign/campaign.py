@@ -314,7 +314,7 @@ class Campaign:
             "",
             "## Counts",
             "",
-            f"- kernel rows: " + (ks.line() if ks else "none"),
+            "- kernel rows: " + (ks.line() if ks else "none"),
             f"- whole-model runs in runs.csv: {kept} ({len(passes)} pass rows); runs whose graph did not export "
             f"(runs-without-graph.csv): {lost}; failed.csv: "
             + (", ".join(f"{k} {v}" for k, v in sorted(status.items())) or "none"),
