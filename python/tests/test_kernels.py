@@ -1,11 +1,12 @@
 """Kernel tables without PyTorch: the grid, the writer's columns, the budget, failures (a stand-in executor)."""
 import csv
+from pathlib import Path
 
 import pytest
 
 from scaledl_profiler import kernels as k
 
-NEUSIGHT = "/work/shared/data/neusight/kernels"
+NEUSIGHT = Path(__file__).resolve().parents[3] / "shared" / "data" / "neusight" / "kernels"  # ../shared/data
 
 
 def read(path):
@@ -25,9 +26,8 @@ def test_columns_are_neusights_plus_precision():
 
 @pytest.mark.parametrize("table", ["bmm", "linear", "elem", "ln", "softmax", "conv"])
 def test_columns_match_the_neusight_files_where_present(table):
-    import os
-    path = os.path.join(NEUSIGHT, f"{table}.csv")
-    if not os.path.exists(path):
+    path = NEUSIGHT / f"{table}.csv"
+    if not path.exists():
         pytest.skip("no NeuSight tables on this machine")
     with open(path) as f:
         header = f.readline().strip().split(",")
