@@ -1,4 +1,7 @@
-"""Command line: ``python -m scaledl_profiler {export,measure,machine} ...``. Exit codes: 0 ok, 1 bad input, 2 usage."""
+"""Command line: ``python -m scaledl_profiler {export,measure,kernels,machine} ...``.
+
+Exit codes: 0 ok, 1 bad input (a file, a model, a missing package), 2 usage (options that do not go together).
+"""
 import argparse
 import json
 import os
@@ -10,12 +13,21 @@ from scaledl_profiler.planfile import PlanError
 EXPORT_HELP = """Export a model to the graph file scaledl imports: training mode, opset 13, graph only (weights as
 inputs), dynamic batch. Training mode keeps BatchNorm and Dropout as a training iteration runs them; an eval export
 folds BatchNorm into convolutions and can change a prediction by half, so export training data and queries the same
-way. One file per input size (spatial shapes change with it), unless --dynamic-size."""
+way. One file per input size (spatial shapes change with it), unless --dynamic-size. Hugging Face models (hf:NAME,
+a built-in name such as bert-base-uncased or gpt2, or --config config.json) are built from their configuration
+with random weights, offline, and take input_ids of --seq tokens. The exporters' warnings are counted, and printed
+with --verbose."""
 
 MEASURE_HELP = """Measure the runs of a plan (scaledl plan --out plan.csv) into a dataset folder: runs.csv, passes.csv,
 machine.json, drift.csv. Jobs are shuffled over the whole plan in every pass; a reference run is re-measured between
 passes to show drift; measuring into the same folder again resumes. Measure with nothing else running: figures from a
-busy machine are not data."""
+busy machine are not data. On GPUs (--device cuda) iterations are timed with CUDA events, in the precision of
+--precision (or of the plan's precision column)."""
+
+KERNELS_HELP = """Measure kernel tables (NeuSight's layout: bmm, linear, elem, ln, softmax, conv, plus attention)
+into DIR/kernels/*.csv, each row ending with its precision: single operators, forward only, latency_ms = mean of the
+5 fastest of --reps timed calls (CUDA events). The shapes are shuffled over all tables (seeded), so --max-seconds
+leaves a random subset of every table."""
 
 
 def _parser():
@@ -25,8 +37,14 @@ def _parser():
     sub = p.add_subparsers(dest="command", required=True)
 
     e = sub.add_parser("export", help="model -> ONNX graph for scaledl", description=EXPORT_HELP)
-    e.add_argument("model", help="torchvision or timm name (tv:NAME, timm:NAME), or a name given to --factory")
+    e.add_argument("model", nargs="?", help="torchvision or timm name (tv:NAME, timm:NAME), a Hugging Face name "
+                                            "(hf:NAME, bert-base-uncased, gpt2, ...), or a name given to --factory")
+    e.add_argument("--config", metavar="PATH", help="a Hugging Face config.json to build the model from (instead "
+                                                    "of a model name)")
     e.add_argument("--size", type=int, help="input size: image side in pixels, or sequence length")
+    e.add_argument("--seq", type=int, help="sequence length of a Hugging Face model (default 128; same as --size)")
+    e.add_argument("--head", choices=["lm", "base"], default="lm",
+                   help="Hugging Face models: with the language-modelling head (lm, default) or the bare model")
     e.add_argument("--out", help="graph file (default graphs/MODEL_rSIZE.onnx)")
     e.add_argument("--factory", action="append", default=[], metavar="NAME=module:callable",
                    help="build NAME with your own code (repeatable)")
@@ -34,6 +52,7 @@ def _parser():
     e.add_argument("--opset", type=int, default=13, help="ONNX opset (default 13, the bundled datasets' style)")
     e.add_argument("--dynamic-size", action="store_true",
                    help="leave the input size symbolic ('size'); bind it in scaledl with --dim size=N")
+    e.add_argument("--verbose", action="store_true", help="print the exporters' warnings")
 
     m = sub.add_parser("measure", help="measure a plan into a dataset folder", description=MEASURE_HELP)
     m.add_argument("plan", help="plan.csv (scaledl plan --out), or any table with its columns")
@@ -44,44 +63,167 @@ def _parser():
     m.add_argument("--cap-s", type=float, default=8.0, help="stop timing a run after this many seconds (default 8)")
     m.add_argument("--seed", type=int, default=1, help="seed of the measurement order (default 1)")
     m.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="cpu (gloo) or cuda (NCCL)")
+    m.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "fp16", "bf16"],
+                   help="fp32 (default), tf32 (TF32 matmul and cuDNN), fp16 or bf16 (autocast mixed precision; "
+                        "fp16 training with a GradScaler); a plan's precision column overrides it per run")
     m.add_argument("--factory", action="append", default=[], metavar="NAME=module:callable",
                    help="build NAME with your own code (repeatable)")
     m.add_argument("--reference", help="model of the reference run re-measured between passes (default: the "
                                        "plan's cheapest run)")
+    m.add_argument("--max-seconds", type=float, help="start no job after this many seconds; the runs left are "
+                                                     "recorded in failed.csv (status skipped)")
+    m.add_argument("--keep-going", action="store_true", help="record a job that fails in failed.csv and go on")
+    m.add_argument("--in-process", action="store_true",
+                   help="measure one-worker jobs in this process (faster start on GPUs; no isolation)")
+    m.add_argument("--cudnn-benchmark", action="store_true", help="let cuDNN autotune its algorithms (GPUs)")
 
-    sub.add_parser("machine", help="print what machine.json would say about this machine")
+    k = sub.add_parser("kernels", help="measure kernel tables (bmm, linear, elem, ln, softmax, conv, attention)",
+                       description=KERNELS_HELP)
+    k.add_argument("--out", required=True, help="folder: tables go to OUT/kernels/, machine.json to OUT/")
+    k.add_argument("--precision", default="fp32", help="comma-separated: fp32,tf32,fp16,bf16 (default fp32)")
+    k.add_argument("--device", choices=["cpu", "cuda"], default="cuda", help="cuda (default) or cpu")
+    k.add_argument("--quick", action="store_true", help="a small grid (same as --grid quick)")
+    k.add_argument("--grid", choices=["full", "quick", "tiny"], default="full", help="shape grid (default full)")
+    k.add_argument("--max-seconds", type=float, help="time budget: shapes not started by then are left out")
+    k.add_argument("--seed", type=int, default=1, help="seed of the shapes and their order (default 1)")
+    k.add_argument("--ops", default=",".join(["bmm", "linear", "elem", "ln", "softmax", "conv", "attention"]),
+                   help="tables to measure (default all)")
+    k.add_argument("--reps", type=int, default=25, help="timed calls per shape (default 25)")
+    k.add_argument("--warmup", type=int, default=3, help="untimed calls per shape (default 3)")
+    k.add_argument("--max-gib", type=float, default=2.0, help="leave out shapes whose tensors exceed this (GiB, "
+                                                              "default 2)")
+
+    mc = sub.add_parser("machine", help="print what machine.json would say about this machine")
+    mc.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="describe the GPUs too (cuda)")
     return p
 
 
+def _log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _export(args, parser):
+    from scaledl_profiler.export import export
+    from scaledl_profiler.models import Spec, parse_factories
+    factories = parse_factories(args.factory)
+    if args.model and args.config:
+        parser.error("export: give a model name or --config, not both")
+    if not args.model and not args.config:
+        parser.error("export: give a model name (e.g. resnet18, gpt2) or --config config.json")
+    if args.seq is not None and args.size is not None and args.seq != args.size:
+        parser.error(f"export: --seq {args.seq} and --size {args.size} disagree (they are the same option)")
+    name = args.model or (args.config if args.config.startswith("hf:") else "hf:" + args.config)
+    if args.config and not args.config.endswith(".json"):
+        parser.error(f"export: --config takes a config.json file, got '{args.config}'")
+    hf = Spec(name, factories).kind == "hf"
+    size = args.seq if args.seq is not None else args.size
+    if args.seq is not None and not hf:
+        parser.error("export: --seq is for Hugging Face models (images take --size)")
+    if hf and size is None:
+        from scaledl_profiler.hf import DEFAULT_SEQ
+        size = DEFAULT_SEQ
+    for opt, v in (("--size", args.size), ("--seq", args.seq)):
+        if v is not None and v < 1:
+            parser.error(f"export: {opt} must be positive, got {v}")
+    out = args.out
+    if not out:
+        stem = os.path.splitext(os.path.basename(args.config))[0] if args.config else args.model
+        for prefix in ("hf:", "tv:", "timm:"):
+            if stem.startswith(prefix):
+                stem = stem[len(prefix):]
+        out = os.path.join("graphs", stem.replace(":", "_").replace("/", "_") + (f"_r{size}" if size else "")
+                           + ".onnx")
+    result = export(name, size, out, factories, args.eval, args.opset, args.dynamic_size, head=args.head)
+    print(f"wrote {out}: {result.nodes} nodes, {result.params} trainable parameters")
+    summary = result.warnings.summary("export")
+    if summary:
+        if args.verbose:
+            _log(result.warnings.details())
+            _log(summary)
+        else:
+            _log(summary + "; --verbose prints them")
+    return 0
+
+
+def _measure(args, parser):
+    from scaledl_profiler.measure import check_device_precisions, measure, run_job, run_job_inline
+    from scaledl_profiler.models import parse_factories
+    factories = parse_factories(args.factory)
+    if args.passes < 1 or args.reps < 1 or args.warmup < 0:
+        parser.error("measure: --passes and --reps must be >= 1, --warmup >= 0")
+    try:
+        check_device_precisions(args.device, [args.precision])
+    except ValueError as e:
+        parser.error(f"measure: {e}")
+    n = measure(args.plan, args.out, passes=args.passes, warmup=args.warmup, reps=args.reps, cap_s=args.cap_s,
+                seed=args.seed, device=args.device, factories=factories, reference=args.reference, log=_log,
+                precision=args.precision, keep_going=args.keep_going, max_seconds=args.max_seconds,
+                runner=run_job_inline if args.in_process else run_job, cudnn_benchmark=args.cudnn_benchmark)
+    print(f"wrote {os.path.join(args.out, 'runs.csv')}: {n} runs (fit: scaledl fit --data {args.out} "
+          f"--out model.sdl)")
+    return 0
+
+
+def _kernels(args, parser):
+    from scaledl_profiler import dataset, kernels, machine
+    from scaledl_profiler.precision import parse_list
+    try:
+        precisions = parse_list(args.precision)
+        tables = kernels.tables_option(args.ops)
+    except ValueError as e:
+        parser.error(f"kernels: {e}")
+    if args.device == "cpu" and "tf32" in precisions:
+        parser.error("kernels: --precision tf32 needs --device cuda (TF32 is a GPU format)")
+    if args.reps < 1 or args.warmup < 0 or args.max_gib <= 0:
+        parser.error("kernels: --reps must be >= 1, --warmup >= 0, --max-gib > 0")
+    grid = "quick" if args.quick else args.grid
+    executor = kernels.make_executor(args.device, reps=args.reps, warmup=args.warmup)
+    os.makedirs(args.out, exist_ok=True)
+    dataset.write_machine(args.out, machine.describe(args.device))
+    summary = kernels.run(args.out, precisions, executor, grid, args.seed, args.max_seconds, tables, _log,
+                          int(args.max_gib * 2 ** 30))
+    print(f"wrote {os.path.join(args.out, 'kernels')}: {summary.line()}")
+    return 0
+
+
 def main(argv=None):
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     try:
         if args.command == "machine":
             from scaledl_profiler.machine import describe
-            print(json.dumps(describe(), indent=1, sort_keys=True))
+            print(json.dumps(describe(args.device), indent=1, sort_keys=True))
             return 0
-        from scaledl_profiler.models import parse_factories
-        factories = parse_factories(args.factory)
         if args.command == "export":
-            from scaledl_profiler.export import export
-            out = args.out or os.path.join("graphs", args.model.replace(":", "_").replace("/", "_")
-                                           + (f"_r{args.size}" if args.size else "") + ".onnx")
-            nodes, params = export(args.model, args.size, out, factories, args.eval, args.opset, args.dynamic_size)
-            print(f"wrote {out}: {nodes if nodes is not None else '?'} nodes, {params} trainable parameters")
-            return 0
-        from scaledl_profiler.measure import measure
-        if args.passes < 1 or args.reps < 1 or args.warmup < 0:
-            raise ValueError("--passes and --reps must be >= 1, --warmup >= 0")
-        n = measure(args.plan, args.out, passes=args.passes, warmup=args.warmup, reps=args.reps, cap_s=args.cap_s,
-                    seed=args.seed, device=args.device, factories=factories, reference=args.reference,
-                    log=lambda msg: print(msg, file=sys.stderr, flush=True))
-        print(f"wrote {os.path.join(args.out, 'runs.csv')}: {n} runs (fit: scaledl fit --data {args.out} "
-              f"--out model.sdl)")
-        return 0
+            return _export(args, parser)
+        if args.command == "kernels":
+            return _kernels(args, parser)
+        return _measure(args, parser)
     except (PlanError, ValueError, FileNotFoundError) as e:
         print(f"scaledl_profiler: error: {e}", file=sys.stderr)
+        _captured(e, args)
         return 1
     except ImportError as e:
-        print(f"scaledl_profiler: error: {e.name or e} is not installed; this command needs PyTorch "
-              "(Debian: apt install python3-torch; or pip install torch)", file=sys.stderr)
+        from scaledl_profiler.deps import message
+        print(f"scaledl_profiler: error: {message(e)}", file=sys.stderr)
         return 1
+    except RuntimeError as e:
+        lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()] or [type(e).__name__]
+        text = lines[0] if len(lines) == 1 else f"{lines[0].rstrip(':')}: {lines[-1]}"
+        if "opset version" in text and args.command == "export":
+            text += " (try a newer --opset, e.g. 17)"
+        print(f"scaledl_profiler: error: {text}", file=sys.stderr)
+        if getattr(args, "verbose", False) and len(lines) > 1:
+            print("\n".join(lines), file=sys.stderr)
+        _captured(e, args)
+        return 1
+
+
+def _captured(error, args):
+    cap = getattr(error, "scaledl_captured", None)
+    if cap is None or not cap.count() and not cap.output.strip():
+        return
+    if getattr(args, "verbose", False):
+        print(cap.details(), file=sys.stderr)
+    else:
+        print(f"({cap.summary('the failed step') or 'output captured'}; --verbose prints them)", file=sys.stderr)

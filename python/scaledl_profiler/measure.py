@@ -5,7 +5,11 @@
   on GPUs, one process per worker; times are the slowest rank's.
 * A **training** iteration is ``zero_grad`` + forward + cross-entropy + backward (+ all-reduce) + SGD-with-momentum
   step; an **inference** iteration is an eval-mode, ``no_grad`` forward. Each run does ``warmup`` untimed
-  iterations, then ``reps`` timed ones (fewer once they exceed ``cap_s``); on GPUs every iteration is synchronised.
+  iterations, then ``reps`` timed ones (fewer once they exceed ``cap_s``).
+* **GPUs** (``device="cuda"``): every iteration is timed with a pair of CUDA events and ends synchronised; the run's
+  ``precision`` (see :mod:`scaledl_profiler.precision`) sets the TF32 switches, the autocast dtype and, for fp16
+  training, a GradScaler. cuDNN autotuning (``torch.backends.cudnn.benchmark``) is off unless ``cudnn_benchmark``.
+  A run that runs out of GPU memory is recorded in ``failed.csv`` and the job goes on with its other runs.
 * **Passes**: the jobs are measured ``passes`` times, each pass in a new random order over the whole plan, so a slow
   period of the machine spreads over many models instead of biasing one. A **reference** run (the plan's cheapest,
   or ``reference``) is measured before the first pass and after each, into ``drift.csv``: how much the machine
@@ -13,83 +17,153 @@
 * **Resumable**: passes.csv is appended run by run; measuring into the same folder again skips what is there
   (the order is seeded, so it is the same order).
 * runs.csv is rewritten after every job, so an interrupted campaign still leaves a dataset ``scaledl fit`` reads.
+* **Budget**: with ``max_seconds`` no job starts after that many seconds, and a one-worker job starts no run after
+  it; the runs left are recorded in ``failed.csv`` with status ``skipped``. With ``keep_going`` a job that fails
+  (its model does not build) is recorded there too instead of ending the campaign.
 """
 import csv
 import os
+import queue as queue_mod
 import random
 import socket
 import statistics
 import time
 import traceback
 
+from scaledl_profiler import backend as backends
 from scaledl_profiler import dataset, machine
 from scaledl_profiler.planfile import rebase_graph, read_plan
+from scaledl_profiler.precision import CPU_MODEL_PRECISIONS
 
 
-def _timed(step, warmup, reps, cap_s, sync):
+def _timed(step, warmup, reps, cap_s, be):
+    """``warmup`` untimed calls of ``step``, then up to ``reps`` timed ones (ms), stopping once they exceed
+    ``cap_s`` seconds in all."""
     for _ in range(warmup):
         step()
-    sync()
+    be.sync()
     times = []
     for _ in range(reps):
-        t = time.perf_counter()
-        step()
-        sync()
-        times.append(time.perf_counter() - t)
-        if sum(times) > cap_s and len(times) >= 1:
+        times.append(be.time_ms(step))
+        if sum(times) > 1000.0 * cap_s:
             break
     return times
+
+
+class Loss:
+    """Cross-entropy against random targets (see :func:`scaledl_profiler.models.loss`). On GPUs the targets are
+    drawn once per output shape on the GPU's side, so no host-to-device copy falls in a timed iteration."""
+
+    def __init__(self, generator, cache):
+        self.generator = generator
+        self.cache = cache
+        self._target = None
+
+    def __call__(self, output):
+        import torch
+        import torch.nn.functional as F
+        from scaledl_profiler.models import loss
+        if not self.cache:
+            return loss(output, self.generator)
+        if isinstance(output, (tuple, list)):
+            output = output[0]
+        if hasattr(output, "logits"):
+            output = output.logits
+        flat = output.reshape(-1, output.shape[-1])
+        if self._target is None or self._target.shape[0] != flat.shape[0] or self._target.device != flat.device:
+            self._target = torch.randint(0, output.shape[-1], (flat.shape[0],), generator=self.generator).to(
+                flat.device)
+        return F.cross_entropy(flat, self._target)
+
+
+def _step(run, model, net, x, be, generator):
+    """The iteration of one run as a function of no arguments."""
+    import torch
+    precision = run["precision"]
+    be.apply(precision)
+    if run["phase"] == "train":
+        model.train()
+        opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+        scaler = be.scaler(precision, training=True)
+        loss = Loss(generator, cache=be.kind != "cpu")
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            with be.autocast(precision):
+                value = loss(net(x))
+            if scaler is not None:
+                scaler.scale(value).backward()
+                scaler.step(opt)
+                scaler.update()
+            else:
+                value.backward()
+                opt.step()
+        return step
+    model.eval()
+
+    def step():
+        with torch.no_grad(), be.autocast(precision):
+            model(x)
+    return step
 
 
 def _worker(rank, world, port, job, options, queue):
     import torch
     import torch.distributed as dist
     import torch.nn as nn
-    from scaledl_profiler.models import Spec, loss
+    from scaledl_profiler.models import Spec
     try:
         torch.set_num_threads(job["threads"])
-        cuda = options["device"] == "cuda"
-        dev = torch.device(f"cuda:{rank}" if cuda else "cpu")
+        be = backends.make(torch, options["device"], rank)
+        if be.kind == "cuda":
+            torch.backends.cudnn.benchmark = bool(options.get("cudnn_benchmark", False))
         if world > 1:
             os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
-            dist.init_process_group("nccl" if cuda else "gloo", rank=rank, world_size=world)
+            dist.init_process_group(backends.process_group(be.kind), rank=rank, world_size=world)
         torch.manual_seed(0)
         gen = torch.Generator().manual_seed(rank)
         spec = Spec(job["model"], options["factories"])
-        model = spec.build(job["resolution"]).to(dev)
+        model = spec.build(job["resolution"]).to(be.device)
         params = sum(p.numel() for p in model.parameters() if p.requires_grad)
-        sync = (lambda: torch.cuda.synchronize(dev)) if cuda else (lambda: None)
         out = []
+        net = model
+        if world > 1:
+            net = nn.parallel.DistributedDataParallel(model, device_ids=[rank] if be.kind == "cuda" else None)
         for run in job["runs"]:
-            x = spec.example_input(run["batch"], job["resolution"]).to(dev)
-            if run["phase"] == "train":
-                model.train()
-                net = nn.parallel.DistributedDataParallel(model) if world > 1 else model
-                opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
-
-                def step():
-                    opt.zero_grad(set_to_none=True)
-                    loss(net(x), gen).backward()
-                    opt.step()
-            else:
-                model.eval()
-
-                def step():
-                    with torch.no_grad():
-                        model(x)
-            times = _timed(step, options["warmup"], options["reps"], options["cap_s"], sync)
+            if options.get("deadline") is not None and time.time() > options["deadline"] and world == 1:
+                out.append({"key": run["key"], "error": "time budget", "status": "skipped"})
+                continue
+            x = spec.example_input(run["batch"], job["resolution"]).to(be.device)
+            try:
+                step = _step(run, model, net if run["phase"] == "train" else model, x, be, gen)
+                times = _timed(step, options["warmup"], options["reps"], options["cap_s"], be)
+            except Exception as e:  # one run's failure (out of memory, an operator without this dtype)
+                if world > 1:
+                    raise
+                model.zero_grad(set_to_none=True)
+                step = None
+                be.release()
+                status = "oom" if be.is_oom(e) else "error"
+                text = "out of memory" if status == "oom" else (str(e).strip().splitlines() or [type(e).__name__])[0]
+                out.append({"key": run["key"], "error": text[:300], "status": status})
+                continue
             if world > 1:
-                t = torch.tensor(times + [0.0] * (options["reps"] - len(times)), device=dev)
-                n = torch.tensor([len(times)], device=dev)
+                t = torch.tensor(times + [0.0] * (options["reps"] - len(times)), device=be.device)
+                n = torch.tensor([len(times)], device=be.device)
                 dist.all_reduce(t, op=dist.ReduceOp.MAX)
                 dist.all_reduce(n, op=dist.ReduceOp.MIN)
                 times = t.tolist()[:int(n.item())]
                 dist.barrier()
-            out.append({"key": run["key"], "ms": [1000 * v for v in times], "params": params})
+            # CPU rows leave device empty: scaledl then takes the machine from machine.json (a device name that
+            # differs from machine.json's "name" would make scaledl describe the row's machine from the name alone).
+            out.append({"key": run["key"], "ms": list(times), "params": params,
+                        "device": be.name if be.kind == "cuda" else ""})
         if rank == 0:
             queue.put(("ok", out))
         if world > 1:
             dist.destroy_process_group()
+        del model, net
+        be.release()
     except Exception:  # reported by the parent, with the job named
         if rank == 0:
             queue.put(("error", traceback.format_exc()))
@@ -103,24 +177,53 @@ def _free_port():
     return port
 
 
-def run_job(job, options, timeout_s=3600):
-    """Measures one job in fresh worker processes; returns [{key, ms, params}] or raises RuntimeError."""
+def _job_name(job):
+    return (f"{job['model']} (size {job['resolution']}, {job['world_size']} workers, {job['threads']} threads)")
+
+
+def run_job(job, options, timeout_s=None):
+    """Measures one job in fresh worker processes; returns [{key, ms, params, device} or {key, error, status}] or
+    raises RuntimeError (the job failed, or took longer than ``timeout_s``, default ``options["job_timeout_s"]``)."""
     import torch.multiprocessing as mp
     ctx = mp.get_context("spawn")
-    queue = ctx.SimpleQueue()
+    q = ctx.Queue()
     port = _free_port()
-    procs = [ctx.Process(target=_worker, args=(r, job["world_size"], port, job, options, queue))
+    procs = [ctx.Process(target=_worker, args=(r, job["world_size"], port, job, options, q))
              for r in range(job["world_size"])]
     for p in procs:
         p.start()
-    status, payload = queue.get()
+    timeout_s = timeout_s or options.get("job_timeout_s", 3600)
+    try:
+        status, payload = q.get(timeout=timeout_s)
+    except queue_mod.Empty:
+        status, payload = "error", f"no result after {timeout_s:.0f} s (workers stopped)"
     for p in procs:
         p.join(timeout=60)
         if p.is_alive():
             p.kill()
     if status != "ok":
-        raise RuntimeError(f"{job['model']} (size {job['resolution']}, {job['world_size']} workers, "
-                           f"{job['threads']} threads) failed:\n{payload}")
+        raise RuntimeError(f"{_job_name(job)} failed:\n{payload}")
+    return payload
+
+
+class _ListQueue:
+    def __init__(self):
+        self.items = []
+
+    def put(self, item):
+        self.items.append(item)
+
+
+def run_job_inline(job, options):
+    """Measures a one-worker job in this process (no start-up of a fresh interpreter: faster on GPUs, but a crash of
+    PyTorch ends the campaign); jobs of several workers go to :func:`run_job`."""
+    if job["world_size"] > 1:
+        return run_job(job, options)
+    q = _ListQueue()
+    _worker(0, 1, 0, job, options, q)
+    status, payload = q.items[0]
+    if status != "ok":
+        raise RuntimeError(f"{_job_name(job)} failed:\n{payload}")
     return payload
 
 
@@ -131,10 +234,35 @@ def _jobs(runs):
     return by
 
 
+def check_device_precisions(device, precisions, where="--precision"):
+    """ValueError for a precision the device cannot measure (tf32/fp16 on CPUs)."""
+    if device not in backends.DEVICES:
+        raise ValueError(f"--device must be one of {', '.join(backends.DEVICES)}, got '{device}'")
+    if device == "cpu":
+        bad = [p for p in precisions if p not in CPU_MODEL_PRECISIONS]
+        if bad:
+            raise ValueError(f"{where} {bad[0]} needs --device cuda (on CPUs only "
+                             f"{' and '.join(CPU_MODEL_PRECISIONS)} mean something)")
+
+
+def _fail_row(p, r, status, error, at_s):
+    return {"pass": p, "model": r.model, "resolution": "" if r.resolution is None else r.resolution,
+            "batch": r.batch, "world_size": r.world_size, "threads": r.threads, "phase": r.phase,
+            "precision": r.precision, "status": status, "error": error, "at_s": round(at_s, 1)}
+
+
 def measure(plan_path, out_dir, passes=2, warmup=2, reps=3, cap_s=8.0, seed=1, device="cpu", factories=None,
-            reference=None, log=print, runner=run_job, check_idle=True):
-    """Measures a plan into ``out_dir``; returns the number of runs in runs.csv. ``runner`` is for tests."""
-    runs = read_plan(plan_path)
+            reference=None, log=print, runner=run_job, check_idle=True, precision="fp32", keep_going=False,
+            max_seconds=None, cudnn_benchmark=False):
+    """Measures a plan into ``out_dir``; returns the number of runs in runs.csv. ``runner`` is :func:`run_job`
+    (fresh processes per job), :func:`run_job_inline`, or a stand-in in tests."""
+    runs = read_plan(plan_path, default_precision=precision)
+    check_device_precisions(device, [precision])
+    for r in runs:
+        try:
+            check_device_precisions(device, [r.precision], "precision")
+        except ValueError as e:
+            raise ValueError(f"{plan_path}:{r.line}: {e}") from None
     os.makedirs(out_dir, exist_ok=True)
     desc = machine.describe(device)
     dataset.write_machine(out_dir, desc)
@@ -142,7 +270,9 @@ def measure(plan_path, out_dir, passes=2, warmup=2, reps=3, cap_s=8.0, seed=1, d
         busy = machine.busy_processes()
         if busy:
             log("warning: other processes are busy; figures from a busy machine are not data: " + "; ".join(busy))
-    options = {"warmup": warmup, "reps": reps, "cap_s": cap_s, "device": device, "factories": factories or {}}
+    options = {"warmup": warmup, "reps": reps, "cap_s": cap_s, "device": device, "factories": factories or {},
+               "cudnn_benchmark": cudnn_benchmark,
+               "deadline": None if max_seconds is None else time.time() + max_seconds}
     by_key = {r.key(): r for r in runs}
     jobs = _jobs(runs)
     ref = _reference(runs, reference)
@@ -154,7 +284,11 @@ def measure(plan_path, out_dir, passes=2, warmup=2, reps=3, cap_s=8.0, seed=1, d
     start = time.time()
     spent = 0.0
     measured = 0
-    _drift(out_dir, ref, options, runner, "start", start, log)
+
+    def over_budget():
+        return max_seconds is not None and time.time() - start > max_seconds
+
+    _drift(out_dir, ref, options, runner, "start", start, log, keep_going)
     for p in range(passes):
         order = list(jobs)
         rng.shuffle(order)
@@ -163,26 +297,54 @@ def measure(plan_path, out_dir, passes=2, warmup=2, reps=3, cap_s=8.0, seed=1, d
             rng.shuffle(todo)
             if not todo:
                 continue
+            if over_budget():
+                dataset.append_failures(out_dir, [_fail_row(p, r, "skipped", "time budget", time.time() - start)
+                                                  for r in todo])
+                finished += len(todo)
+                continue
             model, res, world, threads = jkey
             job = {"model": model, "resolution": res, "world_size": world, "threads": threads,
-                   "runs": [{"key": r.key(), "batch": r.batch, "phase": r.phase} for r in todo]}
+                   "runs": [{"key": r.key(), "batch": r.batch, "phase": r.phase, "precision": r.precision}
+                            for r in todo]}
             t0 = time.time()
-            results = runner(job, options)
+            try:
+                results = runner(job, options)
+            except RuntimeError as e:
+                if not keep_going:
+                    raise
+                text = str(e).strip().splitlines()
+                log(f"pass {p + 1}/{passes}: {model}: failed, recorded in failed.csv ({text[-1] if text else e})")
+                dataset.append_failures(out_dir, [_fail_row(p, r, "error", text[-1][:300] if text else "failed",
+                                                            time.time() - start) for r in todo])
+                finished += len(todo)
+                continue
             now = time.time()
-            rows = []
+            rows, failures = [], []
             for res_ in results:
                 r = by_key[tuple(res_["key"])]
+                if "error" in res_:
+                    failures.append(_fail_row(p, r, res_.get("status", "error"), res_["error"], now - start))
+                    continue
                 rows.append(dataset.pass_row(p, r, res_["ms"], res_["params"],
-                                             rebase_graph(r.graph, plan_path, out_dir), now - start))
-            store.append(rows)
-            dataset.merge(out_dir)
-            finished += len(rows)
-            measured += len(rows)
+                                             rebase_graph(r.graph, plan_path, out_dir), now - start,
+                                             device=res_.get("device", "")))
+            if rows:
+                store.append(rows)
+                dataset.merge(out_dir)
+            if failures:
+                dataset.append_failures(out_dir, failures)
+                log(f"  {len(failures)} run(s) of {model} failed (failed.csv): {failures[0]['error']}")
+            finished += len(results)
+            measured += len(results)
             spent += now - t0
             eta = (total - finished) * spent / max(measured, 1)
             log(f"pass {p + 1}/{passes}: {model}" + (f" r{res}" if res else "") + f" w{world} t{threads}: "
                 f"{len(rows)} runs in {now - t0:.1f} s ({finished}/{total}, about {eta / 60:.1f} min left)")
-        _drift(out_dir, ref, options, runner, f"after pass {p + 1}", start, log)
+        if over_budget():
+            log(f"time budget of {max_seconds:.0f} s spent after pass {p + 1}: runs left are in failed.csv "
+                "(status skipped)")
+            continue
+        _drift(out_dir, ref, options, runner, f"after pass {p + 1}", start, log, keep_going)
     return dataset.merge(out_dir) if os.path.exists(store.path) else 0
 
 
@@ -196,17 +358,32 @@ def _reference(runs, name):
     return min(priced, key=lambda r: r.predicted_ms) if priced else runs[0]
 
 
-def _drift(out_dir, ref, options, runner, label, start, log):
+def _drift(out_dir, ref, options, runner, label, start, log, keep_going=False):
     job = {"model": ref.model, "resolution": ref.resolution, "world_size": ref.world_size, "threads": ref.threads,
-           "runs": [{"key": ref.key(), "batch": ref.batch, "phase": ref.phase}]}
-    ms = statistics.median(runner(job, options)[0]["ms"])
+           "runs": [{"key": ref.key(), "batch": ref.batch, "phase": ref.phase, "precision": ref.precision}]}
+    try:
+        result = runner(job, options)[0]
+    except RuntimeError:
+        if not keep_going:
+            raise
+        log(f"reference {ref.model} {label}: failed; no drift row")
+        return None
+    if "error" in result:
+        log(f"reference {ref.model} {label}: {result['error']}; no drift row")
+        return None
+    ms = statistics.median(result["ms"])
     path = os.path.join(out_dir, "drift.csv")
     new = not os.path.exists(path)
+    with_precision = True
+    if not new:
+        with open(path, newline="", encoding="utf-8") as f:
+            with_precision = "precision" in next(csv.reader(f), [])
     with open(path, "a", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         if new:
-            w.writerow(["when", "at_s", "model", "batch", "phase", "iter_ms_p50"])
-        w.writerow([label, round(time.time() - start, 1), ref.model, ref.batch, ref.phase, round(ms, 3)])
+            w.writerow(["when", "at_s", "model", "batch", "phase", "iter_ms_p50", "precision"])
+        w.writerow([label, round(time.time() - start, 1), ref.model, ref.batch, ref.phase, round(ms, 3)]
+                   + ([ref.precision] if with_precision else []))
     with open(path, newline="", encoding="utf-8") as f:
         first = float(next(csv.DictReader(f))["iter_ms_p50"])
     change = 100 * (ms / first - 1)

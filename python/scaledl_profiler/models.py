@@ -1,13 +1,19 @@
 """Building a model by name, with its example input and training loss.
 
-Names: ``tv:NAME`` (torchvision), ``timm:NAME`` (timm), a bare ``NAME`` (torchvision if it has it, else timm), or a
-name mapped by ``--factory NAME=module:callable`` to your own code. A factory is called with ``size=`` when it accepts
-it (else with no arguments) and returns an ``nn.Module``; its module may define ``scaledl_input(batch, size)`` to
-give the example input (default: images ``(batch, 3, size, size)``). Weights are random (nothing is downloaded).
-Stochastic depth is switched off (``drop_path_rate=0``): ONNX cannot export it and it changes the iteration.
+Names: ``tv:NAME`` (torchvision), ``timm:NAME`` (timm), ``hf:NAME`` or a hub-style name (Hugging Face
+transformers, see :mod:`scaledl_profiler.hf`; the size is the sequence length), a bare ``NAME`` (a built-in
+transformers configuration, else torchvision if it has it, else timm), or a name mapped by ``--factory
+NAME=module:callable`` to your own code. A factory is called with ``size=`` when it accepts it (else with no
+arguments) and returns an ``nn.Module``; its module may define ``scaledl_input(batch, size)`` to give the example
+input (default: images ``(batch, 3, size, size)``). Weights are random (nothing is downloaded). Stochastic depth is
+switched off (timm ``drop_path_rate=0``, torchvision ``StochasticDepth.p = 0``): ONNX cannot export it and it changes
+the iteration.
 """
 import importlib
 import inspect
+
+from scaledl_profiler import hf
+from scaledl_profiler.deps import MissingDependency, require
 
 
 def parse_factories(specs):
@@ -25,25 +31,60 @@ def parse_factories(specs):
 class Spec:
     """How to build one model and its input."""
 
-    def __init__(self, name, factories=None):
+    def __init__(self, name, factories=None, head="lm"):
         self.name = name
         self.factory = (factories or {}).get(name)
+        self.hf = self.factory is None and hf.is_hf(name)
+        self.head = head
+        self._model = None
+
+    @property
+    def kind(self):
+        """``factory``, ``hf`` (token ids in) or ``vision`` (images in)."""
+        return "factory" if self.factory else "hf" if self.hf else "vision"
 
     def build(self, size):
-        import torch  # noqa: F401  (fail early with a clear ImportError)
+        require("torch")
         if self.factory:
-            module = importlib.import_module(self.factory[0])
-            fn = getattr(module, self.factory[1])
+            try:
+                module = importlib.import_module(self.factory[0])
+            except ModuleNotFoundError as e:
+                if e.name == self.factory[0]:
+                    raise ValueError(f"--factory {self.name}={self.factory[0]}:{self.factory[1]}: no module "
+                                     f"'{self.factory[0]}' on the Python path") from None
+                raise
+            fn = getattr(module, self.factory[1], None)
+            if fn is None:
+                raise ValueError(f"--factory {self.name}={self.factory[0]}:{self.factory[1]}: module "
+                                 f"'{self.factory[0]}' has no '{self.factory[1]}'")
             params = inspect.signature(fn).parameters
             return fn(size=size) if "size" in params else fn()
+        if self.hf:
+            self._model = hf.build(self.name, size, self.head)
+            return self._model
         name = self.name
         if name.startswith("tv:") or (not name.startswith("timm:") and _torchvision_has(name)):
-            import torchvision
+            torchvision = require("torchvision", f"it builds torchvision model '{name}'")
             bare = name[3:] if name.startswith("tv:") else name
+            if not hasattr(torchvision.models, bare):
+                raise ValueError(f"torchvision {torchvision.__version__} has no model '{bare}'")
             kw = {"image_size": size} if bare.startswith("vit_") and size else {}
-            return getattr(torchvision.models, bare)(**kw)
-        import timm
+            model = getattr(torchvision.models, bare)(**kw)
+            for m in model.modules():
+                if type(m).__name__ == "StochasticDepth":
+                    m.p = 0.0
+            return model
+        if not name.startswith("timm:") and not _importable("torchvision") and not _importable("timm"):
+            raise MissingDependency(f"'{name}' names a torchvision or timm model, and neither package is usable "
+                                    "here (pip install torchvision timm; Debian: apt install python3-torchvision)",
+                                    name="torchvision")
+        timm = require("timm", None if name.startswith("timm:") else f"timm builds '{name}', which torchvision "
+                                                                     "does not have here")
         bare = name[5:] if name.startswith("timm:") else name
+        if not timm.is_model(bare):
+            raise ValueError(f"'{name}' is not a torchvision or timm model, nor a built-in transformers "
+                             f"configuration (hf:NAME; built in: {', '.join(sorted(hf.CONFIGS))}); or give "
+                             "--factory NAME=module:callable")
         for kw in ({"img_size": size, "drop_path_rate": 0.0}, {"drop_path_rate": 0.0}, {}):
             if kw.get("img_size") is None:
                 kw.pop("img_size", None)
@@ -59,15 +100,27 @@ class Spec:
             module = importlib.import_module(self.factory[0])
             if hasattr(module, "scaledl_input"):
                 return module.scaledl_input(batch, size)
+        if self.hf:
+            if self._model is None:
+                raise ValueError(f"{self.name}: build the model before its input")
+            return hf.example_input(self._model, batch, size)
         if size is None:
             raise ValueError(f"{self.name}: an image model needs an input size (resolution)")
         return torch.randn(batch, 3, size, size)
 
 
+def _importable(module):
+    try:
+        importlib.import_module(module)
+        return True
+    except (ImportError, RuntimeError):
+        return False
+
+
 def _torchvision_has(name):
     try:
         import torchvision
-    except ImportError:
+    except (ImportError, RuntimeError):  # absent, or built for another PyTorch
         return False
     fn = getattr(torchvision.models, name, None)
     return callable(fn) and not inspect.isclass(fn)

@@ -2,12 +2,15 @@
 
 Columns: ``model``, ``batch``, ``world_size``, ``threads``, ``phase`` (required); ``resolution`` (input size:
 image side in pixels, or sequence length), ``family``, ``graph`` (relative to the plan's folder), ``predicted_ms``,
-``cost_s`` (optional). Every problem is a :class:`PlanError` naming the file and line.
+``cost_s``, ``precision`` (fp32, tf32, fp16 or bf16; rows without one take ``measure --precision``) (optional).
+Every problem is a :class:`PlanError` naming the file and line.
 """
 import csv
 import os
 from dataclasses import dataclass, field
 from typing import List, Optional
+
+from scaledl_profiler.precision import PRECISIONS
 
 REQUIRED = ("model", "batch", "world_size", "threads", "phase")
 PHASES = ("train", "infer")
@@ -30,14 +33,16 @@ class Run:
     graph: str = ""
     predicted_ms: Optional[float] = None
     line: int = field(default=0, compare=False)
+    precision: str = "fp32"
 
     def key(self):
         """Identity of the run in passes.csv and runs.csv."""
         return (self.model, "" if self.resolution is None else str(self.resolution), str(self.batch),
-                str(self.world_size), str(self.threads), self.phase)
+                str(self.world_size), str(self.threads), self.phase, self.precision)
 
     def job(self):
-        """Runs with the same job share one set of worker processes (one model build)."""
+        """Runs with the same job share one set of worker processes (one model build); a job's runs may differ in
+        batch, phase and precision."""
         return (self.model, self.resolution, self.world_size, self.threads)
 
 
@@ -52,8 +57,9 @@ def _positive(path, line, row, col):
     return v
 
 
-def read_plan(path) -> List[Run]:
-    """Reads a plan; graph paths are returned relative to the plan's folder, as written."""
+def read_plan(path, default_precision="fp32") -> List[Run]:
+    """Reads a plan; graph paths are returned relative to the plan's folder, as written. Rows without a
+    ``precision`` take ``default_precision``."""
     with open(path, newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
         if reader.fieldnames is None:
@@ -78,10 +84,15 @@ def read_plan(path) -> List[Run]:
                     pred = float(row["predicted_ms"])
                 except ValueError:
                     raise PlanError(f"{path}:{line}: predicted_ms is not a number: '{row['predicted_ms']}'") from None
+            precision = (row.get("precision") or default_precision).lower()
+            if precision not in PRECISIONS:
+                raise PlanError(f"{path}:{line}: precision must be one of {', '.join(PRECISIONS)}, got "
+                                f"'{row.get('precision')}'")
             runs.append(Run(model=row["model"], batch=_positive(path, line, row, "batch"),
                             world_size=_positive(path, line, row, "world_size"),
                             threads=_positive(path, line, row, "threads"), phase=phase, resolution=res,
-                            family=row.get("family", ""), graph=row.get("graph", ""), predicted_ms=pred, line=line))
+                            family=row.get("family", ""), graph=row.get("graph", ""), predicted_ms=pred, line=line,
+                            precision=precision))
     if not runs:
         raise PlanError(f"{path}:2: no runs in the plan")
     seen = {}

@@ -41,3 +41,44 @@ def test_machine_json_refuses_another_machine(tmp_path):
     assert json.load(open(tmp_path / "machine.json")) == {"name": "box", "cpus": 2}
     with pytest.raises(ValueError, match="another machine"):
         dataset.write_machine(tmp_path, {"name": "other", "cpus": 2})
+
+
+def test_new_columns_come_last_and_the_old_ones_are_unchanged():
+    old = ["model", "family", "resolution", "batch", "world_size", "threads", "phase", "iter_ms_p50", "iter_ms_min",
+           "iter_ms_max", "reps", "passes", "params", "graph"]
+    assert dataset.RUN_FIELDS == old + ["precision", "device"]
+    assert dataset.PASS_FIELDS[-2:] == ["precision", "device"]
+
+
+def test_precision_and_device_are_written_and_part_of_the_run_identity(tmp_path):
+    fp16 = Run("bert", 8, 1, 1, "train", 128, "bert", "", precision="fp16")
+    fp32 = Run("bert", 8, 1, 1, "train", 128, "bert", "")
+    store = dataset.Passes(tmp_path)
+    store.append([dataset.pass_row(0, fp16, [5.0], 9, "", 1, device="NVIDIA H100 80GB HBM3"),
+                  dataset.pass_row(0, fp32, [9.0], 9, "", 2, device="NVIDIA H100 80GB HBM3")])
+    assert dataset.merge(tmp_path) == 2
+    rows = list(csv.DictReader(open(tmp_path / "runs.csv")))
+    assert [(r["precision"], r["device"], r["iter_ms_p50"]) for r in rows] == [
+        ("fp16", "NVIDIA H100 80GB HBM3", "5.0"), ("fp32", "NVIDIA H100 80GB HBM3", "9.0")]
+
+
+def test_an_old_passes_file_is_upgraded_on_resume(tmp_path):
+    old_fields = dataset.PASS_FIELDS[:-2]
+    with open(tmp_path / "passes.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=old_fields)
+        w.writeheader()
+        w.writerow({k: v for k, v in dataset.pass_row(0, run(), [10.0], 5, "g.onnx", 1).items() if k in old_fields})
+    store = dataset.Passes(tmp_path)
+    assert store.done() == {(0, run().key())}, "old rows were FP32"
+    store.append([dataset.pass_row(1, run(), [12.0], 5, "g.onnx", 2, device="cpu x")])
+    rows = list(csv.DictReader(open(tmp_path / "passes.csv")))
+    assert list(rows[0]) == dataset.PASS_FIELDS
+    assert [(r["pass"], r["precision"], r["device"]) for r in rows] == [("0", "fp32", ""), ("1", "fp32", "cpu x")]
+
+
+def test_failures_are_appended_with_a_header(tmp_path):
+    r = {k: "" for k in dataset.FAIL_FIELDS}
+    dataset.append_failures(tmp_path, [dict(r, model="a", status="oom")])
+    dataset.append_failures(tmp_path, [dict(r, model="b", status="skipped")])
+    rows = list(csv.DictReader(open(tmp_path / "failed.csv")))
+    assert [(x["model"], x["status"]) for x in rows] == [("a", "oom"), ("b", "skipped")]

@@ -1,6 +1,8 @@
 """The measurement loop with a stand-in runner: order, passes, resumption, drift; no PyTorch needed."""
 import csv
 
+import pytest
+
 from scaledl_profiler import measure as m
 
 PLAN = ("model,resolution,batch,world_size,threads,phase,graph,predicted_ms\n"
@@ -72,3 +74,72 @@ def test_same_seed_same_order(tmp_path):
         m.measure(plan, tmp_path / d, passes=2, runner=r, log=lambda s: None, check_idle=False)
         orders.append([(j["model"], j["world_size"], j["threads"], [x["key"] for x in j["runs"]]) for j in r.jobs])
     assert orders[0] == orders[1]
+
+
+class PartlyFailing(FakeRunner):
+    """Job b fails as a whole; run a/batch 8 runs out of memory."""
+
+    def __call__(self, job, options):
+        self.jobs.append(job)
+        if job["model"] == "b" and len(job["runs"]) > 1:
+            raise RuntimeError("b (size 64) failed:\nTraceback ...\nValueError: cannot build b")
+        out = []
+        for r in job["runs"]:
+            if r["batch"] == 8:
+                out.append({"key": r["key"], "error": "out of memory", "status": "oom"})
+            else:
+                out.append({"key": r["key"], "ms": [1.0], "params": 7, "device": "Fake GPU"})
+        return out
+
+
+def test_keep_going_records_failed_jobs_and_runs(tmp_path):
+    plan = tmp_path / "plan.csv"
+    plan.write_text("model,resolution,batch,world_size,threads,phase,predicted_ms\n"
+                    "a,64,2,1,1,train,1\na,64,8,1,1,infer,2\nb,64,2,1,1,train,3\nb,64,4,1,1,train,4\n")
+    logs = []
+    n = m.measure(plan, tmp_path / "out", passes=1, runner=PartlyFailing(), log=logs.append, check_idle=False,
+                  keep_going=True)
+    assert n == 1
+    runs = list(csv.DictReader(open(tmp_path / "out" / "runs.csv")))
+    assert [(r["model"], r["batch"], r["device"], r["precision"]) for r in runs] == [("a", "2", "Fake GPU", "fp32")]
+    failed = list(csv.DictReader(open(tmp_path / "out" / "failed.csv")))
+    assert sorted((f["model"], f["batch"], f["status"]) for f in failed) == [
+        ("a", "8", "oom"), ("b", "2", "error"), ("b", "4", "error")]
+    assert all(f["error"] == "ValueError: cannot build b" for f in failed if f["model"] == "b")
+    with pytest.raises(RuntimeError, match="cannot build b"):
+        m.measure(plan, tmp_path / "out2", passes=1, runner=PartlyFailing(), log=logs.append, check_idle=False)
+
+
+def test_the_time_budget_skips_the_jobs_left_and_records_them(tmp_path):
+    plan = tmp_path / "plan.csv"
+    plan.write_text(PLAN)
+    runner = FakeRunner()
+    logs = []
+    assert m.measure(plan, tmp_path / "out", passes=2, runner=runner, log=logs.append, check_idle=False,
+                     max_seconds=0) == 0
+    assert len(runner.jobs) == 1, "only the reference run before the budget check"
+    failed = list(csv.DictReader(open(tmp_path / "out" / "failed.csv")))
+    assert len(failed) == 8 and {f["status"] for f in failed} == {"skipped"}
+    assert any("time budget" in line for line in logs)
+
+
+def test_precisions_a_cpu_cannot_measure_are_refused(tmp_path):
+    plan = tmp_path / "plan.csv"
+    plan.write_text("model,batch,world_size,threads,phase,precision\na,2,1,1,train,fp16\n")
+    with pytest.raises(ValueError, match=r"plan.csv:2: precision fp16 needs --device cuda"):
+        m.measure(plan, tmp_path / "out", runner=FakeRunner(), log=lambda s: None, check_idle=False)
+    plan.write_text("model,batch,world_size,threads,phase,precision\na,2,1,1,train,bf16\n")
+    assert m.measure(plan, tmp_path / "ok", passes=1, runner=FakeRunner(), log=lambda s: None,
+                     check_idle=False) == 1
+
+
+def test_the_plan_precision_reaches_the_runner_and_runs_csv(tmp_path):
+    plan = tmp_path / "plan.csv"
+    plan.write_text("model,batch,world_size,threads,phase,precision\na,2,1,1,train,bf16\na,2,1,1,infer,\n")
+    runner = FakeRunner()
+    m.measure(plan, tmp_path / "out", passes=1, runner=runner, log=lambda s: None, check_idle=False,
+              precision="fp32")
+    sent = {(r["phase"], r["precision"]) for j in runner.jobs for r in j["runs"]}
+    assert sent == {("train", "bf16"), ("infer", "fp32")}
+    runs = list(csv.DictReader(open(tmp_path / "out" / "runs.csv")))
+    assert sorted((r["phase"], r["precision"]) for r in runs) == [("infer", "fp32"), ("train", "bf16")]

@@ -18,7 +18,7 @@ def test_reads_the_columns_scaledl_plan_writes(tmp_path):
     assert runs[0] == Run("resnet18", 8, 1, 2, "train", 112, "", "../graphs/resnet18_r112.onnx", 120.5)
     assert runs[1].line == 3
     assert runs[0].job() == ("resnet18", 112, 1, 2)
-    assert runs[0].key() == ("resnet18", "112", "8", "1", "2", "train")
+    assert runs[0].key() == ("resnet18", "112", "8", "1", "2", "train", "fp32")
 
 
 def test_resolution_and_extra_columns_are_optional(tmp_path):
@@ -57,3 +57,12 @@ def test_graph_paths_are_rebased_to_the_dataset_folder(tmp_path):
     assert rebase_graph("../graphs/a.onnx", plan, out) == "../graphs/a.onnx"
     assert rebase_graph("g/a.onnx", plan, tmp_path / "plans") == "g/a.onnx"
     assert rebase_graph("", plan, out) == ""
+
+
+def test_precision_column_is_optional_and_checked(tmp_path):
+    p = write(tmp_path, "model,batch,world_size,threads,phase,precision\nbert,8,1,1,train,BF16\nbert,8,1,1,train,\n")
+    a, b = read_plan(p, default_precision="tf32")
+    assert (a.precision, b.precision) == ("bf16", "tf32")
+    assert a.key() != b.key() and a.job() == b.job(), "one model build serves both precisions"
+    with pytest.raises(PlanError, match=r":2: precision must be one of fp32, tf32, fp16, bf16, got 'int8'"):
+        read_plan(write(tmp_path, "model,batch,world_size,threads,phase,precision\nx,1,1,1,train,int8\n", "b.csv"))

@@ -26,11 +26,13 @@ def tiny_module(tmp_path, monkeypatch):
 
 def test_export_keeps_training_ops_and_a_dynamic_batch(tmp_path):
     out = tmp_path / "graphs" / "tiny_r16.onnx"
-    nodes, params = export("tiny", 16, str(out), {"tiny": ("tinynet", "make")})
+    result = export("tiny", 16, str(out), {"tiny": ("tinynet", "make")})
     assert out.stat().st_size > 0
-    assert params == 3 * 8 * 9 + 8 + 2 * 8 + 8 * 10 + 10
+    assert result.params == 3 * 8 * 9 + 8 + 2 * 8 + 8 * 10 + 10
+    assert result.nodes >= 7, "the real node count, read from the file"
     onnx = pytest.importorskip("onnx")
     g = onnx.load(str(out)).graph
+    assert result.nodes == len(g.node)
     ops = {n.op_type for n in g.node}
     assert "BatchNormalization" in ops and "Dropout" in ops, "training mode keeps them"
     assert g.input[0].type.tensor_type.shape.dim[0].dim_param == "batch"
@@ -49,6 +51,7 @@ def test_cli_export_then_measure_writes_a_dataset(tmp_path, capsys):
     assert [(r["batch"], r["phase"]) for r in rows] == [("2", "train"), ("4", "infer")]
     assert all(float(r["iter_ms_p50"]) > 0 and r["params"] == "330" for r in rows)
     assert rows[0]["graph"] == "../graphs/tiny_r16.onnx"
+    assert {(r["precision"], r["device"]) for r in rows} == {("fp32", "")}, "CPU rows: the machine is machine.json's"
     assert (tmp_path / "data" / "machine.json").exists()
 
 

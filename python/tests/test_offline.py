@@ -1,0 +1,144 @@
+"""Pieces that need no PyTorch: ONNX node counting, warning capture, missing-package messages, CLI usage errors,
+Hugging Face configuration lookup."""
+import json
+import os
+import sys
+import warnings
+
+import pytest
+
+from scaledl_profiler import cli, deps, hf
+from scaledl_profiler.capture import Captured
+from scaledl_profiler.export import count_nodes
+
+
+def field(number, payload):
+    """A length-delimited protobuf field."""
+    return bytes([number << 3 | 2, len(payload)]) + payload
+
+
+def test_nodes_are_counted_from_the_protobuf_wire_format():
+    node = field(4, b"Relu")  # NodeProto.op_type
+    graph = field(1, node) * 3 + field(2, b"g") + field(1, node)
+    model = bytes([1 << 3, 8]) + field(7, graph) + field(8, bytes([1 << 3 | 0, 13]))  # ir_version, opset
+    assert count_nodes(model) == 4
+    assert count_nodes(b"") == 0
+    with pytest.raises(ValueError, match="not an ONNX file"):
+        count_nodes(field(7, graph)[:-2])
+
+
+def test_captured_counts_python_warnings_and_printed_lines():
+    with Captured() as cap:
+        warnings.warn("traced a constant", UserWarning)
+        warnings.warn("traced a constant", UserWarning)
+        warnings.warn("old API", DeprecationWarning)
+        print("Warning: constant folding skipped", flush=True)
+        os.write(2, b"[W shape_inference.cpp:12] something\n")
+        print("plain chatter", file=sys.stderr, flush=True)
+    assert cap.count() == 5
+    assert cap.summary() == "5 warnings during export (UserWarning 2, printed 2, DeprecationWarning 1)"
+    details = cap.details()
+    assert "UserWarning: traced a constant [x2]" in details and "plain chatter" in details
+
+
+def test_captured_is_quiet_when_nothing_happens():
+    with Captured() as cap:
+        pass
+    assert cap.count() == 0 and cap.summary() == ""
+
+
+def test_missing_packages_are_named_with_how_to_install_them():
+    assert "timm is not installed (pip install timm)" in deps.message(ImportError("x", name="timm"))
+    assert "transformers is not installed (pip install transformers)" in deps.message(
+        ModuleNotFoundError("x", name="transformers"))
+    assert "PyTorch" in deps.message(ImportError("x", name="torch"))
+    assert deps.message(ImportError("x", name="foo.bar")).startswith("the Python package 'foo' is not installed")
+
+
+def test_require_names_the_dependency_that_is_really_missing(monkeypatch):
+    import importlib
+    real = importlib.import_module
+
+    def fake_import(name, *a, **kw):
+        if name == "scaledl_fake_pkg":
+            raise ModuleNotFoundError("No module named 'torchvision'", name="torchvision")
+        return real(name, *a, **kw)
+    monkeypatch.setattr(importlib, "import_module", fake_import)
+    with pytest.raises(deps.MissingDependency) as e:
+        deps.require("scaledl_fake_pkg")
+    assert str(e.value).startswith("torchvision is not installed") and "needed by scaledl_fake_pkg" in str(e.value)
+    assert "PyTorch is not installed" not in str(e.value)
+    with pytest.raises(deps.MissingDependency, match="^scaledl_other is not installed"):
+        deps.require("scaledl_other")
+
+
+@pytest.mark.parametrize("argv,fragment", [
+    (["export"], "give a model name"),
+    (["export", "gpt2", "--config", "c.json"], "not both"),
+    (["export", "gpt2", "--seq", "64", "--size", "32"], "disagree"),
+    (["export", "--config", "c.yaml"], "config.json"),
+    (["export", "resnet18", "--seq", "64"], "--seq is for Hugging Face models"),
+    (["measure", "plan.csv", "--out", "d", "--precision", "fp16"], "fp16 needs --device cuda"),
+    (["measure", "plan.csv", "--out", "d", "--precision", "fp8"], "invalid choice"),
+    (["kernels", "--out", "d", "--device", "cpu", "--precision", "fp32,tf32"], "tf32 needs --device cuda"),
+    (["kernels", "--out", "d", "--precision", "fp4"], "--precision must be one of"),
+    (["kernels", "--out", "d", "--ops", "gemm"], "unknown table 'gemm'"),
+])
+def test_usage_errors_exit_2_naming_the_option(argv, fragment, capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(argv)
+    assert e.value.code == 2
+    assert fragment in capsys.readouterr().err
+
+
+def test_a_missing_plan_is_exit_1(tmp_path, capsys):
+    assert cli.main(["measure", str(tmp_path / "nope.csv"), "--out", str(tmp_path / "d")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nope.csv" in err
+
+
+def test_hugging_face_names():
+    assert hf.is_hf("gpt2") and hf.is_hf("hf:anything") and hf.is_hf("facebook/opt-125m")
+    assert hf.is_hf("my/config.json") and not hf.is_hf("resnet50") and not hf.is_hf("timm:a/b")
+    d, source = hf.config_dict("openai-community/gpt2")
+    assert d["n_layer"] == 12 and d["vocab_size"] == 50257 and source == "built-in (gpt2)"
+    assert hf.config_dict("bert-base-uncased")[0]["hidden_size"] == 768
+    assert hf.config_dict("some/unknown-model") is None
+    for name, d in hf.CONFIGS.items():
+        assert d["model_type"] and d["vocab_size"] > 0, name
+    copy, _ = hf.config_dict("llama-small")
+    copy["vocab_size"] = -1
+    assert hf.CONFIGS["llama-small"]["vocab_size"] == 32000, "callers get copies"
+
+
+def test_config_files_are_checked_naming_the_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no such configuration file"):
+        hf.read_config_file(str(tmp_path / "none.json"))
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"model_type": "bert",\n "hidden_size": }')
+    with pytest.raises(ValueError, match=r"bad.json:2:\d+: not JSON"):
+        hf.read_config_file(str(bad))
+    untyped = tmp_path / "untyped.json"
+    untyped.write_text(json.dumps({"hidden_size": 8}))
+    with pytest.raises(ValueError, match='untyped.json: no "model_type"'):
+        hf.read_config_file(str(untyped))
+
+
+def test_ddp_backends_and_the_kernel_statistic():
+    from scaledl_profiler import backend
+    assert backend.process_group("cuda") == "nccl" and backend.process_group("cpu") == "gloo"
+    assert backend.fastest_mean([9, 1, 2, 3, 4, 5, 8], 5) == 3.0
+    assert backend.fastest_mean([4.0, 2.0], 5) == 3.0
+    with pytest.raises(ValueError):
+        backend.fastest_mean([])
+    with pytest.raises(ValueError, match="--device must be one of cpu, cuda"):
+        backend.make(None, "tpu")
+
+
+def test_a_stream_kept_during_the_capture_writes_through_afterwards(capsys):
+    with Captured():
+        kept = sys.stderr  # as logging.StreamHandler() does when a library is imported during an export
+        kept.write("hidden\n")
+    kept.write("shown\n")
+    err = capsys.readouterr().err
+    assert "shown" in err and "hidden" not in err
