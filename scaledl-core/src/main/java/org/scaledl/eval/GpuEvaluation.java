@@ -448,7 +448,7 @@ public final class GpuEvaluation {
 
     /** Predicts one operator's time on a device, forward or backward. */
     private interface OpPredictor {
-        double predictMillis(LayerFeatures f, Device d, boolean backward);
+        double predictMillis(LayerFeatures f, Device d, org.scaledl.workload.Precision precision, boolean backward);
     }
 
     /**
@@ -458,22 +458,24 @@ public final class GpuEvaluation {
     private static OpPredictor rooflineBaseline(List<OpMeasurement> train) {
         Map<String, List<Double>> ratios = new HashMap<>();
         for (OpMeasurement m : train) {
-            ratios.computeIfAbsent(m.features().family() + "/" + m.backward(), k -> new ArrayList<>())
-                    .add(m.millis() / (DeviceLayerModel.rooflineMillis(m.features(), m.device(), m.backward())
-                            + LAUNCH_FLOOR_MS));
+            ratios.computeIfAbsent(m.features().family() + "/" + m.backward() + "/" + m.device().matrixUnits(
+                    m.precision()), k -> new ArrayList<>()).add(m.millis() / (DeviceLayerModel.rooflineMillis(
+                            m.features(), m.device(), m.precision(), m.backward()) + LAUNCH_FLOOR_MS));
         }
         Map<String, Double> median = new HashMap<>();
         ratios.forEach((k, v) -> median.put(k, Quantiles.median(v.stream().mapToDouble(Double::doubleValue)
                 .toArray())));
-        return (f, d, bwd) -> median.getOrDefault(f.family() + "/" + bwd, 1.0)
-                * (DeviceLayerModel.rooflineMillis(f, d, bwd) + LAUNCH_FLOOR_MS);
+        return (f, d, p, bwd) -> median.getOrDefault(f.family() + "/" + bwd + "/" + d.matrixUnits(p), 1.0)
+                * (DeviceLayerModel.rooflineMillis(f, d, p, bwd) + LAUNCH_FLOOR_MS);
     }
 
     private static List<Cell> cells(OpPredictor model, List<OpMeasurement> test) {
         Map<String, List<double[]>> groups = new TreeMap<>();
         for (OpMeasurement m : test) {
-            double p = model.predictMillis(m.features(), m.device(), m.backward());
-            groups.computeIfAbsent(m.op() + "\u0000" + m.device().name(), k -> new ArrayList<>())
+            double p = model.predictMillis(m.features(), m.device(), m.precision(), m.backward());
+            String op = m.op() + (m.precision() == org.scaledl.workload.Precision.FP32 ? "" : "/" + m.precision()
+                    .label());
+            groups.computeIfAbsent(op + "\u0000" + m.device().name(), k -> new ArrayList<>())
                     .add(new double[] {p, m.millis()});
         }
         List<Cell> out = new ArrayList<>();

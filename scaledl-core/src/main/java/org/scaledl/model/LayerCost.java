@@ -11,6 +11,7 @@ import org.scaledl.model.comm.CommunicationModel;
 import org.scaledl.model.cost.LayerStage;
 import org.scaledl.model.device.DeviceLayerModel;
 import org.scaledl.model.device.DeviceStage;
+import org.scaledl.model.exec.EagerModel;
 import org.scaledl.model.host.HostStage;
 import org.scaledl.model.host.LayerBasis;
 import org.scaledl.workload.CollectiveMeasurement;
@@ -223,13 +224,13 @@ public abstract sealed class LayerCost permits LayerCost.Host, LayerCost.Device 
                     errors.add(Math.log(m.predictMillis(sm.workload()) / sm.millis()));
                 }
             }
-            DeviceStage stage = new DeviceStage(m, comm);
+            DeviceStage stage = new DeviceStage(m, comm).withEager(new EagerModel(EagerModel.DEFAULT_DISPATCH_MS));
             if (!megatron.isEmpty()) {
                 MegatronFit mf = MegatronFit.fit(stage, megatron, groupTag);
-                stage = stage.withMegatron(mf.coefficients());
-                errors.addAll(mf.logErrors());
-                crossValidated &= mf.crossValidated();
+                stage = stage.withMegatron(mf.model());
                 config.put("megatron_runs", Integer.toString(megatron.size()));
+                config.put("megatron_cv_mre", String.format(java.util.Locale.ROOT, "%.4f", mf.logErrors().stream()
+                        .mapToDouble(x -> Math.abs(Math.expm1(x))).average().orElse(Double.NaN)));
             }
             double cvMre = crossValidated && !errors.isEmpty() ? errors.stream()
                     .mapToDouble(x -> Math.abs(Math.expm1(x))).average().orElseThrow() : Double.NaN;

@@ -274,8 +274,9 @@ public final class RuntimePredictor implements RuntimeModel {
                     w.device().get().memoryGB(), w.device().get().name()), Optional.of(memory.getAsDouble()),
                     "<= " + w.device().get().memoryGB(), 1));
         }
-        return new Prediction(ms, ms * Math.exp(logLow - WIDEN * c.distance()),
-                ms * Math.exp(logHigh + WIDEN * c.distance()), point.breakdown(), warnings, samples(w), memory);
+        double[] iv = stage.interval(w).orElse(new double[] {logLow, logHigh});
+        return new Prediction(ms, ms * Math.exp(iv[0] - WIDEN * c.distance()),
+                ms * Math.exp(iv[1] + WIDEN * c.distance()), point.breakdown(), warnings, samples(w), memory);
     }
 
     /** Bytes in a GiB, the unit of device memory sizes. */

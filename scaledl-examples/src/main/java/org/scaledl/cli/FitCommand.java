@@ -91,17 +91,23 @@ final class FitCommand implements Callable<Integer> {
                 }
                 b.adaptTo(rows);
             }
-            List<Sample> runs = d.samples(r -> r.parallelism().ranks() == 1 && !r.fusion());
+            List<Sample> runs = new java.util.ArrayList<>(d.samples(r -> r.parallelism().ranks() == 1 && !r.fusion()));
+            runs.addAll(d.megatronRuns());
             RuntimePredictor p = b.build().fit(runs);
             p.save(out);
             DeviceLayerModel m = p.deviceLayerModel().orElseThrow();
             double cv = p.provenance().cvMre();
-            System.out.printf(Locale.ROOT, "fitted the device layer model on %d GPUs, calibrated on %d runs "
-                    + "(inference x%.3f, training x%.3f; %s)%s, wrote %s%n", m.devices().size(), runs.size(),
-                    m.factor(Phase.INFER), m.factor(Phase.TRAIN), Double.isNaN(cv)
+            int megatron = d.megatronRuns().size();
+            String megatronMre = p.provenance().config().getOrDefault("megatron_cv_mre", "NaN");
+            System.out.printf(Locale.ROOT, "fitted the device layer model on %d GPUs; calibrated on %d runs of "
+                    + "imported graphs (inference x%.3f, training x%.3f; %s)%s%s, wrote %s%n", m.devices().size(),
+                    runs.size() - megatron, m.factor(Phase.INFER), m.factor(Phase.TRAIN), Double.isNaN(cv)
                             ? "runs of fewer than 3 GPUs, no cross-validated MRE"
                             : String.format(Locale.ROOT, "MRE %.1f%% with each run's GPU left out of the calibration",
                                     100 * cv),
+                    megatron == 0 ? "" : String.format(Locale.ROOT, " and the Megatron model on %d transformer "
+                            + "runs (MRE %.1f%% with each model left out)", megatron,
+                            100 * Double.parseDouble(megatronMre)),
                     profiled == null ? "" : "; adapted to the kernels in " + profiled, out);
             return 0;
         }

@@ -48,6 +48,15 @@ public interface LayerStage {
      */
     double[] designRow(Workload w);
 
+    /**
+     * The 90 % interval's log-ratio ends for a workload, when the stage knows its own for that kind of workload
+     * (the device stage for jobs of configuration-built transformers, whose errors differ from eager runs'); empty:
+     * the predictor's.
+     */
+    default java.util.Optional<double[]> interval(Workload w) {
+        return java.util.Optional.empty();
+    }
+
     /** The saved form, with {@code kind} set. */
     ObjectNode toJson();
 }

@@ -102,6 +102,11 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
     /** The code each family has as a tree feature, by ordinal (the order of the file that fitted the trees). */
     private final double[] familyCode;
     /**
+     * The highest fraction of the peak a contraction of the kernel data sustained: on matrix units (tensor cores),
+     * and on the FP32 units (99th percentile of the benchmark rows: a ceiling, not an outlier).
+     */
+    private final double[] ceilings;
+    /**
      * Uncalibrated layer sums per graph (held weakly) and (batch, phase, device): the trees are the cost of a
      * prediction, and a scheduler asks about the same workloads again and again. Shared by calibrated copies.
      */
@@ -144,16 +149,17 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
 
     private DeviceLayerModel(Map<OpFamily, BoostedTrees> forward, Map<OpFamily, BoostedTrees> backward,
             BoostedTrees pooledForward, BoostedTrees pooledBackward, double trainFactor, double inferFactor,
-            List<String> devices, Map<String, Corrections> corrections, double[] familyCode) {
+            List<String> devices, Map<String, Corrections> corrections, double[] familyCode, double[] ceilings) {
         this(forward, backward, pooledForward, pooledBackward, trainFactor, inferFactor, devices, corrections,
-                familyCode, new org.scaledl.graph.GraphCache<>(MAX_CACHED_SUMS));
+                familyCode, ceilings, new org.scaledl.graph.GraphCache<>(MAX_CACHED_SUMS));
     }
 
     private DeviceLayerModel(Map<OpFamily, BoostedTrees> forward, Map<OpFamily, BoostedTrees> backward,
             BoostedTrees pooledForward, BoostedTrees pooledBackward, double trainFactor, double inferFactor,
-            List<String> devices, Map<String, Corrections> corrections, double[] familyCode,
+            List<String> devices, Map<String, Corrections> corrections, double[] familyCode, double[] ceilings,
             org.scaledl.graph.GraphCache<SumKey, Double> sums) {
         this.sums = sums;
+        this.ceilings = ceilings.clone();
         this.familyCode = familyCode;
         this.corrections = Collections.unmodifiableMap(new TreeMap<>(corrections));
         this.forward = forward;
@@ -186,7 +192,42 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         BoostedTrees pb = bwd.isEmpty() ? pf : fitPass(bwd, b, codes);
         TreeSet<String> names = new TreeSet<>();
         measurements.forEach(m -> names.add(m.device().name()));
-        return new DeviceLayerModel(f, b, pf, pb, 1, 1, List.copyOf(names), Map.of(), codes);
+        return new DeviceLayerModel(f, b, pf, pb, 1, 1, List.copyOf(names), Map.of(), codes, ceilings(fwd));
+    }
+
+    /** Ceilings of files written before they were kept: tensor cores 0.9, FP32 units 0.95. */
+    private static final double[] DEFAULT_CEILINGS = {0.9, 0.95};
+
+    /**
+     * The 99th percentile of the fraction of the peak the forward contraction benchmarks sustained, on matrix units
+     * and on FP32 units (the defaults where a kind has fewer than 20 rows).
+     */
+    private static double[] ceilings(List<OpMeasurement> fwd) {
+        List<Double> units = new ArrayList<>();
+        List<Double> simt = new ArrayList<>();
+        for (OpMeasurement m : fwd) {
+            if (m.origin() != OpMeasurement.Origin.BENCHMARK || m.features().family() != OpFamily.DENSE
+                    || m.features().flopsFwd() <= 0) {
+                continue;
+            }
+            double eff = m.features().flopsFwd() / (m.millis() / 1e3) / m.device().peakFlopsPerSecond(m.precision(),
+                    true);
+            (m.device().matrixUnits(m.precision()) ? units : simt).add(eff);
+        }
+        double[] out = DEFAULT_CEILINGS.clone();
+        List<List<Double>> kinds = List.of(units, simt);
+        for (int k = 0; k < 2; k++) {
+            if (kinds.get(k).size() >= 20) {
+                double[] v = kinds.get(k).stream().mapToDouble(Double::doubleValue).sorted().toArray();
+                out[k] = Quantiles.of(v, 0.99);
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public double sustainedPeakFraction(Device device, Precision precision) {
+        return device.matrixUnits(precision) ? ceilings[0] : ceilings[1];
     }
 
     /** Families coded by their ordinal, as every model fitted by this library does. */
@@ -261,7 +302,7 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         whole.forEach((d, w) -> out.merge(d, new Corrections(Map.of(), w),
                 (a, b) -> new Corrections(a.layers(), b.whole())));
         return new DeviceLayerModel(forward, backward, pooledForward, pooledBackward, factor[0], factor[1], devices,
-                out, familyCode, sums);
+                out, familyCode, ceilings, sums);
     }
 
     /** Per phase and device name: {@code log(measured / layer sum)} of each sample (phases without samples absent). */
@@ -338,7 +379,7 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
             out.put(device, new Corrections(layers, old.whole()));
         });
         return new DeviceLayerModel(forward, backward, pooledForward, pooledBackward, trainFactor, inferFactor,
-                devices, out, familyCode);
+                devices, out, familyCode, ceilings);
     }
 
     /** The per-device corrections from {@link #adapt} and {@link #calibrate}, by device name. */
@@ -378,6 +419,7 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
                 }
             }
         });
+        body.putArray("ceilings").add(ceilings[0]).add(ceilings[1]);
         pooledForward.write(body.putObject("pooled_forward"));
         if (pooledBackward == pooledForward) {
             body.putNull("pooled_backward");
@@ -449,7 +491,17 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
             }
             corr.put(d.getKey(), new Corrections(layers, whole));
         }
-        return new DeviceLayerModel(f, b, pf, pb, train, infer, names, corr, codes);
+        double[] ceil = DEFAULT_CEILINGS.clone();
+        JsonNode cn = body.path("ceilings");
+        if (cn.isArray()) {
+            if (cn.size() != 2) {
+                throw InvalidInputException.of("ceilings must hold two fractions");
+            }
+            for (int i = 0; i < 2; i++) {
+                ceil[i] = Fields.inRange(cn.get(i), "ceilings[" + i + "]", 0.05, 1.5);
+            }
+        }
+        return new DeviceLayerModel(f, b, pf, pb, train, infer, names, corr, codes, ceil);
     }
 
     private static Map<OpFamily, BoostedTrees> families(JsonNode node, int features) {
@@ -595,9 +647,14 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
      * quantisation or launch floor (the baseline the learned efficiency is compared with).
      */
     public static double rooflineMillis(LayerFeatures f, Device d, boolean backwardPass) {
+        return rooflineMillis(f, d, Precision.FP32, backwardPass);
+    }
+
+    /** The plain roofline time of a layer in a precision (its peak, its activations' element size), ms. */
+    public static double rooflineMillis(LayerFeatures f, Device d, Precision p, boolean backwardPass) {
         double flops = backwardPass ? f.flopsBwd() : f.flopsFwd();
-        double bytes = backwardPass ? f.bytesBwd() : f.bytesFwd();
-        return 1e3 * Roofline.time(flops, bytes, d.peakFlopsPerSecond(matrix(f.family())), d.bytesPerSecond());
+        double bytes = (backwardPass ? f.bytesBwd() : f.bytesFwd()) * p.activationBytes() / 4.0;
+        return 1e3 * Roofline.time(flops, bytes, d.peakFlopsPerSecond(p, matrix(f.family())), d.bytesPerSecond());
     }
 
     private static boolean matrix(OpFamily f) {

@@ -7,6 +7,9 @@ import java.util.Optional;
 import org.scaledl.model.comm.CommunicationModel;
 import org.scaledl.model.cost.LayerStage;
 import org.scaledl.model.cost.StageCost;
+import org.scaledl.model.exec.EagerModel;
+import org.scaledl.model.exec.MegatronModel;
+import org.scaledl.model.exec.MegatronTerms;
 import org.scaledl.model.exec.ParallelExecution;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.Sample;
@@ -19,38 +22,19 @@ import org.scaledl.workload.Workload;
  *
  * @param layers        the per-layer cost model
  * @param communication the collectives' cost, when the predictor was fitted with collective measurements
- * @param megatron      per {@link ParallelExecution.Group}, the coefficients of the Megatron execution model fitted on
- *                      measured iterations of configuration-built transformers (empty: uncalibrated, 1 each)
+ * @param megatron      the Megatron execution model's coefficients, fitted on measured iterations of
+ *                      configuration-built transformers (empty: {@link MegatronModel#uncalibrated()})
+ * @param eager         the host's dispatch floor of eager execution ({@link EagerModel#NONE} in files written before
+ *                      it)
  */
 public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> communication,
-        Optional<double[]> megatron) implements LayerStage {
+        Optional<MegatronModel> megatron, EagerModel eager) implements LayerStage {
     /** The {@code kind} of its saved form. */
     public static final String KIND = "device";
 
-    /** Copies. */
-    public DeviceStage {
-        megatron = megatron.map(double[]::clone);
-    }
-
-    /** A stage without Megatron coefficients. */
+    /** A stage without a Megatron calibration or a dispatch floor. */
     public DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> communication) {
-        this(layers, communication, Optional.empty());
-    }
-
-    @Override
-    public Optional<double[]> megatron() {
-        return megatron.map(double[]::clone);
-    }
-
-    @Override
-    public boolean equals(Object o) {
-        return o instanceof DeviceStage s && s.layers.equals(layers) && s.communication.equals(communication)
-                && java.util.Arrays.equals(s.megatron.orElse(null), megatron.orElse(null));
-    }
-
-    @Override
-    public int hashCode() {
-        return java.util.Objects.hash(layers, communication, java.util.Arrays.hashCode(megatron.orElse(null)));
+        this(layers, communication, Optional.empty(), EagerModel.NONE);
     }
 
     @Override
@@ -68,7 +52,13 @@ public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> 
 
     @Override
     public double millis(Workload w) {
-        return single(w) ? layers.predictMillis(w) : cost(w).totalMillis();
+        if (single(w)) {
+            return eager.millis(layers.predictMillis(w), ParallelExecution.operators(w));
+        }
+        if (w.graph().transformer().isPresent()) {
+            return megatron.orElseGet(MegatronModel::uncalibrated).millis(megatronTerms(w));
+        }
+        return cost(w).totalMillis();
     }
 
     /** One device, one micro-batch, an imported graph: the cached layer sum is the whole answer. */
@@ -86,22 +76,44 @@ public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> 
     public ParallelExecution.Result execute(Workload w) {
         Device d = DeviceLayerModel.deviceOf(w);
         double single = single(w) ? layers.predictMillis(w) : 0;
-        return ParallelExecution.run(w, layers, communication, d, single, megatron.orElse(null));
+        return ParallelExecution.run(w, layers, communication, d, single, megatron.orElse(null), eager);
     }
 
-    /** A copy with Megatron coefficients (per {@link ParallelExecution.Group}). */
-    public DeviceStage withMegatron(double[] coefficients) {
-        return new DeviceStage(layers, communication, Optional.of(coefficients));
+    /**
+     * The uncalibrated terms of an iteration of a configuration-built transformer (what a Megatron calibration fits).
+     *
+     * @throws IllegalArgumentException for a workload of another graph, or one the stage refuses
+     */
+    public MegatronTerms megatronTerms(Workload w) {
+        check(w);
+        org.scaledl.workload.Device d = DeviceLayerModel.deviceOf(w);
+        return ParallelExecution.megatronTerms(w, layers, communication, d, w.topology().orElseGet(
+                () -> org.scaledl.workload.Topology.assumedFor(d)));
+    }
+
+    @Override
+    public Optional<double[]> interval(Workload w) {
+        return w.graph().transformer().isPresent() ? megatron.map(MegatronModel::interval) : Optional.empty();
+    }
+
+    /** A copy with a dispatch floor for eager execution. */
+    public DeviceStage withEager(EagerModel model) {
+        return new DeviceStage(layers, communication, megatron, model);
+    }
+
+    /** A copy with a fitted Megatron model. */
+    public DeviceStage withMegatron(MegatronModel model) {
+        return new DeviceStage(layers, communication, Optional.of(model), eager);
     }
 
     @Override
     public DeviceStage calibrate(List<Sample> runs) {
-        return new DeviceStage(layers.calibrate(runs), communication, megatron);
+        return new DeviceStage(layers.calibrate(runs), communication, megatron, eager);
     }
 
     /** A copy adapted to profiled operators ({@link DeviceLayerModel#adapt}). */
     public DeviceStage adapt(List<org.scaledl.workload.OpMeasurement> profiled) {
-        return new DeviceStage(layers.adapt(profiled), communication, megatron);
+        return new DeviceStage(layers.adapt(profiled), communication, megatron, eager);
     }
 
     @Override
@@ -121,11 +133,9 @@ public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> 
         if (communication.isPresent()) {
             o.set("communication", communication.get().toJson());
         }
-        if (megatron.isPresent()) {
-            com.fasterxml.jackson.databind.node.ArrayNode a = o.putArray("megatron_coefficients");
-            for (double c : megatron.get()) {
-                a.add(c);
-            }
+        megatron.ifPresent(m -> o.set("megatron", m.toJson()));
+        if (!eager.equals(EagerModel.NONE)) {
+            o.set("eager", eager.toJson());
         }
         return o;
     }
@@ -138,20 +148,11 @@ public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> 
      */
     public static DeviceStage read(JsonNode layer, JsonNode communication) {
         JsonNode comm = layer.has("communication") ? layer.path("communication") : communication;
-        Optional<double[]> megatron = Optional.empty();
-        if (layer.has("megatron_coefficients")) {
-            JsonNode a = layer.path("megatron_coefficients");
-            if (!a.isArray() || a.size() != ParallelExecution.GROUPS) {
-                throw org.scaledl.InvalidInputException.of("megatron_coefficients must hold "
-                        + ParallelExecution.GROUPS + " numbers");
-            }
-            double[] c = new double[a.size()];
-            for (int i = 0; i < c.length; i++) {
-                c[i] = org.scaledl.model.file.Fields.inRange(a.get(i), "megatron_coefficients[" + i + "]", 0, 1e6);
-            }
-            megatron = Optional.of(c);
-        }
+        Optional<MegatronModel> megatron = layer.path("megatron").isObject()
+                ? Optional.of(MegatronModel.fromJson(layer.path("megatron"))) : Optional.empty();
+        EagerModel eager = layer.path("eager").isObject() ? EagerModel.fromJson(layer.path("eager"))
+                : EagerModel.NONE;
         return new DeviceStage(DeviceLayerModel.read(layer), comm != null && comm.isObject()
-                ? Optional.of(CommunicationModel.fromJson(comm)) : Optional.empty(), megatron);
+                ? Optional.of(CommunicationModel.fromJson(comm)) : Optional.empty(), megatron, eager);
     }
 }

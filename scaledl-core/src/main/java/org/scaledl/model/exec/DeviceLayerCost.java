@@ -20,4 +20,12 @@ public interface DeviceLayerCost {
 
     /** The whole-model calibration factor of a phase on a device (what isolated layer costs miss). */
     double factor(Phase phase, Device device);
+
+    /**
+     * The highest fraction of its peak a contraction in a precision sustains on a device (the kernel data's own
+     * ceiling): no calibration makes a contraction faster than its work at this fraction of the peak.
+     */
+    default double sustainedPeakFraction(Device device, Precision precision) {
+        return device.matrixUnits(precision) ? 0.9 : 0.95;
+    }
 }

@@ -6,6 +6,7 @@ import java.util.Locale;
 import java.util.Optional;
 import org.scaledl.features.FeatureExtractor;
 import org.scaledl.graph.Blocks;
+import org.scaledl.graph.GraphCache;
 import org.scaledl.graph.ModelGraph;
 import org.scaledl.graph.TransformerShape;
 import org.scaledl.model.comm.Collectives;
@@ -165,31 +166,52 @@ public final class ParallelExecution {
      * @param device        the workload's device
      * @param singleTotal   the whole iteration on one device without micro-batches, as the caller caches it (used as
      *                      the eager total then: the same sum in another order)
-     * @param coefficients  per {@link Group}, the fitted coefficients of the Megatron model (null: all 1)
+     * @param megatron      the fitted Megatron model (null: {@link MegatronModel#uncalibrated()})
+     * @param eager         the host's dispatch floor of eager execution
      */
     public static Result run(Workload w, DeviceLayerCost layers, Optional<CommunicationModel> communication,
-            Device device, double singleTotal, double[] coefficients) {
+            Device device, double singleTotal, MegatronModel megatron, EagerModel eager) {
         check(w, communication);
         List<String> notes = new ArrayList<>();
         Topology topo = topology(w, device, notes);
         if (w.graph().transformer().isPresent()) {
-            return megatron(w, layers, communication, device, topo, coefficients == null ? ones() : coefficients,
-                    notes);
+            return megatron(w, layers, communication, device, topo, megatron == null ? MegatronModel.uncalibrated()
+                    : megatron, notes);
         }
-        return eager(w, layers, communication, device, topo, singleTotal, notes);
+        return eager(w, layers, communication, device, topo, singleTotal, eager, notes);
     }
 
-    private static double[] ones() {
-        double[] c = new double[GROUPS];
-        java.util.Arrays.fill(c, 1);
-        c[Group.OVERHEAD.ordinal()] = 0;
-        return c;
+    /** Operators a pass dispatches: every executed layer forward, and backward where it has work. */
+    private record OperatorCount(double forward, double backward) {
     }
+
+    private static final GraphCache<Phase, OperatorCount> OPERATORS = new GraphCache<>(2);
+
+    /**
+     * Operators one iteration of an imported graph dispatches from the host (forward, and backward in training),
+     * times the micro-batches: what the {@link EagerModel}'s floor counts.
+     */
+    public static double operators(Workload w) {
+        OperatorCount c = OPERATORS.get(w.graph(), w.phase(), () -> {
+            double f = 0;
+            double b = 0;
+            for (LayerFeatures lf : FeatureExtractor.of(w.graph()).extract(1, w.phase())) {
+                if (lf.executes()) {
+                    int r = w.graph().repeats(lf.layer());
+                    f += r;
+                    b += lf.flopsBwd() > 0 || lf.bytesBwd() > 0 ? r : 0;
+                }
+            }
+            return new OperatorCount(f, b);
+        });
+        return (c.forward() + (w.phase() == Phase.TRAIN ? c.backward() : 0)) * w.parallelism().microBatches();
+    }
+
 
     // ---------------------------------------------------------------------------------------------------- eager
 
     private static Result eager(Workload w, DeviceLayerCost layers, Optional<CommunicationModel> communication,
-            Device device, Topology topo, double singleTotal, List<String> notes) {
+            Device device, Topology topo, double singleTotal, EagerModel eagerModel, List<String> notes) {
         Parallelism par = w.parallelism();
         boolean train = w.phase() == Phase.TRAIN;
         Precision prec = w.precision();
@@ -282,7 +304,12 @@ public final class ParallelExecution {
             groups[Group.DATA_COMM.ordinal()] += exposed;
             terms.add(new StageCost.Term("allreduce", StageCost.TermKind.COMMUNICATION, exposed));
         }
-        double total = par.ranks() == 1 && par.microBatches() == 1 ? singleTotal : fwd + bwd + comm;
+        double gpu = par.ranks() == 1 && par.microBatches() == 1 ? singleTotal : fwd + bwd;
+        double paced = eagerModel.millis(gpu, operators(w));
+        if (paced > gpu) {
+            terms.add(new StageCost.Term("host dispatch", StageCost.TermKind.OVERHEAD, paced - gpu));
+        }
+        double total = paced + (par.ranks() == 1 && par.microBatches() == 1 ? 0 : comm);
         StageCost cost = StageCost.withTotal(layerMillis, families, terms, total)
                 .withMemory(eagerMemory(w, fs, perMicro.batch()), notes);
         return new Result(cost, groups);
@@ -315,6 +342,20 @@ public final class ParallelExecution {
         return weights + states + act + RUNTIME_BYTES;
     }
 
+    /**
+     * The topology one of several concurrent groups sees: a group with {@code ranksPerNode} ranks on each node shares
+     * the node's network with the {@code gpusPerNode / ranksPerNode} other groups that run the same collective at
+     * once (one per tensor-parallel rank), so it gets their share of the adapters.
+     */
+    static Topology sharedNetwork(Topology topo, int ranksPerNode) {
+        int groups = Math.max(1, topo.gpusPerNode() / Math.max(1, ranksPerNode));
+        if (groups == 1) {
+            return topo;
+        }
+        return new Topology(topo.gpusPerNode(), topo.link(), topo.intraNodeGBps(), topo.interNodeGbps() / groups,
+                topo.interNodeLatencyUs(), topo.assumed());
+    }
+
     /** Data-parallel ranks sharing a node when ranks are placed tensor-first, then data, then pipeline. */
     static int dataRanksPerNode(Parallelism par, Topology topo) {
         return Math.max(1, Math.min(par.data(), topo.gpusPerNode() / par.tensor()));
@@ -322,9 +363,16 @@ public final class ParallelExecution {
 
     // ------------------------------------------------------------------------------------------------- megatron
 
-    private static Result megatron(Workload w, DeviceLayerCost layers, Optional<CommunicationModel> communication,
-            Device device, Topology topo, double[] coef, List<String> notes) {
-        TransformerShape ts = w.graph().transformer().get();
+    /**
+     * The uncalibrated terms of a Megatron iteration and its memory per device (see the class comment): per
+     * micro-batch, each layer's forward and backward time with its tensor-parallel shard and recomputation; per stage
+     * {@code L/p} layers, the embedding on the first, the head on the last; the 1F1B schedule's {@code (m − 1)·T_max +
+     * Σ_s T_s} (fill and drain {@code v}-fold shorter when interleaved); hand-offs, data-parallel reduction and the
+     * optimizer step.
+     */
+    public static MegatronTerms megatronTerms(Workload w, DeviceLayerCost layers,
+            Optional<CommunicationModel> communication, Device device, Topology topo) {
+        TransformerShape ts = w.graph().transformer().orElseThrow();
         Parallelism par = w.parallelism();
         ModelGraph g = w.graph();
         Blocks blocks = g.blocks().orElseThrow();
@@ -339,15 +387,105 @@ public final class ParallelExecution {
         int b = Math.max(1, (int) Math.ceil((double) w.batch() / m));
         boolean sp = par.sequenceParallel();
         double actBytes = prec.activationBytes();
-        List<LayerFeatures> fs = FeatureExtractor.of(g).extract(b, w.phase());
-        // Per micro-batch: [stage part][group] with part 0 the block (all layers), 1 the prologue, 2 the epilogue.
-        double[][] part = new double[3][GROUPS];
-        double[] perLayer = new double[g.size()];
-        OpFamily[] families = new OpFamily[g.size()];
-        double blockParams = 0;
-        double prologueParams = 0;
-        double epilogueParams = 0;
-        for (LayerFeatures lf : fs) {
+        LayerParts lp = LAYER_PARTS.get(g, new PartsKey(layers, device, prec, w.phase(), rc, b, t, sp),
+                () -> layerParts(g, blocks, layers, device, prec, w.phase(), rc, b, t, sp));
+        double[][] part = new double[3][];
+        for (int k = 0; k < 3; k++) {
+            part[k] = lp.part()[k].clone();
+        }
+        List<double[]> dense = lp.dense();
+        if (t > 1) {
+            double bytes = (double) b * ts.seq() * ts.hidden() * actBytes;
+            int perNode = Math.min(t, topo.gpusPerNode());
+            double one = sp ? 2 * communication.get().reduceScatterMillis(device, topo, t, perNode, bytes)
+                    : communication.get().allReduceMillis(device, topo, t, perNode, bytes);
+            int perLayer = (train ? 4 : 2) + (rc == Recompute.FULL ? 2 : 0);
+            part[0][2] += perLayer * one * ts.layers();
+            part[1][2] += (train ? 2 : 1) * one;
+        }
+        // the stages: the most loaded has ceil(L/p) layers; the first holds the prologue, the last the epilogue
+        double share = Math.ceil((double) ts.layers() / p) / ts.layers();
+        double[] first = add(scale(part[0], share), part[1]);
+        double[] last = add(scale(part[0], share), part[2]);
+        boolean maxIsFirst = total(first) >= total(last);
+        // how much of each part's per-micro-batch time lies on the critical path
+        double[] weight = new double[3];
+        for (int k = 0; k < 3; k++) {
+            double inMax = p == 1 ? 1 : k == 0 ? share : (k == 1) == maxIsFirst ? 1 : 0;
+            weight[k] = (m - 1) * inMax + 1.0 / v + inMax * (1 - 1.0 / v);
+        }
+        double[] tree = new double[dense.size()];
+        double[] floor = new double[dense.size()];
+        for (int i = 0; i < tree.length; i++) {
+            double[] x = dense.get(i);
+            tree[i] = x[1] * weight[(int) x[0]];
+            floor[i] = x[2] * weight[(int) x[0]];
+        }
+        double other = 0;
+        double tensor = 0;
+        for (int k = 0; k < 3; k++) {
+            other += part[k][1] * weight[k];
+            tensor += part[k][2] * weight[k];
+        }
+        double steps = Math.ceil((double) ts.layers() / p) * (m - 1 + p);
+        double sends = 0;
+        double pipeline = 0;
+        if (p > 1) {
+            boolean across = (long) t * d >= topo.gpusPerNode() && (long) par.ranks() > topo.gpusPerNode();
+            double bytes = (double) b * ts.seq() * ts.hidden() * actBytes / t;
+            sends = (train ? 2 : 1) * (m + p - 1) * v;
+            pipeline = sends * communication.get().sendMillis(device, topo, across, bytes);
+        }
+        double stageParams = stageParameters(g, blocks, ts, t, p);
+        double data = 0;
+        if (train && d > 1) {
+            double gradBytes = prec.isMixed() ? 2 : 4;
+            int perNode = dataRanksPerNode(par, topo);
+            data = communication.get().allReduceMillis(device, sharedNetwork(topo, perNode), d, perNode,
+                    stageParams * gradBytes) * (par.zeroStage() == 3 ? 2 : 1);
+        }
+        double optimizer = train ? 1e3 * stageParams / (par.zeroStage() >= 1 ? d : 1) * (prec.isMixed() ? 30 : 28)
+                / device.bytesPerSecond() : 0;
+        return new MegatronTerms(tree, floor, other, tensor, steps, sends, pipeline, data, optimizer);
+    }
+
+    /** Per micro-batch, the layers' parts and contractions of one configuration (what layouts of it share). */
+    private record LayerParts(double[][] part, List<double[]> dense) {
+    }
+
+    /** Everything a {@link LayerParts} depends on besides the graph (the layer model by identity). */
+    private record PartsKey(DeviceLayerCost layers, Device device, Precision precision, Phase phase,
+            Recompute recompute, int microBatch, int tensor, boolean sequenceParallel) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof PartsKey k && k.layers == layers && k.device.equals(device) && k.precision == precision
+                    && k.phase == phase && k.recompute == recompute && k.microBatch == microBatch
+                    && k.tensor == tensor && k.sequenceParallel == sequenceParallel;
+        }
+
+        @Override
+        public int hashCode() {
+            return java.util.Objects.hash(System.identityHashCode(layers), device, precision, phase, recompute,
+                    microBatch, tensor, sequenceParallel);
+        }
+    }
+
+    /** Layer parts per graph and configuration: a layout search asks for the same ones again and again. */
+    private static final GraphCache<PartsKey, LayerParts> LAYER_PARTS = new GraphCache<>(256);
+
+    /**
+     * Per micro-batch of {@code b} sequences: by part (0 the blocks, all their repeats; 1 the prologue; 2 the
+     * epilogue) the contractions', the other layers' and (later) the collectives' time, and per contraction its part,
+     * its predicted time and its floor at the sustained ceiling of the peak.
+     */
+    private static LayerParts layerParts(ModelGraph g, Blocks blocks, DeviceLayerCost layers, Device device,
+            Precision prec, Phase phase, Recompute rc, int b, int t, boolean sp) {
+        boolean train = phase == Phase.TRAIN;
+        double peak = device.peakFlopsPerSecond(prec, true);
+        double ceiling = layers.sustainedPeakFraction(device, prec);
+        double[][] part = new double[3][3];
+        List<double[]> dense = new ArrayList<>();
+        for (LayerFeatures lf : FeatureExtractor.of(g).extract(b, phase)) {
             if (lf.family() == OpFamily.SHAPE) {
                 continue;
             }
@@ -358,126 +496,118 @@ public final class ParallelExecution {
             boolean sharded = t > 1 && (region == Blocks.Region.BLOCK ? !residual || sp
                     : dense(lf.family()) || lf.family() == OpFamily.EMBEDDING || name.startsWith("head/loss"));
             LayerFeatures f = sharded ? scaled(lf, t) : lf;
+            boolean again = region == Blocks.Region.BLOCK && (rc == Recompute.FULL || rc == Recompute.SELECTIVE
+                    && name.contains("/core/"));
             double fwd = layers.layerMillis(f, device, prec, false);
             double bwd = train ? layers.layerMillis(f, device, prec, true) : 0;
-            if (region == Blocks.Region.BLOCK && (rc == Recompute.FULL || rc == Recompute.SELECTIVE
-                    && name.contains("/core/"))) {
-                bwd += fwd;
-            }
             int r = g.repeats(lf.layer());
-            double time = (fwd + bwd) * r;
-            part[at][(dense(lf.family()) ? Group.DENSE : Group.OTHER).ordinal()] += time;
-            perLayer[lf.layer()] = time;
-            families[lf.layer()] = lf.family();
-            double params = (double) g.parameterCount(lf.layer()) * r / (sharded ? t : 1);
-            if (at == 0) {
-                blockParams += params;
-            } else if (at == 1) {
-                prologueParams += params;
+            double time = (fwd * (again ? 2 : 1) + bwd) * r;
+            if (dense(lf.family())) {
+                double flops = (f.flopsFwd() * (again ? 2 : 1) + (train ? f.flopsBwd() : 0)) * r;
+                dense.add(new double[] {at, time, 1e3 * flops / (ceiling * peak)});
+                part[at][0] += time;
             } else {
-                epilogueParams += params;
+                part[at][1] += time;
             }
         }
-        // tensor-parallel collectives per micro-batch: 2 per layer and pass, 2 more for a recomputed forward
-        double tpOne = 0;
-        if (t > 1) {
-            double bytes = (double) b * ts.seq() * ts.hidden() * actBytes;
-            int perNode = Math.min(t, topo.gpusPerNode());
-            tpOne = sp ? 2 * communication.get().reduceScatterMillis(device, topo, t, perNode, bytes)
-                    : communication.get().allReduceMillis(device, topo, t, perNode, bytes);
-            int perLayerCount = (train ? 4 : 2) + (rc == Recompute.FULL ? 2 : 0);
-            part[0][Group.TENSOR_COMM.ordinal()] += perLayerCount * tpOne * ts.layers();
-            part[1][Group.TENSOR_COMM.ordinal()] += (train ? 2 : 1) * tpOne;
+        return new LayerParts(part, List.copyOf(dense));
+    }
+
+    /** The parameters of the most loaded stage, divided over the tensor-parallel ranks where they are sharded. */
+    private static double stageParameters(ModelGraph g, Blocks blocks, TransformerShape ts, int t, int p) {
+        double[] params = new double[3];
+        for (int i = 0; i < g.size(); i++) {
+            String name = g.layer(i).name();
+            Blocks.Region region = blocks.region(name);
+            int at = region == Blocks.Region.BLOCK ? 0 : region == Blocks.Region.PROLOGUE ? 1 : 2;
+            boolean replicated = region == Blocks.Region.BLOCK ? residualStream(name) : name.contains("norm")
+                    || name.contains("position");
+            params[at] += (double) g.parameterCount(i) * g.repeats(i) / (replicated ? 1 : t);
         }
-        // stages: L/p block layers each (the most loaded has the ceiling), the prologue on the first, the epilogue
-        // on the last
+        if (p == 1) {
+            return params[0] + params[1] + params[2];
+        }
         double share = Math.ceil((double) ts.layers() / p) / ts.layers();
-        double[] first = add(scale(part[0], share), part[1]);
-        double[] last = add(scale(part[0], share), part[2]);
-        double[] stageMax;
-        double[] sumStages = add(add(part[0], part[1]), part[2]);
-        if (p == 1) {
-            stageMax = sumStages;
-        } else {
-            stageMax = total(first) >= total(last) ? first : last;
-            double[] middle = scale(part[0], share);
-            if (p > 2 && total(middle) > total(stageMax)) {
-                stageMax = middle;
+        return params[0] * share + Math.max(params[1], params[2]);
+    }
+
+    private static Result megatron(Workload w, DeviceLayerCost layers, Optional<CommunicationModel> communication,
+            Device device, Topology topo, MegatronModel model, List<String> notes) {
+        MegatronTerms terms = megatronTerms(w, layers, communication, device, topo);
+        double total = model.millis(terms);
+        // the layers' breakdown: the compute part, shared in proportion to each layer's calibrated GPU time
+        ModelGraph g = w.graph();
+        double gpu = model.gpu(terms);
+        double computeScale = gpu > 0 ? model.compute(terms) / gpu : 0;
+        double[] perLayer = new double[g.size()];
+        OpFamily[] families = new OpFamily[g.size()];
+        List<LayerFeatures> fs = FeatureExtractor.of(g).extract(Math.max(1, (int) Math.ceil((double) w.batch()
+                / w.parallelism().microBatches())), w.phase());
+        double denseCal = model.dense(terms);
+        double otherCal = model.coefficients()[1] * terms.other();
+        double denseRaw = 0;
+        double otherRaw = 0;
+        for (LayerFeatures lf : fs) {
+            if (lf.family() == OpFamily.SHAPE || !lf.executes()) {
+                continue;
+            }
+            double work = (dense(lf.family()) ? lf.flopsFwd() + lf.flopsBwd() : lf.bytesFwd() + lf.bytesBwd())
+                    * g.repeats(lf.layer());
+            perLayer[lf.layer()] = work;
+            families[lf.layer()] = lf.family();
+            if (dense(lf.family())) {
+                denseRaw += work;
+            } else {
+                otherRaw += work;
             }
         }
-        double[] groups = new double[GROUPS];
-        // 1F1B: (m − 1)·T_max + Σ_s T_s; interleaved (v chunks): the fill and drain shrink v-fold
-        for (int k = 0; k < GROUPS; k++) {
-            groups[k] = (m - 1) * stageMax[k] + sumStages[k] / v + stageMax[k] * (1 - 1.0 / v);
-        }
-        double iterFactor = total(sumStages) > 0 ? total(groups) / total(sumStages) : 0;
-        // pipeline hand-offs: forward activations and backward gradients, each of b·s·h/t per rank
-        if (p > 1) {
-            boolean across = (long) t * d >= topo.gpusPerNode() && (long) par.ranks() > topo.gpusPerNode();
-            double bytes = (double) b * ts.seq() * ts.hidden() * actBytes / t;
-            double one = communication.get().sendMillis(device, topo, across, bytes);
-            groups[Group.PIPELINE_COMM.ordinal()] = (train ? 2 : 1) * (m + p - 1) * v * one;
-        }
-        // data-parallel gradients of the largest stage, after the backward pass
-        double stageParams = Math.max(blockParams * share + prologueParams, blockParams * share + epilogueParams);
-        if (p == 1) {
-            stageParams = blockParams + prologueParams + epilogueParams;
-        }
-        if (train && d > 1) {
-            double gradBytes = prec.isMixed() ? 2 : 4;
-            int perNode = dataRanksPerNode(par, topo);
-            double reduce = communication.get().allReduceMillis(device, topo, d, perNode, stageParams * gradBytes);
-            if (par.zeroStage() == 3) {
-                reduce *= 2;
-            }
-            groups[Group.DATA_COMM.ordinal()] = reduce;
-        }
-        // the optimizer step: Adam over the local parameters, bound by memory (mixed precision also writes the
-        // half-precision copy)
-        if (train) {
-            double local = stageParams / (par.zeroStage() >= 1 ? d : 1);
-            double bytesPerParam = prec.isMixed() ? 30 : 28;
-            groups[Group.OPTIMIZER.ordinal()] = 1e3 * local * bytesPerParam / device.bytesPerSecond();
-        }
-        groups[Group.OVERHEAD.ordinal()] = 1;
-        // calibrated: each group times its coefficient
-        double[] calibrated = new double[GROUPS];
-        double total = 0;
-        for (int k = 0; k < GROUPS; k++) {
-            calibrated[k] = groups[k] * coef[k];
-            total += calibrated[k];
-        }
-        double denseScale = coef[Group.DENSE.ordinal()] * iterFactor;
-        double otherScale = coef[Group.OTHER.ordinal()] * iterFactor;
-        double layerSum = 0;
         for (int i = 0; i < perLayer.length; i++) {
-            if (perLayer[i] > 0) {
-                perLayer[i] *= dense(families[i]) ? denseScale : otherScale;
-                layerSum += perLayer[i];
+            if (families[i] != null) {
+                perLayer[i] *= computeScale * (dense(families[i]) ? (denseRaw > 0 ? denseCal / denseRaw : 0)
+                        : (otherRaw > 0 ? otherCal / otherRaw : 0));
             }
         }
-        List<StageCost.Term> terms = new ArrayList<>();
-        for (Group k : new Group[] {Group.TENSOR_COMM, Group.PIPELINE_COMM, Group.DATA_COMM}) {
-            if (calibrated[k.ordinal()] > 0) {
-                terms.add(new StageCost.Term(k.label(), StageCost.TermKind.COMMUNICATION, calibrated[k.ordinal()]));
-            }
+        double[] c = model.coefficients();
+        List<StageCost.Term> terms2 = new ArrayList<>();
+        addTerm(terms2, "tensor-parallel", StageCost.TermKind.COMMUNICATION, computeScale * c[2] * terms.tensorComm());
+        addTerm(terms2, "host dispatch", StageCost.TermKind.OVERHEAD, 0);
+        addTerm(terms2, "pipeline", StageCost.TermKind.COMMUNICATION, c[4] * terms.sends() + c[5]
+                * terms.pipelineComm());
+        addTerm(terms2, "data-parallel", StageCost.TermKind.COMMUNICATION, c[6] * terms.dataComm());
+        addTerm(terms2, "optimizer", StageCost.TermKind.OVERHEAD, c[7] * terms.optimizer());
+        addTerm(terms2, "fixed", StageCost.TermKind.OVERHEAD, c[8]);
+        double parts = 0;
+        for (double x : perLayer) {
+            parts += x;
         }
-        for (Group k : new Group[] {Group.OPTIMIZER, Group.OVERHEAD}) {
-            if (calibrated[k.ordinal()] > 0) {
-                terms.add(new StageCost.Term(k.label(), StageCost.TermKind.OVERHEAD, calibrated[k.ordinal()]));
-            }
+        for (StageCost.Term x : terms2) {
+            parts += x.millis();
         }
-        // the layer shares absorb the rounding between the per-layer scaling and the groups' sum
-        double layersTotal = calibrated[Group.DENSE.ordinal()] + calibrated[Group.OTHER.ordinal()];
-        if (layerSum > 0 && layersTotal > 0) {
-            double fix = layersTotal / layerSum;
-            for (int i = 0; i < perLayer.length; i++) {
-                perLayer[i] *= fix;
-            }
+        // what the smooth max adds beyond the GPU's parts: the host's dispatch
+        double host = total - parts;
+        if (host > 1e-9 * total) {
+            terms2.removeIf(x -> x.name().equals("host dispatch"));
+            terms2.add(new StageCost.Term("host dispatch", StageCost.TermKind.OVERHEAD, host));
         }
-        double memory = megatronMemory(w, ts, stageParams, b);
-        StageCost cost = StageCost.withTotal(perLayer, families, terms, total).withMemory(memory, notes);
+        double memory = megatronMemory(w, w.graph().transformer().get(), stageParameters(g, g.blocks().get(),
+                w.graph().transformer().get(), w.parallelism().tensor(), w.parallelism().pipeline()),
+                Math.max(1, (int) Math.ceil((double) w.batch() / w.parallelism().microBatches())));
+        StageCost cost = StageCost.withTotal(perLayer, families, terms2, total).withMemory(memory, notes);
+        double[] groups = new double[GROUPS];
+        groups[Group.DENSE.ordinal()] = terms.dense();
+        groups[Group.OTHER.ordinal()] = terms.other();
+        groups[Group.TENSOR_COMM.ordinal()] = terms.tensorComm();
+        groups[Group.PIPELINE_COMM.ordinal()] = terms.pipelineComm();
+        groups[Group.DATA_COMM.ordinal()] = terms.dataComm();
+        groups[Group.OPTIMIZER.ordinal()] = terms.optimizer();
+        groups[Group.OVERHEAD.ordinal()] = 1;
         return new Result(cost, groups);
+    }
+
+    private static void addTerm(List<StageCost.Term> out, String name, StageCost.TermKind kind, double ms) {
+        if (ms > 0) {
+            out.add(new StageCost.Term(name, kind, ms));
+        }
     }
 
     /**
