@@ -57,6 +57,14 @@ public interface LayerStage {
         return java.util.Optional.empty();
     }
 
+    /**
+     * The peak memory one device needs for a workload, bytes, when the stage estimates it (the fast path of
+     * {@link StageCost#memoryBytes()}).
+     */
+    default java.util.OptionalDouble memoryBytes(Workload w) {
+        return cost(w).memoryBytes();
+    }
+
     /** The saved form, with {@code kind} set. */
     ObjectNode toJson();
 }

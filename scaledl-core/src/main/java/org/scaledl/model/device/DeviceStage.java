@@ -92,6 +92,14 @@ public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> 
     }
 
     @Override
+    public java.util.OptionalDouble memoryBytes(Workload w) {
+        if (w.graph().transformer().isPresent()) {
+            return java.util.OptionalDouble.of(ParallelExecution.megatronMemory(w));
+        }
+        return cost(w).memoryBytes();
+    }
+
+    @Override
     public Optional<double[]> interval(Workload w) {
         return w.graph().transformer().isPresent() ? megatron.map(MegatronModel::interval) : Optional.empty();
     }

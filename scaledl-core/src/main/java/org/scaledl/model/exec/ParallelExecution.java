@@ -589,9 +589,7 @@ public final class ParallelExecution {
             terms2.removeIf(x -> x.name().equals("host dispatch"));
             terms2.add(new StageCost.Term("host dispatch", StageCost.TermKind.OVERHEAD, host));
         }
-        double memory = megatronMemory(w, w.graph().transformer().get(), stageParameters(g, g.blocks().get(),
-                w.graph().transformer().get(), w.parallelism().tensor(), w.parallelism().pipeline()),
-                Math.max(1, (int) Math.ceil((double) w.batch() / w.parallelism().microBatches())));
+        double memory = megatronMemory(w);
         StageCost cost = StageCost.withTotal(perLayer, families, terms2, total).withMemory(memory, notes);
         double[] groups = new double[GROUPS];
         groups[Group.DENSE.ordinal()] = terms.dense();
@@ -608,6 +606,15 @@ public final class ParallelExecution {
         if (ms > 0) {
             out.add(new StageCost.Term(name, kind, ms));
         }
+    }
+
+    /** A Megatron job's memory per device, bytes (see below). */
+    public static double megatronMemory(Workload w) {
+        ModelGraph g = w.graph();
+        TransformerShape ts = g.transformer().orElseThrow();
+        return megatronMemory(w, ts, stageParameters(g, g.blocks().orElseThrow(), ts, w.parallelism().tensor(),
+                w.parallelism().pipeline()), Math.max(1, (int) Math.ceil((double) w.batch()
+                        / w.parallelism().microBatches())));
     }
 
     /**
