@@ -30,6 +30,11 @@ public final class TestData {
         }
     }
 
+    /** The bundled GPU data ({@code datasets/gpu}: NeuSight, DeepBench, vTrain). */
+    public static Path gpuDataset() {
+        return cpuDdp().getParent().resolve("gpu");
+    }
+
     /** One bundled graph, e.g. {@code graph("resnet18_r64")}. */
     public static Path graph(String name) {
         return cpuDdp().resolve("graphs").resolve(name + ".onnx");

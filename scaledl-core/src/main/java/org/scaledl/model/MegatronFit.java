@@ -13,10 +13,11 @@ import org.scaledl.workload.Sample;
  * Fits the Megatron execution model ({@link MegatronModel}) from measured training iterations, ScaleDL's way: each
  * run's uncalibrated terms ({@link MegatronTerms}: contractions and other layers as the device layer model predicts
  * them, collectives, layer executions, hand-offs, the optimizer) against its measured time. The coefficients minimise
- * the squared log-ratio of predicted to measured time (Levenberg–Marquardt on their logarithms, so they stay
- * positive), with a weak pull ({@value #PRIOR}) of the scales that physics fixes at 1 (contractions, other layers,
- * collectives, transfers, the optimizer) toward 1: the data then decide what they can tell apart, and the physics
- * the rest (the measured runs of small models cannot separate the contractions from the memory-bound layers).
+ * the squared relative error of the predicted time (the compute part's four by Levenberg–Marquardt on their
+ * logarithms, the five additive ones by non-negative least squares at every step), with a weak pull ({@value #PRIOR})
+ * of the scales that physics fixes at 1 (contractions, other layers, collectives, transfers, the optimizer) toward 1:
+ * the data then decide what they can tell apart, and the physics the rest (the measured runs of small models cannot
+ * separate the contractions from the memory-bound layers).
  *
  * <p>Its errors are each run's prediction by the model fitted without its group (the {@code groupTag}'s values;
  * the fit's own errors when there are fewer than three groups).
@@ -66,40 +67,87 @@ record MegatronFit(MegatronModel model, List<Double> logErrors, boolean crossVal
         return new MegatronFit(model.withInterval(interval[0], interval[1]), errors, cv);
     }
 
-    /** The coefficients for a subset of the runs. */
+    /** The coefficients multiplying the terms that add (hand-offs, transfers, data-parallel, optimizer, fixed). */
+    private static final int[] LINEAR = {4, 5, 6, 7, 8};
+    /** The coefficients inside the compute part (contractions, other layers, tensor-parallel, host per layer). */
+    private static final int[] NONLINEAR = {0, 1, 2, 3};
+
+    /**
+     * The coefficients for a subset of the runs: the compute part's four by Levenberg–Marquardt on their logarithms,
+     * and for each of its steps the five additive ones by non-negative least squares (variable projection), both on
+     * relative errors, with the physical scales pulled toward 1.
+     */
     static MegatronModel fit(List<MegatronTerms> terms, double[] y, int[] rows) {
         int n = MegatronModel.NAMES.size();
-        double[] start = new double[n];
-        start[3] = Math.log(1.0);
-        start[4] = Math.log(0.5);
-        start[8] = Math.log(1.0);
-        int pulled = 0;
-        for (boolean b : PULLED) {
-            pulled += b ? 1 : 0;
+        double[] start = {0, 0, 0, Math.log(1.0)};
+        double[] phi = LevenbergMarquardt.minimise(x -> residuals(terms, y, rows, x, null), start, 200);
+        double[] c = new double[n];
+        residuals(terms, y, rows, phi, c);
+        return new MegatronModel(c);
+    }
+
+    /**
+     * The residuals of the model with the compute part's log-coefficients {@code phi} and the additive ones that fit
+     * best given them; {@code out}, when not null, receives all the coefficients.
+     */
+    private static double[] residuals(List<MegatronTerms> terms, double[] y, int[] rows, double[] phi, double[] out) {
+        int n = MegatronModel.NAMES.size();
+        double[] c = new double[n];
+        for (int k = 0; k < NONLINEAR.length; k++) {
+            c[NONLINEAR[k]] = Math.exp(Math.max(-30, Math.min(30, phi[k])));
         }
-        int penalties = pulled;
-        double[] phi = LevenbergMarquardt.minimise(x -> {
-            double[] c = new double[n];
-            for (int k = 0; k < n; k++) {
-                c[k] = Math.exp(Math.max(-30, Math.min(30, x[k])));
-            }
-            MegatronModel m = new MegatronModel(c);
-            double[] r = new double[rows.length + penalties];
-            for (int i = 0; i < rows.length; i++) {
-                r[i] = Math.log(m.millis(terms.get(rows[i])) / y[rows[i]]);
-            }
-            int at = rows.length;
-            for (int k = 0; k < n; k++) {
-                if (PULLED[k]) {
-                    r[at++] = PRIOR * x[k];
+        MegatronModel compute = new MegatronModel(c);
+        double[] base = new double[rows.length];
+        double[][] a = new double[rows.length][LINEAR.length];
+        for (int i = 0; i < rows.length; i++) {
+            MegatronTerms t = terms.get(rows[i]);
+            base[i] = compute.millis(t);
+            double yi = y[rows[i]];
+            a[i] = new double[] {t.sends() / yi, t.pipelineComm() / yi, t.dataComm() / yi, t.optimizer() / yi,
+                1 / yi};
+        }
+        // inner problem: min Σ (a_i·x − (1 − base_i / y_i))² + PRIOR² Σ_pulled (x_k − 1)², x ≥ 0
+        int m = LINEAR.length;
+        double[][] h = new double[m][m];
+        double[] g = new double[m];
+        for (int i = 0; i < rows.length; i++) {
+            double target = 1 - base[i] / y[rows[i]];
+            for (int j = 0; j < m; j++) {
+                g[j] += a[i][j] * target;
+                for (int k = 0; k < m; k++) {
+                    h[j][k] += a[i][j] * a[i][k];
                 }
             }
-            return r;
-        }, start, 300);
-        double[] c = new double[n];
-        for (int k = 0; k < n; k++) {
-            c[k] = Math.exp(Math.max(-30, Math.min(30, phi[k])));
         }
-        return new MegatronModel(c);
+        for (int j = 0; j < m; j++) {
+            if (PULLED[LINEAR[j]]) {
+                h[j][j] += PRIOR * PRIOR;
+                g[j] += PRIOR * PRIOR;
+            }
+            h[j][j] += 1e-12 * (1 + h[j][j]);
+        }
+        double[] x = org.scaledl.model.cost.Nnls.solve(h, g);
+        for (int j = 0; j < m; j++) {
+            c[LINEAR[j]] = x[j];
+        }
+        if (out != null) {
+            System.arraycopy(c, 0, out, 0, n);
+        }
+        MegatronModel model = new MegatronModel(c);
+        int pulled = 0;
+        for (int k : NONLINEAR) {
+            pulled += PULLED[k] ? 1 : 0;
+        }
+        double[] r = new double[rows.length + pulled];
+        for (int i = 0; i < rows.length; i++) {
+            r[i] = model.millis(terms.get(rows[i])) / y[rows[i]] - 1;
+        }
+        int at = rows.length;
+        for (int k = 0; k < NONLINEAR.length; k++) {
+            if (PULLED[NONLINEAR[k]]) {
+                r[at++] = PRIOR * phi[k];
+            }
+        }
+        return r;
     }
 }

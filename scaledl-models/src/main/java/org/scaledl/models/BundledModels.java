@@ -15,6 +15,9 @@ import org.scaledl.model.RuntimePredictor;
  *   <li>{@code cpu-zoo}: the Intel Xeon 2-core VM with AVX-512 ({@code datasets/cpu-zoo}, 57 architectures,
  *       1,070 runs)</li>
  *   <li>{@code cpu-machines}: both machines in one predictor (a workload names its machine)</li>
+ *   <li>{@code gpu}: the device predictor of every GPU the catalog describes ({@code datasets/gpu}: NeuSight's
+ *       kernels and runs, DeepBench's kernels and all-reduces, vTrain's Megatron runs), in any precision, for
+ *       imported graphs and configuration-built transformers, on one GPU or spread over a cluster</li>
  * </ul>
  *
  * <pre>{@code
@@ -26,7 +29,7 @@ import org.scaledl.model.RuntimePredictor;
  * {@link RuntimePredictor#calibrate} it.
  */
 public final class BundledModels {
-    private static final List<String> NAMES = List.of("cpu-ddp", "cpu-zoo", "cpu-machines");
+    private static final List<String> NAMES = List.of("cpu-ddp", "cpu-zoo", "cpu-machines", "gpu");
 
     private BundledModels() {
     }

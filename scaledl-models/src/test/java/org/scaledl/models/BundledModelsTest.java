@@ -46,7 +46,7 @@ class BundledModelsTest {
 
     @Test
     void namesAreLoadable() {
-        assertEquals(List.of("cpu-ddp", "cpu-zoo", "cpu-machines"), BundledModels.names());
+        assertEquals(List.of("cpu-ddp", "cpu-zoo", "cpu-machines", "gpu"), BundledModels.names());
         assertEquals(2, BundledModels.load("cpu-machines").machines().size());
         assertEquals(1, BundledModels.load("cpu-zoo").machines().size());
     }
@@ -56,5 +56,30 @@ class BundledModelsTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> BundledModels.load("cpu-zo"));
         assertTrue(e.getMessage().contains("did you mean 'cpu-zoo'"), e.getMessage());
         assertTrue(e.getMessage().contains("cpu-machines"), e.getMessage());
+    }
+
+    /**
+     * The bundled GPU predictor is the fit of {@code datasets/gpu} (the {@code fit --gpu} pipeline): same training
+     * runs, same predictions of its runs (imported graphs and Megatron jobs alike).
+     */
+    @Test
+    void bundledGpuPredictorIsTheFitOfTheBundledGpuData() {
+        org.scaledl.io.DeviceCatalog catalog = org.scaledl.io.GpuData.catalogFor(DATASETS.resolve("gpu"),
+                org.scaledl.io.DeviceCatalog.bundled());
+        org.scaledl.io.GpuData d = org.scaledl.io.GpuData.read(DATASETS.resolve("gpu"), catalog);
+        List<Sample> runs = new java.util.ArrayList<>(d.samples(r -> r.parallelism().ranks() == 1 && !r.fusion()));
+        runs.addAll(d.megatronRuns());
+        RuntimePredictor refit = RuntimePredictor.builder().name("scaledl-device")
+                .layerCost(org.scaledl.model.LayerCost.device(d.operators()).withCollectives(d.collectives()))
+                .build().fit(runs);
+        RuntimePredictor bundled = BundledModels.load("gpu");
+        assertEquals(refit.provenance().dataFingerprint(), bundled.provenance().dataFingerprint(),
+                "gpu: bundled model was fitted on other data; regenerate it (see PROVENANCE.md)");
+        for (int i = 0; i < runs.size(); i += 37) {
+            org.scaledl.workload.Workload w = runs.get(i).workload();
+            assertEquals(refit.predictMillis(w), bundled.predictMillis(w), 1e-9 * refit.predictMillis(w),
+                    () -> "gpu: " + w);
+        }
+        assertEquals("device", bundled.layerCostKind());
     }
 }

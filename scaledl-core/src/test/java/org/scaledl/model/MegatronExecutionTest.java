@@ -1,0 +1,188 @@
+package org.scaledl.model;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.scaledl.TestData;
+import org.scaledl.io.CollectiveTables;
+import org.scaledl.io.DeviceCatalog;
+import org.scaledl.io.GpuData;
+import org.scaledl.model.comm.AllReduceModel;
+import org.scaledl.model.device.DeviceLayerModel;
+import org.scaledl.model.device.DeviceStage;
+import org.scaledl.model.exec.MegatronModel;
+import org.scaledl.model.exec.MegatronTerms;
+import org.scaledl.model.exec.ParallelExecution;
+import org.scaledl.transformer.TransformerSpec;
+import org.scaledl.workload.CollectiveMeasurement;
+import org.scaledl.workload.Device;
+import org.scaledl.workload.Parallelism;
+import org.scaledl.workload.Phase;
+import org.scaledl.workload.Precision;
+import org.scaledl.workload.Recompute;
+import org.scaledl.workload.Sample;
+import org.scaledl.workload.Topology;
+import org.scaledl.workload.Workload;
+
+/**
+ * The Megatron execution model: its schedule, recomputation, memory and fit behave as the physics and the closed
+ * forms say, on a device model fitted on the test excerpts of the kernel data.
+ */
+class MegatronExecutionTest {
+    private static DeviceStage stage;
+    private static RuntimePredictor predictor;
+    private static final Device A100 = DeviceCatalog.bundled().require("NVIDIA A100-SXM4-80GB");
+    private static final Topology DGX = Topology.of(8, Topology.Link.NVSWITCH, 300, 1600);
+    private static final TransformerSpec GPT = TransformerSpec.decoder("gpt-1.3b", 2048, 16, 24, 50257)
+            .maxPositions(2048).build();
+
+    @BeforeAll
+    static void fit() {
+        GpuData data = GpuData.read(TestData.gpu(), DeviceCatalog.bundled());
+        List<CollectiveMeasurement> comm = new ArrayList<>(data.collectives());
+        comm.addAll(CollectiveTables.readNcclTests(TestData.gpuDataset().resolve("vtrain/nccl/a100"),
+                A100.name(), DGX, 64));
+        stage = new DeviceStage(DeviceLayerModel.fit(data.operators()), Optional.of(AllReduceModel.fit(comm)));
+        predictor = RuntimePredictor.builder().layerCost(LayerCost.device(data.operators()).withCollectives(comm))
+                .build().fit(List.of());
+    }
+
+    private static Workload job(int d, int t, int p, int m, int micro, Recompute rc) {
+        return Workload.builder(GPT.graph(2048)).batch(micro * m).phase(Phase.TRAIN).device(A100)
+                .parallelism(Parallelism.of(d, t, p, m)).precision(Precision.FP16).recompute(rc).topology(DGX)
+                .build();
+    }
+
+    /** Recomputation repeats forward work: full costs more than selective, which costs more than none. */
+    @Test
+    void recomputationCostsForwardWork() {
+        double none = stage.millis(job(1, 2, 2, 8, 2, Recompute.NONE));
+        double selective = stage.millis(job(1, 2, 2, 8, 2, Recompute.SELECTIVE));
+        double full = stage.millis(job(1, 2, 2, 8, 2, Recompute.FULL));
+        assertTrue(none < selective && selective < full, none + " " + selective + " " + full);
+        // the full recomputation adds about a third of the layers' work (one forward to forward + backward)
+        assertTrue(full / none > 1.15 && full / none < 1.45, "full / none " + full / none);
+    }
+
+    /** The 1F1B bubble: with m micro-batches through p stages the layers' time is (m − 1)·T_max + Σ T_s. */
+    @Test
+    void pipelineBubbleFollowsTheSchedule() {
+        MegatronTerms one = stage.megatronTerms(job(1, 1, 1, 16, 1, Recompute.FULL));
+        MegatronTerms four = stage.megatronTerms(job(1, 1, 4, 16, 1, Recompute.FULL));
+        // one stage: 16 micro-batches of all layers; four stages of 6 layers: (16 - 1 + 4) quarter-models
+        double expected = one.dense() * (16 - 1 + 4) / 4.0 / 16;
+        assertEquals(expected, four.dense(), 0.2 * expected, "block contractions dominate");
+        assertTrue(four.sends() > 0 && one.sends() == 0);
+        MegatronTerms interleaved = stage.megatronTerms(Workload.builder(GPT.graph(2048)).batch(16).phase(Phase.TRAIN)
+                .device(A100).parallelism(Parallelism.of(1, 1, 4, 16).withVirtualStages(2)).precision(Precision.FP16)
+                .recompute(Recompute.FULL).topology(DGX).build());
+        assertTrue(interleaved.dense() < four.dense(), "interleaving shrinks the bubble");
+    }
+
+    /**
+     * Memory per GPU follows Korthikanti et al.: activations of {@code s·b·h·(10 + 24/t + 5·a·s/(h·t))} bytes a layer
+     * without recomputation, {@code 2·s·b·h} with full recomputation; weights, gradients and Adam's states 18 bytes a
+     * parameter in mixed precision.
+     */
+    @Test
+    void memoryFollowsTheClosedForms() {
+        Workload noRecompute = job(1, 2, 1, 1, 1, Recompute.NONE);
+        Workload full = job(1, 2, 1, 1, 1, Recompute.FULL);
+        double s = 2048;
+        double h = 2048;
+        double a = 16;
+        double t = 2;
+        double perLayer = s * h * (10 + 24 / t + 5 * a * s / (h * t));
+        double diff = ParallelExecution.megatronMemory(noRecompute) - ParallelExecution.megatronMemory(full);
+        assertEquals(24 * (perLayer - 2 * s * h), diff, 1e-6 * diff);
+        Workload gpt3OnEight = Workload.builder(TransformerSpec.decoder("gpt3", 12288, 96, 96, 50257)
+                .maxPositions(2048).build().graph(2048)).batch(8).phase(Phase.TRAIN).device(A100)
+                .parallelism(Parallelism.data(8)).precision(Precision.FP16).recompute(Recompute.FULL).topology(DGX)
+                .build();
+        double bytes = ParallelExecution.megatronMemory(gpt3OnEight);
+        assertTrue(bytes > 18.0 * 174e9, "18 bytes per parameter without model parallelism: " + bytes);
+        Prediction pr = predictor.predict(gpt3OnEight);
+        assertTrue(pr.warnings().stream().anyMatch(w -> w.kind() == PredictionWarning.Kind.OUT_OF_MEMORY),
+                pr.warnings().toString());
+        assertTrue(pr.memoryGb().orElseThrow() > 80);
+    }
+
+    /** The fit recovers the coefficients of runs generated by a known model. */
+    @Test
+    void fitRecoversKnownCoefficients() {
+        MegatronModel truth = new MegatronModel(new double[] {0.8, 0.6, 1.2, 2.0, 0.7, 1.1, 0.9, 0.5, 3.0});
+        List<MegatronTerms> terms = new ArrayList<>();
+        List<Double> y = new ArrayList<>();
+        for (int t : new int[] {1, 2, 4}) {
+            for (int p : new int[] {1, 2, 4}) {
+                for (int m : new int[] {1, 4, 16}) {
+                    for (int b : new int[] {1, 4}) {
+                        for (int d : new int[] {1, 2}) {
+                            if (t * p * d > 8) {
+                                continue;
+                            }
+                            MegatronTerms x = stage.megatronTerms(job(d, t, p, m, b, Recompute.FULL));
+                            terms.add(x);
+                            y.add(truth.millis(x));
+                        }
+                    }
+                }
+            }
+        }
+        int[] rows = new int[terms.size()];
+        for (int i = 0; i < rows.length; i++) {
+            rows[i] = i;
+        }
+        MegatronModel fitted = MegatronFit.fit(terms, y.stream().mapToDouble(Double::doubleValue).toArray(), rows);
+        for (int i = 0; i < terms.size(); i++) {
+            assertEquals(y.get(i), fitted.millis(terms.get(i)), 0.03 * y.get(i), "run " + i + ": " + fitted);
+        }
+    }
+
+    /** Data-parallel replicas at a fixed per-replica batch never make an iteration faster. */
+    @Test
+    void replicasAddCommunicationNotSpeed() {
+        double prev = 0;
+        for (int d : new int[] {1, 2, 4, 8}) {
+            double ms = stage.millis(job(d, 1, 1, 4, 2, Recompute.FULL));
+            assertTrue(ms >= prev, d + " replicas: " + ms + " < " + prev);
+            prev = ms;
+        }
+    }
+
+    /** Every layout the search returns is a valid split of the GPUs and the batch, those that fit first. */
+    @Test
+    void layoutSearchReturnsValidLayoutsFittingFirst() {
+        List<LayoutSearch.Layout> layouts = new LayoutSearch(predictor, GPT.graph(2048), A100, 16, 64).topology(DGX)
+                .search();
+        assertTrue(layouts.size() > 100, "layouts: " + layouts.size());
+        boolean seenMisfit = false;
+        double prev = 0;
+        for (LayoutSearch.Layout l : layouts) {
+            Parallelism p = l.parallelism();
+            assertEquals(16, p.ranks());
+            assertEquals(64, l.microBatch() * p.microBatches() * p.data());
+            assertTrue(!seenMisfit || !l.fits(), "fitting layouts come first");
+            if (l.fits() && !seenMisfit) {
+                assertTrue(l.millis() >= prev);
+                prev = l.millis();
+            }
+            seenMisfit |= !l.fits();
+        }
+    }
+
+    /** A configuration-built transformer is refused by a host predictor, with the way out. */
+    @Test
+    void hostPredictorsRefuseConfigurationGraphs() {
+        List<Sample> cpu = org.scaledl.io.DatasetReader.read(TestData.cpuDdp()).samples();
+        RuntimePredictor host = RuntimePredictor.fit(cpu.subList(0, 40));
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> host.predict(Workload.builder(GPT.graph(128)).batch(1).build()));
+        assertTrue(e.getMessage().contains("device"), e.getMessage());
+    }
+}
