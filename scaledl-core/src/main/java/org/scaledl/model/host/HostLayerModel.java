@@ -2,6 +2,7 @@ package org.scaledl.model.host;
 
 import org.scaledl.model.cost.StageCost;
 import org.scaledl.model.cost.Nnls;
+import org.scaledl.model.cost.Quantiles;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -9,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.scaledl.io.DatasetReader;
 import org.scaledl.workload.Folds;
 import org.scaledl.workload.LayerFeatures;
 import org.scaledl.workload.OpFamily;
@@ -81,17 +83,84 @@ public final class HostLayerModel {
      * A fitted stage with what its fit learnt about its own error.
      *
      * @param model     the stage
-     * @param logErrors log(prediction / measurement) per sample: out-of-group when cross-validated, else in-sample
+     * @param logErrors log(prediction / measurement) per sample kept: out-of-group when cross-validated, else
+     *                  in-sample
      * @param cvMre     the out-of-group MRE of the chosen shrinkage (NaN when not cross-validated)
+     * @param outliers  the samples left out as ones no model explains (see {@link HostLayerModel}), in sample order
      */
-    public record Fit(HostLayerModel model, double[] logErrors, double cvMre) {
+    public record Fit(HostLayerModel model, double[] logErrors, double cvMre, List<Sample> outliers) {
+        /** Copies. */
+        public Fit {
+            outliers = List.copyOf(outliers);
+        }
     }
 
     /**
      * Fits; the shrinkage is the given one, or chosen by leave-one-group-out cross-validation when there are at
-     * least three groups.
+     * least three groups. Samples no model explains are left out and the fit repeated without them (see the class
+     * documentation).
+     *
+     * @throws IllegalArgumentException for a sample whose measured time is too small or too large to fit (its
+     *         relative design row is not finite)
      */
     public static Fit fit(List<Sample> samples, Optional<Double> shrinkage, String groupTag, double layerShare) {
+        Once first = fitOnce(samples, shrinkage, groupTag, layerShare);
+        boolean[] out = outliers(first.inSample());
+        List<Sample> kept = new ArrayList<>();
+        List<Sample> left = new ArrayList<>();
+        for (int i = 0; i < samples.size(); i++) {
+            (out[i] ? left : kept).add(samples.get(i));
+        }
+        if (left.isEmpty() || kept.size() < 2) {
+            return new Fit(first.model(), first.logErrors(), first.cvMre(), List.of());
+        }
+        for (int i = 0; i < samples.size(); i++) {
+            if (out[i]) {
+                Workload w = samples.get(i).workload();
+                LOG.warn("{}: left out of the fit: measured {} ms, but the fit of the other runs predicts {} ms "
+                        + "(a factor of {} off; a mistyped unit, a failed run?): {}", w.tag(DatasetReader.SOURCE_TAG).orElse("run "
+                        + w.tag("row").orElse(Integer.toString(i))), samples.get(i).millis(),
+                        samples.get(i).millis() * Math.exp(first.inSample()[i]),
+                        String.format(java.util.Locale.ROOT, "%.3g", Math.exp(Math.abs(first.inSample()[i]))), w);
+            }
+        }
+        Once second = fitOnce(kept, shrinkage, groupTag, layerShare);
+        return new Fit(second.model(), second.logErrors(), second.cvMre(), left);
+    }
+
+    /** How far out of the other runs' spread a run must lie to be left out, in median absolute deviations. */
+    static final double OUTLIER_MADS = 10;
+    /** ... and at least this far, in log-ratio (a factor of 5): spread that small is noise, not a wrong run. */
+    static final double OUTLIER_FLOOR = Math.log(5);
+
+    /**
+     * Which runs no model explains: those whose in-sample log-ratio lies more than {@code max(OUTLIER_MADS · MAD,
+     * OUTLIER_FLOOR)} from the median log-ratio (MAD: the median absolute deviation from it). None with fewer than
+     * ten runs, where a spread is no spread.
+     */
+    static boolean[] outliers(double[] logRatios) {
+        boolean[] out = new boolean[logRatios.length];
+        if (logRatios.length < 10) {
+            return out;
+        }
+        double median = Quantiles.median(logRatios);
+        double[] dev = new double[logRatios.length];
+        for (int i = 0; i < dev.length; i++) {
+            dev[i] = Math.abs(logRatios[i] - median);
+        }
+        double limit = Math.max(OUTLIER_MADS * Quantiles.median(dev), OUTLIER_FLOOR);
+        for (int i = 0; i < out.length; i++) {
+            out[i] = dev[i] > limit;
+        }
+        return out;
+    }
+
+    /** One fit: the stage, its errors, and the final coefficients' in-sample log-ratios. */
+    private record Once(HostLayerModel model, double[] logErrors, double cvMre, double[] inSample) {
+    }
+
+    private static Once fitOnce(List<Sample> samples, Optional<Double> shrinkage, String groupTag,
+            double layerShare) {
         LayerBasis basis = LayerBasis.standard();
         Problem p = new Problem(basis, samples, layerShare);
         List<String> groups = Folds.groups(samples, Folds.byTag(groupTag));
@@ -128,7 +197,8 @@ public final class HostLayerModel {
             }
         }
         double[] theta = p.solve(lambda, null);
-        return new Fit(new HostLayerModel(basis, p.unscale(theta), lambda), logErrors, cvMre);
+        return new Once(new HostLayerModel(basis, p.unscale(theta), lambda), logErrors, cvMre,
+                p.logRatios(theta, null));
     }
 
     /** The fitted coefficients, one per {@link LayerBasis#columnNames()} entry (a copy). */
@@ -250,6 +320,10 @@ public final class HostLayerModel {
                 double y = samples.get(i).millis();
                 for (int j = 0; j < x.length; j++) {
                     x[j] /= y;
+                    if (!Double.isFinite(x[j])) {
+                        throw new IllegalArgumentException("cannot fit a measured time of " + y + " ms for "
+                                + samples.get(i).workload() + ": too small or too large for its features");
+                    }
                 }
                 rows[i] = x;
                 int count = 0;

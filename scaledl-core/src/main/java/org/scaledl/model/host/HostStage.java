@@ -416,12 +416,15 @@ public final class HostStage implements LayerStage {
      * @param logErrors      {@code log(predicted / measured)} per sample: out-of-group where cross-validated
      * @param cvMre          the out-of-group MRE (NaN when some machine could not cross-validate)
      * @param machineOrder   the machines in first-seen order ({@code ""} for runs without one)
+     * @param outliers       the samples left out as ones no model explains ({@link HostLayerModel#fit})
      */
-    public record Fit(HostStage stage, List<Double> logErrors, double cvMre, List<String> machineOrder) {
+    public record Fit(HostStage stage, List<Double> logErrors, double cvMre, List<String> machineOrder,
+            List<Sample> outliers) {
         /** Copies. */
         public Fit {
             logErrors = List.copyOf(logErrors);
             machineOrder = List.copyOf(machineOrder);
+            outliers = List.copyOf(outliers);
         }
 
         /** Whether every machine's errors are out-of-group. */
@@ -449,6 +452,7 @@ public final class HostStage implements LayerStage {
         }
         Map<String, HostLayerModel> machines = new LinkedHashMap<>();
         List<Double> errors = new ArrayList<>();
+        List<Sample> outliers = new ArrayList<>();
         double absSum = 0;
         int count = 0;
         boolean crossValidated = true;
@@ -457,6 +461,7 @@ public final class HostStage implements LayerStage {
                     e.getKey(), e.getValue().size());
             HostLayerModel.Fit f = HostLayerModel.fit(e.getValue(), shrinkage, groupTag, layerShare);
             machines.put(e.getKey(), f.model());
+            outliers.addAll(f.outliers());
             for (double x : f.logErrors()) {
                 errors.add(x);
                 absSum += Math.abs(Math.expm1(x));
@@ -465,7 +470,7 @@ public final class HostStage implements LayerStage {
             crossValidated &= !Double.isNaN(f.cvMre());
         }
         return new Fit(new HostStage(machines, Map.of()), errors, crossValidated ? absSum / count : Double.NaN,
-                new ArrayList<>(byMachine.keySet()));
+                new ArrayList<>(byMachine.keySet()), outliers);
     }
 
     /** The shrinkage the fit chose: with several machines the median of theirs. */
