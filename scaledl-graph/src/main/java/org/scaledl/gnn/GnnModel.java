@@ -356,22 +356,21 @@ final class GnnModel {
                 throw InvalidInputException.of("parameter " + e.getKey() + " has " + o.path("data").size()
                         + " values");
             }
-            values.put(e.getKey(), doubles(o.path("data"), "parameter " + e.getKey()));
+            values.put(e.getKey(), doubles(o.path("data"), "parameter " + e.getKey(), MAX_WEIGHT));
         }
-        double[] mean = doubles(body.path("context_mean"), "context_mean");
-        double[] std = doubles(body.path("context_std"), "context_std");
+        double[] mean = doubles(body.path("context_mean"), "context_mean", MAX_STANDARDISATION);
+        double[] std = doubles(body.path("context_std"), "context_std", MAX_STANDARDISATION);
         if (mean.length != context || std.length != context) {
             throw InvalidInputException.of("context standardisation has the wrong width");
         }
         for (int i = 0; i < context; i++) {
-            if (!(std[i] > 0)) {
-                throw InvalidInputException.of("context_std[" + i + "] must be > 0: " + std[i]);
-            }
+            Fields.inRange(body.path("context_std").get(i), "context_std[" + i + "]", 1 / MAX_STANDARDISATION,
+                    MAX_STANDARDISATION);
         }
         double shrink = Fields.inRange(body.path("shrink"), "shrink", 0, 1);
         double[][] reference = new double[body.path("reference").size()][];
         for (int i = 0; i < reference.length; i++) {
-            reference[i] = doubles(body.path("reference").get(i), "reference[" + i + "]");
+            reference[i] = doubles(body.path("reference").get(i), "reference[" + i + "]", MAX_STANDARDISATION);
             if (reference[i].length != hidden) {
                 throw InvalidInputException.of("reference embeddings must have " + hidden + " values");
             }
@@ -384,8 +383,8 @@ final class GnnModel {
             long[] shape = shapes.get(e.getKey());
             e.setValue(Nd4j.create(values.get(e.getKey()), shape, DataType.DOUBLE));
         }
-        return new GnnModel(net, mean, std, context, Fields.finite(body.path("y_mean"), "y_mean"),
-                Fields.inRange(body.path("y_scale"), "y_scale", 0, Double.MAX_VALUE), shrink, reference, scale);
+        return new GnnModel(net, mean, std, context, Fields.inRange(body.path("y_mean"), "y_mean", -MAX_Y, MAX_Y),
+                Fields.inRange(body.path("y_scale"), "y_scale", 0, MAX_Y), shrink, reference, scale);
     }
 
     /** The widest hidden layer a file may hold (the trainer's is 16). */
@@ -394,6 +393,15 @@ final class GnnModel {
     static final int MAX_ROUNDS = 8;
     /** The widest workload context a file may hold (the trainer's is 4 or 5). */
     static final int MAX_CONTEXT = 16;
+    /**
+     * The largest weight a file may hold (trained ones stay below 2): with the sizes bounded too, no embedding or
+     * output can overflow.
+     */
+    static final double MAX_WEIGHT = 1e3;
+    /** The bound of the context standardisation (|mean|, std and 1/std) and of the reference embeddings. */
+    static final double MAX_STANDARDISATION = 1e6;
+    /** The bound of the output's de-standardisation (|y_mean|, y_scale): outputs are logs of times or ratios. */
+    static final double MAX_Y = 1e3;
 
     private static void array(ArrayNode out, double[] values) {
         for (double v : values) {
@@ -401,13 +409,14 @@ final class GnnModel {
         }
     }
 
-    private static double[] doubles(JsonNode n, String what) {
+    /** An array of numbers of at most {@code max} in magnitude. */
+    private static double[] doubles(JsonNode n, String what, double max) {
         if (!n.isArray()) {
             throw InvalidInputException.of(what + " is missing");
         }
         double[] out = new double[n.size()];
         for (int i = 0; i < out.length; i++) {
-            out[i] = Fields.finite(n.get(i), what + "[" + i + "]");
+            out[i] = Fields.inRange(n.get(i), what + "[" + i + "]", -max, max);
         }
         return out;
     }

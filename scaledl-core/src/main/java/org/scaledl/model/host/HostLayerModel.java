@@ -33,6 +33,17 @@ import org.slf4j.LoggerFactory;
  * leave-one-group-out cross-validation inside the training data ({@link Folds}), whose out-of-group errors also
  * calibrate the prediction interval (with more than {@value #INNER_FOLDS} groups, {@value #INNER_FOLDS} folds of
  * whole groups). Nothing is random.
+ *
+ * <p><b>Runs no model explains.</b> A measured time off by a factor of a thousand (milliseconds written as
+ * microseconds, a run that failed) would pull every coefficient toward it. After the fit, each run's in-sample
+ * log-ratio is compared with the others': a run more than {@code max(}{@value #OUTLIER_MADS}{@code  · MAD, log 5)}
+ * from their median (MAD: the median absolute deviation; at least a factor of 5 off) is left out, logged with where it
+ * was read, and the fit repeated without it ({@link Fit#outliers()}). A run whose time is too <em>small</em> also
+ * distorts the fit toward itself (a relative error divides by it), so the log-ratios compared are those of a screening
+ * fit in which every run weighs at most as much as one of ordinary size (its relative design row at most
+ * {@value #LEVERAGE_CAP} times the median row's length); on data without such runs that is the fit itself. On the
+ * bundled datasets no run is left out, in the full fits or in any fit that leaves one family out (the largest
+ * deviations there: 7.5 MADs and a factor of 3.2).
  */
 public final class HostLayerModel {
     private static final Logger LOG = LoggerFactory.getLogger(HostLayerModel.class);
@@ -105,7 +116,7 @@ public final class HostLayerModel {
      */
     public static Fit fit(List<Sample> samples, Optional<Double> shrinkage, String groupTag, double layerShare) {
         Once first = fitOnce(samples, shrinkage, groupTag, layerShare);
-        boolean[] out = outliers(first.inSample());
+        boolean[] out = outliers(first.screening());
         List<Sample> kept = new ArrayList<>();
         List<Sample> left = new ArrayList<>();
         for (int i = 0; i < samples.size(); i++) {
@@ -117,17 +128,19 @@ public final class HostLayerModel {
         for (int i = 0; i < samples.size(); i++) {
             if (out[i]) {
                 Workload w = samples.get(i).workload();
-                LOG.warn("{}: left out of the fit: measured {} ms, but the fit of the other runs predicts {} ms "
+                LOG.warn("{}: left out of the fit: measured {} ms, where a fit of the runs predicts {} ms "
                         + "(a factor of {} off; a mistyped unit, a failed run?): {}", w.tag(DatasetReader.SOURCE_TAG).orElse("run "
                         + w.tag("row").orElse(Integer.toString(i))), samples.get(i).millis(),
-                        samples.get(i).millis() * Math.exp(first.inSample()[i]),
-                        String.format(java.util.Locale.ROOT, "%.3g", Math.exp(Math.abs(first.inSample()[i]))), w);
+                        samples.get(i).millis() * Math.exp(first.screening()[i]),
+                        String.format(java.util.Locale.ROOT, "%.3g", Math.exp(Math.abs(first.screening()[i]))), w);
             }
         }
         Once second = fitOnce(kept, shrinkage, groupTag, layerShare);
         return new Fit(second.model(), second.logErrors(), second.cvMre(), left);
     }
 
+    /** A run's relative design row may be this many times the median row's length before it is capped. */
+    static final double LEVERAGE_CAP = 10;
     /** How far out of the other runs' spread a run must lie to be left out, in median absolute deviations. */
     static final double OUTLIER_MADS = 10;
     /** ... and at least this far, in log-ratio (a factor of 5): spread that small is noise, not a wrong run. */
@@ -155,8 +168,8 @@ public final class HostLayerModel {
         return out;
     }
 
-    /** One fit: the stage, its errors, and the final coefficients' in-sample log-ratios. */
-    private record Once(HostLayerModel model, double[] logErrors, double cvMre, double[] inSample) {
+    /** One fit: the stage, its errors, and the in-sample log-ratios that screen for outliers. */
+    private record Once(HostLayerModel model, double[] logErrors, double cvMre, double[] screening) {
     }
 
     private static Once fitOnce(List<Sample> samples, Optional<Double> shrinkage, String groupTag,
@@ -198,7 +211,7 @@ public final class HostLayerModel {
         }
         double[] theta = p.solve(lambda, null);
         return new Once(new HostLayerModel(basis, p.unscale(theta), lambda), logErrors, cvMre,
-                p.logRatios(theta, null));
+                p.screening(lambda, theta));
     }
 
     /** The fitted coefficients, one per {@link LayerBasis#columnNames()} entry (a copy). */
@@ -495,6 +508,42 @@ public final class HostLayerModel {
                     layerOwner.add(owner);
                 }
             }
+        }
+
+        /**
+         * The in-sample log-ratios that screen for runs no model explains: those of the fit {@code scaledTheta}
+         * itself, or where some run's relative design row is longer than {@link #LEVERAGE_CAP} times the median
+         * row's, those of a refit (at the same shrinkage) in which such runs weigh as one of that length.
+         */
+        double[] screening(double lambda, double[] scaledTheta) {
+            double[] norm = new double[rows.length];
+            for (int i = 0; i < rows.length; i++) {
+                double q = 0;
+                for (int j : nonZero[i]) {
+                    q += rows[i][j] / scale[j] * (rows[i][j] / scale[j]);
+                }
+                norm[i] = Math.sqrt(q);
+            }
+            double limit = LEVERAGE_CAP * Quantiles.median(norm);
+            double[] cap = new double[rows.length];
+            boolean capped = false;
+            for (int i = 0; i < rows.length; i++) {
+                cap[i] = norm[i] > limit ? limit / norm[i] * (limit / norm[i]) : 1;
+                capped |= cap[i] < 1;
+            }
+            if (!capped) {
+                return logRatios(scaledTheta, null);
+            }
+            double[] weights = cap.clone();
+            double[] theta = solveWeighted(lambda, null, weights, null);
+            for (int iter = 0; iter < IRLS_STEPS; iter++) {
+                double[] lr = logRatios(theta, null);
+                for (int i = 0; i < rows.length; i++) {
+                    weights[i] = cap[i] / Math.max(Math.abs(Math.expm1(lr[i])), IRLS_FLOOR);
+                }
+                theta = solveWeighted(lambda, null, weights, theta);
+            }
+            return logRatios(theta, null);
         }
 
         /** log(prediction / measurement) per row (only held rows when {@code held} is given). */

@@ -514,6 +514,12 @@ public final class HostStage implements LayerStage {
         return layer;
     }
 
+    /**
+     * The largest basis coefficient a file may hold: a billion ms per unit of a basis term is no model (fitted ones
+     * stay below 10), and larger ones would overflow a prediction.
+     */
+    private static final double MAX_COEFFICIENT = 1e9;
+
     /** The largest calibration log-factor a file may hold: a factor of e^20 is no calibration. */
     private static final double MAX_LOG_FACTOR = 20;
 
@@ -580,7 +586,7 @@ public final class HostStage implements LayerStage {
         for (int k = 0; k < theta.length; k++) {
             // the fit is non-negative least squares: a negative coefficient is no model this library wrote
             theta[k] = Fields.inRange(coef.get(k), where + ": coefficient " + k + " (" + columns.get(k) + ")", 0,
-                    Double.MAX_VALUE);
+                    MAX_COEFFICIENT);
         }
         return new HostLayerModel(basis, theta, Fields.inRange(model.get("shrinkage"), where + ": shrinkage", 0,
                 Double.MAX_VALUE));
