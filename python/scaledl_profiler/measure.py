@@ -13,6 +13,8 @@
 * **Resumable**: passes.csv is appended run by run; measuring into the same folder again skips what is there
   (the order is seeded, so it is the same order).
 * runs.csv is rewritten after every job, so an interrupted campaign still leaves a dataset ``scaledl fit`` reads.
+* The plan's graphs become part of the dataset: one outside ``out_dir`` is copied to ``out_dir/graphs/``
+  (``scaledl`` reads only graphs inside a dataset's folder).
 """
 import csv
 import os
@@ -23,7 +25,7 @@ import time
 import traceback
 
 from scaledl_profiler import dataset, machine
-from scaledl_profiler.planfile import rebase_graph, read_plan
+from scaledl_profiler.planfile import adopt_graph, read_plan
 
 
 def _timed(step, warmup, reps, cap_s, sync):
@@ -143,6 +145,7 @@ def measure(plan_path, out_dir, passes=2, warmup=2, reps=3, cap_s=8.0, seed=1, d
         if busy:
             log("warning: other processes are busy; figures from a busy machine are not data: " + "; ".join(busy))
     options = {"warmup": warmup, "reps": reps, "cap_s": cap_s, "device": device, "factories": factories or {}}
+    graphs = {r.graph: adopt_graph(r.graph, plan_path, out_dir) for r in runs}
     by_key = {r.key(): r for r in runs}
     jobs = _jobs(runs)
     ref = _reference(runs, reference)
@@ -173,7 +176,7 @@ def measure(plan_path, out_dir, passes=2, warmup=2, reps=3, cap_s=8.0, seed=1, d
             for res_ in results:
                 r = by_key[tuple(res_["key"])]
                 rows.append(dataset.pass_row(p, r, res_["ms"], res_["params"],
-                                             rebase_graph(r.graph, plan_path, out_dir), now - start))
+                                             graphs[r.graph], now - start))
             store.append(rows)
             dataset.merge(out_dir)
             finished += len(rows)

@@ -1,6 +1,6 @@
 import pytest
 
-from scaledl_profiler.planfile import PlanError, Run, read_plan, rebase_graph
+from scaledl_profiler.planfile import PlanError, Run, adopt_graph, read_plan, rebase_graph
 
 HEADER = "model,resolution,batch,world_size,threads,phase,graph,predicted_ms,cost_s\n"
 
@@ -57,3 +57,19 @@ def test_graph_paths_are_rebased_to_the_dataset_folder(tmp_path):
     assert rebase_graph("../graphs/a.onnx", plan, out) == "../graphs/a.onnx"
     assert rebase_graph("g/a.onnx", plan, tmp_path / "plans") == "g/a.onnx"
     assert rebase_graph("", plan, out) == ""
+
+
+def test_graphs_outside_the_dataset_folder_are_copied_into_it(tmp_path):
+    (tmp_path / "graphs").mkdir()
+    (tmp_path / "graphs" / "a.onnx").write_bytes(b"a" * 8)
+    plan = tmp_path / "plans" / "plan.csv"
+    out = tmp_path / "data"
+    assert adopt_graph("../graphs/a.onnx", plan, out) == "graphs/a.onnx"
+    assert (out / "graphs" / "a.onnx").read_bytes() == b"a" * 8
+    assert adopt_graph("../graphs/a.onnx", plan, out) == "graphs/a.onnx", "once copied, reused"
+    assert adopt_graph("../data/graphs/a.onnx", plan, out) == "graphs/a.onnx", "inside: kept"
+    assert adopt_graph("../graphs/missing.onnx", plan, out) == "../graphs/missing.onnx", "missing: for fit to name"
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "a.onnx").write_bytes(b"b" * 8)
+    with pytest.raises(PlanError, match="another graph"):
+        adopt_graph("../other/a.onnx", plan, out)
