@@ -559,8 +559,12 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
                 }
             }
             int[] batch = intRange(r.path("batch"), at + "batch", 0);
-            int[] world = intRange(r.path("world_size"), at + "world_size", 0);
-            int[] threads = intRange(r.path("threads"), at + "threads", 0);
+            // a device with runs has batches, world sizes and threads of at least 1; one without (operators only)
+            // has all zero
+            int lo = batch[1] > 0 ? 1 : 0;
+            batch = intRange(r.path("batch"), at + "batch", lo);
+            int[] world = intRange(r.path("world_size"), at + "world_size", lo);
+            int[] threads = intRange(r.path("threads"), at + "threads", lo);
             d.put(e.getKey(), new Ranges(batch[0], batch[1], world[0], world[1], threads[0], threads[1], ph));
         }
         SortedSet<String> ops = new TreeSet<>();
