@@ -45,8 +45,13 @@ import org.slf4j.LoggerFactory;
  * Dataset d = DatasetReader.read(Path.of("datasets/cpu-ddp"));
  * }</pre>
  *
- * <p>Every problem (missing column, unparsable or non-positive number, unknown phase, missing graph file) is an
- * {@link InvalidInputException} naming the file and line; nothing is silently dropped.
+ * <p>Every problem (missing column, unparsable number, unknown phase, missing graph file) is an
+ * {@link InvalidInputException} naming the file and line; nothing is silently dropped. Times must lie in
+ * [{@value #MIN_MILLIS}, {@value #MAX_MILLIS}] ms, batches in 1..{@value #MAX_BATCH}, world sizes in
+ * 1..{@value #MAX_WORLD_SIZE}, threads in 1..{@value #MAX_THREADS}; a graph path must name a file inside DIR (not {@code ../..}, not an absolute path
+ * elsewhere, not a symbolic link out of it). Files are read through {@link CsvTable}'s caps. Each workload carries
+ * the tags {@code model}, {@code family}, {@code row}, {@code graph}, {@code resolution} where given, and
+ * {@value #SOURCE_TAG} ({@code runs.csv:LINE}).
  */
 public final class DatasetReader {
     private static final Logger LOG = LoggerFactory.getLogger(DatasetReader.class);

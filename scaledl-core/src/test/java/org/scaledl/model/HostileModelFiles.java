@@ -114,37 +114,6 @@ public abstract class HostileModelFiles {
                         + pr.highMillis() + "]");
     }
 
-    /** Every field and hostile value whose file loads and then fails (for finding them all at once). */
-    List<String> scan() throws Exception {
-        load();
-        List<String> out = new ArrayList<>();
-        for (JsonNode[] at : numbers) {
-            for (JsonNode value : HOSTILE) {
-                ObjectNode mutated = body.deepCopy();
-                String path = set(mutated, body, at, value);
-                RuntimePredictor p;
-                try {
-                    p = RuntimePredictor.load(Envelope.bytes(format, version, mutated));
-                } catch (InvalidInputException refused) {
-                    continue;
-                } catch (RuntimeException e) {
-                    out.add(path + " = " + value + ": load: " + e);
-                    continue;
-                }
-                try {
-                    Prediction pr = p.predict(workload());
-                    if (!(Double.isFinite(pr.highMillis()) && pr.lowMillis() >= 0 && pr.millis() >= 0)) {
-                        out.add(path + " = " + value + ": predicts " + pr.millis() + " [" + pr.lowMillis() + ", "
-                                + pr.highMillis() + "]");
-                    }
-                } catch (RuntimeException e) {
-                    out.add(path + " = " + value + ": predict: " + e);
-                }
-            }
-        }
-        return out;
-    }
-
     /** Sets the field in the copy that is at {@code at} in the original; returns its path, for the message. */
     private static String set(JsonNode copy, JsonNode original, JsonNode[] at, JsonNode value) {
         if (original == at[0]) {
