@@ -48,10 +48,10 @@ import org.slf4j.LoggerFactory;
  * <p>Every problem (missing column, unparsable number, unknown phase, missing graph file) is an
  * {@link InvalidInputException} naming the file and line; nothing is silently dropped. Times must lie in
  * [{@value #MIN_MILLIS}, {@value #MAX_MILLIS}] ms, batches in 1..{@value #MAX_BATCH}, world sizes in
- * 1..{@value #MAX_WORLD_SIZE}, threads in 1..{@value #MAX_THREADS}; a graph path must name a file inside DIR (not {@code ../..}, not an absolute path
- * elsewhere, not a symbolic link out of it). Files are read through {@link CsvTable}'s caps. Each workload carries
- * the tags {@code model}, {@code family}, {@code row}, {@code graph}, {@code resolution} where given, and
- * {@value #SOURCE_TAG} ({@code runs.csv:LINE}).
+ * 1..{@value #MAX_WORLD_SIZE}, threads in 1..{@value #MAX_THREADS}; a graph path must name a file inside DIR (not
+ * {@code ../..}, not an absolute path elsewhere, not a symbolic link out of it). Files are read through
+ * {@link CsvTable}'s caps. Each workload carries the tags {@code model}, {@code family}, {@code row}, {@code graph},
+ * {@code resolution} where given, and {@value #SOURCE_TAG} ({@code runs.csv:LINE}).
  */
 public final class DatasetReader {
     private static final Logger LOG = LoggerFactory.getLogger(DatasetReader.class);
@@ -241,9 +241,9 @@ public final class DatasetReader {
             }
         }
         if (!(v >= lo && v <= hi) || integer && v != Math.rint(v)) {
+            String range = integer ? (long) lo + ", " + (long) hi : lo + ", " + hi;
             throw InvalidInputException.inSource(source, "\"" + field + "\" must be "
-                    + (integer ? "an integer" : "a number") + " in [" + (integer ? Long.toString((long) lo) : Double.toString(lo)) + ", "
-                    + (integer ? Long.toString((long) hi) : Double.toString(hi)) + "], got " + n);
+                    + (integer ? "an integer" : "a number") + " in [" + range + "], got " + n);
         }
         return java.util.OptionalDouble.of(v);
     }

@@ -305,8 +305,8 @@ class HostileCliTest {
         assertTrue(Main.forCli("machine 'x', which it has not seen: give it a few measured runs of that machine "
                 + "(predictor.calibrate(runs))").contains("scaledl fit --calibrate"));
         assertEquals("bind each with --dim NAME=SIZE, e.g. --dim seq=224 with its real size", Main.forCli("bind "
-                + "each with --dim NAME=SIZE, e.g. --dim seq=224 with its real size (API: OnnxImporter.Options.builder()"
-                + ".dim(\"seq\", 224); CLI: --dim name=size)"));
+                + "each with --dim NAME=SIZE, e.g. --dim seq=224 with its real size (API: "
+                + "OnnxImporter.Options.builder().dim(\"seq\", 224); CLI: --dim name=size)"));
     }
 
     /** Item 8: fit names the runs it leaves out. */

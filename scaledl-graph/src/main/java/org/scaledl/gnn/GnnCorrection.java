@@ -7,8 +7,9 @@ import org.scaledl.model.InteractionModel;
 
 /**
  * The fitted GNN interaction stage ({@link GnnInteractions}): multiplies the layer-wise prediction by
- * {@code exp(s · g(graph, workload))} (the exponent bounded by ±{@value #MAX_LOG_CORRECTION}), where {@code g} is the network's predicted log-ratio of measured to
- * layer-wise time and {@code s ∈ [0, 1]} the shrink factor chosen on held-out training groups. A graph's embedding
+ * {@code exp(s · g(graph, workload))} (the exponent bounded by ±{@value #MAX_LOG_CORRECTION}), where {@code g} is
+ * the network's predicted log-ratio of measured to layer-wise time and {@code s ∈ [0, 1]} the shrink factor chosen on
+ * held-out training groups. A graph's embedding
  * depends on the graph and on its layers' times on the machine; it is computed in plain Java by {@link #prepare},
  * which the predictor caches per graph and machine; a prediction then costs a readout of
  * {@code (hidden + context) × hidden} multiply-adds. Immutable and thread-safe.

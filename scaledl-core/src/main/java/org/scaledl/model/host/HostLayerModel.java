@@ -128,11 +128,12 @@ public final class HostLayerModel {
         for (int i = 0; i < samples.size(); i++) {
             if (out[i]) {
                 Workload w = samples.get(i).workload();
-                LOG.warn("{}: left out of the fit: measured {} ms, where a fit of the runs predicts {} ms "
-                        + "(a factor of {} off; a mistyped unit, a failed run?): {}", w.tag(DatasetReader.SOURCE_TAG).orElse("run "
-                        + w.tag("row").orElse(Integer.toString(i))), samples.get(i).millis(),
-                        samples.get(i).millis() * Math.exp(first.screening()[i]),
-                        String.format(java.util.Locale.ROOT, "%.3g", Math.exp(Math.abs(first.screening()[i]))), w);
+                double r = first.screening()[i];
+                LOG.warn("{}: left out of the fit: measured {} ms, where a fit of the runs predicts {} ms (a factor "
+                        + "of {} off; a mistyped unit, a failed run?): {}", w.tag(DatasetReader.SOURCE_TAG)
+                        .orElse("run " + w.tag("row").orElse(Integer.toString(i))), samples.get(i).millis(),
+                        samples.get(i).millis() * Math.exp(r), String.format(java.util.Locale.ROOT, "%.3g",
+                        Math.exp(Math.abs(r))), w);
             }
         }
         Once second = fitOnce(kept, shrinkage, groupTag, layerShare);
@@ -392,13 +393,19 @@ public final class HostLayerModel {
 
         /** As {@link #solve(double, boolean[])}, the active-set search starting from {@code start}. */
         double[] solve(double lambda, boolean[] held, double[] start) {
-            double[] weights = new double[rows.length];
-            Arrays.fill(weights, 1);
+            double[] ones = new double[rows.length];
+            Arrays.fill(ones, 1);
+            return solve(lambda, held, start, ones);
+        }
+
+        /** As {@link #solve(double, boolean[], double[])}, each row's weight multiplied by {@code cap[i]}. */
+        private double[] solve(double lambda, boolean[] held, double[] start, double[] cap) {
+            double[] weights = cap.clone();
             double[] theta = solveWeighted(lambda, held, weights, start);
             for (int iter = 0; iter < IRLS_STEPS; iter++) {
                 double[] lr = logRatios(theta, null);
                 for (int i = 0; i < rows.length; i++) {
-                    weights[i] = 1 / Math.max(Math.abs(Math.expm1(lr[i])), IRLS_FLOOR);
+                    weights[i] = cap[i] / Math.max(Math.abs(Math.expm1(lr[i])), IRLS_FLOOR);
                 }
                 theta = solveWeighted(lambda, held, weights, theta);
             }
@@ -531,19 +538,7 @@ public final class HostLayerModel {
                 cap[i] = norm[i] > limit ? limit / norm[i] * (limit / norm[i]) : 1;
                 capped |= cap[i] < 1;
             }
-            if (!capped) {
-                return logRatios(scaledTheta, null);
-            }
-            double[] weights = cap.clone();
-            double[] theta = solveWeighted(lambda, null, weights, null);
-            for (int iter = 0; iter < IRLS_STEPS; iter++) {
-                double[] lr = logRatios(theta, null);
-                for (int i = 0; i < rows.length; i++) {
-                    weights[i] = cap[i] / Math.max(Math.abs(Math.expm1(lr[i])), IRLS_FLOOR);
-                }
-                theta = solveWeighted(lambda, null, weights, theta);
-            }
-            return logRatios(theta, null);
+            return logRatios(capped ? solve(lambda, null, null, cap) : scaledTheta, null);
         }
 
         /** log(prediction / measurement) per row (only held rows when {@code held} is given). */
