@@ -20,6 +20,8 @@
 * **Budget**: with ``max_seconds`` no job starts after that many seconds, and a one-worker job starts no run after
   it; the runs left are recorded in ``failed.csv`` with status ``skipped``. With ``keep_going`` a job that fails
   (its model does not build) is recorded there too instead of ending the campaign.
+* The plan's graphs become part of the dataset: one outside ``out_dir`` is copied to ``out_dir/graphs/``
+  (``scaledl`` reads only graphs inside a dataset's folder).
 """
 import csv
 import os
@@ -32,7 +34,7 @@ import traceback
 
 from scaledl_profiler import backend as backends
 from scaledl_profiler import dataset, machine
-from scaledl_profiler.planfile import rebase_graph, read_plan
+from scaledl_profiler.planfile import adopt_graph, read_plan
 from scaledl_profiler.precision import CPU_MODEL_PRECISIONS
 
 
@@ -273,6 +275,7 @@ def measure(plan_path, out_dir, passes=2, warmup=2, reps=3, cap_s=8.0, seed=1, d
     options = {"warmup": warmup, "reps": reps, "cap_s": cap_s, "device": device, "factories": factories or {},
                "cudnn_benchmark": cudnn_benchmark,
                "deadline": None if max_seconds is None else time.time() + max_seconds}
+    graphs = {r.graph: adopt_graph(r.graph, plan_path, out_dir) for r in runs}
     by_key = {r.key(): r for r in runs}
     jobs = _jobs(runs)
     ref = _reference(runs, reference)
@@ -326,7 +329,7 @@ def measure(plan_path, out_dir, passes=2, warmup=2, reps=3, cap_s=8.0, seed=1, d
                     failures.append(_fail_row(p, r, res_.get("status", "error"), res_["error"], now - start))
                     continue
                 rows.append(dataset.pass_row(p, r, res_["ms"], res_["params"],
-                                             rebase_graph(r.graph, plan_path, out_dir), now - start,
+                                             graphs[r.graph], now - start,
                                              device=res_.get("device", "")))
             if rows:
                 store.append(rows)

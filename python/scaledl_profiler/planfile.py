@@ -6,7 +6,9 @@ image side in pixels, or sequence length), ``family``, ``graph`` (relative to th
 Every problem is a :class:`PlanError` naming the file and line.
 """
 import csv
+import filecmp
 import os
+import shutil
 from dataclasses import dataclass, field
 from typing import List, Optional
 
@@ -109,3 +111,27 @@ def rebase_graph(graph, plan_path, out_dir):
         return ""
     absolute = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(plan_path)), graph))
     return os.path.relpath(absolute, os.path.abspath(out_dir)).replace(os.sep, "/")
+
+
+def adopt_graph(graph, plan_path, out_dir):
+    """A plan's graph as part of the dataset folder ``out_dir``, named relative to it: a graph already inside the
+    folder keeps its path; one outside it is copied to ``out_dir/graphs/`` (scaledl reads only graphs inside a
+    dataset's folder, so a dataset can be moved, and a ``runs.csv`` from elsewhere cannot name any file). A graph that
+    does not exist (yet) keeps its rebased path, which ``scaledl fit`` reports."""
+    rel = rebase_graph(graph, plan_path, out_dir)
+    if not rel or not (rel == ".." or rel.startswith("../") or os.path.isabs(rel)):
+        return rel
+    source = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(plan_path)), graph))
+    if not os.path.isfile(source):
+        return rel
+    name = "graphs/" + os.path.basename(source)
+    target = os.path.join(out_dir, name)
+    if os.path.exists(target):
+        if not filecmp.cmp(source, target, shallow=False):
+            raise PlanError(f"{plan_path}: graph {graph} would be copied to {target}, which holds another graph "
+                            "of that name")
+        return name
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    shutil.copyfile(source, target + ".tmp")
+    os.replace(target + ".tmp", target)
+    return name

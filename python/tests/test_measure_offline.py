@@ -24,9 +24,16 @@ class FakeRunner:
         return [{"key": r["key"], "ms": [float(r["batch"])] * options["reps"], "params": 7} for r in job["runs"]]
 
 
+def _graphs(tmp_path):
+    (tmp_path / "g").mkdir(exist_ok=True)
+    for name in ("a", "b"):
+        (tmp_path / "g" / f"{name}.onnx").write_bytes(name.encode() * 16)
+
+
 def test_every_run_is_measured_once_per_pass_and_merged(tmp_path):
     plan = tmp_path / "plan.csv"
     plan.write_text(PLAN)
+    _graphs(tmp_path)
     runner = FakeRunner()
     logs = []
     n = m.measure(plan, tmp_path / "out", passes=2, reps=2, runner=runner, log=logs.append, check_idle=False)
@@ -35,7 +42,8 @@ def test_every_run_is_measured_once_per_pass_and_merged(tmp_path):
     assert len(passes) == 8
     assert sorted(r["pass"] for r in passes) == ["0"] * 4 + ["1"] * 4
     runs = list(csv.DictReader(open(tmp_path / "out" / "runs.csv")))
-    assert {r["graph"] for r in runs} == {"../g/a.onnx", "../g/b.onnx"}, "graph paths relative to the dataset"
+    assert {r["graph"] for r in runs} == {"graphs/a.onnx", "graphs/b.onnx"}, "graphs copied into the dataset"
+    assert (tmp_path / "out" / "graphs" / "a.onnx").read_bytes() == (tmp_path / "g" / "a.onnx").read_bytes()
     assert all(r["passes"] == "2" for r in runs)
     # The reference (cheapest predicted run: b, infer) is measured before the first pass and after each.
     drift = list(csv.DictReader(open(tmp_path / "out" / "drift.csv")))

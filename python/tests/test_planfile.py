@@ -1,6 +1,6 @@
 import pytest
 
-from scaledl_profiler.planfile import PlanError, Run, read_plan, rebase_graph
+from scaledl_profiler.planfile import PlanError, Run, adopt_graph, read_plan, rebase_graph
 
 HEADER = "model,resolution,batch,world_size,threads,phase,graph,predicted_ms,cost_s\n"
 
@@ -66,3 +66,19 @@ def test_precision_column_is_optional_and_checked(tmp_path):
     assert a.key() != b.key() and a.job() == b.job(), "one model build serves both precisions"
     with pytest.raises(PlanError, match=r":2: precision must be one of fp32, tf32, fp16, bf16, got 'int8'"):
         read_plan(write(tmp_path, "model,batch,world_size,threads,phase,precision\nx,1,1,1,train,int8\n", "b.csv"))
+
+
+def test_graphs_outside_the_dataset_folder_are_copied_into_it(tmp_path):
+    (tmp_path / "graphs").mkdir()
+    (tmp_path / "graphs" / "a.onnx").write_bytes(b"a" * 8)
+    plan = tmp_path / "plans" / "plan.csv"
+    out = tmp_path / "data"
+    assert adopt_graph("../graphs/a.onnx", plan, out) == "graphs/a.onnx"
+    assert (out / "graphs" / "a.onnx").read_bytes() == b"a" * 8
+    assert adopt_graph("../graphs/a.onnx", plan, out) == "graphs/a.onnx", "once copied, reused"
+    assert adopt_graph("../data/graphs/a.onnx", plan, out) == "graphs/a.onnx", "inside: kept"
+    assert adopt_graph("../graphs/missing.onnx", plan, out) == "../graphs/missing.onnx", "missing: for fit to name"
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "a.onnx").write_bytes(b"b" * 8)
+    with pytest.raises(PlanError, match="another graph"):
+        adopt_graph("../other/a.onnx", plan, out)

@@ -50,7 +50,8 @@ def test_cli_export_then_measure_writes_a_dataset(tmp_path, capsys):
     rows = list(csv.DictReader(open(tmp_path / "data" / "runs.csv")))
     assert [(r["batch"], r["phase"]) for r in rows] == [("2", "train"), ("4", "infer")]
     assert all(float(r["iter_ms_p50"]) > 0 and r["params"] == "330" for r in rows)
-    assert rows[0]["graph"] == "../graphs/tiny_r16.onnx"
+    assert rows[0]["graph"] == "graphs/tiny_r16.onnx"
+    assert (tmp_path / "data" / "graphs" / "tiny_r16.onnx").exists()
     assert {(r["precision"], r["device"]) for r in rows} == {("fp32", "")}, "CPU rows: the machine is machine.json's"
     assert (tmp_path / "data" / "machine.json").exists()
 

@@ -1,10 +1,13 @@
 package org.scaledl;
 
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Optional;
+import java.util.regex.Pattern;
 
 /**
  * The one exception type for bad input data: a malformed ONNX file, a graph with a cycle or a dangling tensor, a CSV
@@ -101,6 +104,28 @@ public final class InvalidInputException extends RuntimeException {
         }
         return wrap(file.toString(), what + ": " + reason, cause);
     }
+
+    /**
+     * Text that is not valid JSON: {@code what} (e.g. "not a machine description") followed by where the parser
+     * stopped, as {@code (invalid JSON at line L, column C: reason)}. Jackson's own naming of the source
+     * ({@code [Source: REDACTED ...; line: 7, column: 21]}) becomes {@code line 7, column 21}: the file is
+     * {@code source}.
+     */
+    public static InvalidInputException invalidJson(String source, String what, IOException cause) {
+        String where = "";
+        String msg = cause.getMessage() == null ? "" : cause.getMessage();
+        if (cause instanceof JsonProcessingException j) {
+            JsonLocation l = j.getLocation();
+            where = l == null || l.getLineNr() < 0 ? "" : " at line " + l.getLineNr() + ", column " + l.getColumnNr();
+            msg = j.getOriginalMessage() == null ? "" : j.getOriginalMessage();
+        }
+        msg = JSON_SOURCE.matcher(msg.split("\n", 2)[0]).replaceAll("line $1, column $2");
+        return wrap(source, what + " (invalid JSON" + where + (msg.isEmpty() ? "" : ": " + msg) + ")", cause);
+    }
+
+    /** A location inside a Jackson message, which names the source in its own words. */
+    private static final Pattern JSON_SOURCE = Pattern.compile(
+            "\\[Source: [^\\]]*?; line: (-?\\d+), column: (-?\\d+)]");
 
     /** The problem itself, without the location prefix of {@link #getMessage()}. */
     public String detail() {

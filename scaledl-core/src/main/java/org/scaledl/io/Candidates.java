@@ -1,7 +1,5 @@
 package org.scaledl.io;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -83,12 +81,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
      *         that does not exist
      */
     public static Candidates grid(Path spec, Function<Path, ModelGraph> importer) {
-        List<String> lines;
-        try {
-            lines = Files.readAllLines(spec, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw InvalidInputException.unreadable(spec, "cannot read", e);
-        }
+        List<String> lines = CsvTable.readLines(spec);
         String source = spec.toString();
         Map<String, List<String>> values = new LinkedHashMap<>();
         Map<String, Integer> lineOf = new HashMap<>();
@@ -199,10 +192,84 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
 
     private static Candidates of(CsvTable t, Path dir, Function<Path, ModelGraph> importer,
             Function<String, Optional<Device>> devices) {
-        Map<String, ModelGraph> graphs = new HashMap<>();
-        Map<String, Optional<Device>> deviceCache = new HashMap<>();
-        List<Workload> ws = new ArrayList<>(t.size());
-        for (int r = 0; r < t.size(); r++) {
+        return new Rows(dir, importer, devices).read(t);
+    }
+
+    /**
+     * Opens a candidate table to read in chunks of rows ({@link Chunks#next}), for tables too large to hold at once:
+     * the chunks' workloads are those {@link #read} gives, in order (tags {@code row} count from the table's first
+     * row), each graph file imported and each device resolved once per table.
+     *
+     * @throws InvalidInputException naming the file for an unreadable table or a missing column; each chunk names
+     *         the file and line of a bad row
+     */
+    public static Chunks open(Path csv, Function<Path, ModelGraph> importer,
+            Function<String, Optional<Device>> devices) {
+        return new Chunks(CsvTable.open(csv, REQUIRED.toArray(new String[0])),
+                new Rows(csv.toAbsolutePath().getParent(), importer, devices));
+    }
+
+    /** A candidate table read in chunks ({@link #open}). Not thread-safe. */
+    public static final class Chunks implements AutoCloseable {
+        private final CsvTable.Reader in;
+        private final Rows rows;
+
+        private Chunks(CsvTable.Reader in, Rows rows) {
+            this.in = in;
+            this.rows = rows;
+        }
+
+        /** The table's columns, in file order. */
+        public List<String> columns() {
+            return in.columns();
+        }
+
+        /**
+         * The next candidates, at most {@code maxRows}; none at the end of the table.
+         *
+         * @throws InvalidInputException naming the file and line of a bad row or missing graph
+         */
+        public Candidates next(int maxRows) {
+            return rows.read(in.next(maxRows));
+        }
+
+        /** The distinct graph files imported so far. */
+        public int graphs() {
+            return rows.graphs.size();
+        }
+
+        @Override
+        public void close() {
+            in.close();
+        }
+    }
+
+    /** Reads rows into workloads: the one place that knows the candidate columns. */
+    private static final class Rows {
+        private final Path dir;
+        private final Function<Path, ModelGraph> importer;
+        private final Function<String, Optional<Device>> devices;
+        private final Map<String, ModelGraph> graphs = new HashMap<>();
+        private final Map<String, Optional<Device>> deviceCache = new HashMap<>();
+        /** Rows read before this table (chunk). */
+        private int offset;
+
+        Rows(Path dir, Function<Path, ModelGraph> importer, Function<String, Optional<Device>> devices) {
+            this.dir = dir;
+            this.importer = importer;
+            this.devices = devices;
+        }
+
+        Candidates read(CsvTable t) {
+            List<Workload> ws = new ArrayList<>(t.size());
+            for (int r = 0; r < t.size(); r++) {
+                ws.add(workload(t, r));
+            }
+            offset += t.size();
+            return new Candidates(t, ws);
+        }
+
+        private Workload workload(CsvTable t, int r) {
             String path = t.get(r, "graph");
             int line = t.line(r);
             ModelGraph g = graphs.computeIfAbsent(path, k -> {
@@ -221,7 +288,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             Workload.Builder b = Workload.builder(g).batch(t.positiveInt(r, "batch")).threads(t.positiveInt(r,
                     "threads")).phase(ph).parallelism(Parallelism.of(t.positiveInt(r, "world_size"),
                     optionalInt(t, r, "tensor"), optionalInt(t, r, "pipeline"), optionalInt(t, r, "micro_batches")))
-                    .tag("graph", path).tag("row", Integer.toString(r));
+                    .tag("graph", path).tag("row", Integer.toString(offset + r));
             Optional<String> model = t.opt(r, "model").filter(m -> !m.isEmpty());
             model.ifPresent(m -> b.tag("model", m));
             t.opt(r, "family").filter(f -> !f.isEmpty()).or(() -> model.map(Dataset::familyOf))
@@ -233,9 +300,8 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             } catch (IllegalArgumentException e) {
                 throw InvalidInputException.atLine(t.source(), line, e.getMessage());
             }
-            ws.add(b.build());
+            return b.build();
         }
-        return new Candidates(t, ws);
     }
 
     private static int optionalInt(CsvTable t, int r, String column) {

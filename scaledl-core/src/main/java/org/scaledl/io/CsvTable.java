@@ -1,48 +1,105 @@
 package org.scaledl.io;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import org.scaledl.InvalidInputException;
 
 /**
- * A header-first comma-separated file, read whole, with line-numbered accessors. Fields may be double-quoted
- * (RFC 4180, without embedded line breaks). Every error is an {@link InvalidInputException} naming the file and the
- * 1-based line.
+ * A header-first comma-separated file with line-numbered accessors, read whole ({@link #read}) or in chunks of rows
+ * ({@link #open}). Fields may be double-quoted (RFC 4180, without embedded line breaks). Every error is an
+ * {@link InvalidInputException} naming the file and the 1-based line.
+ *
+ * <p>Reads are bounded whatever the path names ({@code /dev/zero}, a pipe that never ends): a whole read takes at
+ * most {@link #MAX_BYTES}, a chunked one {@link #MAX_STREAM_BYTES}, and no line may be longer than
+ * {@link #MAX_LINE_BYTES}. Text must be UTF-8; a byte sequence that is not is reported at its line and column.
  *
  * <pre>{@code
  * CsvTable t = CsvTable.read(path, "gpu", "bytes", "time_ms");
  * for (int r = 0; r < t.size(); r++) {
  *     double ms = t.positiveFinite(r, "time_ms");
  * }
+ * try (CsvTable.Reader in = CsvTable.open(path, "graph")) {
+ *     for (CsvTable chunk = in.next(4096); chunk.size() > 0; chunk = in.next(4096)) { ... }
+ * }
  * }</pre>
  */
 public final class CsvTable {
+    /** The largest file {@link #read} and {@link #readLines} take, bytes (64 MiB). */
+    public static final long MAX_BYTES = 64L << 20;
+    /** The largest file {@link #open} streams, bytes (1 GiB: some ten million candidate rows). */
+    public static final long MAX_STREAM_BYTES = 1L << 30;
+    /** The longest line, bytes (1 MiB). */
+    public static final int MAX_LINE_BYTES = 1 << 20;
+
     private final String source;
-    private final Map<String, Integer> columns = new HashMap<>();
-    private final List<String> header = new ArrayList<>();
+    private final Map<String, Integer> columns;
+    private final List<String> header;
     private final List<String[]> rows = new ArrayList<>();
     private final List<Integer> lineNumbers = new ArrayList<>();
 
     private CsvTable(String source) {
-        this.source = source;
+        this(source, new ArrayList<>(), new HashMap<>());
     }
 
-    /** Reads a file and checks that the required columns exist. */
+    /** A table sharing another's header (a chunk of a streamed file). */
+    private CsvTable(String source, List<String> header, Map<String, Integer> columns) {
+        this.source = source;
+        this.header = header;
+        this.columns = columns;
+    }
+
+    /**
+     * Reads a file of at most {@link #MAX_BYTES} and checks that the required columns exist.
+     *
+     * @throws InvalidInputException naming the file (and line) when it cannot be read, is larger than the limit,
+     *         is not UTF-8, or is not a table with those columns
+     */
     public static CsvTable read(Path path, String... required) {
-        List<String> lines;
-        try {
-            lines = Files.readAllLines(path, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw InvalidInputException.unreadable(path, "cannot read", e);
+        try (Reader in = new Reader(path, MAX_BYTES, required)) {
+            return in.next(Integer.MAX_VALUE);
         }
-        return parse(path.toString(), lines, required);
+    }
+
+    /**
+     * Opens a file of at most {@link #MAX_STREAM_BYTES} to read in chunks of rows ({@link Reader#next}); the header
+     * is read and the required columns checked here.
+     *
+     * @throws InvalidInputException as {@link #read}
+     */
+    public static Reader open(Path path, String... required) {
+        return new Reader(path, MAX_STREAM_BYTES, required);
+    }
+
+    /**
+     * The lines of a text file of at most {@link #MAX_BYTES} (line breaks {@code \n}, {@code \r\n} or {@code \r}, as
+     * {@link java.io.BufferedReader#readLine}).
+     *
+     * @throws InvalidInputException naming the file (and line) when it cannot be read, is larger than the limit or
+     *         is not UTF-8
+     */
+    public static List<String> readLines(Path path) {
+        List<String> out = new ArrayList<>();
+        try (Lines in = new Lines(path, MAX_BYTES)) {
+            for (String line = in.next(); line != null; line = in.next()) {
+                out.add(line);
+            }
+        }
+        return out;
     }
 
     /** Parses lines (the first non-blank one is the header); {@code source} names them in errors. */
@@ -55,36 +112,217 @@ public final class CsvTable {
         if (first == lines.size()) {
             throw InvalidInputException.inSource(source, "empty file: no header line");
         }
-        String[] header = t.split(lines.get(first), first + 1);
-        for (int i = 0; i < header.length; i++) {
-            String h = header[i].trim();
+        t.header(lines.get(first), first + 1, required);
+        for (int i = first + 1; i < lines.size(); i++) {
+            t.add(lines.get(i), i + 1);
+        }
+        return t;
+    }
+
+    private void header(String line, int lineNo, String... required) {
+        String[] fields = split(line, lineNo);
+        for (int i = 0; i < fields.length; i++) {
+            String h = fields[i].trim();
             if (i == 0 && h.startsWith("\uFEFF")) {
                 h = h.substring(1);
             }
-            t.header.add(h);
-            if (t.columns.put(h, i) != null) {
-                throw InvalidInputException.atLine(source, first + 1, "duplicate column '" + h + "'");
+            header.add(h);
+            if (columns.put(h, i) != null) {
+                throw InvalidInputException.atLine(source, lineNo, "duplicate column '" + h + "'");
             }
         }
         for (String r : required) {
-            if (!t.columns.containsKey(r)) {
-                throw InvalidInputException.atLine(source, first + 1, "missing column '" + r + "' (have "
-                        + String.join(", ", header) + ")");
+            if (!columns.containsKey(r)) {
+                throw InvalidInputException.atLine(source, lineNo, "missing column '" + r + "' (have "
+                        + String.join(", ", fields) + ")");
             }
         }
-        for (int i = first + 1; i < lines.size(); i++) {
-            if (lines.get(i).isBlank()) {
-                continue;
-            }
-            String[] f = t.split(lines.get(i), i + 1);
-            if (f.length != header.length) {
-                throw InvalidInputException.atLine(source, i + 1,
-                        "has " + f.length + " fields, the header has " + header.length);
-            }
-            t.rows.add(f);
-            t.lineNumbers.add(i + 1);
+    }
+
+    /** Adds a data line (a blank one is skipped). */
+    private void add(String line, int lineNo) {
+        if (line.isBlank()) {
+            return;
         }
-        return t;
+        String[] f = split(line, lineNo);
+        if (f.length != header.size()) {
+            throw InvalidInputException.atLine(source, lineNo, "has " + f.length + " fields, the header has "
+                    + header.size());
+        }
+        rows.add(f);
+        lineNumbers.add(lineNo);
+    }
+
+    /**
+     * A table read in chunks of rows: each chunk is a {@link CsvTable} with the file's header and its own rows, whose
+     * {@link CsvTable#line} are lines of the file. Not thread-safe.
+     */
+    public static final class Reader implements AutoCloseable {
+        private final Lines lines;
+        private final CsvTable head;
+
+        private Reader(Path path, long maxBytes, String... required) {
+            lines = new Lines(path, maxBytes);
+            try {
+                String line = lines.next();
+                while (line != null && line.isBlank()) {
+                    line = lines.next();
+                }
+                if (line == null) {
+                    throw InvalidInputException.inSource(path.toString(), "empty file: no header line");
+                }
+                head = new CsvTable(path.toString());
+                head.header(line, lines.lineNumber(), required);
+            } catch (RuntimeException e) {
+                lines.close();
+                throw e;
+            }
+        }
+
+        /** The column names, in file order. */
+        public List<String> columns() {
+            return head.columns();
+        }
+
+        /**
+         * The next rows, at most {@code maxRows} of them; a table without rows at the end of the file.
+         *
+         * @throws InvalidInputException naming the file and line of a malformed line
+         */
+        public CsvTable next(int maxRows) {
+            CsvTable chunk = new CsvTable(head.source, head.header, head.columns);
+            while (chunk.size() < maxRows) {
+                String line = lines.next();
+                if (line == null) {
+                    break;
+                }
+                chunk.add(line, lines.lineNumber());
+            }
+            return chunk;
+        }
+
+        @Override
+        public void close() {
+            lines.close();
+        }
+    }
+
+    /**
+     * The lines of a file, bounded in total and per line, decoded as UTF-8 line by line (a malformed sequence is
+     * reported at its line and column).
+     */
+    private static final class Lines implements AutoCloseable {
+        private final Path path;
+        private final long maxBytes;
+        private final InputStream in;
+        private final CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT);
+        private final byte[] buf = new byte[1 << 16];
+        private int pos;
+        private int end;
+        private long total;
+        private int lineNo;
+        private byte[] line = new byte[256];
+        private boolean skipNewline;
+
+        Lines(Path path, long maxBytes) {
+            this.path = path;
+            this.maxBytes = maxBytes;
+            try {
+                if (Files.isDirectory(path)) {
+                    throw InvalidInputException.inSource(path.toString(), "cannot read: it is a directory");
+                }
+                if (Files.isRegularFile(path) && Files.size(path) > maxBytes) {
+                    throw tooLarge(Files.size(path) + " bytes, more than");
+                }
+                in = Files.newInputStream(path);
+            } catch (IOException e) {
+                throw InvalidInputException.unreadable(path, "cannot read", e);
+            }
+        }
+
+        private InvalidInputException tooLarge(String what) {
+            return InvalidInputException.inSource(path.toString(), "file of " + what + " the limit of " + maxBytes
+                    + " bytes for a table (" + (maxBytes >> 20) + " MiB)");
+        }
+
+        /** The 1-based line number of the line {@link #next} returned last. */
+        int lineNumber() {
+            return lineNo;
+        }
+
+        /** The next line without its line break, or {@code null} at the end. */
+        String next() {
+            int len = 0;
+            boolean any = false;
+            while (true) {
+                if (pos == end && !fill()) {
+                    break;
+                }
+                byte b = buf[pos++];
+                if (skipNewline) {
+                    skipNewline = false;
+                    if (b == '\n') {
+                        continue;
+                    }
+                }
+                any = true;
+                if (b == '\n' || b == '\r') {
+                    skipNewline = b == '\r';
+                    return decode(len);
+                }
+                if (len == MAX_LINE_BYTES) {
+                    throw InvalidInputException.atLine(path.toString(), lineNo + 1, "line longer than "
+                            + MAX_LINE_BYTES + " bytes (not a table?)");
+                }
+                if (len == line.length) {
+                    line = Arrays.copyOf(line, Math.min(2 * len, MAX_LINE_BYTES));
+                }
+                line[len++] = b;
+            }
+            return any ? decode(len) : null;
+        }
+
+        private String decode(int len) {
+            lineNo++;
+            try {
+                return utf8.reset().decode(ByteBuffer.wrap(line, 0, len)).toString();
+            } catch (CharacterCodingException e) {
+                // decode again up to the malformed sequence, which is where the buffer stops
+                ByteBuffer bytes = ByteBuffer.wrap(line, 0, len);
+                utf8.reset().decode(bytes, CharBuffer.allocate(len), true);
+                int at = bytes.position();
+                throw InvalidInputException.atLine(path.toString(), lineNo, String.format(Locale.ROOT,
+                        "not UTF-8 text: byte 0x%02x at column %d (save the file as UTF-8)", line[at] & 0xff, at + 1));
+            }
+        }
+
+        private boolean fill() {
+            try {
+                int n = in.read(buf, 0, (int) Math.min(buf.length, maxBytes - total + 1));
+                if (n <= 0) {
+                    return false;
+                }
+                total += n;
+                if (total > maxBytes) {
+                    throw tooLarge("more");
+                }
+                pos = 0;
+                end = n;
+                return true;
+            } catch (IOException e) {
+                throw InvalidInputException.unreadable(path, "cannot read", e);
+            }
+        }
+
+        @Override
+        public void close() {
+            try {
+                in.close();
+            } catch (IOException ignored) {
+                // everything needed was read; a failing close changes nothing of it
+            }
+        }
     }
 
     private String[] split(String line, int lineNo) {
@@ -172,6 +410,26 @@ public final class CsvTable {
     public int positiveInt(int row, String column) {
         long x = integer(row, column, 1, Integer.MAX_VALUE, "positive");
         return (int) x;
+    }
+
+    /** An integer field in {@code [min, max]}. */
+    public int intInRange(int row, String column, int min, int max) {
+        long x = integer(row, column, Long.MIN_VALUE, Long.MAX_VALUE, "");
+        if (x < min || x > max) {
+            throw InvalidInputException.atLine(source, line(row), column + " must be in " + min + ".." + max
+                    + ", got " + get(row, column));
+        }
+        return (int) x;
+    }
+
+    /** A finite number field in {@code [min, max]}. */
+    public double numberInRange(int row, String column, double min, double max) {
+        double x = number(row, column);
+        if (!(x >= min && x <= max)) {
+            throw InvalidInputException.atLine(source, line(row), String.format(Locale.ROOT,
+                    "%s must be a number in [%s, %s], got %s", column, min, max, get(row, column)));
+        }
+        return x;
     }
 
     /** A non-negative integer field (e.g. a padding). */

@@ -45,11 +45,31 @@ import org.slf4j.LoggerFactory;
  * Dataset d = DatasetReader.read(Path.of("datasets/cpu-ddp"));
  * }</pre>
  *
- * <p>Every problem (missing column, unparsable or non-positive number, unknown phase, missing graph file) is an
- * {@link InvalidInputException} naming the file and line; nothing is silently dropped.
+ * <p>Every problem (missing column, unparsable number, unknown phase, missing graph file) is an
+ * {@link InvalidInputException} naming the file and line; nothing is silently dropped. Times must lie in
+ * [{@value #MIN_MILLIS}, {@value #MAX_MILLIS}] ms, batches in 1..{@value #MAX_BATCH}, world sizes in
+ * 1..{@value #MAX_WORLD_SIZE}, threads in 1..{@value #MAX_THREADS}; a graph path must name a file inside DIR (not
+ * {@code ../..}, not an absolute path elsewhere, not a symbolic link out of it). Files are read through
+ * {@link CsvTable}'s caps. Each workload carries the tags {@code model}, {@code family}, {@code row}, {@code graph},
+ * {@code resolution} where given, and {@value #SOURCE_TAG} ({@code runs.csv:LINE}).
  */
 public final class DatasetReader {
     private static final Logger LOG = LoggerFactory.getLogger(DatasetReader.class);
+    /** The shortest measured time a row may hold, ms (a nanosecond: below it is no measurement of an iteration). */
+    public static final double MIN_MILLIS = 1e-6;
+    /** The longest measured time a row may hold, ms (about 11.6 days). */
+    public static final double MAX_MILLIS = 1e9;
+    /** The largest batch a row may hold (2^20). */
+    public static final int MAX_BATCH = 1 << 20;
+    /** The largest world size a row may hold (2^20). */
+    public static final int MAX_WORLD_SIZE = 1 << 20;
+    /** The most threads a row may hold (2^16). */
+    public static final int MAX_THREADS = 1 << 16;
+    /**
+     * The workload tag naming where a sample was read, {@code file:line} (a fit names the runs it leaves out by
+     * it).
+     */
+    public static final String SOURCE_TAG = "source";
 
     private DatasetReader() {
     }
@@ -91,9 +111,9 @@ public final class DatasetReader {
                 throw InvalidInputException.atLine(t.source(), t.line(r), "empty model name");
             }
             String graphPath = t.get(r, "graph");
-            Path file = dir.resolve(graphPath).normalize();
             int line = t.line(r);
             ModelGraph g = graphs.computeIfAbsent(graphPath, k -> {
+                Path file = graphFile(dir, k, t.source(), line);
                 if (!Files.isRegularFile(file)) {
                     throw InvalidInputException.atLine(t.source(), line, "graph file not found: " + file);
                 }
@@ -105,14 +125,14 @@ public final class DatasetReader {
             } catch (InvalidInputException e) {
                 throw InvalidInputException.atLine(t.source(), line, e.getMessage());
             }
-            int batch = t.positiveInt(r, "batch");
-            int world = t.positiveInt(r, "world_size");
-            int threads = t.positiveInt(r, "threads");
-            double ms = t.positiveFinite(r, "iter_ms_p50");
+            int batch = t.intInRange(r, "batch", 1, MAX_BATCH);
+            int world = t.intInRange(r, "world_size", 1, MAX_WORLD_SIZE);
+            int threads = t.intInRange(r, "threads", 1, MAX_THREADS);
+            double ms = t.numberInRange(r, "iter_ms_p50", MIN_MILLIS, MAX_MILLIS);
             String family = t.opt(r, "family").orElse(Dataset.familyOf(model));
             Workload.Builder w = Workload.builder(g).batch(batch).phase(phase).worldSize(world).threads(threads)
                     .tag("model", model).tag("family", family).tag("row", Integer.toString(r))
-                    .tag("graph", graphPath);
+                    .tag("graph", graphPath).tag(SOURCE_TAG, t.source() + ":" + line);
             Optional<String> deviceName = t.opt(r, "device");
             if (deviceName.isPresent()) {
                 w.device(byName.computeIfAbsent(deviceName.get(), n -> Device.cpu(n, Math.max(1, threads * world),
@@ -146,40 +166,136 @@ public final class DatasetReader {
      * instances)": the total) its L2, {@code clock_mhz} and {@code memory_bandwidth_gbps} where known. Empty when
      * there is no such file.
      *
-     * @throws InvalidInputException naming the file for malformed JSON or a missing name or core count
+     * @throws InvalidInputException naming the file and the field for malformed JSON, a missing name or core count,
+     *         or a field that does not parse (a size that is no size, a negative clock)
      */
     public static Optional<Device> machine(Path file) {
         if (!Files.isRegularFile(file)) {
             return Optional.empty();
         }
+        String source = file.toString();
         JsonNode m;
         try {
-            m = new ObjectMapper().readTree(file.toFile());
+            m = new ObjectMapper().readTree(String.join("\n", CsvTable.readLines(file)));
         } catch (IOException e) {
-            throw InvalidInputException.wrap(file.toString(), "not a machine description (invalid JSON: "
-                    + e.getMessage() + ")", e);
+            throw InvalidInputException.invalidJson(source, "not a machine description", e);
         }
-        String name = m.path("name").asText(m.path("cpu").asText(""));
-        int cores = m.path("cpus").asInt(0);
-        if (name.isBlank() || cores <= 0) {
-            throw InvalidInputException.inSource(file.toString(), "a machine description needs \"name\" (or \"cpu\") "
-                    + "and a positive \"cpus\"");
+        if (m == null || !m.isObject()) {
+            throw InvalidInputException.inSource(source, "not a machine description: expected a JSON object");
         }
-        int simd = m.path("avx512").asBoolean(false) ? 512 : m.path("avx2").asBoolean(false) ? 256 : 0;
+        String name = text(m, "name", source).or(() -> text(m, "cpu", source)).orElse("");
+        if (name.isBlank()) {
+            throw InvalidInputException.inSource(source, "a machine description needs \"name\" (or \"cpu\")");
+        }
+        int cores = (int) number(m, "cpus", source, 1, MAX_THREADS, true)
+                .orElseThrow(() -> InvalidInputException.inSource(source, "a machine description needs a positive "
+                        + "\"cpus\""));
+        int simd = flag(m, "avx512", source) ? 512 : flag(m, "avx2", source) ? 256 : 0;
         double l2 = 0;
-        Matcher mb = MIB.matcher(m.path("l2").asText(""));
-        if (mb.find()) {
-            l2 = Double.parseDouble(mb.group(1)) * (mb.group(2).startsWith("K") ? 1.0 / 1024 : 1);
+        Optional<String> l2Text = m.has("l2") && m.get("l2").isNull() ? Optional.empty() : text(m, "l2", source);
+        if (l2Text.isPresent() && !l2Text.get().isBlank()) {
+            Matcher mb = SIZE.matcher(l2Text.get());
+            if (!mb.find()) {
+                throw InvalidInputException.inSource(source, "\"l2\" is not a size like \"4 MiB (2 instances)\": \""
+                        + l2Text.get() + "\"");
+            }
+            double unit = switch (mb.group(2)) {
+                case "K" -> 1.0 / 1024;
+                case "G" -> 1024;
+                default -> 1;
+            };
+            l2 = Double.parseDouble(mb.group(1)) * unit;
         }
-        double clock = m.path("clock_mhz").asDouble(0);
-        double bw = m.path("memory_bandwidth_gbps").asDouble(0);
-        if (!(clock >= 0 && bw >= 0 && Double.isFinite(clock) && Double.isFinite(bw))) {
-            throw InvalidInputException.inSource(file.toString(), "clock_mhz and memory_bandwidth_gbps must be >= 0");
-        }
+        double clock = number(m, "clock_mhz", source, 0, 1e6, false).orElse(0);
+        double bw = number(m, "memory_bandwidth_gbps", source, 0, 1e6, false).orElse(0);
         return Optional.of(Device.cpu(name, cores, simd, l2, clock, bw));
     }
 
-    private static final Pattern MIB = Pattern.compile("([0-9.]+)\\s*([KM])i?B");
+    /** A text field, empty when absent or null. */
+    private static Optional<String> text(JsonNode m, String field, String source) {
+        JsonNode n = m.get(field);
+        if (n == null || n.isNull()) {
+            return Optional.empty();
+        }
+        if (!n.isTextual()) {
+            throw InvalidInputException.inSource(source, "\"" + field + "\" must be a string, got " + n);
+        }
+        return Optional.of(n.asText());
+    }
+
+    /** A number field (or a number written as a string) in {@code [lo, hi]}, an integer if asked; empty when absent. */
+    private static java.util.OptionalDouble number(JsonNode m, String field, String source, double lo, double hi,
+            boolean integer) {
+        JsonNode n = m.get(field);
+        if (n == null || n.isNull()) {
+            return java.util.OptionalDouble.empty();
+        }
+        double v = Double.NaN;
+        if (n.isNumber()) {
+            v = n.asDouble();
+        } else if (n.isTextual()) {
+            try {
+                v = Double.parseDouble(n.asText().trim());
+            } catch (NumberFormatException e) {
+                v = Double.NaN;
+            }
+        }
+        if (!(v >= lo && v <= hi) || integer && v != Math.rint(v)) {
+            String range = integer ? (long) lo + ", " + (long) hi : lo + ", " + hi;
+            throw InvalidInputException.inSource(source, "\"" + field + "\" must be "
+                    + (integer ? "an integer" : "a number") + " in [" + range + "], got " + n);
+        }
+        return java.util.OptionalDouble.of(v);
+    }
+
+    /** A boolean field ({@code true}, {@code false}, or those words as strings); false when absent. */
+    private static boolean flag(JsonNode m, String field, String source) {
+        JsonNode n = m.get(field);
+        if (n == null || n.isNull()) {
+            return false;
+        }
+        if (n.isBoolean()) {
+            return n.asBoolean();
+        }
+        if (n.isTextual() && (n.asText().equals("true") || n.asText().equals("false"))) {
+            return n.asText().equals("true");
+        }
+        throw InvalidInputException.inSource(source, "\"" + field + "\" must be true or false, got " + n);
+    }
+
+    private static final Pattern SIZE = Pattern.compile("([0-9]+(?:\\.[0-9]+)?)\\s*([KMG])i?B");
+
+    /**
+     * The file a table's graph path names, confined to the table's folder: a path that leaves it ({@code ../..},
+     * an absolute path elsewhere) is refused before anything is opened or looked up, and so is a path whose symbolic
+     * links lead out of the folder.
+     *
+     * @throws InvalidInputException naming the table, the line and the path
+     */
+    static Path graphFile(Path dir, String graph, String source, int line) {
+        Path root = dir.toAbsolutePath().normalize();
+        Path file;
+        try {
+            file = root.resolve(graph).normalize();
+        } catch (java.nio.file.InvalidPathException e) {
+            throw InvalidInputException.atLine(source, line, "graph path '" + graph + "' is not a valid path");
+        }
+        if (!file.startsWith(root) || file.equals(root)) {
+            throw InvalidInputException.atLine(source, line, "graph path '" + graph + "' leaves the dataset folder "
+                    + root + ": keep the graphs inside it (e.g. graphs/NAME.onnx) and name them relative to it");
+        }
+        try {
+            if (Files.exists(file, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                    && !file.toRealPath().startsWith(root.toRealPath())) {
+                throw InvalidInputException.atLine(source, line, "graph path '" + graph + "' is a symbolic link "
+                        + "out of the dataset folder " + root + ": copy the graph into the folder");
+            }
+        } catch (IOException e) {
+            throw InvalidInputException.atLine(source, line, "cannot resolve graph path '" + graph + "': "
+                    + e.getMessage());
+        }
+        return file;
+    }
 
     private static String key(String model, String resolution, int batch, int threads) {
         return model + "|" + resolution + "|" + batch + "|" + threads;
@@ -192,14 +308,14 @@ public final class DatasetReader {
         CsvTable t = CsvTable.read(file, "model", "batch", "threads", "module", "fwd_ms_p50");
         Map<String, Map<String, Double>> out = new HashMap<>();
         for (int r = 0; r < t.size(); r++) {
-            String k = key(t.get(r, "model"), t.opt(r, "resolution").orElse(""), t.positiveInt(r, "batch"),
-                    t.positiveInt(r, "threads"));
+            String k = key(t.get(r, "model"), t.opt(r, "resolution").orElse(""), t.intInRange(r, "batch", 1,
+                    MAX_BATCH), t.intInRange(r, "threads", 1, MAX_THREADS));
             String module = t.get(r, "module");
             if (module.isEmpty()) {
                 throw InvalidInputException.atLine(t.source(), t.line(r), "empty module name");
             }
-            out.computeIfAbsent(k, x -> new LinkedHashMap<>()).merge(module, t.positiveFinite(r, "fwd_ms_p50"),
-                    Double::sum);
+            out.computeIfAbsent(k, x -> new LinkedHashMap<>()).merge(module, t.numberInRange(r, "fwd_ms_p50",
+                    MIN_MILLIS, MAX_MILLIS), Double::sum);
         }
         return out;
     }

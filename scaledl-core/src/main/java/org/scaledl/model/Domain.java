@@ -24,6 +24,7 @@ import org.scaledl.graph.Coverage;
 import org.scaledl.graph.GraphCache;
 import org.scaledl.graph.Layer;
 import org.scaledl.graph.ModelGraph;
+import org.scaledl.model.file.Fields;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.LayerFeatures;
 import org.scaledl.workload.OpFamily;
@@ -548,11 +549,23 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         for (Iterator<Map.Entry<String, JsonNode>> it = o.path("devices").fields(); it.hasNext();) {
             Map.Entry<String, JsonNode> e = it.next();
             JsonNode r = e.getValue();
+            String at = "domain.devices['" + e.getKey() + "'].";
             Set<Phase> ph = EnumSet.noneOf(Phase.class);
-            r.path("phases").forEach(p -> ph.add(Phase.parse(p.asText())));
-            d.put(e.getKey(), new Ranges(r.path("batch").path(0).asInt(), r.path("batch").path(1).asInt(),
-                    r.path("world_size").path(0).asInt(), r.path("world_size").path(1).asInt(),
-                    r.path("threads").path(0).asInt(), r.path("threads").path(1).asInt(), ph));
+            for (JsonNode p : r.path("phases")) {
+                try {
+                    ph.add(Phase.parse(p.asText()));
+                } catch (InvalidInputException x) {
+                    throw InvalidInputException.of(at + "phases: " + x.detail());
+                }
+            }
+            int[] batch = intRange(r.path("batch"), at + "batch", 0);
+            // a device with runs has batches, world sizes and threads of at least 1; one without (operators only)
+            // has all zero
+            int lo = batch[1] > 0 ? 1 : 0;
+            batch = intRange(r.path("batch"), at + "batch", lo);
+            int[] world = intRange(r.path("world_size"), at + "world_size", lo);
+            int[] threads = intRange(r.path("threads"), at + "threads", lo);
+            d.put(e.getKey(), new Ranges(batch[0], batch[1], world[0], world[1], threads[0], threads[1], ph));
         }
         SortedSet<String> ops = new TreeSet<>();
         o.path("operators").forEach(x -> ops.add(x.asText()));
@@ -565,20 +578,51 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
             for (Iterator<Map.Entry<String, JsonNode>> it = o.path("layers").fields(); it.hasNext();) {
                 Map.Entry<String, JsonNode> e = it.next();
                 JsonNode x = e.getValue();
-                lr.put(OpFamily.valueOf(e.getKey()), new LayerRanges(x.path("flops").path(0).asDouble(),
-                        x.path("flops").path(1).asDouble(), x.path("bytes").path(0).asDouble(),
-                        x.path("bytes").path(1).asDouble(), x.path("intensity").path(0).asDouble(),
-                        x.path("intensity").path(1).asDouble()));
+                OpFamily f = OpFamily.valueOf(e.getKey());
+                String at = "domain.layers." + e.getKey() + ".";
+                double[] flops = range(x.path("flops"), at + "flops");
+                double[] bytes = range(x.path("bytes"), at + "bytes");
+                double[] intensity = range(x.path("intensity"), at + "intensity");
+                lr.put(f, new LayerRanges(flops[0], flops[1], bytes[0], bytes[1], intensity[0], intensity[1]));
             }
         } catch (IllegalArgumentException e) {
             throw InvalidInputException.of("domain names an unknown operator family: " + e.getMessage());
         }
         SortedSet<Integer> t = new TreeSet<>();
-        o.path("tensor_degrees").forEach(x -> t.add(x.asInt()));
+        degrees(o.path("tensor_degrees"), "domain.tensor_degrees", t);
         SortedSet<Integer> p = new TreeSet<>();
-        o.path("pipeline_degrees").forEach(x -> p.add(x.asInt()));
-        return new Domain(d, ops, fam, lr, o.path("graph_layers").path(0).asInt(),
-                o.path("graph_layers").path(1).asInt(), t, p, o.path("cross_validated").asBoolean(false), measured);
+        degrees(o.path("pipeline_degrees"), "domain.pipeline_degrees", p);
+        int[] graphLayers = o.has("graph_layers") ? intRange(o.path("graph_layers"), "domain.graph_layers", 0)
+                : new int[2];
+        return new Domain(d, ops, fam, lr, graphLayers[0], graphLayers[1], t, p,
+                o.path("cross_validated").asBoolean(false), measured);
+    }
+
+    /** A {@code [min, max]} pair of integers of at least {@code lo}, ordered. */
+    private static int[] intRange(JsonNode pair, String what, int lo) {
+        int min = Fields.intInRange(pair.get(0), what + "[0]", lo, Integer.MAX_VALUE);
+        int max = Fields.intInRange(pair.get(1), what + "[1]", lo, Integer.MAX_VALUE);
+        if (min > max) {
+            throw InvalidInputException.of(what + " = [" + min + ", " + max + "] is not ordered (min > max)");
+        }
+        return new int[] {min, max};
+    }
+
+    /** A {@code [min, max]} pair of finite non-negative numbers, ordered. */
+    private static double[] range(JsonNode pair, String what) {
+        double min = Fields.inRange(pair.get(0), what + "[0]", 0, Double.MAX_VALUE);
+        double max = Fields.inRange(pair.get(1), what + "[1]", 0, Double.MAX_VALUE);
+        if (min > max) {
+            throw InvalidInputException.of(what + " = [" + min + ", " + max + "] is not ordered (min > max)");
+        }
+        return new double[] {min, max};
+    }
+
+    /** Parallel degrees: positive integers. */
+    private static void degrees(JsonNode list, String what, SortedSet<Integer> out) {
+        for (int i = 0; i < list.size(); i++) {
+            out.add(Fields.intInRange(list.get(i), what + "[" + i + "]", 1, Integer.MAX_VALUE));
+        }
     }
 
     /** The domain of a version-1 file, which saved none: devices only, nothing else checked. */

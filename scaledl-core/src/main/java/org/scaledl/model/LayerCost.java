@@ -53,6 +53,17 @@ public abstract sealed class LayerCost permits LayerCost.Host, LayerCost.Device 
         return new Device(measurements, List.of(), List.of());
     }
 
+    /**
+     * The provenance configuration key listing the training runs a fit left out as ones no model explains (where
+     * each was read, {@code runs.csv:12}, else its workload), comma-separated; absent when none was.
+     */
+    public static final String LEFT_OUT = "left_out_runs";
+
+    /** Where a sample was read ({@code file:line}), else its workload. */
+    private static String where(Sample s) {
+        return s.workload().tag(org.scaledl.io.DatasetReader.SOURCE_TAG).orElse(s.workload().toString());
+    }
+
     /** {@code host} or {@code device}. */
     public abstract String kind();
 
@@ -65,9 +76,10 @@ public abstract sealed class LayerCost permits LayerCost.Host, LayerCost.Device 
      * @param domain       what the training data covered
      * @param devices      the machines or GPUs of the training data, sorted
      * @param config       the strategy's options, for provenance
+     * @param outliers     the samples the fit left out as ones no model explains (same instances as given)
      */
     record Fitted(LayerStage stage, List<Double> logErrors, double cvMre, Domain domain, List<String> devices,
-            Map<String, String> config) {
+            Map<String, String> config, List<Sample> outliers) {
     }
 
     /** Fits the stage on the samples, cross-validating over the values of {@code groupTag}. */
@@ -135,9 +147,13 @@ public abstract sealed class LayerCost permits LayerCost.Host, LayerCost.Device 
             if (f.machineOrder().size() > 1) {
                 config.put("machines", String.join(", ", f.machineOrder()));
             }
-            Domain domain = new Domain.Collector().samples(samples).build(f.crossValidated());
+            if (!f.outliers().isEmpty()) {
+                config.put(LEFT_OUT, String.join(", ", f.outliers().stream().map(LayerCost::where).toList()));
+            }
+            Domain domain = new Domain.Collector().samples(PredictorTrainer.without(samples, f.outliers()))
+                    .build(f.crossValidated());
             List<String> devices = f.machineOrder().stream().filter(k -> !k.isEmpty()).sorted().toList();
-            return new Fitted(f.stage(), f.logErrors(), f.cvMre(), domain, devices, config);
+            return new Fitted(f.stage(), f.logErrors(), f.cvMre(), domain, devices, config, f.outliers());
         }
 
         @Override
@@ -236,7 +252,7 @@ public abstract sealed class LayerCost permits LayerCost.Host, LayerCost.Device 
                     .mapToDouble(x -> Math.abs(Math.expm1(x))).average().orElseThrow() : Double.NaN;
             Domain domain = new Domain.Collector().operators(measurements).operators(profiled).samples(samples)
                     .build(crossValidated && !errors.isEmpty());
-            return new Fitted(stage, errors, cvMre, domain, m.devices(), config);
+            return new Fitted(stage, errors, cvMre, domain, m.devices(), config, List.of());
         }
 
         @Override

@@ -90,7 +90,9 @@ public final class PredictorTrainer implements RuntimeTrainer {
         if (stage == null) {
             return layer;
         }
-        InteractionModel im = stage.fit(samples, outOfGroup(samples, cost.heldAt(f.stage()), layer));
+        // the runs the layer stage left out are no more use to the interaction stage
+        List<Sample> kept = without(samples, f.outliers());
+        InteractionModel im = stage.fit(kept, outOfGroup(kept, cost.heldAt(f.stage()), layer));
         config.put("interactions", stage.name());
         return new RuntimePredictor(name, f.stage(), im, interval[0], interval[1], f.domain(),
                 prov.withSeedAndConfig(seed, config), false);
@@ -127,6 +129,16 @@ public final class PredictorTrainer implements RuntimeTrainer {
             base[i] = Math.max(base[i], 1e-6);
         }
         return new InteractionTrainer.Targets(base, refs, groupTag);
+    }
+
+    /** The samples that are not among {@code left} (by identity), in order. */
+    static List<Sample> without(List<Sample> samples, List<Sample> left) {
+        if (left.isEmpty()) {
+            return samples;
+        }
+        java.util.Set<Sample> out = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
+        out.addAll(left);
+        return samples.stream().filter(s -> !out.contains(s)).toList();
     }
 
     private static double[] reference(Map<ModelGraph, Map<Optional<Device>, double[]>> cache, RuntimePredictor p,

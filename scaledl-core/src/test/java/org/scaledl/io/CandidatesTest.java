@@ -129,4 +129,43 @@ class CandidatesTest {
         assertEquals(2, dev.line());
         assertTrue(dev.getMessage().contains("no machine x"), dev.getMessage());
     }
+
+    @Test
+    void chunksGiveTheWorkloadsOfAWholeRead() throws IOException {
+        Path csv = dir.resolve("many.csv");
+        StringBuilder sb = new StringBuilder("graph,batch,world_size,threads,phase,model,note\n");
+        for (int i = 0; i < 300; i++) {
+            sb.append("graphs/resnet18_r64.onnx,").append(1 + i % 9).append(',').append(1 + i % 2).append(",1,")
+                    .append(i % 3 == 0 ? "infer" : "train").append(",resnet18,n").append(i).append('\n');
+        }
+        Files.writeString(csv, sb.toString());
+        AtomicInteger imports = new AtomicInteger();
+        java.util.function.Function<Path, org.scaledl.graph.ModelGraph> importer = f -> {
+            imports.incrementAndGet();
+            return OnnxImporter.read(f);
+        };
+        Candidates whole = Candidates.read(csv, OnnxImporter::read, n -> Optional.empty());
+        List<org.scaledl.workload.Workload> chunked = new java.util.ArrayList<>();
+        List<Integer> lines = new java.util.ArrayList<>();
+        try (Candidates.Chunks in = Candidates.open(csv, importer, n -> Optional.empty())) {
+            assertEquals(whole.table().columns(), in.columns());
+            for (Candidates c = in.next(64); !c.workloads().isEmpty(); c = in.next(64)) {
+                chunked.addAll(c.workloads());
+                for (int r = 0; r < c.table().size(); r++) {
+                    lines.add(c.table().line(r));
+                    assertEquals(whole.table().get(lines.size() - 1, "note"), c.table().get(r, "note"));
+                }
+            }
+            assertEquals(1, in.graphs());
+        }
+        assertEquals(1, imports.get(), "one import per graph file, across chunks");
+        assertEquals(whole.workloads().size(), chunked.size());
+        for (int i = 0; i < chunked.size(); i++) {
+            org.scaledl.workload.Workload a = whole.workloads().get(i);
+            org.scaledl.workload.Workload b = chunked.get(i);
+            assertEquals(a.toString(), b.toString());
+            assertEquals(a.tags(), b.tags(), "tags, the row among them, count from the table's first row");
+            assertEquals(whole.table().line(i), lines.get(i));
+        }
+    }
 }

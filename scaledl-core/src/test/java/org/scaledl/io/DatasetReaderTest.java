@@ -80,4 +80,87 @@ class DatasetReaderTest {
         InvalidInputException e = assertThrows(InvalidInputException.class, () -> DatasetReader.read(d));
         assertFalse(e.getMessage().isEmpty());
     }
+
+    @Test
+    void timesAndSizesOutsideTheDocumentedBoundsNameFileAndLine() throws IOException {
+        String ok = "resnet18,64,2,1,1,train,10.5,11689512,graphs/resnet18_r64.onnx\n";
+        for (String bad : new String[] {"resnet18,64,2,1,1,train,4.9e-324,11689512,graphs/resnet18_r64.onnx\n",
+            "resnet18,64,2,1,1,train,1e-20,11689512,graphs/resnet18_r64.onnx\n",
+            "resnet18,64,2,1,1,train,1e308,11689512,graphs/resnet18_r64.onnx\n",
+            "resnet18,64,2147483647,1,1,train,10,11689512,graphs/resnet18_r64.onnx\n",
+            "resnet18,64,2,2000000,1,train,10,11689512,graphs/resnet18_r64.onnx\n",
+            "resnet18,64,2,1,100000,train,10,11689512,graphs/resnet18_r64.onnx\n"}) {
+            Path d = dataset(HEADER + ok + bad);
+            InvalidInputException e = assertThrows(InvalidInputException.class, () -> DatasetReader.read(d), bad);
+            assertEquals(3, e.line(), e.getMessage());
+            assertTrue(e.getMessage().contains("runs.csv:3: ") && e.getMessage().contains(" must be "),
+                    e.getMessage());
+            Files.delete(d.resolve("graphs/resnet18_r64.onnx"));
+        }
+        Path d = dataset(HEADER + ok + "resnet18,64,1048576,1,1,infer,1e-6,11689512,graphs/resnet18_r64.onnx\n");
+        assertEquals(2, DatasetReader.read(d).size(), "the bounds themselves are allowed");
+    }
+
+    @Test
+    void everySampleNamesTheFileAndLineItWasReadFrom() throws IOException {
+        Path d = dataset(HEADER + "\nresnet18,64,2,1,1,train,10.5,11689512,graphs/resnet18_r64.onnx\n");
+        Sample s = DatasetReader.read(d).samples().get(0);
+        assertEquals(d.resolve("runs.csv") + ":3", s.workload().tag(DatasetReader.SOURCE_TAG).orElseThrow());
+    }
+
+    @Test
+    void graphPathsStayInsideTheDatasetFolder() throws IOException {
+        Path outside = Files.createDirectories(dir.resolve("elsewhere"));
+        Files.copy(TestData.graph("resnet18_r64"), outside.resolve("g.onnx"));
+        Path data = dir.resolve("data");
+        Files.createDirectories(data.resolve("graphs"));
+        for (String graph : new String[] {"../../etc/shadow", "../elsewhere/g.onnx", outside.resolve("g.onnx")
+                .toString(), "graphs/../../elsewhere/g.onnx", "/etc/shadow", "."}) {
+            Files.writeString(data.resolve("runs.csv"), HEADER + "resnet18,64,2,1,1,train,10.5,11689512," + graph
+                    + "\n");
+            InvalidInputException e = assertThrows(InvalidInputException.class, () -> DatasetReader.read(data),
+                    graph);
+            assertEquals(2, e.line(), e.getMessage());
+            assertTrue(e.getMessage().contains("runs.csv:2: ") && e.getMessage().contains("'" + graph + "'")
+                    && e.getMessage().contains("leaves the dataset folder"), e.getMessage());
+        }
+        Files.createSymbolicLink(data.resolve("graphs/link.onnx"), outside.resolve("g.onnx"));
+        Files.writeString(data.resolve("runs.csv"), HEADER + "resnet18,64,2,1,1,train,10.5,11689512,"
+                + "graphs/link.onnx\n");
+        InvalidInputException link = assertThrows(InvalidInputException.class, () -> DatasetReader.read(data));
+        assertTrue(link.getMessage().contains("symbolic link") && link.getMessage().contains("graphs/link.onnx"),
+                link.getMessage());
+        // a link that stays inside the folder is fine
+        Files.copy(TestData.graph("resnet18_r64"), data.resolve("graphs/real.onnx"));
+        Files.createSymbolicLink(data.resolve("graphs/inside.onnx"), data.resolve("graphs/real.onnx"));
+        Files.writeString(data.resolve("runs.csv"), HEADER + "resnet18,64,2,1,1,train,10.5,11689512,"
+                + "graphs/inside.onnx\n");
+        assertEquals(1, DatasetReader.read(data).size());
+    }
+
+    @Test
+    void machineFieldsThatDoNotParseAreNamed() throws IOException {
+        Path d = dataset(HEADER + "resnet18,64,2,1,1,train,10.5,11689512,graphs/resnet18_r64.onnx\n");
+        Path m = d.resolve("machine.json");
+        String[][] cases = {{"{\"name\": \"m\", \"cpus\": 2, \"l2\": \". MiB\"}", "\"l2\""},
+            {"{\"name\": \"m\", \"cpus\": \"two\"}", "\"cpus\""},
+            {"{\"name\": \"m\", \"cpus\": 2.5}", "\"cpus\""},
+            {"{\"name\": \"m\", \"cpus\": 2, \"clock_mhz\": \"fast\"}", "\"clock_mhz\""},
+            {"{\"name\": \"m\", \"cpus\": 2, \"memory_bandwidth_gbps\": -1}", "\"memory_bandwidth_gbps\""},
+            {"{\"name\": \"m\", \"cpus\": 2, \"avx2\": \"yes\"}", "\"avx2\""},
+            {"{\"name\": 7, \"cpus\": 2}", "\"name\""},
+            {"{\"cpus\": 2}", "\"name\""},
+            {"{\"name\": \"m\", \"cpus\": 2,", "invalid JSON at line 1"},
+            {"[1, 2]", "a JSON object"}};
+        for (String[] c : cases) {
+            Files.writeString(m, c[0]);
+            InvalidInputException e = assertThrows(InvalidInputException.class, () -> DatasetReader.read(d), c[0]);
+            assertTrue(e.getMessage().startsWith(m + ": ") && e.getMessage().contains(c[1])
+                    && !e.getMessage().contains("REDACTED"), e.getMessage());
+        }
+        Files.writeString(m, "{\"name\": \"m\", \"cpus\": \"2\", \"l2\": \"1.5 MiB (2 instances)\", \"avx512\": true, "
+                + "\"clock_mhz\": 2400, \"l3\": \"whatever\"}");
+        var device = DatasetReader.read(d).samples().get(0).workload().device().orElseThrow();
+        assertEquals("m", device.name());
+    }
 }

@@ -8,10 +8,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.scaledl.io.DeviceCatalog;
@@ -22,8 +26,9 @@ import org.scaledl.workload.Workload;
 /**
  * The contract every configuration of {@link RuntimePredictor} keeps, run by one subclass per configuration (host,
  * device, with the GNN interaction stage in {@code scaledl-graph}): the breakdown adds up to the prediction, a device
- * or parallelism it cannot predict is refused, eight threads give the sequential results, a save and load predicts
- * bit-identically, and the same samples and seed give the same model.
+ * or parallelism it cannot predict is refused, eight threads give the sequential results, batch scoring in any order
+ * from eight threads is sequential {@code predict}, a save and load predicts bit-identically, and the same samples and
+ * seed give the same model.
  */
 public abstract class RuntimePredictorContract {
     /** The configuration under test. */
@@ -98,6 +103,64 @@ public abstract class RuntimePredictorContract {
         } finally {
             pool.shutdownNow();
         }
+    }
+
+    /**
+     * Batch scoring depends neither on the order of the rows nor on the threads asking: a candidate table (the
+     * workloads, some repeated) scored by {@link RuntimePredictor#predictAll} in a random order, and by
+     * {@link RuntimePredictor#predictScored} from eight threads at once, each in its own random order, gives every row
+     * bit-identically what {@link RuntimePredictor#predict} gives it sequentially, without the breakdown. Each
+     * arrangement starts from a freshly loaded predictor, so no cache filled in another order can hide a difference.
+     */
+    @Property(tries = 6)
+    void scoringATableInAnyOrderFromEightThreadsIsSequentialPredict(@ForAll long seed) throws Exception {
+        byte[] bytes = fitted().toBytes();
+        Random r = new Random(seed);
+        List<Workload> table = new ArrayList<>();
+        for (int i = 0; i < 3 * workloads().size(); i++) {
+            table.add(workloads().get(r.nextInt(workloads().size())));
+        }
+        RuntimePredictor sequential = RuntimePredictor.load(bytes);
+        List<Prediction> expected = new ArrayList<>();
+        for (Workload w : table) {
+            Prediction p = sequential.predict(w);
+            expected.add(new Prediction(p.millis(), p.lowMillis(), p.highMillis(), List.of(), p.warnings(),
+                    p.samples(), p.memoryGb()));
+        }
+        List<Integer> order = shuffled(table.size(), r);
+        List<Prediction> all = RuntimePredictor.load(bytes).predictAll(order.stream().map(table::get).toList());
+        for (int k = 0; k < order.size(); k++) {
+            assertEquals(expected.get(order.get(k)), all.get(k), "predictAll, row " + order.get(k));
+        }
+        RuntimePredictor shared = RuntimePredictor.load(bytes);
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        try {
+            List<Future<Prediction[]>> futures = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                List<Integer> own = shuffled(table.size(), new Random(seed + t));
+                futures.add(pool.submit(() -> {
+                    Prediction[] out = new Prediction[table.size()];
+                    for (int i : own) {
+                        out[i] = shared.predictScored(table.get(i));
+                    }
+                    return out;
+                }));
+            }
+            for (Future<Prediction[]> f : futures) {
+                assertEquals(expected, List.of(f.get()), "eight threads");
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static List<Integer> shuffled(int n, Random r) {
+        List<Integer> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            out.add(i);
+        }
+        Collections.shuffle(out, r);
+        return out;
     }
 
     @Test

@@ -126,6 +126,11 @@ final class FitCommand implements Callable<Integer> {
         p.save(out);
         System.out.printf(Locale.ROOT, "fitted %s on %d samples (%s), wrote %s%n", p, d.size(),
                 Reports.cvMre(p.provenance().cvMre()), out);
+        String leftOut = p.provenance().config().get(LayerCost.LEFT_OUT);
+        if (leftOut != null) {
+            System.out.println("left out of the fit, as runs no model explains (each at least a factor of 5 off the "
+                    + "fit of the others; check them): " + leftOut);
+        }
         return 0;
     }
 

@@ -19,7 +19,8 @@ import picocli.CommandLine.Option;
  *   <li>2: usage error: an unknown option or value, or a request the model refuses (a device it cannot predict,
  *       a graph with unresolved layers without {@code --allow-partial})</li>
  *   <li>3: internal error (a bug: please report it with the {@code --verbose} output)</li>
- *   <li>4: a file could not be written</li>
+ *   <li>4: a file could not be written, or standard output could not (a full disk, a closed pipe)</li>
+ *   <li>5: out of memory (the message says how to give the JVM more: {@code java -Xmx4g -jar scaledl.jar ...})</li>
  * </ul>
  */
 @Command(name = "scaledl", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
@@ -31,7 +32,8 @@ import picocli.CommandLine.Option;
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:success", "1:bad input data (the message names the file, line or node)",
             "2:usage error, or a workload the model refuses", "3:internal error (report it with --verbose)",
-            "4:a file could not be written"})
+            "4:a file or standard output could not be written", "5:out of memory (give the JVM more: java -Xmx4g "
+                + "-jar scaledl.jar ...)"})
 public final class Main implements Runnable {
     /** Exit status for bad input data. */
     static final int BAD_INPUT = 1;
@@ -39,8 +41,16 @@ public final class Main implements Runnable {
     static final int USAGE = 2;
     /** Exit status for internal errors. */
     static final int INTERNAL = 3;
-    /** Exit status when a file cannot be written. */
+    /** Exit status when a file or standard output cannot be written. */
     static final int IO = 4;
+    /** Exit status when the JVM runs out of memory. */
+    static final int OUT_OF_MEMORY = 5;
+    /** The message for {@link #OUT_OF_MEMORY}, composed before it is needed. */
+    private static final String OUT_OF_MEMORY_MESSAGE = "scaledl: error: out of memory: give the JVM more with "
+            + "java -Xmx4g -jar scaledl.jar ... (it had " + (Runtime.getRuntime().maxMemory() >> 20) + " MiB)";
+    /** The message when standard output could not take everything printed. */
+    static final String STDOUT_LOST = "scaledl: error: cannot write to standard output (a full disk, or a pipe "
+            + "closed early): the output is incomplete";
 
     @Option(names = "--verbose", description = "Print stack traces on errors.", scope = CommandLine.ScopeType.INHERIT)
     boolean verbose;
@@ -61,13 +71,67 @@ public final class Main implements Runnable {
         }
     }
 
+    /**
+     * The library's advice in its messages names Java calls; on the command line, the options that do the same
+     * (literal text, replaced in order).
+     */
+    private static final String[][] API_TO_CLI = {
+        {"allowingPartialGraphs() (CLI --allow-partial)", "--allow-partial"},
+        {"(Workload.Builder.device)", "(--device, or a device column)"},
+        {"(predictor.calibrate(runs))", "(scaledl fit --calibrate MODEL --data DIR_OF_ITS_RUNS)"},
+        {"LayerCost.device(...).withCollectives", "scaledl fit --gpu on data with DeepBench all-reduce tables"},
+        {"LayerCost.device", "scaledl fit --gpu"},
+        {" (OnnxImporter.Options.maxFileBytes)", ""},
+    };
+    /** The API half of "(API: ...; CLI: --dim name=size)" advice. */
+    private static final java.util.regex.Pattern API_ADVICE = java.util.regex.Pattern.compile(
+            " \\(API: .*?; CLI: [^)]*\\)");
+
+    /** A library message as the command line says it: Java calls replaced by the options that do the same. */
+    static String forCli(String message) {
+        if (message == null) {
+            return "";
+        }
+        String m = API_ADVICE.matcher(message).replaceAll("");
+        for (String[] r : API_TO_CLI) {
+            m = m.replace(r[0], r[1]);
+        }
+        return m;
+    }
+
     /** Runs the command line and exits with its status. */
     public static void main(String[] args) {
         System.exit(execute(args));
     }
 
-    /** Runs the command line and returns its exit status (for tests). */
+    /**
+     * Runs the command line and returns its exit status (for tests). Whatever the command, output that standard
+     * output lost ({@link java.io.PrintStream} swallows the error, so it is checked once here) is exit status
+     * {@value #IO}, and running out of memory anywhere is {@value #OUT_OF_MEMORY}.
+     */
     public static int execute(String... args) {
+        boolean verbose = java.util.Arrays.asList(args).contains("--verbose");
+        int code;
+        try {
+            code = run(args);
+        } catch (OutOfMemoryError e) {
+            System.err.println(OUT_OF_MEMORY_MESSAGE);
+            if (verbose) {
+                e.printStackTrace();
+            }
+            System.err.flush();
+            return OUT_OF_MEMORY;
+        }
+        System.out.flush();
+        if (System.out.checkError() && code == 0) {
+            System.err.println(STDOUT_LOST);
+            System.err.flush();
+            return IO;
+        }
+        return code;
+    }
+
+    private static int run(String... args) {
         quiet = false;
         CommandLine cl = new CommandLine(new Main());
         cl.registerConverter(Phase.class, text -> {
@@ -84,10 +148,10 @@ public final class Main implements Runnable {
             String message;
             if (e instanceof InvalidInputException) {
                 code = BAD_INPUT;
-                message = e.getMessage();
+                message = forCli(e.getMessage());
             } else if (e instanceof IllegalArgumentException) {
                 code = USAGE;
-                message = e.getMessage();
+                message = forCli(e.getMessage());
             } else if (e instanceof java.io.UncheckedIOException) {
                 code = IO;
                 message = e.getMessage();

@@ -3,7 +3,6 @@ package org.scaledl.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -206,7 +205,7 @@ final class PlanCommand implements Callable<Integer> {
 
     /** The chosen rows with the identity columns, graph paths relative to the plan's folder. */
     private static void writePlan(Candidates c, ProfilingPlan plan, double[] predictedMs, double[] costs, Path base,
-            Path out) throws java.io.IOException {
+            Path out) {
         CsvTable t = c.table();
         List<String> cols = PLAN_COLUMNS.stream().filter(t::has).toList();
         Path outDir = out.toAbsolutePath().getParent();
@@ -221,14 +220,11 @@ final class PlanCommand implements Callable<Integer> {
             }
             sb.append(String.format(Locale.ROOT, "%.3f,%.3f%n", predictedMs[i], costs[i]));
         }
-        if (outDir != null) {
-            Files.createDirectories(outDir);
-        }
-        Files.writeString(out, sb.toString());
+        Reports.write(out, sb.toString());
     }
 
-    static double[][] readMatrix(Path file) throws java.io.IOException {
-        List<String> lines = Files.readAllLines(file);
+    static double[][] readMatrix(Path file) {
+        List<String> lines = CsvTable.readLines(file);
         List<double[]> rows = new ArrayList<>();
         int width = -1;
         for (int i = 0; i < lines.size(); i++) {

@@ -6,10 +6,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.OutputStreamWriter;
-import java.io.UncheckedIOException;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
@@ -21,6 +19,7 @@ import org.scaledl.io.DeviceCatalog;
 import org.scaledl.model.Prediction;
 import org.scaledl.model.PredictionWarning;
 import org.scaledl.model.RuntimePredictor;
+import org.scaledl.model.file.SafeFiles;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Phase;
@@ -192,80 +191,100 @@ final class PredictCommand implements Callable<Integer> {
         return java.util.Optional.of(Device.cpu(name, 1, 0, 0, 0, 0));
     }
 
-    /** Scores a candidate table; prints the throughput (once graphs are loaded) on stderr. */
+    /** Candidates read, scored and written at a time: memory stays flat in the table's length. */
+    static final int CHUNK_ROWS = 4096;
+
+    /**
+     * Scores a candidate table chunk by chunk (read, predict on every core, write in row order), to {@code --out}
+     * through a temporary file that replaces it only when every row is written, or to stdout; prints the throughput
+     * on stderr.
+     */
     private int scoreCandidates(RuntimePredictor p) throws IOException {
-        Candidates table = Candidates.read(candidates, graphOptions::read,
-                name -> resolveDevice(p, name.isEmpty() ? device : name));
-        CsvTable t = table.table();
-        List<Workload> ws = table.workloads();
-        long graphs = ws.stream().map(Workload::graph).distinct().count();
-        long t0 = System.nanoTime();
-        RuntimePredictor predictor = p;
-        // The predictor is thread-safe: the rows are scored on every core, in order.
-        Prediction[] scored = new Prediction[ws.size()];
-        java.util.stream.IntStream.range(0, ws.size()).parallel().forEach(i -> {
-            try {
-                scored[i] = predictor.predictScored(ws.get(i));
-            } catch (IllegalArgumentException e) {
-                throw InvalidInputException.atLine(t.source(), t.line(i), e.getMessage());
-            }
-        });
-        List<Prediction> preds = java.util.Arrays.asList(scored);
-        double seconds = (System.nanoTime() - t0) / 1e9;
         boolean jsonl = out != null && out.getFileName().toString().endsWith(".jsonl");
-        Writer w = out == null ? new BufferedWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8))
-                : Files.newBufferedWriter(out, StandardCharsets.UTF_8);
-        try {
-            List<String> cols = t.columns();
-            if (jsonl) {
+        long[] counts = new long[2];
+        long[] nanos = new long[1];
+        try (Candidates.Chunks in = Candidates.open(candidates, graphOptions::read,
+                name -> resolveDevice(p, name.isEmpty() ? device : name))) {
+            SafeFiles.Content content = stream -> {
+                Writer w = new BufferedWriter(new OutputStreamWriter(stream, StandardCharsets.UTF_8), 1 << 16);
+                List<String> cols = in.columns();
+                if (!jsonl) {
+                    w.write(String.join(",", cols.stream().map(CsvTable::quote).toList()));
+                    w.write(",predicted_ms,low_ms,high_ms,warnings\n");
+                }
                 ObjectMapper om = new ObjectMapper();
-                for (int r = 0; r < t.size(); r++) {
-                    ObjectNode o = om.createObjectNode();
-                    for (String c : cols) {
-                        o.put(c, t.get(r, c));
+                for (Candidates c = in.next(CHUNK_ROWS); !c.workloads().isEmpty(); c = in.next(CHUNK_ROWS)) {
+                    long t0 = System.nanoTime();
+                    Prediction[] scored = score(p, c);
+                    nanos[0] += System.nanoTime() - t0;
+                    CsvTable t = c.table();
+                    for (int r = 0; r < t.size(); r++) {
+                        w.write(jsonl ? jsonLine(om, t, r, cols, scored[r]) : csvLine(t, r, cols, scored[r]));
                     }
-                    Prediction pr = preds.get(r);
-                    o.put("predicted_ms", pr.millis());
-                    o.put("low_ms", pr.lowMillis());
-                    o.put("high_ms", pr.highMillis());
-                    warnings(o.putArray("warnings"), pr);
-                    w.write(om.writeValueAsString(o));
-                    w.write('\n');
+                    counts[0] += t.size();
                 }
+                counts[1] = in.graphs();
+                w.flush();
+            };
+            if (out == null) {
+                content.writeTo(System.out);
             } else {
-                StringBuilder sb = new StringBuilder();
-                sb.append(String.join(",", cols.stream().map(CsvTable::quote).toList()))
-                        .append(",predicted_ms,low_ms,high_ms,warnings\n");
-                for (int r = 0; r < t.size(); r++) {
-                    Prediction pr = preds.get(r);
-                    for (String c : cols) {
-                        sb.append(CsvTable.quote(t.get(r, c))).append(',');
-                    }
-                    sb.append(String.format(Locale.ROOT, "%.4f,%.4f,%.4f,", pr.millis(), pr.lowMillis(),
-                            pr.highMillis()));
-                    List<String> kinds = pr.warnings().stream().map(x -> x.kind().name().toLowerCase(Locale.ROOT))
-                            .distinct().toList();
-                    sb.append(String.join(";", kinds)).append('\n');
-                    if (sb.length() > 1 << 16) {
-                        w.write(sb.toString());
-                        sb.setLength(0);
-                    }
-                }
-                w.write(sb.toString());
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + (out == null ? "stdout" : out) + ": " + e.getMessage(),
-                    e);
-        } finally {
-            w.flush();
-            if (out != null) {
-                w.close();
+                SafeFiles.write(out, content);
             }
         }
+        double seconds = nanos[0] / 1e9;
         if (!Main.quiet) {
-            System.err.printf(Locale.ROOT, "scored %d candidates over %d graphs in %.3f s (%.0f / s)%n", ws.size(),
-                    graphs, seconds, ws.size() / Math.max(seconds, 1e-9));
+            System.err.printf(Locale.ROOT, "scored %d candidates over %d graphs in %.3f s (%.0f / s)%n", counts[0],
+                    counts[1], seconds, counts[0] / Math.max(seconds, 1e-9));
         }
         return 0;
+    }
+
+    /**
+     * The candidates' predictions, on every core (the predictor is thread-safe, and a prediction does not depend
+     * on the order or the thread asking: {@link RuntimePredictor#predictScored}); a row the model refuses is
+     * reported at its line, the first such row of the chunk whatever the threads did.
+     */
+    private static Prediction[] score(RuntimePredictor p, Candidates c) {
+        List<Workload> ws = c.workloads();
+        Prediction[] scored = new Prediction[ws.size()];
+        String[] refused = new String[ws.size()];
+        java.util.stream.IntStream.range(0, ws.size()).parallel().forEach(i -> {
+            try {
+                scored[i] = p.predictScored(ws.get(i));
+            } catch (IllegalArgumentException e) {
+                refused[i] = e.getMessage();
+            }
+        });
+        for (int i = 0; i < refused.length; i++) {
+            if (refused[i] != null) {
+                throw InvalidInputException.atLine(c.table().source(), c.table().line(i), refused[i]);
+            }
+        }
+        return scored;
+    }
+
+    private static String csvLine(CsvTable t, int r, List<String> cols, Prediction pr) {
+        StringBuilder sb = new StringBuilder();
+        for (String c : cols) {
+            sb.append(CsvTable.quote(t.get(r, c))).append(',');
+        }
+        sb.append(String.format(Locale.ROOT, "%.4f,%.4f,%.4f,", pr.millis(), pr.lowMillis(), pr.highMillis()));
+        List<String> kinds = pr.warnings().stream().map(x -> x.kind().name().toLowerCase(Locale.ROOT)).distinct()
+                .toList();
+        return sb.append(String.join(";", kinds)).append('\n').toString();
+    }
+
+    private static String jsonLine(ObjectMapper om, CsvTable t, int r, List<String> cols, Prediction pr)
+            throws IOException {
+        ObjectNode o = om.createObjectNode();
+        for (String c : cols) {
+            o.put(c, t.get(r, c));
+        }
+        o.put("predicted_ms", pr.millis());
+        o.put("low_ms", pr.lowMillis());
+        o.put("high_ms", pr.highMillis());
+        warnings(o.putArray("warnings"), pr);
+        return om.writeValueAsString(o) + "\n";
     }
 }

@@ -14,6 +14,7 @@ import java.util.Locale;
 import java.util.Map;
 import org.scaledl.eval.ErrorMetrics;
 import org.scaledl.eval.Evaluation;
+import org.scaledl.model.file.SafeFiles;
 
 /** Renders an {@link Evaluation}: text table, JSON, predictions CSV and a log-log SVG scatter. */
 final class Reports {
@@ -206,15 +207,22 @@ final class Reports {
         return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
     }
 
+    /**
+     * Writes a text file (UTF-8) safely ({@link SafeFiles#write}: atomic, never replacing a device, a pipe or a
+     * link), creating its folder.
+     *
+     * @throws UncheckedIOException naming the file when it cannot be written
+     */
     static void write(Path file, String text) {
+        Path parent = file.toAbsolutePath().getParent();
         try {
-            Path parent = file.toAbsolutePath().getParent();
             if (parent != null) {
                 Files.createDirectories(parent);
             }
-            Files.writeString(file, text, StandardCharsets.UTF_8);
         } catch (IOException ex) {
-            throw new UncheckedIOException("cannot write " + file + ": " + ex.getMessage(), ex);
+            throw new UncheckedIOException("cannot write " + file + ": cannot create its folder " + parent + " ("
+                    + ex.getMessage() + ")", ex);
         }
+        SafeFiles.write(file, text.getBytes(StandardCharsets.UTF_8));
     }
 }

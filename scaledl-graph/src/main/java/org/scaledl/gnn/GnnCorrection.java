@@ -7,8 +7,9 @@ import org.scaledl.model.InteractionModel;
 
 /**
  * The fitted GNN interaction stage ({@link GnnInteractions}): multiplies the layer-wise prediction by
- * {@code exp(s · g(graph, workload))}, where {@code g} is the network's predicted log-ratio of measured to
- * layer-wise time and {@code s ∈ [0, 1]} the shrink factor chosen on held-out training groups. A graph's embedding
+ * {@code exp(s · g(graph, workload))} (the exponent bounded by ±{@value #MAX_LOG_CORRECTION}), where {@code g} is
+ * the network's predicted log-ratio of measured to layer-wise time and {@code s ∈ [0, 1]} the shrink factor chosen on
+ * held-out training groups. A graph's embedding
  * depends on the graph and on its layers' times on the machine; it is computed in plain Java by {@link #prepare},
  * which the predictor caches per graph and machine; a prediction then costs a readout of
  * {@code (hidden + context) × hidden} multiply-adds. Immutable and thread-safe.
@@ -16,6 +17,11 @@ import org.scaledl.model.InteractionModel;
 final class GnnCorrection implements InteractionModel {
     /** The format name in predictor files. */
     static final String FORMAT = "gnn";
+    /**
+     * The largest correction, in log-ratio (a factor of e^10 either way, where trained corrections are a few tenths):
+     * a network from a crafted file cannot push a prediction to infinity or zero.
+     */
+    static final double MAX_LOG_CORRECTION = 10;
     private final List<GnnModel> members;
     private final double shrink;
     private final double tau;
@@ -67,7 +73,7 @@ final class GnnCorrection implements InteractionModel {
             for (int m = 0; m < e.length; m++) {
                 out += gates[m] * members.get(m).output(e[m], w, baseMillis);
             }
-            return Math.exp(shrink * out / e.length);
+            return Math.exp(Math.max(-MAX_LOG_CORRECTION, Math.min(MAX_LOG_CORRECTION, shrink * out / e.length)));
         };
     }
 

@@ -326,56 +326,82 @@ final class GnnModel {
      * @throws InvalidInputException for a malformed body
      */
     static GnnModel read(JsonNode body) {
-        int features = positive(body, "features");
-        int hidden = positive(body, "hidden");
-        int rounds = body.path("rounds").asInt(-1);
-        int context = body.path("context").asInt(-1);
-        if (rounds < 0 || context < 0) {
-            throw InvalidInputException.of("rounds and context must be >= 0");
+        int features = Fields.intInRange(body.get("features"), "features", GnnTrainer.NODE_FEATURES,
+                GnnTrainer.NODE_FEATURES);
+        int hidden = Fields.intInRange(body.get("hidden"), "hidden", 1, MAX_HIDDEN);
+        int rounds = Fields.intInRange(body.get("rounds"), "rounds", 0, MAX_ROUNDS);
+        int context = Fields.intInRange(body.get("context"), "context", 0, MAX_CONTEXT);
+        JsonNode attention = body.path("attention");
+        if (!attention.isMissingNode() && !attention.isBoolean()) {
+            throw InvalidInputException.of("attention must be true or false, got " + attention);
         }
-        MessagePassingNetwork net = new MessagePassingNetwork(features, hidden, rounds, context,
-                body.path("attention").asBoolean(false), 0);
         JsonNode params = body.path("params");
-        for (Map.Entry<String, INDArray> e : net.params.entrySet()) {
+        // Every parameter's shape and values are checked against the sizes before the network is built: the sizes
+        // alone decide how much it allocates.
+        Map<String, long[]> shapes = MessagePassingNetwork.shapes(features, hidden, rounds, context,
+                attention.asBoolean(false));
+        if (!params.isObject() || params.size() != shapes.size()) {
+            throw InvalidInputException.of("the file has " + params.size() + " parameters, the network "
+                    + shapes.size());
+        }
+        Map<String, double[]> values = new java.util.LinkedHashMap<>();
+        for (Map.Entry<String, long[]> e : shapes.entrySet()) {
             JsonNode o = params.path(e.getKey());
-            INDArray expected = e.getValue();
-            if (o.path("shape").size() != 2 || o.path("shape").get(0).asLong() != expected.rows()
-                    || o.path("shape").get(1).asLong() != expected.columns()) {
+            long[] expected = e.getValue();
+            if (o.path("shape").size() != 2 || o.path("shape").get(0).asLong() != expected[0]
+                    || o.path("shape").get(1).asLong() != expected[1]) {
                 throw InvalidInputException.of("parameter " + e.getKey() + " is missing or has the wrong shape");
             }
-            double[] data = doubles(o.path("data"), "parameter " + e.getKey());
-            if (data.length != expected.length()) {
-                throw InvalidInputException.of("parameter " + e.getKey() + " has " + data.length + " values");
+            if (o.path("data").size() != expected[0] * expected[1]) {
+                throw InvalidInputException.of("parameter " + e.getKey() + " has " + o.path("data").size()
+                        + " values");
             }
-            e.setValue(Nd4j.create(data, new long[] {expected.rows(), expected.columns()}, DataType.DOUBLE));
+            values.put(e.getKey(), doubles(o.path("data"), "parameter " + e.getKey(), MAX_WEIGHT));
         }
-        if (params.size() != net.params.size()) {
-            throw InvalidInputException.of("the file has " + params.size() + " parameters, the network "
-                    + net.params.size());
-        }
-        double[] mean = doubles(body.path("context_mean"), "context_mean");
-        double[] std = doubles(body.path("context_std"), "context_std");
+        double[] mean = doubles(body.path("context_mean"), "context_mean", MAX_STANDARDISATION);
+        double[] std = doubles(body.path("context_std"), "context_std", MAX_STANDARDISATION);
         if (mean.length != context || std.length != context) {
             throw InvalidInputException.of("context standardisation has the wrong width");
         }
-        double shrink = Fields.finite(body.path("shrink"), "shrink");
-        if (shrink < 0 || shrink > 1) {
-            throw InvalidInputException.of("shrink must be in [0, 1]: " + shrink);
+        for (int i = 0; i < context; i++) {
+            Fields.inRange(body.path("context_std").get(i), "context_std[" + i + "]", 1 / MAX_STANDARDISATION,
+                    MAX_STANDARDISATION);
         }
+        double shrink = Fields.inRange(body.path("shrink"), "shrink", 0, 1);
         double[][] reference = new double[body.path("reference").size()][];
         for (int i = 0; i < reference.length; i++) {
-            reference[i] = doubles(body.path("reference").get(i), "reference");
+            reference[i] = doubles(body.path("reference").get(i), "reference[" + i + "]", MAX_STANDARDISATION);
             if (reference[i].length != hidden) {
                 throw InvalidInputException.of("reference embeddings must have " + hidden + " values");
             }
         }
-        double scale = reference.length == 0 ? 1 : Fields.finite(body.path("reference_scale"), "reference_scale");
-        if (!(scale > 0)) {
-            throw InvalidInputException.of("reference_scale must be > 0: " + scale);
+        double scale = reference.length == 0 ? 1 : Fields.inRange(body.path("reference_scale"), "reference_scale",
+                Double.MIN_NORMAL, Double.MAX_VALUE);
+        MessagePassingNetwork net = new MessagePassingNetwork(features, hidden, rounds, context,
+                attention.asBoolean(false), 0);
+        for (Map.Entry<String, INDArray> e : net.params.entrySet()) {
+            long[] shape = shapes.get(e.getKey());
+            e.setValue(Nd4j.create(values.get(e.getKey()), shape, DataType.DOUBLE));
         }
-        return new GnnModel(net, mean, std, context, Fields.finite(body.path("y_mean"), "y_mean"),
-                Fields.finite(body.path("y_scale"), "y_scale"), shrink, reference, scale);
+        return new GnnModel(net, mean, std, context, Fields.inRange(body.path("y_mean"), "y_mean", -MAX_Y, MAX_Y),
+                Fields.inRange(body.path("y_scale"), "y_scale", 0, MAX_Y), shrink, reference, scale);
     }
+
+    /** The widest hidden layer a file may hold (the trainer's is 16). */
+    static final int MAX_HIDDEN = 1024;
+    /** The most message-passing rounds a file may hold (the trainer's are 2). */
+    static final int MAX_ROUNDS = 8;
+    /** The widest workload context a file may hold (the trainer's is 4 or 5). */
+    static final int MAX_CONTEXT = 16;
+    /**
+     * The largest weight a file may hold (trained ones stay below 2): with the sizes bounded too, no embedding or
+     * output can overflow.
+     */
+    static final double MAX_WEIGHT = 1e3;
+    /** The bound of the context standardisation (|mean|, std and 1/std) and of the reference embeddings. */
+    static final double MAX_STANDARDISATION = 1e6;
+    /** The bound of the output's de-standardisation (|y_mean|, y_scale): outputs are logs of times or ratios. */
+    static final double MAX_Y = 1e3;
 
     private static void array(ArrayNode out, double[] values) {
         for (double v : values) {
@@ -383,21 +409,14 @@ final class GnnModel {
         }
     }
 
-    private static int positive(JsonNode body, String key) {
-        int v = body.path(key).asInt(-1);
-        if (v <= 0) {
-            throw InvalidInputException.of(key + " must be a positive integer");
-        }
-        return v;
-    }
-
-    private static double[] doubles(JsonNode n, String what) {
+    /** An array of numbers of at most {@code max} in magnitude. */
+    private static double[] doubles(JsonNode n, String what, double max) {
         if (!n.isArray()) {
             throw InvalidInputException.of(what + " is missing");
         }
         double[] out = new double[n.size()];
         for (int i = 0; i < out.length; i++) {
-            out[i] = Fields.finite(n.get(i), what + "[" + i + "]");
+            out[i] = Fields.inRange(n.get(i), what + "[" + i + "]", -max, max);
         }
         return out;
     }

@@ -48,7 +48,7 @@ import org.slf4j.LoggerFactory;
  */
 final class GnnTrainer {
     private static final Logger LOG = LoggerFactory.getLogger(GnnTrainer.class);
-    private static final int NODE_FEATURES = 7 + OpFamily.values().length;
+    static final int NODE_FEATURES = 7 + OpFamily.values().length;
     /** Epochs without a better validation loss after which a member stops. */
     private static final int PATIENCE = 30;
     /** Members of the interaction stage's ensemble (the graph-only baseline trains one). */

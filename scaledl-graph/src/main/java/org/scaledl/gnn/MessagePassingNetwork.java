@@ -47,26 +47,53 @@ final class MessagePassingNetwork {
         this.context = context;
         this.attention = attention;
         Random r = new Random(seed);
-        params.put("W_in", glorot(r, features, hidden));
-        params.put("b_in", bias(hidden));
+        for (Map.Entry<String, long[]> e : shapes(features, hidden, rounds, context, attention).entrySet()) {
+            String name = e.getKey();
+            int in = (int) e.getValue()[0];
+            int out = (int) e.getValue()[1];
+            INDArray value;
+            if (name.equals("b_out")) {
+                value = Nd4j.zeros(DataType.DOUBLE, 1, 1);
+            } else if (name.startsWith("b_")) {
+                // Small positive biases keep ReLU units off their kink at exactly zero (an all-zero pooled row
+                // otherwise puts every readout unit there).
+                value = bias(out);
+            } else {
+                value = glorot(r, in, out);
+                if (name.startsWith("W_self") || name.startsWith("W_fwd") || name.startsWith("W_bwd")) {
+                    value.muli(0.5);
+                } else if (name.equals("w_out")) {
+                    value.muli(0.1);
+                }
+            }
+            params.put(name, value);
+        }
+    }
+
+    /**
+     * The parameters of a network of these sizes, in order, with their shapes {@code {rows, columns}}: the one
+     * definition of the network's layout (its initialisation and a saved file's check both read it).
+     */
+    static Map<String, long[]> shapes(int features, int hidden, int rounds, int context, boolean attention) {
+        Map<String, long[]> out = new LinkedHashMap<>();
+        out.put("W_in", new long[] {features, hidden});
+        out.put("b_in", new long[] {1, hidden});
         for (int k = 1; k <= rounds; k++) {
-            params.put("W_self" + k, glorot(r, hidden, hidden).muli(0.5));
-            params.put("W_fwd" + k, glorot(r, hidden, hidden).muli(0.5));
-            params.put("W_bwd" + k, glorot(r, hidden, hidden).muli(0.5));
-            params.put("b_round" + k, bias(hidden));
+            out.put("W_self" + k, new long[] {hidden, hidden});
+            out.put("W_fwd" + k, new long[] {hidden, hidden});
+            out.put("W_bwd" + k, new long[] {hidden, hidden});
+            out.put("b_round" + k, new long[] {1, hidden});
             if (attention) {
-                params.put("q_fwd" + k, glorot(r, hidden, 1));
-                params.put("r_fwd" + k, glorot(r, hidden, 1));
-                params.put("q_bwd" + k, glorot(r, hidden, 1));
-                params.put("r_bwd" + k, glorot(r, hidden, 1));
+                for (String v : new String[] {"q_fwd", "r_fwd", "q_bwd", "r_bwd"}) {
+                    out.put(v + k, new long[] {hidden, 1});
+                }
             }
         }
-        params.put("W_read", glorot(r, hidden + context, hidden));
-        // Small positive biases keep ReLU units off their kink at exactly zero (an all-zero pooled row otherwise
-        // puts every readout unit there).
-        params.put("b_read", bias(hidden));
-        params.put("w_out", glorot(r, hidden, 1).muli(0.1));
-        params.put("b_out", Nd4j.zeros(DataType.DOUBLE, 1, 1));
+        out.put("W_read", new long[] {hidden + context, hidden});
+        out.put("b_read", new long[] {1, hidden});
+        out.put("w_out", new long[] {hidden, 1});
+        out.put("b_out", new long[] {1, 1});
+        return out;
     }
 
     /** A fresh 1 × n row of 0.01 (its own buffer: parameters must never share storage). */

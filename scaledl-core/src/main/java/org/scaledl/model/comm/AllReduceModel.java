@@ -202,10 +202,8 @@ public final class AllReduceModel implements CommunicationModel {
         double[] v = new double[3];
         for (int i = 0; i < n.size(); i++) {
             int at = n.size() == 2 && i == 1 ? 2 : i;   // an old file's second value is 1/η
-            v[at] = Fields.finite(n.get(i), what);
-            if (v[at] < 0) {
-                throw org.scaledl.InvalidInputException.of(what + " coefficients must be >= 0");
-            }
+            // latencies in ms and an inverse efficiency: fitted ones are below 10, a million is no model
+            v[at] = Fields.inRange(n.get(i), what, 0, 1e6);
         }
         return v;
     }

@@ -30,6 +30,11 @@ final class BoostedTrees {
         }
     }
 
+    /**
+     * The widest output (base plus the extreme leaves of every tree) a file's ensemble may reach: the outputs are
+     * log-ratios, and e^100 is no ratio (a larger one would overflow a prediction).
+     */
+    static final double MAX_OUTPUT = 100;
     private final double base;
     private final int[][] feature;
     private final double[][] threshold;
@@ -212,7 +217,25 @@ final class BoostedTrees {
                 }
             }
         }
-        double base = Fields.finite(in.get("base"), "trees: base");
+        double base = Fields.inRange(in.get("base"), "trees: base", -MAX_OUTPUT, MAX_OUTPUT);
+        double lo = base;
+        double hi = base;
+        for (int t = 0; t < value.length; t++) {
+            double tLo = Double.POSITIVE_INFINITY;
+            double tHi = Double.NEGATIVE_INFINITY;
+            for (int i = 0; i < value[t].length; i++) {
+                if (feature[t][i] < 0) {
+                    tLo = Math.min(tLo, value[t][i]);
+                    tHi = Math.max(tHi, value[t][i]);
+                }
+            }
+            lo += tLo;
+            hi += tHi;
+        }
+        if (!(lo >= -MAX_OUTPUT && hi <= MAX_OUTPUT)) {
+            throw InvalidInputException.of("trees: their outputs reach [" + lo + ", " + hi + "], outside the log-ratio "
+                    + "range [" + -MAX_OUTPUT + ", " + MAX_OUTPUT + "] of a model this library fits");
+        }
         return new BoostedTrees(base, feature, threshold, left, right, value);
     }
 

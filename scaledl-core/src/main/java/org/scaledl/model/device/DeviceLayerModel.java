@@ -522,12 +522,9 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         return out;
     }
 
+    /** A calibration factor: positive, and within a million either way of no correction (fitted ones are near 1). */
     private static double positiveFactor(JsonNode body, String key) {
-        double v = Fields.finite(body.get(key), key);
-        if (v <= 0) {
-            throw InvalidInputException.of(key + " must be positive");
-        }
-        return v;
+        return Fields.inRange(body.get(key), key, 1e-6, 1e6);
     }
 
     /** The shared calibration factor of a phase (for devices without whole-workload measurements). */

@@ -318,7 +318,8 @@ public final class ParallelExecution {
     /**
      * An eager job's memory per device: FP32 weights, and in training their gradients and two optimizer moments
      * (Adam's; SGD with momentum holds one), divided over tensor and pipeline ranks; activations: in training every
-     * layer output kept for the backward pass (of one micro-batch, times the stages in flight), in inference the
+     * executed layer's output (views allocate nothing) kept for the backward pass, an upper bound (PyTorch frees what
+     * no gradient needs) (of one micro-batch, times the stages in flight), in inference the
      * largest layer's inputs and outputs; plus the runtime's own.
      */
     private static double eagerMemory(Workload w, List<LayerFeatures> fs, long microBatch) {
@@ -328,6 +329,9 @@ public final class ParallelExecution {
         double states = w.phase() == Phase.TRAIN ? 3 * weights : 0;
         double act = 0;
         for (LayerFeatures f : fs) {
+            if (!f.executes() || f.family() == OpFamily.VIEW) {
+                continue;   // views and shape arithmetic allocate nothing
+            }
             int r = w.graph().repeats(f.layer());
             if (w.phase() == Phase.TRAIN) {
                 act += f.bytesWritten() * r;

@@ -84,8 +84,7 @@ public record Envelope(String format, int version, JsonNode body) {
         try {
             root = JSON.readTree(bytes);
         } catch (IOException e) {
-            throw InvalidInputException.inSource(source, "not a scaledl model file (invalid JSON"
-                    + Fields.location(e) + ")");
+            throw InvalidInputException.invalidJson(source, "not a scaledl model file", e);
         }
         if (root == null || !root.isObject() || !root.path("format").isTextual()) {
             throw InvalidInputException.inSource(source, "not a scaledl model file (no \"format\")");

@@ -1,9 +1,6 @@
 package org.scaledl.model.file;
 
-import com.fasterxml.jackson.core.JsonLocation;
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import java.io.IOException;
 import java.util.Locale;
 import org.scaledl.InvalidInputException;
 
@@ -67,17 +64,5 @@ public final class Fields {
             throw InvalidInputException.of(what + " = " + v + " is outside its range [" + lo + ", " + hi + "]");
         }
         return v;
-    }
-
-    /** Where a JSON parser stopped, as {@code " at line L, column C"} (without the source, which callers name). */
-    public static String location(IOException e) {
-        if (e instanceof JsonProcessingException j) {
-            JsonLocation l = j.getLocation();
-            String msg = j.getOriginalMessage();
-            msg = msg == null ? "" : msg.split("\n", 2)[0];
-            return (l == null || l.getLineNr() < 0 ? "" : " at line " + l.getLineNr() + ", column " + l.getColumnNr())
-                    + (msg.isEmpty() ? "" : ": " + msg);
-        }
-        return e.getMessage() == null ? "" : ": " + e.getMessage();
     }
 }

@@ -1,7 +1,9 @@
 package org.scaledl.model.file;
 
+import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -37,13 +39,39 @@ public final class SafeFiles {
      *         file; the temporary file is removed and nothing at the path is changed
      */
     public static void write(Path file, byte[] bytes) {
+        write(file, out -> out.write(bytes));
+    }
+
+    /** What writes a file's content to a stream (for {@link #write(Path, Content)}). */
+    @FunctionalInterface
+    public interface Content {
+        /**
+         * Writes the content.
+         *
+         * @param out the temporary file's stream (buffered; not to be closed)
+         */
+        void writeTo(OutputStream out) throws IOException;
+    }
+
+    /**
+     * Writes a file atomically from a stream, for content too large to hold in memory: the content goes to a
+     * temporary file beside the target, which is renamed over it only when the content is complete. As
+     * {@link #write(Path, byte[])}.
+     *
+     * @throws UncheckedIOException naming the file if it cannot be written (also when {@code content} throws an
+     *         {@link IOException}) or names something other than a regular file; the temporary file is removed and
+     *         nothing at the path is changed, also when {@code content} throws anything else
+     */
+    public static void write(Path file, Content content) {
         Path target = file.toAbsolutePath();
         refuseNonRegular(target);
         Path parent = target.getParent();
         Path tmp = null;
         try {
             tmp = Files.createTempFile(parent, ".scaledl-", ".tmp");
-            Files.write(tmp, bytes);
+            try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(tmp), 1 << 16)) {
+                content.writeTo(out);
+            }
             applyUmask(parent, tmp);
             refuseNonRegular(target);
             Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);

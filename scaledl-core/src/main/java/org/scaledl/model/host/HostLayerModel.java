@@ -2,6 +2,7 @@ package org.scaledl.model.host;
 
 import org.scaledl.model.cost.StageCost;
 import org.scaledl.model.cost.Nnls;
+import org.scaledl.model.cost.Quantiles;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -9,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.scaledl.io.DatasetReader;
 import org.scaledl.workload.Folds;
 import org.scaledl.workload.LayerFeatures;
 import org.scaledl.workload.OpFamily;
@@ -31,6 +33,17 @@ import org.slf4j.LoggerFactory;
  * leave-one-group-out cross-validation inside the training data ({@link Folds}), whose out-of-group errors also
  * calibrate the prediction interval (with more than {@value #INNER_FOLDS} groups, {@value #INNER_FOLDS} folds of
  * whole groups). Nothing is random.
+ *
+ * <p><b>Runs no model explains.</b> A measured time off by a factor of a thousand (milliseconds written as
+ * microseconds, a run that failed) would pull every coefficient toward it. After the fit, each run's in-sample
+ * log-ratio is compared with the others': a run more than {@code max(}{@value #OUTLIER_MADS}{@code  · MAD, log 5)}
+ * from their median (MAD: the median absolute deviation; at least a factor of 5 off) is left out, logged with where it
+ * was read, and the fit repeated without it ({@link Fit#outliers()}). A run whose time is too <em>small</em> also
+ * distorts the fit toward itself (a relative error divides by it), so the log-ratios compared are those of a screening
+ * fit in which every run weighs at most as much as one of ordinary size (its relative design row at most
+ * {@value #LEVERAGE_CAP} times the median row's length); on data without such runs that is the fit itself. On the
+ * bundled datasets no run is left out, in the full fits or in any fit that leaves one family out (the largest
+ * deviations there: 7.5 MADs and a factor of 3.2).
  */
 public final class HostLayerModel {
     private static final Logger LOG = LoggerFactory.getLogger(HostLayerModel.class);
@@ -81,17 +94,87 @@ public final class HostLayerModel {
      * A fitted stage with what its fit learnt about its own error.
      *
      * @param model     the stage
-     * @param logErrors log(prediction / measurement) per sample: out-of-group when cross-validated, else in-sample
+     * @param logErrors log(prediction / measurement) per sample kept: out-of-group when cross-validated, else
+     *                  in-sample
      * @param cvMre     the out-of-group MRE of the chosen shrinkage (NaN when not cross-validated)
+     * @param outliers  the samples left out as ones no model explains (see {@link HostLayerModel}), in sample order
      */
-    public record Fit(HostLayerModel model, double[] logErrors, double cvMre) {
+    public record Fit(HostLayerModel model, double[] logErrors, double cvMre, List<Sample> outliers) {
+        /** Copies. */
+        public Fit {
+            outliers = List.copyOf(outliers);
+        }
     }
 
     /**
      * Fits; the shrinkage is the given one, or chosen by leave-one-group-out cross-validation when there are at
-     * least three groups.
+     * least three groups. Samples no model explains are left out and the fit repeated without them (see the class
+     * documentation).
+     *
+     * @throws IllegalArgumentException for a sample whose measured time is too small or too large to fit (its
+     *         relative design row is not finite)
      */
     public static Fit fit(List<Sample> samples, Optional<Double> shrinkage, String groupTag, double layerShare) {
+        Once first = fitOnce(samples, shrinkage, groupTag, layerShare);
+        boolean[] out = outliers(first.screening());
+        List<Sample> kept = new ArrayList<>();
+        List<Sample> left = new ArrayList<>();
+        for (int i = 0; i < samples.size(); i++) {
+            (out[i] ? left : kept).add(samples.get(i));
+        }
+        if (left.isEmpty() || kept.size() < 2) {
+            return new Fit(first.model(), first.logErrors(), first.cvMre(), List.of());
+        }
+        for (int i = 0; i < samples.size(); i++) {
+            if (out[i]) {
+                Workload w = samples.get(i).workload();
+                double r = first.screening()[i];
+                LOG.warn("{}: left out of the fit: measured {} ms, where a fit of the runs predicts {} ms (a factor "
+                        + "of {} off; a mistyped unit, a failed run?): {}", w.tag(DatasetReader.SOURCE_TAG)
+                        .orElse("run " + w.tag("row").orElse(Integer.toString(i))), samples.get(i).millis(),
+                        samples.get(i).millis() * Math.exp(r), String.format(java.util.Locale.ROOT, "%.3g",
+                        Math.exp(Math.abs(r))), w);
+            }
+        }
+        Once second = fitOnce(kept, shrinkage, groupTag, layerShare);
+        return new Fit(second.model(), second.logErrors(), second.cvMre(), left);
+    }
+
+    /** A run's relative design row may be this many times the median row's length before it is capped. */
+    static final double LEVERAGE_CAP = 10;
+    /** How far out of the other runs' spread a run must lie to be left out, in median absolute deviations. */
+    static final double OUTLIER_MADS = 10;
+    /** ... and at least this far, in log-ratio (a factor of 5): spread that small is noise, not a wrong run. */
+    static final double OUTLIER_FLOOR = Math.log(5);
+
+    /**
+     * Which runs no model explains: those whose in-sample log-ratio lies more than {@code max(OUTLIER_MADS · MAD,
+     * OUTLIER_FLOOR)} from the median log-ratio (MAD: the median absolute deviation from it). None with fewer than
+     * ten runs, where a spread is no spread.
+     */
+    static boolean[] outliers(double[] logRatios) {
+        boolean[] out = new boolean[logRatios.length];
+        if (logRatios.length < 10) {
+            return out;
+        }
+        double median = Quantiles.median(logRatios);
+        double[] dev = new double[logRatios.length];
+        for (int i = 0; i < dev.length; i++) {
+            dev[i] = Math.abs(logRatios[i] - median);
+        }
+        double limit = Math.max(OUTLIER_MADS * Quantiles.median(dev), OUTLIER_FLOOR);
+        for (int i = 0; i < out.length; i++) {
+            out[i] = dev[i] > limit;
+        }
+        return out;
+    }
+
+    /** One fit: the stage, its errors, and the in-sample log-ratios that screen for outliers. */
+    private record Once(HostLayerModel model, double[] logErrors, double cvMre, double[] screening) {
+    }
+
+    private static Once fitOnce(List<Sample> samples, Optional<Double> shrinkage, String groupTag,
+            double layerShare) {
         LayerBasis basis = LayerBasis.standard();
         Problem p = new Problem(basis, samples, layerShare);
         List<String> groups = Folds.groups(samples, Folds.byTag(groupTag));
@@ -128,7 +211,8 @@ public final class HostLayerModel {
             }
         }
         double[] theta = p.solve(lambda, null);
-        return new Fit(new HostLayerModel(basis, p.unscale(theta), lambda), logErrors, cvMre);
+        return new Once(new HostLayerModel(basis, p.unscale(theta), lambda), logErrors, cvMre,
+                p.screening(lambda, theta));
     }
 
     /** The fitted coefficients, one per {@link LayerBasis#columnNames()} entry (a copy). */
@@ -250,6 +334,10 @@ public final class HostLayerModel {
                 double y = samples.get(i).millis();
                 for (int j = 0; j < x.length; j++) {
                     x[j] /= y;
+                    if (!Double.isFinite(x[j])) {
+                        throw new IllegalArgumentException("cannot fit a measured time of " + y + " ms for "
+                                + samples.get(i).workload() + ": too small or too large for its features");
+                    }
                 }
                 rows[i] = x;
                 int count = 0;
@@ -305,13 +393,19 @@ public final class HostLayerModel {
 
         /** As {@link #solve(double, boolean[])}, the active-set search starting from {@code start}. */
         double[] solve(double lambda, boolean[] held, double[] start) {
-            double[] weights = new double[rows.length];
-            Arrays.fill(weights, 1);
+            double[] ones = new double[rows.length];
+            Arrays.fill(ones, 1);
+            return solve(lambda, held, start, ones);
+        }
+
+        /** As {@link #solve(double, boolean[], double[])}, each row's weight multiplied by {@code cap[i]}. */
+        private double[] solve(double lambda, boolean[] held, double[] start, double[] cap) {
+            double[] weights = cap.clone();
             double[] theta = solveWeighted(lambda, held, weights, start);
             for (int iter = 0; iter < IRLS_STEPS; iter++) {
                 double[] lr = logRatios(theta, null);
                 for (int i = 0; i < rows.length; i++) {
-                    weights[i] = 1 / Math.max(Math.abs(Math.expm1(lr[i])), IRLS_FLOOR);
+                    weights[i] = cap[i] / Math.max(Math.abs(Math.expm1(lr[i])), IRLS_FLOOR);
                 }
                 theta = solveWeighted(lambda, held, weights, theta);
             }
@@ -421,6 +515,30 @@ public final class HostLayerModel {
                     layerOwner.add(owner);
                 }
             }
+        }
+
+        /**
+         * The in-sample log-ratios that screen for runs no model explains: those of the fit {@code scaledTheta}
+         * itself, or where some run's relative design row is longer than {@link #LEVERAGE_CAP} times the median
+         * row's, those of a refit (at the same shrinkage) in which such runs weigh as one of that length.
+         */
+        double[] screening(double lambda, double[] scaledTheta) {
+            double[] norm = new double[rows.length];
+            for (int i = 0; i < rows.length; i++) {
+                double q = 0;
+                for (int j : nonZero[i]) {
+                    q += rows[i][j] / scale[j] * (rows[i][j] / scale[j]);
+                }
+                norm[i] = Math.sqrt(q);
+            }
+            double limit = LEVERAGE_CAP * Quantiles.median(norm);
+            double[] cap = new double[rows.length];
+            boolean capped = false;
+            for (int i = 0; i < rows.length; i++) {
+                cap[i] = norm[i] > limit ? limit / norm[i] * (limit / norm[i]) : 1;
+                capped |= cap[i] < 1;
+            }
+            return logRatios(capped ? solve(lambda, null, null, cap) : scaledTheta, null);
         }
 
         /** log(prediction / measurement) per row (only held rows when {@code held} is given). */

@@ -420,12 +420,15 @@ public final class HostStage implements LayerStage {
      * @param logErrors      {@code log(predicted / measured)} per sample: out-of-group where cross-validated
      * @param cvMre          the out-of-group MRE (NaN when some machine could not cross-validate)
      * @param machineOrder   the machines in first-seen order ({@code ""} for runs without one)
+     * @param outliers       the samples left out as ones no model explains ({@link HostLayerModel#fit})
      */
-    public record Fit(HostStage stage, List<Double> logErrors, double cvMre, List<String> machineOrder) {
+    public record Fit(HostStage stage, List<Double> logErrors, double cvMre, List<String> machineOrder,
+            List<Sample> outliers) {
         /** Copies. */
         public Fit {
             logErrors = List.copyOf(logErrors);
             machineOrder = List.copyOf(machineOrder);
+            outliers = List.copyOf(outliers);
         }
 
         /** Whether every machine's errors are out-of-group. */
@@ -453,6 +456,7 @@ public final class HostStage implements LayerStage {
         }
         Map<String, HostLayerModel> machines = new LinkedHashMap<>();
         List<Double> errors = new ArrayList<>();
+        List<Sample> outliers = new ArrayList<>();
         double absSum = 0;
         int count = 0;
         boolean crossValidated = true;
@@ -461,6 +465,7 @@ public final class HostStage implements LayerStage {
                     e.getKey(), e.getValue().size());
             HostLayerModel.Fit f = HostLayerModel.fit(e.getValue(), shrinkage, groupTag, layerShare);
             machines.put(e.getKey(), f.model());
+            outliers.addAll(f.outliers());
             for (double x : f.logErrors()) {
                 errors.add(x);
                 absSum += Math.abs(Math.expm1(x));
@@ -469,7 +474,7 @@ public final class HostStage implements LayerStage {
             crossValidated &= !Double.isNaN(f.cvMre());
         }
         return new Fit(new HostStage(machines, Map.of()), errors, crossValidated ? absSum / count : Double.NaN,
-                new ArrayList<>(byMachine.keySet()));
+                new ArrayList<>(byMachine.keySet()), outliers);
     }
 
     /** The shrinkage the fit chose: with several machines the median of theirs. */
@@ -512,6 +517,12 @@ public final class HostStage implements LayerStage {
         });
         return layer;
     }
+
+    /**
+     * The largest basis coefficient a file may hold: a billion ms per unit of a basis term is no model (fitted ones
+     * stay below 10), and larger ones would overflow a prediction.
+     */
+    private static final double MAX_COEFFICIENT = 1e9;
 
     /** The largest calibration log-factor a file may hold: a factor of e^20 is no calibration. */
     private static final double MAX_LOG_FACTOR = 20;
@@ -579,7 +590,7 @@ public final class HostStage implements LayerStage {
         for (int k = 0; k < theta.length; k++) {
             // the fit is non-negative least squares: a negative coefficient is no model this library wrote
             theta[k] = Fields.inRange(coef.get(k), where + ": coefficient " + k + " (" + columns.get(k) + ")", 0,
-                    Double.MAX_VALUE);
+                    MAX_COEFFICIENT);
         }
         return new HostLayerModel(basis, theta, Fields.inRange(model.get("shrinkage"), where + ": shrinkage", 0,
                 Double.MAX_VALUE));

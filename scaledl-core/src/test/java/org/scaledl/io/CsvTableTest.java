@@ -1,0 +1,120 @@
+package org.scaledl.io;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+import org.scaledl.InvalidInputException;
+
+/** Bounded, line-numbered reads of tables: whole, in chunks, and of hostile paths. */
+class CsvTableTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void linesBreakAsReadAllLinesDoes() throws IOException {
+        Path f = dir.resolve("t.csv");
+        String text = "a,b\r\n1,2\r3,4\n\n5,\"x,y\"\r\n";
+        Files.writeString(f, text);
+        assertEquals(Files.readAllLines(f), CsvTable.readLines(f));
+        CsvTable t = CsvTable.read(f, "a", "b");
+        assertEquals(3, t.size());
+        assertEquals(List.of(2, 3, 5), List.of(t.line(0), t.line(1), t.line(2)));
+        assertEquals("x,y", t.get(2, "b"));
+    }
+
+    @Test
+    void chunksHoldTheRowsOfAWholeRead() throws IOException {
+        Path f = dir.resolve("t.csv");
+        StringBuilder sb = new StringBuilder("\uFEFFn,v\n");
+        for (int i = 0; i < 1000; i++) {
+            sb.append(i).append(',').append(i % 7 == 0 ? "" : "\"q" + i + "\"").append(i % 13 == 0 ? "\n\n" : "\n");
+        }
+        Files.writeString(f, sb.toString());
+        CsvTable whole = CsvTable.read(f, "n");
+        List<String> rows = new ArrayList<>();
+        List<Integer> lines = new ArrayList<>();
+        try (CsvTable.Reader in = CsvTable.open(f, "n", "v")) {
+            assertEquals(List.of("n", "v"), in.columns());
+            for (CsvTable c = in.next(64); c.size() > 0; c = in.next(64)) {
+                assertTrue(c.size() <= 64);
+                for (int r = 0; r < c.size(); r++) {
+                    rows.add(c.get(r, "n") + "|" + c.get(r, "v"));
+                    lines.add(c.line(r));
+                }
+            }
+        }
+        assertEquals(whole.size(), rows.size());
+        for (int r = 0; r < whole.size(); r++) {
+            assertEquals(whole.get(r, "n") + "|" + whole.get(r, "v"), rows.get(r));
+            assertEquals(whole.line(r), lines.get(r));
+        }
+    }
+
+    @Test
+    void textThatIsNotUtf8IsNamedByLineAndColumn() throws IOException {
+        Path f = dir.resolve("latin1.csv");
+        Files.write(f, "model,batch\nresnet,1\ncaf\u00e9,2\n".getBytes(StandardCharsets.ISO_8859_1));
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> CsvTable.read(f, "model"));
+        assertEquals(3, e.line(), e.getMessage());
+        assertTrue(e.getMessage().contains("latin1.csv:3") && e.getMessage().contains("UTF-8")
+                && e.getMessage().contains("0xe9") && e.getMessage().contains("column 4"), e.getMessage());
+    }
+
+    @Test
+    @EnabledOnOs({OS.LINUX, OS.MAC})
+    void anEndlessDeviceEndsInAnErrorNamingItAndTheLimit() {
+        InvalidInputException e = assertThrows(InvalidInputException.class,
+                () -> CsvTable.read(Path.of("/dev/zero"), "graph"));
+        assertTrue(e.getMessage().startsWith("/dev/zero:1: ") && e.getMessage().contains(
+                Integer.toString(CsvTable.MAX_LINE_BYTES)), e.getMessage());
+        InvalidInputException opened = assertThrows(InvalidInputException.class,
+                () -> CsvTable.open(Path.of("/dev/zero"), "graph"));
+        assertTrue(opened.getMessage().startsWith("/dev/zero:1: "), opened.getMessage());
+    }
+
+    @Test
+    void aFileOverTheLimitIsRefusedBeforeItIsRead() throws IOException {
+        Path f = dir.resolve("big.csv");
+        try (var ch = java.nio.channels.FileChannel.open(f, java.nio.file.StandardOpenOption.CREATE_NEW,
+                java.nio.file.StandardOpenOption.WRITE)) {
+            // a sparse file: its size is over the limit, its blocks are not written
+            ch.write(java.nio.ByteBuffer.wrap(new byte[] {'\n'}), CsvTable.MAX_BYTES);
+        }
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> CsvTable.read(f, "a"));
+        assertTrue(e.getMessage().contains("big.csv") && e.getMessage().contains(Long.toString(CsvTable.MAX_BYTES)),
+                e.getMessage());
+        assertThrows(InvalidInputException.class, () -> CsvTable.readLines(f));
+    }
+
+    @Test
+    void aDirectoryOrAMissingFileIsNamed() {
+        InvalidInputException d = assertThrows(InvalidInputException.class, () -> CsvTable.read(dir, "a"));
+        assertTrue(d.getMessage().contains("directory"), d.getMessage());
+        InvalidInputException m = assertThrows(InvalidInputException.class,
+                () -> CsvTable.read(dir.resolve("none.csv"), "a"));
+        assertTrue(m.getMessage().contains("none.csv") && m.getMessage().contains("no such file"), m.getMessage());
+    }
+
+    @Test
+    void rangeAccessorsNameTheColumnAndRange() {
+        CsvTable t = CsvTable.parse("t.csv", List.of("b,ms", "2147483647,4.9e-324", "3,5"), "b", "ms");
+        InvalidInputException b = assertThrows(InvalidInputException.class, () -> t.intInRange(0, "b", 1, 1 << 20));
+        assertTrue(b.getMessage().startsWith("t.csv:2: b must be in 1..1048576"), b.getMessage());
+        InvalidInputException ms = assertThrows(InvalidInputException.class,
+                () -> t.numberInRange(0, "ms", 1e-6, 1e9));
+        assertTrue(ms.getMessage().startsWith("t.csv:2: ms must be a number in"), ms.getMessage());
+        assertEquals(3, t.intInRange(1, "b", 1, 1 << 20));
+        assertEquals(5.0, t.numberInRange(1, "ms", 1e-6, 1e9));
+    }
+}

@@ -1,0 +1,64 @@
+package org.scaledl.model;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.scaledl.TestData;
+import org.scaledl.io.DatasetReader;
+import org.scaledl.workload.Sample;
+
+/**
+ * The host fit leaves out runs no model explains (a time a factor of 5 or more off the fit of the others, and far
+ * outside their spread), names them where they were read, and fits the rest as if they had never been there; clean
+ * data lose nothing.
+ */
+class HostOutliersTest {
+    /** Four families of the bundled data (some 150 runs): enough to cross-validate, quick to fit. */
+    private static List<Sample> clean() {
+        Set<String> families = Set.of("resnet", "mobilenet", "alexnet", "squeezenet");
+        return DatasetReader.read(TestData.cpuDdp()).samples().stream()
+                .filter(s -> families.contains(s.workload().tag("family").orElseThrow())).toList();
+    }
+
+    @Test
+    void aRunNoModelExplainsIsLeftOutNamedAndTheOthersFitAsWithoutIt() {
+        List<Sample> clean = clean();
+        assertFalse(RuntimePredictor.fit(clean).provenance().config().containsKey(LayerCost.LEFT_OUT),
+                "clean data lose nothing");
+        int k = 17;
+        List<Sample> others = new ArrayList<>(clean);
+        others.remove(k);
+        RuntimePredictor reference = RuntimePredictor.fit(others);
+        for (double factor : new double[] {1000, 1e-3}) {
+            List<Sample> bad = new ArrayList<>(clean);
+            Sample wrong = Sample.of(clean.get(k).workload(), clean.get(k).millis() * factor);
+            bad.set(k, wrong);
+            RuntimePredictor p = RuntimePredictor.fit(bad);
+            String where = wrong.workload().tag(DatasetReader.SOURCE_TAG).orElseThrow();
+            assertTrue(where.matches(".*runs\\.csv:\\d+"), where);
+            assertEquals(where, p.provenance().config().get(LayerCost.LEFT_OUT));
+            assertEquals(bad.size(), p.provenance().trainingSamples(), "the provenance counts what was given");
+            for (Sample s : clean) {
+                Prediction a = reference.predict(s.workload());
+                Prediction b = p.predict(s.workload());
+                assertEquals(a.millis(), b.millis(), 0.0, "the others fit exactly as without the wrong run");
+                assertEquals(a.lowMillis(), b.lowMillis(), 0.0, "and so does the interval");
+                assertEquals(a.warnings(), b.warnings(), "and the domain");
+            }
+        }
+    }
+
+    @Test
+    void aTimeTooSmallToFitIsAnArgumentErrorNotACrash() {
+        List<Sample> bad = new ArrayList<>(clean());
+        bad.set(3, Sample.of(bad.get(3).workload(), 4.9e-324));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RuntimePredictor.fit(bad));
+        assertTrue(e.getMessage().contains("4.9E-324"), e.getMessage());
+    }
+}

@@ -1,0 +1,330 @@
+package org.scaledl.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+import org.scaledl.io.CsvTable;
+import org.scaledl.model.Prediction;
+import org.scaledl.model.RuntimePredictor;
+import org.scaledl.onnx.OnnxImporter;
+import org.scaledl.workload.Phase;
+import org.scaledl.workload.Workload;
+
+/**
+ * The command line on hostile input and a hostile environment: every case ends in a right answer or one line on
+ * stderr naming the file, line, node or option, with the documented exit code; nothing is replaced that is not a
+ * regular file, nothing half-written is left, and no output is lost with exit 0.
+ */
+class HostileCliTest {
+    @TempDir
+    static Path data;
+    static Path model;
+
+    /** A small dataset and the model fitted on it. */
+    @BeforeAll
+    static void fit() throws Exception {
+        MainTest.smallDataset(data);
+        model = data.resolve("m.sdl");
+        MainTest.Run r = MainTest.run("fit", "--data", data.toString(), "--out", model.toString());
+        assertEquals(0, r.code(), r.err());
+    }
+
+    static Path repo() {
+        return MainTest.graph("resnet18_r64").getParent().getParent().getParent().getParent();
+    }
+
+    private static void oneLine(MainTest.Run r, int code, String... parts) {
+        assertEquals(code, r.code(), r.err());
+        assertEquals(1, r.err().strip().lines().count(), r.err());
+        assertTrue(r.err().startsWith("scaledl: error: "), r.err());
+        for (String p : parts) {
+            assertTrue(r.err().contains(p), "'" + p + "' in " + r.err());
+        }
+    }
+
+    private static List<String> tmpFiles(Path dir) throws IOException {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(".scaledl-")).toList();
+        }
+    }
+
+    private static Path candidates(Path dir, int rows, String last) throws IOException {
+        StringBuilder sb = new StringBuilder("note,graph,batch,world_size,threads,phase,model\n");
+        String[] graphs = {"resnet18_r64", "squeezenet1_1_r64", "mobilenet_v2_r64"};
+        for (int i = 0; i < rows; i++) {
+            sb.append("\"n,").append(i).append("\",").append(data.relativize(data.resolve("graphs/" + graphs[i % 3]
+                    + ".onnx"))).append(',').append(1 + i % 40).append(',').append(1 + i % 2).append(',')
+                    .append(1 + i / 2 % 2).append(',').append(i % 5 == 0 ? "infer" : "train").append(",m")
+                    .append(i % 3).append('\n');
+        }
+        if (last != null) {
+            sb.append(last).append('\n');
+        }
+        Path f = data.resolve("cands-" + rows + (last == null ? "" : "-bad") + ".csv");
+        Files.writeString(f, sb.toString());
+        return f;
+    }
+
+    /**
+     * Item 4: a table longer than a chunk is streamed, and every row is what {@code predict} gives it, carried
+     * columns and all, in row order.
+     */
+    @Test
+    void aLongCandidateTableIsScoredRowByRowAsPredictWould() throws Exception {
+        int rows = PredictCommand.CHUNK_ROWS + 37;
+        Path table = candidates(data, rows, null);
+        Path out = data.resolve("scored.csv");
+        MainTest.Run r = MainTest.run("predict", "--model", model.toString(), "--candidates", table.toString(),
+                "--out", out.toString());
+        assertEquals(0, r.code(), r.err());
+        List<String> lines = Files.readAllLines(out);
+        assertEquals(rows + 1, lines.size());
+        assertEquals("note,graph,batch,world_size,threads,phase,model,predicted_ms,low_ms,high_ms,warnings",
+                lines.get(0));
+        RuntimePredictor p = RuntimePredictor.load(model);
+        CsvTable t = CsvTable.read(table, "graph");
+        java.util.Map<String, org.scaledl.graph.ModelGraph> graphs = new java.util.HashMap<>();
+        for (int i = 0; i < rows; i += 97) {
+            Workload w = Workload.builder(graphs.computeIfAbsent(t.get(i, "graph"), g -> OnnxImporter.read(data
+                    .resolve(g)))).batch(t.positiveInt(i, "batch")).worldSize(t.positiveInt(i, "world_size"))
+                    .threads(t.positiveInt(i, "threads")).phase(Phase.parse(t.get(i, "phase"))).build();
+            Prediction pr = p.predict(w);
+            String expected = CsvTable.quote(t.get(i, "note")) + "," + String.join(",", t.get(i, "graph"),
+                    t.get(i, "batch"), t.get(i, "world_size"), t.get(i, "threads"), t.get(i, "phase"),
+                    t.get(i, "model")) + String.format(Locale.ROOT, ",%.4f,%.4f,%.4f,", pr.millis(), pr.lowMillis(),
+                    pr.highMillis()) + String.join(";", pr.warnings().stream().map(x -> x.kind().name()
+                            .toLowerCase(Locale.ROOT)).distinct().toList());
+            assertEquals(expected, lines.get(i + 1), "row " + i);
+        }
+        assertEquals(List.of(), tmpFiles(data));
+    }
+
+    /** Item 1: the files the command line writes never replace a device, a pipe, a link or a folder. */
+    @Test
+    @EnabledOnOs({OS.LINUX, OS.MAC})
+    void whatIsNotARegularFileIsNeverReplaced(@TempDir Path dir) throws Exception {
+        Path table = candidates(data, 3, null);
+        MainTest.Run devNull = MainTest.run("predict", "--model", model.toString(), "--candidates", table.toString(),
+                "--out", "/dev/null");
+        oneLine(devNull, Main.IO, "refusing to replace /dev/null");
+        Path target = Files.writeString(dir.resolve("precious.csv"), "precious");
+        Path link = Files.createSymbolicLink(dir.resolve("link.csv"), target);
+        oneLine(MainTest.run("predict", "--model", model.toString(), "--candidates", table.toString(), "--out",
+                link.toString()), Main.IO, "link.csv", "symbolic link");
+        Path fifo = dir.resolve("plan.csv");
+        new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor();
+        oneLine(MainTest.run("plan", "--data", data.toString(), "--runs", "4", "--out", fifo.toString()), Main.IO,
+                "plan.csv");
+        Path folder = Files.createDirectory(dir.resolve("svg"));
+        for (Path p : List.of(link, fifo, folder)) {
+            UncheckedIOException e = org.junit.jupiter.api.Assertions.assertThrows(UncheckedIOException.class,
+                    () -> Reports.write(p, "<svg/>"), p.toString());
+            assertTrue(e.getMessage().contains("refusing to replace"), e.getMessage());
+        }
+        assertEquals("precious", Files.readString(target));
+        assertTrue(Files.isSymbolicLink(link) && Files.isDirectory(folder) && !Files.isRegularFile(fifo));
+        assertEquals(List.of(), tmpFiles(dir));
+    }
+
+    /**
+     * Item 1: a write that fails is exit status 4, and one that stops at a bad row leaves the old file as it was;
+     * neither leaves a temporary file.
+     */
+    @Test
+    void aFailedWriteChangesNothingAndLeavesNothing(@TempDir Path dir) throws Exception {
+        Path table = candidates(data, 3, null);
+        oneLine(MainTest.run("predict", "--model", model.toString(), "--candidates", table.toString(), "--out",
+                dir.resolve("no/such/folder/out.csv").toString()), Main.IO, "cannot write", "out.csv");
+        Path bad = candidates(data, PredictCommand.CHUNK_ROWS + 5, "\"late\",graphs/resnet18_r64.onnx,0,1,1,train,m");
+        Path out = Files.writeString(dir.resolve("out.csv"), "old");
+        MainTest.Run r = MainTest.run("predict", "--model", model.toString(), "--candidates", bad.toString(), "--out",
+                out.toString());
+        oneLine(r, Main.BAD_INPUT, bad.getFileName() + ":" + (PredictCommand.CHUNK_ROWS + 7), "batch");
+        assertEquals("old", Files.readString(out));
+        assertEquals(List.of("out.csv"), Files.list(dir).map(p -> p.getFileName().toString()).toList());
+    }
+
+    /** A stream that fails every write, as a full disk does. */
+    private static final class Full extends OutputStream {
+        @Override
+        public void write(int b) throws IOException {
+            throw new IOException("No space left on device");
+        }
+    }
+
+    /** Item 2: output standard output could not take is exit status 4, whichever command printed it. */
+    @Test
+    void outputLostToAFullDeviceIsExitFour() throws Exception {
+        Path table = candidates(data, 3, null);
+        String g = MainTest.graph("resnet18_r64").toString();
+        List<String[]> commands = List.of(new String[] {"inspect", g, "--batch", "2"},
+                new String[] {"inspect", "--model", model.toString(), "--json"},
+                new String[] {"predict", "--model", model.toString(), "--graph", g, "--batch", "2", "--json"},
+                new String[] {"predict", "--model", model.toString(), "--candidates", table.toString()});
+        PrintStream oldOut = System.out;
+        PrintStream oldErr = System.err;
+        for (String[] args : commands) {
+            java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+            int code;
+            try {
+                System.setOut(new PrintStream(new Full(), true, StandardCharsets.UTF_8));
+                System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+                code = Main.execute(args);
+            } finally {
+                System.setOut(oldOut);
+                System.setErr(oldErr);
+            }
+            String e = err.toString(StandardCharsets.UTF_8).lines().filter(l -> l.startsWith("scaledl: error"))
+                    .reduce("", String::concat);
+            assertEquals(Main.IO, code, String.join(" ", args) + ": " + e);
+            assertTrue(e.contains("cannot write to standard output"), e);
+        }
+    }
+
+    /** Item 2, for real: {@code > /dev/full}. */
+    @Test
+    @EnabledOnOs(OS.LINUX)
+    void redirectedToDevFullTheJsonOfPredictIsExitFour() throws Exception {
+        Process p = java(List.of(), "predict", "--model", model.toString(), "--graph",
+                MainTest.graph("resnet18_r64").toString(), "--batch", "2", "--json")
+                .redirectOutput(new java.io.File("/dev/full")).start();
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS));
+        String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(Main.IO, p.exitValue(), err);
+        assertTrue(err.contains("cannot write to standard output"), err);
+    }
+
+    private static ProcessBuilder java(List<String> jvm, String... args) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(jvm);
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(Main.class.getName());
+        cmd.addAll(List.of(args));
+        return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.PIPE);
+    }
+
+    /** Item 3: out of memory anywhere is one line naming -Xmx, exit status 5. */
+    @Test
+    void outOfMemoryIsOneLineNamingXmxWithItsOwnExitCode(@TempDir Path dir) throws Exception {
+        Path matrix = dir.resolve("x.csv");
+        try (var w = Files.newBufferedWriter(matrix)) {
+            for (int i = 0; i < 600_000; i++) {
+                w.write(i + ".5,0.25,-3.75," + (i % 7) + ".125\n");
+            }
+        }
+        Process p = java(List.of("-Xmx24m", "-XX:TieredStopAtLevel=1"), "plan", "--matrix", matrix.toString(),
+                "--runs", "3").redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        assertTrue(p.waitFor(300, TimeUnit.SECONDS));
+        String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(Main.OUT_OF_MEMORY, p.exitValue(), err);
+        assertEquals(1, err.strip().lines().count(), err);
+        assertTrue(err.startsWith("scaledl: error: out of memory") && err.contains("-Xmx"), err);
+    }
+
+    /** Items 6, 7, 8, 9, 11: hostile data files, each one line naming where. */
+    @Test
+    @EnabledOnOs({OS.LINUX, OS.MAC})
+    void hostileDataFilesAreOneLineErrorsNamingWhere(@TempDir Path dir) throws Exception {
+        oneLine(MainTest.run("predict", "--model", model.toString(), "--candidates", "/dev/zero"), Main.BAD_INPUT,
+                "/dev/zero:1", "longer than");
+        oneLine(MainTest.run("plan", "--matrix", "/dev/zero", "--runs", "2"), Main.BAD_INPUT, "/dev/zero:1");
+        Path gpu = repo().resolve("scaledl-core/src/test/resources/gpu");
+        Path device = dir.resolve("gpu.sdl");
+        assertEquals(0, MainTest.run("fit", "--gpu", "--data", gpu.toString(), "--out", device.toString()).code());
+        oneLine(MainTest.run("predict", "--model", device.toString(), "--graph", MainTest.graph("resnet18_r64")
+                .toString(), "--batch", "2", "--device", "NVIDIA L4", "--devices", "/dev/zero"), Main.BAD_INPUT,
+                "/dev/zero:1");
+
+        Path ds = dir.resolve("ds");
+        MainTest.smallDataset(ds);
+        List<String> rows = Files.readAllLines(ds.resolve("runs.csv"));
+        String[][] cases = {{"../../etc/shadow", "leaves the dataset folder"}, {"/etc/passwd", "leaves the dataset"},
+            {"4.9e-324", "iter_ms_p50"}, {"1e308", "iter_ms_p50"}, {"2147483647", "batch"}};
+        for (String[] c : cases) {
+            List<String> edited = new ArrayList<>(rows);
+            String[] f = edited.get(3).split(",", -1);
+            List<String> header = List.of(edited.get(0).split(","));
+            int col = c[0].contains("/") ? header.indexOf("graph") : c[1].equals("batch") ? header.indexOf("batch")
+                    : header.indexOf("iter_ms_p50");
+            f[col] = c[0];
+            edited.set(3, String.join(",", f));
+            Files.write(ds.resolve("runs.csv"), edited);
+            oneLine(MainTest.run("fit", "--data", ds.toString(), "--out", dir.resolve("x.sdl").toString()),
+                    Main.BAD_INPUT, "runs.csv:4", c[1]);
+        }
+        Files.write(ds.resolve("runs.csv"), rows);
+        Files.writeString(ds.resolve("machine.json"), "{\"name\": \"m\", \"cpus\": 2, \"l2\": \". MiB\"}");
+        oneLine(MainTest.run("fit", "--data", ds.toString(), "--out", dir.resolve("x.sdl").toString()),
+                Main.BAD_INPUT, "machine.json", "\"l2\"");
+        Files.delete(ds.resolve("machine.json"));
+        byte[] latin1 = (String.join("\n", rows.subList(0, 3)) + "\ncaf\u00e9" + rows.get(3) + "\n")
+                .getBytes(StandardCharsets.ISO_8859_1);
+        Files.write(ds.resolve("runs.csv"), latin1);
+        oneLine(MainTest.run("fit", "--data", ds.toString(), "--out", dir.resolve("x.sdl").toString()),
+                Main.BAD_INPUT, "runs.csv:4", "UTF-8");
+        assertFalse(Files.exists(dir.resolve("x.sdl")));
+
+        byte[] saved = Files.readAllBytes(model);
+        Path truncated = Files.write(dir.resolve("cut.sdl"), java.util.Arrays.copyOf(saved, 3000));
+        MainTest.Run cut = MainTest.run("inspect", "--model", truncated.toString());
+        oneLine(cut, Main.BAD_INPUT, "cut.sdl", "invalid JSON at line");
+        assertFalse(cut.err().contains("REDACTED") || cut.err().contains("Source:"), cut.err());
+    }
+
+    /** Item 11: advice names the options, not the Java calls. */
+    @Test
+    void refusalsNameTheOptionsNotTheJavaCalls() {
+        Path machines = repo().resolve("scaledl-models/src/main/resources/org/scaledl/models/cpu-machines.sdl");
+        String g = MainTest.graph("resnet18_r64").toString();
+        MainTest.Run which = MainTest.run("predict", "--model", machines.toString(), "--graph", g, "--batch", "2");
+        oneLine(which, Main.USAGE, "--device");
+        assertFalse(which.err().contains("Workload.Builder"), which.err());
+        assertEquals("", Main.forCli(null));
+        assertEquals("predict it anyway with --allow-partial", Main.forCli("predict it anyway with "
+                + "allowingPartialGraphs() (CLI --allow-partial)"));
+        assertTrue(Main.forCli("machine 'x', which it has not seen: give it a few measured runs of that machine "
+                + "(predictor.calibrate(runs))").contains("scaledl fit --calibrate"));
+        assertEquals("bind each with --dim NAME=SIZE, e.g. --dim seq=224 with its real size", Main.forCli("bind "
+                + "each with --dim NAME=SIZE, e.g. --dim seq=224 with its real size (API: "
+                + "OnnxImporter.Options.builder().dim(\"seq\", 224); CLI: --dim name=size)"));
+    }
+
+    /** Item 8: fit names the runs it leaves out. */
+    @Test
+    void fitNamesTheRunsItLeavesOut(@TempDir Path dir) throws Exception {
+        MainTest.smallDataset(dir);
+        List<String> rows = new ArrayList<>(Files.readAllLines(dir.resolve("runs.csv")));
+        List<String> header = List.of(rows.get(0).split(","));
+        int ms = header.indexOf("iter_ms_p50");
+        String[] f = rows.get(5).split(",", -1);
+        f[ms] = Double.toString(Double.parseDouble(f[ms]) * 1000);
+        rows.set(5, String.join(",", f));
+        Files.write(dir.resolve("runs.csv"), rows);
+        MainTest.Run r = MainTest.run("fit", "--data", dir.toString(), "--out", dir.resolve("m.sdl").toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.out().contains("left out of the fit") && r.out().contains(dir.resolve("runs.csv") + ":6"),
+                r.out());
+        MainTest.Run clean = MainTest.run("fit", "--data", data.toString(), "--out", dir.resolve("c.sdl").toString());
+        assertFalse(clean.out().contains("left out"), clean.out());
+    }
+}
