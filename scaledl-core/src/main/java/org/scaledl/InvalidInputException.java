@@ -109,7 +109,7 @@ public final class InvalidInputException extends RuntimeException {
      * Text that is not valid JSON: {@code what} (e.g. "not a machine description") followed by where the parser
      * stopped, as {@code (invalid JSON at line L, column C: reason)}. Jackson's own naming of the source
      * ({@code [Source: REDACTED ...; line: 7, column: 21]}) becomes {@code line 7, column 21}: the file is
-     * {@code source}.
+     * {@code source}. A token the parser quotes from the text as unrecognized is left out ({@code '…'}).
      */
     public static InvalidInputException invalidJson(String source, String what, IOException cause) {
         String where = "";
@@ -120,8 +120,15 @@ public final class InvalidInputException extends RuntimeException {
             msg = j.getOriginalMessage() == null ? "" : j.getOriginalMessage();
         }
         msg = JSON_SOURCE.matcher(msg.split("\n", 2)[0]).replaceAll("line $1, column $2");
+        msg = QUOTED.matcher(msg).replaceAll("$1'…'");
         return wrap(source, what + " (invalid JSON" + where + (msg.isEmpty() ? "" : ": " + msg) + ")", cause);
     }
+
+    /**
+     * A token Jackson quotes from the text: left out, so that an error about a file that is not JSON (a path a
+     * table names, say) does not print what the file holds.
+     */
+    private static final Pattern QUOTED = Pattern.compile("(Unrecognized token )'[^'\n]*'");
 
     /** A location inside a Jackson message, which names the source in its own words. */
     private static final Pattern JSON_SOURCE = Pattern.compile(

@@ -12,20 +12,32 @@ import java.util.Optional;
 import java.util.function.Function;
 import org.scaledl.InvalidInputException;
 import org.scaledl.graph.ModelGraph;
+import org.scaledl.transformer.HuggingFaceConfig;
+import org.scaledl.transformer.TransformerSpec;
 import org.scaledl.workload.Dataset;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Phase;
+import org.scaledl.workload.Precision;
+import org.scaledl.workload.Recompute;
+import org.scaledl.workload.Topology;
 import org.scaledl.workload.Workload;
 
 /**
  * Workloads that could be run, not yet measured: a candidate table with the column names of {@code runs.csv}, or a
  * grid spec that expands into one. {@code predict --candidates} scores them, {@code plan} chooses which to measure.
  *
- * <p>A <b>candidate table</b> is a CSV with the columns {@code graph} (an ONNX file, relative to the table's folder),
- * {@code batch}, {@code world_size}, {@code threads}, {@code phase}; optionally {@code tensor}, {@code pipeline},
- * {@code micro_batches}, {@code device}, and {@code model}, {@code family}, {@code resolution} (carried as tags, as
- * in a dataset). Any other column is carried through untouched.
+ * <p>A <b>candidate table</b> is a CSV with a row per workload. Its model is {@code graph} (an ONNX file) or
+ * {@code transformer} (a Hugging Face {@code config.json}, read by {@link HuggingFaceConfig}) with {@code seq} (its
+ * sequence length), paths relative to the table's folder; {@code batch} is the samples (sequences) of one
+ * micro-batch and {@code micro_batches} (default 1) how many micro-batches each data-parallel replica runs per
+ * iteration, so a replica's batch is their product. Optional columns, with their defaults (or the caller's, see
+ * {@link #open}): {@code world_size} (data-parallel replicas, 1), {@code tensor} and {@code pipeline} (1),
+ * {@code threads} (1), {@code phase} (train), {@code device} (a GPU or CPU machine name), {@code precision} (fp32,
+ * tf32, fp16, bf16; fp32), {@code recompute} (none, selective, full; none), {@code sequence_parallel} (true or false;
+ * false), {@code gpus_per_node} and {@code inter_node_gbps} (the nodes of the GPUs, network Gb/s per node; the
+ * device's standard server), and {@code model}, {@code family}, {@code resolution} (carried as tags, as in a
+ * dataset). Any other column is carried through untouched.
  *
  * <p>A <b>grid spec</b> is a text file of {@code key = value, value, ...} lines ({@code #} starts a comment) whose
  * cartesian product is the candidate set:
@@ -50,7 +62,7 @@ import org.scaledl.workload.Workload;
  *                   {@code graph} and {@code row} where known
  */
 public record Candidates(CsvTable table, List<Workload> workloads) {
-    private static final List<String> REQUIRED = List.of("graph", "batch", "world_size", "threads", "phase");
+    private static final List<String> REQUIRED = List.of("batch");
     private static final List<String> GRID_KEYS = List.of("model", "resolution", "batch", "threads", "world_size",
             "phase", "graph", "cores");
 
@@ -192,7 +204,15 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
 
     private static Candidates of(CsvTable t, Path dir, Function<Path, ModelGraph> importer,
             Function<String, Optional<Device>> devices) {
-        return new Rows(dir, importer, devices).read(t);
+        requireModelColumn(t.source(), t.columns());
+        return new Rows(dir, importer, devices, Map.of()).read(t);
+    }
+
+    private static void requireModelColumn(String source, List<String> columns) {
+        if (!columns.contains("graph") && !columns.contains("transformer")) {
+            throw InvalidInputException.inSource(source, "a candidate table needs a graph column (ONNX files) or a "
+                    + "transformer column (Hugging Face config.json files); it has " + columns);
+        }
     }
 
     /**
@@ -200,13 +220,22 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
      * the chunks' workloads are those {@link #read} gives, in order (tags {@code row} count from the table's first
      * row), each graph file imported and each device resolved once per table.
      *
+     * @param defaults the value of a column for rows where it is absent or blank (a command line's options: say
+     *                 {@code precision -> fp16}); parsed and checked as a cell is
+     *
      * @throws InvalidInputException naming the file for an unreadable table or a missing column; each chunk names
      *         the file and line of a bad row
      */
     public static Chunks open(Path csv, Function<Path, ModelGraph> importer,
-            Function<String, Optional<Device>> devices) {
-        return new Chunks(CsvTable.open(csv, REQUIRED.toArray(new String[0])),
-                new Rows(csv.toAbsolutePath().getParent(), importer, devices));
+            Function<String, Optional<Device>> devices, Map<String, String> defaults) {
+        CsvTable.Reader in = CsvTable.open(csv, REQUIRED.toArray(new String[0]));
+        try {
+            requireModelColumn(csv.toString(), in.columns());
+        } catch (InvalidInputException e) {
+            in.close();
+            throw e;
+        }
+        return new Chunks(in, new Rows(csv.toAbsolutePath().getParent(), importer, devices, defaults));
     }
 
     /** A candidate table read in chunks ({@link #open}). Not thread-safe. */
@@ -249,15 +278,19 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         private final Path dir;
         private final Function<Path, ModelGraph> importer;
         private final Function<String, Optional<Device>> devices;
+        private final Map<String, String> defaults;
         private final Map<String, ModelGraph> graphs = new HashMap<>();
+        private final Map<String, TransformerSpec> specs = new HashMap<>();
         private final Map<String, Optional<Device>> deviceCache = new HashMap<>();
         /** Rows read before this table (chunk). */
         private int offset;
 
-        Rows(Path dir, Function<Path, ModelGraph> importer, Function<String, Optional<Device>> devices) {
+        Rows(Path dir, Function<Path, ModelGraph> importer, Function<String, Optional<Device>> devices,
+                Map<String, String> defaults) {
             this.dir = dir;
             this.importer = importer;
             this.devices = devices;
+            this.defaults = Map.copyOf(defaults);
         }
 
         Candidates read(CsvTable t) {
@@ -269,42 +302,151 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             return new Candidates(t, ws);
         }
 
+        /** A row's value of a column: the cell, else the caller's default, else empty. */
+        private Optional<String> value(CsvTable t, int r, String column) {
+            return t.opt(r, column).or(() -> Optional.ofNullable(defaults.get(column)).filter(v -> !v.isEmpty()));
+        }
+
         private Workload workload(CsvTable t, int r) {
-            String path = t.get(r, "graph");
             int line = t.line(r);
-            ModelGraph g = graphs.computeIfAbsent(path, k -> {
-                Path file = dir.resolve(k).normalize();
-                if (!Files.isRegularFile(file)) {
-                    throw InvalidInputException.atLine(t.source(), line, "graph file not found: " + file);
+            Optional<String> graphPath = t.opt(r, "graph");
+            Optional<String> config = t.opt(r, "transformer");
+            if (graphPath.isPresent() == config.isPresent()) {
+                throw InvalidInputException.atLine(t.source(), line, graphPath.isPresent()
+                        ? "give graph or transformer, not both" : "no graph (ONNX file) or transformer (config.json)");
+            }
+            ModelGraph g;
+            String what;
+            if (graphPath.isPresent()) {
+                what = graphPath.get();
+                g = graphs.computeIfAbsent(what, k -> importer.apply(existing(t, line, k, "graph")));
+            } else {
+                long seq = positive(t, r, "seq").orElseThrow(() -> InvalidInputException.atLine(t.source(), line,
+                        "a transformer row needs seq (the sequence length)"));
+                what = config.get();
+                String key = what + "\u0000" + seq;
+                TransformerSpec spec = specs.computeIfAbsent(what, k -> {
+                    Path file = existing(t, line, k, "transformer");
+                    try {
+                        return HuggingFaceConfig.read(file);
+                    } catch (InvalidInputException e) {
+                        throw InvalidInputException.atLine(t.source(), line, e.getMessage());
+                    }
+                });
+                try {
+                    g = graphs.computeIfAbsent(key, k -> spec.graph(seq));
+                } catch (IllegalArgumentException e) {
+                    throw InvalidInputException.atLine(t.source(), line, e.getMessage());
                 }
-                return importer.apply(file);
-            });
+            }
             Phase ph;
             try {
-                ph = Phase.parse(t.get(r, "phase"));
+                ph = Phase.parse(value(t, r, "phase").orElse("train"));
             } catch (InvalidInputException e) {
                 throw InvalidInputException.atLine(t.source(), line, e.detail());
             }
-            Workload.Builder b = Workload.builder(g).batch(t.positiveInt(r, "batch")).threads(t.positiveInt(r,
-                    "threads")).phase(ph).parallelism(Parallelism.of(t.positiveInt(r, "world_size"),
-                    optionalInt(t, r, "tensor"), optionalInt(t, r, "pipeline"), optionalInt(t, r, "micro_batches")))
-                    .tag("graph", path).tag("row", Integer.toString(offset + r));
+            int micro = positive(t, r, "batch").orElseThrow(() -> InvalidInputException.atLine(t.source(), line,
+                    "missing batch"));
+            int microBatches = positive(t, r, "micro_batches").orElse(1);
+            if ((long) micro * microBatches > Integer.MAX_VALUE) {
+                throw InvalidInputException.atLine(t.source(), line, "batch x micro_batches is too large: " + micro
+                        + " x " + microBatches);
+            }
+            Workload.Builder b = Workload.builder(g).batch(micro * microBatches)
+                    .threads(positive(t, r, "threads").orElse(1)).phase(ph)
+                    .tag(graphPath.isPresent() ? "graph" : "transformer", what).tag("row", Integer.toString(offset + r));
+            try {
+                b.parallelism(Parallelism.of(positive(t, r, "world_size").orElse(1), positive(t, r, "tensor")
+                        .orElse(1), positive(t, r, "pipeline").orElse(1), microBatches)
+                        .withSequenceParallel(flag(t, r, "sequence_parallel")));
+                value(t, r, "precision").map(Precision::parse).ifPresent(b::precision);
+                value(t, r, "recompute").map(Recompute::parse).ifPresent(b::recompute);
+            } catch (InvalidInputException e) {
+                throw InvalidInputException.atLine(t.source(), line, e.detail());
+            } catch (IllegalArgumentException e) {
+                throw InvalidInputException.atLine(t.source(), line, e.getMessage());
+            }
             Optional<String> model = t.opt(r, "model").filter(m -> !m.isEmpty());
             model.ifPresent(m -> b.tag("model", m));
             t.opt(r, "family").filter(f -> !f.isEmpty()).or(() -> model.map(Dataset::familyOf))
                     .ifPresent(f -> b.tag("family", f));
             t.opt(r, "resolution").filter(v -> !v.isEmpty()).ifPresent(v -> b.tag("resolution", v));
             String deviceName = t.opt(r, "device").orElse("");
+            Optional<Device> device;
             try {
-                deviceCache.computeIfAbsent(deviceName, devices).ifPresent(b::device);
+                device = deviceCache.computeIfAbsent(deviceName, devices);
             } catch (IllegalArgumentException e) {
                 throw InvalidInputException.atLine(t.source(), line, e.getMessage());
             }
+            device.ifPresent(b::device);
+            Optional<Integer> gpus = positive(t, r, "gpus_per_node");
+            Optional<Double> network = value(t, r, "inter_node_gbps").map(v -> {
+                double x = parseDouble(v);
+                if (!(x > 0 && Double.isFinite(x))) {
+                    throw InvalidInputException.atLine(t.source(), line, "inter_node_gbps must be a positive number "
+                            + "(Gb/s per node), got '" + v + "'");
+                }
+                return x;
+            });
+            if (gpus.isPresent() || network.isPresent()) {
+                if (device.isEmpty()) {
+                    throw InvalidInputException.atLine(t.source(), line, "gpus_per_node and inter_node_gbps describe "
+                            + "the nodes of GPUs: give the device");
+                }
+                try {
+                    b.topology(Topology.assumedFor(device.get()).with(gpus, network));
+                } catch (IllegalArgumentException e) {
+                    throw InvalidInputException.atLine(t.source(), line, e.getMessage());
+                }
+            }
             return b.build();
         }
-    }
 
-    private static int optionalInt(CsvTable t, int r, String column) {
-        return t.opt(r, column).filter(v -> !v.isEmpty()).isPresent() ? t.positiveInt(r, column) : 1;
+        /** The file a path cell names, relative to the table's folder; an error at the line when there is none. */
+        private Path existing(CsvTable t, int line, String cell, String column) {
+            Path file = dir.resolve(cell).normalize();
+            if (!Files.isRegularFile(file)) {
+                throw InvalidInputException.atLine(t.source(), line, column + " file not found: " + file);
+            }
+            return file;
+        }
+
+        /** A positive integer value, empty when the column is absent, the cell blank and no default given. */
+        private Optional<Integer> positive(CsvTable t, int r, String column) {
+            return value(t, r, column).map(v -> {
+                try {
+                    int x = Integer.parseInt(v.trim());
+                    if (x > 0) {
+                        return x;
+                    }
+                } catch (NumberFormatException e) {
+                    // reported below
+                }
+                throw InvalidInputException.atLine(t.source(), t.line(r), column + " must be a positive integer, got '"
+                        + v + "'");
+            });
+        }
+
+        /** A true/false value (also 1/0, yes/no), false when absent. */
+        private boolean flag(CsvTable t, int r, String column) {
+            Optional<String> v = value(t, r, column).map(x -> x.trim().toLowerCase(Locale.ROOT));
+            if (v.isEmpty()) {
+                return false;
+            }
+            return switch (v.get()) {
+                case "true", "1", "yes" -> true;
+                case "false", "0", "no" -> false;
+                default -> throw InvalidInputException.atLine(t.source(), t.line(r), column + " must be true or false, "
+                        + "got '" + v.get() + "'");
+            };
+        }
+
+        private static double parseDouble(String v) {
+            try {
+                return Double.parseDouble(v.trim());
+            } catch (NumberFormatException e) {
+                return Double.NaN;
+            }
+        }
     }
 }

@@ -63,8 +63,7 @@ public final class HuggingFaceConfig {
         try {
             c = JSON.readTree(bytes);
         } catch (JsonProcessingException e) {
-            throw InvalidInputException.inSource(source, "not a JSON model configuration: " + e.getOriginalMessage()
-                    .split("\n", 2)[0]);
+            throw InvalidInputException.invalidJson(source, "not a JSON model configuration", e);
         } catch (IOException e) {
             throw InvalidInputException.inSource(source, "cannot read the model configuration: " + e.getMessage());
         }

@@ -17,6 +17,11 @@ import org.scaledl.InvalidInputException;
 import org.scaledl.TestData;
 import org.scaledl.onnx.OnnxImporter;
 import org.scaledl.workload.Device;
+import org.scaledl.workload.Parallelism;
+import org.scaledl.workload.Precision;
+import org.scaledl.workload.Recompute;
+import org.scaledl.workload.Workload;
+import java.util.Map;
 import org.scaledl.workload.Phase;
 import org.scaledl.workload.Workload;
 
@@ -131,6 +136,51 @@ class CandidatesTest {
     }
 
     @Test
+    void transformerRowsBuildMegatronJobsWithDefaultsForWhatTheyLack() throws IOException {
+        Path cfg = dir.resolve("gpt/config.json");
+        Files.createDirectories(cfg.getParent());
+        Files.writeString(cfg, "{\"model_type\": \"gpt2\", \"n_embd\": 1024, \"n_head\": 16, \"n_layer\": 24, "
+                + "\"n_positions\": 2048, \"vocab_size\": 50257}");
+        Path csv = dir.resolve("jobs.csv");
+        Files.writeString(csv, "transformer,seq,batch,micro_batches,world_size,tensor,pipeline,device,gpus_per_node,"
+                + "inter_node_gbps,precision,recompute,sequence_parallel\n"
+                + "gpt/config.json,1024,2,8,4,2,2,g,4,400,bf16,selective,true\n"
+                + "gpt/config.json,2048,1,,,,,g,,,,,\n");
+        Device gpu = DeviceCatalog.bundled().require("NVIDIA A100-SXM4-80GB");
+        Map<String, String> defaults = Map.of("precision", "fp16", "recompute", "full", "tensor", "4",
+                "micro_batches", "3");
+        List<Workload> ws = new java.util.ArrayList<>();
+        try (Candidates.Chunks in = Candidates.open(csv, OnnxImporter::read, n -> Optional.of(gpu), defaults)) {
+            ws.addAll(in.next(10).workloads());
+            assertEquals(2, in.graphs(), "one graph per configuration and sequence length");
+        }
+        Workload a = ws.get(0);
+        assertEquals(16, a.batch(), "a replica's batch: 2 sequences per micro-batch x 8 micro-batches");
+        assertEquals(new Parallelism(4, 2, 2, 8).withSequenceParallel(true), a.parallelism());
+        assertEquals(Precision.BF16, a.precision());
+        assertEquals(Recompute.SELECTIVE, a.recompute());
+        assertEquals(4, a.topology().orElseThrow().gpusPerNode());
+        assertEquals(400, a.topology().orElseThrow().interNodeGbps());
+        assertEquals(1024, a.graph().transformer().orElseThrow().seq());
+        Workload b = ws.get(1);
+        assertEquals(3, b.batch());
+        assertEquals(new Parallelism(1, 4, 1, 3), b.parallelism());
+        assertEquals(Precision.FP16, b.precision());
+        assertEquals(Recompute.FULL, b.recompute());
+        assertTrue(b.topology().isEmpty(), "no topology given: the device's standard server, assumed");
+        assertEquals(2048, b.graph().transformer().orElseThrow().seq());
+
+        Files.writeString(csv, "transformer,seq,batch,gpus_per_node\ngpt/config.json,1024,2,8\n");
+        InvalidInputException noDevice = assertThrows(InvalidInputException.class,
+                () -> Candidates.read(csv, OnnxImporter::read, n -> Optional.empty()));
+        assertEquals(2, noDevice.line());
+        assertTrue(noDevice.getMessage().contains("give the device"), noDevice.getMessage());
+        Files.writeString(csv, "graph,transformer,seq,batch\ngraphs/resnet18_r64.onnx,gpt/config.json,1024,2\n");
+        assertTrue(assertThrows(InvalidInputException.class, () -> Candidates.read(csv, OnnxImporter::read,
+                n -> Optional.empty())).getMessage().contains("not both"));
+    }
+
+    @Test
     void chunksGiveTheWorkloadsOfAWholeRead() throws IOException {
         Path csv = dir.resolve("many.csv");
         StringBuilder sb = new StringBuilder("graph,batch,world_size,threads,phase,model,note\n");
@@ -147,7 +197,7 @@ class CandidatesTest {
         Candidates whole = Candidates.read(csv, OnnxImporter::read, n -> Optional.empty());
         List<org.scaledl.workload.Workload> chunked = new java.util.ArrayList<>();
         List<Integer> lines = new java.util.ArrayList<>();
-        try (Candidates.Chunks in = Candidates.open(csv, importer, n -> Optional.empty())) {
+        try (Candidates.Chunks in = Candidates.open(csv, importer, n -> Optional.empty(), java.util.Map.of())) {
             assertEquals(whole.table().columns(), in.columns());
             for (Candidates c = in.next(64); !c.workloads().isEmpty(); c = in.next(64)) {
                 chunked.addAll(c.workloads());

@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import org.scaledl.Checks;
 import org.scaledl.InvalidInputException;
 import org.scaledl.io.Candidates;
 import org.scaledl.io.CsvTable;
@@ -23,55 +24,71 @@ import org.scaledl.model.file.SafeFiles;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Phase;
+import org.scaledl.workload.Topology;
+import org.scaledl.transformer.HuggingFaceConfig;
 import org.scaledl.workload.Workload;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code scaledl predict --model model.sdl --graph g.onnx --batch 8 ...} predicts one workload;
- * {@code --candidates grid.csv [--out predictions.csv|.jsonl]} scores a table of them. A device model
- * ({@code fit --gpu}) needs {@code --device NAME}; a host model knowing several machines too.
+ * {@code scaledl predict --model gpu --graph g.onnx --batch 8 --device "NVIDIA A100-SXM4-80GB" ...} or
+ * {@code --transformer config.json --seq 2048 ...} predicts one workload; {@code --candidates jobs.csv
+ * [--out scored.csv|.jsonl]} scores a table of them, the options giving the value of columns a row lacks. A device
+ * model ({@code gpu}, {@code fit --gpu}) needs {@code --device NAME}; a host model knowing several machines too.
  */
 @Command(name = "predict", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
-        description = "Predict one workload, or every row of a candidate table, with a saved model. Warnings (where "
-                + "the workload leaves what the model was fitted on) go to stderr.")
+        description = "Predict one workload, or every row of a candidate table, with a bundled or saved model. "
+                + "Warnings (where the workload leaves what the model was fitted on, assumed topologies, memory) go "
+                + "to stderr.")
 final class PredictCommand implements Callable<Integer> {
-    @Option(names = "--model", required = true, description = "Saved model (scaledl fit)")
-    Path model;
+    @Option(names = "--model", required = true, description = "Bundled model (gpu, cpu-zoo, cpu-ddp, cpu-machines) "
+            + "or a saved one (scaledl fit)")
+    String model;
 
     @Option(names = "--graph", description = "ONNX graph (one workload)")
     Path graph;
 
-    @Option(names = "--batch", description = "Samples per worker (one workload)")
+    @Option(names = "--transformer", description = "Hugging Face config.json (one workload, with --seq), instead "
+            + "of --graph")
+    Path transformer;
+
+    @Option(names = "--seq", description = "Sequence length of --transformer")
+    Integer seq;
+
+    @Option(names = "--batch", description = "Samples (sequences) per micro-batch; with one micro-batch, per "
+            + "data-parallel worker")
     Integer batch;
 
-    @Option(names = "--world-size", defaultValue = "1", description = "Data-parallel workers (default 1)")
-    int worldSize;
+    @Option(names = "--world-size", description = "Data-parallel workers (default 1)")
+    Integer worldSize;
 
-    @Option(names = "--tensor", defaultValue = "1", description = "Tensor-parallel degree (device models; default 1)")
-    int tensor;
+    @Option(names = "--tensor", description = "Tensor-parallel degree (device models; default 1)")
+    Integer tensor;
 
-    @Option(names = "--pipeline", defaultValue = "1", description = "Pipeline stages (device models; default 1)")
-    int pipeline;
+    @Option(names = "--pipeline", description = "Pipeline stages (device models; default 1)")
+    Integer pipeline;
 
-    @Option(names = "--micro-batches", defaultValue = "1", description = "Pipeline micro-batches (default 1)")
-    int microBatches;
+    @Option(names = "--micro-batches", description = "Micro-batches per iteration per data-parallel worker, "
+            + "through the pipeline or accumulated (default 1)")
+    Integer microBatches;
 
-    @Option(names = "--threads", defaultValue = "1", description = "Threads per worker (default 1)")
-    int threads;
+    @Option(names = "--threads", description = "Threads per worker (default 1)")
+    Integer threads;
 
-    @Option(names = "--phase", defaultValue = "train", description = "train or infer (default train)")
+    @Option(names = "--phase", description = "train or infer (default train)")
     Phase phase;
 
-    @Option(names = "--device", description = "GPU of a device model (\"NVIDIA H100 80GB HBM3\"), or the CPU "
-            + "machine of a host model that knows several")
+    @Option(names = "--device", description = "GPU of a device model (\"NVIDIA H100 80GB HBM3\"; scaledl devices "
+            + "lists them), or the CPU machine of a host model that knows several")
     String device;
 
     @Option(names = "--devices", description = "Extra device catalog CSV (NeuSight device_configs layout)")
     Path devices;
 
-    @Option(names = "--candidates", description = "Score every row of this CSV: columns graph (path relative to "
-            + "the CSV), batch, world_size, threads, phase, and optionally device, tensor, pipeline, micro_batches; "
+    @Option(names = "--candidates", description = "Score every row of this CSV: graph (ONNX, relative to the CSV) "
+            + "or transformer (config.json, relative to the CSV) with seq; batch (per micro-batch); optionally "
+            + "micro_batches, world_size, tensor, pipeline, threads, phase, device, precision, recompute, "
+            + "sequence_parallel, gpus_per_node, inter_node_gbps (a column a row lacks takes the option's value); "
             + "other columns are carried through")
     Path candidates;
 
@@ -84,43 +101,59 @@ final class PredictCommand implements Callable<Integer> {
     @picocli.CommandLine.Mixin
     GraphOptions graphOptions;
 
+    @picocli.CommandLine.Mixin
+    ClusterOptions cluster;
+
     @Override
     public Integer call() throws Exception {
-        RuntimePredictor p = RuntimePredictor.load(model);
+        RuntimePredictor p = ModelArgument.load(model);
         if (graphOptions.allowPartial) {
             p = p.allowingPartialGraphs();
         }
         if (candidates != null) {
-            if (graph != null || batch != null || json) {
-                throw new IllegalArgumentException("--candidates replaces --graph, --batch and --json");
+            if (graph != null || transformer != null || seq != null || batch != null || json) {
+                throw new IllegalArgumentException("--candidates replaces --graph, --transformer, --seq, --batch and "
+                        + "--json (the table's columns say them)");
             }
             return scoreCandidates(p);
         }
-        if (graph == null || batch == null) {
-            throw new IllegalArgumentException("say what to predict: --graph and --batch (or --candidates)");
+        if ((graph == null) == (transformer == null) || batch == null) {
+            throw new IllegalArgumentException("say what to predict: --graph or --transformer (with --seq), and "
+                    + "--batch; or --candidates");
+        }
+        if (transformer != null && seq == null) {
+            throw new IllegalArgumentException("--transformer needs --seq (the sequence length)");
+        }
+        if (graph != null && seq != null) {
+            throw new IllegalArgumentException("--seq applies to --transformer; an ONNX graph has its shapes");
         }
         if (out != null) {
             throw new IllegalArgumentException("--out applies to --candidates");
         }
-        Workload.Builder wb = Workload.builder(graphOptions.read(graph)).batch(batch).threads(threads).phase(phase)
-                .parallelism(Parallelism.of(worldSize, tensor, pipeline, microBatches));
-        resolveDevice(p, device).ifPresent(wb::device);
-        Workload w = wb.build();
+        Workload w = workload(p);
         Prediction pr = p.predict(w);
         for (PredictionWarning x : pr.warnings()) {
             System.err.printf(Locale.ROOT, "scaledl: warning: %s (%s, %.0f%% of the prediction)%n", x.message(),
                     x.kind().name().toLowerCase(Locale.ROOT), 100 * x.share());
         }
+        String machine = machine(p, w);
         if (json) {
             ObjectMapper om = new ObjectMapper();
             ObjectNode root = om.createObjectNode();
             ObjectNode wl = root.putObject("workload");
             wl.put("graph", w.graph().name());
-            wl.put("batch", w.batch());
+            wl.put("batch", batch);
+            wl.put("micro_batches", w.parallelism().microBatches());
+            wl.put("samples_per_iteration", (long) w.batch() * w.parallelism().data());
             wl.put("phase", w.phase().label());
             wl.put("world_size", w.worldSize());
+            wl.put("tensor", w.parallelism().tensor());
+            wl.put("pipeline", w.parallelism().pipeline());
             wl.put("threads", w.threads());
             wl.put("parallelism", w.parallelism().label());
+            wl.put("precision", w.precision().label());
+            wl.put("recompute", w.recompute().label());
+            wl.put("sequence_parallel", w.parallelism().sequenceParallel());
             if (w.device().isPresent()) {
                 wl.put("device", w.device().get().name());
             } else {
@@ -129,24 +162,98 @@ final class PredictCommand implements Callable<Integer> {
             root.put("ms", pr.millis());
             root.put("low_ms", pr.lowMillis());
             root.put("high_ms", pr.highMillis());
+            if (pr.throughputPerSecond().isPresent()) {
+                root.put("throughput_per_s", pr.throughputPerSecond().getAsDouble());
+            } else {
+                root.putNull("throughput_per_s");
+            }
+            if (pr.memoryGb().isPresent()) {
+                root.put("memory_gb", pr.memoryGb().getAsDouble());
+            } else {
+                root.putNull("memory_gb");
+            }
+            root.put("machine", machine);
             warnings(root.putArray("warnings"), pr);
             ArrayNode b = root.putArray("breakdown");
             for (Prediction.Contribution c : pr.breakdown()) {
-                b.addObject().put("name", c.name()).put("kind", c.label()).put("ms", c.millis());
+                ObjectNode o = b.addObject().put("name", c.name()).put("kind", c.label()).put("ms", c.millis());
+                if (c.layer().isPresent()) {
+                    o.put("layer", c.layer().getAsInt());
+                }
             }
             System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
         } else {
+            StringBuilder sb = new StringBuilder();
+            sb.append(w).append('\n').append("  on ").append(machine).append('\n');
             if (pr.lowMillis() < pr.highMillis()) {
-                System.out.printf(Locale.ROOT, "%s: %.2f ms (90%% interval %.2f–%.2f ms)%n", w, pr.millis(),
-                        pr.lowMillis(), pr.highMillis());
+                sb.append(String.format(Locale.ROOT, "  %.2f ms per iteration (90%% interval %.2f–%.2f ms)", pr.millis(),
+                        pr.lowMillis(), pr.highMillis()));
             } else {
-                System.out.printf(Locale.ROOT, "%s: %.2f ms (no interval: the model gives a point prediction)%n", w,
-                        pr.millis());
+                sb.append(String.format(Locale.ROOT, "  %.2f ms per iteration (no interval: the model gives a point "
+                        + "prediction)", pr.millis()));
             }
-            pr.breakdown().stream().limit(10).forEach(c -> System.out.printf(Locale.ROOT, "  %-50s %-20s %9.3f ms%n",
-                    c.name(), c.label(), c.millis()));
+            pr.throughputPerSecond().ifPresent(t -> sb.append(String.format(Locale.ROOT, ", %.1f samples/s", t)));
+            pr.memoryGb().ifPresent(m -> sb.append(String.format(Locale.ROOT, ", %.1f GiB per device", m)));
+            sb.append('\n');
+            pr.breakdown().stream().limit(10).forEach(c -> sb.append(String.format(Locale.ROOT,
+                    "  %-50s %-20s %9.3f ms%n", c.name(), c.label(), c.millis())));
+            System.out.print(sb);
         }
         return 0;
+    }
+
+    /** The one workload the options describe. */
+    private Workload workload(RuntimePredictor p) {
+        Checks.argument(batch > 0, "--batch must be positive, got %s", batch);
+        int m = positive(microBatches, "--micro-batches");
+        Checks.argument((long) batch * m <= Integer.MAX_VALUE, "--batch x --micro-batches is too large");
+        org.scaledl.graph.ModelGraph g;
+        if (graph != null) {
+            g = graphOptions.read(graph);
+        } else {
+            Checks.argument(seq > 0, "--seq must be positive, got %s", seq);
+            g = HuggingFaceConfig.read(transformer).graph(seq);
+        }
+        Parallelism par = Parallelism.of(positive(worldSize, "--world-size"), positive(tensor, "--tensor"),
+                positive(pipeline, "--pipeline"), m).withSequenceParallel(cluster.sequenceParallel);
+        Workload.Builder wb = Workload.builder(g).batch(batch * m).threads(positive(threads, "--threads"))
+                .phase(phase == null ? Phase.TRAIN : phase).parallelism(par).precision(cluster.precision())
+                .recompute(cluster.recompute());
+        java.util.Optional<Device> d = resolveDevice(p, device);
+        d.ifPresent(wb::device);
+        if (d.isPresent()) {
+            cluster.topology(d.get(), null, null).ifPresent(wb::topology);
+        } else if (cluster.gpusPerNode != null || cluster.interNodeGbps != null) {
+            throw new IllegalArgumentException("--gpus-per-node and --inter-node-gbps describe nodes of GPUs: they "
+                    + "apply with a device model and --device");
+        }
+        return wb.build();
+    }
+
+    private static int positive(Integer value, String option) {
+        if (value == null) {
+            return 1;
+        }
+        Checks.argument(value > 0, "%s must be positive, got %s", option, value);
+        return value;
+    }
+
+    /**
+     * What the prediction is for, in words: the GPU and its nodes (saying when they are the assumed standard server),
+     * or the CPU machine.
+     */
+    static String machine(RuntimePredictor p, Workload w) {
+        if (w.device().isPresent() && p.layerCostKind().equals("device")) {
+            Device d = w.device().get();
+            Topology t = w.topology().orElse(Topology.assumedFor(d));
+            return String.format(Locale.ROOT, "%d x %s, %s%s", w.parallelism().ranks(), d.name(), t.describe(),
+                    w.topology().isPresent() && !t.assumed() ? "" : " (the standard server, assumed)");
+        }
+        if (w.device().isPresent()) {
+            return "the CPU machine " + w.device().get().name();
+        }
+        return p.machines().size() == 1 ? "the CPU machine it was fitted on (" + p.machines().get(0) + ")"
+                : "the CPU machine it was fitted on";
     }
 
     private static void warnings(ArrayNode arr, Prediction pr) {
@@ -191,6 +298,31 @@ final class PredictCommand implements Callable<Integer> {
         return java.util.Optional.of(Device.cpu(name, 1, 0, 0, 0, 0));
     }
 
+    /** The columns a scored table adds (an input column of the same name is replaced). */
+    static final List<String> OUTPUT_COLUMNS = List.of("predicted_ms", "low_ms", "high_ms", "memory_gb", "warnings");
+
+    /** The options given, as the values of the candidate columns a row lacks. */
+    private java.util.Map<String, String> columnDefaults() {
+        java.util.Map<String, String> d = new java.util.HashMap<>();
+        java.util.function.BiConsumer<String, Object> put = (k, v) -> {
+            if (v != null) {
+                d.put(k, v.toString());
+            }
+        };
+        put.accept("world_size", worldSize);
+        put.accept("tensor", tensor);
+        put.accept("pipeline", pipeline);
+        put.accept("micro_batches", microBatches);
+        put.accept("threads", threads);
+        put.accept("phase", phase == null ? null : phase.label());
+        put.accept("precision", cluster.precision == null ? null : cluster.precision.label());
+        put.accept("recompute", cluster.recompute == null ? null : cluster.recompute.label());
+        put.accept("sequence_parallel", cluster.sequenceParallel ? "true" : null);
+        put.accept("gpus_per_node", cluster.gpusPerNode);
+        put.accept("inter_node_gbps", cluster.interNodeGbps);
+        return d;
+    }
+
     /** Candidates read, scored and written at a time: memory stays flat in the table's length. */
     static final int CHUNK_ROWS = 4096;
 
@@ -204,13 +336,15 @@ final class PredictCommand implements Callable<Integer> {
         long[] counts = new long[2];
         long[] nanos = new long[1];
         try (Candidates.Chunks in = Candidates.open(candidates, graphOptions::read,
-                name -> resolveDevice(p, name.isEmpty() ? device : name))) {
+                name -> resolveDevice(p, name.isEmpty() ? device : name), columnDefaults())) {
             SafeFiles.Content content = stream -> {
                 Writer w = new BufferedWriter(new OutputStreamWriter(stream, StandardCharsets.UTF_8), 1 << 16);
-                List<String> cols = in.columns();
+                List<String> cols = in.columns().stream().filter(c -> !OUTPUT_COLUMNS.contains(c)).toList();
                 if (!jsonl) {
-                    w.write(String.join(",", cols.stream().map(CsvTable::quote).toList()));
-                    w.write(",predicted_ms,low_ms,high_ms,warnings\n");
+                    List<String> header = new java.util.ArrayList<>(cols.stream().map(CsvTable::quote).toList());
+                    header.addAll(OUTPUT_COLUMNS);
+                    w.write(String.join(",", header));
+                    w.write('\n');
                 }
                 ObjectMapper om = new ObjectMapper();
                 for (Candidates c = in.next(CHUNK_ROWS); !c.workloads().isEmpty(); c = in.next(CHUNK_ROWS)) {
@@ -270,6 +404,10 @@ final class PredictCommand implements Callable<Integer> {
             sb.append(CsvTable.quote(t.get(r, c))).append(',');
         }
         sb.append(String.format(Locale.ROOT, "%.4f,%.4f,%.4f,", pr.millis(), pr.lowMillis(), pr.highMillis()));
+        if (pr.memoryGb().isPresent()) {
+            sb.append(String.format(Locale.ROOT, "%.3f", pr.memoryGb().getAsDouble()));
+        }
+        sb.append(',');
         List<String> kinds = pr.warnings().stream().map(x -> x.kind().name().toLowerCase(Locale.ROOT)).distinct()
                 .toList();
         return sb.append(String.join(";", kinds)).append('\n').toString();
@@ -284,6 +422,11 @@ final class PredictCommand implements Callable<Integer> {
         o.put("predicted_ms", pr.millis());
         o.put("low_ms", pr.lowMillis());
         o.put("high_ms", pr.highMillis());
+        if (pr.memoryGb().isPresent()) {
+            o.put("memory_gb", pr.memoryGb().getAsDouble());
+        } else {
+            o.putNull("memory_gb");
+        }
         warnings(o.putArray("warnings"), pr);
         return om.writeValueAsString(o) + "\n";
     }

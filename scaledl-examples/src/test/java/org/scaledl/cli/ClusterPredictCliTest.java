@@ -1,0 +1,169 @@
+package org.scaledl.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.scaledl.cli.MainTest.Run;
+
+/**
+ * {@code predict} on GPU clusters with the bundled {@code gpu} predictor, through the interfaces the large-model and
+ * GPU issues name: the candidate columns of a Megatron job table, one job from a Hugging Face configuration, and the
+ * JSON keys of one prediction.
+ */
+class ClusterPredictCliTest {
+    static final String A100 = "NVIDIA A100-SXM4-80GB";
+    /** GPT-3 175B (Brown et al. 2020) as a Hugging Face GPT-2 configuration. */
+    static final String GPT3 = "{\"model_type\": \"gpt2\", \"n_embd\": 12288, \"n_head\": 96, \"n_layer\": 96, "
+            + "\"n_positions\": 2048, \"vocab_size\": 50257, \"activation_function\": \"gelu_new\"}";
+    static final String HEADER = "name,transformer,seq,batch,micro_batches,world_size,tensor,pipeline,device,"
+            + "gpus_per_node,inter_node_gbps,precision,recompute,sequence_parallel,phase";
+
+    static Path config(Path dir) throws Exception {
+        Path c = dir.resolve("gpt3/config.json");
+        Files.createDirectories(c.getParent());
+        Files.writeString(c, GPT3);
+        return c;
+    }
+
+    /** The rows of a scored CSV by their {@code name}, as column maps. */
+    static Map<String, Map<String, String>> rows(Path csv) throws Exception {
+        List<String> lines = Files.readAllLines(csv);
+        List<String> header = Arrays.asList(lines.get(0).split(","));
+        Map<String, Map<String, String>> out = new HashMap<>();
+        for (String l : lines.subList(1, lines.size())) {
+            String[] f = l.split(",", -1);
+            Map<String, String> m = new HashMap<>();
+            for (int i = 0; i < header.size(); i++) {
+                m.put(header.get(i), f[i]);
+            }
+            out.put(m.get("name"), m);
+        }
+        return out;
+    }
+
+    @Test
+    void aMegatronJobTableIsScoredWithEveryColumnKeptAndMemoryPerGpu(@TempDir Path dir) throws Exception {
+        config(dir);
+        Path jobs = dir.resolve("jobs.csv");
+        Files.writeString(jobs, String.join("\n", HEADER,
+                "t8p8d8,gpt3/config.json,2048,1,64,8,8,8," + A100 + ",8,1600,fp16,full,false,train",
+                "t8p8d8-sp,gpt3/config.json,2048,1,64,8,8,8," + A100 + ",8,1600,fp16,selective,true,train",
+                "dp8,gpt3/config.json,2048,1,8,8,1,1," + A100 + ",8,1600,fp16,full,false,train",
+                "t8p8d8-slow-net,gpt3/config.json,2048,1,64,8,8,8," + A100 + ",8,100,fp16,full,false,train") + "\n");
+        Path scored = dir.resolve("scored.csv");
+        Run r = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--out", scored.toString());
+        assertEquals(0, r.code(), r.err());
+        List<String> header = Arrays.asList(Files.readAllLines(scored).get(0).split(","));
+        List<String> expected = new java.util.ArrayList<>(Arrays.asList(HEADER.split(",")));
+        expected.addAll(List.of("predicted_ms", "low_ms", "high_ms", "memory_gb", "warnings"));
+        assertEquals(expected, header);
+        Map<String, Map<String, String>> rows = rows(scored);
+        assertEquals(4, rows.size());
+        for (Map<String, String> row : rows.values()) {
+            double ms = Double.parseDouble(row.get("predicted_ms"));
+            assertTrue(Double.parseDouble(row.get("low_ms")) <= ms && ms <= Double.parseDouble(row.get("high_ms")),
+                    row.toString());
+            assertTrue(Double.parseDouble(row.get("memory_gb")) > 0, row.toString());
+            assertEquals(A100, row.get("device"));
+        }
+        // 175B parameters with mixed-precision Adam (16 bytes each) on 8 GPUs without model parallelism
+        Map<String, String> dp8 = rows.get("dp8");
+        assertTrue(Double.parseDouble(dp8.get("memory_gb")) > 80 * 16 / 8.0 * 0.9, dp8.toString());
+        assertTrue(dp8.get("warnings").contains("out_of_memory"), dp8.toString());
+        Map<String, String> fits = rows.get("t8p8d8");
+        assertTrue(Double.parseDouble(fits.get("memory_gb")) < 80, fits.toString());
+        assertFalse(fits.get("warnings").contains("out_of_memory"), fits.toString());
+        // a network a sixteenth as fast cannot make the job faster
+        assertTrue(Double.parseDouble(rows.get("t8p8d8-slow-net").get("predicted_ms"))
+                > Double.parseDouble(fits.get("predicted_ms")));
+        // selective recomputation does less work than full
+        assertTrue(Double.parseDouble(rows.get("t8p8d8-sp").get("predicted_ms"))
+                < Double.parseDouble(fits.get("predicted_ms")));
+    }
+
+    @Test
+    void oneJobFromItsConfigurationAgreesWithItsTableRowAndHasTheDocumentedJson(@TempDir Path dir) throws Exception {
+        Path cfg = config(dir);
+        Path jobs = dir.resolve("jobs.csv");
+        Files.writeString(jobs, HEADER + "\nj,gpt3/config.json,2048,2,32,4,8,8," + A100
+                + ",8,1600,fp16,full,false,train\n");
+        Path scored = dir.resolve("scored.csv");
+        assertEquals(0, MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--out",
+                scored.toString()).code());
+        Map<String, String> row = rows(scored).get("j");
+        Run r = MainTest.run("predict", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "2048",
+                "--batch", "2", "--micro-batches", "32", "--world-size", "4", "--tensor", "8", "--pipeline", "8",
+                "--device", A100, "--gpus-per-node", "8", "--inter-node-gbps", "1600", "--precision", "fp16",
+                "--recompute", "full", "--json");
+        assertEquals(0, r.code(), r.err());
+        JsonNode j = new ObjectMapper().readTree(r.out());
+        for (String key : List.of("ms", "low_ms", "high_ms", "throughput_per_s", "memory_gb", "warnings",
+                "breakdown", "workload", "machine")) {
+            assertTrue(j.has(key), key + " missing: " + r.out());
+        }
+        double ms = j.get("ms").asDouble();
+        assertEquals(Double.parseDouble(row.get("predicted_ms")), ms, 1e-3);
+        assertEquals(Double.parseDouble(row.get("memory_gb")), j.get("memory_gb").asDouble(), 1e-3);
+        // 2 sequences x 32 micro-batches x 4 replicas per iteration
+        assertEquals(2 * 32 * 4 / (ms / 1000), j.get("throughput_per_s").asDouble(), 1e-6 * j.get(
+                "throughput_per_s").asDouble());
+        assertEquals(256, j.get("workload").get("samples_per_iteration").asLong());
+        assertTrue(j.get("machine").asText().contains("256 x " + A100), j.get("machine").asText());
+        assertFalse(j.get("machine").asText().contains("assumed"), j.get("machine").asText());
+    }
+
+    @Test
+    void optionsFillTheColumnsARowLacks(@TempDir Path dir) throws Exception {
+        config(dir);
+        Path explicit = dir.resolve("explicit.csv");
+        Files.writeString(explicit, "transformer,seq,batch,micro_batches,tensor,pipeline,device,precision\n"
+                + "gpt3/config.json,2048,1,16,8,4," + A100 + ",bf16\n");
+        Path lacking = dir.resolve("lacking.csv");
+        Files.writeString(lacking, "transformer,seq,batch,micro_batches,tensor,pipeline,device,precision\n"
+                + "gpt3/config.json,2048,1,16,8,4," + A100 + ",\n");
+        Run a = MainTest.run("predict", "--model", "gpu", "--candidates", explicit.toString());
+        Run b = MainTest.run("predict", "--model", "gpu", "--candidates", lacking.toString(), "--precision", "bf16");
+        Run c = MainTest.run("predict", "--model", "gpu", "--candidates", lacking.toString());
+        assertEquals(0, a.code(), a.err());
+        assertEquals(0, b.code(), b.err());
+        assertEquals(0, c.code(), c.err());
+        String predicted = a.out().lines().skip(1).findFirst().orElseThrow().split(",")[8];
+        assertEquals(predicted, b.out().lines().skip(1).findFirst().orElseThrow().split(",")[8]);
+        // FP32 (no option, no cell) runs the contractions without tensor cores' half-precision peak
+        assertNotEquals(predicted, c.out().lines().skip(1).findFirst().orElseThrow().split(",")[8]);
+    }
+
+    @Test
+    void badJobRowsAreNamedByFileAndLine(@TempDir Path dir) throws Exception {
+        config(dir);
+        String[][] cases = {
+            {"gpt3/config.json,,1," + A100 + ",fp16,false", "needs seq"},
+            {"gpt3/config.json,2048,1," + A100 + ",fp8,false", "unknown precision 'fp8'"},
+            {"gpt3/config.json,2048,1," + A100 + ",fp16,maybe", "sequence_parallel must be true or false"},
+            {"gpt3/config.json,2048,1," + A100 + ",fp16,true", "sequence parallelism needs tensor parallelism"},
+            {"gpt3/nope.json,2048,1," + A100 + ",fp16,false", "transformer file not found"},
+            {"gpt3/config.json,4096,1," + A100 + ",fp16,false", "longer than its 2048 learned positions"},
+            {"gpt3/config.json,2048,0," + A100 + ",fp16,false", "batch must be a positive integer"},
+        };
+        for (String[] c : cases) {
+            Path jobs = dir.resolve("bad.csv");
+            Files.writeString(jobs, "transformer,seq,batch,device,precision,sequence_parallel\n\n" + c[0] + "\n");
+            Run r = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString());
+            assertEquals(Main.BAD_INPUT, r.code(), c[0] + ": " + r.err());
+            assertTrue(r.err().contains("bad.csv:3:") && r.err().contains(c[1]), c[0] + ": " + r.err());
+            assertEquals(1, r.err().strip().lines().count(), r.err());
+        }
+    }
+}
