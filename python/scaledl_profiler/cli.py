@@ -1,4 +1,4 @@
-"""Command line: ``python -m scaledl_profiler {export,measure,kernels,machine} ...``.
+"""Command line: ``python -m scaledl_profiler {export,measure,kernels,here,machine} ...``.
 
 Exit codes: 0 ok, 1 bad input (a file, a model, a missing package), 2 usage (options that do not go together).
 """
@@ -8,6 +8,7 @@ import os
 import sys
 
 from scaledl_profiler import __version__
+from scaledl_profiler.here import DEFAULT_MODELS
 from scaledl_profiler.planfile import PlanError
 
 EXPORT_HELP = """Export a model to the graph file scaledl imports: training mode, opset 13, graph only (weights as
@@ -28,6 +29,12 @@ KERNELS_HELP = """Measure kernel tables (NeuSight's layout: bmm, linear, elem, l
 into DIR/kernels/*.csv, each row ending with its precision: single operators, forward only, latency_ms = mean of the
 5 fastest of --reps timed calls (CUDA events). The shapes are shuffled over all tables (seeded), so --max-seconds
 leaves a random subset of every table."""
+
+
+HERE_HELP = """A predictor for this machine in one command: export a few torchvision models, let scaledl plan the
+runs worth measuring within --budget-s (D-optimal, priced by --model), measure them here, and calibrate --model to
+them (scaledl fit --calibrate). Progress on stderr; run it again to resume. Predict with the model it writes and
+--device set to this machine's name (printed at the end)."""
 
 
 def _parser():
@@ -93,9 +100,36 @@ def _parser():
     k.add_argument("--max-gib", type=float, default=2.0, help="leave out shapes whose tensors exceed this (GiB, "
                                                               "default 2)")
 
+    h = sub.add_parser("here", help="plan, measure and calibrate a predictor for this machine, in one command",
+                       description=HERE_HELP)
+    h.add_argument("--jar", required=True, help="scaledl.jar (mvn -B -q package -DskipTests builds "
+                                                "scaledl-examples/target/scaledl.jar)")
+    h.add_argument("--model", default="cpu-zoo", help="predictor to start from: a bundled name or a file "
+                                                      "(default cpu-zoo)")
+    h.add_argument("--out", required=True, help="calibrated model file to write (e.g. mine.sdl)")
+    h.add_argument("--work", default="scaledl-here", help="folder for graphs, plan and measurements (default "
+                                                          "scaledl-here; run again to resume)")
+    h.add_argument("--budget-s", type=float, default=120.0, help="seconds of measuring the plan may take "
+                                                                 "(default 120)")
+    h.add_argument("--models", default=",".join(DEFAULT_MODELS), help="torchvision models to measure (default "
+                                                                       "%(default)s)")
+    h.add_argument("--size", type=int, default=64, help="image side in pixels (default 64)")
+    h.add_argument("--java", default="java", help="the java command (default java)")
+
     mc = sub.add_parser("machine", help="print what machine.json would say about this machine")
     mc.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="describe the GPUs too (cuda)")
     return p
+
+
+def _here(args, parser):
+    from scaledl_profiler.here import run
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    if not models:
+        parser.error("here: --models names no model")
+    run(args.jar, args.model, args.out, work=args.work, budget_s=args.budget_s, models=models, size=args.size,
+        java=args.java, log=_log)
+    print(f"wrote {args.out}")
+    return 0
 
 
 def _log(msg):
@@ -198,6 +232,8 @@ def main(argv=None):
             return _export(args, parser)
         if args.command == "kernels":
             return _kernels(args, parser)
+        if args.command == "here":
+            return _here(args, parser)
         return _measure(args, parser)
     except (PlanError, ValueError, FileNotFoundError) as e:
         print(f"scaledl_profiler: error: {e}", file=sys.stderr)

@@ -130,3 +130,12 @@ def write_machine(out_dir, description):
         json.dump(description, f, indent=1, sort_keys=True)
         f.write("\n")
     return path
+
+
+def read_machine_name(out_dir):
+    """The ``name`` of ``out_dir/machine.json``, or None when there is none."""
+    path = os.path.join(out_dir, "machine.json")
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return json.load(f).get("name")

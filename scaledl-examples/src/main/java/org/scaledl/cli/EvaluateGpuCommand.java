@@ -161,8 +161,8 @@ final class EvaluateGpuCommand implements Callable<Integer> {
         Map<String, Double> roof = Report.perOp(r.rooflineLeaveOneGpuOut());
         out.printf(Locale.ROOT, "  %-10s %12s %14s %16s%n", "op", "seen MRE", "held-out MRE", "roofline held-out");
         for (String op : logo.keySet()) {
-            out.printf(Locale.ROOT, "  %-10s %11.1f%% %13.1f%% %15.1f%%%n", op,
-                    100 * seen.getOrDefault(op, Double.NaN), 100 * logo.get(op), 100 * roof.get(op));
+            out.printf(Locale.ROOT, "  %-10s %12s %14s %16s%n", op, percent(seen.get(op)), percent(logo.get(op)),
+                    percent(roof.get(op)));
         }
         out.println("Whole models (single GPU, GPU held out):");
         caseTable(r.models(), out);
@@ -181,8 +181,8 @@ final class EvaluateGpuCommand implements Callable<Integer> {
             Map<String, Double> before = Report.perOp(ad.kernelsBefore());
             out.printf(Locale.ROOT, "%nAdapted: %d profiled kernels per op and %d whole-model runs of the held-out GPU "
                     + "(scored on the rest; before -> after):%n", ad.kernelsPerOp(), ad.runs());
-            after.forEach((op, v) -> out.printf(Locale.ROOT, "  %-10s %6.1f%% -> %5.1f%%%n", op,
-                    100 * before.getOrDefault(op, Double.NaN), 100 * v));
+            after.forEach((op, v) -> out.printf(Locale.ROOT, "  %-10s %7s -> %6s%n", op, percent(before.get(op)),
+                    percent(v)));
             out.printf(Locale.ROOT, "  kernels %.1f%% -> %.1f%%; models %.1f%% -> %.1f%% (%d runs)%n",
                     100 * ad.kernelMreBefore(), 100 * ad.kernelMre(), 100 * ad.modelMreBefore(),
                     100 * ad.modelMre(), ad.models().size());
@@ -207,5 +207,13 @@ final class EvaluateGpuCommand implements Callable<Integer> {
                     c.phase().label(), c.seqLen(), c.batch(), c.parallel(), c.measuredMs(), c.predictedMs(),
                     100 * c.relativeError());
         }
+    }
+
+    /**
+     * A figure as a percentage, or {@code n/a} where there is none (an op only one GPU measured has no seen-GPU
+     * hold-out of its own shapes).
+     */
+    static String percent(Double v) {
+        return v == null || v.isNaN() ? "n/a" : String.format(Locale.ROOT, "%.1f%%", 100 * v);
     }
 }

@@ -53,10 +53,11 @@ final class FitCommand implements Callable<Integer> {
             + "measured on your GPU; the model is adapted to them")
     Path profiled;
 
-    @Option(names = "--calibrate", description = "Fitted model to adapt to a new machine instead of fitting anew: "
+    @Option(names = "--calibrate", description = "Fitted model (a bundled name or a file) to adapt to a new "
+            + "machine instead of fitting anew: "
             + "the runs of --data (a few are enough) are that machine's; few-shot per-group corrections of the "
             + "closest machine the model knows")
-    Path calibrate;
+    String calibrate;
 
     @Override
     public Integer call() {
@@ -66,7 +67,7 @@ final class FitCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--calibrate adapts a fitted host model; --gpu and --gnn fit anew");
             }
             Dataset runs = readAll();
-            RuntimePredictor p = RuntimePredictor.load(calibrate).calibrate(runs.samples());
+            RuntimePredictor p = ModelArgument.load(calibrate).calibrate(runs.samples());
             p.save(out);
             System.out.printf(Locale.ROOT, "calibrated %s to %d runs of %s, wrote %s%n", calibrate, runs.size(),
                     p.machines(), out);

@@ -18,20 +18,21 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code scaledl inspect model.onnx --batch N}: per-layer features and totals; {@code scaledl inspect --model m.sdl}:
+ * {@code scaledl inspect graph.onnx [--batch N]}: per-layer features and totals; {@code scaledl inspect --model m.sdl}:
  * what a saved predictor was fitted on (its training domain).
  */
 @Command(name = "inspect", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
         description = {"Print per-layer shapes, FLOPs, parameters and bytes of an ONNX graph,",
                 "or with --model, a saved predictor's provenance and training domain."})
 final class InspectCommand implements Callable<Integer> {
-    @Parameters(index = "0", arity = "0..1", description = "ONNX model file")
+    @Parameters(index = "0", arity = "0..1", paramLabel = "GRAPH", description = "ONNX graph file")
     Path model;
 
-    @Option(names = "--model", description = "A saved predictor (.sdl): print its provenance and training domain")
-    Path predictor;
+    @Option(names = "--model", description = "A predictor (a bundled name or a saved .sdl): print its provenance and training domain")
+    String predictor;
 
-    @Option(names = "--batch", defaultValue = "0", description = "Batch size (with an ONNX file)")
+    @Option(names = "--batch", defaultValue = "1", description = "Batch size (with an ONNX file; default "
+            + "${DEFAULT-VALUE})")
     int batch;
 
     @Option(names = "--phase", defaultValue = "train", description = "train or infer (default: ${DEFAULT-VALUE})")
@@ -52,7 +53,7 @@ final class InspectCommand implements Callable<Integer> {
             return domain();
         }
         if (model == null) {
-            throw new IllegalArgumentException("say what to inspect: an ONNX file (with --batch) or --model m.sdl");
+            throw new IllegalArgumentException("say what to inspect: an ONNX graph file, or --model m.sdl (a predictor)");
         }
         if (batch <= 0) {
             throw new IllegalArgumentException("--batch must be positive, got " + batch);
@@ -147,7 +148,7 @@ final class InspectCommand implements Callable<Integer> {
 
     /** The predictor's provenance and domain: JSON with --json, else a summary and the domain's JSON. */
     private int domain() throws Exception {
-        RuntimePredictor p = RuntimePredictor.load(predictor);
+        RuntimePredictor p = ModelArgument.load(predictor);
         ObjectMapper om = new ObjectMapper();
         ObjectNode root = om.createObjectNode();
         root.put("predictor", p.toString());

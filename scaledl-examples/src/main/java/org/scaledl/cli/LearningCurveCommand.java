@@ -39,9 +39,9 @@ final class LearningCurveCommand implements Callable<Integer> {
             + "${DEFAULT-VALUE})")
     int seeds;
 
-    @Option(names = "--prior", description = "Model file whose predictions price candidates for the cost-aware plan "
+    @Option(names = "--prior", description = "Model (a bundled name or a file) whose predictions price candidates for the cost-aware plan "
             + "(default: the roofline prior)")
-    Path prior;
+    String prior;
 
     @picocli.CommandLine.Mixin
     ProfilingCostOptions costOptions;
@@ -67,7 +67,7 @@ final class LearningCurveCommand implements Callable<Integer> {
         LearningCurve.Builder b = LearningCurve.builder().folds(folds).randomSubsets(seeds)
                 .cost(costOptions.cost());
         if (prior != null) {
-            RuntimePredictor p = RuntimePredictor.load(prior);
+            RuntimePredictor p = ModelArgument.load(prior);
             b.prior(p::predictMillis);
         }
         Progress progress = Progress.of("learning-curve", Main.quiet);

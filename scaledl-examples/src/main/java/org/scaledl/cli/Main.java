@@ -34,7 +34,7 @@ import picocli.CommandLine.Option;
             "2:usage error, or a workload the model refuses", "3:internal error (report it with --verbose)",
             "4:a file or standard output could not be written", "5:out of memory (give the JVM more: java -Xmx4g "
                 + "-jar scaledl.jar ...)"})
-public final class Main implements Runnable {
+public final class Main implements java.util.concurrent.Callable<Integer> {
     /** Exit status for bad input data. */
     static final int BAD_INPUT = 1;
     /** Exit status for usage errors and refused requests. */
@@ -58,9 +58,11 @@ public final class Main implements Runnable {
     @Option(names = {"-q", "--quiet"}, description = "No progress on stderr.", scope = CommandLine.ScopeType.INHERIT)
     static boolean quiet;
 
+    /** {@code scaledl} without a command: the usage on stderr, exit {@value #USAGE}. */
     @Override
-    public void run() {
-        new CommandLine(this).usage(System.out);
+    public Integer call() {
+        new CommandLine(this).usage(System.err);
+        return USAGE;
     }
 
     /** The version from the build. */

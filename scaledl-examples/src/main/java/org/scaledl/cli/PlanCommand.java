@@ -71,9 +71,9 @@ final class PlanCommand implements Callable<Integer> {
     @Option(names = "--fixed", description = "runs.csv of workloads already measured: plan what to profile next")
     Path fixed;
 
-    @Option(names = "--prior", description = "Model file whose predictions price the candidates (default: a "
+    @Option(names = "--prior", description = "Model (a bundled name or a file) whose predictions price the candidates (default: a "
             + "roofline prior, good to a factor of a few)")
-    Path prior;
+    String prior;
 
     @picocli.CommandLine.Mixin
     ProfilingCostOptions costOptions;
@@ -113,7 +113,7 @@ final class PlanCommand implements Callable<Integer> {
         List<Workload> candidates = c.workloads();
         List<Workload> measured = fixed == null ? List.of()
                 : DatasetReader.readRuns(fixed).samples().stream().map(Sample::workload).toList();
-        RuntimePredictor priorModel = prior == null ? null : RuntimePredictor.load(prior);
+        RuntimePredictor priorModel = prior == null ? null : ModelArgument.load(prior);
         double[] predictedMs = new double[candidates.size()];
         double[] costs = new double[candidates.size()];
         double gridSeconds = 0;
@@ -155,7 +155,7 @@ final class PlanCommand implements Callable<Integer> {
             root.put("seconds", seconds);
             root.put("grid_seconds", gridSeconds);
             root.put("candidates", candidates.size());
-            root.put("prior", priorModel == null ? "roofline" : prior.toString());
+            root.put("prior", priorModel == null ? "roofline" : prior);
             root.put("logdet", plan.logDet());
             Reports.number(root, "d_efficiency", plan.dEfficiency());
             System.out.println(om.writeValueAsString(root));
@@ -163,14 +163,28 @@ final class PlanCommand implements Callable<Integer> {
             System.out.printf(Locale.ROOT, "chose %d of %d candidates: about %.0f s of profiling (%.1f%% of the "
                     + "grid's %.0f s; %s prior)%n", plan.indices().size(), candidates.size(), seconds,
                     100 * seconds / gridSeconds, gridSeconds, priorModel == null ? "roofline" : "model");
-            System.out.printf(Locale.ROOT, "chosen rows (0-based): %s%nlog det: %.6f%nD-efficiency: %.4f%n",
-                    plan.indices(), plan.logDet(), plan.dEfficiency());
+            System.out.printf(Locale.ROOT, "chosen rows (0-based): %s%nlog det: %.6f%n%s%n", plan.indices(),
+                    plan.logDet(), dEfficiencyLine(plan.dEfficiency(), plan.indices().size() + measured.size(),
+                            rows.apply(candidates.get(0)).length));
             if (out != null) {
                 System.out.println("wrote " + out + " (measure it: python -m scaledl_profiler measure " + out
                         + " --out DIR)");
             }
         }
         return 0;
+    }
+
+    /**
+     * The D-efficiency as printed: with fewer runs than the design has columns, XᵀX is singular and the efficiency
+     * is 0 whatever the choice, which the line says (the runs were chosen on XᵀX plus a small ridge).
+     */
+    static String dEfficiencyLine(double dEfficiency, int runs, int columns) {
+        if (runs < columns) {
+            return String.format(Locale.ROOT, "D-efficiency: %.4f (%d runs for %d design columns: fewer runs than "
+                    + "columns leave XᵀX singular, so it is 0 for any choice; the runs were chosen on XᵀX plus a small "
+                    + "ridge, and %d or more runs give a positive figure)", dEfficiency, runs, columns, columns);
+        }
+        return String.format(Locale.ROOT, "D-efficiency: %.4f", dEfficiency);
     }
 
     private int matrix() throws Exception {
@@ -197,8 +211,8 @@ final class PlanCommand implements Callable<Integer> {
             Reports.number(root, "d_efficiency", d.dEfficiency());
             System.out.println(om.writeValueAsString(root));
         } else {
-            System.out.printf(Locale.ROOT, "chosen rows (0-based): %s%nlog det: %.6f%nD-efficiency: %.4f%n",
-                    d.chosen(), d.logDet(), d.dEfficiency());
+            System.out.printf(Locale.ROOT, "chosen rows (0-based): %s%nlog det: %.6f%n%s%n", d.chosen(), d.logDet(),
+                    dEfficiencyLine(d.dEfficiency(), d.chosen().size(), x[0].length));
         }
         return 0;
     }

@@ -136,6 +136,8 @@ final class PredictCommand implements Callable<Integer> {
             System.err.printf(Locale.ROOT, "scaledl: warning: %s (%s, %.0f%% of the prediction)%n", x.message(),
                     x.kind().name().toLowerCase(Locale.ROOT), 100 * x.share());
         }
+        java.util.Optional<String> elsewhere = otherMachine(p, w);
+        elsewhere.ifPresent(m -> System.err.println("scaledl: warning: " + m));
         String machine = machine(p, w);
         if (json) {
             ObjectMapper om = new ObjectMapper();
@@ -173,7 +175,9 @@ final class PredictCommand implements Callable<Integer> {
                 root.putNull("memory_gb");
             }
             root.put("machine", machine);
-            warnings(root.putArray("warnings"), pr);
+            ArrayNode ws = root.putArray("warnings");
+            warnings(ws, pr);
+            elsewhere.ifPresent(m -> ws.addObject().put("kind", "other_machine").put("message", m).put("share", 1.0));
             ArrayNode b = root.putArray("breakdown");
             for (Prediction.Contribution c : pr.breakdown()) {
                 ObjectNode o = b.addObject().put("name", c.name()).put("kind", c.label()).put("ms", c.millis());
@@ -236,6 +240,24 @@ final class PredictCommand implements Callable<Integer> {
         }
         Checks.argument(value > 0, "%s must be positive, got %s", option, value);
         return value;
+    }
+
+    /**
+     * For a host (CPU) prediction, a warning when the machine it is for is not the one this runs on (by the CPU's
+     * model name: {@link LocalMachine#couldBe}), with the command that makes a predictor for this one.
+     */
+    private java.util.Optional<String> otherMachine(RuntimePredictor p, Workload w) {
+        if (!p.layerCostKind().equals("host")) {
+            return java.util.Optional.empty();
+        }
+        String theirs = w.device().map(Device::name).orElse(p.machines().size() == 1 ? p.machines().get(0) : "");
+        LocalMachine here = LocalMachine.detect();
+        if (theirs.isEmpty() || here.couldBe(theirs)) {
+            return java.util.Optional.empty();
+        }
+        return java.util.Optional.of("the prediction is for the machine '" + theirs + "', not this one ("
+                + here.describe() + "); for this machine, measure a few planned runs here and calibrate, in one "
+                + "command: python -m scaledl_profiler here --jar scaledl.jar --model " + model + " --out mine.sdl");
     }
 
     /**
@@ -335,6 +357,7 @@ final class PredictCommand implements Callable<Integer> {
         boolean jsonl = out != null && out.getFileName().toString().endsWith(".jsonl");
         long[] counts = new long[2];
         long[] nanos = new long[1];
+        java.util.Set<String> machinesSeen = new java.util.HashSet<>();
         try (Candidates.Chunks in = Candidates.open(candidates, graphOptions::read,
                 name -> resolveDevice(p, name.isEmpty() ? device : name), columnDefaults())) {
             SafeFiles.Content content = stream -> {
@@ -351,6 +374,12 @@ final class PredictCommand implements Callable<Integer> {
                     long t0 = System.nanoTime();
                     Prediction[] scored = score(p, c);
                     nanos[0] += System.nanoTime() - t0;
+                    for (Workload cw : c.workloads()) {
+                        String key = cw.device().map(Device::name).orElse("");
+                        if (machinesSeen.add(key)) {
+                            otherMachine(p, cw).ifPresent(m -> System.err.println("scaledl: warning: " + m));
+                        }
+                    }
                     CsvTable t = c.table();
                     for (int r = 0; r < t.size(); r++) {
                         w.write(jsonl ? jsonLine(om, t, r, cols, scored[r]) : csvLine(t, r, cols, scored[r]));

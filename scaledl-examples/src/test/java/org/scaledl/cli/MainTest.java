@@ -69,6 +69,20 @@ class MainTest {
     }
 
     @Test
+    void noCommandPrintsUsageOnStderrAndExitsTwoAndInspectNeedsNoBatch() {
+        Run none = run();
+        assertEquals(Main.USAGE, none.code());
+        assertTrue(none.err().contains("Usage: scaledl"), none.err());
+        assertEquals("", none.out());
+        Run inspect = run("inspect", graph("resnet18_r64").toString());
+        assertEquals(0, inspect.code(), inspect.err());
+        assertTrue(inspect.out().contains("batch 1"), inspect.out());
+        Run bundled = run("inspect", "--model", "cpu-zoo");
+        assertEquals(0, bundled.code(), bundled.err());
+        assertTrue(bundled.out().contains("Intel(R) Xeon(R) Processor"), bundled.out());
+    }
+
+    @Test
     void errorsAreOneLineOnStderrWithNonZeroExit(@TempDir Path dir) throws Exception {
         Path junk = dir.resolve("junk.onnx");
         Files.write(junk, new byte[] {0x0a, (byte) 0xff, (byte) 0xff, (byte) 0xff, 0x0f, 1, 2});

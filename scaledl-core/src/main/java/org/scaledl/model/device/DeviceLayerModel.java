@@ -636,7 +636,22 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
             t = backwardPass ? pooledBackward : pooledForward;
         }
         double g = t.predict(features(f, device, precision, backwardPass, familyCode));
-        return roofSeconds(f, device, precision, backwardPass) * Math.exp(g) * 1e3;
+        return Math.max(roofSeconds(f, device, precision, backwardPass) * Math.exp(g),
+                hardwareFloorSeconds(f, device, precision, backwardPass)) * 1e3;
+    }
+
+    /**
+     * What no kernel beats, s: its FLOPs at the peak (not for convolutions), and the bytes that cannot stay in L2 at
+     * the memory bandwidth.
+     * The learned efficiency may fall below the roofline where caches serve small tensors, never below this (a
+     * tree extrapolating past its data otherwise can).
+     */
+    static double hardwareFloorSeconds(LayerFeatures f, Device d, Precision p, boolean bwd) {
+        double flops = bwd ? f.flopsBwd() : f.flopsFwd();
+        double bytes = (bwd ? f.bytesBwd() : f.bytesFwd()) * p.activationBytes() / 4.0;
+        // a convolution may do fewer multiplications than its direct form (Winograd, FFT): its FLOPs bound nothing
+        double compute = f.family() == OpFamily.CONV ? 0 : flops / d.peakFlopsPerSecond(p, matrix(f.family()));
+        return Math.max(compute, Math.max(0, bytes - d.l2Bytes()) / d.bytesPerSecond());
     }
 
     /**
@@ -678,17 +693,21 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
 
     static double[] features(LayerFeatures f, Device d, Precision p, boolean bwd, double[] familyCode) {
         boolean mx = matrix(f.family());
-        double flops = bwd ? f.flopsBwd() : f.flopsFwd();
+        // a vector kernel on half-precision tensors moves the bytes of an FP32 kernel of half the elements and
+        // computes in FP32: it is described as that kernel (the data has vector kernels in FP32 only)
+        double s = mx ? 1 : p.activationBytes() / 4.0;
+        double elements = f.outputElements() * s;
+        double flops = (bwd ? f.flopsBwd() : f.flopsFwd()) * s;
         double bytes = (bwd ? f.bytesBwd() : f.bytesFwd()) * p.activationBytes() / 4.0;
         double tc = flops / d.peakFlopsPerSecond(p, mx) + 1e-9;
         double tm = bytes / d.bytesPerSecond() + 1e-9;
-        double waves = waves(f, d);
+        double waves = elements / (mx ? 128.0 * 128.0 : 1024.0) / d.computeUnits();
         double tail = waves <= 0 ? 0 : waves < 1 ? waves : waves / Math.ceil(waves);
         double[] x = new double[FEATURES];
         x[0] = Math.log10(tc);
         x[1] = Math.log10(tm);
         x[2] = x[0] - x[1];
-        x[3] = Math.log10(f.outputElements() + 1);
+        x[3] = Math.log10(elements + 1);
         x[4] = Math.log10(waves + 1e-6);
         x[5] = tail;
         x[6] = Math.log10(bytes / d.l2Bytes() + 1e-9);
@@ -697,7 +716,7 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         x[9] = familyCode[f.family().ordinal()];
         x[10] = Math.log10(f.kernel() + 1);
         x[11] = f.stride();
-        x[12] = Math.log10(f.outputElements() / Math.max(1, f.outChannels()) + 1);
+        x[12] = Math.log10(elements / Math.max(1, f.outChannels()) + 1);
         if (mx && f.outChannels() > 0) {
             // output tiles of the size a GEMM library launches for the problem: powers of two from 16 to 128 per
             // side, no larger than the output (rows = everything but the output channels)
