@@ -12,20 +12,14 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
-import org.scaledl.Checks;
 import org.scaledl.InvalidInputException;
 import org.scaledl.io.Candidates;
 import org.scaledl.io.CsvTable;
-import org.scaledl.io.DeviceCatalog;
 import org.scaledl.model.Prediction;
 import org.scaledl.model.PredictionWarning;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.model.file.SafeFiles;
 import org.scaledl.workload.Device;
-import org.scaledl.workload.Parallelism;
-import org.scaledl.workload.Phase;
-import org.scaledl.workload.Topology;
-import org.scaledl.transformer.HuggingFaceConfig;
 import org.scaledl.workload.Workload;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -41,50 +35,6 @@ import picocli.CommandLine.Option;
                 + "Warnings (where the workload leaves what the model was fitted on, assumed topologies, memory) go "
                 + "to stderr.")
 final class PredictCommand implements Callable<Integer> {
-    @Option(names = "--model", required = true, description = "Bundled model (gpu, cpu-zoo, cpu-ddp, cpu-machines) "
-            + "or a saved one (scaledl fit)")
-    String model;
-
-    @Option(names = "--graph", description = "ONNX graph (one workload)")
-    Path graph;
-
-    @Option(names = "--transformer", description = "Hugging Face config.json (one workload, with --seq), instead "
-            + "of --graph")
-    Path transformer;
-
-    @Option(names = "--seq", description = "Sequence length of --transformer")
-    Integer seq;
-
-    @Option(names = "--batch", description = "Samples (sequences) per micro-batch; with one micro-batch, per "
-            + "data-parallel worker")
-    Integer batch;
-
-    @Option(names = "--world-size", description = "Data-parallel workers (default 1)")
-    Integer worldSize;
-
-    @Option(names = "--tensor", description = "Tensor-parallel degree (device models; default 1)")
-    Integer tensor;
-
-    @Option(names = "--pipeline", description = "Pipeline stages (device models; default 1)")
-    Integer pipeline;
-
-    @Option(names = "--micro-batches", description = "Micro-batches per iteration per data-parallel worker, "
-            + "through the pipeline or accumulated (default 1)")
-    Integer microBatches;
-
-    @Option(names = "--threads", description = "Threads per worker (default 1)")
-    Integer threads;
-
-    @Option(names = "--phase", description = "train or infer (default train)")
-    Phase phase;
-
-    @Option(names = "--device", description = "GPU of a device model (\"NVIDIA H100 80GB HBM3\"; scaledl devices "
-            + "lists them), or the CPU machine of a host model that knows several")
-    String device;
-
-    @Option(names = "--devices", description = "Extra device catalog CSV (NeuSight device_configs layout)")
-    Path devices;
-
     @Option(names = "--candidates", description = "Score every row of this CSV: graph (ONNX, relative to the CSV) "
             + "or transformer (config.json, relative to the CSV) with seq; batch (per micro-batch); optionally "
             + "micro_batches, world_size, tensor, pipeline, threads, phase, device, precision, recompute, "
@@ -99,52 +49,49 @@ final class PredictCommand implements Callable<Integer> {
     boolean json;
 
     @picocli.CommandLine.Mixin
-    GraphOptions graphOptions;
-
-    @picocli.CommandLine.Mixin
-    ClusterOptions cluster;
+    JobOptions job;
 
     @Override
     public Integer call() throws Exception {
-        RuntimePredictor p = ModelArgument.load(model);
-        if (graphOptions.allowPartial) {
+        RuntimePredictor p = ModelArgument.load(job.model);
+        if (job.graphOptions.allowPartial) {
             p = p.allowingPartialGraphs();
         }
         if (candidates != null) {
-            if (graph != null || transformer != null || seq != null || batch != null || json) {
+            if (job.graph != null || job.transformer != null || job.seq != null || job.batch != null || json) {
                 throw new IllegalArgumentException("--candidates replaces --graph, --transformer, --seq, --batch and "
                         + "--json (the table's columns say them)");
             }
             return scoreCandidates(p);
         }
-        if ((graph == null) == (transformer == null) || batch == null) {
+        if ((job.graph == null) == (job.transformer == null) || job.batch == null) {
             throw new IllegalArgumentException("say what to predict: --graph or --transformer (with --seq), and "
                     + "--batch; or --candidates");
         }
-        if (transformer != null && seq == null) {
+        if (job.transformer != null && job.seq == null) {
             throw new IllegalArgumentException("--transformer needs --seq (the sequence length)");
         }
-        if (graph != null && seq != null) {
+        if (job.graph != null && job.seq != null) {
             throw new IllegalArgumentException("--seq applies to --transformer; an ONNX graph has its shapes");
         }
         if (out != null) {
             throw new IllegalArgumentException("--out applies to --candidates");
         }
-        Workload w = workload(p);
+        Workload w = job.workload(p);
         Prediction pr = p.predict(w);
         for (PredictionWarning x : pr.warnings()) {
             System.err.printf(Locale.ROOT, "scaledl: warning: %s (%s, %.0f%% of the prediction)%n", x.message(),
                     x.kind().name().toLowerCase(Locale.ROOT), 100 * x.share());
         }
-        java.util.Optional<String> elsewhere = otherMachine(p, w);
+        java.util.Optional<String> elsewhere = job.otherMachine(p, w);
         elsewhere.ifPresent(m -> System.err.println("scaledl: warning: " + m));
-        String machine = machine(p, w);
+        String machine = JobOptions.machine(p, w);
         if (json) {
             ObjectMapper om = new ObjectMapper();
             ObjectNode root = om.createObjectNode();
             ObjectNode wl = root.putObject("workload");
             wl.put("graph", w.graph().name());
-            wl.put("batch", batch);
+            wl.put("batch", job.batch);
             wl.put("micro_batches", w.parallelism().microBatches());
             wl.put("samples_per_iteration", (long) w.batch() * w.parallelism().data());
             wl.put("phase", w.phase().label());
@@ -206,77 +153,9 @@ final class PredictCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** The one workload the options describe. */
-    private Workload workload(RuntimePredictor p) {
-        Checks.argument(batch > 0, "--batch must be positive, got %s", batch);
-        int m = positive(microBatches, "--micro-batches");
-        Checks.argument((long) batch * m <= Integer.MAX_VALUE, "--batch x --micro-batches is too large");
-        org.scaledl.graph.ModelGraph g;
-        if (graph != null) {
-            g = graphOptions.read(graph);
-        } else {
-            Checks.argument(seq > 0, "--seq must be positive, got %s", seq);
-            g = HuggingFaceConfig.read(transformer).graph(seq);
-        }
-        Parallelism par = Parallelism.of(positive(worldSize, "--world-size"), positive(tensor, "--tensor"),
-                positive(pipeline, "--pipeline"), m).withSequenceParallel(cluster.sequenceParallel);
-        Workload.Builder wb = Workload.builder(g).batch(batch * m).threads(positive(threads, "--threads"))
-                .phase(phase == null ? Phase.TRAIN : phase).parallelism(par).precision(cluster.precision())
-                .recompute(cluster.recompute());
-        java.util.Optional<Device> d = resolveDevice(p, device);
-        d.ifPresent(wb::device);
-        if (d.isPresent()) {
-            cluster.topology(d.get(), null, null).ifPresent(wb::topology);
-        } else if (cluster.gpusPerNode != null || cluster.interNodeGbps != null) {
-            throw new IllegalArgumentException("--gpus-per-node and --inter-node-gbps describe nodes of GPUs: they "
-                    + "apply with a device model and --device");
-        }
-        return wb.build();
-    }
 
-    private static int positive(Integer value, String option) {
-        if (value == null) {
-            return 1;
-        }
-        Checks.argument(value > 0, "%s must be positive, got %s", option, value);
-        return value;
-    }
 
-    /**
-     * For a host (CPU) prediction, a warning when the machine it is for is not the one this runs on (by the CPU's
-     * model name: {@link LocalMachine#couldBe}), with the command that makes a predictor for this one.
-     */
-    private java.util.Optional<String> otherMachine(RuntimePredictor p, Workload w) {
-        if (!p.layerCostKind().equals("host")) {
-            return java.util.Optional.empty();
-        }
-        String theirs = w.device().map(Device::name).orElse(p.machines().size() == 1 ? p.machines().get(0) : "");
-        LocalMachine here = LocalMachine.detect();
-        if (theirs.isEmpty() || here.couldBe(theirs)) {
-            return java.util.Optional.empty();
-        }
-        return java.util.Optional.of("the prediction is for the machine '" + theirs + "', not this one ("
-                + here.describe() + "); for this machine, measure a few planned runs here and calibrate, in one "
-                + "command: python -m scaledl_profiler here --jar scaledl.jar --model " + model + " --out mine.sdl");
-    }
 
-    /**
-     * What the prediction is for, in words: the GPU and its nodes (saying when they are the assumed standard server),
-     * or the CPU machine.
-     */
-    static String machine(RuntimePredictor p, Workload w) {
-        if (w.device().isPresent() && p.layerCostKind().equals("device")) {
-            Device d = w.device().get();
-            Topology t = w.topology().orElse(Topology.assumedFor(d));
-            return String.format(Locale.ROOT, "%d x %s, %s%s", w.parallelism().ranks(), d.name(), t.describe(),
-                    w.topology().isPresent() && !t.assumed() ? "" : " (the standard server, assumed)");
-        }
-        if (w.device().isPresent()) {
-            return "the CPU machine " + w.device().get().name();
-        }
-        return p.machines().size() == 1 ? "the CPU machine it was fitted on (" + p.machines().get(0) + ")"
-                : "the CPU machine it was fitted on";
-    }
 
     private static void warnings(ArrayNode arr, Prediction pr) {
         for (PredictionWarning x : pr.warnings()) {
@@ -293,32 +172,6 @@ final class PredictCommand implements Callable<Integer> {
         }
     }
 
-    /** The device of a workload: a GPU of the catalog for device models, a known machine for host ones. */
-    private java.util.Optional<Device> resolveDevice(RuntimePredictor p, String name) {
-        if (p.layerCostKind().equals("device")) {
-            if (name == null || name.isEmpty()) {
-                throw new IllegalArgumentException(model + " is a device model: say which GPU with --device NAME");
-            }
-            DeviceCatalog catalog = EvaluateGpuCommand.catalog(devices);
-            try {
-                return java.util.Optional.of(catalog.require(name));
-            } catch (InvalidInputException e) {
-                throw new IllegalArgumentException(e.getMessage(), e);
-            }
-        }
-        if (devices != null) {
-            throw new IllegalArgumentException("--devices applies to device models (scaledl fit --gpu); " + model
-                    + " is not one");
-        }
-        if (name == null || name.isEmpty()) {
-            return java.util.Optional.empty();
-        }
-        if (!p.machines().contains(name)) {
-            throw new IllegalArgumentException("machine '" + name + "' is not one of this model's " + p.machines()
-                    + org.scaledl.Suggestions.closest(name, p.machines()).map(s -> "; did you mean '" + s + "'?").orElse(""));
-        }
-        return java.util.Optional.of(Device.cpu(name, 1, 0, 0, 0, 0));
-    }
 
     /** The columns a scored table adds (an input column of the same name is replaced). */
     static final List<String> OUTPUT_COLUMNS = List.of("predicted_ms", "low_ms", "high_ms", "memory_gb", "warnings");
@@ -331,17 +184,17 @@ final class PredictCommand implements Callable<Integer> {
                 d.put(k, v.toString());
             }
         };
-        put.accept("world_size", worldSize);
-        put.accept("tensor", tensor);
-        put.accept("pipeline", pipeline);
-        put.accept("micro_batches", microBatches);
-        put.accept("threads", threads);
-        put.accept("phase", phase == null ? null : phase.label());
-        put.accept("precision", cluster.precision == null ? null : cluster.precision.label());
-        put.accept("recompute", cluster.recompute == null ? null : cluster.recompute.label());
-        put.accept("sequence_parallel", cluster.sequenceParallel ? "true" : null);
-        put.accept("gpus_per_node", cluster.gpusPerNode);
-        put.accept("inter_node_gbps", cluster.interNodeGbps);
+        put.accept("world_size", job.worldSize);
+        put.accept("tensor", job.tensor);
+        put.accept("pipeline", job.pipeline);
+        put.accept("micro_batches", job.microBatches);
+        put.accept("threads", job.threads);
+        put.accept("phase", job.phase == null ? null : job.phase.label());
+        put.accept("precision", job.cluster.precision == null ? null : job.cluster.precision.label());
+        put.accept("recompute", job.cluster.recompute == null ? null : job.cluster.recompute.label());
+        put.accept("sequence_parallel", job.cluster.sequenceParallel ? "true" : null);
+        put.accept("gpus_per_node", job.cluster.gpusPerNode);
+        put.accept("inter_node_gbps", job.cluster.interNodeGbps);
         return d;
     }
 
@@ -358,8 +211,8 @@ final class PredictCommand implements Callable<Integer> {
         long[] counts = new long[2];
         long[] nanos = new long[1];
         java.util.Set<String> machinesSeen = new java.util.HashSet<>();
-        try (Candidates.Chunks in = Candidates.open(candidates, graphOptions::read,
-                name -> resolveDevice(p, name.isEmpty() ? device : name), columnDefaults())) {
+        try (Candidates.Chunks in = Candidates.open(candidates, job.graphOptions::read,
+                name -> job.resolveDevice(p, name.isEmpty() ? job.device : name), columnDefaults())) {
             SafeFiles.Content content = stream -> {
                 Writer w = new BufferedWriter(new OutputStreamWriter(stream, StandardCharsets.UTF_8), 1 << 16);
                 List<String> cols = in.columns().stream().filter(c -> !OUTPUT_COLUMNS.contains(c)).toList();
@@ -377,7 +230,7 @@ final class PredictCommand implements Callable<Integer> {
                     for (Workload cw : c.workloads()) {
                         String key = cw.device().map(Device::name).orElse("");
                         if (machinesSeen.add(key)) {
-                            otherMachine(p, cw).ifPresent(m -> System.err.println("scaledl: warning: " + m));
+                            job.otherMachine(p, cw).ifPresent(m -> System.err.println("scaledl: warning: " + m));
                         }
                     }
                     CsvTable t = c.table();

@@ -166,4 +166,41 @@ class ClusterPredictCliTest {
             assertEquals(1, r.err().strip().lines().count(), r.err());
         }
     }
+
+    @Test
+    void scalingWritesFourPanelsWithTheMeasuredPointsOnTop(@TempDir Path dir) throws Exception {
+        Path measured = dir.resolve("measured.csv");
+        Files.writeString(measured, "world_size,batch,measured_ms\n1,16,30\n4,16,33\n1,4,12\n");
+        Path svg = dir.resolve("s.svg");
+        Run r = MainTest.run("scaling", "--model", "gpu", "--graph", MainTest.graph("resnet18_r64").toString(),
+                "--batch", "16", "--device", "Tesla T4", "--precision", "fp16", "--gpus", "1,2,4,8",
+                "--batches", "1,4,16,64", "--measured", measured.toString(), "--out", svg.toString(), "--json");
+        assertEquals(0, r.code(), r.err());
+        JsonNode j = new ObjectMapper().readTree(r.out());
+        assertEquals(4, j.get("by_workers").size());
+        assertEquals(4, j.get("by_batch").size());
+        double previous = 0;
+        for (JsonNode x : j.get("by_workers")) {
+            assertTrue(x.get("low_ms").asDouble() <= x.get("ms").asDouble()
+                    && x.get("ms").asDouble() <= x.get("high_ms").asDouble(), x.toString());
+            assertTrue(x.get("throughput_per_s").asDouble() > previous, "more workers, more samples per second");
+            previous = x.get("throughput_per_s").asDouble();
+        }
+        org.w3c.dom.Document doc = javax.xml.parsers.DocumentBuilderFactory.newInstance().newDocumentBuilder()
+                .parse(svg.toFile());
+        String text = doc.getDocumentElement().getTextContent();
+        for (String title : List.of("time vs workers", "throughput vs workers", "time vs batch",
+                "throughput vs batch")) {
+            assertTrue(text.contains(title), title);
+        }
+        // two measured points at batch 16 (two panels each), two at one worker (two panels each)
+        org.w3c.dom.NodeList circles = doc.getElementsByTagName("circle");
+        int measuredMarks = 0;
+        for (int i = 0; i < circles.getLength(); i++) {
+            if (circles.item(i).getAttributes().getNamedItem("stroke") != null) {
+                measuredMarks++;
+            }
+        }
+        assertEquals(8, measuredMarks);
+    }
 }

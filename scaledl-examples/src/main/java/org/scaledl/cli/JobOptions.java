@@ -1,0 +1,175 @@
+package org.scaledl.cli;
+
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.Optional;
+import org.scaledl.Checks;
+import org.scaledl.InvalidInputException;
+import org.scaledl.io.DeviceCatalog;
+import org.scaledl.model.RuntimePredictor;
+import org.scaledl.transformer.HuggingFaceConfig;
+import org.scaledl.workload.Device;
+import org.scaledl.workload.Parallelism;
+import org.scaledl.workload.Phase;
+import org.scaledl.workload.Topology;
+import org.scaledl.workload.Workload;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * The options that describe one job to predict, shared by {@code predict} and {@code scaling}: the model, the graph
+ * (ONNX) or transformer (a Hugging Face configuration), the batch per micro-batch and the micro-batches, the parallel
+ * degrees, the device and the cluster options. Options left out are empty ({@code null}): commands that take their
+ * values from elsewhere (a candidate table's columns) tell given from default.
+ */
+final class JobOptions {
+    @Option(names = "--model", required = true, description = "Bundled model (gpu, cpu-zoo, cpu-ddp, cpu-machines) "
+            + "or a saved one (scaledl fit)")
+    String model;
+
+    @Option(names = "--graph", description = "ONNX graph (one workload)")
+    Path graph;
+
+    @Option(names = "--transformer", description = "Hugging Face config.json (one workload, with --seq), instead "
+            + "of --graph")
+    Path transformer;
+
+    @Option(names = "--seq", description = "Sequence length of --transformer")
+    Integer seq;
+
+    @Option(names = "--batch", description = "Samples (sequences) per micro-batch; with one micro-batch, per "
+            + "data-parallel worker")
+    Integer batch;
+
+    @Option(names = "--world-size", description = "Data-parallel workers (default 1)")
+    Integer worldSize;
+
+    @Option(names = "--tensor", description = "Tensor-parallel degree (device models; default 1)")
+    Integer tensor;
+
+    @Option(names = "--pipeline", description = "Pipeline stages (device models; default 1)")
+    Integer pipeline;
+
+    @Option(names = "--micro-batches", description = "Micro-batches per iteration per data-parallel worker, "
+            + "through the pipeline or accumulated (default 1)")
+    Integer microBatches;
+
+    @Option(names = "--threads", description = "Threads per worker (default 1)")
+    Integer threads;
+
+    @Option(names = "--phase", description = "train or infer (default train)")
+    Phase phase;
+
+    @Option(names = "--device", description = "GPU of a device model (\"NVIDIA H100 80GB HBM3\"; scaledl devices "
+            + "lists them), or the CPU machine of a host model that knows several")
+    String device;
+
+    @Option(names = "--devices", description = "Extra device catalog CSV (NeuSight device_configs layout)")
+    Path devices;
+
+
+    @Mixin
+    GraphOptions graphOptions;
+
+    @Mixin
+    ClusterOptions cluster;
+
+    /** The one workload the options describe. */
+    Workload workload(RuntimePredictor p) {
+        Checks.argument(batch > 0, "--batch must be positive, got %s", batch);
+        int m = positive(microBatches, "--micro-batches");
+        Checks.argument((long) batch * m <= Integer.MAX_VALUE, "--batch x --micro-batches is too large");
+        org.scaledl.graph.ModelGraph g;
+        if (graph != null) {
+            g = graphOptions.read(graph);
+        } else {
+            Checks.argument(seq > 0, "--seq must be positive, got %s", seq);
+            g = HuggingFaceConfig.read(transformer).graph(seq);
+        }
+        Parallelism par = Parallelism.of(positive(worldSize, "--world-size"), positive(tensor, "--tensor"),
+                positive(pipeline, "--pipeline"), m).withSequenceParallel(cluster.sequenceParallel);
+        Workload.Builder wb = Workload.builder(g).batch(batch * m).threads(positive(threads, "--threads"))
+                .phase(phase == null ? Phase.TRAIN : phase).parallelism(par).precision(cluster.precision())
+                .recompute(cluster.recompute());
+        Optional<Device> d = resolveDevice(p, device);
+        d.ifPresent(wb::device);
+        if (d.isPresent()) {
+            cluster.topology(d.get(), null, null).ifPresent(wb::topology);
+        } else if (cluster.gpusPerNode != null || cluster.interNodeGbps != null) {
+            throw new IllegalArgumentException("--gpus-per-node and --inter-node-gbps describe nodes of GPUs: they "
+                    + "apply with a device model and --device");
+        }
+        return wb.build();
+    }
+
+    private static int positive(Integer value, String option) {
+        if (value == null) {
+            return 1;
+        }
+        Checks.argument(value > 0, "%s must be positive, got %s", option, value);
+        return value;
+    }
+
+    /**
+     * For a host (CPU) prediction, a warning when the machine it is for is not the one this runs on (by the CPU's
+     * model name: {@link LocalMachine#couldBe}), with the command that makes a predictor for this one.
+     */
+    Optional<String> otherMachine(RuntimePredictor p, Workload w) {
+        if (!p.layerCostKind().equals("host")) {
+            return Optional.empty();
+        }
+        String theirs = w.device().map(Device::name).orElse(p.machines().size() == 1 ? p.machines().get(0) : "");
+        LocalMachine here = LocalMachine.detect();
+        if (theirs.isEmpty() || here.couldBe(theirs)) {
+            return Optional.empty();
+        }
+        return Optional.of("the prediction is for the machine '" + theirs + "', not this one ("
+                + here.describe() + "); for this machine, measure a few planned runs here and calibrate, in one "
+                + "command: python -m scaledl_profiler here --jar scaledl.jar --model " + model + " --out mine.sdl");
+    }
+
+    /**
+     * What the prediction is for, in words: the GPU and its nodes (saying when they are the assumed standard server),
+     * or the CPU machine.
+     */
+    static String machine(RuntimePredictor p, Workload w) {
+        if (w.device().isPresent() && p.layerCostKind().equals("device")) {
+            Device d = w.device().get();
+            Topology t = w.topology().orElse(Topology.assumedFor(d));
+            return String.format(Locale.ROOT, "%d x %s, %s%s", w.parallelism().ranks(), d.name(), t.describe(),
+                    w.topology().isPresent() && !t.assumed() ? "" : " (the standard server, assumed)");
+        }
+        if (w.device().isPresent()) {
+            return "the CPU machine " + w.device().get().name();
+        }
+        return p.machines().size() == 1 ? "the CPU machine it was fitted on (" + p.machines().get(0) + ")"
+                : "the CPU machine it was fitted on";
+    }
+
+    /** The device of a workload: a GPU of the catalog for device models, a known machine for host ones. */
+    Optional<Device> resolveDevice(RuntimePredictor p, String name) {
+        if (p.layerCostKind().equals("device")) {
+            if (name == null || name.isEmpty()) {
+                throw new IllegalArgumentException(model + " is a device model: say which GPU with --device NAME");
+            }
+            DeviceCatalog catalog = EvaluateGpuCommand.catalog(devices);
+            try {
+                return Optional.of(catalog.require(name));
+            } catch (InvalidInputException e) {
+                throw new IllegalArgumentException(e.getMessage(), e);
+            }
+        }
+        if (devices != null) {
+            throw new IllegalArgumentException("--devices applies to device models (scaledl fit --gpu); " + model
+                    + " is not one");
+        }
+        if (name == null || name.isEmpty()) {
+            return Optional.empty();
+        }
+        if (!p.machines().contains(name)) {
+            throw new IllegalArgumentException("machine '" + name + "' is not one of this model's " + p.machines()
+                    + org.scaledl.Suggestions.closest(name, p.machines()).map(s -> "; did you mean '" + s + "'?").orElse(""));
+        }
+        return Optional.of(Device.cpu(name, 1, 0, 0, 0, 0));
+    }
+}
