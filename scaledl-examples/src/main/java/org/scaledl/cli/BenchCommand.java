@@ -144,6 +144,7 @@ final class BenchCommand implements Callable<Integer> {
         if (gpuModel != null) {
             out.putAll(gpuFigures(gpuModel, data, quick ? 100 : 1_000));
         }
+        out.putAll(clusterFigures(quick ? 200 : 2_000));
 
         Arrays.sort(imports);
         out.put("predict_us_p50", p50);
@@ -193,6 +194,11 @@ final class BenchCommand implements Callable<Integer> {
                             ((Map<?, ?>) out.get("gpu_predict_warm_us_p50")).get(name));
                 }
             }
+            System.out.printf(Locale.ROOT, "bundled gpu model: a 1T-parameter GPT on 3,072 A100s (t8 p64 d6, 512 "
+                    + "micro-batches): first prediction %.2f ms (configuration and graph included), then p50 %.1f µs; "
+                    + "layout search, GPT-3 175B on 512 GPUs: %.0f layouts in %.3f s, %.0f layouts/s on one thread%n",
+                    out.get("predict_1t_3072_first_ms"), out.get("predict_1t_3072_us_p50"), out.get("layouts"),
+                    out.get("layout_search_s"), out.get("layouts_per_s"));
             if (gnn) {
                 System.out.printf(Locale.ROOT, "scaledl with GNN: fit %.1f s; resnet50_r112 predict: first query of a "
                         + "graph %.1f ms, then p50 %.1f µs (layer-wise alone %.1f µs); allocated per call %.0f B "
@@ -205,6 +211,56 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     private static final String[] GPU_GRAPHS = {"resnet50_r112", "vit_b_16_r112"};
+
+    /**
+     * Large-model figures with the bundled gpu predictor: a 1T-parameter GPT (Narayanan et al.'s largest: hidden
+     * 25,600, 160 heads, 128 layers) on 3,072 A100-80GB with Megatron's layout, first prediction (specification,
+     * graph and prediction) and repeated ones (micro-batch counts varied so no two ask the same); and the layout
+     * search's rate for GPT-3 175B on 512 GPUs, on this thread alone.
+     */
+    private static Map<String, Object> clusterFigures(int reps) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        RuntimePredictor gpu = org.scaledl.models.BundledModels.load("gpu");
+        Device a100 = DeviceCatalog.bundled().require("NVIDIA A100-SXM4-80GB");
+        java.util.function.IntFunction<Workload> job = m -> {
+            ModelGraph g = org.scaledl.transformer.TransformerSpec.decoder("gpt-1t", 25_600, 160, 128, 51_200)
+                    .maxPositions(2048).build().graph(2048);
+            return Workload.builder(g).batch(m).device(a100).precision(org.scaledl.workload.Precision.FP16)
+                    .recompute(org.scaledl.workload.Recompute.FULL)
+                    .parallelism(new org.scaledl.workload.Parallelism(6, 8, 64, m)).build();
+        };
+        long t0 = System.nanoTime();
+        gpu.predict(job.apply(512));
+        out.put("predict_1t_3072_first_ms", (System.nanoTime() - t0) / 1e6);
+        Workload base = job.apply(512);
+        double[] lat = new double[reps];
+        double sink = 0;
+        for (int i = 0; i < reps; i++) {
+            int m = 256 + i % 512;
+            Workload w = base.toBuilder().batch(m).parallelism(new org.scaledl.workload.Parallelism(6, 8, 64, m))
+                    .build();
+            long s = System.nanoTime();
+            sink += gpu.predict(w).millis();
+            lat[i] = (System.nanoTime() - s) / 1e3;
+        }
+        Arrays.sort(lat);
+        out.put("predict_1t_3072_us_p50", lat[reps / 2]);
+        out.put("predict_1t_3072_us_p99", lat[(int) (reps * 0.99)]);
+        ModelGraph gpt3 = org.scaledl.transformer.TransformerSpec.decoder("gpt3-175b", 12_288, 96, 96, 51_200)
+                .maxPositions(2048).build().graph(2048);
+        new org.scaledl.model.LayoutSearch(gpu, gpt3, a100, 64, 512).search();   // warm-up
+        t0 = System.nanoTime();
+        int n = new org.scaledl.model.LayoutSearch(gpu, gpt3, a100, 512, 1536)
+                .precision(org.scaledl.workload.Precision.FP16).search().size();
+        double s = (System.nanoTime() - t0) / 1e9;
+        out.put("layouts", (double) n);
+        out.put("layout_search_s", s);
+        out.put("layouts_per_s", n / s);
+        if (sink < 0) {
+            throw new IllegalStateException();
+        }
+        return out;
+    }
 
     /** A saved device model: load time, and first and repeated prediction latency on an H100. */
     private static Map<String, Object> gpuFigures(Path file, Path data, int reps) {
