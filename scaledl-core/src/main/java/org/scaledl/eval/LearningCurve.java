@@ -102,7 +102,10 @@ public record LearningCurve(Map<String, List<Point>> methods, double fullMre, do
         private int randomSubsets = 5;
         private ProfilingCost cost = ProfilingCost.standard();
         private ToDoubleFunction<Workload> priorMillis = ProfilingCost::rooflineMillis;
-        private org.scaledl.model.PredictorTrainer trainer = RuntimePredictor.builder().shrinkage(1e-2).build();
+        private java.util.function.Function<List<Sample>, RuntimePredictor> trainer =
+                RuntimePredictor.builder().shrinkage(1e-2).build()::fit;
+        private java.util.function.Function<Workload, double[]> rows = HOST_ROWS;
+        private boolean perDevice;
 
         private Builder() {
         }
@@ -130,6 +133,35 @@ public record LearningCurve(Map<String, List<Point>> methods, double fullMre, do
             Checks.argument(value >= 1, "random subsets must be >= 1: %s", value);
             this.randomSubsets = value;
             return this;
+        }
+
+        /**
+         * How a subset of runs becomes a predictor (default: the host predictor fitted on them with a fixed
+         * shrinkage); for a device predictor, say, {@code runs -> base.calibrate(runs)}.
+         */
+        public Builder trainer(java.util.function.Function<List<Sample>, RuntimePredictor> value) {
+            this.trainer = Objects.requireNonNull(value, "trainer");
+            return this;
+        }
+
+        /** The design rows D-optimality is computed on (default the host basis's; a predictor's {@code designRow}). */
+        public Builder rows(java.util.function.Function<Workload, double[]> value) {
+            this.rows = Objects.requireNonNull(value, "rows");
+            return this;
+        }
+
+        /**
+         * Whether a run's cost counts every device it occupies (GPU-seconds: seconds times the job's ranks; default
+         * false, machine seconds).
+         */
+        public Builder perDevice(boolean value) {
+            this.perDevice = value;
+            return this;
+        }
+
+        /** The cost of running a workload whose iteration takes {@code millis}, in (device-)seconds. */
+        double seconds(Workload w, double millis) {
+            return cost.seconds(millis) * (perDevice ? w.parallelism().ranks() : 1);
         }
 
         /** What a run costs (default {@link ProfilingCost#standard()}). */
@@ -174,7 +206,7 @@ public record LearningCurve(Map<String, List<Point>> methods, double fullMre, do
             }
             double grid = 0;
             for (Sample s : samples) {
-                grid += b.cost.seconds(s.millis());
+                grid += b.seconds(s.workload(), s.millis());
             }
             int done = 0;
             for (Folds.Fold fold : folds) {
@@ -184,7 +216,7 @@ public record LearningCurve(Map<String, List<Point>> methods, double fullMre, do
                 double[] priced = new double[train.size()];
                 double pricedGrid = 0;
                 for (int i = 0; i < priced.length; i++) {
-                    priced[i] = b.cost.seconds(b.priorMillis.applyAsDouble(candidates.get(i)));
+                    priced[i] = b.seconds(candidates.get(i), b.priorMillis.applyAsDouble(candidates.get(i)));
                     pricedGrid += priced[i];
                 }
                 double[] sorted = priced.clone();
@@ -195,11 +227,11 @@ public record LearningCurve(Map<String, List<Point>> methods, double fullMre, do
                     double frac = b.fractions.get(f);
                     int n = Math.max(2, (int) Math.round(frac * train.size()));
                     List<Integer> byRuns = n >= train.size() ? all(train.size())
-                            : ProfilingPlan.choose(candidates, List.of(), n, 1, HOST_ROWS).indices();
+                            : ProfilingPlan.choose(candidates, List.of(), n, 1, b.rows).indices();
                     opt[f].add(train, byRuns, test, b, folds.size());
                     List<Integer> byCost = frac >= 1 ? all(train.size())
                             : ProfilingPlan.withinBudget(candidates, List.of(), priced,
-                                    Math.max(frac * pricedGrid, twoCheapest), 1, HOST_ROWS).indices();
+                                    Math.max(frac * pricedGrid, twoCheapest), 1, b.rows).indices();
                     cost[f].add(train, byCost, test, b, folds.size());
                     for (int s = 0; s < b.randomSubsets; s++) {
                         List<Integer> order = all(train.size());
@@ -261,10 +293,10 @@ public record LearningCurve(Map<String, List<Point>> methods, double fullMre, do
             List<Sample> picked = new ArrayList<>(chosen.size());
             for (int i : chosen) {
                 picked.add(train.get(i));
-                seconds += b.cost.seconds(train.get(i).millis()) / folds;
+                seconds += b.seconds(train.get(i).workload(), train.get(i).millis()) / folds;
             }
             runs += (double) chosen.size() / folds;
-            RuntimePredictor p = b.trainer.fit(picked);
+            RuntimePredictor p = b.trainer.apply(picked);
             for (Sample s : test) {
                 double pred = p.predictMillis(s.workload());
                 rel += Math.abs(pred - s.millis()) / s.millis();

@@ -33,6 +33,15 @@ record MegatronFit(MegatronModel model, List<Double> logErrors, boolean crossVal
     private static final boolean[] PULLED = {true, true, true, false, false, true, true, true, false};
 
     static MegatronFit fit(DeviceStage stage, List<Sample> runs, String groupTag) {
+        return fit(stage, runs, groupTag, MegatronModel.uncalibrated());
+    }
+
+    /**
+     * The fit with the physical scales pulled toward {@code centre}'s instead of 1: a calibration of a fitted model
+     * on a few runs of the user's stays near it where they say little.
+     */
+    static MegatronFit fit(DeviceStage stage, List<Sample> runs, String groupTag, MegatronModel centre) {
+        double[] mid = centre.coefficients();
         List<MegatronTerms> terms = new ArrayList<>();
         double[] y = new double[runs.size()];
         for (int i = 0; i < y.length; i++) {
@@ -43,14 +52,14 @@ record MegatronFit(MegatronModel model, List<Double> logErrors, boolean crossVal
         for (int i = 0; i < all.length; i++) {
             all[i] = i;
         }
-        MegatronModel model = fit(terms, y, all);
+        MegatronModel model = fit(terms, y, all, mid);
         List<Folds.Fold> folds = Folds.leaveOneGroupOut(runs, Folds.byTag(groupTag));
         List<Double> errors = new ArrayList<>();
         boolean cv = folds.size() >= 3;
         double[] out = new double[y.length];
         if (cv) {
             for (Folds.Fold f : folds) {
-                MegatronModel m = fit(terms, y, f.train().stream().mapToInt(Integer::intValue).toArray());
+                MegatronModel m = fit(terms, y, f.train().stream().mapToInt(Integer::intValue).toArray(), mid);
                 for (int i : f.test()) {
                     out[i] = Math.log(m.millis(terms.get(i)) / y[i]);
                 }
@@ -78,11 +87,19 @@ record MegatronFit(MegatronModel model, List<Double> logErrors, boolean crossVal
      * relative errors, with the physical scales pulled toward 1.
      */
     static MegatronModel fit(List<MegatronTerms> terms, double[] y, int[] rows) {
+        return fit(terms, y, rows, MegatronModel.uncalibrated().coefficients());
+    }
+
+    /** The coefficients with the physical scales pulled toward {@code centre}'s. */
+    static MegatronModel fit(List<MegatronTerms> terms, double[] y, int[] rows, double[] centre) {
         int n = MegatronModel.NAMES.size();
-        double[] start = {0, 0, 0, Math.log(1.0)};
-        double[] phi = LevenbergMarquardt.minimise(x -> residuals(terms, y, rows, x, null), start, 200);
+        double[] start = new double[NONLINEAR.length];
+        for (int k = 0; k < start.length; k++) {
+            start[k] = Math.log(centre[NONLINEAR[k]] > 0 ? centre[NONLINEAR[k]] : 1.0);
+        }
+        double[] phi = LevenbergMarquardt.minimise(x -> residuals(terms, y, rows, x, null, centre), start, 200);
         double[] c = new double[n];
-        residuals(terms, y, rows, phi, c);
+        residuals(terms, y, rows, phi, c, centre);
         return new MegatronModel(c);
     }
 
@@ -90,7 +107,8 @@ record MegatronFit(MegatronModel model, List<Double> logErrors, boolean crossVal
      * The residuals of the model with the compute part's log-coefficients {@code phi} and the additive ones that fit
      * best given them; {@code out}, when not null, receives all the coefficients.
      */
-    private static double[] residuals(List<MegatronTerms> terms, double[] y, int[] rows, double[] phi, double[] out) {
+    private static double[] residuals(List<MegatronTerms> terms, double[] y, int[] rows, double[] phi, double[] out,
+            double[] centre) {
         int n = MegatronModel.NAMES.size();
         double[] c = new double[n];
         for (int k = 0; k < NONLINEAR.length; k++) {
@@ -106,7 +124,7 @@ record MegatronFit(MegatronModel model, List<Double> logErrors, boolean crossVal
             a[i] = new double[] {t.sends() / yi, t.pipelineComm() / yi, t.dataComm() / yi, t.optimizer() / yi,
                 1 / yi};
         }
-        // inner problem: min Σ (a_i·x − (1 − base_i / y_i))² + PRIOR² Σ_pulled (x_k − 1)², x ≥ 0
+        // inner problem: min Σ (a_i·x − (1 − base_i / y_i))² + PRIOR² Σ_pulled (x_k − centre_k)², x ≥ 0
         int m = LINEAR.length;
         double[][] h = new double[m][m];
         double[] g = new double[m];
@@ -122,7 +140,7 @@ record MegatronFit(MegatronModel model, List<Double> logErrors, boolean crossVal
         for (int j = 0; j < m; j++) {
             if (PULLED[LINEAR[j]]) {
                 h[j][j] += PRIOR * PRIOR;
-                g[j] += PRIOR * PRIOR;
+                g[j] += PRIOR * PRIOR * centre[LINEAR[j]];
             }
             h[j][j] += 1e-12 * (1 + h[j][j]);
         }
@@ -145,7 +163,7 @@ record MegatronFit(MegatronModel model, List<Double> logErrors, boolean crossVal
         int at = rows.length;
         for (int k = 0; k < NONLINEAR.length; k++) {
             if (PULLED[NONLINEAR[k]]) {
-                r[at++] = PRIOR * phi[k];
+                r[at++] = PRIOR * (phi[k] - Math.log(centre[NONLINEAR[k]]));
             }
         }
         return r;

@@ -14,6 +14,7 @@ import org.scaledl.model.cost.Quantiles;
 import org.scaledl.model.cost.StageCost;
 import org.scaledl.model.device.DeviceLayerModel;
 import org.scaledl.model.device.DeviceStage;
+import org.scaledl.model.exec.MegatronModel;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.OpMeasurement;
 import org.scaledl.workload.Phase;
@@ -347,7 +348,9 @@ public final class RuntimePredictor implements RuntimeModel {
 
     /**
      * A copy calibrated on a few measured runs. A device predictor: shared per-phase factors and a damped factor per
-     * GPU measured (these replace the earlier calibration). A host predictor: <b>few-shot machine adaptation</b>,
+     * GPU measured (these replace the earlier calibration); runs of configuration-built transformers
+     * ({@link org.scaledl.transformer.TransformerSpec}) refit the Megatron execution model's coefficients instead,
+     * pulled toward the current ones (weakly: a few runs move them little, many decide them). A host predictor: <b>few-shot machine adaptation</b>,
      * every CPU machine the runs measure gets a damped correction of the fitted machine that predicts them best, so a
      * machine the predictor has not seen becomes predictable from a handful of its runs.
      *
@@ -357,7 +360,19 @@ public final class RuntimePredictor implements RuntimeModel {
         Domain dom = domain.plus(new Domain.Collector().samples(runs).build(domain.crossValidated()));
         List<String> measured = runs.stream().flatMap(r -> r.workload().device().map(Device::name).stream())
                 .toList();
-        return new RuntimePredictor(name, stage.calibrate(runs), interactions, logLow, logHigh, dom,
+        LayerStage calibrated = stage;
+        List<Sample> megatronRuns = runs.stream().filter(r -> r.workload().graph().transformer().isPresent())
+                .toList();
+        List<Sample> eagerRuns = runs.stream().filter(r -> r.workload().graph().transformer().isEmpty()).toList();
+        if (!megatronRuns.isEmpty() && stage instanceof DeviceStage d) {
+            // configuration-built transformers: the Megatron coefficients refitted, pulled toward the current ones
+            calibrated = d.withMegatron(MegatronFit.fit(d, megatronRuns, "family",
+                    d.megatron().orElseGet(MegatronModel::uncalibrated)).model());
+        }
+        if (!eagerRuns.isEmpty() || !(stage instanceof DeviceStage)) {
+            calibrated = calibrated.calibrate(stage instanceof DeviceStage ? eagerRuns : runs);
+        }
+        return new RuntimePredictor(name, calibrated, interactions, logLow, logHigh, dom,
                 provenance.adapted("calibration_runs", runs.size(), measured), allowPartial);
     }
 

@@ -24,8 +24,14 @@ import picocli.CommandLine.Option;
         description = "Accuracy vs. profiling seconds: D-optimal by runs, cost-aware D-optimal and random choice, "
         + "on held-out families; writes learning-curve.svg.")
 final class LearningCurveCommand implements Callable<Integer> {
-    @Option(names = "--data", required = true, description = "Dataset folder")
+    @Option(names = "--data", required = true, description = "Dataset folder (with --gpu: the GPU data root, "
+            + "datasets/gpu)")
     Path data;
+
+    @Option(names = "--gpu", description = "The curve of the Megatron execution model on vTrain's 1,440 runs "
+            + "(costs in GPU-seconds): the device layer model is fitted once without them, each subset of runs "
+            + "calibrates it (scaledl fit --gpu's Megatron fit), and whole models are held out")
+    boolean gpu;
 
     @Option(names = "--cv", defaultValue = "family", description = "Groups held out: family or model (default "
             + "${DEFAULT-VALUE})")
@@ -42,6 +48,10 @@ final class LearningCurveCommand implements Callable<Integer> {
     @Option(names = "--prior", description = "Model (a bundled name or a file) whose predictions price candidates for the cost-aware plan "
             + "(default: the roofline prior)")
     String prior;
+
+    @Option(names = "--fractions", split = ",", description = "Shares of each fold's training grid, increasing, "
+            + "ending with 1 (default 0.02,0.03,0.05,0.07,0.1,0.15,0.25,0.5,1)")
+    List<Double> fractions;
 
     @picocli.CommandLine.Mixin
     ProfilingCostOptions costOptions;
@@ -63,20 +73,41 @@ final class LearningCurveCommand implements Callable<Integer> {
         if (seeds < 1) {
             throw new IllegalArgumentException("--random-seeds must be >= 1");
         }
-        Dataset d = DatasetReader.read(data);
         LearningCurve.Builder b = LearningCurve.builder().folds(folds).randomSubsets(seeds)
                 .cost(costOptions.cost());
+        if (fractions != null) {
+            b.fractions(fractions);
+        }
         if (prior != null) {
             RuntimePredictor p = ModelArgument.load(prior);
             b.prior(p::predictMillis);
         }
+        List<org.scaledl.workload.Sample> samples;
+        if (gpu) {
+            if (prior != null) {
+                throw new IllegalArgumentException("--gpu prices runs with the device model fitted without them; "
+                        + "--prior does not apply");
+            }
+            org.scaledl.io.GpuData d = org.scaledl.io.GpuData.read(data, EvaluateGpuCommand.catalog(null, data));
+            samples = d.megatronRuns();
+            if (samples.isEmpty()) {
+                throw new IllegalArgumentException(data + " has no vTrain runs (vtrain/ground_truth_single.csv)");
+            }
+            // the physics alone (no Megatron coefficients): the start of every subset's calibration and the prior
+            RuntimePredictor base = RuntimePredictor.builder().name("scaledl-device")
+                    .layerCost(org.scaledl.model.LayerCost.device(d.operators())).collectives(d.collectives()).build()
+                    .fit(d.samples(r -> r.parallelism().ranks() == 1 && !r.fusion()));
+            b.trainer(base::calibrate).rows(base::designRow).prior(base::predictMillis).perDevice(true);
+        } else {
+            samples = DatasetReader.read(data).samples();
+        }
         Progress progress = Progress.of("learning-curve", Main.quiet);
-        LearningCurve c = b.run(d.samples(), by, (done, total) -> {
+        LearningCurve c = b.run(samples, by, (done, total) -> {
             progress.update(done, total, "fold " + done + " of " + total);
             return 0;
         });
         Path svg = outDir.resolve("learning-curve.svg");
-        svg(c, svg);
+        svg(c, svg, gpu ? "profiling GPU-seconds" : "profiling seconds");
         if (json) {
             ObjectMapper om = new ObjectMapper();
             ObjectNode root = om.createObjectNode();
@@ -107,7 +138,7 @@ final class LearningCurveCommand implements Callable<Integer> {
                     "MRE", "RMSE ms");
             c.methods().forEach((name, pts) -> {
                 for (LearningCurve.Point p : pts) {
-                    System.out.printf(Locale.ROOT, "%-15s %8.0f%% %10.0f %8.1f %8.1f%% %12.1f%s%n", name,
+                    System.out.printf(Locale.ROOT, "%-15s %8.1f%% %10.0f %8.1f %8.1f%% %12.1f%s%n", name,
                             100 * p.fraction(), p.seconds(), p.runs(), 100 * p.mre(), p.rmseMs(),
                             name.equals(LearningCurve.RANDOM) ? String.format(Locale.ROOT, "  (%.1f-%.1f%%)",
                                     100 * p.mreLow(), 100 * p.mreHigh()) : "");
@@ -124,7 +155,7 @@ final class LearningCurveCommand implements Callable<Integer> {
     }
 
     /** MRE against profiling seconds (log scale), the random subsets' range shaded, 1.2x full-data MRE dashed. */
-    static void svg(LearningCurve c, Path file) {
+    static void svg(LearningCurve c, Path file, String unit) {
         int w = 720;
         int h = 440;
         int pad = 70;
@@ -205,8 +236,8 @@ final class LearningCurveCommand implements Callable<Integer> {
                     + "<text x=\"%d\" y=\"%d\">%s</text>%n", w - pad - 60, ly - 4, colour, w - pad - 40, ly,
                     name + (name.equals(LearningCurve.RANDOM) ? " (range)" : "")));
         }
-        sb.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">profiling seconds "
-                + "(log scale)</text>%n", pad + plotW / 2, h - 20));
+        sb.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s "
+                + "(log scale)</text>%n", pad + plotW / 2, h - 20, unit));
         sb.append(String.format(Locale.ROOT, "<text x=\"18\" y=\"%d\" transform=\"rotate(-90 18 %d)\" "
                 + "text-anchor=\"middle\">held-out MRE</text>%n</svg>%n", h / 2, h / 2));
         Reports.write(file, sb.toString());

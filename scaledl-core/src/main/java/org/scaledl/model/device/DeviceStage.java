@@ -131,6 +131,15 @@ public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> 
 
     @Override
     public double[] designRow(Workload w) {
+        if (w.graph().transformer().isPresent()) {
+            // what a run tells the Megatron fit: each term's share of the predicted time (the sensitivity of the
+            // log time to each coefficient at the current ones)
+            MegatronTerms t = megatronTerms(w);
+            double total = Math.max(1e-9, megatron.orElseGet(MegatronModel::uncalibrated).millis(t));
+            return new double[] {t.dense() / total, t.other() / total, t.tensorComm() / total,
+                t.layerSteps() / total, t.sends() / total, t.pipelineComm() / total, t.dataComm() / total,
+                t.optimizer() / total, 1 / total};
+        }
         return layers.designRow(w);
     }
 
