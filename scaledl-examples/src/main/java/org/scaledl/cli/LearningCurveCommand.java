@@ -45,8 +45,8 @@ final class LearningCurveCommand implements Callable<Integer> {
             + "${DEFAULT-VALUE})")
     int seeds;
 
-    @Option(names = "--prior", description = "Model (a bundled name or a file) whose predictions price candidates for the cost-aware plan "
-            + "(default: the roofline prior)")
+    @Option(names = "--prior", description = "Model (a bundled name or a file) whose predictions price candidates "
+            + "for the cost-aware plan (default: the roofline prior)")
     String prior;
 
     @Option(names = "--fractions", split = ",", description = "Shares of each fold's training grid, increasing, "
@@ -94,9 +94,7 @@ final class LearningCurveCommand implements Callable<Integer> {
                 throw new IllegalArgumentException(data + " has no vTrain runs (vtrain/ground_truth_single.csv)");
             }
             // the physics alone (no Megatron coefficients): the start of every subset's calibration and the prior
-            RuntimePredictor base = RuntimePredictor.builder().name("scaledl-device")
-                    .layerCost(org.scaledl.model.LayerCost.device(d.operators())).collectives(d.collectives()).build()
-                    .fit(d.samples(r -> r.parallelism().ranks() == 1 && !r.fusion()));
+            RuntimePredictor base = EvaluateMegatronCommand.withoutMegatron(d);
             b.trainer(base::calibrate).rows(base::designRow).prior(base::predictMillis).perDevice(true);
         } else {
             samples = DatasetReader.read(data).samples();

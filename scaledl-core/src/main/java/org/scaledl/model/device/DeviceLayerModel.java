@@ -693,12 +693,11 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
 
     static double[] features(LayerFeatures f, Device d, Precision p, boolean bwd, double[] familyCode) {
         boolean mx = matrix(f.family());
-        // a vector kernel on half-precision tensors moves the bytes of an FP32 kernel of half the elements and
-        // computes in FP32: it is described as that kernel (the data has vector kernels in FP32 only)
-        double s = mx ? 1 : p.activationBytes() / 4.0;
-        double elements = f.outputElements() * s;
-        double flops = (bwd ? f.flopsBwd() : f.flopsFwd()) * s;
-        double bytes = (bwd ? f.bytesBwd() : f.bytesFwd()) * p.activationBytes() / 4.0;
+        // a vector kernel on half-precision tensors is described as the FP32 kernel of its shape (the data has
+        // vector kernels in FP32 only): its efficiency is that kernel's, its roofline moves half the bytes
+        double elements = f.outputElements();
+        double flops = bwd ? f.flopsBwd() : f.flopsFwd();
+        double bytes = (bwd ? f.bytesBwd() : f.bytesFwd()) * (mx ? p.activationBytes() / 4.0 : 1);
         double tc = flops / d.peakFlopsPerSecond(p, mx) + 1e-9;
         double tm = bytes / d.bytesPerSecond() + 1e-9;
         double waves = elements / (mx ? 128.0 * 128.0 : 1024.0) / d.computeUnits();

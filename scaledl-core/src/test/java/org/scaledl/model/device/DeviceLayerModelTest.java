@@ -216,4 +216,36 @@ class DeviceLayerModelTest {
                 c.factor(Phase.TRAIN, l4), 1e-12, "no training runs on the L4: its inference factor carries over");
         assertEquals(c.layerSum(onL4) * c.factor(Phase.INFER, l4), c.predictMillis(onL4), 1e-9);
     }
+
+    /**
+     * Whatever the trees say, no layer beats the hardware (its FLOPs at the peak, its bytes beyond L2 at the
+     * bandwidth), and a vector kernel on half-precision tensors is never slower than on FP32 ones: it moves half the
+     * bytes at the same efficiency.
+     */
+    @Test
+    void noLayerBeatsTheHardwareAndHalfPrecisionVectorKernelsAreNotSlower() {
+        DeviceLayerModel m = DeviceLayerModel.fit(rows);
+        org.scaledl.graph.ModelGraph g = org.scaledl.onnx.OnnxImporter.read(TestData.graph("resnet50_r112"));
+        for (String gpu : List.of("NVIDIA A100-SXM4-80GB", "Tesla V100-SXM2-16GB", "Tesla T4",
+                "NVIDIA H100 80GB HBM3")) {
+            Device d = DEVICES.require(gpu);
+            for (int batch : new int[] {1, 64}) {
+                for (org.scaledl.workload.LayerFeatures f : org.scaledl.features.FeatureExtractor.of(g)
+                        .extract(batch, Phase.TRAIN)) {
+                    for (boolean bwd : new boolean[] {false, true}) {
+                        for (org.scaledl.workload.Precision p : org.scaledl.workload.Precision.values()) {
+                            double t = m.predictMillis(f, d, p, bwd);
+                            assertTrue(t == 0 || t >= 1e3 * DeviceLayerModel.hardwareFloorSeconds(f, d, p, bwd)
+                                    * (1 - 1e-12), f + " on " + gpu + " " + p);
+                        }
+                        if (f.family() != OpFamily.DENSE && f.family() != OpFamily.CONV) {
+                            double fp32 = m.predictMillis(f, d, org.scaledl.workload.Precision.FP32, bwd);
+                            double fp16 = m.predictMillis(f, d, org.scaledl.workload.Precision.FP16, bwd);
+                            assertTrue(fp16 <= fp32 * (1 + 1e-12), f + " on " + gpu + ": " + fp16 + " > " + fp32);
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
