@@ -49,7 +49,7 @@ final class PlanCommand implements Callable<Integer> {
         Path candidates;
 
         @Option(names = "--grid", description = "Grid spec: 'key = v1, v2' lines for model, resolution, batch, "
-                + "threads, world_size, phase, graph (template), cores; see the README")
+                + "threads, world_size, phase, graph (template), cores; see docs/formats.md")
         Path grid;
 
         @Option(names = "--matrix", description = "CSV of a raw model matrix: one candidate per line, no header")
