@@ -72,7 +72,7 @@ record MegatronFit(MegatronModel model, List<Double> logErrors, boolean crossVal
         for (double e : out) {
             errors.add(e);
         }
-        double[] interval = RuntimePredictor.interval(errors);
+        double[] interval = org.scaledl.model.cost.Quantiles.interval(errors);
         return new MegatronFit(model.withInterval(interval[0], interval[1]), errors, cv);
     }
 

@@ -82,7 +82,7 @@ public final class PredictorTrainer implements RuntimeTrainer {
         config.put("layer_cost", cost.kind());
         LayerCost.Fitted f = cost.fit(samples, groupTag);
         config.putAll(f.config());
-        double[] interval = RuntimePredictor.interval(f.logErrors());
+        double[] interval = org.scaledl.model.cost.Quantiles.interval(f.logErrors());
         Provenance prov = new Provenance(Version.get(), fingerprint(samples), samples.size(), seed, config, f.cvMre(),
                 java.time.Instant.now().toString(), f.devices());
         RuntimePredictor layer = new RuntimePredictor(name, f.stage(), null, interval[0], interval[1], f.domain(),

@@ -10,7 +10,6 @@ import java.util.Optional;
 import org.scaledl.graph.GraphCache;
 import org.scaledl.graph.ModelGraph;
 import org.scaledl.model.cost.LayerStage;
-import org.scaledl.model.cost.Quantiles;
 import org.scaledl.model.cost.StageCost;
 import org.scaledl.model.device.DeviceLayerModel;
 import org.scaledl.model.device.DeviceStage;
@@ -216,19 +215,6 @@ public final class RuntimePredictor implements RuntimeModel {
                     + w.graph().coverage().summary() + "); predict it anyway with allowingPartialGraphs() "
                     + "(CLI --allow-partial)");
         }
-    }
-
-    /**
-     * The 90 % interval's log-ratio ends from errors {@code log(predicted / measured)}: a measurement is the prediction
-     * divided by the error, so the low end comes from the errors' upper quantile and vice versa; {@code [0, 0]}
-     * without errors.
-     */
-    static double[] interval(List<Double> logErrors) {
-        if (logErrors.isEmpty()) {
-            return new double[2];
-        }
-        double[] sorted = logErrors.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-        return new double[] {Math.min(0, -Quantiles.of(sorted, 0.95)), Math.max(0, -Quantiles.of(sorted, 0.05))};
     }
 
     /** The interaction stage's factor for a workload whose layer-wise prediction is {@code base} (1 without one). */

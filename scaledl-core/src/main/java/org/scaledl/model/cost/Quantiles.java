@@ -37,4 +37,17 @@ public final class Quantiles {
         Arrays.sort(s);
         return of(s, 0.5);
     }
+
+    /**
+     * The 90 % interval's log-ratio ends from errors {@code log(predicted / measured)}: a measurement is the prediction
+     * divided by the error, so the low end comes from the errors' upper quantile and vice versa; {@code [0, 0]}
+     * without errors.
+     */
+    public static double[] interval(java.util.List<Double> logErrors) {
+        if (logErrors.isEmpty()) {
+            return new double[2];
+        }
+        double[] sorted = logErrors.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+        return new double[] {Math.min(0, -of(sorted, 0.95)), Math.max(0, -of(sorted, 0.05))};
+    }
 }
