@@ -80,6 +80,8 @@ final class FitCommand implements Callable<Integer> {
             if (gnn || attention) {
                 throw new IllegalArgumentException("--gpu cannot be combined with --gnn or --attention");
             }
+            Progress progress = Progress.of("fit --gpu", Main.quiet);
+            progress.update(0, 2, "reading " + data);
             DeviceCatalog catalog = EvaluateGpuCommand.catalog(devices, data);
             GpuData d = GpuData.read(data, catalog);
             org.scaledl.model.PredictorTrainer.Builder b = RuntimePredictor.builder().name("scaledl-device").seed(seed)
@@ -94,7 +96,11 @@ final class FitCommand implements Callable<Integer> {
             }
             List<Sample> runs = new java.util.ArrayList<>(d.samples(r -> r.parallelism().ranks() == 1 && !r.fusion()));
             runs.addAll(d.megatronRuns());
+            progress.update(1, 2, String.format(Locale.ROOT, "fitting the layer model on %d kernels, calibrating on %d "
+                    + "runs and fitting the Megatron model on %d (about 15 s on 2 cores)", d.operators().size(),
+                    runs.size() - d.megatronRuns().size(), d.megatronRuns().size()));
             RuntimePredictor p = b.build().fit(runs);
+            progress.update(2, 2, "fitted");
             p.save(out);
             DeviceLayerModel m = p.deviceLayerModel().orElseThrow();
             double cv = p.provenance().cvMre();
