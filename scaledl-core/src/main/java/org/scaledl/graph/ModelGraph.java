@@ -50,18 +50,23 @@ public final class ModelGraph {
     private final TransformerShape transformer;
     /** How many times each layer runs (1 except in compact graphs). */
     private final int[] repeats;
+    /** Each layer's role, by index. */
+    private final LayerRole[] roles;
     /** Analyses derived from this graph by other classes, by owner ({@link #memo}). */
     private final java.util.concurrent.ConcurrentHashMap<Object, Object> memo =
             new java.util.concurrent.ConcurrentHashMap<>();
 
     private ModelGraph(String name, List<Layer> sorted, Map<String, TensorInfo> tensors, List<String> outputs,
-            Coverage coverage, Blocks blocks, TransformerShape transformer) {
+            Coverage coverage, Blocks blocks, TransformerShape transformer, Map<String, LayerRole> rolesByName) {
         this.name = name;
         this.blocks = blocks;
         this.transformer = transformer;
         this.repeats = new int[sorted.size()];
+        this.roles = new LayerRole[sorted.size()];
         for (int i = 0; i < repeats.length; i++) {
-            repeats[i] = blocks == null ? 1 : blocks.repeats(sorted.get(i).name());
+            LayerRole r = rolesByName.getOrDefault(sorted.get(i).name(), LayerRole.UNKNOWN);
+            roles[i] = r;
+            repeats[i] = blocks != null && blocks.compact() && r.block() >= 0 ? blocks.count(r.block()) : 1;
         }
         this.coverage = coverage == null ? Coverage.complete(sorted.size()) : coverage;
         this.layers = List.copyOf(sorted);
@@ -179,6 +184,14 @@ public final class ModelGraph {
         return repeats[layer];
     }
 
+    /**
+     * A layer's role: region, kind and block kind ({@link LayerRole#UNKNOWN} for layers no builder described, such
+     * as those of an imported graph).
+     */
+    public LayerRole role(int layer) {
+        return roles[layer];
+    }
+
     /** The transformer this graph was built from, when it was built from a configuration. */
     public Optional<TransformerShape> transformer() {
         return Optional.ofNullable(transformer);
@@ -241,6 +254,7 @@ public final class ModelGraph {
         private Coverage coverage;
         private Blocks blocks;
         private TransformerShape transformer;
+        private final Map<String, LayerRole> roles = new HashMap<>();
 
         private Builder(String name) {
             this.name = Objects.requireNonNull(name, "name");
@@ -255,6 +269,15 @@ public final class ModelGraph {
         /** Records what the importer understood of the graph (default: complete). */
         public Builder coverage(Coverage value) {
             this.coverage = Objects.requireNonNull(value, "coverage");
+            return this;
+        }
+
+        /**
+         * Gives a layer (by its node name, as the builder knows it) its role; the graph keeps it by index. A role
+         * in a block needs the graph's {@link #blocks}.
+         */
+        public Builder role(String layerName, LayerRole value) {
+            roles.put(Objects.requireNonNull(layerName, "layerName"), Objects.requireNonNull(value, "role"));
             return this;
         }
 
@@ -379,7 +402,17 @@ public final class ModelGraph {
                         "graph has a cycle through this node (" + inCycle + " nodes cannot be ordered)");
             }
             Checks.state(sorted.size() == n, "topological order lost nodes: %s of %s", sorted.size(), n);
-            return new ModelGraph(name, sorted, tensors, outputs, coverage, blocks, transformer);
+            for (Map.Entry<String, LayerRole> e : roles.entrySet()) {
+                if (!byName.containsKey(e.getKey())) {
+                    throw InvalidInputException.inSource(source == null ? name : source, "a role is given to '"
+                            + e.getKey() + "', which is no node of the graph");
+                }
+                if (e.getValue().block() >= 0 && (blocks == null || e.getValue().block() >= blocks.kinds())) {
+                    throw InvalidInputException.atNode(source, e.getKey(), "its role names block kind "
+                            + e.getValue().block() + ", which the graph's blocks do not have");
+                }
+            }
+            return new ModelGraph(name, sorted, tensors, outputs, coverage, blocks, transformer, roles);
         }
     }
 }

@@ -17,6 +17,7 @@ import org.scaledl.graph.Blocks;
 import org.scaledl.graph.DataType;
 import org.scaledl.graph.Dim;
 import org.scaledl.graph.Layer;
+import org.scaledl.graph.LayerRole;
 import org.scaledl.graph.ModelGraph;
 import org.scaledl.graph.SymbolicShape;
 import org.scaledl.graph.TensorInfo;
@@ -193,13 +194,12 @@ public final class FxTraceReader {
                 }
             }
             if (hidden > 0) {
-                Map<String, Blocks.Region> byLayer = new LinkedHashMap<>();
-                regions.forEach((layer, region) -> byLayer.put(layer, switch (region) {
-                    case "layer" -> Blocks.Region.BLOCK;
-                    case "epilogue" -> Blocks.Region.EPILOGUE;
-                    default -> Blocks.Region.PROLOGUE;
+                regions.forEach((layer, region) -> g.role(layer, switch (region) {
+                    case "layer" -> LayerRole.inBlock(LayerRole.Kind.OTHER, 0);
+                    case "epilogue" -> LayerRole.outside(LayerRole.Region.EPILOGUE, LayerRole.Kind.OTHER);
+                    default -> LayerRole.outside(LayerRole.Region.PROLOGUE, LayerRole.Kind.OTHER);
                 }));
-                g.blocks(new Blocks(hidden, blockCopies, byLayer));
+                g.blocks(Blocks.laidOut(hidden, blockCopies));
             }
             ModelGraph graph = g.build();
             return new FxTrace(graph, phase, batch, blockCopies, hidden, regions, measured, t.source());

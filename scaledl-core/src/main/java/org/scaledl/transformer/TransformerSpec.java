@@ -12,6 +12,7 @@ import org.scaledl.graph.Blocks;
 import org.scaledl.graph.DataType;
 import org.scaledl.graph.Dim;
 import org.scaledl.graph.Layer;
+import org.scaledl.graph.LayerRole;
 import org.scaledl.graph.ModelGraph;
 import org.scaledl.graph.SymbolicShape;
 import org.scaledl.graph.TensorInfo;
@@ -25,7 +26,7 @@ import org.scaledl.graph.TransformerShape;
  * (LayerNorm or RMSNorm), biases, tied embeddings and mixture-of-experts routing. {@link #graph(long)} builds its
  * layer graph for a sequence length in the vocabulary of an ONNX import ({@code Gemm}, {@code MatMul},
  * {@code LayerNormalization}, {@code Softmax}, {@code Gelu}, {@code Gather} of an embedding...), so the same layer
- * cost model predicts both; the graph holds each distinct block once ({@link Blocks#repeats}), so a 96-layer model
+ * cost model predicts both; the graph holds each distinct block once ({@link ModelGraph#repeats}), so a 96-layer model
  * costs one layer's analysis.
  *
  * <pre>{@code
@@ -154,7 +155,7 @@ public record TransformerSpec(String name, Architecture architecture, long hidde
 
     /**
      * The layer graph for a sequence length, batch symbolic (sequences per micro-batch): embeddings, each distinct
-     * block once with {@link Blocks#repeats} its layer count, the output projection and the loss. Layers of the
+     * block once with {@link ModelGraph#repeats} its layer count, the output projection and the loss. Layers of the
      * attention core are named {@code .../attn/core/...} (what selective recomputation recomputes).
      *
      * @throws IllegalArgumentException for a sequence longer than the learned positions or not positive
@@ -307,10 +308,11 @@ public record TransformerSpec(String name, Architecture architecture, long hidde
         private final TransformerSpec m;
         private final long s;
         private final ModelGraph.Builder g;
-        private final Map<String, Blocks.Region> regions = new LinkedHashMap<>();
-        private final Map<String, Integer> repeats = new LinkedHashMap<>();
-        private Blocks.Region region = Blocks.Region.PROLOGUE;
-        private int copies = 1;
+        /** The block kind of each transformer layer, in order. */
+        private final List<Integer> pattern = new ArrayList<>();
+        private LayerRole.Region region = LayerRole.Region.PROLOGUE;
+        /** The kind of block being written, or -1 outside the blocks. */
+        private int block = -1;
 
         GraphWriter(TransformerSpec m, long s) {
             this.m = m;
@@ -338,22 +340,19 @@ public record TransformerSpec(String name, Architecture architecture, long hidde
             return name;
         }
 
-        private void layer(Layer.Builder l, String name) {
+        private void layer(Layer.Builder l, String name, LayerRole.Kind kind) {
             g.layer(l.build());
-            regions.put(name, region);
-            if (copies > 1) {
-                repeats.put(name, copies);
-            }
+            g.role(name, new LayerRole(region, kind, block));
         }
 
-        private String op(String name, String type, SymbolicShape out, String... inputs) {
+        private String op(String name, LayerRole.Kind kind, String type, SymbolicShape out, String... inputs) {
             String y = act(name + ":0", out);
-            layer(Layer.builder(name, type).inputs(inputs).outputs(y), name);
+            layer(Layer.builder(name, type).inputs(inputs).outputs(y), name, kind);
             return y;
         }
 
         /** {@code x[rows, in] · W[in, out] (+ b)}. */
-        private String linear(String name, String x, long in, long out, boolean withBias) {
+        private String linear(String name, LayerRole.Kind kind, String x, long in, long out, boolean withBias) {
             String w = param(name + ".weight", in, out);
             String y = act(name + ":0", rows(out));
             Layer.Builder l = Layer.builder(name, "Gemm").outputs(y);
@@ -362,7 +361,7 @@ public record TransformerSpec(String name, Architecture architecture, long hidde
             } else {
                 l.inputs(x, w);
             }
-            layer(l, name);
+            layer(l, name, kind);
             return y;
         }
 
@@ -373,7 +372,7 @@ public record TransformerSpec(String name, Architecture architecture, long hidde
                 in.add(param(name + ".bias", m.hidden));
             }
             layer(Layer.builder(name, "LayerNormalization").inputs(in).outputs(y)
-                    .attribute("axis", Attribute.ofInt(-1)), name);
+                    .attribute("axis", Attribute.ofInt(-1)), name, LayerRole.Kind.NORM);
             return y;
         }
 
@@ -381,26 +380,27 @@ public record TransformerSpec(String name, Architecture architecture, long hidde
             g.tensor(TensorInfo.of("input_ids", DataType.INT64, SymbolicShape.of(Dim.batch(), Dim.of(s)),
                     TensorRole.INPUT));
             String wte = param("embed.tokens.weight", m.vocab, m.hidden);
-            String x = op("embed/tokens", "Gather", rows(m.hidden), wte, "input_ids");
+            String x = op("embed/tokens", LayerRole.Kind.EMBEDDING, "Gather", rows(m.hidden), wte, "input_ids");
             x = embeddings("embed", x);
             String encoderOut = null;
             if (m.architecture == Architecture.ENCODER_DECODER) {
                 encoderOut = stack("enc", x, m.layers, false, null);
-                region = Blocks.Region.PROLOGUE;
-                String y = op("dec/embed/tokens", "Gather", rows(m.hidden), wte, "input_ids");
+                region = LayerRole.Region.PROLOGUE;
+                String y = op("dec/embed/tokens", LayerRole.Kind.EMBEDDING, "Gather", rows(m.hidden), wte,
+                        "input_ids");
                 x = stack("dec", y, m.decoderLayers, true, encoderOut);
             } else {
                 x = stack("layers", x, m.layers, m.architecture == Architecture.DECODER, null);
             }
-            region = Blocks.Region.EPILOGUE;
-            copies = 1;
+            region = LayerRole.Region.EPILOGUE;
+            block = -1;
             if (m.preNorm && m.architecture == Architecture.DECODER) {
                 x = norm("head/norm", x);
             }
             if (m.architecture == Architecture.ENCODER) {
                 // the masked-language-model head's transform
-                x = linear("head/transform", x, m.hidden, m.hidden, true);
-                x = op("head/transform/act", "Gelu", rows(m.hidden), x);
+                x = linear("head/transform", LayerRole.Kind.HEAD, x, m.hidden, m.hidden, true);
+                x = op("head/transform/act", LayerRole.Kind.OTHER, "Gelu", rows(m.hidden), x);
                 x = norm("head/transform/norm", x);
             }
             String logits = act("head/logits:0", rows(m.vocab));
@@ -411,14 +411,15 @@ public record TransformerSpec(String name, Architecture architecture, long hidde
             } else {
                 head.inputs(x, w);
             }
-            layer(head.attribute("transB", Attribute.ofInt(1)), "head/logits");
-            String loss = op("head/loss/log_softmax", "LogSoftmax", rows(m.vocab), logits);
+            layer(head.attribute("transB", Attribute.ofInt(1)), "head/logits", LayerRole.Kind.HEAD);
+            String loss = op("head/loss/log_softmax", LayerRole.Kind.LOSS, "LogSoftmax", rows(m.vocab), logits);
             g.tensor(TensorInfo.of("labels", DataType.INT64, SymbolicShape.of(Dim.batch(), Dim.of(s)),
                     TensorRole.INPUT));
             String picked = act("head/loss:0", SymbolicShape.of(Dim.batch(), Dim.of(s)));
-            layer(Layer.builder("head/loss", "GatherElements").inputs(loss, "labels").outputs(picked), "head/loss");
+            layer(Layer.builder("head/loss", "GatherElements").inputs(loss, "labels").outputs(picked), "head/loss",
+                    LayerRole.Kind.LOSS);
             g.output(picked);
-            Blocks blocks = new Blocks(m.hidden, m.totalLayers(), regions, repeats);
+            Blocks blocks = new Blocks(m.hidden, pattern, true);
             return g.blocks(blocks).transformer(m.shape(s)).build();
         }
 
@@ -427,21 +428,22 @@ public record TransformerSpec(String name, Architecture architecture, long hidde
                 g.tensor(TensorInfo.of(prefix + ".position_ids", DataType.INT64, SymbolicShape.ofStatic(s),
                         TensorRole.CONSTANT));
                 String wpe = param(prefix + ".positions.weight", m.maxPositions, m.hidden);
-                String p = op(prefix + "/positions", "Gather", SymbolicShape.ofStatic(s, m.hidden), wpe,
-                        prefix + ".position_ids");
-                x = op(prefix + "/add_positions", "Add", rows(m.hidden), x, p);
+                String p = op(prefix + "/positions", LayerRole.Kind.POSITION, "Gather",
+                        SymbolicShape.ofStatic(s, m.hidden), wpe, prefix + ".position_ids");
+                x = op(prefix + "/add_positions", LayerRole.Kind.POSITION, "Add", rows(m.hidden), x, p);
             }
             if (m.typeVocab > 0) {
                 g.tensor(TensorInfo.of(prefix + ".token_type_ids", DataType.INT64,
                         SymbolicShape.of(Dim.batch(), Dim.of(s)), TensorRole.INPUT));
                 String wtt = param(prefix + ".token_types.weight", m.typeVocab, m.hidden);
-                String t = op(prefix + "/token_types", "Gather", rows(m.hidden), wtt, prefix + ".token_type_ids");
-                x = op(prefix + "/add_token_types", "Add", rows(m.hidden), x, t);
+                String t = op(prefix + "/token_types", LayerRole.Kind.EMBEDDING, "Gather", rows(m.hidden), wtt,
+                        prefix + ".token_type_ids");
+                x = op(prefix + "/add_token_types", LayerRole.Kind.EMBEDDING, "Add", rows(m.hidden), x, t);
             }
             if (!m.preNorm) {
                 x = norm(prefix + "/norm", x);
             }
-            return op(prefix + "/dropout", "Dropout", rows(m.hidden), x);
+            return op(prefix + "/dropout", LayerRole.Kind.DROPOUT, "Dropout", rows(m.hidden), x);
         }
 
         /** One block written once, standing for {@code count} layers. */
@@ -452,19 +454,22 @@ public record TransformerSpec(String name, Architecture architecture, long hidde
                 String table = param(prefix + ".relative_bias.weight", m.relativeBuckets, m.heads);
                 g.tensor(TensorInfo.of(prefix + ".buckets", DataType.INT64, SymbolicShape.ofStatic(s, s),
                         TensorRole.CONSTANT));
-                relative = op(prefix + "/relative_bias", "Gather", SymbolicShape.ofStatic(s, s, m.heads), table,
-                        prefix + ".buckets");
+                relative = op(prefix + "/relative_bias", LayerRole.Kind.EMBEDDING, "Gather",
+                        SymbolicShape.ofStatic(s, s, m.heads), table, prefix + ".buckets");
             }
-            region = Blocks.Region.BLOCK;
-            copies = count;
+            region = LayerRole.Region.BLOCK;
+            block = pattern.isEmpty() ? 0 : pattern.get(pattern.size() - 1) + 1;
+            for (int i = 0; i < count; i++) {
+                pattern.add(block);
+            }
             String b = prefix + "/block";
             x = attention(b + "/attn", x, null, relative);
             if (memory != null) {
                 x = attention(b + "/cross", x, memory, null);
             }
             x = feedForward(b + "/ffn", x);
-            region = Blocks.Region.EPILOGUE;
-            copies = 1;
+            region = LayerRole.Region.EPILOGUE;
+            block = -1;
             if (m.architecture == Architecture.ENCODER_DECODER && m.preNorm) {
                 x = norm(prefix + "/final_norm", x);
             }
@@ -482,31 +487,32 @@ public record TransformerSpec(String name, Architecture architecture, long hidde
             String c = p + "/core";
             Layer.Builder split = Layer.builder(c + "/split", "Split").outputs(c + "/q:0", c + "/kT:0", c + "/v:0");
             if (memory == null) {
-                String qkv = linear(p + "/qkv", in, m.hidden, q + 2 * kv, m.bias);
+                String qkv = linear(p + "/qkv", LayerRole.Kind.QKV, in, m.hidden, q + 2 * kv, m.bias);
                 if (m.maxPositions == 0 && m.relativeBuckets == 0) {
                     // rotary embeddings of queries and keys: element-wise rotations
-                    qkv = op(p + "/rope", "Mul", rows(q + 2 * kv), qkv, qkv);
+                    qkv = op(p + "/rope", LayerRole.Kind.QKV, "Mul", rows(q + 2 * kv), qkv, qkv);
                 }
                 split.inputs(qkv);
             } else {
-                split.inputs(linear(p + "/q", in, m.hidden, q, m.bias), linear(p + "/kv", memory, m.hidden, 2 * kv,
-                        m.bias));
+                split.inputs(linear(p + "/q", LayerRole.Kind.QKV, in, m.hidden, q, m.bias), linear(p + "/kv",
+                        LayerRole.Kind.QKV, memory, m.hidden, 2 * kv, m.bias));
             }
             act(c + "/q:0", perHead(m.heads, s, m.headDim));
             act(c + "/kT:0", perHead(m.heads, m.headDim, s));
             act(c + "/v:0", perHead(m.heads, s, m.headDim));
-            layer(split, c + "/split");
-            String scores = op(c + "/scores", "MatMul", perHead(m.heads, s, s), c + "/q:0", c + "/kT:0");
+            LayerRole.Kind core = LayerRole.Kind.ATTENTION_CORE;
+            layer(split, c + "/split", core);
+            String scores = op(c + "/scores", core, "MatMul", perHead(m.heads, s, s), c + "/q:0", c + "/kT:0");
             if (relative != null) {
-                scores = op(c + "/add_bias", "Add", perHead(m.heads, s, s), scores, relative);
+                scores = op(c + "/add_bias", core, "Add", perHead(m.heads, s, s), scores, relative);
             }
-            String probs = op(c + "/softmax", "Softmax", perHead(m.heads, s, s), scores);
-            probs = op(c + "/dropout", "Dropout", perHead(m.heads, s, s), probs);
-            String ctx = op(c + "/context", "MatMul", perHead(m.heads, s, m.headDim), probs, c + "/v:0");
-            String merged = op(p + "/merge_heads", "Transpose", rows(q), ctx);
-            String out = linear(p + "/out", merged, q, m.hidden, m.bias);
-            out = op(p + "/dropout", "Dropout", rows(m.hidden), out);
-            String y = op(p + "/residual", "Add", rows(m.hidden), x, out);
+            String probs = op(c + "/softmax", core, "Softmax", perHead(m.heads, s, s), scores);
+            probs = op(c + "/dropout", core, "Dropout", perHead(m.heads, s, s), probs);
+            String ctx = op(c + "/context", core, "MatMul", perHead(m.heads, s, m.headDim), probs, c + "/v:0");
+            String merged = op(p + "/merge_heads", LayerRole.Kind.ATTENTION_OUT, "Transpose", rows(q), ctx);
+            String out = linear(p + "/out", LayerRole.Kind.ATTENTION_OUT, merged, q, m.hidden, m.bias);
+            out = op(p + "/dropout", LayerRole.Kind.DROPOUT, "Dropout", rows(m.hidden), out);
+            String y = op(p + "/residual", LayerRole.Kind.RESIDUAL, "Add", rows(m.hidden), x, out);
             return m.preNorm ? y : norm(p + "/post_norm", y);
         }
 
@@ -517,34 +523,34 @@ public record TransformerSpec(String name, Architecture architecture, long hidde
             long up = m.ffnKind.gated() ? 2 * m.ffn : m.ffn;
             String out;
             if (m.experts > 1) {
-                linear(p + "/router", in, m.hidden, m.experts, false);
+                linear(p + "/router", LayerRole.Kind.ROUTER, in, m.hidden, m.experts, false);
                 long perExpert = Math.max(1, Math.round((double) m.topK * s / m.experts));
                 SymbolicShape tokens = SymbolicShape.of(Dim.of(m.experts), new Dim(perExpert, 0), Dim.of(m.hidden));
-                String routed = op(p + "/dispatch", "Expand", tokens, in);
+                String routed = op(p + "/dispatch", LayerRole.Kind.EXPERT_DISPATCH, "Expand", tokens, in);
                 String w1 = param(p + ".experts.up.weight", m.experts, m.hidden, up);
-                String u = op(p + "/experts/up", "MatMul", SymbolicShape.of(Dim.of(m.experts), new Dim(perExpert, 0),
-                        Dim.of(up)), routed, w1);
-                h = activation(p + "/experts", u, SymbolicShape.of(Dim.of(m.experts), new Dim(perExpert, 0),
-                        Dim.of(m.ffn)));
+                String u = op(p + "/experts/up", LayerRole.Kind.EXPERT_IN, "MatMul", SymbolicShape.of(
+                        Dim.of(m.experts), new Dim(perExpert, 0), Dim.of(up)), routed, w1);
+                h = activation(p + "/experts", LayerRole.Kind.EXPERT_ACT, u, SymbolicShape.of(Dim.of(m.experts),
+                        new Dim(perExpert, 0), Dim.of(m.ffn)));
                 String w2 = param(p + ".experts.down.weight", m.experts, m.ffn, m.hidden);
-                String d = op(p + "/experts/down", "MatMul", tokens, h, w2);
-                out = op(p + "/combine", "ReduceSum", rows(m.hidden), d);
+                String d = op(p + "/experts/down", LayerRole.Kind.EXPERT_OUT, "MatMul", tokens, h, w2);
+                out = op(p + "/combine", LayerRole.Kind.EXPERT_COMBINE, "ReduceSum", rows(m.hidden), d);
             } else {
-                String u = linear(p + "/up", in, m.hidden, up, m.bias);
-                h = activation(p, u, rows(m.ffn));
-                out = linear(p + "/down", h, m.ffn, m.hidden, m.bias);
+                String u = linear(p + "/up", LayerRole.Kind.MLP_IN, in, m.hidden, up, m.bias);
+                h = activation(p, LayerRole.Kind.MLP_ACT, u, rows(m.ffn));
+                out = linear(p + "/down", LayerRole.Kind.MLP_OUT, h, m.ffn, m.hidden, m.bias);
             }
-            out = op(p + "/dropout", "Dropout", rows(m.hidden), out);
-            String y = op(p + "/residual", "Add", rows(m.hidden), x, out);
+            out = op(p + "/dropout", LayerRole.Kind.DROPOUT, "Dropout", rows(m.hidden), out);
+            String y = op(p + "/residual", LayerRole.Kind.RESIDUAL, "Add", rows(m.hidden), x, out);
             return m.preNorm ? y : norm(p + "/post_norm", y);
         }
 
-        private String activation(String p, String u, SymbolicShape out) {
+        private String activation(String p, LayerRole.Kind kind, String u, SymbolicShape out) {
             return switch (m.ffnKind) {
-                case GELU -> op(p + "/act", "Gelu", out, u);
-                case RELU -> op(p + "/act", "Relu", out, u);
-                case SWIGLU -> op(p + "/gate", "Mul", out, op(p + "/act", "Sigmoid", out, u), u);
-                case GATED_GELU -> op(p + "/gate", "Mul", out, op(p + "/act", "Gelu", out, u), u);
+                case GELU -> op(p + "/act", kind, "Gelu", out, u);
+                case RELU -> op(p + "/act", kind, "Relu", out, u);
+                case SWIGLU -> op(p + "/gate", kind, "Mul", out, op(p + "/act", kind, "Sigmoid", out, u), u);
+                case GATED_GELU -> op(p + "/gate", kind, "Mul", out, op(p + "/act", kind, "Gelu", out, u), u);
             };
         }
     }

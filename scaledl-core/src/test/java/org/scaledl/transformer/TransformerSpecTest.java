@@ -77,8 +77,7 @@ class TransformerSpecTest {
                 int r = g.repeats(f.layer());
                 fwd += f.flopsFwd() * r;
                 bwd += f.flopsBwd() * r;
-                if (g.blocks().orElseThrow().region(g.layer(f.layer()).name())
-                        == org.scaledl.graph.Blocks.Region.BLOCK) {
+                if (g.role(f.layer()).region() == org.scaledl.graph.LayerRole.Region.BLOCK) {
                     layerFwd += f.flopsFwd() * r;
                 }
             }

@@ -7,6 +7,7 @@ import java.util.Optional;
 import org.scaledl.features.FeatureExtractor;
 import org.scaledl.graph.Blocks;
 import org.scaledl.graph.GraphCache;
+import org.scaledl.graph.LayerRole;
 import org.scaledl.graph.ModelGraph;
 import org.scaledl.graph.TransformerShape;
 import org.scaledl.model.comm.Collectives;
@@ -236,14 +237,15 @@ public final class ParallelExecution {
             LayerFeatures f = lf;
             if (blocks.isPresent()) {
                 Blocks b = blocks.get();
-                Blocks.Region region = b.region(g.layer(lf.layer()).name());
+                LayerRole.Region region = g.role(lf.layer()).region();
+                // a traced graph's roles say where a layer sits, its output's width whether it is on the stream
                 boolean residual = lf.outputElements() > 0 && outputLastDim(g, lf.layer()) == b.hiddenSize()
                         && lf.family() != OpFamily.DENSE;
-                if (region == Blocks.Region.BLOCK && residual) {
+                if (region == LayerRole.Region.BLOCK && residual) {
                     residualBytes = Math.max(residualBytes, outputBytes(g, lf.layer(), perMicro.batch()));
                 }
-                boolean sharded = (region == Blocks.Region.BLOCK && !residual)
-                        || (region == Blocks.Region.EPILOGUE && lf.family() == OpFamily.DENSE);
+                boolean sharded = (region == LayerRole.Region.BLOCK && !residual)
+                        || (region == LayerRole.Region.EPILOGUE && lf.family() == OpFamily.DENSE);
                 if (sharded && par.tensor() > 1) {
                     f = scaled(lf, par.tensor());
                 }
@@ -379,7 +381,6 @@ public final class ParallelExecution {
         TransformerShape ts = w.graph().transformer().orElseThrow();
         Parallelism par = w.parallelism();
         ModelGraph g = w.graph();
-        Blocks blocks = g.blocks().orElseThrow();
         boolean train = w.phase() == Phase.TRAIN;
         Precision prec = w.precision();
         Recompute rc = train ? w.recompute() : Recompute.NONE;
@@ -392,7 +393,7 @@ public final class ParallelExecution {
         boolean sp = par.sequenceParallel();
         double actBytes = prec.activationBytes();
         LayerParts lp = LAYER_PARTS.get(g, new PartsKey(layers, device, prec, w.phase(), rc, b, t, sp),
-                () -> layerParts(g, blocks, layers, device, prec, w.phase(), rc, b, t, sp));
+                () -> layerParts(g, layers, device, prec, w.phase(), rc, b, t, sp));
         double[][] part = new double[3][];
         for (int k = 0; k < 3; k++) {
             part[k] = lp.part()[k].clone();
@@ -440,7 +441,7 @@ public final class ParallelExecution {
             sends = (train ? 2 : 1) * (m + p - 1) * v;
             pipeline = sends * communication.get().sendMillis(device, topo, across, bytes);
         }
-        double stageParams = stageParameters(g, blocks, ts, t, p);
+        double stageParams = stageParameters(g, ts, t, p);
         double data = 0;
         if (train && d > 1) {
             double gradBytes = prec.isMixed() ? 2 : 4;
@@ -482,8 +483,8 @@ public final class ParallelExecution {
      * epilogue) the contractions', the other layers' and (later) the collectives' time, and per contraction its part,
      * its predicted time and its floor at the sustained ceiling of the peak.
      */
-    private static LayerParts layerParts(ModelGraph g, Blocks blocks, DeviceLayerCost layers, Device device,
-            Precision prec, Phase phase, Recompute rc, int b, int t, boolean sp) {
+    private static LayerParts layerParts(ModelGraph g, DeviceLayerCost layers, Device device, Precision prec,
+            Phase phase, Recompute rc, int b, int t, boolean sp) {
         boolean train = phase == Phase.TRAIN;
         double peak = device.peakFlopsPerSecond(prec, true);
         double ceiling = layers.sustainedPeakFraction(device, prec);
@@ -493,15 +494,13 @@ public final class ParallelExecution {
             if (lf.family() == OpFamily.SHAPE) {
                 continue;
             }
-            String name = g.layer(lf.layer()).name();
-            Blocks.Region region = blocks.region(name);
-            int at = region == Blocks.Region.BLOCK ? 0 : region == Blocks.Region.PROLOGUE ? 1 : 2;
-            boolean residual = region == Blocks.Region.BLOCK && residualStream(name);
-            boolean sharded = t > 1 && (region == Blocks.Region.BLOCK ? !residual || sp
-                    : dense(lf.family()) || lf.family() == OpFamily.EMBEDDING || name.startsWith("head/loss"));
+            LayerRole role = g.role(lf.layer());
+            int at = part(role.region());
+            boolean sharded = t > 1 && (role.region() == LayerRole.Region.BLOCK ? !role.kind().residualStream() || sp
+                    : dense(lf.family()) || lf.family() == OpFamily.EMBEDDING || role.kind() == LayerRole.Kind.LOSS);
             LayerFeatures f = sharded ? scaled(lf, t) : lf;
-            boolean again = region == Blocks.Region.BLOCK && (rc == Recompute.FULL || rc == Recompute.SELECTIVE
-                    && name.contains("/core/"));
+            boolean again = role.region() == LayerRole.Region.BLOCK && (rc == Recompute.FULL
+                    || rc == Recompute.SELECTIVE && role.kind().attentionCore());
             double fwd = layers.layerMillis(f, device, prec, false);
             double bwd = train ? layers.layerMillis(f, device, prec, true) : 0;
             int r = g.repeats(lf.layer());
@@ -518,14 +517,13 @@ public final class ParallelExecution {
     }
 
     /** The parameters of the most loaded stage, divided over the tensor-parallel ranks where they are sharded. */
-    private static double stageParameters(ModelGraph g, Blocks blocks, TransformerShape ts, int t, int p) {
+    private static double stageParameters(ModelGraph g, TransformerShape ts, int t, int p) {
         double[] params = new double[3];
         for (int i = 0; i < g.size(); i++) {
-            String name = g.layer(i).name();
-            Blocks.Region region = blocks.region(name);
-            int at = region == Blocks.Region.BLOCK ? 0 : region == Blocks.Region.PROLOGUE ? 1 : 2;
-            boolean replicated = region == Blocks.Region.BLOCK ? residualStream(name) : name.contains("norm")
-                    || name.contains("position");
+            LayerRole role = g.role(i);
+            int at = part(role.region());
+            boolean replicated = role.region() == LayerRole.Region.BLOCK ? role.kind().residualStream()
+                    : role.kind() == LayerRole.Kind.NORM || role.kind() == LayerRole.Kind.POSITION;
             params[at] += (double) g.parameterCount(i) * g.repeats(i) / (replicated ? 1 : t);
         }
         if (p == 1) {
@@ -616,8 +614,7 @@ public final class ParallelExecution {
     public static double megatronMemory(Workload w) {
         ModelGraph g = w.graph();
         TransformerShape ts = g.transformer().orElseThrow();
-        return megatronMemory(w, ts, stageParameters(g, g.blocks().orElseThrow(), ts, w.parallelism().tensor(),
-                w.parallelism().pipeline()), Math.max(1, (int) Math.ceil((double) w.batch()
+        return megatronMemory(w, ts, stageParameters(g, ts, w.parallelism().tensor(), w.parallelism().pipeline()), Math.max(1, (int) Math.ceil((double) w.batch()
                         / w.parallelism().microBatches())));
     }
 
@@ -672,14 +669,13 @@ public final class ParallelExecution {
 
     // -------------------------------------------------------------------------------------------------- helpers
 
-    /**
-     * Whether a block layer of a configuration-built transformer works on the residual stream (norms, the dropouts
-     * after the projections, the residual adds): replicated over the tensor-parallel ranks, unless sequence
-     * parallelism splits it.
-     */
-    private static boolean residualStream(String name) {
-        return !name.contains("/core/") && (name.endsWith("/norm") || name.endsWith("/post_norm")
-                || name.endsWith("/dropout") || name.endsWith("/residual"));
+    /** The part of the per-micro-batch costs a region adds to: 0 the blocks, 1 the prologue, 2 the epilogue. */
+    private static int part(LayerRole.Region region) {
+        return switch (region) {
+            case BLOCK -> 0;
+            case PROLOGUE -> 1;
+            case EPILOGUE -> 2;
+        };
     }
 
     private static boolean dense(OpFamily f) {
