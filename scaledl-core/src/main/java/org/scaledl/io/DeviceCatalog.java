@@ -102,7 +102,7 @@ public final class DeviceCatalog {
                 }
                 d = new Device(primary, m.memoryGB(), m.memoryBandwidthGBps(), m.computeUnits(), m.clockMHz(),
                         m.peakMatrixGflops(), m.peakVectorGflops(), m.l2MB(), d.linkGBps(), Device.Kind.GPU, 0,
-                        d.matrixPeaks(), d.formFactor(), d.pcieGBps());
+                        d.matrixPeaks(), d.formFactor(), d.pcieGBps(), d.platform());
             }
             add(byKey, all, d, names);
         }
@@ -147,20 +147,39 @@ public final class DeviceCatalog {
             double vector = 1e3 * t.positiveFinite(r, "fp32_vector_TFLOPS");
             double matrix = t.opt(r, "fp32_matrix_TFLOPS").isPresent() ? 1e3 * t.positiveFinite(r,
                     "fp32_matrix_TFLOPS") : vector;
-            Device.MatrixPeaks peaks = new Device.MatrixPeaks(tera(t, r, "tf32_TFLOPS"), tera(t, r, "fp16_TFLOPS"),
-                    tera(t, r, "bf16_TFLOPS"), tera(t, r, "int8_TOPS"));
+            java.util.TreeMap<String, Double> byColumn = new java.util.TreeMap<>();
+            for (String column : t.columns()) {
+                String prefix = peakPrefix(column);
+                if (prefix != null && t.opt(r, column).isPresent()) {
+                    byColumn.put(prefix, 1e3 * t.positiveFinite(r, column));
+                }
+            }
+            Device.Platform platform = new Device.Platform(t.opt(r, "link_kind").orElse(""),
+                    t.opt(r, "gpus_per_node").isPresent() ? t.positiveInt(r, "gpus_per_node") : 0,
+                    t.opt(r, "nvlink_domain").isPresent() ? t.positiveInt(r, "nvlink_domain") : 0,
+                    t.opt(r, "network_Gbps_per_gpu").isPresent() ? t.positiveFinite(r, "network_Gbps_per_gpu") : 0);
             return new Device(name, t.positiveFinite(r, "memory_GB"), t.positiveFinite(r, "memory_bw_GBps"),
                     t.positiveInt(r, "sms"), t.positiveFinite(r, "boost_clock_MHz"), matrix, vector,
                     t.positiveFinite(r, "l2_MB"), t.opt(r, "link_GBps").isPresent() ? t.positiveFinite(r, "link_GBps")
-                            : 0, Device.Kind.GPU, 0, peaks, t.opt(r, "form_factor").orElse(""),
-                    t.opt(r, "pcie_GBps").isPresent() ? t.positiveFinite(r, "pcie_GBps") : 0);
+                            : 0, Device.Kind.GPU, 0, new Device.MatrixPeaks(byColumn), t.opt(r, "form_factor")
+                            .orElse(""), t.opt(r, "pcie_GBps").isPresent() ? t.positiveFinite(r, "pcie_GBps") : 0,
+                    platform);
         } catch (IllegalArgumentException e) {
             throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());
         }
     }
 
-    private static double tera(CsvTable t, int r, String column) {
-        return t.has(column) && t.opt(r, column).isPresent() ? 1e3 * t.positiveFinite(r, column) : 0;
+    /**
+     * The precision a matrix-peak column is for ({@code bf16_TFLOPS} -> {@code bf16}, {@code int8_TOPS} ->
+     * {@code int8}); null for the FP32 and vector columns, which are not matrix-unit peaks.
+     */
+    private static String peakPrefix(String column) {
+        String prefix = column.endsWith("_TFLOPS") ? column.substring(0, column.length() - 7)
+                : column.endsWith("_TOPS") ? column.substring(0, column.length() - 5) : null;
+        if (prefix == null || prefix.startsWith("fp32") || prefix.endsWith("_vector") || prefix.isEmpty()) {
+            return null;
+        }
+        return prefix;
     }
 
     private static Device neusightRow(CsvTable t, int r) {

@@ -30,6 +30,7 @@ import org.scaledl.workload.LayerFeatures;
 import org.scaledl.workload.OpFamily;
 import org.scaledl.workload.OpMeasurement;
 import org.scaledl.workload.Phase;
+import org.scaledl.workload.Precision;
 import org.scaledl.workload.Sample;
 import org.scaledl.workload.Workload;
 
@@ -58,10 +59,13 @@ import org.scaledl.workload.Workload;
  * @param crossValidated whether the fit measured its own error on held-out groups
  * @param measuredFamilies families with operators measured alone: an operator type of such a family is predicted
  *                 from those measurements, so it is not warned of when no training graph had it
+ * @param precisions the precisions of the training runs and operators ({@link Precision#label()}); empty in files
+ *                 written before they were recorded (then nothing is checked)
  */
 public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, Set<OpFamily> families,
         Map<OpFamily, LayerRanges> layers, int minLayers, int maxLayers, SortedSet<Integer> tensorDegrees,
-        SortedSet<Integer> pipelineDegrees, boolean crossValidated, Set<OpFamily> measuredFamilies) {
+        SortedSet<Integer> pipelineDegrees, boolean crossValidated, Set<OpFamily> measuredFamilies,
+        SortedSet<String> precisions) {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** Copies. */
@@ -73,6 +77,7 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         tensorDegrees = Collections.unmodifiableSortedSet(new TreeSet<>(tensorDegrees));
         pipelineDegrees = Collections.unmodifiableSortedSet(new TreeSet<>(pipelineDegrees));
         measuredFamilies = measuredFamilies.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(measuredFamilies));
+        precisions = Collections.unmodifiableSortedSet(new TreeSet<>(precisions));
     }
 
     /**
@@ -139,6 +144,7 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         private final SortedSet<Integer> pipeline = new TreeSet<>();
         private final Map<ModelGraph, Set<Long>> seen = new HashMap<>();
         private final Set<String> operatorDevices = new TreeSet<>();
+        private final SortedSet<String> precisions = new TreeSet<>();
         private int minLayers = Integer.MAX_VALUE;
         private int maxLayers = 0;
 
@@ -155,6 +161,7 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
                 r[4] = Math.min(r[4], w.threads());
                 r[5] = Math.max(r[5], w.threads());
                 phases.computeIfAbsent(device, k -> EnumSet.noneOf(Phase.class)).add(w.phase());
+                precisions.add(w.precision().label());
                 tensor.add(w.parallelism().tensor());
                 pipeline.add(w.parallelism().pipeline());
                 ModelGraph g = w.graph();
@@ -182,6 +189,7 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
                     measuredFamilies.add(m.features().family());
                 }
                 operatorDevices.add(m.device().name());
+                precisions.add(m.precision().label());
             }
             return this;
         }
@@ -199,14 +207,14 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
             operatorDevices.forEach(d -> out.put(d, new Ranges(0, 0, 0, 0, 0, 0, Set.of())));
             ranges.forEach((d, r) -> out.put(d, new Ranges(r[0], r[1], r[2], r[3], r[4], r[5], phases.get(d))));
             return new Domain(out, operators, families, layers, minLayers == Integer.MAX_VALUE ? 0 : minLayers,
-                    maxLayers, tensor, pipeline, crossValidated, measuredFamilies);
+                    maxLayers, tensor, pipeline, crossValidated, measuredFamilies, precisions);
         }
     }
 
     /** The same domain with another cross-validation flag. */
     Domain withCrossValidated(boolean value) {
         return new Domain(devices, operators, families, layers, minLayers, maxLayers, tensorDegrees, pipelineDegrees,
-                value, measuredFamilies);
+                value, measuredFamilies, precisions);
     }
 
     /** The union of two domains (a predictor adapted to a new device). */
@@ -240,7 +248,10 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         Set<OpFamily> measured = EnumSet.noneOf(OpFamily.class);
         measured.addAll(measuredFamilies);
         measured.addAll(other.measuredFamilies);
-        return new Domain(d, ops, fam, lr, lo, Math.max(maxLayers, other.maxLayers), t, p, crossValidated, measured);
+        SortedSet<String> prec = new TreeSet<>(precisions);
+        prec.addAll(other.precisions);
+        return new Domain(d, ops, fam, lr, lo, Math.max(maxLayers, other.maxLayers), t, p, crossValidated, measured,
+                prec);
     }
 
     /**
@@ -314,6 +325,13 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
                         r.phases().toString(), 1));
                 distance += 0.5;
             }
+        }
+        if (!precisions.isEmpty() && !precisions.contains(w.precision().label())) {
+            out.add(new PredictionWarning(PredictionWarning.Kind.UNSEEN_PRECISION, "precision "
+                    + w.precision().label() + " was never measured in training " + precisions + ": its matrix work is "
+                    + "predicted from the peak alone", Optional.empty(), precisions.toString(),
+                    Math.min(1, layerShare)));
+            distance += 0.5;
         }
         int tp = w.parallelism().tensor();
         int pp = w.parallelism().pipeline();
@@ -533,6 +551,9 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         tensorDegrees.forEach(o.withArray("tensor_degrees")::add);
         pipelineDegrees.forEach(o.withArray("pipeline_degrees")::add);
         o.put("cross_validated", crossValidated);
+        if (!precisions.isEmpty()) {
+            precisions.forEach(o.withArray("precisions")::add);
+        }
         return o;
     }
 
@@ -594,8 +615,16 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         degrees(o.path("pipeline_degrees"), "domain.pipeline_degrees", p);
         int[] graphLayers = o.has("graph_layers") ? intRange(o.path("graph_layers"), "domain.graph_layers", 0)
                 : new int[2];
+        SortedSet<String> prec = new TreeSet<>();
+        for (JsonNode x : o.path("precisions")) {
+            try {
+                prec.add(Precision.parse(x.asText()).label());
+            } catch (InvalidInputException e) {
+                throw InvalidInputException.of("domain.precisions: " + e.detail());
+            }
+        }
         return new Domain(d, ops, fam, lr, graphLayers[0], graphLayers[1], t, p,
-                o.path("cross_validated").asBoolean(false), measured);
+                o.path("cross_validated").asBoolean(false), measured, prec);
     }
 
     /** A {@code [min, max]} pair of integers of at least {@code lo}, ordered. */
@@ -632,6 +661,6 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
             d.put(n, new Ranges(0, 0, 0, 0, 0, 0, Set.of()));
         }
         return new Domain(d, new TreeSet<>(), Set.of(), Map.of(), 0, 0, new TreeSet<>(), new TreeSet<>(),
-                crossValidated, Set.of());
+                crossValidated, Set.of(), new TreeSet<>());
     }
 }

@@ -56,7 +56,9 @@ public record PredictionWarning(Kind kind, String message, Optional<Double> valu
         /** Something the workload did not say was assumed (a topology derived from the device's form factor). */
         ASSUMED,
         /** The job needs more memory per device than the device has. */
-        OUT_OF_MEMORY
+        OUT_OF_MEMORY,
+        /** The precision was never measured in training: its matrix work rests on the data sheet's peak. */
+        UNSEEN_PRECISION
     }
 
     /** Validates. */

@@ -28,34 +28,81 @@ import org.scaledl.Checks;
  *                            not described (see {@link #link()})
  * @param kind                a GPU or a CPU machine
  * @param simdBits            widest vector unit of a CPU (256 for AVX2, 512 for AVX-512), 0 when unknown or a GPU
- * @param matrixPeaks         dense peaks of the matrix units per precision (TF32, FP16, BF16, INT8), GFLOP/s; 0 where
+ * @param matrixPeaks         dense peaks of the matrix units per precision (TF32, FP16, BF16, FP8, FP4...), GFLOP/s; 0 where
  *                            the device has none ({@link MatrixPeaks#NONE} for devices described before they existed)
  * @param formFactor          SXM2, SXM4, SXM5, OAM, PCIe... ({@code ""} when not described)
  * @param pcieGBps            the host link's bandwidth per direction (PCIe x16 of the device's generation), GB/s; 0
  *                            when not described
+ * @param platform            the system the GPU is normally built into ({@link Platform#NONE} when not described)
  */
 public record Device(String name, double memoryGB, double memoryBandwidthGBps, int computeUnits, double clockMHz,
         double peakMatrixGflops, double peakVectorGflops, double l2MB, double linkGBps, Kind kind, int simdBits,
-        MatrixPeaks matrixPeaks, String formFactor, double pcieGBps) {
+        MatrixPeaks matrixPeaks, String formFactor, double pcieGBps, Platform platform) {
 
     /**
      * The dense peaks of a device's matrix units per precision, from its data sheet (no sparsity), GFLOP/s (INT8:
-     * GOP/s); 0 where the device has no such units.
+     * GOP/s), keyed by the catalog's column prefix ({@code tf32}, {@code fp16}, {@code bf16}, {@code int8},
+     * {@code fp8}, {@code mxfp8}, {@code fp4}, ...: {@link Precision#peakColumn()}); a precision without an entry has
+     * no such units.
      *
-     * @param tf32 TF32 tensor-core peak
-     * @param fp16 FP16 tensor-core (or matrix-core) peak, FP32 accumulate
-     * @param bf16 BF16 peak
-     * @param int8 INT8 peak
+     * @param byColumn peak per column prefix, each finite and positive
      */
-    public record MatrixPeaks(double tf32, double fp16, double bf16, double int8) {
+    public record MatrixPeaks(java.util.SortedMap<String, Double> byColumn) {
         /** No matrix units described. */
-        public static final MatrixPeaks NONE = new MatrixPeaks(0, 0, 0, 0);
+        public static final MatrixPeaks NONE = new MatrixPeaks(new java.util.TreeMap<>());
+
+        /** Validates and copies; zero peaks are dropped (no such units). */
+        public MatrixPeaks {
+            java.util.TreeMap<String, Double> copy = new java.util.TreeMap<>();
+            byColumn.forEach((k, v) -> {
+                Checks.argument(k != null && !k.isBlank(), "matrix peak without a precision");
+                Checks.argument(v != null && Double.isFinite(v) && v >= 0, "matrix peak %s must be finite and >= 0: %s",
+                        k, v);
+                if (v > 0) {
+                    copy.put(k, v);
+                }
+            });
+            byColumn = java.util.Collections.unmodifiableSortedMap(copy);
+        }
+
+        /** Peaks from alternating column prefixes and values, GFLOP/s: {@code of("fp16", 312e3, "bf16", 312e3)}. */
+        public static MatrixPeaks of(Object... prefixAndGflops) {
+            Checks.argument(prefixAndGflops.length % 2 == 0, "pairs of prefix and peak");
+            java.util.TreeMap<String, Double> m = new java.util.TreeMap<>();
+            for (int i = 0; i < prefixAndGflops.length; i += 2) {
+                m.put((String) prefixAndGflops[i], ((Number) prefixAndGflops[i + 1]).doubleValue());
+            }
+            return new MatrixPeaks(m);
+        }
+
+        /** The peak of a column prefix, GFLOP/s; 0 when the device has no such units. */
+        public double get(String column) {
+            return byColumn.getOrDefault(column, 0.0);
+        }
+    }
+
+    /**
+     * The system a GPU is normally built into, from the catalog: what its GPU-to-GPU link is, how many GPUs a node
+     * (or tray) holds, how many GPUs one NVLink domain joins, and the scale-out network each GPU has.
+     *
+     * @param linkKind          the GPU-to-GPU fabric ({@code NVLink4}, {@code NVLink5}, {@code InfinityFabric},
+     *                          {@code none} for PCIe only; {@code ""} when not described)
+     * @param gpusPerNode       GPUs in the standard server or tray (0: not described)
+     * @param nvlinkDomain      GPUs in one NVLink (or Infinity Fabric) domain (0: not described; 72 for NVL72 racks)
+     * @param networkGbpsPerGpu scale-out network per GPU, one direction, Gb/s (0: not described)
+     */
+    public record Platform(String linkKind, int gpusPerNode, int nvlinkDomain, double networkGbpsPerGpu) {
+        /** Nothing described. */
+        public static final Platform NONE = new Platform("", 0, 0, 0);
 
         /** Validates. */
-        public MatrixPeaks {
-            for (double v : new double[] {tf32, fp16, bf16, int8}) {
-                Checks.argument(Double.isFinite(v) && v >= 0, "matrix peaks must be finite and >= 0: %s", v);
-            }
+        public Platform {
+            Objects.requireNonNull(linkKind, "linkKind");
+            Checks.argument(gpusPerNode >= 0 && gpusPerNode <= 1 << 16 && nvlinkDomain >= 0
+                    && nvlinkDomain <= 1 << 20, "GPUs per node (%s) and NVLink domain (%s) out of range", gpusPerNode,
+                    nvlinkDomain);
+            Checks.argument(Double.isFinite(networkGbpsPerGpu) && networkGbpsPerGpu >= 0
+                    && networkGbpsPerGpu <= 1e5, "network per GPU must be in [0, 1e5] Gb/s: %s", networkGbpsPerGpu);
         }
     }
 
@@ -87,6 +134,15 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
         Objects.requireNonNull(matrixPeaks, "matrixPeaks");
         Objects.requireNonNull(formFactor, "formFactor");
         Checks.argument(Double.isFinite(pcieGBps) && pcieGBps >= 0, "device %s: PCIe bandwidth must be >= 0", name);
+        Objects.requireNonNull(platform, "platform");
+    }
+
+    /** A device without a described platform. */
+    public Device(String name, double memoryGB, double memoryBandwidthGBps, int computeUnits, double clockMHz,
+            double peakMatrixGflops, double peakVectorGflops, double l2MB, double linkGBps, Kind kind, int simdBits,
+            MatrixPeaks matrixPeaks, String formFactor, double pcieGBps) {
+        this(name, memoryGB, memoryBandwidthGBps, computeUnits, clockMHz, peakMatrixGflops, peakVectorGflops, l2MB,
+                linkGBps, kind, simdBits, matrixPeaks, formFactor, pcieGBps, Platform.NONE);
     }
 
     /** A device without matrix peaks, form factor or PCIe described (the form of earlier descriptions). */
@@ -139,7 +195,7 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
     /** A copy with a link bandwidth (GB/s per direction). */
     public Device withLinkGBps(double value) {
         return new Device(name, memoryGB, memoryBandwidthGBps, computeUnits, clockMHz, peakMatrixGflops,
-                peakVectorGflops, l2MB, value, kind, simdBits, matrixPeaks, formFactor, pcieGBps);
+                peakVectorGflops, l2MB, value, kind, simdBits, matrixPeaks, formFactor, pcieGBps, platform);
     }
 
     /** Peak FP32 FLOP/s for matrix ({@code true}) or vector work. */
@@ -148,22 +204,35 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
     }
 
     /**
-     * Peak FLOP/s for matrix ({@code true}) or vector work in a precision: matrix work in TF32, FP16 or BF16 runs on
-     * the matrix units where the device has them for that precision (else at the FP32 matrix peak: a V100 has no
-     * TF32 or BF16 units, frameworks then compute in FP32); vector work runs at the FP32 vector peak (element-wise
-     * kernels compute in FP32 and are bound by memory).
+     * Peak FLOP/s for matrix ({@code true}) or vector work in a precision: matrix work runs on the matrix units of
+     * the precision the device runs it in ({@link #runs}: the precision itself where the device has its units, else
+     * its fallback), never below the FP32 matrix peak (a V100 has no TF32 or BF16 units, frameworks then compute in
+     * FP32); vector work runs at the FP32 vector peak (element-wise kernels compute in FP32 and are bound by memory).
      */
     public double peakFlopsPerSecond(Precision precision, boolean matrix) {
         if (!matrix) {
             return peakVectorGflops * 1e9;
         }
-        double units = switch (precision) {
-            case FP32 -> 0;
-            case TF32 -> matrixPeaks.tf32();
-            case FP16 -> matrixPeaks.fp16();
-            case BF16 -> matrixPeaks.bf16();
-        };
+        Precision p = runs(precision);
+        double units = p == Precision.FP32 ? 0 : matrixPeaks.get(p.peakColumn());
         return Math.max(units, peakMatrixGflops) * 1e9;
+    }
+
+    /** The dense peak of the matrix units of a catalog column ({@code fp8}, {@code bf16}...), GFLOP/s; 0 if none. */
+    public double matrixPeak(String column) {
+        return matrixPeaks.get(column);
+    }
+
+    /**
+     * The precision this device runs matrix work of {@code precision} in: the precision itself where it has those
+     * matrix units (FP32 always), else the first of its fallbacks it has ({@link Precision#fallback()}).
+     */
+    public Precision runs(Precision precision) {
+        Precision p = precision;
+        while (p != Precision.FP32 && matrixPeaks.get(p.peakColumn()) <= 0) {
+            p = p.fallback().orElse(Precision.FP32);
+        }
+        return p;
     }
 
     /**
@@ -174,10 +243,10 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
         return peakFlopsPerSecond(precision, true) >= 3 * peakVectorGflops * 1e9;
     }
 
-    /** A copy with the catalog's matrix peaks, form factor and PCIe bandwidth. */
-    public Device withCatalogFigures(MatrixPeaks peaks, String form, double pcie) {
+    /** A copy with the catalog's matrix peaks, form factor, PCIe bandwidth and platform. */
+    public Device withCatalogFigures(MatrixPeaks peaks, String form, double pcie, Platform system) {
         return new Device(name, memoryGB, memoryBandwidthGBps, computeUnits, clockMHz, peakMatrixGflops,
-                peakVectorGflops, l2MB, linkGBps, kind, simdBits, peaks, form, pcie);
+                peakVectorGflops, l2MB, linkGBps, kind, simdBits, peaks, form, pcie, system);
     }
 
     /** Peak memory bandwidth in bytes per second. */

@@ -1,41 +1,91 @@
 package org.scaledl.workload;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import org.scaledl.InvalidInputException;
 
 /**
- * The arithmetic a workload runs in, as frameworks run it:
+ * The arithmetic a workload runs in, as frameworks run it, and what it costs in memory: each constant carries the
+ * bytes a parameter and an activation take, the matrix peak its contractions run at (the catalog column of that name,
+ * {@link Device#matrixPeak(String)}), the precision a GPU without those matrix units falls back to, and the memory
+ * traffic of its scaling.
  *
  * <ul>
  *   <li>{@link #FP32}: single precision everywhere; on NVIDIA Ampere and later, matrix work on the FP32 units
  *       (TF32 off).</li>
  *   <li>{@link #TF32}: tensors in FP32, matrix work on the tensor cores in TF32 (PyTorch's {@code allow_tf32}).</li>
  *   <li>{@link #FP16}, {@link #BF16}: <em>mixed</em> precision (PyTorch {@code autocast}, Megatron {@code --fp16} /
- *       {@code --bf16}): matrix work and activations in half precision, master weights, gradients' reduction where
- *       the framework keeps it and the optimizer in FP32.</li>
+ *       {@code --bf16}): matrix work and activations in half precision, FP32 master weights, gradients and Adam
+ *       states (Narayanan et al.: 2 + 4 + 4 + 8 bytes a parameter; the data-parallel reduction in half
+ *       precision).</li>
+ *   <li>{@link #FP8} (per-tensor scaling, delayed or current), {@link #FP8_BLOCK} (blockwise 1×128 / 128×128
+ *       scaling), {@link #MXFP8} (32-element blocks with E8M0 scales) and {@link #NVFP4} (16-element blocks of
+ *       E2M1 with E4M3 scales): Transformer Engine's recipes. The linear layers of the blocks (projections, MLP,
+ *       experts) run on the low-precision matrix units; the attention core, the output layer and everything else
+ *       stay in BF16, as do the weights, the activations between layers and the data-parallel reduction; each
+ *       linear layer's operands are quantised (amax, cast, transpose: {@link #scalingBytesPerElement()} of memory
+ *       traffic per element), and the quantised weights are kept between micro-batches
+ *       ({@link #quantisedWeightBytes()}).</li>
  * </ul>
  *
  * A graph exported in FP32 is predicted at any precision: the device model takes the precision's peak for matrix work
- * and its element size for the bytes activations move.
+ * and its element size for the bytes activations move. Adding a precision is one constant here and one
+ * {@code <peak>_TFLOPS} column in the device catalog.
  *
  * <pre>{@code
  * Workload w = Workload.builder(g).precision(Precision.parse("bf16")).build();
+ * Precision.parse("mxfp8").peakColumn();     // "mxfp8"
+ * Precision.NVFP4.fallback();                // Optional[MXFP8]: what a GPU without FP4 units runs
  * }</pre>
  */
 public enum Precision {
     /** FP32 everywhere. */
-    FP32(4),
+    FP32("fp32", "fp32", 4, 4, 4, 0, 8, 4, 0, 0, null, false),
     /** FP32 tensors, TF32 tensor-core matrix work. */
-    TF32(4),
+    TF32("tf32", "tf32", 4, 4, 4, 0, 8, 4, 0, 0, FP32, false),
     /** Mixed precision with FP16 matrix work and activations. */
-    FP16(2),
+    FP16("fp16", "fp16", 2, 2, 4, 4, 8, 2, 0, 0, FP32, false),
     /** Mixed precision with BF16 matrix work and activations. */
-    BF16(2);
+    BF16("bf16", "bf16", 2, 2, 4, 4, 8, 2, 0, 0, FP32, false),
+    /** FP8 linear layers with per-tensor scaling (delayed or current), BF16 elsewhere. */
+    FP8("fp8", "fp8", 2, 2, 4, 4, 8, 2, 2, 5, BF16, true),
+    /** FP8 linear layers with blockwise scaling (1×128 activations, 128×128 weights), BF16 elsewhere. */
+    FP8_BLOCK("fp8-block", "fp8", 2, 2, 4, 4, 8, 2, 2.06, 4.06, FP8, true),
+    /** MXFP8 linear layers (32-element blocks, E8M0 scales), BF16 elsewhere. */
+    MXFP8("mxfp8", "mxfp8", 2, 2, 4, 4, 8, 2, 2.06, 4.06, FP8_BLOCK, true),
+    /** NVFP4 linear layers (16-element blocks of E2M1, E4M3 scales), BF16 elsewhere. */
+    NVFP4("nvfp4", "nvfp4", 2, 2, 4, 4, 8, 2, 1.13, 3.63, MXFP8, true);
 
+    private final String label;
+    private final String peakColumn;
     private final int activationBytes;
+    private final double weightBytes;
+    private final double gradientBytes;
+    private final double masterBytes;
+    private final double optimizerStateBytes;
+    private final double gradientReduceBytes;
+    private final double quantisedWeightBytes;
+    private final double scalingBytesPerElement;
+    private final Precision fallback;
+    private final boolean lowPrecisionLinear;
 
-    Precision(int activationBytes) {
+    Precision(String label, String peakColumn, int activationBytes, double weightBytes, double gradientBytes,
+            double masterBytes, double optimizerStateBytes, double gradientReduceBytes, double quantisedWeightBytes,
+            double scalingBytesPerElement, Precision fallback, boolean lowPrecisionLinear) {
+        this.label = label;
+        this.peakColumn = peakColumn;
         this.activationBytes = activationBytes;
+        this.weightBytes = weightBytes;
+        this.gradientBytes = gradientBytes;
+        this.masterBytes = masterBytes;
+        this.optimizerStateBytes = optimizerStateBytes;
+        this.gradientReduceBytes = gradientReduceBytes;
+        this.quantisedWeightBytes = quantisedWeightBytes;
+        this.scalingBytesPerElement = scalingBytesPerElement;
+        this.fallback = fallback;
+        this.lowPrecisionLinear = lowPrecisionLinear;
     }
 
     /** Bytes of one activation element (2 in mixed precision, else 4). */
@@ -45,29 +95,120 @@ public enum Precision {
 
     /** True for the mixed-precision modes (half-precision activations, FP32 master weights). */
     public boolean isMixed() {
-        return activationBytes == 2;
+        return masterBytes > 0;
+    }
+
+    /** Bytes of the working copy of a parameter (the weights the forward pass reads). */
+    public double weightBytes() {
+        return weightBytes;
+    }
+
+    /** Bytes of a parameter's gradient buffer (FP32: Megatron's main gradients, PyTorch's FP32 parameters). */
+    public double gradientBytes() {
+        return gradientBytes;
+    }
+
+    /** Bytes of a parameter's FP32 master copy (0 when the weights themselves are FP32). */
+    public double masterBytes() {
+        return masterBytes;
+    }
+
+    /** Bytes of a parameter's optimizer states (Adam's two FP32 moments). */
+    public double optimizerStateBytes() {
+        return optimizerStateBytes;
+    }
+
+    /** Bytes per parameter of the optimizer's own states (master copy and moments), what ZeRO stage 1 shards. */
+    public double stateBytes() {
+        return masterBytes + optimizerStateBytes;
+    }
+
+    /** Bytes of one gradient element in the data-parallel reduction. */
+    public double gradientReduceBytes() {
+        return gradientReduceBytes;
+    }
+
+    /**
+     * Bytes of memory traffic of one Adam step per parameter: the master copy (or the weights) and both moments read
+     * and written, the gradient read, and the half-precision weights written where there is a master copy
+     * (30 in mixed precision, 28 in FP32).
+     */
+    public double optimizerTrafficBytes() {
+        double master = masterBytes > 0 ? masterBytes : weightBytes;
+        return 2 * master + 2 * optimizerStateBytes + gradientBytes + (masterBytes > 0 ? weightBytes : 0);
+    }
+
+    /** Bytes per parameter of the quantised copy of the weights kept between micro-batches (and its transpose). */
+    public double quantisedWeightBytes() {
+        return quantisedWeightBytes;
+    }
+
+    /**
+     * Memory traffic of quantising one operand element of a low-precision linear layer (amax, cast, transpose and
+     * scales), bytes; 0 for precisions without scaling.
+     */
+    public double scalingBytesPerElement() {
+        return scalingBytesPerElement;
+    }
+
+    /** Whether the blocks' linear layers run on low-precision matrix units (FP8, FP4) with the rest in BF16. */
+    public boolean lowPrecisionLinear() {
+        return lowPrecisionLinear;
+    }
+
+    /**
+     * The precision of the layers that stay in high precision (attention core, output layer, norms): BF16 for the
+     * low-precision recipes, the precision itself otherwise.
+     */
+    public Precision highPrecision() {
+        return lowPrecisionLinear ? BF16 : this;
+    }
+
+    /** The device catalog's matrix-peak column for this precision ({@code <column>_TFLOPS}). */
+    public String peakColumn() {
+        return peakColumn;
+    }
+
+    /** What a GPU without this precision's matrix units runs instead (empty for FP32). */
+    public Optional<Precision> fallback() {
+        return Optional.ofNullable(fallback);
     }
 
     /** Lower-case name as used in CSV files and on the command line. */
     public String label() {
-        return name().toLowerCase(Locale.ROOT);
+        return label;
+    }
+
+    /** Every label {@link #parse} accepts as a canonical name. */
+    public static List<String> labels() {
+        List<String> out = new ArrayList<>();
+        for (Precision p : values()) {
+            out.add(p.label);
+        }
+        return out;
     }
 
     /**
-     * Parses {@code fp32}, {@code tf32}, {@code fp16} (also {@code amp}, {@code half}, {@code mixed}) or
-     * {@code bf16} (any case; {@code float32}, {@code float16}, {@code bfloat16} too).
+     * Parses {@code fp32}, {@code tf32}, {@code fp16} (also {@code amp}, {@code half}, {@code mixed}), {@code bf16},
+     * {@code fp8} (also {@code fp8-cs}, {@code fp8-delayed}, {@code fp8-tensorwise}), {@code fp8-block} (also
+     * {@code fp8-blockwise}, {@code fp8-sc}), {@code mxfp8} (also {@code fp8-mx}) or {@code nvfp4} (also
+     * {@code fp4}), in any case ({@code float32}, {@code float16}, {@code bfloat16} too).
      *
      * @throws InvalidInputException naming the text and the accepted values
      */
     public static Precision parse(String text) {
-        String t = text == null ? "" : text.trim().toLowerCase(Locale.ROOT);
+        String t = text == null ? "" : text.trim().toLowerCase(Locale.ROOT).replace('_', '-');
         return switch (t) {
             case "fp32", "float32", "float", "single" -> FP32;
             case "tf32" -> TF32;
             case "fp16", "float16", "half", "amp", "mixed" -> FP16;
             case "bf16", "bfloat16" -> BF16;
-            default -> throw InvalidInputException.of("unknown precision '" + text
-                    + "' (expected fp32, tf32, fp16 or bf16)");
+            case "fp8", "fp8-cs", "fp8-delayed", "fp8-tensorwise", "fp8-current", "float8" -> FP8;
+            case "fp8-block", "fp8-blockwise", "fp8-sc", "fp8-subchannel" -> FP8_BLOCK;
+            case "mxfp8", "fp8-mx" -> MXFP8;
+            case "nvfp4", "fp4" -> NVFP4;
+            default -> throw InvalidInputException.of("unknown precision '" + text + "' (expected "
+                    + String.join(", ", labels()) + ")");
         };
     }
 }

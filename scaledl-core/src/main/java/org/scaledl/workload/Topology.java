@@ -22,9 +22,12 @@ import org.scaledl.Checks;
  * @param interNodeGbps   the network bandwidth of one node, all adapters together, one direction, Gb/s (positive)
  * @param interNodeLatencyUs one network message's latency, µs (≥ 0)
  * @param assumed         true when this topology was derived from the device's description rather than given
+ * @param nvlinkDomain    GPUs one NVLink (or Infinity Fabric) domain joins at the intra-node link's bandwidth: the
+ *                        node's GPUs on an HGX server, 72 on a GB200 or GB300 NVL72 rack of 18 trays of 4; at most
+ *                        the node on PCIe
  */
 public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double interNodeGbps,
-        double interNodeLatencyUs, boolean assumed) {
+        double interNodeLatencyUs, boolean assumed, int nvlinkDomain) {
 
     /** The link between the GPUs of one node. */
     public enum Link {
@@ -48,14 +51,32 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
 
     /** Validates. */
     public Topology {
-        Checks.argument(gpusPerNode > 0, "GPUs per node must be positive: %s", gpusPerNode);
+        Checks.argument(gpusPerNode > 0 && gpusPerNode <= MAX_GPUS_PER_NODE, "GPUs per node must be in 1..%s: %s",
+                MAX_GPUS_PER_NODE, gpusPerNode);
+        Checks.argument(nvlinkDomain > 0 && nvlinkDomain <= MAX_DOMAIN, "the NVLink domain must be in 1..%s GPUs: %s",
+                MAX_DOMAIN, nvlinkDomain);
         Checks.argument(link != null, "link is missing");
-        Checks.argument(Double.isFinite(intraNodeGBps) && intraNodeGBps > 0,
-                "intra-node bandwidth must be finite and positive: %s GB/s", intraNodeGBps);
-        Checks.argument(Double.isFinite(interNodeGbps) && interNodeGbps > 0,
-                "inter-node bandwidth must be finite and positive: %s Gb/s", interNodeGbps);
-        Checks.argument(Double.isFinite(interNodeLatencyUs) && interNodeLatencyUs >= 0,
-                "network latency must be finite and >= 0: %s us", interNodeLatencyUs);
+        Checks.argument(Double.isFinite(intraNodeGBps) && intraNodeGBps >= MIN_GBPS && intraNodeGBps <= MAX_GBPS,
+                "intra-node bandwidth must be in [%s, %s] GB/s: %s", MIN_GBPS, MAX_GBPS, intraNodeGBps);
+        Checks.argument(Double.isFinite(interNodeGbps) && interNodeGbps >= MIN_GBPS && interNodeGbps <= MAX_GBPS * 8,
+                "inter-node bandwidth must be in [%s, %s] Gb/s: %s", MIN_GBPS, MAX_GBPS * 8, interNodeGbps);
+        Checks.argument(Double.isFinite(interNodeLatencyUs) && interNodeLatencyUs >= 0 && interNodeLatencyUs <= 1e6,
+                "network latency must be in [0, 1e6] us: %s", interNodeLatencyUs);
+    }
+
+    /** The most GPUs a node (or tray) may hold. */
+    public static final int MAX_GPUS_PER_NODE = 1 << 10;
+    /** The most GPUs one NVLink domain may join. */
+    public static final int MAX_DOMAIN = 1 << 16;
+    /** The slowest link or network described, GB/s or Gb/s (a dial-up modem is not a GPU fabric). */
+    public static final double MIN_GBPS = 0.001;
+    /** The fastest link described, GB/s per GPU (a hundred times NVLink 5). */
+    public static final double MAX_GBPS = 1e5;
+
+    /** A topology whose NVLink domain is its node (every server but the rack-scale ones). */
+    public Topology(int gpusPerNode, Link link, double intraNodeGBps, double interNodeGbps, double interNodeLatencyUs,
+            boolean assumed) {
+        this(gpusPerNode, link, intraNodeGBps, interNodeGbps, interNodeLatencyUs, assumed, gpusPerNode);
     }
 
     /** A given topology with the default network latency. */
@@ -63,44 +84,84 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
         return new Topology(gpusPerNode, link, intraNodeGBps, interNodeGbps, DEFAULT_LATENCY_US, false);
     }
 
+    /** The network per GPU assumed for a GPU with a fast link whose catalog row gives none, Gb/s. */
+    public static final double DEFAULT_NETWORK_GBPS_PER_GPU = 200;
+    /** The network per node assumed for PCIe servers whose catalog row gives none, Gb/s. */
+    public static final double DEFAULT_PCIE_NODE_GBPS = 100;
+
     /**
-     * The topology of the standard server for a device's form factor: an SXM or OAM part sits eight to a node on its
-     * NVLink (NVSwitch from the A100 on) or Infinity Fabric at the catalog's link bandwidth, with one 200 Gb/s adapter
-     * per GPU (1,600 Gb/s per node); a PCIe card sits eight to a node on PCIe at its generation's x16 bandwidth, with
-     * 100 Gb/s per node. Marked {@link #assumed()}: predictions say so in a warning.
-     *
-     * @throws IllegalArgumentException for a device without any link bandwidth (neither link nor PCIe)
+     * The topology of the standard system of a device, from its catalog row ({@link Device#platform()}): its GPUs
+     * per node (or tray) and NVLink domain, its link ({@code NVLink3} and later with a domain beyond a pair:
+     * NVSwitch; older NVLink: point to point; Infinity Fabric; {@code none}: PCIe at its generation's x16
+     * bandwidth), and its network per GPU. What the row does not give is the common server: eight GPUs, NVLink
+     * point to point where a link bandwidth is described, 200 Gb/s per GPU with a fast link, 100 Gb/s per node on
+     * PCIe. Marked {@link #assumed()}: predictions say so in a warning.
      */
     public static Topology assumedFor(Device d) {
+        Device.Platform pf = d.platform();
+        int gpus = pf.gpusPerNode() > 0 ? pf.gpusPerNode() : 8;
         Optional<Link> fast = fastLink(d);
         if (fast.isPresent()) {
-            return new Topology(8, fast.get(), d.linkGBps(), 8 * 200, DEFAULT_LATENCY_US, true);
+            double perGpu = pf.networkGbpsPerGpu() > 0 ? pf.networkGbpsPerGpu() : DEFAULT_NETWORK_GBPS_PER_GPU;
+            int domain = pf.nvlinkDomain() > 0 ? Math.max(pf.nvlinkDomain(), gpus) : gpus;
+            return new Topology(gpus, fast.get(), d.linkGBps(), gpus * perGpu, DEFAULT_LATENCY_US, true, domain);
         }
         double pcie = d.pcieGBps() > 0 ? d.pcieGBps() : 15.75;
-        return new Topology(8, Link.PCIE, pcie, 100, DEFAULT_LATENCY_US, true);
+        double network = pf.networkGbpsPerGpu() > 0 ? gpus * pf.networkGbpsPerGpu() : DEFAULT_PCIE_NODE_GBPS;
+        return new Topology(gpus, Link.PCIE, pcie, network, DEFAULT_LATENCY_US, true, gpus);
     }
 
-    /** The device's own GPU-to-GPU link, if its description has one. */
+    /** The device's own GPU-to-GPU link, from its catalog row's link kind (or its bandwidth alone), if it has one. */
     static Optional<Link> fastLink(Device d) {
         if (d.linkGBps() <= 0) {
             return Optional.empty();
         }
-        String n = d.name().toLowerCase(Locale.ROOT);
-        if (n.contains("amd") || n.contains("mi2") || n.contains("mi3") || n.contains("mi1")) {
+        String kind = d.platform().linkKind().toLowerCase(Locale.ROOT);
+        if (kind.startsWith("infinityfabric")) {
             return Optional.of(Link.INFINITY_FABRIC);
         }
-        boolean switched = n.contains("a100") || n.contains("h100") || n.contains("h200") || n.contains("b200");
+        if (kind.equals("none")) {
+            return Optional.empty();
+        }
+        // NVLink 3 and later reach every GPU of a domain through NVSwitch (a pair of bridged cards: point to point)
+        int generation = kind.startsWith("nvlink") && kind.length() > 6 && Character.isDigit(kind.charAt(6))
+                ? kind.charAt(6) - '0' : 0;
+        boolean switched = generation >= 3 && Math.max(d.platform().nvlinkDomain(), 0) > 2;
         return Optional.of(switched ? Link.NVSWITCH : Link.NVLINK);
     }
 
     /**
-     * This topology with some parts replaced (the others kept): GPUs per node and the network's bandwidth, as a user
-     * gives them on top of the device's default ({@code --gpus-per-node}, {@code --inter-node-gbps}). A topology
-     * with both given is no longer assumed.
+     * This topology with some parts replaced (the others kept): GPUs per node, the network's bandwidth and the NVLink
+     * domain, as a user gives them on top of the device's default ({@code --gpus-per-node}, {@code --inter-node-gbps},
+     * {@code --nvlink-domain}). A domain not given stays the device's where the node keeps its size, else becomes the
+     * node. A topology with the node and the network given is no longer assumed.
+     *
+     * @throws IllegalArgumentException for a domain smaller than the node
      */
+    public Topology with(Optional<Integer> gpus, Optional<Double> networkGbps, Optional<Integer> domain) {
+        int node = gpus.orElse(gpusPerNode);
+        int d = domain.orElse(gpus.isPresent() && gpus.get() != gpusPerNode ? node : Math.max(nvlinkDomain, node));
+        Checks.argument(d >= node || link == Link.PCIE, "an NVLink domain of %s GPUs is smaller than a node of %s",
+                d, node);
+        return new Topology(node, link, intraNodeGBps, networkGbps.orElse(interNodeGbps), interNodeLatencyUs,
+                assumed && (gpus.isEmpty() || networkGbps.isEmpty()), link == Link.PCIE ? node : d);
+    }
+
+    /** This topology with the node's size and network replaced (see {@link #with(Optional, Optional, Optional)}). */
     public Topology with(Optional<Integer> gpus, Optional<Double> networkGbps) {
-        return new Topology(gpus.orElse(gpusPerNode), link, intraNodeGBps, networkGbps.orElse(interNodeGbps),
-                interNodeLatencyUs, assumed && (gpus.isEmpty() || networkGbps.isEmpty()));
+        return with(gpus, networkGbps, Optional.empty());
+    }
+
+    /**
+     * The topology the collectives see: the NVLink domain as one node (its GPUs at the link's bandwidth, its network
+     * all of its GPUs' adapters together). The topology itself where the domain is the node.
+     */
+    public Topology scaleUp() {
+        if (nvlinkDomain <= gpusPerNode) {
+            return this;
+        }
+        return new Topology(nvlinkDomain, link, intraNodeGBps, interNodeGbps / gpusPerNode * nvlinkDomain,
+                interNodeLatencyUs, assumed, nvlinkDomain);
     }
 
     /** The network bandwidth of one node, bytes per second. */
@@ -118,10 +179,14 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
         return intraNodeGBps * 1e9;
     }
 
-    /** A one-line description: {@code 8 GPUs per node, nvswitch 300 GB/s, 1600 Gb/s between nodes}. */
+    /**
+     * A one-line description: {@code 8 GPUs per node, nvswitch 300 GB/s, 1600 Gb/s between nodes} (and
+     * {@code , NVLink domain of 72} where the domain spans nodes).
+     */
     public String describe() {
-        return String.format(Locale.ROOT, "%d GPUs per node, %s %s GB/s, %s Gb/s between nodes", gpusPerNode,
-                link.label(), trim(intraNodeGBps), trim(interNodeGbps));
+        return String.format(Locale.ROOT, "%d GPUs per node, %s %s GB/s, %s Gb/s between nodes%s", gpusPerNode,
+                link.label(), trim(intraNodeGBps), trim(interNodeGbps), nvlinkDomain > gpusPerNode
+                        ? ", NVLink domain of " + nvlinkDomain : "");
     }
 
     private static String trim(double v) {

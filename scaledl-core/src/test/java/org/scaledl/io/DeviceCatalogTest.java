@@ -16,7 +16,7 @@ class DeviceCatalogTest {
     @Test
     void bundledCatalogDescribesNeuSightAndDeepBenchGpus() {
         DeviceCatalog c = DeviceCatalog.bundled();
-        assertEquals(30, c.devices().size());
+        assertEquals(46, c.devices().size());
         Device h100 = c.require("NVIDIA H100 80GB HBM3");
         assertEquals(132, h100.computeUnits());
         assertEquals(3430, h100.memoryBandwidthGBps());
@@ -60,6 +60,69 @@ class DeviceCatalogTest {
         assertEquals(c.require("AMD Instinct MI250"), c.require("AMD Instinct MI250X / MI250"));
     }
 
+    /**
+     * The GPUs of 2025-26 with their low-precision peaks and the system they are built into: a GB200 sits four to a
+     * tray in an NVLink domain of 72; a GPU without a precision's matrix units runs it at its fallback.
+     */
+    @Test
+    void newestGpusCarryLowPrecisionPeaksAndTheirPlatform() {
+        DeviceCatalog c = DeviceCatalog.bundled();
+        org.scaledl.workload.Precision fp8 = org.scaledl.workload.Precision.FP8;
+        org.scaledl.workload.Precision mx = org.scaledl.workload.Precision.MXFP8;
+        org.scaledl.workload.Precision fp4 = org.scaledl.workload.Precision.NVFP4;
+        Device gb200 = c.require("GB200");
+        assertEquals(4, gb200.platform().gpusPerNode());
+        assertEquals(72, gb200.platform().nvlinkDomain());
+        assertEquals("NVLink5", gb200.platform().linkKind());
+        assertEquals(2 * gb200.peakFlopsPerSecond(fp8, true), gb200.peakFlopsPerSecond(fp4, true), 1e6);
+        assertEquals(fp4, gb200.runs(fp4));
+        Device h100 = c.require("H100 SXM");
+        assertEquals(1978.9e12, h100.peakFlopsPerSecond(fp8, true), 1e6);
+        assertEquals(org.scaledl.workload.Precision.FP8_BLOCK, h100.runs(mx), "Hopper has no MX units");
+        assertEquals(org.scaledl.workload.Precision.FP8_BLOCK, h100.runs(fp4));
+        assertEquals(org.scaledl.workload.Precision.BF16, c.require("A100 80GB").runs(fp8), "Ampere has no FP8");
+        assertEquals(org.scaledl.workload.Precision.FP32, c.require("V100").runs(
+                org.scaledl.workload.Precision.BF16), "Volta has no BF16 units");
+        for (String name : new String[] {"B200", "B300", "GB300", "H200", "H20", "MI325X", "MI355X", "L40", "A40",
+            "RTX 6000 Ada", "RTX 4090", "RTX 5090", "A100", "H100", "L40S"}) {
+            assertTrue(c.find(name).isPresent(), name);
+        }
+    }
+
+    /**
+     * A precision is data: each reads the catalog column its {@code peakColumn} names, so a catalog with a column for
+     * a new format gives the new format's peak with no code (what adding FP8 took: one constant, one column).
+     */
+    @Test
+    void everyPrecisionReadsItsOwnCatalogColumn(@TempDir Path dir) throws IOException {
+        Path f = dir.resolve("future.csv");
+        StringBuilder header = new StringBuilder("name,memory_GB,memory_bw_GBps,sms,boost_clock_MHz,l2_MB,"
+                + "fp32_vector_TFLOPS");
+        StringBuilder row = new StringBuilder("Future GPU,100,5000,100,2000,50,100");
+        java.util.Set<String> columns = new java.util.TreeSet<>();
+        for (org.scaledl.workload.Precision p : org.scaledl.workload.Precision.values()) {
+            if (p != org.scaledl.workload.Precision.FP32) {
+                columns.add(p.peakColumn());
+            }
+        }
+        columns.add("fp6");
+        int k = 1;
+        java.util.Map<String, Double> peak = new java.util.HashMap<>();
+        for (String col : columns) {
+            header.append(',').append(col).append("_TFLOPS");
+            row.append(',').append(1000 * k);
+            peak.put(col, 1000e12 * k++);
+        }
+        Files.writeString(f, header + "\n" + row + "\n");
+        Device d = DeviceCatalog.read(f).require("Future GPU");
+        for (org.scaledl.workload.Precision p : org.scaledl.workload.Precision.values()) {
+            double expected = p == org.scaledl.workload.Precision.FP32 ? 100e12 : peak.get(p.peakColumn());
+            assertEquals(expected, d.peakFlopsPerSecond(p, true), 1e3, p.label());
+            assertEquals(p, d.runs(p), p.label());
+        }
+        assertEquals(peak.get("fp6") / 1e9, d.matrixPeak("fp6"), 1e-6, "a column no precision reads yet");
+    }
+
     @Test
     void unknownDeviceNamesTheKnownOnes() {
         InvalidInputException e = assertThrows(InvalidInputException.class,
@@ -75,7 +138,7 @@ class DeviceCatalogTest {
         DeviceCatalog c = DeviceCatalog.read(f).with(DeviceCatalog.bundled());
         assertEquals(300, c.require("Tesla T4").memoryBandwidthGBps());
         assertEquals(300, c.require("T4").memoryBandwidthGBps(), "the user's T4 under every alias");
-        assertEquals(30, c.devices().size());
+        assertEquals(46, c.devices().size());
 
         Path bad = dir.resolve("bad.csv");
         Files.writeString(bad, "gpu,dev_mem_GB,mem_bw_GBps,num_sm_or_cu,freq_MHz,l2_cache_MB\n"

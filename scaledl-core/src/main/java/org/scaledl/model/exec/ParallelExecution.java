@@ -65,6 +65,8 @@ import org.scaledl.workload.Workload;
 public final class ParallelExecution {
     /** Ranks per node when a job spans several and its topology says nothing else: 8, as on DGX-class servers. */
     public static final int RANKS_PER_NODE = 8;
+    /** Bytes of a parameter (and of its gradient) in eager PyTorch: FP32, whatever autocast computes in. */
+    static final double EAGER_PARAMETER_BYTES = 4;
     /** Memory every process holds besides its tensors (CUDA context, library workspaces, NCCL buffers), bytes. */
     public static final double RUNTIME_BYTES = 1.0 * (1L << 30);
 
@@ -174,6 +176,11 @@ public final class ParallelExecution {
             Device device, double singleTotal, MegatronModel megatron, EagerModel eager) {
         check(w, communication);
         List<String> notes = new ArrayList<>();
+        Precision runs = device.runs(w.precision());
+        if (runs != w.precision()) {
+            notes.add(device.name() + " has no " + w.precision().label() + " matrix units: its matrix work runs in "
+                    + runs.label() + " (as frameworks fall back)");
+        }
         Topology topo = topology(w, device, notes);
         if (w.graph().transformer().isPresent()) {
             return megatron(w, layers, communication, device, topo, megatron == null ? MegatronModel.uncalibrated()
@@ -212,7 +219,8 @@ public final class ParallelExecution {
     // ---------------------------------------------------------------------------------------------------- eager
 
     private static Result eager(Workload w, DeviceLayerCost layers, Optional<CommunicationModel> communication,
-            Device device, Topology topo, double singleTotal, EagerModel eagerModel, List<String> notes) {
+            Device device, Topology given, double singleTotal, EagerModel eagerModel, List<String> notes) {
+        Topology topo = given.scaleUp();
         Parallelism par = w.parallelism();
         boolean train = w.phase() == Phase.TRAIN;
         Precision prec = w.precision();
@@ -295,8 +303,8 @@ public final class ParallelExecution {
             terms.add(new StageCost.Term("pipeline hand-offs", StageCost.TermKind.COMMUNICATION, pp));
         }
         if (par.data() > 1 && train) {
-            // PyTorch keeps FP32 parameters and gradients under autocast: 4 bytes each
-            double bytes = 4.0 * g.parameterCount() / (par.tensor() * par.pipeline());
+            // PyTorch keeps FP32 parameters and gradients under autocast
+            double bytes = EAGER_PARAMETER_BYTES * g.parameterCount() / (par.tensor() * par.pipeline());
             int ranksPerNode = dataRanksPerNode(par, topo);
             double allReduce = communication.get().allReduceMillis(device, topo, par.data(), ranksPerNode, bytes);
             double bucket = communication.get().allReduceMillis(device, topo, par.data(), ranksPerNode,
@@ -327,7 +335,7 @@ public final class ParallelExecution {
     private static double eagerMemory(Workload w, List<LayerFeatures> fs, long microBatch) {
         Parallelism par = w.parallelism();
         double scale = w.precision().activationBytes() / 4.0;
-        double weights = 4.0 * w.graph().parameterCount() / (par.tensor() * par.pipeline());
+        double weights = EAGER_PARAMETER_BYTES * w.graph().parameterCount() / (par.tensor() * par.pipeline());
         double states = w.phase() == Phase.TRAIN ? 3 * weights : 0;
         double act = 0;
         for (LayerFeatures f : fs) {
@@ -377,7 +385,9 @@ public final class ParallelExecution {
      * optimizer step.
      */
     public static MegatronTerms megatronTerms(Workload w, DeviceLayerCost layers,
-            Optional<CommunicationModel> communication, Device device, Topology topo) {
+            Optional<CommunicationModel> communication, Device device, Topology given) {
+        // an NVLink domain larger than a node (NVL72) is one node to the collectives
+        Topology topo = given.scaleUp();
         TransformerShape ts = w.graph().transformer().orElseThrow();
         Parallelism par = w.parallelism();
         ModelGraph g = w.graph();
@@ -444,12 +454,12 @@ public final class ParallelExecution {
         double stageParams = stageParameters(g, ts, t, p);
         double data = 0;
         if (train && d > 1) {
-            double gradBytes = prec.isMixed() ? 2 : 4;
+            double gradBytes = prec.gradientReduceBytes();
             int perNode = dataRanksPerNode(par, topo);
             data = communication.get().allReduceMillis(device, sharedNetwork(topo, perNode), d, perNode,
                     stageParams * gradBytes) * (par.zeroStage() == 3 ? 2 : 1);
         }
-        double optimizer = train ? 1e3 * stageParams / (par.zeroStage() >= 1 ? d : 1) * (prec.isMixed() ? 30 : 28)
+        double optimizer = train ? 1e3 * stageParams / (par.zeroStage() >= 1 ? d : 1) * prec.optimizerTrafficBytes()
                 / device.bytesPerSecond() : 0;
         return new MegatronTerms(tree, floor, other, tensor, steps, sends, pipeline, data, optimizer);
     }
@@ -634,10 +644,9 @@ public final class ParallelExecution {
         int p = par.pipeline();
         int d = par.data();
         Precision prec = w.precision();
-        boolean mixed = prec.isMixed();
-        double weightBytes = mixed ? 2 : 4;
-        double gradBytes = 4;
-        double stateBytes = mixed ? 12 : 8;
+        double weightBytes = prec.weightBytes();
+        double gradBytes = prec.gradientBytes();
+        double stateBytes = prec.stateBytes();
         int zero = par.zeroStage();
         double perParam = weightBytes / (zero >= 3 ? d : 1) + gradBytes / (zero >= 2 ? d : 1)
                 + stateBytes / (zero >= 1 ? d : 1);
