@@ -1,11 +1,14 @@
 """Command line: ``python -m scaledl_profiler {export,measure,kernels,here,machine} ...``.
 
-Exit codes: 0 ok, 1 bad input (a file, a model, a missing package), 2 usage (options that do not go together).
+Exit codes: 0 ok, 1 bad input (a file, a folder, a model, a missing package), 2 usage (options that do not go
+together), 3 internal error (a bug), 130 interrupted (Ctrl-C; run the same command again to resume). Every error is
+one line on stderr; ``SCALEDL_PROFILER_TRACEBACK=1`` adds the traceback of an internal error.
 """
 import argparse
 import json
 import os
 import sys
+import traceback
 
 from scaledl_profiler import __version__
 from scaledl_profiler.here import DEFAULT_MODELS
@@ -23,7 +26,8 @@ MEASURE_HELP = """Measure the runs of a plan (scaledl plan --out plan.csv) into 
 machine.json, drift.csv. Jobs are shuffled over the whole plan in every pass; a reference run is re-measured between
 passes to show drift; measuring into the same folder again resumes. Measure with nothing else running: figures from a
 busy machine are not data. On GPUs (--device cuda) iterations are timed with CUDA events, in the precision of
---precision (or of the plan's precision column)."""
+--precision (or of the plan's precision column). The plan's graphs are copied into the folder, only from the plan's
+folder (and below) or the dataset folder; a plan naming any other file is refused."""
 
 KERNELS_HELP = """Measure kernel tables (NeuSight's layout: bmm, linear, elem, ln, softmax, conv, plus attention)
 into DIR/kernels/*.csv, each row ending with its precision: single operators, forward only, latency_ms = mean of the
@@ -33,8 +37,11 @@ leaves a random subset of every table."""
 
 HERE_HELP = """A predictor for this machine in one command: export a few torchvision models, let scaledl plan the
 runs worth measuring within --budget-s (D-optimal, priced by --model), measure them here, and calibrate --model to
-them (scaledl fit --calibrate). Progress on stderr; run it again to resume. Predict with the model it writes and
---device set to this machine's name (printed at the end)."""
+them (scaledl fit --calibrate). --budget-s is the whole measuring time (two passes and the drift reference
+included): the measurement stops starting runs when it is spent and fills time left with further passes. Runs
+whose drift reference moved by more than 15 % (a busy machine) are not calibrated on: run again on an idle machine
+(they are set aside and measured again), or give --accept-drift. Progress on stderr; run it again to resume.
+Predict with the model it writes and --device set to this machine's name (printed at the end)."""
 
 
 def _parser():
@@ -109,12 +116,14 @@ def _parser():
     h.add_argument("--out", required=True, help="calibrated model file to write (e.g. mine.sdl)")
     h.add_argument("--work", default="scaledl-here", help="folder for graphs, plan and measurements (default "
                                                           "scaledl-here; run again to resume)")
-    h.add_argument("--budget-s", type=float, default=120.0, help="seconds of measuring the plan may take "
-                                                                 "(default 120)")
+    h.add_argument("--budget-s", type=float, default=120.0, help="seconds of measuring, all passes and the drift "
+                                                                 "reference included (default 120, at least 30)")
     h.add_argument("--models", default=",".join(DEFAULT_MODELS), help="torchvision models to measure (default "
                                                                        "%(default)s)")
     h.add_argument("--size", type=int, default=64, help="image side in pixels (default 64)")
     h.add_argument("--java", default="java", help="the java command (default java)")
+    h.add_argument("--accept-drift", action="store_true",
+                   help="calibrate even on runs whose drift reference moved by more than 15 %% (a busy machine)")
 
     mc = sub.add_parser("machine", help="print what machine.json would say about this machine")
     mc.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="describe the GPUs too (cuda)")
@@ -127,7 +136,7 @@ def _here(args, parser):
     if not models:
         parser.error("here: --models names no model")
     run(args.jar, args.model, args.out, work=args.work, budget_s=args.budget_s, models=models, size=args.size,
-        java=args.java, log=_log)
+        java=args.java, log=_log, accept_drift=args.accept_drift)
     print(f"wrote {args.out}")
     return 0
 
@@ -167,6 +176,8 @@ def _export(args, parser):
                 stem = stem[len(prefix):]
         out = os.path.join("graphs", stem.replace(":", "_").replace("/", "_") + (f"_r{size}" if size else "")
                            + ".onnx")
+    from scaledl_profiler import dataset
+    dataset.check_file(out, "--out", "e.g. graphs/NAME_rSIZE.onnx")
     result = export(name, size, out, factories, args.eval, args.opset, args.dynamic_size, head=args.head)
     print(f"wrote {out}: {result.nodes} nodes, {result.params} trainable parameters")
     summary = result.warnings.summary("export")
@@ -211,8 +222,9 @@ def _kernels(args, parser):
     if args.reps < 1 or args.warmup < 0 or args.max_gib <= 0:
         parser.error("kernels: --reps must be >= 1, --warmup >= 0, --max-gib > 0")
     grid = "quick" if args.quick else args.grid
+    dataset.check_folder(args.out, "--out")
     executor = kernels.make_executor(args.device, reps=args.reps, warmup=args.warmup)
-    os.makedirs(args.out, exist_ok=True)
+    dataset.make_folder(args.out, "--out")
     dataset.write_machine(args.out, machine.describe(args.device))
     summary = kernels.run(args.out, precisions, executor, grid, args.seed, args.max_seconds, tables, _log,
                           int(args.max_gib * 2 ** 30))
@@ -235,13 +247,17 @@ def main(argv=None):
         if args.command == "here":
             return _here(args, parser)
         return _measure(args, parser)
-    except (PlanError, ValueError, FileNotFoundError) as e:
-        print(f"scaledl_profiler: error: {e}", file=sys.stderr)
+    except (PlanError, ValueError) as e:
+        print(f"scaledl_profiler: error: {_one_line(e)}", file=sys.stderr)
         _captured(e, args)
         return 1
     except ImportError as e:
         from scaledl_profiler.deps import message
         print(f"scaledl_profiler: error: {message(e)}", file=sys.stderr)
+        return 1
+    except OSError as e:  # a file or folder that cannot be read or written (missing, permissions, a full disk)
+        print(f"scaledl_profiler: error: {_os_error(e)}", file=sys.stderr)
+        _captured(e, args)
         return 1
     except RuntimeError as e:
         lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()] or [type(e).__name__]
@@ -253,6 +269,31 @@ def main(argv=None):
             print("\n".join(lines), file=sys.stderr)
         _captured(e, args)
         return 1
+    except KeyboardInterrupt:
+        print("scaledl_profiler: interrupted" + (" (run the same command again to resume)"
+                                                 if args.command in ("measure", "here") else ""), file=sys.stderr)
+        return 130
+    except Exception as e:  # a bug: one line, the traceback on request
+        if os.environ.get("SCALEDL_PROFILER_TRACEBACK"):
+            traceback.print_exc()
+        print(f"scaledl_profiler: internal error: {type(e).__name__}: {_one_line(e)} (a bug: please report it; "
+              "SCALEDL_PROFILER_TRACEBACK=1 prints the traceback)", file=sys.stderr)
+        return 3
+
+
+def _one_line(error):
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    return "; ".join(lines) if lines else type(error).__name__
+
+
+def _os_error(e):
+    """An OSError as one line: the path and what is wrong with it."""
+    what = e.strerror or _one_line(e)
+    if e.filename is not None and e.filename2 is not None:
+        return f"{e.filename} -> {e.filename2}: {what}"
+    if e.filename is not None:
+        return f"{e.filename}: {what}"
+    return what
 
 
 def _captured(error, args):

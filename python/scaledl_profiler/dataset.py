@@ -8,11 +8,22 @@ which is also machine.json's ``name``; empty on CPUs, where scaledl takes the ma
 what ``scaledl fit --data DIR`` reads. ``passes.csv`` has the same columns per pass (``pass``, ``at_s`` instead of
 ``passes``); a passes.csv written before the precision and device columns existed is upgraded in place (its rows
 were FP32, device unknown).
+
+Crash safety: tables that grow (``passes.csv``, ``failed.csv``, ``drift.csv``, the kernel tables) are appended to
+line by line, and a last line without its newline (a write cut short by a full disk, a power cut or a killed
+process) is dropped with a one-line warning before anything is appended (:func:`repair_tail`) and never read as a
+row; its run is measured again. Every row read back is checked (a damaged line is an error naming the file and
+line, never a made-up run). Files that are rewritten (``runs.csv``, ``machine.json``) are written whole to a
+temporary file that replaces them. Files are created with the process's umask, as any other file.
 """
 import csv
 import json
+import math
 import os
 import statistics
+import sys
+
+from scaledl_profiler.precision import PRECISIONS
 
 PASS_FIELDS = ["pass", "model", "family", "resolution", "batch", "world_size", "threads", "phase", "iter_ms_p50",
                "iter_ms_min", "iter_ms_max", "reps", "params", "graph", "at_s", "precision", "device"]
@@ -48,49 +59,231 @@ class Passes:
 
     def _upgrade(self):
         """Rewrites a passes.csv of an older column set with today's columns (FP32, device unknown)."""
-        with open(self.path, newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            if reader.fieldnames == PASS_FIELDS:
-                return
-            rows = list(reader)
-        tmp = self.path + ".tmp"
-        with open(tmp, "w", newline="", encoding="utf-8") as f:
-            w = csv.DictWriter(f, fieldnames=PASS_FIELDS, extrasaction="ignore")
-            w.writeheader()
-            for r in rows:
-                w.writerow({**{k: "" for k in PASS_FIELDS}, "precision": "fp32", **{k: v for k, v in r.items() if v}})
-        os.replace(tmp, self.path)
+        header, rows = read_table(self.path)
+        if header == PASS_FIELDS or header is None:
+            return
+        rows = [_check_pass_row(self.path, line, r) for line, r in rows]
+        write_atomically(self.path, lambda f: _write_csv(f, PASS_FIELDS, [
+            {**{k: "" for k in PASS_FIELDS}, "precision": "fp32", **{k: v for k, v in r.items() if v}}
+            for r in rows]))
 
-    def append(self, rows):
-        new = not os.path.exists(self.path)
-        if not new:
+    def append(self, rows, log=None):
+        """Appends rows (a torn last line is dropped first, see :func:`repair_tail`)."""
+        repair_tail(self.path, log)
+        if os.path.exists(self.path):
             self._upgrade()
-        with open(self.path, "a", newline="", encoding="utf-8") as f:
-            w = csv.DictWriter(f, fieldnames=PASS_FIELDS)
-            if new:
-                w.writeheader()
-            for r in rows:
-                w.writerow(r)
+        append_rows(self.path, PASS_FIELDS, rows, repaired=True)
 
     def rows(self):
-        if not os.path.exists(self.path):
+        """The rows, each checked (ValueError naming the file and line for a damaged one); a torn last line is
+        left out."""
+        header, rows = read_table(self.path)
+        if header is None:
             return []
-        with open(self.path, newline="", encoding="utf-8") as f:
-            return [{**r, "precision": r.get("precision") or "fp32", "device": r.get("device") or ""}
-                    for r in csv.DictReader(f)]
+        missing = [k for k in ("pass",) + KEY[:-1] + ("iter_ms_p50", "iter_ms_min", "iter_ms_max", "reps")
+                   if k not in header]
+        if missing:
+            raise ValueError(f"{self.path}:1: no column(s) {', '.join(missing)}: not a passes.csv; measure into a "
+                             "new folder")
+        return [_check_pass_row(self.path, line, r) for line, r in rows]
 
 
-def append_failures(out_dir, rows):
-    """Appends to ``failed.csv`` the runs that failed (``status`` error or out-of-memory) or were skipped
-    (``status`` skipped: the time budget ran out); each row names the run, the pass and why."""
-    path = os.path.join(out_dir, "failed.csv")
-    new = not os.path.exists(path)
+def _check_pass_row(path, line, r):
+    """A passes.csv row with its precision and device filled in, or ValueError naming the file and line."""
+    r = {**r, "precision": r.get("precision") or "fp32", "device": r.get("device") or ""}
+
+    def bad(what):
+        return ValueError(f"{path}:{line}: {what}: a damaged line (delete it, and its run is measured again)")
+    if not r.get("model"):
+        raise bad("empty model")
+    for col, lowest in (("pass", 0), ("batch", 1), ("world_size", 1), ("threads", 1), ("reps", 1)):
+        try:
+            v = int(r.get(col, ""))
+        except ValueError:
+            raise bad(f"{col} is not an integer: '{r.get(col)}'") from None
+        if v < lowest:
+            raise bad(f"{col} must be >= {lowest}, got {v}")
+    if r.get("resolution"):
+        try:
+            ok = int(r["resolution"]) >= 1
+        except ValueError:
+            ok = False
+        if not ok:
+            raise bad(f"resolution is not a positive integer: '{r['resolution']}'")
+    if r.get("phase") not in ("train", "infer"):
+        raise bad(f"phase must be train or infer, got '{r.get('phase')}'")
+    if r["precision"] not in PRECISIONS:
+        raise bad(f"precision must be one of {', '.join(PRECISIONS)}, got '{r['precision']}'")
+    for col in ("iter_ms_p50", "iter_ms_min", "iter_ms_max"):
+        try:
+            v = float(r.get(col, ""))
+        except ValueError:
+            raise bad(f"{col} is not a number: '{r.get(col)}'") from None
+        if not (math.isfinite(v) and v >= 0):
+            raise bad(f"{col} must be a finite time >= 0, got '{r.get(col)}'")
+    return r
+
+
+def _warn(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+def repair_tail(path, log=None):
+    """Drops a torn last line of a table appended to line by line: the bytes after its last newline are what an
+    interrupted write left (a full disk, a power cut, a killed process), and appending after them would glue the next
+    row onto them. Says so in one line through ``log`` (default: stderr). Returns True when it dropped something (a
+    torn header leaves an empty file, which is then written as new)."""
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return False
+    if size == 0:
+        return False
+    with open(path, "rb+") as f:
+        f.seek(size - 1)
+        if f.read(1) == b"\n":
+            return False
+        keep, pos = 0, size
+        while pos > 0:
+            start = max(0, pos - 65536)
+            f.seek(start)
+            i = f.read(pos - start).rfind(b"\n")
+            if i >= 0:
+                keep = start + i + 1
+                break
+            pos = start
+        f.seek(keep)
+        torn = f.read(min(size - keep, 60)).decode("utf-8", "replace").replace("\x00", "\\0").strip()
+        f.truncate(keep)
+    (log or _warn)(f"warning: {path}: dropped its last line, cut short by an interrupted write "
+                   f"({size - keep} bytes without a newline: '{torn}'); its run is measured again")
+    return True
+
+
+def read_table(path):
+    """(header, [(line, row dict)]) of a CSV file; (None, []) when it is missing or empty. A last line without its
+    newline (torn, see :func:`repair_tail`) is left out; a line whose field count differs from the header's, and any
+    text the csv module cannot read, is a ValueError naming the file and line."""
+    if not os.path.exists(path):
+        return None, []
+    with open(path, "rb") as f:
+        data = f.read()
+    data = data[:data.rfind(b"\n") + 1]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise ValueError(f"{path}:{line}: not UTF-8 text: a damaged file") from None
+    reader = csv.reader(text.splitlines(keepends=True))
+    try:
+        header = next(reader, None)
+        if header is None:
+            return None, []
+        rows = []
+        for row in reader:
+            if not row:
+                continue
+            if len(row) != len(header):
+                raise ValueError(f"{path}:{reader.line_num}: {len(row)} fields where the header has {len(header)}: a "
+                                 "damaged line (delete it)")
+            rows.append((reader.line_num, dict(zip(header, row))))
+    except csv.Error as e:
+        raise ValueError(f"{path}:{reader.line_num}: {e}: a damaged line") from None
+    return header, rows
+
+
+def _write_csv(f, fields, rows):
+    w = csv.DictWriter(f, fieldnames=fields)
+    w.writeheader()
+    for r in rows:
+        w.writerow(r)
+
+
+def write_atomically(path, write, binary=False):
+    """Writes ``path`` whole or not at all: ``write(f)`` fills a temporary file beside it, which replaces it once
+    complete and on disk."""
+    tmp = path + ".tmp"
+    mode, kw = ("wb", {}) if binary else ("w", {"newline": "", "encoding": "utf-8"})
+    try:
+        with open(tmp, mode, **kw) as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def append_rows(path, fields, rows, log=None, repaired=False):
+    """Appends rows to a CSV table (its header first when the file is new or empty), after dropping a torn last
+    line (:func:`repair_tail`) unless ``repaired``."""
+    if not repaired:
+        repair_tail(path, log)
+    new = not os.path.exists(path) or os.path.getsize(path) == 0
     with open(path, "a", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=FAIL_FIELDS)
+        w = csv.DictWriter(f, fieldnames=fields)
         if new:
             w.writeheader()
         for r in rows:
             w.writerow(r)
+
+
+def append_failures(out_dir, rows, log=None):
+    """Appends to ``failed.csv`` the runs that failed (``status`` error or out-of-memory) or were skipped
+    (``status`` skipped: the time budget ran out); each row names the run, the pass and why."""
+    append_rows(os.path.join(out_dir, "failed.csv"), FAIL_FIELDS, rows, log)
+
+
+def repair(out_dir, log=None):
+    """Drops the torn last lines of a dataset folder's growing tables (passes.csv, failed.csv, drift.csv) before a
+    campaign resumes, each with a one-line warning; see :func:`repair_tail`."""
+    for name in ("passes.csv", "failed.csv", "drift.csv"):
+        repair_tail(os.path.join(out_dir, name), log)
+
+
+def check_folder(path, option="--out"):
+    """ValueError (one line naming ``option`` and the path) unless ``path`` is a folder this process may write in,
+    or one it may create; creates nothing."""
+    path = os.fspath(path)
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise ValueError(f"{option} {path}: is a file, not a folder; name a folder (it is created if missing)")
+    existing = os.path.abspath(path)
+    while not os.path.exists(existing):
+        parent = os.path.dirname(existing)
+        if parent == existing:
+            break
+        existing = parent
+    if not os.path.isdir(existing):
+        raise ValueError(f"{option} {path}: {existing} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        what = "the folder" if existing == os.path.abspath(path) else f"its parent {existing}"
+        raise ValueError(f"{option} {path}: {what} is not writable (permission denied); name a folder you may "
+                         "write in")
+
+
+def check_file(path, option="--out", example="a file name"):
+    """ValueError (one line naming ``option``) unless ``path`` can be written as a file: not a folder, in a folder
+    this process may write in (or create); creates nothing."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise ValueError(f"{option} {path}: is a folder; name the file to write ({example})")
+    parent = os.path.dirname(os.path.abspath(path))
+    try:
+        check_folder(parent, option)
+    except ValueError as e:
+        raise ValueError(str(e).replace(f"{option} {parent}:", f"{option} {path}: its folder", 1)) from None
+
+
+def make_folder(path, option="--out"):
+    """Creates the folder ``path`` (and its parents) after :func:`check_folder`; an OSError becomes a one-line
+    ValueError naming ``option``."""
+    check_folder(path, option)
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"{option} {path}: cannot create the folder ({e.strerror or e})") from None
+    return path
 
 
 def merge(out_dir):
@@ -99,36 +292,45 @@ def merge(out_dir):
     by = {}
     for r in rows:
         by.setdefault(tuple(r[k] for k in KEY), []).append(r)
-    tmp = os.path.join(out_dir, "runs.csv.tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=RUN_FIELDS)
-        w.writeheader()
-        for key in sorted(by, key=lambda k: (k[0], k[1], int(k[2]), int(k[3]), int(k[4]), k[5], k[6])):
-            rs = by[key]
-            w.writerow(dict(zip(KEY, key), family=rs[0].get("family", ""),
-                            iter_ms_p50=round(statistics.median(float(r["iter_ms_p50"]) for r in rs), 3),
-                            iter_ms_min=min(float(r["iter_ms_min"]) for r in rs),
-                            iter_ms_max=max(float(r["iter_ms_max"]) for r in rs),
-                            reps=sum(int(r["reps"]) for r in rs), passes=len(rs), params=rs[0]["params"],
-                            graph=rs[0]["graph"], device=rs[-1]["device"]))
-    os.replace(tmp, os.path.join(out_dir, "runs.csv"))
+    out = []
+    for key in sorted(by, key=lambda k: (k[0], k[1], int(k[2]), int(k[3]), int(k[4]), k[5], k[6])):
+        rs = by[key]
+        out.append(dict(zip(KEY, key), family=rs[0].get("family", ""),
+                        iter_ms_p50=round(statistics.median(float(r["iter_ms_p50"]) for r in rs), 3),
+                        iter_ms_min=min(float(r["iter_ms_min"]) for r in rs),
+                        iter_ms_max=max(float(r["iter_ms_max"]) for r in rs),
+                        reps=sum(int(r["reps"]) for r in rs), passes=len(rs), params=rs[0].get("params", ""),
+                        graph=rs[0].get("graph", ""), device=rs[-1]["device"]))
+    write_atomically(os.path.join(out_dir, "runs.csv"), lambda f: _write_csv(f, RUN_FIELDS, out))
     return len(by)
+
+
+def _read_json(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            d = json.load(f)
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text: a damaged file") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}:{e.lineno}: not JSON ({e.msg}): a damaged file; delete it if this folder was "
+                         "measured on this machine") from None
+    if not isinstance(d, dict):
+        raise ValueError(f"{path}: not a JSON object: a damaged file; delete it if this folder was measured on this "
+                         "machine")
+    return d
 
 
 def write_machine(out_dir, description):
     """Writes machine.json; refuses to mix machines: an existing file must describe the same CPU and core count."""
     path = os.path.join(out_dir, "machine.json")
     if os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
-            old = json.load(f)
+        old = _read_json(path)
         for k in ("name", "cpus", "gpu"):
             if old.get(k) != description.get(k):
                 raise ValueError(f"{path} describes another machine ({k}: {old.get(k)!r}, this one: "
                                  f"{description.get(k)!r}); measure into a new folder")
         return path
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(description, f, indent=1, sort_keys=True)
-        f.write("\n")
+    write_atomically(path, lambda f: f.write(json.dumps(description, indent=1, sort_keys=True) + "\n"))
     return path
 
 
@@ -137,5 +339,4 @@ def read_machine_name(out_dir):
     path = os.path.join(out_dir, "machine.json")
     if not os.path.exists(path):
         return None
-    with open(path, encoding="utf-8") as f:
-        return json.load(f).get("name")
+    return _read_json(path).get("name")

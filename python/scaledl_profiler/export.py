@@ -128,7 +128,7 @@ def export(name, size, out, factories=None, eval_mode=False, opset=13, dynamic_s
             data = onnx.shape_inference.infer_shapes(onnx.load_from_string(data)).SerializeToString()
         except ImportError:
             pass
-    with open(out, "wb") as f:
-        f.write(data)
+    from scaledl_profiler.dataset import write_atomically
+    write_atomically(out, lambda f: f.write(data), binary=True)  # whole or not at all: a cut graph is no graph
     params = sum(p.numel() for p in model.parameters() if p.requires_grad)
     return Exported(out, count_nodes(data), params, cap, spec.kind)

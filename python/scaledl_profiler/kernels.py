@@ -39,6 +39,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Tuple
 
+from scaledl_profiler import dataset
 from scaledl_profiler.precision import parse_list
 
 GEMM_COLUMNS = ["row_id", "gpu", "op", "B", "M", "N", "K", "flops", "latency_ms", "precision"]
@@ -228,13 +229,15 @@ def grid(kind="full", tables=TABLES, seed=1, attention_op="sdpa", max_bytes=2 **
 class KernelWriter:
     """Appends rows to ``DIR/kernels/<table>.csv`` (row ids continue an existing file, whose header must match),
     and failures to ``DIR/kernels/failed.csv``; every row is flushed as written, so a killed campaign keeps its
-    tables."""
+    tables. A torn last line an interrupted write left is dropped (with a warning through ``log``) before a table is
+    extended (:func:`scaledl_profiler.dataset.repair_tail`)."""
 
-    def __init__(self, out_dir):
+    def __init__(self, out_dir, log=None):
         self.dir = os.path.join(out_dir, "kernels")
         os.makedirs(self.dir, exist_ok=True)
         self._next = {}
         self.counts = {t: 0 for t in TABLES}
+        self.log = log
 
     def path(self, table):
         return os.path.join(self.dir, f"{table}.csv")
@@ -243,15 +246,13 @@ class KernelWriter:
         path = self.path(table) if table in COLUMNS else os.path.join(self.dir, f"{table}.csv")
         if table in self._next:
             return path
-        if os.path.exists(path) and os.path.getsize(path) > 0:
-            with open(path, newline="", encoding="utf-8") as f:
-                reader = csv.reader(f)
-                header = next(reader, [])
-                n = sum(1 for _ in reader)
+        dataset.repair_tail(path, self.log)
+        header, rows = dataset.read_table(path)
+        if header is not None:
             if header != columns:
                 raise ValueError(f"{path}: has columns {','.join(header)}, not {','.join(columns)}; write the "
                                  "kernel tables into a new folder")
-            self._next[table] = n
+            self._next[table] = len(rows)
         else:
             with open(path, "w", newline="", encoding="utf-8") as f:
                 csv.writer(f).writerow(columns)
@@ -401,7 +402,7 @@ def run(out_dir, precisions, executor, kind="full", seed=1, max_seconds=None, ta
         raise ValueError(f"--ops: unknown table '{unknown[0]}' (tables: {', '.join(TABLES)})")
     small = min(2 if p in ("fp16", "bf16") else 4 for p in precisions)
     shapes = grid(kind, tables, seed, executor.attention_op, max_bytes, small)
-    writer = KernelWriter(out_dir)
+    writer = KernelWriter(out_dir, log)
     rng = random.Random(seed + 1)
     summary = Summary(shapes=len(shapes))
     start = clock()

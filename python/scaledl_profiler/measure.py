@@ -18,12 +18,20 @@
   (the order is seeded, so it is the same order).
 * runs.csv is rewritten after every job, so an interrupted campaign still leaves a dataset ``scaledl fit`` reads.
 * **Budget**: with ``max_seconds`` no job starts after that many seconds, and a one-worker job starts no run after
-  it; the runs left are recorded in ``failed.csv`` with status ``skipped``. With ``keep_going`` a job that fails
-  (its model does not build) is recorded there too instead of ending the campaign.
-* The plan's graphs become part of the dataset: one outside ``out_dir`` is copied to ``out_dir/graphs/``
-  (``scaledl`` reads only graphs inside a dataset's folder).
+  it; the runs left are recorded in ``failed.csv`` with status ``skipped``, and the reference is measured once more
+  (when anything was measured since it last was), so the drift check covers what was measured. With
+  ``fill_budget`` the campaign goes on with further passes (new orders) until the budget is spent, so it takes
+  about ``max_seconds`` however well the plan was priced (runs a further pass does not reach are not failures).
+  With ``keep_going`` a job that fails (its model does not build) is recorded there too instead of ending the
+  campaign.
+* **Drift**: a reference more than :data:`DRIFT_LIMIT_PCT` % off its first measurement is a warning here;
+  :func:`drift_verdict` gives it to callers that refuse such runs (``here``).
+* The plan's graphs become part of the dataset: one in the plan's folder is copied to ``out_dir/graphs/``
+  (``scaledl`` reads only graphs inside a dataset's folder); one outside the plan's and the dataset's folders is
+  refused (:func:`scaledl_profiler.planfile.adopt_graph`).
+* **Checks first**: the plan, the precisions, the packages the plan's models need and the ``out_dir`` folder are
+  checked before anything is created.
 """
-import csv
 import os
 import queue as queue_mod
 import random
@@ -36,6 +44,9 @@ from scaledl_profiler import backend as backends
 from scaledl_profiler import dataset, machine
 from scaledl_profiler.planfile import adopt_graph, read_plan
 from scaledl_profiler.precision import CPU_MODEL_PRECISIONS
+
+DRIFT_LIMIT_PCT = 15.0
+FILL_MAX_PASSES = 10
 
 
 def _timed(step, warmup, reps, cap_s, be):
@@ -253,11 +264,34 @@ def _fail_row(p, r, status, error, at_s):
             "precision": r.precision, "status": status, "error": error, "at_s": round(at_s, 1)}
 
 
+def check_dependencies(runs, factories=None):
+    """:class:`~scaledl_profiler.deps.MissingDependency` (one line, naming the package and how to install it) for a
+    package the plan's models need: PyTorch always; torchvision, timm or transformers by the models' names."""
+    from scaledl_profiler import deps
+    from scaledl_profiler.models import Spec
+    deps.require("torch")
+    for model in sorted({r.model for r in runs}):
+        spec = Spec(model, factories)
+        if spec.kind == "hf":
+            deps.transformers_with_torch()
+        elif spec.kind == "vision" and model.startswith("tv:"):
+            deps.require("torchvision", f"it builds torchvision model '{model}'")
+        elif spec.kind == "vision" and model.startswith("timm:"):
+            deps.require("timm")
+        elif spec.kind == "vision":
+            try:
+                deps.require("torchvision")
+            except ImportError:
+                deps.require("timm", f"'{model}' needs torchvision or timm (Debian: apt install "
+                                     "python3-torchvision)")
+
+
 def measure(plan_path, out_dir, passes=2, warmup=2, reps=3, cap_s=8.0, seed=1, device="cpu", factories=None,
             reference=None, log=print, runner=run_job, check_idle=True, precision="fp32", keep_going=False,
-            max_seconds=None, cudnn_benchmark=False):
+            max_seconds=None, cudnn_benchmark=False, fill_budget=False, clock=time.time):
     """Measures a plan into ``out_dir``; returns the number of runs in runs.csv. ``runner`` is :func:`run_job`
-    (fresh processes per job), :func:`run_job_inline`, or a stand-in in tests."""
+    (fresh processes per job), :func:`run_job_inline`, or a stand-in in tests (with ``clock`` a stand-in for
+    ``time.time``: the budget's deadline is on that clock)."""
     runs = read_plan(plan_path, default_precision=precision)
     check_device_precisions(device, [precision])
     for r in runs:
@@ -265,17 +299,27 @@ def measure(plan_path, out_dir, passes=2, warmup=2, reps=3, cap_s=8.0, seed=1, d
             check_device_precisions(device, [r.precision], "precision")
         except ValueError as e:
             raise ValueError(f"{plan_path}:{r.line}: {e}") from None
-    os.makedirs(out_dir, exist_ok=True)
+    dataset.check_folder(out_dir, "--out")
+    for r in runs:
+        adopt_graph(r.graph, plan_path, out_dir, r.line, dry_run=True)
+    if runner in (run_job, run_job_inline):
+        check_dependencies(runs, factories)
+    dataset.make_folder(out_dir, "--out")
     desc = machine.describe(device)
     dataset.write_machine(out_dir, desc)
+    dataset.repair(out_dir, log)
     if check_idle:
         busy = machine.busy_processes()
         if busy:
             log("warning: other processes are busy; figures from a busy machine are not data: " + "; ".join(busy))
+    start = clock()
     options = {"warmup": warmup, "reps": reps, "cap_s": cap_s, "device": device, "factories": factories or {},
                "cudnn_benchmark": cudnn_benchmark,
-               "deadline": None if max_seconds is None else time.time() + max_seconds}
-    graphs = {r.graph: adopt_graph(r.graph, plan_path, out_dir) for r in runs}
+               "deadline": None if max_seconds is None else start + max_seconds}
+    graphs = {}
+    for r in runs:
+        if r.graph not in graphs:
+            graphs[r.graph] = adopt_graph(r.graph, plan_path, out_dir, r.line)
     by_key = {r.key(): r for r in runs}
     jobs = _jobs(runs)
     ref = _reference(runs, reference)
@@ -284,15 +328,24 @@ def measure(plan_path, out_dir, passes=2, warmup=2, reps=3, cap_s=8.0, seed=1, d
     rng = random.Random(seed)
     total = passes * len(runs)
     finished = sum(1 for p in range(passes) for r in runs if (p, r.key()) in done)
-    start = time.time()
     spent = 0.0
     measured = 0
 
     def over_budget():
-        return max_seconds is not None and time.time() - start > max_seconds
+        return max_seconds is not None and clock() - start > max_seconds
 
-    _drift(out_dir, ref, options, runner, "start", start, log, keep_going)
-    for p in range(passes):
+    def more_passes(p):
+        if p < passes:
+            return True
+        return fill_budget and max_seconds is not None and p < max(passes, FILL_MAX_PASSES) and not over_budget()
+
+    _drift(out_dir, ref, options, runner, "start", start, log, keep_going, clock)
+    since_reference = 0
+    budget_closed = False
+    p = 0
+    while more_passes(p):
+        extra = p >= passes
+        where = f"extra pass {p + 1} (budget left)" if extra else f"pass {p + 1}/{passes}"
         order = list(jobs)
         rng.shuffle(order)
         for jkey in order:
@@ -301,53 +354,72 @@ def measure(plan_path, out_dir, passes=2, warmup=2, reps=3, cap_s=8.0, seed=1, d
             if not todo:
                 continue
             if over_budget():
-                dataset.append_failures(out_dir, [_fail_row(p, r, "skipped", "time budget", time.time() - start)
-                                                  for r in todo])
-                finished += len(todo)
+                if not extra:
+                    dataset.append_failures(out_dir, [_fail_row(p, r, "skipped", "time budget", clock() - start)
+                                                      for r in todo], log)
+                    finished += len(todo)
                 continue
             model, res, world, threads = jkey
             job = {"model": model, "resolution": res, "world_size": world, "threads": threads,
                    "runs": [{"key": r.key(), "batch": r.batch, "phase": r.phase, "precision": r.precision}
                             for r in todo]}
-            t0 = time.time()
+            t0 = clock()
             try:
                 results = runner(job, options)
             except RuntimeError as e:
                 if not keep_going:
                     raise
                 text = str(e).strip().splitlines()
-                log(f"pass {p + 1}/{passes}: {model}: failed, recorded in failed.csv ({text[-1] if text else e})")
+                log(f"{where}: {model}: failed, recorded in failed.csv ({text[-1] if text else e})")
                 dataset.append_failures(out_dir, [_fail_row(p, r, "error", text[-1][:300] if text else "failed",
-                                                            time.time() - start) for r in todo])
+                                                            clock() - start) for r in todo], log)
                 finished += len(todo)
                 continue
-            now = time.time()
+            now = clock()
             rows, failures = [], []
             for res_ in results:
                 r = by_key[tuple(res_["key"])]
                 if "error" in res_:
-                    failures.append(_fail_row(p, r, res_.get("status", "error"), res_["error"], now - start))
+                    if not (extra and res_.get("status") == "skipped"):
+                        failures.append(_fail_row(p, r, res_.get("status", "error"), res_["error"], now - start))
                     continue
                 rows.append(dataset.pass_row(p, r, res_["ms"], res_["params"],
                                              graphs[r.graph], now - start,
                                              device=res_.get("device", "")))
             if rows:
-                store.append(rows)
+                store.append(rows, log)
                 dataset.merge(out_dir)
+                since_reference += len(rows)
             if failures:
-                dataset.append_failures(out_dir, failures)
-                log(f"  {len(failures)} run(s) of {model} failed (failed.csv): {failures[0]['error']}")
+                dataset.append_failures(out_dir, failures, log)
+                failed = [f for f in failures if f["status"] != "skipped"]
+                if failed:
+                    log(f"  {len(failed)} run(s) of {model} failed (failed.csv): {failed[0]['error']}")
+                if len(failed) < len(failures):
+                    log(f"  {len(failures) - len(failed)} run(s) of {model} not started: the time budget is spent "
+                        "(failed.csv, status skipped)")
             finished += len(results)
             measured += len(results)
             spent += now - t0
-            eta = (total - finished) * spent / max(measured, 1)
-            log(f"pass {p + 1}/{passes}: {model}" + (f" r{res}" if res else "") + f" w{world} t{threads}: "
-                f"{len(rows)} runs in {now - t0:.1f} s ({finished}/{total}, about {eta / 60:.1f} min left)")
+            eta = max(total - finished, 0) * spent / max(measured, 1)
+            if max_seconds is not None:
+                budget_left = max(0.0, max_seconds - (now - start))
+                eta = budget_left if extra else min(eta, budget_left)
+            log(f"{where}: {model}" + (f" r{res}" if res else "") + f" w{world} t{threads}: "
+                f"{len(rows)} runs in {now - t0:.1f} s ({min(finished, total)}/{total}, about {eta / 60:.1f} min "
+                "left)")
         if over_budget():
-            log(f"time budget of {max_seconds:.0f} s spent after pass {p + 1}: runs left are in failed.csv "
-                "(status skipped)")
-            continue
-        _drift(out_dir, ref, options, runner, f"after pass {p + 1}", start, log, keep_going)
+            if not budget_closed:
+                budget_closed = True
+                log(f"time budget of {max_seconds:.0f} s spent in pass {p + 1}"
+                    + ("" if extra else ": runs left are in failed.csv (status skipped)"))
+                if since_reference:
+                    _drift(out_dir, ref, options, runner, f"after pass {p + 1}", start, log, keep_going, clock)
+                    since_reference = 0
+        elif since_reference:
+            _drift(out_dir, ref, options, runner, f"after pass {p + 1}", start, log, keep_going, clock)
+            since_reference = 0
+        p += 1
     return dataset.merge(out_dir) if os.path.exists(store.path) else 0
 
 
@@ -361,11 +433,49 @@ def _reference(runs, name):
     return min(priced, key=lambda r: r.predicted_ms) if priced else runs[0]
 
 
-def _drift(out_dir, ref, options, runner, label, start, log, keep_going=False):
+DRIFT_FIELDS = ["when", "at_s", "model", "batch", "phase", "iter_ms_p50", "precision"]
+
+
+def read_drift(out_dir):
+    """The rows of ``out_dir/drift.csv`` as (line, row), each with a checked ``iter_ms_p50`` (ValueError naming the
+    file and line for a damaged one); a torn last line is left out."""
+    path = os.path.join(out_dir, "drift.csv")
+    header, rows = dataset.read_table(path)
+    if header is None:
+        return []
+    if "iter_ms_p50" not in header or "when" not in header:
+        raise ValueError(f"{path}:1: no iter_ms_p50 or when column: not a drift.csv; measure into a new folder")
+    out = []
+    for line, r in rows:
+        try:
+            ms = float(r["iter_ms_p50"])
+        except ValueError:
+            ms = -1.0
+        if not (0 <= ms < float("inf")):
+            raise ValueError(f"{path}:{line}: iter_ms_p50 is not a time >= 0: '{r['iter_ms_p50']}': a damaged line "
+                             "(delete it)")
+        out.append((line, {**r, "iter_ms_p50": ms}))
+    return out
+
+
+def drift_verdict(out_dir, limit_pct=DRIFT_LIMIT_PCT):
+    """None when every reference measurement in drift.csv is within ``limit_pct`` % of the first; else (change %,
+    row) of the one furthest off: the machine's speed changed while it measured, so its runs are not data."""
+    rows = [r for _, r in read_drift(out_dir)]
+    if len(rows) < 2:
+        return None
+    first = rows[0]["iter_ms_p50"]
+    if first <= 0:
+        return None
+    change, worst = max(((100 * (r["iter_ms_p50"] / first - 1), r) for r in rows[1:]), key=lambda x: abs(x[0]))
+    return (change, worst) if abs(change) > limit_pct else None
+
+
+def _drift(out_dir, ref, options, runner, label, start, log, keep_going=False, clock=time.time):
     job = {"model": ref.model, "resolution": ref.resolution, "world_size": ref.world_size, "threads": ref.threads,
            "runs": [{"key": ref.key(), "batch": ref.batch, "phase": ref.phase, "precision": ref.precision}]}
     try:
-        result = runner(job, options)[0]
+        result = runner(job, dict(options, deadline=None))[0]  # the closing reference comes after the deadline
     except RuntimeError:
         if not keep_going:
             raise
@@ -376,21 +486,16 @@ def _drift(out_dir, ref, options, runner, label, start, log, keep_going=False):
         return None
     ms = statistics.median(result["ms"])
     path = os.path.join(out_dir, "drift.csv")
-    new = not os.path.exists(path)
-    with_precision = True
-    if not new:
-        with open(path, newline="", encoding="utf-8") as f:
-            with_precision = "precision" in next(csv.reader(f), [])
-    with open(path, "a", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        if new:
-            w.writerow(["when", "at_s", "model", "batch", "phase", "iter_ms_p50", "precision"])
-        w.writerow([label, round(time.time() - start, 1), ref.model, ref.batch, ref.phase, round(ms, 3)]
-                   + ([ref.precision] if with_precision else []))
-    with open(path, newline="", encoding="utf-8") as f:
-        first = float(next(csv.DictReader(f))["iter_ms_p50"])
-    change = 100 * (ms / first - 1)
+    dataset.repair_tail(path, log)
+    header, _ = dataset.read_table(path)
+    fields = header or DRIFT_FIELDS
+    row = {"when": label, "at_s": round(clock() - start, 1), "model": ref.model, "batch": ref.batch,
+           "phase": ref.phase, "iter_ms_p50": round(ms, 3), "precision": ref.precision}
+    dataset.append_rows(path, fields, [{k: row.get(k, "") for k in fields}], repaired=True)
+    first = read_drift(out_dir)[0][1]["iter_ms_p50"]
+    change = 100 * (ms / first - 1) if first > 0 else 0.0
     log(f"reference {ref.model} batch {ref.batch} {ref.phase} {label}: {ms:.1f} ms ({change:+.1f} % since the first)")
-    if abs(change) > 15:
-        log("warning: the machine's speed changed by more than 15 % during the campaign (see drift.csv)")
+    if abs(change) > DRIFT_LIMIT_PCT:
+        log(f"warning: the machine's speed changed by more than {DRIFT_LIMIT_PCT:.0f} % during the campaign (see "
+            "drift.csv)")
     return ms

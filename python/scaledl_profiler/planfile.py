@@ -4,11 +4,17 @@ Columns: ``model``, ``batch``, ``world_size``, ``threads``, ``phase`` (required)
 image side in pixels, or sequence length), ``family``, ``graph`` (relative to the plan's folder), ``predicted_ms``,
 ``cost_s``, ``precision`` (fp32, tf32, fp16 or bf16; rows without one take ``measure --precision``) (optional).
 Every problem is a :class:`PlanError` naming the file and line.
+
+A plan's graphs are taken only from the folders the companion was given: the plan's own folder (and the folders
+under it) and the dataset folder, after following symbolic links; a graph elsewhere, or one that is not a regular
+file (a device, a FIFO, a file of ``/proc``), is refused (see :func:`adopt_graph`).
 """
 import csv
 import filecmp
+import math
 import os
 import shutil
+import stat
 from dataclasses import dataclass, field
 from typing import List, Optional
 
@@ -62,39 +68,17 @@ def _positive(path, line, row, col):
 def read_plan(path, default_precision="fp32") -> List[Run]:
     """Reads a plan; graph paths are returned relative to the plan's folder, as written. Rows without a
     ``precision`` take ``default_precision``."""
-    with open(path, newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        if reader.fieldnames is None:
-            raise PlanError(f"{path}:1: empty file: no header line")
-        header = [h.strip() for h in reader.fieldnames]
-        missing = [c for c in REQUIRED if c not in header]
-        if missing:
-            raise PlanError(f"{path}:1: missing column(s) {', '.join(missing)} (a plan has {', '.join(REQUIRED)})")
-        runs = []
-        for i, raw in enumerate(reader):
-            line = i + 2
-            row = {k.strip(): (v or "").strip() for k, v in raw.items() if k is not None}
-            if not row.get("model"):
-                raise PlanError(f"{path}:{line}: empty model name")
-            phase = row["phase"].lower()
-            if phase not in PHASES:
-                raise PlanError(f"{path}:{line}: phase must be train or infer, got '{row['phase']}'")
-            res = _positive(path, line, row, "resolution") if row.get("resolution") else None
-            pred = None
-            if row.get("predicted_ms"):
-                try:
-                    pred = float(row["predicted_ms"])
-                except ValueError:
-                    raise PlanError(f"{path}:{line}: predicted_ms is not a number: '{row['predicted_ms']}'") from None
-            precision = (row.get("precision") or default_precision).lower()
-            if precision not in PRECISIONS:
-                raise PlanError(f"{path}:{line}: precision must be one of {', '.join(PRECISIONS)}, got "
-                                f"'{row.get('precision')}'")
-            runs.append(Run(model=row["model"], batch=_positive(path, line, row, "batch"),
-                            world_size=_positive(path, line, row, "world_size"),
-                            threads=_positive(path, line, row, "threads"), phase=phase, resolution=res,
-                            family=row.get("family", ""), graph=row.get("graph", ""), predicted_ms=pred, line=line,
-                            precision=precision))
+    if os.path.isdir(path):
+        raise PlanError(f"{path}: is a folder, not a plan file (scaledl plan --out plan.csv writes one)")
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            runs = _read_rows(path, csv.DictReader(f), default_precision)
+    except FileNotFoundError:
+        raise PlanError(f"{path}: no such file (scaledl plan --out plan.csv writes one)") from None
+    except UnicodeDecodeError:
+        raise PlanError(f"{path}: not UTF-8 text: not a plan file") from None
+    except csv.Error as e:
+        raise PlanError(f"{path}: {e}: not a plan file") from None
     if not runs:
         raise PlanError(f"{path}:2: no runs in the plan")
     seen = {}
@@ -102,6 +86,44 @@ def read_plan(path, default_precision="fp32") -> List[Run]:
         if r.key() in seen:
             raise PlanError(f"{path}:{r.line}: the same run as line {seen[r.key()]}")
         seen[r.key()] = r.line
+    return runs
+
+
+def _read_rows(path, reader, default_precision):
+    """The runs of a plan's rows, each checked (a PlanError naming the file and line)."""
+    if reader.fieldnames is None:
+        raise PlanError(f"{path}:1: empty file: no header line")
+    header = [h.strip() for h in reader.fieldnames]
+    missing = [c for c in REQUIRED if c not in header]
+    if missing:
+        raise PlanError(f"{path}:1: missing column(s) {', '.join(missing)} (a plan has {', '.join(REQUIRED)})")
+    runs = []
+    for i, raw in enumerate(reader):
+        line = i + 2
+        row = {k.strip(): (v or "").strip() for k, v in raw.items() if k is not None}
+        if not row.get("model"):
+            raise PlanError(f"{path}:{line}: empty model name")
+        phase = row["phase"].lower()
+        if phase not in PHASES:
+            raise PlanError(f"{path}:{line}: phase must be train or infer, got '{row['phase']}'")
+        res = _positive(path, line, row, "resolution") if row.get("resolution") else None
+        pred = None
+        if row.get("predicted_ms"):
+            try:
+                pred = float(row["predicted_ms"])
+            except ValueError:
+                pred = math.nan
+            if not (math.isfinite(pred) and pred >= 0):
+                raise PlanError(f"{path}:{line}: predicted_ms is not a number >= 0: '{row['predicted_ms']}'")
+        precision = (row.get("precision") or default_precision).lower()
+        if precision not in PRECISIONS:
+            raise PlanError(f"{path}:{line}: precision must be one of {', '.join(PRECISIONS)}, got "
+                            f"'{row.get('precision')}'")
+        runs.append(Run(model=row["model"], batch=_positive(path, line, row, "batch"),
+                        world_size=_positive(path, line, row, "world_size"),
+                        threads=_positive(path, line, row, "threads"), phase=phase, resolution=res,
+                        family=row.get("family", ""), graph=row.get("graph", ""), predicted_ms=pred, line=line,
+                        precision=precision))
     return runs
 
 
@@ -113,25 +135,87 @@ def rebase_graph(graph, plan_path, out_dir):
     return os.path.relpath(absolute, os.path.abspath(out_dir)).replace(os.sep, "/")
 
 
-def adopt_graph(graph, plan_path, out_dir):
+PSEUDO_FILE_SYSTEMS = ("/proc", "/sys", "/dev")
+
+
+def _inside(path, folder):
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def adopt_graph(graph, plan_path, out_dir, line=0, dry_run=False):
     """A plan's graph as part of the dataset folder ``out_dir``, named relative to it: a graph already inside the
-    folder keeps its path; one outside it is copied to ``out_dir/graphs/`` (scaledl reads only graphs inside a
-    dataset's folder, so a dataset can be moved, and a ``runs.csv`` from elsewhere cannot name any file). A graph that
-    does not exist (yet) keeps its rebased path, which ``scaledl fit`` reports."""
-    rel = rebase_graph(graph, plan_path, out_dir)
-    if not rel or not (rel == ".." or rel.startswith("../") or os.path.isabs(rel)):
-        return rel
-    source = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(plan_path)), graph))
-    if not os.path.isfile(source):
-        return rel
-    name = "graphs/" + os.path.basename(source)
+    folder keeps its path; one in the plan's folder (or below it) is copied to ``out_dir/graphs/`` (scaledl reads only
+    graphs inside a dataset's folder, so a dataset can be moved, and a ``runs.csv`` from elsewhere cannot name any
+    file). A graph that does not exist (yet) keeps its rebased path, which ``scaledl fit`` reports.
+
+    Refused with a :class:`PlanError` naming the plan, its line and the path: a graph outside the plan's folder and
+    the dataset folder once symbolic links are followed (``/etc/shadow``, ``../../secret``, a link out), and one
+    that is not a regular file (a device, a FIFO, a folder, a file of ``/proc``, ``/sys`` or ``/dev``). A copy gets
+    no more permission than its source has (and the umask allows). ``dry_run`` checks without writing anything."""
+    if not graph:
+        return ""
+    where = f"{plan_path}:{line}" if line else f"{plan_path}"
+    plan_dir = os.path.dirname(os.path.abspath(plan_path))
+    source = os.path.normpath(os.path.join(plan_dir, graph))
+    real = os.path.realpath(source)
+    roots = [os.path.realpath(plan_dir), os.path.realpath(out_dir)]
+    if not any(_inside(real, root) for root in roots):
+        via = "" if real == source else f" (a link to {real})"
+        raise PlanError(f"{where}: graph '{graph}'{via} is outside the plan's folder {roots[0]} and the dataset "
+                        f"folder {roots[1]}: the companion copies graphs only from those folders (and the folders "
+                        "under them); put the graph there and name it relative to the plan")
+    if any(_inside(real, p) for p in PSEUDO_FILE_SYSTEMS):
+        raise PlanError(f"{where}: graph '{graph}' ({real}) is not a regular file: refused")
+    if not os.path.lexists(source):
+        return rebase_graph(graph, plan_path, out_dir)
+    st = os.stat(real) if os.path.exists(real) else None
+    if st is None or not stat.S_ISREG(st.st_mode):
+        kind = "a dangling link" if st is None else "a folder" if stat.S_ISDIR(st.st_mode) else \
+            "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode) or \
+            stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a file"
+        raise PlanError(f"{where}: graph '{graph}' is {kind}, not a regular file: refused")
+    out_real = roots[1]
+    if _inside(real, out_real):
+        return os.path.relpath(real, out_real).replace(os.sep, "/")
+    name = "graphs/" + os.path.basename(real)
     target = os.path.join(out_dir, name)
-    if os.path.exists(target):
-        if not filecmp.cmp(source, target, shallow=False):
-            raise PlanError(f"{plan_path}: graph {graph} would be copied to {target}, which holds another graph "
+    if os.path.lexists(target):
+        if os.path.islink(target) or not os.path.isfile(target):
+            raise PlanError(f"{where}: graph {graph} would be copied to {target}, which is not a regular file")
+        if not filecmp.cmp(real, target, shallow=False):
+            raise PlanError(f"{where}: graph {graph} would be copied to {target}, which holds another graph "
                             "of that name")
         return name
+    if dry_run:
+        return name
     os.makedirs(os.path.dirname(target), exist_ok=True)
-    shutil.copyfile(source, target + ".tmp")
-    os.replace(target + ".tmp", target)
+    _copy_regular(real, target, graph, where)
     return name
+
+
+def _copy_regular(source, target, graph, where):
+    """Copies a regular file (checked again on the open file, a link not followed) to ``target`` through a
+    temporary file created with the source's permission bits at most."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(source, flags)
+    except OSError as e:
+        raise PlanError(f"{where}: graph '{graph}' cannot be read ({e.strerror})") from None
+    with os.fdopen(fd, "rb") as src:
+        st = os.fstat(src.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise PlanError(f"{where}: graph '{graph}' is not a regular file: refused")
+        tmp = target + ".tmp"
+        if os.path.lexists(tmp):
+            os.remove(tmp)
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                      stat.S_IMODE(st.st_mode) & 0o666)
+        try:
+            with os.fdopen(out, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+                dst.flush()
+                os.fsync(dst.fileno())
+            os.replace(tmp, target)
+        finally:
+            if os.path.lexists(tmp):
+                os.remove(tmp)

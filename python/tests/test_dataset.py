@@ -82,3 +82,52 @@ def test_failures_are_appended_with_a_header(tmp_path):
     dataset.append_failures(tmp_path, [dict(r, model="b", status="skipped")])
     rows = list(csv.DictReader(open(tmp_path / "failed.csv")))
     assert [(x["model"], x["status"]) for x in rows] == [("a", "oom"), ("b", "skipped")]
+
+
+def test_repair_tail_drops_only_bytes_after_the_last_newline(tmp_path):
+    path = tmp_path / "t.csv"
+    assert not dataset.repair_tail(path), "missing: nothing to do"
+    path.write_bytes(b"")
+    assert not dataset.repair_tail(path)
+    path.write_bytes(b"a,b\r\n1,2\r\n")
+    assert not dataset.repair_tail(path) and path.read_bytes() == b"a,b\r\n1,2\r\n"
+    logs = []
+    path.write_bytes(b"a,b\r\n1,2\r\n3,")
+    assert dataset.repair_tail(path, logs.append) and path.read_bytes() == b"a,b\r\n1,2\r\n"
+    assert len(logs) == 1 and "'3,'" in logs[0] and "t.csv" in logs[0]
+    path.write_bytes(b"a,b\r\n1,2\r\n" + b"\0" * 70000)  # a power cut can leave a block of zeros
+    assert dataset.repair_tail(path, logs.append) and path.read_bytes() == b"a,b\r\n1,2\r\n"
+    path.write_bytes(b"a,")
+    assert dataset.repair_tail(path, logs.append) and path.read_bytes() == b""
+
+
+def test_appending_after_a_torn_line_never_glues_rows(tmp_path):
+    store = dataset.Passes(tmp_path)
+    store.append([dataset.pass_row(0, run(), [10.0], 5, "g.onnx", 1)])
+    store.append([dataset.pass_row(0, run(batch=2), [4.0], 5, "g.onnx", 2)])
+    text = (tmp_path / "passes.csv").read_bytes()
+    (tmp_path / "passes.csv").write_bytes(text[:-4])
+    assert store.done() == {(0, run().key())}, "the torn row is not read"
+    logs = []
+    store.append([dataset.pass_row(1, run(), [12.0], 5, "g.onnx", 3)], logs.append)
+    assert len(logs) == 1
+    rows = list(csv.DictReader(open(tmp_path / "passes.csv")))
+    assert [(r["pass"], r["batch"], r["precision"]) for r in rows] == [("0", "8", "fp32"), ("1", "8", "fp32")]
+    assert dataset.merge(tmp_path) == 1
+
+
+def test_runs_csv_and_machine_json_are_replaced_whole(tmp_path, monkeypatch):
+    store = dataset.Passes(tmp_path)
+    store.append([dataset.pass_row(0, run(), [10.0], 5, "g.onnx", 1)])
+    dataset.merge(tmp_path)
+    before = (tmp_path / "runs.csv").read_bytes()
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(dataset.os, "fsync", full_disk)
+    with pytest.raises(OSError):
+        dataset.merge(tmp_path)
+    with pytest.raises(OSError):
+        dataset.write_machine(tmp_path, {"name": "box"})
+    assert (tmp_path / "runs.csv").read_bytes() == before and not (tmp_path / "machine.json").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["passes.csv", "runs.csv"], "no temporary file left"

@@ -117,3 +117,20 @@ def test_options_are_checked():
         k.tables_option("gemm")
     with pytest.raises(ValueError, match="--grid must be one of"):
         k.grid("huge")
+
+
+def test_a_torn_last_line_of_a_kernel_table_is_dropped_before_the_table_grows(tmp_path):
+    k.run(tmp_path, ["fp32"], k.FakeExecutor(), "tiny", tables=("bmm",), log=lambda m: None)
+    path = tmp_path / "kernels" / "bmm.csv"
+    n = len(read(path))
+    path.write_bytes(path.read_bytes()[:-5])  # a power cut in the last row
+    (tmp_path / "kernels" / "failed.csv").write_text("table,op,sh")  # and in a header
+    logs = []
+    k.run(tmp_path, ["fp16"], k.FakeExecutor(), "tiny", tables=("bmm",), log=logs.append)
+    assert sum("dropped its last line" in line for line in logs) == 1
+    rows = read(path)
+    assert len(rows) == 2 * n - 1 and [int(r["row_id"]) for r in rows] == list(range(2 * n - 1))
+    assert all(None not in r and r["precision"] in ("fp32", "fp16") for r in rows)
+    assert {r["precision"] for r in rows[n - 1:]} == {"fp16"}
+    k.KernelWriter(tmp_path, logs.append).fail(k._gemm("bmm", 1, 2, 3, 4), "fp32", "error", "x")
+    assert list(read(tmp_path / "kernels" / "failed.csv")[0]) == k.FAIL_COLUMNS

@@ -4,6 +4,7 @@ import csv
 import pytest
 
 from scaledl_profiler import measure as m
+from scaledl_profiler.planfile import PlanError
 
 PLAN = ("model,resolution,batch,world_size,threads,phase,graph,predicted_ms\n"
         "a,64,2,1,1,train,g/a.onnx,10\n"
@@ -151,3 +152,77 @@ def test_the_plan_precision_reaches_the_runner_and_runs_csv(tmp_path):
     assert sent == {("train", "bf16"), ("infer", "fp32")}
     runs = list(csv.DictReader(open(tmp_path / "out" / "runs.csv")))
     assert sorted((r["phase"], r["precision"]) for r in runs) == [("infer", "fp32"), ("train", "bf16")]
+
+
+def _tear(path, cut):
+    """Cuts ``cut`` bytes off the end of a file, as a full disk or a power cut leaves it (no final newline)."""
+    data = path.read_bytes()
+    path.write_bytes(data[:-cut])
+
+
+@pytest.mark.parametrize("cut", [3, 6, 12, 40])
+def test_a_torn_last_line_of_passes_csv_is_dropped_with_a_warning_and_measured_again(tmp_path, cut):
+    plan = tmp_path / "plan.csv"
+    plan.write_text(PLAN)
+    out = tmp_path / "out"
+    m.measure(plan, out, passes=2, runner=FakeRunner(), log=lambda s: None, check_idle=False)
+    _tear(out / "passes.csv", cut)  # e.g. "...,fp3" (the cut the issue shows: the next append made "fp31")
+    logs = []
+    runner = FakeRunner()
+    assert m.measure(plan, out, passes=2, runner=runner, log=logs.append, check_idle=False) == 4
+    warnings = [line for line in logs if "passes.csv" in line and "dropped its last line" in line]
+    assert len(warnings) == 1 and warnings[0].startswith("warning: ") and "\n" not in warnings[0]
+    assert sum(len(j["runs"]) for j in runner.jobs) == 3, "the torn run measured again, and the reference around it"
+    text = (out / "passes.csv").read_text()
+    assert text.endswith("\n")
+    rows = list(csv.DictReader(open(out / "passes.csv")))
+    assert len(rows) == 8 and all(None not in r and r["precision"] == "fp32" and r["device"] == "" for r in rows)
+    runs = list(csv.DictReader(open(out / "runs.csv")))
+    assert len(runs) == 4 and {r["precision"] for r in runs} == {"fp32"} and {r["passes"] for r in runs} == {"2"}
+
+
+def test_a_torn_header_and_torn_drift_and_failure_tables_are_repaired(tmp_path):
+    plan = tmp_path / "plan.csv"
+    plan.write_text(PLAN)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "passes.csv").write_text("pass,model,fam")  # cut in the header: nothing of it is kept
+    (out / "drift.csv").write_text("when,at_s,model,batch,phase,iter_ms_p50,precision\r\nstart,0.0,b,2,in")
+    (out / "failed.csv").write_text(",".join(m.dataset.FAIL_FIELDS) + "\r\n0,a,64,2,1,1,train,fp32,oom,out of")
+    logs = []
+    assert m.measure(plan, out, passes=1, runner=FakeRunner(), log=logs.append, check_idle=False) == 4
+    assert sum("dropped its last line" in line for line in logs) == 3
+    assert len(list(csv.DictReader(open(out / "passes.csv")))) == 4
+    drift = list(csv.DictReader(open(out / "drift.csv")))
+    assert [d["when"] for d in drift] == ["start", "after pass 1"] and all(None not in d for d in drift)
+    assert list(csv.DictReader(open(out / "failed.csv"))) == []
+
+
+def test_a_damaged_line_is_one_error_naming_the_file_and_line_never_a_run(tmp_path):
+    plan = tmp_path / "plan.csv"
+    plan.write_text(PLAN)
+    out = tmp_path / "out"
+    m.measure(plan, out, passes=1, runner=FakeRunner(), log=lambda s: None, check_idle=False)
+    lines = (out / "passes.csv").read_text().splitlines(keepends=True)
+    # what the old writer made of a torn line: the next row glued onto it
+    lines[2] = lines[2].rstrip("\r\n")[:-3] + lines[3]
+    (out / "passes.csv").write_text("".join(lines[:3] + lines[4:]))
+    with pytest.raises(ValueError, match=r"passes.csv:3: .*a damaged line") as e:
+        m.measure(plan, out, passes=2, runner=FakeRunner(), log=lambda s: None, check_idle=False)
+    assert "\n" not in str(e.value)
+    (out / "passes.csv").write_text("".join(lines[:2]).replace(",fp32,", ",fp31,"))
+    with pytest.raises(ValueError, match=r"passes.csv:2: precision must be one of .*got 'fp31'"):
+        m.measure(plan, out, passes=2, runner=FakeRunner(), log=lambda s: None, check_idle=False)
+
+
+def test_a_plan_naming_a_file_outside_its_folder_is_refused_before_anything_is_created(tmp_path):
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "secret" / "shadow").write_text("root:$6$x\n")
+    (tmp_path / "plans").mkdir()
+    plan = tmp_path / "plans" / "plan.csv"
+    plan.write_text("model,batch,world_size,threads,phase,graph\na,2,1,1,train,\n"
+                    f"a,4,1,1,train,{tmp_path / 'secret' / 'shadow'}\n")
+    runner = FakeRunner()
+    with pytest.raises(PlanError, match=r"plan.csv:3: graph '.*shadow' is outside the plan's folder"):
+        m.measure(plan, tmp_path / "out", runner=runner, log=lambda s: None, check_idle=False)
+    assert not (tmp_path / "out").exists() and runner.jobs == []

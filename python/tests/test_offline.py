@@ -142,3 +142,99 @@ def test_a_stream_kept_during_the_capture_writes_through_afterwards(capsys):
     kept.write("shown\n")
     err = capsys.readouterr().err
     assert "shown" in err and "hidden" not in err
+
+
+PLAN = "model,resolution,batch,world_size,threads,phase\nresnet18,32,2,1,1,train\n"
+
+
+def _one_error_line(capsys, fragment):
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("scaledl_profiler: ") and "Traceback" not in err, err
+    assert fragment in err, err
+    return err
+
+
+@pytest.mark.parametrize("command", ["measure", "kernels"])
+def test_an_out_that_is_a_file_is_one_line_exit_1(tmp_path, capsys, command):
+    (tmp_path / "plan.csv").write_text(PLAN)
+    taken = tmp_path / "taken"
+    taken.write_text("x")
+    argv = ["measure", str(tmp_path / "plan.csv")] if command == "measure" else ["kernels"]
+    assert cli.main(argv + ["--out", str(taken)]) == 1
+    _one_error_line(capsys, f"--out {taken}: is a file, not a folder")
+    assert cli.main(argv + ["--out", str(taken / "sub")]) == 1
+    _one_error_line(capsys, f"--out {taken / 'sub'}: {taken} is a file, not a folder")
+
+
+def test_an_unwritable_out_is_one_line_exit_1(tmp_path, capsys, monkeypatch):
+    (tmp_path / "plan.csv").write_text(PLAN)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if os.fspath(p) == str(locked) else real(p, mode))
+    for argv in (["measure", str(tmp_path / "plan.csv")], ["kernels"]):
+        assert cli.main(argv + ["--out", str(locked)]) == 1
+        _one_error_line(capsys, f"--out {locked}: the folder is not writable (permission denied)")
+        assert cli.main(argv + ["--out", str(locked / "new")]) == 1
+        _one_error_line(capsys, f"--out {locked / 'new'}: its parent {locked} is not writable")
+    assert not (locked / "new").exists()
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root writes anywhere")
+def test_a_folder_without_write_permission_is_one_line_exit_1(tmp_path, capsys):
+    (tmp_path / "plan.csv").write_text(PLAN)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        assert cli.main(["measure", str(tmp_path / "plan.csv"), "--out", str(locked / "data")]) == 1
+    finally:
+        locked.chmod(0o700)
+    _one_error_line(capsys, "not writable")
+
+
+def test_measure_without_pytorch_says_so_in_one_line_and_creates_nothing(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch fails as if it were not installed
+    (tmp_path / "plan.csv").write_text(PLAN)
+    assert cli.main(["measure", str(tmp_path / "plan.csv"), "--out", str(tmp_path / "data")]) == 1
+    _one_error_line(capsys, "PyTorch is not installed")
+    assert not (tmp_path / "data").exists()
+
+
+def test_errors_of_any_kind_are_one_line(tmp_path, capsys, monkeypatch):
+    from scaledl_profiler import measure
+    (tmp_path / "plan.csv").write_text(PLAN)
+    argv = ["measure", str(tmp_path / "plan.csv"), "--out", str(tmp_path / "d")]
+
+    def raising(error):
+        def fake(*args, **kwargs):
+            raise error
+        return fake
+    monkeypatch.setattr(measure, "measure", raising(PermissionError(13, "Permission denied", "/x/passes.csv")))
+    assert cli.main(argv) == 1
+    _one_error_line(capsys, "error: /x/passes.csv: Permission denied")
+    monkeypatch.setattr(measure, "measure", raising(OSError(28, "No space left on device")))
+    assert cli.main(argv) == 1
+    _one_error_line(capsys, "error: No space left on device")
+    monkeypatch.setattr(measure, "measure", raising(KeyError("pass")))
+    assert cli.main(argv) == 3
+    _one_error_line(capsys, "internal error: KeyError: 'pass'")
+    monkeypatch.setattr(measure, "measure", raising(KeyboardInterrupt()))
+    assert cli.main(argv) == 130
+    _one_error_line(capsys, "interrupted (run the same command again to resume)")
+    monkeypatch.setattr(measure, "measure", raising(ValueError("first line\nsecond line")))
+    assert cli.main(argv) == 1
+    _one_error_line(capsys, "first line; second line")
+
+
+def test_a_damaged_plan_or_machine_json_is_one_line(tmp_path, capsys):
+    (tmp_path / "plan.bin").write_bytes(b"model,batch\n\xff\xfe\x00")
+    assert cli.main(["measure", str(tmp_path / "plan.bin"), "--out", str(tmp_path / "d")]) == 1
+    _one_error_line(capsys, "plan.bin: not UTF-8 text")
+    assert cli.main(["measure", str(tmp_path), "--out", str(tmp_path / "d")]) == 1
+    _one_error_line(capsys, "is a folder, not a plan file")
+    from scaledl_profiler import dataset
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "machine.json").write_text('{"name": "box", "cp')
+    with pytest.raises(ValueError, match=r"machine.json:1: not JSON .*a damaged file"):
+        dataset.write_machine(tmp_path / "d", {"name": "box"})

@@ -68,17 +68,98 @@ def test_precision_column_is_optional_and_checked(tmp_path):
         read_plan(write(tmp_path, "model,batch,world_size,threads,phase,precision\nx,1,1,1,train,int8\n", "b.csv"))
 
 
-def test_graphs_outside_the_dataset_folder_are_copied_into_it(tmp_path):
+def test_graphs_of_the_plans_folder_are_copied_into_the_dataset_folder(tmp_path):
     (tmp_path / "graphs").mkdir()
     (tmp_path / "graphs" / "a.onnx").write_bytes(b"a" * 8)
-    plan = tmp_path / "plans" / "plan.csv"
+    plan = tmp_path / "plan.csv"
     out = tmp_path / "data"
-    assert adopt_graph("../graphs/a.onnx", plan, out) == "graphs/a.onnx"
+    assert adopt_graph("graphs/a.onnx", plan, out) == "graphs/a.onnx"
     assert (out / "graphs" / "a.onnx").read_bytes() == b"a" * 8
-    assert adopt_graph("../graphs/a.onnx", plan, out) == "graphs/a.onnx", "once copied, reused"
-    assert adopt_graph("../data/graphs/a.onnx", plan, out) == "graphs/a.onnx", "inside: kept"
-    assert adopt_graph("../graphs/missing.onnx", plan, out) == "../graphs/missing.onnx", "missing: for fit to name"
+    assert adopt_graph("graphs/a.onnx", plan, out) == "graphs/a.onnx", "once copied, reused"
+    assert adopt_graph("data/graphs/a.onnx", plan, out) == "graphs/a.onnx", "inside: kept"
+    assert adopt_graph("graphs/missing.onnx", plan, out) == "../graphs/missing.onnx", "missing: for fit to name"
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "a.onnx").write_bytes(b"b" * 8)
     with pytest.raises(PlanError, match="another graph"):
-        adopt_graph("../other/a.onnx", plan, out)
+        adopt_graph("other/a.onnx", plan, out)
+
+
+def test_a_dataset_folder_outside_the_plans_folder_takes_graphs_from_both(tmp_path):
+    (tmp_path / "plans" / "graphs").mkdir(parents=True)
+    (tmp_path / "plans" / "graphs" / "a.onnx").write_bytes(b"a")
+    (tmp_path / "data" / "graphs").mkdir(parents=True)
+    (tmp_path / "data" / "graphs" / "b.onnx").write_bytes(b"b")
+    plan = tmp_path / "plans" / "plan.csv"
+    assert adopt_graph("graphs/a.onnx", plan, tmp_path / "data") == "graphs/a.onnx"
+    assert adopt_graph("../data/graphs/b.onnx", plan, tmp_path / "data") == "graphs/b.onnx"
+
+
+def _secret(tmp_path):
+    (tmp_path / "secret").mkdir()
+    key = tmp_path / "secret" / "key"
+    key.write_bytes(b"secret")
+    return key
+
+
+@pytest.mark.parametrize("graph", ["ABSOLUTE", "../secret/key", "/etc/passwd", "/proc/self/environ", "LINK"])
+def test_a_graph_outside_the_plans_and_the_dataset_folder_is_refused_naming_plan_line_and_path(tmp_path, graph):
+    key = _secret(tmp_path)
+    (tmp_path / "plans").mkdir()
+    plan = tmp_path / "plans" / "plan.csv"
+    if graph == "ABSOLUTE":
+        graph = str(key)
+    if graph == "LINK":  # a link inside the plan's folder to a file outside it: links are followed before the check
+        (tmp_path / "plans" / "g.onnx").symlink_to(key)
+        graph = "g.onnx"
+    out = tmp_path / "data"
+    with pytest.raises(PlanError) as e:
+        adopt_graph(graph, plan, out, line=3)
+    text = str(e.value)
+    assert text.startswith(f"{plan}:3: graph '{graph}'") and "outside the plan's folder" in text
+    assert "the dataset folder" in text and "\n" not in text
+    assert not out.exists(), "nothing copied, nothing created"
+
+
+def test_only_regular_files_are_copied(tmp_path):
+    import os
+    os.mkfifo(tmp_path / "fifo.onnx")
+    (tmp_path / "folder.onnx").mkdir()
+    plan = tmp_path / "plan.csv"
+    for graph, kind in (("fifo.onnx", "a FIFO"), ("folder.onnx", "a folder")):
+        with pytest.raises(PlanError, match=f"{graph}' is {kind}, not a regular file"):
+            adopt_graph(graph, plan, tmp_path / "data")
+    # a plan in / would allow everything under it: the pseudo file systems are refused all the same
+    for graph in ("proc/self/environ", "dev/zero", "/sys/kernel/uevent_helper"):
+        with pytest.raises(PlanError, match="not a regular file"):
+            adopt_graph(graph, "/plan.csv", tmp_path / "data", dry_run=True)
+    assert not (tmp_path / "data").exists()
+
+
+def test_a_copy_has_no_more_permission_than_its_source_nor_the_umask(tmp_path):
+    import os
+    import stat
+    (tmp_path / "graphs").mkdir()
+    private = tmp_path / "graphs" / "private.onnx"
+    private.write_bytes(b"p")
+    private.chmod(0o600)
+    public = tmp_path / "graphs" / "public.onnx"
+    public.write_bytes(b"q")
+    public.chmod(0o644)
+    old = os.umask(0o077)
+    try:
+        adopt_graph("graphs/private.onnx", tmp_path / "plan.csv", tmp_path / "data")
+        adopt_graph("graphs/public.onnx", tmp_path / "plan.csv", tmp_path / "data")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(tmp_path / "data" / "graphs" / "private.onnx").st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(tmp_path / "data" / "graphs" / "public.onnx").st_mode) == 0o600, "the umask holds"
+    old = os.umask(0o022)
+    try:
+        private2 = tmp_path / "graphs" / "private2.onnx"
+        private2.write_bytes(b"r")
+        private2.chmod(0o640)
+        adopt_graph("graphs/private2.onnx", tmp_path / "plan.csv", tmp_path / "data")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(tmp_path / "data" / "graphs" / "private2.onnx").st_mode) == 0o640, \
+        "not world-readable when the source is not"
