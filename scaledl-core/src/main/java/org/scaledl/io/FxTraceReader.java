@@ -104,6 +104,8 @@ public final class FxTraceReader {
         private final Map<String, Node> byName = new HashMap<>();
         private final ModelGraph.Builder g;
         private final Map<String, String> regions = new LinkedHashMap<>();
+        /** The nodes emitted as layers (the others are tensors: inputs, weights, outputs). */
+        private final Set<String> layerNames = new HashSet<>();
         private final Map<String, double[]> measured = new LinkedHashMap<>();
         private long vocab;
 
@@ -194,11 +196,12 @@ public final class FxTraceReader {
                 }
             }
             if (hidden > 0) {
-                regions.forEach((layer, region) -> g.role(layer, switch (region) {
-                    case "layer" -> LayerRole.inBlock(LayerRole.Kind.OTHER, 0);
-                    case "epilogue" -> LayerRole.outside(LayerRole.Region.EPILOGUE, LayerRole.Kind.OTHER);
-                    default -> LayerRole.outside(LayerRole.Region.PROLOGUE, LayerRole.Kind.OTHER);
-                }));
+                regions.entrySet().stream().filter(e -> layerNames.contains(e.getKey())).forEach(e -> g.role(
+                        e.getKey(), switch (e.getValue()) {
+                            case "layer" -> LayerRole.inBlock(LayerRole.Kind.OTHER, 0);
+                            case "epilogue" -> LayerRole.outside(LayerRole.Region.EPILOGUE, LayerRole.Kind.OTHER);
+                            default -> LayerRole.outside(LayerRole.Region.PROLOGUE, LayerRole.Kind.OTHER);
+                        }));
                 g.blocks(Blocks.laidOut(hidden, blockCopies));
             }
             ModelGraph graph = g.build();
@@ -317,6 +320,7 @@ public final class FxTraceReader {
                         target, opType);
             }
             g.layer(lb.build());
+            layerNames.add(name);
         }
 
         /**

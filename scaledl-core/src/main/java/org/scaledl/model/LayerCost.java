@@ -242,7 +242,7 @@ public abstract sealed class LayerCost permits LayerCost.Host, LayerCost.Device 
             }
             DeviceStage stage = new DeviceStage(m, comm).withEager(new EagerModel(EagerModel.DEFAULT_DISPATCH_MS));
             if (!megatron.isEmpty()) {
-                MegatronFit mf = MegatronFit.fit(stage, megatron, groupTag);
+                MegatronFit mf = MegatronFit.fit(stage::megatronTerms, megatron, groupTag);
                 stage = stage.withMegatron(mf.model());
                 config.put("megatron_runs", Integer.toString(megatron.size()));
                 config.put("megatron_cv_mre", String.format(java.util.Locale.ROOT, "%.4f", mf.logErrors().stream()

@@ -3,21 +3,23 @@ package org.scaledl.model;
 import java.util.ArrayList;
 import java.util.List;
 import org.scaledl.model.cost.LevenbergMarquardt;
-import org.scaledl.model.device.DeviceStage;
+import org.scaledl.model.exec.ExecutionTerm;
 import org.scaledl.model.exec.MegatronModel;
 import org.scaledl.model.exec.MegatronTerms;
 import org.scaledl.workload.Folds;
-import org.scaledl.workload.Sample;
+import org.scaledl.workload.Workload;
 
 /**
  * Fits the Megatron execution model ({@link MegatronModel}) from measured training iterations, ScaleDL's way: each
  * run's uncalibrated terms ({@link MegatronTerms}: contractions and other layers as the device layer model predicts
  * them, collectives, layer executions, hand-offs, the optimizer) against its measured time. The coefficients minimise
- * the squared relative error of the predicted time (the compute part's four by Levenberg–Marquardt on their
- * logarithms, the five additive ones by non-negative least squares at every step), with a weak pull ({@value #PRIOR})
- * of the scales that physics fixes at 1 (contractions, other layers, collectives, transfers, the optimizer) toward 1:
- * the data then decide what they can tell apart, and the physics the rest (the measured runs of small models cannot
- * separate the contractions from the memory-bound layers).
+ * the weighted squared relative error of the predicted time (the compute part's — {@link ExecutionTerm.Fit#GPU} and
+ * {@link ExecutionTerm.Fit#HOST} terms — by Levenberg–Marquardt on their logarithms, the additive ones by non-negative
+ * least squares at every step), with a weak pull ({@value #PRIOR}) of the terms that physics fixes
+ * ({@link ExecutionTerm#pulled()}) toward the centre (their priors, or the model being calibrated): the data then
+ * decide what they can tell apart, and the physics the rest (a term no run exercises stays where it was). A
+ * calibration ({@link #calibrate}) pulls the free terms toward the centre too, relative to their size, so a few runs
+ * move the fixed and host costs only as far as they show.
  *
  * <p>Its errors are each run's prediction by the model fitted without its group (the {@code groupTag}'s values;
  * the fit's own errors when there are fewer than three groups).
@@ -29,44 +31,61 @@ import org.scaledl.workload.Sample;
 record MegatronFit(MegatronModel model, List<Double> logErrors, boolean crossValidated) {
     /** The weight of the pull toward the physical scales. */
     static final double PRIOR = 0.3;
-    /** Coefficients pulled toward 1 (scales of physical estimates); the others are free. */
-    private static final boolean[] PULLED = {true, true, true, false, false, true, true, true, false};
+    private static final ExecutionTerm[] LINEAR = ExecutionTerm.of(ExecutionTerm.Fit.ADDITIVE)
+            .toArray(new ExecutionTerm[0]);
+    private static final ExecutionTerm[] NONLINEAR = nonlinear();
 
-    static MegatronFit fit(DeviceStage stage, List<Sample> runs, String groupTag) {
-        return fit(stage, runs, groupTag, MegatronModel.uncalibrated());
+    private static ExecutionTerm[] nonlinear() {
+        List<ExecutionTerm> out = new ArrayList<>();
+        for (ExecutionTerm t : ExecutionTerm.values()) {
+            if (t.fit() != ExecutionTerm.Fit.ADDITIVE) {
+                out.add(t);
+            }
+        }
+        return out.toArray(new ExecutionTerm[0]);
+    }
+
+    /** A run's terms, its measured time and its weight in the fit. */
+    record Run(MegatronTerms terms, double millis, double weight) {
+    }
+
+    /** The terms of every run, in order (what a fit needs of the stage). */
+    interface TermSource {
+        MegatronTerms terms(Workload w);
+    }
+
+    /** Fits from the priors, every run weighing one. */
+    static MegatronFit fit(TermSource stage, List<org.scaledl.workload.Sample> runs, String groupTag) {
+        return fit(stage, runs, groupTag, MegatronModel.uncalibrated(), false);
     }
 
     /**
-     * The fit with the physical scales pulled toward {@code centre}'s instead of 1: a calibration of a fitted model
-     * on a few runs of the user's stays near it where they say little.
+     * The fit with the physical scales pulled toward {@code centre}'s instead of the priors, and with
+     * {@code calibrate} the free terms too: a calibration of a fitted model on a few runs of the user's stays near it
+     * where they say little.
      */
-    static MegatronFit fit(DeviceStage stage, List<Sample> runs, String groupTag, MegatronModel centre) {
-        double[] mid = centre.coefficients();
-        List<MegatronTerms> terms = new ArrayList<>();
-        double[] y = new double[runs.size()];
-        for (int i = 0; i < y.length; i++) {
-            terms.add(stage.megatronTerms(runs.get(i).workload()));
-            y[i] = runs.get(i).millis();
+    static MegatronFit fit(TermSource stage, List<org.scaledl.workload.Sample> runs, String groupTag,
+            MegatronModel centre, boolean calibrate) {
+        List<Run> data = new ArrayList<>();
+        for (org.scaledl.workload.Sample s : runs) {
+            data.add(new Run(stage.terms(s.workload()), s.millis(), weight(s)));
         }
-        int[] all = new int[y.length];
-        for (int i = 0; i < all.length; i++) {
-            all[i] = i;
-        }
-        MegatronModel model = fit(terms, y, all, mid);
+        MegatronModel model = fit(data, all(data.size()), centre, calibrate);
         List<Folds.Fold> folds = Folds.leaveOneGroupOut(runs, Folds.byTag(groupTag));
         List<Double> errors = new ArrayList<>();
         boolean cv = folds.size() >= 3;
-        double[] out = new double[y.length];
+        double[] out = new double[data.size()];
         if (cv) {
             for (Folds.Fold f : folds) {
-                MegatronModel m = fit(terms, y, f.train().stream().mapToInt(Integer::intValue).toArray(), mid);
+                MegatronModel m = fit(data, f.train().stream().mapToInt(Integer::intValue).toArray(), centre,
+                        calibrate);
                 for (int i : f.test()) {
-                    out[i] = Math.log(m.millis(terms.get(i)) / y[i]);
+                    out[i] = Math.log(m.millis(data.get(i).terms()) / data.get(i).millis());
                 }
             }
         } else {
-            for (int i = 0; i < y.length; i++) {
-                out[i] = Math.log(model.millis(terms.get(i)) / y[i]);
+            for (int i = 0; i < out.length; i++) {
+                out[i] = Math.log(model.millis(data.get(i).terms()) / data.get(i).millis());
             }
         }
         for (double e : out) {
@@ -76,94 +95,123 @@ record MegatronFit(MegatronModel model, List<Double> logErrors, boolean crossVal
         return new MegatronFit(model.withInterval(interval[0], interval[1]), errors, cv);
     }
 
-    /** The coefficients multiplying the terms that add (hand-offs, transfers, data-parallel, optimizer, fixed). */
-    private static final int[] LINEAR = {4, 5, 6, 7, 8};
-    /** The coefficients inside the compute part (contractions, other layers, tensor-parallel, host per layer). */
-    private static final int[] NONLINEAR = {0, 1, 2, 3};
-
-    /**
-     * The coefficients for a subset of the runs: the compute part's four by Levenberg–Marquardt on their logarithms,
-     * and for each of its steps the five additive ones by non-negative least squares (variable projection), both on
-     * relative errors, with the physical scales pulled toward 1.
-     */
-    static MegatronModel fit(List<MegatronTerms> terms, double[] y, int[] rows) {
-        return fit(terms, y, rows, MegatronModel.uncalibrated().coefficients());
+    /** A sample's weight in the fit: its {@link #WEIGHT_TAG} tag where given (repeated publications share one). */
+    static double weight(org.scaledl.workload.Sample s) {
+        return s.workload().tag(WEIGHT_TAG).map(Double::parseDouble).orElse(1.0);
     }
 
-    /** The coefficients with the physical scales pulled toward {@code centre}'s. */
-    static MegatronModel fit(List<MegatronTerms> terms, double[] y, int[] rows, double[] centre) {
-        int n = MegatronModel.NAMES.size();
+    /** The workload tag holding a run's weight in the fit (default 1). */
+    static final String WEIGHT_TAG = "fit_weight";
+
+    private static int[] all(int n) {
+        int[] all = new int[n];
+        for (int i = 0; i < n; i++) {
+            all[i] = i;
+        }
+        return all;
+    }
+
+    /** The coefficients for a subset of the runs, from the priors (every run weighing one). */
+    static MegatronModel fit(List<MegatronTerms> terms, double[] y, int[] rows) {
+        List<Run> data = new ArrayList<>();
+        for (int i = 0; i < y.length; i++) {
+            data.add(new Run(terms.get(i), y[i], 1));
+        }
+        return fit(data, rows, MegatronModel.uncalibrated(), false);
+    }
+
+    /**
+     * The coefficients for a subset of the runs: the compute part's by Levenberg–Marquardt on their logarithms, and
+     * for each of its steps the additive ones by non-negative least squares (variable projection), both on weighted
+     * relative errors, with the pulled terms (with {@code calibrate}, every term) pulled toward {@code centre}'s.
+     */
+    static MegatronModel fit(List<Run> data, int[] rows, MegatronModel centre, boolean calibrate) {
         double[] start = new double[NONLINEAR.length];
         for (int k = 0; k < start.length; k++) {
-            start[k] = Math.log(centre[NONLINEAR[k]] > 0 ? centre[NONLINEAR[k]] : 1.0);
+            double c = centre.coefficient(NONLINEAR[k]);
+            start[k] = Math.log(c > 0 ? c : 1.0);
         }
-        double[] phi = LevenbergMarquardt.minimise(x -> residuals(terms, y, rows, x, null, centre), start, 200);
-        double[] c = new double[n];
-        residuals(terms, y, rows, phi, c, centre);
-        return new MegatronModel(c);
+        double[] phi = LevenbergMarquardt.minimise(x -> residuals(data, rows, x, null, centre, calibrate), start,
+                200);
+        MegatronModel[] out = new MegatronModel[1];
+        residuals(data, rows, phi, out, centre, calibrate);
+        return out[0];
+    }
+
+    /** Whether a term is pulled in this fit. */
+    private static boolean pulled(ExecutionTerm t, MegatronModel centre, boolean calibrate) {
+        return t.pulled() || calibrate && centre.coefficient(t) > 0;
     }
 
     /**
      * The residuals of the model with the compute part's log-coefficients {@code phi} and the additive ones that fit
-     * best given them; {@code out}, when not null, receives all the coefficients.
+     * best given them; {@code out}, when not null, receives the model.
      */
-    private static double[] residuals(List<MegatronTerms> terms, double[] y, int[] rows, double[] phi, double[] out,
-            double[] centre) {
-        int n = MegatronModel.NAMES.size();
-        double[] c = new double[n];
+    private static double[] residuals(List<Run> data, int[] rows, double[] phi, MegatronModel[] out,
+            MegatronModel centre, boolean calibrate) {
+        java.util.Map<ExecutionTerm, Double> c = new java.util.EnumMap<>(ExecutionTerm.class);
+        for (ExecutionTerm t : ExecutionTerm.values()) {
+            c.put(t, 0.0);
+        }
         for (int k = 0; k < NONLINEAR.length; k++) {
-            c[NONLINEAR[k]] = Math.exp(Math.max(-30, Math.min(30, phi[k])));
+            c.put(NONLINEAR[k], Math.exp(Math.max(-30, Math.min(30, phi[k]))));
         }
-        MegatronModel compute = new MegatronModel(c);
-        double[] base = new double[rows.length];
-        double[][] a = new double[rows.length][LINEAR.length];
-        for (int i = 0; i < rows.length; i++) {
-            MegatronTerms t = terms.get(rows[i]);
-            base[i] = compute.millis(t);
-            double yi = y[rows[i]];
-            a[i] = new double[] {t.sends() / yi, t.pipelineComm() / yi, t.dataComm() / yi, t.optimizer() / yi,
-                1 / yi};
-        }
-        // inner problem: min Σ (a_i·x − (1 − base_i / y_i))² + PRIOR² Σ_pulled (x_k − centre_k)², x ≥ 0
+        MegatronModel compute = MegatronModel.of(c);
         int m = LINEAR.length;
+        double[] base = new double[rows.length];
+        double[][] a = new double[rows.length][m];
+        double[] sw = new double[rows.length];
+        for (int i = 0; i < rows.length; i++) {
+            Run r = data.get(rows[i]);
+            base[i] = compute.millis(r.terms());
+            sw[i] = Math.sqrt(r.weight());
+            for (int j = 0; j < m; j++) {
+                a[i][j] = r.terms().value(LINEAR[j]) / r.millis();
+            }
+        }
+        // inner problem: min Σ w_i (a_i·x − (1 − base_i / y_i))² + PRIOR² Σ_pulled (x_k / centre_k − 1)², x ≥ 0
         double[][] h = new double[m][m];
         double[] g = new double[m];
         for (int i = 0; i < rows.length; i++) {
-            double target = 1 - base[i] / y[rows[i]];
+            double target = 1 - base[i] / data.get(rows[i]).millis();
+            double wi = sw[i] * sw[i];
             for (int j = 0; j < m; j++) {
-                g[j] += a[i][j] * target;
+                g[j] += wi * a[i][j] * target;
                 for (int k = 0; k < m; k++) {
-                    h[j][k] += a[i][j] * a[i][k];
+                    h[j][k] += wi * a[i][j] * a[i][k];
                 }
             }
         }
         for (int j = 0; j < m; j++) {
-            if (PULLED[LINEAR[j]]) {
-                h[j][j] += PRIOR * PRIOR;
-                g[j] += PRIOR * PRIOR * centre[LINEAR[j]];
+            ExecutionTerm t = LINEAR[j];
+            if (pulled(t, centre, calibrate)) {
+                double scale = t.pulled() ? 1 : centre.coefficient(t);
+                h[j][j] += PRIOR * PRIOR / (scale * scale);
+                g[j] += PRIOR * PRIOR * centre.coefficient(t) / (scale * scale);
             }
             h[j][j] += 1e-12 * (1 + h[j][j]);
         }
         double[] x = org.scaledl.model.cost.Nnls.solve(h, g);
         for (int j = 0; j < m; j++) {
-            c[LINEAR[j]] = x[j];
+            c.put(LINEAR[j], x[j]);
         }
+        MegatronModel model = MegatronModel.of(c);
         if (out != null) {
-            System.arraycopy(c, 0, out, 0, n);
+            out[0] = model;
         }
-        MegatronModel model = new MegatronModel(c);
         int pulled = 0;
-        for (int k : NONLINEAR) {
-            pulled += PULLED[k] ? 1 : 0;
+        for (ExecutionTerm t : NONLINEAR) {
+            pulled += pulled(t, centre, calibrate) ? 1 : 0;
         }
         double[] r = new double[rows.length + pulled];
         for (int i = 0; i < rows.length; i++) {
-            r[i] = model.millis(terms.get(rows[i])) / y[rows[i]] - 1;
+            Run run = data.get(rows[i]);
+            r[i] = sw[i] * (model.millis(run.terms()) / run.millis() - 1);
         }
         int at = rows.length;
         for (int k = 0; k < NONLINEAR.length; k++) {
-            if (PULLED[NONLINEAR[k]]) {
-                r[at++] = PRIOR * (phi[k] - Math.log(centre[NONLINEAR[k]]));
+            if (pulled(NONLINEAR[k], centre, calibrate)) {
+                r[at++] = PRIOR * (phi[k] - Math.log(centre.coefficient(NONLINEAR[k])));
             }
         }
         return r;

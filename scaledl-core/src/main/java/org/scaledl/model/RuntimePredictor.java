@@ -352,8 +352,8 @@ public final class RuntimePredictor implements RuntimeModel {
         List<Sample> eagerRuns = runs.stream().filter(r -> r.workload().graph().transformer().isEmpty()).toList();
         if (!megatronRuns.isEmpty() && stage instanceof DeviceStage d) {
             // configuration-built transformers: the Megatron coefficients refitted, pulled toward the current ones
-            calibrated = d.withMegatron(MegatronFit.fit(d, megatronRuns, "family",
-                    d.megatron().orElseGet(MegatronModel::uncalibrated)).model());
+            calibrated = d.withMegatron(MegatronFit.fit(d::megatronTerms, megatronRuns, "family",
+                    d.megatron().orElseGet(MegatronModel::uncalibrated), true).model());
         }
         if (!eagerRuns.isEmpty() || !(stage instanceof DeviceStage)) {
             calibrated = calibrated.calibrate(stage instanceof DeviceStage ? eagerRuns : runs);

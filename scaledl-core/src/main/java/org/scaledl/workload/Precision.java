@@ -36,7 +36,7 @@ import org.scaledl.InvalidInputException;
  *
  * <pre>{@code
  * Workload w = Workload.builder(g).precision(Precision.parse("bf16")).build();
- * Precision.parse("mxfp8").peakColumn();     // "mxfp8"
+ * Precision.parse("nvfp4").peakColumn();     // "fp4": the catalog column fp4_TFLOPS
  * Precision.NVFP4.fallback();                // Optional[MXFP8]: what a GPU without FP4 units runs
  * }</pre>
  */
@@ -56,7 +56,7 @@ public enum Precision {
     /** MXFP8 linear layers (32-element blocks, E8M0 scales), BF16 elsewhere. */
     MXFP8("mxfp8", "mxfp8", 2, 2, 4, 4, 8, 2, 2.06, 4.06, FP8_BLOCK, true),
     /** NVFP4 linear layers (16-element blocks of E2M1, E4M3 scales), BF16 elsewhere. */
-    NVFP4("nvfp4", "nvfp4", 2, 2, 4, 4, 8, 2, 1.13, 3.63, MXFP8, true);
+    NVFP4("nvfp4", "fp4", 2, 2, 4, 4, 8, 2, 1.13, 3.63, MXFP8, true);
 
     private final String label;
     private final String peakColumn;

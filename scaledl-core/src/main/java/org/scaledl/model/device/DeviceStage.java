@@ -8,6 +8,7 @@ import org.scaledl.model.comm.CommunicationModel;
 import org.scaledl.model.cost.LayerStage;
 import org.scaledl.model.cost.StageCost;
 import org.scaledl.model.exec.EagerModel;
+import org.scaledl.model.exec.ExecutionTerm;
 import org.scaledl.model.exec.MegatronModel;
 import org.scaledl.model.exec.MegatronTerms;
 import org.scaledl.model.exec.ParallelExecution;
@@ -69,11 +70,6 @@ public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> 
 
     @Override
     public StageCost cost(Workload w) {
-        return execute(w).cost();
-    }
-
-    /** The iteration's cost and its uncalibrated cost groups (what a Megatron calibration fits). */
-    public ParallelExecution.Result execute(Workload w) {
         Device d = DeviceLayerModel.deviceOf(w);
         double single = single(w) ? layers.predictMillis(w) : 0;
         return ParallelExecution.run(w, layers, communication, d, single, megatron.orElse(null), eager);
@@ -135,10 +131,14 @@ public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> 
             // what a run tells the Megatron fit: each term's share of the predicted time (the sensitivity of the
             // log time to each coefficient at the current ones)
             MegatronTerms t = megatronTerms(w);
-            double total = Math.max(1e-9, megatron.orElseGet(MegatronModel::uncalibrated).millis(t));
-            return new double[] {t.dense() / total, t.other() / total, t.tensorComm() / total,
-                t.layerSteps() / total, t.sends() / total, t.pipelineComm() / total, t.dataComm() / total,
-                t.optimizer() / total, 1 / total};
+            MegatronModel m = megatron.orElseGet(MegatronModel::uncalibrated);
+            double total = Math.max(1e-9, m.millis(t));
+            ExecutionTerm[] all = ExecutionTerm.values();
+            double[] row = new double[all.length];
+            for (ExecutionTerm k : all) {
+                row[k.ordinal()] = t.value(k) / total;
+            }
+            return row;
         }
         return layers.designRow(w);
     }

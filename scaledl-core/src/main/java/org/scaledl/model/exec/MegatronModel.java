@@ -2,74 +2,112 @@ package org.scaledl.model.exec;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Arrays;
-import java.util.List;
+import java.util.EnumMap;
+import java.util.Locale;
+import java.util.Map;
 import org.scaledl.Checks;
 import org.scaledl.InvalidInputException;
+import org.scaledl.model.file.Fields;
 
 /**
- * The calibrated cost of a Megatron iteration from its {@link MegatronTerms}:
+ * The calibrated cost of a Megatron iteration from its {@link MegatronTerms}, a coefficient per
+ * {@link ExecutionTerm}:
  *
  * <pre>
- *   gpu     = Σ_contractions max(c_dense · t_i, floor_i) + c_other · other + c_tensor · tensor-parallel collectives
+ *   gpu     = Σ_contractions max(c_class · t_i, floor_i) + Σ_GPU terms c_k · v_k      (other layers, collectives)
  *   host    = c_step · layer executions
  *   compute = (gpu⁸ + host⁸)^⅛                       (a smooth max: the slower of the GPU and the host's dispatch)
- *   time    = compute + c_send · hand-offs + c_pipe · hand-off transfers + c_data · data-parallel reduction
- *             + c_opt · optimizer step + c_fixed
+ *   time    = compute + Σ_additive terms c_k · v_k   (hand-offs, transfers, data-parallel reduction, optimizer, fixed)
  * </pre>
  *
  * The GPU works while the host dispatches the next layer's kernels, so whichever is slower sets the pace: small
  * micro-batches on many tensor-parallel ranks are bound by the framework's time per layer, large ones by the GPU.
- * The coefficients are fitted on measured iterations ({@code MegatronFit}); without a fit every scale is 1 and the
- * host and fixed costs 0.
+ * The coefficients are fitted on measured iterations ({@code MegatronFit}); without a fit each is its term's prior
+ * (every scale 1, the host and fixed costs 0). Saved by name: a file without a newer term's coefficient reads its
+ * prior. Immutable.
  *
- * @param coefficients {@code c_dense, c_other, c_tensor, c_step (ms), c_send (ms), c_pipe, c_data, c_opt,
- *                     c_fixed (ms)}, each finite and non-negative
- * @param interval     the 90 % interval's log-ratio ends of its predictions ({@code [low ≤ 0, high ≥ 0]}), from the
- *                     runs each predicted by the model fitted without its group
+ * <pre>{@code
+ * MegatronModel m = MegatronModel.uncalibrated().with(ExecutionTerm.DATA_COMM, 0.8);
+ * double ms = m.millis(terms);
+ * }</pre>
  */
-public record MegatronModel(double[] coefficients, double[] interval) {
-    /** The names of the coefficients, in order (their saved form). */
-    public static final List<String> NAMES = List.of("dense", "other", "tensor_comm", "ms_per_layer_step",
-            "ms_per_send", "pipeline_comm", "data_comm", "optimizer", "fixed_ms");
+public final class MegatronModel {
+    private static final ExecutionTerm[] TERMS = ExecutionTerm.values();
     /** The exponent of the smooth max of GPU and host time. */
     static final double SMOOTH = 8;
+    private static final MegatronModel UNCALIBRATED = new MegatronModel(priors(), new double[2]);
 
-    /** Validates and copies. */
-    public MegatronModel {
-        Checks.argument(coefficients.length == NAMES.size(), "%s coefficients for %s", coefficients.length,
-                NAMES.size());
-        for (double c : coefficients) {
-            Checks.argument(Double.isFinite(c) && c >= 0, "coefficients must be finite and >= 0: %s",
-                    Arrays.toString(coefficients));
+    /** Coefficients by term ordinal. */
+    private final double[] c;
+    private final double[] interval;
+
+    private MegatronModel(double[] c, double[] interval) {
+        for (int i = 0; i < c.length; i++) {
+            Checks.argument(Double.isFinite(c[i]) && c[i] >= 0, "coefficient %s must be finite and >= 0: %s",
+                    TERMS[i].key(), c[i]);
         }
-        coefficients = coefficients.clone();
         Checks.argument(interval.length == 2 && interval[0] <= 0 && interval[1] >= 0, "interval [%s] must hold "
                 + "a non-positive and a non-negative log-ratio", Arrays.toString(interval));
-        interval = interval.clone();
+        this.c = c;
+        this.interval = interval;
     }
 
-    /** A model without an interval of its own. */
-    public MegatronModel(double[] coefficients) {
-        this(coefficients, new double[2]);
+    private static double[] priors() {
+        double[] p = new double[TERMS.length];
+        for (ExecutionTerm t : TERMS) {
+            p[t.ordinal()] = t.prior();
+        }
+        return p;
     }
 
-    /** Every scale 1, no host or fixed cost: the physics alone. */
+    /**
+     * A model from coefficients by term; a term not given takes its prior.
+     *
+     * @throws IllegalArgumentException for a negative or non-finite coefficient
+     */
+    public static MegatronModel of(Map<ExecutionTerm, Double> coefficients) {
+        double[] c = priors();
+        coefficients.forEach((t, v) -> c[t.ordinal()] = v);
+        return new MegatronModel(c, new double[2]);
+    }
+
+    /** Every coefficient its prior: the physics alone. */
     public static MegatronModel uncalibrated() {
-        return new MegatronModel(new double[] {1, 1, 1, 0, 0, 1, 1, 1, 0});
+        return UNCALIBRATED;
     }
 
-    /** A copy with an interval. */
+    /** A term's coefficient. */
+    public double coefficient(ExecutionTerm term) {
+        return c[term.ordinal()];
+    }
+
+    /** Every coefficient by term. */
+    public Map<ExecutionTerm, Double> coefficients() {
+        Map<ExecutionTerm, Double> out = new EnumMap<>(ExecutionTerm.class);
+        for (ExecutionTerm t : TERMS) {
+            out.put(t, c[t.ordinal()]);
+        }
+        return out;
+    }
+
+    /** A copy with one coefficient replaced. */
+    public MegatronModel with(ExecutionTerm term, double value) {
+        double[] x = c.clone();
+        x[term.ordinal()] = value;
+        return new MegatronModel(x, interval);
+    }
+
+    /** A copy with an interval: the 90 % interval's log-ratio ends ({@code low ≤ 0 ≤ high}). */
     public MegatronModel withInterval(double low, double high) {
-        return new MegatronModel(coefficients, new double[] {low, high});
+        return new MegatronModel(c, new double[] {low, high});
     }
 
-    @Override
-    public double[] coefficients() {
-        return coefficients.clone();
-    }
-
-    @Override
+    /**
+     * The 90 % interval's log-ratio ends of its predictions ({@code [low ≤ 0, high ≥ 0]}), from the runs each
+     * predicted by the model fitted without its group.
+     */
     public double[] interval() {
         return interval.clone();
     }
@@ -77,22 +115,27 @@ public record MegatronModel(double[] coefficients, double[] interval) {
     /** The contractions' calibrated time (each at least its floor), ms. */
     double dense(MegatronTerms t) {
         double s = 0;
-        double c = coefficients[0];
-        for (int i = 0; i < t.denseTree().length; i++) {
-            s += Math.max(c * t.denseTree()[i], t.denseFloor()[i]);
+        for (int i = 0; i < t.contractions(); i++) {
+            s += Math.max(c[t.classOf(i).ordinal()] * t.tree(i), t.floor(i));
         }
         return s;
     }
 
     /** The GPU's calibrated time on the critical path, ms. */
     double gpu(MegatronTerms t) {
-        return dense(t) + coefficients[1] * t.other() + coefficients[2] * t.tensorComm();
+        double s = dense(t);
+        for (ExecutionTerm k : TERMS) {
+            if (k.fit() == ExecutionTerm.Fit.GPU && !k.dense()) {
+                s += c[k.ordinal()] * t.value(k);
+            }
+        }
+        return s;
     }
 
     /** The compute part: the smooth max of the GPU's and the host's time, ms. */
     double compute(MegatronTerms t) {
         double g = gpu(t);
-        double h = coefficients[3] * t.layerSteps();
+        double h = c[ExecutionTerm.LAYER_STEP.ordinal()] * t.value(ExecutionTerm.LAYER_STEP);
         if (h == 0) {
             return g;
         }
@@ -102,53 +145,63 @@ public record MegatronModel(double[] coefficients, double[] interval) {
 
     /** The iteration's time, ms. */
     public double millis(MegatronTerms t) {
-        return compute(t) + coefficients[4] * t.sends() + coefficients[5] * t.pipelineComm()
-                + coefficients[6] * t.dataComm() + coefficients[7] * t.optimizer() + coefficients[8];
+        double s = compute(t);
+        for (ExecutionTerm k : TERMS) {
+            if (k.fit() == ExecutionTerm.Fit.ADDITIVE) {
+                s += c[k.ordinal()] * t.value(k);
+            }
+        }
+        return s;
     }
 
-    /** The saved form: the coefficients by name. */
-    public JsonNode toJson() {
-        com.fasterxml.jackson.databind.node.ObjectNode o = JsonNodeFactory.instance.objectNode();
-        for (int i = 0; i < coefficients.length; i++) {
-            o.put(NAMES.get(i), coefficients[i]);
+    /** The saved form: the coefficients by name and the interval. */
+    public ObjectNode toJson() {
+        ObjectNode o = JsonNodeFactory.instance.objectNode();
+        for (ExecutionTerm t : TERMS) {
+            o.put(t.key(), c[t.ordinal()]);
         }
         o.putArray("interval_log_ratios").add(interval[0]).add(interval[1]);
         return o;
     }
 
     /**
-     * Reads {@link #toJson()}, each coefficient in {@code [0, 10⁶]}.
+     * Reads {@link #toJson()}, each coefficient in {@code [0, 10⁶]}; a coefficient the file lacks (a term added after
+     * it was written) is the term's prior.
      *
-     * @throws InvalidInputException naming a missing or out-of-range coefficient
+     * @throws InvalidInputException naming an out-of-range coefficient or interval, or an unknown coefficient
      */
     public static MegatronModel fromJson(JsonNode o) {
-        double[] c = new double[NAMES.size()];
-        for (int i = 0; i < c.length; i++) {
-            c[i] = org.scaledl.model.file.Fields.inRange(o.get(NAMES.get(i)), "megatron." + NAMES.get(i), 0, 1e6);
+        double[] c = priors();
+        for (java.util.Iterator<String> it = o.fieldNames(); it.hasNext();) {
+            String key = it.next();
+            if (key.equals("interval_log_ratios")) {
+                continue;
+            }
+            ExecutionTerm t = ExecutionTerm.byKey(key).orElseThrow(() -> InvalidInputException.of("megatron."
+                    + key + " is no execution term this library knows (a newer file?)"));
+            c[t.ordinal()] = Fields.inRange(o.get(key), "megatron." + key, 0, 1e6);
         }
         JsonNode iv = o.path("interval_log_ratios");
-        return new MegatronModel(c, new double[] {org.scaledl.model.file.Fields.inRange(iv.get(0),
-                "megatron.interval_log_ratios[0]", -10, 0), org.scaledl.model.file.Fields.inRange(iv.get(1),
-                        "megatron.interval_log_ratios[1]", 0, 10)});
+        return new MegatronModel(c, new double[] {Fields.inRange(iv.get(0), "megatron.interval_log_ratios[0]", -10,
+                0), Fields.inRange(iv.get(1), "megatron.interval_log_ratios[1]", 0, 10)});
     }
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof MegatronModel m && Arrays.equals(m.coefficients, coefficients)
-                && Arrays.equals(m.interval, interval);
+        return o instanceof MegatronModel m && Arrays.equals(m.c, c) && Arrays.equals(m.interval, interval);
     }
 
     @Override
     public int hashCode() {
-        return Arrays.hashCode(coefficients) * 31 + Arrays.hashCode(interval);
+        return Arrays.hashCode(c) * 31 + Arrays.hashCode(interval);
     }
 
     @Override
     public String toString() {
         StringBuilder b = new StringBuilder("MegatronModel[");
-        for (int i = 0; i < coefficients.length; i++) {
-            b.append(i == 0 ? "" : ", ").append(NAMES.get(i)).append('=').append(String.format(java.util.Locale.ROOT,
-                    "%.4g", coefficients[i]));
+        for (ExecutionTerm t : TERMS) {
+            b.append(t.ordinal() == 0 ? "" : ", ").append(t.key()).append('=').append(String.format(Locale.ROOT,
+                    "%.4g", c[t.ordinal()]));
         }
         return b.append(']').toString();
     }

@@ -1,39 +1,140 @@
 package org.scaledl.model.exec;
 
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
 import org.scaledl.Checks;
 
 /**
- * The uncalibrated parts of one Megatron training (or inference) iteration, on the critical path of its schedule:
- * what {@link MegatronModel}'s coefficients scale. Contractions are kept layer by layer with their floor (their work
- * at the highest fraction of the peak any contraction of that kind sustained in the kernel data), so that a
- * calibration never makes a large one faster than physics allows.
+ * The uncalibrated parts of one Megatron training (or inference) iteration, on the critical path of its schedule, by
+ * {@link ExecutionTerm}: what {@link MegatronModel}'s coefficients scale. Contractions are kept layer by layer, each
+ * with its class (16-bit, FP8 or FP4 matrix units: {@link ExecutionTerm#dense()}) and its floor (its work at the
+ * highest fraction of the peak any contraction of that kind sustained in the kernel data), so that a calibration never
+ * makes a large one faster than physics allows. Every other term is one number: a time in ms, or for
+ * {@link ExecutionTerm#LAYER_STEP} and {@link ExecutionTerm#SEND} a count (layer executions, hand-offs);
+ * {@link ExecutionTerm#FIXED} is always 1. Immutable.
  *
- * @param denseTree    per contraction layer, its predicted time on the critical path (ms: every repeat, every
- *                     micro-batch, the schedule's fill and drain)
- * @param denseFloor   per contraction layer, the same work at the sustained ceiling of the peak (ms)
- * @param other        every other layer, predicted (ms)
- * @param tensorComm   tensor-parallel collectives (ms)
- * @param layerSteps   layer executions on the critical path (each costs the framework a fixed time on the host)
- * @param sends        pipeline hand-offs on the critical path
- * @param pipelineComm the hand-offs' transfer time at the link's bandwidth (ms)
- * @param dataComm     data-parallel gradient reduction (ms)
- * @param optimizer    the optimizer step at the memory bandwidth (ms)
+ * <pre>{@code
+ * MegatronTerms t = MegatronTerms.builder()
+ *         .contraction(ExecutionTerm.DENSE, 12.0, 8.0)       // predicted ms, floor ms
+ *         .add(ExecutionTerm.OTHER, 3.5).add(ExecutionTerm.DATA_COMM, 1.2).build();
+ * t.value(ExecutionTerm.DENSE);    // 12.0
+ * }</pre>
  */
-public record MegatronTerms(double[] denseTree, double[] denseFloor, double other, double tensorComm,
-        double layerSteps, double sends, double pipelineComm, double dataComm, double optimizer) {
-    /** Validates and copies. */
-    public MegatronTerms {
-        Checks.argument(denseTree.length == denseFloor.length, "tree and floor per contraction");
-        denseTree = denseTree.clone();
-        denseFloor = denseFloor.clone();
+public final class MegatronTerms {
+    private static final ExecutionTerm[] TERMS = ExecutionTerm.values();
+    private final double[] tree;
+    private final double[] floor;
+    private final ExecutionTerm[] classOf;
+    /** Per term (by ordinal), its value; contraction classes hold their trees' sum. */
+    private final double[] values;
+
+    private MegatronTerms(double[] tree, double[] floor, ExecutionTerm[] classOf, double[] values) {
+        this.tree = tree;
+        this.floor = floor;
+        this.classOf = classOf;
+        this.values = values;
     }
 
-    /** The contractions' predicted time, uncalibrated (ms). */
+    /** Starts an empty set of terms. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Contraction layers held. */
+    public int contractions() {
+        return tree.length;
+    }
+
+    /** A contraction's predicted time on the critical path (ms: every repeat, every micro-batch, fill and drain). */
+    public double tree(int contraction) {
+        return tree[contraction];
+    }
+
+    /** A contraction's work at the sustained ceiling of its peak on the same path (ms). */
+    public double floor(int contraction) {
+        return floor[contraction];
+    }
+
+    /** A contraction's class: {@link ExecutionTerm#DENSE}, {@link ExecutionTerm#DENSE_FP8} or FP4. */
+    public ExecutionTerm classOf(int contraction) {
+        return classOf[contraction];
+    }
+
+    /**
+     * A term's uncalibrated value: ms (a contraction class: its contractions' predicted sum), a count for the layer
+     * steps and sends, 1 for the fixed cost.
+     */
+    public double value(ExecutionTerm term) {
+        return term == ExecutionTerm.FIXED ? 1 : values[term.ordinal()];
+    }
+
+    /** The contractions' predicted time over every class, uncalibrated (ms). */
     public double dense() {
         double s = 0;
-        for (double t : denseTree) {
+        for (double t : tree) {
             s += t;
         }
         return s;
+    }
+
+    /** Every term's value ({@link #value}), for reports. */
+    public Map<ExecutionTerm, Double> values() {
+        Map<ExecutionTerm, Double> out = new EnumMap<>(ExecutionTerm.class);
+        for (ExecutionTerm t : TERMS) {
+            out.put(t, value(t));
+        }
+        return out;
+    }
+
+    /** Collects terms; a term added twice adds up. */
+    public static final class Builder {
+        private final List<double[]> contractions = new ArrayList<>();
+        private final List<ExecutionTerm> classes = new ArrayList<>();
+        private final double[] values = new double[TERMS.length];
+
+        private Builder() {
+        }
+
+        /**
+         * A contraction of a class ({@link ExecutionTerm#dense()}), its predicted time and its floor (ms).
+         *
+         * @throws IllegalArgumentException for a term that is no contraction class or a negative or non-finite time
+         */
+        public Builder contraction(ExecutionTerm cls, double predictedMillis, double floorMillis) {
+            Checks.argument(cls.dense(), "%s is no contraction class", cls);
+            Checks.argument(predictedMillis >= 0 && floorMillis >= 0 && Double.isFinite(predictedMillis)
+                    && Double.isFinite(floorMillis), "contraction times must be finite and >= 0: %s, %s",
+                    predictedMillis, floorMillis);
+            contractions.add(new double[] {predictedMillis, floorMillis});
+            classes.add(cls);
+            values[cls.ordinal()] += predictedMillis;
+            return this;
+        }
+
+        /**
+         * Adds to a term's value.
+         *
+         * @throws IllegalArgumentException for a contraction class (use {@link #contraction}), the fixed cost, or a
+         *         negative or non-finite value
+         */
+        public Builder add(ExecutionTerm term, double value) {
+            Checks.argument(!term.dense() && term != ExecutionTerm.FIXED, "%s is not added as a value", term);
+            Checks.argument(value >= 0 && Double.isFinite(value), "%s must be finite and >= 0: %s", term, value);
+            values[term.ordinal()] += value;
+            return this;
+        }
+
+        /** The terms. */
+        public MegatronTerms build() {
+            double[] tree = new double[contractions.size()];
+            double[] floor = new double[tree.length];
+            for (int i = 0; i < tree.length; i++) {
+                tree[i] = contractions.get(i)[0];
+                floor[i] = contractions.get(i)[1];
+            }
+            return new MegatronTerms(tree, floor, classes.toArray(new ExecutionTerm[0]), values.clone());
+        }
     }
 }

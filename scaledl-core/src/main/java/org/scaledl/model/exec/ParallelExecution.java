@@ -58,7 +58,7 @@ import org.scaledl.workload.Workload;
  *       Adam step over the local parameters, bound by memory bandwidth.</li>
  * </ul>
  * Ranks are placed as Megatron places them: tensor-parallel ranks adjacent (inside a node), then data-parallel, then
- * pipeline stages. Each part of the Megatron iteration is a cost group ({@link Group}); the device stage scales each
+ * pipeline stages. Each part of the Megatron iteration is a named term ({@link ExecutionTerm}); the device stage scales each
  * by a coefficient fitted on measured iterations (ScaleDL's way: the layer costs' scale learnt from whole-iteration
  * times), and a job's memory per device follows Korthikanti et al. (2022).
  */
@@ -69,44 +69,6 @@ public final class ParallelExecution {
     static final double EAGER_PARAMETER_BYTES = 4;
     /** Memory every process holds besides its tensors (CUDA context, library workspaces, NCCL buffers), bytes. */
     public static final double RUNTIME_BYTES = 1.0 * (1L << 30);
-
-    /** The cost groups of an iteration: what a fitted coefficient scales. */
-    public enum Group {
-        /** Contractions: GEMMs, batched matrix products, convolutions (with their recomputation and bubble). */
-        DENSE,
-        /** Every other layer: norms, softmax, element-wise, embedding look-ups, copies. */
-        OTHER,
-        /** Tensor-parallel all-reduces (or reduce-scatters and all-gathers). */
-        TENSOR_COMM,
-        /** Pipeline hand-offs. */
-        PIPELINE_COMM,
-        /** Data-parallel gradient reduction (and ZeRO's gathers). */
-        DATA_COMM,
-        /** The optimizer step. */
-        OPTIMIZER,
-        /** A fixed cost per iteration, ms. */
-        OVERHEAD;
-
-        /** The label of its term in a breakdown. */
-        public String label() {
-            return name().toLowerCase(Locale.ROOT).replace('_', '-');
-        }
-    }
-
-    /** Cost groups. */
-    public static final int GROUPS = Group.values().length;
-
-    private ParallelExecution() {
-    }
-
-    /**
-     * An iteration's cost and its uncalibrated cost groups.
-     *
-     * @param cost   the calibrated cost, with its breakdown, memory and notes
-     * @param groups per {@link Group}, the uncalibrated time (ms; overhead: 1 per iteration)
-     */
-    public record Result(StageCost cost, double[] groups) {
-    }
 
     /**
      * Refuses a parallel job this execution model cannot cost: tensor parallelism without the graph's block
@@ -172,7 +134,7 @@ public final class ParallelExecution {
      * @param megatron      the fitted Megatron model (null: {@link MegatronModel#uncalibrated()})
      * @param eager         the host's dispatch floor of eager execution
      */
-    public static Result run(Workload w, DeviceLayerCost layers, Optional<CommunicationModel> communication,
+    public static StageCost run(Workload w, DeviceLayerCost layers, Optional<CommunicationModel> communication,
             Device device, double singleTotal, MegatronModel megatron, EagerModel eager) {
         check(w, communication);
         List<String> notes = new ArrayList<>();
@@ -218,7 +180,7 @@ public final class ParallelExecution {
 
     // ---------------------------------------------------------------------------------------------------- eager
 
-    private static Result eager(Workload w, DeviceLayerCost layers, Optional<CommunicationModel> communication,
+    private static StageCost eager(Workload w, DeviceLayerCost layers, Optional<CommunicationModel> communication,
             Device device, Topology given, double singleTotal, EagerModel eagerModel, List<String> notes) {
         Topology topo = given.scaleUp();
         Parallelism par = w.parallelism();
@@ -235,7 +197,6 @@ public final class ParallelExecution {
         ModelGraph g = w.graph();
         double[] layerMillis = new double[g.size()];
         OpFamily[] families = new OpFamily[g.size()];
-        double[] groups = new double[GROUPS];
         List<LayerFeatures> fs = FeatureExtractor.of(g).extract(perMicro.batch(), w.phase());
         double residualBytes = 0;
         for (LayerFeatures lf : fs) {
@@ -267,7 +228,6 @@ public final class ParallelExecution {
             if (t > 0) {
                 layerMillis[lf.layer()] = t;
                 families[lf.layer()] = lf.family();
-                groups[(dense(lf.family()) ? Group.DENSE : Group.OTHER).ordinal()] += t;
             }
         }
         fwd *= stageScale;
@@ -283,7 +243,6 @@ public final class ParallelExecution {
                     Math.min(par.tensor(), topo.gpusPerNode()), act);
             double tp = blocks.get().copies() * passes * one * stageScale;
             comm += tp;
-            groups[Group.TENSOR_COMM.ordinal()] += tp;
             terms.add(new StageCost.Term("tensor-parallel all-reduce", StageCost.TermKind.COMMUNICATION, tp));
         }
         if (par.pipeline() > 1) {
@@ -299,7 +258,6 @@ public final class ParallelExecution {
             int handOffs = (par.pipeline() - 1) * (train ? 2 : 1) * par.microBatches();
             double pp = handOffs * communication.get().sendMillis(device, topo, across, act * actScale);
             comm += pp;
-            groups[Group.PIPELINE_COMM.ordinal()] += pp;
             terms.add(new StageCost.Term("pipeline hand-offs", StageCost.TermKind.COMMUNICATION, pp));
         }
         if (par.data() > 1 && train) {
@@ -311,7 +269,6 @@ public final class ParallelExecution {
                     Math.min(bytes, Collectives.BUCKET_BYTES));
             double exposed = Math.max(allReduce - bwd, bucket);
             comm += exposed;
-            groups[Group.DATA_COMM.ordinal()] += exposed;
             terms.add(new StageCost.Term("allreduce", StageCost.TermKind.COMMUNICATION, exposed));
         }
         double gpu = par.ranks() == 1 && par.microBatches() == 1 ? singleTotal : fwd + bwd;
@@ -320,9 +277,8 @@ public final class ParallelExecution {
             terms.add(new StageCost.Term("host dispatch", StageCost.TermKind.OVERHEAD, paced - gpu));
         }
         double total = paced + (par.ranks() == 1 && par.microBatches() == 1 ? 0 : comm);
-        StageCost cost = StageCost.withTotal(layerMillis, families, terms, total)
+        return StageCost.withTotal(layerMillis, families, terms, total)
                 .withMemory(eagerMemory(w, fs, perMicro.batch()), notes);
-        return new Result(cost, groups);
     }
 
     /**
@@ -429,12 +385,10 @@ public final class ParallelExecution {
             double inMax = p == 1 ? 1 : k == 0 ? share : (k == 1) == maxIsFirst ? 1 : 0;
             weight[k] = (m - 1) * inMax + 1.0 / v + inMax * (1 - 1.0 / v);
         }
-        double[] tree = new double[dense.size()];
-        double[] floor = new double[dense.size()];
-        for (int i = 0; i < tree.length; i++) {
-            double[] x = dense.get(i);
-            tree[i] = x[1] * weight[(int) x[0]];
-            floor[i] = x[2] * weight[(int) x[0]];
+        MegatronTerms.Builder out = MegatronTerms.builder();
+        for (double[] x : dense) {
+            double wgt = weight[(int) x[0]];
+            out.contraction(ExecutionTerm.DENSE, x[1] * wgt, x[2] * wgt);
         }
         double other = 0;
         double tensor = 0;
@@ -461,7 +415,10 @@ public final class ParallelExecution {
         }
         double optimizer = train ? 1e3 * stageParams / (par.zeroStage() >= 1 ? d : 1) * prec.optimizerTrafficBytes()
                 / device.bytesPerSecond() : 0;
-        return new MegatronTerms(tree, floor, other, tensor, steps, sends, pipeline, data, optimizer);
+        return out.add(ExecutionTerm.OTHER, other).add(ExecutionTerm.TENSOR_COMM, tensor)
+                .add(ExecutionTerm.LAYER_STEP, steps).add(ExecutionTerm.SEND, sends)
+                .add(ExecutionTerm.PIPELINE_COMM, pipeline).add(ExecutionTerm.DATA_COMM, data)
+                .add(ExecutionTerm.OPTIMIZER, optimizer).build();
     }
 
     /** Per micro-batch, the layers' parts and contractions of one configuration (what layouts of it share). */
@@ -543,7 +500,7 @@ public final class ParallelExecution {
         return params[0] * share + Math.max(params[1], params[2]);
     }
 
-    private static Result megatron(Workload w, DeviceLayerCost layers, Optional<CommunicationModel> communication,
+    private static StageCost megatron(Workload w, DeviceLayerCost layers, Optional<CommunicationModel> communication,
             Device device, Topology topo, MegatronModel model, List<String> notes) {
         MegatronTerms terms = megatronTerms(w, layers, communication, device, topo);
         double total = model.millis(terms);
@@ -556,7 +513,7 @@ public final class ParallelExecution {
         List<LayerFeatures> fs = FeatureExtractor.of(g).extract(Math.max(1, (int) Math.ceil((double) w.batch()
                 / w.parallelism().microBatches())), w.phase());
         double denseCal = model.dense(terms);
-        double otherCal = model.coefficients()[1] * terms.other();
+        double otherCal = model.coefficient(ExecutionTerm.OTHER) * terms.value(ExecutionTerm.OTHER);
         double denseRaw = 0;
         double otherRaw = 0;
         for (LayerFeatures lf : fs) {
@@ -579,15 +536,20 @@ public final class ParallelExecution {
                         : (otherRaw > 0 ? otherCal / otherRaw : 0));
             }
         }
-        double[] c = model.coefficients();
         List<StageCost.Term> terms2 = new ArrayList<>();
-        addTerm(terms2, "tensor-parallel", StageCost.TermKind.COMMUNICATION, computeScale * c[2] * terms.tensorComm());
+        addTerm(terms2, "tensor-parallel", StageCost.TermKind.COMMUNICATION, computeScale * calibrated(model, terms,
+                ExecutionTerm.TENSOR_COMM));
+        addTerm(terms2, "expert-parallel", StageCost.TermKind.COMMUNICATION, computeScale * calibrated(model, terms,
+                ExecutionTerm.EXPERT_COMM));
+        addTerm(terms2, "context-parallel", StageCost.TermKind.COMMUNICATION, computeScale * calibrated(model,
+                terms, ExecutionTerm.CONTEXT_COMM));
         addTerm(terms2, "host dispatch", StageCost.TermKind.OVERHEAD, 0);
-        addTerm(terms2, "pipeline", StageCost.TermKind.COMMUNICATION, c[4] * terms.sends() + c[5]
-                * terms.pipelineComm());
-        addTerm(terms2, "data-parallel", StageCost.TermKind.COMMUNICATION, c[6] * terms.dataComm());
-        addTerm(terms2, "optimizer", StageCost.TermKind.OVERHEAD, c[7] * terms.optimizer());
-        addTerm(terms2, "fixed", StageCost.TermKind.OVERHEAD, c[8]);
+        addTerm(terms2, "pipeline", StageCost.TermKind.COMMUNICATION, calibrated(model, terms, ExecutionTerm.SEND)
+                + calibrated(model, terms, ExecutionTerm.PIPELINE_COMM));
+        addTerm(terms2, "data-parallel", StageCost.TermKind.COMMUNICATION, calibrated(model, terms,
+                ExecutionTerm.DATA_COMM));
+        addTerm(terms2, "optimizer", StageCost.TermKind.OVERHEAD, calibrated(model, terms, ExecutionTerm.OPTIMIZER));
+        addTerm(terms2, "fixed", StageCost.TermKind.OVERHEAD, calibrated(model, terms, ExecutionTerm.FIXED));
         double parts = 0;
         for (double x : perLayer) {
             parts += x;
@@ -602,16 +564,12 @@ public final class ParallelExecution {
             terms2.add(new StageCost.Term("host dispatch", StageCost.TermKind.OVERHEAD, host));
         }
         double memory = megatronMemory(w);
-        StageCost cost = StageCost.withTotal(perLayer, families, terms2, total).withMemory(memory, notes);
-        double[] groups = new double[GROUPS];
-        groups[Group.DENSE.ordinal()] = terms.dense();
-        groups[Group.OTHER.ordinal()] = terms.other();
-        groups[Group.TENSOR_COMM.ordinal()] = terms.tensorComm();
-        groups[Group.PIPELINE_COMM.ordinal()] = terms.pipelineComm();
-        groups[Group.DATA_COMM.ordinal()] = terms.dataComm();
-        groups[Group.OPTIMIZER.ordinal()] = terms.optimizer();
-        groups[Group.OVERHEAD.ordinal()] = 1;
-        return new Result(cost, groups);
+        return StageCost.withTotal(perLayer, families, terms2, total).withMemory(memory, notes);
+    }
+
+    /** A term's calibrated time: its coefficient times its value. */
+    private static double calibrated(MegatronModel model, MegatronTerms terms, ExecutionTerm term) {
+        return model.coefficient(term) * terms.value(term);
     }
 
     private static void addTerm(List<StageCost.Term> out, String name, StageCost.TermKind kind, double ms) {

@@ -1,0 +1,121 @@
+package org.scaledl.model.exec;
+
+import java.util.EnumSet;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The named terms of a Megatron iteration ({@link MegatronTerms}) and how a fitted {@link MegatronModel} scales each:
+ * its saved name, where it enters the iteration time ({@link Fit}), the coefficient it has before any fit (its prior)
+ * and whether a fit pulls its coefficient toward the prior (the physical scales, which physics puts at 1) or leaves it
+ * free (the host's and the fixed costs, which only data can tell). A term added in a later release is read from an
+ * older file as its prior, so old files load and predict as they did.
+ *
+ * <pre>{@code
+ * for (ExecutionTerm t : ExecutionTerm.values()) {
+ *     System.out.println(t.key() + " " + t.fit() + " prior " + t.prior());
+ * }
+ * }</pre>
+ */
+public enum ExecutionTerm {
+    /** Contractions in 16-bit, TF32 or FP32 (GEMMs, batched products): each at least its floor. */
+    DENSE("dense", Fit.GPU, 1, true),
+    /** Every other layer: norms, softmax, element-wise, embedding look-ups, copies, the quantisation of FP8/FP4. */
+    OTHER("other", Fit.GPU, 1, true),
+    /** Tensor-parallel all-reduces (or reduce-scatters and all-gathers) on the critical path. */
+    TENSOR_COMM("tensor_comm", Fit.GPU, 1, true),
+    /** The host's time per layer execution (ms per layer step): the framework's dispatch, a smooth max with the GPU. */
+    LAYER_STEP("ms_per_layer_step", Fit.HOST, 0, false),
+    /** A fixed cost per pipeline hand-off (ms per send). */
+    SEND("ms_per_send", Fit.ADDITIVE, 0, false),
+    /** The hand-offs' transfer time at the link's bandwidth. */
+    PIPELINE_COMM("pipeline_comm", Fit.ADDITIVE, 1, true),
+    /** The data-parallel gradient reduction (and ZeRO-3's parameter gathers) left exposed. */
+    DATA_COMM("data_comm", Fit.ADDITIVE, 1, true),
+    /** The optimizer step at the memory bandwidth. */
+    OPTIMIZER("optimizer", Fit.ADDITIVE, 1, true),
+    /** A fixed cost per iteration (ms). */
+    FIXED("fixed_ms", Fit.ADDITIVE, 0, false),
+    /** Contractions on FP8 matrix units (per-tensor, blockwise or MX scaling). */
+    DENSE_FP8("dense_fp8", Fit.GPU, 1, true),
+    /** Contractions on FP4 matrix units (NVFP4). */
+    DENSE_FP4("dense_fp4", Fit.GPU, 1, true),
+    /** Expert parallelism's token dispatch and combine (all-to-all) on the critical path. */
+    EXPERT_COMM("expert_comm", Fit.GPU, 1, true),
+    /** Context parallelism's key/value exchange left exposed behind the attention. */
+    CONTEXT_COMM("context_comm", Fit.GPU, 1, true);
+
+    /** Where a term enters an iteration's time. */
+    public enum Fit {
+        /** Summed into the GPU's time on the critical path (its coefficient fitted on its logarithm). */
+        GPU,
+        /** The host's dispatch, a smooth max with the GPU's time (fitted on its logarithm). */
+        HOST,
+        /** Added after the compute part (fitted by non-negative least squares). */
+        ADDITIVE
+    }
+
+    private final String key;
+    private final Fit fit;
+    private final double prior;
+    private final boolean pulled;
+
+    ExecutionTerm(String key, Fit fit, double prior, boolean pulled) {
+        this.key = key;
+        this.fit = fit;
+        this.prior = prior;
+        this.pulled = pulled;
+    }
+
+    /** The saved name of its coefficient. */
+    public String key() {
+        return key;
+    }
+
+    /** Where it enters the iteration's time. */
+    public Fit fit() {
+        return fit;
+    }
+
+    /** Its coefficient before any fit (1 for a physical scale, 0 for a cost only data can tell). */
+    public double prior() {
+        return prior;
+    }
+
+    /** Whether a fit pulls its coefficient toward the prior (or the model being calibrated). */
+    public boolean pulled() {
+        return pulled;
+    }
+
+    /** Whether the term is a contraction class (each contraction kept with its floor). */
+    public boolean dense() {
+        return this == DENSE || this == DENSE_FP8 || this == DENSE_FP4;
+    }
+
+    /** The label of the term in a breakdown: {@code tensor-comm}. */
+    public String label() {
+        return name().toLowerCase(Locale.ROOT).replace('_', '-');
+    }
+
+    /** The terms of a fit kind. */
+    public static Set<ExecutionTerm> of(Fit kind) {
+        Set<ExecutionTerm> out = EnumSet.noneOf(ExecutionTerm.class);
+        for (ExecutionTerm t : values()) {
+            if (t.fit == kind) {
+                out.add(t);
+            }
+        }
+        return out;
+    }
+
+    /** A term by its saved name. */
+    public static Optional<ExecutionTerm> byKey(String key) {
+        for (ExecutionTerm t : values()) {
+            if (t.key.equals(key)) {
+                return Optional.of(t);
+            }
+        }
+        return Optional.empty();
+    }
+}
