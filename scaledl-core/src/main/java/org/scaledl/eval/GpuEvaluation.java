@@ -322,8 +322,8 @@ public final class GpuEvaluation {
             RuntimePredictor model = RuntimePredictor.builder().name("scaledl-device")
                     .layerCost(LayerCost.device(train)).collectives(data.collectives()).build().fit(calibration)
                     .allowingPartialGraphs();
-            DeviceLayerModel layers = model.deviceLayerModel().orElseThrow();
-            logo.addAll(cells(layers::predictMillis, test));
+            org.scaledl.model.cost.OperatorCost layers = model.operators().orElseThrow();
+            logo.addAll(cells(layers::layerMillis, test));
             roofline.addAll(cells(rooflineBaseline(train), test));
             if (adapting) {
                 adaptFold(gpu, model, test, calibration, data, adaptKernels, adaptRuns, seed, adaptedKernels,
@@ -378,8 +378,10 @@ public final class GpuEvaluation {
             List<OpMeasurement> rest = new ArrayList<>();
             profile(kernels, adaptKernels, seed, profiled, rest);
             adapted = adapted.adapt(profiled);
-            kernelsAfter.addAll(cells(adapted.deviceLayerModel().orElseThrow()::predictMillis, rest));
-            kernelsBefore.addAll(cells(model.deviceLayerModel().orElseThrow()::predictMillis, rest));
+            org.scaledl.model.cost.OperatorCost after = adapted.operators().orElseThrow();
+            org.scaledl.model.cost.OperatorCost before = model.operators().orElseThrow();
+            kernelsAfter.addAll(cells(after::layerMillis, rest));
+            kernelsBefore.addAll(cells(before::layerMillis, rest));
         }
         List<GpuData.Run> ownRuns = data.runs().stream().filter(r -> singleEager(r) && r.device().name().equals(gpu)
                 && data.workload(r).isPresent()).toList();

@@ -12,6 +12,7 @@ import org.scaledl.model.cost.LayerStage;
 import org.scaledl.model.device.DeviceLayerModel;
 import org.scaledl.model.device.DeviceStage;
 import org.scaledl.model.exec.EagerModel;
+import org.scaledl.model.exec.MegatronFit;
 import org.scaledl.model.host.HostStage;
 import org.scaledl.model.host.LayerBasis;
 import org.scaledl.workload.CollectiveMeasurement;

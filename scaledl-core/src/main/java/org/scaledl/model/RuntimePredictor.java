@@ -11,9 +11,6 @@ import org.scaledl.graph.GraphCache;
 import org.scaledl.graph.ModelGraph;
 import org.scaledl.model.cost.LayerStage;
 import org.scaledl.model.cost.StageCost;
-import org.scaledl.model.device.DeviceLayerModel;
-import org.scaledl.model.device.DeviceStage;
-import org.scaledl.model.exec.MegatronModel;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.OpMeasurement;
 import org.scaledl.workload.Phase;
@@ -117,9 +114,23 @@ public final class RuntimePredictor implements RuntimeModel {
         return stage.devices();
     }
 
-    /** The device layer cost model, for scoring single operators; empty for the host basis. */
-    public Optional<DeviceLayerModel> deviceLayerModel() {
-        return stage instanceof DeviceStage d ? Optional.of(d.layers()) : Optional.empty();
+    /** The cost of single operators, for scoring them: the device stage's layer model; empty for the host basis. */
+    public Optional<org.scaledl.model.cost.OperatorCost> operators() {
+        return stage.operators();
+    }
+
+    /** The device layer model (its corrections and factors), for reports and tests; empty for the host basis. */
+    public Optional<org.scaledl.model.device.DeviceLayerModel> deviceLayerModel() {
+        return stage.operators().filter(org.scaledl.model.device.DeviceLayerModel.class::isInstance)
+                .map(org.scaledl.model.device.DeviceLayerModel.class::cast);
+    }
+
+    /**
+     * Whether this predictor models jobs spread over GPUs with tensor, pipeline, context and expert parallelism
+     * (a device predictor); a host predictor models data-parallel CPU jobs only.
+     */
+    public boolean modelsClusters() {
+        return stage.modelsClusters();
     }
 
     /** The interaction stage, if fitted. */
@@ -323,12 +334,9 @@ public final class RuntimePredictor implements RuntimeModel {
      * @throws IllegalStateException for a host predictor
      */
     public RuntimePredictor adapt(List<OpMeasurement> profiled) {
-        if (!(stage instanceof DeviceStage d)) {
-            throw new IllegalStateException("adapting to profiled operators needs a device predictor; this one is "
-                    + stage.kind() + " (calibrate it with measured runs instead)");
-        }
+        LayerStage adapted = stage.adapt(profiled);
         Domain dom = domain.plus(new Domain.Collector().operators(profiled).build(domain.crossValidated()));
-        return new RuntimePredictor(name, d.adapt(profiled), interactions, logLow, logHigh, dom,
+        return new RuntimePredictor(name, adapted, interactions, logLow, logHigh, dom,
                 provenance.adapted("adapted_kernels", profiled.size(), List.of()), allowPartial);
     }
 
@@ -346,18 +354,7 @@ public final class RuntimePredictor implements RuntimeModel {
         Domain dom = domain.plus(new Domain.Collector().samples(runs).build(domain.crossValidated()));
         List<String> measured = runs.stream().flatMap(r -> r.workload().device().map(Device::name).stream())
                 .toList();
-        LayerStage calibrated = stage;
-        List<Sample> megatronRuns = runs.stream().filter(r -> r.workload().graph().transformer().isPresent())
-                .toList();
-        List<Sample> eagerRuns = runs.stream().filter(r -> r.workload().graph().transformer().isEmpty()).toList();
-        if (!megatronRuns.isEmpty() && stage instanceof DeviceStage d) {
-            // configuration-built transformers: the Megatron coefficients refitted, pulled toward the current ones
-            calibrated = d.withMegatron(MegatronFit.fit(d::megatronTerms, megatronRuns, "family",
-                    d.megatron().orElseGet(MegatronModel::uncalibrated), true).model());
-        }
-        if (!eagerRuns.isEmpty() || !(stage instanceof DeviceStage)) {
-            calibrated = calibrated.calibrate(stage instanceof DeviceStage ? eagerRuns : runs);
-        }
+        LayerStage calibrated = stage.calibrate(runs);
         return new RuntimePredictor(name, calibrated, interactions, logLow, logHigh, dom,
                 provenance.adapted("calibration_runs", runs.size(), measured), allowPartial);
     }

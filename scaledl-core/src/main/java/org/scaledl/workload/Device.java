@@ -1,6 +1,7 @@
 package org.scaledl.workload;
 
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalDouble;
 import org.scaledl.Checks;
 
@@ -206,14 +207,15 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
     /**
      * Peak FLOP/s for matrix ({@code true}) or vector work in a precision: matrix work runs on the matrix units of
      * the precision the device runs it in ({@link #runs}: the precision itself where the device has its units, else
-     * its fallback), never below the FP32 matrix peak (a V100 has no TF32 or BF16 units, frameworks then compute in
-     * FP32); vector work runs at the FP32 vector peak (element-wise kernels compute in FP32 and are bound by memory).
+     * its fallback), never below the FP32 matrix peak (a V100 has no TF32 units, frameworks then compute in FP32; a
+     * precision the device cannot run at all is costed at the FP32 peak); vector work runs at the FP32 vector peak
+     * (element-wise kernels compute in FP32 and are bound by memory).
      */
     public double peakFlopsPerSecond(Precision precision, boolean matrix) {
         if (!matrix) {
             return peakVectorGflops * 1e9;
         }
-        Precision p = runs(precision);
+        Precision p = runs(precision).orElse(Precision.FP32);
         double units = p == Precision.FP32 ? 0 : matrixPeaks.get(p.peakColumn());
         return Math.max(units, peakMatrixGflops) * 1e9;
     }
@@ -225,14 +227,20 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
 
     /**
      * The precision this device runs matrix work of {@code precision} in: the precision itself where it has those
-     * matrix units (FP32 always), else the first of its fallbacks it has ({@link Precision#fallback()}).
+     * matrix units (FP32 always; every precision on a CPU), else the first of its fallbacks it has
+     * ({@link Precision#fallback()}); empty where it cannot run it (BF16 without BF16 units, FP8 and FP4 without
+     * FP8 units).
      */
-    public Precision runs(Precision precision) {
+    public Optional<Precision> runs(Precision precision) {
         Precision p = precision;
-        while (p != Precision.FP32 && matrixPeaks.get(p.peakColumn()) <= 0) {
-            p = p.fallback().orElse(Precision.FP32);
+        while (kind == Kind.GPU && p != Precision.FP32 && matrixPeaks.get(p.peakColumn()) <= 0) {
+            Optional<Precision> next = p.fallback();
+            if (next.isEmpty()) {
+                return Optional.empty();
+            }
+            p = next.get();
         }
-        return p;
+        return Optional.of(p);
     }
 
     /**

@@ -38,6 +38,7 @@ import org.scaledl.InvalidInputException;
  * Workload w = Workload.builder(g).precision(Precision.parse("bf16")).build();
  * Precision.parse("nvfp4").peakColumn();     // "fp4": the catalog column fp4_TFLOPS
  * Precision.NVFP4.fallback();                // Optional[MXFP8]: what a GPU without FP4 units runs
+ * Precision.BF16.fallback();                 // empty: a GPU without BF16 units cannot run it
  * }</pre>
  */
 public enum Precision {
@@ -48,9 +49,9 @@ public enum Precision {
     /** Mixed precision with FP16 matrix work and activations. */
     FP16("fp16", "fp16", 2, 2, 4, 4, 8, 2, 0, 0, FP32, false),
     /** Mixed precision with BF16 matrix work and activations. */
-    BF16("bf16", "bf16", 2, 2, 4, 4, 8, 2, 0, 0, FP32, false),
+    BF16("bf16", "bf16", 2, 2, 4, 4, 8, 2, 0, 0, null, false),
     /** FP8 linear layers with per-tensor scaling (delayed or current), BF16 elsewhere. */
-    FP8("fp8", "fp8", 2, 2, 4, 4, 8, 2, 2, 5, BF16, true),
+    FP8("fp8", "fp8", 2, 2, 4, 4, 8, 2, 2, 5, null, true),
     /** FP8 linear layers with blockwise scaling (1×128 activations, 128×128 weights), BF16 elsewhere. */
     FP8_BLOCK("fp8-block", "fp8", 2, 2, 4, 4, 8, 2, 2.06, 4.06, FP8, true),
     /** MXFP8 linear layers (32-element blocks, E8M0 scales), BF16 elsewhere. */
@@ -169,7 +170,11 @@ public enum Precision {
         return peakColumn;
     }
 
-    /** What a GPU without this precision's matrix units runs instead (empty for FP32). */
+    /**
+     * What a GPU without this precision's matrix units runs instead, as frameworks fall back: TF32 and FP16 to FP32
+     * (their matrix work then runs on the FP32 units), NVFP4 to MXFP8 to blockwise FP8 to per-tensor FP8. Empty for
+     * FP32 and where frameworks refuse: BF16 without BF16 units, FP8 without FP8 units.
+     */
     public Optional<Precision> fallback() {
         return Optional.ofNullable(fallback);
     }

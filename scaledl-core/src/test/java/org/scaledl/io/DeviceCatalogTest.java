@@ -75,14 +75,15 @@ class DeviceCatalogTest {
         assertEquals(72, gb200.platform().nvlinkDomain());
         assertEquals("NVLink5", gb200.platform().linkKind());
         assertEquals(2 * gb200.peakFlopsPerSecond(fp8, true), gb200.peakFlopsPerSecond(fp4, true), 1e6);
-        assertEquals(fp4, gb200.runs(fp4));
+        assertEquals(fp4, gb200.runs(fp4).orElseThrow());
         Device h100 = c.require("H100 SXM");
         assertEquals(1978.9e12, h100.peakFlopsPerSecond(fp8, true), 1e6);
-        assertEquals(org.scaledl.workload.Precision.FP8_BLOCK, h100.runs(mx), "Hopper has no MX units");
-        assertEquals(org.scaledl.workload.Precision.FP8_BLOCK, h100.runs(fp4));
-        assertEquals(org.scaledl.workload.Precision.BF16, c.require("A100 80GB").runs(fp8), "Ampere has no FP8");
+        assertEquals(org.scaledl.workload.Precision.FP8_BLOCK, h100.runs(mx).orElseThrow(), "Hopper has no MX");
+        assertEquals(org.scaledl.workload.Precision.FP8_BLOCK, h100.runs(fp4).orElseThrow());
+        assertTrue(c.require("A100 80GB").runs(fp8).isEmpty(), "Ampere has no FP8 units: refused");
+        assertTrue(c.require("V100").runs(org.scaledl.workload.Precision.BF16).isEmpty(), "Volta has no BF16");
         assertEquals(org.scaledl.workload.Precision.FP32, c.require("V100").runs(
-                org.scaledl.workload.Precision.BF16), "Volta has no BF16 units");
+                org.scaledl.workload.Precision.TF32).orElseThrow(), "TF32 falls back to FP32");
         for (String name : new String[] {"B200", "B300", "GB300", "H200", "H20", "MI325X", "MI355X", "L40", "A40",
             "RTX 6000 Ada", "RTX 4090", "RTX 5090", "A100", "H100", "L40S"}) {
             assertTrue(c.find(name).isPresent(), name);
@@ -118,7 +119,7 @@ class DeviceCatalogTest {
         for (org.scaledl.workload.Precision p : org.scaledl.workload.Precision.values()) {
             double expected = p == org.scaledl.workload.Precision.FP32 ? 100e12 : peak.get(p.peakColumn());
             assertEquals(expected, d.peakFlopsPerSecond(p, true), 1e3, p.label());
-            assertEquals(p, d.runs(p), p.label());
+            assertEquals(p, d.runs(p).orElseThrow(), p.label());
         }
         assertEquals(peak.get("fp6") / 1e9, d.matrixPeak("fp6"), 1e-6, "a column no precision reads yet");
     }

@@ -16,6 +16,7 @@ import org.scaledl.model.comm.AllReduceModel;
 import org.scaledl.model.device.DeviceLayerModel;
 import org.scaledl.model.device.DeviceStage;
 import org.scaledl.model.exec.ExecutionTerm;
+import org.scaledl.model.exec.MegatronFit;
 import org.scaledl.model.exec.MegatronModel;
 import org.scaledl.model.exec.MegatronTerms;
 import org.scaledl.model.exec.ParallelExecution;

@@ -150,7 +150,8 @@ class ClusterPredictCliTest {
         config(dir);
         String[][] cases = {
             {"gpt3/config.json,,1," + A100 + ",fp16,false", "needs seq"},
-            {"gpt3/config.json,2048,1," + A100 + ",fp8,false", "unknown precision 'fp8'"},
+            {"gpt3/config.json,2048,1," + A100 + ",fp9,false", "unknown precision 'fp9'"},
+            {"gpt3/config.json,2048,1," + A100 + ",fp8,false", "cannot run fp8: it has no FP8 matrix units"},
             {"gpt3/config.json,2048,1," + A100 + ",fp16,maybe", "sequence_parallel must be true or false"},
             {"gpt3/config.json,2048,1," + A100 + ",fp16,true", "sequence parallelism needs tensor parallelism"},
             {"gpt3/nope.json,2048,1," + A100 + ",fp16,false", "transformer file not found"},

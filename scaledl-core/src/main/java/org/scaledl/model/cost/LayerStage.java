@@ -65,6 +65,33 @@ public interface LayerStage {
         return cost(w).memoryBytes();
     }
 
+    /**
+     * The stage's cost of single operators, when it predicts layer by layer from operator measurements (the device
+     * stage); empty for a stage fitted on whole iterations only.
+     */
+    default java.util.Optional<OperatorCost> operators() {
+        return java.util.Optional.empty();
+    }
+
+    /**
+     * A copy adapted to a device from a few profiled operators (the device stage: per device, family and pass, a
+     * damped median ratio of measured to predicted time).
+     *
+     * @throws IllegalStateException for a stage that cannot take operator measurements (naming what it takes)
+     */
+    default LayerStage adapt(List<org.scaledl.workload.OpMeasurement> profiled) {
+        throw new IllegalStateException("adapting to profiled operators needs a device predictor; this one is "
+                + kind() + " (calibrate it with measured runs instead)");
+    }
+
+    /**
+     * Whether the stage predicts jobs spread over several devices with tensor, pipeline, context and expert
+     * parallelism (a layout search needs it).
+     */
+    default boolean modelsClusters() {
+        return false;
+    }
+
     /** The saved form, with {@code kind} set. */
     ObjectNode toJson();
 }

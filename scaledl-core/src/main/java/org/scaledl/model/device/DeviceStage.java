@@ -9,6 +9,7 @@ import org.scaledl.model.cost.LayerStage;
 import org.scaledl.model.cost.StageCost;
 import org.scaledl.model.exec.EagerModel;
 import org.scaledl.model.exec.ExecutionTerm;
+import org.scaledl.model.exec.MegatronFit;
 import org.scaledl.model.exec.MegatronModel;
 import org.scaledl.model.exec.MegatronTerms;
 import org.scaledl.model.exec.ParallelExecution;
@@ -110,14 +111,39 @@ public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> 
         return new DeviceStage(layers, communication, Optional.of(model), eager);
     }
 
+    /**
+     * A copy calibrated on a few measured runs: runs of configuration-built transformers refit the Megatron
+     * model's coefficients, pulled toward the current ones ({@link MegatronFit}: a few runs move them little, many
+     * decide them, a term no run exercises stays); runs of imported graphs recalibrate the layer model's shared
+     * per-phase factors and a damped factor per GPU measured ({@link DeviceLayerModel#calibrate}).
+     */
     @Override
     public DeviceStage calibrate(List<Sample> runs) {
-        return new DeviceStage(layers.calibrate(runs), communication, megatron, eager);
+        List<Sample> transformers = runs.stream().filter(r -> r.workload().graph().transformer().isPresent())
+                .toList();
+        List<Sample> eagerRuns = runs.stream().filter(r -> r.workload().graph().transformer().isEmpty()).toList();
+        Optional<MegatronModel> m = megatron;
+        if (!transformers.isEmpty()) {
+            m = Optional.of(MegatronFit.fit(this::megatronTerms, transformers, "family",
+                    megatron.orElseGet(MegatronModel::uncalibrated), true).model());
+        }
+        return new DeviceStage(eagerRuns.isEmpty() ? layers : layers.calibrate(eagerRuns), communication, m, eager);
     }
 
     /** A copy adapted to profiled operators ({@link DeviceLayerModel#adapt}). */
+    @Override
     public DeviceStage adapt(List<org.scaledl.workload.OpMeasurement> profiled) {
         return new DeviceStage(layers.adapt(profiled), communication, megatron, eager);
+    }
+
+    @Override
+    public Optional<org.scaledl.model.cost.OperatorCost> operators() {
+        return Optional.of(layers);
+    }
+
+    @Override
+    public boolean modelsClusters() {
+        return true;
     }
 
     @Override

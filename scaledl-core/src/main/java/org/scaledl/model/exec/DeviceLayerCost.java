@@ -11,12 +11,7 @@ import org.scaledl.workload.Precision;
  * ({@code org.scaledl.model.device.DeviceLayerModel}); {@link ParallelExecution} combines these costs over tensor,
  * pipeline and data parallelism without knowing how they are predicted.
  */
-public interface DeviceLayerCost {
-    /**
-     * One layer's forward or backward time on a device, ms (0 for shape arithmetic and absent backward work), before
-     * the whole-model factor.
-     */
-    double layerMillis(LayerFeatures f, Device device, Precision precision, boolean backward);
+public interface DeviceLayerCost extends org.scaledl.model.cost.OperatorCost {
 
     /** The whole-model calibration factor of a phase on a device (what isolated layer costs miss). */
     double factor(Phase phase, Device device);

@@ -78,6 +78,13 @@ public final class ParallelExecution {
      */
     public static void check(Workload w, Optional<CommunicationModel> communication) {
         Parallelism par = w.parallelism();
+        w.device().ifPresent(d -> {
+            if (d.runs(w.precision()).isEmpty()) {
+                throw new IllegalArgumentException(d.name() + " cannot run " + w.precision().label() + ": it has no "
+                        + w.precision().peakColumn().toUpperCase(java.util.Locale.ROOT) + " matrix units (it runs "
+                        + String.join(", ", runnable(d)) + ")");
+            }
+        });
         if (par.tensor() > 1 && w.graph().blocks().isEmpty()) {
             throw new IllegalArgumentException("tensor parallelism needs the graph's block structure (which layers "
                     + "are the repeated blocks and the residual stream's width), which " + w.graph().name()
@@ -103,6 +110,17 @@ public final class ParallelExecution {
                         + ") divisible by stages x chunks (" + par.pipeline() + " x " + par.virtualStages() + ")");
             }
         }
+    }
+
+    /** The precisions a device runs (with or without a fallback), by label. */
+    static List<String> runnable(Device d) {
+        List<String> out = new ArrayList<>();
+        for (Precision p : Precision.values()) {
+            if (d.runs(p).isPresent()) {
+                out.add(p.label());
+            }
+        }
+        return out;
     }
 
     /** The topology a workload runs on: its own, or the standard server of its device (noted). */
@@ -138,7 +156,7 @@ public final class ParallelExecution {
             Device device, double singleTotal, MegatronModel megatron, EagerModel eager) {
         check(w, communication);
         List<String> notes = new ArrayList<>();
-        Precision runs = device.runs(w.precision());
+        Precision runs = device.runs(w.precision()).orElseThrow();
         if (runs != w.precision()) {
             notes.add(device.name() + " has no " + w.precision().label() + " matrix units: its matrix work runs in "
                     + runs.label() + " (as frameworks fall back)");

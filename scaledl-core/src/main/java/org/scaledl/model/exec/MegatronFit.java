@@ -1,11 +1,8 @@
-package org.scaledl.model;
+package org.scaledl.model.exec;
 
 import java.util.ArrayList;
 import java.util.List;
 import org.scaledl.model.cost.LevenbergMarquardt;
-import org.scaledl.model.exec.ExecutionTerm;
-import org.scaledl.model.exec.MegatronModel;
-import org.scaledl.model.exec.MegatronTerms;
 import org.scaledl.workload.Folds;
 import org.scaledl.workload.Workload;
 
@@ -28,7 +25,7 @@ import org.scaledl.workload.Workload;
  * @param logErrors      {@code log(predicted / measured)} per run, out of group where cross-validated
  * @param crossValidated whether the errors are out of group
  */
-record MegatronFit(MegatronModel model, List<Double> logErrors, boolean crossValidated) {
+public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean crossValidated) {
     /** The weight of the pull toward the physical scales. */
     static final double PRIOR = 0.3;
     private static final ExecutionTerm[] LINEAR = ExecutionTerm.of(ExecutionTerm.Fit.ADDITIVE)
@@ -49,13 +46,14 @@ record MegatronFit(MegatronModel model, List<Double> logErrors, boolean crossVal
     record Run(MegatronTerms terms, double millis, double weight) {
     }
 
-    /** The terms of every run, in order (what a fit needs of the stage). */
-    interface TermSource {
+    /** A run's terms (what a fit needs of the stage). */
+    public interface TermSource {
+        /** The uncalibrated terms of a workload's iteration. */
         MegatronTerms terms(Workload w);
     }
 
-    /** Fits from the priors, every run weighing one. */
-    static MegatronFit fit(TermSource stage, List<org.scaledl.workload.Sample> runs, String groupTag) {
+    /** Fits from the priors, every run weighing one (or its {@link #WEIGHT_TAG}). */
+    public static MegatronFit fit(TermSource stage, List<org.scaledl.workload.Sample> runs, String groupTag) {
         return fit(stage, runs, groupTag, MegatronModel.uncalibrated(), false);
     }
 
@@ -64,7 +62,7 @@ record MegatronFit(MegatronModel model, List<Double> logErrors, boolean crossVal
      * {@code calibrate} the free terms too: a calibration of a fitted model on a few runs of the user's stays near it
      * where they say little.
      */
-    static MegatronFit fit(TermSource stage, List<org.scaledl.workload.Sample> runs, String groupTag,
+    public static MegatronFit fit(TermSource stage, List<org.scaledl.workload.Sample> runs, String groupTag,
             MegatronModel centre, boolean calibrate) {
         List<Run> data = new ArrayList<>();
         for (org.scaledl.workload.Sample s : runs) {
@@ -100,8 +98,8 @@ record MegatronFit(MegatronModel model, List<Double> logErrors, boolean crossVal
         return s.workload().tag(WEIGHT_TAG).map(Double::parseDouble).orElse(1.0);
     }
 
-    /** The workload tag holding a run's weight in the fit (default 1). */
-    static final String WEIGHT_TAG = "fit_weight";
+    /** The workload tag holding a run's weight in the fit (default 1): repeated publications of a job share one. */
+    public static final String WEIGHT_TAG = "fit_weight";
 
     private static int[] all(int n) {
         int[] all = new int[n];
@@ -112,7 +110,7 @@ record MegatronFit(MegatronModel model, List<Double> logErrors, boolean crossVal
     }
 
     /** The coefficients for a subset of the runs, from the priors (every run weighing one). */
-    static MegatronModel fit(List<MegatronTerms> terms, double[] y, int[] rows) {
+    public static MegatronModel fit(List<MegatronTerms> terms, double[] y, int[] rows) {
         List<Run> data = new ArrayList<>();
         for (int i = 0; i < y.length; i++) {
             data.add(new Run(terms.get(i), y[i], 1));
