@@ -34,67 +34,91 @@ public record LayerRole(Region region, Kind kind, int block) {
     }
 
     /**
-     * What a layer does. Each kind says whether it lies on the <em>residual stream</em> (as wide as the hidden size,
-     * replicated over the tensor-parallel ranks unless sequence parallelism splits it along the sequence) and whether
-     * it belongs to the <em>attention core</em> (what selective recomputation recomputes).
+     * How tensor parallelism treats a layer of a block: split {@code t} ways ({@link #TENSOR}), replicated unless
+     * sequence parallelism splits it along the sequence ({@link #SEQUENCE}: the residual stream, the router),
+     * replicated always ({@link #NONE}: multi-head latent attention's down projections), or split by expert tensor
+     * parallelism instead ({@link #EXPERT}: the routed experts, which expert parallelism spreads too).
+     */
+    public enum Split {
+        /** Split over the tensor-parallel ranks (heads, MLP columns, vocabulary). */
+        TENSOR,
+        /** Replicated over the tensor-parallel ranks; split along the sequence with sequence parallelism. */
+        SEQUENCE,
+        /** Replicated over the tensor-parallel ranks. */
+        NONE,
+        /** The routed experts: spread by expert parallelism, split by expert tensor parallelism. */
+        EXPERT
+    }
+
+    /**
+     * What a layer does. Each kind says how tensor parallelism splits it ({@link #split()}), whether it lies on the
+     * <em>residual stream</em> (as wide as the hidden size) and whether it belongs to the <em>attention core</em>
+     * (what selective recomputation recomputes).
      */
     public enum Kind {
         /** A token (or token-type) embedding look-up: split over the vocabulary by tensor parallelism. */
-        EMBEDDING(false),
+        EMBEDDING(Split.TENSOR),
         /** Position embeddings and relative-position biases: replicated. */
-        POSITION(false),
+        POSITION(Split.NONE),
         /** A norm (LayerNorm, RMSNorm): on the residual stream. */
-        NORM(true),
-        /** The query, key and value projections (and their rotary embeddings). */
-        QKV(false),
+        NORM(Split.SEQUENCE),
+        /** The query, key and value projections (and their rotary embeddings and norms). */
+        QKV(Split.TENSOR),
+        /** Multi-head latent attention's down projections and their norms: replicated (Megatron's "duplicated"). */
+        LATENT(Split.NONE),
         /** The attention core: scores, softmax, its dropout, the context product (per head). */
-        ATTENTION_CORE(false),
+        ATTENTION_CORE(Split.TENSOR),
         /** The heads' merge and the output projection. */
-        ATTENTION_OUT(false),
-        /** The feed-forward up (and gate) projection. */
-        MLP_IN(false),
+        ATTENTION_OUT(Split.TENSOR),
+        /** The feed-forward up (and gate) projection (of a dense MLP or a shared expert). */
+        MLP_IN(Split.TENSOR),
         /** The feed-forward activation (and gating product). */
-        MLP_ACT(false),
+        MLP_ACT(Split.TENSOR),
         /** The feed-forward down projection. */
-        MLP_OUT(false),
-        /** A mixture of experts' router (the gate over experts). */
-        ROUTER(false),
+        MLP_OUT(Split.TENSOR),
+        /** A mixture of experts' router (the gate over experts): replicated, split along the sequence with SP. */
+        ROUTER(Split.SEQUENCE),
         /** The tokens' dispatch to their experts. */
-        EXPERT_DISPATCH(false),
+        EXPERT_DISPATCH(Split.EXPERT),
         /** The experts' up (and gate) projections. */
-        EXPERT_IN(false),
+        EXPERT_IN(Split.EXPERT),
         /** The experts' activations. */
-        EXPERT_ACT(false),
+        EXPERT_ACT(Split.EXPERT),
         /** The experts' down projections. */
-        EXPERT_OUT(false),
+        EXPERT_OUT(Split.EXPERT),
         /** The weighted combination of the experts' outputs. */
-        EXPERT_COMBINE(false),
+        EXPERT_COMBINE(Split.EXPERT),
         /** A state-space (Mamba) mixer's input projection. */
-        MIXER_IN(false),
-        /** A state-space mixer's convolution and scan. */
-        MIXER_CORE(false),
+        MIXER_IN(Split.TENSOR),
+        /** A state-space mixer's convolution, scan and gated norm. */
+        MIXER_CORE(Split.TENSOR),
         /** A state-space mixer's output projection. */
-        MIXER_OUT(false),
+        MIXER_OUT(Split.TENSOR),
         /** A residual add: on the residual stream. */
-        RESIDUAL(true),
+        RESIDUAL(Split.SEQUENCE),
         /** A dropout on the residual stream (after a projection, after the embeddings). */
-        DROPOUT(true),
+        DROPOUT(Split.SEQUENCE),
         /** The output projection to the vocabulary (the logits): split over the vocabulary. */
-        HEAD(false),
+        HEAD(Split.TENSOR),
         /** The loss over the logits: split over the vocabulary (Megatron's vocabulary-parallel cross entropy). */
-        LOSS(false),
+        LOSS(Split.TENSOR),
         /** Anything else (imported graphs' layers whose role is not known). */
-        OTHER(false);
+        OTHER(Split.TENSOR);
 
-        private final boolean residualStream;
+        private final Split split;
 
-        Kind(boolean residualStream) {
-            this.residualStream = residualStream;
+        Kind(Split split) {
+            this.split = split;
+        }
+
+        /** How tensor parallelism treats it. */
+        public Split split() {
+            return split;
         }
 
         /** Whether the layer works on the residual stream (replicated over tensor-parallel ranks without SP). */
         public boolean residualStream() {
-            return residualStream;
+            return this == NORM || this == RESIDUAL || this == DROPOUT;
         }
 
         /** Whether it belongs to the attention core (recomputed by selective recomputation). */
@@ -104,8 +128,16 @@ public record LayerRole(Region region, Kind kind, int block) {
 
         /** Whether it is part of a mixture of experts' routed experts (sharded by expert parallelism). */
         public boolean expert() {
-            return this == EXPERT_DISPATCH || this == EXPERT_IN || this == EXPERT_ACT || this == EXPERT_OUT
-                    || this == EXPERT_COMBINE;
+            return split == Split.EXPERT;
+        }
+
+        /**
+         * Whether it is a linear layer of a block that the low-precision recipes (FP8, FP4) run on their matrix units:
+         * the projections of attention, MLP, experts and mixers (not the attention core, the router or the head).
+         */
+        public boolean lowPrecisionLinear() {
+            return this == QKV || this == LATENT || this == ATTENTION_OUT || this == MLP_IN || this == MLP_OUT
+                    || this == EXPERT_IN || this == EXPERT_OUT || this == MIXER_IN || this == MIXER_OUT;
         }
     }
 

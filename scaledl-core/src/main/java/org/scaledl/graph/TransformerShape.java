@@ -15,16 +15,25 @@ import org.scaledl.Checks;
  * @param layers         transformer layers in all stacks {@code L}
  * @param vocab          vocabulary size {@code V}
  * @param seq            sequence length {@code s} the graph was built for
- * @param experts        experts of a mixture-of-experts feed-forward (1: dense)
+ * @param experts        routed experts of a mixture-of-experts feed-forward (1: dense)
  * @param topK           experts each token is routed to (1 when dense)
+ * @param kvWidth        elements of one token's keys and values together, what context parallelism exchanges per
+ *                       attention layer ({@code 2·kvHeads·headDim}; for latent attention the decompressed keys and
+ *                       values of every head)
  */
 public record TransformerShape(long hidden, long heads, long kvHeads, long ffn, int layers, long vocab, long seq,
-        int experts, int topK) {
+        int experts, int topK, long kvWidth) {
     /** Validates. */
     public TransformerShape {
-        Checks.argument(hidden > 0 && heads > 0 && kvHeads > 0 && ffn > 0 && layers > 0 && vocab > 0 && seq > 0,
-                "transformer sizes must be positive");
+        Checks.argument(hidden > 0 && heads > 0 && kvHeads > 0 && ffn > 0 && layers > 0 && vocab > 0 && seq > 0
+                && kvWidth > 0, "transformer sizes must be positive");
         Checks.argument(heads % kvHeads == 0, "heads (%s) must be a multiple of key/value heads (%s)", heads, kvHeads);
         Checks.argument(experts >= 1 && topK >= 1 && topK <= experts, "top-%s of %s experts", topK, experts);
+    }
+
+    /** A shape whose keys and values are {@code 2·kvHeads·hidden/heads} wide (multi-head or grouped-query). */
+    public TransformerShape(long hidden, long heads, long kvHeads, long ffn, int layers, long vocab, long seq,
+            int experts, int topK) {
+        this(hidden, heads, kvHeads, ffn, layers, vocab, seq, experts, topK, Math.max(1, 2 * kvHeads * hidden / heads));
     }
 }

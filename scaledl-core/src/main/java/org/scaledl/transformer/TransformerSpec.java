@@ -1,11 +1,13 @@
 package org.scaledl.transformer;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import org.scaledl.Checks;
 import org.scaledl.graph.Attribute;
 import org.scaledl.graph.Blocks;
@@ -21,13 +23,17 @@ import org.scaledl.graph.TransformerShape;
 
 /**
  * A transformer described by its configuration: the architecture (decoder-only, encoder-only, encoder–decoder),
- * hidden size, attention heads and key/value heads (grouped-query and multi-query attention), layers, feed-forward
- * size and kind (GELU/ReLU, or gated SwiGLU / gated GELU), vocabulary, positions (learned, rotary, relative), norm
- * (LayerNorm or RMSNorm), biases, tied embeddings and mixture-of-experts routing. {@link #graph(long)} builds its
- * layer graph for a sequence length in the vocabulary of an ONNX import ({@code Gemm}, {@code MatMul},
- * {@code LayerNormalization}, {@code Softmax}, {@code Gelu}, {@code Gather} of an embedding...), so the same layer
- * cost model predicts both; the graph holds each distinct block once ({@link ModelGraph#repeats}), so a 96-layer model
- * costs one layer's analysis.
+ * hidden size, attention (heads and key/value heads: multi-head, grouped-query, multi-query; or DeepSeek's multi-head
+ * latent attention, {@link Mla}; full, sliding-window or chunked; fused as FlashAttention runs it or not), the
+ * feed-forward (GELU, ReLU, squared ReLU, or gated SwiGLU / gated GELU; dense or a mixture of experts with shared
+ * experts, {@link Moe}), state-space mixers (Mamba-2, {@link Mamba}) in hybrid models, the layers in order
+ * ({@link Block}: each layer's mixer and feed-forward, so DeepSeek's dense first layers, Llama 4's interleaved MoE
+ * layers, GPT-OSS's alternating sliding windows and Nemotron-H's hybrid pattern are one list), vocabulary, positions
+ * (learned, rotary, relative), norm (LayerNorm or RMSNorm), biases, dropouts and tied embeddings.
+ * {@link #graph(long)} builds its layer graph for a sequence length in the vocabulary of an ONNX import
+ * ({@code Gemm}, {@code MatMul}, {@code LayerNormalization}, {@code Softmax}, {@code Gelu}, {@code Gather} of an
+ * embedding...), each layer with its {@link LayerRole}, so the same layer cost model predicts both; the graph holds
+ * each distinct kind of block once ({@link ModelGraph#repeats}), so a 96-layer model costs one layer's analysis.
  *
  * <pre>{@code
  * TransformerSpec gpt3 = TransformerSpec.decoder("gpt3-175b", 12288, 96, 96, 50257).maxPositions(2048).build();
@@ -37,37 +43,15 @@ import org.scaledl.graph.TransformerShape;
  * }</pre>
  *
  * <p>Parameter counts are exact for the architectures of Hugging Face's {@code GPT2LMHeadModel},
- * {@code LlamaForCausalLM}, {@code MistralForCausalLM}, {@code MixtralForCausalLM}, {@code OPTForCausalLM},
- * {@code BertForMaskedLM} and {@code T5ForConditionalGeneration}; the contractions' FLOPs are those of the closed
- * forms (Narayanan et al., SC '21, Eq. 3: {@code 24·B·s·h² + 4·B·s²·h} per layer forward, {@code 2·B·s·h·V} for the
- * logits).
- *
- * @param name           a name for reports
- * @param architecture   decoder-only, encoder-only or encoder–decoder
- * @param hidden         hidden size {@code h}
- * @param heads          attention heads
- * @param kvHeads        key/value heads (= heads without GQA; 1 for MQA)
- * @param headDim        size of one head (usually hidden / heads)
- * @param ffn            feed-forward inner size
- * @param ffnKind        plain (one up projection and an activation) or gated (SwiGLU, gated GELU)
- * @param layers         layers of the (encoder) stack
- * @param decoderLayers  decoder layers of an encoder–decoder model (0 otherwise)
- * @param vocab          vocabulary size
- * @param maxPositions   learned position embeddings (0 for rotary or relative positions)
- * @param typeVocab      token-type embeddings (BERT's segments; 0 without)
- * @param relativeBuckets buckets of T5's relative attention bias (0 without)
- * @param norm           LayerNorm (scale and bias) or RMSNorm (scale only)
- * @param preNorm        norm before each sub-layer (GPT-2, Llama) rather than after the residual add (BERT)
- * @param bias           biases on the projections
- * @param tiedEmbeddings the output projection shares the input embedding's weight
- * @param experts        experts of a mixture-of-experts feed-forward (1: dense)
- * @param topK           experts each token goes to
+ * {@code LlamaForCausalLM}, {@code MistralForCausalLM}, {@code MixtralForCausalLM}, {@code Qwen2ForCausalLM},
+ * {@code Qwen3ForCausalLM}, {@code Qwen3MoeForCausalLM}, {@code DeepseekV3ForCausalLM} (without its multi-token
+ * prediction module), {@code GptOssForCausalLM}, {@code NemotronForCausalLM}, {@code NemotronHForCausalLM},
+ * {@code Llama4ForCausalLM}, {@code OPTForCausalLM}, {@code BertForMaskedLM} and
+ * {@code T5ForConditionalGeneration}; the contractions' FLOPs are those of the closed forms (Narayanan et al.,
+ * SC '21, Eq. 3: {@code 24·B·s·h² + 4·B·s²·h} per layer forward, {@code 2·B·s·h·V} for the logits), with a fused
+ * causal attention core doing half the score work and a windowed one a window's.
  */
-public record TransformerSpec(String name, Architecture architecture, long hidden, long heads, long kvHeads,
-        long headDim, long ffn, FfnKind ffnKind, int layers, int decoderLayers, long vocab, long maxPositions,
-        long typeVocab, int relativeBuckets, Norm norm, boolean preNorm, boolean bias, boolean tiedEmbeddings,
-        int experts, int topK) {
-
+public final class TransformerSpec {
     /** Which stacks the model has. */
     public enum Architecture {
         /** GPT-style causal decoder. */
@@ -78,13 +62,15 @@ public record TransformerSpec(String name, Architecture architecture, long hidde
         ENCODER_DECODER
     }
 
-    /** The feed-forward block. */
+    /** The feed-forward's activation. */
     public enum FfnKind {
         /** {@code act(x·W1 + b1)·W2 + b2} with GELU. */
         GELU,
         /** {@code act(x·W1 + b1)·W2 + b2} with ReLU. */
         RELU,
-        /** {@code (silu(x·Wg) ⊙ x·Wu)·Wd} (Llama, Mistral). */
+        /** {@code relu(x·W1)²·W2} (Nemotron's squared ReLU). */
+        RELU2,
+        /** {@code (silu(x·Wg) ⊙ x·Wu)·Wd} (Llama, Mistral, Qwen, DeepSeek). */
         SWIGLU,
         /** {@code (gelu(x·Wg) ⊙ x·Wu)·Wd} (T5 v1.1). */
         GATED_GELU;
@@ -103,31 +89,226 @@ public record TransformerSpec(String name, Architecture architecture, long hidde
         RMS_NORM
     }
 
-    /** Validates. */
-    public TransformerSpec {
-        Objects.requireNonNull(name, "name");
-        Objects.requireNonNull(architecture, "architecture");
-        Objects.requireNonNull(ffnKind, "ffnKind");
-        Objects.requireNonNull(norm, "norm");
-        Checks.argument(hidden > 0 && heads > 0 && kvHeads > 0 && headDim > 0 && ffn > 0 && layers > 0 && vocab > 0,
-                "%s: hidden size, heads, key/value heads, head size, feed-forward size, layers and vocabulary must "
-                        + "be positive", name);
+    /**
+     * One transformer layer: its token mixer and its feed-forward. A layer of a plain transformer is attention then a
+     * dense MLP; hybrid models have layers with a Mamba mixer only, an MLP only, or experts only.
+     *
+     * @param mixer   attention, a state-space (Mamba-2) mixer, or none
+     * @param window  the attention's window in tokens (0: the whole sequence); with {@code chunked}, the chunk
+     * @param chunked attention within fixed chunks of {@code window} tokens (Llama 4) rather than a sliding window
+     * @param ffn     a dense MLP, a mixture of experts, or none
+     * @param ffnSize the dense MLP's inner size (0 for experts and none)
+     */
+    public record Block(Mixer mixer, long window, boolean chunked, Ffn ffn, long ffnSize) {
+        /** A layer's token mixer. */
+        public enum Mixer {
+            /** Self-attention. */
+            ATTENTION,
+            /** A Mamba-2 state-space mixer. */
+            MAMBA,
+            /** None (an MLP-only or experts-only layer). */
+            NONE
+        }
+
+        /** A layer's feed-forward. */
+        public enum Ffn {
+            /** A dense MLP of {@code ffnSize}. */
+            DENSE,
+            /** The mixture of experts. */
+            MOE,
+            /** None (a mixer-only layer). */
+            NONE
+        }
+
+        /** Validates. */
+        public Block {
+            Objects.requireNonNull(mixer, "mixer");
+            Objects.requireNonNull(ffn, "ffn");
+            Checks.argument(window >= 0 && (window == 0 || mixer == Mixer.ATTENTION), "a window needs attention: %s",
+                    window);
+            Checks.argument(!chunked || window > 0, "chunked attention needs a chunk size");
+            Checks.argument((ffn == Ffn.DENSE) == (ffnSize > 0), "a dense layer has an inner size (%s, %s)", ffn,
+                    ffnSize);
+            Checks.argument(mixer != Mixer.NONE || ffn != Ffn.NONE, "a layer needs a mixer or a feed-forward");
+        }
+
+        /** Attention over the whole sequence followed by a dense MLP of {@code ffn}. */
+        public static Block dense(long ffn) {
+            return new Block(Mixer.ATTENTION, 0, false, Ffn.DENSE, ffn);
+        }
+
+        /** Attention over the whole sequence followed by the experts. */
+        public static Block moe() {
+            return new Block(Mixer.ATTENTION, 0, false, Ffn.MOE, 0);
+        }
+    }
+
+    /**
+     * DeepSeek's multi-head latent attention: queries through a low-rank projection (when {@code qLoraRank > 0}),
+     * keys and values from a shared compressed latent, each head's query and key a non-positional part and a rotary
+     * part shared across heads.
+     *
+     * @param qLoraRank  rank of the query's down projection (0: a plain query projection)
+     * @param kvLoraRank rank of the key/value latent
+     * @param qkNopeDim  per head, the query and key dimensions without positions
+     * @param qkRopeDim  per head, the rotary dimensions (the key's shared across heads)
+     * @param vDim       per head, the value dimension
+     */
+    public record Mla(long qLoraRank, long kvLoraRank, long qkNopeDim, long qkRopeDim, long vDim) {
+        /** Validates. */
+        public Mla {
+            Checks.argument(qLoraRank >= 0 && kvLoraRank > 0 && qkNopeDim > 0 && qkRopeDim >= 0 && vDim > 0
+                    && kvLoraRank <= 1L << 20 && qLoraRank <= 1L << 20 && qkNopeDim + qkRopeDim <= 1L << 14
+                    && vDim <= 1L << 14, "latent attention sizes out of range: %s, %s, %s, %s, %s", qLoraRank,
+                    kvLoraRank, qkNopeDim, qkRopeDim, vDim);
+        }
+    }
+
+    /**
+     * A mixture of experts: {@code experts} routed experts of inner size {@code expertFfn}, each token routed to
+     * {@code topK}, and {@code sharedFfn} of shared experts every token goes through.
+     *
+     * @param experts    routed experts
+     * @param topK       experts each token is routed to
+     * @param expertFfn  inner size of one routed expert
+     * @param sharedFfn  inner size of the shared experts together (0: none)
+     * @param routerBias whether the router's projection has a bias (GPT-OSS)
+     * @param scoreBias  whether the router keeps a per-expert score correction (DeepSeek's aux-loss-free balancing)
+     * @param expertBias whether the experts' projections have biases (GPT-OSS)
+     */
+    public record Moe(int experts, int topK, long expertFfn, long sharedFfn, boolean routerBias, boolean scoreBias,
+            boolean expertBias) {
+        /** The most experts a model may have. */
+        public static final int MAX_EXPERTS = 1 << 14;
+
+        /** Validates. */
+        public Moe {
+            Checks.argument(experts >= 1 && experts <= MAX_EXPERTS && topK >= 1 && topK <= experts,
+                    "top-%s of %s experts (at most %s)", topK, experts, MAX_EXPERTS);
+            Checks.argument(expertFfn > 0 && expertFfn <= 1L << 22 && sharedFfn >= 0 && sharedFfn <= 1L << 22,
+                    "expert sizes out of range: %s, %s", expertFfn, sharedFfn);
+        }
+    }
+
+    /**
+     * A Mamba-2 mixer: {@code heads} heads of {@code headDim} (the inner size is their product), a state of
+     * {@code stateSize} per group of heads, a causal convolution of {@code convKernel} taps, scanned in chunks.
+     *
+     * @param heads      heads
+     * @param headDim    dimension of one head
+     * @param stateSize  the state's size per group
+     * @param groups     groups sharing the input-dependent B and C
+     * @param convKernel the causal convolution's taps
+     * @param projBias   whether the projections have biases
+     * @param convBias   whether the convolution has a bias
+     * @param chunk      the scan's chunk length
+     */
+    public record Mamba(long heads, long headDim, long stateSize, long groups, int convKernel, boolean projBias,
+            boolean convBias, int chunk) {
+        /** Validates. */
+        public Mamba {
+            Checks.argument(heads > 0 && headDim > 0 && stateSize > 0 && groups > 0 && convKernel > 0 && chunk > 0
+                    && heads <= 1L << 14 && headDim <= 1L << 14 && stateSize <= 1L << 14 && groups <= heads
+                    && convKernel <= 64 && chunk <= 1 << 16, "Mamba sizes out of range: heads %s x %s, state %s, "
+                    + "groups %s, kernel %s, chunk %s", heads, headDim, stateSize, groups, convKernel, chunk);
+        }
+
+        /** The mixer's inner size, heads times their dimension. */
+        public long inner() {
+            return heads * headDim;
+        }
+    }
+
+    private final String name;
+    private final Architecture architecture;
+    private final long hidden;
+    private final long heads;
+    private final long kvHeads;
+    private final long headDim;
+    private final long ffn;
+    private final FfnKind ffnKind;
+    private final List<Block> blocks;
+    private final int decoderLayers;
+    private final long vocab;
+    private final long maxPositions;
+    private final long typeVocab;
+    private final int relativeBuckets;
+    private final Norm norm;
+    private final boolean preNorm;
+    private final boolean qkvBias;
+    private final boolean outBias;
+    private final boolean mlpBias;
+    private final boolean tiedEmbeddings;
+    private final Optional<Mla> mla;
+    private final Optional<Moe> moe;
+    private final Optional<Mamba> mamba;
+    private final boolean qkNorm;
+    private final boolean sinks;
+    private final boolean attentionDropout;
+    private final boolean hiddenDropout;
+    private final boolean fusedAttention;
+
+    private TransformerSpec(Builder b, long headDim, long kvHeads, long ffn, List<Block> blocks) {
+        this.name = b.name;
+        this.architecture = b.decoderLayers > 0 ? Architecture.ENCODER_DECODER : b.architecture;
+        this.hidden = b.hidden;
+        this.heads = b.heads;
+        this.kvHeads = kvHeads;
+        this.headDim = headDim;
+        this.ffn = ffn;
+        this.ffnKind = b.ffnKind;
+        this.blocks = List.copyOf(blocks);
+        this.decoderLayers = b.decoderLayers;
+        this.vocab = b.vocab;
+        this.maxPositions = b.maxPositions;
+        this.typeVocab = b.typeVocab;
+        this.relativeBuckets = b.relativeBuckets;
+        this.norm = b.norm;
+        this.preNorm = b.preNorm;
+        this.qkvBias = b.qkvBias;
+        this.outBias = b.outBias;
+        this.mlpBias = b.mlpBias;
+        this.tiedEmbeddings = b.tied;
+        this.mla = Optional.ofNullable(b.mla);
+        this.moe = Optional.ofNullable(b.moe);
+        this.mamba = Optional.ofNullable(b.mamba);
+        this.qkNorm = b.qkNorm;
+        this.sinks = b.sinks;
+        this.attentionDropout = b.attentionDropout;
+        this.hiddenDropout = b.hiddenDropout;
+        this.fusedAttention = b.fusedAttention;
+        validate();
+    }
+
+    private void validate() {
+        Checks.argument(hidden > 0 && heads > 0 && kvHeads > 0 && headDim > 0 && ffn > 0 && !blocks.isEmpty()
+                && vocab > 0, "%s: hidden size, heads, key/value heads, head size, feed-forward size, layers and "
+                + "vocabulary must be positive", name);
         Checks.argument(heads % kvHeads == 0, "%s: heads (%s) must be a multiple of key/value heads (%s)", name,
                 heads, kvHeads);
         Checks.argument(maxPositions >= 0 && typeVocab >= 0 && relativeBuckets >= 0 && decoderLayers >= 0,
                 "%s: position, type and bucket counts must be >= 0", name);
-        Checks.argument((architecture == Architecture.ENCODER_DECODER) == (decoderLayers > 0),
-                "%s: only an encoder-decoder model has decoder layers", name);
-        Checks.argument(experts >= 1 && topK >= 1 && topK <= experts, "%s: top-%s of %s experts", name, topK,
-                experts);
-        Checks.argument(hidden <= 1L << 20 && ffn <= 1L << 22 && layers + decoderLayers <= 10_000
-                && vocab <= 1L << 24 && heads <= 1L << 14, "%s: sizes beyond any model (hidden %s, ffn %s, layers %s, "
-                        + "vocabulary %s, heads %s)", name, hidden, ffn, layers, vocab, heads);
+        Checks.argument(hidden <= 1L << 20 && ffn <= 1L << 22 && blocks.size() + (long) decoderLayers <= 10_000
+                && vocab <= 1L << 24 && heads <= 1L << 14 && headDim <= 1L << 14 && maxPositions <= 1L << 26
+                && typeVocab <= 1L << 20 && relativeBuckets <= 1 << 16, "%s: sizes beyond any model (hidden %s, "
+                + "ffn %s, layers %s, vocabulary %s, heads %s, head size %s)", name, hidden, ffn,
+                blocks.size() + decoderLayers, vocab, heads, headDim);
+        for (Block bl : blocks) {
+            Checks.argument(bl.ffn() != Block.Ffn.MOE || moe.isPresent(), "%s: an experts layer needs the experts "
+                    + "described", name);
+            Checks.argument(bl.mixer() != Block.Mixer.MAMBA || mamba.isPresent(), "%s: a Mamba layer needs the "
+                    + "mixer described", name);
+            Checks.argument(bl.ffnSize() <= 1L << 22, "%s: feed-forward size %s beyond any model", name,
+                    bl.ffnSize());
+        }
+        Checks.argument(architecture != Architecture.ENCODER_DECODER || blocks.stream().allMatch(
+                x -> x.equals(Block.dense(ffn))), "%s: an encoder-decoder model has plain layers", name);
+        Checks.argument(mla.isEmpty() || architecture == Architecture.DECODER, "%s: latent attention in a decoder "
+                + "only", name);
     }
 
-    /**
-     * Starts a GPT-style decoder: pre-LayerNorm, GELU feed-forward of 4·hidden, biases, tied embeddings, learned
-     * positions (set {@link Builder#maxPositions}), heads of {@code hidden / heads}.
+    /** Starts a GPT-style decoder: pre-LayerNorm, GELU feed-forward of 4·hidden, biases, tied embeddings, learned
+     * positions (set {@link Builder#maxPositions}), heads of {@code hidden / heads}, dropouts, unfused attention.
      */
     public static Builder decoder(String name, long hidden, long heads, int layers, long vocab) {
         return new Builder(name, Architecture.DECODER, hidden, heads, layers, vocab);
@@ -138,9 +319,124 @@ public record TransformerSpec(String name, Architecture architecture, long hidde
         return new Builder(name, Architecture.ENCODER, hidden, heads, layers, vocab).preNorm(false);
     }
 
+    /** A name for reports. */
+    public String name() {
+        return name;
+    }
+
+    /** Which stacks the model has. */
+    public Architecture architecture() {
+        return architecture;
+    }
+
+    /** Hidden size {@code h}. */
+    public long hidden() {
+        return hidden;
+    }
+
+    /** Attention heads. */
+    public long heads() {
+        return heads;
+    }
+
+    /** Key/value heads (the heads without GQA; 1 for MQA; the heads with latent attention). */
+    public long kvHeads() {
+        return kvHeads;
+    }
+
+    /** The size of one head (for latent attention, the value's). */
+    public long headDim() {
+        return headDim;
+    }
+
+    /** The dense feed-forward's inner size (the first dense layer's; the experts' for an all-experts model). */
+    public long ffn() {
+        return ffn;
+    }
+
+    /** The feed-forward's activation. */
+    public FfnKind ffnKind() {
+        return ffnKind;
+    }
+
+    /** Layers of the (encoder) stack. */
+    public int layers() {
+        return blocks.size();
+    }
+
+    /** The layers of the (encoder) stack, in order. */
+    public List<Block> blocks() {
+        return blocks;
+    }
+
+    /** Decoder layers of an encoder–decoder model (0 otherwise). */
+    public int decoderLayers() {
+        return decoderLayers;
+    }
+
+    /** Vocabulary size. */
+    public long vocab() {
+        return vocab;
+    }
+
+    /** Learned position embeddings (0 for rotary or relative positions). */
+    public long maxPositions() {
+        return maxPositions;
+    }
+
+    /** The norm. */
+    public Norm norm() {
+        return norm;
+    }
+
+    /** Whether the output projection shares the input embedding's weight. */
+    public boolean tiedEmbeddings() {
+        return tiedEmbeddings;
+    }
+
+    /** The latent attention, if the model has it. */
+    public Optional<Mla> mla() {
+        return mla;
+    }
+
+    /** The mixture of experts, if the model has one. */
+    public Optional<Moe> moe() {
+        return moe;
+    }
+
+    /** The Mamba mixer, if the model has one. */
+    public Optional<Mamba> mamba() {
+        return mamba;
+    }
+
+    /** Routed experts (1: dense). */
+    public int experts() {
+        return moe.map(Moe::experts).orElse(1);
+    }
+
+    /** Experts each token is routed to (1 when dense). */
+    public int topK() {
+        return moe.map(Moe::topK).orElse(1);
+    }
+
+    /** Whether the attention core runs fused (FlashAttention: no score matrix in memory, causal work halved). */
+    public boolean fusedAttention() {
+        return fusedAttention;
+    }
+
+    /** Whether the attention probabilities have a dropout. */
+    public boolean attentionDropout() {
+        return attentionDropout;
+    }
+
+    /** Whether the embeddings and each sub-layer's output have a dropout. */
+    public boolean hiddenDropout() {
+        return hiddenDropout;
+    }
+
     /** Layers of all stacks. */
     public int totalLayers() {
-        return layers + decoderLayers;
+        return blocks.size() + decoderLayers;
     }
 
     /** Trainable parameters, exactly (every copy of every block; a tied weight once). */
@@ -150,18 +446,21 @@ public record TransformerSpec(String name, Architecture architecture, long hidde
 
     /** The shape the execution and memory models read. */
     public TransformerShape shape(long seq) {
-        return new TransformerShape(hidden, heads, kvHeads, ffn, totalLayers(), vocab, seq, experts, topK);
+        long kvWidth = mla.map(x -> heads * (x.qkNopeDim() + x.qkRopeDim() + x.vDim()))
+                .orElse(2 * kvHeads * headDim);
+        return new TransformerShape(hidden, heads, kvHeads, ffn, totalLayers(), vocab, seq, experts(), topK(),
+                kvWidth);
     }
 
     /**
      * The layer graph for a sequence length, batch symbolic (sequences per micro-batch): embeddings, each distinct
-     * block once with {@link ModelGraph#repeats} its layer count, the output projection and the loss. Layers of the
-     * attention core are named {@code .../attn/core/...} (what selective recomputation recomputes).
+     * block once with {@link ModelGraph#repeats} its layer count, the output projection and the loss, every layer
+     * with its {@link LayerRole}.
      *
      * @throws IllegalArgumentException for a sequence longer than the learned positions or not positive
      */
     public ModelGraph graph(long seq) {
-        Checks.argument(seq > 0, "sequence length must be positive: %s", seq);
+        Checks.argument(seq > 0 && seq <= 1L << 24, "sequence length must be in 1..%s: %s", 1L << 24, seq);
         Checks.argument(maxPositions == 0 || seq <= maxPositions, "%s: sequence %s is longer than its %s learned "
                 + "positions", name, seq, maxPositions);
         return new GraphWriter(this, seq).build();
@@ -185,10 +484,21 @@ public record TransformerSpec(String name, Architecture architecture, long hidde
         private int relativeBuckets;
         private Norm norm = Norm.LAYER_NORM;
         private boolean preNorm = true;
-        private boolean bias = true;
+        private boolean qkvBias = true;
+        private boolean outBias = true;
+        private boolean mlpBias = true;
         private boolean tied = true;
-        private int experts = 1;
-        private int topK = 1;
+        private Mla mla;
+        private Moe moe;
+        /** Experts and top-k of {@link #experts}, made a {@link Moe} of the dense size at build time. */
+        private int[] routed;
+        private Mamba mamba;
+        private List<Block> blocks;
+        private boolean qkNorm;
+        private boolean sinks;
+        private boolean attentionDropout = true;
+        private boolean hiddenDropout = true;
+        private boolean fusedAttention;
 
         Builder(String name, Architecture architecture, long hidden, long heads, int layers, long vocab) {
             this.name = Objects.requireNonNull(name);
@@ -211,13 +521,13 @@ public record TransformerSpec(String name, Architecture architecture, long hidde
             return this;
         }
 
-        /** The feed-forward inner size (default 4 · hidden). */
+        /** The dense feed-forward's inner size (default 4 · hidden). */
         public Builder ffn(long value) {
             this.ffn = value;
             return this;
         }
 
-        /** The feed-forward kind (default GELU). */
+        /** The feed-forward's activation (default GELU). */
         public Builder ffnKind(FfnKind value) {
             this.ffnKind = Objects.requireNonNull(value);
             return this;
@@ -259,9 +569,29 @@ public record TransformerSpec(String name, Architecture architecture, long hidde
             return this;
         }
 
-        /** Biases on the projections (default true). */
+        /** Biases on every projection (default true): the query/key/value, output and MLP projections. */
         public Builder bias(boolean value) {
-            this.bias = value;
+            this.qkvBias = value;
+            this.outBias = value;
+            this.mlpBias = value;
+            return this;
+        }
+
+        /** Biases on the query, key and value projections (Qwen2's; default {@link #bias}'s). */
+        public Builder qkvBias(boolean value) {
+            this.qkvBias = value;
+            return this;
+        }
+
+        /** A bias on the attention's output projection (default {@link #bias}'s). */
+        public Builder outBias(boolean value) {
+            this.outBias = value;
+            return this;
+        }
+
+        /** Biases on the MLP's projections (default {@link #bias}'s). */
+        public Builder mlpBias(boolean value) {
+            this.mlpBias = value;
             return this;
         }
 
@@ -271,10 +601,76 @@ public record TransformerSpec(String name, Architecture architecture, long hidde
             return this;
         }
 
-        /** A mixture-of-experts feed-forward: {@code experts} experts, each token routed to {@code topK}. */
+        /**
+         * A mixture-of-experts feed-forward in every layer: {@code experts} experts of the dense inner size, each
+         * token routed to {@code topK} (Mixtral).
+         */
         public Builder experts(int count, int k) {
-            this.experts = count;
-            this.topK = k;
+            this.routed = new int[] {count, k};
+            this.blocks = null;
+            return this;
+        }
+
+        /** The mixture of experts (its layers: {@link #blocks}; default every layer when no blocks are given). */
+        public Builder moe(Moe value) {
+            this.moe = Objects.requireNonNull(value);
+            return this;
+        }
+
+        /** Multi-head latent attention (DeepSeek). */
+        public Builder mla(Mla value) {
+            this.mla = Objects.requireNonNull(value);
+            return this;
+        }
+
+        /** The Mamba-2 mixer of a hybrid model's Mamba layers. */
+        public Builder mamba(Mamba value) {
+            this.mamba = Objects.requireNonNull(value);
+            return this;
+        }
+
+        /**
+         * The layers in order (default: {@code layers} attention layers, each with a dense MLP of {@link #ffn} or,
+         * after {@link #experts}, the experts).
+         *
+         * @throws IllegalArgumentException when their number differs from the layers given at the start
+         */
+        public Builder blocks(List<Block> value) {
+            Checks.argument(value.size() == layers, "%s: %s layers described for %s", name, value.size(), layers);
+            this.blocks = List.copyOf(value);
+            return this;
+        }
+
+        /** RMS norms over each head's queries and keys (Qwen3; default false). */
+        public Builder qkNorm(boolean value) {
+            this.qkNorm = value;
+            return this;
+        }
+
+        /** A learned attention sink per head (GPT-OSS; default false). */
+        public Builder sinks(boolean value) {
+            this.sinks = value;
+            return this;
+        }
+
+        /** Dropout on the attention probabilities (default true). */
+        public Builder attentionDropout(boolean value) {
+            this.attentionDropout = value;
+            return this;
+        }
+
+        /** Dropout on the embeddings and each sub-layer's output (default true). */
+        public Builder hiddenDropout(boolean value) {
+            this.hiddenDropout = value;
+            return this;
+        }
+
+        /**
+         * A fused attention core (FlashAttention: scores, softmax and context in one kernel, no score matrix kept,
+         * the causal mask's half of the work skipped); default false (the unfused core of Megatron-LM's 2021 runs).
+         */
+        public Builder fusedAttention(boolean value) {
+            this.fusedAttention = value;
             return this;
         }
 
@@ -284,23 +680,47 @@ public record TransformerSpec(String name, Architecture architecture, long hidde
          * @throws IllegalArgumentException naming the model and the size that is out of range
          */
         public TransformerSpec build() {
-            Checks.argument(heads > 0 && hidden > 0, "%s: hidden size and heads must be positive", name);
+            Checks.argument(heads > 0 && hidden > 0 && layers > 0, "%s: hidden size, heads and layers must be "
+                    + "positive", name);
             long hd = headDim > 0 ? headDim : hidden / heads;
             Checks.argument(headDim > 0 || hidden % heads == 0, "%s: hidden size %s is not a multiple of %s heads; "
                     + "give the head size", name, hidden, heads);
-            return new TransformerSpec(name, decoderLayers > 0 ? Architecture.ENCODER_DECODER : architecture, hidden,
-                    heads, kvHeads > 0 ? kvHeads : heads, hd, ffn > 0 ? ffn : 4 * hidden, ffnKind, layers,
-                    decoderLayers, vocab, maxPositions, typeVocab, relativeBuckets, norm, preNorm, bias, tied,
-                    experts, topK);
+            long f = ffn > 0 ? ffn : 4 * hidden;
+            if (routed != null) {
+                moe = new Moe(routed[0], routed[1], f, 0, false, false, false);
+            }
+            List<Block> bl = blocks;
+            if (bl == null) {
+                Block one = moe != null ? Block.moe() : Block.dense(f);
+                bl = Collections.nCopies(layers, one);
+            }
+            return new TransformerSpec(this, hd, kvHeads > 0 ? kvHeads : heads, f, bl);
         }
     }
 
     @Override
+    public boolean equals(Object o) {
+        return o instanceof TransformerSpec t && t.toString().equals(toString()) && t.blocks.equals(blocks)
+                && t.mla.equals(mla) && t.moe.equals(moe) && t.mamba.equals(mamba) && t.qkvBias == qkvBias
+                && t.outBias == outBias && t.mlpBias == mlpBias && t.tiedEmbeddings == tiedEmbeddings
+                && t.maxPositions == maxPositions && t.typeVocab == typeVocab && t.relativeBuckets == relativeBuckets
+                && t.norm == norm && t.preNorm == preNorm && t.qkNorm == qkNorm && t.sinks == sinks
+                && t.attentionDropout == attentionDropout && t.hiddenDropout == hiddenDropout
+                && t.fusedAttention == fusedAttention && t.headDim == headDim;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, hidden, heads, kvHeads, blocks, vocab);
+    }
+
+    @Override
     public String toString() {
-        return String.format(Locale.ROOT, "%s (%s, h=%d, heads=%d/%d, layers=%d%s, ffn=%d %s, vocab=%d%s)", name,
-                architecture.name().toLowerCase(Locale.ROOT), hidden, heads, kvHeads, layers,
+        return String.format(Locale.ROOT, "%s (%s, h=%d, heads=%d/%d, layers=%d%s, ffn=%d %s, vocab=%d%s%s%s)", name,
+                architecture.name().toLowerCase(Locale.ROOT), hidden, heads, kvHeads, blocks.size(),
                 decoderLayers > 0 ? "+" + decoderLayers : "", ffn, ffnKind.name().toLowerCase(Locale.ROOT), vocab,
-                experts > 1 ? ", " + experts + " experts top-" + topK : "");
+                moe.map(m -> ", " + m.experts() + " experts top-" + m.topK()).orElse(""),
+                mla.isPresent() ? ", latent attention" : "", mamba.isPresent() ? ", Mamba-2 layers" : "");
     }
 
     /** Writes the graph of a spec at one sequence length. */
@@ -366,13 +786,17 @@ public record TransformerSpec(String name, Architecture architecture, long hidde
         }
 
         private String norm(String name, String x) {
-            String y = act(name + ":0", rows(m.hidden));
-            List<String> in = new ArrayList<>(List.of(x, param(name + ".weight", m.hidden)));
-            if (m.norm == Norm.LAYER_NORM) {
-                in.add(param(name + ".bias", m.hidden));
+            return norm(name, x, m.hidden, LayerRole.Kind.NORM, m.norm);
+        }
+
+        private String norm(String name, String x, long width, LayerRole.Kind kind, Norm type) {
+            String y = act(name + ":0", rows(width));
+            List<String> in = new ArrayList<>(List.of(x, param(name + ".weight", width)));
+            if (type == Norm.LAYER_NORM) {
+                in.add(param(name + ".bias", width));
             }
             layer(Layer.builder(name, "LayerNormalization").inputs(in).outputs(y)
-                    .attribute("axis", Attribute.ofInt(-1)), name, LayerRole.Kind.NORM);
+                    .attribute("axis", Attribute.ofInt(-1)), name, kind);
             return y;
         }
 
@@ -382,15 +806,15 @@ public record TransformerSpec(String name, Architecture architecture, long hidde
             String wte = param("embed.tokens.weight", m.vocab, m.hidden);
             String x = op("embed/tokens", LayerRole.Kind.EMBEDDING, "Gather", rows(m.hidden), wte, "input_ids");
             x = embeddings("embed", x);
-            String encoderOut = null;
             if (m.architecture == Architecture.ENCODER_DECODER) {
-                encoderOut = stack("enc", x, m.layers, false, null);
+                String encoderOut = stack("enc", x, Collections.nCopies(m.blocks.size(), m.blocks.get(0)), false,
+                        null);
                 region = LayerRole.Region.PROLOGUE;
                 String y = op("dec/embed/tokens", LayerRole.Kind.EMBEDDING, "Gather", rows(m.hidden), wte,
                         "input_ids");
-                x = stack("dec", y, m.decoderLayers, true, encoderOut);
+                x = stack("dec", y, Collections.nCopies(m.decoderLayers, m.blocks.get(0)), true, encoderOut);
             } else {
-                x = stack("layers", x, m.layers, m.architecture == Architecture.DECODER, null);
+                x = stack("layers", x, m.blocks, m.architecture == Architecture.DECODER, null);
             }
             region = LayerRole.Region.EPILOGUE;
             block = -1;
@@ -443,11 +867,14 @@ public record TransformerSpec(String name, Architecture architecture, long hidde
             if (!m.preNorm) {
                 x = norm(prefix + "/norm", x);
             }
-            return op(prefix + "/dropout", LayerRole.Kind.DROPOUT, "Dropout", rows(m.hidden), x);
+            return m.hiddenDropout ? op(prefix + "/dropout", LayerRole.Kind.DROPOUT, "Dropout", rows(m.hidden), x) : x;
         }
 
-        /** One block written once, standing for {@code count} layers. */
-        private String stack(String prefix, String x, int count, boolean causal, String memory) {
+        /**
+         * A stack: each distinct kind of layer written once, in order of first appearance, its kind standing for
+         * every layer of that kind.
+         */
+        private String stack(String prefix, String x, List<Block> layers, boolean causal, String memory) {
             String relative = null;
             if (m.relativeBuckets > 0) {
                 // one relative-position bias table per stack, shared by its layers (T5)
@@ -458,97 +885,274 @@ public record TransformerSpec(String name, Architecture architecture, long hidde
                         SymbolicShape.ofStatic(s, s, m.heads), table, prefix + ".buckets");
             }
             region = LayerRole.Region.BLOCK;
-            block = pattern.isEmpty() ? 0 : pattern.get(pattern.size() - 1) + 1;
-            for (int i = 0; i < count; i++) {
-                pattern.add(block);
+            int first = pattern.isEmpty() ? 0 : pattern.stream().mapToInt(Integer::intValue).max().orElse(-1) + 1;
+            Map<Block, Integer> kinds = new LinkedHashMap<>();
+            for (Block bl : layers) {
+                pattern.add(first + kinds.computeIfAbsent(bl, k -> kinds.size()));
             }
-            String b = prefix + "/block";
-            x = attention(b + "/attn", x, null, relative);
-            if (memory != null) {
-                x = attention(b + "/cross", x, memory, null);
+            String out = x;
+            for (Map.Entry<Block, Integer> e : kinds.entrySet()) {
+                block = first + e.getValue();
+                String b = kinds.size() == 1 ? prefix + "/block" : prefix + "/block" + e.getValue();
+                out = layer(b, x, e.getKey(), causal, memory, relative);
             }
-            x = feedForward(b + "/ffn", x);
             region = LayerRole.Region.EPILOGUE;
             block = -1;
             if (m.architecture == Architecture.ENCODER_DECODER && m.preNorm) {
-                x = norm(prefix + "/final_norm", x);
+                out = norm(prefix + "/final_norm", out);
             }
-            return x;
+            return out;
+        }
+
+        /** One layer of a kind: its mixer and its feed-forward, each with its norm and residual add. */
+        private String layer(String b, String x, Block kind, boolean causal, String memory, String relative) {
+            String y = x;
+            switch (kind.mixer()) {
+                case ATTENTION -> {
+                    y = attention(b + "/attn", y, null, relative, causal, kind);
+                    if (memory != null) {
+                        y = attention(b + "/cross", y, memory, null, false, kind);
+                    }
+                }
+                case MAMBA -> y = mamba(b + "/mamba", y);
+                case NONE -> {
+                }
+            }
+            return switch (kind.ffn()) {
+                case DENSE -> feedForward(b + "/ffn", y, kind.ffnSize());
+                case MOE -> experts(b + "/ffn", y);
+                case NONE -> y;
+            };
+        }
+
+        /** The keys each query attends to (what a fused core computes): the window, half a causal sequence. */
+        private long keys(boolean causal, Block kind) {
+            if (!m.fusedAttention) {
+                return s;
+            }
+            long span = kind.window() > 0 ? Math.min(kind.window(), s) : s;
+            if (kind.chunked()) {
+                // within each chunk a causal triangle
+                return Math.max(1, (span + 1) / 2);
+            }
+            if (kind.window() > 0 && kind.window() < s) {
+                return span;
+            }
+            return causal ? Math.max(1, (s + 1) / 2) : s;
         }
 
         /**
          * Attention sub-layer with its norm and residual add: self-attention ({@code memory} null) or cross-attention
          * over an encoder's output; {@code relative} the stack's position bias, if any.
          */
-        private String attention(String p, String x, String memory, String relative) {
+        private String attention(String p, String x, String memory, String relative, boolean causal, Block kind) {
             String in = m.preNorm ? norm(p + "/norm", x) : x;
-            long q = m.heads * m.headDim;
+            long qk = m.mla.map(a -> a.qkNopeDim() + a.qkRopeDim()).orElse(m.headDim);
+            long vd = m.mla.map(Mla::vDim).orElse(m.headDim);
+            long q = m.heads * qk;
             long kv = m.kvHeads * m.headDim;
             String c = p + "/core";
             Layer.Builder split = Layer.builder(c + "/split", "Split").outputs(c + "/q:0", c + "/kT:0", c + "/v:0");
-            if (memory == null) {
-                String qkv = linear(p + "/qkv", LayerRole.Kind.QKV, in, m.hidden, q + 2 * kv, m.bias);
+            if (m.mla.isPresent()) {
+                split.inputs(latent(p, in));
+            } else if (memory == null) {
+                String qkv = linear(p + "/qkv", LayerRole.Kind.QKV, in, m.hidden, q + 2 * kv, m.qkvBias);
+                if (m.qkNorm) {
+                    // RMS norms over each head's queries and keys, one scale vector for all query heads, one for keys
+                    String y = act(p + "/qk_norm:0", rows(q + 2 * kv));
+                    layer(Layer.builder(p + "/qk_norm", "LayerNormalization").inputs(qkv, param(p + ".q_norm.weight",
+                            m.headDim), param(p + ".k_norm.weight", m.headDim)).outputs(y)
+                            .attribute("axis", Attribute.ofInt(-1)), p + "/qk_norm", LayerRole.Kind.QKV);
+                    qkv = y;
+                }
                 if (m.maxPositions == 0 && m.relativeBuckets == 0) {
                     // rotary embeddings of queries and keys: element-wise rotations
                     qkv = op(p + "/rope", LayerRole.Kind.QKV, "Mul", rows(q + 2 * kv), qkv, qkv);
                 }
                 split.inputs(qkv);
             } else {
-                split.inputs(linear(p + "/q", LayerRole.Kind.QKV, in, m.hidden, q, m.bias), linear(p + "/kv",
-                        LayerRole.Kind.QKV, memory, m.hidden, 2 * kv, m.bias));
+                split.inputs(linear(p + "/q", LayerRole.Kind.QKV, in, m.hidden, q, m.qkvBias), linear(p + "/kv",
+                        LayerRole.Kind.QKV, memory, m.hidden, 2 * kv, m.qkvBias));
             }
-            act(c + "/q:0", perHead(m.heads, s, m.headDim));
-            act(c + "/kT:0", perHead(m.heads, m.headDim, s));
-            act(c + "/v:0", perHead(m.heads, s, m.headDim));
+            long keys = keys(causal, kind);
+            act(c + "/q:0", perHead(m.heads, s, qk));
+            act(c + "/kT:0", perHead(m.heads, qk, keys));
+            act(c + "/v:0", perHead(m.heads, keys, vd));
             LayerRole.Kind core = LayerRole.Kind.ATTENTION_CORE;
             layer(split, c + "/split", core);
-            String scores = op(c + "/scores", core, "MatMul", perHead(m.heads, s, s), c + "/q:0", c + "/kT:0");
+            String scores = op(c + "/scores", core, "MatMul", perHead(m.heads, s, keys), c + "/q:0", c + "/kT:0");
             if (relative != null) {
                 scores = op(c + "/add_bias", core, "Add", perHead(m.heads, s, s), scores, relative);
             }
-            String probs = op(c + "/softmax", core, "Softmax", perHead(m.heads, s, s), scores);
-            probs = op(c + "/dropout", core, "Dropout", perHead(m.heads, s, s), probs);
-            String ctx = op(c + "/context", core, "MatMul", perHead(m.heads, s, m.headDim), probs, c + "/v:0");
-            String merged = op(p + "/merge_heads", LayerRole.Kind.ATTENTION_OUT, "Transpose", rows(q), ctx);
-            String out = linear(p + "/out", LayerRole.Kind.ATTENTION_OUT, merged, q, m.hidden, m.bias);
-            out = op(p + "/dropout", LayerRole.Kind.DROPOUT, "Dropout", rows(m.hidden), out);
+            String probs;
+            if (m.fusedAttention) {
+                // softmax on chip: what reaches memory is a row's statistics; the sinks join its normaliser
+                String stats = m.sinks ? param(c + ".sinks", m.heads) : null;
+                probs = act(c + "/softmax:0", perHead(m.heads, s, keys));
+                Layer.Builder sm = Layer.builder(c + "/softmax", "Softmax").outputs(probs);
+                sm.inputs(stats == null ? List.of(scores) : List.of(scores, stats));
+                layer(sm, c + "/softmax", core);
+            } else {
+                probs = op(c + "/softmax", core, "Softmax", perHead(m.heads, s, keys), scores);
+            }
+            if (m.attentionDropout) {
+                probs = op(c + "/dropout", core, "Dropout", perHead(m.heads, s, keys), probs);
+            }
+            String ctx = op(c + "/context", core, "MatMul", perHead(m.heads, s, vd), probs, c + "/v:0");
+            String merged = op(p + "/merge_heads", LayerRole.Kind.ATTENTION_OUT, "Transpose", rows(m.heads * vd), ctx);
+            String out = linear(p + "/out", LayerRole.Kind.ATTENTION_OUT, merged, m.heads * vd, m.hidden, m.outBias);
+            if (m.hiddenDropout) {
+                out = op(p + "/dropout", LayerRole.Kind.DROPOUT, "Dropout", rows(m.hidden), out);
+            }
             String y = op(p + "/residual", LayerRole.Kind.RESIDUAL, "Add", rows(m.hidden), x, out);
             return m.preNorm ? y : norm(p + "/post_norm", y);
         }
 
-        /** Feed-forward sub-layer (dense or mixture of experts) with its norm and residual add. */
-        private String feedForward(String p, String x) {
-            String in = m.preNorm ? norm(p + "/norm", x) : x;
-            String h;
-            long up = m.ffnKind.gated() ? 2 * m.ffn : m.ffn;
-            String out;
-            if (m.experts > 1) {
-                linear(p + "/router", LayerRole.Kind.ROUTER, in, m.hidden, m.experts, false);
-                long perExpert = Math.max(1, Math.round((double) m.topK * s / m.experts));
-                SymbolicShape tokens = SymbolicShape.of(Dim.of(m.experts), new Dim(perExpert, 0), Dim.of(m.hidden));
-                String routed = op(p + "/dispatch", LayerRole.Kind.EXPERT_DISPATCH, "Expand", tokens, in);
-                String w1 = param(p + ".experts.up.weight", m.experts, m.hidden, up);
-                String u = op(p + "/experts/up", LayerRole.Kind.EXPERT_IN, "MatMul", SymbolicShape.of(
-                        Dim.of(m.experts), new Dim(perExpert, 0), Dim.of(up)), routed, w1);
-                h = activation(p + "/experts", LayerRole.Kind.EXPERT_ACT, u, SymbolicShape.of(Dim.of(m.experts),
-                        new Dim(perExpert, 0), Dim.of(m.ffn)));
-                String w2 = param(p + ".experts.down.weight", m.experts, m.ffn, m.hidden);
-                String d = op(p + "/experts/down", LayerRole.Kind.EXPERT_OUT, "MatMul", tokens, h, w2);
-                out = op(p + "/combine", LayerRole.Kind.EXPERT_COMBINE, "ReduceSum", rows(m.hidden), d);
+        /**
+         * Multi-head latent attention's projections: the query (through its low-rank latent and norm, or directly),
+         * the key/value latent with the shared rotary key, its norm and the per-head decompression; the down
+         * projections are replicated over the tensor-parallel ranks.
+         */
+        private String latent(String p, String in) {
+            Mla a = m.mla.orElseThrow();
+            long qHead = a.qkNopeDim() + a.qkRopeDim();
+            String qOut;
+            if (a.qLoraRank() > 0) {
+                String qa = linear(p + "/q_a", LayerRole.Kind.LATENT, in, m.hidden, a.qLoraRank(), m.qkvBias);
+                qa = norm(p + "/q_a_norm", qa, a.qLoraRank(), LayerRole.Kind.LATENT, Norm.RMS_NORM);
+                qOut = linear(p + "/q_b", LayerRole.Kind.QKV, qa, a.qLoraRank(), m.heads * qHead, false);
             } else {
-                String u = linear(p + "/up", LayerRole.Kind.MLP_IN, in, m.hidden, up, m.bias);
-                h = activation(p, LayerRole.Kind.MLP_ACT, u, rows(m.ffn));
-                out = linear(p + "/down", LayerRole.Kind.MLP_OUT, h, m.ffn, m.hidden, m.bias);
+                qOut = linear(p + "/q", LayerRole.Kind.QKV, in, m.hidden, m.heads * qHead, false);
             }
-            out = op(p + "/dropout", LayerRole.Kind.DROPOUT, "Dropout", rows(m.hidden), out);
-            String y = op(p + "/residual", LayerRole.Kind.RESIDUAL, "Add", rows(m.hidden), x, out);
+            String kva = linear(p + "/kv_a", LayerRole.Kind.LATENT, in, m.hidden, a.kvLoraRank() + a.qkRopeDim(),
+                    m.qkvBias);
+            String kvn = norm(p + "/kv_a_norm", kva, a.kvLoraRank(), LayerRole.Kind.LATENT, Norm.RMS_NORM);
+            String kvb = linear(p + "/kv_b", LayerRole.Kind.QKV, kvn, a.kvLoraRank(), m.heads * (a.qkNopeDim()
+                    + a.vDim()), false);
+            return op(p + "/rope", LayerRole.Kind.QKV, "Concat", rows(m.heads * (2 * qHead + a.vDim())), qOut, kvb);
+        }
+
+        /** Dense feed-forward sub-layer with its norm and residual add. */
+        private String feedForward(String p, String x, long size) {
+            String in = m.preNorm ? norm(p + "/norm", x) : x;
+            String out = mlp(p, in, size, m.mlpBias);
+            return residual(p, x, out);
+        }
+
+        private String mlp(String p, String in, long size, boolean bias) {
+            long up = m.ffnKind.gated() ? 2 * size : size;
+            String u = linear(p + "/up", LayerRole.Kind.MLP_IN, in, m.hidden, up, bias);
+            String h = activation(p, LayerRole.Kind.MLP_ACT, u, rows(size));
+            return linear(p + "/down", LayerRole.Kind.MLP_OUT, h, size, m.hidden, bias);
+        }
+
+        private String residual(String p, String x, String out) {
+            String o = m.hiddenDropout ? op(p + "/dropout", LayerRole.Kind.DROPOUT, "Dropout", rows(m.hidden), out)
+                    : out;
+            String y = op(p + "/residual", LayerRole.Kind.RESIDUAL, "Add", rows(m.hidden), x, o);
             return m.preNorm ? y : norm(p + "/post_norm", y);
+        }
+
+        /**
+         * The mixture-of-experts sub-layer: the router, the dispatch of each token to its top-k experts, the
+         * experts' grouped GEMMs (each expert given its share of the routed tokens), the combination, and the shared
+         * experts beside them.
+         */
+        private String experts(String p, String x) {
+            Moe e = m.moe.orElseThrow();
+            String in = m.preNorm ? norm(p + "/norm", x) : x;
+            String router = linear(p + "/router", LayerRole.Kind.ROUTER, in, m.hidden, e.experts(), e.routerBias());
+            if (e.scoreBias()) {
+                g.tensor(TensorInfo.of(p + "/router.score_bias", DataType.FLOAT, SymbolicShape.ofStatic(e.experts()),
+                        TensorRole.PARAMETER));
+                op(p + "/router/select", LayerRole.Kind.ROUTER, "Add", rows(e.experts()), router,
+                        p + "/router.score_bias");
+            }
+            long perExpert = Math.max(1, Math.round((double) e.topK() * s / e.experts()));
+            long up = m.ffnKind.gated() ? 2 * e.expertFfn() : e.expertFfn();
+            SymbolicShape tokens = SymbolicShape.of(Dim.of(e.experts()), new Dim(perExpert, 0), Dim.of(m.hidden));
+            String routed = op(p + "/dispatch", LayerRole.Kind.EXPERT_DISPATCH, "Expand", tokens, in);
+            String w1 = param(p + ".experts.up.weight", e.experts(), m.hidden, up);
+            SymbolicShape upShape = SymbolicShape.of(Dim.of(e.experts()), new Dim(perExpert, 0), Dim.of(up));
+            String u;
+            if (e.expertBias()) {
+                u = act(p + "/experts/up:0", upShape);
+                layer(Layer.builder(p + "/experts/up", "MatMul").inputs(routed, w1, param(p + ".experts.up.bias",
+                        e.experts(), up)).outputs(u), p + "/experts/up", LayerRole.Kind.EXPERT_IN);
+            } else {
+                u = op(p + "/experts/up", LayerRole.Kind.EXPERT_IN, "MatMul", upShape, routed, w1);
+            }
+            String h = activation(p + "/experts", LayerRole.Kind.EXPERT_ACT, u, SymbolicShape.of(Dim.of(e.experts()),
+                    new Dim(perExpert, 0), Dim.of(e.expertFfn())));
+            String w2 = param(p + ".experts.down.weight", e.experts(), e.expertFfn(), m.hidden);
+            String d;
+            if (e.expertBias()) {
+                d = act(p + "/experts/down:0", tokens);
+                layer(Layer.builder(p + "/experts/down", "MatMul").inputs(h, w2, param(p + ".experts.down.bias",
+                        e.experts(), m.hidden)).outputs(d), p + "/experts/down", LayerRole.Kind.EXPERT_OUT);
+            } else {
+                d = op(p + "/experts/down", LayerRole.Kind.EXPERT_OUT, "MatMul", tokens, h, w2);
+            }
+            String out = op(p + "/combine", LayerRole.Kind.EXPERT_COMBINE, "ReduceSum", rows(m.hidden), d);
+            if (e.sharedFfn() > 0) {
+                String shared = mlp(p + "/shared", in, e.sharedFfn(), false);
+                out = op(p + "/add_shared", LayerRole.Kind.MLP_OUT, "Add", rows(m.hidden), out, shared);
+            }
+            return residual(p, x, out);
+        }
+
+        /**
+         * A Mamba-2 mixer with its norm and residual add: the input projection (the gate, the inner stream, B, C and
+         * the step sizes), the causal depthwise convolution, the chunked scan (within each chunk a masked product of
+         * the chunk's length), the gated norm and the output projection.
+         */
+        private String mamba(String p, String x) {
+            Mamba mb = m.mamba.orElseThrow();
+            String in = m.preNorm ? norm(p + "/norm", x) : x;
+            long inner = mb.inner();
+            long convDim = inner + 2 * mb.groups() * mb.stateSize();
+            String proj = linear(p + "/in", LayerRole.Kind.MIXER_IN, in, m.hidden, inner + convDim + mb.heads(),
+                    mb.projBias());
+            String convW = param(p + ".conv.weight", convDim, 1, mb.convKernel());
+            List<String> convIn = new ArrayList<>(List.of(proj, convW));
+            if (mb.convBias()) {
+                convIn.add(param(p + ".conv.bias", convDim));
+            }
+            String conv = act(p + "/conv:0", rows(convDim));
+            layer(Layer.builder(p + "/conv", "Mul").inputs(convIn).outputs(conv), p + "/conv",
+                    LayerRole.Kind.MIXER_CORE);
+            String siluOut = op(p + "/conv_act", LayerRole.Kind.MIXER_CORE, "Sigmoid", rows(convDim), conv);
+            g.tensor(TensorInfo.of(p + ".a_log", DataType.FLOAT, SymbolicShape.ofStatic(mb.heads()),
+                    TensorRole.PARAMETER));
+            g.tensor(TensorInfo.of(p + ".d", DataType.FLOAT, SymbolicShape.ofStatic(mb.heads()), TensorRole.PARAMETER));
+            g.tensor(TensorInfo.of(p + ".dt_bias", DataType.FLOAT, SymbolicShape.ofStatic(mb.heads()),
+                    TensorRole.PARAMETER));
+            long chunk = Math.min(mb.chunk(), s);
+            long chunks = Math.max(1, (s + chunk - 1) / chunk);
+            String xs = act(p + "/scan/x:0", SymbolicShape.of(new Dim(chunks, 0), Dim.of(mb.heads()), Dim.of(chunk),
+                    Dim.of(chunk)));
+            layer(Layer.builder(p + "/scan/mask", "Mul").inputs(siluOut, p + ".a_log", p + ".dt_bias").outputs(xs),
+                    p + "/scan/mask", LayerRole.Kind.MIXER_CORE);
+            String xv = act(p + "/scan/v:0", SymbolicShape.of(new Dim(chunks, 0), Dim.of(mb.heads()), Dim.of(chunk),
+                    Dim.of(mb.headDim())));
+            layer(Layer.builder(p + "/scan/values", "Reshape").inputs(siluOut).outputs(xv), p + "/scan/values",
+                    LayerRole.Kind.MIXER_CORE);
+            String scanned = act(p + "/scan:0", SymbolicShape.of(new Dim(chunks, 0), Dim.of(mb.heads()),
+                    Dim.of(chunk), Dim.of(mb.headDim())));
+            layer(Layer.builder(p + "/scan", "MatMul").inputs(xs, xv).outputs(scanned), p + "/scan",
+                    LayerRole.Kind.MIXER_CORE);
+            String skip = op(p + "/skip", LayerRole.Kind.MIXER_CORE, "Mul", rows(inner), scanned, p + ".d");
+            String normed = norm(p + "/gated_norm", skip, inner, LayerRole.Kind.MIXER_CORE, Norm.RMS_NORM);
+            String gated = op(p + "/gate", LayerRole.Kind.MIXER_CORE, "Mul", rows(inner), normed, proj);
+            String out = linear(p + "/out", LayerRole.Kind.MIXER_OUT, gated, inner, m.hidden, mb.projBias());
+            return residual(p, x, out);
         }
 
         private String activation(String p, LayerRole.Kind kind, String u, SymbolicShape out) {
             return switch (m.ffnKind) {
                 case GELU -> op(p + "/act", kind, "Gelu", out, u);
                 case RELU -> op(p + "/act", kind, "Relu", out, u);
+                case RELU2 -> op(p + "/square", kind, "Mul", out, op(p + "/act", kind, "Relu", out, u), u);
                 case SWIGLU -> op(p + "/gate", kind, "Mul", out, op(p + "/act", kind, "Sigmoid", out, u), u);
                 case GATED_GELU -> op(p + "/gate", kind, "Mul", out, op(p + "/act", kind, "Gelu", out, u), u);
             };
