@@ -7,15 +7,27 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import org.scaledl.InvalidInputException;
+import org.scaledl.transformer.TransformerSpec.Block;
 
 /**
  * Reads a Hugging Face {@code config.json} into a {@link TransformerSpec}, without weights or a download. Model types:
- * {@code gpt2}, {@code bert} (and {@code roberta}), {@code llama}, {@code mistral}, {@code mixtral}, {@code qwen2},
- * {@code opt}, {@code t5} (v1.0 and v1.1: {@code feed_forward_proj} {@code relu} or {@code gated-gelu}), and
- * {@code gpt_neox}-free GPT-3-style configurations written in GPT-2's keys. Every size the spec needs is read from the
- * keys those models' configuration classes define, with their documented defaults where a key is absent.
+ * {@code llama} (Llama 2, 3, 3.1), {@code mistral}, {@code mixtral}, {@code qwen2}, {@code qwen3},
+ * {@code qwen3_moe}, {@code deepseek_v3} (multi-head latent attention, routed and shared experts, dense first
+ * layers; the multi-token-prediction module is not part of the model), {@code gpt_oss} (alternating sliding-window
+ * layers, experts with biases, attention sinks), {@code nemotron} (squared ReLU), {@code nemotron_h} (hybrid Mamba-2,
+ * attention, MLP and expert layers from {@code hybrid_override_pattern}), {@code llama4} (its {@code text_config}:
+ * experts every {@code interleave_moe_layer_step}-th layer with a shared expert, chunked attention), {@code gpt2},
+ * {@code bert} (and {@code roberta}), {@code opt}, {@code t5} (v1.0 and v1.1), and GPT-3-style configurations written
+ * in GPT-2's keys. Every size the spec needs is read from the keys those models' configuration classes define, with
+ * their documented defaults where a key is absent. The attention of the Llama-family and newer models is fused
+ * (FlashAttention, as they are trained); dropouts are there only where the configuration has them.
+ *
+ * <p>Every integer is range-checked before use (a layer count of 2³² + 32 is refused, not read as 32), every
+ * error names the file and the key.
  *
  * <pre>{@code
  * TransformerSpec llama = HuggingFaceConfig.read(Path.of("llama-2-7b/config.json"));
@@ -25,6 +37,16 @@ public final class HuggingFaceConfig {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** A configuration is a few kilobytes; anything past a megabyte is not one. */
     private static final long MAX_BYTES = 1 << 20;
+    /** The model types read. */
+    public static final List<String> MODEL_TYPES = List.of("llama", "mistral", "mixtral", "qwen2", "qwen3",
+            "qwen3_moe", "deepseek_v3", "gpt_oss", "nemotron", "nemotron_h", "llama4", "gpt2", "bert", "roberta",
+            "opt", "t5");
+    /** The largest size of a hidden, inner or head dimension read. */
+    private static final long MAX_SIZE = 1L << 22;
+    /** The most layers read. */
+    private static final long MAX_LAYERS = 10_000;
+    /** The largest vocabulary read. */
+    private static final long MAX_VOCAB = 1L << 24;
 
     private HuggingFaceConfig() {
     }
@@ -70,21 +92,34 @@ public final class HuggingFaceConfig {
         if (c == null || !c.isObject()) {
             throw InvalidInputException.inSource(source, "not a JSON object");
         }
+        String type = new Reader(c, source).text("model_type", guessType(c)).toLowerCase(Locale.ROOT);
+        if (type.equals("llama4") && c.path("text_config").isObject()) {
+            c = c.path("text_config");
+        }
         Reader r = new Reader(c, source);
-        String type = r.text("model_type", guessType(c)).toLowerCase(Locale.ROOT);
         try {
             return switch (type) {
                 case "gpt2", "gpt3" -> gpt2(r, name);
                 case "bert", "roberta" -> bert(r, name, type);
-                case "llama", "mistral", "qwen2", "mixtral" -> llama(r, name, type);
+                case "llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen3_moe" -> llama(r, name, type);
+                case "deepseek_v3" -> deepseek(r, name);
+                case "gpt_oss" -> gptOss(r, name);
+                case "nemotron" -> nemotron(r, name);
+                case "nemotron_h" -> nemotronH(r, name);
+                case "llama4", "llama4_text" -> llama4(r, name);
                 case "opt" -> opt(r, name);
                 case "t5" -> t5(r, name);
-                default -> throw InvalidInputException.inSource(source, "model_type '" + type + "' is not supported "
-                        + "(supported: gpt2, bert, roberta, llama, mistral, mixtral, qwen2, opt, t5)");
+                default -> throw InvalidInputException.inSource(source, "model_type '" + printable(type)
+                        + "' is not supported (supported: " + String.join(", ", MODEL_TYPES) + ")");
             };
         } catch (IllegalArgumentException e) {
             throw InvalidInputException.inSource(source, e.getMessage());
         }
+    }
+
+    private static String printable(String s) {
+        String t = s.length() > 40 ? s.substring(0, 40) + "..." : s;
+        return t.replaceAll("[^\\x20-\\x7e]", "?");
     }
 
     private static String guessType(JsonNode c) {
@@ -95,73 +130,265 @@ public final class HuggingFaceConfig {
     }
 
     private static TransformerSpec gpt2(Reader r, String name) {
-        long h = r.positive("n_embd", -1);
-        long inner = r.has("n_inner") && !r.isNull("n_inner") ? r.positive("n_inner", -1) : 4 * h;
-        return TransformerSpec.decoder(name, h, r.positive("n_head", -1), (int) r.positive("n_layer", -1),
-                r.positive("vocab_size", 50257)).maxPositions(r.positive("n_positions", 1024)).ffn(inner)
-                .ffnKind(activation(r, "activation_function", "gelu_new")).build();
+        long h = r.size("n_embd", -1);
+        long inner = r.has("n_inner") && !r.isNull("n_inner") ? r.size("n_inner", -1) : 4 * h;
+        return TransformerSpec.decoder(name, h, r.size("n_head", -1), r.layers("n_layer", -1),
+                r.vocab("vocab_size", 50257)).maxPositions(r.positions("n_positions", 1024)).ffn(inner)
+                .ffnKind(activation(r, "activation_function", "gelu_new"))
+                .attentionDropout(r.rate("attn_pdrop", 0.1) > 0).hiddenDropout(r.rate("resid_pdrop", 0.1) > 0
+                        || r.rate("embd_pdrop", 0.1) > 0).build();
     }
 
     private static TransformerSpec bert(Reader r, String name, String type) {
-        long maxPositions = r.positive("max_position_embeddings", 512);
-        return TransformerSpec.encoder(name, r.positive("hidden_size", 768), r.positive("num_attention_heads", 12),
-                (int) r.positive("num_hidden_layers", 12), r.positive("vocab_size", type.equals("bert") ? 30522
-                        : 50265))
-                .ffn(r.positive("intermediate_size", 3072)).maxPositions(maxPositions)
-                .typeVocab(r.nonNegative("type_vocab_size", 2)).ffnKind(activation(r, "hidden_act", "gelu")).build();
+        long maxPositions = r.positions("max_position_embeddings", 512);
+        return TransformerSpec.encoder(name, r.size("hidden_size", 768), r.size("num_attention_heads", 12),
+                r.layers("num_hidden_layers", 12), r.vocab("vocab_size", type.equals("bert") ? 30522 : 50265))
+                .ffn(r.size("intermediate_size", 3072)).maxPositions(maxPositions)
+                .typeVocab(r.count("type_vocab_size", 2, 0, 1 << 20)).ffnKind(activation(r, "hidden_act", "gelu"))
+                .attentionDropout(r.rate("attention_probs_dropout_prob", 0.1) > 0)
+                .hiddenDropout(r.rate("hidden_dropout_prob", 0.1) > 0).build();
     }
 
+    /** The Llama family: Llama 2/3, Mistral, Mixtral, Qwen2, Qwen3 and Qwen3-MoE. */
     private static TransformerSpec llama(Reader r, String name, String type) {
-        long heads = r.positive("num_attention_heads", 32);
-        TransformerSpec.Builder b = TransformerSpec.decoder(name, r.positive("hidden_size", 4096), heads,
-                (int) r.positive("num_hidden_layers", 32), r.positive("vocab_size", 32000))
+        long heads = r.size("num_attention_heads", 32);
+        int layers = r.layers("num_hidden_layers", 32);
+        long hidden = r.size("hidden_size", 4096);
+        boolean attentionBias = r.bool("attention_bias", false);
+        TransformerSpec.Builder b = TransformerSpec.decoder(name, hidden, heads, layers, r.vocab("vocab_size", 32000))
                 .kvHeads(r.has("num_key_value_heads") && !r.isNull("num_key_value_heads")
-                        ? r.positive("num_key_value_heads", heads) : heads)
-                .ffn(r.positive("intermediate_size", 11008)).ffnKind(TransformerSpec.FfnKind.SWIGLU)
-                .norm(TransformerSpec.Norm.RMS_NORM).bias(r.bool("attention_bias", false))
-                .tiedEmbeddings(r.bool("tie_word_embeddings", false));
+                        ? r.size("num_key_value_heads", heads) : heads)
+                .ffn(r.size("intermediate_size", 11008)).ffnKind(TransformerSpec.FfnKind.SWIGLU)
+                .norm(TransformerSpec.Norm.RMS_NORM).bias(false).qkvBias(type.equals("qwen2") || attentionBias)
+                .outBias(attentionBias).mlpBias(r.bool("mlp_bias", false))
+                .tiedEmbeddings(r.bool("tie_word_embeddings", false)).qkNorm(type.startsWith("qwen3"))
+                .attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false).fusedAttention(true);
         if (r.has("head_dim") && !r.isNull("head_dim")) {
-            b.headDim(r.positive("head_dim", -1));
+            b.headDim(r.size("head_dim", -1));
         }
         if (type.equals("mixtral")) {
-            b.experts((int) r.positive("num_local_experts", 8), (int) r.positive("num_experts_per_tok", 2));
+            b.experts(r.count("num_local_experts", 8, 1, TransformerSpec.Moe.MAX_EXPERTS),
+                    r.count("num_experts_per_tok", 2, 1, TransformerSpec.Moe.MAX_EXPERTS));
+        } else if (type.equals("qwen3_moe")) {
+            int experts = r.count("num_experts", 128, 1, TransformerSpec.Moe.MAX_EXPERTS);
+            b.moe(new TransformerSpec.Moe(experts, r.count("num_experts_per_tok", 8, 1, experts),
+                    r.size("moe_intermediate_size", 768), 0, false, false, false));
+            int step = r.count("decoder_sparse_step", 1, 1, (int) MAX_LAYERS);
+            List<Integer> dense = r.integers("mlp_only_layers", layers);
+            List<Block> bl = new ArrayList<>();
+            long ffn = r.size("intermediate_size", 6144);
+            for (int i = 0; i < layers; i++) {
+                bl.add(!dense.contains(i) && (i + 1) % step == 0 ? Block.moe() : Block.dense(ffn));
+            }
+            b.blocks(bl);
+        }
+        int window = slidingWindow(r, type);
+        if (window > 0) {
+            b.blocks(java.util.Collections.nCopies(layers, new Block(Block.Mixer.ATTENTION, window, false,
+                    type.equals("mixtral") ? Block.Ffn.MOE : Block.Ffn.DENSE, type.equals("mixtral") ? 0
+                            : r.size("intermediate_size", 11008))));
+        }
+        return b.build();
+    }
+
+    /** Mistral's sliding window where the configuration enables it (Qwen's only with {@code use_sliding_window}). */
+    private static int slidingWindow(Reader r, String type) {
+        if (!r.has("sliding_window") || r.isNull("sliding_window")) {
+            return 0;
+        }
+        if (type.startsWith("qwen") && !r.bool("use_sliding_window", false)) {
+            return 0;
+        }
+        return r.count("sliding_window", 0, 0, Integer.MAX_VALUE);
+    }
+
+    private static TransformerSpec deepseek(Reader r, String name) {
+        long heads = r.size("num_attention_heads", 128);
+        int layers = r.layers("num_hidden_layers", 61);
+        int experts = r.count("n_routed_experts", 256, 1, TransformerSpec.Moe.MAX_EXPERTS);
+        long expertFfn = r.size("moe_intermediate_size", 2048);
+        int shared = r.count("n_shared_experts", 0, 0, TransformerSpec.Moe.MAX_EXPERTS);
+        boolean attentionBias = r.bool("attention_bias", false);
+        long q = r.has("q_lora_rank") && !r.isNull("q_lora_rank") ? r.size("q_lora_rank", -1) : 0;
+        TransformerSpec.Mla mla = new TransformerSpec.Mla(q, r.size("kv_lora_rank", 512),
+                r.size("qk_nope_head_dim", 128), r.count("qk_rope_head_dim", 64, 0, 1 << 14), r.size("v_head_dim", 128));
+        int firstDense = r.count("first_k_dense_replace", 0, 0, layers);
+        int freq = r.count("moe_layer_freq", 1, 1, layers);
+        long ffn = r.size("intermediate_size", 18432);
+        List<Block> bl = new ArrayList<>();
+        for (int i = 0; i < layers; i++) {
+            bl.add(i >= firstDense && i % freq == 0 ? Block.moe() : Block.dense(ffn));
+        }
+        return TransformerSpec.decoder(name, r.size("hidden_size", 7168), heads, layers,
+                r.vocab("vocab_size", 129280)).kvHeads(heads).headDim(mla.vDim()).ffn(ffn)
+                .ffnKind(TransformerSpec.FfnKind.SWIGLU).norm(TransformerSpec.Norm.RMS_NORM).bias(false)
+                .qkvBias(attentionBias).outBias(attentionBias).tiedEmbeddings(r.bool("tie_word_embeddings", false))
+                .mla(mla).moe(new TransformerSpec.Moe(experts, r.count("num_experts_per_tok", 8, 1, experts),
+                        expertFfn, shared * expertFfn, false, r.text("topk_method", "").equals("noaux_tc"), false))
+                .blocks(bl).attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false)
+                .fusedAttention(true).build();
+    }
+
+    private static TransformerSpec gptOss(Reader r, String name) {
+        long heads = r.size("num_attention_heads", 64);
+        int layers = r.layers("num_hidden_layers", 36);
+        int experts = r.count("num_local_experts", 128, 1, TransformerSpec.Moe.MAX_EXPERTS);
+        int topK = r.has("num_experts_per_tok") ? r.count("num_experts_per_tok", 4, 1, experts)
+                : r.count("experts_per_token", 4, 1, experts);
+        int window = r.count("sliding_window", 128, 1, Integer.MAX_VALUE);
+        List<String> types = r.texts("layer_types", layers);
+        List<Block> bl = new ArrayList<>();
+        for (int i = 0; i < layers; i++) {
+            boolean sliding = types.isEmpty() ? i % 2 == 0 : types.get(i).equals("sliding_attention");
+            bl.add(new Block(Block.Mixer.ATTENTION, sliding ? window : 0, false, Block.Ffn.MOE, 0));
+        }
+        return TransformerSpec.decoder(name, r.size("hidden_size", 2880), heads, layers, r.vocab("vocab_size", 201088))
+                .kvHeads(r.size("num_key_value_heads", 8)).headDim(r.size("head_dim", 64))
+                .ffn(r.size("intermediate_size", 2880)).ffnKind(TransformerSpec.FfnKind.SWIGLU)
+                .norm(TransformerSpec.Norm.RMS_NORM).bias(false).qkvBias(r.bool("attention_bias", true))
+                .outBias(r.bool("attention_bias", true)).tiedEmbeddings(r.bool("tie_word_embeddings", false))
+                .moe(new TransformerSpec.Moe(experts, topK, r.size("intermediate_size", 2880), 0, true, false, true))
+                .blocks(bl).sinks(true).attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false)
+                .fusedAttention(true).build();
+    }
+
+    private static TransformerSpec nemotron(Reader r, String name) {
+        long heads = r.size("num_attention_heads", 48);
+        TransformerSpec.Builder b = TransformerSpec.decoder(name, r.size("hidden_size", 6144), heads,
+                r.layers("num_hidden_layers", 32), r.vocab("vocab_size", 256000))
+                .kvHeads(r.has("num_key_value_heads") && !r.isNull("num_key_value_heads")
+                        ? r.size("num_key_value_heads", heads) : heads)
+                .ffn(r.size("intermediate_size", 24576)).ffnKind(activation(r, "hidden_act", "relu2"))
+                .norm(TransformerSpec.Norm.LAYER_NORM).bias(false).qkvBias(r.bool("attention_bias", false))
+                .outBias(r.bool("attention_bias", false)).mlpBias(r.bool("mlp_bias", false))
+                .tiedEmbeddings(r.bool("tie_word_embeddings", false))
+                .attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false).fusedAttention(true);
+        if (r.has("head_dim") && !r.isNull("head_dim")) {
+            b.headDim(r.size("head_dim", -1));
+        }
+        return b.build();
+    }
+
+    private static TransformerSpec nemotronH(Reader r, String name) {
+        String pattern = r.text("hybrid_override_pattern", "");
+        int layers = r.layers("num_hidden_layers", pattern.isEmpty() ? -1 : pattern.length());
+        if (pattern.length() != layers) {
+            throw InvalidInputException.inSource(r.source(), "hybrid_override_pattern has " + pattern.length()
+                    + " layers, num_hidden_layers " + layers);
+        }
+        long heads = r.size("num_attention_heads", 32);
+        long ffn = r.has("intermediate_size") ? r.size("intermediate_size", -1) : 1;
+        List<Block> bl = new ArrayList<>();
+        boolean anyMoe = false;
+        for (int i = 0; i < layers; i++) {
+            char ch = pattern.charAt(i);
+            bl.add(switch (ch) {
+                case 'M' -> new Block(Block.Mixer.MAMBA, 0, false, Block.Ffn.NONE, 0);
+                case '*' -> new Block(Block.Mixer.ATTENTION, 0, false, Block.Ffn.NONE, 0);
+                case '-' -> new Block(Block.Mixer.NONE, 0, false, Block.Ffn.DENSE, ffn);
+                case 'E' -> new Block(Block.Mixer.NONE, 0, false, Block.Ffn.MOE, 0);
+                default -> throw InvalidInputException.inSource(r.source(), "hybrid_override_pattern: layer " + i
+                        + " is '" + printable(String.valueOf(ch)) + "' (expected M, *, - or E)");
+            });
+            anyMoe |= ch == 'E';
+        }
+        long headDim = r.has("head_dim") && !r.isNull("head_dim") ? r.size("head_dim", -1)
+                : r.size("attention_head_dim", 128);
+        long mambaHeads = r.size("mamba_num_heads", 128);
+        TransformerSpec.Builder b = TransformerSpec.decoder(name, r.size("hidden_size", 4096), heads, layers,
+                r.vocab("vocab_size", 131072)).kvHeads(r.size("num_key_value_heads", 8)).headDim(headDim).ffn(ffn)
+                .ffnKind(activation(r, "mlp_hidden_act", "relu2")).norm(TransformerSpec.Norm.RMS_NORM).bias(false)
+                .qkvBias(r.bool("attention_bias", false)).outBias(r.bool("attention_bias", false))
+                .mlpBias(r.bool("mlp_bias", false)).tiedEmbeddings(r.bool("tie_word_embeddings", false))
+                .mamba(new TransformerSpec.Mamba(mambaHeads, r.size("mamba_head_dim", 64),
+                        r.size("ssm_state_size", 128), r.size("n_groups", 8), r.count("conv_kernel", 4, 1, 64),
+                        r.bool("mamba_proj_bias", r.bool("use_bias", false)), r.bool("use_conv_bias", true),
+                        r.count("chunk_size", 128, 1, 1 << 16)))
+                .blocks(bl).attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false)
+                .fusedAttention(true);
+        if (anyMoe) {
+            int experts = r.count("n_routed_experts", 128, 1, TransformerSpec.Moe.MAX_EXPERTS);
+            long shared = r.count("n_shared_experts", 0, 0, TransformerSpec.Moe.MAX_EXPERTS) > 0
+                    ? r.size("moe_shared_expert_intermediate_size", -1) : 0;
+            b.moe(new TransformerSpec.Moe(experts, r.count("num_experts_per_tok", 6, 1, experts),
+                    r.size("moe_intermediate_size", -1), shared, false, true, false));
+        }
+        return b.build();
+    }
+
+    private static TransformerSpec llama4(Reader r, String name) {
+        long heads = r.size("num_attention_heads", 40);
+        int layers = r.layers("num_hidden_layers", 48);
+        int experts = r.count("num_local_experts", 16, 1, TransformerSpec.Moe.MAX_EXPERTS);
+        long expertFfn = r.size("intermediate_size", 8192);
+        int step = r.count("interleave_moe_layer_step", 1, 1, layers);
+        List<Integer> moeLayers = r.integers("moe_layers", layers);
+        int chunk = r.has("attention_chunk_size") && !r.isNull("attention_chunk_size")
+                ? r.count("attention_chunk_size", 8192, 1, Integer.MAX_VALUE) : 0;
+        List<Integer> noRope = r.integers("no_rope_layers", layers);
+        long dense = r.size("intermediate_size_mlp", 16384);
+        List<Block> bl = new ArrayList<>();
+        for (int i = 0; i < layers; i++) {
+            boolean moe = r.has("moe_layers") ? moeLayers.contains(i) : (i + 1) % step == 0;
+            // chunked attention in the rotary layers; every fourth layer (no rotary positions) attends globally
+            boolean global = noRope.size() < layers ? (i + 1) % 4 == 0 : noRope.get(i) == 0;
+            long window = chunk > 0 && !global ? chunk : 0;
+            bl.add(new Block(Block.Mixer.ATTENTION, window, window > 0, moe ? Block.Ffn.MOE : Block.Ffn.DENSE,
+                    moe ? 0 : dense));
+        }
+        TransformerSpec.Builder b = TransformerSpec.decoder(name, r.size("hidden_size", 5120), heads, layers,
+                r.vocab("vocab_size", 202048)).kvHeads(r.size("num_key_value_heads", 8)).ffn(dense)
+                .ffnKind(TransformerSpec.FfnKind.SWIGLU).norm(TransformerSpec.Norm.RMS_NORM).bias(false)
+                .qkvBias(r.bool("attention_bias", false)).outBias(r.bool("attention_bias", false))
+                .tiedEmbeddings(r.bool("tie_word_embeddings", false))
+                .moe(new TransformerSpec.Moe(experts, r.count("num_experts_per_tok", 1, 1, experts), expertFfn,
+                        expertFfn, false, false, false))
+                .blocks(bl).attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false)
+                .fusedAttention(true);
+        if (r.has("head_dim") && !r.isNull("head_dim")) {
+            b.headDim(r.size("head_dim", -1));
         }
         return b.build();
     }
 
     private static TransformerSpec opt(Reader r, String name) {
-        long h = r.positive("hidden_size", 768);
-        long proj = r.positive("word_embed_proj_dim", h);
+        long h = r.size("hidden_size", 768);
+        long proj = r.size("word_embed_proj_dim", h);
         if (proj != h) {
             throw new IllegalArgumentException("word_embed_proj_dim " + proj + " differs from hidden_size " + h
                     + " (OPT-350m's projections are not supported)");
         }
         // OPT's learned positions hold two more rows than max_position_embeddings (its offset)
-        return TransformerSpec.decoder(name, h, r.positive("num_attention_heads", 12),
-                (int) r.positive("num_hidden_layers", 12), r.positive("vocab_size", 50272))
-                .ffn(r.positive("ffn_dim", 3072)).maxPositions(r.positive("max_position_embeddings", 2048) + 2)
+        return TransformerSpec.decoder(name, h, r.size("num_attention_heads", 12),
+                r.layers("num_hidden_layers", 12), r.vocab("vocab_size", 50272))
+                .ffn(r.size("ffn_dim", 3072)).maxPositions(r.positions("max_position_embeddings", 2048) + 2)
                 .ffnKind(activation(r, "activation_function", "relu"))
                 .preNorm(r.bool("do_layer_norm_before", true)).bias(r.bool("enable_bias", true))
-                .tiedEmbeddings(r.bool("tie_word_embeddings", true)).build();
+                .tiedEmbeddings(r.bool("tie_word_embeddings", true))
+                .attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(r.rate("dropout", 0.1) > 0)
+                .build();
     }
 
     private static TransformerSpec t5(Reader r, String name) {
-        long d = r.positive("d_model", 512);
-        long heads = r.positive("num_heads", 8);
-        int layers = (int) r.positive("num_layers", 6);
+        long d = r.size("d_model", 512);
+        long heads = r.size("num_heads", 8);
+        int layers = r.layers("num_layers", 6);
         String ff = r.text("feed_forward_proj", "relu");
         TransformerSpec.FfnKind kind = switch (ff) {
             case "relu" -> TransformerSpec.FfnKind.RELU;
             case "gated-gelu" -> TransformerSpec.FfnKind.GATED_GELU;
             case "gated-silu" -> TransformerSpec.FfnKind.SWIGLU;
             case "gelu" -> TransformerSpec.FfnKind.GELU;
-            default -> throw new IllegalArgumentException("feed_forward_proj '" + ff + "' is not supported");
+            default -> throw new IllegalArgumentException("feed_forward_proj '" + printable(ff) + "' is not supported "
+                    + "(relu, gelu, gated-gelu, gated-silu)");
         };
-        return TransformerSpec.decoder(name, d, heads, layers, r.positive("vocab_size", 32128))
-                .decoderLayers((int) r.positive("num_decoder_layers", layers)).headDim(r.positive("d_kv", 64))
-                .ffn(r.positive("d_ff", 2048)).ffnKind(kind).norm(TransformerSpec.Norm.RMS_NORM).bias(false)
-                .relativeBuckets((int) r.positive("relative_attention_num_buckets", 32))
-                .tiedEmbeddings(r.bool("tie_word_embeddings", true)).build();
+        boolean dropout = r.rate("dropout_rate", 0.1) > 0;
+        return TransformerSpec.decoder(name, d, heads, layers, r.vocab("vocab_size", 32128))
+                .decoderLayers(r.layers("num_decoder_layers", layers)).headDim(r.size("d_kv", 64))
+                .ffn(r.size("d_ff", 2048)).ffnKind(kind).norm(TransformerSpec.Norm.RMS_NORM).bias(false)
+                .relativeBuckets(r.count("relative_attention_num_buckets", 32, 1, 1 << 16))
+                .tiedEmbeddings(r.bool("tie_word_embeddings", true)).attentionDropout(dropout)
+                .hiddenDropout(dropout).build();
     }
 
     private static TransformerSpec.FfnKind activation(Reader r, String key, String dflt) {
@@ -172,13 +399,16 @@ public final class HuggingFaceConfig {
         if (a.equals("relu")) {
             return TransformerSpec.FfnKind.RELU;
         }
+        if (a.equals("relu2") || a.equals("squared-relu") || a.equals("squared_relu")) {
+            return TransformerSpec.FfnKind.RELU2;
+        }
         if (a.equals("silu") || a.equals("swish")) {
             return TransformerSpec.FfnKind.SWIGLU;
         }
-        throw new IllegalArgumentException(key + " '" + a + "' is not supported (gelu, relu, silu)");
+        throw new IllegalArgumentException(key + " '" + printable(a) + "' is not supported (gelu, relu, relu2, silu)");
     }
 
-    /** Typed reads with the file and key in every error. */
+    /** Typed, range-checked reads with the file and key in every error. */
     private record Reader(JsonNode c, String source) {
         boolean has(String key) {
             return c.has(key);
@@ -190,37 +420,110 @@ public final class HuggingFaceConfig {
 
         String text(String key, String dflt) {
             JsonNode n = c.get(key);
-            return n == null || n.isNull() ? dflt : n.asText();
-        }
-
-        long positive(String key, long dflt) {
-            long v = integer(key, dflt);
-            if (v <= 0) {
-                throw InvalidInputException.inSource(source, key + " must be positive: " + v);
+            if (n == null || n.isNull()) {
+                return dflt;
             }
-            return v;
-        }
-
-        long nonNegative(String key, long dflt) {
-            long v = integer(key, dflt);
-            if (v < 0) {
-                throw InvalidInputException.inSource(source, key + " must be >= 0: " + v);
+            if (!n.isTextual()) {
+                throw InvalidInputException.inSource(source, key + " must be a string");
             }
-            return v;
+            return n.asText();
         }
 
-        private long integer(String key, long dflt) {
+        /** A hidden, inner or head size: 1..2²². */
+        long size(String key, long dflt) {
+            return integer(key, dflt, 1, MAX_SIZE);
+        }
+
+        /** A layer count: 1..10,000. */
+        int layers(String key, long dflt) {
+            return (int) integer(key, dflt, 1, MAX_LAYERS);
+        }
+
+        /** A vocabulary size: 1..2²⁴. */
+        long vocab(String key, long dflt) {
+            return integer(key, dflt, 1, MAX_VOCAB);
+        }
+
+        /** Learned positions: 1..2²⁶. */
+        long positions(String key, long dflt) {
+            return integer(key, dflt, 1, 1L << 26);
+        }
+
+        /** A count in {@code [min, max]}. */
+        int count(String key, long dflt, int min, int max) {
+            return (int) integer(key, dflt, min, max);
+        }
+
+        /** A probability (dropout rate) in [0, 1]. */
+        double rate(String key, double dflt) {
             JsonNode n = c.get(key);
+            if (n == null || n.isNull()) {
+                return dflt;
+            }
+            if (!n.isNumber() || !Double.isFinite(n.asDouble()) || n.asDouble() < 0 || n.asDouble() > 1) {
+                throw InvalidInputException.inSource(source, key + " must be a number in [0, 1]: " + clip(n));
+            }
+            return n.asDouble();
+        }
+
+        /** A list of integers in {@code [0, limit)} (empty when absent). */
+        List<Integer> integers(String key, int limit) {
+            JsonNode n = c.get(key);
+            List<Integer> out = new ArrayList<>();
+            if (n == null || n.isNull()) {
+                return out;
+            }
+            if (!n.isArray() || n.size() > MAX_LAYERS) {
+                throw InvalidInputException.inSource(source, key + " must be a list of integers");
+            }
+            for (JsonNode x : n) {
+                if (!x.isIntegralNumber() || !x.canConvertToLong() || x.asLong() < 0 || x.asLong() >= limit
+                        && !key.equals("no_rope_layers")) {
+                    throw InvalidInputException.inSource(source, key + " must hold integers in 0.." + (limit - 1)
+                            + ": " + clip(x));
+                }
+                out.add((int) Math.min(x.asLong(), Integer.MAX_VALUE));
+            }
+            return out;
+        }
+
+        /** A list of strings, of exactly {@code size} entries when present (empty when absent). */
+        List<String> texts(String key, int size) {
+            JsonNode n = c.get(key);
+            List<String> out = new ArrayList<>();
+            if (n == null || n.isNull()) {
+                return out;
+            }
+            if (!n.isArray() || n.size() != size) {
+                throw InvalidInputException.inSource(source, key + " must list " + size + " entries, one per layer");
+            }
+            for (JsonNode x : n) {
+                out.add(x.asText());
+            }
+            return out;
+        }
+
+        private long integer(String key, long dflt, long min, long max) {
+            JsonNode n = c.get(key);
+            long v;
             if (n == null || n.isNull()) {
                 if (dflt < 0) {
                     throw InvalidInputException.inSource(source, "missing key '" + key + "'");
                 }
-                return dflt;
+                v = dflt;
+            } else if (!n.isIntegralNumber()) {
+                throw InvalidInputException.inSource(source, key + " must be an integer: " + clip(n));
+            } else if (!n.canConvertToLong()) {
+                throw InvalidInputException.inSource(source, key + " = " + clip(n) + " is out of range (" + min
+                        + ".." + max + ")");
+            } else {
+                v = n.asLong();
             }
-            if (!n.isIntegralNumber() || !n.canConvertToLong()) {
-                throw InvalidInputException.inSource(source, key + " must be an integer: " + n);
+            if (v < min || v > max) {
+                throw InvalidInputException.inSource(source, key + " = " + v + " is out of range (" + min + ".." + max
+                        + ")");
             }
-            return n.asLong();
+            return v;
         }
 
         boolean bool(String key, boolean dflt) {
@@ -229,9 +532,14 @@ public final class HuggingFaceConfig {
                 return dflt;
             }
             if (!n.isBoolean()) {
-                throw InvalidInputException.inSource(source, key + " must be true or false: " + n);
+                throw InvalidInputException.inSource(source, key + " must be true or false: " + clip(n));
             }
             return n.asBoolean();
+        }
+
+        private static String clip(JsonNode n) {
+            String t = n.toString();
+            return printable(t);
         }
     }
 }

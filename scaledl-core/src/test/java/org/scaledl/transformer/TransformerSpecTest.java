@@ -36,10 +36,114 @@ class TransformerSpecTest {
     @ParameterizedTest
     @CsvSource({"gpt2, 124439808", "bert-large-uncased, 335174458", "llama-2-7b, 6738415616",
         "llama-2-70b, 68976648192", "mistral-7b, 7241732096", "mixtral-8x7b, 46702792704", "opt-1.3b, 1315758080",
-        "t5-small, 60506624"})
+        "t5-small, 60506624", "llama-3-8b, 8030261248", "llama-3-70b, 70553706496",
+        "llama-3.1-405b, 405853388800", "qwen3-8b, 8190735360", "qwen3-30b-a3b, 30532122624",
+        "qwen3-235b-a22b, 235093634560", "gpt-oss-20b, 20914757184", "gpt-oss-120b, 116829156672",
+        "nemotron-3-nano-30b-a3b, 31577940288", "deepseek-v3, 671026419200"})
     void parameterCountsAreExact(String model, long expected) {
         TransformerSpec spec = HuggingFaceConfig.read(DIR.resolve(model).resolve("config.json"));
         assertEquals(expected, spec.parameterCount(), spec.toString());
+    }
+
+    /**
+     * Counts no exact figure is published for, derived from the configuration by hand (see each folder's
+     * {@code PARAMS.md}): the text models of Llama 4 (the published totals add the vision encoder: 108,641,793,536
+     * and 401,583,781,376 less its 871,932,416), Minitron-8B ({@code nemotron}) and Nemotron-H-8B; each agrees with
+     * its published rounded size.
+     */
+    @ParameterizedTest
+    @CsvSource({"llama-4-scout-17b-16e, 107769861120", "llama-4-maverick-17b-128e, 400711848960",
+        "minitron-8b-base, 8271699968", "nemotron-h-8b-base-8k, 8100852736"})
+    void derivedCountsOfModelsWithoutAnExactPublishedOne(String model, long expected) {
+        assertEquals(expected, HuggingFaceConfig.read(DIR.resolve(model).resolve("config.json")).parameterCount());
+    }
+
+    /**
+     * Forward FLOPs per token of a mixture of experts: twice the parameters a token passes through (the active
+     * parameters less the input embedding, which is a look-up) plus the attention scores: DeepSeek-V3's published 37B
+     * active (36.6B with the head and without the input embedding, its README), Qwen3-30B-A3B's 3.3B (3.0B without the
+     * input embedding), Mixtral's 12.9B (12.6B) and GPT-OSS-120B's 5.13B (its model card counts no input embedding).
+     */
+    @ParameterizedTest
+    @CsvSource({"deepseek-v3, 36.6e9, 0.01", "qwen3-30b-a3b, 3.0e9, 0.03", "mixtral-8x7b, 12.6e9, 0.02",
+        "gpt-oss-120b, 5.13e9, 0.01"})
+    void moeForwardFlopsFollowTheActiveParameters(String model, double activeWithoutEmbedding, double tolerance) {
+        TransformerSpec spec = HuggingFaceConfig.read(DIR.resolve(model).resolve("config.json"));
+        long s = 128;
+        ModelGraph g = spec.graph(s);
+        double dense = 0;
+        double attention = 0;
+        for (LayerFeatures f : FeatureExtractor.of(g).extract(1, Phase.INFER)) {
+            if (f.family() == OpFamily.DENSE) {
+                boolean core = g.role(f.layer()).kind() == org.scaledl.graph.LayerRole.Kind.ATTENTION_CORE;
+                if (core) {
+                    attention += f.flopsFwd() * g.repeats(f.layer());
+                } else {
+                    dense += f.flopsFwd() * g.repeats(f.layer());
+                }
+            }
+        }
+        assertEquals(2 * activeWithoutEmbedding, dense / s, tolerance * 2 * activeWithoutEmbedding, model);
+        assertTrue(attention > 0);
+    }
+
+    /**
+     * A fused causal attention core does half the score and context work of the unfused one (FlashAttention skips the
+     * masked half), a sliding window of {@code w} tokens {@code w/s} of it, and holds no score matrix.
+     */
+    @Test
+    void fusedAttentionDoesTheCausalHalfAndAWindowItsShare() {
+        TransformerSpec.Builder b = TransformerSpec.decoder("g", 1024, 16, 2, 1000).ffnKind(
+                TransformerSpec.FfnKind.SWIGLU).norm(TransformerSpec.Norm.RMS_NORM);
+        double unfused = coreFlops(b.build().graph(4096));
+        double fused = coreFlops(b.fusedAttention(true).build().graph(4096));
+        assertEquals(0.5, fused / unfused, 1e-3);
+        double windowed = coreFlops(b.blocks(List.of(new TransformerSpec.Block(TransformerSpec.Block.Mixer.ATTENTION,
+                512, false, TransformerSpec.Block.Ffn.DENSE, 4096), new TransformerSpec.Block(
+                TransformerSpec.Block.Mixer.ATTENTION, 512, false, TransformerSpec.Block.Ffn.DENSE, 4096)))
+                .build().graph(4096));
+        assertEquals(512.0 / 4096, windowed / unfused, 1e-3);
+    }
+
+    private static double coreFlops(ModelGraph g) {
+        double sum = 0;
+        for (LayerFeatures f : FeatureExtractor.of(g).extract(1, Phase.INFER)) {
+            if (g.role(f.layer()).kind() == org.scaledl.graph.LayerRole.Kind.ATTENTION_CORE
+                    && f.family() == OpFamily.DENSE) {
+                sum += f.flopsFwd() * g.repeats(f.layer());
+            }
+        }
+        return sum;
+    }
+
+    /** Hybrid and interleaved models keep one graph block per kind of layer, in the order of their layers. */
+    @Test
+    void hybridModelsHaveABlockPerKindOfLayer() {
+        ModelGraph nano = HuggingFaceConfig.read(DIR.resolve("nemotron-3-nano-30b-a3b/config.json")).graph(1024);
+        org.scaledl.graph.Blocks b = nano.blocks().orElseThrow();
+        assertEquals(52, b.copies());
+        assertEquals(3, b.kinds(), "Mamba, experts and attention layers");
+        assertEquals(23, b.count(b.pattern().get(0)), "23 Mamba layers");
+        assertEquals(6, b.count(b.pattern().get(5)), "6 attention layers");
+        ModelGraph ds = HuggingFaceConfig.read(DIR.resolve("deepseek-v3/config.json")).graph(1024);
+        assertEquals(List.of(3, 58), List.of(ds.blocks().orElseThrow().count(0), ds.blocks().orElseThrow().count(1)),
+                "three dense layers, then experts");
+        ModelGraph oss = HuggingFaceConfig.read(DIR.resolve("gpt-oss-20b/config.json")).graph(1024);
+        assertEquals(List.of(0, 1, 0, 1), oss.blocks().orElseThrow().pattern().subList(0, 4),
+                "sliding and full attention alternate");
+    }
+
+    /** Integers are range-checked before use: a layer count of 2^32 + 32 is refused, not read as 32. */
+    @ParameterizedTest
+    @CsvSource(delimiter = ';', value = {"num_hidden_layers; 4294967328", "num_hidden_layers; 2147483648",
+        "head_dim; 1099511627776", "num_local_experts; 1000000", "hidden_size; 9223372036854775808",
+        "num_key_value_heads; 0"})
+    void outOfRangeIntegersAreRefusedNamingTheKey(String key, String value, @TempDir Path dir) throws Exception {
+        Path f = dir.resolve("config.json");
+        Files.writeString(f, "{\"model_type\": \"mixtral\", \"" + key + "\": " + value + "}",
+                StandardCharsets.UTF_8);
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(e.getMessage().contains(key) && e.getMessage().contains("range"), e.getMessage());
     }
 
     /**
