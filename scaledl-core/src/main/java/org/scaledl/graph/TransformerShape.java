@@ -20,9 +20,11 @@ import org.scaledl.Checks;
  * @param kvWidth        elements of one token's keys and values together, what context parallelism exchanges per
  *                       attention layer ({@code 2·kvHeads·headDim}; for latent attention the decompressed keys and
  *                       values of every head)
+ * @param fusedAttention whether the attention core is fused (FlashAttention: keeps its inputs and row statistics,
+ *                       never the score matrix)
  */
 public record TransformerShape(long hidden, long heads, long kvHeads, long ffn, int layers, long vocab, long seq,
-        int experts, int topK, long kvWidth) {
+        int experts, int topK, long kvWidth, boolean fusedAttention) {
     /** Validates. */
     public TransformerShape {
         Checks.argument(hidden > 0 && heads > 0 && kvHeads > 0 && ffn > 0 && layers > 0 && vocab > 0 && seq > 0
@@ -31,9 +33,13 @@ public record TransformerShape(long hidden, long heads, long kvHeads, long ffn, 
         Checks.argument(experts >= 1 && topK >= 1 && topK <= experts, "top-%s of %s experts", topK, experts);
     }
 
-    /** A shape whose keys and values are {@code 2·kvHeads·hidden/heads} wide (multi-head or grouped-query). */
+    /**
+     * A shape whose keys and values are {@code 2·kvHeads·hidden/heads} wide (multi-head or grouped-query), with an
+     * unfused attention core.
+     */
     public TransformerShape(long hidden, long heads, long kvHeads, long ffn, int layers, long vocab, long seq,
             int experts, int topK) {
-        this(hidden, heads, kvHeads, ffn, layers, vocab, seq, experts, topK, Math.max(1, 2 * kvHeads * hidden / heads));
+        this(hidden, heads, kvHeads, ffn, layers, vocab, seq, experts, topK, Math.max(1, 2 * kvHeads * hidden / heads),
+                false);
     }
 }

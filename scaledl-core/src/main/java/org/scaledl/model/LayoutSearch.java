@@ -8,6 +8,7 @@ import java.util.OptionalDouble;
 import org.scaledl.Checks;
 import org.scaledl.graph.ModelGraph;
 import org.scaledl.graph.TransformerShape;
+import org.scaledl.model.exec.MegatronExecution;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Phase;
@@ -103,7 +104,7 @@ public final class LayoutSearch {
                 continue;
             }
             for (int p = 1; p <= gpus / t && p <= ts.layers(); p++) {
-                if ((gpus / t) % p != 0) {
+                if ((gpus / t) % p != 0 || MegatronExecution.chunkSizes(ts.layers(), p) == null) {
                     continue;
                 }
                 int d = gpus / (t * p);
@@ -117,12 +118,13 @@ public final class LayoutSearch {
                     }
                     int m = perReplica / b;
                     for (int v : new int[] {1, 2, 4}) {
-                        if (v > 1 && (p == 1 || ts.layers() % (p * v) != 0 || m % p != 0)) {
+                        if (v > 1 && (p == 1 || MegatronExecution.chunkSizes(ts.layers(), p * v) == null
+                                || m % p != 0)) {
                             continue;
                         }
                         for (boolean sp : t > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
                             for (int zero : d > 1 ? new int[] {0, 1} : new int[] {0}) {
-                                Parallelism par = new Parallelism(d, t, p, m, sp, zero, v);
+                                Parallelism par = new Parallelism(d, t, p, m, sp, zero, v, 1, 1, 1);
                                 for (Recompute rc : Recompute.values()) {
                                     out.add(evaluate(par, b, rc));
                                 }

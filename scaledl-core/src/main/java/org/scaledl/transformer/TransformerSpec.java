@@ -449,7 +449,7 @@ public final class TransformerSpec {
         long kvWidth = mla.map(x -> heads * (x.qkNopeDim() + x.qkRopeDim() + x.vDim()))
                 .orElse(2 * kvHeads * headDim);
         return new TransformerShape(hidden, heads, kvHeads, ffn, totalLayers(), vocab, seq, experts(), topK(),
-                kvWidth);
+                kvWidth, fusedAttention);
     }
 
     /**

@@ -1,21 +1,22 @@
 package org.scaledl.workload;
 
-import java.util.List;
 import org.scaledl.Checks;
-
 
 /**
  * How a workload is spread over devices, the way Megatron-LM does it: data-parallel replicas, tensor-parallel shards
  * of each layer (optionally with sequence parallelism), pipeline stages (optionally interleaved: several model chunks
- * per stage), the micro-batches each replica's batch is split into (through the pipeline, or accumulated one after
- * another without one), and the ZeRO stage of the data-parallel optimizer. The workload's batch is per data-parallel
- * replica; the job uses {@code data · tensor · pipeline} devices ({@link #ranks()}).
+ * per stage), context-parallel ranks (each a share of every sequence, exchanging keys and values in a ring), expert
+ * parallelism (the routed experts spread over the data- and context-parallel ranks) with expert tensor parallelism,
+ * the micro-batches each replica's batch is split into (through the pipeline, or accumulated one after another
+ * without one), and the ZeRO stage of the data-parallel optimizer (3: FSDP). The workload's batch is per data-parallel
+ * replica; the job uses {@code data · tensor · pipeline · context} devices ({@link #ranks()}).
  *
  * <pre>{@code
  * Parallelism.data(8);                                  // DDP over 8 workers
  * Parallelism.of(2, 4, 1, 1);                          // 2 replicas of a model split 4 ways
  * Parallelism.of(1, 1, 4, 8);                          // 4 pipeline stages, 8 micro-batches (1F1B)
  * Parallelism.of(8, 8, 8, 64).withSequenceParallel(true).withVirtualStages(2).withZeroStage(1);
+ * Parallelism.of(64, 1, 4, 16).withExpert(64, 1).withContext(2);    // DeepSeek-V3 style
  * }</pre>
  *
  * @param data             data-parallel replicas (each computes the full model on its own batch)
@@ -24,44 +25,74 @@ import org.scaledl.Checks;
  * @param microBatches     micro-batches per replica batch (through the pipeline, or accumulated without one)
  * @param sequenceParallel Megatron's sequence parallelism: the layers off the tensor-parallel region (norms,
  *                         dropout) split along the sequence, the all-reduces become reduce-scatter plus all-gather
- * @param zeroStage        ZeRO stage of the data-parallel optimizer: 0 none, 1 optimizer states sharded, 2 and
- *                         gradients, 3 and weights (gathered before use)
+ * @param zeroStage        ZeRO stage of the data-parallel optimizer: 0 none, 1 optimizer states sharded (Megatron's
+ *                         distributed optimizer), 2 and gradients, 3 and weights (gathered before use: FSDP)
  * @param virtualStages    model chunks per pipeline stage (1: the 1F1B schedule; more: the interleaved one)
+ * @param context          context-parallel ranks: each holds {@code 1/context} of every sequence
+ * @param expert           expert-parallel ranks: the routed experts split this many ways within
+ *                         {@code data · context}
+ * @param expertTensor     expert tensor parallelism: each expert's projections split this many ways
  */
 public record Parallelism(int data, int tensor, int pipeline, int microBatches, boolean sequenceParallel,
-        int zeroStage, int virtualStages) {
+        int zeroStage, int virtualStages, int context, int expert, int expertTensor) {
     private static final Parallelism NONE = new Parallelism(1, 1, 1, 1);
+
+    /** The most devices a job may use. */
+    public static final int MAX_RANKS = 1 << 24;
 
     /** Validates. */
     public Parallelism {
-        Checks.argument(data > 0 && tensor > 0 && pipeline > 0 && microBatches > 0,
-                "parallel degrees must be positive: data %s, tensor %s, pipeline %s, micro-batches %s", data, tensor,
-                pipeline, microBatches);
-        Checks.argument((long) data * tensor * pipeline <= Integer.MAX_VALUE, "too many ranks");
+        Checks.argument(data > 0 && tensor > 0 && pipeline > 0 && microBatches > 0 && context > 0 && expert > 0
+                && expertTensor > 0, "parallel degrees must be positive: data %s, tensor %s, pipeline %s, "
+                + "micro-batches %s, context %s, expert %s, expert tensor %s", data, tensor, pipeline, microBatches,
+                context, expert, expertTensor);
+        Checks.argument((long) data * tensor * pipeline * context <= MAX_RANKS, "too many GPUs: %s x %s x %s x %s "
+                + "(at most %s)", data, tensor, pipeline, context, MAX_RANKS);
         Checks.argument(zeroStage >= 0 && zeroStage <= 3, "ZeRO stage must be 0..3: %s", zeroStage);
-        Checks.argument(virtualStages >= 1, "virtual pipeline stages must be positive: %s", virtualStages);
+        Checks.argument(virtualStages >= 1 && virtualStages <= 1 << 12, "virtual pipeline stages must be in "
+                + "1..4096: %s", virtualStages);
         Checks.argument(virtualStages == 1 || pipeline > 1, "an interleaved schedule needs a pipeline");
         Checks.argument(!sequenceParallel || tensor > 1, "sequence parallelism needs tensor parallelism");
+        Checks.argument(((long) data * context) % expert == 0, "expert parallelism %s must divide data x context "
+                + "parallelism (%s x %s)", expert, data, context);
+        Checks.argument(((long) data * context * tensor) % ((long) expert * expertTensor) == 0, "expert x expert "
+                + "tensor parallelism (%s x %s) must divide data x context x tensor (%s x %s x %s)", expert,
+                expertTensor, data, context, tensor);
     }
 
-    /** The four degrees with no sequence parallelism, no ZeRO and the 1F1B schedule. */
+    /** Four degrees with the other parallelisms at 1. */
     public Parallelism(int data, int tensor, int pipeline, int microBatches) {
-        this(data, tensor, pipeline, microBatches, false, 0, 1);
+        this(data, tensor, pipeline, microBatches, false, 0, 1, 1, 1, 1);
     }
 
     /** A copy with or without sequence parallelism. */
     public Parallelism withSequenceParallel(boolean value) {
-        return new Parallelism(data, tensor, pipeline, microBatches, value, zeroStage, virtualStages);
+        return new Parallelism(data, tensor, pipeline, microBatches, value, zeroStage, virtualStages, context, expert,
+                expertTensor);
     }
 
     /** A copy with another ZeRO stage (0..3). */
     public Parallelism withZeroStage(int value) {
-        return new Parallelism(data, tensor, pipeline, microBatches, sequenceParallel, value, virtualStages);
+        return new Parallelism(data, tensor, pipeline, microBatches, sequenceParallel, value, virtualStages, context,
+                expert, expertTensor);
     }
 
     /** A copy with model chunks per stage (the interleaved schedule when more than 1). */
     public Parallelism withVirtualStages(int value) {
-        return new Parallelism(data, tensor, pipeline, microBatches, sequenceParallel, zeroStage, value);
+        return new Parallelism(data, tensor, pipeline, microBatches, sequenceParallel, zeroStage, value, context,
+                expert, expertTensor);
+    }
+
+    /** A copy with context parallelism. */
+    public Parallelism withContext(int value) {
+        return new Parallelism(data, tensor, pipeline, microBatches, sequenceParallel, zeroStage, virtualStages, value,
+                expert, expertTensor);
+    }
+
+    /** A copy with expert and expert tensor parallelism. */
+    public Parallelism withExpert(int value, int tensorOfExperts) {
+        return new Parallelism(data, tensor, pipeline, microBatches, sequenceParallel, zeroStage, virtualStages,
+                context, value, tensorOfExperts);
     }
 
     /** One device, no parallelism. */
@@ -74,25 +105,25 @@ public record Parallelism(int data, int tensor, int pipeline, int microBatches, 
         return new Parallelism(n, 1, 1, 1);
     }
 
-    /** All four degrees. */
+    /** Data, tensor, pipeline degrees and micro-batches. */
     public static Parallelism of(int data, int tensor, int pipeline, int microBatches) {
         return new Parallelism(data, tensor, pipeline, microBatches);
     }
 
-    /** Devices the job uses: {@code data · tensor · pipeline}. */
+    /** Devices the job uses: {@code data · tensor · pipeline · context}. */
     public int ranks() {
-        return data * tensor * pipeline;
+        return data * tensor * pipeline * context;
     }
 
     /** True when only data parallelism (or none) is used. */
     public boolean isDataOnly() {
-        return tensor == 1 && pipeline == 1;
+        return tensor == 1 && pipeline == 1 && context == 1;
     }
 
     /**
      * A compact label: {@code none}, or the degrees above 1 joined by {@code -}: {@code dp8}, {@code tp4},
      * {@code pp4_8} (4 stages, 8 micro-batches), {@code dp2-tp4}, {@code mb8} (8 accumulated micro-batches),
-     * {@code tp8sp}, {@code pp8_64v2}, {@code zero1}.
+     * {@code tp8sp}, {@code pp8_64v2}, {@code cp2}, {@code ep64}, {@code etp2}, {@code zero1}.
      */
     public String label() {
         java.util.List<String> parts = new java.util.ArrayList<>();
@@ -106,6 +137,15 @@ public record Parallelism(int data, int tensor, int pipeline, int microBatches, 
             parts.add("pp" + pipeline + "_" + microBatches + (virtualStages > 1 ? "v" + virtualStages : ""));
         } else if (microBatches > 1) {
             parts.add("mb" + microBatches);
+        }
+        if (context > 1) {
+            parts.add("cp" + context);
+        }
+        if (expert > 1) {
+            parts.add("ep" + expert);
+        }
+        if (expertTensor > 1) {
+            parts.add("etp" + expertTensor);
         }
         if (zeroStage > 0) {
             parts.add("zero" + zeroStage);

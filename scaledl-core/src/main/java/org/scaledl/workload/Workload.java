@@ -31,6 +31,7 @@ public final class Workload {
     private final Precision precision;
     private final Topology topology;
     private final Recompute recompute;
+    private final double expertImbalance;
     private final java.util.SortedMap<String, String> tags;
 
     private Workload(Builder b) {
@@ -43,6 +44,7 @@ public final class Workload {
         this.precision = b.precision;
         this.topology = b.topology;
         this.recompute = b.recompute;
+        this.expertImbalance = b.expertImbalance;
         this.tags = Collections.unmodifiableSortedMap(new TreeMap<>(b.tags));
     }
 
@@ -107,6 +109,15 @@ public final class Workload {
         return recompute;
     }
 
+    /**
+     * How much more than its share of the routed tokens the busiest expert-parallel rank gets (1: balanced, as
+     * force-balanced or aux-loss-free routing keeps it; the default): the experts' compute and the token exchange on
+     * the critical path scale by it.
+     */
+    public double expertImbalance() {
+        return expertImbalance;
+    }
+
     /** Free-form tags (e.g. {@code model}, {@code family}, {@code resolution}). */
     public Map<String, String> tags() {
         return tags;
@@ -120,7 +131,7 @@ public final class Workload {
     /** A builder initialised from this workload. */
     public Builder toBuilder() {
         Builder b = new Builder(graph).batch(batch).phase(phase).parallelism(parallelism).threads(threads)
-                .precision(precision).recompute(recompute);
+                .precision(precision).recompute(recompute).expertImbalance(expertImbalance);
         b.device = device;
         b.topology = topology;
         b.tags.putAll(tags);
@@ -129,8 +140,9 @@ public final class Workload {
 
     @Override
     public String toString() {
-        return graph.name() + " batch=" + batch + " " + phase.label() + " world=" + worldSize()
-                + (parallelism.isDataOnly() ? "" : " (" + parallelism + ")") + " threads=" + threads
+        return graph.name() + " batch=" + batch + " " + phase.label() + " data-parallel=" + parallelism.data()
+                + (parallelism.isDataOnly() ? "" : " gpus=" + worldSize() + " (" + parallelism + ")") + " threads="
+                + threads
                 + (device == null ? "" : " device=" + device.name())
                 + (precision == Precision.FP32 ? "" : " precision=" + precision.label())
                 + (recompute == Recompute.NONE ? "" : " recompute=" + recompute.label());
@@ -147,6 +159,7 @@ public final class Workload {
         private Precision precision = Precision.FP32;
         private Topology topology;
         private Recompute recompute = Recompute.NONE;
+        private double expertImbalance = 1;
         private final Map<String, String> tags = new TreeMap<>();
 
         private Builder(ModelGraph graph) {
@@ -207,6 +220,18 @@ public final class Workload {
         /** Activation recomputation in training (default none). */
         public Builder recompute(Recompute value) {
             this.recompute = Objects.requireNonNull(value, "recompute");
+            return this;
+        }
+
+        /**
+         * The busiest expert-parallel rank's routed tokens over its share (1 balanced, the default; at most 64).
+         *
+         * @throws IllegalArgumentException outside [1, 64]
+         */
+        public Builder expertImbalance(double value) {
+            Checks.argument(Double.isFinite(value) && value >= 1 && value <= 64, "expert imbalance must be in [1, 64]: "
+                    + "%s", value);
+            this.expertImbalance = value;
             return this;
         }
 

@@ -114,7 +114,8 @@ final class ScalingCommand implements Callable<Integer> {
     private static Point point(RuntimePredictor p, Workload base, int workers, int batch, int micro) {
         Parallelism q = base.parallelism();
         Workload w = base.toBuilder().batch(Math.multiplyExact(batch, micro)).parallelism(new Parallelism(workers,
-                q.tensor(), q.pipeline(), q.microBatches(), q.sequenceParallel(), q.zeroStage(), q.virtualStages()))
+                q.tensor(), q.pipeline(), q.microBatches(), q.sequenceParallel(), q.zeroStage(), q.virtualStages(),
+                q.context(), q.expert(), q.expertTensor()))
                 .build();
         Prediction pr = p.predict(w);
         return new Point(workers, batch, pr.millis(), pr.lowMillis(), pr.highMillis(),

@@ -9,6 +9,7 @@ import org.scaledl.model.cost.LayerStage;
 import org.scaledl.model.cost.StageCost;
 import org.scaledl.model.exec.EagerModel;
 import org.scaledl.model.exec.ExecutionTerm;
+import org.scaledl.model.exec.MegatronExecution;
 import org.scaledl.model.exec.MegatronFit;
 import org.scaledl.model.exec.MegatronModel;
 import org.scaledl.model.exec.MegatronTerms;
@@ -84,14 +85,14 @@ public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> 
     public MegatronTerms megatronTerms(Workload w) {
         check(w);
         org.scaledl.workload.Device d = DeviceLayerModel.deviceOf(w);
-        return ParallelExecution.megatronTerms(w, layers, communication, d, w.topology().orElseGet(
+        return MegatronExecution.terms(w, layers, communication, d, w.topology().orElseGet(
                 () -> org.scaledl.workload.Topology.assumedFor(d)));
     }
 
     @Override
     public java.util.OptionalDouble memoryBytes(Workload w) {
         if (w.graph().transformer().isPresent()) {
-            return java.util.OptionalDouble.of(ParallelExecution.megatronMemory(w));
+            return java.util.OptionalDouble.of(MegatronExecution.memoryBytes(w, layers, DeviceLayerModel.deviceOf(w)));
         }
         return cost(w).memoryBytes();
     }

@@ -41,30 +41,12 @@ import org.scaledl.workload.Workload;
  *       buckets): what stays exposed is {@code max(all-reduce − backward, one bucket)}.</li>
  * </ul>
  *
- * <p><b>Megatron</b> (a transformer built from its configuration, {@link TransformerShape}), the schedule of
- * Megatron-LM (Narayanan et al., SC '21) in closed form:
- * <ul>
- *   <li>per micro-batch of {@code b} sequences, each layer's forward and backward time with its tensor-parallel
- *       shard (attention heads and MLP columns split {@code t} ways; with sequence parallelism the norms and
- *       dropouts too), plus the recomputed forward (full: every block layer; selective: the attention core) and
- *       {@code 4} all-reduces of {@code b·s·h} activations per layer ({@code 6} with full recomputation; with
- *       sequence parallelism each a reduce-scatter and an all-gather of the same volume) over the tensor group;</li>
- *   <li>{@code L/p} layers per stage, the embedding on the first and the output projection and loss on the last;
- *       the 1F1B schedule over {@code m} micro-batches takes {@code (m − 1)·T_max + Σ_s T_s} (the bubble), the
- *       interleaved one with {@code v} chunks per stage shrinks the fill and drain {@code v} times; point-to-point
- *       hand-offs of {@code b·s·h/t} activations between stages, across nodes when a stage's ranks fill them;</li>
- *   <li>the data-parallel gradient reduction of the largest stage's parameters ({@code /t}) after the backward pass
- *       (ZeRO stage 1–2: reduce-scatter plus all-gather, the same volume; stage 3 twice it), and the mixed-precision
- *       Adam step over the local parameters, bound by memory bandwidth.</li>
- * </ul>
- * Ranks are placed as Megatron places them: tensor-parallel ranks adjacent (inside a node), then data-parallel, then
- * pipeline stages. Each part of the Megatron iteration is a named term ({@link ExecutionTerm}); the device stage scales each
- * by a coefficient fitted on measured iterations (ScaleDL's way: the layer costs' scale learnt from whole-iteration
- * times), and a job's memory per device follows Korthikanti et al. (2022).
+ * <p><b>Megatron</b> (a transformer built from its configuration, {@link TransformerShape}): the schedule of
+ * Megatron-LM with tensor, pipeline, data, context and expert parallelism, in {@link MegatronExecution}; each part of
+ * its iteration is a named term ({@link ExecutionTerm}) that the device stage scales by a coefficient fitted on
+ * measured iterations (ScaleDL's way: the layer costs' scale learnt from whole-iteration times).
  */
 public final class ParallelExecution {
-    /** Ranks per node when a job spans several and its topology says nothing else: 8, as on DGX-class servers. */
-    public static final int RANKS_PER_NODE = 8;
     /** Bytes of a parameter (and of its gradient) in eager PyTorch: FP32, whatever autocast computes in. */
     static final double EAGER_PARAMETER_BYTES = 4;
     /** Memory every process holds besides its tensors (CUDA context, library workspaces, NCCL buffers), bytes. */
@@ -96,19 +78,10 @@ public final class ParallelExecution {
                     + "collective measurements: LayerCost.device(...).withCollectives) to predict " + par);
         }
         if (w.graph().transformer().isPresent()) {
-            TransformerShape t = w.graph().transformer().get();
-            if (par.tensor() > 1 && (t.heads() % par.tensor() != 0 || t.kvHeads() % Math.min(par.tensor(),
-                    t.kvHeads()) != 0)) {
-                throw new IllegalArgumentException("tensor parallelism " + par.tensor() + " does not divide the "
-                        + t.heads() + " attention heads (and " + t.kvHeads() + " key/value heads)");
-            }
-            if (par.pipeline() > t.layers()) {
-                throw new IllegalArgumentException(par.pipeline() + " pipeline stages for " + t.layers() + " layers");
-            }
-            if (par.virtualStages() > 1 && t.layers() % (par.pipeline() * par.virtualStages()) != 0) {
-                throw new IllegalArgumentException("the interleaved schedule needs layers (" + t.layers()
-                        + ") divisible by stages x chunks (" + par.pipeline() + " x " + par.virtualStages() + ")");
-            }
+            MegatronExecution.check(w);
+        } else if (par.context() > 1 || par.expert() > 1 || par.expertTensor() > 1) {
+            throw new IllegalArgumentException("context and expert parallelism need a transformer built from its "
+                    + "configuration (--transformer config.json); " + w.graph().name() + " is an imported graph");
         }
     }
 
@@ -163,8 +136,8 @@ public final class ParallelExecution {
         }
         Topology topo = topology(w, device, notes);
         if (w.graph().transformer().isPresent()) {
-            return megatron(w, layers, communication, device, topo, megatron == null ? MegatronModel.uncalibrated()
-                    : megatron, notes);
+            return MegatronExecution.cost(w, layers, communication, device, topo, megatron == null
+                    ? MegatronModel.uncalibrated() : megatron, notes);
         }
         return eager(w, layers, communication, device, topo, singleTotal, eager, notes);
     }
@@ -349,309 +322,6 @@ public final class ParallelExecution {
         return Math.max(1, Math.min(par.data(), topo.gpusPerNode() / par.tensor()));
     }
 
-    // ------------------------------------------------------------------------------------------------- megatron
-
-    /**
-     * The uncalibrated terms of a Megatron iteration and its memory per device (see the class comment): per
-     * micro-batch, each layer's forward and backward time with its tensor-parallel shard and recomputation; per stage
-     * {@code L/p} layers, the embedding on the first, the head on the last; the 1F1B schedule's {@code (m − 1)·T_max +
-     * Σ_s T_s} (fill and drain {@code v}-fold shorter when interleaved); hand-offs, data-parallel reduction and the
-     * optimizer step.
-     */
-    public static MegatronTerms megatronTerms(Workload w, DeviceLayerCost layers,
-            Optional<CommunicationModel> communication, Device device, Topology given) {
-        // an NVLink domain larger than a node (NVL72) is one node to the collectives
-        Topology topo = given.scaleUp();
-        TransformerShape ts = w.graph().transformer().orElseThrow();
-        Parallelism par = w.parallelism();
-        ModelGraph g = w.graph();
-        boolean train = w.phase() == Phase.TRAIN;
-        Precision prec = w.precision();
-        Recompute rc = train ? w.recompute() : Recompute.NONE;
-        int t = par.tensor();
-        int p = par.pipeline();
-        int m = par.microBatches();
-        int v = par.virtualStages();
-        int d = par.data();
-        int b = Math.max(1, (int) Math.ceil((double) w.batch() / m));
-        boolean sp = par.sequenceParallel();
-        double actBytes = prec.activationBytes();
-        LayerParts lp = LAYER_PARTS.get(g, new PartsKey(layers, device, prec, w.phase(), rc, b, t, sp),
-                () -> layerParts(g, layers, device, prec, w.phase(), rc, b, t, sp));
-        double[][] part = new double[3][];
-        for (int k = 0; k < 3; k++) {
-            part[k] = lp.part()[k].clone();
-        }
-        List<double[]> dense = lp.dense();
-        if (t > 1) {
-            double bytes = (double) b * ts.seq() * ts.hidden() * actBytes;
-            int perNode = Math.min(t, topo.gpusPerNode());
-            double one = sp ? 2 * communication.get().reduceScatterMillis(device, topo, t, perNode, bytes)
-                    : communication.get().allReduceMillis(device, topo, t, perNode, bytes);
-            int perLayer = (train ? 4 : 2) + (rc == Recompute.FULL ? 2 : 0);
-            part[0][2] += perLayer * one * ts.layers();
-            part[1][2] += (train ? 2 : 1) * one;
-        }
-        // the stages: the most loaded has ceil(L/p) layers; the first holds the prologue, the last the epilogue
-        double share = Math.ceil((double) ts.layers() / p) / ts.layers();
-        double[] first = add(scale(part[0], share), part[1]);
-        double[] last = add(scale(part[0], share), part[2]);
-        boolean maxIsFirst = total(first) >= total(last);
-        // how much of each part's per-micro-batch time lies on the critical path
-        double[] weight = new double[3];
-        for (int k = 0; k < 3; k++) {
-            double inMax = p == 1 ? 1 : k == 0 ? share : (k == 1) == maxIsFirst ? 1 : 0;
-            weight[k] = (m - 1) * inMax + 1.0 / v + inMax * (1 - 1.0 / v);
-        }
-        MegatronTerms.Builder out = MegatronTerms.builder();
-        for (double[] x : dense) {
-            double wgt = weight[(int) x[0]];
-            out.contraction(ExecutionTerm.DENSE, x[1] * wgt, x[2] * wgt);
-        }
-        double other = 0;
-        double tensor = 0;
-        for (int k = 0; k < 3; k++) {
-            other += part[k][1] * weight[k];
-            tensor += part[k][2] * weight[k];
-        }
-        double steps = Math.ceil((double) ts.layers() / p) * (m - 1 + p);
-        double sends = 0;
-        double pipeline = 0;
-        if (p > 1) {
-            boolean across = (long) t * d >= topo.gpusPerNode() && (long) par.ranks() > topo.gpusPerNode();
-            double bytes = (double) b * ts.seq() * ts.hidden() * actBytes / t;
-            sends = (train ? 2 : 1) * (m + p - 1) * v;
-            pipeline = sends * communication.get().sendMillis(device, topo, across, bytes);
-        }
-        double stageParams = stageParameters(g, ts, t, p);
-        double data = 0;
-        if (train && d > 1) {
-            double gradBytes = prec.gradientReduceBytes();
-            int perNode = dataRanksPerNode(par, topo);
-            data = communication.get().allReduceMillis(device, sharedNetwork(topo, perNode), d, perNode,
-                    stageParams * gradBytes) * (par.zeroStage() == 3 ? 2 : 1);
-        }
-        double optimizer = train ? 1e3 * stageParams / (par.zeroStage() >= 1 ? d : 1) * prec.optimizerTrafficBytes()
-                / device.bytesPerSecond() : 0;
-        return out.add(ExecutionTerm.OTHER, other).add(ExecutionTerm.TENSOR_COMM, tensor)
-                .add(ExecutionTerm.LAYER_STEP, steps).add(ExecutionTerm.SEND, sends)
-                .add(ExecutionTerm.PIPELINE_COMM, pipeline).add(ExecutionTerm.DATA_COMM, data)
-                .add(ExecutionTerm.OPTIMIZER, optimizer).build();
-    }
-
-    /** Per micro-batch, the layers' parts and contractions of one configuration (what layouts of it share). */
-    private record LayerParts(double[][] part, List<double[]> dense) {
-    }
-
-    /** Everything a {@link LayerParts} depends on besides the graph (the layer model by identity). */
-    private record PartsKey(DeviceLayerCost layers, Device device, Precision precision, Phase phase,
-            Recompute recompute, int microBatch, int tensor, boolean sequenceParallel) {
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof PartsKey k && k.layers == layers && k.device.equals(device) && k.precision == precision
-                    && k.phase == phase && k.recompute == recompute && k.microBatch == microBatch
-                    && k.tensor == tensor && k.sequenceParallel == sequenceParallel;
-        }
-
-        @Override
-        public int hashCode() {
-            return java.util.Objects.hash(System.identityHashCode(layers), device, precision, phase, recompute,
-                    microBatch, tensor, sequenceParallel);
-        }
-    }
-
-    /** Layer parts per graph and configuration: a layout search asks for the same ones again and again. */
-    private static final GraphCache<PartsKey, LayerParts> LAYER_PARTS = new GraphCache<>(256);
-
-    /**
-     * Per micro-batch of {@code b} sequences: by part (0 the blocks, all their repeats; 1 the prologue; 2 the
-     * epilogue) the contractions', the other layers' and (later) the collectives' time, and per contraction its part,
-     * its predicted time and its floor at the sustained ceiling of the peak.
-     */
-    private static LayerParts layerParts(ModelGraph g, DeviceLayerCost layers, Device device, Precision prec,
-            Phase phase, Recompute rc, int b, int t, boolean sp) {
-        boolean train = phase == Phase.TRAIN;
-        double peak = device.peakFlopsPerSecond(prec, true);
-        double ceiling = layers.sustainedPeakFraction(device, prec);
-        double[][] part = new double[3][3];
-        List<double[]> dense = new ArrayList<>();
-        for (LayerFeatures lf : FeatureExtractor.of(g).extract(b, phase)) {
-            if (lf.family() == OpFamily.SHAPE) {
-                continue;
-            }
-            LayerRole role = g.role(lf.layer());
-            int at = part(role.region());
-            boolean sharded = t > 1 && (role.region() == LayerRole.Region.BLOCK ? !role.kind().residualStream() || sp
-                    : dense(lf.family()) || lf.family() == OpFamily.EMBEDDING || role.kind() == LayerRole.Kind.LOSS);
-            LayerFeatures f = sharded ? scaled(lf, t) : lf;
-            boolean again = role.region() == LayerRole.Region.BLOCK && (rc == Recompute.FULL
-                    || rc == Recompute.SELECTIVE && role.kind().attentionCore());
-            double fwd = layers.layerMillis(f, device, prec, false);
-            double bwd = train ? layers.layerMillis(f, device, prec, true) : 0;
-            int r = g.repeats(lf.layer());
-            double time = (fwd * (again ? 2 : 1) + bwd) * r;
-            if (dense(lf.family())) {
-                double flops = (f.flopsFwd() * (again ? 2 : 1) + (train ? f.flopsBwd() : 0)) * r;
-                dense.add(new double[] {at, time, 1e3 * flops / (ceiling * peak)});
-                part[at][0] += time;
-            } else {
-                part[at][1] += time;
-            }
-        }
-        return new LayerParts(part, List.copyOf(dense));
-    }
-
-    /** The parameters of the most loaded stage, divided over the tensor-parallel ranks where they are sharded. */
-    private static double stageParameters(ModelGraph g, TransformerShape ts, int t, int p) {
-        double[] params = new double[3];
-        for (int i = 0; i < g.size(); i++) {
-            LayerRole role = g.role(i);
-            int at = part(role.region());
-            boolean replicated = role.region() == LayerRole.Region.BLOCK ? role.kind().residualStream()
-                    : role.kind() == LayerRole.Kind.NORM || role.kind() == LayerRole.Kind.POSITION;
-            params[at] += (double) g.parameterCount(i) * g.repeats(i) / (replicated ? 1 : t);
-        }
-        if (p == 1) {
-            return params[0] + params[1] + params[2];
-        }
-        double share = Math.ceil((double) ts.layers() / p) / ts.layers();
-        return params[0] * share + Math.max(params[1], params[2]);
-    }
-
-    private static StageCost megatron(Workload w, DeviceLayerCost layers, Optional<CommunicationModel> communication,
-            Device device, Topology topo, MegatronModel model, List<String> notes) {
-        MegatronTerms terms = megatronTerms(w, layers, communication, device, topo);
-        double total = model.millis(terms);
-        // the layers' breakdown: the compute part, shared in proportion to each layer's calibrated GPU time
-        ModelGraph g = w.graph();
-        double gpu = model.gpu(terms);
-        double computeScale = gpu > 0 ? model.compute(terms) / gpu : 0;
-        double[] perLayer = new double[g.size()];
-        OpFamily[] families = new OpFamily[g.size()];
-        List<LayerFeatures> fs = FeatureExtractor.of(g).extract(Math.max(1, (int) Math.ceil((double) w.batch()
-                / w.parallelism().microBatches())), w.phase());
-        double denseCal = model.dense(terms);
-        double otherCal = model.coefficient(ExecutionTerm.OTHER) * terms.value(ExecutionTerm.OTHER);
-        double denseRaw = 0;
-        double otherRaw = 0;
-        for (LayerFeatures lf : fs) {
-            if (lf.family() == OpFamily.SHAPE || !lf.executes()) {
-                continue;
-            }
-            double work = (dense(lf.family()) ? lf.flopsFwd() + lf.flopsBwd() : lf.bytesFwd() + lf.bytesBwd())
-                    * g.repeats(lf.layer());
-            perLayer[lf.layer()] = work;
-            families[lf.layer()] = lf.family();
-            if (dense(lf.family())) {
-                denseRaw += work;
-            } else {
-                otherRaw += work;
-            }
-        }
-        for (int i = 0; i < perLayer.length; i++) {
-            if (families[i] != null) {
-                perLayer[i] *= computeScale * (dense(families[i]) ? (denseRaw > 0 ? denseCal / denseRaw : 0)
-                        : (otherRaw > 0 ? otherCal / otherRaw : 0));
-            }
-        }
-        List<StageCost.Term> terms2 = new ArrayList<>();
-        addTerm(terms2, "tensor-parallel", StageCost.TermKind.COMMUNICATION, computeScale * calibrated(model, terms,
-                ExecutionTerm.TENSOR_COMM));
-        addTerm(terms2, "expert-parallel", StageCost.TermKind.COMMUNICATION, computeScale * calibrated(model, terms,
-                ExecutionTerm.EXPERT_COMM));
-        addTerm(terms2, "context-parallel", StageCost.TermKind.COMMUNICATION, computeScale * calibrated(model,
-                terms, ExecutionTerm.CONTEXT_COMM));
-        addTerm(terms2, "host dispatch", StageCost.TermKind.OVERHEAD, 0);
-        addTerm(terms2, "pipeline", StageCost.TermKind.COMMUNICATION, calibrated(model, terms, ExecutionTerm.SEND)
-                + calibrated(model, terms, ExecutionTerm.PIPELINE_COMM));
-        addTerm(terms2, "data-parallel", StageCost.TermKind.COMMUNICATION, calibrated(model, terms,
-                ExecutionTerm.DATA_COMM));
-        addTerm(terms2, "optimizer", StageCost.TermKind.OVERHEAD, calibrated(model, terms, ExecutionTerm.OPTIMIZER));
-        addTerm(terms2, "fixed", StageCost.TermKind.OVERHEAD, calibrated(model, terms, ExecutionTerm.FIXED));
-        double parts = 0;
-        for (double x : perLayer) {
-            parts += x;
-        }
-        for (StageCost.Term x : terms2) {
-            parts += x.millis();
-        }
-        // what the smooth max adds beyond the GPU's parts: the host's dispatch
-        double host = total - parts;
-        if (host > 1e-9 * total) {
-            terms2.removeIf(x -> x.name().equals("host dispatch"));
-            terms2.add(new StageCost.Term("host dispatch", StageCost.TermKind.OVERHEAD, host));
-        }
-        double memory = megatronMemory(w);
-        return StageCost.withTotal(perLayer, families, terms2, total).withMemory(memory, notes);
-    }
-
-    /** A term's calibrated time: its coefficient times its value. */
-    private static double calibrated(MegatronModel model, MegatronTerms terms, ExecutionTerm term) {
-        return model.coefficient(term) * terms.value(term);
-    }
-
-    private static void addTerm(List<StageCost.Term> out, String name, StageCost.TermKind kind, double ms) {
-        if (ms > 0) {
-            out.add(new StageCost.Term(name, kind, ms));
-        }
-    }
-
-    /** A Megatron job's memory per device, bytes (see below). */
-    public static double megatronMemory(Workload w) {
-        ModelGraph g = w.graph();
-        TransformerShape ts = g.transformer().orElseThrow();
-        return megatronMemory(w, ts, stageParameters(g, ts, w.parallelism().tensor(), w.parallelism().pipeline()), Math.max(1, (int) Math.ceil((double) w.batch()
-                        / w.parallelism().microBatches())));
-    }
-
-    /**
-     * A Megatron job's memory on its most loaded device (the first pipeline stage): weights, gradients and Adam's
-     * states of the stage's parameters (mixed precision: 2 + 4 + 12 bytes a parameter, Narayanan et al.; FP32:
-     * 4 + 4 + 8; ZeRO shards the states over the data-parallel group from stage 1, the gradients from stage 2, the
-     * weights at stage 3), and the activations of the micro-batches in flight (Korthikanti et al., 2022:
-     * {@code s·b·h·(34 + 5·a·s/h)} bytes a layer in half precision; {@code s·b·h·(10 + 24/t + 5·a·s/(h·t))} with
-     * tensor parallelism, divided by {@code t} with sequence parallelism; selective recomputation drops the
-     * {@code 5·a·s/h} term, full keeps each layer's input, {@code 2·s·b·h}), times the {@code min(m, p)} micro-batches
-     * the 1F1B schedule holds ({@code 1 + (p − 1)/(p·v)} more with interleaving), plus the runtime's own.
-     */
-    private static double megatronMemory(Workload w, TransformerShape ts, double stageParams, int b) {
-        Parallelism par = w.parallelism();
-        int t = par.tensor();
-        int p = par.pipeline();
-        int d = par.data();
-        Precision prec = w.precision();
-        double weightBytes = prec.weightBytes();
-        double gradBytes = prec.gradientBytes();
-        double stateBytes = prec.stateBytes();
-        int zero = par.zeroStage();
-        double perParam = weightBytes / (zero >= 3 ? d : 1) + gradBytes / (zero >= 2 ? d : 1)
-                + stateBytes / (zero >= 1 ? d : 1);
-        if (w.phase() == Phase.INFER) {
-            perParam = weightBytes;
-        }
-        double states = stageParams * perParam;
-        double sbh = (double) ts.seq() * b * ts.hidden();
-        double attn = 5.0 * ts.heads() * ts.seq() / ts.hidden();
-        double layer;
-        Recompute rc = w.phase() == Phase.TRAIN ? w.recompute() : Recompute.NONE;
-        boolean sp = par.sequenceParallel();
-        if (rc == Recompute.FULL) {
-            layer = 2 * sbh / (sp ? t : 1);
-        } else {
-            double core = rc == Recompute.SELECTIVE ? 0 : attn / t;
-            layer = sbh * (sp ? 34.0 / t : 10 + 24.0 / t) + sbh * core;
-        }
-        layer *= prec.activationBytes() / 2.0;
-        double layersPerStage = Math.ceil((double) ts.layers() / p);
-        double inFlight = w.phase() == Phase.TRAIN ? Math.min(par.microBatches(), p)
-                * (1 + (p - 1.0) / (p * par.virtualStages()) * (par.virtualStages() > 1 ? 1 : 0)) : 1;
-        double activations = w.phase() == Phase.TRAIN ? layer * layersPerStage * inFlight
-                : sbh * prec.activationBytes() * 4;
-        // the first stage also keeps its embedding output; the last the logits of one micro-batch in FP32
-        double logits = (p == 1 ? 1 : 0) * 4.0 * ts.seq() * b * ts.vocab() / t;
-        return states + activations + logits + RUNTIME_BYTES;
-    }
-
     // -------------------------------------------------------------------------------------------------- helpers
 
     /** The part of the per-micro-batch costs a region adds to: 0 the blocks, 1 the prologue, 2 the epilogue. */
@@ -665,30 +335,6 @@ public final class ParallelExecution {
 
     private static boolean dense(OpFamily f) {
         return f == OpFamily.DENSE || f == OpFamily.CONV;
-    }
-
-    private static double[] scale(double[] v, double k) {
-        double[] out = new double[v.length];
-        for (int i = 0; i < v.length; i++) {
-            out[i] = v[i] * k;
-        }
-        return out;
-    }
-
-    private static double[] add(double[] a, double[] b) {
-        double[] out = new double[a.length];
-        for (int i = 0; i < a.length; i++) {
-            out[i] = a[i] + b[i];
-        }
-        return out;
-    }
-
-    private static double total(double[] v) {
-        double s = 0;
-        for (double x : v) {
-            s += x;
-        }
-        return s;
     }
 
     private static long outputLastDim(ModelGraph g, int layer) {

@@ -1,0 +1,787 @@
+package org.scaledl.model.exec;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Optional;
+import org.scaledl.features.FeatureExtractor;
+import org.scaledl.graph.Blocks;
+import org.scaledl.graph.GraphCache;
+import org.scaledl.graph.Layer;
+import org.scaledl.graph.LayerRole;
+import org.scaledl.graph.ModelGraph;
+import org.scaledl.graph.TensorInfo;
+import org.scaledl.graph.TensorRole;
+import org.scaledl.graph.TransformerShape;
+import org.scaledl.model.comm.CommunicationModel;
+import org.scaledl.model.cost.StageCost;
+import org.scaledl.workload.Device;
+import org.scaledl.workload.LayerFeatures;
+import org.scaledl.workload.OpFamily;
+import org.scaledl.workload.Parallelism;
+import org.scaledl.workload.Phase;
+import org.scaledl.workload.Precision;
+import org.scaledl.workload.Recompute;
+import org.scaledl.workload.Topology;
+import org.scaledl.workload.Workload;
+
+/**
+ * The iteration of a transformer built from its configuration, as Megatron-LM (and NeMo, Megatron-Bridge) runs it, in
+ * closed form over the graph's layer roles ({@link LayerRole}) and block kinds ({@link Blocks#pattern()}), with
+ * {@link Parallelism} {@code (d, t, p, m, SP, ZeRO, v, c, e, et)}:
+ *
+ * <ul>
+ *   <li><b>Per micro-batch of b sequences</b>, each layer's forward and backward time on one GPU
+ *       ({@link DeviceLayerCost}) with its share of the work: tensor parallelism splits the projections, heads and
+ *       vocabulary {@code t} ways (with SP the residual stream and router too; latent attention's down projections
+ *       stay whole), context parallelism every layer's tokens {@code c} ways, expert tensor parallelism each expert
+ *       {@code et} ways (expert parallelism moves tokens, not work, when routing is balanced; an imbalance factor
+ *       scales the experts); recomputation repeats the forward of every block layer (full) or of the attention core
+ *       (selective). With FP8 or FP4 the blocks' linear layers run on the low-precision units (their own contraction
+ *       class, {@link ExecutionTerm#DENSE_FP8}, {@link ExecutionTerm#DENSE_FP4}) and quantise their operands
+ *       (memory traffic, {@link Precision#scalingBytesPerElement()}); everything else stays in BF16.</li>
+ *   <li><b>Collectives on the critical path</b>: per tensor-parallel sub-layer an all-reduce of {@code b·s·h/c}
+ *       activations forward and backward (and again when fully recomputed), a reduce-scatter and all-gather with SP;
+ *       per expert layer the token dispatch and combine (all-to-all of {@code b·s·k·h/(c·t)} per GPU, inside the
+ *       NVLink domain where the expert group fits, else its share over the network); per attention layer context
+ *       parallelism's ring exchange of keys and values ({@code c − 1} steps forward, twice that backward), hidden
+ *       behind the attention core as far as it lasts.</li>
+ *   <li><b>Pipeline</b>: Megatron's split of the layers into {@code p·v} chunks (equal, or with the embedding and the
+ *       loss counted as layers where that divides: Megatron-Bridge's {@code account_for_embedding/loss}), stage
+ *       {@code j mod p} holding chunk {@code j}; the 1F1B schedule takes {@code m·T_max + (Σ_s T_s − T_max)/v}
+ *       (Narayanan et al.: the bubble shrinks {@code v}-fold when interleaved); point-to-point hand-offs.</li>
+ *   <li><b>Data parallelism</b>: the gradients of the most loaded stage reduced over {@code d·c} ranks (the experts'
+ *       over {@code d·c/e}), ZeRO 1–2 as reduce-scatter and all-gather; ZeRO 3 (FSDP) gathers the stage's weights
+ *       twice and reduce-scatters its gradients every micro-batch, what the micro-batch's compute does not hide;
+ *       the Adam step over the local states at the memory bandwidth.</li>
+ * </ul>
+ *
+ * Ranks are placed as Megatron places them: tensor-parallel ranks adjacent, then context, expert, data, pipeline.
+ * Memory per GPU is the most loaded stage's weights, gradients and optimizer states (the precision's bytes,
+ * {@link Precision}; ZeRO shards them) plus the activations its in-flight micro-batches keep, walked layer by layer:
+ * a contraction keeps its activation inputs (FP8 linear layers their quantised copy), a norm and an activation
+ * function their input, a softmax its output (a fused core only its inputs and row statistics), a dropout its mask;
+ * for GPT this is Korthikanti et al.'s {@code s·b·h·(34 + 5·a·s/h)} bytes a layer in half precision.
+ */
+public final class MegatronExecution {
+    private static final int PROLOGUE = 0;
+    private static final int EPILOGUE = 1;
+
+    private MegatronExecution() {
+    }
+
+    /**
+     * Refuses a layout that does not divide the model: heads by tensor parallelism, layers by pipeline stages times
+     * chunks (or with the embedding and loss counted), experts by expert parallelism, the sequence by twice the
+     * context-parallel degree.
+     *
+     * @throws IllegalArgumentException naming what does not divide and what would
+     */
+    public static void check(Workload w) {
+        TransformerShape ts = w.graph().transformer().orElseThrow();
+        Parallelism par = w.parallelism();
+        int t = par.tensor();
+        if (t > 1 && (ts.heads() % t != 0 || ts.kvHeads() % Math.min(t, ts.kvHeads()) != 0)) {
+            throw new IllegalArgumentException("tensor parallelism " + t + " does not divide the " + ts.heads()
+                    + " attention heads (and " + ts.kvHeads() + " key/value heads); it may be one of "
+                    + divisors(ts.heads()));
+        }
+        int chunks = par.pipeline() * par.virtualStages();
+        if (par.pipeline() > ts.layers() || chunkSizes(ts.layers(), chunks) == null) {
+            throw new IllegalArgumentException(ts.layers() + " layers do not split into " + par.pipeline()
+                    + " pipeline stages x " + par.virtualStages() + " chunks (layers, or layers + 2 with the "
+                    + "embedding and loss counted, must divide by stages x chunks)");
+        }
+        if (par.expert() > 1 && ts.experts() % par.expert() != 0) {
+            throw new IllegalArgumentException("expert parallelism " + par.expert() + " does not divide the "
+                    + ts.experts() + " experts; it may be one of " + divisors(ts.experts()));
+        }
+        if (par.expert() > 1 && ts.experts() == 1) {
+            throw new IllegalArgumentException("expert parallelism " + par.expert() + " for a model without experts");
+        }
+        if (par.context() > 1 && ts.seq() % (2L * par.context()) != 0) {
+            throw new IllegalArgumentException("context parallelism " + par.context() + " needs the sequence ("
+                    + ts.seq() + ") divisible by 2 x " + par.context() + " (the load-balanced causal split)");
+        }
+    }
+
+    private static String divisors(long n) {
+        List<String> out = new ArrayList<>();
+        for (long k = 1; k <= n && out.size() < 12; k++) {
+            if (n % k == 0) {
+                out.add(Long.toString(k));
+            }
+        }
+        return String.join(", ", out);
+    }
+
+    /**
+     * How Megatron splits {@code layers} over {@code chunks} model chunks (in order: chunk {@code j} on stage
+     * {@code j mod p}): equally where they divide; else, where {@code layers + 2} or {@code layers + 1} divides, the
+     * embedding (and the loss) counted as a layer of the first (and last) chunk; null when neither does.
+     *
+     * @return the layers of each chunk, or null when Megatron cannot split them so
+     */
+    public static int[] chunkSizes(int layers, int chunks) {
+        int[] sizes = new int[chunks];
+        if (layers % chunks == 0) {
+            java.util.Arrays.fill(sizes, layers / chunks);
+            return sizes;
+        }
+        for (int extra : new int[] {2, 1}) {
+            if ((layers + extra) % chunks == 0 && (layers + extra) / chunks >= 2) {
+                java.util.Arrays.fill(sizes, (layers + extra) / chunks);
+                sizes[0]--;
+                if (extra == 2) {
+                    sizes[chunks - 1]--;
+                }
+                return sizes;
+            }
+        }
+        return null;
+    }
+
+    // ------------------------------------------------------------------------------------------------- per layer
+
+    /** One contraction of a unit: its class, whether it is an expert's, its time and floor per micro-batch (ms). */
+    private record Contraction(ExecutionTerm cls, boolean expert, double millis, double floor) {
+    }
+
+    /**
+     * The per-micro-batch cost of one unit (the prologue, the epilogue, or one layer of a block kind) on one GPU.
+     *
+     * @param dense        its contractions
+     * @param other        its other layers and the quantisation of low-precision operands, ms (non-expert)
+     * @param expertOther  its experts' other layers, ms
+     * @param tpCollectives tensor-parallel collectives on the critical path per micro-batch (forward, backward and
+     *                     recomputation)
+     * @param attention    attention layers (each a context-parallel exchange)
+     * @param coreForward  the attention core's forward time, ms (what hides the exchange)
+     * @param coreBackward the attention core's backward time, ms
+     * @param expertLayers expert layers (each a token dispatch and combine)
+     * @param saved        activation bytes kept for the backward pass per micro-batch
+     * @param params       parameters held per GPU (non-expert: sharded or replicated per tensor parallelism)
+     * @param expertParams routed experts' parameters (to be divided by expert parallelism)
+     * @param lowPrecisionParams parameters of the low-precision linear layers (their quantised copies)
+     */
+    private record Unit(List<Contraction> dense, double other, double expertOther, double tpCollectives,
+            int attention, double coreForward, double coreBackward, int expertLayers, double saved, double params,
+            double expertParams, double lowPrecisionParams) {
+    }
+
+    /** Everything the units depend on besides the graph (the layer model by identity). */
+    private record UnitsKey(DeviceLayerCost layers, Device device, Precision precision, Phase phase,
+            Recompute recompute, int microBatch, int tensor, boolean sequenceParallel, int context, int expertTensor) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof UnitsKey k && k.layers == layers && k.device.equals(device)
+                    && k.precision == precision && k.phase == phase && k.recompute == recompute
+                    && k.microBatch == microBatch && k.tensor == tensor && k.sequenceParallel == sequenceParallel
+                    && k.context == context && k.expertTensor == expertTensor;
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(System.identityHashCode(layers), device, precision, phase, recompute, microBatch,
+                    tensor, sequenceParallel, context, expertTensor);
+        }
+    }
+
+    /** Units per graph and configuration: a layout search asks for the same ones again and again. */
+    private static final GraphCache<UnitsKey, Unit[]> UNITS = new GraphCache<>(256);
+
+    /** The units of a configuration: index 0 the prologue, 1 the epilogue, 2 + k a layer of block kind k. */
+    private static Unit[] units(Workload w, DeviceLayerCost layers, Device device, int b) {
+        Parallelism par = w.parallelism();
+        Recompute rc = w.phase() == Phase.TRAIN ? w.recompute() : Recompute.NONE;
+        UnitsKey key = new UnitsKey(layers, device, w.precision(), w.phase(), rc, b, par.tensor(),
+                par.sequenceParallel(), par.context(), par.expertTensor());
+        return UNITS.get(w.graph(), key, () -> computeUnits(w.graph(), layers, device, w.precision(), w.phase(), rc,
+                b, par.tensor(), par.sequenceParallel(), par.context(), par.expertTensor()));
+    }
+
+    private static Unit[] computeUnits(ModelGraph g, DeviceLayerCost layers, Device device, Precision prec,
+            Phase phase, Recompute rc, int b, int t, boolean sp, int c, int et) {
+        boolean train = phase == Phase.TRAIN;
+        Blocks blocks = g.blocks().orElseThrow();
+        TransformerShape ts = g.transformer().orElseThrow();
+        int kinds = blocks.kinds();
+        Precision low = device.runs(prec).orElseThrow();
+        Precision high = prec.highPrecision();
+        ExecutionTerm lowClass = low.peakColumn().equals("fp4") ? ExecutionTerm.DENSE_FP4
+                : low.lowPrecisionLinear() ? ExecutionTerm.DENSE_FP8 : ExecutionTerm.DENSE;
+        double actBytes = prec.activationBytes();
+        double bandwidth = device.bytesPerSecond();
+        List<List<Contraction>> dense = new ArrayList<>();
+        double[] other = new double[2 + kinds];
+        double[] expertOther = new double[2 + kinds];
+        double[] saved = new double[2 + kinds];
+        double[] params = new double[2 + kinds];
+        double[] expertParams = new double[2 + kinds];
+        double[] lowParams = new double[2 + kinds];
+        double[] coreFwd = new double[2 + kinds];
+        double[] coreBwd = new double[2 + kinds];
+        boolean[] attention = new boolean[2 + kinds];
+        boolean[] experts = new boolean[2 + kinds];
+        int[] subLayers = new int[2 + kinds];
+        for (int u = 0; u < 2 + kinds; u++) {
+            dense.add(new ArrayList<>());
+        }
+        List<LayerFeatures> fs = FeatureExtractor.of(g).extract(b, phase);
+        for (LayerFeatures lf : fs) {
+            int i = lf.layer();
+            LayerRole role = g.role(i);
+            int u = role.region() == LayerRole.Region.BLOCK ? 2 + role.block()
+                    : role.region() == LayerRole.Region.PROLOGUE ? PROLOGUE : EPILOGUE;
+            LayerRole.Kind kind = role.kind();
+            int divisor = divisor(role, lf.family(), t, sp, c);
+            boolean lowLinear = prec.lowPrecisionLinear() && kind.lowPrecisionLinear()
+                    && role.region() == LayerRole.Region.BLOCK;
+            long layerParams = g.parameterCount(i);
+            if (kind.expert()) {
+                expertParams[u] += (double) layerParams / et;
+            } else {
+                double shard = role.region() == LayerRole.Region.BLOCK
+                        ? (kind.split() == LayerRole.Split.TENSOR ? t : 1)
+                        : (kind == LayerRole.Kind.NORM || kind == LayerRole.Kind.POSITION ? 1 : t);
+                params[u] += layerParams / shard;
+            }
+            if (lowLinear) {
+                lowParams[u] += (double) layerParams / (kind.expert() ? et : t);
+            }
+            attention[u] |= kind.attentionCore();
+            experts[u] |= kind == LayerRole.Kind.EXPERT_DISPATCH;
+            if (lf.family() == OpFamily.SHAPE) {
+                continue;
+            }
+            saved[u] += savedBytes(g, lf, role, b, ts, prec, lowLinear, rc, divisor, t, sp, c);
+            LayerFeatures f = divisor == 1 ? lf : ParallelExecution.scaled(lf, divisor);
+            Precision lp = lowLinear ? low : high;
+            double fwd = layers.layerMillis(f, device, lp, false);
+            double bwd = train ? layers.layerMillis(f, device, lp, true) : 0;
+            boolean again = role.region() == LayerRole.Region.BLOCK && (rc == Recompute.FULL
+                    || rc == Recompute.SELECTIVE && kind.attentionCore());
+            double time = fwd * (again ? 2 : 1) + bwd;
+            if (kind.attentionCore()) {
+                coreFwd[u] += fwd;
+                coreBwd[u] += bwd;
+            }
+            if (dense(lf.family())) {
+                double peak = device.peakFlopsPerSecond(lp, true);
+                double ceiling = layers.sustainedPeakFraction(device, lp);
+                double flops = f.flopsFwd() * (again ? 2 : 1) + (train ? f.flopsBwd() : 0);
+                dense.get(u).add(new Contraction(lowLinear ? lowClass : ExecutionTerm.DENSE, kind.expert(), time,
+                        1e3 * flops / (ceiling * peak)));
+            } else if (kind.expert()) {
+                expertOther[u] += time;
+            } else {
+                other[u] += time;
+            }
+            if (lowLinear && prec.scalingBytesPerElement() > 0) {
+                // quantising the activation operand forward (again when recomputed) and the output gradient backward
+                double operand = Math.max(0, f.bytesRead() / 4.0 - f.params());
+                double elements = operand * (again ? 2 : 1) + (train ? f.outputElements() : 0);
+                double ms = 1e3 * prec.scalingBytesPerElement() * elements / bandwidth;
+                if (kind.expert()) {
+                    expertOther[u] += ms;
+                } else {
+                    other[u] += ms;
+                }
+            }
+            if (role.region() == LayerRole.Region.BLOCK && (kind == LayerRole.Kind.RESIDUAL)) {
+                subLayers[u]++;
+            }
+        }
+        int collectivesPerSubLayer = train ? 2 + (rc == Recompute.FULL ? 1 : 0) : 1;
+        Unit[] out = new Unit[2 + kinds];
+        for (int u = 0; u < out.length; u++) {
+            double tp = 0;
+            if (t > 1) {
+                tp = u >= 2 ? subLayers[u] * collectivesPerSubLayer : (u == PROLOGUE ? (train ? 2 : 1) : 0);
+            }
+            out[u] = new Unit(List.copyOf(dense.get(u)), other[u], expertOther[u], tp, attention[u] ? 1 : 0,
+                    coreFwd[u], coreBwd[u], experts[u] ? 1 : 0, saved[u], params[u], expertParams[u], lowParams[u]);
+        }
+        return out;
+    }
+
+    /** How many ways a layer's work is split per GPU. */
+    private static int divisor(LayerRole role, OpFamily family, int t, boolean sp, int c) {
+        if (role.region() != LayerRole.Region.BLOCK) {
+            boolean sharded = dense(family) || family == OpFamily.EMBEDDING || role.kind() == LayerRole.Kind.LOSS;
+            return c * (sharded ? t : 1);
+        }
+        return switch (role.kind().split()) {
+            case TENSOR, EXPERT -> t * c;
+            case SEQUENCE -> c * (sp ? t : 1);
+            case NONE -> c;
+        };
+    }
+
+    /**
+     * Activation bytes a layer keeps for the backward pass per micro-batch and GPU: a contraction its activation
+     * inputs (a low-precision linear layer its quantised copy; an input from the residual stream whole on every
+     * tensor-parallel rank unless SP splits it, as Megatron keeps it), a norm or activation function its input, an
+     * unfused softmax its output, a dropout its mask; a fused attention core (or one selective recomputation redoes)
+     * its queries, keys and values (and a fused one its rows' log-sum-exp); moves, adds and views nothing. For GPT
+     * without parallelism this is Korthikanti et al.'s {@code s·b·h·(34 + 5·a·s/h)} bytes a layer in half precision,
+     * {@code s·b·h·(10 + 24/t + 5·a·s/(h·t))} with tensor parallelism.
+     */
+    private static double savedBytes(ModelGraph g, LayerFeatures f, LayerRole role, int b, TransformerShape ts,
+            Precision prec, boolean lowLinear, Recompute rc, double divisor, int t, boolean sp, int c) {
+        Layer l = g.layer(f.layer());
+        double a = prec.activationBytes();
+        String op = l.opType();
+        boolean core = role.kind().attentionCore();
+        if (core && (ts.fusedAttention() || rc == Recompute.SELECTIVE)) {
+            if (!op.equals("Split")) {
+                return 0;
+            }
+            double q = elements(g, l.outputs().get(0), b);
+            double kv = (double) b * ts.seq() * ts.kvWidth();
+            double stats = ts.fusedAttention() ? 4.0 * b * ts.heads() * ts.seq() : 0;
+            return ((q + kv) * a + stats) / divisor;
+        }
+        switch (op) {
+            case "Gemm", "MatMul" -> {
+                double bytes = lowLinear ? prec.quantisedWeightBytes() / 2 : a;
+                double in = 0;
+                for (String x : l.inputs()) {
+                    TensorInfo ti = g.tensor(x).orElse(null);
+                    if (ti == null || ti.role() != TensorRole.ACTIVATION) {
+                        continue;
+                    }
+                    Optional<Integer> producer = g.producerOf(x);
+                    boolean stream = producer.isPresent() && fromStream(g.role(producer.get()));
+                    double div = stream && role.region() == LayerRole.Region.BLOCK ? (double) c * (sp ? t : 1)
+                            : divisor;
+                    in += elements(g, x, b) * bytes / div;
+                }
+                return in;
+            }
+            case "LayerNormalization", "Gelu", "Relu", "Sigmoid" -> {
+                return elements(g, l.inputs().get(0), b) * a / divisor;
+            }
+            case "Softmax" -> {
+                return f.outputElements() * a / divisor;
+            }
+            case "Dropout" -> {
+                return f.outputElements() / divisor;
+            }
+            default -> {
+                return 0;
+            }
+        }
+    }
+
+    /** Whether a layer's output is on the residual stream (or replicated): what a column-parallel layer reads. */
+    private static boolean fromStream(LayerRole producer) {
+        LayerRole.Split split = producer.kind().split();
+        return producer.region() != LayerRole.Region.BLOCK || split == LayerRole.Split.SEQUENCE
+                || split == LayerRole.Split.NONE;
+    }
+
+    private static double elements(ModelGraph g, String tensor, int b) {
+        return g.tensor(tensor).flatMap(TensorInfo::shape).map(s -> (double) s.elements(b)).orElse(0.0);
+    }
+
+    private static boolean dense(OpFamily f) {
+        return f == OpFamily.DENSE || f == OpFamily.CONV;
+    }
+
+    // --------------------------------------------------------------------------------------------------- stages
+
+    /** The layers of each stage: per stage, per block kind, how many. */
+    private static int[][] stageKinds(Blocks blocks, int p, int v) {
+        int[] sizes = chunkSizes(blocks.copies(), p * v);
+        if (sizes == null) {
+            sizes = new int[p * v];
+            for (int i = 0; i < blocks.copies(); i++) {
+                sizes[i % (p * v)]++;
+            }
+        }
+        int[][] out = new int[p][blocks.kinds()];
+        int at = 0;
+        for (int j = 0; j < sizes.length; j++) {
+            for (int l = at; l < at + sizes[j]; l++) {
+                out[j % p][blocks.pattern().get(l)]++;
+            }
+            at += sizes[j];
+        }
+        return out;
+    }
+
+    /** Everything a layout's iteration is made of, before the coefficients. */
+    private record Assembly(MegatronTerms terms, double memoryBytes) {
+    }
+
+    /**
+     * The uncalibrated terms of an iteration (see the class comment).
+     *
+     * @param topology the job's topology (an NVLink domain larger than a node is one node to the collectives)
+     */
+    public static MegatronTerms terms(Workload w, DeviceLayerCost layers, Optional<CommunicationModel> communication,
+            Device device, Topology topology) {
+        return assemble(w, layers, communication, device, topology.scaleUp(), true).terms();
+    }
+
+    /** The memory per GPU of a job's most loaded stage, bytes (no communication model needed). */
+    public static double memoryBytes(Workload w, DeviceLayerCost layers, Device device) {
+        return assemble(w, layers, Optional.empty(), device, Topology.assumedFor(device), false).memoryBytes();
+    }
+
+    private static Assembly assemble(Workload w, DeviceLayerCost layers, Optional<CommunicationModel> communication,
+            Device device, Topology topo, boolean withTime) {
+        ModelGraph g = w.graph();
+        TransformerShape ts = g.transformer().orElseThrow();
+        Blocks blocks = g.blocks().orElseThrow();
+        Parallelism par = w.parallelism();
+        boolean train = w.phase() == Phase.TRAIN;
+        Precision prec = w.precision();
+        Recompute rc = train ? w.recompute() : Recompute.NONE;
+        int t = par.tensor();
+        int p = par.pipeline();
+        int m = par.microBatches();
+        int v = par.virtualStages();
+        int d = par.data();
+        int c = par.context();
+        int e = par.expert();
+        int b = Math.max(1, (int) Math.ceil((double) w.batch() / m));
+        double imbalance = w.expertImbalance();
+        Unit[] units = units(w, layers, device, b);
+        int[][] stages = stageKinds(blocks, p, v);
+        double actBytes = prec.activationBytes();
+        // per stage: compute, and the per-micro-batch collectives
+        double[] stageTime = new double[p];
+        double[] stageParams = new double[p];
+        double[] stageExpertParams = new double[p];
+        double[] stageLowParams = new double[p];
+        double[] stageSaved = new double[p];
+        double tpOne = 0;
+        double cpExposed = 0;
+        double a2aOne = 0;
+        CommunicationModel comm = communication.orElse(null);
+        if (withTime && t > 1 && comm != null) {
+            double bytes = (double) b * ts.seq() / c * ts.hidden() * actBytes;
+            int perNode = Math.min(t, topo.gpusPerNode());
+            tpOne = par.sequenceParallel() ? 2 * comm.reduceScatterMillis(device, topo, t, perNode, bytes)
+                    : comm.allReduceMillis(device, topo, t, perNode, bytes);
+        }
+        if (withTime && e > 1 && comm != null) {
+            a2aOne = allToAllMillis(device, topo, t, e, par.expertTensor(), (double) b * ts.seq() / c / t * ts.topK()
+                    * ts.hidden(), prec);
+        }
+        for (int s = 0; s < p; s++) {
+            double time = 0;
+            for (int u = 0; u < units.length; u++) {
+                int n = u >= 2 ? stages[s][u - 2] : (u == PROLOGUE ? (s == 0 ? 1 : 0) : (s == p - 1 ? 1 : 0));
+                if (n == 0) {
+                    continue;
+                }
+                Unit un = units[u];
+                stageParams[s] += n * un.params();
+                stageExpertParams[s] += n * un.expertParams();
+                stageLowParams[s] += n * un.lowPrecisionParams();
+                stageSaved[s] += n * un.saved();
+                if (!withTime) {
+                    continue;
+                }
+                for (Contraction x : un.dense()) {
+                    time += n * x.millis() * (x.expert() ? imbalance : 1);
+                }
+                time += n * (un.other() + un.expertOther() * imbalance + un.tpCollectives() * tpOne);
+            }
+            stageTime[s] = time;
+        }
+        int max = 0;
+        for (int s = 1; s < p; s++) {
+            if (stageTime[s] > stageTime[max]) {
+                max = s;
+            }
+        }
+        MegatronTerms.Builder out = MegatronTerms.builder();
+        double other = 0;
+        double tensor = 0;
+        double expertComm = 0;
+        double context = 0;
+        if (withTime) {
+            for (int s = 0; s < p; s++) {
+                double weight = s == max ? m : 1.0 / v;
+                for (int u = 0; u < units.length; u++) {
+                    int n = u >= 2 ? stages[s][u - 2] : (u == PROLOGUE ? (s == 0 ? 1 : 0) : (s == p - 1 ? 1 : 0));
+                    if (n == 0) {
+                        continue;
+                    }
+                    Unit un = units[u];
+                    double k = n * weight;
+                    for (Contraction x : un.dense()) {
+                        double scale = k * (x.expert() ? imbalance : 1);
+                        out.contraction(x.cls(), x.millis() * scale, x.floor() * scale);
+                    }
+                    other += k * (un.other() + un.expertOther() * imbalance);
+                    tensor += k * un.tpCollectives() * tpOne;
+                    if (e > 1 && un.expertLayers() > 0) {
+                        int passes = train ? 4 + (rc == Recompute.FULL ? 2 : 0) : 2;
+                        expertComm += k * un.expertLayers() * passes * a2aOne * imbalance;
+                    }
+                    if (c > 1 && un.attention() > 0 && comm != null) {
+                        context += k * contextExposed(device, topo, un, b, ts, t, c, actBytes, train);
+                    }
+                }
+            }
+        }
+        cpExposed = context;
+        // the host's steps: the layers of the most loaded stage, for every micro-batch and the fill
+        int layersMax = 0;
+        for (int s = 0; s < p; s++) {
+            int n = 0;
+            for (int k : stages[s]) {
+                n += k;
+            }
+            layersMax = Math.max(layersMax, n);
+        }
+        double steps = (double) layersMax * (m - 1 + p);
+        double sends = 0;
+        double pipeline = 0;
+        if (withTime && p > 1 && comm != null) {
+            boolean across = (long) t * c * d >= topo.gpusPerNode() && (long) par.ranks() > topo.gpusPerNode();
+            double bytes = (double) b * ts.seq() / c * ts.hidden() * actBytes / t;
+            sends = (train ? 2 : 1) * (m + p - 1) * v;
+            pipeline = sends * comm.sendMillis(device, topo, across, bytes);
+        }
+        int maxParams = 0;
+        for (int s = 1; s < p; s++) {
+            if (stageParams[s] + stageExpertParams[s] / e > stageParams[maxParams] + stageExpertParams[maxParams] / e) {
+                maxParams = s;
+            }
+        }
+        double dense = stageParams[maxParams];
+        double expert = stageExpertParams[maxParams] / e;
+        int dp = d * c;
+        int edp = Math.max(1, dp / e);
+        double data = 0;
+        if (withTime && train && comm != null) {
+            data = dataParallel(w, device, topo, comm, dense, expert, dp, edp, stageTime[max] / Math.max(1, m), m);
+        }
+        double optimizer = 0;
+        if (train) {
+            double local = dense / (par.zeroStage() >= 1 ? dp : 1) + expert / (par.zeroStage() >= 1 ? edp : 1);
+            optimizer = 1e3 * local * prec.optimizerTrafficBytes() / device.bytesPerSecond();
+        }
+        MegatronTerms terms = out.add(ExecutionTerm.OTHER, other).add(ExecutionTerm.TENSOR_COMM, tensor)
+                .add(ExecutionTerm.LAYER_STEP, steps).add(ExecutionTerm.SEND, sends)
+                .add(ExecutionTerm.PIPELINE_COMM, pipeline).add(ExecutionTerm.DATA_COMM, data)
+                .add(ExecutionTerm.OPTIMIZER, optimizer).add(ExecutionTerm.EXPERT_COMM, expertComm)
+                .add(ExecutionTerm.CONTEXT_COMM, cpExposed).build();
+        double memory = 0;
+        for (int s = 0; s < p; s++) {
+            memory = Math.max(memory, stageMemory(w, ts, units, stageParams[s], stageExpertParams[s] / e,
+                    stageLowParams[s], stageSaved[s], s, dp, edp, b, t, c));
+        }
+        return new Assembly(terms, memory);
+    }
+
+    /**
+     * One token dispatch (or combine) of expert parallelism per GPU, ms: {@code tokens · k · h} elements, the
+     * {@code (e − 1)/e} share leaving the GPU, over the NVLink domain where the expert group ({@code t·e} ranks)
+     * fits in it, else the share of peers beyond it over the network; FP8 recipes dispatch in FP8.
+     */
+    static double allToAllMillis(Device device, Topology topo, int t, int e, int et, double elements,
+            Precision prec) {
+        double bytes = elements * (prec.lowPrecisionLinear() ? 1.03 : prec.activationBytes()) * (e - 1.0) / e;
+        long span = (long) t * e;
+        double inside = Math.min(1.0, (double) topo.gpusPerNode() / span);
+        double link = bytes * inside / topo.intraNodeBytesPerSecond();
+        double network = bytes * (1 - inside) / topo.interNodeBytesPerSecondPerGpu();
+        double latency = (inside < 1 ? topo.interNodeLatencyUs() : 2) * 1e-6 * Math.log(e) / Math.log(2);
+        return 1e3 * (Math.max(link, network) + latency);
+    }
+
+    /**
+     * The exposed part of context parallelism's ring exchange for one attention layer: {@code c − 1} steps of the
+     * local keys and values forward, twice that backward (their gradients too), each hidden behind the attention
+     * core's own time on that pass.
+     */
+    private static double contextExposed(Device device, Topology topo, Unit un, int b, TransformerShape ts, int t,
+            int c, double actBytes, boolean train) {
+        double bytes = (double) b * ts.seq() / c * ts.kvWidth() / Math.min(t, ts.kvHeads()) * actBytes;
+        boolean inside = (long) t * c <= topo.gpusPerNode();
+        double step = 1e3 * (inside ? bytes / topo.intraNodeBytesPerSecond() + 2e-6
+                : bytes / topo.interNodeBytesPerSecondPerGpu() + topo.interNodeLatencyUs() * 1e-6);
+        double fwd = (c - 1) * step;
+        double bwd = train ? 2 * (c - 1) * step : 0;
+        return Math.max(0, fwd - un.coreForward()) + Math.max(0, bwd - un.coreBackward()) + 0.1 * (fwd + bwd);
+    }
+
+    /**
+     * The data-parallel reduction of a stage's gradients, ms: the non-expert ones over {@code dp} ranks, the experts'
+     * over {@code edp}; ZeRO 3 gathers the weights twice and reduce-scatters the gradients every micro-batch, what
+     * the micro-batch's own compute does not hide.
+     */
+    private static double dataParallel(Workload w, Device device, Topology topo, CommunicationModel comm,
+            double dense, double expert, int dp, int edp, double perMicroBatch, int m) {
+        Parallelism par = w.parallelism();
+        Precision prec = w.precision();
+        int perNode = Math.max(1, Math.min(dp, topo.gpusPerNode() / par.tensor()));
+        Topology shared = ParallelExecution.sharedNetwork(topo, perNode);
+        double reduce = 0;
+        if (dp > 1 && dense > 0) {
+            reduce += comm.allReduceMillis(device, shared, dp, perNode, dense * prec.gradientReduceBytes());
+        }
+        if (edp > 1 && expert > 0) {
+            int ePerNode = Math.max(1, Math.min(edp, perNode));
+            reduce += comm.allReduceMillis(device, shared, edp, ePerNode, expert * prec.gradientReduceBytes());
+        }
+        if (par.zeroStage() < 3) {
+            return reduce;
+        }
+        // FSDP: per micro-batch, gather the weights forward and backward and reduce-scatter the gradients
+        double gather = 0;
+        if (dp > 1 && dense > 0) {
+            gather += comm.reduceScatterMillis(device, shared, dp, perNode, dense * prec.weightBytes());
+        }
+        if (edp > 1 && expert > 0) {
+            gather += comm.reduceScatterMillis(device, shared, edp, Math.max(1, Math.min(edp, perNode)),
+                    expert * prec.weightBytes());
+        }
+        double perMb = 2 * gather + reduce / 2;
+        return m * Math.max(0, perMb - perMicroBatch) + reduce / 2 / Math.max(1, m);
+    }
+
+    /** A stage's memory per GPU, bytes: states (ZeRO-sharded), quantised weights, in-flight activations, logits. */
+    private static double stageMemory(Workload w, TransformerShape ts, Unit[] units, double dense, double expert,
+            double low, double saved, int s, int dp, int edp, int b, int t, int c) {
+        Parallelism par = w.parallelism();
+        Precision prec = w.precision();
+        int p = par.pipeline();
+        int zero = par.zeroStage();
+        double states;
+        if (w.phase() == Phase.INFER) {
+            states = (dense + expert) * prec.weightBytes();
+        } else {
+            states = dense * (prec.weightBytes() / (zero >= 3 ? dp : 1) + prec.gradientBytes() / (zero >= 2 ? dp : 1)
+                    + prec.stateBytes() / (zero >= 1 ? dp : 1))
+                    + expert * (prec.weightBytes() / (zero >= 3 ? edp : 1) + prec.gradientBytes()
+                    / (zero >= 2 ? edp : 1) + prec.stateBytes() / (zero >= 1 ? edp : 1));
+        }
+        states += low * prec.quantisedWeightBytes();
+        double activations;
+        Recompute rc = w.phase() == Phase.TRAIN ? w.recompute() : Recompute.NONE;
+        if (w.phase() == Phase.INFER) {
+            activations = (double) b * ts.seq() / c * ts.hidden() * prec.activationBytes() * 4;
+        } else {
+            double perMicroBatch = saved;
+            if (rc == Recompute.FULL) {
+                // each layer's input, and one layer's working set while it is recomputed
+                double input = (double) b * ts.seq() / c * ts.hidden() * prec.activationBytes()
+                        / (par.sequenceParallel() ? t : 1);
+                perMicroBatch = input * layersOnStage(w, s) + maxLayerSaved(units);
+            }
+            int v = par.virtualStages();
+            // the 1F1B schedule: stage s holds p − s micro-batches; interleaving adds (p − 1)/(p·v) of the first's
+            double inFlight = Math.min(par.microBatches(), p - s) * (1 + (v > 1 && s == 0 ? (p - 1.0) / (p * v) : 0));
+            activations = perMicroBatch * Math.max(1, inFlight);
+        }
+        double logits = s == p - 1 && w.phase() == Phase.TRAIN ? 4.0 * b * ts.seq() / c * ts.vocab() / t : 0;
+        return states + activations + logits + ParallelExecution.RUNTIME_BYTES;
+    }
+
+    private static int layersOnStage(Workload w, int s) {
+        Blocks blocks = w.graph().blocks().orElseThrow();
+        int[][] stages = stageKinds(blocks, w.parallelism().pipeline(), w.parallelism().virtualStages());
+        int n = 0;
+        for (int k : stages[s]) {
+            n += k;
+        }
+        return n;
+    }
+
+    private static double maxLayerSaved(Unit[] units) {
+        double m = 0;
+        for (int u = 2; u < units.length; u++) {
+            m = Math.max(m, units[u].saved());
+        }
+        return m;
+    }
+
+    // ----------------------------------------------------------------------------------------------- breakdown
+
+    /**
+     * The iteration's calibrated cost with its breakdown: the compute part shared over the layers in proportion to
+     * their work, each term with its calibrated time, the host's dispatch what the smooth max adds.
+     */
+    static StageCost cost(Workload w, DeviceLayerCost layers, Optional<CommunicationModel> communication,
+            Device device, Topology topo, MegatronModel model, List<String> notes) {
+        MegatronTerms terms = terms(w, layers, communication, device, topo);
+        double total = model.millis(terms);
+        ModelGraph g = w.graph();
+        double gpu = model.gpu(terms);
+        double computeScale = gpu > 0 ? model.compute(terms) / gpu : 0;
+        double[] perLayer = new double[g.size()];
+        OpFamily[] families = new OpFamily[g.size()];
+        List<LayerFeatures> fs = FeatureExtractor.of(g).extract(Math.max(1, (int) Math.ceil((double) w.batch()
+                / w.parallelism().microBatches())), w.phase());
+        double denseCal = model.dense(terms);
+        double otherCal = model.coefficient(ExecutionTerm.OTHER) * terms.value(ExecutionTerm.OTHER);
+        double denseRaw = 0;
+        double otherRaw = 0;
+        for (LayerFeatures lf : fs) {
+            if (lf.family() == OpFamily.SHAPE || !lf.executes()) {
+                continue;
+            }
+            double work = (dense(lf.family()) ? lf.flopsFwd() + lf.flopsBwd() : lf.bytesFwd() + lf.bytesBwd())
+                    * g.repeats(lf.layer());
+            perLayer[lf.layer()] = work;
+            families[lf.layer()] = lf.family();
+            if (dense(lf.family())) {
+                denseRaw += work;
+            } else {
+                otherRaw += work;
+            }
+        }
+        for (int i = 0; i < perLayer.length; i++) {
+            if (families[i] != null) {
+                perLayer[i] *= computeScale * (dense(families[i]) ? (denseRaw > 0 ? denseCal / denseRaw : 0)
+                        : (otherRaw > 0 ? otherCal / otherRaw : 0));
+            }
+        }
+        List<StageCost.Term> out = new ArrayList<>();
+        add(out, "tensor-parallel", StageCost.TermKind.COMMUNICATION, computeScale * calibrated(model, terms,
+                ExecutionTerm.TENSOR_COMM));
+        add(out, "expert-parallel", StageCost.TermKind.COMMUNICATION, computeScale * calibrated(model, terms,
+                ExecutionTerm.EXPERT_COMM));
+        add(out, "context-parallel", StageCost.TermKind.COMMUNICATION, computeScale * calibrated(model, terms,
+                ExecutionTerm.CONTEXT_COMM));
+        add(out, "pipeline", StageCost.TermKind.COMMUNICATION, calibrated(model, terms, ExecutionTerm.SEND)
+                + calibrated(model, terms, ExecutionTerm.PIPELINE_COMM));
+        add(out, "data-parallel", StageCost.TermKind.COMMUNICATION, calibrated(model, terms,
+                ExecutionTerm.DATA_COMM));
+        add(out, "optimizer", StageCost.TermKind.OVERHEAD, calibrated(model, terms, ExecutionTerm.OPTIMIZER));
+        add(out, "fixed", StageCost.TermKind.OVERHEAD, calibrated(model, terms, ExecutionTerm.FIXED));
+        double parts = 0;
+        for (double x : perLayer) {
+            parts += x;
+        }
+        for (StageCost.Term x : out) {
+            parts += x.millis();
+        }
+        // what the smooth max adds beyond the GPU's parts: the host's dispatch
+        double host = total - parts;
+        if (host > 1e-9 * total) {
+            out.add(new StageCost.Term("host dispatch", StageCost.TermKind.OVERHEAD, host));
+        }
+        double memory = memoryBytes(w, layers, device);
+        return StageCost.withTotal(perLayer, families, out, total).withMemory(memory, notes);
+    }
+
+    private static double calibrated(MegatronModel model, MegatronTerms terms, ExecutionTerm term) {
+        return model.coefficient(term) * terms.value(term);
+    }
+
+    private static void add(List<StageCost.Term> out, String name, StageCost.TermKind kind, double ms) {
+        if (ms > 0) {
+            out.add(new StageCost.Term(name, kind, ms));
+        }
+    }
+}
