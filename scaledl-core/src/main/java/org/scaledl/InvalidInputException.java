@@ -56,6 +56,16 @@ public final class InvalidInputException extends RuntimeException {
         return sb.append(message).toString();
     }
 
+    /**
+     * A value read from input as it may appear in a message: control and non-ASCII characters as {@code ?} (no
+     * terminal escapes reach the screen), cut at {@code max} characters with {@code ...}.
+     */
+    public static String printable(String value, int max) {
+        String v = value == null ? "" : value;
+        String t = v.length() > max ? v.substring(0, max) + "..." : v;
+        return t.replaceAll("[^\\x20-\\x7e]", "?");
+    }
+
     /** A problem in no particular file. */
     public static InvalidInputException of(String message) {
         return new InvalidInputException(message, null, 0, null, null);

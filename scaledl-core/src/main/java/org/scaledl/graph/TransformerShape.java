@@ -22,15 +22,18 @@ import org.scaledl.Checks;
  *                       values of every head)
  * @param fusedAttention whether the attention core is fused (FlashAttention: keeps its inputs and row statistics,
  *                       never the score matrix)
+ * @param mtpLayers      multi-token-prediction layers the configuration describes (DeepSeek-V3's 1): counted as
+ *                       layers of the last pipeline stage when Megatron splits the layers, not computed
  */
 public record TransformerShape(long hidden, long heads, long kvHeads, long ffn, int layers, long vocab, long seq,
-        int experts, int topK, long kvWidth, boolean fusedAttention) {
+        int experts, int topK, long kvWidth, boolean fusedAttention, int mtpLayers) {
     /** Validates. */
     public TransformerShape {
         Checks.argument(hidden > 0 && heads > 0 && kvHeads > 0 && ffn > 0 && layers > 0 && vocab > 0 && seq > 0
                 && kvWidth > 0, "transformer sizes must be positive");
         Checks.argument(heads % kvHeads == 0, "heads (%s) must be a multiple of key/value heads (%s)", heads, kvHeads);
         Checks.argument(experts >= 1 && topK >= 1 && topK <= experts, "top-%s of %s experts", topK, experts);
+        Checks.argument(mtpLayers >= 0, "multi-token-prediction layers must be >= 0: %s", mtpLayers);
     }
 
     /**
@@ -40,6 +43,6 @@ public record TransformerShape(long hidden, long heads, long kvHeads, long ffn, 
     public TransformerShape(long hidden, long heads, long kvHeads, long ffn, int layers, long vocab, long seq,
             int experts, int topK) {
         this(hidden, heads, kvHeads, ffn, layers, vocab, seq, experts, topK, Math.max(1, 2 * kvHeads * hidden / heads),
-                false);
+                false, 0);
     }
 }

@@ -34,10 +34,14 @@ import org.scaledl.workload.Workload;
  * iteration, so a replica's batch is their product. Optional columns, with their defaults (or the caller's, see
  * {@link #open}): {@code world_size} (data-parallel replicas, 1), {@code tensor} and {@code pipeline} (1),
  * {@code threads} (1), {@code phase} (train), {@code device} (a GPU or CPU machine name), {@code precision} (fp32,
- * tf32, fp16, bf16; fp32), {@code recompute} (none, selective, full; none), {@code sequence_parallel} (true or false;
- * false), {@code gpus_per_node} and {@code inter_node_gbps} (the nodes of the GPUs, network Gb/s per node; the
- * device's standard server), and {@code model}, {@code family}, {@code resolution} (carried as tags, as in a
- * dataset). Any other column is carried through untouched.
+ * tf32, fp16, bf16, fp8, fp8-block, mxfp8, nvfp4; fp32), {@code recompute} (none, selective, full; none),
+ * {@code sequence_parallel} (true or false; false), {@code context} (context-parallel degree, 1),
+ * {@code virtual_stages} (interleaved model chunks per pipeline stage, 1), {@code expert} (expert-parallel degree,
+ * 1), {@code expert_tensor} (1), {@code zero_stage} (0–3, 3 = FSDP; 0), {@code expert_imbalance} (1),
+ * {@code gpus_per_node}, {@code nvlink_domain} and {@code inter_node_gbps} (the nodes of the GPUs, the GPUs one NVLink
+ * domain joins, network Gb/s per node; the device's standard system), and {@code model}, {@code family},
+ * {@code resolution} (carried as tags, as in a dataset). A job uses {@code world_size × tensor × pipeline × context}
+ * GPUs. Files the table names must lie in its folder. Any other column is carried through untouched.
  *
  * <p>A <b>grid spec</b> is a text file of {@code key = value, value, ...} lines ({@code #} starts a comment) whose
  * cartesian product is the candidate set:
@@ -169,7 +173,8 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         for (String model : values.get("model")) {
             for (String res : values.getOrDefault("resolution", List.of(""))) {
                 String graph = graphTemplate.get(0).replace("{model}", model).replace("{resolution}", res);
-                Path file = dir.resolve(graph).normalize();
+                Path file = DatasetReader.confined(dir, graph, "graph", "grid spec's", source,
+                        lineOf.getOrDefault("graph", lineOf.get("model")));
                 if (!Files.isRegularFile(file)) {
                     throw InvalidInputException.atLine(source, lineOf.getOrDefault("graph", lineOf.get("model")),
                             "graph file not found for model " + model + (withResolution ? " at " + res : "") + ": "
@@ -356,11 +361,23 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                     .threads(positive(t, r, "threads").orElse(1)).phase(ph)
                     .tag(graphPath.isPresent() ? "graph" : "transformer", what).tag("row", Integer.toString(offset + r));
             try {
-                b.parallelism(Parallelism.of(positive(t, r, "world_size").orElse(1), positive(t, r, "tensor")
-                        .orElse(1), positive(t, r, "pipeline").orElse(1), microBatches)
-                        .withSequenceParallel(flag(t, r, "sequence_parallel")));
+                int zero = bounded(t, r, "zero_stage", 0, 3).orElse(0);
+                b.parallelism(new Parallelism(positive(t, r, "world_size").orElse(1), positive(t, r, "tensor")
+                        .orElse(1), positive(t, r, "pipeline").orElse(1), microBatches, flag(t, r,
+                        "sequence_parallel"), zero, positive(t, r, "virtual_stages").orElse(1), positive(t, r,
+                        "context").orElse(1), positive(t, r, "expert").orElse(1), positive(t, r, "expert_tensor")
+                        .orElse(1)));
                 value(t, r, "precision").map(Precision::parse).ifPresent(b::precision);
                 value(t, r, "recompute").map(Recompute::parse).ifPresent(b::recompute);
+                Optional<String> imbalance = value(t, r, "expert_imbalance");
+                if (imbalance.isPresent()) {
+                    double x = parseDouble(imbalance.get());
+                    if (!(x >= 1 && x <= 64)) {
+                        throw new IllegalArgumentException("expert_imbalance must be a number in [1, 64] (the busiest "
+                                + "expert rank's tokens over its share), got '" + imbalance.get() + "'");
+                    }
+                    b.expertImbalance(x);
+                }
             } catch (InvalidInputException e) {
                 throw InvalidInputException.atLine(t.source(), line, e.detail());
             } catch (IllegalArgumentException e) {
@@ -379,22 +396,24 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                 throw InvalidInputException.atLine(t.source(), line, e.getMessage());
             }
             device.ifPresent(b::device);
-            Optional<Integer> gpus = positive(t, r, "gpus_per_node");
+            Optional<Integer> gpus = bounded(t, r, "gpus_per_node", 1, Topology.MAX_GPUS_PER_NODE);
+            Optional<Integer> domain = bounded(t, r, "nvlink_domain", 1, Topology.MAX_DOMAIN);
             Optional<Double> network = value(t, r, "inter_node_gbps").map(v -> {
                 double x = parseDouble(v);
-                if (!(x > 0 && Double.isFinite(x))) {
-                    throw InvalidInputException.atLine(t.source(), line, "inter_node_gbps must be a positive number "
-                            + "(Gb/s per node), got '" + v + "'");
+                if (!(x >= Topology.MIN_GBPS && x <= Topology.MAX_GBPS * 8)) {
+                    throw InvalidInputException.atLine(t.source(), line, "inter_node_gbps must be a number in ["
+                            + Topology.MIN_GBPS + ", " + Topology.MAX_GBPS * 8 + "] (Gb/s per node, all adapters), got '"
+                            + v + "'");
                 }
                 return x;
             });
-            if (gpus.isPresent() || network.isPresent()) {
+            if (gpus.isPresent() || network.isPresent() || domain.isPresent()) {
                 if (device.isEmpty()) {
-                    throw InvalidInputException.atLine(t.source(), line, "gpus_per_node and inter_node_gbps describe "
-                            + "the nodes of GPUs: give the device");
+                    throw InvalidInputException.atLine(t.source(), line, "gpus_per_node, nvlink_domain and "
+                            + "inter_node_gbps describe the nodes of GPUs: give the device");
                 }
                 try {
-                    b.topology(Topology.assumedFor(device.get()).with(gpus, network));
+                    b.topology(Topology.assumedFor(device.get()).with(gpus, network, domain));
                 } catch (IllegalArgumentException e) {
                     throw InvalidInputException.atLine(t.source(), line, e.getMessage());
                 }
@@ -402,9 +421,12 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             return b.build();
         }
 
-        /** The file a path cell names, relative to the table's folder; an error at the line when there is none. */
+        /**
+         * The file a path cell names, relative to the table's folder and confined to it; an error at the line when it
+         * leaves the folder or there is none.
+         */
         private Path existing(CsvTable t, int line, String cell, String column) {
-            Path file = dir.resolve(cell).normalize();
+            Path file = DatasetReader.confined(dir, cell, column, "candidate table's", t.source(), line);
             if (!Files.isRegularFile(file)) {
                 throw InvalidInputException.atLine(t.source(), line, column + " file not found: " + file);
             }
@@ -415,16 +437,40 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         private Optional<Integer> positive(CsvTable t, int r, String column) {
             return value(t, r, column).map(v -> {
                 try {
-                    int x = Integer.parseInt(v.trim());
+                    long x = Long.parseLong(v.trim());
+                    if (x > 0 && x <= Integer.MAX_VALUE) {
+                        return (int) x;
+                    }
                     if (x > 0) {
-                        return x;
+                        throw InvalidInputException.atLine(t.source(), t.line(r), column + " = " + x + " is too large "
+                                + "(at most " + Integer.MAX_VALUE + ")");
                     }
                 } catch (NumberFormatException e) {
                     // reported below
                 }
                 throw InvalidInputException.atLine(t.source(), t.line(r), column + " must be a positive integer, got '"
-                        + v + "'");
+                        + clip(v) + "'");
             });
+        }
+
+        /** An integer value in {@code [min, max]}, empty when absent, blank and without default. */
+        private Optional<Integer> bounded(CsvTable t, int r, String column, int min, int max) {
+            return value(t, r, column).map(v -> {
+                try {
+                    long x = Long.parseLong(v.trim());
+                    if (x >= min && x <= max) {
+                        return (int) x;
+                    }
+                } catch (NumberFormatException e) {
+                    // reported below
+                }
+                throw InvalidInputException.atLine(t.source(), t.line(r), column + " must be an integer in " + min
+                        + ".." + max + ", got '" + clip(v) + "'");
+            });
+        }
+
+        private static String clip(String v) {
+            return InvalidInputException.printable(v, 40);
         }
 
         /** A true/false value (also 1/0, yes/no), false when absent. */

@@ -273,28 +273,48 @@ public final class DatasetReader {
      * @throws InvalidInputException naming the table, the line and the path
      */
     static Path graphFile(Path dir, String graph, String source, int line) {
+        return confined(dir, graph, "graph", "dataset", source, line);
+    }
+
+    /**
+     * The file a table's cell names, confined to the table's folder: a path that leaves it ({@code ../..}, an
+     * absolute path elsewhere) is refused before anything is opened or looked up, and so is a path whose symbolic
+     * links lead out of the folder.
+     *
+     * @param dir    the table's folder
+     * @param cell   the path as the table gives it
+     * @param what   what the column names ({@code graph}, {@code transformer})
+     * @param folder what to call the folder in the message ({@code dataset}, {@code table's})
+     * @throws InvalidInputException naming the table, the line and the path
+     */
+    public static Path confined(Path dir, String cell, String what, String folder, String source, int line) {
         Path root = dir.toAbsolutePath().normalize();
         Path file;
         try {
-            file = root.resolve(graph).normalize();
+            file = root.resolve(cell).normalize();
         } catch (java.nio.file.InvalidPathException e) {
-            throw InvalidInputException.atLine(source, line, "graph path '" + graph + "' is not a valid path");
+            throw InvalidInputException.atLine(source, line, what + " path '" + printable(cell)
+                    + "' is not a valid path");
         }
         if (!file.startsWith(root) || file.equals(root)) {
-            throw InvalidInputException.atLine(source, line, "graph path '" + graph + "' leaves the dataset folder "
-                    + root + ": keep the graphs inside it (e.g. graphs/NAME.onnx) and name them relative to it");
+            throw InvalidInputException.atLine(source, line, what + " path '" + printable(cell) + "' leaves the "
+                    + folder + " folder " + root + ": keep the files inside it and name them relative to it");
         }
         try {
             if (Files.exists(file, java.nio.file.LinkOption.NOFOLLOW_LINKS)
                     && !file.toRealPath().startsWith(root.toRealPath())) {
-                throw InvalidInputException.atLine(source, line, "graph path '" + graph + "' is a symbolic link "
-                        + "out of the dataset folder " + root + ": copy the graph into the folder");
+                throw InvalidInputException.atLine(source, line, what + " path '" + printable(cell) + "' is a "
+                        + "symbolic link out of the " + folder + " folder " + root + ": copy the file into the folder");
             }
         } catch (IOException e) {
-            throw InvalidInputException.atLine(source, line, "cannot resolve graph path '" + graph + "': "
-                    + e.getMessage());
+            throw InvalidInputException.atLine(source, line, "cannot resolve " + what + " path '" + printable(cell)
+                    + "': " + e.getMessage());
         }
         return file;
+    }
+
+    private static String printable(String s) {
+        return InvalidInputException.printable(s, 200);
     }
 
     private static String key(String model, String resolution, int batch, int threads) {

@@ -39,10 +39,17 @@ import org.scaledl.workload.Device;
 public final class DeviceCatalog {
     private final Map<String, Device> byKey;
     private final List<Device> devices;
+    /** Where each device of a user's file was read ({@code file:line}), by device name. */
+    private final Map<String, String> origins;
 
     private DeviceCatalog(Map<String, Device> byKey, List<Device> devices) {
+        this(byKey, devices, Map.of());
+    }
+
+    private DeviceCatalog(Map<String, Device> byKey, List<Device> devices, Map<String, String> origins) {
         this.byKey = Collections.unmodifiableMap(new LinkedHashMap<>(byKey));
         this.devices = List.copyOf(devices);
+        this.origins = Map.copyOf(origins);
     }
 
     /** Column names every file in NeuSight's layout needs. */
@@ -221,30 +228,75 @@ public final class DeviceCatalog {
     }
 
     /**
-     * Reads and merges catalog files, each in the catalog's layout or NeuSight's; a device named twice keeps its
-     * first description.
+     * Reads and merges catalog files, each in the catalog's layout or NeuSight's.
      *
-     * @throws InvalidInputException naming the file and line of a bad row, or a file in neither layout
+     * @throws InvalidInputException naming the file and line of a bad row, of a name or alias given twice (with the
+     *         line that gave it first), of a name with control characters, or a file in neither layout
      */
     public static DeviceCatalog read(Path... files) {
         Map<String, Device> byKey = new LinkedHashMap<>();
+        Map<String, String> firstAt = new LinkedHashMap<>();
+        Map<String, String> origins = new LinkedHashMap<>();
         List<Device> devices = new ArrayList<>();
         for (Path file : files) {
             CsvTable head = CsvTable.read(file);
             boolean catalog = head.has("name");
             CsvTable t = CsvTable.read(file, catalog ? CATALOG_REQUIRED : NEUSIGHT_REQUIRED);
             for (int r = 0; r < t.size(); r++) {
+                Device d;
+                List<String> names;
                 if (catalog) {
-                    add(byKey, devices, catalogRow(t, r), names(t, r));
+                    d = catalogRow(t, r);
+                    names = names(t, r);
                 } else {
-                    Device d = neusightRow(t, r);
-                    List<String> names = new ArrayList<>(List.of(d.name()));
+                    d = neusightRow(t, r);
+                    names = new ArrayList<>(List.of(d.name()));
                     t.opt(r, "label_dir_name").ifPresent(names::add);
-                    add(byKey, devices, d, names);
                 }
+                String at = t.source() + ":" + t.line(r);
+                for (String n : names) {
+                    if (n.chars().anyMatch(ch -> ch < 0x20 || ch == 0x7f)) {
+                        throw InvalidInputException.atLine(t.source(), t.line(r), "device name or alias '"
+                                + InvalidInputException.printable(n, 60) + "' holds control characters");
+                    }
+                    String prev = firstAt.putIfAbsent(Device.key(n), at);
+                    if (prev != null && !prev.equals(at)) {
+                        throw InvalidInputException.atLine(t.source(), t.line(r), "device '" + n + "' is named twice "
+                                + "(first at " + prev + "); keep one row per GPU");
+                    }
+                }
+                origins.put(d.name(), at);
+                add(byKey, devices, d, names);
             }
         }
-        return new DeviceCatalog(byKey, devices);
+        return new DeviceCatalog(byKey, devices, origins);
+    }
+
+    /**
+     * This catalog (the bundled one) plus a user's devices ({@code --devices}): a user's GPU is added under its
+     * names, never in place of one this catalog has.
+     *
+     * @throws InvalidInputException naming the user's row when one of its names or aliases is already a device here
+     */
+    public DeviceCatalog plusUser(DeviceCatalog user) {
+        Map<String, Device> keys = new LinkedHashMap<>(byKey);
+        List<Device> all = new ArrayList<>(devices);
+        for (Map.Entry<String, Device> e : user.byKey.entrySet()) {
+            Device known = byKey.get(e.getKey());
+            if (known != null) {
+                String at = user.origins.getOrDefault(e.getValue().name(), "--devices");
+                throw InvalidInputException.of(at + ": device '" + e.getValue().name() + "' has a name or alias of "
+                        + "the bundled '" + known.name() + "'; give your GPU a name of its own (or leave the row out "
+                        + "to use the bundled description)");
+            }
+            keys.put(e.getKey(), e.getValue());
+        }
+        for (Device d : user.devices) {
+            if (!all.contains(d)) {
+                all.add(d);
+            }
+        }
+        return new DeviceCatalog(keys, all, user.origins);
     }
 
     /**
@@ -274,17 +326,42 @@ public final class DeviceCatalog {
     }
 
     /**
-     * A device by name or alias.
+     * A device by name or alias (ignoring case, spaces and punctuation), or by a part of one that only one device's
+     * names contain ({@code "MI300"}: the MI300X).
      *
-     * @throws InvalidInputException naming the device and the known ones when it is absent
+     * @throws InvalidInputException for an unknown name (with the closest and where to look: {@code scaledl devices},
+     *         {@code --devices FILE}) or one that several devices' names contain (naming them)
      */
     public Device require(String name) {
-        return find(name).orElseThrow(() -> {
-            List<String> names = devices.stream().map(Device::name).toList();
-            return InvalidInputException.of("unknown device '" + name + "'" + org.scaledl.Suggestions.closest(name,
-                    names).map(s -> "; did you mean '" + s + "'?").orElse("") + " (known: " + String.join(", ", names)
-                    + ")");
-        });
+        Optional<Device> exact = find(name);
+        if (exact.isPresent()) {
+            return exact.get();
+        }
+        String key = Device.key(name == null ? "" : name);
+        java.util.Set<Device> partial = new java.util.LinkedHashSet<>();
+        if (key.length() >= 3) {
+            byKey.forEach((k, d) -> {
+                if (k.contains(key)) {
+                    partial.add(d);
+                }
+            });
+        }
+        if (partial.size() == 1) {
+            return partial.iterator().next();
+        }
+        String shown = InvalidInputException.printable(name, 60);
+        if (partial.size() > 1) {
+            throw InvalidInputException.of("device '" + shown + "' is ambiguous: it could be "
+                    + String.join(", ", partial.stream().map(d -> "'" + d.name() + "'").toList()) + "; name one");
+        }
+        List<String> names = devices.stream().map(Device::name).toList();
+        return throwUnknown(shown, names);
+    }
+
+    private static Device throwUnknown(String name, List<String> names) {
+        throw InvalidInputException.of("unknown device '" + name + "'" + org.scaledl.Suggestions.closest(name,
+                names).map(s -> "; did you mean '" + s + "'?").orElse("") + " (scaledl devices lists the " + names.size()
+                + " GPUs of the catalog; --devices FILE adds your own)");
     }
 
     /** All devices, in file order. */

@@ -104,7 +104,7 @@ public final class LayoutSearch {
                 continue;
             }
             for (int p = 1; p <= gpus / t && p <= ts.layers(); p++) {
-                if ((gpus / t) % p != 0 || MegatronExecution.chunkSizes(ts.layers(), p) == null) {
+                if ((gpus / t) % p != 0 || MegatronExecution.chunkSizes(ts.layers(), p, ts.mtpLayers()) == null) {
                     continue;
                 }
                 int d = gpus / (t * p);
@@ -118,7 +118,7 @@ public final class LayoutSearch {
                     }
                     int m = perReplica / b;
                     for (int v : new int[] {1, 2, 4}) {
-                        if (v > 1 && (p == 1 || MegatronExecution.chunkSizes(ts.layers(), p * v) == null
+                        if (v > 1 && (p == 1 || MegatronExecution.chunkSizes(ts.layers(), p * v, ts.mtpLayers()) == null
                                 || m % p != 0)) {
                             continue;
                         }

@@ -25,9 +25,32 @@ import org.scaledl.workload.OpFamily;
  * @param samples    samples one iteration processes across all data-parallel replicas (0 when not known)
  * @param memoryGb   the peak memory one device needs (weights, gradients, optimizer state, activations), GiB, when
  *                   the predictor estimates it
+ * @param job        what one iteration does across the job (GPUs, tokens, model FLOPs; {@link Job#UNKNOWN} when not
+ *                   known)
  */
 public record Prediction(double millis, double lowMillis, double highMillis, List<Contribution> breakdown,
-        List<PredictionWarning> warnings, double samples, java.util.OptionalDouble memoryGb) {
+        List<PredictionWarning> warnings, double samples, java.util.OptionalDouble memoryGb, Job job) {
+
+    /**
+     * What one iteration does across the whole job, as NeMo and Megatron publish their throughput: the GPUs it uses,
+     * the tokens it processes (sequences times their length; 0 for models without sequences) and its model FLOPs
+     * (three times the forward pass's contraction FLOPs in training, once in inference; a fused causal attention
+     * counted at its half; recomputation not counted).
+     *
+     * @param gpus       devices the job uses (0: not known)
+     * @param tokens     tokens per iteration (0: not a sequence model)
+     * @param modelFlops model FLOPs per iteration (0: not known)
+     */
+    public record Job(int gpus, double tokens, double modelFlops) {
+        /** Nothing known. */
+        public static final Job UNKNOWN = new Job(0, 0, 0);
+
+        /** Validates. */
+        public Job {
+            Checks.argument(gpus >= 0 && tokens >= 0 && modelFlops >= 0 && Double.isFinite(tokens)
+                    && Double.isFinite(modelFlops), "job figures must be finite and >= 0");
+        }
+    }
 
     /** Validates and copies. */
     public Prediction {
@@ -38,12 +61,33 @@ public record Prediction(double millis, double lowMillis, double highMillis, Lis
         breakdown = List.copyOf(breakdown);
         warnings = List.copyOf(warnings);
         Objects.requireNonNull(memoryGb, "memoryGb");
+        Objects.requireNonNull(job, "job");
+    }
+
+    /** A prediction without job figures. */
+    public Prediction(double millis, double lowMillis, double highMillis, List<Contribution> breakdown,
+            List<PredictionWarning> warnings, double samples, java.util.OptionalDouble memoryGb) {
+        this(millis, lowMillis, highMillis, breakdown, warnings, samples, memoryGb, Job.UNKNOWN);
     }
 
     /** A prediction without samples or memory. */
     public Prediction(double millis, double lowMillis, double highMillis, List<Contribution> breakdown,
             List<PredictionWarning> warnings) {
         this(millis, lowMillis, highMillis, breakdown, warnings, 0, java.util.OptionalDouble.empty());
+    }
+
+    /** Tokens per second per GPU, as NeMo and Megatron publish them, for sequence models on known GPUs. */
+    public java.util.OptionalDouble tokensPerSecondPerGpu() {
+        return job.tokens() > 0 && job.gpus() > 0 && millis > 0
+                ? java.util.OptionalDouble.of(job.tokens() / (millis / 1000) / job.gpus())
+                : java.util.OptionalDouble.empty();
+    }
+
+    /** Model TFLOP/s per GPU ({@link Job#modelFlops()} per second per GPU), when known. */
+    public java.util.OptionalDouble modelTflopsPerGpu() {
+        return job.modelFlops() > 0 && job.gpus() > 0 && millis > 0
+                ? java.util.OptionalDouble.of(job.modelFlops() / (millis / 1000) / job.gpus() / 1e12)
+                : java.util.OptionalDouble.empty();
     }
 
     /** A prediction without warnings. */
@@ -71,13 +115,13 @@ public record Prediction(double millis, double lowMillis, double highMillis, Lis
             return this;
         }
         return new Prediction(millis, lowMillis, highMillis, breakdown,
-                java.util.stream.Stream.concat(warnings.stream(), more.stream()).toList(), samples, memoryGb);
+                java.util.stream.Stream.concat(warnings.stream(), more.stream()).toList(), samples, memoryGb, job);
     }
 
     /** A copy whose interval is {@code [low, high]} (containing the point prediction). */
     Prediction withInterval(double low, double high) {
         return new Prediction(millis, Math.min(low, millis), Math.max(high, millis), breakdown, warnings, samples,
-                memoryGb);
+                memoryGb, job);
     }
 
     /** What a contribution is. */

@@ -274,7 +274,33 @@ public final class RuntimePredictor implements RuntimeModel {
         }
         double[] iv = stage.interval(w).orElse(new double[] {logLow, logHigh});
         return new Prediction(ms, ms * Math.exp(iv[0] - WIDEN * c.distance()),
-                ms * Math.exp(iv[1] + WIDEN * c.distance()), point.breakdown(), warnings, samples(w), memory);
+                ms * Math.exp(iv[1] + WIDEN * c.distance()), point.breakdown(), warnings, samples(w), memory, job(w));
+    }
+
+    /** What an iteration does across the job: its GPUs, tokens and model FLOPs ({@link Prediction.Job}). */
+    static Prediction.Job job(Workload w) {
+        double samples = samples(w);
+        double tokens = w.graph().transformer().map(t -> samples * t.seq()).orElse(0.0);
+        double flops = (w.phase() == Phase.TRAIN ? 3 : 1) * forwardFlopsPerSample(w.graph()) * samples;
+        return new Prediction.Job(w.device().isPresent() && w.device().get().isGpu() ? w.parallelism().ranks() : 0,
+                tokens, flops);
+    }
+
+    private static final Object FORWARD_FLOPS = new Object();
+
+    /** The forward pass's contraction FLOPs of one sample (every repeat of every layer). */
+    static double forwardFlopsPerSample(ModelGraph g) {
+        return g.memo(FORWARD_FLOPS, graph -> {
+            double f = 0;
+            for (org.scaledl.workload.LayerFeatures lf : org.scaledl.features.FeatureExtractor.of(graph)
+                    .extract(1, Phase.INFER)) {
+                if (lf.family() == org.scaledl.workload.OpFamily.DENSE
+                        || lf.family() == org.scaledl.workload.OpFamily.CONV) {
+                    f += lf.flopsFwd() * graph.repeats(lf.layer());
+                }
+            }
+            return f;
+        });
     }
 
     /** Bytes in a GiB, the unit of device memory sizes. */
@@ -323,7 +349,7 @@ public final class RuntimePredictor implements RuntimeModel {
     public Prediction predictScored(Workload w) {
         Prediction p = predict(w);
         return new Prediction(p.millis(), p.lowMillis(), p.highMillis(), List.of(), p.warnings(), p.samples(),
-                p.memoryGb());
+                p.memoryGb(), p.job());
     }
 
     /**

@@ -118,8 +118,7 @@ public final class HuggingFaceConfig {
     }
 
     private static String printable(String s) {
-        String t = s.length() > 40 ? s.substring(0, 40) + "..." : s;
-        return t.replaceAll("[^\\x20-\\x7e]", "?");
+        return InvalidInputException.printable(s, 40);
     }
 
     private static String guessType(JsonNode c) {
@@ -226,7 +225,7 @@ public final class HuggingFaceConfig {
                 .mla(mla).moe(new TransformerSpec.Moe(experts, r.count("num_experts_per_tok", 8, 1, experts),
                         expertFfn, shared * expertFfn, false, r.text("topk_method", "").equals("noaux_tc"), false))
                 .blocks(bl).attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false)
-                .fusedAttention(true).build();
+                .fusedAttention(true).mtpLayers(r.count("num_nextn_predict_layers", 0, 0, 16)).build();
     }
 
     private static TransformerSpec gptOss(Reader r, String name) {

@@ -247,6 +247,7 @@ public final class TransformerSpec {
     private final boolean attentionDropout;
     private final boolean hiddenDropout;
     private final boolean fusedAttention;
+    private final int mtpLayers;
 
     private TransformerSpec(Builder b, long headDim, long kvHeads, long ffn, List<Block> blocks) {
         this.name = b.name;
@@ -277,6 +278,7 @@ public final class TransformerSpec {
         this.attentionDropout = b.attentionDropout;
         this.hiddenDropout = b.hiddenDropout;
         this.fusedAttention = b.fusedAttention;
+        this.mtpLayers = b.mtpLayers;
         validate();
     }
 
@@ -305,6 +307,8 @@ public final class TransformerSpec {
                 x -> x.equals(Block.dense(ffn))), "%s: an encoder-decoder model has plain layers", name);
         Checks.argument(mla.isEmpty() || architecture == Architecture.DECODER, "%s: latent attention in a decoder "
                 + "only", name);
+        Checks.argument(mtpLayers >= 0 && mtpLayers <= 16, "%s: multi-token-prediction layers must be in 0..16: %s",
+                name, mtpLayers);
     }
 
     /** Starts a GPT-style decoder: pre-LayerNorm, GELU feed-forward of 4·hidden, biases, tied embeddings, learned
@@ -434,6 +438,11 @@ public final class TransformerSpec {
         return hiddenDropout;
     }
 
+    /** Multi-token-prediction layers the configuration describes (not computed; see {@link Builder#mtpLayers}). */
+    public int mtpLayers() {
+        return mtpLayers;
+    }
+
     /** Layers of all stacks. */
     public int totalLayers() {
         return blocks.size() + decoderLayers;
@@ -449,7 +458,7 @@ public final class TransformerSpec {
         long kvWidth = mla.map(x -> heads * (x.qkNopeDim() + x.qkRopeDim() + x.vDim()))
                 .orElse(2 * kvHeads * headDim);
         return new TransformerShape(hidden, heads, kvHeads, ffn, totalLayers(), vocab, seq, experts(), topK(),
-                kvWidth, fusedAttention);
+                kvWidth, fusedAttention, mtpLayers);
     }
 
     /**
@@ -499,6 +508,7 @@ public final class TransformerSpec {
         private boolean attentionDropout = true;
         private boolean hiddenDropout = true;
         private boolean fusedAttention;
+        private int mtpLayers;
 
         Builder(String name, Architecture architecture, long hidden, long heads, int layers, long vocab) {
             this.name = Objects.requireNonNull(name);
@@ -671,6 +681,15 @@ public final class TransformerSpec {
          */
         public Builder fusedAttention(boolean value) {
             this.fusedAttention = value;
+            return this;
+        }
+
+        /**
+         * Multi-token-prediction layers (DeepSeek-V3's {@code num_nextn_predict_layers}; default 0): not part of the
+         * model's parameters or compute here, counted where Megatron lays layers out over pipeline stages.
+         */
+        public Builder mtpLayers(int value) {
+            this.mtpLayers = value;
             return this;
         }
 
@@ -986,12 +1005,16 @@ public final class TransformerSpec {
             }
             String probs;
             if (m.fusedAttention) {
-                // softmax on chip: what reaches memory is a row's statistics; the sinks join its normaliser
-                String stats = m.sinks ? param(c + ".sinks", m.heads) : null;
-                probs = act(c + "/softmax:0", perHead(m.heads, s, keys));
-                Layer.Builder sm = Layer.builder(c + "/softmax", "Softmax").outputs(probs);
-                sm.inputs(stats == null ? List.of(scores) : List.of(scores, stats));
+                // the softmax runs on chip, tile by tile: what reaches memory is each row's statistics (its maximum
+                // and sum, joined by the sinks), and the context product takes the tiles of the scores directly
+                String rows = act(c + "/row_max:0", perHead(m.heads, s, 1));
+                layer(Layer.builder(c + "/row_max", "ReduceMax").inputs(c + "/q:0").outputs(rows)
+                        .attribute("axes", Attribute.ofInts(-1)), c + "/row_max", core);
+                String stats = act(c + "/softmax:0", perHead(m.heads, s, 1));
+                Layer.Builder sm = Layer.builder(c + "/softmax", "Softmax").outputs(stats);
+                sm.inputs(m.sinks ? List.of(rows, param(c + ".sinks", m.heads)) : List.of(rows));
                 layer(sm, c + "/softmax", core);
+                probs = scores;
             } else {
                 probs = op(c + "/softmax", core, "Softmax", perHead(m.heads, s, keys), scores);
             }

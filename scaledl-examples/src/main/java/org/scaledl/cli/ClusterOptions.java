@@ -2,27 +2,58 @@ package org.scaledl.cli;
 
 import java.util.Optional;
 import org.scaledl.workload.Device;
+import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Precision;
 import org.scaledl.workload.Recompute;
 import org.scaledl.workload.Topology;
 import picocli.CommandLine.Option;
 
 /**
- * The options of a job on GPUs that {@code predict} and {@code layouts} share: precision, the machines (GPUs per node
- * and the network between them; the intra-node link comes from the device's description) and, for transformers,
- * recomputation and sequence parallelism.
+ * The options of a job on GPUs that {@code predict}, {@code scaling} and {@code layouts} share: precision, the
+ * machines (GPUs per node, the NVLink domain and the network between nodes; the link comes from the device's
+ * description) and, for transformers, recomputation, sequence, context, expert and interleaved pipeline parallelism,
+ * ZeRO, and the experts' load imbalance.
  */
 final class ClusterOptions {
-    @Option(names = "--precision", description = "fp32, tf32, fp16 or bf16 (fp16/bf16: mixed precision; default "
-            + "fp32)", converter = PrecisionConverter.class)
+    @Option(names = "--precision", description = "fp32, tf32, fp16, bf16, fp8, fp8-block, mxfp8 or nvfp4 (fp16 and "
+            + "bf16: mixed precision; fp8 and fp4: Transformer Engine recipes; default fp32)",
+            converter = PrecisionConverter.class)
     Precision precision;
 
-    @Option(names = "--gpus-per-node", description = "GPUs in one node (default: the device's standard server, 8)")
+    @Option(names = "--gpus-per-node", description = "GPUs in one node or tray (default: the device's standard "
+            + "system, 8; 4 for GB200/GB300)")
     Integer gpusPerNode;
 
+    @Option(names = "--nvlink-domain", description = "GPUs one NVLink domain joins (default: the device's standard "
+            + "system: the node; 72 for GB200/GB300 NVL72)")
+    Integer nvlinkDomain;
+
     @Option(names = "--inter-node-gbps", description = "Network bandwidth of one node, all adapters together, "
-            + "Gb/s (default: 200 per GPU for SXM/OAM parts, 100 per node for PCIe cards)")
+            + "Gb/s (default: the device's standard system, e.g. 400 per GPU for H100 and B200, 200 for A100; 100 "
+            + "per node for PCIe cards)")
     Double interNodeGbps;
+
+    @Option(names = "--context", description = "Context-parallel degree: each sequence split this many ways "
+            + "(transformers; default 1)")
+    Integer context;
+
+    @Option(names = "--virtual-stages", description = "Interleaved model chunks per pipeline stage (default 1)")
+    Integer virtualStages;
+
+    @Option(names = "--expert", description = "Expert-parallel degree within data x context parallelism (mixtures "
+            + "of experts; default 1)")
+    Integer expert;
+
+    @Option(names = "--expert-tensor", description = "Expert tensor parallelism (default 1)")
+    Integer expertTensor;
+
+    @Option(names = "--zero-stage", description = "ZeRO stage of the data-parallel optimizer, 0 to 3 (1: Megatron's "
+            + "distributed optimizer, 3: FSDP; default 0)")
+    Integer zeroStage;
+
+    @Option(names = "--expert-imbalance", description = "The busiest expert rank's tokens over its share (default 1: "
+            + "balanced)")
+    Double expertImbalance;
 
     @Option(names = "--recompute", description = "Activation recomputation of transformer training: none, "
             + "selective or full (default none)", converter = RecomputeConverter.class)
@@ -42,22 +73,86 @@ final class ClusterOptions {
     }
 
     /**
-     * The topology on a device: the device's standard server with what the options give, or empty when they give
-     * nothing (the prediction then says it assumed the standard server).
+     * The topology on a device: the device's standard system with what the options give, or empty when they give
+     * nothing (the prediction then says it assumed the standard system).
      */
-    Optional<Topology> topology(Device d, Integer gpus, Double network) {
-        Integer g = gpus != null ? gpus : gpusPerNode;
-        Double n = network != null ? network : interNodeGbps;
-        if (g == null && n == null) {
+    Optional<Topology> topology(Device d) {
+        if (gpusPerNode == null && interNodeGbps == null && nvlinkDomain == null) {
             return Optional.empty();
         }
-        if (g != null && g <= 0) {
-            throw new IllegalArgumentException("--gpus-per-node must be positive, got " + g);
+        if (gpusPerNode != null && (gpusPerNode <= 0 || gpusPerNode > Topology.MAX_GPUS_PER_NODE)) {
+            throw new IllegalArgumentException("--gpus-per-node must be in 1.." + Topology.MAX_GPUS_PER_NODE + ", got "
+                    + gpusPerNode);
         }
-        if (n != null && !(n > 0 && Double.isFinite(n))) {
-            throw new IllegalArgumentException("--inter-node-gbps must be a positive number, got " + n);
+        if (nvlinkDomain != null && (nvlinkDomain <= 0 || nvlinkDomain > Topology.MAX_DOMAIN)) {
+            throw new IllegalArgumentException("--nvlink-domain must be in 1.." + Topology.MAX_DOMAIN + ", got "
+                    + nvlinkDomain);
         }
-        return Optional.of(Topology.assumedFor(d).with(Optional.ofNullable(g), Optional.ofNullable(n)));
+        if (interNodeGbps != null && !(interNodeGbps >= Topology.MIN_GBPS && interNodeGbps <= Topology.MAX_GBPS * 8)) {
+            throw new IllegalArgumentException("--inter-node-gbps must be a number in [" + Topology.MIN_GBPS + ", "
+                    + Topology.MAX_GBPS * 8 + "] (Gb/s per node), got " + interNodeGbps);
+        }
+        return Optional.of(Topology.assumedFor(d).with(Optional.ofNullable(gpusPerNode),
+                Optional.ofNullable(interNodeGbps), Optional.ofNullable(nvlinkDomain)));
+    }
+
+    /**
+     * The parallelism of the given data, tensor and pipeline degrees and micro-batches with these options' sequence,
+     * context, expert and interleaved pipeline parallelism and ZeRO stage.
+     *
+     * @throws IllegalArgumentException naming the option out of range or the degrees that do not go together
+     */
+    Parallelism parallelism(int data, int tensor, int pipeline, int microBatches) {
+        int z = zeroStage == null ? 0 : zeroStage;
+        if (z < 0 || z > 3) {
+            throw new IllegalArgumentException("--zero-stage must be 0, 1, 2 or 3, got " + z);
+        }
+        return new Parallelism(data, tensor, pipeline, microBatches, sequenceParallel, z,
+                positive(virtualStages, "--virtual-stages"), positive(context, "--context"),
+                positive(expert, "--expert"), positive(expertTensor, "--expert-tensor"));
+    }
+
+    /** The experts' load imbalance (1 when not given). */
+    double expertImbalance() {
+        if (expertImbalance == null) {
+            return 1;
+        }
+        if (!(expertImbalance >= 1 && expertImbalance <= 64)) {
+            throw new IllegalArgumentException("--expert-imbalance must be in [1, 64], got " + expertImbalance);
+        }
+        return expertImbalance;
+    }
+
+    /** A positive option's value (1 when not given). */
+    static int positive(Integer value, String option) {
+        if (value == null) {
+            return 1;
+        }
+        if (value <= 0) {
+            throw new IllegalArgumentException(option + " must be positive, got " + value);
+        }
+        return value;
+    }
+
+    /** The options given, as the values of the candidate-table columns a row lacks. */
+    void columnDefaults(java.util.Map<String, String> d) {
+        java.util.function.BiConsumer<String, Object> put = (k, v) -> {
+            if (v != null) {
+                d.put(k, v.toString());
+            }
+        };
+        put.accept("precision", precision == null ? null : precision.label());
+        put.accept("recompute", recompute == null ? null : recompute.label());
+        put.accept("sequence_parallel", sequenceParallel ? "true" : null);
+        put.accept("gpus_per_node", gpusPerNode);
+        put.accept("nvlink_domain", nvlinkDomain);
+        put.accept("inter_node_gbps", interNodeGbps);
+        put.accept("context", context);
+        put.accept("virtual_stages", virtualStages);
+        put.accept("expert", expert);
+        put.accept("expert_tensor", expertTensor);
+        put.accept("zero_stage", zeroStage);
+        put.accept("expert_imbalance", expertImbalance);
     }
 
     /** Parses {@code --precision}. */

@@ -23,10 +23,14 @@ final class DevicesCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print JSON")
     boolean json;
 
+    /** A precision's dense matrix peak in TFLOP/s, or {@code -} where the GPU cannot run it. */
+    private static String peak(Device d, Precision p) {
+        return d.runs(p).isPresent() ? String.format(Locale.ROOT, "%.0f", d.peakFlopsPerSecond(p, true) / 1e12) : "-";
+    }
+
     @Override
     public Integer call() throws Exception {
-        DeviceCatalog c = devices == null ? DeviceCatalog.bundled() : DeviceCatalog.read(devices)
-                .with(DeviceCatalog.bundled());
+        DeviceCatalog c = Catalogs.of(devices);
         if (json) {
             ObjectMapper om = new ObjectMapper();
             ArrayNode arr = om.createArrayNode();
@@ -38,28 +42,38 @@ final class DevicesCommand implements Callable<Integer> {
                 o.put("memory_bw_gbps", d.memoryBandwidthGBps());
                 o.put("compute_units", d.computeUnits());
                 for (Precision p : Precision.values()) {
-                    o.put(p.label() + "_matrix_tflops", d.peakFlopsPerSecond(p, true) / 1e12);
+                    if (d.runs(p).isPresent()) {
+                        o.put(p.label() + "_matrix_tflops", d.peakFlopsPerSecond(p, true) / 1e12);
+                    } else {
+                        o.putNull(p.label() + "_matrix_tflops");
+                    }
                 }
                 o.put("fp32_vector_tflops", d.peakFlopsPerSecond(false) / 1e12);
+                o.put("link_kind", d.platform().linkKind());
                 o.put("link_gbps", d.linkGBps());
                 o.put("pcie_gbps", d.pcieGBps());
+                o.put("gpus_per_node", d.platform().gpusPerNode());
+                o.put("nvlink_domain", d.platform().nvlinkDomain());
+                o.put("network_gbps_per_gpu", d.platform().networkGbpsPerGpu());
             }
             System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(arr));
             return 0;
         }
-        StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%-34s %-6s %7s %8s %8s %8s %8s %8s %8s%n",
-                "name", "form", "mem GB", "GB/s", "fp32 TF", "tf32 TF", "fp16 TF", "bf16 TF", "link GB/s"));
+        StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%-40s %-9s %6s %6s %7s %7s %7s %7s %7s %7s"
+                + " %7s %-14s%n", "name", "form", "mem GB", "TB/s", "fp32 TF", "tf32 TF", "bf16 TF", "fp8 TF", "mxfp8",
+                "fp4 TF", "domain", "link"));
         for (Device d : c.devices()) {
-            b.append(String.format(Locale.ROOT, "%-34s %-6s %7.0f %8.0f %8.1f %8.1f %8.1f %8.1f %8s%n", d.name(),
-                    d.formFactor().isEmpty() ? "-" : d.formFactor(), d.memoryGB(), d.memoryBandwidthGBps(),
-                    d.peakFlopsPerSecond(Precision.FP32, true) / 1e12, d.peakFlopsPerSecond(Precision.TF32, true)
-                            / 1e12, d.peakFlopsPerSecond(Precision.FP16, true) / 1e12,
-                    d.peakFlopsPerSecond(Precision.BF16, true) / 1e12, d.linkGBps() > 0
-                            ? String.format(Locale.ROOT, "%.0f", d.linkGBps()) : "pcie"));
+            b.append(String.format(Locale.ROOT, "%-40s %-9s %6.0f %6.2f %7s %7s %7s %7s %7s %7s %7d %-14s%n",
+                    org.scaledl.InvalidInputException.printable(d.name(), 40), d.formFactor().isEmpty() ? "-" : d.formFactor(), d.memoryGB(),
+                    d.memoryBandwidthGBps() / 1e3, peak(d, Precision.FP32), peak(d, Precision.TF32),
+                    peak(d, Precision.BF16), peak(d, Precision.FP8), peak(d, Precision.MXFP8), peak(d, Precision.NVFP4),
+                    Math.max(1, d.platform().nvlinkDomain()), d.linkGBps() > 0 ? d.platform().linkKind() + " "
+                            + String.format(Locale.ROOT, "%.0f", d.linkGBps()) : "pcie"));
         }
         b.append(c.devices().size()).append(" devices; names as torch.cuda.get_device_name() reports them (aliases "
-                + "accepted); peaks are dense (no sparsity); a GPU without matrix units for a precision runs it at "
-                + "its FP32 peak");
+                + "and unambiguous parts accepted: A100, H100 SXM, GB200, MI300X); peaks are dense TFLOP/s (no "
+                + "sparsity), '-' where the GPU has no such units (a precision it falls back from shows the fallback's "
+                + "peak); domain: GPUs in one NVLink domain; --devices FILE adds your own");
         System.out.println(b);
         return 0;
     }

@@ -53,19 +53,10 @@ final class EvaluateGpuCommand implements Callable<Integer> {
     boolean json;
 
     /** The bundled catalog, with the descriptions of an extra catalog file (if given) taking precedence. */
-    static DeviceCatalog catalog(Path extra) {
-        DeviceCatalog bundled = DeviceCatalog.bundled();
-        return extra == null ? bundled : DeviceCatalog.read(extra).with(bundled);
-    }
-
-    /** {@link #catalog(Path)} plus the GPUs a data root describes ({@link GpuData#catalogFor}). */
-    static DeviceCatalog catalog(Path extra, Path dataRoot) {
-        return GpuData.catalogFor(dataRoot, catalog(extra));
-    }
 
     @Override
     public Integer call() throws Exception {
-        DeviceCatalog catalog = catalog(devices, data);
+        DeviceCatalog catalog = Catalogs.of(devices, data);
         long t0 = System.nanoTime();
         Report r = GpuEvaluation.run(data, catalog, Optional.ofNullable(holdout), seed, adapt, adaptRuns);
         double seconds = (System.nanoTime() - t0) / 1e9;

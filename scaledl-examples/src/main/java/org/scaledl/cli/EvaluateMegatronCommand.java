@@ -42,7 +42,7 @@ final class EvaluateMegatronCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         long t0 = System.nanoTime();
-        GpuData d = GpuData.read(data, EvaluateGpuCommand.catalog(null, data));
+        GpuData d = GpuData.read(data, Catalogs.of(null, data));
         if (d.megatronRuns().isEmpty()) {
             throw new IllegalArgumentException(data + " has no vTrain runs (vtrain/ground_truth_single.csv)");
         }

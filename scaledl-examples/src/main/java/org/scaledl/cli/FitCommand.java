@@ -82,7 +82,7 @@ final class FitCommand implements Callable<Integer> {
             }
             Progress progress = Progress.of("fit --gpu", Main.quiet);
             progress.update(0, 2, "reading " + data);
-            DeviceCatalog catalog = EvaluateGpuCommand.catalog(devices, data);
+            DeviceCatalog catalog = Catalogs.of(devices, data);
             GpuData d = GpuData.read(data, catalog);
             org.scaledl.model.PredictorTrainer.Builder b = RuntimePredictor.builder().name("scaledl-device").seed(seed)
                     .layerCost(LayerCost.device(d.operators())).collectives(d.collectives());

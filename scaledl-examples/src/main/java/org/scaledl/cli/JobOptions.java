@@ -11,6 +11,7 @@ import org.scaledl.transformer.HuggingFaceConfig;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Phase;
+import org.scaledl.workload.Precision;
 import org.scaledl.workload.Topology;
 import org.scaledl.workload.Workload;
 import picocli.CommandLine.Mixin;
@@ -41,7 +42,8 @@ final class JobOptions {
             + "data-parallel worker")
     Integer batch;
 
-    @Option(names = "--world-size", description = "Data-parallel workers (default 1)")
+    @Option(names = "--world-size", description = "Data-parallel replicas (default 1); a job uses world-size x "
+            + "tensor x pipeline x context GPUs")
     Integer worldSize;
 
     @Option(names = "--tensor", description = "Tensor-parallel degree (device models; default 1)")
@@ -64,12 +66,16 @@ final class JobOptions {
             + "lists them), or the CPU machine of a host model that knows several")
     String device;
 
-    @Option(names = "--devices", description = "Extra device catalog CSV (NeuSight device_configs layout)")
+    @Option(names = "--devices", description = "Extra device catalog CSV (the catalog's or NeuSight's "
+            + "device_configs layout); its GPUs are added beside the bundled ones, never in their place")
     Path devices;
 
 
     @Mixin
     GraphOptions graphOptions;
+
+    /** The catalog, read once per command. */
+    private DeviceCatalog catalog;
 
     @Mixin
     ClusterOptions cluster;
@@ -86,28 +92,28 @@ final class JobOptions {
             Checks.argument(seq > 0, "--seq must be positive, got %s", seq);
             g = HuggingFaceConfig.read(transformer).graph(seq);
         }
-        Parallelism par = Parallelism.of(positive(worldSize, "--world-size"), positive(tensor, "--tensor"),
-                positive(pipeline, "--pipeline"), m).withSequenceParallel(cluster.sequenceParallel);
+        Parallelism par = cluster.parallelism(positive(worldSize, "--world-size"), positive(tensor, "--tensor"),
+                positive(pipeline, "--pipeline"), m);
         Workload.Builder wb = Workload.builder(g).batch(batch * m).threads(positive(threads, "--threads"))
                 .phase(phase == null ? Phase.TRAIN : phase).parallelism(par).precision(cluster.precision())
-                .recompute(cluster.recompute());
+                .recompute(cluster.recompute()).expertImbalance(cluster.expertImbalance());
         Optional<Device> d = resolveDevice(p, device);
         d.ifPresent(wb::device);
         if (d.isPresent()) {
-            cluster.topology(d.get(), null, null).ifPresent(wb::topology);
-        } else if (cluster.gpusPerNode != null || cluster.interNodeGbps != null) {
-            throw new IllegalArgumentException("--gpus-per-node and --inter-node-gbps describe nodes of GPUs: they "
-                    + "apply with a device model and --device");
+            cluster.topology(d.get()).ifPresent(wb::topology);
+        } else if (cluster.gpusPerNode != null || cluster.interNodeGbps != null || cluster.nvlinkDomain != null) {
+            throw new IllegalArgumentException("--gpus-per-node, --nvlink-domain and --inter-node-gbps describe nodes "
+                    + "of GPUs: they apply with a device model and --device");
+        }
+        if (!p.modelsClusters() && (cluster.precision != null && cluster.precision != Precision.FP32)) {
+            throw new IllegalArgumentException("--precision " + cluster.precision.label() + " applies to GPU models; "
+                    + model + " predicts CPU machines, which run FP32");
         }
         return wb.build();
     }
 
     private static int positive(Integer value, String option) {
-        if (value == null) {
-            return 1;
-        }
-        Checks.argument(value > 0, "%s must be positive, got %s", option, value);
-        return value;
+        return ClusterOptions.positive(value, option);
     }
 
     /**
@@ -115,7 +121,7 @@ final class JobOptions {
      * model name: {@link LocalMachine#couldBe}), with the command that makes a predictor for this one.
      */
     Optional<String> otherMachine(RuntimePredictor p, Workload w) {
-        if (!p.layerCostKind().equals("host")) {
+        if (p.modelsClusters()) {
             return Optional.empty();
         }
         String theirs = w.device().map(Device::name).orElse(p.machines().size() == 1 ? p.machines().get(0) : "");
@@ -133,11 +139,14 @@ final class JobOptions {
      * or the CPU machine.
      */
     static String machine(RuntimePredictor p, Workload w) {
-        if (w.device().isPresent() && p.layerCostKind().equals("device")) {
+        if (w.device().isPresent() && p.modelsClusters()) {
             Device d = w.device().get();
             Topology t = w.topology().orElse(Topology.assumedFor(d));
-            return String.format(Locale.ROOT, "%d x %s, %s%s", w.parallelism().ranks(), d.name(), t.describe(),
-                    w.topology().isPresent() && !t.assumed() ? "" : " (the standard server, assumed)");
+            int gpus = w.parallelism().ranks();
+            int nodes = (gpus + t.gpusPerNode() - 1) / t.gpusPerNode();
+            return String.format(Locale.ROOT, "%d GPU%s (%s) on %d node%s, %s%s", gpus, gpus == 1 ? "" : "s",
+                    d.name(), nodes, nodes == 1 ? "" : "s", t.describe(), w.topology().isPresent() && !t.assumed()
+                            ? "" : " (the standard system, assumed)");
         }
         if (w.device().isPresent()) {
             return "the CPU machine " + w.device().get().name();
@@ -148,11 +157,14 @@ final class JobOptions {
 
     /** The device of a workload: a GPU of the catalog for device models, a known machine for host ones. */
     Optional<Device> resolveDevice(RuntimePredictor p, String name) {
-        if (p.layerCostKind().equals("device")) {
+        if (p.modelsClusters()) {
             if (name == null || name.isEmpty()) {
-                throw new IllegalArgumentException(model + " is a device model: say which GPU with --device NAME");
+                throw new IllegalArgumentException(model + " is a device model: say which GPU with --device NAME "
+                        + "(scaledl devices lists them)");
             }
-            DeviceCatalog catalog = EvaluateGpuCommand.catalog(devices);
+            if (catalog == null) {
+                catalog = Catalogs.of(devices);
+            }
             try {
                 return Optional.of(catalog.require(name));
             } catch (InvalidInputException e) {

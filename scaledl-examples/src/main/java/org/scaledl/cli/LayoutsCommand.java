@@ -65,15 +65,14 @@ final class LayoutsCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--top must be positive, got " + top);
         }
         RuntimePredictor p = ModelArgument.load(model);
-        if (!p.layerCostKind().equals("device")) {
+        if (!p.modelsClusters()) {
             throw new IllegalArgumentException("--model " + model + " is a host (CPU) model; layouts are searched "
                     + "with a device model such as the bundled gpu");
         }
-        DeviceCatalog catalog = devices == null ? DeviceCatalog.bundled() : DeviceCatalog.read(devices)
-                .with(DeviceCatalog.bundled());
+        DeviceCatalog catalog = Catalogs.of(devices);
         Device d = catalog.require(device);
         TransformerSpec spec = HuggingFaceConfig.read(transformer);
-        Topology topo = cluster.topology(d, null, null).orElse(Topology.assumedFor(d));
+        Topology topo = cluster.topology(d).orElse(Topology.assumedFor(d));
         long t0 = System.nanoTime();
         LayoutSearch search = new LayoutSearch(p, spec.graph(seq), d, gpus, globalBatch).topology(topo)
                 .precision(cluster.precision == null ? org.scaledl.workload.Precision.FP16 : cluster.precision());

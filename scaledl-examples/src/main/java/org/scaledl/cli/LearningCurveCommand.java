@@ -88,7 +88,7 @@ final class LearningCurveCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--gpu prices runs with the device model fitted without them; "
                         + "--prior does not apply");
             }
-            org.scaledl.io.GpuData d = org.scaledl.io.GpuData.read(data, EvaluateGpuCommand.catalog(null, data));
+            org.scaledl.io.GpuData d = org.scaledl.io.GpuData.read(data, Catalogs.of(null, data));
             samples = d.megatronRuns();
             if (samples.isEmpty()) {
                 throw new IllegalArgumentException(data + " has no vTrain runs (vtrain/ground_truth_single.csv)");

@@ -37,9 +37,11 @@ import picocli.CommandLine.Option;
 final class PredictCommand implements Callable<Integer> {
     @Option(names = "--candidates", description = "Score every row of this CSV: graph (ONNX, relative to the CSV) "
             + "or transformer (config.json, relative to the CSV) with seq; batch (per micro-batch); optionally "
-            + "micro_batches, world_size, tensor, pipeline, threads, phase, device, precision, recompute, "
-            + "sequence_parallel, gpus_per_node, inter_node_gbps (a column a row lacks takes the option's value); "
-            + "other columns are carried through")
+            + "micro_batches, world_size, tensor, pipeline, context, virtual_stages, expert, expert_tensor, "
+            + "zero_stage, threads, phase, device, precision, recompute, sequence_parallel, gpus_per_node, "
+            + "nvlink_domain, inter_node_gbps, expert_imbalance (a column a row lacks takes the option's value); "
+            + "other columns are carried through; the output adds predicted_ms, low_ms, high_ms, memory_gb, "
+            + "tokens_per_s_per_gpu, model_tflops_per_gpu and warnings")
     Path candidates;
 
     @Option(names = "--out", description = "With --candidates: write here (.csv or .jsonl) instead of stdout")
@@ -95,9 +97,16 @@ final class PredictCommand implements Callable<Integer> {
             wl.put("micro_batches", w.parallelism().microBatches());
             wl.put("samples_per_iteration", (long) w.batch() * w.parallelism().data());
             wl.put("phase", w.phase().label());
-            wl.put("world_size", w.worldSize());
+            wl.put("world_size", w.parallelism().data());
+            wl.put("data_parallel", w.parallelism().data());
+            wl.put("gpus", w.worldSize());
             wl.put("tensor", w.parallelism().tensor());
             wl.put("pipeline", w.parallelism().pipeline());
+            wl.put("context", w.parallelism().context());
+            wl.put("virtual_stages", w.parallelism().virtualStages());
+            wl.put("expert", w.parallelism().expert());
+            wl.put("expert_tensor", w.parallelism().expertTensor());
+            wl.put("zero_stage", w.parallelism().zeroStage());
             wl.put("threads", w.threads());
             wl.put("parallelism", w.parallelism().label());
             wl.put("precision", w.precision().label());
@@ -121,6 +130,8 @@ final class PredictCommand implements Callable<Integer> {
             } else {
                 root.putNull("memory_gb");
             }
+            putOptional(root, "tokens_per_s_per_gpu", pr.tokensPerSecondPerGpu());
+            putOptional(root, "model_tflops_per_gpu", pr.modelTflopsPerGpu());
             root.put("machine", machine);
             ArrayNode ws = root.putArray("warnings");
             warnings(ws, pr);
@@ -144,7 +155,11 @@ final class PredictCommand implements Callable<Integer> {
                         + "prediction)", pr.millis()));
             }
             pr.throughputPerSecond().ifPresent(t -> sb.append(String.format(Locale.ROOT, ", %.1f samples/s", t)));
-            pr.memoryGb().ifPresent(m -> sb.append(String.format(Locale.ROOT, ", %.1f GiB per device", m)));
+            pr.tokensPerSecondPerGpu().ifPresent(t -> sb.append(String.format(Locale.ROOT, ", %.0f tokens/s per GPU",
+                    t)));
+            pr.modelTflopsPerGpu().ifPresent(t -> sb.append(String.format(Locale.ROOT, ", %.0f model TFLOP/s per GPU",
+                    t)));
+            pr.memoryGb().ifPresent(m -> sb.append(String.format(Locale.ROOT, ", %.1f GiB per GPU", m)));
             sb.append('\n');
             pr.breakdown().stream().limit(10).forEach(c -> sb.append(String.format(Locale.ROOT,
                     "  %-50s %-20s %9.3f ms%n", c.name(), c.label(), c.millis())));
@@ -156,6 +171,14 @@ final class PredictCommand implements Callable<Integer> {
 
 
 
+
+    private static void putOptional(ObjectNode o, String key, java.util.OptionalDouble v) {
+        if (v.isPresent()) {
+            o.put(key, v.getAsDouble());
+        } else {
+            o.putNull(key);
+        }
+    }
 
     private static void warnings(ArrayNode arr, Prediction pr) {
         for (PredictionWarning x : pr.warnings()) {
@@ -174,7 +197,8 @@ final class PredictCommand implements Callable<Integer> {
 
 
     /** The columns a scored table adds (an input column of the same name is replaced). */
-    static final List<String> OUTPUT_COLUMNS = List.of("predicted_ms", "low_ms", "high_ms", "memory_gb", "warnings");
+    static final List<String> OUTPUT_COLUMNS = List.of("predicted_ms", "low_ms", "high_ms", "memory_gb",
+            "tokens_per_s_per_gpu", "model_tflops_per_gpu", "warnings");
 
     /** The options given, as the values of the candidate columns a row lacks. */
     private java.util.Map<String, String> columnDefaults() {
@@ -190,11 +214,7 @@ final class PredictCommand implements Callable<Integer> {
         put.accept("micro_batches", job.microBatches);
         put.accept("threads", job.threads);
         put.accept("phase", job.phase == null ? null : job.phase.label());
-        put.accept("precision", job.cluster.precision == null ? null : job.cluster.precision.label());
-        put.accept("recompute", job.cluster.recompute == null ? null : job.cluster.recompute.label());
-        put.accept("sequence_parallel", job.cluster.sequenceParallel ? "true" : null);
-        put.accept("gpus_per_node", job.cluster.gpusPerNode);
-        put.accept("inter_node_gbps", job.cluster.interNodeGbps);
+        job.cluster.columnDefaults(d);
         return d;
     }
 
@@ -290,6 +310,10 @@ final class PredictCommand implements Callable<Integer> {
             sb.append(String.format(Locale.ROOT, "%.3f", pr.memoryGb().getAsDouble()));
         }
         sb.append(',');
+        pr.tokensPerSecondPerGpu().ifPresent(x -> sb.append(String.format(Locale.ROOT, "%.1f", x)));
+        sb.append(',');
+        pr.modelTflopsPerGpu().ifPresent(x -> sb.append(String.format(Locale.ROOT, "%.1f", x)));
+        sb.append(',');
         List<String> kinds = pr.warnings().stream().map(x -> x.kind().name().toLowerCase(Locale.ROOT)).distinct()
                 .toList();
         return sb.append(String.join(";", kinds)).append('\n').toString();
@@ -309,6 +333,8 @@ final class PredictCommand implements Callable<Integer> {
         } else {
             o.putNull("memory_gb");
         }
+        putOptional(o, "tokens_per_s_per_gpu", pr.tokensPerSecondPerGpu());
+        putOptional(o, "model_tflops_per_gpu", pr.modelTflopsPerGpu());
         warnings(o.putArray("warnings"), pr);
         return om.writeValueAsString(o) + "\n";
     }

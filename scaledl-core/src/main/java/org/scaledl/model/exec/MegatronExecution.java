@@ -88,10 +88,12 @@ public final class MegatronExecution {
                     + divisors(ts.heads()));
         }
         int chunks = par.pipeline() * par.virtualStages();
-        if (par.pipeline() > ts.layers() || chunkSizes(ts.layers(), chunks) == null) {
+        if (par.pipeline() > ts.layers() || chunkSizes(ts.layers(), chunks, ts.mtpLayers()) == null) {
             throw new IllegalArgumentException(ts.layers() + " layers do not split into " + par.pipeline()
-                    + " pipeline stages x " + par.virtualStages() + " chunks (layers, or layers + 2 with the "
-                    + "embedding and loss counted, must divide by stages x chunks)");
+                    + " pipeline stages x " + par.virtualStages() + " chunks: layers (or layers + 2, the embedding and "
+                    + "the loss counted as layers" + (ts.mtpLayers() > 0 ? ", + " + ts.mtpLayers() + " multi-token "
+                    + "prediction" : "") + ") must divide by stages x chunks; " + validSplits(ts.layers(),
+                    ts.mtpLayers(), par.pipeline()));
         }
         if (par.expert() > 1 && ts.experts() % par.expert() != 0) {
             throw new IllegalArgumentException("expert parallelism " + par.expert() + " does not divide the "
@@ -116,30 +118,53 @@ public final class MegatronExecution {
         return String.join(", ", out);
     }
 
+    /** The pipeline degrees and chunk counts near the given ones that split the layers. */
+    private static String validSplits(int layers, int mtp, int p) {
+        List<String> out = new ArrayList<>();
+        for (int q = 1; q <= Math.min(layers, 4 * p) && out.size() < 8; q++) {
+            if (chunkSizes(layers, q, mtp) != null && layers % q == 0 || chunkSizes(layers, q, mtp) != null
+                    && q % p == 0) {
+                out.add(Integer.toString(q));
+            }
+        }
+        return "stages x chunks may be " + String.join(", ", out);
+    }
+
     /**
      * How Megatron splits {@code layers} over {@code chunks} model chunks (in order: chunk {@code j} on stage
-     * {@code j mod p}): equally where they divide; else, where {@code layers + 2} or {@code layers + 1} divides, the
-     * embedding (and the loss) counted as a layer of the first (and last) chunk; null when neither does.
+     * {@code j mod p}): equally where they divide; else, where {@code layers + 1}, {@code + 2} or with the
+     * multi-token-prediction layers {@code + mtp + 2} divides (Megatron-Bridge's {@code account_for_embedding} and
+     * {@code account_for_loss_in_pipeline_split}, its layouts with the MTP module on the last stage), the embedding
+     * counted as a layer of the first chunk and the loss (and MTP) of the last; null when none does.
      *
      * @return the layers of each chunk, or null when Megatron cannot split them so
      */
-    public static int[] chunkSizes(int layers, int chunks) {
+    public static int[] chunkSizes(int layers, int chunks, int mtp) {
         int[] sizes = new int[chunks];
+        if (chunks <= 0) {
+            return null;
+        }
         if (layers % chunks == 0) {
             java.util.Arrays.fill(sizes, layers / chunks);
             return sizes;
         }
-        for (int extra : new int[] {2, 1}) {
-            if ((layers + extra) % chunks == 0 && (layers + extra) / chunks >= 2) {
-                java.util.Arrays.fill(sizes, (layers + extra) / chunks);
-                sizes[0]--;
-                if (extra == 2) {
-                    sizes[chunks - 1]--;
-                }
+        int[][] extras = mtp > 0 ? new int[][] {{1, 1, 0}, {2, 1, 1}, {2 + mtp, 1, 1 + mtp}}
+                : new int[][] {{1, 1, 0}, {2, 1, 1}};
+        for (int[] x : extras) {
+            int q = (layers + x[0]) / chunks;
+            if ((layers + x[0]) % chunks == 0 && q > Math.max(x[1], x[2])) {
+                java.util.Arrays.fill(sizes, q);
+                sizes[0] -= x[1];
+                sizes[chunks - 1] -= x[2];
                 return sizes;
             }
         }
         return null;
+    }
+
+    /** {@link #chunkSizes(int, int, int)} of a model without multi-token prediction. */
+    public static int[] chunkSizes(int layers, int chunks) {
+        return chunkSizes(layers, chunks, 0);
     }
 
     // ------------------------------------------------------------------------------------------------- per layer
@@ -393,8 +418,8 @@ public final class MegatronExecution {
     // --------------------------------------------------------------------------------------------------- stages
 
     /** The layers of each stage: per stage, per block kind, how many. */
-    private static int[][] stageKinds(Blocks blocks, int p, int v) {
-        int[] sizes = chunkSizes(blocks.copies(), p * v);
+    private static int[][] stageKinds(Blocks blocks, int p, int v, int mtp) {
+        int[] sizes = chunkSizes(blocks.copies(), p * v, mtp);
         if (sizes == null) {
             sizes = new int[p * v];
             for (int i = 0; i < blocks.copies(); i++) {
@@ -450,7 +475,7 @@ public final class MegatronExecution {
         int b = Math.max(1, (int) Math.ceil((double) w.batch() / m));
         double imbalance = w.expertImbalance();
         Unit[] units = units(w, layers, device, b);
-        int[][] stages = stageKinds(blocks, p, v);
+        int[][] stages = stageKinds(blocks, p, v, ts.mtpLayers());
         double actBytes = prec.activationBytes();
         // per stage: compute, and the per-micro-batch collectives
         double[] stageTime = new double[p];
@@ -689,7 +714,8 @@ public final class MegatronExecution {
 
     private static int layersOnStage(Workload w, int s) {
         Blocks blocks = w.graph().blocks().orElseThrow();
-        int[][] stages = stageKinds(blocks, w.parallelism().pipeline(), w.parallelism().virtualStages());
+        int[][] stages = stageKinds(blocks, w.parallelism().pipeline(), w.parallelism().virtualStages(),
+                w.graph().transformer().orElseThrow().mtpLayers());
         int n = 0;
         for (int k : stages[s]) {
             n += k;
