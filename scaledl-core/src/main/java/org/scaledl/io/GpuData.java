@@ -41,7 +41,7 @@ import org.scaledl.workload.Workload;
  * @param traces      one whole-model trace per (model, phase, sequence length, batch), by {@link #traceKey}
  * @param collectives measured all-reduces (DeepBench's, and vTrain's nccl-tests tables)
  * @param megatronRuns measured training iterations of configuration-built transformers on several GPUs (vTrain's
- *                     Megatron-DeepSpeed runs: {@link #readVTrain})
+ *                     Megatron-DeepSpeed runs: {@link #readVTrain}; published cluster runs: {@link #LLM_PUBLIC})
  */
 public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRows, List<Run> runs,
         Map<String, FxTrace> traces, List<CollectiveMeasurement> collectives, List<Sample> megatronRuns) {
@@ -119,9 +119,15 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
         List<CollectiveMeasurement> comm = new ArrayList<>(Files.isRegularFile(allreduce)
                 ? CollectiveTables.readDeepBench(allreduce) : List.of());
         Path vtrain = dataRoot.resolve("vtrain");
-        List<Sample> megatron = List.of();
+        List<Sample> megatron = new ArrayList<>();
         if (Files.isRegularFile(vtrain.resolve("ground_truth_single.csv"))) {
-            megatron = readVTrain(vtrain.resolve("ground_truth_single.csv"), devices.require(VTRAIN_GPU));
+            megatron.addAll(readVTrain(vtrain.resolve("ground_truth_single.csv"), devices.require(VTRAIN_GPU)));
+        }
+        Path published = dataRoot.resolve(LLM_PUBLIC);
+        if (Files.isRegularFile(published)) {
+            megatron.addAll(JobRuns.read(published, p -> {
+                throw new IllegalArgumentException("the published runs name transformers, not graphs");
+            }, name -> Optional.of(devices.require(name)), Map.of()));
         }
         for (String[] server : VTRAIN_NCCL) {
             Path dir = vtrain.resolve("nccl").resolve(server[0]);
@@ -201,6 +207,12 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
         }
         return out;
     }
+
+    /**
+     * Published training runs of large models on clusters, as a job runs table ({@link JobRuns}), under a data root:
+     * {@code llm-public/runs.csv}.
+     */
+    public static final String LLM_PUBLIC = "llm-public/runs.csv";
 
     /** GPT-2's vocabulary, which vTrain's GPT models use. */
     private static final int VTRAIN_VOCAB = 50257;

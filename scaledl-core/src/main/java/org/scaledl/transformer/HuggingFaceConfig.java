@@ -98,7 +98,7 @@ public final class HuggingFaceConfig {
         }
         Reader r = new Reader(c, source);
         try {
-            return switch (type) {
+            TransformerSpec spec = switch (type) {
                 case "gpt2", "gpt3" -> gpt2(r, name);
                 case "bert", "roberta" -> bert(r, name, type);
                 case "llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen3_moe" -> llama(r, name, type);
@@ -112,6 +112,7 @@ public final class HuggingFaceConfig {
                 default -> throw InvalidInputException.inSource(source, "model_type '" + printable(type)
                         + "' is not supported (supported: " + String.join(", ", MODEL_TYPES) + ")");
             };
+            return attentionImplementation(r).map(fused -> spec.withFusedAttention(fused)).orElse(spec);
         } catch (IllegalArgumentException e) {
             throw InvalidInputException.inSource(source, e.getMessage());
         }
@@ -119,6 +120,28 @@ public final class HuggingFaceConfig {
 
     private static String printable(String s) {
         return InvalidInputException.printable(s, 40);
+    }
+
+    /**
+     * The attention implementation a configuration names ({@code _attn_implementation} or {@code attn_implementation},
+     * as Hugging Face saves it): {@code eager} unfused, {@code sdpa}, {@code flash_attention_2} and the like fused.
+     */
+    private static java.util.Optional<Boolean> attentionImplementation(Reader r) {
+        for (String key : List.of("_attn_implementation", "attn_implementation")) {
+            String v = r.text(key, "");
+            if (!v.isEmpty()) {
+                String k = v.toLowerCase(Locale.ROOT);
+                if (k.equals("eager")) {
+                    return java.util.Optional.of(false);
+                }
+                if (k.equals("sdpa") || k.startsWith("flash") || k.startsWith("flex") || k.equals("te")) {
+                    return java.util.Optional.of(true);
+                }
+                throw new IllegalArgumentException(key + " '" + printable(v) + "' is not known (eager, sdpa, "
+                        + "flash_attention_2, flex_attention)");
+            }
+        }
+        return java.util.Optional.empty();
     }
 
     private static String guessType(JsonNode c) {
@@ -310,7 +333,8 @@ public final class HuggingFaceConfig {
             long shared = r.count("n_shared_experts", 0, 0, TransformerSpec.Moe.MAX_EXPERTS) > 0
                     ? r.size("moe_shared_expert_intermediate_size", -1) : 0;
             b.moe(new TransformerSpec.Moe(experts, r.count("num_experts_per_tok", 6, 1, experts),
-                    r.size("moe_intermediate_size", -1), shared, false, true, false));
+                    r.size("moe_intermediate_size", -1), shared, false, true, false,
+                    r.has("moe_latent_size") && !r.isNull("moe_latent_size") ? r.size("moe_latent_size", -1) : 0));
         }
         return b.build();
     }

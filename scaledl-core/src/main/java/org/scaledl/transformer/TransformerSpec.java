@@ -175,9 +175,11 @@ public final class TransformerSpec {
      * @param routerBias whether the router's projection has a bias (GPT-OSS)
      * @param scoreBias  whether the router keeps a per-expert score correction (DeepSeek's aux-loss-free balancing)
      * @param expertBias whether the experts' projections have biases (GPT-OSS)
+     * @param latent     the latent width the routed experts work in (Nemotron-3's LatentMoE: tokens projected down
+     *                   before the dispatch and back after the combination); 0: the hidden size
      */
     public record Moe(int experts, int topK, long expertFfn, long sharedFfn, boolean routerBias, boolean scoreBias,
-            boolean expertBias) {
+            boolean expertBias, long latent) {
         /** The most experts a model may have. */
         public static final int MAX_EXPERTS = 1 << 14;
 
@@ -185,8 +187,15 @@ public final class TransformerSpec {
         public Moe {
             Checks.argument(experts >= 1 && experts <= MAX_EXPERTS && topK >= 1 && topK <= experts,
                     "top-%s of %s experts (at most %s)", topK, experts, MAX_EXPERTS);
-            Checks.argument(expertFfn > 0 && expertFfn <= 1L << 22 && sharedFfn >= 0 && sharedFfn <= 1L << 22,
-                    "expert sizes out of range: %s, %s", expertFfn, sharedFfn);
+            Checks.argument(expertFfn > 0 && expertFfn <= 1L << 22 && sharedFfn >= 0 && sharedFfn <= 1L << 22
+                    && latent >= 0 && latent <= 1L << 20, "expert sizes out of range: %s, %s, latent %s", expertFfn,
+                    sharedFfn, latent);
+        }
+
+        /** Experts in the hidden width (no latent projection). */
+        public Moe(int experts, int topK, long expertFfn, long sharedFfn, boolean routerBias, boolean scoreBias,
+                boolean expertBias) {
+            this(experts, topK, expertFfn, sharedFfn, routerBias, scoreBias, expertBias, 0);
         }
     }
 
@@ -309,6 +318,42 @@ public final class TransformerSpec {
                 + "only", name);
         Checks.argument(mtpLayers >= 0 && mtpLayers <= 16, "%s: multi-token-prediction layers must be in 0..16: %s",
                 name, mtpLayers);
+    }
+
+    /** A builder holding every setting of this specification. */
+    public Builder toBuilder() {
+        Builder b = new Builder(name, architecture == Architecture.ENCODER_DECODER ? Architecture.DECODER
+                : architecture, hidden, heads, blocks.size(), vocab);
+        b.kvHeads = kvHeads;
+        b.headDim = headDim;
+        b.ffn = ffn;
+        b.ffnKind = ffnKind;
+        b.decoderLayers = decoderLayers;
+        b.maxPositions = maxPositions;
+        b.typeVocab = typeVocab;
+        b.relativeBuckets = relativeBuckets;
+        b.norm = norm;
+        b.preNorm = preNorm;
+        b.qkvBias = qkvBias;
+        b.outBias = outBias;
+        b.mlpBias = mlpBias;
+        b.tied = tiedEmbeddings;
+        b.mla = mla.orElse(null);
+        b.moe = moe.orElse(null);
+        b.mamba = mamba.orElse(null);
+        b.blocks = blocks;
+        b.qkNorm = qkNorm;
+        b.sinks = sinks;
+        b.attentionDropout = attentionDropout;
+        b.hiddenDropout = hiddenDropout;
+        b.fusedAttention = fusedAttention;
+        b.mtpLayers = mtpLayers;
+        return b;
+    }
+
+    /** A copy with the attention core fused or not ({@link Builder#fusedAttention}). */
+    public TransformerSpec withFusedAttention(boolean value) {
+        return value == fusedAttention ? this : toBuilder().fusedAttention(value).build();
     }
 
     /** Starts a GPT-style decoder: pre-LayerNorm, GELU feed-forward of 4·hidden, biases, tied embeddings, learned
@@ -1093,9 +1138,14 @@ public final class TransformerSpec {
             }
             long perExpert = Math.max(1, Math.round((double) e.topK() * s / e.experts()));
             long up = m.ffnKind.gated() ? 2 * e.expertFfn() : e.expertFfn();
-            SymbolicShape tokens = SymbolicShape.of(Dim.of(e.experts()), new Dim(perExpert, 0), Dim.of(m.hidden));
-            String routed = op(p + "/dispatch", LayerRole.Kind.EXPERT_DISPATCH, "Expand", tokens, in);
-            String w1 = param(p + ".experts.up.weight", e.experts(), m.hidden, up);
+            long width = e.latent() > 0 ? e.latent() : m.hidden;
+            String toExperts = in;
+            if (e.latent() > 0) {
+                toExperts = linear(p + "/latent_in", LayerRole.Kind.LATENT, in, m.hidden, e.latent(), false);
+            }
+            SymbolicShape tokens = SymbolicShape.of(Dim.of(e.experts()), new Dim(perExpert, 0), Dim.of(width));
+            String routed = op(p + "/dispatch", LayerRole.Kind.EXPERT_DISPATCH, "Expand", tokens, toExperts);
+            String w1 = param(p + ".experts.up.weight", e.experts(), width, up);
             SymbolicShape upShape = SymbolicShape.of(Dim.of(e.experts()), new Dim(perExpert, 0), Dim.of(up));
             String u;
             if (e.expertBias()) {
@@ -1107,16 +1157,19 @@ public final class TransformerSpec {
             }
             String h = activation(p + "/experts", LayerRole.Kind.EXPERT_ACT, u, SymbolicShape.of(Dim.of(e.experts()),
                     new Dim(perExpert, 0), Dim.of(e.expertFfn())));
-            String w2 = param(p + ".experts.down.weight", e.experts(), e.expertFfn(), m.hidden);
+            String w2 = param(p + ".experts.down.weight", e.experts(), e.expertFfn(), width);
             String d;
             if (e.expertBias()) {
                 d = act(p + "/experts/down:0", tokens);
                 layer(Layer.builder(p + "/experts/down", "MatMul").inputs(h, w2, param(p + ".experts.down.bias",
-                        e.experts(), m.hidden)).outputs(d), p + "/experts/down", LayerRole.Kind.EXPERT_OUT);
+                        e.experts(), width)).outputs(d), p + "/experts/down", LayerRole.Kind.EXPERT_OUT);
             } else {
                 d = op(p + "/experts/down", LayerRole.Kind.EXPERT_OUT, "MatMul", tokens, h, w2);
             }
-            String out = op(p + "/combine", LayerRole.Kind.EXPERT_COMBINE, "ReduceSum", rows(m.hidden), d);
+            String out = op(p + "/combine", LayerRole.Kind.EXPERT_COMBINE, "ReduceSum", rows(width), d);
+            if (e.latent() > 0) {
+                out = linear(p + "/latent_out", LayerRole.Kind.LATENT, out, e.latent(), m.hidden, false);
+            }
             if (e.sharedFfn() > 0) {
                 String shared = mlp(p + "/shared", in, e.sharedFfn(), false);
                 out = op(p + "/add_shared", LayerRole.Kind.MLP_OUT, "Add", rows(m.hidden), out, shared);

@@ -128,7 +128,39 @@ class DeviceCatalogTest {
     void unknownDeviceNamesTheKnownOnes() {
         InvalidInputException e = assertThrows(InvalidInputException.class,
                 () -> DeviceCatalog.bundled().require("Voodoo2"));
-        assertTrue(e.getMessage().contains("Voodoo2") && e.getMessage().contains("Tesla T4"), e.getMessage());
+        assertTrue(e.getMessage().contains("Voodoo2") && e.getMessage().contains("scaledl devices")
+                && e.getMessage().contains("--devices"), e.getMessage());
+        e = assertThrows(InvalidInputException.class, () -> DeviceCatalog.bundled().require("RTX"));
+        assertTrue(e.getMessage().contains("ambiguous") && e.getMessage().contains("NVIDIA GeForce RTX 4090"),
+                e.getMessage());
+        assertEquals("AMD Instinct MI300X", DeviceCatalog.bundled().require("MI300").name(), "an unambiguous part");
+    }
+
+    /**
+     * A user's --devices file adds GPUs beside the bundled ones and never replaces one: a row naming a bundled GPU (by
+     * name or alias) is refused naming its line, so is a GPU named twice and a name with terminal escapes.
+     */
+    @Test
+    void aUsersDevicesNeverReplaceBundledOnes(@TempDir Path dir) throws IOException {
+        String header = "gpu,dev_mem_GB,mem_bw_GBps,num_sm_or_cu,freq_MHz,fp32_peak_GFLOPS,l2_cache_MB\n";
+        Path mine = dir.resolve("mine.csv");
+        Files.writeString(mine, header + "My Accelerator,16,300,40,1590,8000,4\n");
+        DeviceCatalog c = DeviceCatalog.bundled().plusUser(DeviceCatalog.read(mine));
+        assertEquals(47, c.devices().size());
+        assertEquals(300, c.require("My Accelerator").memoryBandwidthGBps());
+        Path clash = dir.resolve("clash.csv");
+        Files.writeString(clash, header + "x,1,1,1,1,1,1\nNVIDIA H100 80GB HBM3,80,1,1,1,1,1\n");
+        InvalidInputException e = assertThrows(InvalidInputException.class,
+                () -> DeviceCatalog.bundled().plusUser(DeviceCatalog.read(clash)));
+        assertTrue(e.getMessage().contains("clash.csv:3") && e.getMessage().contains("bundled"), e.getMessage());
+        Path twice = dir.resolve("twice.csv");
+        Files.writeString(twice, header + "Mine,1,1,1,1,1,1\nmine,2,1,1,1,1,1\n");
+        e = assertThrows(InvalidInputException.class, () -> DeviceCatalog.read(twice));
+        assertTrue(e.getMessage().contains("twice.csv:3") && e.getMessage().contains("twice.csv:2"), e.getMessage());
+        Path escape = dir.resolve("escape.csv");
+        Files.writeString(escape, header + "Evil\u001b[31m,1,1,1,1,1,1\n");
+        e = assertThrows(InvalidInputException.class, () -> DeviceCatalog.read(escape));
+        assertTrue(e.getMessage().contains("control") && !e.getMessage().contains("\u001b"), e.getMessage());
     }
 
     @Test

@@ -1,0 +1,99 @@
+package org.scaledl.io;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+import org.scaledl.InvalidInputException;
+import org.scaledl.graph.ModelGraph;
+import org.scaledl.workload.Device;
+import org.scaledl.workload.Sample;
+import org.scaledl.workload.Workload;
+
+/**
+ * Measured runs of a user's cluster (or published ones), as a <b>job runs table</b>: the columns of a candidate table
+ * ({@link Candidates}: {@code transformer} or {@code graph}, {@code seq}, {@code batch}, {@code micro_batches},
+ * {@code world_size}, {@code tensor}, {@code pipeline}, {@code context}, {@code virtual_stages}, {@code expert},
+ * {@code zero_stage}, {@code device}, {@code precision}, ...) plus the measurement: {@code measured_ms} (one training
+ * iteration, ms) or {@code tokens_per_s_per_gpu} (then the iteration's tokens over that rate and the GPUs). Columns
+ * {@code id}, {@code release}, {@code system}, {@code model_key}, {@code task} and {@code fit_weight} (repeated
+ * publications of one configuration share one measurement) are kept as the runs' tags, {@code source} as
+ * {@value #PUBLICATION_TAG}; tag {@code source} says where each row was read ({@code runs.csv:12}).
+ *
+ * <pre>{@code
+ * List<Sample> runs = JobRuns.read(Path.of("runs.csv"), OnnxImporter::read, name -> Optional.of(catalog.require(name)),
+ *         Map.of());
+ * }</pre>
+ */
+public final class JobRuns {
+    /** The columns a row's measurement may be in, by preference. */
+    public static final List<String> MEASURED = List.of("measured_ms", "tokens_per_s_per_gpu");
+    /** The columns kept as tags (the {@code source} column as {@value #PUBLICATION_TAG}). */
+    public static final List<String> TAGS = List.of("id", "release", "system", "model_key", "task", "fit_weight");
+    /** The tag of a row's {@code source} column (what published it); {@code source} tags where a row was read. */
+    public static final String PUBLICATION_TAG = "publication";
+    /** The shortest iteration a row may measure, ms. */
+    public static final double MIN_MILLIS = 1e-3;
+    /** The longest iteration a row may measure, ms (a day). */
+    public static final double MAX_MILLIS = 86_400_000;
+
+    private JobRuns() {
+    }
+
+    /**
+     * Reads a job runs table.
+     *
+     * @param importer reads an ONNX graph a row names
+     * @param devices  resolves a row's {@code device}
+     * @param defaults values of columns a row lacks (a command line's options)
+     * @throws InvalidInputException naming the file and line of a row without a measurement or with one out of range,
+     *         and of any row the candidate reader refuses
+     */
+    public static List<Sample> read(Path csv, Function<Path, ModelGraph> importer,
+            Function<String, Optional<Device>> devices, Map<String, String> defaults) {
+        List<Sample> out = new ArrayList<>();
+        try (Candidates.Chunks in = Candidates.open(csv, importer, devices, defaults)) {
+            if (MEASURED.stream().noneMatch(in.columns()::contains)) {
+                throw InvalidInputException.inSource(csv.toString(), "a job runs table needs measured_ms (one "
+                        + "training iteration, ms) or tokens_per_s_per_gpu; it has " + in.columns());
+            }
+            for (Candidates c = in.next(4096); !c.workloads().isEmpty(); c = in.next(4096)) {
+                CsvTable t = c.table();
+                for (int r = 0; r < t.size(); r++) {
+                    out.add(sample(t, r, c.workloads().get(r)));
+                }
+            }
+        }
+        return out;
+    }
+
+    private static Sample sample(CsvTable t, int r, Workload w) {
+        int line = t.line(r);
+        double ms;
+        if (t.opt(r, "measured_ms").isPresent()) {
+            ms = t.numberInRange(r, "measured_ms", MIN_MILLIS, MAX_MILLIS);
+        } else if (t.opt(r, "tokens_per_s_per_gpu").isPresent()) {
+            double rate = t.numberInRange(r, "tokens_per_s_per_gpu", 1e-6, 1e12);
+            double tokens = w.graph().transformer().map(s -> (double) s.seq()).orElseThrow(() ->
+                    InvalidInputException.atLine(t.source(), line, "tokens_per_s_per_gpu needs a transformer row "
+                            + "(an ONNX graph's tokens are not known): give measured_ms"))
+                    * w.batch() * w.parallelism().data();
+            ms = 1e3 * tokens / (rate * w.parallelism().ranks());
+            if (!(ms >= MIN_MILLIS && ms <= MAX_MILLIS)) {
+                throw InvalidInputException.atLine(t.source(), line, "tokens_per_s_per_gpu " + rate + " means an "
+                        + "iteration of " + ms + " ms, outside " + MIN_MILLIS + ".." + MAX_MILLIS);
+            }
+        } else {
+            throw InvalidInputException.atLine(t.source(), line, "no measured_ms or tokens_per_s_per_gpu");
+        }
+        Workload.Builder b = w.toBuilder().tag(DatasetReader.SOURCE_TAG, t.source() + ":" + line);
+        for (String tag : TAGS) {
+            t.opt(r, tag).filter(v -> !v.isEmpty()).ifPresent(v -> b.tag(tag, v));
+        }
+        t.opt(r, "source").filter(v -> !v.isEmpty()).ifPresent(v -> b.tag(PUBLICATION_TAG, v));
+        t.opt(r, "fit_weight").filter(v -> !v.isEmpty()).ifPresent(v -> t.numberInRange(r, "fit_weight", 0, 1e6));
+        return Sample.of(b.build(), ms);
+    }
+}
