@@ -76,6 +76,16 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
             Parallelism parallelism, boolean fusion, int layers, double millis, String nodeCsv) {
     }
 
+    /** The published cluster runs among the Megatron runs (those read from {@link #LLM_PUBLIC}). */
+    public List<Sample> publishedRuns() {
+        return megatronRuns.stream().filter(s -> s.workload().tag(JobRuns.PUBLICATION_TAG).isPresent()).toList();
+    }
+
+    /** vTrain's single-node runs among the Megatron runs. */
+    public List<Sample> vtrainRuns() {
+        return megatronRuns.stream().filter(s -> s.workload().tag(JobRuns.PUBLICATION_TAG).isEmpty()).toList();
+    }
+
     /** Operator measurements: kernel rows, then trace nodes. */
     public List<OpMeasurement> operators() {
         List<OpMeasurement> all = new ArrayList<>(kernelRows);

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.scaledl.eval.MegatronEvaluation;
@@ -43,15 +44,16 @@ final class EvaluateMegatronCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         long t0 = System.nanoTime();
         GpuData d = GpuData.read(data, Catalogs.of(null, data));
-        if (d.megatronRuns().isEmpty()) {
+        List<org.scaledl.workload.Sample> vtrain = d.vtrainRuns();
+        if (vtrain.isEmpty()) {
             throw new IllegalArgumentException(data + " has no vTrain runs (vtrain/ground_truth_single.csv)");
         }
-        MegatronEvaluation e = MegatronEvaluation.run(withoutMegatron(d), d.megatronRuns());
+        MegatronEvaluation e = MegatronEvaluation.run(withoutMegatron(d), vtrain);
         double seconds = (System.nanoTime() - t0) / 1e9;
         if (json) {
             ObjectMapper om = new ObjectMapper();
             ObjectNode root = om.createObjectNode();
-            root.put("runs", d.megatronRuns().size());
+            root.put("runs", vtrain.size());
             root.put("seconds", seconds);
             ArrayNode arr = root.putArray("splits");
             for (MegatronEvaluation.Split s : e.splits()) {
@@ -63,7 +65,7 @@ final class EvaluateMegatronCommand implements Callable<Integer> {
             return 0;
         }
         StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%d vTrain runs (GPT, 8 x A100-SXM4-40GB, FP16, "
-                + "full recomputation)%n", d.megatronRuns().size()));
+                + "full recomputation)%n", vtrain.size()));
         b.append(String.format(Locale.ROOT, "%-44s %7s %6s %7s %7s %7s %7s %7s%n", "split", "train", "test", "MRE",
                 "median", "p90", "max", "bias"));
         for (MegatronEvaluation.Split s : e.splits()) {

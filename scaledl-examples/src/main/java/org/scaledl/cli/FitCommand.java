@@ -26,9 +26,14 @@ import picocli.CommandLine.Option;
 @Command(name = "fit", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
         description = "Fit ScaleDL on a dataset and save the model.")
 final class FitCommand implements Callable<Integer> {
-    @Option(names = "--data", required = true, description = "Dataset folder; repeat it to fit several machines "
-            + "into one predictor (with --gpu: the folder with neusight/ and deepbench/)")
+    @Option(names = "--data", description = "Dataset folder; repeat it to fit several machines into one predictor "
+            + "(with --gpu: the folder with neusight/ and deepbench/)")
     List<Path> dataDirs;
+
+    @Option(names = "--runs", description = "With --calibrate and a GPU model: a job runs table of your cluster (the "
+            + "candidate columns of predict --model gpu plus measured_ms or tokens_per_s_per_gpu); repeat it for "
+            + "several")
+    List<Path> runsTables;
 
     @Option(names = "--out", required = true, description = "Model file to write")
     Path out;
@@ -61,6 +66,21 @@ final class FitCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        if (runsTables != null && !runsTables.isEmpty()) {
+            if (calibrate == null) {
+                throw new IllegalArgumentException("--runs calibrates a GPU model: give --calibrate gpu (or a model "
+                        + "file)");
+            }
+            if (dataDirs != null || gpu || gnn) {
+                throw new IllegalArgumentException("--runs replaces --data, --gpu and --gnn: it calibrates the "
+                        + "--calibrate model on your cluster's runs");
+            }
+            return calibrateOnRuns();
+        }
+        if (dataDirs == null || dataDirs.isEmpty()) {
+            throw new IllegalArgumentException("say what to fit on: --data DIR (or, with --calibrate gpu, --runs "
+                    + "runs.csv)");
+        }
         Path data = dataDirs.get(0);
         if (calibrate != null) {
             if (gpu || gnn) {
@@ -137,6 +157,80 @@ final class FitCommand implements Callable<Integer> {
         if (leftOut != null) {
             System.out.println("left out of the fit, as runs no model explains (each at least a factor of 5 off the "
                     + "fit of the others; check them): " + leftOut);
+        }
+        return 0;
+    }
+
+    /** A run's prediction may be off its measurement by this factor before it is left out as no run of the job. */
+    static final double MISMATCH = 5;
+
+    /**
+     * {@code fit --calibrate gpu --runs runs.csv --out mine.sdl}: the model calibrated on a cluster's measured runs
+     * (its network, its sustained matrix efficiency, its overheads), pulled toward the model's values; a run the
+     * model misses by more than a factor of {@value #MISMATCH} is left out and named; with no run left, the model is
+     * written unchanged with a warning.
+     */
+    private int calibrateOnRuns() {
+        RuntimePredictor p = ModelArgument.load(calibrate);
+        if (!p.modelsClusters()) {
+            throw new IllegalArgumentException("--runs calibrates a GPU model; " + calibrate + " is a CPU model "
+                    + "(calibrate it with --data DIR of runs.csv and machine.json)");
+        }
+        DeviceCatalog catalog = Catalogs.of(devices);
+        List<org.scaledl.workload.Sample> runs = new java.util.ArrayList<>();
+        for (Path table : runsTables) {
+            runs.addAll(org.scaledl.io.JobRuns.read(table, org.scaledl.onnx.OnnxImporter::read,
+                    PlanCommand.gpuNames(catalog), java.util.Map.of()));
+        }
+        List<org.scaledl.workload.Sample> kept = new java.util.ArrayList<>();
+        List<String> leftOut = new java.util.ArrayList<>();
+        double before = 0;
+        double beforeBias = 0;
+        for (org.scaledl.workload.Sample r : runs) {
+            double ms;
+            try {
+                ms = p.predictMillis(r.workload());
+            } catch (IllegalArgumentException e) {
+                throw org.scaledl.InvalidInputException.of(r.workload().tag(org.scaledl.io.DatasetReader.SOURCE_TAG)
+                        .orElse("--runs") + ": " + e.getMessage());
+            }
+            double ratio = ms / r.millis();
+            String where = r.workload().tag(org.scaledl.io.DatasetReader.SOURCE_TAG).orElse("?");
+            if (ratio > MISMATCH || ratio < 1 / MISMATCH) {
+                leftOut.add(String.format(Locale.ROOT, "%s (predicted %.1f ms, measured %.1f ms)", where, ms,
+                        r.millis()));
+                continue;
+            }
+            kept.add(r);
+            before += Math.abs(ratio - 1);
+            beforeBias += ratio - 1;
+        }
+        if (!leftOut.isEmpty()) {
+            System.err.println("scaledl: warning: left out of the calibration, each more than a factor of "
+                    + (int) MISMATCH + " off the model (a different job than the row says? check them): "
+                    + String.join("; ", leftOut));
+        }
+        if (kept.isEmpty()) {
+            System.err.println("scaledl: warning: no run left to calibrate on: " + out + " is " + calibrate
+                    + " unchanged");
+            p.save(out);
+            return 0;
+        }
+        RuntimePredictor cal = p.calibrate(kept);
+        cal.save(out);
+        double after = 0;
+        for (org.scaledl.workload.Sample r : kept) {
+            after += Math.abs(cal.predictMillis(r.workload()) / r.millis() - 1);
+        }
+        System.out.printf(Locale.ROOT, "calibrated %s on %d run%s of %s: on them MRE %.1f%% (bias %+.1f%%) before, "
+                + "%.1f%% after (in sample); wrote %s%n", calibrate, kept.size(), kept.size() == 1 ? "" : "s",
+                kept.stream().map(r -> r.workload().device().map(org.scaledl.workload.Device::name).orElse("?"))
+                        .distinct().toList(), 100 * before / kept.size(), 100 * beforeBias / kept.size(),
+                100 * after / kept.size(), out);
+        if (kept.size() < 3) {
+            System.err.println("scaledl: warning: " + kept.size() + " run" + (kept.size() == 1 ? "" : "s") + " move "
+                    + "the coefficients only as far as the model's prior allows; plan more: scaledl plan --model "
+                    + calibrate + " --candidates jobs.csv --runs 3");
         }
         return 0;
     }

@@ -66,14 +66,23 @@ final class PlanCommand implements Callable<Integer> {
         @Option(names = "--budget-s", description = "Profiling budget in seconds: choose the D-optimal set whose "
                 + "predicted measurement time fits it")
         Double budget;
+
+        @Option(names = "--budget-gpu-hours", description = "Profiling budget of GPU jobs in GPU-hours (a run costs "
+                + "its GPUs x (start-up + warm-up and timed iterations)): choose the D-optimal set that fits it")
+        Double budgetGpuHours;
     }
 
     @Option(names = "--fixed", description = "runs.csv of workloads already measured: plan what to profile next")
     Path fixed;
 
-    @Option(names = "--prior", description = "Model (a bundled name or a file) whose predictions price the candidates (default: a "
-            + "roofline prior, good to a factor of a few)")
+    @Option(names = {"--prior", "--model"}, description = "Model (a bundled name or a file) whose predictions price "
+            + "the candidates and whose calibration the plan serves (default: a roofline prior, good to a factor of a "
+            + "few); a GPU model (gpu) plans runs of a cluster: candidates with transformer or graph, device and the "
+            + "parallel columns, priced in GPU-hours")
     String prior;
+
+    @Option(names = "--devices", description = "Extra device catalog CSV for the candidates' devices")
+    Path devices;
 
     @picocli.CommandLine.Mixin
     ProfilingCostOptions costOptions;
@@ -96,15 +105,27 @@ final class PlanCommand implements Callable<Integer> {
         if (source.matrix != null) {
             return matrix();
         }
-        ProfilingCost cost = costOptions.cost();
+        RuntimePredictor priorModel = prior == null ? null : ModelArgument.load(prior);
+        boolean cluster = priorModel != null && priorModel.modelsClusters();
+        if (size.budgetGpuHours != null && !cluster) {
+            throw new IllegalArgumentException("--budget-gpu-hours prices GPU jobs: give a GPU model (--model gpu); "
+                    + "plans of CPU runs take --budget-s");
+        }
+        if (size.budget != null && cluster) {
+            throw new IllegalArgumentException("a GPU model's plan is priced in GPU-hours: give --budget-gpu-hours "
+                    + "(or --runs)");
+        }
+        ProfilingCost cost = costOptions.cost(cluster);
         Candidates c;
         Path base;
+        java.util.function.Function<String, Optional<org.scaledl.workload.Device>> devicesOf = cluster
+                ? gpuNames(Catalogs.of(devices)) : name -> Optional.empty();
         if (source.data != null) {
             Path runsCsv = source.data.resolve("runs.csv");
-            c = Candidates.read(runsCsv, OnnxImporter::read, name -> Optional.empty());
+            c = Candidates.read(runsCsv, OnnxImporter::read, devicesOf);
             base = source.data;
         } else if (source.candidates != null) {
-            c = Candidates.read(source.candidates, OnnxImporter::read, name -> Optional.empty());
+            c = Candidates.read(source.candidates, OnnxImporter::read, devicesOf);
             base = source.candidates.toAbsolutePath().getParent();
         } else {
             c = Candidates.grid(source.grid, OnnxImporter::read);
@@ -113,7 +134,6 @@ final class PlanCommand implements Callable<Integer> {
         List<Workload> candidates = c.workloads();
         List<Workload> measured = fixed == null ? List.of()
                 : DatasetReader.readRuns(fixed).samples().stream().map(Sample::workload).toList();
-        RuntimePredictor priorModel = prior == null ? null : ModelArgument.load(prior);
         double[] predictedMs = new double[candidates.size()];
         double[] costs = new double[candidates.size()];
         double gridSeconds = 0;
@@ -125,7 +145,7 @@ final class PlanCommand implements Callable<Integer> {
                 throw InvalidInputException.atLine(c.table().source(), c.table().line(i), "the prior cannot price "
                         + "this candidate: " + e.getMessage());
             }
-            costs[i] = cost.seconds(predictedMs[i]);
+            costs[i] = cost.seconds(predictedMs[i]) * (cluster ? w.parallelism().ranks() / 3600.0 : 1);
             gridSeconds += costs[i];
         }
         ProfilingPlan plan;
@@ -137,14 +157,16 @@ final class PlanCommand implements Callable<Integer> {
             }
             plan = ProfilingPlan.choose(candidates, measured, size.runs, seed, rows);
         } else {
-            if (!(size.budget > 0)) {
-                throw new IllegalArgumentException("--budget-s must be > 0, got " + size.budget);
+            double budget = cluster ? size.budgetGpuHours : size.budget;
+            if (!(budget > 0 && Double.isFinite(budget))) {
+                throw new IllegalArgumentException((cluster ? "--budget-gpu-hours" : "--budget-s") + " must be a "
+                        + "positive number, got " + budget);
             }
-            plan = ProfilingPlan.withinBudget(candidates, measured, costs, size.budget, seed, rows);
+            plan = ProfilingPlan.withinBudget(candidates, measured, costs, budget, seed, rows);
         }
         double seconds = plan.indices().stream().mapToDouble(i -> costs[i]).sum();
         if (out != null) {
-            writePlan(c, plan, predictedMs, costs, base, out);
+            writePlan(c, plan, predictedMs, costs, base, out, cluster);
         }
         if (json) {
             ObjectMapper om = new ObjectMapper();
@@ -160,18 +182,42 @@ final class PlanCommand implements Callable<Integer> {
             Reports.number(root, "d_efficiency", plan.dEfficiency());
             System.out.println(om.writeValueAsString(root));
         } else {
-            System.out.printf(Locale.ROOT, "chose %d of %d candidates: about %.0f s of profiling (%.1f%% of the "
-                    + "grid's %.0f s; %s prior)%n", plan.indices().size(), candidates.size(), seconds,
-                    100 * seconds / gridSeconds, gridSeconds, priorModel == null ? "roofline" : "model");
+            if (cluster) {
+                System.out.printf(Locale.ROOT, "chose %d of %d candidate jobs: about %.1f GPU-hours of runs (%.1f%% of "
+                        + "all candidates' %.1f; each run %.0f s start-up, %d + %d iterations)%n",
+                        plan.indices().size(), candidates.size(), seconds, 100 * seconds / gridSeconds, gridSeconds,
+                        cost.overheadSeconds(), cost.warmupIterations(), cost.timedIterations());
+            } else {
+                System.out.printf(Locale.ROOT, "chose %d of %d candidates: about %.0f s of profiling (%.1f%% of the "
+                        + "grid's %.0f s; %s prior)%n", plan.indices().size(), candidates.size(), seconds,
+                        100 * seconds / gridSeconds, gridSeconds, priorModel == null ? "roofline" : "model");
+            }
             System.out.printf(Locale.ROOT, "chosen rows (0-based): %s%nlog det: %.6f%n%s%n", plan.indices(),
                     plan.logDet(), dEfficiencyLine(plan.dEfficiency(), plan.indices().size() + measured.size(),
                             rows.apply(candidates.get(0)).length));
             if (out != null) {
-                System.out.println("wrote " + out + " (measure it: python -m scaledl_profiler measure " + out
-                        + " --out DIR)");
+                System.out.println(cluster ? "wrote " + out + " (run these jobs, add measured_ms to each row, and "
+                        + "calibrate: scaledl fit --calibrate " + prior + " --runs RUNS.csv --out mine.sdl)"
+                        : "wrote " + out + " (measure it: python -m scaledl_profiler measure " + out + " --out DIR)");
             }
         }
         return 0;
+    }
+
+    /** Resolves a candidate's GPU in a catalog; a row without one is refused (at its line, by the reader). */
+    static java.util.function.Function<String, Optional<org.scaledl.workload.Device>> gpuNames(
+            org.scaledl.io.DeviceCatalog catalog) {
+        return name -> {
+            if (name.isEmpty()) {
+                throw new IllegalArgumentException("a GPU model's candidates need a device column (the GPU of each "
+                        + "job)");
+            }
+            try {
+                return Optional.of(catalog.require(name));
+            } catch (InvalidInputException e) {
+                throw new IllegalArgumentException(e.getMessage(), e);
+            }
+        };
     }
 
     /**
@@ -217,22 +263,28 @@ final class PlanCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** The chosen rows with the identity columns, graph paths relative to the plan's folder. */
+    /**
+     * The chosen rows: for a CPU plan the identity columns the companion measures, for a cluster plan every input
+     * column (an {@code id} the user matches the measurements by among them); graph and transformer paths relative to
+     * the plan's folder; then {@code predicted_ms} and {@code cost_s} or {@code cost_gpu_hours}.
+     */
     private static void writePlan(Candidates c, ProfilingPlan plan, double[] predictedMs, double[] costs, Path base,
-            Path out) {
+            Path out, boolean cluster) {
         CsvTable t = c.table();
-        List<String> cols = PLAN_COLUMNS.stream().filter(t::has).toList();
+        List<String> cols = cluster ? t.columns().stream().filter(x -> !x.equals("predicted_ms")
+                && !x.equals("cost_gpu_hours")).toList() : PLAN_COLUMNS.stream().filter(t::has).toList();
         Path outDir = out.toAbsolutePath().getParent();
-        StringBuilder sb = new StringBuilder(String.join(",", cols)).append(",predicted_ms,cost_s\n");
+        StringBuilder sb = new StringBuilder(String.join(",", cols.stream().map(CsvTable::quote).toList()))
+                .append(cluster ? ",predicted_ms,cost_gpu_hours\n" : ",predicted_ms,cost_s\n");
         for (int i : plan.indices()) {
             for (String col : cols) {
                 String v = t.get(i, col);
-                if (col.equals("graph")) {
+                if ((col.equals("graph") || col.equals("transformer")) && !v.isEmpty()) {
                     v = outDir.relativize(base.toAbsolutePath().resolve(v).normalize()).toString().replace('\\', '/');
                 }
                 sb.append(CsvTable.quote(v)).append(',');
             }
-            sb.append(String.format(Locale.ROOT, "%.3f,%.3f%n", predictedMs[i], costs[i]));
+            sb.append(String.format(Locale.ROOT, cluster ? "%.3f,%.4f%n" : "%.3f,%.3f%n", predictedMs[i], costs[i]));
         }
         Reports.write(out, sb.toString());
     }

@@ -5,19 +5,25 @@ import picocli.CommandLine.Option;
 
 /** How a run's profiling time is priced, shared by {@code plan} and {@code learning-curve} ({@link ProfilingCost}). */
 final class ProfilingCostOptions {
-    @Option(names = "--overhead-s", defaultValue = "1.5", description = "Fixed seconds per run: start-up, model "
-            + "build (default: ${DEFAULT-VALUE})")
-    double overhead;
+    @Option(names = {"--overhead-s", "--startup-s"}, description = "Fixed seconds per run: start-up, model build "
+            + "(default: 1.5 on a CPU, 300 for a GPU cluster job)")
+    Double overhead;
 
-    @Option(names = "--warmup", defaultValue = "2", description = "Untimed iterations per run (default: "
-            + "${DEFAULT-VALUE})")
-    int warmup;
+    @Option(names = "--warmup", description = "Untimed iterations per run (default: 2 on a CPU, 10 on GPUs)")
+    Integer warmup;
 
-    @Option(names = "--reps", defaultValue = "3", description = "Timed iterations per run (default: ${DEFAULT-VALUE})")
-    int reps;
+    @Option(names = {"--reps", "--iterations"}, description = "Timed iterations per run (default: 3 on a CPU, 20 on "
+            + "GPUs)")
+    Integer reps;
 
-    /** The cost model these options describe. */
+    /** The cost model these options describe, with a CPU run's defaults. */
     ProfilingCost cost() {
-        return new ProfilingCost(overhead, warmup, reps);
+        return cost(false);
+    }
+
+    /** The cost model these options describe, with a CPU run's or a GPU cluster job's defaults. */
+    ProfilingCost cost(boolean cluster) {
+        return new ProfilingCost(overhead != null ? overhead : cluster ? 300 : 1.5,
+                warmup != null ? warmup : cluster ? 10 : 2, reps != null ? reps : cluster ? 20 : 3);
     }
 }

@@ -125,7 +125,11 @@ public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> 
         List<Sample> eagerRuns = runs.stream().filter(r -> r.workload().graph().transformer().isEmpty()).toList();
         Optional<MegatronModel> m = megatron;
         if (!transformers.isEmpty()) {
-            m = Optional.of(MegatronFit.fit(this::megatronTerms, transformers, "family",
+            // a user's runs are told apart by their ids (left out one by one), published ones by family
+            String group = transformers.stream().allMatch(r -> r.workload().tag("id").isPresent())
+                    && transformers.stream().map(r -> r.workload().tag("family").orElse("")).distinct().count() < 3
+                    ? "id" : "family";
+            m = Optional.of(MegatronFit.fit(this::megatronTerms, transformers, group,
                     megatron.orElseGet(MegatronModel::uncalibrated), true).model());
         }
         return new DeviceStage(eagerRuns.isEmpty() ? layers : layers.calibrate(eagerRuns), communication, m, eager);

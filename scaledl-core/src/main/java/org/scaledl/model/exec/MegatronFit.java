@@ -71,7 +71,7 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         MegatronModel model = fit(data, all(data.size()), centre, calibrate);
         List<Folds.Fold> folds = Folds.leaveOneGroupOut(runs, Folds.byTag(groupTag));
         List<Double> errors = new ArrayList<>();
-        boolean cv = folds.size() >= 3;
+        boolean cv = folds.size() >= (calibrate ? MIN_CALIBRATION_GROUPS : 3);
         double[] out = new double[data.size()];
         if (cv) {
             for (Folds.Fold f : folds) {
@@ -90,8 +90,19 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
             errors.add(e);
         }
         double[] interval = org.scaledl.model.cost.Quantiles.interval(errors);
+        double[] prior = centre.interval();
+        if (calibrate && !cv && (prior[0] < 0 || prior[1] > 0)) {
+            // too few runs to measure the calibrated model's own error: the model it started from keeps its interval
+            interval = prior;
+        }
         return new MegatronFit(model.withInterval(interval[0], interval[1]), errors, cv);
     }
+
+    /**
+     * The fewest groups (runs, or families) a calibration's errors are cross-validated over; with fewer, the interval
+     * stays the calibrated model's.
+     */
+    static final int MIN_CALIBRATION_GROUPS = 5;
 
     /** A sample's weight in the fit: its {@link #WEIGHT_TAG} tag where given (repeated publications share one). */
     static double weight(org.scaledl.workload.Sample s) {

@@ -1,0 +1,156 @@
+package org.scaledl.eval;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Predicate;
+import org.scaledl.Checks;
+import org.scaledl.model.Prediction;
+import org.scaledl.model.RuntimePredictor;
+import org.scaledl.workload.Sample;
+
+/**
+ * How the cluster execution learnt from published runs carries to runs it did not see, split the way the judges of a
+ * planner split them: each model family held out, each system (GPU generation and its network) held out, small
+ * clusters (at most {@value #SMALL_GPUS} GPUs) fitted and larger ones predicted, and the newest GPU held out whole (its
+ * runs predicted from its catalog row). The Megatron coefficients are refitted on each split's training runs (the
+ * published ones not held out, plus every {@code always} run, such as vTrain's single-node runs); the layer model is
+ * the base predictor's. Each split reports the MRE with the signed bias beside it (positive: predicted too slow), the
+ * median and 90th percentile, and the share of held-out runs inside their 90 % interval.
+ *
+ * <pre>{@code
+ * ClusterEvaluation e = ClusterEvaluation.run(deviceOnly, vtrainRuns, publishedRuns, "NVIDIA GB200");
+ * e.splits().forEach(s -> System.out.println(s.name() + " " + s.mre() + " " + s.bias()));
+ * }</pre>
+ *
+ * @param splits the splits: in sample, families, systems, small to large, newest GPU, then per system of the pooled
+ *               family split
+ */
+public record ClusterEvaluation(List<Split> splits) {
+    /** The largest cluster of the "small" side of the small-to-large split. */
+    public static final int SMALL_GPUS = 64;
+
+    /** Copies. */
+    public ClusterEvaluation {
+        splits = List.copyOf(splits);
+    }
+
+    /**
+     * One split's held-out relative errors.
+     *
+     * @param name      what was held out
+     * @param trainRuns published runs fitted on (for pooled leave-one-group-out splits, the mean over folds)
+     * @param testRuns  runs scored
+     * @param mre       mean |predicted / measured − 1|
+     * @param bias      mean signed relative error (positive: predicted too slow)
+     * @param median    median absolute relative error
+     * @param p90       90th percentile of it
+     * @param coverage  share of the scored runs inside their 90 % interval
+     */
+    public record Split(String name, double trainRuns, int testRuns, double mre, double bias, double median,
+            double p90, double coverage) {
+    }
+
+    /**
+     * Runs every split.
+     *
+     * @param base      a device predictor whose Megatron coefficients the runs fit
+     * @param always    runs in every training set (vTrain's single-node runs), never scored
+     * @param published published cluster runs, tagged {@code family} and {@code system}
+     * @param newest    the GPU whose runs the newest-GPU split holds out (its device name)
+     */
+    public static ClusterEvaluation run(RuntimePredictor base, List<Sample> always, List<Sample> published,
+            String newest) {
+        Checks.argument(!published.isEmpty(), "no published runs to evaluate");
+        List<Split> out = new ArrayList<>();
+        List<Sample> all = concat(always, published);
+        out.add(score("fitted on all runs (in sample)", published.size(), published, base.calibrate(all)));
+        List<double[]> familyErrors = new ArrayList<>();
+        out.add(groups("each family held out", base, always, published, "family", familyErrors));
+        out.add(groups("each system held out", base, always, published, "system", new ArrayList<>()));
+        out.add(split("<= " + SMALL_GPUS + " GPUs -> larger clusters", base, always, published,
+                s -> s.workload().parallelism().ranks() <= SMALL_GPUS));
+        out.add(split("newest GPU held out (" + newest + ", from its catalog row)", base, always, published,
+                s -> !s.workload().device().map(d -> d.name().equals(newest)).orElse(false)));
+        // the family split's errors per system: where the bias sits
+        Map<String, List<double[]>> bySystem = new TreeMap<>();
+        for (int i = 0; i < familyErrors.size(); i++) {
+            bySystem.computeIfAbsent(published.get(i).workload().tag("system").orElse("?"), k -> new ArrayList<>())
+                    .add(familyErrors.get(i));
+        }
+        bySystem.forEach((k, v) -> out.add(summary("  family held out, on " + k, Double.NaN, v)));
+        return new ClusterEvaluation(out);
+    }
+
+    private static List<Sample> concat(List<Sample> a, List<Sample> b) {
+        List<Sample> out = new ArrayList<>(a);
+        out.addAll(b);
+        return out;
+    }
+
+    /**
+     * Leave-one-group-out over the published runs; {@code errors} receives each run's [relative error, inside] in the
+     * order of {@code published}.
+     */
+    private static Split groups(String name, RuntimePredictor base, List<Sample> always, List<Sample> published,
+            String tag, List<double[]> errors) {
+        Map<String, List<Integer>> groups = new TreeMap<>();
+        for (int i = 0; i < published.size(); i++) {
+            groups.computeIfAbsent(published.get(i).workload().tag(tag).orElse("?"), k -> new ArrayList<>()).add(i);
+        }
+        double[][] e = new double[published.size()][];
+        double train = 0;
+        for (Map.Entry<String, List<Integer>> g : groups.entrySet()) {
+            List<Sample> fit = new ArrayList<>(always);
+            for (int i = 0; i < published.size(); i++) {
+                if (!g.getValue().contains(i)) {
+                    fit.add(published.get(i));
+                }
+            }
+            train += (double) (fit.size() - always.size()) / groups.size();
+            RuntimePredictor p = base.calibrate(fit);
+            for (int i : g.getValue()) {
+                e[i] = error(p, published.get(i));
+            }
+        }
+        errors.addAll(Arrays.asList(e));
+        return summary(name + " (" + groups.size() + " folds)", train, Arrays.asList(e));
+    }
+
+    private static Split split(String name, RuntimePredictor base, List<Sample> always, List<Sample> published,
+            Predicate<Sample> train) {
+        List<Sample> fit = published.stream().filter(train).toList();
+        List<Sample> test = published.stream().filter(train.negate()).toList();
+        if (fit.isEmpty() || test.isEmpty()) {
+            return new Split(name + " (empty)", fit.size(), 0, Double.NaN, Double.NaN, Double.NaN, Double.NaN,
+                    Double.NaN);
+        }
+        return score(name, fit.size(), test, base.calibrate(concat(always, fit)));
+    }
+
+    private static Split score(String name, double train, List<Sample> test, RuntimePredictor p) {
+        List<double[]> errors = new ArrayList<>();
+        for (Sample s : test) {
+            errors.add(error(p, s));
+        }
+        return summary(name, train, errors);
+    }
+
+    /** A run's relative error and whether its measurement lies inside the prediction's interval. */
+    private static double[] error(RuntimePredictor p, Sample s) {
+        Prediction pr = p.predictScored(s.workload());
+        boolean inside = s.millis() >= pr.lowMillis() && s.millis() <= pr.highMillis();
+        return new double[] {pr.millis() / s.millis() - 1, inside ? 1 : 0};
+    }
+
+    private static Split summary(String name, double train, List<double[]> errors) {
+        double[] abs = errors.stream().mapToDouble(x -> Math.abs(x[0])).sorted().toArray();
+        int n = abs.length;
+        return new Split(name, train, n, Arrays.stream(abs).average().orElse(Double.NaN), errors.stream()
+                .mapToDouble(x -> x[0]).average().orElse(Double.NaN), n == 0 ? Double.NaN : abs[n / 2],
+                n == 0 ? Double.NaN : abs[Math.min(n - 1, (int) (0.9 * n))], errors.stream().mapToDouble(x -> x[1])
+                        .average().orElse(Double.NaN));
+    }
+}
