@@ -23,22 +23,24 @@ import picocli.CommandLine.Option;
  * 90 % interval, measured points over them where given; an SVG of four panels, and a table or JSON.
  */
 @Command(name = "scaling", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
-        description = "Plot a job's predicted iteration time and throughput against the number of data-parallel "
-                + "workers (GPUs) and against the batch, with the 90% interval and measured points (SVG).")
+        description = "Plot a job's predicted iteration time and throughput against the number of GPUs (data-parallel "
+                + "replicas of the job) and against the batch, with the 90%% interval, measured points and the model "
+                + "calibrated on them, and the points that do not fit in memory marked (SVG).")
 final class ScalingCommand implements Callable<Integer> {
     @Mixin
     JobOptions job;
 
-    @Option(names = "--gpus", split = ",", description = "Data-parallel workers to sweep (each a replica of the "
-            + "job's tensor x pipeline GPUs; default 1,2,4,8,16,32,64)")
+    @Option(names = "--gpus", split = ",", description = "Data-parallel replicas to sweep (each the job's tensor x "
+            + "pipeline x context GPUs; the axis counts GPUs; default 1,2,4,8,16,32,64)")
     List<Integer> workers = new ArrayList<>(List.of(1, 2, 4, 8, 16, 32, 64));
 
     @Option(names = "--batches", split = ",", description = "Batches (per micro-batch) to sweep at the job's "
-            + "--world-size (default 1,2,4,...,256 up to 8 x --batch)")
+            + "--world-size (default 1,2,4,... up to 8 x --batch)")
     List<Integer> batches;
 
-    @Option(names = "--measured", description = "CSV of measured points: world_size (or gpus), batch, measured_ms; "
-            + "drawn over the prediction where they match a sweep")
+    @Option(names = "--measured", description = "CSV of measured points: world_size (data-parallel replicas) or "
+            + "gpus, batch, measured_ms; drawn over the prediction where they match a sweep, and the model calibrated "
+            + "on them drawn beside it")
     Path measured;
 
     @Option(names = "--out", defaultValue = "scaling.svg", description = "SVG to write (default ${DEFAULT-VALUE})")
@@ -47,8 +49,18 @@ final class ScalingCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print the predictions as JSON instead of a table")
     boolean json;
 
-    /** One predicted point of a sweep. */
-    record Point(int workers, int batch, double ms, double lowMs, double highMs, double samplesPerSecond) {
+    /** The largest batch a default sweep reaches. */
+    static final int MAX_SWEPT_BATCH = 1 << 20;
+
+    /**
+     * One predicted point of a sweep.
+     *
+     * @param workers data-parallel replicas
+     * @param gpus    GPUs (or CPU workers) in all
+     * @param fits    whether the job fits in the device's memory (true where memory is not estimated)
+     */
+    record Point(int workers, int gpus, int batch, double ms, double lowMs, double highMs, double samplesPerSecond,
+            boolean fits) {
     }
 
     @Override
@@ -67,25 +79,56 @@ final class ScalingCommand implements Callable<Integer> {
         List<Integer> bs = batches;
         if (bs == null) {
             bs = new ArrayList<>();
-            for (int b = 1; b <= Math.max(8, 8 * job.batch); b *= 2) {
-                bs.add(b);
+            long top = Math.min(MAX_SWEPT_BATCH, Math.max(8L, 8L * job.batch));
+            for (long b = 1; b <= top; b *= 2) {
+                bs.add((int) b);
             }
         }
+        int m = base.parallelism().microBatches();
         for (int b : bs) {
             org.scaledl.Checks.argument(b > 0, "--batches must be positive, got %s", b);
+            org.scaledl.Checks.argument((long) b * m <= Integer.MAX_VALUE, "--batches %s x %s micro-batches is too "
+                    + "large (at most %s samples per replica)", b, m, Integer.MAX_VALUE);
         }
-        int m = base.parallelism().microBatches();
+        List<double[]> points = measured == null ? List.of() : readMeasured(measured, base);
+        RuntimePredictor calibrated = null;
+        if (!points.isEmpty()) {
+            List<org.scaledl.workload.Sample> runs = new ArrayList<>();
+            for (double[] x : points) {
+                runs.add(org.scaledl.workload.Sample.of(at(base, (int) x[0], (int) x[1], m), x[2]));
+            }
+            try {
+                calibrated = p.calibrate(runs);
+            } catch (IllegalArgumentException e) {
+                System.err.println("scaledl: warning: the model cannot be calibrated on the measured points ("
+                        + e.getMessage() + "); only the bundled curve is drawn");
+            }
+        }
         List<Point> byWorkers = new ArrayList<>();
+        List<Point> byWorkersCal = new ArrayList<>();
         for (int w : workers.stream().sorted().distinct().toList()) {
             byWorkers.add(point(p, base, w, job.batch, m));
+            if (calibrated != null) {
+                byWorkersCal.add(point(calibrated, base, w, job.batch, m));
+            }
         }
         List<Point> byBatch = new ArrayList<>();
+        List<Point> byBatchCal = new ArrayList<>();
         for (int b : bs.stream().sorted().distinct().toList()) {
             byBatch.add(point(p, base, base.parallelism().data(), b, m));
+            if (calibrated != null) {
+                byBatchCal.add(point(calibrated, base, base.parallelism().data(), b, m));
+            }
         }
-        List<double[]> points = measured == null ? List.of() : readMeasured(measured);
+        List<Point> oom = java.util.stream.Stream.concat(byWorkers.stream(), byBatch.stream()).filter(x -> !x.fits())
+                .toList();
+        if (!oom.isEmpty()) {
+            System.err.println("scaledl: warning: " + oom.size() + " point" + (oom.size() == 1 ? "" : "s") + " do not "
+                    + "fit in the device's memory (marked in the plot and the table): " + String.join(", ",
+                    oom.stream().map(x -> "batch " + x.batch() + " on " + x.gpus() + " GPUs").distinct().toList()));
+        }
         String title = base.graph().name() + " on " + JobOptions.machine(p, base);
-        Reports.write(out, svg(title, base, byWorkers, byBatch, points, m));
+        Reports.write(out, svg(title, base, byWorkers, byBatch, byWorkersCal, byBatchCal, points, m));
         if (json) {
             ObjectMapper om = new ObjectMapper();
             ObjectNode root = om.createObjectNode();
@@ -93,16 +136,25 @@ final class ScalingCommand implements Callable<Integer> {
             root.put("machine", JobOptions.machine(p, base));
             put(root.putArray("by_workers"), byWorkers);
             put(root.putArray("by_batch"), byBatch);
+            if (calibrated != null) {
+                put(root.putArray("calibrated_by_workers"), byWorkersCal);
+                put(root.putArray("calibrated_by_batch"), byBatchCal);
+            }
             root.put("svg", out.toString());
             System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
         } else {
             StringBuilder sb = new StringBuilder(title).append('\n');
-            sb.append(String.format(Locale.ROOT, "%8s %6s %12s %12s %12s %14s%n", "workers", "batch", "ms", "low ms",
-                    "high ms", "samples/s"));
-            for (List<Point> sweep : List.of(byWorkers, byBatch)) {
-                for (Point x : sweep) {
-                    sb.append(String.format(Locale.ROOT, "%8d %6d %12.2f %12.2f %12.2f %14.1f%n", x.workers(),
-                            x.batch(), x.ms(), x.lowMs(), x.highMs(), x.samplesPerSecond()));
+            sb.append(String.format(Locale.ROOT, "%8s %8s %6s %12s %12s %12s %14s%s%n", "replicas", "GPUs", "batch",
+                    "ms", "low ms", "high ms", "samples/s", calibrated == null ? "" : "  calibrated ms"));
+            List<List<Point>> sweeps = List.of(byWorkers, byBatch);
+            List<List<Point>> cal = List.of(byWorkersCal, byBatchCal);
+            for (int k = 0; k < 2; k++) {
+                for (int i = 0; i < sweeps.get(k).size(); i++) {
+                    Point x = sweeps.get(k).get(i);
+                    sb.append(String.format(Locale.ROOT, "%8d %8d %6d %12.2f %12.2f %12.2f %14.1f%s%s%n", x.workers(),
+                            x.gpus(), x.batch(), x.ms(), x.lowMs(), x.highMs(), x.samplesPerSecond(),
+                            calibrated == null ? "" : String.format(Locale.ROOT, "  %13.2f", cal.get(k).get(i).ms()),
+                            x.fits() ? "" : "  (out of memory)"));
                 }
             }
             sb.append("wrote ").append(out);
@@ -111,64 +163,92 @@ final class ScalingCommand implements Callable<Integer> {
         return 0;
     }
 
-    private static Point point(RuntimePredictor p, Workload base, int workers, int batch, int micro) {
+    /** The base job with another data-parallel degree and batch per micro-batch. */
+    private static Workload at(Workload base, int workers, int batch, int micro) {
         Parallelism q = base.parallelism();
-        Workload w = base.toBuilder().batch(Math.multiplyExact(batch, micro)).parallelism(new Parallelism(workers,
+        return base.toBuilder().batch(Math.multiplyExact(batch, micro)).parallelism(new Parallelism(workers,
                 q.tensor(), q.pipeline(), q.microBatches(), q.sequenceParallel(), q.zeroStage(), q.virtualStages(),
-                q.context(), q.expert(), q.expertTensor()))
-                .build();
+                q.context(), q.expert(), q.expertTensor())).build();
+    }
+
+    private static Point point(RuntimePredictor p, Workload base, int workers, int batch, int micro) {
+        Workload w = at(base, workers, batch, micro);
         Prediction pr = p.predict(w);
-        return new Point(workers, batch, pr.millis(), pr.lowMillis(), pr.highMillis(),
-                pr.throughputPerSecond().orElse((double) batch * micro * workers / (pr.millis() / 1000)));
+        boolean fits = pr.warnings().stream().noneMatch(x -> x.kind()
+                == org.scaledl.model.PredictionWarning.Kind.OUT_OF_MEMORY);
+        return new Point(workers, w.worldSize(), batch, pr.millis(), pr.lowMillis(), pr.highMillis(),
+                pr.throughputPerSecond().orElse((double) batch * micro * workers / (pr.millis() / 1000)), fits);
     }
 
     private static void put(ArrayNode arr, List<Point> sweep) {
         for (Point x : sweep) {
-            arr.addObject().put("world_size", x.workers()).put("batch", x.batch()).put("ms", x.ms())
-                    .put("low_ms", x.lowMs()).put("high_ms", x.highMs()).put("throughput_per_s", x.samplesPerSecond());
+            arr.addObject().put("world_size", x.workers()).put("data_parallel", x.workers()).put("gpus", x.gpus())
+                    .put("batch", x.batch()).put("ms", x.ms()).put("low_ms", x.lowMs()).put("high_ms", x.highMs())
+                    .put("throughput_per_s", x.samplesPerSecond()).put("fits", x.fits());
         }
     }
 
-    /** Measured points: {world_size, batch, ms}. */
-    private static List<double[]> readMeasured(Path csv) {
+    /** Measured points: {data-parallel replicas, batch, ms}; a gpus column is divided by the replica's GPUs. */
+    private static List<double[]> readMeasured(Path csv, Workload base) {
         CsvTable t = CsvTable.read(csv, "batch", "measured_ms");
-        String workersColumn = t.has("world_size") ? "world_size" : "gpus";
-        if (!t.has(workersColumn)) {
-            throw org.scaledl.InvalidInputException.inSource(csv.toString(), "needs a world_size (or gpus) column");
+        boolean gpus = !t.has("world_size");
+        if (gpus && !t.has("gpus")) {
+            throw org.scaledl.InvalidInputException.inSource(csv.toString(), "needs a world_size (data-parallel "
+                    + "replicas) or gpus column");
         }
+        int perReplica = base.parallelism().ranks() / base.parallelism().data();
         List<double[]> out = new ArrayList<>();
         for (int r = 0; r < t.size(); r++) {
-            out.add(new double[] {t.positiveInt(r, workersColumn), t.positiveInt(r, "batch"),
-                t.positiveFinite(r, "measured_ms")});
+            int n = t.intInRange(r, gpus ? "gpus" : "world_size", 1, org.scaledl.workload.Parallelism.MAX_RANKS);
+            if (gpus && n % perReplica != 0) {
+                throw org.scaledl.InvalidInputException.atLine(csv.toString(), t.line(r), "gpus " + n + " is not a "
+                        + "multiple of a replica's " + perReplica + " GPUs");
+            }
+            out.add(new double[] {gpus ? n / perReplica : n, t.intInRange(r, "batch", 1, MAX_SWEPT_BATCH),
+                t.numberInRange(r, "measured_ms", org.scaledl.io.JobRuns.MIN_MILLIS, org.scaledl.io.JobRuns.MAX_MILLIS)});
         }
         return out;
     }
 
     private static String svg(String title, Workload base, List<Point> byWorkers, List<Point> byBatch,
-            List<double[]> measured, int micro) {
+            List<Point> byWorkersCal, List<Point> byBatchCal, List<double[]> measured, int micro) {
         int batch = byWorkers.get(0).batch();
         int fixedWorkers = base.parallelism().data();
+        int perReplica = base.parallelism().ranks() / base.parallelism().data();
         List<double[]> onWorkers = measured.stream().filter(x -> x[1] == batch).toList();
         List<double[]> onBatch = measured.stream().filter(x -> x[0] == fixedWorkers).toList();
         String predicted = "#1f77b4";
         String throughput = "#2ca02c";
+        String cal = "#ff7f0e";
         String meas = "#d62728";
+        String oom = "#7f7f7f";
         int w = 960;
         int h = 680;
-        List<String> panels = List.of(
-                SvgChart.panel(0, 30, w / 2, 320, "time vs workers (batch " + batch + ")", "data-parallel workers",
-                        "ms per iteration", List.of(series("predicted (90% interval)", predicted, byWorkers, true,
-                                false, micro)), List.of(points("measured", meas, onWorkers, true, false, micro))),
-                SvgChart.panel(w / 2, 30, w / 2, 320, "throughput vs workers", "data-parallel workers",
-                        "samples per second", List.of(series("predicted", throughput, byWorkers, true, true, micro)),
-                        List.of(points("measured", meas, onWorkers, true, true, micro))),
-                SvgChart.panel(0, 360, w / 2, 320, "time vs batch (" + fixedWorkers + " workers)",
-                        "batch per micro-batch", "ms per iteration", List.of(series("predicted (90% interval)",
-                                predicted, byBatch, false, false, micro)),
-                        List.of(points("measured", meas, onBatch, false, false, micro))),
-                SvgChart.panel(w / 2, 360, w / 2, 320, "throughput vs batch", "batch per micro-batch",
-                        "samples per second", List.of(series("predicted", throughput, byBatch, false, true, micro)),
-                        List.of(points("measured", meas, onBatch, false, true, micro))));
+        List<String> panels = new ArrayList<>();
+        for (int k = 0; k < 4; k++) {
+            boolean workersAxis = k < 2;
+            boolean tput = k % 2 == 1;
+            List<Point> pts = workersAxis ? byWorkers : byBatch;
+            List<Point> calPts = workersAxis ? byWorkersCal : byBatchCal;
+            List<SvgChart.Series> series = new ArrayList<>();
+            series.add(series(tput ? "predicted" : "predicted (90% interval)", tput ? throughput : predicted, pts,
+                    workersAxis, tput, micro));
+            if (!calPts.isEmpty()) {
+                series.add(series("calibrated on the measured points", cal, calPts, workersAxis, tput, micro));
+            }
+            List<SvgChart.Points> marks = new ArrayList<>();
+            marks.add(points("measured", meas, workersAxis ? onWorkers : onBatch, workersAxis, tput, micro,
+                    perReplica));
+            List<Point> noFit = pts.stream().filter(x -> !x.fits()).toList();
+            marks.add(new SvgChart.Points("does not fit in memory", oom, noFit.stream().mapToDouble(x -> workersAxis
+                    ? x.gpus() : x.batch()).toArray(), noFit.stream().mapToDouble(x -> tput ? x.samplesPerSecond()
+                    : x.ms()).toArray()));
+            String heading = (tput ? "throughput" : "time") + " vs " + (workersAxis ? "GPUs (batch " + batch + ")"
+                    : "batch (" + fixedWorkers * perReplica + " GPUs)");
+            panels.add(SvgChart.panel(k % 2 == 0 ? 0 : w / 2, k < 2 ? 30 : 360, w / 2, 320, heading,
+                    workersAxis ? "GPUs" : "batch per micro-batch", tput ? "samples per second" : "ms per iteration",
+                    series, marks));
+        }
         return SvgChart.document(w, h + 20, title, panels);
     }
 
@@ -181,7 +261,7 @@ final class ScalingCommand implements Callable<Integer> {
         double[] hi = new double[n];
         for (int i = 0; i < n; i++) {
             Point q = pts.get(i);
-            x[i] = byWorkers ? q.workers() : q.batch();
+            x[i] = byWorkers ? q.gpus() : q.batch();
             double samples = (double) q.batch() * micro * q.workers();
             y[i] = throughputAxis ? q.samplesPerSecond() : q.ms();
             lo[i] = throughputAxis ? samples / (q.highMs() / 1000) : q.lowMs();
@@ -191,12 +271,12 @@ final class ScalingCommand implements Callable<Integer> {
     }
 
     private static SvgChart.Points points(String name, String colour, List<double[]> pts, boolean byWorkers,
-            boolean throughputAxis, int micro) {
+            boolean throughputAxis, int micro, int perReplica) {
         double[] x = new double[pts.size()];
         double[] y = new double[pts.size()];
         for (int i = 0; i < pts.size(); i++) {
             double[] q = pts.get(i);
-            x[i] = byWorkers ? q[0] : q[1];
+            x[i] = byWorkers ? q[0] * perReplica : q[1];
             y[i] = throughputAxis ? q[1] * micro * q[0] / (q[2] / 1000) : q[2];
         }
         return new SvgChart.Points(name, colour, x, y);

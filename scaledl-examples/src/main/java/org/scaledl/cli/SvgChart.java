@@ -112,12 +112,28 @@ final class SvgChart {
 
     /** A whole document of panels. */
     static String document(int w, int h, String title, List<String> panels) {
+        // a title wider than the page is cut at a space into lines (about 7 pixels a character at 13 px)
+        int perLine = Math.max(20, w / 7);
+        List<String> lines = new java.util.ArrayList<>();
+        String rest = title;
+        while (rest.length() > perLine && lines.size() < 2) {
+            int cut = rest.lastIndexOf(' ', perLine);
+            cut = cut <= 0 ? perLine : cut;
+            lines.add(rest.substring(0, cut));
+            rest = rest.substring(cut).strip();
+        }
+        lines.add(rest.length() > perLine ? rest.substring(0, perLine - 3) + "..." : rest);
+        int top = 16 * (lines.size() - 1);
         StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" "
                 + "width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"11\"><rect width=\"%d\" "
-                + "height=\"%d\" fill=\"white\"/>%n<text x=\"%d\" y=\"20\" text-anchor=\"middle\" font-size=\"15\">%s"
-                + "</text>%n", w, h, w, h, w / 2, Reports.escape(title)));
+                + "height=\"%d\" fill=\"white\"/>%n", w, h + top, w, h + top));
+        for (int i = 0; i < lines.size(); i++) {
+            sb.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"13\">%s"
+                    + "</text>%n", w / 2, 18 + 16 * i, Reports.escape(lines.get(i))));
+        }
+        sb.append(String.format(Locale.ROOT, "<g transform=\"translate(0,%d)\">%n", top));
         panels.forEach(sb::append);
-        return sb.append("</svg>\n").toString();
+        return sb.append("</g>\n</svg>\n").toString();
     }
 
     private static String legend(int x, int y, String colour, String name, boolean point) {
