@@ -130,6 +130,11 @@ public final class InvalidInputException extends RuntimeException {
             msg = j.getOriginalMessage() == null ? "" : j.getOriginalMessage();
         }
         msg = JSON_SOURCE.matcher(msg.split("\n", 2)[0]).replaceAll("line $1, column $2");
+        // Jackson's advice to enable a parser feature is for programmers, not for the file's author
+        msg = msg.replaceAll(":? ?enable `?[A-Za-z.]*(Feature|ALLOW)[A-Za-z_.]*`?[^)]*", "").strip();
+        if (msg.contains("'NaN'") || msg.contains("'Infinity'") || msg.contains("'-Infinity'")) {
+            msg = msg + " (NaN and Infinity are not numbers in JSON)";
+        }
         msg = QUOTED.matcher(msg).replaceAll("$1'…'");
         return wrap(source, what + " (invalid JSON" + where + (msg.isEmpty() ? "" : ": " + msg) + ")", cause);
     }

@@ -371,6 +371,27 @@ public final class CsvTable {
         return '"' + field.replace("\"", "\"\"") + '"';
     }
 
+    /**
+     * A field of a table people open in a spreadsheet: {@link #quote}d, and a text starting with {@code =},
+     * {@code +}, {@code -}, {@code @}, a tab or a carriage return (which a spreadsheet would run as a formula) written
+     * with a leading apostrophe; numbers (as {@code -1.5}) are written as they are.
+     */
+    public static String cell(String field) {
+        if (!field.isEmpty() && "=+-@\t\r".indexOf(field.charAt(0)) >= 0 && !isNumber(field)) {
+            return quote("'" + field);
+        }
+        return quote(field);
+    }
+
+    private static boolean isNumber(String s) {
+        try {
+            Double.parseDouble(s.trim());
+            return !s.trim().isEmpty() && Character.isDigit(s.trim().charAt(s.trim().length() - 1));
+        } catch (NumberFormatException e) {
+            return false;
+        }
+    }
+
     /** The file name used in errors. */
     public String source() {
         return source;

@@ -194,8 +194,8 @@ public final class DatasetReader {
         double l2 = 0;
         Optional<String> l2Text = m.has("l2") && m.get("l2").isNull() ? Optional.empty() : text(m, "l2", source);
         if (l2Text.isPresent() && !l2Text.get().isBlank()) {
-            Matcher mb = SIZE.matcher(l2Text.get());
-            if (!mb.find()) {
+            Matcher mb = SIZE.matcher(l2Text.get().strip());
+            if (!mb.lookingAt()) {
                 throw InvalidInputException.inSource(source, "\"l2\" is not a size like \"4 MiB (2 instances)\": \""
                         + l2Text.get() + "\"");
             }
@@ -263,7 +263,7 @@ public final class DatasetReader {
         throw InvalidInputException.inSource(source, "\"" + field + "\" must be true or false, got " + n);
     }
 
-    private static final Pattern SIZE = Pattern.compile("([0-9]+(?:\\.[0-9]+)?)\\s*([KMG])i?B");
+    private static final Pattern SIZE = Pattern.compile("([0-9]+(?:\\.[0-9]+)?)\\s*([KMG])i?B(?=\\s|\\(|$)");
 
     /**
      * The file a table's graph path names, confined to the table's folder: a path that leaves it ({@code ../..},

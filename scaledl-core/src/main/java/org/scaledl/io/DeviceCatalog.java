@@ -151,25 +151,25 @@ public final class DeviceCatalog {
     private static Device catalogRow(CsvTable t, int r) {
         String name = t.get(r, "name");
         try {
-            double vector = 1e3 * t.positiveFinite(r, "fp32_vector_TFLOPS");
-            double matrix = t.opt(r, "fp32_matrix_TFLOPS").isPresent() ? 1e3 * t.positiveFinite(r,
-                    "fp32_matrix_TFLOPS") : vector;
+            double vector = 1e3 * t.numberInRange(r, "fp32_vector_TFLOPS", 1e-3, 1e6);
+            double matrix = t.opt(r, "fp32_matrix_TFLOPS").isPresent() ? 1e3 * t.numberInRange(r,
+                    "fp32_matrix_TFLOPS", 1e-3, 1e6) : vector;
             java.util.TreeMap<String, Double> byColumn = new java.util.TreeMap<>();
             for (String column : t.columns()) {
                 String prefix = peakPrefix(column);
                 if (prefix != null && t.opt(r, column).isPresent()) {
-                    byColumn.put(prefix, 1e3 * t.positiveFinite(r, column));
+                    byColumn.put(prefix, 1e3 * t.numberInRange(r, column, 1e-3, 1e7));
                 }
             }
             Device.Platform platform = new Device.Platform(t.opt(r, "link_kind").orElse(""),
-                    t.opt(r, "gpus_per_node").isPresent() ? t.positiveInt(r, "gpus_per_node") : 0,
-                    t.opt(r, "nvlink_domain").isPresent() ? t.positiveInt(r, "nvlink_domain") : 0,
-                    t.opt(r, "network_Gbps_per_gpu").isPresent() ? t.positiveFinite(r, "network_Gbps_per_gpu") : 0);
-            return new Device(name, t.positiveFinite(r, "memory_GB"), t.positiveFinite(r, "memory_bw_GBps"),
-                    t.positiveInt(r, "sms"), t.positiveFinite(r, "boost_clock_MHz"), matrix, vector,
-                    t.positiveFinite(r, "l2_MB"), t.opt(r, "link_GBps").isPresent() ? t.positiveFinite(r, "link_GBps")
+                    t.opt(r, "gpus_per_node").isPresent() ? t.intInRange(r, "gpus_per_node", 1, 1 << 10) : 0,
+                    t.opt(r, "nvlink_domain").isPresent() ? t.intInRange(r, "nvlink_domain", 1, 1 << 16) : 0,
+                    t.opt(r, "network_Gbps_per_gpu").isPresent() ? t.numberInRange(r, "network_Gbps_per_gpu", 1e-3, 1e5) : 0);
+            return new Device(name, t.numberInRange(r, "memory_GB", 0.01, 1e5), t.numberInRange(r, "memory_bw_GBps", 0.1, 1e6),
+                    t.intInRange(r, "sms", 1, 1 << 20), t.numberInRange(r, "boost_clock_MHz", 10, 1e5), matrix, vector,
+                    t.numberInRange(r, "l2_MB", 1e-3, 1e4), t.opt(r, "link_GBps").isPresent() ? t.numberInRange(r, "link_GBps", 1e-3, 1e5)
                             : 0, Device.Kind.GPU, 0, new Device.MatrixPeaks(byColumn), t.opt(r, "form_factor")
-                            .orElse(""), t.opt(r, "pcie_GBps").isPresent() ? t.positiveFinite(r, "pcie_GBps") : 0,
+                            .orElse(""), t.opt(r, "pcie_GBps").isPresent() ? t.numberInRange(r, "pcie_GBps", 1e-3, 1e4) : 0,
                     platform);
         } catch (IllegalArgumentException e) {
             throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());
@@ -195,21 +195,21 @@ public final class DeviceCatalog {
         double vector;
         Optional<String> single = t.opt(r, "fp32_peak_GFLOPS");
         if (single.isPresent()) {
-            matrix = t.positiveFinite(r, "fp32_peak_GFLOPS");
+            matrix = t.numberInRange(r, "fp32_peak_GFLOPS", 1, 1e9);
             vector = matrix;
         } else if (t.opt(r, "fp32_peak_matrix_GFLOPS").isPresent()
                 && t.opt(r, "fp32_peak_vector_GFLOPS").isPresent()) {
-            matrix = t.positiveFinite(r, "fp32_peak_matrix_GFLOPS");
-            vector = t.positiveFinite(r, "fp32_peak_vector_GFLOPS");
+            matrix = t.numberInRange(r, "fp32_peak_matrix_GFLOPS", 1, 1e9);
+            vector = t.numberInRange(r, "fp32_peak_vector_GFLOPS", 1, 1e9);
         } else {
             throw InvalidInputException.atLine(t.source(), t.line(r), "device '" + name
                     + "' has neither fp32_peak_GFLOPS nor both matrix and vector peaks");
         }
         try {
-            return new Device(name, t.positiveFinite(r, "dev_mem_GB"), t.positiveFinite(r, "mem_bw_GBps"),
-                    t.positiveInt(r, "num_sm_or_cu"), t.positiveFinite(r, "freq_MHz"), matrix, vector,
-                    t.positiveFinite(r, "l2_cache_MB"),
-                    t.opt(r, "link_GBps").isPresent() ? t.positiveFinite(r, "link_GBps") : 0);
+            return new Device(name, t.numberInRange(r, "dev_mem_GB", 0.01, 1e5), t.numberInRange(r, "mem_bw_GBps", 0.1, 1e6),
+                    t.intInRange(r, "num_sm_or_cu", 1, 1 << 20), t.numberInRange(r, "freq_MHz", 10, 1e5), matrix, vector,
+                    t.numberInRange(r, "l2_cache_MB", 1e-3, 1e4),
+                    t.opt(r, "link_GBps").isPresent() ? t.numberInRange(r, "link_GBps", 1e-3, 1e5) : 0);
         } catch (IllegalArgumentException e) {
             throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());
         }

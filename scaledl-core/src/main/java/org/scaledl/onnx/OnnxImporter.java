@@ -180,10 +180,12 @@ public final class OnnxImporter {
                 int n = in.readNBytes(head, 0, head.length);
                 head = n == head.length ? head : java.util.Arrays.copyOf(head, n);
             }
-            // A device, a pipe, or a file that grew: what is left, one byte past the cap at most.
-            byte[] rest = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, cap - head.length + 1));
-            if (head.length + (long) rest.length > cap) {
-                throw tooLarge(file, "reads more bytes (a device or pipe, or a growing file)", cap);
+            // A device, a pipe, or a file that grew: what is left, one byte past the cap at most, and never more
+            // than a quarter of the heap (a stream's length is not known before it is read: /dev/zero never ends)
+            long streamCap = Math.min(cap, Math.max(1 << 20, Runtime.getRuntime().maxMemory() / 4));
+            byte[] rest = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, streamCap - head.length + 1));
+            if (head.length + (long) rest.length > streamCap) {
+                throw tooLarge(file, "reads more bytes (a device or pipe, or a growing file)", streamCap);
             }
             if (rest.length == 0) {
                 return head;

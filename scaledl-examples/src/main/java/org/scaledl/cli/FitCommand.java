@@ -66,6 +66,8 @@ final class FitCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        // an output that cannot be written is refused before the fit, not after it
+        org.scaledl.model.file.SafeFiles.checkWritable(out);
         if (runsTables != null && !runsTables.isEmpty()) {
             if (calibrate == null) {
                 throw new IllegalArgumentException("--runs calibrates a GPU model: give --calibrate gpu (or a model "

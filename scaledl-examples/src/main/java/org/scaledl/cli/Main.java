@@ -144,6 +144,15 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
                 throw new CommandLine.TypeConversionException(e.detail());
             }
         });
+        cl.setParameterExceptionHandler((e, cmdArgs) -> {
+            // a wrong or missing option is one line naming it and where the help is, not the whole usage
+            PrintWriter err = e.getCommandLine().getErr();
+            String name = e.getCommandLine().getCommandName();
+            err.println("scaledl: error: " + forCli(e.getMessage()) + " (scaledl " + (name.equals("scaledl") ? ""
+                    : name + " ") + "--help lists the options)");
+            err.flush();
+            return USAGE;
+        });
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
             boolean verbose = java.util.Arrays.asList(args).contains("--verbose");
             PrintWriter err = cmd.getErr();

@@ -102,6 +102,9 @@ final class PlanCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (out != null) {
+            org.scaledl.model.file.SafeFiles.checkWritable(out);
+        }
         if (source.matrix != null) {
             return matrix();
         }
@@ -274,7 +277,7 @@ final class PlanCommand implements Callable<Integer> {
         List<String> cols = cluster ? t.columns().stream().filter(x -> !x.equals("predicted_ms")
                 && !x.equals("cost_gpu_hours")).toList() : PLAN_COLUMNS.stream().filter(t::has).toList();
         Path outDir = out.toAbsolutePath().getParent();
-        StringBuilder sb = new StringBuilder(String.join(",", cols.stream().map(CsvTable::quote).toList()))
+        StringBuilder sb = new StringBuilder(String.join(",", cols.stream().map(CsvTable::cell).toList()))
                 .append(cluster ? ",predicted_ms,cost_gpu_hours\n" : ",predicted_ms,cost_s\n");
         for (int i : plan.indices()) {
             for (String col : cols) {
@@ -282,7 +285,7 @@ final class PlanCommand implements Callable<Integer> {
                 if ((col.equals("graph") || col.equals("transformer")) && !v.isEmpty()) {
                     v = outDir.relativize(base.toAbsolutePath().resolve(v).normalize()).toString().replace('\\', '/');
                 }
-                sb.append(CsvTable.quote(v)).append(',');
+                sb.append(CsvTable.cell(v)).append(',');
             }
             sb.append(String.format(Locale.ROOT, cluster ? "%.3f,%.4f%n" : "%.3f,%.3f%n", predictedMs[i], costs[i]));
         }

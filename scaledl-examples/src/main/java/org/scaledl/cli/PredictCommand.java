@@ -55,6 +55,9 @@ final class PredictCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (out != null) {
+            org.scaledl.model.file.SafeFiles.checkWritable(out);
+        }
         RuntimePredictor p = ModelArgument.load(job.model);
         if (job.graphOptions.allowPartial) {
             p = p.allowingPartialGraphs();
@@ -237,7 +240,7 @@ final class PredictCommand implements Callable<Integer> {
                 Writer w = new BufferedWriter(new OutputStreamWriter(stream, StandardCharsets.UTF_8), 1 << 16);
                 List<String> cols = in.columns().stream().filter(c -> !OUTPUT_COLUMNS.contains(c)).toList();
                 if (!jsonl) {
-                    List<String> header = new java.util.ArrayList<>(cols.stream().map(CsvTable::quote).toList());
+                    List<String> header = new java.util.ArrayList<>(cols.stream().map(CsvTable::cell).toList());
                     header.addAll(OUTPUT_COLUMNS);
                     w.write(String.join(",", header));
                     w.write('\n');
@@ -303,7 +306,7 @@ final class PredictCommand implements Callable<Integer> {
     private static String csvLine(CsvTable t, int r, List<String> cols, Prediction pr) {
         StringBuilder sb = new StringBuilder();
         for (String c : cols) {
-            sb.append(CsvTable.quote(t.get(r, c))).append(',');
+            sb.append(CsvTable.cell(t.get(r, c))).append(',');
         }
         sb.append(String.format(Locale.ROOT, "%.4f,%.4f,%.4f,", pr.millis(), pr.lowMillis(), pr.highMillis()));
         if (pr.memoryGb().isPresent()) {

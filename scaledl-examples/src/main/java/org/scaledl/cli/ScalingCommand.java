@@ -68,6 +68,7 @@ final class ScalingCommand implements Callable<Integer> {
         if (job.graph == null == (job.transformer == null) || job.batch == null) {
             throw new IllegalArgumentException("say what to plot: --graph or --transformer (with --seq), and --batch");
         }
+        org.scaledl.model.file.SafeFiles.checkWritable(out);
         RuntimePredictor p = ModelArgument.load(job.model);
         if (job.graphOptions.allowPartial) {
             p = p.allowingPartialGraphs();

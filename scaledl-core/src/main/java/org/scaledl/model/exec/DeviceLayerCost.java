@@ -4,6 +4,7 @@ import org.scaledl.workload.Device;
 import org.scaledl.workload.LayerFeatures;
 import org.scaledl.workload.Phase;
 import org.scaledl.workload.Precision;
+import org.scaledl.workload.Workload;
 
 /**
  * The cost of one layer on one device, as the execution model needs it: a layer's forward or backward time, and the
@@ -12,6 +13,12 @@ import org.scaledl.workload.Precision;
  * pipeline and data parallelism without knowing how they are predicted.
  */
 public interface DeviceLayerCost extends org.scaledl.model.cost.OperatorCost {
+
+    /**
+     * A whole workload on one device without parallelism (the sum of its layers' times with the whole-model factor),
+     * ms.
+     */
+    double predictMillis(Workload w);
 
     /** The whole-model calibration factor of a phase on a device (what isolated layer costs miss). */
     double factor(Phase phase, Device device);

@@ -263,6 +263,13 @@ public final class ParallelExecution {
             terms.add(new StageCost.Term("allreduce", StageCost.TermKind.COMMUNICATION, exposed));
         }
         double gpu = par.ranks() == 1 && par.microBatches() == 1 ? singleTotal : fwd + bwd;
+        if (par.data() > 1 && par.isDataOnly() && par.microBatches() == 1
+                && (long) w.batch() * par.data() <= Integer.MAX_VALUE) {
+            // a replica's share of a global batch is never done faster than one GPU doing all of it, divided: the
+            // per-sample cost does not fall with a smaller batch (no speed-up beyond the GPUs)
+            Workload all = w.toBuilder().batch(w.batch() * par.data()).parallelism(Parallelism.none()).build();
+            gpu = Math.max(gpu, layers.predictMillis(all) / par.data());
+        }
         double paced = eagerModel.millis(gpu, operators(w));
         if (paced > gpu) {
             terms.add(new StageCost.Term("host dispatch", StageCost.TermKind.OVERHEAD, paced - gpu));

@@ -77,7 +77,7 @@ public final class SafeFiles {
             Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
             tmp = null;
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + file + ": " + describe(e), e);
+            throw new UncheckedIOException("cannot write " + file + ": " + describe(e, tmp, parent), e);
         } finally {
             if (tmp != null) {
                 try {
@@ -156,6 +156,38 @@ public final class SafeFiles {
         } catch (UnsupportedOperationException e) {
             // not a POSIX file system: the platform's defaults apply
         }
+    }
+
+    /**
+     * Refuses, before any work, an output path that cannot be written: not a regular file ({@link #refuseNonRegular}),
+     * or in a folder that does not exist or this process cannot write.
+     *
+     * @throws UncheckedIOException naming the path and what is wrong
+     */
+    public static void checkWritable(Path file) {
+        Path target = file.toAbsolutePath();
+        refuseNonRegular(target);
+        Path parent = target.getParent();
+        if (parent == null || !Files.isDirectory(parent)) {
+            throw new UncheckedIOException("cannot write " + file + ": no such directory: " + parent,
+                    new NoSuchFileException(String.valueOf(parent)));
+        }
+        if (!Files.isWritable(parent)) {
+            throw new UncheckedIOException("cannot write " + file + ": permission denied in " + parent,
+                    new java.nio.file.AccessDeniedException(parent.toString()));
+        }
+    }
+
+    /** An error's description naming the folder, never the temporary file it happened on. */
+    private static String describe(IOException e, Path tmp, Path parent) {
+        String d = describe(e);
+        if (tmp != null && d.contains(tmp.toString())) {
+            return d.replace(tmp.toString(), "a new file in " + parent);
+        }
+        if (e instanceof java.nio.file.AccessDeniedException && tmp == null) {
+            return "permission denied in " + parent;
+        }
+        return d;
     }
 
     private static String describe(IOException e) {
