@@ -1,0 +1,937 @@
+#!/usr/bin/env python3
+"""Convert the published LLM training measurements of ``shared/data/llm-public`` into job runs tables.
+
+Usage::
+
+    python3 tools/llm-public/convert.py --source ../shared/data/llm-public --out datasets/gpu/llm-public
+
+Python 3 standard library only; the output is byte-for-byte deterministic for the same inputs.  A missing input
+file (or a reused Hugging Face configuration) stops the script with one line on stderr and exit status 1.
+
+Inputs (read only): ``README.md``, ``models.csv`` and the six row files ``megatron_bridge_perf_summary.csv``,
+``megatron_bridge_perf_summary_superseded.csv``, ``megatron_bridge_verification_cards.csv``,
+``nemo_24xx_perf_summary.csv``, ``nemo_framework_userguide_excerpts.csv``, ``nemo_automodel_perf_summary.csv`` and
+``bloom_176b_chronicles.csv`` (``#`` lines are comments; every row carries ``notes``, which the rules below read),
+plus the Hugging Face ``config.json`` files of ``scaledl-core/src/test/resources/transformers`` (``--zoo``).
+
+Outputs (in ``--out``)
+----------------------
+``runs.csv``        one row per usable published measurement (a *job runs table*, see ``org.scaledl.io.JobRuns``).
+``superseded.csv``  rows whose status is ``superseded`` (earlier published values of the same configurations: the
+                    noise between page versions, not extra data), same columns.
+``cards.csv``       Megatron-Bridge verification-card rows that are expressible (pre-training/SFT on a known
+                    architecture with a stated layout), same columns; mostly functional runs, kept apart.
+``oom.csv``         BLOOM configurations published as out of memory (``measured_ms`` empty), same columns.
+``dropped.csv``     every other input row: ``file,line,model_key,reason``.
+``configs/<key>/config.json``  the Hugging Face configuration of every model the rows name.
+``PROVENANCE.md``, ``README-source.md`` (the source folder's README), ``models.csv`` (copied).
+
+Columns of the four run files: id, source, release, task, system, model_key, family, transformer, seq, batch,
+micro_batches, world_size, tensor, pipeline, context, virtual_stages, expert, expert_tensor, zero_stage, device,
+gpus_per_node, nvlink_domain, precision, recompute, sequence_parallel, measured_ms, tokens_per_s_per_gpu,
+model_tflops_per_gpu, fit_weight, notes.
+
+Rules, in the order they are applied to each input row
+-----------------------------------------------------
+1. Task.  Pre-training (``Pre-Training``, cards' ``pretrain``/``pretrain_performance``), SFT (``SFT``, ``sft``) and
+   long-context runs (``Pre-Training (long sequence)``, ``sft_long_context``) are kept; ``task`` is written as
+   ``pretrain``, ``pretrain_performance``, ``sft``, ``pretrain_long_context`` or ``sft_long_context``.  LoRA/PEFT
+   rows are dropped (the predictor cannot express frozen base weights), and so are ``checkpoint_resume`` runs.
+2. Architecture.  ``model_key`` must name a ``models.csv`` row with hidden/layers/heads.  Dropped: models with no
+   published architecture (deepseek-v4-flash, nemotron-3.5-lightning-30b-a3b, card models without a key),
+   nemotron-3-ultra-550b-a55b (models.csv gives no hybrid layer pattern), BLOOM sweep rows whose hidden, layers or
+   heads the chronicle table does not state.  BLOOM rows take their own architecture: sweep rows get
+   ``model_key`` ``bloom-h<hidden>-l<layers>-a<heads>`` (one config folder per distinct architecture), the production
+   row ``bloom-176b``.
+3. Layout.  ``seq`` = seq (cards that do not state it: the value their notes derive from the published tokens/s,
+   step time and GBS), ``batch`` = mbs, ``tensor`` = tp, ``pipeline`` = pp, ``context`` = cp (empty: 1),
+   ``virtual_stages`` = vp (empty or n/a: 1), ``expert`` = ep (empty: 1), ``expert_tensor`` = 1 (no note states
+   another expert-tensor degree; a note ``ETP=<n>`` would set it).  ``world_size`` = the published dp, else
+   num_gpus/(tp*pp*cp); the row is dropped unless world_size*tensor*pipeline*context == num_gpus and the notes do
+   not contradict the GPU count (BLOOM: "DP*TP*PP=640 of 320 allocated GPUs").  ``micro_batches`` =
+   gbs/(mbs*dp), per data-parallel replica; when that is not a positive integer a published ``ga`` with
+   ga*mbs*dp == gbs would be used, otherwise the row is dropped.  A published ``ga`` that contradicts the batch
+   sizes (the notes flag a few) is ignored and the note says so.  Cards without tp/pp/gbs/mbs are dropped.
+4. ZeRO.  Megatron-Bridge, NeMo and the cards use Megatron core's distributed optimizer: ``zero_stage`` 1; a row
+   with ``fsdp`` > 0 (the pages: "FSDP>0 = FSDP with sharding group #GPUs/(TP*PP)"; 25.04/25.07 "FSDP=1 (FSDP
+   on)") is FSDP: 3.  NeMo AutoModel (PyTorch FSDP2): 3.  BLOOM (Megatron-DeepSpeed): 1, the notes' "DeepSpeed
+   ZeRO-1"; a row noted "ZeRO stage 0" (an FP16 comparison run) is 0, but "ZeRO stage 0 with BF16 optimizer" is 1
+   (tr11-176B-ml.slurm: "bf16 must use z0! it implements its own zero stage 1 equivalent").
+5. Device.  ``H100-SXM5-80GB`` -> ``H100 SXM``, ``B200`` -> ``B200``, ``GB200 (NVL72)`` -> ``GB200``,
+   ``A100-SXM4-80GB`` -> ``A100 80GB`` (names of the bundled GPU catalog); ``gpus_per_node`` and
+   ``nvlink_domain`` as the row gives them (DGX 8/8, GB200 4/72).
+6. Precision, from ``precision_norm`` with ``precision`` and the notes: BF16 -> bf16; FP16 (BLOOM's sweeps are
+   "FP16 (inferred)" from the chronicle's later statement) -> fp16; MXFP8, FP8-MX, fp8_mx, the 25.09 page's
+   parenthesised "FP8 (32x32 blocks)" (its note: "32x32 blocks for weights and activations (MX)", and the same
+   configurations reappear as FP8-MX on the 25.11 page) and the 25.07 user guide's parenthesised values (MXFP8
+   assumed by the dataset) -> mxfp8; a precision or note naming 128x128/blockwise/sub-channel scaling or fp8-sc ->
+   fp8-block (no row does); every other FP8 (FP8-CS per-tensor current scaling, NeMo 24.07's delayed-scaling FP8,
+   the unlabelled FP8 of NeMo 25.02 and Megatron-Bridge 26.x) -> fp8 (per-tensor scaling); NVFP4 -> nvfp4.
+7. Recomputation.  BLOOM: ``full`` (the chronicle's header: "activation checkpointing"; tr11-176B-ml.slurm passes
+   --checkpoint-activations; its TFLOPs "include activation recompute").  Every other row: ``none`` (no source or
+   note states a recomputation for these rows).
+8. Sequence parallelism.  Megatron-Bridge, NeMo and cards: true when tp > 1 (their recipes enable it with TP).
+   BLOOM: false (2022 Megatron-DeepSpeed had none).  AutoModel: false unless its notes name sequence parallelism.
+9. Measurement.  ``measured_ms`` = step_time_s * 1000 (rows without a step time go to dropped.csv, except BLOOM's
+   out-of-memory rows, which go to oom.csv); ``tokens_per_s_per_gpu`` and ``model_tflops_per_gpu`` as published.
+   BLOOM's published TFLOPs are hardware TFLOPs including the recomputation, not model TFLOPs: they are left out of
+   ``model_tflops_per_gpu`` and quoted in the notes.
+10. Status.  ``superseded`` rows go to superseded.csv, expressible card rows to cards.csv, ``oom`` rows to oom.csv,
+    the rest of the expressible rows to runs.csv.
+11. ``fit_weight``.  Within each output file, rows describing the same configuration (model and configuration file,
+    variant, system, GPUs, precision, seq, gbs, mbs, tp, pp, cp, vp, ep, FSDP on/off, task) are one measurement
+    published n times (several releases, or one chronicle table quoted twice): each gets 1/n, rounded to 6 decimals.
+12. ``transformer`` = ``configs/<key>/config.json`` (relative to the runs file), normally ``<key>`` = model_key.
+    NeMo 24.07 GPT-3 175B rows (NeMo 1.0 launcher, hidden/attention dropout 0.1) use ``gpt3-175b-nemo1`` (NeMo
+    2.0's GPTConfig175B sets both dropouts to 0.0).  DeepSeek-V3 rows all use the Hugging Face configuration with
+    its one MTP layer, also those labelled "w/o MTP" and AutoModel's (whose model has none): the predictor does not
+    compute the MTP layer, it only places it on the last pipeline stage when it splits the layers, and a 61-layer
+    model without it splits into none of the published stage x chunk counts.
+13. Predictor checks.  A row is written only where the predictor accepts its layout (``Parallelism`` and
+    ``MegatronExecution.check``, reproduced here): an interleaved schedule needs pp > 1; expert parallelism must
+    divide dp*cp and expert x expert-tensor parallelism dp*cp*tp; tp must divide the heads (and the KV heads up to
+    tp); pp <= layers and the layers (or layers + 1, + 2, or + MTP + 2 with the embedding, loss and MTP counted)
+    must divide by pp*vp with every chunk keeping a layer; ep must divide the experts; cp needs seq divisible by
+    2*cp.  Other rows go to dropped.csv naming the check (Megatron folds expert parallelism over tensor-parallel
+    ranks, which the predictor does not express, and splits 61 layers unevenly by an explicit layout).  Their
+    configurations are still written, for when the predictor accepts those layouts.
+14. ``id`` = <source>-<release>-<system>-<gpus>-<model_key>-<precision>-<n>, n counting identical prefixes over all
+    four run files in the order runs, superseded, cards, oom (then input file, then line).  ``notes`` (<= 200
+    characters) starts with the input file and line and lists what the converter assumed.
+
+Configurations: those listed in ``REUSED`` are copied verbatim from the test resources after checking hidden size,
+layers, heads and KV heads against models.csv; where models.csv gives the run's vocabulary and it differs from the
+Hugging Face one (Llama 4: NeMo's NullTokenizer 200000 vs 202048) the run's vocabulary is written instead.  The
+others are built from models.csv (see ``build_config``); PROVENANCE.md lists the columns and assumptions of each.
+"""
+import argparse
+import csv
+import io
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+COLUMNS = ["id", "source", "release", "task", "system", "model_key", "family", "transformer", "seq", "batch",
+           "micro_batches", "world_size", "tensor", "pipeline", "context", "virtual_stages", "expert",
+           "expert_tensor", "zero_stage", "device", "gpus_per_node", "nvlink_domain", "precision", "recompute",
+           "sequence_parallel", "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "fit_weight", "notes"]
+
+# input file -> (short name used in ids and notes, kind)
+ROW_FILES = [
+    ("megatron_bridge_perf_summary.csv", "mbps", "megatron-bridge"),
+    ("megatron_bridge_perf_summary_superseded.csv", "mbps", "megatron-bridge"),
+    ("megatron_bridge_verification_cards.csv", "mbcard", "card"),
+    ("nemo_24xx_perf_summary.csv", "nemo", "nemo"),
+    ("nemo_framework_userguide_excerpts.csv", "nemoug", "nemo"),
+    ("nemo_automodel_perf_summary.csv", "automodel", "automodel"),
+    ("bloom_176b_chronicles.csv", "bloom", "bloom"),
+]
+NOTE_PREFIX = {"megatron_bridge_perf_summary.csv": "mbps", "megatron_bridge_perf_summary_superseded.csv": "mbps-sup",
+               "megatron_bridge_verification_cards.csv": "cards", "nemo_24xx_perf_summary.csv": "nemo24",
+               "nemo_framework_userguide_excerpts.csv": "nemoug", "nemo_automodel_perf_summary.csv": "automodel",
+               "bloom_176b_chronicles.csv": "bloom"}
+
+DEVICES = {"H100-SXM5-80GB": "H100 SXM", "B200": "B200", "GB200 (NVL72)": "GB200", "A100-SXM4-80GB": "A100 80GB"}
+SYSTEM_SHORT = {"H100 SXM": "h100", "B200": "b200", "GB200": "gb200", "A100 80GB": "a100"}
+
+TASKS = {"Pre-Training": "pretrain", "SFT": "sft", "Pre-Training (long sequence)": "pretrain_long_context",
+         "pretrain": "pretrain", "pretrain_performance": "pretrain_performance", "sft": "sft",
+         "sft_long_context": "sft_long_context"}
+LORA_TASKS = {"LoRA", "peft"}
+CHECKPOINT_TASKS = {"checkpoint_resume"}
+
+# model_key -> folder of scaledl-core/src/test/resources/transformers holding the same architecture
+REUSED = {"llama3-8b": "llama-3-8b", "llama3-70b": "llama-3-70b", "llama3.1-405b": "llama-3.1-405b",
+          "deepseek-v3": "deepseek-v3", "mixtral-8x7b": "mixtral-8x7b", "gpt-oss-20b": "gpt-oss-20b",
+          "gpt-oss-120b": "gpt-oss-120b", "nemotron-3-nano-30b-a3b": "nemotron-3-nano-30b-a3b",
+          "llama4-scout-17b-16e": "llama-4-scout-17b-16e", "llama4-maverick-17b-128e": "llama-4-maverick-17b-128e"}
+NO_ARCHITECTURE = {"deepseek-v4-flash", "nemotron-3.5-lightning-30b-a3b"}
+
+README_SOURCES = {
+    "megatron_bridge_perf_summary.csv": "NVIDIA Megatron-Bridge Performance Summary + Archive pages "
+    "(github:NVIDIA-NeMo/Megatron-Bridge docs/performance-summary*.md, every version up to 067f987df0); "
+    "repository Apache-2.0",
+    "megatron_bridge_perf_summary_superseded.csv": "the same pages: values changed by a later page version; "
+    "repository Apache-2.0",
+    "megatron_bridge_verification_cards.csv": "github:NVIDIA-NeMo/Megatron-Bridge "
+    "examples/model_verification_cards/*/card.yaml @067f987df0; Apache-2.0",
+    "nemo_24xx_perf_summary.csv": "NVIDIA NeMo 24.07 Performance Benchmarks (github:NVIDIA/NeMo "
+    "docs/source/performance/performance_summary.md and performance_long_sequence.md); Apache-2.0",
+    "nemo_framework_userguide_excerpts.csv": "NVIDIA NeMo Framework User Guide performance summary pages "
+    "(containers 25.02, 25.04, 25.07), first tables only; documentation, no licence stated",
+    "nemo_automodel_perf_summary.csv": "NeMo AutoModel Performance Summary (github:NVIDIA-NeMo/Automodel "
+    "docs/performance-summary.md(x), HEAD 36044ad3d1); Apache-2.0",
+    "bloom_176b_chronicles.csv": "github:bigscience-workshop/bigscience train/tr11-176B-ml/chronicles-prequel.md "
+    "and README.md @9e64ede; Apache-2.0",
+}
+
+
+def fail(message):
+    print("convert.py: " + message, file=sys.stderr)
+    sys.exit(1)
+
+
+def read_rows(path):
+    """Rows of a commented CSV with the physical line number of each (comments start with '#')."""
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    data = [(i + 1, line) for i, line in enumerate(lines) if not line.startswith("#") and line.strip()]
+    if not data:
+        fail("%s has no header" % path)
+    header = next(csv.reader([data[0][1]]))
+    rows = []
+    for number, line in data[1:]:
+        values = next(csv.reader([line]))
+        if len(values) != len(header):
+            fail("%s:%d has %d fields, the header %d" % (path, number, len(values), len(header)))
+        rows.append((number, dict(zip(header, values))))
+    return rows
+
+
+def integer(value):
+    value = (value or "").strip()
+    if value in ("", "n/a", "-"):
+        return None
+    try:
+        f = float(value)
+    except ValueError:
+        return None
+    return int(f) if f == int(f) else None
+
+
+def number_text(value):
+    """A float as short decimal text (at most 3 decimals)."""
+    text = "%.3f" % value
+    text = text.rstrip("0").rstrip(".")
+    return text
+
+
+def weight_text(value):
+    text = "%.6f" % round(value, 6)
+    return text.rstrip("0").rstrip(".")
+
+
+def slug(text):
+    return re.sub(r"-+", "-", re.sub(r"[^a-z0-9.]+", "-", text.lower())).strip("-")
+
+
+def release_short(release):
+    r = release.lower()
+    if "tr11 prequel" in r:
+        return "tr11-prequel"
+    if "tr11 production" in r:
+        return "tr11-production"
+    m = re.search(r":([0-9][0-9a-z.\-]*)$", release)
+    if m:
+        return slug(m.group(1))
+    m = re.match(r"automodel main \(container ([0-9.]+)\)", release)
+    if m:
+        return "main-" + m.group(1)
+    if r == "automodel main":
+        return "main"
+    return slug(release)
+
+
+def precision_of(row):
+    """(precision, explanation) from precision_norm, precision and notes (rule 6)."""
+    norm = row["precision_norm"].strip().upper()
+    raw = row["precision"].strip()
+    notes = row.get("notes", "")
+    if norm == "BF16":
+        return "bf16", ""
+    if norm == "FP16":
+        return "fp16", ("FP16 inferred (chronicle: earlier tests were fp16)" if "inferred" in raw.lower() else "")
+    if norm == "NVFP4":
+        return "nvfp4", ""
+    if norm == "MXFP8":
+        if "32x32" in raw:
+            return "mxfp8", "'FP8 (32x32 blocks)' = MX per page note (FP8-MX on 25.11)"
+        if "ASSUMED" in notes:
+            return "mxfp8", "parenthesised FP8 = MXFP8 (dataset assumption)"
+        return "mxfp8", ""
+    if norm.startswith("FP8"):
+        text = raw + " " + notes
+        if re.search(r"128x128|blockwise|block-wise|sub-?channel|fp8[-_]sc\b", text, re.IGNORECASE):
+            return "fp8-block", "blockwise FP8"
+        if norm == "FP8-CS":
+            if "not published for 25.09" in notes:
+                return "fp8", "FP8-CS assumed for 25.09 (no precision column)"
+            return "fp8", "FP8-CS per-tensor current scaling"
+        if "delayed scaling" in notes:
+            return "fp8", "FP8 delayed scaling (NeMo 24.07)"
+        return "fp8", "FP8 recipe not stated: per-tensor assumed"
+    fail("unknown precision %r" % row["precision_norm"])
+
+
+class Row:
+    """One converted row plus where it came from."""
+
+    def __init__(self, file, line, values, group_key, id_prefix):
+        self.file = file
+        self.line = line
+        self.values = values
+        self.group_key = group_key
+        self.id_prefix = id_prefix
+
+
+def bloom_arch(row):
+    h, l, a = integer(row["hidden"]), integer(row["layers"]), integer(row["heads"])
+    if not (h and l and a):
+        return None
+    return h, l, a
+
+
+def shape_of(cfg):
+    """What the predictor's layout checks read from a configuration: layers, heads, KV heads, experts, MTP layers."""
+    if isinstance(cfg, bytes):
+        cfg = json.loads(cfg)
+    kind = cfg["model_type"]
+    c = cfg.get("text_config", cfg) if kind == "llama4" else cfg
+    if kind == "gpt2":
+        return {"layers": c["n_layer"], "heads": c["n_head"], "kv": c["n_head"], "experts": 1, "mtp": 0}
+    heads = c["num_attention_heads"]
+    kv = heads if kind == "deepseek_v3" else (c.get("num_key_value_heads") or heads)
+    if kind == "nemotron_h":
+        layers = len(c["hybrid_override_pattern"])
+        experts = c.get("n_routed_experts", 1) if "E" in c["hybrid_override_pattern"] else 1
+    else:
+        layers = c["num_hidden_layers"]
+        experts = (c.get("n_routed_experts") if kind == "deepseek_v3" else c.get("num_experts") if kind == "qwen3_moe"
+                   else c.get("num_local_experts") if kind in ("mixtral", "gpt_oss", "llama4") else 1) or 1
+    mtp = c.get("num_nextn_predict_layers", 0) if kind == "deepseek_v3" else 0
+    return {"layers": layers, "heads": heads, "kv": kv, "experts": experts, "mtp": mtp}
+
+
+def chunk_sizes_exist(layers, chunks, mtp):
+    """Whether Megatron (as org.scaledl.model.exec.MegatronExecution.chunkSizes reproduces it) splits the layers."""
+    if chunks <= 0:
+        return False
+    if layers % chunks == 0:
+        return True
+    extras = [(1, 1, 0), (2, 1, 1)] + ([(2 + mtp, 1, 1 + mtp)] if mtp > 0 else [])
+    for add, first, last in extras:
+        if (layers + add) % chunks == 0 and (layers + add) // chunks > max(first, last):
+            return True
+    return False
+
+
+def predictor_refusal(shape, tp, pp, vp, cp, ep, etp, dp, seq):
+    """Why the predictor refuses this layout (rule 13), or None."""
+    if vp > 1 and pp == 1:
+        return "an interleaved schedule (vp %d) needs a pipeline" % vp
+    if (dp * cp) % ep:
+        return "ep %d must divide dp x cp = %d (EP folded over TP ranks not expressible)" % (ep, dp * cp)
+    if (dp * cp * tp) % (ep * etp):
+        return "ep x etp %d must divide dp x cp x tp = %d" % (ep * etp, dp * cp * tp)
+    if tp > 1 and (shape["heads"] % tp or shape["kv"] % min(tp, shape["kv"])):
+        return "tp %d does not divide %d heads / %d KV heads" % (tp, shape["heads"], shape["kv"])
+    if pp > shape["layers"] or not chunk_sizes_exist(shape["layers"], pp * vp, shape["mtp"]):
+        return "%d layers%s do not split into pp %d x vp %d chunks" % (
+            shape["layers"], " (+%d MTP)" % shape["mtp"] if shape["mtp"] else "", pp, vp)
+    if ep > 1 and shape["experts"] % ep:
+        return "ep %d does not divide %d experts" % (ep, shape["experts"])
+    if ep > 1 and shape["experts"] == 1:
+        return "ep %d for a model without experts" % ep
+    if cp > 1 and seq % (2 * cp):
+        return "cp %d needs seq %d divisible by %d" % (cp, seq, 2 * cp)
+    return None
+
+
+class Configs:
+    """The configurations rows name, built on first use; ``used`` holds those of written rows."""
+
+    def __init__(self, models, zoo):
+        self.models = models
+        self.zoo = zoo
+        self.cache = {}
+        self.used = set()
+        self.refused = set()
+
+    def get(self, key, source):
+        if key not in self.cache:
+            kind, detail = source
+            cfg, line = build_config(key, kind, detail, self.models, self.zoo)
+            self.cache[key] = (cfg, line, shape_of(cfg))
+        return self.cache[key]
+
+
+def convert_row(file, short, kind, line, row, models, configs):
+    """(destination, Row) or ('dropped', reason)."""
+    notes = row.get("notes", "")
+    task_raw = row["task"].strip()
+    key = row["model_key"].strip()
+    if task_raw in LORA_TASKS:
+        return "dropped", "LoRA/PEFT fine-tuning (frozen base weights not expressible)"
+    if task_raw in CHECKPOINT_TASKS:
+        return "dropped", "checkpoint-resume functional run"
+    if task_raw not in TASKS:
+        return "dropped", "task %r not kept" % task_raw
+    task = TASKS[task_raw]
+    assumed = []
+
+    m = re.search(r"DP\*TP\*PP=(\d+) of (\d+) allocated GPUs", notes)
+    if m and int(m.group(1)) > int(m.group(2)):
+        return "dropped", "inconsistent layout: DP*TP*PP=%s exceeds the %s GPUs allocated (notes)" % m.groups()
+    status = row.get("status", "").strip()
+    step = row.get("step_time_s", "").strip()
+    if status != "oom" and not step:
+        return "dropped", "no step time published%s" % (" (TFLOP/s only)" if "TFLOP/s only" in notes else "")
+
+    # architecture (rule 2)
+    if not key:
+        return "dropped", "model %r not in models.csv (no architecture published)" % row.get("model", "")
+    if key in NO_ARCHITECTURE:
+        return "dropped", "no architecture published for %s (models.csv blank)" % key
+    if key == "nemotron-3-ultra-550b-a55b":
+        return "dropped", "nemotron-3-ultra: models.csv gives no hybrid layer pattern"
+    if key not in models:
+        return "dropped", "model_key %s not in models.csv" % key
+    family = models[key]["family"]
+    config_key = key
+    model_key = key
+    if key == "bloom-arch-sweep":
+        arch = bloom_arch(row)
+        if arch is None:
+            if integer(row["hidden"]) and integer(row["layers"]):
+                return "dropped", "BLOOM sweep row without heads (NHEADS not stated for this table)"
+            return "dropped", "BLOOM sweep row without hidden/layers/heads (not stated for this table)"
+        model_key = config_key = "bloom-h%d-l%d-a%d" % arch
+        config_source = ("bloom", arch)
+    elif key == "bloom-176b":
+        arch = bloom_arch(row)
+        m = models[key]
+        if arch != (int(m["hidden"]), int(m["layers"]), int(m["heads"])):
+            fail("%s:%d: bloom-176b row architecture %s differs from models.csv" % (file, line, arch))
+        config_source = ("bloom", arch)
+    else:
+        if not models[key]["hidden"]:
+            return "dropped", "no architecture published for %s (models.csv blank)" % key
+        if key == "deepseek-v3":
+            variant = row.get("model_variant", "")
+            assumed.append("w/o MTP (page label); config's MTP layer only shifts the split" if "w/o MTP" in variant
+                           else "AutoModel has no MTP; config's MTP only shifts the split" if kind == "automodel"
+                           else "MTP 1 layer (page label)" if "w/ MTP" in variant
+                           else "MTP not stated: config has 1 MTP layer")
+        if key == "gpt3-175b" and file == "nemo_24xx_perf_summary.csv":
+            config_key = "gpt3-175b-nemo1"
+            assumed.append("NeMo 1.0 dropout 0.1")
+        config_source = ("model", key)
+
+    # layout (rule 3)
+    gpus = integer(row["num_gpus"])
+    tp, pp = integer(row["tp"]), integer(row["pp"])
+    gbs, mbs = integer(row["gbs"]), integer(row["mbs"])
+    seq = integer(row["seq"])
+    if seq is None:
+        m = re.search(r"tokens/s\*GPUs\*step_time/GBS = (\d+)", notes)
+        if m:
+            seq = int(m.group(1))
+            assumed.append("seq %d derived from published tokens/s" % seq)
+    if None in (tp, pp, gbs, mbs, seq, gpus):
+        missing = [n for n, v in (("tp", tp), ("pp", pp), ("gbs", gbs), ("mbs", mbs), ("seq", seq),
+                                  ("num_gpus", gpus)) if v is None]
+        return "dropped", "layout not stated (%s missing)" % "/".join(missing)
+    cp = integer(row["cp"]) or 1
+    vp = integer(row["vp"]) or 1
+    ep = integer(row["ep"]) or 1
+    fsdp = integer(row["fsdp"]) or 0
+    etp = 1
+    m = re.search(r"\bETP\s*=\s*(\d+)", notes)
+    if m:
+        etp = int(m.group(1))
+    dp = integer(row["dp"])
+    if dp is None:
+        if gpus % (tp * pp * cp):
+            return "dropped", "inconsistent layout: %d GPUs not divisible by tp*pp*cp=%d" % (gpus, tp * pp * cp)
+        dp = gpus // (tp * pp * cp)
+    if dp * tp * pp * cp != gpus:
+        return "dropped", "inconsistent layout: dp*tp*pp*cp=%d != num_gpus %d" % (dp * tp * pp * cp, gpus)
+    ga_text = row.get("ga", "").strip()
+    if gbs % (mbs * dp) == 0 and gbs // (mbs * dp) > 0:
+        micro = gbs // (mbs * dp)
+        lbs = re.search(r"LBS \(local batch\)=(\d+)", notes)
+        if (kind == "automodel" and lbs and integer(ga_text) is not None
+                and int(lbs.group(1)) * dp * integer(ga_text) == gbs):
+            if integer(ga_text) != micro:
+                assumed.append("GA %s x local batch %s / mbs %d = %d micro-batches" % (
+                    ga_text, lbs.group(1), mbs, micro))
+        elif ga_text and integer(ga_text) is not None and integer(ga_text) != micro:
+            assumed.append("published GA=%s ignored (gbs/(mbs*dp)=%d)" % (ga_text, micro))
+        elif ga_text and integer(ga_text) is None:
+            assumed.append("published GA '%s'; used %d" % (ga_text, micro))
+    else:
+        ga = integer(ga_text)
+        if ga and ga * mbs * dp == gbs:
+            micro = ga
+            assumed.append("micro_batches = published GA")
+        else:
+            return "dropped", "gbs/(mbs*dp)=%d/(%d*%d) is not a positive integer and no consistent GA" % (
+                gbs, mbs, dp)
+
+    # the predictor's checks (rule 13)
+    refusal = predictor_refusal(configs.get(config_key, config_source)[2], tp, pp, vp, cp, ep, etp, dp, seq)
+    if refusal:
+        configs.refused.add(config_key)
+        return "dropped", "predictor refuses the layout: " + refusal
+
+    # ZeRO (rule 4)
+    if kind == "automodel":
+        zero = 3
+        assumed.append("FSDP2 -> zero 3")
+    elif kind == "bloom":
+        if "ZeRO stage 0" in notes and "BF16 optimizer" not in notes:
+            zero = 0
+            assumed.append("ZeRO stage 0 (notes)")
+        elif "ZeRO stage 0 with BF16 optimizer" in notes:
+            zero = 1
+            assumed.append("BF16 optimizer = ZeRO-1 equivalent (slurm)")
+        else:
+            zero = 1
+    else:
+        zero = 3 if fsdp > 0 else 1
+        if fsdp > 0:
+            assumed.append("FSDP=%d -> zero 3" % fsdp)
+
+    # device (rule 5)
+    gpu = row["gpu"].strip()
+    if gpu not in DEVICES:
+        fail("%s:%d: unknown gpu %r" % (file, line, gpu))
+    device = DEVICES[gpu]
+
+    # precision (rule 6)
+    precision, why = precision_of(row)
+    if why:
+        assumed.append(why)
+
+    # recomputation and sequence parallelism (rules 7, 8)
+    if kind == "bloom":
+        recompute = "full"
+        assumed.append("full recompute (checkpoint-activations)")
+        sp = False
+    else:
+        recompute = "none"
+        if kind == "automodel":
+            sp = bool(re.search(r"sequence[ -]parallel", notes, re.IGNORECASE))
+        else:
+            sp = tp > 1
+
+    # measurement (rule 9)
+    tflops = row.get("tflops_per_gpu", "").strip()
+    if kind == "bloom" and tflops:
+        assumed.append("hw TFLOPs %s (not model TFLOPs)" % tflops)
+        tflops = ""
+    if status == "oom":
+        destination = "oom"
+        measured = ""
+    else:
+        measured = number_text(float(step) * 1000.0)
+        if status == "superseded":
+            destination = "superseded"
+        elif kind == "card":
+            destination = "cards"
+        elif status in ("current", ""):
+            destination = "runs"
+        else:
+            return "dropped", "status %r not used" % status
+    if kind == "card":
+        assumed.append("functional card run" if "functional" in notes else "canonical perf recipe (mock data)")
+    if "derived" in row.get("step_time_source", ""):
+        assumed.append("step time derived from tokens/s")
+
+    values = {
+        "source": row["source"].strip(),
+        "release": row["release"].strip(),
+        "task": task,
+        "system": row["system"].strip(),
+        "model_key": model_key,
+        "family": family,
+        "transformer": "configs/%s/config.json" % config_key,
+        "seq": str(seq), "batch": str(mbs), "micro_batches": str(micro), "world_size": str(dp),
+        "tensor": str(tp), "pipeline": str(pp), "context": str(cp), "virtual_stages": str(vp),
+        "expert": str(ep), "expert_tensor": str(etp), "zero_stage": str(zero), "device": device,
+        "gpus_per_node": row["gpus_per_node"].strip(), "nvlink_domain": row["nvlink_domain"].strip(),
+        "precision": precision, "recompute": recompute, "sequence_parallel": "true" if sp else "false",
+        "measured_ms": measured, "tokens_per_s_per_gpu": row.get("tokens_per_s_per_gpu", "").strip(),
+        "model_tflops_per_gpu": tflops,
+    }
+    note = "%s:%d" % (NOTE_PREFIX[file], line)
+    for a in assumed:
+        if len(note) + 2 + len(a) > 200:
+            break
+        note += "; " + a
+    values["notes"] = note
+    group_key = (model_key, config_key, row.get("model_variant", "").strip(), values["system"], gpus, precision,
+                 seq, gbs, mbs, tp, pp, cp, vp, ep, zero == 3, task)
+    id_prefix = "-".join([short, release_short(values["release"]), SYSTEM_SHORT[device], str(gpus), model_key,
+                          precision])
+    result = Row(file, line, values, group_key, id_prefix)
+    result.config_key = config_key
+    return destination, result
+
+
+# ---------------------------------------------------------------------------------------------------- configs
+
+def models_int(m, column):
+    v = m[column].strip()
+    return int(v) if v else None
+
+
+def build_config(key, kind, detail, models, zoo):
+    """(config dict or raw bytes, provenance line) for one configs/<key> folder."""
+    if kind == "bloom":
+        h, l, a = detail
+        cfg = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": h, "n_layer": l, "n_head": a,
+               "n_inner": 4 * h, "n_positions": 2048, "vocab_size": 250880, "activation_function": "gelu",
+               "attn_pdrop": 0.1, "resid_pdrop": 0.1, "embd_pdrop": 0.1, "layer_norm_epsilon": 1e-05,
+               "tie_word_embeddings": True, "_attn_implementation": "eager"}
+        src = ("models.csv bloom-176b (hidden/layers/heads, ffn=4h, vocab 250880, seq 2048)" if key == "bloom-176b"
+               else "hidden/layers/heads of the bloom_176b_chronicles.csv rows; ffn=4h, vocab 250880 and seq 2048 "
+                    "from models.csv bloom-arch-sweep")
+        line = ("%s: gpt2 keys from %s; attn/resid/embd dropout 0.1 (tr11-176B-ml/README.md: \"The default "
+                "Megatron-LM dropout settings are inherited: --attention-dropout 0.1 --hidden-dropout 0.1\"; the "
+                "embedding dropout is the hidden one); eager attention (2022 Megatron-DeepSpeed: unfused attention, "
+                "fused softmax kernel); not expressible: ALiBi (n_positions 2048 adds a learned position table "
+                "BLOOM does not have), the embedding LayerNorm; tied embeddings." % (key, src))
+        return cfg, line
+    model = detail
+    m = models[model]
+    h, l, a, kv = (models_int(m, c) for c in ("hidden", "layers", "heads", "kv_heads"))
+    head_dim, ffn, moe_ffn = models_int(m, "head_dim"), models_int(m, "ffn"), models_int(m, "moe_ffn")
+    vocab = models_int(m, "vocab")
+    if model in REUSED and key == model:
+        path = zoo / REUSED[model] / "config.json"
+        if not path.is_file():
+            fail("missing reused configuration %s" % path)
+        raw = path.read_bytes()
+        cfg = json.loads(raw)
+        text = cfg.get("text_config", cfg)
+        got = (text.get("hidden_size"), text.get("num_hidden_layers"), text.get("num_attention_heads"),
+               text.get("num_key_value_heads"))
+        want = (h, l, a, kv)
+        if got != want:
+            fail("%s: reused %s has hidden/layers/heads/kv %s, models.csv %s" % (key, path, got, want))
+        notes = []
+        if vocab is not None and text.get("vocab_size") != vocab:
+            notes.append("vocab_size %s -> %d (models.csv: the run's vocabulary: %s)" % (
+                text.get("vocab_size"), vocab, m["extra"] or m["source"]))
+            text["vocab_size"] = vocab
+        rel = "scaledl-core/src/test/resources/transformers/%s/config.json" % REUSED[model]
+        if notes:
+            return cfg, "%s: %s with %s; hidden/layers/heads/KV heads checked against models.csv." % (
+                key, rel, "; ".join(notes))
+        vocab_note = "" if vocab is not None else " (models.csv gives no vocabulary; the HF one is kept)"
+        return raw, "%s: %s verbatim; hidden/layers/heads/KV heads%s checked against models.csv%s." % (
+            key, rel, " and vocabulary" if vocab is not None else "", vocab_note)
+    if model in ("llama2-7b", "llama2-13b", "llama2-70b"):
+        cfg = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": h,
+               "intermediate_size": ffn, "num_attention_heads": a, "num_key_value_heads": kv,
+               "num_hidden_layers": l, "vocab_size": vocab, "max_position_embeddings": models_int(m, "default_seq"),
+               "hidden_act": "silu", "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "attention_bias": False,
+               "attention_dropout": 0.0, "tie_word_embeddings": False, "torch_dtype": "bfloat16"}
+        if head_dim and head_dim != h // a:
+            cfg["head_dim"] = head_dim
+        return cfg, ("%s: llama keys from models.csv %s (hidden, ffn, heads, kv_heads, layers, vocab, default_seq; "
+                     "%s); rms_norm_eps 1e-5, rope_theta 10000 and no dropout as in the public Llama-2 configs "
+                     "(assumed for the NeMo runs)." % (key, model, m["source"]))
+    if model in ("gpt3-5b", "gpt3-20b", "gpt3-175b"):
+        dropout = 0.0 if key == "gpt3-175b" else 0.1
+        cfg = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": h, "n_layer": l, "n_head": a,
+               "n_inner": ffn, "n_positions": models_int(m, "default_seq"), "vocab_size": vocab,
+               "activation_function": "gelu_new", "attn_pdrop": dropout, "resid_pdrop": dropout,
+               "embd_pdrop": dropout, "layer_norm_epsilon": 1e-05, "tie_word_embeddings": True,
+               "_attn_implementation": "flash_attention_2"}
+        if key == "gpt3-175b":
+            why = ("dropout 0.0: NeMo 2.0 GPTConfig175B sets hidden_dropout=0.0 and attention_dropout=0.0 "
+                   "(github:NVIDIA/NeMo nemo/collections/llm/gpt/model/base.py); used by the NeMo 2.0 rows (25.02, "
+                   "25.04)")
+        elif key == "gpt3-175b-nemo1":
+            why = ("dropout 0.1: the NeMo 24.07 rows ran the NeMo 1.0 launcher, whose "
+                   "conf/training/gpt3/175b.yaml sets hidden_dropout 0.1 and attention_dropout 0.1 "
+                   "(github:NVIDIA/NeMo-Framework-Launcher); vocabulary uncertain (models.csv: GPT-2 BPE 50257 "
+                   "padded in 24.07; 51200 kept)")
+        else:
+            why = ("dropout 0.1: NeMo 1.0 launcher conf/training/gpt3/%s.yaml (hidden_dropout 0.1, "
+                   "attention_dropout 0.1; the NeMo 2.0 GPTConfig%s inherits Megatron core's 0.1 defaults); "
+                   "vocabulary uncertain for the 24.07 rows (models.csv)" % (model[5:], model[5:].upper()))
+        return cfg, ("%s: gpt2 keys from models.csv %s (hidden, layers, heads, ffn -> n_inner, default_seq -> "
+                     "n_positions, vocab; %s); gelu_new; flash_attention_2 (NeMo/Transformer Engine fused "
+                     "attention); tied embeddings (NeMo GPTConfig share_embeddings_and_output_weights); %s." % (
+                         key, model, m["source"], why))
+    if model == "mixtral-8x22b":
+        cfg = {"architectures": ["MixtralForCausalLM"], "model_type": "mixtral", "hidden_size": h,
+               "intermediate_size": moe_ffn, "num_attention_heads": a, "num_key_value_heads": kv,
+               "num_hidden_layers": l, "num_local_experts": models_int(m, "experts"),
+               "num_experts_per_tok": models_int(m, "topk"), "vocab_size": vocab, "max_position_embeddings": 65536,
+               "hidden_act": "silu", "rms_norm_eps": 1e-05, "rope_theta": 1000000.0, "sliding_window": None,
+               "attention_dropout": 0.0, "tie_word_embeddings": False, "torch_dtype": "bfloat16"}
+        return cfg, ("%s: mixtral keys from models.csv (hidden, layers, heads, kv_heads, moe_ffn -> "
+                     "intermediate_size, experts, topk, vocab; %s); rms_norm_eps, rope_theta, 65536 positions and "
+                     "no sliding window as in the public Mixtral-8x22B config (assumed)." % (key, m["source"]))
+    if model in ("qwen2.5-7b", "qwen2.5-32b"):
+        cfg = {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": h,
+               "intermediate_size": ffn, "num_attention_heads": a, "num_key_value_heads": kv,
+               "num_hidden_layers": l, "vocab_size": vocab, "hidden_act": "silu", "rms_norm_eps": 1e-06,
+               "rope_theta": 1000000.0, "attention_dropout": 0.0, "use_sliding_window": False,
+               "sliding_window": None, "tie_word_embeddings": False, "torch_dtype": "bfloat16"}
+        return cfg, "%s: qwen2 keys from models.csv (%s)." % (key, m["source"])
+    if model.startswith("nemotron3-") or model.startswith("nemotron4-"):
+        cfg = {"architectures": ["NemotronForCausalLM"], "model_type": "nemotron", "hidden_size": h,
+               "intermediate_size": ffn, "num_attention_heads": a, "num_key_value_heads": kv, "head_dim": head_dim,
+               "num_hidden_layers": l, "vocab_size": vocab, "hidden_act": "relu2",
+               "max_position_embeddings": models_int(m, "default_seq"), "norm_eps": 1e-05,
+               "partial_rotary_factor": 0.5, "attention_dropout": 0.0, "tie_word_embeddings": False,
+               "torch_dtype": "bfloat16"}
+        return cfg, ("%s: nemotron keys from models.csv (hidden, ffn, heads, kv_heads, head_dim, layers, vocab; %s); "
+                     "norm_eps, partial_rotary_factor 0.5 and untied embeddings as in the public Nemotron-4 "
+                     "configs (assumed)." % (key, m["source"]))
+    if model == "kimi-k2":
+        cfg = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": h,
+               "intermediate_size": ffn, "moe_intermediate_size": moe_ffn, "num_hidden_layers": l,
+               "num_attention_heads": a, "num_key_value_heads": a, "n_routed_experts": models_int(m, "experts"),
+               "n_shared_experts": 1, "num_experts_per_tok": models_int(m, "topk"), "first_k_dense_replace": 1,
+               "moe_layer_freq": 1, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
+               "qk_rope_head_dim": 64, "v_head_dim": 128, "vocab_size": vocab, "topk_method": "noaux_tc",
+               "n_group": 1, "topk_group": 1, "routed_scaling_factor": 2.827, "scoring_func": "sigmoid",
+               "norm_topk_prob": True, "num_nextn_predict_layers": 0, "hidden_act": "silu", "rms_norm_eps": 1e-06,
+               "rope_theta": 50000.0, "max_position_embeddings": 4096, "attention_bias": False,
+               "attention_dropout": 0.0, "tie_word_embeddings": False, "torch_dtype": "bfloat16"}
+        return cfg, ("%s: deepseek_v3 keys from models.csv kimi-k2 (hidden, layers, heads, ffn, moe_ffn, experts 384, "
+                     "topk 8, 60 MoE layers after 1 dense, vocab 163840) and the zoo config it cites "
+                     "(github:yanring/Megatron-MoE-ModelZoo@e865051 model_configs/benchmarking/Kimi-K2.yaml: q_lora "
+                     "1536, kv_lora 512, qk-head-dim 128, qk-pos-emb-head-dim 64, v-head-dim 128, one shared expert "
+                     "of 2048, sigmoid router with expert bias, 1 group, scaling 2.827, rotary base 50000, dropout "
+                     "0, untied); no MTP layer (none in the zoo config)." % key)
+    if model == "nemotron-3-super-120b-a12b":
+        pattern = re.search(r"pattern ([ME*\-]+)", m["moe_layers"]).group(1)
+        if len(pattern) != l:
+            fail("nemotron-3-super pattern has %d layers, models.csv %d" % (len(pattern), l))
+        cfg = {"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "hidden_size": h,
+               "num_hidden_layers": l, "hybrid_override_pattern": pattern, "num_attention_heads": a,
+               "num_key_value_heads": kv, "head_dim": head_dim, "mamba_num_heads": 128, "mamba_head_dim": 64,
+               "ssm_state_size": 128, "n_groups": 8, "conv_kernel": 4, "chunk_size": 128, "expand": 2,
+               "intermediate_size": moe_ffn, "moe_intermediate_size": moe_ffn,
+               "moe_shared_expert_intermediate_size": models_int(m, "shared_expert_ffn"),
+               "n_routed_experts": models_int(m, "experts"), "num_experts_per_tok": models_int(m, "topk"),
+               "n_shared_experts": 1, "moe_latent_size": 1024, "routed_scaling_factor": 5.0,
+               "norm_topk_prob": True, "mlp_hidden_act": "relu2", "mamba_hidden_act": "silu",
+               "vocab_size": 131072, "max_position_embeddings": 8192, "attention_bias": False, "mlp_bias": False,
+               "use_bias": False, "use_conv_bias": True, "mamba_proj_bias": False, "attention_dropout": 0.0,
+               "hidden_dropout": 0.0, "layer_norm_epsilon": 1e-05, "tie_word_embeddings": False,
+               "torch_dtype": "bfloat16"}
+        return cfg, ("%s: nemotron_h keys from models.csv (hidden 4096, 88 layers and hybrid_override_pattern, heads "
+                     "32, kv_heads 2, head_dim 128, moe_ffn 2688, shared_expert_ffn 5376, experts 512, topk 22, "
+                     "squared ReLU, LatentMoE latent 1024, Mamba-2 128 heads x 64; %s, which also gives untied "
+                     "embeddings, dropout 0 and router scaling 5.0); ASSUMED: ssm_state_size 128 and n_groups 8 "
+                     "(not stated; Megatron core's Mamba defaults, as in Nemotron-3-Nano), conv_kernel 4 and chunk "
+                     "128 (Nano's), vocab_size 131072 (NeMo NemotronHConfigBase default; models.csv: not stated); "
+                     "the MTP layer of the MB recipes is not expressible in nemotron_h." % (key, m["source"]))
+    fail("no configuration rule for %s (model %s)" % (key, model))
+
+
+# ---------------------------------------------------------------------------------------------------- output
+
+def write_csv(path, header, rows):
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    for r in rows:
+        w.writerow(r)
+    path.write_text(buf.getvalue(), encoding="utf-8")
+
+
+def assign_weights(rows):
+    counts = {}
+    for r in rows:
+        counts[r.group_key] = counts.get(r.group_key, 0) + 1
+    for r in rows:
+        r.values["fit_weight"] = weight_text(1.0 / counts[r.group_key])
+
+
+def main():
+    here = Path(__file__).resolve()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--source", required=True, help="the llm-public folder (read only)")
+    parser.add_argument("--out", required=True, help="the output folder (datasets/gpu/llm-public)")
+    parser.add_argument("--zoo", default=str(here.parents[2] / "scaledl-core/src/test/resources/transformers"),
+                        help="folder of Hugging Face configs to reuse")
+    args = parser.parse_args()
+    source, out, zoo = Path(args.source), Path(args.out), Path(args.zoo)
+    for name in ["README.md", "models.csv"] + [f for f, _, _ in ROW_FILES]:
+        if not (source / name).is_file():
+            fail("missing input file %s" % (source / name))
+    if not zoo.is_dir():
+        fail("missing configuration folder %s" % zoo)
+
+    models = {r["model_key"]: r for _, r in read_rows(source / "models.csv")}
+    configs = Configs(models, zoo)
+    outputs = {"runs": [], "superseded": [], "cards": [], "oom": []}
+    dropped = []
+    input_counts = {}
+    for file, short, kind in ROW_FILES:
+        rows = read_rows(source / file)
+        input_counts[file] = len(rows)
+        for line, row in rows:
+            destination, result = convert_row(file, short, kind, line, row, models, configs)
+            if destination == "dropped":
+                dropped.append([file, str(line), row["model_key"].strip(), result])
+            else:
+                outputs[destination].append(result)
+                configs.used.add(result.config_key)
+
+    # ids (rule 13) and weights (rule 11)
+    seen = {}
+    for name in ("runs", "superseded", "cards", "oom"):
+        for r in outputs[name]:
+            seen[r.id_prefix] = seen.get(r.id_prefix, 0) + 1
+            r.values["id"] = "%s-%d" % (r.id_prefix, seen[r.id_prefix])
+        assign_weights(outputs[name])
+
+    out.mkdir(parents=True, exist_ok=True)
+    configs_dir = out / "configs"
+    if configs_dir.exists():
+        shutil.rmtree(configs_dir)
+    provenance_lines = []
+    for key in sorted(configs.used | configs.refused):
+        cfg, line, _ = configs.cache[key]
+        if key not in configs.used:
+            line += (" No written row names it yet: every row of this architecture is refused by the predictor's "
+                     "layout checks (dropped.csv); kept for when the predictor accepts those layouts.")
+        folder = configs_dir / key
+        folder.mkdir(parents=True)
+        if isinstance(cfg, bytes):
+            (folder / "config.json").write_bytes(cfg)
+        else:
+            (folder / "config.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
+        provenance_lines.append("- `" + line.replace(": ", "`: ", 1))
+
+    for name in ("runs", "superseded", "cards", "oom"):
+        write_csv(out / ("%s.csv" % name), COLUMNS, [[r.values[c] for c in COLUMNS] for r in outputs[name]])
+    write_csv(out / "dropped.csv", ["file", "line", "model_key", "reason"], dropped)
+    shutil.copyfile(source / "README.md", out / "README-source.md")
+    shutil.copyfile(source / "models.csv", out / "models.csv")
+    write_provenance(out, outputs, dropped, input_counts, provenance_lines)
+    print("runs %d, superseded %d, cards %d, oom %d, dropped %d, configs %d" % (
+        len(outputs["runs"]), len(outputs["superseded"]), len(outputs["cards"]), len(outputs["oom"]),
+        len(dropped), len(configs.used | configs.refused)))
+
+
+def write_provenance(out, outputs, dropped, input_counts, config_lines):
+    total_in = sum(input_counts.values())
+    total_out = sum(len(v) for v in outputs.values()) + len(dropped)
+    if total_in != total_out:
+        fail("%d input rows but %d written" % (total_in, total_out))
+    reasons = {}
+    for _, _, _, reason in dropped:
+        reasons[reason] = reasons.get(reason, 0) + 1
+    per_file = {}
+    for name, rows in outputs.items():
+        for r in rows:
+            per_file.setdefault(r.file, {}).setdefault(name, 0)
+            per_file[r.file][name] += 1
+    for f, _, _, _ in dropped:
+        per_file.setdefault(f, {}).setdefault("dropped", 0)
+        per_file[f]["dropped"] += 1
+    doc = __doc__
+    rules = doc[doc.index("Rules, in the order"):doc.index("Configurations:")].strip()
+    rules = "\n".join(rules.splitlines()[2:])
+    lines = [
+        "# llm-public: published LLM training step times as job runs tables",
+        "",
+        "Published measurements of large-model training on GPU clusters (8 to 1,024 GPUs: DGX-H100, DGX-B200, "
+        "DGX-GB200 NVL72, and BLOOM-176B's A100-80GB cluster), converted from `shared/data/llm-public` (its README "
+        "is copied as `README-source.md`, its architecture table as `models.csv`) into the *job runs table* format "
+        "of `org.scaledl.io.JobRuns`, with a Hugging Face `config.json` per model under `configs/`.",
+        "",
+        "Regenerate (from the repository root):",
+        "",
+        "```",
+        "python3 tools/llm-public/convert.py --source ../shared/data/llm-public --out datasets/gpu/llm-public",
+        "```",
+        "",
+        "## Files",
+        "",
+        "| file | rows | what |",
+        "|---|---:|---|",
+        "| `runs.csv` | %d | usable published measurements (pre-training, SFT, long context); fit on these, "
+        "weighted by `fit_weight` |" % len(outputs["runs"]),
+        "| `superseded.csv` | %d | earlier published values of configurations whose current value is in "
+        "`runs.csv` (noise between page versions, not extra data) |" % len(outputs["superseded"]),
+        "| `cards.csv` | %d | Megatron-Bridge verification cards that are expressible (mostly functional runs, "
+        "not tuned; `notes` says which) |" % len(outputs["cards"]),
+        "| `oom.csv` | %d | BLOOM configurations published as out of memory (`measured_ms` empty) |"
+        % len(outputs["oom"]),
+        "| `dropped.csv` | %d | every other input row, with the reason |" % len(dropped),
+        "| `configs/` | %d | Hugging Face `config.json` files the rows name (`transformer`), and of architectures "
+        "whose every row the predictor refuses |" % len(config_lines),
+        "",
+        "Input rows per source file and where they went (%d in all, every one accounted for):" % total_in,
+        "",
+        "| source file | rows | runs | superseded | cards | oom | dropped | source and licence |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for f, _, _ in ROW_FILES:
+        c = per_file.get(f, {})
+        lines.append("| `%s` | %d | %d | %d | %d | %d | %d | %s |" % (
+            f, input_counts[f], c.get("runs", 0), c.get("superseded", 0), c.get("cards", 0), c.get("oom", 0),
+            c.get("dropped", 0), README_SOURCES[f]))
+    lines += [
+        "",
+        "Every row keeps its origin: `source` and `release` as published, and `notes` starting with the input file "
+        "and line (`mbps:135` = `megatron_bridge_perf_summary.csv` line 135; `mbps-sup`, `cards`, `nemo24`, "
+        "`nemoug`, `automodel`, `bloom` likewise).  Each source row has its `doc_ref` (page, file and commit) in "
+        "the source folder.",
+        "",
+        "## Licences",
+        "",
+        "Megatron-Bridge, NeMo, NeMo AutoModel (NVIDIA) and the BigScience repository are Apache-2.0; the "
+        "documentation pages state no data licence, so the numbers are reproduced as facts with attribution to "
+        "the page and commit each row cites (`doc_ref` in the source files).  The Hugging Face configurations "
+        "reused from `scaledl-core/src/test/resources/transformers` carry the provenance given there "
+        "(`README.md`, `PARAMS.md`).",
+        "",
+        "## Conversion rules",
+        "",
+        "(From the docstring of `tools/llm-public/convert.py`, which applies them.)",
+        "",
+        "```",
+        rules,
+        "```",
+        "",
+        "## Dropped rows by reason",
+        "",
+        "| reason | rows |",
+        "|---|---:|",
+    ]
+    for reason in sorted(reasons, key=lambda r: (-reasons[r], r)):
+        lines.append("| %s | %d |" % (reason.replace("|", "/"), reasons[reason]))
+    lines += [
+        "",
+        "## Configurations",
+        "",
+        "One line per `configs/<key>/config.json`: where it comes from and what was assumed.",
+        "",
+    ] + config_lines + [
+        "",
+        "## Caveats",
+        "",
+        "- Recomputation is `none` for every NVIDIA row because no row or page states one; the NeMo 1.0 launcher's "
+        "GPT-3 FP8 performance configs of that era used selective recomputation, which the 24.07 rows may have run.",
+        "- MoE rows from Megatron-Bridge 25.11 on use force-balanced, token-dropless routing (notes); the 25.09 "
+        "`tokendrop` DeepSeek-V3 rows used capacity-limited dropping, which the predictor cannot express.",
+        "- BLOOM sweep step times are single-iteration snapshots (iteration 2); the sweep rows with hidden and "
+        "layers but no NHEADS (the chronicle later says 'all NHEADS=64 (above too)') are dropped, not inferred.",
+        "- Model TFLOP/s follow each source's FLOP convention; BLOOM's published TFLOPs are hardware TFLOPs and "
+        "appear only in the notes.",
+        "- Rows the predictor refuses (rule 13) are in dropped.csv with the check named: chiefly Nemotron-3 Super "
+        "on GB200 (TP 2 x EP 64 over 32 data-parallel ranks: Megatron folds expert parallelism over tensor-parallel "
+        "ranks), Llama 3.1 405B at PP 16 x VP 8, and DeepSeek-V3/Kimi K2 and BLOOM layouts whose layers Megatron "
+        "split unevenly; they become usable if the predictor learns those layouts.",
+        "",
+    ]
+    (out / "PROVENANCE.md").write_text("\n".join(lines), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
