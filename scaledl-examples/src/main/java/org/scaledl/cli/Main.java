@@ -29,7 +29,7 @@ import picocli.CommandLine.Option;
             EvaluateCommand.class, EvaluateCommCommand.class, EvaluateGpuCommand.class, EvaluateMachinesCommand.class,
             PlanCommand.class, LearningCurveCommand.class, BenchFedorovCommand.class, BenchCommand.class,
             DemoCommand.class, DevicesCommand.class, LayoutsCommand.class, ScalingCommand.class,
-            EvaluateMegatronCommand.class, EvaluateClustersCommand.class},
+            EvaluateMegatronCommand.class, EvaluateClustersCommand.class, RunsCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:success", "1:bad input data (the message names the file, line or node)",
             "2:usage error, or a workload the model refuses", "3:internal error (report it with --verbose)",

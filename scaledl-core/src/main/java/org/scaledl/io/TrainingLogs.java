@@ -1,0 +1,1195 @@
+package org.scaledl.io;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.scaledl.InvalidInputException;
+import org.scaledl.transformer.HuggingFaceConfig;
+import org.scaledl.transformer.TransformerSpec;
+import org.scaledl.workload.Parallelism;
+import org.scaledl.workload.Precision;
+import org.scaledl.workload.Recompute;
+
+/**
+ * Reads Megatron-LM, Megatron-Bridge and NeMo training logs into the runs they measured: the job (sequence length,
+ * micro-batch, data-parallel degree, tensor, pipeline, context, expert parallelism, precision, recomputation...),
+ * the median steady-state iteration time, and the model (as a Hugging Face {@code config.json} built from the logged
+ * arguments, or compared with one that is given). {@code scaledl runs --from-log} writes them as a job runs table
+ * ({@link JobRuns}). Nothing is printed; every problem is an {@link InvalidInputException} naming the log.
+ *
+ * <pre>{@code
+ * for (TrainingLogs.Run r : TrainingLogs.read(Path.of("train.log"), TrainingLogs.DEFAULT_WARMUP)) {
+ *     System.out.println(r.id() + " " + r.job().dataParallel() + " " + r.measuredMs());
+ * }
+ * }</pre>
+ *
+ * <h2>What is read</h2>
+ *
+ * <p><b>Arguments.</b> Values are read in these forms, under the Megatron-LM argument names listed below (aliases in
+ * brackets):
+ * <ul>
+ *   <li>Megatron-LM's argument block: the lines between one holding {@code arguments} between dashes
+ *       ({@code ------ arguments ------}) and one holding {@code end of arguments}, each {@code name ..... value};
+ *       any text before the name on a line (a rank prefix) is ignored;</li>
+ *   <li>a YAML-like config dump (Megatron-Bridge's {@code ------- Task Configuration -------}, NeMo's Hydra config):
+ *       whole lines {@code key: value}, at any indentation; a key with an empty value takes the {@code _target_} of
+ *       the more indented lines below it ({@code activation_func:} / {@code _target_: torch.nn.functional.silu}) or
+ *       their {@code - item} list;</li>
+ *   <li>{@code key=value} pairs anywhere on a line: dataclass and namespace dumps ({@code TransformerConfig(...)},
+ *       {@code OptimizerConfig(...)}, {@code GPTDatasetConfig(...)}, {@code Namespace(...)}); a value is a quoted
+ *       string, a {@code <...>} or {@code [...]} group, or the text up to the next comma, parenthesis or space;</li>
+ *   <li>these lines: Megatron's {@code using world size: N, data-parallel size: D, ...}, {@code > padded vocab (size:
+ *       V) with P dummy tokens (new size: N)} (the padded vocabulary), {@code setting number of microbatches to
+ *       constant M}, and Lightning's {@code Initializing distributed: GLOBAL_RANK: r, MEMBER: i/N} (world size N).</li>
+ * </ul>
+ * Only the names below are read; {@code None}, {@code null} and {@code ~} mean not set. Within a run the first value
+ * of a name counts (a later one only replaces a value that was not set).
+ * <ul>
+ *   <li>model: {@code hidden_size}, {@code num_layers}, {@code num_attention_heads}, {@code num_query_groups} (used
+ *       when {@code group_query_attention} is True or not logged), {@code ffn_hidden_size}, {@code kv_channels},
+ *       {@code padded_vocab_size} (else {@code vocab_size}), {@code max_position_embeddings}, {@code swiglu},
+ *       {@code squared_relu}, {@code gated_linear_unit} with {@code activation_func} ({@code activation}: NeMo's
+ *       {@code swiglu}, {@code fast-swiglu}, {@code squared-relu}, {@code gelu}), {@code normalization}
+ *       (LayerNorm or RMSNorm), {@code position_embedding_type} (learned_absolute or rope),
+ *       {@code untie_embeddings_and_output_weights} (or {@code share_embeddings_and_output_weights} False),
+ *       {@code add_bias_linear}, {@code add_qkv_bias}, {@code qk_layernorm}, {@code attention_dropout},
+ *       {@code hidden_dropout}, {@code num_experts} [{@code num_moe_experts}], {@code moe_router_topk},
+ *       {@code moe_ffn_hidden_size}, {@code moe_shared_expert_intermediate_size}, {@code moe_layer_freq} (an integer
+ *       N: layers 0, N, 2N... have experts; a list of 0/1 per layer; or {@code ([0]*3+[1]*58)});
+ *       {@code multi_latent_attention} and {@code is_hybrid_model} are read to refuse what cannot be written as a
+ *       config;</li>
+ *   <li>job: {@code seq_length} [{@code encoder_seq_length}; a dataset's {@code sequence_length} comes first, being
+ *       what the data loader feeds], {@code micro_batch_size}, {@code global_batch_size},
+ *       {@code tensor_model_parallel_size}, {@code pipeline_model_parallel_size}, {@code context_parallel_size},
+ *       {@code expert_model_parallel_size}, {@code expert_tensor_parallel_size} (None: the tensor-parallel size),
+ *       {@code virtual_pipeline_model_parallel_size} (None: 1) or {@code num_layers_per_virtual_pipeline_stage}
+ *       (virtual stages = {@code num_layers / (pipeline x that)}), {@code world_size} (GPUs),
+ *       {@code data_parallel_size}, NeMo's {@code devices} x {@code num_nodes} (both positive integers),
+ *       {@code bf16}, {@code fp16}, {@code fp8} (None, hybrid, e4m3) with {@code fp8_recipe} (delayed or
+ *       tensorwise: fp8; blockwise: fp8-block; mxfp8), {@code fp4} (any value but None: nvfp4), NeMo's
+ *       {@code precision} (bf16-mixed, 16-mixed, 32...), {@code sequence_parallel} (only with tensor parallelism),
+ *       {@code recompute_granularity} [{@code activations_checkpoint_granularity}] (None, selective, full; None with
+ *       {@code recompute_activations} True is selective), {@code use_distributed_optimizer} (True: ZeRO stage 1),
+ *       {@code use_torch_fsdp2} (True: stage 3), {@code use_megatron_fsdp} or {@code use_custom_fsdp} with
+ *       {@code data_parallel_sharding_strategy} (optim 1, optim_grads 2, optim_grads_params 3).</li>
+ * </ul>
+ * The data-parallel degree is {@code data_parallel_size}, else {@code world_size / (tensor x pipeline x context)},
+ * else {@code global_batch_size / (micro_batch_size x micro-batches)} when the micro-batches are logged; each replica
+ * runs {@code global_batch_size / (micro_batch_size x data-parallel)} micro-batches. Degrees that do not divide, a
+ * layout Megatron would not run ({@link Parallelism}'s checks) and logged values that disagree (world size and
+ * data-parallel size, micro-batches) are refused. Every integer is range-checked before use (a positive
+ * {@code int}: a layer count of 2<sup>32</sup> + 32 is refused, not read as 32), and values appear in messages only
+ * through {@link InvalidInputException#printable}.
+ *
+ * <p><b>Iterations.</b> Megatron-LM's and Megatron-Bridge's {@code iteration 10/ 1000 | ... | elapsed time per
+ * iteration (ms): 1234.5 | ...} and NeMo/Lightning's {@code train_step_timing in s: 1.234} (also
+ * {@code train_step_timing: 1.234} and {@code train_step_timing in s=1.234}). Each such line is one logged iteration
+ * (with Megatron's {@code log_interval} above 1, the mean of that many); a line repeating the previous line's
+ * iteration number (a progress bar redrawn) is skipped. The run's time is the <b>median</b> of the steady state: the
+ * first {@code warmup} logged iterations are dropped ({@link #DEFAULT_WARMUP}: 10, or a third, rounded down, when a
+ * run logs fewer than 30). A run with no iteration lines, or none after warm-up, is refused.
+ *
+ * <p><b>Runs.</b> A log holds one run, or several when configuration (an argument block, a dump, any value above)
+ * appears again after iteration lines: each such appearance starts the next run, which must log its own arguments
+ * (nothing carries over). Runs keep the log's order. A log is read as UTF-8 text (bytes that are not replaced), line
+ * by line; a line of more than 2<sup>20</sup> characters is refused (a text log has none; {@code /dev/zero} would).
+ *
+ * <p><b>Device.</b> The GPU name where the log prints one (the first found applies to every run): a line with
+ * {@code torch.cuda.get_device_name(...)} followed by the name, {@code device name: NAME} or {@code gpu_name=NAME},
+ * {@code nvidia-smi -L}'s {@code GPU 0: NAME (UUID: ...)}, or the first GPU row of an {@code nvidia-smi} table.
+ *
+ * <p><b>Model.</b> Given a Hugging Face {@code config.json} ({@link #read(Path, int, Path)}), the logged
+ * {@code hidden_size}, {@code num_layers}, {@code num_attention_heads} and, when logged, the query groups and
+ * {@code num_experts} must be the configuration's: a log with a different model than the one given is refused,
+ * naming the key, the logged value and the configuration's. Without one, {@link Run#config()} is a configuration
+ * built from the arguments (read back with {@link HuggingFaceConfig} before it is returned): {@code llama} for
+ * SwiGLU with RMSNorm ({@code qwen2} when only the query, key and value projections have biases, {@code qwen3} with
+ * {@code qk_layernorm}); {@code gpt2} keys for GELU with learned absolute positions, tied embeddings, biases and no
+ * grouped queries; {@code nemotron} (LayerNorm with rotary positions and the logged activation) otherwise; for
+ * mixtures of experts (SwiGLU experts only) {@code mixtral} when every layer has experts and no shared expert or QK
+ * norm, {@code llama4_text} with a shared expert the experts' size, and {@code qwen3_moe} otherwise (its per-layer
+ * {@code mlp_only_layers} follow {@code moe_layer_freq}). Multi-latent attention and hybrid (Mamba) models need a
+ * given configuration. When the log lacks what the model or a column needs, the error lists every missing argument.
+ */
+public final class TrainingLogs {
+    /** Warm-up by default: the first 10 logged iterations, or a third of them when fewer than 30 are logged. */
+    public static final int DEFAULT_WARMUP = -1;
+    /** The longest line read, in characters (a log is text: a line of megabytes, or /dev/zero, is not one). */
+    private static final int MAX_LINE = 1 << 20;
+    /** The most items of a YAML list kept (a layer pattern has one per layer). */
+    private static final int MAX_ITEMS = 100_000;
+    /** Runs with fewer logged iterations than this drop a third of them by default. */
+    private static final int FEW = 30;
+
+    private static final Pattern ARG_HEADER = Pattern.compile("-{3,}\\s*arguments\\s*-{3,}");
+    private static final Pattern ARG_ENTRY = Pattern.compile("(?:^|\\s)([A-Za-z_]\\w*)\\s+\\.{2,}\\s*(.*?)\\s*$");
+    private static final Pattern ELAPSED = Pattern.compile(
+            "elapsed time per iteration \\(ms\\):\\s*([^\\s|]+)", Pattern.CASE_INSENSITIVE);
+    private static final Pattern STEP_TIMING = Pattern.compile("train_step_timing(?: in s)?\\s*[:=]\\s*([^\\s|,\\]]+)");
+    private static final Pattern ITERATION = Pattern.compile("\\biteration\\s+(\\d{1,18})\\s*/");
+    private static final Pattern YAML = Pattern.compile("^(\\s*)([A-Za-z_]\\w*)\\s*:(?:\\s+(.*?))?\\s*$");
+    private static final Pattern YAML_ITEM = Pattern.compile("^(\\s*)-\\s+(.*?)\\s*$");
+    private static final Pattern PAIR = Pattern.compile(
+            "(?<![\\w.])([A-Za-z_]\\w*)=('[^']*'|\"[^\"]*\"|<[^>]*>|\\[[^\\]]*\\]|[^,()\\s]+)");
+    private static final Pattern WORLD = Pattern.compile("using world size:\\s*(\\d+)");
+    private static final Pattern WORLD_DP = Pattern.compile("data-parallel[- ]size:\\s*(\\d+)");
+    private static final Pattern PADDED = Pattern.compile("padded vocab.*new size:\\s*(\\d+)");
+    private static final Pattern MICRO = Pattern.compile("number of microbatches to constant\\s+(\\d+)");
+    private static final Pattern MEMBER = Pattern.compile("Initializing distributed: GLOBAL_RANK: \\d+, MEMBER: \\d+/(\\d+)");
+    private static final Pattern DEVICE_NAMED = Pattern.compile(
+            "(?i)\\b(?:gpu|device)[ _]name\\s*[:=]\\s*['\"]?([^'\"|]+?)['\"]?\\s*$");
+    private static final Pattern SMI_L = Pattern.compile("^\\s*GPU \\d+: (.+?) \\(UUID:");
+    private static final Pattern SMI_TABLE = Pattern.compile("^\\|\\s+\\d+\\s+(\\S.*?\\S)\\s{2,}(?:On|Off)\\s+\\|");
+    private static final Pattern FREQ_EXPR = Pattern.compile("\\[([01])\\]\\s*\\*\\s*(\\d{1,9})");
+
+    /** Canonical argument names and their aliases. */
+    private static final Map<String, String> KEYS = new LinkedHashMap<>();
+
+    static {
+        for (String k : List.of("hidden_size", "num_layers", "num_attention_heads", "num_query_groups",
+                "group_query_attention", "ffn_hidden_size", "kv_channels", "padded_vocab_size", "vocab_size",
+                "max_position_embeddings", "swiglu", "squared_relu", "gated_linear_unit", "activation_func",
+                "activation", "normalization", "position_embedding_type", "untie_embeddings_and_output_weights",
+                "share_embeddings_and_output_weights", "add_bias_linear", "add_qkv_bias", "qk_layernorm",
+                "attention_dropout", "hidden_dropout", "num_experts", "moe_router_topk", "moe_ffn_hidden_size",
+                "moe_shared_expert_intermediate_size", "moe_layer_freq", "multi_latent_attention", "is_hybrid_model",
+                "seq_length", "sequence_length", "micro_batch_size", "global_batch_size",
+                "tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
+                "expert_model_parallel_size", "expert_tensor_parallel_size", "virtual_pipeline_model_parallel_size",
+                "num_layers_per_virtual_pipeline_stage", "world_size", "data_parallel_size", "devices", "num_nodes",
+                "num_micro_batches", "bf16", "fp16", "fp8", "fp8_recipe", "fp4", "precision", "sequence_parallel",
+                "recompute_granularity", "recompute_activations", "use_distributed_optimizer", "use_torch_fsdp2",
+                "use_megatron_fsdp", "use_custom_fsdp", "data_parallel_sharding_strategy")) {
+            KEYS.put(k, k);
+        }
+        KEYS.put("num_moe_experts", "num_experts");
+        KEYS.put("encoder_seq_length", "seq_length");
+        KEYS.put("activations_checkpoint_granularity", "recompute_granularity");
+    }
+
+    private TrainingLogs() {
+    }
+
+    /**
+     * The job of a run, in the columns of a candidate table ({@link Candidates}).
+     *
+     * @param seq              tokens per sequence
+     * @param microBatch       sequences per micro-batch ({@code batch})
+     * @param microBatches     micro-batches per data-parallel replica per iteration
+     * @param dataParallel     data-parallel replicas ({@code world_size} of the table; not GPUs)
+     * @param tensor           tensor-parallel degree
+     * @param pipeline         pipeline stages
+     * @param context          context-parallel degree
+     * @param virtualStages    model chunks per pipeline stage
+     * @param expert           expert-parallel degree (1 without experts)
+     * @param expertTensor     expert tensor-parallel degree (1 without experts)
+     * @param zeroStage        ZeRO stage (1: Megatron's distributed optimizer; 3: FSDP)
+     * @param precision        the training precision
+     * @param recompute        activation recomputation
+     * @param sequenceParallel Megatron's sequence parallelism
+     */
+    public record Job(int seq, int microBatch, int microBatches, int dataParallel, int tensor, int pipeline,
+            int context, int virtualStages, int expert, int expertTensor, int zeroStage, Precision precision,
+            Recompute recompute, boolean sequenceParallel) {
+        /** GPUs the job uses: {@code dataParallel x tensor x pipeline x context}. */
+        public long gpus() {
+            return (long) dataParallel * tensor * pipeline * context;
+        }
+    }
+
+    /**
+     * One run a log measured.
+     *
+     * @param log        the log
+     * @param index      1-based position of the run in the log
+     * @param count      runs in the log
+     * @param line       the line where the run's configuration starts
+     * @param arguments  the argument values read (canonical names, as logged), in the order first seen
+     * @param job        the job
+     * @param measuredMs the median steady-state iteration, ms
+     * @param iterations logged iterations the median took
+     * @param warmup     logged iterations dropped before them as warm-up
+     * @param device     the GPU name the log prints, if it prints one
+     * @param config     a Hugging Face {@code config.json} (JSON text) built from the arguments; empty when the model
+     *                   was given
+     */
+    public record Run(Path log, int index, int count, int line, Map<String, String> arguments, Job job,
+            double measuredMs, int iterations, int warmup, Optional<String> device, Optional<String> config) {
+        /** Copies. */
+        public Run {
+            arguments = Collections.unmodifiableMap(new LinkedHashMap<>(arguments));
+        }
+
+        /** The log's file name, with {@code #index} when the log holds several runs. */
+        public String id() {
+            String name = log.getFileName() == null ? log.toString() : log.getFileName().toString();
+            return count > 1 ? name + "#" + index : name;
+        }
+    }
+
+    /**
+     * Reads a log's runs, building each run's model from its arguments ({@link Run#config()}).
+     *
+     * @param warmup logged iterations to drop before the median, or {@link #DEFAULT_WARMUP}
+     * @throws InvalidInputException naming the log: unreadable, no iteration lines (or none after warm-up), missing
+     *         arguments (all listed), a value out of range, a layout that does not divide, a model that cannot be
+     *         written as a configuration
+     */
+    public static List<Run> read(Path log, int warmup) {
+        return read(log, warmup, null);
+    }
+
+    /**
+     * Reads a log's runs of a given model: every run's logged model sizes must be the configuration's.
+     *
+     * @param transformer a Hugging Face {@code config.json}; {@code null}: the model from the arguments, as
+     *                    {@link #read(Path, int)}
+     * @throws InvalidInputException as {@link #read(Path, int)}, and naming the key, the logged and the
+     *         configuration's value when the log's model differs from the configuration's
+     */
+    public static List<Run> read(Path log, int warmup, Path transformer) {
+        if (warmup < DEFAULT_WARMUP) {
+            throw new IllegalArgumentException("warm-up must be 0 or more iterations (or DEFAULT_WARMUP): " + warmup);
+        }
+        TransformerSpec model = transformer == null ? null : HuggingFaceConfig.read(transformer);
+        List<Segment> segments = scan(log);
+        List<Run> runs = new ArrayList<>();
+        for (int i = 0; i < segments.size(); i++) {
+            runs.add(segments.get(i).run(i + 1, segments.size(), warmup, model, transformer));
+        }
+        return runs;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Scanning
+
+    private static List<Segment> scan(Path log) {
+        String source = log.toString();
+        List<Segment> segments = new ArrayList<>();
+        Segment cur = new Segment(source, 1);
+        segments.add(cur);
+        String device = null;
+        boolean inArgs = false;
+        String pendingKey = null;
+        int pendingIndent = -1;
+        int pendingLine = 0;
+        List<String> pendingItems = new ArrayList<>();
+        try (Lines in = new Lines(new InputStreamReader(Files.newInputStream(log), StandardCharsets.UTF_8),
+                source)) {
+            int lineNo = 0;
+            for (String line = in.next(1); line != null; line = in.next(lineNo + 1)) {
+                lineNo++;
+                if (pendingKey != null && !line.isBlank()) {
+                    // the children of a YAML key with an empty value: its _target_, or its "- item" list
+                    int indent = indent(line);
+                    Matcher item = YAML_ITEM.matcher(line);
+                    if (indent > pendingIndent || indent == pendingIndent && item.matches()) {
+                        Matcher y = YAML.matcher(line);
+                        if (y.matches() && y.group(2).equals("_target_") && y.group(3) != null
+                                && pendingItems.isEmpty()) {
+                            cur = cur.put(segments, pendingKey, unquote(y.group(3)), pendingLine);
+                            pendingKey = null;
+                            continue;
+                        }
+                        if (item.matches()) {
+                            if (pendingItems.size() < MAX_ITEMS) {
+                                pendingItems.add(unquote(item.group(2)));
+                            }
+                            continue;
+                        }
+                    } else {
+                        if (!pendingItems.isEmpty()) {
+                            cur = cur.put(segments, pendingKey, "[" + String.join(", ", pendingItems) + "]",
+                                    pendingLine);
+                        }
+                        pendingKey = null;
+                        pendingItems.clear();
+                    }
+                }
+                if (inArgs) {
+                    if (line.contains("end of arguments")) {
+                        inArgs = false;
+                        continue;
+                    }
+                    Matcher a = ARG_ENTRY.matcher(line);
+                    if (a.find() && KEYS.containsKey(a.group(1))) {
+                        cur = cur.put(segments, a.group(1), a.group(2), lineNo);
+                    }
+                    continue;
+                }
+                if (line.contains("arguments") && ARG_HEADER.matcher(line).find()
+                        && !line.contains("end of arguments")) {
+                    cur = cur.configuration(segments, lineNo);
+                    inArgs = true;
+                    continue;
+                }
+                Matcher e = ELAPSED.matcher(line);
+                Matcher t = STEP_TIMING.matcher(line);
+                boolean elapsed = line.contains("per iteration") && e.find();
+                if (elapsed || line.contains("train_step_timing") && t.find()) {
+                    Matcher it = ITERATION.matcher(line);
+                    long iteration = it.find() ? Long.parseLong(it.group(1)) : -1;
+                    cur.iteration(elapsed ? e.group(1) : t.group(1), elapsed ? 1 : 1000, iteration, lineNo);
+                    continue;
+                }
+                if (device == null) {
+                    device = device(line);
+                }
+                Matcher m;
+                if (line.contains("world size") && (m = WORLD.matcher(line)).find()) {
+                    cur = cur.put(segments, "world_size", m.group(1), lineNo);
+                    Matcher d = WORLD_DP.matcher(line);
+                    if (d.find()) {
+                        cur = cur.put(segments, "data_parallel_size", d.group(1), lineNo);
+                    }
+                    continue;
+                }
+                if (line.contains("padded vocab") && (m = PADDED.matcher(line)).find()) {
+                    cur = cur.put(segments, "padded_vocab_size", m.group(1), lineNo);
+                    continue;
+                }
+                if (line.contains("microbatches") && (m = MICRO.matcher(line)).find()) {
+                    cur = cur.put(segments, "num_micro_batches", m.group(1), lineNo);
+                    continue;
+                }
+                if (line.contains("MEMBER") && (m = MEMBER.matcher(line)).find()) {
+                    cur = cur.put(segments, "world_size", m.group(1), lineNo);
+                    continue;
+                }
+                Matcher y = YAML.matcher(line);
+                if (line.indexOf(':') >= 0 && y.matches() && KEYS.containsKey(y.group(2))) {
+                    String v = y.group(3) == null ? "" : stripComment(y.group(3));
+                    if (v.isEmpty()) {
+                        pendingKey = y.group(2);
+                        pendingIndent = y.group(1).length();
+                        pendingLine = lineNo;
+                        pendingItems.clear();
+                    } else {
+                        cur = cur.put(segments, y.group(2), unquote(v), lineNo);
+                    }
+                    continue;
+                }
+                Matcher p = PAIR.matcher(line);
+                while (line.indexOf('=') >= 0 && p.find()) {
+                    if (KEYS.containsKey(p.group(1))) {
+                        cur = cur.put(segments, p.group(1), unquote(p.group(2)), lineNo);
+                    }
+                }
+            }
+            if (pendingKey != null && !pendingItems.isEmpty()) {
+                cur.put(segments, pendingKey, "[" + String.join(", ", pendingItems) + "]", pendingLine);
+            }
+        } catch (IOException ex) {
+            throw InvalidInputException.unreadable(log, "cannot read the training log", ex);
+        } catch (java.io.UncheckedIOException ex) {
+            throw InvalidInputException.unreadable(log, "cannot read the training log", ex.getCause());
+        }
+        if (segments.size() > 1 && segments.get(segments.size() - 1).isEmpty()) {
+            segments.remove(segments.size() - 1);
+        }
+        for (Segment s : segments) {
+            s.device = device;
+        }
+        return segments;
+    }
+
+    /** Lines of text ending in LF, CR LF or CR; a line longer than {@link #MAX_LINE} characters is refused. */
+    private static final class Lines implements AutoCloseable {
+        private final Reader in;
+        private final String source;
+        private final char[] buf = new char[1 << 16];
+        private int pos;
+        private int end;
+        private boolean skipLf;
+
+        Lines(Reader in, String source) {
+            this.in = in;
+            this.source = source;
+        }
+
+        /** The next line (line number {@code lineNo}, for the error), or null at the end. */
+        String next(int lineNo) throws IOException {
+            StringBuilder b = null;
+            while (true) {
+                if (pos == end) {
+                    end = in.read(buf, 0, buf.length);
+                    pos = 0;
+                    if (end <= 0) {
+                        end = 0;
+                        return b == null ? null : b.toString();
+                    }
+                }
+                if (skipLf) {
+                    skipLf = false;
+                    if (buf[pos] == '\n') {
+                        pos++;
+                        continue;
+                    }
+                }
+                int i = pos;
+                while (i < end && buf[i] != '\n' && buf[i] != '\r') {
+                    i++;
+                }
+                int len = i - pos + (b == null ? 0 : b.length());
+                if (len > MAX_LINE) {
+                    throw InvalidInputException.atLine(source, lineNo, "a line of more than " + MAX_LINE
+                            + " characters: not a text log");
+                }
+                if (i < end) {
+                    String line = b == null ? new String(buf, pos, i - pos) : b.append(buf, pos, i - pos).toString();
+                    skipLf = buf[i] == '\r';
+                    pos = i + 1;
+                    return line;
+                }
+                if (b == null) {
+                    b = new StringBuilder();
+                }
+                b.append(buf, pos, i - pos);
+                pos = end;
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            in.close();
+        }
+    }
+
+    private static int indent(String line) {
+        int i = 0;
+        while (i < line.length() && (line.charAt(i) == ' ' || line.charAt(i) == '\t')) {
+            i++;
+        }
+        return i;
+    }
+
+    private static String stripComment(String v) {
+        int hash = v.indexOf(" #");
+        return (hash >= 0 ? v.substring(0, hash) : v).trim();
+    }
+
+    private static String unquote(String v) {
+        String s = v.trim();
+        if (s.length() >= 2 && (s.charAt(0) == '\'' || s.charAt(0) == '"') && s.charAt(s.length() - 1) == s.charAt(0)) {
+            return s.substring(1, s.length() - 1);
+        }
+        return s;
+    }
+
+    /** A GPU name a line prints, or null. */
+    private static String device(String line) {
+        String name = null;
+        int at = line.indexOf("get_device_name");
+        if (at >= 0) {
+            String rest = line.substring(at + "get_device_name".length());
+            int close = rest.indexOf(')');
+            rest = close >= 0 ? rest.substring(close + 1) : rest;
+            name = rest.replaceFirst("^[\\s:=>'\"-]+", "").replaceFirst("['\"\\s]+$", "");
+        } else {
+            Matcher m = DEVICE_NAMED.matcher(line);
+            if (m.find()) {
+                name = m.group(1);
+            } else if ((m = SMI_L.matcher(line)).find() || (m = SMI_TABLE.matcher(line)).find()) {
+                name = m.group(1);
+            }
+        }
+        if (name == null) {
+            return null;
+        }
+        name = name.trim();
+        return name.isEmpty() || name.length() > 100 ? null : name;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // One run's lines
+
+    /** A logged value and its line. */
+    private record Value(String text, int line) {
+        boolean unset() {
+            return isUnset(text);
+        }
+    }
+
+    private static boolean isUnset(String v) {
+        return v.isEmpty() || v.equals("None") || v.equals("null") || v.equals("~") || v.equals("none")
+                || v.equals("Null") || v.equals("NULL");
+    }
+
+    /** What a log says about one run. */
+    private static final class Segment {
+        final String source;
+        final int line;
+        final Map<String, Value> args = new LinkedHashMap<>();
+        double[] ms = new double[64];
+        int n;
+        long lastIteration = Long.MIN_VALUE;
+        String device;
+
+        Segment(String source, int line) {
+            this.source = source;
+            this.line = line;
+        }
+
+        boolean isEmpty() {
+            return args.isEmpty() && n == 0;
+        }
+
+        /** The segment configuration at {@code lineNo} belongs to: this, or a new one after iterations. */
+        Segment configuration(List<Segment> all, int lineNo) {
+            if (n == 0) {
+                return this;
+            }
+            Segment s = new Segment(source, lineNo);
+            all.add(s);
+            return s;
+        }
+
+        Segment put(List<Segment> all, String key, String value, int lineNo) {
+            Segment s = configuration(all, lineNo);
+            String k = KEYS.get(key);
+            String v = value.trim();
+            Value old = s.args.get(k);
+            if (old == null || old.unset() && !isUnset(v)) {
+                s.args.put(k, new Value(v, lineNo));
+            }
+            return s;
+        }
+
+        void iteration(String text, double scale, long iteration, int lineNo) {
+            if (iteration >= 0 && iteration == lastIteration) {
+                return;
+            }
+            double x;
+            try {
+                x = Double.parseDouble(text) * scale;
+            } catch (NumberFormatException e) {
+                x = Double.NaN;
+            }
+            if (!(x >= JobRuns.MIN_MILLIS && x <= JobRuns.MAX_MILLIS)) {
+                throw InvalidInputException.atLine(source, lineNo, "iteration time '" + clip(text) + "'"
+                        + (scale == 1 ? " ms" : " s") + " is not a number of " + JobRuns.MIN_MILLIS + ".."
+                        + JobRuns.MAX_MILLIS + " ms");
+            }
+            if (n == ms.length) {
+                ms = Arrays.copyOf(ms, n * 2);
+            }
+            ms[n++] = x;
+            lastIteration = iteration;
+        }
+
+        // --- typed reads -------------------------------------------------------------------------------------------
+
+        boolean has(String key) {
+            Value v = args.get(key);
+            return v != null && !v.unset();
+        }
+
+        String text(String key) {
+            return has(key) ? args.get(key).text() : null;
+        }
+
+        /** A positive {@code int} value, or null when not logged. */
+        Integer positive(String key) {
+            if (!has(key)) {
+                return null;
+            }
+            Value v = args.get(key);
+            String t = v.text();
+            long x;
+            try {
+                x = Long.parseLong(t.endsWith(".0") ? t.substring(0, t.length() - 2) : t);
+            } catch (NumberFormatException e) {
+                if (t.matches("[0-9]{19,}")) {
+                    throw InvalidInputException.atLine(source, v.line(), key + " = " + clip(t) + " is out of range "
+                            + "(1.." + Integer.MAX_VALUE + ")");
+                }
+                throw InvalidInputException.atLine(source, v.line(), key + " must be a positive integer, got '"
+                        + clip(t) + "'");
+            }
+            if (x < 1 || x > Integer.MAX_VALUE) {
+                throw InvalidInputException.atLine(source, v.line(), key + " = " + x + " is out of range (1.."
+                        + Integer.MAX_VALUE + ")");
+            }
+            return (int) x;
+        }
+
+        int positive(String key, int dflt) {
+            Integer x = positive(key);
+            return x == null ? dflt : x;
+        }
+
+        /** A True/False value, {@code dflt} when not logged. */
+        boolean flag(String key, boolean dflt) {
+            if (!has(key)) {
+                return dflt;
+            }
+            Value v = args.get(key);
+            return switch (v.text().toLowerCase(Locale.ROOT)) {
+                case "true", "1", "yes" -> true;
+                case "false", "0", "no" -> false;
+                default -> throw InvalidInputException.atLine(source, v.line(), key + " must be True or False, got '"
+                        + clip(v.text()) + "'");
+            };
+        }
+
+        /** A rate in [0, 1], or null. */
+        Double rate(String key) {
+            if (!has(key)) {
+                return null;
+            }
+            Value v = args.get(key);
+            double x;
+            try {
+                x = Double.parseDouble(v.text());
+            } catch (NumberFormatException e) {
+                x = Double.NaN;
+            }
+            if (!(x >= 0 && x <= 1)) {
+                throw InvalidInputException.atLine(source, v.line(), key + " must be a number in [0, 1], got '"
+                        + clip(v.text()) + "'");
+            }
+            return x;
+        }
+
+        InvalidInputException bad(String key, String message) {
+            Value v = args.get(key);
+            return v == null ? InvalidInputException.inSource(source, message)
+                    : InvalidInputException.atLine(source, v.line(), message);
+        }
+
+        // --- the run -----------------------------------------------------------------------------------------------
+
+        Run run(int index, int count, int warmup, TransformerSpec model, Path transformer) {
+            String which = count > 1 ? "run " + index + " (from line " + line + "): " : "";
+            if (n == 0) {
+                throw InvalidInputException.inSource(source, which + "no iteration lines ('iteration N/M | ... | "
+                        + "elapsed time per iteration (ms): T' or 'train_step_timing in s: T'): not a training log, "
+                        + "or one that stopped before its first logged iteration");
+            }
+            int drop = warmup == DEFAULT_WARMUP ? (n < FEW ? n / 3 : 10) : warmup;
+            if (drop >= n) {
+                throw InvalidInputException.inSource(source, which + "no iterations after warm-up: " + n
+                        + " logged, the first " + drop + " dropped");
+            }
+            double[] kept = Arrays.copyOfRange(ms, drop, n);
+            Arrays.sort(kept);
+            int k = kept.length;
+            double median = k % 2 == 1 ? kept[k / 2] : (kept[k / 2 - 1] + kept[k / 2]) / 2;
+
+            List<String> missing = new ArrayList<>();
+            String seqKey = has("sequence_length") ? "sequence_length" : "seq_length";
+            for (String key : List.of(seqKey, "micro_batch_size", "global_batch_size")) {
+                if (!has(key)) {
+                    missing.add(key);
+                }
+            }
+            boolean hasWorld = has("data_parallel_size") || has("world_size") || has("num_micro_batches")
+                    || devicesTimesNodes() != null;
+            if (!hasWorld) {
+                missing.add("world_size (or data_parallel_size)");
+            }
+            if (has("num_layers_per_virtual_pipeline_stage") && !has("virtual_pipeline_model_parallel_size")
+                    && !has("num_layers")) {
+                missing.add("num_layers");
+            }
+            if (model == null) {
+                for (String key : List.of("hidden_size", "num_layers", "num_attention_heads", "ffn_hidden_size")) {
+                    if (!has(key) && !missing.contains(key)) {
+                        missing.add(key);
+                    }
+                }
+                if (!has("padded_vocab_size") && !has("vocab_size")) {
+                    missing.add("padded_vocab_size (or vocab_size)");
+                }
+                if (has("num_experts") && !has("moe_router_topk")) {
+                    missing.add("moe_router_topk");
+                }
+            }
+            if (!missing.isEmpty()) {
+                throw InvalidInputException.inSource(source, which + "the log lacks " + String.join(", ", missing)
+                        + (model == null ? " (what the model and the job need; a Megatron-LM log prints them in its "
+                                + "argument block)" : " (what the job needs)"));
+            }
+            if (model != null) {
+                compare(which, model, transformer);
+            }
+            Job job = job(which);
+            Map<String, String> arguments = new LinkedHashMap<>();
+            args.forEach((key, v) -> arguments.put(key, v.text()));
+            Optional<String> config = model == null ? Optional.of(config(which, job)) : Optional.empty();
+            return new Run(Path.of(source), index, count, line, arguments, job, median, k, drop,
+                    Optional.ofNullable(device), config);
+        }
+
+        private Integer devicesTimesNodes() {
+            try {
+                Integer d = positive("devices");
+                Integer nodes = positive("num_nodes");
+                if (d != null && nodes != null && (long) d * nodes <= Integer.MAX_VALUE) {
+                    return d * nodes;
+                }
+            } catch (InvalidInputException e) {
+                // devices: auto, -1 ...: not a count
+            }
+            return null;
+        }
+
+        private void compare(String which, TransformerSpec model, Path transformer) {
+            List<String> diffs = new ArrayList<>();
+            Integer hidden = positive("hidden_size");
+            if (hidden != null && hidden != model.hidden()) {
+                diffs.add(diff("hidden_size", hidden, model.hidden(), "hidden_size"));
+            }
+            Integer layers = positive("num_layers");
+            if (layers != null && layers != model.layers()) {
+                diffs.add(diff("num_layers", layers, model.layers(), "num_hidden_layers"));
+            }
+            Integer heads = positive("num_attention_heads");
+            if (heads != null && heads != model.heads()) {
+                diffs.add(diff("num_attention_heads", heads, model.heads(), "num_attention_heads"));
+            }
+            Integer groups = queryGroups(heads == null ? (int) model.heads() : heads);
+            if (groups != null && groups != model.kvHeads()) {
+                diffs.add(diff("num_query_groups", groups, model.kvHeads(), "num_key_value_heads"));
+            }
+            Integer experts = positive("num_experts");
+            if (experts != null && (model.moe().isEmpty() || experts != model.moe().get().experts())) {
+                diffs.add("num_experts is " + experts + " in the log, " + model.moe().map(m -> m.experts() + "")
+                        .orElse("none (a dense model)") + " in the configuration");
+            }
+            if (!diffs.isEmpty()) {
+                throw InvalidInputException.inSource(source, which + "a log with a different model than the one "
+                        + "given is refused: " + String.join("; ", diffs) + " (" + transformer + ")");
+            }
+        }
+
+        private static String diff(String key, long logged, long config, String configKey) {
+            return key + " is " + logged + " in the log, " + config + " in the configuration (" + configKey + ")";
+        }
+
+        /** The key-value heads the log says, or null when it says nothing of grouped queries. */
+        private Integer queryGroups(int heads) {
+            boolean gqaLogged = has("group_query_attention");
+            boolean gqa = flag("group_query_attention", true);
+            if (!gqaLogged && !has("num_query_groups")) {
+                return null;
+            }
+            if (!gqa) {
+                return heads;
+            }
+            Integer g = positive("num_query_groups");
+            return g == null ? heads : g;
+        }
+
+        private Job job(String which) {
+            int tp = positive("tensor_model_parallel_size", 1);
+            int pp = positive("pipeline_model_parallel_size", 1);
+            int cp = positive("context_parallel_size", 1);
+            long modelRanks = (long) tp * pp * cp;
+            int seq = positive(has("sequence_length") ? "sequence_length" : "seq_length");
+            int mbs = positive("micro_batch_size");
+            int gbs = positive("global_batch_size");
+            Integer world = positive("world_size");
+            if (world == null) {
+                world = devicesTimesNodes();
+            }
+            Integer dpLogged = positive("data_parallel_size");
+            Integer micro = positive("num_micro_batches");
+            int dp;
+            if (dpLogged != null) {
+                dp = dpLogged;
+                if (world != null && (long) dp * modelRanks != world) {
+                    throw bad("data_parallel_size", which + "data_parallel_size " + dp + " x tensor " + tp
+                            + " x pipeline " + pp + " x context " + cp + " is not world_size " + world);
+                }
+            } else if (world != null) {
+                if (world % modelRanks != 0) {
+                    throw bad("world_size", which + "world_size " + world + " is not a multiple of tensor " + tp
+                            + " x pipeline " + pp + " x context " + cp + " (" + modelRanks + ")");
+                }
+                dp = (int) (world / modelRanks);
+            } else {
+                long per = (long) mbs * micro;
+                if (gbs % per != 0) {
+                    throw bad("global_batch_size", which + "global_batch_size " + gbs + " is not a multiple of "
+                            + "micro_batch_size " + mbs + " x micro-batches " + micro);
+                }
+                dp = (int) (gbs / per);
+            }
+            long perReplica = (long) mbs * dp;
+            if (gbs % perReplica != 0) {
+                throw bad("global_batch_size", which + "global_batch_size " + gbs + " is not a multiple of "
+                        + "micro_batch_size " + mbs + " x data-parallel size " + dp);
+            }
+            int microBatches = (int) (gbs / perReplica);
+            if (micro != null && micro != microBatches) {
+                throw bad("num_micro_batches", which + "the log sets " + micro + " micro-batches, but "
+                        + "global_batch_size " + gbs + " / (micro_batch_size " + mbs + " x data-parallel " + dp
+                        + ") is " + microBatches);
+            }
+            int virtual = 1;
+            if (has("virtual_pipeline_model_parallel_size")) {
+                virtual = positive("virtual_pipeline_model_parallel_size");
+            } else if (has("num_layers_per_virtual_pipeline_stage")) {
+                int per = positive("num_layers_per_virtual_pipeline_stage");
+                int layers = positive("num_layers");
+                if (layers % ((long) pp * per) != 0) {
+                    throw bad("num_layers_per_virtual_pipeline_stage", which + "num_layers " + layers + " is not a "
+                            + "multiple of pipeline " + pp + " x num_layers_per_virtual_pipeline_stage " + per);
+                }
+                virtual = (int) (layers / ((long) pp * per));
+            }
+            boolean moe = has("num_experts");
+            int ep = moe ? positive("expert_model_parallel_size", 1) : 1;
+            int etp = moe ? positive("expert_tensor_parallel_size", tp) : 1;
+            int zero = 0;
+            if (flag("use_torch_fsdp2", false)) {
+                zero = 3;
+            } else if (flag("use_megatron_fsdp", false) || flag("use_custom_fsdp", false)) {
+                String s = text("data_parallel_sharding_strategy");
+                zero = s == null ? 3 : switch (s) {
+                    case "no_shard" -> flag("use_distributed_optimizer", false) ? 1 : 0;
+                    case "optim" -> 1;
+                    case "optim_grads" -> 2;
+                    case "optim_grads_params" -> 3;
+                    default -> throw bad("data_parallel_sharding_strategy", which + "data_parallel_sharding_strategy '"
+                            + clip(s) + "' is not known (no_shard, optim, optim_grads, optim_grads_params)");
+                };
+            } else if (flag("use_distributed_optimizer", false)) {
+                zero = 1;
+            }
+            Precision precision = precision(which);
+            Recompute recompute;
+            String granularity = text("recompute_granularity");
+            if (granularity == null) {
+                recompute = flag("recompute_activations", false) ? Recompute.SELECTIVE : Recompute.NONE;
+            } else {
+                recompute = switch (granularity.toLowerCase(Locale.ROOT)) {
+                    case "selective" -> Recompute.SELECTIVE;
+                    case "full" -> Recompute.FULL;
+                    default -> throw bad("recompute_granularity", which + "recompute_granularity '"
+                            + clip(granularity) + "' is not known (None, selective, full)");
+                };
+            }
+            boolean sp = flag("sequence_parallel", false) && tp > 1;
+            try {
+                new Parallelism(dp, tp, pp, microBatches, sp, zero, virtual, cp, ep, etp);
+            } catch (IllegalArgumentException e) {
+                throw InvalidInputException.inSource(source, which + "the logged layout is not one to predict: "
+                        + e.getMessage());
+            }
+            return new Job(seq, mbs, microBatches, dp, tp, pp, cp, virtual, ep, etp, zero, precision, recompute, sp);
+        }
+
+        private Precision precision(String which) {
+            String fp4 = text("fp4");
+            if (fp4 != null && !fp4.equalsIgnoreCase("false")) {
+                return Precision.NVFP4;
+            }
+            String fp8 = text("fp8");
+            if (fp8 != null && !fp8.equalsIgnoreCase("false")) {
+                String recipe = text("fp8_recipe");
+                String r = recipe == null ? "delayed" : recipe.toLowerCase(Locale.ROOT);
+                return switch (r) {
+                    case "delayed", "tensorwise" -> Precision.FP8;
+                    case "blockwise" -> Precision.FP8_BLOCK;
+                    case "mxfp8" -> Precision.MXFP8;
+                    default -> throw bad("fp8_recipe", which + "fp8_recipe '" + clip(recipe) + "' is not known "
+                            + "(delayed, tensorwise, blockwise, mxfp8)");
+                };
+            }
+            if (flag("bf16", false)) {
+                return Precision.BF16;
+            }
+            if (flag("fp16", false)) {
+                return Precision.FP16;
+            }
+            String p = text("precision");
+            if (p != null) {
+                String t = p.toLowerCase(Locale.ROOT);
+                if (t.contains("bf16")) {
+                    return Precision.BF16;
+                }
+                if (t.equals("16") || t.startsWith("16-") || t.contains("fp16")) {
+                    return Precision.FP16;
+                }
+                if (t.equals("32") || t.startsWith("32-") || t.contains("fp32")) {
+                    return Precision.FP32;
+                }
+                if (t.equals("tf32")) {
+                    return Precision.TF32;
+                }
+                throw bad("precision", which + "precision '" + clip(p) + "' is not known (bf16-mixed, 16-mixed, 32, "
+                        + "tf32)");
+            }
+            return Precision.FP32;
+        }
+
+        // --- the model ---------------------------------------------------------------------------------------------
+
+        private String config(String which, Job job) {
+            int hidden = positive("hidden_size");
+            int layers = positive("num_layers");
+            int heads = positive("num_attention_heads");
+            int ffn = positive("ffn_hidden_size");
+            int vocab = positive(has("padded_vocab_size") ? "padded_vocab_size" : "vocab_size");
+            Integer kvHeads = queryGroups(heads);
+            int kv = kvHeads == null ? heads : kvHeads;
+            Integer kvChannels = positive("kv_channels");
+            Integer headDim = kvChannels != null && (hidden % heads != 0 || kvChannels != hidden / heads)
+                    ? kvChannels : null;
+            int positions = positive("max_position_embeddings", Math.max(job.seq(), positive("seq_length",
+                    job.seq())));
+            if (flag("multi_latent_attention", false)) {
+                throw InvalidInputException.inSource(source, which + "a model with multi-latent attention cannot be "
+                        + "written from its arguments: give its config.json (--transformer)");
+            }
+            if (flag("is_hybrid_model", false)) {
+                throw InvalidInputException.inSource(source, which + "a hybrid (Mamba) model cannot be written from "
+                        + "its arguments: give its config.json (--transformer)");
+            }
+            String act = activation();
+            boolean rms = has("normalization") && text("normalization").toLowerCase(Locale.ROOT).replace("_", "")
+                    .contains("rms");
+            String pos = has("position_embedding_type") ? text("position_embedding_type").toLowerCase(Locale.ROOT)
+                    : "learned_absolute";
+            boolean untied = flag("untie_embeddings_and_output_weights", false)
+                    || !flag("share_embeddings_and_output_weights", true);
+            boolean bias = flag("add_bias_linear", true);
+            boolean qkvBias = flag("add_qkv_bias", false);
+            boolean qkNorm = flag("qk_layernorm", false);
+            Double attnDrop = rate("attention_dropout");
+            Double hiddenDrop = rate("hidden_dropout");
+
+            ObjectMapper om = new ObjectMapper();
+            ObjectNode c = om.createObjectNode();
+            Integer experts = positive("num_experts");
+            if (experts != null) {
+                if (!act.equals("swiglu")) {
+                    throw InvalidInputException.inSource(source, which + "a mixture of experts with " + act
+                            + " experts cannot be written from its arguments (SwiGLU experts can): give its "
+                            + "config.json (--transformer)");
+                }
+                int topK = positive("moe_router_topk");
+                if (topK > experts) {
+                    throw bad("moe_router_topk", which + "moe_router_topk " + topK + " is more than num_experts "
+                            + experts);
+                }
+                int moeFfn = positive("moe_ffn_hidden_size", ffn);
+                Integer shared = positive("moe_shared_expert_intermediate_size");
+                boolean[] moeLayer = moeLayers(which, layers);
+                List<Integer> dense = new ArrayList<>();
+                List<Integer> sparse = new ArrayList<>();
+                for (int i = 0; i < layers; i++) {
+                    (moeLayer[i] ? sparse : dense).add(i);
+                }
+                if (shared != null) {
+                    if (shared != moeFfn) {
+                        throw bad("moe_shared_expert_intermediate_size", which + "a shared expert of "
+                                + shared + " (the routed experts' " + moeFfn + ") cannot be written from the "
+                                + "arguments: give the model's config.json (--transformer)");
+                    }
+                    c.put("model_type", "llama4_text");
+                    common(c, hidden, layers, heads, kv, headDim, vocab, positions, untied, bias);
+                    c.put("intermediate_size", moeFfn);
+                    c.put("intermediate_size_mlp", ffn);
+                    c.put("num_local_experts", experts);
+                    c.put("num_experts_per_tok", topK);
+                    c.put("interleave_moe_layer_step", 1);
+                    ArrayNode ml = c.putArray("moe_layers");
+                    sparse.forEach(ml::add);
+                    c.putNull("attention_chunk_size");
+                } else if (dense.isEmpty() && !qkNorm) {
+                    c.put("model_type", "mixtral");
+                    common(c, hidden, layers, heads, kv, headDim, vocab, positions, untied, bias);
+                    c.put("intermediate_size", moeFfn);
+                    c.put("num_local_experts", experts);
+                    c.put("num_experts_per_tok", topK);
+                    c.putNull("sliding_window");
+                } else {
+                    c.put("model_type", "qwen3_moe");
+                    common(c, hidden, layers, heads, kv, headDim, vocab, positions, untied, bias);
+                    if (!c.has("head_dim")) {
+                        c.put("head_dim", hidden / heads);
+                    }
+                    c.put("intermediate_size", ffn);
+                    c.put("moe_intermediate_size", moeFfn);
+                    c.put("num_experts", experts);
+                    c.put("num_experts_per_tok", topK);
+                    c.put("decoder_sparse_step", 1);
+                    ArrayNode ml = c.putArray("mlp_only_layers");
+                    dense.forEach(ml::add);
+                    c.put("use_sliding_window", false);
+                }
+                c.put("hidden_act", "silu");
+            } else if (act.equals("swiglu") && rms) {
+                c.put("model_type", qkNorm ? "qwen3" : qkvBias && !bias ? "qwen2" : "llama");
+                common(c, hidden, layers, heads, kv, headDim, vocab, positions, untied, bias);
+                c.put("intermediate_size", ffn);
+                c.put("hidden_act", "silu");
+                if (c.get("model_type").asText().startsWith("qwen")) {
+                    c.put("use_sliding_window", false);
+                }
+            } else if (act.equals("gelu") && pos.startsWith("learned") && !untied && bias && kv == heads
+                    && headDim == null) {
+                c.put("model_type", "gpt2");
+                c.put("n_embd", hidden);
+                c.put("n_head", heads);
+                c.put("n_layer", layers);
+                c.put("n_inner", ffn);
+                c.put("vocab_size", vocab);
+                c.put("n_positions", positions);
+                c.put("activation_function", "gelu_new");
+                c.put("attn_pdrop", attnDrop == null ? 0.1 : attnDrop);
+                c.put("resid_pdrop", hiddenDrop == null ? 0.1 : hiddenDrop);
+                c.put("embd_pdrop", hiddenDrop == null ? 0.1 : hiddenDrop);
+            } else {
+                c.put("model_type", "nemotron");
+                common(c, hidden, layers, heads, kv, headDim, vocab, positions, untied, bias);
+                c.put("intermediate_size", ffn);
+                c.put("hidden_act", switch (act) {
+                    case "swiglu" -> "silu";
+                    case "squared_relu" -> "relu2";
+                    default -> "gelu";
+                });
+            }
+            if (!c.get("model_type").asText().equals("gpt2") && attnDrop != null) {
+                c.put("attention_dropout", attnDrop);
+            }
+            c.put("scaledl_from_log", Path.of(source).getFileName() == null ? source
+                    : Path.of(source).getFileName().toString());
+            String json;
+            try {
+                json = om.writerWithDefaultPrettyPrinter().writeValueAsString(c) + "\n";
+            } catch (JsonProcessingException e) {
+                throw new IllegalStateException(e);
+            }
+            try {
+                HuggingFaceConfig.parse(json.getBytes(StandardCharsets.UTF_8), "config.json", "log");
+            } catch (InvalidInputException e) {
+                throw InvalidInputException.inSource(source, which + "the model its arguments describe is not one "
+                        + "to predict: " + e.detail());
+            }
+            return json;
+        }
+
+        private static void common(ObjectNode c, int hidden, int layers, int heads, int kv, Integer headDim,
+                int vocab, int positions, boolean untied, boolean bias) {
+            c.put("hidden_size", hidden);
+            c.put("num_hidden_layers", layers);
+            c.put("num_attention_heads", heads);
+            c.put("num_key_value_heads", kv);
+            if (headDim != null) {
+                c.put("head_dim", headDim);
+            }
+            c.put("vocab_size", vocab);
+            c.put("max_position_embeddings", positions);
+            c.put("tie_word_embeddings", !untied);
+            c.put("attention_bias", bias);
+            c.put("mlp_bias", bias);
+        }
+
+        /** swiglu, squared_relu or gelu. */
+        private String activation() {
+            if (flag("swiglu", false)) {
+                return "swiglu";
+            }
+            if (flag("squared_relu", false)) {
+                return "squared_relu";
+            }
+            String a = text("activation");
+            if (a != null) {
+                String t = a.toLowerCase(Locale.ROOT);
+                if (t.contains("swiglu") || t.contains("silu")) {
+                    return "swiglu";
+                }
+                if (t.contains("squared") || t.contains("relu2")) {
+                    return "squared_relu";
+                }
+            }
+            String f = text("activation_func");
+            String fn = f == null ? "" : f.toLowerCase(Locale.ROOT);
+            if (flag("gated_linear_unit", false) && (fn.isEmpty() || fn.contains("silu") || fn.contains("swish"))) {
+                return "swiglu";
+            }
+            if (fn.contains("squared_relu") || fn.contains("relu2")) {
+                return "squared_relu";
+            }
+            return "gelu";
+        }
+
+        /** Which layers have experts, from {@code moe_layer_freq}. */
+        private boolean[] moeLayers(String which, int layers) {
+            boolean[] out = new boolean[layers];
+            String f = text("moe_layer_freq");
+            if (f == null) {
+                Arrays.fill(out, true);
+                return out;
+            }
+            String t = f.replace(" ", "");
+            if (t.matches("\\d{1,10}")) {
+                int every = positive("moe_layer_freq");
+                for (int i = 0; i < layers; i++) {
+                    out[i] = i % every == 0;
+                }
+                return out;
+            }
+            List<Boolean> pattern = new ArrayList<>();
+            if (t.matches("\\[[01](,[01])*\\]")) {
+                for (String x : t.substring(1, t.length() - 1).split(",")) {
+                    pattern.add(x.equals("1"));
+                }
+            } else if (t.matches("\\(?\\[[01]\\]\\*\\d{1,9}(\\+\\[[01]\\]\\*\\d{1,9})*\\)?")) {
+                Matcher m = FREQ_EXPR.matcher(t);
+                while (m.find()) {
+                    long count = Long.parseLong(m.group(2));
+                    if (pattern.size() + count > layers) {
+                        pattern.add(false);
+                        break;
+                    }
+                    for (long i = 0; i < count; i++) {
+                        pattern.add(m.group(1).equals("1"));
+                    }
+                }
+            } else {
+                throw bad("moe_layer_freq", which + "moe_layer_freq '" + clip(f) + "' is not an integer, a list of "
+                        + "0/1 per layer or ([0]*N+[1]*M)");
+            }
+            if (pattern.size() != layers) {
+                throw bad("moe_layer_freq", which + "moe_layer_freq gives " + (pattern.size() > layers ? "more" : "")
+                        + (pattern.size() > layers ? " than " : pattern.size() + " of ") + layers + " layers");
+            }
+            for (int i = 0; i < layers; i++) {
+                out[i] = pattern.get(i);
+            }
+            return out;
+        }
+    }
+
+    private static String clip(String s) {
+        return InvalidInputException.printable(s, 60);
+    }
+
+    /** The argument names read (canonical, then aliases), for documentation and tests. */
+    public static Set<String> argumentNames() {
+        return Collections.unmodifiableSet(KEYS.keySet());
+    }
+}

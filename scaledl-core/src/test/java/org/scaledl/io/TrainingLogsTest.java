@@ -1,0 +1,255 @@
+package org.scaledl.io;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.scaledl.InvalidInputException;
+import org.scaledl.transformer.HuggingFaceConfig;
+import org.scaledl.transformer.TransformerSpec;
+import org.scaledl.workload.Precision;
+import org.scaledl.workload.Recompute;
+
+class TrainingLogsTest {
+    private static final Path LOGS = Path.of("src/test/resources/logs");
+    private static final Path LLAMA3_8B = Path.of("src/test/resources/transformers/llama-3-8b/config.json");
+
+    @TempDir
+    Path dir;
+
+    private static TransformerSpec spec(TrainingLogs.Run r) {
+        return HuggingFaceConfig.parse(r.config().orElseThrow().getBytes(StandardCharsets.UTF_8), r.id(), r.id());
+    }
+
+    @Test
+    void megatronArgumentBlockGivesTheJobTheModelAndTheSteadyStateMedian() {
+        List<TrainingLogs.Run> runs = TrainingLogs.read(LOGS.resolve("megatron-llama3-8b.log"),
+                TrainingLogs.DEFAULT_WARMUP);
+        assertEquals(1, runs.size());
+        TrainingLogs.Run r = runs.get(0);
+        assertEquals("megatron-llama3-8b.log", r.id());
+        TrainingLogs.Job j = r.job();
+        assertEquals(8192, j.seq());
+        assertEquals(1, j.microBatch());
+        assertEquals(16, j.microBatches(), "global 128 / (micro 1 x data-parallel 8)");
+        assertEquals(8, j.dataParallel(), "world 64 / (tensor 4 x pipeline 2)");
+        assertEquals(4, j.tensor());
+        assertEquals(2, j.pipeline());
+        assertEquals(1, j.context());
+        assertEquals(1, j.virtualStages());
+        assertEquals(1, j.expert());
+        assertEquals(1, j.expertTensor(), "no experts: expert tensor parallelism does not apply");
+        assertEquals(1, j.zeroStage(), "the distributed optimizer");
+        assertEquals(Precision.BF16, j.precision());
+        assertEquals(Recompute.NONE, j.recompute());
+        assertTrue(j.sequenceParallel());
+        assertEquals(64, j.gpus());
+        // 40 iterations, the first one slow: the first 10 dropped, the median of the other 30
+        assertEquals(30, r.iterations());
+        assertEquals(10, r.warmup());
+        assertEquals(5050.5, r.measuredMs(), 1e-9);
+        assertEquals("NVIDIA H100 80GB HBM3", r.device().orElseThrow());
+        // the model from the arguments is Llama 3 8B's (padded vocabulary from the tokenizer's line)
+        TransformerSpec s = spec(r);
+        TransformerSpec llama = HuggingFaceConfig.read(LLAMA3_8B);
+        assertEquals(llama.parameterCount(), s.parameterCount());
+        assertEquals(8, s.kvHeads());
+        assertTrue(r.config().get().contains("\"model_type\" : \"llama\""), r.config().get());
+        assertEquals("128256", r.arguments().get("padded_vocab_size"));
+    }
+
+    @Test
+    void warmUpIsTheCallersWhenGivenAndAGivenModelIsCompared() {
+        TrainingLogs.Run r = TrainingLogs.read(LOGS.resolve("megatron-llama3-8b.log"), 1, LLAMA3_8B).get(0);
+        assertEquals(39, r.iterations());
+        assertEquals(1, r.warmup());
+        assertTrue(r.config().isEmpty(), "the model was given");
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(
+                LOGS.resolve("megatron-llama3-8b.log"), 40));
+        assertTrue(e.getMessage().contains("megatron-llama3-8b.log") && e.getMessage().contains("after warm-up"),
+                e.getMessage());
+    }
+
+    @Test
+    void nemoLogWithAConfigDumpAndTrainStepTiming() {
+        TrainingLogs.Run r = TrainingLogs.read(LOGS.resolve("nemo-llama3-8b.log"), TrainingLogs.DEFAULT_WARMUP)
+                .get(0);
+        TrainingLogs.Job j = r.job();
+        assertEquals(8192, j.seq());
+        assertEquals(2, j.microBatch());
+        assertEquals(2, j.tensor());
+        assertEquals(2, j.context());
+        assertEquals(4, j.dataParallel(), "Lightning's 16 processes / (tensor 2 x context 2)");
+        assertEquals(8, j.microBatches(), "64 / (2 x 4)");
+        assertEquals(Precision.FP8, j.precision(), "fp8 hybrid, tensorwise");
+        assertEquals(Recompute.SELECTIVE, j.recompute());
+        assertTrue(j.sequenceParallel());
+        assertEquals(0, j.zeroStage());
+        // 12 logged steps (fewer than 30): a third dropped, the median of 8, seconds as ms
+        assertEquals(4, r.warmup());
+        assertEquals(8, r.iterations());
+        assertEquals(2415.0, r.measuredMs(), 1e-6);
+        assertEquals("NVIDIA H100 80GB HBM3", r.device().orElseThrow());
+        TransformerSpec s = spec(r);
+        assertEquals(HuggingFaceConfig.read(LLAMA3_8B).parameterCount(), s.parameterCount(),
+                "untied SwiGLU RMSNorm with 8 groups: Llama 3 8B");
+    }
+
+    @Test
+    void aLogMissingArgumentsListsEveryOne() {
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(
+                LOGS.resolve("missing-global-batch.log"), TrainingLogs.DEFAULT_WARMUP));
+        String m = e.getMessage();
+        assertTrue(m.startsWith(LOGS.resolve("missing-global-batch.log").toString()), m);
+        assertTrue(m.contains("global_batch_size") && m.contains("ffn_hidden_size"), m);
+        // with the model given, only what the job needs
+        InvalidInputException given = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(
+                LOGS.resolve("missing-global-batch.log"), TrainingLogs.DEFAULT_WARMUP, LLAMA3_8B));
+        assertTrue(given.getMessage().contains("global_batch_size"), given.getMessage());
+        assertFalse(given.getMessage().contains("ffn_hidden_size"), given.getMessage());
+    }
+
+    @Test
+    void aLogWithAnotherModelThanTheGivenOneIsRefused() {
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(
+                LOGS.resolve("different-hidden.log"), TrainingLogs.DEFAULT_WARMUP, LLAMA3_8B));
+        String m = e.getMessage();
+        assertTrue(m.contains("different-hidden.log") && m.contains("different model"), m);
+        assertTrue(m.contains("hidden_size is 8192 in the log, 4096 in the configuration"), m);
+        assertEquals(1, m.lines().count(), m);
+    }
+
+    @Test
+    void aLayerCountPastTheIntRangeIsRefusedNotTruncated() {
+        for (Path model : new Path[] {null, LLAMA3_8B}) {
+            InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(
+                    LOGS.resolve("huge-layers.log"), TrainingLogs.DEFAULT_WARMUP, model));
+            String m = e.getMessage();
+            assertTrue(m.contains("huge-layers.log") && m.contains("num_layers = 4294967328 is out of range"), m);
+        }
+    }
+
+    @Test
+    void severalRunsInOneLogAreReadInOrder() throws IOException {
+        String one = Files.readString(LOGS.resolve("megatron-llama3-8b.log"));
+        Path log = dir.resolve("two.log");
+        Files.writeString(log, one + one.replace("elapsed time per iteration (ms): 5", "elapsed time per iteration "
+                + "(ms): 6"));
+        List<TrainingLogs.Run> runs = TrainingLogs.read(log, TrainingLogs.DEFAULT_WARMUP);
+        assertEquals(2, runs.size());
+        assertEquals("two.log#1", runs.get(0).id());
+        assertEquals("two.log#2", runs.get(1).id());
+        assertEquals(5050.5, runs.get(0).measuredMs(), 1e-9);
+        assertEquals(6050.5, runs.get(1).measuredMs(), 1e-9);
+        assertTrue(runs.get(1).line() > one.lines().count() - 1, "the second run starts in the second half");
+        assertEquals(runs.get(0).job(), runs.get(1).job());
+    }
+
+    @Test
+    void bridgeStyleYamlDumpWithExpertsBecomesAQwen3MoeConfig() throws IOException {
+        StringBuilder b = new StringBuilder("""
+                INFO:megatron.core.num_microbatches_calculator:setting number of microbatches to constant 4
+                INFO:megatron.core.distributed.distributed_data_parallel:Setting up DistributedDataParallel with \
+                config DistributedDataParallelConfig(grad_reduce_in_fp32=True, use_distributed_optimizer=True, \
+                use_megatron_fsdp=False, data_parallel_sharding_strategy='no_shard')
+                ------- Task Configuration -------
+                mixed_precision:
+                  bf16: true
+                  fp8: null
+                model:
+                  activation_func:
+                    _call_: false
+                    _target_: torch.nn.functional.silu
+                  add_bias_linear: false
+                  context_parallel_size: 1
+                  expert_model_parallel_size: 2
+                  expert_tensor_parallel_size: null
+                  ffn_hidden_size: 4096
+                  gated_linear_unit: true
+                  hidden_size: 1024
+                  kv_channels: 64
+                  moe_ffn_hidden_size: 512
+                  moe_layer_freq:
+                  - 0
+                  - 1
+                  - 1
+                  - 1
+                  moe_router_topk: 2
+                  normalization: RMSNorm
+                  num_attention_heads: 16
+                  num_layers: 4
+                  num_moe_experts: 8
+                  num_query_groups: 4
+                  pipeline_model_parallel_size: 1
+                  position_embedding_type: rope
+                  qk_layernorm: true
+                  recompute_granularity: full
+                  seq_length: 4096
+                  share_embeddings_and_output_weights: false
+                  tensor_model_parallel_size: 1
+                  vocab_size: 32000
+                train:
+                  global_batch_size: 32
+                  micro_batch_size: 2
+                ----------------------------------
+                """);
+        for (int i = 1; i <= 6; i++) {
+            b.append(String.format(java.util.Locale.ROOT, " [2025-10-06 03:27:07] iteration %8d/%8d | consumed samples: %d | elapsed time "
+                    + "per iteration (ms): %.1f | learning rate: 1.5E-06 |%n", i, 6, 32 * i, i == 1 ? 9000.0 : 400.0
+                    + i));
+        }
+        Path log = dir.resolve("bridge.log");
+        Files.writeString(log, b.toString());
+        TrainingLogs.Run r = TrainingLogs.read(log, TrainingLogs.DEFAULT_WARMUP).get(0);
+        TrainingLogs.Job j = r.job();
+        assertEquals(4, j.dataParallel(), "32 / (2 x 4 micro-batches)");
+        assertEquals(4, j.microBatches());
+        assertEquals(2, j.expert());
+        assertEquals(1, j.expertTensor(), "None: the tensor-parallel size");
+        assertEquals(1, j.zeroStage());
+        assertEquals(Precision.BF16, j.precision());
+        assertEquals(Recompute.FULL, j.recompute());
+        assertEquals(4, r.iterations());
+        assertEquals(404.5, r.measuredMs(), 1e-9);
+        assertTrue(r.device().isEmpty());
+        String config = r.config().orElseThrow();
+        assertTrue(config.contains("\"model_type\" : \"qwen3_moe\""), config);
+        TransformerSpec s = spec(r);
+        assertEquals(8, s.moe().orElseThrow().experts());
+        assertEquals(2, s.moe().get().topK());
+        assertEquals(4, s.kvHeads());
+        assertEquals(TransformerSpec.Block.Ffn.DENSE, s.blocks().get(0).ffn(), "moe_layer_freq [0, 1, 1, 1]");
+        assertEquals(TransformerSpec.Block.Ffn.MOE, s.blocks().get(1).ffn());
+    }
+
+    @Test
+    void logsWithoutIterationsAndControlCharactersAreRefusedPrintably() throws IOException {
+        Path empty = dir.resolve("no-iterations.log");
+        Files.writeString(empty, "hidden_size: 4096\nnothing else\n");
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(empty,
+                TrainingLogs.DEFAULT_WARMUP));
+        assertTrue(e.getMessage().contains("no-iterations.log") && e.getMessage().contains("no iteration lines"),
+                e.getMessage());
+        String one = Files.readString(LOGS.resolve("megatron-llama3-8b.log"));
+        Path hostile = dir.resolve("hostile.log");
+        Files.writeString(hostile, one.replaceFirst("hidden_size( \\.+) 4096", "hidden_size$1 40\u001b]0;x\u0007"));
+        InvalidInputException h = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(hostile,
+                TrainingLogs.DEFAULT_WARMUP));
+        assertTrue(h.getMessage().contains("hidden_size must be a positive integer"), h.getMessage());
+        assertTrue(h.getMessage().chars().allMatch(c -> c >= 0x20 && c < 0x7f), h.getMessage());
+        Path zero = Path.of("/dev/zero");
+        if (Files.isReadable(zero)) {
+            InvalidInputException z = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(zero,
+                    TrainingLogs.DEFAULT_WARMUP));
+            assertTrue(z.getMessage().contains("not a text log"), z.getMessage());
+        }
+    }
+}

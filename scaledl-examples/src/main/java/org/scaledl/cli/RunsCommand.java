@@ -1,0 +1,266 @@
+package org.scaledl.cli;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import org.scaledl.InvalidInputException;
+import org.scaledl.io.CsvTable;
+import org.scaledl.io.DeviceCatalog;
+import org.scaledl.io.TrainingLogs;
+import org.scaledl.model.file.SafeFiles;
+import org.scaledl.transformer.HuggingFaceConfig;
+import org.scaledl.transformer.TransformerSpec;
+import org.scaledl.workload.Device;
+import org.scaledl.workload.Topology;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code scaledl runs --from-log train.log ... --out runs.csv}: turns Megatron-LM, Megatron-Bridge and NeMo training
+ * logs into a job runs table ({@link org.scaledl.io.JobRuns}), one row per run in the logs' order, with the model a
+ * given {@code config.json} or one built from each log's arguments (written to {@code <out-stem>-configs/}). What is
+ * read from a log: {@link TrainingLogs}.
+ */
+@Command(name = "runs", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
+        description = "Turn Megatron-LM, Megatron-Bridge or NeMo training logs into a job runs table (the CSV that "
+                + "fit --runs and predict --candidates read): the job from the logged arguments, measured_ms the "
+                + "median iteration after warm-up, the model a given config.json or one built from the arguments.")
+final class RunsCommand implements Callable<Integer> {
+    /** The table's columns, in order. */
+    static final List<String> COLUMNS = List.of("id", "transformer", "seq", "batch", "micro_batches", "world_size",
+            "tensor", "pipeline", "context", "virtual_stages", "expert", "expert_tensor", "zero_stage", "device",
+            "gpus_per_node", "nvlink_domain", "precision", "recompute", "sequence_parallel", "measured_ms", "log");
+
+    @Option(names = "--from-log", arity = "1..*", required = true, paramLabel = "FILE",
+            description = "Training logs (Megatron-LM's argument block and 'elapsed time per iteration (ms)' lines; "
+                    + "Megatron-Bridge's or NeMo's config dump and 'train_step_timing in s' lines); a log may hold "
+                    + "several runs")
+    List<Path> logs;
+
+    @Option(names = "--transformer", paramLabel = "CONFIG",
+            description = "The model's Hugging Face config.json; a log whose hidden_size, num_layers, "
+                    + "num_attention_heads, query groups or experts differ is refused (default: a config.json "
+                    + "built from each log's arguments, written to <out-stem>-configs/)")
+    Path transformer;
+
+    @Option(names = "--device", description = "The GPU (a catalog name or alias; scaledl devices lists them); "
+            + "required unless the logs print the GPU's name")
+    String device;
+
+    @Option(names = "--gpus-per-node", description = "GPUs in one node (default: left empty, the device's standard "
+            + "system)")
+    Integer gpusPerNode;
+
+    @Option(names = "--nvlink-domain", description = "GPUs one NVLink domain joins (default: left empty, the "
+            + "device's standard system)")
+    Integer nvlinkDomain;
+
+    @Option(names = "--warmup", description = "Logged iterations to drop before the median (default 10, or a third "
+            + "of them when a run logs fewer than 30)")
+    Integer warmup;
+
+    @Option(names = "--out", required = true, description = "The job runs table to write (CSV)")
+    Path out;
+
+    /** A run with what the table needs besides it. */
+    private record Row(TrainingLogs.Run run, Path logArg, Device device) {
+    }
+
+    @Override
+    public Integer call() {
+        if (warmup != null && warmup < 0) {
+            throw new IllegalArgumentException("--warmup must be 0 or more, got " + warmup);
+        }
+        if (gpusPerNode != null && (gpusPerNode < 1 || gpusPerNode > Topology.MAX_GPUS_PER_NODE)) {
+            throw new IllegalArgumentException("--gpus-per-node must be in 1.." + Topology.MAX_GPUS_PER_NODE + ", got "
+                    + gpusPerNode);
+        }
+        if (nvlinkDomain != null && (nvlinkDomain < 1 || nvlinkDomain > Topology.MAX_DOMAIN)) {
+            throw new IllegalArgumentException("--nvlink-domain must be in 1.." + Topology.MAX_DOMAIN + ", got "
+                    + nvlinkDomain);
+        }
+        Path outAbs = out.toAbsolutePath().normalize();
+        for (Path log : logs) {
+            if (log.toAbsolutePath().normalize().equals(outAbs)) {
+                throw new IllegalArgumentException("--out " + InvalidInputException.printable(out.toString(), 200)
+                        + " is one of the logs: write the table elsewhere");
+            }
+        }
+        DeviceCatalog catalog = Catalogs.of(null);
+        Device given = null;
+        if (device != null) {
+            try {
+                given = catalog.require(device);
+            } catch (InvalidInputException e) {
+                throw new IllegalArgumentException("--device: " + e.getMessage(), e);
+            }
+        }
+        int w = warmup == null ? TrainingLogs.DEFAULT_WARMUP : warmup;
+
+        // read every log before writing anything
+        List<Row> rows = new ArrayList<>();
+        for (Path log : logs) {
+            for (TrainingLogs.Run r : TrainingLogs.read(log, w, transformer)) {
+                Device d = given;
+                if (d == null) {
+                    String name = r.device().orElseThrow(() -> new IllegalArgumentException(
+                            InvalidInputException.printable(log.toString(), 200) + " does not print its GPU's name: "
+                                    + "give --device NAME (scaledl devices lists them)"));
+                    try {
+                        d = catalog.require(name);
+                    } catch (InvalidInputException e) {
+                        throw InvalidInputException.inSource(log.toString(), "the GPU it names: " + e.getMessage()
+                                + "; give --device NAME");
+                    }
+                }
+                if (gpusPerNode != null || nvlinkDomain != null) {
+                    Topology.assumedFor(d).with(Optional.ofNullable(gpusPerNode), Optional.empty(),
+                            Optional.ofNullable(nvlinkDomain));
+                }
+                rows.add(new Row(r, log, d));
+            }
+        }
+
+        Path outDir = outAbs.getParent();
+        String stem = out.getFileName().toString().replaceFirst("\\.[^.]*$", "");
+        Path configs = outDir.resolve(stem + "-configs");
+        Map<Row, String> modelCell = new HashMap<>();
+        if (transformer != null) {
+            String cell = configCell(outDir, configs);
+            rows.forEach(row -> modelCell.put(row, cell));
+        } else {
+            Map<String, Path> byContent = new HashMap<>();
+            Set<String> names = new HashSet<>();
+            for (Row row : rows) {
+                String json = row.run().config().orElseThrow();
+                Path file = byContent.get(json);
+                boolean fresh = file == null;
+                if (fresh) {
+                    String base = safeName(row.logArg().getFileName() == null ? "log"
+                            : row.logArg().getFileName().toString().replaceFirst("\\.[^.]*$", ""));
+                    String name = base;
+                    for (int k = 2; !names.add(name); k++) {
+                        name = base + "-" + k;
+                    }
+                    file = configs.resolve(name + ".json");
+                    Reports.write(file, json);
+                    byContent.put(json, file);
+                }
+                TransformerSpec spec = HuggingFaceConfig.read(file);
+                String cell = relative(outDir, file);
+                modelCell.put(row, cell);
+                if (fresh && !Main.quiet) {
+                    System.err.printf(Locale.ROOT, "scaledl: %s: model from its arguments: %s (%s, %.3f B "
+                            + "parameters)%n", shown(row), cell, modelType(json), spec.parameterCount() / 1e9);
+                }
+            }
+        }
+
+        StringBuilder csv = new StringBuilder(String.join(",", COLUMNS)).append('\n');
+        for (Row row : rows) {
+            TrainingLogs.Run r = row.run();
+            TrainingLogs.Job j = r.job();
+            List<String> cells = List.of(CsvTable.cell(InvalidInputException.printable(r.id(), 200)),
+                    CsvTable.quote(modelCell.get(row)), i(j.seq()), i(j.microBatch()), i(j.microBatches()),
+                    i(j.dataParallel()), i(j.tensor()), i(j.pipeline()), i(j.context()), i(j.virtualStages()),
+                    i(j.expert()), i(j.expertTensor()), i(j.zeroStage()), CsvTable.cell(row.device().name()),
+                    gpusPerNode == null ? "" : i(gpusPerNode), nvlinkDomain == null ? "" : i(nvlinkDomain),
+                    j.precision().label(), j.recompute().label(), Boolean.toString(j.sequenceParallel()),
+                    String.format(Locale.ROOT, "%.4f", r.measuredMs()),
+                    CsvTable.cell(InvalidInputException.printable(row.logArg().toString(), 1000)));
+            csv.append(String.join(",", cells)).append('\n');
+            if (!Main.quiet) {
+                System.err.printf(Locale.ROOT, "scaledl: %s: median of %d iteration%s (the first %d dropped as "
+                        + "warm-up): %.1f ms on %d GPUs (%s)%n", shown(row), r.iterations(), r.iterations() == 1 ? ""
+                        : "s", r.warmup(),
+                        r.measuredMs(), j.gpus(), row.device().name());
+            }
+        }
+        Reports.write(out, csv.toString());
+        if (!Main.quiet) {
+            System.err.println("scaledl: wrote " + rows.size() + " run" + (rows.size() == 1 ? "" : "s") + " to "
+                    + InvalidInputException.printable(out.toString(), 200));
+        }
+        return 0;
+    }
+
+    /** The log (and run) as messages show it. */
+    private static String shown(Row row) {
+        TrainingLogs.Run r = row.run();
+        return InvalidInputException.printable(row.logArg().toString(), 200) + (r.count() > 1 ? " run " + r.index()
+                : "");
+    }
+
+    private static String i(int v) {
+        return Integer.toString(v);
+    }
+
+    private static String modelType(String json) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"model_type\"\\s*:\\s*\"([a-z0-9_]+)\"")
+                .matcher(json);
+        return m.find() ? m.group(1) : "?";
+    }
+
+    /** A file name made of safe characters. */
+    private static String safeName(String s) {
+        String t = s.replaceAll("[^A-Za-z0-9._-]", "_");
+        return t.isEmpty() || t.startsWith(".") || t.startsWith("-") ? "log" + t : t;
+    }
+
+    /**
+     * A path relative to the table's folder, with forward slashes; {@code ./} before one a spreadsheet would take
+     * for a formula.
+     */
+    private static String relative(Path dir, Path file) {
+        String r = dir.relativize(file.toAbsolutePath().normalize()).toString().replace('\\', '/');
+        return !r.isEmpty() && "=+-@".indexOf(r.charAt(0)) >= 0 ? "./" + r : r;
+    }
+
+    /**
+     * The table's cell for the given configuration: its path relative to the table's folder when it lies inside it
+     * (a table names files in its folder), else a copy in the configs folder.
+     */
+    private String configCell(Path outDir, Path configs) {
+        Path abs = transformer.toAbsolutePath().normalize();
+        boolean inside;
+        try {
+            inside = abs.startsWith(outDir) && !abs.equals(outDir) && (!Files.exists(outDir)
+                    || abs.toRealPath().startsWith(outDir.toRealPath()));
+        } catch (IOException e) {
+            throw InvalidInputException.unreadable(transformer, "cannot read the model configuration", e);
+        }
+        if (inside) {
+            return relative(outDir, abs);
+        }
+        Path name = abs.getFileName();
+        String base = name == null ? "config" : name.toString().equals("config.json") && abs.getParent() != null
+                && abs.getParent().getFileName() != null ? abs.getParent().getFileName().toString()
+                : name.toString().replaceFirst("\\.[^.]*$", "");
+        Path copy = configs.resolve(safeName(base) + ".json");
+        byte[] bytes = SafeFiles.readBounded(transformer, 1 << 20, "model configuration");
+        try {
+            Files.createDirectories(configs);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + copy + ": cannot create its folder " + configs + " ("
+                    + e.getMessage() + ")", e);
+        }
+        SafeFiles.write(copy, bytes);
+        HuggingFaceConfig.read(copy);
+        if (!Main.quiet) {
+            System.err.println("scaledl: copied " + InvalidInputException.printable(transformer.toString(), 200)
+                    + " to " + InvalidInputException.printable(copy.toString(), 200) + " (a runs table names files "
+                    + "in its folder)");
+        }
+        return relative(outDir, copy);
+    }
+}

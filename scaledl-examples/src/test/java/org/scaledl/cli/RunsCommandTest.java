@@ -1,0 +1,156 @@
+package org.scaledl.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.scaledl.io.JobRuns;
+import org.scaledl.model.RuntimePredictor;
+import org.scaledl.onnx.OnnxImporter;
+import org.scaledl.workload.Parallelism;
+import org.scaledl.workload.Precision;
+import org.scaledl.workload.Sample;
+
+class RunsCommandTest {
+    @TempDir
+    Path dir;
+
+    private static Path repo() {
+        return MainTest.graph("resnet18_r64").getParent().getParent().getParent().getParent();
+    }
+
+    private static Path log(String name) {
+        return repo().resolve("scaledl-core/src/test/resources/logs/" + name);
+    }
+
+    private static Path llama3() {
+        return repo().resolve("scaledl-core/src/test/resources/transformers/llama-3-8b/config.json");
+    }
+
+    private static List<Sample> read(Path csv) {
+        return JobRuns.read(csv, OnnxImporter::read, PlanCommand.gpuNames(Catalogs.of(null)), Map.of());
+    }
+
+    private static void oneLine(MainTest.Run r, int code, String... parts) {
+        assertEquals(code, r.code(), r.err());
+        assertEquals(1, r.err().strip().lines().count(), r.err());
+        assertTrue(r.err().startsWith("scaledl: error: "), r.err());
+        for (String p : parts) {
+            assertTrue(r.err().contains(p), "missing '" + p + "' in: " + r.err());
+        }
+    }
+
+    @Test
+    void logsBecomeAJobRunsTableThatPredictReads() throws IOException {
+        Path out = dir.resolve("runs.csv");
+        MainTest.Run r = MainTest.run("runs", "--from-log", log("megatron-llama3-8b.log").toString(),
+                log("nemo-llama3-8b.log").toString(), "--out", out.toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("median of 30 iterations (the first 10 dropped as warm-up): 5050.5 ms"), r.err());
+        assertTrue(r.err().contains("median of 8 iterations (the first 4 dropped as warm-up): 2415.0 ms"), r.err());
+        assertTrue(r.err().contains("model from its arguments: runs-configs/megatron-llama3-8b.json (llama, 8.030 B "
+                + "parameters)"), r.err());
+        List<String> lines = Files.readAllLines(out);
+        assertEquals(3, lines.size(), String.join("\n", lines));
+        assertEquals(String.join(",", RunsCommand.COLUMNS), lines.get(0));
+        assertTrue(lines.get(1).startsWith("megatron-llama3-8b.log,runs-configs/megatron-llama3-8b.json,8192,1,16,8,4,"
+                + "2,1,1,1,1,1,NVIDIA H100 80GB HBM3,,,bf16,none,true,5050.5000,"), lines.get(1));
+        assertTrue(lines.get(2).startsWith("nemo-llama3-8b.log,runs-configs/nemo-llama3-8b.json,8192,2,8,4,2,1,2,1,"
+                + "1,1,0,NVIDIA H100 80GB HBM3,,,fp8,selective,true,2415.0000,"), lines.get(2));
+        assertTrue(Files.isRegularFile(dir.resolve("runs-configs/nemo-llama3-8b.json")));
+
+        List<Sample> runs = read(out);
+        assertEquals(2, runs.size());
+        Sample first = runs.get(0);
+        assertEquals(5050.5, first.millis(), 1e-9);
+        Parallelism p = first.workload().parallelism();
+        assertEquals(8, p.data());
+        assertEquals(4, p.tensor());
+        assertEquals(2, p.pipeline());
+        assertEquals(16, p.microBatches());
+        assertEquals(1, p.zeroStage());
+        assertEquals(64, p.ranks());
+        assertEquals(16, first.workload().batch(), "a replica's batch: micro-batch 1 x 16");
+        assertEquals(Precision.BF16, first.workload().precision());
+        assertEquals("megatron-llama3-8b.log", first.workload().tag("id").orElseThrow());
+        assertEquals(Precision.FP8, runs.get(1).workload().precision());
+        assertEquals(2, runs.get(1).workload().parallelism().context());
+
+        RuntimePredictor gpu = ModelArgument.load("gpu");
+        for (Sample s : runs) {
+            double ms = gpu.predict(s.workload()).millis();
+            assertTrue(ms > 0 && Double.isFinite(ms), "prediction " + ms);
+        }
+        Path scored = dir.resolve("scored.csv");
+        MainTest.Run predict = MainTest.run("predict", "--model", "gpu", "--candidates", out.toString(), "--out",
+                scored.toString(), "-q");
+        assertEquals(0, predict.code(), predict.err());
+        assertEquals(3, Files.readAllLines(scored).size());
+    }
+
+    @Test
+    void aGivenConfigOutsideTheFolderIsCopiedAndTheOptionsFillTheirColumns() throws IOException {
+        Path out = dir.resolve("tables/jobs.csv");
+        MainTest.Run r = MainTest.run("runs", "--from-log", log("megatron-llama3-8b.log").toString(), "--transformer",
+                llama3().toString(), "--device", "H200", "--gpus-per-node", "8", "--nvlink-domain", "8", "--warmup",
+                "1", "--out", out.toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("median of 39 iterations (the first 1 dropped as warm-up)"), r.err());
+        List<String> lines = Files.readAllLines(out);
+        assertEquals(2, lines.size());
+        assertTrue(lines.get(1).startsWith("megatron-llama3-8b.log,jobs-configs/llama-3-8b.json,8192,1,16,8,4,2,1,1,"
+                + "1,1,1,NVIDIA H200,8,8,bf16,"), lines.get(1));
+        assertEquals(Files.readString(llama3()), Files.readString(dir.resolve("tables/jobs-configs/llama-3-8b.json")));
+        List<Sample> runs = read(out);
+        assertEquals(1, runs.size());
+        assertEquals("NVIDIA H200", runs.get(0).workload().device().orElseThrow().name());
+
+        // a config inside the table's folder is named where it is
+        Files.createDirectories(dir.resolve("tables/models"));
+        Files.copy(llama3(), dir.resolve("tables/models/config.json"));
+        MainTest.Run inside = MainTest.run("runs", "--from-log", log("megatron-llama3-8b.log").toString(),
+                "--transformer", dir.resolve("tables/models/config.json").toString(), "--out", out.toString(), "-q");
+        assertEquals(0, inside.code(), inside.err());
+        assertEquals("", inside.err());
+        assertTrue(Files.readAllLines(out).get(1).startsWith("megatron-llama3-8b.log,models/config.json,"));
+        assertEquals(1, read(out).size());
+    }
+
+    @Test
+    void badLogsAndOptionsAreOneLineErrorsAndWriteNothing() throws IOException {
+        Path out = dir.resolve("runs.csv");
+        oneLine(MainTest.run("runs", "--from-log", log("megatron-llama3-8b.log").toString(),
+                log("different-hidden.log").toString(), "--transformer", llama3().toString(), "--out",
+                out.toString()), Main.BAD_INPUT, "different-hidden.log", "different model",
+                "hidden_size is 8192 in the log, 4096 in the configuration");
+        oneLine(MainTest.run("runs", "--from-log", log("missing-global-batch.log").toString(), "--out",
+                out.toString()), Main.BAD_INPUT, "missing-global-batch.log", "global_batch_size", "ffn_hidden_size");
+        oneLine(MainTest.run("runs", "--from-log", log("huge-layers.log").toString(), "--out", out.toString()),
+                Main.BAD_INPUT, "huge-layers.log", "num_layers = 4294967328 is out of range");
+        Path anonymous = dir.resolve("anonymous.log");
+        Files.writeString(anonymous, Files.readString(log("nemo-llama3-8b.log")).replaceFirst("GPU 0: [^\n]*\n", ""));
+        oneLine(MainTest.run("runs", "--from-log", anonymous.toString(), "--out", out.toString()), Main.USAGE,
+                "anonymous.log does not print its GPU's name", "--device");
+        oneLine(MainTest.run("runs", "--from-log", anonymous.toString(), "--device", "Z9000", "--out",
+                out.toString()), Main.USAGE, "--device", "unknown device 'Z9000'");
+        oneLine(MainTest.run("runs", "--from-log", anonymous.toString(), "--device", "H100", "--warmup", "-1",
+                "--out", out.toString()), Main.USAGE, "--warmup");
+        oneLine(MainTest.run("runs", "--from-log", anonymous.toString(), "--device", "H100", "--warmup", "12",
+                "--out", out.toString()), Main.BAD_INPUT, "anonymous.log", "no iterations after warm-up");
+        oneLine(MainTest.run("runs", "--from-log", anonymous.toString(), "--device", "H100", "--out",
+                anonymous.toString()), Main.USAGE, "is one of the logs");
+        assertFalse(Files.exists(out));
+        assertFalse(Files.exists(dir.resolve("runs-configs")));
+        MainTest.Run ok = MainTest.run("runs", "--from-log", anonymous.toString(), "--device", "H100", "--out",
+                out.toString(), "-q");
+        assertEquals(0, ok.code(), ok.err());
+        assertTrue(Files.readAllLines(out).get(1).contains(",NVIDIA H100 80GB HBM3,"));
+    }
+}
