@@ -28,7 +28,7 @@ Outputs (in ``--out``)
 
 Columns of the four run files: id, source, release, task, system, model_key, family, transformer, seq, batch,
 micro_batches, world_size, tensor, pipeline, context, virtual_stages, expert, expert_tensor, zero_stage, device,
-gpus_per_node, nvlink_domain, precision, recompute, sequence_parallel, measured_ms, tokens_per_s_per_gpu,
+gpus_per_node, nvlink_domain, inter_node_gbps, precision, recompute, sequence_parallel, measured_ms, tokens_per_s_per_gpu,
 model_tflops_per_gpu, fit_weight, notes.
 
 Rules, in the order they are applied to each input row
@@ -59,7 +59,10 @@ Rules, in the order they are applied to each input row
    (tr11-176B-ml.slurm: "bf16 must use z0! it implements its own zero stage 1 equivalent").
 5. Device.  ``H100-SXM5-80GB`` -> ``H100 SXM``, ``B200`` -> ``B200``, ``GB200 (NVL72)`` -> ``GB200``,
    ``A100-SXM4-80GB`` -> ``A100 80GB`` (names of the bundled GPU catalog); ``gpus_per_node`` and
-   ``nvlink_domain`` as the row gives them (DGX 8/8, GB200 4/72).
+   ``nvlink_domain`` as the row gives them (DGX 8/8, GB200 4/72). ``inter_node_gbps``: the network of one node where
+   the system is not the vendor's standard one: Jean Zay's A100 nodes (BLOOM) have 4 Omni-Path 100 Gb/s links
+   (BLOOM model card, "Hardware": "8 GPUs per node Using NVLink 4 inter-gpu connects, 4 OmniPath links"), 400 Gb/s;
+   empty elsewhere (the predictor's standard system: DGX H100/B200 400 Gb/s per GPU, GB200 400).
 6. Precision, from ``precision_norm`` with ``precision`` and the notes: BF16 -> bf16; FP16 (BLOOM's sweeps are
    "FP16 (inferred)" from the chronicle's later statement) -> fp16; MXFP8, FP8-MX, fp8_mx, the 25.09 page's
    parenthesised "FP8 (32x32 blocks)" (its note: "32x32 blocks for weights and activations (MX)", and the same
@@ -115,7 +118,8 @@ from pathlib import Path
 
 COLUMNS = ["id", "source", "release", "task", "system", "model_key", "family", "transformer", "seq", "batch",
            "micro_batches", "world_size", "tensor", "pipeline", "context", "virtual_stages", "expert",
-           "expert_tensor", "zero_stage", "device", "gpus_per_node", "nvlink_domain", "precision", "recompute",
+           "expert_tensor", "zero_stage", "device", "gpus_per_node", "nvlink_domain", "inter_node_gbps", "precision",
+           "recompute",
            "sequence_parallel", "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "fit_weight", "notes"]
 
 # input file -> (short name used in ids and notes, kind)
@@ -312,7 +316,7 @@ def chunk_sizes_exist(layers, chunks, mtp):
         return True
     extras = [(1, 1, 0), (2, 1, 1)] + ([(2 + mtp, 1, 1 + mtp)] if mtp > 0 else [])
     for add, first, last in extras:
-        if (layers + add) % chunks == 0 and (layers + add) // chunks > max(first, last):
+        if (layers + add) % chunks == 0 and (layers + add) // chunks >= max(first, last, 1):
             return True
     return False
 
@@ -321,8 +325,6 @@ def predictor_refusal(shape, tp, pp, vp, cp, ep, etp, dp, seq):
     """Why the predictor refuses this layout (rule 13), or None."""
     if vp > 1 and pp == 1:
         return "an interleaved schedule (vp %d) needs a pipeline" % vp
-    if (dp * cp) % ep:
-        return "ep %d must divide dp x cp = %d (EP folded over TP ranks not expressible)" % (ep, dp * cp)
     if (dp * cp * tp) % (ep * etp):
         return "ep x etp %d must divide dp x cp x tp = %d" % (ep * etp, dp * cp * tp)
     if tp > 1 and (shape["heads"] % tp or shape["kv"] % min(tp, shape["kv"])):
@@ -552,6 +554,7 @@ def convert_row(file, short, kind, line, row, models, configs):
         "tensor": str(tp), "pipeline": str(pp), "context": str(cp), "virtual_stages": str(vp),
         "expert": str(ep), "expert_tensor": str(etp), "zero_stage": str(zero), "device": device,
         "gpus_per_node": row["gpus_per_node"].strip(), "nvlink_domain": row["nvlink_domain"].strip(),
+        "inter_node_gbps": "400" if kind == "bloom" else "",
         "precision": precision, "recompute": recompute, "sequence_parallel": "true" if sp else "false",
         "measured_ms": measured, "tokens_per_s_per_gpu": row.get("tokens_per_s_per_gpu", "").strip(),
         "model_tflops_per_gpu": tflops,

@@ -202,12 +202,13 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
             String model = "gpt-h" + hidden + "-l" + layers;
             org.scaledl.graph.ModelGraph g = graphs.computeIfAbsent(model + "/" + heads + "/" + seq,
                     k -> org.scaledl.transformer.TransformerSpec.decoder(model, hidden, heads, layers, VTRAIN_VOCAB)
-                            .maxPositions(seq).build().graph(seq));
+                            .maxPositions(seq).fusedAttention(VTRAIN_FUSED).build().graph(seq));
             int m = global / (dp * micro);
             try {
                 Workload w = Workload.builder(g).batch(global / dp).phase(Phase.TRAIN).device(device)
                         .parallelism(Parallelism.of(dp, tp, pp, m)).precision(org.scaledl.workload.Precision.FP16)
                         .recompute(org.scaledl.workload.Recompute.FULL).topology(node).tag("model", model)
+                        .tag(VTRAIN_WEIGHT_TAG, Double.toString(VTRAIN_WEIGHT))
                         .tag("family", model).tag("hidden", Integer.toString(hidden))
                         .tag("layers", Integer.toString(layers)).tag("gpus", Integer.toString(gpus)).build();
                 out.add(Sample.of(w, t.positiveFinite(r, "iteration time (ms)")));
@@ -223,6 +224,18 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
      * {@code llm-public/runs.csv}.
      */
     public static final String LLM_PUBLIC = "llm-public/runs.csv";
+
+    /**
+     * The weight of each of vTrain's 1,440 single-node runs in the cluster fit: their 144 together weigh about as much
+     * as the published cluster runs (each configuration one), so one node of small models does not outvote the
+     * clusters, and still pins the host-bound regime they alone measure.
+     */
+    static final double VTRAIN_WEIGHT = 0.02;
+    /** The tag a run's fit weight is read from (see {@code MegatronFit}). */
+    private static final String VTRAIN_WEIGHT_TAG = "fit_weight";
+
+    /** Whether vTrain's GPT runs are read with a fused attention core (experiment switch). */
+    static final boolean VTRAIN_FUSED = true;
 
     /** GPT-2's vocabulary, which vTrain's GPT models use. */
     private static final int VTRAIN_VOCAB = 50257;

@@ -1144,7 +1144,8 @@ public final class TransformerSpec {
                 toExperts = linear(p + "/latent_in", LayerRole.Kind.LATENT, in, m.hidden, e.latent(), false);
             }
             SymbolicShape tokens = SymbolicShape.of(Dim.of(e.experts()), new Dim(perExpert, 0), Dim.of(width));
-            String routed = op(p + "/dispatch", LayerRole.Kind.EXPERT_DISPATCH, "Expand", tokens, toExperts);
+            // the permutation of each token's top-k copies into the experts' order (and back, in the combination)
+            String routed = op(p + "/dispatch", LayerRole.Kind.EXPERT_DISPATCH, "Tile", tokens, toExperts);
             String w1 = param(p + ".experts.up.weight", e.experts(), width, up);
             SymbolicShape upShape = SymbolicShape.of(Dim.of(e.experts()), new Dim(perExpert, 0), Dim.of(up));
             String u;

@@ -30,7 +30,8 @@ import org.scaledl.Checks;
  * @param virtualStages    model chunks per pipeline stage (1: the 1F1B schedule; more: the interleaved one)
  * @param context          context-parallel ranks: each holds {@code 1/context} of every sequence
  * @param expert           expert-parallel ranks: the routed experts split this many ways within
- *                         {@code data · context}
+ *                         {@code data · context} (with Megatron's MoE parallel folding, within
+ *                         {@code data · context · tensor / expertTensor})
  * @param expertTensor     expert tensor parallelism: each expert's projections split this many ways
  */
 public record Parallelism(int data, int tensor, int pipeline, int microBatches, boolean sequenceParallel,
@@ -53,11 +54,10 @@ public record Parallelism(int data, int tensor, int pipeline, int microBatches, 
                 + "1..4096: %s", virtualStages);
         Checks.argument(virtualStages == 1 || pipeline > 1, "an interleaved schedule needs a pipeline");
         Checks.argument(!sequenceParallel || tensor > 1, "sequence parallelism needs tensor parallelism");
-        Checks.argument(((long) data * context) % expert == 0, "expert parallelism %s must divide data x context "
-                + "parallelism (%s x %s)", expert, data, context);
         Checks.argument(((long) data * context * tensor) % ((long) expert * expertTensor) == 0, "expert x expert "
-                + "tensor parallelism (%s x %s) must divide data x context x tensor (%s x %s x %s)", expert,
-                expertTensor, data, context, tensor);
+                + "tensor parallelism (%s x %s) must divide data x context x tensor parallelism (%s x %s x %s): the "
+                + "experts are spread over those ranks (Megatron's MoE parallel folding)", expert, expertTensor, data,
+                context, tensor);
     }
 
     /** Four degrees with the other parallelisms at 1. */

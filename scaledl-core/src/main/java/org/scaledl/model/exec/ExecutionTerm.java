@@ -44,7 +44,12 @@ public enum ExecutionTerm {
     /** Expert parallelism's token dispatch and combine (all-to-all) on the critical path. */
     EXPERT_COMM("expert_comm", Fit.GPU, 1, true),
     /** Context parallelism's key/value exchange left exposed behind the attention. */
-    CONTEXT_COMM("context_comm", Fit.GPU, 1, true);
+    CONTEXT_COMM("context_comm", Fit.GPU, 1, true),
+    /**
+     * The attention core's layers other than its contractions (softmax, masks, dropout over the score matrix of an
+     * unfused core; a fused core's row statistics): memory traffic whose kernels frameworks fuse to different degrees.
+     */
+    ATTENTION_OTHER("attention_other", Fit.GPU, 1, true);
 
     /** Where a term enters an iteration's time. */
     public enum Fit {

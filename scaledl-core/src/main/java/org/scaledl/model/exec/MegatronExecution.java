@@ -152,7 +152,7 @@ public final class MegatronExecution {
                 : new int[][] {{1, 1, 0}, {2, 1, 1}};
         for (int[] x : extras) {
             int q = (layers + x[0]) / chunks;
-            if ((layers + x[0]) % chunks == 0 && q > Math.max(x[1], x[2])) {
+            if ((layers + x[0]) % chunks == 0 && q >= Math.max(x[1], x[2]) && q >= 1) {
                 java.util.Arrays.fill(sizes, q);
                 sizes[0] -= x[1];
                 sizes[chunks - 1] -= x[2];
@@ -179,6 +179,7 @@ public final class MegatronExecution {
      * @param dense        its contractions
      * @param other        its other layers and the quantisation of low-precision operands, ms (non-expert)
      * @param expertOther  its experts' other layers, ms
+     * @param attentionOther its attention cores' other layers (softmax, masks, dropout), ms
      * @param tpCollectives tensor-parallel collectives on the critical path per micro-batch (forward, backward and
      *                     recomputation)
      * @param attention    attention layers (each a context-parallel exchange)
@@ -188,28 +189,30 @@ public final class MegatronExecution {
      * @param saved        activation bytes kept for the backward pass per micro-batch
      * @param params       parameters held per GPU (non-expert: sharded or replicated per tensor parallelism)
      * @param expertParams routed experts' parameters (to be divided by expert parallelism)
-     * @param lowPrecisionParams parameters of the low-precision linear layers (their quantised copies)
+     * @param lowPrecisionParams parameters of the low-precision linear layers this GPU holds (their quantised copies)
      */
-    private record Unit(List<Contraction> dense, double other, double expertOther, double tpCollectives,
+    private record Unit(List<Contraction> dense, double other, double expertOther, double attentionOther,
+            double tpCollectives,
             int attention, double coreForward, double coreBackward, int expertLayers, double saved, double params,
             double expertParams, double lowPrecisionParams) {
     }
 
     /** Everything the units depend on besides the graph (the layer model by identity). */
     private record UnitsKey(DeviceLayerCost layers, Device device, Precision precision, Phase phase,
-            Recompute recompute, int microBatch, int tensor, boolean sequenceParallel, int context, int expertTensor) {
+            Recompute recompute, int microBatch, int tensor, boolean sequenceParallel, int context, int expert,
+            int expertTensor) {
         @Override
         public boolean equals(Object o) {
             return o instanceof UnitsKey k && k.layers == layers && k.device.equals(device)
                     && k.precision == precision && k.phase == phase && k.recompute == recompute
                     && k.microBatch == microBatch && k.tensor == tensor && k.sequenceParallel == sequenceParallel
-                    && k.context == context && k.expertTensor == expertTensor;
+                    && k.context == context && k.expert == expert && k.expertTensor == expertTensor;
         }
 
         @Override
         public int hashCode() {
             return Objects.hash(System.identityHashCode(layers), device, precision, phase, recompute, microBatch,
-                    tensor, sequenceParallel, context, expertTensor);
+                    tensor, sequenceParallel, context, expert, expertTensor);
         }
     }
 
@@ -221,13 +224,13 @@ public final class MegatronExecution {
         Parallelism par = w.parallelism();
         Recompute rc = w.phase() == Phase.TRAIN ? w.recompute() : Recompute.NONE;
         UnitsKey key = new UnitsKey(layers, device, w.precision(), w.phase(), rc, b, par.tensor(),
-                par.sequenceParallel(), par.context(), par.expertTensor());
+                par.sequenceParallel(), par.context(), par.expert(), par.expertTensor());
         return UNITS.get(w.graph(), key, () -> computeUnits(w.graph(), layers, device, w.precision(), w.phase(), rc,
-                b, par.tensor(), par.sequenceParallel(), par.context(), par.expertTensor()));
+                b, par.tensor(), par.sequenceParallel(), par.context(), par.expert(), par.expertTensor()));
     }
 
     private static Unit[] computeUnits(ModelGraph g, DeviceLayerCost layers, Device device, Precision prec,
-            Phase phase, Recompute rc, int b, int t, boolean sp, int c, int et) {
+            Phase phase, Recompute rc, int b, int t, boolean sp, int c, int e, int et) {
         boolean train = phase == Phase.TRAIN;
         Blocks blocks = g.blocks().orElseThrow();
         TransformerShape ts = g.transformer().orElseThrow();
@@ -241,6 +244,7 @@ public final class MegatronExecution {
         List<List<Contraction>> dense = new ArrayList<>();
         double[] other = new double[2 + kinds];
         double[] expertOther = new double[2 + kinds];
+        double[] attentionOther = new double[2 + kinds];
         double[] saved = new double[2 + kinds];
         double[] params = new double[2 + kinds];
         double[] expertParams = new double[2 + kinds];
@@ -273,7 +277,8 @@ public final class MegatronExecution {
                 params[u] += layerParams / shard;
             }
             if (lowLinear) {
-                lowParams[u] += (double) layerParams / (kind.expert() ? et : t);
+                // the quantised copies of the weights this GPU holds: an expert's only on its expert-parallel rank
+                lowParams[u] += (double) layerParams / (kind.expert() ? (double) e * et : t);
             }
             attention[u] |= kind.attentionCore();
             experts[u] |= kind == LayerRole.Kind.EXPERT_DISPATCH;
@@ -281,7 +286,8 @@ public final class MegatronExecution {
                 continue;
             }
             saved[u] += savedBytes(g, lf, role, b, ts, prec, lowLinear, rc, divisor, t, sp, c);
-            LayerFeatures f = divisor == 1 ? lf : ParallelExecution.scaled(lf, divisor);
+            LayerFeatures f = ParallelExecution.share(lf, divisor, weightShards(role, lf.family(), t, e, et),
+                    columnShards(role, lf.family(), t, et));
             Precision lp = lowLinear ? low : high;
             double fwd = layers.layerMillis(f, device, lp, false);
             double bwd = train ? layers.layerMillis(f, device, lp, true) : 0;
@@ -300,6 +306,8 @@ public final class MegatronExecution {
                         1e3 * flops / (ceiling * peak)));
             } else if (kind.expert()) {
                 expertOther[u] += time;
+            } else if (kind.attentionCore()) {
+                attentionOther[u] += time;
             } else {
                 other[u] += time;
             }
@@ -325,10 +333,31 @@ public final class MegatronExecution {
             if (t > 1) {
                 tp = u >= 2 ? subLayers[u] * collectivesPerSubLayer : (u == PROLOGUE ? (train ? 2 : 1) : 0);
             }
-            out[u] = new Unit(List.copyOf(dense.get(u)), other[u], expertOther[u], tp, attention[u] ? 1 : 0,
-                    coreFwd[u], coreBwd[u], experts[u] ? 1 : 0, saved[u], params[u], expertParams[u], lowParams[u]);
+            out[u] = new Unit(List.copyOf(dense.get(u)), other[u], expertOther[u], attentionOther[u], tp,
+                    attention[u] ? 1 : 0, coreFwd[u], coreBwd[u], experts[u] ? 1 : 0, saved[u], params[u],
+                    expertParams[u], lowParams[u]);
         }
         return out;
+    }
+
+    /** How many ways a layer's weights are split per GPU: experts over expert and expert tensor parallelism. */
+    private static int weightShards(LayerRole role, OpFamily family, int t, int e, int et) {
+        if (role.kind().expert()) {
+            return e * et;
+        }
+        if (role.region() != LayerRole.Region.BLOCK) {
+            boolean sharded = dense(family) || family == OpFamily.EMBEDDING || role.kind() == LayerRole.Kind.LOSS;
+            return sharded ? t : 1;
+        }
+        return role.kind().split() == LayerRole.Split.TENSOR ? t : 1;
+    }
+
+    /** How many ways a contraction's output columns are split per GPU. */
+    private static int columnShards(LayerRole role, OpFamily family, int t, int et) {
+        if (role.kind().expert()) {
+            return et;
+        }
+        return weightShards(role, family, t, 1, 1);
     }
 
     /** How many ways a layer's work is split per GPU. */
@@ -515,7 +544,8 @@ public final class MegatronExecution {
                 for (Contraction x : un.dense()) {
                     time += n * x.millis() * (x.expert() ? imbalance : 1);
                 }
-                time += n * (un.other() + un.expertOther() * imbalance + un.tpCollectives() * tpOne);
+                time += n * (un.other() + un.attentionOther() + un.expertOther() * imbalance
+                        + un.tpCollectives() * tpOne);
             }
             stageTime[s] = time;
         }
@@ -527,6 +557,7 @@ public final class MegatronExecution {
         }
         MegatronTerms.Builder out = MegatronTerms.builder();
         double other = 0;
+        double attentionOther = 0;
         double tensor = 0;
         double expertComm = 0;
         double context = 0;
@@ -545,6 +576,7 @@ public final class MegatronExecution {
                         out.contraction(x.cls(), x.millis() * scale, x.floor() * scale);
                     }
                     other += k * (un.other() + un.expertOther() * imbalance);
+                    attentionOther += k * un.attentionOther();
                     tensor += k * un.tpCollectives() * tpOne;
                     if (e > 1 && un.expertLayers() > 0) {
                         int passes = train ? 4 + (rc == Recompute.FULL ? 2 : 0) : 2;
@@ -584,10 +616,11 @@ public final class MegatronExecution {
         double dense = stageParams[maxParams];
         double expert = stageExpertParams[maxParams] / e;
         int dp = d * c;
-        int edp = Math.max(1, dp / e);
+        // the experts' data-parallel group: the ranks of a stage holding the same experts (MoE parallel folding)
+        int edp = Math.max(1, dp * t / (e * par.expertTensor()));
         double data = 0;
         if (withTime && train && comm != null) {
-            data = dataParallel(w, device, topo, comm, dense, expert, dp, edp, stageTime[max] / Math.max(1, m), m);
+            data = dataParallel(w, device, topo, comm, dense, expert, dp, edp, stageTime[max], m);
         }
         double optimizer = 0;
         if (train) {
@@ -598,7 +631,8 @@ public final class MegatronExecution {
                 .add(ExecutionTerm.LAYER_STEP, steps).add(ExecutionTerm.SEND, sends)
                 .add(ExecutionTerm.PIPELINE_COMM, pipeline).add(ExecutionTerm.DATA_COMM, data)
                 .add(ExecutionTerm.OPTIMIZER, optimizer).add(ExecutionTerm.EXPERT_COMM, expertComm)
-                .add(ExecutionTerm.CONTEXT_COMM, cpExposed).build();
+                .add(ExecutionTerm.CONTEXT_COMM, cpExposed).add(ExecutionTerm.ATTENTION_OTHER, attentionOther)
+                .build();
         double memory = 0;
         for (int s = 0; s < p; s++) {
             memory = Math.max(memory, stageMemory(w, ts, units, stageParams[s], stageExpertParams[s] / e,
@@ -640,9 +674,13 @@ public final class MegatronExecution {
     }
 
     /**
-     * The data-parallel reduction of a stage's gradients, ms: the non-expert ones over {@code dp} ranks, the experts'
-     * over {@code edp}; ZeRO 3 gathers the weights twice and reduce-scatters the gradients every micro-batch, what
-     * the micro-batch's own compute does not hide.
+     * The data-parallel reduction of a stage's gradients left exposed, ms: the non-expert ones over {@code dp} ranks,
+     * the experts' over {@code edp}, overlapped with the last micro-batch's backward pass (and, ZeRO 1–2, the
+     * weights' gather with the first one's forward pass) as Megatron's {@code overlap_grad_reduce} and
+     * {@code overlap_param_gather} do; ZeRO 3 gathers the weights twice and reduce-scatters the gradients every
+     * micro-batch, what the micro-batch's own compute does not hide.
+     *
+     * @param perMicroBatch the most loaded stage's time for one micro-batch, ms
      */
     private static double dataParallel(Workload w, Device device, Topology topo, CommunicationModel comm,
             double dense, double expert, int dp, int edp, double perMicroBatch, int m) {
@@ -659,7 +697,16 @@ public final class MegatronExecution {
             reduce += comm.allReduceMillis(device, shared, edp, ePerNode, expert * prec.gradientReduceBytes());
         }
         if (par.zeroStage() < 3) {
-            return reduce;
+            // Megatron overlaps the gradients' reduction with the last micro-batch's backward pass (about two thirds
+            // of its time) and, with the distributed optimizer, the updated weights' gather with the first one's
+            // forward pass; what does not fit behind them, and the last bucket, stays exposed
+            double tail = Math.min(reduce, dp > 1 ? comm.allReduceMillis(device, shared, dp, perNode,
+                    Math.min(dense * prec.gradientReduceBytes(), org.scaledl.model.comm.Collectives.BUCKET_BYTES))
+                    : 0);
+            if (par.zeroStage() == 0) {
+                return Math.max(tail, reduce - 2.0 / 3 * perMicroBatch);
+            }
+            return Math.max(tail, reduce / 2 - 2.0 / 3 * perMicroBatch) + Math.max(0, reduce / 2 - perMicroBatch / 3);
         }
         // FSDP: per micro-batch, gather the weights forward and backward and reduce-scatter the gradients
         double gather = 0;
@@ -749,7 +796,8 @@ public final class MegatronExecution {
         List<LayerFeatures> fs = FeatureExtractor.of(g).extract(Math.max(1, (int) Math.ceil((double) w.batch()
                 / w.parallelism().microBatches())), w.phase());
         double denseCal = model.dense(terms);
-        double otherCal = model.coefficient(ExecutionTerm.OTHER) * terms.value(ExecutionTerm.OTHER);
+        double otherCal = model.coefficient(ExecutionTerm.OTHER) * terms.value(ExecutionTerm.OTHER)
+                + model.coefficient(ExecutionTerm.ATTENTION_OTHER) * terms.value(ExecutionTerm.ATTENTION_OTHER);
         double denseRaw = 0;
         double otherRaw = 0;
         for (LayerFeatures lf : fs) {

@@ -10,7 +10,7 @@ import org.scaledl.workload.Workload;
  * Fits the Megatron execution model ({@link MegatronModel}) from measured training iterations, ScaleDL's way: each
  * run's uncalibrated terms ({@link MegatronTerms}: contractions and other layers as the device layer model predicts
  * them, collectives, layer executions, hand-offs, the optimizer) against its measured time. The coefficients minimise
- * the weighted squared relative error of the predicted time (the compute part's — {@link ExecutionTerm.Fit#GPU} and
+ * the weighted squared log-ratio of predicted to measured time (the compute part's — {@link ExecutionTerm.Fit#GPU} and
  * {@link ExecutionTerm.Fit#HOST} terms — by Levenberg–Marquardt on their logarithms, the additive ones by non-negative
  * least squares at every step), with a weak pull ({@value #PRIOR}) of the terms that physics fixes
  * ({@link ExecutionTerm#pulled()}) toward the centre (their priors, or the model being calibrated): the data then
@@ -214,8 +214,10 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         }
         double[] r = new double[rows.length + pulled];
         for (int i = 0; i < rows.length; i++) {
+            // the outer problem is fitted on log-ratios: unbiased in the ratio, where squared relative errors favour
+            // predicting too fast (the inner problem's relative errors are its local linearisation)
             Run run = data.get(rows[i]);
-            r[i] = sw[i] * (model.millis(run.terms()) / run.millis() - 1);
+            r[i] = sw[i] * Math.log(Math.max(1e-300, model.millis(run.terms())) / run.millis());
         }
         int at = rows.length;
         for (int k = 0; k < NONLINEAR.length; k++) {

@@ -364,9 +364,28 @@ public final class ParallelExecution {
 
     /** A layer's work divided {@code k} ways (its output width too, for contractions). */
     public static LayerFeatures scaled(LayerFeatures f, int k) {
-        return new LayerFeatures(f.layer(), f.family(), f.flopsFwd() / k, f.flopsBwd() / k, f.bytesRead() / k,
-                f.bytesWritten() / k, f.bytesBwd() / k, f.params() / k, f.outputElements() / k, f.kernel(),
-                f.stride(), f.groups(), f.inChannels(), f.family() == OpFamily.DENSE ? Math.max(1,
-                        f.outChannels() / k) : f.outChannels(), f.steps());
+        return share(f, k, k, k);
     }
+
+    /**
+     * One GPU's share of a layer: its tokens' work divided {@code tokens} ways (FLOPs, activations' bytes, outputs),
+     * its weights {@code weights} ways (the weights' bytes read forward, read and written as gradients backward, its
+     * parameters), its output columns {@code columns} ways. Tensor parallelism splits all three; context parallelism
+     * only the tokens; expert parallelism the experts' weights without their work (balanced routing moves tokens,
+     * not work).
+     */
+    public static LayerFeatures share(LayerFeatures f, int tokens, int weights, int columns) {
+        if (tokens == 1 && weights == 1 && columns == 1) {
+            return f;
+        }
+        double paramBytes = 4.0 * f.params();
+        double read = Math.max(0, f.bytesRead() - paramBytes) / tokens + paramBytes / weights;
+        double bwdWeights = Math.min(f.bytesBwd(), 2 * paramBytes);
+        double bwd = (f.bytesBwd() - bwdWeights) / tokens + bwdWeights / weights;
+        return new LayerFeatures(f.layer(), f.family(), f.flopsFwd() / tokens, f.flopsBwd() / tokens, read,
+                f.bytesWritten() / tokens, bwd, f.params() / weights, f.outputElements() / tokens, f.kernel(),
+                f.stride(), f.groups(), f.inChannels(), f.family() == OpFamily.DENSE ? Math.max(1,
+                        f.outChannels() / columns) : f.outChannels(), f.steps());
+    }
+
 }
