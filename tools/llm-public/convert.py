@@ -71,8 +71,9 @@ Rules, in the order they are applied to each input row
    fp8-block (no row does); every other FP8 (FP8-CS per-tensor current scaling, NeMo 24.07's delayed-scaling FP8,
    the unlabelled FP8 of NeMo 25.02 and Megatron-Bridge 26.x) -> fp8 (per-tensor scaling); NVFP4 -> nvfp4.
 7. Recomputation.  BLOOM: ``full`` (the chronicle's header: "activation checkpointing"; tr11-176B-ml.slurm passes
-   --checkpoint-activations; its TFLOPs "include activation recompute").  Every other row: ``none`` (no source or
-   note states a recomputation for these rows).
+   --checkpoint-activations; its TFLOPs "include activation recompute").  Every other row: ``auto`` (no source or
+   note states a recomputation or activation offloading for these rows, and the recipes behind them set some where
+   memory needs it: the predictor then takes the least recomputation that fits, and says so).
 8. Sequence parallelism.  Megatron-Bridge, NeMo and cards: true when tp > 1 (their recipes enable it with TP).
    BLOOM: false (2022 Megatron-DeepSpeed had none).  AutoModel: false unless its notes name sequence parallelism.
 9. Measurement.  ``measured_ms`` = step_time_s * 1000 (rows without a step time go to dropped.csv, except BLOOM's
@@ -513,7 +514,7 @@ def convert_row(file, short, kind, line, row, models, configs):
         assumed.append("full recompute (checkpoint-activations)")
         sp = False
     else:
-        recompute = "none"
+        recompute = "auto"
         if kind == "automodel":
             sp = bool(re.search(r"sequence[ -]parallel", notes, re.IGNORECASE))
         else:

@@ -368,7 +368,19 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                         "context").orElse(1), positive(t, r, "expert").orElse(1), positive(t, r, "expert_tensor")
                         .orElse(1)));
                 value(t, r, "precision").map(Precision::parse).ifPresent(b::precision);
-                value(t, r, "recompute").map(Recompute::parse).ifPresent(b::recompute);
+                Recompute rc = value(t, r, "recompute").map(Recompute::parse).orElse(null);
+                Optional<Integer> recomputeLayers = bounded(t, r, "recompute_layers", 0, 1 << 20);
+                if (recomputeLayers.isPresent() && recomputeLayers.get() > 0) {
+                    if (rc != null && rc != Recompute.FULL && rc != Recompute.AUTO) {
+                        throw new IllegalArgumentException("recompute_layers " + recomputeLayers.get() + " needs "
+                                + "recompute full (or empty), not " + rc.label());
+                    }
+                    rc = Recompute.FULL;
+                    b.recomputeLayers(recomputeLayers.get());
+                }
+                if (rc != null) {
+                    b.recompute(rc);
+                }
                 Optional<String> imbalance = value(t, r, "expert_imbalance");
                 if (imbalance.isPresent()) {
                     double x = parseDouble(imbalance.get());

@@ -125,7 +125,8 @@ public final class LayoutSearch {
                         for (boolean sp : t > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
                             for (int zero : d > 1 ? new int[] {0, 1} : new int[] {0}) {
                                 Parallelism par = new Parallelism(d, t, p, m, sp, zero, v, 1, 1, 1);
-                                for (Recompute rc : Recompute.values()) {
+                                for (Recompute rc : new Recompute[] {Recompute.NONE, Recompute.SELECTIVE,
+                                        Recompute.FULL}) {
                                     out.add(evaluate(par, b, rc));
                                 }
                             }

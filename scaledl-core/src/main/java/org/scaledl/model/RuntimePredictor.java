@@ -267,9 +267,10 @@ public final class RuntimePredictor implements RuntimeModel {
         if (memory.isPresent() && w.device().isPresent() && w.device().get().memoryGB() > 0
                 && memory.getAsDouble() > w.device().get().memoryGB()) {
             warnings.add(new PredictionWarning(PredictionWarning.Kind.OUT_OF_MEMORY, String.format(java.util.Locale.ROOT,
-                    "needs %.1f GiB per device, more than the %s GiB of %s (shard it: tensor or pipeline parallelism, "
-                    + "ZeRO, recomputation, a smaller micro-batch)", memory.getAsDouble(),
-                    w.device().get().memoryGB(), w.device().get().name()), Optional.of(memory.getAsDouble()),
+                    "needs %.1f GiB per device%s, more than the %s GiB of %s (shard it: tensor or pipeline "
+                    + "parallelism, ZeRO, recomputation, a smaller micro-batch)", memory.getAsDouble(),
+                    cost.memoryDetail().map(d -> " (" + d + ")").orElse(""), w.device().get().memoryGB(),
+                    w.device().get().name()), Optional.of(memory.getAsDouble()),
                     "<= " + w.device().get().memoryGB(), 1));
         }
         double[] iv = stage.interval(w).orElse(new double[] {logLow, logHigh});

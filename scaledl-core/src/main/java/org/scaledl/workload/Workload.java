@@ -31,6 +31,7 @@ public final class Workload {
     private final Precision precision;
     private final Topology topology;
     private final Recompute recompute;
+    private final int recomputeLayers;
     private final double expertImbalance;
     private final java.util.SortedMap<String, String> tags;
 
@@ -44,6 +45,7 @@ public final class Workload {
         this.precision = b.precision;
         this.topology = b.topology;
         this.recompute = b.recompute;
+        this.recomputeLayers = b.recomputeLayers;
         this.expertImbalance = b.expertImbalance;
         this.tags = Collections.unmodifiableSortedMap(new TreeMap<>(b.tags));
     }
@@ -104,9 +106,17 @@ public final class Workload {
         return Optional.ofNullable(topology);
     }
 
-    /** Activation recomputation in training (default {@link Recompute#NONE}). */
+    /** Activation recomputation in training (default {@link Recompute#AUTO}: what the job needs to fit). */
     public Recompute recompute() {
         return recompute;
+    }
+
+    /**
+     * With {@link Recompute#FULL}: how many layers of each pipeline stage's model chunk are recomputed, the first ones
+     * (Megatron's {@code --recompute-method block --recompute-num-layers}); 0 (the default) every layer.
+     */
+    public int recomputeLayers() {
+        return recomputeLayers;
     }
 
     /**
@@ -131,7 +141,8 @@ public final class Workload {
     /** A builder initialised from this workload. */
     public Builder toBuilder() {
         Builder b = new Builder(graph).batch(batch).phase(phase).parallelism(parallelism).threads(threads)
-                .precision(precision).recompute(recompute).expertImbalance(expertImbalance);
+                .precision(precision).recompute(recompute).recomputeLayers(recomputeLayers)
+                .expertImbalance(expertImbalance);
         b.device = device;
         b.topology = topology;
         b.tags.putAll(tags);
@@ -145,7 +156,8 @@ public final class Workload {
                 + threads
                 + (device == null ? "" : " device=" + device.name())
                 + (precision == Precision.FP32 ? "" : " precision=" + precision.label())
-                + (recompute == Recompute.NONE ? "" : " recompute=" + recompute.label());
+                + (recompute == Recompute.NONE || recompute == Recompute.AUTO ? "" : " recompute=" + recompute.label()
+                + (recomputeLayers > 0 ? ":" + recomputeLayers : ""));
     }
 
     /** Builds a {@link Workload}. */
@@ -158,7 +170,8 @@ public final class Workload {
         private Device device;
         private Precision precision = Precision.FP32;
         private Topology topology;
-        private Recompute recompute = Recompute.NONE;
+        private Recompute recompute = Recompute.AUTO;
+        private int recomputeLayers;
         private double expertImbalance = 1;
         private final Map<String, String> tags = new TreeMap<>();
 
@@ -217,9 +230,21 @@ public final class Workload {
             return this;
         }
 
-        /** Activation recomputation in training (default none). */
+        /** Activation recomputation in training (default auto: what the job needs to fit in memory). */
         public Builder recompute(Recompute value) {
             this.recompute = Objects.requireNonNull(value, "recompute");
+            return this;
+        }
+
+        /**
+         * With full recomputation, only the first {@code value} layers of each pipeline stage's model chunk (0, the
+         * default: every layer).
+         *
+         * @throws IllegalArgumentException when negative
+         */
+        public Builder recomputeLayers(int value) {
+            Checks.argument(value >= 0, "recompute layers must be >= 0: %s", value);
+            this.recomputeLayers = value;
             return this;
         }
 

@@ -73,6 +73,52 @@ class MegatronExecutionTest {
         assertTrue(full / none > 1.15 && full / none < 1.45, "full / none " + full / none);
     }
 
+    /**
+     * Full recomputation of the first n of a stage's 24 layers (Megatron's block method) is linear in n: its time
+     * and memory halfway between none and every layer at n = 12, and each further layer saves the same memory.
+     */
+    @Test
+    void partialRecomputationIsLinearInTheLayers() {
+        double none = stage.millis(job(1, 1, 1, 4, 2, Recompute.NONE));
+        double full = stage.millis(job(1, 1, 1, 4, 2, Recompute.FULL));
+        double half = stage.millis(job(1, 1, 1, 4, 2, Recompute.FULL).toBuilder().recomputeLayers(12).build());
+        assertEquals((none + full) / 2, half, 1e-6 * half);
+        assertEquals(full, stage.millis(job(1, 1, 1, 4, 2, Recompute.FULL).toBuilder().recomputeLayers(24).build()),
+                1e-9 * full, "every layer of the chunk recomputed is full recomputation");
+        double[] mem = new double[3];
+        for (int i = 0; i < 3; i++) {
+            mem[i] = stage.memoryBytes(job(1, 1, 1, 4, 2, Recompute.FULL).toBuilder().recomputeLayers(6 + 6 * i)
+                    .build()).orElseThrow();
+        }
+        assertTrue(mem[0] > mem[1] && mem[1] > mem[2], java.util.Arrays.toString(mem));
+        assertEquals(mem[0] - mem[1], mem[1] - mem[2], 1e-9 * mem[0]);
+    }
+
+    /**
+     * Recomputation left to the predictor (auto): a job that fits recomputes nothing; one that does not gets the
+     * least recomputation that fits — one layer fewer would not — and says so.
+     */
+    @Test
+    void autoRecomputationIsTheLeastThatFits() {
+        Workload fits = job(1, 1, 1, 4, 1, Recompute.AUTO);
+        assertEquals(stage.millis(job(1, 1, 1, 4, 1, Recompute.NONE)), stage.millis(fits), 0);
+        Workload big = job(1, 1, 1, 4, 16, Recompute.AUTO);
+        double capacity = A100.memoryGB() * 1024.0 * 1024 * 1024;
+        assertTrue(stage.memoryBytes(job(1, 1, 1, 4, 16, Recompute.NONE)).orElseThrow() > capacity);
+        double auto = stage.memoryBytes(big).orElseThrow();
+        assertTrue(auto <= capacity, auto + " > " + capacity);
+        Workload resolved = org.scaledl.model.exec.MegatronExecution.resolve(big, stage.layers(), A100);
+        assertEquals(Recompute.FULL, resolved.recompute());
+        assertTrue(resolved.recomputeLayers() > 0, "a part of the layers suffices here");
+        Workload fewer = resolved.toBuilder().recomputeLayers(resolved.recomputeLayers() - 1).build();
+        if (fewer.recomputeLayers() > 0) {
+            assertTrue(stage.memoryBytes(fewer).orElseThrow() > capacity, "one layer fewer does not fit");
+        }
+        assertEquals(stage.millis(resolved), stage.millis(big), 0);
+        assertTrue(stage.cost(big).notes().stream().anyMatch(n -> n.contains("recompute not given (auto)")),
+                stage.cost(big).notes().toString());
+    }
+
     /** The 1F1B bubble: with m micro-batches through p stages the layers' time is (m − 1)·T_max + Σ T_s. */
     @Test
     void pipelineBubbleFollowsTheSchedule() {
@@ -107,6 +153,7 @@ class MegatronExecutionTest {
             case NONE -> sp ? s * h * (34.0 / t + 5 * a * s / (h * t)) : s * h * (10 + 24.0 / t + 5 * a * s / (h * t));
             case SELECTIVE -> s * h * 34.0 / t;
             case FULL -> 2 * s * h / t;
+            case AUTO -> throw new AssertionError("not a parameter");
         };
         double measured = (memory(24, 2, t, sp, rc) - memory(24, 1, t, sp, rc)) - (memory(12, 2, t, sp, rc)
                 - memory(12, 1, t, sp, rc));

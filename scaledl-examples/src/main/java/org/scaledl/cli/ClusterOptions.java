@@ -56,8 +56,13 @@ final class ClusterOptions {
     Double expertImbalance;
 
     @Option(names = "--recompute", description = "Activation recomputation of transformer training: none, "
-            + "selective or full (default none)", converter = RecomputeConverter.class)
+            + "selective, full or auto (default auto: none where the job fits in memory, else the least that makes "
+            + "it fit, and a warning says which)", converter = RecomputeConverter.class)
     Recompute recompute;
+
+    @Option(names = "--recompute-layers", description = "With --recompute full, only the first N layers of each "
+            + "pipeline stage's model chunk (Megatron's block method; default every layer)")
+    Integer recomputeLayers;
 
     @Option(names = "--sequence-parallel", description = "Megatron's sequence parallelism (with --tensor > 1)")
     boolean sequenceParallel;
@@ -67,9 +72,27 @@ final class ClusterOptions {
         return precision == null ? Precision.FP32 : precision;
     }
 
-    /** The recomputation, none when not given. */
+    /** The recomputation, auto when not given (full when only --recompute-layers is). */
     Recompute recompute() {
-        return recompute == null ? Recompute.NONE : recompute;
+        if (recomputeLayers() > 0) {
+            if (recompute != null && recompute != Recompute.FULL && recompute != Recompute.AUTO) {
+                throw new IllegalArgumentException("--recompute-layers needs --recompute full, not "
+                        + recompute.label());
+            }
+            return Recompute.FULL;
+        }
+        return recompute == null ? Recompute.AUTO : recompute;
+    }
+
+    /** The layers recomputed per model chunk with full recomputation (0: every layer). */
+    int recomputeLayers() {
+        if (recomputeLayers == null) {
+            return 0;
+        }
+        if (recomputeLayers < 0) {
+            throw new IllegalArgumentException("--recompute-layers must be >= 0, got " + recomputeLayers);
+        }
+        return recomputeLayers;
     }
 
     /**
@@ -143,6 +166,7 @@ final class ClusterOptions {
         };
         put.accept("precision", precision == null ? null : precision.label());
         put.accept("recompute", recompute == null ? null : recompute.label());
+        put.accept("recompute_layers", recomputeLayers);
         put.accept("sequence_parallel", sequenceParallel ? "true" : null);
         put.accept("gpus_per_node", gpusPerNode);
         put.accept("nvlink_domain", nvlinkDomain);

@@ -96,7 +96,8 @@ final class JobOptions {
                 positive(pipeline, "--pipeline"), m);
         Workload.Builder wb = Workload.builder(g).batch(batch * m).threads(positive(threads, "--threads"))
                 .phase(phase == null ? Phase.TRAIN : phase).parallelism(par).precision(cluster.precision())
-                .recompute(cluster.recompute()).expertImbalance(cluster.expertImbalance());
+                .recompute(cluster.recompute()).recomputeLayers(cluster.recomputeLayers())
+                .expertImbalance(cluster.expertImbalance());
         Optional<Device> d = resolveDevice(p, device);
         d.ifPresent(wb::device);
         if (d.isPresent()) {

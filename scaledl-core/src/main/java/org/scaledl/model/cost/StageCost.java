@@ -25,6 +25,7 @@ public final class StageCost {
     private final List<Term> terms;
     private final double total;
     private final double memoryBytes;
+    private final String memoryDetail;
     private final List<String> notes;
 
     /** What a workload-level term is. */
@@ -53,12 +54,13 @@ public final class StageCost {
     }
 
     private StageCost(double[] layerMillis, OpFamily[] families, List<Term> terms, double total, double memoryBytes,
-            List<String> notes) {
+            String memoryDetail, List<String> notes) {
         this.layerMillis = layerMillis;
         this.families = families;
         this.terms = List.copyOf(terms);
         this.total = total;
         this.memoryBytes = memoryBytes;
+        this.memoryDetail = Objects.requireNonNull(memoryDetail);
         this.notes = List.copyOf(notes);
     }
 
@@ -88,16 +90,21 @@ public final class StageCost {
         Checks.argument(layerMillis.length == families.length, "%s layer times for %s families", layerMillis.length,
                 families.length);
         Checks.argument(Double.isFinite(total) && total >= 0, "total must be finite and >= 0: %s", total);
-        return new StageCost(layerMillis.clone(), families.clone(), terms, total, Double.NaN, List.of());
+        return new StageCost(layerMillis.clone(), families.clone(), terms, total, Double.NaN, "", List.of());
     }
 
     /**
-     * A copy with the peak memory one device needs (weights, gradients, optimizer state, activations), bytes, and
-     * notes on what the cost assumed (a topology derived from the device, ...).
+     * A copy with the peak memory one device needs (weights, gradients, optimizer state, activations), bytes, what
+     * it is made of (one line, or empty), and notes on what the cost assumed (a topology derived from the device, ...).
      */
-    public StageCost withMemory(double bytes, List<String> assumptions) {
+    public StageCost withMemory(double bytes, String detail, List<String> assumptions) {
         Checks.argument(Double.isNaN(bytes) || bytes >= 0, "memory must be >= 0: %s", bytes);
-        return new StageCost(layerMillis, families, terms, total, bytes, assumptions);
+        return new StageCost(layerMillis, families, terms, total, bytes, detail, assumptions);
+    }
+
+    /** What the peak memory is made of (the stage, states, activations, ...), when the stage says. */
+    public java.util.Optional<String> memoryDetail() {
+        return memoryDetail.isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(memoryDetail);
     }
 
     /** The peak memory one device needs, bytes, when the stage estimates it. */
@@ -147,7 +154,7 @@ public final class StageCost {
             l[i] *= factor;
         }
         return new StageCost(l, families, terms.stream().map(t -> new Term(t.name(), t.kind(), t.millis() * factor))
-                .toList(), total * factor, memoryBytes, notes);
+                .toList(), total * factor, memoryBytes, memoryDetail, notes);
     }
 
     @Override

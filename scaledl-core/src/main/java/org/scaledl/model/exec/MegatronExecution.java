@@ -197,6 +197,32 @@ public final class MegatronExecution {
             double expertParams, double lowPrecisionParams) {
     }
 
+    /**
+     * A unit of which the share {@code f} of the layers is recomputed in full: times and floors between the unit
+     * without recomputation ({@code none}) and with it ({@code full}); what it keeps is {@code none}'s.
+     */
+    private static Unit mix(Unit none, Unit full, double f) {
+        if (f >= 1) {
+            return full;
+        }
+        if (f <= 0) {
+            return none;
+        }
+        List<Contraction> dense = new ArrayList<>(none.dense().size());
+        for (int i = 0; i < none.dense().size(); i++) {
+            Contraction a = none.dense().get(i);
+            Contraction x = full.dense().get(i);
+            dense.add(new Contraction(a.cls(), a.expert(), a.millis() + f * (x.millis() - a.millis()),
+                    a.floor() + f * (x.floor() - a.floor())));
+        }
+        return new Unit(dense, none.other() + f * (full.other() - none.other()),
+                none.expertOther() + f * (full.expertOther() - none.expertOther()),
+                none.attentionOther() + f * (full.attentionOther() - none.attentionOther()),
+                none.tpCollectives() + f * (full.tpCollectives() - none.tpCollectives()), none.attention(),
+                none.coreForward(), none.coreBackward(), none.expertLayers(), none.saved(), none.params(),
+                none.expertParams(), none.lowPrecisionParams());
+    }
+
     /** Everything the units depend on besides the graph (the layer model by identity). */
     private record UnitsKey(DeviceLayerCost layers, Device device, Precision precision, Phase phase,
             Recompute recompute, int microBatch, int tensor, boolean sequenceParallel, int context, int expert,
@@ -220,9 +246,8 @@ public final class MegatronExecution {
     private static final GraphCache<UnitsKey, Unit[]> UNITS = new GraphCache<>(256);
 
     /** The units of a configuration: index 0 the prologue, 1 the epilogue, 2 + k a layer of block kind k. */
-    private static Unit[] units(Workload w, DeviceLayerCost layers, Device device, int b) {
+    private static Unit[] units(Workload w, DeviceLayerCost layers, Device device, int b, Recompute rc) {
         Parallelism par = w.parallelism();
-        Recompute rc = w.phase() == Phase.TRAIN ? w.recompute() : Recompute.NONE;
         UnitsKey key = new UnitsKey(layers, device, w.precision(), w.phase(), rc, b, par.tensor(),
                 par.sequenceParallel(), par.context(), par.expert(), par.expertTensor());
         return UNITS.get(w.graph(), key, () -> computeUnits(w.graph(), layers, device, w.precision(), w.phase(), rc,
@@ -467,7 +492,40 @@ public final class MegatronExecution {
     }
 
     /** Everything a layout's iteration is made of, before the coefficients. */
-    private record Assembly(MegatronTerms terms, double memoryBytes) {
+    private record Assembly(MegatronTerms terms, StageMemory memory) {
+        double memoryBytes() {
+            return memory.total();
+        }
+    }
+
+    /**
+     * The memory of one pipeline stage per GPU, bytes.
+     *
+     * @param stage       the stage (0-based)
+     * @param states      weights, gradients and optimizer states, ZeRO-sharded
+     * @param quantised   the low-precision copies of the weights
+     * @param activations what the micro-batches in flight keep for the backward pass
+     * @param inFlight    how many micro-batches' activations are held at the peak
+     * @param logits      the last stage's output logits (FP32, for the loss)
+     */
+    record StageMemory(int stage, double states, double quantised, double activations, double inFlight,
+            double logits) {
+        double total() {
+            return states + quantised + activations + logits + ParallelExecution.RUNTIME_BYTES;
+        }
+
+        String describe(int stages) {
+            double g = 1024.0 * 1024 * 1024;
+            return String.format(java.util.Locale.ROOT, "stage %d of %d: weights, gradients"
+                    + " and optimizer states %.1f GiB%s, activations %.1f GiB (%s micro-batch%s in flight)%s, "
+                    + "runtime %.1f GiB", stage + 1, stages, states / g,
+                    quantised > 0 ? String.format(java.util.Locale.ROOT, ", low-precision weight copies %.1f GiB",
+                            quantised / g) : "", activations / g,
+                    inFlight == Math.rint(inFlight) ? String.valueOf((long) inFlight)
+                            : String.format(java.util.Locale.ROOT, "%.2f", inFlight), inFlight == 1 ? "" : "es",
+                    logits > 0 ? String.format(java.util.Locale.ROOT, ", logits %.1f GiB", logits / g) : "",
+                    ParallelExecution.RUNTIME_BYTES / g);
+        }
     }
 
     /**
@@ -482,11 +540,80 @@ public final class MegatronExecution {
 
     /** The memory per GPU of a job's most loaded stage, bytes (no communication model needed). */
     public static double memoryBytes(Workload w, DeviceLayerCost layers, Device device) {
-        return assemble(w, layers, Optional.empty(), device, Topology.assumedFor(device), false).memoryBytes();
+        return memory(w, layers, device).total();
     }
 
-    private static Assembly assemble(Workload w, DeviceLayerCost layers, Optional<CommunicationModel> communication,
-            Device device, Topology topo, boolean withTime) {
+    static StageMemory memory(Workload w, DeviceLayerCost layers, Device device) {
+        return assemble(w, layers, Optional.empty(), device, Topology.assumedFor(device), false).memory();
+    }
+
+    /**
+     * The job with its recomputation decided: {@link Recompute#AUTO} becomes none where the job fits in the device's
+     * memory, else the least recomputation that makes it fit (selective where the attention core is not fused, then
+     * full recomputation of the first {@code n} layers of each model chunk for the smallest such {@code n}, then of
+     * every layer); none again where even full recomputation would not fit (the weights and states do not: the
+     * prediction then warns of the memory); any other setting is kept.
+     */
+    public static Workload resolve(Workload w, DeviceLayerCost layers, Device device) {
+        if (w.recompute() != Recompute.AUTO) {
+            return w;
+        }
+        Workload none = w.toBuilder().recompute(Recompute.NONE).recomputeLayers(0).build();
+        double capacity = device.memoryGB() * GIB;
+        if (w.phase() != Phase.TRAIN || !(capacity > 0) || memoryBytes(none, layers, device) <= capacity) {
+            return none;
+        }
+        if (!w.graph().transformer().orElseThrow().fusedAttention()) {
+            Workload selective = w.toBuilder().recompute(Recompute.SELECTIVE).recomputeLayers(0).build();
+            if (memoryBytes(selective, layers, device) <= capacity) {
+                return selective;
+            }
+        }
+        Workload full = w.toBuilder().recompute(Recompute.FULL).recomputeLayers(0).build();
+        if (memoryBytes(full, layers, device) > capacity) {
+            // what does not fit is not the activations: recomputing would only slow the job down
+            return none;
+        }
+        int v = w.parallelism().virtualStages();
+        int most = 0;
+        for (int s = 0; s < w.parallelism().pipeline(); s++) {
+            most = Math.max(most, layersOnStage(w, s));
+        }
+        int chunk = (most + v - 1) / v;
+        // the memory falls as more layers are recomputed: the least n that fits, by bisection
+        int lo = 1;
+        int hi = chunk;
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            Workload partial = w.toBuilder().recompute(Recompute.FULL).recomputeLayers(mid).build();
+            if (memoryBytes(partial, layers, device) <= capacity) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        return w.toBuilder().recompute(Recompute.FULL).recomputeLayers(lo >= chunk ? 0 : lo).build();
+    }
+
+    private static final double GIB = 1024.0 * 1024 * 1024;
+
+    /** What {@link #resolve} decided for a job that left its recomputation to the predictor, when it recomputes. */
+    static Optional<String> resolution(Workload given, Workload resolved, Device device) {
+        if (given.recompute() != Recompute.AUTO || resolved.recompute() == Recompute.NONE) {
+            return Optional.empty();
+        }
+        String what = resolved.recompute() == Recompute.SELECTIVE ? "selective recomputation"
+                : resolved.recomputeLayers() > 0 ? "full recomputation of the first " + resolved.recomputeLayers()
+                        + " layer" + (resolved.recomputeLayers() == 1 ? "" : "s") + " of each pipeline stage's model "
+                        + "chunk (recompute full, recompute_layers " + resolved.recomputeLayers() + ")"
+                : "full recomputation of every layer";
+        return Optional.of("recompute not given (auto): " + what + " to fit the " + device.memoryGB() + " GiB of "
+                + device.name() + ", as tuned training recipes do (give recompute none to see what it would need)");
+    }
+
+    private static Assembly assemble(Workload given, DeviceLayerCost layers,
+            Optional<CommunicationModel> communication, Device device, Topology topo, boolean withTime) {
+        Workload w = resolve(given, layers, device);
         ModelGraph g = w.graph();
         TransformerShape ts = g.transformer().orElseThrow();
         Blocks blocks = g.blocks().orElseThrow();
@@ -503,8 +630,28 @@ public final class MegatronExecution {
         int e = par.expert();
         int b = Math.max(1, (int) Math.ceil((double) w.batch() / m));
         double imbalance = w.expertImbalance();
-        Unit[] units = units(w, layers, device, b);
+        Unit[] units = units(w, layers, device, b, rc);
         int[][] stages = stageKinds(blocks, p, v, ts.mtpLayers());
+        // full recomputation of the first layers of each model chunk only: per stage, the share recomputed
+        int partial = rc == Recompute.FULL ? w.recomputeLayers() : 0;
+        Unit[] plain = partial > 0 ? units(w, layers, device, b, Recompute.NONE) : units;
+        double[] recomputed = new double[p];
+        Unit[][] stageUnits = new Unit[p][];
+        for (int s = 0; s < p; s++) {
+            int n = 0;
+            for (int k : stages[s]) {
+                n += k;
+            }
+            recomputed[s] = rc != Recompute.FULL ? 0 : partial == 0 || n == 0 ? 1
+                    : Math.min(1.0, (double) partial * v / n);
+            stageUnits[s] = units;
+            if (partial > 0) {
+                stageUnits[s] = new Unit[units.length];
+                for (int u = 0; u < units.length; u++) {
+                    stageUnits[s][u] = u >= 2 ? mix(plain[u], units[u], recomputed[s]) : plain[u];
+                }
+            }
+        }
         double actBytes = prec.activationBytes();
         // per stage: compute, and the per-micro-batch collectives
         double[] stageTime = new double[p];
@@ -533,7 +680,7 @@ public final class MegatronExecution {
                 if (n == 0) {
                     continue;
                 }
-                Unit un = units[u];
+                Unit un = stageUnits[s][u];
                 stageParams[s] += n * un.params();
                 stageExpertParams[s] += n * un.expertParams();
                 stageLowParams[s] += n * un.lowPrecisionParams();
@@ -569,7 +716,7 @@ public final class MegatronExecution {
                     if (n == 0) {
                         continue;
                     }
-                    Unit un = units[u];
+                    Unit un = stageUnits[s][u];
                     double k = n * weight;
                     for (Contraction x : un.dense()) {
                         double scale = k * (x.expert() ? imbalance : 1);
@@ -579,7 +726,7 @@ public final class MegatronExecution {
                     attentionOther += k * un.attentionOther();
                     tensor += k * un.tpCollectives() * tpOne;
                     if (e > 1 && un.expertLayers() > 0) {
-                        int passes = train ? 4 + (rc == Recompute.FULL ? 2 : 0) : 2;
+                        double passes = train ? 4 + 2 * recomputed[s] : 2;
                         expertComm += k * un.expertLayers() * passes * a2aOne * imbalance;
                     }
                     if (c > 1 && un.attention() > 0 && comm != null) {
@@ -627,16 +774,25 @@ public final class MegatronExecution {
             double local = dense / (par.zeroStage() >= 1 ? dp : 1) + expert / (par.zeroStage() >= 1 ? edp : 1);
             optimizer = 1e3 * local * prec.optimizerTrafficBytes() / device.bytesPerSecond();
         }
+        // Transformer Engine's overlap of the sequence-parallel collectives with their contractions (userbuffers over
+        // NVLink, on by default in NeMo and Megatron-Bridge on the FP8 generations)
+        boolean overlapped = par.sequenceParallel() && t > 1 && device.matrixUnits(Precision.FP8)
+                && topo.link() != Topology.Link.PCIE && (long) t <= topo.gpusPerNode();
+        double tensorOverlapped = overlapped ? tensor : 0;
+        tensor = overlapped ? 0 : tensor;
         MegatronTerms terms = out.add(ExecutionTerm.OTHER, other).add(ExecutionTerm.TENSOR_COMM, tensor)
                 .add(ExecutionTerm.LAYER_STEP, steps).add(ExecutionTerm.SEND, sends)
                 .add(ExecutionTerm.PIPELINE_COMM, pipeline).add(ExecutionTerm.DATA_COMM, data)
                 .add(ExecutionTerm.OPTIMIZER, optimizer).add(ExecutionTerm.EXPERT_COMM, expertComm)
                 .add(ExecutionTerm.CONTEXT_COMM, cpExposed).add(ExecutionTerm.ATTENTION_OTHER, attentionOther)
-                .build();
-        double memory = 0;
+                .add(ExecutionTerm.TENSOR_COMM_OVERLAPPED, tensorOverlapped).build();
+        StageMemory memory = null;
         for (int s = 0; s < p; s++) {
-            memory = Math.max(memory, stageMemory(w, ts, units, stageParams[s], stageExpertParams[s] / e,
-                    stageLowParams[s], stageSaved[s], s, dp, edp, b, t, c));
+            StageMemory sm = stageMemory(w, ts, units, stageParams[s], stageExpertParams[s] / e,
+                    stageLowParams[s], stageSaved[s], recomputed[s], s, dp, edp, b, t, c);
+            if (memory == null || sm.total() > memory.total()) {
+                memory = sm;
+            }
         }
         return new Assembly(terms, memory);
     }
@@ -721,9 +877,9 @@ public final class MegatronExecution {
         return m * Math.max(0, perMb - perMicroBatch) + reduce / 2 / Math.max(1, m);
     }
 
-    /** A stage's memory per GPU, bytes: states (ZeRO-sharded), quantised weights, in-flight activations, logits. */
-    private static double stageMemory(Workload w, TransformerShape ts, Unit[] units, double dense, double expert,
-            double low, double saved, int s, int dp, int edp, int b, int t, int c) {
+    /** A stage's memory per GPU: states (ZeRO-sharded), quantised weights, in-flight activations, logits. */
+    private static StageMemory stageMemory(Workload w, TransformerShape ts, Unit[] units, double dense, double expert,
+            double low, double saved, double recomputed, int s, int dp, int edp, int b, int t, int c) {
         Parallelism par = w.parallelism();
         Precision prec = w.precision();
         int p = par.pipeline();
@@ -737,26 +893,32 @@ public final class MegatronExecution {
                     + expert * (prec.weightBytes() / (zero >= 3 ? edp : 1) + prec.gradientBytes()
                     / (zero >= 2 ? edp : 1) + prec.stateBytes() / (zero >= 1 ? edp : 1));
         }
-        states += low * prec.quantisedWeightBytes();
+        // the quantised copies: sharded with the weights under ZeRO 3 (gathered a layer at a time)
+        double quantised = low * prec.quantisedWeightBytes() / (zero >= 3 && w.phase() == Phase.TRAIN ? dp : 1);
         double activations;
+        double inFlight = 1;
         Recompute rc = w.phase() == Phase.TRAIN ? w.recompute() : Recompute.NONE;
         if (w.phase() == Phase.INFER) {
             activations = (double) b * ts.seq() / c * ts.hidden() * prec.activationBytes() * 4;
         } else {
             double perMicroBatch = saved;
+            double working = 0;
             if (rc == Recompute.FULL) {
-                // each layer's input, and one layer's working set while it is recomputed
+                // a recomputed layer's input per micro-batch in flight (the others keep what they keep), and one
+                // layer's working set while it is recomputed
                 double input = (double) b * ts.seq() / c * ts.hidden() * prec.activationBytes()
                         / (par.sequenceParallel() ? t : 1);
-                perMicroBatch = input * layersOnStage(w, s) + maxLayerSaved(units);
+                perMicroBatch = recomputed * input * layersOnStage(w, s) + (1 - recomputed) * saved;
+                working = maxLayerSaved(units);
             }
             int v = par.virtualStages();
             // the 1F1B schedule: stage s holds p − s micro-batches; interleaving adds (p − 1)/(p·v) of the first's
-            double inFlight = Math.min(par.microBatches(), p - s) * (1 + (v > 1 && s == 0 ? (p - 1.0) / (p * v) : 0));
-            activations = perMicroBatch * Math.max(1, inFlight);
+            inFlight = Math.max(1, Math.min(par.microBatches(), p - s)
+                    * (1 + (v > 1 && s == 0 ? (p - 1.0) / (p * v) : 0)));
+            activations = perMicroBatch * inFlight + working;
         }
         double logits = s == p - 1 && w.phase() == Phase.TRAIN ? 4.0 * b * ts.seq() / c * ts.vocab() / t : 0;
-        return states + activations + logits + ParallelExecution.RUNTIME_BYTES;
+        return new StageMemory(s, states, quantised, activations, inFlight, logits);
     }
 
     private static int layersOnStage(Workload w, int s) {
@@ -821,8 +983,8 @@ public final class MegatronExecution {
             }
         }
         List<StageCost.Term> out = new ArrayList<>();
-        add(out, "tensor-parallel", StageCost.TermKind.COMMUNICATION, computeScale * calibrated(model, terms,
-                ExecutionTerm.TENSOR_COMM));
+        add(out, "tensor-parallel", StageCost.TermKind.COMMUNICATION, computeScale * (calibrated(model, terms,
+                ExecutionTerm.TENSOR_COMM) + calibrated(model, terms, ExecutionTerm.TENSOR_COMM_OVERLAPPED)));
         add(out, "expert-parallel", StageCost.TermKind.COMMUNICATION, computeScale * calibrated(model, terms,
                 ExecutionTerm.EXPERT_COMM));
         add(out, "context-parallel", StageCost.TermKind.COMMUNICATION, computeScale * calibrated(model, terms,
@@ -845,8 +1007,11 @@ public final class MegatronExecution {
         if (host > 1e-9 * total) {
             out.add(new StageCost.Term("host dispatch", StageCost.TermKind.OVERHEAD, host));
         }
-        double memory = memoryBytes(w, layers, device);
-        return StageCost.withTotal(perLayer, families, out, total).withMemory(memory, notes);
+        StageMemory memory = memory(w, layers, device);
+        List<String> all = new ArrayList<>(notes);
+        resolution(w, resolve(w, layers, device), device).ifPresent(all::add);
+        return StageCost.withTotal(perLayer, families, out, total).withMemory(memory.total(),
+                memory.describe(w.parallelism().pipeline()), all);
     }
 
     private static double calibrated(MegatronModel model, MegatronTerms terms, ExecutionTerm term) {
