@@ -68,20 +68,32 @@ public record ClusterEvaluation(List<Split> splits) {
         List<Sample> all = concat(always, published);
         out.add(score("fitted on all runs (in sample)", published.size(), published, base.calibrate(all)));
         List<double[]> familyErrors = new ArrayList<>();
-        out.add(groups("each family held out", base, always, published, "family", familyErrors));
+        Split family = groups("each family held out", base, always, published, "family", familyErrors);
+        out.add(family);
         out.add(groups("each system held out", base, always, published, "system", new ArrayList<>()));
-        out.add(split("<= " + SMALL_GPUS + " GPUs -> larger clusters", base, always, published,
-                s -> s.workload().parallelism().ranks() <= SMALL_GPUS));
+        java.util.function.Predicate<Sample> small = s -> s.workload().parallelism().ranks() <= SMALL_GPUS;
+        List<double[]> largeErrors = new ArrayList<>();
+        Split large = split("<= " + SMALL_GPUS + " GPUs -> larger clusters", base, always, published, small,
+                largeErrors);
+        out.add(large);
         out.add(split("newest GPU held out (" + newest + ", from its catalog row)", base, always, published,
-                s -> !s.workload().device().map(d -> d.name().equals(newest)).orElse(false)));
-        // the family split's errors per system: where the bias sits
-        Map<String, List<double[]>> bySystem = new TreeMap<>();
-        for (int i = 0; i < familyErrors.size(); i++) {
-            bySystem.computeIfAbsent(published.get(i).workload().tag("system").orElse("?"), k -> new ArrayList<>())
-                    .add(familyErrors.get(i));
-        }
-        bySystem.forEach((k, v) -> out.add(summary("  family held out, on " + k, Double.NaN, v)));
+                s -> !s.workload().device().map(d -> d.name().equals(newest)).orElse(false), new ArrayList<>()));
+        // the family and small-to-large splits' errors per system: where the bias sits
+        bySystem(out, "  family held out, on ", family.trainRuns(), published, familyErrors);
+        bySystem(out, "  <= " + SMALL_GPUS + " GPUs -> larger, on ", large.trainRuns(),
+                published.stream().filter(small.negate()).toList(), largeErrors);
         return new ClusterEvaluation(out);
+    }
+
+    /** One row per system of a split's errors ({@code errors} in the order of {@code tested}). */
+    private static void bySystem(List<Split> out, String prefix, double train, List<Sample> tested,
+            List<double[]> errors) {
+        Map<String, List<double[]>> by = new TreeMap<>();
+        for (int i = 0; i < errors.size(); i++) {
+            by.computeIfAbsent(tested.get(i).workload().tag("system").orElse("?"), k -> new ArrayList<>())
+                    .add(errors.get(i));
+        }
+        by.forEach((k, v) -> out.add(summary(prefix + k, train, v)));
     }
 
     private static List<Sample> concat(List<Sample> a, List<Sample> b) {
@@ -120,18 +132,22 @@ public record ClusterEvaluation(List<Split> splits) {
     }
 
     private static Split split(String name, RuntimePredictor base, List<Sample> always, List<Sample> published,
-            Predicate<Sample> train) {
+            Predicate<Sample> train, List<double[]> errors) {
         List<Sample> fit = published.stream().filter(train).toList();
         List<Sample> test = published.stream().filter(train.negate()).toList();
         if (fit.isEmpty() || test.isEmpty()) {
             return new Split(name + " (empty)", fit.size(), 0, Double.NaN, Double.NaN, Double.NaN, Double.NaN,
                     Double.NaN);
         }
-        return score(name, fit.size(), test, base.calibrate(concat(always, fit)));
+        return score(name, fit.size(), test, base.calibrate(concat(always, fit)), errors);
     }
 
     private static Split score(String name, double train, List<Sample> test, RuntimePredictor p) {
-        List<double[]> errors = new ArrayList<>();
+        return score(name, train, test, p, new ArrayList<>());
+    }
+
+    private static Split score(String name, double train, List<Sample> test, RuntimePredictor p,
+            List<double[]> errors) {
         for (Sample s : test) {
             errors.add(error(p, s));
         }

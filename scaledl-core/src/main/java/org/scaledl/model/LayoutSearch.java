@@ -19,21 +19,29 @@ import org.scaledl.workload.Workload;
 
 /**
  * Every valid way to train a transformer on a number of GPUs, ranked by predicted iteration time: tensor-parallel
- * degrees that divide the heads and stay inside a node, pipeline degrees that divide the rest and the layers, the
- * data-parallel degree that remains, micro-batch sizes that divide the global batch over the replicas,
- * recomputation (none, selective, full), sequence parallelism, ZeRO stages 0 and 1, and the interleaved schedule
- * (2 or 4 chunks per stage where the layers and micro-batches allow). Layouts that need more memory per GPU than the
- * device has are kept but marked and ranked after those that fit.
+ * degrees that divide the heads and stay inside an NVLink domain, context-parallel degrees that split the sequence,
+ * pipeline degrees that divide the rest and the layers, expert-parallel degrees (mixtures of experts) folded into
+ * data x context x tensor parallelism as Megatron does, the data-parallel degree that remains, micro-batch sizes
+ * that divide the global batch over the replicas, sequence parallelism, ZeRO stages 0, 1 and (without a pipeline) 3,
+ * and the interleaved schedule (2 or 4 chunks per stage where the layers and micro-batches allow). Each layout takes
+ * the least recomputation that makes it fit ({@link Recompute#AUTO}); layouts that do not fit even so are kept but
+ * marked and ranked after those that fit.
  *
  * <pre>{@code
  * List<LayoutSearch.Layout> best = new LayoutSearch(gpuPredictor, spec.graph(2048), a100, 512, 1536)
  *         .topology(Topology.of(8, Topology.Link.NVSWITCH, 300, 1600)).precision(Precision.FP16).search();
+ * Prediction again = gpuPredictor.predict(best.get(0).workload());   // the same time and memory
  * }</pre>
  *
  * <p>A layout costs the predictor's fast path (the per-layer costs of a configuration are computed once and shared
  * by the layouts that differ only in pipeline, data parallelism and schedule).
  */
 public final class LayoutSearch {
+    /** The largest micro-batch searched. */
+    static final int MAX_MICRO_BATCH = 64;
+    /** The largest context-parallel degree searched. */
+    static final int MAX_CONTEXT = 64;
+
     private final RuntimePredictor predictor;
     private final ModelGraph graph;
     private final Device device;
@@ -80,56 +88,62 @@ public final class LayoutSearch {
     /**
      * One way to run the job.
      *
-     * @param parallelism the degrees, micro-batches, sequence parallelism, ZeRO stage and chunks
-     * @param microBatch  sequences per micro-batch
-     * @param recompute   activation recomputation
+     * @param workload    the job in this layout, with the recomputation it takes (what {@code predict} is given to
+     *                    reproduce it)
      * @param millis      predicted iteration time, ms
      * @param memoryGb    predicted memory per GPU, GiB
      * @param fits        whether that memory fits the device
      */
-    public record Layout(Parallelism parallelism, int microBatch, Recompute recompute, double millis, double memoryGb,
-            boolean fits) {
+    public record Layout(Workload workload, double millis, double memoryGb, boolean fits) {
+        /** The degrees, micro-batches, sequence parallelism, ZeRO stage and chunks. */
+        public Parallelism parallelism() {
+            return workload.parallelism();
+        }
+
+        /** Sequences per micro-batch. */
+        public int microBatch() {
+            return workload.batch() / workload.parallelism().microBatches();
+        }
+
+        /** The activation recomputation the layout takes. */
+        public Recompute recompute() {
+            return workload.recompute();
+        }
+
+        /** With full recomputation, the layers of each model chunk recomputed (0: every layer). */
+        public int recomputeLayers() {
+            return workload.recomputeLayers();
+        }
+
         /** Sequences per second over all GPUs at the layout's global batch. */
         public double sequencesPerSecond(int globalBatch) {
             return globalBatch / (millis / 1000);
         }
     }
 
-    /** Every valid layout, those that fit first, fastest first. */
+    /** Every valid layout, those that fit first, fastest first (ties in a fixed order of the degrees). */
     public List<Layout> search() {
         TransformerShape ts = graph.transformer().get();
+        int domain = topology.scaleUp().gpusPerNode();
         List<Layout> out = new ArrayList<>();
-        for (int t = 1; t <= Math.min(gpus, topology.gpusPerNode()); t *= 2) {
+        // the per-layer costs depend on the micro-batch, tensor, sequence, context and expert parallelism (and the
+        // recomputation): the pipeline, data parallelism, schedule and ZeRO stage vary innermost, where they are
+        // shared
+        for (int t = 1; t <= Math.min(gpus, domain); t *= 2) {
             if (gpus % t != 0 || ts.heads() % t != 0 || (ts.kvHeads() % t != 0 && t % ts.kvHeads() != 0)) {
                 continue;
             }
-            for (int p = 1; p <= gpus / t && p <= ts.layers(); p++) {
-                if ((gpus / t) % p != 0 || MegatronExecution.chunkSizes(ts.layers(), p, ts.mtpLayers()) == null) {
+            for (int c = 1; c <= MAX_CONTEXT && (long) t * c <= gpus; c *= 2) {
+                if (gpus % (t * c) != 0 || c > 1 && ts.seq() % (2L * c) != 0) {
                     continue;
                 }
-                int d = gpus / (t * p);
-                if (globalBatch % d != 0) {
-                    continue;
-                }
-                int perReplica = globalBatch / d;
-                for (int b = 1; b <= perReplica && b <= 64; b *= 2) {
-                    if (perReplica % b != 0) {
+                for (int e = 1; e <= ts.experts() && e <= gpus; e *= 2) {
+                    if (ts.experts() % e != 0) {
                         continue;
                     }
-                    int m = perReplica / b;
-                    for (int v : new int[] {1, 2, 4}) {
-                        if (v > 1 && (p == 1 || MegatronExecution.chunkSizes(ts.layers(), p * v, ts.mtpLayers()) == null
-                                || m % p != 0)) {
-                            continue;
-                        }
+                    for (int b = 1; b <= MAX_MICRO_BATCH && b <= globalBatch; b *= 2) {
                         for (boolean sp : t > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
-                            for (int zero : d > 1 ? new int[] {0, 1} : new int[] {0}) {
-                                Parallelism par = new Parallelism(d, t, p, m, sp, zero, v, 1, 1, 1);
-                                for (Recompute rc : new Recompute[] {Recompute.NONE, Recompute.SELECTIVE,
-                                        Recompute.FULL}) {
-                                    out.add(evaluate(par, b, rc));
-                                }
-                            }
+                            pipelines(out, ts, t, c, e, b, sp);
                         }
                     }
                 }
@@ -139,12 +153,37 @@ public final class LayoutSearch {
         return out;
     }
 
-    private Layout evaluate(Parallelism par, int b, Recompute rc) {
-        Workload w = Workload.builder(graph).batch(b * par.microBatches()).phase(Phase.TRAIN).device(device)
-                .parallelism(par).precision(precision).recompute(rc).topology(topology).build();
+    private void pipelines(List<Layout> out, TransformerShape ts, int t, int c, int e, int b, boolean sp) {
+        int rest = gpus / (t * c);
+        for (int p = 1; p <= rest && p <= ts.layers(); p++) {
+            if (rest % p != 0 || MegatronExecution.chunkSizes(ts.layers(), p, ts.mtpLayers()) == null) {
+                continue;
+            }
+            int d = rest / p;
+            if (globalBatch % d != 0 || ((long) d * c * t) % e != 0 || (globalBatch / d) % b != 0) {
+                continue;
+            }
+            int m = globalBatch / d / b;
+            for (int v : new int[] {1, 2, 4}) {
+                if (v > 1 && (p == 1 || MegatronExecution.chunkSizes(ts.layers(), p * v, ts.mtpLayers()) == null
+                        || m % p != 0)) {
+                    continue;
+                }
+                int[] zeros = d * c == 1 ? new int[] {0} : p == 1 ? new int[] {0, 1, 3} : new int[] {0, 1};
+                for (int zero : zeros) {
+                    out.add(evaluate(new Parallelism(d, t, p, m, sp, zero, v, c, e, 1), b));
+                }
+            }
+        }
+    }
+
+    private Layout evaluate(Parallelism par, int b) {
+        Workload w = predictor.stage().resolve(Workload.builder(graph).batch(b * par.microBatches())
+                .phase(Phase.TRAIN).device(device).parallelism(par).precision(precision).recompute(Recompute.AUTO)
+                .topology(topology).build());
         double ms = predictor.predictMillis(w);
         OptionalDouble mem = predictor.stage().memoryBytes(w);
         double gib = mem.isPresent() ? mem.getAsDouble() / (1L << 30) : Double.NaN;
-        return new Layout(par, b, rc, ms, gib, !(gib > device.memoryGB()));
+        return new Layout(w, ms, gib, !(gib > device.memoryGB()));
     }
 }

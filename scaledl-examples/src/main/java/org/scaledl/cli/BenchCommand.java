@@ -199,6 +199,14 @@ final class BenchCommand implements Callable<Integer> {
                     + "layout search, GPT-3 175B on 512 GPUs: %.0f layouts in %.3f s, %.0f layouts/s on one thread%n",
                     out.get("predict_1t_3072_first_ms"), out.get("predict_1t_3072_us_p50"), out.get("layouts"),
                     out.get("layout_search_s"), out.get("layouts_per_s"));
+            if (out.containsKey("layouts_deepseek_v3_1024")) {
+                System.out.printf(Locale.ROOT, "DeepSeek-V3 on 1,024 H100s (t2 p8 d64 EP64): first prediction %.2f ms, "
+                        + "then p50 %.1f µs, p99 %.1f µs; layout search with expert and context parallelism: %.0f "
+                        + "layouts in %.3f s, %.0f layouts/s on one thread%n",
+                        out.get("predict_deepseek_v3_1024_first_ms"), out.get("predict_deepseek_v3_1024_us_p50"),
+                        out.get("predict_deepseek_v3_1024_us_p99"), out.get("layouts_deepseek_v3_1024"),
+                        out.get("layout_search_deepseek_v3_1024_s"), out.get("layouts_deepseek_v3_1024_per_s"));
+            }
             if (gnn) {
                 System.out.printf(Locale.ROOT, "scaledl with GNN: fit %.1f s; resnet50_r112 predict: first query of a "
                         + "graph %.1f ms, then p50 %.1f µs (layer-wise alone %.1f µs); allocated per call %.0f B "
@@ -256,6 +264,37 @@ final class BenchCommand implements Callable<Integer> {
         out.put("layouts", (double) n);
         out.put("layout_search_s", s);
         out.put("layouts_per_s", n / s);
+        Path deepseek = Path.of("datasets/gpu/llm-public/configs/deepseek-v3/config.json");
+        if (java.nio.file.Files.isRegularFile(deepseek)) {
+            // DeepSeek-V3 (671B, MoE with MLA) on 1,024 H100s: one job (t2 p8 d64 EP64, interleaved) and a layout
+            // search with expert and context parallelism
+            Device h100 = DeviceCatalog.bundled().require("H100 SXM");
+            ModelGraph ds = org.scaledl.transformer.HuggingFaceConfig.read(deepseek).graph(4096);
+            java.util.function.IntFunction<Workload> dsJob = m -> Workload.builder(ds).batch(m).device(h100)
+                    .precision(org.scaledl.workload.Precision.FP8).parallelism(new org.scaledl.workload.Parallelism(
+                            64, 2, 8, m, true, 1, 4, 1, 64, 1)).build();
+            t0 = System.nanoTime();
+            sink += gpu.predict(dsJob.apply(128)).millis();
+            out.put("predict_deepseek_v3_1024_first_ms", (System.nanoTime() - t0) / 1e6);
+            double[] dsLat = new double[reps];
+            for (int i = 0; i < reps; i++) {
+                Workload w = dsJob.apply(64 + 8 * (i % 64));
+                long st = System.nanoTime();
+                sink += gpu.predict(w).millis();
+                dsLat[i] = (System.nanoTime() - st) / 1e3;
+            }
+            Arrays.sort(dsLat);
+            out.put("predict_deepseek_v3_1024_us_p50", dsLat[reps / 2]);
+            out.put("predict_deepseek_v3_1024_us_p99", dsLat[(int) (reps * 0.99)]);
+            new org.scaledl.model.LayoutSearch(gpu, ds, h100, 64, 512).search();   // warm-up
+            t0 = System.nanoTime();
+            int dn = new org.scaledl.model.LayoutSearch(gpu, ds, h100, 1024, 8192)
+                    .precision(org.scaledl.workload.Precision.FP8).search().size();
+            double ds2 = (System.nanoTime() - t0) / 1e9;
+            out.put("layouts_deepseek_v3_1024", (double) dn);
+            out.put("layout_search_deepseek_v3_1024_s", ds2);
+            out.put("layouts_deepseek_v3_1024_per_s", dn / ds2);
+        }
         if (sink < 0) {
             throw new IllegalStateException();
         }

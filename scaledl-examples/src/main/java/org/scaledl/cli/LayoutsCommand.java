@@ -9,10 +9,12 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.scaledl.io.DeviceCatalog;
 import org.scaledl.model.LayoutSearch;
+import org.scaledl.model.Prediction;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.transformer.HuggingFaceConfig;
 import org.scaledl.transformer.TransformerSpec;
 import org.scaledl.workload.Device;
+import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Topology;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -24,9 +26,11 @@ import picocli.CommandLine.Option;
  * first.
  */
 @Command(name = "layouts", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
-        description = "Rank every valid layout of a transformer's training on a number of GPUs (tensor x pipeline x "
-                + "data parallel, micro-batch, recomputation, sequence parallelism, ZeRO, interleaving) by predicted "
-                + "iteration time; layouts that do not fit the GPU's memory are listed last.")
+        description = "Rank every valid layout of a transformer's training on a number of GPUs (tensor x context x "
+                + "pipeline x data parallel, expert parallelism, micro-batch, sequence parallelism, ZeRO, "
+                + "interleaving; each with the least recomputation that fits) by predicted iteration time; layouts "
+                + "that do not fit the GPU's memory are listed last. The best ones are shown with their interval and "
+                + "warnings, and the predict command that reproduces the first.")
 final class LayoutsCommand implements Callable<Integer> {
     @Option(names = "--model", defaultValue = "gpu", description = "Device model: a bundled name or a saved file "
             + "(default gpu)")
@@ -56,6 +60,10 @@ final class LayoutsCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print JSON")
     boolean json;
 
+    @Option(names = "--out", description = "Write every layout as a candidate table (.csv) that predict --candidates "
+            + "scores back to the same times and memory")
+    Path out;
+
     @Mixin
     ClusterOptions cluster;
 
@@ -63,6 +71,13 @@ final class LayoutsCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         if (top < 1) {
             throw new IllegalArgumentException("--top must be positive, got " + top);
+        }
+        if (gpus < 1 || globalBatch < 1) {
+            throw new IllegalArgumentException("--gpus and --global-batch must be positive, got " + gpus + " and "
+                    + globalBatch);
+        }
+        if (out != null) {
+            org.scaledl.model.file.SafeFiles.checkWritable(out);
         }
         RuntimePredictor p = ModelArgument.load(model);
         if (!p.modelsClusters()) {
@@ -72,13 +87,20 @@ final class LayoutsCommand implements Callable<Integer> {
         DeviceCatalog catalog = Catalogs.of(devices);
         Device d = catalog.require(device);
         TransformerSpec spec = HuggingFaceConfig.read(transformer);
-        Topology topo = cluster.topology(d).orElse(Topology.assumedFor(d));
+        java.util.Optional<Topology> given = cluster.topology(d);
+        Topology topo = given.orElse(Topology.assumedFor(d));
+        org.scaledl.workload.Precision precision = cluster.precision == null ? org.scaledl.workload.Precision.FP16
+                : cluster.precision();
         long t0 = System.nanoTime();
         LayoutSearch search = new LayoutSearch(p, spec.graph(seq), d, gpus, globalBatch).topology(topo)
-                .precision(cluster.precision == null ? org.scaledl.workload.Precision.FP16 : cluster.precision());
+                .precision(precision);
         List<LayoutSearch.Layout> all = search.search();
         double seconds = (System.nanoTime() - t0) / 1e9;
         List<LayoutSearch.Layout> shown = all.subList(0, Math.min(top, all.size()));
+        List<Prediction> predictions = shown.stream().map(l -> p.predict(l.workload())).toList();
+        if (out != null) {
+            writeCandidates(all, d, given, precision);
+        }
         if (json) {
             ObjectMapper om = new ObjectMapper();
             ObjectNode root = om.createObjectNode();
@@ -92,21 +114,33 @@ final class LayoutsCommand implements Callable<Integer> {
             root.put("layouts_that_fit", all.stream().filter(LayoutSearch.Layout::fits).count());
             root.put("search_seconds", seconds);
             ArrayNode arr = root.putArray("ranked");
-            for (LayoutSearch.Layout l : shown) {
+            for (int i = 0; i < shown.size(); i++) {
+                LayoutSearch.Layout l = shown.get(i);
+                Prediction pr = predictions.get(i);
                 ObjectNode o = arr.addObject();
                 o.put("tensor", l.parallelism().tensor());
+                o.put("context", l.parallelism().context());
                 o.put("pipeline", l.parallelism().pipeline());
-                o.put("data", l.parallelism().data());
+                o.put("data_parallel", l.parallelism().data());
+                o.put("expert", l.parallelism().expert());
                 o.put("micro_batch", l.microBatch());
                 o.put("micro_batches", l.parallelism().microBatches());
                 o.put("virtual_stages", l.parallelism().virtualStages());
                 o.put("sequence_parallel", l.parallelism().sequenceParallel());
                 o.put("zero_stage", l.parallelism().zeroStage());
                 o.put("recompute", l.recompute().label());
+                o.put("recompute_layers", l.recomputeLayers());
                 o.put("ms", l.millis());
+                o.put("low_ms", pr.lowMillis());
+                o.put("high_ms", pr.highMillis());
                 o.put("sequences_per_s", l.sequencesPerSecond(globalBatch));
+                pr.tokensPerSecondPerGpu().ifPresent(x -> o.put("tokens_per_s_per_gpu", x));
+                pr.modelTflopsPerGpu().ifPresent(x -> o.put("model_tflops_per_gpu", x));
                 o.put("memory_gb", l.memoryGb());
                 o.put("fits", l.fits());
+                ArrayNode ws = o.putArray("warnings");
+                warnings(pr).forEach(ws::add);
+                o.put("predict", command(l, d, given, precision));
             }
             System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
             return 0;
@@ -114,19 +148,119 @@ final class LayoutsCommand implements Callable<Integer> {
         StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%s (%.2fB parameters) on %d x %s, global "
                 + "batch %d, %s:%n", spec.name(), spec.parameterCount() / 1e9, gpus, d.name(), globalBatch,
                 topo.describe()));
-        b.append(String.format(Locale.ROOT, "%4s %3s %3s %4s %5s %6s %3s %3s %4s %-9s %10s %9s %8s%n", "rank", "tp",
-                "pp", "dp", "micro", "micros", "v", "sp", "zero", "recompute", "ms", "seq/s", "mem GiB"));
-        int rank = 1;
-        for (LayoutSearch.Layout l : shown) {
-            b.append(String.format(Locale.ROOT, "%4d %3d %3d %4d %5d %6d %3d %3s %4d %-9s %10.1f %9.1f %8.1f%s%n",
-                    rank++, l.parallelism().tensor(), l.parallelism().pipeline(), l.parallelism().data(),
-                    l.microBatch(), l.parallelism().microBatches(), l.parallelism().virtualStages(),
-                    l.parallelism().sequenceParallel() ? "y" : "n", l.parallelism().zeroStage(), l.recompute().label(),
-                    l.millis(), l.sequencesPerSecond(globalBatch), l.memoryGb(), l.fits() ? "" : "  (out of memory)"));
+        b.append(String.format(Locale.ROOT, "%4s %3s %3s %3s %4s %3s %5s %6s %3s %3s %4s %-10s %10s %21s %9s %8s  %s%n",
+                "rank", "tp", "cp", "pp", "dp", "ep", "micro", "micros", "v", "sp", "zero", "recompute", "ms",
+                "90% interval ms", "tok/s/GPU", "mem GiB", "warnings"));
+        for (int i = 0; i < shown.size(); i++) {
+            LayoutSearch.Layout l = shown.get(i);
+            Prediction pr = predictions.get(i);
+            Parallelism par = l.parallelism();
+            b.append(String.format(Locale.ROOT, "%4d %3d %3d %3d %4d %3d %5d %6d %3d %3s %4d %-10s %10.1f %21s %9s "
+                    + "%8.1f  %s%n", i + 1, par.tensor(), par.context(), par.pipeline(), par.data(), par.expert(),
+                    l.microBatch(), par.microBatches(), par.virtualStages(), par.sequenceParallel() ? "y" : "n",
+                    par.zeroStage(), recompute(l), l.millis(), String.format(Locale.ROOT, "%.1f-%.1f",
+                    pr.lowMillis(), pr.highMillis()), pr.tokensPerSecondPerGpu().isPresent()
+                    ? String.format(Locale.ROOT, "%.0f", pr.tokensPerSecondPerGpu().getAsDouble()) : "-",
+                    l.memoryGb(), String.join(", ", warnings(pr))));
         }
-        b.append(String.format(Locale.ROOT, "%d layouts (%d fit) searched in %.2f s", all.size(),
+        b.append(String.format(Locale.ROOT, "%d layouts (%d fit) searched in %.2f s%n", all.size(),
                 all.stream().filter(LayoutSearch.Layout::fits).count(), seconds));
+        if (!shown.isEmpty()) {
+            b.append("the first, predicted on its own (same time and memory):\n  ")
+                    .append(command(shown.get(0), d, given, precision));
+            if (out != null) {
+                b.append("\nevery layout as a candidate table: ").append(out).append(" (predict --model ")
+                        .append(model).append(" --candidates ").append(out).append(" scores it back)");
+            }
+        }
         System.out.println(b);
         return 0;
+    }
+
+    /** A layout's recomputation as a short label: none, selective, full or full:N (N layers per chunk). */
+    private static String recompute(LayoutSearch.Layout l) {
+        return l.recompute().label() + (l.recomputeLayers() > 0 ? ":" + l.recomputeLayers() : "");
+    }
+
+    /** The kinds of a prediction's warnings, except the topology it assumed (every layout shares it). */
+    private static List<String> warnings(Prediction pr) {
+        return pr.warnings().stream().filter(w -> w.kind() != org.scaledl.model.PredictionWarning.Kind.ASSUMED)
+                .map(w -> w.kind().name().toLowerCase(Locale.ROOT)).distinct().toList();
+    }
+
+    /** The predict command that reproduces a layout. */
+    private String command(LayoutSearch.Layout l, Device d, java.util.Optional<Topology> given,
+            org.scaledl.workload.Precision precision) {
+        Parallelism par = l.parallelism();
+        StringBuilder c = new StringBuilder("scaledl predict --model ").append(quote(model))
+                .append(" --transformer ").append(quote(transformer.toString())).append(" --seq ").append(seq)
+                .append(" --batch ").append(l.microBatch()).append(" --micro-batches ").append(par.microBatches())
+                .append(" --world-size ").append(par.data()).append(" --tensor ").append(par.tensor())
+                .append(" --pipeline ").append(par.pipeline());
+        if (par.context() > 1) {
+            c.append(" --context ").append(par.context());
+        }
+        if (par.expert() > 1) {
+            c.append(" --expert ").append(par.expert());
+        }
+        if (par.virtualStages() > 1) {
+            c.append(" --virtual-stages ").append(par.virtualStages());
+        }
+        if (par.zeroStage() > 0) {
+            c.append(" --zero-stage ").append(par.zeroStage());
+        }
+        if (par.sequenceParallel()) {
+            c.append(" --sequence-parallel");
+        }
+        c.append(" --recompute ").append(l.recompute().label());
+        if (l.recomputeLayers() > 0) {
+            c.append(" --recompute-layers ").append(l.recomputeLayers());
+        }
+        c.append(" --device ").append(quote(d.name())).append(" --precision ").append(precision.label());
+        if (devices != null) {
+            c.append(" --devices ").append(quote(devices.toString()));
+        }
+        given.ifPresent(t -> c.append(" --gpus-per-node ").append(t.gpusPerNode()).append(" --nvlink-domain ")
+                .append(t.nvlinkDomain()).append(" --inter-node-gbps ").append(number(t.interNodeGbps())));
+        return c.toString();
+    }
+
+    private static String number(double x) {
+        return x == Math.rint(x) ? Long.toString((long) x) : Double.toString(x);
+    }
+
+    private static String quote(String s) {
+        return s.matches("[A-Za-z0-9_./=:-]+") ? s : "'" + s.replace("'", "'\\''") + "'";
+    }
+
+    /** Every layout as a candidate table, its transformer relative to the table. */
+    private void writeCandidates(List<LayoutSearch.Layout> all, Device d, java.util.Optional<Topology> given,
+            org.scaledl.workload.Precision precision) {
+        Path dir = out.toAbsolutePath().getParent();
+        Path t = transformer.toAbsolutePath().normalize();
+        String config = dir != null && t.getRoot().equals(dir.getRoot()) ? dir.relativize(t).toString() : t.toString();
+        StringBuilder sb = new StringBuilder("rank,transformer,seq,batch,micro_batches,world_size,tensor,pipeline,"
+                + "context,virtual_stages,expert,expert_tensor,zero_stage,sequence_parallel,recompute,recompute_layers,"
+                + "device,precision,gpus_per_node,nvlink_domain,inter_node_gbps,layout_ms,layout_memory_gb,fits\n");
+        int rank = 1;
+        for (LayoutSearch.Layout l : all) {
+            Parallelism par = l.parallelism();
+            sb.append(rank++).append(',').append(org.scaledl.io.CsvTable.cell(config)).append(',').append(seq)
+                    .append(',').append(l.microBatch()).append(',').append(par.microBatches()).append(',')
+                    .append(par.data()).append(',').append(par.tensor()).append(',').append(par.pipeline())
+                    .append(',').append(par.context()).append(',').append(par.virtualStages()).append(',')
+                    .append(par.expert()).append(',').append(par.expertTensor()).append(',').append(par.zeroStage())
+                    .append(',').append(par.sequenceParallel()).append(',').append(l.recompute().label()).append(',')
+                    .append(l.recomputeLayers()).append(',').append(org.scaledl.io.CsvTable.cell(d.name()))
+                    .append(',').append(precision.label()).append(',');
+            given.ifPresent(x -> sb.append(x.gpusPerNode()).append(',').append(x.nvlinkDomain()).append(',')
+                    .append(number(x.interNodeGbps())));
+            if (given.isEmpty()) {
+                sb.append(",,");
+            }
+            sb.append(',').append(String.format(Locale.ROOT, "%.4f,%.3f,", l.millis(), l.memoryGb()))
+                    .append(l.fits()).append('\n');
+        }
+        org.scaledl.model.file.SafeFiles.write(out, sb.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
 }

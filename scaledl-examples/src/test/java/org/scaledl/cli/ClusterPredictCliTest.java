@@ -67,7 +67,8 @@ class ClusterPredictCliTest {
         assertEquals(0, r.code(), r.err());
         List<String> header = Arrays.asList(Files.readAllLines(scored).get(0).split(","));
         List<String> expected = new java.util.ArrayList<>(Arrays.asList(HEADER.split(",")));
-        expected.addAll(List.of("predicted_ms", "low_ms", "high_ms", "memory_gb", "warnings"));
+        expected.addAll(List.of("predicted_ms", "low_ms", "high_ms", "memory_gb", "tokens_per_s_per_gpu",
+                "model_tflops_per_gpu", "warnings"));
         assertEquals(expected, header);
         Map<String, Map<String, String>> rows = rows(scored);
         assertEquals(4, rows.size());
@@ -120,8 +121,71 @@ class ClusterPredictCliTest {
         assertEquals(2 * 32 * 4 / (ms / 1000), j.get("throughput_per_s").asDouble(), 1e-6 * j.get(
                 "throughput_per_s").asDouble());
         assertEquals(256, j.get("workload").get("samples_per_iteration").asLong());
-        assertTrue(j.get("machine").asText().contains("256 x " + A100), j.get("machine").asText());
+        assertTrue(j.get("machine").asText().contains("256 GPUs (" + A100 + ")"), j.get("machine").asText());
         assertFalse(j.get("machine").asText().contains("assumed"), j.get("machine").asText());
+    }
+
+    /**
+     * Every layout {@code layouts} prints can be given back: its candidate table, scored by {@code predict
+     * --candidates}, gives each layout's time and memory again, and the command it prints for the first layout gives
+     * the first row's; a mixture of experts is searched over expert and context parallelism too.
+     */
+    @Test
+    void layoutsRoundTripThroughPredict(@TempDir Path dir) throws Exception {
+        Path cfg = dir.resolve("moe/config.json");
+        Files.createDirectories(cfg.getParent());
+        Files.writeString(cfg, "{\"model_type\": \"mixtral\", \"hidden_size\": 1024, \"intermediate_size\": 2048, "
+                + "\"num_attention_heads\": 16, \"num_key_value_heads\": 4, \"num_hidden_layers\": 8, "
+                + "\"vocab_size\": 32000, \"num_local_experts\": 8, \"num_experts_per_tok\": 2, "
+                + "\"max_position_embeddings\": 4096}");
+        Path table = dir.resolve("layouts.csv");
+        Run r = MainTest.run("layouts", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "4096", "--gpus",
+                "16", "--global-batch", "64", "--device", "H100 SXM", "--precision", "bf16", "--top", "5", "--out",
+                table.toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.out().contains("90% interval"), r.out());
+        List<String> lines = Files.readAllLines(table);
+        List<String> header = Arrays.asList(lines.get(0).split(","));
+        assertTrue(header.containsAll(List.of("context", "expert", "zero_stage", "recompute", "recompute_layers",
+                "virtual_stages", "layout_ms", "layout_memory_gb")), header.toString());
+        boolean expert = false;
+        boolean context = false;
+        for (String l : lines.subList(1, lines.size())) {
+            String[] f = l.split(",", -1);
+            expert |= !f[header.indexOf("expert")].equals("1");
+            context |= !f[header.indexOf("context")].equals("1");
+        }
+        assertTrue(expert && context, "expert and context parallelism searched");
+        Path scored = dir.resolve("scored.csv");
+        Run s = MainTest.run("predict", "--model", "gpu", "--candidates", table.toString(), "--out",
+                scored.toString());
+        assertEquals(0, s.code(), s.err());
+        List<String> back = Files.readAllLines(scored);
+        List<String> h = Arrays.asList(back.get(0).split(","));
+        assertEquals(lines.size(), back.size());
+        for (String l : back.subList(1, back.size())) {
+            String[] f = l.split(",", -1);
+            assertEquals(f[h.indexOf("layout_ms")], String.format(java.util.Locale.ROOT, "%.4f",
+                    Double.parseDouble(f[h.indexOf("predicted_ms")])), l);
+            assertEquals(f[h.indexOf("layout_memory_gb")], f[h.indexOf("memory_gb")], l);
+        }
+        // the printed command of the first layout
+        String command = r.out().lines().filter(x -> x.strip().startsWith("scaledl predict")).findFirst()
+                .orElseThrow().strip();
+        List<String> args = new java.util.ArrayList<>();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("'([^']*)'|(\\S+)").matcher(command);
+        while (m.find()) {
+            args.add(m.group(1) != null ? m.group(1) : m.group(2));
+        }
+        args.add("--json");
+        Run one = MainTest.run(args.subList(1, args.size()).toArray(new String[0]));
+        assertEquals(0, one.code(), one.err());
+        JsonNode j = new ObjectMapper().readTree(one.out());
+        String[] first = lines.get(1).split(",", -1);
+        assertEquals(first[header.indexOf("layout_ms")], String.format(java.util.Locale.ROOT, "%.4f",
+                j.get("ms").asDouble()));
+        assertEquals(first[header.indexOf("layout_memory_gb")], String.format(java.util.Locale.ROOT, "%.3f",
+                j.get("memory_gb").asDouble()));
     }
 
     @Test
@@ -190,7 +254,7 @@ class ClusterPredictCliTest {
         org.w3c.dom.Document doc = javax.xml.parsers.DocumentBuilderFactory.newInstance().newDocumentBuilder()
                 .parse(svg.toFile());
         String text = doc.getDocumentElement().getTextContent();
-        for (String title : List.of("time vs workers", "throughput vs workers", "time vs batch",
+        for (String title : List.of("time vs GPUs", "throughput vs GPUs", "time vs batch",
                 "throughput vs batch")) {
             assertTrue(text.contains(title), title);
         }

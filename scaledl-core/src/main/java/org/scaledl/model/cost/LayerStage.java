@@ -58,6 +58,15 @@ public interface LayerStage {
     }
 
     /**
+     * The workload with what it leaves to the predictor decided (a transformer's {@link
+     * org.scaledl.workload.Recompute#AUTO} recomputation: the least that fits); the workload itself where nothing is
+     * left or the stage decides nothing. Predicting the result gives what predicting the workload gives.
+     */
+    default Workload resolve(Workload w) {
+        return w;
+    }
+
+    /**
      * The peak memory one device needs for a workload, bytes, when the stage estimates it (the fast path of
      * {@link StageCost#memoryBytes()}).
      */

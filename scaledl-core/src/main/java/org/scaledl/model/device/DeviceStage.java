@@ -90,6 +90,12 @@ public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> 
     }
 
     @Override
+    public Workload resolve(Workload w) {
+        return w.graph().transformer().isPresent() && w.device().isPresent() && w.device().get().isGpu()
+                ? MegatronExecution.resolve(w, layers, DeviceLayerModel.deviceOf(w)) : w;
+    }
+
+    @Override
     public java.util.OptionalDouble memoryBytes(Workload w) {
         if (w.graph().transformer().isPresent()) {
             return java.util.OptionalDouble.of(MegatronExecution.memoryBytes(w, layers, DeviceLayerModel.deviceOf(w)));

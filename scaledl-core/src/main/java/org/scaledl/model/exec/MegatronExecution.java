@@ -226,36 +226,73 @@ public final class MegatronExecution {
     /** Everything the units depend on besides the graph (the layer model by identity). */
     private record UnitsKey(DeviceLayerCost layers, Device device, Precision precision, Phase phase,
             Recompute recompute, int microBatch, int tensor, boolean sequenceParallel, int context, int expert,
-            int expertTensor) {
+            int expertTensor, boolean timed) {
         @Override
         public boolean equals(Object o) {
             return o instanceof UnitsKey k && k.layers == layers && k.device.equals(device)
                     && k.precision == precision && k.phase == phase && k.recompute == recompute
                     && k.microBatch == microBatch && k.tensor == tensor && k.sequenceParallel == sequenceParallel
-                    && k.context == context && k.expert == expert && k.expertTensor == expertTensor;
+                    && k.context == context && k.expert == expert && k.expertTensor == expertTensor
+                    && k.timed == timed;
         }
 
         @Override
         public int hashCode() {
             return Objects.hash(System.identityHashCode(layers), device, precision, phase, recompute, microBatch,
-                    tensor, sequenceParallel, context, expert, expertTensor);
+                    tensor, sequenceParallel, context, expert, expertTensor, timed);
         }
     }
+
+    /**
+     * One layer's share of work, timed once per layer model, device and precision: configurations that differ in one
+     * degree (the experts', the context's) share the other layers' times (the layer model and the device by identity;
+     * an equal copy only misses).
+     */
+    private record LayerKey(DeviceLayerCost layers, Device device, Precision precision, boolean backward,
+            LayerFeatures features) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof LayerKey k && k.layers == layers && k.device == device && k.precision == precision
+                    && k.backward == backward && k.features.equals(features);
+        }
+
+        @Override
+        public int hashCode() {
+            return 31 * (31 * (31 * System.identityHashCode(layers) + System.identityHashCode(device))
+                    + precision.hashCode() + (backward ? 1 : 0)) + features.hashCode();
+        }
+    }
+
+    private static final GraphCache<LayerKey, Double> LAYER_TIMES = new GraphCache<>(1 << 15);
+
+    private static double layerMillis(ModelGraph g, DeviceLayerCost layers, LayerFeatures f, Device device,
+            Precision precision, boolean backward) {
+        return LAYER_TIMES.get(g, new LayerKey(layers, device, precision, backward, f),
+                () -> layers.layerMillis(f, device, precision, backward));
+    }
+
+    private record FeaturesKey(int microBatch, Phase phase) {
+    }
+
+    /** The layers' features per micro-batch and phase (every configuration of a search shares them). */
+    private static final GraphCache<FeaturesKey, List<LayerFeatures>> FEATURES = new GraphCache<>(64);
 
     /** Units per graph and configuration: a layout search asks for the same ones again and again. */
     private static final GraphCache<UnitsKey, Unit[]> UNITS = new GraphCache<>(256);
 
     /** The units of a configuration: index 0 the prologue, 1 the epilogue, 2 + k a layer of block kind k. */
-    private static Unit[] units(Workload w, DeviceLayerCost layers, Device device, int b, Recompute rc) {
+    private static Unit[] units(Workload w, DeviceLayerCost layers, Device device, int b, Recompute rc,
+            boolean timed) {
         Parallelism par = w.parallelism();
         UnitsKey key = new UnitsKey(layers, device, w.precision(), w.phase(), rc, b, par.tensor(),
-                par.sequenceParallel(), par.context(), par.expert(), par.expertTensor());
+                par.sequenceParallel(), par.context(), par.expert(), par.expertTensor(), timed);
         return UNITS.get(w.graph(), key, () -> computeUnits(w.graph(), layers, device, w.precision(), w.phase(), rc,
-                b, par.tensor(), par.sequenceParallel(), par.context(), par.expert(), par.expertTensor()));
+                b, par.tensor(), par.sequenceParallel(), par.context(), par.expert(), par.expertTensor(), timed));
     }
 
+    /** The units; without {@code timed} only what memory needs (no layer's time predicted: every time 0). */
     private static Unit[] computeUnits(ModelGraph g, DeviceLayerCost layers, Device device, Precision prec,
-            Phase phase, Recompute rc, int b, int t, boolean sp, int c, int e, int et) {
+            Phase phase, Recompute rc, int b, int t, boolean sp, int c, int e, int et, boolean timed) {
         boolean train = phase == Phase.TRAIN;
         Blocks blocks = g.blocks().orElseThrow();
         TransformerShape ts = g.transformer().orElseThrow();
@@ -282,7 +319,8 @@ public final class MegatronExecution {
         for (int u = 0; u < 2 + kinds; u++) {
             dense.add(new ArrayList<>());
         }
-        List<LayerFeatures> fs = FeatureExtractor.of(g).extract(b, phase);
+        List<LayerFeatures> fs = FEATURES.get(g, new FeaturesKey(b, phase),
+                () -> FeatureExtractor.of(g).extract(b, phase));
         for (LayerFeatures lf : fs) {
             int i = lf.layer();
             LayerRole role = g.role(i);
@@ -314,8 +352,8 @@ public final class MegatronExecution {
             LayerFeatures f = ParallelExecution.share(lf, divisor, weightShards(role, lf.family(), t, e, et),
                     columnShards(role, lf.family(), t, et));
             Precision lp = lowLinear ? low : high;
-            double fwd = layers.layerMillis(f, device, lp, false);
-            double bwd = train ? layers.layerMillis(f, device, lp, true) : 0;
+            double fwd = timed ? layerMillis(g, layers, f, device, lp, false) : 0;
+            double bwd = timed && train ? layerMillis(g, layers, f, device, lp, true) : 0;
             boolean again = role.region() == LayerRole.Region.BLOCK && (rc == Recompute.FULL
                     || rc == Recompute.SELECTIVE && kind.attentionCore());
             double time = fwd * (again ? 2 : 1) + bwd;
@@ -575,10 +613,7 @@ public final class MegatronExecution {
             return none;
         }
         int v = w.parallelism().virtualStages();
-        int most = 0;
-        for (int s = 0; s < w.parallelism().pipeline(); s++) {
-            most = Math.max(most, layersOnStage(w, s));
-        }
+        int most = mostLayersOnAStage(w);
         int chunk = (most + v - 1) / v;
         // the memory falls as more layers are recomputed: the least n that fits, by bisection
         int lo = 1;
@@ -630,22 +665,27 @@ public final class MegatronExecution {
         int e = par.expert();
         int b = Math.max(1, (int) Math.ceil((double) w.batch() / m));
         double imbalance = w.expertImbalance();
-        Unit[] units = units(w, layers, device, b, rc);
+        Unit[] units = units(w, layers, device, b, rc, withTime);
         int[][] stages = stageKinds(blocks, p, v, ts.mtpLayers());
         // full recomputation of the first layers of each model chunk only: per stage, the share recomputed
         int partial = rc == Recompute.FULL ? w.recomputeLayers() : 0;
-        Unit[] plain = partial > 0 ? units(w, layers, device, b, Recompute.NONE) : units;
+        Unit[] plain = partial > 0 ? units(w, layers, device, b, Recompute.NONE, withTime) : units;
         double[] recomputed = new double[p];
+        int[] layersOn = new int[p];
         Unit[][] stageUnits = new Unit[p][];
         for (int s = 0; s < p; s++) {
             int n = 0;
             for (int k : stages[s]) {
                 n += k;
             }
+            layersOn[s] = n;
             recomputed[s] = rc != Recompute.FULL ? 0 : partial == 0 || n == 0 ? 1
                     : Math.min(1.0, (double) partial * v / n);
             stageUnits[s] = units;
-            if (partial > 0) {
+            if (partial > 0 && !withTime) {
+                // memory reads what the units keep and hold, which recomputation does not change
+                stageUnits[s] = plain;
+            } else if (partial > 0) {
                 stageUnits[s] = new Unit[units.length];
                 for (int u = 0; u < units.length; u++) {
                     stageUnits[s][u] = u >= 2 ? mix(plain[u], units[u], recomputed[s]) : plain[u];
@@ -709,6 +749,9 @@ public final class MegatronExecution {
         double expertComm = 0;
         double context = 0;
         if (withTime) {
+            // a unit's contractions are the same on every stage (unless a part of the layers is recomputed): their
+            // weights summed over the stages, one entry each (the floors scale with the weight, so this is exact)
+            double[] unitWeight = new double[units.length];
             for (int s = 0; s < p; s++) {
                 double weight = s == max ? m : 1.0 / v;
                 for (int u = 0; u < units.length; u++) {
@@ -718,9 +761,10 @@ public final class MegatronExecution {
                     }
                     Unit un = stageUnits[s][u];
                     double k = n * weight;
-                    for (Contraction x : un.dense()) {
-                        double scale = k * (x.expert() ? imbalance : 1);
-                        out.contraction(x.cls(), x.millis() * scale, x.floor() * scale);
+                    if (partial == 0) {
+                        unitWeight[u] += k;
+                    } else {
+                        contractions(out, un, k, imbalance);
                     }
                     other += k * (un.other() + un.expertOther() * imbalance);
                     attentionOther += k * un.attentionOther();
@@ -732,6 +776,11 @@ public final class MegatronExecution {
                     if (c > 1 && un.attention() > 0 && comm != null) {
                         context += k * contextExposed(device, topo, un, b, ts, t, c, actBytes, train);
                     }
+                }
+            }
+            for (int u = 0; u < units.length; u++) {
+                if (unitWeight[u] > 0) {
+                    contractions(out, units[u], unitWeight[u], imbalance);
                 }
             }
         }
@@ -789,12 +838,20 @@ public final class MegatronExecution {
         StageMemory memory = null;
         for (int s = 0; s < p; s++) {
             StageMemory sm = stageMemory(w, ts, units, stageParams[s], stageExpertParams[s] / e,
-                    stageLowParams[s], stageSaved[s], recomputed[s], s, dp, edp, b, t, c);
+                    stageLowParams[s], stageSaved[s], recomputed[s], layersOn[s], s, dp, edp, b, t, c);
             if (memory == null || sm.total() > memory.total()) {
                 memory = sm;
             }
         }
         return new Assembly(terms, memory);
+    }
+
+    /** A unit's contractions, {@code k} times (an expert's also the busiest rank's imbalance). */
+    private static void contractions(MegatronTerms.Builder out, Unit un, double k, double imbalance) {
+        for (Contraction x : un.dense()) {
+            double scale = k * (x.expert() ? imbalance : 1);
+            out.contraction(x.cls(), x.millis() * scale, x.floor() * scale);
+        }
     }
 
     /**
@@ -879,7 +936,7 @@ public final class MegatronExecution {
 
     /** A stage's memory per GPU: states (ZeRO-sharded), quantised weights, in-flight activations, logits. */
     private static StageMemory stageMemory(Workload w, TransformerShape ts, Unit[] units, double dense, double expert,
-            double low, double saved, double recomputed, int s, int dp, int edp, int b, int t, int c) {
+            double low, double saved, double recomputed, int layers, int s, int dp, int edp, int b, int t, int c) {
         Parallelism par = w.parallelism();
         Precision prec = w.precision();
         int p = par.pipeline();
@@ -908,7 +965,7 @@ public final class MegatronExecution {
                 // layer's working set while it is recomputed
                 double input = (double) b * ts.seq() / c * ts.hidden() * prec.activationBytes()
                         / (par.sequenceParallel() ? t : 1);
-                perMicroBatch = recomputed * input * layersOnStage(w, s) + (1 - recomputed) * saved;
+                perMicroBatch = recomputed * input * layers + (1 - recomputed) * saved;
                 working = maxLayerSaved(units);
             }
             int v = par.virtualStages();
@@ -921,15 +978,18 @@ public final class MegatronExecution {
         return new StageMemory(s, states, quantised, activations, inFlight, logits);
     }
 
-    private static int layersOnStage(Workload w, int s) {
+    private static int mostLayersOnAStage(Workload w) {
         Blocks blocks = w.graph().blocks().orElseThrow();
-        int[][] stages = stageKinds(blocks, w.parallelism().pipeline(), w.parallelism().virtualStages(),
-                w.graph().transformer().orElseThrow().mtpLayers());
-        int n = 0;
-        for (int k : stages[s]) {
-            n += k;
+        int most = 0;
+        for (int[] stage : stageKinds(blocks, w.parallelism().pipeline(), w.parallelism().virtualStages(),
+                w.graph().transformer().orElseThrow().mtpLayers())) {
+            int n = 0;
+            for (int k : stage) {
+                n += k;
+            }
+            most = Math.max(most, n);
         }
-        return n;
+        return most;
     }
 
     private static double maxLayerSaved(Unit[] units) {
