@@ -90,7 +90,7 @@ class GpuEvaluationTest {
                 "gpu,label_dir_name,dev_mem_GB,mem_bw_GBps,num_sm_or_cu,cores_per_sm,freq_MHz,fp32_peak_GFLOPS,"
                         + "fp32_peak_matrix_GFLOPS,fp32_peak_vector_GFLOPS,l2_cache_MB,source_file",
                 "Imaginary T4X,Imaginary_T4X,16,320,40,64,1590,8141,,,4,test",
-                "Tesla T4,Tesla_T4,1,1,1,1,1,1,,,1,must not replace the bundled description") + "\n");
+                "Tesla T4,Tesla_T4,1,1,1,1,1000,1,,,1,must not replace the bundled description") + "\n");
         assertThrows(InvalidInputException.class, () -> GpuEvaluation.run(dir, DEVICES, Optional.empty(), 7),
                 "the bundled catalog alone does not know the GPU");
         DeviceCatalog catalog = GpuData.catalogFor(dir, DEVICES);

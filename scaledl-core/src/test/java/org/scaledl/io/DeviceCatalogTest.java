@@ -149,16 +149,16 @@ class DeviceCatalogTest {
         assertEquals(47, c.devices().size());
         assertEquals(300, c.require("My Accelerator").memoryBandwidthGBps());
         Path clash = dir.resolve("clash.csv");
-        Files.writeString(clash, header + "x,1,1,1,1,1,1\nNVIDIA H100 80GB HBM3,80,1,1,1,1,1\n");
+        Files.writeString(clash, header + "x,1,1,1,1000,1,1\nNVIDIA H100 80GB HBM3,80,1,1,1000,1,1\n");
         InvalidInputException e = assertThrows(InvalidInputException.class,
                 () -> DeviceCatalog.bundled().plusUser(DeviceCatalog.read(clash)));
         assertTrue(e.getMessage().contains("clash.csv:3") && e.getMessage().contains("bundled"), e.getMessage());
         Path twice = dir.resolve("twice.csv");
-        Files.writeString(twice, header + "Mine,1,1,1,1,1,1\nmine,2,1,1,1,1,1\n");
+        Files.writeString(twice, header + "Mine,1,1,1,1000,1,1\nmine,2,1,1,1000,1,1\n");
         e = assertThrows(InvalidInputException.class, () -> DeviceCatalog.read(twice));
         assertTrue(e.getMessage().contains("twice.csv:3") && e.getMessage().contains("twice.csv:2"), e.getMessage());
         Path escape = dir.resolve("escape.csv");
-        Files.writeString(escape, header + "Evil\u001b[31m,1,1,1,1,1,1\n");
+        Files.writeString(escape, header + "Evil\u001b[31m,1,1,1,1000,1,1\n");
         e = assertThrows(InvalidInputException.class, () -> DeviceCatalog.read(escape));
         assertTrue(e.getMessage().contains("control") && !e.getMessage().contains("\u001b"), e.getMessage());
     }
