@@ -85,6 +85,99 @@ public record ClusterEvaluation(List<Split> splits) {
         return new ClusterEvaluation(out);
     }
 
+    /**
+     * Calibrating on a few runs of one's own cluster, judged on published runs: for each system and software release
+     * with enough runs, the model fitted without that group's runs (as a user's cluster is unseen), its error on the
+     * group, and its error on the group's other runs after calibrating on {@code n} of them, chosen by the D-optimal
+     * plan ({@code plan --runs n}) or at random (the mean over {@code draws} draws).
+     *
+     * @param group    {@code system release} of the runs
+     * @param runs     the group's runs
+     * @param before   MRE on the group before calibration
+     * @param beforeBias its mean signed error
+     * @param n        runs calibrated on
+     * @param planned  MRE on the other runs after calibrating on the planned ones
+     * @param plannedBias its mean signed error
+     * @param random   MRE after calibrating on random runs (mean over the draws)
+     * @param randomBias its mean signed error
+     */
+    public record Calibration(String group, int runs, double before, double beforeBias, int n, double planned,
+            double plannedBias, double random, double randomBias) {
+    }
+
+    /**
+     * Runs the calibration experiment (see {@link Calibration}) for every group of at least {@code max(ns) + 3} runs.
+     *
+     * @param base      a device predictor whose Megatron coefficients the runs fit
+     * @param always    runs in every fit (vTrain's), never scored
+     * @param published published runs, tagged {@code system} and {@code release}
+     * @param ns        how many runs to calibrate on (e.g. 1, 3, 5)
+     * @param draws     random draws per group and n
+     * @param seed      seed of the plans' exchanges and the random draws
+     */
+    public static List<Calibration> calibration(RuntimePredictor base, List<Sample> always, List<Sample> published,
+            int[] ns, int draws, long seed) {
+        int most = Arrays.stream(ns).max().orElse(1);
+        Map<String, List<Sample>> groups = new TreeMap<>();
+        for (Sample s : published) {
+            groups.computeIfAbsent(s.workload().tag("system").orElse("?") + " " + s.workload().tag("release")
+                    .orElse("?"), k -> new ArrayList<>()).add(s);
+        }
+        List<Calibration> out = new ArrayList<>();
+        java.util.Random random = new java.util.Random(seed);
+        for (Map.Entry<String, List<Sample>> g : groups.entrySet()) {
+            List<Sample> mine = g.getValue();
+            if (mine.size() < most + 3) {
+                continue;
+            }
+            List<Sample> others = published.stream().filter(s -> !mine.contains(s)).toList();
+            RuntimePredictor unseen = base.calibrate(concat(always, others));
+            double[] before = mreBias(unseen, mine);
+            List<org.scaledl.workload.Workload> jobs = mine.stream().map(Sample::workload).toList();
+            for (int n : ns) {
+                List<Integer> chosen = org.scaledl.model.plan.ProfilingPlan.choose(jobs, List.of(), n, seed,
+                        unseen::designRow).indices();
+                double[] planned = calibrated(unseen, mine, chosen);
+                double mre = 0;
+                double bias = 0;
+                for (int k = 0; k < draws; k++) {
+                    List<Integer> order = new ArrayList<>();
+                    for (int i = 0; i < mine.size(); i++) {
+                        order.add(i);
+                    }
+                    java.util.Collections.shuffle(order, random);
+                    double[] r = calibrated(unseen, mine, order.subList(0, n));
+                    mre += r[0] / draws;
+                    bias += r[1] / draws;
+                }
+                out.add(new Calibration(g.getKey(), mine.size(), before[0], before[1], n, planned[0], planned[1],
+                        mre, bias));
+            }
+        }
+        return out;
+    }
+
+    /** MRE and bias on the runs not chosen, after calibrating on the chosen ones. */
+    private static double[] calibrated(RuntimePredictor p, List<Sample> runs, List<Integer> chosen) {
+        List<Sample> fit = new ArrayList<>();
+        List<Sample> rest = new ArrayList<>();
+        for (int i = 0; i < runs.size(); i++) {
+            (chosen.contains(i) ? fit : rest).add(runs.get(i));
+        }
+        return mreBias(p.calibrate(fit), rest);
+    }
+
+    private static double[] mreBias(RuntimePredictor p, List<Sample> runs) {
+        double mre = 0;
+        double bias = 0;
+        for (Sample s : runs) {
+            double e = p.predictMillis(s.workload()) / s.millis() - 1;
+            mre += Math.abs(e) / runs.size();
+            bias += e / runs.size();
+        }
+        return new double[] {mre, bias};
+    }
+
     /** One row per system of a split's errors ({@code errors} in the order of {@code tested}). */
     private static void bySystem(List<Split> out, String prefix, double train, List<Sample> tested,
             List<double[]> errors) {

@@ -35,6 +35,19 @@ final class EvaluateClustersCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print JSON")
     boolean json;
 
+    @Option(names = "--calibration", description = "Instead of the splits: for each system and release, the model "
+            + "fitted without its runs, then calibrated on N of them (planned as plan --runs N chooses, and at random) "
+            + "and scored on the others, for N in --calibration-runs")
+    boolean calibration;
+
+    @Option(names = "--calibration-runs", defaultValue = "1,3,5", split = ",", description = "Runs to calibrate on "
+            + "(default ${DEFAULT-VALUE})")
+    int[] calibrationRuns;
+
+    @Option(names = "--draws", defaultValue = "10", description = "Random draws per group and N (default "
+            + "${DEFAULT-VALUE})")
+    int draws;
+
     @Override
     public Integer call() throws Exception {
         long t0 = System.nanoTime();
@@ -42,6 +55,9 @@ final class EvaluateClustersCommand implements Callable<Integer> {
         List<Sample> published = d.publishedRuns();
         if (published.isEmpty()) {
             throw new IllegalArgumentException(data + " has no published cluster runs (" + GpuData.LLM_PUBLIC + ")");
+        }
+        if (calibration) {
+            return calibration(d, published, t0);
         }
         String gpu = Catalogs.of(null, data).require(newest).name();
         ClusterEvaluation e = ClusterEvaluation.run(EvaluateMegatronCommand.withoutMegatron(d), d.vtrainRuns(),
@@ -72,6 +88,57 @@ final class EvaluateClustersCommand implements Callable<Integer> {
                     100 * s.p90(), 100 * s.coverage()));
         }
         b.append(String.format(Locale.ROOT, "(%.0f s; bias > 0: predicted too slow)", seconds));
+        System.out.println(b);
+        return 0;
+    }
+
+    private int calibration(GpuData d, List<Sample> published, long t0) throws Exception {
+        for (int n : calibrationRuns) {
+            if (n < 1) {
+                throw new IllegalArgumentException("--calibration-runs must be positive, got " + n);
+            }
+        }
+        if (draws < 1) {
+            throw new IllegalArgumentException("--draws must be positive, got " + draws);
+        }
+        List<ClusterEvaluation.Calibration> rows = ClusterEvaluation.calibration(
+                EvaluateMegatronCommand.withoutMegatron(d), d.vtrainRuns(), published, calibrationRuns, draws, 7);
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        if (json) {
+            ObjectMapper om = new ObjectMapper();
+            ObjectNode root = om.createObjectNode();
+            root.put("seconds", seconds);
+            ArrayNode arr = root.putArray("calibration");
+            for (ClusterEvaluation.Calibration c : rows) {
+                arr.addObject().put("group", c.group()).put("runs", c.runs()).put("before_mre", c.before())
+                        .put("before_bias", c.beforeBias()).put("n", c.n()).put("planned_mre", c.planned())
+                        .put("planned_bias", c.plannedBias()).put("random_mre", c.random())
+                        .put("random_bias", c.randomBias());
+            }
+            System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
+            return 0;
+        }
+        StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%-40s %5s %15s %3s %15s %15s%n",
+                "system release (model fitted without it)", "runs", "before", "n", "planned", "random (mean)"));
+        for (ClusterEvaluation.Calibration c : rows) {
+            b.append(String.format(Locale.ROOT, "%-40s %5d %6.1f%% (%+5.1f) %3d %6.1f%% (%+5.1f) %6.1f%% (%+5.1f)%n",
+                    c.group(), c.runs(), 100 * c.before(), 100 * c.beforeBias(), c.n(), 100 * c.planned(),
+                    100 * c.plannedBias(), 100 * c.random(), 100 * c.randomBias()));
+        }
+        for (int n : calibrationRuns) {
+            List<ClusterEvaluation.Calibration> at = rows.stream().filter(c -> c.n() == n).toList();
+            b.append(String.format(Locale.ROOT, "mean over %d groups, n = %d: before %.1f%%, planned %.1f%% (%+.1f%%), "
+                    + "random %.1f%% (%+.1f%%)%n", at.size(), n,
+                    100 * at.stream().mapToDouble(ClusterEvaluation.Calibration::before).average().orElse(Double.NaN),
+                    100 * at.stream().mapToDouble(ClusterEvaluation.Calibration::planned).average().orElse(Double.NaN),
+                    100 * at.stream().mapToDouble(ClusterEvaluation.Calibration::plannedBias).average()
+                            .orElse(Double.NaN),
+                    100 * at.stream().mapToDouble(ClusterEvaluation.Calibration::random).average().orElse(Double.NaN),
+                    100 * at.stream().mapToDouble(ClusterEvaluation.Calibration::randomBias).average()
+                            .orElse(Double.NaN)));
+        }
+        b.append(String.format(Locale.ROOT, "(%.0f s; MRE with the mean signed error in brackets, > 0: too slow)",
+                seconds));
         System.out.println(b);
         return 0;
     }

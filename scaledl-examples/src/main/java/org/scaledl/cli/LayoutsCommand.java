@@ -261,6 +261,6 @@ final class LayoutsCommand implements Callable<Integer> {
             sb.append(',').append(String.format(Locale.ROOT, "%.4f,%.3f,", l.millis(), l.memoryGb()))
                     .append(l.fits()).append('\n');
         }
-        org.scaledl.model.file.SafeFiles.write(out, sb.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        Reports.write(out, sb.toString());
     }
 }

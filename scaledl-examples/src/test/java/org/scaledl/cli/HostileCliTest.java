@@ -97,7 +97,8 @@ class HostileCliTest {
         assertEquals(0, r.code(), r.err());
         List<String> lines = Files.readAllLines(out);
         assertEquals(rows + 1, lines.size());
-        assertEquals("note,graph,batch,world_size,threads,phase,model,predicted_ms,low_ms,high_ms,memory_gb,warnings",
+        assertEquals("note,graph,batch,world_size,threads,phase,model,predicted_ms,low_ms,high_ms,memory_gb,"
+                + "tokens_per_s_per_gpu,model_tflops_per_gpu,warnings",
                 lines.get(0));
         RuntimePredictor p = RuntimePredictor.load(model);
         CsvTable t = CsvTable.read(table, "graph");
@@ -109,7 +110,7 @@ class HostileCliTest {
             Prediction pr = p.predict(w);
             String expected = CsvTable.quote(t.get(i, "note")) + "," + String.join(",", t.get(i, "graph"),
                     t.get(i, "batch"), t.get(i, "world_size"), t.get(i, "threads"), t.get(i, "phase"),
-                    t.get(i, "model")) + String.format(Locale.ROOT, ",%.4f,%.4f,%.4f,%s,", pr.millis(), pr.lowMillis(),
+                    t.get(i, "model")) + String.format(Locale.ROOT, ",%.4f,%.4f,%.4f,%s,,,", pr.millis(), pr.lowMillis(),
                     pr.highMillis(), pr.memoryGb().isPresent() ? String.format(Locale.ROOT, "%.3f",
                     pr.memoryGb().getAsDouble()) : "") + String.join(";", pr.warnings().stream().map(x -> x.kind().name()
                             .toLowerCase(Locale.ROOT)).distinct().toList());

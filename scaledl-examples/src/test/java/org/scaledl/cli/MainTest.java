@@ -354,7 +354,8 @@ class MainTest {
                 csvOut.toString());
         assertEquals(0, r.code(), r.err());
         List<String> lines = Files.readAllLines(csvOut);
-        assertEquals("graph,batch,world_size,threads,phase,note,predicted_ms,low_ms,high_ms,memory_gb,warnings", lines.get(0));
+        assertEquals("graph,batch,world_size,threads,phase,note,predicted_ms,low_ms,high_ms,memory_gb,"
+                + "tokens_per_s_per_gpu,model_tflops_per_gpu,warnings", lines.get(0));
         assertEquals(4, lines.size());
         double infer = Double.parseDouble(lines.get(1).split(",")[6]);
         double train = Double.parseDouble(lines.get(2).split(",")[6]);

@@ -173,7 +173,9 @@ public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> 
             ExecutionTerm[] all = ExecutionTerm.values();
             double[] row = new double[all.length];
             for (ExecutionTerm k : all) {
-                row[k.ordinal()] = t.value(k) / total;
+                // the term's share of the predicted time (its value alone where its coefficient is still 0)
+                double c = m.coefficient(k);
+                row[k.ordinal()] = (c > 0 ? c : 1) * t.value(k) / total;
             }
             return row;
         }

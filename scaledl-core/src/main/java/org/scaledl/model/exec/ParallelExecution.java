@@ -281,10 +281,10 @@ public final class ParallelExecution {
 
     /**
      * An eager job's memory per device: FP32 weights, and in training their gradients and two optimizer moments
-     * (Adam's; SGD with momentum holds one), divided over tensor and pipeline ranks; activations: in training every
-     * executed layer's output (views allocate nothing) kept for the backward pass, an upper bound (PyTorch frees what
-     * no gradient needs) (of one micro-batch, times the stages in flight), in inference the
-     * largest layer's inputs and outputs; plus the runtime's own.
+     * (Adam's; SGD with momentum holds one), divided over tensor and pipeline ranks; activations: in training the
+     * tensors autograd keeps for the backward pass, each once however many layers keep it (of one micro-batch, times
+     * the stages in flight; {@link #savedForBackward}), in inference the largest layer's inputs and outputs; plus the
+     * runtime's own.
      */
     private static double eagerMemory(Workload w, List<LayerFeatures> fs, long microBatch) {
         Parallelism par = w.parallelism();
@@ -292,22 +292,69 @@ public final class ParallelExecution {
         double weights = EAGER_PARAMETER_BYTES * w.graph().parameterCount() / (par.tensor() * par.pipeline());
         double states = w.phase() == Phase.TRAIN ? 3 * weights : 0;
         double act = 0;
-        for (LayerFeatures f : fs) {
-            if (!f.executes() || f.family() == OpFamily.VIEW) {
-                continue;   // views and shape arithmetic allocate nothing
-            }
-            int r = w.graph().repeats(f.layer());
-            if (w.phase() == Phase.TRAIN) {
-                act += f.bytesWritten() * r;
-            } else {
-                act = Math.max(act, f.bytesRead() + f.bytesWritten());
-            }
-        }
-        act *= scale;
         if (w.phase() == Phase.TRAIN) {
-            act = act / (par.tensor() * par.pipeline()) * Math.min(par.microBatches(), par.pipeline());
+            act = savedForBackward(w.graph(), fs, microBatch) * scale / (par.tensor() * par.pipeline())
+                    * Math.min(par.microBatches(), par.pipeline());
+        } else {
+            for (LayerFeatures f : fs) {
+                if (f.executes() && f.family() != OpFamily.VIEW) {
+                    act = Math.max(act, f.bytesRead() + f.bytesWritten());
+                }
+            }
+            act *= scale;
         }
         return weights + states + act + RUNTIME_BYTES;
+    }
+
+    /**
+     * The activation bytes autograd keeps for the backward pass of one micro-batch, as PyTorch's operators save them:
+     * a contraction (convolution, GEMM, product) its activation inputs, a normalisation or GELU its input, ReLU,
+     * sigmoid, tanh and softmax their output (which the next layer often keeps as its input, and torchvision's ReLUs
+     * run in place on the normalisation's output), max pooling its input and the indices, a product of two
+     * activations both, dropout its mask; sums, average pooling, views and copies nothing. A tensor kept by several
+     * layers counts once. Shapes the graph does not know count as nothing.
+     */
+    static double savedForBackward(ModelGraph g, List<LayerFeatures> fs, long batch) {
+        java.util.Map<String, Double> kept = new java.util.HashMap<>();
+        double extra = 0;
+        for (LayerFeatures f : fs) {
+            if (!f.executes() || f.family() == OpFamily.VIEW || f.family() == OpFamily.SHAPE) {
+                continue;
+            }
+            org.scaledl.graph.Layer l = g.layer(f.layer());
+            double r = g.repeats(f.layer());
+            List<String> saved;
+            switch (l.opType()) {
+                case "Conv", "ConvTranspose", "Gemm", "MatMul", "Einsum", "Mul", "Div" -> saved = l.inputs();
+                case "BatchNormalization", "LayerNormalization", "InstanceNormalization", "GroupNormalization",
+                        "Gelu", "Erf", "SimplifiedLayerNormalization", "RMSNormalization" ->
+                        saved = l.inputs().isEmpty() ? List.of() : List.of(l.inputs().get(0));
+                case "Relu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Elu", "HardSigmoid" -> saved = l.outputs();
+                case "MaxPool" -> {
+                    saved = l.inputs().isEmpty() ? List.of() : List.of(l.inputs().get(0));
+                    extra += 2.0 * f.outputElements() * r;   // int64 indices, as four-byte elements
+                }
+                case "Dropout" -> {
+                    saved = List.of();
+                    extra += f.outputElements() / 4.0 * r;   // a byte mask, as four-byte elements
+                }
+                case "Add", "Sub", "Sum", "AveragePool", "GlobalAveragePool", "ReduceMean", "Concat", "Split",
+                        "Slice", "Gather", "Transpose", "Cast", "Identity", "Pad" -> saved = List.of();
+                default -> saved = l.inputs();
+            }
+            for (String x : saved) {
+                org.scaledl.graph.TensorInfo t = g.tensor(x).orElse(null);
+                if (t != null && (t.role() == org.scaledl.graph.TensorRole.ACTIVATION
+                        || t.role() == org.scaledl.graph.TensorRole.INPUT)) {
+                    kept.merge(x, (double) t.bytes(batch) * r, Math::max);
+                }
+            }
+        }
+        double sum = extra * 4;
+        for (double b : kept.values()) {
+            sum += b;
+        }
+        return sum;
     }
 
     /**

@@ -160,7 +160,8 @@ public final class SafeFiles {
 
     /**
      * Refuses, before any work, an output path that cannot be written: not a regular file ({@link #refuseNonRegular}),
-     * or in a folder that does not exist or this process cannot write.
+     * or whose folder neither exists nor can be created (its nearest existing ancestor is not a folder this process
+     * can write; the writers create the missing folders).
      *
      * @throws UncheckedIOException naming the path and what is wrong
      */
@@ -168,6 +169,9 @@ public final class SafeFiles {
         Path target = file.toAbsolutePath();
         refuseNonRegular(target);
         Path parent = target.getParent();
+        while (parent != null && !Files.exists(parent)) {
+            parent = parent.getParent();
+        }
         if (parent == null || !Files.isDirectory(parent)) {
             throw new UncheckedIOException("cannot write " + file + ": no such directory: " + parent,
                     new NoSuchFileException(String.valueOf(parent)));
