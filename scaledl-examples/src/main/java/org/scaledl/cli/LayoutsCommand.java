@@ -96,6 +96,14 @@ final class LayoutsCommand implements Callable<Integer> {
                 .precision(precision);
         List<LayoutSearch.Layout> all = search.search();
         double seconds = (System.nanoTime() - t0) / 1e9;
+        if (all.isEmpty()) {
+            org.scaledl.graph.TransformerShape ts = spec.graph(seq).transformer().orElseThrow();
+            throw new IllegalArgumentException("no layout of " + gpus + " GPUs runs a global batch of " + globalBatch
+                    + ": tensor x context x pipeline x data must make the GPUs, with the data-parallel degree "
+                    + "dividing the global batch, tensor parallelism dividing the " + ts.heads() + " heads inside "
+                    + "the NVLink domain of " + topo.scaleUp().gpusPerNode() + " GPUs and the pipeline dividing the "
+                    + ts.layers() + " layers (try a multiple of the node's GPUs, or another global batch)");
+        }
         List<LayoutSearch.Layout> shown = all.subList(0, Math.min(top, all.size()));
         List<Prediction> predictions = shown.stream().map(l -> p.predict(l.workload())).toList();
         if (out != null) {

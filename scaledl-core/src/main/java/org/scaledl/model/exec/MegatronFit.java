@@ -68,15 +68,15 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         for (org.scaledl.workload.Sample s : runs) {
             data.add(new Run(stage.terms(s.workload()), s.millis(), weight(s)));
         }
-        MegatronModel model = fit(data, all(data.size()), centre, calibrate);
+        MegatronModel model = fitOrCalibrate(data, all(data.size()), centre, calibrate);
         List<Folds.Fold> folds = Folds.leaveOneGroupOut(runs, Folds.byTag(groupTag));
         List<Double> errors = new ArrayList<>();
         boolean cv = folds.size() >= (calibrate ? MIN_CALIBRATION_GROUPS : 3);
         double[] out = new double[data.size()];
         if (cv) {
             for (Folds.Fold f : folds) {
-                MegatronModel m = fit(data, f.train().stream().mapToInt(Integer::intValue).toArray(), centre,
-                        calibrate);
+                MegatronModel m = fitOrCalibrate(data, f.train().stream().mapToInt(Integer::intValue).toArray(),
+                        centre, calibrate);
                 for (int i : f.test()) {
                     out[i] = Math.log(m.millis(data.get(i).terms()) / data.get(i).millis());
                 }
@@ -96,6 +96,36 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
             interval = prior;
         }
         return new MegatronFit(model.withInterval(interval[0], interval[1]), errors, cv);
+    }
+
+    /**
+     * Runs below which a calibration moves only the level of the model (one factor over every coefficient: the
+     * cluster's overall efficiency), as one to a few runs can tell nothing more without trading one term against
+     * another; from this many on, the terms are refitted around the new level too.
+     */
+    static final int TERM_RUNS = 8;
+
+    /** Pseudo-runs (of weight one) at the centre's level that the level's estimate is shrunk toward. */
+    static final double LEVEL_PRIOR = 0.5;
+
+    private static MegatronModel fitOrCalibrate(List<Run> data, int[] rows, MegatronModel centre, boolean calibrate) {
+        if (!calibrate) {
+            return fit(data, rows, centre, false);
+        }
+        // the level: the runs' weighted mean log ratio of measured to predicted, shrunk toward the centre's
+        double num = 0;
+        double den = LEVEL_PRIOR;
+        for (int i : rows) {
+            Run r = data.get(i);
+            num += r.weight() * Math.log(r.millis() / Math.max(1e-300, centre.millis(r.terms())));
+            den += r.weight();
+        }
+        double factor = Math.exp(num / den);
+        java.util.Map<ExecutionTerm, Double> c = new java.util.EnumMap<>(ExecutionTerm.class);
+        centre.coefficients().forEach((k, v) -> c.put(k, v * factor));
+        double[] iv = centre.interval();
+        MegatronModel level = MegatronModel.of(c).withInterval(iv[0], iv[1]);
+        return rows.length < TERM_RUNS ? level : fit(data, rows, level, true);
     }
 
     /**
