@@ -188,19 +188,22 @@ class ClusterPredictCliTest {
                 j.get("memory_gb").asDouble()));
     }
 
-    /** A layout search that cannot succeed says why in one line, and absurd machines are refused naming the option. */
+    /**
+     * A layout search that cannot succeed says why in one line, and absurd machines are refused naming the option
+     * (exit 2: a request refused).
+     */
     @Test
     void impossibleLayoutSearchesExplainThemselves(@TempDir Path dir) throws Exception {
         Path cfg = config(dir);
         Run none = MainTest.run("layouts", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "2048",
                 "--gpus", "2147483647", "--global-batch", "64", "--device", "H100 SXM");
-        assertEquals(1, none.code(), none.err());
+        assertEquals(2, none.code(), none.err());
         assertTrue(none.err().contains("no layout of 2147483647 GPUs") && none.err().strip().lines().count() == 1,
                 none.err());
         Run huge = MainTest.run("layouts", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "2048",
                 "--gpus", "1073741824", "--gpus-per-node", "1073741824", "--global-batch", "64", "--device",
                 "H100 SXM");
-        assertEquals(1, huge.code(), huge.err());
+        assertEquals(2, huge.code(), huge.err());
         assertTrue(huge.err().contains("--gpus-per-node") && huge.err().strip().lines().count() == 1, huge.err());
     }
 
