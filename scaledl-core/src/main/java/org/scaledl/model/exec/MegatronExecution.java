@@ -229,7 +229,7 @@ public final class MegatronExecution {
             int expertTensor, boolean timed) {
         @Override
         public boolean equals(Object o) {
-            return o instanceof UnitsKey k && k.layers == layers && k.device.equals(device)
+            return o instanceof UnitsKey k && k.layers == layers && k.device == device
                     && k.precision == precision && k.phase == phase && k.recompute == recompute
                     && k.microBatch == microBatch && k.tensor == tensor && k.sequenceParallel == sequenceParallel
                     && k.context == context && k.expert == expert && k.expertTensor == expertTensor
@@ -238,8 +238,10 @@ public final class MegatronExecution {
 
         @Override
         public int hashCode() {
-            return Objects.hash(System.identityHashCode(layers), device, precision, phase, recompute, microBatch,
-                    tensor, sequenceParallel, context, expert, expertTensor, timed);
+            // the device by identity (a record of maps: hashing it by value costs more than the lookup saves; an
+            // equal copy only hashes elsewhere and misses)
+            return Objects.hash(System.identityHashCode(layers), System.identityHashCode(device), precision, phase,
+                    recompute, microBatch, tensor, sequenceParallel, context, expert, expertTensor, timed);
         }
     }
 
@@ -582,8 +584,11 @@ public final class MegatronExecution {
     }
 
     static StageMemory memory(Workload w, DeviceLayerCost layers, Device device) {
-        return assemble(w, layers, Optional.empty(), device, Topology.assumedFor(device), false).memory();
+        return assemble(w, layers, Optional.empty(), device, MEMORY_ONLY, false).memory();
     }
+
+    /** The topology a memory-only assembly passes: memory depends on none. */
+    private static final Topology MEMORY_ONLY = Topology.of(8, Topology.Link.NVSWITCH, 300, 1600);
 
     /**
      * The job with its recomputation decided: {@link Recompute#AUTO} becomes none where the job fits in the device's

@@ -103,10 +103,13 @@ public final class MegatronTerms {
          * @throws IllegalArgumentException for a term that is no contraction class or a negative or non-finite time
          */
         public Builder contraction(ExecutionTerm cls, double predictedMillis, double floorMillis) {
-            Checks.argument(cls.dense(), "%s is no contraction class", cls);
-            Checks.argument(predictedMillis >= 0 && floorMillis >= 0 && Double.isFinite(predictedMillis)
-                    && Double.isFinite(floorMillis), "contraction times must be finite and >= 0: %s, %s",
-                    predictedMillis, floorMillis);
+            // checked without building the message's arguments: a layout search adds millions
+            if (!cls.dense() || !(predictedMillis >= 0 && floorMillis >= 0 && Double.isFinite(predictedMillis)
+                    && Double.isFinite(floorMillis))) {
+                Checks.argument(cls.dense(), "%s is no contraction class", cls);
+                Checks.argument(false, "contraction times must be finite and >= 0: %s, %s", predictedMillis,
+                        floorMillis);
+            }
             contractions.add(new double[] {predictedMillis, floorMillis});
             classes.add(cls);
             values[cls.ordinal()] += predictedMillis;
@@ -120,8 +123,10 @@ public final class MegatronTerms {
          *         negative or non-finite value
          */
         public Builder add(ExecutionTerm term, double value) {
-            Checks.argument(!term.dense() && term != ExecutionTerm.FIXED, "%s is not added as a value", term);
-            Checks.argument(value >= 0 && Double.isFinite(value), "%s must be finite and >= 0: %s", term, value);
+            if (term.dense() || term == ExecutionTerm.FIXED || !(value >= 0 && Double.isFinite(value))) {
+                Checks.argument(!term.dense() && term != ExecutionTerm.FIXED, "%s is not added as a value", term);
+                Checks.argument(false, "%s must be finite and >= 0: %s", term, value);
+            }
             values[term.ordinal()] += value;
             return this;
         }
