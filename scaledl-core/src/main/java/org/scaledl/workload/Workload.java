@@ -46,6 +46,8 @@ public final class Workload {
         this.topology = b.topology;
         this.recompute = b.recompute;
         this.recomputeLayers = b.recomputeLayers;
+        Checks.argument(recomputeLayers == 0 || recompute == Recompute.FULL, "recomputing the first %s layers of "
+                + "each chunk needs full recomputation, not %s", recomputeLayers, recompute.label());
         this.expertImbalance = b.expertImbalance;
         this.tags = Collections.unmodifiableSortedMap(new TreeMap<>(b.tags));
     }
@@ -240,7 +242,8 @@ public final class Workload {
          * With full recomputation, only the first {@code value} layers of each pipeline stage's model chunk (0, the
          * default: every layer).
          *
-         * @throws IllegalArgumentException when negative
+         * @throws IllegalArgumentException when negative ({@link #build} refuses a positive value without
+         *         {@link Recompute#FULL})
          */
         public Builder recomputeLayers(int value) {
             Checks.argument(value >= 0, "recompute layers must be >= 0: %s", value);

@@ -92,6 +92,9 @@ class MegatronExecutionTest {
         }
         assertTrue(mem[0] > mem[1] && mem[1] > mem[2], java.util.Arrays.toString(mem));
         assertEquals(mem[0] - mem[1], mem[1] - mem[2], 1e-9 * mem[0]);
+        // a layer count without full recomputation would be ignored: refused instead
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> job(1, 1, 1, 4, 2, Recompute.AUTO).toBuilder().recomputeLayers(12).build());
     }
 
     /**

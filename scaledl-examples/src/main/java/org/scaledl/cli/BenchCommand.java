@@ -241,17 +241,8 @@ final class BenchCommand implements Callable<Integer> {
         gpu.predict(job.apply(512));
         out.put("predict_1t_3072_first_ms", (System.nanoTime() - t0) / 1e6);
         Workload base = job.apply(512);
-        double[] lat = new double[reps];
-        double sink = 0;
-        for (int i = 0; i < reps; i++) {
-            int m = 256 + i % 512;
-            Workload w = base.toBuilder().batch(m).parallelism(new org.scaledl.workload.Parallelism(6, 8, 64, m))
-                    .build();
-            long s = System.nanoTime();
-            sink += gpu.predict(w).millis();
-            lat[i] = (System.nanoTime() - s) / 1e3;
-        }
-        Arrays.sort(lat);
+        double[] lat = latencyMicros(gpu, i -> base.toBuilder().batch(256 + i % 512)
+                .parallelism(new org.scaledl.workload.Parallelism(6, 8, 64, 256 + i % 512)).build(), reps);
         out.put("predict_1t_3072_us_p50", lat[reps / 2]);
         out.put("predict_1t_3072_us_p99", lat[(int) (reps * 0.99)]);
         ModelGraph gpt3 = org.scaledl.transformer.TransformerSpec.decoder("gpt3-175b", 12_288, 96, 96, 51_200)
@@ -274,16 +265,9 @@ final class BenchCommand implements Callable<Integer> {
                     .precision(org.scaledl.workload.Precision.FP8).parallelism(new org.scaledl.workload.Parallelism(
                             64, 2, 8, m, true, 1, 4, 1, 64, 1)).build();
             t0 = System.nanoTime();
-            sink += gpu.predict(dsJob.apply(128)).millis();
+            gpu.predict(dsJob.apply(128));
             out.put("predict_deepseek_v3_1024_first_ms", (System.nanoTime() - t0) / 1e6);
-            double[] dsLat = new double[reps];
-            for (int i = 0; i < reps; i++) {
-                Workload w = dsJob.apply(64 + 8 * (i % 64));
-                long st = System.nanoTime();
-                sink += gpu.predict(w).millis();
-                dsLat[i] = (System.nanoTime() - st) / 1e3;
-            }
-            Arrays.sort(dsLat);
+            double[] dsLat = latencyMicros(gpu, i -> dsJob.apply(64 + 8 * (i % 64)), reps);
             out.put("predict_deepseek_v3_1024_us_p50", dsLat[reps / 2]);
             out.put("predict_deepseek_v3_1024_us_p99", dsLat[(int) (reps * 0.99)]);
             new org.scaledl.model.LayoutSearch(gpu, ds, h100, 64, 512).search();   // warm-up
@@ -295,10 +279,28 @@ final class BenchCommand implements Callable<Integer> {
             out.put("layout_search_deepseek_v3_1024_s", ds2);
             out.put("layouts_deepseek_v3_1024_per_s", dn / ds2);
         }
-        if (sink < 0) {
-            throw new IllegalStateException();
-        }
         return out;
+    }
+
+    /**
+     * Each of {@code reps} predictions' latency, µs, sorted: the {@code i}-th of {@code job(i)} (jobs that differ, so
+     * that no two ask the same).
+     */
+    private static double[] latencyMicros(RuntimePredictor p, java.util.function.IntFunction<Workload> job,
+            int reps) {
+        double[] lat = new double[reps];
+        double sink = 0;
+        for (int i = 0; i < reps; i++) {
+            Workload w = job.apply(i);
+            long s = System.nanoTime();
+            sink += p.predict(w).millis();
+            lat[i] = (System.nanoTime() - s) / 1e3;
+        }
+        if (sink < 0) {
+            throw new IllegalStateException("a negative prediction");
+        }
+        Arrays.sort(lat);
+        return lat;
     }
 
     /** A saved device model: load time, and first and repeated prediction latency on an H100. */

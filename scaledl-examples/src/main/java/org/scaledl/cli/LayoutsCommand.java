@@ -92,12 +92,13 @@ final class LayoutsCommand implements Callable<Integer> {
         org.scaledl.workload.Precision precision = cluster.precision == null ? org.scaledl.workload.Precision.FP16
                 : cluster.precision();
         long t0 = System.nanoTime();
-        LayoutSearch search = new LayoutSearch(p, spec.graph(seq), d, gpus, globalBatch).topology(topo)
+        org.scaledl.graph.ModelGraph graph = spec.graph(seq);
+        LayoutSearch search = new LayoutSearch(p, graph, d, gpus, globalBatch).topology(topo)
                 .precision(precision);
         List<LayoutSearch.Layout> all = search.search();
         double seconds = (System.nanoTime() - t0) / 1e9;
         if (all.isEmpty()) {
-            org.scaledl.graph.TransformerShape ts = spec.graph(seq).transformer().orElseThrow();
+            org.scaledl.graph.TransformerShape ts = graph.transformer().orElseThrow();
             throw new IllegalArgumentException("no layout of " + gpus + " GPUs runs a global batch of " + globalBatch
                     + ": tensor x context x pipeline x data must make the GPUs, with the data-parallel degree "
                     + "dividing the global batch, tensor parallelism dividing the " + ts.heads() + " heads inside "

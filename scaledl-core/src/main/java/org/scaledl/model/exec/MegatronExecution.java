@@ -555,7 +555,7 @@ public final class MegatronExecution {
         }
 
         String describe(int stages) {
-            double g = 1024.0 * 1024 * 1024;
+            double g = GIB;
             return String.format(java.util.Locale.ROOT, "stage %d of %d: weights, gradients"
                     + " and optimizer states %.1f GiB%s, activations %.1f GiB (%s micro-batch%s in flight)%s, "
                     + "runtime %.1f GiB", stage + 1, stages, states / g,
@@ -1011,8 +1011,10 @@ public final class MegatronExecution {
      * The iteration's calibrated cost with its breakdown: the compute part shared over the layers in proportion to
      * their work, each term with its calibrated time, the host's dispatch what the smooth max adds.
      */
-    static StageCost cost(Workload w, DeviceLayerCost layers, Optional<CommunicationModel> communication,
+    static StageCost cost(Workload given, DeviceLayerCost layers, Optional<CommunicationModel> communication,
             Device device, Topology topo, MegatronModel model, List<String> notes) {
+        // the recomputation decided once: the terms and the memory below take the resolved job as it is
+        Workload w = resolve(given, layers, device);
         MegatronTerms terms = terms(w, layers, communication, device, topo);
         double total = model.millis(terms);
         ModelGraph g = w.graph();
@@ -1074,7 +1076,7 @@ public final class MegatronExecution {
         }
         StageMemory memory = memory(w, layers, device);
         List<String> all = new ArrayList<>(notes);
-        resolution(w, resolve(w, layers, device), device).ifPresent(all::add);
+        resolution(given, w, device).ifPresent(all::add);
         return StageCost.withTotal(perLayer, families, out, total).withMemory(memory.total(),
                 memory.describe(w.parallelism().pipeline()), all);
     }

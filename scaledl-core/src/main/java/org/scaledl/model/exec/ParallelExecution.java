@@ -316,7 +316,7 @@ public final class ParallelExecution {
      */
     static double savedForBackward(ModelGraph g, List<LayerFeatures> fs, long batch) {
         java.util.Map<String, Double> kept = new java.util.HashMap<>();
-        double extra = 0;
+        double extra = 0;   // bytes kept beside the tensors: max pooling's indices, dropout's masks
         for (LayerFeatures f : fs) {
             if (!f.executes() || f.family() == OpFamily.VIEW || f.family() == OpFamily.SHAPE) {
                 continue;
@@ -332,11 +332,11 @@ public final class ParallelExecution {
                 case "Relu", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Elu", "HardSigmoid" -> saved = l.outputs();
                 case "MaxPool" -> {
                     saved = l.inputs().isEmpty() ? List.of() : List.of(l.inputs().get(0));
-                    extra += 2.0 * f.outputElements() * r;   // int64 indices, as four-byte elements
+                    extra += 8.0 * f.outputElements() * r;   // int64 indices
                 }
                 case "Dropout" -> {
                     saved = List.of();
-                    extra += f.outputElements() / 4.0 * r;   // a byte mask, as four-byte elements
+                    extra += f.outputElements() * r;   // a byte mask
                 }
                 case "Add", "Sub", "Sum", "AveragePool", "GlobalAveragePool", "ReduceMean", "Concat", "Split",
                         "Slice", "Gather", "Transpose", "Cast", "Identity", "Pad" -> saved = List.of();
@@ -350,7 +350,7 @@ public final class ParallelExecution {
                 }
             }
         }
-        double sum = extra * 4;
+        double sum = extra;
         for (double b : kept.values()) {
             sum += b;
         }
