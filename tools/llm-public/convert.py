@@ -22,21 +22,26 @@ Outputs (in ``--out``)
 ``cards.csv``       Megatron-Bridge verification-card rows that are expressible (pre-training/SFT on a known
                     architecture with a stated layout), same columns; mostly functional runs, kept apart.
 ``oom.csv``         BLOOM configurations published as out of memory (``measured_ms`` empty), same columns.
+``lora.csv``        LoRA fine-tuning runs (current values), same columns: kept apart from ``runs.csv`` as a held-out
+                    check of the frozen-weight physics (the bundled predictor is never fitted on them).
 ``dropped.csv``     every other input row: ``file,line,model_key,reason``.
 ``configs/<key>/config.json``  the Hugging Face configuration of every model the rows name.
 ``PROVENANCE.md``, ``README-source.md`` (the source folder's README), ``models.csv`` (copied).
 
 Columns of the four run files: id, source, release, task, system, model_key, family, transformer, seq, batch,
 micro_batches, world_size, tensor, pipeline, context, virtual_stages, expert, expert_tensor, zero_stage, device,
-gpus_per_node, nvlink_domain, inter_node_gbps, precision, recompute, sequence_parallel, measured_ms, tokens_per_s_per_gpu,
-model_tflops_per_gpu, fit_weight, notes.
+gpus_per_node, nvlink_domain, inter_node_gbps, precision, recompute, sequence_parallel, lora_rank, measured_ms,
+tokens_per_s_per_gpu, model_tflops_per_gpu, fit_weight, notes.
 
 Rules, in the order they are applied to each input row
 -----------------------------------------------------
 1. Task.  Pre-training (``Pre-Training``, cards' ``pretrain``/``pretrain_performance``), SFT (``SFT``, ``sft``) and
    long-context runs (``Pre-Training (long sequence)``, ``sft_long_context``) are kept; ``task`` is written as
    ``pretrain``, ``pretrain_performance``, ``sft``, ``pretrain_long_context`` or ``sft_long_context``.  LoRA/PEFT
-   rows are dropped (the predictor cannot express frozen base weights), and so are ``checkpoint_resume`` runs.
+   rows (``LoRA``, the cards' ``peft``) are kept as ``lora`` with ``lora_rank`` 32 (NeMo's and Megatron-Bridge's
+   default adapter dimension; AutoModel's recipes 16): no row publishes its rank, and the rank barely moves the
+   step time.  NeMo 24.07 and Megatron-Bridge LoRA runs pack SQuAD examples into the sequence; the predictor
+   computes attention over the whole packed sequence (the note says so).  ``checkpoint_resume`` runs are dropped.
 2. Architecture.  ``model_key`` must name a ``models.csv`` row with hidden/layers/heads.  Dropped: models with no
    published architecture (deepseek-v4-flash, nemotron-3.5-lightning-30b-a3b, card models without a key),
    nemotron-3-ultra-550b-a55b (models.csv gives no hybrid layer pattern), BLOOM sweep rows whose hidden, layers or
@@ -81,7 +86,7 @@ Rules, in the order they are applied to each input row
    BLOOM's published TFLOPs are hardware TFLOPs including the recomputation, not model TFLOPs: they are left out of
    ``model_tflops_per_gpu`` and quoted in the notes.
 10. Status.  ``superseded`` rows go to superseded.csv, expressible card rows to cards.csv, ``oom`` rows to oom.csv,
-    the rest of the expressible rows to runs.csv.
+    LoRA rows to lora.csv, the rest of the expressible rows to runs.csv.
 11. ``fit_weight``.  Within each output file, rows describing the same configuration (model and configuration file,
     variant, system, GPUs, precision, seq, gbs, mbs, tp, pp, cp, vp, ep, FSDP on/off, task) are one measurement
     published n times (several releases, or one chronicle table quoted twice): each gets 1/n, rounded to 6 decimals.
@@ -94,11 +99,11 @@ Rules, in the order they are applied to each input row
 13. Predictor checks.  A row is written only where the predictor accepts its layout (``Parallelism`` and
     ``MegatronExecution.check``, reproduced here): an interleaved schedule needs pp > 1; expert parallelism must
     divide dp*cp and expert x expert-tensor parallelism dp*cp*tp; tp must divide the heads (and the KV heads up to
-    tp); pp <= layers and the layers (or layers + 1, + 2, or + MTP + 2 with the embedding, loss and MTP counted)
-    must divide by pp*vp with every chunk keeping a layer; ep must divide the experts; cp needs seq divisible by
-    2*cp.  Other rows go to dropped.csv naming the check (Megatron folds expert parallelism over tensor-parallel
-    ranks, which the predictor does not express, and splits 61 layers unevenly by an explicit layout).  Their
-    configurations are still written, for when the predictor accepts those layouts.
+    tp); pp <= layers, and where the layers (or layers + 1, + 2, or + MTP + 2 with the embedding, loss and MTP
+    counted) do not divide by pp*vp the predictor splits them unevenly (every chunk but the first and last keeping
+    a layer: BLOOM's 78 layers on 12 stages, Kimi K2's 61 on 8 x 4 chunks); ep must divide the experts; cp needs
+    seq divisible by 2*cp.  Other rows go to dropped.csv naming the check.  Their configurations are still
+    written, for when the predictor accepts those layouts.
 14. ``id`` = <source>-<release>-<system>-<gpus>-<model_key>-<precision>-<n>, n counting identical prefixes over all
     four run files in the order runs, superseded, cards, oom (then input file, then line).  ``notes`` (<= 200
     characters) starts with the input file and line and lists what the converter assumed.
@@ -121,7 +126,7 @@ COLUMNS = ["id", "source", "release", "task", "system", "model_key", "family", "
            "micro_batches", "world_size", "tensor", "pipeline", "context", "virtual_stages", "expert",
            "expert_tensor", "zero_stage", "device", "gpus_per_node", "nvlink_domain", "inter_node_gbps", "precision",
            "recompute",
-           "sequence_parallel", "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "fit_weight", "notes"]
+           "sequence_parallel", "lora_rank", "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "fit_weight", "notes"]
 
 # input file -> (short name used in ids and notes, kind)
 ROW_FILES = [
@@ -144,7 +149,7 @@ SYSTEM_SHORT = {"H100 SXM": "h100", "B200": "b200", "GB200": "gb200", "A100 80GB
 TASKS = {"Pre-Training": "pretrain", "SFT": "sft", "Pre-Training (long sequence)": "pretrain_long_context",
          "pretrain": "pretrain", "pretrain_performance": "pretrain_performance", "sft": "sft",
          "sft_long_context": "sft_long_context"}
-LORA_TASKS = {"LoRA", "peft"}
+LORA_TASKS = {"LoRA": "lora", "peft": "lora"}
 CHECKPOINT_TASKS = {"checkpoint_resume"}
 
 # model_key -> folder of scaledl-core/src/test/resources/transformers holding the same architecture
@@ -310,16 +315,33 @@ def shape_of(cfg):
 
 
 def chunk_sizes_exist(layers, chunks, mtp):
-    """Whether Megatron (as org.scaledl.model.exec.MegatronExecution.chunkSizes reproduces it) splits the layers."""
+    """Whether the predictor splits the layers (org.scaledl.model.exec.MegatronExecution.split): evenly as Megatron
+    does, or unevenly with every chunk but the first and last keeping a layer."""
     if chunks <= 0:
         return False
-    if layers % chunks == 0:
+    if layers % chunks == 0 or chunks == 1:
         return True
     extras = [(1, 1, 0), (2, 1, 1)] + ([(2 + mtp, 1, 1 + mtp)] if mtp > 0 else [])
     for add, first, last in extras:
         if (layers + add) % chunks == 0 and (layers + add) // chunks >= max(first, last, 1):
             return True
-    return False
+    # the uneven split: units = layers + 2 (embedding, loss) dealt floor/ceil, extras to the middle chunks first
+    units = layers + 2
+    sizes = [units // chunks] * chunks
+    extra = units % chunks
+    for j in range(1, chunks - 1):
+        if extra == 0:
+            break
+        sizes[j] += 1
+        extra -= 1
+    if extra > 0:
+        sizes[0] += 1
+        extra -= 1
+    if extra > 0:
+        sizes[-1] += 1
+    sizes[0] -= 1
+    sizes[-1] -= 1
+    return sizes[0] >= 0 and sizes[-1] >= 0 and all(x >= 1 for x in sizes[1:-1])
 
 
 def predictor_refusal(shape, tp, pp, vp, cp, ep, etp, dp, seq):
@@ -365,14 +387,19 @@ def convert_row(file, short, kind, line, row, models, configs):
     notes = row.get("notes", "")
     task_raw = row["task"].strip()
     key = row["model_key"].strip()
-    if task_raw in LORA_TASKS:
-        return "dropped", "LoRA/PEFT fine-tuning (frozen base weights not expressible)"
     if task_raw in CHECKPOINT_TASKS:
         return "dropped", "checkpoint-resume functional run"
-    if task_raw not in TASKS:
+    if task_raw not in TASKS and task_raw not in LORA_TASKS:
         return "dropped", "task %r not kept" % task_raw
-    task = TASKS[task_raw]
+    task = TASKS.get(task_raw) or LORA_TASKS[task_raw]
     assumed = []
+    lora_rank = 0
+    if task == "lora":
+        lora_rank = 16 if kind == "automodel" else 32
+        assumed.append("LoRA rank %d assumed (%s default)" % (lora_rank, "AutoModel recipes'" if kind == "automodel"
+                                                            else "NeMo/Megatron-Bridge"))
+        if kind != "automodel":
+            assumed.append("packed SQuAD: attention over the whole packed sequence")
 
     m = re.search(r"DP\*TP\*PP=(\d+) of (\d+) allocated GPUs", notes)
     if m and int(m.group(1)) > int(m.group(2)):
@@ -540,6 +567,8 @@ def convert_row(file, short, kind, line, row, models, configs):
             destination = "superseded"
         elif kind == "card":
             destination = "cards"
+        elif task == "lora":
+            destination = "lora"
         elif status in ("current", ""):
             destination = "runs"
         else:
@@ -563,6 +592,7 @@ def convert_row(file, short, kind, line, row, models, configs):
         "gpus_per_node": row["gpus_per_node"].strip(), "nvlink_domain": row["nvlink_domain"].strip(),
         "inter_node_gbps": "400" if kind == "bloom" else "",
         "precision": precision, "recompute": recompute, "sequence_parallel": "true" if sp else "false",
+        "lora_rank": str(lora_rank),
         "measured_ms": measured, "tokens_per_s_per_gpu": row.get("tokens_per_s_per_gpu", "").strip(),
         "model_tflops_per_gpu": tflops,
     }
@@ -776,7 +806,7 @@ def main():
 
     models = {r["model_key"]: r for _, r in read_rows(source / "models.csv")}
     configs = Configs(models, zoo)
-    outputs = {"runs": [], "superseded": [], "cards": [], "oom": []}
+    outputs = {"runs": [], "superseded": [], "cards": [], "oom": [], "lora": []}
     dropped = []
     input_counts = {}
     for file, short, kind in ROW_FILES:
@@ -792,7 +822,7 @@ def main():
 
     # ids (rule 13) and weights (rule 11)
     seen = {}
-    for name in ("runs", "superseded", "cards", "oom"):
+    for name in ("runs", "superseded", "cards", "oom", "lora"):
         for r in outputs[name]:
             seen[r.id_prefix] = seen.get(r.id_prefix, 0) + 1
             r.values["id"] = "%s-%d" % (r.id_prefix, seen[r.id_prefix])
@@ -816,14 +846,15 @@ def main():
             (folder / "config.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
         provenance_lines.append("- `" + line.replace(": ", "`: ", 1))
 
-    for name in ("runs", "superseded", "cards", "oom"):
+    for name in ("runs", "superseded", "cards", "oom", "lora"):
         write_csv(out / ("%s.csv" % name), COLUMNS, [[r.values[c] for c in COLUMNS] for r in outputs[name]])
     write_csv(out / "dropped.csv", ["file", "line", "model_key", "reason"], dropped)
     shutil.copyfile(source / "README.md", out / "README-source.md")
     shutil.copyfile(source / "models.csv", out / "models.csv")
     write_provenance(out, outputs, dropped, input_counts, provenance_lines)
-    print("runs %d, superseded %d, cards %d, oom %d, dropped %d, configs %d" % (
+    print("runs %d, superseded %d, cards %d, oom %d, lora %d, dropped %d, configs %d" % (
         len(outputs["runs"]), len(outputs["superseded"]), len(outputs["cards"]), len(outputs["oom"]),
+        len(outputs["lora"]),
         len(dropped), len(configs.used | configs.refused)))
 
 
@@ -872,20 +903,22 @@ def write_provenance(out, outputs, dropped, input_counts, config_lines):
         "not tuned; `notes` says which) |" % len(outputs["cards"]),
         "| `oom.csv` | %d | BLOOM configurations published as out of memory (`measured_ms` empty) |"
         % len(outputs["oom"]),
+        "| `lora.csv` | %d | LoRA fine-tuning runs, kept apart: a held-out check of the frozen-weight physics, never "
+        "fitted on |" % len(outputs["lora"]),
         "| `dropped.csv` | %d | every other input row, with the reason |" % len(dropped),
         "| `configs/` | %d | Hugging Face `config.json` files the rows name (`transformer`), and of architectures "
         "whose every row the predictor refuses |" % len(config_lines),
         "",
         "Input rows per source file and where they went (%d in all, every one accounted for):" % total_in,
         "",
-        "| source file | rows | runs | superseded | cards | oom | dropped | source and licence |",
-        "|---|---:|---:|---:|---:|---:|---:|---|",
+        "| source file | rows | runs | superseded | cards | oom | lora | dropped | source and licence |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for f, _, _ in ROW_FILES:
         c = per_file.get(f, {})
-        lines.append("| `%s` | %d | %d | %d | %d | %d | %d | %s |" % (
+        lines.append("| `%s` | %d | %d | %d | %d | %d | %d | %d | %s |" % (
             f, input_counts[f], c.get("runs", 0), c.get("superseded", 0), c.get("cards", 0), c.get("oom", 0),
-            c.get("dropped", 0), README_SOURCES[f]))
+            c.get("lora", 0), c.get("dropped", 0), README_SOURCES[f]))
     lines += [
         "",
         "Every row keeps its origin: `source` and `release` as published, and `notes` starting with the input file "
@@ -934,10 +967,13 @@ def write_provenance(out, outputs, dropped, input_counts, config_lines):
         "layers but no NHEADS (the chronicle later says 'all NHEADS=64 (above too)') are dropped, not inferred.",
         "- Model TFLOP/s follow each source's FLOP convention; BLOOM's published TFLOPs are hardware TFLOPs and "
         "appear only in the notes.",
-        "- Rows the predictor refuses (rule 13) are in dropped.csv with the check named: chiefly Nemotron-3 Super "
-        "on GB200 (TP 2 x EP 64 over 32 data-parallel ranks: Megatron folds expert parallelism over tensor-parallel "
-        "ranks), Llama 3.1 405B at PP 16 x VP 8, and DeepSeek-V3/Kimi K2 and BLOOM layouts whose layers Megatron "
-        "split unevenly; they become usable if the predictor learns those layouts.",
+        "- Rows the predictor refuses (rule 13) are in dropped.csv with the check named (one DeepSeek-V3 layout "
+        "whose expert group, EP 64, exceeds its 32 data x tensor-parallel ranks).",
+        "- Layouts whose layers do not divide into the pipeline's chunks (BLOOM sweeps with 78 layers on 12 stages, "
+        "Kimi K2's 61 layers on 8 x 4 chunks) are predicted with a balanced uneven split; the recipes' exact split "
+        "is not published.",
+        "- LoRA rows: the adapter rank is not published (32 assumed, AutoModel 16) and NeMo/Megatron-Bridge pack "
+        "short SQuAD examples into each sequence, whose attention the predictor computes over the whole sequence.",
         "",
     ]
     (out / "PROVENANCE.md").write_text("\n".join(lines), encoding="utf-8")

@@ -49,6 +49,8 @@ public final class LayoutSearch {
     private final int globalBatch;
     private Topology topology;
     private Precision precision = Precision.FP16;
+    private int loraRank;
+    private double expertImbalance = 1;
 
     /**
      * A search.
@@ -82,6 +84,21 @@ public final class LayoutSearch {
     /** The precision (default FP16 mixed precision). */
     public LayoutSearch precision(Precision value) {
         this.precision = Objects.requireNonNull(value);
+        return this;
+    }
+
+    /** LoRA fine-tuning with adapters of this rank, the weights frozen (default 0: every weight trains). */
+    public LayoutSearch lora(int rank) {
+        Checks.argument(rank >= 0 && rank <= 4096, "LoRA rank must be in [0, 4096]: %s", rank);
+        this.loraRank = rank;
+        return this;
+    }
+
+    /** The busiest expert-parallel rank's routed tokens over its share (default 1: balanced). */
+    public LayoutSearch expertImbalance(double value) {
+        Checks.argument(Double.isFinite(value) && value >= 1 && value <= 64, "expert imbalance must be in [1, 64]: "
+                + "%s", value);
+        this.expertImbalance = value;
         return this;
     }
 
@@ -180,7 +197,7 @@ public final class LayoutSearch {
     private Layout evaluate(Parallelism par, int b) {
         Workload w = predictor.stage().resolve(Workload.builder(graph).batch(b * par.microBatches())
                 .phase(Phase.TRAIN).device(device).parallelism(par).precision(precision).recompute(Recompute.AUTO)
-                .topology(topology).build());
+                .topology(topology).lora(loraRank).expertImbalance(expertImbalance).build());
         double ms = predictor.predictMillis(w);
         OptionalDouble mem = predictor.stage().memoryBytes(w);
         double gib = mem.isPresent() ? mem.getAsDouble() / (1L << 30) : Double.NaN;

@@ -114,6 +114,15 @@ public final class RuntimePredictor implements RuntimeModel {
         return stage.devices();
     }
 
+    /**
+     * What it knows of one of its {@link #machines()}: a CPU machine's cores, vector width, caches, clock and memory
+     * bandwidth as the runs it was fitted or calibrated on described it (empty for GPUs, whose catalog describes them,
+     * and for machines known by name only).
+     */
+    public Optional<org.scaledl.workload.Device> machine(String name) {
+        return stage.description(name);
+    }
+
     /** The cost of single operators, for scoring them: the device stage's layer model; empty for the host basis. */
     public Optional<org.scaledl.model.cost.OperatorCost> operators() {
         return stage.operators();
@@ -278,11 +287,16 @@ public final class RuntimePredictor implements RuntimeModel {
                 ms * Math.exp(iv[1] + WIDEN * c.distance()), point.breakdown(), warnings, samples(w), memory, job(w));
     }
 
-    /** What an iteration does across the job: its GPUs, tokens and model FLOPs ({@link Prediction.Job}). */
+    /**
+     * What an iteration does across the job: its GPUs, tokens and model FLOPs ({@link Prediction.Job}): the forward
+     * pass's contractions once in inference, three times in training (forward, input and weight gradients), twice with
+     * LoRA (no weight gradients of the frozen weights: NeMo's and Megatron-Bridge's convention too).
+     */
     static Prediction.Job job(Workload w) {
         double samples = samples(w);
         double tokens = w.graph().transformer().map(t -> samples * t.seq()).orElse(0.0);
-        double flops = (w.phase() == Phase.TRAIN ? 3 : 1) * forwardFlopsPerSample(w.graph()) * samples;
+        double passes = w.phase() != Phase.TRAIN ? 1 : w.loraRank() > 0 ? 2 : 3;
+        double flops = passes * forwardFlopsPerSample(w.graph()) * samples;
         return new Prediction.Job(w.device().isPresent() && w.device().get().isGpu() ? w.parallelism().ranks() : 0,
                 tokens, flops);
     }

@@ -33,6 +33,7 @@ public final class Workload {
     private final Recompute recompute;
     private final int recomputeLayers;
     private final double expertImbalance;
+    private final int loraRank;
     private final java.util.SortedMap<String, String> tags;
 
     private Workload(Builder b) {
@@ -49,6 +50,9 @@ public final class Workload {
         Checks.argument(recomputeLayers == 0 || recompute == Recompute.FULL, "recomputing the first %s layers of "
                 + "each chunk needs full recomputation, not %s", recomputeLayers, recompute.label());
         this.expertImbalance = b.expertImbalance;
+        this.loraRank = b.loraRank;
+        Checks.argument(loraRank == 0 || phase == Phase.TRAIN, "LoRA rank %s: adapters are a training setting, "
+                + "not one of %s", loraRank, phase.label());
         this.tags = Collections.unmodifiableSortedMap(new TreeMap<>(b.tags));
     }
 
@@ -130,6 +134,15 @@ public final class Workload {
         return expertImbalance;
     }
 
+    /**
+     * LoRA fine-tuning: the rank of the low-rank adapters trained beside every linear projection of the blocks while
+     * the model's own weights stay frozen (no weight gradients, no gradient reduction, no optimizer states for them);
+     * 0 (the default) trains every weight (pre-training, full fine-tuning).
+     */
+    public int loraRank() {
+        return loraRank;
+    }
+
     /** Free-form tags (e.g. {@code model}, {@code family}, {@code resolution}). */
     public Map<String, String> tags() {
         return tags;
@@ -144,7 +157,7 @@ public final class Workload {
     public Builder toBuilder() {
         Builder b = new Builder(graph).batch(batch).phase(phase).parallelism(parallelism).threads(threads)
                 .precision(precision).recompute(recompute).recomputeLayers(recomputeLayers)
-                .expertImbalance(expertImbalance);
+                .expertImbalance(expertImbalance).lora(loraRank);
         b.device = device;
         b.topology = topology;
         b.tags.putAll(tags);
@@ -159,7 +172,8 @@ public final class Workload {
                 + (device == null ? "" : " device=" + device.name())
                 + (precision == Precision.FP32 ? "" : " precision=" + precision.label())
                 + (recompute == Recompute.NONE || recompute == Recompute.AUTO ? "" : " recompute=" + recompute.label()
-                + (recomputeLayers > 0 ? ":" + recomputeLayers : ""));
+                + (recomputeLayers > 0 ? ":" + recomputeLayers : ""))
+                + (loraRank > 0 ? " lora=" + loraRank : "");
     }
 
     /** Builds a {@link Workload}. */
@@ -175,6 +189,7 @@ public final class Workload {
         private Recompute recompute = Recompute.AUTO;
         private int recomputeLayers;
         private double expertImbalance = 1;
+        private int loraRank;
         private final Map<String, String> tags = new TreeMap<>();
 
         private Builder(ModelGraph graph) {
@@ -260,6 +275,18 @@ public final class Workload {
             Checks.argument(Double.isFinite(value) && value >= 1 && value <= 64, "expert imbalance must be in [1, 64]: "
                     + "%s", value);
             this.expertImbalance = value;
+            return this;
+        }
+
+        /**
+         * LoRA fine-tuning with adapters of this rank on every linear projection of the blocks, the model's weights
+         * frozen (0, the default: every weight trains). NeMo and Megatron-Bridge default to rank 32.
+         *
+         * @throws IllegalArgumentException outside [0, 4096] ({@link #build} refuses a positive rank outside training)
+         */
+        public Builder lora(int rank) {
+            Checks.argument(rank >= 0 && rank <= 4096, "LoRA rank must be in [0, 4096]: %s", rank);
+            this.loraRank = rank;
             return this;
         }
 

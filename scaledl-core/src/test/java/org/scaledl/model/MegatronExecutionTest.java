@@ -254,6 +254,81 @@ class MegatronExecutionTest {
         assertTrue(after < before / 2, after + " vs " + before);
     }
 
+    /**
+     * LoRA freezes the weights: the contractions' floor loses the weight gradients' third of the work (forward 2, input
+     * gradient 2, weight gradient 2 FLOPs a multiply-accumulate), the data-parallel reduction and the optimizer step
+     * shrink to the adapters', and the memory keeps the weights alone (2 bytes a parameter in FP16 instead of 18)
+     * plus the adapters with their states.
+     */
+    @Test
+    void loraTrainsTheAdaptersOnly() {
+        Workload full = job(8, 1, 1, 4, 2, Recompute.FULL);
+        Workload lora = full.toBuilder().lora(32).build();
+        MegatronTerms a = stage.megatronTerms(full);
+        MegatronTerms b = stage.megatronTerms(lora);
+        double ratio = floors(b) / floors(a);
+        // recomputed: forward 2 + 2 again + input gradient 2 of 2 + 2 + backward 4 (the attention core keeps its
+        // weight-free backward whole)
+        assertTrue(ratio < 0.8 && ratio > 0.7, "floor ratio " + ratio);
+        // 64 replicas over 8 nodes joined by 25 Gb/s each, one micro-batch: the weights' reduction is exposed, the
+        // adapters' is not
+        Workload wide = job(64, 1, 1, 1, 1, Recompute.FULL).toBuilder()
+                .topology(Topology.of(8, Topology.Link.NVSWITCH, 300, 25)).build();
+        double exposed = stage.megatronTerms(wide).value(ExecutionTerm.DATA_COMM);
+        double reduced = stage.megatronTerms(wide.toBuilder().lora(32).build()).value(ExecutionTerm.DATA_COMM);
+        assertTrue(reduced < 0.1 * exposed, reduced + " vs " + exposed);
+        assertTrue(b.value(ExecutionTerm.OPTIMIZER) < 0.05 * a.value(ExecutionTerm.OPTIMIZER));
+        double params = GPT.graph(2048).parameterCount();
+        double withStates = predictor.stage().memoryBytes(full).orElseThrow();
+        double frozen = predictor.stage().memoryBytes(lora).orElseThrow();
+        // every layer's adapters: 32 x (K + N) over qkv (2048 + 6144), out (2048 + 2048), fc1 and fc2 (2048 + 8192)
+        double adapters = 24 * 32 * (8192 + 4096 + 10240 + 10240);
+        assertEquals(16 * params - 18 * adapters, withStates - frozen, 1e-3 * 16 * params,
+                "the weights' gradients and states, less the adapters' weights, gradients and states");
+        assertTrue(stage.millis(lora) < stage.millis(full));
+        assertEquals("lora=32", lora.toString().substring(lora.toString().lastIndexOf(' ') + 1));
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> lora.toBuilder().phase(Phase.INFER).build());
+        assertTrue(e.getMessage().contains("LoRA rank 32"), e.getMessage());
+    }
+
+    /**
+     * Layers that do not divide into the pipeline's chunks are split unevenly (the busiest stage one layer more) and
+     * the prediction says so; a pipeline with more chunks than layers (plus the embedding and the loss) is refused.
+     */
+    @Test
+    void unevenPipelineSplitsAreBalancedAndNoted() {
+        TransformerSpec spec = TransformerSpec.decoder("gpt-26", 2048, 16, 26, 50257).maxPositions(2048).build();
+        Workload five = Workload.builder(spec.graph(2048)).batch(8).phase(Phase.TRAIN).device(A100)
+                .parallelism(Parallelism.of(1, 1, 5, 8)).precision(Precision.FP16).recompute(Recompute.FULL)
+                .topology(DGX).build();
+        org.scaledl.model.cost.StageCost cost = stage.cost(five);
+        assertTrue(cost.notes().stream().anyMatch(n -> n.contains("split unevenly, 4 to 6 layers a chunk")),
+                cost.notes().toString());
+        // 26 layers on 5 stages run like 6 a stage: as slow as 30 layers on 5 (6 each), faster than 35 (7 each)
+        double ms = stage.millis(five);
+        java.util.function.IntToDoubleFunction layers = n -> stage.millis(Workload.builder(TransformerSpec.decoder(
+                "gpt-" + n, 2048, 16, n, 50257).maxPositions(2048).build().graph(2048)).batch(8).phase(Phase.TRAIN)
+                .device(A100).parallelism(Parallelism.of(1, 1, 5, 8)).precision(Precision.FP16)
+                .recompute(Recompute.FULL).topology(DGX).build());
+        // 26 layers on 5 stages run at the pace of the busiest (6 layers): slower than 25 (5 each), not slower than 30
+        assertTrue(layers.applyAsDouble(25) < ms && ms <= layers.applyAsDouble(30), ms + "");
+        TransformerSpec tiny = TransformerSpec.decoder("gpt-3", 512, 8, 3, 1000).maxPositions(512).build();
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> predictor.predict(Workload.builder(tiny.graph(512)).batch(8).phase(Phase.TRAIN).device(A100)
+                        .parallelism(Parallelism.of(1, 1, 3, 8).withVirtualStages(2)).precision(Precision.FP16)
+                        .topology(DGX).build()));
+        assertTrue(e.getMessage().contains("stages x chunks may be at most 5"), e.getMessage());
+    }
+
+    private static double floors(MegatronTerms t) {
+        double sum = 0;
+        for (int i = 0; i < t.contractions(); i++) {
+            sum += t.floor(i);
+        }
+        return sum;
+    }
+
     /** Data-parallel replicas at a fixed per-replica batch never make an iteration faster. */
     @Test
     void replicasAddCommunicationNotSpeed() {

@@ -51,6 +51,31 @@ class ModelFileTest {
         assertEquals(samples.size(), q.provenance().trainingSamples());
     }
 
+    /**
+     * A host model keeps what its runs' machine.json said of the machine (cores, vector width, ...) through a save and
+     * a load, and so does a calibration's machine.
+     */
+    @Test
+    void machineDescriptionsSurviveSaveAndLoad() {
+        RuntimePredictor p = RuntimePredictor.fit(samples);
+        String name = samples.get(0).workload().device().orElseThrow().name();
+        org.scaledl.workload.Device described = p.machine(name).orElseThrow();
+        assertEquals(2, described.computeUnits());
+        assertEquals(256, described.simdBits());
+        org.scaledl.workload.Device other = org.scaledl.workload.Device.cpu("lab box", 16, 512, 32, 3000, 200);
+        List<Sample> runs = new ArrayList<>();
+        for (Sample s : samples.subList(0, 6)) {
+            runs.add(Sample.of(s.workload().toBuilder().device(other).build(), 2 * s.millis()));
+        }
+        RuntimePredictor calibrated = p.calibrate(runs);
+        Path file = dir.resolve("described.sdl");
+        calibrated.save(file);
+        RuntimePredictor back = RuntimePredictor.load(file);
+        assertEquals(described, back.machine(name).orElseThrow());
+        assertEquals(other, back.machine("lab box").orElseThrow());
+        assertTrue(back.machine("no such machine").isEmpty());
+    }
+
     @Test
     void sameDataAndSeedGiveTheSameBytesExceptTheCreationTime() throws Exception {
         Path a = dir.resolve("a.sdl");

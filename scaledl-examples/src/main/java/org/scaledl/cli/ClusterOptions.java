@@ -1,5 +1,6 @@
 package org.scaledl.cli;
 
+import java.util.List;
 import java.util.Optional;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.Parallelism;
@@ -63,6 +64,11 @@ final class ClusterOptions {
     @Option(names = "--recompute-layers", description = "With --recompute full, only the first N layers of each "
             + "pipeline stage's model chunk (Megatron's block method; default every layer)")
     Integer recomputeLayers;
+
+    @Option(names = "--lora-rank", description = "LoRA fine-tuning: adapters of this rank on every linear "
+            + "projection, the model's weights frozen (NeMo and Megatron-Bridge use 32; default 0: every weight "
+            + "trains)")
+    Integer loraRank;
 
     @Option(names = "--sequence-parallel", description = "Megatron's sequence parallelism (with --tensor > 1)")
     boolean sequenceParallel;
@@ -135,6 +141,17 @@ final class ClusterOptions {
                 positive(expert, "--expert"), positive(expertTensor, "--expert-tensor"));
     }
 
+    /** The LoRA rank (0 when not given: every weight trains). */
+    int loraRank() {
+        if (loraRank == null) {
+            return 0;
+        }
+        if (loraRank < 0 || loraRank > 4096) {
+            throw new IllegalArgumentException("--lora-rank must be in 0..4096, got " + loraRank);
+        }
+        return loraRank;
+    }
+
     /** The experts' load imbalance (1 when not given). */
     double expertImbalance() {
         if (expertImbalance == null) {
@@ -155,6 +172,25 @@ final class ClusterOptions {
             throw new IllegalArgumentException(option + " must be positive, got " + value);
         }
         return value;
+    }
+
+    /** The options given that choose a layout (what {@code layouts} searches itself), by name. */
+    List<String> layoutChoices() {
+        List<String> out = new java.util.ArrayList<>();
+        java.util.function.BiConsumer<String, Object> given = (k, v) -> {
+            if (v != null) {
+                out.add(k);
+            }
+        };
+        given.accept("--context", context);
+        given.accept("--expert", expert);
+        given.accept("--expert-tensor", expertTensor);
+        given.accept("--virtual-stages", virtualStages);
+        given.accept("--zero-stage", zeroStage);
+        given.accept("--recompute", recompute);
+        given.accept("--recompute-layers", recomputeLayers);
+        given.accept("--sequence-parallel", sequenceParallel ? Boolean.TRUE : null);
+        return out;
     }
 
     /** The options given, as the values of the candidate-table columns a row lacks. */

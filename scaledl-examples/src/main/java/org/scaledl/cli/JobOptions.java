@@ -1,6 +1,7 @@
 package org.scaledl.cli;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import org.scaledl.Checks;
@@ -97,7 +98,7 @@ final class JobOptions {
         Workload.Builder wb = Workload.builder(g).batch(batch * m).threads(positive(threads, "--threads"))
                 .phase(phase == null ? Phase.TRAIN : phase).parallelism(par).precision(cluster.precision())
                 .recompute(cluster.recompute()).recomputeLayers(cluster.recomputeLayers())
-                .expertImbalance(cluster.expertImbalance());
+                .expertImbalance(cluster.expertImbalance()).lora(cluster.loraRank());
         Optional<Device> d = resolveDevice(p, device);
         d.ifPresent(wb::device);
         if (d.isPresent()) {
@@ -118,21 +119,33 @@ final class JobOptions {
     }
 
     /**
-     * For a host (CPU) prediction, a warning when the machine it is for is not the one this runs on (by the CPU's
-     * model name: {@link LocalMachine#couldBe}), with the command that makes a predictor for this one.
+     * For a host (CPU) prediction, a warning when the machine it is for is not the one this runs on, with the command
+     * that makes a predictor for this one: by what the predictor knows of the machine (vendor, model number, cores,
+     * vector units: {@link LocalMachine#differences}), or, for a machine it knows by name only, by the CPU's model
+     * name ({@link LocalMachine#couldBe}).
      */
     Optional<String> otherMachine(RuntimePredictor p, Workload w) {
         if (p.modelsClusters()) {
             return Optional.empty();
         }
         String theirs = w.device().map(Device::name).orElse(p.machines().size() == 1 ? p.machines().get(0) : "");
-        LocalMachine here = LocalMachine.detect();
-        if (theirs.isEmpty() || here.couldBe(theirs)) {
+        if (theirs.isEmpty()) {
+            return Optional.empty();
+        }
+        return otherMachine(theirs, p.machine(theirs), LocalMachine.detect());
+    }
+
+    /** {@link #otherMachine(RuntimePredictor, Workload)} for a given machine here. */
+    Optional<String> otherMachine(String theirs, Optional<Device> described, LocalMachine here) {
+        List<String> differences = described.map(here::differences)
+                .orElseGet(() -> here.couldBe(theirs) ? List.of() : List.of("another CPU model"));
+        if (differences.isEmpty()) {
             return Optional.empty();
         }
         return Optional.of("the prediction is for the machine '" + theirs + "', not this one ("
-                + here.describe() + "); for this machine, measure a few planned runs here and calibrate, in one "
-                + "command: python -m scaledl_profiler here --jar scaledl.jar --model " + model + " --out mine.sdl");
+                + here.describe() + ": " + String.join(", ", differences) + "); for this machine, measure a few "
+                + "planned runs here and calibrate, in one command: python -m scaledl_profiler here --jar scaledl.jar "
+                + "--model " + model + " --out mine.sdl");
     }
 
     /**

@@ -76,6 +76,12 @@ final class LayoutsCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--gpus and --global-batch must be positive, got " + gpus + " and "
                     + globalBatch);
         }
+        List<String> chosen = cluster.layoutChoices();
+        if (!chosen.isEmpty()) {
+            throw new IllegalArgumentException(String.join(", ", chosen) + ": layouts chooses "
+                    + (chosen.size() == 1 ? "it" : "them") + " for every layout it ranks; score one layout with "
+                    + "predict (the command layouts prints takes them)");
+        }
         if (out != null) {
             org.scaledl.model.file.SafeFiles.checkWritable(out);
         }
@@ -94,7 +100,7 @@ final class LayoutsCommand implements Callable<Integer> {
         long t0 = System.nanoTime();
         org.scaledl.graph.ModelGraph graph = spec.graph(seq);
         LayoutSearch search = new LayoutSearch(p, graph, d, gpus, globalBatch).topology(topo)
-                .precision(precision);
+                .precision(precision).lora(cluster.loraRank()).expertImbalance(cluster.expertImbalance());
         List<LayoutSearch.Layout> all = search.search();
         double seconds = (System.nanoTime() - t0) / 1e9;
         if (all.isEmpty()) {
@@ -225,6 +231,12 @@ final class LayoutsCommand implements Callable<Integer> {
         if (l.recomputeLayers() > 0) {
             c.append(" --recompute-layers ").append(l.recomputeLayers());
         }
+        if (l.workload().loraRank() > 0) {
+            c.append(" --lora-rank ").append(l.workload().loraRank());
+        }
+        if (l.workload().expertImbalance() != 1) {
+            c.append(" --expert-imbalance ").append(number(l.workload().expertImbalance()));
+        }
         c.append(" --device ").append(quote(d.name())).append(" --precision ").append(precision.label());
         if (devices != null) {
             c.append(" --devices ").append(quote(devices.toString()));
@@ -250,7 +262,8 @@ final class LayoutsCommand implements Callable<Integer> {
         String config = dir != null && t.getRoot().equals(dir.getRoot()) ? dir.relativize(t).toString() : t.toString();
         StringBuilder sb = new StringBuilder("rank,transformer,seq,batch,micro_batches,world_size,tensor,pipeline,"
                 + "context,virtual_stages,expert,expert_tensor,zero_stage,sequence_parallel,recompute,recompute_layers,"
-                + "device,precision,gpus_per_node,nvlink_domain,inter_node_gbps,layout_ms,layout_memory_gb,fits\n");
+                + "lora_rank,expert_imbalance,device,precision,gpus_per_node,nvlink_domain,inter_node_gbps,layout_ms,"
+                + "layout_memory_gb,fits\n");
         int rank = 1;
         for (LayoutSearch.Layout l : all) {
             Parallelism par = l.parallelism();
@@ -260,7 +273,9 @@ final class LayoutsCommand implements Callable<Integer> {
                     .append(',').append(par.context()).append(',').append(par.virtualStages()).append(',')
                     .append(par.expert()).append(',').append(par.expertTensor()).append(',').append(par.zeroStage())
                     .append(',').append(par.sequenceParallel()).append(',').append(l.recompute().label()).append(',')
-                    .append(l.recomputeLayers()).append(',').append(org.scaledl.io.CsvTable.cell(d.name()))
+                    .append(l.recomputeLayers()).append(',').append(l.workload().loraRank()).append(',')
+                    .append(number(l.workload().expertImbalance())).append(',')
+                    .append(org.scaledl.io.CsvTable.cell(d.name()))
                     .append(',').append(precision.label()).append(',');
             given.ifPresent(x -> sb.append(x.gpusPerNode()).append(',').append(x.nvlinkDomain()).append(',')
                     .append(number(x.interNodeGbps())));

@@ -71,6 +71,56 @@ record LocalMachine(String cpu, int cores, String simd) {
         return theirs.contains(ours) || ours.contains(theirs);
     }
 
+    /**
+     * What sets a described machine apart from this one, in words ("4 cores there, 2 here"): the CPU vendor, the
+     * model number where both names carry one, the cores, the vector units where both are known. Empty when nothing
+     * that is known differs (clocks, caches and memory bandwidth of this machine are not read, so an empty list is a
+     * necessary condition, not proof).
+     */
+    List<String> differences(org.scaledl.workload.Device theirs) {
+        List<String> out = new java.util.ArrayList<>();
+        String v1 = vendor(theirs.name());
+        String v2 = vendor(cpu);
+        if (!v1.isEmpty() && !v2.isEmpty() && !v1.equals(v2)) {
+            out.add("CPU vendor " + v1 + " there, " + v2 + " here");
+        } else {
+            Optional<String> m1 = modelNumber(theirs.name());
+            Optional<String> m2 = modelNumber(cpu);
+            if (m1.isPresent() && m2.isPresent() && !m1.get().equals(m2.get())) {
+                out.add("CPU model " + m1.get() + " there, " + m2.get() + " here");
+            }
+        }
+        if (theirs.computeUnits() != cores) {
+            out.add(theirs.computeUnits() + " cores there, " + cores + " here");
+        }
+        String simdThere = simdName(theirs.simdBits());
+        if (!simdThere.isEmpty() && !simd.isEmpty() && !simdThere.equals(simd)) {
+            out.add("vector units " + simdThere + " there, " + simd + " here");
+        }
+        return out;
+    }
+
+    private static String vendor(String name) {
+        String n = name.toLowerCase(Locale.ROOT);
+        return n.contains("amd") || n.contains("epyc") || n.contains("ryzen") ? "AMD"
+                : n.contains("intel") || n.contains("xeon") || n.contains("core(tm)") ? "Intel"
+                : n.contains("apple") ? "Apple"
+                : n.contains("neoverse") || n.contains("graviton") || n.contains("ampere") || n.contains("aarch64")
+                        ? "Arm" : "";
+    }
+
+    private static final java.util.regex.Pattern MODEL_NUMBER = java.util.regex.Pattern.compile(
+            "\\b(\\d[0-9a-z]{3,})\\b");
+
+    private static Optional<String> modelNumber(String name) {
+        java.util.regex.Matcher m = MODEL_NUMBER.matcher(name.split(" @ ", 2)[0].toLowerCase(Locale.ROOT));
+        return m.find() ? Optional.of(m.group(1)) : Optional.empty();
+    }
+
+    private static String simdName(int bits) {
+        return bits >= 512 ? "avx512" : bits == 256 ? "avx2" : bits == 128 ? "neon" : "";
+    }
+
     private static String normal(String s) {
         return s.toLowerCase(Locale.ROOT).replace("(r)", "").replace("(tm)", "").replace("cpu", "")
                 .replaceAll("\\s+", " ").strip();

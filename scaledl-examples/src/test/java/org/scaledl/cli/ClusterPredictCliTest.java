@@ -140,14 +140,15 @@ class ClusterPredictCliTest {
                 + "\"max_position_embeddings\": 4096}");
         Path table = dir.resolve("layouts.csv");
         Run r = MainTest.run("layouts", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "4096", "--gpus",
-                "16", "--global-batch", "64", "--device", "H100 SXM", "--precision", "bf16", "--top", "5", "--out",
-                table.toString());
+                "16", "--global-batch", "64", "--device", "H100 SXM", "--precision", "bf16", "--top", "5", "--lora-rank",
+                "16", "--out", table.toString());
         assertEquals(0, r.code(), r.err());
-        assertTrue(r.out().contains("90% interval"), r.out());
+        assertTrue(r.out().contains("90% interval") && r.out().contains("--lora-rank 16"), r.out());
         List<String> lines = Files.readAllLines(table);
         List<String> header = Arrays.asList(lines.get(0).split(","));
         assertTrue(header.containsAll(List.of("context", "expert", "zero_stage", "recompute", "recompute_layers",
-                "virtual_stages", "layout_ms", "layout_memory_gb")), header.toString());
+                "virtual_stages", "lora_rank", "layout_ms", "layout_memory_gb")), header.toString());
+        assertEquals("16", lines.get(1).split(",", -1)[header.indexOf("lora_rank")]);
         boolean expert = false;
         boolean context = false;
         for (String l : lines.subList(1, lines.size())) {
@@ -186,6 +187,47 @@ class ClusterPredictCliTest {
                 j.get("ms").asDouble()));
         assertEquals(first[header.indexOf("layout_memory_gb")], String.format(java.util.Locale.ROOT, "%.3f",
                 j.get("memory_gb").asDouble()));
+    }
+
+    /**
+     * LoRA: a candidate row's {@code lora_rank} and {@code --lora-rank} give the same job (faster and smaller than
+     * training every weight); a bad rank names its line; {@code layouts} refuses the options it chooses itself.
+     */
+    @Test
+    void loraJobsAndLayoutChoices(@TempDir Path dir) throws Exception {
+        Path cfg = config(dir);
+        Path jobs = dir.resolve("jobs.csv");
+        Files.writeString(jobs, HEADER + ",lora_rank\nfull,gpt3/config.json,2048,1,32,4,8,8," + A100
+                + ",8,1600,fp16,full,true,train,0\nlora,gpt3/config.json,2048,1,32,4,8,8," + A100
+                + ",8,1600,fp16,full,true,train,32\n");
+        Path scored = dir.resolve("scored.csv");
+        Run r = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--out", scored.toString());
+        assertEquals(0, r.code(), r.err());
+        Map<String, Map<String, String>> rows = rows(scored);
+        double full = Double.parseDouble(rows.get("full").get("predicted_ms"));
+        double lora = Double.parseDouble(rows.get("lora").get("predicted_ms"));
+        assertTrue(lora < 0.9 * full, lora + " vs " + full);
+        assertTrue(Double.parseDouble(rows.get("lora").get("memory_gb"))
+                < Double.parseDouble(rows.get("full").get("memory_gb")));
+        Run one = MainTest.run("predict", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "2048",
+                "--batch", "1", "--micro-batches", "32", "--world-size", "4", "--tensor", "8", "--pipeline", "8",
+                "--device", A100, "--gpus-per-node", "8", "--inter-node-gbps", "1600", "--precision", "fp16",
+                "--recompute", "full", "--sequence-parallel", "--lora-rank", "32", "--json");
+        assertEquals(0, one.code(), one.err());
+        assertEquals(rows.get("lora").get("predicted_ms"), String.format(java.util.Locale.ROOT, "%.4f",
+                new ObjectMapper().readTree(one.out()).get("ms").asDouble()));
+        Files.writeString(jobs, HEADER + ",lora_rank\nbad,gpt3/config.json,2048,1,32,4,8,8," + A100
+                + ",8,1600,fp16,full,true,train,-4\n");
+        Run bad = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--out",
+                scored.toString());
+        assertEquals(1, bad.code(), bad.err());
+        assertTrue(bad.err().contains("jobs.csv:2:") && bad.err().contains("lora_rank"),
+                bad.err());
+        Run chosen = MainTest.run("layouts", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "2048",
+                "--gpus", "64", "--global-batch", "64", "--device", "H100 SXM", "--context", "2", "--zero-stage", "1");
+        assertEquals(2, chosen.code(), chosen.err());
+        assertTrue(chosen.err().contains("--context, --zero-stage: layouts chooses them")
+                && chosen.err().strip().lines().count() == 1, chosen.err());
     }
 
     /**

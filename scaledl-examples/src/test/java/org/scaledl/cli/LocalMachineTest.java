@@ -44,4 +44,32 @@ class LocalMachineTest {
         assertTrue(LocalMachine.parse("model name : Intel(R) Xeon(R) Processor\n", 2, "amd64")
                 .couldBe("Intel(R) Xeon(R) Processor"));
     }
+
+    /**
+     * A described machine is compared by what matters: the AMD EPYC host with AVX-512 is not the bundled cpu-ddp
+     * machine (an AVX2 EPYC of 2 cores) though the names agree; more cores, another vendor or model number differ;
+     * the same vendor, cores and vector units say nothing.
+     */
+    @Test
+    void aDescribedMachineIsComparedByVendorModelCoresAndVectorUnits() {
+        org.scaledl.workload.Device ddp = org.scaledl.workload.Device.cpu("AMD EPYC 2-core VM", 2, 256, 0, 0, 0);
+        LocalMachine zen4 = LocalMachine.parse("model name : AMD EPYC\nflags : avx2 avx512f\n", 2, "amd64");
+        assertTrue(zen4.couldBe(ddp.name()), "the names alone agree");
+        assertEquals(java.util.List.of("vector units avx2 there, avx512 here"), zen4.differences(ddp));
+        LocalMachine epyc = LocalMachine.parse(EPYC, 2, "amd64");
+        assertTrue(epyc.differences(ddp).isEmpty(), epyc.differences(ddp).toString());
+        assertEquals(java.util.List.of("2 cores there, 16 here"), LocalMachine.parse(EPYC, 16, "amd64")
+                .differences(ddp));
+        LocalMachine xeon = LocalMachine.parse(XEON, 2, "amd64");
+        assertTrue(xeon.differences(ddp).contains("CPU vendor AMD there, Intel here"), xeon.differences(ddp)
+                .toString());
+        org.scaledl.workload.Device milan = org.scaledl.workload.Device.cpu("AMD EPYC 7763 @ lab", 2, 256, 0, 0, 0);
+        assertEquals(java.util.List.of("CPU model 7763 there, 7b13 here"), epyc.differences(milan));
+        JobOptions options = new JobOptions();
+        options.model = "cpu-ddp";
+        assertTrue(options.otherMachine(ddp.name(), java.util.Optional.of(ddp), zen4).orElseThrow()
+                .contains("vector units avx2 there, avx512 here"));
+        assertTrue(options.otherMachine(ddp.name(), java.util.Optional.empty(), zen4).isEmpty(),
+                "known by name only: the names agree");
+    }
 }

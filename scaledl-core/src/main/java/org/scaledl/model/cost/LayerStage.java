@@ -94,6 +94,14 @@ public interface LayerStage {
     }
 
     /**
+     * What is known of a machine this stage predicts (a CPU machine's cores, vector width, caches, clock and
+     * bandwidth, as its runs described it), if anything.
+     */
+    default java.util.Optional<org.scaledl.workload.Device> description(String machine) {
+        return java.util.Optional.empty();
+    }
+
+    /**
      * Whether the stage predicts jobs spread over several devices with tensor, pipeline, context and expert
      * parallelism (a layout search needs it).
      */

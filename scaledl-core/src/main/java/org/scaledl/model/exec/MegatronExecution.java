@@ -88,12 +88,10 @@ public final class MegatronExecution {
                     + divisors(ts.heads()));
         }
         int chunks = par.pipeline() * par.virtualStages();
-        if (par.pipeline() > ts.layers() || chunkSizes(ts.layers(), chunks, ts.mtpLayers()) == null) {
+        if (par.pipeline() > ts.layers() || split(ts.layers(), chunks, ts.mtpLayers()) == null) {
             throw new IllegalArgumentException(ts.layers() + " layers do not split into " + par.pipeline()
-                    + " pipeline stages x " + par.virtualStages() + " chunks: layers (or layers + 2, the embedding and "
-                    + "the loss counted as layers" + (ts.mtpLayers() > 0 ? ", + " + ts.mtpLayers() + " multi-token "
-                    + "prediction" : "") + ") must divide by stages x chunks; " + validSplits(ts.layers(),
-                    ts.mtpLayers(), par.pipeline()));
+                    + " pipeline stages x " + par.virtualStages() + " chunks: every chunk but the first and the last "
+                    + "needs a layer; " + validSplits(ts.layers(), ts.mtpLayers(), par.pipeline()));
         }
         if (par.expert() > 1 && ts.experts() % par.expert() != 0) {
             throw new IllegalArgumentException("expert parallelism " + par.expert() + " does not divide the "
@@ -118,16 +116,16 @@ public final class MegatronExecution {
         return String.join(", ", out);
     }
 
-    /** The pipeline degrees and chunk counts near the given ones that split the layers. */
+    /** The most model chunks (stages x chunks) the layers split into, and that pipeline degree's chunk counts. */
     private static String validSplits(int layers, int mtp, int p) {
-        List<String> out = new ArrayList<>();
-        for (int q = 1; q <= Math.min(layers, 4 * p) && out.size() < 8; q++) {
-            if (chunkSizes(layers, q, mtp) != null && layers % q == 0 || chunkSizes(layers, q, mtp) != null
-                    && q % p == 0) {
-                out.add(Integer.toString(q));
+        int most = 1;
+        for (int q = layers + 2; q > 1; q--) {
+            if (split(layers, q, mtp) != null) {
+                most = q;
+                break;
             }
         }
-        return "stages x chunks may be " + String.join(", ", out);
+        return "stages x chunks may be at most " + most;
     }
 
     /**
@@ -162,6 +160,86 @@ public final class MegatronExecution {
         return null;
     }
 
+    /**
+     * The split of {@code layers} over {@code chunks} model chunks a job runs with: Megatron's even one
+     * ({@link #chunkSizes(int, int, int)}) where it exists, else an uneven one ({@link #unevenChunkSizes}); null when
+     * neither exists.
+     */
+    public static int[] split(int layers, int chunks, int mtp) {
+        int[] even = chunkSizes(layers, chunks, mtp);
+        return even != null ? even : unevenChunkSizes(layers, chunks, mtp);
+    }
+
+    /**
+     * A balanced uneven split, for layer counts that do not divide: the layers, with the embedding counted as one on
+     * the first chunk and the loss on the last (the multi-token-prediction layers ride on the last chunk uncounted),
+     * dealt so that every chunk gets
+     * {@code ⌊n/chunks⌋} or one more, the extra ones to the middle chunks first: what Megatron-DeepSpeed's balanced
+     * partition of the transformer layers and Megatron-LM's {@code --decoder-first/last-pipeline-num-layers} and
+     * {@code --pipeline-model-parallel-layout} let a recipe choose (BLOOM's 78 layers on 12 stages: 6 or 7 a stage).
+     * The most loaded chunk sets the pace, so the prediction does not depend on which of the balanced splits a recipe
+     * chose.
+     *
+     * @return the layers of each chunk, or null when a middle chunk would be empty
+     */
+    public static int[] unevenChunkSizes(int layers, int chunks, int mtp) {
+        if (chunks <= 0) {
+            return null;
+        }
+        if (chunks == 1) {
+            return new int[] {layers};
+        }
+        int units = layers + 2;
+        int[] sizes = new int[chunks];
+        java.util.Arrays.fill(sizes, units / chunks);
+        int extra = units % chunks;
+        for (int j = 1; j < chunks - 1 && extra > 0; j++, extra--) {
+            sizes[j]++;
+        }
+        if (extra > 0) {
+            sizes[0]++;
+            extra--;
+        }
+        if (extra > 0) {
+            sizes[chunks - 1]++;
+        }
+        sizes[0] -= 1;
+        sizes[chunks - 1] -= 1;
+        if (sizes[0] < 0 || sizes[chunks - 1] < 0) {
+            return null;
+        }
+        for (int j = 1; j < chunks - 1; j++) {
+            if (sizes[j] < 1) {
+                return null;
+            }
+        }
+        return sizes;
+    }
+
+    /**
+     * Why a job's pipeline is split unevenly, when it is (no even split of its layers exists): the note a prediction
+     * carries.
+     */
+    static Optional<String> unevenNote(Workload w) {
+        TransformerShape ts = w.graph().transformer().orElseThrow();
+        Parallelism par = w.parallelism();
+        int chunks = par.pipeline() * par.virtualStages();
+        if (chunks <= 1 || chunkSizes(ts.layers(), chunks, ts.mtpLayers()) != null) {
+            return Optional.empty();
+        }
+        int[] sizes = unevenChunkSizes(ts.layers(), chunks, ts.mtpLayers());
+        int lo = Integer.MAX_VALUE;
+        int hi = 0;
+        for (int x : sizes) {
+            lo = Math.min(lo, x);
+            hi = Math.max(hi, x);
+        }
+        return Optional.of(String.format(Locale.ROOT, "%d layers do not divide into %d pipeline stages x %d chunks: "
+                + "split unevenly, %d to %d layers a chunk with the embedding and the loss counted as layers (as "
+                + "Megatron-DeepSpeed's balanced partition or Megatron-LM's first/last-stage layer counts do); the "
+                + "busiest stage sets the pace", ts.layers(), par.pipeline(), par.virtualStages(), lo, hi));
+    }
+
     /** {@link #chunkSizes(int, int, int)} of a model without multi-token prediction. */
     public static int[] chunkSizes(int layers, int chunks) {
         return chunkSizes(layers, chunks, 0);
@@ -190,11 +268,12 @@ public final class MegatronExecution {
      * @param params       parameters held per GPU (non-expert: sharded or replicated per tensor parallelism)
      * @param expertParams routed experts' parameters (to be divided by expert parallelism)
      * @param lowPrecisionParams parameters of the low-precision linear layers this GPU holds (their quantised copies)
+     * @param adapterParams LoRA adapters' parameters this GPU trains (0 without LoRA: then every weight trains)
      */
     private record Unit(List<Contraction> dense, double other, double expertOther, double attentionOther,
             double tpCollectives,
             int attention, double coreForward, double coreBackward, int expertLayers, double saved, double params,
-            double expertParams, double lowPrecisionParams) {
+            double expertParams, double lowPrecisionParams, double adapterParams) {
     }
 
     /**
@@ -220,20 +299,20 @@ public final class MegatronExecution {
                 none.attentionOther() + f * (full.attentionOther() - none.attentionOther()),
                 none.tpCollectives() + f * (full.tpCollectives() - none.tpCollectives()), none.attention(),
                 none.coreForward(), none.coreBackward(), none.expertLayers(), none.saved(), none.params(),
-                none.expertParams(), none.lowPrecisionParams());
+                none.expertParams(), none.lowPrecisionParams(), none.adapterParams());
     }
 
     /** Everything the units depend on besides the graph (the layer model by identity). */
     private record UnitsKey(DeviceLayerCost layers, Device device, Precision precision, Phase phase,
             Recompute recompute, int microBatch, int tensor, boolean sequenceParallel, int context, int expert,
-            int expertTensor, boolean timed) {
+            int expertTensor, int lora, boolean timed) {
         @Override
         public boolean equals(Object o) {
             return o instanceof UnitsKey k && k.layers == layers && k.device == device
                     && k.precision == precision && k.phase == phase && k.recompute == recompute
                     && k.microBatch == microBatch && k.tensor == tensor && k.sequenceParallel == sequenceParallel
                     && k.context == context && k.expert == expert && k.expertTensor == expertTensor
-                    && k.timed == timed;
+                    && k.lora == lora && k.timed == timed;
         }
 
         @Override
@@ -241,7 +320,7 @@ public final class MegatronExecution {
             // the device by identity (a record of maps: hashing it by value costs more than the lookup saves; an
             // equal copy only hashes elsewhere and misses)
             return Objects.hash(System.identityHashCode(layers), System.identityHashCode(device), precision, phase,
-                    recompute, microBatch, tensor, sequenceParallel, context, expert, expertTensor, timed);
+                    recompute, microBatch, tensor, sequenceParallel, context, expert, expertTensor, lora, timed);
         }
     }
 
@@ -287,14 +366,21 @@ public final class MegatronExecution {
             boolean timed) {
         Parallelism par = w.parallelism();
         UnitsKey key = new UnitsKey(layers, device, w.precision(), w.phase(), rc, b, par.tensor(),
-                par.sequenceParallel(), par.context(), par.expert(), par.expertTensor(), timed);
+                par.sequenceParallel(), par.context(), par.expert(), par.expertTensor(), w.loraRank(), timed);
         return UNITS.get(w.graph(), key, () -> computeUnits(w.graph(), layers, device, w.precision(), w.phase(), rc,
-                b, par.tensor(), par.sequenceParallel(), par.context(), par.expert(), par.expertTensor(), timed));
+                b, par.tensor(), par.sequenceParallel(), par.context(), par.expert(), par.expertTensor(),
+                w.loraRank(), timed));
     }
 
-    /** The units; without {@code timed} only what memory needs (no layer's time predicted: every time 0). */
+    /**
+     * The units; without {@code timed} only what memory needs (no layer's time predicted: every time 0). With LoRA
+     * ({@code lora > 0}) the weights are frozen: a linear layer's backward pass computes the input's gradient only
+     * (half its work: no weight gradient), the embedding none; every linear projection of the blocks gains an adapter
+     * of {@code lora·(K + N)} trained parameters whose two thin products move their operand and output through memory
+     * (forward, again when recomputed, and twice backward).
+     */
     private static Unit[] computeUnits(ModelGraph g, DeviceLayerCost layers, Device device, Precision prec,
-            Phase phase, Recompute rc, int b, int t, boolean sp, int c, int e, int et, boolean timed) {
+            Phase phase, Recompute rc, int b, int t, boolean sp, int c, int e, int et, int lora, boolean timed) {
         boolean train = phase == Phase.TRAIN;
         Blocks blocks = g.blocks().orElseThrow();
         TransformerShape ts = g.transformer().orElseThrow();
@@ -313,6 +399,7 @@ public final class MegatronExecution {
         double[] params = new double[2 + kinds];
         double[] expertParams = new double[2 + kinds];
         double[] lowParams = new double[2 + kinds];
+        double[] adapterParams = new double[2 + kinds];
         double[] coreFwd = new double[2 + kinds];
         double[] coreBwd = new double[2 + kinds];
         boolean[] attention = new boolean[2 + kinds];
@@ -356,6 +443,11 @@ public final class MegatronExecution {
             Precision lp = lowLinear ? low : high;
             double fwd = timed ? layerMillis(g, layers, f, device, lp, false) : 0;
             double bwd = timed && train ? layerMillis(g, layers, f, device, lp, true) : 0;
+            // LoRA: frozen weights get no gradient (a weighted contraction computes its input's gradient only, the
+            // embedding nothing)
+            boolean weighted = lora > 0 && train && f.params() > 0;
+            double bwdShare = !weighted ? 1 : dense(lf.family()) ? 0.5 : lf.family() == OpFamily.EMBEDDING ? 0 : 1;
+            bwd *= bwdShare;
             boolean again = role.region() == LayerRole.Region.BLOCK && (rc == Recompute.FULL
                     || rc == Recompute.SELECTIVE && kind.attentionCore());
             double time = fwd * (again ? 2 : 1) + bwd;
@@ -366,7 +458,7 @@ public final class MegatronExecution {
             if (dense(lf.family())) {
                 double peak = device.peakFlopsPerSecond(lp, true);
                 double ceiling = layers.sustainedPeakFraction(device, lp);
-                double flops = f.flopsFwd() * (again ? 2 : 1) + (train ? f.flopsBwd() : 0);
+                double flops = f.flopsFwd() * (again ? 2 : 1) + (train ? bwdShare * f.flopsBwd() : 0);
                 dense.get(u).add(new Contraction(lowLinear ? lowClass : ExecutionTerm.DENSE, kind.expert(), time,
                         1e3 * flops / (ceiling * peak)));
             } else if (kind.expert()) {
@@ -387,6 +479,22 @@ public final class MegatronExecution {
                     other[u] += ms;
                 }
             }
+            if (lora > 0 && train && kind.lowPrecisionLinear() && dense(lf.family())
+                    && role.region() == LayerRole.Region.BLOCK) {
+                // the adapter: lora·(K + N) parameters (split as its layer's weights are), its products bound by
+                // moving the layer's operand and output
+                adapterParams[u] += (double) lora * (lf.inChannels() + lf.outChannels())
+                        / weightShards(role, lf.family(), t, e, et) * (kind.expert() ? (double) layerParams
+                        / Math.max(1.0, (double) lf.inChannels() * lf.outChannels()) : 1);
+                double operand = Math.max(0, f.bytesRead() / 4.0 - f.params());
+                double elements = (operand + f.outputElements()) * ((again ? 2 : 1) + 2);
+                double ms = timed ? 1e3 * actBytes * elements / bandwidth : 0;
+                if (kind.expert()) {
+                    expertOther[u] += ms;
+                } else {
+                    other[u] += ms;
+                }
+            }
             if (role.region() == LayerRole.Region.BLOCK && (kind == LayerRole.Kind.RESIDUAL)) {
                 subLayers[u]++;
             }
@@ -400,7 +508,7 @@ public final class MegatronExecution {
             }
             out[u] = new Unit(List.copyOf(dense.get(u)), other[u], expertOther[u], attentionOther[u], tp,
                     attention[u] ? 1 : 0, coreFwd[u], coreBwd[u], experts[u] ? 1 : 0, saved[u], params[u],
-                    expertParams[u], lowParams[u]);
+                    expertParams[u], lowParams[u], adapterParams[u]);
         }
         return out;
     }
@@ -513,7 +621,7 @@ public final class MegatronExecution {
 
     /** The layers of each stage: per stage, per block kind, how many. */
     private static int[][] stageKinds(Blocks blocks, int p, int v, int mtp) {
-        int[] sizes = chunkSizes(blocks.copies(), p * v, mtp);
+        int[] sizes = split(blocks.copies(), p * v, mtp);
         if (sizes == null) {
             sizes = new int[p * v];
             for (int i = 0; i < blocks.copies(); i++) {
@@ -703,6 +811,7 @@ public final class MegatronExecution {
         double[] stageParams = new double[p];
         double[] stageExpertParams = new double[p];
         double[] stageLowParams = new double[p];
+        double[] stageAdapters = new double[p];
         double[] stageSaved = new double[p];
         double tpOne = 0;
         double cpExposed = 0;
@@ -729,6 +838,7 @@ public final class MegatronExecution {
                 stageParams[s] += n * un.params();
                 stageExpertParams[s] += n * un.expertParams();
                 stageLowParams[s] += n * un.lowPrecisionParams();
+                stageAdapters[s] += n * un.adapterParams();
                 stageSaved[s] += n * un.saved();
                 if (!withTime) {
                     continue;
@@ -821,11 +931,13 @@ public final class MegatronExecution {
         int edp = Math.max(1, dp * t / (e * par.expertTensor()));
         double data = 0;
         if (withTime && train && comm != null) {
-            data = dataParallel(w, device, topo, comm, dense, expert, dp, edp, stageTime[max], m);
+            data = dataParallel(w, device, topo, comm, dense, expert, stageAdapters[maxParams], dp, edp,
+                    stageTime[max], m);
         }
         double optimizer = 0;
         if (train) {
-            double local = dense / (par.zeroStage() >= 1 ? dp : 1) + expert / (par.zeroStage() >= 1 ? edp : 1);
+            double local = w.loraRank() > 0 ? stageAdapters[maxParams] / (par.zeroStage() >= 1 ? dp : 1)
+                    : dense / (par.zeroStage() >= 1 ? dp : 1) + expert / (par.zeroStage() >= 1 ? edp : 1);
             optimizer = 1e3 * local * prec.optimizerTrafficBytes() / device.bytesPerSecond();
         }
         // Transformer Engine's overlap of the sequence-parallel collectives with their contractions (userbuffers over
@@ -843,7 +955,7 @@ public final class MegatronExecution {
         StageMemory memory = null;
         for (int s = 0; s < p; s++) {
             StageMemory sm = stageMemory(w, ts, units, stageParams[s], stageExpertParams[s] / e,
-                    stageLowParams[s], stageSaved[s], recomputed[s], layersOn[s], s, dp, edp, b, t, c);
+                    stageLowParams[s], stageAdapters[s], stageSaved[s], recomputed[s], layersOn[s], s, dp, edp, b, t, c);
             if (memory == null || sm.total() > memory.total()) {
                 memory = sm;
             }
@@ -896,30 +1008,35 @@ public final class MegatronExecution {
      * the experts' over {@code edp}, overlapped with the last micro-batch's backward pass (and, ZeRO 1–2, the
      * weights' gather with the first one's forward pass) as Megatron's {@code overlap_grad_reduce} and
      * {@code overlap_param_gather} do; ZeRO 3 gathers the weights twice and reduce-scatters the gradients every
-     * micro-batch, what the micro-batch's own compute does not hide.
+     * micro-batch, what the micro-batch's own compute does not hide. With LoRA only the adapters' gradients are
+     * reduced (the frozen weights are still gathered under ZeRO 3).
      *
+     * @param adapters      the stage's LoRA adapter parameters per GPU (0 without LoRA)
      * @param perMicroBatch the most loaded stage's time for one micro-batch, ms
      */
     private static double dataParallel(Workload w, Device device, Topology topo, CommunicationModel comm,
-            double dense, double expert, int dp, int edp, double perMicroBatch, int m) {
+            double dense, double expert, double adapters, int dp, int edp, double perMicroBatch, int m) {
+        boolean lora = w.loraRank() > 0;
+        double denseGrads = lora ? adapters : dense;
+        double expertGrads = lora ? 0 : expert;
         Parallelism par = w.parallelism();
         Precision prec = w.precision();
         int perNode = Math.max(1, Math.min(dp, topo.gpusPerNode() / par.tensor()));
         Topology shared = ParallelExecution.sharedNetwork(topo, perNode);
         double reduce = 0;
-        if (dp > 1 && dense > 0) {
-            reduce += comm.allReduceMillis(device, shared, dp, perNode, dense * prec.gradientReduceBytes());
+        if (dp > 1 && denseGrads > 0) {
+            reduce += comm.allReduceMillis(device, shared, dp, perNode, denseGrads * prec.gradientReduceBytes());
         }
-        if (edp > 1 && expert > 0) {
+        if (edp > 1 && expertGrads > 0) {
             int ePerNode = Math.max(1, Math.min(edp, perNode));
-            reduce += comm.allReduceMillis(device, shared, edp, ePerNode, expert * prec.gradientReduceBytes());
+            reduce += comm.allReduceMillis(device, shared, edp, ePerNode, expertGrads * prec.gradientReduceBytes());
         }
         if (par.zeroStage() < 3) {
             // Megatron overlaps the gradients' reduction with the last micro-batch's backward pass (about two thirds
             // of its time) and, with the distributed optimizer, the updated weights' gather with the first one's
             // forward pass; what does not fit behind them, and the last bucket, stays exposed
             double tail = Math.min(reduce, dp > 1 ? comm.allReduceMillis(device, shared, dp, perNode,
-                    Math.min(dense * prec.gradientReduceBytes(), org.scaledl.model.comm.Collectives.BUCKET_BYTES))
+                    Math.min(denseGrads * prec.gradientReduceBytes(), org.scaledl.model.comm.Collectives.BUCKET_BYTES))
                     : 0);
             if (par.zeroStage() == 0) {
                 return Math.max(tail, reduce - 2.0 / 3 * perMicroBatch);
@@ -939,9 +1056,12 @@ public final class MegatronExecution {
         return m * Math.max(0, perMb - perMicroBatch) + reduce / 2 / Math.max(1, m);
     }
 
-    /** A stage's memory per GPU: states (ZeRO-sharded), quantised weights, in-flight activations, logits. */
+    /**
+     * A stage's memory per GPU: states (ZeRO-sharded), quantised weights, in-flight activations, logits. With LoRA the
+     * frozen weights are held without gradients or optimizer states, and the adapters with theirs.
+     */
     private static StageMemory stageMemory(Workload w, TransformerShape ts, Unit[] units, double dense, double expert,
-            double low, double saved, double recomputed, int layers, int s, int dp, int edp, int b, int t, int c) {
+            double low, double adapters, double saved, double recomputed, int layers, int s, int dp, int edp, int b, int t, int c) {
         Parallelism par = w.parallelism();
         Precision prec = w.precision();
         int p = par.pipeline();
@@ -949,6 +1069,9 @@ public final class MegatronExecution {
         double states;
         if (w.phase() == Phase.INFER) {
             states = (dense + expert) * prec.weightBytes();
+        } else if (w.loraRank() > 0) {
+            states = (dense / (zero >= 3 ? dp : 1) + expert / (zero >= 3 ? edp : 1)) * prec.weightBytes()
+                    + adapters * (prec.weightBytes() + prec.gradientBytes() + prec.stateBytes());
         } else {
             states = dense * (prec.weightBytes() / (zero >= 3 ? dp : 1) + prec.gradientBytes() / (zero >= 2 ? dp : 1)
                     + prec.stateBytes() / (zero >= 1 ? dp : 1))
@@ -1033,7 +1156,9 @@ public final class MegatronExecution {
             if (lf.family() == OpFamily.SHAPE || !lf.executes()) {
                 continue;
             }
-            double work = (dense(lf.family()) ? lf.flopsFwd() + lf.flopsBwd() : lf.bytesFwd() + lf.bytesBwd())
+            // with LoRA a weighted contraction's backward pass is its input's gradient only (half its work)
+            double bwdFlops = w.loraRank() > 0 && lf.params() > 0 ? lf.flopsBwd() / 2 : lf.flopsBwd();
+            double work = (dense(lf.family()) ? lf.flopsFwd() + bwdFlops : lf.bytesFwd() + lf.bytesBwd())
                     * g.repeats(lf.layer());
             perLayer[lf.layer()] = work;
             families[lf.layer()] = lf.family();
@@ -1077,6 +1202,7 @@ public final class MegatronExecution {
         StageMemory memory = memory(w, layers, device);
         List<String> all = new ArrayList<>(notes);
         resolution(given, w, device).ifPresent(all::add);
+        unevenNote(w).ifPresent(all::add);
         return StageCost.withTotal(perLayer, families, out, total).withMemory(memory.total(),
                 memory.describe(w.parallelism().pipeline()), all);
     }

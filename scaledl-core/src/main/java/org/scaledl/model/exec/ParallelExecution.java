@@ -79,6 +79,10 @@ public final class ParallelExecution {
         }
         if (w.graph().transformer().isPresent()) {
             MegatronExecution.check(w);
+        } else if (w.loraRank() > 0) {
+            throw new IllegalArgumentException("LoRA (rank " + w.loraRank() + ") needs a transformer built from its "
+                    + "configuration (--transformer config.json), whose linear projections carry the adapters; "
+                    + w.graph().name() + " is an imported graph");
         } else if (par.context() > 1 || par.expert() > 1 || par.expertTensor() > 1) {
             throw new IllegalArgumentException("context and expert parallelism need a transformer built from its "
                     + "configuration (--transformer config.json); " + w.graph().name() + " is an imported graph");

@@ -49,6 +49,7 @@ public final class HostStage implements LayerStage {
     /** Keyed by device name; {@code ""} for measurements without a machine description. */
     private final Map<String, HostLayerModel> machines;
     private final Map<String, Calibration> calibrations;
+    private final Map<String, Device> descriptions;
 
     /** The ridge weight of the per-group corrections. */
     static final double RIDGE = 2.0;
@@ -133,9 +134,32 @@ public final class HostStage implements LayerStage {
     }
 
     public HostStage(Map<String, HostLayerModel> machines, Map<String, Calibration> calibrations) {
+        this(machines, calibrations, Map.of());
+    }
+
+    /**
+     * A stage with the descriptions of its machines (cores, vector width, caches, clock, bandwidth: what the runs'
+     * {@code machine.json} said), by machine name; a machine without one is known by its name only.
+     */
+    public HostStage(Map<String, HostLayerModel> machines, Map<String, Calibration> calibrations,
+            Map<String, Device> descriptions) {
         Checks.argument(!machines.isEmpty(), "a host stage needs a fitted machine");
         this.machines = Collections.unmodifiableMap(new LinkedHashMap<>(machines));
         this.calibrations = Collections.unmodifiableMap(new TreeMap<>(calibrations));
+        Map<String, Device> known = new TreeMap<>();
+        descriptions.forEach((name, d) -> {
+            if (machines.containsKey(name) || calibrations.containsKey(name)) {
+                Checks.argument(!d.isGpu(), "machine '%s' is described as a GPU", name);
+                known.put(name, d);
+            }
+        });
+        this.descriptions = Collections.unmodifiableMap(known);
+    }
+
+    /** What is known of a machine it predicts (from its runs' {@code machine.json}), if anything. */
+    @Override
+    public java.util.Optional<Device> description(String machine) {
+        return java.util.Optional.ofNullable(descriptions.get(machine));
     }
 
     /** One machine. */
@@ -295,12 +319,14 @@ public final class HostStage implements LayerStage {
     @Override
     public HostStage calibrate(List<Sample> runs) {
         Map<String, List<Sample>> byMachine = new TreeMap<>();
+        Map<String, Device> described = new TreeMap<>(descriptions);
         for (Sample s : runs) {
             Device d = s.workload().device().orElseThrow(() -> new IllegalArgumentException(
                     "a calibration run must name its machine (Workload.Builder.device): " + s.workload()));
             Checks.argument(!d.isGpu(), "calibration run on GPU %s: host predictors calibrate to CPU "
                     + "machines", d.name());
             byMachine.computeIfAbsent(d.name(), k -> new ArrayList<>()).add(s);
+            described.put(d.name(), d);
         }
         Map<String, Calibration> out = new TreeMap<>(calibrations);
         byMachine.forEach((device, own) -> {
@@ -325,7 +351,7 @@ public final class HostStage implements LayerStage {
             out.put(device, new Calibration(base, all, java.util.Arrays.copyOf(f, groups),
                     java.util.Arrays.copyOfRange(f, groups, f.length), own.size()));
         });
-        return new HostStage(machines, out);
+        return new HostStage(machines, out, described);
     }
 
     private String best(List<Sample> own) {
@@ -448,11 +474,13 @@ public final class HostStage implements LayerStage {
         Checks.argument(samples.size() >= 2, "need at least 2 samples to fit a runtime model, got %s",
                 samples.size());
         Map<String, List<Sample>> byMachine = new LinkedHashMap<>();
+        Map<String, Device> described = new TreeMap<>();
         for (Sample sm : samples) {
             Optional<Device> d = sm.workload().device();
             Checks.argument(d.isEmpty() || !d.get().isGpu(), "sample on GPU %s: fit a device "
                     + "predictor (LayerCost.device) for GPUs", d.map(Device::name).orElse(""));
             byMachine.computeIfAbsent(d.map(Device::name).orElse(""), k -> new ArrayList<>()).add(sm);
+            d.ifPresent(x -> described.putIfAbsent(x.name(), x));
         }
         Map<String, HostLayerModel> machines = new LinkedHashMap<>();
         List<Double> errors = new ArrayList<>();
@@ -473,7 +501,7 @@ public final class HostStage implements LayerStage {
             count += f.logErrors().length;
             crossValidated &= !Double.isNaN(f.cvMre());
         }
-        return new Fit(new HostStage(machines, Map.of()), errors, crossValidated ? absSum / count : Double.NaN,
+        return new Fit(new HostStage(machines, Map.of(), described), errors, crossValidated ? absSum / count : Double.NaN,
                 new ArrayList<>(byMachine.keySet()), outliers);
     }
 
@@ -491,6 +519,7 @@ public final class HostStage implements LayerStage {
         machines.forEach((device, h) -> {
             ObjectNode m = ms.addObject();
             m.put("device", device);
+            describe(m, device);
             m.put("shrinkage", h.shrinkage());
             ArrayNode cols = m.putArray("columns");
             h.basis().columnNames().forEach(cols::add);
@@ -503,6 +532,7 @@ public final class HostStage implements LayerStage {
         calibrations.forEach((device, c) -> {
             ObjectNode o = cal.addObject();
             o.put("device", device);
+            describe(o, device);
             o.put("base", c.base());
             o.put("all", c.all());
             o.put("runs", c.runs());
@@ -516,6 +546,37 @@ public final class HostStage implements LayerStage {
             }
         });
         return layer;
+    }
+
+    /** A machine's description as its entry's {@code "machine"} object, when known. */
+    private void describe(ObjectNode entry, String device) {
+        Device d = descriptions.get(device);
+        if (d == null) {
+            return;
+        }
+        ObjectNode m = entry.putObject("machine");
+        m.put("cores", d.computeUnits());
+        m.put("simd_bits", d.simdBits());
+        m.put("l2_mb", d.l2MB());
+        m.put("clock_mhz", d.clockMHz());
+        m.put("memory_bandwidth_gbps", d.memoryBandwidthGBps());
+    }
+
+    /** Reads {@link #describe}'s object (absent in files written before machine descriptions). */
+    private static void described(JsonNode entry, String device, String where, Map<String, Device> out) {
+        JsonNode m = entry.get("machine");
+        if (m == null || m.isNull()) {
+            return;
+        }
+        if (!m.isObject()) {
+            throw InvalidInputException.of(where + ".machine: expected an object");
+        }
+        int cores = Fields.intInRange(m.path("cores"), where + ".machine.cores", 1, 1 << 16);
+        int simd = Fields.intInRange(m.path("simd_bits"), where + ".machine.simd_bits", 0, 4096);
+        double l2 = Fields.inRange(m.path("l2_mb"), where + ".machine.l2_mb", 0, 1e6);
+        double clock = Fields.inRange(m.path("clock_mhz"), where + ".machine.clock_mhz", 0, 1e6);
+        double bw = Fields.inRange(m.path("memory_bandwidth_gbps"), where + ".machine.memory_bandwidth_gbps", 0, 1e6);
+        out.put(device, Device.cpu(device, cores, simd, l2, clock, bw));
     }
 
     /**
@@ -538,9 +599,12 @@ public final class HostStage implements LayerStage {
             return of(onlyDevice, model(layer, "layer_cost"));
         }
         Map<String, HostLayerModel> machines = new LinkedHashMap<>();
+        Map<String, Device> descriptions = new TreeMap<>();
         int k = 0;
         for (JsonNode m : layer.path("machines")) {
-            machines.put(m.path("device").asText(""), model(m, "machines[" + k++ + "]"));
+            String where = "machines[" + k++ + "]";
+            machines.put(m.path("device").asText(""), model(m, where));
+            described(m, m.path("device").asText(""), where, descriptions);
         }
         if (machines.isEmpty()) {
             throw InvalidInputException.of("a host predictor needs at least one machine");
@@ -554,6 +618,7 @@ public final class HostStage implements LayerStage {
                         + "'");
             }
             String at = "calibration of '" + device + "': ";
+            described(c, device, "calibration of '" + device + "'", descriptions);
             double[] delta = factors(c.path("group_log_factors"), at + "group_log_factors");
             // absent in files written before setting factors
             double[] settings = factors(c.path("setting_log_factors"), at + "setting_log_factors");
@@ -561,7 +626,7 @@ public final class HostStage implements LayerStage {
                     MAX_LOG_FACTOR), delta, settings, Fields.intInRange(c.path("runs"), at + "runs", 0,
                     Integer.MAX_VALUE)));
         }
-        return new HostStage(machines, cal);
+        return new HostStage(machines, cal, descriptions);
     }
 
     private static double[] factors(JsonNode d, String what) {
