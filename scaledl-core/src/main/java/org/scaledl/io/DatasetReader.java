@@ -1,7 +1,6 @@
 package org.scaledl.io;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -176,7 +175,7 @@ public final class DatasetReader {
         String source = file.toString();
         JsonNode m;
         try {
-            m = new ObjectMapper().readTree(String.join("\n", CsvTable.readLines(file)));
+            m = org.scaledl.JsonTrees.read(String.join("\n", CsvTable.readLines(file)));
         } catch (IOException e) {
             throw InvalidInputException.invalidJson(source, "not a machine description", e);
         }

@@ -1,7 +1,6 @@
 package org.scaledl.model;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -66,7 +65,8 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         Map<OpFamily, LayerRanges> layers, int minLayers, int maxLayers, SortedSet<Integer> tensorDegrees,
         SortedSet<Integer> pipelineDegrees, boolean crossValidated, Set<OpFamily> measuredFamilies,
         SortedSet<String> precisions) {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final com.fasterxml.jackson.databind.node.JsonNodeFactory JSON =
+            com.fasterxml.jackson.databind.node.JsonNodeFactory.instance;
 
     /** Copies. */
     public Domain {
@@ -523,7 +523,7 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
 
     /** As JSON, for the predictor's file and {@code inspect --model}. */
     public ObjectNode toJson() {
-        ObjectNode o = JSON.createObjectNode();
+        ObjectNode o = JSON.objectNode();
         ObjectNode d = o.putObject("devices");
         devices.forEach((k, v) -> {
             ObjectNode r = d.putObject(k);

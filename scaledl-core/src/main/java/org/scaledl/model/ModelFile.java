@@ -92,7 +92,7 @@ public final class ModelFile {
 
     /** A predictor as a body of the current version. */
     static ObjectNode body(RuntimePredictor p) {
-        ObjectNode body = Envelope.JSON.createObjectNode();
+        ObjectNode body = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
         provenance(body, p.provenance());
         body.put("name", p.name());
         double[] interval = p.intervalLogRatios();
@@ -118,7 +118,11 @@ public final class ModelFile {
     }
 
     static RuntimePredictor read(byte[] bytes, String source) {
-        Envelope e = Envelope.read(bytes, source);
+        return read(bytes, source, true);
+    }
+
+    static RuntimePredictor read(byte[] bytes, String source, boolean verify) {
+        Envelope e = Envelope.read(bytes, source, verify);
         try {
             return switch (e.format()) {
                 case FORMAT -> {

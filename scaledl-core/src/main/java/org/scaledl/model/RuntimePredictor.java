@@ -219,6 +219,17 @@ public final class RuntimePredictor implements RuntimeModel {
     }
 
     /**
+     * Loads a predictor whose integrity its origin vouches for (a resource of a jar checked when it was built, as the
+     * bundled models are): {@link #load(byte[])} without recomputing the file's checksum. Every field is still
+     * range-checked.
+     *
+     * @throws org.scaledl.InvalidInputException for bad content
+     */
+    public static RuntimePredictor loadTrusted(byte[] bytes, String source) {
+        return ModelFile.read(bytes, source, false);
+    }
+
+    /**
      * Loads a saved predictor from bytes.
      *
      * @throws org.scaledl.InvalidInputException for bad content

@@ -2,7 +2,6 @@ package org.scaledl.transformer;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -34,7 +33,6 @@ import org.scaledl.transformer.TransformerSpec.Block;
  * }</pre>
  */
 public final class HuggingFaceConfig {
-    private static final ObjectMapper JSON = new ObjectMapper();
     /** A configuration is a few kilobytes; anything past a megabyte is not one. */
     private static final long MAX_BYTES = 1 << 20;
     /** The model types read. */
@@ -83,7 +81,7 @@ public final class HuggingFaceConfig {
     public static TransformerSpec parse(byte[] bytes, String source, String name) {
         JsonNode c;
         try {
-            c = JSON.readTree(bytes);
+            c = org.scaledl.JsonTrees.read(bytes);
         } catch (JsonProcessingException e) {
             throw InvalidInputException.invalidJson(source, "not a JSON model configuration", e);
         } catch (IOException e) {

@@ -51,7 +51,7 @@ public abstract class HostileModelFiles {
     private void load() throws Exception {
         if (body == null) {
             byte[] current = RuntimePredictor.load(file()).toBytes();
-            JsonNode root = Envelope.JSON.readTree(current);
+            JsonNode root = org.scaledl.JsonTrees.read(current);
             format = root.path("format").asText();
             version = root.path("format_version").asInt();
             body = (ObjectNode) root.path("body");

@@ -25,17 +25,23 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "scaledl", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
         description = "Predicts the runtime of deep-learning workloads (ScaleDL).",
-        subcommands = {CommandLine.HelpCommand.class, InspectCommand.class, FitCommand.class, PredictCommand.class,
-            EvaluateCommand.class, EvaluateCommCommand.class, EvaluateGpuCommand.class, EvaluateMachinesCommand.class,
-            PlanCommand.class, LearningCurveCommand.class, BenchFedorovCommand.class, BenchCommand.class,
-            DemoCommand.class, DevicesCommand.class, LayoutsCommand.class, ScalingCommand.class,
-            EvaluateMegatronCommand.class, EvaluateClustersCommand.class, RunsCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:success", "1:bad input data (the message names the file, line or node)",
             "2:usage error, or a workload the model refuses", "3:internal error (report it with --verbose)",
             "4:a file or standard output could not be written", "5:out of memory (give the JVM more: java -Xmx4g "
                 + "-jar scaledl.jar ...)"})
 public final class Main implements java.util.concurrent.Callable<Integer> {
+    /**
+     * The commands, in the order {@code --help} lists them. A command line that names one builds only that one (the
+     * option parser's model of all of them costs a cold JVM about 0.15 s).
+     */
+    static final java.util.List<Class<?>> COMMANDS = java.util.List.of(CommandLine.HelpCommand.class,
+            InspectCommand.class, FitCommand.class, PredictCommand.class, EvaluateCommand.class,
+            EvaluateCommCommand.class, EvaluateGpuCommand.class, EvaluateMachinesCommand.class, PlanCommand.class,
+            LearningCurveCommand.class, BenchFedorovCommand.class, BenchCommand.class, DemoCommand.class,
+            DevicesCommand.class, LayoutsCommand.class, ScalingCommand.class, EvaluateMegatronCommand.class,
+            EvaluateClustersCommand.class, RunsCommand.class);
+
     /** Exit status for bad input data. */
     static final int BAD_INPUT = 1;
     /** Exit status for usage errors and refused requests. */
@@ -134,9 +140,31 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
         return code;
     }
 
+    /**
+     * The parser of a command line: with only the command it names (every command for {@code help}, for options of
+     * {@code scaledl} itself, and for a name that is no command, so that the error can suggest one).
+     */
+    static CommandLine commandLine(String... args) {
+        CommandLine cl = new CommandLine(new Main());
+        Class<?> named = null;
+        if (args.length > 0 && !args[0].equals("help")) {
+            for (Class<?> c : COMMANDS) {
+                CommandLine.Command a = c.getAnnotation(CommandLine.Command.class);
+                if (a.name().equals(args[0]) || java.util.Arrays.asList(a.aliases()).contains(args[0])) {
+                    named = c;
+                }
+            }
+        }
+        for (Class<?> c : named != null ? java.util.List.<Class<?>>of(named) : COMMANDS) {
+            cl.addSubcommand(c);
+        }
+        return cl;
+    }
+
     private static int run(String... args) {
         quiet = false;
-        CommandLine cl = new CommandLine(new Main());
+        ModelArgument.prefetch(args);
+        CommandLine cl = commandLine(args);
         cl.registerConverter(Phase.class, text -> {
             try {
                 return Phase.parse(text);

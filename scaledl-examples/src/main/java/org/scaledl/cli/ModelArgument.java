@@ -2,6 +2,10 @@ package org.scaledl.cli;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.models.BundledModels;
 
@@ -11,7 +15,43 @@ import org.scaledl.models.BundledModels;
  * bundled one (say {@code ./gpu} to be explicit either way).
  */
 final class ModelArgument {
+    /** Bundled models being loaded ahead of their command ({@link #prefetch}), taken once by {@link #load}. */
+    private static final Map<String, CompletableFuture<RuntimePredictor>> PREFETCHED = new ConcurrentHashMap<>();
+
     private ModelArgument() {
+    }
+
+    /**
+     * Starts loading the bundled model a command line names ({@code --model NAME}, or {@code layouts}' default
+     * {@code gpu}) on a daemon thread, so that reading the 5 MB model overlaps the JVM's and the option parser's own
+     * start-up; {@link #load} then takes it (with the same result or error as loading it then). Nothing starts for a
+     * file, or a name a file in the working directory shadows.
+     */
+    static void prefetch(String... args) {
+        String value = args.length > 0 && args[0].equals("layouts") ? "gpu" : null;
+        for (int i = 0; i < args.length; i++) {
+            if (args[i].equals("--model") && i + 1 < args.length) {
+                value = args[i + 1];
+            } else if (args[i].startsWith("--model=")) {
+                value = args[i].substring("--model=".length());
+            }
+        }
+        if (value == null || !BundledModels.names().contains(value) || Files.exists(Path.of(value))) {
+            return;
+        }
+        String name = value;
+        PREFETCHED.computeIfAbsent(name, k -> CompletableFuture.supplyAsync(() -> BundledModels.load(k),
+                ModelArgument::daemon));
+        if (name.equals("gpu")) {
+            // the GPU catalog a device model's command reads next (its class initialiser runs once, on this thread)
+            daemon(org.scaledl.io.DeviceCatalog::bundled);
+        }
+    }
+
+    private static void daemon(Runnable r) {
+        Thread t = new Thread(r, "scaledl-prefetch");
+        t.setDaemon(true);
+        t.start();
     }
 
     /**
@@ -21,6 +61,20 @@ final class ModelArgument {
      * @throws IllegalArgumentException for a name that is neither a file nor a bundled model, listing the bundled ones
      */
     static RuntimePredictor load(String value) {
+        CompletableFuture<RuntimePredictor> early = PREFETCHED.remove(value);
+        if (early != null) {
+            try {
+                return early.join();
+            } catch (CompletionException e) {
+                if (e.getCause() instanceof RuntimeException r) {
+                    throw r;
+                }
+                if (e.getCause() instanceof Error err) {
+                    throw err;
+                }
+                throw e;
+            }
+        }
         Path p = Path.of(value);
         if (Files.exists(p) || value.contains("/") || value.contains("\\") || value.endsWith(".sdl")) {
             if (!Files.exists(p)) {

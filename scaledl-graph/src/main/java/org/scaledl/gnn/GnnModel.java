@@ -1,7 +1,6 @@
 package org.scaledl.gnn;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Map;
@@ -24,7 +23,8 @@ import org.scaledl.workload.Workload;
  * this path.
  */
 final class GnnModel {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final com.fasterxml.jackson.databind.node.JsonNodeFactory JSON =
+            com.fasterxml.jackson.databind.node.JsonNodeFactory.instance;
     final MessagePassingNetwork net;
     private final double[] mean;
     private final double[] std;
@@ -293,7 +293,7 @@ final class GnnModel {
 
     /** The network and its standardisation as JSON. */
     ObjectNode body() {
-        ObjectNode body = JSON.createObjectNode();
+        ObjectNode body = JSON.objectNode();
         body.put("attention", net.attention);
         body.put("features", net.features);
         body.put("hidden", net.hidden);

@@ -43,7 +43,7 @@ class HostileGnnModelFileProperties extends HostileModelFiles {
             {"hidden", IntNode.valueOf(Integer.MAX_VALUE)}, {"hidden", IntNode.valueOf(0)},
             {"features", IntNode.valueOf(21)}, {"context", IntNode.valueOf(-1)}, {"y_scale", TextNode.valueOf("NaN")},
             {"shrink", DoubleNode.valueOf(1.5)}, {"context_std", null}, {"attention", TextNode.valueOf("yes")}};
-        JsonNode root = Envelope.JSON.readTree(Files.readAllBytes(file()));
+        JsonNode root = org.scaledl.JsonTrees.read(Files.readAllBytes(file()));
         for (Object[] c : cases) {
             ObjectNode body = root.path("body").deepCopy();
             ObjectNode member = (ObjectNode) body.path("interactions").path("body").path("members").get(0);

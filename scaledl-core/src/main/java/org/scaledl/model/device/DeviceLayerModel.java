@@ -4,7 +4,6 @@ import org.scaledl.model.file.Fields;
 import org.scaledl.model.cost.Quantiles;
 import org.scaledl.model.cost.Roofline;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -81,7 +80,8 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
     /** The {@code format} of version-1 device model files (read by {@code RuntimePredictor.load}). */
     public static final String FORMAT = "scaledl-device-model";
     static final int MIN_FAMILY_ROWS = 100;
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final com.fasterxml.jackson.databind.node.JsonNodeFactory JSON =
+            com.fasterxml.jackson.databind.node.JsonNodeFactory.instance;
     private static final double FLOOR_S = 2e-6;
     private static final int FEATURES = 16;
     /** Features per layer of the files written before precisions (their trees read the first 15). */
@@ -394,7 +394,7 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
 
     /** The model as a JSON body (the ensembles packed, corrections with their keys in file form). */
     public ObjectNode body() {
-        ObjectNode body = JSON.createObjectNode();
+        ObjectNode body = JSON.objectNode();
         body.put("features", FEATURES);
         body.put("train_factor", trainFactor);
         body.put("infer_factor", inferFactor);

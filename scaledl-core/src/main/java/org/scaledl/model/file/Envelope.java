@@ -1,10 +1,10 @@
 package org.scaledl.model.file;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.InputStream;
@@ -15,6 +15,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import org.scaledl.InvalidInputException;
+import org.scaledl.JsonTrees;
 
 /**
  * The checksummed envelope every scaledl model file shares:
@@ -40,24 +41,21 @@ import org.scaledl.InvalidInputException;
 public record Envelope(String format, int version, JsonNode body) {
     /** The largest model file read, bytes. */
     public static final long MAX_BYTES = 64L << 20;
-    /** The JSON reader: nesting and number lengths bounded (a hostile file cannot exhaust the stack or the CPU). */
-    public static final ObjectMapper JSON = JsonMapper.builder().build();
-
-    static {
-        JSON.getFactory().setStreamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(64)
-                .maxNumberLength(64).maxStringLength(32 << 20).build());
+    /** The pretty printer of saved files, built on the first save (reading needs none: {@link JsonTrees}). */
+    private static final class Writer {
+        static final ObjectMapper JSON = JsonMapper.builder().build();
     }
 
     /** The checksummed envelope of a body, as pretty-printed UTF-8 JSON. */
     public static byte[] bytes(String format, int version, ObjectNode body) {
         try {
-            String bodyText = JSON.writeValueAsString(body);
-            ObjectNode root = JSON.createObjectNode();
+            String bodyText = JsonTrees.write(body);
+            ObjectNode root = JsonNodeFactory.instance.objectNode();
             root.put("format", format);
             root.put("format_version", version);
             root.set("body", body);
             root.put("sha256", sha256(bodyText));
-            return JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(root);
+            return Writer.JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(root);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("cannot serialise a model body", e);
         }
@@ -80,9 +78,23 @@ public record Envelope(String format, int version, JsonNode body) {
      * @throws InvalidInputException for invalid JSON, a missing format, or a checksum that does not match
      */
     public static Envelope read(byte[] bytes, String source) {
+        return read(bytes, source, true);
+    }
+
+    /**
+     * Reads an envelope, verifying its checksum or not: bytes whose integrity their origin vouches for (a resource of
+     * the library's own jar, verified when the jar was built) skip the SHA-256 of the body, a tenth of a second of a
+     * cold start for a 5 MB model; every field is still range-checked where it is read.
+     *
+     * @throws InvalidInputException for invalid JSON, a missing format, or (verifying) a checksum that does not match
+     */
+    public static Envelope read(byte[] bytes, String source, boolean verify) {
         JsonNode root;
+        JsonTrees.Located located;
         try {
-            root = JSON.readTree(bytes);
+            // nesting and number lengths bounded: a hostile file cannot exhaust the stack or the CPU
+            located = JsonTrees.read(bytes, "body");
+            root = located.tree();
         } catch (IOException e) {
             throw InvalidInputException.invalidJson(source, "not a scaledl model file", e);
         }
@@ -91,13 +103,12 @@ public record Envelope(String format, int version, JsonNode body) {
         }
         JsonNode body = root.path("body");
         String expected = root.path("sha256").asText("");
-        try {
-            if (!body.isObject() || !sha256(JSON.writeValueAsString(body)).equals(expected)) {
-                throw InvalidInputException.inSource(source, "checksum mismatch: the model file was truncated or "
-                        + "modified after it was saved");
-            }
-        } catch (JsonProcessingException e) {
-            throw InvalidInputException.inSource(source, "cannot check model: " + e.getOriginalMessage());
+        // the file's own text of the body without whitespace is the text the checksum was taken of, unless the file
+        // was re-formatted (other escapes or number forms): then the body written again, as it was when saved
+        if (!body.isObject() || verify && !(located.start() >= 0 && sha256(JsonTrees.compact(bytes, located.start(),
+                located.end())).equals(expected) || sha256(JsonTrees.write(body)).equals(expected))) {
+            throw InvalidInputException.inSource(source, "checksum mismatch: the model file was truncated or "
+                    + "modified after it was saved");
         }
         return new Envelope(root.path("format").asText(), root.path("format_version").asInt(-1), body);
     }
@@ -159,9 +170,13 @@ public record Envelope(String format, int version, JsonNode body) {
 
     /** The hex SHA-256 of a text's UTF-8 bytes. */
     public static String sha256(String text) {
+        return sha256(text.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The hex SHA-256 of bytes. */
+    public static String sha256(byte[] bytes) {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
-                    .digest(text.getBytes(StandardCharsets.UTF_8)));
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is required by every Java platform", e);
         }

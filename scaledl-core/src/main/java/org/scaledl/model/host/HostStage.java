@@ -513,7 +513,7 @@ public final class HostStage implements LayerStage {
 
     @Override
     public ObjectNode toJson() {
-        ObjectNode layer = Envelope.JSON.createObjectNode();
+        ObjectNode layer = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
         layer.put("kind", KIND);
         ArrayNode ms = layer.putArray("machines");
         machines.forEach((device, h) -> {
