@@ -1023,13 +1023,19 @@ public final class MegatronExecution {
         Precision prec = w.precision();
         int perNode = Math.max(1, Math.min(dp, topo.gpusPerNode() / par.tensor()));
         Topology shared = ParallelExecution.sharedNetwork(topo, perNode);
+        // the experts' data-parallel peers: expert (and expert-tensor) ranks are adjacent, so a node holds the stage's
+        // ranks divided by e·et of one expert group's peers (one, where the expert group fills the node: then every
+        // peer is on another node and the node's network is shared by all its GPUs' groups)
+        int stageRanksPerNode = (int) Math.max(1, Math.min(topo.gpusPerNode(), (long) par.tensor() * dp));
+        int ePerNode = Math.max(1, Math.min(edp, stageRanksPerNode / (par.expert() * par.expertTensor())));
+        Topology expertShared = ParallelExecution.sharedNetwork(topo, ePerNode);
         double reduce = 0;
         if (dp > 1 && denseGrads > 0) {
             reduce += comm.allReduceMillis(device, shared, dp, perNode, denseGrads * prec.gradientReduceBytes());
         }
         if (edp > 1 && expertGrads > 0) {
-            int ePerNode = Math.max(1, Math.min(edp, perNode));
-            reduce += comm.allReduceMillis(device, shared, edp, ePerNode, expertGrads * prec.gradientReduceBytes());
+            reduce += comm.allReduceMillis(device, expertShared, edp, ePerNode,
+                    expertGrads * prec.gradientReduceBytes());
         }
         if (par.zeroStage() < 3) {
             // Megatron overlaps the gradients' reduction with the last micro-batch's backward pass (about two thirds
@@ -1049,8 +1055,7 @@ public final class MegatronExecution {
             gather += comm.reduceScatterMillis(device, shared, dp, perNode, dense * prec.weightBytes());
         }
         if (edp > 1 && expert > 0) {
-            gather += comm.reduceScatterMillis(device, shared, edp, Math.max(1, Math.min(edp, perNode)),
-                    expert * prec.weightBytes());
+            gather += comm.reduceScatterMillis(device, expertShared, edp, ePerNode, expert * prec.weightBytes());
         }
         double perMb = 2 * gather + reduce / 2;
         return m * Math.max(0, perMb - perMicroBatch) + reduce / 2 / Math.max(1, m);
