@@ -87,17 +87,24 @@ public final class LayoutSearch {
         return this;
     }
 
-    /** LoRA fine-tuning with adapters of this rank, the weights frozen (default 0: every weight trains). */
+    /**
+     * LoRA fine-tuning with adapters of this rank, the weights frozen (default 0: every weight trains).
+     *
+     * @throws IllegalArgumentException where {@link Workload.Builder#lora} refuses it
+     */
     public LayoutSearch lora(int rank) {
-        Checks.argument(rank >= 0 && rank <= 4096, "LoRA rank must be in [0, 4096]: %s", rank);
+        Workload.builder(graph).lora(rank);
         this.loraRank = rank;
         return this;
     }
 
-    /** The busiest expert-parallel rank's routed tokens over its share (default 1: balanced). */
+    /**
+     * The busiest expert-parallel rank's routed tokens over its share (default 1: balanced).
+     *
+     * @throws IllegalArgumentException where {@link Workload.Builder#expertImbalance} refuses it
+     */
     public LayoutSearch expertImbalance(double value) {
-        Checks.argument(Double.isFinite(value) && value >= 1 && value <= 64, "expert imbalance must be in [1, 64]: "
-                + "%s", value);
+        Workload.builder(graph).expertImbalance(value);
         this.expertImbalance = value;
         return this;
     }
