@@ -369,6 +369,10 @@ class MegatronExecutionTest {
         IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
                 () -> host.predict(Workload.builder(GPT.graph(128)).batch(1).build()));
         assertTrue(e.getMessage().contains("device"), e.getMessage());
+        Workload imported = cpu.get(0).workload().toBuilder().phase(Phase.TRAIN).lora(8).build();
+        IllegalArgumentException lora = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> host.predict(imported));
+        assertTrue(lora.getMessage().contains("LoRA"), lora.getMessage());
     }
 
     /** A model with the first coefficients in term order (dense, other, tensor, step, send, pipeline, data, ...). */

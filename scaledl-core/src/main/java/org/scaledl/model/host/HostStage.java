@@ -197,6 +197,10 @@ public final class HostStage implements LayerStage {
                     + "which the host (CPU) basis does not predict: predict it with a device (GPU) predictor");
         }
         machineOf(w);
+        if (w.loraRank() > 0) {
+            throw new IllegalArgumentException("the host (CPU) layer model does not predict LoRA fine-tuning (rank "
+                    + w.loraRank() + "): it is a device model's, for a transformer built from its configuration");
+        }
         if (!w.parallelism().isDataOnly()) {
             throw new IllegalArgumentException("the host layer model predicts data-parallel jobs only; the "
                     + "workload is " + w.parallelism());
