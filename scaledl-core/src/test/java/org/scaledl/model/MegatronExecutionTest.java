@@ -290,6 +290,10 @@ class MegatronExecutionTest {
         IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
                 () -> lora.toBuilder().phase(Phase.INFER).build());
         assertTrue(e.getMessage().contains("LoRA rank 32"), e.getMessage());
+        IllegalArgumentException dense = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> predictor.predict(full.toBuilder().expertImbalance(2).build()));
+        assertTrue(dense.getMessage().contains("expert imbalance 2.0 for a model without experts"),
+                dense.getMessage());
     }
 
     /**

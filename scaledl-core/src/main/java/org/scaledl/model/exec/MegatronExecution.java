@@ -100,6 +100,10 @@ public final class MegatronExecution {
         if (par.expert() > 1 && ts.experts() == 1) {
             throw new IllegalArgumentException("expert parallelism " + par.expert() + " for a model without experts");
         }
+        if (w.expertImbalance() != 1 && ts.experts() == 1) {
+            throw new IllegalArgumentException("expert imbalance " + w.expertImbalance() + " for a model without "
+                    + "experts");
+        }
         if (par.context() > 1 && ts.seq() % (2L * par.context()) != 0) {
             throw new IllegalArgumentException("context parallelism " + par.context() + " needs the sequence ("
                     + ts.seq() + ") divisible by 2 x " + par.context() + " (the load-balanced causal split)");

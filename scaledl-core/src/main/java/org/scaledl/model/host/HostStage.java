@@ -197,6 +197,10 @@ public final class HostStage implements LayerStage {
                     + "which the host (CPU) basis does not predict: predict it with a device (GPU) predictor");
         }
         machineOf(w);
+        if (w.expertImbalance() != 1) {
+            throw new IllegalArgumentException("expert imbalance " + w.expertImbalance() + " for a model without "
+                    + "experts (the host layer model predicts imported graphs)");
+        }
         if (w.loraRank() > 0) {
             throw new IllegalArgumentException("the host (CPU) layer model does not predict LoRA fine-tuning (rank "
                     + w.loraRank() + "): it is a device model's, for a transformer built from its configuration");
