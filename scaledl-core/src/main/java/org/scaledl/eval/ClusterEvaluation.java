@@ -157,6 +157,109 @@ public record ClusterEvaluation(List<Split> splits) {
         return out;
     }
 
+    /**
+     * One point of the learning curve ({@link #learningCurve}): what a budget of profiling GPU-hours buys, chosen
+     * D-optimally (priced: {@code plan --budget-gpu-hours}) or at random (runs drawn in random order while the budget
+     * lasts, the mean over the draws), and how the model fitted on those runs (and vTrain's) scores the held-out
+     * families.
+     *
+     * @param budgetGpuHours the budget
+     * @param plannedRuns    runs the D-optimal plan bought
+     * @param plannedGpuHours what they cost
+     * @param planned        held-out MRE after fitting them
+     * @param plannedBias    its mean signed error
+     * @param randomRuns     runs the random draws bought (mean)
+     * @param random         held-out MRE after fitting them (mean over the draws)
+     * @param randomBias     its mean signed error
+     */
+    public record CurvePoint(double budgetGpuHours, int plannedRuns, double plannedGpuHours, double planned,
+            double plannedBias, double randomRuns, double random, double randomBias) {
+    }
+
+    /**
+     * A learning curve in GPU-hours of which published runs to add: the model families split in two (every other
+     * family, by name, held out), the held-out half scored after fitting vTrain's runs plus the runs a budget buys of
+     * the other half. A run costs its GPUs × {@code cost.seconds(its measured step)} (the start-up, warm-up and timed
+     * iterations of a measurement); the first point (budget 0) is vTrain alone.
+     *
+     * @param base     a device predictor whose Megatron coefficients the runs fit
+     * @param always   runs in every fit (vTrain's), never scored
+     * @param published published runs, tagged {@code family}
+     * @param budgets  GPU-hour budgets, ascending
+     * @param cost     what measuring a run costs
+     * @param draws    random draws per budget
+     * @param seed     seed of the plans' exchanges and the random draws
+     * @return the points, and (last) the whole other half fitted
+     */
+    public static List<CurvePoint> learningCurve(RuntimePredictor base, List<Sample> always, List<Sample> published,
+            double[] budgets, org.scaledl.model.plan.ProfilingCost cost, int draws, long seed) {
+        List<String> families = published.stream().map(s -> s.workload().tag("family").orElse("?")).distinct()
+                .sorted().toList();
+        List<Sample> pool = new ArrayList<>();
+        List<Sample> test = new ArrayList<>();
+        for (Sample s : published) {
+            (families.indexOf(s.workload().tag("family").orElse("?")) % 2 == 0 ? test : pool).add(s);
+        }
+        Checks.argument(!pool.isEmpty() && !test.isEmpty(), "a learning curve needs at least two model families");
+        double[] costs = new double[pool.size()];
+        for (int i = 0; i < costs.length; i++) {
+            Sample s = pool.get(i);
+            costs[i] = cost.seconds(s.millis()) * s.workload().parallelism().ranks() / 3600.0;
+        }
+        RuntimePredictor prior = base.calibrate(always);
+        List<org.scaledl.workload.Workload> jobs = pool.stream().map(Sample::workload).toList();
+        java.util.Random random = new java.util.Random(seed);
+        List<CurvePoint> out = new ArrayList<>();
+        double[] none = mreBias(prior, test);
+        out.add(new CurvePoint(0, 0, 0, none[0], none[1], 0, none[0], none[1]));
+        for (double budget : budgets) {
+            List<Integer> chosen;
+            try {
+                chosen = org.scaledl.model.plan.ProfilingPlan.withinBudget(jobs, List.of(), costs, budget, seed,
+                        prior::designRow).indices();
+            } catch (IllegalArgumentException e) {
+                continue;   // no run fits this budget
+            }
+            double spent = chosen.stream().mapToDouble(i -> costs[i]).sum();
+            double[] planned = mreBias(base.calibrate(concat(always, pick(pool, chosen))), test);
+            double runs = 0;
+            double mre = 0;
+            double bias = 0;
+            for (int k = 0; k < draws; k++) {
+                List<Integer> order = new ArrayList<>();
+                for (int i = 0; i < pool.size(); i++) {
+                    order.add(i);
+                }
+                java.util.Collections.shuffle(order, random);
+                List<Integer> bought = new ArrayList<>();
+                double left = budget;
+                for (int i : order) {
+                    if (costs[i] <= left) {
+                        bought.add(i);
+                        left -= costs[i];
+                    }
+                }
+                double[] r = mreBias(base.calibrate(concat(always, pick(pool, bought))), test);
+                runs += (double) bought.size() / draws;
+                mre += r[0] / draws;
+                bias += r[1] / draws;
+            }
+            out.add(new CurvePoint(budget, chosen.size(), spent, planned[0], planned[1], runs, mre, bias));
+        }
+        double[] all = mreBias(base.calibrate(concat(always, pool)), test);
+        double total = java.util.Arrays.stream(costs).sum();
+        out.add(new CurvePoint(total, pool.size(), total, all[0], all[1], pool.size(), all[0], all[1]));
+        return out;
+    }
+
+    private static List<Sample> pick(List<Sample> runs, List<Integer> indices) {
+        List<Sample> out = new ArrayList<>();
+        for (int i : indices) {
+            out.add(runs.get(i));
+        }
+        return out;
+    }
+
     /** MRE and bias on the runs not chosen, after calibrating on the chosen ones. */
     private static double[] calibrated(RuntimePredictor p, List<Sample> runs, List<Integer> chosen) {
         List<Sample> fit = new ArrayList<>();

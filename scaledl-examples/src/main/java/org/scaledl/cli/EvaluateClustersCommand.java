@@ -48,6 +48,15 @@ final class EvaluateClustersCommand implements Callable<Integer> {
             + "${DEFAULT-VALUE})")
     int draws;
 
+    @Option(names = "--learning-curve", description = "Instead of the splits: every other model family held out, "
+            + "the others' runs added as GPU-hour budgets buy them (D-optimal as plan --budget-gpu-hours chooses, and "
+            + "at random), with the held-out MRE and bias after each budget")
+    boolean learningCurve;
+
+    @Option(names = "--budgets-gpu-hours", defaultValue = "50,200,1000,5000", split = ",", description = "The "
+            + "learning curve's budgets in GPU-hours (default ${DEFAULT-VALUE})")
+    double[] budgets;
+
     @Override
     public Integer call() throws Exception {
         long t0 = System.nanoTime();
@@ -56,8 +65,14 @@ final class EvaluateClustersCommand implements Callable<Integer> {
         if (published.isEmpty()) {
             throw new IllegalArgumentException(data + " has no published cluster runs (" + GpuData.LLM_PUBLIC + ")");
         }
+        if (calibration && learningCurve) {
+            throw new IllegalArgumentException("--calibration and --learning-curve are two experiments: give one");
+        }
         if (calibration) {
             return calibration(d, published, t0);
+        }
+        if (learningCurve) {
+            return learningCurve(d, published, t0);
         }
         String gpu = Catalogs.of(null, data).require(newest).name();
         ClusterEvaluation e = ClusterEvaluation.run(EvaluateMegatronCommand.withoutMegatron(d), d.vtrainRuns(),
@@ -88,6 +103,51 @@ final class EvaluateClustersCommand implements Callable<Integer> {
                     100 * s.p90(), 100 * s.coverage()));
         }
         b.append(String.format(Locale.ROOT, "(%.0f s; bias > 0: predicted too slow)", seconds));
+        System.out.println(b);
+        return 0;
+    }
+
+    private int learningCurve(GpuData d, List<Sample> published, long t0) throws Exception {
+        double prev = 0;
+        for (double x : budgets) {
+            if (!(x > prev && Double.isFinite(x))) {
+                throw new IllegalArgumentException("--budgets-gpu-hours must be positive and ascending, got "
+                        + java.util.Arrays.toString(budgets));
+            }
+            prev = x;
+        }
+        if (draws < 1) {
+            throw new IllegalArgumentException("--draws must be positive, got " + draws);
+        }
+        org.scaledl.model.plan.ProfilingCost cost = new ProfilingCostOptions().cost(true);
+        List<ClusterEvaluation.CurvePoint> points = ClusterEvaluation.learningCurve(
+                EvaluateMegatronCommand.withoutMegatron(d), d.vtrainRuns(), published, budgets, cost, draws, 7);
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        if (json) {
+            ObjectMapper om = new ObjectMapper();
+            ObjectNode root = om.createObjectNode();
+            root.put("seconds", seconds);
+            ArrayNode arr = root.putArray("learning_curve");
+            for (ClusterEvaluation.CurvePoint c : points) {
+                arr.addObject().put("budget_gpu_hours", c.budgetGpuHours()).put("planned_runs", c.plannedRuns())
+                        .put("planned_gpu_hours", c.plannedGpuHours()).put("planned_mre", c.planned())
+                        .put("planned_bias", c.plannedBias()).put("random_runs", c.randomRuns())
+                        .put("random_mre", c.random()).put("random_bias", c.randomBias());
+            }
+            System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
+            return 0;
+        }
+        StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "every other model family held out; a run "
+                + "costs its GPUs x (%.0f s + %d iterations)%n%12s %28s %22s%n", cost.overheadSeconds(),
+                cost.warmupIterations() + cost.timedIterations(), "GPU-hours", "planned: runs, GPU-h, MRE (bias)",
+                "random: runs, MRE (bias)"));
+        for (ClusterEvaluation.CurvePoint c : points) {
+            b.append(String.format(Locale.ROOT, "%12.0f %5d %8.0f %6.1f%% (%+5.1f) %6.1f %6.1f%% (%+5.1f)%n",
+                    c.budgetGpuHours(), c.plannedRuns(), c.plannedGpuHours(), 100 * c.planned(),
+                    100 * c.plannedBias(), c.randomRuns(), 100 * c.random(), 100 * c.randomBias()));
+        }
+        b.append(String.format(Locale.ROOT, "(%.0f s; the first row is vTrain alone, the last every run of the "
+                + "fitted half)", seconds));
         System.out.println(b);
         return 0;
     }
