@@ -30,7 +30,8 @@ Outputs (in ``--out``)
 
 Columns of the four run files: id, source, release, task, system, model_key, family, transformer, seq, batch,
 micro_batches, world_size, tensor, pipeline, context, virtual_stages, expert, expert_tensor, zero_stage, device,
-gpus_per_node, nvlink_domain, inter_node_gbps, precision, recompute, sequence_parallel, lora_rank, measured_ms,
+gpus_per_node, nvlink_domain, inter_node_gbps, precision, recompute, sequence_parallel, lora_rank, uneven_pipeline,
+measured_ms,
 tokens_per_s_per_gpu, model_tflops_per_gpu, fit_weight, notes.
 
 Rules, in the order they are applied to each input row
@@ -100,8 +101,9 @@ Rules, in the order they are applied to each input row
     ``MegatronExecution.check``, reproduced here): an interleaved schedule needs pp > 1; expert parallelism must
     divide dp*cp and expert x expert-tensor parallelism dp*cp*tp; tp must divide the heads (and the KV heads up to
     tp); pp <= layers, and where the layers (or layers + 1, + 2, or + MTP + 2 with the embedding, loss and MTP
-    counted) do not divide by pp*vp the predictor splits them unevenly (every chunk but the first and last keeping
-    a layer: BLOOM's 78 layers on 12 stages, Kimi K2's 61 on 8 x 4 chunks); ep must divide the experts; cp needs
+    counted) do not divide by pp*vp the row says ``uneven_pipeline`` true and the predictor splits them unevenly
+    (every chunk but the first and last keeping a layer: BLOOM's 78 layers on 12 stages, Kimi K2's 61 on 8 x 4
+    chunks; the recipes' exact splits are not published); ep must divide the experts; cp needs
     seq divisible by 2*cp.  Other rows go to dropped.csv naming the check.  Their configurations are still
     written, for when the predictor accepts those layouts.
 14. ``id`` = <source>-<release>-<system>-<gpus>-<model_key>-<precision>-<n>, n counting identical prefixes over all
@@ -126,7 +128,7 @@ COLUMNS = ["id", "source", "release", "task", "system", "model_key", "family", "
            "micro_batches", "world_size", "tensor", "pipeline", "context", "virtual_stages", "expert",
            "expert_tensor", "zero_stage", "device", "gpus_per_node", "nvlink_domain", "inter_node_gbps", "precision",
            "recompute",
-           "sequence_parallel", "lora_rank", "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "fit_weight", "notes"]
+           "sequence_parallel", "lora_rank", "uneven_pipeline", "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "fit_weight", "notes"]
 
 # input file -> (short name used in ids and notes, kind)
 ROW_FILES = [
@@ -314,17 +316,26 @@ def shape_of(cfg):
     return {"layers": layers, "heads": heads, "kv": kv, "experts": experts, "mtp": mtp}
 
 
-def chunk_sizes_exist(layers, chunks, mtp):
-    """Whether the predictor splits the layers (org.scaledl.model.exec.MegatronExecution.split): evenly as Megatron
-    does, or unevenly with every chunk but the first and last keeping a layer."""
+def even_split_exists(layers, chunks, mtp):
+    """Whether Megatron splits the layers evenly (org.scaledl.model.exec.MegatronExecution.chunkSizes)."""
     if chunks <= 0:
         return False
-    if layers % chunks == 0 or chunks == 1:
+    if layers % chunks == 0:
         return True
     extras = [(1, 1, 0), (2, 1, 1)] + ([(2 + mtp, 1, 1 + mtp)] if mtp > 0 else [])
     for add, first, last in extras:
         if (layers + add) % chunks == 0 and (layers + add) // chunks >= max(first, last, 1):
             return True
+    return False
+
+
+def chunk_sizes_exist(layers, chunks, mtp):
+    """Whether the predictor splits the layers (org.scaledl.model.exec.MegatronExecution.split): evenly as Megatron
+    does, or (given uneven_pipeline) unevenly with every chunk but the first and last keeping a layer."""
+    if chunks <= 0:
+        return False
+    if chunks == 1 or even_split_exists(layers, chunks, mtp):
+        return True
     # the uneven split: units = layers + 2 (embedding, loss) dealt floor/ceil, extras to the middle chunks first
     units = layers + 2
     sizes = [units // chunks] * chunks
@@ -593,6 +604,8 @@ def convert_row(file, short, kind, line, row, models, configs):
         "inter_node_gbps": "400" if kind == "bloom" else "",
         "precision": precision, "recompute": recompute, "sequence_parallel": "true" if sp else "false",
         "lora_rank": str(lora_rank),
+        "uneven_pipeline": "false" if even_split_exists(configs.get(config_key, config_source)[2]["layers"], pp * vp,
+                                                        configs.get(config_key, config_source)[2]["mtp"]) else "true",
         "measured_ms": measured, "tokens_per_s_per_gpu": row.get("tokens_per_s_per_gpu", "").strip(),
         "model_tflops_per_gpu": tflops,
     }

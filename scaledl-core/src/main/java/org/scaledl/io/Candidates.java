@@ -39,7 +39,8 @@ import org.scaledl.workload.Workload;
  * {@code virtual_stages} (interleaved model chunks per pipeline stage, 1), {@code expert} (expert-parallel degree,
  * 1), {@code expert_tensor} (1), {@code zero_stage} (0–3, 3 = FSDP; 0), {@code expert_imbalance} (1),
  * {@code lora_rank} (LoRA fine-tuning with adapters of that rank, the model's weights frozen; 0: every weight
- * trains),
+ * trains), {@code uneven_pipeline} (true: layers that do not divide into the pipeline's chunks are split
+ * unevenly, balanced; false),
  * {@code gpus_per_node}, {@code nvlink_domain} and {@code inter_node_gbps} (the nodes of the GPUs, the GPUs one NVLink
  * domain joins, network Gb/s per node; the device's standard system), and {@code model}, {@code family},
  * {@code resolution} (carried as tags, as in a dataset). A job uses {@code world_size × tensor × pipeline × context}
@@ -384,6 +385,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                     b.recompute(rc);
                 }
                 bounded(t, r, "lora_rank", 0, 4096).ifPresent(b::lora);
+                b.unevenPipeline(flag(t, r, "uneven_pipeline"));
                 Optional<String> imbalance = value(t, r, "expert_imbalance");
                 if (imbalance.isPresent()) {
                     double x = parseDouble(imbalance.get());

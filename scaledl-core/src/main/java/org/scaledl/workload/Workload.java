@@ -34,6 +34,7 @@ public final class Workload {
     private final int recomputeLayers;
     private final double expertImbalance;
     private final int loraRank;
+    private final boolean unevenPipeline;
     private final java.util.SortedMap<String, String> tags;
 
     private Workload(Builder b) {
@@ -51,6 +52,7 @@ public final class Workload {
                 + "each chunk needs full recomputation, not %s", recomputeLayers, recompute.label());
         this.expertImbalance = b.expertImbalance;
         this.loraRank = b.loraRank;
+        this.unevenPipeline = b.unevenPipeline;
         Checks.argument(loraRank == 0 || phase == Phase.TRAIN, "LoRA rank %s: adapters are a training setting, "
                 + "not one of %s", loraRank, phase.label());
         this.tags = Collections.unmodifiableSortedMap(new TreeMap<>(b.tags));
@@ -143,6 +145,15 @@ public final class Workload {
         return loraRank;
     }
 
+    /**
+     * Whether a transformer's layers may be split unevenly over the pipeline's chunks where no even split exists (a
+     * balanced split, as Megatron-DeepSpeed's partition or Megatron-LM's first/last-stage layer counts and pipeline
+     * layouts give); false (the default): such a layout is refused, as Megatron's default split refuses it.
+     */
+    public boolean unevenPipeline() {
+        return unevenPipeline;
+    }
+
     /** Free-form tags (e.g. {@code model}, {@code family}, {@code resolution}). */
     public Map<String, String> tags() {
         return tags;
@@ -157,7 +168,7 @@ public final class Workload {
     public Builder toBuilder() {
         Builder b = new Builder(graph).batch(batch).phase(phase).parallelism(parallelism).threads(threads)
                 .precision(precision).recompute(recompute).recomputeLayers(recomputeLayers)
-                .expertImbalance(expertImbalance).lora(loraRank);
+                .expertImbalance(expertImbalance).lora(loraRank).unevenPipeline(unevenPipeline);
         b.device = device;
         b.topology = topology;
         b.tags.putAll(tags);
@@ -173,7 +184,7 @@ public final class Workload {
                 + (precision == Precision.FP32 ? "" : " precision=" + precision.label())
                 + (recompute == Recompute.NONE || recompute == Recompute.AUTO ? "" : " recompute=" + recompute.label()
                 + (recomputeLayers > 0 ? ":" + recomputeLayers : ""))
-                + (loraRank > 0 ? " lora=" + loraRank : "");
+                + (loraRank > 0 ? " lora=" + loraRank : "") + (unevenPipeline ? " uneven-pipeline" : "");
     }
 
     /** Builds a {@link Workload}. */
@@ -190,6 +201,7 @@ public final class Workload {
         private int recomputeLayers;
         private double expertImbalance = 1;
         private int loraRank;
+        private boolean unevenPipeline;
         private final Map<String, String> tags = new TreeMap<>();
 
         private Builder(ModelGraph graph) {
@@ -287,6 +299,15 @@ public final class Workload {
         public Builder lora(int rank) {
             Checks.argument(rank >= 0 && rank <= 4096, "LoRA rank must be in [0, 4096]: %s", rank);
             this.loraRank = rank;
+            return this;
+        }
+
+        /**
+         * Lets a transformer's layers be split unevenly over the pipeline's chunks where no even split exists (default
+         * false: refused).
+         */
+        public Builder unevenPipeline(boolean value) {
+            this.unevenPipeline = value;
             return this;
         }
 

@@ -334,15 +334,22 @@ class MegatronExecutionTest {
     }
 
     /**
-     * Layers that do not divide into the pipeline's chunks are split unevenly (the busiest stage one layer more) and
-     * the prediction says so; a pipeline with more chunks than layers (plus the embedding and the loss) is refused.
+     * Layers that do not divide into the pipeline's chunks are refused, naming the even splits and the uneven option;
+     * with it they are split unevenly (the busiest stage one layer more) and the prediction says so; a pipeline with
+     * more chunks than layers (plus the embedding and the loss) is refused even so.
      */
     @Test
     void unevenPipelineSplitsAreBalancedAndNoted() {
         TransformerSpec spec = TransformerSpec.decoder("gpt-26", 2048, 16, 26, 50257).maxPositions(2048).build();
-        Workload five = Workload.builder(spec.graph(2048)).batch(8).phase(Phase.TRAIN).device(A100)
+        Workload even = Workload.builder(spec.graph(2048)).batch(8).phase(Phase.TRAIN).device(A100)
                 .parallelism(Parallelism.of(1, 1, 5, 8)).precision(Precision.FP16).recompute(Recompute.FULL)
                 .topology(DGX).build();
+        IllegalArgumentException refused = org.junit.jupiter.api.Assertions.assertThrows(
+                IllegalArgumentException.class, () -> predictor.predict(even));
+        assertTrue(refused.getMessage().contains("26 layers do not split into 5 pipeline stages")
+                && refused.getMessage().contains("stages x chunks may be 1, 2,")
+                && refused.getMessage().contains("--uneven-pipeline"), refused.getMessage());
+        Workload five = even.toBuilder().unevenPipeline(true).build();
         org.scaledl.model.cost.StageCost cost = stage.cost(five);
         assertTrue(cost.notes().stream().anyMatch(n -> n.contains("split unevenly, 4 to 6 layers a chunk")),
                 cost.notes().toString());
@@ -351,15 +358,16 @@ class MegatronExecutionTest {
         java.util.function.IntToDoubleFunction layers = n -> stage.millis(Workload.builder(TransformerSpec.decoder(
                 "gpt-" + n, 2048, 16, n, 50257).maxPositions(2048).build().graph(2048)).batch(8).phase(Phase.TRAIN)
                 .device(A100).parallelism(Parallelism.of(1, 1, 5, 8)).precision(Precision.FP16)
-                .recompute(Recompute.FULL).topology(DGX).build());
+                .recompute(Recompute.FULL).topology(DGX).unevenPipeline(true).build());
         // 26 layers on 5 stages run at the pace of the busiest (6 layers): slower than 25 (5 each), not slower than 30
         assertTrue(layers.applyAsDouble(25) < ms && ms <= layers.applyAsDouble(30), ms + "");
         TransformerSpec tiny = TransformerSpec.decoder("gpt-3", 512, 8, 3, 1000).maxPositions(512).build();
         IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
                 () -> predictor.predict(Workload.builder(tiny.graph(512)).batch(8).phase(Phase.TRAIN).device(A100)
                         .parallelism(Parallelism.of(1, 1, 3, 8).withVirtualStages(2)).precision(Precision.FP16)
-                        .topology(DGX).build()));
-        assertTrue(e.getMessage().contains("stages x chunks may be at most 5"), e.getMessage());
+                        .topology(DGX).unevenPipeline(true).build()));
+        assertTrue(e.getMessage().contains("3 layers do not split into 3 pipeline stages x 2 chunks")
+                && !e.getMessage().contains("--uneven-pipeline"), e.getMessage());
     }
 
     private static double floors(MegatronTerms t) {

@@ -70,6 +70,10 @@ final class ClusterOptions {
             + "trains)")
     Integer loraRank;
 
+    @Option(names = "--uneven-pipeline", description = "Split a transformer's layers unevenly (balanced) over the "
+            + "pipeline's chunks where no even split exists (refused otherwise)")
+    boolean unevenPipeline;
+
     @Option(names = "--sequence-parallel", description = "Megatron's sequence parallelism (with --tensor > 1)")
     boolean sequenceParallel;
 
@@ -190,6 +194,7 @@ final class ClusterOptions {
         given.accept("--recompute", recompute);
         given.accept("--recompute-layers", recomputeLayers);
         given.accept("--sequence-parallel", sequenceParallel ? Boolean.TRUE : null);
+        given.accept("--uneven-pipeline", unevenPipeline ? Boolean.TRUE : null);
         return out;
     }
 
@@ -204,6 +209,7 @@ final class ClusterOptions {
         put.accept("recompute", recompute == null ? null : recompute.label());
         put.accept("recompute_layers", recomputeLayers);
         put.accept("sequence_parallel", sequenceParallel ? "true" : null);
+        put.accept("uneven_pipeline", unevenPipeline ? "true" : null);
         put.accept("gpus_per_node", gpusPerNode);
         put.accept("nvlink_domain", nvlinkDomain);
         put.accept("inter_node_gbps", interNodeGbps);

@@ -98,7 +98,8 @@ final class JobOptions {
         Workload.Builder wb = Workload.builder(g).batch(batch * m).threads(positive(threads, "--threads"))
                 .phase(phase == null ? Phase.TRAIN : phase).parallelism(par).precision(cluster.precision())
                 .recompute(cluster.recompute()).recomputeLayers(cluster.recomputeLayers())
-                .expertImbalance(cluster.expertImbalance()).lora(cluster.loraRank());
+                .expertImbalance(cluster.expertImbalance()).lora(cluster.loraRank())
+                .unevenPipeline(cluster.unevenPipeline);
         Optional<Device> d = resolveDevice(p, device);
         d.ifPresent(wb::device);
         if (d.isPresent()) {

@@ -48,7 +48,8 @@ import org.scaledl.workload.Workload;
  *       parallelism's ring exchange of keys and values ({@code c − 1} steps forward, twice that backward), hidden
  *       behind the attention core as far as it lasts.</li>
  *   <li><b>Pipeline</b>: Megatron's split of the layers into {@code p·v} chunks (equal, or with the embedding and the
- *       loss counted as layers where that divides: Megatron-Bridge's {@code account_for_embedding/loss}), stage
+ *       loss counted as layers where that divides: Megatron-Bridge's {@code account_for_embedding/loss}; or, where
+ *       the job asks for it ({@link Workload#unevenPipeline()}), a balanced uneven split), stage
  *       {@code j mod p} holding chunk {@code j}; the 1F1B schedule takes {@code m·T_max + (Σ_s T_s − T_max)/v}
  *       (Narayanan et al.: the bubble shrinks {@code v}-fold when interleaved); point-to-point hand-offs.</li>
  *   <li><b>Data parallelism</b>: the gradients of the most loaded stage reduced over {@code d·c} ranks (the experts'
@@ -88,10 +89,15 @@ public final class MegatronExecution {
                     + divisors(ts.heads()));
         }
         int chunks = par.pipeline() * par.virtualStages();
-        if (par.pipeline() > ts.layers() || split(ts.layers(), chunks, ts.mtpLayers()) == null) {
+        boolean uneven = split(ts.layers(), chunks, ts.mtpLayers()) != null;
+        if (par.pipeline() > ts.layers() || (w.unevenPipeline() ? !uneven
+                : chunkSizes(ts.layers(), chunks, ts.mtpLayers()) == null)) {
             throw new IllegalArgumentException(ts.layers() + " layers do not split into " + par.pipeline()
-                    + " pipeline stages x " + par.virtualStages() + " chunks: every chunk but the first and the last "
-                    + "needs a layer; " + validSplits(ts.layers(), ts.mtpLayers(), par.pipeline()));
+                    + " pipeline stages x " + par.virtualStages() + " chunks: layers (or layers + 2, the embedding and "
+                    + "the loss counted as layers" + (ts.mtpLayers() > 0 ? ", + " + ts.mtpLayers() + " multi-token "
+                    + "prediction" : "") + ") must divide by stages x chunks; " + validSplits(ts.layers(),
+                    ts.mtpLayers(), par.pipeline()) + (uneven && par.pipeline() <= ts.layers() && !w.unevenPipeline()
+                    ? "; or split them unevenly (uneven_pipeline true, --uneven-pipeline)" : ""));
         }
         if (par.expert() > 1 && ts.experts() % par.expert() != 0) {
             throw new IllegalArgumentException("expert parallelism " + par.expert() + " does not divide the "
@@ -120,16 +126,15 @@ public final class MegatronExecution {
         return String.join(", ", out);
     }
 
-    /** The most model chunks (stages x chunks) the layers split into, and that pipeline degree's chunk counts. */
+    /** The pipeline degrees and chunk counts near the given ones that split the layers evenly. */
     private static String validSplits(int layers, int mtp, int p) {
-        int most = 1;
-        for (int q = layers + 2; q > 1; q--) {
-            if (split(layers, q, mtp) != null) {
-                most = q;
-                break;
+        List<String> out = new ArrayList<>();
+        for (int q = 1; q <= Math.min(layers, 4 * p) && out.size() < 8; q++) {
+            if (chunkSizes(layers, q, mtp) != null && (layers % q == 0 || q % p == 0)) {
+                out.add(Integer.toString(q));
             }
         }
-        return "stages x chunks may be at most " + most;
+        return "stages x chunks may be " + String.join(", ", out);
     }
 
     /**
