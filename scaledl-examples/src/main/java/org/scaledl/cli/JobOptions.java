@@ -112,7 +112,17 @@ final class JobOptions {
             throw new IllegalArgumentException("--precision " + cluster.precision.label() + " applies to GPU models; "
                     + model + " predicts CPU machines, which run FP32");
         }
-        return wb.build();
+        Workload w = wb.build();
+        if (p.modelsClusters()) {
+            // a layout that does not divide the model, or a precision the GPU has no units for, is bad input (exit 1),
+            // as it is in a candidate table's row
+            try {
+                org.scaledl.model.exec.ParallelExecution.checkJob(w);
+            } catch (IllegalArgumentException e) {
+                throw InvalidInputException.of(e.getMessage());
+            }
+        }
+        return w;
     }
 
     private static int positive(Integer value, String option) {

@@ -190,6 +190,31 @@ class ClusterPredictCliTest {
     }
 
     /**
+     * A layout that does not divide the model, given as options or as a row, is bad input: one line naming what would
+     * be valid, exit 1; uneven pipeline splits only where asked for.
+     */
+    @Test
+    void layoutsThatDoNotDivideAreBadInput(@TempDir Path dir) throws Exception {
+        Path cfg = config(dir);
+        String[] base = {"predict", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "2048", "--batch", "1",
+            "--micro-batches", "8", "--device", A100};
+        String[][] cases = {{"--tensor", "5"}, {"--pipeline", "10"}, {"--context", "3"}};
+        for (String[] c : cases) {
+            String[] args = java.util.stream.Stream.concat(Arrays.stream(base), Arrays.stream(c))
+                    .toArray(String[]::new);
+            Run r = MainTest.run(args);
+            assertEquals(1, r.code(), String.join(" ", c) + ": " + r.err());
+            assertTrue(r.err().strip().lines().count() == 1 && r.err().contains("may be")
+                    || r.err().contains("divisible"), r.err());
+        }
+        String[] uneven = java.util.stream.Stream.concat(Arrays.stream(base),
+                Arrays.stream(new String[] {"--pipeline", "10", "--uneven-pipeline", "--json"})).toArray(String[]::new);
+        Run r = MainTest.run(uneven);
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("split unevenly"), r.err());
+    }
+
+    /**
      * LoRA: a candidate row's {@code lora_rank} and {@code --lora-rank} give the same job (faster and smaller than
      * training every weight); a bad rank names its line; {@code layouts} refuses the options it chooses itself.
      */

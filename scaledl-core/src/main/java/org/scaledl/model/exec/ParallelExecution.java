@@ -53,12 +53,29 @@ public final class ParallelExecution {
     public static final double RUNTIME_BYTES = 1.0 * (1L << 30);
 
     /**
-     * Refuses a parallel job this execution model cannot cost: tensor parallelism without the graph's block
-     * structure, several ranks without a communication model.
+     * Refuses a parallel job this execution model cannot cost: what {@link #checkJob} refuses, and several ranks
+     * without a communication model.
      *
      * @throws IllegalArgumentException naming what is missing
      */
     public static void check(Workload w, Optional<CommunicationModel> communication) {
+        checkJob(w);
+        Parallelism par = w.parallelism();
+        if (par.ranks() > 1 && communication.isEmpty()) {
+            throw new IllegalArgumentException("this device predictor has no communication model (fit it with "
+                    + "collective measurements: LayerCost.device(...).withCollectives) to predict " + par);
+        }
+    }
+
+    /**
+     * Refuses a job whose settings do not fit its model and device, whatever predicts it: a precision the GPU has no
+     * matrix units for, tensor parallelism without the graph's block structure, a layout that does not divide a
+     * transformer ({@link MegatronExecution#check}), context or expert parallelism, an expert imbalance or LoRA on an
+     * imported graph.
+     *
+     * @throws IllegalArgumentException naming what does not fit and what would
+     */
+    public static void checkJob(Workload w) {
         Parallelism par = w.parallelism();
         w.device().ifPresent(d -> {
             if (d.runs(w.precision()).isEmpty()) {
@@ -72,10 +89,6 @@ public final class ParallelExecution {
                     + "are the repeated blocks and the residual stream's width), which " + w.graph().name()
                     + " does not carry; graphs of torch.fx traces (FxTraceReader) and of transformer "
                     + "configurations (TransformerSpec) do");
-        }
-        if (par.ranks() > 1 && communication.isEmpty()) {
-            throw new IllegalArgumentException("this device predictor has no communication model (fit it with "
-                    + "collective measurements: LayerCost.device(...).withCollectives) to predict " + par);
         }
         if (w.graph().transformer().isPresent()) {
             MegatronExecution.check(w);
