@@ -48,13 +48,18 @@ public final class Workload {
         this.topology = b.topology;
         this.recompute = b.recompute;
         this.recomputeLayers = b.recomputeLayers;
-        Checks.argument(recomputeLayers == 0 || recompute == Recompute.FULL, "recomputing the first %s layers of "
-                + "each chunk needs full recomputation, not %s", recomputeLayers, recompute.label());
+        if (recomputeLayers != 0 && recompute != Recompute.FULL) {
+            // (not Checks.argument: its arguments would be boxed on every build, and layout searches build millions)
+            throw new IllegalArgumentException("recomputing the first " + recomputeLayers + " layers of each chunk "
+                    + "needs full recomputation, not " + recompute.label());
+        }
         this.expertImbalance = b.expertImbalance;
         this.loraRank = b.loraRank;
         this.unevenPipeline = b.unevenPipeline;
-        Checks.argument(loraRank == 0 || phase == Phase.TRAIN, "LoRA rank %s: adapters are a training setting, "
-                + "not one of %s", loraRank, phase.label());
+        if (loraRank != 0 && phase != Phase.TRAIN) {
+            throw new IllegalArgumentException("LoRA rank " + loraRank + ": adapters are a training setting, not one "
+                    + "of " + phase.label());
+        }
         this.tags = Collections.unmodifiableSortedMap(new TreeMap<>(b.tags));
     }
 

@@ -89,9 +89,10 @@ public final class MegatronExecution {
                     + divisors(ts.heads()));
         }
         int chunks = par.pipeline() * par.virtualStages();
-        boolean uneven = split(ts.layers(), chunks, ts.mtpLayers()) != null;
-        if (par.pipeline() > ts.layers() || (w.unevenPipeline() ? !uneven
-                : chunkSizes(ts.layers(), chunks, ts.mtpLayers()) == null)) {
+        boolean even = chunkSizes(ts.layers(), chunks, ts.mtpLayers()) != null;
+        if (par.pipeline() > ts.layers() || !even && !(w.unevenPipeline()
+                && unevenChunkSizes(ts.layers(), chunks, ts.mtpLayers()) != null)) {
+            boolean uneven = unevenChunkSizes(ts.layers(), chunks, ts.mtpLayers()) != null;
             throw new IllegalArgumentException(ts.layers() + " layers do not split into " + par.pipeline()
                     + " pipeline stages x " + par.virtualStages() + " chunks: layers (or layers + 2, the embedding and "
                     + "the loss counted as layers" + (ts.mtpLayers() > 0 ? ", + " + ts.mtpLayers() + " multi-token "
