@@ -31,7 +31,7 @@ Outputs (in ``--out``)
 Columns of the four run files: id, source, release, task, system, model_key, family, transformer, seq, batch,
 micro_batches, world_size, tensor, pipeline, context, virtual_stages, expert, expert_tensor, zero_stage, device,
 gpus_per_node, nvlink_domain, inter_node_gbps, precision, recompute, sequence_parallel, lora_rank, uneven_pipeline,
-measured_ms,
+document_tokens, measured_ms,
 tokens_per_s_per_gpu, model_tflops_per_gpu, fit_weight, notes.
 
 Rules, in the order they are applied to each input row
@@ -41,8 +41,10 @@ Rules, in the order they are applied to each input row
    ``pretrain``, ``pretrain_performance``, ``sft``, ``pretrain_long_context`` or ``sft_long_context``.  LoRA/PEFT
    rows (``LoRA``, the cards' ``peft``) are kept as ``lora`` with ``lora_rank`` 32 (NeMo's and Megatron-Bridge's
    default adapter dimension; AutoModel's recipes 16): no row publishes its rank, and the rank barely moves the
-   step time.  NeMo 24.07 and Megatron-Bridge LoRA runs pack SQuAD examples into the sequence; the predictor
-   computes attention over the whole packed sequence (the note says so).  ``checkpoint_resume`` runs are dropped.
+   step time.  Rows whose notes say SQuAD inputs are packed into the sequence (NeMo 24.07's SFT and LoRA) get
+   ``document_tokens`` 256 (SQuAD v1.1 paragraphs of about 120 words with the question and the prompt: about 210
+   tokens, 256 as the effective E[L^2]/E[L] of their spread; not published); Megatron-Bridge's fine-tuning rows do
+   not state packing and are predicted with one document a sequence.  ``checkpoint_resume`` runs are dropped.
 2. Architecture.  ``model_key`` must name a ``models.csv`` row with hidden/layers/heads.  Dropped: models with no
    published architecture (deepseek-v4-flash, nemotron-3.5-lightning-30b-a3b, card models without a key),
    nemotron-3-ultra-550b-a55b (models.csv gives no hybrid layer pattern), BLOOM sweep rows whose hidden, layers or
@@ -128,7 +130,7 @@ COLUMNS = ["id", "source", "release", "task", "system", "model_key", "family", "
            "micro_batches", "world_size", "tensor", "pipeline", "context", "virtual_stages", "expert",
            "expert_tensor", "zero_stage", "device", "gpus_per_node", "nvlink_domain", "inter_node_gbps", "precision",
            "recompute",
-           "sequence_parallel", "lora_rank", "uneven_pipeline", "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "fit_weight", "notes"]
+           "sequence_parallel", "lora_rank", "uneven_pipeline", "document_tokens", "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "fit_weight", "notes"]
 
 # input file -> (short name used in ids and notes, kind)
 ROW_FILES = [
@@ -409,8 +411,14 @@ def convert_row(file, short, kind, line, row, models, configs):
         lora_rank = 16 if kind == "automodel" else 32
         assumed.append("LoRA rank %d assumed (%s default)" % (lora_rank, "AutoModel recipes'" if kind == "automodel"
                                                             else "NeMo/Megatron-Bridge"))
-        if kind != "automodel":
-            assumed.append("packed SQuAD: attention over the whole packed sequence")
+    document_tokens = ""
+    if "packed to" in notes and "SQuAD" in notes:
+        # SQuAD v1.1 paragraphs (about 120 words) with the question and NeMo's prompt: about 210 tokens a document,
+        # 256 as the effective length E[L^2]/E[L] of their spread
+        document_tokens = "256"
+        assumed.append("packed SQuAD: documents of ~256 tokens (not published)")
+    elif task in ("lora", "sft") and kind == "megatron-bridge":
+        assumed.append("packing not stated: one document a sequence")
 
     m = re.search(r"DP\*TP\*PP=(\d+) of (\d+) allocated GPUs", notes)
     if m and int(m.group(1)) > int(m.group(2)):
@@ -604,6 +612,7 @@ def convert_row(file, short, kind, line, row, models, configs):
         "inter_node_gbps": "400" if kind == "bloom" else "",
         "precision": precision, "recompute": recompute, "sequence_parallel": "true" if sp else "false",
         "lora_rank": str(lora_rank),
+        "document_tokens": document_tokens,
         "uneven_pipeline": "false" if even_split_exists(configs.get(config_key, config_source)[2]["layers"], pp * vp,
                                                         configs.get(config_key, config_source)[2]["mtp"]) else "true",
         "measured_ms": measured, "tokens_per_s_per_gpu": row.get("tokens_per_s_per_gpu", "").strip(),

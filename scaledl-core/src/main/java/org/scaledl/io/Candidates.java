@@ -40,7 +40,8 @@ import org.scaledl.workload.Workload;
  * 1), {@code expert_tensor} (1), {@code zero_stage} (0–3, 3 = FSDP; 0), {@code expert_imbalance} (1),
  * {@code lora_rank} (LoRA fine-tuning with adapters of that rank, the model's weights frozen; 0: every weight
  * trains), {@code uneven_pipeline} (true: layers that do not divide into the pipeline's chunks are split
- * unevenly, balanced; false),
+ * unevenly, balanced; false), {@code document_tokens} (packed sequences: the effective tokens of the documents
+ * packed into each sequence, attention running within a document; 0: one document a sequence),
  * {@code gpus_per_node}, {@code nvlink_domain} and {@code inter_node_gbps} (the nodes of the GPUs, the GPUs one NVLink
  * domain joins, network Gb/s per node; the device's standard system), and {@code model}, {@code family},
  * {@code resolution} (carried as tags, as in a dataset). A job uses {@code world_size × tensor × pipeline × context}
@@ -386,6 +387,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                 }
                 bounded(t, r, "lora_rank", 0, 4096).ifPresent(b::lora);
                 b.unevenPipeline(flag(t, r, "uneven_pipeline"));
+                bounded(t, r, "document_tokens", 0, 1 << 30).ifPresent(b::documentTokens);
                 Optional<String> imbalance = value(t, r, "expert_imbalance");
                 if (imbalance.isPresent()) {
                     double x = parseDouble(imbalance.get());

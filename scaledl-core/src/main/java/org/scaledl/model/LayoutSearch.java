@@ -50,6 +50,7 @@ public final class LayoutSearch {
     private Topology topology;
     private Precision precision = Precision.FP16;
     private int loraRank;
+    private int documentTokens;
     private double expertImbalance = 1;
 
     /**
@@ -95,6 +96,17 @@ public final class LayoutSearch {
     public LayoutSearch lora(int rank) {
         Workload.builder(graph).lora(rank);
         this.loraRank = rank;
+        return this;
+    }
+
+    /**
+     * Packed sequences of documents of this many tokens (default 0: one document a sequence).
+     *
+     * @throws IllegalArgumentException where {@link Workload.Builder#documentTokens} refuses it
+     */
+    public LayoutSearch documentTokens(int value) {
+        Workload.builder(graph).documentTokens(value);
+        this.documentTokens = value;
         return this;
     }
 
@@ -204,7 +216,8 @@ public final class LayoutSearch {
     private Layout evaluate(Parallelism par, int b) {
         Workload w = predictor.stage().resolve(Workload.builder(graph).batch(b * par.microBatches())
                 .phase(Phase.TRAIN).device(device).parallelism(par).precision(precision).recompute(Recompute.AUTO)
-                .topology(topology).lora(loraRank).expertImbalance(expertImbalance).build());
+                .topology(topology).lora(loraRank).expertImbalance(expertImbalance)
+                .documentTokens(documentTokens).build());
         double ms = predictor.predictMillis(w);
         OptionalDouble mem = predictor.stage().memoryBytes(w);
         double gib = mem.isPresent() ? mem.getAsDouble() / (1L << 30) : Double.NaN;

@@ -35,6 +35,7 @@ public final class Workload {
     private final double expertImbalance;
     private final int loraRank;
     private final boolean unevenPipeline;
+    private final int documentTokens;
     private final java.util.SortedMap<String, String> tags;
 
     private Workload(Builder b) {
@@ -56,6 +57,7 @@ public final class Workload {
         this.expertImbalance = b.expertImbalance;
         this.loraRank = b.loraRank;
         this.unevenPipeline = b.unevenPipeline;
+        this.documentTokens = b.documentTokens;
         if (loraRank != 0 && phase != Phase.TRAIN) {
             throw new IllegalArgumentException("LoRA rank " + loraRank + ": adapters are a training setting, not one "
                     + "of " + phase.label());
@@ -159,6 +161,15 @@ public final class Workload {
         return unevenPipeline;
     }
 
+    /**
+     * Packed sequences: the tokens of the documents packed into each sequence (attention runs within a document, as
+     * FlashAttention's variable-length kernels and Megatron's packed-sequence fine-tuning run it), an effective
+     * length ({@code E[L²]/E[L]} over the documents); 0 (the default): one document a sequence.
+     */
+    public int documentTokens() {
+        return documentTokens;
+    }
+
     /** Free-form tags (e.g. {@code model}, {@code family}, {@code resolution}). */
     public Map<String, String> tags() {
         return tags;
@@ -173,7 +184,8 @@ public final class Workload {
     public Builder toBuilder() {
         Builder b = new Builder(graph).batch(batch).phase(phase).parallelism(parallelism).threads(threads)
                 .precision(precision).recompute(recompute).recomputeLayers(recomputeLayers)
-                .expertImbalance(expertImbalance).lora(loraRank).unevenPipeline(unevenPipeline);
+                .expertImbalance(expertImbalance).lora(loraRank).unevenPipeline(unevenPipeline)
+                .documentTokens(documentTokens);
         b.device = device;
         b.topology = topology;
         b.tags.putAll(tags);
@@ -189,7 +201,8 @@ public final class Workload {
                 + (precision == Precision.FP32 ? "" : " precision=" + precision.label())
                 + (recompute == Recompute.NONE || recompute == Recompute.AUTO ? "" : " recompute=" + recompute.label()
                 + (recomputeLayers > 0 ? ":" + recomputeLayers : ""))
-                + (loraRank > 0 ? " lora=" + loraRank : "") + (unevenPipeline ? " uneven-pipeline" : "");
+                + (loraRank > 0 ? " lora=" + loraRank : "") + (unevenPipeline ? " uneven-pipeline" : "")
+                + (documentTokens > 0 ? " documents=" + documentTokens : "");
     }
 
     /** Builds a {@link Workload}. */
@@ -207,6 +220,7 @@ public final class Workload {
         private double expertImbalance = 1;
         private int loraRank;
         private boolean unevenPipeline;
+        private int documentTokens;
         private final Map<String, String> tags = new TreeMap<>();
 
         private Builder(ModelGraph graph) {
@@ -313,6 +327,18 @@ public final class Workload {
          */
         public Builder unevenPipeline(boolean value) {
             this.unevenPipeline = value;
+            return this;
+        }
+
+        /**
+         * Packed sequences of documents of this many tokens (effective length; 0, the default: one document a
+         * sequence).
+         *
+         * @throws IllegalArgumentException when negative
+         */
+        public Builder documentTokens(int value) {
+            Checks.argument(value >= 0, "document tokens must be >= 0: %s", value);
+            this.documentTokens = value;
             return this;
         }
 

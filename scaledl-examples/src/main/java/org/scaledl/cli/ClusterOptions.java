@@ -70,6 +70,10 @@ final class ClusterOptions {
             + "trains)")
     Integer loraRank;
 
+    @Option(names = "--document-tokens", description = "Packed sequences: tokens of the documents packed into each "
+            + "sequence (attention runs within a document); default: one document a sequence")
+    Integer documentTokens;
+
     @Option(names = "--uneven-pipeline", description = "Split a transformer's layers unevenly (balanced) over the "
             + "pipeline's chunks where no even split exists (refused otherwise)")
     boolean unevenPipeline;
@@ -145,6 +149,17 @@ final class ClusterOptions {
                 positive(expert, "--expert"), positive(expertTensor, "--expert-tensor"));
     }
 
+    /** The packed documents' tokens (0 when not given: one document a sequence). */
+    int documentTokens() {
+        if (documentTokens == null) {
+            return 0;
+        }
+        if (documentTokens < 1) {
+            throw new IllegalArgumentException("--document-tokens must be positive, got " + documentTokens);
+        }
+        return documentTokens;
+    }
+
     /** The LoRA rank (0 when not given: every weight trains). */
     int loraRank() {
         if (loraRank == null) {
@@ -210,6 +225,7 @@ final class ClusterOptions {
         put.accept("recompute_layers", recomputeLayers);
         put.accept("sequence_parallel", sequenceParallel ? "true" : null);
         put.accept("uneven_pipeline", unevenPipeline ? "true" : null);
+        put.accept("document_tokens", documentTokens);
         put.accept("gpus_per_node", gpusPerNode);
         put.accept("nvlink_domain", nvlinkDomain);
         put.accept("inter_node_gbps", interNodeGbps);

@@ -99,7 +99,7 @@ final class JobOptions {
                 .phase(phase == null ? Phase.TRAIN : phase).parallelism(par).precision(cluster.precision())
                 .recompute(cluster.recompute()).recomputeLayers(cluster.recomputeLayers())
                 .expertImbalance(cluster.expertImbalance()).lora(cluster.loraRank())
-                .unevenPipeline(cluster.unevenPipeline);
+                .unevenPipeline(cluster.unevenPipeline).documentTokens(cluster.documentTokens());
         Optional<Device> d = resolveDevice(p, device);
         d.ifPresent(wb::device);
         if (d.isPresent()) {

@@ -107,6 +107,10 @@ public final class MegatronExecution {
         if (par.expert() > 1 && ts.experts() == 1) {
             throw new IllegalArgumentException("expert parallelism " + par.expert() + " for a model without experts");
         }
+        if (w.documentTokens() > ts.seq()) {
+            throw new IllegalArgumentException("documents of " + w.documentTokens() + " tokens do not pack into "
+                    + "sequences of " + ts.seq() + " (document tokens may be 1 to the sequence length)");
+        }
         if (w.expertImbalance() != 1 && ts.experts() == 1) {
             throw new IllegalArgumentException("expert imbalance " + w.expertImbalance() + " for a model without "
                     + "experts");
@@ -315,14 +319,14 @@ public final class MegatronExecution {
     /** Everything the units depend on besides the graph (the layer model by identity). */
     private record UnitsKey(DeviceLayerCost layers, Device device, Precision precision, Phase phase,
             Recompute recompute, int microBatch, int tensor, boolean sequenceParallel, int context, int expert,
-            int expertTensor, int lora, boolean timed) {
+            int expertTensor, int lora, int documents, boolean timed) {
         @Override
         public boolean equals(Object o) {
             return o instanceof UnitsKey k && k.layers == layers && k.device == device
                     && k.precision == precision && k.phase == phase && k.recompute == recompute
                     && k.microBatch == microBatch && k.tensor == tensor && k.sequenceParallel == sequenceParallel
                     && k.context == context && k.expert == expert && k.expertTensor == expertTensor
-                    && k.lora == lora && k.timed == timed;
+                    && k.lora == lora && k.documents == documents && k.timed == timed;
         }
 
         @Override
@@ -330,7 +334,8 @@ public final class MegatronExecution {
             // the device by identity (a record of maps: hashing it by value costs more than the lookup saves; an
             // equal copy only hashes elsewhere and misses)
             return Objects.hash(System.identityHashCode(layers), System.identityHashCode(device), precision, phase,
-                    recompute, microBatch, tensor, sequenceParallel, context, expert, expertTensor, lora, timed);
+                    recompute, microBatch, tensor, sequenceParallel, context, expert, expertTensor, lora, documents,
+                    timed);
         }
     }
 
@@ -376,10 +381,11 @@ public final class MegatronExecution {
             boolean timed) {
         Parallelism par = w.parallelism();
         UnitsKey key = new UnitsKey(layers, device, w.precision(), w.phase(), rc, b, par.tensor(),
-                par.sequenceParallel(), par.context(), par.expert(), par.expertTensor(), w.loraRank(), timed);
+                par.sequenceParallel(), par.context(), par.expert(), par.expertTensor(), w.loraRank(),
+                w.documentTokens(), timed);
         return UNITS.get(w.graph(), key, () -> computeUnits(w.graph(), layers, device, w.precision(), w.phase(), rc,
                 b, par.tensor(), par.sequenceParallel(), par.context(), par.expert(), par.expertTensor(),
-                w.loraRank(), timed));
+                w.loraRank(), w.documentTokens(), timed));
     }
 
     /**
@@ -387,10 +393,14 @@ public final class MegatronExecution {
      * ({@code lora > 0}) the weights are frozen: a linear layer's backward pass computes the input's gradient only
      * (half its work: no weight gradient), the embedding none; every linear projection of the blocks gains an adapter
      * of {@code lora·(K + N)} trained parameters whose two thin products move their operand and output through memory
-     * (forward, again when recomputed, and twice backward).
+     * (forward, again when recomputed, and twice backward). With packed sequences ({@code documents > 0} tokens a
+     * document) the attention core's quadratic layers (scores, softmax, its masks and dropout, the context product)
+     * do {@code documents / seq} of their work and keep that share of what they save: causal attention within
+     * documents of {@code L} tokens costs {@code S·L/2} pairs against {@code S²/2}.
      */
     private static Unit[] computeUnits(ModelGraph g, DeviceLayerCost layers, Device device, Precision prec,
-            Phase phase, Recompute rc, int b, int t, boolean sp, int c, int e, int et, int lora, boolean timed) {
+            Phase phase, Recompute rc, int b, int t, boolean sp, int c, int e, int et, int lora, int documents,
+            boolean timed) {
         boolean train = phase == Phase.TRAIN;
         Blocks blocks = g.blocks().orElseThrow();
         TransformerShape ts = g.transformer().orElseThrow();
@@ -447,12 +457,15 @@ public final class MegatronExecution {
             if (lf.family() == OpFamily.SHAPE) {
                 continue;
             }
-            saved[u] += savedBytes(g, lf, role, b, ts, prec, lowLinear, rc, divisor, t, sp, c);
+            // packed documents: the attention core's quadratic layers do that share of their work
+            double packed = documents > 0 && kind.attentionCore() && lf.family() != OpFamily.MOVEMENT
+                    && lf.family() != OpFamily.VIEW ? Math.min(1.0, (double) documents / ts.seq()) : 1;
+            saved[u] += packed * savedBytes(g, lf, role, b, ts, prec, lowLinear, rc, divisor, t, sp, c);
             LayerFeatures f = ParallelExecution.share(lf, divisor, weightShards(role, lf.family(), t, e, et),
                     columnShards(role, lf.family(), t, et));
             Precision lp = lowLinear ? low : high;
-            double fwd = timed ? layerMillis(g, layers, f, device, lp, false) : 0;
-            double bwd = timed && train ? layerMillis(g, layers, f, device, lp, true) : 0;
+            double fwd = timed ? packed * layerMillis(g, layers, f, device, lp, false) : 0;
+            double bwd = timed && train ? packed * layerMillis(g, layers, f, device, lp, true) : 0;
             // LoRA: frozen weights get no gradient (a weighted contraction computes its input's gradient only, the
             // embedding nothing)
             boolean weighted = lora > 0 && train && f.params() > 0;
@@ -468,7 +481,7 @@ public final class MegatronExecution {
             if (dense(lf.family())) {
                 double peak = device.peakFlopsPerSecond(lp, true);
                 double ceiling = layers.sustainedPeakFraction(device, lp);
-                double flops = f.flopsFwd() * (again ? 2 : 1) + (train ? bwdShare * f.flopsBwd() : 0);
+                double flops = packed * (f.flopsFwd() * (again ? 2 : 1) + (train ? bwdShare * f.flopsBwd() : 0));
                 dense.get(u).add(new Contraction(lowLinear ? lowClass : ExecutionTerm.DENSE, kind.expert(), time,
                         1e3 * flops / (ceiling * peak)));
             } else if (kind.expert()) {

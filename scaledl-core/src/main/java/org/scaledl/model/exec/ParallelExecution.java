@@ -96,6 +96,10 @@ public final class ParallelExecution {
             throw new IllegalArgumentException("LoRA (rank " + w.loraRank() + ") needs a transformer built from its "
                     + "configuration (--transformer config.json), whose linear projections carry the adapters; "
                     + w.graph().name() + " is an imported graph");
+        } else if (w.documentTokens() > 0) {
+            throw new IllegalArgumentException("packed documents (" + w.documentTokens() + " tokens) need a "
+                    + "transformer built from its configuration (--transformer config.json); " + w.graph().name()
+                    + " is an imported graph");
         } else if (par.context() > 1 || par.expert() > 1 || par.expertTensor() > 1 || w.expertImbalance() != 1) {
             throw new IllegalArgumentException("context and expert parallelism need a transformer built from its "
                     + "configuration (--transformer config.json); " + w.graph().name() + " is an imported graph");

@@ -201,6 +201,10 @@ public final class HostStage implements LayerStage {
             throw new IllegalArgumentException("expert imbalance " + w.expertImbalance() + " for a model without "
                     + "experts (the host layer model predicts imported graphs)");
         }
+        if (w.documentTokens() > 0) {
+            throw new IllegalArgumentException("the host (CPU) layer model does not predict packed sequences ("
+                    + w.documentTokens() + " tokens a document): it predicts imported graphs");
+        }
         if (w.loraRank() > 0) {
             throw new IllegalArgumentException("the host (CPU) layer model does not predict LoRA fine-tuning (rank "
                     + w.loraRank() + "): it is a device model's, for a transformer built from its configuration");
