@@ -141,12 +141,7 @@ public record ClusterEvaluation(List<Split> splits) {
                 double mre = 0;
                 double bias = 0;
                 for (int k = 0; k < draws; k++) {
-                    List<Integer> order = new ArrayList<>();
-                    for (int i = 0; i < mine.size(); i++) {
-                        order.add(i);
-                    }
-                    java.util.Collections.shuffle(order, random);
-                    double[] r = calibrated(unseen, mine, order.subList(0, n));
+                    double[] r = calibrated(unseen, mine, shuffled(mine.size(), random).subList(0, n));
                     mre += r[0] / draws;
                     bias += r[1] / draws;
                 }
@@ -226,14 +221,9 @@ public record ClusterEvaluation(List<Split> splits) {
             double mre = 0;
             double bias = 0;
             for (int k = 0; k < draws; k++) {
-                List<Integer> order = new ArrayList<>();
-                for (int i = 0; i < pool.size(); i++) {
-                    order.add(i);
-                }
-                java.util.Collections.shuffle(order, random);
                 List<Integer> bought = new ArrayList<>();
                 double left = budget;
-                for (int i : order) {
+                for (int i : shuffled(pool.size(), random)) {
                     if (costs[i] <= left) {
                         bought.add(i);
                         left -= costs[i];
@@ -250,6 +240,16 @@ public record ClusterEvaluation(List<Split> splits) {
         double total = java.util.Arrays.stream(costs).sum();
         out.add(new CurvePoint(total, pool.size(), total, all[0], all[1], pool.size(), all[0], all[1]));
         return out;
+    }
+
+    /** The indices {@code 0..n-1} in a random order. */
+    private static List<Integer> shuffled(int n, java.util.Random random) {
+        List<Integer> order = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            order.add(i);
+        }
+        java.util.Collections.shuffle(order, random);
+        return order;
     }
 
     private static List<Sample> pick(List<Sample> runs, List<Integer> indices) {
