@@ -170,6 +170,34 @@ public final class Workload {
         return documentTokens;
     }
 
+    /**
+     * The settings given that only a transformer built from its configuration carries (its layer roles tell which
+     * layers they change): LoRA, packed documents, context, expert and expert-tensor parallelism, an expert
+     * imbalance, in words; empty when none is given. Predictors of imported graphs refuse a workload that gives any.
+     */
+    public java.util.List<String> transformerOnlySettings() {
+        java.util.List<String> out = new java.util.ArrayList<>();
+        if (loraRank > 0) {
+            out.add("LoRA (rank " + loraRank + ")");
+        }
+        if (documentTokens > 0) {
+            out.add("packed documents (" + documentTokens + " tokens)");
+        }
+        if (parallelism.context() > 1) {
+            out.add("context parallelism " + parallelism.context());
+        }
+        if (parallelism.expert() > 1) {
+            out.add("expert parallelism " + parallelism.expert());
+        }
+        if (parallelism.expertTensor() > 1) {
+            out.add("expert tensor parallelism " + parallelism.expertTensor());
+        }
+        if (expertImbalance != 1) {
+            out.add("expert imbalance " + expertImbalance);
+        }
+        return out;
+    }
+
     /** Free-form tags (e.g. {@code model}, {@code family}, {@code resolution}). */
     public Map<String, String> tags() {
         return tags;

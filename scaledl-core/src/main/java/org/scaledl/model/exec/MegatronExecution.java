@@ -90,9 +90,8 @@ public final class MegatronExecution {
         }
         int chunks = par.pipeline() * par.virtualStages();
         boolean even = chunkSizes(ts.layers(), chunks, ts.mtpLayers()) != null;
-        if (par.pipeline() > ts.layers() || !even && !(w.unevenPipeline()
-                && unevenChunkSizes(ts.layers(), chunks, ts.mtpLayers()) != null)) {
-            boolean uneven = unevenChunkSizes(ts.layers(), chunks, ts.mtpLayers()) != null;
+        boolean uneven = !even && unevenChunkSizes(ts.layers(), chunks, ts.mtpLayers()) != null;
+        if (par.pipeline() > ts.layers() || !even && !(w.unevenPipeline() && uneven)) {
             throw new IllegalArgumentException(ts.layers() + " layers do not split into " + par.pipeline()
                     + " pipeline stages x " + par.virtualStages() + " chunks: layers (or layers + 2, the embedding and "
                     + "the loss counted as layers" + (ts.mtpLayers() > 0 ? ", + " + ts.mtpLayers() + " multi-token "
@@ -466,10 +465,7 @@ public final class MegatronExecution {
             Precision lp = lowLinear ? low : high;
             double fwd = timed ? packed * layerMillis(g, layers, f, device, lp, false) : 0;
             double bwd = timed && train ? packed * layerMillis(g, layers, f, device, lp, true) : 0;
-            // LoRA: frozen weights get no gradient (a weighted contraction computes its input's gradient only, the
-            // embedding nothing)
-            boolean weighted = lora > 0 && train && f.params() > 0;
-            double bwdShare = !weighted ? 1 : dense(lf.family()) ? 0.5 : lf.family() == OpFamily.EMBEDDING ? 0 : 1;
+            double bwdShare = frozenBackwardShare(lora, lf);
             bwd *= bwdShare;
             boolean again = role.region() == LayerRole.Region.BLOCK && (rc == Recompute.FULL
                     || rc == Recompute.SELECTIVE && kind.attentionCore());
@@ -534,6 +530,18 @@ public final class MegatronExecution {
                     expertParams[u], lowParams[u], adapterParams[u]);
         }
         return out;
+    }
+
+    /**
+     * The share of a layer's backward work left when LoRA freezes the weights ({@code lora > 0}): a weighted
+     * contraction computes its input's gradient only (half its backward work, no weight gradient), the embedding
+     * nothing; 1 for every other layer, and without LoRA.
+     */
+    private static double frozenBackwardShare(int lora, LayerFeatures lf) {
+        if (lora == 0 || lf.params() == 0) {
+            return 1;
+        }
+        return dense(lf.family()) ? 0.5 : lf.family() == OpFamily.EMBEDDING ? 0 : 1;
     }
 
     /** How many ways a layer's weights are split per GPU: experts over expert and expert tensor parallelism. */
@@ -978,7 +986,8 @@ public final class MegatronExecution {
         StageMemory memory = null;
         for (int s = 0; s < p; s++) {
             StageMemory sm = stageMemory(w, ts, units, stageParams[s], stageExpertParams[s] / e,
-                    stageLowParams[s], stageAdapters[s], stageSaved[s], recomputed[s], layersOn[s], s, dp, edp, b, t, c);
+                    stageLowParams[s], stageAdapters[s], stageSaved[s], recomputed[s], layersOn[s], s, dp, edp, b, t,
+                    c);
             if (memory == null || sm.total() > memory.total()) {
                 memory = sm;
             }
@@ -1089,7 +1098,8 @@ public final class MegatronExecution {
      * frozen weights are held without gradients or optimizer states, and the adapters with theirs.
      */
     private static StageMemory stageMemory(Workload w, TransformerShape ts, Unit[] units, double dense, double expert,
-            double low, double adapters, double saved, double recomputed, int layers, int s, int dp, int edp, int b, int t, int c) {
+            double low, double adapters, double saved, double recomputed, int layers, int s, int dp, int edp, int b,
+            int t, int c) {
         Parallelism par = w.parallelism();
         Precision prec = w.precision();
         int p = par.pipeline();
@@ -1184,8 +1194,7 @@ public final class MegatronExecution {
             if (lf.family() == OpFamily.SHAPE || !lf.executes()) {
                 continue;
             }
-            // with LoRA a weighted contraction's backward pass is its input's gradient only (half its work)
-            double bwdFlops = w.loraRank() > 0 && lf.params() > 0 ? lf.flopsBwd() / 2 : lf.flopsBwd();
+            double bwdFlops = lf.flopsBwd() * frozenBackwardShare(w.loraRank(), lf);
             double work = (dense(lf.family()) ? lf.flopsFwd() + bwdFlops : lf.bytesFwd() + lf.bytesBwd())
                     * g.repeats(lf.layer());
             perLayer[lf.layer()] = work;

@@ -92,17 +92,11 @@ public final class ParallelExecution {
         }
         if (w.graph().transformer().isPresent()) {
             MegatronExecution.check(w);
-        } else if (w.loraRank() > 0) {
-            throw new IllegalArgumentException("LoRA (rank " + w.loraRank() + ") needs a transformer built from its "
-                    + "configuration (--transformer config.json), whose linear projections carry the adapters; "
-                    + w.graph().name() + " is an imported graph");
-        } else if (w.documentTokens() > 0) {
-            throw new IllegalArgumentException("packed documents (" + w.documentTokens() + " tokens) need a "
-                    + "transformer built from its configuration (--transformer config.json); " + w.graph().name()
+        } else if (!w.transformerOnlySettings().isEmpty()) {
+            throw new IllegalArgumentException(String.join(", ", w.transformerOnlySettings()) + ": only a "
+                    + "transformer built from its configuration (--transformer config.json) carries "
+                    + (w.transformerOnlySettings().size() == 1 ? "it" : "them") + "; " + w.graph().name()
                     + " is an imported graph");
-        } else if (par.context() > 1 || par.expert() > 1 || par.expertTensor() > 1 || w.expertImbalance() != 1) {
-            throw new IllegalArgumentException("context and expert parallelism need a transformer built from its "
-                    + "configuration (--transformer config.json); " + w.graph().name() + " is an imported graph");
         }
     }
 

@@ -197,21 +197,14 @@ public final class HostStage implements LayerStage {
                     + "which the host (CPU) basis does not predict: predict it with a device (GPU) predictor");
         }
         machineOf(w);
-        if (w.expertImbalance() != 1) {
-            throw new IllegalArgumentException("expert imbalance " + w.expertImbalance() + " for a model without "
-                    + "experts (the host layer model predicts imported graphs)");
-        }
-        if (w.documentTokens() > 0) {
-            throw new IllegalArgumentException("the host (CPU) layer model does not predict packed sequences ("
-                    + w.documentTokens() + " tokens a document): it predicts imported graphs");
-        }
-        if (w.loraRank() > 0) {
-            throw new IllegalArgumentException("the host (CPU) layer model does not predict LoRA fine-tuning (rank "
-                    + w.loraRank() + "): it is a device model's, for a transformer built from its configuration");
-        }
         if (!w.parallelism().isDataOnly()) {
             throw new IllegalArgumentException("the host layer model predicts data-parallel jobs only; the "
                     + "workload is " + w.parallelism());
+        }
+        if (!w.transformerOnlySettings().isEmpty()) {
+            throw new IllegalArgumentException(String.join(", ", w.transformerOnlySettings()) + ": the host (CPU) "
+                    + "layer model predicts imported graphs, and only a device model's transformer built from its "
+                    + "configuration carries " + (w.transformerOnlySettings().size() == 1 ? "it" : "them"));
         }
     }
 
@@ -513,7 +506,8 @@ public final class HostStage implements LayerStage {
             count += f.logErrors().length;
             crossValidated &= !Double.isNaN(f.cvMre());
         }
-        return new Fit(new HostStage(machines, Map.of(), described), errors, crossValidated ? absSum / count : Double.NaN,
+        return new Fit(new HostStage(machines, Map.of(), described), errors,
+                crossValidated ? absSum / count : Double.NaN,
                 new ArrayList<>(byMachine.keySet()), outliers);
     }
 
