@@ -132,6 +132,20 @@ public final class TransformerSpec {
             Checks.argument(mixer != Mixer.NONE || ffn != Ffn.NONE, "a layer needs a mixer or a feed-forward");
         }
 
+        // written out: a record's generated equals and hashCode are linked through method handles on first use, which
+        // costs a cold JVM milliseconds per record class (the start-up of one prediction)
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Block b && mixer == b.mixer && window == b.window && chunked == b.chunked
+                    && ffn == b.ffn && ffnSize == b.ffnSize;
+        }
+
+        @Override
+        public int hashCode() {
+            return (((mixer.hashCode() * 31 + Long.hashCode(window)) * 31 + (chunked ? 1 : 0)) * 31 + ffn.hashCode())
+                    * 31 + Long.hashCode(ffnSize);
+        }
+
         /** Attention over the whole sequence followed by a dense MLP of {@code ffn}. */
         public static Block dense(long ffn) {
             return new Block(Mixer.ATTENTION, 0, false, Ffn.DENSE, ffn);

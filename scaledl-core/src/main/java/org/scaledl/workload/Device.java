@@ -80,6 +80,17 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
         public double get(String column) {
             return byColumn.getOrDefault(column, 0.0);
         }
+
+        // written out for start-up, as Device's
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof MatrixPeaks m && byColumn.equals(m.byColumn);
+        }
+
+        @Override
+        public int hashCode() {
+            return byColumn.hashCode();
+        }
     }
 
     /**
@@ -104,6 +115,19 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
                     nvlinkDomain);
             Checks.argument(Double.isFinite(networkGbpsPerGpu) && networkGbpsPerGpu >= 0
                     && networkGbpsPerGpu <= 1e5, "network per GPU must be in [0, 1e5] Gb/s: %s", networkGbpsPerGpu);
+        }
+
+        // written out for start-up, as Device's
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Platform p && linkKind.equals(p.linkKind) && gpusPerNode == p.gpusPerNode
+                    && nvlinkDomain == p.nvlinkDomain && Double.compare(networkGbpsPerGpu, p.networkGbpsPerGpu) == 0;
+        }
+
+        @Override
+        public int hashCode() {
+            return ((linkKind.hashCode() * 31 + gpusPerNode) * 31 + nvlinkDomain) * 31
+                    + Double.hashCode(networkGbpsPerGpu);
         }
     }
 
@@ -136,6 +160,39 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
         Objects.requireNonNull(formFactor, "formFactor");
         Checks.argument(Double.isFinite(pcieGBps) && pcieGBps >= 0, "device %s: PCIe bandwidth must be >= 0", name);
         Objects.requireNonNull(platform, "platform");
+    }
+
+    // written out: a record's generated equals and hashCode are linked through method handles on first use, which
+    // costs a cold JVM milliseconds per record class (the start-up of one prediction); RecordEqualityTest checks them
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Device d && name.equals(d.name) && Double.compare(memoryGB, d.memoryGB) == 0
+                && Double.compare(memoryBandwidthGBps, d.memoryBandwidthGBps) == 0 && computeUnits == d.computeUnits
+                && Double.compare(clockMHz, d.clockMHz) == 0
+                && Double.compare(peakMatrixGflops, d.peakMatrixGflops) == 0
+                && Double.compare(peakVectorGflops, d.peakVectorGflops) == 0 && Double.compare(l2MB, d.l2MB) == 0
+                && Double.compare(linkGBps, d.linkGBps) == 0 && kind == d.kind && simdBits == d.simdBits
+                && matrixPeaks.equals(d.matrixPeaks) && formFactor.equals(d.formFactor)
+                && Double.compare(pcieGBps, d.pcieGBps) == 0 && platform.equals(d.platform);
+    }
+
+    @Override
+    public int hashCode() {
+        int h = name.hashCode();
+        h = 31 * h + Double.hashCode(memoryGB);
+        h = 31 * h + Double.hashCode(memoryBandwidthGBps);
+        h = 31 * h + computeUnits;
+        h = 31 * h + Double.hashCode(clockMHz);
+        h = 31 * h + Double.hashCode(peakMatrixGflops);
+        h = 31 * h + Double.hashCode(peakVectorGflops);
+        h = 31 * h + Double.hashCode(l2MB);
+        h = 31 * h + Double.hashCode(linkGBps);
+        h = 31 * h + kind.hashCode();
+        h = 31 * h + simdBits;
+        h = 31 * h + matrixPeaks.hashCode();
+        h = 31 * h + formFactor.hashCode();
+        h = 31 * h + Double.hashCode(pcieGBps);
+        return 31 * h + platform.hashCode();
     }
 
     /** A device without a described platform. */

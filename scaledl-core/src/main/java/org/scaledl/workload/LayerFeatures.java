@@ -35,6 +35,37 @@ public record LayerFeatures(int layer, OpFamily family, double flopsFwd, double 
                 stride, groups, inChannels, outChannels, 1);
     }
 
+    // written out: a record's generated equals and hashCode are linked through method handles on first use, which
+    // costs a cold JVM milliseconds per record class (the start-up of one prediction); RecordEqualityTest checks them
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof LayerFeatures f && layer == f.layer && family == f.family
+                && Double.compare(flopsFwd, f.flopsFwd) == 0 && Double.compare(flopsBwd, f.flopsBwd) == 0
+                && Double.compare(bytesRead, f.bytesRead) == 0 && Double.compare(bytesWritten, f.bytesWritten) == 0
+                && Double.compare(bytesBwd, f.bytesBwd) == 0 && params == f.params
+                && Double.compare(outputElements, f.outputElements) == 0 && kernel == f.kernel && stride == f.stride
+                && groups == f.groups && inChannels == f.inChannels && outChannels == f.outChannels
+                && steps == f.steps;
+    }
+
+    @Override
+    public int hashCode() {
+        int h = 31 * layer + family.hashCode();
+        h = 31 * h + Double.hashCode(flopsFwd);
+        h = 31 * h + Double.hashCode(flopsBwd);
+        h = 31 * h + Double.hashCode(bytesRead);
+        h = 31 * h + Double.hashCode(bytesWritten);
+        h = 31 * h + Double.hashCode(bytesBwd);
+        h = 31 * h + Long.hashCode(params);
+        h = 31 * h + Double.hashCode(outputElements);
+        h = 31 * h + Long.hashCode(kernel);
+        h = 31 * h + Long.hashCode(stride);
+        h = 31 * h + Long.hashCode(groups);
+        h = 31 * h + Long.hashCode(inChannels);
+        h = 31 * h + Long.hashCode(outChannels);
+        return 31 * h + Long.hashCode(steps);
+    }
+
     /** Forward bytes read plus written. */
     public double bytesFwd() {
         return bytesRead + bytesWritten;

@@ -42,10 +42,16 @@ final class ModelArgument {
         String name = value;
         PREFETCHED.computeIfAbsent(name, k -> CompletableFuture.supplyAsync(() -> BundledModels.load(k),
                 ModelArgument::daemon));
-        if (name.equals("gpu")) {
-            // the GPU catalog a device model's command reads next (its class initialiser runs once, on this thread)
-            daemon(org.scaledl.io.DeviceCatalog::bundled);
-        }
+        boolean gpu = name.equals("gpu");
+        daemon(() -> {
+            if (gpu) {
+                // the GPU catalog a device model's command reads next (its class initialiser runs once, here)
+                org.scaledl.io.DeviceCatalog.bundled();
+            }
+            // the formatter every prediction's text and warnings use: its first use loads the locale data (about
+            // 30 ms of a cold JVM), here rather than on the command's thread
+            String.format(java.util.Locale.ROOT, "%.1f", 0.0);
+        });
     }
 
     private static void daemon(Runnable r) {

@@ -171,10 +171,6 @@ final class PredictCommand implements Callable<Integer> {
         return 0;
     }
 
-
-
-
-
     private static void putOptional(ObjectNode o, String key, java.util.OptionalDouble v) {
         if (v.isPresent()) {
             o.put(key, v.getAsDouble());

@@ -367,6 +367,16 @@ public final class MegatronExecution {
     }
 
     private record FeaturesKey(int microBatch, Phase phase) {
+        // written out for start-up (see LayerFeatures)
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof FeaturesKey k && microBatch == k.microBatch && phase == k.phase;
+        }
+
+        @Override
+        public int hashCode() {
+            return 31 * microBatch + phase.hashCode();
+        }
     }
 
     /** The layers' features per micro-batch and phase (every configuration of a search shares them). */
