@@ -31,7 +31,7 @@ Outputs (in ``--out``)
 Columns of the four run files: id, source, release, task, system, model_key, family, transformer, seq, batch,
 micro_batches, world_size, tensor, pipeline, context, virtual_stages, expert, expert_tensor, zero_stage, device,
 gpus_per_node, nvlink_domain, inter_node_gbps, precision, recompute, sequence_parallel, lora_rank, uneven_pipeline,
-document_tokens, measured_ms,
+document_tokens, grad_dtype, measured_ms,
 tokens_per_s_per_gpu, model_tflops_per_gpu, fit_weight, notes.
 
 Rules, in the order they are applied to each input row
@@ -64,7 +64,10 @@ Rules, in the order they are applied to each input row
    with ``fsdp`` > 0 (the pages: "FSDP>0 = FSDP with sharding group #GPUs/(TP*PP)"; 25.04/25.07 "FSDP=1 (FSDP
    on)") is FSDP: 3.  NeMo AutoModel (PyTorch FSDP2): 3.  BLOOM (Megatron-DeepSpeed): 1, the notes' "DeepSpeed
    ZeRO-1"; a row noted "ZeRO stage 0" (an FP16 comparison run) is 0, but "ZeRO stage 0 with BF16 optimizer" is 1
-   (tr11-176B-ml.slurm: "bf16 must use z0! it implements its own zero stage 1 equivalent").
+   (tr11-176B-ml.slurm: "bf16 must use z0! it implements its own zero stage 1 equivalent").  ``grad_dtype`` is
+   ``bf16`` for NeMo 1.x rows (releases 24.xx: Apex's distributed Adam with the launcher's ``optim.grad_sync_dtype``
+   bf16; assumed, the pages do not state it) and ``fp32`` for every other stack (Megatron core's FP32 main
+   gradients in mixed precision).
 5. Device.  ``H100-SXM5-80GB`` -> ``H100 SXM``, ``B200`` -> ``B200``, ``GB200 (NVL72)`` -> ``GB200``,
    ``A100-SXM4-80GB`` -> ``A100 80GB`` (names of the bundled GPU catalog); ``gpus_per_node`` and
    ``nvlink_domain`` as the row gives them (DGX 8/8, GB200 4/72). ``inter_node_gbps``: the network of one node where
@@ -130,7 +133,7 @@ COLUMNS = ["id", "source", "release", "task", "system", "model_key", "family", "
            "micro_batches", "world_size", "tensor", "pipeline", "context", "virtual_stages", "expert",
            "expert_tensor", "zero_stage", "device", "gpus_per_node", "nvlink_domain", "inter_node_gbps", "precision",
            "recompute",
-           "sequence_parallel", "lora_rank", "uneven_pipeline", "document_tokens", "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "fit_weight", "notes"]
+           "sequence_parallel", "lora_rank", "uneven_pipeline", "document_tokens", "grad_dtype", "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "fit_weight", "notes"]
 
 # input file -> (short name used in ids and notes, kind)
 ROW_FILES = [
@@ -549,6 +552,14 @@ def convert_row(file, short, kind, line, row, models, configs):
         if fsdp > 0:
             assumed.append("FSDP=%d -> zero 3" % fsdp)
 
+    # gradient buffers (rule 4, continued): NeMo 1.x (the 24.xx releases) trains with Apex's distributed Adam
+    # synchronising gradients in BF16 (the launcher's optim.grad_sync_dtype bf16); every later stack keeps FP32
+    # main gradients (Megatron-LM's mixed-precision default)
+    grad_dtype = "fp32"
+    if file == "nemo_24xx_perf_summary.csv" and row["release"].strip().startswith("24."):
+        grad_dtype = "bf16"
+        assumed.append("bf16 gradients (NeMo 1.x distributed Adam)")
+
     # device (rule 5)
     gpu = row["gpu"].strip()
     if gpu not in DEVICES:
@@ -613,6 +624,7 @@ def convert_row(file, short, kind, line, row, models, configs):
         "precision": precision, "recompute": recompute, "sequence_parallel": "true" if sp else "false",
         "lora_rank": str(lora_rank),
         "document_tokens": document_tokens,
+        "grad_dtype": grad_dtype,
         "uneven_pipeline": "false" if even_split_exists(configs.get(config_key, config_source)[2]["layers"], pp * vp,
                                                         configs.get(config_key, config_source)[2]["mtp"]) else "true",
         "measured_ms": measured, "tokens_per_s_per_gpu": row.get("tokens_per_s_per_gpu", "").strip(),

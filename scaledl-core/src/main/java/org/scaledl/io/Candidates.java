@@ -42,6 +42,7 @@ import org.scaledl.workload.Workload;
  * trains), {@code uneven_pipeline} (true: layers that do not divide into the pipeline's chunks are split
  * unevenly, balanced; false), {@code document_tokens} (packed sequences: the effective tokens of the documents
  * packed into each sequence, attention running within a document; 0: one document a sequence),
+ * {@code grad_dtype} (fp32, or bf16/fp16: gradients kept and reduced in 16 bits, mixed precision only; fp32),
  * {@code gpus_per_node}, {@code nvlink_domain} and {@code inter_node_gbps} (the nodes of the GPUs, the GPUs one NVLink
  * domain joins, network Gb/s per node; the device's standard system), and {@code model}, {@code family},
  * {@code resolution} (carried as tags, as in a dataset). A job uses {@code world_size × tensor × pipeline × context}
@@ -388,6 +389,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                 bounded(t, r, "lora_rank", 0, 4096).ifPresent(b::lora);
                 b.unevenPipeline(flag(t, r, "uneven_pipeline"));
                 bounded(t, r, "document_tokens", 0, 1 << 30).ifPresent(b::documentTokens);
+                value(t, r, "grad_dtype").map(Workload::parseGradDtype).ifPresent(b::sixteenBitGradients);
                 Optional<String> imbalance = value(t, r, "expert_imbalance");
                 if (imbalance.isPresent()) {
                     double x = parseDouble(imbalance.get());
@@ -437,7 +439,12 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                     throw InvalidInputException.atLine(t.source(), line, e.getMessage());
                 }
             }
-            return b.build();
+            try {
+                return b.build();
+            } catch (IllegalArgumentException e) {
+                // settings that do not go together (16-bit gradients in FP32, LoRA in inference...)
+                throw InvalidInputException.atLine(t.source(), line, e.getMessage());
+            }
         }
 
         /**

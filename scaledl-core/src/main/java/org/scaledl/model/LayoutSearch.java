@@ -51,6 +51,7 @@ public final class LayoutSearch {
     private Precision precision = Precision.FP16;
     private int loraRank;
     private int documentTokens;
+    private boolean sixteenBitGradients;
     private double expertImbalance = 1;
 
     /**
@@ -107,6 +108,12 @@ public final class LayoutSearch {
     public LayoutSearch documentTokens(int value) {
         Workload.builder(graph).documentTokens(value);
         this.documentTokens = value;
+        return this;
+    }
+
+    /** Gradients kept and reduced in 16 bits ({@link Workload#sixteenBitGradients()}; default false). */
+    public LayoutSearch sixteenBitGradients(boolean value) {
+        this.sixteenBitGradients = value;
         return this;
     }
 
@@ -217,7 +224,7 @@ public final class LayoutSearch {
         Workload w = predictor.stage().resolve(Workload.builder(graph).batch(b * par.microBatches())
                 .phase(Phase.TRAIN).device(device).parallelism(par).precision(precision).recompute(Recompute.AUTO)
                 .topology(topology).lora(loraRank).expertImbalance(expertImbalance)
-                .documentTokens(documentTokens).build());
+                .documentTokens(documentTokens).sixteenBitGradients(sixteenBitGradients).build());
         double ms = predictor.predictMillis(w);
         OptionalDouble mem = predictor.stage().memoryBytes(w);
         double gib = mem.isPresent() ? mem.getAsDouble() / (1L << 30) : Double.NaN;

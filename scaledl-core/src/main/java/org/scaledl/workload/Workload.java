@@ -36,6 +36,7 @@ public final class Workload {
     private final int loraRank;
     private final boolean unevenPipeline;
     private final int documentTokens;
+    private final boolean sixteenBitGradients;
     private final java.util.SortedMap<String, String> tags;
 
     private Workload(Builder b) {
@@ -58,6 +59,11 @@ public final class Workload {
         this.loraRank = b.loraRank;
         this.unevenPipeline = b.unevenPipeline;
         this.documentTokens = b.documentTokens;
+        this.sixteenBitGradients = b.sixteenBitGradients;
+        if (sixteenBitGradients && precision.masterBytes() == 0) {
+            throw new IllegalArgumentException("16-bit gradients are a mixed-precision setting (bf16, fp16, fp8, "
+                    + "mxfp8, nvfp4), not one of " + precision.label());
+        }
         if (loraRank != 0 && phase != Phase.TRAIN) {
             throw new IllegalArgumentException("LoRA rank " + loraRank + ": adapters are a training setting, not one "
                     + "of " + phase.label());
@@ -171,6 +177,36 @@ public final class Workload {
     }
 
     /**
+     * Gradients kept and reduced in 16 bits (BF16 or FP16 main gradients: NeMo 1.x's distributed Adam with
+     * {@code grad_sync_dtype} bf16, Megatron-core's {@code grad_reduce_in_fp32} off) rather than FP32 (Megatron-LM's
+     * default in mixed precision, {@link Precision#gradientBytes()}): 2 bytes a parameter instead of 4 in memory and in
+     * the optimizer's traffic. False by default.
+     */
+    public boolean sixteenBitGradients() {
+        return sixteenBitGradients;
+    }
+
+    /**
+     * Parses a gradient type as tables and command lines give it: {@code fp32} (false), {@code bf16} or {@code fp16}
+     * (true: {@link #sixteenBitGradients()}), any case.
+     *
+     * @throws org.scaledl.InvalidInputException naming the text and the accepted values
+     */
+    public static boolean parseGradDtype(String text) {
+        return switch (text.trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "fp32", "float32" -> false;
+            case "bf16", "fp16", "bfloat16", "float16" -> true;
+            default -> throw org.scaledl.InvalidInputException.of("unknown gradient type '" + text
+                    + "' (expected fp32, bf16 or fp16)");
+        };
+    }
+
+    /** Bytes of a parameter's gradient buffer: the precision's, or 2 with {@link #sixteenBitGradients()}. */
+    public double gradientBytes() {
+        return sixteenBitGradients ? 2 : precision.gradientBytes();
+    }
+
+    /**
      * The settings given that only a transformer built from its configuration carries (its layer roles tell which
      * layers they change): LoRA, packed documents, context, expert and expert-tensor parallelism, an expert
      * imbalance, in words; empty when none is given. Predictors of imported graphs refuse a workload that gives any.
@@ -195,6 +231,9 @@ public final class Workload {
         if (expertImbalance != 1) {
             out.add("expert imbalance " + expertImbalance);
         }
+        if (sixteenBitGradients) {
+            out.add("16-bit gradients");
+        }
         return out;
     }
 
@@ -213,7 +252,7 @@ public final class Workload {
         Builder b = new Builder(graph).batch(batch).phase(phase).parallelism(parallelism).threads(threads)
                 .precision(precision).recompute(recompute).recomputeLayers(recomputeLayers)
                 .expertImbalance(expertImbalance).lora(loraRank).unevenPipeline(unevenPipeline)
-                .documentTokens(documentTokens);
+                .documentTokens(documentTokens).sixteenBitGradients(sixteenBitGradients);
         b.device = device;
         b.topology = topology;
         b.tags.putAll(tags);
@@ -230,7 +269,8 @@ public final class Workload {
                 + (recompute == Recompute.NONE || recompute == Recompute.AUTO ? "" : " recompute=" + recompute.label()
                 + (recomputeLayers > 0 ? ":" + recomputeLayers : ""))
                 + (loraRank > 0 ? " lora=" + loraRank : "") + (unevenPipeline ? " uneven-pipeline" : "")
-                + (documentTokens > 0 ? " documents=" + documentTokens : "");
+                + (documentTokens > 0 ? " documents=" + documentTokens : "")
+                + (sixteenBitGradients ? " grad-dtype=16-bit" : "");
     }
 
     /** Builds a {@link Workload}. */
@@ -249,6 +289,7 @@ public final class Workload {
         private int loraRank;
         private boolean unevenPipeline;
         private int documentTokens;
+        private boolean sixteenBitGradients;
         private final Map<String, String> tags = new TreeMap<>();
 
         private Builder(ModelGraph graph) {
@@ -367,6 +408,12 @@ public final class Workload {
         public Builder documentTokens(int value) {
             Checks.argument(value >= 0, "document tokens must be >= 0: %s", value);
             this.documentTokens = value;
+            return this;
+        }
+
+        /** Gradients kept and reduced in 16 bits ({@link Workload#sixteenBitGradients()}); false by default. */
+        public Builder sixteenBitGradients(boolean value) {
+            this.sixteenBitGradients = value;
             return this;
         }
 

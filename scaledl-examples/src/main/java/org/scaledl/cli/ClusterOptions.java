@@ -74,6 +74,11 @@ final class ClusterOptions {
             + "sequence (attention runs within a document); default: one document a sequence")
     Integer documentTokens;
 
+    @Option(names = "--grad-dtype", description = "Gradients kept and reduced in fp32 (default, Megatron-LM's mixed "
+            + "precision) or in 16 bits: bf16 or fp16 (NeMo 1.x's distributed Adam with grad_sync_dtype bf16)",
+            converter = GradDtypeConverter.class)
+    String gradDtype;
+
     @Option(names = "--uneven-pipeline", description = "Split a transformer's layers unevenly (balanced) over the "
             + "pipeline's chunks where no even split exists (refused otherwise)")
     boolean unevenPipeline;
@@ -147,6 +152,11 @@ final class ClusterOptions {
         return new Parallelism(data, tensor, pipeline, microBatches, sequenceParallel, z,
                 positive(virtualStages, "--virtual-stages"), positive(context, "--context"),
                 positive(expert, "--expert"), positive(expertTensor, "--expert-tensor"));
+    }
+
+    /** Whether gradients are kept in 16 bits ({@code --grad-dtype}; false when not given). */
+    boolean sixteenBitGradients() {
+        return gradDtype != null && org.scaledl.workload.Workload.parseGradDtype(gradDtype);
     }
 
     /** The packed documents' tokens (0 when not given: one document a sequence). */
@@ -226,6 +236,7 @@ final class ClusterOptions {
         put.accept("sequence_parallel", sequenceParallel ? "true" : null);
         put.accept("uneven_pipeline", unevenPipeline ? "true" : null);
         put.accept("document_tokens", documentTokens);
+        put.accept("grad_dtype", gradDtype);
         put.accept("gpus_per_node", gpusPerNode);
         put.accept("nvlink_domain", nvlinkDomain);
         put.accept("inter_node_gbps", interNodeGbps);
@@ -243,6 +254,19 @@ final class ClusterOptions {
         public Precision convert(String value) {
             try {
                 return Precision.parse(value);
+            } catch (org.scaledl.InvalidInputException e) {
+                throw new picocli.CommandLine.TypeConversionException(e.detail());
+            }
+        }
+    }
+
+    /** Checks {@code --grad-dtype} (kept as given, for the candidate column it fills). */
+    static final class GradDtypeConverter implements picocli.CommandLine.ITypeConverter<String> {
+        @Override
+        public String convert(String value) {
+            try {
+                org.scaledl.workload.Workload.parseGradDtype(value);
+                return value;
             } catch (org.scaledl.InvalidInputException e) {
                 throw new picocli.CommandLine.TypeConversionException(e.detail());
             }

@@ -99,7 +99,8 @@ final class JobOptions {
                 .phase(phase == null ? Phase.TRAIN : phase).parallelism(par).precision(cluster.precision())
                 .recompute(cluster.recompute()).recomputeLayers(cluster.recomputeLayers())
                 .expertImbalance(cluster.expertImbalance()).lora(cluster.loraRank())
-                .unevenPipeline(cluster.unevenPipeline).documentTokens(cluster.documentTokens());
+                .unevenPipeline(cluster.unevenPipeline).documentTokens(cluster.documentTokens())
+                .sixteenBitGradients(cluster.sixteenBitGradients());
         Optional<Device> d = resolveDevice(p, device);
         d.ifPresent(wb::device);
         if (d.isPresent()) {

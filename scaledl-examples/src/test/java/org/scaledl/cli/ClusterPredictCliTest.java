@@ -259,6 +259,50 @@ class ClusterPredictCliTest {
      * A layout search that cannot succeed says why in one line, and absurd machines are refused naming the option
      * (exit 2: a request refused).
      */
+    /**
+     * 16-bit gradients: a row's {@code grad_dtype} and {@code --grad-dtype} give the same job, 2 bytes a parameter
+     * smaller than FP32 gradients; an unknown type is a usage error (exit 2, as an unknown precision), 16-bit
+     * gradients in an FP32 row bad input (exit 1), each one line naming the option or the row.
+     */
+    @Test
+    void sixteenBitGradientsFromTheTableAndTheOption(@TempDir Path dir) throws Exception {
+        config(dir);
+        Path jobs = dir.resolve("jobs.csv");
+        Files.writeString(jobs, HEADER + ",grad_dtype\nfp32,gpt3/config.json,2048,1,32,4,8,8," + A100
+                + ",8,1600,bf16,full,true,train,fp32\nbf16,gpt3/config.json,2048,1,32,4,8,8," + A100
+                + ",8,1600,bf16,full,true,train,bf16\n");
+        Path scored = dir.resolve("scored.csv");
+        Run r = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--out", scored.toString());
+        assertEquals(0, r.code(), r.err());
+        Map<String, Map<String, String>> rows = rows(scored);
+        double full = Double.parseDouble(rows.get("fp32").get("memory_gb"));
+        double half = Double.parseDouble(rows.get("bf16").get("memory_gb"));
+        // GPT-3 175B over t8 p8: the busiest stage's ~2.8e9 parameters, 2 bytes each
+        assertTrue(full - half > 4.5 && full - half < 6, full + " vs " + half);
+        Run one = MainTest.run("predict", "--model", "gpu", "--transformer", dir.resolve("gpt3/config.json")
+                .toString(), "--seq", "2048", "--batch", "1", "--micro-batches", "32", "--world-size", "4",
+                "--tensor", "8", "--pipeline", "8", "--device", A100, "--gpus-per-node", "8", "--inter-node-gbps",
+                "1600", "--precision", "bf16", "--recompute", "full", "--sequence-parallel", "--grad-dtype", "bf16",
+                "--json");
+        assertEquals(0, one.code(), one.err());
+        JsonNode j = new ObjectMapper().readTree(one.out());
+        assertEquals(rows.get("bf16").get("predicted_ms"), String.format(java.util.Locale.ROOT, "%.4f",
+                j.get("ms").asDouble()));
+        Run bad = MainTest.run("predict", "--model", "gpu", "--transformer", dir.resolve("gpt3/config.json")
+                .toString(), "--seq", "2048", "--batch", "1", "--device", A100, "--precision", "bf16",
+                "--grad-dtype", "fp8");
+        assertEquals(2, bad.code(), bad.err());
+        assertTrue(bad.err().contains("--grad-dtype") && bad.err().contains("expected fp32, bf16 or fp16")
+                && bad.err().strip().lines().count() == 1, bad.err());
+        Files.writeString(jobs, HEADER + ",grad_dtype\nbad,gpt3/config.json,2048,1,32,4,8,8," + A100
+                + ",8,1600,fp32,full,true,train,bf16\n");
+        Run fp32 = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--out",
+                dir.resolve("x.csv").toString());
+        assertEquals(1, fp32.code(), fp32.err());
+        assertTrue(fp32.err().contains("jobs.csv:2:") && fp32.err().contains("16-bit gradients"), fp32.err());
+        assertFalse(Files.exists(dir.resolve("x.csv")));
+    }
+
     @Test
     void impossibleLayoutSearchesExplainThemselves(@TempDir Path dir) throws Exception {
         Path cfg = config(dir);

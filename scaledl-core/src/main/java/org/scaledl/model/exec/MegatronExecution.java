@@ -979,7 +979,8 @@ public final class MegatronExecution {
         if (train) {
             double local = w.loraRank() > 0 ? stageAdapters[maxParams] / (par.zeroStage() >= 1 ? dp : 1)
                     : dense / (par.zeroStage() >= 1 ? dp : 1) + expert / (par.zeroStage() >= 1 ? edp : 1);
-            optimizer = 1e3 * local * prec.optimizerTrafficBytes() / device.bytesPerSecond();
+            double traffic = prec.optimizerTrafficBytes() - prec.gradientBytes() + w.gradientBytes();
+            optimizer = 1e3 * local * traffic / device.bytesPerSecond();
         }
         // Transformer Engine's overlap of the sequence-parallel collectives with their contractions (userbuffers over
         // NVLink, on by default in NeMo and Megatron-Bridge on the FP8 generations)
@@ -1115,15 +1116,22 @@ public final class MegatronExecution {
         int p = par.pipeline();
         int zero = par.zeroStage();
         double states;
+        double grad = w.gradientBytes();
         if (w.phase() == Phase.INFER) {
             states = (dense + expert) * prec.weightBytes();
         } else if (w.loraRank() > 0) {
             states = (dense / (zero >= 3 ? dp : 1) + expert / (zero >= 3 ? edp : 1)) * prec.weightBytes()
-                    + adapters * (prec.weightBytes() + prec.gradientBytes() + prec.stateBytes());
+                    + adapters * (prec.weightBytes() + grad + prec.stateBytes());
+        } else if (zero >= 3 && prec.masterBytes() > 0) {
+            // FSDP: the sharded FP32 parameters are the master weights; the 16-bit weights exist only for the layers
+            // being gathered (the one computing and the one prefetched)
+            double sharded = dense / dp + expert / edp;
+            states = sharded * (prec.masterBytes() + grad + prec.optimizerStateBytes())
+                    + 2 * (dense + expert) / Math.max(1, layers) * prec.weightBytes();
         } else {
-            states = dense * (prec.weightBytes() / (zero >= 3 ? dp : 1) + prec.gradientBytes() / (zero >= 2 ? dp : 1)
+            states = dense * (prec.weightBytes() / (zero >= 3 ? dp : 1) + grad / (zero >= 2 ? dp : 1)
                     + prec.stateBytes() / (zero >= 1 ? dp : 1))
-                    + expert * (prec.weightBytes() / (zero >= 3 ? edp : 1) + prec.gradientBytes()
+                    + expert * (prec.weightBytes() / (zero >= 3 ? edp : 1) + grad
                     / (zero >= 2 ? edp : 1) + prec.stateBytes() / (zero >= 1 ? edp : 1));
         }
         // the quantised copies: sharded with the weights under ZeRO 3 (gathered a layer at a time)
