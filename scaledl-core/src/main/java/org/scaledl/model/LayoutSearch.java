@@ -1,7 +1,6 @@
 package org.scaledl.model;
 
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.OptionalDouble;
@@ -192,7 +191,8 @@ public final class LayoutSearch {
                 }
             }
         }
-        out.sort(Comparator.comparing((Layout l) -> !l.fits()).thenComparingDouble(Layout::millis));
+        // those that fit first, then the fastest (a stable sort: ties keep the loops' order)
+        out.sort((x, y) -> x.fits() != y.fits() ? (x.fits() ? -1 : 1) : Double.compare(x.millis(), y.millis()));
         return out;
     }
 

@@ -43,6 +43,20 @@ public record Parallelism(int data, int tensor, int pipeline, int microBatches, 
 
     /** Validates. */
     public Parallelism {
+        // one cheap test first: the checks below box their message's arguments, and layout searches build millions
+        boolean valid = data > 0 && tensor > 0 && pipeline > 0 && microBatches > 0 && context > 0 && expert > 0
+                && expertTensor > 0 && (long) data * tensor * pipeline * context <= MAX_RANKS && zeroStage >= 0
+                && zeroStage <= 3 && virtualStages >= 1 && virtualStages <= 1 << 12 && (virtualStages == 1
+                || pipeline > 1) && (!sequenceParallel || tensor > 1)
+                && ((long) data * context * tensor) % ((long) expert * expertTensor) == 0;
+        if (!valid) {
+            checkDegrees(data, tensor, pipeline, microBatches, sequenceParallel, zeroStage, virtualStages, context,
+                    expert, expertTensor);
+        }
+    }
+
+    private static void checkDegrees(int data, int tensor, int pipeline, int microBatches, boolean sequenceParallel,
+            int zeroStage, int virtualStages, int context, int expert, int expertTensor) {
         Checks.argument(data > 0 && tensor > 0 && pipeline > 0 && microBatches > 0 && context > 0 && expert > 0
                 && expertTensor > 0, "parallel degrees must be positive: data %s, tensor %s, pipeline %s, "
                 + "micro-batches %s, context %s, expert %s, expert tensor %s", data, tensor, pipeline, microBatches,

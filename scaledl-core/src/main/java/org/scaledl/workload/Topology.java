@@ -51,6 +51,18 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
 
     /** Validates. */
     public Topology {
+        // one cheap test first: the checks box their message's arguments, and layout searches build many topologies
+        boolean valid = gpusPerNode > 0 && gpusPerNode <= MAX_GPUS_PER_NODE && nvlinkDomain > 0
+                && nvlinkDomain <= MAX_DOMAIN && link != null && intraNodeGBps >= MIN_GBPS && intraNodeGBps <= MAX_GBPS
+                && interNodeGbps >= MIN_GBPS && interNodeGbps <= MAX_GBPS * 8 && interNodeLatencyUs >= 0
+                && interNodeLatencyUs <= 1e6;
+        if (!valid) {
+            check(gpusPerNode, link, intraNodeGBps, interNodeGbps, interNodeLatencyUs, nvlinkDomain);
+        }
+    }
+
+    private static void check(int gpusPerNode, Link link, double intraNodeGBps, double interNodeGbps,
+            double interNodeLatencyUs, int nvlinkDomain) {
         Checks.argument(gpusPerNode > 0 && gpusPerNode <= MAX_GPUS_PER_NODE, "GPUs per node must be in 1..%s: %s",
                 MAX_GPUS_PER_NODE, gpusPerNode);
         Checks.argument(nvlinkDomain > 0 && nvlinkDomain <= MAX_DOMAIN, "the NVLink domain must be in 1..%s GPUs: %s",

@@ -3,7 +3,6 @@ package org.scaledl.model.exec;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Objects;
 import java.util.Optional;
 import org.scaledl.features.FeatureExtractor;
 import org.scaledl.graph.Blocks;
@@ -332,9 +331,19 @@ public final class MegatronExecution {
         public int hashCode() {
             // the device by identity (a record of maps: hashing it by value costs more than the lookup saves; an
             // equal copy only hashes elsewhere and misses)
-            return Objects.hash(System.identityHashCode(layers), System.identityHashCode(device), precision, phase,
-                    recompute, microBatch, tensor, sequenceParallel, context, expert, expertTensor, lora, documents,
-                    timed);
+            int h = 31 * System.identityHashCode(layers) + System.identityHashCode(device);
+            h = 31 * h + precision.hashCode();
+            h = 31 * h + phase.hashCode();
+            h = 31 * h + recompute.hashCode();
+            h = 31 * h + microBatch;
+            h = 31 * h + tensor;
+            h = 31 * h + (sequenceParallel ? 1 : 0);
+            h = 31 * h + context;
+            h = 31 * h + expert;
+            h = 31 * h + expertTensor;
+            h = 31 * h + lora;
+            h = 31 * h + documents;
+            return 31 * h + (timed ? 1 : 0);
         }
     }
 
@@ -661,6 +670,14 @@ public final class MegatronExecution {
     // --------------------------------------------------------------------------------------------------- stages
 
     /** The layers of each stage: per stage, per block kind, how many. */
+    /** The layers of each block kind per pipeline stage, per graph and split (callers only read the arrays). */
+    private static final GraphCache<Long, int[][]> STAGE_KINDS = new GraphCache<>(256);
+
+    private static int[][] stageKinds(ModelGraph g, int p, int v, int mtp) {
+        long key = ((long) p << 40) | ((long) v << 20) | mtp;
+        return STAGE_KINDS.get(g, key, () -> stageKinds(g.blocks().orElseThrow(), p, v, mtp));
+    }
+
     private static int[][] stageKinds(Blocks blocks, int p, int v, int mtp) {
         int[] sizes = split(blocks.copies(), p * v, mtp);
         if (sizes == null) {
@@ -820,7 +837,7 @@ public final class MegatronExecution {
         int b = Math.max(1, (int) Math.ceil((double) w.batch() / m));
         double imbalance = w.expertImbalance();
         Unit[] units = units(w, layers, device, b, rc, withTime);
-        int[][] stages = stageKinds(blocks, p, v, ts.mtpLayers());
+        int[][] stages = stageKinds(g, p, v, ts.mtpLayers());
         // full recomputation of the first layers of each model chunk only: per stage, the share recomputed
         int partial = rc == Recompute.FULL ? w.recomputeLayers() : 0;
         Unit[] plain = partial > 0 ? units(w, layers, device, b, Recompute.NONE, withTime) : units;
@@ -995,8 +1012,9 @@ public final class MegatronExecution {
                 .add(ExecutionTerm.CONTEXT_COMM, cpExposed).add(ExecutionTerm.ATTENTION_OTHER, attentionOther)
                 .add(ExecutionTerm.TENSOR_COMM_OVERLAPPED, tensorOverlapped).build();
         StageMemory memory = null;
+        double maxLayerSaved = maxLayerSaved(units);
         for (int s = 0; s < p; s++) {
-            StageMemory sm = stageMemory(w, ts, units, stageParams[s], stageExpertParams[s] / e,
+            StageMemory sm = stageMemory(w, ts, maxLayerSaved, stageParams[s], stageExpertParams[s] / e,
                     stageLowParams[s], stageAdapters[s], stageSaved[s], recomputed[s], layersOn[s], s, dp, edp, b, t,
                     c);
             if (memory == null || sm.total() > memory.total()) {
@@ -1108,9 +1126,9 @@ public final class MegatronExecution {
      * A stage's memory per GPU: states (ZeRO-sharded), quantised weights, in-flight activations, logits. With LoRA the
      * frozen weights are held without gradients or optimizer states, and the adapters with theirs.
      */
-    private static StageMemory stageMemory(Workload w, TransformerShape ts, Unit[] units, double dense, double expert,
-            double low, double adapters, double saved, double recomputed, int layers, int s, int dp, int edp, int b,
-            int t, int c) {
+    private static StageMemory stageMemory(Workload w, TransformerShape ts, double maxLayerSaved, double dense,
+            double expert, double low, double adapters, double saved, double recomputed, int layers, int s, int dp,
+            int edp, int b, int t, int c) {
         Parallelism par = w.parallelism();
         Precision prec = w.precision();
         int p = par.pipeline();
@@ -1150,7 +1168,7 @@ public final class MegatronExecution {
                 double input = (double) b * ts.seq() / c * ts.hidden() * prec.activationBytes()
                         / (par.sequenceParallel() ? t : 1);
                 perMicroBatch = recomputed * input * layers + (1 - recomputed) * saved;
-                working = maxLayerSaved(units);
+                working = maxLayerSaved;
             }
             int v = par.virtualStages();
             // the 1F1B schedule: stage s holds p − s micro-batches; interleaving adds (p − 1)/(p·v) of the first's
@@ -1163,9 +1181,8 @@ public final class MegatronExecution {
     }
 
     private static int mostLayersOnAStage(Workload w) {
-        Blocks blocks = w.graph().blocks().orElseThrow();
         int most = 0;
-        for (int[] stage : stageKinds(blocks, w.parallelism().pipeline(), w.parallelism().virtualStages(),
+        for (int[] stage : stageKinds(w.graph(), w.parallelism().pipeline(), w.parallelism().virtualStages(),
                 w.graph().transformer().orElseThrow().mtpLayers())) {
             int n = 0;
             for (int k : stage) {
