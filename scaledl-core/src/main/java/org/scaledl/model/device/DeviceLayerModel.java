@@ -46,7 +46,12 @@ import org.scaledl.workload.Workload;
  * tiles a GEMM library would launch for the problem (sides the power of two at or above each output side, within
  * 16..128): the share of the tiles' work that is useful and the fill of their last wave over the compute units
  * (held-out-GPU kernel MRE 26.1 → 24.8 %, convolutions 25.9 → 23.6 %, DeepBench GEMM 36.3 → 33.8 %; whole models
- * 14.2 → 14.6 %; files with the first 13 features still load and predict as before). Every feature is a
+ * 14.2 → 14.6 %; files with the first 13 features still load and predict as before). The compute/memory time
+ * ratio saturates at 4× either way ({@link #RATIO_SATURATION}: a compute-bound kernel is not sped up by memory
+ * bandwidth): the same GPT-3 job on the A100 40 GB and 80 GB descriptions 7 → 3 % apart, published cluster runs with
+ * each family held out 18.3 → 15.2 % MRE (bias −7.7 → −3.8 %), ≤ 64 GPUs → larger 17.8 → 11.6 % (−15.0 → −8.5 %),
+ * 4-GPU DP/TP/PP runs 6.7/10.6/5.2 → 1.3/3.2/4.4 %, at a cost on single-GPU whole models with the GPU held out
+ * (14.5 → 16.5 %, the H100 +0 → +10 % bias) and seen-GPU kernels (20.7 → 21.5 %). Every feature is a
  * ratio of work to a device figure or a shape, and none describes the device alone, so a device that was never
  * measured is predicted from its description. (Features that identify a device, such as its ridge point, compute
  * units or clock, let the trees memorise per-GPU efficiencies: with the ridge point, leave-one-GPU-out kernel MRE
@@ -89,12 +94,22 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
     /** Features per layer of the files written before the adaptive-tile features (their trees read the first 13). */
     private static final int V1_FEATURES = 13;
     private static final BoostedTrees.Config CONFIG = new BoostedTrees.Config(200, 6, 0.1, 10, 64, 1.0);
+    /**
+     * Where the roofline saturates, log10 of compute time over memory time: a kernel whose compute time is more than
+     * 4× its memory time (or less than a quarter of it) is described as one at 4× (a quarter), since a faster
+     * memory cannot speed up a compute-bound kernel nor a faster peak a memory-bound one. Without it the trees
+     * credited the A100 80 GB's bandwidth on large GEMMs (the same GPT-3 job 7 % faster than on the 40 GB part).
+     * Files written before it read none ({@link Double#POSITIVE_INFINITY}).
+     */
+    static final double RATIO_SATURATION = Math.log10(4);
 
     private final Map<OpFamily, BoostedTrees> forward;
     private final Map<OpFamily, BoostedTrees> backward;
     private final BoostedTrees pooledForward;
     private final BoostedTrees pooledBackward;
     private final double trainFactor;
+    /** {@link #RATIO_SATURATION} for models fitted with it, infinity for older files. */
+    private final double saturation;
     private final double inferFactor;
     private final List<String> devices;
     /** Per device name: the multiplicative corrections fitted by {@link #adapt} and {@link #calibrate}. */
@@ -149,16 +164,18 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
 
     private DeviceLayerModel(Map<OpFamily, BoostedTrees> forward, Map<OpFamily, BoostedTrees> backward,
             BoostedTrees pooledForward, BoostedTrees pooledBackward, double trainFactor, double inferFactor,
-            List<String> devices, Map<String, Corrections> corrections, double[] familyCode, double[] ceilings) {
+            List<String> devices, Map<String, Corrections> corrections, double[] familyCode, double[] ceilings,
+            double saturation) {
         this(forward, backward, pooledForward, pooledBackward, trainFactor, inferFactor, devices, corrections,
-                familyCode, ceilings, new org.scaledl.graph.GraphCache<>(MAX_CACHED_SUMS));
+                familyCode, ceilings, saturation, new org.scaledl.graph.GraphCache<>(MAX_CACHED_SUMS));
     }
 
     private DeviceLayerModel(Map<OpFamily, BoostedTrees> forward, Map<OpFamily, BoostedTrees> backward,
             BoostedTrees pooledForward, BoostedTrees pooledBackward, double trainFactor, double inferFactor,
             List<String> devices, Map<String, Corrections> corrections, double[] familyCode, double[] ceilings,
-            org.scaledl.graph.GraphCache<SumKey, Double> sums) {
+            double saturation, org.scaledl.graph.GraphCache<SumKey, Double> sums) {
         this.sums = sums;
+        this.saturation = saturation;
         this.ceilings = ceilings.clone();
         this.familyCode = familyCode;
         this.corrections = Collections.unmodifiableMap(new TreeMap<>(corrections));
@@ -188,11 +205,12 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         Map<OpFamily, BoostedTrees> f = new EnumMap<>(OpFamily.class);
         Map<OpFamily, BoostedTrees> b = new EnumMap<>(OpFamily.class);
         double[] codes = ordinalCodes();
-        BoostedTrees pf = fitPass(fwd, f, codes);
-        BoostedTrees pb = bwd.isEmpty() ? pf : fitPass(bwd, b, codes);
+        BoostedTrees pf = fitPass(fwd, f, codes, RATIO_SATURATION);
+        BoostedTrees pb = bwd.isEmpty() ? pf : fitPass(bwd, b, codes, RATIO_SATURATION);
         TreeSet<String> names = new TreeSet<>();
         measurements.forEach(m -> names.add(m.device().name()));
-        return new DeviceLayerModel(f, b, pf, pb, 1, 1, List.copyOf(names), Map.of(), codes, ceilings(fwd));
+        return new DeviceLayerModel(f, b, pf, pb, 1, 1, List.copyOf(names), Map.of(), codes, ceilings(fwd),
+                RATIO_SATURATION);
     }
 
     /** Ceilings of files written before they were kept: tensor cores 0.9, FP32 units 0.95. */
@@ -239,7 +257,8 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         return c;
     }
 
-    private static BoostedTrees fitPass(List<OpMeasurement> rows, Map<OpFamily, BoostedTrees> out, double[] codes) {
+    private static BoostedTrees fitPass(List<OpMeasurement> rows, Map<OpFamily, BoostedTrees> out, double[] codes,
+            double saturation) {
         Map<OpFamily, List<OpMeasurement>> byFamily = new EnumMap<>(OpFamily.class);
         for (OpMeasurement m : rows) {
             byFamily.computeIfAbsent(m.features().family(), k -> new ArrayList<>()).add(m);
@@ -252,18 +271,18 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
                 v = bench;
             }
             if (v.size() >= MIN_FAMILY_ROWS) {
-                out.put(e.getKey(), fitRows(v, codes));
+                out.put(e.getKey(), fitRows(v, codes, saturation));
             }
         }
-        return fitRows(rows, codes);
+        return fitRows(rows, codes, saturation);
     }
 
-    private static BoostedTrees fitRows(List<OpMeasurement> rows, double[] codes) {
+    private static BoostedTrees fitRows(List<OpMeasurement> rows, double[] codes, double saturation) {
         double[][] x = new double[rows.size()][];
         double[] y = new double[rows.size()];
         for (int i = 0; i < rows.size(); i++) {
             OpMeasurement m = rows.get(i);
-            x[i] = features(m.features(), m.device(), m.precision(), m.backward(), codes);
+            x[i] = features(m.features(), m.device(), m.precision(), m.backward(), codes, saturation);
             y[i] = Math.log(m.millis() / 1e3 / roofSeconds(m.features(), m.device(), m.precision(), m.backward()));
         }
         return BoostedTrees.fit(x, y, CONFIG);
@@ -302,7 +321,7 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         whole.forEach((d, w) -> out.merge(d, new Corrections(Map.of(), w),
                 (a, b) -> new Corrections(a.layers(), b.whole())));
         return new DeviceLayerModel(forward, backward, pooledForward, pooledBackward, factor[0], factor[1], devices,
-                out, familyCode, ceilings, sums);
+                out, familyCode, ceilings, saturation, sums);
     }
 
     /** Per phase and device name: {@code log(measured / layer sum)} of each sample (phases without samples absent). */
@@ -379,7 +398,7 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
             out.put(device, new Corrections(layers, old.whole()));
         });
         return new DeviceLayerModel(forward, backward, pooledForward, pooledBackward, trainFactor, inferFactor,
-                devices, out, familyCode, ceilings);
+                devices, out, familyCode, ceilings, saturation);
     }
 
     /** The per-device corrections from {@link #adapt} and {@link #calibrate}, by device name. */
@@ -420,6 +439,9 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
             }
         });
         body.putArray("ceilings").add(ceilings[0]).add(ceilings[1]);
+        if (Double.isFinite(saturation)) {
+            body.put("ratio_saturation", saturation);
+        }
         pooledForward.write(body.putObject("pooled_forward"));
         if (pooledBackward == pooledForward) {
             body.putNull("pooled_backward");
@@ -501,7 +523,9 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
                 ceil[i] = Fields.inRange(cn.get(i), "ceilings[" + i + "]", 0.05, 1.5);
             }
         }
-        return new DeviceLayerModel(f, b, pf, pb, train, infer, names, corr, codes, ceil);
+        double saturation = body.has("ratio_saturation")
+                ? Fields.inRange(body.get("ratio_saturation"), "ratio_saturation", 0.01, 6) : Double.POSITIVE_INFINITY;
+        return new DeviceLayerModel(f, b, pf, pb, train, infer, names, corr, codes, ceil, saturation);
     }
 
     private static Map<OpFamily, BoostedTrees> families(JsonNode node, int features) {
@@ -635,7 +659,7 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         if (t == null) {
             t = backwardPass ? pooledBackward : pooledForward;
         }
-        double g = t.predict(features(f, device, precision, backwardPass, familyCode));
+        double g = t.predict(features(f, device, precision, backwardPass, familyCode, saturation));
         return Math.max(roofSeconds(f, device, precision, backwardPass) * Math.exp(g),
                 hardwareFloorSeconds(f, device, precision, backwardPass)) * 1e3;
     }
@@ -691,7 +715,8 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         return f.outputElements() / (matrix(f.family()) ? 128.0 * 128.0 : 1024.0) / d.computeUnits();
     }
 
-    static double[] features(LayerFeatures f, Device d, Precision p, boolean bwd, double[] familyCode) {
+    static double[] features(LayerFeatures f, Device d, Precision p, boolean bwd, double[] familyCode,
+            double saturation) {
         boolean mx = matrix(f.family());
         // a vector kernel on half-precision tensors is described as the FP32 kernel of its shape (the data has
         // vector kernels in FP32 only): its efficiency is that kernel's, its roofline moves half the bytes
@@ -705,6 +730,12 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         double[] x = new double[FEATURES];
         x[0] = Math.log10(tc);
         x[1] = Math.log10(tm);
+        // past the saturation the bound side alone describes the kernel (RATIO_SATURATION)
+        if (x[0] - x[1] > saturation) {
+            x[1] = x[0] - saturation;
+        } else if (x[1] - x[0] > saturation) {
+            x[0] = x[1] - saturation;
+        }
         x[2] = x[0] - x[1];
         x[3] = Math.log10(elements + 1);
         x[4] = Math.log10(waves + 1e-6);

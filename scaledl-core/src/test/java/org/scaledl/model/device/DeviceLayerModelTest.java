@@ -23,6 +23,7 @@ import org.scaledl.io.FxTrace;
 import org.scaledl.io.FxTraceReader;
 import org.scaledl.io.KernelTables;
 import org.scaledl.workload.Device;
+import org.scaledl.workload.LayerFeatures;
 import org.scaledl.workload.OpFamily;
 import org.scaledl.workload.OpMeasurement;
 import org.scaledl.workload.Phase;
@@ -247,5 +248,37 @@ class DeviceLayerModelTest {
                 }
             }
         }
+    }
+
+    /**
+     * Past the roofline's saturation the bound side alone describes a kernel: a large FP16 GEMM (compute time far
+     * above its memory time on both parts) takes the same time on the A100 40 GB and 80 GB descriptions, which differ
+     * only in memory and its bandwidth, while an element-wise kernel (memory-bound) is faster on the 80 GB part; a
+     * model file without the saturation (written before it) reads none and keeps its features.
+     */
+    @Test
+    void computeBoundKernelsIgnoreTheMemoryBandwidth() throws Exception {
+        DeviceLayerModel m = DeviceLayerModel.fit(rows);
+        Device a40 = DEVICES.require("NVIDIA A100-SXM4-40GB");
+        Device a80 = DEVICES.require("NVIDIA A100-SXM4-80GB");
+        // 8192 x 8192 x 8192: 1.1 TFLOP over 400 MB
+        LayerFeatures gemm = new LayerFeatures(0, OpFamily.DENSE, 2.0 * 8192 * 8192 * 8192, 0, 2.0 * 8192 * 8192 * 4,
+                4.0 * 8192 * 8192, 0, 8192L * 8192, 8192.0 * 8192, 0, 0, 0, 8192, 8192);
+        double t40 = m.layerMillis(gemm, a40, org.scaledl.workload.Precision.FP16, false);
+        double t80 = m.layerMillis(gemm, a80, org.scaledl.workload.Precision.FP16, false);
+        assertEquals(t40, t80, 1e-12 * t40, "a compute-bound GEMM");
+        LayerFeatures add = new LayerFeatures(0, OpFamily.ELEMENTWISE, 64e6, 0, 2 * 256e6, 256e6, 0, 0, 64e6, 0, 0,
+                0, 0, 0);
+        double e40 = m.layerMillis(add, a40, org.scaledl.workload.Precision.FP16, false);
+        double e80 = m.layerMillis(add, a80, org.scaledl.workload.Precision.FP16, false);
+        assertTrue(e80 < 0.9 * e40, "a memory-bound kernel: " + e80 + " vs " + e40);
+        com.fasterxml.jackson.databind.node.ObjectNode body = m.body();
+        assertEquals(DeviceLayerModel.RATIO_SATURATION, body.get("ratio_saturation").asDouble());
+        body.remove("ratio_saturation");
+        DeviceLayerModel old = DeviceLayerModel.read(body);
+        assertTrue(old.body().get("ratio_saturation") == null, "a file without it reads none");
+        double[] x = DeviceLayerModel.features(gemm, a80, org.scaledl.workload.Precision.FP16, false,
+                new double[OpFamily.values().length], Double.POSITIVE_INFINITY);
+        assertTrue(x[2] > DeviceLayerModel.RATIO_SATURATION, "unsaturated ratio " + x[2]);
     }
 }
