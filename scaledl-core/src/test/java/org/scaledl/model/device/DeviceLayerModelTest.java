@@ -253,8 +253,8 @@ class DeviceLayerModelTest {
     /**
      * Past the roofline's saturation the bound side alone describes a kernel: a large FP16 GEMM (compute time far
      * above its memory time on both parts) takes the same time on the A100 40 GB and 80 GB descriptions, which differ
-     * only in memory and its bandwidth, while an element-wise kernel (memory-bound) is faster on the 80 GB part; a
-     * model file without the saturation (written before it) reads none and keeps its features.
+     * only in memory and its bandwidth, while an element-wise kernel (memory-bound, not saturated) is faster on the
+     * 80 GB part; a model file without the saturation (written before it) reads none and keeps its features.
      */
     @Test
     void computeBoundKernelsIgnoreTheMemoryBandwidth() throws Exception {
