@@ -42,7 +42,7 @@ import org.scaledl.workload.Workload;
  * trains), {@code uneven_pipeline} (true: layers that do not divide into the pipeline's chunks are split
  * unevenly, balanced; false), {@code document_tokens} (packed sequences: the effective tokens of the documents
  * packed into each sequence, attention running within a document; 0: one document a sequence),
- * {@code grad_dtype} (fp32, or bf16/fp16: gradients kept and reduced in 16 bits, mixed precision only; fp32),
+ * {@code grad_dtype} (fp32, or bf16/fp16: 16-bit gradient buffers, mixed precision only; fp32),
  * {@code gpus_per_node}, {@code nvlink_domain} and {@code inter_node_gbps} (the nodes of the GPUs, the GPUs one NVLink
  * domain joins, network Gb/s per node; the device's standard system), and {@code model}, {@code family},
  * {@code resolution} (carried as tags, as in a dataset). A job uses {@code world_size × tensor × pipeline × context}

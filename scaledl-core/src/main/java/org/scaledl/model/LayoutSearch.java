@@ -110,7 +110,7 @@ public final class LayoutSearch {
         return this;
     }
 
-    /** Gradients kept and reduced in 16 bits ({@link Workload#sixteenBitGradients()}; default false). */
+    /** Gradient buffers in 16 bits ({@link Workload#sixteenBitGradients()}; default false). */
     public LayoutSearch sixteenBitGradients(boolean value) {
         this.sixteenBitGradients = value;
         return this;
@@ -165,6 +165,8 @@ public final class LayoutSearch {
 
     /** Every valid layout, those that fit first, fastest first (ties in a fixed order of the degrees). */
     public List<Layout> search() {
+        // settings that do not go together (16-bit gradients in FP32) refused before any layout is tried
+        Workload.builder(graph).precision(precision).sixteenBitGradients(sixteenBitGradients).build();
         TransformerShape ts = graph.transformer().get();
         int domain = topology.scaleUp().gpusPerNode();
         List<Layout> out = new ArrayList<>();

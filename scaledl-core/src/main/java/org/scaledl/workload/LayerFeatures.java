@@ -50,7 +50,7 @@ public record LayerFeatures(int layer, OpFamily family, double flopsFwd, double 
 
     @Override
     public int hashCode() {
-        int h = 31 * layer + family.hashCode();
+        int h = 31 * layer + java.util.Objects.hashCode(family);
         h = 31 * h + Double.hashCode(flopsFwd);
         h = 31 * h + Double.hashCode(flopsBwd);
         h = 31 * h + Double.hashCode(bytesRead);

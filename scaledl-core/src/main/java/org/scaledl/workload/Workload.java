@@ -177,10 +177,11 @@ public final class Workload {
     }
 
     /**
-     * Gradients kept and reduced in 16 bits (BF16 or FP16 main gradients: NeMo 1.x's distributed Adam with
+     * Gradient buffers in 16 bits (BF16 or FP16 main gradients: NeMo 1.x's distributed Adam with
      * {@code grad_sync_dtype} bf16, Megatron-core's {@code grad_reduce_in_fp32} off) rather than FP32 (Megatron-LM's
      * default in mixed precision, {@link Precision#gradientBytes()}): 2 bytes a parameter instead of 4 in memory and in
-     * the optimizer's traffic. False by default.
+     * the optimizer's traffic (the data-parallel reduction is modelled in 16 bits either way,
+     * {@link Precision#gradientReduceBytes()}, its cost fitted on published runs). False by default.
      */
     public boolean sixteenBitGradients() {
         return sixteenBitGradients;
@@ -411,7 +412,7 @@ public final class Workload {
             return this;
         }
 
-        /** Gradients kept and reduced in 16 bits ({@link Workload#sixteenBitGradients()}); false by default. */
+        /** Gradient buffers in 16 bits ({@link Workload#sixteenBitGradients()}); false by default. */
         public Builder sixteenBitGradients(boolean value) {
             this.sixteenBitGradients = value;
             return this;

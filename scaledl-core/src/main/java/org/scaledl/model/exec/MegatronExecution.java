@@ -669,10 +669,10 @@ public final class MegatronExecution {
 
     // --------------------------------------------------------------------------------------------------- stages
 
-    /** The layers of each stage: per stage, per block kind, how many. */
     /** The layers of each block kind per pipeline stage, per graph and split (callers only read the arrays). */
     private static final GraphCache<Long, int[][]> STAGE_KINDS = new GraphCache<>(256);
 
+    /** The layers of each stage: per stage, per block kind, how many. */
     private static int[][] stageKinds(ModelGraph g, int p, int v, int mtp) {
         long key = ((long) p << 40) | ((long) v << 20) | mtp;
         return STAGE_KINDS.get(g, key, () -> stageKinds(g.blocks().orElseThrow(), p, v, mtp));
@@ -990,13 +990,15 @@ public final class MegatronExecution {
         double data = 0;
         if (withTime && train && comm != null) {
             data = dataParallel(w, device, topo, comm, dense, expert, stageAdapters[maxParams], dp, edp,
-                    stageTime[max], m);
+                    stageTime[max], m, layersOn[maxParams]);
         }
         double optimizer = 0;
         if (train) {
             double local = w.loraRank() > 0 ? stageAdapters[maxParams] / (par.zeroStage() >= 1 ? dp : 1)
                     : dense / (par.zeroStage() >= 1 ? dp : 1) + expert / (par.zeroStage() >= 1 ? edp : 1);
-            double traffic = prec.optimizerTrafficBytes() - prec.gradientBytes() + w.gradientBytes();
+            // FSDP updates the sharded FP32 parameters themselves: no 16-bit copy is written
+            double traffic = prec.optimizerTrafficBytes() - prec.gradientBytes() + w.gradientBytes()
+                    - (par.zeroStage() >= 3 && prec.masterBytes() > 0 ? prec.weightBytes() : 0);
             optimizer = 1e3 * local * traffic / device.bytesPerSecond();
         }
         // Transformer Engine's overlap of the sequence-parallel collectives with their contractions (userbuffers over
@@ -1013,8 +1015,13 @@ public final class MegatronExecution {
                 .add(ExecutionTerm.TENSOR_COMM_OVERLAPPED, tensorOverlapped).build();
         StageMemory memory = null;
         double maxLayerSaved = maxLayerSaved(units);
+        // FSDP's gather unit: the largest layer, embedding or output layer this GPU gathers
+        double largestUnit = 0;
+        for (Unit un : units) {
+            largestUnit = Math.max(largestUnit, un.params() + un.expertParams() / e);
+        }
         for (int s = 0; s < p; s++) {
-            StageMemory sm = stageMemory(w, ts, maxLayerSaved, stageParams[s], stageExpertParams[s] / e,
+            StageMemory sm = stageMemory(w, ts, maxLayerSaved, largestUnit, stageParams[s], stageExpertParams[s] / e,
                     stageLowParams[s], stageAdapters[s], stageSaved[s], recomputed[s], layersOn[s], s, dp, edp, b, t,
                     c);
             if (memory == null || sm.total() > memory.total()) {
@@ -1076,7 +1083,7 @@ public final class MegatronExecution {
      * @param perMicroBatch the most loaded stage's time for one micro-batch, ms
      */
     private static double dataParallel(Workload w, Device device, Topology topo, CommunicationModel comm,
-            double dense, double expert, double adapters, int dp, int edp, double perMicroBatch, int m) {
+            double dense, double expert, double adapters, int dp, int edp, double perMicroBatch, int m, int layers) {
         boolean lora = w.loraRank() > 0;
         double denseGrads = lora ? adapters : dense;
         double expertGrads = lora ? 0 : expert;
@@ -1110,23 +1117,35 @@ public final class MegatronExecution {
             }
             return Math.max(tail, reduce / 2 - 2.0 / 3 * perMicroBatch) + Math.max(0, reduce / 2 - perMicroBatch / 3);
         }
-        // FSDP: per micro-batch, gather the weights forward and backward and reduce-scatter the gradients
+        // FSDP: per micro-batch and layer, gather the layer's weights forward and backward and reduce-scatter its
+        // gradients: as many collectives as layers, each paying its latency (n collectives of b/n bytes)
+        int n = Math.max(1, layers);
         double gather = 0;
+        double scatter = 0;
         if (dp > 1 && dense > 0) {
-            gather += comm.reduceScatterMillis(device, shared, dp, perNode, dense * prec.weightBytes());
+            gather += n * comm.reduceScatterMillis(device, shared, dp, perNode, dense * prec.weightBytes() / n);
+            if (denseGrads > 0) {
+                scatter += n * comm.reduceScatterMillis(device, shared, dp, perNode,
+                        denseGrads * prec.gradientReduceBytes() / n);
+            }
         }
         if (edp > 1 && expert > 0) {
-            gather += comm.reduceScatterMillis(device, expertShared, edp, ePerNode, expert * prec.weightBytes());
+            gather += n * comm.reduceScatterMillis(device, expertShared, edp, ePerNode, expert * prec.weightBytes() / n);
+            if (expertGrads > 0) {
+                scatter += n * comm.reduceScatterMillis(device, expertShared, edp, ePerNode,
+                        expertGrads * prec.gradientReduceBytes() / n);
+            }
         }
-        double perMb = 2 * gather + reduce / 2;
-        return m * Math.max(0, perMb - perMicroBatch) + reduce / 2 / Math.max(1, m);
+        double perMb = 2 * gather + scatter;
+        return m * Math.max(0, perMb - perMicroBatch) + scatter / Math.max(1, m);
     }
 
     /**
      * A stage's memory per GPU: states (ZeRO-sharded), quantised weights, in-flight activations, logits. With LoRA the
      * frozen weights are held without gradients or optimizer states, and the adapters with theirs.
      */
-    private static StageMemory stageMemory(Workload w, TransformerShape ts, double maxLayerSaved, double dense,
+    private static StageMemory stageMemory(Workload w, TransformerShape ts, double maxLayerSaved, double largestUnit,
+            double dense,
             double expert, double low, double adapters, double saved, double recomputed, int layers, int s, int dp,
             int edp, int b, int t, int c) {
         Parallelism par = w.parallelism();
@@ -1141,11 +1160,11 @@ public final class MegatronExecution {
             states = (dense / (zero >= 3 ? dp : 1) + expert / (zero >= 3 ? edp : 1)) * prec.weightBytes()
                     + adapters * (prec.weightBytes() + grad + prec.stateBytes());
         } else if (zero >= 3 && prec.masterBytes() > 0) {
-            // FSDP: the sharded FP32 parameters are the master weights; the 16-bit weights exist only for the layers
-            // being gathered (the one computing and the one prefetched)
+            // FSDP: the sharded FP32 parameters are the master weights; the 16-bit weights exist only for the units
+            // being gathered (the one computing and the one prefetched; at most the largest, twice)
             double sharded = dense / dp + expert / edp;
             states = sharded * (prec.masterBytes() + grad + prec.optimizerStateBytes())
-                    + 2 * (dense + expert) / Math.max(1, layers) * prec.weightBytes();
+                    + 2 * largestUnit * prec.weightBytes();
         } else {
             states = dense * (prec.weightBytes() / (zero >= 3 ? dp : 1) + grad / (zero >= 2 ? dp : 1)
                     + prec.stateBytes() / (zero >= 1 ? dp : 1))
