@@ -113,7 +113,14 @@ final class JobOptions {
             throw new IllegalArgumentException("--precision " + cluster.precision.label() + " applies to GPU models; "
                     + model + " predicts CPU machines, which run FP32");
         }
-        Workload w = wb.build();
+        Workload w;
+        try {
+            w = wb.build();
+        } catch (IllegalArgumentException e) {
+            // settings that do not go together (LoRA in inference, 16-bit gradients in FP32): bad input, as in a
+            // candidate table's row
+            throw InvalidInputException.of(e.getMessage());
+        }
         if (p.modelsClusters()) {
             // a layout that does not divide the model, or a precision the GPU has no units for, is bad input (exit 1),
             // as it is in a candidate table's row

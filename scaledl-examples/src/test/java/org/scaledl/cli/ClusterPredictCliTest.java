@@ -262,7 +262,8 @@ class ClusterPredictCliTest {
     /**
      * 16-bit gradients: a row's {@code grad_dtype} and {@code --grad-dtype} give the same job, 2 bytes a parameter
      * smaller than FP32 gradients; an unknown type is a usage error (exit 2, as an unknown precision), 16-bit
-     * gradients in an FP32 row bad input (exit 1), each one line naming the option or the row.
+     * gradients with FP32 bad input (exit 1), from the options as from a row, each one line naming the option or
+     * the row.
      */
     @Test
     void sixteenBitGradientsFromTheTableAndTheOption(@TempDir Path dir) throws Exception {
@@ -294,6 +295,12 @@ class ClusterPredictCliTest {
         assertEquals(2, bad.code(), bad.err());
         assertTrue(bad.err().contains("--grad-dtype") && bad.err().contains("expected fp32, bf16 or fp16")
                 && bad.err().strip().lines().count() == 1, bad.err());
+        Run conflict = MainTest.run("predict", "--model", "gpu", "--transformer", dir.resolve("gpt3/config.json")
+                .toString(), "--seq", "2048", "--batch", "1", "--device", A100, "--precision", "fp32",
+                "--grad-dtype", "bf16");
+        assertEquals(1, conflict.code(), conflict.err());
+        assertTrue(conflict.err().contains("16-bit gradients") && conflict.err().strip().lines().count() == 1,
+                conflict.err());
         Files.writeString(jobs, HEADER + ",grad_dtype\nbad,gpt3/config.json,2048,1,32,4,8,8," + A100
                 + ",8,1600,fp32,full,true,train,bf16\n");
         Run fp32 = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--out",
