@@ -1,6 +1,5 @@
 package org.scaledl.workload;
 
-import org.scaledl.Checks;
 
 /**
  * How a workload is spread over devices, the way Megatron-LM does it: data-parallel replicas, tensor-parallel shards
@@ -43,35 +42,47 @@ public record Parallelism(int data, int tensor, int pipeline, int microBatches, 
 
     /** Validates. */
     public Parallelism {
-        // one cheap test first: the checks below box their message's arguments, and layout searches build millions
-        boolean valid = data > 0 && tensor > 0 && pipeline > 0 && microBatches > 0 && context > 0 && expert > 0
-                && expertTensor > 0 && (long) data * tensor * pipeline * context <= MAX_RANKS && zeroStage >= 0
-                && zeroStage <= 3 && virtualStages >= 1 && virtualStages <= 1 << 12 && (virtualStages == 1
-                || pipeline > 1) && (!sequenceParallel || tensor > 1)
-                && ((long) data * context * tensor) % ((long) expert * expertTensor) == 0;
-        if (!valid) {
-            checkDegrees(data, tensor, pipeline, microBatches, sequenceParallel, zeroStage, virtualStages, context,
-                    expert, expertTensor);
+        String problem = problem(data, tensor, pipeline, microBatches, sequenceParallel, zeroStage, virtualStages,
+                context, expert, expertTensor);
+        if (problem != null) {
+            throw new IllegalArgumentException(problem);
         }
     }
 
-    private static void checkDegrees(int data, int tensor, int pipeline, int microBatches, boolean sequenceParallel,
+    /**
+     * What is wrong with the degrees, or null: each message is built only when its check fails (layout searches
+     * build millions of these, and building the messages' arguments on every one showed in their profiles).
+     */
+    private static String problem(int data, int tensor, int pipeline, int microBatches, boolean sequenceParallel,
             int zeroStage, int virtualStages, int context, int expert, int expertTensor) {
-        Checks.argument(data > 0 && tensor > 0 && pipeline > 0 && microBatches > 0 && context > 0 && expert > 0
-                && expertTensor > 0, "parallel degrees must be positive: data %s, tensor %s, pipeline %s, "
-                + "micro-batches %s, context %s, expert %s, expert tensor %s", data, tensor, pipeline, microBatches,
-                context, expert, expertTensor);
-        Checks.argument((long) data * tensor * pipeline * context <= MAX_RANKS, "too many GPUs: %s x %s x %s x %s "
-                + "(at most %s)", data, tensor, pipeline, context, MAX_RANKS);
-        Checks.argument(zeroStage >= 0 && zeroStage <= 3, "ZeRO stage must be 0..3: %s", zeroStage);
-        Checks.argument(virtualStages >= 1 && virtualStages <= 1 << 12, "virtual pipeline stages must be in "
-                + "1..4096: %s", virtualStages);
-        Checks.argument(virtualStages == 1 || pipeline > 1, "an interleaved schedule needs a pipeline");
-        Checks.argument(!sequenceParallel || tensor > 1, "sequence parallelism needs tensor parallelism");
-        Checks.argument(((long) data * context * tensor) % ((long) expert * expertTensor) == 0, "expert x expert "
-                + "tensor parallelism (%s x %s) must divide data x context x tensor parallelism (%s x %s x %s): the "
-                + "experts are spread over those ranks (Megatron's MoE parallel folding)", expert, expertTensor, data,
-                context, tensor);
+        if (!(data > 0 && tensor > 0 && pipeline > 0 && microBatches > 0 && context > 0 && expert > 0
+                && expertTensor > 0)) {
+            return "parallel degrees must be positive: data " + data + ", tensor " + tensor + ", pipeline " + pipeline
+                    + ", micro-batches " + microBatches + ", context " + context + ", expert " + expert
+                    + ", expert tensor " + expertTensor;
+        }
+        if (!((long) data * tensor * pipeline * context <= MAX_RANKS)) {
+            return "too many GPUs: " + data + " x " + tensor + " x " + pipeline + " x " + context + " (at most "
+                    + MAX_RANKS + ")";
+        }
+        if (!(zeroStage >= 0 && zeroStage <= 3)) {
+            return "ZeRO stage must be 0..3: " + zeroStage;
+        }
+        if (!(virtualStages >= 1 && virtualStages <= 1 << 12)) {
+            return "virtual pipeline stages must be in 1..4096: " + virtualStages;
+        }
+        if (!(virtualStages == 1 || pipeline > 1)) {
+            return "an interleaved schedule needs a pipeline";
+        }
+        if (!(!sequenceParallel || tensor > 1)) {
+            return "sequence parallelism needs tensor parallelism";
+        }
+        if (!(((long) data * context * tensor) % ((long) expert * expertTensor) == 0)) {
+            return "expert x expert tensor parallelism (" + expert + " x " + expertTensor + ") must divide data x "
+                    + "context x tensor parallelism (" + data + " x " + context + " x " + tensor + "): the experts are "
+                    + "spread over those ranks (Megatron's MoE parallel folding)";
+        }
+        return null;
     }
 
     /** Four degrees with the other parallelisms at 1. */

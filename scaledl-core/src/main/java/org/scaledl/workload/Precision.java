@@ -135,8 +135,18 @@ public enum Precision {
      * (30 in mixed precision, 28 in FP32).
      */
     public double optimizerTrafficBytes() {
+        return optimizerTrafficBytes(gradientBytes, true);
+    }
+
+    /**
+     * {@link #optimizerTrafficBytes()} with gradients of {@code gradientBytes} (16-bit gradient buffers read 2), and
+     * without the half-precision weights' write where {@code writesHalfCopy} is false (FSDP updates its sharded FP32
+     * parameters, the 16-bit weights being cast when gathered).
+     */
+    public double optimizerTrafficBytes(double gradientBytes, boolean writesHalfCopy) {
         double master = masterBytes > 0 ? masterBytes : weightBytes;
-        return 2 * master + 2 * optimizerStateBytes + gradientBytes + (masterBytes > 0 ? weightBytes : 0);
+        return 2 * master + 2 * optimizerStateBytes + gradientBytes
+                + (masterBytes > 0 && writesHalfCopy ? weightBytes : 0);
     }
 
     /** Bytes per parameter of the quantised copy of the weights kept between micro-batches (and its transpose). */

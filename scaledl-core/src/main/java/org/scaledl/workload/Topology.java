@@ -51,29 +51,34 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
 
     /** Validates. */
     public Topology {
-        // one cheap test first: the checks box their message's arguments, and layout searches build many topologies
-        boolean valid = gpusPerNode > 0 && gpusPerNode <= MAX_GPUS_PER_NODE && nvlinkDomain > 0
-                && nvlinkDomain <= MAX_DOMAIN && link != null && intraNodeGBps >= MIN_GBPS && intraNodeGBps <= MAX_GBPS
-                && interNodeGbps >= MIN_GBPS && interNodeGbps <= MAX_GBPS * 8 && interNodeLatencyUs >= 0
-                && interNodeLatencyUs <= 1e6;
-        if (!valid) {
-            check(gpusPerNode, link, intraNodeGBps, interNodeGbps, interNodeLatencyUs, nvlinkDomain);
+        String problem = problem(gpusPerNode, link, intraNodeGBps, interNodeGbps, interNodeLatencyUs, nvlinkDomain);
+        if (problem != null) {
+            throw new IllegalArgumentException(problem);
         }
     }
 
-    private static void check(int gpusPerNode, Link link, double intraNodeGBps, double interNodeGbps,
+    /** What is wrong with the figures, or null: each message is built only when its check fails. */
+    private static String problem(int gpusPerNode, Link link, double intraNodeGBps, double interNodeGbps,
             double interNodeLatencyUs, int nvlinkDomain) {
-        Checks.argument(gpusPerNode > 0 && gpusPerNode <= MAX_GPUS_PER_NODE, "GPUs per node must be in 1..%s: %s",
-                MAX_GPUS_PER_NODE, gpusPerNode);
-        Checks.argument(nvlinkDomain > 0 && nvlinkDomain <= MAX_DOMAIN, "the NVLink domain must be in 1..%s GPUs: %s",
-                MAX_DOMAIN, nvlinkDomain);
-        Checks.argument(link != null, "link is missing");
-        Checks.argument(Double.isFinite(intraNodeGBps) && intraNodeGBps >= MIN_GBPS && intraNodeGBps <= MAX_GBPS,
-                "intra-node bandwidth must be in [%s, %s] GB/s: %s", MIN_GBPS, MAX_GBPS, intraNodeGBps);
-        Checks.argument(Double.isFinite(interNodeGbps) && interNodeGbps >= MIN_GBPS && interNodeGbps <= MAX_GBPS * 8,
-                "inter-node bandwidth must be in [%s, %s] Gb/s: %s", MIN_GBPS, MAX_GBPS * 8, interNodeGbps);
-        Checks.argument(Double.isFinite(interNodeLatencyUs) && interNodeLatencyUs >= 0 && interNodeLatencyUs <= 1e6,
-                "network latency must be in [0, 1e6] us: %s", interNodeLatencyUs);
+        if (!(gpusPerNode > 0 && gpusPerNode <= MAX_GPUS_PER_NODE)) {
+            return "GPUs per node must be in 1.." + MAX_GPUS_PER_NODE + ": " + gpusPerNode;
+        }
+        if (!(nvlinkDomain > 0 && nvlinkDomain <= MAX_DOMAIN)) {
+            return "the NVLink domain must be in 1.." + MAX_DOMAIN + " GPUs: " + nvlinkDomain;
+        }
+        if (link == null) {
+            return "link is missing";
+        }
+        if (!(Double.isFinite(intraNodeGBps) && intraNodeGBps >= MIN_GBPS && intraNodeGBps <= MAX_GBPS)) {
+            return "intra-node bandwidth must be in [" + MIN_GBPS + ", " + MAX_GBPS + "] GB/s: " + intraNodeGBps;
+        }
+        if (!(Double.isFinite(interNodeGbps) && interNodeGbps >= MIN_GBPS && interNodeGbps <= MAX_GBPS * 8)) {
+            return "inter-node bandwidth must be in [" + MIN_GBPS + ", " + MAX_GBPS * 8 + "] Gb/s: " + interNodeGbps;
+        }
+        if (!(Double.isFinite(interNodeLatencyUs) && interNodeLatencyUs >= 0 && interNodeLatencyUs <= 1e6)) {
+            return "network latency must be in [0, 1e6] us: " + interNodeLatencyUs;
+        }
+        return null;
     }
 
     /** The most GPUs a node (or tray) may hold. */

@@ -997,9 +997,8 @@ public final class MegatronExecution {
             double local = w.loraRank() > 0 ? stageAdapters[maxParams] / (par.zeroStage() >= 1 ? dp : 1)
                     : dense / (par.zeroStage() >= 1 ? dp : 1) + expert / (par.zeroStage() >= 1 ? edp : 1);
             // FSDP updates the sharded FP32 parameters themselves: no 16-bit copy is written
-            double traffic = prec.optimizerTrafficBytes() - prec.gradientBytes() + w.gradientBytes()
-                    - (par.zeroStage() >= 3 && prec.masterBytes() > 0 ? prec.weightBytes() : 0);
-            optimizer = 1e3 * local * traffic / device.bytesPerSecond();
+            optimizer = 1e3 * local * prec.optimizerTrafficBytes(w.gradientBytes(), par.zeroStage() < 3)
+                    / device.bytesPerSecond();
         }
         // Transformer Engine's overlap of the sequence-parallel collectives with their contractions (userbuffers over
         // NVLink, on by default in NeMo and Megatron-Bridge on the FP8 generations)
@@ -1097,15 +1096,15 @@ public final class MegatronExecution {
         int stageRanksPerNode = (int) Math.max(1, Math.min(topo.gpusPerNode(), (long) par.tensor() * dp));
         int ePerNode = Math.max(1, Math.min(edp, stageRanksPerNode / (par.expert() * par.expertTensor())));
         Topology expertShared = ParallelExecution.sharedNetwork(topo, ePerNode);
-        double reduce = 0;
-        if (dp > 1 && denseGrads > 0) {
-            reduce += comm.allReduceMillis(device, shared, dp, perNode, denseGrads * prec.gradientReduceBytes());
-        }
-        if (edp > 1 && expertGrads > 0) {
-            reduce += comm.allReduceMillis(device, expertShared, edp, ePerNode,
-                    expertGrads * prec.gradientReduceBytes());
-        }
         if (par.zeroStage() < 3) {
+            double reduce = 0;
+            if (dp > 1 && denseGrads > 0) {
+                reduce += comm.allReduceMillis(device, shared, dp, perNode, denseGrads * prec.gradientReduceBytes());
+            }
+            if (edp > 1 && expertGrads > 0) {
+                reduce += comm.allReduceMillis(device, expertShared, edp, ePerNode,
+                        expertGrads * prec.gradientReduceBytes());
+            }
             // Megatron overlaps the gradients' reduction with the last micro-batch's backward pass (about two thirds
             // of its time) and, with the distributed optimizer, the updated weights' gather with the first one's
             // forward pass; what does not fit behind them, and the last bucket, stays exposed
