@@ -325,7 +325,23 @@ public final class CsvTable {
         }
     }
 
-    private String[] split(String line, int lineNo) {
+    /** The trimmed fields of a line: {@link #splitQuoted}, by commas alone where no field is quoted. */
+    String[] split(String line, int lineNo) {
+        if (line.indexOf('"') >= 0) {
+            return splitQuoted(line, lineNo);
+        }
+        List<String> out = new ArrayList<>();
+        int from = 0;
+        for (int comma = line.indexOf(','); comma >= 0; comma = line.indexOf(',', from)) {
+            out.add(line.substring(from, comma).trim());
+            from = comma + 1;
+        }
+        out.add(line.substring(from).trim());
+        return out.toArray(new String[0]);
+    }
+
+    /** The trimmed fields of a line whose fields may be quoted (inner quotes doubled), one character at a time. */
+    String[] splitQuoted(String line, int lineNo) {
         List<String> out = new ArrayList<>();
         StringBuilder cur = new StringBuilder();
         boolean quoted = false;

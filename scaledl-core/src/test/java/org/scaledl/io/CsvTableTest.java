@@ -117,4 +117,14 @@ class CsvTableTest {
         assertEquals(3, t.intInRange(1, "b", 1, 1 << 20));
         assertEquals(5.0, t.numberInRange(1, "ms", 1e-6, 1e9));
     }
+
+    /** The comma-only fast path splits every line without quotes as the quote-aware reference does. */
+    @net.jqwik.api.Property(tries = 300)
+    void fastSplitMatchesTheQuoteAwareReference(
+            @net.jqwik.api.ForAll @net.jqwik.api.constraints.CharRange(from = ' ', to = '~')
+            @net.jqwik.api.constraints.Chars({',', ',', ' ', '\t'}) String line) {
+        org.junit.jupiter.api.Assumptions.assumeTrue(line.indexOf('"') < 0);
+        CsvTable t = CsvTable.parse("x.csv", List.of("a"));
+        org.junit.jupiter.api.Assertions.assertArrayEquals(t.splitQuoted(line, 1), t.split(line, 1), line);
+    }
 }

@@ -83,16 +83,23 @@ final class JobOptions {
 
     /** The one workload the options describe. */
     Workload workload(RuntimePredictor p) {
+        return workload(p, graph());
+    }
+
+    /** The graph {@code --graph} or {@code --transformer} with {@code --seq} names. */
+    org.scaledl.graph.ModelGraph graph() {
+        if (graph != null) {
+            return graphOptions.read(graph);
+        }
+        Checks.argument(seq > 0, "--seq must be positive, got %s", seq);
+        return HuggingFaceConfig.read(transformer).graph(seq);
+    }
+
+    /** The one workload the options describe, of a graph {@link #graph()} read. */
+    Workload workload(RuntimePredictor p, org.scaledl.graph.ModelGraph g) {
         Checks.argument(batch > 0, "--batch must be positive, got %s", batch);
         int m = positive(microBatches, "--micro-batches");
         Checks.argument((long) batch * m <= Integer.MAX_VALUE, "--batch x --micro-batches is too large");
-        org.scaledl.graph.ModelGraph g;
-        if (graph != null) {
-            g = graphOptions.read(graph);
-        } else {
-            Checks.argument(seq > 0, "--seq must be positive, got %s", seq);
-            g = HuggingFaceConfig.read(transformer).graph(seq);
-        }
         Parallelism par = cluster.parallelism(positive(worldSize, "--world-size"), positive(tensor, "--tensor"),
                 positive(pipeline, "--pipeline"), m);
         Workload.Builder wb = Workload.builder(g).batch(batch * m).threads(positive(threads, "--threads"))

@@ -53,21 +53,23 @@ final class PredictCommand implements Callable<Integer> {
     @picocli.CommandLine.Mixin
     JobOptions job;
 
+    /** The predictor {@code --model} names ({@code --allow-partial} applied). */
+    private RuntimePredictor model() {
+        RuntimePredictor p = ModelArgument.load(job.model);
+        return job.graphOptions.allowPartial ? p.allowingPartialGraphs() : p;
+    }
+
     @Override
     public Integer call() throws Exception {
         if (out != null) {
             org.scaledl.model.file.SafeFiles.checkWritable(out);
-        }
-        RuntimePredictor p = ModelArgument.load(job.model);
-        if (job.graphOptions.allowPartial) {
-            p = p.allowingPartialGraphs();
         }
         if (candidates != null) {
             if (job.graph != null || job.transformer != null || job.seq != null || job.batch != null || json) {
                 throw new IllegalArgumentException("--candidates replaces --graph, --transformer, --seq, --batch and "
                         + "--json (the table's columns say them)");
             }
-            return scoreCandidates(p);
+            return scoreCandidates(model());
         }
         if ((job.graph == null) == (job.transformer == null) || job.batch == null) {
             throw new IllegalArgumentException("say what to predict: --graph or --transformer (with --seq), and "
@@ -82,7 +84,10 @@ final class PredictCommand implements Callable<Integer> {
         if (out != null) {
             throw new IllegalArgumentException("--out applies to --candidates");
         }
-        Workload w = job.workload(p);
+        // the graph first: a bundled model is still being read on another thread (ModelArgument.prefetch)
+        org.scaledl.graph.ModelGraph g = job.graph();
+        RuntimePredictor p = model();
+        Workload w = job.workload(p, g);
         Prediction pr = p.predict(w);
         for (PredictionWarning x : pr.warnings()) {
             System.err.printf(Locale.ROOT, "scaledl: warning: %s (%s, %.0f%% of the prediction)%n", x.message(),
