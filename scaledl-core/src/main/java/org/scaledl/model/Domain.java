@@ -315,8 +315,11 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         if (r != null && r.maxBatch() > 0) {
             distance += range(out, PredictionWarning.Kind.OUTSIDE_BATCH_RANGE, "batch", w.batch(), r.minBatch(),
                     r.maxBatch(), 1.0);
-            distance += range(out, PredictionWarning.Kind.OUTSIDE_WORLD_SIZE_RANGE, "world size", w.worldSize(),
-                    r.minWorld(), r.maxWorld(), Math.min(1, commShare));
+            // the world size is GPUs for a GPU's workload (data-parallel replicas times the model-parallel degrees),
+            // processes on a host
+            boolean gpu = w.device().map(d -> d.kind() == org.scaledl.workload.Device.Kind.GPU).orElse(false);
+            distance += range(out, PredictionWarning.Kind.OUTSIDE_WORLD_SIZE_RANGE, gpu ? "GPUs" : "world size",
+                    w.worldSize(), r.minWorld(), r.maxWorld(), Math.min(1, commShare));
             distance += range(out, PredictionWarning.Kind.OUTSIDE_THREADS_RANGE, "threads", w.threads(),
                     r.minThreads(), r.maxThreads(), Math.min(1, layerShare));
             if (!r.phases().isEmpty() && !r.phases().contains(w.phase())) {
@@ -326,9 +329,11 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
                 distance += 0.5;
             }
         }
-        if (!precisions.isEmpty() && !precisions.contains(w.precision().label())) {
+        // the precision the device runs (TF32 on a GPU without TF32 units runs in FP32, which may have been measured)
+        org.scaledl.workload.Precision runs = w.device().flatMap(d -> d.runs(w.precision())).orElse(w.precision());
+        if (!precisions.isEmpty() && !precisions.contains(runs.label())) {
             out.add(new PredictionWarning(PredictionWarning.Kind.UNSEEN_PRECISION, "precision "
-                    + w.precision().label() + " was never measured in training " + precisions + ": its matrix work is "
+                    + runs.label() + " was never measured in training " + precisions + ": its matrix work is "
                     + "predicted from the peak alone", Optional.empty(), precisions.toString(),
                     Math.min(1, layerShare)));
             distance += 0.5;
@@ -516,8 +521,10 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         if (value >= lo && value <= hi) {
             return 0;
         }
-        out.add(new PredictionWarning(kind, String.format(Locale.ROOT, "%s %d is outside the training range %d..%d",
-                what, value, lo, hi), Optional.of((double) value), lo + ".." + hi, clamp(share)));
+        String message = what.equals("GPUs")
+                ? String.format(Locale.ROOT, "%d GPUs are outside the training range of %d..%d GPUs", value, lo, hi)
+                : String.format(Locale.ROOT, "%s %d is outside the training range %d..%d", what, value, lo, hi);
+        out.add(new PredictionWarning(kind, message, Optional.of((double) value), lo + ".." + hi, clamp(share)));
         return Math.abs(Math.log((double) value / (value > hi ? hi : lo)) / Math.log(2));
     }
 

@@ -163,10 +163,25 @@ public final class LayoutSearch {
         }
     }
 
-    /** Every valid layout, those that fit first, fastest first (ties in a fixed order of the degrees). */
-    public List<Layout> search() {
-        // settings that do not go together (16-bit gradients in FP32) refused before any layout is tried
+    /**
+     * Refuses settings that do not go together whatever the layout: 16-bit gradients in FP32, a precision the GPU has
+     * no matrix units for. {@link #search} checks them first; a caller may check them before starting it.
+     *
+     * @throws IllegalArgumentException naming the conflict
+     */
+    public LayoutSearch check() {
         Workload.builder(graph).precision(precision).sixteenBitGradients(sixteenBitGradients).build();
+        org.scaledl.model.exec.ParallelExecution.checkPrecision(device, precision);
+        return this;
+    }
+
+    /**
+     * Every valid layout, those that fit first, fastest first (ties in a fixed order of the degrees).
+     *
+     * @throws IllegalArgumentException for settings {@link #check} refuses
+     */
+    public List<Layout> search() {
+        check();
         TransformerShape ts = graph.transformer().get();
         int domain = topology.scaleUp().gpusPerNode();
         List<Layout> out = new ArrayList<>();

@@ -22,8 +22,8 @@ import picocli.CommandLine.Parameters;
  * what a saved predictor was fitted on (its training domain).
  */
 @Command(name = "inspect", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
-        description = {"Print per-layer shapes, FLOPs, parameters and bytes of an ONNX graph,",
-                "or with --model, a saved predictor's provenance and training domain."})
+        description = "Print per-layer shapes, FLOPs, parameters and bytes of an ONNX graph, or with --model, a saved "
+                + "predictor's provenance and training domain.")
 final class InspectCommand implements Callable<Integer> {
     @Parameters(index = "0", arity = "0..1", paramLabel = "GRAPH", description = "ONNX graph file")
     Path model;

@@ -170,8 +170,21 @@ final class JobOptions {
         }
         return Optional.of("the prediction is for the machine '" + theirs + "', not this one ("
                 + here.describe() + ": " + String.join(", ", differences) + "); for this machine, measure a few "
-                + "planned runs here and calibrate, in one command: python -m scaledl_profiler here --jar scaledl.jar "
-                + "--model " + model + " --out mine.sdl");
+                + "planned runs here and calibrate, in one command from the repository's root (PyTorch needed): "
+                + "PYTHONPATH=python python3 -m scaledl_profiler here --jar " + jar() + " --model " + model
+                + " --out mine.sdl");
+    }
+
+    /** The jar this command runs from, relative to the working directory where it lies below it. */
+    static String jar() {
+        try {
+            Path p = Path.of(JobOptions.class.getProtectionDomain().getCodeSource().getLocation().toURI())
+                    .toAbsolutePath().normalize();
+            Path here = Path.of("").toAbsolutePath();
+            return (p.startsWith(here) ? here.relativize(p) : p).toString();
+        } catch (java.net.URISyntaxException | RuntimeException e) {
+            return "scaledl-examples/target/scaledl.jar";
+        }
     }
 
     /**

@@ -30,7 +30,10 @@ import picocli.CommandLine.Option;
                 + "pipeline x data parallel, expert parallelism, micro-batch, sequence parallelism, ZeRO, "
                 + "interleaving; each with the least recomputation that fits) by predicted iteration time; layouts "
                 + "that do not fit the GPU's memory are listed last. The best ones are shown with their interval and "
-                + "warnings, and the predict command that reproduces the first.")
+                + "warnings, and the predict commands that reproduce the first three.",
+        footer = {"%nlayouts chooses --context, --expert, --expert-tensor, --virtual-stages, --zero-stage, --recompute, "
+            + "--recompute-layers, --sequence-parallel and --uneven-pipeline itself for every layout it ranks: they "
+            + "are refused here (the predict commands it prints take them)."})
 final class LayoutsCommand implements Callable<Integer> {
     @Option(names = "--model", defaultValue = "gpu", description = "Device model: a bundled name or a saved file "
             + "(default gpu)")
@@ -67,6 +70,9 @@ final class LayoutsCommand implements Callable<Integer> {
     @Mixin
     ClusterOptions cluster;
 
+    /** How many of the best layouts the text prints as {@code predict} commands. */
+    static final int COMMANDS = 3;
+
     @Override
     public Integer call() throws Exception {
         if (top < 1) {
@@ -102,6 +108,13 @@ final class LayoutsCommand implements Callable<Integer> {
         LayoutSearch search = new LayoutSearch(p, graph, d, gpus, globalBatch).topology(topo)
                 .precision(precision).lora(cluster.loraRank()).expertImbalance(cluster.expertImbalance())
                 .documentTokens(cluster.documentTokens()).sixteenBitGradients(cluster.sixteenBitGradients());
+        try {
+            search.check();
+        } catch (IllegalArgumentException e) {
+            // settings that do not go together (16-bit gradients in FP32, a precision the GPU has no units for): bad
+            // input, as from predict
+            throw org.scaledl.InvalidInputException.of(e.getMessage());
+        }
         List<LayoutSearch.Layout> all = search.search();
         double seconds = (System.nanoTime() - t0) / 1e9;
         if (all.isEmpty()) {
@@ -114,9 +127,8 @@ final class LayoutsCommand implements Callable<Integer> {
         }
         List<LayoutSearch.Layout> shown = all.subList(0, Math.min(top, all.size()));
         List<Prediction> predictions = shown.stream().map(l -> p.predict(l.workload())).toList();
-        if (out != null) {
-            writeCandidates(all, d, given, precision);
-        }
+        java.util.Optional<Path> copied = out == null ? java.util.Optional.empty()
+                : writeCandidates(all, d, given, precision);
         if (json) {
             ObjectMapper om = new ObjectMapper();
             ObjectNode root = om.createObjectNode();
@@ -126,6 +138,8 @@ final class LayoutsCommand implements Callable<Integer> {
             root.put("global_batch", globalBatch);
             root.put("device", d.name());
             root.put("topology", topo.describe());
+            root.put("topology_assumed", given.isEmpty());
+            copied.ifPresent(c -> root.put("configuration_copy", c.toString()));
             root.put("layouts", all.size());
             root.put("layouts_that_fit", all.stream().filter(LayoutSearch.Layout::fits).count());
             root.put("search_seconds", seconds);
@@ -162,8 +176,9 @@ final class LayoutsCommand implements Callable<Integer> {
             return 0;
         }
         StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%s (%.2fB parameters) on %d x %s, global "
-                + "batch %d, %s:%n", spec.name(), spec.parameterCount() / 1e9, gpus, d.name(), globalBatch,
-                topo.describe()));
+                + "batch %d, %s%s:%n", spec.name(), spec.parameterCount() / 1e9, gpus, d.name(), globalBatch,
+                topo.describe(), given.isEmpty() ? " (the standard system, assumed: give --gpus-per-node and "
+                        + "--inter-node-gbps)" : ""));
         b.append(String.format(Locale.ROOT, "%4s %3s %3s %3s %4s %3s %5s %6s %3s %3s %4s %-10s %10s %21s %9s %8s  %s%n",
                 "rank", "tp", "cp", "pp", "dp", "ep", "micro", "micros", "v", "sp", "zero", "recompute", "ms",
                 "90% interval ms", "tok/s/GPU", "mem GiB", "warnings"));
@@ -181,12 +196,18 @@ final class LayoutsCommand implements Callable<Integer> {
         }
         b.append(String.format(Locale.ROOT, "%d layouts (%d fit) searched in %.2f s%n", all.size(),
                 all.stream().filter(LayoutSearch.Layout::fits).count(), seconds));
-        if (!shown.isEmpty()) {
-            b.append("the first, predicted on its own (same time and memory):\n  ")
-                    .append(command(shown.get(0), d, given, precision));
+        int commands = Math.min(COMMANDS, shown.size());
+        if (commands > 0) {
+            b.append(commands == 1 ? "the first, predicted on its own (same time and memory):"
+                    : "the first " + commands + ", each predicted on its own (same time and memory):");
+            for (int i = 0; i < commands; i++) {
+                b.append("\n  ").append(command(shown.get(i), d, given, precision));
+            }
             if (out != null) {
                 b.append("\nevery layout as a candidate table: ").append(out).append(" (predict --model ")
-                        .append(model).append(" --candidates ").append(out).append(" scores it back)");
+                        .append(model).append(" --candidates ").append(out).append(" scores it back")
+                        .append(copied.map(c -> "; the configuration it names copied beside it: " + c).orElse(""))
+                        .append(')');
             }
         }
         System.out.println(b);
@@ -261,12 +282,26 @@ final class LayoutsCommand implements Callable<Integer> {
         return s.matches("[A-Za-z0-9_./=:-]+") ? s : "'" + s.replace("'", "'\\''") + "'";
     }
 
-    /** Every layout as a candidate table, its transformer relative to the table. */
-    private void writeCandidates(List<LayoutSearch.Layout> all, Device d, java.util.Optional<Topology> given,
-            org.scaledl.workload.Precision precision) {
-        Path dir = out.toAbsolutePath().getParent();
+    /**
+     * Every layout as a candidate table, its transformer relative to the table. A candidate table may only name files
+     * inside its folder ({@code predict --candidates} refuses others), so a configuration outside it is copied beside
+     * the table ({@code NAME.config.json} for {@code NAME.csv}): the copy, if one was written.
+     */
+    private java.util.Optional<Path> writeCandidates(List<LayoutSearch.Layout> all, Device d,
+            java.util.Optional<Topology> given, org.scaledl.workload.Precision precision) throws java.io.IOException {
+        Path dir = out.toAbsolutePath().normalize().getParent();
         Path t = transformer.toAbsolutePath().normalize();
-        String config = dir != null && t.getRoot().equals(dir.getRoot()) ? dir.relativize(t).toString() : t.toString();
+        java.util.Optional<Path> copy = java.util.Optional.empty();
+        if (!t.startsWith(dir) || !t.toRealPath().startsWith(dir.toRealPath())) {
+            String name = out.getFileName().toString();
+            Path c = dir.resolve((name.toLowerCase(Locale.ROOT).endsWith(".csv") ? name.substring(0,
+                    name.length() - 4) : name) + ".config.json");
+            org.scaledl.model.file.SafeFiles.checkWritable(c);
+            Reports.write(c, java.nio.file.Files.readString(transformer));
+            copy = java.util.Optional.of(c);
+            t = c;
+        }
+        String config = dir.relativize(t).toString();
         StringBuilder sb = new StringBuilder("rank,transformer,seq,batch,micro_batches,world_size,tensor,pipeline,"
                 + "context,virtual_stages,expert,expert_tensor,zero_stage,sequence_parallel,recompute,recompute_layers,"
                 + "lora_rank,expert_imbalance,document_tokens,grad_dtype,device,precision,gpus_per_node,nvlink_domain,"
@@ -295,5 +330,6 @@ final class LayoutsCommand implements Callable<Integer> {
                     .append(l.fits()).append('\n');
         }
         Reports.write(out, sb.toString());
+        return copy;
     }
 }

@@ -124,9 +124,10 @@ final class ScalingCommand implements Callable<Integer> {
         List<Point> oom = java.util.stream.Stream.concat(byWorkers.stream(), byBatch.stream()).filter(x -> !x.fits())
                 .toList();
         if (!oom.isEmpty()) {
-            System.err.println("scaledl: warning: " + oom.size() + " point" + (oom.size() == 1 ? "" : "s") + " do not "
-                    + "fit in the device's memory (marked in the plot and the table): " + String.join(", ",
-                    oom.stream().map(x -> "batch " + x.batch() + " on " + x.gpus() + " GPUs").distinct().toList()));
+            System.err.println("scaledl: warning: " + oom.size() + (oom.size() == 1 ? " point does" : " points do")
+                    + " not fit in the device's memory (marked in the plot and the table): " + String.join(", ",
+                    oom.stream().map(x -> "batch " + x.batch() + " on " + x.gpus() + (x.gpus() == 1 ? " GPU"
+                            : " GPUs")).distinct().toList()));
         }
         String title = base.graph().name() + " on " + JobOptions.machine(p, base);
         Reports.write(out, svg(title, base, byWorkers, byBatch, byWorkersCal, byBatchCal, points, m));

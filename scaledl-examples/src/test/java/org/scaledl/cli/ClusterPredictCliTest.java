@@ -138,13 +138,21 @@ class ClusterPredictCliTest {
                 + "\"num_attention_heads\": 16, \"num_key_value_heads\": 4, \"num_hidden_layers\": 8, "
                 + "\"vocab_size\": 32000, \"num_local_experts\": 8, \"num_experts_per_tok\": 2, "
                 + "\"max_position_embeddings\": 4096}");
-        Path table = dir.resolve("layouts.csv");
+        // the table in a folder the configuration is not in: the configuration is copied beside it (a candidate table
+        // names files inside its folder only)
+        Path table = dir.resolve("out/layouts.csv");
+        Files.createDirectories(table.getParent());
         Run r = MainTest.run("layouts", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "4096", "--gpus",
                 "16", "--global-batch", "64", "--device", "H100 SXM", "--precision", "bf16", "--top", "5", "--lora-rank",
                 "16", "--out", table.toString());
         assertEquals(0, r.code(), r.err());
         assertTrue(r.out().contains("90% interval") && r.out().contains("--lora-rank 16"), r.out());
+        assertEquals(3, r.out().lines().filter(x -> x.strip().startsWith("scaledl predict")).count(), r.out());
+        Path copy = dir.resolve("out/layouts.config.json");
+        assertEquals(Files.readString(cfg), Files.readString(copy));
+        assertTrue(r.out().contains(copy.toString()), r.out());
         List<String> lines = Files.readAllLines(table);
+        assertEquals("layouts.config.json", lines.get(1).split(",", -1)[1]);
         List<String> header = Arrays.asList(lines.get(0).split(","));
         assertTrue(header.containsAll(List.of("context", "expert", "zero_stage", "recompute", "recompute_layers",
                 "virtual_stages", "lora_rank", "layout_ms", "layout_memory_gb")), header.toString());
@@ -207,11 +215,45 @@ class ClusterPredictCliTest {
             assertTrue(r.err().strip().lines().count() == 1 && r.err().contains("may be")
                     || r.err().contains("divisible"), r.err());
         }
+        // every split Megatron takes is named: 96 layers + 2 (the embedding and the loss) make 98 = 7 x 14
+        Run odd = MainTest.run(java.util.stream.Stream.concat(Arrays.stream(base),
+                Arrays.stream(new String[] {"--pipeline", "10"})).toArray(String[]::new));
+        assertTrue(odd.err().contains("may be 1, 2, 3, 4, 6, 7, 8,") && odd.err().contains("+ 1 with the embedding"),
+                odd.err());
+        // a precision the GPU has no units for: one line naming what it runs (and what it runs in another precision),
+        // from layouts as from predict
+        Run fp8 = MainTest.run("layouts", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "2048",
+                "--gpus", "64", "--global-batch", "64", "--device", A100, "--precision", "fp8");
+        assertEquals(1, fp8.code(), fp8.err());
+        assertTrue(fp8.err().contains("cannot run fp8") && fp8.err().strip().lines().count() == 1, fp8.err());
+        Run bf16 = MainTest.run("predict", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "2048",
+                "--batch", "1", "--device", "V100", "--precision", "bf16");
+        assertEquals(1, bf16.code(), bf16.err());
+        assertTrue(bf16.err().contains("it runs fp32, fp16; tf32 as fp32"), bf16.err());
         String[] uneven = java.util.stream.Stream.concat(Arrays.stream(base),
                 Arrays.stream(new String[] {"--pipeline", "10", "--uneven-pipeline", "--json"})).toArray(String[]::new);
         Run r = MainTest.run(uneven);
         assertEquals(0, r.code(), r.err());
         assertTrue(r.err().contains("split unevenly"), r.err());
+    }
+
+    /**
+     * One vocabulary in the warnings: a GPU job's world-size range is said in GPUs; TF32 on a GPU without TF32 units
+     * runs (and is judged) in FP32, which training measured, so no "never measured" warning contradicts the fallback.
+     */
+    @Test
+    void warningsSpeakOfWhatRuns(@TempDir Path dir) throws Exception {
+        Path cfg = config(dir);
+        Run big = MainTest.run("predict", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "2048",
+                "--batch", "1", "--micro-batches", "8", "--world-size", "48", "--tensor", "8", "--pipeline", "8",
+                "--device", "A100 80GB", "--precision", "fp16");
+        assertEquals(0, big.code(), big.err());
+        assertTrue(big.err().contains("3072 GPUs are outside the training range of"), big.err());
+        Run tf32 = MainTest.run("predict", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "2048",
+                "--batch", "1", "--tensor", "8", "--device", "V100", "--precision", "tf32");
+        assertEquals(0, tf32.code(), tf32.err());
+        assertTrue(tf32.err().contains("no tf32 matrix units") && !tf32.err().contains("never measured"),
+                tf32.err());
     }
 
     /**

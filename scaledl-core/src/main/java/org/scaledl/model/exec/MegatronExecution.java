@@ -92,9 +92,10 @@ public final class MegatronExecution {
         boolean uneven = !even && unevenChunkSizes(ts.layers(), chunks, ts.mtpLayers()) != null;
         if (par.pipeline() > ts.layers() || !even && !(w.unevenPipeline() && uneven)) {
             throw new IllegalArgumentException(ts.layers() + " layers do not split into " + par.pipeline()
-                    + " pipeline stages x " + par.virtualStages() + " chunks: layers (or layers + 2, the embedding and "
-                    + "the loss counted as layers" + (ts.mtpLayers() > 0 ? ", + " + ts.mtpLayers() + " multi-token "
-                    + "prediction" : "") + ") must divide by stages x chunks; " + validSplits(ts.layers(),
+                    + " pipeline stages x " + par.virtualStages() + " chunks: the layers (or layers + 1 with the "
+                    + "embedding counted as a layer, + 2 with the loss too" + (ts.mtpLayers() > 0 ? ", + "
+                    + (2 + ts.mtpLayers()) + " with the multi-token prediction" : "") + ") must divide by stages x "
+                    + "chunks; " + validSplits(ts.layers(),
                     ts.mtpLayers(), par.pipeline()) + (uneven && par.pipeline() <= ts.layers() && !w.unevenPipeline()
                     ? "; or split them unevenly (uneven_pipeline true, --uneven-pipeline)" : ""));
         }
@@ -133,7 +134,7 @@ public final class MegatronExecution {
     private static String validSplits(int layers, int mtp, int p) {
         List<String> out = new ArrayList<>();
         for (int q = 1; q <= Math.min(layers, 4 * p) && out.size() < 8; q++) {
-            if (chunkSizes(layers, q, mtp) != null && (layers % q == 0 || q % p == 0)) {
+            if (chunkSizes(layers, q, mtp) != null) {
                 out.add(Integer.toString(q));
             }
         }

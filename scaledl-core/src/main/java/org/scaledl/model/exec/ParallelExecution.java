@@ -77,13 +77,7 @@ public final class ParallelExecution {
      */
     public static void checkJob(Workload w) {
         Parallelism par = w.parallelism();
-        w.device().ifPresent(d -> {
-            if (d.runs(w.precision()).isEmpty()) {
-                throw new IllegalArgumentException(d.name() + " cannot run " + w.precision().label() + ": it has no "
-                        + w.precision().peakColumn().toUpperCase(java.util.Locale.ROOT) + " matrix units (it runs "
-                        + String.join(", ", runnable(d)) + ")");
-            }
-        });
+        w.device().ifPresent(d -> checkPrecision(d, w.precision()));
         if (par.tensor() > 1 && w.graph().blocks().isEmpty()) {
             throw new IllegalArgumentException("tensor parallelism needs the graph's block structure (which layers "
                     + "are the repeated blocks and the residual stream's width), which " + w.graph().name()
@@ -100,15 +94,33 @@ public final class ParallelExecution {
         }
     }
 
-    /** The precisions a device runs (with or without a fallback), by label. */
-    static List<String> runnable(Device d) {
-        List<String> out = new ArrayList<>();
+    /**
+     * Refuses a precision a device cannot run (BF16 without BF16 units, FP8 and FP4 without FP8 units), naming what it
+     * runs.
+     *
+     * @throws IllegalArgumentException for such a precision
+     */
+    public static void checkPrecision(Device d, Precision precision) {
+        if (d.runs(precision).isEmpty()) {
+            throw new IllegalArgumentException(d.name() + " cannot run " + precision.label() + ": it has no "
+                    + precision.peakColumn().toUpperCase(java.util.Locale.ROOT) + " matrix units (it runs "
+                    + runnable(d) + ")");
+        }
+    }
+
+    /** The precisions a device runs on their own units, then those it runs in another: {@code fp32, fp16; tf32 as fp32}. */
+    static String runnable(Device d) {
+        List<String> own = new ArrayList<>();
+        List<String> other = new ArrayList<>();
         for (Precision p : Precision.values()) {
-            if (d.runs(p).isPresent()) {
-                out.add(p.label());
+            Optional<Precision> r = d.runs(p);
+            if (r.isPresent() && r.get() == p) {
+                own.add(p.label());
+            } else if (r.isPresent()) {
+                other.add(p.label() + " as " + r.get().label());
             }
         }
-        return out;
+        return String.join(", ", own) + (other.isEmpty() ? "" : "; " + String.join(", ", other));
     }
 
     /** The topology a workload runs on: its own, or the standard server of its device (noted). */
