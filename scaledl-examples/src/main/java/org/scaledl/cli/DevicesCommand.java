@@ -60,13 +60,14 @@ final class DevicesCommand implements Callable<Integer> {
             return 0;
         }
         StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%-40s %-9s %6s %6s %7s %7s %7s %7s %7s %7s"
-                + " %7s %-14s%n", "name", "form", "mem GB", "TB/s", "fp32 TF", "tf32 TF", "bf16 TF", "fp8 TF", "mxfp8",
-                "fp4 TF", "domain", "link"));
+                + " %7s %7s %-14s%n", "name", "form", "mem GB", "TB/s", "fp32 TF", "tf32 TF", "fp16 TF", "bf16 TF",
+                "fp8 TF", "mxfp8", "fp4 TF", "domain", "link"));
         for (Device d : c.devices()) {
-            b.append(String.format(Locale.ROOT, "%-40s %-9s %6.0f %6.2f %7s %7s %7s %7s %7s %7s %7d %-14s%n",
-                    org.scaledl.InvalidInputException.printable(d.name(), 40), d.formFactor().isEmpty() ? "-" : d.formFactor(), d.memoryGB(),
+            b.append(String.format(Locale.ROOT, "%-40s %-9s %6.0f %6.2f %7s %7s %7s %7s %7s %7s %7s %7d %-14s%n",
+                    org.scaledl.InvalidInputException.printable(d.name(), 40), d.formFactor().isEmpty() ? "-"
+                            : d.formFactor(), d.memoryGB(),
                     d.memoryBandwidthGBps() / 1e3, peak(d, Precision.FP32), peak(d, Precision.TF32),
-                    peak(d, Precision.BF16), peak(d, Precision.FP8), peak(d, Precision.MXFP8), peak(d, Precision.NVFP4),
+                    peak(d, Precision.FP16), peak(d, Precision.BF16), peak(d, Precision.FP8), peak(d, Precision.MXFP8), peak(d, Precision.NVFP4),
                     Math.max(1, d.platform().nvlinkDomain()), d.linkGBps() > 0 ? d.platform().linkKind() + " "
                             + String.format(Locale.ROOT, "%.0f", d.linkGBps()) : "pcie"));
         }
