@@ -29,7 +29,10 @@ import org.scaledl.workload.Topology;
  * ({@link Topology.Link}: NVSwitch, NVLink, PCIe) from single-node measurements; a device without its own uses its
  * link's, then the pooled ones. Network coefficients come from the multi-node measurements less their intra-node
  * part (they describe the fabric, not the device). Fits minimise relative squared error with non-negative
- * coefficients. Reduce-scatter and all-gather move half an all-reduce's bytes in half its steps.
+ * coefficients. Reduce-scatter and all-gather move half an all-reduce's bytes in half its steps; across nodes they
+ * run as rings (NCCL has no tree for them), so their {@code nodes − 1} synchronous steps each pay at least the
+ * network's latency ({@link Topology#interNodeLatencyUs()}): what stops ZeRO-3's per-layer gathers from scaling to
+ * hundreds of nodes, beyond the measured 2–32 GPUs whose fitted latency grows with {@code log₂ n}.
  *
  * <pre>{@code
  * AllReduceModel m = AllReduceModel.fit(measurements);
@@ -214,6 +217,19 @@ public final class AllReduceModel implements CommunicationModel {
                 ranksPerNode, ranks);
         int nodes = (ranks + ranksPerNode - 1) / ranksPerNode;
         return predictMillis(device.name(), topology, nodes, ranks, ranksPerNode, bytes);
+    }
+
+    @Override
+    public double reduceScatterMillis(Device device, Topology topology, int ranks, int ranksPerNode, double bytes) {
+        double half = 0.5 * allReduceMillis(device, topology, ranks, ranksPerNode, bytes);
+        int nodes = (ranks + ranksPerNode - 1) / ranksPerNode;
+        if (nodes == 1) {
+            return half;
+        }
+        // the fitted network latency of half an all-reduce, replaced by the ring's where that is larger
+        double fitted = 0.5 * (network[0] * Collectives.ringSteps(nodes) + network[1] * Math.log(nodes) / Math.log(2));
+        double ring = (nodes - 1) * topology.interNodeLatencyUs() * 1e-3;
+        return half + Math.max(0, ring - fitted);
     }
 
     @Override

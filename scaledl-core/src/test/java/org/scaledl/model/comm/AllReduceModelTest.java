@@ -2,6 +2,7 @@ package org.scaledl.model.comm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -16,6 +17,37 @@ class AllReduceModelTest {
     /** Ring time with latency {@code alpha} ms per step and {@code eta} of the nominal bandwidth. */
     private static double ring(int n, double bytes, double alpha, double eta, double gbps) {
         return 2.0 * (n - 1) * alpha + 2.0 * (n - 1) / n * bytes / (eta * gbps * 1e6);
+    }
+
+    /**
+     * Reduce-scatter and all-gather are half an all-reduce on one node and wherever the fitted latency covers the
+     * ring's; across many nodes their ring's steps each pay the network's latency, so the time keeps growing with the
+     * nodes (by the latency per node) where the fitted tree latency would have levelled off.
+     */
+    @Test
+    void reduceScatterAcrossManyNodesPaysTheRingsLatency() {
+        List<CollectiveMeasurement> tree = new ArrayList<>();
+        for (int n : new int[] {2, 4, 8}) {
+            for (double s : new double[] {4e5, 1.6e7, 2.5e8}) {
+                tree.add(new CollectiveMeasurement("t", LINKS, 1, n, s, 0.05 * Math.log(n) / Math.log(2)
+                        + ring(n, s, 0, 0.5, 16)));
+                tree.add(new CollectiveMeasurement("t", Topology.of(1, Topology.Link.PCIE, 16, 80), n, n, s,
+                        0.05 * Math.log(n) / Math.log(2) + ring(n, s, 0, 0.7, 10)));
+            }
+        }
+        AllReduceModel m = AllReduceModel.fit(tree);
+        org.scaledl.workload.Device d = org.scaledl.workload.Device.cpu("t", 8, 256, 1, 2000, 50);
+        assertEquals(0.5 * m.allReduceMillis(d, LINKS, 8, 8, 1e6), m.reduceScatterMillis(d, LINKS, 8, 8, 1e6), 0.0);
+        // 2 nodes: the fitted latency (0.05 ms a level) is above the ring's one step of 5 us
+        assertEquals(0.5 * m.allReduceMillis(d, LINKS, 16, 8, 1e6), m.reduceScatterMillis(d, LINKS, 16, 8, 1e6),
+                1e-12);
+        double alpha = LINKS.interNodeLatencyUs() * 1e-3;
+        for (int nodes = 64; nodes <= 1024; nodes *= 2) {
+            double rs = m.reduceScatterMillis(d, LINKS, 8 * nodes, 8, 1e6);
+            double more = m.reduceScatterMillis(d, LINKS, 16 * nodes, 8, 1e6);
+            assertTrue(rs >= 0.5 * m.allReduceMillis(d, LINKS, 8 * nodes, 8, 1e6), "never below half an all-reduce");
+            assertTrue(more - rs >= 0.99 * nodes * alpha, nodes + " -> " + 2 * nodes + " nodes: " + rs + " -> " + more);
+        }
     }
 
     @Test
