@@ -298,7 +298,8 @@ public final class ParallelExecution {
             gpu = Math.max(gpu, layers.predictMillis(all) / par.data());
         }
         double paced = eagerModel.millis(gpu, operators(w));
-        if (paced > gpu) {
+        // the smooth max's excess over the GPU's time (rounding residue below a billionth is no dispatch cost)
+        if (paced - gpu > 1e-9 * paced) {
             terms.add(new StageCost.Term("host dispatch", StageCost.TermKind.OVERHEAD, paced - gpu));
         }
         double total = paced + (par.ranks() == 1 && par.microBatches() == 1 ? 0 : comm);
