@@ -22,7 +22,7 @@ import org.scaledl.InvalidInputException;
  * preorder, so a split's left child is the next node; per node a 16-bit feature (-1 for a leaf); per split its right
  * child and the index of its threshold in a table of the ensemble's distinct thresholds (32-bit each); per leaf its
  * value. That is 10 bytes a node where the earlier encoding (no {@code encoding} member: five full arrays, 28 bytes a
- * node, still read) stored what no prediction reads, and it parses in a third of the time a cold JVM took.
+ * node, still read) stored what no prediction reads: a third of the text to scan and decode when a model loads.
  * {@link #read} checks every node (features in range, finite numbers, children after their parent), so a tree read
  * from a file always terminates.
  */
@@ -153,8 +153,8 @@ final class BoostedTrees {
             total += feature[t].length;
             for (int i = 0; i < feature[t].length; i++) {
                 if (feature[t][i] >= 0) {
-                    Checks.state(left[t][i] == i + 1 && feature[t][i] <= Short.MAX_VALUE, "tree %s is not in preorder",
-                            t);
+                    Checks.state(left[t][i] == i + 1 && feature[t][i] <= Short.MAX_VALUE, "tree %s is not in preorder "
+                            + "or splits on a feature beyond 16 bits", t);
                     splits++;
                     distinct.add(threshold[t][i]);
                 }
