@@ -287,10 +287,11 @@ public final class RuntimePredictor implements RuntimeModel {
         if (memory.isPresent() && w.device().isPresent() && w.device().get().memoryGB() > 0
                 && memory.getAsDouble() > w.device().get().memoryGB()) {
             warnings.add(new PredictionWarning(PredictionWarning.Kind.OUT_OF_MEMORY, String.format(java.util.Locale.ROOT,
-                    "needs %.1f GiB per device%s, more than the %s GiB of %s (shard it: tensor or pipeline "
-                    + "parallelism, ZeRO, recomputation, a smaller micro-batch)", memory.getAsDouble(),
+                    "needs %.1f GiB per device%s, more than the %s GiB of %s (shard it: %s)", memory.getAsDouble(),
                     cost.memoryDetail().map(d -> " (" + d + ")").orElse(""), w.device().get().memoryGB(),
-                    w.device().get().name()), Optional.of(memory.getAsDouble()),
+                    w.device().get().name(), w.phase() == org.scaledl.workload.Phase.INFER
+                            ? "tensor or pipeline parallelism, a smaller batch"
+                            : "tensor or pipeline parallelism, ZeRO, recomputation, a smaller micro-batch"), Optional.of(memory.getAsDouble()),
                     "<= " + w.device().get().memoryGB(), 1));
         }
         double[] iv = stage.interval(w).orElse(new double[] {logLow, logHigh});
@@ -331,6 +332,7 @@ public final class RuntimePredictor implements RuntimeModel {
 
     /** Bytes in a GiB, the unit of device memory sizes. */
     private static final double GIB = 1L << 30;
+
 
     /** Samples one iteration processes across its data-parallel replicas. */
     private static double samples(Workload w) {

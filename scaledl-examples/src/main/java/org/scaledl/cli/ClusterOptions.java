@@ -96,7 +96,7 @@ final class ClusterOptions {
     Recompute recompute() {
         if (recomputeLayers() > 0) {
             if (recompute != null && recompute != Recompute.FULL && recompute != Recompute.AUTO) {
-                throw new IllegalArgumentException("--recompute-layers needs --recompute full, not "
+                throw org.scaledl.InvalidInputException.of("--recompute-layers needs --recompute full, not "
                         + recompute.label());
             }
             return Recompute.FULL;
@@ -150,9 +150,17 @@ final class ClusterOptions {
         if (z < 0 || z > 3) {
             throw new IllegalArgumentException("--zero-stage must be 0, 1, 2 or 3, got " + z);
         }
-        return new Parallelism(data, tensor, pipeline, microBatches, sequenceParallel, z,
-                positive(virtualStages, "--virtual-stages"), positive(context, "--context"),
-                positive(expert, "--expert"), positive(expertTensor, "--expert-tensor"));
+        int v = positive(virtualStages, "--virtual-stages");
+        int c = positive(context, "--context");
+        int e = positive(expert, "--expert");
+        int et = positive(expertTensor, "--expert-tensor");
+        try {
+            return new Parallelism(data, tensor, pipeline, microBatches, sequenceParallel, z, v, c, e, et);
+        } catch (IllegalArgumentException x) {
+            // degrees that do not go together (sequence parallelism without tensor parallelism, an interleaved
+            // schedule without a pipeline, experts not dividing the ranks): bad input, as in a candidate table's row
+            throw org.scaledl.InvalidInputException.of(x.getMessage());
+        }
     }
 
     /** Whether gradients are kept in 16 bits ({@code --grad-dtype}; false when not given). */

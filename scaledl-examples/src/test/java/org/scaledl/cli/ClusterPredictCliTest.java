@@ -257,6 +257,44 @@ class ClusterPredictCliTest {
     }
 
     /**
+     * A job too small for its GPUs is paced by the host's dispatch, said in a warning; inference dispatches a third of a
+     * training step's kernels (its forward pass), so it is not held at the training floor; inference memory is weights
+     * (no gradients or optimizer states) and its advice does not offer ZeRO or recomputation; degrees that do not go
+     * together from the options are bad input (exit 1), as in a table's row.
+     */
+    @Test
+    void smallJobsInferenceAndConflictingDegrees(@TempDir Path dir) throws Exception {
+        Path cfg = dir.resolve("llama/config.json");
+        Files.createDirectories(cfg.getParent());
+        Files.writeString(cfg, "{\"model_type\": \"llama\", \"hidden_size\": 4096, \"intermediate_size\": 14336, "
+                + "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"num_hidden_layers\": 32, "
+                + "\"vocab_size\": 128256, \"max_position_embeddings\": 8192, \"attention_dropout\": 0.0}");
+        String[] job = {"predict", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "512", "--batch", "1",
+            "--device", "H100 SXM", "--precision", "bf16", "--json"};
+        Run train = MainTest.run(job);
+        Run infer = MainTest.run(java.util.stream.Stream.concat(Arrays.stream(job),
+                java.util.stream.Stream.of("--phase", "infer")).toArray(String[]::new));
+        assertEquals(0, train.code(), train.err());
+        assertEquals(0, infer.code(), infer.err());
+        double t = new ObjectMapper().readTree(train.out()).get("ms").asDouble();
+        double i = new ObjectMapper().readTree(infer.out()).get("ms").asDouble();
+        assertTrue(i < 0.5 * t, i + " ms inference vs " + t + " ms training");
+        assertTrue(infer.err().contains("kernel dispatch sets the pace"), infer.err());
+        Run big = MainTest.run("predict", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "4096",
+                "--batch", "64", "--device", "T4", "--precision", "fp16", "--phase", "infer");
+        assertTrue(big.err().contains("stage 1 of 1: weights ") && !big.err().contains("gradients")
+                && big.err().contains("a smaller batch") && !big.err().contains("ZeRO"), big.err());
+        String[][] conflicts = {{"--sequence-parallel"}, {"--virtual-stages", "2"}, {"--world-size", "2", "--expert",
+            "4"}};
+        for (String[] c : conflicts) {
+            Run r = MainTest.run(java.util.stream.Stream.concat(Arrays.stream(job), Arrays.stream(c))
+                    .toArray(String[]::new));
+            assertEquals(1, r.code(), String.join(" ", c) + ": " + r.err());
+            assertEquals(1, r.err().strip().lines().count(), r.err());
+        }
+    }
+
+    /**
      * LoRA: a candidate row's {@code lora_rank} and {@code --lora-rank} give the same job (faster and smaller than
      * training every weight); a bad rank names its line; {@code layouts} refuses the options it chooses itself.
      */

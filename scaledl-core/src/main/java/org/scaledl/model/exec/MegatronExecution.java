@@ -721,11 +721,12 @@ public final class MegatronExecution {
             return states + quantised + activations + logits + ParallelExecution.RUNTIME_BYTES;
         }
 
-        String describe(int stages) {
+        /** In words, per stage: what it holds ({@code training}: weights with their gradients and states). */
+        String describe(int stages, boolean training) {
             double g = GIB;
-            return String.format(java.util.Locale.ROOT, "stage %d of %d: weights, gradients"
-                    + " and optimizer states %.1f GiB%s, activations %.1f GiB (%s micro-batch%s in flight)%s, "
-                    + "runtime %.1f GiB", stage + 1, stages, states / g,
+            return String.format(java.util.Locale.ROOT, "stage %d of %d: %s %.1f GiB%s, activations %.1f GiB (%s "
+                    + "micro-batch%s in flight)%s, runtime %.1f GiB", stage + 1, stages, training
+                    ? "weights, gradients and optimizer states" : "weights", states / g,
                     quantised > 0 ? String.format(java.util.Locale.ROOT, ", low-precision weight copies %.1f GiB",
                             quantised / g) : "", activations / g,
                     inFlight == Math.rint(inFlight) ? String.valueOf((long) inFlight)
@@ -968,7 +969,9 @@ public final class MegatronExecution {
             }
             layersMax = Math.max(layersMax, n);
         }
-        double steps = (double) layersMax * (m - 1 + p);
+        // a training step dispatches a layer's forward and backward kernels, an inference step its forward ones (a
+        // third: the backward pass launches about twice the forward's kernels)
+        double steps = (double) layersMax * (m - 1 + p) * (w.phase() == Phase.INFER ? 1.0 / 3 : 1);
         double sends = 0;
         double pipeline = 0;
         if (withTime && p > 1 && comm != null) {
@@ -1292,10 +1295,18 @@ public final class MegatronExecution {
         }
         StageMemory memory = memory(w, layers, device);
         List<String> all = new ArrayList<>(notes);
+        double dispatch = model.coefficient(ExecutionTerm.LAYER_STEP) * terms.value(ExecutionTerm.LAYER_STEP);
+        if (dispatch > gpu) {
+            // the GPUs wait for the host: the fitted dispatch time of a Megatron layer step sets the pace
+            all.add(String.format(Locale.ROOT, "the host's kernel dispatch sets the pace (%.0f of the GPUs' %.0f ms: "
+                    + "%.2f ms a layer step, fitted on Megatron training runs, a third of it in inference); a job "
+                    + "this small runs at the framework's dispatch rate, faster where it captures CUDA graphs",
+                    dispatch, gpu, model.coefficient(ExecutionTerm.LAYER_STEP)));
+        }
         resolution(given, w, device).ifPresent(all::add);
         unevenNote(w).ifPresent(all::add);
         return StageCost.withTotal(perLayer, families, out, total).withMemory(memory.total(),
-                memory.describe(w.parallelism().pipeline()), all);
+                memory.describe(w.parallelism().pipeline(), w.phase() == Phase.TRAIN), all);
     }
 
     private static double calibrated(MegatronModel model, MegatronTerms terms, ExecutionTerm term) {
