@@ -161,6 +161,17 @@ public final class RuntimePredictor implements RuntimeModel {
                 provenance, true);
     }
 
+    /**
+     * The job as this predictor runs it: where it leaves the recomputation to the predictor ({@code auto}), the
+     * recomputation chosen (for a transformer on a device model, the least that fits the device's memory; none for
+     * an imported graph or a host, which this library runs without recomputation); the job itself otherwise.
+     */
+    public Workload resolved(Workload w) {
+        Workload r = stage.resolve(w);
+        return r.recompute() == org.scaledl.workload.Recompute.AUTO
+                ? r.toBuilder().recompute(org.scaledl.workload.Recompute.NONE).build() : r;
+    }
+
     LayerStage stage() {
         return stage;
     }

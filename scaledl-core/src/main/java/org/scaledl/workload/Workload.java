@@ -262,11 +262,13 @@ public final class Workload {
 
     @Override
     public String toString() {
-        return graph.name() + " batch=" + batch + " " + phase.label() + " data-parallel=" + parallelism.data()
+        int m = parallelism.microBatches();
+        return graph.name() + " batch=" + batch + (m > 1 ? " (" + batch / m + " x " + m + " micro-batches)" : "") + " "
+                + phase.label() + " data-parallel=" + parallelism.data()
                 + (parallelism.isDataOnly() ? "" : " gpus=" + worldSize() + " (" + parallelism + ")") + " threads="
                 + threads
                 + (device == null ? "" : " device=" + device.name())
-                + (precision == Precision.FP32 ? "" : " precision=" + precision.label())
+                + " precision=" + precision.label()
                 + (recompute == Recompute.NONE || recompute == Recompute.AUTO ? "" : " recompute=" + recompute.label()
                 + (recomputeLayers > 0 ? ":" + recomputeLayers : ""))
                 + (loraRank > 0 ? " lora=" + loraRank : "") + (unevenPipeline ? " uneven-pipeline" : "")

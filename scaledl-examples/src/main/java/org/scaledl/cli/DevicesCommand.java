@@ -60,7 +60,7 @@ final class DevicesCommand implements Callable<Integer> {
             return 0;
         }
         StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%-40s %-9s %6s %6s %7s %7s %7s %7s %7s %7s"
-                + " %7s %7s %-14s%n", "name", "form", "mem GB", "TB/s", "fp32 TF", "tf32 TF", "fp16 TF", "bf16 TF",
+                + " %7s %7s %-14s%n", "name", "form", "memGiB", "TB/s", "fp32 TF", "tf32 TF", "fp16 TF", "bf16 TF",
                 "fp8 TF", "mxfp8", "fp4 TF", "domain", "link"));
         for (Device d : c.devices()) {
             b.append(String.format(Locale.ROOT, "%-40s %-9s %6.0f %6.2f %7s %7s %7s %7s %7s %7s %7s %7d %-14s%n",

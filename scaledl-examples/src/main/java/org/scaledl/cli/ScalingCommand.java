@@ -58,9 +58,11 @@ final class ScalingCommand implements Callable<Integer> {
      * @param workers data-parallel replicas
      * @param gpus    GPUs (or CPU workers) in all
      * @param fits    whether the job fits in the device's memory (true where memory is not estimated)
+     * @param recompute the recomputation the point runs with (what {@code auto} chose: {@code full:21} for the
+     *                full recomputation of 21 layers a chunk)
      */
     record Point(int workers, int gpus, int batch, double ms, double lowMs, double highMs, double samplesPerSecond,
-            boolean fits) {
+            boolean fits, String recompute) {
     }
 
     @Override
@@ -146,15 +148,17 @@ final class ScalingCommand implements Callable<Integer> {
             System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
         } else {
             StringBuilder sb = new StringBuilder(title).append('\n');
-            sb.append(String.format(Locale.ROOT, "%8s %8s %6s %12s %12s %12s %14s%s%n", "replicas", "GPUs", "batch",
-                    "ms", "low ms", "high ms", "samples/s", calibrated == null ? "" : "  calibrated ms"));
+            sb.append(String.format(Locale.ROOT, "%8s %8s %6s %12s %12s %12s %14s %-10s%s%n", "replicas", "GPUs",
+                    "batch", "ms", "low ms", "high ms", "samples/s", "recompute", calibrated == null ? ""
+                            : "  calibrated ms"));
             List<List<Point>> sweeps = List.of(byWorkers, byBatch);
             List<List<Point>> cal = List.of(byWorkersCal, byBatchCal);
             for (int k = 0; k < 2; k++) {
                 for (int i = 0; i < sweeps.get(k).size(); i++) {
                     Point x = sweeps.get(k).get(i);
-                    sb.append(String.format(Locale.ROOT, "%8d %8d %6d %12.2f %12.2f %12.2f %14.1f%s%s%n", x.workers(),
-                            x.gpus(), x.batch(), x.ms(), x.lowMs(), x.highMs(), x.samplesPerSecond(),
+                    sb.append(String.format(Locale.ROOT, "%8d %8d %6d %12.2f %12.2f %12.2f %14.1f %-10s%s%s%n",
+                            x.workers(), x.gpus(), x.batch(), x.ms(), x.lowMs(), x.highMs(), x.samplesPerSecond(),
+                            x.recompute(),
                             calibrated == null ? "" : String.format(Locale.ROOT, "  %13.2f", cal.get(k).get(i).ms()),
                             x.fits() ? "" : "  (out of memory)"));
                 }
@@ -178,15 +182,18 @@ final class ScalingCommand implements Callable<Integer> {
         Prediction pr = p.predict(w);
         boolean fits = pr.warnings().stream().noneMatch(x -> x.kind()
                 == org.scaledl.model.PredictionWarning.Kind.OUT_OF_MEMORY);
+        Workload r = p.resolved(w);
         return new Point(workers, w.worldSize(), batch, pr.millis(), pr.lowMillis(), pr.highMillis(),
-                pr.throughputPerSecond().orElse((double) batch * micro * workers / (pr.millis() / 1000)), fits);
+                pr.throughputPerSecond().orElse((double) batch * micro * workers / (pr.millis() / 1000)), fits,
+                r.recompute().label() + (r.recomputeLayers() > 0 ? ":" + r.recomputeLayers() : ""));
     }
 
     private static void put(ArrayNode arr, List<Point> sweep) {
         for (Point x : sweep) {
             arr.addObject().put("world_size", x.workers()).put("data_parallel", x.workers()).put("gpus", x.gpus())
                     .put("batch", x.batch()).put("ms", x.ms()).put("low_ms", x.lowMs()).put("high_ms", x.highMs())
-                    .put("throughput_per_s", x.samplesPerSecond()).put("fits", x.fits());
+                    .put("throughput_per_s", x.samplesPerSecond()).put("fits", x.fits())
+                    .put("recompute", x.recompute());
         }
     }
 

@@ -279,6 +279,7 @@ class ClusterPredictCliTest {
         double t = new ObjectMapper().readTree(train.out()).get("ms").asDouble();
         double i = new ObjectMapper().readTree(infer.out()).get("ms").asDouble();
         assertTrue(i < 0.5 * t, i + " ms inference vs " + t + " ms training");
+        assertEquals("none", new ObjectMapper().readTree(train.out()).get("workload").get("recompute_used").asText());
         assertTrue(infer.err().contains("kernel dispatch sets the pace"), infer.err());
         Run big = MainTest.run("predict", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "4096",
                 "--batch", "64", "--device", "T4", "--precision", "fp16", "--phase", "infer");
@@ -461,6 +462,10 @@ class ClusterPredictCliTest {
         JsonNode j = new ObjectMapper().readTree(r.out());
         assertEquals(4, j.get("by_workers").size());
         assertEquals(4, j.get("by_batch").size());
+        for (JsonNode x : j.get("by_batch")) {
+            // an imported graph runs as given: the recomputation each point runs with is said, here none
+            assertEquals("none", x.get("recompute").asText(), x.toString());
+        }
         double previous = 0;
         for (JsonNode x : j.get("by_workers")) {
             assertTrue(x.get("low_ms").asDouble() <= x.get("ms").asDouble()
