@@ -47,6 +47,25 @@ public final class Suggestions {
                 : Optional.empty();
     }
 
+    /**
+     * The known name {@code typed} looks like a misspelling of, by a stricter test than {@link #closest} (for names
+     * that are legitimately other names, such as a table's extra columns): the same letters and digits ignoring case,
+     * or within two edits where both have five or more; empty otherwise, and for a name that is known.
+     */
+    public static Optional<String> misspelt(String typed, Collection<String> known) {
+        if (known.contains(typed)) {
+            return Optional.empty();
+        }
+        String t = key(typed);
+        for (String k : known) {
+            String kk = key(k);
+            if (t.equals(kk) || Math.min(t.length(), kk.length()) >= 5 && distance(t, kk) <= 2) {
+                return Optional.of(k);
+            }
+        }
+        return Optional.empty();
+    }
+
     private static String key(String s) {
         return s.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]", "");
     }

@@ -277,10 +277,29 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             return rows.graphs.size();
         }
 
+        /**
+         * The table's columns that look like a candidate column misspelt ({@code micro_batch} for
+         * {@code micro_batches}, {@code Seq} for {@code seq}), with the column each resembles: they are carried
+         * through as other columns are, so a job would silently take that column's default. Known once a chunk is
+         * read.
+         */
+        public Map<String, String> nearMisses() {
+            return Candidates.nearMisses(in.columns(), rows.known);
+        }
+
         @Override
         public void close() {
             in.close();
         }
+    }
+
+    /** The columns of {@code columns} that look like a misspelt {@code known} one, each with that one. */
+    static Map<String, String> nearMisses(List<String> columns, java.util.Set<String> known) {
+        Map<String, String> out = new java.util.LinkedHashMap<>();
+        for (String c : columns) {
+            org.scaledl.Suggestions.misspelt(c, known).ifPresent(k -> out.put(c, k));
+        }
+        return out;
     }
 
     /** Reads rows into workloads: the one place that knows the candidate columns. */
@@ -294,6 +313,8 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         private final Map<String, Optional<Device>> deviceCache = new HashMap<>();
         /** Rows read before this table (chunk). */
         private int offset;
+        /** The columns the rows were read from (asked for, present or not). */
+        private final java.util.Set<String> known = new java.util.TreeSet<>();
 
         Rows(Path dir, Function<Path, ModelGraph> importer, Function<String, Optional<Device>> devices,
                 Map<String, String> defaults) {
@@ -308,6 +329,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             for (int r = 0; r < t.size(); r++) {
                 ws.add(workload(t, r));
             }
+            known.addAll(t.asked());
             offset += t.size();
             return new Candidates(t, ws);
         }

@@ -51,6 +51,8 @@ public final class CsvTable {
     private final List<String> header;
     private final List<String[]> rows = new ArrayList<>();
     private final List<Integer> lineNumbers = new ArrayList<>();
+    /** The column names a reader asked for ({@link #has}, {@link #get}, {@link #opt}), present or not. */
+    private final java.util.Set<String> asked = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     private CsvTable(String source) {
         this(source, new ArrayList<>(), new HashMap<>());
@@ -425,11 +427,21 @@ public final class CsvTable {
 
     /** True when the header has this column. */
     public boolean has(String column) {
+        asked.add(column);
         return columns.containsKey(column);
+    }
+
+    /**
+     * The column names asked for so far ({@link #has}, {@link #get}, {@link #opt} and the typed readers), whether
+     * the table has them or not: after a reader has read a row, the columns it knows.
+     */
+    public java.util.Set<String> asked() {
+        return java.util.Set.copyOf(asked);
     }
 
     /** A field as text. */
     public String get(int row, String column) {
+        asked.add(column);
         Integer c = columns.get(column);
         if (c == null) {
             throw InvalidInputException.atLine(source, line(row), "missing column '" + column + "'");
@@ -439,6 +451,7 @@ public final class CsvTable {
 
     /** A field, empty when the column is absent or the field blank. */
     public Optional<String> opt(int row, String column) {
+        asked.add(column);
         Integer c = columns.get(column);
         return c == null || rows.get(row)[c].isEmpty() ? Optional.empty() : Optional.of(rows.get(row)[c]);
     }

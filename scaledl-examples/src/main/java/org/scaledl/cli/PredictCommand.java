@@ -250,7 +250,15 @@ final class PredictCommand implements Callable<Integer> {
                     w.write('\n');
                 }
                 ObjectMapper om = new ObjectMapper();
+                boolean first = true;
                 for (Candidates c = in.next(CHUNK_ROWS); !c.workloads().isEmpty(); c = in.next(CHUNK_ROWS)) {
+                    if (first) {
+                        // a misspelt column would leave every row at that column's default, silently
+                        in.nearMisses().forEach((col, known) -> System.err.println("scaledl: warning: " + candidates
+                                + ": column '" + col + "' is not one scaledl reads (did you mean '" + known + "'?); "
+                                + "it is carried through as it is, and the rows take " + known + "'s default"));
+                        first = false;
+                    }
                     long t0 = System.nanoTime();
                     Prediction[] scored = score(p, c);
                     nanos[0] += System.nanoTime() - t0;

@@ -384,6 +384,15 @@ class ClusterPredictCliTest {
                 conflict.err());
         Files.writeString(jobs, HEADER + ",grad_dtype\nbad,gpt3/config.json,2048,1,32,4,8,8," + A100
                 + ",8,1600,fp32,full,true,train,bf16\n");
+        // a misspelt column would leave every row at its default: said, naming the column meant
+        Path typo = dir.resolve("typo.csv");
+        Files.writeString(typo, HEADER.replace("micro_batches", "micro_batch") + "\nx,gpt3/config.json,2048,1,32,4,8,8,"
+                + A100 + ",8,1600,bf16,full,true,train\n");
+        Run misspelt = MainTest.run("predict", "--model", "gpu", "--candidates", typo.toString(), "--out",
+                dir.resolve("typo-scored.csv").toString());
+        assertEquals(0, misspelt.code(), misspelt.err());
+        assertTrue(misspelt.err().contains("column 'micro_batch' is not one scaledl reads (did you mean "
+                + "'micro_batches'?)"), misspelt.err());
         Run fp32 = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--out",
                 dir.resolve("x.csv").toString());
         assertEquals(1, fp32.code(), fp32.err());
