@@ -297,7 +297,8 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
     static Map<String, String> nearMisses(List<String> columns, java.util.Set<String> known) {
         Map<String, String> out = new java.util.LinkedHashMap<>();
         for (String c : columns) {
-            org.scaledl.Suggestions.misspelt(c, known).ifPresent(k -> out.put(c, k));
+            // a column whose look-alike is in the table too is a column of its own (bench beside batch)
+            org.scaledl.Suggestions.misspelt(c, known).filter(k -> !columns.contains(k)).ifPresent(k -> out.put(c, k));
         }
         return out;
     }

@@ -218,4 +218,13 @@ class CandidatesTest {
             assertEquals(whole.table().line(i), lines.get(i));
         }
     }
+
+    /** A look-alike of a column the table also has is a column of its own, not a misspelling. */
+    @Test
+    void nearMissesSkipLookAlikesOfPresentColumns() {
+        java.util.Set<String> known = java.util.Set.of("batch", "micro_batches");
+        assertEquals(java.util.Map.of(), Candidates.nearMisses(List.of("batch", "bench"), known));
+        assertEquals(java.util.Map.of("bench", "batch", "micro_batch", "micro_batches"),
+                Candidates.nearMisses(List.of("bench", "micro_batch"), known));
+    }
 }

@@ -285,7 +285,7 @@ final class LayoutsCommand implements Callable<Integer> {
     /**
      * Every layout as a candidate table, its transformer relative to the table. A candidate table may only name files
      * inside its folder ({@code predict --candidates} refuses others), so a configuration outside it is copied beside
-     * the table ({@code NAME.config.json} for {@code NAME.csv}): the copy, if one was written.
+     * the table ({@code NAME.configs/FOLDER/config.json} for {@code NAME.csv}): the copy, if one was written.
      */
     private java.util.Optional<Path> writeCandidates(List<LayoutSearch.Layout> all, Device d,
             java.util.Optional<Topology> given, org.scaledl.workload.Precision precision) throws java.io.IOException {
@@ -293,11 +293,20 @@ final class LayoutsCommand implements Callable<Integer> {
         Path t = transformer.toAbsolutePath().normalize();
         java.util.Optional<Path> copy = java.util.Optional.empty();
         if (!t.startsWith(dir) || !t.toRealPath().startsWith(dir.toRealPath())) {
+            // NAME.configs/<the configuration's folder>/config.json: the model keeps its name (a configuration is
+            // named after its folder), copied byte for byte
             String name = out.getFileName().toString();
+            Path parent = t.getParent() == null ? null : t.getParent().getFileName();
             Path c = dir.resolve((name.toLowerCase(Locale.ROOT).endsWith(".csv") ? name.substring(0,
-                    name.length() - 4) : name) + ".config.json");
-            org.scaledl.model.file.SafeFiles.checkWritable(c);
-            Reports.write(c, java.nio.file.Files.readString(transformer));
+                    name.length() - 4) : name) + ".configs").resolve(parent == null ? "model" : parent.toString())
+                    .resolve(t.getFileName().toString());
+            try {
+                java.nio.file.Files.createDirectories(c.getParent());
+                java.nio.file.Files.copy(t, c, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException("cannot copy " + t + " beside the table as " + c + ": "
+                        + e.getMessage(), e);
+            }
             copy = java.util.Optional.of(c);
             t = c;
         }

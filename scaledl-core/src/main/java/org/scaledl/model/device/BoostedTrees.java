@@ -140,23 +140,76 @@ final class BoostedTrees {
         return value[node];
     }
 
+    /**
+     * Tree {@code t}'s nodes in preorder (a split's left child the next node), as fitted trees are; a tree read from
+     * an earlier file whose children merely follow their parent is renumbered (its predictions unchanged). The nodes
+     * a tree cannot reach from its root are dropped.
+     *
+     * @return its nodes in preorder
+     */
+    private Preorder inPreorder(int t) {
+        int[] f = feature[t];
+        int[] order = new int[f.length];
+        int n = 0;
+        int[] stack = new int[f.length + 1];
+        int top = 0;
+        stack[top++] = 0;
+        while (top > 0) {
+            int node = stack[--top];
+            order[n++] = node;
+            if (f[node] >= 0) {
+                stack[top++] = right[t][node];
+                stack[top++] = left[t][node];
+            }
+        }
+        int[] at = new int[f.length];
+        for (int i = 0; i < n; i++) {
+            at[order[i]] = i;
+        }
+        int[] pf = new int[n];
+        double[] pt = new double[n];
+        int[] pr = new int[n];
+        double[] pv = new double[n];
+        for (int i = 0; i < n; i++) {
+            int node = order[i];
+            pf[i] = f[node];
+            pt[i] = threshold[t][node];
+            pr[i] = f[node] >= 0 ? at[right[t][node]] : 0;
+            pv[i] = value[t][node];
+        }
+        return new Preorder(pf, pt, pr, pv);
+    }
+
+    /** One tree's nodes in preorder: features (-1 for a leaf), thresholds, right children, values. */
+    private record Preorder(int[] feature, double[] threshold, int[] right, double[] value) {
+    }
+
     /** Writes the ensemble into {@code out} (see the class comment). */
     void write(ObjectNode out) {
         out.put("encoding", PREORDER);
         out.put("base", base);
         ArrayNode sizes = out.putArray("sizes");
+        int trees = feature.length;
+        int[][] pf = new int[trees][];
+        double[][] pt = new double[trees][];
+        int[][] pr = new int[trees][];
+        double[][] pv = new double[trees][];
         int total = 0;
         int splits = 0;
         java.util.TreeSet<Double> distinct = new java.util.TreeSet<>();
-        for (int t = 0; t < feature.length; t++) {
-            sizes.add(feature[t].length);
-            total += feature[t].length;
-            for (int i = 0; i < feature[t].length; i++) {
-                if (feature[t][i] >= 0) {
-                    Checks.state(left[t][i] == i + 1 && feature[t][i] <= Short.MAX_VALUE, "tree %s is not in preorder "
-                            + "or splits on a feature beyond 16 bits", t);
+        for (int t = 0; t < trees; t++) {
+            Preorder p = inPreorder(t);
+            pf[t] = p.feature();
+            pt[t] = p.threshold();
+            pr[t] = p.right();
+            pv[t] = p.value();
+            sizes.add(pf[t].length);
+            total += pf[t].length;
+            for (int i = 0; i < pf[t].length; i++) {
+                if (pf[t][i] >= 0) {
+                    Checks.state(pf[t][i] <= Short.MAX_VALUE, "tree %s splits on a feature beyond 16 bits", t);
                     splits++;
-                    distinct.add(threshold[t][i]);
+                    distinct.add(pt[t][i]);
                 }
             }
         }
@@ -169,14 +222,14 @@ final class BoostedTrees {
         for (double d : table) {
             thr.putDouble(d);
         }
-        for (int t = 0; t < feature.length; t++) {
-            for (int i = 0; i < feature[t].length; i++) {
-                feat.putShort((short) feature[t][i]);
-                if (feature[t][i] >= 0) {
-                    rgt.putInt(right[t][i]);
-                    split.putInt(Arrays.binarySearch(table, threshold[t][i]));
+        for (int t = 0; t < trees; t++) {
+            for (int i = 0; i < pf[t].length; i++) {
+                feat.putShort((short) pf[t][i]);
+                if (pf[t][i] >= 0) {
+                    rgt.putInt(pr[t][i]);
+                    split.putInt(Arrays.binarySearch(table, pt[t][i]));
                 } else {
-                    val.putDouble(value[t][i]);
+                    val.putDouble(pv[t][i]);
                 }
             }
         }

@@ -132,13 +132,16 @@ public final class MegatronExecution {
 
     /** The pipeline degrees and chunk counts near the given ones that split the layers evenly. */
     private static String validSplits(int layers, int mtp, int p) {
-        List<String> out = new ArrayList<>();
-        for (int q = 1; q <= Math.min(layers, 4 * p) && out.size() < 8; q++) {
+        // the eight splits Megatron takes nearest the one asked for, in order
+        List<Integer> valid = new ArrayList<>();
+        for (int q = 1; q <= Math.min(layers, 4 * p); q++) {
             if (chunkSizes(layers, q, mtp) != null) {
-                out.add(Integer.toString(q));
+                valid.add(q);
             }
         }
-        return "stages x chunks may be " + String.join(", ", out);
+        valid.sort(java.util.Comparator.comparingInt((Integer q) -> Math.abs(q - p)).thenComparingInt(q -> q));
+        return "stages x chunks may be " + String.join(", ", valid.subList(0, Math.min(8, valid.size())).stream()
+                .sorted().map(String::valueOf).toList());
     }
 
     /**
@@ -1298,8 +1301,8 @@ public final class MegatronExecution {
         double dispatch = model.coefficient(ExecutionTerm.LAYER_STEP) * terms.value(ExecutionTerm.LAYER_STEP);
         if (dispatch > gpu) {
             // the GPUs wait for the host: the fitted dispatch time of a Megatron layer step sets the pace
-            all.add(String.format(Locale.ROOT, "the host's kernel dispatch sets the pace (%.0f of the GPUs' %.0f ms: "
-                    + "%.2f ms a layer step, fitted on Megatron training runs, a third of it in inference); a job "
+            all.add(String.format(Locale.ROOT, "the host's kernel dispatch sets the pace (%.2f ms against the GPUs' "
+                    + "%.2f ms: %.2f ms a layer step, fitted on Megatron training runs, a third of it in inference); a job "
                     + "this small runs at the framework's dispatch rate, faster where it captures CUDA graphs",
                     dispatch, gpu, model.coefficient(ExecutionTerm.LAYER_STEP)));
         }

@@ -171,6 +171,51 @@ class BoostedTreesProperties {
         assertEquals(fitted, now, "the same trees write the same text whichever encoding they were read from");
     }
 
+    /**
+     * A tree of an earlier file whose children merely follow their parent (here numbered breadth first) is written in
+     * preorder, renumbered, and predicts as it did.
+     */
+    @org.junit.jupiter.api.Test
+    void treesNotInPreorderAreRenumberedOnWrite() {
+        // x0 <= 0.5 ? (x1 <= 0.2 ? 1 : 2) : 3, nodes breadth first: 0 split, 1 split, 2 leaf 3, 3 leaf 1, 4 leaf 2
+        int[] feature = {0, 1, -1, -1, -1};
+        double[] threshold = {0.5, 0.2, 0, 0, 0};
+        int[] left = {1, 3, 0, 0, 0};
+        int[] right = {2, 4, 0, 0, 0};
+        double[] value = {0, 0, 3, 1, 2};
+        java.nio.ByteBuffer f = java.nio.ByteBuffer.allocate(20).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        java.nio.ByteBuffer th = java.nio.ByteBuffer.allocate(40).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        java.nio.ByteBuffer l = java.nio.ByteBuffer.allocate(20).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        java.nio.ByteBuffer r = java.nio.ByteBuffer.allocate(20).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        java.nio.ByteBuffer v = java.nio.ByteBuffer.allocate(40).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < 5; i++) {
+            f.putInt(feature[i]);
+            th.putDouble(threshold[i]);
+            l.putInt(left[i]);
+            r.putInt(right[i]);
+            v.putDouble(value[i]);
+        }
+        ObjectNode old = new ObjectMapper().createObjectNode();
+        old.put("base", 0.0);
+        old.putArray("sizes").add(5);
+        Base64.Encoder b64 = Base64.getEncoder();
+        old.put("feature", b64.encodeToString(f.array()));
+        old.put("threshold", b64.encodeToString(th.array()));
+        old.put("left", b64.encodeToString(l.array()));
+        old.put("right", b64.encodeToString(r.array()));
+        old.put("value", b64.encodeToString(v.array()));
+        BoostedTrees legacy = BoostedTrees.read(old, 2);
+        ObjectNode now = new ObjectMapper().createObjectNode();
+        legacy.write(now);
+        BoostedTrees back = BoostedTrees.read(now, 2);
+        double[][] probes = {{0.4, 0.1}, {0.4, 0.3}, {0.6, 0.1}, {0.5, 0.2}, {0.7, 0.9}};
+        double[] expected = {1, 2, 3, 1, 3};
+        for (int i = 0; i < probes.length; i++) {
+            assertEquals(expected[i], legacy.predict(probes[i]), 0.0);
+            assertEquals(expected[i], back.predict(probes[i]), 0.0);
+        }
+    }
+
     /** An encoding this version does not know is refused by name. */
     @org.junit.jupiter.api.Test
     void unknownEncodingIsRefusedByName() {
