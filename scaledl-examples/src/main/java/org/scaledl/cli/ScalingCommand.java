@@ -60,9 +60,10 @@ final class ScalingCommand implements Callable<Integer> {
      * @param fits    whether the job fits in the device's memory (true where memory is not estimated)
      * @param recompute the recomputation the point runs with (what {@code auto} chose: {@code full:21} for the
      *                full recomputation of 21 layers a chunk)
+     * @param prediction the point's prediction (memory per GPU, tokens per second per GPU where the model knows them)
      */
     record Point(int workers, int gpus, int batch, double ms, double lowMs, double highMs, double samplesPerSecond,
-            boolean fits, String recompute) {
+            boolean fits, String recompute, Prediction prediction) {
     }
 
     @Override
@@ -185,15 +186,18 @@ final class ScalingCommand implements Callable<Integer> {
         Workload r = p.resolved(w);
         return new Point(workers, w.worldSize(), batch, pr.millis(), pr.lowMillis(), pr.highMillis(),
                 pr.throughputPerSecond().orElse((double) batch * micro * workers / (pr.millis() / 1000)), fits,
-                r.recompute().label() + (r.recomputeLayers() > 0 ? ":" + r.recomputeLayers() : ""));
+                r.recompute().label() + (r.recomputeLayers() > 0 ? ":" + r.recomputeLayers() : ""), pr);
     }
 
     private static void put(ArrayNode arr, List<Point> sweep) {
         for (Point x : sweep) {
-            arr.addObject().put("world_size", x.workers()).put("data_parallel", x.workers()).put("gpus", x.gpus())
-                    .put("batch", x.batch()).put("ms", x.ms()).put("low_ms", x.lowMs()).put("high_ms", x.highMs())
-                    .put("throughput_per_s", x.samplesPerSecond()).put("fits", x.fits())
+            ObjectNode o = arr.addObject().put("world_size", x.workers()).put("data_parallel", x.workers())
+                    .put("gpus", x.gpus()).put("batch", x.batch()).put("ms", x.ms()).put("low_ms", x.lowMs())
+                    .put("high_ms", x.highMs()).put("throughput_per_s", x.samplesPerSecond()).put("fits", x.fits())
                     .put("recompute", x.recompute());
+            x.prediction().memoryGb().ifPresent(v -> o.put("memory_gb", v));
+            x.prediction().tokensPerSecondPerGpu().ifPresent(v -> o.put("tokens_per_s_per_gpu", v));
+            x.prediction().modelTflopsPerGpu().ifPresent(v -> o.put("model_tflops_per_gpu", v));
         }
     }
 

@@ -475,6 +475,7 @@ class ClusterPredictCliTest {
         for (JsonNode x : j.get("by_batch")) {
             // an imported graph runs as given: the recomputation each point runs with is said, here none
             assertEquals("none", x.get("recompute").asText(), x.toString());
+            assertTrue(x.get("memory_gb").asDouble() > 0, x.toString());
         }
         double previous = 0;
         for (JsonNode x : j.get("by_workers")) {
