@@ -35,12 +35,19 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
      * The commands, in the order {@code --help} lists them. A command line that names one builds only that one (the
      * option parser's model of all of them costs a cold JVM about 0.15 s).
      */
-    static final java.util.List<Class<?>> COMMANDS = java.util.List.of(CommandLine.HelpCommand.class,
-            InspectCommand.class, FitCommand.class, PredictCommand.class, EvaluateCommand.class,
-            EvaluateCommCommand.class, EvaluateGpuCommand.class, EvaluateMachinesCommand.class, PlanCommand.class,
-            LearningCurveCommand.class, BenchFedorovCommand.class, BenchCommand.class, DemoCommand.class,
-            DevicesCommand.class, LayoutsCommand.class, ScalingCommand.class, EvaluateMegatronCommand.class,
-            EvaluateClustersCommand.class, RunsCommand.class);
+    static java.util.List<Class<?>> commands() {
+        return Commands.ALL;
+    }
+
+    /** The command classes, loaded on first use (not before {@link #main} has started the model's prefetch). */
+    private static final class Commands {
+        static final java.util.List<Class<?>> ALL = java.util.List.of(CommandLine.HelpCommand.class,
+                InspectCommand.class, FitCommand.class, PredictCommand.class, EvaluateCommand.class,
+                EvaluateCommCommand.class, EvaluateGpuCommand.class, EvaluateMachinesCommand.class, PlanCommand.class,
+                LearningCurveCommand.class, BenchFedorovCommand.class, BenchCommand.class, DemoCommand.class,
+                DevicesCommand.class, LayoutsCommand.class, ScalingCommand.class, EvaluateMegatronCommand.class,
+                EvaluateClustersCommand.class, RunsCommand.class);
+    }
 
     /** Exit status for bad input data. */
     static final int BAD_INPUT = 1;
@@ -110,6 +117,8 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
 
     /** Runs the command line and exits with its status. */
     public static void main(String[] args) {
+        // the bundled model a command names starts loading before anything else of the command line is
+        ModelArgument.prefetch(args);
         System.exit(execute(args));
     }
 
@@ -148,14 +157,14 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
         CommandLine cl = new CommandLine(new Main());
         Class<?> named = null;
         if (args.length > 0 && !args[0].equals("help")) {
-            for (Class<?> c : COMMANDS) {
+            for (Class<?> c : commands()) {
                 CommandLine.Command a = c.getAnnotation(CommandLine.Command.class);
                 if (a.name().equals(args[0]) || java.util.Arrays.asList(a.aliases()).contains(args[0])) {
                     named = c;
                 }
             }
         }
-        for (Class<?> c : named != null ? java.util.List.<Class<?>>of(named) : COMMANDS) {
+        for (Class<?> c : named != null ? java.util.List.<Class<?>>of(named) : commands()) {
             cl.addSubcommand(c);
         }
         return cl;

@@ -40,6 +40,10 @@ final class ModelArgument {
             return;
         }
         String name = value;
+        if (PREFETCHED.containsKey(name)) {
+            // already started (main, then the command line it runs)
+            return;
+        }
         PREFETCHED.computeIfAbsent(name, k -> CompletableFuture.supplyAsync(() -> BundledModels.load(k),
                 ModelArgument::daemon));
         boolean gpu = name.equals("gpu");
