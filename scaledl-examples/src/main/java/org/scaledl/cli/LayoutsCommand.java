@@ -229,7 +229,9 @@ final class LayoutsCommand implements Callable<Integer> {
     private String command(LayoutSearch.Layout l, Device d, java.util.Optional<Topology> given,
             org.scaledl.workload.Precision precision) {
         Parallelism par = l.parallelism();
-        StringBuilder c = new StringBuilder("scaledl predict --model ").append(quote(model))
+        // as a shell runs it: the jar this command runs from
+        StringBuilder c = new StringBuilder("java -jar ").append(quote(JobOptions.jar())).append(" predict --model ")
+                .append(quote(model))
                 .append(" --transformer ").append(quote(transformer.toString())).append(" --seq ").append(seq)
                 .append(" --batch ").append(l.microBatch()).append(" --micro-batches ").append(par.microBatches())
                 .append(" --world-size ").append(par.data()).append(" --tensor ").append(par.tensor())

@@ -147,7 +147,8 @@ class ClusterPredictCliTest {
                 "16", "--out", table.toString());
         assertEquals(0, r.code(), r.err());
         assertTrue(r.out().contains("90% interval") && r.out().contains("--lora-rank 16"), r.out());
-        assertEquals(3, r.out().lines().filter(x -> x.strip().startsWith("scaledl predict")).count(), r.out());
+        assertEquals(3, r.out().lines().filter(x -> x.strip().startsWith("java -jar ") && x.contains(" predict "))
+                .count(), r.out());
         Path copy = dir.resolve("out/layouts.configs/moe/config.json");
         assertEquals(Files.readString(cfg), Files.readString(copy));
         assertTrue(r.out().contains(copy.toString()), r.out());
@@ -179,15 +180,15 @@ class ClusterPredictCliTest {
             assertEquals(f[h.indexOf("layout_memory_gb")], f[h.indexOf("memory_gb")], l);
         }
         // the printed command of the first layout
-        String command = r.out().lines().filter(x -> x.strip().startsWith("scaledl predict")).findFirst()
-                .orElseThrow().strip();
+        String command = r.out().lines().filter(x -> x.strip().startsWith("java -jar ") && x.contains(" predict "))
+                .findFirst().orElseThrow().strip();
         List<String> args = new java.util.ArrayList<>();
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("'([^']*)'|(\\S+)").matcher(command);
         while (m.find()) {
             args.add(m.group(1) != null ? m.group(1) : m.group(2));
         }
         args.add("--json");
-        Run one = MainTest.run(args.subList(1, args.size()).toArray(new String[0]));
+        Run one = MainTest.run(args.subList(args.indexOf("predict"), args.size()).toArray(new String[0]));
         assertEquals(0, one.code(), one.err());
         JsonNode j = new ObjectMapper().readTree(one.out());
         String[] first = lines.get(1).split(",", -1);
