@@ -302,7 +302,8 @@ public final class RuntimePredictor implements RuntimeModel {
                     cost.memoryDetail().map(d -> " (" + d + ")").orElse(""), w.device().get().memoryGB(),
                     w.device().get().name(), w.phase() == org.scaledl.workload.Phase.INFER
                             ? "tensor or pipeline parallelism, a smaller batch"
-                            : "tensor or pipeline parallelism, ZeRO, recomputation, a smaller micro-batch"), Optional.of(memory.getAsDouble()),
+                            : "tensor or pipeline parallelism, ZeRO, recomputation, a smaller micro-batch"),
+                    Optional.of(memory.getAsDouble()),
                     "<= " + w.device().get().memoryGB(), 1));
         }
         double[] iv = stage.interval(w).orElse(new double[] {logLow, logHigh});

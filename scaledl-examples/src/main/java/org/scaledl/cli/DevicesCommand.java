@@ -67,7 +67,8 @@ final class DevicesCommand implements Callable<Integer> {
                     org.scaledl.InvalidInputException.printable(d.name(), 40), d.formFactor().isEmpty() ? "-"
                             : d.formFactor(), d.memoryGB(),
                     d.memoryBandwidthGBps() / 1e3, peak(d, Precision.FP32), peak(d, Precision.TF32),
-                    peak(d, Precision.FP16), peak(d, Precision.BF16), peak(d, Precision.FP8), peak(d, Precision.MXFP8), peak(d, Precision.NVFP4),
+                    peak(d, Precision.FP16), peak(d, Precision.BF16), peak(d, Precision.FP8),
+                    peak(d, Precision.MXFP8), peak(d, Precision.NVFP4),
                     Math.max(1, d.platform().nvlinkDomain()), d.linkGBps() > 0 ? d.platform().linkKind() + " "
                             + String.format(Locale.ROOT, "%.0f", d.linkGBps()) : "pcie"));
         }

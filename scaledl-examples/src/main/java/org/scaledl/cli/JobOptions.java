@@ -175,6 +175,15 @@ final class JobOptions {
                 + " --out mine.sdl");
     }
 
+    /**
+     * The recomputation a job runs with as the predictor resolves {@code auto}: {@code none}, {@code selective},
+     * {@code full}, or {@code full:21} for the first 21 layers of each chunk.
+     */
+    static String recomputeUsed(RuntimePredictor p, Workload w) {
+        Workload r = p.resolved(w);
+        return r.recompute().label() + (r.recomputeLayers() > 0 ? ":" + r.recomputeLayers() : "");
+    }
+
     /** The jar this command runs from, relative to the working directory where it lies below it. */
     static String jar() {
         try {

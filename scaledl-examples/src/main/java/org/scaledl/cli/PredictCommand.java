@@ -119,9 +119,7 @@ final class PredictCommand implements Callable<Integer> {
             wl.put("parallelism", w.parallelism().label());
             wl.put("precision", w.precision().label());
             wl.put("recompute", w.recompute().label());
-            Workload used = p.resolved(w);
-            wl.put("recompute_used", used.recompute().label() + (used.recomputeLayers() > 0 ? ":"
-                    + used.recomputeLayers() : ""));
+            wl.put("recompute_used", JobOptions.recomputeUsed(p, w));
             wl.put("sequence_parallel", w.parallelism().sequenceParallel());
             if (w.device().isPresent()) {
                 wl.put("device", w.device().get().name());

@@ -55,15 +55,31 @@ final class ScalingCommand implements Callable<Integer> {
     /**
      * One predicted point of a sweep.
      *
-     * @param workers data-parallel replicas
-     * @param gpus    GPUs (or CPU workers) in all
-     * @param fits    whether the job fits in the device's memory (true where memory is not estimated)
-     * @param recompute the recomputation the point runs with (what {@code auto} chose: {@code full:21} for the
-     *                full recomputation of 21 layers a chunk)
-     * @param prediction the point's prediction (memory per GPU, tokens per second per GPU where the model knows them)
+     * @param workers    data-parallel replicas
+     * @param gpus       GPUs (or CPU workers) in all
+     * @param recompute  the recomputation the point runs with (what {@code auto} chose: {@code full:21} for the
+     *                   full recomputation of 21 layers a chunk)
+     * @param prediction the point's prediction: its time and interval, memory per GPU, tokens per second per GPU
+     *                   where the model knows them
      */
-    record Point(int workers, int gpus, int batch, double ms, double lowMs, double highMs, double samplesPerSecond,
-            boolean fits, String recompute, Prediction prediction) {
+    record Point(int workers, int gpus, int batch, double samplesPerSecond, String recompute, Prediction prediction) {
+        double ms() {
+            return prediction.millis();
+        }
+
+        double lowMs() {
+            return prediction.lowMillis();
+        }
+
+        double highMs() {
+            return prediction.highMillis();
+        }
+
+        /** Whether the job fits in the device's memory (true where memory is not estimated). */
+        boolean fits() {
+            return prediction.warnings().stream().noneMatch(x -> x.kind()
+                    == org.scaledl.model.PredictionWarning.Kind.OUT_OF_MEMORY);
+        }
     }
 
     @Override
@@ -181,12 +197,9 @@ final class ScalingCommand implements Callable<Integer> {
     private static Point point(RuntimePredictor p, Workload base, int workers, int batch, int micro) {
         Workload w = at(base, workers, batch, micro);
         Prediction pr = p.predict(w);
-        boolean fits = pr.warnings().stream().noneMatch(x -> x.kind()
-                == org.scaledl.model.PredictionWarning.Kind.OUT_OF_MEMORY);
-        Workload r = p.resolved(w);
-        return new Point(workers, w.worldSize(), batch, pr.millis(), pr.lowMillis(), pr.highMillis(),
-                pr.throughputPerSecond().orElse((double) batch * micro * workers / (pr.millis() / 1000)), fits,
-                r.recompute().label() + (r.recomputeLayers() > 0 ? ":" + r.recomputeLayers() : ""), pr);
+        return new Point(workers, w.worldSize(), batch,
+                pr.throughputPerSecond().orElse((double) batch * micro * workers / (pr.millis() / 1000)),
+                JobOptions.recomputeUsed(p, w), pr);
     }
 
     private static void put(ArrayNode arr, List<Point> sweep) {

@@ -189,27 +189,20 @@ final class BoostedTrees {
         out.put("encoding", PREORDER);
         out.put("base", base);
         ArrayNode sizes = out.putArray("sizes");
-        int trees = feature.length;
-        int[][] pf = new int[trees][];
-        double[][] pt = new double[trees][];
-        int[][] pr = new int[trees][];
-        double[][] pv = new double[trees][];
+        Preorder[] trees = new Preorder[feature.length];
         int total = 0;
         int splits = 0;
         java.util.TreeSet<Double> distinct = new java.util.TreeSet<>();
-        for (int t = 0; t < trees; t++) {
+        for (int t = 0; t < trees.length; t++) {
             Preorder p = inPreorder(t);
-            pf[t] = p.feature();
-            pt[t] = p.threshold();
-            pr[t] = p.right();
-            pv[t] = p.value();
-            sizes.add(pf[t].length);
-            total += pf[t].length;
-            for (int i = 0; i < pf[t].length; i++) {
-                if (pf[t][i] >= 0) {
-                    Checks.state(pf[t][i] <= Short.MAX_VALUE, "tree %s splits on a feature beyond 16 bits", t);
+            trees[t] = p;
+            sizes.add(p.feature().length);
+            total += p.feature().length;
+            for (int i = 0; i < p.feature().length; i++) {
+                if (p.feature()[i] >= 0) {
+                    Checks.state(p.feature()[i] <= Short.MAX_VALUE, "tree %s splits on a feature beyond 16 bits", t);
                     splits++;
-                    distinct.add(pt[t][i]);
+                    distinct.add(p.threshold()[i]);
                 }
             }
         }
@@ -222,14 +215,14 @@ final class BoostedTrees {
         for (double d : table) {
             thr.putDouble(d);
         }
-        for (int t = 0; t < trees; t++) {
-            for (int i = 0; i < pf[t].length; i++) {
-                feat.putShort((short) pf[t][i]);
-                if (pf[t][i] >= 0) {
-                    rgt.putInt(pr[t][i]);
-                    split.putInt(Arrays.binarySearch(table, pt[t][i]));
+        for (Preorder p : trees) {
+            for (int i = 0; i < p.feature().length; i++) {
+                feat.putShort((short) p.feature()[i]);
+                if (p.feature()[i] >= 0) {
+                    rgt.putInt(p.right()[i]);
+                    split.putInt(Arrays.binarySearch(table, p.threshold()[i]));
                 } else {
-                    val.putDouble(pv[t][i]);
+                    val.putDouble(p.value()[i]);
                 }
             }
         }

@@ -1302,8 +1302,8 @@ public final class MegatronExecution {
         if (dispatch > gpu) {
             // the GPUs wait for the host: the fitted dispatch time of a Megatron layer step sets the pace
             all.add(String.format(Locale.ROOT, "the host's kernel dispatch sets the pace (%.2f ms against the GPUs' "
-                    + "%.2f ms: %.2f ms a layer step, fitted on Megatron training runs, a third of it in inference); a job "
-                    + "this small runs at the framework's dispatch rate, faster where it captures CUDA graphs",
+                    + "%.2f ms: %.2f ms a layer step, fitted on Megatron training runs, a third of it in inference); a "
+                    + "job this small runs at the framework's dispatch rate, faster where it captures CUDA graphs",
                     dispatch, gpu, model.coefficient(ExecutionTerm.LAYER_STEP)));
         }
         resolution(given, w, device).ifPresent(all::add);

@@ -108,7 +108,10 @@ public final class ParallelExecution {
         }
     }
 
-    /** The precisions a device runs on their own units, then those it runs in another: {@code fp32, fp16; tf32 as fp32}. */
+    /**
+     * The precisions a device runs on their own units, then those it runs in another: {@code fp32, fp16; tf32 as
+     * fp32}.
+     */
     static String runnable(Device d) {
         List<String> own = new ArrayList<>();
         List<String> other = new ArrayList<>();
