@@ -119,6 +119,10 @@ Configurations: those listed in ``REUSED`` are copied verbatim from the test res
 layers, heads and KV heads against models.csv; where models.csv gives the run's vocabulary and it differs from the
 Hugging Face one (Llama 4: NeMo's NullTokenizer 200000 vs 202048) the run's vocabulary is written instead.  The
 others are built from models.csv (see ``build_config``); PROVENANCE.md lists the columns and assumptions of each.
+Every architecture models.csv describes gets its ``configs/<model_key>/config.json``, named by a row here or not
+(Qwen3 MoE, Qwen3-Next, Llama 4 Maverick, Nemotron 3/4, the Megatron-LM scaling table's GPTs), so that other tables
+of the same sources can name it; models.csv rows without an architecture (``NO_ARCHITECTURE``) or without enough of
+one (``UNEXPRESSIBLE``: Nemotron 3 Ultra's hybrid layer pattern) get none.
 """
 import argparse
 import csv
@@ -163,8 +167,12 @@ CHECKPOINT_TASKS = {"checkpoint_resume"}
 REUSED = {"llama3-8b": "llama-3-8b", "llama3-70b": "llama-3-70b", "llama3.1-405b": "llama-3.1-405b",
           "deepseek-v3": "deepseek-v3", "mixtral-8x7b": "mixtral-8x7b", "gpt-oss-20b": "gpt-oss-20b",
           "gpt-oss-120b": "gpt-oss-120b", "nemotron-3-nano-30b-a3b": "nemotron-3-nano-30b-a3b",
-          "llama4-scout-17b-16e": "llama-4-scout-17b-16e", "llama4-maverick-17b-128e": "llama-4-maverick-17b-128e"}
+          "llama4-scout-17b-16e": "llama-4-scout-17b-16e", "llama4-maverick-17b-128e": "llama-4-maverick-17b-128e",
+          "qwen3-30b-a3b": "qwen3-30b-a3b", "qwen3-235b-a22b": "qwen3-235b-a22b",
+          "qwen3-next-80b-a3b": "qwen3-next-80b-a3b"}
 NO_ARCHITECTURE = {"deepseek-v4-flash", "nemotron-3.5-lightning-30b-a3b"}
+# described in models.csv, but not in full enough to build a configuration from
+UNEXPRESSIBLE = {"nemotron-3-ultra-550b-a55b": "nemotron-3-ultra: models.csv gives no hybrid layer pattern"}
 
 README_SOURCES = {
     "megatron_bridge_perf_summary.csv": "NVIDIA Megatron-Bridge Performance Summary + Archive pages "
@@ -300,6 +308,11 @@ def bloom_arch(row):
     return h, l, a
 
 
+def bloom_arch_of_model(m):
+    """(hidden, layers, heads) of a models.csv row."""
+    return int(m["hidden"]), int(m["layers"]), int(m["heads"])
+
+
 def shape_of(cfg):
     """What the predictor's layout checks read from a configuration: layers, heads, KV heads, experts, MTP layers."""
     if isinstance(cfg, bytes):
@@ -315,7 +328,8 @@ def shape_of(cfg):
         experts = c.get("n_routed_experts", 1) if "E" in c["hybrid_override_pattern"] else 1
     else:
         layers = c["num_hidden_layers"]
-        experts = (c.get("n_routed_experts") if kind == "deepseek_v3" else c.get("num_experts") if kind == "qwen3_moe"
+        experts = (c.get("n_routed_experts") if kind == "deepseek_v3"
+                   else c.get("num_experts") if kind in ("qwen3_moe", "qwen3_next")
                    else c.get("num_local_experts") if kind in ("mixtral", "gpt_oss", "llama4") else 1) or 1
     mtp = c.get("num_nextn_predict_layers", 0) if kind == "deepseek_v3" else 0
     return {"layers": layers, "heads": heads, "kv": kv, "experts": experts, "mtp": mtp}
@@ -389,6 +403,7 @@ class Configs:
         self.cache = {}
         self.used = set()
         self.refused = set()
+        self.catalog = set()
 
     def get(self, key, source):
         if key not in self.cache:
@@ -442,8 +457,8 @@ def convert_row(file, short, kind, line, row, models, configs):
         return "dropped", "model %r not in models.csv (no architecture published)" % row.get("model", "")
     if key in NO_ARCHITECTURE:
         return "dropped", "no architecture published for %s (models.csv blank)" % key
-    if key == "nemotron-3-ultra-550b-a55b":
-        return "dropped", "nemotron-3-ultra: models.csv gives no hybrid layer pattern"
+    if key in UNEXPRESSIBLE:
+        return "dropped", UNEXPRESSIBLE[key]
     if key not in models:
         return "dropped", "model_key %s not in models.csv" % key
     family = models[key]["family"]
@@ -760,6 +775,16 @@ def build_config(key, kind, detail, models, zoo):
         return cfg, ("%s: nemotron keys from models.csv (hidden, ffn, heads, kv_heads, head_dim, layers, vocab; %s); "
                      "norm_eps, partial_rotary_factor 0.5 and untied embeddings as in the public Nemotron-4 "
                      "configs (assumed)." % (key, m["source"]))
+    if model.startswith("mlm-gpt-"):
+        cfg = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": h, "n_layer": l, "n_head": a,
+               "n_inner": ffn, "n_positions": models_int(m, "default_seq"), "vocab_size": vocab,
+               "activation_function": "gelu", "attn_pdrop": 0.1, "resid_pdrop": 0.1, "embd_pdrop": 0.1,
+               "layer_norm_epsilon": 1e-05, "tie_word_embeddings": True, "_attn_implementation": "flash_attention_2"}
+        return cfg, ("%s: gpt2 keys from models.csv %s (hidden, layers, heads, ffn -> n_inner (models.csv: 4 x hidden "
+                     "ASSUMED, not published), default_seq -> n_positions, vocab; %s); ASSUMED from Megatron-LM's "
+                     "defaults, which the table does not state: GELU, dropout 0.1 (--attention-dropout, "
+                     "--hidden-dropout), tied embeddings (untied only with --untie-embeddings-and-output-weights), "
+                     "Transformer Engine's fused attention." % (key, model, m["source"]))
     if model == "kimi-k2":
         cfg = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": h,
                "intermediate_size": ffn, "moe_intermediate_size": moe_ffn, "num_hidden_layers": l,
@@ -854,6 +879,15 @@ def main():
                 outputs[destination].append(result)
                 configs.used.add(result.config_key)
 
+    # every architecture models.csv describes gets its configuration, named or not by a row here, so that
+    # tables of the same sources can name configs/<model_key>/config.json
+    for key, m in sorted(models.items()):
+        if (key in configs.cache or key in NO_ARCHITECTURE or key in UNEXPRESSIBLE or key == "bloom-arch-sweep"
+                or not m["hidden"]):
+            continue
+        configs.get(key, ("bloom", bloom_arch_of_model(m)) if key == "bloom-176b" else ("model", key))
+        configs.catalog.add(key)
+
     # ids (rule 13) and weights (rule 11)
     seen = {}
     for name in ("runs", "superseded", "cards", "oom", "lora"):
@@ -867,9 +901,12 @@ def main():
     if configs_dir.exists():
         shutil.rmtree(configs_dir)
     provenance_lines = []
-    for key in sorted(configs.used | configs.refused):
+    for key in sorted(configs.used | configs.refused | configs.catalog):
         cfg, line, _ = configs.cache[key]
-        if key not in configs.used:
+        if key in configs.catalog and key not in configs.used | configs.refused:
+            line += (" No row of these tables names it: written because models.csv describes it, for tables of the "
+                     "same sources.")
+        elif key not in configs.used:
             line += (" No written row names it yet: every row of this architecture is refused by the predictor's "
                      "layout checks (dropped.csv); kept for when the predictor accepts those layouts.")
         folder = configs_dir / key
@@ -889,7 +926,7 @@ def main():
     print("runs %d, superseded %d, cards %d, oom %d, lora %d, dropped %d, configs %d" % (
         len(outputs["runs"]), len(outputs["superseded"]), len(outputs["cards"]), len(outputs["oom"]),
         len(outputs["lora"]),
-        len(dropped), len(configs.used | configs.refused)))
+        len(dropped), len(configs.used | configs.refused | configs.catalog)))
 
 
 def write_provenance(out, outputs, dropped, input_counts, config_lines):
@@ -941,7 +978,8 @@ def write_provenance(out, outputs, dropped, input_counts, config_lines):
         "fitted on |" % len(outputs["lora"]),
         "| `dropped.csv` | %d | every other input row, with the reason |" % len(dropped),
         "| `configs/` | %d | Hugging Face `config.json` files the rows name (`transformer`), and of architectures "
-        "whose every row the predictor refuses |" % len(config_lines),
+        "whose every row the predictor refuses, and of every other architecture `models.csv` describes |"
+        % len(config_lines),
         "",
         "Input rows per source file and where they went (%d in all, every one accounted for):" % total_in,
         "",

@@ -19,7 +19,10 @@ import org.scaledl.transformer.TransformerSpec.Block;
  * layers; the multi-token-prediction module is not part of the model), {@code gpt_oss} (alternating sliding-window
  * layers, experts with biases, attention sinks), {@code nemotron} (squared ReLU), {@code nemotron_h} (hybrid Mamba-2,
  * attention, MLP and expert layers from {@code hybrid_override_pattern}), {@code llama4} (its {@code text_config}:
- * experts every {@code interleave_moe_layer_step}-th layer with a shared expert, chunked attention), {@code gpt2},
+ * experts every {@code interleave_moe_layer_step}-th layer with a shared expert, chunked attention),
+ * {@code qwen3_next} and {@code qwen3_5} / {@code qwen3_5_moe} (their {@code text_config}: Gated DeltaNet linear
+ * attention in three layers of four, described as a Mamba-2 mixer of the same projections, convolution, heads and
+ * state; gated full attention; experts with a shared expert), {@code gpt2},
  * {@code bert} (and {@code roberta}), {@code opt}, {@code t5} (v1.0 and v1.1), and GPT-3-style configurations written
  * in GPT-2's keys. Every size the spec needs is read from the keys those models' configuration classes define, with
  * their documented defaults where a key is absent. The attention of the Llama-family and newer models is fused
@@ -38,7 +41,7 @@ public final class HuggingFaceConfig {
     /** The model types read. */
     public static final List<String> MODEL_TYPES = List.of("llama", "mistral", "mixtral", "qwen2", "qwen3",
             "qwen3_moe", "deepseek_v3", "gpt_oss", "nemotron", "nemotron_h", "llama4", "gpt2", "bert", "roberta",
-            "opt", "t5");
+            "opt", "t5", "qwen3_next", "qwen3_5", "qwen3_5_moe");
     /** The largest size of a hidden, inner or head dimension read. */
     private static final long MAX_SIZE = 1L << 22;
     /** The most layers read. */
@@ -91,7 +94,7 @@ public final class HuggingFaceConfig {
             throw InvalidInputException.inSource(source, "not a JSON object");
         }
         String type = new Reader(c, source).text("model_type", guessType(c)).toLowerCase(Locale.ROOT);
-        if (type.equals("llama4") && c.path("text_config").isObject()) {
+        if ((type.equals("llama4") || type.startsWith("qwen3_5")) && c.path("text_config").isObject()) {
             c = c.path("text_config");
         }
         Reader r = new Reader(c, source);
@@ -107,6 +110,7 @@ public final class HuggingFaceConfig {
                 case "llama4", "llama4_text" -> llama4(r, name);
                 case "opt" -> opt(r, name);
                 case "t5" -> t5(r, name);
+                case "qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text" -> qwenNext(r, name);
                 default -> throw InvalidInputException.inSource(source, "model_type '" + printable(type)
                         + "' is not supported (supported: " + String.join(", ", MODEL_TYPES) + ")");
             };
@@ -333,6 +337,58 @@ public final class HuggingFaceConfig {
             b.moe(new TransformerSpec.Moe(experts, r.count("num_experts_per_tok", 6, 1, experts),
                     r.size("moe_intermediate_size", -1), shared, false, true, false,
                     r.has("moe_latent_size") && !r.isNull("moe_latent_size") ? r.size("moe_latent_size", -1) : 0));
+        }
+        return b.build();
+    }
+
+    /**
+     * Qwen3-Next and Qwen3.5: {@code layer_types} (or every {@code full_attention_interval}-th layer) full attention
+     * with an output gate and query/key norms, the others Gated DeltaNet. A DeltaNet layer has the projections of a
+     * Mamba-2 mixer (queries and keys as its B and C over {@code linear_num_key_heads} groups, values and the output
+     * gate over {@code linear_num_value_heads} heads), the same causal convolution over queries, keys and values, a
+     * state of key by value dimension per head and a gated RMS norm; it is described as that mixer, scanned in chunks
+     * of 64. Not counted: the delta rule's per-chunk triangular solve and the second scalar per head (decay beside
+     * the step); the shared expert's sigmoid gate.
+     */
+    private static TransformerSpec qwenNext(Reader r, String name) {
+        int layers = r.layers("num_hidden_layers", 48);
+        long heads = r.size("num_attention_heads", 16);
+        List<String> types = r.texts("layer_types", layers);
+        int interval = r.count("full_attention_interval", 4, 1, (int) MAX_LAYERS);
+        int experts = r.count("num_experts", 0, 0, TransformerSpec.Moe.MAX_EXPERTS);
+        int step = experts > 0 ? r.count("decoder_sparse_step", 1, 1, (int) MAX_LAYERS) : 1;
+        List<Integer> dense = r.integers("mlp_only_layers", layers);
+        long ffn = r.size("intermediate_size", 5120);
+        List<Block> bl = new ArrayList<>();
+        for (int i = 0; i < layers; i++) {
+            String t = types.isEmpty() ? ((i + 1) % interval == 0 ? "full_attention" : "linear_attention")
+                    : types.get(i);
+            if (!t.equals("full_attention") && !t.equals("linear_attention")) {
+                throw InvalidInputException.inSource(r.source(), "layer_types: layer " + i + " is '" + printable(t)
+                        + "' (expected full_attention or linear_attention)");
+            }
+            boolean moe = experts > 0 && !dense.contains(i) && (i + 1) % step == 0;
+            bl.add(new Block(t.equals("full_attention") ? Block.Mixer.ATTENTION : Block.Mixer.MAMBA, 0, false,
+                    moe ? Block.Ffn.MOE : Block.Ffn.DENSE, moe ? 0 : ffn));
+        }
+        boolean attentionBias = r.bool("attention_bias", false);
+        TransformerSpec.Builder b = TransformerSpec.decoder(name, r.size("hidden_size", 2048), heads, layers,
+                r.vocab("vocab_size", 151936)).kvHeads(r.size("num_key_value_heads", 2))
+                .headDim(r.size("head_dim", 256)).ffn(ffn).ffnKind(TransformerSpec.FfnKind.SWIGLU)
+                .norm(TransformerSpec.Norm.RMS_NORM).bias(false).qkvBias(attentionBias).outBias(attentionBias)
+                .tiedEmbeddings(r.bool("tie_word_embeddings", false)).qkNorm(true)
+                .outputGate(r.bool("attn_output_gate", true))
+                .mamba(new TransformerSpec.Mamba(r.size("linear_num_value_heads", 32),
+                        r.size("linear_value_head_dim", 128), r.size("linear_key_head_dim", 128),
+                        r.size("linear_num_key_heads", 16), r.count("linear_conv_kernel_dim", 4, 1, 64), false, false,
+                        64))
+                .blocks(bl).attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false)
+                .fusedAttention(true);
+        if (experts > 0) {
+            long shared = r.has("shared_expert_intermediate_size") && !r.isNull("shared_expert_intermediate_size")
+                    ? r.count("shared_expert_intermediate_size", 0, 0, (int) MAX_SIZE) : 0;
+            b.moe(new TransformerSpec.Moe(experts, r.count("num_experts_per_tok", 10, 1, experts),
+                    r.size("moe_intermediate_size", 512), shared, false, false, false));
         }
         return b.build();
     }

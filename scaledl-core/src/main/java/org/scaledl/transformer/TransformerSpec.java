@@ -267,6 +267,7 @@ public final class TransformerSpec {
     private final Optional<Mamba> mamba;
     private final boolean qkNorm;
     private final boolean sinks;
+    private final boolean outputGate;
     private final boolean attentionDropout;
     private final boolean hiddenDropout;
     private final boolean fusedAttention;
@@ -298,6 +299,7 @@ public final class TransformerSpec {
         this.mamba = Optional.ofNullable(b.mamba);
         this.qkNorm = b.qkNorm;
         this.sinks = b.sinks;
+        this.outputGate = b.outputGate;
         this.attentionDropout = b.attentionDropout;
         this.hiddenDropout = b.hiddenDropout;
         this.fusedAttention = b.fusedAttention;
@@ -330,6 +332,8 @@ public final class TransformerSpec {
                 x -> x.equals(Block.dense(ffn))), "%s: an encoder-decoder model has plain layers", name);
         Checks.argument(mla.isEmpty() || architecture == Architecture.DECODER, "%s: latent attention in a decoder "
                 + "only", name);
+        Checks.argument(!outputGate || (mla.isEmpty() && architecture == Architecture.DECODER), "%s: an attention "
+                + "output gate in a decoder without latent attention only", name);
         Checks.argument(mtpLayers >= 0 && mtpLayers <= 16, "%s: multi-token-prediction layers must be in 0..16: %s",
                 name, mtpLayers);
     }
@@ -358,6 +362,7 @@ public final class TransformerSpec {
         b.blocks = blocks;
         b.qkNorm = qkNorm;
         b.sinks = sinks;
+        b.outputGate = outputGate;
         b.attentionDropout = attentionDropout;
         b.hiddenDropout = hiddenDropout;
         b.fusedAttention = fusedAttention;
@@ -564,6 +569,7 @@ public final class TransformerSpec {
         private List<Block> blocks;
         private boolean qkNorm;
         private boolean sinks;
+        private boolean outputGate;
         private boolean attentionDropout = true;
         private boolean hiddenDropout = true;
         private boolean fusedAttention;
@@ -722,6 +728,15 @@ public final class TransformerSpec {
             return this;
         }
 
+        /**
+         * A sigmoid gate on the attention's output, per head and channel, projected from the layer's input beside the
+         * queries (Qwen3-Next, Qwen3.5; default false).
+         */
+        public Builder outputGate(boolean value) {
+            this.outputGate = value;
+            return this;
+        }
+
         /** Dropout on the attention probabilities (default true). */
         public Builder attentionDropout(boolean value) {
             this.attentionDropout = value;
@@ -783,6 +798,7 @@ public final class TransformerSpec {
                 && t.outBias == outBias && t.mlpBias == mlpBias && t.tiedEmbeddings == tiedEmbeddings
                 && t.maxPositions == maxPositions && t.typeVocab == typeVocab && t.relativeBuckets == relativeBuckets
                 && t.norm == norm && t.preNorm == preNorm && t.qkNorm == qkNorm && t.sinks == sinks
+                && t.outputGate == outputGate
                 && t.attentionDropout == attentionDropout && t.hiddenDropout == hiddenDropout
                 && t.fusedAttention == fusedAttention && t.headDim == headDim;
     }
@@ -1030,11 +1046,15 @@ public final class TransformerSpec {
             long q = m.heads * qk;
             long kv = m.kvHeads * m.headDim;
             String c = p + "/core";
+            String gate = null;
             Layer.Builder split = Layer.builder(c + "/split", "Split").outputs(c + "/q:0", c + "/kT:0", c + "/v:0");
             if (m.mla.isPresent()) {
                 split.inputs(latent(p, in));
             } else if (memory == null) {
-                String qkv = linear(p + "/qkv", LayerRole.Kind.QKV, in, m.hidden, q + 2 * kv, m.qkvBias);
+                // an output gate is projected with the queries, keys and values, one value a head's channel
+                String qkv = linear(p + "/qkv", LayerRole.Kind.QKV, in, m.hidden, q + 2 * kv
+                        + (m.outputGate ? m.heads * vd : 0), m.qkvBias);
+                gate = qkv;
                 if (m.qkNorm) {
                     // RMS norms over each head's queries and keys, one scale vector for all query heads, one for keys
                     String y = act(p + "/qk_norm:0", rows(q + 2 * kv));
@@ -1082,6 +1102,10 @@ public final class TransformerSpec {
             }
             String ctx = op(c + "/context", core, "MatMul", perHead(m.heads, s, vd), probs, c + "/v:0");
             String merged = op(p + "/merge_heads", LayerRole.Kind.ATTENTION_OUT, "Transpose", rows(m.heads * vd), ctx);
+            if (m.outputGate && gate != null) {
+                String sig = op(p + "/output_gate_act", LayerRole.Kind.ATTENTION_OUT, "Sigmoid", rows(m.heads * vd), gate);
+                merged = op(p + "/output_gate", LayerRole.Kind.ATTENTION_OUT, "Mul", rows(m.heads * vd), merged, sig);
+            }
             String out = linear(p + "/out", LayerRole.Kind.ATTENTION_OUT, merged, m.heads * vd, m.hidden, m.outBias);
             if (m.hiddenDropout) {
                 out = op(p + "/dropout", LayerRole.Kind.DROPOUT, "Dropout", rows(m.hidden), out);

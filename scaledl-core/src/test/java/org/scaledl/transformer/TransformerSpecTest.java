@@ -18,6 +18,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.scaledl.InvalidInputException;
 import org.scaledl.features.FeatureExtractor;
 import org.scaledl.graph.ModelGraph;
+import org.scaledl.transformer.TransformerSpec.Block;
 import org.scaledl.workload.LayerFeatures;
 import org.scaledl.workload.OpFamily;
 import org.scaledl.workload.Phase;
@@ -56,6 +57,52 @@ class TransformerSpecTest {
         "minitron-8b-base, 8271699968", "nemotron-h-8b-base-8k, 8100852736"})
     void derivedCountsOfModelsWithoutAnExactPublishedOne(String model, long expected) {
         assertEquals(expected, HuggingFaceConfig.read(DIR.resolve(model).resolve("config.json")).parameterCount());
+    }
+
+    /**
+     * Qwen3-Next-80B-A3B (written from models.csv's sizes, see its {@code PARAMS.md}): 79,674,391,296 parameters by
+     * hand from the Hugging Face module shapes; the graph describes each of the 36 Gated DeltaNet layers as a Mamba-2
+     * mixer of the same projections, which counts 65,536 input-projection weights fewer (one scalar a head, not two),
+     * 32 more per-head scalars and a gated norm over 4,096 channels instead of 128, and leaves out the shared expert's
+     * sigmoid gate (2,048 a layer).
+     */
+    @Test
+    void qwen3NextIsGatedAttentionEveryFourthLayerAndDeltaNetBetween() {
+        TransformerSpec spec = HuggingFaceConfig.read(DIR.resolve("qwen3-next-80b-a3b/config.json"));
+        long handDerived = 79_674_391_296L;
+        assertEquals(handDerived + 36L * (-65_536 + 32 + 4_096 - 128) - 48L * 2_048, spec.parameterCount());
+        assertEquals(12, spec.blocks().stream().filter(b -> b.mixer() == Block.Mixer.ATTENTION).count());
+        assertEquals(36, spec.blocks().stream().filter(b -> b.mixer() == Block.Mixer.MAMBA).count());
+        assertTrue(spec.blocks().stream().allMatch(b -> b.ffn() == Block.Ffn.MOE));
+        for (int i = 0; i < 48; i++) {
+            assertEquals((i + 1) % 4 == 0, spec.blocks().get(i).mixer() == Block.Mixer.ATTENTION, "layer " + i);
+        }
+        // the output gate: one projected value per head and channel, a sigmoid and a product before the output
+        TransformerSpec ungated = spec.toBuilder().outputGate(false).build();
+        assertEquals(12L * 2_048 * 16 * 256, spec.parameterCount() - ungated.parameterCount());
+        assertTrue(spec.graph(4096).layers().stream().anyMatch(l -> l.name().endsWith("/output_gate")));
+        assertTrue(ungated.graph(4096).layers().stream().noneMatch(l -> l.name().endsWith("/output_gate")));
+    }
+
+    /**
+     * Qwen3.5's configuration nests the text model ({@code text_config}) as Llama 4's does; a layer type that is neither
+     * attention is refused naming the layer.
+     */
+    @Test
+    void qwen35ReadsItsTextConfigAndRefusesUnknownLayerTypes(@TempDir Path dir) throws Exception {
+        Path f = dir.resolve("config.json");
+        Files.writeString(f, "{\"model_type\": \"qwen3_5_moe\", \"text_config\": {\"model_type\": "
+                + "\"qwen3_5_moe_text\", \"hidden_size\": 2048, \"num_hidden_layers\": 8, \"num_experts\": 256, "
+                + "\"num_experts_per_tok\": 8, \"vocab_size\": 248320}}", StandardCharsets.UTF_8);
+        TransformerSpec spec = HuggingFaceConfig.read(f);
+        assertEquals(2, spec.blocks().stream().filter(b -> b.mixer() == Block.Mixer.ATTENTION).count());
+        assertEquals(248_320, spec.vocab());
+        assertEquals(256, spec.experts());
+        Files.writeString(f, "{\"model_type\": \"qwen3_next\", \"num_hidden_layers\": 2, \"layer_types\": "
+                + "[\"linear_attention\", \"sliding_attention\"]}", StandardCharsets.UTF_8);
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(e.getMessage().contains("layer 1 is 'sliding_attention'") && e.getMessage().contains("config.json"),
+                e.getMessage());
     }
 
     /**

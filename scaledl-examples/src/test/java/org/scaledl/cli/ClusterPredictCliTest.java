@@ -126,6 +126,53 @@ class ClusterPredictCliTest {
     }
 
     /**
+     * Every architecture the published runs' {@code models.csv} describes has its configuration in
+     * {@code datasets/gpu/llm-public/configs} (named by a run or not: Qwen3 MoE, Qwen3-Next, Llama 4 Maverick, Nemotron
+     * 3/4, the Megatron-LM scaling table's GPTs), and each is predicted on a node of 8 H100s: tables of the same
+     * sources can name any of them. The models without a published architecture (blank sizes) and Nemotron 3 Ultra
+     * (no layer pattern) are the exceptions the converter documents.
+     */
+    @Test
+    void everyArchitectureOfThePublishedRunsIsPredicted(@TempDir Path dir) throws Exception {
+        Path root = MainTest.graph("x").getParent().getParent().getParent();
+        Path published = root.resolve("gpu/llm-public");
+        List<String> keys = new java.util.ArrayList<>();
+        for (String line : Files.readAllLines(published.resolve("models.csv"))) {
+            String[] f = line.split(",", -1);
+            if (line.startsWith("#") || f[0].equals("model_key") || f[0].equals("bloom-arch-sweep")
+                    || f[0].equals("nemotron-3-ultra-550b-a55b") || f.length < 6 || f[5].isBlank()) {
+                continue;
+            }
+            keys.add(f[0]);
+        }
+        assertTrue(keys.size() >= 35, keys.toString());
+        StringBuilder table = new StringBuilder("name,transformer,seq,batch,micro_batches,world_size,expert,device,"
+                + "precision\n");
+        for (String k : keys) {
+            Path cfg = published.resolve("configs/" + k + "/config.json");
+            assertTrue(Files.isRegularFile(cfg), "no configuration for " + k);
+            Files.createDirectories(dir.resolve(k));
+            Files.copy(cfg, dir.resolve(k + "/config.json"));
+            String experts = new ObjectMapper().readTree(cfg.toFile()).findValue("model_type").asText()
+                    .matches("gpt2|llama|qwen2|nemotron") ? "1" : "8";
+            table.append(k).append(',').append(k).append("/config.json,2048,1,8,8,").append(experts)
+                    .append(",H100 SXM,bf16\n");
+        }
+        Path jobs = dir.resolve("jobs.csv");
+        Files.writeString(jobs, table);
+        Path scored = dir.resolve("scored.csv");
+        Run r = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--out", scored.toString());
+        assertEquals(0, r.code(), r.err());
+        Map<String, Map<String, String>> rows = rows(scored);
+        assertEquals(keys.size(), rows.size());
+        for (Map<String, String> row : rows.values()) {
+            double ms = Double.parseDouble(row.get("predicted_ms"));
+            assertTrue(ms > 0 && Double.isFinite(ms) && Double.parseDouble(row.get("low_ms")) <= ms
+                    && ms <= Double.parseDouble(row.get("high_ms")), row.toString());
+        }
+    }
+
+    /**
      * Every layout {@code layouts} prints can be given back: its candidate table, scored by {@code predict
      * --candidates}, gives each layout's time and memory again, and the command it prints for the first layout gives
      * the first row's; a mixture of experts is searched over expert and context parallelism too.
