@@ -69,7 +69,9 @@ Rules, in the order they are applied to each input row
    bf16; assumed, the pages do not state it) and ``fp32`` for every other stack (Megatron core's FP32 main
    gradients in mixed precision).
 5. Device.  ``H100-SXM5-80GB`` -> ``H100 SXM``, ``B200`` -> ``B200``, ``GB200 (NVL72)`` -> ``GB200``,
-   ``A100-SXM4-80GB`` -> ``A100 80GB`` (names of the bundled GPU catalog); ``gpus_per_node`` and
+   ``A100-SXM4-80GB`` -> ``A100 80GB`` (names of the bundled GPU catalog; no row names another part, but
+   ``H200-SXM5-141GB``, ``B300``, ``GB300 (NVL72)`` and ``A100-SXM4-40GB`` are mapped for tables of the same sources,
+   and a row of any other GPU goes to dropped.csv naming it); ``gpus_per_node`` and
    ``nvlink_domain`` as the row gives them (DGX 8/8, GB200 4/72). ``inter_node_gbps``: the network of one node where
    the system is not the vendor's standard one: Jean Zay's A100 nodes (BLOOM) have 4 Omni-Path 100 Gb/s links
    (BLOOM model card, "Hardware": "8 GPUs per node Using NVLink 4 inter-gpu connects, 4 OmniPath links"), 400 Gb/s;
@@ -154,8 +156,12 @@ NOTE_PREFIX = {"megatron_bridge_perf_summary.csv": "mbps", "megatron_bridge_perf
                "nemo_framework_userguide_excerpts.csv": "nemoug", "nemo_automodel_perf_summary.csv": "automodel",
                "bloom_176b_chronicles.csv": "bloom"}
 
-DEVICES = {"H100-SXM5-80GB": "H100 SXM", "B200": "B200", "GB200 (NVL72)": "GB200", "A100-SXM4-80GB": "A100 80GB"}
-SYSTEM_SHORT = {"H100 SXM": "h100", "B200": "b200", "GB200": "gb200", "A100 80GB": "a100"}
+DEVICES = {"H100-SXM5-80GB": "H100 SXM", "B200": "B200", "GB200 (NVL72)": "GB200", "A100-SXM4-80GB": "A100 80GB",
+           # the parts after and beside them, in the sources' spelling, for tables of the same sources
+           "H200-SXM5-141GB": "H200", "H200": "H200", "B300": "B300", "GB300 (NVL72)": "GB300",
+           "A100-SXM4-40GB": "A100 40GB"}
+SYSTEM_SHORT = {"H100 SXM": "h100", "B200": "b200", "GB200": "gb200", "A100 80GB": "a100", "H200": "h200",
+                "B300": "b300", "GB300": "gb300", "A100 40GB": "a100-40gb"}
 
 TASKS = {"Pre-Training": "pretrain", "SFT": "sft", "Pre-Training (long sequence)": "pretrain_long_context",
          "pretrain": "pretrain", "pretrain_performance": "pretrain_performance", "sft": "sft",
@@ -260,7 +266,7 @@ def release_short(release):
 
 
 def precision_of(row):
-    """(precision, explanation) from precision_norm, precision and notes (rule 6)."""
+    """(precision, explanation) from precision_norm, precision and notes (rule 6); (None, why) for another."""
     norm = row["precision_norm"].strip().upper()
     raw = row["precision"].strip()
     notes = row.get("notes", "")
@@ -287,7 +293,8 @@ def precision_of(row):
         if "delayed scaling" in notes:
             return "fp8", "FP8 delayed scaling (NeMo 24.07)"
         return "fp8", "FP8 recipe not stated: per-tensor assumed"
-    fail("unknown precision %r" % row["precision_norm"])
+    return None, "precision %r is not one the predictor runs (bf16, fp16, fp8, fp8-block, mxfp8, nvfp4)" % (
+        row["precision_norm"].strip())
 
 
 class Row:
@@ -578,11 +585,14 @@ def convert_row(file, short, kind, line, row, models, configs):
     # device (rule 5)
     gpu = row["gpu"].strip()
     if gpu not in DEVICES:
-        fail("%s:%d: unknown gpu %r" % (file, line, gpu))
+        return "dropped", "gpu %r is not in the converter's device table (DEVICES: %s)" % (
+            gpu, ", ".join(sorted(DEVICES)))
     device = DEVICES[gpu]
 
     # precision (rule 6)
     precision, why = precision_of(row)
+    if precision is None:
+        return "dropped", why
     if why:
         assumed.append(why)
 
@@ -857,9 +867,11 @@ def main():
                         help="folder of Hugging Face configs to reuse")
     args = parser.parse_args()
     source, out, zoo = Path(args.source), Path(args.out), Path(args.zoo)
-    for name in ["README.md", "models.csv"] + [f for f, _, _ in ROW_FILES]:
+    for name in ["README.md", "models.csv"]:
         if not (source / name).is_file():
             fail("missing input file %s" % (source / name))
+    if not any((source / f).is_file() for f, _, _ in ROW_FILES):
+        fail("none of the row files (%s) in %s" % (", ".join(f for f, _, _ in ROW_FILES), source))
     if not zoo.is_dir():
         fail("missing configuration folder %s" % zoo)
 
@@ -869,6 +881,10 @@ def main():
     dropped = []
     input_counts = {}
     for file, short, kind in ROW_FILES:
+        if not (source / file).is_file():
+            print("convert.py: %s not in %s: skipped" % (file, source), file=sys.stderr)
+            input_counts[file] = 0
+            continue
         rows = read_rows(source / file)
         input_counts[file] = len(rows)
         for line, row in rows:
@@ -882,8 +898,7 @@ def main():
     # every architecture models.csv describes gets its configuration, named or not by a row here, so that
     # tables of the same sources can name configs/<model_key>/config.json
     for key, m in sorted(models.items()):
-        if (key in configs.cache or key in NO_ARCHITECTURE or key in UNEXPRESSIBLE or key == "bloom-arch-sweep"
-                or not m["hidden"]):
+        if key in NO_ARCHITECTURE or key in UNEXPRESSIBLE or key == "bloom-arch-sweep" or not m["hidden"]:
             continue
         configs.get(key, ("bloom", bloom_arch_of_model(m)) if key == "bloom-176b" else ("model", key))
         configs.catalog.add(key)
