@@ -55,6 +55,15 @@ def converted(tmp_path):
         w = csv.DictWriter(f, COLUMNS)
         w.writeheader()
         w.writerows(rows)
+    # another table of the same columns (its rows converted under Megatron core's defaults) and a CSV that is not one
+    with open(src / "megatron_lm_scaling.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, COLUMNS)
+        w.writeheader()
+        w.writerow(row(source="Megatron-LM README", system="DGX-H100", gpu="H100-SXM5-80GB", num_gpus="64",
+                       gpus_per_node="8", nvlink_domain="8", precision="BF16", precision_norm="BF16",
+                       model="GPT 7.1B", model_key="mlm-gpt-7.1b", seq="4096", gbs="512", mbs="1", tp="2", pp="1",
+                       step_time_s="6.0"))
+    (src / "notes.csv").write_text("what,where\nx,y\n", encoding="utf-8")
     out = tmp_path / "out"
     done = subprocess.run([sys.executable, str(CONVERT), "--source", str(src), "--out", str(out)],
                           capture_output=True, text=True)
@@ -65,7 +74,11 @@ def converted(tmp_path):
 def test_new_parts_and_architectures_convert(converted):
     out, done = converted
     runs = {r["model_key"]: r for r in csv.DictReader(open(out / "runs.csv", encoding="utf-8"))}
-    assert set(runs) == {"qwen3-30b-a3b", "mlm-gpt-1.7b", "qwen3-next-80b-a3b"}
+    assert set(runs) == {"qwen3-30b-a3b", "mlm-gpt-1.7b", "qwen3-next-80b-a3b", "mlm-gpt-7.1b"}
+    other = runs["mlm-gpt-7.1b"]
+    assert other["zero_stage"] == "1" and other["sequence_parallel"] == "true" and other["world_size"] == "32"
+    assert other["notes"].startswith("megatron-lm-scal:")
+    assert "notes.csv is not a row file (no column" in done.stderr
     assert runs["qwen3-30b-a3b"]["device"] == "GB300" and runs["qwen3-30b-a3b"]["nvlink_domain"] == "72"
     assert runs["mlm-gpt-1.7b"]["device"] == "H200" and runs["mlm-gpt-1.7b"]["micro_batches"] == "4"
     assert runs["qwen3-next-80b-a3b"]["device"] == "B300" and runs["qwen3-next-80b-a3b"]["expert"] == "4"

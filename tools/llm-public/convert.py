@@ -121,6 +121,9 @@ Configurations: those listed in ``REUSED`` are copied verbatim from the test res
 layers, heads and KV heads against models.csv; where models.csv gives the run's vocabulary and it differs from the
 Hugging Face one (Llama 4: NeMo's NullTokenizer 200000 vs 202048) the run's vocabulary is written instead.  The
 others are built from models.csv (see ``build_config``); PROVENANCE.md lists the columns and assumptions of each.
+Other CSV files of the source folder with the row files' columns are read too, as tables of the same sources (their
+kind, which decides rules 4, 7 and 8, from their ``source`` column: AutoModel, BLOOM, NeMo, cards, else Megatron core's
+defaults); a CSV without those columns is named on stderr and skipped.
 Every architecture models.csv describes gets its ``configs/<model_key>/config.json``, named by a row here or not
 (Qwen3 MoE, Qwen3-Next, Llama 4 Maverick, Nemotron 3/4, the Megatron-LM scaling table's GPTs), so that other tables
 of the same sources can name it; models.csv rows without an architecture (``NO_ARCHITECTURE``) or without enough of
@@ -141,6 +144,11 @@ COLUMNS = ["id", "source", "release", "task", "system", "model_key", "family", "
            "recompute",
            "sequence_parallel", "lora_rank", "uneven_pipeline", "document_tokens", "grad_dtype", "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "fit_weight", "notes"]
 
+# the columns of every row file (the source README's list)
+SOURCE_COLUMNS = ("source release task system gpu num_gpus gpus_per_node nvlink_domain precision precision_norm model "
+                  "model_key model_variant hidden layers heads kv_heads ffn vocab experts topk seq gbs mbs tp pp cp vp "
+                  "ep fsdp ga dp step_time_s step_time_source tokens_per_s_per_gpu tflops_per_gpu mfu_pct status "
+                  "suggested_split doc_ref notes").split()
 # input file -> (short name used in ids and notes, kind)
 ROW_FILES = [
     ("megatron_bridge_perf_summary.csv", "mbps", "megatron-bridge"),
@@ -655,7 +663,7 @@ def convert_row(file, short, kind, line, row, models, configs):
         "measured_ms": measured, "tokens_per_s_per_gpu": row.get("tokens_per_s_per_gpu", "").strip(),
         "model_tflops_per_gpu": tflops,
     }
-    note = "%s:%d" % (NOTE_PREFIX[file], line)
+    note = "%s:%d" % (NOTE_PREFIX.get(file, short), line)
     for a in assumed:
         if len(note) + 2 + len(a) > 200:
             break
@@ -870,7 +878,8 @@ def main():
     for name in ["README.md", "models.csv"]:
         if not (source / name).is_file():
             fail("missing input file %s" % (source / name))
-    if not any((source / f).is_file() for f, _, _ in ROW_FILES):
+    row_files = list(ROW_FILES) + other_row_files(source)
+    if not any((source / f).is_file() for f, _, _ in row_files):
         fail("none of the row files (%s) in %s" % (", ".join(f for f, _, _ in ROW_FILES), source))
     if not zoo.is_dir():
         fail("missing configuration folder %s" % zoo)
@@ -880,7 +889,7 @@ def main():
     outputs = {"runs": [], "superseded": [], "cards": [], "oom": [], "lora": []}
     dropped = []
     input_counts = {}
-    for file, short, kind in ROW_FILES:
+    for file, short, kind in row_files:
         if not (source / file).is_file():
             print("convert.py: %s not in %s: skipped" % (file, source), file=sys.stderr)
             input_counts[file] = 0
@@ -937,14 +946,42 @@ def main():
     write_csv(out / "dropped.csv", ["file", "line", "model_key", "reason"], dropped)
     shutil.copyfile(source / "README.md", out / "README-source.md")
     shutil.copyfile(source / "models.csv", out / "models.csv")
-    write_provenance(out, outputs, dropped, input_counts, provenance_lines)
+    write_provenance(out, outputs, dropped, input_counts, provenance_lines, row_files)
     print("runs %d, superseded %d, cards %d, oom %d, lora %d, dropped %d, configs %d" % (
         len(outputs["runs"]), len(outputs["superseded"]), len(outputs["cards"]), len(outputs["oom"]),
         len(outputs["lora"]),
         len(dropped), len(configs.used | configs.refused | configs.catalog)))
 
 
-def write_provenance(out, outputs, dropped, input_counts, config_lines):
+def other_row_files(source):
+    """Row files of the same columns beside the known ones (another table of the same sources): (file, short, kind),
+    the kind read from their ``source`` column (AutoModel, BLOOM, NeMo, verification cards; Megatron core's defaults
+    otherwise).  A CSV without the row columns is named on stderr and skipped, never silently."""
+    known = {f for f, _, _ in ROW_FILES} | {"models.csv"}
+    found = []
+    for path in sorted(source.glob("*.csv")):
+        if path.name in known:
+            continue
+        try:
+            rows = read_rows(path)
+        except SystemExit:
+            print("convert.py: %s is not a row file (see above): skipped" % path.name, file=sys.stderr)
+            continue
+        header = set(rows[0][1]) if rows else set()
+        missing = [c for c in SOURCE_COLUMNS if c not in header]
+        if not rows or missing:
+            print("convert.py: %s is not a row file (%s): skipped" % (
+                path.name, "no rows" if not rows else "no column " + ", ".join(missing)), file=sys.stderr)
+            continue
+        text = " ".join(r.get("source", "") + " " + path.name for _, r in rows[:5]).lower()
+        kind = ("automodel" if "automodel" in text else "bloom" if "bloom" in text else "card" if "card" in text
+                else "nemo" if "nemo" in text and "bridge" not in text else "megatron-bridge")
+        found.append((path.name, slug(path.stem)[:16], kind))
+        print("convert.py: %s read as a %s table" % (path.name, kind), file=sys.stderr)
+    return found
+
+
+def write_provenance(out, outputs, dropped, input_counts, config_lines, row_files=ROW_FILES):
     total_in = sum(input_counts.values())
     total_out = sum(len(v) for v in outputs.values()) + len(dropped)
     if total_in != total_out:
@@ -1001,11 +1038,12 @@ def write_provenance(out, outputs, dropped, input_counts, config_lines):
         "| source file | rows | runs | superseded | cards | oom | lora | dropped | source and licence |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
-    for f, _, _ in ROW_FILES:
+    for f, _, _ in row_files:
         c = per_file.get(f, {})
         lines.append("| `%s` | %d | %d | %d | %d | %d | %d | %d | %s |" % (
             f, input_counts[f], c.get("runs", 0), c.get("superseded", 0), c.get("cards", 0), c.get("oom", 0),
-            c.get("lora", 0), c.get("dropped", 0), README_SOURCES[f]))
+            c.get("lora", 0), c.get("dropped", 0), README_SOURCES.get(f, "a table of the same columns (see its "
+                                                                          "rows' `source` and `doc_ref`)")))
     lines += [
         "",
         "Every row keeps its origin: `source` and `release` as published, and `notes` starting with the input file "
