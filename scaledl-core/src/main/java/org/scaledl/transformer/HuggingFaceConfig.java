@@ -371,6 +371,12 @@ public final class HuggingFaceConfig {
             bl.add(new Block(t.equals("full_attention") ? Block.Mixer.ATTENTION : Block.Mixer.MAMBA, 0, false,
                     moe ? Block.Ffn.MOE : Block.Ffn.DENSE, moe ? 0 : ffn));
         }
+        long valueHeads = r.size("linear_num_value_heads", 32);
+        long keyHeads = r.size("linear_num_key_heads", 16);
+        if (valueHeads % keyHeads != 0) {
+            throw InvalidInputException.inSource(r.source(), "linear_num_value_heads (" + valueHeads + ") must be a "
+                    + "multiple of linear_num_key_heads (" + keyHeads + "): each key head serves whole value heads");
+        }
         boolean attentionBias = r.bool("attention_bias", false);
         TransformerSpec.Builder b = TransformerSpec.decoder(name, r.size("hidden_size", 2048), heads, layers,
                 r.vocab("vocab_size", 151936)).kvHeads(r.size("num_key_value_heads", 2))
@@ -378,10 +384,9 @@ public final class HuggingFaceConfig {
                 .norm(TransformerSpec.Norm.RMS_NORM).bias(false).qkvBias(attentionBias).outBias(attentionBias)
                 .tiedEmbeddings(r.bool("tie_word_embeddings", false)).qkNorm(true)
                 .outputGate(r.bool("attn_output_gate", true))
-                .mamba(new TransformerSpec.Mamba(r.size("linear_num_value_heads", 32),
-                        r.size("linear_value_head_dim", 128), r.size("linear_key_head_dim", 128),
-                        r.size("linear_num_key_heads", 16), r.count("linear_conv_kernel_dim", 4, 1, 64), false, false,
-                        64))
+                .mamba(new TransformerSpec.Mamba(valueHeads, r.size("linear_value_head_dim", 128),
+                        r.size("linear_key_head_dim", 128), keyHeads, r.count("linear_conv_kernel_dim", 4, 1, 64),
+                        false, false, 64))
                 .blocks(bl).attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false)
                 .fusedAttention(true);
         if (experts > 0) {

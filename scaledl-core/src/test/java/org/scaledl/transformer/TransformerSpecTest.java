@@ -103,6 +103,11 @@ class TransformerSpecTest {
         InvalidInputException e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
         assertTrue(e.getMessage().contains("layer 1 is 'sliding_attention'") && e.getMessage().contains("config.json"),
                 e.getMessage());
+        Files.writeString(f, "{\"model_type\": \"qwen3_next\", \"linear_num_key_heads\": 32, "
+                + "\"linear_num_value_heads\": 16}", StandardCharsets.UTF_8);
+        e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(e.getMessage().contains("linear_num_value_heads (16) must be a multiple of linear_num_key_heads"),
+                e.getMessage());
     }
 
     /**
