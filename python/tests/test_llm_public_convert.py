@@ -63,9 +63,19 @@ def converted(tmp_path):
                        gpus_per_node="8", nvlink_domain="8", precision="BF16", precision_norm="BF16",
                        model="GPT 7.1B", model_key="mlm-gpt-7.1b", seq="4096", gbs="512", mbs="1", tp="2", pp="1",
                        step_time_s="6.0"))
+    with open(src / "scorecard.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, COLUMNS)
+        w.writeheader()
+        w.writerow(row(source="NeMo performance summary", release="24.07", system="DGX-H100", gpu="H100-SXM5-80GB",
+                       num_gpus="128", gpus_per_node="8", nvlink_domain="8", precision="FP8", precision_norm="FP8",
+                       model="GPT-3 175B", model_key="gpt3-175b", seq="2048", gbs="256", mbs="1", tp="4", pp="8",
+                       vp="6", step_time_s="7.0"))
     (src / "notes.csv").write_text("what,where\nx,y\n", encoding="utf-8")
     out = tmp_path / "out"
-    done = subprocess.run([sys.executable, str(CONVERT), "--source", str(src), "--out", str(out)],
+    refused = subprocess.run([sys.executable, str(CONVERT), "--source", str(src), "--out", str(out)],
+                             capture_output=True, text=True)
+    assert refused.returncode == 1 and "pass --allow-missing" in refused.stderr, refused.stderr
+    done = subprocess.run([sys.executable, str(CONVERT), "--source", str(src), "--out", str(out), "--allow-missing"],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return out, done
@@ -74,17 +84,21 @@ def converted(tmp_path):
 def test_new_parts_and_architectures_convert(converted):
     out, done = converted
     runs = {r["model_key"]: r for r in csv.DictReader(open(out / "runs.csv", encoding="utf-8"))}
-    assert set(runs) == {"qwen3-30b-a3b", "mlm-gpt-1.7b", "qwen3-next-80b-a3b", "mlm-gpt-7.1b"}
+    assert set(runs) == {"qwen3-30b-a3b", "mlm-gpt-1.7b", "qwen3-next-80b-a3b", "mlm-gpt-7.1b", "gpt3-175b"}
     other = runs["mlm-gpt-7.1b"]
     assert other["zero_stage"] == "1" and other["sequence_parallel"] == "true" and other["world_size"] == "32"
-    assert other["notes"].startswith("megatron-lm-scal:")
+    assert other["notes"].startswith("megatron-lm-scaling:")
+    # a table is judged by its rows' source, not its file name: NeMo 1.x rules for a NeMo 24.07 row
+    nemo = runs["gpt3-175b"]
+    assert nemo["grad_dtype"] == "bf16" and nemo["transformer"] == "configs/gpt3-175b-nemo1/config.json"
+    assert "scorecard.csv read as a table of kind nemo" in done.stderr
     assert "notes.csv is not a row file (no column" in done.stderr
     assert runs["qwen3-30b-a3b"]["device"] == "GB300" and runs["qwen3-30b-a3b"]["nvlink_domain"] == "72"
     assert runs["mlm-gpt-1.7b"]["device"] == "H200" and runs["mlm-gpt-1.7b"]["micro_batches"] == "4"
     assert runs["qwen3-next-80b-a3b"]["device"] == "B300" and runs["qwen3-next-80b-a3b"]["expert"] == "4"
     for r in runs.values():
         assert (out / r["transformer"]).is_file(), r["transformer"]
-    assert "skipped" in done.stderr  # the row files this folder lacks are named, not fatal
+    assert "megatron_bridge_verification_cards.csv not in" in done.stderr  # named, skipped with --allow-missing
 
 
 def test_rows_it_cannot_express_are_dropped_naming_why(converted):

@@ -165,7 +165,7 @@ NOTE_PREFIX = {"megatron_bridge_perf_summary.csv": "mbps", "megatron_bridge_perf
                "bloom_176b_chronicles.csv": "bloom"}
 
 DEVICES = {"H100-SXM5-80GB": "H100 SXM", "B200": "B200", "GB200 (NVL72)": "GB200", "A100-SXM4-80GB": "A100 80GB",
-           # the parts after and beside them, in the sources' spelling, for tables of the same sources
+           # the parts after and beside them, in the sources' naming pattern (no row names them: assumed spellings)
            "H200-SXM5-141GB": "H200", "H200": "H200", "B300": "B300", "GB300 (NVL72)": "GB300",
            "A100-SXM4-40GB": "A100 40GB"}
 SYSTEM_SHORT = {"H100 SXM": "h100", "B200": "b200", "GB200": "gb200", "A100 80GB": "a100", "H200": "h200",
@@ -333,7 +333,7 @@ def shape_of(cfg):
     if isinstance(cfg, bytes):
         cfg = json.loads(cfg)
     kind = cfg["model_type"]
-    c = cfg.get("text_config", cfg) if kind == "llama4" else cfg
+    c = cfg.get("text_config", cfg) if kind == "llama4" or kind.startswith("qwen3_5") else cfg
     if kind == "gpt2":
         return {"layers": c["n_layer"], "heads": c["n_head"], "kv": c["n_head"], "experts": 1, "mtp": 0}
     heads = c["num_attention_heads"]
@@ -344,7 +344,7 @@ def shape_of(cfg):
     else:
         layers = c["num_hidden_layers"]
         experts = (c.get("n_routed_experts") if kind == "deepseek_v3"
-                   else c.get("num_experts") if kind in ("qwen3_moe", "qwen3_next")
+                   else c.get("num_experts") if kind in ("qwen3_moe", "qwen3_next", "qwen3_5_moe")
                    else c.get("num_local_experts") if kind in ("mixtral", "gpt_oss", "llama4") else 1) or 1
     mtp = c.get("num_nextn_predict_layers", 0) if kind == "deepseek_v3" else 0
     return {"layers": layers, "heads": heads, "kv": kv, "experts": experts, "mtp": mtp}
@@ -419,6 +419,7 @@ class Configs:
         self.used = set()
         self.refused = set()
         self.catalog = set()
+        self.norule = set()
 
     def get(self, key, source):
         if key not in self.cache:
@@ -502,7 +503,7 @@ def convert_row(file, short, kind, line, row, models, configs):
                            else "AutoModel has no MTP; config's MTP only shifts the split" if kind == "automodel"
                            else "MTP 1 layer (page label)" if "w/ MTP" in variant
                            else "MTP not stated: config has 1 MTP layer")
-        if key == "gpt3-175b" and file == "nemo_24xx_perf_summary.csv":
+        if key == "gpt3-175b" and kind == "nemo" and row["release"].strip().startswith("24."):
             config_key = "gpt3-175b-nemo1"
             assumed.append("NeMo 1.0 dropout 0.1")
         config_source = ("model", key)
@@ -559,7 +560,11 @@ def convert_row(file, short, kind, line, row, models, configs):
                 gbs, mbs, dp)
 
     # the predictor's checks (rule 13)
-    refusal = predictor_refusal(configs.get(config_key, config_source)[2], tp, pp, vp, cp, ep, etp, dp, seq)
+    try:
+        shape = configs.get(config_key, config_source)[2]
+    except NoRule as e:
+        return "dropped", str(e)
+    refusal = predictor_refusal(shape, tp, pp, vp, cp, ep, etp, dp, seq)
     if refusal:
         configs.refused.add(config_key)
         return "dropped", "predictor refuses the layout: " + refusal
@@ -586,7 +591,7 @@ def convert_row(file, short, kind, line, row, models, configs):
     # synchronising gradients in BF16 (the launcher's optim.grad_sync_dtype bf16); every later stack keeps FP32
     # main gradients (Megatron-LM's mixed-precision default)
     grad_dtype = "fp32"
-    if file == "nemo_24xx_perf_summary.csv" and row["release"].strip().startswith("24."):
+    if kind == "nemo" and row["release"].strip().startswith("24."):
         grad_dtype = "bf16"
         assumed.append("bf16 gradients (NeMo 1.x distributed Adam)")
 
@@ -683,6 +688,10 @@ def convert_row(file, short, kind, line, row, models, configs):
 def models_int(m, column):
     v = m[column].strip()
     return int(v) if v else None
+
+
+class NoRule(Exception):
+    """An architecture models.csv describes that the converter has no configuration rule for."""
 
 
 def build_config(key, kind, detail, models, zoo):
@@ -844,7 +853,7 @@ def build_config(key, kind, detail, models, zoo):
                      "(not stated; Megatron core's Mamba defaults, as in Nemotron-3-Nano), conv_kernel 4 and chunk "
                      "128 (Nano's), vocab_size 131072 (NeMo NemotronHConfigBase default; models.csv: not stated); "
                      "the MTP layer of the MB recipes is not expressible in nemotron_h." % (key, m["source"]))
-    fail("no configuration rule for %s (model %s)" % (key, model))
+    raise NoRule("no configuration rule for %s (model %s) in convert.py's build_config" % (key, model))
 
 
 # ---------------------------------------------------------------------------------------------------- output
@@ -871,6 +880,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--source", required=True, help="the llm-public folder (read only)")
     parser.add_argument("--out", required=True, help="the output folder (datasets/gpu/llm-public)")
+    parser.add_argument("--allow-missing", action="store_true",
+                        help="convert the row files present when some of the known ones are missing")
     parser.add_argument("--zoo", default=str(here.parents[2] / "scaledl-core/src/test/resources/transformers"),
                         help="folder of Hugging Face configs to reuse")
     args = parser.parse_args()
@@ -881,6 +892,10 @@ def main():
     row_files = list(ROW_FILES) + other_row_files(source)
     if not any((source / f).is_file() for f, _, _ in row_files):
         fail("none of the row files (%s) in %s" % (", ".join(f for f, _, _ in ROW_FILES), source))
+    missing = [f for f, _, _ in ROW_FILES if not (source / f).is_file()]
+    if missing and not args.allow_missing:
+        fail("missing row files in %s: %s (pass --allow-missing to convert the tables present only)" % (
+            source, ", ".join(missing)))
     if not zoo.is_dir():
         fail("missing configuration folder %s" % zoo)
 
@@ -891,7 +906,7 @@ def main():
     input_counts = {}
     for file, short, kind in row_files:
         if not (source / file).is_file():
-            print("convert.py: %s not in %s: skipped" % (file, source), file=sys.stderr)
+            print("convert.py: %s not in %s: skipped (--allow-missing)" % (file, source), file=sys.stderr)
             input_counts[file] = 0
             continue
         rows = read_rows(source / file)
@@ -909,7 +924,12 @@ def main():
     for key, m in sorted(models.items()):
         if key in NO_ARCHITECTURE or key in UNEXPRESSIBLE or key == "bloom-arch-sweep" or not m["hidden"]:
             continue
-        configs.get(key, ("bloom", bloom_arch_of_model(m)) if key == "bloom-176b" else ("model", key))
+        try:
+            configs.get(key, ("bloom", bloom_arch_of_model(m)) if key == "bloom-176b" else ("model", key))
+        except NoRule as e:
+            print("convert.py: %s: no configuration written" % e, file=sys.stderr)
+            configs.norule.add(key)
+            continue
         configs.catalog.add(key)
 
     # ids (rule 13) and weights (rule 11)
@@ -946,17 +966,31 @@ def main():
     write_csv(out / "dropped.csv", ["file", "line", "model_key", "reason"], dropped)
     shutil.copyfile(source / "README.md", out / "README-source.md")
     shutil.copyfile(source / "models.csv", out / "models.csv")
-    write_provenance(out, outputs, dropped, input_counts, provenance_lines, row_files)
+    write_provenance(out, outputs, dropped, input_counts, provenance_lines, row_files, missing)
     print("runs %d, superseded %d, cards %d, oom %d, lora %d, dropped %d, configs %d" % (
         len(outputs["runs"]), len(outputs["superseded"]), len(outputs["cards"]), len(outputs["oom"]),
         len(outputs["lora"]),
         len(dropped), len(configs.used | configs.refused | configs.catalog)))
 
 
+def table_kind(source_text):
+    """The rules (kind) of a table from its ``source`` column's words: AutoModel, BLOOM, verification cards, NeMo
+    (not Megatron-Bridge), else Megatron core's defaults (``megatron-bridge``)."""
+    t = source_text.lower()
+    if re.search(r"\bautomodel\b", t):
+        return "automodel"
+    if re.search(r"\bbloom\b", t):
+        return "bloom"
+    if re.search(r"\bverification[ -]cards?\b", t):
+        return "card"
+    if re.search(r"\bnemo\b", t) and not re.search(r"\bbridge\b", t):
+        return "nemo"
+    return "megatron-bridge"
+
+
 def other_row_files(source):
     """Row files of the same columns beside the known ones (another table of the same sources): (file, short, kind),
-    the kind read from their ``source`` column (AutoModel, BLOOM, NeMo, verification cards; Megatron core's defaults
-    otherwise).  A CSV without the row columns is named on stderr and skipped, never silently."""
+    the kind read from their ``source`` column (``table_kind``).  A CSV without the row columns is named on stderr and skipped, never silently."""
     known = {f for f, _, _ in ROW_FILES} | {"models.csv"}
     found = []
     for path in sorted(source.glob("*.csv")):
@@ -973,15 +1007,14 @@ def other_row_files(source):
             print("convert.py: %s is not a row file (%s): skipped" % (
                 path.name, "no rows" if not rows else "no column " + ", ".join(missing)), file=sys.stderr)
             continue
-        text = " ".join(r.get("source", "") + " " + path.name for _, r in rows[:5]).lower()
-        kind = ("automodel" if "automodel" in text else "bloom" if "bloom" in text else "card" if "card" in text
-                else "nemo" if "nemo" in text and "bridge" not in text else "megatron-bridge")
-        found.append((path.name, slug(path.stem)[:16], kind))
-        print("convert.py: %s read as a %s table" % (path.name, kind), file=sys.stderr)
+        kind = table_kind(" ".join(r.get("source", "") for _, r in rows[:5]))
+        short = slug(path.stem)
+        found.append((path.name, short, kind))
+        print("convert.py: %s read as a table of kind %s" % (path.name, kind), file=sys.stderr)
     return found
 
 
-def write_provenance(out, outputs, dropped, input_counts, config_lines, row_files=ROW_FILES):
+def write_provenance(out, outputs, dropped, input_counts, config_lines, row_files=ROW_FILES, missing=()):
     total_in = sum(input_counts.values())
     total_out = sum(len(v) for v in outputs.values()) + len(dropped)
     if total_in != total_out:
@@ -1042,8 +1075,9 @@ def write_provenance(out, outputs, dropped, input_counts, config_lines, row_file
         c = per_file.get(f, {})
         lines.append("| `%s` | %d | %d | %d | %d | %d | %d | %d | %s |" % (
             f, input_counts[f], c.get("runs", 0), c.get("superseded", 0), c.get("cards", 0), c.get("oom", 0),
-            c.get("lora", 0), c.get("dropped", 0), README_SOURCES.get(f, "a table of the same columns (see its "
-                                                                          "rows' `source` and `doc_ref`)")))
+            c.get("lora", 0), c.get("dropped", 0),
+            ("**not in the source folder** (converted with --allow-missing); " if f in missing else "")
+            + README_SOURCES.get(f, "a table of the same columns (see its rows' `source` and `doc_ref`)")))
     lines += [
         "",
         "Every row keeps its origin: `source` and `release` as published, and `notes` starting with the input file "

@@ -110,7 +110,8 @@ public final class HuggingFaceConfig {
                 case "llama4", "llama4_text" -> llama4(r, name);
                 case "opt" -> opt(r, name);
                 case "t5" -> t5(r, name);
-                case "qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text" -> qwenNext(r, name);
+                case "qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text" ->
+                        qwenNext(r, name, type);
                 default -> throw InvalidInputException.inSource(source, "model_type '" + printable(type)
                         + "' is not supported (supported: " + String.join(", ", MODEL_TYPES) + ")");
             };
@@ -348,17 +349,21 @@ public final class HuggingFaceConfig {
      * gate over {@code linear_num_value_heads} heads), the same causal convolution over queries, keys and values, a
      * state of key by value dimension per head and a gated RMS norm; it is described as that mixer, scanned in chunks
      * of 64. Not counted: the delta rule's per-chunk triangular solve and the second scalar per head (decay beside
-     * the step); the shared expert's sigmoid gate.
+     * the step); the shared expert's sigmoid gate. Keys a configuration leaves out take its class's defaults
+     * ({@code Qwen3NextConfig}, {@code Qwen3_5MoeTextConfig}, {@code Qwen3_5TextConfig}); the multi-token-prediction
+     * layers ({@code mtp_num_hidden_layers}) are placed, not computed, as DeepSeek-V3's.
      */
-    private static TransformerSpec qwenNext(Reader r, String name) {
-        int layers = r.layers("num_hidden_layers", 48);
+    private static TransformerSpec qwenNext(Reader r, String name, String type) {
+        boolean next = type.equals("qwen3_next");
+        boolean dense = type.equals("qwen3_5") || type.equals("qwen3_5_text");
+        int layers = r.layers("num_hidden_layers", next ? 48 : dense ? 32 : 40);
         long heads = r.size("num_attention_heads", 16);
         List<String> types = r.texts("layer_types", layers);
         int interval = r.count("full_attention_interval", 4, 1, (int) MAX_LAYERS);
-        int experts = r.count("num_experts", 0, 0, TransformerSpec.Moe.MAX_EXPERTS);
+        int experts = r.count("num_experts", next ? 512 : dense ? 0 : 256, 0, TransformerSpec.Moe.MAX_EXPERTS);
         int step = experts > 0 ? r.count("decoder_sparse_step", 1, 1, (int) MAX_LAYERS) : 1;
-        List<Integer> dense = r.integers("mlp_only_layers", layers);
-        long ffn = r.size("intermediate_size", 5120);
+        List<Integer> denseLayers = r.integers("mlp_only_layers", layers);
+        long ffn = r.size("intermediate_size", next ? 5632 : dense ? 12288 : 5632);
         List<Block> bl = new ArrayList<>();
         for (int i = 0; i < layers; i++) {
             String t = types.isEmpty() ? ((i + 1) % interval == 0 ? "full_attention" : "linear_attention")
@@ -367,7 +372,7 @@ public final class HuggingFaceConfig {
                 throw InvalidInputException.inSource(r.source(), "layer_types: layer " + i + " is '" + printable(t)
                         + "' (expected full_attention or linear_attention)");
             }
-            boolean moe = experts > 0 && !dense.contains(i) && (i + 1) % step == 0;
+            boolean moe = experts > 0 && !denseLayers.contains(i) && (i + 1) % step == 0;
             bl.add(new Block(t.equals("full_attention") ? Block.Mixer.ATTENTION : Block.Mixer.MAMBA, 0, false,
                     moe ? Block.Ffn.MOE : Block.Ffn.DENSE, moe ? 0 : ffn));
         }
@@ -378,8 +383,9 @@ public final class HuggingFaceConfig {
                     + "multiple of linear_num_key_heads (" + keyHeads + "): each key head serves whole value heads");
         }
         boolean attentionBias = r.bool("attention_bias", false);
-        TransformerSpec.Builder b = TransformerSpec.decoder(name, r.size("hidden_size", 2048), heads, layers,
-                r.vocab("vocab_size", 151936)).kvHeads(r.size("num_key_value_heads", 2))
+        TransformerSpec.Builder b = TransformerSpec.decoder(name, r.size("hidden_size", dense ? 4096 : 2048), heads,
+                layers, r.vocab("vocab_size", next ? 151936 : 248320))
+                .kvHeads(r.size("num_key_value_heads", dense ? 4 : 2))
                 .headDim(r.size("head_dim", 256)).ffn(ffn).ffnKind(TransformerSpec.FfnKind.SWIGLU)
                 .norm(TransformerSpec.Norm.RMS_NORM).bias(false).qkvBias(attentionBias).outBias(attentionBias)
                 .tiedEmbeddings(r.bool("tie_word_embeddings", false)).qkNorm(true)
@@ -388,12 +394,12 @@ public final class HuggingFaceConfig {
                         r.size("linear_key_head_dim", 128), keyHeads, r.count("linear_conv_kernel_dim", 4, 1, 64),
                         false, false, 64))
                 .blocks(bl).attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false)
-                .fusedAttention(true);
+                .fusedAttention(true).mtpLayers(r.count("mtp_num_hidden_layers", 0, 0, 16));
         if (experts > 0) {
             long shared = r.has("shared_expert_intermediate_size") && !r.isNull("shared_expert_intermediate_size")
-                    ? r.count("shared_expert_intermediate_size", 0, 0, (int) MAX_SIZE) : 0;
-            b.moe(new TransformerSpec.Moe(experts, r.count("num_experts_per_tok", 10, 1, experts),
-                    r.size("moe_intermediate_size", 512), shared, false, false, false));
+                    ? r.count("shared_expert_intermediate_size", 0, 0, (int) MAX_SIZE) : 512;
+            b.moe(new TransformerSpec.Moe(experts, r.count("num_experts_per_tok", Math.min(next ? 10 : 8, experts), 1,
+                    experts), r.size("moe_intermediate_size", 512), shared, false, false, false));
         }
         return b.build();
     }

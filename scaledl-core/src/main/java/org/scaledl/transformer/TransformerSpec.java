@@ -1054,7 +1054,10 @@ public final class TransformerSpec {
                 // an output gate is projected with the queries, keys and values, one value a head's channel
                 String qkv = linear(p + "/qkv", LayerRole.Kind.QKV, in, m.hidden, q + 2 * kv
                         + (m.outputGate ? m.heads * vd : 0), m.qkvBias);
-                gate = qkv;
+                if (m.outputGate) {
+                    gate = act(p + "/gate:0", rows(m.heads * vd));
+                    split.outputs(c + "/q:0", c + "/kT:0", c + "/v:0", gate);
+                }
                 if (m.qkNorm) {
                     // RMS norms over each head's queries and keys, one scale vector for all query heads, one for keys
                     String y = act(p + "/qk_norm:0", rows(q + 2 * kv));

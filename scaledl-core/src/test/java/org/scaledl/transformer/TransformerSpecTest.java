@@ -82,6 +82,11 @@ class TransformerSpecTest {
         assertEquals(12L * 2_048 * 16 * 256, spec.parameterCount() - ungated.parameterCount());
         assertTrue(spec.graph(4096).layers().stream().anyMatch(l -> l.name().endsWith("/output_gate")));
         assertTrue(ungated.graph(4096).layers().stream().noneMatch(l -> l.name().endsWith("/output_gate")));
+        // the gate's sigmoid reads the gate's own columns (16 heads of 256), not the whole projection
+        ModelGraph g = spec.graph(4096);
+        org.scaledl.graph.Layer act = g.layers().stream().filter(l -> l.name().endsWith("/output_gate_act"))
+                .findFirst().orElseThrow();
+        assertEquals(4096L * 16 * 256, g.tensors().get(act.inputs().get(0)).shape().orElseThrow().elements(1));
     }
 
     /**
@@ -98,6 +103,17 @@ class TransformerSpecTest {
         assertEquals(2, spec.blocks().stream().filter(b -> b.mixer() == Block.Mixer.ATTENTION).count());
         assertEquals(248_320, spec.vocab());
         assertEquals(256, spec.experts());
+        // the keys left out take each class's defaults: Qwen3-Next 512 experts top-10, Qwen3.5 dense without experts
+        Files.writeString(f, "{\"model_type\": \"qwen3_next\", \"num_hidden_layers\": 4}", StandardCharsets.UTF_8);
+        TransformerSpec next = HuggingFaceConfig.read(f);
+        assertEquals(512, next.experts());
+        assertEquals(10, next.topK());
+        Files.writeString(f, "{\"model_type\": \"qwen3_5_text\", \"num_hidden_layers\": 4, "
+                + "\"mtp_num_hidden_layers\": 1}", StandardCharsets.UTF_8);
+        TransformerSpec dense = HuggingFaceConfig.read(f);
+        assertEquals(1, dense.experts());
+        assertEquals(4096, dense.hidden());
+        assertEquals(1, dense.shape(4096).mtpLayers());
         Files.writeString(f, "{\"model_type\": \"qwen3_next\", \"num_hidden_layers\": 2, \"layer_types\": "
                 + "[\"linear_attention\", \"sliding_attention\"]}", StandardCharsets.UTF_8);
         InvalidInputException e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
