@@ -530,6 +530,25 @@ class MegatronExecutionTest {
         assertTrue(lora.getMessage().contains("LoRA"), lora.getMessage());
     }
 
+    /**
+     * Mixtures of experts keep their own interval through the saved form; a file written before it gives them the
+     * other jobs' interval.
+     */
+    @Test
+    void expertIntervalSurvivesTheSavedFormAndOlderFilesShareOne() {
+        MegatronModel m = model(0.8, 0.6).withInterval(-0.2, 0.3).withExpertInterval(-0.4, 0.5);
+        MegatronModel back = MegatronModel.fromJson(m.toJson());
+        assertEquals(m, back);
+        assertEquals(-0.4, back.interval(true)[0]);
+        assertEquals(0.3, back.interval(false)[1]);
+        com.fasterxml.jackson.databind.node.ObjectNode old = m.toJson();
+        old.remove("expert_interval_log_ratios");
+        MegatronModel older = MegatronModel.fromJson(old);
+        assertEquals(java.util.Arrays.toString(older.interval(false)), java.util.Arrays.toString(older.interval(true)));
+        assertTrue(!m.toJson().equals(model(0.8, 0.6).withInterval(-0.2, 0.3).toJson()));
+        assertTrue(!model(0.8, 0.6).withInterval(-0.2, 0.3).toJson().has("expert_interval_log_ratios"));
+    }
+
     /** A model with the first coefficients in term order (dense, other, tensor, step, send, pipeline, data, ...). */
     private static MegatronModel model(double... c) {
         java.util.Map<ExecutionTerm, Double> m = new java.util.EnumMap<>(ExecutionTerm.class);

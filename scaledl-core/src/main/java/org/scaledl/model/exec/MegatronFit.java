@@ -19,7 +19,10 @@ import org.scaledl.workload.Workload;
  * move the fixed and host costs only as far as they show.
  *
  * <p>Its errors are each run's prediction by the model fitted without its group (the {@code groupTag}'s values;
- * the fit's own errors when there are fewer than three groups).
+ * the fit's own errors when there are fewer than three groups). The model's 90 % intervals are those errors' 5–95 % quantiles, each run weighing
+ * as in the fit ({@link org.scaledl.model.cost.Quantiles#weighted}): one for mixtures of experts and one for the
+ * other jobs where the fit has {@value #MIN_EXPERT_RUNS} runs of each (on published cluster runs with each family held
+ * out, the experts' errors were twice as wide), else one for all.
  *
  * @param model          the fitted model
  * @param logErrors      {@code log(predicted / measured)} per run, out of group where cross-validated
@@ -89,14 +92,42 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         for (double e : out) {
             errors.add(e);
         }
-        double[] interval = org.scaledl.model.cost.Quantiles.interval(errors);
+        double[] w = new double[data.size()];
+        boolean[] experts = new boolean[data.size()];
+        int expertRuns = 0;
+        for (int i = 0; i < w.length; i++) {
+            w[i] = data.get(i).weight();
+            experts[i] = runs.get(i).workload().graph().transformer().map(t -> t.experts() > 1).orElse(false);
+            expertRuns += experts[i] ? 1 : 0;
+        }
+        double[] interval = org.scaledl.model.cost.Quantiles.interval(out, w);
+        double[] expertInterval = interval;
+        if (expertRuns >= MIN_EXPERT_RUNS && data.size() - expertRuns >= MIN_EXPERT_RUNS) {
+            // each kind of job its own interval: the experts' errors would widen every dense job's interval
+            double[] we = new double[w.length];
+            double[] wd = new double[w.length];
+            for (int i = 0; i < we.length; i++) {
+                we[i] = experts[i] ? w[i] : 0;
+                wd[i] = experts[i] ? 0 : w[i];
+            }
+            expertInterval = org.scaledl.model.cost.Quantiles.interval(out, we);
+            interval = org.scaledl.model.cost.Quantiles.interval(out, wd);
+        }
         double[] prior = centre.interval();
         if (calibrate && !cv && (prior[0] < 0 || prior[1] > 0)) {
-            // too few runs to measure the calibrated model's own error: the model it started from keeps its interval
+            // too few runs to measure the calibrated model's own error: the model it started from keeps its intervals
             interval = prior;
+            expertInterval = centre.interval(true);
         }
-        return new MegatronFit(model.withInterval(interval[0], interval[1]), errors, cv);
+        return new MegatronFit(model.withInterval(interval[0], interval[1])
+                .withExpertInterval(expertInterval[0], expertInterval[1]), errors, cv);
     }
+
+    /**
+     * The fewest mixture-of-experts runs (and other runs) whose errors give mixtures of experts and the other jobs an
+     * interval each; with fewer, every job takes the interval of all runs.
+     */
+    static final int MIN_EXPERT_RUNS = 20;
 
     /**
      * Runs below which a calibration moves only the level of the model (one factor over every coefficient: the
@@ -124,7 +155,8 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         java.util.Map<ExecutionTerm, Double> c = new java.util.EnumMap<>(ExecutionTerm.class);
         centre.coefficients().forEach((k, v) -> c.put(k, v * factor));
         double[] iv = centre.interval();
-        MegatronModel level = MegatronModel.of(c).withInterval(iv[0], iv[1]);
+        double[] ie = centre.interval(true);
+        MegatronModel level = MegatronModel.of(c).withInterval(iv[0], iv[1]).withExpertInterval(ie[0], ie[1]);
         return rows.length < TERM_RUNS ? level : fit(data, rows, level, true);
     }
 

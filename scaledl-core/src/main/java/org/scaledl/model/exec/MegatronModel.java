@@ -37,21 +37,26 @@ public final class MegatronModel {
     private static final ExecutionTerm[] TERMS = ExecutionTerm.values();
     /** The exponent of the smooth max of GPU and host time. */
     static final double SMOOTH = 8;
-    private static final MegatronModel UNCALIBRATED = new MegatronModel(priors(), new double[2]);
+    private static final MegatronModel UNCALIBRATED = new MegatronModel(priors(), new double[2], new double[2]);
 
     /** Coefficients by term ordinal. */
     private final double[] c;
     private final double[] interval;
+    /** The interval of mixtures of experts (the same as {@link #interval} where the fit had too few of them). */
+    private final double[] expertInterval;
 
-    private MegatronModel(double[] c, double[] interval) {
+    private MegatronModel(double[] c, double[] interval, double[] expertInterval) {
         for (int i = 0; i < c.length; i++) {
             Checks.argument(Double.isFinite(c[i]) && c[i] >= 0, "coefficient %s must be finite and >= 0: %s",
                     TERMS[i].key(), c[i]);
         }
-        Checks.argument(interval.length == 2 && interval[0] <= 0 && interval[1] >= 0, "interval [%s] must hold "
-                + "a non-positive and a non-negative log-ratio", Arrays.toString(interval));
+        for (double[] iv : new double[][] {interval, expertInterval}) {
+            Checks.argument(iv.length == 2 && iv[0] <= 0 && iv[1] >= 0, "interval [%s] must hold a non-positive and "
+                    + "a non-negative log-ratio", Arrays.toString(iv));
+        }
         this.c = c;
         this.interval = interval;
+        this.expertInterval = expertInterval;
     }
 
     private static double[] priors() {
@@ -70,7 +75,7 @@ public final class MegatronModel {
     public static MegatronModel of(Map<ExecutionTerm, Double> coefficients) {
         double[] c = priors();
         coefficients.forEach((t, v) -> c[t.ordinal()] = v);
-        return new MegatronModel(c, new double[2]);
+        return new MegatronModel(c, new double[2], new double[2]);
     }
 
     /** Every coefficient its prior: the physics alone. */
@@ -96,12 +101,20 @@ public final class MegatronModel {
     public MegatronModel with(ExecutionTerm term, double value) {
         double[] x = c.clone();
         x[term.ordinal()] = value;
-        return new MegatronModel(x, interval);
+        return new MegatronModel(x, interval, expertInterval);
     }
 
-    /** A copy with an interval: the 90 % interval's log-ratio ends ({@code low ≤ 0 ≤ high}). */
+    /**
+     * A copy with one interval for every job: the 90 % interval's log-ratio ends ({@code low ≤ 0 ≤ high}), mixtures
+     * of experts included.
+     */
     public MegatronModel withInterval(double low, double high) {
-        return new MegatronModel(c, new double[] {low, high});
+        return new MegatronModel(c, new double[] {low, high}, new double[] {low, high});
+    }
+
+    /** A copy with another interval for mixtures of experts ({@code low ≤ 0 ≤ high}), the other jobs' kept. */
+    public MegatronModel withExpertInterval(double low, double high) {
+        return new MegatronModel(c, interval, new double[] {low, high});
     }
 
     /**
@@ -110,6 +123,11 @@ public final class MegatronModel {
      */
     public double[] interval() {
         return interval.clone();
+    }
+
+    /** The interval of a job: of mixtures of experts ({@code experts}) or of the others. */
+    public double[] interval(boolean experts) {
+        return (experts ? expertInterval : interval).clone();
     }
 
     /** The contractions' calibrated time (each at least its floor), ms. */
@@ -161,6 +179,9 @@ public final class MegatronModel {
             o.put(t.key(), c[t.ordinal()]);
         }
         o.putArray("interval_log_ratios").add(interval[0]).add(interval[1]);
+        if (!Arrays.equals(expertInterval, interval)) {
+            o.putArray("expert_interval_log_ratios").add(expertInterval[0]).add(expertInterval[1]);
+        }
         return o;
     }
 
@@ -174,21 +195,28 @@ public final class MegatronModel {
         double[] c = priors();
         for (java.util.Iterator<String> it = o.fieldNames(); it.hasNext();) {
             String key = it.next();
-            if (key.equals("interval_log_ratios")) {
+            if (key.equals("interval_log_ratios") || key.equals("expert_interval_log_ratios")) {
                 continue;
             }
             ExecutionTerm t = ExecutionTerm.byKey(key).orElseThrow(() -> InvalidInputException.of("megatron."
                     + key + " is no execution term this library knows (a newer file?)"));
             c[t.ordinal()] = Fields.inRange(o.get(key), "megatron." + key, 0, 1e6);
         }
-        JsonNode iv = o.path("interval_log_ratios");
-        return new MegatronModel(c, new double[] {Fields.inRange(iv.get(0), "megatron.interval_log_ratios[0]", -10,
-                0), Fields.inRange(iv.get(1), "megatron.interval_log_ratios[1]", 0, 10)});
+        double[] iv = readInterval(o, "interval_log_ratios");
+        return new MegatronModel(c, iv, o.has("expert_interval_log_ratios")
+                ? readInterval(o, "expert_interval_log_ratios") : iv.clone());
+    }
+
+    private static double[] readInterval(JsonNode o, String key) {
+        JsonNode iv = o.path(key);
+        return new double[] {Fields.inRange(iv.get(0), "megatron." + key + "[0]", -10, 0),
+            Fields.inRange(iv.get(1), "megatron." + key + "[1]", 0, 10)};
     }
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof MegatronModel m && Arrays.equals(m.c, c) && Arrays.equals(m.interval, interval);
+        return o instanceof MegatronModel m && Arrays.equals(m.c, c) && Arrays.equals(m.interval, interval)
+                && Arrays.equals(m.expertInterval, expertInterval);
     }
 
     @Override
