@@ -112,6 +112,9 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
             }
             expertInterval = org.scaledl.model.cost.Quantiles.interval(out, we);
             interval = org.scaledl.model.cost.Quantiles.interval(out, wd);
+        } else if (calibrate && !java.util.Arrays.equals(centre.interval(true), centre.interval())) {
+            // a calibration on too few mixtures of experts to tell their spread keeps the one it started from
+            expertInterval = centre.interval(true);
         }
         double[] prior = centre.interval();
         if (calibrate && !cv && (prior[0] < 0 || prior[1] > 0)) {
