@@ -95,7 +95,13 @@ public final class HuggingFaceConfig {
         }
         String type = new Reader(c, source).text("model_type", guessType(c)).toLowerCase(Locale.ROOT);
         if ((type.equals("llama4") || type.startsWith("qwen3_5")) && c.path("text_config").isObject()) {
-            c = c.path("text_config");
+            // the text model's keys, and where it leaves one out the outer configuration's (Qwen 3.5 and Llama 4
+            // write tie_word_embeddings and the attention implementation outside text_config)
+            com.fasterxml.jackson.databind.node.ObjectNode merged = ((com.fasterxml.jackson.databind.node.ObjectNode) c)
+                    .deepCopy();
+            merged.remove("text_config");
+            merged.setAll((com.fasterxml.jackson.databind.node.ObjectNode) c.path("text_config"));
+            c = merged;
         }
         Reader r = new Reader(c, source);
         try {

@@ -90,8 +90,8 @@ class TransformerSpecTest {
     }
 
     /**
-     * Qwen3.5's configuration nests the text model ({@code text_config}) as Llama 4's does; a layer type that is neither
-     * attention is refused naming the layer.
+     * Qwen3.5's configuration nests the text model ({@code text_config}) as Llama 4's does; a layer type that is
+     * neither attention is refused naming the layer.
      */
     @Test
     void qwen35ReadsItsTextConfigAndRefusesUnknownLayerTypes(@TempDir Path dir) throws Exception {
@@ -103,6 +103,13 @@ class TransformerSpecTest {
         assertEquals(2, spec.blocks().stream().filter(b -> b.mixer() == Block.Mixer.ATTENTION).count());
         assertEquals(248_320, spec.vocab());
         assertEquals(256, spec.experts());
+        // a key the text model leaves out is read from the outer configuration
+        Files.writeString(f, "{\"model_type\": \"qwen3_5\", \"tie_word_embeddings\": true, \"text_config\": "
+                + "{\"model_type\": \"qwen3_5_text\", \"num_hidden_layers\": 4}}", StandardCharsets.UTF_8);
+        TransformerSpec tied = HuggingFaceConfig.read(f);
+        Files.writeString(f, "{\"model_type\": \"qwen3_5\", \"text_config\": {\"model_type\": \"qwen3_5_text\", "
+                + "\"num_hidden_layers\": 4}}", StandardCharsets.UTF_8);
+        assertEquals(248_320L * 4_096, HuggingFaceConfig.read(f).parameterCount() - tied.parameterCount());
         // the keys left out take each class's defaults: Qwen3-Next 512 experts top-10, Qwen3.5 dense without experts
         Files.writeString(f, "{\"model_type\": \"qwen3_next\", \"num_hidden_layers\": 4}", StandardCharsets.UTF_8);
         TransformerSpec next = HuggingFaceConfig.read(f);

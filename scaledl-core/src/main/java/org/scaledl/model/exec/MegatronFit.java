@@ -19,10 +19,10 @@ import org.scaledl.workload.Workload;
  * move the fixed and host costs only as far as they show.
  *
  * <p>Its errors are each run's prediction by the model fitted without its group (the {@code groupTag}'s values;
- * the fit's own errors when there are fewer than three groups). The model's 90 % intervals are those errors' 5–95 % quantiles, each run weighing
- * as in the fit ({@link org.scaledl.model.cost.Quantiles#weighted}): one for mixtures of experts and one for the
- * other jobs where the fit has {@value #MIN_EXPERT_RUNS} runs of each (on published cluster runs with each family held
- * out, the experts' errors were twice as wide), else one for all.
+ * the fit's own errors when there are fewer than three groups). The model's 90 % intervals are those errors' 5–95 %
+ * quantiles, each run weighing as in the fit ({@link org.scaledl.model.cost.Quantiles#weighted}): one for mixtures of
+ * experts and one for the other jobs where the fit has {@value #MIN_EXPERT_RUNS} runs of each (on published cluster
+ * runs with each family held out, the experts' errors were twice as wide), else one for all.
  *
  * @param model          the fitted model
  * @param logErrors      {@code log(predicted / measured)} per run, out of group where cross-validated
