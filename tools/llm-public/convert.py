@@ -100,10 +100,11 @@ Rules, in the order they are applied to each input row
     published n times (several releases, or one chronicle table quoted twice): each gets 1/n, rounded to 6 decimals.
 12. ``transformer`` = ``configs/<key>/config.json`` (relative to the runs file), normally ``<key>`` = model_key.
     NeMo 24.07 GPT-3 175B rows (NeMo 1.0 launcher, hidden/attention dropout 0.1) use ``gpt3-175b-nemo1`` (NeMo
-    2.0's GPTConfig175B sets both dropouts to 0.0).  DeepSeek-V3 rows all use the Hugging Face configuration with
-    its one MTP layer, also those labelled "w/o MTP" and AutoModel's (whose model has none): the predictor does not
-    compute the MTP layer, it only places it on the last pipeline stage when it splits the layers, and a 61-layer
-    model without it splits into none of the published stage x chunk counts.
+    2.0's GPTConfig175B sets both dropouts to 0.0).  DeepSeek-V3 rows use the Hugging Face configuration with
+    its one MTP layer (which the predictor computes on the last pipeline stage: a layer and another pass through the
+    output head and loss), except those labelled "w/o MTP" and AutoModel's (whose model has none), which use
+    ``deepseek-v3-no-mtp`` (the same without it; 61 layers split into none of their stage x chunk counts evenly, so
+    these rows say ``uneven_pipeline`` true).
 13. Predictor checks.  A row is written only where the predictor accepts its layout (``Parallelism`` and
     ``MegatronExecution.check``, reproduced here): an interleaved schedule needs pp > 1; expert parallelism must
     divide dp*cp and expert x expert-tensor parallelism dp*cp*tp; tp must divide the heads (and the KV heads up to
@@ -497,16 +498,19 @@ def convert_row(file, short, kind, line, row, models, configs):
     else:
         if not models[key]["hidden"]:
             return "dropped", "no architecture published for %s (models.csv blank)" % key
+        config_source = ("model", key)
         if key == "deepseek-v3":
             variant = row.get("model_variant", "")
-            assumed.append("w/o MTP (page label); config's MTP layer only shifts the split" if "w/o MTP" in variant
-                           else "AutoModel has no MTP; config's MTP only shifts the split" if kind == "automodel"
+            if "w/o MTP" in variant or kind == "automodel":
+                config_key = "deepseek-v3-no-mtp"
+                config_source = ("no-mtp", key)
+            assumed.append("w/o MTP (page label): config without it" if "w/o MTP" in variant
+                           else "AutoModel has no MTP: config without it" if kind == "automodel"
                            else "MTP 1 layer (page label)" if "w/ MTP" in variant
                            else "MTP not stated: config has 1 MTP layer")
         if key == "gpt3-175b" and kind == "nemo" and row["release"].strip().startswith("24."):
             config_key = "gpt3-175b-nemo1"
             assumed.append("NeMo 1.0 dropout 0.1")
-        config_source = ("model", key)
 
     # layout (rule 3)
     gpus = integer(row["num_gpus"])
@@ -696,6 +700,13 @@ class NoRule(Exception):
 
 def build_config(key, kind, detail, models, zoo):
     """(config dict or raw bytes, provenance line) for one configs/<key> folder."""
+    if kind == "no-mtp":
+        cfg, line = build_config(detail, "model", detail, models, zoo)
+        cfg = json.loads(cfg) if isinstance(cfg, bytes) else dict(cfg)
+        cfg["num_nextn_predict_layers"] = 0
+        return cfg, ("%s: the %s configuration with num_nextn_predict_layers 0, for the runs without the "
+                     "multi-token-prediction module (pages labelled \"w/o MTP\"; NeMo AutoModel, which has none)."
+                     % (key, detail))
     if kind == "bloom":
         h, l, a = detail
         cfg = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": h, "n_layer": l, "n_head": a,

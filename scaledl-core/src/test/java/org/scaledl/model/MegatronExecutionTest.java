@@ -62,6 +62,29 @@ class MegatronExecutionTest {
                 .build();
     }
 
+    /**
+     * A multi-token-prediction module trains on the last stage: a layer of the last layer's kind and another pass
+     * through the output head and loss, not free. One stage: its time grows by about a layer and a head, its memory
+     * by a layer's weights and states at least (the head is shared); in inference it costs nothing.
+     */
+    @Test
+    void multiTokenPredictionTrainsOnTheLastStage() {
+        TransformerSpec with = GPT.toBuilder().mtpLayers(1).build();
+        java.util.function.BiFunction<TransformerSpec, Phase, Workload> job = (spec, phase) -> Workload.builder(
+                spec.graph(2048)).batch(16).phase(phase).device(A100).parallelism(Parallelism.of(1, 1, 1, 16))
+                .precision(Precision.FP16).recompute(Recompute.NONE).topology(DGX).build();
+        double plain = stage.millis(job.apply(GPT, Phase.TRAIN));
+        double mtp = stage.millis(job.apply(with, Phase.TRAIN));
+        // 24 layers and a head: one layer and one head more is 1/24 to 1/6 more time
+        assertTrue(mtp / plain > 1 + 1.0 / 30 && mtp / plain < 1 + 1.0 / 5, "mtp / plain " + mtp / plain);
+        assertEquals(stage.millis(job.apply(GPT, Phase.INFER)), stage.millis(job.apply(with, Phase.INFER)), 1e-9);
+        double layerParams = (double) (GPT.parameterCount() - TransformerSpec.decoder("gpt-23", 2048, 16, 23, 50257)
+                .maxPositions(2048).build().parameterCount());
+        double extra = stage.memoryBytes(job.apply(with, Phase.TRAIN)).orElseThrow()
+                - stage.memoryBytes(job.apply(GPT, Phase.TRAIN)).orElseThrow();
+        assertTrue(extra > 16 * layerParams * 0.9, extra + " bytes for a layer of " + layerParams);
+    }
+
     /** Recomputation repeats forward work: full costs more than selective, which costs more than none. */
     @Test
     void recomputationCostsForwardWork() {

@@ -677,6 +677,21 @@ public final class MegatronExecution {
     private static final GraphCache<Long, int[][]> STAGE_KINDS = new GraphCache<>(256);
 
     /** The layers of each stage: per stage, per block kind, how many. */
+    /**
+     * How many times stage {@code s} runs unit {@code u} per micro-batch: the prologue on the first stage, the
+     * epilogue (output head and loss) on the last, once more per multi-token-prediction module ({@code mtp}, in
+     * training), and its layers of each kind, the last stage {@code mtp} more of kind {@code mtpKind}.
+     */
+    private static int units(int[][] stages, int s, int u, int p, int mtp, int mtpKind) {
+        if (u == PROLOGUE) {
+            return s == 0 ? 1 : 0;
+        }
+        if (u == EPILOGUE) {
+            return s == p - 1 ? 1 + mtp : 0;
+        }
+        return stages[s][u - 2] + (s == p - 1 && u - 2 == mtpKind ? mtp : 0);
+    }
+
     private static int[][] stageKinds(ModelGraph g, int p, int v, int mtp) {
         long key = ((long) p << 40) | ((long) v << 20) | mtp;
         return STAGE_KINDS.get(g, key, () -> stageKinds(g.blocks().orElseThrow(), p, v, mtp));
@@ -843,6 +858,10 @@ public final class MegatronExecution {
         double imbalance = w.expertImbalance();
         Unit[] units = units(w, layers, device, b, rc, withTime);
         int[][] stages = stageKinds(g, p, v, ts.mtpLayers());
+        // the multi-token-prediction modules train on the last stage: each a layer of the last layer's kind and
+        // another pass through the (shared) output head and loss, computed there, their weights the layer's only
+        int mtp = train ? ts.mtpLayers() : 0;
+        int mtpKind = blocks.pattern().get(blocks.copies() - 1);
         // full recomputation of the first layers of each model chunk only: per stage, the share recomputed
         int partial = rc == Recompute.FULL ? w.recomputeLayers() : 0;
         Unit[] plain = partial > 0 ? units(w, layers, device, b, Recompute.NONE, withTime) : units;
@@ -854,7 +873,8 @@ public final class MegatronExecution {
             for (int k : stages[s]) {
                 n += k;
             }
-            layersOn[s] = n;
+            layersOn[s] = n + (s == p - 1 ? mtp : 0);
+            n = layersOn[s];
             recomputed[s] = rc != Recompute.FULL ? 0 : partial == 0 || n == 0 ? 1
                     : Math.min(1.0, (double) partial * v / n);
             stageUnits[s] = units;
@@ -893,15 +913,17 @@ public final class MegatronExecution {
         for (int s = 0; s < p; s++) {
             double time = 0;
             for (int u = 0; u < units.length; u++) {
-                int n = u >= 2 ? stages[s][u - 2] : (u == PROLOGUE ? (s == 0 ? 1 : 0) : (s == p - 1 ? 1 : 0));
+                int n = units(stages, s, u, p, mtp, mtpKind);
                 if (n == 0) {
                     continue;
                 }
                 Unit un = stageUnits[s][u];
-                stageParams[s] += n * un.params();
-                stageExpertParams[s] += n * un.expertParams();
-                stageLowParams[s] += n * un.lowPrecisionParams();
-                stageAdapters[s] += n * un.adapterParams();
+                // the MTP's extra pass through the output head and loss shares the head's weights
+                int owned = u == EPILOGUE && s == p - 1 ? 1 : n;
+                stageParams[s] += owned * un.params();
+                stageExpertParams[s] += owned * un.expertParams();
+                stageLowParams[s] += owned * un.lowPrecisionParams();
+                stageAdapters[s] += owned * un.adapterParams();
                 stageSaved[s] += n * un.saved();
                 if (!withTime) {
                     continue;
@@ -933,7 +955,7 @@ public final class MegatronExecution {
             for (int s = 0; s < p; s++) {
                 double weight = s == max ? m : 1.0 / v;
                 for (int u = 0; u < units.length; u++) {
-                    int n = u >= 2 ? stages[s][u - 2] : (u == PROLOGUE ? (s == 0 ? 1 : 0) : (s == p - 1 ? 1 : 0));
+                    int n = units(stages, s, u, p, mtp, mtpKind);
                     if (n == 0) {
                         continue;
                     }
@@ -966,11 +988,7 @@ public final class MegatronExecution {
         // the host's steps: the layers of the most loaded stage, for every micro-batch and the fill
         int layersMax = 0;
         for (int s = 0; s < p; s++) {
-            int n = 0;
-            for (int k : stages[s]) {
-                n += k;
-            }
-            layersMax = Math.max(layersMax, n);
+            layersMax = Math.max(layersMax, layersOn[s]);
         }
         // a training step dispatches a layer's forward and backward kernels, an inference step its forward ones (a
         // third: the backward pass launches about twice the forward's kernels)
