@@ -347,7 +347,8 @@ def shape_of(cfg):
         experts = (c.get("n_routed_experts") if kind == "deepseek_v3"
                    else c.get("num_experts") if kind in ("qwen3_moe", "qwen3_next", "qwen3_5_moe")
                    else c.get("num_local_experts") if kind in ("mixtral", "gpt_oss", "llama4") else 1) or 1
-    mtp = c.get("num_nextn_predict_layers", 0) if kind == "deepseek_v3" else 0
+    mtp = (c.get("num_nextn_predict_layers", 0) if kind == "deepseek_v3"
+           else c.get("mtp_num_hidden_layers", 0) if kind.startswith("qwen3") else 0) or 0
     return {"layers": layers, "heads": heads, "kv": kv, "experts": experts, "mtp": mtp}
 
 

@@ -23,7 +23,8 @@ import org.scaledl.Checks;
  * @param fusedAttention whether the attention core is fused (FlashAttention: keeps its inputs and row statistics,
  *                       never the score matrix)
  * @param mtpLayers      multi-token-prediction layers the configuration describes (DeepSeek-V3's 1): counted as
- *                       layers of the last pipeline stage when Megatron splits the layers, not computed
+ *                       layers of the last pipeline stage when Megatron splits the layers, and in training computed
+ *                       there (a layer and another pass through the output head and loss each)
  */
 public record TransformerShape(long hidden, long heads, long kvHeads, long ffn, int layers, long vocab, long seq,
         int experts, int topK, long kvWidth, boolean fusedAttention, int mtpLayers) {

@@ -16,8 +16,9 @@ import org.scaledl.transformer.TransformerSpec.Block;
  * Reads a Hugging Face {@code config.json} into a {@link TransformerSpec}, without weights or a download. Model types:
  * {@code llama} (Llama 2, 3, 3.1), {@code mistral}, {@code mixtral}, {@code qwen2}, {@code qwen3},
  * {@code qwen3_moe}, {@code deepseek_v3} (multi-head latent attention, routed and shared experts, dense first
- * layers; the multi-token-prediction module is not part of the model), {@code gpt_oss} (alternating sliding-window
- * layers, experts with biases, attention sinks), {@code nemotron} (squared ReLU), {@code nemotron_h} (hybrid Mamba-2,
+ * layers; the multi-token-prediction modules are trained on the last pipeline stage, not part of the graph),
+ * {@code gpt_oss} (alternating sliding-window layers, experts with biases, attention sinks), {@code nemotron}
+ * (squared ReLU), {@code nemotron_h} (hybrid Mamba-2,
  * attention, MLP and expert layers from {@code hybrid_override_pattern}), {@code llama4} (its {@code text_config}:
  * experts every {@code interleave_moe_layer_step}-th layer with a shared expert, chunked attention),
  * {@code qwen3_next} and {@code qwen3_5} / {@code qwen3_5_moe} (their {@code text_config}: Gated DeltaNet linear
@@ -357,7 +358,7 @@ public final class HuggingFaceConfig {
      * of 64. Not counted: the delta rule's per-chunk triangular solve and the second scalar per head (decay beside
      * the step); the shared expert's sigmoid gate. Keys a configuration leaves out take its class's defaults
      * ({@code Qwen3NextConfig}, {@code Qwen3_5MoeTextConfig}, {@code Qwen3_5TextConfig}); the multi-token-prediction
-     * layers ({@code mtp_num_hidden_layers}) are placed, not computed, as DeepSeek-V3's.
+     * layers ({@code mtp_num_hidden_layers}) are read as DeepSeek-V3's.
      */
     private static TransformerSpec qwenNext(Reader r, String name, String type) {
         boolean next = type.equals("qwen3_next");

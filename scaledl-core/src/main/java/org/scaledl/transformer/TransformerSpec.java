@@ -502,7 +502,7 @@ public final class TransformerSpec {
         return hiddenDropout;
     }
 
-    /** Multi-token-prediction layers the configuration describes (not computed; see {@link Builder#mtpLayers}). */
+    /** Multi-token-prediction layers the configuration describes (see {@link Builder#mtpLayers}). */
     public int mtpLayers() {
         return mtpLayers;
     }
@@ -760,7 +760,9 @@ public final class TransformerSpec {
 
         /**
          * Multi-token-prediction layers (DeepSeek-V3's {@code num_nextn_predict_layers}; default 0): not part of the
-         * model's parameters or compute here, counted where Megatron lays layers out over pipeline stages.
+         * graph (nor of {@link #parameterCount}); the Megatron execution counts them where it lays layers out over
+         * pipeline stages and, in training, computes each on the last stage as a layer of the last layer's kind and
+         * another pass through the output head and loss, with the layer's weights and a copy of the embedding.
          */
         public Builder mtpLayers(int value) {
             this.mtpLayers = value;

@@ -39,10 +39,11 @@ public final class Quantiles {
     }
 
     /**
-     * The {@code q}-quantile of weighted values (0 for none, or for no weight): {@link #of}'s interpolation between
-     * order statistics, each value standing for as many of them as its share of the weight (the weights scaled to
-     * sum to the number of weighted values), so equal weights give {@link #of}'s quantile, a value of twice the weight
-     * counts about as two, and a value of weight zero not at all.
+     * The {@code q}-quantile of weighted values (0 for none, or for no weight): the values sorted, value {@code k}
+     * placed at {@code (S_k − w_k/2 − w_0/2) / (W − w_0/2 − w_last/2)} ({@code S_k} the weight up to and including
+     * it, {@code W} the total; the first at 0, the last at 1, the others at the middle of their weight) and the
+     * quantile interpolated linearly between places: equal weights give {@link #of}'s quantile, the result moves
+     * continuously with the weights, and a value of weight zero is left out.
      *
      * @param values  values in any order (not modified)
      * @param weights non-negative finite weights, one per value
@@ -53,7 +54,6 @@ public final class Quantiles {
             throw new IllegalArgumentException(values.length + " values but " + weights.length + " weights");
         }
         Integer[] order = new Integer[values.length];
-        double total = 0;
         int n = 0;
         for (int i = 0; i < values.length; i++) {
             if (!(weights[i] >= 0) || !Double.isFinite(weights[i])) {
@@ -61,7 +61,6 @@ public final class Quantiles {
             }
             if (weights[i] > 0) {
                 order[n++] = i;
-                total += weights[i];
             }
         }
         if (n == 0) {
@@ -69,27 +68,34 @@ public final class Quantiles {
         }
         Integer[] kept = Arrays.copyOf(order, n);
         Arrays.sort(kept, (x, y) -> Double.compare(values[x], values[y]));
-        // cumulative weights scaled to sum to n: the j-th order statistic (from 0) is the value whose share covers j
-        double[] upTo = new double[n];
-        double c = 0;
+        if (n == 1 || q <= 0) {
+            return values[kept[0]];
+        }
+        if (q >= 1) {
+            return values[kept[n - 1]];
+        }
+        double total = 0;
+        for (Integer k : kept) {
+            total += weights[k];
+        }
+        double first = weights[kept[0]] / 2;
+        double span = total - first - weights[kept[n - 1]] / 2;
+        double before = 0;
+        double prevPlace = 0;
+        double prevValue = values[kept[0]];
         for (int k = 0; k < n; k++) {
-            c += weights[kept[k]] * n / total;
-            upTo[k] = c;
-        }
-        double h = q * (n - 1);
-        int j = (int) Math.floor(h);
-        double a = statistic(values, kept, upTo, j);
-        return j + 1 > n - 1 ? a : a + (h - j) * (statistic(values, kept, upTo, j + 1) - a);
-    }
-
-    /** The {@code j}-th weighted order statistic: the first value whose cumulative share exceeds {@code j}. */
-    private static double statistic(double[] values, Integer[] kept, double[] upTo, int j) {
-        for (int k = 0; k < kept.length; k++) {
-            if (upTo[k] > j + 1e-12) {
-                return values[kept[k]];
+            double w = weights[kept[k]];
+            double place = k == 0 ? 0 : k == n - 1 ? 1 : (before + w / 2 - first) / span;
+            before += w;
+            double v = values[kept[k]];
+            if (q <= place) {
+                return k == 0 || place <= prevPlace ? v
+                        : prevValue + (q - prevPlace) / (place - prevPlace) * (v - prevValue);
             }
+            prevPlace = place;
+            prevValue = v;
         }
-        return values[kept[kept.length - 1]];
+        return values[kept[n - 1]];
     }
 
     /**

@@ -188,7 +188,8 @@ public final class MegatronExecution {
 
     /**
      * A balanced uneven split, for layer counts that do not divide: the layers, with the embedding counted as one on
-     * the first chunk and the loss on the last (the multi-token-prediction layers ride on the last chunk uncounted),
+     * the first chunk and the loss on the last (the multi-token-prediction layers ride on the last chunk uncounted in
+     * the split, though computed there in training),
      * dealt so that every chunk gets
      * {@code ⌊n/chunks⌋} or one more, the extra ones to the middle chunks first: what Megatron-DeepSpeed's balanced
      * partition of the transformer layers and Megatron-LM's {@code --decoder-first/last-pipeline-num-layers} and
@@ -676,7 +677,6 @@ public final class MegatronExecution {
     /** The layers of each block kind per pipeline stage, per graph and split (callers only read the arrays). */
     private static final GraphCache<Long, int[][]> STAGE_KINDS = new GraphCache<>(256);
 
-    /** The layers of each stage: per stage, per block kind, how many. */
     /**
      * How many times stage {@code s} runs unit {@code u} per micro-batch: the prologue on the first stage, the
      * epilogue (output head and loss) on the last, once more per multi-token-prediction module ({@code mtp}, in
@@ -692,6 +692,7 @@ public final class MegatronExecution {
         return stages[s][u - 2] + (s == p - 1 && u - 2 == mtpKind ? mtp : 0);
     }
 
+    /** The layers of each stage: per stage, per block kind, how many. */
     private static int[][] stageKinds(ModelGraph g, int p, int v, int mtp) {
         long key = ((long) p << 40) | ((long) v << 20) | mtp;
         return STAGE_KINDS.get(g, key, () -> stageKinds(g.blocks().orElseThrow(), p, v, mtp));
@@ -914,12 +915,14 @@ public final class MegatronExecution {
             double time = 0;
             for (int u = 0; u < units.length; u++) {
                 int n = units(stages, s, u, p, mtp, mtpKind);
-                if (n == 0) {
+                // the MTP's extra pass through the output head and loss shares the head's weights; with a pipeline,
+                // the last stage also holds a copy of the input embedding for the modules (Megatron-Core builds it
+                // where the MTP is)
+                int owned = u == EPILOGUE && s == p - 1 ? 1 : u == PROLOGUE && s == p - 1 && mtp > 0 && p > 1 ? 1 : n;
+                if (n == 0 && owned == 0) {
                     continue;
                 }
                 Unit un = stageUnits[s][u];
-                // the MTP's extra pass through the output head and loss shares the head's weights
-                int owned = u == EPILOGUE && s == p - 1 ? 1 : n;
                 stageParams[s] += owned * un.params();
                 stageExpertParams[s] += owned * un.expertParams();
                 stageLowParams[s] += owned * un.lowPrecisionParams();
@@ -1219,7 +1222,9 @@ public final class MegatronExecution {
                     * (1 + (v > 1 && s == 0 ? (p - 1.0) / (p * v) : 0)));
             activations = perMicroBatch * inFlight + working;
         }
-        double logits = s == p - 1 && w.phase() == Phase.TRAIN ? 4.0 * b * ts.seq() / c * ts.vocab() / t : 0;
+        // the main loss's FP32 logits, and each multi-token-prediction module's own
+        double logits = s == p - 1 && w.phase() == Phase.TRAIN
+                ? (1 + ts.mtpLayers()) * 4.0 * b * ts.seq() / c * ts.vocab() / t : 0;
         return new StageMemory(s, states, quantised, activations, inFlight, logits);
     }
 

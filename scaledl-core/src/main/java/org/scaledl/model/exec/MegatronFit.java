@@ -100,22 +100,11 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
             experts[i] = runs.get(i).workload().graph().transformer().map(t -> t.experts() > 1).orElse(false);
             expertRuns += experts[i] ? 1 : 0;
         }
-        double[] interval = org.scaledl.model.cost.Quantiles.interval(out, w);
-        double[] expertInterval = interval;
-        if (expertRuns >= MIN_EXPERT_RUNS && data.size() - expertRuns >= MIN_EXPERT_RUNS) {
-            // each kind of job its own interval: the experts' errors would widen every dense job's interval
-            double[] we = new double[w.length];
-            double[] wd = new double[w.length];
-            for (int i = 0; i < we.length; i++) {
-                we[i] = experts[i] ? w[i] : 0;
-                wd[i] = experts[i] ? 0 : w[i];
-            }
-            expertInterval = org.scaledl.model.cost.Quantiles.interval(out, we);
-            interval = org.scaledl.model.cost.Quantiles.interval(out, wd);
-        } else if (calibrate && !java.util.Arrays.equals(centre.interval(true), centre.interval())) {
-            // a calibration on too few mixtures of experts to tell their spread keeps the one it started from
-            expertInterval = centre.interval(true);
-        }
+        double[] all = org.scaledl.model.cost.Quantiles.interval(out, w);
+        double[] interval = kindInterval(out, w, experts, false, data.size() - expertRuns, expertRuns, all, centre,
+                calibrate);
+        double[] expertInterval = kindInterval(out, w, experts, true, expertRuns, data.size() - expertRuns, all,
+                centre, calibrate);
         double[] prior = centre.interval();
         if (calibrate && !cv && (prior[0] < 0 || prior[1] > 0)) {
             // too few runs to measure the calibrated model's own error: the model it started from keeps its intervals
@@ -127,10 +116,29 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
     }
 
     /**
-     * The fewest mixture-of-experts runs (and other runs) whose errors give mixtures of experts and the other jobs an
-     * interval each; with fewer, every job takes the interval of all runs.
+     * The fewest runs of a kind (mixtures of experts, or the other jobs) whose errors give that kind its own interval.
      */
     static final int MIN_EXPERT_RUNS = 20;
+
+    /**
+     * The interval of one kind of job: from its own runs' errors where there are enough of them (or where every run is
+     * of it); else, in a calibration, the interval the model started from for that kind; else every run's.
+     */
+    private static double[] kindInterval(double[] errors, double[] w, boolean[] experts, boolean kind, int runs,
+            int others, double[] all, MegatronModel centre, boolean calibrate) {
+        if (others == 0) {
+            return all;
+        }
+        if (runs >= MIN_EXPERT_RUNS) {
+            double[] wk = new double[w.length];
+            for (int i = 0; i < wk.length; i++) {
+                wk[i] = experts[i] == kind ? w[i] : 0;
+            }
+            return org.scaledl.model.cost.Quantiles.interval(errors, wk);
+        }
+        double[] before = centre.interval(kind);
+        return calibrate && (before[0] < 0 || before[1] > 0) ? before : all;
+    }
 
     /**
      * Runs below which a calibration moves only the level of the model (one factor over every coefficient: the
