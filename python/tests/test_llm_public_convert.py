@@ -3,6 +3,7 @@ architectures no published row of the repository names are converted, rows it ca
 (never the whole run stopped), and every architecture models.csv describes gets its configuration. The step times
 are invented; nothing here is a measurement."""
 import csv
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -44,6 +45,10 @@ def converted(tmp_path):
         row(system="DGX-B300", gpu="B300", num_gpus="8", gpus_per_node="8", nvlink_domain="8", precision="BF16",
             precision_norm="BF16", model="Qwen3-Next", model_key="qwen3-next-80b-a3b", seq="4096", gbs="64",
             mbs="1", tp="2", pp="1", ep="4", step_time_s="3.0"),
+        row(system="DGX-GB200", gpu="GB200 (NVL72)", num_gpus="256", gpus_per_node="4", nvlink_domain="72",
+            precision="MXFP8", precision_norm="MXFP8", model="DeepSeek-V3", model_key="deepseek-v3",
+            model_variant="DeepSeek-V3 (w/o MTP)", seq="4096", gbs="4096", mbs="1", tp="1", pp="4", vp="4", ep="64",
+            step_time_s="12.0"),
         row(system="MI300X box", gpu="MI300X", num_gpus="8", gpus_per_node="8", nvlink_domain="8", precision="BF16",
             precision_norm="BF16", model="Llama 3 8B", model_key="llama3-8b", seq="8192", gbs="128", mbs="1",
             tp="1", pp="1", step_time_s="4.0"),
@@ -84,7 +89,13 @@ def converted(tmp_path):
 def test_new_parts_and_architectures_convert(converted):
     out, done = converted
     runs = {r["model_key"]: r for r in csv.DictReader(open(out / "runs.csv", encoding="utf-8"))}
-    assert set(runs) == {"qwen3-30b-a3b", "mlm-gpt-1.7b", "qwen3-next-80b-a3b", "mlm-gpt-7.1b", "gpt3-175b"}
+    assert set(runs) == {"qwen3-30b-a3b", "mlm-gpt-1.7b", "qwen3-next-80b-a3b", "mlm-gpt-7.1b", "gpt3-175b",
+                         "deepseek-v3"}
+    # a run without the multi-token-prediction module names a configuration without it (61 layers: uneven split)
+    ds = runs["deepseek-v3"]
+    assert ds["transformer"] == "configs/deepseek-v3-no-mtp/config.json" and ds["uneven_pipeline"] == "true"
+    no_mtp = json.loads((out / ds["transformer"]).read_text(encoding="utf-8"))
+    assert no_mtp["num_nextn_predict_layers"] == 0 and no_mtp["num_hidden_layers"] == 61
     other = runs["mlm-gpt-7.1b"]
     assert other["zero_stage"] == "1" and other["sequence_parallel"] == "true" and other["world_size"] == "32"
     assert other["notes"].startswith("megatron-lm-scaling:")
