@@ -46,4 +46,9 @@ public record TransformerShape(long hidden, long heads, long kvHeads, long ffn, 
         this(hidden, heads, kvHeads, ffn, layers, vocab, seq, experts, topK, Math.max(1, 2 * kvHeads * hidden / heads),
                 false, 0);
     }
+
+    /** Whether the model routes tokens to experts (more than one): a mixture of experts has its own interval. */
+    public boolean mixtureOfExperts() {
+        return experts > 1;
+    }
 }

@@ -2,6 +2,7 @@ package org.scaledl.transformer;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -98,10 +99,9 @@ public final class HuggingFaceConfig {
         if ((type.equals("llama4") || type.startsWith("qwen3_5")) && c.path("text_config").isObject()) {
             // the text model's keys, and where it leaves one out the outer configuration's (Qwen 3.5 and Llama 4
             // write tie_word_embeddings and the attention implementation outside text_config)
-            com.fasterxml.jackson.databind.node.ObjectNode merged = ((com.fasterxml.jackson.databind.node.ObjectNode) c)
-                    .deepCopy();
+            ObjectNode merged = ((ObjectNode) c).deepCopy();
             merged.remove("text_config");
-            merged.setAll((com.fasterxml.jackson.databind.node.ObjectNode) c.path("text_config"));
+            merged.setAll((ObjectNode) c.path("text_config"));
             c = merged;
         }
         Reader r = new Reader(c, source);

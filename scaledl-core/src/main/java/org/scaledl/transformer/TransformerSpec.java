@@ -1107,7 +1107,7 @@ public final class TransformerSpec {
             }
             String ctx = op(c + "/context", core, "MatMul", perHead(m.heads, s, vd), probs, c + "/v:0");
             String merged = op(p + "/merge_heads", LayerRole.Kind.ATTENTION_OUT, "Transpose", rows(m.heads * vd), ctx);
-            if (m.outputGate && gate != null) {
+            if (gate != null) {
                 String sig = op(p + "/output_gate_act", LayerRole.Kind.ATTENTION_OUT, "Sigmoid", rows(m.heads * vd),
                         gate);
                 merged = op(p + "/output_gate", LayerRole.Kind.ATTENTION_OUT, "Mul", rows(m.heads * vd), merged, sig);

@@ -38,6 +38,11 @@ class ClusterPredictCliTest {
     }
 
     /** The rows of a scored CSV by their {@code name}, as column maps. */
+    /** The repository's converted published runs ({@code datasets/gpu/llm-public}). */
+    private static Path published() {
+        return MainTest.graph("x").getParent().getParent().getParent().resolve("gpu/llm-public");
+    }
+
     static Map<String, Map<String, String>> rows(Path csv) throws Exception {
         List<String> lines = Files.readAllLines(csv);
         List<String> header = Arrays.asList(lines.get(0).split(","));
@@ -134,8 +139,7 @@ class ClusterPredictCliTest {
      */
     @Test
     void everyArchitectureOfThePublishedRunsIsPredicted(@TempDir Path dir) throws Exception {
-        Path root = MainTest.graph("x").getParent().getParent().getParent();
-        Path published = root.resolve("gpu/llm-public");
+        Path published = published();
         List<String> keys = new java.util.ArrayList<>();
         for (String line : Files.readAllLines(published.resolve("models.csv"))) {
             String[] f = line.split(",", -1);
@@ -179,7 +183,7 @@ class ClusterPredictCliTest {
      */
     @Test
     void mixturesOfExpertsCarryTheirOwnWiderInterval() throws Exception {
-        Path configs = MainTest.graph("x").getParent().getParent().getParent().resolve("gpu/llm-public/configs");
+        Path configs = published().resolve("configs");
         double[][] ratio = new double[2][];
         String[] models = {"llama3-8b", "mixtral-8x7b"};
         for (int i = 0; i < 2; i++) {

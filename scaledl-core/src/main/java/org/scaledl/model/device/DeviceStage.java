@@ -105,7 +105,7 @@ public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> 
 
     @Override
     public Optional<double[]> interval(Workload w) {
-        return w.graph().transformer().flatMap(t -> megatron.map(m -> m.interval(t.experts() > 1)));
+        return w.graph().transformer().flatMap(t -> megatron.map(m -> m.interval(t.mixtureOfExperts())));
     }
 
     /** A copy with a dispatch floor for eager execution. */

@@ -915,10 +915,15 @@ public final class MegatronExecution {
             double time = 0;
             for (int u = 0; u < units.length; u++) {
                 int n = units(stages, s, u, p, mtp, mtpKind);
-                // the MTP's extra pass through the output head and loss shares the head's weights; with a pipeline,
-                // the last stage also holds a copy of the input embedding for the modules (Megatron-Core builds it
-                // where the MTP is)
-                int owned = u == EPILOGUE && s == p - 1 ? 1 : u == PROLOGUE && s == p - 1 && mtp > 0 && p > 1 ? 1 : n;
+                // the weights a stage holds: the MTP's extra passes through the output head and loss share the head's;
+                // with a pipeline, the last stage also holds a copy of the input embedding for the modules
+                // (Megatron-Core builds it where the MTP is)
+                int owned = n;
+                if (s == p - 1 && u == EPILOGUE) {
+                    owned = 1;
+                } else if (s == p - 1 && u == PROLOGUE && mtp > 0 && p > 1) {
+                    owned = 1;
+                }
                 if (n == 0 && owned == 0) {
                     continue;
                 }

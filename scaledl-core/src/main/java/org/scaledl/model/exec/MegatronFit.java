@@ -2,6 +2,7 @@ package org.scaledl.model.exec;
 
 import java.util.ArrayList;
 import java.util.List;
+import org.scaledl.graph.TransformerShape;
 import org.scaledl.model.cost.LevenbergMarquardt;
 import org.scaledl.workload.Folds;
 import org.scaledl.workload.Workload;
@@ -97,7 +98,8 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         int expertRuns = 0;
         for (int i = 0; i < w.length; i++) {
             w[i] = data.get(i).weight();
-            experts[i] = runs.get(i).workload().graph().transformer().map(t -> t.experts() > 1).orElse(false);
+            experts[i] = runs.get(i).workload().graph().transformer().map(TransformerShape::mixtureOfExperts)
+                    .orElse(false);
             expertRuns += experts[i] ? 1 : 0;
         }
         double[] all = org.scaledl.model.cost.Quantiles.interval(out, w);
