@@ -64,8 +64,8 @@ final class EvaluateMegatronCommand implements Callable<Integer> {
             System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
             return 0;
         }
-        StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%d vTrain runs (GPT, 8 x A100-SXM4-40GB, FP16, "
-                + "full recomputation)%n", vtrain.size()));
+        StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%d vTrain runs (GPT, 8 x %s, FP16, "
+                + "full recomputation)%n", vtrain.size(), GpuData.VTRAIN_GPU));
         b.append(String.format(Locale.ROOT, "%-44s %7s %6s %7s %7s %7s %7s %7s%n", "split", "train", "test", "MRE",
                 "median", "p90", "max", "bias"));
         for (MegatronEvaluation.Split s : e.splits()) {
