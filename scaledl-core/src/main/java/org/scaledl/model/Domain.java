@@ -297,6 +297,23 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
      */
     static final double UNSEEN_DEVICE_DISTANCE = 1.0;
 
+    /**
+     * The fewest and most GPUs any GPU of the training data was measured with (its devices' world-size ranges pooled,
+     * the host's {@code ""} left out), or {@code null} when no GPU has a range.
+     */
+    private int[] gpuWorldRange() {
+        int lo = Integer.MAX_VALUE;
+        int hi = 0;
+        for (Map.Entry<String, Ranges> e : devices.entrySet()) {
+            Ranges r = e.getValue();
+            if (!e.getKey().isEmpty() && r.maxWorld() > 0) {
+                lo = Math.min(lo, r.minWorld());
+                hi = Math.max(hi, r.maxWorld());
+            }
+        }
+        return hi == 0 ? null : new int[] {lo, hi};
+    }
+
     /** The checks of the workload's settings (batch, world size, threads, phase, device, parallel degrees). */
     Check settingsCheck(Workload w, Shares sh) {
         List<PredictionWarning> out = new ArrayList<>();
@@ -311,6 +328,12 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
                     + "runs in the training data: predicted from its description alone (profile a few of its kernels "
                     + "or runs: adapt, calibrate)", Optional.empty(), "", 1));
             distance += UNSEEN_DEVICE_DISTANCE;
+            // nothing was measured on this GPU, but the job's size still has to lie where some GPU was measured
+            int[] gpus = gpuWorldRange();
+            if (gpus != null) {
+                distance += range(out, PredictionWarning.Kind.OUTSIDE_WORLD_SIZE_RANGE, "GPUs on any GPU",
+                        w.worldSize(), gpus[0], gpus[1], Math.min(1, commShare));
+            }
         }
         if (r != null && r.maxBatch() > 0) {
             distance += range(out, PredictionWarning.Kind.OUTSIDE_BATCH_RANGE, "batch", w.batch(), r.minBatch(),
@@ -523,6 +546,9 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         }
         String message = what.equals("GPUs")
                 ? String.format(Locale.ROOT, "%d GPUs are outside the training range of %d..%d GPUs", value, lo, hi)
+                : what.equals("GPUs on any GPU")
+                ? String.format(Locale.ROOT, "%d GPUs are outside the range of %d..%d GPUs that the training data "
+                        + "measured on any GPU", value, lo, hi)
                 : String.format(Locale.ROOT, "%s %d is outside the training range %d..%d", what, value, lo, hi);
         out.add(new PredictionWarning(kind, message, Optional.of((double) value), lo + ".." + hi, clamp(share)));
         return Math.abs(Math.log((double) value / (value > hi ? hi : lo)) / Math.log(2));

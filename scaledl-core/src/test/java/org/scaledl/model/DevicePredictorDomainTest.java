@@ -71,6 +71,26 @@ class DevicePredictorDomainTest {
     }
 
     @Test
+    void aGpuWithoutTrainingDataIsStillCheckedAgainstTheGpuCountsAnyGpuRan() {
+        assertTrue(runs.stream().allMatch(s -> s.workload().worldSize() == 1), "single-GPU runs only");
+        Workload one = runs.stream().map(Sample::workload)
+                .filter(w -> w.device().orElseThrow().name().equals("NVIDIA H100 80GB HBM3")).findFirst().orElseThrow()
+                .toBuilder().device(DEVICES.require("AMD Instinct MI100")).build();
+        Workload many = one.toBuilder().worldSize(64).build();
+        RuntimePredictor withCollectives = RuntimePredictor.builder()
+                .layerCost(LayerCost.device(data.operators()).withCollectives(data.collectives())).build().fit(runs);
+        Prediction inside = withCollectives.predict(one);
+        Prediction outside = withCollectives.predict(many);
+        assertFalse(warns(inside, PredictionWarning.Kind.OUTSIDE_WORLD_SIZE_RANGE), inside.warnings().toString());
+        assertTrue(outside.warnings().stream().anyMatch(w -> w.kind() == PredictionWarning.Kind
+                .OUTSIDE_WORLD_SIZE_RANGE && w.message().contains("64 GPUs") && w.message().contains("any GPU")
+                && w.message().contains("1..1")), outside.warnings().toString());
+        assertTrue(warns(outside, PredictionWarning.Kind.UNSEEN_DEVICE));
+        // the interval widens with the distance beyond the measured GPU counts, as it does on a GPU with data
+        assertTrue(logWidth(outside) > logWidth(inside), logWidth(outside) + " vs " + logWidth(inside));
+    }
+
+    @Test
     void runsOfThreeGpusCrossValidateTheInterval() {
         assertTrue(runs.stream().map(s -> s.workload().device().orElseThrow().name()).distinct().count() >= 3);
         assertTrue(Double.isFinite(predictor.provenance().cvMre()), "cross-validated over GPUs");
