@@ -58,7 +58,13 @@ public record PredictionWarning(Kind kind, String message, Optional<Double> valu
         /** The job needs more memory per device than the device has. */
         OUT_OF_MEMORY,
         /** The precision was never measured in training: its matrix work rests on the data sheet's peak. */
-        UNSEEN_PRECISION
+        UNSEEN_PRECISION,
+        /**
+         * The recomputation the predictor chose for a training job that left it open ({@code recompute auto}) fills
+         * the GPU's memory to within {@link RuntimePredictor#MEMORY_EDGE} of its capacity: a tuned recipe that close to
+         * the limit may recompute more or less (or offload), so the interval is widened.
+         */
+        NEAR_MEMORY_LIMIT
     }
 
     /** Validates. */

@@ -333,6 +333,37 @@ class ClusterPredictCliTest {
     }
 
     /**
+     * Recomputation the predictor chose (recompute not given) that fills the GPU's memory to within 5 % is a choice a
+     * tuned recipe may not make: warned, and the interval is wider on both sides than the same job's with every layer
+     * recomputed, which is far from the limit and not warned.
+     */
+    @Test
+    void recomputationChosenAtTheEdgeOfMemoryIsWarnedAndWidensTheInterval() throws Exception {
+        Path cfg = published().resolve("configs/llama3.1-405b/config.json");
+        JsonNode[] j = new JsonNode[2];
+        String[] recompute = {"auto", "full"};
+        for (int i = 0; i < 2; i++) {
+            Run r = MainTest.run("predict", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "8192",
+                    "--batch", "1", "--micro-batches", "64", "--world-size", "2", "--tensor", "4", "--pipeline", "8",
+                    "--context", "2", "--virtual-stages", "8", "--sequence-parallel", "--zero-stage", "1", "--device",
+                    "GB200", "--precision", "mxfp8", "--recompute", recompute[i], "--json");
+            assertEquals(0, r.code(), r.err());
+            j[i] = new ObjectMapper().readTree(r.out());
+        }
+        double memory = j[0].get("memory_gb").asDouble();
+        assertTrue(memory >= 0.95 * 186 && memory <= 186, "auto fills the 186 GB of a GB200: " + memory);
+        assertTrue(j[1].get("memory_gb").asDouble() < 0.95 * 186, j[1].get("memory_gb").toString());
+        assertTrue(j[0].get("warnings").toString().contains("near_memory_limit"), j[0].get("warnings").toString());
+        assertFalse(j[1].get("warnings").toString().contains("near_memory_limit"), j[1].get("warnings").toString());
+        double[][] ratio = new double[2][];
+        for (int i = 0; i < 2; i++) {
+            ratio[i] = new double[] {j[i].get("low_ms").asDouble() / j[i].get("ms").asDouble(),
+                j[i].get("high_ms").asDouble() / j[i].get("ms").asDouble()};
+        }
+        assertTrue(ratio[0][0] < ratio[1][0] && ratio[0][1] > ratio[1][1], java.util.Arrays.deepToString(ratio));
+    }
+
+    /**
      * A job too small for its GPUs is paced by the host's dispatch, said in a warning; inference dispatches a third of a
      * training step's kernels (its forward pass), so it is not held at the training floor; inference memory is weights
      * (no gradients or optimizer states) and its advice does not offer ZeRO or recomputation; degrees that do not go
