@@ -154,8 +154,9 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
      * The GPU of vTrain's single-node runs: one node of eight A100s, whose variant the repository does not state. The
      * SXM4 80 GB part is assumed: the same work's multi-node GPT runs were measured on A100-80GB nodes, and with each
      * model family of the published cluster runs held out, the 80 GB description predicts the one A100-80GB cluster of
-     * the data (BLOOM's) with less bias than the 40 GB one (−8.7 % against −10.6 %, {@code evaluate-clusters}). The
-     * two parts share tensor peaks and NVSwitch; only the 80 GB part's memory bandwidth is higher, by a third.
+     * the data (BLOOM's) with less bias than the 40 GB one ({@code evaluate-clusters}; docs/results.md). The two parts
+     * share tensor peaks and NVSwitch; the 80 GB part has a third more memory bandwidth and twice the memory (which
+     * only the memory checks see: vTrain's jobs fit either).
      */
     public static final String VTRAIN_GPU = "NVIDIA A100-SXM4-80GB";
 

@@ -323,34 +323,40 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         String device = w.device().map(Device::name).orElse(devices.size() == 1 ? devices.keySet().iterator().next()
                 : "");
         Ranges r = devices.get(device);
-        if (r == null && w.device().isPresent() && w.device().get().isGpu() && !devices.isEmpty()) {
+        boolean gpu = w.device().map(d -> d.kind() == org.scaledl.workload.Device.Kind.GPU).orElse(false);
+        int[] anyGpu = gpu ? gpuWorldRange() : null;
+        if (r == null && gpu && !devices.isEmpty()) {
             out.add(new PredictionWarning(PredictionWarning.Kind.UNSEEN_DEVICE, "GPU " + device + " has no kernels or "
                     + "runs in the training data: predicted from its description alone (profile a few of its kernels "
                     + "or runs: adapt, calibrate)", Optional.empty(), "", 1));
             distance += UNSEEN_DEVICE_DISTANCE;
-            // nothing was measured on this GPU, but the job's size still has to lie where some GPU was measured
-            int[] gpus = gpuWorldRange();
-            if (gpus != null) {
-                distance += range(out, PredictionWarning.Kind.OUTSIDE_WORLD_SIZE_RANGE, "GPUs on any GPU",
-                        w.worldSize(), gpus[0], gpus[1], Math.min(1, commShare));
-            }
+        }
+        if (anyGpu != null && (r == null || r.maxWorld() == 0)) {
+            // no run on this GPU (no data at all, or kernels only): the job's size still has to lie where some GPU ran
+            distance += anyGpuRange(out, device, w.worldSize(), anyGpu, commShare);
         }
         if (r != null && r.maxBatch() > 0) {
-            distance += range(out, PredictionWarning.Kind.OUTSIDE_BATCH_RANGE, "batch", w.batch(), r.minBatch(),
+            double own = range(out, PredictionWarning.Kind.OUTSIDE_BATCH_RANGE, "batch", w.batch(), r.minBatch(),
                     r.maxBatch(), 1.0);
             // the world size is GPUs for a GPU's workload (data-parallel replicas times the model-parallel degrees),
             // processes on a host
-            boolean gpu = w.device().map(d -> d.kind() == org.scaledl.workload.Device.Kind.GPU).orElse(false);
-            distance += range(out, PredictionWarning.Kind.OUTSIDE_WORLD_SIZE_RANGE, gpu ? "GPUs" : "world size",
+            own += range(out, PredictionWarning.Kind.OUTSIDE_WORLD_SIZE_RANGE, gpu ? "GPUs" : "world size",
                     w.worldSize(), r.minWorld(), r.maxWorld(), Math.min(1, commShare));
-            distance += range(out, PredictionWarning.Kind.OUTSIDE_THREADS_RANGE, "threads", w.threads(),
+            own += range(out, PredictionWarning.Kind.OUTSIDE_THREADS_RANGE, "threads", w.threads(),
                     r.minThreads(), r.maxThreads(), Math.min(1, layerShare));
             if (!r.phases().isEmpty() && !r.phases().contains(w.phase())) {
                 out.add(new PredictionWarning(PredictionWarning.Kind.UNSEEN_PHASE, "phase " + w.phase().label()
                         + " was never measured" + (device.isEmpty() ? "" : " on " + device), Optional.empty(),
                         r.phases().toString(), 1));
-                distance += 0.5;
+                own += 0.5;
             }
+            if (anyGpu != null) {
+                // a GPU known from a few small runs is never less certain than one known from its description alone
+                // (the job then checked against the sizes any GPU ran): its warnings stay, its distance is capped
+                own = Math.min(own, UNSEEN_DEVICE_DISTANCE + anyGpuRange(new ArrayList<>(), device, w.worldSize(),
+                        anyGpu, commShare));
+            }
+            distance += own;
         }
         // the precision the device runs (TF32 on a GPU without TF32 units runs in FP32, which may have been measured)
         org.scaledl.workload.Precision runs = w.device().flatMap(d -> d.runs(w.precision())).orElse(w.precision());
@@ -546,10 +552,27 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         }
         String message = what.equals("GPUs")
                 ? String.format(Locale.ROOT, "%d GPUs are outside the training range of %d..%d GPUs", value, lo, hi)
-                : what.equals("GPUs on any GPU")
-                ? String.format(Locale.ROOT, "%d GPUs are outside the range of %d..%d GPUs that the training data "
-                        + "measured on any GPU", value, lo, hi)
                 : String.format(Locale.ROOT, "%s %d is outside the training range %d..%d", what, value, lo, hi);
+        return outside(out, kind, message, value, lo, hi, share);
+    }
+
+    /**
+     * The world-size check of a GPU without runs of its own against the GPU counts any GPU of the training data ran
+     * ({@link #gpuWorldRange()}): its warning and distance, as {@link #range}'s.
+     */
+    private static double anyGpuRange(List<PredictionWarning> out, String device, int value, int[] anyGpu,
+            double commShare) {
+        if (value >= anyGpu[0] && value <= anyGpu[1]) {
+            return 0;
+        }
+        return outside(out, PredictionWarning.Kind.OUTSIDE_WORLD_SIZE_RANGE, String.format(Locale.ROOT,
+                "%d GPUs are outside the training range of %d..%d GPUs (of all GPUs: %s has no runs of its own)",
+                value, anyGpu[0], anyGpu[1], device), value, anyGpu[0], anyGpu[1], Math.min(1, commShare));
+    }
+
+    /** Adds the warning of a value outside {@code lo..hi} and returns its distance: doublings beyond the range. */
+    private static double outside(List<PredictionWarning> out, PredictionWarning.Kind kind, String message, int value,
+            int lo, int hi, double share) {
         out.add(new PredictionWarning(kind, message, Optional.of((double) value), lo + ".." + hi, clamp(share)));
         return Math.abs(Math.log((double) value / (value > hi ? hi : lo)) / Math.log(2));
     }

@@ -26,7 +26,10 @@ public record PredictionWarning(Kind kind, String message, Optional<Double> valu
     public enum Kind {
         /** The batch is outside the training range. */
         OUTSIDE_BATCH_RANGE,
-        /** The world size (devices of the job) is outside the training range. */
+        /**
+         * The world size (devices of the job) is outside the training range: the device's own, or for a GPU without
+         * runs of its own, the GPU counts any GPU of the training data ran.
+         */
         OUTSIDE_WORLD_SIZE_RANGE,
         /** The thread count is outside the training range. */
         OUTSIDE_THREADS_RANGE,

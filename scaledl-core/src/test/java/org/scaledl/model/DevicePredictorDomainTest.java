@@ -70,24 +70,33 @@ class DevicePredictorDomainTest {
         assertFalse(warns(calibrated.predict(w), PredictionWarning.Kind.UNSEEN_DEVICE));
     }
 
+    /**
+     * A GPU without runs of its own (no data at all, or kernels only) is still checked against the GPU counts any GPU
+     * of the training data ran, and its interval widened by the doublings beyond them, as a GPU with runs is.
+     */
     @Test
-    void aGpuWithoutTrainingDataIsStillCheckedAgainstTheGpuCountsAnyGpuRan() {
+    void aGpuWithoutRunsIsStillCheckedAgainstTheGpuCountsAnyGpuRan() {
         assertTrue(runs.stream().allMatch(s -> s.workload().worldSize() == 1), "single-GPU runs only");
-        Workload one = runs.stream().map(Sample::workload)
-                .filter(w -> w.device().orElseThrow().name().equals("NVIDIA H100 80GB HBM3")).findFirst().orElseThrow()
-                .toBuilder().device(DEVICES.require("AMD Instinct MI100")).build();
-        Workload many = one.toBuilder().worldSize(64).build();
         RuntimePredictor withCollectives = RuntimePredictor.builder()
                 .layerCost(LayerCost.device(data.operators()).withCollectives(data.collectives())).build().fit(runs);
-        Prediction inside = withCollectives.predict(one);
-        Prediction outside = withCollectives.predict(many);
-        assertFalse(warns(inside, PredictionWarning.Kind.OUTSIDE_WORLD_SIZE_RANGE), inside.warnings().toString());
-        assertTrue(outside.warnings().stream().anyMatch(w -> w.kind() == PredictionWarning.Kind
-                .OUTSIDE_WORLD_SIZE_RANGE && w.message().contains("64 GPUs") && w.message().contains("any GPU")
-                && w.message().contains("1..1")), outside.warnings().toString());
-        assertTrue(warns(outside, PredictionWarning.Kind.UNSEEN_DEVICE));
-        // the interval widens with the distance beyond the measured GPU counts, as it does on a GPU with data
-        assertTrue(logWidth(outside) > logWidth(inside), logWidth(outside) + " vs " + logWidth(inside));
+        Workload onH100 = runs.stream().map(Sample::workload)
+                .filter(w -> w.device().orElseThrow().name().equals("NVIDIA H100 80GB HBM3")).findFirst().orElseThrow();
+        Device a100 = DEVICES.require("NVIDIA A100 80GB PCIe");
+        assertTrue(data.operators().stream().anyMatch(m -> m.device().equals(a100)), "kernels of it");
+        for (Device d : List.of(DEVICES.require("AMD Instinct MI100"), a100)) {
+            Workload one = onH100.toBuilder().device(d).build();
+            Prediction inside = withCollectives.predict(one);
+            Prediction outside = withCollectives.predict(one.toBuilder().worldSize(64).build());
+            assertFalse(warns(inside, PredictionWarning.Kind.OUTSIDE_WORLD_SIZE_RANGE), inside.warnings().toString());
+            List<PredictionWarning> w = outside.warnings().stream()
+                    .filter(x -> x.kind() == PredictionWarning.Kind.OUTSIDE_WORLD_SIZE_RANGE).toList();
+            assertEquals(1, w.size(), outside.warnings().toString());
+            assertEquals("1..1", w.get(0).range());
+            assertEquals(64.0, w.get(0).value().orElseThrow());
+            assertTrue(w.get(0).message().contains(d.name() + " has no runs of its own"), w.get(0).message());
+            // six doublings beyond the one GPU any run had, each side
+            assertEquals(2 * RuntimePredictor.WIDEN * 6, logWidth(outside) - logWidth(inside), 1e-9, d.name());
+        }
     }
 
     @Test

@@ -333,34 +333,42 @@ class ClusterPredictCliTest {
     }
 
     /**
-     * Recomputation the predictor chose (recompute not given) that fills the GPU's memory to within 5 % is a choice a
-     * tuned recipe may not make: warned, and the interval is wider on both sides than the same job's with every layer
-     * recomputed, which is far from the limit and not warned.
+     * Recomputation the predictor chose (recompute auto) that fills the GPU's memory to within 5 % is a choice a tuned
+     * recipe may not make: warned, naming the choice, and the interval is wider than the same job's with that choice
+     * given, by the memory edge's distance (2 × 0.15 × 0.5 in log-width) and nothing else: the time is the same.
      */
     @Test
     void recomputationChosenAtTheEdgeOfMemoryIsWarnedAndWidensTheInterval() throws Exception {
         Path cfg = published().resolve("configs/llama3.1-405b/config.json");
         JsonNode[] j = new JsonNode[2];
-        String[] recompute = {"auto", "full"};
         for (int i = 0; i < 2; i++) {
+            // the second time, the choice given: "none", "selective", "full" or "full:N" (the first N layers)
+            String[] choice = (i == 0 ? "auto" : j[0].get("workload").get("recompute_used").asText()).split(":");
             Run r = MainTest.run("predict", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "8192",
                     "--batch", "1", "--micro-batches", "64", "--world-size", "2", "--tensor", "4", "--pipeline", "8",
                     "--context", "2", "--virtual-stages", "8", "--sequence-parallel", "--zero-stage", "1", "--device",
-                    "GB200", "--precision", "mxfp8", "--recompute", recompute[i], "--json");
+                    "GB200", "--precision", "mxfp8", "--recompute", choice[0], "--recompute-layers",
+                    choice.length > 1 ? choice[1] : "0", "--json");
             assertEquals(0, r.code(), r.err());
             j[i] = new ObjectMapper().readTree(r.out());
         }
+        double capacity = 186;
         double memory = j[0].get("memory_gb").asDouble();
-        assertTrue(memory >= 0.95 * 186 && memory <= 186, "auto fills the 186 GB of a GB200: " + memory);
-        assertTrue(j[1].get("memory_gb").asDouble() < 0.95 * 186, j[1].get("memory_gb").toString());
-        assertTrue(j[0].get("warnings").toString().contains("near_memory_limit"), j[0].get("warnings").toString());
-        assertFalse(j[1].get("warnings").toString().contains("near_memory_limit"), j[1].get("warnings").toString());
-        double[][] ratio = new double[2][];
-        for (int i = 0; i < 2; i++) {
-            ratio[i] = new double[] {j[i].get("low_ms").asDouble() / j[i].get("ms").asDouble(),
-                j[i].get("high_ms").asDouble() / j[i].get("ms").asDouble()};
+        assertTrue(memory >= (1 - org.scaledl.model.RuntimePredictor.MEMORY_EDGE) * capacity && memory <= capacity,
+                "auto fills the 186 GB of a GB200: " + memory);
+        assertEquals(j[0].get("ms").asDouble(), j[1].get("ms").asDouble(), 0.0);
+        JsonNode edge = null;
+        for (JsonNode w : j[0].get("warnings")) {
+            edge = w.get("kind").asText().equals("near_memory_limit") ? w : edge;
         }
-        assertTrue(ratio[0][0] < ratio[1][0] && ratio[0][1] > ratio[1][1], java.util.Arrays.deepToString(ratio));
+        assertTrue(edge != null && edge.get("message").asText().contains("recompute auto: "
+                + j[0].get("workload").get("recompute_used").asText()), j[0].get("warnings").toString());
+        assertFalse(j[1].get("warnings").toString().contains("near_memory_limit"), j[1].get("warnings").toString());
+        double[] logWidth = new double[2];
+        for (int i = 0; i < 2; i++) {
+            logWidth[i] = Math.log(j[i].get("high_ms").asDouble() / j[i].get("low_ms").asDouble());
+        }
+        assertEquals(2 * 0.15 * 0.5, logWidth[0] - logWidth[1], 1e-9);
     }
 
     /**
