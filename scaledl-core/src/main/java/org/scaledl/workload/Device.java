@@ -18,7 +18,9 @@ import org.scaledl.Checks;
  * }</pre>
  *
  * @param name                device name (as reported by the framework, e.g. {@code torch.cuda.get_device_name()})
- * @param memoryGB            device memory, GB
+ * @param memoryGB            device memory as the data sheet gives it (80 for an 80 GB part); the memory checks
+ *                            compare it with predicted GiB, which suits HBM parts, whose marketed capacity is about
+ *                            what the framework reports in GiB (an H100 80GB reports 79.6 GiB)
  * @param memoryBandwidthGBps peak memory bandwidth, GB/s
  * @param computeUnits        streaming multiprocessors (NVIDIA) or compute units (AMD)
  * @param clockMHz            boost clock, MHz
