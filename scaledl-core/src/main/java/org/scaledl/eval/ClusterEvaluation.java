@@ -7,7 +7,9 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Predicate;
 import org.scaledl.Checks;
+import org.scaledl.graph.TransformerShape;
 import org.scaledl.model.Prediction;
+import org.scaledl.model.PredictionWarning;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.workload.Sample;
 
@@ -26,7 +28,8 @@ import org.scaledl.workload.Sample;
  * }</pre>
  *
  * @param splits the splits: in sample, families, systems, small to large, newest GPU, then per system of the pooled
- *               family split
+ *               family split, its dense jobs and mixtures of experts, its jobs whose recomputation was chosen at the
+ *               memory edge ({@code NEAR_MEMORY_LIMIT}) and the others, and per system of the small-to-large split
  */
 public record ClusterEvaluation(List<Split> splits) {
     /** The largest cluster of the "small" side of the small-to-large split. */
@@ -80,6 +83,10 @@ public record ClusterEvaluation(List<Split> splits) {
                 s -> !s.workload().device().map(d -> d.name().equals(newest)).orElse(false), new ArrayList<>()));
         // the family and small-to-large splits' errors per system: where the bias sits
         bySystem(out, "  family held out, on ", family.trainRuns(), published, familyErrors);
+        // and per kind of job and of interval: dense or mixture of experts, recomputation chosen at the memory edge
+        byFlag(out, "  family held out, ", family.trainRuns(), familyErrors, KIND, "mixtures of experts", "dense");
+        byFlag(out, "  family held out, ", family.trainRuns(), familyErrors, EDGE,
+                "recomputation chosen at the memory edge", "the other runs");
         bySystem(out, "  <= " + SMALL_GPUS + " GPUs -> larger, on ", large.trainRuns(),
                 published.stream().filter(small.negate()).toList(), largeErrors);
         return new ClusterEvaluation(out);
@@ -350,11 +357,36 @@ public record ClusterEvaluation(List<Split> splits) {
         return summary(name, train, errors);
     }
 
-    /** A run's relative error and whether its measurement lies inside the prediction's interval. */
+    /** Where {@link #error} keeps whether the run is a mixture of experts. */
+    private static final int KIND = 2;
+    /** Where {@link #error} keeps whether its prediction was warned {@code NEAR_MEMORY_LIMIT}. */
+    private static final int EDGE = 3;
+
+    /**
+     * A run's relative error, whether its measurement lies inside the prediction's interval, whether it is a mixture
+     * of experts ({@link #KIND}) and whether its recomputation was chosen at the memory edge ({@link #EDGE}).
+     */
     private static double[] error(RuntimePredictor p, Sample s) {
         Prediction pr = p.predictScored(s.workload());
         boolean inside = s.millis() >= pr.lowMillis() && s.millis() <= pr.highMillis();
-        return new double[] {pr.millis() / s.millis() - 1, inside ? 1 : 0};
+        boolean experts = s.workload().graph().transformer().map(TransformerShape::mixtureOfExperts).orElse(false);
+        boolean edge = pr.warnings().stream().anyMatch(w -> w.kind() == PredictionWarning.Kind.NEAR_MEMORY_LIMIT);
+        return new double[] {pr.millis() / s.millis() - 1, inside ? 1 : 0, experts ? 1 : 0, edge ? 1 : 0};
+    }
+
+    /**
+     * A split's errors in two rows, those with a flag ({@link #KIND}, {@link #EDGE}) set, then the others; a row
+     * without runs is left out.
+     */
+    private static void byFlag(List<Split> out, String prefix, double train, List<double[]> errors, int flag,
+            String set, String unset) {
+        for (int value = 1; value >= 0; value--) {
+            int v = value;
+            List<double[]> these = errors.stream().filter(x -> x[flag] == v).toList();
+            if (!these.isEmpty()) {
+                out.add(summary(prefix + (v == 1 ? set : unset), train, these));
+            }
+        }
     }
 
     private static Split summary(String name, double train, List<double[]> errors) {
