@@ -384,27 +384,38 @@ class MegatronExecutionTest {
     }
 
     /**
-     * The cluster evaluation's rows by kind of job and of interval partition the family split: the dense rows and
-     * those of mixtures of experts (here none), those at the memory edge and the others (here none at it, every job
-     * recomputing in full) hold its runs once each, with its error.
+     * Runs of two "families" (GPT-3 and a small GPT), every TP 1/2/4 × PP 1/2 × 4 or 16 micro-batches on a DGX A100,
+     * measured at {@code scale} times what a known model says, tagged {@code family} and {@code system} (by TP).
      */
-    @Test
-    void theFamilySplitsRowsByKindPartitionItsRuns() {
+    private static List<Sample> twoFamilies(double scale) {
         MegatronModel truth = model(0.8, 0.6, 1.2, 2.0, 0.7, 1.1, 0.9, 0.5, 3.0);
         DeviceStage st = (DeviceStage) predictor.stage();
         TransformerSpec small = TransformerSpec.decoder("gpt-small", 1024, 16, 12, 50257).maxPositions(2048).build();
         List<Sample> published = new ArrayList<>();
         for (TransformerSpec spec : new TransformerSpec[] {GPT, small}) {
             for (int t : new int[] {1, 2, 4}) {
-                for (int m : new int[] {4, 16}) {
-                    Workload w = Workload.builder(spec.graph(2048)).batch(2 * m).phase(Phase.TRAIN).device(A100)
-                            .parallelism(Parallelism.of(Math.max(1, 8 / t), t, 1, m)).precision(Precision.FP16)
-                            .recompute(Recompute.FULL).topology(DGX).tag("family", spec.name())
-                            .tag("system", "dgx-" + t).build();
-                    published.add(Sample.of(w, 1.1 * truth.millis(st.megatronTerms(w))));
+                for (int p : new int[] {1, 2}) {
+                    for (int m : new int[] {4, 16}) {
+                        Workload w = Workload.builder(spec.graph(2048)).batch(2 * m).phase(Phase.TRAIN).device(A100)
+                                .parallelism(Parallelism.of(Math.max(1, 8 / (t * p)), t, p, m))
+                                .precision(Precision.FP16).recompute(Recompute.FULL).topology(DGX)
+                                .tag("family", spec.name()).tag("system", "dgx-tp" + t).build();
+                        published.add(Sample.of(w, scale * truth.millis(st.megatronTerms(w))));
+                    }
                 }
             }
         }
+        return published;
+    }
+
+    /**
+     * The cluster evaluation's rows by kind of job and of interval partition the family split: the dense rows and
+     * those of mixtures of experts (here none), those at the memory edge and the others (here none at it, every job
+     * recomputing in full) hold its runs once each, with its error.
+     */
+    @Test
+    void theFamilySplitsRowsByKindPartitionItsRuns() {
+        List<Sample> published = twoFamilies(1.1);
         List<org.scaledl.eval.ClusterEvaluation.Split> splits = org.scaledl.eval.ClusterEvaluation.run(predictor,
                 List.of(), published, A100.name()).splits();
         org.scaledl.eval.ClusterEvaluation.Split family = splits.stream()
@@ -429,23 +440,7 @@ class MegatronExecutionTest {
      */
     @Test
     void learningCurveBuysRunsWithinItsBudgets() {
-        MegatronModel truth = model(0.8, 0.6, 1.2, 2.0, 0.7, 1.1, 0.9, 0.5, 3.0);
-        DeviceStage st = (DeviceStage) predictor.stage();
-        TransformerSpec small = TransformerSpec.decoder("gpt-small", 1024, 16, 12, 50257).maxPositions(2048).build();
-        List<Sample> published = new ArrayList<>();
-        for (TransformerSpec spec : new TransformerSpec[] {GPT, small}) {
-            for (int t : new int[] {1, 2, 4}) {
-                for (int p : new int[] {1, 2}) {
-                    for (int m : new int[] {4, 16}) {
-                        Workload w = Workload.builder(spec.graph(2048)).batch(2 * m).phase(Phase.TRAIN).device(A100)
-                                .parallelism(Parallelism.of(Math.max(1, 8 / (t * p)), t, p, m))
-                                .precision(Precision.FP16).recompute(Recompute.FULL).topology(DGX)
-                                .tag("family", spec.name()).build();
-                        published.add(Sample.of(w, truth.millis(st.megatronTerms(w))));
-                    }
-                }
-            }
-        }
+        List<Sample> published = twoFamilies(1);
         org.scaledl.model.plan.ProfilingCost cost = new org.scaledl.model.plan.ProfilingCost(300, 10, 20);
         List<org.scaledl.eval.ClusterEvaluation.CurvePoint> curve = org.scaledl.eval.ClusterEvaluation.learningCurve(
                 predictor, List.of(), published, new double[] {1, 5}, cost, 2, 7);
