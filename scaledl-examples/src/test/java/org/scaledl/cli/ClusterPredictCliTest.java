@@ -333,6 +333,38 @@ class ClusterPredictCliTest {
     }
 
     /**
+     * Issue 32's target that one job on the A100 40 GB and 80 GB descriptions differ by no more than their runs would:
+     * the parts share tensor peaks, clock and links, so only the memory-bound layers may run slower on the 40 GB part,
+     * and by at most its lower bandwidth; the contractions and the communication not at all.
+     */
+    @Test
+    void theA100FortyAndEightyGigabyteDescriptionsDifferOnlyInTheirMemoryBoundLayers(@TempDir Path dir)
+            throws Exception {
+        Path cfg = config(dir);
+        JsonNode[] j = new JsonNode[2];
+        String[] parts = {"NVIDIA A100-SXM4-40GB", A100};
+        for (int i = 0; i < 2; i++) {
+            Run r = MainTest.run("predict", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "2048",
+                    "--batch", "1", "--micro-batches", "64", "--world-size", "8", "--tensor", "8", "--pipeline", "8",
+                    "--recompute", "full", "--device", parts[i], "--precision", "fp16", "--json");
+            assertEquals(0, r.code(), r.err());
+            j[i] = new ObjectMapper().readTree(r.out());
+        }
+        double memoryBound = 0;
+        for (JsonNode b : j[1].get("breakdown")) {
+            String kind = b.get("kind").asText();
+            memoryBound += kind.startsWith("layer:") && !kind.equals("layer:DENSE") ? b.get("ms").asDouble() : 0;
+        }
+        org.scaledl.io.DeviceCatalog catalog = org.scaledl.io.DeviceCatalog.bundled();
+        double bandwidth = catalog.require(A100).memoryBandwidthGBps()
+                / catalog.require("NVIDIA A100-SXM4-40GB").memoryBandwidthGBps();
+        double ratio = j[0].get("ms").asDouble() / j[1].get("ms").asDouble();
+        double bound = 1 + (bandwidth - 1) * memoryBound / j[1].get("ms").asDouble();
+        assertTrue(memoryBound > 0 && bandwidth > 1.2, memoryBound + " " + bandwidth);
+        assertTrue(ratio >= 1 && ratio <= bound, "40/80 GB " + ratio + ", at most " + bound);
+    }
+
+    /**
      * Recomputation the predictor chose (recompute auto) that fills the GPU's memory to within 5 % is a choice a tuned
      * recipe may not make: warned, naming the choice, and the interval is wider than the same job's with that choice
      * given, by the memory edge's distance (2 × 0.15 × 0.5 in log-width) and nothing else: the time is the same.
