@@ -323,7 +323,7 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         String device = w.device().map(Device::name).orElse(devices.size() == 1 ? devices.keySet().iterator().next()
                 : "");
         Ranges r = devices.get(device);
-        boolean gpu = w.device().map(d -> d.kind() == org.scaledl.workload.Device.Kind.GPU).orElse(false);
+        boolean gpu = w.device().map(Device::isGpu).orElse(false);
         int[] anyGpu = gpu ? gpuWorldRange() : null;
         if (r == null && gpu && !devices.isEmpty()) {
             out.add(new PredictionWarning(PredictionWarning.Kind.UNSEEN_DEVICE, "GPU " + device + " has no kernels or "

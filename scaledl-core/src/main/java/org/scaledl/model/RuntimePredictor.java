@@ -325,9 +325,7 @@ public final class RuntimePredictor implements RuntimeModel {
         double distance = c.distance();
         if (memory.isPresent() && atMemoryEdge(w, memory.getAsDouble())) {
             Device d = w.device().orElseThrow();
-            Workload chosen = resolved(w);
-            String choice = chosen.recompute().label() + (chosen.recomputeLayers() > 0 ? " of the first "
-                    + chosen.recomputeLayers() + " layers of each chunk" : "");
+            String choice = resolved(w).recomputeLabel();
             warnings.add(new PredictionWarning(PredictionWarning.Kind.NEAR_MEMORY_LIMIT, String.format(
                     java.util.Locale.ROOT, "the job fills %.1f GiB of the %.1f GiB of %s with the recomputation chosen "
                             + "for it (recompute auto: %s): a tuned recipe this close to the limit may recompute more "

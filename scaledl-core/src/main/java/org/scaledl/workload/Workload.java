@@ -141,6 +141,15 @@ public final class Workload {
     }
 
     /**
+     * The recomputation as a short label, as {@code --json}'s {@code recompute_used} and {@code layouts} print it:
+     * {@code none}, {@code selective}, {@code full}, {@code auto}, or {@code full:21} for the first 21 layers of each
+     * chunk.
+     */
+    public String recomputeLabel() {
+        return recompute.label() + (recomputeLayers > 0 ? ":" + recomputeLayers : "");
+    }
+
+    /**
      * How much more than its share of the routed tokens the busiest expert-parallel rank gets (1: balanced, as
      * force-balanced or aux-loss-free routing keeps it; the default): the experts' compute and the token exchange on
      * the critical path scale by it.

@@ -180,8 +180,7 @@ final class JobOptions {
      * {@code full}, or {@code full:21} for the first 21 layers of each chunk.
      */
     static String recomputeUsed(RuntimePredictor p, Workload w) {
-        Workload r = p.resolved(w);
-        return r.recompute().label() + (r.recomputeLayers() > 0 ? ":" + r.recomputeLayers() : "");
+        return p.resolved(w).recomputeLabel();
     }
 
     /** The jar this command runs from, relative to the working directory where it lies below it. */

@@ -216,7 +216,7 @@ final class LayoutsCommand implements Callable<Integer> {
 
     /** A layout's recomputation as a short label: none, selective, full or full:N (N layers per chunk). */
     private static String recompute(LayoutSearch.Layout l) {
-        return l.recompute().label() + (l.recomputeLayers() > 0 ? ":" + l.recomputeLayers() : "");
+        return l.workload().recomputeLabel();
     }
 
     /** The kinds of a prediction's warnings, except the topology it assumed (every layout shares it). */
