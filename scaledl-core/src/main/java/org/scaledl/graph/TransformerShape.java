@@ -25,9 +25,12 @@ import org.scaledl.Checks;
  * @param mtpLayers      multi-token-prediction layers the configuration describes (DeepSeek-V3's 1): counted as
  *                       layers of the last pipeline stage when Megatron splits the layers, and in training computed
  *                       there (a layer and another pass through the output head and loss each)
+ * @param dispatchWidth  elements of one token that a mixture of experts sends to each of its experts (the hidden size;
+ *                       the latent size where the experts work in a latent space, as Nemotron-3's LatentMoE does:
+ *                       the tokens are projected down before their dispatch)
  */
 public record TransformerShape(long hidden, long heads, long kvHeads, long ffn, int layers, long vocab, long seq,
-        int experts, int topK, long kvWidth, boolean fusedAttention, int mtpLayers) {
+        int experts, int topK, long kvWidth, boolean fusedAttention, int mtpLayers, long dispatchWidth) {
     /** Validates. */
     public TransformerShape {
         Checks.argument(hidden > 0 && heads > 0 && kvHeads > 0 && ffn > 0 && layers > 0 && vocab > 0 && seq > 0
@@ -35,6 +38,15 @@ public record TransformerShape(long hidden, long heads, long kvHeads, long ffn, 
         Checks.argument(heads % kvHeads == 0, "heads (%s) must be a multiple of key/value heads (%s)", heads, kvHeads);
         Checks.argument(experts >= 1 && topK >= 1 && topK <= experts, "top-%s of %s experts", topK, experts);
         Checks.argument(mtpLayers >= 0, "multi-token-prediction layers must be >= 0: %s", mtpLayers);
+        Checks.argument(dispatchWidth > 0 && dispatchWidth <= hidden, "dispatch width %s must be in [1, hidden %s]",
+                dispatchWidth, hidden);
+    }
+
+    /** A shape whose experts (if any) work in the hidden size: tokens dispatched {@code hidden} wide. */
+    public TransformerShape(long hidden, long heads, long kvHeads, long ffn, int layers, long vocab, long seq,
+            int experts, int topK, long kvWidth, boolean fusedAttention, int mtpLayers) {
+        this(hidden, heads, kvHeads, ffn, layers, vocab, seq, experts, topK, kvWidth, fusedAttention, mtpLayers,
+                hidden);
     }
 
     /**

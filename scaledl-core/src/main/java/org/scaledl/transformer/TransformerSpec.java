@@ -521,8 +521,9 @@ public final class TransformerSpec {
     public TransformerShape shape(long seq) {
         long kvWidth = mla.map(x -> heads * (x.qkNopeDim() + x.qkRopeDim() + x.vDim()))
                 .orElse(2 * kvHeads * headDim);
+        long dispatch = moe.map(m -> m.latent() > 0 ? m.latent() : hidden).orElse(hidden);
         return new TransformerShape(hidden, heads, kvHeads, ffn, totalLayers(), vocab, seq, experts(), topK(),
-                kvWidth, fusedAttention, mtpLayers);
+                kvWidth, fusedAttention, mtpLayers, dispatch);
     }
 
     /**

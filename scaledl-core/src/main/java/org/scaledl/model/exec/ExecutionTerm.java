@@ -55,7 +55,14 @@ public enum ExecutionTerm {
      * all-gathers and reduce-scatters, which NeMo and Megatron-Bridge enable with sequence parallelism over NVLink on
      * GPUs of the FP8 generations): the raw collective time, of which the fitted share stays exposed (prior 0.3).
      */
-    TENSOR_COMM_OVERLAPPED("tensor_comm_overlapped", Fit.GPU, 0.3, true);
+    TENSOR_COMM_OVERLAPPED("tensor_comm_overlapped", Fit.GPU, 0.3, true),
+    /**
+     * The host's extra time per execution of a layer with routed experts (ms per expert layer step, beside
+     * {@link #LAYER_STEP}): the router, the permutations, the grouped products and the dispatcher's wait for the
+     * token counts (a synchronisation with the GPU) launch many more kernels than a dense layer does, so a mixture
+     * of experts whose GPUs finish a layer fast waits for its host.
+     */
+    EXPERT_LAYER_STEP("ms_per_expert_layer_step", Fit.HOST, 0, false);
 
     /** Where a term enters an iteration's time. */
     public enum Fit {
@@ -97,6 +104,18 @@ public enum ExecutionTerm {
     /** Whether a fit pulls its coefficient toward the prior (or the model being calibrated). */
     public boolean pulled() {
         return pulled;
+    }
+
+    /**
+     * The term a fit pulls this one toward, where the term refines another: FP4 contractions sustain the share of
+     * their peak that FP8's do until the data says otherwise (its ratio to the parent is pulled toward the centre's,
+     * 1 from the priors). A refinement that few runs exercise then moves its parent's way, not to the data sheet's.
+     */
+    public Optional<ExecutionTerm> parent() {
+        return switch (this) {
+            case DENSE_FP4 -> Optional.of(DENSE_FP8);
+            default -> Optional.empty();
+        };
     }
 
     /** Whether the term is a contraction class (each contraction kept with its floor). */

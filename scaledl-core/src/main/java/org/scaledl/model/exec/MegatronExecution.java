@@ -908,8 +908,8 @@ public final class MegatronExecution {
                     : comm.allReduceMillis(device, topo, t, perNode, bytes);
         }
         if (withTime && e > 1 && comm != null) {
-            a2aOne = allToAllMillis(device, topo, t, e, par.expertTensor(), (double) b * ts.seq() / c / t * ts.topK()
-                    * ts.hidden(), prec);
+            a2aOne = allToAllMillis(topo, e, par.expertTensor(), (double) b * ts.seq() / c / t * ts.topK()
+                    * ts.dispatchWidth(), prec);
         }
         for (int s = 0; s < p; s++) {
             double time = 0;
@@ -993,14 +993,25 @@ public final class MegatronExecution {
             }
         }
         cpExposed = context;
-        // the host's steps: the layers of the most loaded stage, for every micro-batch and the fill
+        // the host's steps: the layers of the most loaded stage (and of them, those with routed experts), for every
+        // micro-batch and the fill
         int layersMax = 0;
+        int expertLayersMax = 0;
         for (int s = 0; s < p; s++) {
-            layersMax = Math.max(layersMax, layersOn[s]);
+            int expertLayers = 0;
+            for (int u = 2; u < units.length; u++) {
+                expertLayers += units(stages, s, u, p, mtp, mtpKind) * units[u].expertLayers();
+            }
+            if (layersOn[s] > layersMax || layersOn[s] == layersMax && expertLayers > expertLayersMax) {
+                layersMax = layersOn[s];
+                expertLayersMax = expertLayers;
+            }
         }
         // a training step dispatches a layer's forward and backward kernels, an inference step its forward ones (a
         // third: the backward pass launches about twice the forward's kernels)
-        double steps = (double) layersMax * (m - 1 + p) * (w.phase() == Phase.INFER ? 1.0 / 3 : 1);
+        double perStep = (m - 1 + p) * (w.phase() == Phase.INFER ? 1.0 / 3 : 1);
+        double steps = layersMax * perStep;
+        double expertSteps = expertLayersMax * perStep;
         double sends = 0;
         double pipeline = 0;
         if (withTime && p > 1 && comm != null) {
@@ -1040,7 +1051,8 @@ public final class MegatronExecution {
         double tensorOverlapped = overlapped ? tensor : 0;
         tensor = overlapped ? 0 : tensor;
         MegatronTerms terms = out.add(ExecutionTerm.OTHER, other).add(ExecutionTerm.TENSOR_COMM, tensor)
-                .add(ExecutionTerm.LAYER_STEP, steps).add(ExecutionTerm.SEND, sends)
+                .add(ExecutionTerm.LAYER_STEP, steps).add(ExecutionTerm.EXPERT_LAYER_STEP, expertSteps)
+                .add(ExecutionTerm.SEND, sends)
                 .add(ExecutionTerm.PIPELINE_COMM, pipeline).add(ExecutionTerm.DATA_COMM, data)
                 .add(ExecutionTerm.OPTIMIZER, optimizer).add(ExecutionTerm.EXPERT_COMM, expertComm)
                 .add(ExecutionTerm.CONTEXT_COMM, cpExposed).add(ExecutionTerm.ATTENTION_OTHER, attentionOther)
@@ -1072,14 +1084,16 @@ public final class MegatronExecution {
     }
 
     /**
-     * One token dispatch (or combine) of expert parallelism per GPU, ms: {@code tokens · k · h} elements, the
-     * {@code (e − 1)/e} share leaving the GPU, over the NVLink domain where the expert group ({@code t·e} ranks)
-     * fits in it, else the share of peers beyond it over the network; FP8 recipes dispatch in FP8.
+     * One token dispatch (or combine) of expert parallelism per GPU, ms: {@code tokens · k · w} elements ({@code w}
+     * the {@link TransformerShape#dispatchWidth}: the hidden size, or LatentMoE's latent), the
+     * {@code (e − 1)/e} share leaving the GPU, over the NVLink domain where the expert group fits in it, else the
+     * share of peers beyond it over the network; FP8 recipes dispatch in FP8. The group is {@code e·et} adjacent ranks
+     * (Megatron-Core orders expert ranks expert-tensor first, then expert), whatever the attention's tensor
+     * parallelism: with {@code et = 1} and {@code t = 2}, 64 experts' dispatch stays inside one 72-GPU NVLink domain.
      */
-    static double allToAllMillis(Device device, Topology topo, int t, int e, int et, double elements,
-            Precision prec) {
+    static double allToAllMillis(Topology topo, int e, int et, double elements, Precision prec) {
         double bytes = elements * (prec.lowPrecisionLinear() ? 1.03 : prec.activationBytes()) * (e - 1.0) / e;
-        long span = (long) t * e;
+        long span = (long) et * e;
         double inside = Math.min(1.0, (double) topo.gpusPerNode() / span);
         double link = bytes * inside / topo.intraNodeBytesPerSecond();
         double network = bytes * (1 - inside) / topo.interNodeBytesPerSecondPerGpu();
@@ -1326,13 +1340,16 @@ public final class MegatronExecution {
         }
         StageMemory memory = memory(w, layers, device);
         List<String> all = new ArrayList<>(notes);
-        double dispatch = model.coefficient(ExecutionTerm.LAYER_STEP) * terms.value(ExecutionTerm.LAYER_STEP);
+        double dispatch = model.host(terms);
         if (dispatch > gpu) {
             // the GPUs wait for the host: the fitted dispatch time of a Megatron layer step sets the pace
+            double expertStep = terms.value(ExecutionTerm.EXPERT_LAYER_STEP) > 0
+                    ? model.coefficient(ExecutionTerm.EXPERT_LAYER_STEP) : 0;
             all.add(String.format(Locale.ROOT, "the host's kernel dispatch sets the pace (%.2f ms against the GPUs' "
-                    + "%.2f ms: %.2f ms a layer step, fitted on Megatron training runs, a third of it in inference); a "
-                    + "job this small runs at the framework's dispatch rate, faster where it captures CUDA graphs",
-                    dispatch, gpu, model.coefficient(ExecutionTerm.LAYER_STEP)));
+                    + "%.2f ms: %.2f ms a layer step%s, fitted on Megatron training runs, a third of it in inference); "
+                    + "a job this small runs at the framework's dispatch rate, faster where it captures CUDA graphs",
+                    dispatch, gpu, model.coefficient(ExecutionTerm.LAYER_STEP), expertStep > 0
+                            ? String.format(Locale.ROOT, " and %.2f ms more with routed experts", expertStep) : ""));
         }
         resolution(given, w, device).ifPresent(all::add);
         unevenNote(w).ifPresent(all::add);

@@ -2,6 +2,7 @@ package org.scaledl.model.exec;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import org.scaledl.graph.TransformerShape;
 import org.scaledl.model.cost.LevenbergMarquardt;
 import org.scaledl.workload.Folds;
@@ -222,6 +223,15 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         return out[0];
     }
 
+    private static int indexOf(ExecutionTerm t) {
+        for (int k = 0; k < NONLINEAR.length; k++) {
+            if (NONLINEAR[k] == t) {
+                return k;
+            }
+        }
+        throw new IllegalStateException(t + " is not fitted on its logarithm");
+    }
+
     /** Whether a term is pulled in this fit. */
     private static boolean pulled(ExecutionTerm t, MegatronModel centre, boolean calibrate) {
         return t.pulled() || calibrate && centre.coefficient(t) > 0;
@@ -297,7 +307,13 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         int at = rows.length;
         for (int k = 0; k < NONLINEAR.length; k++) {
             if (pulled(NONLINEAR[k], centre, calibrate)) {
-                r[at++] = PRIOR * (phi[k] - Math.log(centre.coefficient(NONLINEAR[k])));
+                // a refinement: its ratio to its parent pulled toward the centre's ratio (1 from the priors)
+                Optional<ExecutionTerm> parent = NONLINEAR[k].parent();
+                double toward = Math.log(centre.coefficient(NONLINEAR[k]));
+                if (parent.isPresent()) {
+                    toward += phi[indexOf(parent.get())] - Math.log(centre.coefficient(parent.get()));
+                }
+                r[at++] = PRIOR * (phi[k] - toward);
             }
         }
         return r;

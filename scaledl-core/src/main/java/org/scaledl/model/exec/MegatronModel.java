@@ -150,10 +150,21 @@ public final class MegatronModel {
         return s;
     }
 
+    /** The host's calibrated dispatch time (every {@link ExecutionTerm.Fit#HOST} term), ms. */
+    public double host(MegatronTerms t) {
+        double h = 0;
+        for (ExecutionTerm k : TERMS) {
+            if (k.fit() == ExecutionTerm.Fit.HOST) {
+                h += c[k.ordinal()] * t.value(k);
+            }
+        }
+        return h;
+    }
+
     /** The compute part: the smooth max of the GPU's and the host's time, ms. */
     double compute(MegatronTerms t) {
         double g = gpu(t);
-        double h = c[ExecutionTerm.LAYER_STEP.ordinal()] * t.value(ExecutionTerm.LAYER_STEP);
+        double h = host(t);
         if (h == 0) {
             return g;
         }

@@ -12,7 +12,8 @@ import org.scaledl.Checks;
  * with its class (16-bit, FP8 or FP4 matrix units: {@link ExecutionTerm#dense()}) and its floor (its work at the
  * highest fraction of the peak any contraction of that kind sustained in the kernel data), so that a calibration never
  * makes a large one faster than physics allows. Every other term is one number: a time in ms, or for
- * {@link ExecutionTerm#LAYER_STEP} and {@link ExecutionTerm#SEND} a count (layer executions, hand-offs);
+ * {@link ExecutionTerm#LAYER_STEP}, {@link ExecutionTerm#EXPERT_LAYER_STEP} and {@link ExecutionTerm#SEND} a count
+ * (layer executions, those of layers with routed experts, hand-offs);
  * {@link ExecutionTerm#FIXED} is always 1. Immutable.
  *
  * <pre>{@code
