@@ -3,6 +3,7 @@ package org.scaledl.model;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -22,6 +23,7 @@ import org.scaledl.model.exec.MegatronFit;
 import org.scaledl.model.exec.MegatronModel;
 import org.scaledl.model.exec.MegatronTerms;
 import org.scaledl.model.exec.ParallelExecution;
+import org.scaledl.transformer.HuggingFaceConfig;
 import org.scaledl.transformer.TransformerSpec;
 import org.scaledl.workload.CollectiveMeasurement;
 import org.scaledl.workload.Device;
@@ -607,6 +609,73 @@ class MegatronExecutionTest {
     }
 
     /** A model with the first coefficients in term order (dense, other, tensor, step, send, pipeline, data, ...). */
+    private static final TransformerSpec MIXTRAL = HuggingFaceConfig.read(
+            Path.of("src/test/resources/transformers/mixtral-8x7b/config.json"));
+
+    private static Workload mixtral(int d, int t, int p, int e, int et) {
+        return Workload.builder(MIXTRAL.graph(1024)).batch(4).phase(Phase.TRAIN).device(A100)
+                .parallelism(Parallelism.of(d, t, p, 4).withSequenceParallel(t > 1).withExpert(e, et))
+                .precision(Precision.BF16).recompute(Recompute.FULL).topology(DGX).build();
+    }
+
+    /**
+     * Megatron-Core lays an expert group over {@code e·et} adjacent ranks whatever the attention's tensor
+     * parallelism: 8 experts with expert tensor parallelism 1 dispatch inside an 8-GPU node even when the attention
+     * runs on 2 ranks (16 ranks, half of them on another node, with expert tensor parallelism 2).
+     */
+    @Test
+    void expertGroupsSpanExpertTimesExpertTensorRanks() {
+        double inside = stage.megatronTerms(mixtral(8, 2, 1, 8, 1)).value(ExecutionTerm.EXPERT_COMM);
+        double across = stage.megatronTerms(mixtral(8, 2, 1, 8, 2)).value(ExecutionTerm.EXPERT_COMM);
+        assertTrue(inside > 0 && across > 3 * inside, inside + " ms inside the node against " + across);
+    }
+
+    /**
+     * The host's time: every layer of the most loaded stage a step per micro-batch and pipeline fill, and those with
+     * routed experts a step more of their own; a dense model has none of the latter.
+     */
+    @Test
+    void layersWithRoutedExpertsAddHostSteps() {
+        MegatronTerms moe = stage.megatronTerms(mixtral(4, 2, 2, 8, 1));
+        int perStage = MIXTRAL.totalLayers() / 2;
+        assertEquals(perStage * (4 - 1 + 2), moe.value(ExecutionTerm.LAYER_STEP), 1e-9);
+        assertEquals(perStage * (4 - 1 + 2), moe.value(ExecutionTerm.EXPERT_LAYER_STEP), 1e-9);
+        assertEquals(0, stage.megatronTerms(job(4, 2, 1, 4, 1, Recompute.FULL))
+                .value(ExecutionTerm.EXPERT_LAYER_STEP));
+        java.util.Map<ExecutionTerm, Double> c = new java.util.EnumMap<>(ExecutionTerm.class);
+        for (ExecutionTerm t : ExecutionTerm.values()) {
+            c.put(t, 0.0);
+        }
+        c.put(ExecutionTerm.LAYER_STEP, 2.0);
+        c.put(ExecutionTerm.EXPERT_LAYER_STEP, 3.0);
+        assertEquals(5.0 * perStage * 5, MegatronModel.of(c).host(moe), 1e-9);
+    }
+
+    /**
+     * A refinement few runs exercise follows its parent: fitted on FP8 runs alone, the FP4 contractions' coefficient
+     * is FP8's (their ratio pulled to the priors' 1), not the data sheet's 1.
+     */
+    @Test
+    void fp4FollowsFp8WhereNoRunUsesIt() {
+        List<MegatronTerms> terms = new ArrayList<>();
+        List<Double> y = new ArrayList<>();
+        for (int i = 1; i <= 12; i++) {
+            double dense = 10.0 * i;
+            double other = 40.0 / i;
+            terms.add(MegatronTerms.builder().contraction(ExecutionTerm.DENSE_FP8, dense, 0)
+                    .add(ExecutionTerm.OTHER, other).build());
+            y.add(0.5 * dense + 1.5 * other);
+        }
+        int[] rows = new int[terms.size()];
+        for (int i = 0; i < rows.length; i++) {
+            rows[i] = i;
+        }
+        MegatronModel fitted = MegatronFit.fit(terms, y.stream().mapToDouble(Double::doubleValue).toArray(), rows);
+        double fp8 = fitted.coefficient(ExecutionTerm.DENSE_FP8);
+        assertEquals(0.5, fp8, 0.05, fitted.toString());
+        assertEquals(fp8, fitted.coefficient(ExecutionTerm.DENSE_FP4), 0.01 * fp8, fitted.toString());
+    }
+
     private static MegatronModel model(double... c) {
         java.util.Map<ExecutionTerm, Double> m = new java.util.EnumMap<>(ExecutionTerm.class);
         for (int i = 0; i < c.length; i++) {

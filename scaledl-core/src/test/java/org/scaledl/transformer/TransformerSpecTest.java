@@ -300,6 +300,22 @@ class TransformerSpecTest {
         assertEquals(2, mixtral.topK());
     }
 
+    /**
+     * A mixture of experts dispatches its tokens as wide as its experts work: the hidden size, or LatentMoE's latent
+     * (Nemotron-3 Super's 1,024 of 4,096), which the expert all-to-all then moves.
+     */
+    @Test
+    void latentExpertsDispatchTheirLatentWidth(@TempDir Path dir) throws Exception {
+        TransformerSpec nano = HuggingFaceConfig.read(DIR.resolve("nemotron-3-nano-30b-a3b/config.json"));
+        assertEquals(nano.hidden(), nano.shape(1024).dispatchWidth());
+        String json = Files.readString(DIR.resolve("nemotron-3-nano-30b-a3b/config.json"), StandardCharsets.UTF_8);
+        Path f = dir.resolve("config.json");
+        Files.writeString(f, json.replaceFirst("\\{", "{\"moe_latent_size\": 512, "), StandardCharsets.UTF_8);
+        assertEquals(512, HuggingFaceConfig.read(f).shape(1024).dispatchWidth());
+        assertThrows(IllegalArgumentException.class, () -> new org.scaledl.graph.TransformerShape(64, 4, 4, 256, 2,
+                100, 16, 8, 2, 128, true, 0, 128));
+    }
+
     @Test
     void badConfigurationsNameTheFileAndKey(@TempDir Path dir) throws Exception {
         Path f = dir.resolve("config.json");
