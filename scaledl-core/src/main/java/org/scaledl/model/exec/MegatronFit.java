@@ -114,8 +114,65 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
             interval = prior;
             expertInterval = centre.interval(true);
         }
+        // estimated where the runs' held-out errors span enough clusters, else the centre's (the default from priors)
+        double levelRuns = (cv ? levelPriorRuns(runs, out) : Optional.<Double>empty())
+                .orElse(centre.levelPriorRuns());
         return new MegatronFit(model.withInterval(interval[0], interval[1])
-                .withExpertInterval(expertInterval[0], expertInterval[1]), errors, cv);
+                .withExpertInterval(expertInterval[0], expertInterval[1]).withLevelPriorRuns(levelRuns), errors, cv);
+    }
+
+    /** The fewest clusters (system and release) whose held-out errors estimate {@link #levelPriorRuns}. */
+    static final int MIN_LEVEL_CLUSTERS = 3;
+
+    /**
+     * The weight, in runs, of a model's level against a new cluster's first runs (its
+     * {@link MegatronModel#levelPriorRuns()}): from the held-out log errors of the runs that name their system and
+     * release, grouped by both (a cluster and its software), the runs' variance around their cluster's mean over the
+     * variance of the clusters' means beyond what that scatter explains (the method of moments of a one-way random
+     * effects model; an empirical-Bayes mean shrinks by that ratio). Empty with fewer than
+     * {@value #MIN_LEVEL_CLUSTERS} clusters of two runs or more; where the clusters' means differ no more than their
+     * runs' scatter explains, the most runs a prior may weigh.
+     */
+    static Optional<Double> levelPriorRuns(List<org.scaledl.workload.Sample> runs, double[] heldOutLogErrors) {
+        java.util.Map<String, List<Double>> clusters = new java.util.TreeMap<>();
+        for (int i = 0; i < runs.size(); i++) {
+            Workload w = runs.get(i).workload();
+            Optional<String> system = w.tag("system");
+            Optional<String> release = w.tag("release");
+            if (system.isPresent() && release.isPresent() && Double.isFinite(heldOutLogErrors[i])) {
+                clusters.computeIfAbsent(system.get() + " / " + release.get(), k -> new ArrayList<>())
+                        .add(heldOutLogErrors[i]);
+            }
+        }
+        clusters.values().removeIf(v -> v.size() < 2);
+        if (clusters.size() < MIN_LEVEL_CLUSTERS) {
+            return Optional.empty();
+        }
+        double within = 0;
+        int dof = 0;
+        double grand = 0;
+        double inverseSizes = 0;
+        double[] means = new double[clusters.size()];
+        int g = 0;
+        for (List<Double> v : clusters.values()) {
+            double mean = v.stream().mapToDouble(Double::doubleValue).average().orElseThrow();
+            for (double e : v) {
+                within += (e - mean) * (e - mean);
+            }
+            dof += v.size() - 1;
+            means[g++] = mean;
+            grand += mean / clusters.size();
+            inverseSizes += 1.0 / v.size() / clusters.size();
+        }
+        within /= dof;
+        double between = 0;
+        for (double m : means) {
+            between += (m - grand) * (m - grand) / (means.length - 1);
+        }
+        double levels = between - within * inverseSizes;
+        double max = MegatronModel.MAX_LEVEL_PRIOR_RUNS;
+        return Optional.of(levels <= within / max ? max
+                : Math.max(MegatronModel.DEFAULT_LEVEL_PRIOR_RUNS, Math.min(max, within / levels)));
     }
 
     /**
@@ -150,8 +207,6 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
      */
     static final int TERM_RUNS = 8;
 
-    /** Pseudo-runs (of weight one) at the centre's level that the level's estimate is shrunk toward. */
-    static final double LEVEL_PRIOR = 0.5;
 
     private static MegatronModel fitOrCalibrate(List<Run> data, int[] rows, MegatronModel centre, boolean calibrate) {
         if (!calibrate) {
@@ -159,7 +214,7 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         }
         // the level: the runs' weighted mean log ratio of measured to predicted, shrunk toward the centre's
         double num = 0;
-        double den = LEVEL_PRIOR;
+        double den = centre.levelPriorRuns();
         for (int i : rows) {
             Run r = data.get(i);
             num += r.weight() * Math.log(r.millis() / Math.max(1e-300, centre.millis(r.terms())));
@@ -170,7 +225,8 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         centre.coefficients().forEach((k, v) -> c.put(k, v * factor));
         double[] iv = centre.interval();
         double[] ie = centre.interval(true);
-        MegatronModel level = MegatronModel.of(c).withInterval(iv[0], iv[1]).withExpertInterval(ie[0], ie[1]);
+        MegatronModel level = MegatronModel.of(c).withInterval(iv[0], iv[1]).withExpertInterval(ie[0], ie[1])
+                .withLevelPriorRuns(centre.levelPriorRuns());
         return rows.length < TERM_RUNS ? level : fit(data, rows, level, true);
     }
 

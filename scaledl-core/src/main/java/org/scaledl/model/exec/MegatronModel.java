@@ -35,17 +35,25 @@ import org.scaledl.model.file.Fields;
  */
 public final class MegatronModel {
     private static final ExecutionTerm[] TERMS = ExecutionTerm.values();
+    private static final String LEVEL_PRIOR_KEY = "level_prior_runs";
     /** The exponent of the smooth max of GPU and host time. */
     static final double SMOOTH = 8;
-    private static final MegatronModel UNCALIBRATED = new MegatronModel(priors(), new double[2], new double[2]);
+    /**
+     * The runs a calibration's level is shrunk toward the model's with, where the fit could not estimate it (an older
+     * file, too few clusters): half a run.
+     */
+    public static final double DEFAULT_LEVEL_PRIOR_RUNS = 0.5;
+    private static final MegatronModel UNCALIBRATED = new MegatronModel(priors(), new double[2], new double[2],
+            DEFAULT_LEVEL_PRIOR_RUNS);
 
     /** Coefficients by term ordinal. */
     private final double[] c;
     private final double[] interval;
     /** The interval of mixtures of experts (the same as {@link #interval} where the fit had too few of them). */
     private final double[] expertInterval;
+    private final double levelPriorRuns;
 
-    private MegatronModel(double[] c, double[] interval, double[] expertInterval) {
+    private MegatronModel(double[] c, double[] interval, double[] expertInterval, double levelPriorRuns) {
         for (int i = 0; i < c.length; i++) {
             Checks.argument(Double.isFinite(c[i]) && c[i] >= 0, "coefficient %s must be finite and >= 0: %s",
                     TERMS[i].key(), c[i]);
@@ -54,10 +62,16 @@ public final class MegatronModel {
             Checks.argument(iv.length == 2 && iv[0] <= 0 && iv[1] >= 0, "interval [%s] must hold a non-positive and "
                     + "a non-negative log-ratio", Arrays.toString(iv));
         }
+        Checks.argument(levelPriorRuns > 0 && levelPriorRuns <= MAX_LEVEL_PRIOR_RUNS,
+                "level prior runs must be in (0, %s]: %s", MAX_LEVEL_PRIOR_RUNS, levelPriorRuns);
         this.c = c;
         this.interval = interval;
         this.expertInterval = expertInterval;
+        this.levelPriorRuns = levelPriorRuns;
     }
+
+    /** The most runs a calibration's level prior may weigh. */
+    static final double MAX_LEVEL_PRIOR_RUNS = 100;
 
     private static double[] priors() {
         double[] p = new double[TERMS.length];
@@ -75,7 +89,7 @@ public final class MegatronModel {
     public static MegatronModel of(Map<ExecutionTerm, Double> coefficients) {
         double[] c = priors();
         coefficients.forEach((t, v) -> c[t.ordinal()] = v);
-        return new MegatronModel(c, new double[2], new double[2]);
+        return new MegatronModel(c, new double[2], new double[2], DEFAULT_LEVEL_PRIOR_RUNS);
     }
 
     /** Every coefficient its prior: the physics alone. */
@@ -101,7 +115,7 @@ public final class MegatronModel {
     public MegatronModel with(ExecutionTerm term, double value) {
         double[] x = c.clone();
         x[term.ordinal()] = value;
-        return new MegatronModel(x, interval, expertInterval);
+        return new MegatronModel(x, interval, expertInterval, levelPriorRuns);
     }
 
     /**
@@ -109,12 +123,27 @@ public final class MegatronModel {
      * of experts included.
      */
     public MegatronModel withInterval(double low, double high) {
-        return new MegatronModel(c, new double[] {low, high}, new double[] {low, high});
+        return new MegatronModel(c, new double[] {low, high}, new double[] {low, high}, levelPriorRuns);
     }
 
     /** A copy with another interval for mixtures of experts ({@code low ≤ 0 ≤ high}), the other jobs' kept. */
     public MegatronModel withExpertInterval(double low, double high) {
-        return new MegatronModel(c, interval, new double[] {low, high});
+        return new MegatronModel(c, interval, new double[] {low, high}, levelPriorRuns);
+    }
+
+    /**
+     * How many runs of a user's cluster the model's own level is worth when a calibration on fewer than
+     * {@code MegatronFit}'s term threshold moves only the level: the shrinkage of an empirical-Bayes mean, the
+     * published clusters' spread of runs around their own level over the spread of those levels around the model's
+     * (both from the fit's held-out errors). Three runs then move the level 3 / (3 + this) of the way their errors say.
+     */
+    public double levelPriorRuns() {
+        return levelPriorRuns;
+    }
+
+    /** A copy whose calibrations weigh its level as this many runs ({@link #levelPriorRuns()}, in (0, 100]). */
+    public MegatronModel withLevelPriorRuns(double runs) {
+        return new MegatronModel(c, interval, expertInterval, runs);
     }
 
     /**
@@ -193,6 +222,9 @@ public final class MegatronModel {
         if (!Arrays.equals(expertInterval, interval)) {
             o.putArray("expert_interval_log_ratios").add(expertInterval[0]).add(expertInterval[1]);
         }
+        if (levelPriorRuns != DEFAULT_LEVEL_PRIOR_RUNS) {
+            o.put(LEVEL_PRIOR_KEY, levelPriorRuns);
+        }
         return o;
     }
 
@@ -206,7 +238,8 @@ public final class MegatronModel {
         double[] c = priors();
         for (java.util.Iterator<String> it = o.fieldNames(); it.hasNext();) {
             String key = it.next();
-            if (key.equals("interval_log_ratios") || key.equals("expert_interval_log_ratios")) {
+            if (key.equals("interval_log_ratios") || key.equals("expert_interval_log_ratios")
+                    || key.equals(LEVEL_PRIOR_KEY)) {
                 continue;
             }
             ExecutionTerm t = ExecutionTerm.byKey(key).orElseThrow(() -> InvalidInputException.of("megatron."
@@ -214,8 +247,11 @@ public final class MegatronModel {
             c[t.ordinal()] = Fields.inRange(o.get(key), "megatron." + key, 0, 1e6);
         }
         double[] iv = readInterval(o, "interval_log_ratios");
+        double level = o.has(LEVEL_PRIOR_KEY)
+                ? Fields.inRange(o.get(LEVEL_PRIOR_KEY), "megatron." + LEVEL_PRIOR_KEY, 1e-3, MAX_LEVEL_PRIOR_RUNS)
+                : DEFAULT_LEVEL_PRIOR_RUNS;
         return new MegatronModel(c, iv, o.has("expert_interval_log_ratios")
-                ? readInterval(o, "expert_interval_log_ratios") : iv.clone());
+                ? readInterval(o, "expert_interval_log_ratios") : iv.clone(), level);
     }
 
     private static double[] readInterval(JsonNode o, String key) {
