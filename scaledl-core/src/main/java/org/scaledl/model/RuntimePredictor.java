@@ -158,6 +158,15 @@ public final class RuntimePredictor implements RuntimeModel {
         return stage.modelsClusters();
     }
 
+    /**
+     * The fitted execution model of configuration-built transformers on GPUs (the coefficients of the named
+     * {@link org.scaledl.model.exec.ExecutionTerm}s, the intervals, the calibration's level prior), where this
+     * predictor has one: a device predictor fitted or calibrated on transformer runs.
+     */
+    public Optional<org.scaledl.model.exec.MegatronModel> executionModel() {
+        return stage instanceof org.scaledl.model.device.DeviceStage d ? d.megatron() : Optional.empty();
+    }
+
     /** The interaction stage, if fitted. */
     public Optional<InteractionModel> interactions() {
         return Optional.ofNullable(interactions);

@@ -146,6 +146,19 @@ final class InspectCommand implements Callable<Integer> {
                 .map(s -> java.util.Arrays.stream(s.at(batch)).boxed().toList()).orElse(null);
     }
 
+    /** The execution model's coefficients, one named term a line, and what a calibration weighs its level as. */
+    private static void printExecution(org.scaledl.model.exec.MegatronModel m) {
+        System.out.println("execution model of transformers on GPUs (each term's fitted coefficient: a scale of its "
+                + "physics, or ms for the host's steps and the fixed costs; where it enters; its prior):");
+        m.coefficients().forEach((t, c) -> System.out.printf(Locale.ROOT, "  %-26s %8.3f  %-8s prior %s%n", t.key(),
+                c, t.fit().name().toLowerCase(Locale.ROOT), t.prior()));
+        double[] iv = m.interval();
+        double[] ie = m.interval(true);
+        System.out.printf(Locale.ROOT, "  90%% interval x%.2f..x%.2f (mixtures of experts x%.2f..x%.2f); a "
+                + "calibration on fewer runs than its terms need weighs the model's level as %.2f runs%n",
+                Math.exp(iv[0]), Math.exp(iv[1]), Math.exp(ie[0]), Math.exp(ie[1]), m.levelPriorRuns());
+    }
+
     /** The predictor's provenance and domain: JSON with --json, else a summary and the domain's JSON. */
     private int domain() throws Exception {
         RuntimePredictor p = ModelArgument.load(predictor);
@@ -159,10 +172,12 @@ final class InspectCommand implements Callable<Integer> {
         Reports.number(root, "cross_validated_mre", p.provenance().cvMre());
         p.machines().forEach(root.putArray("machines")::add);
         root.set("domain", p.domain().toJson());
+        p.executionModel().ifPresent(m -> root.set("execution", m.toJson()));
         if (!json) {
             System.out.printf(Locale.ROOT, "%s: %s, %d training samples, %s, machines %s%n",
                     predictor, p, p.provenance().trainingSamples(), Reports.cvMre(p.provenance().cvMre()),
                     p.machines());
+            p.executionModel().ifPresent(InspectCommand::printExecution);
             System.out.println("training domain (predictions outside it carry warnings):");
         }
         System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(json ? root : root.get("domain")));

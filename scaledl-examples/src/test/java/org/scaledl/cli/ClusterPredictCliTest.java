@@ -647,4 +647,25 @@ class ClusterPredictCliTest {
         }
         assertEquals(8, measuredMarks);
     }
+
+    /**
+     * {@code inspect --model gpu} shows the fitted execution model: every named term with its coefficient (the host's
+     * time per layer with routed experts among them) and the level a calibration weighs, in text and under
+     * {@code execution} in JSON, which a saved model reads back the same.
+     */
+    @Test
+    void inspectShowsTheExecutionModelsTerms() throws Exception {
+        Run text = MainTest.run("inspect", "--model", "gpu");
+        assertEquals(0, text.code(), text.err());
+        assertTrue(text.out().contains("ms_per_expert_layer_step") && text.out().contains("dense_fp8")
+                && text.out().contains("weighs the model's level as"), text.out());
+        Run json = MainTest.run("inspect", "--model", "gpu", "--json");
+        assertEquals(0, json.code(), json.err());
+        JsonNode execution = new ObjectMapper().readTree(json.out()).get("execution");
+        assertTrue(execution.get("ms_per_expert_layer_step").asDouble() > 0, execution.toString());
+        assertTrue(execution.get("level_prior_runs").asDouble() > 0.5, execution.toString());
+        assertEquals(execution, org.scaledl.model.exec.MegatronModel.fromJson(execution).toJson());
+        Run host = MainTest.run("inspect", "--model", "cpu-zoo", "--json");
+        assertFalse(new ObjectMapper().readTree(host.out()).has("execution"), host.out());
+    }
 }
