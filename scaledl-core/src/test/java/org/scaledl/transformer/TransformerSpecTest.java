@@ -313,7 +313,7 @@ class TransformerSpecTest {
         Files.writeString(f, json.replaceFirst("\\{", "{\"moe_latent_size\": 512, "), StandardCharsets.UTF_8);
         assertEquals(512, HuggingFaceConfig.read(f).shape(1024).dispatchWidth());
         assertThrows(IllegalArgumentException.class, () -> new org.scaledl.graph.TransformerShape(64, 4, 4, 256, 2,
-                100, 16, 8, 2, 128, true, 0, 128));
+                100, 16, 8, 2, 128, true, 0, 0));
     }
 
     @Test
