@@ -608,7 +608,6 @@ class MegatronExecutionTest {
         assertTrue(!model(0.8, 0.6).withInterval(-0.2, 0.3).toJson().has("expert_interval_log_ratios"));
     }
 
-    /** A model with the first coefficients in term order (dense, other, tensor, step, send, pipeline, data, ...). */
     private static final TransformerSpec MIXTRAL = HuggingFaceConfig.read(
             Path.of("src/test/resources/transformers/mixtral-8x7b/config.json"));
 
@@ -676,6 +675,42 @@ class MegatronExecutionTest {
         assertEquals(fp8, fitted.coefficient(ExecutionTerm.DENSE_FP4), 0.01 * fp8, fitted.toString());
     }
 
+    /**
+     * A fit of dense jobs alone says nothing of the host's time per layer with routed experts: it stays at its prior
+     * 0 (not the fitter's starting point), and a calibration of a model that has it keeps the model's.
+     */
+    @Test
+    void aTermNoRunExercisesKeepsTheCentresCoefficient() {
+        MegatronModel truth = model(0.8, 0.6, 1.2, 2.0, 0.7, 1.1, 0.9, 0.5, 3.0);
+        List<MegatronTerms> terms = new ArrayList<>();
+        List<Double> y = new ArrayList<>();
+        for (int t : new int[] {1, 2, 4}) {
+            for (int m : new int[] {1, 4, 16}) {
+                MegatronTerms x = stage.megatronTerms(job(8 / t, t, 1, m, 2, Recompute.FULL));
+                assertEquals(0, x.value(ExecutionTerm.EXPERT_LAYER_STEP));
+                terms.add(x);
+                y.add(truth.millis(x));
+            }
+        }
+        int[] rows = new int[terms.size()];
+        for (int i = 0; i < rows.length; i++) {
+            rows[i] = i;
+        }
+        MegatronModel fitted = MegatronFit.fit(terms, y.stream().mapToDouble(Double::doubleValue).toArray(), rows);
+        assertEquals(0, fitted.coefficient(ExecutionTerm.EXPERT_LAYER_STEP), fitted.toString());
+        List<Sample> runs = new ArrayList<>();
+        for (int i = 0; i < 9; i++) {
+            runs.add(Sample.of(job(8, 1, 1, 1 + i, 2, Recompute.FULL), 100.0 + i));
+        }
+        MegatronModel centre = fitted.with(ExecutionTerm.EXPERT_LAYER_STEP, 7.0);
+        MegatronModel calibrated = MegatronFit.fit(w -> stage.megatronTerms(w), runs, "id", centre, true).model();
+        // the calibration's level scales every coefficient; the unexercised ones keep the scaled centre's
+        double level = calibrated.coefficient(ExecutionTerm.EXPERT_COMM) / centre.coefficient(ExecutionTerm.EXPERT_COMM);
+        assertTrue(level > 0 && Math.abs(level - 1) > 0.01, calibrated.toString());
+        assertEquals(7.0 * level, calibrated.coefficient(ExecutionTerm.EXPERT_LAYER_STEP), 1e-9, calibrated.toString());
+    }
+
+    /** A model with the first coefficients in term order (dense, other, tensor, step, send, pipeline, data, ...). */
     private static MegatronModel model(double... c) {
         java.util.Map<ExecutionTerm, Double> m = new java.util.EnumMap<>(ExecutionTerm.class);
         for (int i = 0; i < c.length; i++) {

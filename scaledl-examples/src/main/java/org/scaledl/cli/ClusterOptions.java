@@ -45,7 +45,9 @@ final class ClusterOptions {
             + "of experts; default 1)")
     Integer expert;
 
-    @Option(names = "--expert-tensor", description = "Expert tensor parallelism (default 1)")
+    @Option(names = "--expert-tensor", description = "Expert tensor parallelism: each expert split this many ways, "
+            + "its expert group spanning expert x this many adjacent ranks (default 1, as the published recipes for "
+            + "fine-grained experts set it; Megatron-Core's own default is the tensor parallelism)")
     Integer expertTensor;
 
     @Option(names = "--zero-stage", description = "ZeRO stage of the data-parallel optimizer, 0 to 3 (1: Megatron's "

@@ -10,7 +10,8 @@ import java.util.Set;
  * its saved name, where it enters the iteration time ({@link Fit}), the coefficient it has before any fit (its prior)
  * and whether a fit pulls its coefficient toward the prior (the physical scales, which physics puts at 1) or leaves it
  * free (the host's and the fixed costs, which only data can tell). A term added in a later release is read from an
- * older file as its prior, so old files load and predict as they did.
+ * older file as its prior, so old files load and predict as they did, except where the physics of a term itself
+ * changed (the CHANGELOG names each such change: expert groups of {@code e·et} ranks, LatentMoE's dispatch width).
  *
  * <pre>{@code
  * for (ExecutionTerm t : ExecutionTerm.values()) {
@@ -60,7 +61,9 @@ public enum ExecutionTerm {
      * The host's extra time per execution of a layer with routed experts (ms per expert layer step, beside
      * {@link #LAYER_STEP}): the router, the permutations, the grouped products and the dispatcher's wait for the
      * token counts (a synchronisation with the GPU) launch many more kernels than a dense layer does, so a mixture
-     * of experts whose GPUs finish a layer fast waits for its host.
+     * of experts whose GPUs finish a layer fast waits for its host. Counted on the stage with the most layers (of
+     * stages as loaded, the one with more expert layers), each micro-batch and the pipeline fill; an inference step
+     * counts a third, as {@link #LAYER_STEP} does (an assumption: no inference run measures it).
      */
     EXPERT_LAYER_STEP("ms_per_expert_layer_step", Fit.HOST, 0, false);
 

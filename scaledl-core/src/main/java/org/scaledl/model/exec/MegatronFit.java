@@ -127,23 +127,30 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
     /**
      * The weight, in runs, of a model's level against a new cluster's first runs (its
      * {@link MegatronModel#levelPriorRuns()}): from the held-out log errors of the runs that name their system and
-     * release, grouped by both (a cluster and its software), the runs' variance around their cluster's mean over the
-     * variance of the clusters' means beyond what that scatter explains (the method of moments of a one-way random
-     * effects model; an empirical-Bayes mean shrinks by that ratio). Empty with fewer than
+     * release, grouped by both (a cluster and its software; a job published twice in one cluster counted once, at
+     * its mean error), the runs' variance around their cluster's mean over the variance of the clusters' means beyond
+     * what that scatter explains (the method of moments of a one-way random-effects model; an empirical-Bayes mean
+     * shrinks by that ratio). The errors are those of the fit's own folds (by model family, or model), in which a
+     * cluster's other jobs stay fitted: its level is then partly learned, so the clusters' spread is understated and
+     * the prior, if anything, too heavy (a calibration then moves too little rather than chasing one run's scatter). Empty with fewer than
      * {@value #MIN_LEVEL_CLUSTERS} clusters of two runs or more; where the clusters' means differ no more than their
      * runs' scatter explains, the most runs a prior may weigh.
      */
     static Optional<Double> levelPriorRuns(List<org.scaledl.workload.Sample> runs, double[] heldOutLogErrors) {
-        java.util.Map<String, List<Double>> clusters = new java.util.TreeMap<>();
+        // per cluster, per job: a job published twice in one cluster (two pages of one release) is one run
+        java.util.Map<String, java.util.Map<String, List<Double>>> jobs = new java.util.TreeMap<>();
         for (int i = 0; i < runs.size(); i++) {
             Workload w = runs.get(i).workload();
             Optional<String> system = w.tag("system");
             Optional<String> release = w.tag("release");
             if (system.isPresent() && release.isPresent() && Double.isFinite(heldOutLogErrors[i])) {
-                clusters.computeIfAbsent(system.get() + " / " + release.get(), k -> new ArrayList<>())
-                        .add(heldOutLogErrors[i]);
+                jobs.computeIfAbsent(system.get() + " / " + release.get(), k -> new java.util.TreeMap<>())
+                        .computeIfAbsent(w.toString(), k -> new ArrayList<>()).add(heldOutLogErrors[i]);
             }
         }
+        java.util.Map<String, List<Double>> clusters = new java.util.TreeMap<>();
+        jobs.forEach((cluster, byJob) -> clusters.put(cluster, byJob.values().stream()
+                .map(v -> v.stream().mapToDouble(Double::doubleValue).average().orElseThrow()).toList()));
         clusters.values().removeIf(v -> v.size() < 2);
         if (clusters.size() < MIN_LEVEL_CLUSTERS) {
             return Optional.empty();
@@ -276,7 +283,26 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
                 200);
         MegatronModel[] out = new MegatronModel[1];
         residuals(data, rows, phi, out, centre, calibrate);
-        return out[0];
+        // a term no fitted run exercises (the host's expert steps in a fit of dense jobs) says nothing about its
+        // coefficient: it keeps the centre's, not the fitter's starting point (a refinement keeps where the pull
+        // toward its parent put it)
+        MegatronModel model = out[0];
+        for (ExecutionTerm t : NONLINEAR) {
+            if (t.parent().isEmpty() && !exercised(data, rows, t)) {
+                model = model.with(t, centre.coefficient(t));
+            }
+        }
+        return model;
+    }
+
+    /** Whether any of the runs has a non-zero value of the term. */
+    private static boolean exercised(List<Run> data, int[] rows, ExecutionTerm t) {
+        for (int i : rows) {
+            if (data.get(i).terms().value(t) > 0) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static int indexOf(ExecutionTerm t) {
@@ -364,8 +390,11 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         for (int k = 0; k < NONLINEAR.length; k++) {
             if (pulled(NONLINEAR[k], centre, calibrate)) {
                 // a refinement: its ratio to its parent pulled toward the centre's ratio (1 from the priors)
-                Optional<ExecutionTerm> parent = NONLINEAR[k].parent();
-                double toward = Math.log(centre.coefficient(NONLINEAR[k]));
+                // (a centre without the parent's or the term's coefficient: the plain pull toward its own)
+                double own = centre.coefficient(NONLINEAR[k]);
+                Optional<ExecutionTerm> parent = NONLINEAR[k].parent()
+                        .filter(q -> centre.coefficient(q) > 0 && own > 0);
+                double toward = Math.log(own);
                 if (parent.isPresent()) {
                     toward += phi[indexOf(parent.get())] - Math.log(centre.coefficient(parent.get()));
                 }

@@ -17,7 +17,7 @@ import org.scaledl.model.file.Fields;
  *
  * <pre>
  *   gpu     = Σ_contractions max(c_class · t_i, floor_i) + Σ_GPU terms c_k · v_k      (other layers, collectives)
- *   host    = c_step · layer executions
+ *   host    = c_step · layer executions + c_expert_step · executions of layers with routed experts
  *   compute = (gpu⁸ + host⁸)^⅛                       (a smooth max: the slower of the GPU and the host's dispatch)
  *   time    = compute + Σ_additive terms c_k · v_k   (hand-offs, transfers, data-parallel reduction, optimizer, fixed)
  * </pre>
@@ -135,13 +135,18 @@ public final class MegatronModel {
      * How many runs of a user's cluster the model's own level is worth when a calibration on fewer than
      * {@code MegatronFit}'s term threshold moves only the level: the shrinkage of an empirical-Bayes mean, the
      * published clusters' spread of runs around their own level over the spread of those levels around the model's
-     * (both from the fit's held-out errors). Three runs then move the level 3 / (3 + this) of the way their errors say.
+     * (both from the fit's held-out errors), at least {@link #DEFAULT_LEVEL_PRIOR_RUNS} and at most 100 runs. Three runs
+     * then move the level 3 / (3 + this) of the way their errors say.
      */
     public double levelPriorRuns() {
         return levelPriorRuns;
     }
 
-    /** A copy whose calibrations weigh its level as this many runs ({@link #levelPriorRuns()}, in (0, 100]). */
+    /**
+     * A copy whose calibrations weigh its level as this many runs ({@link #levelPriorRuns()}).
+     *
+     * @throws IllegalArgumentException for a number of runs outside (0, 100]
+     */
     public MegatronModel withLevelPriorRuns(double runs) {
         return new MegatronModel(c, interval, expertInterval, runs);
     }
@@ -263,12 +268,12 @@ public final class MegatronModel {
     @Override
     public boolean equals(Object o) {
         return o instanceof MegatronModel m && Arrays.equals(m.c, c) && Arrays.equals(m.interval, interval)
-                && Arrays.equals(m.expertInterval, expertInterval);
+                && Arrays.equals(m.expertInterval, expertInterval) && m.levelPriorRuns == levelPriorRuns;
     }
 
     @Override
     public int hashCode() {
-        return Arrays.hashCode(c) * 31 + Arrays.hashCode(interval);
+        return (Arrays.hashCode(c) * 31 + Arrays.hashCode(interval)) * 31 + Double.hashCode(levelPriorRuns);
     }
 
     @Override
@@ -278,6 +283,7 @@ public final class MegatronModel {
             b.append(t.ordinal() == 0 ? "" : ", ").append(t.key()).append('=').append(String.format(Locale.ROOT,
                     "%.4g", c[t.ordinal()]));
         }
-        return b.append(']').toString();
+        return b.append(", level_prior_runs=").append(String.format(Locale.ROOT, "%.4g", levelPriorRuns)).append(']')
+                .toString();
     }
 }

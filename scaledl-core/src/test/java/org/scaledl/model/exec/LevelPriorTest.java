@@ -19,8 +19,11 @@ class LevelPriorTest {
     private static final TransformerSpec GPT = TransformerSpec.decoder("gpt-tiny", 256, 4, 2, 1000)
             .maxPositions(128).build();
 
+    private static int jobs;
+
+    /** A run of a job of its own (a distinct batch): jobs published twice in one cluster count once. */
     private static Sample run(String system, String release, double ms) {
-        return Sample.of(Workload.builder(GPT.graph(128)).batch(1).tag("system", system).tag("release", release)
+        return Sample.of(Workload.builder(GPT.graph(128)).batch(++jobs).tag("system", system).tag("release", release)
                 .build(), ms);
     }
 
@@ -50,6 +53,13 @@ class LevelPriorTest {
         assertEquals(10.8, MegatronFit.levelPriorRuns(List.of(run("a", "1", 1), run("a", "1", 1), run("b", "1", 1),
                 run("b", "1", 1), run("c", "1", 1), run("c", "1", 1), run("d", "1", 1), run("d", "1", 1)),
                 new double[] {-0.35, -0.05, -0.15, 0.15, -0.15, 0.15, 0.05, 0.35}).orElseThrow(), 1e-9);
+        // one job published twice in each of four clusters is one run a cluster: nothing to estimate from
+        Sample a = run("a", "1", 1);
+        Sample b = run("b", "1", 1);
+        Sample c = run("c", "1", 1);
+        Sample d = run("d", "1", 1);
+        assertTrue(MegatronFit.levelPriorRuns(List.of(a, a, b, b, c, c, d, d),
+                new double[] {-0.35, -0.05, -0.15, 0.15, -0.15, 0.15, 0.05, 0.35}).isEmpty());
         // two clusters, or runs without a system: nothing to estimate from
         assertTrue(MegatronFit.levelPriorRuns(List.of(run("a", "1", 1), run("a", "1", 1), run("b", "1", 1),
                 run("b", "1", 1)), new double[] {0, 0.1, 0.2, 0.3}).isEmpty());
