@@ -27,17 +27,38 @@ import org.scaledl.workload.Sample;
  * e.splits().forEach(s -> System.out.println(s.name() + " " + s.mre() + " " + s.bias()));
  * }</pre>
  *
- * @param splits the splits: in sample, families, systems, small to large, newest GPU, then per system of the pooled
- *               family split, its dense jobs and mixtures of experts, its jobs whose recomputation was chosen at the
- *               memory edge ({@code NEAR_MEMORY_LIMIT}) and the others, and per system of the small-to-large split
+ * @param splits      the splits: in sample, families, systems, small to large, newest GPU, then per system of the
+ *                    pooled family split, its dense jobs and mixtures of experts, its jobs whose recomputation was
+ *                    chosen at the memory edge ({@code NEAR_MEMORY_LIMIT}) and the others, and per system of the
+ *                    small-to-large split
+ * @param predictions every run each of the five splits scored, with its prediction (in the order of the splits, and
+ *                    within one, of the published runs)
  */
-public record ClusterEvaluation(List<Split> splits) {
+public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
     /** The largest cluster of the "small" side of the small-to-large split. */
     public static final int SMALL_GPUS = 64;
 
     /** Copies. */
     public ClusterEvaluation {
         splits = List.copyOf(splits);
+        predictions = List.copyOf(predictions);
+    }
+
+    /**
+     * One run a split scored: what the model fitted without it predicted.
+     *
+     * @param split     the split's key: {@code in_sample}, {@code family}, {@code system}, {@code small_to_large} or
+     *                  {@code newest_gpu}
+     * @param run       the published run (its tags name its family, system, release and id)
+     * @param predicted the point prediction (ms)
+     * @param low       the 90 % interval's lower end (ms)
+     * @param high      its upper end (ms)
+     */
+    public record Scored(String split, Sample run, double predicted, double low, double high) {
+        /** The relative error, {@code predicted / measured − 1} (positive: predicted too slow). */
+        public double error() {
+            return predicted / run.millis() - 1;
+        }
     }
 
     /**
@@ -68,19 +89,30 @@ public record ClusterEvaluation(List<Split> splits) {
             String newest) {
         Checks.argument(!published.isEmpty(), "no published runs to evaluate");
         List<Split> out = new ArrayList<>();
+        List<Scored> scored = new ArrayList<>();
         List<Sample> all = concat(always, published);
-        out.add(score("fitted on all runs (in sample)", published.size(), published, base.calibrate(all)));
+        List<double[]> inSample = new ArrayList<>();
+        out.add(score("fitted on all runs (in sample)", published.size(), published, base.calibrate(all),
+                inSample));
+        record(scored, "in_sample", published, inSample);
         List<double[]> familyErrors = new ArrayList<>();
         Split family = groups("each family held out", base, always, published, "family", familyErrors);
         out.add(family);
-        out.add(groups("each system held out", base, always, published, "system", new ArrayList<>()));
+        record(scored, "family", published, familyErrors);
+        List<double[]> systemErrors = new ArrayList<>();
+        out.add(groups("each system held out", base, always, published, "system", systemErrors));
+        record(scored, "system", published, systemErrors);
         java.util.function.Predicate<Sample> small = s -> s.workload().parallelism().ranks() <= SMALL_GPUS;
         List<double[]> largeErrors = new ArrayList<>();
         Split large = split("<= " + SMALL_GPUS + " GPUs -> larger clusters", base, always, published, small,
                 largeErrors);
         out.add(large);
-        out.add(split("newest GPU held out (" + newest + ", from its catalog row)", base, always, published,
-                s -> !s.workload().device().map(d -> d.name().equals(newest)).orElse(false), new ArrayList<>()));
+        record(scored, "small_to_large", published.stream().filter(small.negate()).toList(), largeErrors);
+        Predicate<Sample> older = s -> !s.workload().device().map(d -> d.name().equals(newest)).orElse(false);
+        List<double[]> newestErrors = new ArrayList<>();
+        out.add(split("newest GPU held out (" + newest + ", from its catalog row)", base, always, published, older,
+                newestErrors));
+        record(scored, "newest_gpu", published.stream().filter(older.negate()).toList(), newestErrors);
         // the family and small-to-large splits' errors per system: where the bias sits
         bySystem(out, "  family held out, on ", family.trainRuns(), published, familyErrors);
         // and per kind of job and of interval: dense or mixture of experts, recomputation chosen at the memory edge
@@ -89,7 +121,15 @@ public record ClusterEvaluation(List<Split> splits) {
                 "recomputation chosen at the memory edge", "the other runs");
         bySystem(out, "  <= " + SMALL_GPUS + " GPUs -> larger, on ", large.trainRuns(),
                 published.stream().filter(small.negate()).toList(), largeErrors);
-        return new ClusterEvaluation(out);
+        return new ClusterEvaluation(out, scored);
+    }
+
+    /** Each scored run of a split with its prediction ({@code errors} in the order of {@code tested}). */
+    private static void record(List<Scored> out, String split, List<Sample> tested, List<double[]> errors) {
+        for (int i = 0; i < errors.size(); i++) {
+            double[] e = errors.get(i);
+            out.add(new Scored(split, tested.get(i), e[PREDICTED], e[LOW], e[HIGH]));
+        }
     }
 
     /**
@@ -345,10 +385,6 @@ public record ClusterEvaluation(List<Split> splits) {
         return score(name, fit.size(), test, base.calibrate(concat(always, fit)), errors);
     }
 
-    private static Split score(String name, double train, List<Sample> test, RuntimePredictor p) {
-        return score(name, train, test, p, new ArrayList<>());
-    }
-
     private static Split score(String name, double train, List<Sample> test, RuntimePredictor p,
             List<double[]> errors) {
         for (Sample s : test) {
@@ -361,17 +397,23 @@ public record ClusterEvaluation(List<Split> splits) {
     private static final int KIND = 2;
     /** Where {@link #error} keeps whether its prediction was warned {@code NEAR_MEMORY_LIMIT}. */
     private static final int EDGE = 3;
+    /** Where {@link #error} keeps the point prediction and its interval (ms). */
+    private static final int PREDICTED = 4;
+    private static final int LOW = 5;
+    private static final int HIGH = 6;
 
     /**
      * A run's relative error, whether its measurement lies inside the prediction's interval, whether it is a mixture
-     * of experts ({@link #KIND}) and whether its recomputation was chosen at the memory edge ({@link #EDGE}).
+     * of experts ({@link #KIND}), whether its recomputation was chosen at the memory edge ({@link #EDGE}), and the
+     * prediction with its interval ({@link #PREDICTED}, {@link #LOW}, {@link #HIGH}).
      */
     private static double[] error(RuntimePredictor p, Sample s) {
         Prediction pr = p.predictScored(s.workload());
         boolean inside = s.millis() >= pr.lowMillis() && s.millis() <= pr.highMillis();
         boolean experts = s.workload().graph().transformer().map(TransformerShape::mixtureOfExperts).orElse(false);
         boolean edge = pr.warnings().stream().anyMatch(w -> w.kind() == PredictionWarning.Kind.NEAR_MEMORY_LIMIT);
-        return new double[] {pr.millis() / s.millis() - 1, inside ? 1 : 0, experts ? 1 : 0, edge ? 1 : 0};
+        return new double[] {pr.millis() / s.millis() - 1, inside ? 1 : 0, experts ? 1 : 0, edge ? 1 : 0, pr.millis(),
+            pr.lowMillis(), pr.highMillis()};
     }
 
     /**

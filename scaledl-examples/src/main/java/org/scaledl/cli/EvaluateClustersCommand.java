@@ -57,16 +57,28 @@ final class EvaluateClustersCommand implements Callable<Integer> {
             + "learning curve's budgets in GPU-hours (default ${DEFAULT-VALUE})")
     double[] budgets;
 
+    @Option(names = "--out", description = "With the splits: write every held-out prediction to this CSV (split, the "
+            + "run's id, family, system, release, GPU, precision, GPUs, measured, predicted and its 90% interval in ms, "
+            + "relative error)")
+    Path out;
+
     @Override
     public Integer call() throws Exception {
         long t0 = System.nanoTime();
+        if (calibration && learningCurve) {
+            throw new IllegalArgumentException("--calibration and --learning-curve are two experiments: give one");
+        }
+        if (out != null && (calibration || learningCurve)) {
+            throw new IllegalArgumentException("--out writes the splits' held-out predictions; --calibration and "
+                    + "--learning-curve print their tables only");
+        }
+        if (out != null) {
+            org.scaledl.model.file.SafeFiles.checkWritable(out);   // before the minute of fitting, not after
+        }
         GpuData d = GpuData.read(data, Catalogs.of(null, data));
         List<Sample> published = d.publishedRuns();
         if (published.isEmpty()) {
             throw new IllegalArgumentException(data + " has no published cluster runs (" + GpuData.LLM_PUBLIC + ")");
-        }
-        if (calibration && learningCurve) {
-            throw new IllegalArgumentException("--calibration and --learning-curve are two experiments: give one");
         }
         if (calibration) {
             return calibration(d, published, t0);
@@ -77,6 +89,9 @@ final class EvaluateClustersCommand implements Callable<Integer> {
         String gpu = Catalogs.of(null, data).require(newest).name();
         ClusterEvaluation e = ClusterEvaluation.run(EvaluateMegatronCommand.withoutMegatron(d), d.vtrainRuns(),
                 published, gpu);
+        if (out != null) {
+            writePredictions(e, out);
+        }
         double seconds = (System.nanoTime() - t0) / 1e9;
         if (json) {
             ObjectMapper om = new ObjectMapper();
@@ -201,5 +216,24 @@ final class EvaluateClustersCommand implements Callable<Integer> {
                 seconds));
         System.out.println(b);
         return 0;
+    }
+
+    /** The splits' held-out predictions, one CSV row each (fields as a spreadsheet reads them safely). */
+    static void writePredictions(ClusterEvaluation e, Path file) {
+        StringBuilder b = new StringBuilder("split,id,family,system,release,device,precision,gpus,measured_ms,"
+                + "predicted_ms,low_ms,high_ms,error\n");
+        for (ClusterEvaluation.Scored s : e.predictions()) {
+            var w = s.run().workload();
+            b.append(String.join(",", s.split(), cell(w.tag("id").orElse("")), cell(w.tag("family").orElse("")),
+                    cell(w.tag("system").orElse("")), cell(w.tag("release").orElse("")),
+                    cell(w.device().map(org.scaledl.workload.Device::name).orElse("")), w.precision().label(),
+                    Integer.toString(w.parallelism().ranks()), String.format(Locale.ROOT, "%.4f,%.4f,%.4f,%.4f,%.6f",
+                            s.run().millis(), s.predicted(), s.low(), s.high(), s.error()))).append('\n');
+        }
+        Reports.write(file, b.toString());
+    }
+
+    private static String cell(String field) {
+        return org.scaledl.io.CsvTable.cell(field);
     }
 }

@@ -311,6 +311,22 @@ class HostileCliTest {
                 + "OnnxImporter.Options.builder().dim(\"seq\", 224); CLI: --dim name=size)"));
     }
 
+    /**
+     * evaluate-clusters refuses an --out it cannot honour before reading any data (a minute of fitting would otherwise
+     * end in the refusal): with --calibration, and a folder for a file.
+     */
+    @Test
+    void evaluateClustersRefusesItsOutFirst(@TempDir Path dir) {
+        MainTest.Run both = MainTest.run("evaluate-clusters", "--data", dir.resolve("none").toString(), "--out",
+                dir.resolve("p.csv").toString(), "--calibration");
+        oneLine(both, Main.USAGE, "--out", "--calibration");
+        MainTest.Run folder = MainTest.run("evaluate-clusters", "--data", dir.resolve("none").toString(), "--out",
+                dir.toString());
+        assertEquals(1, folder.err().strip().lines().count(), folder.err());
+        assertTrue(folder.err().contains(dir.toString()) && folder.err().contains("directory"), folder.err());
+        assertFalse(folder.err().contains("none"), "refused before the data were read: " + folder.err());
+    }
+
     /** Item 8: fit names the runs it leaves out. */
     @Test
     void fitNamesTheRunsItLeavesOut(@TempDir Path dir) throws Exception {
