@@ -176,7 +176,14 @@ public final class FeatureExtractor {
         }
         List<LayerFeatures> out = new ArrayList<>(graph.size());
         for (int i = 0; i < graph.size(); i++) {
-            out.add(layer(i, batch, phase));
+            try {
+                out.add(layer(i, batch, phase));
+            } catch (ArithmeticException e) {
+                // a tensor of more than 2^63 elements: a workload no machine holds, refused as bad input
+                throw new IllegalArgumentException("the tensors of " + graph.name() + " at batch " + batch
+                        + " are too large (layer " + graph.layer(i).name() + " has more than 2^63 elements): give a "
+                        + "smaller batch or sequence", e);
+            }
         }
         return out;
     }

@@ -104,8 +104,9 @@ import org.scaledl.workload.Recompute;
  * {@code train_step_timing: 1.234} and {@code train_step_timing in s=1.234}). Each such line is one logged iteration
  * (with Megatron's {@code log_interval} above 1, the mean of that many); a line repeating the previous line's
  * iteration number (a progress bar redrawn) is skipped. The run's time is the <b>median</b> of the steady state: the
- * first {@code warmup} logged iterations are dropped ({@link #DEFAULT_WARMUP}: 10, or a third, rounded down, when a
- * run logs fewer than 30). A run with no iteration lines, or none after warm-up, is refused.
+ * first {@code warmup} logged iterations are dropped ({@link #DEFAULT_WARMUP}: 10, or a third, rounded down but at least
+ * the first, when a run logs fewer than 30: a first iteration holds the start-up). A run with no iteration lines, or
+ * none after warm-up, is refused.
  *
  * <p><b>Runs.</b> A log holds one run, or several when configuration (an argument block, a dump, any value above)
  * appears again after iteration lines: each such appearance starts the next run, which must log its own arguments
@@ -684,10 +685,13 @@ public final class TrainingLogs {
                         + "elapsed time per iteration (ms): T' or 'train_step_timing in s: T'): not a training log, "
                         + "or one that stopped before its first logged iteration");
             }
-            int drop = warmup == DEFAULT_WARMUP ? (n < FEW ? n / 3 : 10) : warmup;
+            // by default at least the first logged iteration goes: it holds the start-up (allocation, autotuning,
+            // communicators), several times a steady step
+            int drop = warmup == DEFAULT_WARMUP ? (n < FEW ? Math.max(1, n / 3) : 10) : warmup;
             if (drop >= n) {
                 throw InvalidInputException.inSource(source, which + "no iterations after warm-up: " + n
-                        + " logged, the first " + drop + " dropped");
+                        + " logged, the first " + drop + " dropped" + (warmup == DEFAULT_WARMUP ? " (a first "
+                        + "iteration holds the start-up; to time it anyway, give the warm-up: --warmup 0)" : ""));
             }
             double[] kept = Arrays.copyOfRange(ms, drop, n);
             Arrays.sort(kept);

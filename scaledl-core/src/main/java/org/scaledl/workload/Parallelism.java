@@ -40,6 +40,13 @@ public record Parallelism(int data, int tensor, int pipeline, int microBatches, 
     /** The most devices a job may use. */
     public static final int MAX_RANKS = 1 << 24;
 
+    /**
+     * The most pipeline steps (micro-batches × pipeline stages × model chunks) an iteration may take: far beyond
+     * any job (a million micro-batches through 256 stages), and small enough that counting hand-offs and host steps
+     * stays exact.
+     */
+    public static final long MAX_PIPELINE_STEPS = 1L << 28;
+
     /** Validates. */
     public Parallelism {
         String problem = problem(data, tensor, pipeline, microBatches, sequenceParallel, zeroStage, virtualStages,
@@ -64,6 +71,10 @@ public record Parallelism(int data, int tensor, int pipeline, int microBatches, 
         if (!((long) data * tensor * pipeline * context <= MAX_RANKS)) {
             return "too many GPUs: " + data + " x " + tensor + " x " + pipeline + " x " + context + " (at most "
                     + MAX_RANKS + ")";
+        }
+        if (!((long) microBatches * pipeline * virtualStages <= MAX_PIPELINE_STEPS)) {
+            return "micro-batches x pipeline x virtual stages is too large: " + microBatches + " x " + pipeline + " x "
+                    + virtualStages + " (at most " + MAX_PIPELINE_STEPS + " pipeline steps an iteration)";
         }
         if (!(zeroStage >= 0 && zeroStage <= 3)) {
             return "ZeRO stage must be 0..3: " + zeroStage;

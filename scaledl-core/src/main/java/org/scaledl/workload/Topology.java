@@ -151,7 +151,8 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
      * This topology with some parts replaced (the others kept): GPUs per node, the network's bandwidth and the NVLink
      * domain, as a user gives them on top of the device's default ({@code --gpus-per-node}, {@code --inter-node-gbps},
      * {@code --nvlink-domain}). A domain not given stays the device's where the node keeps its size, else becomes the
-     * node. A topology with the node and the network given is no longer assumed.
+     * node; a network not given keeps its bandwidth per GPU (a node of other size has as many adapters as GPUs, as
+     * the catalog's network is per GPU; a PCIe server keeps its node's). A topology with the node and the network given is no longer assumed.
      *
      * @throws IllegalArgumentException for a domain smaller than the node
      */
@@ -160,7 +161,9 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
         int d = domain.orElse(gpus.isPresent() && gpus.get() != gpusPerNode ? node : Math.max(nvlinkDomain, node));
         Checks.argument(d >= node || link == Link.PCIE, "an NVLink domain of %s GPUs is smaller than a node of %s",
                 d, node);
-        return new Topology(node, link, intraNodeGBps, networkGbps.orElse(interNodeGbps), interNodeLatencyUs,
+        // PCIe servers' default network is the node's (one adapter), not per GPU
+        double network = networkGbps.orElse(link == Link.PCIE ? interNodeGbps : interNodeGbps * node / gpusPerNode);
+        return new Topology(node, link, intraNodeGBps, network, interNodeLatencyUs,
                 assumed && (gpus.isEmpty() || networkGbps.isEmpty()), link == Link.PCIE ? node : d);
     }
 

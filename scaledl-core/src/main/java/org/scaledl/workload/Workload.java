@@ -68,6 +68,21 @@ public final class Workload {
             throw new IllegalArgumentException("LoRA rank " + loraRank + ": adapters are a training setting, not one "
                     + "of " + phase.label());
         }
+        if (phase != Phase.TRAIN) {
+            // training settings an inference step has no use for: refused rather than echoed and ignored
+            if (recompute != Recompute.NONE && recompute != Recompute.AUTO) {
+                throw new IllegalArgumentException(recompute.label() + " recomputation is a training setting (the "
+                        + "backward pass recomputes), not one of " + phase.label());
+            }
+            if (sixteenBitGradients) {
+                throw new IllegalArgumentException("16-bit gradients are a training setting, not one of "
+                        + phase.label());
+            }
+            if (parallelism.zeroStage() > 0) {
+                throw new IllegalArgumentException("ZeRO stage " + parallelism.zeroStage() + " shards training states "
+                        + "(gradients, optimizer states): not a setting of " + phase.label() + " this library models");
+            }
+        }
         this.tags = Collections.unmodifiableSortedMap(new TreeMap<>(b.tags));
     }
 

@@ -66,6 +66,34 @@ class TrainingLogsTest {
         assertEquals("128256", r.arguments().get("padded_vocab_size"));
     }
 
+    /**
+     * By default the first logged iteration is always warm-up (it holds the start-up, here 9x a steady step): a log cut
+     * after it is refused, naming the way to time it anyway, and one cut after two iterations times the second.
+     */
+    @Test
+    void theFirstIterationIsWarmUpByDefault(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        List<String> lines = java.nio.file.Files.readAllLines(LOGS.resolve("megatron-llama3-8b.log"));
+        int second = -1;
+        for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).contains("iteration        2/")) {
+                second = i;
+                break;
+            }
+        }
+        assertTrue(second > 0);
+        Path one = dir.resolve("one.log");
+        java.nio.file.Files.write(one, lines.subList(0, second));
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(one,
+                TrainingLogs.DEFAULT_WARMUP));
+        assertTrue(e.getMessage().contains("one.log") && e.getMessage().contains("--warmup 0"), e.getMessage());
+        assertEquals(45123.4, TrainingLogs.read(one, 0).get(0).measuredMs(), 1e-9);
+        Path two = dir.resolve("two.log");
+        java.nio.file.Files.write(two, lines.subList(0, second + 1));
+        TrainingLogs.Run r = TrainingLogs.read(two, TrainingLogs.DEFAULT_WARMUP).get(0);
+        assertEquals(1, r.warmup());
+        assertEquals(5030.5, r.measuredMs(), 1e-9);
+    }
+
     @Test
     void warmUpIsTheCallersWhenGivenAndAGivenModelIsCompared() {
         TrainingLogs.Run r = TrainingLogs.read(LOGS.resolve("megatron-llama3-8b.log"), 1, LLAMA3_8B).get(0);

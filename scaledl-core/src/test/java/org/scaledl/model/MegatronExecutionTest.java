@@ -491,6 +491,66 @@ class MegatronExecutionTest {
     }
 
     /**
+     * LoRA adapters do their products' FLOPs: at a rank of half the hidden size and more, a square projection's
+     * adapters hold as many parameters as its weight and cost at least its full training's work, so training them
+     * takes longer than training every weight; at small ranks they move memory and cost little, and the cost grows
+     * with the rank.
+     */
+    @Test
+    void largeAdaptersCostTheirProducts() {
+        Workload full = job(8, 1, 1, 4, 2, Recompute.NONE);
+        double small = stage.millis(full.toBuilder().lora(8).build());
+        double mid = stage.millis(full.toBuilder().lora(512).build());
+        double large = stage.millis(full.toBuilder().lora(2048).build());
+        assertTrue(small < mid && mid < large, small + " " + mid + " " + large);
+        assertTrue(small < stage.millis(full), "small adapters: less than full training");
+        assertTrue(large > stage.millis(full), large + " against full training " + stage.millis(full));
+    }
+
+    /**
+     * A node of another size than the device's standard keeps the network per GPU (as many adapters as GPUs, as the
+     * catalog describes it); a network given is kept; a PCIe server keeps its node's.
+     */
+    @Test
+    void aNodeOfOtherSizeKeepsTheNetworkPerGpu() {
+        Topology standard = Topology.assumedFor(A100);
+        double perGpu = standard.interNodeGbps() / standard.gpusPerNode();
+        Topology one = standard.with(Optional.of(1), Optional.empty());
+        assertEquals(perGpu, one.interNodeGbps(), 1e-9);
+        assertEquals(4 * perGpu, standard.with(Optional.of(4), Optional.empty()).interNodeGbps(), 1e-9);
+        assertEquals(100, standard.with(Optional.of(1), Optional.of(100.0)).interNodeGbps(), 1e-9);
+        Topology pcie = Topology.of(8, Topology.Link.PCIE, 32, 100);
+        assertEquals(100, pcie.with(Optional.of(2), Optional.empty()).interNodeGbps(), 1e-9);
+    }
+
+    /**
+     * What a job cannot be is refused, naming it, not carried into arithmetic that overflows: more pipeline steps
+     * than any iteration takes, tensors of more than 2^63 elements, and training settings in inference.
+     */
+    @Test
+    void impossibleJobsAreRefusedByName() {
+        IllegalArgumentException steps = org.junit.jupiter.api.Assertions.assertThrows(
+                IllegalArgumentException.class, () -> Parallelism.of(1, 1, 2, 1 << 30));
+        assertTrue(steps.getMessage().contains("micro-batches x pipeline"), steps.getMessage());
+        TransformerSpec unbounded = TransformerSpec.decoder("no-positions", 2048, 16, 2, 50257).build();
+        Workload huge = Workload.builder(unbounded.graph(1 << 24)).batch(1 << 20).phase(Phase.TRAIN).device(A100)
+                .precision(Precision.FP16).topology(DGX).build();
+        IllegalArgumentException big = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> predictor.predict(huge));
+        assertTrue(big.getMessage().contains("too large"), big.getMessage());
+        Workload train = job(8, 2, 1, 4, 2, Recompute.FULL);
+        for (Workload.Builder b : List.of(train.toBuilder().phase(Phase.INFER),
+                train.toBuilder().recompute(Recompute.NONE).sixteenBitGradients(true).phase(Phase.INFER),
+                train.toBuilder().recompute(Recompute.NONE).parallelism(Parallelism.of(8, 2, 1, 4).withZeroStage(1))
+                        .phase(Phase.INFER))) {
+            IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                    b::build);
+            assertTrue(e.getMessage().contains("infer"), e.getMessage());
+        }
+        assertEquals(Phase.INFER, train.toBuilder().recompute(Recompute.AUTO).phase(Phase.INFER).build().phase());
+    }
+
+    /**
      * LoRA freezes the weights: the contractions' floor loses the weight gradients' third of the work (forward 2, input
      * gradient 2, weight gradient 2 FLOPs a multiply-accumulate), the data-parallel reduction and the optimizer step
      * shrink to the adapters', and the memory keeps the weights alone (2 bytes a parameter in FP16 instead of 18)

@@ -73,7 +73,7 @@ final class ClusterOptions {
     Integer loraRank;
 
     @Option(names = "--document-tokens", description = "Packed sequences: tokens of the documents packed into each "
-            + "sequence (attention runs within a document); default: one document a sequence")
+            + "sequence (attention runs within a document); default (or 0): one document a sequence")
     Integer documentTokens;
 
     @Option(names = "--grad-dtype", description = "Gradient buffers in fp32 (default, Megatron-LM's mixed precision) "
@@ -175,8 +175,9 @@ final class ClusterOptions {
         if (documentTokens == null) {
             return 0;
         }
-        if (documentTokens < 1) {
-            throw new IllegalArgumentException("--document-tokens must be positive, got " + documentTokens);
+        if (documentTokens < 0) {
+            throw new IllegalArgumentException("--document-tokens must be 0 (one document a sequence) or more, got "
+                    + documentTokens);
         }
         return documentTokens;
     }

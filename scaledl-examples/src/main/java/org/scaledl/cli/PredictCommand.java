@@ -63,6 +63,11 @@ final class PredictCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         if (out != null) {
             org.scaledl.model.file.SafeFiles.checkWritable(out);
+            String name = out.getFileName() == null ? "" : out.getFileName().toString().toLowerCase(Locale.ROOT);
+            if (!name.endsWith(".csv") && !name.endsWith(".jsonl")) {
+                throw new IllegalArgumentException("--out " + out + ": the scored table is written as .csv or .jsonl "
+                        + "(name the file so)");
+            }
         }
         if (candidates != null) {
             if (job.graph != null || job.transformer != null || job.seq != null || job.batch != null || json) {
@@ -232,7 +237,7 @@ final class PredictCommand implements Callable<Integer> {
      * on stderr.
      */
     private int scoreCandidates(RuntimePredictor p) throws IOException {
-        boolean jsonl = out != null && out.getFileName().toString().endsWith(".jsonl");
+        boolean jsonl = out != null && out.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".jsonl");
         long[] counts = new long[2];
         long[] nanos = new long[1];
         java.util.Set<String> machinesSeen = new java.util.HashSet<>();

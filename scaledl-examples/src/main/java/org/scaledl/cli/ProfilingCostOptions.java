@@ -23,6 +23,15 @@ final class ProfilingCostOptions {
 
     /** The cost model these options describe, with a CPU run's or a GPU cluster job's defaults. */
     ProfilingCost cost(boolean cluster) {
+        if (overhead != null && !(overhead >= 0 && Double.isFinite(overhead))) {
+            throw new IllegalArgumentException("--overhead-s (--startup-s) must be finite and >= 0, got " + overhead);
+        }
+        if (warmup != null && warmup < 0) {
+            throw new IllegalArgumentException("--warmup must be >= 0, got " + warmup);
+        }
+        if (reps != null && reps < 1) {
+            throw new IllegalArgumentException("--reps (--iterations) must be >= 1, got " + reps);
+        }
         return new ProfilingCost(overhead != null ? overhead : cluster ? 300 : 1.5,
                 warmup != null ? warmup : cluster ? 10 : 2, reps != null ? reps : cluster ? 20 : 3);
     }

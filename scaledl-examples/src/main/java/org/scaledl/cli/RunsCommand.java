@@ -66,7 +66,7 @@ final class RunsCommand implements Callable<Integer> {
     Integer nvlinkDomain;
 
     @Option(names = "--warmup", description = "Logged iterations to drop before the median (default 10, or a third "
-            + "of them when a run logs fewer than 30)")
+            + "of them, at least the first, when a run logs fewer than 30)")
     Integer warmup;
 
     @Option(names = "--out", required = true, description = "The job runs table to write (CSV)")

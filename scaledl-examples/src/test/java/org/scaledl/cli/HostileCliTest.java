@@ -327,6 +327,14 @@ class HostileCliTest {
         assertFalse(folder.err().contains("none"), "refused before the data were read: " + folder.err());
     }
 
+    /** predict writes its scored table as .csv or .jsonl (either case), and refuses another name before scoring. */
+    @Test
+    void predictOutIsCsvOrJsonl(@TempDir Path dir) {
+        MainTest.Run txt = MainTest.run("predict", "--model", model.toString(), "--candidates",
+                dir.resolve("none.csv").toString(), "--out", dir.resolve("scored.txt").toString());
+        oneLine(txt, Main.USAGE, "--out", ".jsonl");
+    }
+
     /** Item 8: fit names the runs it leaves out. */
     @Test
     void fitNamesTheRunsItLeavesOut(@TempDir Path dir) throws Exception {

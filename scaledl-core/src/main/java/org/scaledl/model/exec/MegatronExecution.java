@@ -416,8 +416,9 @@ public final class MegatronExecution {
      * ({@code lora > 0}) the weights are frozen: a linear layer's backward pass computes the input's gradient only
      * (half its work: no weight gradient), the embedding none; every linear projection of the blocks gains an adapter
      * of {@code lora·(K + N)} trained parameters whose two thin products move their operand and output through memory
-     * (forward, again when recomputed, and twice backward). With packed sequences ({@code documents > 0} tokens a
-     * document) the attention core's quadratic layers (scores, softmax, its masks and dropout, the context product)
+     * (forward, again when recomputed, and twice backward), or do their {@code 2·lora} FLOPs per element of them at
+     * the sustained 16-bit peak, whichever takes longer (a rank near the hidden size costs what the layer does). With
+     * packed sequences ({@code documents > 0} tokens a document) the attention core's quadratic layers (scores, softmax, its masks and dropout, the context product)
      * do {@code documents / seq} of their work and keep that share of what they save: causal attention within
      * documents of {@code L} tokens costs {@code S·L/2} pairs against {@code S²/2}.
      */
@@ -531,7 +532,11 @@ public final class MegatronExecution {
                         / Math.max(1.0, (double) lf.inChannels() * lf.outChannels()) : 1);
                 double operand = Math.max(0, f.bytesRead() / 4.0 - f.params());
                 double elements = (operand + f.outputElements()) * ((again ? 2 : 1) + 2);
-                double ms = timed ? 1e3 * actBytes * elements / bandwidth : 0;
+                // its two products do 2·rank FLOPs per element of the operand and output they pass (forward, again,
+                // and twice backward): bound by the memory at small ranks, by the matrix units at large ones
+                double flops = 2.0 * lora * elements;
+                double ms = timed ? 1e3 * Math.max(actBytes * elements / bandwidth, flops
+                        / (layers.sustainedPeakFraction(device, high) * device.peakFlopsPerSecond(high, true))) : 0;
                 if (kind.expert()) {
                     expertOther[u] += ms;
                 } else {
