@@ -529,6 +529,21 @@ public final class TrainingLogs {
         }
     }
 
+    /** The keys of a run's layout and batch: a log may state one twice (arguments, then a summary), not differently. */
+    private static final java.util.Set<String> LAYOUT_KEYS = java.util.Set.of("world_size", "data_parallel_size",
+            "tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
+            "expert_model_parallel_size", "micro_batch_size", "global_batch_size", "num_micro_batches", "seq_length",
+            "sequence_length", "devices", "num_nodes");
+
+    /** Whether two stated values are the same number (64 and 64.0), or the same text where either is no number. */
+    private static boolean sameNumber(String a, String b) {
+        try {
+            return Double.parseDouble(a.trim()) == Double.parseDouble(b.trim());
+        } catch (NumberFormatException e) {
+            return a.trim().equalsIgnoreCase(b.trim());
+        }
+    }
+
     private static boolean isUnset(String v) {
         return v.isEmpty() || v.equals("None") || v.equals("null") || v.equals("~") || v.equals("none")
                 || v.equals("Null") || v.equals("NULL");
@@ -570,6 +585,11 @@ public final class TrainingLogs {
             Value old = s.args.get(k);
             if (old == null || old.unset() && !isUnset(v)) {
                 s.args.put(k, new Value(v, lineNo));
+            } else if (LAYOUT_KEYS.contains(k) && !isUnset(v) && !sameNumber(old.text(), v)) {
+                // two statements of the job's layout that disagree: which one ran is not for the reader to guess
+                throw InvalidInputException.atLine(source, lineNo, k + " " + clip(v) + " here, but "
+                        + clip(old.text()) + " at line " + old.line() + ": the run states its layout twice, "
+                        + "differently (a log of two runs needs each run's arguments before its iterations)");
             }
             return s;
         }
@@ -577,6 +597,12 @@ public final class TrainingLogs {
         void iteration(String text, double scale, long iteration, int lineNo) {
             if (iteration >= 0 && iteration == lastIteration) {
                 return;
+            }
+            if (iteration >= 0 && lastIteration >= 0 && iteration < lastIteration) {
+                // a restart (or two logs joined) without its arguments: its warm-up would mix into this run's median
+                throw InvalidInputException.atLine(source, lineNo, "iteration " + iteration + " after iteration "
+                        + lastIteration + ": the run starts again without its arguments (split the log, or keep one "
+                        + "run's lines)");
             }
             double x;
             try {
@@ -812,8 +838,12 @@ public final class TrainingLogs {
             int mbs = positive("micro_batch_size");
             int gbs = positive("global_batch_size");
             Integer world = positive("world_size");
+            Integer trainer = devicesTimesNodes();
             if (world == null) {
-                world = devicesTimesNodes();
+                world = trainer;
+            } else if (trainer != null && !trainer.equals(world)) {
+                throw bad("world_size", which + "world_size " + world + " is not devices x num_nodes ("
+                        + positive("devices") + " x " + positive("num_nodes") + " = " + trainer + ")");
             }
             Integer dpLogged = positive("data_parallel_size");
             Integer micro = positive("num_micro_batches");

@@ -38,6 +38,14 @@ import org.scaledl.transformer.TransformerSpec.Block;
  * }</pre>
  */
 public final class HuggingFaceConfig {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(HuggingFaceConfig.class);
+    /**
+     * The sizes every configuration names: one it leaves out takes its class's default, with a warning. (Feed-forward
+     * and expert sizes are left out: a model of experts alone omits the dense width, a dense one the experts.)
+     */
+    private static final java.util.Set<String> ARCHITECTURE_KEYS = java.util.Set.of("hidden_size",
+            "num_hidden_layers", "num_attention_heads", "vocab_size", "n_embd", "n_layer", "n_head", "d_model",
+            "num_layers", "num_heads");
     /** A configuration is a few kilobytes; anything past a megabyte is not one. */
     private static final long MAX_BYTES = 1 << 20;
     /** The model types read. */
@@ -604,6 +612,11 @@ public final class HuggingFaceConfig {
             if (n == null || n.isNull()) {
                 if (dflt < 0) {
                     throw InvalidInputException.inSource(source, "missing key '" + key + "'");
+                }
+                if (ARCHITECTURE_KEYS.contains(key)) {
+                    // Hugging Face's class default, taken as transformers does, but said: a configuration written
+                    // by a tool names its sizes, so a missing one is more often a slip than a choice
+                    LOG.warn("{}: no {}; the class default {} is taken, as transformers takes it", source, key, dflt);
                 }
                 v = dflt;
             } else if (!n.isIntegralNumber()) {

@@ -94,6 +94,43 @@ class TrainingLogsTest {
         assertEquals(5030.5, r.measuredMs(), 1e-9);
     }
 
+    /**
+     * A log that states its layout twice, differently (a summary line against the arguments), or whose iteration
+     * numbers go back (a restart without its arguments) is refused at the line, not read as one run.
+     */
+    @Test
+    void contradictionsInALogAreRefusedAtTheirLine(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        List<String> lines = new java.util.ArrayList<>(Files.readAllLines(LOGS.resolve("megatron-llama3-8b.log")));
+        int world = -1;
+        for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).startsWith("  world_size ...")) {
+                world = i;
+            }
+        }
+        assertTrue(world > 0);
+        List<String> twice = new java.util.ArrayList<>(lines);
+        twice.set(world, "  world_size ...................................... 63");
+        Path a = dir.resolve("twice.log");
+        Files.write(a, twice);
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(a, 1));
+        assertTrue(e.getMessage().contains("twice.log") && e.getMessage().contains("world_size 63")
+                && e.getMessage().contains("at line 2"), e.getMessage());
+        // the same value written another way is no contradiction
+        twice.set(world, "  world_size ...................................... 64.0");
+        Files.write(a, twice);
+        assertEquals(8, TrainingLogs.read(a, 1).get(0).job().dataParallel());
+        List<String> again = new java.util.ArrayList<>(lines);
+        int last = again.size() - 1;
+        while (!again.get(last).contains("iteration ")) {
+            last--;
+        }
+        again.add(last + 1, again.stream().filter(l -> l.contains("iteration        2/")).findFirst().orElseThrow());
+        Path b = dir.resolve("again.log");
+        Files.write(b, again);
+        InvalidInputException restart = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(b, 1));
+        assertTrue(restart.getMessage().contains("iteration 2 after iteration"), restart.getMessage());
+    }
+
     @Test
     void warmUpIsTheCallersWhenGivenAndAGivenModelIsCompared() {
         TrainingLogs.Run r = TrainingLogs.read(LOGS.resolve("megatron-llama3-8b.log"), 1, LLAMA3_8B).get(0);

@@ -523,6 +523,20 @@ class MegatronExecutionTest {
         assertEquals(100, pcie.with(Optional.of(2), Optional.empty()).interNodeGbps(), 1e-9);
     }
 
+    /** A tensor-parallel group wider than a node is predicted (its collectives over the network) and said. */
+    @Test
+    void aTensorGroupAcrossNodesIsSaid() {
+        Workload wide = job(1, 8, 1, 4, 2, Recompute.FULL).toBuilder()
+                .topology(Topology.of(4, Topology.Link.NVSWITCH, 300, 800)).build();
+        var p = predictor.predict(wide);
+        assertTrue(p.warnings().stream().anyMatch(x -> x.message().contains("tensor parallelism 8 spans 2 nodes")),
+                p.warnings().toString());
+        assertTrue(p.millis() > predictor.predict(job(1, 8, 1, 4, 2, Recompute.FULL)).millis(),
+                "the network is slower than the node's links");
+        assertTrue(predictor.predict(job(1, 8, 1, 4, 2, Recompute.FULL)).warnings().stream()
+                .noneMatch(x -> x.message().contains("spans")));
+    }
+
     /**
      * What a job cannot be is refused, naming it, not carried into arithmetic that overflows: more pipeline steps
      * than any iteration takes, tensors of more than 2^63 elements, and training settings in inference.

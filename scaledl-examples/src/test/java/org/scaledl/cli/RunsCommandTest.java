@@ -103,6 +103,7 @@ class RunsCommandTest {
                 "1", "--out", out.toString());
         assertEquals(0, r.code(), r.err());
         assertTrue(r.err().contains("median of 39 iterations (the first 1 dropped as warm-up)"), r.err());
+        assertTrue(r.err().contains("ran on NVIDIA H100 80GB HBM3; its row takes --device NVIDIA H200"), r.err());
         List<String> lines = Files.readAllLines(out);
         assertEquals(2, lines.size());
         assertTrue(lines.get(1).startsWith("megatron-llama3-8b.log,jobs-configs/llama-3-8b.json,8192,1,16,8,4,2,1,1,"
