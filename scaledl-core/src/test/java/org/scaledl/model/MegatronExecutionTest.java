@@ -523,6 +523,20 @@ class MegatronExecutionTest {
         assertEquals(100, pcie.with(Optional.of(2), Optional.empty()).interNodeGbps(), 1e-9);
     }
 
+    /**
+     * A recipe a GPU has no units for runs as its fallback, wholly: NVFP4 on an H100 is FP8 with blockwise scaling in
+     * time and in memory (its quantised copies FP8's, not FP4's).
+     */
+    @Test
+    void aFallbackRecipeIsTheFallbackInTimeAndMemory() {
+        Device h100 = DeviceCatalog.bundled().require("H100");
+        Workload fp4 = job(8, 2, 1, 4, 2, Recompute.FULL).toBuilder().device(h100).precision(Precision.NVFP4).build();
+        var a = predictor.predict(fp4);
+        var b = predictor.predict(fp4.toBuilder().precision(Precision.FP8_BLOCK).build());
+        assertEquals(b.millis(), a.millis(), 1e-9 * b.millis());
+        assertEquals(b.memoryGb().getAsDouble(), a.memoryGb().getAsDouble(), 1e-9);
+    }
+
     /** A tensor-parallel group wider than a node is predicted (its collectives over the network) and said. */
     @Test
     void aTensorGroupAcrossNodesIsSaid() {

@@ -139,6 +139,18 @@ final class RunsCommand implements Callable<Integer> {
                 rows.add(new Row(r, log, d));
             }
         }
+        // a run's id names it in the table and in a calibration's report: two logs of one name (or one log given
+        // twice) would give two rows one id
+        Map<String, Path> ids = new HashMap<>();
+        for (Row row : rows) {
+            Path before = ids.putIfAbsent(row.run().id(), row.logArg());
+            if (before != null) {
+                throw new IllegalArgumentException("two runs would have the id " + InvalidInputException.printable(
+                        row.run().id(), 200) + " (from " + InvalidInputException.printable(before.toString(), 200)
+                        + " and " + InvalidInputException.printable(row.logArg().toString(), 200) + "): give each log "
+                        + "once, under a name of its own");
+            }
+        }
 
         Path outDir = outAbs.getParent();
         String stem = out.getFileName().toString().replaceFirst("\\.[^.]*$", "");

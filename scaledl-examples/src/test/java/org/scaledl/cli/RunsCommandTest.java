@@ -124,6 +124,17 @@ class RunsCommandTest {
         assertEquals(1, read(out).size());
     }
 
+    /** Two runs of one id (a log given twice, or two logs of one name) are refused before anything is written. */
+    @Test
+    void twoRunsOfOneIdAreRefused() {
+        Path out = dir.resolve("twice.csv");
+        MainTest.Run r = MainTest.run("runs", "--from-log", log("megatron-llama3-8b.log").toString(), "--from-log",
+                log("megatron-llama3-8b.log").toString(), "--out", out.toString());
+        assertEquals(2, r.code(), r.err());
+        assertTrue(r.err().contains("two runs would have the id megatron-llama3-8b.log"), r.err());
+        assertFalse(Files.exists(out));
+    }
+
     @Test
     void badLogsAndOptionsAreOneLineErrorsAndWriteNothing() throws IOException {
         Path out = dir.resolve("runs.csv");

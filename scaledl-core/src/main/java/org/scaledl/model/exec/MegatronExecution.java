@@ -484,7 +484,7 @@ public final class MegatronExecution {
             // packed documents: the attention core's quadratic layers do that share of their work
             double packed = documents > 0 && kind.attentionCore() && lf.family() != OpFamily.MOVEMENT
                     && lf.family() != OpFamily.VIEW ? Math.min(1.0, (double) documents / ts.seq()) : 1;
-            saved[u] += packed * savedBytes(g, lf, role, b, ts, prec, lowLinear, rc, divisor, t, sp, c);
+            saved[u] += packed * savedBytes(g, lf, role, b, ts, prec, lowLinear ? low : null, rc, divisor, t, sp, c);
             LayerFeatures f = ParallelExecution.share(lf, divisor, weightShards(role, lf.family(), t, e, et),
                     columnShards(role, lf.family(), t, et));
             Precision lp = lowLinear ? low : high;
@@ -512,11 +512,11 @@ public final class MegatronExecution {
             } else {
                 other[u] += time;
             }
-            if (lowLinear && prec.scalingBytesPerElement() > 0) {
+            if (lowLinear && low.scalingBytesPerElement() > 0) {
                 // quantising the activation operand forward (again when recomputed) and the output gradient backward
                 double operand = Math.max(0, f.bytesRead() / 4.0 - f.params());
                 double elements = operand * (again ? 2 : 1) + (train ? f.outputElements() : 0);
-                double ms = 1e3 * prec.scalingBytesPerElement() * elements / bandwidth;
+                double ms = 1e3 * low.scalingBytesPerElement() * elements / bandwidth;
                 if (kind.expert()) {
                     expertOther[u] += ms;
                 } else {
@@ -613,10 +613,11 @@ public final class MegatronExecution {
      * unfused softmax its output, a dropout its mask; a fused attention core (or one selective recomputation redoes)
      * its queries, keys and values (and a fused one its rows' log-sum-exp); moves, adds and views nothing. For GPT
      * without parallelism this is Korthikanti et al.'s {@code s·b·h·(34 + 5·a·s/h)} bytes a layer in half precision,
-     * {@code s·b·h·(10 + 24/t + 5·a·s/(h·t))} with tensor parallelism.
+     * {@code s·b·h·(10 + 24/t + 5·a·s/(h·t))} with tensor parallelism. {@code lowLinear}: the precision a
+     * low-precision linear layer runs in (what its quantised copy takes), null for the others.
      */
     private static double savedBytes(ModelGraph g, LayerFeatures f, LayerRole role, int b, TransformerShape ts,
-            Precision prec, boolean lowLinear, Recompute rc, double divisor, int t, boolean sp, int c) {
+            Precision prec, Precision lowLinear, Recompute rc, double divisor, int t, boolean sp, int c) {
         Layer l = g.layer(f.layer());
         double a = prec.activationBytes();
         String op = l.opType();
@@ -632,7 +633,7 @@ public final class MegatronExecution {
         }
         switch (op) {
             case "Gemm", "MatMul" -> {
-                double bytes = lowLinear ? prec.quantisedWeightBytes() / 2 : a;
+                double bytes = lowLinear != null ? lowLinear.quantisedWeightBytes() / 2 : a;
                 double in = 0;
                 for (String x : l.inputs()) {
                     TensorInfo ti = g.tensor(x).orElse(null);
@@ -852,6 +853,7 @@ public final class MegatronExecution {
         Parallelism par = w.parallelism();
         boolean train = w.phase() == Phase.TRAIN;
         Precision prec = w.precision();
+        Precision run = device.runs(prec).orElse(prec);   // a GPU without FP4 units runs NVFP4's fallback
         Recompute rc = train ? w.recompute() : Recompute.NONE;
         int t = par.tensor();
         int p = par.pipeline();
@@ -1072,7 +1074,7 @@ public final class MegatronExecution {
         for (int s = 0; s < p; s++) {
             StageMemory sm = stageMemory(w, ts, maxLayerSaved, largestUnit, stageParams[s], stageExpertParams[s] / e,
                     stageLowParams[s], stageAdapters[s], stageSaved[s], recomputed[s], layersOn[s], s, dp, edp, b, t,
-                    c);
+                    c, run.quantisedWeightBytes());
             if (memory == null || sm.total() > memory.total()) {
                 memory = sm;
             }
@@ -1198,7 +1200,7 @@ public final class MegatronExecution {
     private static StageMemory stageMemory(Workload w, TransformerShape ts, double maxLayerSaved, double largestUnit,
             double dense,
             double expert, double low, double adapters, double saved, double recomputed, int layers, int s, int dp,
-            int edp, int b, int t, int c) {
+            int edp, int b, int t, int c, double quantisedBytes) {
         Parallelism par = w.parallelism();
         Precision prec = w.precision();
         int p = par.pipeline();
@@ -1223,7 +1225,7 @@ public final class MegatronExecution {
                     / (zero >= 2 ? edp : 1) + prec.stateBytes() / (zero >= 1 ? edp : 1));
         }
         // the quantised copies: sharded with the weights under ZeRO 3 (gathered a layer at a time)
-        double quantised = low * prec.quantisedWeightBytes() / (zero >= 3 && w.phase() == Phase.TRAIN ? dp : 1);
+        double quantised = low * quantisedBytes / (zero >= 3 && w.phase() == Phase.TRAIN ? dp : 1);
         double activations;
         double inFlight = 1;
         Recompute rc = w.phase() == Phase.TRAIN ? w.recompute() : Recompute.NONE;
