@@ -179,10 +179,13 @@ public final class FeatureExtractor {
             try {
                 out.add(layer(i, batch, phase));
             } catch (ArithmeticException e) {
+                if (e.getMessage() == null || !e.getMessage().contains("overflow")) {
+                    throw e;
+                }
                 // a tensor of more than 2^63 elements: a workload no machine holds, refused as bad input
-                throw new IllegalArgumentException("the tensors of " + graph.name() + " at batch " + batch
-                        + " are too large (layer " + graph.layer(i).name() + " has more than 2^63 elements): give a "
-                        + "smaller batch or sequence", e);
+                throw new IllegalArgumentException("the tensors of " + graph.name() + " at " + batch + " samples a "
+                        + "(micro-)batch are too large (layer " + graph.layer(i).name() + " has more than 2^63 "
+                        + "elements): give a smaller batch or sequence", e);
             }
         }
         return out;

@@ -348,6 +348,8 @@ public final class TrainingLogs {
                 if (elapsed || line.contains("train_step_timing") && t.find()) {
                     Matcher it = ITERATION.matcher(line);
                     long iteration = it.find() ? Long.parseLong(it.group(1)) : -1;
+                    // NeMo 2 / Lightning number the steps within an epoch: they start again each epoch
+                    cur.epochs |= line.contains("epoch") || line.contains("Epoch");
                     cur.iteration(elapsed ? e.group(1) : t.group(1), elapsed ? 1 : 1000, iteration, lineNo);
                     continue;
                 }
@@ -529,11 +531,14 @@ public final class TrainingLogs {
         }
     }
 
-    /** The keys of a run's layout and batch: a log may state one twice (arguments, then a summary), not differently. */
+    /**
+     * The keys of a run's parallel layout: a log may state one twice (arguments, then a summary), not differently.
+     * (Batch and sequence keys may: NeMo prints a model's maximum sequence beside the data's, and sections' batches;
+     * the first stated is taken, as before. An unresolved interpolation, {@code ${model.x}}, is no statement.)
+     */
     private static final java.util.Set<String> LAYOUT_KEYS = java.util.Set.of("world_size", "data_parallel_size",
             "tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
-            "expert_model_parallel_size", "micro_batch_size", "global_batch_size", "num_micro_batches", "seq_length",
-            "sequence_length", "devices", "num_nodes");
+            "expert_model_parallel_size", "devices", "num_nodes");
 
     /** Whether two stated values are the same number (64 and 64.0), or the same text where either is no number. */
     private static boolean sameNumber(String a, String b) {
@@ -557,6 +562,8 @@ public final class TrainingLogs {
         double[] ms = new double[64];
         int n;
         long lastIteration = Long.MIN_VALUE;
+        /** Whether its iteration lines number steps within epochs (so their numbers go back at each new epoch). */
+        boolean epochs;
         String device;
 
         Segment(String source, int line) {
@@ -585,7 +592,8 @@ public final class TrainingLogs {
             Value old = s.args.get(k);
             if (old == null || old.unset() && !isUnset(v)) {
                 s.args.put(k, new Value(v, lineNo));
-            } else if (LAYOUT_KEYS.contains(k) && !isUnset(v) && !sameNumber(old.text(), v)) {
+            } else if (LAYOUT_KEYS.contains(k) && !isUnset(v) && !v.startsWith("${") && !old.text().startsWith("${")
+                    && !sameNumber(old.text(), v)) {
                 // two statements of the job's layout that disagree: which one ran is not for the reader to guess
                 throw InvalidInputException.atLine(source, lineNo, k + " " + clip(v) + " here, but "
                         + clip(old.text()) + " at line " + old.line() + ": the run states its layout twice, "
@@ -598,7 +606,7 @@ public final class TrainingLogs {
             if (iteration >= 0 && iteration == lastIteration) {
                 return;
             }
-            if (iteration >= 0 && lastIteration >= 0 && iteration < lastIteration) {
+            if (iteration >= 0 && lastIteration >= 0 && iteration < lastIteration && !epochs) {
                 // a restart (or two logs joined) without its arguments: its warm-up would mix into this run's median
                 throw InvalidInputException.atLine(source, lineNo, "iteration " + iteration + " after iteration "
                         + lastIteration + ": the run starts again without its arguments (split the log, or keep one "

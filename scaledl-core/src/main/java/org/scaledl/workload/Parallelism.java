@@ -72,7 +72,7 @@ public record Parallelism(int data, int tensor, int pipeline, int microBatches, 
             return "too many GPUs: " + data + " x " + tensor + " x " + pipeline + " x " + context + " (at most "
                     + MAX_RANKS + ")";
         }
-        if (!((long) microBatches * pipeline * virtualStages <= MAX_PIPELINE_STEPS)) {
+        if (!((double) microBatches * pipeline * virtualStages <= MAX_PIPELINE_STEPS)) {
             return "micro-batches x pipeline x virtual stages is too large: " + microBatches + " x " + pipeline + " x "
                     + virtualStages + " (at most " + MAX_PIPELINE_STEPS + " pipeline steps an iteration)";
         }

@@ -162,7 +162,10 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
         Checks.argument(d >= node || link == Link.PCIE, "an NVLink domain of %s GPUs is smaller than a node of %s",
                 d, node);
         // PCIe servers' default network is the node's (one adapter), not per GPU
-        double network = networkGbps.orElse(link == Link.PCIE ? interNodeGbps : interNodeGbps * node / gpusPerNode);
+        double network = networkGbps.orElse(link == Link.PCIE || node == gpusPerNode ? interNodeGbps
+                : interNodeGbps / gpusPerNode * node);
+        Checks.argument(network <= MAX_GBPS * 8, "a node of %s GPUs at %s Gb/s each is beyond any network (at most %s "
+                + "Gb/s a node): give the network's bandwidth", node, interNodeGbps / gpusPerNode, MAX_GBPS * 8);
         return new Topology(node, link, intraNodeGBps, network, interNodeLatencyUs,
                 assumed && (gpus.isEmpty() || networkGbps.isEmpty()), link == Link.PCIE ? node : d);
     }

@@ -61,6 +61,9 @@ final class PredictCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (out != null && candidates == null) {
+            throw new IllegalArgumentException("--out applies to --candidates");
+        }
         if (out != null) {
             org.scaledl.model.file.SafeFiles.checkWritable(out);
             String name = out.getFileName() == null ? "" : out.getFileName().toString().toLowerCase(Locale.ROOT);
@@ -85,9 +88,6 @@ final class PredictCommand implements Callable<Integer> {
         }
         if (job.graph != null && job.seq != null) {
             throw new IllegalArgumentException("--seq applies to --transformer; an ONNX graph has its shapes");
-        }
-        if (out != null) {
-            throw new IllegalArgumentException("--out applies to --candidates");
         }
         // the graph first: a bundled model is still being read on another thread (ModelArgument.prefetch)
         org.scaledl.graph.ModelGraph g = job.graph();

@@ -112,7 +112,7 @@ final class RunsCommand implements Callable<Integer> {
         for (Path log : logs) {
             for (TrainingLogs.Run r : TrainingLogs.read(log, w, transformer)) {
                 Device d = given;
-                if (given != null && r.device().isPresent()) {
+                if (given != null && r.device().isPresent() && r.index() == 1) {
                     // a log that names another GPU of the catalog than --device: said, not silently replaced
                     Optional<Device> named = catalog.find(r.device().get());
                     if (named.isPresent() && !named.get().name().equals(given.name())) {
@@ -139,17 +139,30 @@ final class RunsCommand implements Callable<Integer> {
                 rows.add(new Row(r, log, d));
             }
         }
-        // a run's id names it in the table and in a calibration's report: two logs of one name (or one log given
-        // twice) would give two rows one id
-        Map<String, Path> ids = new HashMap<>();
-        for (Row row : rows) {
-            Path before = ids.putIfAbsent(row.run().id(), row.logArg());
-            if (before != null) {
-                throw new IllegalArgumentException("two runs would have the id " + InvalidInputException.printable(
-                        row.run().id(), 200) + " (from " + InvalidInputException.printable(before.toString(), 200)
-                        + " and " + InvalidInputException.printable(row.logArg().toString(), 200) + "): give each log "
-                        + "once, under a name of its own");
+        // a run's id names it in the table and in a calibration's report: a log given twice is refused; logs of one
+        // name in different folders are told apart by their folder (jobA/train.log, jobB/train.log)
+        Set<Path> seen = new HashSet<>();
+        for (Path log : logs) {
+            if (!seen.add(log.toAbsolutePath().normalize())) {
+                throw new IllegalArgumentException(InvalidInputException.printable(log.toString(), 200) + " is given "
+                        + "twice: its runs would be two rows of one id");
             }
+        }
+        Map<String, Long> idCount = new HashMap<>();
+        rows.forEach(row -> idCount.merge(row.run().id(), 1L, Long::sum));
+        Map<Row, String> idOf = new HashMap<>();
+        Set<String> taken = new HashSet<>();
+        for (Row row : rows) {
+            String id = row.run().id();
+            if (idCount.get(id) > 1) {
+                Path parent = row.logArg().toAbsolutePath().normalize().getParent();
+                id = (parent == null || parent.getFileName() == null ? "" : parent.getFileName() + "/") + id;
+            }
+            if (!taken.add(id)) {
+                throw new IllegalArgumentException("two runs would have the id " + InvalidInputException.printable(id,
+                        200) + ": give the logs names (or folders) of their own");
+            }
+            idOf.put(row, id);
         }
 
         Path outDir = outAbs.getParent();
@@ -191,7 +204,7 @@ final class RunsCommand implements Callable<Integer> {
         for (Row row : rows) {
             TrainingLogs.Run r = row.run();
             TrainingLogs.Job j = r.job();
-            List<String> cells = List.of(CsvTable.cell(InvalidInputException.printable(r.id(), 200)),
+            List<String> cells = List.of(CsvTable.cell(InvalidInputException.printable(idOf.get(row), 200)),
                     CsvTable.quote(modelCell.get(row)), i(j.seq()), i(j.microBatch()), i(j.microBatches()),
                     i(j.dataParallel()), i(j.tensor()), i(j.pipeline()), i(j.context()), i(j.virtualStages()),
                     i(j.expert()), i(j.expertTensor()), i(j.zeroStage()), CsvTable.cell(row.device().name()),

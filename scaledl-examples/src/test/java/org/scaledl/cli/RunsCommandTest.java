@@ -124,15 +124,28 @@ class RunsCommandTest {
         assertEquals(1, read(out).size());
     }
 
-    /** Two runs of one id (a log given twice, or two logs of one name) are refused before anything is written. */
+    /**
+     * A log given twice is refused before anything is written; logs of one name in different folders are told apart
+     * by their folder in the id.
+     */
     @Test
-    void twoRunsOfOneIdAreRefused() {
+    void aRunsIdIsItsOwn() throws IOException {
         Path out = dir.resolve("twice.csv");
         MainTest.Run r = MainTest.run("runs", "--from-log", log("megatron-llama3-8b.log").toString(), "--from-log",
                 log("megatron-llama3-8b.log").toString(), "--out", out.toString());
         assertEquals(2, r.code(), r.err());
-        assertTrue(r.err().contains("two runs would have the id megatron-llama3-8b.log"), r.err());
+        assertTrue(r.err().contains("is given twice"), r.err());
         assertFalse(Files.exists(out));
+        for (String job : new String[] {"jobA", "jobB"}) {
+            Files.createDirectories(dir.resolve(job));
+            Files.copy(log("megatron-llama3-8b.log"), dir.resolve(job + "/train.log"));
+        }
+        MainTest.Run two = MainTest.run("runs", "--from-log", dir.resolve("jobA/train.log").toString(), "--from-log",
+                dir.resolve("jobB/train.log").toString(), "--out", out.toString(), "-q");
+        assertEquals(0, two.code(), two.err());
+        List<String> lines = Files.readAllLines(out);
+        assertTrue(lines.get(1).startsWith("jobA/train.log,") && lines.get(2).startsWith("jobB/train.log,"),
+                lines.toString());
     }
 
     @Test

@@ -1363,9 +1363,10 @@ public final class MegatronExecution {
         int t = w.parallelism().tensor();
         int inDomain = Math.max(topo.gpusPerNode(), topo.nvlinkDomain());
         if (t > inDomain) {
-            all.add(String.format(Locale.ROOT, "tensor parallelism %d spans %d nodes of %d GPUs: its collectives, "
+            all.add(String.format(Locale.ROOT, "tensor parallelism %d spans %d %s of %d GPUs: its collectives, "
                     + "on the critical path of every layer, cross the network (Megatron keeps a tensor-parallel group "
-                    + "inside a node or NVLink domain)", t, (t + inDomain - 1) / inDomain, inDomain));
+                    + "inside a node or NVLink domain)", t, (t + inDomain - 1) / inDomain,
+                    topo.nvlinkDomain() > topo.gpusPerNode() ? "NVLink domains" : "nodes", inDomain));
         }
         return StageCost.withTotal(perLayer, families, out, total).withMemory(memory.total(),
                 memory.describe(w.parallelism().pipeline(), w.phase() == Phase.TRAIN), all);

@@ -52,7 +52,7 @@ public record ProfilingCost(double overheadSeconds, int warmupIterations, int ti
     public double seconds(double iterationMillis) {
         Checks.argument(iterationMillis >= 0 && Double.isFinite(iterationMillis),
                 "iteration time must be finite and >= 0: %s", iterationMillis);
-        return overheadSeconds + (warmupIterations + timedIterations) * iterationMillis / 1000;
+        return overheadSeconds + ((double) warmupIterations + timedIterations) * iterationMillis / 1000;
     }
 
     /**
