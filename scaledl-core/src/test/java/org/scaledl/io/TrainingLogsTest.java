@@ -129,6 +129,20 @@ class TrainingLogsTest {
         Files.write(b, again);
         InvalidInputException restart = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(b, 1));
         assertTrue(restart.getMessage().contains("iteration 2 after iteration"), restart.getMessage());
+        // NeMo 2 numbers its steps within an epoch: a second epoch starts again at 0, and is read on
+        List<String> nemo = new java.util.ArrayList<>(Files.readAllLines(LOGS.resolve("nemo-llama3-8b.log")));
+        List<String> epochOne = nemo.stream().filter(l -> l.startsWith("Training epoch 0,"))
+                .map(l -> l.replace("Training epoch 0,", "Training epoch 1,")).toList();
+        int after = nemo.size() - 1;
+        while (!nemo.get(after).startsWith("Training epoch 0,")) {
+            after--;
+        }
+        nemo.addAll(after + 1, epochOne);
+        Path c = dir.resolve("epochs.log");
+        Files.write(c, nemo);
+        TrainingLogs.Run two = TrainingLogs.read(c, 1).get(0);
+        assertEquals(2 * TrainingLogs.read(LOGS.resolve("nemo-llama3-8b.log"), 1).get(0).iterations() + 1,
+                two.iterations(), "both epochs' steps, less the one warm-up");
     }
 
     @Test
