@@ -521,6 +521,11 @@ class MegatronExecutionTest {
         assertEquals(100, standard.with(Optional.of(1), Optional.of(100.0)).interNodeGbps(), 1e-9);
         Topology pcie = Topology.of(8, Topology.Link.PCIE, 32, 100);
         assertEquals(100, pcie.with(Optional.of(2), Optional.empty()).interNodeGbps(), 1e-9);
+        // an NVL72 rack stays the NVLink domain whatever a node is taken to be; an 8-GPU server's domain is its node
+        Topology gb200 = Topology.assumedFor(DeviceCatalog.bundled().require("GB200"));
+        assertEquals(72, gb200.nvlinkDomain());
+        assertEquals(72, gb200.with(Optional.of(16), Optional.empty()).nvlinkDomain());
+        assertEquals(16, standard.with(Optional.of(16), Optional.empty()).nvlinkDomain());
     }
 
     /**
