@@ -130,7 +130,17 @@ public final class HuggingFaceConfig {
                 default -> throw InvalidInputException.inSource(source, "model_type '" + printable(type)
                         + "' is not supported (supported: " + String.join(", ", MODEL_TYPES) + ")");
             };
-            return attentionImplementation(r).map(fused -> spec.withFusedAttention(fused)).orElse(spec);
+            TransformerSpec read = attentionImplementation(r).map(fused -> spec.withFusedAttention(fused)).orElse(spec);
+            if (read.maxPositions() == 0 && r.has("max_position_embeddings") && !r.isNull("max_position_embeddings")) {
+                // rotary (or relative) positions: the configured context, so a longer sequence is said, not refused
+                // (a value out of any range says nothing and is left out, as the model does not depend on it)
+                try {
+                    read = read.toBuilder().contextPositions(r.positions("max_position_embeddings", 1)).build();
+                } catch (InvalidInputException ignored) {
+                    // not a context length
+                }
+            }
+            return read;
         } catch (IllegalArgumentException e) {
             throw InvalidInputException.inSource(source, e.getMessage());
         }

@@ -52,6 +52,10 @@ import org.scaledl.graph.TransformerShape;
  * causal attention core doing half the score work and a windowed one a window's.
  */
 public final class TransformerSpec {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(TransformerSpec.class);
+    /** Models already warned of a sequence beyond their configured context (once each, not once a sequence). */
+    private static final java.util.Set<String> BEYOND_CONTEXT = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
     /** Which stacks the model has. */
     public enum Architecture {
         /** GPT-style causal decoder. */
@@ -254,6 +258,8 @@ public final class TransformerSpec {
     private final int decoderLayers;
     private final long vocab;
     private final long maxPositions;
+    /** The positions a rotary model's configuration names (0: none stated); not part of the architecture. */
+    private final long contextPositions;
     private final long typeVocab;
     private final int relativeBuckets;
     private final Norm norm;
@@ -286,6 +292,7 @@ public final class TransformerSpec {
         this.decoderLayers = b.decoderLayers;
         this.vocab = b.vocab;
         this.maxPositions = b.maxPositions;
+        this.contextPositions = b.contextPositions;
         this.typeVocab = b.typeVocab;
         this.relativeBuckets = b.relativeBuckets;
         this.norm = b.norm;
@@ -348,6 +355,7 @@ public final class TransformerSpec {
         b.ffnKind = ffnKind;
         b.decoderLayers = decoderLayers;
         b.maxPositions = maxPositions;
+        b.contextPositions = contextPositions;
         b.typeVocab = typeVocab;
         b.relativeBuckets = relativeBuckets;
         b.norm = norm;
@@ -452,6 +460,16 @@ public final class TransformerSpec {
         return maxPositions;
     }
 
+    /**
+     * The sequence a model without learned positions (rotary) was configured for, its configuration's
+     * {@code max_position_embeddings} (after any RoPE scaling it states), or 0 where none is stated. A longer
+     * sequence is built all the same (a context extension is the user's to make) and logged as a warning; it is no
+     * part of the architecture ({@link #equals} ignores it).
+     */
+    public long contextPositions() {
+        return contextPositions;
+    }
+
     /** The norm. */
     public Norm norm() {
         return norm;
@@ -537,6 +555,11 @@ public final class TransformerSpec {
         Checks.argument(seq > 0 && seq <= 1L << 24, "sequence length must be in 1..%s: %s", 1L << 24, seq);
         Checks.argument(maxPositions == 0 || seq <= maxPositions, "%s: sequence %s is longer than its %s learned "
                 + "positions", name, seq, maxPositions);
+        if (contextPositions > 0 && seq > contextPositions && BEYOND_CONTEXT.add(name)) {
+            LOG.warn("{}: sequence {} is longer than the {} positions its configuration names "
+                    + "(max_position_embeddings): built as given, a context extension the configuration does not "
+                    + "state (said once for this model)", name, seq, contextPositions);
+        }
         return new GraphWriter(this, seq).build();
     }
 
@@ -554,6 +577,7 @@ public final class TransformerSpec {
         private FfnKind ffnKind = FfnKind.GELU;
         private int decoderLayers;
         private long maxPositions;
+        private long contextPositions;
         private long typeVocab;
         private int relativeBuckets;
         private Norm norm = Norm.LAYER_NORM;
@@ -612,6 +636,16 @@ public final class TransformerSpec {
         /** Decoder layers: makes the model an encoder–decoder. */
         public Builder decoderLayers(int value) {
             this.decoderLayers = value;
+            return this;
+        }
+
+        /**
+         * The sequence a rotary model's configuration names ({@link TransformerSpec#contextPositions()}; default 0,
+         * none stated).
+         */
+        public Builder contextPositions(long value) {
+            Checks.argument(value >= 0 && value <= 1L << 31, "context positions must be in 0..2^31: %s", value);
+            this.contextPositions = value;
             return this;
         }
 

@@ -301,6 +301,21 @@ class TransformerSpecTest {
     }
 
     /**
+     * A rotary model carries the context its configuration names, which does not enter its architecture (equal
+     * specifications, the same graph) and does not bound the sequence; a model of learned positions carries none.
+     */
+    @Test
+    void aRotaryModelCarriesItsConfiguredContext() {
+        TransformerSpec llama = HuggingFaceConfig.read(DIR.resolve("llama-3-8b/config.json"));
+        assertEquals(8192, llama.contextPositions());
+        assertEquals(llama, llama.toBuilder().contextPositions(0).build());
+        long beyond = 2 * llama.contextPositions();
+        assertEquals(beyond, llama.graph(beyond).transformer().orElseThrow().seq());
+        TransformerSpec gpt = TransformerSpec.decoder("gpt", 1024, 16, 2, 50257).maxPositions(2048).build();
+        assertEquals(0, gpt.contextPositions());
+    }
+
+    /**
      * A mixture of experts dispatches its tokens as wide as its experts work: the hidden size, or LatentMoE's latent
      * (Nemotron-3 Super's 1,024 of 4,096), which the expert all-to-all then moves.
      */
