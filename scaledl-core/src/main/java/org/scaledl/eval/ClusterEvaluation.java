@@ -107,7 +107,8 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
         Split large = split("<= " + SMALL_GPUS + " GPUs -> larger clusters", base, always, published, small,
                 largeErrors);
         out.add(large);
-        record(scored, "small_to_large", published.stream().filter(small.negate()).toList(), largeErrors);
+        List<Sample> larger = published.stream().filter(small.negate()).toList();
+        record(scored, "small_to_large", larger, largeErrors);
         Predicate<Sample> older = s -> !s.workload().device().map(d -> d.name().equals(newest)).orElse(false);
         List<double[]> newestErrors = new ArrayList<>();
         out.add(split("newest GPU held out (" + newest + ", from its catalog row)", base, always, published, older,
@@ -119,8 +120,7 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
         byFlag(out, "  family held out, ", family.trainRuns(), familyErrors, KIND, "mixtures of experts", "dense");
         byFlag(out, "  family held out, ", family.trainRuns(), familyErrors, EDGE,
                 "recomputation chosen at the memory edge", "the other runs");
-        bySystem(out, "  <= " + SMALL_GPUS + " GPUs -> larger, on ", large.trainRuns(),
-                published.stream().filter(small.negate()).toList(), largeErrors);
+        bySystem(out, "  <= " + SMALL_GPUS + " GPUs -> larger, on ", large.trainRuns(), larger, largeErrors);
         return new ClusterEvaluation(out, scored);
     }
 

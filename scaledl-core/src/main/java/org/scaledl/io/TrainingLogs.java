@@ -104,9 +104,9 @@ import org.scaledl.workload.Recompute;
  * {@code train_step_timing: 1.234} and {@code train_step_timing in s=1.234}). Each such line is one logged iteration
  * (with Megatron's {@code log_interval} above 1, the mean of that many); a line repeating the previous line's
  * iteration number (a progress bar redrawn) is skipped. The run's time is the <b>median</b> of the steady state: the
- * first {@code warmup} logged iterations are dropped ({@link #DEFAULT_WARMUP}: 10, or a third, rounded down but at least
- * the first, when a run logs fewer than 30: a first iteration holds the start-up). A run with no iteration lines, or
- * none after warm-up, is refused.
+ * first {@code warmup} logged iterations are dropped ({@link #DEFAULT_WARMUP}: 10, or a third, rounded down but at
+ * least the first, when a run logs fewer than 30: a first iteration holds the start-up). A run with no iteration
+ * lines, or none after warm-up, is refused.
  *
  * <p><b>Runs.</b> A log holds one run, or several when configuration (an argument block, a dump, any value above)
  * appears again after iteration lines: each such appearance starts the next run, which must log its own arguments

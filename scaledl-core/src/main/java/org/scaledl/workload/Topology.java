@@ -151,8 +151,9 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
      * This topology with some parts replaced (the others kept): GPUs per node, the network's bandwidth and the NVLink
      * domain, as a user gives them on top of the device's default ({@code --gpus-per-node}, {@code --inter-node-gbps},
      * {@code --nvlink-domain}). A domain not given stays the device's where the node keeps its size or the domain is
-     * a rack's (NVL72: the rack, or the node where that is larger), else becomes the node; a network not given keeps its bandwidth per GPU (a node of other size has as many adapters as GPUs, as
-     * the catalog's network is per GPU; a PCIe server keeps its node's). A topology with the node and the network given is no longer assumed.
+     * a rack's (NVL72: the rack, or the node where that is larger), else becomes the node; a network not given keeps
+     * its bandwidth per GPU (a node of other size has as many adapters as GPUs, as the catalog's network is per GPU;
+     * a PCIe server keeps its node's). A topology with the node and the network given is no longer assumed.
      *
      * @throws IllegalArgumentException for a domain smaller than the node
      */

@@ -80,7 +80,8 @@ public final class Workload {
             }
             if (parallelism.zeroStage() > 0) {
                 throw new IllegalArgumentException("ZeRO stage " + parallelism.zeroStage() + " shards training states "
-                        + "(gradients, optimizer states), which " + phase.label() + " does not hold: give ZeRO stage 0");
+                        + "(gradients, optimizer states), which " + phase.label()
+                        + " does not hold: give ZeRO stage 0");
             }
         }
         this.tags = Collections.unmodifiableSortedMap(new TreeMap<>(b.tags));

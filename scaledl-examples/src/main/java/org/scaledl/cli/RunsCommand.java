@@ -107,6 +107,14 @@ final class RunsCommand implements Callable<Integer> {
         }
         int w = warmup == null ? TrainingLogs.DEFAULT_WARMUP : warmup;
 
+        // a log given twice would give its runs twice, under one id: refused before any is read
+        Set<Path> seen = new HashSet<>();
+        for (Path log : logs) {
+            if (!seen.add(log.toAbsolutePath().normalize())) {
+                throw new IllegalArgumentException(InvalidInputException.printable(log.toString(), 200) + " is given "
+                        + "twice: its runs would be two rows of one id");
+            }
+        }
         // read every log before writing anything
         List<Row> rows = new ArrayList<>();
         for (Path log : logs) {
@@ -139,15 +147,8 @@ final class RunsCommand implements Callable<Integer> {
                 rows.add(new Row(r, log, d));
             }
         }
-        // a run's id names it in the table and in a calibration's report: a log given twice is refused; logs of one
-        // name in different folders are told apart by their folder (jobA/train.log, jobB/train.log)
-        Set<Path> seen = new HashSet<>();
-        for (Path log : logs) {
-            if (!seen.add(log.toAbsolutePath().normalize())) {
-                throw new IllegalArgumentException(InvalidInputException.printable(log.toString(), 200) + " is given "
-                        + "twice: its runs would be two rows of one id");
-            }
-        }
+        // a run's id names it in the table and in a calibration's report: logs of one name in different folders are
+        // told apart by their folder (jobA/train.log, jobB/train.log)
         Map<String, Long> idCount = new HashMap<>();
         rows.forEach(row -> idCount.merge(row.run().id(), 1L, Long::sum));
         Map<Row, String> idOf = new HashMap<>();

@@ -418,9 +418,10 @@ public final class MegatronExecution {
      * of {@code lora·(K + N)} trained parameters whose two thin products move their operand and output through memory
      * (forward, again when recomputed, and twice backward), or do their {@code 2·lora} FLOPs per element of them at
      * the sustained 16-bit peak, whichever takes longer (a rank near the hidden size costs what the layer does). With
-     * packed sequences ({@code documents > 0} tokens a document) the attention core's quadratic layers (scores, softmax, its masks and dropout, the context product)
-     * do {@code documents / seq} of their work and keep that share of what they save: causal attention within
-     * documents of {@code L} tokens costs {@code S·L/2} pairs against {@code S²/2}.
+     * packed sequences ({@code documents > 0} tokens a document) the attention core's quadratic layers (scores,
+     * softmax, its masks and dropout, the context product) do {@code documents / seq} of their work and keep that
+     * share of what they save: causal attention within documents of {@code L} tokens costs {@code S·L/2} pairs
+     * against {@code S²/2}.
      */
     private static Unit[] computeUnits(ModelGraph g, DeviceLayerCost layers, Device device, Precision prec,
             Phase phase, Recompute rc, int b, int t, boolean sp, int c, int e, int et, int lora, int documents,
