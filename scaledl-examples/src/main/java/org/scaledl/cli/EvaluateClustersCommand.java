@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.scaledl.eval.ClusterEvaluation;
+import org.scaledl.io.CsvTable;
 import org.scaledl.io.GpuData;
 import org.scaledl.workload.Sample;
 import picocli.CommandLine.Command;
@@ -224,16 +225,15 @@ final class EvaluateClustersCommand implements Callable<Integer> {
                 + "predicted_ms,low_ms,high_ms,error\n");
         for (ClusterEvaluation.Scored s : e.predictions()) {
             var w = s.run().workload();
-            b.append(String.join(",", s.split(), cell(w.tag("id").orElse("")), cell(w.tag("family").orElse("")),
-                    cell(w.tag("system").orElse("")), cell(w.tag("release").orElse("")),
-                    cell(w.device().map(org.scaledl.workload.Device::name).orElse("")), w.precision().label(),
+            b.append(s.split());
+            for (String tag : List.of("id", "family", "system", "release")) {
+                b.append(',').append(CsvTable.cell(w.tag(tag).orElse("")));
+            }
+            b.append(',').append(String.join(",", CsvTable.cell(w.device().map(org.scaledl.workload.Device::name)
+                    .orElse("")), w.precision().label(),
                     Integer.toString(w.parallelism().ranks()), String.format(Locale.ROOT, "%.4f,%.4f,%.4f,%.4f,%.6f",
                             s.run().millis(), s.predicted(), s.low(), s.high(), s.error()))).append('\n');
         }
         Reports.write(file, b.toString());
-    }
-
-    private static String cell(String field) {
-        return org.scaledl.io.CsvTable.cell(field);
     }
 }
