@@ -200,14 +200,14 @@ public final class FeatureExtractor {
         }
         double read = 0;
         for (TensorInfo t : inputs[i]) {
-            read += t.bytes(batch);
+            read += moved(l, t, batch);
         }
         double written = 0;
         double outElems = 0;
         for (int k = 0; k < outputs[i].length; k++) {
             TensorInfo t = outputs[i][k];
             if (t != null) {
-                written += t.bytes(batch);
+                written += moved(l, t, batch);
                 if (k == 0) {
                     outElems = t.elements(batch);
                 }
@@ -229,7 +229,7 @@ public final class FeatureExtractor {
             for (int k = 0; k < inputs[i].length; k++) {
                 if (inputGrad[i][k]) {
                     gradInputs++;
-                    gradInputBytes += inputs[i][k].bytes(batch);
+                    gradInputBytes += moved(l, inputs[i][k], batch);
                 }
             }
             if (outputGrad[i] && gradInputs > 0) {
@@ -239,16 +239,22 @@ public final class FeatureExtractor {
                     boolean inputNeedsGrad = inputs[i].length > 0 && inputGrad[i][0];
                     bwd = fwd * (1 + geo.recurrenceShare + (inputNeedsGrad ? 1 - geo.recurrenceShare : 0));
                 } else if (f == OpFamily.CONV || f == OpFamily.DEPTHWISE_CONV || f == OpFamily.DENSE) {
-                    bwd = fwd * gradOperands[i];
+                    // a layer the backward pass recomputes first (FlashAttention's scores) does its forward again
+                    bwd = fwd * (gradOperands[i] + (l.recomputedInBackward() ? 1 : 0));
                 } else {
                     bwd = Math.max(fwd, outElems);
                 }
-                double outBytes = outputs[i].length == 0 || outputs[i][0] == null ? 0 : outputs[i][0].bytes(batch);
+                double outBytes = outputs[i].length == 0 || outputs[i][0] == null ? 0 : moved(l, outputs[i][0], batch);
                 bytesBwd = outBytes + 2 * gradInputBytes;
             }
         }
         return new LayerFeatures(i, f, fwd, bwd, read, written, bytesBwd, params, outElems, geo.kernel, geo.stride,
                 geo.groups, geo.in, geo.out, Math.max(1, geo.steps));
+    }
+
+    /** The bytes of a layer's tensor that move through memory: none for a tile kept on chip ({@link Layer#ON_CHIP}). */
+    private static double moved(Layer l, TensorInfo t, long batch) {
+        return l.onChip(t.name()) ? 0 : t.bytes(batch);
     }
 
     private static final class Geometry {

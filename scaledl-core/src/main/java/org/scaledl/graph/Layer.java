@@ -20,6 +20,19 @@ import org.scaledl.Checks;
  * }</pre>
  */
 public final class Layer {
+    /**
+     * The attribute (strings) naming those of a layer's input and output tensors that never reach the device's
+     * memory: the tiles a fused kernel keeps on chip (FlashAttention's scores and probabilities between its two
+     * products). Their bytes are not moved, forward or backward.
+     */
+    public static final String ON_CHIP = "scaledl_on_chip";
+
+    /**
+     * The attribute (an integer, 1) marking a layer whose backward pass repeats its forward pass first: FlashAttention
+     * recomputes the scores from the queries and keys instead of reading them back.
+     */
+    public static final String RECOMPUTED_IN_BACKWARD = "scaledl_recomputed";
+
     private final String name;
     private final String opType;
     private final String domain;
@@ -80,6 +93,22 @@ public final class Layer {
     /** Output tensor names in operator order. */
     public List<String> outputs() {
         return outputs;
+    }
+
+    /**
+     * Whether a tensor of this layer stays on chip ({@link #ON_CHIP}): its bytes are never moved. An attribute of that
+     * name that holds no strings (an imported file's own) marks nothing.
+     */
+    public boolean onChip(String tensor) {
+        Attribute a = attributes.get(ON_CHIP);
+        return a != null && (a.kind() == Attribute.Kind.STRINGS || a.kind() == Attribute.Kind.STRING)
+                && a.asStrings().contains(tensor);
+    }
+
+    /** Whether the backward pass repeats this layer's forward pass ({@link #RECOMPUTED_IN_BACKWARD} is 1). */
+    public boolean recomputedInBackward() {
+        Attribute a = attributes.get(RECOMPUTED_IN_BACKWARD);
+        return a != null && a.kind() == Attribute.Kind.INT && a.asLong() == 1;
     }
 
     /** The i-th input name if present and not omitted. */

@@ -902,6 +902,18 @@ public final class TransformerSpec {
             return y;
         }
 
+        /** The layer with the fused attention core's tiles among its tensors kept on chip ({@link Layer#ON_CHIP}). */
+        private Layer.Builder tiles(Layer.Builder l, String... onChip) {
+            return m.fusedAttention ? l.attribute(Layer.ON_CHIP, Attribute.ofStrings(List.of(onChip))) : l;
+        }
+
+        /** {@link #op} on the fused core's tiles: the first input and the output kept on chip. */
+        private String tiled(String name, LayerRole.Kind kind, String type, SymbolicShape out, String... inputs) {
+            String y = act(name + ":0", out);
+            layer(tiles(Layer.builder(name, type).inputs(inputs).outputs(y), inputs[0], y), name, kind);
+            return y;
+        }
+
         /** {@code x[rows, in] · W[in, out] (+ b)}. */
         private String linear(String name, LayerRole.Kind kind, String x, long in, long out, boolean withBias) {
             String w = param(name + ".weight", in, out);
@@ -1118,9 +1130,17 @@ public final class TransformerSpec {
             act(c + "/v:0", perHead(m.heads, keys, vd));
             LayerRole.Kind core = LayerRole.Kind.ATTENTION_CORE;
             layer(split, c + "/split", core);
-            String scores = op(c + "/scores", core, "MatMul", perHead(m.heads, s, keys), c + "/q:0", c + "/kT:0");
+            // a fused core keeps the scores and probabilities on chip, tile by tile, and its backward pass
+            // recomputes the scores from the queries and keys: five products where the unfused core does four
+            String scores = act(c + "/scores:0", perHead(m.heads, s, keys));
+            Layer.Builder product = tiles(Layer.builder(c + "/scores", "MatMul").inputs(c + "/q:0", c + "/kT:0")
+                    .outputs(scores), scores);
+            if (m.fusedAttention) {
+                product.attribute(Layer.RECOMPUTED_IN_BACKWARD, Attribute.ofInt(1));
+            }
+            layer(product, c + "/scores", core);
             if (relative != null) {
-                scores = op(c + "/add_bias", core, "Add", perHead(m.heads, s, s), scores, relative);
+                scores = tiled(c + "/add_bias", core, "Add", perHead(m.heads, s, s), scores, relative);
             }
             String probs;
             if (m.fusedAttention) {
@@ -1138,9 +1158,11 @@ public final class TransformerSpec {
                 probs = op(c + "/softmax", core, "Softmax", perHead(m.heads, s, keys), scores);
             }
             if (m.attentionDropout) {
-                probs = op(c + "/dropout", core, "Dropout", perHead(m.heads, s, keys), probs);
+                probs = tiled(c + "/dropout", core, "Dropout", perHead(m.heads, s, keys), probs);
             }
-            String ctx = op(c + "/context", core, "MatMul", perHead(m.heads, s, vd), probs, c + "/v:0");
+            String ctx = act(c + "/context:0", perHead(m.heads, s, vd));
+            layer(tiles(Layer.builder(c + "/context", "MatMul").inputs(probs, c + "/v:0").outputs(ctx), probs),
+                    c + "/context", core);
             String merged = op(p + "/merge_heads", LayerRole.Kind.ATTENTION_OUT, "Transpose", rows(m.heads * vd), ctx);
             if (gate != null) {
                 String sig = op(p + "/output_gate_act", LayerRole.Kind.ATTENTION_OUT, "Sigmoid", rows(m.heads * vd),

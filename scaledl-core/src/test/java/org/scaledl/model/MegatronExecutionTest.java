@@ -735,6 +735,26 @@ class MegatronExecutionTest {
         assertTrue(!model(0.8, 0.6).withInterval(-0.2, 0.3).toJson().has("expert_interval_log_ratios"));
     }
 
+    /**
+     * A refinement a saved file lacks (written before the term existed) sustains its parent's coefficient: a file
+     * without the fused attention core's class predicts its products at its contractions' share of the peak.
+     */
+    @Test
+    void aRefinementAnOlderFileLacksTakesItsParentsCoefficient() {
+        MegatronModel m = MegatronModel.uncalibrated().with(ExecutionTerm.DENSE, 1.3)
+                .with(ExecutionTerm.DENSE_FP8, 0.7).with(ExecutionTerm.DENSE_ATTENTION, 2.0);
+        assertEquals(m, MegatronModel.fromJson(m.toJson()));
+        com.fasterxml.jackson.databind.node.ObjectNode old = m.toJson();
+        old.remove(ExecutionTerm.DENSE_ATTENTION.key());
+        old.remove(ExecutionTerm.DENSE_FP4.key());
+        MegatronModel older = MegatronModel.fromJson(old);
+        assertEquals(1.3, older.coefficient(ExecutionTerm.DENSE_ATTENTION));
+        assertEquals(0.7, older.coefficient(ExecutionTerm.DENSE_FP4));
+        old.remove(ExecutionTerm.DENSE.key());
+        assertEquals(ExecutionTerm.DENSE.prior(), MegatronModel.fromJson(old).coefficient(
+                ExecutionTerm.DENSE_ATTENTION), "neither in the file: the parent's prior");
+    }
+
     private static final TransformerSpec MIXTRAL = HuggingFaceConfig.read(
             Path.of("src/test/resources/transformers/mixtral-8x7b/config.json"));
 
@@ -742,6 +762,24 @@ class MegatronExecutionTest {
         return Workload.builder(MIXTRAL.graph(1024)).batch(4).phase(Phase.TRAIN).device(A100)
                 .parallelism(Parallelism.of(d, t, p, 4).withSequenceParallel(t > 1).withExpert(e, et))
                 .precision(Precision.BF16).recompute(Recompute.FULL).topology(DGX).build();
+    }
+
+    /**
+     * A fused attention core's products are their own contraction class; an unfused core's are plain contractions,
+     * and the rest of the layer's contractions stay in theirs either way.
+     */
+    @Test
+    void aFusedCoresProductsAreTheirOwnClass() {
+        Workload fused = mixtral(1, 1, 1, 1, 1);
+        Workload unfused = Workload.builder(MIXTRAL.withFusedAttention(false).graph(1024)).batch(4)
+                .phase(Phase.TRAIN).device(A100).parallelism(fused.parallelism()).precision(Precision.BF16)
+                .recompute(Recompute.FULL).topology(DGX).build();
+        MegatronTerms f = stage.megatronTerms(fused);
+        MegatronTerms u = stage.megatronTerms(unfused);
+        assertTrue(f.value(ExecutionTerm.DENSE_ATTENTION) > 0, f.toString());
+        assertEquals(0, u.value(ExecutionTerm.DENSE_ATTENTION), u.toString());
+        assertTrue(u.value(ExecutionTerm.DENSE) > f.value(ExecutionTerm.DENSE), "the unfused core's products join");
+        assertTrue(f.value(ExecutionTerm.DENSE) > 0);
     }
 
     /**

@@ -180,6 +180,47 @@ class TransformerSpecTest {
         assertEquals(512.0 / 4096, windowed / unfused, 1e-3);
     }
 
+    /**
+     * A fused core keeps its score tiles on chip: its score product writes nothing and its context product reads only
+     * the values; the backward pass recomputes the scores (three times their forward work, the context product's
+     * two). The unfused core moves its score matrix and does twice each product's work backward.
+     */
+    @Test
+    void fusedCoreKeepsItsTilesOnChipAndRecomputesTheScores() {
+        TransformerSpec.Builder b = TransformerSpec.decoder("g", 1024, 16, 2, 1000);
+        for (boolean fused : new boolean[] {false, true}) {
+            ModelGraph g = b.fusedAttention(fused).build().graph(2048);
+            int seen = 0;
+            for (LayerFeatures f : FeatureExtractor.of(g).extract(2, Phase.TRAIN)) {
+                org.scaledl.graph.Layer l = g.layer(f.layer());
+                if (f.family() != OpFamily.DENSE
+                        || g.role(f.layer()).kind() != org.scaledl.graph.LayerRole.Kind.ATTENTION_CORE) {
+                    continue;
+                }
+                double out = g.tensor(l.outputs().get(0)).orElseThrow().bytes(2);
+                double first = g.tensor(l.inputs().get(0)).orElseThrow().bytes(2);
+                double second = g.tensor(l.inputs().get(1)).orElseThrow().bytes(2);
+                boolean scores = l.name().endsWith("/scores");
+                assertEquals(fused && scores ? 0 : out, f.bytesWritten(), 1e-6, l.name());
+                assertEquals(fused && !scores ? second : first + second, f.bytesRead(), 1e-6, l.name());
+                assertEquals(fused && scores ? 3 : 2, f.flopsBwd() / f.flopsFwd(), 1e-9, l.name());
+                assertEquals(fused, l.onChip(scores ? l.outputs().get(0) : l.inputs().get(0)), l.name());
+                seen++;
+            }
+            assertEquals(2, seen, "two products in the repeated block");
+        }
+    }
+
+    /** An imported file's own attribute of the on-chip name that holds no tensor names marks nothing. */
+    @Test
+    void anOnChipAttributeOfAnotherKindMarksNothing() {
+        org.scaledl.graph.Layer l = org.scaledl.graph.Layer.builder("m", "MatMul").inputs("a", "b").outputs("y")
+                .attribute(org.scaledl.graph.Layer.ON_CHIP, org.scaledl.graph.Attribute.ofInt(1))
+                .attribute(org.scaledl.graph.Layer.RECOMPUTED_IN_BACKWARD, org.scaledl.graph.Attribute.ofFloat(1))
+                .build();
+        assertTrue(!l.onChip("y") && !l.onChip("a") && !l.recomputedInBackward());
+    }
+
     private static double coreFlops(ModelGraph g) {
         double sum = 0;
         for (LayerFeatures f : FeatureExtractor.of(g).extract(1, Phase.INFER)) {

@@ -65,7 +65,14 @@ public enum ExecutionTerm {
      * stages as loaded, the one with more expert layers), each micro-batch and the pipeline fill; an inference step
      * counts a third, as {@link #LAYER_STEP} does (an assumption: no inference run measures it).
      */
-    EXPERT_LAYER_STEP("ms_per_expert_layer_step", Fit.HOST, 0, false);
+    EXPERT_LAYER_STEP("ms_per_expert_layer_step", Fit.HOST, 0, false),
+    /**
+     * A fused attention core's two products (FlashAttention: the scores and the context, their tiles kept on chip,
+     * the scores recomputed in the backward pass): one kernel with the softmax between its products and the causal
+     * mask's partial tiles, whose share of the 16-bit peak is not a GEMM's. A refinement of {@link #DENSE}: pulled
+     * toward it; a file written before this term reads it as its parent's coefficient.
+     */
+    DENSE_ATTENTION("dense_attention", Fit.GPU, 1, true);
 
     /** Where a term enters an iteration's time. */
     public enum Fit {
@@ -117,13 +124,14 @@ public enum ExecutionTerm {
     public Optional<ExecutionTerm> parent() {
         return switch (this) {
             case DENSE_FP4 -> Optional.of(DENSE_FP8);
+            case DENSE_ATTENTION -> Optional.of(DENSE);
             default -> Optional.empty();
         };
     }
 
     /** Whether the term is a contraction class (each contraction kept with its floor). */
     public boolean dense() {
-        return this == DENSE || this == DENSE_FP8 || this == DENSE_FP4;
+        return this == DENSE || this == DENSE_FP8 || this == DENSE_FP4 || this == DENSE_ATTENTION;
     }
 
     /** The label of the term in a breakdown: {@code tensor-comm}. */

@@ -39,7 +39,9 @@ import org.scaledl.workload.Workload;
  *       scales the experts); recomputation repeats the forward of every block layer (full) or of the attention core
  *       (selective). With FP8 or FP4 the blocks' linear layers run on the low-precision units (their own contraction
  *       class, {@link ExecutionTerm#DENSE_FP8}, {@link ExecutionTerm#DENSE_FP4}) and quantise their operands
- *       (memory traffic, {@link Precision#scalingBytesPerElement()}); everything else stays in BF16.</li>
+ *       (memory traffic, {@link Precision#scalingBytesPerElement()}); everything else stays in BF16. A fused
+ *       attention core's two products are a class of their own ({@link ExecutionTerm#DENSE_ATTENTION}): their tiles
+ *       stay on chip and the backward pass recomputes the scores.</li>
  *   <li><b>Collectives on the critical path</b>: per tensor-parallel sub-layer an all-reduce of {@code b·s·h/c}
  *       activations forward and backward (and again when fully recomputed), a reduce-scatter and all-gather with SP;
  *       per expert layer the token dispatch and combine (all-to-all of {@code b·s·k·h/(c·t)} per GPU, inside the
@@ -504,7 +506,9 @@ public final class MegatronExecution {
                 double peak = device.peakFlopsPerSecond(lp, true);
                 double ceiling = layers.sustainedPeakFraction(device, lp);
                 double flops = packed * (f.flopsFwd() * (again ? 2 : 1) + (train ? bwdShare * f.flopsBwd() : 0));
-                dense.get(u).add(new Contraction(lowLinear ? lowClass : ExecutionTerm.DENSE, kind.expert(), time,
+                ExecutionTerm cls = lowLinear ? lowClass : kind.attentionCore() && ts.fusedAttention()
+                        ? ExecutionTerm.DENSE_ATTENTION : ExecutionTerm.DENSE;
+                dense.get(u).add(new Contraction(cls, kind.expert(), time,
                         1e3 * flops / (ceiling * peak)));
             } else if (kind.expert()) {
                 expertOther[u] += time;

@@ -235,7 +235,7 @@ public final class MegatronModel {
 
     /**
      * Reads {@link #toJson()}, each coefficient in {@code [0, 10⁶]}; a coefficient the file lacks (a term added after
-     * it was written) is the term's prior.
+     * it was written) is the term's prior, or, for a refinement ({@link ExecutionTerm#parent()}), its parent's.
      *
      * @throws InvalidInputException naming an out-of-range coefficient or interval, or an unknown coefficient
      */
@@ -250,6 +250,12 @@ public final class MegatronModel {
             ExecutionTerm t = ExecutionTerm.byKey(key).orElseThrow(() -> InvalidInputException.of("megatron."
                     + key + " is no execution term this library knows (a newer file?)"));
             c[t.ordinal()] = Fields.inRange(o.get(key), "megatron." + key, 0, 1e6);
+        }
+        for (ExecutionTerm t : TERMS) {
+            // a refinement the file lacks sustains its parent's coefficient, as a fit without its runs leaves it
+            if (!o.has(t.key()) && t.parent().isPresent()) {
+                c[t.ordinal()] = c[t.parent().get().ordinal()];
+            }
         }
         double[] iv = readInterval(o, "interval_log_ratios");
         double level = o.has(LEVEL_PRIOR_KEY)
