@@ -109,7 +109,7 @@ public final class DeviceCatalog {
                 }
                 d = new Device(primary, m.memoryGB(), m.memoryBandwidthGBps(), m.computeUnits(), m.clockMHz(),
                         m.peakMatrixGflops(), m.peakVectorGflops(), m.l2MB(), d.linkGBps(), Device.Kind.GPU, 0,
-                        d.matrixPeaks(), d.formFactor(), d.pcieGBps(), d.platform());
+                        d.matrixPeaks(), d.formFactor(), d.pcieGBps(), d.platform(), d.sfuPerClock());
             }
             add(byKey, all, d, names);
         }
@@ -148,6 +148,9 @@ public final class DeviceCatalog {
         return out;
     }
 
+    /** The optional column of exponentials per compute unit and clock ({@link Device#sfuPerClock()}). */
+    static final String SFU_COLUMN = "sfu_per_clk_per_sm";
+
     private static Device catalogRow(CsvTable t, int r) {
         String name = t.get(r, "name");
         try {
@@ -170,7 +173,7 @@ public final class DeviceCatalog {
                     t.numberInRange(r, "l2_MB", 1e-3, 1e4), t.opt(r, "link_GBps").isPresent() ? t.numberInRange(r, "link_GBps", 1e-3, 1e5)
                             : 0, Device.Kind.GPU, 0, new Device.MatrixPeaks(byColumn), t.opt(r, "form_factor")
                             .orElse(""), t.opt(r, "pcie_GBps").isPresent() ? t.numberInRange(r, "pcie_GBps", 1e-3, 1e4) : 0,
-                    platform);
+                    platform, t.opt(r, SFU_COLUMN).isPresent() ? t.numberInRange(r, SFU_COLUMN, 1, 1e4) : 0);
         } catch (IllegalArgumentException e) {
             throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());
         }

@@ -37,10 +37,20 @@ import org.scaledl.Checks;
  * @param pcieGBps            the host link's bandwidth per direction (PCIe x16 of the device's generation), GB/s; 0
  *                            when not described
  * @param platform            the system the GPU is normally built into ({@link Platform#NONE} when not described)
+ * @param sfuPerClock         exponentials (and other transcendentals) the special-function units of one compute
+ *                            unit finish per clock, 0 when not described ({@link #exponentialsPerSecond()} then
+ *                            takes {@link #DEFAULT_SFU_PER_CLOCK})
  */
 public record Device(String name, double memoryGB, double memoryBandwidthGBps, int computeUnits, double clockMHz,
         double peakMatrixGflops, double peakVectorGflops, double l2MB, double linkGBps, Kind kind, int simdBits,
-        MatrixPeaks matrixPeaks, String formFactor, double pcieGBps, Platform platform) {
+        MatrixPeaks matrixPeaks, String formFactor, double pcieGBps, Platform platform, double sfuPerClock) {
+
+    /**
+     * Exponentials per compute unit and clock where a description gives none: 16, the rate of every NVIDIA
+     * generation from Maxwell to Blackwell (the CUDA C++ Programming Guide's table of arithmetic instruction
+     * throughput: base-2 exponential, 16 results per clock per multiprocessor); Blackwell Ultra doubles it.
+     */
+    public static final double DEFAULT_SFU_PER_CLOCK = 16;
 
     /**
      * The dense peaks of a device's matrix units per precision, from its data sheet (no sparsity), GFLOP/s (INT8:
@@ -162,6 +172,8 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
         Objects.requireNonNull(formFactor, "formFactor");
         Checks.argument(Double.isFinite(pcieGBps) && pcieGBps >= 0, "device %s: PCIe bandwidth must be >= 0", name);
         Objects.requireNonNull(platform, "platform");
+        Checks.argument(Double.isFinite(sfuPerClock) && sfuPerClock >= 0,
+                "device %s: special-function rate must be finite and >= 0", name);
     }
 
     // written out: a record's generated equals and hashCode are linked through method handles on first use, which
@@ -175,7 +187,8 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
                 && Double.compare(peakVectorGflops, d.peakVectorGflops) == 0 && Double.compare(l2MB, d.l2MB) == 0
                 && Double.compare(linkGBps, d.linkGBps) == 0 && kind == d.kind && simdBits == d.simdBits
                 && matrixPeaks.equals(d.matrixPeaks) && formFactor.equals(d.formFactor)
-                && Double.compare(pcieGBps, d.pcieGBps) == 0 && platform.equals(d.platform);
+                && Double.compare(pcieGBps, d.pcieGBps) == 0 && platform.equals(d.platform)
+                && Double.compare(sfuPerClock, d.sfuPerClock) == 0;
     }
 
     @Override
@@ -194,7 +207,16 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
         h = 31 * h + matrixPeaks.hashCode();
         h = 31 * h + formFactor.hashCode();
         h = 31 * h + Double.hashCode(pcieGBps);
-        return 31 * h + platform.hashCode();
+        h = 31 * h + platform.hashCode();
+        return 31 * h + Double.hashCode(sfuPerClock);
+    }
+
+    /** A device without a described special-function rate. */
+    public Device(String name, double memoryGB, double memoryBandwidthGBps, int computeUnits, double clockMHz,
+            double peakMatrixGflops, double peakVectorGflops, double l2MB, double linkGBps, Kind kind, int simdBits,
+            MatrixPeaks matrixPeaks, String formFactor, double pcieGBps, Platform platform) {
+        this(name, memoryGB, memoryBandwidthGBps, computeUnits, clockMHz, peakMatrixGflops, peakVectorGflops, l2MB,
+                linkGBps, kind, simdBits, matrixPeaks, formFactor, pcieGBps, platform, 0);
     }
 
     /** A device without a described platform. */
@@ -255,7 +277,8 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
     /** A copy with a link bandwidth (GB/s per direction). */
     public Device withLinkGBps(double value) {
         return new Device(name, memoryGB, memoryBandwidthGBps, computeUnits, clockMHz, peakMatrixGflops,
-                peakVectorGflops, l2MB, value, kind, simdBits, matrixPeaks, formFactor, pcieGBps, platform);
+                peakVectorGflops, l2MB, value, kind, simdBits, matrixPeaks, formFactor, pcieGBps, platform,
+                sfuPerClock);
     }
 
     /** Peak FP32 FLOP/s for matrix ({@code true}) or vector work. */
@@ -313,7 +336,16 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
     /** A copy with the catalog's matrix peaks, form factor, PCIe bandwidth and platform. */
     public Device withCatalogFigures(MatrixPeaks peaks, String form, double pcie, Platform system) {
         return new Device(name, memoryGB, memoryBandwidthGBps, computeUnits, clockMHz, peakMatrixGflops,
-                peakVectorGflops, l2MB, linkGBps, kind, simdBits, peaks, form, pcie, system);
+                peakVectorGflops, l2MB, linkGBps, kind, simdBits, peaks, form, pcie, system, sfuPerClock);
+    }
+
+    /**
+     * Exponentials per second of the special-function units, the softmax's share of a fused attention kernel:
+     * compute units × clock × {@link #sfuPerClock()} ({@link #DEFAULT_SFU_PER_CLOCK} where not described). An H100
+     * SXM: 132 × 1,980 MHz × 16 = 4.2·10¹², against 989·10¹² FLOP/s of its BF16 tensor cores.
+     */
+    public double exponentialsPerSecond() {
+        return computeUnits * clockMHz * 1e6 * (sfuPerClock > 0 ? sfuPerClock : DEFAULT_SFU_PER_CLOCK);
     }
 
     /** Peak memory bandwidth in bytes per second. */

@@ -31,6 +31,34 @@ class DeviceCatalogTest {
     }
 
     /**
+     * The special-function units' exponentials: 16 per SM and clock where the catalog gives none, Blackwell Ultra
+     * twice Blackwell's (GB300 and GB200 have the same SMs and clock); a user's row may state its own, and a rate of 0
+     * or below is refused naming the file's line.
+     */
+    @Test
+    void exponentialRatesFollowTheSpecialFunctionUnits(@TempDir Path dir) throws IOException {
+        DeviceCatalog c = DeviceCatalog.bundled();
+        Device h100 = c.require("NVIDIA H100 80GB HBM3");
+        assertEquals(h100.computeUnits() * h100.clockMHz() * 1e6 * 16, h100.exponentialsPerSecond(), 1);
+        assertEquals(0, h100.sfuPerClock());
+        Device gb200 = c.require("NVIDIA GB200");
+        Device gb300 = c.require("NVIDIA GB300");
+        assertEquals(2 * gb200.exponentialsPerSecond(), gb300.exponentialsPerSecond(), 1);
+        assertEquals(gb200.peakFlopsPerSecond(org.scaledl.workload.Precision.BF16, true),
+                gb300.peakFlopsPerSecond(org.scaledl.workload.Precision.BF16, true));
+        assertEquals(32, c.require("B300").sfuPerClock());
+        String head = "name,memory_GB,memory_bw_GBps,sms,boost_clock_MHz,l2_MB,fp32_vector_TFLOPS,sfu_per_clk_per_sm\n";
+        Path ok = dir.resolve("ok.csv");
+        Files.writeString(ok, head + "X1,80,3000,100,1000,50,60,64\n");
+        assertEquals(100 * 1000e6 * 64, DeviceCatalog.read(ok).require("X1").exponentialsPerSecond(), 1);
+        Path bad = dir.resolve("bad.csv");
+        Files.writeString(bad, head + "X1,80,3000,100,1000,50,60,0\n");
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> DeviceCatalog.read(bad));
+        assertTrue(e.getMessage().contains("bad.csv") && e.getMessage().contains("sfu_per_clk_per_sm"),
+                e.getMessage());
+    }
+
+    /**
      * The data-sheet catalog: every GPU the GPU issue names, under the names PyTorch reports, with per-precision
      * matrix peaks, form factors and links; the GPUs NeuSight and DeepBench measured keep the figures their
      * measurements were described with.

@@ -783,6 +783,32 @@ class MegatronExecutionTest {
     }
 
     /**
+     * A fused core's softmax adds one exponential per score at the special-function units' rate: the core's class
+     * is {@code base + E / rate}, so doubling the rate from 16 to 32 per clock saves twice what doubling it again
+     * does, and nothing else moves (an A100 described with 16, 32 and 64 exponentials per SM and clock).
+     */
+    @Test
+    void aFusedCoresExponentialsRunAtTheSpecialFunctionRate() {
+        double[] core = new double[3];
+        double[] dense = new double[3];
+        for (int k = 0; k < 3; k++) {
+            Device d = new Device(A100.name(), A100.memoryGB(), A100.memoryBandwidthGBps(), A100.computeUnits(),
+                    A100.clockMHz(), A100.peakMatrixGflops(), A100.peakVectorGflops(), A100.l2MB(), A100.linkGBps(),
+                    A100.kind(), A100.simdBits(), A100.matrixPeaks(), A100.formFactor(), A100.pcieGBps(),
+                    A100.platform(), 16 << k);
+            Workload w = Workload.builder(MIXTRAL.graph(1024)).batch(4).phase(Phase.TRAIN).device(d)
+                    .parallelism(Parallelism.of(1, 1, 1, 4)).precision(Precision.BF16).recompute(Recompute.FULL)
+                    .topology(DGX).build();
+            MegatronTerms t = stage.megatronTerms(w);
+            core[k] = t.value(ExecutionTerm.DENSE_ATTENTION);
+            dense[k] = t.value(ExecutionTerm.DENSE);
+        }
+        assertTrue(core[0] > core[1] && core[1] > core[2], java.util.Arrays.toString(core));
+        assertEquals(core[0] - core[1], 2 * (core[1] - core[2]), 1e-9 * core[0]);
+        assertEquals(dense[0], dense[2]);
+    }
+
+    /**
      * Megatron-Core lays an expert group over {@code e·et} adjacent ranks whatever the attention's tensor
      * parallelism: 8 experts with expert tensor parallelism 1 dispatch inside an 8-GPU node even when the attention
      * runs on 2 ranks (16 ranks, half of them on another node, with expert tensor parallelism 2).

@@ -49,6 +49,7 @@ final class DevicesCommand implements Callable<Integer> {
                     }
                 }
                 o.put("fp32_vector_tflops", d.peakFlopsPerSecond(false) / 1e12);
+                o.put("exponentials_per_second", d.exponentialsPerSecond());
                 o.put("link_kind", d.platform().linkKind());
                 o.put("link_gbps", d.linkGBps());
                 o.put("pcie_gbps", d.pcieGBps());

@@ -68,6 +68,19 @@ class MainTest {
         assertEquals(sum, root.get("totals").get("flops_fwd").asDouble(), 1e-6 * sum);
     }
 
+    /** {@code devices --json} gives each GPU's exponential rate: Blackwell Ultra's twice Blackwell's. */
+    @Test
+    void devicesJsonGivesTheExponentialRate() throws Exception {
+        Run r = run("devices", "--json");
+        assertEquals(0, r.code(), r.err());
+        java.util.Map<String, Double> rate = new java.util.HashMap<>();
+        for (JsonNode d : new ObjectMapper().readTree(r.out())) {
+            rate.put(d.get("name").asText(), d.get("exponentials_per_second").asDouble());
+        }
+        assertEquals(2 * rate.get("NVIDIA GB200"), rate.get("NVIDIA GB300"), 1);
+        assertTrue(rate.get("NVIDIA H100 80GB HBM3") > 1e12, rate.toString());
+    }
+
     @Test
     void noCommandPrintsUsageOnStderrAndExitsTwoAndInspectNeedsNoBatch() {
         Run none = run();

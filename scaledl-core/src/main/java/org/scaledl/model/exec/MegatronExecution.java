@@ -41,7 +41,9 @@ import org.scaledl.workload.Workload;
  *       class, {@link ExecutionTerm#DENSE_FP8}, {@link ExecutionTerm#DENSE_FP4}) and quantise their operands
  *       (memory traffic, {@link Precision#scalingBytesPerElement()}); everything else stays in BF16. A fused
  *       attention core's two products are a class of their own ({@link ExecutionTerm#DENSE_ATTENTION}): their tiles
- *       stay on chip and the backward pass recomputes the scores.</li>
+ *       stay on chip, the backward pass recomputes the scores, and the softmax between them adds an exponential per
+ *       score (forward, and again where the scores are recomputed) at the special-function units' rate
+ *       ({@link Device#exponentialsPerSecond()}).</li>
  *   <li><b>Collectives on the critical path</b>: per tensor-parallel sub-layer an all-reduce of {@code b·s·h/c}
  *       activations forward and backward (and again when fully recomputed), a reduce-scatter and all-gather with SP;
  *       per expert layer the token dispatch and combine (all-to-all of {@code b·s·k·h/(c·t)} per GPU, inside the
@@ -508,6 +510,12 @@ public final class MegatronExecution {
                 double flops = packed * (f.flopsFwd() * (again ? 2 : 1) + (train ? bwdShare * f.flopsBwd() : 0));
                 ExecutionTerm cls = lowLinear ? lowClass : kind.attentionCore() && ts.fusedAttention()
                         ? ExecutionTerm.DENSE_ATTENTION : ExecutionTerm.DENSE;
+                if (timed && cls == ExecutionTerm.DENSE_ATTENTION && g.layer(i).recomputedInBackward()) {
+                    // the softmax between a fused core's products: an exponential per score on the special-function
+                    // units, forward (again when recomputed) and once more where the backward pass recomputes them
+                    double exps = packed * f.outputElements() * ((again ? 2 : 1) + (train ? 1 : 0));
+                    time += 1e3 * exps / device.exponentialsPerSecond();
+                }
                 dense.get(u).add(new Contraction(cls, kind.expert(), time,
                         1e3 * flops / (ceiling * peak)));
             } else if (kind.expert()) {
