@@ -10,8 +10,9 @@ import java.util.Set;
  * its saved name, where it enters the iteration time ({@link Fit}), the coefficient it has before any fit (its prior)
  * and whether a fit pulls its coefficient toward the prior (the physical scales, which physics puts at 1) or leaves it
  * free (the host's and the fixed costs, which only data can tell). A term added in a later release is read from an
- * older file as its prior, so old files load and predict as they did, except where the physics of a term itself
- * changed (the CHANGELOG names each such change: expert groups of {@code e·et} ranks, LatentMoE's dispatch width).
+ * older file as its prior (a refinement, {@link #parent()}, as its parent's coefficient), so old files load and
+ * predict as they did, except where the physics of a term itself changed (the CHANGELOG names each such change:
+ * expert groups of {@code e·et} ranks, LatentMoE's dispatch width, the fused attention core).
  *
  * <pre>{@code
  * for (ExecutionTerm t : ExecutionTerm.values()) {
