@@ -35,9 +35,7 @@ public record EagerModel(double dispatchMs) {
         if (host == 0) {
             return gpuMillis;
         }
-        double m = Math.max(gpuMillis, host);
-        return m * Math.pow(Math.pow(gpuMillis / m, MegatronModel.SMOOTH) + Math.pow(host / m,
-                MegatronModel.SMOOTH), 1 / MegatronModel.SMOOTH);
+        return MegatronModel.smoothMax(gpuMillis, host, MegatronModel.SMOOTH);
     }
 
     /** The saved form. */
