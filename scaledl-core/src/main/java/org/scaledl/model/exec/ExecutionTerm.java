@@ -65,8 +65,8 @@ public enum ExecutionTerm {
      * of experts whose GPUs finish a layer fast waits for its host. Counted on the stage with the most layers (of
      * stages as loaded, the one with more expert layers), each micro-batch and the pipeline fill; an inference step
      * counts a third, as {@link #LAYER_STEP} does (an assumption: no inference run measures it). The same
-     * synchronisation makes such layers combine the host's and the GPU's time more softly than a dense layer does
-     * ({@link MegatronModel}: the share of layer executions with experts takes the 2.41-norm, the rest the 8-norm).
+     * synchronisation makes a job with such layers combine the host's and the GPU's time more softly than a dense
+     * job does ({@link MegatronModel}: the 2.41-norm instead of the 8-norm).
      */
     EXPERT_LAYER_STEP("ms_per_expert_layer_step", Fit.HOST, 0, false),
     /**

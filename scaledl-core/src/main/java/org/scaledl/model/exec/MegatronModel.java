@@ -18,9 +18,8 @@ import org.scaledl.model.file.Fields;
  * <pre>
  *   gpu     = Σ_contractions max(c_class · t_i, floor_i) + Σ_GPU terms c_k · v_k      (other layers, collectives)
  *   host    = c_step · layer executions + c_expert_step · executions of layers with routed experts
- *   compute = (1 − f)·‖gpu, host‖₈ + f·‖gpu, host‖_2.41   (a smooth max: the slower of the GPU and the host's
- *                                                          dispatch; f the share of layer executions with routed
- *                                                          experts, whose host waits for the GPU every layer)
+ *   compute = ‖gpu, host‖₈, or ‖gpu, host‖_2.41 with routed experts   (a smooth max: the slower of the GPU and
+ *                                                    the host's dispatch; softer where the host waits for the GPU)
  *   time    = compute + Σ_additive terms c_k · v_k   (hand-offs, transfers, data-parallel reduction, optimizer, fixed)
  * </pre>
  *
@@ -41,10 +40,11 @@ public final class MegatronModel {
     /** The exponent of the smooth max of GPU and host time. */
     static final double SMOOTH = 8;
     /**
-     * The exponent for layers with routed experts, {@code ln 2 / ln(4/3) ≈ 2.41}: Megatron's token dispatcher copies
+     * The exponent for jobs with routed experts, {@code ln 2 / ln(4/3) ≈ 2.41}: Megatron's token dispatcher copies
      * the tokens per expert to the host in every such layer (to size the all-to-all and the grouped products), so
-     * the host waits for the GPU's queue to drain there, and a layer costs {@code max(h₁, g₁) + max(h₂, g₂)} over its
-     * two halves instead of {@code max(h, g)}. With the host's and the GPU's work divided between the halves in
+     * the host waits for the GPU's queue to drain there and cannot run ahead past it: every stretch between two such
+     * synchronisations (a layer, or a few where experts alternate with dense or state-space layers) costs
+     * {@code max(h₁, g₁) + max(h₂, g₂)} over its two halves instead of {@code max(h, g)}. With the host's and the GPU's work divided between the halves in
      * proportions nothing tells (independent, uniform), that sum's expectation is {@code 4/3·g} where {@code h = g},
      * which this p-norm gives exactly, and it stays within 1 % of the expectation for every ratio of the two.
      */
@@ -207,9 +207,8 @@ public final class MegatronModel {
     }
 
     /**
-     * The compute part, ms: the smooth max of the GPU's and the host's time, the layers with routed experts (their
-     * share {@code f} of the layer executions) with the softer {@link #SMOOTH_SYNCED}:
-     * {@code (1 − f)·‖g, h‖₈ + f·‖g, h‖_p}.
+     * The compute part, ms: the smooth max of the GPU's and the host's time, the softer {@link #SMOOTH_SYNCED} where
+     * the job has layers with routed experts.
      */
     double compute(MegatronTerms t) {
         double g = gpu(t);
@@ -217,9 +216,7 @@ public final class MegatronModel {
         if (h == 0) {
             return g;
         }
-        double steps = t.value(ExecutionTerm.LAYER_STEP);
-        double f = steps > 0 ? Math.min(1, t.value(ExecutionTerm.EXPERT_LAYER_STEP) / steps) : 0;
-        return (1 - f) * smoothMax(g, h, SMOOTH) + (f > 0 ? f * smoothMax(g, h, SMOOTH_SYNCED) : 0);
+        return smoothMax(g, h, t.value(ExecutionTerm.EXPERT_LAYER_STEP) > 0 ? SMOOTH_SYNCED : SMOOTH);
     }
 
     /** {@code (g^p + h^p)^(1/p)}, computed without overflow. */

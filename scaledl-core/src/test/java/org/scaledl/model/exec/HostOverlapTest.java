@@ -10,9 +10,9 @@ import net.jqwik.api.constraints.DoubleRange;
 import org.junit.jupiter.api.Test;
 
 /**
- * How the GPU's time and the host's dispatch combine ({@link MegatronModel#compute}): a near-hard max in layers
- * without a synchronisation, and in layers with routed experts (whose dispatcher waits for the GPU every layer) the
- * expectation of {@code max(h₁, g₁) + max(h₂, g₂)} over the two halves of a layer.
+ * How the GPU's time and the host's dispatch combine ({@link MegatronModel#compute}): a near-hard max in a dense job,
+ * and in a job with routed experts (whose dispatcher waits for the GPU every such layer) the expectation of
+ * {@code max(h₁, g₁) + max(h₂, g₂)} over the two halves of every stretch between two waits.
  */
 class HostOverlapTest {
     /** GPU time {@code g} (one 16-bit contraction at its floor 0), host time {@code h}, a share {@code f} with experts. */
@@ -29,8 +29,8 @@ class HostOverlapTest {
     void denseLayersTakeTheSlowerSideAndExpertLayersFourThirdsWhereBothAreEqual() {
         assertEquals(Math.pow(2, 1 / 8.0) * 10, MODEL.compute(terms(10, 10, 0)), 1e-9);
         assertEquals(4.0 / 3 * 10, MODEL.compute(terms(10, 10, 1)), 1e-9);
-        // a hybrid: half its layer executions with experts, half without
-        assertEquals(0.5 * Math.pow(2, 1 / 8.0) * 10 + 0.5 * 4.0 / 3 * 10, MODEL.compute(terms(10, 10, 0.5)), 1e-9);
+        // a hybrid with experts in a quarter of its layers: the host cannot run ahead past any of them
+        assertEquals(4.0 / 3 * 10, MODEL.compute(terms(10, 10, 0.25)), 1e-9);
         // no host time: the GPU's alone, with or without experts
         assertEquals(7, MegatronModel.uncalibrated().compute(terms(7, 3, 1)), 1e-12);
     }
@@ -67,8 +67,8 @@ class HostOverlapTest {
     }
 
     @Property
-    void moreSynchronisedLayersNeverMakeAnIterationFaster(@ForAll @DoubleRange(min = 0.01, max = 1e4) double g,
-            @ForAll @DoubleRange(min = 0.01, max = 1e4) double h, @ForAll @DoubleRange(min = 0, max = 0.9) double f) {
-        assertTrue(MODEL.compute(terms(g, h, f + 0.1)) >= MODEL.compute(terms(g, h, f)) * (1 - 1e-12));
+    void theHostsWaitNeverMakesAnIterationFaster(@ForAll @DoubleRange(min = 0.01, max = 1e4) double g,
+            @ForAll @DoubleRange(min = 0.01, max = 1e4) double h, @ForAll @DoubleRange(min = 0.01, max = 1) double f) {
+        assertTrue(MODEL.compute(terms(g, h, f)) >= MODEL.compute(terms(g, h, 0)) * (1 - 1e-12));
     }
 }
