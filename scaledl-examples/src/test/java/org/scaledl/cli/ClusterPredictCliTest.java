@@ -200,6 +200,24 @@ class ClusterPredictCliTest {
     }
 
     /**
+     * A mixture of experts, whose host waits for the GPUs every expert layer, says what the wait adds; a dense
+     * model's job of the same shape says nothing of it.
+     */
+    @Test
+    void aMixtureOfExpertsSaysWhatTheHostsWaitAdds() {
+        Path configs = published().resolve("configs");
+        String[] models = {"gpt-oss-120b", "llama3-8b"};
+        for (int i = 0; i < 2; i++) {
+            Run r = MainTest.run("predict", "--model", "gpu", "--transformer", configs.resolve(models[i]
+                    + "/config.json").toString(), "--seq", "4096", "--batch", "4", "--micro-batches", "5",
+                    "--world-size", "64", "--expert", i == 0 ? "64" : "1", "--device", "GB200", "--precision", "mxfp8");
+            assertEquals(0, r.code(), r.err());
+            assertEquals(i == 0, r.err().contains("the host waits for the GPUs in every layer with routed experts"),
+                    models[i] + ": " + r.err());
+        }
+    }
+
+    /**
      * Every layout {@code layouts} prints can be given back: its candidate table, scored by {@code predict
      * --candidates}, gives each layout's time and memory again, and the command it prints for the first layout gives
      * the first row's; a mixture of experts is searched over expert and context parallelism too.
