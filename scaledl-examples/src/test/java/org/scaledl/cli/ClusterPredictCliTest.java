@@ -200,8 +200,9 @@ class ClusterPredictCliTest {
     }
 
     /**
-     * A mixture of experts, whose host waits for the GPUs every expert layer, says what the wait adds; a dense
-     * model's job of the same shape says nothing of it.
+     * A mixture of experts, whose host waits for the GPUs every expert layer, says what the host adds (the wait, or,
+     * should a refit make the host the slower side, that its dispatch sets the pace); a dense model's job of the same
+     * shape says neither.
      */
     @Test
     void aMixtureOfExpertsSaysWhatTheHostsWaitAdds() {
@@ -212,8 +213,8 @@ class ClusterPredictCliTest {
                     + "/config.json").toString(), "--seq", "4096", "--batch", "4", "--micro-batches", "5",
                     "--world-size", "64", "--expert", i == 0 ? "64" : "1", "--device", "GB200", "--precision", "mxfp8");
             assertEquals(0, r.code(), r.err());
-            assertEquals(i == 0, r.err().contains("the host waits for the GPUs in every layer with routed experts"),
-                    models[i] + ": " + r.err());
+            assertEquals(i == 0, r.err().contains("the host waits for the GPUs in every layer with routed experts")
+                    || r.err().contains("kernel dispatch sets the pace"), models[i] + ": " + r.err());
         }
     }
 

@@ -72,8 +72,9 @@ public enum ExecutionTerm {
     /**
      * A fused attention core's two products (FlashAttention: the scores and the context, their tiles kept on chip,
      * the scores recomputed in the backward pass) and the softmax's exponentials between them on the special-function
-     * units: one kernel with the causal mask's partial tiles, whose share of the 16-bit peak is not a GEMM's. A refinement of {@link #DENSE}: pulled
-     * toward it; a file written before this term reads it as its parent's coefficient.
+     * units: one kernel with the causal mask's partial tiles, whose share of the 16-bit peak is not a GEMM's. A
+     * refinement of {@link #DENSE}: pulled toward it; a file written before this term reads it as its parent's
+     * coefficient.
      */
     DENSE_ATTENTION("dense_attention", Fit.GPU, 1, true);
 
