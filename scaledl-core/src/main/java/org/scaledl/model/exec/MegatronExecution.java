@@ -1361,6 +1361,8 @@ public final class MegatronExecution {
         StageMemory memory = memory(w, layers, device);
         List<String> all = new ArrayList<>(notes);
         double dispatch = model.host(terms);
+        // what the host adds to the GPUs' time (spread over the layers above through computeScale)
+        double wait = computeScale * gpu - gpu;
         if (dispatch > gpu) {
             // the GPUs wait for the host: the fitted dispatch time of a Megatron layer step sets the pace
             double expertStep = terms.value(ExecutionTerm.EXPERT_LAYER_STEP) > 0
@@ -1370,11 +1372,11 @@ public final class MegatronExecution {
                     + "a job this small runs at the framework's dispatch rate, faster where it captures CUDA graphs",
                     dispatch, gpu, model.coefficient(ExecutionTerm.LAYER_STEP), expertStep > 0
                             ? String.format(Locale.ROOT, " and %.2f ms more with routed experts", expertStep) : ""));
-        } else if (terms.value(ExecutionTerm.EXPERT_LAYER_STEP) > 0 && computeScale * gpu - gpu > 0.05 * total) {
+        } else if (terms.value(ExecutionTerm.EXPERT_LAYER_STEP) > 0 && wait > 0.05 * total) {
             all.add(String.format(Locale.ROOT, "the host waits for the GPUs in every layer with routed experts (the "
                     + "token dispatcher reads the tokens per expert), so its dispatch (%.2f ms) adds %.2f ms to the "
                     + "GPUs' %.2f ms (spread over the layers' times of the breakdown), where a dense job's host runs "
-                    + "ahead", dispatch, computeScale * gpu - gpu, gpu));
+                    + "ahead", dispatch, wait, gpu));
         }
         resolution(given, w, device).ifPresent(all::add);
         unevenNote(w).ifPresent(all::add);
