@@ -60,6 +60,29 @@ public record ErrorMetrics(int n, double mre, double rmseMs, double mape, double
                 spearman(predicted, actual));
     }
 
+    /**
+     * The least-squares slope of {@code y} on {@code x} (NaN with fewer than two points or no spread in {@code x}):
+     * below 1 where {@code x}, a prediction, spreads more than what it predicts.
+     *
+     * @throws IllegalArgumentException for arrays of different lengths
+     */
+    public static double slope(double[] x, double[] y) {
+        Checks.argument(x.length == y.length, "lengths differ");
+        int n = x.length;
+        if (n < 2) {
+            return Double.NaN;
+        }
+        double mx = Arrays.stream(x).average().orElseThrow();
+        double my = Arrays.stream(y).average().orElseThrow();
+        double sxy = 0;
+        double sxx = 0;
+        for (int i = 0; i < n; i++) {
+            sxy += (x[i] - mx) * (y[i] - my);
+            sxx += (x[i] - mx) * (x[i] - mx);
+        }
+        return sxx > 0 ? sxy / sxx : Double.NaN;
+    }
+
     /** Spearman's ρ: Pearson correlation of the average ranks. */
     public static double spearman(double[] a, double[] b) {
         Checks.argument(a.length == b.length, "lengths differ");

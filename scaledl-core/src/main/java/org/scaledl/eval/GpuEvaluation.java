@@ -9,6 +9,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalDouble;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
@@ -23,6 +24,7 @@ import org.scaledl.model.Prediction;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.LayerFeatures;
+import org.scaledl.workload.OpFamily;
 import org.scaledl.workload.OpMeasurement;
 import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Phase;
@@ -62,6 +64,10 @@ public final class GpuEvaluation {
 
     /** The baseline's per-operator floor, ms (the same 2 µs as the model's). */
     private static final double LAUNCH_FLOOR_MS = 0.002;
+    /** The size of matrix product {@link Report#largeProductSlope} looks at: a cluster job's, FLOPs. */
+    public static final double LARGE_PRODUCT_FLOPS = 1e10;
+    /** The fewest such kernels a slope is reported from. */
+    public static final int MIN_SLOPE_ROWS = 30;
 
 
     private GpuEvaluation() {
@@ -123,9 +129,15 @@ public final class GpuEvaluation {
      * @param parallel       4-GPU runs, each predicted with its GPU held out
      * @param adapted        the few-shot variant of the leave-one-GPU-out folds, when asked for
      * @param notes          what was skipped and why
+     * @param largeProductSlope with each GPU held out, the least-squares slope of its matrix products' measured log
+     *                       time over the peak's on the predicted one, products of at least {@value
+     *                       #LARGE_PRODUCT_FLOPS} FLOPs (below 1: the predictions spread more than the measurements; the
+     *                       shrinkage the cluster model applies to its contractions); empty with fewer than
+     *                       {@value #MIN_SLOPE_ROWS} such kernels
      */
     public record Report(List<Cell> seenGpu, List<Cell> leaveOneGpuOut, List<Cell> rooflineLeaveOneGpuOut,
-            List<ModelCase> models, List<ModelCase> parallel, Optional<Adapted> adapted, List<String> notes) {
+            List<ModelCase> models, List<ModelCase> parallel, Optional<Adapted> adapted, List<String> notes,
+            OptionalDouble largeProductSlope) {
         /** Copies. */
         public Report {
             seenGpu = List.copyOf(seenGpu);
@@ -294,6 +306,8 @@ public final class GpuEvaluation {
             gpus.retainAll(Set.of(h.name()));
         }
         List<Cell> logo = new ArrayList<>();
+        List<Double> slopeX = new ArrayList<>();
+        List<Double> slopeY = new ArrayList<>();
         List<Cell> roofline = new ArrayList<>();
         List<ModelCase> single = new ArrayList<>();
         List<ModelCase> parallel = new ArrayList<>();
@@ -324,6 +338,15 @@ public final class GpuEvaluation {
                     .allowingPartialGraphs();
             org.scaledl.model.cost.OperatorCost layers = model.operators().orElseThrow();
             logo.addAll(cells(layers::layerMillis, test));
+            for (OpMeasurement m : test) {
+                LayerFeatures f = m.features();
+                double flops = m.backward() ? f.flopsBwd() : f.flopsFwd();
+                if (f.family() == OpFamily.DENSE && flops >= LARGE_PRODUCT_FLOPS) {
+                    double peakMs = 1e3 * flops / m.device().peakFlopsPerSecond(m.precision(), true);
+                    slopeX.add(Math.log(layers.layerMillis(f, m.device(), m.precision(), m.backward()) / peakMs));
+                    slopeY.add(Math.log(m.millis() / peakMs));
+                }
+            }
             roofline.addAll(cells(rooflineBaseline(train), test));
             if (adapting) {
                 adaptFold(gpu, model, test, calibration, data, adaptKernels, adaptRuns, seed, adaptedKernels,
@@ -358,7 +381,10 @@ public final class GpuEvaluation {
         }
         Optional<Adapted> adapted = adapting ? Optional.of(new Adapted(adaptKernels, adaptRuns, adaptedKernels,
                 kernelsBefore, adaptedRuns, runsBefore)) : Optional.empty();
-        return new Report(seen, logo, roofline, single, parallel, adapted, notes);
+        OptionalDouble slope = slopeX.size() < MIN_SLOPE_ROWS ? OptionalDouble.empty()
+                : OptionalDouble.of(ErrorMetrics.slope(slopeX.stream().mapToDouble(Double::doubleValue).toArray(),
+                        slopeY.stream().mapToDouble(Double::doubleValue).toArray()));
+        return new Report(seen, logo, roofline, single, parallel, adapted, notes, slope);
     }
 
     private static boolean singleEager(GpuData.Run r) {

@@ -64,4 +64,27 @@ class ErrorMetricsTest {
         double[] b = raw.stream().mapToDouble(x -> -3.0 * x).toArray();
         assertEquals(-1.0, ErrorMetrics.spearman(a, b), 1e-9);
     }
+
+    /** The least-squares slope: exact on a line, attenuated where the predictor carries noise of its own. */
+    @Test
+    void slopeOfALineAndOfANoisyPredictor() {
+        assertEquals(2, ErrorMetrics.slope(new double[] {1, 2, 3, 4}, new double[] {3, 5, 7, 9}), 1e-12);
+        // truth -1, -1, 1, 1 predicted with ±1 of independent noise: covariance 4 / variance 8
+        assertEquals(0.5, ErrorMetrics.slope(new double[] {-2, 0, 0, 2}, new double[] {-1, -1, 1, 1}), 1e-12);
+        assertEquals(Double.NaN, ErrorMetrics.slope(new double[] {1}, new double[] {2}));
+        assertEquals(Double.NaN, ErrorMetrics.slope(new double[] {1, 1}, new double[] {2, 3}));
+        assertThrows(IllegalArgumentException.class, () -> ErrorMetrics.slope(new double[2], new double[3]));
+    }
+
+    @Property(tries = 200)
+    void slopeRecoversAnyLine(@ForAll @Size(min = 3, max = 20) @UniqueElements List<@IntRange(min = -50, max = 50)
+            Integer> xs, @ForAll @DoubleRange(min = -5, max = 5) double a,
+            @ForAll @DoubleRange(min = -5, max = 5) double b) {
+        double[] x = xs.stream().mapToDouble(Integer::doubleValue).toArray();
+        double[] y = new double[x.length];
+        for (int i = 0; i < x.length; i++) {
+            y[i] = a + b * x[i];
+        }
+        assertEquals(b, ErrorMetrics.slope(x, y), 1e-9);
+    }
 }

@@ -49,6 +49,9 @@ class GpuEvaluationTest {
         for (GpuEvaluation.ModelCase c : r.parallel()) {
             assertEquals("NVIDIA H100 80GB HBM3", c.gpu());
         }
+        // held-out GPUs' large products: predicted efficiencies track the measured ones, spread no less
+        double slope = r.largeProductSlope().orElseThrow();
+        assertTrue(slope > 0.3 && slope < 1.2, "slope " + slope);
     }
 
     @Test

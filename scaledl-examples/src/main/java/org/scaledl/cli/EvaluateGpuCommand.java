@@ -75,6 +75,7 @@ final class EvaluateGpuCommand implements Callable<Integer> {
         Reports.number(k, "leave_one_gpu_out_mre", r.kernelLeaveOneGpuOutMre());
         Reports.number(k, "seen_gpu_mre", r.kernelSeenGpuMre());
         Reports.number(k, "roofline_leave_one_gpu_out_mre", r.rooflineLeaveOneGpuOutMre());
+        Reports.number(k, "large_product_slope", r.largeProductSlope().orElse(Double.NaN));
         ObjectNode perOp = k.putObject("per_op");
         Map<String, Double> seen = Report.perOp(r.seenGpu());
         Map<String, Double> logo = Report.perOp(r.leaveOneGpuOut());
@@ -161,6 +162,9 @@ final class EvaluateGpuCommand implements Callable<Integer> {
         caseTable(r.parallel(), out);
         out.printf(Locale.ROOT, "%nkernels: seen-GPU MRE %.1f%%, leave-one-GPU-out MRE %.1f%% (roofline %.1f%%)%n",
                 100 * r.kernelSeenGpuMre(), 100 * r.kernelLeaveOneGpuOutMre(), 100 * r.rooflineLeaveOneGpuOutMre());
+        r.largeProductSlope().ifPresent(sl -> out.printf(Locale.ROOT, "matrix products of >= %.0e FLOPs, GPU held "
+                + "out: slope of measured on predicted log efficiency %.2f (the cluster model's shrinkage)%n",
+                GpuEvaluation.LARGE_PRODUCT_FLOPS, sl));
         StringBuilder par = new StringBuilder();
         for (Parallelism kind : r.parallelisms()) {
             par.append(String.format(Locale.ROOT, "; %s %.1f%%", kind.label(), 100 * r.parallelMre(kind)));

@@ -299,7 +299,10 @@ public final class MegatronExecution {
 
     /**
      * A unit of which the share {@code f} of the layers is recomputed in full: times and floors between the unit
-     * without recomputation ({@code none}) and with it ({@code full}); what it keeps is {@code none}'s.
+     * without recomputation ({@code none}) and with it ({@code full}); what it keeps is {@code none}'s. Each
+     * contraction enters twice, {@code none}'s weighted {@code 1 − f} and {@code full}'s {@code f} (not one entry
+     * between them: the calibrated time of a contraction is not linear in its prediction, see
+     * {@link MegatronModel#shrunk}).
      */
     private static Unit mix(Unit none, Unit full, double f) {
         if (f >= 1) {
@@ -308,12 +311,12 @@ public final class MegatronExecution {
         if (f <= 0) {
             return none;
         }
-        List<Contraction> dense = new ArrayList<>(none.dense().size());
+        List<Contraction> dense = new ArrayList<>(2 * none.dense().size());
         for (int i = 0; i < none.dense().size(); i++) {
             Contraction a = none.dense().get(i);
             Contraction x = full.dense().get(i);
-            dense.add(new Contraction(a.cls(), a.expert(), a.millis() + f * (x.millis() - a.millis()),
-                    a.floor() + f * (x.floor() - a.floor())));
+            dense.add(new Contraction(a.cls(), a.expert(), (1 - f) * a.millis(), (1 - f) * a.floor()));
+            dense.add(new Contraction(x.cls(), x.expert(), f * x.millis(), f * x.floor()));
         }
         return new Unit(dense, none.other() + f * (full.other() - none.other()),
                 none.expertOther() + f * (full.expertOther() - none.expertOther()),

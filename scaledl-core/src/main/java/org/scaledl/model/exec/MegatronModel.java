@@ -16,7 +16,8 @@ import org.scaledl.model.file.Fields;
  * {@link ExecutionTerm}:
  *
  * <pre>
- *   gpu     = Σ_contractions max(c_class · t_i, floor_i) + Σ_GPU terms c_k · v_k      (other layers, collectives)
+ *   gpu     = Σ_contractions max(c_class · f_i · (t_i/f_i)^0.84, f_i) + Σ_GPU terms c_k · v_k
+ *                                                      (f_i the floor; other layers, collectives)
  *   host    = c_step · layer executions + c_expert_step · executions of layers with routed experts
  *   compute = ‖gpu, host‖₈, or ‖gpu, host‖_2.41 with routed experts   (a smooth max: the slower of the GPU and
  *                                                    the host's dispatch; softer where the host waits for the GPU)
@@ -50,6 +51,17 @@ public final class MegatronModel {
      * p-norm gives exactly; at every other ratio the p-norm is at most 0.9 % below it.
      */
     static final double SMOOTH_SYNCED = Math.log(2) / Math.log(4.0 / 3);
+    /**
+     * The exponent a contraction's predicted time over its floor is raised to: the least-squares slope of measured on
+     * predicted efficiency where the layer model predicts a GPU it never saw. Its trees learned the efficiency of
+     * matrix products from other GPUs' kernels (the only tensor-core ones DeepBench's V100 and T4 FP16 products), and
+     * there their predicted efficiencies spread more than the measured ones: with each GPU of the kernel data held out
+     * in turn, the held-out products of at least 10¹⁰ FLOPs (the size of a cluster job's) regress their measured log
+     * time over the peak's on the predicted one with slope {@code 0.84} ({@code scaledl evaluate-gpu}, "slope of
+     * measured on predicted"). Shrinking each prediction's distance from its floor by that slope is what those folds
+     * say predicts best; the class's coefficient then sets the level.
+     */
+    static final double EFFICIENCY_SHRINKAGE = 0.84;
     /**
      * The runs a calibration's level is shrunk toward the model's with, where the fit could not estimate it (an older
      * file, too few clusters): half a run.
@@ -176,13 +188,25 @@ public final class MegatronModel {
         return (experts ? expertInterval : interval).clone();
     }
 
-    /** The contractions' calibrated time (each at least its floor), ms. */
+    /**
+     * The contractions' calibrated time (each at least its floor), ms: {@code max(c_class · shrunk(t_i), floor_i)}
+     * with {@link #shrunk}.
+     */
     double dense(MegatronTerms t) {
         double s = 0;
         for (int i = 0; i < t.contractions(); i++) {
-            s += Math.max(c[t.classOf(i).ordinal()] * t.tree(i), t.floor(i));
+            double floor = t.floor(i);
+            s += Math.max(c[t.classOf(i).ordinal()] * shrunk(t.tree(i), floor), floor);
         }
         return s;
+    }
+
+    /**
+     * A contraction's predicted time with its distance from the floor shrunk, {@code floor · (tree / floor)^}{@value
+     * #EFFICIENCY_SHRINKAGE}, ms (the prediction itself where either is 0).
+     */
+    static double shrunk(double tree, double floor) {
+        return tree > 0 && floor > 0 ? floor * Math.pow(tree / floor, EFFICIENCY_SHRINKAGE) : tree;
     }
 
     /** The GPU's calibrated time on the critical path, ms. */
