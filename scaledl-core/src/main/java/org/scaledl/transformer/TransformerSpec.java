@@ -1098,7 +1098,12 @@ public final class TransformerSpec {
             String gate = null;
             Layer.Builder split = Layer.builder(c + "/split", "Split").outputs(c + "/q:0", c + "/kT:0", c + "/v:0");
             if (m.mla.isPresent()) {
-                split.inputs(latent(p, in));
+                String[] projections = latent(p, in);
+                // Megatron-Core's fused MLA rope kernels read the query and key/value projections and write the
+                // queries, keys and values in the attention's layout in one pass: with a fused core that kernel is
+                // the split; unfused, the rotated projections are concatenated and split again
+                split.inputs(m.fusedAttention ? projections : new String[] {op(p + "/rope", LayerRole.Kind.QKV,
+                        "Concat", rows(m.heads * (2 * (qk) + vd)), projections)});
             } else if (memory == null) {
                 // an output gate is projected with the queries, keys and values, one value a head's channel
                 String qkv = linear(p + "/qkv", LayerRole.Kind.QKV, in, m.hidden, q + 2 * kv
@@ -1163,7 +1168,10 @@ public final class TransformerSpec {
             String ctx = act(c + "/context:0", perHead(m.heads, s, vd));
             layer(tiles(Layer.builder(c + "/context", "MatMul").inputs(probs, c + "/v:0").outputs(ctx), probs),
                     c + "/context", core);
-            String merged = op(p + "/merge_heads", LayerRole.Kind.ATTENTION_OUT, "Transpose", rows(m.heads * vd), ctx);
+            // a fused core writes its context in the sequence-major layout the output projection reads (a view);
+            // an unfused one's context is transposed back from its heads
+            String merged = op(p + "/merge_heads", LayerRole.Kind.ATTENTION_OUT, m.fusedAttention ? "Reshape"
+                    : "Transpose", rows(m.heads * vd), ctx);
             if (gate != null) {
                 String sig = op(p + "/output_gate_act", LayerRole.Kind.ATTENTION_OUT, "Sigmoid", rows(m.heads * vd),
                         gate);
@@ -1180,9 +1188,10 @@ public final class TransformerSpec {
         /**
          * Multi-head latent attention's projections: the query (through its low-rank latent and norm, or directly),
          * the key/value latent with the shared rotary key, its norm and the per-head decompression; the down
-         * projections are replicated over the tensor-parallel ranks.
+         * projections are replicated over the tensor-parallel ranks. Returns the query's and the keys' and values'
+         * projections, which the rotary embedding joins into the attention's queries, keys and values.
          */
-        private String latent(String p, String in) {
+        private String[] latent(String p, String in) {
             Mla a = m.mla.orElseThrow();
             long qHead = a.qkNopeDim() + a.qkRopeDim();
             String qOut;
@@ -1198,7 +1207,7 @@ public final class TransformerSpec {
             String kvn = norm(p + "/kv_a_norm", kva, a.kvLoraRank(), LayerRole.Kind.LATENT, Norm.RMS_NORM);
             String kvb = linear(p + "/kv_b", LayerRole.Kind.QKV, kvn, a.kvLoraRank(), m.heads * (a.qkNopeDim()
                     + a.vDim()), false);
-            return op(p + "/rope", LayerRole.Kind.QKV, "Concat", rows(m.heads * (2 * qHead + a.vDim())), qOut, kvb);
+            return new String[] {qOut, kvb};
         }
 
         /** Dense feed-forward sub-layer with its norm and residual add. */

@@ -211,6 +211,43 @@ class TransformerSpecTest {
         }
     }
 
+    /**
+     * A fused core reads its operands where they are written: its context leaves in the layout the output projection
+     * reads (the heads' merge a view, no bytes), and with latent attention (DeepSeek-V3) one pass, Megatron-Core's
+     * fused rope, reads the two projections and writes the queries, keys and values (no separate concatenation,
+     * no second copy). Unfused, the context is transposed back and the rotated projections concatenated and split.
+     */
+    @Test
+    void aFusedCoreReadsItsOperandsWhereTheyAreWritten() {
+        TransformerSpec ds = HuggingFaceConfig.read(DIR.resolve("deepseek-v3/config.json"));
+        for (boolean fused : new boolean[] {false, true}) {
+            ModelGraph g = ds.withFusedAttention(fused).graph(1024);
+            java.util.Map<String, LayerFeatures> byName = new java.util.HashMap<>();
+            for (LayerFeatures f : FeatureExtractor.of(g).extract(1, Phase.TRAIN)) {
+                String name = g.layer(f.layer()).name();
+                if (name.startsWith("layers/block0/attn/")) {
+                    byName.put(name.substring("layers/block0/attn/".length()), f);
+                }
+            }
+            LayerFeatures merge = byName.get("merge_heads");
+            LayerFeatures split = byName.get("core/split");
+            org.scaledl.graph.Layer splitLayer = g.layer(split.layer());
+            double written = 0;
+            for (String t : splitLayer.outputs()) {
+                written += g.tensor(t).orElseThrow().bytes(1);
+            }
+            assertEquals(fused ? OpFamily.VIEW : OpFamily.MOVEMENT, merge.family());
+            assertEquals(fused ? 0 : 2 * g.tensor(g.layer(merge.layer()).outputs().get(0)).orElseThrow().bytes(1),
+                    merge.bytesRead() + merge.bytesWritten(), 1e-6);
+            assertEquals(fused, !byName.containsKey("rope"), byName.keySet().toString());
+            assertEquals(fused ? List.of("layers/block0/attn/q_b:0", "layers/block0/attn/kv_b:0")
+                    : List.of("layers/block0/attn/rope:0"), splitLayer.inputs());
+            assertEquals(written, split.bytesWritten(), 1e-6);
+            // heads × (q 192 + k/v 256) read, heads × (q 192 + k 192 + v 128) written, per token
+            assertEquals(fused ? 1024 * 128 * (192 + 256) * 4.0 : written, split.bytesRead(), 1e-6);
+        }
+    }
+
     /** An imported file's own attribute of the on-chip name that holds no tensor names marks nothing. */
     @Test
     void anOnChipAttributeOfAnotherKindMarksNothing() {
