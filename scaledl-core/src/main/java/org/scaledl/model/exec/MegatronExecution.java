@@ -387,6 +387,38 @@ public final class MegatronExecution {
                 () -> layers.layerMillis(f, device, precision, backward));
     }
 
+    /**
+     * The fewest rows a piece of a weighted product is cut to ({@link #pieceMillis}): 2,048, sixteen 128-row tiles, so
+     * that with 2,112 output columns or more a piece still fills the 132 multiprocessors of an H100 in one wave (a
+     * cluster job's products have far more columns).
+     */
+    static final double MIN_PIECE_ROWS = 2048;
+
+    /**
+     * A layer's time; for a product with weights, at most the time of its rows halved (again, while a piece keeps
+     * {@link #MIN_PIECE_ROWS} rows) times the pieces: a library can run a large product as smaller ones, so it is never
+     * less efficient than they are. The trees, extrapolating their efficiency past the kernels they learned from
+     * (DeepBench's largest tensor-core products are far smaller than a cluster job's), can say it is: without this a
+     * micro-batch of 2 was predicted slower per token than one of 1.
+     */
+    private static double pieceMillis(ModelGraph g, DeviceLayerCost layers, LayerFeatures f, Device device,
+            Precision precision, boolean backward) {
+        return pieceMillis(f, x -> layerMillis(g, layers, x, device, precision, backward));
+    }
+
+    /** {@link #pieceMillis} with the layer's time from {@code time}. */
+    static double pieceMillis(LayerFeatures f, java.util.function.ToDoubleFunction<LayerFeatures> time) {
+        double t = time.applyAsDouble(f);
+        if (f.family() != OpFamily.DENSE || f.params() <= 0 || f.outChannels() <= 0) {
+            return t;
+        }
+        double rows = f.outputElements() / f.outChannels();
+        for (int k = 2; rows / k >= MIN_PIECE_ROWS; k *= 2) {
+            t = Math.min(t, k * time.applyAsDouble(ParallelExecution.share(f, k, 1, 1)));
+        }
+        return t;
+    }
+
     private record FeaturesKey(int microBatch, Phase phase) {
         // written out for start-up (see LayerFeatures)
         @Override
@@ -496,8 +528,8 @@ public final class MegatronExecution {
             LayerFeatures f = ParallelExecution.share(lf, divisor, weightShards(role, lf.family(), t, e, et),
                     columnShards(role, lf.family(), t, et));
             Precision lp = lowLinear ? low : high;
-            double fwd = timed ? packed * layerMillis(g, layers, f, device, lp, false) : 0;
-            double bwd = timed && train ? packed * layerMillis(g, layers, f, device, lp, true) : 0;
+            double fwd = timed ? packed * pieceMillis(g, layers, f, device, lp, false) : 0;
+            double bwd = timed && train ? packed * pieceMillis(g, layers, f, device, lp, true) : 0;
             double bwdShare = frozenBackwardShare(lora, lf);
             bwd *= bwdShare;
             boolean again = role.region() == LayerRole.Region.BLOCK && (rc == Recompute.FULL
