@@ -131,9 +131,9 @@ public final class GpuEvaluation {
      * @param notes          what was skipped and why
      * @param largeProductSlope with each GPU held out, the least-squares slope of its matrix products' measured log
      *                       time over the peak's on the predicted one, products of at least {@value
-     *                       #LARGE_PRODUCT_FLOPS} FLOPs (below 1: the predictions spread more than the measurements; the
-     *                       shrinkage the cluster model applies to its contractions); empty with fewer than
-     *                       {@value #MIN_SLOPE_ROWS} such kernels
+     *                       #LARGE_PRODUCT_FLOPS} FLOPs (below 1: the predictions spread more than the
+     *                       measurements; the shrinkage the cluster model applies to its contractions); empty with fewer than
+     *                       {@value #MIN_SLOPE_ROWS} such kernels or no spread in their predictions
      */
     public record Report(List<Cell> seenGpu, List<Cell> leaveOneGpuOut, List<Cell> rooflineLeaveOneGpuOut,
             List<ModelCase> models, List<ModelCase> parallel, Optional<Adapted> adapted, List<String> notes,
@@ -146,6 +146,7 @@ public final class GpuEvaluation {
             models = List.copyOf(models);
             parallel = List.copyOf(parallel);
             notes = List.copyOf(notes);
+            java.util.Objects.requireNonNull(largeProductSlope, "largeProductSlope");
         }
 
         /** Mean over GPUs of each held-out GPU's kernel MRE (rows pooled over ops within a GPU). */
@@ -343,8 +344,12 @@ public final class GpuEvaluation {
                 double flops = m.backward() ? f.flopsBwd() : f.flopsFwd();
                 if (f.family() == OpFamily.DENSE && flops >= LARGE_PRODUCT_FLOPS) {
                     double peakMs = 1e3 * flops / m.device().peakFlopsPerSecond(m.precision(), true);
-                    slopeX.add(Math.log(layers.layerMillis(f, m.device(), m.precision(), m.backward()) / peakMs));
-                    slopeY.add(Math.log(m.millis() / peakMs));
+                    double x = Math.log(layers.layerMillis(f, m.device(), m.precision(), m.backward()) / peakMs);
+                    double y = Math.log(m.millis() / peakMs);
+                    if (Double.isFinite(x) && Double.isFinite(y)) {
+                        slopeX.add(x);
+                        slopeY.add(y);
+                    }
                 }
             }
             roofline.addAll(cells(rooflineBaseline(train), test));
@@ -381,9 +386,10 @@ public final class GpuEvaluation {
         }
         Optional<Adapted> adapted = adapting ? Optional.of(new Adapted(adaptKernels, adaptRuns, adaptedKernels,
                 kernelsBefore, adaptedRuns, runsBefore)) : Optional.empty();
-        OptionalDouble slope = slopeX.size() < MIN_SLOPE_ROWS ? OptionalDouble.empty()
-                : OptionalDouble.of(ErrorMetrics.slope(slopeX.stream().mapToDouble(Double::doubleValue).toArray(),
-                        slopeY.stream().mapToDouble(Double::doubleValue).toArray()));
+        double fitted = slopeX.size() < MIN_SLOPE_ROWS ? Double.NaN
+                : ErrorMetrics.slope(slopeX.stream().mapToDouble(Double::doubleValue).toArray(),
+                        slopeY.stream().mapToDouble(Double::doubleValue).toArray());
+        OptionalDouble slope = Double.isFinite(fitted) ? OptionalDouble.of(fitted) : OptionalDouble.empty();
         return new Report(seen, logo, roofline, single, parallel, adapted, notes, slope);
     }
 

@@ -49,9 +49,10 @@ class GpuEvaluationTest {
         for (GpuEvaluation.ModelCase c : r.parallel()) {
             assertEquals("NVIDIA H100 80GB HBM3", c.gpu());
         }
-        // held-out GPUs' large products: predicted efficiencies track the measured ones, spread no less
+        // held-out GPUs' large products: the predicted efficiencies track the measured ones and spread more than
+        // they do (the fixtures' slope; the bundled data's, 0.84, is the cluster model's shrinkage)
         double slope = r.largeProductSlope().orElseThrow();
-        assertTrue(slope > 0.3 && slope < 1.2, "slope " + slope);
+        assertTrue(slope > 0.3 && slope < 1, "slope " + slope);
     }
 
     @Test

@@ -173,9 +173,10 @@ public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> 
             ExecutionTerm[] all = ExecutionTerm.values();
             double[] row = new double[all.length];
             for (ExecutionTerm k : all) {
-                // the term's share of the predicted time (its value alone where its coefficient is still 0)
+                // the term's share of the predicted time (its value alone where its coefficient is still 0; a
+                // contraction class's calibrated time, shrunk and floored as the model computes it)
                 double c = m.coefficient(k);
-                row[k.ordinal()] = (c > 0 ? c : 1) * t.value(k) / total;
+                row[k.ordinal()] = (k.dense() ? m.dense(t, k) : (c > 0 ? c : 1) * t.value(k)) / total;
             }
             return row;
         }

@@ -395,7 +395,8 @@ public final class MegatronExecution {
     static final double MIN_PIECE_ROWS = 2048;
 
     /**
-     * A layer's time; for a product with weights, at most the time of its rows halved (again, while a piece keeps
+     * A layer's time; for a product with weights (not routed experts': their grouped product would be cut by each
+     * expert's rows), at most the time of its rows halved (again, while a piece keeps
      * {@link #MIN_PIECE_ROWS} rows) times the pieces: a library can run a large product as smaller ones, so it is never
      * less efficient than they are. The trees, extrapolating their efficiency past the kernels they learned from
      * (DeepBench's largest tensor-core products are far smaller than a cluster job's), can say it is: without this a
@@ -528,8 +529,12 @@ public final class MegatronExecution {
             LayerFeatures f = ParallelExecution.share(lf, divisor, weightShards(role, lf.family(), t, e, et),
                     columnShards(role, lf.family(), t, et));
             Precision lp = lowLinear ? low : high;
-            double fwd = timed ? packed * pieceMillis(g, layers, f, device, lp, false) : 0;
-            double bwd = timed && train ? packed * pieceMillis(g, layers, f, device, lp, true) : 0;
+            // a grouped product of routed experts is cut by each expert's rows, which the features do not hold
+            boolean cut = !kind.expert();
+            double fwd = timed ? packed * (cut ? pieceMillis(g, layers, f, device, lp, false)
+                    : layerMillis(g, layers, f, device, lp, false)) : 0;
+            double bwd = timed && train ? packed * (cut ? pieceMillis(g, layers, f, device, lp, true)
+                    : layerMillis(g, layers, f, device, lp, true)) : 0;
             double bwdShare = frozenBackwardShare(lora, lf);
             bwd *= bwdShare;
             boolean again = role.region() == LayerRole.Region.BLOCK && (rc == Recompute.FULL

@@ -202,6 +202,23 @@ public final class MegatronModel {
     }
 
     /**
+     * The calibrated time of one contraction class, ms (as {@link #dense(MegatronTerms)} for its contractions only).
+     *
+     * @throws IllegalArgumentException for a term that is no contraction class
+     */
+    public double dense(MegatronTerms t, ExecutionTerm cls) {
+        Checks.argument(cls.dense(), "%s is no contraction class", cls);
+        double s = 0;
+        for (int i = 0; i < t.contractions(); i++) {
+            if (t.classOf(i) == cls) {
+                double floor = t.floor(i);
+                s += Math.max(c[cls.ordinal()] * shrunk(t.tree(i), floor), floor);
+            }
+        }
+        return s;
+    }
+
+    /**
      * A contraction's predicted time with its distance from the floor shrunk, {@code floor · (tree / floor)^}{@value
      * #EFFICIENCY_SHRINKAGE}, ms (the prediction itself where either is 0).
      */

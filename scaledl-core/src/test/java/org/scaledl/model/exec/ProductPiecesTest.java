@@ -54,7 +54,8 @@ class ProductPiecesTest {
      */
     @Property(tries = 300)
     void neverDearerThanItsPieces(@ForAll @IntRange(min = 1, max = 64) int blocks,
-            @ForAll @DoubleRange(min = -1, max = 1) double slope, @ForAll @DoubleRange(min = 0, max = 6) double wiggle) {
+            @ForAll @DoubleRange(min = -1, max = 1) double slope,
+            @ForAll @DoubleRange(min = 0, max = 6) double wiggle) {
         ToDoubleFunction<LayerFeatures> cost = f -> f.flopsFwd() * 1e-12 * Math.pow(rows(f) / 2048, slope)
                 * (1 + 0.3 * Math.sin(wiggle * Math.log(rows(f))));
         LayerFeatures f = linear(1024.0 * blocks, 4096, 14336);
