@@ -132,8 +132,8 @@ public final class GpuEvaluation {
      * @param largeProductSlope with each GPU held out, the least-squares slope of its matrix products' measured log
      *                       time over the peak's on the predicted one, products of at least {@value
      *                       #LARGE_PRODUCT_FLOPS} FLOPs (below 1: the predictions spread more than the
-     *                       measurements; the shrinkage the cluster model applies to its contractions); empty with fewer than
-     *                       {@value #MIN_SLOPE_ROWS} such kernels or no spread in their predictions
+     *                       measurements; the shrinkage the cluster model applies to its contractions); empty with
+     *                       fewer than {@value #MIN_SLOPE_ROWS} such kernels or no spread in their predictions
      */
     public record Report(List<Cell> seenGpu, List<Cell> leaveOneGpuOut, List<Cell> rooflineLeaveOneGpuOut,
             List<ModelCase> models, List<ModelCase> parallel, Optional<Adapted> adapted, List<String> notes,

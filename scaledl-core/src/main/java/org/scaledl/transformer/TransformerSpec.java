@@ -1103,7 +1103,7 @@ public final class TransformerSpec {
                 // queries, keys and values in the attention's layout in one pass: with a fused core that kernel is
                 // the split; unfused, the rotated projections are concatenated and split again
                 split.inputs(m.fusedAttention ? projections : new String[] {op(p + "/rope", LayerRole.Kind.QKV,
-                        "Concat", rows(m.heads * (2 * (qk) + vd)), projections)});
+                        "Concat", rows(m.heads * (2 * qk + vd)), projections)});
             } else if (memory == null) {
                 // an output gate is projected with the queries, keys and values, one value a head's channel
                 String qkv = linear(p + "/qkv", LayerRole.Kind.QKV, in, m.hidden, q + 2 * kv

@@ -400,11 +400,12 @@ public final class MegatronExecution {
      * {@link #MIN_PIECE_ROWS} rows) times the pieces: a library can run a large product as smaller ones, so it is never
      * less efficient than they are. The trees, extrapolating their efficiency past the kernels they learned from
      * (DeepBench's largest tensor-core products are far smaller than a cluster job's), can say it is: without this a
-     * micro-batch of 2 was predicted slower per token than one of 1.
+     * micro-batch of 2 was predicted slower per token than one of 1. Without {@code cut}, the layer's time alone.
      */
     private static double pieceMillis(ModelGraph g, DeviceLayerCost layers, LayerFeatures f, Device device,
-            Precision precision, boolean backward) {
-        return pieceMillis(f, x -> layerMillis(g, layers, x, device, precision, backward));
+            Precision precision, boolean backward, boolean cut) {
+        return cut ? pieceMillis(f, x -> layerMillis(g, layers, x, device, precision, backward))
+                : layerMillis(g, layers, f, device, precision, backward);
     }
 
     /** {@link #pieceMillis} with the layer's time from {@code time}. */
@@ -531,10 +532,8 @@ public final class MegatronExecution {
             Precision lp = lowLinear ? low : high;
             // a grouped product of routed experts is cut by each expert's rows, which the features do not hold
             boolean cut = !kind.expert();
-            double fwd = timed ? packed * (cut ? pieceMillis(g, layers, f, device, lp, false)
-                    : layerMillis(g, layers, f, device, lp, false)) : 0;
-            double bwd = timed && train ? packed * (cut ? pieceMillis(g, layers, f, device, lp, true)
-                    : layerMillis(g, layers, f, device, lp, true)) : 0;
+            double fwd = timed ? packed * pieceMillis(g, layers, f, device, lp, false, cut) : 0;
+            double bwd = timed && train ? packed * pieceMillis(g, layers, f, device, lp, true, cut) : 0;
             double bwdShare = frozenBackwardShare(lora, lf);
             bwd *= bwdShare;
             boolean again = role.region() == LayerRole.Region.BLOCK && (rc == Recompute.FULL

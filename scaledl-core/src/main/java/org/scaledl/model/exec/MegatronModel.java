@@ -195,8 +195,7 @@ public final class MegatronModel {
     double dense(MegatronTerms t) {
         double s = 0;
         for (int i = 0; i < t.contractions(); i++) {
-            double floor = t.floor(i);
-            s += Math.max(c[t.classOf(i).ordinal()] * shrunk(t.tree(i), floor), floor);
+            s += calibrated(t, i);
         }
         return s;
     }
@@ -211,11 +210,16 @@ public final class MegatronModel {
         double s = 0;
         for (int i = 0; i < t.contractions(); i++) {
             if (t.classOf(i) == cls) {
-                double floor = t.floor(i);
-                s += Math.max(c[cls.ordinal()] * shrunk(t.tree(i), floor), floor);
+                s += calibrated(t, i);
             }
         }
         return s;
+    }
+
+    /** Contraction {@code i}'s calibrated time: {@code max(c_class · shrunk(t_i), floor_i)}, ms. */
+    private double calibrated(MegatronTerms t, int i) {
+        double floor = t.floor(i);
+        return Math.max(c[t.classOf(i).ordinal()] * shrunk(t.tree(i), floor), floor);
     }
 
     /**
