@@ -27,12 +27,13 @@ import org.scaledl.workload.Sample;
  * e.splits().forEach(s -> System.out.println(s.name() + " " + s.mre() + " " + s.bias()));
  * }</pre>
  *
- * @param splits      the splits: in sample, families, systems, small to large, newest GPU, then per system of the
+ * @param splits      the splits: in sample, families, systems, small to large, newest GPU (and where asked, each
+ *                    cluster), then per system of the
  *                    pooled family split, its dense jobs and mixtures of experts, its jobs whose recomputation was
  *                    chosen at the memory edge ({@code NEAR_MEMORY_LIMIT}) and the others, and per system of the
- *                    small-to-large split
- * @param predictions every run each of the five splits scored, with its prediction (in the order of the splits, and
- *                    within one, of the published runs)
+ *                    small-to-large split (and of the cluster split)
+ * @param predictions every run each of the five (or six) splits scored, with its prediction (in the order of the
+ *                    splits, and within one, of the published runs)
  */
 public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
     /** The largest cluster of the "small" side of the small-to-large split. */
@@ -87,6 +88,17 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
      */
     public static ClusterEvaluation run(RuntimePredictor base, List<Sample> always, List<Sample> published,
             String newest) {
+        return run(base, always, published, newest, false);
+    }
+
+    /**
+     * {@link #run(RuntimePredictor, List, List, String)}, with {@code eachCluster} also each cluster held out (a
+     * system and a software release, the runs' {@code system} and {@code release} tags: a new cluster of a GPU and
+     * families the fit has seen, as a user's own cluster is) and its errors per system, after the newest-GPU split.
+     * That split refits once per cluster, dozens of times on published data.
+     */
+    public static ClusterEvaluation run(RuntimePredictor base, List<Sample> always, List<Sample> published,
+            String newest, boolean eachCluster) {
         Checks.argument(!published.isEmpty(), "no published runs to evaluate");
         List<Split> out = new ArrayList<>();
         List<Scored> scored = new ArrayList<>();
@@ -96,11 +108,11 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
                 inSample));
         record(scored, "in_sample", published, inSample);
         List<double[]> familyErrors = new ArrayList<>();
-        Split family = groups("each family held out", base, always, published, "family", familyErrors);
+        Split family = groups("each family held out", base, always, published, tag("family"), familyErrors);
         out.add(family);
         record(scored, "family", published, familyErrors);
         List<double[]> systemErrors = new ArrayList<>();
-        out.add(groups("each system held out", base, always, published, "system", systemErrors));
+        out.add(groups("each system held out", base, always, published, tag("system"), systemErrors));
         record(scored, "system", published, systemErrors);
         java.util.function.Predicate<Sample> small = s -> s.workload().parallelism().ranks() <= SMALL_GPUS;
         List<double[]> largeErrors = new ArrayList<>();
@@ -114,6 +126,14 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
         out.add(split("newest GPU held out (" + newest + ", from its catalog row)", base, always, published, older,
                 newestErrors));
         record(scored, "newest_gpu", published.stream().filter(older.negate()).toList(), newestErrors);
+        List<double[]> clusterErrors = new ArrayList<>();
+        Split clusters = null;
+        if (eachCluster) {
+            clusters = groups("each cluster held out (system and release)", base, always, published,
+                    ClusterEvaluation::cluster, clusterErrors);
+            out.add(clusters);
+            record(scored, "cluster", published, clusterErrors);
+        }
         // the family and small-to-large splits' errors per system: where the bias sits
         bySystem(out, "  family held out, on ", family.trainRuns(), published, familyErrors);
         // and per kind of job and of interval: dense or mixture of experts, recomputation chosen at the memory edge
@@ -121,6 +141,9 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
         byFlag(out, "  family held out, ", family.trainRuns(), familyErrors, EDGE,
                 "recomputation chosen at the memory edge", "the other runs");
         bySystem(out, "  <= " + SMALL_GPUS + " GPUs -> larger, on ", large.trainRuns(), larger, largeErrors);
+        if (clusters != null) {
+            bySystem(out, "  cluster held out, on ", clusters.trainRuns(), published, clusterErrors);
+        }
         return new ClusterEvaluation(out, scored);
     }
 
@@ -339,6 +362,16 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
         by.forEach((k, v) -> out.add(summary(prefix + k, train, v)));
     }
 
+    /** A run's value of a tag ({@code "?"} without it). */
+    private static java.util.function.Function<Sample, String> tag(String tag) {
+        return s -> s.workload().tag(tag).orElse("?");
+    }
+
+    /** A run's cluster: its system and release ({@code "DGX-H100 / 25.09"}; {@code "?"} for a missing tag). */
+    static String cluster(Sample s) {
+        return s.workload().tag("system").orElse("?") + " / " + s.workload().tag("release").orElse("?");
+    }
+
     private static List<Sample> concat(List<Sample> a, List<Sample> b) {
         List<Sample> out = new ArrayList<>(a);
         out.addAll(b);
@@ -350,10 +383,10 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
      * order of {@code published}.
      */
     private static Split groups(String name, RuntimePredictor base, List<Sample> always, List<Sample> published,
-            String tag, List<double[]> errors) {
+            java.util.function.Function<Sample, String> group, List<double[]> errors) {
         Map<String, List<Integer>> groups = new TreeMap<>();
         for (int i = 0; i < published.size(); i++) {
-            groups.computeIfAbsent(published.get(i).workload().tag(tag).orElse("?"), k -> new ArrayList<>()).add(i);
+            groups.computeIfAbsent(group.apply(published.get(i)), k -> new ArrayList<>()).add(i);
         }
         double[][] e = new double[published.size()][];
         double train = 0;

@@ -22,8 +22,8 @@ import picocli.CommandLine.Option;
 @Command(name = "evaluate-clusters", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
         description = "Fit the cluster execution on some of the published cluster runs (llm-public/runs.csv under "
                 + "--data) and score the others: each model family held out, each system held out, <= 64 GPUs -> "
-                + "larger clusters, the newest GPU held out; MRE with the signed bias, and the 90%% interval's "
-                + "coverage.")
+                + "larger clusters, the newest GPU held out (and with --each-cluster each system and release); MRE "
+                + "with the signed bias, and the 90%% interval's coverage.")
 final class EvaluateClustersCommand implements Callable<Integer> {
     @Option(names = "--data", defaultValue = "datasets/gpu", description = "GPU data root (default "
             + "${DEFAULT-VALUE})")
@@ -32,6 +32,10 @@ final class EvaluateClustersCommand implements Callable<Integer> {
     @Option(names = "--newest", defaultValue = "NVIDIA GB200", description = "The GPU held out whole as the newest "
             + "generation (default ${DEFAULT-VALUE})")
     String newest;
+
+    @Option(names = "--each-cluster", description = "Also hold out each cluster (system and release) in turn: a "
+            + "new cluster of a GPU and families the fit has seen (one refit per cluster: minutes more)")
+    boolean eachCluster;
 
     @Option(names = "--json", description = "Print JSON")
     boolean json;
@@ -69,6 +73,10 @@ final class EvaluateClustersCommand implements Callable<Integer> {
         if (calibration && learningCurve) {
             throw new IllegalArgumentException("--calibration and --learning-curve are two experiments: give one");
         }
+        if (eachCluster && (calibration || learningCurve)) {
+            throw new IllegalArgumentException("--each-cluster is a split; --calibration and --learning-curve run "
+                    + "instead of the splits");
+        }
         if (out != null && (calibration || learningCurve)) {
             throw new IllegalArgumentException("--out writes the splits' held-out predictions; --calibration and "
                     + "--learning-curve print their tables only");
@@ -89,7 +97,7 @@ final class EvaluateClustersCommand implements Callable<Integer> {
         }
         String gpu = Catalogs.of(null, data).require(newest).name();
         ClusterEvaluation e = ClusterEvaluation.run(EvaluateMegatronCommand.withoutMegatron(d), d.vtrainRuns(),
-                published, gpu);
+                published, gpu, eachCluster);
         if (out != null) {
             writePredictions(e, out);
         }
