@@ -482,6 +482,24 @@ public final class CsvTable {
         return x;
     }
 
+    /**
+     * An optional finite number field in {@code [min, max]}: empty where the column is absent or the field blank, the
+     * same error as {@link #numberInRange} where it is given out of range.
+     */
+    public java.util.OptionalDouble optionalNumberInRange(int row, String column, double min, double max) {
+        return opt(row, column).isPresent() ? java.util.OptionalDouble.of(numberInRange(row, column, min, max))
+                : java.util.OptionalDouble.empty();
+    }
+
+    /**
+     * An optional integer field in {@code [min, max]}: empty where the column is absent or the field blank, the same
+     * error as {@link #intInRange} where it is given out of range.
+     */
+    public java.util.OptionalInt optionalIntInRange(int row, String column, int min, int max) {
+        return opt(row, column).isPresent() ? java.util.OptionalInt.of(intInRange(row, column, min, max))
+                : java.util.OptionalInt.empty();
+    }
+
     /** A non-negative integer field (e.g. a padding). */
     public long nonNegativeLong(int row, String column) {
         return integer(row, column, 0, Long.MAX_VALUE, "non-negative");

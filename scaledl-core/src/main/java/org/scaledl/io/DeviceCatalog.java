@@ -155,8 +155,8 @@ public final class DeviceCatalog {
         String name = t.get(r, "name");
         try {
             double vector = 1e3 * t.numberInRange(r, "fp32_vector_TFLOPS", 1e-3, 1e6);
-            double matrix = t.opt(r, "fp32_matrix_TFLOPS").isPresent() ? 1e3 * t.numberInRange(r,
-                    "fp32_matrix_TFLOPS", 1e-3, 1e6) : vector;
+            java.util.OptionalDouble fp32Matrix = t.optionalNumberInRange(r, "fp32_matrix_TFLOPS", 1e-3, 1e6);
+            double matrix = fp32Matrix.isPresent() ? 1e3 * fp32Matrix.getAsDouble() : vector;
             java.util.TreeMap<String, Double> byColumn = new java.util.TreeMap<>();
             for (String column : t.columns()) {
                 String prefix = peakPrefix(column);
@@ -165,15 +165,16 @@ public final class DeviceCatalog {
                 }
             }
             Device.Platform platform = new Device.Platform(t.opt(r, "link_kind").orElse(""),
-                    t.opt(r, "gpus_per_node").isPresent() ? t.intInRange(r, "gpus_per_node", 1, 1 << 10) : 0,
-                    t.opt(r, "nvlink_domain").isPresent() ? t.intInRange(r, "nvlink_domain", 1, 1 << 16) : 0,
-                    t.opt(r, "network_Gbps_per_gpu").isPresent() ? t.numberInRange(r, "network_Gbps_per_gpu", 1e-3, 1e5) : 0);
-            return new Device(name, t.numberInRange(r, "memory_GB", 0.01, 1e5), t.numberInRange(r, "memory_bw_GBps", 0.1, 1e6),
-                    t.intInRange(r, "sms", 1, 1 << 20), t.numberInRange(r, "boost_clock_MHz", 10, 1e5), matrix, vector,
-                    t.numberInRange(r, "l2_MB", 1e-3, 1e4), t.opt(r, "link_GBps").isPresent() ? t.numberInRange(r, "link_GBps", 1e-3, 1e5)
-                            : 0, Device.Kind.GPU, 0, new Device.MatrixPeaks(byColumn), t.opt(r, "form_factor")
-                            .orElse(""), t.opt(r, "pcie_GBps").isPresent() ? t.numberInRange(r, "pcie_GBps", 1e-3, 1e4) : 0,
-                    platform, t.opt(r, SFU_COLUMN).isPresent() ? t.numberInRange(r, SFU_COLUMN, 1, 1e4) : 0);
+                    t.optionalIntInRange(r, "gpus_per_node", 1, 1 << 10).orElse(0),
+                    t.optionalIntInRange(r, "nvlink_domain", 1, 1 << 16).orElse(0),
+                    t.optionalNumberInRange(r, "network_Gbps_per_gpu", 1e-3, 1e5).orElse(0));
+            return new Device(name, t.numberInRange(r, "memory_GB", 0.01, 1e5),
+                    t.numberInRange(r, "memory_bw_GBps", 0.1, 1e6), t.intInRange(r, "sms", 1, 1 << 20),
+                    t.numberInRange(r, "boost_clock_MHz", 10, 1e5), matrix, vector, t.numberInRange(r, "l2_MB", 1e-3, 1e4),
+                    t.optionalNumberInRange(r, "link_GBps", 1e-3, 1e5).orElse(0), Device.Kind.GPU, 0,
+                    new Device.MatrixPeaks(byColumn), t.opt(r, "form_factor").orElse(""),
+                    t.optionalNumberInRange(r, "pcie_GBps", 1e-3, 1e4).orElse(0), platform,
+                    t.optionalNumberInRange(r, SFU_COLUMN, 1, 1e4).orElse(0));
         } catch (IllegalArgumentException e) {
             throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());
         }
@@ -212,7 +213,7 @@ public final class DeviceCatalog {
             return new Device(name, t.numberInRange(r, "dev_mem_GB", 0.01, 1e5), t.numberInRange(r, "mem_bw_GBps", 0.1, 1e6),
                     t.intInRange(r, "num_sm_or_cu", 1, 1 << 20), t.numberInRange(r, "freq_MHz", 10, 1e5), matrix, vector,
                     t.numberInRange(r, "l2_cache_MB", 1e-3, 1e4),
-                    t.opt(r, "link_GBps").isPresent() ? t.numberInRange(r, "link_GBps", 1e-3, 1e5) : 0);
+                    t.optionalNumberInRange(r, "link_GBps", 1e-3, 1e5).orElse(0));
         } catch (IllegalArgumentException e) {
             throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());
         }

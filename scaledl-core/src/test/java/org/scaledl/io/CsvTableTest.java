@@ -61,6 +61,30 @@ class CsvTableTest {
         }
     }
 
+    /**
+     * An optional ranged field: empty where the column is absent or the field blank, its value where given, and the
+     * ranged field's error, naming the file, line and column, where it is out of range or not a number.
+     */
+    @Test
+    void optionalRangedFieldsAreEmptyWhereBlankAndCheckedWhereGiven() {
+        CsvTable t = CsvTable.parse("t.csv", List.of("a,b", "1.5,", "7,x", "-2,3"), "a");
+        assertEquals(1.5, t.optionalNumberInRange(0, "a", 0, 10).getAsDouble());
+        assertTrue(t.optionalNumberInRange(0, "b", 0, 10).isEmpty());
+        assertTrue(t.optionalNumberInRange(0, "c", 0, 10).isEmpty());
+        assertTrue(t.optionalIntInRange(0, "b", 0, 10).isEmpty());
+        assertEquals(7, t.optionalIntInRange(1, "a", 0, 10).getAsInt());
+        InvalidInputException range = assertThrows(InvalidInputException.class,
+                () -> t.optionalNumberInRange(2, "a", 0, 10));
+        assertTrue(range.getMessage().startsWith("t.csv:4") && range.getMessage().contains("a must be a number in"),
+                range.getMessage());
+        InvalidInputException text = assertThrows(InvalidInputException.class,
+                () -> t.optionalIntInRange(1, "b", 0, 10));
+        assertTrue(text.getMessage().startsWith("t.csv:3") && text.getMessage().contains("b"), text.getMessage());
+        InvalidInputException above = assertThrows(InvalidInputException.class,
+                () -> t.optionalIntInRange(1, "a", 0, 5));
+        assertTrue(above.getMessage().contains("a must be in 0..5"), above.getMessage());
+    }
+
     @Test
     void textThatIsNotUtf8IsNamedByLineAndColumn() throws IOException {
         Path f = dir.resolve("latin1.csv");
