@@ -325,6 +325,10 @@ class HostileCliTest {
         assertEquals(1, folder.err().strip().lines().count(), folder.err());
         assertTrue(folder.err().contains(dir.toString()) && folder.err().contains("directory"), folder.err());
         assertFalse(folder.err().contains("none"), "refused before the data were read: " + folder.err());
+        MainTest.Run cluster = MainTest.run("evaluate-clusters", "--data", dir.resolve("none").toString(),
+                "--each-cluster", "--learning-curve");
+        oneLine(cluster, Main.USAGE, "--each-cluster", "--learning-curve");
+        assertFalse(cluster.err().contains("none"), "refused before the data were read: " + cluster.err());
     }
 
     /** predict writes its scored table as .csv or .jsonl (either case), and refuses another name before scoring. */
