@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import org.scaledl.Checks;
 import org.scaledl.graph.TransformerShape;
@@ -190,8 +191,7 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
         int most = Arrays.stream(ns).max().orElse(1);
         Map<String, List<Sample>> groups = new TreeMap<>();
         for (Sample s : published) {
-            groups.computeIfAbsent(s.workload().tag("system").orElse("?") + " " + s.workload().tag("release")
-                    .orElse("?"), k -> new ArrayList<>()).add(s);
+            groups.computeIfAbsent(cluster(s), k -> new ArrayList<>()).add(s);
         }
         List<Calibration> out = new ArrayList<>();
         java.util.Random random = new java.util.Random(seed);
@@ -363,13 +363,16 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
     }
 
     /** A run's value of a tag ({@code "?"} without it). */
-    private static java.util.function.Function<Sample, String> tag(String tag) {
+    private static Function<Sample, String> tag(String tag) {
         return s -> s.workload().tag(tag).orElse("?");
     }
 
-    /** A run's cluster: its system and release ({@code "DGX-H100 / 25.09"}; {@code "?"} for a missing tag). */
+    /**
+     * A run's cluster, as the cluster split and the calibration group runs: its system and release
+     * ({@code "DGX-H100 25.09"}; {@code "?"} for a missing tag).
+     */
     static String cluster(Sample s) {
-        return s.workload().tag("system").orElse("?") + " / " + s.workload().tag("release").orElse("?");
+        return s.workload().tag("system").orElse("?") + " " + s.workload().tag("release").orElse("?");
     }
 
     private static List<Sample> concat(List<Sample> a, List<Sample> b) {
@@ -383,7 +386,7 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
      * order of {@code published}.
      */
     private static Split groups(String name, RuntimePredictor base, List<Sample> always, List<Sample> published,
-            java.util.function.Function<Sample, String> group, List<double[]> errors) {
+            Function<Sample, String> group, List<double[]> errors) {
         Map<String, List<Integer>> groups = new TreeMap<>();
         for (int i = 0; i < published.size(); i++) {
             groups.computeIfAbsent(group.apply(published.get(i)), k -> new ArrayList<>()).add(i);
