@@ -367,12 +367,9 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
         return s -> s.workload().tag(tag).orElse("?");
     }
 
-    /**
-     * A run's cluster, as the cluster split and the calibration group runs: its system and release
-     * ({@code "DGX-H100 25.09"}; {@code "?"} for a missing tag).
-     */
-    static String cluster(Sample s) {
-        return s.workload().tag("system").orElse("?") + " " + s.workload().tag("release").orElse("?");
+    /** A run's cluster ({@link org.scaledl.model.exec.MegatronFit#cluster}). */
+    private static String cluster(Sample s) {
+        return org.scaledl.model.exec.MegatronFit.cluster(s.workload());
     }
 
     private static List<Sample> concat(List<Sample> a, List<Sample> b) {

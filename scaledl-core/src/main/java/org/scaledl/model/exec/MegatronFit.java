@@ -141,10 +141,8 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         java.util.Map<String, java.util.Map<String, List<Double>>> jobs = new java.util.TreeMap<>();
         for (int i = 0; i < runs.size(); i++) {
             Workload w = runs.get(i).workload();
-            Optional<String> system = w.tag("system");
-            Optional<String> release = w.tag("release");
-            if (system.isPresent() && release.isPresent() && Double.isFinite(heldOutLogErrors[i])) {
-                jobs.computeIfAbsent(system.get() + " / " + release.get(), k -> new java.util.TreeMap<>())
+            if (w.tag("system").isPresent() && w.tag("release").isPresent() && Double.isFinite(heldOutLogErrors[i])) {
+                jobs.computeIfAbsent(cluster(w), k -> new java.util.TreeMap<>())
                         .computeIfAbsent(w.toString(), k -> new ArrayList<>()).add(heldOutLogErrors[i]);
             }
         }
@@ -180,6 +178,15 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         double max = MegatronModel.MAX_LEVEL_PRIOR_RUNS;
         return Optional.of(levels <= within / max ? max
                 : Math.max(MegatronModel.DEFAULT_LEVEL_PRIOR_RUNS, Math.min(max, within / levels)));
+    }
+
+    /**
+     * A run's cluster: its system and software release, its {@code system} and {@code release} tags
+     * ({@code "DGX-H100 25.09"}; {@code "?"} for a missing tag). The level prior groups the runs that name both; the
+     * cluster evaluation holds each out and calibrates on a few of its runs.
+     */
+    public static String cluster(Workload w) {
+        return w.tag("system").orElse("?") + " " + w.tag("release").orElse("?");
     }
 
     /**
