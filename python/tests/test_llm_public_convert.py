@@ -109,7 +109,17 @@ def test_new_parts_and_architectures_convert(converted):
     assert runs["qwen3-next-80b-a3b"]["device"] == "B300" and runs["qwen3-next-80b-a3b"]["expert"] == "4"
     for r in runs.values():
         assert (out / r["transformer"]).is_file(), r["transformer"]
+        assert r["grad_reduce"] == "overlapped", r  # Megatron core's overlap_grad_reduce in every recipe
     assert "megatron_bridge_verification_cards.csv not in" in done.stderr  # named, skipped with --allow-missing
+
+
+def test_bundled_runs_say_how_their_gradients_are_reduced():
+    """BLOOM's Megatron-DeepSpeed runs reduce the gradients after the backward pass; every other stack overlaps."""
+    bundled = ROOT / "datasets" / "gpu" / "llm-public" / "runs.csv"
+    rows = list(csv.DictReader(open(bundled, encoding="utf-8")))
+    bloom = [r for r in rows if r["source"] == "bloom-176b-chronicles"]
+    assert bloom and all(r["grad_reduce"] == "after-backward" for r in bloom)
+    assert all(r["grad_reduce"] == "overlapped" for r in rows if r["source"] != "bloom-176b-chronicles")
 
 
 def test_rows_it_cannot_express_are_dropped_naming_why(converted):

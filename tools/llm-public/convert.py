@@ -31,7 +31,7 @@ Outputs (in ``--out``)
 Columns of the four run files: id, source, release, task, system, model_key, family, transformer, seq, batch,
 micro_batches, world_size, tensor, pipeline, context, virtual_stages, expert, expert_tensor, zero_stage, device,
 gpus_per_node, nvlink_domain, inter_node_gbps, precision, recompute, sequence_parallel, lora_rank, uneven_pipeline,
-document_tokens, grad_dtype, measured_ms,
+document_tokens, grad_dtype, grad_reduce, measured_ms,
 tokens_per_s_per_gpu, model_tflops_per_gpu, fit_weight, notes.
 
 Rules, in the order they are applied to each input row
@@ -67,7 +67,10 @@ Rules, in the order they are applied to each input row
    (tr11-176B-ml.slurm: "bf16 must use z0! it implements its own zero stage 1 equivalent").  ``grad_dtype`` is
    ``bf16`` for NeMo 1.x rows (releases 24.xx: Apex's distributed Adam with the launcher's ``optim.grad_sync_dtype``
    bf16; assumed, the pages do not state it) and ``fp32`` for every other stack (Megatron core's FP32 main
-   gradients in mixed precision).
+   gradients in mixed precision).  ``grad_reduce`` is ``after-backward`` for BLOOM (Megatron-DeepSpeed's pipeline
+   engine reduces the gradients in its schedule's last steps, after every micro-batch's backward pass) and
+   ``overlapped`` for every other stack (Megatron core's ``overlap_grad_reduce``/``overlap_param_gather``, which the
+   NeMo and Megatron-Bridge performance recipes set, NeMo 1.x's ``overlap_grad_sync``; PyTorch FSDP2's prefetching).
 5. Device.  ``H100-SXM5-80GB`` -> ``H100 SXM``, ``B200`` -> ``B200``, ``GB200 (NVL72)`` -> ``GB200``,
    ``A100-SXM4-80GB`` -> ``A100 80GB`` (names of the bundled GPU catalog; no row names another part, but
    ``H200-SXM5-141GB``, ``B300``, ``GB300 (NVL72)`` and ``A100-SXM4-40GB`` are mapped for tables of the same sources,
@@ -143,7 +146,7 @@ COLUMNS = ["id", "source", "release", "task", "system", "model_key", "family", "
            "micro_batches", "world_size", "tensor", "pipeline", "context", "virtual_stages", "expert",
            "expert_tensor", "zero_stage", "device", "gpus_per_node", "nvlink_domain", "inter_node_gbps", "precision",
            "recompute",
-           "sequence_parallel", "lora_rank", "uneven_pipeline", "document_tokens", "grad_dtype", "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "fit_weight", "notes"]
+           "sequence_parallel", "lora_rank", "uneven_pipeline", "document_tokens", "grad_dtype", "grad_reduce", "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "fit_weight", "notes"]
 
 # the columns of every row file (the source README's list)
 SOURCE_COLUMNS = ("source release task system gpu num_gpus gpus_per_node nvlink_domain precision precision_norm model "
@@ -668,6 +671,7 @@ def convert_row(file, short, kind, line, row, models, configs):
         "lora_rank": str(lora_rank),
         "document_tokens": document_tokens,
         "grad_dtype": grad_dtype,
+        "grad_reduce": "after-backward" if kind == "bloom" else "overlapped",
         "uneven_pipeline": "false" if even_split_exists(configs.get(config_key, config_source)[2]["layers"], pp * vp,
                                                         configs.get(config_key, config_source)[2]["mtp"]) else "true",
         "measured_ms": measured, "tokens_per_s_per_gpu": row.get("tokens_per_s_per_gpu", "").strip(),

@@ -43,6 +43,8 @@ import org.scaledl.workload.Workload;
  * unevenly, balanced; false), {@code document_tokens} (packed sequences: the effective tokens of the documents
  * packed into each sequence, attention running within a document; 0: one document a sequence),
  * {@code grad_dtype} (fp32, or bf16/fp16: 16-bit gradient buffers, mixed precision only; fp32),
+ * {@code grad_reduce} ({@code overlapped} with the last micro-batch's backward pass, or {@code after-backward}:
+ * {@link Workload#gradReduceAfterBackward()}; overlapped),
  * {@code gpus_per_node}, {@code nvlink_domain} and {@code inter_node_gbps} (the nodes of the GPUs, the GPUs one NVLink
  * domain joins, network Gb/s per node; the device's standard system), and {@code model}, {@code family},
  * {@code resolution} (carried as tags, as in a dataset). A job uses {@code world_size × tensor × pipeline × context}
@@ -413,6 +415,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                 b.unevenPipeline(flag(t, r, "uneven_pipeline"));
                 bounded(t, r, "document_tokens", 0, 1 << 30).ifPresent(b::documentTokens);
                 value(t, r, "grad_dtype").map(Workload::parseGradDtype).ifPresent(b::sixteenBitGradients);
+                value(t, r, "grad_reduce").map(Workload::parseGradReduce).ifPresent(b::gradReduceAfterBackward);
                 Optional<String> imbalance = value(t, r, "expert_imbalance");
                 if (imbalance.isPresent()) {
                     double x = parseDouble(imbalance.get());

@@ -51,6 +51,7 @@ public final class LayoutSearch {
     private int loraRank;
     private int documentTokens;
     private boolean sixteenBitGradients;
+    private boolean gradReduceAfterBackward;
     private double expertImbalance = 1;
 
     /**
@@ -113,6 +114,15 @@ public final class LayoutSearch {
     /** Gradient buffers in 16 bits ({@link Workload#sixteenBitGradients()}; default false). */
     public LayoutSearch sixteenBitGradients(boolean value) {
         this.sixteenBitGradients = value;
+        return this;
+    }
+
+    /**
+     * The gradients' reduction after the backward pass, exposed ({@link Workload#gradReduceAfterBackward()}; default
+     * false: overlapped).
+     */
+    public LayoutSearch gradReduceAfterBackward(boolean value) {
+        this.gradReduceAfterBackward = value;
         return this;
     }
 
@@ -241,7 +251,8 @@ public final class LayoutSearch {
         Workload w = predictor.stage().resolve(Workload.builder(graph).batch(b * par.microBatches())
                 .phase(Phase.TRAIN).device(device).parallelism(par).precision(precision).recompute(Recompute.AUTO)
                 .topology(topology).lora(loraRank).expertImbalance(expertImbalance)
-                .documentTokens(documentTokens).sixteenBitGradients(sixteenBitGradients).build());
+                .documentTokens(documentTokens).sixteenBitGradients(sixteenBitGradients)
+                .gradReduceAfterBackward(gradReduceAfterBackward).build());
         double ms = predictor.predictMillis(w);
         OptionalDouble mem = predictor.stage().memoryBytes(w);
         double gib = mem.isPresent() ? mem.getAsDouble() / (1L << 30) : Double.NaN;

@@ -37,6 +37,7 @@ public final class Workload {
     private final boolean unevenPipeline;
     private final int documentTokens;
     private final boolean sixteenBitGradients;
+    private final boolean gradReduceAfterBackward;
     private final java.util.SortedMap<String, String> tags;
 
     private Workload(Builder b) {
@@ -60,6 +61,7 @@ public final class Workload {
         this.unevenPipeline = b.unevenPipeline;
         this.documentTokens = b.documentTokens;
         this.sixteenBitGradients = b.sixteenBitGradients;
+        this.gradReduceAfterBackward = b.gradReduceAfterBackward;
         if (sixteenBitGradients && precision.masterBytes() == 0) {
             throw new IllegalArgumentException("16-bit gradients are a mixed-precision setting (bf16, fp16, fp8, "
                     + "mxfp8, nvfp4), not one of " + precision.label());
@@ -77,6 +79,10 @@ public final class Workload {
             if (sixteenBitGradients) {
                 throw new IllegalArgumentException("16-bit gradients are a training setting, not one of "
                         + phase.label());
+            }
+            if (gradReduceAfterBackward) {
+                throw new IllegalArgumentException("the gradients' reduction after the backward pass is a training "
+                        + "setting, not one of " + phase.label());
             }
             if (parallelism.zeroStage() > 0) {
                 throw new IllegalArgumentException("ZeRO stage " + parallelism.zeroStage() + " shards training states "
@@ -227,6 +233,34 @@ public final class Workload {
         };
     }
 
+    /**
+     * Whether the data-parallel reduction of the gradients (and, with a distributed optimizer, the gather of the
+     * updated weights) runs after the last micro-batch's backward pass, exposed whole, as Megatron-LM's local DDP did
+     * until 2023 (its {@code --overlap-grad-reduce} off, still its default), Megatron-DeepSpeed and DeepSpeed's ZeRO
+     * 1–2 (without {@code overlap_comm}) and PyTorch DDP with gradient bucketing off run it; with ZeRO 3 each
+     * micro-batch's gradient reduce-scatter is then exposed. False (the default): overlapped with the last
+     * micro-batch's backward pass, as Megatron-core's {@code overlap_grad_reduce} and {@code overlap_param_gather}
+     * (NeMo's and Megatron-Bridge's recipes) and PyTorch DDP's buckets run it.
+     */
+    public boolean gradReduceAfterBackward() {
+        return gradReduceAfterBackward;
+    }
+
+    /**
+     * Parses how the gradients' reduction runs, as tables and command lines give it: {@code overlapped} (false) or
+     * {@code after-backward} (true: {@link #gradReduceAfterBackward()}), any case.
+     *
+     * @throws org.scaledl.InvalidInputException naming the text and the accepted values
+     */
+    public static boolean parseGradReduce(String text) {
+        return switch (text.trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "overlapped" -> false;
+            case "after-backward" -> true;
+            default -> throw org.scaledl.InvalidInputException.of("unknown gradient reduction '" + text
+                    + "' (expected overlapped or after-backward)");
+        };
+    }
+
     /** Bytes of a parameter's gradient buffer: the precision's, or 2 with {@link #sixteenBitGradients()}. */
     public double gradientBytes() {
         return sixteenBitGradients ? 2 : precision.gradientBytes();
@@ -260,6 +294,9 @@ public final class Workload {
         if (sixteenBitGradients) {
             out.add("16-bit gradients");
         }
+        if (gradReduceAfterBackward) {
+            out.add("gradient reduction after the backward pass");
+        }
         return out;
     }
 
@@ -278,7 +315,8 @@ public final class Workload {
         Builder b = new Builder(graph).batch(batch).phase(phase).parallelism(parallelism).threads(threads)
                 .precision(precision).recompute(recompute).recomputeLayers(recomputeLayers)
                 .expertImbalance(expertImbalance).lora(loraRank).unevenPipeline(unevenPipeline)
-                .documentTokens(documentTokens).sixteenBitGradients(sixteenBitGradients);
+                .documentTokens(documentTokens).sixteenBitGradients(sixteenBitGradients)
+                .gradReduceAfterBackward(gradReduceAfterBackward);
         b.device = device;
         b.topology = topology;
         b.tags.putAll(tags);
@@ -298,7 +336,8 @@ public final class Workload {
                 + (recomputeLayers > 0 ? ":" + recomputeLayers : ""))
                 + (loraRank > 0 ? " lora=" + loraRank : "") + (unevenPipeline ? " uneven-pipeline" : "")
                 + (documentTokens > 0 ? " documents=" + documentTokens : "")
-                + (sixteenBitGradients ? " grad-dtype=16-bit" : "");
+                + (sixteenBitGradients ? " grad-dtype=16-bit" : "")
+                + (gradReduceAfterBackward ? " grad-reduce=after-backward" : "");
     }
 
     /** Builds a {@link Workload}. */
@@ -318,6 +357,7 @@ public final class Workload {
         private boolean unevenPipeline;
         private int documentTokens;
         private boolean sixteenBitGradients;
+        private boolean gradReduceAfterBackward;
         private final Map<String, String> tags = new TreeMap<>();
 
         private Builder(ModelGraph graph) {
@@ -442,6 +482,15 @@ public final class Workload {
         /** Gradient buffers in 16 bits ({@link Workload#sixteenBitGradients()}); false by default. */
         public Builder sixteenBitGradients(boolean value) {
             this.sixteenBitGradients = value;
+            return this;
+        }
+
+        /**
+         * The gradients' reduction after the last micro-batch's backward pass, exposed
+         * ({@link Workload#gradReduceAfterBackward()}); false (overlapped) by default.
+         */
+        public Builder gradReduceAfterBackward(boolean value) {
+            this.gradReduceAfterBackward = value;
             return this;
         }
 

@@ -272,11 +272,71 @@ class MegatronExecutionTest {
      */
     @Test
     void fsdpPaysACollectiveLatencyPerLayer() {
-        org.scaledl.model.comm.CommunicationModel slow = new org.scaledl.model.comm.CommunicationModel() {
+        org.scaledl.model.comm.CommunicationModel slow = network(bytes -> 1000);
+        Workload fsdp = job(8, 1, 1, 4, 2, Recompute.FULL).toBuilder()
+                .parallelism(Parallelism.of(8, 1, 1, 4).withZeroStage(3)).build();
+        double data = org.scaledl.model.exec.MegatronExecution.terms(fsdp, stage.layers(), Optional.of(slow), A100,
+                DGX).value(ExecutionTerm.DATA_COMM);
+        // 4 micro-batches x (2 gathers + 1 reduce-scatter) x 24 layers x 500 ms, less the compute they hide behind,
+        // plus the last micro-batch's reduce-scatter over the micro-batches
+        assertTrue(data > 0.99 * 4 * 3 * 24 * 500 && data < 4 * 3 * 24 * 500 + 24 * 500, "FSDP: " + data);
+    }
+
+    /**
+     * The gradients reduced after the backward pass (Megatron-LM's local DDP, Megatron-DeepSpeed) are exposed whole:
+     * on networks of 1 and 100 GB/s, ZeRO 0 and 1 pay the all-reduce of every gradient (16 bits a parameter), where
+     * overlapped they hide part of it behind the last micro-batch's backward pass; ZeRO 3 exposes each micro-batch's
+     * reduce-scatter (on the slow network its collectives outlast the compute either way: no less than overlapped). Nothing else changes; inference refuses the setting, as an imported graph's predictor does.
+     */
+    @Test
+    void gradientsReducedAfterTheBackwardPassAreExposedWhole() {
+        double params = GPT.graph(2048).parameterCount();
+        for (double gbps : new double[] {1, 100}) {
+            org.scaledl.model.comm.CommunicationModel net = network(bytes -> bytes / (gbps * 1e6));
+            for (int zero : new int[] {0, 1, 3}) {
+                Workload overlapped = job(8, 1, 1, 4, 2, Recompute.FULL).toBuilder()
+                        .parallelism(Parallelism.of(8, 1, 1, 4).withZeroStage(zero)).build();
+                Workload after = overlapped.toBuilder().gradReduceAfterBackward(true).build();
+                MegatronTerms o = org.scaledl.model.exec.MegatronExecution.terms(overlapped, stage.layers(),
+                        Optional.of(net), A100, DGX);
+                MegatronTerms a = org.scaledl.model.exec.MegatronExecution.terms(after, stage.layers(),
+                        Optional.of(net), A100, DGX);
+                double exposed = a.value(ExecutionTerm.DATA_COMM);
+                double hidden = o.value(ExecutionTerm.DATA_COMM);
+                String what = gbps + " GB/s, ZeRO " + zero + ": after the backward pass " + exposed
+                        + " ms, overlapped " + hidden + " ms";
+                // ZeRO 3 on the slow network: its collectives outlast the compute either way
+                assertTrue(zero == 3 && gbps == 1 ? exposed >= hidden : exposed > hidden * 1.05, what);
+                if (zero < 3) {
+                    assertEquals(2 * params / (gbps * 1e6), exposed, 1e-9 * params, what + ": the whole all-reduce");
+                }
+                for (ExecutionTerm t : ExecutionTerm.values()) {
+                    if (t != ExecutionTerm.DATA_COMM) {
+                        assertEquals(o.value(t), a.value(t), 1e-9 * (1 + Math.abs(o.value(t))), t.key());
+                    }
+                }
+            }
+        }
+        Workload after = job(8, 1, 1, 4, 2, Recompute.FULL).toBuilder().gradReduceAfterBackward(true).build();
+        assertTrue(after.transformerOnlySettings().contains("gradient reduction after the backward pass"));
+        assertTrue(after.toString().contains("grad-reduce=after-backward"), after.toString());
+        assertTrue(after.toBuilder().build().gradReduceAfterBackward(), "kept by toBuilder");
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> after.toBuilder().phase(Phase.INFER).recompute(Recompute.NONE).build());
+        assertTrue(e.getMessage().contains("a training setting"), e.getMessage());
+        assertTrue(Workload.parseGradReduce(" After-Backward ") && !Workload.parseGradReduce("overlapped"));
+        org.scaledl.InvalidInputException bad = org.junit.jupiter.api.Assertions.assertThrows(
+                org.scaledl.InvalidInputException.class, () -> Workload.parseGradReduce("later"));
+        assertTrue(bad.getMessage().contains("expected overlapped or after-backward"), bad.getMessage());
+    }
+
+    /** A network whose all-reduce takes the given milliseconds for its bytes, on any ranks; sends are free. */
+    private static org.scaledl.model.comm.CommunicationModel network(java.util.function.DoubleUnaryOperator millis) {
+        return new org.scaledl.model.comm.CommunicationModel() {
             @Override
             public double allReduceMillis(Device device, Topology topology, int ranks, int ranksPerNode,
                     double bytes) {
-                return 1000;
+                return millis.applyAsDouble(bytes);
             }
 
             @Override
@@ -289,13 +349,6 @@ class MegatronExecutionTest {
                 throw new UnsupportedOperationException();
             }
         };
-        Workload fsdp = job(8, 1, 1, 4, 2, Recompute.FULL).toBuilder()
-                .parallelism(Parallelism.of(8, 1, 1, 4).withZeroStage(3)).build();
-        double data = org.scaledl.model.exec.MegatronExecution.terms(fsdp, stage.layers(), Optional.of(slow), A100,
-                DGX).value(ExecutionTerm.DATA_COMM);
-        // 4 micro-batches x (2 gathers + 1 reduce-scatter) x 24 layers x 500 ms, less the compute they hide behind,
-        // plus the last micro-batch's reduce-scatter over the micro-batches
-        assertTrue(data > 0.99 * 4 * 3 * 24 * 500 && data < 4 * 3 * 24 * 500 + 24 * 500, "FSDP: " + data);
     }
 
     /** The fit recovers the coefficients of runs generated by a known model. */

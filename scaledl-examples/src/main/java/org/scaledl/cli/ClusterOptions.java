@@ -82,6 +82,14 @@ final class ClusterOptions {
             converter = GradDtypeConverter.class)
     String gradDtype;
 
+    @Option(names = "--grad-reduce", description = "When the data-parallel gradient reduction runs: overlapped "
+            + "(default) with the last micro-batch's backward pass, as Megatron-core's overlap_grad_reduce (NeMo's and "
+            + "Megatron-Bridge's recipes), PyTorch DDP and FSDP run it; or after-backward, exposed whole, as "
+            + "Megatron-LM's local DDP (before 2023, and its default without --overlap-grad-reduce), "
+            + "Megatron-DeepSpeed and DeepSpeed's ZeRO 1-2 without overlap_comm run it",
+            converter = GradReduceConverter.class)
+    String gradReduce;
+
     @Option(names = "--uneven-pipeline", description = "Split a transformer's layers unevenly (balanced) over the "
             + "pipeline's chunks where no even split exists (refused otherwise)")
     boolean unevenPipeline;
@@ -170,6 +178,11 @@ final class ClusterOptions {
         return gradDtype != null && org.scaledl.workload.Workload.parseGradDtype(gradDtype);
     }
 
+    /** Whether the gradients are reduced after the backward pass ({@code --grad-reduce}; false when not given). */
+    boolean gradReduceAfterBackward() {
+        return gradReduce != null && org.scaledl.workload.Workload.parseGradReduce(gradReduce);
+    }
+
     /** The packed documents' tokens (0 when not given: one document a sequence). */
     int documentTokens() {
         if (documentTokens == null) {
@@ -249,6 +262,7 @@ final class ClusterOptions {
         put.accept("uneven_pipeline", unevenPipeline ? "true" : null);
         put.accept("document_tokens", documentTokens);
         put.accept("grad_dtype", gradDtype);
+        put.accept("grad_reduce", gradReduce);
         put.accept("gpus_per_node", gpusPerNode);
         put.accept("nvlink_domain", nvlinkDomain);
         put.accept("inter_node_gbps", interNodeGbps);
@@ -272,16 +286,39 @@ final class ClusterOptions {
         }
     }
 
-    /** Checks {@code --grad-dtype} (kept as given, for the candidate column it fills). */
-    static final class GradDtypeConverter implements picocli.CommandLine.ITypeConverter<String> {
+    /**
+     * Checks a text option with a parser of its values, keeping it as given (for the candidate column it fills); the
+     * parser's error, naming the accepted values, is the usage error.
+     */
+    abstract static class CheckedText implements picocli.CommandLine.ITypeConverter<String> {
+        private final java.util.function.Consumer<String> parser;
+
+        CheckedText(java.util.function.Consumer<String> parser) {
+            this.parser = parser;
+        }
+
         @Override
         public String convert(String value) {
             try {
-                org.scaledl.workload.Workload.parseGradDtype(value);
+                parser.accept(value);
                 return value;
             } catch (org.scaledl.InvalidInputException e) {
                 throw new picocli.CommandLine.TypeConversionException(e.detail());
             }
+        }
+    }
+
+    /** Checks {@code --grad-dtype}. */
+    static final class GradDtypeConverter extends CheckedText {
+        GradDtypeConverter() {
+            super(org.scaledl.workload.Workload::parseGradDtype);
+        }
+    }
+
+    /** Checks {@code --grad-reduce}. */
+    static final class GradReduceConverter extends CheckedText {
+        GradReduceConverter() {
+            super(org.scaledl.workload.Workload::parseGradReduce);
         }
     }
 

@@ -107,7 +107,8 @@ final class LayoutsCommand implements Callable<Integer> {
         org.scaledl.graph.ModelGraph graph = spec.graph(seq);
         LayoutSearch search = new LayoutSearch(p, graph, d, gpus, globalBatch).topology(topo)
                 .precision(precision).lora(cluster.loraRank()).expertImbalance(cluster.expertImbalance())
-                .documentTokens(cluster.documentTokens()).sixteenBitGradients(cluster.sixteenBitGradients());
+                .documentTokens(cluster.documentTokens()).sixteenBitGradients(cluster.sixteenBitGradients())
+                .gradReduceAfterBackward(cluster.gradReduceAfterBackward());
         try {
             search.check();
         } catch (IllegalArgumentException e) {
@@ -264,6 +265,9 @@ final class LayoutsCommand implements Callable<Integer> {
         if (l.workload().sixteenBitGradients()) {
             c.append(" --grad-dtype bf16");
         }
+        if (l.workload().gradReduceAfterBackward()) {
+            c.append(" --grad-reduce after-backward");
+        }
         if (l.workload().expertImbalance() != 1) {
             c.append(" --expert-imbalance ").append(number(l.workload().expertImbalance()));
         }
@@ -315,7 +319,7 @@ final class LayoutsCommand implements Callable<Integer> {
         String config = dir.relativize(t).toString();
         StringBuilder sb = new StringBuilder("rank,transformer,seq,batch,micro_batches,world_size,tensor,pipeline,"
                 + "context,virtual_stages,expert,expert_tensor,zero_stage,sequence_parallel,recompute,recompute_layers,"
-                + "lora_rank,expert_imbalance,document_tokens,grad_dtype,device,precision,gpus_per_node,nvlink_domain,"
+                + "lora_rank,expert_imbalance,document_tokens,grad_dtype,grad_reduce,device,precision,gpus_per_node,nvlink_domain,"
                 + "inter_node_gbps,layout_ms,layout_memory_gb,fits\n");
         int rank = 1;
         for (LayoutSearch.Layout l : all) {
@@ -330,6 +334,7 @@ final class LayoutsCommand implements Callable<Integer> {
                     .append(number(l.workload().expertImbalance())).append(',')
                     .append(l.workload().documentTokens()).append(',')
                     .append(l.workload().sixteenBitGradients() ? "bf16" : "fp32").append(',')
+                    .append(l.workload().gradReduceAfterBackward() ? "after-backward" : "overlapped").append(',')
                     .append(org.scaledl.io.CsvTable.cell(d.name()))
                     .append(',').append(precision.label()).append(',');
             given.ifPresent(x -> sb.append(x.gpusPerNode()).append(',').append(x.nvlinkDomain()).append(',')

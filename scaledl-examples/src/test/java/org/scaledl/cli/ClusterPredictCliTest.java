@@ -566,6 +566,51 @@ class ClusterPredictCliTest {
         assertFalse(Files.exists(dir.resolve("x.csv")));
     }
 
+    /**
+     * The gradients' reduction after the backward pass: a row's {@code grad_reduce} and {@code --grad-reduce} give
+     * the same job, slower than overlapped where the data-parallel reduction crosses nodes; an unknown value is a
+     * usage error naming the option (exit 2), and bad input naming the file and row in a table (exit 1).
+     */
+    @Test
+    void gradientReductionFromTheTableAndTheOption(@TempDir Path dir) throws Exception {
+        config(dir);
+        Path jobs = dir.resolve("jobs.csv");
+        String job = "gpt3/config.json,2048,1,8,32,8,4," + A100 + ",8,200,fp16,full,true,train,";
+        Files.writeString(jobs, HEADER + ",grad_reduce\noverlapped," + job + "overlapped\nafter," + job
+                + "after-backward\ndefault," + job + "\n");
+        Path scored = dir.resolve("scored.csv");
+        Run r = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--out", scored.toString());
+        assertEquals(0, r.code(), r.err());
+        Map<String, Map<String, String>> rows = rows(scored);
+        double overlapped = Double.parseDouble(rows.get("overlapped").get("predicted_ms"));
+        double after = Double.parseDouble(rows.get("after").get("predicted_ms"));
+        assertEquals(overlapped, Double.parseDouble(rows.get("default").get("predicted_ms")), 1e-9,
+                "overlapped by default");
+        // 32 replicas of t8 p4 over 200 Gb/s nodes: ~11 GB of 16-bit gradients a GPU, reduced across nodes
+        assertTrue(after > overlapped * 1.01, after + " vs " + overlapped);
+        Run one = MainTest.run("predict", "--model", "gpu", "--transformer", dir.resolve("gpt3/config.json")
+                .toString(), "--seq", "2048", "--batch", "1", "--micro-batches", "8", "--world-size", "32",
+                "--tensor", "8", "--pipeline", "4", "--device", A100, "--gpus-per-node", "8", "--inter-node-gbps",
+                "200", "--precision", "fp16", "--recompute", "full", "--sequence-parallel", "--grad-reduce",
+                "after-backward", "--json");
+        assertEquals(0, one.code(), one.err());
+        JsonNode j = new ObjectMapper().readTree(one.out());
+        assertEquals(rows.get("after").get("predicted_ms"), String.format(java.util.Locale.ROOT, "%.4f",
+                j.get("ms").asDouble()));
+        Run bad = MainTest.run("predict", "--model", "gpu", "--transformer", dir.resolve("gpt3/config.json")
+                .toString(), "--seq", "2048", "--batch", "1", "--device", A100, "--precision", "bf16",
+                "--grad-reduce", "later");
+        assertEquals(2, bad.code(), bad.err());
+        assertTrue(bad.err().contains("--grad-reduce") && bad.err().contains("expected overlapped or after-backward")
+                && bad.err().strip().lines().count() == 1, bad.err());
+        Files.writeString(jobs, HEADER + ",grad_reduce\nx," + job + "later\n");
+        Run row = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--out",
+                dir.resolve("x.csv").toString());
+        assertEquals(1, row.code(), row.err());
+        assertTrue(row.err().contains("jobs.csv:2:") && row.err().contains("expected overlapped or after-backward"),
+                row.err());
+    }
+
     @Test
     void impossibleLayoutSearchesExplainThemselves(@TempDir Path dir) throws Exception {
         Path cfg = config(dir);

@@ -1181,7 +1181,9 @@ public final class MegatronExecution {
      * the experts' over {@code edp}, overlapped with the last micro-batch's backward pass (and, ZeRO 1–2, the
      * weights' gather with the first one's forward pass) as Megatron's {@code overlap_grad_reduce} and
      * {@code overlap_param_gather} do; ZeRO 3 gathers the weights twice and reduce-scatters the gradients every
-     * micro-batch, what the micro-batch's own compute does not hide. With LoRA only the adapters' gradients are
+     * micro-batch, what the micro-batch's own compute does not hide. With the reduction after the backward pass
+     * ({@link Workload#gradReduceAfterBackward()}) nothing of it hides: ZeRO 0–2's whole reduction (and the weights'
+     * gather) is exposed, and ZeRO 3's reduce-scatter every micro-batch. With LoRA only the adapters' gradients are
      * reduced (the frozen weights are still gathered under ZeRO 3).
      *
      * @param adapters      the stage's LoRA adapter parameters per GPU (0 without LoRA)
@@ -1210,6 +1212,12 @@ public final class MegatronExecution {
             if (edp > 1 && expertGrads > 0) {
                 reduce += comm.allReduceMillis(device, expertShared, edp, ePerNode,
                         expertGrads * prec.gradientReduceBytes());
+            }
+            if (w.gradReduceAfterBackward()) {
+                // Megatron-LM's local DDP, Megatron-DeepSpeed, DeepSpeed's ZeRO 1-2: the reduction (a reduce-scatter
+                // and the updated weights' gather, with the distributed optimizer: the all-reduce's traffic) waits
+                // for the backward pass to end
+                return reduce;
             }
             // Megatron overlaps the gradients' reduction with the last micro-batch's backward pass (about two thirds
             // of its time) and, with the distributed optimizer, the updated weights' gather with the first one's
@@ -1242,7 +1250,13 @@ public final class MegatronExecution {
             }
         }
         double perMb = 2 * gather + scatter;
-        return m * Math.max(0, perMb - perMicroBatch) + scatter / Math.max(1, m);
+        double overlapped = m * Math.max(0, perMb - perMicroBatch) + scatter / Math.max(1, m);
+        if (w.gradReduceAfterBackward()) {
+            // the gathers still prefetched behind the compute, each reduce-scatter waited for where it is issued
+            // (never less exposed than overlapped, whose last reduce-scatter is exposed too)
+            return Math.max(overlapped, m * (Math.max(0, 2 * gather - perMicroBatch) + scatter));
+        }
+        return overlapped;
     }
 
     /**
