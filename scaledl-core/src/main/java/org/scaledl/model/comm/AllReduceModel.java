@@ -30,9 +30,10 @@ import org.scaledl.workload.Topology;
  * link's, then the pooled ones. Network coefficients come from the multi-node measurements less their intra-node
  * part (they describe the fabric, not the device). Fits minimise relative squared error with non-negative
  * coefficients. Reduce-scatter and all-gather move half an all-reduce's bytes in half its steps; across nodes they
- * run as rings (NCCL has no tree for them), so their {@code nodes − 1} synchronous steps each pay at least the
- * network's latency ({@link Topology#interNodeLatencyUs()}): what stops ZeRO-3's per-layer gathers from scaling to
- * hundreds of nodes, beyond the measured 2–32 GPUs whose fitted latency grows with {@code log₂ n}.
+ * run as rings (NCCL has no tree for them): a chunk crosses all {@code ranks − 1} hops in turn, {@code nodes − 1}
+ * of them paying the network's latency ({@link Topology#interNodeLatencyUs()}) and the others a hop inside a node
+ * ({@link #RING_HOP_US}): what stops ZeRO-3's per-layer gathers from scaling to hundreds of nodes, beyond the
+ * measured 2–32 GPUs whose fitted latency grows with {@code log₂ n}.
  *
  * <pre>{@code
  * AllReduceModel m = AllReduceModel.fit(measurements);
@@ -219,6 +220,13 @@ public final class AllReduceModel implements CommunicationModel {
         return predictMillis(device.name(), topology, nodes, ranks, ranksPerNode, bytes);
     }
 
+    /**
+     * The latency of one hop of a ring between two GPUs of a node, µs: a chunk's hand-off (NCCL's own tuning model
+     * takes 3.4 µs for its bulk protocol over NVLink). The single-node measurements cannot show it (their latency is
+     * fitted as the trees' per level), but a ring of hundreds of ranks pays it hundreds of times.
+     */
+    static final double RING_HOP_US = 3.4;
+
     @Override
     public double reduceScatterMillis(Device device, Topology topology, int ranks, int ranksPerNode, double bytes) {
         double half = 0.5 * allReduceMillis(device, topology, ranks, ranksPerNode, bytes);
@@ -226,9 +234,11 @@ public final class AllReduceModel implements CommunicationModel {
         if (nodes == 1) {
             return half;
         }
-        // the fitted network latency of half an all-reduce, replaced by the ring's where that is larger
+        // the fitted network latency of half an all-reduce, replaced by the ring's where that is larger: a chunk
+        // crosses every one of the ring's ranks - 1 hops in turn, nodes - 1 of them over the network and the others
+        // between two GPUs of a node
         double fitted = 0.5 * (network[0] * Collectives.ringSteps(nodes) + network[1] * Math.log(nodes) / Math.log(2));
-        double ring = (nodes - 1) * topology.interNodeLatencyUs() * 1e-3;
+        double ring = ((nodes - 1) * topology.interNodeLatencyUs() + (double) (ranks - nodes) * RING_HOP_US) * 1e-3;
         return half + Math.max(0, ring - fitted);
     }
 
