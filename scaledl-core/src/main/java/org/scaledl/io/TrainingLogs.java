@@ -89,7 +89,10 @@ import org.scaledl.workload.Recompute;
  *       {@code recompute_granularity} [{@code activations_checkpoint_granularity}] (None, selective, full; None with
  *       {@code recompute_activations} True is selective), {@code use_distributed_optimizer} (True: ZeRO stage 1),
  *       {@code use_torch_fsdp2} (True: stage 3), {@code use_megatron_fsdp} or {@code use_custom_fsdp} with
- *       {@code data_parallel_sharding_strategy} (optim 1, optim_grads 2, optim_grads_params 3).</li>
+ *       {@code data_parallel_sharding_strategy} (optim 1, optim_grads 2, optim_grads_params 3),
+ *       {@code overlap_grad_reduce} [NeMo 1.x's {@code overlap_grad_sync}] (False: the gradients reduced after the
+ *       backward pass), else older Megatron-LM's {@code DDP_impl} (local: after the backward pass; torch:
+ *       overlapped); neither logged, or PyTorch FSDP2: overlapped.</li>
  * </ul>
  * The data-parallel degree is {@code data_parallel_size}, else {@code world_size / (tensor x pipeline x context)},
  * else {@code global_batch_size / (micro_batch_size x micro-batches)} when the micro-batches are logged; each replica
@@ -178,12 +181,14 @@ public final class TrainingLogs {
                 "num_layers_per_virtual_pipeline_stage", "world_size", "data_parallel_size", "devices", "num_nodes",
                 "num_micro_batches", "bf16", "fp16", "fp8", "fp8_recipe", "fp4", "precision", "sequence_parallel",
                 "recompute_granularity", "recompute_activations", "use_distributed_optimizer", "use_torch_fsdp2",
-                "use_megatron_fsdp", "use_custom_fsdp", "data_parallel_sharding_strategy")) {
+                "use_megatron_fsdp", "use_custom_fsdp", "data_parallel_sharding_strategy", "overlap_grad_reduce",
+                "DDP_impl")) {
             KEYS.put(k, k);
         }
         KEYS.put("num_moe_experts", "num_experts");
         KEYS.put("encoder_seq_length", "seq_length");
         KEYS.put("activations_checkpoint_granularity", "recompute_granularity");
+        KEYS.put("overlap_grad_sync", "overlap_grad_reduce");
     }
 
     private TrainingLogs() {
@@ -206,10 +211,12 @@ public final class TrainingLogs {
      * @param precision        the training precision
      * @param recompute        activation recomputation
      * @param sequenceParallel Megatron's sequence parallelism
+     * @param gradReduceAfterBackward the data-parallel gradient reduction after the backward pass
+     *                         ({@link org.scaledl.workload.Workload#gradReduceAfterBackward()})
      */
     public record Job(int seq, int microBatch, int microBatches, int dataParallel, int tensor, int pipeline,
             int context, int virtualStages, int expert, int expertTensor, int zeroStage, Precision precision,
-            Recompute recompute, boolean sequenceParallel) {
+            Recompute recompute, boolean sequenceParallel, boolean gradReduceAfterBackward) {
         /** GPUs the job uses: {@code dataParallel x tensor x pipeline x context}. */
         public long gpus() {
             return (long) dataParallel * tensor * pipeline * context;
@@ -932,13 +939,30 @@ public final class TrainingLogs {
                 };
             }
             boolean sp = flag("sequence_parallel", false) && tp > 1;
+            // the gradients' reduction: Megatron's overlap_grad_reduce (NeMo 1.x's overlap_grad_sync), else the
+            // DDP implementation of older Megatron-LM (local: after the backward pass; torch: PyTorch DDP's buckets);
+            // PyTorch FSDP2 overlaps its own; nothing logged: overlapped
+            boolean afterBackward = false;
+            boolean fsdp2 = flag("use_torch_fsdp2", false);
+            if (!fsdp2 && has("overlap_grad_reduce")) {
+                afterBackward = !flag("overlap_grad_reduce", false);
+            } else if (!fsdp2 && has("DDP_impl")) {
+                String impl = text("DDP_impl");
+                afterBackward = switch (impl.toLowerCase(Locale.ROOT)) {
+                    case "local" -> true;
+                    case "torch" -> false;
+                    default -> throw bad("DDP_impl", which + "DDP_impl '" + clip(impl) + "' is not known (local, "
+                            + "torch)");
+                };
+            }
             try {
                 new Parallelism(dp, tp, pp, microBatches, sp, zero, virtual, cp, ep, etp);
             } catch (IllegalArgumentException e) {
                 throw InvalidInputException.inSource(source, which + "the logged layout is not one to predict: "
                         + e.getMessage());
             }
-            return new Job(seq, mbs, microBatches, dp, tp, pp, cp, virtual, ep, etp, zero, precision, recompute, sp);
+            return new Job(seq, mbs, microBatches, dp, tp, pp, cp, virtual, ep, etp, zero, precision, recompute, sp,
+                    afterBackward);
         }
 
         private Precision precision(String which) {

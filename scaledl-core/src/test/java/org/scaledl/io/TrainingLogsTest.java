@@ -232,6 +232,41 @@ class TrainingLogsTest {
         assertEquals(runs.get(0).job(), runs.get(1).job());
     }
 
+    /**
+     * When the gradients are reduced: Megatron's {@code overlap_grad_reduce} (False, its default, is after the
+     * backward pass), else older Megatron-LM's {@code DDP_impl} (local after the backward pass, torch overlapped);
+     * neither logged is overlapped; an unknown implementation is refused at its line.
+     */
+    @Test
+    void theGradientReductionIsReadFromTheArguments() throws IOException {
+        String one = Files.readString(LOGS.resolve("megatron-llama3-8b.log"));
+        java.util.function.Function<String, TrainingLogs.Job> with = arg -> {
+            try {
+                Path log = dir.resolve("grad.log");
+                Files.writeString(log, one.replaceFirst("(?m)^(  micro_batch_size .*)$", "$1\n" + arg));
+                return TrainingLogs.read(log, TrainingLogs.DEFAULT_WARMUP).get(0).job();
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        };
+        assertFalse(TrainingLogs.read(LOGS.resolve("megatron-llama3-8b.log"), TrainingLogs.DEFAULT_WARMUP).get(0)
+                .job().gradReduceAfterBackward(), "nothing logged: overlapped");
+        assertTrue(with.apply("  overlap_grad_reduce ............................. False").gradReduceAfterBackward());
+        assertFalse(with.apply("  overlap_grad_reduce ............................. True").gradReduceAfterBackward());
+        assertTrue(with.apply("  DDP_impl ........................................ local").gradReduceAfterBackward());
+        assertFalse(with.apply("  DDP_impl ........................................ torch").gradReduceAfterBackward());
+        assertTrue(with.apply("  DDP_impl ........................................ local\n"
+                + "  overlap_grad_reduce ............................. False").gradReduceAfterBackward());
+        assertFalse(with.apply("  DDP_impl ........................................ local\n"
+                + "  overlap_grad_reduce ............................. True").gradReduceAfterBackward(),
+                "overlap_grad_reduce decides where both are logged");
+        org.scaledl.InvalidInputException bad = org.junit.jupiter.api.Assertions.assertThrows(
+                org.scaledl.InvalidInputException.class,
+                () -> with.apply("  DDP_impl ........................................ ring"));
+        assertTrue(bad.getMessage().contains("grad.log:") && bad.getMessage().contains("DDP_impl 'ring' is not known"),
+                bad.getMessage());
+    }
+
     @Test
     void bridgeStyleYamlDumpWithExpertsBecomesAQwen3MoeConfig() throws IOException {
         StringBuilder b = new StringBuilder("""
