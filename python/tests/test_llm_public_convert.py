@@ -68,6 +68,10 @@ def converted(tmp_path):
                        gpus_per_node="8", nvlink_domain="8", precision="BF16", precision_norm="BF16",
                        model="GPT 7.1B", model_key="mlm-gpt-7.1b", seq="4096", gbs="512", mbs="1", tp="2", pp="1",
                        step_time_s="6.0"))
+        w.writerow(row(source="Megatron-DeepSpeed runs", system="A100 cluster", gpu="A100-SXM4-80GB", num_gpus="64",
+                       gpus_per_node="8", nvlink_domain="8", precision="BF16", precision_norm="BF16",
+                       model="Llama 2 7B", model_key="llama2-7b", seq="4096", gbs="256", mbs="1", tp="2", pp="1",
+                       step_time_s="9.0"))
     with open(src / "scorecard.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, COLUMNS)
         w.writeheader()
@@ -90,7 +94,7 @@ def test_new_parts_and_architectures_convert(converted):
     out, done = converted
     runs = {r["model_key"]: r for r in csv.DictReader(open(out / "runs.csv", encoding="utf-8"))}
     assert set(runs) == {"qwen3-30b-a3b", "mlm-gpt-1.7b", "qwen3-next-80b-a3b", "mlm-gpt-7.1b", "gpt3-175b",
-                         "deepseek-v3"}
+                         "deepseek-v3", "llama2-7b"}
     # a run without the multi-token-prediction module names a configuration without it (61 layers: uneven split)
     ds = runs["deepseek-v3"]
     assert ds["transformer"] == "configs/deepseek-v3-no-mtp/config.json" and ds["uneven_pipeline"] == "true"
@@ -109,7 +113,8 @@ def test_new_parts_and_architectures_convert(converted):
     assert runs["qwen3-next-80b-a3b"]["device"] == "B300" and runs["qwen3-next-80b-a3b"]["expert"] == "4"
     for r in runs.values():
         assert (out / r["transformer"]).is_file(), r["transformer"]
-        assert r["grad_reduce"] == "overlapped", r  # Megatron core's overlap_grad_reduce in every recipe
+        # Megatron core's overlap_grad_reduce in every recipe; a DeepSpeed stack reduces after the backward pass
+        assert r["grad_reduce"] == ("after-backward" if r["model_key"] == "llama2-7b" else "overlapped"), r
     assert "megatron_bridge_verification_cards.csv not in" in done.stderr  # named, skipped with --allow-missing
 
 

@@ -68,8 +68,9 @@ Rules, in the order they are applied to each input row
    ``bf16`` for NeMo 1.x rows (releases 24.xx: Apex's distributed Adam with the launcher's ``optim.grad_sync_dtype``
    bf16; assumed, the pages do not state it) and ``fp32`` for every other stack (Megatron core's FP32 main
    gradients in mixed precision).  ``grad_reduce`` is ``after-backward`` for BLOOM (Megatron-DeepSpeed's pipeline
-   engine reduces the gradients in its schedule's last steps, after every micro-batch's backward pass) and
-   ``overlapped`` for every other stack (Megatron core's ``overlap_grad_reduce``/``overlap_param_gather``, which the
+   engine reduces the gradients in its schedule's last steps, after every micro-batch's backward pass) and any row
+   whose source, system or notes name DeepSpeed (its engines reduce at the gradient-accumulation boundary), unless
+   ZeRO 3, and ``overlapped`` for every other stack (Megatron core's ``overlap_grad_reduce``/``overlap_param_gather``, which the
    NeMo and Megatron-Bridge performance recipes set, NeMo 1.x's ``overlap_grad_sync``; PyTorch FSDP2's prefetching).
 5. Device.  ``H100-SXM5-80GB`` -> ``H100 SXM``, ``B200`` -> ``B200``, ``GB200 (NVL72)`` -> ``GB200``,
    ``A100-SXM4-80GB`` -> ``A100 80GB`` (names of the bundled GPU catalog; no row names another part, but
@@ -603,6 +604,11 @@ def convert_row(file, short, kind, line, row, models, configs):
         grad_dtype = "bf16"
         assumed.append("bf16 gradients (NeMo 1.x distributed Adam)")
 
+    # the gradients' reduction (rule 4, continued): after the backward pass for BLOOM and any other DeepSpeed stack
+    # (its engines reduce at the gradient-accumulation boundary; ZeRO 3's own collectives aside), else overlapped
+    deepspeed = re.search(r"deepspeed", " ".join((row["source"], row["system"], notes)), re.IGNORECASE)
+    grad_reduce = "after-backward" if (kind == "bloom" or deepspeed) and zero != 3 else "overlapped"
+
     # device (rule 5)
     gpu = row["gpu"].strip()
     if gpu not in DEVICES:
@@ -671,7 +677,7 @@ def convert_row(file, short, kind, line, row, models, configs):
         "lora_rank": str(lora_rank),
         "document_tokens": document_tokens,
         "grad_dtype": grad_dtype,
-        "grad_reduce": "after-backward" if kind == "bloom" else "overlapped",
+        "grad_reduce": grad_reduce,
         "uneven_pipeline": "false" if even_split_exists(configs.get(config_key, config_source)[2]["layers"], pp * vp,
                                                         configs.get(config_key, config_source)[2]["mtp"]) else "true",
         "measured_ms": measured, "tokens_per_s_per_gpu": row.get("tokens_per_s_per_gpu", "").strip(),
