@@ -1228,7 +1228,9 @@ public final class MegatronExecution {
             if (par.zeroStage() == 0) {
                 return Math.max(tail, reduce - 2.0 / 3 * perMicroBatch);
             }
-            return Math.max(tail, reduce / 2 - 2.0 / 3 * perMicroBatch) + Math.max(0, reduce / 2 - perMicroBatch / 3);
+            // (never more than the whole reduction after the backward pass)
+            return Math.min(reduce, Math.max(tail, reduce / 2 - 2.0 / 3 * perMicroBatch)
+                    + Math.max(0, reduce / 2 - perMicroBatch / 3));
         }
         // FSDP: per micro-batch and layer, gather the layer's weights forward and backward and reduce-scatter its
         // gradients: as many collectives as layers, each paying its latency (n collectives of b/n bytes)

@@ -1,0 +1,85 @@
+package org.scaledl.model;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import org.scaledl.TestData;
+import org.scaledl.io.CollectiveTables;
+import org.scaledl.io.DeviceCatalog;
+import org.scaledl.io.GpuData;
+import org.scaledl.model.comm.AllReduceModel;
+import org.scaledl.model.comm.CommunicationModel;
+import org.scaledl.model.device.DeviceLayerModel;
+import org.scaledl.model.exec.ExecutionTerm;
+import org.scaledl.model.exec.MegatronExecution;
+import org.scaledl.model.exec.MegatronTerms;
+import org.scaledl.transformer.TransformerSpec;
+import org.scaledl.workload.CollectiveMeasurement;
+import org.scaledl.workload.Device;
+import org.scaledl.workload.Parallelism;
+import org.scaledl.workload.Phase;
+import org.scaledl.workload.Precision;
+import org.scaledl.workload.Recompute;
+import org.scaledl.workload.Topology;
+import org.scaledl.workload.Workload;
+
+/**
+ * Reducing the gradients after the backward pass never hides more than overlapping them does: for any layout, ZeRO
+ * stage, micro-batching and network, the exposed data-parallel time with {@link Workload#gradReduceAfterBackward()}
+ * is at least the overlapped one, and no other term of the step changes (the device model and collectives fitted
+ * on the test excerpts of the kernel data, as in {@link MegatronExecutionTest}).
+ */
+class GradientReductionProperties {
+    private static final Device A100 = DeviceCatalog.bundled().require("NVIDIA A100-SXM4-80GB");
+    /** GPT 1.3B, and a model so small that its whole reduction is one bucket. */
+    private static final List<TransformerSpec> MODELS = List.of(TransformerSpec.decoder("gpt-1.3b", 2048, 16, 24,
+            50257).maxPositions(2048).build(), TransformerSpec.decoder("gpt-tiny", 128, 2, 2, 1024).maxPositions(2048)
+            .build());
+    private static DeviceLayerModel layers;
+    private static CommunicationModel comm;
+
+    private static synchronized void fit() {
+        if (layers == null) {
+            GpuData data = GpuData.read(TestData.gpu(), DeviceCatalog.bundled());
+            List<CollectiveMeasurement> measured = new ArrayList<>(data.collectives());
+            measured.addAll(CollectiveTables.readNcclTests(TestData.gpuDataset().resolve("vtrain/nccl/a100"),
+                    A100.name(), Topology.of(8, Topology.Link.NVSWITCH, 300, 1600), 64));
+            comm = AllReduceModel.fit(measured);
+            layers = DeviceLayerModel.fit(data.operators());
+        }
+    }
+
+    @Property(tries = 120)
+    void afterTheBackwardPassIsNeverLessExposed(@ForAll @IntRange(min = 1, max = 6) int logDp,
+            @ForAll @IntRange(min = 0, max = 3) int logTp, @ForAll @IntRange(min = 0, max = 2) int logPp,
+            @ForAll @IntRange(min = 1, max = 16) int microBatches, @ForAll @IntRange(min = 0, max = 2) int logMicro,
+            @ForAll @IntRange(min = 0, max = 3) int zero, @ForAll @IntRange(min = 0, max = 7) int logNetwork,
+            @ForAll boolean tiny) {
+        fit();
+        TransformerSpec model = MODELS.get(tiny ? 1 : 0);
+        int dp = 1 << logDp;
+        int tp = 1 << logTp;
+        int pp = 1 << logPp;
+        Topology topo = Topology.of(8, Topology.Link.NVSWITCH, 300, 25.0 * (1 << logNetwork));
+        Workload overlapped = Workload.builder(model.graph(2048)).batch((1 << logMicro) * microBatches)
+                .phase(Phase.TRAIN).device(A100).topology(topo).precision(Precision.BF16).recompute(Recompute.FULL)
+                .parallelism(Parallelism.of(dp, tp, pp, microBatches).withZeroStage(zero)).build();
+        Workload after = overlapped.toBuilder().gradReduceAfterBackward(true).build();
+        MegatronTerms o = MegatronExecution.terms(overlapped, layers, Optional.of(comm), A100, topo);
+        MegatronTerms a = MegatronExecution.terms(after, layers, Optional.of(comm), A100, topo);
+        String what = overlapped + ": after the backward pass " + a.value(ExecutionTerm.DATA_COMM) + " ms, overlapped "
+                + o.value(ExecutionTerm.DATA_COMM) + " ms";
+        assertTrue(a.value(ExecutionTerm.DATA_COMM) >= o.value(ExecutionTerm.DATA_COMM) * (1 - 1e-12), what);
+        for (ExecutionTerm t : ExecutionTerm.values()) {
+            if (t != ExecutionTerm.DATA_COMM) {
+                assertEquals(o.value(t), a.value(t), 1e-9 * (1 + Math.abs(o.value(t))), t.key() + ": " + what);
+            }
+        }
+    }
+}
