@@ -69,8 +69,8 @@ Rules, in the order they are applied to each input row
    bf16; assumed, the pages do not state it) and ``fp32`` for every other stack (Megatron core's FP32 main
    gradients in mixed precision).  ``grad_reduce`` is ``after-backward`` for BLOOM (Megatron-DeepSpeed's pipeline
    engine reduces the gradients in its schedule's last steps, after every micro-batch's backward pass) and any row
-   whose source, system or notes name DeepSpeed (its engines reduce at the gradient-accumulation boundary), unless
-   ZeRO 3, and ``overlapped`` for every other stack (Megatron core's ``overlap_grad_reduce``/``overlap_param_gather``, which the
+   whose source or system names DeepSpeed (its engines reduce at the gradient-accumulation boundary), unless ZeRO 3,
+   and ``overlapped`` for every other stack (Megatron core's ``overlap_grad_reduce``/``overlap_param_gather``, which the
    NeMo and Megatron-Bridge performance recipes set, NeMo 1.x's ``overlap_grad_sync``; PyTorch FSDP2's prefetching).
 5. Device.  ``H100-SXM5-80GB`` -> ``H100 SXM``, ``B200`` -> ``B200``, ``GB200 (NVL72)`` -> ``GB200``,
    ``A100-SXM4-80GB`` -> ``A100 80GB`` (names of the bundled GPU catalog; no row names another part, but
@@ -147,7 +147,8 @@ COLUMNS = ["id", "source", "release", "task", "system", "model_key", "family", "
            "micro_batches", "world_size", "tensor", "pipeline", "context", "virtual_stages", "expert",
            "expert_tensor", "zero_stage", "device", "gpus_per_node", "nvlink_domain", "inter_node_gbps", "precision",
            "recompute",
-           "sequence_parallel", "lora_rank", "uneven_pipeline", "document_tokens", "grad_dtype", "grad_reduce", "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "fit_weight", "notes"]
+           "sequence_parallel", "lora_rank", "uneven_pipeline", "document_tokens", "grad_dtype", "grad_reduce",
+           "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "fit_weight", "notes"]
 
 # the columns of every row file (the source README's list)
 SOURCE_COLUMNS = ("source release task system gpu num_gpus gpus_per_node nvlink_domain precision precision_norm model "
@@ -605,8 +606,8 @@ def convert_row(file, short, kind, line, row, models, configs):
         assumed.append("bf16 gradients (NeMo 1.x distributed Adam)")
 
     # the gradients' reduction (rule 4, continued): after the backward pass for BLOOM and any other DeepSpeed stack
-    # (its engines reduce at the gradient-accumulation boundary; ZeRO 3's own collectives aside), else overlapped
-    deepspeed = re.search(r"deepspeed", " ".join((row["source"], row["system"], notes)), re.IGNORECASE)
+    # its source or system names (a note comparing with DeepSpeed does not count; ZeRO 3's own collectives aside)
+    deepspeed = re.search(r"deepspeed", " ".join((row["source"], row["system"])), re.IGNORECASE)
     grad_reduce = "after-backward" if (kind == "bloom" or deepspeed) and zero != 3 else "overlapped"
 
     # device (rule 5)

@@ -414,8 +414,10 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                 bounded(t, r, "lora_rank", 0, 4096).ifPresent(b::lora);
                 b.unevenPipeline(flag(t, r, "uneven_pipeline"));
                 bounded(t, r, "document_tokens", 0, 1 << 30).ifPresent(b::documentTokens);
-                value(t, r, "grad_dtype").map(Workload::parseGradDtype).ifPresent(b::sixteenBitGradients);
-                value(t, r, "grad_reduce").map(Workload::parseGradReduce).ifPresent(b::gradReduceAfterBackward);
+                value(t, r, "grad_dtype").map(v -> column("grad_dtype", v, Workload::parseGradDtype))
+                        .ifPresent(b::sixteenBitGradients);
+                value(t, r, "grad_reduce").map(v -> column("grad_reduce", v, Workload::parseGradReduce))
+                        .ifPresent(b::gradReduceAfterBackward);
                 Optional<String> imbalance = value(t, r, "expert_imbalance");
                 if (imbalance.isPresent()) {
                     double x = parseDouble(imbalance.get());
@@ -544,6 +546,15 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                 return Double.parseDouble(v.trim());
             } catch (NumberFormatException e) {
                 return Double.NaN;
+            }
+        }
+
+        /** A column's value parsed, a parser's refusal naming the column. */
+        private static <T> T column(String column, String v, java.util.function.Function<String, T> parse) {
+            try {
+                return parse.apply(v);
+            } catch (InvalidInputException e) {
+                throw InvalidInputException.of(column + ": " + e.detail());
             }
         }
     }

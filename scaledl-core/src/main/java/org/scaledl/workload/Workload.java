@@ -237,7 +237,7 @@ public final class Workload {
      * Whether the data-parallel reduction of the gradients (and, with a distributed optimizer, the gather of the
      * updated weights) runs after the last micro-batch's backward pass, exposed whole, as Megatron-LM's local DDP did
      * until 2023 (its {@code --overlap-grad-reduce} off, still its default), Megatron-DeepSpeed and DeepSpeed's ZeRO
-     * 1–2 (without {@code overlap_comm}) and PyTorch DDP with gradient bucketing off run it; with ZeRO 3 each
+     * 1–2 (without {@code overlap_comm}) and PyTorch DDP with gradient bucketing off run it; with ZeRO 2 and 3 each
      * micro-batch's gradient reduce-scatter is then exposed. False (the default): overlapped with the last
      * micro-batch's backward pass, as Megatron-core's {@code overlap_grad_reduce} and {@code overlap_param_gather}
      * (NeMo's and Megatron-Bridge's recipes) and PyTorch DDP's buckets run it.
@@ -269,7 +269,8 @@ public final class Workload {
     /**
      * The settings given that only a transformer built from its configuration carries (its layer roles tell which
      * layers they change): LoRA, packed documents, context, expert and expert-tensor parallelism, an expert
-     * imbalance, in words; empty when none is given. Predictors of imported graphs refuse a workload that gives any.
+     * imbalance, 16-bit gradients, the gradients' reduction after the backward pass, in words; empty when none is
+     * given. Predictors of imported graphs refuse a workload that gives any.
      */
     public java.util.List<String> transformerOnlySettings() {
         java.util.List<String> out = new java.util.ArrayList<>();

@@ -84,9 +84,10 @@ final class ClusterOptions {
 
     @Option(names = "--grad-reduce", description = "When the data-parallel gradient reduction runs: overlapped "
             + "(default) with the last micro-batch's backward pass, as Megatron-core's overlap_grad_reduce (NeMo's and "
-            + "Megatron-Bridge's recipes), PyTorch DDP and FSDP run it; or after-backward, exposed whole, as "
-            + "Megatron-LM's local DDP (before 2023, and its default without --overlap-grad-reduce), "
-            + "Megatron-DeepSpeed and DeepSpeed's ZeRO 1-2 without overlap_comm run it",
+            + "Megatron-Bridge's recipes), PyTorch DDP with its buckets and FSDP run it; or after-backward, exposed "
+            + "whole, as Megatron-LM's local DDP (before 2023, and its default without --overlap-grad-reduce), "
+            + "Megatron-DeepSpeed, DeepSpeed's ZeRO 1-2 without overlap_comm and PyTorch DDP with its buckets off run "
+            + "it",
             converter = GradReduceConverter.class)
     String gradReduce;
 

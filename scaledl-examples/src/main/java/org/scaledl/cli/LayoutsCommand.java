@@ -319,8 +319,8 @@ final class LayoutsCommand implements Callable<Integer> {
         String config = dir.relativize(t).toString();
         StringBuilder sb = new StringBuilder("rank,transformer,seq,batch,micro_batches,world_size,tensor,pipeline,"
                 + "context,virtual_stages,expert,expert_tensor,zero_stage,sequence_parallel,recompute,recompute_layers,"
-                + "lora_rank,expert_imbalance,document_tokens,grad_dtype,grad_reduce,device,precision,gpus_per_node,nvlink_domain,"
-                + "inter_node_gbps,layout_ms,layout_memory_gb,fits\n");
+                + "lora_rank,expert_imbalance,document_tokens,grad_dtype,grad_reduce,device,precision,gpus_per_node,"
+                + "nvlink_domain,inter_node_gbps,layout_ms,layout_memory_gb,fits\n");
         int rank = 1;
         for (LayoutSearch.Layout l : all) {
             Parallelism par = l.parallelism();

@@ -237,9 +237,10 @@ class ClusterPredictCliTest {
         Files.createDirectories(table.getParent());
         Run r = MainTest.run("layouts", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "4096", "--gpus",
                 "16", "--global-batch", "64", "--device", "H100 SXM", "--precision", "bf16", "--top", "5", "--lora-rank",
-                "16", "--out", table.toString());
+                "16", "--grad-reduce", "after-backward", "--out", table.toString());
         assertEquals(0, r.code(), r.err());
-        assertTrue(r.out().contains("90% interval") && r.out().contains("--lora-rank 16"), r.out());
+        assertTrue(r.out().contains("90% interval") && r.out().contains("--lora-rank 16")
+                && r.out().contains("--grad-reduce after-backward"), r.out());
         assertEquals(3, r.out().lines().filter(x -> x.strip().startsWith("java -jar ") && x.contains(" predict "))
                 .count(), r.out());
         Path copy = dir.resolve("out/layouts.configs/moe/config.json");
@@ -251,6 +252,7 @@ class ClusterPredictCliTest {
         assertTrue(header.containsAll(List.of("context", "expert", "zero_stage", "recompute", "recompute_layers",
                 "virtual_stages", "lora_rank", "layout_ms", "layout_memory_gb")), header.toString());
         assertEquals("16", lines.get(1).split(",", -1)[header.indexOf("lora_rank")]);
+        assertEquals("after-backward", lines.get(1).split(",", -1)[header.indexOf("grad_reduce")]);
         boolean expert = false;
         boolean context = false;
         for (String l : lines.subList(1, lines.size())) {
@@ -289,6 +291,7 @@ class ClusterPredictCliTest {
                 j.get("ms").asDouble()));
         assertEquals(first[header.indexOf("layout_memory_gb")], String.format(java.util.Locale.ROOT, "%.3f",
                 j.get("memory_gb").asDouble()));
+        assertEquals("after-backward", j.get("workload").get("grad_reduce").asText());
     }
 
     /**
@@ -597,6 +600,17 @@ class ClusterPredictCliTest {
         JsonNode j = new ObjectMapper().readTree(one.out());
         assertEquals(rows.get("after").get("predicted_ms"), String.format(java.util.Locale.ROOT, "%.4f",
                 j.get("ms").asDouble()));
+        assertEquals("after-backward", j.get("workload").get("grad_reduce").asText());
+        assertEquals("fp32", j.get("workload").get("grad_dtype").asText());
+        // the option fills the column for rows that lack it
+        Path filled = dir.resolve("filled.csv");
+        Run option = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--grad-reduce",
+                "after-backward", "--out", filled.toString());
+        assertEquals(0, option.code(), option.err());
+        Map<String, Map<String, String>> optionRows = rows(filled);
+        assertEquals(rows.get("after").get("predicted_ms"), optionRows.get("default").get("predicted_ms"));
+        assertEquals(rows.get("overlapped").get("predicted_ms"), optionRows.get("overlapped").get("predicted_ms"),
+                "a row's own value wins");
         Run bad = MainTest.run("predict", "--model", "gpu", "--transformer", dir.resolve("gpt3/config.json")
                 .toString(), "--seq", "2048", "--batch", "1", "--device", A100, "--precision", "bf16",
                 "--grad-reduce", "later");
@@ -607,8 +621,8 @@ class ClusterPredictCliTest {
         Run row = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--out",
                 dir.resolve("x.csv").toString());
         assertEquals(1, row.code(), row.err());
-        assertTrue(row.err().contains("jobs.csv:2:") && row.err().contains("expected overlapped or after-backward"),
-                row.err());
+        assertTrue(row.err().contains("jobs.csv:2: grad_reduce: ")
+                && row.err().contains("expected overlapped or after-backward"), row.err());
     }
 
     @Test

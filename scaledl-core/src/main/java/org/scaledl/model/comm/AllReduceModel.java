@@ -225,7 +225,7 @@ public final class AllReduceModel implements CommunicationModel {
      * takes 3.4 µs for its bulk protocol over NVLink). The single-node measurements cannot show it (their latency is
      * fitted as the trees' per level), but a ring of hundreds of ranks pays it hundreds of times.
      */
-    static final double RING_HOP_US = 3.4;
+    public static final double RING_HOP_US = 3.4;
 
     @Override
     public double reduceScatterMillis(Device device, Topology topology, int ranks, int ranksPerNode, double bytes) {

@@ -1181,9 +1181,10 @@ public final class MegatronExecution {
      * the experts' over {@code edp}, overlapped with the last micro-batch's backward pass (and, ZeRO 1–2, the
      * weights' gather with the first one's forward pass) as Megatron's {@code overlap_grad_reduce} and
      * {@code overlap_param_gather} do; ZeRO 3 gathers the weights twice and reduce-scatters the gradients every
-     * micro-batch, what the micro-batch's own compute does not hide. With the reduction after the backward pass
+     * micro-batch, what the micro-batch's own compute does not hide; ZeRO 2 reduce-scatters every micro-batch's
+     * gradients (sharded, they are not accumulated whole). With the reduction after the backward pass
      * ({@link Workload#gradReduceAfterBackward()}) nothing of it hides: ZeRO 0–2's whole reduction (and the weights'
-     * gather) is exposed, and ZeRO 3's reduce-scatter every micro-batch. With LoRA only the adapters' gradients are
+     * gather) is exposed, and ZeRO 2's and 3's reduce-scatter every micro-batch. With LoRA only the adapters' gradients are
      * reduced (the frozen weights are still gathered under ZeRO 3).
      *
      * @param adapters      the stage's LoRA adapter parameters per GPU (0 without LoRA)
@@ -1213,15 +1214,20 @@ public final class MegatronExecution {
                 reduce += comm.allReduceMillis(device, expertShared, edp, ePerNode,
                         expertGrads * prec.gradientReduceBytes());
             }
+            // ZeRO 2 shards the gradients: they cannot be accumulated whole, so every micro-batch reduce-scatters its
+            // own (half an all-reduce's traffic each), the last one's with the weights' gather after the step
+            int scatters = par.zeroStage() == 2 ? Math.max(1, m) : 1;
+            double whole = reduce + (scatters - 1) * reduce / 2;
             if (w.gradReduceAfterBackward()) {
                 // Megatron-LM's local DDP, Megatron-DeepSpeed, DeepSpeed's ZeRO 1-2: the reduction (a reduce-scatter
                 // and the updated weights' gather, with the distributed optimizer: the all-reduce's traffic) waits
-                // for the backward pass to end
-                return reduce;
+                // for the backward pass (ZeRO 2: each micro-batch's) to end
+                return whole;
             }
             // Megatron overlaps the gradients' reduction with the last micro-batch's backward pass (about two thirds
             // of its time) and, with the distributed optimizer, the updated weights' gather with the first one's
-            // forward pass; what does not fit behind them, and the last bucket, stays exposed
+            // forward pass; what does not fit behind them, and the last bucket, stays exposed (ZeRO 2: each earlier
+            // micro-batch's reduce-scatter behind its own backward pass)
             double tail = Math.min(reduce, dp > 1 ? comm.allReduceMillis(device, shared, dp, perNode,
                     Math.min(denseGrads * prec.gradientReduceBytes(), org.scaledl.model.comm.Collectives.BUCKET_BYTES))
                     : 0);
@@ -1229,8 +1235,9 @@ public final class MegatronExecution {
                 return Math.max(tail, reduce - 2.0 / 3 * perMicroBatch);
             }
             // (never more than the whole reduction after the backward pass)
-            return Math.min(reduce, Math.max(tail, reduce / 2 - 2.0 / 3 * perMicroBatch)
-                    + Math.max(0, reduce / 2 - perMicroBatch / 3));
+            return Math.min(whole, Math.max(tail, reduce / 2 - 2.0 / 3 * perMicroBatch)
+                    + Math.max(0, reduce / 2 - perMicroBatch / 3)
+                    + (scatters - 1) * Math.max(0, reduce / 2 - 2.0 / 3 * perMicroBatch));
         }
         // FSDP: per micro-batch and layer, gather the layer's weights forward and backward and reduce-scatter its
         // gradients: as many collectives as layers, each paying its latency (n collectives of b/n bytes)
