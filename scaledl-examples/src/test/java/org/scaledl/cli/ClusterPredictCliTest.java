@@ -591,17 +591,29 @@ class ClusterPredictCliTest {
                 "overlapped by default");
         // 32 replicas of t8 p4 over 200 Gb/s nodes: ~11 GB of 16-bit gradients a GPU, reduced across nodes
         assertTrue(after > overlapped * 1.01, after + " vs " + overlapped);
-        Run one = MainTest.run("predict", "--model", "gpu", "--transformer", dir.resolve("gpt3/config.json")
+
+        List<String> same = List.of("predict", "--model", "gpu", "--transformer", dir.resolve("gpt3/config.json")
                 .toString(), "--seq", "2048", "--batch", "1", "--micro-batches", "8", "--world-size", "32",
                 "--tensor", "8", "--pipeline", "4", "--device", A100, "--gpus-per-node", "8", "--inter-node-gbps",
-                "200", "--precision", "fp16", "--recompute", "full", "--sequence-parallel", "--grad-reduce",
-                "after-backward", "--json");
+                "200", "--precision", "fp16", "--recompute", "full", "--sequence-parallel", "--json");
+        List<String> afterArgs = new java.util.ArrayList<>(same);
+        afterArgs.addAll(List.of("--grad-reduce", "after-backward"));
+        Run one = MainTest.run(afterArgs.toArray(new String[0]));
         assertEquals(0, one.code(), one.err());
         JsonNode j = new ObjectMapper().readTree(one.out());
         assertEquals(rows.get("after").get("predicted_ms"), String.format(java.util.Locale.ROOT, "%.4f",
                 j.get("ms").asDouble()));
         assertEquals("after-backward", j.get("workload").get("grad_reduce").asText());
         assertEquals("fp32", j.get("workload").get("grad_dtype").asText());
+        assertFalse(j.get("warnings").toString().contains("assumed overlapped"), j.get("warnings").toString());
+        // described overlapped, where reducing after the backward pass moves the step by more than 2 %, the
+        // assumption is said with that step's time
+        JsonNode o = new ObjectMapper().readTree(MainTest.run(same.toArray(new String[0])).out());
+        assertEquals("overlapped", o.get("workload").get("grad_reduce").asText());
+        String said = o.get("warnings").toString();
+        assertTrue(after > 1.02 * overlapped, "a job the reduction moves by more than 2 %: " + after);
+        assertTrue(said.contains("assumed overlapped") && said.contains(String.format(java.util.Locale.ROOT,
+                "the step takes %.2f ms", after)), said);
         // the option fills the column for rows that lack it
         Path filled = dir.resolve("filled.csv");
         Run option = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--grad-reduce",

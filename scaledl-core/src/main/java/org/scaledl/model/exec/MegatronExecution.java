@@ -1356,6 +1356,12 @@ public final class MegatronExecution {
      * The iteration's calibrated cost with its breakdown: the compute part shared over the layers in proportion to
      * their work, each term with its calibrated time, the host's dispatch what the smooth max adds.
      */
+    /**
+     * How much slower a step must be with its gradients reduced after the backward pass for the prediction to say so
+     * (where it assumed them overlapped): 2 %.
+     */
+    static final double GRAD_REDUCE_NOTE_SHARE = 0.02;
+
     static StageCost cost(Workload given, DeviceLayerCost layers, Optional<CommunicationModel> communication,
             Device device, Topology topo, MegatronModel model, List<String> notes) {
         // the recomputation decided once: the terms and the memory below take the resolved job as it is
@@ -1422,6 +1428,17 @@ public final class MegatronExecution {
         }
         StageMemory memory = memory(w, layers, device);
         List<String> all = new ArrayList<>(notes);
+        if (w.phase() == Phase.TRAIN && !w.gradReduceAfterBackward() && terms.value(ExecutionTerm.DATA_COMM) > 0) {
+            // said where the software's choice moves the step: the stacks of 2021-22 reduce after the backward pass
+            double after = model.millis(terms(w.toBuilder().gradReduceAfterBackward(true).build(), layers,
+                    communication, device, topo));
+            if (after > (1 + GRAD_REDUCE_NOTE_SHARE) * total) {
+                all.add(String.format(Locale.ROOT, "the gradients' reduction is assumed overlapped with the backward "
+                        + "pass (Megatron core's overlap_grad_reduce); reduced after it, as Megatron-DeepSpeed and "
+                        + "Megatron-LM's local DDP run it, the step takes %.2f ms (+%.1f %%: give --grad-reduce "
+                        + "after-backward)", after, 100 * (after / total - 1)));
+            }
+        }
         double dispatch = model.host(terms);
         // what the host adds to the GPUs' time (spread over the layers above through computeScale)
         double wait = computeScale * gpu - gpu;
