@@ -72,6 +72,15 @@ def converted(tmp_path):
                        gpus_per_node="8", nvlink_domain="8", precision="BF16", precision_norm="BF16",
                        model="Llama 2 7B", model_key="llama2-7b", seq="4096", gbs="256", mbs="1", tp="2", pp="1",
                        step_time_s="9.0"))
+        # ZeRO 3 (FSDP) under DeepSpeed keeps its own overlapped collectives; a note naming DeepSpeed does not count
+        w.writerow(row(source="Megatron-DeepSpeed runs", system="A100 cluster", gpu="A100-SXM4-80GB", num_gpus="64",
+                       gpus_per_node="8", nvlink_domain="8", precision="BF16", precision_norm="BF16",
+                       model="Llama 2 13B", model_key="llama2-13b", seq="4096", gbs="256", mbs="1", tp="2", pp="1",
+                       fsdp="32", step_time_s="12.0"))
+        w.writerow(row(source="Megatron-LM README", system="DGX-H100", gpu="H100-SXM5-80GB", num_gpus="64",
+                       gpus_per_node="8", nvlink_domain="8", precision="BF16", precision_norm="BF16",
+                       model="Llama 2 70B", model_key="llama2-70b", seq="4096", gbs="256", mbs="1", tp="8", pp="2",
+                       step_time_s="20.0", notes="faster than the DeepSpeed baseline"))
     with open(src / "scorecard.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, COLUMNS)
         w.writeheader()
@@ -94,7 +103,8 @@ def test_new_parts_and_architectures_convert(converted):
     out, done = converted
     runs = {r["model_key"]: r for r in csv.DictReader(open(out / "runs.csv", encoding="utf-8"))}
     assert set(runs) == {"qwen3-30b-a3b", "mlm-gpt-1.7b", "qwen3-next-80b-a3b", "mlm-gpt-7.1b", "gpt3-175b",
-                         "deepseek-v3", "llama2-7b"}
+                         "deepseek-v3", "llama2-7b", "llama2-13b", "llama2-70b"}
+    assert runs["llama2-13b"]["zero_stage"] == "3"
     # a run without the multi-token-prediction module names a configuration without it (61 layers: uneven split)
     ds = runs["deepseek-v3"]
     assert ds["transformer"] == "configs/deepseek-v3-no-mtp/config.json" and ds["uneven_pipeline"] == "true"

@@ -95,6 +95,23 @@ class RunsCommandTest {
         assertEquals(3, Files.readAllLines(scored).size());
     }
 
+    /**
+     * A log whose arguments say the gradients are reduced after the backward pass ({@code overlap_grad_reduce}
+     * False) becomes a row with {@code grad_reduce} after-backward, which the table's reader gives its workload.
+     */
+    @Test
+    void aLogThatReducesAfterTheBackwardPassSaysSo() throws IOException {
+        Path log = dir.resolve("no-overlap.log");
+        Files.writeString(log, Files.readString(log("megatron-llama3-8b.log")).replaceFirst(
+                "(?m)^(  micro_batch_size .*)$", "$1\n  overlap_grad_reduce ............................. False"));
+        Path out = dir.resolve("runs.csv");
+        MainTest.Run r = MainTest.run("runs", "--from-log", log.toString(), "--out", out.toString());
+        assertEquals(0, r.code(), r.err());
+        List<String> lines = Files.readAllLines(out);
+        assertTrue(lines.get(1).contains(",bf16,none,true,after-backward,5050.5000,"), lines.get(1));
+        assertTrue(read(out).get(0).workload().gradReduceAfterBackward());
+    }
+
     @Test
     void aGivenConfigOutsideTheFolderIsCopiedAndTheOptionsFillTheirColumns() throws IOException {
         Path out = dir.resolve("tables/jobs.csv");
