@@ -1434,9 +1434,9 @@ public final class MegatronExecution {
                     communication, device, topo));
             if (after > (1 + GRAD_REDUCE_NOTE_SHARE) * total) {
                 all.add(String.format(Locale.ROOT, "the gradients' reduction is assumed overlapped with the backward "
-                        + "pass (Megatron core's overlap_grad_reduce); reduced after it, as Megatron-DeepSpeed and "
-                        + "Megatron-LM's local DDP run it, the step takes %.2f ms (+%.1f %%: give --grad-reduce "
-                        + "after-backward)", after, 100 * (after / total - 1)));
+                        + "pass (Megatron core's overlap_grad_reduce); reduced after it, as Megatron-DeepSpeed, "
+                        + "Megatron-LM's local DDP and an all-reduce after gradient accumulation run it, the step takes "
+                        + "%.2f ms (+%.1f %%: give --grad-reduce after-backward)", after, 100 * (after / total - 1)));
             }
         }
         double dispatch = model.host(terms);
