@@ -1184,8 +1184,8 @@ public final class MegatronExecution {
      * micro-batch, what the micro-batch's own compute does not hide; ZeRO 2 reduce-scatters every micro-batch's
      * gradients (sharded, they are not accumulated whole). With the reduction after the backward pass
      * ({@link Workload#gradReduceAfterBackward()}) nothing of it hides: ZeRO 0–2's whole reduction (and the weights'
-     * gather) is exposed, and ZeRO 2's and 3's reduce-scatter every micro-batch. With LoRA only the adapters' gradients are
-     * reduced (the frozen weights are still gathered under ZeRO 3).
+     * gather) is exposed, and ZeRO 2's and 3's reduce-scatter every micro-batch. With LoRA only the adapters'
+     * gradients are reduced (the frozen weights are still gathered under ZeRO 3).
      *
      * @param adapters      the stage's LoRA adapter parameters per GPU (0 without LoRA)
      * @param perMicroBatch the most loaded stage's time for one micro-batch, ms
@@ -1234,10 +1234,11 @@ public final class MegatronExecution {
             if (par.zeroStage() == 0) {
                 return Math.max(tail, reduce - 2.0 / 3 * perMicroBatch);
             }
-            // (never more than the whole reduction after the backward pass)
-            return Math.min(whole, Math.max(tail, reduce / 2 - 2.0 / 3 * perMicroBatch)
-                    + Math.max(0, reduce / 2 - perMicroBatch / 3)
-                    + (scatters - 1) * Math.max(0, reduce / 2 - 2.0 / 3 * perMicroBatch));
+            // a reduce-scatter's part a micro-batch's backward pass does not hide (never more than the whole
+            // reduction after the backward pass)
+            double behind = Math.max(0, reduce / 2 - 2.0 / 3 * perMicroBatch);
+            return Math.min(whole, Math.max(tail, behind) + (scatters - 1) * behind
+                    + Math.max(0, reduce / 2 - perMicroBatch / 3));
         }
         // FSDP: per micro-batch and layer, gather the layer's weights forward and backward and reduce-scatter its
         // gradients: as many collectives as layers, each paying its latency (n collectives of b/n bytes)
@@ -1435,8 +1436,8 @@ public final class MegatronExecution {
             if (after > (1 + GRAD_REDUCE_NOTE_SHARE) * total) {
                 all.add(String.format(Locale.ROOT, "the gradients' reduction is assumed overlapped with the backward "
                         + "pass (Megatron core's overlap_grad_reduce); reduced after it, as Megatron-DeepSpeed, "
-                        + "Megatron-LM's local DDP and an all-reduce after gradient accumulation run it, the step takes "
-                        + "%.2f ms (+%.1f %%: give --grad-reduce after-backward)", after, 100 * (after / total - 1)));
+                        + "Megatron-LM's local DDP and an all-reduce after gradient accumulation run it, the step "
+                        + "takes %.2f ms (+%.1f %%: give --grad-reduce after-backward)", after, 100 * (after / total - 1)));
             }
         }
         double dispatch = model.host(terms);

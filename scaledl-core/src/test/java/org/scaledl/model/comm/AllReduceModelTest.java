@@ -44,7 +44,7 @@ class AllReduceModelTest {
         // latency of half an all-reduce (half of 0.05 ms a tree level) where larger: it adds at most its whole latency
         double two = m.reduceScatterMillis(d, LINKS, 16, 8, 1e6) - 0.5 * m.allReduceMillis(d, LINKS, 16, 8, 1e6);
         com.fasterxml.jackson.databind.JsonNode network = m.toJson().get("network");
-        double fitted = 0.5 * (network.get(0).asDouble() * 2 * (2 - 1) + network.get(1).asDouble() * 1);
+        double fitted = 0.5 * (network.get(0).asDouble() * Collectives.ringSteps(2) + network.get(1).asDouble() * 1);
         assertEquals(Math.max(0, alpha + 14 * AllReduceModel.RING_HOP_US * 1e-3 - fitted), two, 1e-12,
                 "2 nodes: " + two + " (fitted " + fitted + ")");
         for (int nodes = 64; nodes <= 1024; nodes *= 2) {
