@@ -871,6 +871,45 @@ class MegatronExecutionTest {
     }
 
     /**
+     * An unfused core whose heads are not a multiple of 16 bytes wide (1,728 hidden in 16 heads of 108) computes its
+     * batched products on the FP32 units, as cuBLAS does: against 12 heads of 144 (the same work in every layer),
+     * its products' floors rise by exactly their FLOPs at the FP32 ceiling less at the 16-bit one
+     * ({@code 16·b·s²·h} a layer and micro-batch with full recomputation: scores and context forward, again, and
+     * twice backward), and the iteration is slower. A fused core pads its heads instead: its floors do not move.
+     */
+    @Test
+    void misalignedHeadsOfAnUnfusedCoreRunOnTheFp32Units() {
+        int h = 1728;
+        int layers = 4;
+        int seq = 1024;
+        int micro = 2;
+        int m = 2;
+        double[] floors = new double[4];
+        double[] millis = new double[4];
+        int k = 0;
+        for (boolean fused : new boolean[] {false, true}) {
+            for (int heads : new int[] {16, 12}) {
+                TransformerSpec spec = TransformerSpec.decoder("h" + heads, h, heads, layers, 32000)
+                        .maxPositions(seq).fusedAttention(fused).build();
+                Workload w = Workload.builder(spec.graph(seq)).batch(micro * m).phase(Phase.TRAIN).device(A100)
+                        .parallelism(Parallelism.of(1, 1, 1, m)).precision(Precision.FP16).recompute(Recompute.FULL)
+                        .topology(DGX).build();
+                floors[k] = floors(stage.megatronTerms(w));
+                millis[k++] = predictor.predict(w).millis();
+            }
+        }
+        double flops = 16.0 * micro * seq * (double) seq * h * layers * m;
+        double c32 = stage.layers().sustainedPeakFraction(A100, Precision.FP32);
+        double c16 = stage.layers().sustainedPeakFraction(A100, Precision.FP16);
+        double expected = 1e3 * flops * (1 / (c32 * A100.peakFlopsPerSecond(Precision.FP32, true))
+                - 1 / (c16 * A100.peakFlopsPerSecond(Precision.FP16, true)));
+        assertTrue(expected > 0);
+        assertEquals(expected, floors[0] - floors[1], 1e-6 * expected);
+        assertTrue(millis[0] > millis[1] * 1.05, millis[0] + " vs " + millis[1]);
+        assertEquals(floors[3], floors[2], 1e-9 * floors[3], "a fused core pads its heads");
+    }
+
+    /**
      * A fused core's softmax adds one exponential per score at the special-function units' rate: the core's class
      * is {@code base + E / rate}, so doubling the rate from 16 to 32 per clock saves twice what doubling it again
      * does, and nothing else moves (an A100 described with 16, 32 and 64 exponentials per SM and clock).

@@ -529,7 +529,11 @@ public final class MegatronExecution {
             saved[u] += packed * savedBytes(g, lf, role, b, ts, prec, lowLinear ? low : null, rc, divisor, t, sp, c);
             LayerFeatures f = ParallelExecution.share(lf, divisor, weightShards(role, lf.family(), t, e, et),
                     columnShards(role, lf.family(), t, et));
-            Precision lp = lowLinear ? low : high;
+            // a 16-bit product of the blocks that cuBLAS cannot feed to the tensor cores runs on the FP32 units;
+            // an attention core's products keep their head's width whatever the split (it splits the heads)
+            boolean fusedCore = kind.attentionCore() && ts.fusedAttention();
+            Precision lp = lowLinear ? low : role.region() == LayerRole.Region.BLOCK && !fusedCore
+                    && misaligned(kind.attentionCore() ? lf : f, high, device) ? Precision.FP32 : high;
             // a grouped product of routed experts is cut by each expert's rows, which the features do not hold
             boolean cut = !kind.expert();
             double fwd = timed ? packed * pieceMillis(g, layers, f, device, lp, false, cut) : 0;
@@ -728,6 +732,27 @@ public final class MegatronExecution {
 
     private static boolean dense(OpFamily f) {
         return f == OpFamily.DENSE || f == OpFamily.CONV;
+    }
+
+    /** The operand alignment tensor cores need, bytes: their loads are 16-byte vectors. */
+    static final int TENSOR_CORE_ALIGNMENT_BYTES = 16;
+
+    /**
+     * Whether a product in a precision below 32 bits has a reduction length K or an output width N that is not a
+     * multiple of {@value #TENSOR_CORE_ALIGNMENT_BYTES} bytes on a device with the precision's matrix units: an
+     * unfused attention core's batched products over heads of 108, 150 or 450 dimensions (BLOOM's architecture
+     * sweep). cuBLAS then cannot load its operands as the tensor cores' 16-byte vectors and computes it on the FP32
+     * units (NVIDIA's GEMM guide: below cuBLAS 11 a requirement, since then "performance is better" aligned); the
+     * product is timed as the FP32 product of its shape. The layers of the blocks only (Megatron pads the
+     * vocabulary to a multiple of 128), and never a fused core (FlashAttention pads the head to its kernels' size).
+     */
+    static boolean misaligned(LayerFeatures f, Precision p, Device device) {
+        if (p.activationBytes() >= 4 || f.family() != OpFamily.DENSE || !device.matrixUnits(p)) {
+            return false;
+        }
+        long k = f.inChannels() * p.activationBytes();
+        long n = f.outChannels() * p.activationBytes();
+        return k % TENSOR_CORE_ALIGNMENT_BYTES != 0 || n > 0 && n % TENSOR_CORE_ALIGNMENT_BYTES != 0;
     }
 
     // --------------------------------------------------------------------------------------------------- stages
