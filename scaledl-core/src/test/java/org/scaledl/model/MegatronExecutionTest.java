@@ -875,7 +875,8 @@ class MegatronExecutionTest {
      * batched products on the FP32 units, as cuBLAS does: against 12 heads of 144 (the same work in every layer),
      * its products' floors rise by exactly their FLOPs at the FP32 ceiling less at the 16-bit one
      * ({@code 16·b·s²·h} a layer and micro-batch with full recomputation: scores and context forward, again, and
-     * twice backward), and the iteration is slower. A fused core pads its heads instead: its floors do not move.
+     * twice backward), and the iteration is slower, with a note naming the two products and the heads that avoid it.
+     * A fused core pads its heads instead: its floors do not move, and nothing is said.
      */
     @Test
     void misalignedHeadsOfAnUnfusedCoreRunOnTheFp32Units() {
@@ -895,7 +896,16 @@ class MegatronExecutionTest {
                         .parallelism(Parallelism.of(1, 1, 1, m)).precision(Precision.FP16).recompute(Recompute.FULL)
                         .topology(DGX).build();
                 floors[k] = floors(stage.megatronTerms(w));
-                millis[k++] = predictor.predict(w).millis();
+                Prediction p = predictor.predict(w);
+                millis[k++] = p.millis();
+                boolean said = p.warnings().stream().anyMatch(x -> x.message().contains("not a multiple of 16 bytes"));
+                assertEquals(!fused && heads == 16, said, p.warnings().toString());
+                if (said) {
+                    String note = p.warnings().stream().filter(x -> x.message().contains("16 bytes")).findFirst()
+                            .orElseThrow().message();
+                    assertTrue(note.contains("(K 108, N 1024)") && note.contains("(K 1024, N 108)")
+                            && note.contains("heads of 104 or 112 dimensions"), note);
+                }
             }
         }
         double flops = 16.0 * micro * seq * (double) seq * h * layers * m;

@@ -529,11 +529,9 @@ public final class MegatronExecution {
             saved[u] += packed * savedBytes(g, lf, role, b, ts, prec, lowLinear ? low : null, rc, divisor, t, sp, c);
             LayerFeatures f = ParallelExecution.share(lf, divisor, weightShards(role, lf.family(), t, e, et),
                     columnShards(role, lf.family(), t, et));
-            // a 16-bit product of the blocks that cuBLAS cannot feed to the tensor cores runs on the FP32 units;
-            // an attention core's products keep their head's width whatever the split (it splits the heads)
-            boolean fusedCore = kind.attentionCore() && ts.fusedAttention();
-            Precision lp = lowLinear ? low : role.region() == LayerRole.Region.BLOCK && !fusedCore
-                    && misaligned(kind.attentionCore() ? lf : f, high, device) ? Precision.FP32 : high;
+            // a 16-bit product of the blocks that cuBLAS cannot feed to the tensor cores runs on the FP32 units
+            Precision lp = lowLinear ? low : misalignedBlockProduct(role, ts, lf, f, lowLinear, high, device)
+                    ? Precision.FP32 : high;
             // a grouped product of routed experts is cut by each expert's rows, which the features do not hold
             boolean cut = !kind.expert();
             double fwd = timed ? packed * pieceMillis(g, layers, f, device, lp, false, cut) : 0;
@@ -753,6 +751,79 @@ public final class MegatronExecution {
         long k = f.inChannels() * p.activationBytes();
         long n = f.outChannels() * p.activationBytes();
         return k % TENSOR_CORE_ALIGNMENT_BYTES != 0 || n > 0 && n % TENSOR_CORE_ALIGNMENT_BYTES != 0;
+    }
+
+    /**
+     * Whether a layer of the blocks is a {@link #misaligned} product: {@code lf} its features, {@code f} its share on
+     * one GPU. An attention core's products keep their head's width whatever the split (tensor parallelism splits
+     * the heads); a fused core and FP8/FP4 linear layers never are.
+     */
+    private static boolean misalignedBlockProduct(LayerRole role, TransformerShape ts, LayerFeatures lf,
+            LayerFeatures f, boolean lowLinear, Precision high, Device device) {
+        LayerRole.Kind kind = role.kind();
+        return !lowLinear && role.region() == LayerRole.Region.BLOCK && !(kind.attentionCore() && ts.fusedAttention())
+                && misaligned(kind.attentionCore() ? lf : f, high, device);
+    }
+
+    /** A layer's share of the work on one GPU of the job ({@link ParallelExecution#share}). */
+    private static LayerFeatures share(Workload w, LayerRole role, LayerFeatures lf) {
+        Parallelism par = w.parallelism();
+        int t = par.tensor();
+        return ParallelExecution.share(lf, divisor(role, lf.family(), t, par.sequenceParallel(), par.context()),
+                weightShards(role, lf.family(), t, par.expert(), par.expertTensor()),
+                columnShards(role, lf.family(), t, par.expertTensor()));
+    }
+
+    /**
+     * The precision a contraction of the job runs its matrix work in: the low-precision units for the blocks' FP8 or
+     * FP4 linear layers, FP32 for a {@link #misalignedBlockProduct}, else the job's 16-bit (or 32-bit) precision.
+     */
+    private static Precision productPrecision(Workload w, Device device, LayerFeatures lf) {
+        ModelGraph g = w.graph();
+        LayerRole role = g.role(lf.layer());
+        Precision prec = w.precision();
+        boolean lowLinear = prec.lowPrecisionLinear() && role.kind().lowPrecisionLinear()
+                && role.region() == LayerRole.Region.BLOCK;
+        if (lowLinear) {
+            return device.runs(prec).orElseThrow();
+        }
+        return misalignedBlockProduct(role, g.transformer().orElseThrow(), lf, share(w, role, lf), false,
+                prec.highPrecision(), device) ? Precision.FP32 : prec.highPrecision();
+    }
+
+    /**
+     * The note naming the blocks' products cuBLAS computes on the FP32 units ({@link #misaligned}), each with its
+     * reduction length and output width on one GPU; empty where there is none.
+     */
+    private static Optional<String> misalignmentNote(Workload w, Device device, List<LayerFeatures> fs) {
+        ModelGraph g = w.graph();
+        TransformerShape ts = g.transformer().orElseThrow();
+        Precision prec = w.precision();
+        java.util.Set<String> layers = new java.util.LinkedHashSet<>();
+        boolean core = false;
+        for (LayerFeatures lf : fs) {
+            if (lf.family() == OpFamily.DENSE && productPrecision(w, device, lf) == Precision.FP32
+                    && prec.highPrecision() != Precision.FP32) {
+                LayerRole role = g.role(lf.layer());
+                LayerFeatures shown = role.kind().attentionCore() ? lf : share(w, role, lf);
+                core |= role.kind().attentionCore();
+                layers.add(String.format(Locale.ROOT, "%s (K %d, N %d)", g.layer(lf.layer()).name(),
+                        shown.inChannels(), shown.outChannels()));
+            }
+        }
+        if (layers.isEmpty()) {
+            return Optional.empty();
+        }
+        long head = ts.hidden() / ts.heads();
+        String remedy = !core ? "widths that are multiples of 8" : head % 8 != 0 ? String.format(Locale.ROOT,
+                "heads of %d or %d dimensions (multiples of 8), or a fused attention core (FlashAttention),",
+                Math.max(8, head / 8 * 8), (head / 8 + 1) * 8)
+                : "a sequence length that is a multiple of 8, or a fused attention core (FlashAttention),";
+        return Optional.of(String.format(Locale.ROOT, "the %s product%s %s ha%s a reduction length or output width "
+                + "that is not a multiple of %d bytes: cuBLAS computes %s on the FP32 units, not the tensor cores "
+                + "(modelled so); %s avoid it", prec.highPrecision().label().toUpperCase(Locale.ROOT),
+                layers.size() > 1 ? "s" : "", String.join(" and ", layers), layers.size() > 1 ? "ve" : "s",
+                TENSOR_CORE_ALIGNMENT_BYTES, layers.size() > 1 ? "them" : "it", remedy));
     }
 
     // --------------------------------------------------------------------------------------------------- stages
@@ -1411,8 +1482,9 @@ public final class MegatronExecution {
                 continue;
             }
             double bwdFlops = lf.flopsBwd() * frozenBackwardShare(w.loraRank(), lf);
-            double work = (dense(lf.family()) ? lf.flopsFwd() + bwdFlops : lf.bytesFwd() + lf.bytesBwd())
-                    * g.repeats(lf.layer());
+            // a contraction's share: its FLOPs at the peak of the units it runs on (FP8, 16-bit, FP32)
+            double work = (dense(lf.family()) ? (lf.flopsFwd() + bwdFlops) / device.peakFlopsPerSecond(
+                    productPrecision(w, device, lf), true) : lf.bytesFwd() + lf.bytesBwd()) * g.repeats(lf.layer());
             perLayer[lf.layer()] = work;
             families[lf.layer()] = lf.family();
             if (dense(lf.family())) {
@@ -1485,6 +1557,7 @@ public final class MegatronExecution {
         }
         resolution(given, w, device).ifPresent(all::add);
         unevenNote(w).ifPresent(all::add);
+        misalignmentNote(w, device, fs).ifPresent(all::add);
         int t = w.parallelism().tensor();
         int inDomain = Math.max(topo.gpusPerNode(), topo.nvlinkDomain());
         if (t > inDomain) {
