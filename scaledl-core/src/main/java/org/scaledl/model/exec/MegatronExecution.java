@@ -530,8 +530,8 @@ public final class MegatronExecution {
             LayerFeatures f = ParallelExecution.share(lf, divisor, weightShards(role, lf.family(), t, e, et),
                     columnShards(role, lf.family(), t, et));
             // a 16-bit product of the blocks that cuBLAS cannot feed to the tensor cores runs on the FP32 units
-            Precision lp = lowLinear ? low : misalignedBlockProduct(role, ts, lf, f, lowLinear, high, device)
-                    ? Precision.FP32 : high;
+            Precision lp = lowLinear ? low : misalignedBlockProduct(role, ts, lf, f, high, device) ? Precision.FP32
+                    : high;
             // a grouped product of routed experts is cut by each expert's rows, which the features do not hold
             boolean cut = !kind.expert();
             double fwd = timed ? packed * pieceMillis(g, layers, f, device, lp, false, cut) : 0;
@@ -754,14 +754,15 @@ public final class MegatronExecution {
     }
 
     /**
-     * Whether a layer of the blocks is a {@link #misaligned} product: {@code lf} its features, {@code f} its share on
-     * one GPU. An attention core's products keep their head's width whatever the split (tensor parallelism splits
-     * the heads); a fused core and FP8/FP4 linear layers never are.
+     * Whether a layer of the blocks that runs in the job's 16-bit precision (not an FP8 or FP4 linear layer: the
+     * callers tell those apart) is a {@link #misaligned} product: {@code lf} its features, {@code f} its share on one
+     * GPU. An attention core's products keep their head's width whatever the split (tensor parallelism splits the
+     * heads); a fused core never is one.
      */
     private static boolean misalignedBlockProduct(LayerRole role, TransformerShape ts, LayerFeatures lf,
-            LayerFeatures f, boolean lowLinear, Precision high, Device device) {
+            LayerFeatures f, Precision high, Device device) {
         LayerRole.Kind kind = role.kind();
-        return !lowLinear && role.region() == LayerRole.Region.BLOCK && !(kind.attentionCore() && ts.fusedAttention())
+        return role.region() == LayerRole.Region.BLOCK && !(kind.attentionCore() && ts.fusedAttention())
                 && misaligned(kind.attentionCore() ? lf : f, high, device);
     }
 
@@ -787,7 +788,7 @@ public final class MegatronExecution {
         if (lowLinear) {
             return device.runs(prec).orElseThrow();
         }
-        return misalignedBlockProduct(role, g.transformer().orElseThrow(), lf, share(w, role, lf), false,
+        return misalignedBlockProduct(role, g.transformer().orElseThrow(), lf, share(w, role, lf),
                 prec.highPrecision(), device) ? Precision.FP32 : prec.highPrecision();
     }
 
@@ -802,8 +803,9 @@ public final class MegatronExecution {
         java.util.Set<String> layers = new java.util.LinkedHashSet<>();
         boolean core = false;
         for (LayerFeatures lf : fs) {
-            if (lf.family() == OpFamily.DENSE && productPrecision(w, device, lf) == Precision.FP32
-                    && prec.highPrecision() != Precision.FP32) {
+            // a product the job runs in 16 bits moved to the FP32 units
+            if (lf.family() == OpFamily.DENSE && prec.highPrecision() != Precision.FP32
+                    && productPrecision(w, device, lf) == Precision.FP32) {
                 LayerRole role = g.role(lf.layer());
                 LayerFeatures shown = role.kind().attentionCore() ? lf : share(w, role, lf);
                 core |= role.kind().attentionCore();
