@@ -920,6 +920,27 @@ class MegatronExecutionTest {
     }
 
     /**
+     * Tensor parallelism splits a column-parallel layer's output and a row-parallel layer's reduction: an MLP of
+     * 5,512 (a multiple of 8) on 4 ranks has 1,378 per rank, not one, so the up projection's output and the down
+     * projection's reduction are named, with the widths one GPU computes; on one rank nothing is.
+     */
+    @Test
+    void theWidthsOneGpuComputesDecideTheAlignment() {
+        TransformerSpec spec = TransformerSpec.decoder("ffn5512", 2048, 16, 2, 32000).ffn(5512).maxPositions(1024)
+                .fusedAttention(true).build();
+        for (int t : new int[] {1, 4}) {
+            Workload w = Workload.builder(spec.graph(1024)).batch(1).phase(Phase.TRAIN).device(A100)
+                    .parallelism(Parallelism.of(1, t, 1, 1)).precision(Precision.BF16).recompute(Recompute.NONE)
+                    .topology(DGX).build();
+            Optional<String> note = predictor.predict(w).warnings().stream().map(x -> x.message())
+                    .filter(x -> x.contains("16 bytes")).findFirst();
+            assertEquals(t == 4, note.isPresent(), note.toString());
+            note.ifPresent(n -> assertTrue(n.contains("ffn/up (K 2048, N 1378)") && n.contains("ffn/down (K 1378, N "
+                    + "2048)") && n.contains("widths that are multiples of 8") && !n.contains("attn"), n));
+        }
+    }
+
+    /**
      * A fused core's softmax adds one exponential per score at the special-function units' rate: the core's class
      * is {@code base + E / rate}, so doubling the rate from 16 to 32 per clock saves twice what doubling it again
      * does, and nothing else moves (an A100 described with 16, 32 and 64 exponentials per SM and clock).

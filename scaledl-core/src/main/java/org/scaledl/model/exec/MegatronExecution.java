@@ -530,8 +530,8 @@ public final class MegatronExecution {
             LayerFeatures f = ParallelExecution.share(lf, divisor, weightShards(role, lf.family(), t, e, et),
                     columnShards(role, lf.family(), t, et));
             // a 16-bit product of the blocks that cuBLAS cannot feed to the tensor cores runs on the FP32 units
-            Precision lp = lowLinear ? low : misalignedBlockProduct(role, ts, lf, f, high, device) ? Precision.FP32
-                    : high;
+            Precision lp = lowLinear ? low : misalignedBlockProduct(role, ts, lf, columnShards(role, lf.family(), t,
+                    et), high, device) ? Precision.FP32 : high;
             // a grouped product of routed experts is cut by each expert's rows, which the features do not hold
             boolean cut = !kind.expert();
             double fwd = timed ? packed * pieceMillis(g, layers, f, device, lp, false, cut) : 0;
@@ -744,35 +744,53 @@ public final class MegatronExecution {
      * product is timed as the FP32 product of its shape. The layers of the blocks only (Megatron pads the
      * vocabulary to a multiple of 128), and never a fused core (FlashAttention pads the head to its kernels' size).
      */
-    static boolean misaligned(LayerFeatures f, Precision p, Device device) {
-        if (p.activationBytes() >= 4 || f.family() != OpFamily.DENSE || !device.matrixUnits(p)) {
+    static boolean misaligned(OpFamily family, long k, long n, Precision p, Device device) {
+        if (p.activationBytes() >= 4 || family != OpFamily.DENSE || !device.matrixUnits(p)) {
             return false;
         }
-        long k = f.inChannels() * p.activationBytes();
-        long n = f.outChannels() * p.activationBytes();
-        return k % TENSOR_CORE_ALIGNMENT_BYTES != 0 || n > 0 && n % TENSOR_CORE_ALIGNMENT_BYTES != 0;
+        return k * p.activationBytes() % TENSOR_CORE_ALIGNMENT_BYTES != 0
+                || n > 0 && n * p.activationBytes() % TENSOR_CORE_ALIGNMENT_BYTES != 0;
+    }
+
+    /**
+     * A product's reduction length and output width on one GPU, {@code {K, N}}: tensor (or expert tensor)
+     * parallelism over {@code shards} ranks splits a row-parallel layer's reduction (the attention's and the MLP's
+     * output projections, a mixer's, an expert's down projection) and every other one's output; an attention core's
+     * products keep their head's width (the split is over heads).
+     */
+    private static long[] widths(LayerRole.Kind kind, LayerFeatures lf, int shards) {
+        long k = lf.inChannels();
+        long n = lf.outChannels();
+        if (shards > 1 && !kind.attentionCore()) {
+            boolean row = kind == LayerRole.Kind.ATTENTION_OUT || kind == LayerRole.Kind.MLP_OUT
+                    || kind == LayerRole.Kind.MIXER_OUT || kind == LayerRole.Kind.EXPERT_OUT;
+            if (row) {
+                k = Math.max(1, k / shards);
+            } else {
+                n = Math.max(1, n / shards);
+            }
+        }
+        return new long[] {k, n};
     }
 
     /**
      * Whether a layer of the blocks that runs in the job's 16-bit precision (not an FP8 or FP4 linear layer: the
-     * callers tell those apart) is a {@link #misaligned} product: {@code lf} its features, {@code f} its share on one
-     * GPU. An attention core's products keep their head's width whatever the split (tensor parallelism splits the
-     * heads); a fused core never is one.
+     * callers tell those apart) is a {@link #misaligned} product on one GPU ({@link #widths}; {@code shards} the
+     * ranks its weights' columns are split over); a fused attention core never is one.
      */
-    private static boolean misalignedBlockProduct(LayerRole role, TransformerShape ts, LayerFeatures lf,
-            LayerFeatures f, Precision high, Device device) {
+    private static boolean misalignedBlockProduct(LayerRole role, TransformerShape ts, LayerFeatures lf, int shards,
+            Precision high, Device device) {
         LayerRole.Kind kind = role.kind();
-        return role.region() == LayerRole.Region.BLOCK && !(kind.attentionCore() && ts.fusedAttention())
-                && misaligned(kind.attentionCore() ? lf : f, high, device);
+        if (role.region() != LayerRole.Region.BLOCK || kind.attentionCore() && ts.fusedAttention()) {
+            return false;
+        }
+        long[] kn = widths(kind, lf, shards);
+        return misaligned(lf.family(), kn[0], kn[1], high, device);
     }
 
-    /** A layer's share of the work on one GPU of the job ({@link ParallelExecution#share}). */
-    private static LayerFeatures share(Workload w, LayerRole role, LayerFeatures lf) {
-        Parallelism par = w.parallelism();
-        int t = par.tensor();
-        return ParallelExecution.share(lf, divisor(role, lf.family(), t, par.sequenceParallel(), par.context()),
-                weightShards(role, lf.family(), t, par.expert(), par.expertTensor()),
-                columnShards(role, lf.family(), t, par.expertTensor()));
+    /** The ranks a layer's weights' columns are split over in the job ({@link #columnShards}). */
+    private static int shards(Workload w, LayerRole role, LayerFeatures lf) {
+        return columnShards(role, lf.family(), w.parallelism().tensor(), w.parallelism().expertTensor());
     }
 
     /**
@@ -788,7 +806,7 @@ public final class MegatronExecution {
         if (lowLinear) {
             return device.runs(prec).orElseThrow();
         }
-        return misalignedBlockProduct(role, g.transformer().orElseThrow(), lf, share(w, role, lf),
+        return misalignedBlockProduct(role, g.transformer().orElseThrow(), lf, shards(w, role, lf),
                 prec.highPrecision(), device) ? Precision.FP32 : prec.highPrecision();
     }
 
@@ -807,10 +825,9 @@ public final class MegatronExecution {
             if (lf.family() == OpFamily.DENSE && prec.highPrecision() != Precision.FP32
                     && productPrecision(w, device, lf) == Precision.FP32) {
                 LayerRole role = g.role(lf.layer());
-                LayerFeatures shown = role.kind().attentionCore() ? lf : share(w, role, lf);
+                long[] kn = widths(role.kind(), lf, shards(w, role, lf));
                 core |= role.kind().attentionCore();
-                layers.add(String.format(Locale.ROOT, "%s (K %d, N %d)", g.layer(lf.layer()).name(),
-                        shown.inChannels(), shown.outChannels()));
+                layers.add(String.format(Locale.ROOT, "%s (K %d, N %d)", g.layer(lf.layer()).name(), kn[0], kn[1]));
             }
         }
         if (layers.isEmpty()) {
