@@ -33,8 +33,9 @@ import org.scaledl.workload.Workload;
  * <ul>
  *   <li><b>Per micro-batch of b sequences</b>, each layer's forward and backward time on one GPU
  *       ({@link DeviceLayerCost}) with its share of the work: tensor parallelism splits the projections, heads and
- *       vocabulary {@code t} ways (with SP the residual stream and router too; latent attention's down projections
- *       stay whole), context parallelism every layer's tokens {@code c} ways, expert tensor parallelism each expert
+ *       vocabulary {@code t} ways (a column-parallel projection's output, a row-parallel one's reduction: the output
+ *       projections write their whole width, partial sums the all-reduce adds; with SP the residual stream and router
+ *       too; latent attention's down projections stay whole), context parallelism every layer's tokens {@code c} ways, expert tensor parallelism each expert
  *       {@code et} ways (expert parallelism moves tokens, not work, when routing is balanced; an imbalance factor
  *       scales the experts); recomputation repeats the forward of every block layer (full) or of the attention core
  *       (selective). With FP8 or FP4 the blocks' linear layers run on the low-precision units (their own contraction
@@ -527,7 +528,10 @@ public final class MegatronExecution {
             double packed = documents > 0 && kind.attentionCore() && lf.family() != OpFamily.MOVEMENT
                     && lf.family() != OpFamily.VIEW ? Math.min(1.0, (double) documents / ts.seq()) : 1;
             saved[u] += packed * savedBytes(g, lf, role, b, ts, prec, lowLinear ? low : null, rc, divisor, t, sp, c);
-            LayerFeatures f = ParallelExecution.share(lf, divisor, weightShards(role, lf.family(), t, e, et),
+            // a row-parallel product splits its reduction, not its output (the partial sums the all-reduce adds)
+            LayerFeatures f = rowParallel(kind) && t > 1 && lf.family() == OpFamily.DENSE
+                    ? ParallelExecution.shareReduction(lf, t, divisor / t)
+                    : ParallelExecution.share(lf, divisor, weightShards(role, lf.family(), t, e, et),
                     columnShards(role, lf.family(), t, et));
             // a 16-bit product of the blocks that cuBLAS cannot feed to the tensor cores runs on the FP32 units
             Precision lp = lowLinear ? low : misalignedBlockProduct(role, ts, lf, columnShards(role, lf.family(), t,
@@ -762,9 +766,7 @@ public final class MegatronExecution {
         long k = lf.inChannels();
         long n = lf.outChannels();
         if (shards > 1 && !kind.attentionCore()) {
-            boolean row = kind == LayerRole.Kind.ATTENTION_OUT || kind == LayerRole.Kind.MLP_OUT
-                    || kind == LayerRole.Kind.MIXER_OUT || kind == LayerRole.Kind.EXPERT_OUT;
-            if (row) {
+            if (rowParallel(kind) || kind == LayerRole.Kind.EXPERT_OUT) {
                 k = Math.max(1, k / shards);
             } else {
                 n = Math.max(1, n / shards);
@@ -786,6 +788,12 @@ public final class MegatronExecution {
         }
         long[] kn = widths(kind, lf, shards);
         return misaligned(lf.family(), kn[0], kn[1], high, device);
+    }
+
+    /** Megatron's row-parallel layers of the blocks: tensor parallelism splits their reduction, not their output. */
+    private static boolean rowParallel(LayerRole.Kind kind) {
+        return kind == LayerRole.Kind.ATTENTION_OUT || kind == LayerRole.Kind.MLP_OUT
+                || kind == LayerRole.Kind.MIXER_OUT;
     }
 
     /** The ranks a layer's weights' columns are split over in the job ({@link #columnShards}). */

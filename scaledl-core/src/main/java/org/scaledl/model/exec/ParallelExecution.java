@@ -452,6 +452,33 @@ public final class ParallelExecution {
      * only the tokens; expert parallelism the experts' weights without their work (balanced routing moves tokens,
      * not work).
      */
+    /**
+     * The share of a row-parallel product on one of {@code split} ranks that split its reduction (Megatron's output
+     * projections under tensor parallelism), with {@code rows} more ways its rows are split (context parallelism):
+     * each rank multiplies its slice of the input's columns by its rows of the weights, {@code K/split}, into the
+     * whole output width, a partial sum the all-reduce adds up; so its work, input and weights divide by the split, its
+     * output and the output's gradient only by {@code rows}. The backward pass's activation traffic is shared
+     * between the input's side and the output's in proportion to their widths {@code K} and {@code N} (exact for a
+     * linear layer, whose backward pass moves {@code M·K} and {@code M·N} elements besides the weights).
+     */
+    public static LayerFeatures shareReduction(LayerFeatures f, int split, int rows) {
+        if (split == 1 && rows == 1) {
+            return f;
+        }
+        int work = split * rows;
+        double paramBytes = 4.0 * f.params();
+        double input = Math.max(0, f.bytesRead() - paramBytes);
+        double read = input / work + paramBytes / split;
+        double bwdWeights = Math.min(f.bytesBwd(), 2 * paramBytes);
+        double activations = f.bytesBwd() - bwdWeights;
+        double widths = (double) f.inChannels() + f.outChannels();
+        double inputSide = widths > 0 ? activations * f.inChannels() / widths : activations;
+        double bwd = inputSide / work + (activations - inputSide) / rows + bwdWeights / split;
+        return new LayerFeatures(f.layer(), f.family(), f.flopsFwd() / work, f.flopsBwd() / work, read,
+                f.bytesWritten() / rows, bwd, f.params() / split, f.outputElements() / rows, f.kernel(), f.stride(),
+                f.groups(), Math.max(1, f.inChannels() / split), f.outChannels(), f.steps());
+    }
+
     public static LayerFeatures share(LayerFeatures f, int tokens, int weights, int columns) {
         if (tokens == 1 && weights == 1 && columns == 1) {
             return f;
