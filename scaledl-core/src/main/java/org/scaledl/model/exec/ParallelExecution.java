@@ -452,6 +452,20 @@ public final class ParallelExecution {
      * only the tokens; expert parallelism the experts' weights without their work (balanced routing moves tokens,
      * not work).
      */
+    public static LayerFeatures share(LayerFeatures f, int tokens, int weights, int columns) {
+        if (tokens == 1 && weights == 1 && columns == 1) {
+            return f;
+        }
+        double paramBytes = 4.0 * f.params();
+        double read = Math.max(0, f.bytesRead() - paramBytes) / tokens + paramBytes / weights;
+        double bwdWeights = Math.min(f.bytesBwd(), 2 * paramBytes);
+        double bwd = (f.bytesBwd() - bwdWeights) / tokens + bwdWeights / weights;
+        return new LayerFeatures(f.layer(), f.family(), f.flopsFwd() / tokens, f.flopsBwd() / tokens, read,
+                f.bytesWritten() / tokens, bwd, f.params() / weights, f.outputElements() / tokens, f.kernel(),
+                f.stride(), f.groups(), f.inChannels(), f.family() == OpFamily.DENSE ? Math.max(1,
+                        f.outChannels() / columns) : f.outChannels(), f.steps());
+    }
+
     /**
      * The share of a row-parallel product on one of {@code split} ranks that split its reduction (Megatron's output
      * projections under tensor parallelism), with {@code rows} more ways its rows are split (context parallelism):
@@ -477,20 +491,6 @@ public final class ParallelExecution {
         return new LayerFeatures(f.layer(), f.family(), f.flopsFwd() / work, f.flopsBwd() / work, read,
                 f.bytesWritten() / rows, bwd, f.params() / split, f.outputElements() / rows, f.kernel(), f.stride(),
                 f.groups(), Math.max(1, f.inChannels() / split), f.outChannels(), f.steps());
-    }
-
-    public static LayerFeatures share(LayerFeatures f, int tokens, int weights, int columns) {
-        if (tokens == 1 && weights == 1 && columns == 1) {
-            return f;
-        }
-        double paramBytes = 4.0 * f.params();
-        double read = Math.max(0, f.bytesRead() - paramBytes) / tokens + paramBytes / weights;
-        double bwdWeights = Math.min(f.bytesBwd(), 2 * paramBytes);
-        double bwd = (f.bytesBwd() - bwdWeights) / tokens + bwdWeights / weights;
-        return new LayerFeatures(f.layer(), f.family(), f.flopsFwd() / tokens, f.flopsBwd() / tokens, read,
-                f.bytesWritten() / tokens, bwd, f.params() / weights, f.outputElements() / tokens, f.kernel(),
-                f.stride(), f.groups(), f.inChannels(), f.family() == OpFamily.DENSE ? Math.max(1,
-                        f.outChannels() / columns) : f.outChannels(), f.steps());
     }
 
 }
