@@ -35,9 +35,9 @@ import org.scaledl.workload.Workload;
  *       ({@link DeviceLayerCost}) with its share of the work: tensor parallelism splits the projections, heads and
  *       vocabulary {@code t} ways (a column-parallel projection's output, a row-parallel one's reduction: the output
  *       projections write their whole width, partial sums the all-reduce adds; with SP the residual stream and router
- *       too; latent attention's down projections stay whole), context parallelism every layer's tokens {@code c} ways, expert tensor parallelism each expert
- *       {@code et} ways (expert parallelism moves tokens, not work, when routing is balanced; an imbalance factor
- *       scales the experts); recomputation repeats the forward of every block layer (full) or of the attention core
+ *       too; latent attention's down projections stay whole), context parallelism every layer's tokens {@code c}
+ *       ways, expert tensor parallelism each expert {@code et} ways (expert parallelism moves tokens, not work, when
+ *       routing is balanced; an imbalance factor scales the experts); recomputation repeats the forward of every block layer (full) or of the attention core
  *       (selective). With FP8 or FP4 the blocks' linear layers run on the low-precision units (their own contraction
  *       class, {@link ExecutionTerm#DENSE_FP8}, {@link ExecutionTerm#DENSE_FP4}) and quantise their operands
  *       (memory traffic, {@link Precision#scalingBytesPerElement()}); everything else stays in BF16. A fused
