@@ -37,9 +37,9 @@ import org.scaledl.workload.Workload;
  *       projections write their whole width, partial sums the all-reduce adds; with SP the residual stream and router
  *       too; latent attention's down projections stay whole), context parallelism every layer's tokens {@code c}
  *       ways, expert tensor parallelism each expert {@code et} ways (expert parallelism moves tokens, not work, when
- *       routing is balanced; an imbalance factor scales the experts); recomputation repeats the forward of every block layer (full) or of the attention core
- *       (selective). With FP8 or FP4 the blocks' linear layers run on the low-precision units (their own contraction
- *       class, {@link ExecutionTerm#DENSE_FP8}, {@link ExecutionTerm#DENSE_FP4}) and quantise their operands
+ *       routing is balanced; an imbalance factor scales the experts); recomputation repeats the forward of every
+ *       block layer (full) or of the attention core (selective). With FP8 or FP4 the blocks' linear layers run on the
+ *       low-precision units (their own contraction class, {@link ExecutionTerm#DENSE_FP8}, {@link ExecutionTerm#DENSE_FP4}) and quantise their operands
  *       (memory traffic, {@link Precision#scalingBytesPerElement()}); everything else stays in BF16. A fused
  *       attention core's two products are a class of their own ({@link ExecutionTerm#DENSE_ATTENTION}): their tiles
  *       stay on chip, the backward pass recomputes the scores, and the softmax between them adds an exponential per
@@ -743,9 +743,9 @@ public final class MegatronExecution {
      * Whether a product in a precision below 32 bits has a reduction length K or an output width N that is not a
      * multiple of {@value #TENSOR_CORE_ALIGNMENT_BYTES} bytes on a device with the precision's matrix units: an
      * unfused attention core's batched products over heads of 108, 150 or 450 dimensions (BLOOM's architecture
-     * sweep). cuBLAS then cannot load its operands as the tensor cores' 16-byte vectors and computes it on the FP32
-     * units (NVIDIA's GEMM guide: below cuBLAS 11 a requirement, since then "performance is better" aligned); the
-     * product is timed as the FP32 product of its shape. The layers of the blocks only (Megatron pads the
+     * sweep). cuBLAS cannot then load its operands as the tensor cores' 16-byte vectors (NVIDIA's GEMM guide: below
+     * cuBLAS 11 a requirement for the tensor cores, since then "performance is better" aligned); the product is
+     * timed as the FP32 product of its shape, at the FP32 units' throughput, which is what BLOOM's runs measure. The layers of the blocks only (Megatron pads the
      * vocabulary to a multiple of 128), and never a fused core (FlashAttention pads the head to its kernels' size).
      */
     static boolean misaligned(OpFamily family, long k, long n, Precision p, Device device) {
@@ -757,16 +757,16 @@ public final class MegatronExecution {
     }
 
     /**
-     * A product's reduction length and output width on one GPU, {@code {K, N}}: tensor (or expert tensor)
-     * parallelism over {@code shards} ranks splits a row-parallel layer's reduction (the attention's and the MLP's
-     * output projections, a mixer's, an expert's down projection) and every other one's output; an attention core's
-     * products keep their head's width (the split is over heads).
+     * A product's reduction length and output width on one GPU, {@code {K, N}}, as {@link #computeUnits} times it:
+     * tensor parallelism over {@code shards} ranks splits a row-parallel layer's reduction ({@link #rowParallel}) and
+     * every other one's output (an expert's over its expert-tensor ranks); an attention core's products keep their
+     * head's width (the split is over heads).
      */
     private static long[] widths(LayerRole.Kind kind, LayerFeatures lf, int shards) {
         long k = lf.inChannels();
         long n = lf.outChannels();
         if (shards > 1 && !kind.attentionCore()) {
-            if (rowParallel(kind) || kind == LayerRole.Kind.EXPERT_OUT) {
+            if (rowParallel(kind)) {
                 k = Math.max(1, k / shards);
             } else {
                 n = Math.max(1, n / shards);
@@ -778,12 +778,14 @@ public final class MegatronExecution {
     /**
      * Whether a layer of the blocks that runs in the job's 16-bit precision (not an FP8 or FP4 linear layer: the
      * callers tell those apart) is a {@link #misaligned} product on one GPU ({@link #widths}; {@code shards} the
-     * ranks its weights' columns are split over); a fused attention core never is one.
+     * ranks its weights' columns are split over); a fused attention core never is one, nor a router (a product over
+     * the experts, often kept in FP32 by the recipes, and too small to matter).
      */
     private static boolean misalignedBlockProduct(LayerRole role, TransformerShape ts, LayerFeatures lf, int shards,
             Precision high, Device device) {
         LayerRole.Kind kind = role.kind();
-        if (role.region() != LayerRole.Region.BLOCK || kind.attentionCore() && ts.fusedAttention()) {
+        if (role.region() != LayerRole.Region.BLOCK || kind == LayerRole.Kind.ROUTER
+                || kind.attentionCore() && ts.fusedAttention()) {
             return false;
         }
         long[] kn = widths(kind, lf, shards);
@@ -824,33 +826,50 @@ public final class MegatronExecution {
      */
     private static Optional<String> misalignmentNote(Workload w, Device device, List<LayerFeatures> fs) {
         ModelGraph g = w.graph();
-        TransformerShape ts = g.transformer().orElseThrow();
         Precision prec = w.precision();
+        int bytes = prec.highPrecision().activationBytes();
+        int aligned = TENSOR_CORE_ALIGNMENT_BYTES / Math.max(1, bytes);
         java.util.Set<String> layers = new java.util.LinkedHashSet<>();
-        boolean core = false;
+        long head = 0;
+        boolean split = false;
         for (LayerFeatures lf : fs) {
             // a product the job runs in 16 bits moved to the FP32 units
             if (lf.family() == OpFamily.DENSE && prec.highPrecision() != Precision.FP32
                     && productPrecision(w, device, lf) == Precision.FP32) {
                 LayerRole role = g.role(lf.layer());
                 long[] kn = widths(role.kind(), lf, shards(w, role, lf));
-                core |= role.kind().attentionCore();
+                if (role.kind().attentionCore()) {
+                    // the core's misaligned width is its head's (the other is the sequence)
+                    head = kn[0] % aligned != 0 ? kn[0] : kn[1];
+                } else {
+                    split |= lf.inChannels() % aligned == 0 && lf.outChannels() % aligned == 0;
+                }
                 layers.add(String.format(Locale.ROOT, "%s (K %d, N %d)", g.layer(lf.layer()).name(), kn[0], kn[1]));
             }
         }
         if (layers.isEmpty()) {
             return Optional.empty();
         }
-        long head = ts.hidden() / ts.heads();
-        String remedy = !core ? "widths that are multiples of 8" : head % 8 != 0 ? String.format(Locale.ROOT,
-                "heads of %d or %d dimensions (multiples of 8), or a fused attention core (FlashAttention),",
-                Math.max(8, head / 8 * 8), (head / 8 + 1) * 8)
-                : "a sequence length that is a multiple of 8, or a fused attention core (FlashAttention),";
+        List<String> remedies = new ArrayList<>();
+        if (head > 0) {
+            remedies.add(String.format(Locale.ROOT, "heads of %d or %d dimensions (multiples of %d) or a fused "
+                    + "attention core (FlashAttention)", Math.max(aligned, head / aligned * aligned),
+                    (head / aligned + 1) * aligned, aligned));
+        }
+        if (layers.size() > (head > 0 ? 2 : 0)) {
+            remedies.add(split ? String.format(Locale.ROOT, "widths that are multiples of %d on each GPU (of %d × "
+                    + "the tensor parallelism before the split, or less tensor parallelism)", aligned, aligned)
+                    : String.format(Locale.ROOT, "widths that are multiples of %d", aligned));
+        }
+        List<String> names = new ArrayList<>(layers);
+        String listed = names.size() == 1 ? names.get(0) : String.join(", ", names.subList(0, names.size() - 1))
+                + " and " + names.get(names.size() - 1);
         return Optional.of(String.format(Locale.ROOT, "the %s product%s %s ha%s a reduction length or output width "
-                + "that is not a multiple of %d bytes: cuBLAS computes %s on the FP32 units, not the tensor cores "
-                + "(modelled so); %s avoid it", prec.highPrecision().label().toUpperCase(Locale.ROOT),
-                layers.size() > 1 ? "s" : "", String.join(" and ", layers), layers.size() > 1 ? "ve" : "s",
-                TENSOR_CORE_ALIGNMENT_BYTES, layers.size() > 1 ? "them" : "it", remedy));
+                + "that is not a multiple of %d bytes, so cuBLAS cannot feed %s to the tensor cores at their rate: "
+                + "modelled at the FP32 units' throughput%s; %s avoid this",
+                prec.highPrecision().label().toUpperCase(Locale.ROOT), names.size() > 1 ? "s" : "", listed,
+                names.size() > 1 ? "ve" : "s", TENSOR_CORE_ALIGNMENT_BYTES, names.size() > 1 ? "them" : "it",
+                head > 0 ? ", as BLOOM's runs of such heads measure" : "", String.join("; ", remedies)));
     }
 
     // --------------------------------------------------------------------------------------------------- stages
@@ -1509,9 +1528,10 @@ public final class MegatronExecution {
                 continue;
             }
             double bwdFlops = lf.flopsBwd() * frozenBackwardShare(w.loraRank(), lf);
-            // a contraction's share: its FLOPs at the peak of the units it runs on (FP8, 16-bit, FP32)
-            double work = (dense(lf.family()) ? (lf.flopsFwd() + bwdFlops) / device.peakFlopsPerSecond(
-                    productPrecision(w, device, lf), true) : lf.bytesFwd() + lf.bytesBwd()) * g.repeats(lf.layer());
+            // a contraction's share: its FLOPs at the sustained peak of the units it runs on (FP8, 16-bit, FP32)
+            Precision runs = dense(lf.family()) ? productPrecision(w, device, lf) : null;
+            double work = (runs != null ? (lf.flopsFwd() + bwdFlops) / (layers.sustainedPeakFraction(device, runs)
+                    * device.peakFlopsPerSecond(runs, true)) : lf.bytesFwd() + lf.bytesBwd()) * g.repeats(lf.layer());
             perLayer[lf.layer()] = work;
             families[lf.layer()] = lf.family();
             if (dense(lf.family())) {
