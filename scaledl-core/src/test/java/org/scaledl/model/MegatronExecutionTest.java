@@ -64,6 +64,19 @@ class MegatronExecutionTest {
                 .build();
     }
 
+    /** One micro-batch of one sequence of a decoder on {@code t} tensor-parallel ranks of the DGX. */
+    private static Workload decoderJob(TransformerSpec spec, int seq, int t, Precision precision) {
+        return Workload.builder(spec.graph(seq)).batch(1).phase(Phase.TRAIN).device(A100)
+                .parallelism(Parallelism.of(1, t, 1, 1)).precision(precision).recompute(Recompute.NONE)
+                .topology(DGX).build();
+    }
+
+    /** The prediction's note on products the tensor cores cannot load, if it has one. */
+    private static Optional<String> alignmentNote(Workload w) {
+        return predictor.predict(w).warnings().stream().map(x -> x.message()).filter(x -> x.contains("16 bytes"))
+                .findFirst();
+    }
+
     /**
      * A multi-token-prediction module trains on the last stage: a layer of the last layer's kind and another pass
      * through the output head and loss, not free. One stage: its time grows by about a layer and a head, its memory
@@ -904,16 +917,11 @@ class MegatronExecutionTest {
                         .parallelism(Parallelism.of(1, 1, 1, m)).precision(Precision.FP16).recompute(Recompute.FULL)
                         .topology(DGX).build();
                 floors[k] = floors(stage.megatronTerms(w));
-                Prediction p = predictor.predict(w);
-                millis[k++] = p.millis();
-                boolean said = p.warnings().stream().anyMatch(x -> x.message().contains("not a multiple of 16 bytes"));
-                assertEquals(!fused && heads == 16, said, p.warnings().toString());
-                if (said) {
-                    String note = p.warnings().stream().filter(x -> x.message().contains("16 bytes")).findFirst()
-                            .orElseThrow().message();
-                    assertTrue(note.contains("(K 108, N 1024)") && note.contains("(K 1024, N 108)")
-                            && note.contains("heads of 104 or 112 dimensions"), note);
-                }
+                millis[k++] = predictor.predict(w).millis();
+                Optional<String> note = alignmentNote(w);
+                assertEquals(!fused && heads == 16, note.isPresent(), note.toString());
+                note.ifPresent(n -> assertTrue(n.contains("(K 108, N 1024)") && n.contains("(K 1024, N 108)")
+                        && n.contains("heads of 104 or 112 dimensions"), n));
             }
         }
         double flops = 16.0 * micro * seq * (double) seq * h * layers * m;
@@ -937,15 +945,23 @@ class MegatronExecutionTest {
         TransformerSpec spec = TransformerSpec.decoder("ffn5512", 2048, 16, 2, 32000).ffn(5512).maxPositions(1024)
                 .fusedAttention(true).build();
         for (int t : new int[] {1, 4}) {
-            Workload w = Workload.builder(spec.graph(1024)).batch(1).phase(Phase.TRAIN).device(A100)
-                    .parallelism(Parallelism.of(1, t, 1, 1)).precision(Precision.BF16).recompute(Recompute.NONE)
-                    .topology(DGX).build();
-            Optional<String> note = predictor.predict(w).warnings().stream().map(x -> x.message())
-                    .filter(x -> x.contains("16 bytes")).findFirst();
+            Optional<String> note = alignmentNote(decoderJob(spec, 1024, t, Precision.BF16));
             assertEquals(t == 4, note.isPresent(), note.toString());
             note.ifPresent(n -> assertTrue(n.contains("ffn/up (K 2048, N 1378)") && n.contains("ffn/down (K 1378, N "
                     + "2048)") && n.contains("widths that are multiples of 8") && !n.contains("attn"), n));
         }
+    }
+
+    /**
+     * An unfused core over sequences of 1,020 tokens (2,040 bytes) with heads of 128 is misaligned by its sequence,
+     * not its heads: the note says to change the sequence (or fuse the core), not the heads.
+     */
+    @Test
+    void aMisalignedSequenceIsNamedAsSuch() {
+        TransformerSpec spec = TransformerSpec.decoder("seq1020", 2048, 16, 2, 32000).maxPositions(1020).build();
+        String note = alignmentNote(decoderJob(spec, 1020, 1, Precision.FP16)).orElseThrow();
+        assertTrue(note.contains("(K 128, N 1020)") && note.contains("a sequence length that is a multiple of 8")
+                && !note.contains("heads of") && !note.contains("BLOOM"), note);
     }
 
     /**

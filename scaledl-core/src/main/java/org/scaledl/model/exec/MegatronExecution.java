@@ -830,8 +830,10 @@ public final class MegatronExecution {
         int bytes = prec.highPrecision().activationBytes();
         int aligned = TENSOR_CORE_ALIGNMENT_BYTES / Math.max(1, bytes);
         java.util.Set<String> layers = new java.util.LinkedHashSet<>();
+        long seq = g.transformer().orElseThrow().seq();
         long head = 0;
         boolean split = false;
+        boolean sequence = false;
         for (LayerFeatures lf : fs) {
             // a product the job runs in 16 bits moved to the FP32 units
             if (lf.family() == OpFamily.DENSE && prec.highPrecision() != Precision.FP32
@@ -839,8 +841,9 @@ public final class MegatronExecution {
                 LayerRole role = g.role(lf.layer());
                 long[] kn = widths(role.kind(), lf, shards(w, role, lf));
                 if (role.kind().attentionCore()) {
-                    // the core's misaligned width is its head's (the other is the sequence)
-                    head = kn[0] % aligned != 0 ? kn[0] : kn[1];
+                    // the core's products are a head's width by the sequence (the scores) and back (the context)
+                    head = kn[0] == seq ? kn[1] : kn[0];
+                    sequence |= seq % aligned != 0;
                 } else {
                     split |= lf.inChannels() % aligned == 0 && lf.outChannels() % aligned == 0;
                 }
@@ -851,10 +854,14 @@ public final class MegatronExecution {
             return Optional.empty();
         }
         List<String> remedies = new ArrayList<>();
-        if (head > 0) {
+        boolean misalignedHead = head > 0 && head % aligned != 0;
+        if (misalignedHead) {
             remedies.add(String.format(Locale.ROOT, "heads of %d or %d dimensions (multiples of %d) or a fused "
                     + "attention core (FlashAttention)", Math.max(aligned, head / aligned * aligned),
                     (head / aligned + 1) * aligned, aligned));
+        } else if (sequence) {
+            remedies.add(String.format(Locale.ROOT, "a sequence length that is a multiple of %d or a fused attention "
+                    + "core (FlashAttention)", aligned));
         }
         if (layers.size() > (head > 0 ? 2 : 0)) {
             remedies.add(split ? String.format(Locale.ROOT, "widths that are multiples of %d on each GPU (of %d × "
@@ -869,7 +876,7 @@ public final class MegatronExecution {
                 + "modelled at the FP32 units' throughput%s; %s avoid this",
                 prec.highPrecision().label().toUpperCase(Locale.ROOT), names.size() > 1 ? "s" : "", listed,
                 names.size() > 1 ? "ve" : "s", TENSOR_CORE_ALIGNMENT_BYTES, names.size() > 1 ? "them" : "it",
-                head > 0 ? ", as BLOOM's runs of such heads measure" : "", String.join("; ", remedies)));
+                misalignedHead ? ", as BLOOM's runs of such heads measure" : "", String.join("; ", remedies)));
     }
 
     // --------------------------------------------------------------------------------------------------- stages
