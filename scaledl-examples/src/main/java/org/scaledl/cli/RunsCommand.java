@@ -39,8 +39,8 @@ final class RunsCommand implements Callable<Integer> {
     /** The table's columns, in order. */
     static final List<String> COLUMNS = List.of("id", "transformer", "seq", "batch", "micro_batches", "world_size",
             "tensor", "pipeline", "context", "virtual_stages", "expert", "expert_tensor", "zero_stage", "device",
-            "gpus_per_node", "nvlink_domain", "precision", "recompute", "sequence_parallel", "grad_reduce", "measured_ms",
-            "log");
+            "gpus_per_node", "nvlink_domain", "precision", "recompute", "sequence_parallel", "grad_reduce",
+            "measured_ms", "log");
 
     @Option(names = "--from-log", arity = "1..*", required = true, paramLabel = "FILE",
             description = "Training logs (Megatron-LM's argument block and 'elapsed time per iteration (ms)' lines; "

@@ -39,10 +39,11 @@ import org.scaledl.workload.Workload;
  *       ways, expert tensor parallelism each expert {@code et} ways (expert parallelism moves tokens, not work, when
  *       routing is balanced; an imbalance factor scales the experts); recomputation repeats the forward of every
  *       block layer (full) or of the attention core (selective). With FP8 or FP4 the blocks' linear layers run on the
- *       low-precision units (their own contraction class, {@link ExecutionTerm#DENSE_FP8}, {@link ExecutionTerm#DENSE_FP4}) and quantise their operands
- *       (memory traffic, {@link Precision#scalingBytesPerElement()}); everything else stays in BF16. A fused
- *       attention core's two products are a class of their own ({@link ExecutionTerm#DENSE_ATTENTION}): their tiles
- *       stay on chip, the backward pass recomputes the scores, and the softmax between them adds an exponential per
+ *       low-precision units (their own contraction class, {@link ExecutionTerm#DENSE_FP8},
+ *       {@link ExecutionTerm#DENSE_FP4}) and quantise their operands (memory traffic,
+ *       {@link Precision#scalingBytesPerElement()}); everything else stays in BF16. A fused attention core's two
+ *       products are a class of their own ({@link ExecutionTerm#DENSE_ATTENTION}): their tiles stay on chip, the
+ *       backward pass recomputes the scores, and the softmax between them adds an exponential per
  *       score (forward, and again where the scores are recomputed) at the special-function units' rate
  *       ({@link Device#exponentialsPerSecond()}).</li>
  *   <li><b>Collectives on the critical path</b>: per tensor-parallel sub-layer an all-reduce of {@code b·s·h/c}
@@ -533,9 +534,8 @@ public final class MegatronExecution {
                     ? ParallelExecution.shareReduction(lf, t, divisor / t)
                     : ParallelExecution.share(lf, divisor, weightShards(role, lf.family(), t, e, et),
                     columnShards(role, lf.family(), t, et));
-            // a 16-bit product of the blocks that cuBLAS cannot feed to the tensor cores runs on the FP32 units
-            Precision lp = lowLinear ? low : misalignedBlockProduct(role, ts, lf, columnShards(role, lf.family(), t,
-                    et), high, device) ? Precision.FP32 : high;
+            // the low-precision units, the FP32 ones for a product the tensor cores cannot load, else 16 bits
+            Precision lp = productPrecision(prec, device, role, ts, lf, columnShards(role, lf.family(), t, et));
             // a grouped product of routed experts is cut by each expert's rows, which the features do not hold
             boolean cut = !kind.expert();
             double fwd = timed ? packed * pieceMillis(g, layers, f, device, lp, false, cut) : 0;
@@ -745,8 +745,9 @@ public final class MegatronExecution {
      * unfused attention core's batched products over heads of 108, 150 or 450 dimensions (BLOOM's architecture
      * sweep). cuBLAS cannot then load its operands as the tensor cores' 16-byte vectors (NVIDIA's GEMM guide: below
      * cuBLAS 11 a requirement for the tensor cores, since then "performance is better" aligned); the product is
-     * timed as the FP32 product of its shape, at the FP32 units' throughput, which is what BLOOM's runs measure. The layers of the blocks only (Megatron pads the
-     * vocabulary to a multiple of 128), and never a fused core (FlashAttention pads the head to its kernels' size).
+     * timed as the FP32 product of its shape, at the FP32 units' throughput, which is what BLOOM's runs measure. The
+     * layers of the blocks only (Megatron pads the vocabulary to a multiple of 128), and never a fused core
+     * (FlashAttention pads the head to its kernels' size).
      */
     static boolean misaligned(OpFamily family, long k, long n, Precision p, Device device) {
         if (p.activationBytes() >= 4 || family != OpFamily.DENSE || !device.matrixUnits(p)) {
@@ -804,20 +805,24 @@ public final class MegatronExecution {
     }
 
     /**
-     * The precision a contraction of the job runs its matrix work in: the low-precision units for the blocks' FP8 or
-     * FP4 linear layers, FP32 for a {@link #misalignedBlockProduct}, else the job's 16-bit (or 32-bit) precision.
+     * The precision a contraction runs its matrix work in: the low-precision units for the blocks' FP8 or FP4 linear
+     * layers, FP32 for a {@link #misalignedBlockProduct} ({@code shards} the ranks its columns are split over), else
+     * the job's 16-bit (or 32-bit) precision.
      */
+    private static Precision productPrecision(Precision prec, Device device, LayerRole role, TransformerShape ts,
+            LayerFeatures lf, int shards) {
+        if (prec.lowPrecisionLinear() && role.kind().lowPrecisionLinear() && role.region() == LayerRole.Region.BLOCK) {
+            return device.runs(prec).orElseThrow();
+        }
+        return misalignedBlockProduct(role, ts, lf, shards, prec.highPrecision(), device) ? Precision.FP32
+                : prec.highPrecision();
+    }
+
+    /** {@link #productPrecision(Precision, Device, LayerRole, TransformerShape, LayerFeatures, int)} in a job. */
     private static Precision productPrecision(Workload w, Device device, LayerFeatures lf) {
         ModelGraph g = w.graph();
         LayerRole role = g.role(lf.layer());
-        Precision prec = w.precision();
-        boolean lowLinear = prec.lowPrecisionLinear() && role.kind().lowPrecisionLinear()
-                && role.region() == LayerRole.Region.BLOCK;
-        if (lowLinear) {
-            return device.runs(prec).orElseThrow();
-        }
-        return misalignedBlockProduct(role, g.transformer().orElseThrow(), lf, shards(w, role, lf),
-                prec.highPrecision(), device) ? Precision.FP32 : prec.highPrecision();
+        return productPrecision(w.precision(), device, role, g.transformer().orElseThrow(), lf, shards(w, role, lf));
     }
 
     /**
@@ -1503,15 +1508,16 @@ public final class MegatronExecution {
     // ----------------------------------------------------------------------------------------------- breakdown
 
     /**
-     * The iteration's calibrated cost with its breakdown: the compute part shared over the layers in proportion to
-     * their work, each term with its calibrated time, the host's dispatch what the smooth max adds.
-     */
-    /**
      * How much slower a step must be with its gradients reduced after the backward pass for the prediction to say so
      * (where it assumed them overlapped): 2 %.
      */
     static final double GRAD_REDUCE_NOTE_SHARE = 0.02;
 
+    /**
+     * The iteration's calibrated cost with its breakdown: the compute part shared over the layers in proportion to
+     * their work (a contraction's: its FLOPs at the sustained peak of the units it runs on), each term with its
+     * calibrated time, the host's dispatch what the smooth max adds.
+     */
     static StageCost cost(Workload given, DeviceLayerCost layers, Optional<CommunicationModel> communication,
             Device device, Topology topo, MegatronModel model, List<String> notes) {
         // the recomputation decided once: the terms and the memory below take the resolved job as it is
@@ -1588,7 +1594,8 @@ public final class MegatronExecution {
                 all.add(String.format(Locale.ROOT, "the gradients' reduction is assumed overlapped with the backward "
                         + "pass (Megatron core's overlap_grad_reduce); reduced after it, as Megatron-DeepSpeed, "
                         + "Megatron-LM's local DDP and an all-reduce after gradient accumulation run it, the step "
-                        + "takes %.2f ms (+%.1f %%: give --grad-reduce after-backward)", after, 100 * (after / total - 1)));
+                        + "takes %.2f ms (+%.1f %%: give --grad-reduce after-backward)", after,
+                        100 * (after / total - 1)));
             }
         }
         double dispatch = model.host(terms);
