@@ -37,12 +37,12 @@ class ClusterPredictCliTest {
         return c;
     }
 
-    /** The rows of a scored CSV by their {@code name}, as column maps. */
     /** The repository's converted published runs ({@code datasets/gpu/llm-public}). */
     private static Path published() {
         return MainTest.graph("x").getParent().getParent().getParent().resolve("gpu/llm-public");
     }
 
+    /** The rows of a scored CSV by their {@code name}, as column maps. */
     static Map<String, Map<String, String>> rows(Path csv) throws Exception {
         List<String> lines = Files.readAllLines(csv);
         List<String> header = Arrays.asList(lines.get(0).split(","));
@@ -56,6 +56,19 @@ class ClusterPredictCliTest {
             out.put(m.get("name"), m);
         }
         return out;
+    }
+
+    /**
+     * Scores a candidate table, written as {@code dir/jobs.csv}, with the bundled {@code gpu} model into
+     * {@code dir/scored.csv} (exit 0 asserted); its rows by name.
+     */
+    private static Map<String, Map<String, String>> scored(Path dir, String table) throws Exception {
+        Path jobs = dir.resolve("jobs.csv");
+        Files.writeString(jobs, table);
+        Path scored = dir.resolve("scored.csv");
+        Run r = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--out", scored.toString());
+        assertEquals(0, r.code(), r.err());
+        return rows(scored);
     }
 
     @Test
@@ -162,12 +175,7 @@ class ClusterPredictCliTest {
             table.append(k).append(',').append(k).append("/config.json,2048,1,8,8,").append(experts)
                     .append(",H100 SXM,bf16\n");
         }
-        Path jobs = dir.resolve("jobs.csv");
-        Files.writeString(jobs, table);
-        Path scored = dir.resolve("scored.csv");
-        Run r = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--out", scored.toString());
-        assertEquals(0, r.code(), r.err());
-        Map<String, Map<String, String>> rows = rows(scored);
+        Map<String, Map<String, String>> rows = scored(dir, table.toString());
         assertEquals(keys.size(), rows.size());
         for (Map<String, String> row : rows.values()) {
             double ms = Double.parseDouble(row.get("predicted_ms"));
@@ -471,14 +479,11 @@ class ClusterPredictCliTest {
     @Test
     void loraJobsAndLayoutChoices(@TempDir Path dir) throws Exception {
         Path cfg = config(dir);
-        Path jobs = dir.resolve("jobs.csv");
-        Files.writeString(jobs, HEADER + ",lora_rank\nfull,gpt3/config.json,2048,1,32,4,8,8," + A100
-                + ",8,1600,fp16,full,true,train,0\nlora,gpt3/config.json,2048,1,32,4,8,8," + A100
+        Map<String, Map<String, String>> rows = scored(dir, HEADER + ",lora_rank\nfull,gpt3/config.json,2048,1,32,4,"
+                + "8,8," + A100 + ",8,1600,fp16,full,true,train,0\nlora,gpt3/config.json,2048,1,32,4,8,8," + A100
                 + ",8,1600,fp16,full,true,train,32\n");
+        Path jobs = dir.resolve("jobs.csv");
         Path scored = dir.resolve("scored.csv");
-        Run r = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--out", scored.toString());
-        assertEquals(0, r.code(), r.err());
-        Map<String, Map<String, String>> rows = rows(scored);
         double full = Double.parseDouble(rows.get("full").get("predicted_ms"));
         double lora = Double.parseDouble(rows.get("lora").get("predicted_ms"));
         assertTrue(lora < 0.9 * full, lora + " vs " + full);
@@ -518,14 +523,10 @@ class ClusterPredictCliTest {
     @Test
     void sixteenBitGradientsFromTheTableAndTheOption(@TempDir Path dir) throws Exception {
         config(dir);
-        Path jobs = dir.resolve("jobs.csv");
-        Files.writeString(jobs, HEADER + ",grad_dtype\nfp32,gpt3/config.json,2048,1,32,4,8,8," + A100
-                + ",8,1600,bf16,full,true,train,fp32\nbf16,gpt3/config.json,2048,1,32,4,8,8," + A100
+        Map<String, Map<String, String>> rows = scored(dir, HEADER + ",grad_dtype\nfp32,gpt3/config.json,2048,1,32,4,"
+                + "8,8," + A100 + ",8,1600,bf16,full,true,train,fp32\nbf16,gpt3/config.json,2048,1,32,4,8,8," + A100
                 + ",8,1600,bf16,full,true,train,bf16\n");
-        Path scored = dir.resolve("scored.csv");
-        Run r = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--out", scored.toString());
-        assertEquals(0, r.code(), r.err());
-        Map<String, Map<String, String>> rows = rows(scored);
+        Path jobs = dir.resolve("jobs.csv");
         double full = Double.parseDouble(rows.get("fp32").get("memory_gb"));
         double half = Double.parseDouble(rows.get("bf16").get("memory_gb"));
         // GPT-3 175B over t8 p8: the busiest stage's ~2.8e9 parameters, 2 bytes each
@@ -577,14 +578,10 @@ class ClusterPredictCliTest {
     @Test
     void gradientReductionFromTheTableAndTheOption(@TempDir Path dir) throws Exception {
         config(dir);
-        Path jobs = dir.resolve("jobs.csv");
         String job = "gpt3/config.json,2048,1,8,32,8,4," + A100 + ",8,200,fp16,full,true,train,";
-        Files.writeString(jobs, HEADER + ",grad_reduce\noverlapped," + job + "overlapped\nafter," + job
-                + "after-backward\ndefault," + job + "\n");
-        Path scored = dir.resolve("scored.csv");
-        Run r = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--out", scored.toString());
-        assertEquals(0, r.code(), r.err());
-        Map<String, Map<String, String>> rows = rows(scored);
+        Map<String, Map<String, String>> rows = scored(dir, HEADER + ",grad_reduce\noverlapped," + job
+                + "overlapped\nafter," + job + "after-backward\ndefault," + job + "\n");
+        Path jobs = dir.resolve("jobs.csv");
         double overlapped = Double.parseDouble(rows.get("overlapped").get("predicted_ms"));
         double after = Double.parseDouble(rows.get("after").get("predicted_ms"));
         assertEquals(overlapped, Double.parseDouble(rows.get("default").get("predicted_ms")), 1e-9,
