@@ -63,7 +63,7 @@ final class EvaluateClustersCommand implements Callable<Integer> {
     double[] budgets;
 
     @Option(names = "--out", description = "With the splits: write every held-out prediction to this CSV (split, the "
-            + "run's id, family, system, release, GPU, precision, GPUs, measured, predicted and its 90% interval in "
+            + "run's id, family, system, release, GPU, precision, GPUs, measured, predicted and its 90%% interval in "
             + "ms, relative error)")
     Path out;
 

@@ -96,6 +96,21 @@ class MainTest {
     }
 
     @Test
+    void everyCommandsHelpRendersWithoutAFormatWarning() {
+        // picocli formats option descriptions: a bare percent sign ("90% interval") is a format error it warns about
+        for (Class<?> c : Main.commands()) {
+            String name = c.getAnnotation(picocli.CommandLine.Command.class).name();
+            if (name.equals("help")) {
+                continue;
+            }
+            Run help = run(name, "--help");
+            assertEquals(0, help.code(), name + ": " + help.err());
+            assertTrue(help.out().contains("Usage: scaledl " + name), name + ": " + help.out());
+            assertFalse(help.err().contains("WARN") || help.out().contains("WARN"), name + ": " + help.err());
+        }
+    }
+
+    @Test
     void errorsAreOneLineOnStderrWithNonZeroExit(@TempDir Path dir) throws Exception {
         Path junk = dir.resolve("junk.onnx");
         Files.write(junk, new byte[] {0x0a, (byte) 0xff, (byte) 0xff, (byte) 0xff, 0x0f, 1, 2});
