@@ -121,6 +121,11 @@ def test_new_parts_and_architectures_convert(converted):
     assert runs["qwen3-30b-a3b"]["device"] == "GB300" and runs["qwen3-30b-a3b"]["nvlink_domain"] == "72"
     assert runs["mlm-gpt-1.7b"]["device"] == "H200" and runs["mlm-gpt-1.7b"]["micro_batches"] == "4"
     assert runs["qwen3-next-80b-a3b"]["device"] == "B300" and runs["qwen3-next-80b-a3b"]["expert"] == "4"
+    # gradient buffers: Megatron-Bridge's performance scripts keep them in BF16 (grad_reduce_in_fp32 false), said
+    # in the notes; another Megatron table takes Megatron core's FP32 main gradients
+    assert runs["qwen3-30b-a3b"]["grad_dtype"] == "bf16"
+    assert "grad_reduce_in_fp32 false" in runs["qwen3-30b-a3b"]["notes"]
+    assert runs["mlm-gpt-7.1b"]["grad_dtype"] == "fp32"
     for r in runs.values():
         assert (out / r["transformer"]).is_file(), r["transformer"]
         # Megatron core's overlap_grad_reduce in every recipe; a DeepSpeed stack reduces after the backward pass
@@ -135,6 +140,21 @@ def test_bundled_runs_say_how_their_gradients_are_reduced():
     bloom = [r for r in rows if r["source"] == "bloom-176b-chronicles"]
     assert bloom and all(r["grad_reduce"] == "after-backward" for r in bloom)
     assert all(r["grad_reduce"] == "overlapped" for r in rows if r["source"] != "bloom-176b-chronicles")
+
+
+def test_bundled_runs_say_what_type_their_gradients_travel_in():
+    """DeepSpeed keeps and reduces FP16 training's gradients in FP16 and BF16 training's in FP32 (BLOOM); the
+    performance recipes of Megatron-Bridge and NeMo keep BF16 gradients; AutoModel's FSDP2 reduces in FP32."""
+    bundled = ROOT / "datasets" / "gpu" / "llm-public" / "runs.csv"
+    rows = list(csv.DictReader(open(bundled, encoding="utf-8")))
+    expected = {"bloom-176b-chronicles": lambda r: "fp16" if r["precision"] == "fp16" else "fp32",
+                "megatron-bridge-perf-summary": lambda r: "bf16",
+                "nemo-framework-userguide-excerpt": lambda r: "bf16",
+                "nemo-perf-summary-24.07": lambda r: "bf16",
+                "nemo-automodel-perf-summary": lambda r: "fp32"}
+    assert {r["source"] for r in rows} == set(expected)
+    for r in rows:
+        assert r["grad_dtype"] == expected[r["source"]](r), r["id"]
 
 
 def test_rows_it_cannot_express_are_dropped_naming_why(converted):

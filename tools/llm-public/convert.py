@@ -66,10 +66,18 @@ Rules, in the order they are applied to each input row
    ZeRO-1"; a row noted "ZeRO stage 0" (an FP16 comparison run) is 0, but "ZeRO stage 0 with BF16 optimizer" is 1
    (tr11-176B-ml.slurm: "bf16 must use z0! it implements its own zero stage 1 equivalent").  ``grad_dtype`` is
    ``bf16`` for NeMo 1.x rows (releases 24.xx: Apex's distributed Adam with the launcher's ``optim.grad_sync_dtype``
-   bf16; assumed, the pages do not state it) and ``fp32`` for every other stack (Megatron core's FP32 main
-   gradients in mixed precision).  ``grad_reduce`` is ``after-backward`` for BLOOM (Megatron-DeepSpeed's pipeline
-   engine reduces the gradients in its schedule's last steps, after every micro-batch's backward pass) and any row
-   whose source or system names DeepSpeed (its engines reduce at the gradient-accumulation boundary), unless ZeRO 3,
+   bf16; assumed, the pages do not state it), for Megatron-Bridge's rows (its performance scripts set
+   ``grad_reduce_in_fp32`` false in every release: the perf YAMLs' ``mixed_precision`` block, later
+   ``_benchmark_common`` and ``_perf_precision``) and for NeMo 2's rows of its performance scripts
+   (``recipe.trainer.plugins.grad_reduce_in_fp32 = False`` for FP8 recipes from the first version, February 2025,
+   for every recipe from 25.07); the rows themselves do not state it, so each says so.  ``fp16`` for the other FP16
+   rows but AutoModel's and the cards' (Megatron-LM without ``--accumulate-allreduce-grads-in-fp32`` and DeepSpeed,
+   BLOOM's stack, keep FP16 training's gradients in FP16 and reduce them so, DeepSpeed's ``communication_data_type``;
+   its BF16 optimizer accumulates FP32 gradients).  ``fp32`` for every other stack (Megatron core's FP32 main
+   gradients in mixed precision, the recipes' default).  ``grad_reduce`` is ``after-backward`` for BLOOM
+   (Megatron-DeepSpeed's pipeline engine reduces the gradients in its schedule's last steps, after every
+   micro-batch's backward pass) and any row whose source or system names DeepSpeed (its engines reduce at the
+   gradient-accumulation boundary), unless ZeRO 3,
    and ``overlapped`` for every other stack (Megatron core's ``overlap_grad_reduce``/``overlap_param_gather``, which the
    NeMo and Megatron-Bridge performance recipes set, NeMo 1.x's ``overlap_grad_sync``; PyTorch FSDP2's prefetching).
 5. Device.  ``H100-SXM5-80GB`` -> ``H100 SXM``, ``B200`` -> ``B200``, ``GB200 (NVL72)`` -> ``GB200``,
@@ -597,14 +605,6 @@ def convert_row(file, short, kind, line, row, models, configs):
         if fsdp > 0:
             assumed.append("FSDP=%d -> zero 3" % fsdp)
 
-    # gradient buffers (rule 4, continued): NeMo 1.x (the 24.xx releases) trains with Apex's distributed Adam
-    # synchronising gradients in BF16 (the launcher's optim.grad_sync_dtype bf16); every later stack keeps FP32
-    # main gradients (Megatron-LM's mixed-precision default)
-    grad_dtype = "fp32"
-    if kind == "nemo" and row["release"].strip().startswith("24."):
-        grad_dtype = "bf16"
-        assumed.append("bf16 gradients (NeMo 1.x distributed Adam)")
-
     # the gradients' reduction (rule 4, continued): after the backward pass for BLOOM and any other DeepSpeed stack
     # its source or system names (a note comparing with DeepSpeed does not count; ZeRO 3's own collectives aside)
     deepspeed = re.search(r"deepspeed", " ".join((row["source"], row["system"])), re.IGNORECASE)
@@ -623,6 +623,27 @@ def convert_row(file, short, kind, line, row, models, configs):
         return "dropped", why
     if why:
         assumed.append(why)
+
+    # gradient buffers (rule 4, continued): NeMo 1.x (the 24.xx releases) trains with Apex's distributed Adam
+    # synchronising gradients in BF16 (the launcher's optim.grad_sync_dtype bf16); the performance scripts of
+    # Megatron-Bridge (every release) and of NeMo 2 (FP8 recipes from the first, every recipe from 25.07) set
+    # grad_reduce_in_fp32 false: BF16 gradient buffers; every other stack keeps FP32 main gradients (Megatron-LM's
+    # mixed-precision default, the recipes' own)
+    grad_dtype = "fp32"
+    release = row["release"].strip()
+    bridge = short == "mbps" or re.search(r"\bbridge\b", row["source"], re.IGNORECASE)
+    if kind == "nemo" and release.startswith("24."):
+        grad_dtype = "bf16"
+        assumed.append("bf16 gradients (NeMo 1.x distributed Adam)")
+    elif (kind == "megatron-bridge" and bridge) or (
+            kind == "nemo" and (precision not in ("bf16", "fp16") or release >= "25.07")):
+        grad_dtype = "bf16"
+        assumed.append("bf16 gradients (performance scripts: grad_reduce_in_fp32 false)")
+    elif precision == "fp16" and kind not in ("automodel", "card"):
+        # FP16 training under Megatron-LM (without --accumulate-allreduce-grads-in-fp32) and DeepSpeed (BLOOM's
+        # Megatron-DeepSpeed): FP16 gradients, reduced in FP16 (DeepSpeed's communication_data_type); DeepSpeed's
+        # BF16 optimizer accumulates and reduces FP32 gradients
+        grad_dtype = "fp16"
 
     # recomputation and sequence parallelism (rules 7, 8)
     if kind == "bloom":

@@ -172,7 +172,8 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
      * pipeline parallelism, iteration time (ms)}), as Megatron-DeepSpeed ran them: GPT with a 50,257-token vocabulary
      * and learned positions, FP16 mixed precision, full activation recomputation, the 1F1B schedule, on one node of
      * eight GPUs, the gradients reduced after the backward pass (the repository's configurations turn gradient
-     * bucketing off: {@link Workload#gradReduceAfterBackward()}). Each row becomes a workload of
+     * bucketing off: {@link Workload#gradReduceAfterBackward()}), in FP16 as DeepSpeed keeps and reduces FP16
+     * training's gradients ({@link Workload#sixteenBitGradients()}). Each row becomes a workload of
      * {@link org.scaledl.transformer.TransformerSpec}'s graph with the per-replica batch {@code global / data} in
      * {@code global / (data · micro)} micro-batches, tagged with its
      * model ({@code gpt-h<hidden>-l<layers>}) and {@code hidden}, {@code layers} and {@code gpus} for splits.
@@ -213,7 +214,7 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
                 Workload w = Workload.builder(g).batch(global / dp).phase(Phase.TRAIN).device(device)
                         .parallelism(Parallelism.of(dp, tp, pp, m)).precision(org.scaledl.workload.Precision.FP16)
                         .recompute(org.scaledl.workload.Recompute.FULL).topology(node).tag("model", model)
-                        .gradReduceAfterBackward(true)
+                        .gradReduceAfterBackward(true).sixteenBitGradients(true)
                         .tag(VTRAIN_WEIGHT_TAG, Double.toString(VTRAIN_WEIGHT))
                         .tag("family", model).tag("hidden", Integer.toString(hidden))
                         .tag("layers", Integer.toString(layers)).tag("gpus", Integer.toString(gpus)).build();

@@ -50,7 +50,8 @@ public final class LayoutSearch {
     private Precision precision = Precision.FP16;
     private int loraRank;
     private int documentTokens;
-    private boolean sixteenBitGradients;
+    /** The gradient buffers as given (16 bits or FP32), or null: the precision's default. */
+    private Boolean sixteenBitGradients;
     private boolean gradReduceAfterBackward;
     private double expertImbalance = 1;
 
@@ -111,7 +112,10 @@ public final class LayoutSearch {
         return this;
     }
 
-    /** Gradient buffers in 16 bits ({@link Workload#sixteenBitGradients()}; default false). */
+    /**
+     * Gradient buffers in 16 bits (true) or FP32 (false) ({@link Workload#sixteenBitGradients()}; by default the
+     * precision's).
+     */
     public LayoutSearch sixteenBitGradients(boolean value) {
         this.sixteenBitGradients = value;
         return this;
@@ -180,7 +184,7 @@ public final class LayoutSearch {
      * @throws IllegalArgumentException naming the conflict
      */
     public LayoutSearch check() {
-        Workload.builder(graph).precision(precision).sixteenBitGradients(sixteenBitGradients).build();
+        gradients(Workload.builder(graph).precision(precision)).build();
         org.scaledl.model.exec.ParallelExecution.checkPrecision(device, precision);
         return this;
     }
@@ -247,12 +251,16 @@ public final class LayoutSearch {
         }
     }
 
+    /** The builder with the gradient buffers' type where one was given. */
+    private Workload.Builder gradients(Workload.Builder b) {
+        return sixteenBitGradients == null ? b : b.sixteenBitGradients(sixteenBitGradients);
+    }
+
     private Layout evaluate(Parallelism par, int b) {
-        Workload w = predictor.stage().resolve(Workload.builder(graph).batch(b * par.microBatches())
+        Workload w = predictor.stage().resolve(gradients(Workload.builder(graph).batch(b * par.microBatches())
                 .phase(Phase.TRAIN).device(device).parallelism(par).precision(precision).recompute(Recompute.AUTO)
                 .topology(topology).lora(loraRank).expertImbalance(expertImbalance)
-                .documentTokens(documentTokens).sixteenBitGradients(sixteenBitGradients)
-                .gradReduceAfterBackward(gradReduceAfterBackward).build());
+                .documentTokens(documentTokens).gradReduceAfterBackward(gradReduceAfterBackward)).build());
         double ms = predictor.predictMillis(w);
         OptionalDouble mem = predictor.stage().memoryBytes(w);
         double gib = mem.isPresent() ? mem.getAsDouble() / (1L << 30) : Double.NaN;

@@ -18,13 +18,14 @@ import org.scaledl.InvalidInputException;
  *   <li>{@link #TF32}: tensors in FP32, matrix work on the tensor cores in TF32 (PyTorch's {@code allow_tf32}).</li>
  *   <li>{@link #FP16}, {@link #BF16}: <em>mixed</em> precision (PyTorch {@code autocast}, Megatron {@code --fp16} /
  *       {@code --bf16}): matrix work and activations in half precision, FP32 master weights, gradients and Adam
- *       states (Narayanan et al.: 2 + 4 + 4 + 8 bytes a parameter; the data-parallel reduction in half
- *       precision).</li>
+ *       states (Narayanan et al.: 2 + 4 + 4 + 8 bytes a parameter; the data-parallel reduction moves the
+ *       gradients in their buffers' type, FP32 unless a job keeps them in 16 bits,
+ *       {@link Workload#sixteenBitGradients()}).</li>
  *   <li>{@link #FP8} (per-tensor scaling, delayed or current), {@link #FP8_BLOCK} (blockwise 1×128 / 128×128
  *       scaling), {@link #MXFP8} (32-element blocks with E8M0 scales) and {@link #NVFP4} (16-element blocks of
  *       E2M1 with E4M3 scales): Transformer Engine's recipes. The linear layers of the blocks (projections, MLP,
  *       experts) run on the low-precision matrix units; the attention core, the output layer and everything else
- *       stay in BF16, as do the weights, the activations between layers and the data-parallel reduction; each
+ *       stay in BF16, as do the weights and the activations between layers; each
  *       linear layer's operands are quantised (amax, cast, transpose: {@link #scalingBytesPerElement()} of memory
  *       traffic per element), and the quantised weights are kept between micro-batches
  *       ({@link #quantisedWeightBytes()}).</li>
@@ -43,21 +44,21 @@ import org.scaledl.InvalidInputException;
  */
 public enum Precision {
     /** FP32 everywhere. */
-    FP32("fp32", "fp32", 4, 4, 4, 0, 8, 4, 0, 0, null, false),
+    FP32("fp32", "fp32", 4, 4, 4, 0, 8, 0, 0, null, false),
     /** FP32 tensors, TF32 tensor-core matrix work. */
-    TF32("tf32", "tf32", 4, 4, 4, 0, 8, 4, 0, 0, FP32, false),
+    TF32("tf32", "tf32", 4, 4, 4, 0, 8, 0, 0, FP32, false),
     /** Mixed precision with FP16 matrix work and activations. */
-    FP16("fp16", "fp16", 2, 2, 4, 4, 8, 2, 0, 0, FP32, false),
+    FP16("fp16", "fp16", 2, 2, 4, 4, 8, 0, 0, FP32, false),
     /** Mixed precision with BF16 matrix work and activations. */
-    BF16("bf16", "bf16", 2, 2, 4, 4, 8, 2, 0, 0, null, false),
+    BF16("bf16", "bf16", 2, 2, 4, 4, 8, 0, 0, null, false),
     /** FP8 linear layers with per-tensor scaling (delayed or current), BF16 elsewhere. */
-    FP8("fp8", "fp8", 2, 2, 4, 4, 8, 2, 2, 5, null, true),
+    FP8("fp8", "fp8", 2, 2, 4, 4, 8, 2, 5, null, true),
     /** FP8 linear layers with blockwise scaling (1×128 activations, 128×128 weights), BF16 elsewhere. */
-    FP8_BLOCK("fp8-block", "fp8", 2, 2, 4, 4, 8, 2, 2.06, 4.06, FP8, true),
+    FP8_BLOCK("fp8-block", "fp8", 2, 2, 4, 4, 8, 2.06, 4.06, FP8, true),
     /** MXFP8 linear layers (32-element blocks, E8M0 scales), BF16 elsewhere. */
-    MXFP8("mxfp8", "mxfp8", 2, 2, 4, 4, 8, 2, 2.06, 4.06, FP8_BLOCK, true),
+    MXFP8("mxfp8", "mxfp8", 2, 2, 4, 4, 8, 2.06, 4.06, FP8_BLOCK, true),
     /** NVFP4 linear layers (16-element blocks of E2M1, E4M3 scales), BF16 elsewhere. */
-    NVFP4("nvfp4", "fp4", 2, 2, 4, 4, 8, 2, 1.13, 3.63, MXFP8, true);
+    NVFP4("nvfp4", "fp4", 2, 2, 4, 4, 8, 1.13, 3.63, MXFP8, true);
 
     private final String label;
     private final String peakColumn;
@@ -66,14 +67,13 @@ public enum Precision {
     private final double gradientBytes;
     private final double masterBytes;
     private final double optimizerStateBytes;
-    private final double gradientReduceBytes;
     private final double quantisedWeightBytes;
     private final double scalingBytesPerElement;
     private final Precision fallback;
     private final boolean lowPrecisionLinear;
 
     Precision(String label, String peakColumn, int activationBytes, double weightBytes, double gradientBytes,
-            double masterBytes, double optimizerStateBytes, double gradientReduceBytes, double quantisedWeightBytes,
+            double masterBytes, double optimizerStateBytes, double quantisedWeightBytes,
             double scalingBytesPerElement, Precision fallback, boolean lowPrecisionLinear) {
         this.label = label;
         this.peakColumn = peakColumn;
@@ -82,7 +82,6 @@ public enum Precision {
         this.gradientBytes = gradientBytes;
         this.masterBytes = masterBytes;
         this.optimizerStateBytes = optimizerStateBytes;
-        this.gradientReduceBytes = gradientReduceBytes;
         this.quantisedWeightBytes = quantisedWeightBytes;
         this.scalingBytesPerElement = scalingBytesPerElement;
         this.fallback = fallback;
@@ -122,11 +121,6 @@ public enum Precision {
     /** Bytes per parameter of the optimizer's own states (master copy and moments), what ZeRO stage 1 shards. */
     public double stateBytes() {
         return masterBytes + optimizerStateBytes;
-    }
-
-    /** Bytes of one gradient element in the data-parallel reduction. */
-    public double gradientReduceBytes() {
-        return gradientReduceBytes;
     }
 
     /**

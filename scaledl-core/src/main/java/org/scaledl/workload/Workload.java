@@ -36,7 +36,8 @@ public final class Workload {
     private final int loraRank;
     private final boolean unevenPipeline;
     private final int documentTokens;
-    private final boolean sixteenBitGradients;
+    /** The gradient buffers' type as given: 16 bits (true), FP32 (false), or the precision's default (null). */
+    private final Boolean sixteenBitGradients;
     private final boolean gradReduceAfterBackward;
     private final java.util.SortedMap<String, String> tags;
 
@@ -62,7 +63,7 @@ public final class Workload {
         this.documentTokens = b.documentTokens;
         this.sixteenBitGradients = b.sixteenBitGradients;
         this.gradReduceAfterBackward = b.gradReduceAfterBackward;
-        if (sixteenBitGradients && precision.masterBytes() == 0) {
+        if (Boolean.TRUE.equals(sixteenBitGradients) && precision.masterBytes() == 0) {
             throw new IllegalArgumentException("16-bit gradients are a mixed-precision setting (bf16, fp16, fp8, "
                     + "mxfp8, nvfp4), not one of " + precision.label());
         }
@@ -76,7 +77,7 @@ public final class Workload {
                 throw new IllegalArgumentException(recompute.label() + " recomputation is a training setting (the "
                         + "backward pass recomputes), not one of " + phase.label());
             }
-            if (sixteenBitGradients) {
+            if (Boolean.TRUE.equals(sixteenBitGradients)) {
                 throw new IllegalArgumentException("16-bit gradients are a training setting, not one of "
                         + phase.label());
             }
@@ -208,14 +209,26 @@ public final class Workload {
     }
 
     /**
-     * Gradient buffers in 16 bits (BF16 or FP16 main gradients: NeMo 1.x's distributed Adam with
-     * {@code grad_sync_dtype} bf16, Megatron-core's {@code grad_reduce_in_fp32} off) rather than FP32 (Megatron-LM's
-     * default in mixed precision, {@link Precision#gradientBytes()}): 2 bytes a parameter instead of 4 in memory and in
-     * the optimizer's traffic (the data-parallel reduction is modelled in 16 bits either way,
-     * {@link Precision#gradientReduceBytes()}, its cost fitted on published runs). False by default.
+     * Whether the gradient buffers are 16-bit (BF16 or FP16 main gradients: NeMo 1.x's distributed Adam with
+     * {@code grad_sync_dtype} bf16, Megatron core's {@code grad_reduce_in_fp32} off as NeMo's and Megatron-Bridge's
+     * performance recipes set it) rather than FP32 ({@link Precision#gradientBytes()}): 2 bytes a parameter instead of
+     * 4 in memory, in the optimizer's traffic and in the data-parallel reduction, which moves the buffers in their
+     * own type (Megatron core reduces its gradient buffer in place; DeepSpeed reduces in the type it keeps). As given
+     * ({@link Builder#sixteenBitGradients(boolean)}), else the frameworks' default for the precision: 16 bits in FP16
+     * training (Megatron-LM without {@code --accumulate-allreduce-grads-in-fp32}, DeepSpeed), FP32 in every other
+     * (Megatron-LM accumulates and reduces BF16 training's gradients in FP32, Megatron core's recipes default to
+     * {@code grad_reduce_in_fp32}).
      */
     public boolean sixteenBitGradients() {
-        return sixteenBitGradients;
+        return sixteenBitGradients != null ? sixteenBitGradients : precision == Precision.FP16;
+    }
+
+    /**
+     * The gradient buffers' type in the words tables and command lines use ({@code grad_dtype}, {@code --grad-dtype}):
+     * {@code fp32}, or for 16-bit buffers {@code fp16} in FP16 training and {@code bf16} otherwise.
+     */
+    public String gradDtypeLabel() {
+        return !sixteenBitGradients() ? "fp32" : precision == Precision.FP16 ? "fp16" : "bf16";
     }
 
     /**
@@ -261,9 +274,9 @@ public final class Workload {
         };
     }
 
-    /** Bytes of a parameter's gradient buffer: the precision's, or 2 with {@link #sixteenBitGradients()}. */
+    /** Bytes of a parameter's gradient buffer: 2 with {@link #sixteenBitGradients()}, else the precision's. */
     public double gradientBytes() {
-        return sixteenBitGradients ? 2 : precision.gradientBytes();
+        return sixteenBitGradients() ? 2 : precision.gradientBytes();
     }
 
     /**
@@ -292,7 +305,7 @@ public final class Workload {
         if (expertImbalance != 1) {
             out.add("expert imbalance " + expertImbalance);
         }
-        if (sixteenBitGradients) {
+        if (Boolean.TRUE.equals(sixteenBitGradients)) {
             out.add("16-bit gradients");
         }
         if (gradReduceAfterBackward) {
@@ -316,8 +329,8 @@ public final class Workload {
         Builder b = new Builder(graph).batch(batch).phase(phase).parallelism(parallelism).threads(threads)
                 .precision(precision).recompute(recompute).recomputeLayers(recomputeLayers)
                 .expertImbalance(expertImbalance).lora(loraRank).unevenPipeline(unevenPipeline)
-                .documentTokens(documentTokens).sixteenBitGradients(sixteenBitGradients)
-                .gradReduceAfterBackward(gradReduceAfterBackward);
+                .documentTokens(documentTokens).gradReduceAfterBackward(gradReduceAfterBackward);
+        b.sixteenBitGradients = sixteenBitGradients;
         b.device = device;
         b.topology = topology;
         b.tags.putAll(tags);
@@ -337,7 +350,7 @@ public final class Workload {
                 + (recomputeLayers > 0 ? ":" + recomputeLayers : ""))
                 + (loraRank > 0 ? " lora=" + loraRank : "") + (unevenPipeline ? " uneven-pipeline" : "")
                 + (documentTokens > 0 ? " documents=" + documentTokens : "")
-                + (sixteenBitGradients ? " grad-dtype=16-bit" : "")
+                + (sixteenBitGradients == null ? "" : " grad-dtype=" + (sixteenBitGradients ? "16-bit" : "fp32"))
                 + (gradReduceAfterBackward ? " grad-reduce=after-backward" : "");
     }
 
@@ -357,7 +370,7 @@ public final class Workload {
         private int loraRank;
         private boolean unevenPipeline;
         private int documentTokens;
-        private boolean sixteenBitGradients;
+        private Boolean sixteenBitGradients;
         private boolean gradReduceAfterBackward;
         private final Map<String, String> tags = new TreeMap<>();
 
@@ -480,7 +493,10 @@ public final class Workload {
             return this;
         }
 
-        /** Gradient buffers in 16 bits ({@link Workload#sixteenBitGradients()}); false by default. */
+        /**
+         * Gradient buffers in 16 bits (true) or FP32 (false) ({@link Workload#sixteenBitGradients()}); by default the
+         * precision's (16 bits in FP16 training, FP32 otherwise).
+         */
         public Builder sixteenBitGradients(boolean value) {
             this.sixteenBitGradients = value;
             return this;

@@ -76,9 +76,10 @@ final class ClusterOptions {
             + "sequence (attention runs within a document); default (or 0): one document a sequence")
     Integer documentTokens;
 
-    @Option(names = "--grad-dtype", description = "Gradient buffers in fp32 (default, Megatron-LM's mixed precision) "
-            + "or in 16 bits: bf16 or fp16 (NeMo 1.x's distributed Adam with grad_sync_dtype bf16): 2 bytes a "
-            + "parameter less memory and optimizer traffic (the reduction is modelled in 16 bits either way)",
+    @Option(names = "--grad-dtype", description = "Gradient buffers, reduced across data-parallel ranks in their "
+            + "own type: fp32, or 16 bits: bf16 or fp16 (2 bytes a parameter less memory, optimizer traffic and "
+            + "reduction: Megatron-Bridge's and NeMo's performance recipes, grad_reduce_in_fp32 false). Default: "
+            + "fp16 in fp16 training (Megatron-LM, DeepSpeed), fp32 otherwise (Megatron-LM's bf16 default)",
             converter = GradDtypeConverter.class)
     String gradDtype;
 
@@ -174,9 +175,9 @@ final class ClusterOptions {
         }
     }
 
-    /** Whether gradients are kept in 16 bits ({@code --grad-dtype}; false when not given). */
-    boolean sixteenBitGradients() {
-        return gradDtype != null && org.scaledl.workload.Workload.parseGradDtype(gradDtype);
+    /** Whether gradients are kept in 16 bits ({@code --grad-dtype}; empty when not given: the precision's default). */
+    java.util.Optional<Boolean> sixteenBitGradients() {
+        return java.util.Optional.ofNullable(gradDtype).map(org.scaledl.workload.Workload::parseGradDtype);
     }
 
     /** Whether the gradients are reduced after the backward pass ({@code --grad-reduce}; false when not given). */

@@ -107,8 +107,8 @@ final class JobOptions {
                 .recompute(cluster.recompute()).recomputeLayers(cluster.recomputeLayers())
                 .expertImbalance(cluster.expertImbalance()).lora(cluster.loraRank())
                 .unevenPipeline(cluster.unevenPipeline).documentTokens(cluster.documentTokens())
-                .sixteenBitGradients(cluster.sixteenBitGradients())
                 .gradReduceAfterBackward(cluster.gradReduceAfterBackward());
+        cluster.sixteenBitGradients().ifPresent(wb::sixteenBitGradients);
         Optional<Device> d = resolveDevice(p, device);
         d.ifPresent(wb::device);
         if (d.isPresent()) {

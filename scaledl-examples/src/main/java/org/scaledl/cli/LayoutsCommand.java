@@ -107,8 +107,8 @@ final class LayoutsCommand implements Callable<Integer> {
         org.scaledl.graph.ModelGraph graph = spec.graph(seq);
         LayoutSearch search = new LayoutSearch(p, graph, d, gpus, globalBatch).topology(topo)
                 .precision(precision).lora(cluster.loraRank()).expertImbalance(cluster.expertImbalance())
-                .documentTokens(cluster.documentTokens()).sixteenBitGradients(cluster.sixteenBitGradients())
-                .gradReduceAfterBackward(cluster.gradReduceAfterBackward());
+                .documentTokens(cluster.documentTokens()).gradReduceAfterBackward(cluster.gradReduceAfterBackward());
+        cluster.sixteenBitGradients().ifPresent(search::sixteenBitGradients);
         try {
             search.check();
         } catch (IllegalArgumentException e) {
@@ -262,8 +262,9 @@ final class LayoutsCommand implements Callable<Integer> {
         if (l.workload().documentTokens() > 0) {
             c.append(" --document-tokens ").append(l.workload().documentTokens());
         }
-        if (l.workload().sixteenBitGradients()) {
-            c.append(" --grad-dtype bf16");
+        if (l.workload().sixteenBitGradients() != (l.workload().precision() == org.scaledl.workload.Precision.FP16)) {
+            // gradient buffers other than the precision's default
+            c.append(" --grad-dtype ").append(l.workload().gradDtypeLabel());
         }
         if (l.workload().gradReduceAfterBackward()) {
             c.append(" --grad-reduce after-backward");
@@ -333,7 +334,7 @@ final class LayoutsCommand implements Callable<Integer> {
                     .append(l.recomputeLayers()).append(',').append(l.workload().loraRank()).append(',')
                     .append(number(l.workload().expertImbalance())).append(',')
                     .append(l.workload().documentTokens()).append(',')
-                    .append(l.workload().sixteenBitGradients() ? "bf16" : "fp32").append(',')
+                    .append(l.workload().gradDtypeLabel()).append(',')
                     .append(l.workload().gradReduceAfterBackward() ? "after-backward" : "overlapped").append(',')
                     .append(org.scaledl.io.CsvTable.cell(d.name()))
                     .append(',').append(precision.label()).append(',');

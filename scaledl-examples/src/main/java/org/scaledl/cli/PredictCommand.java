@@ -126,7 +126,7 @@ final class PredictCommand implements Callable<Integer> {
             wl.put("recompute", w.recompute().label());
             wl.put("recompute_used", JobOptions.recomputeUsed(p, w));
             wl.put("sequence_parallel", w.parallelism().sequenceParallel());
-            wl.put("grad_dtype", w.sixteenBitGradients() ? "bf16" : "fp32");
+            wl.put("grad_dtype", w.gradDtypeLabel());
             wl.put("grad_reduce", w.gradReduceAfterBackward() ? "after-backward" : "overlapped");
             if (w.device().isPresent()) {
                 wl.put("device", w.device().get().name());

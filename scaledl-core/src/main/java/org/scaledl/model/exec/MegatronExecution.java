@@ -1339,7 +1339,8 @@ public final class MegatronExecution {
      * gradients (sharded, they are not accumulated whole). With the reduction after the backward pass
      * ({@link Workload#gradReduceAfterBackward()}) nothing of it hides: ZeRO 0–2's whole reduction (and the weights'
      * gather) is exposed, and ZeRO 2's and 3's reduce-scatter every micro-batch. With LoRA only the adapters'
-     * gradients are reduced (the frozen weights are still gathered under ZeRO 3).
+     * gradients are reduced (the frozen weights are still gathered under ZeRO 3). The gradients travel in their buffers'
+     * type ({@link Workload#gradientBytes()}: FP32 main gradients 4 bytes each, 16-bit ones 2).
      *
      * @param adapters      the stage's LoRA adapter parameters per GPU (0 without LoRA)
      * @param perMicroBatch the most loaded stage's time for one micro-batch, ms
@@ -1351,6 +1352,9 @@ public final class MegatronExecution {
         double expertGrads = lora ? 0 : expert;
         Parallelism par = w.parallelism();
         Precision prec = w.precision();
+        // the reduction moves the gradient buffers in their own type (Megatron core reduces its buffer in place,
+        // grad_reduce_in_fp32 or not; DeepSpeed and Apex in the type they accumulate in)
+        double reduceBytes = w.gradientBytes();
         int perNode = Math.max(1, Math.min(dp, topo.gpusPerNode() / par.tensor()));
         Topology shared = ParallelExecution.sharedNetwork(topo, perNode);
         // the experts' data-parallel peers: expert (and expert-tensor) ranks are adjacent, so a node holds the stage's
@@ -1362,11 +1366,11 @@ public final class MegatronExecution {
         if (par.zeroStage() < 3) {
             double reduce = 0;
             if (dp > 1 && denseGrads > 0) {
-                reduce += comm.allReduceMillis(device, shared, dp, perNode, denseGrads * prec.gradientReduceBytes());
+                reduce += comm.allReduceMillis(device, shared, dp, perNode, denseGrads * reduceBytes);
             }
             if (edp > 1 && expertGrads > 0) {
                 reduce += comm.allReduceMillis(device, expertShared, edp, ePerNode,
-                        expertGrads * prec.gradientReduceBytes());
+                        expertGrads * reduceBytes);
             }
             // ZeRO 2 shards the gradients: they cannot be accumulated whole, so every micro-batch reduce-scatters its
             // own (half an all-reduce's traffic each), the last one's with the weights' gather after the step
@@ -1383,7 +1387,7 @@ public final class MegatronExecution {
             // forward pass; what does not fit behind them, and the last bucket, stays exposed (ZeRO 2: each earlier
             // micro-batch's reduce-scatter behind its own backward pass)
             double tail = Math.min(reduce, dp > 1 ? comm.allReduceMillis(device, shared, dp, perNode,
-                    Math.min(denseGrads * prec.gradientReduceBytes(), org.scaledl.model.comm.Collectives.BUCKET_BYTES))
+                    Math.min(denseGrads * reduceBytes, org.scaledl.model.comm.Collectives.BUCKET_BYTES))
                     : 0);
             if (par.zeroStage() == 0) {
                 return Math.max(tail, reduce - 2.0 / 3 * perMicroBatch);
@@ -1403,14 +1407,14 @@ public final class MegatronExecution {
             gather += n * comm.reduceScatterMillis(device, shared, dp, perNode, dense * prec.weightBytes() / n);
             if (denseGrads > 0) {
                 scatter += n * comm.reduceScatterMillis(device, shared, dp, perNode,
-                        denseGrads * prec.gradientReduceBytes() / n);
+                        denseGrads * reduceBytes / n);
             }
         }
         if (edp > 1 && expert > 0) {
             gather += n * comm.reduceScatterMillis(device, expertShared, edp, ePerNode, expert * prec.weightBytes() / n);
             if (expertGrads > 0) {
                 scatter += n * comm.reduceScatterMillis(device, expertShared, edp, ePerNode,
-                        expertGrads * prec.gradientReduceBytes() / n);
+                        expertGrads * reduceBytes / n);
             }
         }
         double perMb = 2 * gather + scatter;
