@@ -68,9 +68,10 @@ Rules, in the order they are applied to each input row
    ``bf16`` for NeMo 1.x rows (releases 24.xx: Apex's distributed Adam with the launcher's ``optim.grad_sync_dtype``
    bf16; assumed, the pages do not state it), for Megatron-Bridge's rows (its performance scripts set
    ``grad_reduce_in_fp32`` false in every release: the perf YAMLs' ``mixed_precision`` block, later
-   ``_benchmark_common`` and ``_perf_precision``) and for NeMo 2's rows of its performance scripts
-   (``recipe.trainer.plugins.grad_reduce_in_fp32 = False`` for FP8 recipes from the first version, February 2025,
-   for every recipe from 25.07); the rows themselves do not state it, so each says so.  ``fp16`` for the other FP16
+   ``_benchmark_common`` and ``_perf_precision``; the verification cards' ``pretrain_performance`` runs too) and for
+   NeMo 2's rows of its performance scripts (``recipe.trainer.plugins.grad_reduce_in_fp32 = False`` for FP8 recipes
+   from the first version, February 2025, for every recipe from 25.07), ``fp16`` for such a row in FP16; the rows
+   themselves do not state it, so each says so.  ``fp16`` for the other FP16
    rows but AutoModel's and the cards' (Megatron-LM without ``--accumulate-allreduce-grads-in-fp32`` and DeepSpeed,
    BLOOM's stack, keep FP16 training's gradients in FP16 and reduce them so, DeepSpeed's ``communication_data_type``;
    its BF16 optimizer accumulates FP32 gradients).  ``fp32`` for every other stack (Megatron core's FP32 main
@@ -626,19 +627,22 @@ def convert_row(file, short, kind, line, row, models, configs):
 
     # gradient buffers (rule 4, continued): NeMo 1.x (the 24.xx releases) trains with Apex's distributed Adam
     # synchronising gradients in BF16 (the launcher's optim.grad_sync_dtype bf16); the performance scripts of
-    # Megatron-Bridge (every release) and of NeMo 2 (FP8 recipes from the first, every recipe from 25.07) set
-    # grad_reduce_in_fp32 false: BF16 gradient buffers; every other stack keeps FP32 main gradients (Megatron-LM's
-    # mixed-precision default, the recipes' own)
+    # Megatron-Bridge (every release; the cards' pretrain_performance runs too) and of NeMo 2 (FP8 recipes from the
+    # first, every recipe from 25.07) set grad_reduce_in_fp32 false: 16-bit gradient buffers; FP16 training under
+    # Megatron-LM and DeepSpeed keeps FP16 ones; every other stack keeps FP32 main gradients (Megatron-LM's BF16
+    # default, the recipes' own, FSDP2's reduce_dtype)
     grad_dtype = "fp32"
-    release = row["release"].strip()
+    version = re.search(r"(?<![\d.])(\d{2})\.(\d{2})(?!\d)", row["release"])
+    version = (int(version.group(1)), int(version.group(2))) if version else None
     bridge = short == "mbps" or re.search(r"\bbridge\b", row["source"], re.IGNORECASE)
-    if kind == "nemo" and release.startswith("24."):
+    half = "fp16" if precision == "fp16" else "bf16"
+    if kind == "nemo" and version is not None and version[0] == 24:
         grad_dtype = "bf16"
         assumed.append("bf16 gradients (NeMo 1.x distributed Adam)")
-    elif (kind == "megatron-bridge" and bridge) or (
-            kind == "nemo" and (precision not in ("bf16", "fp16") or release >= "25.07")):
-        grad_dtype = "bf16"
-        assumed.append("bf16 gradients (performance scripts: grad_reduce_in_fp32 false)")
+    elif (kind == "megatron-bridge" and bridge) or (kind == "card" and task == "pretrain_performance") or (
+            kind == "nemo" and version is not None and (precision not in ("bf16", "fp16") or version >= (25, 7))):
+        grad_dtype = half
+        assumed.append("%s gradients (performance scripts: grad_reduce_in_fp32 false)" % half)
     elif precision == "fp16" and kind not in ("automodel", "card"):
         # FP16 training under Megatron-LM (without --accumulate-allreduce-grads-in-fp32) and DeepSpeed (BLOOM's
         # Megatron-DeepSpeed): FP16 gradients, reduced in FP16 (DeepSpeed's communication_data_type); DeepSpeed's

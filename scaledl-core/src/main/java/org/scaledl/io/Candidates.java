@@ -42,7 +42,8 @@ import org.scaledl.workload.Workload;
  * trains), {@code uneven_pipeline} (true: layers that do not divide into the pipeline's chunks are split
  * unevenly, balanced; false), {@code document_tokens} (packed sequences: the effective tokens of the documents
  * packed into each sequence, attention running within a document; 0: one document a sequence),
- * {@code grad_dtype} (fp32, or bf16/fp16: 16-bit gradient buffers, mixed precision only; fp32),
+ * {@code grad_dtype} (fp32, or bf16/fp16: 16-bit gradient buffers, mixed precision only; the precision's default,
+ * {@link Workload#sixteenBitGradients()}: fp16 in FP16 training, else fp32),
  * {@code grad_reduce} ({@code overlapped} with the last micro-batch's backward pass, or {@code after-backward}:
  * {@link Workload#gradReduceAfterBackward()}; overlapped),
  * {@code gpus_per_node}, {@code nvlink_domain} and {@code inter_node_gbps} (the nodes of the GPUs, the GPUs one NVLink

@@ -92,7 +92,9 @@ import org.scaledl.workload.Recompute;
  *       {@code data_parallel_sharding_strategy} (optim 1, optim_grads 2, optim_grads_params 3),
  *       {@code overlap_grad_reduce} [NeMo 1.x's {@code overlap_grad_sync}] (False: the gradients reduced after the
  *       backward pass), else older Megatron-LM's {@code DDP_impl} (local: after the backward pass; torch:
- *       overlapped); neither logged, or PyTorch FSDP2: overlapped.</li>
+ *       overlapped); neither logged, or PyTorch FSDP2: overlapped; {@code grad_reduce_in_fp32}
+ *       [{@code accumulate_allreduce_grads_in_fp32}] (False: 16-bit gradient buffers), else NeMo 1.x's
+ *       {@code grad_sync_dtype} (bf16, fp16, fp32); neither logged: the precision's default.</li>
  * </ul>
  * The data-parallel degree is {@code data_parallel_size}, else {@code world_size / (tensor x pipeline x context)},
  * else {@code global_batch_size / (micro_batch_size x micro-batches)} when the micro-batches are logged; each replica
@@ -182,13 +184,14 @@ public final class TrainingLogs {
                 "num_micro_batches", "bf16", "fp16", "fp8", "fp8_recipe", "fp4", "precision", "sequence_parallel",
                 "recompute_granularity", "recompute_activations", "use_distributed_optimizer", "use_torch_fsdp2",
                 "use_megatron_fsdp", "use_custom_fsdp", "data_parallel_sharding_strategy", "overlap_grad_reduce",
-                "DDP_impl")) {
+                "DDP_impl", "grad_reduce_in_fp32", "grad_sync_dtype")) {
             KEYS.put(k, k);
         }
         KEYS.put("num_moe_experts", "num_experts");
         KEYS.put("encoder_seq_length", "seq_length");
         KEYS.put("activations_checkpoint_granularity", "recompute_granularity");
         KEYS.put("overlap_grad_sync", "overlap_grad_reduce");
+        KEYS.put("accumulate_allreduce_grads_in_fp32", "grad_reduce_in_fp32");
     }
 
     private TrainingLogs() {
@@ -213,10 +216,14 @@ public final class TrainingLogs {
      * @param sequenceParallel Megatron's sequence parallelism
      * @param gradReduceAfterBackward the data-parallel gradient reduction after the backward pass
      *                         ({@link org.scaledl.workload.Workload#gradReduceAfterBackward()})
+     * @param sixteenBitGradients 16-bit gradient buffers (true) or FP32 ones (false) as logged
+     *                         ({@link org.scaledl.workload.Workload#sixteenBitGradients()}); empty when the log does
+     *                         not say (the precision's default) or in FP32 training
      */
     public record Job(int seq, int microBatch, int microBatches, int dataParallel, int tensor, int pipeline,
             int context, int virtualStages, int expert, int expertTensor, int zeroStage, Precision precision,
-            Recompute recompute, boolean sequenceParallel, boolean gradReduceAfterBackward) {
+            Recompute recompute, boolean sequenceParallel, boolean gradReduceAfterBackward,
+            Optional<Boolean> sixteenBitGradients) {
         /** GPUs the job uses: {@code dataParallel x tensor x pipeline x context}. */
         public long gpus() {
             return (long) dataParallel * tensor * pipeline * context;
@@ -955,6 +962,21 @@ public final class TrainingLogs {
                             + "torch)");
                 };
             }
+            // the gradient buffers' type: Megatron core's grad_reduce_in_fp32 (Megatron-LM's
+            // accumulate_allreduce_grads_in_fp32), else NeMo 1.x's grad_sync_dtype; FP32 training has no other
+            Optional<Boolean> sixteenBit = Optional.empty();
+            if (precision.isMixed() && has("grad_reduce_in_fp32")) {
+                sixteenBit = Optional.of(!flag("grad_reduce_in_fp32", false));
+            } else if (precision.isMixed() && has("grad_sync_dtype")) {
+                String dtype = text("grad_sync_dtype");
+                String d = dtype.toLowerCase(Locale.ROOT).replace("torch.", "");
+                sixteenBit = Optional.of(switch (d) {
+                    case "bf16", "fp16", "bfloat16", "float16", "half" -> true;
+                    case "fp32", "float32", "float" -> false;
+                    default -> throw bad("grad_sync_dtype", which + "grad_sync_dtype '" + clip(dtype)
+                            + "' is not known (bf16, fp16, fp32)");
+                });
+            }
             try {
                 new Parallelism(dp, tp, pp, microBatches, sp, zero, virtual, cp, ep, etp);
             } catch (IllegalArgumentException e) {
@@ -962,7 +984,7 @@ public final class TrainingLogs {
                         + e.getMessage());
             }
             return new Job(seq, mbs, microBatches, dp, tp, pp, cp, virtual, ep, etp, zero, precision, recompute, sp,
-                    afterBackward);
+                    afterBackward, sixteenBit);
         }
 
         private Precision precision(String which) {

@@ -18,9 +18,10 @@ import org.scaledl.InvalidInputException;
  *   <li>{@link #TF32}: tensors in FP32, matrix work on the tensor cores in TF32 (PyTorch's {@code allow_tf32}).</li>
  *   <li>{@link #FP16}, {@link #BF16}: <em>mixed</em> precision (PyTorch {@code autocast}, Megatron {@code --fp16} /
  *       {@code --bf16}): matrix work and activations in half precision, FP32 master weights, gradients and Adam
- *       states (Narayanan et al.: 2 + 4 + 4 + 8 bytes a parameter; the data-parallel reduction moves the
- *       gradients in their buffers' type, FP32 unless a job keeps them in 16 bits,
- *       {@link Workload#sixteenBitGradients()}).</li>
+ *       states (Narayanan et al.: 2 + 4 + 4 + 8 bytes a parameter), the data-parallel reduction moving the
+ *       gradients in their buffers' type; a job's buffers are {@link Workload#sixteenBitGradients()}'s: 16 bits in
+ *       FP16 training unless it says otherwise (Megatron-LM, DeepSpeed), FP32 in BF16 unless it says otherwise
+ *       ({@link #gradientBytes()} is the FP32 buffer's).</li>
  *   <li>{@link #FP8} (per-tensor scaling, delayed or current), {@link #FP8_BLOCK} (blockwise 1×128 / 128×128
  *       scaling), {@link #MXFP8} (32-element blocks with E8M0 scales) and {@link #NVFP4} (16-element blocks of
  *       E2M1 with E4M3 scales): Transformer Engine's recipes. The linear layers of the blocks (projections, MLP,

@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.scaledl.InvalidInputException;
@@ -264,6 +265,42 @@ class TrainingLogsTest {
                 org.scaledl.InvalidInputException.class,
                 () -> with.apply("  DDP_impl ........................................ ring"));
         assertTrue(bad.getMessage().contains("grad.log:") && bad.getMessage().contains("DDP_impl 'ring' is not known"),
+                bad.getMessage());
+    }
+
+    /**
+     * The gradient buffers' type: Megatron-LM's accumulate_allreduce_grads_in_fp32 (Megatron core's
+     * grad_reduce_in_fp32) True is FP32, False 16 bits; NeMo 1.x's grad_sync_dtype otherwise; neither logged leaves it
+     * to the precision's default; an unknown type is refused naming it.
+     */
+    @Test
+    void theGradientBuffersTypeIsReadFromTheArguments() throws IOException {
+        String one = Files.readString(LOGS.resolve("megatron-llama3-8b.log"));
+        String logged = "  accumulate_allreduce_grads_in_fp32 .............. True";
+        assertTrue(one.contains(logged));
+        java.util.function.Function<String, TrainingLogs.Job> with = line -> {
+            try {
+                Path log = dir.resolve("dtype.log");
+                Files.writeString(log, one.replace(logged, line));
+                return TrainingLogs.read(log, TrainingLogs.DEFAULT_WARMUP).get(0).job();
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        };
+        assertEquals(Optional.of(false), TrainingLogs.read(LOGS.resolve("megatron-llama3-8b.log"),
+                TrainingLogs.DEFAULT_WARMUP).get(0).job().sixteenBitGradients(), "logged True: FP32 buffers");
+        assertEquals(Optional.of(true), with.apply(logged.replace("True", "False")).sixteenBitGradients());
+        assertEquals(Optional.of(true), with.apply("  grad_reduce_in_fp32 ............................. False")
+                .sixteenBitGradients());
+        assertEquals(Optional.empty(), with.apply("").sixteenBitGradients(), "not logged: the precision's default");
+        assertEquals(Optional.of(true), with.apply("  grad_sync_dtype ................................. bf16")
+                .sixteenBitGradients());
+        assertEquals(Optional.of(false), with.apply("  grad_sync_dtype ................................. fp32")
+                .sixteenBitGradients());
+        org.scaledl.InvalidInputException bad = org.junit.jupiter.api.Assertions.assertThrows(
+                org.scaledl.InvalidInputException.class,
+                () -> with.apply("  grad_sync_dtype ................................. fp8"));
+        assertTrue(bad.getMessage().contains("dtype.log:") && bad.getMessage().contains("grad_sync_dtype 'fp8'"),
                 bad.getMessage());
     }
 

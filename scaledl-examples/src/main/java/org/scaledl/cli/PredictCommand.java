@@ -126,7 +126,11 @@ final class PredictCommand implements Callable<Integer> {
             wl.put("recompute", w.recompute().label());
             wl.put("recompute_used", JobOptions.recomputeUsed(p, w));
             wl.put("sequence_parallel", w.parallelism().sequenceParallel());
-            wl.put("grad_dtype", w.gradDtypeLabel());
+            if (w.phase() == org.scaledl.workload.Phase.TRAIN) {
+                wl.put("grad_dtype", w.gradDtypeLabel());
+            } else {
+                wl.putNull("grad_dtype");   // no gradients to keep
+            }
             wl.put("grad_reduce", w.gradReduceAfterBackward() ? "after-backward" : "overlapped");
             if (w.device().isPresent()) {
                 wl.put("device", w.device().get().name());

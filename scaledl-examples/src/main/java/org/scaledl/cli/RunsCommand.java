@@ -40,7 +40,7 @@ final class RunsCommand implements Callable<Integer> {
     static final List<String> COLUMNS = List.of("id", "transformer", "seq", "batch", "micro_batches", "world_size",
             "tensor", "pipeline", "context", "virtual_stages", "expert", "expert_tensor", "zero_stage", "device",
             "gpus_per_node", "nvlink_domain", "precision", "recompute", "sequence_parallel", "grad_reduce",
-            "measured_ms", "log");
+            "grad_dtype", "measured_ms", "log");
 
     @Option(names = "--from-log", arity = "1..*", required = true, paramLabel = "FILE",
             description = "Training logs (Megatron-LM's argument block and 'elapsed time per iteration (ms)' lines; "
@@ -213,6 +213,8 @@ final class RunsCommand implements Callable<Integer> {
                     gpusPerNode == null ? "" : i(gpusPerNode), nvlinkDomain == null ? "" : i(nvlinkDomain),
                     j.precision().label(), j.recompute().label(), Boolean.toString(j.sequenceParallel()),
                     j.gradReduceAfterBackward() ? "after-backward" : "overlapped",
+                    j.sixteenBitGradients().map(b -> !b ? "fp32"
+                            : j.precision() == org.scaledl.workload.Precision.FP16 ? "fp16" : "bf16").orElse(""),
                     String.format(Locale.ROOT, "%.4f", r.measuredMs()),
                     CsvTable.cell(InvalidInputException.printable(row.logArg().toString(), 1000)));
             csv.append(String.join(",", cells)).append('\n');

@@ -261,6 +261,19 @@ class ClusterPredictCliTest {
                 "virtual_stages", "lora_rank", "layout_ms", "layout_memory_gb")), header.toString());
         assertEquals("16", lines.get(1).split(",", -1)[header.indexOf("lora_rank")]);
         assertEquals("after-backward", lines.get(1).split(",", -1)[header.indexOf("grad_reduce")]);
+        // BF16 without a gradient type: FP32 buffers, the precision's default, written and not echoed
+        assertEquals("fp32", lines.get(1).split(",", -1)[header.indexOf("grad_dtype")]);
+        assertFalse(r.out().contains("--grad-dtype"), r.out());
+        // FP16 with FP32 buffers, not its default: echoed so that the command predicts the same job
+        Path fp16Table = dir.resolve("out/fp16.csv");
+        Run fp16 = MainTest.run("layouts", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "4096",
+                "--gpus", "16", "--global-batch", "64", "--device", "H100 SXM", "--precision", "fp16", "--top", "1",
+                "--grad-dtype", "fp32", "--out", fp16Table.toString());
+        assertEquals(0, fp16.code(), fp16.err());
+        assertTrue(fp16.out().contains("--grad-dtype fp32"), fp16.out());
+        List<String> fp16Lines = Files.readAllLines(fp16Table);
+        assertEquals("fp32", fp16Lines.get(1).split(",", -1)[Arrays.asList(fp16Lines.get(0).split(","))
+                .indexOf("grad_dtype")]);
         boolean expert = false;
         boolean context = false;
         for (String l : lines.subList(1, lines.size())) {
