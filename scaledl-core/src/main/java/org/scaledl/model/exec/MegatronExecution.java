@@ -1339,8 +1339,8 @@ public final class MegatronExecution {
      * gradients (sharded, they are not accumulated whole). With the reduction after the backward pass
      * ({@link Workload#gradReduceAfterBackward()}) nothing of it hides: ZeRO 0–2's whole reduction (and the weights'
      * gather) is exposed, and ZeRO 2's and 3's reduce-scatter every micro-batch. With LoRA only the adapters'
-     * gradients are reduced (the frozen weights are still gathered under ZeRO 3). The gradients travel in their buffers'
-     * type ({@link Workload#gradientBytes()}: FP32 main gradients 4 bytes each, 16-bit ones 2).
+     * gradients are reduced (the frozen weights are still gathered under ZeRO 3). The gradients travel in their
+     * buffers' type ({@link Workload#gradientBytes()}: FP32 main gradients 4 bytes each, 16-bit ones 2).
      *
      * @param adapters      the stage's LoRA adapter parameters per GPU (0 without LoRA)
      * @param perMicroBatch the most loaded stage's time for one micro-batch, ms
