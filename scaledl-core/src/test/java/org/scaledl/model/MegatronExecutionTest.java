@@ -268,6 +268,11 @@ class MegatronExecutionTest {
         assertEquals("fp32", bf16Default.gradDtypeLabel());
         assertEquals("bf16", bf16Default.toBuilder().sixteenBitGradients(true).build().gradDtypeLabel());
         assertEquals("fp32", fp16Default.toBuilder().sixteenBitGradients(false).build().gradDtypeLabel());
+        // a given type survives a change of precision, a default follows it
+        assertEquals("bf16", fp16Default.toBuilder().sixteenBitGradients(true).build().toBuilder()
+                .precision(Precision.BF16).build().gradDtypeLabel());
+        assertEquals("fp32", fp16Default.toBuilder().sixteenBitGradients(false).build().toBuilder()
+                .precision(Precision.BF16).build().gradDtypeLabel());
         assertTrue(fp16Default.transformerOnlySettings().isEmpty(), "a default is no setting an import refuses");
         assertTrue(fp16Default.toBuilder().phase(Phase.INFER).build().transformerOnlySettings().isEmpty());
         IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
