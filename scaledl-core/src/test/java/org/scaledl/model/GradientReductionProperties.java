@@ -93,4 +93,39 @@ class GradientReductionProperties {
             }
         }
     }
+
+    /**
+     * Gradient buffers of 16 bits never expose more data-parallel time than FP32 ones (the reduction moves the buffers'
+     * own type, half the bytes), whatever the layout, ZeRO stage, network and when the reduction runs; only the
+     * reduction and the optimizer's traffic change.
+     */
+    @Property(tries = 120)
+    void sixteenBitBuffersNeverReduceLonger(@ForAll @IntRange(min = 1, max = 6) int logDp,
+            @ForAll @IntRange(min = 0, max = 3) int logTp, @ForAll @IntRange(min = 0, max = 2) int logPp,
+            @ForAll @IntRange(min = 1, max = 16) int microBatches, @ForAll @IntRange(min = 0, max = 3) int zero,
+            @ForAll @IntRange(min = 0, max = 7) int logNetwork, @ForAll boolean after, @ForAll boolean tiny) {
+        fit();
+        TransformerSpec model = MODELS.get(tiny ? 1 : 0);
+        Topology topo = Topology.of(8, Topology.Link.NVSWITCH, 300, 25.0 * (1 << logNetwork));
+        Workload fp32 = Workload.builder(model.graph(2048)).batch(microBatches).phase(Phase.TRAIN).device(A100)
+                .topology(topo).precision(Precision.BF16).recompute(Recompute.FULL)
+                .parallelism(Parallelism.of(1 << logDp, 1 << logTp, 1 << logPp, microBatches).withZeroStage(zero))
+                .gradReduceAfterBackward(after).sixteenBitGradients(false).build();
+        Workload half = fp32.toBuilder().sixteenBitGradients(true).build();
+        net.jqwik.api.Assume.that(refusal(half).isEmpty());
+        MegatronTerms f = MegatronExecution.terms(fp32, layers, Optional.of(comm), A100, topo);
+        MegatronTerms h = MegatronExecution.terms(half, layers, Optional.of(comm), A100, topo);
+        String what = fp32 + ": FP32 buffers " + f.value(ExecutionTerm.DATA_COMM) + " ms, 16-bit "
+                + h.value(ExecutionTerm.DATA_COMM) + " ms";
+        assertTrue(h.value(ExecutionTerm.DATA_COMM) <= f.value(ExecutionTerm.DATA_COMM) * (1 + 1e-12), what);
+        if (after && zero < 3) {
+            // exposed whole: half the bytes take less time (the latencies stay)
+            assertTrue(h.value(ExecutionTerm.DATA_COMM) < f.value(ExecutionTerm.DATA_COMM), what);
+        }
+        for (ExecutionTerm t : ExecutionTerm.values()) {
+            if (t != ExecutionTerm.DATA_COMM && t != ExecutionTerm.OPTIMIZER) {
+                assertEquals(f.value(t), h.value(t), 1e-9 * (1 + Math.abs(f.value(t))), t.key() + ": " + what);
+            }
+        }
+    }
 }
