@@ -119,6 +119,15 @@ public enum Precision {
         return optimizerStateBytes;
     }
 
+    /**
+     * Whether training in this precision keeps 16-bit gradient buffers unless told otherwise: FP16 (Megatron-LM
+     * without {@code --accumulate-allreduce-grads-in-fp32}, DeepSpeed); every other precision keeps FP32 ones
+     * ({@link Workload#sixteenBitGradients()}).
+     */
+    public boolean sixteenBitGradientsByDefault() {
+        return this == FP16;
+    }
+
     /** Bytes per parameter of the optimizer's own states (master copy and moments), what ZeRO stage 1 shards. */
     public double stateBytes() {
         return masterBytes + optimizerStateBytes;

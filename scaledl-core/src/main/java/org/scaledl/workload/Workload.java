@@ -220,7 +220,7 @@ public final class Workload {
      * {@code grad_reduce_in_fp32}).
      */
     public boolean sixteenBitGradients() {
-        return sixteenBitGradients != null ? sixteenBitGradients : precision == Precision.FP16;
+        return sixteenBitGradients != null ? sixteenBitGradients : precision.sixteenBitGradientsByDefault();
     }
 
     /**
@@ -228,7 +228,12 @@ public final class Workload {
      * {@code fp32}, or for 16-bit buffers {@code fp16} in FP16 training and {@code bf16} otherwise.
      */
     public String gradDtypeLabel() {
-        return !sixteenBitGradients() ? "fp32" : precision == Precision.FP16 ? "fp16" : "bf16";
+        return gradDtypeLabel(sixteenBitGradients(), precision);
+    }
+
+    /** {@link #gradDtypeLabel()} of gradient buffers of 16 bits or not in a precision. */
+    public static String gradDtypeLabel(boolean sixteenBit, Precision precision) {
+        return !sixteenBit ? "fp32" : precision == Precision.FP16 ? "fp16" : "bf16";
     }
 
     /**

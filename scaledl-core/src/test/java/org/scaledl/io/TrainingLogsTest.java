@@ -233,6 +233,17 @@ class TrainingLogsTest {
         assertEquals(runs.get(0).job(), runs.get(1).job());
     }
 
+    /** The job of the first run of a log of this text, written under {@code name} in the test's folder. */
+    private TrainingLogs.Job firstJob(String name, String text) {
+        try {
+            Path log = dir.resolve(name);
+            Files.writeString(log, text);
+            return TrainingLogs.read(log, TrainingLogs.DEFAULT_WARMUP).get(0).job();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     /**
      * When the gradients are reduced: Megatron's {@code overlap_grad_reduce} (False, its default, is after the
      * backward pass), else older Megatron-LM's {@code DDP_impl} (local after the backward pass, torch overlapped);
@@ -241,15 +252,8 @@ class TrainingLogsTest {
     @Test
     void theGradientReductionIsReadFromTheArguments() throws IOException {
         String one = Files.readString(LOGS.resolve("megatron-llama3-8b.log"));
-        java.util.function.Function<String, TrainingLogs.Job> with = arg -> {
-            try {
-                Path log = dir.resolve("grad.log");
-                Files.writeString(log, one.replaceFirst("(?m)^(  micro_batch_size .*)$", "$1\n" + arg));
-                return TrainingLogs.read(log, TrainingLogs.DEFAULT_WARMUP).get(0).job();
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-        };
+        java.util.function.Function<String, TrainingLogs.Job> with = arg -> firstJob("grad.log",
+                one.replaceFirst("(?m)^(  micro_batch_size .*)$", "$1\n" + arg));
         assertFalse(TrainingLogs.read(LOGS.resolve("megatron-llama3-8b.log"), TrainingLogs.DEFAULT_WARMUP).get(0)
                 .job().gradReduceAfterBackward(), "nothing logged: overlapped");
         assertTrue(with.apply("  overlap_grad_reduce ............................. False").gradReduceAfterBackward());
@@ -278,15 +282,8 @@ class TrainingLogsTest {
         String one = Files.readString(LOGS.resolve("megatron-llama3-8b.log"));
         String logged = "  accumulate_allreduce_grads_in_fp32 .............. True";
         assertTrue(one.contains(logged));
-        java.util.function.Function<String, TrainingLogs.Job> with = line -> {
-            try {
-                Path log = dir.resolve("dtype.log");
-                Files.writeString(log, one.replace(logged, line));
-                return TrainingLogs.read(log, TrainingLogs.DEFAULT_WARMUP).get(0).job();
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-        };
+        java.util.function.Function<String, TrainingLogs.Job> with = line -> firstJob("dtype.log",
+                one.replace(logged, line));
         assertEquals(Optional.of(false), TrainingLogs.read(LOGS.resolve("megatron-llama3-8b.log"),
                 TrainingLogs.DEFAULT_WARMUP).get(0).job().sixteenBitGradients(), "logged True: FP32 buffers");
         assertEquals(Optional.of(true), with.apply(logged.replace("True", "False")).sixteenBitGradients());

@@ -262,7 +262,7 @@ final class LayoutsCommand implements Callable<Integer> {
         if (l.workload().documentTokens() > 0) {
             c.append(" --document-tokens ").append(l.workload().documentTokens());
         }
-        if (l.workload().sixteenBitGradients() != (l.workload().precision() == org.scaledl.workload.Precision.FP16)) {
+        if (l.workload().sixteenBitGradients() != l.workload().precision().sixteenBitGradientsByDefault()) {
             // gradient buffers other than the precision's default
             c.append(" --grad-dtype ").append(l.workload().gradDtypeLabel());
         }

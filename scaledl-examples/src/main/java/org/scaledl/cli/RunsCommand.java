@@ -213,8 +213,8 @@ final class RunsCommand implements Callable<Integer> {
                     gpusPerNode == null ? "" : i(gpusPerNode), nvlinkDomain == null ? "" : i(nvlinkDomain),
                     j.precision().label(), j.recompute().label(), Boolean.toString(j.sequenceParallel()),
                     j.gradReduceAfterBackward() ? "after-backward" : "overlapped",
-                    j.sixteenBitGradients().map(b -> !b ? "fp32"
-                            : j.precision() == org.scaledl.workload.Precision.FP16 ? "fp16" : "bf16").orElse(""),
+                    j.sixteenBitGradients().map(b -> org.scaledl.workload.Workload.gradDtypeLabel(b, j.precision()))
+                            .orElse(""),
                     String.format(Locale.ROOT, "%.4f", r.measuredMs()),
                     CsvTable.cell(InvalidInputException.printable(row.logArg().toString(), 1000)));
             csv.append(String.join(",", cells)).append('\n');
