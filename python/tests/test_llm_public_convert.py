@@ -55,6 +55,11 @@ def converted(tmp_path):
         row(system="DGX-B200", gpu="B200", num_gpus="8", gpus_per_node="8", nvlink_domain="8", precision="MXFP4",
             precision_norm="MXFP4", model="Llama 3 8B", model_key="llama3-8b", seq="8192", gbs="128", mbs="1",
             tp="1", pp="1", step_time_s="1.0"),
+        # the source's footnote says this run measured a software regression, not the configuration
+        row(system="DGX-B200", gpu="B200", num_gpus="8", gpus_per_node="8", nvlink_domain="8", precision="BF16",
+            precision_norm="BF16", model="Llama 3 8B", model_key="llama3-8b", seq="8192", gbs="128", mbs="1",
+            tp="1", pp="1", step_time_s="9.0",
+            notes="footnote: Performance regression in Llama 3 8B is a known issue; fixed in the next container"),
     ]
     with open(src / "megatron_bridge_perf_summary.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, COLUMNS)
@@ -161,7 +166,8 @@ def test_rows_it_cannot_express_are_dropped_naming_why(converted):
     out, _ = converted
     dropped = list(csv.DictReader(open(out / "dropped.csv", encoding="utf-8")))
     reasons = " | ".join(r["reason"] for r in dropped)
-    assert len(dropped) == 2, reasons
+    assert len(dropped) == 3, reasons
+    assert "footnote names a known performance regression" in reasons
     assert "gpu 'MI300X' is not in the converter's device table" in reasons
     assert "precision 'MXFP4' is not one the predictor runs" in reasons
 

@@ -103,8 +103,9 @@ Rules, in the order they are applied to each input row
 8. Sequence parallelism.  Megatron-Bridge, NeMo and cards: true when tp > 1 (their recipes enable it with TP).
    BLOOM: false (2022 Megatron-DeepSpeed had none).  AutoModel: false unless its notes name sequence parallelism.
 9. Measurement.  ``measured_ms`` = step_time_s * 1000 (rows without a step time go to dropped.csv, except BLOOM's
-   out-of-memory rows, which go to oom.csv); ``tokens_per_s_per_gpu`` and ``model_tflops_per_gpu`` as published.
-   BLOOM's published TFLOPs are hardware TFLOPs including the recomputation, not model TFLOPs: they are left out of
+   out-of-memory rows, which go to oom.csv; so do rows whose notes quote a footnote naming a known performance
+   regression of the run: a software defect the source says the next release resolves); ``tokens_per_s_per_gpu``
+   and ``model_tflops_per_gpu`` as published.  BLOOM's published TFLOPs are hardware TFLOPs including the recomputation, not model TFLOPs: they are left out of
    ``model_tflops_per_gpu`` and quoted in the notes.
 10. Status.  ``superseded`` rows go to superseded.csv, expressible card rows to cards.csv, ``oom`` rows to oom.csv,
     LoRA rows to lora.csv, the rest of the expressible rows to runs.csv.
@@ -479,6 +480,10 @@ def convert_row(file, short, kind, line, row, models, configs):
         # step, 4.6 s at 400 Gb/s per GPU, more than the 4.3 s published for the whole step
         return "dropped", ("layout not as published: kernels name DeepEP (expert parallelism) with EP 1 on several "
                            "nodes, where the FSDP weight gathers alone would exceed the step time")
+    if re.search(r"performance regression|known issue", notes, re.I):
+        # the source itself says the run measured a software defect (Megatron-Bridge 26.06.01's GPT-OSS 120B: a
+        # cuDNN regression "resolved with the next container release"), not what the configuration runs at
+        return "dropped", "the source's footnote names a known performance regression of this run (a defect, not the configuration's speed)"
     status = row.get("status", "").strip()
     step = row.get("step_time_s", "").strip()
     if status != "oom" and not step:
