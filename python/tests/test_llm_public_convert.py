@@ -162,6 +162,22 @@ def test_bundled_runs_say_what_type_their_gradients_travel_in():
         assert r["grad_dtype"] == expected[r["source"]](r), r["id"]
 
 
+def test_bundled_runs_say_whether_the_experts_all_to_all_is_overlapped():
+    """Rows with expert parallelism take ``moe_a2a_overlap`` from the recipe code (recipe_settings.csv, by id);
+    every other row leaves it empty (not overlapped)."""
+    bundled = ROOT / "datasets" / "gpu" / "llm-public" / "runs.csv"
+    settings = ROOT / "tools" / "llm-public" / "recipe_settings.csv"
+    rows = list(csv.DictReader(open(bundled, encoding="utf-8")))
+    read = {r["id"]: r["moe_a2a_overlap"] for r in csv.DictReader(open(settings, encoding="utf-8"))}
+    said = [r for r in rows if r["moe_a2a_overlap"]]
+    assert {r["moe_a2a_overlap"] for r in said} == {"true", "false"}
+    for r in rows:
+        if int(r["expert"]) > 1 and read.get(r["id"]) in ("true", "false"):
+            assert r["moe_a2a_overlap"] == read[r["id"]], r["id"]
+        else:
+            assert r["moe_a2a_overlap"] == "", r["id"]
+
+
 def test_rows_it_cannot_express_are_dropped_naming_why(converted):
     out, _ = converted
     dropped = list(csv.DictReader(open(out / "dropped.csv", encoding="utf-8")))

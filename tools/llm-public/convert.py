@@ -31,7 +31,7 @@ Outputs (in ``--out``)
 Columns of the four run files: id, source, release, task, system, model_key, family, transformer, seq, batch,
 micro_batches, world_size, tensor, pipeline, context, virtual_stages, expert, expert_tensor, zero_stage, device,
 gpus_per_node, nvlink_domain, inter_node_gbps, precision, recompute, sequence_parallel, lora_rank, uneven_pipeline,
-document_tokens, grad_dtype, grad_reduce, measured_ms,
+document_tokens, grad_dtype, grad_reduce, moe_a2a_overlap, measured_ms,
 tokens_per_s_per_gpu, model_tflops_per_gpu, fit_weight, notes.
 
 Rules, in the order they are applied to each input row
@@ -132,6 +132,16 @@ Rules, in the order they are applied to each input row
     four run files in the order runs, superseded, cards, oom (then input file, then line).  ``notes`` (<= 200
     characters) starts with the input file and line and lists what the converter assumed.
 
+15. Recipe settings.  ``tools/llm-public/recipe_settings.csv`` (by the id of rule 14) holds what the recipe code behind
+    each Megatron-Bridge and NeMo row sets, read in the tagged releases of NVIDIA-NeMo/Megatron-Bridge and NVIDIA/NeMo
+    (and NeMo-Framework-Launcher for 24.07; recipe code only, never their result pages): release -> tag 25.09
+    v0.1.0rc4, 25.11 v0.2.0, 26.02 v0.3.0, 26.02.01 v0.3.1, 26.04 v0.4.0, 26.04.01 v0.4.1, 26.06 v0.5.0,
+    26.06.01 v0.5.1, 26.08 v0.6.0; NeMo 25.02/25.04/25.07 v2.2.0/v2.3.0/v2.4.0; each row names its file and
+    function and a confidence.  ``moe_a2a_overlap`` (Megatron core's ``overlap_moe_expert_parallel_comm``) is
+    written for rows with expert parallelism where the table says true or false, else left empty (not overlapped);
+    the table's other columns (CUDA graphs, MoE dispatcher, recomputed modules, activation offloading, userbuffer
+    overlap) are recorded for what-if studies and not written to the run files.
+
 Configurations: those listed in ``REUSED`` are copied verbatim from the test resources after checking hidden size,
 layers, heads and KV heads against models.csv; where models.csv gives the run's vocabulary and it differs from the
 Hugging Face one (Llama 4: NeMo's NullTokenizer 200000 vs 202048) the run's vocabulary is written instead.  The
@@ -158,7 +168,7 @@ COLUMNS = ["id", "source", "release", "task", "system", "model_key", "family", "
            "expert_tensor", "zero_stage", "device", "gpus_per_node", "nvlink_domain", "inter_node_gbps", "precision",
            "recompute",
            "sequence_parallel", "lora_rank", "uneven_pipeline", "document_tokens", "grad_dtype", "grad_reduce",
-           "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "fit_weight", "notes"]
+           "moe_a2a_overlap", "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "fit_weight", "notes"]
 
 # the columns of every row file (the source README's list)
 SOURCE_COLUMNS = ("source release task system gpu num_gpus gpus_per_node nvlink_domain precision precision_norm model "
@@ -911,6 +921,37 @@ def build_config(key, kind, detail, models, zoo):
 
 # ---------------------------------------------------------------------------------------------------- output
 
+RECIPE_SETTINGS = Path(__file__).resolve().with_name("recipe_settings.csv")
+
+
+def read_recipe_settings(path=RECIPE_SETTINGS):
+    """The settings read from the recipe code behind the published rows, by the id this converter gives a row."""
+    if not path.is_file():
+        return {}
+    with open(path, newline="", encoding="utf-8") as f:
+        return {r["id"]: r for r in csv.DictReader(f)}
+
+
+def apply_recipe_settings(outputs, settings):
+    """Rule 15: ``moe_a2a_overlap`` of the rows with expert parallelism whose recipe code says it."""
+    written = {r.values["id"] for rows in outputs.values() for r in rows}
+    unused = sorted(set(settings) - written)
+    if unused:
+        print("convert.py: %s: %d ids name no written row (%s)" % (RECIPE_SETTINGS.name, len(unused),
+              ", ".join(unused[:5]) + (", ..." if len(unused) > 5 else "")), file=sys.stderr)
+    for rows in outputs.values():
+        for r in rows:
+            s = settings.get(r.values["id"], {})
+            a2a = s.get("moe_a2a_overlap", "").strip().lower()
+            if int(r.values["expert"]) > 1 and a2a in ("true", "false"):
+                r.values["moe_a2a_overlap"] = a2a
+                note = "all-to-all %s (recipe code)" % ("overlapped" if a2a == "true" else "not overlapped")
+                if len(r.values["notes"]) + 2 + len(note) <= 200:
+                    r.values["notes"] += "; " + note
+            else:
+                r.values["moe_a2a_overlap"] = ""
+
+
 def write_csv(path, header, rows):
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -992,6 +1033,7 @@ def main():
             seen[r.id_prefix] = seen.get(r.id_prefix, 0) + 1
             r.values["id"] = "%s-%d" % (r.id_prefix, seen[r.id_prefix])
         assign_weights(outputs[name])
+    apply_recipe_settings(outputs, read_recipe_settings())
 
     out.mkdir(parents=True, exist_ok=True)
     configs_dir = out / "configs"

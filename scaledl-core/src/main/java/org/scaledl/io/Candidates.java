@@ -45,7 +45,8 @@ import org.scaledl.workload.Workload;
  * {@code grad_dtype} (fp32, or bf16/fp16: 16-bit gradient buffers, mixed precision only; the precision's default,
  * {@link Workload#sixteenBitGradients()}: fp16 in FP16 training, else fp32),
  * {@code grad_reduce} ({@code overlapped} with the last micro-batch's backward pass, or {@code after-backward}:
- * {@link Workload#gradReduceAfterBackward()}; overlapped),
+ * {@link Workload#gradReduceAfterBackward()}; overlapped), {@code moe_a2a_overlap} (true: expert parallelism's
+ * all-to-all behind another micro-batch's compute, {@link Workload#expertCommOverlap()}; false),
  * {@code gpus_per_node}, {@code nvlink_domain} and {@code inter_node_gbps} (the nodes of the GPUs, the GPUs one NVLink
  * domain joins, network Gb/s per node; the device's standard system), and {@code model}, {@code family},
  * {@code resolution} (carried as tags, as in a dataset). A job uses {@code world_size × tensor × pipeline × context}
@@ -419,6 +420,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                         .ifPresent(b::sixteenBitGradients);
                 value(t, r, "grad_reduce").map(v -> column("grad_reduce", v, Workload::parseGradReduce))
                         .ifPresent(b::gradReduceAfterBackward);
+                b.expertCommOverlap(flag(t, r, "moe_a2a_overlap"));
                 Optional<String> imbalance = value(t, r, "expert_imbalance");
                 if (imbalance.isPresent()) {
                     double x = parseDouble(imbalance.get());

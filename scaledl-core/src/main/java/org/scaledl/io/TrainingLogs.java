@@ -94,7 +94,9 @@ import org.scaledl.workload.Recompute;
  *       backward pass), else older Megatron-LM's {@code DDP_impl} (local: after the backward pass; torch:
  *       overlapped); neither logged, or PyTorch FSDP2: overlapped; {@code grad_reduce_in_fp32}
  *       [{@code accumulate_allreduce_grads_in_fp32}] (False: 16-bit gradient buffers), else NeMo 1.x's
- *       {@code grad_sync_dtype} (bf16, fp16, fp32); neither logged: the precision's default.</li>
+ *       {@code grad_sync_dtype} (bf16, fp16, fp32); neither logged: the precision's default;
+ *       {@code overlap_moe_expert_parallel_comm} (True with expert parallelism: the experts' all-to-all behind
+ *       another micro-batch's compute).</li>
  * </ul>
  * The data-parallel degree is {@code data_parallel_size}, else {@code world_size / (tensor x pipeline x context)},
  * else {@code global_batch_size / (micro_batch_size x micro-batches)} when the micro-batches are logged; each replica
@@ -184,7 +186,7 @@ public final class TrainingLogs {
                 "num_micro_batches", "bf16", "fp16", "fp8", "fp8_recipe", "fp4", "precision", "sequence_parallel",
                 "recompute_granularity", "recompute_activations", "use_distributed_optimizer", "use_torch_fsdp2",
                 "use_megatron_fsdp", "use_custom_fsdp", "data_parallel_sharding_strategy", "overlap_grad_reduce",
-                "DDP_impl", "grad_reduce_in_fp32", "grad_sync_dtype")) {
+                "DDP_impl", "grad_reduce_in_fp32", "grad_sync_dtype", "overlap_moe_expert_parallel_comm")) {
             KEYS.put(k, k);
         }
         KEYS.put("num_moe_experts", "num_experts");
@@ -219,11 +221,13 @@ public final class TrainingLogs {
      * @param sixteenBitGradients 16-bit gradient buffers (true) or FP32 ones (false) as logged
      *                         ({@link org.scaledl.workload.Workload#sixteenBitGradients()}); empty when the log does
      *                         not say (the precision's default) or in FP32 training
+     * @param expertCommOverlap expert parallelism's all-to-all behind another micro-batch's compute
+     *                         ({@link org.scaledl.workload.Workload#expertCommOverlap()}; false without experts)
      */
     public record Job(int seq, int microBatch, int microBatches, int dataParallel, int tensor, int pipeline,
             int context, int virtualStages, int expert, int expertTensor, int zeroStage, Precision precision,
             Recompute recompute, boolean sequenceParallel, boolean gradReduceAfterBackward,
-            Optional<Boolean> sixteenBitGradients) {
+            Optional<Boolean> sixteenBitGradients, boolean expertCommOverlap) {
         /** GPUs the job uses: {@code dataParallel x tensor x pipeline x context}. */
         public long gpus() {
             return (long) dataParallel * tensor * pipeline * context;
@@ -983,8 +987,10 @@ public final class TrainingLogs {
                 throw InvalidInputException.inSource(source, which + "the logged layout is not one to predict: "
                         + e.getMessage());
             }
+            // Megatron core's overlap of the experts' dispatch and combine with another micro-batch's compute
+            boolean a2aOverlap = ep > 1 && flag("overlap_moe_expert_parallel_comm", false);
             return new Job(seq, mbs, microBatches, dp, tp, pp, cp, virtual, ep, etp, zero, precision, recompute, sp,
-                    afterBackward, sixteenBit);
+                    afterBackward, sixteenBit, a2aOverlap);
         }
 
         private Precision precision(String which) {

@@ -53,6 +53,7 @@ public final class LayoutSearch {
     /** The gradient buffers as given (16 bits or FP32), or null: the precision's default. */
     private Boolean sixteenBitGradients;
     private boolean gradReduceAfterBackward;
+    private boolean expertCommOverlap;
     private double expertImbalance = 1;
 
     /**
@@ -127,6 +128,15 @@ public final class LayoutSearch {
      */
     public LayoutSearch gradReduceAfterBackward(boolean value) {
         this.gradReduceAfterBackward = value;
+        return this;
+    }
+
+    /**
+     * Expert parallelism's all-to-all behind another micro-batch's compute ({@link Workload#expertCommOverlap()}), in
+     * every layout with expert parallelism (default false: on the critical path).
+     */
+    public LayoutSearch expertCommOverlap(boolean value) {
+        this.expertCommOverlap = value;
         return this;
     }
 
@@ -260,7 +270,8 @@ public final class LayoutSearch {
         Workload w = predictor.stage().resolve(gradients(Workload.builder(graph).batch(b * par.microBatches())
                 .phase(Phase.TRAIN).device(device).parallelism(par).precision(precision).recompute(Recompute.AUTO)
                 .topology(topology).lora(loraRank).expertImbalance(expertImbalance)
-                .documentTokens(documentTokens).gradReduceAfterBackward(gradReduceAfterBackward)).build());
+                .documentTokens(documentTokens).gradReduceAfterBackward(gradReduceAfterBackward)
+                .expertCommOverlap(expertCommOverlap && par.expert() > 1)).build());
         double ms = predictor.predictMillis(w);
         OptionalDouble mem = predictor.stage().memoryBytes(w);
         double gib = mem.isPresent() ? mem.getAsDouble() / (1L << 30) : Double.NaN;

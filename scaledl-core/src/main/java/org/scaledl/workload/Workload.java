@@ -39,6 +39,7 @@ public final class Workload {
     /** The gradient buffers' type as given: 16 bits (true), FP32 (false), or the precision's default (null). */
     private final Boolean sixteenBitGradients;
     private final boolean gradReduceAfterBackward;
+    private final boolean expertCommOverlap;
     private final java.util.SortedMap<String, String> tags;
 
     private Workload(Builder b) {
@@ -63,6 +64,11 @@ public final class Workload {
         this.documentTokens = b.documentTokens;
         this.sixteenBitGradients = b.sixteenBitGradients;
         this.gradReduceAfterBackward = b.gradReduceAfterBackward;
+        this.expertCommOverlap = b.expertCommOverlap;
+        if (expertCommOverlap && parallelism.expert() == 1) {
+            throw new IllegalArgumentException("overlapping the experts' all-to-all needs expert parallelism (an "
+                    + "expert-parallel degree above 1), not " + parallelism);
+        }
         if (Boolean.TRUE.equals(sixteenBitGradients) && precision.masterBytes() == 0) {
             throw new IllegalArgumentException("16-bit gradients are a mixed-precision setting (bf16, fp16, fp8, "
                     + "mxfp8, nvfp4), not one of " + precision.label());
@@ -84,6 +90,10 @@ public final class Workload {
             if (gradReduceAfterBackward) {
                 throw new IllegalArgumentException("the gradients' reduction after the backward pass is a training "
                         + "setting, not one of " + phase.label());
+            }
+            if (expertCommOverlap) {
+                throw new IllegalArgumentException("overlapping the experts' all-to-all with another micro-batch's "
+                        + "compute is a training schedule, not one of " + phase.label());
             }
             if (parallelism.zeroStage() > 0) {
                 throw new IllegalArgumentException("ZeRO stage " + parallelism.zeroStage() + " shards training states "
@@ -279,6 +289,16 @@ public final class Workload {
         };
     }
 
+    /**
+     * Whether expert parallelism's token dispatch and combine run behind another micro-batch's compute (Megatron
+     * core's {@code overlap_moe_expert_parallel_comm}, Megatron-Bridge's {@code moe_a2a_overlap}: the forward pass
+     * of one micro-batch beside the backward pass of another, layer by layer), so only what a layer's compute does
+     * not cover stays exposed. False by default: each all-to-all on the critical path.
+     */
+    public boolean expertCommOverlap() {
+        return expertCommOverlap;
+    }
+
     /** Bytes of a parameter's gradient buffer: 2 with {@link #sixteenBitGradients()}, else the precision's. */
     public double gradientBytes() {
         return sixteenBitGradients() ? 2 : precision.gradientBytes();
@@ -287,8 +307,8 @@ public final class Workload {
     /**
      * The settings given that only a transformer built from its configuration carries (its layer roles tell which
      * layers they change): LoRA, packed documents, context, expert and expert-tensor parallelism, an expert
-     * imbalance, 16-bit gradients, the gradients' reduction after the backward pass, in words; empty when none is
-     * given. Predictors of imported graphs refuse a workload that gives any.
+     * imbalance, 16-bit gradients, the gradients' reduction after the backward pass, the experts' all-to-all
+     * overlap, in words; empty when none is given. Predictors of imported graphs refuse a workload that gives any.
      */
     public java.util.List<String> transformerOnlySettings() {
         java.util.List<String> out = new java.util.ArrayList<>();
@@ -316,6 +336,9 @@ public final class Workload {
         if (gradReduceAfterBackward) {
             out.add("gradient reduction after the backward pass");
         }
+        if (expertCommOverlap) {
+            out.add("the experts' all-to-all overlapped");
+        }
         return out;
     }
 
@@ -334,7 +357,8 @@ public final class Workload {
         Builder b = new Builder(graph).batch(batch).phase(phase).parallelism(parallelism).threads(threads)
                 .precision(precision).recompute(recompute).recomputeLayers(recomputeLayers)
                 .expertImbalance(expertImbalance).lora(loraRank).unevenPipeline(unevenPipeline)
-                .documentTokens(documentTokens).gradReduceAfterBackward(gradReduceAfterBackward);
+                .documentTokens(documentTokens).gradReduceAfterBackward(gradReduceAfterBackward)
+                .expertCommOverlap(expertCommOverlap);
         b.sixteenBitGradients = sixteenBitGradients;
         b.device = device;
         b.topology = topology;
@@ -356,7 +380,8 @@ public final class Workload {
                 + (loraRank > 0 ? " lora=" + loraRank : "") + (unevenPipeline ? " uneven-pipeline" : "")
                 + (documentTokens > 0 ? " documents=" + documentTokens : "")
                 + (sixteenBitGradients == null ? "" : " grad-dtype=" + (sixteenBitGradients ? "16-bit" : "fp32"))
-                + (gradReduceAfterBackward ? " grad-reduce=after-backward" : "");
+                + (gradReduceAfterBackward ? " grad-reduce=after-backward" : "")
+                + (expertCommOverlap ? " moe-a2a-overlap" : "");
     }
 
     /** Builds a {@link Workload}. */
@@ -377,6 +402,7 @@ public final class Workload {
         private int documentTokens;
         private Boolean sixteenBitGradients;
         private boolean gradReduceAfterBackward;
+        private boolean expertCommOverlap;
         private final Map<String, String> tags = new TreeMap<>();
 
         private Builder(ModelGraph graph) {
@@ -513,6 +539,15 @@ public final class Workload {
          */
         public Builder gradReduceAfterBackward(boolean value) {
             this.gradReduceAfterBackward = value;
+            return this;
+        }
+
+        /**
+         * The experts' all-to-all run behind another micro-batch's compute ({@link Workload#expertCommOverlap()});
+         * false by default.
+         */
+        public Builder expertCommOverlap(boolean value) {
+            this.expertCommOverlap = value;
             return this;
         }
 

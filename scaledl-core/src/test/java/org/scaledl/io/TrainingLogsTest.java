@@ -290,6 +290,7 @@ class TrainingLogsTest {
         assertEquals(Optional.of(true), with.apply("  grad_reduce_in_fp32 ............................. False")
                 .sixteenBitGradients());
         assertEquals(Optional.empty(), with.apply("").sixteenBitGradients(), "not logged: the precision's default");
+        assertFalse(with.apply("").expertCommOverlap(), "no experts, nothing overlapped");
         assertEquals(Optional.of(true), with.apply("  grad_sync_dtype ................................. bf16")
                 .sixteenBitGradients());
         assertEquals(Optional.of(false), with.apply("  grad_sync_dtype ................................. fp32")
@@ -334,6 +335,7 @@ class TrainingLogsTest {
                   normalization: RMSNorm
                   num_attention_heads: 16
                   num_layers: 4
+                  overlap_moe_expert_parallel_comm: true
                   num_moe_experts: 8
                   num_query_groups: 4
                   pipeline_model_parallel_size: 1
@@ -362,6 +364,7 @@ class TrainingLogsTest {
         assertEquals(4, j.microBatches());
         assertEquals(2, j.expert());
         assertEquals(1, j.expertTensor(), "None: the tensor-parallel size");
+        assertTrue(j.expertCommOverlap(), "overlap_moe_expert_parallel_comm: true, with expert parallelism");
         assertEquals(1, j.zeroStage());
         assertEquals(Precision.BF16, j.precision());
         assertEquals(Recompute.FULL, j.recompute());

@@ -1034,6 +1034,56 @@ class MegatronExecutionTest {
     }
 
     /**
+     * With {@link Workload#expertCommOverlap()} a layer's dispatch and combine run behind another micro-batch's compute
+     * of that layer: where the all-to-all outlasts the compute (experts over two 4-GPU nodes and a slow network) exactly the layers'
+     * compute is hidden, however slow the network, so the hidden amount is the same on two networks; where the
+     * compute outlasts it (inside a node) nothing stays exposed; one micro-batch has no other to pair with; nothing
+     * but the all-to-all changes. The setting needs expert parallelism and training, and says so.
+     */
+    @Test
+    void overlappedAllToAllHidesBehindTheLayersCompute() {
+        Topology slow = Topology.of(4, Topology.Link.NVSWITCH, 300, 2);
+        Topology slower = Topology.of(4, Topology.Link.NVSWITCH, 300, 1);
+        double[] hidden = new double[2];
+        int k = 0;
+        for (Topology topo : List.of(slow, slower)) {
+            Workload plain = Workload.builder(MIXTRAL.graph(1024)).batch(4).phase(Phase.TRAIN).device(A100)
+                    .parallelism(Parallelism.of(8, 1, 1, 4).withExpert(8, 1)).precision(Precision.BF16)
+                    .recompute(Recompute.FULL).topology(topo).build();
+            MegatronTerms p = stage.megatronTerms(plain);
+            MegatronTerms o = stage.megatronTerms(plain.toBuilder().expertCommOverlap(true).build());
+            assertTrue(o.value(ExecutionTerm.EXPERT_COMM) > 0, "a network this slow leaves some exposed");
+            hidden[k++] = p.value(ExecutionTerm.EXPERT_COMM) - o.value(ExecutionTerm.EXPERT_COMM);
+            for (ExecutionTerm t : ExecutionTerm.values()) {
+                if (t != ExecutionTerm.EXPERT_COMM) {
+                    assertEquals(p.value(t), o.value(t), 1e-9 * (1 + Math.abs(p.value(t))), t.key());
+                }
+            }
+        }
+        assertTrue(hidden[0] > 0, "the layers' compute hides a part");
+        assertEquals(hidden[0], hidden[1], 1e-9 * hidden[0], "the compute hides as much on either network");
+        Workload inside = mixtral(8, 1, 1, 8, 1);
+        assertTrue(stage.megatronTerms(inside).value(ExecutionTerm.EXPERT_COMM) > 0);
+        assertEquals(0, stage.megatronTerms(inside.toBuilder().expertCommOverlap(true).build())
+                .value(ExecutionTerm.EXPERT_COMM), "inside a node the compute covers the all-to-all");
+        Workload one = Workload.builder(MIXTRAL.graph(1024)).batch(1).phase(Phase.TRAIN).device(A100)
+                .parallelism(Parallelism.of(8, 1, 1, 1).withExpert(8, 1)).precision(Precision.BF16)
+                .recompute(Recompute.FULL).topology(DGX).build();
+        assertEquals(stage.megatronTerms(one).value(ExecutionTerm.EXPERT_COMM), stage.megatronTerms(
+                one.toBuilder().expertCommOverlap(true).build()).value(ExecutionTerm.EXPERT_COMM),
+                "one micro-batch has none to overlap with");
+        IllegalArgumentException noExperts = org.junit.jupiter.api.Assertions.assertThrows(
+                IllegalArgumentException.class, () -> mixtral(8, 1, 1, 1, 1).toBuilder().expertCommOverlap(true)
+                        .build());
+        assertTrue(noExperts.getMessage().contains("needs expert parallelism"), noExperts.getMessage());
+        IllegalArgumentException infer = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> inside.toBuilder().expertCommOverlap(true).phase(Phase.INFER).recompute(Recompute.NONE)
+                        .build());
+        assertTrue(infer.getMessage().contains("training schedule"), infer.getMessage());
+        assertTrue(inside.toBuilder().expertCommOverlap(true).build().toString().contains(" moe-a2a-overlap"));
+    }
+
+    /**
      * The host's time: every layer of the most loaded stage a step per micro-batch and pipeline fill, and those with
      * routed experts a step more of their own; a dense model has none of the latter.
      */

@@ -92,6 +92,13 @@ final class ClusterOptions {
             converter = GradReduceConverter.class)
     String gradReduce;
 
+    @Option(names = "--moe-a2a-overlap", description = "Expert parallelism's token dispatch and combine run behind "
+            + "another micro-batch's compute, layer by layer (Megatron core's overlap_moe_expert_parallel_comm, "
+            + "Megatron-Bridge's moe_a2a_overlap): only what a layer's compute does not cover stays exposed (needs "
+            + "--expert > 1 and training with more than one micro-batch to change anything; default: each all-to-all "
+            + "on the critical path)")
+    boolean moeA2aOverlap;
+
     @Option(names = "--uneven-pipeline", description = "Split a transformer's layers unevenly (balanced) over the "
             + "pipeline's chunks where no even split exists (refused otherwise)")
     boolean unevenPipeline;
@@ -265,6 +272,7 @@ final class ClusterOptions {
         put.accept("document_tokens", documentTokens);
         put.accept("grad_dtype", gradDtype);
         put.accept("grad_reduce", gradReduce);
+        put.accept("moe_a2a_overlap", moeA2aOverlap ? "true" : null);
         put.accept("gpus_per_node", gpusPerNode);
         put.accept("nvlink_domain", nvlinkDomain);
         put.accept("inter_node_gbps", interNodeGbps);

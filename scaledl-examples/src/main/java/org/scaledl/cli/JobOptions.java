@@ -107,7 +107,8 @@ final class JobOptions {
                 .recompute(cluster.recompute()).recomputeLayers(cluster.recomputeLayers())
                 .expertImbalance(cluster.expertImbalance()).lora(cluster.loraRank())
                 .unevenPipeline(cluster.unevenPipeline).documentTokens(cluster.documentTokens())
-                .gradReduceAfterBackward(cluster.gradReduceAfterBackward());
+                .gradReduceAfterBackward(cluster.gradReduceAfterBackward())
+                .expertCommOverlap(cluster.moeA2aOverlap);
         cluster.sixteenBitGradients().ifPresent(wb::sixteenBitGradients);
         Optional<Device> d = resolveDevice(p, device);
         d.ifPresent(wb::device);

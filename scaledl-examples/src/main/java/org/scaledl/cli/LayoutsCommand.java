@@ -107,7 +107,8 @@ final class LayoutsCommand implements Callable<Integer> {
         org.scaledl.graph.ModelGraph graph = spec.graph(seq);
         LayoutSearch search = new LayoutSearch(p, graph, d, gpus, globalBatch).topology(topo)
                 .precision(precision).lora(cluster.loraRank()).expertImbalance(cluster.expertImbalance())
-                .documentTokens(cluster.documentTokens()).gradReduceAfterBackward(cluster.gradReduceAfterBackward());
+                .documentTokens(cluster.documentTokens()).gradReduceAfterBackward(cluster.gradReduceAfterBackward())
+                .expertCommOverlap(cluster.moeA2aOverlap);
         cluster.sixteenBitGradients().ifPresent(search::sixteenBitGradients);
         try {
             search.check();
@@ -269,6 +270,9 @@ final class LayoutsCommand implements Callable<Integer> {
         if (l.workload().gradReduceAfterBackward()) {
             c.append(" --grad-reduce after-backward");
         }
+        if (l.workload().expertCommOverlap()) {
+            c.append(" --moe-a2a-overlap");
+        }
         if (l.workload().expertImbalance() != 1) {
             c.append(" --expert-imbalance ").append(number(l.workload().expertImbalance()));
         }
@@ -320,7 +324,8 @@ final class LayoutsCommand implements Callable<Integer> {
         String config = dir.relativize(t).toString();
         StringBuilder sb = new StringBuilder("rank,transformer,seq,batch,micro_batches,world_size,tensor,pipeline,"
                 + "context,virtual_stages,expert,expert_tensor,zero_stage,sequence_parallel,recompute,recompute_layers,"
-                + "lora_rank,expert_imbalance,document_tokens,grad_dtype,grad_reduce,device,precision,gpus_per_node,"
+                + "lora_rank,expert_imbalance,document_tokens,grad_dtype,grad_reduce,moe_a2a_overlap,device,precision,"
+                + "gpus_per_node,"
                 + "nvlink_domain,inter_node_gbps,layout_ms,layout_memory_gb,fits\n");
         int rank = 1;
         for (LayoutSearch.Layout l : all) {
@@ -336,6 +341,7 @@ final class LayoutsCommand implements Callable<Integer> {
                     .append(l.workload().documentTokens()).append(',')
                     .append(l.workload().gradDtypeLabel()).append(',')
                     .append(l.workload().gradReduceAfterBackward() ? "after-backward" : "overlapped").append(',')
+                    .append(l.workload().expertCommOverlap()).append(',')
                     .append(org.scaledl.io.CsvTable.cell(d.name()))
                     .append(',').append(precision.label()).append(',');
             given.ifPresent(x -> sb.append(x.gpusPerNode()).append(',').append(x.nvlinkDomain()).append(',')

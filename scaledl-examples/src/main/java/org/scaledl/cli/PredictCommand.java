@@ -132,6 +132,7 @@ final class PredictCommand implements Callable<Integer> {
                 wl.putNull("grad_dtype");   // no gradients to keep
             }
             wl.put("grad_reduce", w.gradReduceAfterBackward() ? "after-backward" : "overlapped");
+            wl.put("moe_a2a_overlap", w.expertCommOverlap());
             if (w.device().isPresent()) {
                 wl.put("device", w.device().get().name());
             } else {

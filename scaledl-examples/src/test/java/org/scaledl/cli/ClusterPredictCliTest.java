@@ -245,7 +245,7 @@ class ClusterPredictCliTest {
         Files.createDirectories(table.getParent());
         Run r = MainTest.run("layouts", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "4096", "--gpus",
                 "16", "--global-batch", "64", "--device", "H100 SXM", "--precision", "bf16", "--top", "5", "--lora-rank",
-                "16", "--grad-reduce", "after-backward", "--out", table.toString());
+                "16", "--grad-reduce", "after-backward", "--moe-a2a-overlap", "--out", table.toString());
         assertEquals(0, r.code(), r.err());
         assertTrue(r.out().contains("90% interval") && r.out().contains("--lora-rank 16")
                 && r.out().contains("--grad-reduce after-backward"), r.out());
@@ -280,6 +280,9 @@ class ClusterPredictCliTest {
             String[] f = l.split(",", -1);
             expert |= !f[header.indexOf("expert")].equals("1");
             context |= !f[header.indexOf("context")].equals("1");
+            // the all-to-all overlap where a layout has expert parallelism to overlap
+            assertEquals(Boolean.toString(!f[header.indexOf("expert")].equals("1")),
+                    f[header.indexOf("moe_a2a_overlap")], l);
         }
         assertTrue(expert && context, "expert and context parallelism searched");
         Path scored = dir.resolve("scored.csv");
@@ -313,6 +316,50 @@ class ClusterPredictCliTest {
         assertEquals(first[header.indexOf("layout_memory_gb")], String.format(java.util.Locale.ROOT, "%.3f",
                 j.get("memory_gb").asDouble()));
         assertEquals("after-backward", j.get("workload").get("grad_reduce").asText());
+        assertEquals(!first[header.indexOf("expert")].equals("1"), j.get("workload").get("moe_a2a_overlap")
+                .asBoolean());
+        assertEquals(!first[header.indexOf("expert")].equals("1"), command.contains(" --moe-a2a-overlap"), command);
+    }
+
+    /**
+     * A job with expert parallelism whose all-to-all would hide behind another micro-batch's compute says so with the
+     * step's time under that schedule, and {@code --moe-a2a-overlap} gives that time and echoes it; a job with one
+     * micro-batch, which has none to overlap with, says nothing of it; the option without expert parallelism is bad
+     * input naming what it needs.
+     */
+    @Test
+    void theExpertsAllToAllOverlapIsSaidAndGiven() throws Exception {
+        String cfg = published().resolve("configs/gpt-oss-120b/config.json").toString();
+        List<String> job = List.of("predict", "--model", "gpu", "--transformer", cfg, "--seq", "4096", "--batch", "4",
+                "--micro-batches", "5", "--world-size", "64", "--expert", "64", "--zero-stage", "1", "--device",
+                "B200", "--precision", "bf16", "--json");
+        Run plain = MainTest.run(job.toArray(new String[0]));
+        assertEquals(0, plain.code(), plain.err());
+        JsonNode p = new ObjectMapper().readTree(plain.out());
+        assertFalse(p.get("workload").get("moe_a2a_overlap").asBoolean());
+        java.util.regex.Matcher said = java.util.regex.Pattern.compile("the experts' all-to-all is assumed on the "
+                + "critical path.*?the step takes ([0-9.]+) ms \\((-[0-9.]+) %: give --moe-a2a-overlap\\)")
+                .matcher(p.get("warnings").toString());
+        assertTrue(said.find(), p.get("warnings").toString());
+        List<String> overlapped = new java.util.ArrayList<>(job);
+        overlapped.add("--moe-a2a-overlap");
+        Run o = MainTest.run(overlapped.toArray(new String[0]));
+        assertEquals(0, o.code(), o.err());
+        JsonNode j = new ObjectMapper().readTree(o.out());
+        assertTrue(j.get("workload").get("moe_a2a_overlap").asBoolean());
+        assertEquals(said.group(1), String.format(java.util.Locale.ROOT, "%.2f", j.get("ms").asDouble()));
+        assertTrue(j.get("ms").asDouble() < p.get("ms").asDouble());
+        assertFalse(j.get("warnings").toString().contains("all-to-all is assumed"), j.get("warnings").toString());
+        List<String> one = new java.util.ArrayList<>(job);
+        one.set(one.indexOf("--micro-batches") + 1, "1");
+        Run single = MainTest.run(one.toArray(new String[0]));
+        assertEquals(0, single.code(), single.err());
+        assertFalse(single.out().contains("all-to-all is assumed"), single.out());
+        List<String> dense = new java.util.ArrayList<>(overlapped);
+        dense.set(dense.indexOf("--expert") + 1, "1");
+        Run bad = MainTest.run(dense.toArray(new String[0]));
+        assertEquals(1, bad.code(), bad.err());
+        assertTrue(bad.err().contains("needs expert parallelism"), bad.err());
     }
 
     /**

@@ -49,7 +49,9 @@ import org.scaledl.workload.Workload;
  *   <li><b>Collectives on the critical path</b>: per tensor-parallel sub-layer an all-reduce of {@code b·s·h/c}
  *       activations forward and backward (and again when fully recomputed), a reduce-scatter and all-gather with SP;
  *       per expert layer the token dispatch and combine (all-to-all of {@code b·s·k·h/(c·t)} per GPU, inside the
- *       NVLink domain where the expert group fits, else its share over the network); per attention layer context
+ *       NVLink domain where the expert group fits, else its share over the network; with
+ *       {@link Workload#expertCommOverlap()} only what the layer's compute for another micro-batch does not cover);
+ *       per attention layer context
  *       parallelism's ring exchange of keys and values ({@code c − 1} steps forward, twice that backward), hidden
  *       behind the attention core as far as it lasts.</li>
  *   <li><b>Pipeline</b>: Megatron's split of the layers into {@code p·v} chunks (equal, or with the embedding and the
@@ -1149,11 +1151,7 @@ public final class MegatronExecution {
                 if (!withTime) {
                     continue;
                 }
-                for (Contraction x : un.dense()) {
-                    time += n * x.millis() * (x.expert() ? imbalance : 1);
-                }
-                time += n * (un.other() + un.attentionOther() + un.expertOther() * imbalance
-                        + un.tpCollectives() * tpOne);
+                time += n * unitMillis(un, imbalance, tpOne);
             }
             stageTime[s] = time;
         }
@@ -1169,6 +1167,8 @@ public final class MegatronExecution {
         double tensor = 0;
         double expertComm = 0;
         double context = 0;
+        // the all-to-all overlap pairs two micro-batches' passes: a training step with more than one
+        boolean overlapA2a = w.expertCommOverlap() && train && m > 1;
         if (withTime) {
             // a unit's contractions are the same on every stage (unless a part of the layers is recomputed): their
             // weights summed over the stages, one entry each (the floors scale with the weight, so this is exact)
@@ -1192,7 +1192,13 @@ public final class MegatronExecution {
                     tensor += k * un.tpCollectives() * tpOne;
                     if (e > 1 && un.expertLayers() > 0) {
                         double passes = train ? 4 + 2 * recomputed[s] : 2;
-                        expertComm += k * un.expertLayers() * passes * a2aOne * imbalance;
+                        double a2a = un.expertLayers() * passes * a2aOne * imbalance;
+                        if (overlapA2a) {
+                            // Megatron's overlap_moe_expert_parallel_comm: one micro-batch's dispatch and combine run
+                            // behind another's compute of the same layers (its forward beside the other's backward)
+                            a2a = Math.max(0, a2a - unitMillis(un, imbalance, tpOne));
+                        }
+                        expertComm += k * a2a;
                     }
                     if (c > 1 && un.attention() > 0 && comm != null) {
                         context += k * contextExposed(device, topo, un, b, ts, t, c, actBytes, train);
@@ -1286,6 +1292,15 @@ public final class MegatronExecution {
             }
         }
         return new Assembly(terms, memory);
+    }
+
+    /** A unit's time for one micro-batch on one GPU, ms: its contractions, other layers and tensor collectives. */
+    private static double unitMillis(Unit un, double imbalance, double tpOne) {
+        double time = 0;
+        for (Contraction x : un.dense()) {
+            time += x.millis() * (x.expert() ? imbalance : 1);
+        }
+        return time + un.other() + un.attentionOther() + un.expertOther() * imbalance + un.tpCollectives() * tpOne;
     }
 
     /** A unit's contractions, {@code k} times (an expert's also the busiest rank's imbalance). */
@@ -1512,10 +1527,11 @@ public final class MegatronExecution {
     // ----------------------------------------------------------------------------------------------- breakdown
 
     /**
-     * How much slower a step must be with its gradients reduced after the backward pass for the prediction to say so
-     * (where it assumed them overlapped): 2 %.
+     * How much a step must change under the other choice of a schedule the prediction assumed (its gradients reduced
+     * after the backward pass where it assumed them overlapped, the experts' all-to-all overlapped where it assumed
+     * it on the critical path) for the prediction to say so: 2 %.
      */
-    static final double GRAD_REDUCE_NOTE_SHARE = 0.02;
+    static final double SCHEDULE_NOTE_SHARE = 0.02;
 
     /**
      * The iteration's calibrated cost with its breakdown: the compute part shared over the layers in proportion to
@@ -1594,12 +1610,24 @@ public final class MegatronExecution {
             // said where the software's choice moves the step: the stacks of 2021-22 reduce after the backward pass
             double after = model.millis(terms(w.toBuilder().gradReduceAfterBackward(true).build(), layers,
                     communication, device, topo));
-            if (after > (1 + GRAD_REDUCE_NOTE_SHARE) * total) {
+            if (after > (1 + SCHEDULE_NOTE_SHARE) * total) {
                 all.add(String.format(Locale.ROOT, "the gradients' reduction is assumed overlapped with the backward "
                         + "pass (Megatron core's overlap_grad_reduce); reduced after it, as Megatron-DeepSpeed, "
                         + "Megatron-LM's local DDP and an all-reduce after gradient accumulation run it, the step "
                         + "takes %.2f ms (+%.1f %%: give --grad-reduce after-backward)", after,
                         100 * (after / total - 1)));
+            }
+        }
+        if (w.phase() == Phase.TRAIN && !w.expertCommOverlap() && w.parallelism().microBatches() > 1
+                && terms.value(ExecutionTerm.EXPERT_COMM) > 0) {
+            // the other schedule choice the recipes state: the experts' all-to-all behind another micro-batch
+            double overlapped = model.millis(terms(w.toBuilder().expertCommOverlap(true).build(), layers,
+                    communication, device, topo));
+            if (overlapped < (1 - SCHEDULE_NOTE_SHARE) * total) {
+                all.add(String.format(Locale.ROOT, "the experts' all-to-all is assumed on the critical path; run "
+                        + "behind another micro-batch's compute, as Megatron core's overlap_moe_expert_parallel_comm "
+                        + "(Megatron-Bridge's moe_a2a_overlap) runs it, the step takes %.2f ms (%.1f %%: give "
+                        + "--moe-a2a-overlap)", overlapped, 100 * (overlapped / total - 1)));
             }
         }
         double dispatch = model.host(terms);
