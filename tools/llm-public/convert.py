@@ -1186,7 +1186,9 @@ def write_provenance(out, outputs, dropped, input_counts, config_lines, row_file
         "documentation pages state no data licence, so the numbers are reproduced as facts with attribution to "
         "the page and commit each row cites (`doc_ref` in the source files).  The Hugging Face configurations "
         "reused from `scaledl-core/src/test/resources/transformers` carry the provenance given there "
-        "(`README.md`, `PARAMS.md`).",
+        "(`README.md`, `PARAMS.md`).  `tools/llm-public/recipe_settings.csv` records settings read in the recipe "
+        "code of NVIDIA-NeMo/Megatron-Bridge, NVIDIA/NeMo and NVIDIA/NeMo-Framework-Launcher (Apache-2.0) at the "
+        "tags and paths each row names: facts of each job's configuration, no code copied.",
         "",
         "## Conversion rules",
         "",
