@@ -249,15 +249,22 @@ class MegatronExecutionTest {
         double optHalf = stage.megatronTerms(half).value(ExecutionTerm.OPTIMIZER);
         assertEquals((Precision.FP16.optimizerTrafficBytes() - 2) / Precision.FP16.optimizerTrafficBytes(),
                 optHalf / opt, 1e-9, "the optimizer reads 2 bytes of gradient instead of 4");
-        // reduced after the backward pass over a network whose time is its bytes: the exposed reduction halves
+        // reduced after the backward pass over a network whose all-reduce time is its bytes: without the distributed
+        // optimizer the exposed all-reduce halves with the buffers; with it the gradients' reduce-scatter (half an
+        // all-reduce) halves and the 16-bit weights' gather (the other half, in the weights' 2 bytes) stays
         org.scaledl.model.comm.CommunicationModel net = network(bytes -> bytes / 1e6);
-        Workload after = fp32Grads.toBuilder().gradReduceAfterBackward(true).build();
-        double fp32Reduce = org.scaledl.model.exec.MegatronExecution.terms(after, stage.layers(), Optional.of(net),
-                A100, DGX).value(ExecutionTerm.DATA_COMM);
-        double halfReduce = org.scaledl.model.exec.MegatronExecution.terms(after.toBuilder().sixteenBitGradients(true)
-                .build(), stage.layers(), Optional.of(net), A100, DGX).value(ExecutionTerm.DATA_COMM);
-        assertEquals(4 * params / 1e6, fp32Reduce, 1e-9 * params, "FP32 buffers: 4 bytes a parameter");
-        assertEquals(0.5, halfReduce / fp32Reduce, 1e-12, "16-bit buffers: half the bytes");
+        for (int zero : new int[] {0, 1}) {
+            Workload after = fp32Grads.toBuilder().parallelism(Parallelism.of(8, 1, 1, 4).withZeroStage(zero))
+                    .gradReduceAfterBackward(true).build();
+            double fp32Reduce = org.scaledl.model.exec.MegatronExecution.terms(after, stage.layers(),
+                    Optional.of(net), A100, DGX).value(ExecutionTerm.DATA_COMM);
+            double halfReduce = org.scaledl.model.exec.MegatronExecution.terms(after.toBuilder()
+                    .sixteenBitGradients(true).build(), stage.layers(), Optional.of(net), A100, DGX)
+                    .value(ExecutionTerm.DATA_COMM);
+            assertEquals((zero == 0 ? 4 : 3) * params / 1e6, fp32Reduce, 1e-9 * params, "FP32 buffers, ZeRO " + zero
+                    + (zero == 0 ? ": 4 bytes a parameter all-reduced" : ": 4 bytes scattered, 2 gathered, of 8"));
+            assertEquals(zero == 0 ? 0.5 : 2.0 / 3, halfReduce / fp32Reduce, 1e-12, "16-bit buffers, ZeRO " + zero);
+        }
         // not given: the precision's default, which the labels and the memory follow
         Workload fp16Default = Workload.builder(GPT.graph(2048)).batch(2).phase(Phase.TRAIN).device(A100)
                 .parallelism(Parallelism.of(8, 1, 1, 1)).precision(Precision.FP16).build();
@@ -327,8 +334,8 @@ class MegatronExecutionTest {
 
     /**
      * The gradients reduced after the backward pass (Megatron-LM's local DDP, Megatron-DeepSpeed) are exposed whole:
-     * on networks of 1 and 100 GB/s, ZeRO 0 and 1 pay the all-reduce of every gradient (32 bits a parameter, the FP32
-     * buffers' type), where
+     * on networks of 1 and 100 GB/s, ZeRO 0 pays the all-reduce of every gradient (32 bits a parameter, the FP32
+     * buffers' type) and ZeRO 1 its reduce-scatter and the 16-bit weights' gather (three quarters of it), where
      * overlapped they hide part of it behind the last micro-batch's backward pass; ZeRO 2 reduce-scatters each
      * micro-batch's gradients and gathers the weights once; ZeRO 3 exposes each micro-batch's reduce-scatter (on the
      * slow network its collectives outlast the compute either way: no less than overlapped). Nothing else changes;
@@ -353,11 +360,17 @@ class MegatronExecutionTest {
                         + " ms, overlapped " + hidden + " ms";
                 // ZeRO 3 on the slow network: its collectives outlast the compute either way
                 assertTrue(zero == 3 && gbps == 1 ? exposed >= hidden : exposed > hidden * 1.05, what);
-                if (zero < 2) {
+                if (zero == 0) {
                     assertEquals(4 * params / (gbps * 1e6), exposed, 1e-9 * params, what + ": the whole all-reduce");
+                } else if (zero == 1) {
+                    // the FP32 gradients' reduce-scatter (half a 4-byte all-reduce), the 16-bit weights' gather
+                    // (half a 2-byte one)
+                    assertEquals(3 * params / (gbps * 1e6), exposed, 1e-9 * params, what + ": scatter and gather");
                 } else if (zero == 2) {
-                    // four micro-batches' reduce-scatters (half an all-reduce each) and one gather
-                    assertEquals(2.5 * 4 * params / (gbps * 1e6), exposed, 1e-9 * params, what + ": per micro-batch");
+                    // four micro-batches' reduce-scatters (half a 4-byte all-reduce each) and one gather of the
+                    // 16-bit weights
+                    assertEquals((4 * 2 + 1) * params / (gbps * 1e6), exposed, 1e-9 * params,
+                            what + ": per micro-batch");
                 }
                 for (ExecutionTerm t : ExecutionTerm.values()) {
                     if (t != ExecutionTerm.DATA_COMM) {

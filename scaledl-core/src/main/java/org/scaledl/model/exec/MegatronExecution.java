@@ -1355,7 +1355,9 @@ public final class MegatronExecution {
      * ({@link Workload#gradReduceAfterBackward()}) nothing of it hides: ZeRO 0–2's whole reduction (and the weights'
      * gather) is exposed, and ZeRO 2's and 3's reduce-scatter every micro-batch. With LoRA only the adapters'
      * gradients are reduced (the frozen weights are still gathered under ZeRO 3). The gradients travel in their
-     * buffers' type ({@link Workload#gradientBytes()}: FP32 main gradients 4 bytes each, 16-bit ones 2).
+     * buffers' type ({@link Workload#gradientBytes()}: FP32 main gradients 4 bytes each, 16-bit ones 2), the weights
+     * the distributed optimizer gathers in theirs ({@link Precision#weightBytes()}: FP32 buffers reduce-scatter 4
+     * bytes a parameter and gather 2, three quarters of an FP32 all-reduce's traffic).
      *
      * @param adapters      the stage's LoRA adapter parameters per GPU (0 without LoRA)
      * @param perMicroBatch the most loaded stage's time for one micro-batch, ms
@@ -1380,21 +1382,33 @@ public final class MegatronExecution {
         Topology expertShared = ParallelExecution.sharedNetwork(topo, ePerNode);
         if (par.zeroStage() < 3) {
             double reduce = 0;
+            // an all-reduce of the updated weights (in their own type) over the same groups: twice their gather
+            double reduceWeights = 0;
+            boolean ownType = par.zeroStage() > 0 && prec.weightBytes() != reduceBytes;
             if (dp > 1 && denseGrads > 0) {
                 reduce += comm.allReduceMillis(device, shared, dp, perNode, denseGrads * reduceBytes);
+                reduceWeights += ownType ? comm.allReduceMillis(device, shared, dp, perNode,
+                        denseGrads * prec.weightBytes()) : 0;
             }
             if (edp > 1 && expertGrads > 0) {
                 reduce += comm.allReduceMillis(device, expertShared, edp, ePerNode,
                         expertGrads * reduceBytes);
+                reduceWeights += ownType ? comm.allReduceMillis(device, expertShared, edp, ePerNode,
+                        expertGrads * prec.weightBytes()) : 0;
             }
-            // ZeRO 2 shards the gradients: they cannot be accumulated whole, so every micro-batch reduce-scatters its
-            // own (half an all-reduce's traffic each), the last one's with the weights' gather after the step
+            // ZeRO 1-2 (the distributed optimizer) reduce-scatter the gradients in their buffers' type (half an
+            // all-reduce's traffic) and all-gather the updated weights in theirs (FP32 buffers: 4 bytes a parameter
+            // scattered, the 16-bit weights' 2 gathered); ZeRO 2 shards the gradients: they cannot be accumulated
+            // whole, so every micro-batch reduce-scatters its own, the last one's with the weights' gather after the
+            // step
+            double scatter = reduce / 2;
+            double gatherWeights = (ownType ? reduceWeights : reduce) / 2;
             int scatters = par.zeroStage() == 2 ? Math.max(1, m) : 1;
-            double whole = reduce + (scatters - 1) * reduce / 2;
+            double whole = par.zeroStage() == 0 ? reduce : scatters * scatter + gatherWeights;
             if (w.gradReduceAfterBackward()) {
-                // Megatron-LM's local DDP, Megatron-DeepSpeed, DeepSpeed's ZeRO 1-2: the reduction (a reduce-scatter
-                // and the updated weights' gather, with the distributed optimizer: the all-reduce's traffic) waits
-                // for the backward pass (ZeRO 2: each micro-batch's) to end
+                // Megatron-LM's local DDP, Megatron-DeepSpeed, DeepSpeed's ZeRO 1-2: the reduction (with the
+                // distributed optimizer a reduce-scatter and the updated weights' gather) waits for the backward pass
+                // (ZeRO 2: each micro-batch's) to end
                 return whole;
             }
             // Megatron overlaps the gradients' reduction with the last micro-batch's backward pass (about two thirds
@@ -1407,11 +1421,11 @@ public final class MegatronExecution {
             if (par.zeroStage() == 0) {
                 return Math.max(tail, reduce - 2.0 / 3 * perMicroBatch);
             }
-            // a reduce-scatter's part a micro-batch's backward pass does not hide (never more than the whole
-            // reduction after the backward pass)
-            double behind = Math.max(0, reduce / 2 - 2.0 / 3 * perMicroBatch);
+            // a reduce-scatter's part a micro-batch's backward pass does not hide, and the weights' gather's part the
+            // first micro-batch's forward pass does not (never more than the whole reduction after the backward pass)
+            double behind = Math.max(0, scatter - 2.0 / 3 * perMicroBatch);
             return Math.min(whole, Math.max(tail, behind) + (scatters - 1) * behind
-                    + Math.max(0, reduce / 2 - perMicroBatch / 3));
+                    + Math.max(0, gatherWeights - perMicroBatch / 3));
         }
         // FSDP: per micro-batch and layer, gather the layer's weights forward and backward and reduce-scatter its
         // gradients: as many collectives as layers, each paying its latency (n collectives of b/n bytes)
