@@ -178,6 +178,28 @@ def test_bundled_runs_say_whether_the_experts_all_to_all_is_overlapped():
             assert r["moe_a2a_overlap"] == "", r["id"]
 
 
+def test_recipe_settings_apply_to_rows_with_experts_only(capsys):
+    """Rule 15: a row with expert parallelism takes the table's ``moe_a2a_overlap`` (and a note); a row without
+    experts, or without a value, leaves it empty; ids that name no written row are said."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("llm_public_convert", CONVERT)
+    convert = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(convert)
+
+    class Row:
+        def __init__(self, id, expert):
+            self.values = {"id": id, "expert": str(expert), "notes": "synthetic:1"}
+
+    rows = {"runs": [Row("a", 8), Row("b", 1), Row("c", 8), Row("d", 4)]}
+    convert.apply_recipe_settings(rows, {"a": {"moe_a2a_overlap": "true"}, "b": {"moe_a2a_overlap": "true"},
+                                         "c": {"moe_a2a_overlap": ""}, "d": {"moe_a2a_overlap": "False"},
+                                         "z": {"moe_a2a_overlap": "false"}})
+    assert [r.values["moe_a2a_overlap"] for r in rows["runs"]] == ["true", "", "", "false"]
+    assert rows["runs"][0].values["notes"].endswith("; all-to-all overlapped (recipe code)")
+    assert rows["runs"][1].values["notes"] == "synthetic:1"
+    assert "recipe settings: 1 ids name no written row (z)" in capsys.readouterr().err
+
+
 def test_rows_it_cannot_express_are_dropped_naming_why(converted):
     out, _ = converted
     dropped = list(csv.DictReader(open(out / "dropped.csv", encoding="utf-8")))

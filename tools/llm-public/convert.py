@@ -12,7 +12,8 @@ Inputs (read only): ``README.md``, ``models.csv`` and the six row files ``megatr
 ``megatron_bridge_perf_summary_superseded.csv``, ``megatron_bridge_verification_cards.csv``,
 ``nemo_24xx_perf_summary.csv``, ``nemo_framework_userguide_excerpts.csv``, ``nemo_automodel_perf_summary.csv`` and
 ``bloom_176b_chronicles.csv`` (``#`` lines are comments; every row carries ``notes``, which the rules below read),
-plus the Hugging Face ``config.json`` files of ``scaledl-core/src/test/resources/transformers`` (``--zoo``).
+plus the Hugging Face ``config.json`` files of ``scaledl-core/src/test/resources/transformers`` (``--zoo``) and the
+recipe settings ``tools/llm-public/recipe_settings.csv`` beside this script (rule 15).
 
 Outputs (in ``--out``)
 ----------------------
@@ -103,9 +104,9 @@ Rules, in the order they are applied to each input row
 8. Sequence parallelism.  Megatron-Bridge, NeMo and cards: true when tp > 1 (their recipes enable it with TP).
    BLOOM: false (2022 Megatron-DeepSpeed had none).  AutoModel: false unless its notes name sequence parallelism.
 9. Measurement.  ``measured_ms`` = step_time_s * 1000 (rows without a step time go to dropped.csv, except BLOOM's
-   out-of-memory rows, which go to oom.csv; so do rows whose notes quote a footnote naming a known performance
-   regression of the run: a software defect the source says the next release resolves); ``tokens_per_s_per_gpu``
-   and ``model_tflops_per_gpu`` as published.  BLOOM's published TFLOPs are hardware TFLOPs including the recomputation, not model TFLOPs: they are left out of
+   out-of-memory rows, which go to oom.csv); a row whose notes quote a footnote naming a performance regression of
+   the run (a software defect the source says the next release resolves) goes to dropped.csv too;
+   ``tokens_per_s_per_gpu`` and ``model_tflops_per_gpu`` as published.  BLOOM's published TFLOPs are hardware TFLOPs including the recomputation, not model TFLOPs: they are left out of
    ``model_tflops_per_gpu`` and quoted in the notes.
 10. Status.  ``superseded`` rows go to superseded.csv, expressible card rows to cards.csv, ``oom`` rows to oom.csv,
     LoRA rows to lora.csv, the rest of the expressible rows to runs.csv.
@@ -490,10 +491,11 @@ def convert_row(file, short, kind, line, row, models, configs):
         # step, 4.6 s at 400 Gb/s per GPU, more than the 4.3 s published for the whole step
         return "dropped", ("layout not as published: kernels name DeepEP (expert parallelism) with EP 1 on several "
                            "nodes, where the FSDP weight gathers alone would exceed the step time")
-    if re.search(r"performance regression|known issue", notes, re.I):
+    if re.search(r"footnote:[^;]*performance regression", notes, re.I):
         # the source itself says the run measured a software defect (Megatron-Bridge 26.06.01's GPT-OSS 120B: a
         # cuDNN regression "resolved with the next container release"), not what the configuration runs at
-        return "dropped", "the source's footnote names a known performance regression of this run (a defect, not the configuration's speed)"
+        return "dropped", ("the source's footnote names a known performance regression of this run (a defect, not "
+                           "the configuration's speed)")
     status = row.get("status", "").strip()
     step = row.get("step_time_s", "").strip()
     if status != "oom" and not step:
@@ -927,9 +929,14 @@ RECIPE_SETTINGS = Path(__file__).resolve().with_name("recipe_settings.csv")
 def read_recipe_settings(path=RECIPE_SETTINGS):
     """The settings read from the recipe code behind the published rows, by the id this converter gives a row."""
     if not path.is_file():
-        return {}
+        fail("%s: not found (the recipe settings of rule 15, kept beside this script)" % path)
+    settings = {}
     with open(path, newline="", encoding="utf-8") as f:
-        return {r["id"]: r for r in csv.DictReader(f)}
+        for line, r in enumerate(csv.DictReader(f), start=2):
+            if r["id"] in settings:
+                fail("%s:%d: id %s given twice" % (path, line, r["id"]))
+            settings[r["id"]] = r
+    return settings
 
 
 def apply_recipe_settings(outputs, settings):
@@ -937,7 +944,7 @@ def apply_recipe_settings(outputs, settings):
     written = {r.values["id"] for rows in outputs.values() for r in rows}
     unused = sorted(set(settings) - written)
     if unused:
-        print("convert.py: %s: %d ids name no written row (%s)" % (RECIPE_SETTINGS.name, len(unused),
+        print("convert.py: recipe settings: %d ids name no written row (%s)" % (len(unused),
               ", ".join(unused[:5]) + (", ..." if len(unused) > 5 else "")), file=sys.stderr)
     for rows in outputs.values():
         for r in rows:

@@ -46,7 +46,8 @@ import org.scaledl.workload.Workload;
  * {@link Workload#sixteenBitGradients()}: fp16 in FP16 training, else fp32),
  * {@code grad_reduce} ({@code overlapped} with the last micro-batch's backward pass, or {@code after-backward}:
  * {@link Workload#gradReduceAfterBackward()}; overlapped), {@code moe_a2a_overlap} (true: expert parallelism's
- * all-to-all behind another micro-batch's compute, {@link Workload#expertCommOverlap()}; false),
+ * all-to-all behind another micro-batch's compute, {@link Workload#expertCommOverlap()}; false; a caller's default
+ * applies to the rows with expert parallelism only),
  * {@code gpus_per_node}, {@code nvlink_domain} and {@code inter_node_gbps} (the nodes of the GPUs, the GPUs one NVLink
  * domain joins, network Gb/s per node; the device's standard system), and {@code model}, {@code family},
  * {@code resolution} (carried as tags, as in a dataset). A job uses {@code world_size × tensor × pipeline × context}
@@ -420,7 +421,11 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                         .ifPresent(b::sixteenBitGradients);
                 value(t, r, "grad_reduce").map(v -> column("grad_reduce", v, Workload::parseGradReduce))
                         .ifPresent(b::gradReduceAfterBackward);
-                b.expertCommOverlap(flag(t, r, "moe_a2a_overlap"));
+                // a row's own value as given (refused where it cannot apply); the caller's default only for the rows
+                // with expert parallelism, as a table may mix dense and expert-parallel jobs
+                boolean overlap = flag(t, r, "moe_a2a_overlap");
+                b.expertCommOverlap(overlap && (t.opt(r, "moe_a2a_overlap").isPresent()
+                        || positive(t, r, "expert").orElse(1) > 1));
                 Optional<String> imbalance = value(t, r, "expert_imbalance");
                 if (imbalance.isPresent()) {
                     double x = parseDouble(imbalance.get());

@@ -989,6 +989,10 @@ public final class TrainingLogs {
             }
             // Megatron core's overlap of the experts' dispatch and combine with another micro-batch's compute
             boolean a2aOverlap = ep > 1 && flag("overlap_moe_expert_parallel_comm", false);
+            if (a2aOverlap && recompute == Recompute.FULL) {
+                throw bad("overlap_moe_expert_parallel_comm", which + "overlap_moe_expert_parallel_comm True with "
+                        + "full recomputation, which Megatron core refuses");
+            }
             return new Job(seq, mbs, microBatches, dp, tp, pp, cp, virtual, ep, etp, zero, precision, recompute, sp,
                     afterBackward, sixteenBit, a2aOverlap);
         }

@@ -133,7 +133,8 @@ public final class LayoutSearch {
 
     /**
      * Expert parallelism's all-to-all behind another micro-batch's compute ({@link Workload#expertCommOverlap()}), in
-     * every layout with expert parallelism (default false: on the critical path).
+     * every layout Megatron core runs it with: expert parallelism, and virtual stages where there is a pipeline
+     * (default false: on the critical path).
      */
     public LayoutSearch expertCommOverlap(boolean value) {
         this.expertCommOverlap = value;
@@ -195,6 +196,10 @@ public final class LayoutSearch {
      */
     public LayoutSearch check() {
         gradients(Workload.builder(graph).precision(precision)).build();
+        if (expertCommOverlap && !precision.isMixed()) {
+            throw new IllegalArgumentException("overlapping the experts' all-to-all (overlap_moe_expert_parallel_comm) "
+                    + "needs a 16-bit model (bf16, fp16, or an fp8/fp4 recipe), not " + precision.label());
+        }
         org.scaledl.model.exec.ParallelExecution.checkPrecision(device, precision);
         return this;
     }
@@ -261,6 +266,14 @@ public final class LayoutSearch {
         }
     }
 
+    /**
+     * Whether Megatron core runs the experts' all-to-all overlap with a layout: expert parallelism, and virtual stages
+     * where there is a pipeline (the precision {@link #check} refuses).
+     */
+    private static boolean overlapRuns(Parallelism par) {
+        return par.expert() > 1 && (par.pipeline() == 1 || par.virtualStages() > 1);
+    }
+
     /** The builder with the gradient buffers' type where one was given. */
     private Workload.Builder gradients(Workload.Builder b) {
         return sixteenBitGradients == null ? b : b.sixteenBitGradients(sixteenBitGradients);
@@ -271,7 +284,7 @@ public final class LayoutSearch {
                 .phase(Phase.TRAIN).device(device).parallelism(par).precision(precision).recompute(Recompute.AUTO)
                 .topology(topology).lora(loraRank).expertImbalance(expertImbalance)
                 .documentTokens(documentTokens).gradReduceAfterBackward(gradReduceAfterBackward)
-                .expertCommOverlap(expertCommOverlap && par.expert() > 1)).build());
+                .expertCommOverlap(expertCommOverlap && overlapRuns(par))).build());
         double ms = predictor.predictMillis(w);
         OptionalDouble mem = predictor.stage().memoryBytes(w);
         double gib = mem.isPresent() ? mem.getAsDouble() / (1L << 30) : Double.NaN;

@@ -65,9 +65,19 @@ public final class Workload {
         this.sixteenBitGradients = b.sixteenBitGradients;
         this.gradReduceAfterBackward = b.gradReduceAfterBackward;
         this.expertCommOverlap = b.expertCommOverlap;
-        if (expertCommOverlap && parallelism.expert() == 1) {
-            throw new IllegalArgumentException("overlapping the experts' all-to-all needs expert parallelism (an "
-                    + "expert-parallel degree above 1), not " + parallelism);
+        if (expertCommOverlap) {
+            // Megatron core's own conditions for overlap_moe_expert_parallel_comm (TransformerConfig)
+            String why = parallelism.expert() == 1 ? "expert parallelism (an expert-parallel degree above 1)"
+                    : !precision.isMixed() ? "a 16-bit model (bf16, fp16, or an fp8/fp4 recipe), not "
+                            + precision.label()
+                    : parallelism.pipeline() > 1 && parallelism.virtualStages() == 1 ? "virtual pipeline stages "
+                            + "(an interleaved schedule) with pipeline parallelism " + parallelism.pipeline()
+                    : recompute == Recompute.FULL ? "no full recomputation (Megatron core refuses both together)"
+                    : null;
+            if (why != null) {
+                throw new IllegalArgumentException("overlapping the experts' all-to-all with another micro-batch "
+                        + "(overlap_moe_expert_parallel_comm) needs " + why);
+            }
         }
         if (Boolean.TRUE.equals(sixteenBitGradients) && precision.masterBytes() == 0) {
             throw new IllegalArgumentException("16-bit gradients are a mixed-precision setting (bf16, fp16, fp8, "
@@ -293,7 +303,9 @@ public final class Workload {
      * Whether expert parallelism's token dispatch and combine run behind another micro-batch's compute (Megatron
      * core's {@code overlap_moe_expert_parallel_comm}, Megatron-Bridge's {@code moe_a2a_overlap}: the forward pass
      * of one micro-batch beside the backward pass of another, layer by layer), so only what a layer's compute does
-     * not cover stays exposed. False by default: each all-to-all on the critical path.
+     * not cover stays exposed. False by default: each all-to-all on the critical path. As Megatron core, refused
+     * without expert parallelism, in FP32 or TF32, with pipeline parallelism but no virtual stages, with full
+     * recomputation, and in inference ({@link Recompute#AUTO} then recomputes selectively at most).
      */
     public boolean expertCommOverlap() {
         return expertCommOverlap;

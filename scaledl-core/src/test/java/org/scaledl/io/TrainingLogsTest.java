@@ -290,7 +290,8 @@ class TrainingLogsTest {
         assertEquals(Optional.of(true), with.apply("  grad_reduce_in_fp32 ............................. False")
                 .sixteenBitGradients());
         assertEquals(Optional.empty(), with.apply("").sixteenBitGradients(), "not logged: the precision's default");
-        assertFalse(with.apply("").expertCommOverlap(), "no experts, nothing overlapped");
+        assertFalse(with.apply("  overlap_moe_expert_parallel_comm ................ True").expertCommOverlap(),
+                "logged True without expert parallelism: nothing to overlap");
         assertEquals(Optional.of(true), with.apply("  grad_sync_dtype ................................. bf16")
                 .sixteenBitGradients());
         assertEquals(Optional.of(false), with.apply("  grad_sync_dtype ................................. fp32")
@@ -335,7 +336,6 @@ class TrainingLogsTest {
                   normalization: RMSNorm
                   num_attention_heads: 16
                   num_layers: 4
-                  overlap_moe_expert_parallel_comm: true
                   num_moe_experts: 8
                   num_query_groups: 4
                   pipeline_model_parallel_size: 1
@@ -364,7 +364,7 @@ class TrainingLogsTest {
         assertEquals(4, j.microBatches());
         assertEquals(2, j.expert());
         assertEquals(1, j.expertTensor(), "None: the tensor-parallel size");
-        assertTrue(j.expertCommOverlap(), "overlap_moe_expert_parallel_comm: true, with expert parallelism");
+        assertFalse(j.expertCommOverlap(), "not logged: not overlapped");
         assertEquals(1, j.zeroStage());
         assertEquals(Precision.BF16, j.precision());
         assertEquals(Recompute.FULL, j.recompute());
@@ -379,6 +379,15 @@ class TrainingLogsTest {
         assertEquals(4, s.kvHeads());
         assertEquals(TransformerSpec.Block.Ffn.DENSE, s.blocks().get(0).ffn(), "moe_layer_freq [0, 1, 1, 1]");
         assertEquals(TransformerSpec.Block.Ffn.MOE, s.blocks().get(1).ffn());
+        // the experts' all-to-all overlap, as Megatron core runs it (no full recomputation), and as it refuses it
+        String overlapped = b.toString().replace("  num_layers: 4\n", "  num_layers: 4\n"
+                + "  overlap_moe_expert_parallel_comm: true\n");
+        Files.writeString(log, overlapped.replace("recompute_granularity: full", "recompute_granularity: selective"));
+        assertTrue(TrainingLogs.read(log, TrainingLogs.DEFAULT_WARMUP).get(0).job().expertCommOverlap());
+        Files.writeString(log, overlapped);
+        org.scaledl.InvalidInputException full = assertThrows(org.scaledl.InvalidInputException.class,
+                () -> TrainingLogs.read(log, TrainingLogs.DEFAULT_WARMUP));
+        assertTrue(full.getMessage().contains("with full recomputation"), full.getMessage());
     }
 
     @Test

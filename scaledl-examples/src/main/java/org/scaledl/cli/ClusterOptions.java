@@ -95,9 +95,15 @@ final class ClusterOptions {
     @Option(names = "--moe-a2a-overlap", description = "Expert parallelism's token dispatch and combine run behind "
             + "another micro-batch's compute, layer by layer (Megatron core's overlap_moe_expert_parallel_comm, "
             + "Megatron-Bridge's moe_a2a_overlap): only what a layer's compute does not cover stays exposed (needs "
-            + "--expert > 1 and training with more than one micro-batch to change anything; default: each all-to-all "
-            + "on the critical path)")
+            + "--expert > 1, a 16-bit model, virtual stages with a pipeline and no full recomputation, as Megatron "
+            + "core; a default for a candidate table's rows with expert parallelism; default: each all-to-all on the "
+            + "critical path)")
     boolean moeA2aOverlap;
+
+    /** Whether the experts' all-to-all runs behind another micro-batch's compute ({@code --moe-a2a-overlap}). */
+    boolean expertCommOverlap() {
+        return moeA2aOverlap;
+    }
 
     @Option(names = "--uneven-pipeline", description = "Split a transformer's layers unevenly (balanced) over the "
             + "pipeline's chunks where no even split exists (refused otherwise)")

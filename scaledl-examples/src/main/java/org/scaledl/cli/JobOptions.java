@@ -108,7 +108,7 @@ final class JobOptions {
                 .expertImbalance(cluster.expertImbalance()).lora(cluster.loraRank())
                 .unevenPipeline(cluster.unevenPipeline).documentTokens(cluster.documentTokens())
                 .gradReduceAfterBackward(cluster.gradReduceAfterBackward())
-                .expertCommOverlap(cluster.moeA2aOverlap);
+                .expertCommOverlap(cluster.expertCommOverlap());
         cluster.sixteenBitGradients().ifPresent(wb::sixteenBitGradients);
         Optional<Device> d = resolveDevice(p, device);
         d.ifPresent(wb::device);

@@ -108,7 +108,7 @@ final class LayoutsCommand implements Callable<Integer> {
         LayoutSearch search = new LayoutSearch(p, graph, d, gpus, globalBatch).topology(topo)
                 .precision(precision).lora(cluster.loraRank()).expertImbalance(cluster.expertImbalance())
                 .documentTokens(cluster.documentTokens()).gradReduceAfterBackward(cluster.gradReduceAfterBackward())
-                .expertCommOverlap(cluster.moeA2aOverlap);
+                .expertCommOverlap(cluster.expertCommOverlap());
         cluster.sixteenBitGradients().ifPresent(search::sixteenBitGradients);
         try {
             search.check();

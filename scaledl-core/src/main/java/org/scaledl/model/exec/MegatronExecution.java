@@ -996,7 +996,8 @@ public final class MegatronExecution {
      * memory, else the least recomputation that makes it fit (selective where the attention core is not fused, then
      * full recomputation of the first {@code n} layers of each model chunk for the smallest such {@code n}, then of
      * every layer); none again where even full recomputation would not fit (the weights and states do not: the
-     * prediction then warns of the memory); any other setting is kept.
+     * prediction then warns of the memory), or where the experts' all-to-all overlap forbids it
+     * ({@link Workload#expertCommOverlap()}); any other setting is kept.
      */
     public static Workload resolve(Workload w, DeviceLayerCost layers, Device device) {
         if (w.recompute() != Recompute.AUTO) {
@@ -1012,6 +1013,11 @@ public final class MegatronExecution {
             if (memoryBytes(selective, layers, device) <= capacity) {
                 return selective;
             }
+        }
+        if (w.expertCommOverlap()) {
+            // Megatron core runs the all-to-all overlap without full recomputation only: the memory warning says the
+            // rest
+            return none;
         }
         Workload full = w.toBuilder().recompute(Recompute.FULL).recomputeLayers(0).build();
         if (memoryBytes(full, layers, device) > capacity) {
@@ -1151,7 +1157,7 @@ public final class MegatronExecution {
                 if (!withTime) {
                     continue;
                 }
-                time += n * unitMillis(un, imbalance, tpOne);
+                time += n * (unitComputeMillis(un, imbalance) + un.tpCollectives() * tpOne);
             }
             stageTime[s] = time;
         }
@@ -1167,7 +1173,8 @@ public final class MegatronExecution {
         double tensor = 0;
         double expertComm = 0;
         double context = 0;
-        // the all-to-all overlap pairs two micro-batches' passes: a training step with more than one
+        // the all-to-all overlap pairs two micro-batches' passes of the busiest stage's steady state: a training step
+        // with more than one micro-batch
         boolean overlapA2a = w.expertCommOverlap() && train && m > 1;
         if (withTime) {
             // a unit's contractions are the same on every stage (unless a part of the layers is recomputed): their
@@ -1193,10 +1200,16 @@ public final class MegatronExecution {
                     if (e > 1 && un.expertLayers() > 0) {
                         double passes = train ? 4 + 2 * recomputed[s] : 2;
                         double a2a = un.expertLayers() * passes * a2aOne * imbalance;
-                        if (overlapA2a) {
-                            // Megatron's overlap_moe_expert_parallel_comm: one micro-batch's dispatch and combine run
-                            // behind another's compute of the same layers (its forward beside the other's backward)
-                            a2a = Math.max(0, a2a - unitMillis(un, imbalance, tpOne));
+                        if (overlapA2a && s == max) {
+                            // Megatron's overlap_moe_expert_parallel_comm: one micro-batch's forward dispatch and
+                            // combine behind another's backward compute of the same layers, its backward ones (and a
+                            // recomputed forward's) behind the other's forward (a third of a layer's compute, two
+                            // thirds backward); every micro-batch but one has a partner
+                            double forward = un.expertLayers() * 2 * a2aOne * imbalance;
+                            double compute = unitComputeMillis(un, imbalance);
+                            double exposed = Math.max(0, forward - 2.0 / 3 * compute)
+                                    + Math.max(0, a2a - forward - compute / 3);
+                            a2a = (a2a + (m - 1) * exposed) / m;
                         }
                         expertComm += k * a2a;
                     }
@@ -1294,13 +1307,13 @@ public final class MegatronExecution {
         return new Assembly(terms, memory);
     }
 
-    /** A unit's time for one micro-batch on one GPU, ms: its contractions, other layers and tensor collectives. */
-    private static double unitMillis(Unit un, double imbalance, double tpOne) {
+    /** A unit's compute for one micro-batch on one GPU, ms: its contractions and other layers. */
+    private static double unitComputeMillis(Unit un, double imbalance) {
         double time = 0;
         for (Contraction x : un.dense()) {
             time += x.millis() * (x.expert() ? imbalance : 1);
         }
-        return time + un.other() + un.attentionOther() + un.expertOther() * imbalance + un.tpCollectives() * tpOne;
+        return time + un.other() + un.attentionOther() + un.expertOther() * imbalance;
     }
 
     /** A unit's contractions, {@code k} times (an expert's also the busiest rank's imbalance). */
@@ -1634,9 +1647,15 @@ public final class MegatronExecution {
         }
         if (w.phase() == Phase.TRAIN && !w.expertCommOverlap() && w.parallelism().microBatches() > 1
                 && terms.value(ExecutionTerm.EXPERT_COMM) > 0) {
-            // the other schedule choice the recipes state: the experts' all-to-all behind another micro-batch
-            double overlapped = model.millis(terms(w.toBuilder().expertCommOverlap(true).build(), layers,
-                    communication, device, topo));
+            // the other schedule choice the recipes state: the experts' all-to-all behind another micro-batch, where
+            // Megatron core allows it (virtual stages with a pipeline, no full recomputation, a 16-bit model)
+            double overlapped = Double.NaN;
+            try {
+                overlapped = model.millis(terms(w.toBuilder().expertCommOverlap(true).build(), layers,
+                        communication, device, topo));
+            } catch (IllegalArgumentException notAllowed) {
+                // a layout the overlap does not run with: nothing to say
+            }
             if (overlapped < (1 - SCHEDULE_NOTE_SHARE) * total) {
                 all.add(String.format(Locale.ROOT, "the experts' all-to-all is assumed on the critical path; run "
                         + "behind another micro-batch's compute, as Megatron core's overlap_moe_expert_parallel_comm "
