@@ -368,6 +368,40 @@ class ClusterPredictCliTest {
     }
 
     /**
+     * {@code --moe-a2a-overlap} as the default of a candidate table applies to its rows with expert parallelism: a
+     * dense row beside them is scored as without it, the expert-parallel one as with it; a row that gives the column
+     * true without experts is refused at its line.
+     */
+    @Test
+    void theOverlapAsATableDefaultAppliesToRowsWithExperts(@TempDir Path dir) throws Exception {
+        for (String model : List.of("llama3-8b", "mixtral-8x7b")) {
+            Path cfg = dir.resolve(model + "/config.json");
+            Files.createDirectories(cfg.getParent());
+            Files.copy(published().resolve("configs/" + model + "/config.json"), cfg);
+        }
+        Path jobs = dir.resolve("jobs.csv");
+        Files.writeString(jobs, "name,transformer,seq,batch,micro_batches,world_size,expert,device,precision\n"
+                + "dense,llama3-8b/config.json,4096,1,8,8,1,H100 SXM,bf16\n"
+                + "moe,mixtral-8x7b/config.json,4096,1,8,8,8,H100 SXM,bf16\n");
+        Map<String, Map<String, String>> plain = scored(dir, Files.readString(jobs));
+        Path out = dir.resolve("overlapped.csv");
+        Run r = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--moe-a2a-overlap",
+                "--out", out.toString());
+        assertEquals(0, r.code(), r.err());
+        Map<String, Map<String, String>> overlapped = rows(out);
+        assertEquals(plain.get("dense").get("predicted_ms"), overlapped.get("dense").get("predicted_ms"));
+        assertTrue(Double.parseDouble(overlapped.get("moe").get("predicted_ms"))
+                < Double.parseDouble(plain.get("moe").get("predicted_ms")), overlapped.get("moe").toString());
+        Files.writeString(jobs, "name,transformer,seq,batch,micro_batches,world_size,expert,device,precision,"
+                + "moe_a2a_overlap\ndense,llama3-8b/config.json,4096,1,8,8,1,H100 SXM,bf16,true\n");
+        Run refused = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--out",
+                out.toString());
+        assertEquals(1, refused.code(), refused.err());
+        assertTrue(refused.err().contains("jobs.csv:2") && refused.err().contains("needs expert parallelism"),
+                refused.err());
+    }
+
+    /**
      * A layout that does not divide the model, given as options or as a row, is bad input: one line naming what would
      * be valid, exit 1; uneven pipeline splits only where asked for.
      */
