@@ -196,6 +196,10 @@ public final class LayoutSearch {
      */
     public LayoutSearch check() {
         gradients(Workload.builder(graph).precision(precision)).build();
+        if (expertCommOverlap && !graph.transformer().map(t -> t.mixtureOfExperts()).orElse(false)) {
+            throw new IllegalArgumentException("overlapping the experts' all-to-all (overlap_moe_expert_parallel_comm) "
+                    + "needs a model with routed experts, not " + graph.name());
+        }
         if (expertCommOverlap && !precision.isMixed()) {
             throw new IllegalArgumentException("overlapping the experts' all-to-all (overlap_moe_expert_parallel_comm) "
                     + "needs a 16-bit model (bf16, fp16, or an fp8/fp4 recipe), not " + precision.label());

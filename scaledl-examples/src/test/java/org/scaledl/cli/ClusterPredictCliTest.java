@@ -365,6 +365,12 @@ class ClusterPredictCliTest {
         Run bad = MainTest.run(dense.toArray(new String[0]));
         assertEquals(1, bad.code(), bad.err());
         assertTrue(bad.err().contains("needs expert parallelism"), bad.err());
+        // a layout search of a model without routed experts has nothing to overlap: bad input, as predict's
+        Run none = MainTest.run("layouts", "--model", "gpu", "--transformer", published().resolve(
+                "configs/llama3-8b/config.json").toString(), "--seq", "4096", "--gpus", "8", "--global-batch", "64",
+                "--device", "H100 SXM", "--precision", "bf16", "--moe-a2a-overlap");
+        assertEquals(1, none.code(), none.err());
+        assertTrue(none.err().contains("needs a model with routed experts"), none.err());
     }
 
     /**
