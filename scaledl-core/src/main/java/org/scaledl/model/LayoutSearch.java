@@ -200,9 +200,10 @@ public final class LayoutSearch {
             throw new IllegalArgumentException("overlapping the experts' all-to-all (overlap_moe_expert_parallel_comm) "
                     + "needs a model with routed experts, not " + graph.name());
         }
-        if (expertCommOverlap && !precision.isMixed()) {
-            throw new IllegalArgumentException("overlapping the experts' all-to-all (overlap_moe_expert_parallel_comm) "
-                    + "needs a 16-bit model (bf16, fp16, or an fp8/fp4 recipe), not " + precision.label());
+        if (expertCommOverlap) {
+            Workload.expertCommOverlapRefusal(precision).ifPresent(why -> {
+                throw new IllegalArgumentException(why);
+            });
         }
         org.scaledl.model.exec.ParallelExecution.checkPrecision(device, precision);
         return this;
@@ -270,14 +271,6 @@ public final class LayoutSearch {
         }
     }
 
-    /**
-     * Whether Megatron core runs the experts' all-to-all overlap with a layout: expert parallelism, and virtual stages
-     * where there is a pipeline (the precision {@link #check} refuses).
-     */
-    private static boolean overlapRuns(Parallelism par) {
-        return par.expert() > 1 && (par.pipeline() == 1 || par.virtualStages() > 1);
-    }
-
     /** The builder with the gradient buffers' type where one was given. */
     private Workload.Builder gradients(Workload.Builder b) {
         return sixteenBitGradients == null ? b : b.sixteenBitGradients(sixteenBitGradients);
@@ -288,7 +281,8 @@ public final class LayoutSearch {
                 .phase(Phase.TRAIN).device(device).parallelism(par).precision(precision).recompute(Recompute.AUTO)
                 .topology(topology).lora(loraRank).expertImbalance(expertImbalance)
                 .documentTokens(documentTokens).gradReduceAfterBackward(gradReduceAfterBackward)
-                .expertCommOverlap(expertCommOverlap && overlapRuns(par))).build());
+                .expertCommOverlap(expertCommOverlap && Workload.expertCommOverlapRefusal(par, precision,
+                        Recompute.AUTO).isEmpty())).build());
         double ms = predictor.predictMillis(w);
         OptionalDouble mem = predictor.stage().memoryBytes(w);
         double gib = mem.isPresent() ? mem.getAsDouble() / (1L << 30) : Double.NaN;

@@ -66,18 +66,9 @@ public final class Workload {
         this.gradReduceAfterBackward = b.gradReduceAfterBackward;
         this.expertCommOverlap = b.expertCommOverlap;
         if (expertCommOverlap) {
-            // Megatron core's own conditions for overlap_moe_expert_parallel_comm (TransformerConfig)
-            String why = parallelism.expert() == 1 ? "expert parallelism (an expert-parallel degree above 1)"
-                    : !precision.isMixed() ? "a 16-bit model (bf16, fp16, or an fp8/fp4 recipe), not "
-                            + precision.label()
-                    : parallelism.pipeline() > 1 && parallelism.virtualStages() == 1 ? "virtual pipeline stages "
-                            + "(an interleaved schedule) with pipeline parallelism " + parallelism.pipeline()
-                    : recompute == Recompute.FULL ? "no full recomputation (Megatron core refuses both together)"
-                    : null;
-            if (why != null) {
-                throw new IllegalArgumentException("overlapping the experts' all-to-all with another micro-batch "
-                        + "(overlap_moe_expert_parallel_comm) needs " + why);
-            }
+            expertCommOverlapRefusal(parallelism, precision, recompute).ifPresent(why -> {
+                throw new IllegalArgumentException(why);
+            });
         }
         if (Boolean.TRUE.equals(sixteenBitGradients) && precision.masterBytes() == 0) {
             throw new IllegalArgumentException("16-bit gradients are a mixed-precision setting (bf16, fp16, fp8, "
@@ -310,6 +301,28 @@ public final class Workload {
     public boolean expertCommOverlap() {
         return expertCommOverlap;
     }
+
+    /**
+     * Why Megatron core would not run the experts' all-to-all overlap ({@link #expertCommOverlap()}) with this
+     * layout, precision and recomputation (its {@code TransformerConfig} conditions), in words; empty where it would.
+     */
+    public static Optional<String> expertCommOverlapRefusal(Parallelism par, Precision precision, Recompute recompute) {
+        String why = par.expert() == 1 ? "expert parallelism (an expert-parallel degree above 1)"
+                : par.pipeline() > 1 && par.virtualStages() == 1 ? "virtual pipeline stages (an interleaved "
+                        + "schedule) with pipeline parallelism " + par.pipeline()
+                : recompute == Recompute.FULL ? "no full recomputation (Megatron core refuses both together)"
+                : null;
+        return why == null ? expertCommOverlapRefusal(precision) : Optional.of(OVERLAP_NEEDS + why);
+    }
+
+    /** Why Megatron core would not run the experts' all-to-all overlap in this precision; empty where it would. */
+    public static Optional<String> expertCommOverlapRefusal(Precision precision) {
+        return precision.isMixed() ? Optional.empty() : Optional.of(OVERLAP_NEEDS + "a 16-bit model (bf16, fp16, or "
+                + "an fp8/fp4 recipe), not " + precision.label());
+    }
+
+    private static final String OVERLAP_NEEDS = "overlapping the experts' all-to-all with another micro-batch "
+            + "(overlap_moe_expert_parallel_comm) needs ";
 
     /** Bytes of a parameter's gradient buffer: 2 with {@link #sixteenBitGradients()}, else the precision's. */
     public double gradientBytes() {

@@ -1646,16 +1646,12 @@ public final class MegatronExecution {
             }
         }
         if (w.phase() == Phase.TRAIN && !w.expertCommOverlap() && w.parallelism().microBatches() > 1
-                && terms.value(ExecutionTerm.EXPERT_COMM) > 0) {
+                && terms.value(ExecutionTerm.EXPERT_COMM) > 0
+                && Workload.expertCommOverlapRefusal(w.parallelism(), w.precision(), w.recompute()).isEmpty()) {
             // the other schedule choice the recipes state: the experts' all-to-all behind another micro-batch, where
-            // Megatron core allows it (virtual stages with a pipeline, no full recomputation, a 16-bit model)
-            double overlapped = Double.NaN;
-            try {
-                overlapped = model.millis(terms(w.toBuilder().expertCommOverlap(true).build(), layers,
-                        communication, device, topo));
-            } catch (IllegalArgumentException notAllowed) {
-                // a layout the overlap does not run with: nothing to say
-            }
+            // Megatron core allows it
+            double overlapped = model.millis(terms(w.toBuilder().expertCommOverlap(true).build(), layers,
+                    communication, device, topo));
             if (overlapped < (1 - SCHEDULE_NOTE_SHARE) * total) {
                 all.add(String.format(Locale.ROOT, "the experts' all-to-all is assumed on the critical path; run "
                         + "behind another micro-batch's compute, as Megatron core's overlap_moe_expert_parallel_comm "
