@@ -50,8 +50,9 @@ public final class HuggingFaceConfig {
     private static final long MAX_BYTES = 1 << 20;
     /** The model types read. */
     public static final List<String> MODEL_TYPES = List.of("llama", "mistral", "mixtral", "qwen2", "qwen3",
-            "qwen3_moe", "deepseek_v3", "gpt_oss", "nemotron", "nemotron_h", "llama4", "gpt2", "bert", "roberta",
-            "opt", "t5", "qwen3_next", "qwen3_5", "qwen3_5_moe");
+            "qwen3_moe", "deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "kimi_k25", "glm4_moe",
+            "glm_moe_dsa", "gpt_oss", "nemotron", "nemotron_h", "llama4", "gpt2", "bert", "roberta", "opt", "t5",
+            "qwen3_next", "qwen3_5", "qwen3_5_moe");
     /** The largest size of a hidden, inner or head dimension read. */
     private static final long MAX_SIZE = 1L << 22;
     /** The most layers read. */
@@ -104,7 +105,8 @@ public final class HuggingFaceConfig {
             throw InvalidInputException.inSource(source, "not a JSON object");
         }
         String type = new Reader(c, source).text("model_type", guessType(c)).toLowerCase(Locale.ROOT);
-        if ((type.equals("llama4") || type.startsWith("qwen3_5")) && c.path("text_config").isObject()) {
+        if ((type.equals("llama4") || type.startsWith("qwen3_5") || type.equals("kimi_k25"))
+                && c.path("text_config").isObject()) {
             // the text model's keys, and where it leaves one out the outer configuration's (Qwen 3.5 and Llama 4
             // write tie_word_embeddings and the attention implementation outside text_config)
             ObjectNode merged = ((ObjectNode) c).deepCopy();
@@ -118,7 +120,9 @@ public final class HuggingFaceConfig {
                 case "gpt2", "gpt3" -> gpt2(r, name);
                 case "bert", "roberta" -> bert(r, name, type);
                 case "llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen3_moe" -> llama(r, name, type);
-                case "deepseek_v3" -> deepseek(r, name);
+                case "deepseek_v2", "deepseek_v3", "kimi_k2", "kimi_k25" -> deepseek(r, name, type);
+                case "deepseek_v32", "glm_moe_dsa" -> deepseek(r, name, type);
+                case "glm4_moe" -> glm4Moe(r, name);
                 case "gpt_oss" -> gptOss(r, name);
                 case "nemotron" -> nemotron(r, name);
                 case "nemotron_h" -> nemotronH(r, name);
@@ -252,7 +256,14 @@ public final class HuggingFaceConfig {
         return r.count("sliding_window", 0, 0, Integer.MAX_VALUE);
     }
 
-    private static TransformerSpec deepseek(Reader r, String name) {
+    /**
+     * DeepSeek-V2/V3's layout and the models that reuse it: Kimi K2 ({@code kimi_k2}, and the text model of
+     * {@code kimi_k25}), DeepSeek-V3.2 and GLM-5 with sparse attention ({@code deepseek_v32}, {@code glm_moe_dsa}:
+     * {@code index_topk} keys a query chosen by an indexer of {@code index_n_heads} heads of {@code index_head_dim}).
+     * A per-layer {@code mlp_layer_types} ("dense" or "sparse") replaces {@code first_k_dense_replace}; an indexer
+     * shared between layers ({@code indexer_types} naming "shared", GLM-5.2) is costed in every layer, said once.
+     */
+    private static TransformerSpec deepseek(Reader r, String name, String type) {
         long heads = r.size("num_attention_heads", 128);
         int layers = r.layers("num_hidden_layers", 61);
         int experts = r.count("n_routed_experts", 256, 1, TransformerSpec.Moe.MAX_EXPERTS);
@@ -265,18 +276,77 @@ public final class HuggingFaceConfig {
         int firstDense = r.count("first_k_dense_replace", 0, 0, layers);
         int freq = r.count("moe_layer_freq", 1, 1, layers);
         long ffn = r.size("intermediate_size", 18432);
+        List<String> mlpTypes = r.texts("mlp_layer_types", layers);
         List<Block> bl = new ArrayList<>();
         for (int i = 0; i < layers; i++) {
-            bl.add(i >= firstDense && i % freq == 0 ? Block.moe() : Block.dense(ffn));
+            boolean moe = i >= firstDense && i % freq == 0;
+            if (!mlpTypes.isEmpty()) {
+                String t = mlpTypes.get(i);
+                if (!t.equals("dense") && !t.equals("sparse")) {
+                    throw new IllegalArgumentException("mlp_layer_types[" + i + "] '" + printable(t)
+                            + "' is neither dense nor sparse");
+                }
+                moe = t.equals("sparse");
+            }
+            bl.add(moe ? Block.moe() : Block.dense(ffn));
         }
-        return TransformerSpec.decoder(name, r.size("hidden_size", 7168), heads, layers,
+        boolean sparse = type.equals("deepseek_v32") || type.equals("glm_moe_dsa") || r.has("index_topk");
+        java.util.Optional<TransformerSpec.Dsa> dsa = java.util.Optional.empty();
+        if (sparse) {
+            dsa = java.util.Optional.of(new TransformerSpec.Dsa(r.count("index_topk", 2048, 1, 1 << 26),
+                    r.size("index_n_heads", 64), r.size("index_head_dim", 128)));
+            List<String> indexers = r.texts("indexer_types", layers);
+            long reused = indexers.stream().filter(t -> !t.equals("full")).count();
+            if (reused > 0) {
+                LOG.warn("{}: {} of {} layers reuse another layer's indexer (indexer_types); each is costed with "
+                        + "its own, a little more than it runs", name, reused, layers);
+            }
+        }
+        TransformerSpec.Builder b = TransformerSpec.decoder(name, r.size("hidden_size", 7168), heads, layers,
                 r.vocab("vocab_size", 129280)).kvHeads(heads).headDim(mla.vDim()).ffn(ffn)
                 .ffnKind(TransformerSpec.FfnKind.SWIGLU).norm(TransformerSpec.Norm.RMS_NORM).bias(false)
                 .qkvBias(attentionBias).outBias(attentionBias).tiedEmbeddings(r.bool("tie_word_embeddings", false))
                 .mla(mla).moe(new TransformerSpec.Moe(experts, r.count("num_experts_per_tok", 8, 1, experts),
                         expertFfn, shared * expertFfn, false, r.text("topk_method", "").equals("noaux_tc"), false))
                 .blocks(bl).attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false)
-                .fusedAttention(true).mtpLayers(r.count("num_nextn_predict_layers", 0, 0, 16)).build();
+                .fusedAttention(true).mtpLayers(r.count("num_nextn_predict_layers", 0, 0, 16));
+        dsa.ifPresent(b::dsa);
+        return b.build();
+    }
+
+    /**
+     * GLM-4.5 to 4.7 ({@code glm4_moe}): grouped-query attention (its projections' biases with
+     * {@code attention_bias}, on the queries, keys and values only; QK norms with {@code use_qk_norm}) and
+     * DeepSeek's experts (routed and shared, {@code first_k_dense_replace} dense layers first, the router's score
+     * correction), with {@code num_nextn_predict_layers} multi-token-prediction layers. The rotary embedding covers
+     * {@code partial_rotary_factor} of each head; its element-wise cost is counted over the whole head.
+     */
+    private static TransformerSpec glm4Moe(Reader r, String name) {
+        long heads = r.size("num_attention_heads", 96);
+        int layers = r.layers("num_hidden_layers", 46);
+        long hidden = r.size("hidden_size", 4096);
+        int experts = r.count("n_routed_experts", 128, 1, TransformerSpec.Moe.MAX_EXPERTS);
+        long expertFfn = r.size("moe_intermediate_size", 1408);
+        int shared = r.count("n_shared_experts", 1, 0, TransformerSpec.Moe.MAX_EXPERTS);
+        int firstDense = r.count("first_k_dense_replace", 1, 0, layers);
+        long ffn = r.size("intermediate_size", 10944);
+        List<Block> bl = new ArrayList<>();
+        for (int i = 0; i < layers; i++) {
+            bl.add(i >= firstDense ? Block.moe() : Block.dense(ffn));
+        }
+        TransformerSpec.Builder b = TransformerSpec.decoder(name, hidden, heads, layers,
+                r.vocab("vocab_size", 151552)).kvHeads(r.size("num_key_value_heads", 8)).ffn(ffn)
+                .ffnKind(TransformerSpec.FfnKind.SWIGLU).norm(TransformerSpec.Norm.RMS_NORM).bias(false)
+                .qkvBias(r.bool("attention_bias", false)).outBias(false).mlpBias(false)
+                .tiedEmbeddings(r.bool("tie_word_embeddings", false)).qkNorm(r.bool("use_qk_norm", false))
+                .moe(new TransformerSpec.Moe(experts, r.count("num_experts_per_tok", 8, 1, experts), expertFfn,
+                        shared * expertFfn, false, true, false))
+                .blocks(bl).attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false)
+                .fusedAttention(true).mtpLayers(r.count("num_nextn_predict_layers", 0, 0, 16));
+        if (r.has("head_dim") && !r.isNull("head_dim")) {
+            b.headDim(r.size("head_dim", -1));
+        }
+        return b.build();
     }
 
     private static TransformerSpec gptOss(Reader r, String name) {

@@ -183,6 +183,36 @@ public final class TransformerSpec {
     }
 
     /**
+     * DeepSeek's sparse attention (DeepSeek-V3.2, GLM-5): a lightning indexer scores every earlier key for each query
+     * with {@code heads} small heads of {@code headDim} (their ReLU'd dot products weighted per head and summed), and
+     * the attention then reads only the {@code topK} best keys of each query. Queries before the {@code topK}-th
+     * attend to every earlier key, as dense causal attention does.
+     *
+     * @param topK    keys each query attends to
+     * @param heads   the indexer's heads
+     * @param headDim the indexer's head dimension
+     */
+    public record Dsa(int topK, long heads, long headDim) {
+        /** Validates. */
+        public Dsa {
+            Checks.argument(topK >= 1 && heads >= 1 && headDim >= 1 && heads <= 1L << 14 && headDim <= 1L << 14,
+                    "sparse attention sizes out of range: top-%s keys, %s heads of %s", topK, heads, headDim);
+        }
+
+        /**
+         * The keys a query attends to on average over a causal sequence of {@code s}: every earlier key up to the
+         * {@code topK}-th query, {@code topK} after, {@code (k(k+1)/2 + (s-k)·k)/s} for {@code s > k}.
+         */
+        public long causalKeys(long s) {
+            if (s <= topK) {
+                return Math.max(1, (s + 1) / 2);
+            }
+            double k = topK;
+            return Math.max(1, Math.round((k * (k + 1) / 2 + (s - k) * k) / s));
+        }
+    }
+
+    /**
      * A mixture of experts: {@code experts} routed experts of inner size {@code expertFfn}, each token routed to
      * {@code topK}, and {@code sharedFfn} of shared experts every token goes through.
      *
@@ -269,6 +299,7 @@ public final class TransformerSpec {
     private final boolean mlpBias;
     private final boolean tiedEmbeddings;
     private final Optional<Mla> mla;
+    private final Optional<Dsa> dsa;
     private final Optional<Moe> moe;
     private final Optional<Mamba> mamba;
     private final boolean qkNorm;
@@ -302,6 +333,7 @@ public final class TransformerSpec {
         this.mlpBias = b.mlpBias;
         this.tiedEmbeddings = b.tied;
         this.mla = Optional.ofNullable(b.mla);
+        this.dsa = Optional.ofNullable(b.dsa);
         this.moe = Optional.ofNullable(b.moe);
         this.mamba = Optional.ofNullable(b.mamba);
         this.qkNorm = b.qkNorm;
@@ -339,6 +371,7 @@ public final class TransformerSpec {
                 x -> x.equals(Block.dense(ffn))), "%s: an encoder-decoder model has plain layers", name);
         Checks.argument(mla.isEmpty() || architecture == Architecture.DECODER, "%s: latent attention in a decoder "
                 + "only", name);
+        Checks.argument(dsa.isEmpty() || mla.isPresent(), "%s: sparse attention over latent attention only", name);
         Checks.argument(!outputGate || (mla.isEmpty() && architecture == Architecture.DECODER), "%s: an attention "
                 + "output gate in a decoder without latent attention only", name);
         Checks.argument(mtpLayers >= 0 && mtpLayers <= 16, "%s: multi-token-prediction layers must be in 0..16: %s",
@@ -365,6 +398,7 @@ public final class TransformerSpec {
         b.mlpBias = mlpBias;
         b.tied = tiedEmbeddings;
         b.mla = mla.orElse(null);
+        b.dsa = dsa.orElse(null);
         b.moe = moe.orElse(null);
         b.mamba = mamba.orElse(null);
         b.blocks = blocks;
@@ -485,6 +519,11 @@ public final class TransformerSpec {
         return mla;
     }
 
+    /** The sparse attention's indexer, if the model has one. */
+    public Optional<Dsa> dsa() {
+        return dsa;
+    }
+
     /** The mixture of experts, if the model has one. */
     public Optional<Moe> moe() {
         return moe;
@@ -587,6 +626,7 @@ public final class TransformerSpec {
         private boolean mlpBias = true;
         private boolean tied = true;
         private Mla mla;
+        private Dsa dsa;
         private Moe moe;
         /** Experts and top-k of {@link #experts}, made a {@link Moe} of the dense size at build time. */
         private int[] routed;
@@ -733,6 +773,12 @@ public final class TransformerSpec {
             return this;
         }
 
+        /** DeepSeek's sparse attention over the latent attention (DeepSeek-V3.2, GLM-5). */
+        public Builder dsa(Dsa value) {
+            this.dsa = Objects.requireNonNull(value);
+            return this;
+        }
+
         /** The Mamba-2 mixer of a hybrid model's Mamba layers. */
         public Builder mamba(Mamba value) {
             this.mamba = Objects.requireNonNull(value);
@@ -831,7 +877,7 @@ public final class TransformerSpec {
     @Override
     public boolean equals(Object o) {
         return o instanceof TransformerSpec t && t.toString().equals(toString()) && t.blocks.equals(blocks)
-                && t.mla.equals(mla) && t.moe.equals(moe) && t.mamba.equals(mamba) && t.qkvBias == qkvBias
+                && t.mla.equals(mla) && t.dsa.equals(dsa) && t.moe.equals(moe) && t.mamba.equals(mamba) && t.qkvBias == qkvBias
                 && t.outBias == outBias && t.mlpBias == mlpBias && t.tiedEmbeddings == tiedEmbeddings
                 && t.maxPositions == maxPositions && t.typeVocab == typeVocab && t.relativeBuckets == relativeBuckets
                 && t.norm == norm && t.preNorm == preNorm && t.qkNorm == qkNorm && t.sinks == sinks
@@ -851,7 +897,8 @@ public final class TransformerSpec {
                 architecture.name().toLowerCase(Locale.ROOT), hidden, heads, kvHeads, blocks.size(),
                 decoderLayers > 0 ? "+" + decoderLayers : "", ffn, ffnKind.name().toLowerCase(Locale.ROOT), vocab,
                 moe.map(m -> ", " + m.experts() + " experts top-" + m.topK()).orElse(""),
-                mla.isPresent() ? ", latent attention" : "", mamba.isPresent() ? ", Mamba-2 layers" : "");
+                mla.isPresent() ? dsa.map(d -> ", sparse latent attention top-" + d.topK()).orElse(", latent attention")
+                        : "", mamba.isPresent() ? ", Mamba-2 layers" : "");
     }
 
     /** Writes the graph of a spec at one sequence length. */
@@ -1070,6 +1117,10 @@ public final class TransformerSpec {
 
         /** The keys each query attends to (what a fused core computes): the window, half a causal sequence. */
         private long keys(boolean causal, Block kind) {
+            if (m.dsa.isPresent() && causal) {
+                // the indexer's top-k keys of each query (an unfused core too reads only those)
+                return m.dsa.get().causalKeys(s);
+            }
             if (!m.fusedAttention) {
                 return s;
             }
@@ -1195,9 +1246,11 @@ public final class TransformerSpec {
             Mla a = m.mla.orElseThrow();
             long qHead = a.qkNopeDim() + a.qkRopeDim();
             String qOut;
+            String qLatent = null;
             if (a.qLoraRank() > 0) {
                 String qa = linear(p + "/q_a", LayerRole.Kind.LATENT, in, m.hidden, a.qLoraRank(), m.qkvBias);
                 qa = norm(p + "/q_a_norm", qa, a.qLoraRank(), LayerRole.Kind.LATENT, Norm.RMS_NORM);
+                qLatent = qa;
                 qOut = linear(p + "/q_b", LayerRole.Kind.QKV, qa, a.qLoraRank(), m.heads * qHead, false);
             } else {
                 qOut = linear(p + "/q", LayerRole.Kind.QKV, in, m.hidden, m.heads * qHead, false);
@@ -1207,7 +1260,43 @@ public final class TransformerSpec {
             String kvn = norm(p + "/kv_a_norm", kva, a.kvLoraRank(), LayerRole.Kind.LATENT, Norm.RMS_NORM);
             String kvb = linear(p + "/kv_b", LayerRole.Kind.QKV, kvn, a.kvLoraRank(), m.heads * (a.qkNopeDim()
                     + a.vDim()), false);
-            return new String[] {qOut, kvb};
+            if (m.dsa.isEmpty()) {
+                return new String[] {qOut, kvb};
+            }
+            return new String[] {qOut, kvb, indexer(p + "/indexer", in, qLatent)};
+        }
+
+        /**
+         * DeepSeek's lightning indexer: its queries from the query latent (or the layer's input), one shared key with
+         * its LayerNorm and a weight per head from the input; per head the dot products with every earlier key, their
+         * ReLU weighted and summed over the heads on chip, so what reaches memory is each query's logit per key; and
+         * the top-k keys of each query, which the attention's split gathers.
+         */
+        private String indexer(String p, String in, String qLatent) {
+            Dsa d = m.dsa.orElseThrow();
+            Mla a = m.mla.orElseThrow();
+            String q = qLatent != null ? linear(p + "/q", LayerRole.Kind.QKV, qLatent, a.qLoraRank(),
+                    d.heads() * d.headDim(), false) : linear(p + "/q", LayerRole.Kind.QKV, in, m.hidden,
+                    d.heads() * d.headDim(), false);
+            String k = linear(p + "/k", LayerRole.Kind.LATENT, in, m.hidden, d.headDim(), false);
+            k = norm(p + "/k_norm", k, d.headDim(), LayerRole.Kind.LATENT, Norm.LAYER_NORM);
+            String w = linear(p + "/weights", LayerRole.Kind.LATENT, in, m.hidden, d.heads(), false);
+            long keys = Math.max(1, (s + 1) / 2);
+            LayerRole.Kind core = LayerRole.Kind.ATTENTION_CORE;
+            layer(Layer.builder(p + "/split", "Split").inputs(q, k).outputs(p + "/q_heads:0", p + "/kT:0"),
+                    p + "/split", core);
+            act(p + "/q_heads:0", perHead(d.heads(), s, d.headDim()));
+            act(p + "/kT:0", perHead(d.heads(), d.headDim(), keys));
+            String scores = act(p + "/scores:0", perHead(d.heads(), s, keys));
+            layer(tiles(Layer.builder(p + "/scores", "MatMul").inputs(p + "/q_heads:0", p + "/kT:0")
+                    .outputs(scores), scores), p + "/scores", core);
+            String logits = act(p + "/logits:0", perHead(1, s, keys));
+            layer(tiles(Layer.builder(p + "/logits", "ReduceSum").inputs(scores, w).outputs(logits), scores)
+                    .attribute("axes", Attribute.ofInts(1)), p + "/logits", core);
+            String top = act(p + "/top_k:0", perHead(1, s, Math.min(d.topK(), s)));
+            layer(Layer.builder(p + "/top_k", "TopK").inputs(logits).outputs(top)
+                    .attribute("k", Attribute.ofInt(Math.min(d.topK(), s))), p + "/top_k", core);
+            return top;
         }
 
         /** Dense feed-forward sub-layer with its norm and residual add. */

@@ -54,7 +54,8 @@ class TransformerSpecTest {
      */
     @ParameterizedTest
     @CsvSource({"llama-4-scout-17b-16e, 107769861120", "llama-4-maverick-17b-128e, 400711848960",
-        "minitron-8b-base, 8271699968", "nemotron-h-8b-base-8k, 8100852736"})
+        "minitron-8b-base, 8271699968", "nemotron-h-8b-base-8k, 8100852736", "glm-4.5-air, 106852251264",
+        "deepseek-v3.2-exp, 671877944064"})
     void derivedCountsOfModelsWithoutAnExactPublishedOne(String model, long expected) {
         assertEquals(expected, HuggingFaceConfig.read(DIR.resolve(model).resolve("config.json")).parameterCount());
     }
@@ -256,6 +257,89 @@ class TransformerSpecTest {
                 .attribute(org.scaledl.graph.Layer.RECOMPUTED_IN_BACKWARD, org.scaledl.graph.Attribute.ofFloat(1))
                 .build();
         assertTrue(!l.onChip("y") && !l.onChip("a") && !l.recomputedInBackward());
+    }
+
+    /**
+     * DeepSeek's sparse attention: each query's core reads the indexer's top-k keys (every earlier key up to the
+     * k-th query, k after), so at a sequence within k the core does dense causal attention's work and beyond it
+     * {@code (k(k+1)/2 + (s-k)k)/s} keys a query; the indexer's heads score every earlier key (its product's FLOPs
+     * {@code 2·s·(s/2)·heads·dim} a sequence), and the rest of the model is DeepSeek-V3's.
+     */
+    @Test
+    void sparseAttentionReadsTheIndexersTopKKeys() {
+        TransformerSpec sparse = HuggingFaceConfig.read(DIR.resolve("deepseek-v3.2-exp/config.json"));
+        TransformerSpec dense = HuggingFaceConfig.read(DIR.resolve("deepseek-v3/config.json"));
+        TransformerSpec.Dsa d = sparse.dsa().orElseThrow();
+        assertEquals(new TransformerSpec.Dsa(2048, 64, 128), d);
+        assertTrue(dense.dsa().isEmpty());
+        assertEquals(dense.blocks(), sparse.blocks());
+        for (long s : new long[] {1024, 2048, 8192, 32768}) {
+            double keys = s <= 2048 ? (s + 1) / 2 : Math.round((2048.0 * 2049 / 2 + (s - 2048) * 2048.0) / s);
+            assertEquals(keys, d.causalKeys(s), 1e-9, "s " + s);
+            ModelGraph g = sparse.graph(s);
+            double indexer = 0;
+            double core = 0;
+            for (LayerFeatures f : FeatureExtractor.of(g).extract(1, Phase.INFER)) {
+                if (g.role(f.layer()).kind() == org.scaledl.graph.LayerRole.Kind.ATTENTION_CORE
+                        && f.family() == OpFamily.DENSE) {
+                    if (g.layer(f.layer()).name().contains("/indexer/")) {
+                        indexer += f.flopsFwd() * g.repeats(f.layer());
+                    } else {
+                        core += f.flopsFwd() * g.repeats(f.layer());
+                    }
+                }
+            }
+            assertEquals(keys / ((s + 1) / 2), core / coreFlops(dense.graph(s)), 1e-6, "s " + s);
+            assertEquals(61 * 2.0 * s * ((s + 1) / 2) * 64 * 128, indexer, 1e-6 * indexer, "s " + s);
+        }
+        // the top-k indices reach the attention (its split gathers the chosen keys)
+        ModelGraph g = sparse.graph(4096);
+        org.scaledl.graph.Layer split = g.layers().stream().filter(l -> l.name().endsWith("attn/core/split"))
+                .findFirst().orElseThrow();
+        assertTrue(split.inputs().stream().anyMatch(x -> x.contains("/indexer/top_k")), split.inputs().toString());
+        // the indexer needs latent attention
+        assertThrows(IllegalArgumentException.class, () -> TransformerSpec.decoder("x", 1024, 16, 2, 1000)
+                .dsa(d).build());
+    }
+
+    /**
+     * The models that reuse DeepSeek's configuration class read as it does (Kimi K2's {@code kimi_k2}, its
+     * multimodal {@code kimi_k25} through {@code text_config}); GLM-4.5's {@code glm4_moe} is grouped-query attention
+     * with DeepSeek's experts after its dense layers; GLM-5's per-layer {@code mlp_layer_types} set which layers have
+     * experts, and an unknown one is refused naming it.
+     */
+    @Test
+    void deepSeeksRelativesReadTheirLayouts(@TempDir Path dir) throws Exception {
+        String v3 = Files.readString(DIR.resolve("deepseek-v3/config.json"), StandardCharsets.UTF_8);
+        // named by its folder, as the published one
+        Path f = Files.createDirectories(dir.resolve("deepseek-v3")).resolve("config.json");
+        TransformerSpec base = HuggingFaceConfig.read(DIR.resolve("deepseek-v3/config.json"));
+        Files.writeString(f, v3.replace("\"deepseek_v3\"", "\"kimi_k2\""), StandardCharsets.UTF_8);
+        assertEquals(base, HuggingFaceConfig.read(f));
+        Files.writeString(f, "{\"model_type\": \"kimi_k25\", \"vision_config\": {}, \"text_config\": "
+                + v3.replace("\"deepseek_v3\"", "\"kimi_k2\"") + "}", StandardCharsets.UTF_8);
+        assertEquals(base, HuggingFaceConfig.read(f));
+        TransformerSpec air = HuggingFaceConfig.read(DIR.resolve("glm-4.5-air/config.json"));
+        assertEquals(8, air.kvHeads());
+        assertEquals(128, air.experts());
+        assertEquals(8, air.topK());
+        assertEquals(1, air.mtpLayers());
+        assertEquals(Block.dense(10944), air.blocks().get(0));
+        assertTrue(air.blocks().subList(1, 46).stream().allMatch(b -> b.ffn() == Block.Ffn.MOE));
+        assertEquals(1408, air.moe().orElseThrow().sharedFfn());
+        StringBuilder types = new StringBuilder("[");
+        for (int i = 0; i < 61; i++) {
+            types.append(i > 0 ? ", " : "").append(i < 5 ? "\"dense\"" : "\"sparse\"");
+        }
+        Files.writeString(f, v3.replace("\"deepseek_v3\"", "\"glm_moe_dsa\"").replace("\"first_k_dense_replace\": 3",
+                "\"mlp_layer_types\": " + types + "]"), StandardCharsets.UTF_8);
+        TransformerSpec glm5 = HuggingFaceConfig.read(f);
+        assertEquals(5, glm5.blocks().stream().filter(b -> b.ffn() == Block.Ffn.DENSE).count());
+        assertEquals(2048, glm5.dsa().orElseThrow().topK());
+        Files.writeString(f, v3.replace("\"first_k_dense_replace\": 3", "\"mlp_layer_types\": "
+                + types.toString().replace("\"dense\"", "\"moe\"") + "]"), StandardCharsets.UTF_8);
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(e.getMessage().contains("mlp_layer_types[0] 'moe'"), e.getMessage());
     }
 
     private static double coreFlops(ModelGraph g) {
