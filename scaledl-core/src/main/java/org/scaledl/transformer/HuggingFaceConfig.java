@@ -52,7 +52,7 @@ public final class HuggingFaceConfig {
     public static final List<String> MODEL_TYPES = List.of("llama", "mistral", "mixtral", "qwen2", "qwen3",
             "qwen3_moe", "deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "kimi_k25", "glm4_moe",
             "glm_moe_dsa", "gpt_oss", "nemotron", "nemotron_h", "llama4", "gpt2", "bert", "roberta", "opt", "t5",
-            "qwen3_next", "qwen3_5", "qwen3_5_moe");
+            "qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_vl", "qwen3_vl_moe");
     /** The largest size of a hidden, inner or head dimension read. */
     private static final long MAX_SIZE = 1L << 22;
     /** The most layers read. */
@@ -105,8 +105,13 @@ public final class HuggingFaceConfig {
             throw InvalidInputException.inSource(source, "not a JSON object");
         }
         String type = new Reader(c, source).text("model_type", guessType(c)).toLowerCase(Locale.ROOT);
-        if ((type.equals("llama4") || type.startsWith("qwen3_5") || type.equals("kimi_k25"))
-                && c.path("text_config").isObject()) {
+        if (c.path("vision_config").isObject()) {
+            // multimodal: the text model is what is built; images through the vision encoder cost more
+            LOG.warn("{}: a multimodal configuration (vision_config): its text model is predicted, not the vision "
+                    + "encoder (a step with images takes longer)", source);
+        }
+        if ((type.equals("llama4") || type.startsWith("qwen3_5") || type.equals("kimi_k25")
+                || type.startsWith("qwen3_vl")) && c.path("text_config").isObject()) {
             // the text model's keys, and where it leaves one out the outer configuration's (Qwen 3.5 and Llama 4
             // write tie_word_embeddings and the attention implementation outside text_config)
             ObjectNode merged = ((ObjectNode) c).deepCopy();
@@ -120,6 +125,9 @@ public final class HuggingFaceConfig {
                 case "gpt2", "gpt3" -> gpt2(r, name);
                 case "bert", "roberta" -> bert(r, name, type);
                 case "llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen3_moe" -> llama(r, name, type);
+                // Qwen3-VL's text models are Qwen3's (dense and with experts)
+                case "qwen3_vl", "qwen3_vl_text" -> llama(r, name, "qwen3");
+                case "qwen3_vl_moe", "qwen3_vl_moe_text" -> llama(r, name, "qwen3_moe");
                 case "deepseek_v2", "deepseek_v3", "kimi_k2", "kimi_k25" -> deepseek(r, name, type);
                 case "deepseek_v32", "glm_moe_dsa" -> deepseek(r, name, type);
                 case "glm4_moe" -> glm4Moe(r, name);

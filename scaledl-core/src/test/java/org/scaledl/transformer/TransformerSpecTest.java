@@ -342,6 +342,18 @@ class TransformerSpecTest {
         assertTrue(e.getMessage().contains("mlp_layer_types[0] 'moe'"), e.getMessage());
     }
 
+    /** Qwen3-VL's text models (in {@code text_config}) are Qwen3's: the MoE one reads as Qwen3-30B-A3B does. */
+    @Test
+    void qwen3VlReadsItsTextModelAsQwen3(@TempDir Path dir) throws Exception {
+        String moe = Files.readString(DIR.resolve("qwen3-30b-a3b/config.json"), StandardCharsets.UTF_8);
+        Path f = Files.createDirectories(dir.resolve("qwen3-30b-a3b")).resolve("config.json");
+        Files.writeString(f, "{\"model_type\": \"qwen3_vl_moe\", \"vision_config\": {\"depth\": 27}, "
+                + "\"text_config\": " + moe.replace("\"qwen3_moe\"", "\"qwen3_vl_moe_text\"") + "}",
+                StandardCharsets.UTF_8);
+        assertEquals(30_532_122_624L, HuggingFaceConfig.read(f).parameterCount());
+        assertEquals(HuggingFaceConfig.read(DIR.resolve("qwen3-30b-a3b/config.json")), HuggingFaceConfig.read(f));
+    }
+
     private static double coreFlops(ModelGraph g) {
         double sum = 0;
         for (LayerFeatures f : FeatureExtractor.of(g).extract(1, Phase.INFER)) {
