@@ -277,6 +277,17 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             return rows.read(in.next(maxRows));
         }
 
+        /**
+         * The next rows, at most {@code maxRows}, each read on its own: a row that cannot be read (a bad cell, a
+         * configuration or graph that cannot be built, a device not known) keeps its place with why, and the rest are
+         * read as {@link #next} reads them; none at the end of the table.
+         *
+         * @throws InvalidInputException for a table that cannot be read on (a malformed line of the file itself)
+         */
+        public EachRow nextEach(int maxRows) {
+            return rows.readEach(in.next(maxRows));
+        }
+
         /** The distinct graph files imported so far. */
         public int graphs() {
             return rows.graphs.size();
@@ -306,6 +317,30 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             org.scaledl.Suggestions.misspelt(c, known).filter(k -> !columns.contains(k)).ifPresent(k -> out.put(c, k));
         }
         return out;
+    }
+
+    /**
+     * Rows read each on its own ({@link Chunks#nextEach}): for every row of {@code table}, in order, its workload or
+     * why it could not be read (the file, line and reason), exactly one of the two present.
+     *
+     * @param table     the rows
+     * @param workloads each row's workload, empty where it could not be read
+     * @param errors    why a row could not be read, empty where it was
+     */
+    public record EachRow(CsvTable table, List<Optional<Workload>> workloads, List<Optional<String>> errors) {
+        /** Copies; checks that each row has exactly one of the two. */
+        public EachRow {
+            workloads = List.copyOf(workloads);
+            errors = List.copyOf(errors);
+            if (workloads.size() != table.size() || errors.size() != table.size()) {
+                throw new IllegalArgumentException("one workload or error per row");
+            }
+            for (int i = 0; i < workloads.size(); i++) {
+                if (workloads.get(i).isPresent() == errors.get(i).isPresent()) {
+                    throw new IllegalArgumentException("row " + i + " needs a workload or an error, not both");
+                }
+            }
+        }
     }
 
     /** Reads rows into workloads: the one place that knows the candidate columns. */
@@ -338,6 +373,24 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             known.addAll(t.asked());
             offset += t.size();
             return new Candidates(t, ws);
+        }
+
+        EachRow readEach(CsvTable t) {
+            List<Optional<Workload>> ws = new ArrayList<>(t.size());
+            List<Optional<String>> errors = new ArrayList<>(t.size());
+            for (int r = 0; r < t.size(); r++) {
+                try {
+                    ws.add(Optional.of(workload(t, r)));
+                    errors.add(Optional.empty());
+                } catch (InvalidInputException | IllegalArgumentException e) {
+                    ws.add(Optional.empty());
+                    errors.add(Optional.of(e instanceof InvalidInputException ? e.getMessage()
+                            : InvalidInputException.atLine(t.source(), t.line(r), e.getMessage()).getMessage()));
+                }
+            }
+            known.addAll(t.asked());
+            offset += t.size();
+            return new EachRow(t, ws, errors);
         }
 
         /** A row's value of a column: the cell, else the caller's default, else empty. */

@@ -110,6 +110,9 @@ public final class HuggingFaceConfig {
             LOG.warn("{}: a multimodal configuration (vision_config): its text model is predicted, not the vision "
                     + "encoder (a step with images takes longer)", source);
         }
+        if (c.has("text_config") && !c.get("text_config").isNull() && !c.get("text_config").isObject()) {
+            throw InvalidInputException.inSource(source, "text_config must be an object (the text model's keys)");
+        }
         if ((type.equals("llama4") || type.startsWith("qwen3_5") || type.equals("kimi_k25")
                 || type.startsWith("qwen3_vl")) && c.path("text_config").isObject()) {
             // the text model's keys, and where it leaves one out the outer configuration's (Qwen 3.5 and Llama 4

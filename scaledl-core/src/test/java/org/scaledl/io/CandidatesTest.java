@@ -219,6 +219,43 @@ class CandidatesTest {
         }
     }
 
+    /**
+     * Rows read each on their own: a bad row (a missing graph, a bad cell) keeps its place with its line and reason,
+     * every other row is the workload {@link Candidates.Chunks#next} reads for it, tags and all.
+     */
+    @Test
+    void eachRowKeepsABadRowsPlaceAndReadsTheOthersAsAWholeTable() throws Exception {
+        Path csv = dir.resolve("mixed.csv");
+        String good = "graphs/resnet18_r64.onnx,4,1\n";
+        Files.writeString(csv, "graph,batch,world_size\n" + good + "graphs/missing.onnx,4,1\n" + good
+                + "graphs/resnet18_r64.onnx,-2,1\n" + good);
+        Path clean = dir.resolve("clean.csv");
+        Files.writeString(clean, "graph,batch,world_size\n" + good + good + good);
+        Candidates whole = Candidates.read(clean, OnnxImporter::read, n -> Optional.empty());
+        try (Candidates.Chunks in = Candidates.open(csv, OnnxImporter::read, n -> Optional.empty(),
+                java.util.Map.of())) {
+            Candidates.EachRow each = in.nextEach(10);
+            assertEquals(5, each.table().size());
+            int g = 0;
+            for (int r = 0; r < 5; r++) {
+                boolean bad = r == 1 || r == 3;
+                assertEquals(bad, each.errors().get(r).isPresent(), "row " + r);
+                if (!bad) {
+                    assertEquals(whole.workloads().get(g).toString(), each.workloads().get(r).orElseThrow()
+                            .toString());
+                    g++;
+                }
+            }
+            assertTrue(each.errors().get(1).orElseThrow().contains("mixed.csv:3"), each.errors().get(1).get());
+            assertTrue(each.errors().get(3).orElseThrow().contains("mixed.csv:5")
+                    && each.errors().get(3).get().contains("batch"), each.errors().get(3).get());
+            assertEquals(0, in.nextEach(10).table().size());
+        }
+        // strict reading stops at the first bad row
+        assertThrows(InvalidInputException.class, () -> Candidates.read(csv, OnnxImporter::read,
+                n -> Optional.empty()));
+    }
+
     /** A look-alike of a column the table also has is a column of its own, not a misspelling. */
     @Test
     void nearMissesSkipLookAlikesOfPresentColumns() {

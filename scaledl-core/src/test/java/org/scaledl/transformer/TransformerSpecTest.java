@@ -352,6 +352,9 @@ class TransformerSpecTest {
                 StandardCharsets.UTF_8);
         assertEquals(30_532_122_624L, HuggingFaceConfig.read(f).parameterCount());
         assertEquals(HuggingFaceConfig.read(DIR.resolve("qwen3-30b-a3b/config.json")), HuggingFaceConfig.read(f));
+        Files.writeString(f, "{\"model_type\": \"qwen3_vl_moe\", \"text_config\": [1, 2]}", StandardCharsets.UTF_8);
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(e.getMessage().contains("text_config must be an object"), e.getMessage());
     }
 
     private static double coreFlops(ModelGraph g) {

@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import org.scaledl.InvalidInputException;
 import org.scaledl.io.Candidates;
@@ -47,6 +48,11 @@ final class PredictCommand implements Callable<Integer> {
     @Option(names = "--out", description = "With --candidates: write here (.csv or .jsonl) instead of stdout")
     Path out;
 
+    @Option(names = "--keep-going", description = "With --candidates: a row that cannot be read or predicted is "
+            + "written with its reason in an added error column (JSON key error) and no prediction, and the others "
+            + "are scored; the count of such rows goes to stderr (default: the first such row stops the command)")
+    boolean keepGoing;
+
     @Option(names = "--json", description = "Print JSON (one workload)")
     boolean json;
 
@@ -63,6 +69,9 @@ final class PredictCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         if (out != null && candidates == null) {
             throw new IllegalArgumentException("--out applies to --candidates");
+        }
+        if (keepGoing && candidates == null) {
+            throw new IllegalArgumentException("--keep-going applies to --candidates");
         }
         if (out != null) {
             org.scaledl.model.file.SafeFiles.checkWritable(out);
@@ -214,6 +223,8 @@ final class PredictCommand implements Callable<Integer> {
 
 
     /** The columns a scored table adds (an input column of the same name is replaced). */
+    /** The column (JSON key) {@code --keep-going} adds: why a row has no prediction, empty where it has one. */
+    static final String ERROR_COLUMN = "error";
     static final List<String> OUTPUT_COLUMNS = List.of("predicted_ms", "low_ms", "high_ms", "memory_gb",
             "tokens_per_s_per_gpu", "model_tflops_per_gpu", "warnings");
 
@@ -245,23 +256,27 @@ final class PredictCommand implements Callable<Integer> {
      */
     private int scoreCandidates(RuntimePredictor p) throws IOException {
         boolean jsonl = out != null && out.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".jsonl");
-        long[] counts = new long[2];
+        long[] counts = new long[3];
         long[] nanos = new long[1];
         java.util.Set<String> machinesSeen = new java.util.HashSet<>();
         try (Candidates.Chunks in = Candidates.open(candidates, job.graphOptions::read,
                 name -> job.resolveDevice(p, name.isEmpty() ? job.device : name), columnDefaults())) {
             SafeFiles.Content content = stream -> {
                 Writer w = new BufferedWriter(new OutputStreamWriter(stream, StandardCharsets.UTF_8), 1 << 16);
-                List<String> cols = in.columns().stream().filter(c -> !OUTPUT_COLUMNS.contains(c)).toList();
+                List<String> cols = in.columns().stream().filter(c -> !OUTPUT_COLUMNS.contains(c)
+                        && !(keepGoing && c.equals(ERROR_COLUMN))).toList();
                 if (!jsonl) {
                     List<String> header = new java.util.ArrayList<>(cols.stream().map(CsvTable::cell).toList());
                     header.addAll(OUTPUT_COLUMNS);
+                    if (keepGoing) {
+                        header.add(ERROR_COLUMN);
+                    }
                     w.write(String.join(",", header));
                     w.write('\n');
                 }
                 ObjectMapper om = new ObjectMapper();
                 boolean first = true;
-                for (Candidates c = in.next(CHUNK_ROWS); !c.workloads().isEmpty(); c = in.next(CHUNK_ROWS)) {
+                for (Candidates.EachRow c = nextChunk(in); c.table().size() > 0; c = nextChunk(in)) {
                     if (first) {
                         // a misspelt column would leave every row at that column's default, silently
                         in.nearMisses().forEach((col, known) -> System.err.println("scaledl: warning: " + candidates
@@ -270,17 +285,31 @@ final class PredictCommand implements Callable<Integer> {
                         first = false;
                     }
                     long t0 = System.nanoTime();
-                    Prediction[] scored = score(p, c);
+                    String[] refused = new String[c.table().size()];
+                    Prediction[] scored = score(p, c, keepGoing, refused);
                     nanos[0] += System.nanoTime() - t0;
-                    for (Workload cw : c.workloads()) {
-                        String key = cw.device().map(Device::name).orElse("");
+                    for (Optional<Workload> cw : c.workloads()) {
+                        if (cw.isEmpty()) {
+                            continue;
+                        }
+                        String key = cw.get().device().map(Device::name).orElse("");
                         if (machinesSeen.add(key)) {
-                            job.otherMachine(p, cw).ifPresent(m -> System.err.println("scaledl: warning: " + m));
+                            job.otherMachine(p, cw.get()).ifPresent(m -> System.err.println("scaledl: warning: "
+                                    + m));
                         }
                     }
                     CsvTable t = c.table();
                     for (int r = 0; r < t.size(); r++) {
-                        w.write(jsonl ? jsonLine(om, t, r, cols, scored[r]) : csvLine(t, r, cols, scored[r]));
+                        String error = c.errors().get(r).orElse(refused[r]);
+                        if (error != null) {
+                            counts[2]++;
+                            w.write(jsonl ? errorJsonLine(om, t, r, cols, error) : errorCsvLine(t, r, cols, error));
+                        } else {
+                            String line = jsonl ? jsonLine(om, t, r, cols, scored[r], keepGoing)
+                                    : csvLine(t, r, cols, scored[r]);
+                            // the error column stays empty
+                            w.write(keepGoing && !jsonl ? line.substring(0, line.length() - 1) + ",\n" : line);
+                        }
                     }
                     counts[0] += t.size();
                 }
@@ -292,6 +321,11 @@ final class PredictCommand implements Callable<Integer> {
             } else {
                 SafeFiles.write(out, content);
             }
+        }
+        if (counts[2] > 0) {
+            // said even with -q: rows without a prediction are a result the user must see
+            System.err.printf(Locale.ROOT, "scaledl: warning: %d of %d candidates not predicted (--keep-going): "
+                    + "their reasons are in the %s column%n", counts[2], counts[0], ERROR_COLUMN);
         }
         double seconds = nanos[0] / 1e9;
         if (!Main.quiet) {
@@ -306,23 +340,71 @@ final class PredictCommand implements Callable<Integer> {
      * on the order or the thread asking: {@link RuntimePredictor#predictScored}); a row the model refuses is
      * reported at its line, the first such row of the chunk whatever the threads did.
      */
-    private static Prediction[] score(RuntimePredictor p, Candidates c) {
-        List<Workload> ws = c.workloads();
+    private static Prediction[] score(RuntimePredictor p, Candidates.EachRow c, boolean keepGoing,
+            String[] refused) {
+        List<Optional<Workload>> ws = c.workloads();
         Prediction[] scored = new Prediction[ws.size()];
-        String[] refused = new String[ws.size()];
         java.util.stream.IntStream.range(0, ws.size()).parallel().forEach(i -> {
+            if (ws.get(i).isEmpty()) {
+                return;
+            }
             try {
-                scored[i] = p.predictScored(ws.get(i));
+                scored[i] = p.predictScored(ws.get(i).get());
             } catch (IllegalArgumentException e) {
                 refused[i] = e.getMessage();
             }
         });
         for (int i = 0; i < refused.length; i++) {
             if (refused[i] != null) {
-                throw InvalidInputException.atLine(c.table().source(), c.table().line(i), refused[i]);
+                InvalidInputException atLine = InvalidInputException.atLine(c.table().source(), c.table().line(i),
+                        refused[i]);
+                if (!keepGoing) {
+                    throw atLine;
+                }
+                refused[i] = atLine.getMessage();
             }
         }
         return scored;
+    }
+
+    /**
+     * The next chunk of the table: with {@code --keep-going} every row read on its own, a bad one kept with why;
+     * else the first bad row stops the command, naming its line.
+     */
+    private Candidates.EachRow nextChunk(Candidates.Chunks in) {
+        if (keepGoing) {
+            return in.nextEach(CHUNK_ROWS);
+        }
+        Candidates c = in.next(CHUNK_ROWS);
+        return new Candidates.EachRow(c.table(), c.workloads().stream().map(Optional::of).toList(),
+                java.util.Collections.nCopies(c.table().size(), Optional.<String>empty()));
+    }
+
+    /** The row as it came, no prediction, and why. */
+    private static String errorCsvLine(CsvTable t, int r, List<String> cols, String error) {
+        StringBuilder sb = new StringBuilder();
+        for (String c : cols) {
+            sb.append(CsvTable.cell(t.get(r, c))).append(',');
+        }
+        sb.append(",".repeat(OUTPUT_COLUMNS.size() - 1)).append(',');
+        return sb.append(CsvTable.cell(error)).append('\n').toString();
+    }
+
+    private static String errorJsonLine(ObjectMapper om, CsvTable t, int r, List<String> cols, String error)
+            throws IOException {
+        ObjectNode o = om.createObjectNode();
+        for (String c : cols) {
+            o.put(c, t.get(r, c));
+        }
+        for (String c : OUTPUT_COLUMNS) {
+            if (c.equals("warnings")) {
+                o.putArray(c);
+            } else {
+                o.putNull(c);
+            }
+        }
+        o.put(ERROR_COLUMN, error);
+        return om.writeValueAsString(o) + "\n";
     }
 
     private static String csvLine(CsvTable t, int r, List<String> cols, Prediction pr) {
@@ -344,8 +426,8 @@ final class PredictCommand implements Callable<Integer> {
         return sb.append(String.join(";", kinds)).append('\n').toString();
     }
 
-    private static String jsonLine(ObjectMapper om, CsvTable t, int r, List<String> cols, Prediction pr)
-            throws IOException {
+    private static String jsonLine(ObjectMapper om, CsvTable t, int r, List<String> cols, Prediction pr,
+            boolean withError) throws IOException {
         ObjectNode o = om.createObjectNode();
         for (String c : cols) {
             o.put(c, t.get(r, c));
@@ -361,6 +443,9 @@ final class PredictCommand implements Callable<Integer> {
         putOptional(o, "tokens_per_s_per_gpu", pr.tokensPerSecondPerGpu());
         putOptional(o, "model_tflops_per_gpu", pr.modelTflopsPerGpu());
         warnings(o.putArray("warnings"), pr);
+        if (withError) {
+            o.putNull(ERROR_COLUMN);
+        }
         return om.writeValueAsString(o) + "\n";
     }
 }

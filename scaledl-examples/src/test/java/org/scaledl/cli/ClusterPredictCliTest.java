@@ -408,6 +408,63 @@ class ClusterPredictCliTest {
     }
 
     /**
+     * With {@code --keep-going} a row that cannot be read (a configuration of an unknown type, an unknown device) or
+     * predicted (a layout the model refuses) keeps its place with its line and reason in the error column and no
+     * prediction; the others are scored as without the option, and the count is said; JSON lines carry the same in
+     * {@code error} (null where predicted). Without it the first such row stops the command at its line.
+     */
+    @Test
+    void keepGoingScoresTheGoodRowsAndSaysWhyTheOthersHaveNone(@TempDir Path dir) throws Exception {
+        config(dir);
+        Path bad = Files.createDirectories(dir.resolve("bad")).resolve("config.json");
+        Files.writeString(bad, "{\"model_type\": \"gemma9\"}");
+        String header = "name,transformer,seq,batch,micro_batches,world_size,tensor,device,precision\n";
+        String good = "good,gpt3/config.json,2048,1,8,8,1," + A100 + ",fp16\n";
+        Map<String, String> alone = scored(dir, header + good).get("good");
+        Path jobs = dir.resolve("jobs.csv");
+        Files.writeString(jobs, header + good + "type,bad/config.json,2048,1,8,8,1," + A100 + ",fp16\n"
+                + "device,gpt3/config.json,2048,1,8,8,1,NoSuchGPU,fp16\n"
+                + "layout,gpt3/config.json,2048,1,8,8,5," + A100 + ",fp16\n" + good.replace("good", "again"));
+        Path out = dir.resolve("kept.csv");
+        Run r = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--keep-going", "--out",
+                out.toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("3 of 5 candidates not predicted"), r.err());
+        org.scaledl.io.CsvTable t = org.scaledl.io.CsvTable.read(out);
+        assertEquals(5, t.size());
+        for (int i = 0; i < t.size(); i++) {
+            String name = t.get(i, "name");
+            boolean predicted = name.equals("good") || name.equals("again");
+            assertEquals(predicted, t.get(i, "error").isEmpty(), name + ": " + t.get(i, "error"));
+            assertEquals(predicted, !t.get(i, "predicted_ms").isEmpty(), name);
+            if (predicted) {
+                assertEquals(alone.get("predicted_ms"), t.get(i, "predicted_ms"), name);
+            }
+        }
+        assertTrue(t.get(1, "error").contains("jobs.csv:3") && t.get(1, "error").contains("gemma9"), t.get(1,
+                "error"));
+        assertTrue(t.get(2, "error").contains("jobs.csv:4") && t.get(2, "error").contains("NoSuchGPU"), t.get(2,
+                "error"));
+        assertTrue(t.get(3, "error").contains("jobs.csv:5"), t.get(3, "error"));
+        Path jsonl = dir.resolve("kept.jsonl");
+        assertEquals(0, MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--keep-going",
+                "--out", jsonl.toString()).code());
+        List<String> lines = Files.readAllLines(jsonl);
+        com.fasterxml.jackson.databind.ObjectMapper om = new com.fasterxml.jackson.databind.ObjectMapper();
+        assertTrue(om.readTree(lines.get(0)).get("error").isNull());
+        assertTrue(om.readTree(lines.get(1)).get("predicted_ms").isNull());
+        assertTrue(om.readTree(lines.get(1)).get("error").asText().contains("gemma9"));
+        Run strict = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--out",
+                out.toString());
+        assertEquals(1, strict.code(), strict.err());
+        assertTrue(strict.err().contains("jobs.csv:3"), strict.err());
+        Run single = MainTest.run("predict", "--model", "gpu", "--transformer", dir.resolve("gpt3/config.json")
+                .toString(), "--seq", "2048", "--batch", "1", "--keep-going");
+        assertTrue(single.code() != 0, single.err());
+        assertTrue(single.err().contains("--keep-going applies to --candidates"), single.err());
+    }
+
+    /**
      * A layout that does not divide the model, given as options or as a row, is bad input: one line naming what would
      * be valid, exit 1; uneven pipeline splits only where asked for.
      */
