@@ -68,6 +68,12 @@ public record LayerRole(Region region, Kind kind, int block) {
         LATENT(Split.NONE),
         /** The attention core: scores, softmax, its dropout, the context product (per head). */
         ATTENTION_CORE(Split.TENSOR),
+        /**
+         * DeepSeek's sparse-attention indexer: its per-head products over every earlier key, their weighted sum and
+         * the top-k selection; replicated over tensor-parallel ranks (Megatron's "duplicated" indexer), part of the
+         * attention core otherwise (recomputed with it, timed as its fused products).
+         */
+        INDEXER(Split.NONE),
         /** The heads' merge and the output projection. */
         ATTENTION_OUT(Split.TENSOR),
         /** The feed-forward up (and gate) projection (of a dense MLP or a shared expert). */
@@ -123,7 +129,7 @@ public record LayerRole(Region region, Kind kind, int block) {
 
         /** Whether it belongs to the attention core (recomputed by selective recomputation). */
         public boolean attentionCore() {
-            return this == ATTENTION_CORE;
+            return this == ATTENTION_CORE || this == INDEXER;
         }
 
         /** Whether it is part of a mixture of experts' routed experts (sharded by expert parallelism). */

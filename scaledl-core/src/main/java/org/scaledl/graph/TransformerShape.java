@@ -30,7 +30,8 @@ import org.scaledl.Checks;
  *                       the tokens are projected down before their dispatch)
  */
 public record TransformerShape(long hidden, long heads, long kvHeads, long ffn, int layers, long vocab, long seq,
-        int experts, int topK, long kvWidth, boolean fusedAttention, int mtpLayers, long dispatchWidth) {
+        int experts, int topK, long kvWidth, boolean fusedAttention, int mtpLayers, long dispatchWidth,
+        int sparseTopK) {
     /** Validates. */
     public TransformerShape {
         Checks.argument(hidden > 0 && heads > 0 && kvHeads > 0 && ffn > 0 && layers > 0 && vocab > 0 && seq > 0
@@ -39,6 +40,45 @@ public record TransformerShape(long hidden, long heads, long kvHeads, long ffn, 
         Checks.argument(experts >= 1 && topK >= 1 && topK <= experts, "top-%s of %s experts", topK, experts);
         Checks.argument(mtpLayers >= 0, "multi-token-prediction layers must be >= 0: %s", mtpLayers);
         Checks.argument(dispatchWidth > 0, "dispatch width must be positive: %s", dispatchWidth);
+        Checks.argument(sparseTopK >= 0, "sparse attention's keys must be >= 0: %s", sparseTopK);
+    }
+
+    /** A shape of dense attention (no sparse-attention indexer). */
+    public TransformerShape(long hidden, long heads, long kvHeads, long ffn, int layers, long vocab, long seq,
+            int experts, int topK, long kvWidth, boolean fusedAttention, int mtpLayers, long dispatchWidth) {
+        this(hidden, heads, kvHeads, ffn, layers, vocab, seq, experts, topK, kvWidth, fusedAttention, mtpLayers,
+                dispatchWidth, 0);
+    }
+
+    /**
+     * The keys a query attends to on average over a causal sequence of {@code s} when it reads at most {@code k}
+     * (DeepSeek's sparse attention): every earlier key up to the {@code k}-th query, {@code k} after,
+     * {@code (k(k+1)/2 + (s-k)·k)/s} for {@code s > k}; dense causal attention's {@code (s+1)/2} for {@code s <= k}.
+     */
+    public static long sparseCausalKeys(long s, long k) {
+        if (s <= k) {
+            return Math.max(1, (s + 1) / 2);
+        }
+        double kk = k;
+        return Math.max(1, Math.round((kk * (kk + 1) / 2 + (s - kk) * kk) / s));
+    }
+
+    /**
+     * The share of its work an attention-core layer does when the sequence packs documents of {@code documents}
+     * tokens, attention running within each: the quadratic layers (dense attention, the sparse-attention indexer)
+     * {@code documents / seq}; with sparse attention ({@code sparseTopK > 0}) the core's layers the keys a query
+     * reads within a document over those within the sequence.
+     *
+     * @param indexer whether the layer is the indexer's (quadratic even in a sparse model)
+     */
+    public double packedShare(long documents, boolean indexer) {
+        if (documents <= 0 || documents >= seq) {
+            return 1;
+        }
+        if (sparseTopK > 0 && !indexer) {
+            return (double) sparseCausalKeys(documents, sparseTopK) / sparseCausalKeys(seq, sparseTopK);
+        }
+        return (double) documents / seq;
     }
 
     /** A shape whose experts (if any) work in the hidden size: tokens dispatched {@code hidden} wide. */

@@ -282,7 +282,8 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
          * configuration or graph that cannot be built, a device not known) keeps its place with why, and the rest are
          * read as {@link #next} reads them; none at the end of the table.
          *
-         * @throws InvalidInputException for a table that cannot be read on (a malformed line of the file itself)
+         * @throws InvalidInputException for a table that cannot be read on: a line of the file itself malformed (a
+         *         field too many or too few, text that is not UTF-8) stops the reading at that line
          */
         public EachRow nextEach(int maxRows) {
             return rows.readEach(in.next(maxRows));
@@ -382,10 +383,16 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                 try {
                     ws.add(Optional.of(workload(t, r)));
                     errors.add(Optional.empty());
-                } catch (InvalidInputException | IllegalArgumentException e) {
+                } catch (InvalidInputException e) {
+                    // a graph's own error names the graph file, not the row: the row's line is added
                     ws.add(Optional.empty());
-                    errors.add(Optional.of(e instanceof InvalidInputException ? e.getMessage()
-                            : InvalidInputException.atLine(t.source(), t.line(r), e.getMessage()).getMessage()));
+                    errors.add(Optional.of(e.line() > 0 && e.source().filter(t.source()::equals).isPresent()
+                            ? e.getMessage() : InvalidInputException.atLine(t.source(), t.line(r), e.getMessage())
+                            .getMessage()));
+                } catch (IllegalArgumentException e) {
+                    ws.add(Optional.empty());
+                    errors.add(Optional.of(InvalidInputException.atLine(t.source(), t.line(r), e.getMessage())
+                            .getMessage()));
                 }
             }
             known.addAll(t.asked());

@@ -27,7 +27,8 @@ import org.scaledl.transformer.TransformerSpec.Block;
  * state; gated full attention; experts with a shared expert), {@code gpt2},
  * {@code bert} (and {@code roberta}), {@code opt}, {@code t5} (v1.0 and v1.1), and GPT-3-style configurations written
  * in GPT-2's keys. Every size the spec needs is read from the keys those models' configuration classes define, with
- * their documented defaults where a key is absent. The attention of the Llama-family and newer models is fused
+ * their documented defaults where a key is absent (DeepSeek-V2's and Kimi's read with DeepSeek-V3's class defaults; a
+ * size left out is warned about). The attention of the Llama-family and newer models is fused
  * (FlashAttention, as they are trained); dropouts are there only where the configuration has them.
  *
  * <p>Every integer is range-checked before use (a layer count of 2³² + 32 is refused, not read as 32), every
@@ -45,7 +46,8 @@ public final class HuggingFaceConfig {
      */
     private static final java.util.Set<String> ARCHITECTURE_KEYS = java.util.Set.of("hidden_size",
             "num_hidden_layers", "num_attention_heads", "vocab_size", "n_embd", "n_layer", "n_head", "d_model",
-            "num_layers", "num_heads");
+            "num_layers", "num_heads", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+            "v_head_dim", "n_routed_experts", "index_topk", "index_n_heads", "index_head_dim");
     /** A configuration is a few kilobytes; anything past a megabyte is not one. */
     private static final long MAX_BYTES = 1 << 20;
     /** The model types read. */
@@ -131,8 +133,8 @@ public final class HuggingFaceConfig {
                 // Qwen3-VL's text models are Qwen3's (dense and with experts)
                 case "qwen3_vl", "qwen3_vl_text" -> llama(r, name, "qwen3");
                 case "qwen3_vl_moe", "qwen3_vl_moe_text" -> llama(r, name, "qwen3_moe");
-                case "deepseek_v2", "deepseek_v3", "kimi_k2", "kimi_k25" -> deepseek(r, name, type);
-                case "deepseek_v32", "glm_moe_dsa" -> deepseek(r, name, type);
+                case "deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "kimi_k25", "glm_moe_dsa" ->
+                        deepseek(r, name, type);
                 case "glm4_moe" -> glm4Moe(r, name);
                 case "gpt_oss" -> gptOss(r, name);
                 case "nemotron" -> nemotron(r, name);
@@ -271,20 +273,25 @@ public final class HuggingFaceConfig {
      * DeepSeek-V2/V3's layout and the models that reuse it: Kimi K2 ({@code kimi_k2}, and the text model of
      * {@code kimi_k25}), DeepSeek-V3.2 and GLM-5 with sparse attention ({@code deepseek_v32}, {@code glm_moe_dsa}:
      * {@code index_topk} keys a query chosen by an indexer of {@code index_n_heads} heads of {@code index_head_dim}).
-     * A per-layer {@code mlp_layer_types} ("dense" or "sparse") replaces {@code first_k_dense_replace}; an indexer
-     * shared between layers ({@code indexer_types} naming "shared", GLM-5.2) is costed in every layer, said once.
+     * A per-layer {@code mlp_layer_types} ("dense" or "sparse") replaces {@code first_k_dense_replace}; layers that
+     * reuse another's indexer ({@code indexer_types} "shared", GLM-5.2; {@code index_topk_freq} above 1) are costed
+     * with their own, said at each read. A key left out takes the class's default (GLM-5's for {@code glm_moe_dsa},
+     * DeepSeek-V3's for the others), the sizes with a warning; a null {@code q_lora_rank} is a plain query projection
+     * (DeepSeek-V2-Lite).
      */
     private static TransformerSpec deepseek(Reader r, String name, String type) {
-        long heads = r.size("num_attention_heads", 128);
-        int layers = r.layers("num_hidden_layers", 61);
+        boolean glm = type.equals("glm_moe_dsa");
+        long heads = r.size("num_attention_heads", glm ? 64 : 128);
+        int layers = r.layers("num_hidden_layers", glm ? 78 : 61);
         int experts = r.count("n_routed_experts", 256, 1, TransformerSpec.Moe.MAX_EXPERTS);
         long expertFfn = r.size("moe_intermediate_size", 2048);
-        int shared = r.count("n_shared_experts", 0, 0, TransformerSpec.Moe.MAX_EXPERTS);
+        int shared = r.count("n_shared_experts", glm ? 1 : 0, 0, TransformerSpec.Moe.MAX_EXPERTS);
         boolean attentionBias = r.bool("attention_bias", false);
-        long q = r.has("q_lora_rank") && !r.isNull("q_lora_rank") ? r.size("q_lora_rank", -1) : 0;
+        long q = r.has("q_lora_rank") && r.isNull("q_lora_rank") ? 0 : r.size("q_lora_rank", glm ? 2048 : 1536);
         TransformerSpec.Mla mla = new TransformerSpec.Mla(q, r.size("kv_lora_rank", 512),
-                r.size("qk_nope_head_dim", 128), r.count("qk_rope_head_dim", 64, 0, 1 << 14), r.size("v_head_dim", 128));
-        int firstDense = r.count("first_k_dense_replace", 0, 0, layers);
+                r.size("qk_nope_head_dim", glm ? 192 : 128), r.count("qk_rope_head_dim", 64, 0, 1 << 14),
+                r.size("v_head_dim", glm ? 256 : 128));
+        int firstDense = r.count("first_k_dense_replace", glm ? 3 : 0, 0, layers);
         int freq = r.count("moe_layer_freq", 1, 1, layers);
         long ffn = r.size("intermediate_size", 18432);
         List<String> mlpTypes = r.texts("mlp_layer_types", layers);
@@ -301,20 +308,30 @@ public final class HuggingFaceConfig {
             }
             bl.add(moe ? Block.moe() : Block.dense(ffn));
         }
-        boolean sparse = type.equals("deepseek_v32") || type.equals("glm_moe_dsa") || r.has("index_topk");
+        boolean sparse = type.equals("deepseek_v32") || glm || r.has("index_topk") && !r.isNull("index_topk");
         java.util.Optional<TransformerSpec.Dsa> dsa = java.util.Optional.empty();
         if (sparse) {
             dsa = java.util.Optional.of(new TransformerSpec.Dsa(r.count("index_topk", 2048, 1, 1 << 26),
-                    r.size("index_n_heads", 64), r.size("index_head_dim", 128)));
+                    r.size("index_n_heads", glm ? 32 : 64), r.size("index_head_dim", 128)));
             List<String> indexers = r.texts("indexer_types", layers);
-            long reused = indexers.stream().filter(t -> !t.equals("full")).count();
+            for (int i = 0; i < indexers.size(); i++) {
+                if (!indexers.get(i).equals("full") && !indexers.get(i).equals("shared")) {
+                    throw new IllegalArgumentException("indexer_types[" + i + "] '" + printable(indexers.get(i))
+                            + "' is neither full nor shared");
+                }
+            }
+            long reused = indexers.stream().filter(t -> t.equals("shared")).count();
+            int every = r.count("index_topk_freq", 1, 1, layers);
+            if (reused == 0 && every > 1) {
+                reused = layers - (layers + every - 1) / every;
+            }
             if (reused > 0) {
-                LOG.warn("{}: {} of {} layers reuse another layer's indexer (indexer_types); each is costed with "
-                        + "its own, a little more than it runs", name, reused, layers);
+                LOG.warn("{}: {} of {} layers reuse another layer's indexer (indexer_types, index_topk_freq); each "
+                        + "is costed with its own, a little more than it runs", name, reused, layers);
             }
         }
-        TransformerSpec.Builder b = TransformerSpec.decoder(name, r.size("hidden_size", 7168), heads, layers,
-                r.vocab("vocab_size", 129280)).kvHeads(heads).headDim(mla.vDim()).ffn(ffn)
+        TransformerSpec.Builder b = TransformerSpec.decoder(name, r.size("hidden_size", glm ? 6144 : 7168), heads,
+                layers, r.vocab("vocab_size", glm ? 154880 : 129280)).kvHeads(heads).headDim(mla.vDim()).ffn(ffn)
                 .ffnKind(TransformerSpec.FfnKind.SWIGLU).norm(TransformerSpec.Norm.RMS_NORM).bias(false)
                 .qkvBias(attentionBias).outBias(attentionBias).tiedEmbeddings(r.bool("tie_word_embeddings", false))
                 .mla(mla).moe(new TransformerSpec.Moe(experts, r.count("num_experts_per_tok", 8, 1, experts),

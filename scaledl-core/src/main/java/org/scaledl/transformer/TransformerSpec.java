@@ -204,11 +204,7 @@ public final class TransformerSpec {
          * {@code topK}-th query, {@code topK} after, {@code (k(k+1)/2 + (s-k)·k)/s} for {@code s > k}.
          */
         public long causalKeys(long s) {
-            if (s <= topK) {
-                return Math.max(1, (s + 1) / 2);
-            }
-            double k = topK;
-            return Math.max(1, Math.round((k * (k + 1) / 2 + (s - k) * k) / s));
+            return TransformerShape.sparseCausalKeys(s, topK);
         }
     }
 
@@ -580,7 +576,7 @@ public final class TransformerSpec {
                 .orElse(2 * kvHeads * headDim);
         long dispatch = moe.map(m -> m.latent() > 0 ? m.latent() : hidden).orElse(hidden);
         return new TransformerShape(hidden, heads, kvHeads, ffn, totalLayers(), vocab, seq, experts(), topK(),
-                kvWidth, fusedAttention, mtpLayers, dispatch);
+                kvWidth, fusedAttention, mtpLayers, dispatch, dsa.map(Dsa::topK).orElse(0));
     }
 
     /**
@@ -1275,18 +1271,20 @@ public final class TransformerSpec {
         private String indexer(String p, String in, String qLatent) {
             Dsa d = m.dsa.orElseThrow();
             Mla a = m.mla.orElseThrow();
-            String q = qLatent != null ? linear(p + "/q", LayerRole.Kind.QKV, qLatent, a.qLoraRank(),
-                    d.heads() * d.headDim(), false) : linear(p + "/q", LayerRole.Kind.QKV, in, m.hidden,
+            // Megatron's indexer is replicated over the tensor-parallel ranks, its projections as the latent ones
+            String q = qLatent != null ? linear(p + "/q", LayerRole.Kind.LATENT, qLatent, a.qLoraRank(),
+                    d.heads() * d.headDim(), false) : linear(p + "/q", LayerRole.Kind.LATENT, in, m.hidden,
                     d.heads() * d.headDim(), false);
             String k = linear(p + "/k", LayerRole.Kind.LATENT, in, m.hidden, d.headDim(), false);
             k = norm(p + "/k_norm", k, d.headDim(), LayerRole.Kind.LATENT, Norm.LAYER_NORM);
             String w = linear(p + "/weights", LayerRole.Kind.LATENT, in, m.hidden, d.heads(), false);
             long keys = Math.max(1, (s + 1) / 2);
-            LayerRole.Kind core = LayerRole.Kind.ATTENTION_CORE;
+            LayerRole.Kind core = LayerRole.Kind.INDEXER;
             layer(Layer.builder(p + "/split", "Split").inputs(q, k).outputs(p + "/q_heads:0", p + "/kT:0"),
                     p + "/split", core);
             act(p + "/q_heads:0", perHead(d.heads(), s, d.headDim()));
-            act(p + "/kT:0", perHead(d.heads(), d.headDim(), keys));
+            // one key a token, shared by the heads
+            act(p + "/kT:0", perHead(1, d.headDim(), keys));
             String scores = act(p + "/scores:0", perHead(d.heads(), s, keys));
             layer(tiles(Layer.builder(p + "/scores", "MatMul").inputs(p + "/q_heads:0", p + "/kT:0")
                     .outputs(scores), scores), p + "/scores", core);

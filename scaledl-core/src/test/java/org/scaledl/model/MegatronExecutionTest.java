@@ -72,6 +72,54 @@ class MegatronExecutionTest {
                 .topology(DGX).build();
     }
 
+    /**
+     * DeepSeek's sparse-attention indexer runs whole on every tensor-parallel rank (Megatron's duplicated indexer):
+     * its time does not shrink with tensor parallelism while the core's does; it keeps only its own queries and key
+     * for the backward pass (not the attention's keys and values a second time); with packed documents it does
+     * {@code document / seq} of its work and the core the share of keys a query reads within its document.
+     */
+    @Test
+    void theSparseAttentionIndexerIsReplicatedAndKeepsItsOwnInputs() {
+        TransformerSpec.Mla mla = new TransformerSpec.Mla(512, 256, 64, 32, 64);
+        TransformerSpec dense = TransformerSpec.decoder("dsa", 2048, 16, 2, 32000).kvHeads(16).headDim(64)
+                .ffnKind(TransformerSpec.FfnKind.SWIGLU).norm(TransformerSpec.Norm.RMS_NORM).bias(false)
+                .mla(mla).fusedAttention(true).attentionDropout(false).hiddenDropout(false).build();
+        int seq = 4096;
+        // top-k of the whole sequence: the sparse core reads what the dense one does, the indexer comes on top
+        TransformerSpec whole = dense.toBuilder().dsa(new TransformerSpec.Dsa(seq, 8, 64)).build();
+        double[] indexer = new double[3];
+        double[] core = new double[3];
+        for (int t : new int[] {1, 2}) {
+            double withIt = org.scaledl.model.exec.MegatronExecution.terms(decoderJob(whole, seq, t, Precision.BF16),
+                    stage.layers(), Optional.empty(), A100, DGX).value(ExecutionTerm.DENSE_ATTENTION);
+            core[t] = org.scaledl.model.exec.MegatronExecution.terms(decoderJob(dense, seq, t, Precision.BF16),
+                    stage.layers(), Optional.empty(), A100, DGX).value(ExecutionTerm.DENSE_ATTENTION);
+            indexer[t] = withIt - core[t];
+        }
+        assertTrue(indexer[1] > 0, "the indexer's products: " + indexer[1]);
+        assertEquals(indexer[1], indexer[2], 1e-9 * indexer[1], "the indexer's products are not split");
+        assertTrue(core[2] < 0.75 * core[1], core[2] + " vs " + core[1]);
+        TransformerSpec.Dsa d = new TransformerSpec.Dsa(512, 8, 64);
+        TransformerSpec sparse = dense.toBuilder().dsa(d).build();
+        Prediction one = predictor.predict(decoderJob(sparse, seq, 1, Precision.BF16));
+        // memory: the sparse model keeps, beyond the dense one's, its indexer's weights (16-bit copy, FP32 gradient
+        // and master copy, Adam's two moments: 18 bytes a parameter, Narayanan et al.), what its projections and norm
+        // read (each layer its own input, as every linear layer here counts it: the query latent of 512, the layer's
+        // input of 2,048 twice, the key of 64) and its core's queries and key (8 heads of 64 and one of 64), in 16
+        // bits, in each of the 2 layers: not the attention's keys and values a second time
+        double extraParams = sparse.parameterCount() - dense.parameterCount();
+        double extraInputs = 2.0 * seq * 2 * (512 + 2048 + 2048 + 64 + 8 * 64 + 64);
+        double extraBytes = (one.memoryGb().orElseThrow() - predictor.predict(decoderJob(dense, seq, 1,
+                Precision.BF16)).memoryGb().orElseThrow()) * (1L << 30);
+        assertEquals(extraParams * 18 + extraInputs, extraBytes, 1e-6 * extraBytes);
+        // packed documents of 1,024 tokens: the indexer a quarter, the core 512-keys' share
+        org.scaledl.graph.TransformerShape shape = sparse.shape(seq);
+        assertEquals(0.25, shape.packedShare(1024, true), 1e-12);
+        assertEquals((double) d.causalKeys(1024) / d.causalKeys(seq), shape.packedShare(1024, false), 1e-12);
+        assertEquals(0.25, dense.shape(seq).packedShare(1024, false), 1e-12);
+        assertEquals(1, shape.packedShare(0, false), 1e-12);
+    }
+
     /** The prediction's note on products the tensor cores cannot load, if it has one. */
     private static Optional<String> alignmentNote(Workload w) {
         return predictor.predict(w).warnings().stream().map(x -> x.message()).filter(x -> x.contains("16 bytes"))

@@ -280,13 +280,11 @@ class TransformerSpecTest {
             double indexer = 0;
             double core = 0;
             for (LayerFeatures f : FeatureExtractor.of(g).extract(1, Phase.INFER)) {
-                if (g.role(f.layer()).kind() == org.scaledl.graph.LayerRole.Kind.ATTENTION_CORE
-                        && f.family() == OpFamily.DENSE) {
-                    if (g.layer(f.layer()).name().contains("/indexer/")) {
-                        indexer += f.flopsFwd() * g.repeats(f.layer());
-                    } else {
-                        core += f.flopsFwd() * g.repeats(f.layer());
-                    }
+                org.scaledl.graph.LayerRole.Kind kind = g.role(f.layer()).kind();
+                if (f.family() == OpFamily.DENSE && kind == org.scaledl.graph.LayerRole.Kind.INDEXER) {
+                    indexer += f.flopsFwd() * g.repeats(f.layer());
+                } else if (f.family() == OpFamily.DENSE && kind == org.scaledl.graph.LayerRole.Kind.ATTENTION_CORE) {
+                    core += f.flopsFwd() * g.repeats(f.layer());
                 }
             }
             assertEquals(keys / ((s + 1) / 2), core / coreFlops(dense.graph(s)), 1e-6, "s " + s);
@@ -340,6 +338,15 @@ class TransformerSpecTest {
                 + types.toString().replace("\"dense\"", "\"moe\"") + "]"), StandardCharsets.UTF_8);
         InvalidInputException e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
         assertTrue(e.getMessage().contains("mlp_layer_types[0] 'moe'"), e.getMessage());
+        // a null index_topk is no sparse attention; an indexer type other than full or shared is refused naming it
+        Files.writeString(f, v3.replace("\"v_head_dim\"", "\"index_topk\": null, \"v_head_dim\""),
+                StandardCharsets.UTF_8);
+        assertTrue(HuggingFaceConfig.read(f).dsa().isEmpty());
+        Files.writeString(f, v3.replace("\"deepseek_v3\"", "\"deepseek_v32\"").replace("\"v_head_dim\"",
+                "\"indexer_types\": " + types.toString().replace("\"dense\"", "\"full\"").replace("\"sparse\"",
+                "\"half\"") + "], \"v_head_dim\""), StandardCharsets.UTF_8);
+        e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(e.getMessage().contains("indexer_types[5] 'half'"), e.getMessage());
     }
 
     /** Qwen3-VL's text models (in {@code text_config}) are Qwen3's: the MoE one reads as Qwen3-30B-A3B does. */

@@ -50,7 +50,8 @@ final class PredictCommand implements Callable<Integer> {
 
     @Option(names = "--keep-going", description = "With --candidates: a row that cannot be read or predicted is "
             + "written with its reason in an added error column (JSON key error) and no prediction, and the others "
-            + "are scored; the count of such rows goes to stderr (default: the first such row stops the command)")
+            + "are scored; the count of such rows goes to stderr (default: the first such row stops the command; a "
+            + "line of the file itself malformed stops it either way)")
     boolean keepGoing;
 
     @Option(names = "--json", description = "Print JSON (one workload)")
@@ -222,9 +223,9 @@ final class PredictCommand implements Callable<Integer> {
     }
 
 
-    /** The columns a scored table adds (an input column of the same name is replaced). */
     /** The column (JSON key) {@code --keep-going} adds: why a row has no prediction, empty where it has one. */
     static final String ERROR_COLUMN = "error";
+    /** The columns a scored table adds (an input column of the same name is replaced). */
     static final List<String> OUTPUT_COLUMNS = List.of("predicted_ms", "low_ms", "high_ms", "memory_gb",
             "tokens_per_s_per_gpu", "model_tflops_per_gpu", "warnings");
 
@@ -329,8 +330,8 @@ final class PredictCommand implements Callable<Integer> {
         }
         double seconds = nanos[0] / 1e9;
         if (!Main.quiet) {
-            System.err.printf(Locale.ROOT, "scored %d candidates over %d graphs in %.3f s (%.0f / s)%n", counts[0],
-                    counts[1], seconds, counts[0] / Math.max(seconds, 1e-9));
+            System.err.printf(Locale.ROOT, "scored %d candidates over %d graphs in %.3f s (%.0f / s)%n",
+                    counts[0] - counts[2], counts[1], seconds, (counts[0] - counts[2]) / Math.max(seconds, 1e-9));
         }
         return 0;
     }

@@ -527,9 +527,10 @@ public final class MegatronExecution {
             if (lf.family() == OpFamily.SHAPE) {
                 continue;
             }
-            // packed documents: the attention core's quadratic layers do that share of their work
+            // packed documents: the attention core's layers do the share of their work the keys within a document
+            // give (the quadratic ones, the sparse-attention indexer's among them, documents / seq)
             double packed = documents > 0 && kind.attentionCore() && lf.family() != OpFamily.MOVEMENT
-                    && lf.family() != OpFamily.VIEW ? Math.min(1.0, (double) documents / ts.seq()) : 1;
+                    && lf.family() != OpFamily.VIEW ? ts.packedShare(documents, kind == LayerRole.Kind.INDEXER) : 1;
             saved[u] += packed * savedBytes(g, lf, role, b, ts, prec, lowLinear ? low : null, rc, divisor, t, sp, c);
             // a row-parallel product splits its reduction, not its output (the partial sums the all-reduce adds)
             LayerFeatures f = rowParallel(kind) && t > 1 && lf.family() == OpFamily.DENSE
@@ -685,6 +686,14 @@ public final class MegatronExecution {
         if (core && (ts.fusedAttention() || rc == Recompute.SELECTIVE)) {
             if (!op.equals("Split")) {
                 return 0;
+            }
+            if (role.kind() == LayerRole.Kind.INDEXER) {
+                // the indexer's own queries and key (its products are recomputed from them)
+                double in = 0;
+                for (String x : l.inputs()) {
+                    in += elements(g, x, b);
+                }
+                return in * a / divisor;
             }
             double q = elements(g, l.outputs().get(0), b);
             double kv = (double) b * ts.seq() * ts.kvWidth();
