@@ -339,7 +339,9 @@ final class PredictCommand implements Callable<Integer> {
     /**
      * The candidates' predictions, on every core (the predictor is thread-safe, and a prediction does not depend
      * on the order or the thread asking: {@link RuntimePredictor#predictScored}); a row the model refuses is
-     * reported at its line, the first such row of the chunk whatever the threads did.
+     * reported at its line, the first such row of the chunk whatever the threads did; with {@code keepGoing} every
+     * refusal is left in {@code refused} at its row (its file, line and reason) and the row's prediction is null. A
+     * row without a workload (read with an error) is skipped.
      */
     private static Prediction[] score(RuntimePredictor p, Candidates.EachRow c, boolean keepGoing,
             String[] refused) {
