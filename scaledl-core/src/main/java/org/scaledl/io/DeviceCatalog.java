@@ -109,7 +109,8 @@ public final class DeviceCatalog {
                 }
                 d = new Device(primary, m.memoryGB(), m.memoryBandwidthGBps(), m.computeUnits(), m.clockMHz(),
                         m.peakMatrixGflops(), m.peakVectorGflops(), m.l2MB(), d.linkGBps(), Device.Kind.GPU, 0,
-                        d.matrixPeaks(), d.formFactor(), d.pcieGBps(), d.platform(), d.sfuPerClock());
+                        d.matrixPeaks(), d.formFactor(), d.pcieGBps(), d.platform(), d.sfuPerClock(),
+                        d.boardPowerW());
             }
             add(byKey, all, d, names);
         }
@@ -174,7 +175,8 @@ public final class DeviceCatalog {
                     t.optionalNumberInRange(r, "link_GBps", 1e-3, 1e5).orElse(0), Device.Kind.GPU, 0,
                     new Device.MatrixPeaks(byColumn), t.opt(r, "form_factor").orElse(""),
                     t.optionalNumberInRange(r, "pcie_GBps", 1e-3, 1e4).orElse(0), platform,
-                    t.optionalNumberInRange(r, SFU_COLUMN, 1, 1e4).orElse(0));
+                    t.optionalNumberInRange(r, SFU_COLUMN, 1, 1e4).orElse(0),
+                    t.optionalNumberInRange(r, "tdp_W", 1, 1e5).orElse(0));
         } catch (IllegalArgumentException e) {
             throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());
         }

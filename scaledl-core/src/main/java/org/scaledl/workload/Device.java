@@ -40,10 +40,12 @@ import org.scaledl.Checks;
  * @param sfuPerClock         exponentials (and other transcendentals) the special-function units of one compute
  *                            unit finish per clock, 0 when not described ({@link #exponentialsPerSecond()} then
  *                            takes {@link #DEFAULT_SFU_PER_CLOCK})
+ * @param boardPowerW         the board's power limit (TDP), W, 0 when not described
  */
 public record Device(String name, double memoryGB, double memoryBandwidthGBps, int computeUnits, double clockMHz,
         double peakMatrixGflops, double peakVectorGflops, double l2MB, double linkGBps, Kind kind, int simdBits,
-        MatrixPeaks matrixPeaks, String formFactor, double pcieGBps, Platform platform, double sfuPerClock) {
+        MatrixPeaks matrixPeaks, String formFactor, double pcieGBps, Platform platform, double sfuPerClock,
+        double boardPowerW) {
 
     /**
      * Exponentials per compute unit and clock where a description gives none: 16, the rate of every NVIDIA
@@ -174,6 +176,16 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
         Objects.requireNonNull(platform, "platform");
         Checks.argument(Double.isFinite(sfuPerClock) && sfuPerClock >= 0,
                 "device %s: special-function rate must be finite and >= 0", name);
+        Checks.argument(Double.isFinite(boardPowerW) && boardPowerW >= 0,
+                "device %s: board power must be finite and >= 0", name);
+    }
+
+    /** A device without a described board power. */
+    public Device(String name, double memoryGB, double memoryBandwidthGBps, int computeUnits, double clockMHz,
+            double peakMatrixGflops, double peakVectorGflops, double l2MB, double linkGBps, Kind kind, int simdBits,
+            MatrixPeaks matrixPeaks, String formFactor, double pcieGBps, Platform platform, double sfuPerClock) {
+        this(name, memoryGB, memoryBandwidthGBps, computeUnits, clockMHz, peakMatrixGflops, peakVectorGflops, l2MB,
+                linkGBps, kind, simdBits, matrixPeaks, formFactor, pcieGBps, platform, sfuPerClock, 0);
     }
 
     // written out: a record's generated equals and hashCode are linked through method handles on first use, which
@@ -188,7 +200,8 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
                 && Double.compare(linkGBps, d.linkGBps) == 0 && kind == d.kind && simdBits == d.simdBits
                 && matrixPeaks.equals(d.matrixPeaks) && formFactor.equals(d.formFactor)
                 && Double.compare(pcieGBps, d.pcieGBps) == 0 && platform.equals(d.platform)
-                && Double.compare(sfuPerClock, d.sfuPerClock) == 0;
+                && Double.compare(sfuPerClock, d.sfuPerClock) == 0
+                && Double.compare(boardPowerW, d.boardPowerW) == 0;
     }
 
     @Override
@@ -208,7 +221,8 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
         h = 31 * h + formFactor.hashCode();
         h = 31 * h + Double.hashCode(pcieGBps);
         h = 31 * h + platform.hashCode();
-        return 31 * h + Double.hashCode(sfuPerClock);
+        h = 31 * h + Double.hashCode(sfuPerClock);
+        return 31 * h + Double.hashCode(boardPowerW);
     }
 
     /** A device without a described special-function rate. */
@@ -278,7 +292,7 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
     public Device withLinkGBps(double value) {
         return new Device(name, memoryGB, memoryBandwidthGBps, computeUnits, clockMHz, peakMatrixGflops,
                 peakVectorGflops, l2MB, value, kind, simdBits, matrixPeaks, formFactor, pcieGBps, platform,
-                sfuPerClock);
+                sfuPerClock, boardPowerW);
     }
 
     /** Peak FP32 FLOP/s for matrix ({@code true}) or vector work. */
@@ -336,7 +350,8 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
     /** A copy with the catalog's matrix peaks, form factor, PCIe bandwidth and platform. */
     public Device withCatalogFigures(MatrixPeaks peaks, String form, double pcie, Platform system) {
         return new Device(name, memoryGB, memoryBandwidthGBps, computeUnits, clockMHz, peakMatrixGflops,
-                peakVectorGflops, l2MB, linkGBps, kind, simdBits, peaks, form, pcie, system, sfuPerClock);
+                peakVectorGflops, l2MB, linkGBps, kind, simdBits, peaks, form, pcie, system, sfuPerClock,
+                boardPowerW);
     }
 
     /**
@@ -346,6 +361,26 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
      */
     public double exponentialsPerSecond() {
         return computeUnits * clockMHz * 1e6 * (sfuPerClock > 0 ? sfuPerClock : DEFAULT_SFU_PER_CLOCK);
+    }
+
+    /**
+     * The matrix work in a precision that the board's power sustains, FLOP/s: {@code boardPowerW} times
+     * {@code flopsPerWatt} (the 16-bit rate a watt buys) times the operands' narrowing, as a product's energy scales
+     * with its operands' width (FP8 twice the 16-bit rate a watt, FP4 four times, TF32 and FP32 half); empty where
+     * the board power is not described or the work does not run on matrix units.
+     */
+    public OptionalDouble powerSustainedFlopsPerSecond(Precision precision, double flopsPerWatt) {
+        Precision p = runs(precision).orElse(Precision.FP32);
+        if (boardPowerW <= 0 || kind != Kind.GPU || !matrixUnits(p)) {
+            return OptionalDouble.empty();
+        }
+        double narrowing = switch (p.peakColumn()) {
+            case "fp4" -> 4;
+            case "fp8", "mxfp8" -> 2;
+            case "fp16", "bf16" -> 1;
+            default -> 0.5;
+        };
+        return OptionalDouble.of(boardPowerW * flopsPerWatt * narrowing);
     }
 
     /** Peak memory bandwidth in bytes per second. */

@@ -72,6 +72,70 @@ class MegatronExecutionTest {
                 .topology(DGX).build();
     }
 
+    /** The floors (work at the sustained ceiling, ms) of a class's contractions. */
+    private static double floors(MegatronTerms terms, ExecutionTerm cls) {
+        double sum = 0;
+        for (int i = 0; i < terms.contractions(); i++) {
+            sum += terms.classOf(i) == cls ? terms.floor(i) : 0;
+        }
+        return sum;
+    }
+
+    /**
+     * A long product sustains no more matrix work than its board's power buys
+     * ({@link org.scaledl.model.exec.MegatronExecution#SUSTAINED_FLOPS_PER_WATT}, FP8 twice the 16-bit rate): on a
+     * GB200 (1,200 W) the contractions' floors rise over those of the same part without a described board power by
+     * the ceiling over the power's share of the peak, in BF16 and FP8; on an H100 (700 W) and an A100 (400 W),
+     * whose peaks the power sustains, nothing changes; the rate a watt buys is the catalog's board power times it.
+     */
+    @Test
+    void blackwellsPeaksAreCappedByTheBoardsPowerHoppersAreNot() {
+        double eta = org.scaledl.model.exec.MegatronExecution.SUSTAINED_FLOPS_PER_WATT;
+        Device gb200 = org.scaledl.io.DeviceCatalog.bundled().require("GB200");
+        assertEquals(1200 * eta * 2, gb200.powerSustainedFlopsPerSecond(Precision.FP8, eta).orElseThrow(), 1);
+        assertEquals(1200 * eta, gb200.powerSustainedFlopsPerSecond(Precision.BF16, eta).orElseThrow(), 1);
+        assertEquals(1200 * eta * 4, gb200.powerSustainedFlopsPerSecond(Precision.NVFP4, eta).orElseThrow(), 1);
+        TransformerSpec spec = TransformerSpec.decoder("g", 8192, 64, 2, 32000).kvHeads(8)
+                .ffnKind(TransformerSpec.FfnKind.SWIGLU).norm(TransformerSpec.Norm.RMS_NORM).bias(false)
+                .fusedAttention(true).attentionDropout(false).hiddenDropout(false).build();
+        double[] rise = new double[2];
+        int i = 0;
+        for (Precision prec : new Precision[] {Precision.BF16, Precision.FP8}) {
+            ExecutionTerm cls = prec == Precision.FP8 ? ExecutionTerm.DENSE_FP8 : ExecutionTerm.DENSE;
+            for (Device d : new Device[] {gb200, org.scaledl.io.DeviceCatalog.bundled().require("H100"), A100}) {
+                if (d == A100 && prec == Precision.FP8) {
+                    continue;
+                }
+                Device unpowered = new Device(d.name(), d.memoryGB(), d.memoryBandwidthGBps(), d.computeUnits(),
+                        d.clockMHz(), d.peakMatrixGflops(), d.peakVectorGflops(), d.l2MB(), d.linkGBps(), d.kind(),
+                        d.simdBits(), d.matrixPeaks(), d.formFactor(), d.pcieGBps(), d.platform(), d.sfuPerClock(), 0);
+                Workload w = Workload.builder(spec.graph(8192)).batch(1).phase(Phase.TRAIN).device(d)
+                        .parallelism(Parallelism.of(1, 1, 1, 1)).precision(prec).recompute(Recompute.NONE)
+                        .topology(DGX).build();
+                double powered = floors(org.scaledl.model.exec.MegatronExecution.terms(w, stage.layers(),
+                        Optional.empty(), d, DGX), cls);
+                double free = floors(org.scaledl.model.exec.MegatronExecution.terms(w.toBuilder().device(unpowered)
+                        .build(), stage.layers(), Optional.empty(), unpowered, DGX), cls);
+                if (d == gb200) {
+                    rise[i] = powered / free;
+                    assertTrue(powered > free, d.name() + " " + prec + ": " + powered + " vs " + free);
+                } else {
+                    assertEquals(free, powered, 1e-9 * free, d.name() + " " + prec);
+                }
+            }
+            i++;
+        }
+        // every floor scaled by the ceiling over the power's share of the peak: a GB200's FP8 peak is twice its BF16
+        // one, as the power's rate is, so both rise alike
+        Precision[] both = {Precision.BF16, Precision.FP8};
+        for (int k = 0; k < 2; k++) {
+            double ceiling = stage.layers().sustainedPeakFraction(gb200, both[k]);
+            double power = gb200.powerSustainedFlopsPerSecond(both[k], eta).orElseThrow()
+                    / gb200.peakFlopsPerSecond(both[k], true);
+            assertEquals(ceiling / Math.min(ceiling, power), rise[k], 1e-9, both[k].toString());
+        }
+    }
+
     /**
      * DeepSeek's sparse-attention indexer runs whole on every tensor-parallel rank (Megatron's duplicated indexer):
      * its time does not shrink with tensor parallelism while the core's does; it keeps only its own queries and key
