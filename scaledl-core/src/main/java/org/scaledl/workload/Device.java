@@ -180,13 +180,7 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
                 "device %s: board power must be finite and >= 0", name);
     }
 
-    /** A device without a described board power. */
-    public Device(String name, double memoryGB, double memoryBandwidthGBps, int computeUnits, double clockMHz,
-            double peakMatrixGflops, double peakVectorGflops, double l2MB, double linkGBps, Kind kind, int simdBits,
-            MatrixPeaks matrixPeaks, String formFactor, double pcieGBps, Platform platform, double sfuPerClock) {
-        this(name, memoryGB, memoryBandwidthGBps, computeUnits, clockMHz, peakMatrixGflops, peakVectorGflops, l2MB,
-                linkGBps, kind, simdBits, matrixPeaks, formFactor, pcieGBps, platform, sfuPerClock, 0);
-    }
+
 
     // written out: a record's generated equals and hashCode are linked through method handles on first use, which
     // costs a cold JVM milliseconds per record class (the start-up of one prediction); RecordEqualityTest checks them
@@ -230,7 +224,7 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
             double peakMatrixGflops, double peakVectorGflops, double l2MB, double linkGBps, Kind kind, int simdBits,
             MatrixPeaks matrixPeaks, String formFactor, double pcieGBps, Platform platform) {
         this(name, memoryGB, memoryBandwidthGBps, computeUnits, clockMHz, peakMatrixGflops, peakVectorGflops, l2MB,
-                linkGBps, kind, simdBits, matrixPeaks, formFactor, pcieGBps, platform, 0);
+                linkGBps, kind, simdBits, matrixPeaks, formFactor, pcieGBps, platform, 0, 0);
     }
 
     /** A device without a described platform. */
@@ -365,22 +359,17 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
 
     /**
      * The matrix work in a precision that the board's power sustains, FLOP/s: {@code boardPowerW} times
-     * {@code flopsPerWatt} (the 16-bit rate a watt buys) times the operands' narrowing, as a product's energy scales
-     * with its operands' width (FP8 twice the 16-bit rate a watt, FP4 four times, TF32 and FP32 half); empty where
-     * the board power is not described or the work does not run on matrix units.
+     * {@code flopsPerWatt} (the 16-bit rate a watt buys) times the precision's peak over the 16-bit one (BF16's, else
+     * FP16's): a board sustains the same fraction of each precision's data-sheet peak. Empty where the board power is
+     * not described, the work does not run on matrix units or the device has no 16-bit ones.
      */
     public OptionalDouble powerSustainedFlopsPerSecond(Precision precision, double flopsPerWatt) {
         Precision p = runs(precision).orElse(Precision.FP32);
-        if (boardPowerW <= 0 || kind != Kind.GPU || !matrixUnits(p)) {
+        double sixteen = matrixPeaks.get("bf16") > 0 ? matrixPeaks.get("bf16") : matrixPeaks.get("fp16");
+        if (boardPowerW <= 0 || kind != Kind.GPU || !matrixUnits(p) || sixteen <= 0) {
             return OptionalDouble.empty();
         }
-        double narrowing = switch (p.peakColumn()) {
-            case "fp4" -> 4;
-            case "fp8", "mxfp8" -> 2;
-            case "fp16", "bf16" -> 1;
-            default -> 0.5;
-        };
-        return OptionalDouble.of(boardPowerW * flopsPerWatt * narrowing);
+        return OptionalDouble.of(boardPowerW * flopsPerWatt * peakFlopsPerSecond(p, true) / (sixteen * 1e9));
     }
 
     /** Peak memory bandwidth in bytes per second. */

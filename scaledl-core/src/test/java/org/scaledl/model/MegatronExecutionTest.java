@@ -89,12 +89,20 @@ class MegatronExecutionTest {
      * whose peaks the power sustains, nothing changes; the rate a watt buys is the catalog's board power times it.
      */
     @Test
-    void blackwellsPeaksAreCappedByTheBoardsPowerHoppersAreNot() {
+    void theBoardsPowerCapsBlackwellsPeaksNotAnH100SxmsOrAnA100s() {
         double eta = org.scaledl.model.exec.MegatronExecution.SUSTAINED_FLOPS_PER_WATT;
         Device gb200 = org.scaledl.io.DeviceCatalog.bundled().require("GB200");
         assertEquals(1200 * eta * 2, gb200.powerSustainedFlopsPerSecond(Precision.FP8, eta).orElseThrow(), 1);
         assertEquals(1200 * eta, gb200.powerSustainedFlopsPerSecond(Precision.BF16, eta).orElseThrow(), 1);
         assertEquals(1200 * eta * 4, gb200.powerSustainedFlopsPerSecond(Precision.NVFP4, eta).orElseThrow(), 1);
+        // each precision the same fraction of its own peak: Blackwell Ultra's FP4 three times its FP8
+        Device gb300 = org.scaledl.io.DeviceCatalog.bundled().require("GB300");
+        assertEquals(1400 * eta * 15000 / 2500, gb300.powerSustainedFlopsPerSecond(Precision.NVFP4, eta)
+                .orElseThrow(), 1);
+        // NVFP4 on an H100 runs in FP8, capped as FP8 (where it binds at all)
+        Device h100 = org.scaledl.io.DeviceCatalog.bundled().require("H100");
+        assertEquals(h100.powerSustainedFlopsPerSecond(Precision.FP8, eta).orElseThrow(),
+                h100.powerSustainedFlopsPerSecond(Precision.NVFP4, eta).orElseThrow(), 1);
         TransformerSpec spec = TransformerSpec.decoder("g", 8192, 64, 2, 32000).kvHeads(8)
                 .ffnKind(TransformerSpec.FfnKind.SWIGLU).norm(TransformerSpec.Norm.RMS_NORM).bias(false)
                 .fusedAttention(true).attentionDropout(false).hiddenDropout(false).build();
@@ -1133,7 +1141,7 @@ class MegatronExecutionTest {
             Device d = new Device(A100.name(), A100.memoryGB(), A100.memoryBandwidthGBps(), A100.computeUnits(),
                     A100.clockMHz(), A100.peakMatrixGflops(), A100.peakVectorGflops(), A100.l2MB(), A100.linkGBps(),
                     A100.kind(), A100.simdBits(), A100.matrixPeaks(), A100.formFactor(), A100.pcieGBps(),
-                    A100.platform(), 16 << k);
+                    A100.platform(), 16 << k, A100.boardPowerW());
             Workload w = Workload.builder(MIXTRAL.graph(1024)).batch(4).phase(Phase.TRAIN).device(d)
                     .parallelism(Parallelism.of(1, 1, 1, 4)).precision(Precision.BF16).recompute(Recompute.FULL)
                     .topology(DGX).build();
@@ -1229,7 +1237,7 @@ class MegatronExecutionTest {
         Device d = new Device(A100.name(), (none + full) / 2 / (1L << 30), A100.memoryBandwidthGBps(),
                 A100.computeUnits(), A100.clockMHz(), A100.peakMatrixGflops(), A100.peakVectorGflops(), A100.l2MB(),
                 A100.linkGBps(), A100.kind(), A100.simdBits(), A100.matrixPeaks(), A100.formFactor(),
-                A100.pcieGBps(), A100.platform(), A100.sfuPerClock());
+                A100.pcieGBps(), A100.platform(), A100.sfuPerClock(), A100.boardPowerW());
         Workload auto = inside.toBuilder().recompute(Recompute.AUTO).build();
         assertEquals(Recompute.FULL, org.scaledl.model.exec.MegatronExecution.resolve(auto, stage.layers(), d)
                 .recompute(), "without the overlap: (partial) full recomputation to fit");

@@ -555,13 +555,8 @@ public final class MegatronExecution {
             }
             if (dense(lf.family())) {
                 double peak = device.peakFlopsPerSecond(lp, true);
-                double ceiling = layers.sustainedPeakFraction(device, lp);
-                // a long product sustains no more than its board's power buys (Blackwell's data-sheet peaks are
-                // beyond what 1,000-1,200 W sustain; Hopper's and Ampere's are not)
-                OptionalDouble powered = device.powerSustainedFlopsPerSecond(lp, SUSTAINED_FLOPS_PER_WATT);
-                if (powered.isPresent()) {
-                    ceiling = Math.min(ceiling, powered.getAsDouble() / peak);
-                }
+                // no more than the board's power buys
+                double ceiling = sustainedFraction(layers, device, lp);
                 double flops = packed * (f.flopsFwd() * (again ? 2 : 1) + (train ? bwdShare * f.flopsBwd() : 0));
                 ExecutionTerm cls = lowLinear ? lowClass : kind.attentionCore() && ts.fusedAttention()
                         ? ExecutionTerm.DENSE_ATTENTION : ExecutionTerm.DENSE;
@@ -604,7 +599,7 @@ public final class MegatronExecution {
                 // and twice backward): bound by the memory at small ranks, by the matrix units at large ones
                 double flops = 2.0 * lora * elements;
                 double ms = timed ? 1e3 * Math.max(actBytes * elements / bandwidth, flops
-                        / (layers.sustainedPeakFraction(device, high) * device.peakFlopsPerSecond(high, true))) : 0;
+                        / (sustainedFraction(layers, device, high) * device.peakFlopsPerSecond(high, true))) : 0;
                 if (kind.expert()) {
                     expertOther[u] += ms;
                 } else {
@@ -756,15 +751,29 @@ public final class MegatronExecution {
 
     /**
      * The 16-bit matrix work a watt of board power sustains in a long product, FLOP/s per W:
-     * {@value #SUSTAINED_FLOPS_PER_WATT} ({@link Device#powerSustainedFlopsPerSecond}: FP8 twice, FP4 four times).
+     * {@value #SUSTAINED_FLOPS_PER_WATT} ({@link Device#powerSustainedFlopsPerSecond}: another precision the same
+     * fraction of its own peak).
      * Learned on the published cluster runs as the ScaleDL method learns its coefficients: of 1.1, 1.2, ... 1.8
      * (·10¹²), the one whose refitted model has the least weighted squared log error over the runs it was fitted on
      * (the fit's own objective, in sample; the held-out splits were not used to choose it); 1.3 and 1.4 tie within
-     * 0.1 %. It binds only where the data sheet's peak
-     * exceeds it: on Blackwell (a B200's 1,000 W: 1.3 PFLOP/s of its 2.25 at 16 bits, 2.6 of 4.5 in FP8; a GB200's
-     * 1,200 W: 3.1 of 5.0 in FP8), not on Hopper (700 W: 0.91 of 0.99) or Ampere.
+     * 0.1 %. It binds where the data sheet's peak is beyond it (below the layer model's own ceiling, 0.87 of the peak
+     * in the bundled model): on the data's B200 (1,000 W: 1.3 PFLOP/s of its 2.25 at 16 bits, 2.6 of 4.5 in FP8)
+     * and GB200 (1,200 W: 3.1 of 5.0 in FP8), not on its H100 SXM (700 W: 0.91 of 0.99) or A100; of the catalog's
+     * other parts, which no run here measures, on the B300 and GB300, the H100 PCIe and NVL, the MI300X and MI355X
+     * and the L4 (an extrapolation of a constant learned on Blackwell).
      */
     public static final double SUSTAINED_FLOPS_PER_WATT = 1.3e12;
+
+    /**
+     * The fraction of its data-sheet peak a long product in a precision sustains on a device: the layer model's
+     * sustained ceiling, and no more than the board's power buys ({@link #SUSTAINED_FLOPS_PER_WATT}).
+     */
+    static double sustainedFraction(DeviceLayerCost layers, Device device, Precision precision) {
+        double ceiling = layers.sustainedPeakFraction(device, precision);
+        OptionalDouble powered = device.powerSustainedFlopsPerSecond(precision, SUSTAINED_FLOPS_PER_WATT);
+        return powered.isPresent() ? Math.min(ceiling, powered.getAsDouble()
+                / device.peakFlopsPerSecond(precision, true)) : ceiling;
+    }
 
     /** The operand alignment tensor cores need, bytes: their loads are 16-byte vectors. */
     static final int TENSOR_CORE_ALIGNMENT_BYTES = 16;
@@ -1618,7 +1627,7 @@ public final class MegatronExecution {
             double bwdFlops = lf.flopsBwd() * frozenBackwardShare(w.loraRank(), lf);
             // a contraction's share: its FLOPs at the sustained peak of the units it runs on (FP8, 16-bit, FP32)
             Precision runs = dense(lf.family()) ? productPrecision(w, device, lf) : null;
-            double work = (runs != null ? (lf.flopsFwd() + bwdFlops) / (layers.sustainedPeakFraction(device, runs)
+            double work = (runs != null ? (lf.flopsFwd() + bwdFlops) / (sustainedFraction(layers, device, runs)
                     * device.peakFlopsPerSecond(runs, true)) : lf.bytesFwd() + lf.bytesBwd()) * g.repeats(lf.layer());
             perLayer[lf.layer()] = work;
             families[lf.layer()] = lf.family();
