@@ -50,6 +50,20 @@ final class DevicesCommand implements Callable<Integer> {
                 }
                 o.put("fp32_vector_tflops", d.peakFlopsPerSecond(false) / 1e12);
                 o.put("exponentials_per_second", d.exponentialsPerSecond());
+                if (d.boardPowerW() > 0) {
+                    o.put("board_power_w", d.boardPowerW());
+                } else {
+                    o.putNull("board_power_w");
+                }
+                // the share of its data-sheet peaks the board's power sustains (at most 1; null: no board power)
+                java.util.OptionalDouble powered = d.powerSustainedFlopsPerSecond(Precision.BF16,
+                        org.scaledl.model.exec.MegatronExecution.SUSTAINED_FLOPS_PER_WATT);
+                if (powered.isPresent()) {
+                    o.put("power_sustained_share", Math.min(1, powered.getAsDouble()
+                            / d.peakFlopsPerSecond(Precision.BF16, true)));
+                } else {
+                    o.putNull("power_sustained_share");
+                }
                 o.put("link_kind", d.platform().linkKind());
                 o.put("link_gbps", d.linkGBps());
                 o.put("pcie_gbps", d.pcieGBps());

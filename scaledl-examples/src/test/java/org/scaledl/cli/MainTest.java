@@ -68,7 +68,11 @@ class MainTest {
         assertEquals(sum, root.get("totals").get("flops_fwd").asDouble(), 1e-6 * sum);
     }
 
-    /** {@code devices --json} gives each GPU's exponential rate: Blackwell Ultra's twice Blackwell's. */
+    /**
+     * {@code devices --json} gives each GPU's exponential rate (Blackwell Ultra's twice Blackwell's), its board power
+     * and the share of its peaks that power sustains (a GB200's 1,200 W: 1.3·10¹² FLOP/s a watt of its 2.5 PFLOP/s at
+     * 16 bits; an H100 SXM's 700 W 0.92 of its peak).
+     */
     @Test
     void devicesJsonGivesTheExponentialRate() throws Exception {
         Run r = run("devices", "--json");
@@ -79,6 +83,16 @@ class MainTest {
         }
         assertEquals(2 * rate.get("NVIDIA GB200"), rate.get("NVIDIA GB300"), 1);
         assertTrue(rate.get("NVIDIA H100 80GB HBM3") > 1e12, rate.toString());
+        for (JsonNode d : new ObjectMapper().readTree(r.out())) {
+            if (d.get("name").asText().equals("NVIDIA GB200")) {
+                assertEquals(1200, d.get("board_power_w").asDouble(), 1e-9);
+                assertEquals(1200 * 1.3e12 / 2.5e15, d.get("power_sustained_share").asDouble(), 1e-9);
+            }
+            if (d.get("name").asText().equals("NVIDIA H100 80GB HBM3")) {
+                // 700 W sustains 0.92 of its peak, above the bundled model's own ceiling (0.87): no cap binds
+                assertEquals(700 * 1.3e12 / 989.4e12, d.get("power_sustained_share").asDouble(), 1e-9);
+            }
+        }
     }
 
     @Test
