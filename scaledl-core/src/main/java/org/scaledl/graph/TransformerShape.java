@@ -28,6 +28,8 @@ import org.scaledl.Checks;
  * @param dispatchWidth  elements of one token that a mixture of experts sends to each of its experts (the hidden size;
  *                       the latent size where the experts work in a latent space, as Nemotron-3's LatentMoE does:
  *                       the tokens are projected down before their dispatch)
+ * @param sparseTopK     the keys a query reads in DeepSeek's sparse attention (its indexer's top-k); 0 for dense
+ *                       attention
  */
 public record TransformerShape(long hidden, long heads, long kvHeads, long ffn, int layers, long vocab, long seq,
         int experts, int topK, long kvWidth, boolean fusedAttention, int mtpLayers, long dispatchWidth,

@@ -383,16 +383,14 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                 try {
                     ws.add(Optional.of(workload(t, r)));
                     errors.add(Optional.empty());
-                } catch (InvalidInputException e) {
-                    // a graph's own error names the graph file, not the row: the row's line is added
+                } catch (InvalidInputException | IllegalArgumentException e) {
+                    // a refusal at the row's own line as it is; any other (a graph's own error names the graph file,
+                    // a device's refusal no file) with the row's line added
+                    boolean atRow = e instanceof InvalidInputException x && x.line() > 0
+                            && x.source().filter(t.source()::equals).isPresent();
                     ws.add(Optional.empty());
-                    errors.add(Optional.of(e.line() > 0 && e.source().filter(t.source()::equals).isPresent()
-                            ? e.getMessage() : InvalidInputException.atLine(t.source(), t.line(r), e.getMessage())
-                            .getMessage()));
-                } catch (IllegalArgumentException e) {
-                    ws.add(Optional.empty());
-                    errors.add(Optional.of(InvalidInputException.atLine(t.source(), t.line(r), e.getMessage())
-                            .getMessage()));
+                    errors.add(Optional.of(atRow ? e.getMessage()
+                            : InvalidInputException.atLine(t.source(), t.line(r), e.getMessage()).getMessage()));
                 }
             }
             known.addAll(t.asked());
