@@ -35,6 +35,8 @@ import org.scaledl.workload.Workload;
  * {@link #open}): {@code world_size} (data-parallel replicas, 1), {@code tensor} and {@code pipeline} (1),
  * {@code threads} (1), {@code phase} (train), {@code device} (a GPU or CPU machine name), {@code precision} (fp32,
  * tf32, fp16, bf16, fp8, fp8-block, mxfp8, nvfp4; fp32), {@code recompute} (none, selective, full; none),
+ * {@code offload_layers} (training: the first N layers of each model chunk keep their saved activations in host
+ * memory, {@link Workload#offloadLayers()}; 0),
  * {@code sequence_parallel} (true or false; false), {@code context} (context-parallel degree, 1),
  * {@code virtual_stages} (interleaved model chunks per pipeline stage, 1), {@code expert} (expert-parallel degree,
  * 1), {@code expert_tensor} (1), {@code zero_stage} (0–3, 3 = FSDP; 0), {@code expert_imbalance} (1),
@@ -472,6 +474,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                 if (rc != null) {
                     b.recompute(rc);
                 }
+                bounded(t, r, "offload_layers", 0, 1 << 20).ifPresent(b::offloadLayers);
                 bounded(t, r, "lora_rank", 0, 4096).ifPresent(b::lora);
                 b.unevenPipeline(flag(t, r, "uneven_pipeline"));
                 bounded(t, r, "document_tokens", 0, 1 << 30).ifPresent(b::documentTokens);

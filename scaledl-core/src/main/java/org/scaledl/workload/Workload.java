@@ -32,6 +32,7 @@ public final class Workload {
     private final Topology topology;
     private final Recompute recompute;
     private final int recomputeLayers;
+    private final int offloadLayers;
     private final double expertImbalance;
     private final int loraRank;
     private final boolean unevenPipeline;
@@ -57,6 +58,16 @@ public final class Workload {
             // (not Checks.argument: its arguments would be boxed on every build, and layout searches build millions)
             throw new IllegalArgumentException("recomputing the first " + recomputeLayers + " layers of each chunk "
                     + "needs full recomputation, not " + recompute.label());
+        }
+        this.offloadLayers = b.offloadLayers;
+        if (offloadLayers != 0 && recompute == Recompute.FULL) {
+            throw new IllegalArgumentException("offloading the activations of " + offloadLayers + " layers of each "
+                    + "chunk with full recomputation: a recomputed layer keeps only its input, give recompute none or "
+                    + "selective");
+        }
+        if (offloadLayers != 0 && phase != Phase.TRAIN) {
+            throw new IllegalArgumentException("offloading activations until the backward pass is a training setting,"
+                    + " not one of " + phase.label());
         }
         this.expertImbalance = b.expertImbalance;
         this.loraRank = b.loraRank;
@@ -172,6 +183,19 @@ public final class Workload {
      */
     public int recomputeLayers() {
         return recomputeLayers;
+    }
+
+    /**
+     * How many layers of each pipeline stage's model chunk keep the activations they save for the backward pass in
+     * the host's memory instead of the GPU's, the first ones (Megatron's activation offloading,
+     * {@code cpu_offloading_num_layers}; Megatron-Bridge's GB200 recipes offload where others recompute): each is
+     * copied out after its forward pass and back before its backward pass, behind the neighbouring layers' compute
+     * where the host link is fast enough; 0 (the default) none. Not with {@link Recompute#FULL}. With
+     * {@link Recompute#AUTO} on a GPU whose host memory is coherent over NVLink-C2C (a Grace superchip) the predictor
+     * offloads the fewest layers that make the job fit before it recomputes any.
+     */
+    public int offloadLayers() {
+        return offloadLayers;
     }
 
     /**
@@ -331,7 +355,7 @@ public final class Workload {
 
     /**
      * The settings given that only a transformer built from its configuration carries (its layer roles tell which
-     * layers they change): LoRA, packed documents, context, expert and expert-tensor parallelism, an expert
+     * layers they change): LoRA, offloaded activations, packed documents, context, expert and expert-tensor parallelism, an expert
      * imbalance, 16-bit gradients, the gradients' reduction after the backward pass, the experts' all-to-all
      * overlap, in words; empty when none is given. Predictors of imported graphs refuse a workload that gives any.
      */
@@ -339,6 +363,9 @@ public final class Workload {
         java.util.List<String> out = new java.util.ArrayList<>();
         if (loraRank > 0) {
             out.add("LoRA (rank " + loraRank + ")");
+        }
+        if (offloadLayers > 0) {
+            out.add("activations of " + offloadLayers + " layers offloaded");
         }
         if (documentTokens > 0) {
             out.add("packed documents (" + documentTokens + " tokens)");
@@ -380,7 +407,7 @@ public final class Workload {
     /** A builder initialised from this workload. */
     public Builder toBuilder() {
         Builder b = new Builder(graph).batch(batch).phase(phase).parallelism(parallelism).threads(threads)
-                .precision(precision).recompute(recompute).recomputeLayers(recomputeLayers)
+                .precision(precision).recompute(recompute).recomputeLayers(recomputeLayers).offloadLayers(offloadLayers)
                 .expertImbalance(expertImbalance).lora(loraRank).unevenPipeline(unevenPipeline)
                 .documentTokens(documentTokens).gradReduceAfterBackward(gradReduceAfterBackward)
                 .expertCommOverlap(expertCommOverlap);
@@ -402,6 +429,7 @@ public final class Workload {
                 + " precision=" + precision.label()
                 + (recompute == Recompute.NONE || recompute == Recompute.AUTO ? "" : " recompute=" + recompute.label()
                 + (recomputeLayers > 0 ? ":" + recomputeLayers : ""))
+                + (offloadLayers > 0 ? " offload-layers=" + offloadLayers : "")
                 + (loraRank > 0 ? " lora=" + loraRank : "") + (unevenPipeline ? " uneven-pipeline" : "")
                 + (documentTokens > 0 ? " documents=" + documentTokens : "")
                 + (sixteenBitGradients == null ? "" : " grad-dtype=" + (sixteenBitGradients ? "16-bit" : "fp32"))
@@ -421,6 +449,7 @@ public final class Workload {
         private Topology topology;
         private Recompute recompute = Recompute.AUTO;
         private int recomputeLayers;
+        private int offloadLayers;
         private double expertImbalance = 1;
         private int loraRank;
         private boolean unevenPipeline;
@@ -501,6 +530,19 @@ public final class Workload {
         public Builder recomputeLayers(int value) {
             Checks.argument(value >= 0, "recompute layers must be >= 0: %s", value);
             this.recomputeLayers = value;
+            return this;
+        }
+
+        /**
+         * The first {@code value} layers of each pipeline stage's model chunk keep their saved activations in host
+         * memory ({@link Workload#offloadLayers()}; 0, the default: none).
+         *
+         * @throws IllegalArgumentException when negative ({@link #build} refuses a positive value with
+         *         {@link Recompute#FULL} or outside training)
+         */
+        public Builder offloadLayers(int value) {
+            Checks.argument(value >= 0, "offload layers must be >= 0: %s", value);
+            this.offloadLayers = value;
             return this;
         }
 

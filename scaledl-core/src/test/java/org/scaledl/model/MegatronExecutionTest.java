@@ -281,6 +281,68 @@ class MegatronExecutionTest {
                 stage.cost(big).notes().toString());
     }
 
+    /**
+     * Activation offloading: the offloaded layers' saved activations leave the GPU's memory (linearly in the layers),
+     * the copies cost time only where the host link does not hide them (PCIe more than NVLink-C2C), and left to the
+     * predictor a Grace superchip offloads the fewest layers that fit where another GPU recomputes.
+     */
+    @Test
+    void activationOffloadingMovesSavedActivationsToTheHost() {
+        java.util.function.IntFunction<Workload> off = n -> job(1, 1, 1, 4, 16, Recompute.NONE).toBuilder()
+                .offloadLayers(n).build();
+        double[] mem = new double[4];
+        for (int i = 0; i < 4; i++) {
+            mem[i] = stage.memoryBytes(off.apply(6 * i)).orElseThrow();
+        }
+        assertTrue(mem[0] > mem[1] && mem[1] > mem[2] && mem[2] > mem[3], java.util.Arrays.toString(mem));
+        assertEquals(mem[1] - mem[2], mem[2] - mem[3], 1e-9 * mem[0], "linear in the layers offloaded");
+        double none = mem[0];
+        double full = stage.memoryBytes(job(1, 1, 1, 4, 16, Recompute.FULL)).orElseThrow();
+        java.util.function.BiFunction<String, Double, Device> like = (form, gib) -> new Device(A100.name(), gib,
+                A100.memoryBandwidthGBps(), A100.computeUnits(), A100.clockMHz(), A100.peakMatrixGflops(),
+                A100.peakVectorGflops(), A100.l2MB(), A100.linkGBps(), A100.kind(), A100.simdBits(),
+                A100.matrixPeaks(), form, A100.pcieGBps(), A100.platform(), A100.sfuPerClock(), A100.boardPowerW());
+        // a GPU too small for selective recomputation (this GPT's attention core is unfused) but large enough for
+        // every layer offloaded or recomputed
+        double selective = stage.memoryBytes(job(1, 1, 1, 4, 16, Recompute.SELECTIVE)).orElseThrow();
+        double least = Math.max(full, stage.memoryBytes(off.apply(24)).orElseThrow());
+        assertTrue(least < selective && selective < none, least + " " + selective + " " + none);
+        double between = (least + selective) / 2 / (1L << 30);
+        Device superchip = like.apply("Superchip", between);
+        Device pcie = like.apply("SXM4", between);
+        // the copies: never free of cost, more over PCIe than over NVLink-C2C
+        Workload all = off.apply(24);
+        double plain = stage.millis(job(1, 1, 1, 4, 16, Recompute.NONE).toBuilder().device(superchip).build());
+        double overC2c = stage.millis(all.toBuilder().device(superchip).build());
+        double overPcie = stage.millis(all.toBuilder().device(pcie).build());
+        assertTrue(overC2c >= plain && overPcie > overC2c, plain + " " + overC2c + " " + overPcie);
+        // auto: the superchip offloads the fewest layers that fit; the other GPU recomputes
+        Workload auto = job(1, 1, 1, 4, 16, Recompute.AUTO);
+        Workload onSuperchip = org.scaledl.model.exec.MegatronExecution.resolve(auto.toBuilder().device(superchip)
+                .build(), stage.layers(), superchip);
+        assertEquals(Recompute.NONE, onSuperchip.recompute());
+        assertTrue(onSuperchip.offloadLayers() > 0 && onSuperchip.offloadLayers() <= 24, onSuperchip.toString());
+        double capacity = between * (1L << 30);
+        assertTrue(stage.memoryBytes(onSuperchip).orElseThrow() <= capacity);
+        if (onSuperchip.offloadLayers() > 1) {
+            assertTrue(stage.memoryBytes(onSuperchip.toBuilder().offloadLayers(onSuperchip.offloadLayers() - 1)
+                    .build()).orElseThrow() > capacity, "one layer fewer does not fit");
+        }
+        assertTrue(stage.cost(auto.toBuilder().device(superchip).build()).notes().stream()
+                .anyMatch(n -> n.contains("offloaded to the Grace CPU's memory")));
+        Workload onPcie = org.scaledl.model.exec.MegatronExecution.resolve(auto.toBuilder().device(pcie).build(),
+                stage.layers(), pcie);
+        assertEquals(Recompute.FULL, onPcie.recompute());
+        assertEquals(0, onPcie.offloadLayers());
+        // refused: with full recomputation (a recomputed layer keeps only its input), and outside training
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> job(1, 1, 1, 4, 16, Recompute.FULL).toBuilder().offloadLayers(4).build());
+        assertTrue(e.getMessage().contains("full recomputation"), e.getMessage());
+        e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> job(1, 1, 1, 4, 16, Recompute.NONE).toBuilder().offloadLayers(4).phase(Phase.INFER).build());
+        assertTrue(e.getMessage().contains("training setting"), e.getMessage());
+    }
+
     /** The 1F1B bubble: with m micro-batches through p stages the layers' time is (m − 1)·T_max + Σ T_s. */
     @Test
     void pipelineBubbleFollowsTheSchedule() {

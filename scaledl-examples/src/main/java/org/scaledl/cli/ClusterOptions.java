@@ -67,6 +67,11 @@ final class ClusterOptions {
             + "pipeline stage's model chunk (Megatron's block method; default every layer)")
     Integer recomputeLayers;
 
+    @Option(names = "--offload-layers", description = "Training: the first N layers of each pipeline stage's model "
+            + "chunk keep their saved activations in the host's memory (Megatron's activation offloading; not with "
+            + "--recompute full; default 0, or with recompute auto on a Grace superchip the fewest that fit)")
+    Integer offloadLayers;
+
     @Option(names = "--lora-rank", description = "LoRA fine-tuning: adapters of this rank on every linear "
             + "projection, the model's weights frozen (NeMo and Megatron-Bridge use 32; default 0: every weight "
             + "trains)")
@@ -138,6 +143,17 @@ final class ClusterOptions {
             throw new IllegalArgumentException("--recompute-layers must be >= 0, got " + recomputeLayers);
         }
         return recomputeLayers;
+    }
+
+    /** The layers per model chunk whose activations are offloaded to the host (0: none). */
+    int offloadLayers() {
+        if (offloadLayers == null) {
+            return 0;
+        }
+        if (offloadLayers < 0) {
+            throw new IllegalArgumentException("--offload-layers must be >= 0, got " + offloadLayers);
+        }
+        return offloadLayers;
     }
 
     /**
@@ -258,6 +274,7 @@ final class ClusterOptions {
         given.accept("--zero-stage", zeroStage);
         given.accept("--recompute", recompute);
         given.accept("--recompute-layers", recomputeLayers);
+        given.accept("--offload-layers", offloadLayers);
         given.accept("--sequence-parallel", sequenceParallel ? Boolean.TRUE : null);
         given.accept("--uneven-pipeline", unevenPipeline ? Boolean.TRUE : null);
         return out;
@@ -273,6 +290,7 @@ final class ClusterOptions {
         put.accept("precision", precision == null ? null : precision.label());
         put.accept("recompute", recompute == null ? null : recompute.label());
         put.accept("recompute_layers", recomputeLayers);
+        put.accept("offload_layers", offloadLayers);
         put.accept("sequence_parallel", sequenceParallel ? "true" : null);
         put.accept("uneven_pipeline", unevenPipeline ? "true" : null);
         put.accept("document_tokens", documentTokens);

@@ -32,7 +32,7 @@ import picocli.CommandLine.Option;
                 + "that do not fit the GPU's memory are listed last. The best ones are shown with their interval and "
                 + "warnings, and the predict commands that reproduce the first three.",
         footer = {"%nlayouts chooses --context, --expert, --expert-tensor, --virtual-stages, --zero-stage, --recompute, "
-            + "--recompute-layers, --sequence-parallel and --uneven-pipeline itself for every layout it ranks: they "
+            + "--recompute-layers, --offload-layers, --sequence-parallel and --uneven-pipeline itself for every layout it ranks: they "
             + "are refused here (the predict commands it prints take them)."})
 final class LayoutsCommand implements Callable<Integer> {
     @Option(names = "--model", defaultValue = "gpu", description = "Device model: a bundled name or a saved file "
@@ -162,6 +162,7 @@ final class LayoutsCommand implements Callable<Integer> {
                 o.put("zero_stage", l.parallelism().zeroStage());
                 o.put("recompute", l.recompute().label());
                 o.put("recompute_layers", l.recomputeLayers());
+                o.put("offload_layers", l.workload().offloadLayers());
                 o.put("ms", l.millis());
                 o.put("low_ms", pr.lowMillis());
                 o.put("high_ms", pr.highMillis());
@@ -257,6 +258,9 @@ final class LayoutsCommand implements Callable<Integer> {
         if (l.recomputeLayers() > 0) {
             c.append(" --recompute-layers ").append(l.recomputeLayers());
         }
+        if (l.workload().offloadLayers() > 0) {
+            c.append(" --offload-layers ").append(l.workload().offloadLayers());
+        }
         if (l.workload().loraRank() > 0) {
             c.append(" --lora-rank ").append(l.workload().loraRank());
         }
@@ -324,7 +328,7 @@ final class LayoutsCommand implements Callable<Integer> {
         String config = dir.relativize(t).toString();
         StringBuilder sb = new StringBuilder("rank,transformer,seq,batch,micro_batches,world_size,tensor,pipeline,"
                 + "context,virtual_stages,expert,expert_tensor,zero_stage,sequence_parallel,recompute,recompute_layers,"
-                + "lora_rank,expert_imbalance,document_tokens,grad_dtype,grad_reduce,moe_a2a_overlap,device,precision,"
+                + "offload_layers,lora_rank,expert_imbalance,document_tokens,grad_dtype,grad_reduce,moe_a2a_overlap,device,precision,"
                 + "gpus_per_node,"
                 + "nvlink_domain,inter_node_gbps,layout_ms,layout_memory_gb,fits\n");
         int rank = 1;
@@ -336,7 +340,8 @@ final class LayoutsCommand implements Callable<Integer> {
                     .append(',').append(par.context()).append(',').append(par.virtualStages()).append(',')
                     .append(par.expert()).append(',').append(par.expertTensor()).append(',').append(par.zeroStage())
                     .append(',').append(par.sequenceParallel()).append(',').append(l.recompute().label()).append(',')
-                    .append(l.recomputeLayers()).append(',').append(l.workload().loraRank()).append(',')
+                    .append(l.recomputeLayers()).append(',').append(l.workload().offloadLayers()).append(',')
+                    .append(l.workload().loraRank()).append(',')
                     .append(number(l.workload().expertImbalance())).append(',')
                     .append(l.workload().documentTokens()).append(',')
                     .append(l.workload().gradDtypeLabel()).append(',')

@@ -135,6 +135,7 @@ final class PredictCommand implements Callable<Integer> {
             wl.put("precision", w.precision().label());
             wl.put("recompute", w.recompute().label());
             wl.put("recompute_used", JobOptions.recomputeUsed(p, w));
+            wl.put("offload_layers", p.resolved(w).offloadLayers());
             wl.put("sequence_parallel", w.parallelism().sequenceParallel());
             if (w.phase() == org.scaledl.workload.Phase.TRAIN) {
                 wl.put("grad_dtype", w.gradDtypeLabel());

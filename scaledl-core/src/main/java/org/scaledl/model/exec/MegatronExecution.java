@@ -1051,6 +1051,22 @@ public final class MegatronExecution {
                 return selective;
             }
         }
+        if (w.offloadLayers() > 0) {
+            // offloading given: the activations it leaves on the GPU do not fit; full recomputation cannot be combined
+            // with it, so the memory warning says the rest
+            return none;
+        }
+        int v = w.parallelism().virtualStages();
+        int chunk = (mostLayersOnAStage(w) + v - 1) / v;
+        if (coherentHost(device)) {
+            // a Grace superchip reaches its CPU's memory over NVLink-C2C: tuned recipes (Megatron-Bridge's on GB200)
+            // offload the activations of the first layers there rather than recompute them; the fewest that fit
+            Workload all = none.toBuilder().offloadLayers(chunk).build();
+            if (memoryBytes(all, layers, device) <= capacity) {
+                return leastThatFits(n -> none.toBuilder().offloadLayers(n).build(), chunk, layers, device, capacity,
+                        chunk);
+            }
+        }
         if (w.expertCommOverlap()) {
             // Megatron core runs the all-to-all overlap without full recomputation only: the memory warning says the
             // rest
@@ -1061,29 +1077,62 @@ public final class MegatronExecution {
             // what does not fit is not the activations: recomputing would only slow the job down
             return none;
         }
-        int v = w.parallelism().virtualStages();
-        int most = mostLayersOnAStage(w);
-        int chunk = (most + v - 1) / v;
-        // the memory falls as more layers are recomputed: the least n that fits, by bisection
+        // the memory falls as more layers are recomputed: the least n that fits
+        return leastThatFits(n -> w.toBuilder().recompute(Recompute.FULL).recomputeLayers(n >= chunk ? 0 : n).build(),
+                chunk, layers, device, capacity, chunk);
+    }
+
+    /**
+     * The job {@code of(n)} for the least {@code n} in {@code [1, hi]} whose memory fits {@code capacity}, by
+     * bisection (the memory falls as {@code n} grows; {@code of(hi)} fits).
+     */
+    private static Workload leastThatFits(java.util.function.IntFunction<Workload> of, int hi, DeviceLayerCost layers,
+            Device device, double capacity, int chunk) {
         int lo = 1;
-        int hi = chunk;
         while (lo < hi) {
             int mid = (lo + hi) >>> 1;
-            Workload partial = w.toBuilder().recompute(Recompute.FULL).recomputeLayers(mid).build();
-            if (memoryBytes(partial, layers, device) <= capacity) {
+            if (memoryBytes(of.apply(mid), layers, device) <= capacity) {
                 hi = mid;
             } else {
                 lo = mid + 1;
             }
         }
-        return w.toBuilder().recompute(Recompute.FULL).recomputeLayers(lo >= chunk ? 0 : lo).build();
+        return of.apply(Math.min(lo, chunk));
+    }
+
+    /**
+     * Host-memory bandwidth a GPU of a Grace superchip has each way over NVLink-C2C, bytes/s: the link's 900 GB/s
+     * both ways together, {@value #C2C_GBPS_EACH_WAY} GB/s each (an assumption where two GPUs share one CPU: the data
+     * sheets give the link's figure, not a GPU's share).
+     */
+    static final double C2C_GBPS_EACH_WAY = 450;
+
+    /** Whether the GPU reaches its host's memory coherently over NVLink-C2C (a Grace superchip: GB200, GB300). */
+    static boolean coherentHost(Device device) {
+        return device.formFactor().equalsIgnoreCase("Superchip");
+    }
+
+    /** Bytes a second an offloaded activation moves each way between the GPU and its host's memory. */
+    private static double hostBytesPerSecond(Device device) {
+        return 1e9 * (coherentHost(device) ? C2C_GBPS_EACH_WAY : Math.max(1, device.pcieGBps()));
     }
 
     private static final double GIB = 1024.0 * 1024 * 1024;
 
     /** What {@link #resolve} decided for a job that left its recomputation to the predictor, when it recomputes. */
     static Optional<String> resolution(Workload given, Workload resolved, Device device) {
-        if (given.recompute() != Recompute.AUTO || resolved.recompute() == Recompute.NONE) {
+        if (given.recompute() != Recompute.AUTO) {
+            return Optional.empty();
+        }
+        if (resolved.offloadLayers() > 0 && given.offloadLayers() == 0) {
+            return Optional.of("recompute not given (auto): the activations of the first " + resolved.offloadLayers()
+                    + " layer" + (resolved.offloadLayers() == 1 ? "" : "s") + " of each pipeline stage's model chunk "
+                    + "offloaded to the Grace CPU's memory over NVLink-C2C (offload_layers "
+                    + resolved.offloadLayers() + ", no recomputation) to fit the " + device.memoryGB() + " GiB of "
+                    + device.name() + ", as Megatron-Bridge's GB200 recipes do (give recompute none to see what it "
+                    + "would need)");
+        }
+        if (resolved.recompute() == Recompute.NONE) {
             return Optional.empty();
         }
         String what = resolved.recompute() == Recompute.SELECTIVE ? "selective recomputation"
@@ -1125,6 +1174,7 @@ public final class MegatronExecution {
         int partial = rc == Recompute.FULL ? w.recomputeLayers() : 0;
         Unit[] plain = partial > 0 ? units(w, layers, device, b, Recompute.NONE, withTime) : units;
         double[] recomputed = new double[p];
+        double[] offloaded = new double[p];
         int[] layersOn = new int[p];
         Unit[][] stageUnits = new Unit[p][];
         for (int s = 0; s < p; s++) {
@@ -1136,6 +1186,8 @@ public final class MegatronExecution {
             n = layersOn[s];
             recomputed[s] = rc != Recompute.FULL ? 0 : partial == 0 || n == 0 ? 1
                     : Math.min(1.0, (double) partial * v / n);
+            offloaded[s] = !train || w.offloadLayers() == 0 || n == 0 ? 0
+                    : Math.min(1.0, (double) w.offloadLayers() * v / n);
             stageUnits[s] = units;
             if (partial > 0 && !withTime) {
                 // memory reads what the units keep and hold, which recomputation does not change
@@ -1254,6 +1306,7 @@ public final class MegatronExecution {
                         context += k * contextExposed(device, topo, un, b, ts, t, c, actBytes, train);
                     }
                 }
+                other += weight * offloadExposed(device, offloaded[s], stageSaved[s], stageTime[s]);
             }
             for (int u = 0; u < units.length; u++) {
                 if (unitWeight[u] > 0) {
@@ -1335,7 +1388,8 @@ public final class MegatronExecution {
         }
         for (int s = 0; s < p; s++) {
             StageMemory sm = stageMemory(w, ts, maxLayerSaved, largestUnit, stageParams[s], stageExpertParams[s] / e,
-                    stageLowParams[s], stageAdapters[s], stageSaved[s], recomputed[s], layersOn[s], s, dp, edp, b, t,
+                    stageLowParams[s], stageAdapters[s], stageSaved[s], recomputed[s], offloaded[s], layersOn[s], s, dp,
+                    edp, b, t,
                     c, run.quantisedWeightBytes());
             if (memory == null || sm.total() > memory.total()) {
                 memory = sm;
@@ -1377,6 +1431,20 @@ public final class MegatronExecution {
         double network = bytes * (1 - inside) / topo.interNodeBytesPerSecondPerGpu();
         double latency = (inside < 1 ? topo.interNodeLatencyUs() : 2) * 1e-6 * Math.log(e) / Math.log(2);
         return 1e3 * (Math.max(link, network) + latency);
+    }
+
+    /**
+     * The part of one micro-batch's activation offloading that the stage's compute does not hide, ms: the offloaded
+     * layers' saved activations copied to the host after their forward pass (behind the forward compute of the
+     * offloaded share of the layers, a third of the stage's time) and back before their backward pass (behind two
+     * thirds), each way at {@link #hostBytesPerSecond}.
+     */
+    static double offloadExposed(Device device, double share, double savedBytes, double stageMillis) {
+        if (share == 0) {
+            return 0;
+        }
+        double copy = 1e3 * share * savedBytes / hostBytesPerSecond(device);
+        return Math.max(0, copy - share * stageMillis / 3) + Math.max(0, copy - share * stageMillis * 2 / 3);
     }
 
     /**
@@ -1512,7 +1580,8 @@ public final class MegatronExecution {
      */
     private static StageMemory stageMemory(Workload w, TransformerShape ts, double maxLayerSaved, double largestUnit,
             double dense,
-            double expert, double low, double adapters, double saved, double recomputed, int layers, int s, int dp,
+            double expert, double low, double adapters, double saved, double recomputed, double offloaded, int layers,
+            int s, int dp,
             int edp, int b, int t, int c, double quantisedBytes) {
         Parallelism par = w.parallelism();
         Precision prec = w.precision();
@@ -1554,6 +1623,11 @@ public final class MegatronExecution {
                         / (par.sequenceParallel() ? t : 1);
                 perMicroBatch = recomputed * input * layers + (1 - recomputed) * saved;
                 working = maxLayerSaved;
+            } else if (offloaded > 0) {
+                // the offloaded layers' activations wait in the host's memory; the GPU stages one layer's going out
+                // and one's coming back
+                perMicroBatch = (1 - offloaded) * saved;
+                working = 2 * maxLayerSaved;
             }
             int v = par.virtualStages();
             // the 1F1B schedule: stage s holds p − s micro-batches; interleaving adds (p − 1)/(p·v) of the first's
