@@ -136,24 +136,23 @@ final class ClusterOptions {
 
     /** The layers recomputed per model chunk with full recomputation (0: every layer). */
     int recomputeLayers() {
-        if (recomputeLayers == null) {
-            return 0;
-        }
-        if (recomputeLayers < 0) {
-            throw new IllegalArgumentException("--recompute-layers must be >= 0, got " + recomputeLayers);
-        }
-        return recomputeLayers;
+        return nonNegative(recomputeLayers, "--recompute-layers");
     }
 
     /** The layers per model chunk whose activations are offloaded to the host (0: none). */
     int offloadLayers() {
-        if (offloadLayers == null) {
+        return nonNegative(offloadLayers, "--offload-layers");
+    }
+
+    /** A layer count an option gives: 0 when not given; a negative one refused, naming the option. */
+    private static int nonNegative(Integer value, String option) {
+        if (value == null) {
             return 0;
         }
-        if (offloadLayers < 0) {
-            throw new IllegalArgumentException("--offload-layers must be >= 0, got " + offloadLayers);
+        if (value < 0) {
+            throw new IllegalArgumentException(option + " must be >= 0, got " + value);
         }
-        return offloadLayers;
+        return value;
     }
 
     /**

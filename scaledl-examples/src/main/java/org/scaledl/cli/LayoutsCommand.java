@@ -32,7 +32,8 @@ import picocli.CommandLine.Option;
                 + "that do not fit the GPU's memory are listed last. The best ones are shown with their interval and "
                 + "warnings, and the predict commands that reproduce the first three.",
         footer = {"%nlayouts chooses --context, --expert, --expert-tensor, --virtual-stages, --zero-stage, --recompute, "
-            + "--recompute-layers, --offload-layers, --sequence-parallel and --uneven-pipeline itself for every layout it ranks: they "
+            + "--recompute-layers, --offload-layers, --sequence-parallel and --uneven-pipeline itself for every "
+            + "layout it ranks: they "
             + "are refused here (the predict commands it prints take them)."})
 final class LayoutsCommand implements Callable<Integer> {
     @Option(names = "--model", defaultValue = "gpu", description = "Device model: a bundled name or a saved file "
@@ -328,7 +329,8 @@ final class LayoutsCommand implements Callable<Integer> {
         String config = dir.relativize(t).toString();
         StringBuilder sb = new StringBuilder("rank,transformer,seq,batch,micro_batches,world_size,tensor,pipeline,"
                 + "context,virtual_stages,expert,expert_tensor,zero_stage,sequence_parallel,recompute,recompute_layers,"
-                + "offload_layers,lora_rank,expert_imbalance,document_tokens,grad_dtype,grad_reduce,moe_a2a_overlap,device,precision,"
+                + "offload_layers,lora_rank,expert_imbalance,document_tokens,grad_dtype,grad_reduce,moe_a2a_overlap,"
+                + "device,precision,"
                 + "gpus_per_node,"
                 + "nvlink_domain,inter_node_gbps,layout_ms,layout_memory_gb,fits\n");
         int rank = 1;

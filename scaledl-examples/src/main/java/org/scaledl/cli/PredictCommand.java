@@ -134,8 +134,9 @@ final class PredictCommand implements Callable<Integer> {
             wl.put("parallelism", w.parallelism().label());
             wl.put("precision", w.precision().label());
             wl.put("recompute", w.recompute().label());
-            wl.put("recompute_used", JobOptions.recomputeUsed(p, w));
-            wl.put("offload_layers", p.resolved(w).offloadLayers());
+            Workload used = p.resolved(w);
+            wl.put("recompute_used", used.recomputeLabel());
+            wl.put("offload_layers", used.offloadLayers());
             wl.put("sequence_parallel", w.parallelism().sequenceParallel());
             if (w.phase() == org.scaledl.workload.Phase.TRAIN) {
                 wl.put("grad_dtype", w.gradDtypeLabel());

@@ -1063,8 +1063,7 @@ public final class MegatronExecution {
             // offload the activations of the first layers there rather than recompute them; the fewest that fit
             Workload all = none.toBuilder().offloadLayers(chunk).build();
             if (memoryBytes(all, layers, device) <= capacity) {
-                return leastThatFits(n -> none.toBuilder().offloadLayers(n).build(), chunk, layers, device, capacity,
-                        chunk);
+                return leastThatFits(n -> none.toBuilder().offloadLayers(n).build(), chunk, layers, device, capacity);
             }
         }
         if (w.expertCommOverlap()) {
@@ -1079,7 +1078,7 @@ public final class MegatronExecution {
         }
         // the memory falls as more layers are recomputed: the least n that fits
         return leastThatFits(n -> w.toBuilder().recompute(Recompute.FULL).recomputeLayers(n >= chunk ? 0 : n).build(),
-                chunk, layers, device, capacity, chunk);
+                chunk, layers, device, capacity);
     }
 
     /**
@@ -1087,7 +1086,7 @@ public final class MegatronExecution {
      * bisection (the memory falls as {@code n} grows; {@code of(hi)} fits).
      */
     private static Workload leastThatFits(java.util.function.IntFunction<Workload> of, int hi, DeviceLayerCost layers,
-            Device device, double capacity, int chunk) {
+            Device device, double capacity) {
         int lo = 1;
         while (lo < hi) {
             int mid = (lo + hi) >>> 1;
@@ -1097,7 +1096,7 @@ public final class MegatronExecution {
                 lo = mid + 1;
             }
         }
-        return of.apply(Math.min(lo, chunk));
+        return of.apply(lo);
     }
 
     /**
