@@ -218,3 +218,29 @@ def test_every_described_architecture_gets_its_configuration(converted):
     assert len(described) >= 35
     for key in described:
         assert (out / "configs" / key / "config.json").is_file(), key
+
+
+def test_recipe_settings_give_every_named_row_its_cuda_graphs():
+    """Rule 15: ``cuda_graphs`` from the recipe's ``cuda_graph_impl`` and ``cuda_graph_scope``: local graphs of the
+    full iteration are ``iteration``, local graphs of a layer scope and Transformer Engine's of any scope ``layers``,
+    ``none`` where it says none, empty for a row the table does not name; a pair no rule maps is refused."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("llm_public_convert", CONVERT)
+    convert = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(convert)
+    of = convert.cuda_graphs_of
+    assert of({"cuda_graph_impl": "local", "cuda_graph_scope": "full_iteration"}) == "iteration"
+    assert of({"cuda_graph_impl": "local", "cuda_graph_scope": "transformer_layer"}) == "layers"
+    assert of({"cuda_graph_impl": "local", "cuda_graph_scope": "full_layer"}) == "layers"
+    assert of({"cuda_graph_impl": "transformer_engine", "cuda_graph_scope": "attn+moe_router"}) == "layers"
+    assert of({"cuda_graph_impl": "none", "cuda_graph_scope": ""}) == "none"
+    assert of({}) == ""
+    with pytest.raises(SystemExit):
+        of({"cuda_graph_impl": "local", "cuda_graph_scope": "optimizer"})
+    bundled = ROOT / "datasets" / "gpu" / "llm-public" / "runs.csv"
+    settings = ROOT / "tools" / "llm-public" / "recipe_settings.csv"
+    read = {r["id"]: r for r in csv.DictReader(open(settings, encoding="utf-8"))}
+    rows = list(csv.DictReader(open(bundled, encoding="utf-8")))
+    assert {r["cuda_graphs"] for r in rows} == {"", "none", "layers", "iteration"}
+    for r in rows:
+        assert r["cuda_graphs"] == (of(read[r["id"]]) if r["id"] in read else ""), r["id"]

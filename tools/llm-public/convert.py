@@ -32,7 +32,7 @@ Outputs (in ``--out``)
 Columns of the four run files: id, source, release, task, system, model_key, family, transformer, seq, batch,
 micro_batches, world_size, tensor, pipeline, context, virtual_stages, expert, expert_tensor, zero_stage, device,
 gpus_per_node, nvlink_domain, inter_node_gbps, precision, recompute, sequence_parallel, lora_rank, uneven_pipeline,
-document_tokens, grad_dtype, grad_reduce, moe_a2a_overlap, measured_ms,
+document_tokens, grad_dtype, grad_reduce, moe_a2a_overlap, cuda_graphs, measured_ms,
 tokens_per_s_per_gpu, model_tflops_per_gpu, fit_weight, notes.
 
 Rules, in the order they are applied to each input row
@@ -139,9 +139,12 @@ Rules, in the order they are applied to each input row
     v0.1.0rc4, 25.11 v0.2.0, 26.02 v0.3.0, 26.02.01 v0.3.1, 26.04 v0.4.0, 26.04.01 v0.4.1, 26.06 v0.5.0,
     26.06.01 v0.5.1, 26.08 v0.6.0; NeMo 25.02/25.04/25.07 v2.2.0/v2.3.0/v2.4.0; each row names its file and
     function and a confidence.  ``moe_a2a_overlap`` (Megatron core's ``overlap_moe_expert_parallel_comm``) is
-    written for rows with expert parallelism where the table says true or false, else left empty (not overlapped);
-    the table's other columns (CUDA graphs, MoE dispatcher, recomputed modules, activation offloading, userbuffer
-    overlap) are recorded for what-if studies and not written to the run files.
+    written for rows with expert parallelism where the table says true or false, else left empty (not overlapped).
+    ``cuda_graphs`` is written for every row the table names (``cuda_graph_impl`` and ``cuda_graph_scope``):
+    ``iteration`` for local graphs of ``full_iteration`` scope, ``layers`` for local graphs of a layer scope
+    (``transformer_layer``, ``full_layer``) and for Transformer Engine's graphs of any scope, ``none`` where it says
+    none; empty (none) for a row it does not name.  The table's other columns (MoE dispatcher, recomputed modules,
+    activation offloading, userbuffer overlap) are recorded for what-if studies and not written to the run files.
 
 Configurations: those listed in ``REUSED`` are copied verbatim from the test resources after checking hidden size,
 layers, heads and KV heads against models.csv; where models.csv gives the run's vocabulary and it differs from the
@@ -169,7 +172,7 @@ COLUMNS = ["id", "source", "release", "task", "system", "model_key", "family", "
            "expert_tensor", "zero_stage", "device", "gpus_per_node", "nvlink_domain", "inter_node_gbps", "precision",
            "recompute",
            "sequence_parallel", "lora_rank", "uneven_pipeline", "document_tokens", "grad_dtype", "grad_reduce",
-           "moe_a2a_overlap", "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "fit_weight", "notes"]
+           "moe_a2a_overlap", "cuda_graphs", "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "fit_weight", "notes"]
 
 # the columns of every row file (the source README's list)
 SOURCE_COLUMNS = ("source release task system gpu num_gpus gpus_per_node nvlink_domain precision precision_norm model "
@@ -939,8 +942,22 @@ def read_recipe_settings(path=RECIPE_SETTINGS):
     return settings
 
 
+def cuda_graphs_of(setting):
+    """Rule 15: a recipe's ``cuda_graph_impl`` and ``cuda_graph_scope`` as the run files' ``cuda_graphs``."""
+    impl = setting.get("cuda_graph_impl", "").strip().lower()
+    scope = setting.get("cuda_graph_scope", "").strip().lower()
+    if impl in ("", "none"):
+        return "none" if impl == "none" else ""
+    if impl == "local" and scope == "full_iteration":
+        return "iteration"
+    if impl == "transformer_engine" or (impl == "local" and scope in ("transformer_layer", "full_layer")):
+        return "layers"
+    fail("recipe settings: CUDA graphs %r of scope %r: no rule maps them to cuda_graphs" % (impl, scope))
+
+
 def apply_recipe_settings(outputs, settings):
-    """Rule 15: ``moe_a2a_overlap`` of the rows with expert parallelism whose recipe code says it."""
+    """Rule 15: ``moe_a2a_overlap`` of the rows with expert parallelism whose recipe code says it, and every named
+    row's ``cuda_graphs``."""
     written = {r.values["id"] for rows in outputs.values() for r in rows}
     unused = sorted(set(settings) - written)
     if unused:
@@ -957,6 +974,7 @@ def apply_recipe_settings(outputs, settings):
                     r.values["notes"] += "; " + note
             else:
                 r.values["moe_a2a_overlap"] = ""
+            r.values["cuda_graphs"] = cuda_graphs_of(s)
 
 
 def write_csv(path, header, rows):

@@ -24,6 +24,7 @@ import java.util.regex.Pattern;
 import org.scaledl.InvalidInputException;
 import org.scaledl.transformer.HuggingFaceConfig;
 import org.scaledl.transformer.TransformerSpec;
+import org.scaledl.workload.CudaGraphs;
 import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Precision;
 import org.scaledl.workload.Recompute;
@@ -96,7 +97,9 @@ import org.scaledl.workload.Recompute;
  *       [{@code accumulate_allreduce_grads_in_fp32}] (False: 16-bit gradient buffers), else NeMo 1.x's
  *       {@code grad_sync_dtype} (bf16, fp16, fp32); neither logged: the precision's default;
  *       {@code overlap_moe_expert_parallel_comm} (True with expert parallelism: the experts' all-to-all behind
- *       another micro-batch's compute).</li>
+ *       another micro-batch's compute); {@code cuda_graph_impl} with {@code cuda_graph_scope} [older
+ *       {@code enable_cuda_graph}, {@code external_cuda_graph}] (CUDA graphs of the whole iteration where the scope
+ *       is full_iteration, else of layers; {@link org.scaledl.workload.CudaGraphs}).</li>
  * </ul>
  * The data-parallel degree is {@code data_parallel_size}, else {@code world_size / (tensor x pipeline x context)},
  * else {@code global_batch_size / (micro_batch_size x micro-batches)} when the micro-batches are logged; each replica
@@ -186,7 +189,8 @@ public final class TrainingLogs {
                 "num_micro_batches", "bf16", "fp16", "fp8", "fp8_recipe", "fp4", "precision", "sequence_parallel",
                 "recompute_granularity", "recompute_activations", "use_distributed_optimizer", "use_torch_fsdp2",
                 "use_megatron_fsdp", "use_custom_fsdp", "data_parallel_sharding_strategy", "overlap_grad_reduce",
-                "DDP_impl", "grad_reduce_in_fp32", "grad_sync_dtype", "overlap_moe_expert_parallel_comm")) {
+                "DDP_impl", "grad_reduce_in_fp32", "grad_sync_dtype", "overlap_moe_expert_parallel_comm",
+                "cuda_graph_impl", "cuda_graph_scope", "enable_cuda_graph", "external_cuda_graph")) {
             KEYS.put(k, k);
         }
         KEYS.put("num_moe_experts", "num_experts");
@@ -223,11 +227,13 @@ public final class TrainingLogs {
      *                         not say (the precision's default) or in FP32 training
      * @param expertCommOverlap expert parallelism's all-to-all behind another micro-batch's compute
      *                         ({@link org.scaledl.workload.Workload#expertCommOverlap()}; false without experts)
+     * @param cudaGraphs       what of the iteration runs as CUDA graphs
+     *                         ({@link org.scaledl.workload.Workload#cudaGraphs()})
      */
     public record Job(int seq, int microBatch, int microBatches, int dataParallel, int tensor, int pipeline,
             int context, int virtualStages, int expert, int expertTensor, int zeroStage, Precision precision,
             Recompute recompute, boolean sequenceParallel, boolean gradReduceAfterBackward,
-            Optional<Boolean> sixteenBitGradients, boolean expertCommOverlap) {
+            Optional<Boolean> sixteenBitGradients, boolean expertCommOverlap, CudaGraphs cudaGraphs) {
         /** GPUs the job uses: {@code dataParallel x tensor x pipeline x context}. */
         public long gpus() {
             return (long) dataParallel * tensor * pipeline * context;
@@ -994,7 +1000,36 @@ public final class TrainingLogs {
                         + "full recomputation, which Megatron core refuses");
             }
             return new Job(seq, mbs, microBatches, dp, tp, pp, cp, virtual, ep, etp, zero, precision, recompute, sp,
-                    afterBackward, sixteenBit, a2aOverlap);
+                    afterBackward, sixteenBit, a2aOverlap, cudaGraphs(which));
+        }
+
+        /**
+         * The CUDA graphs: {@code cuda_graph_impl} (none; local or transformer_engine: of the iteration where
+         * {@code cuda_graph_scope} names full_iteration, else of layers), else older Megatron core's
+         * {@code enable_cuda_graph} or {@code external_cuda_graph} True (the same scope rule); none when not logged.
+         */
+        private CudaGraphs cudaGraphs(String which) {
+            String impl = text("cuda_graph_impl");
+            boolean on;
+            if (args.containsKey("cuda_graph_impl") && impl == null) {
+                on = false;   // logged as none
+            } else if (impl != null) {
+                String i = impl.trim().toLowerCase(Locale.ROOT).replace("'", "").replace("\"", "");
+                on = switch (i) {
+                    case "none" -> false;
+                    case "local", "transformer_engine" -> true;
+                    default -> throw bad("cuda_graph_impl", which + "cuda_graph_impl '" + clip(impl)
+                            + "' is not known (none, local, transformer_engine)");
+                };
+            } else {
+                on = flag("enable_cuda_graph", false) || flag("external_cuda_graph", false);
+            }
+            if (!on) {
+                return CudaGraphs.NONE;
+            }
+            String scope = text("cuda_graph_scope");
+            return scope != null && scope.toLowerCase(Locale.ROOT).contains("full_iteration") ? CudaGraphs.ITERATION
+                    : CudaGraphs.LAYERS;
         }
 
         private Precision precision(String which) {

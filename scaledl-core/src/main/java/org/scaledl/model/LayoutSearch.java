@@ -8,6 +8,7 @@ import org.scaledl.Checks;
 import org.scaledl.graph.ModelGraph;
 import org.scaledl.graph.TransformerShape;
 import org.scaledl.model.exec.MegatronExecution;
+import org.scaledl.workload.CudaGraphs;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Phase;
@@ -54,6 +55,7 @@ public final class LayoutSearch {
     private Boolean sixteenBitGradients;
     private boolean gradReduceAfterBackward;
     private boolean expertCommOverlap;
+    private CudaGraphs cudaGraphs = CudaGraphs.NONE;
     private double expertImbalance = 1;
 
     /**
@@ -138,6 +140,12 @@ public final class LayoutSearch {
      */
     public LayoutSearch expertCommOverlap(boolean value) {
         this.expertCommOverlap = value;
+        return this;
+    }
+
+    /** What of each layout's iteration runs as CUDA graphs ({@link Workload#cudaGraphs()}; default none). */
+    public LayoutSearch cudaGraphs(CudaGraphs value) {
+        this.cudaGraphs = java.util.Objects.requireNonNull(value, "cudaGraphs");
         return this;
     }
 
@@ -282,7 +290,7 @@ public final class LayoutSearch {
                 .topology(topology).lora(loraRank).expertImbalance(expertImbalance)
                 .documentTokens(documentTokens).gradReduceAfterBackward(gradReduceAfterBackward)
                 .expertCommOverlap(expertCommOverlap && Workload.expertCommOverlapRefusal(par, precision,
-                        Recompute.AUTO).isEmpty())).build());
+                        Recompute.AUTO).isEmpty()).cudaGraphs(cudaGraphs)).build());
         double ms = predictor.predictMillis(w);
         OptionalDouble mem = predictor.stage().memoryBytes(w);
         double gib = mem.isPresent() ? mem.getAsDouble() / (1L << 30) : Double.NaN;

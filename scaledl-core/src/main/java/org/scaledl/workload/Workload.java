@@ -41,6 +41,7 @@ public final class Workload {
     private final Boolean sixteenBitGradients;
     private final boolean gradReduceAfterBackward;
     private final boolean expertCommOverlap;
+    private final CudaGraphs cudaGraphs;
     private final java.util.SortedMap<String, String> tags;
 
     private Workload(Builder b) {
@@ -76,6 +77,7 @@ public final class Workload {
         this.sixteenBitGradients = b.sixteenBitGradients;
         this.gradReduceAfterBackward = b.gradReduceAfterBackward;
         this.expertCommOverlap = b.expertCommOverlap;
+        this.cudaGraphs = b.cudaGraphs;
         if (expertCommOverlap) {
             expertCommOverlapRefusal(parallelism, precision, recompute).ifPresent(why -> {
                 throw new IllegalArgumentException(why);
@@ -348,6 +350,14 @@ public final class Workload {
     private static final String OVERLAP_NEEDS = "overlapping the experts' all-to-all with another micro-batch "
             + "(overlap_moe_expert_parallel_comm) needs ";
 
+    /**
+     * What of the iteration runs as CUDA graphs ({@link CudaGraphs}): the host's per-layer dispatch time it saves;
+     * {@link CudaGraphs#NONE} (Megatron's default) by default.
+     */
+    public CudaGraphs cudaGraphs() {
+        return cudaGraphs;
+    }
+
     /** Bytes of a parameter's gradient buffer: 2 with {@link #sixteenBitGradients()}, else the precision's. */
     public double gradientBytes() {
         return sixteenBitGradients() ? 2 : precision.gradientBytes();
@@ -356,8 +366,8 @@ public final class Workload {
     /**
      * The settings given that only a transformer built from its configuration carries (its layer roles tell which
      * layers they change): LoRA, offloaded activations, packed documents, context, expert and expert-tensor
-     * parallelism, an expert imbalance, 16-bit gradients, the gradients' reduction after the backward pass, the experts' all-to-all
-     * overlap, in words; empty when none is given. Predictors of imported graphs refuse a workload that gives any.
+     * parallelism, an expert imbalance, 16-bit gradients, the gradients' reduction after the backward pass, the experts'
+     * all-to-all overlap, CUDA graphs, in words; empty when none is given. Predictors of imported graphs refuse a workload that gives any.
      */
     public java.util.List<String> transformerOnlySettings() {
         java.util.List<String> out = new java.util.ArrayList<>();
@@ -391,6 +401,9 @@ public final class Workload {
         if (expertCommOverlap) {
             out.add("the experts' all-to-all overlapped");
         }
+        if (cudaGraphs != CudaGraphs.NONE) {
+            out.add("CUDA graphs (" + cudaGraphs.label() + ")");
+        }
         return out;
     }
 
@@ -410,7 +423,7 @@ public final class Workload {
                 .precision(precision).recompute(recompute).recomputeLayers(recomputeLayers).offloadLayers(offloadLayers)
                 .expertImbalance(expertImbalance).lora(loraRank).unevenPipeline(unevenPipeline)
                 .documentTokens(documentTokens).gradReduceAfterBackward(gradReduceAfterBackward)
-                .expertCommOverlap(expertCommOverlap);
+                .expertCommOverlap(expertCommOverlap).cudaGraphs(cudaGraphs);
         b.sixteenBitGradients = sixteenBitGradients;
         b.device = device;
         b.topology = topology;
@@ -434,7 +447,8 @@ public final class Workload {
                 + (documentTokens > 0 ? " documents=" + documentTokens : "")
                 + (sixteenBitGradients == null ? "" : " grad-dtype=" + (sixteenBitGradients ? "16-bit" : "fp32"))
                 + (gradReduceAfterBackward ? " grad-reduce=after-backward" : "")
-                + (expertCommOverlap ? " moe-a2a-overlap" : "");
+                + (expertCommOverlap ? " moe-a2a-overlap" : "")
+                + (cudaGraphs != CudaGraphs.NONE ? " cuda-graphs=" + cudaGraphs.label() : "");
     }
 
     /** Builds a {@link Workload}. */
@@ -457,6 +471,7 @@ public final class Workload {
         private Boolean sixteenBitGradients;
         private boolean gradReduceAfterBackward;
         private boolean expertCommOverlap;
+        private CudaGraphs cudaGraphs = CudaGraphs.NONE;
         private final Map<String, String> tags = new TreeMap<>();
 
         private Builder(ModelGraph graph) {
@@ -615,6 +630,12 @@ public final class Workload {
          */
         public Builder expertCommOverlap(boolean value) {
             this.expertCommOverlap = value;
+            return this;
+        }
+
+        /** What of the iteration runs as CUDA graphs ({@link Workload#cudaGraphs()}); none by default. */
+        public Builder cudaGraphs(CudaGraphs value) {
+            this.cudaGraphs = Objects.requireNonNull(value, "cudaGraphs");
             return this;
         }
 

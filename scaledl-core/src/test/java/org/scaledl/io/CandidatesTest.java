@@ -143,12 +143,12 @@ class CandidatesTest {
                 + "\"n_positions\": 2048, \"vocab_size\": 50257}");
         Path csv = dir.resolve("jobs.csv");
         Files.writeString(csv, "transformer,seq,batch,micro_batches,world_size,tensor,pipeline,device,gpus_per_node,"
-                + "inter_node_gbps,precision,recompute,sequence_parallel\n"
-                + "gpt/config.json,1024,2,8,4,2,2,g,4,400,bf16,selective,true\n"
-                + "gpt/config.json,2048,1,,,,,g,,,,,\n");
+                + "inter_node_gbps,precision,recompute,sequence_parallel,cuda_graphs\n"
+                + "gpt/config.json,1024,2,8,4,2,2,g,4,400,bf16,selective,true,iteration\n"
+                + "gpt/config.json,2048,1,,,,,g,,,,,,\n");
         Device gpu = DeviceCatalog.bundled().require("NVIDIA A100-SXM4-80GB");
         Map<String, String> defaults = Map.of("precision", "fp16", "recompute", "full", "tensor", "4",
-                "micro_batches", "3");
+                "micro_batches", "3", "cuda_graphs", "layers");
         List<Workload> ws = new java.util.ArrayList<>();
         try (Candidates.Chunks in = Candidates.open(csv, OnnxImporter::read, n -> Optional.of(gpu), defaults)) {
             ws.addAll(in.next(10).workloads());
@@ -162,6 +162,7 @@ class CandidatesTest {
         assertEquals(4, a.topology().orElseThrow().gpusPerNode());
         assertEquals(400, a.topology().orElseThrow().interNodeGbps());
         assertEquals(1024, a.graph().transformer().orElseThrow().seq());
+        assertEquals(org.scaledl.workload.CudaGraphs.ITERATION, a.cudaGraphs());
         Workload b = ws.get(1);
         assertEquals(3, b.batch());
         assertEquals(new Parallelism(1, 4, 1, 3), b.parallelism());
@@ -169,7 +170,14 @@ class CandidatesTest {
         assertEquals(Recompute.FULL, b.recompute());
         assertTrue(b.topology().isEmpty(), "no topology given: the device's standard server, assumed");
         assertEquals(2048, b.graph().transformer().orElseThrow().seq());
+        assertEquals(org.scaledl.workload.CudaGraphs.LAYERS, b.cudaGraphs(), "the caller's default");
 
+        Files.writeString(csv, "transformer,seq,batch,device,cuda_graphs\ngpt/config.json,1024,2,g,all\n");
+        InvalidInputException badGraphs = assertThrows(InvalidInputException.class,
+                () -> Candidates.read(csv, OnnxImporter::read, n -> Optional.of(gpu)));
+        assertEquals(2, badGraphs.line());
+        assertTrue(badGraphs.getMessage().contains("cuda_graphs") && badGraphs.getMessage().contains("'all'"),
+                badGraphs.getMessage());
         Files.writeString(csv, "transformer,seq,batch,gpus_per_node\ngpt/config.json,1024,2,8\n");
         InvalidInputException noDevice = assertThrows(InvalidInputException.class,
                 () -> Candidates.read(csv, OnnxImporter::read, n -> Optional.empty()));

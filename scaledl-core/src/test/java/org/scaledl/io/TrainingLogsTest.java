@@ -16,6 +16,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.scaledl.InvalidInputException;
 import org.scaledl.transformer.HuggingFaceConfig;
 import org.scaledl.transformer.TransformerSpec;
+import org.scaledl.workload.CudaGraphs;
 import org.scaledl.workload.Precision;
 import org.scaledl.workload.Recompute;
 
@@ -269,6 +270,36 @@ class TrainingLogsTest {
                 org.scaledl.InvalidInputException.class,
                 () -> with.apply("  DDP_impl ........................................ ring"));
         assertTrue(bad.getMessage().contains("grad.log:") && bad.getMessage().contains("DDP_impl 'ring' is not known"),
+                bad.getMessage());
+    }
+
+    /**
+     * CUDA graphs: cuda_graph_impl none, or local/transformer_engine with cuda_graph_scope (full_iteration: the
+     * iteration, else layers), else older enable_cuda_graph/external_cuda_graph True; nothing logged is none; an
+     * unknown implementation is refused at its line.
+     */
+    @Test
+    void theCudaGraphsAreReadFromTheArguments() throws IOException {
+        String one = Files.readString(LOGS.resolve("megatron-llama3-8b.log"));
+        java.util.function.Function<String, TrainingLogs.Job> with = arg -> firstJob("graphs.log",
+                one.replaceFirst("(?m)^(  micro_batch_size .*)$", "$1\n" + arg));
+        assertEquals(CudaGraphs.NONE, TrainingLogs.read(LOGS.resolve("megatron-llama3-8b.log"),
+                TrainingLogs.DEFAULT_WARMUP).get(0).job().cudaGraphs(), "nothing logged: none");
+        assertEquals(CudaGraphs.NONE, with.apply("  cuda_graph_impl ................................. none\n"
+                + "  enable_cuda_graph ............................... True").cudaGraphs(), "the impl decides");
+        assertEquals(CudaGraphs.ITERATION, with.apply("  cuda_graph_impl ................................. local\n"
+                + "  cuda_graph_scope ................................ ['full_iteration']").cudaGraphs());
+        assertEquals(CudaGraphs.LAYERS, with.apply("  cuda_graph_impl ................................. "
+                + "transformer_engine\n  cuda_graph_scope ................................ ['attn', 'moe_router']")
+                .cudaGraphs());
+        assertEquals(CudaGraphs.LAYERS, with.apply("  enable_cuda_graph ............................... True")
+                .cudaGraphs());
+        assertEquals(CudaGraphs.ITERATION, with.apply("  enable_cuda_graph ............................... True\n"
+                + "  cuda_graph_scope ................................ full_iteration").cudaGraphs());
+        org.scaledl.InvalidInputException bad = org.junit.jupiter.api.Assertions.assertThrows(
+                org.scaledl.InvalidInputException.class,
+                () -> with.apply("  cuda_graph_impl ................................. cupti"));
+        assertTrue(bad.getMessage().contains("graphs.log:") && bad.getMessage().contains("cuda_graph_impl 'cupti'"),
                 bad.getMessage());
     }
 

@@ -2,6 +2,7 @@ package org.scaledl.cli;
 
 import java.util.List;
 import java.util.Optional;
+import org.scaledl.workload.CudaGraphs;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Precision;
@@ -108,6 +109,17 @@ final class ClusterOptions {
     /** Whether the experts' all-to-all runs behind another micro-batch's compute ({@code --moe-a2a-overlap}). */
     boolean expertCommOverlap() {
         return moeA2aOverlap;
+    }
+
+    @Option(names = "--cuda-graphs", description = "What of the iteration runs as CUDA graphs: none (default), "
+            + "layers (per-layer or per-scope graphs, Megatron core's transformer_layer or Transformer Engine's "
+            + "scopes: predicted as none) or iteration (Megatron core's full_iteration graphs: no per-layer host time)",
+            converter = CudaGraphsConverter.class)
+    CudaGraphs cudaGraphs;
+
+    /** What of the iteration runs as CUDA graphs ({@code --cuda-graphs}), none when not given. */
+    CudaGraphs cudaGraphs() {
+        return cudaGraphs == null ? CudaGraphs.NONE : cudaGraphs;
     }
 
     @Option(names = "--uneven-pipeline", description = "Split a transformer's layers unevenly (balanced) over the "
@@ -296,6 +308,7 @@ final class ClusterOptions {
         put.accept("grad_dtype", gradDtype);
         put.accept("grad_reduce", gradReduce);
         put.accept("moe_a2a_overlap", moeA2aOverlap ? "true" : null);
+        put.accept("cuda_graphs", cudaGraphs == null ? null : cudaGraphs.label());
         put.accept("gpus_per_node", gpusPerNode);
         put.accept("nvlink_domain", nvlinkDomain);
         put.accept("inter_node_gbps", interNodeGbps);
@@ -307,37 +320,57 @@ final class ClusterOptions {
         put.accept("expert_imbalance", expertImbalance);
     }
 
-    /** Parses {@code --precision}. */
-    static final class PrecisionConverter implements picocli.CommandLine.ITypeConverter<Precision> {
+    /**
+     * Parses an option with a parser of its values; the parser's error, naming the accepted values, is the usage
+     * error.
+     */
+    abstract static class Parsed<T> implements picocli.CommandLine.ITypeConverter<T> {
+        private final java.util.function.Function<String, T> parser;
+
+        Parsed(java.util.function.Function<String, T> parser) {
+            this.parser = parser;
+        }
+
         @Override
-        public Precision convert(String value) {
+        public T convert(String value) {
             try {
-                return Precision.parse(value);
+                return parser.apply(value);
             } catch (org.scaledl.InvalidInputException e) {
                 throw new picocli.CommandLine.TypeConversionException(e.detail());
             }
         }
     }
 
-    /**
-     * Checks a text option with a parser of its values, keeping it as given (for the candidate column it fills); the
-     * parser's error, naming the accepted values, is the usage error.
-     */
-    abstract static class CheckedText implements picocli.CommandLine.ITypeConverter<String> {
-        private final java.util.function.Consumer<String> parser;
-
-        CheckedText(java.util.function.Consumer<String> parser) {
-            this.parser = parser;
+    /** Parses {@code --cuda-graphs}. */
+    static final class CudaGraphsConverter extends Parsed<CudaGraphs> {
+        CudaGraphsConverter() {
+            super(CudaGraphs::parse);
         }
+    }
 
-        @Override
-        public String convert(String value) {
-            try {
-                parser.accept(value);
-                return value;
-            } catch (org.scaledl.InvalidInputException e) {
-                throw new picocli.CommandLine.TypeConversionException(e.detail());
-            }
+    /** Parses {@code --precision}. */
+    static final class PrecisionConverter extends Parsed<Precision> {
+        PrecisionConverter() {
+            super(Precision::parse);
+        }
+    }
+
+    /** Parses {@code --recompute}. */
+    static final class RecomputeConverter extends Parsed<Recompute> {
+        RecomputeConverter() {
+            super(Recompute::parse);
+        }
+    }
+
+    /**
+     * Checks a text option with a parser of its values, keeping it as given (for the candidate column it fills).
+     */
+    abstract static class CheckedText extends Parsed<String> {
+        CheckedText(java.util.function.Consumer<String> parser) {
+            super(v -> {
+                parser.accept(v);
+                return v;
+            });
         }
     }
 
@@ -352,18 +385,6 @@ final class ClusterOptions {
     static final class GradReduceConverter extends CheckedText {
         GradReduceConverter() {
             super(org.scaledl.workload.Workload::parseGradReduce);
-        }
-    }
-
-    /** Parses {@code --recompute}. */
-    static final class RecomputeConverter implements picocli.CommandLine.ITypeConverter<Recompute> {
-        @Override
-        public Recompute convert(String value) {
-            try {
-                return Recompute.parse(value);
-            } catch (org.scaledl.InvalidInputException e) {
-                throw new picocli.CommandLine.TypeConversionException(e.detail());
-            }
         }
     }
 }

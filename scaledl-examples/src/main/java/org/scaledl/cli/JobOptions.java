@@ -109,7 +109,7 @@ final class JobOptions {
                 .expertImbalance(cluster.expertImbalance()).lora(cluster.loraRank())
                 .unevenPipeline(cluster.unevenPipeline).documentTokens(cluster.documentTokens())
                 .gradReduceAfterBackward(cluster.gradReduceAfterBackward())
-                .expertCommOverlap(cluster.expertCommOverlap());
+                .expertCommOverlap(cluster.expertCommOverlap()).cudaGraphs(cluster.cudaGraphs());
         cluster.sixteenBitGradients().ifPresent(wb::sixteenBitGradients);
         Optional<Device> d = resolveDevice(p, device);
         d.ifPresent(wb::device);

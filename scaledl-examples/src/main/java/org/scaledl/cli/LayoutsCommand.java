@@ -109,7 +109,7 @@ final class LayoutsCommand implements Callable<Integer> {
         LayoutSearch search = new LayoutSearch(p, graph, d, gpus, globalBatch).topology(topo)
                 .precision(precision).lora(cluster.loraRank()).expertImbalance(cluster.expertImbalance())
                 .documentTokens(cluster.documentTokens()).gradReduceAfterBackward(cluster.gradReduceAfterBackward())
-                .expertCommOverlap(cluster.expertCommOverlap());
+                .expertCommOverlap(cluster.expertCommOverlap()).cudaGraphs(cluster.cudaGraphs());
         cluster.sixteenBitGradients().ifPresent(search::sixteenBitGradients);
         try {
             search.check();
@@ -164,6 +164,7 @@ final class LayoutsCommand implements Callable<Integer> {
                 o.put("recompute", l.recompute().label());
                 o.put("recompute_layers", l.recomputeLayers());
                 o.put("offload_layers", l.workload().offloadLayers());
+                o.put("cuda_graphs", l.workload().cudaGraphs().label());
                 o.put("ms", l.millis());
                 o.put("low_ms", pr.lowMillis());
                 o.put("high_ms", pr.highMillis());
@@ -278,6 +279,9 @@ final class LayoutsCommand implements Callable<Integer> {
         if (l.workload().expertCommOverlap()) {
             c.append(" --moe-a2a-overlap");
         }
+        if (l.workload().cudaGraphs() != org.scaledl.workload.CudaGraphs.NONE) {
+            c.append(" --cuda-graphs ").append(l.workload().cudaGraphs().label());
+        }
         if (l.workload().expertImbalance() != 1) {
             c.append(" --expert-imbalance ").append(number(l.workload().expertImbalance()));
         }
@@ -330,7 +334,7 @@ final class LayoutsCommand implements Callable<Integer> {
         StringBuilder sb = new StringBuilder("rank,transformer,seq,batch,micro_batches,world_size,tensor,pipeline,"
                 + "context,virtual_stages,expert,expert_tensor,zero_stage,sequence_parallel,recompute,recompute_layers,"
                 + "offload_layers,lora_rank,expert_imbalance,document_tokens,grad_dtype,grad_reduce,moe_a2a_overlap,"
-                + "device,precision,"
+                + "cuda_graphs,device,precision,"
                 + "gpus_per_node,"
                 + "nvlink_domain,inter_node_gbps,layout_ms,layout_memory_gb,fits\n");
         int rank = 1;
@@ -349,6 +353,7 @@ final class LayoutsCommand implements Callable<Integer> {
                     .append(l.workload().gradDtypeLabel()).append(',')
                     .append(l.workload().gradReduceAfterBackward() ? "after-backward" : "overlapped").append(',')
                     .append(l.workload().expertCommOverlap()).append(',')
+                    .append(l.workload().cudaGraphs().label()).append(',')
                     .append(org.scaledl.io.CsvTable.cell(d.name()))
                     .append(',').append(precision.label()).append(',');
             given.ifPresent(x -> sb.append(x.gpusPerNode()).append(',').append(x.nvlinkDomain()).append(',')

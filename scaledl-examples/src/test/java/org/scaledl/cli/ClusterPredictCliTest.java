@@ -320,6 +320,56 @@ class ClusterPredictCliTest {
         assertEquals(overlapRuns(first, header), command.contains(" --moe-a2a-overlap"), command);
     }
 
+    /**
+     * {@code --cuda-graphs}: graphs of the whole iteration leave no host time per layer, so a host-bound mixture of
+     * experts is predicted faster, and the setting is echoed ({@code cuda_graphs}); graphs of layers predict as none;
+     * an unknown value is refused naming the option; {@code layouts} carries it into its table and printed commands.
+     */
+    @Test
+    void cudaGraphsAreGivenEchoedAndCarried(@TempDir Path dir) throws Exception {
+        String cfg = published().resolve("configs/gpt-oss-120b/config.json").toString();
+        List<String> job = List.of("predict", "--model", "gpu", "--transformer", cfg, "--seq", "4096", "--batch", "4",
+                "--micro-batches", "5", "--world-size", "64", "--expert", "64", "--zero-stage", "1", "--device",
+                "GB200", "--precision", "mxfp8", "--json");
+        java.util.function.Function<String, JsonNode> with = graphs -> {
+            List<String> a = new java.util.ArrayList<>(job);
+            if (graphs != null) {
+                a.addAll(List.of("--cuda-graphs", graphs));
+            }
+            Run r = MainTest.run(a.toArray(new String[0]));
+            assertEquals(0, r.code(), r.err());
+            try {
+                return new ObjectMapper().readTree(r.out());
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        };
+        JsonNode none = with.apply(null);
+        JsonNode layers = with.apply("layers");
+        JsonNode whole = with.apply("iteration");
+        assertEquals("none", none.get("workload").get("cuda_graphs").asText());
+        assertEquals("layers", layers.get("workload").get("cuda_graphs").asText());
+        assertEquals("iteration", whole.get("workload").get("cuda_graphs").asText());
+        assertEquals(none.get("ms").asDouble(), layers.get("ms").asDouble(), 1e-9);
+        assertTrue(whole.get("ms").asDouble() < none.get("ms").asDouble(), whole.get("ms") + " " + none.get("ms"));
+        List<String> bad = new java.util.ArrayList<>(job);
+        bad.addAll(List.of("--cuda-graphs", "all"));
+        Run refused = MainTest.run(bad.toArray(new String[0]));
+        assertTrue(refused.code() != 0 && refused.err().contains("--cuda-graphs")
+                && refused.err().contains("'all'"), refused.err());
+        Path table = dir.resolve("graphs/layouts.csv");
+        Files.createDirectories(table.getParent());
+        Run l = MainTest.run("layouts", "--model", "gpu", "--transformer", published().resolve(
+                "configs/llama3-8b/config.json").toString(), "--seq", "4096", "--gpus", "8", "--global-batch", "64",
+                "--device", "H100 SXM", "--precision", "bf16", "--top", "1", "--cuda-graphs", "iteration", "--out",
+                table.toString());
+        assertEquals(0, l.code(), l.err());
+        assertTrue(l.out().contains("--cuda-graphs iteration"), l.out());
+        List<String> rows = Files.readAllLines(table);
+        assertEquals("iteration", rows.get(1).split(",", -1)[Arrays.asList(rows.get(0).split(","))
+                .indexOf("cuda_graphs")]);
+    }
+
     /** Whether a layouts table's row runs the experts' all-to-all overlap: experts, and virtual stages with a pipeline. */
     private static boolean overlapRuns(String[] row, List<String> header) {
         return !row[header.indexOf("expert")].equals("1") && (row[header.indexOf("pipeline")].equals("1")

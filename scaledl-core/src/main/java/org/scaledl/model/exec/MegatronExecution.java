@@ -16,6 +16,7 @@ import org.scaledl.graph.TensorRole;
 import org.scaledl.graph.TransformerShape;
 import org.scaledl.model.comm.CommunicationModel;
 import org.scaledl.model.cost.StageCost;
+import org.scaledl.workload.CudaGraphs;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.LayerFeatures;
 import org.scaledl.workload.OpFamily;
@@ -1333,6 +1334,11 @@ public final class MegatronExecution {
         double perStep = (m - 1 + p) * (w.phase() == Phase.INFER ? 1.0 / 3 : 1);
         double steps = layersMax * perStep;
         double expertSteps = expertLayersMax * perStep;
+        if (w.cudaGraphs() == CudaGraphs.ITERATION) {
+            // the whole iteration replayed as one graph: no layer's kernels dispatched by the host one by one
+            steps = 0;
+            expertSteps = 0;
+        }
         double sends = 0;
         double pipeline = 0;
         if (withTime && p > 1 && comm != null) {
