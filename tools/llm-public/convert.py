@@ -172,7 +172,8 @@ COLUMNS = ["id", "source", "release", "task", "system", "model_key", "family", "
            "expert_tensor", "zero_stage", "device", "gpus_per_node", "nvlink_domain", "inter_node_gbps", "precision",
            "recompute",
            "sequence_parallel", "lora_rank", "uneven_pipeline", "document_tokens", "grad_dtype", "grad_reduce",
-           "moe_a2a_overlap", "cuda_graphs", "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "fit_weight", "notes"]
+           "moe_a2a_overlap", "cuda_graphs", "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu",
+           "fit_weight", "notes"]
 
 # the columns of every row file (the source README's list)
 SOURCE_COLUMNS = ("source release task system gpu num_gpus gpus_per_node nvlink_domain precision precision_norm model "

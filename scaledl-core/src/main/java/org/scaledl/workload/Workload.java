@@ -366,8 +366,9 @@ public final class Workload {
     /**
      * The settings given that only a transformer built from its configuration carries (its layer roles tell which
      * layers they change): LoRA, offloaded activations, packed documents, context, expert and expert-tensor
-     * parallelism, an expert imbalance, 16-bit gradients, the gradients' reduction after the backward pass, the experts'
-     * all-to-all overlap, CUDA graphs, in words; empty when none is given. Predictors of imported graphs refuse a workload that gives any.
+     * parallelism, an expert imbalance, 16-bit gradients, the gradients' reduction after the backward pass, the
+     * experts' all-to-all overlap, CUDA graphs, in words; empty when none is given. Predictors of imported graphs
+     * refuse a workload that gives any.
      */
     public java.util.List<String> transformerOnlySettings() {
         java.util.List<String> out = new java.util.ArrayList<>();
