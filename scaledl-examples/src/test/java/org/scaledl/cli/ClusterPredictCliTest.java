@@ -352,6 +352,15 @@ class ClusterPredictCliTest {
         assertEquals("iteration", whole.get("workload").get("cuda_graphs").asText());
         assertEquals(none.get("ms").asDouble(), layers.get("ms").asDouble(), 1e-9);
         assertTrue(whole.get("ms").asDouble() < none.get("ms").asDouble(), whole.get("ms") + " " + none.get("ms"));
+        // the prediction without graphs says what the step takes with them, and the one with them says nothing of it
+        java.util.regex.Matcher said = java.util.regex.Pattern.compile("the host is assumed to dispatch every layer's "
+                + "kernels \\(CUDA graphs none\\).*?the step takes ([0-9.]+) ms \\((-[0-9.]+) %: give --cuda-graphs "
+                + "iteration\\)").matcher(none.get("warnings").toString());
+        assertTrue(said.find(), none.get("warnings").toString());
+        assertEquals(said.group(1), String.format(java.util.Locale.ROOT, "%.2f", whole.get("ms").asDouble()));
+        assertFalse(whole.get("warnings").toString().contains("give --cuda-graphs"), whole.get("warnings").toString());
+        assertTrue(layers.get("warnings").toString().contains("(CUDA graphs layers)"), layers.get("warnings")
+                .toString());
         List<String> bad = new java.util.ArrayList<>(job);
         bad.addAll(List.of("--cuda-graphs", "all"));
         Run refused = MainTest.run(bad.toArray(new String[0]));

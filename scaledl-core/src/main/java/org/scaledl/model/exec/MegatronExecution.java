@@ -1672,7 +1672,8 @@ public final class MegatronExecution {
     /**
      * How much a step must change under the other choice of a schedule the prediction assumed (its gradients reduced
      * after the backward pass where it assumed them overlapped, the experts' all-to-all overlapped where it assumed
-     * it on the critical path) for the prediction to say so: 2 %.
+     * it on the critical path, the whole iteration in CUDA graphs where it assumed none or per-layer ones) for the
+     * prediction to say so: 2 %.
      */
     static final double SCHEDULE_NOTE_SHARE = 0.02;
 
@@ -1773,6 +1774,18 @@ public final class MegatronExecution {
                         + "behind another micro-batch's compute, as Megatron core's overlap_moe_expert_parallel_comm "
                         + "(Megatron-Bridge's moe_a2a_overlap) runs it, the step takes %.2f ms (%.1f %%: give "
                         + "--moe-a2a-overlap)", overlapped, 100 * (overlapped / total - 1)));
+            }
+        }
+        if (w.cudaGraphs() != CudaGraphs.ITERATION && model.host(terms) > 0) {
+            // the third schedule choice the recipes state: the host's per-layer dispatch gone under graphs of the
+            // whole iteration
+            double graphed = model.millis(terms(w.toBuilder().cudaGraphs(CudaGraphs.ITERATION).build(), layers,
+                    communication, device, topo));
+            if (graphed < (1 - SCHEDULE_NOTE_SHARE) * total) {
+                all.add(String.format(Locale.ROOT, "the host is assumed to dispatch every layer's kernels (CUDA "
+                        + "graphs %s); with the whole iteration captured in CUDA graphs, as Megatron core's "
+                        + "full_iteration graphs run it, the step takes %.2f ms (%.1f %%: give --cuda-graphs "
+                        + "iteration)", w.cudaGraphs().label(), graphed, 100 * (graphed / total - 1)));
             }
         }
         double dispatch = model.host(terms);
