@@ -51,7 +51,8 @@ import org.scaledl.workload.Workload;
  * {@link Workload#gradReduceAfterBackward()}; overlapped), {@code moe_a2a_overlap} (true: expert parallelism's
  * all-to-all behind another micro-batch's compute, {@link Workload#expertCommOverlap()}; false; a caller's default
  * applies to the rows with expert parallelism only), {@code cuda_graphs} (none, layers or iteration: what of the
- * iteration runs as CUDA graphs, {@link Workload#cudaGraphs()}; none),
+ * iteration runs as CUDA graphs, {@link Workload#cudaGraphs()}; none; a caller's default applies to transformer rows
+ * only),
  * {@code gpus_per_node}, {@code nvlink_domain} and {@code inter_node_gbps} (the nodes of the GPUs, the GPUs one NVLink
  * domain joins, network Gb/s per node; the device's standard system), and {@code model}, {@code family},
  * {@code resolution} (carried as tags, as in a dataset). A job uses {@code world_size × tensor × pipeline × context}
@@ -489,8 +490,12 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                 boolean overlap = flag(t, r, "moe_a2a_overlap");
                 b.expertCommOverlap(overlap && (t.opt(r, "moe_a2a_overlap").isPresent()
                         || positive(t, r, "expert").orElse(1) > 1));
-                value(t, r, "cuda_graphs").map(v -> column("cuda_graphs", v, CudaGraphs::parse))
-                        .ifPresent(b::cudaGraphs);
+                // as the all-to-all overlap: a row's own value as given, the caller's default for transformer rows
+                // only (an imported graph refuses the setting, and a table may mix both)
+                if (t.opt(r, "cuda_graphs").isPresent() || graphPath.isEmpty()) {
+                    value(t, r, "cuda_graphs").map(v -> column("cuda_graphs", v, CudaGraphs::parse))
+                            .ifPresent(b::cudaGraphs);
+                }
                 Optional<String> imbalance = value(t, r, "expert_imbalance");
                 if (imbalance.isPresent()) {
                     double x = parseDouble(imbalance.get());

@@ -98,8 +98,8 @@ import org.scaledl.workload.Recompute;
  *       {@code grad_sync_dtype} (bf16, fp16, fp32); neither logged: the precision's default;
  *       {@code overlap_moe_expert_parallel_comm} (True with expert parallelism: the experts' all-to-all behind
  *       another micro-batch's compute); {@code cuda_graph_impl} with {@code cuda_graph_scope} [older
- *       {@code enable_cuda_graph}, {@code external_cuda_graph}] (CUDA graphs of the whole iteration where the scope
- *       is full_iteration, else of layers; {@link org.scaledl.workload.CudaGraphs}).</li>
+ *       {@code enable_cuda_graph}, {@code external_cuda_graph}] (CUDA graphs of the whole iteration where local graphs
+ *       have the scope full_iteration, else of layers; {@link org.scaledl.workload.CudaGraphs}).</li>
  * </ul>
  * The data-parallel degree is {@code data_parallel_size}, else {@code world_size / (tensor x pipeline x context)},
  * else {@code global_batch_size / (micro_batch_size x micro-batches)} when the micro-batches are logged; each replica
@@ -1004,32 +1004,33 @@ public final class TrainingLogs {
         }
 
         /**
-         * The CUDA graphs: {@code cuda_graph_impl} (none; local or transformer_engine: of the iteration where
-         * {@code cuda_graph_scope} names full_iteration, else of layers), else older Megatron core's
-         * {@code enable_cuda_graph} or {@code external_cuda_graph} True (the same scope rule); none when not logged.
+         * The CUDA graphs: {@code cuda_graph_impl} none; local: of the iteration where {@code cuda_graph_scope} names
+         * full_iteration, else of layers; transformer_engine: of layers (its graphs capture modules of a layer);
+         * else older Megatron core's {@code enable_cuda_graph} True as local and {@code external_cuda_graph} True as
+         * transformer_engine; none when not logged.
          */
         private CudaGraphs cudaGraphs(String which) {
             String impl = text("cuda_graph_impl");
-            boolean on;
+            String i;
             if (args.containsKey("cuda_graph_impl") && impl == null) {
-                on = false;   // logged as none
+                i = "none";   // logged as None
             } else if (impl != null) {
-                String i = impl.trim().toLowerCase(Locale.ROOT).replace("'", "").replace("\"", "");
-                on = switch (i) {
-                    case "none" -> false;
-                    case "local", "transformer_engine" -> true;
-                    default -> throw bad("cuda_graph_impl", which + "cuda_graph_impl '" + clip(impl)
-                            + "' is not known (none, local, transformer_engine)");
-                };
+                i = impl.trim().toLowerCase(Locale.ROOT).replace("'", "").replace("\"", "");
             } else {
-                on = flag("enable_cuda_graph", false) || flag("external_cuda_graph", false);
+                i = flag("enable_cuda_graph", false) ? "local"
+                        : flag("external_cuda_graph", false) ? "transformer_engine" : "none";
             }
-            if (!on) {
-                return CudaGraphs.NONE;
-            }
-            String scope = text("cuda_graph_scope");
-            return scope != null && scope.toLowerCase(Locale.ROOT).contains("full_iteration") ? CudaGraphs.ITERATION
-                    : CudaGraphs.LAYERS;
+            return switch (i) {
+                case "none" -> CudaGraphs.NONE;
+                case "transformer_engine" -> CudaGraphs.LAYERS;
+                case "local" -> {
+                    String scope = text("cuda_graph_scope");
+                    yield scope != null && scope.toLowerCase(Locale.ROOT).contains("full_iteration")
+                            ? CudaGraphs.ITERATION : CudaGraphs.LAYERS;
+                }
+                default -> throw bad("cuda_graph_impl", which + "cuda_graph_impl '" + clip(impl)
+                        + "' is not known (none, local, transformer_engine)");
+            };
         }
 
         private Precision precision(String which) {

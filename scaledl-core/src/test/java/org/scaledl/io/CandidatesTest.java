@@ -172,6 +172,16 @@ class CandidatesTest {
         assertEquals(2048, b.graph().transformer().orElseThrow().seq());
         assertEquals(org.scaledl.workload.CudaGraphs.LAYERS, b.cudaGraphs(), "the caller's default");
 
+        // the caller's CUDA graphs are the default of the transformer rows only: an imported graph refuses them
+        Files.writeString(csv, "graph,transformer,seq,batch,device\ngraphs/resnet18_r64.onnx,,,2,g\n"
+                + ",gpt/config.json,1024,2,g\n");
+        List<Workload> mixed = new java.util.ArrayList<>();
+        try (Candidates.Chunks in = Candidates.open(csv, OnnxImporter::read, n -> Optional.of(gpu),
+                Map.of("cuda_graphs", "iteration"))) {
+            mixed.addAll(in.next(10).workloads());
+        }
+        assertEquals(org.scaledl.workload.CudaGraphs.NONE, mixed.get(0).cudaGraphs());
+        assertEquals(org.scaledl.workload.CudaGraphs.ITERATION, mixed.get(1).cudaGraphs());
         Files.writeString(csv, "transformer,seq,batch,device,cuda_graphs\ngpt/config.json,1024,2,g,all\n");
         InvalidInputException badGraphs = assertThrows(InvalidInputException.class,
                 () -> Candidates.read(csv, OnnxImporter::read, n -> Optional.of(gpu)));

@@ -274,9 +274,9 @@ class TrainingLogsTest {
     }
 
     /**
-     * CUDA graphs: cuda_graph_impl none, or local/transformer_engine with cuda_graph_scope (full_iteration: the
-     * iteration, else layers), else older enable_cuda_graph/external_cuda_graph True; nothing logged is none; an
-     * unknown implementation is refused at its line.
+     * CUDA graphs: cuda_graph_impl none; local with cuda_graph_scope full_iteration the iteration, else layers;
+     * transformer_engine layers; else older enable_cuda_graph (local) or external_cuda_graph (Transformer Engine)
+     * True; nothing logged is none; an unknown implementation is refused at its line.
      */
     @Test
     void theCudaGraphsAreReadFromTheArguments() throws IOException {
@@ -294,6 +294,11 @@ class TrainingLogsTest {
                 .cudaGraphs());
         assertEquals(CudaGraphs.LAYERS, with.apply("  enable_cuda_graph ............................... True")
                 .cudaGraphs());
+        assertEquals(CudaGraphs.LAYERS, with.apply("  cuda_graph_impl ................................. "
+                + "transformer_engine\n  cuda_graph_scope ................................ full_iteration")
+                .cudaGraphs(), "Transformer Engine's graphs capture modules of a layer, never the iteration");
+        assertEquals(CudaGraphs.LAYERS, with.apply("  external_cuda_graph ............................. True\n"
+                + "  cuda_graph_scope ................................ full_iteration").cudaGraphs());
         assertEquals(CudaGraphs.ITERATION, with.apply("  enable_cuda_graph ............................... True\n"
                 + "  cuda_graph_scope ................................ full_iteration").cudaGraphs());
         org.scaledl.InvalidInputException bad = org.junit.jupiter.api.Assertions.assertThrows(

@@ -164,6 +164,7 @@ final class LayoutsCommand implements Callable<Integer> {
                 o.put("recompute", l.recompute().label());
                 o.put("recompute_layers", l.recomputeLayers());
                 o.put("offload_layers", l.workload().offloadLayers());
+                o.put("moe_a2a_overlap", l.workload().expertCommOverlap());
                 o.put("cuda_graphs", l.workload().cudaGraphs().label());
                 o.put("ms", l.millis());
                 o.put("low_ms", pr.lowMillis());

@@ -359,8 +359,9 @@ class ClusterPredictCliTest {
         assertTrue(said.find(), none.get("warnings").toString());
         assertEquals(said.group(1), String.format(java.util.Locale.ROOT, "%.2f", whole.get("ms").asDouble()));
         assertFalse(whole.get("warnings").toString().contains("give --cuda-graphs"), whole.get("warnings").toString());
-        assertTrue(layers.get("warnings").toString().contains("(CUDA graphs layers)"), layers.get("warnings")
-                .toString());
+        assertTrue(layers.get("warnings").toString().contains("(CUDA graphs of layers, predicted as none)"),
+                layers.get("warnings").toString());
+        assertTrue(none.get("warnings").toString().contains("padded to a capacity"), "experts: the padding said");
         List<String> bad = new java.util.ArrayList<>(job);
         bad.addAll(List.of("--cuda-graphs", "all"));
         Run refused = MainTest.run(bad.toArray(new String[0]));

@@ -27,7 +27,11 @@ public enum ExecutionTerm {
     OTHER("other", Fit.GPU, 1, true),
     /** Tensor-parallel all-reduces (or reduce-scatters and all-gathers) on the critical path. */
     TENSOR_COMM("tensor_comm", Fit.GPU, 1, true),
-    /** The host's time per layer execution (ms per layer step): the framework's dispatch, a smooth max with the GPU. */
+    /**
+     * The host's time per layer execution (ms per layer step): the framework's dispatch, a smooth max with the GPU.
+     * None where the whole iteration runs as CUDA graphs ({@link org.scaledl.workload.CudaGraphs#ITERATION}), for
+     * this term and {@link #EXPERT_LAYER_STEP}.
+     */
     LAYER_STEP("ms_per_layer_step", Fit.HOST, 0, false),
     /** A fixed cost per pipeline hand-off (ms per send). */
     SEND("ms_per_send", Fit.ADDITIVE, 0, false),

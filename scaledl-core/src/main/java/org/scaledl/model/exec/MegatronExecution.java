@@ -1776,16 +1776,19 @@ public final class MegatronExecution {
                         + "--moe-a2a-overlap)", overlapped, 100 * (overlapped / total - 1)));
             }
         }
-        if (w.cudaGraphs() != CudaGraphs.ITERATION && model.host(terms) > 0) {
+        if (w.phase() == Phase.TRAIN && w.cudaGraphs() != CudaGraphs.ITERATION && model.host(terms) > 0) {
             // the third schedule choice the recipes state: the host's per-layer dispatch gone under graphs of the
-            // whole iteration
+            // whole iteration (Megatron core's training loop)
             double graphed = model.millis(terms(w.toBuilder().cudaGraphs(CudaGraphs.ITERATION).build(), layers,
                     communication, device, topo));
             if (graphed < (1 - SCHEDULE_NOTE_SHARE) * total) {
                 all.add(String.format(Locale.ROOT, "the host is assumed to dispatch every layer's kernels (CUDA "
                         + "graphs %s); with the whole iteration captured in CUDA graphs, as Megatron core's "
-                        + "full_iteration graphs run it, the step takes %.2f ms (%.1f %%: give --cuda-graphs "
-                        + "iteration)", w.cudaGraphs().label(), graphed, 100 * (graphed / total - 1)));
+                        + "full_iteration graphs run it%s, the step takes %.2f ms (%.1f %%: give --cuda-graphs "
+                        + "iteration)", w.cudaGraphs() == CudaGraphs.LAYERS ? "of layers, predicted as none"
+                                : w.cudaGraphs().label(), w.parallelism().expert() > 1 ? " (the experts' tokens "
+                                + "padded to a capacity, which this time does not add)" : "", graphed,
+                        100 * (graphed / total - 1)));
             }
         }
         double dispatch = model.host(terms);
@@ -1797,7 +1800,8 @@ public final class MegatronExecution {
                     ? model.coefficient(ExecutionTerm.EXPERT_LAYER_STEP) : 0;
             all.add(String.format(Locale.ROOT, "the host's kernel dispatch sets the pace (%.2f ms against the GPUs' "
                     + "%.2f ms: %.2f ms a layer step%s, fitted on Megatron training runs, a third of it in inference); "
-                    + "a job this small runs at the framework's dispatch rate, faster where it captures CUDA graphs",
+                    + "a job this small runs at the framework's dispatch rate, faster where it captures CUDA graphs "
+                    + "(--cuda-graphs iteration)",
                     dispatch, gpu, model.coefficient(ExecutionTerm.LAYER_STEP), expertStep > 0
                             ? String.format(Locale.ROOT, " and %.2f ms more with routed experts", expertStep) : ""));
         } else if (terms.value(ExecutionTerm.EXPERT_LAYER_STEP) > 0 && wait > 0.05 * total) {
