@@ -34,8 +34,9 @@ import org.scaledl.workload.Workload;
  * backward pass never hides more than overlapping them does (for any layout, ZeRO stage, micro-batching and
  * network, the exposed data-parallel time with {@link Workload#gradReduceAfterBackward()} is at least the
  * overlapped one), nor do FP32 gradient buffers reduce faster than 16-bit ones, nor does the experts' all-to-all
- * run behind another micro-batch ({@link Workload#expertCommOverlap()}) expose more than on the critical path (the
- * device model and collectives fitted on the test excerpts of the kernel data, as in {@link MegatronExecutionTest}).
+ * run behind another micro-batch ({@link Workload#expertCommOverlap()}) expose more than on the critical path, nor
+ * do CUDA graphs of the whole iteration change anything but the host's layer steps (the device model and collectives
+ * fitted on the test excerpts of the kernel data, as in {@link MegatronExecutionTest}).
  */
 class ScheduleOverlapProperties {
     private static final Device A100 = DeviceCatalog.bundled().require("NVIDIA A100-SXM4-80GB");
@@ -177,6 +178,36 @@ class ScheduleOverlapProperties {
             assertEquals(p.value(ExecutionTerm.EXPERT_COMM), o.value(ExecutionTerm.EXPERT_COMM), 0, what);
         }
         assertOthersEqual(p, o, java.util.Set.of(ExecutionTerm.EXPERT_COMM), what);
+    }
+
+    /**
+     * CUDA graphs of the whole iteration drop the host's layer steps (the experts' too) and change no other term,
+     * whatever the layout, micro-batching, phase and the experts; graphs of layers change nothing. So, for any
+     * coefficients, a step with them is never slower.
+     */
+    @Property(tries = 60)
+    void graphsOfTheIterationOnlyDropTheHostsLayerSteps(@ForAll @IntRange(min = 0, max = 2) int logDp,
+            @ForAll @IntRange(min = 0, max = 1) int logTp, @ForAll @IntRange(min = 0, max = 1) int logPp,
+            @ForAll @IntRange(min = 1, max = 8) int microBatches, @ForAll boolean experts, @ForAll boolean infer) {
+        fit();
+        Topology topo = Topology.of(8, Topology.Link.NVSWITCH, 300, 400);
+        Parallelism par = Parallelism.of(experts ? 2 << logDp : 1 << logDp, 1 << logTp, 1 << logPp, microBatches);
+        Workload none = Workload.builder(experts ? MIXTRAL.graph(512) : MODELS.get(0).graph(2048)).batch(microBatches)
+                .phase(infer ? Phase.INFER : Phase.TRAIN).device(A100).topology(topo).precision(Precision.BF16)
+                .recompute(Recompute.NONE).parallelism(experts ? par.withExpert(2, 1) : par).build();
+        Workload layered = none.toBuilder().cudaGraphs(org.scaledl.workload.CudaGraphs.LAYERS).build();
+        Workload whole = none.toBuilder().cudaGraphs(org.scaledl.workload.CudaGraphs.ITERATION).build();
+        MegatronTerms[] pair = termsOfBoth(none, whole, topo);
+        MegatronTerms n = pair[0];
+        MegatronTerms w = pair[1];
+        String what = said(none, ExecutionTerm.LAYER_STEP, "without graphs", n, "with the iteration's", w);
+        assertTrue(n.value(ExecutionTerm.LAYER_STEP) > 0, what);
+        assertEquals(0, w.value(ExecutionTerm.LAYER_STEP), what);
+        assertEquals(0, w.value(ExecutionTerm.EXPERT_LAYER_STEP), what);
+        assertEquals(experts, n.value(ExecutionTerm.EXPERT_LAYER_STEP) > 0, what);
+        assertOthersEqual(n, w, java.util.Set.of(ExecutionTerm.LAYER_STEP, ExecutionTerm.EXPERT_LAYER_STEP), what);
+        assertOthersEqual(n, MegatronExecution.terms(layered, layers, Optional.of(comm), A100, topo),
+                java.util.Set.of(), what);
     }
 
     /**
