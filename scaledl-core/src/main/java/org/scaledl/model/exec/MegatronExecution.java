@@ -1394,8 +1394,7 @@ public final class MegatronExecution {
         for (int s = 0; s < p; s++) {
             StageMemory sm = stageMemory(w, ts, maxLayerSaved, largestUnit, stageParams[s], stageExpertParams[s] / e,
                     stageLowParams[s], stageAdapters[s], stageSaved[s], recomputed[s], offloaded[s], layersOn[s], s, dp,
-                    edp, b, t,
-                    c, run.quantisedWeightBytes());
+                    edp, b, t, c, run.quantisedWeightBytes());
             if (memory == null || sm.total() > memory.total()) {
                 memory = sm;
             }
@@ -1584,10 +1583,8 @@ public final class MegatronExecution {
      * frozen weights are held without gradients or optimizer states, and the adapters with theirs.
      */
     private static StageMemory stageMemory(Workload w, TransformerShape ts, double maxLayerSaved, double largestUnit,
-            double dense,
-            double expert, double low, double adapters, double saved, double recomputed, double offloaded, int layers,
-            int s, int dp,
-            int edp, int b, int t, int c, double quantisedBytes) {
+            double dense, double expert, double low, double adapters, double saved, double recomputed, double offloaded,
+            int layers, int s, int dp, int edp, int b, int t, int c, double quantisedBytes) {
         Parallelism par = w.parallelism();
         Precision prec = w.precision();
         int p = par.pipeline();
@@ -1750,10 +1747,13 @@ public final class MegatronExecution {
         }
         StageMemory memory = memory(w, layers, device);
         List<String> all = new ArrayList<>(notes);
+        // the step under another choice of the schedule the recipes state, for the notes that say where it moves
+        java.util.function.Function<Workload.Builder, Double> stepWith = x -> model.millis(terms(x.build(), layers,
+                communication, device, topo));
+        double dispatch = model.host(terms);
         if (w.phase() == Phase.TRAIN && !w.gradReduceAfterBackward() && terms.value(ExecutionTerm.DATA_COMM) > 0) {
             // said where the software's choice moves the step: the stacks of 2021-22 reduce after the backward pass
-            double after = model.millis(terms(w.toBuilder().gradReduceAfterBackward(true).build(), layers,
-                    communication, device, topo));
+            double after = stepWith.apply(w.toBuilder().gradReduceAfterBackward(true));
             if (after > (1 + SCHEDULE_NOTE_SHARE) * total) {
                 all.add(String.format(Locale.ROOT, "the gradients' reduction is assumed overlapped with the backward "
                         + "pass (Megatron core's overlap_grad_reduce); reduced after it, as Megatron-DeepSpeed, "
@@ -1767,8 +1767,7 @@ public final class MegatronExecution {
                 && Workload.expertCommOverlapRefusal(w.parallelism(), w.precision(), w.recompute()).isEmpty()) {
             // the other schedule choice the recipes state: the experts' all-to-all behind another micro-batch, where
             // Megatron core allows it
-            double overlapped = model.millis(terms(w.toBuilder().expertCommOverlap(true).build(), layers,
-                    communication, device, topo));
+            double overlapped = stepWith.apply(w.toBuilder().expertCommOverlap(true));
             if (overlapped < (1 - SCHEDULE_NOTE_SHARE) * total) {
                 all.add(String.format(Locale.ROOT, "the experts' all-to-all is assumed on the critical path; run "
                         + "behind another micro-batch's compute, as Megatron core's overlap_moe_expert_parallel_comm "
@@ -1776,11 +1775,10 @@ public final class MegatronExecution {
                         + "--moe-a2a-overlap)", overlapped, 100 * (overlapped / total - 1)));
             }
         }
-        if (w.phase() == Phase.TRAIN && w.cudaGraphs() != CudaGraphs.ITERATION && model.host(terms) > 0) {
+        if (w.phase() == Phase.TRAIN && w.cudaGraphs() != CudaGraphs.ITERATION && dispatch > 0) {
             // the third schedule choice the recipes state: the host's per-layer dispatch gone under graphs of the
             // whole iteration (Megatron core's training loop)
-            double graphed = model.millis(terms(w.toBuilder().cudaGraphs(CudaGraphs.ITERATION).build(), layers,
-                    communication, device, topo));
+            double graphed = stepWith.apply(w.toBuilder().cudaGraphs(CudaGraphs.ITERATION));
             if (graphed < (1 - SCHEDULE_NOTE_SHARE) * total) {
                 all.add(String.format(Locale.ROOT, "the host is assumed to dispatch every layer's kernels (CUDA "
                         + "graphs %s); with the whole iteration captured in CUDA graphs, as Megatron core's "
@@ -1791,7 +1789,6 @@ public final class MegatronExecution {
                         100 * (graphed / total - 1)));
             }
         }
-        double dispatch = model.host(terms);
         // what the host adds to the GPUs' time (spread over the layers above through computeScale)
         double wait = computeScale * gpu - gpu;
         if (dispatch > gpu) {
