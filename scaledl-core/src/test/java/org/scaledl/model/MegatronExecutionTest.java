@@ -893,6 +893,38 @@ class MegatronExecutionTest {
     }
 
     /**
+     * A tensor-parallel group waits for its slowest rank: the term is zero on one rank and, on {@code t}, the expected
+     * maximum of {@code t} standard normals times compute no larger than the GPU's; its fitted coefficient adds to the
+     * step as it is (an additive term), and a file written before the term reads it as 0 (predicts as before).
+     */
+    @Test
+    void theTensorGroupWaitsForItsSlowestRank() {
+        // E[max of t standard normals] for 2, 4 and 8 (closed forms for 2 and 4)
+        double[] expectedMax = {0, 0, 1 / Math.sqrt(Math.PI), 0, 6 * Math.atan(Math.sqrt(2)) / Math.pow(Math.PI, 1.5),
+            0, 0, 0, 1.4236003};
+        assertEquals(0, stage.megatronTerms(job(8, 1, 1, 4, 2, Recompute.FULL)).value(ExecutionTerm.TENSOR_SYNC));
+        double[] base = new double[9];
+        for (int t : new int[] {2, 4, 8}) {
+            MegatronTerms terms = stage.megatronTerms(job(8 / t, t, 1, 4, 2, Recompute.FULL));
+            double sync = terms.value(ExecutionTerm.TENSOR_SYNC);
+            base[t] = sync / expectedMax[t];
+            double compute = terms.value(ExecutionTerm.DENSE) + terms.value(ExecutionTerm.DENSE_ATTENTION)
+                    + terms.value(ExecutionTerm.OTHER) + terms.value(ExecutionTerm.ATTENTION_OTHER);
+            assertTrue(base[t] > 0.5 * compute && base[t] <= compute * (1 + 1e-9),
+                    "t = " + t + ": the compute it scales (" + base[t] + ") is the layers' (" + compute + ")");
+            MegatronModel m = MegatronModel.uncalibrated().with(ExecutionTerm.TENSOR_SYNC, 0.05);
+            assertEquals(MegatronModel.uncalibrated().millis(terms) + 0.05 * sync, m.millis(terms),
+                    1e-9 * m.millis(terms), "added to the step as it is");
+            com.fasterxml.jackson.databind.node.ObjectNode old = m.toJson();
+            old.remove(ExecutionTerm.TENSOR_SYNC.key());
+            assertEquals(0, MegatronModel.fromJson(old).coefficient(ExecutionTerm.TENSOR_SYNC), "an older file");
+        }
+        assertTrue(base[8] < base[4] && base[4] < base[2], "each rank's compute shrinks as the group widens");
+        assertTrue(base[8] * expectedMax[8] > base[4] * expectedMax[4] * 0.6, "the wait shrinks slower than the "
+                + "compute: the slowest of more ranks lags further");
+    }
+
+    /**
      * What a job cannot be is refused, naming it, not carried into arithmetic that overflows: more pipeline steps
      * than any iteration takes, tensors of more than 2^63 elements, and training settings in inference.
      */

@@ -80,7 +80,16 @@ public enum ExecutionTerm {
      * refinement of {@link #DENSE}: pulled toward it; a file written before this term reads it as its parent's
      * coefficient.
      */
-    DENSE_ATTENTION("dense_attention", Fit.GPU, 1, true);
+    DENSE_ATTENTION("dense_attention", Fit.GPU, 1, true),
+    /**
+     * A tensor-parallel group's wait for its slowest rank: each collective of a layer starts when the last of the
+     * {@code t} ranks reaches it, so every stretch of compute between two collectives takes the slowest rank's time.
+     * Its value is the compute of the layers with tensor-parallel collectives on the critical path times the expected
+     * maximum of {@code t} standard normal deviates ({@link MegatronExecution#expectedMaxOfNormals}: 0 for one rank,
+     * 0.56 for two, 1.03 for four, 1.42 for eight); its coefficient, fitted (prior 0), is the relative spread of a
+     * rank's time between collectives. nccl-tests, which start every rank together, do not see this wait.
+     */
+    TENSOR_SYNC("tensor_sync", Fit.ADDITIVE, 0, false);
 
     /** Where a term enters an iteration's time. */
     public enum Fit {

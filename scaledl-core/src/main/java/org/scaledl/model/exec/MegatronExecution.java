@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.OptionalDouble;
+import org.scaledl.Checks;
 import org.scaledl.features.FeatureExtractor;
 import org.scaledl.graph.Blocks;
 import org.scaledl.graph.GraphCache;
@@ -1107,6 +1108,50 @@ public final class MegatronExecution {
      */
     static final double C2C_GBPS_EACH_WAY = 450;
 
+    /** Grid step and half-width of {@link #expectedMaxOfNormals}'s integral. */
+    private static final double MAX_STEP = 1e-3;
+    private static final double MAX_RANGE = 12;
+    /** The integral's grid: the points, the standard normal's density and (by the trapezoid rule) its CDF. */
+    private static final double[][] NORMAL_GRID = normalGrid();
+    /** {@link #expectedMaxOfNormals} by ranks, computed once each. */
+    private static final java.util.concurrent.ConcurrentHashMap<Integer, Double> EXPECTED_MAX =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * The expected maximum of {@code n} independent standard normal deviates (0 for one, 1/√π for two, 1.03 for
+     * four, 1.42 for eight): how far, in standard deviations of a rank's time, the slowest of {@code n} ranks lags
+     * their mean. {@code ∫ x · n φ(x) Φ(x)^(n−1) dx} on a grid of step 0.001 over ±12 (Φ by the trapezoid rule),
+     * computed once for each {@code n}.
+     *
+     * @throws IllegalArgumentException if {@code n < 1}
+     */
+    static double expectedMaxOfNormals(int n) {
+        Checks.argument(n >= 1, "ranks must be at least 1: %s", n);
+        return n == 1 ? 0 : EXPECTED_MAX.computeIfAbsent(n, k -> {
+            double[] x = NORMAL_GRID[0];
+            double[] pdf = NORMAL_GRID[1];
+            double[] cdf = NORMAL_GRID[2];
+            double sum = 0;
+            for (int i = 0; i < x.length; i++) {
+                sum += x[i] * k * pdf[i] * Math.pow(cdf[i], k - 1);
+            }
+            return sum * MAX_STEP;
+        });
+    }
+
+    private static double[][] normalGrid() {
+        int points = (int) Math.round(2 * MAX_RANGE / MAX_STEP) + 1;
+        double[] x = new double[points];
+        double[] pdf = new double[points];
+        double[] cdf = new double[points];
+        for (int i = 0; i < points; i++) {
+            x[i] = -MAX_RANGE + i * MAX_STEP;
+            pdf[i] = Math.exp(-0.5 * x[i] * x[i]) / Math.sqrt(2 * Math.PI);
+            cdf[i] = i == 0 ? 0 : cdf[i - 1] + 0.5 * MAX_STEP * (pdf[i - 1] + pdf[i]);
+        }
+        return new double[][] {x, pdf, cdf};
+    }
+
     /** Whether the GPU reaches its host's memory coherently over NVLink-C2C (a Grace superchip: GB200, GB300). */
     static boolean coherentHost(Device device) {
         return device.formFactor().equalsIgnoreCase("Superchip");
@@ -1262,6 +1307,7 @@ public final class MegatronExecution {
         double tensor = 0;
         double expertComm = 0;
         double context = 0;
+        double sync = 0;
         // the all-to-all overlap pairs two micro-batches' passes of the busiest stage's steady state: a training step
         // with more than one micro-batch
         boolean overlapA2a = w.expertCommOverlap() && train && m > 1;
@@ -1286,6 +1332,10 @@ public final class MegatronExecution {
                     other += k * (un.other() + un.expertOther() * imbalance);
                     attentionOther += k * un.attentionOther();
                     tensor += k * un.tpCollectives() * tpOne;
+                    if (t > 1 && un.tpCollectives() > 0) {
+                        // each collective waits for the slowest of the t ranks' compute before it
+                        sync += k * unitComputeMillis(un, imbalance) * expectedMaxOfNormals(t);
+                    }
                     if (e > 1 && un.expertLayers() > 0) {
                         double passes = train ? 4 + 2 * recomputed[s] : 2;
                         double a2a = un.expertLayers() * passes * a2aOne * imbalance;
@@ -1383,7 +1433,8 @@ public final class MegatronExecution {
                 .add(ExecutionTerm.PIPELINE_COMM, pipeline).add(ExecutionTerm.DATA_COMM, data)
                 .add(ExecutionTerm.OPTIMIZER, optimizer).add(ExecutionTerm.EXPERT_COMM, expertComm)
                 .add(ExecutionTerm.CONTEXT_COMM, cpExposed).add(ExecutionTerm.ATTENTION_OTHER, attentionOther)
-                .add(ExecutionTerm.TENSOR_COMM_OVERLAPPED, tensorOverlapped).build();
+                .add(ExecutionTerm.TENSOR_COMM_OVERLAPPED, tensorOverlapped).add(ExecutionTerm.TENSOR_SYNC, sync)
+                .build();
         StageMemory memory = null;
         double maxLayerSaved = maxLayerSaved(units);
         // FSDP's gather unit: the largest layer, embedding or output layer this GPU gathers
@@ -1721,8 +1772,10 @@ public final class MegatronExecution {
             }
         }
         List<StageCost.Term> out = new ArrayList<>();
+        // the collectives, and their wait for the group's slowest rank
         add(out, "tensor-parallel", StageCost.TermKind.COMMUNICATION, computeScale * (calibrated(model, terms,
-                ExecutionTerm.TENSOR_COMM) + calibrated(model, terms, ExecutionTerm.TENSOR_COMM_OVERLAPPED)));
+                ExecutionTerm.TENSOR_COMM) + calibrated(model, terms, ExecutionTerm.TENSOR_COMM_OVERLAPPED))
+                + calibrated(model, terms, ExecutionTerm.TENSOR_SYNC));
         add(out, "expert-parallel", StageCost.TermKind.COMMUNICATION, computeScale * calibrated(model, terms,
                 ExecutionTerm.EXPERT_COMM));
         add(out, "context-parallel", StageCost.TermKind.COMMUNICATION, computeScale * calibrated(model, terms,
