@@ -226,15 +226,19 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         if (!calibrate) {
             return fit(data, rows, centre, false);
         }
-        // the level: the runs' weighted mean log ratio of measured to predicted, shrunk toward the centre's
-        double num = 0;
-        double den = centre.levelPriorRuns();
-        for (int i : rows) {
-            Run r = data.get(i);
-            num += r.weight() * Math.log(r.millis() / Math.max(1e-300, centre.millis(r.terms())));
-            den += r.weight();
+        // the level: the runs' weighted median log ratio of measured to predicted (one job the model misses, of a
+        // family it has not seen, does not set a cluster's level), shrunk toward the centre's as that many runs are
+        double[] logRatios = new double[rows.length];
+        double[] weights = new double[rows.length];
+        double runs = 0;
+        for (int k = 0; k < rows.length; k++) {
+            Run r = data.get(rows[k]);
+            logRatios[k] = Math.log(r.millis() / Math.max(1e-300, centre.millis(r.terms())));
+            weights[k] = r.weight();
+            runs += r.weight();
         }
-        double factor = Math.exp(num / den);
+        double median = org.scaledl.model.cost.Quantiles.weighted(logRatios, weights, 0.5);
+        double factor = Math.exp(runs * median / (runs + centre.levelPriorRuns()));
         java.util.Map<ExecutionTerm, Double> c = new java.util.EnumMap<>(ExecutionTerm.class);
         centre.coefficients().forEach((k, v) -> c.put(k, v * factor));
         double[] iv = centre.interval();

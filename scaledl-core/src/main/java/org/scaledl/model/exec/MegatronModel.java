@@ -160,7 +160,8 @@ public final class MegatronModel {
      * {@code MegatronFit}'s term threshold moves only the level: the shrinkage of an empirical-Bayes mean, the
      * published clusters' spread of runs around their own level over the spread of those levels around the model's
      * (both from the fit's held-out errors), at least {@link #DEFAULT_LEVEL_PRIOR_RUNS} and at most 100 runs. Three runs
-     * then move the level 3 / (3 + this) of the way their errors say.
+     * then move the level 3 / (3 + this) of the way their errors' median says (a median, so that one job the model
+     * misses does not set the cluster's level).
      */
     public double levelPriorRuns() {
         return levelPriorRuns;

@@ -91,4 +91,25 @@ class LevelPriorTest {
             assertEquals(k, calibrated.levelPriorRuns());
         }
     }
+
+    /**
+     * Three runs of a new cluster, two measured 10 % slower than the model says and one (a job of a family the model
+     * misses) twice as slow: the level moves by the runs' median log ratio, log 1.1, shrunk by 3 / (3 + k); the mean
+     * (log 2.2 / 3) would have moved it by more than twice as much. With the outlier dropped, the same level.
+     */
+    @Test
+    void aCalibrationsLevelIsTheRunsMedianNotTheirMean() {
+        MegatronTerms terms = MegatronTerms.builder().contraction(ExecutionTerm.DENSE, 100, 0).build();
+        MegatronFit.TermSource source = w -> terms;
+        double k = 2;
+        MegatronModel centre = MegatronModel.uncalibrated().withLevelPriorRuns(k);
+        List<Sample> runs = List.of(run("mine", "1", 110), run("mine", "1", 200), run("mine", "1", 110));
+        double level = MegatronFit.fit(source, runs, "id", centre, true).model().millis(terms) / 100;
+        assertEquals(Math.exp(3 * Math.log(1.1) / (3 + k)), level, 1e-9);
+        double mean = Math.exp((2 * Math.log(1.1) + Math.log(2)) / (3 + k));
+        assertTrue(mean - 1 > 2 * (level - 1), "the mean would move it " + mean + ", the median " + level);
+        List<Sample> two = List.of(run("mine", "1", 110), run("mine", "1", 110));
+        assertEquals(Math.exp(2 * Math.log(1.1) / (2 + k)), MegatronFit.fit(source, two, "id", centre, true).model()
+                .millis(terms) / 100, 1e-9, "two agreeing runs: their shared ratio, shrunk by 2 / (2 + k)");
+    }
 }
