@@ -358,18 +358,21 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
     }
 
     /**
-     * The matrix work in a precision that the board's power sustains, FLOP/s: {@code boardPowerW} times
-     * {@code flopsPerWatt} (the 16-bit rate a watt buys) times the precision's peak over the 16-bit one (BF16's, else
-     * FP16's): a board sustains the same fraction of each precision's data-sheet peak. Empty where the board power is
-     * not described, the work does not run on matrix units or the device has no 16-bit ones.
+     * The matrix work in a precision that the board's power sustains, FLOP/s: {@code flopsAtOneKilowatt} (the 16-bit
+     * rate a board of 1 kW sustains) times the cube root of {@code boardPowerW} over 1 kW, times the precision's peak
+     * over the 16-bit one (BF16's, else FP16's). Dynamic power grows as the clock times the voltage squared, and the
+     * voltage with the clock, so the clock (and the work) a board's power sustains grows as the power's cube root; a
+     * board sustains the same fraction of each precision's data-sheet peak. Empty where the board power is not
+     * described, the work does not run on matrix units or the device has no 16-bit ones.
      */
-    public OptionalDouble powerSustainedFlopsPerSecond(Precision precision, double flopsPerWatt) {
+    public OptionalDouble powerSustainedFlopsPerSecond(Precision precision, double flopsAtOneKilowatt) {
         Precision p = runs(precision).orElse(Precision.FP32);
         double sixteen = matrixPeaks.get("bf16") > 0 ? matrixPeaks.get("bf16") : matrixPeaks.get("fp16");
         if (boardPowerW <= 0 || kind != Kind.GPU || !matrixUnits(p) || sixteen <= 0) {
             return OptionalDouble.empty();
         }
-        return OptionalDouble.of(boardPowerW * flopsPerWatt * peakFlopsPerSecond(p, true) / (sixteen * 1e9));
+        return OptionalDouble.of(Math.cbrt(boardPowerW / 1000.0) * flopsAtOneKilowatt * peakFlopsPerSecond(p, true)
+                / (sixteen * 1e9));
     }
 
     /** Peak memory bandwidth in bytes per second. */

@@ -84,22 +84,28 @@ class MegatronExecutionTest {
 
     /**
      * A long product sustains no more matrix work than its board's power buys
-     * ({@link org.scaledl.model.exec.MegatronExecution#SUSTAINED_FLOPS_PER_WATT}, FP8 twice the 16-bit rate): on a
+     * ({@link org.scaledl.model.exec.MegatronExecution#SUSTAINED_FLOPS_AT_ONE_KILOWATT} times the cube root of the
+     * power over 1 kW, FP8 twice the 16-bit rate): on a
      * GB200 (1,200 W) the contractions' floors rise over those of the same part without a described board power by
      * the ceiling over the power's share of the peak, in BF16 and FP8; on an H100 (700 W) and an A100 (400 W),
-     * whose peaks the power sustains, nothing changes; the rate a watt buys is the catalog's board power times it.
+     * whose peaks the power sustains, nothing changes; a board of 1,400 W (a GB300) sustains the cube root of 7/6
+     * more than one of 1,200 W (a GB200) at the same peaks.
      */
     @Test
     void theBoardsPowerCapsBlackwellsPeaksNotAnH100SxmsOrAnA100s() {
-        double eta = org.scaledl.model.exec.MegatronExecution.SUSTAINED_FLOPS_PER_WATT;
+        double eta = org.scaledl.model.exec.MegatronExecution.SUSTAINED_FLOPS_AT_ONE_KILOWATT;
         Device gb200 = org.scaledl.io.DeviceCatalog.bundled().require("GB200");
-        assertEquals(1200 * eta * 2, gb200.powerSustainedFlopsPerSecond(Precision.FP8, eta).orElseThrow(), 1);
-        assertEquals(1200 * eta, gb200.powerSustainedFlopsPerSecond(Precision.BF16, eta).orElseThrow(), 1);
-        assertEquals(1200 * eta * 4, gb200.powerSustainedFlopsPerSecond(Precision.NVFP4, eta).orElseThrow(), 1);
+        double root = Math.cbrt(1.2);
+        assertEquals(root * eta * 2, gb200.powerSustainedFlopsPerSecond(Precision.FP8, eta).orElseThrow(), 1);
+        assertEquals(root * eta, gb200.powerSustainedFlopsPerSecond(Precision.BF16, eta).orElseThrow(), 1);
+        assertEquals(root * eta * 4, gb200.powerSustainedFlopsPerSecond(Precision.NVFP4, eta).orElseThrow(), 1);
         // each precision the same fraction of its own peak: Blackwell Ultra's FP4 three times its FP8
         Device gb300 = org.scaledl.io.DeviceCatalog.bundled().require("GB300");
-        assertEquals(1400 * eta * 15000 / 2500, gb300.powerSustainedFlopsPerSecond(Precision.NVFP4, eta)
+        assertEquals(Math.cbrt(1.4) * eta * 15000 / 2500, gb300.powerSustainedFlopsPerSecond(Precision.NVFP4, eta)
                 .orElseThrow(), 1);
+        assertEquals(Math.cbrt(1400.0 / 1200), gb300.powerSustainedFlopsPerSecond(Precision.BF16, eta).orElseThrow()
+                / gb200.powerSustainedFlopsPerSecond(Precision.BF16, eta).orElseThrow(), 1e-12,
+                "the same 16-bit peak: the cube root of the powers' ratio");
         // NVFP4 on an H100 runs in FP8, capped as FP8 (where it binds at all)
         Device h100 = org.scaledl.io.DeviceCatalog.bundled().require("H100");
         assertEquals(h100.powerSustainedFlopsPerSecond(Precision.FP8, eta).orElseThrow(),

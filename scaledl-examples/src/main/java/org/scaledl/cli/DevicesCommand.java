@@ -57,7 +57,7 @@ final class DevicesCommand implements Callable<Integer> {
                 }
                 // the share of its data-sheet peaks the board's power sustains (at most 1; null: no board power)
                 java.util.OptionalDouble powered = d.powerSustainedFlopsPerSecond(Precision.BF16,
-                        org.scaledl.model.exec.MegatronExecution.SUSTAINED_FLOPS_PER_WATT);
+                        org.scaledl.model.exec.MegatronExecution.SUSTAINED_FLOPS_AT_ONE_KILOWATT);
                 if (powered.isPresent()) {
                     o.put("power_sustained_share", Math.min(1, powered.getAsDouble()
                             / d.peakFlopsPerSecond(Precision.BF16, true)));
