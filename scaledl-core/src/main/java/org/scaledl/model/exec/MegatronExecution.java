@@ -1254,6 +1254,8 @@ public final class MegatronExecution {
         double[] stageLowParams = new double[p];
         double[] stageAdapters = new double[p];
         double[] stageSaved = new double[p];
+        // each stage's unit's compute (ms per pass of a micro-batch), for the tensor-parallel wait below
+        double[][] unitCompute = new double[p][units.length];
         double tpOne = 0;
         double cpExposed = 0;
         double a2aOne = 0;
@@ -1293,7 +1295,8 @@ public final class MegatronExecution {
                 if (!withTime) {
                     continue;
                 }
-                time += n * (unitComputeMillis(un, imbalance) + un.tpCollectives() * tpOne);
+                unitCompute[s][u] = unitComputeMillis(un, imbalance);
+                time += n * (unitCompute[s][u] + un.tpCollectives() * tpOne);
             }
             stageTime[s] = time;
         }
@@ -1310,6 +1313,8 @@ public final class MegatronExecution {
         double expertComm = 0;
         double context = 0;
         double sync = 0;
+        // how far the slowest of the t ranks lags their mean, in standard deviations of a rank's time
+        double lag = t > 1 ? expectedMaxOfNormals(t) : 0;
         // the all-to-all overlap pairs two micro-batches' passes of the busiest stage's steady state: a training step
         // with more than one micro-batch
         boolean overlapA2a = w.expertCommOverlap() && train && m > 1;
@@ -1334,9 +1339,9 @@ public final class MegatronExecution {
                     other += k * (un.other() + un.expertOther() * imbalance);
                     attentionOther += k * un.attentionOther();
                     tensor += k * un.tpCollectives() * tpOne;
-                    if (t > 1 && un.tpCollectives() > 0) {
+                    if (un.tpCollectives() > 0) {
                         // each collective waits for the slowest of the t ranks' compute before it
-                        sync += k * unitComputeMillis(un, imbalance) * expectedMaxOfNormals(t);
+                        sync += k * unitCompute[s][u] * lag;
                     }
                     if (e > 1 && un.expertLayers() > 0) {
                         double passes = train ? 4 + 2 * recomputed[s] : 2;
