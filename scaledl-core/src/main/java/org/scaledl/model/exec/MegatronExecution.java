@@ -1113,8 +1113,6 @@ public final class MegatronExecution {
     /** Grid step and half-width of {@link #expectedMaxOfNormals}'s integral. */
     private static final double MAX_STEP = 1e-3;
     private static final double MAX_RANGE = 12;
-    /** The integral's grid: the points, the standard normal's density and (by the trapezoid rule) its CDF. */
-    private static final double[][] NORMAL_GRID = normalGrid();
     /** {@link #expectedMaxOfNormals} by ranks, computed once each. */
     private static final java.util.concurrent.ConcurrentHashMap<Integer, Double> EXPECTED_MAX =
             new java.util.concurrent.ConcurrentHashMap<>();
@@ -1122,36 +1120,27 @@ public final class MegatronExecution {
     /**
      * The expected maximum of {@code n} independent standard normal deviates (0 for one, 1/√π for two, 1.03 for
      * four, 1.42 for eight): how far, in standard deviations of a rank's time, the slowest of {@code n} ranks lags
-     * their mean. {@code ∫ x · n φ(x) Φ(x)^(n−1) dx} on a grid of step 0.001 over ±12 (Φ by the trapezoid rule),
-     * computed once for each {@code n}.
+     * their mean. {@code ∫ x · n φ(x) Φ(x)^(n−1) dx} on a grid of step 0.001 over ±12 (Φ accumulated along it by the
+     * trapezoid rule), computed once for each {@code n}.
      *
      * @throws IllegalArgumentException if {@code n < 1}
      */
     static double expectedMaxOfNormals(int n) {
         Checks.argument(n >= 1, "ranks must be at least 1: %s", n);
         return n == 1 ? 0 : EXPECTED_MAX.computeIfAbsent(n, k -> {
-            double[] x = NORMAL_GRID[0];
-            double[] pdf = NORMAL_GRID[1];
-            double[] cdf = NORMAL_GRID[2];
+            int points = (int) Math.round(2 * MAX_RANGE / MAX_STEP) + 1;
             double sum = 0;
-            for (int i = 0; i < x.length; i++) {
-                sum += x[i] * k * pdf[i] * Math.pow(cdf[i], k - 1);
+            double cdf = 0;
+            double previousPdf = 0;
+            for (int i = 0; i < points; i++) {
+                double x = -MAX_RANGE + i * MAX_STEP;
+                double pdf = Math.exp(-0.5 * x * x) / Math.sqrt(2 * Math.PI);
+                cdf += i == 0 ? 0 : 0.5 * MAX_STEP * (previousPdf + pdf);
+                previousPdf = pdf;
+                sum += x * k * pdf * Math.pow(cdf, k - 1);
             }
             return sum * MAX_STEP;
         });
-    }
-
-    private static double[][] normalGrid() {
-        int points = (int) Math.round(2 * MAX_RANGE / MAX_STEP) + 1;
-        double[] x = new double[points];
-        double[] pdf = new double[points];
-        double[] cdf = new double[points];
-        for (int i = 0; i < points; i++) {
-            x[i] = -MAX_RANGE + i * MAX_STEP;
-            pdf[i] = Math.exp(-0.5 * x[i] * x[i]) / Math.sqrt(2 * Math.PI);
-            cdf[i] = i == 0 ? 0 : cdf[i - 1] + 0.5 * MAX_STEP * (pdf[i - 1] + pdf[i]);
-        }
-        return new double[][] {x, pdf, cdf};
     }
 
     /** Whether the GPU reaches its host's memory coherently over NVLink-C2C (a Grace superchip: GB200, GB300). */
