@@ -931,6 +931,33 @@ class MegatronExecutionTest {
     }
 
     /**
+     * The routed experts' layers other than their contractions are a term of their own: none in a dense job; in a
+     * mixture of experts, scaled by the busiest expert rank's load as the experts' products are, the rest of the
+     * layers not; its coefficient adds exactly its value to the GPU's time; a file written before it reads the other
+     * layers' coefficient.
+     */
+    @Test
+    void theExpertsOtherLayersAreTheirOwnTerm() {
+        assertEquals(0, stage.megatronTerms(job(8, 1, 1, 4, 2, Recompute.FULL)).value(ExecutionTerm.EXPERT_OTHER));
+        Workload balanced = mixtral(8, 1, 1, 8, 1);
+        MegatronTerms a = stage.megatronTerms(balanced);
+        MegatronTerms b = stage.megatronTerms(balanced.toBuilder().expertImbalance(1.5).build());
+        double experts = a.value(ExecutionTerm.EXPERT_OTHER);
+        assertTrue(experts > 0.05 * a.value(ExecutionTerm.OTHER), "the experts' layers: " + experts);
+        assertEquals(1.5 * experts, b.value(ExecutionTerm.EXPERT_OTHER), 1e-9 * experts, "scaled by the load");
+        assertEquals(a.value(ExecutionTerm.OTHER), b.value(ExecutionTerm.OTHER), 1e-9 * a.value(ExecutionTerm.OTHER),
+                "the rest of the layers are not");
+        MegatronModel base = MegatronModel.uncalibrated().with(ExecutionTerm.OTHER, 1.3);
+        MegatronModel m = base.with(ExecutionTerm.EXPERT_OTHER, 2.0);
+        // no host time before a fit: the step is the GPU's time plus the additive terms
+        assertEquals(base.with(ExecutionTerm.EXPERT_OTHER, 1.0).millis(a) + experts, m.millis(a), 1e-9 * m.millis(a));
+        com.fasterxml.jackson.databind.node.ObjectNode old = m.toJson();
+        old.remove(ExecutionTerm.EXPERT_OTHER.key());
+        assertEquals(1.3, MegatronModel.fromJson(old).coefficient(ExecutionTerm.EXPERT_OTHER), 1e-12,
+                "an older file reads its parent's coefficient");
+    }
+
+    /**
      * What a job cannot be is refused, naming it, not carried into arithmetic that overflows: more pipeline steps
      * than any iteration takes, tensors of more than 2^63 elements, and training settings in inference.
      */

@@ -262,7 +262,8 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
             double saturation) {
         Map<OpFamily, List<OpMeasurement>> byFamily = new EnumMap<>(OpFamily.class);
         for (OpMeasurement m : rows) {
-            byFamily.computeIfAbsent(m.features().family(), k -> new ArrayList<>()).add(m);
+            byFamily.computeIfAbsent(regressorFamily(m.features().family(), m.backward()), k -> new ArrayList<>())
+                    .add(m);
         }
         for (Map.Entry<OpFamily, List<OpMeasurement>> e : byFamily.entrySet()) {
             List<OpMeasurement> v = e.getValue();
@@ -656,7 +657,7 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         if (f.family() == OpFamily.SHAPE || (backwardPass && f.flopsBwd() == 0 && f.bytesBwd() == 0)) {
             return 0;
         }
-        BoostedTrees t = (backwardPass ? backward : forward).get(f.family());
+        BoostedTrees t = (backwardPass ? backward : forward).get(regressorFamily(f.family(), backwardPass));
         if (t == null) {
             t = backwardPass ? pooledBackward : pooledForward;
         }
@@ -692,6 +693,19 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         double flops = backwardPass ? f.flopsBwd() : f.flopsFwd();
         double bytes = (backwardPass ? f.bytesBwd() : f.bytesFwd()) * p.activationBytes() / 4.0;
         return 1e3 * Roofline.time(flops, bytes, d.peakFlopsPerSecond(p, matrix(f.family())), d.bytesPerSecond());
+    }
+
+    /**
+     * The family whose regressor describes a layer's pass: a reduction's (both passes) and a data movement's backward
+     * pass are described as the element-wise kernel of their shape. Each streams its input once and writes its output;
+     * the kernel data has no rows of either beyond 154 profiled reductions of at most 5 µs of roofline (launch-bound)
+     * and no backward data movement at all, so their trees extrapolated: a mixture of experts' combination of each
+     * token's top-k outputs and an attention core's row maxima at about 30 times their roofline on every GPU, the
+     * backward passes of a token dispatch or a split 3–4 times. The element-wise benchmarks span up to 57 ms of
+     * roofline. Data movement forward keeps its own trees (216 profiled nodes, large copies among them).
+     */
+    static OpFamily regressorFamily(OpFamily f, boolean bwd) {
+        return f == OpFamily.REDUCE || f == OpFamily.MOVEMENT && bwd ? OpFamily.ELEMENTWISE : f;
     }
 
     private static boolean matrix(OpFamily f) {
@@ -742,7 +756,7 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         x[6] = Math.log10(bytes / d.l2Bytes() + 1e-9);
         x[7] = Math.log10(f.inChannels() + 1);
         x[8] = Math.log10(f.outChannels() + 1);
-        x[9] = familyCode[f.family().ordinal()];
+        x[9] = familyCode[regressorFamily(f.family(), bwd).ordinal()];
         x[10] = Math.log10(f.kernel() + 1);
         x[11] = f.stride();
         x[12] = Math.log10(elements / Math.max(1, f.outChannels()) + 1);

@@ -89,7 +89,15 @@ public enum ExecutionTerm {
      * 0.56 for two, 1.03 for four, 1.42 for eight); its coefficient, fitted (prior 0), is the relative spread of a
      * rank's time between collectives. nccl-tests, which start every rank together, do not see this wait.
      */
-    TENSOR_SYNC("tensor_sync", Fit.ADDITIVE, 0, false);
+    TENSOR_SYNC("tensor_sync", Fit.ADDITIVE, 0, false),
+    /**
+     * The routed experts' layers other than their contractions: the permutation of each token's top-k copies into the
+     * experts' order and back, the experts' activations and gates, on tensors top-k times a dense layer's. Megatron runs
+     * them as permutation kernels over padded groups of uneven sizes (with the routing map, the sort and the routing
+     * probabilities between them), where the graph has one pass each. A refinement of {@link #OTHER}: pulled toward
+     * it; a file written before this term reads it as its parent's coefficient.
+     */
+    EXPERT_OTHER("expert_other", Fit.GPU, 1, true);
 
     /** Where a term enters an iteration's time. */
     public enum Fit {
@@ -142,6 +150,7 @@ public enum ExecutionTerm {
         return switch (this) {
             case DENSE_FP4 -> Optional.of(DENSE_FP8);
             case DENSE_ATTENTION -> Optional.of(DENSE);
+            case EXPERT_OTHER -> Optional.of(OTHER);
             default -> Optional.empty();
         };
     }

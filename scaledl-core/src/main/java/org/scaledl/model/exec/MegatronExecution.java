@@ -1298,6 +1298,7 @@ public final class MegatronExecution {
         MegatronTerms.Builder out = MegatronTerms.builder();
         double other = 0;
         double attentionOther = 0;
+        double expertOther = 0;
         double tensor = 0;
         double expertComm = 0;
         double context = 0;
@@ -1325,7 +1326,8 @@ public final class MegatronExecution {
                     } else {
                         contractions(out, un, k, imbalance);
                     }
-                    other += k * (un.other() + un.expertOther() * imbalance);
+                    other += k * un.other();
+                    expertOther += k * un.expertOther() * imbalance;
                     attentionOther += k * un.attentionOther();
                     tensor += k * un.tpCollectives() * tpOne;
                     if (un.tpCollectives() > 0) {
@@ -1429,6 +1431,7 @@ public final class MegatronExecution {
                 .add(ExecutionTerm.PIPELINE_COMM, pipeline).add(ExecutionTerm.DATA_COMM, data)
                 .add(ExecutionTerm.OPTIMIZER, optimizer).add(ExecutionTerm.EXPERT_COMM, expertComm)
                 .add(ExecutionTerm.CONTEXT_COMM, cpExposed).add(ExecutionTerm.ATTENTION_OTHER, attentionOther)
+                .add(ExecutionTerm.EXPERT_OTHER, expertOther)
                 .add(ExecutionTerm.TENSOR_COMM_OVERLAPPED, tensorOverlapped).add(ExecutionTerm.TENSOR_SYNC, sync)
                 .build();
         StageMemory memory = null;
@@ -1740,10 +1743,16 @@ public final class MegatronExecution {
         List<LayerFeatures> fs = FeatureExtractor.of(g).extract(Math.max(1, (int) Math.ceil((double) w.batch()
                 / w.parallelism().microBatches())), w.phase());
         double denseCal = model.dense(terms);
-        double otherCal = model.coefficient(ExecutionTerm.OTHER) * terms.value(ExecutionTerm.OTHER)
-                + model.coefficient(ExecutionTerm.ATTENTION_OTHER) * terms.value(ExecutionTerm.ATTENTION_OTHER);
+        // the other layers in three pools, each given its own term's calibrated time: the rest, the attention core's,
+        // the routed experts' (a pool without layers leaves its time to the rest)
+        ExecutionTerm[] pools = {ExecutionTerm.OTHER, ExecutionTerm.ATTENTION_OTHER, ExecutionTerm.EXPERT_OTHER};
+        double[] otherCal = new double[pools.length];
+        for (int k = 0; k < pools.length; k++) {
+            otherCal[k] = calibrated(model, terms, pools[k]);
+        }
+        int[] pool = new int[g.size()];
         double denseRaw = 0;
-        double otherRaw = 0;
+        double[] otherRaw = new double[pools.length];
         for (LayerFeatures lf : fs) {
             if (lf.family() == OpFamily.SHAPE || !lf.executes()) {
                 continue;
@@ -1758,13 +1767,22 @@ public final class MegatronExecution {
             if (dense(lf.family())) {
                 denseRaw += work;
             } else {
-                otherRaw += work;
+                LayerRole.Kind kind = g.role(lf.layer()).kind();
+                pool[lf.layer()] = kind.expert() ? 2 : kind.attentionCore() ? 1 : 0;
+                otherRaw[pool[lf.layer()]] += work;
+            }
+        }
+        for (int k = 1; k < pools.length; k++) {
+            if (otherRaw[k] == 0) {
+                otherCal[0] += otherCal[k];
+                otherCal[k] = 0;
             }
         }
         for (int i = 0; i < perLayer.length; i++) {
             if (families[i] != null) {
+                int k = pool[i];
                 perLayer[i] *= computeScale * (dense(families[i]) ? (denseRaw > 0 ? denseCal / denseRaw : 0)
-                        : (otherRaw > 0 ? otherCal / otherRaw : 0));
+                        : (otherRaw[k] > 0 ? otherCal[k] / otherRaw[k] : 0));
             }
         }
         List<StageCost.Term> out = new ArrayList<>();

@@ -281,4 +281,45 @@ class DeviceLayerModelTest {
                 new double[OpFamily.values().length], Double.POSITIVE_INFINITY);
         assertTrue(x[2] > DeviceLayerModel.RATIO_SATURATION, "unsaturated ratio " + x[2]);
     }
+
+    /**
+     * Reductions and a data movement's backward pass are described as the element-wise kernels of their shapes: with
+     * the only reductions in the data tiny launch-bound nodes (as in NeuSight's traces: 154 of at most 5 µs of
+     * roofline), a large one (a mixture of experts' combination of each token's top-8 outputs) is predicted as the
+     * element-wise kernel of its shape, a few times its roofline at most, not at the launch-bound rows' ratio.
+     */
+    @Test
+    void largeReductionsAndBackwardMovesAreTimedAsStreamingKernels() {
+        Device h100 = DEVICES.require("NVIDIA H100 80GB HBM3");
+        List<OpMeasurement> withNodes = new ArrayList<>(rows);
+        for (int i = 0; i < 150; i++) {
+            double out = 256 + 16 * i;
+            LayerFeatures tiny = new LayerFeatures(0, OpFamily.REDUCE, 768 * out, 0, 4 * 768 * out, 4 * out, 0, 0,
+                    out, 0, 0, 0, 768, 0);
+            withNodes.add(new OpMeasurement(tiny, h100, false, 0.03, "sum", "r" + i,
+                    OpMeasurement.Origin.MODEL_NODE));
+        }
+        DeviceLayerModel m = DeviceLayerModel.fit(withNodes);
+        double in = 8.0 * 16384 * 7168;
+        double out = 16384.0 * 7168;
+        LayerFeatures combine = new LayerFeatures(0, OpFamily.REDUCE, in, in, 4 * in, 4 * out, 4 * (out + 2 * in), 0,
+                out, 0, 0, 0, 8, 0);
+        LayerFeatures dispatchBack = new LayerFeatures(0, OpFamily.MOVEMENT, 0, in, 4 * out, 4 * in, 4 * (in + 2 * out),
+                0, in, 0, 0, 0, 0, 0);
+        for (org.scaledl.workload.Precision p : List.of(org.scaledl.workload.Precision.BF16,
+                org.scaledl.workload.Precision.FP32)) {
+            for (boolean bwd : new boolean[] {false, true}) {
+                double t = m.predictMillis(combine, h100, p, bwd);
+                double roof = DeviceLayerModel.rooflineMillis(combine, h100, p, bwd);
+                assertTrue(t <= 3 * roof, "combine " + p + (bwd ? " bwd " : " fwd ") + t + " ms, roofline " + roof);
+                LayerFeatures asElementwise = new LayerFeatures(0, OpFamily.ELEMENTWISE, combine.flopsFwd(),
+                        combine.flopsBwd(), combine.bytesRead(), combine.bytesWritten(), combine.bytesBwd(), 0, out,
+                        0, 0, 0, 8, 0);
+                assertEquals(m.predictMillis(asElementwise, h100, p, bwd), t, 1e-12 * t);
+            }
+            double back = m.predictMillis(dispatchBack, h100, p, true);
+            double roof = DeviceLayerModel.rooflineMillis(dispatchBack, h100, p, true);
+            assertTrue(back <= 3 * roof, "dispatch bwd " + p + " " + back + " ms, roofline " + roof);
+        }
+    }
 }
