@@ -40,7 +40,8 @@ import org.scaledl.workload.Workload;
  *       projections write their whole width, partial sums the all-reduce adds; with SP the residual stream and router
  *       too; latent attention's down projections stay whole), context parallelism every layer's tokens {@code c}
  *       ways, expert tensor parallelism each expert {@code et} ways (expert parallelism moves tokens, not work, when
- *       routing is balanced; an imbalance factor scales the experts); recomputation repeats the forward of every
+ *       routing is balanced; an imbalance factor scales the experts, whose layers other than contractions are a
+ *       term of their own, {@link ExecutionTerm#EXPERT_OTHER}); recomputation repeats the forward of every
  *       block layer (full) or of the attention core (selective). With FP8 or FP4 the blocks' linear layers run on the
  *       low-precision units (their own contraction class, {@link ExecutionTerm#DENSE_FP8},
  *       {@link ExecutionTerm#DENSE_FP4}) and quantise their operands (memory traffic,
