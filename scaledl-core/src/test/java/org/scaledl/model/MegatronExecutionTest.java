@@ -955,6 +955,28 @@ class MegatronExecutionTest {
         old.remove(ExecutionTerm.EXPERT_OTHER.key());
         assertEquals(1.3, MegatronModel.fromJson(old).coefficient(ExecutionTerm.EXPERT_OTHER), 1e-12,
                 "an older file reads its parent's coefficient");
+        // the breakdown gives the experts' time to the experts' layers: doubling their scale doubles those layers'
+        // shares (no host time before a fit), the other layers' stay
+        org.scaledl.model.device.DeviceStage one = stage.withMegatron(base.with(ExecutionTerm.EXPERT_OTHER, 1.0));
+        org.scaledl.model.device.DeviceStage two = stage.withMegatron(m);
+        org.scaledl.model.cost.StageCost c1 = one.cost(balanced);
+        org.scaledl.model.cost.StageCost c2 = two.cost(balanced);
+        org.scaledl.graph.ModelGraph g = balanced.graph();
+        int expertLayers = 0;
+        int others = 0;
+        for (int i = 0; i < g.size(); i++) {
+            org.scaledl.workload.OpFamily f = c1.family(i);
+            if (f == null || f == org.scaledl.workload.OpFamily.DENSE || c1.layerMillis(i) == 0) {
+                continue;
+            }
+            boolean expert = g.role(i).kind().expert();
+            double ratio = c2.layerMillis(i) / c1.layerMillis(i);
+            assertEquals(expert ? 2.0 : 1.0, ratio, 1e-9, g.layer(i).name());
+            expertLayers += expert ? 1 : 0;
+            others += expert ? 0 : 1;
+        }
+        assertTrue(expertLayers > 0 && others > 0, expertLayers + " expert layers, " + others + " others");
+        assertEquals(m.millis(a), c2.totalMillis(), 1e-9 * c2.totalMillis(), "the breakdown sums to the step");
     }
 
     /**
