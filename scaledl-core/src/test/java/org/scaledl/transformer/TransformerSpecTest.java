@@ -164,6 +164,39 @@ class TransformerSpecTest {
     }
 
     /**
+     * A gated or squared activation is one fused kernel, as Megatron and Transformer Engine run it: the pair of layers
+     * reads the projection's output once and writes the result once (SwiGLU and GeGLU: 2 widths in, 1 out; squared
+     * ReLU: 1 in, 1 out), keeping its operators; a plain GELU is untouched.
+     */
+    @ParameterizedTest
+    @CsvSource({"SWIGLU, 3, gate, Sigmoid", "GATED_GELU, 3, gate, Gelu", "RELU2, 2, square, Relu", "GELU, 2, , Gelu"})
+    void gatedActivationsMoveWhatTheirFusedKernelMoves(TransformerSpec.FfnKind kind, int widths, String second,
+            String first) {
+        long ffn = 4096;
+        long tokens = 2 * 512;
+        ModelGraph g = TransformerSpec.decoder("g", 1024, 16, 2, 1000).ffnKind(kind).ffn(ffn).build().graph(512);
+        double bytes = 0;
+        int firsts = 0;
+        for (LayerFeatures f : FeatureExtractor.of(g).extract(2, Phase.TRAIN)) {
+            if (g.role(f.layer()).kind() != org.scaledl.graph.LayerRole.Kind.MLP_ACT) {
+                continue;
+            }
+            String name = g.layer(f.layer()).name();
+            if (name.endsWith("/act")) {
+                assertEquals(first, g.layer(f.layer()).opType(), name);
+                firsts++;
+            } else {
+                assertTrue(second != null && name.endsWith("/" + second), name);
+                assertEquals("Mul", g.layer(f.layer()).opType(), name);
+            }
+            bytes += f.bytesFwd();
+        }
+        assertTrue(firsts > 0);
+        // FP32 elements (4 bytes), per block
+        assertEquals(widths * ffn * tokens * 4.0, bytes / firsts, 1e-9 * bytes, kind.toString());
+    }
+
+    /**
      * A fused causal attention core does half the score and context work of the unfused one (FlashAttention skips the
      * masked half), a sliding window of {@code w} tokens {@code w/s} of it, and holds no score matrix.
      */
