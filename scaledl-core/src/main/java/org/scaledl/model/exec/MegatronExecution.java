@@ -571,12 +571,12 @@ public final class MegatronExecution {
                 }
                 dense.get(u).add(new Contraction(cls, kind.expert(), time,
                         1e3 * flops / (ceiling * peak)));
-            } else if (kind.expert()) {
-                expertOther[u] += time;
-            } else if (kind.attentionCore()) {
-                attentionOther[u] += time;
             } else {
-                other[u] += time;
+                switch (otherTerm(kind)) {
+                    case EXPERT_OTHER -> expertOther[u] += time;
+                    case ATTENTION_OTHER -> attentionOther[u] += time;
+                    default -> other[u] += time;
+                }
             }
             if (lowLinear && low.scalingBytesPerElement() > 0) {
                 // quantising the activation operand forward (again when recomputed) and the output gradient backward
@@ -1344,7 +1344,7 @@ public final class MegatronExecution {
                             // recomputed forward's) behind the other's forward (a third of a layer's compute, two
                             // thirds backward); every micro-batch but one has a partner
                             double forward = un.expertLayers() * 2 * a2aOne * imbalance;
-                            double compute = unitComputeMillis(un, imbalance);
+                            double compute = unitCompute[s][u];
                             double exposed = Math.max(0, forward - 2.0 / 3 * compute)
                                     + Math.max(0, a2a - forward - compute / 3);
                             a2a = (a2a + (m - 1) * exposed) / m;
@@ -1451,6 +1451,15 @@ public final class MegatronExecution {
             }
         }
         return new Assembly(terms, memory);
+    }
+
+    /**
+     * The term a layer other than a contraction counts in: a routed expert's, an attention core's, or the rest (the
+     * units' terms and the breakdown's pools both take it from here).
+     */
+    private static ExecutionTerm otherTerm(LayerRole.Kind kind) {
+        return kind.expert() ? ExecutionTerm.EXPERT_OTHER
+                : kind.attentionCore() ? ExecutionTerm.ATTENTION_OTHER : ExecutionTerm.OTHER;
     }
 
     /** A unit's compute for one micro-batch on one GPU, ms: its contractions and other layers. */
@@ -1768,8 +1777,7 @@ public final class MegatronExecution {
             if (dense(lf.family())) {
                 denseRaw += work;
             } else {
-                LayerRole.Kind kind = g.role(lf.layer()).kind();
-                pool[lf.layer()] = kind.expert() ? 2 : kind.attentionCore() ? 1 : 0;
+                pool[lf.layer()] = java.util.Arrays.asList(pools).indexOf(otherTerm(g.role(lf.layer()).kind()));
                 otherRaw[pool[lf.layer()]] += work;
             }
         }
