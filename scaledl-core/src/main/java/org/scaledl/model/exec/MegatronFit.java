@@ -1,6 +1,7 @@
 package org.scaledl.model.exec;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import org.scaledl.graph.TransformerShape;
@@ -20,6 +21,17 @@ import org.scaledl.workload.Workload;
  * calibration ({@link #calibrate}) pulls the free terms toward the centre too, relative to their size, so a few runs
  * move the fixed and host costs only as far as they show.
  *
+ * <p>Runs of one model family share what no term describes (a kernel its recipe runs slowly, a software path of its
+ * own), so a family of many runs, all off by one factor, would otherwise pull the shared coefficients toward itself
+ * and away from every other family. Where the runs name at least {@value #MIN_FAMILIES} families ({@code family}
+ * tag) and the plain fit leaves the families' mean errors further apart than their runs' scatter explains, the fit
+ * is redone with a multiplicative offset per family, fitted with the coefficients and shrunk toward 1 as a one-way
+ * random-effects model's levels are: by {@code σ²/τ²} runs' worth, the plain fit's within-family variance of the log
+ * errors over the variance of the families' means beyond it ({@link #varianceComponents}). The estimate is a
+ * conservative one: where the plain fit's coefficients absorbed a family's level (a family alone in exercising a
+ * term), its spread is understated and its offset shrunk the more. The offsets are not kept: the model predicts a
+ * new family at the families' shrunk common level.
+ *
  * <p>Its errors are each run's prediction by the model fitted without its group (the {@code groupTag}'s values;
  * the fit's own errors when there are fewer than three groups). The model's 90 % intervals are those errors' 5–95 %
  * quantiles, each run weighing as in the fit ({@link org.scaledl.model.cost.Quantiles#weighted}): one for mixtures of
@@ -33,6 +45,10 @@ import org.scaledl.workload.Workload;
 public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean crossValidated) {
     /** The weight of the pull toward the physical scales. */
     static final double PRIOR = 0.3;
+    /** The fewest families whose offsets a fit separates from the shared coefficients. */
+    static final int MIN_FAMILIES = 3;
+    /** The workload tag naming a run's model family. */
+    static final String FAMILY_TAG = "family";
     private static final ExecutionTerm[] LINEAR = ExecutionTerm.of(ExecutionTerm.Fit.ADDITIVE)
             .toArray(new ExecutionTerm[0]);
     private static final ExecutionTerm[] NONLINEAR = nonlinear();
@@ -48,7 +64,10 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
     }
 
     /** A run's terms, its measured time and its weight in the fit. */
-    record Run(MegatronTerms terms, double millis, double weight) {
+    record Run(MegatronTerms terms, double millis, double weight, String family) {
+        Run(MegatronTerms terms, double millis, double weight) {
+            this(terms, millis, weight, "");
+        }
     }
 
     /** A run's terms (what a fit needs of the stage). */
@@ -71,7 +90,8 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
             MegatronModel centre, boolean calibrate) {
         List<Run> data = new ArrayList<>();
         for (org.scaledl.workload.Sample s : runs) {
-            data.add(new Run(stage.terms(s.workload()), s.millis(), weight(s)));
+            data.add(new Run(stage.terms(s.workload()), s.millis(), weight(s),
+                    s.workload().tag(FAMILY_TAG).orElse("")));
         }
         MegatronModel model = fitOrCalibrate(data, all(data.size()), centre, calibrate);
         List<Folds.Fold> folds = Folds.leaveOneGroupOut(runs, Folds.byTag(groupTag));
@@ -153,28 +173,17 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         if (clusters.size() < MIN_LEVEL_CLUSTERS) {
             return Optional.empty();
         }
-        double within = 0;
-        int dof = 0;
-        double grand = 0;
-        double inverseSizes = 0;
-        double[] means = new double[clusters.size()];
-        int g = 0;
+        List<double[]> values = new ArrayList<>();
+        List<double[]> weights = new ArrayList<>();
         for (List<Double> v : clusters.values()) {
-            double mean = v.stream().mapToDouble(Double::doubleValue).average().orElseThrow();
-            for (double e : v) {
-                within += (e - mean) * (e - mean);
-            }
-            dof += v.size() - 1;
-            means[g++] = mean;
-            grand += mean / clusters.size();
-            inverseSizes += 1.0 / v.size() / clusters.size();
+            values.add(v.stream().mapToDouble(Double::doubleValue).toArray());
+            double[] ones = new double[v.size()];
+            Arrays.fill(ones, 1);
+            weights.add(ones);
         }
-        within /= dof;
-        double between = 0;
-        for (double m : means) {
-            between += (m - grand) * (m - grand) / (means.length - 1);
-        }
-        double levels = between - within * inverseSizes;
+        double[] components = varianceComponents(values, weights);
+        double within = components[0];
+        double levels = components[1];
         double max = MegatronModel.MAX_LEVEL_PRIOR_RUNS;
         return Optional.of(levels <= within / max ? max
                 : Math.max(MegatronModel.DEFAULT_LEVEL_PRIOR_RUNS, Math.min(max, within / levels)));
@@ -294,6 +303,17 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
                 200);
         MegatronModel[] out = new MegatronModel[1];
         residuals(data, rows, phi, out, centre, calibrate);
+        int[] groupOf = new int[rows.length];
+        int groups = families(data, rows, groupOf);
+        if (groups >= MIN_FAMILIES) {
+            double lambda = familyShrinkage(data, rows, out[0], groupOf, groups);
+            if (Double.isFinite(lambda)) {
+                // the coefficients and the families' offsets together, from the plain fit's coefficients
+                double[] both = LevenbergMarquardt.minimise(x -> familyResiduals(data, rows, x, null, centre,
+                        calibrate, groupOf, groups, lambda), Arrays.copyOf(phi, phi.length + groups), 200);
+                familyResiduals(data, rows, both, out, centre, calibrate, groupOf, groups, lambda);
+            }
+        }
         // a term no fitted run exercises (the host's expert steps in a fit of dense jobs) says nothing about its
         // coefficient: it keeps the centre's, not the fitter's starting point (a refinement keeps where the pull
         // toward its parent put it)
@@ -304,6 +324,107 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
             }
         }
         return model;
+    }
+
+    /**
+     * Numbers the families of the runs ({@code groupOf[i]} for {@code rows[i]}, -1 for a run without one) and returns
+     * how many there are.
+     */
+    private static int families(List<Run> data, int[] rows, int[] groupOf) {
+        java.util.Map<String, Integer> index = new java.util.HashMap<>();
+        for (int i = 0; i < rows.length; i++) {
+            String f = data.get(rows[i]).family();
+            groupOf[i] = f.isEmpty() ? -1 : index.computeIfAbsent(f, k -> index.size());
+        }
+        return index.size();
+    }
+
+    /**
+     * The shrinkage of the families' offsets, {@code σ²/τ²} (runs' worth of weight): the within-family variance of the
+     * fitted model's log errors over the variance of the families' own mean errors beyond what that noise gives them
+     * (a moment estimator); infinite where the families' means spread no more than their runs' noise explains.
+     */
+    static double familyShrinkage(List<Run> data, int[] rows, MegatronModel model, int[] groupOf, int groups) {
+        List<List<Double>> e = new ArrayList<>();
+        List<List<Double>> w = new ArrayList<>();
+        for (int g = 0; g < groups; g++) {
+            e.add(new ArrayList<>());
+            w.add(new ArrayList<>());
+        }
+        for (int i = 0; i < rows.length; i++) {
+            if (groupOf[i] >= 0) {
+                Run r = data.get(rows[i]);
+                e.get(groupOf[i]).add(Math.log(model.millis(r.terms()) / r.millis()));
+                w.get(groupOf[i]).add(r.weight());
+            }
+        }
+        double[] components = varianceComponents(
+                e.stream().map(v -> v.stream().mapToDouble(Double::doubleValue).toArray()).toList(),
+                w.stream().map(v -> v.stream().mapToDouble(Double::doubleValue).toArray()).toList());
+        return components[1] > 0 ? components[0] / components[1] : Double.POSITIVE_INFINITY;
+    }
+
+    /**
+     * The variance components of a one-way random-effects model by the method of moments, {@code {within, between}}:
+     * the weighted variance of the values around their group's weighted mean ({@code Σ W − G} degrees of freedom,
+     * {@code W} a group's weight), and the variance of the groups' means (unweighted, {@code G − 1}) less what the
+     * within variance alone gives them ({@code within · mean(1/W)}), which may come out at or below 0. At least two
+     * groups; with unit weights, the textbook estimator.
+     */
+    static double[] varianceComponents(List<double[]> values, List<double[]> weights) {
+        int groups = values.size();
+        double[] means = new double[groups];
+        double within = 0;
+        double total = 0;
+        double inverseSizes = 0;
+        double grand = 0;
+        for (int g = 0; g < groups; g++) {
+            double[] v = values.get(g);
+            double[] w = weights.get(g);
+            double sw = 0;
+            double sum = 0;
+            for (int i = 0; i < v.length; i++) {
+                sw += w[i];
+                sum += w[i] * v[i];
+            }
+            means[g] = sum / sw;
+            for (int i = 0; i < v.length; i++) {
+                within += w[i] * (v[i] - means[g]) * (v[i] - means[g]);
+            }
+            total += sw;
+            inverseSizes += 1.0 / sw / groups;
+            grand += means[g] / groups;
+        }
+        within /= Math.max(1e-9, total - groups);
+        double between = 0;
+        for (double m : means) {
+            between += (m - grand) * (m - grand) / (groups - 1);
+        }
+        return new double[] {within, between - within * inverseSizes};
+    }
+
+    /**
+     * {@link #residuals} with a multiplicative offset per family ({@code phi}'s entries after the compute part's
+     * log-coefficients, one per family: a family's measured times divided by {@code exp(u)}), each
+     * offset pulled toward 0 with {@code lambda} runs' worth of weight.
+     */
+    private static double[] familyResiduals(List<Run> data, int[] rows, double[] phi, MegatronModel[] out,
+            MegatronModel centre, boolean calibrate, int[] groupOf, int groups, double lambda) {
+        double[] u = Arrays.copyOfRange(phi, NONLINEAR.length, NONLINEAR.length + groups);
+        List<Run> shifted = new ArrayList<>(data);
+        for (int i = 0; i < rows.length; i++) {
+            if (groupOf[i] >= 0) {
+                Run r = data.get(rows[i]);
+                shifted.set(rows[i], new Run(r.terms(), r.millis() * Math.exp(-u[groupOf[i]]), r.weight(),
+                        r.family()));
+            }
+        }
+        double[] base = residuals(shifted, rows, Arrays.copyOf(phi, NONLINEAR.length), out, centre, calibrate);
+        double[] r = Arrays.copyOf(base, base.length + groups);
+        for (int g = 0; g < groups; g++) {
+            r[base.length + g] = Math.sqrt(lambda) * u[g];
+        }
+        return r;
     }
 
     /** Whether any of the runs has a non-zero value of the term. */
