@@ -327,14 +327,15 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
     }
 
     /**
-     * Numbers the families of the runs ({@code groupOf[i]} for {@code rows[i]}, -1 for a run without one) and returns
-     * how many there are.
+     * Numbers the families of the runs ({@code groupOf[i]} for {@code rows[i]}, -1 for a run without one or of no
+     * weight in the fit) and returns how many there are.
      */
     private static int families(List<Run> data, int[] rows, int[] groupOf) {
         java.util.Map<String, Integer> index = new java.util.HashMap<>();
         for (int i = 0; i < rows.length; i++) {
-            String f = data.get(rows[i]).family();
-            groupOf[i] = f.isEmpty() ? -1 : index.computeIfAbsent(f, k -> index.size());
+            Run r = data.get(rows[i]);
+            groupOf[i] = r.family().isEmpty() || !(r.weight() > 0) ? -1
+                    : index.computeIfAbsent(r.family(), k -> index.size());
         }
         return index.size();
     }
@@ -361,7 +362,9 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         double[] components = varianceComponents(
                 e.stream().map(v -> v.stream().mapToDouble(Double::doubleValue).toArray()).toList(),
                 w.stream().map(v -> v.stream().mapToDouble(Double::doubleValue).toArray()).toList());
-        return components[1] > 0 ? components[0] / components[1] : Double.POSITIVE_INFINITY;
+        // no family of two runs or more: no within-family scatter to weigh the families' spread against
+        boolean replicated = e.stream().anyMatch(v -> v.size() > 1);
+        return replicated && components[1] > 0 ? components[0] / components[1] : Double.POSITIVE_INFINITY;
     }
 
     /**

@@ -81,17 +81,36 @@ class FamilyOffsetsTest {
     /** Families measured alike (their runs' scatter explains their means' spread): the fit is the plain fit's. */
     @Test
     void familiesThatDifferNoMoreThanTheirRunsGetNoOffsets() {
-        MegatronModel[] m = new MegatronModel[2];
-        for (int k = 0; k < 2; k++) {
-            terms.clear();
+        assertFamiliesChangeNothing(tagged -> {
             List<Sample> runs = new ArrayList<>();
             for (int f = 0; f < 4; f++) {
                 for (int i = 0; i < 6; i++) {
                     // the same jobs and scatter in every family: their means agree exactly
-                    runs.add(run("f" + f, k == 1, 50 + 10 * i, 20 + 5 * i, 1 + 0.03 * (i % 3 - 1)));
+                    runs.add(run("f" + f, tagged, 50 + 10 * i, 20 + 5 * i, 1 + 0.03 * (i % 3 - 1)));
                 }
             }
-            m[k] = MegatronFit.fit(w -> terms.get(w.batch()), runs, "id").model();
+            return runs;
+        });
+    }
+
+    /** One run per family: nothing measures the runs' scatter within a family, so no offsets (the plain fit). */
+    @Test
+    void familiesOfOneRunGetNoOffsets() {
+        assertFamiliesChangeNothing(tagged -> {
+            List<Sample> runs = new ArrayList<>();
+            for (int f = 0; f < 6; f++) {
+                runs.add(run("f" + f, tagged, 50 + 10 * f, 20 + 15 * (f % 3), 1 + 0.1 * (f % 2)));
+            }
+            return runs;
+        });
+    }
+
+    /** The runs {@code make} builds fit to the same coefficients with their families tagged as without. */
+    private void assertFamiliesChangeNothing(java.util.function.Function<Boolean, List<Sample>> make) {
+        MegatronModel[] m = new MegatronModel[2];
+        for (int k = 0; k < 2; k++) {
+            terms.clear();
+            m[k] = MegatronFit.fit(w -> terms.get(w.batch()), make.apply(k == 1), "id").model();
         }
         for (ExecutionTerm t : ExecutionTerm.values()) {
             assertEquals(m[0].coefficient(t), m[1].coefficient(t), 1e-12, t.key());
