@@ -63,7 +63,7 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         return out.toArray(new ExecutionTerm[0]);
     }
 
-    /** A run's terms, its measured time and its weight in the fit. */
+    /** A run's terms, its measured time, its weight in the fit and its model family ("" for none). */
     record Run(MegatronTerms terms, double millis, double weight, String family) {
         Run(MegatronTerms terms, double millis, double weight) {
             this(terms, millis, weight, "");
