@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import org.scaledl.Checks;
 import org.scaledl.graph.TransformerShape;
 import org.scaledl.model.cost.LevenbergMarquardt;
 import org.scaledl.workload.Folds;
@@ -362,19 +363,24 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         double[] components = varianceComponents(
                 e.stream().map(v -> v.stream().mapToDouble(Double::doubleValue).toArray()).toList(),
                 w.stream().map(v -> v.stream().mapToDouble(Double::doubleValue).toArray()).toList());
-        // no family of two runs or more: no within-family scatter to weigh the families' spread against
-        boolean replicated = e.stream().anyMatch(v -> v.size() > 1);
-        return replicated && components[1] > 0 ? components[0] / components[1] : Double.POSITIVE_INFINITY;
+        // NaN where the weights leave no within-family degree of freedom: no scatter to weigh the spread against
+        return components[1] > 0 ? components[0] / components[1] : Double.POSITIVE_INFINITY;
     }
+
+    /** Within-group degrees of freedom below this are none (the weights' rounding: seven runs of weight 1/7). */
+    private static final double DEGREES_OF_FREEDOM_TOLERANCE = 1e-9;
 
     /**
      * The variance components of a one-way random-effects model by the method of moments, {@code {within, between}}:
      * the weighted variance of the values around their group's weighted mean ({@code Σ W − G} degrees of freedom,
-     * {@code W} a group's weight), and the variance of the groups' means (unweighted, {@code G − 1}) less what the
-     * within variance alone gives them ({@code within · mean(1/W)}), which may come out at or below 0. At least two
-     * groups; with unit weights, the textbook estimator.
+     * {@code W} a group's weight: weights count runs, so a value of weight 2 is the value twice and two values of
+     * weight ½, one configuration published twice, are one run), and the variance of the groups' means (unweighted,
+     * {@code G − 1}) less what the within variance alone gives them ({@code within · mean(1/W)}), which may come out
+     * at or below 0. Both are NaN where the weights leave no degree of freedom within the groups ({@code Σ W ≤ G}:
+     * every group one run's worth). At least two groups; with unit weights, the textbook estimator.
      */
     static double[] varianceComponents(List<double[]> values, List<double[]> weights) {
+        Checks.argument(values.size() >= 2, "variance components need two groups or more: %s", values.size());
         int groups = values.size();
         double[] means = new double[groups];
         double within = 0;
@@ -398,7 +404,10 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
             inverseSizes += 1.0 / sw / groups;
             grand += means[g] / groups;
         }
-        within /= Math.max(1e-9, total - groups);
+        if (!(total - groups > DEGREES_OF_FREEDOM_TOLERANCE)) {
+            return new double[] {Double.NaN, Double.NaN};
+        }
+        within /= total - groups;
         double between = 0;
         for (double m : means) {
             between += (m - grand) * (m - grand) / (groups - 1);

@@ -31,6 +31,11 @@ class FamilyOffsetsTest {
      * {@code other}, measured at the truth's time times {@code factor}.
      */
     private Sample run(String family, boolean tagged, double dense, double other, double factor) {
+        return run(family, tagged, dense, other, factor, 1);
+    }
+
+    /** {@link #run(String, boolean, double, double, double)} weighing {@code weight} runs in the fit. */
+    private Sample run(String family, boolean tagged, double dense, double other, double factor, double weight) {
         int id = terms.size() + 1;
         MegatronTerms t = MegatronTerms.builder().contraction(ExecutionTerm.DENSE, dense, 0)
                 .add(ExecutionTerm.OTHER, other).build();
@@ -38,6 +43,9 @@ class FamilyOffsetsTest {
         Workload.Builder w = Workload.builder(GPT.graph(128)).batch(id).tag("id", "run" + id);
         if (tagged) {
             w.tag("family", family);
+        }
+        if (weight != 1) {
+            w.tag(MegatronFit.WEIGHT_TAG, Double.toString(weight));
         }
         return Sample.of(w.build(), TRUTH.millis(t) * factor);
     }
@@ -105,6 +113,25 @@ class FamilyOffsetsTest {
         });
     }
 
+    /**
+     * Each family one configuration published twice (two runs of weight ½, 4 % apart): two runs, but one run's worth
+     * of weight, so nothing measures a scatter within a family beyond republication, and the fit is the plain one
+     * although the families' levels differ by 10 %.
+     */
+    @Test
+    void familiesOfOneRepublishedConfigurationGetNoOffsets() {
+        assertFamiliesChangeNothing(tagged -> {
+            List<Sample> runs = new ArrayList<>();
+            for (int f = 0; f < 6; f++) {
+                for (int copy = 0; copy < 2; copy++) {
+                    runs.add(run("f" + f, tagged, 50 + 10 * f, 20 + 15 * (f % 3), (1 + 0.1 * (f % 2))
+                            * (1 + 0.04 * copy), 0.5));
+                }
+            }
+            return runs;
+        });
+    }
+
     /** The runs {@code make} builds fit to the same coefficients with their families tagged as without. */
     private void assertFamiliesChangeNothing(java.util.function.Function<Boolean, List<Sample>> make) {
         MegatronModel[] m = new MegatronModel[2];
@@ -139,5 +166,9 @@ class FamilyOffsetsTest {
                 new double[] {1, 1, 1}, new double[] {1, 1}));
         assertArrayEquals(doubled, weighted, 1e-12);
         assertTrue(between > 0);
+        // groups of one run's worth each (two values of weight ½): no degree of freedom within them
+        double[] none = MegatronFit.varianceComponents(List.of(new double[] {0.1, 0.3}, new double[] {0.5, 0.6}),
+                List.of(new double[] {0.5, 0.5}, new double[] {0.5, 0.5}));
+        assertTrue(Double.isNaN(none[0]) && Double.isNaN(none[1]), java.util.Arrays.toString(none));
     }
 }
