@@ -504,7 +504,8 @@ class MainTest {
                 mine.toString());
         assertEquals(0, fitAdapted.code(), fitAdapted.err());
         assertTrue(RuntimePredictor.load(adapted).deviceLayerModel().orElseThrow().corrections().get("NVIDIA L4")
-                .layers().containsKey(new DeviceLayerModel.FamilyPass(OpFamily.NORM, false)), fitAdapted.out());
+                .layers().containsKey(new DeviceLayerModel.FamilyPass(OpFamily.NORM, false,
+                        java.util.Optional.of(org.scaledl.workload.Precision.FP32))), fitAdapted.out());
         Run noGpu = run("fit", "--data", gpu.toString(), "--out", adapted.toString(), "--profiled", mine.toString());
         assertNotEquals(0, noGpu.code());
     }

@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -27,6 +28,7 @@ import org.scaledl.workload.LayerFeatures;
 import org.scaledl.workload.OpFamily;
 import org.scaledl.workload.OpMeasurement;
 import org.scaledl.workload.Phase;
+import org.scaledl.workload.Precision;
 import org.scaledl.workload.Sample;
 import org.scaledl.workload.Workload;
 
@@ -172,7 +174,7 @@ class DeviceLayerModelTest {
         DeviceLayerModel a = m.adapt(profiled);
         double expected = Math.exp(8.0 / 10 * Math.log(1.5));
         assertEquals(expected, a.corrections().get(gpu).layers().get(new DeviceLayerModel.FamilyPass(
-                OpFamily.ELEMENTWISE, false)), 1e-12);
+                OpFamily.ELEMENTWISE, false, Optional.of(Precision.FP32))), 1e-12);
         for (OpMeasurement r : t4) {
             double before = m.predictMillis(r.features(), r.device(), r.backward());
             double after = a.predictMillis(r.features(), r.device(), r.backward());
@@ -194,6 +196,55 @@ class DeviceLayerModelTest {
             assertEquals(a.predictMillis(r.features(), r.device(), false),
                     back.predictMillis(r.features(), r.device(), false), 0.0);
         }
+    }
+
+    /**
+     * Kernels profiled in two precisions that the trees mispredict differently (BF16 twice as slow as predicted, FP32
+     * as predicted) get a correction each: BF16 predictions double, FP32 ones stay, and FP16, not profiled, keeps the
+     * device-agnostic prediction. One pooled correction would have slowed FP32 by the pooled median. A file written
+     * before corrections were kept per precision (its key without one) still corrects every precision.
+     */
+    @Test
+    void profiledPrecisionsAreCorrectedApart() {
+        String gpu = "Tesla T4";
+        DeviceLayerModel m = DeviceLayerModel.fit(on(gpu, false));
+        List<OpMeasurement> t4 = on(gpu, true).stream().filter(r -> r.features().family() == OpFamily.DENSE
+                && !r.backward()).limit(12).toList();
+        assertEquals(12, t4.size());
+        List<OpMeasurement> profiled = new ArrayList<>();
+        for (OpMeasurement r : t4) {
+            profiled.add(new OpMeasurement(r.features(), r.device(), false, 2 * m.predictMillis(r.features(),
+                    r.device(), Precision.BF16, false), r.op(), r.shapeKey(), r.origin(), Precision.BF16));
+            profiled.add(new OpMeasurement(r.features(), r.device(), false, m.predictMillis(r.features(), r.device(),
+                    Precision.FP32, false), r.op(), r.shapeKey(), r.origin(), Precision.FP32));
+        }
+        DeviceLayerModel a = m.adapt(profiled);
+        double doubled = Math.exp(12.0 / 14 * Math.log(2));
+        for (OpMeasurement r : t4) {
+            LayerFeatures f = r.features();
+            Device d = r.device();
+            assertEquals(doubled * m.predictMillis(f, d, Precision.BF16, false), a.predictMillis(f, d, Precision.BF16,
+                    false), 1e-9, r.shapeKey());
+            assertEquals(m.predictMillis(f, d, Precision.FP32, false), a.predictMillis(f, d, Precision.FP32, false),
+                    1e-9, r.shapeKey());
+            assertEquals(m.predictMillis(f, d, Precision.FP16, false), a.predictMillis(f, d, Precision.FP16, false),
+                    0.0, r.shapeKey());
+        }
+        DeviceLayerModel back = DeviceLayerModel.read(a.body());
+        assertEquals(a.corrections(), back.corrections());
+
+        // an older file: DENSE/fwd without a precision corrects every precision
+        com.fasterxml.jackson.databind.node.ObjectNode old = a.body().deepCopy();
+        com.fasterxml.jackson.databind.node.ObjectNode corr = old.putObject("corrections").putObject(gpu);
+        corr.put("DENSE/fwd", 1.5);
+        DeviceLayerModel legacy = DeviceLayerModel.read(old);
+        LayerFeatures f = t4.get(0).features();
+        Device d = t4.get(0).device();
+        for (Precision p : List.of(Precision.FP32, Precision.FP16, Precision.BF16)) {
+            assertEquals(1.5 * m.predictMillis(f, d, p, false), legacy.predictMillis(f, d, p, false), 1e-9, p.label());
+        }
+        corr.put("DENSE/fwd/fp99", 1.5);
+        assertThrows(InvalidInputException.class, () -> DeviceLayerModel.read(old));
     }
 
     @Test
