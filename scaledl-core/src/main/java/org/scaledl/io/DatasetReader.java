@@ -18,6 +18,7 @@ import org.scaledl.onnx.OnnxImporter;
 import org.scaledl.workload.Dataset;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.Phase;
+import org.scaledl.workload.Precision;
 import org.scaledl.workload.Sample;
 import org.scaledl.workload.Workload;
 import org.slf4j.Logger;
@@ -34,9 +35,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Required {@code runs.csv} columns: {@code model, batch, world_size, threads, phase, iter_ms_p50, graph}
  * ({@code graph} relative to DIR). Optional: {@code resolution}; {@code family} (the group held out together; else
- * the model name's leading letters); {@code device} (the machine of each row); {@code params}, which when present
+ * the model name's leading letters); {@code device} (the machine of each row: a GPU of the bundled catalog, as the
+ * companion's GPU datasets name it, is that GPU); {@code precision} (fp32, tf32, fp16, bf16, ...: the workload's, FP32
+ * where absent); {@code params}, which when present
  * must equal the imported graph's parameter count (a mismatch is logged as a warning). A {@code machine.json} beside
- * the runs describes the machine ({@link #machine}); every workload then carries it as its {@link Device}. Each graph file is imported once.
+ * the runs describes the machine ({@link #machine}), or, where its name is a GPU of the catalog, names that GPU;
+ * every workload then carries it as its {@link Device}. Each graph file is imported once.
  * {@code layers.csv} rows are attached to the inference, single-worker sample with the same model, resolution,
  * batch and threads.
  *
@@ -54,6 +58,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class DatasetReader {
     private static final Logger LOG = LoggerFactory.getLogger(DatasetReader.class);
+    /** The GPUs a {@code device} column or {@code machine.json} may name (the bundled catalog). */
+    private static final DeviceCatalog GPUS = DeviceCatalog.bundled();
     /** The shortest measured time a row may hold, ms (a nanosecond: below it is no measurement of an iteration). */
     public static final double MIN_MILLIS = 1e-6;
     /** The longest measured time a row may hold, ms (about 11.6 days). */
@@ -99,7 +105,8 @@ public final class DatasetReader {
         }
         CsvTable t = CsvTable.read(runs, "model", "batch", "world_size", "threads", "phase", "iter_ms_p50", "graph");
         Map<String, Map<String, Double>> layerTimes = readLayers(dir.resolve("layers.csv"));
-        Optional<Device> machine = machine(dir.resolve("machine.json"));
+        // a machine or device that names a GPU of the catalog is that GPU (the companion's GPU datasets)
+        Optional<Device> machine = machine(dir.resolve("machine.json")).map(m -> GPUS.find(m.name()).orElse(m));
         Map<String, Device> byName = new HashMap<>();
         machine.ifPresent(m -> byName.put(m.name(), m));
         Map<String, ModelGraph> graphs = new HashMap<>();
@@ -134,10 +141,18 @@ public final class DatasetReader {
                     .tag("graph", graphPath).tag(SOURCE_TAG, t.source() + ":" + line);
             Optional<String> deviceName = t.opt(r, "device");
             if (deviceName.isPresent()) {
-                w.device(byName.computeIfAbsent(deviceName.get(), n -> Device.cpu(n, Math.max(1, threads * world),
-                        0, 0, 0, 0)));
+                w.device(byName.computeIfAbsent(deviceName.get(), n -> GPUS.find(n).orElseGet(() -> Device.cpu(n,
+                        Math.max(1, threads * world), 0, 0, 0, 0))));
             } else {
                 machine.ifPresent(w::device);
+            }
+            Optional<String> precision = t.opt(r, "precision");
+            if (precision.isPresent()) {
+                try {
+                    w.precision(Precision.parse(precision.get()));
+                } catch (InvalidInputException e) {
+                    throw InvalidInputException.atLine(t.source(), line, e.detail());
+                }
             }
             t.opt(r, "resolution").ifPresent(v -> w.tag("resolution", v));
             t.opt(r, "params").ifPresent(p -> {

@@ -13,7 +13,9 @@ import org.junit.jupiter.api.io.TempDir;
 import org.scaledl.InvalidInputException;
 import org.scaledl.TestData;
 import org.scaledl.workload.Dataset;
+import org.scaledl.workload.Precision;
 import org.scaledl.workload.Sample;
+import org.scaledl.workload.Workload;
 
 class DatasetReaderTest {
     private static final String HEADER = "model,resolution,batch,world_size,threads,phase,iter_ms_p50,params,graph\n";
@@ -39,6 +41,43 @@ class DatasetReaderTest {
         assertEquals("0", first.workload().tag("row").orElseThrow());
         // Graphs are imported once per file and shared by their samples.
         assertTrue(d.samples().get(0).workload().graph() == d.samples().get(1).workload().graph());
+    }
+
+    /**
+     * A companion GPU dataset: rows naming a GPU of the catalog carry that GPU and their precision (a device model
+     * can then predict and calibrate on them; they were read as CPU machines in FP32 before), a CPU machine's name
+     * stays a CPU, and a precision that is none names its line.
+     */
+    @Test
+    void gpuRowsCarryTheCatalogGpuAndTheirPrecision() throws IOException {
+        Path d = dataset("model,batch,world_size,threads,phase,iter_ms_p50,graph,precision,device\n"
+                + "resnet18,2,1,1,train,5.0,graphs/resnet18_r64.onnx,bf16,NVIDIA H200\n"
+                + "resnet18,2,1,1,infer,2.0,graphs/resnet18_r64.onnx,,my-cpu-box\n");
+        Dataset data = DatasetReader.read(d);
+        Workload gpu = data.samples().get(0).workload();
+        assertTrue(gpu.device().orElseThrow().isGpu());
+        assertEquals(DeviceCatalog.bundled().require("NVIDIA H200"), gpu.device().orElseThrow());
+        assertEquals(Precision.BF16, gpu.precision());
+        Workload cpu = data.samples().get(1).workload();
+        assertFalse(cpu.device().orElseThrow().isGpu());
+        assertEquals(Precision.FP32, cpu.precision());
+
+        Files.writeString(d.resolve("runs.csv"), "model,batch,world_size,threads,phase,iter_ms_p50,graph,precision\n"
+                + "resnet18,2,1,1,train,5.0,graphs/resnet18_r64.onnx,fp99\n");
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> DatasetReader.read(d));
+        assertEquals(2, e.line());
+        assertTrue(e.getMessage().contains("fp99"), e.getMessage());
+    }
+
+    /** A machine.json whose name is a catalog GPU (as the companion writes it on a GPU) makes every row that GPU. */
+    @Test
+    void aMachineThatNamesACatalogGpuIsThatGpu() throws IOException {
+        Path d = dataset("model,batch,world_size,threads,phase,iter_ms_p50,graph\n"
+                + "resnet18,2,1,1,train,5.0,graphs/resnet18_r64.onnx\n");
+        Files.writeString(d.resolve("machine.json"), "{\"name\": \"NVIDIA H200\", \"cpus\": 16, \"gpu\": "
+                + "\"NVIDIA H200\"}");
+        Workload w = DatasetReader.read(d).samples().get(0).workload();
+        assertEquals(DeviceCatalog.bundled().require("NVIDIA H200"), w.device().orElseThrow());
     }
 
     @Test

@@ -345,9 +345,17 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
     private Map<Phase, Map<String, List<Double>>> logRatios(List<Sample> samples) {
         Map<Phase, Map<String, List<Double>>> out = new EnumMap<>(Phase.class);
         for (Sample s : samples) {
+            double ratio = s.millis() / layerSum(s.workload());
+            if (!(ratio > 0) || !Double.isFinite(ratio)) {
+                // never a NaN factor in a saved model: name the run instead
+                throw InvalidInputException.of(s.workload().tag("source").map(x -> x + ": ").orElse("")
+                        + "cannot calibrate on " + s.workload() + ": its layers have no finite predicted time on "
+                        + deviceOf(s.workload()).name() + " (a device model calibrates on runs of GPUs in its "
+                        + "catalog)");
+            }
             out.computeIfAbsent(s.workload().phase(), k -> new TreeMap<>())
                     .computeIfAbsent(deviceOf(s.workload()).name(), k -> new ArrayList<>())
-                    .add(Math.log(s.millis() / layerSum(s.workload())));
+                    .add(Math.log(ratio));
         }
         return out;
     }

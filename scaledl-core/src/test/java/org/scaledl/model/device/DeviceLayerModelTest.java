@@ -247,6 +247,21 @@ class DeviceLayerModelTest {
         assertThrows(InvalidInputException.class, () -> DeviceLayerModel.read(old));
     }
 
+    /**
+     * A run whose layers have no finite predicted time on its device (a CPU machine given to a device model) is
+     * refused naming the run, never turned into a NaN factor that the saved model cannot be read back with.
+     */
+    @Test
+    void calibrationRefusesRunsItCannotPredict() {
+        DeviceLayerModel m = DeviceLayerModel.fit(on("Tesla T4", false));
+        Workload onCpu = Workload.builder(org.scaledl.onnx.OnnxImporter.read(TestData.graph("resnet18_r64")))
+                .batch(2).phase(Phase.TRAIN)
+                .device(Device.cpu("my-cpu-box", 8, 0, 0, 0, 0)).tag("source", "runs.csv:7").build();
+        InvalidInputException e = assertThrows(InvalidInputException.class,
+                () -> m.calibrate(List.of(Sample.of(onCpu, 10))));
+        assertTrue(e.getMessage().contains("runs.csv:7") && e.getMessage().contains("my-cpu-box"), e.getMessage());
+    }
+
     @Test
     void calibrationGivesMeasuredDevicesTheirOwnFactor() {
         DeviceLayerModel m = DeviceLayerModel.fit(rows);
