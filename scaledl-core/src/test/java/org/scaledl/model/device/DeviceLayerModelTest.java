@@ -248,6 +248,43 @@ class DeviceLayerModelTest {
     }
 
     /**
+     * Kernels timed alone carry their launch: measured as 1.3 × the prediction plus an offset (half the median
+     * kernel's prediction), the correction is the scale,
+     * 1.3 (damped by n/(n+2)), not the median ratio, which the offset inflates on small kernels. The same with more
+     * kernels than the slope takes pairs of (600: evenly spaced ones stand in for them).
+     */
+    @Test
+    void theCorrectionIsTheScaleBesideALaunchOffset() {
+        String gpu = "Tesla T4";
+        DeviceLayerModel m = DeviceLayerModel.fit(on(gpu, false));
+        List<OpMeasurement> dense = on(gpu, true).stream().filter(r -> r.features().family() == OpFamily.DENSE
+                && !r.backward()).toList();
+        assertTrue(dense.size() >= 100, "T4 dense kernels: " + dense.size());
+        for (int n : new int[] {12, 600}) {
+            // 600: the kernels repeated (a repeated shape's pairs have no slope and are skipped)
+            List<OpMeasurement> chosen = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                chosen.add(dense.get(i % dense.size()));
+            }
+            List<OpMeasurement> profiled = new ArrayList<>();
+            double[] predictions = chosen.stream().mapToDouble(r -> m.predictMillis(r.features(), r.device(), false))
+                    .sorted().toArray();
+            double launch = 0.5 * predictions[n / 2];
+            double ratioSum = 0;
+            for (OpMeasurement r : chosen) {
+                double predicted = m.predictMillis(r.features(), r.device(), false);
+                profiled.add(new OpMeasurement(r.features(), r.device(), false, 1.3 * predicted + launch, r.op(),
+                        r.shapeKey(), r.origin()));
+                ratioSum += (1.3 * predicted + launch) / predicted;
+            }
+            double k = m.adapt(profiled).corrections().get(gpu).layers().get(new DeviceLayerModel.FamilyPass(
+                    OpFamily.DENSE, false, Optional.of(Precision.FP32)));
+            assertEquals(Math.exp(n / (n + 2.0) * Math.log(1.3)), k, 1e-9, n + " kernels");
+            assertTrue(ratioSum / n > 1.3 * 1.01, "the offset inflates the mean ratio: " + ratioSum / n);
+        }
+    }
+
+    /**
      * A run whose layers have no finite predicted time on its device (a CPU machine given to a device model) is
      * refused naming the run, never turned into a NaN factor that the saved model cannot be read back with.
      */
