@@ -245,6 +245,19 @@ class DeviceLayerModelTest {
         }
         corr.put("DENSE/fwd/fp99", 1.5);
         assertThrows(InvalidInputException.class, () -> DeviceLayerModel.read(old));
+
+        // every precision's key reads back as that precision, and writes as it was read
+        com.fasterxml.jackson.databind.node.ObjectNode all = a.body().deepCopy();
+        com.fasterxml.jackson.databind.node.ObjectNode keys = all.putObject("corrections").putObject(gpu);
+        for (Precision p : Precision.values()) {
+            keys.put("DENSE/bwd/" + p.label(), 1.25);
+        }
+        DeviceLayerModel read = DeviceLayerModel.read(all);
+        for (Precision p : Precision.values()) {
+            assertEquals(1.25, read.corrections().get(gpu).layers().get(new DeviceLayerModel.FamilyPass(
+                    OpFamily.DENSE, true, Optional.of(p))), 0.0, p.label());
+        }
+        assertEquals(read.corrections(), DeviceLayerModel.read(read.body()).corrections());
     }
 
     /**
