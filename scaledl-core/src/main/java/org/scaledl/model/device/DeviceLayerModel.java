@@ -455,21 +455,21 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
      * (sustained clocks under power limits, library efficiency).
      */
     public DeviceLayerModel adapt(List<OpMeasurement> profiled) {
-        Map<String, Map<FamilyPass, List<double[]>>> logs = new TreeMap<>();
+        Map<String, Map<FamilyPass, List<double[]>>> pairs = new TreeMap<>();
         for (OpMeasurement m : profiled) {
             if (m.features().family() == OpFamily.SHAPE) {
                 continue;
             }
             double base = uncorrectedMillis(m.features(), m.device(), m.precision(), m.backward());
             if (base > 0) {
-                logs.computeIfAbsent(m.device().name(), k -> new java.util.LinkedHashMap<>())
+                pairs.computeIfAbsent(m.device().name(), k -> new java.util.LinkedHashMap<>())
                         .computeIfAbsent(new FamilyPass(m.features().family(), m.backward(),
                                 Optional.of(m.precision())), k -> new ArrayList<>())
                         .add(new double[] {base, m.millis()});
             }
         }
         Map<String, Corrections> out = new TreeMap<>(corrections);
-        logs.forEach((device, groups) -> {
+        pairs.forEach((device, groups) -> {
             Corrections old = out.getOrDefault(device, Corrections.NONE);
             Map<FamilyPass, Double> layers = new java.util.HashMap<>(old.layers());
             groups.forEach((key, v) -> layers.put(key, dampedSlopeFactor(v)));
@@ -724,20 +724,22 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
     public double predictMillis(LayerFeatures f, Device device, Precision precision, boolean backwardPass) {
         double t = uncorrectedMillis(f, device, precision, backwardPass);
         Corrections c = corrections.get(device.name());
-        if (c == null || t == 0) {
+        if (c == null || t == 0 || c.layers().isEmpty()) {
             return t;
         }
-        // the precision's own correction (this pass, else its forward one), else one of every precision
-        for (Optional<Precision> p : List.of(Optional.of(precision), Optional.<Precision>empty())) {
-            Double k = c.layers().get(new FamilyPass(f.family(), backwardPass, p));
-            if (k == null && backwardPass) {
-                k = c.layers().get(new FamilyPass(f.family(), false, p));
-            }
-            if (k != null) {
-                return t * k;
-            }
+        // the precision's own correction, else one of every precision (files written before precisions were kept)
+        Double k = layerCorrection(c, f.family(), backwardPass, Optional.of(precision));
+        if (k == null) {
+            k = layerCorrection(c, f.family(), backwardPass, Optional.empty());
         }
-        return t;
+        return k == null ? t : t * k;
+    }
+
+    /** A family's correction in a pass, else (backward) its forward one; null where there is none. */
+    private static Double layerCorrection(Corrections c, OpFamily family, boolean backward,
+            Optional<Precision> precision) {
+        Double k = c.layers().get(new FamilyPass(family, backward, precision));
+        return k == null && backward ? c.layers().get(new FamilyPass(family, false, precision)) : k;
     }
 
     private double uncorrectedMillis(LayerFeatures f, Device device, Precision precision, boolean backwardPass) {
