@@ -408,6 +408,12 @@ public final class FeatureExtractor {
         } else {
             k = a[a.length - 1];
             geo.out = b.length == 1 ? 1 : b[b.length - 1];
+            // a batched product (an attention core's): one right-hand operand per batch entry
+            long rights = 1;
+            for (int d = 0; d < b.length - 2; d++) {
+                rights *= Math.max(1, b[d]);
+            }
+            geo.groups = rights > 1 ? rights : 0;
         }
         geo.in = k;
         double flops = 2.0 * outElems * k;

@@ -110,7 +110,7 @@ public final class DeviceCatalog {
                 d = new Device(primary, m.memoryGB(), m.memoryBandwidthGBps(), m.computeUnits(), m.clockMHz(),
                         m.peakMatrixGflops(), m.peakVectorGflops(), m.l2MB(), d.linkGBps(), Device.Kind.GPU, 0,
                         d.matrixPeaks(), d.formFactor(), d.pcieGBps(), d.platform(), d.sfuPerClock(),
-                        d.boardPowerW());
+                        d.boardPowerW(), d.architecture());
             }
             add(byKey, all, d, names);
         }
@@ -176,7 +176,7 @@ public final class DeviceCatalog {
                     new Device.MatrixPeaks(byColumn), t.opt(r, "form_factor").orElse(""),
                     t.optionalNumberInRange(r, "pcie_GBps", 1e-3, 1e4).orElse(0), platform,
                     t.optionalNumberInRange(r, SFU_COLUMN, 1, 1e4).orElse(0),
-                    t.optionalNumberInRange(r, "tdp_W", 1, 1e5).orElse(0));
+                    t.optionalNumberInRange(r, "tdp_W", 1, 1e5).orElse(0), t.opt(r, "architecture").orElse(""));
         } catch (IllegalArgumentException e) {
             throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());
         }

@@ -41,11 +41,14 @@ import org.scaledl.Checks;
  *                            unit finish per clock, 0 when not described ({@link #exponentialsPerSecond()} then
  *                            takes {@link #DEFAULT_SFU_PER_CLOCK})
  * @param boardPowerW         the board's power limit (TDP), W, 0 when not described
+ * @param architecture        the vendor's name of the chip's generation as the catalog gives it ({@code "Hopper"},
+ *                            {@code "Ampere"}, ...), {@code ""} when not described: it tells which GPUs load their
+ *                            matrix operands through a tensor memory accelerator ({@link #tensorMemoryAccelerator()})
  */
 public record Device(String name, double memoryGB, double memoryBandwidthGBps, int computeUnits, double clockMHz,
         double peakMatrixGflops, double peakVectorGflops, double l2MB, double linkGBps, Kind kind, int simdBits,
         MatrixPeaks matrixPeaks, String formFactor, double pcieGBps, Platform platform, double sfuPerClock,
-        double boardPowerW) {
+        double boardPowerW, String architecture) {
 
     /**
      * Exponentials per compute unit and clock where a description gives none: 16, the rate of every NVIDIA
@@ -178,6 +181,26 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
                 "device %s: special-function rate must be finite and >= 0", name);
         Checks.argument(Double.isFinite(boardPowerW) && boardPowerW >= 0,
                 "device %s: board power must be finite and >= 0", name);
+        Objects.requireNonNull(architecture, "architecture");
+    }
+
+    /** A device without a described architecture. */
+    public Device(String name, double memoryGB, double memoryBandwidthGBps, int computeUnits, double clockMHz,
+            double peakMatrixGflops, double peakVectorGflops, double l2MB, double linkGBps, Kind kind, int simdBits,
+            MatrixPeaks matrixPeaks, String formFactor, double pcieGBps, Platform platform, double sfuPerClock,
+            double boardPowerW) {
+        this(name, memoryGB, memoryBandwidthGBps, computeUnits, clockMHz, peakMatrixGflops, peakVectorGflops, l2MB,
+                linkGBps, kind, simdBits, matrixPeaks, formFactor, pcieGBps, platform, sfuPerClock, boardPowerW, "");
+    }
+
+    /**
+     * Whether the GPU's matrix kernels load their operands through a tensor memory accelerator (TMA: NVIDIA Hopper
+     * and Blackwell, compute capability 9.0 and above), whose copies need every row of an operand to start on a
+     * 16-byte boundary; a product whose sides break it runs on the previous generation's kernels
+     * ({@link org.scaledl.workload.TensorCoreAlignment}). False where the architecture is not described.
+     */
+    public boolean tensorMemoryAccelerator() {
+        return kind == Kind.GPU && (architecture.startsWith("Hopper") || architecture.startsWith("Blackwell"));
     }
 
 
@@ -195,7 +218,7 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
                 && matrixPeaks.equals(d.matrixPeaks) && formFactor.equals(d.formFactor)
                 && Double.compare(pcieGBps, d.pcieGBps) == 0 && platform.equals(d.platform)
                 && Double.compare(sfuPerClock, d.sfuPerClock) == 0
-                && Double.compare(boardPowerW, d.boardPowerW) == 0;
+                && Double.compare(boardPowerW, d.boardPowerW) == 0 && architecture.equals(d.architecture);
     }
 
     @Override
@@ -216,7 +239,8 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
         h = 31 * h + Double.hashCode(pcieGBps);
         h = 31 * h + platform.hashCode();
         h = 31 * h + Double.hashCode(sfuPerClock);
-        return 31 * h + Double.hashCode(boardPowerW);
+        h = 31 * h + Double.hashCode(boardPowerW);
+        return 31 * h + architecture.hashCode();
     }
 
     /** A device without a described special-function rate. */
@@ -286,7 +310,7 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
     public Device withLinkGBps(double value) {
         return new Device(name, memoryGB, memoryBandwidthGBps, computeUnits, clockMHz, peakMatrixGflops,
                 peakVectorGflops, l2MB, value, kind, simdBits, matrixPeaks, formFactor, pcieGBps, platform,
-                sfuPerClock, boardPowerW);
+                sfuPerClock, boardPowerW, architecture);
     }
 
     /** Peak FP32 FLOP/s for matrix ({@code true}) or vector work. */
@@ -345,7 +369,7 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
     public Device withCatalogFigures(MatrixPeaks peaks, String form, double pcie, Platform system) {
         return new Device(name, memoryGB, memoryBandwidthGBps, computeUnits, clockMHz, peakMatrixGflops,
                 peakVectorGflops, l2MB, linkGBps, kind, simdBits, peaks, form, pcie, system, sfuPerClock,
-                boardPowerW);
+                boardPowerW, architecture);
     }
 
     /**

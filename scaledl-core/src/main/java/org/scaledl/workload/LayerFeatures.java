@@ -16,7 +16,8 @@ package org.scaledl.workload;
  * @param outputElements elements of the outputs
  * @param kernel         elements of the kernel window (convolutions, pools), else 0
  * @param stride         largest stride (convolutions, pools), else 0
- * @param groups         convolution groups, else 0
+ * @param groups         convolution groups; for a batched product (MatMul whose second operand has batch dimensions,
+ *                       an attention core's), its right-hand operands; else 0
  * @param inChannels     input channels (convolutions), reduction length K (dense), or the length a statistic or
  *                       reduction runs over (normalisations, softmax, reductions), else 0
  * @param outChannels    output channels (convolutions) or N (dense), else 0

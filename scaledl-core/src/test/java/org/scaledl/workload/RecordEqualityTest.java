@@ -23,8 +23,8 @@ class RecordEqualityTest {
     void deviceAndItsParts() throws Exception {
         Device d = new Device("NVIDIA H100 80GB HBM3", 80, 3350, 132, 1980, 494_700, 66_900, 50, 450,
                 Device.Kind.GPU, 0, Device.MatrixPeaks.of("bf16", 989e3, "fp8", 1979e3), "SXM5", 64,
-                new Device.Platform("NVLink4", 8, 8, 400), 16, 700);
-        assertEquals(17, checkRecord(d, this::other).size());
+                new Device.Platform("NVLink4", 8, 8, 400), 16, 700, "Hopper");
+        assertEquals(18, checkRecord(d, this::other).size());
         assertEquals(4, checkRecord(d.platform(), this::other).size());
         assertEquals(1, checkRecord(d.matrixPeaks(), this::other).size());
     }

@@ -29,6 +29,7 @@ import org.scaledl.workload.OpMeasurement;
 import org.scaledl.workload.Phase;
 import org.scaledl.workload.Precision;
 import org.scaledl.workload.Sample;
+import org.scaledl.workload.TensorCoreAlignment;
 import org.scaledl.workload.Workload;
 
 /**
@@ -756,6 +757,21 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
     }
 
     /**
+     * A product's factor on its compute time for rows the tensor memory accelerator cannot copy
+     * ({@link TensorCoreAlignment}: rows of K and N elements not multiples of 16 bytes on Hopper and Blackwell; a
+     * kernel bound by its launch or its memory pays little of it), 1 for every other layer and for batched
+     * products ({@link LayerFeatures#groups()} above 1: an attention core's, which PyTorch 2 runs fused through
+     * {@code scaled_dot_product_attention}, whose kernels pad; ViT's 197 tokens would otherwise be charged). Not a feature of
+     * the trees: their kernel data holds no such product on such a GPU (DeepBench's V100 and T4 rows, the only
+     * misaligned half-precision ones, run at full speed), so it scales the roofline they multiply (figures on the
+     * H200 in docs/results.md, "Tensor-core alignment on Hopper").
+     */
+    static double alignmentSlowdown(LayerFeatures f, Device device, Precision precision) {
+        return f.family() == OpFamily.DENSE && f.groups() <= 1
+                ? TensorCoreAlignment.slowdown(f.inChannels(), f.outChannels(), precision, device) : 1;
+    }
+
+    /**
      * What no kernel beats, s: its FLOPs at the peak (not for convolutions), and the bytes that cannot stay in L2 at
      * the memory bandwidth.
      * The learned efficiency may fall below the roofline where caches serve small tensors, never below this (a
@@ -804,7 +820,7 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
     private static double roofSeconds(LayerFeatures f, Device d, Precision p, boolean bwd) {
         double flops = bwd ? f.flopsBwd() : f.flopsFwd();
         double bytes = (bwd ? f.bytesBwd() : f.bytesFwd()) * p.activationBytes() / 4.0;
-        double tc = flops / d.peakFlopsPerSecond(p, matrix(f.family()));
+        double tc = flops / d.peakFlopsPerSecond(p, matrix(f.family())) * alignmentSlowdown(f, d, p);
         double waves = waves(f, d);
         if (waves > 0) {
             tc *= Math.ceil(waves) / waves;

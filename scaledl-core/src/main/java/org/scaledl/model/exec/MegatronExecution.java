@@ -25,6 +25,7 @@ import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Phase;
 import org.scaledl.workload.Precision;
 import org.scaledl.workload.Recompute;
+import org.scaledl.workload.TensorCoreAlignment;
 import org.scaledl.workload.Topology;
 import org.scaledl.workload.Workload;
 
@@ -780,25 +781,22 @@ public final class MegatronExecution {
                 / device.peakFlopsPerSecond(precision, true)) : ceiling;
     }
 
-    /** The operand alignment tensor cores need, bytes: their loads are 16-byte vectors. */
-    static final int TENSOR_CORE_ALIGNMENT_BYTES = 16;
-
     /**
      * Whether a product in a precision below 32 bits has a reduction length K or an output width N that is not a
-     * multiple of {@value #TENSOR_CORE_ALIGNMENT_BYTES} bytes on a device with the precision's matrix units: an
-     * unfused attention core's batched products over heads of 108, 150 or 450 dimensions (BLOOM's architecture
-     * sweep). cuBLAS cannot then load its operands as the tensor cores' 16-byte vectors (NVIDIA's GEMM guide: below
-     * cuBLAS 11 a requirement for the tensor cores, since then "performance is better" aligned); the product is
-     * timed as the FP32 product of its shape, at the FP32 units' throughput, which is what BLOOM's runs measure. The
-     * layers of the blocks only (Megatron pads the vocabulary to a multiple of 128), and never a fused core
-     * (FlashAttention pads the head to its kernels' size).
+     * multiple of {@value TensorCoreAlignment#BYTES} bytes ({@link TensorCoreAlignment#alignmentBytes}) on a device
+     * with the precision's matrix units but without a tensor memory accelerator: an unfused attention core's batched
+     * products over heads of 108, 150 or 450 dimensions (BLOOM's architecture sweep, on A100s). cuBLAS cannot then
+     * load its operands as the tensor cores' 16-byte vectors (NVIDIA's GEMM guide: below cuBLAS 11 a requirement for
+     * the tensor cores, since then "performance is better" aligned); the product is timed as the FP32 product of its
+     * shape, at the FP32 units' throughput, which is what BLOOM's runs measure. The layers of the blocks only
+     * (Megatron pads the vocabulary to a multiple of 128), and never a fused core (FlashAttention pads the head to its
+     * kernels' size).
      */
     static boolean misaligned(OpFamily family, long k, long n, Precision p, Device device) {
         if (p.activationBytes() >= 4 || family != OpFamily.DENSE || !device.matrixUnits(p)) {
             return false;
         }
-        return k * p.activationBytes() % TENSOR_CORE_ALIGNMENT_BYTES != 0
-                || n > 0 && n * p.activationBytes() % TENSOR_CORE_ALIGNMENT_BYTES != 0;
+        return TensorCoreAlignment.alignmentBytes(k, n, p.activationBytes()) < TensorCoreAlignment.BYTES;
     }
 
     /**
@@ -828,13 +826,20 @@ public final class MegatronExecution {
      */
     private static boolean misalignedBlockProduct(LayerRole role, TransformerShape ts, LayerFeatures lf, int shards,
             Precision high, Device device) {
-        LayerRole.Kind kind = role.kind();
-        if (role.region() != LayerRole.Region.BLOCK || kind == LayerRole.Kind.ROUTER
-                || kind.attentionCore() && ts.fusedAttention()) {
+        // on Hopper and Blackwell the layer model charges a misaligned linear layer what the H200 measured
+        // (TensorCoreAlignment: 2.65x or 5.8x, not the 15x of their FP32 units); an unfused core keeps BLOOM's rule
+        if (!alignmentMatters(role, ts) || device.tensorMemoryAccelerator() && !role.kind().attentionCore()) {
             return false;
         }
-        long[] kn = widths(kind, lf, shards);
+        long[] kn = widths(role.kind(), lf, shards);
         return misaligned(lf.family(), kn[0], kn[1], high, device);
+    }
+
+    /** A layer of the blocks, neither a router nor a fused attention core: where a misaligned product is noted. */
+    private static boolean alignmentMatters(LayerRole role, TransformerShape ts) {
+        LayerRole.Kind kind = role.kind();
+        return role.region() == LayerRole.Region.BLOCK && kind != LayerRole.Kind.ROUTER
+                && !(kind.attentionCore() && ts.fusedAttention());
     }
 
     /** Megatron's row-parallel layers of the blocks: tensor parallelism splits their reduction, not their output. */
@@ -870,25 +875,35 @@ public final class MegatronExecution {
     }
 
     /**
-     * The note naming the blocks' products cuBLAS computes on the FP32 units ({@link #misaligned}), each with its
+     * The note naming the blocks' products cuBLAS computes on the FP32 units ({@link #misaligned}) or, on Hopper and
+     * Blackwell, without the tensor memory accelerator ({@link TensorCoreAlignment#slowdown}), each with its
      * reduction length and output width on one GPU; empty where there is none.
      */
     private static Optional<String> misalignmentNote(Workload w, Device device, List<LayerFeatures> fs) {
         ModelGraph g = w.graph();
         Precision prec = w.precision();
         int bytes = prec.highPrecision().activationBytes();
-        int aligned = TENSOR_CORE_ALIGNMENT_BYTES / Math.max(1, bytes);
+        int aligned = TensorCoreAlignment.BYTES / Math.max(1, bytes);
         java.util.Set<String> layers = new java.util.LinkedHashSet<>();
         long seq = g.transformer().orElseThrow().seq();
         long head = 0;
         boolean split = false;
         boolean sequence = false;
+        boolean accelerator = device.tensorMemoryAccelerator();
+        boolean toFp32 = false;
         for (LayerFeatures lf : fs) {
-            // a product the job runs in 16 bits moved to the FP32 units
-            if (lf.family() == OpFamily.DENSE && prec.highPrecision() != Precision.FP32
-                    && productPrecision(w, device, lf) == Precision.FP32) {
-                LayerRole role = g.role(lf.layer());
-                long[] kn = widths(role.kind(), lf, shards(w, role, lf));
+            if (lf.family() != OpFamily.DENSE || prec.highPrecision() == Precision.FP32) {
+                continue;
+            }
+            LayerRole role = g.role(lf.layer());
+            long[] kn = widths(role.kind(), lf, shards(w, role, lf));
+            // a product the job runs in 16 bits moved to the FP32 units, or (Hopper, Blackwell) slowed
+            Precision runs = productPrecision(w, device, lf);
+            boolean slowed = accelerator && runs == prec.highPrecision() && !role.kind().attentionCore()
+                    && alignmentMatters(role, g.transformer().orElseThrow())
+                    && TensorCoreAlignment.slowdown(kn[0], kn[1], runs, device) > 1;
+            toFp32 |= runs == Precision.FP32;
+            if (runs == Precision.FP32 || slowed) {
                 if (role.kind().attentionCore()) {
                     // the core's products are a head's width by the sequence (the scores) and back (the context)
                     head = kn[0] == seq ? kn[1] : kn[0];
@@ -920,12 +935,17 @@ public final class MegatronExecution {
         List<String> names = new ArrayList<>(layers);
         String listed = names.size() == 1 ? names.get(0) : String.join(", ", names.subList(0, names.size() - 1))
                 + " and " + names.get(names.size() - 1);
+        String modelled = !toFp32 ? String.format(Locale.ROOT, "cuBLAS cannot copy %s with the tensor memory "
+                + "accelerator: modelled at %.2f× (rows of 4 or 8 bytes) or %.1f× (2 bytes) an aligned product's time, "
+                + "as measured on an H200", names.size() > 1 ? "them" : "it", TensorCoreAlignment.WORD_ALIGNED_SLOWDOWN,
+                TensorCoreAlignment.ELEMENT_ALIGNED_SLOWDOWN)
+                : String.format(Locale.ROOT, "cuBLAS cannot feed %s to the tensor cores at their rate: modelled at the "
+                + "FP32 units' throughput%s", names.size() > 1 ? "them" : "it",
+                misalignedHead ? ", as BLOOM's runs of such heads measure" : "");
         return Optional.of(String.format(Locale.ROOT, "the %s product%s %s ha%s a reduction length or output width "
-                + "that is not a multiple of %d bytes, so cuBLAS cannot feed %s to the tensor cores at their rate: "
-                + "modelled at the FP32 units' throughput%s; %s avoid this",
+                + "that is not a multiple of %d bytes, so %s; %s avoid this",
                 prec.highPrecision().label().toUpperCase(Locale.ROOT), names.size() > 1 ? "s" : "", listed,
-                names.size() > 1 ? "ve" : "s", TENSOR_CORE_ALIGNMENT_BYTES, names.size() > 1 ? "them" : "it",
-                misalignedHead ? ", as BLOOM's runs of such heads measure" : "", String.join("; ", remedies)));
+                names.size() > 1 ? "ve" : "s", TensorCoreAlignment.BYTES, modelled, String.join("; ", remedies)));
     }
 
     // --------------------------------------------------------------------------------------------------- stages
