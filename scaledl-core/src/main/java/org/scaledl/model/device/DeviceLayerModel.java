@@ -40,7 +40,9 @@ import org.scaledl.workload.Workload;
  *   t = (max(FLOPs / peak · ⌈w⌉ / w, bytes / bandwidth) + 2 µs) · exp(g_family(x))
  * </pre>
  *
- * with {@code w} the waves of thread blocks over the compute units (so a partly filled last wave costs a whole one),
+ * with {@code w} the waves of thread blocks over the compute units (so a partly filled last wave costs a whole one)
+ * and, for a product whose rows a Hopper or Blackwell GPU's tensor memory accelerator cannot copy, the compute time
+ * times the slowdown measured for it ({@link #alignmentSlowdown}),
  * where {@code g} is a per-family (and per pass: forward, backward) gradient-boosted tree ensemble over
  * device-relative features {@code x}: log compute time, log memory time, their ratio, log output elements, log
  * waves and the tail-wave efficiency, log bytes over L2, log reduction length (the contraction's K, or the row a norm
@@ -761,10 +763,10 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
      * ({@link TensorCoreAlignment}: rows of K and N elements not multiples of 16 bytes on Hopper and Blackwell; a
      * kernel bound by its launch or its memory pays little of it), 1 for every other layer and for batched
      * products ({@link LayerFeatures#groups()} above 1: an attention core's, which PyTorch 2 runs fused through
-     * {@code scaled_dot_product_attention}, whose kernels pad; ViT's 197 tokens would otherwise be charged). Not a feature of
-     * the trees: their kernel data holds no such product on such a GPU (DeepBench's V100 and T4 rows, the only
-     * misaligned half-precision ones, run at full speed), so it scales the roofline they multiply (figures on the
-     * H200 in docs/results.md, "Tensor-core alignment on Hopper").
+     * {@code scaled_dot_product_attention}, whose kernels pad; ViT's 197 tokens would otherwise be charged). Not a
+     * feature of the trees: their kernel data holds no such product on such a GPU (DeepBench's V100 and T4 rows, the
+     * only misaligned half-precision ones, run at full speed), so it scales the roofline they multiply (figures on
+     * the H200 in docs/results.md, "Tensor-core alignment on Hopper").
      */
     static double alignmentSlowdown(LayerFeatures f, Device device, Precision precision) {
         return f.family() == OpFamily.DENSE && f.groups() <= 1

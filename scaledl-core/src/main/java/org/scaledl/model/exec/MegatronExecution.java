@@ -784,8 +784,9 @@ public final class MegatronExecution {
     /**
      * Whether a product in a precision below 32 bits has a reduction length K or an output width N that is not a
      * multiple of {@value TensorCoreAlignment#BYTES} bytes ({@link TensorCoreAlignment#alignmentBytes}) on a device
-     * with the precision's matrix units but without a tensor memory accelerator: an unfused attention core's batched
-     * products over heads of 108, 150 or 450 dimensions (BLOOM's architecture sweep, on A100s). cuBLAS cannot then
+     * with the precision's matrix units (on Hopper and Blackwell only an unfused core's products take this rule, see
+     * {@link #misalignedBlockProduct}): an unfused attention core's batched products over heads of 108, 150 or 450
+     * dimensions (BLOOM's architecture sweep, on A100s). cuBLAS cannot then
      * load its operands as the tensor cores' 16-byte vectors (NVIDIA's GEMM guide: below cuBLAS 11 a requirement for
      * the tensor cores, since then "performance is better" aligned); the product is timed as the FP32 product of its
      * shape, at the FP32 units' throughput, which is what BLOOM's runs measure. The layers of the blocks only
