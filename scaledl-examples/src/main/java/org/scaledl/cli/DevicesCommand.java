@@ -38,6 +38,9 @@ final class DevicesCommand implements Callable<Integer> {
                 ObjectNode o = arr.addObject();
                 o.put("name", d.name());
                 o.put("form_factor", d.formFactor());
+                o.put("architecture", d.architecture());
+                // whether a product whose rows break 16 bytes pays TensorCoreAlignment's measured factor on it
+                o.put("tensor_memory_accelerator", d.tensorMemoryAccelerator());
                 o.put("memory_gb", d.memoryGB());
                 o.put("memory_bw_gbps", d.memoryBandwidthGBps());
                 o.put("compute_units", d.computeUnits());
