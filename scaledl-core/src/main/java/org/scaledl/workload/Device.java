@@ -197,10 +197,12 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
      * Whether the GPU's matrix kernels load their operands through a tensor memory accelerator (TMA: NVIDIA Hopper
      * and Blackwell, compute capability 9.0 and above), whose copies need every row of an operand to start on a
      * 16-byte boundary; a product whose sides break it runs on the previous generation's kernels
-     * ({@link org.scaledl.workload.TensorCoreAlignment}). False where the architecture is not described.
+     * ({@link org.scaledl.workload.TensorCoreAlignment}). The architecture is read without regard to case or
+     * surrounding blanks ({@code "hopper"}, {@code " Blackwell Ultra"}); false where it is not described.
      */
     public boolean tensorMemoryAccelerator() {
-        return kind == Kind.GPU && (architecture.startsWith("Hopper") || architecture.startsWith("Blackwell"));
+        String a = architecture.strip().toLowerCase(java.util.Locale.ROOT);
+        return kind == Kind.GPU && (a.startsWith("hopper") || a.startsWith("blackwell"));
     }
 
 

@@ -37,6 +37,13 @@ class TensorCoreAlignmentTest {
         assertTrue(H200.tensorMemoryAccelerator());
         assertTrue(CATALOG.require("NVIDIA B200").tensorMemoryAccelerator());
         assertTrue(!A100.tensorMemoryAccelerator() && !CATALOG.require("NVIDIA L4").tensorMemoryAccelerator());
+        assertTrue(CATALOG.require("NVIDIA GB300").tensorMemoryAccelerator(), "Blackwell Ultra");
+        // a user's own catalog row, written by hand
+        for (String written : new String[] {"hopper", " Hopper ", "BLACKWELL"}) {
+            assertTrue(withArchitecture(A100, written).tensorMemoryAccelerator(), written);
+        }
+        assertTrue(!withArchitecture(A100, "").tensorMemoryAccelerator()
+                && !withArchitecture(A100, "Ada Lovelace").tensorMemoryAccelerator());
         assertEquals(TensorCoreAlignment.ELEMENT_ALIGNED_SLOWDOWN,
                 TensorCoreAlignment.slowdown(1024, 50257, Precision.BF16, H200));
         assertEquals(TensorCoreAlignment.WORD_ALIGNED_SLOWDOWN,
@@ -103,6 +110,13 @@ class TensorCoreAlignmentTest {
         assertEquals(TensorCoreAlignment.WORD_ALIGNED_SLOWDOWN, median(word), 0.05 * median(word));
         assertEquals(TensorCoreAlignment.ELEMENT_ALIGNED_SLOWDOWN, median(element), 0.05 * median(element));
         assertTrue(median(rows) < 1.2, "M is no row's length: " + median(rows));
+    }
+
+    private static Device withArchitecture(Device d, String architecture) {
+        return new Device(d.name(), d.memoryGB(), d.memoryBandwidthGBps(), d.computeUnits(), d.clockMHz(),
+                d.peakMatrixGflops(), d.peakVectorGflops(), d.l2MB(), d.linkGBps(), d.kind(), d.simdBits(),
+                d.matrixPeaks(), d.formFactor(), d.pcieGBps(), d.platform(), d.sfuPerClock(), d.boardPowerW(),
+                architecture);
     }
 
     private static double median(List<Double> xs) {
