@@ -45,6 +45,17 @@ public final class TensorCoreAlignment {
     }
 
     /**
+     * A layer's factor ({@link #slowdown(long, long, Precision, Device)} of its K and N): 1 for a layer that is not a
+     * product, and for a batched product ({@link LayerFeatures#groups()} above 1: an attention core's, which PyTorch 2
+     * runs fused through {@code scaled_dot_product_attention}, whose kernels pad; ViT's 197 tokens would otherwise be
+     * charged).
+     */
+    public static double slowdown(LayerFeatures f, Precision precision, Device device) {
+        return f.family() == OpFamily.DENSE && f.groups() <= 1
+                ? slowdown(f.inChannels(), f.outChannels(), precision, device) : 1;
+    }
+
+    /**
      * The factor on a product's time with reduction length {@code k} and output width {@code n} in a precision on a
      * device: 1 where the device has no tensor memory accelerator, the precision no matrix units on it, or is
      * not 16 or 32 bits wide, and where the rows are aligned; else {@link #WORD_ALIGNED_SLOWDOWN} or

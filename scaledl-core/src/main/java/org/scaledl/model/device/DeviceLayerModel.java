@@ -760,17 +760,14 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
 
     /**
      * A product's factor on its compute time for rows the tensor memory accelerator cannot copy
-     * ({@link TensorCoreAlignment}: rows of K and N elements not multiples of 16 bytes on Hopper and Blackwell; a
-     * kernel bound by its launch or its memory pays little of it), 1 for every other layer and for batched
-     * products ({@link LayerFeatures#groups()} above 1: an attention core's, which PyTorch 2 runs fused through
-     * {@code scaled_dot_product_attention}, whose kernels pad; ViT's 197 tokens would otherwise be charged). Not a
+     * ({@link TensorCoreAlignment#slowdown(LayerFeatures, Precision, Device)}: rows of K and N elements not multiples
+     * of 16 bytes on Hopper and Blackwell; a kernel bound by its launch or its memory pays little of it). Not a
      * feature of the trees: their kernel data holds no such product on such a GPU (DeepBench's V100 and T4 rows, the
      * only misaligned half-precision ones, run at full speed), so it scales the roofline they multiply (figures on
      * the H200 in docs/results.md, "Tensor-core alignment on Hopper").
      */
     static double alignmentSlowdown(LayerFeatures f, Device device, Precision precision) {
-        return f.family() == OpFamily.DENSE && f.groups() <= 1
-                ? TensorCoreAlignment.slowdown(f.inChannels(), f.outChannels(), precision, device) : 1;
+        return TensorCoreAlignment.slowdown(f, precision, device);
     }
 
     /**

@@ -20,6 +20,7 @@ import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Phase;
 import org.scaledl.workload.Precision;
 import org.scaledl.workload.Recompute;
+import org.scaledl.workload.TensorCoreAlignment;
 import org.scaledl.workload.Topology;
 import org.scaledl.workload.Workload;
 
@@ -169,7 +170,44 @@ public final class ParallelExecution {
             return MegatronExecution.cost(w, layers, communication, device, topo, megatron == null
                     ? MegatronModel.uncalibrated() : megatron, notes);
         }
+        alignmentNote(w, device, runs).ifPresent(notes::add);
         return eager(w, layers, communication, device, topo, singleTotal, eager, notes);
+    }
+
+    /**
+     * The note naming an imported graph's products that take {@link TensorCoreAlignment}'s factor on a GPU with a
+     * tensor memory accelerator (the first three, with K, N and the factor, and how many more), with the widths that
+     * avoid it; empty where none does.
+     */
+    static Optional<String> alignmentNote(Workload w, Device device, Precision runs) {
+        if (!device.tensorMemoryAccelerator() || !device.matrixUnits(runs)) {
+            return Optional.empty();
+        }
+        List<String> named = new ArrayList<>();
+        int count = 0;
+        for (LayerFeatures f : FeatureExtractor.of(w.graph()).extract(w.batch(), w.phase())) {
+            double s = TensorCoreAlignment.slowdown(f, runs, device);
+            if (s > 1) {
+                if (named.size() < 3) {
+                    named.add(String.format(Locale.ROOT, "%s (K %d, N %d: %.2f×)", w.graph().layer(f.layer()).name(),
+                            f.inChannels(), f.outChannels(), s));
+                }
+                count++;
+            }
+        }
+        if (count == 0) {
+            return Optional.empty();
+        }
+        int multiple = TensorCoreAlignment.BYTES / runs.activationBytes();
+        return Optional.of(String.format(Locale.ROOT, "%d %s product%s (%s%s) ha%s a reduction length or output width "
+                + "that is not a multiple of %d elements (%d bytes), which %s's tensor memory accelerator needs: "
+                + "modelled at the time it took on an H200, %.2f× (rows of 4 or 8 bytes) or %.1f× (2 bytes) an "
+                + "aligned product's; widths that are multiples of %d (a vocabulary padded to a multiple of 64: "
+                + "50,304 for GPT-2's 50,257) avoid this", count, runs.label().toUpperCase(Locale.ROOT),
+                count > 1 ? "s" : "", String.join(", ", named), count > named.size()
+                        ? String.format(Locale.ROOT, " and %d more", count - named.size()) : "",
+                count > 1 ? "ve" : "s", multiple, TensorCoreAlignment.BYTES, device.name(),
+                TensorCoreAlignment.WORD_ALIGNED_SLOWDOWN, TensorCoreAlignment.ELEMENT_ALIGNED_SLOWDOWN, multiple));
     }
 
     /** Operators a pass dispatches: every executed layer forward, and backward where it has work. */
