@@ -13,9 +13,10 @@ package org.scaledl.workload;
  * not 16 takes {@value #WORD_ALIGNED_SLOWDOWN}× as long (median of 24 pairs, 2.2–3.0), one whose rows are 2 bytes
  * (an odd width in 16 bits) {@value #ELEMENT_ALIGNED_SLOWDOWN}× (8 pairs, 5.2–7.5); M never matters (it is no row's
  * length). The language-model heads of BERT (30,522 words) and GPT-2 (50,257) alone, forward and backward, took
- * 2.5–2.8× and 4.9–5.8× their padded vocabularies' time in 16 bits, with or without a bias. DeepBench's V100 and T4 runs (cuBLAS 10) of the
- * same kind of shapes show none of it, so the rule is not applied to older GPUs (the A100 is not measured: none).
- * FP8 and FP4 products are not covered (not measured; their recipes pad to 16 or 32 elements).
+ * 2.5–2.8× and 4.9–5.8× their padded vocabularies' time in 16 bits, with or without a bias. DeepBench's V100 and T4
+ * runs (cuBLAS 10) of the same kind of shapes show none of it, so the rule is not applied to older GPUs (the A100 is
+ * not measured here: it gets none). FP8 and FP4 products are not covered (not measured; their recipes pad to 16 or
+ * 32 elements).
  */
 public final class TensorCoreAlignment {
     /** The row alignment the accelerator's copies need, bytes. */
