@@ -4,8 +4,8 @@
 limit; the published H100 runs imply more. This runs one product of a Llama 3.1 70B layer (8,192 tokens x 8,192 ->
 14,336, TP 4 shard) back to back for a second each, in BF16 and FP8, on operands drawn several ways: standard normal;
 normal scaled to 0.02 (an initialised weight); SiLU of a normal (an activation: many values near zero); a normal with
-half its entries zeroed; all zeros. Power and SM clock are sampled as in ``sustained_gemm.py`` (whose ``Sampler`` and
-``train`` it reuses); two passes in shuffled orders. Results to ``$OUT/operand_power.json``.
+half its entries zeroed; all zeros. Power and SM clock are sampled as in ``sustained_gemm.py`` (whose ``Sampler``,
+``train`` and ``product`` it reuses); two passes in shuffled orders. Results to ``$OUT/operand_power.json``.
 
     PYTHONUNBUFFERED=1 python3 tools/h200/operand_power.py
 """
@@ -47,17 +47,8 @@ def main():
         rnd.shuffle(order)
         for i in order:
             kind, precision = todo[i]
-            a, w = operand(kind, M, K), operand("normal*0.02" if kind == "normal*0.02" else kind, N, K)
-            if precision == "bf16":
-                def fn():
-                    torch.mm(a, w.t())
-            else:
-                a8, w8 = a.to(torch.float8_e4m3fn), w.to(torch.float8_e4m3fn)
-                one = torch.ones((), device="cuda")
-
-                def fn():
-                    torch._scaled_mm(a8, w8.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
-            ms, calls, watts, mhz = sg.train(fn, sampler)
+            a, w = operand(kind, M, K), operand(kind, N, K)
+            ms, calls, watts, mhz = sg.train(sg.product(a, w, precision), sampler)
             r = {"operands": kind, "precision": precision, "rep": rep, "M": M, "K": K, "N": N, "ms": round(ms, 5),
                  "calls": calls, "tflops": round(2.0 * M * N * K / ms / 1e9, 1), "watts": round(watts, 1),
                  "sm_mhz": round(mhz)}

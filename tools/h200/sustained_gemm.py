@@ -86,6 +86,16 @@ def train(fn, sampler):
     return ms / calls, calls, sum(x[0] for x in s) / len(s), sum(x[1] for x in s) / len(s)
 
 
+def product(a, w, precision):
+    """The call ``a · wᵀ`` of BF16 operands: in BF16, or (``fp8``) cast to E4M3 once and multiplied by
+    ``torch._scaled_mm`` with per-tensor scales of 1 into BF16."""
+    if precision == "bf16":
+        return lambda: torch.mm(a, w.t())
+    a8, w8 = a.to(torch.float8_e4m3fn), w.to(torch.float8_e4m3fn)
+    one = torch.ones((), device="cuda")
+    return lambda: torch._scaled_mm(a8, w8.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+
+
 def main():
     sampler = Sampler()
     sampler.start()
@@ -101,16 +111,7 @@ def main():
             try:
                 a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
                 w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
-                if job["precision"] == "bf16":
-                    def fn():
-                        torch.mm(a, w.t())
-                else:
-                    a8, w8 = a.to(torch.float8_e4m3fn), w.to(torch.float8_e4m3fn)
-                    one = torch.ones((), device="cuda")
-
-                    def fn():
-                        torch._scaled_mm(a8, w8.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
-                ms, calls, watts, mhz = train(fn, sampler)
+                ms, calls, watts, mhz = train(product(a, w, job["precision"]), sampler)
                 r = dict(job, rep=rep, ms=round(ms, 5), calls=calls, tflops=round(2.0 * m * n * k / ms / 1e9, 1),
                          watts=round(watts, 1), sm_mhz=round(mhz))
             except Exception as e:  # recorded with its shape; the others go on

@@ -201,8 +201,9 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
      * surrounding blanks ({@code "hopper"}, {@code " Blackwell Ultra"}); false where it is not described.
      */
     public boolean tensorMemoryAccelerator() {
-        String a = architecture.strip().toLowerCase(java.util.Locale.ROOT);
-        return kind == Kind.GPU && (a.startsWith("hopper") || a.startsWith("blackwell"));
+        String a = architecture.strip();
+        return kind == Kind.GPU && (a.regionMatches(true, 0, "Hopper", 0, 6) || a.regionMatches(true, 0, "Blackwell",
+                0, 9));
     }
 
 

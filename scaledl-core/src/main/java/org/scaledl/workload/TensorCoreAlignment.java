@@ -63,10 +63,12 @@ public final class TensorCoreAlignment {
      * {@link #ELEMENT_ALIGNED_SLOWDOWN}.
      */
     public static double slowdown(long k, long n, Precision precision, Device device) {
-        if (!device.tensorMemoryAccelerator() || precision.lowPrecisionLinear() || !device.matrixUnits(precision)) {
+        // the rows first: most products are aligned, and the device's tests are the dearer ones
+        int a = alignmentBytes(k, n, precision.activationBytes());
+        if (a >= BYTES || precision.lowPrecisionLinear() || !device.tensorMemoryAccelerator()
+                || !device.matrixUnits(precision)) {
             return 1;
         }
-        int a = alignmentBytes(k, n, precision.activationBytes());
-        return a >= BYTES ? 1 : a >= 4 ? WORD_ALIGNED_SLOWDOWN : ELEMENT_ALIGNED_SLOWDOWN;
+        return a >= 4 ? WORD_ALIGNED_SLOWDOWN : ELEMENT_ALIGNED_SLOWDOWN;
     }
 }

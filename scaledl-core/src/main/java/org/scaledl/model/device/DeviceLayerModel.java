@@ -42,7 +42,7 @@ import org.scaledl.workload.Workload;
  *
  * with {@code w} the waves of thread blocks over the compute units (so a partly filled last wave costs a whole one)
  * and, for a product whose rows a Hopper or Blackwell GPU's tensor memory accelerator cannot copy, the compute time
- * times the slowdown measured for it ({@link #alignmentSlowdown}),
+ * times the slowdown measured for it ({@link TensorCoreAlignment#slowdown(LayerFeatures, Precision, Device)}),
  * where {@code g} is a per-family (and per pass: forward, backward) gradient-boosted tree ensemble over
  * device-relative features {@code x}: log compute time, log memory time, their ratio, log output elements, log
  * waves and the tail-wave efficiency, log bytes over L2, log reduction length (the contraction's K, or the row a norm
@@ -759,18 +759,6 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
     }
 
     /**
-     * A product's factor on its compute time for rows the tensor memory accelerator cannot copy
-     * ({@link TensorCoreAlignment#slowdown(LayerFeatures, Precision, Device)}: rows of K and N elements not multiples
-     * of 16 bytes on Hopper and Blackwell; a kernel bound by its launch or its memory pays little of it). Not a
-     * feature of the trees: their kernel data holds no such product on such a GPU (DeepBench's V100 and T4 rows, the
-     * only misaligned half-precision ones, run at full speed), so it scales the roofline they multiply (figures on
-     * the H200 in docs/results.md, "Tensor-core alignment on Hopper").
-     */
-    static double alignmentSlowdown(LayerFeatures f, Device device, Precision precision) {
-        return TensorCoreAlignment.slowdown(f, precision, device);
-    }
-
-    /**
      * What no kernel beats, s: its FLOPs at the peak (not for convolutions), and the bytes that cannot stay in L2 at
      * the memory bandwidth.
      * The learned efficiency may fall below the roofline where caches serve small tensors, never below this (a
@@ -819,7 +807,12 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
     private static double roofSeconds(LayerFeatures f, Device d, Precision p, boolean bwd) {
         double flops = bwd ? f.flopsBwd() : f.flopsFwd();
         double bytes = (bwd ? f.bytesBwd() : f.bytesFwd()) * p.activationBytes() / 4.0;
-        double tc = flops / d.peakFlopsPerSecond(p, matrix(f.family())) * alignmentSlowdown(f, d, p);
+        // a product whose rows a Hopper or Blackwell GPU's tensor memory accelerator cannot copy computes slower
+        // (TensorCoreAlignment: its compute time only, so a kernel bound by its launch or memory pays little). Not a
+        // feature of the trees: their kernel data holds no such product on such a GPU (DeepBench's V100 and T4 rows,
+        // the only misaligned half-precision ones, run at full speed), so it scales the roofline they multiply
+        // (figures on the H200 in docs/results.md, "Tensor-core alignment on Hopper").
+        double tc = flops / d.peakFlopsPerSecond(p, matrix(f.family())) * TensorCoreAlignment.slowdown(f, p, d);
         double waves = waves(f, d);
         if (waves > 0) {
             tc *= Math.ceil(waves) / waves;

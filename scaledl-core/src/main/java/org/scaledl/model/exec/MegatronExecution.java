@@ -886,7 +886,8 @@ public final class MegatronExecution {
         int bytes = prec.highPrecision().activationBytes();
         int aligned = TensorCoreAlignment.BYTES / Math.max(1, bytes);
         java.util.Set<String> layers = new java.util.LinkedHashSet<>();
-        long seq = g.transformer().orElseThrow().seq();
+        TransformerShape ts = g.transformer().orElseThrow();
+        long seq = ts.seq();
         long head = 0;
         boolean split = false;
         boolean sequence = false;
@@ -901,7 +902,7 @@ public final class MegatronExecution {
             // a product the job runs in 16 bits moved to the FP32 units, or (Hopper, Blackwell) slowed
             Precision runs = productPrecision(w, device, lf);
             boolean slowed = accelerator && runs == prec.highPrecision() && !role.kind().attentionCore()
-                    && alignmentMatters(role, g.transformer().orElseThrow())
+                    && alignmentMatters(role, ts)
                     && TensorCoreAlignment.slowdown(kn[0], kn[1], runs, device) > 1;
             toFp32 |= runs == Precision.FP32;
             if (runs == Precision.FP32 || slowed) {

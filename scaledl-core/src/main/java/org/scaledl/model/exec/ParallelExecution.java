@@ -170,26 +170,26 @@ public final class ParallelExecution {
             return MegatronExecution.cost(w, layers, communication, device, topo, megatron == null
                     ? MegatronModel.uncalibrated() : megatron, notes);
         }
-        alignmentNote(w, device, runs).ifPresent(notes::add);
         return eager(w, layers, communication, device, topo, singleTotal, eager, notes);
     }
 
     /**
      * The note naming an imported graph's products that take {@link TensorCoreAlignment}'s factor on a GPU with a
      * tensor memory accelerator (the first three, with K, N and the factor, and how many more), with the widths that
-     * avoid it; empty where none does.
+     * avoid it; empty where none does. {@code priced}: the features the layer model prices (one GPU's share of each
+     * layer), so the note names what is charged.
      */
-    static Optional<String> alignmentNote(Workload w, Device device, Precision runs) {
+    static Optional<String> alignmentNote(ModelGraph g, List<LayerFeatures> priced, Device device, Precision runs) {
         if (!device.tensorMemoryAccelerator() || !device.matrixUnits(runs)) {
             return Optional.empty();
         }
         List<String> named = new ArrayList<>();
         int count = 0;
-        for (LayerFeatures f : FeatureExtractor.of(w.graph()).extract(w.batch(), w.phase())) {
+        for (LayerFeatures f : priced) {
             double s = TensorCoreAlignment.slowdown(f, runs, device);
             if (s > 1) {
                 if (named.size() < 3) {
-                    named.add(String.format(Locale.ROOT, "%s (K %d, N %d: %.2f×)", w.graph().layer(f.layer()).name(),
+                    named.add(String.format(Locale.ROOT, "%s (K %d, N %d: %.2f×)", g.layer(f.layer()).name(),
                             f.inChannels(), f.outChannels(), s));
                 }
                 count++;
@@ -257,6 +257,7 @@ public final class ParallelExecution {
         double[] layerMillis = new double[g.size()];
         OpFamily[] families = new OpFamily[g.size()];
         List<LayerFeatures> fs = FeatureExtractor.of(g).extract(perMicro.batch(), w.phase());
+        List<LayerFeatures> priced = new ArrayList<>(fs.size());
         double residualBytes = 0;
         for (LayerFeatures lf : fs) {
             if (lf.family() == OpFamily.SHAPE) {
@@ -278,6 +279,7 @@ public final class ParallelExecution {
                     f = scaled(lf, par.tensor());
                 }
             }
+            priced.add(f);
             int r = g.repeats(lf.layer());
             double lfwd = layers.layerMillis(f, device, prec, false) * k * r;
             double lbwd = train ? layers.layerMillis(f, device, prec, true) * k * r : 0;
@@ -291,6 +293,7 @@ public final class ParallelExecution {
         }
         fwd *= stageScale;
         bwd *= stageScale;
+        alignmentNote(g, priced, device, prec).ifPresent(notes::add);
         double comm = 0;
         List<StageCost.Term> terms = new ArrayList<>();
         double actScale = prec.activationBytes() / 4.0;

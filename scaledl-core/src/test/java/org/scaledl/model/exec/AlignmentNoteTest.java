@@ -17,7 +17,6 @@ import org.scaledl.workload.Device;
 import org.scaledl.workload.LayerFeatures;
 import org.scaledl.workload.Phase;
 import org.scaledl.workload.Precision;
-import org.scaledl.workload.Workload;
 
 /**
  * An imported graph's products whose rows break 16 bytes are named on a GPU with a tensor memory accelerator, with
@@ -48,8 +47,7 @@ class AlignmentNoteTest {
     }
 
     private static Optional<String> note(ModelGraph g, Device d, Precision p) {
-        Workload w = Workload.builder(g).batch(1).phase(Phase.TRAIN).device(d).precision(p).build();
-        return ParallelExecution.alignmentNote(w, d, p);
+        return ParallelExecution.alignmentNote(g, FeatureExtractor.of(g).extract(1, Phase.TRAIN), d, p);
     }
 
     @Test
