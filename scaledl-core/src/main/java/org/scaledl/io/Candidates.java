@@ -15,6 +15,7 @@ import org.scaledl.graph.ModelGraph;
 import org.scaledl.transformer.HuggingFaceConfig;
 import org.scaledl.transformer.TransformerSpec;
 import org.scaledl.workload.CudaGraphs;
+import org.scaledl.workload.MemoryFormat;
 import org.scaledl.workload.Dataset;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.Parallelism;
@@ -52,6 +53,8 @@ import org.scaledl.workload.Workload;
  * all-to-all behind another micro-batch's compute, {@link Workload#expertCommOverlap()}; false; a caller's default
  * applies to the rows with expert parallelism only), {@code cuda_graphs} (none, layers or iteration: what of the
  * iteration runs as CUDA graphs, {@link Workload#cudaGraphs()}; none; a caller's default applies to transformer rows
+ * only), {@code memory_format} (nchw or channels_last: how an imported graph's feature maps are laid out,
+ * {@link Workload#memoryFormat()}; nchw; refused on a transformer row, a caller's default applies to graph rows
  * only),
  * {@code gpus_per_node}, {@code nvlink_domain} and {@code inter_node_gbps} (the nodes of the GPUs, the GPUs one NVLink
  * domain joins, network Gb/s per node; the device's standard system), and {@code model}, {@code family},
@@ -495,6 +498,16 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                 if (t.opt(r, "cuda_graphs").isPresent() || graphPath.isEmpty()) {
                     value(t, r, "cuda_graphs").map(v -> column("cuda_graphs", v, CudaGraphs::parse))
                             .ifPresent(b::cudaGraphs);
+                }
+                // an imported graph's layout; a transformer row has no convolutions to lay out
+                if (t.opt(r, "memory_format").isPresent() || graphPath.isPresent()) {
+                    Optional<MemoryFormat> format = value(t, r, "memory_format")
+                            .map(v -> column("memory_format", v, MemoryFormat::parse));
+                    if (format.isPresent() && graphPath.isEmpty()) {
+                        throw new IllegalArgumentException("memory_format lays out an imported graph's convolutions; "
+                                + "a transformer built from its configuration has none");
+                    }
+                    format.ifPresent(b::memoryFormat);
                 }
                 Optional<String> imbalance = value(t, r, "expert_imbalance");
                 if (imbalance.isPresent()) {

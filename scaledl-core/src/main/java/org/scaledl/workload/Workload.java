@@ -42,6 +42,7 @@ public final class Workload {
     private final boolean gradReduceAfterBackward;
     private final boolean expertCommOverlap;
     private final CudaGraphs cudaGraphs;
+    private final MemoryFormat memoryFormat;
     private final java.util.SortedMap<String, String> tags;
 
     private Workload(Builder b) {
@@ -78,6 +79,7 @@ public final class Workload {
         this.gradReduceAfterBackward = b.gradReduceAfterBackward;
         this.expertCommOverlap = b.expertCommOverlap;
         this.cudaGraphs = b.cudaGraphs;
+        this.memoryFormat = b.memoryFormat;
         if (expertCommOverlap) {
             expertCommOverlapRefusal(parallelism, precision, recompute).ifPresent(why -> {
                 throw new IllegalArgumentException(why);
@@ -358,6 +360,15 @@ public final class Workload {
         return cudaGraphs;
     }
 
+    /**
+     * How the framework lays out an imported graph's feature maps ({@link MemoryFormat}): {@link MemoryFormat#NCHW},
+     * ONNX's layout and PyTorch's default, by default. Charged on the convolutions of GPUs whose fast kernels want
+     * the channels last.
+     */
+    public MemoryFormat memoryFormat() {
+        return memoryFormat;
+    }
+
     /** Bytes of a parameter's gradient buffer: 2 with {@link #sixteenBitGradients()}, else the precision's. */
     public double gradientBytes() {
         return sixteenBitGradients() ? 2 : precision.gradientBytes();
@@ -424,7 +435,7 @@ public final class Workload {
                 .precision(precision).recompute(recompute).recomputeLayers(recomputeLayers).offloadLayers(offloadLayers)
                 .expertImbalance(expertImbalance).lora(loraRank).unevenPipeline(unevenPipeline)
                 .documentTokens(documentTokens).gradReduceAfterBackward(gradReduceAfterBackward)
-                .expertCommOverlap(expertCommOverlap).cudaGraphs(cudaGraphs);
+                .expertCommOverlap(expertCommOverlap).cudaGraphs(cudaGraphs).memoryFormat(memoryFormat);
         b.sixteenBitGradients = sixteenBitGradients;
         b.device = device;
         b.topology = topology;
@@ -449,7 +460,8 @@ public final class Workload {
                 + (sixteenBitGradients == null ? "" : " grad-dtype=" + (sixteenBitGradients ? "16-bit" : "fp32"))
                 + (gradReduceAfterBackward ? " grad-reduce=after-backward" : "")
                 + (expertCommOverlap ? " moe-a2a-overlap" : "")
-                + (cudaGraphs != CudaGraphs.NONE ? " cuda-graphs=" + cudaGraphs.label() : "");
+                + (cudaGraphs != CudaGraphs.NONE ? " cuda-graphs=" + cudaGraphs.label() : "")
+                + (memoryFormat != MemoryFormat.NCHW ? " memory-format=" + memoryFormat.label() : "");
     }
 
     /** Builds a {@link Workload}. */
@@ -473,6 +485,7 @@ public final class Workload {
         private boolean gradReduceAfterBackward;
         private boolean expertCommOverlap;
         private CudaGraphs cudaGraphs = CudaGraphs.NONE;
+        private MemoryFormat memoryFormat = MemoryFormat.NCHW;
         private final Map<String, String> tags = new TreeMap<>();
 
         private Builder(ModelGraph graph) {
@@ -637,6 +650,12 @@ public final class Workload {
         /** What of the iteration runs as CUDA graphs ({@link Workload#cudaGraphs()}); none by default. */
         public Builder cudaGraphs(CudaGraphs value) {
             this.cudaGraphs = Objects.requireNonNull(value, "cudaGraphs");
+            return this;
+        }
+
+        /** How the feature maps are laid out ({@link Workload#memoryFormat()}); NCHW by default. */
+        public Builder memoryFormat(MemoryFormat value) {
+            this.memoryFormat = Objects.requireNonNull(value, "memoryFormat");
             return this;
         }
 

@@ -109,7 +109,8 @@ final class JobOptions {
                 .expertImbalance(cluster.expertImbalance()).lora(cluster.loraRank())
                 .unevenPipeline(cluster.unevenPipeline).documentTokens(cluster.documentTokens())
                 .gradReduceAfterBackward(cluster.gradReduceAfterBackward())
-                .expertCommOverlap(cluster.expertCommOverlap()).cudaGraphs(cluster.cudaGraphs());
+                .expertCommOverlap(cluster.expertCommOverlap()).cudaGraphs(cluster.cudaGraphs())
+                .memoryFormat(cluster.memoryFormat());
         cluster.sixteenBitGradients().ifPresent(wb::sixteenBitGradients);
         Optional<Device> d = resolveDevice(p, device);
         d.ifPresent(wb::device);
@@ -118,6 +119,14 @@ final class JobOptions {
         } else if (cluster.gpusPerNode != null || cluster.interNodeGbps != null || cluster.nvlinkDomain != null) {
             throw new IllegalArgumentException("--gpus-per-node, --nvlink-domain and --inter-node-gbps describe nodes "
                     + "of GPUs: they apply with a device model and --device");
+        }
+        if (cluster.memoryFormat != null && !p.modelsClusters()) {
+            throw new IllegalArgumentException("--memory-format lays out convolutions on a GPU; " + model
+                    + " predicts CPU machines");
+        }
+        if (cluster.memoryFormat != null && g.transformer().isPresent()) {
+            throw new IllegalArgumentException("--memory-format lays out an imported graph's convolutions; a "
+                    + "transformer built from its configuration has none");
         }
         if (!p.modelsClusters() && (cluster.precision != null && cluster.precision != Precision.FP32)) {
             throw new IllegalArgumentException("--precision " + cluster.precision.label() + " applies to GPU models; "

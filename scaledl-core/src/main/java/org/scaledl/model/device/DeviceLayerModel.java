@@ -24,6 +24,7 @@ import org.scaledl.features.FeatureExtractor;
 import org.scaledl.graph.ModelGraph;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.LayerFeatures;
+import org.scaledl.workload.MemoryFormat;
 import org.scaledl.workload.OpFamily;
 import org.scaledl.workload.OpMeasurement;
 import org.scaledl.workload.Phase;
@@ -133,7 +134,7 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
      */
     private final org.scaledl.graph.GraphCache<SumKey, Double> sums;
 
-    private record SumKey(long batch, Phase phase, Device device, Precision precision) {
+    private record SumKey(long batch, Phase phase, Device device, Precision precision, MemoryFormat format) {
     }
 
     /** Cached (batch, phase, device) entries per graph before that graph's entries are cleared. */
@@ -681,28 +682,33 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         return row;
     }
 
-    /** Uncalibrated sum over the workload's layers of forward (and, in training, backward) predictions, ms. */
+    /**
+     * Uncalibrated sum over the workload's layers of forward (and, in training, backward) predictions, ms, each
+     * convolution's with its {@link MemoryFormat#slowdown} in the workload's memory format.
+     */
     public double layerSum(Workload workload) {
         Device d = deviceOf(workload);
-        SumKey key = new SumKey(workload.batch(), workload.phase(), d, workload.precision());
+        SumKey key = new SumKey(workload.batch(), workload.phase(), d, workload.precision(), workload.memoryFormat());
         return sums.get(workload.graph(), key, () -> computeLayerSum(workload, d));
     }
 
     private double computeLayerSum(Workload workload, Device d) {
         double sum = 0;
         Precision p = workload.precision();
+        Precision runs = d.runs(p).orElse(p);
+        MemoryFormat format = workload.memoryFormat();
         ModelGraph g = workload.graph();
         for (LayerFeatures f : FeatureExtractor.of(g).extract(workload.batch(), workload.phase())) {
             int r = g.repeats(f.layer());
             if (r == 1) {
-                sum += predictMillis(f, d, p, false);
+                sum += predictMillis(f, d, p, false) * format.slowdown(f, runs, d, false);
                 if (workload.phase() == Phase.TRAIN) {
-                    sum += predictMillis(f, d, p, true);
+                    sum += predictMillis(f, d, p, true) * format.slowdown(f, runs, d, true);
                 }
             } else {
-                double t = predictMillis(f, d, p, false);
+                double t = predictMillis(f, d, p, false) * format.slowdown(f, runs, d, false);
                 if (workload.phase() == Phase.TRAIN) {
-                    t += predictMillis(f, d, p, true);
+                    t += predictMillis(f, d, p, true) * format.slowdown(f, runs, d, true);
                 }
                 sum += t * r;
             }

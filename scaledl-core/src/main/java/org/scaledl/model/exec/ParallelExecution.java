@@ -20,6 +20,7 @@ import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Phase;
 import org.scaledl.workload.Precision;
 import org.scaledl.workload.Recompute;
+import org.scaledl.workload.MemoryFormat;
 import org.scaledl.workload.TensorCoreAlignment;
 import org.scaledl.workload.Topology;
 import org.scaledl.workload.Workload;
@@ -210,6 +211,34 @@ public final class ParallelExecution {
                 TensorCoreAlignment.WORD_ALIGNED_SLOWDOWN, TensorCoreAlignment.ELEMENT_ALIGNED_SLOWDOWN, multiple));
     }
 
+    /**
+     * The note saying how many of an imported graph's convolutions take {@link MemoryFormat}'s factor in a
+     * channels-first layout on a GPU whose fast kernels want the channels last, and that channels-last avoids it;
+     * empty where none does.
+     */
+    static Optional<String> memoryFormatNote(ModelGraph g, List<LayerFeatures> priced, Device device, Precision runs,
+            MemoryFormat format, boolean train) {
+        int count = 0;
+        LayerFeatures charged = null;
+        for (LayerFeatures f : priced) {
+            if (format.slowdown(f, runs, device, false) > 1) {
+                count += g.repeats(f.layer());
+                charged = f;
+            }
+        }
+        if (charged == null) {
+            return Optional.empty();
+        }
+        String passes = String.format(Locale.ROOT, "%.2f× the forward pass", format.slowdown(charged, runs, device,
+                false)) + (train ? String.format(Locale.ROOT, " and %.2f× the backward pass", format.slowdown(charged,
+                        runs, device, true)) : "");
+        return Optional.of(String.format(Locale.ROOT, "%d %s convolution%s laid out %s (channels first, PyTorch's "
+                + "default) on %s: modelled at what that layout took on an H200, %s of the same convolution "
+                + "channels-last; --memory-format channels_last (model.to(memory_format=torch.channels_last)) avoids "
+                + "this", count, runs.label().toUpperCase(Locale.ROOT), count > 1 ? "s" : "",
+                format.label().toUpperCase(Locale.ROOT), device.name(), passes));
+    }
+
     /** Operators a pass dispatches: every executed layer forward, and backward where it has work. */
     private record OperatorCount(double forward, double backward) {
     }
@@ -245,6 +274,8 @@ public final class ParallelExecution {
         Parallelism par = w.parallelism();
         boolean train = w.phase() == Phase.TRAIN;
         Precision prec = w.precision();
+        Precision runs = device.runs(prec).orElse(prec);
+        MemoryFormat format = w.memoryFormat();
         Optional<Blocks> blocks = w.graph().blocks();
         int micro = Math.max(1, (int) Math.ceil((double) w.batch() / par.microBatches()));
         Workload perMicro = par.microBatches() == 1 ? w : w.toBuilder().batch(micro).build();
@@ -281,8 +312,9 @@ public final class ParallelExecution {
             }
             priced.add(f);
             int r = g.repeats(lf.layer());
-            double lfwd = layers.layerMillis(f, device, prec, false) * k * r;
-            double lbwd = train ? layers.layerMillis(f, device, prec, true) * k * r : 0;
+            double lfwd = layers.layerMillis(f, device, prec, false) * format.slowdown(f, runs, device, false) * k * r;
+            double lbwd = train ? layers.layerMillis(f, device, prec, true) * format.slowdown(f, runs, device, true)
+                    * k * r : 0;
             fwd += lfwd;
             bwd += lbwd;
             double t = (lfwd + lbwd) * stageScale;
@@ -294,6 +326,7 @@ public final class ParallelExecution {
         fwd *= stageScale;
         bwd *= stageScale;
         alignmentNote(g, priced, device, prec).ifPresent(notes::add);
+        memoryFormatNote(g, priced, device, runs, format, train).ifPresent(notes::add);
         double comm = 0;
         List<StageCost.Term> terms = new ArrayList<>();
         double actScale = prec.activationBytes() / 4.0;

@@ -206,6 +206,11 @@ public final class HostStage implements LayerStage {
                     + "layer model predicts imported graphs, and only a device model's transformer built from its "
                     + "configuration carries " + (w.transformerOnlySettings().size() == 1 ? "it" : "them"));
         }
+        if (w.memoryFormat() != org.scaledl.workload.MemoryFormat.NCHW) {
+            throw new IllegalArgumentException("memory format " + w.memoryFormat().label() + ": the host (CPU) layer "
+                    + "model predicts convolutions as its measurements ran them (PyTorch's default, nchw); a memory "
+                    + "format is a GPU setting");
+        }
     }
 
     @Override
