@@ -37,7 +37,8 @@ import org.slf4j.LoggerFactory;
  * ({@code graph} relative to DIR). Optional: {@code resolution}; {@code family} (the group held out together; else
  * the model name's leading letters); {@code device} (the machine of each row: a GPU of the bundled catalog, as the
  * companion's GPU datasets name it, is that GPU); {@code precision} (fp32, tf32, fp16, bf16, ...: the workload's, FP32
- * where absent); {@code params}, which when present
+ * where absent); {@code memory_format} (nchw or channels_last: how the run laid out its feature maps,
+ * {@link org.scaledl.workload.Workload#memoryFormat()}; nchw where absent); {@code params}, which when present
  * must equal the imported graph's parameter count (a mismatch is logged as a warning). A {@code machine.json} beside
  * the runs describes the machine ({@link #machine}), or, where its name is a GPU of the catalog, names that GPU;
  * every workload then carries it as its {@link Device}. Each graph file is imported once.
@@ -150,6 +151,14 @@ public final class DatasetReader {
             if (precision.isPresent()) {
                 try {
                     w.precision(Precision.parse(precision.get()));
+                } catch (InvalidInputException e) {
+                    throw InvalidInputException.atLine(t.source(), line, e.detail());
+                }
+            }
+            Optional<String> format = t.opt(r, "memory_format");
+            if (format.isPresent()) {
+                try {
+                    w.memoryFormat(org.scaledl.workload.MemoryFormat.parse(format.get()));
                 } catch (InvalidInputException e) {
                     throw InvalidInputException.atLine(t.source(), line, e.detail());
                 }

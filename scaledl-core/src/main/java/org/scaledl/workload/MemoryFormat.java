@@ -12,10 +12,10 @@ import org.scaledl.InvalidInputException;
  * a channels-first convolution in a precision with matrix units is transposed around, or run by slower kernels.
  * Measured on one H200 (cuDNN 9, PyTorch 2.11; {@code datasets/h200/large_batch}, ResNet-50 at batch 256 and 64,
  * training and inference, each layout in two shuffled passes): NCHW took 1.4–1.95× the channels-last time in BF16
- * and FP16 and 1.25–1.42× in TF32, cuDNN's autotuning moving neither by more than 1 %. With the convolutions' share of
- * the bundled layer model's prediction at batch 256 (39 % of inference, 12 % and 30 % of training in the forward and
- * backward convolutions), that is a dense convolution's forward pass taking {@value #HALF_FORWARD}× and its backward
- * pass {@value #HALF_BACKWARD}× its channels-last time in 16 bits ({@value #TF32_FORWARD}× and
+ * and FP16 and 1.25–1.42× in TF32, cuDNN's autotuning moving neither by more than 1 %. With the convolutions'
+ * share of the bundled layer model's prediction at batch 256 (39 % of inference, 12 % and 30 % of training in the
+ * forward and backward convolutions), that is a dense convolution's forward pass taking {@value #HALF_FORWARD}× and
+ * its backward pass {@value #HALF_BACKWARD}× its channels-last time in 16 bits ({@value #TF32_FORWARD}× and
  * {@value #TF32_BACKWARD}× in TF32): the means of BF16's and FP16's figures, the backward's taken from training with
  * the forward's from inference. The layer model's convolutions are channels-last as this H200 runs them (within
  * −33…+11 % of its ResNet-50 runs), so {@link #CHANNELS_LAST} is charged nothing.

@@ -69,6 +69,22 @@ class DatasetReaderTest {
         assertTrue(e.getMessage().contains("fp99"), e.getMessage());
     }
 
+    /** A run's memory format is read (NCHW where the column or cell is empty); one that is none names its line. */
+    @Test
+    void gpuRowsCarryTheirMemoryFormat() throws IOException {
+        Path d = dataset("model,batch,world_size,threads,phase,iter_ms_p50,graph,precision,device,memory_format\n"
+                + "resnet18,2,1,1,train,5.0,graphs/resnet18_r64.onnx,bf16,NVIDIA H200,channels_last\n"
+                + "resnet18,2,1,1,train,9.0,graphs/resnet18_r64.onnx,bf16,NVIDIA H200,\n");
+        Dataset data = DatasetReader.read(d);
+        assertEquals(org.scaledl.workload.MemoryFormat.CHANNELS_LAST, data.samples().get(0).workload().memoryFormat());
+        assertEquals(org.scaledl.workload.MemoryFormat.NCHW, data.samples().get(1).workload().memoryFormat());
+        Files.writeString(d.resolve("runs.csv"), "model,batch,world_size,threads,phase,iter_ms_p50,graph,"
+                + "memory_format\nresnet18,2,1,1,train,5.0,graphs/resnet18_r64.onnx,nhcw\n");
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> DatasetReader.read(d));
+        assertEquals(2, e.line());
+        assertTrue(e.getMessage().contains("nhcw"), e.getMessage());
+    }
+
     /** A machine.json whose name is a catalog GPU (as the companion writes it on a GPU) makes every row that GPU. */
     @Test
     void aMachineThatNamesACatalogGpuIsThatGpu() throws IOException {
