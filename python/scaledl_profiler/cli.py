@@ -90,6 +90,9 @@ def _parser():
     m.add_argument("--in-process", action="store_true",
                    help="measure one-worker jobs in this process (faster start on GPUs; no isolation)")
     m.add_argument("--cudnn-benchmark", action="store_true", help="let cuDNN autotune its algorithms (GPUs)")
+    m.add_argument("--memory-format", default="nchw", choices=["nchw", "channels_last"],
+                   help="lay out the feature maps channels-last (GPUs; a plan's memory_format column per run; "
+                        "default nchw, PyTorch's default)")
 
     k = sub.add_parser("kernels", help="measure kernel tables (bmm, linear, elem, ln, softmax, conv, attention)",
                        description=KERNELS_HELP)
@@ -200,10 +203,14 @@ def _measure(args, parser):
         check_device_precisions(args.device, [args.precision])
     except ValueError as e:
         parser.error(f"measure: {e}")
+    if args.device != "cuda" and args.memory_format != "nchw":
+        parser.error(f"measure: --memory-format {args.memory_format} needs --device cuda (scaledl predicts CPU runs "
+                     "in NCHW)")
     n = measure(args.plan, args.out, passes=args.passes, warmup=args.warmup, reps=args.reps, cap_s=args.cap_s,
                 seed=args.seed, device=args.device, factories=factories, reference=args.reference, log=_log,
                 precision=args.precision, keep_going=args.keep_going, max_seconds=args.max_seconds,
-                runner=run_job_inline if args.in_process else run_job, cudnn_benchmark=args.cudnn_benchmark)
+                runner=run_job_inline if args.in_process else run_job, cudnn_benchmark=args.cudnn_benchmark,
+                memory_format=args.memory_format)
     print(f"wrote {os.path.join(args.out, 'runs.csv')}: {n} runs (fit: scaledl fit --data {args.out} "
           f"--out model.sdl)")
     return 0

@@ -26,10 +26,12 @@ import sys
 from scaledl_profiler.precision import PRECISIONS
 
 PASS_FIELDS = ["pass", "model", "family", "resolution", "batch", "world_size", "threads", "phase", "iter_ms_p50",
-               "iter_ms_min", "iter_ms_max", "reps", "params", "graph", "at_s", "precision", "device"]
+               "iter_ms_min", "iter_ms_max", "reps", "params", "graph", "at_s", "precision", "device",
+               "memory_format"]
 RUN_FIELDS = ["model", "family", "resolution", "batch", "world_size", "threads", "phase", "iter_ms_p50",
-              "iter_ms_min", "iter_ms_max", "reps", "passes", "params", "graph", "precision", "device"]
-KEY = ("model", "resolution", "batch", "world_size", "threads", "phase", "precision")
+              "iter_ms_min", "iter_ms_max", "reps", "passes", "params", "graph", "precision", "device",
+              "memory_format"]
+KEY = ("model", "resolution", "batch", "world_size", "threads", "phase", "precision", "memory_format")
 FAIL_FIELDS = ["pass", "model", "resolution", "batch", "world_size", "threads", "phase", "precision", "status",
                "error", "at_s"]
 
@@ -44,7 +46,7 @@ def pass_row(pass_index, run, times_ms, params, graph, at_s, device=""):
             "world_size": run.world_size, "threads": run.threads, "phase": run.phase,
             "iter_ms_p50": round(statistics.median(ms), 3), "iter_ms_min": round(ms[0], 3),
             "iter_ms_max": round(ms[-1], 3), "reps": len(ms), "params": params, "graph": graph,
-            "at_s": round(at_s, 1), "precision": run.precision, "device": device}
+            "at_s": round(at_s, 1), "precision": run.precision, "device": device, "memory_format": run.memory_format}
 
 
 class Passes:
@@ -58,13 +60,14 @@ class Passes:
         return {(int(r["pass"]), tuple(r[k] for k in KEY)) for r in self.rows()}
 
     def _upgrade(self):
-        """Rewrites a passes.csv of an older column set with today's columns (FP32, device unknown)."""
+        """Rewrites a passes.csv of an older column set with today's columns (FP32, device unknown, NCHW)."""
         header, rows = read_table(self.path)
         if header == PASS_FIELDS or header is None:
             return
         rows = [_check_pass_row(self.path, line, r) for line, r in rows]
         write_atomically(self.path, lambda f: _write_csv(f, PASS_FIELDS, [
-            {**{k: "" for k in PASS_FIELDS}, "precision": "fp32", **{k: v for k, v in r.items() if v}}
+            {**{k: "" for k in PASS_FIELDS}, "precision": "fp32", "memory_format": "nchw",
+             **{k: v for k, v in r.items() if v}}
             for r in rows]))
 
     def append(self, rows, log=None):
@@ -80,7 +83,8 @@ class Passes:
         header, rows = read_table(self.path)
         if header is None:
             return []
-        missing = [k for k in ("pass",) + KEY[:-1] + ("iter_ms_p50", "iter_ms_min", "iter_ms_max", "reps")
+        # the key's last two (precision, memory format) came later: an older file's rows are FP32 and NCHW
+        missing = [k for k in ("pass",) + KEY[:-2] + ("iter_ms_p50", "iter_ms_min", "iter_ms_max", "reps")
                    if k not in header]
         if missing:
             raise ValueError(f"{self.path}:1: no column(s) {', '.join(missing)}: not a passes.csv; measure into a "
@@ -89,8 +93,10 @@ class Passes:
 
 
 def _check_pass_row(path, line, r):
-    """A passes.csv row with its precision and device filled in, or ValueError naming the file and line."""
-    r = {**r, "precision": r.get("precision") or "fp32", "device": r.get("device") or ""}
+    """A passes.csv row with its precision, device and memory format filled in, or ValueError naming the file and
+    line."""
+    r = {**r, "precision": r.get("precision") or "fp32", "device": r.get("device") or "",
+         "memory_format": r.get("memory_format") or "nchw"}
 
     def bad(what):
         return ValueError(f"{path}:{line}: {what}: a damaged line (delete it, and its run is measured again)")
@@ -114,6 +120,8 @@ def _check_pass_row(path, line, r):
         raise bad(f"phase must be train or infer, got '{r.get('phase')}'")
     if r["precision"] not in PRECISIONS:
         raise bad(f"precision must be one of {', '.join(PRECISIONS)}, got '{r['precision']}'")
+    if r["memory_format"] not in ("nchw", "channels_last"):
+        raise bad(f"memory_format must be nchw or channels_last, got '{r['memory_format']}'")
     for col in ("iter_ms_p50", "iter_ms_min", "iter_ms_max"):
         try:
             v = float(r.get(col, ""))
@@ -293,7 +301,7 @@ def merge(out_dir):
     for r in rows:
         by.setdefault(tuple(r[k] for k in KEY), []).append(r)
     out = []
-    for key in sorted(by, key=lambda k: (k[0], k[1], int(k[2]), int(k[3]), int(k[4]), k[5], k[6])):
+    for key in sorted(by, key=lambda k: (k[0], k[1], int(k[2]), int(k[3]), int(k[4]), k[5], k[6], k[7])):
         rs = by[key]
         out.append(dict(zip(KEY, key), family=rs[0].get("family", ""),
                         iter_ms_p50=round(statistics.median(float(r["iter_ms_p50"]) for r in rs), 3),

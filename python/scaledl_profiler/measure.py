@@ -7,6 +7,8 @@
   step; an **inference** iteration is an eval-mode, ``no_grad`` forward. Each run does ``warmup`` untimed
   iterations, then ``reps`` timed ones (fewer once they exceed ``cap_s``).
 * **GPUs** (``device="cuda"``): every iteration is timed with a pair of CUDA events and ends synchronised; the run's
+  ``memory_format`` (``channels_last``: ``model.to(memory_format=torch.channels_last)`` and a channels-last input; GPUs
+  only, as scaledl predicts CPU runs in NCHW) lays out the feature maps.
   ``precision`` (see :mod:`scaledl_profiler.precision`) sets the TF32 switches, the autocast dtype and, for fp16
   training, a GradScaler. cuDNN autotuning (``torch.backends.cudnn.benchmark``) is off unless ``cudnn_benchmark``.
   A run that runs out of GPU memory is recorded in ``failed.csv`` and the job goes on with its other runs.
@@ -137,6 +139,9 @@ def _worker(rank, world, port, job, options, queue):
         gen = torch.Generator().manual_seed(rank)
         spec = Spec(job["model"], options["factories"])
         model = spec.build(job["resolution"]).to(be.device)
+        channels_last = job.get("memory_format") == "channels_last"
+        if channels_last:
+            model = model.to(memory_format=torch.channels_last)  # the convolutions' weights; nothing else moves
         params = sum(p.numel() for p in model.parameters() if p.requires_grad)
         out = []
         net = model
@@ -147,6 +152,8 @@ def _worker(rank, world, port, job, options, queue):
                 out.append({"key": run["key"], "error": "time budget", "status": "skipped"})
                 continue
             x = spec.example_input(run["batch"], job["resolution"]).to(be.device)
+            if channels_last and x.dim() == 4:
+                x = x.contiguous(memory_format=torch.channels_last)
             try:
                 step = _step(run, model, net if run["phase"] == "train" else model, x, be, gen)
                 times = _timed(step, options["warmup"], options["reps"], options["cap_s"], be)
@@ -288,15 +295,21 @@ def check_dependencies(runs, factories=None):
 
 def measure(plan_path, out_dir, passes=2, warmup=2, reps=3, cap_s=8.0, seed=1, device="cpu", factories=None,
             reference=None, log=print, runner=run_job, check_idle=True, precision="fp32", keep_going=False,
-            max_seconds=None, cudnn_benchmark=False, fill_budget=False, clock=time.time):
+            max_seconds=None, cudnn_benchmark=False, fill_budget=False, clock=time.time, memory_format="nchw"):
     """Measures a plan into ``out_dir``; returns the number of runs in runs.csv. ``runner`` is :func:`run_job`
     (fresh processes per job), :func:`run_job_inline`, or a stand-in in tests (with ``clock`` a stand-in for
     ``time.time``: the budget's deadline is on that clock)."""
-    runs = read_plan(plan_path, default_precision=precision)
+    runs = read_plan(plan_path, default_precision=precision, default_memory_format=memory_format)
     check_device_precisions(device, [precision])
+    if device != "cuda" and memory_format != "nchw":
+        raise ValueError(f"--memory-format {memory_format} needs --device cuda (scaledl predicts CPU runs as they "
+                         "measured them, in NCHW)")
     for r in runs:
         try:
             check_device_precisions(device, [r.precision], "precision")
+            if device != "cuda" and r.memory_format != "nchw":
+                raise ValueError(f"memory_format {r.memory_format} needs --device cuda (scaledl predicts CPU runs "
+                                 "in NCHW)")
         except ValueError as e:
             raise ValueError(f"{plan_path}:{r.line}: {e}") from None
     dataset.check_folder(out_dir, "--out")
@@ -359,8 +372,9 @@ def measure(plan_path, out_dir, passes=2, warmup=2, reps=3, cap_s=8.0, seed=1, d
                                                       for r in todo], log)
                     finished += len(todo)
                 continue
-            model, res, world, threads = jkey
+            model, res, world, threads, fmt = jkey
             job = {"model": model, "resolution": res, "world_size": world, "threads": threads,
+                   "memory_format": fmt,
                    "runs": [{"key": r.key(), "batch": r.batch, "phase": r.phase, "precision": r.precision}
                             for r in todo]}
             t0 = clock()
@@ -473,6 +487,7 @@ def drift_verdict(out_dir, limit_pct=DRIFT_LIMIT_PCT):
 
 def _drift(out_dir, ref, options, runner, label, start, log, keep_going=False, clock=time.time):
     job = {"model": ref.model, "resolution": ref.resolution, "world_size": ref.world_size, "threads": ref.threads,
+           "memory_format": ref.memory_format,
            "runs": [{"key": ref.key(), "batch": ref.batch, "phase": ref.phase, "precision": ref.precision}]}
     try:
         result = runner(job, dict(options, deadline=None))[0]  # the closing reference comes after the deadline

@@ -2,7 +2,9 @@
 
 Columns: ``model``, ``batch``, ``world_size``, ``threads``, ``phase`` (required); ``resolution`` (input size:
 image side in pixels, or sequence length), ``family``, ``graph`` (relative to the plan's folder), ``predicted_ms``,
-``cost_s``, ``precision`` (fp32, tf32, fp16 or bf16; rows without one take ``measure --precision``) (optional).
+``cost_s``, ``precision`` (fp32, tf32, fp16 or bf16; rows without one take ``measure --precision``),
+``memory_format`` (nchw or channels_last: how the run lays out its feature maps; rows without one take
+``measure --memory-format``) (optional).
 Every problem is a :class:`PlanError` naming the file and line.
 
 A plan's graphs are taken only from the folders the companion was given: the plan's own folder (and the folders
@@ -21,6 +23,20 @@ from typing import List, Optional
 from scaledl_profiler.precision import PRECISIONS
 
 REQUIRED = ("model", "batch", "world_size", "threads", "phase")
+MEMORY_FORMATS = ("nchw", "channels_last")
+_FORMAT_NAMES = {"nchw": "nchw", "channels_first": "nchw", "contiguous": "nchw", "contiguous_format": "nchw",
+                 "channels_last": "channels_last", "nhwc": "channels_last"}
+
+
+def memory_format(text):
+    """``nchw`` or ``channels_last`` from what scaledl reads for them (any case, ``-`` for ``_``; empty: nchw), or
+    ValueError naming the text."""
+    t = (text or "").strip().lower().replace("-", "_")
+    if not t:
+        return "nchw"
+    if t not in _FORMAT_NAMES:
+        raise ValueError(f"memory format must be nchw or channels_last, got '{text}'")
+    return _FORMAT_NAMES[t]
 PHASES = ("train", "infer")
 
 
@@ -42,16 +58,17 @@ class Run:
     predicted_ms: Optional[float] = None
     line: int = field(default=0, compare=False)
     precision: str = "fp32"
+    memory_format: str = "nchw"
 
     def key(self):
         """Identity of the run in passes.csv and runs.csv."""
         return (self.model, "" if self.resolution is None else str(self.resolution), str(self.batch),
-                str(self.world_size), str(self.threads), self.phase, self.precision)
+                str(self.world_size), str(self.threads), self.phase, self.precision, self.memory_format)
 
     def job(self):
         """Runs with the same job share one set of worker processes (one model build); a job's runs may differ in
-        batch, phase and precision."""
-        return (self.model, self.resolution, self.world_size, self.threads)
+        batch, phase and precision, not in memory format (the model is laid out once)."""
+        return (self.model, self.resolution, self.world_size, self.threads, self.memory_format)
 
 
 def _positive(path, line, row, col):
@@ -65,14 +82,14 @@ def _positive(path, line, row, col):
     return v
 
 
-def read_plan(path, default_precision="fp32") -> List[Run]:
+def read_plan(path, default_precision="fp32", default_memory_format="nchw") -> List[Run]:
     """Reads a plan; graph paths are returned relative to the plan's folder, as written. Rows without a
-    ``precision`` take ``default_precision``."""
+    ``precision`` take ``default_precision``, rows without a ``memory_format`` ``default_memory_format``."""
     if os.path.isdir(path):
         raise PlanError(f"{path}: is a folder, not a plan file (scaledl plan --out plan.csv writes one)")
     try:
         with open(path, newline="", encoding="utf-8") as f:
-            runs = _read_rows(path, csv.DictReader(f), default_precision)
+            runs = _read_rows(path, csv.DictReader(f), default_precision, memory_format(default_memory_format))
     except FileNotFoundError:
         raise PlanError(f"{path}: no such file (scaledl plan --out plan.csv writes one)") from None
     except UnicodeDecodeError:
@@ -89,7 +106,7 @@ def read_plan(path, default_precision="fp32") -> List[Run]:
     return runs
 
 
-def _read_rows(path, reader, default_precision):
+def _read_rows(path, reader, default_precision, default_memory_format="nchw"):
     """The runs of a plan's rows, each checked (a PlanError naming the file and line)."""
     if reader.fieldnames is None:
         raise PlanError(f"{path}:1: empty file: no header line")
@@ -119,11 +136,15 @@ def _read_rows(path, reader, default_precision):
         if precision not in PRECISIONS:
             raise PlanError(f"{path}:{line}: precision must be one of {', '.join(PRECISIONS)}, got "
                             f"'{row.get('precision')}'")
+        try:
+            fmt = memory_format(row.get("memory_format")) if row.get("memory_format") else default_memory_format
+        except ValueError as e:
+            raise PlanError(f"{path}:{line}: {e}") from None
         runs.append(Run(model=row["model"], batch=_positive(path, line, row, "batch"),
                         world_size=_positive(path, line, row, "world_size"),
                         threads=_positive(path, line, row, "threads"), phase=phase, resolution=res,
                         family=row.get("family", ""), graph=row.get("graph", ""), predicted_ms=pred, line=line,
-                        precision=precision))
+                        precision=precision, memory_format=fmt))
     return runs
 
 

@@ -46,8 +46,8 @@ def test_machine_json_refuses_another_machine(tmp_path):
 def test_new_columns_come_last_and_the_old_ones_are_unchanged():
     old = ["model", "family", "resolution", "batch", "world_size", "threads", "phase", "iter_ms_p50", "iter_ms_min",
            "iter_ms_max", "reps", "passes", "params", "graph"]
-    assert dataset.RUN_FIELDS == old + ["precision", "device"]
-    assert dataset.PASS_FIELDS[-2:] == ["precision", "device"]
+    assert dataset.RUN_FIELDS == old + ["precision", "device", "memory_format"]
+    assert dataset.PASS_FIELDS[-3:] == ["precision", "device", "memory_format"]
 
 
 def test_precision_and_device_are_written_and_part_of_the_run_identity(tmp_path):
@@ -63,7 +63,7 @@ def test_precision_and_device_are_written_and_part_of_the_run_identity(tmp_path)
 
 
 def test_an_old_passes_file_is_upgraded_on_resume(tmp_path):
-    old_fields = dataset.PASS_FIELDS[:-2]
+    old_fields = dataset.PASS_FIELDS[:-3]
     with open(tmp_path / "passes.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=old_fields)
         w.writeheader()
@@ -73,7 +73,8 @@ def test_an_old_passes_file_is_upgraded_on_resume(tmp_path):
     store.append([dataset.pass_row(1, run(), [12.0], 5, "g.onnx", 2, device="cpu x")])
     rows = list(csv.DictReader(open(tmp_path / "passes.csv")))
     assert list(rows[0]) == dataset.PASS_FIELDS
-    assert [(r["pass"], r["precision"], r["device"]) for r in rows] == [("0", "fp32", ""), ("1", "fp32", "cpu x")]
+    assert [(r["pass"], r["precision"], r["device"], r["memory_format"]) for r in rows] == [
+        ("0", "fp32", "", "nchw"), ("1", "fp32", "cpu x", "nchw")]
 
 
 def test_failures_are_appended_with_a_header(tmp_path):
@@ -131,3 +132,19 @@ def test_runs_csv_and_machine_json_are_replaced_whole(tmp_path, monkeypatch):
         dataset.write_machine(tmp_path, {"name": "box"})
     assert (tmp_path / "runs.csv").read_bytes() == before and not (tmp_path / "machine.json").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["passes.csv", "runs.csv"], "no temporary file left"
+
+
+def test_memory_format_is_written_and_part_of_the_run_identity(tmp_path):
+    last = Run("resnet50", 8, 1, 1, "train", 224, "resnet", "", precision="bf16", memory_format="channels_last")
+    first = Run("resnet50", 8, 1, 1, "train", 224, "resnet", "", precision="bf16")
+    store = dataset.Passes(tmp_path)
+    store.append([dataset.pass_row(0, last, [5.0], 9, "", 1, device="NVIDIA H200"),
+                  dataset.pass_row(0, first, [9.0], 9, "", 2, device="NVIDIA H200")])
+    assert dataset.merge(tmp_path) == 2
+    rows = list(csv.DictReader(open(tmp_path / "runs.csv")))
+    assert [(r["memory_format"], r["iter_ms_p50"]) for r in rows] == [("channels_last", "5.0"), ("nchw", "9.0")]
+    with open(tmp_path / "passes.csv", "a") as f:
+        f.write(",".join(["3", "x", "", "", "1", "1", "1", "train", "1", "1", "1", "1", "", "", "1", "fp32", "",
+                          "nhcw"]) + "\n")
+    with pytest.raises(ValueError, match="memory_format must be nchw or channels_last, got 'nhcw'"):
+        dataset.Passes(tmp_path).rows()

@@ -154,6 +154,28 @@ def test_the_plan_precision_reaches_the_runner_and_runs_csv(tmp_path):
     assert sorted((r["phase"], r["precision"]) for r in runs) == [("infer", "fp32"), ("train", "bf16")]
 
 
+def test_a_channels_last_run_is_refused_on_a_cpu_and_reaches_the_runner_and_runs_csv_on_a_gpu(tmp_path,
+                                                                                             monkeypatch):
+    plan = tmp_path / "plan.csv"
+    plan.write_text("model,batch,world_size,threads,phase,memory_format\na,2,1,1,train,channels_last\n"
+                    "a,2,1,1,infer,\n")
+    with pytest.raises(ValueError, match=r"plan.csv:2: memory_format channels_last needs --device cuda"):
+        m.measure(plan, tmp_path / "out", runner=FakeRunner(), log=lambda s: None, check_idle=False)
+    with pytest.raises(ValueError, match=r"--memory-format channels_last needs --device cuda"):
+        m.measure(plan, tmp_path / "out", runner=FakeRunner(), log=lambda s: None, check_idle=False,
+                  memory_format="channels_last")
+    runner = FakeRunner()
+    monkeypatch.setattr(m.machine, "describe", lambda device="cpu", threads_note=None: {"name": "gpu box", "cpus": 2})
+    m.measure(plan, tmp_path / "gpu", passes=1, runner=runner, log=lambda s: None, check_idle=False,
+              device="cuda")
+    # (the reference run, re-measured between passes, is among the jobs too)
+    assert {(j["memory_format"], r["phase"]) for j in runner.jobs for r in j["runs"]} == {
+        ("channels_last", "train"), ("nchw", "infer")}
+    assert all(len({r["phase"] for r in j["runs"]}) == 1 for j in runner.jobs), "a job per layout"
+    runs = list(csv.DictReader(open(tmp_path / "gpu" / "runs.csv")))
+    assert sorted((r["phase"], r["memory_format"]) for r in runs) == [("infer", "nchw"), ("train", "channels_last")]
+
+
 def _tear(path, cut):
     """Cuts ``cut`` bytes off the end of a file, as a full disk or a power cut leaves it (no final newline)."""
     data = path.read_bytes()

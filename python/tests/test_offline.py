@@ -80,6 +80,8 @@ def test_require_names_the_dependency_that_is_really_missing(monkeypatch):
     (["export", "resnet18", "--seq", "64"], "--seq is for Hugging Face models"),
     (["measure", "plan.csv", "--out", "d", "--precision", "fp16"], "fp16 needs --device cuda"),
     (["measure", "plan.csv", "--out", "d", "--precision", "fp8"], "invalid choice"),
+    (["measure", "plan.csv", "--out", "d", "--memory-format", "channels_last"], "channels_last needs --device cuda"),
+    (["measure", "plan.csv", "--out", "d", "--memory-format", "nhcw"], "invalid choice"),
     (["kernels", "--out", "d", "--device", "cpu", "--precision", "fp32,tf32"], "tf32 needs --device cuda"),
     (["kernels", "--out", "d", "--precision", "fp4"], "--precision must be one of"),
     (["kernels", "--out", "d", "--ops", "gemm"], "unknown table 'gemm'"),

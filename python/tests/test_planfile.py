@@ -17,8 +17,8 @@ def test_reads_the_columns_scaledl_plan_writes(tmp_path):
     runs = read_plan(p)
     assert runs[0] == Run("resnet18", 8, 1, 2, "train", 112, "", "../graphs/resnet18_r112.onnx", 120.5)
     assert runs[1].line == 3
-    assert runs[0].job() == ("resnet18", 112, 1, 2)
-    assert runs[0].key() == ("resnet18", "112", "8", "1", "2", "train", "fp32")
+    assert runs[0].job() == ("resnet18", 112, 1, 2, "nchw")
+    assert runs[0].key() == ("resnet18", "112", "8", "1", "2", "train", "fp32", "nchw")
 
 
 def test_resolution_and_extra_columns_are_optional(tmp_path):
@@ -163,3 +163,21 @@ def test_a_copy_has_no_more_permission_than_its_source_nor_the_umask(tmp_path):
         os.umask(old)
     assert stat.S_IMODE(os.stat(tmp_path / "data" / "graphs" / "private2.onnx").st_mode) == 0o640, \
         "not world-readable when the source is not"
+
+
+def test_memory_format_column_is_optional_checked_and_part_of_the_run_and_its_job(tmp_path):
+    p = write(tmp_path, "model,batch,world_size,threads,phase,memory_format\nresnet50,8,1,1,train,NHWC\n"
+                        "resnet50,8,1,1,train,\nresnet50,8,1,1,train,channels-first\n")
+    with pytest.raises(PlanError, match="same run as line 3"):
+        read_plan(p)
+    p = write(tmp_path, "model,batch,world_size,threads,phase,memory_format\nresnet50,8,1,1,train,NHWC\n"
+                        "resnet50,8,1,1,train,\n", "a.csv")
+    a, b = read_plan(p, default_memory_format="nchw")
+    assert (a.memory_format, b.memory_format) == ("channels_last", "nchw")
+    assert a.key() != b.key() and a.job() != b.job(), "the model is laid out once per job"
+    (c,) = read_plan(write(tmp_path, "model,batch,world_size,threads,phase\nx,1,1,1,train\n", "c.csv"),
+                     default_memory_format="channels_last")
+    assert c.memory_format == "channels_last"
+    with pytest.raises(PlanError, match=r":2: memory format must be nchw or channels_last, got 'nhcw'"):
+        read_plan(write(tmp_path, "model,batch,world_size,threads,phase,memory_format\nx,1,1,1,train,nhcw\n",
+                        "b.csv"))
