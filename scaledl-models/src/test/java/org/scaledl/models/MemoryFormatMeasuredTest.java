@@ -145,6 +145,30 @@ class MemoryFormatMeasuredTest {
                 .memoryFormat(MemoryFormat.CHANNELS_LAST).build()));
     }
 
+    /**
+     * Profiled convolutions ran in NCHW (the companion's {@code torch.nn.Conv2d} on a default tensor): kernels that
+     * take exactly the layout's factor over the trees' channels-last time leave no correction, so a workload's NCHW
+     * convolutions are not charged the layout twice.
+     */
+    @Test
+    void adaptingToNchwKernelsDoesNotCountTheLayoutTwice() {
+        List<org.scaledl.workload.OpMeasurement> kernels = new ArrayList<>();
+        for (LayerFeatures f : FeatureExtractor.of(RESNET50).extract(8, Phase.TRAIN)) {
+            if (f.family() == OpFamily.CONV && f.groups() <= 1) {
+                for (boolean bwd : new boolean[] {false, true}) {
+                    double ms = LAYERS.predictMillis(f, H200, Precision.BF16, bwd)
+                            * MemoryFormat.NCHW.slowdown(f, Precision.BF16, H200, bwd);
+                    kernels.add(new org.scaledl.workload.OpMeasurement(f, H200, bwd, ms, "conv", f.layer() + "/" + bwd,
+                            org.scaledl.workload.OpMeasurement.Origin.BENCHMARK, Precision.BF16));
+                }
+            }
+        }
+        DeviceLayerModel adapted = LAYERS.adapt(kernels);
+        Workload w = Workload.builder(RESNET50).batch(8).phase(Phase.TRAIN).device(H200).precision(Precision.BF16)
+                .build();
+        assertEquals(LAYERS.layerSum(w), adapted.layerSum(w), 1e-6 * LAYERS.layerSum(w));
+    }
+
     @Test
     void aCpuPredictionRefusesChannelsLast() {
         RuntimePredictor cpu = BundledModels.load("cpu-ddp");

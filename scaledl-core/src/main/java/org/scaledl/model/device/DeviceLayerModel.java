@@ -464,7 +464,11 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
             if (m.features().family() == OpFamily.SHAPE) {
                 continue;
             }
-            double base = uncorrectedMillis(m.features(), m.device(), m.precision(), m.backward());
+            // a profiled convolution ran as PyTorch lays it out by default (the companion's kernels, DeepBench's):
+            // its prediction in that layout, so that the correction is not the layout's factor a second time
+            double base = uncorrectedMillis(m.features(), m.device(), m.precision(), m.backward())
+                    * MemoryFormat.NCHW.slowdown(m.features(), m.device().runs(m.precision()).orElse(m.precision()),
+                            m.device(), m.backward());
             if (base > 0) {
                 pairs.computeIfAbsent(m.device().name(), k -> new java.util.LinkedHashMap<>())
                         .computeIfAbsent(new FamilyPass(m.features().family(), m.backward(),
