@@ -71,3 +71,17 @@ def test_dry_run_with_pytorch_on_the_cpu(campaign, tmp_path):
     assert {e["model"]: e["status"] for e in exports}["tiny_cnn"] == "ok"
     assert sum(len(rows(out / "kernels" / f"{t}.csv")) for t in kernels.TABLES) > 0
     assert "dry run on the CPU" in (out / "PROVENANCE.md").read_text()
+
+
+def test_the_gpu_plan_measures_the_cnns_channels_last_too(campaign, tmp_path):
+    args = campaign._parser().parse_args(["--fake", "--out", str(tmp_path / "plan")])
+    c = campaign.Campaign(args)
+    os.makedirs(c.out)
+    plan = rows(c.write_plan(campaign.models(False)))
+    last = [r for r in plan if r["memory_format"] == "channels_last"]
+    assert {r["family"] for r in last} == set(campaign.CHANNELS_LAST_FAMILIES)
+    assert {r["precision"] for r in last} == set(campaign.CHANNELS_LAST_PRECISIONS)
+    for r in last:  # each beside its NCHW twin
+        assert any(q["memory_format"] == "nchw" and all(q[k] == r[k] for k in ("model", "batch", "phase", "precision"))
+                   for q in plan)
+    assert all(r["memory_format"] == "nchw" for r in plan if r["family"] in ("bert", "gpt2", "t5", "llama", "vit"))

@@ -7,8 +7,8 @@ Phases (progress on stderr, every phase within the budget; what the budget leave
 2. **kernels** (GPU, while the exports run): ``kernels.run`` in FP32, TF32, BF16 and FP16 over the full shuffled
    grid, cut by its share of the budget;
 3. **models** (GPU, after the exports, or after a bounded wait for them): ``measure`` of a plan of about a dozen
-   CNNs and transformers x batches x phases x precisions, 2 passes in shuffled orders, one-worker jobs in this
-   process, a budget that starts no run past it;
+   CNNs and transformers x batches x phases x precisions (the CNNs in BF16 and TF32 also channels-last), 2 passes
+   in shuffled orders, one-worker jobs in this process, a budget that starts no run past it;
 4. **finish**: rows whose graph did not export go to ``runs-without-graph.csv`` (``runs.csv`` stays readable by
    scaledl), ``PROVENANCE.md`` records the date, command, versions, settings and counts.
 
@@ -43,6 +43,10 @@ from scaledl_profiler.measure import measure, run_job_inline  # noqa: E402
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
 DRY_PRECISIONS = ("fp32", "bf16")
+# the convolutional networks are measured channels-last too (GPU only), in the precisions whose NCHW factor scaledl
+# charges on Hopper and Blackwell: the check of MemoryFormat's constants on networks other than ResNet-50
+CHANNELS_LAST_FAMILIES = ("resnet", "mobilenet", "efficientnet", "vgg", "densenet", "convnext")
+CHANNELS_LAST_PRECISIONS = ("bf16", "tf32")
 
 
 def models(dry):
@@ -206,13 +210,15 @@ class Campaign:
         with open(path, "w", newline="", encoding="utf-8") as f:
             w = csv.writer(f)
             w.writerow(["model", "family", "resolution", "batch", "world_size", "threads", "phase", "precision",
-                        "graph"])
+                        "graph", "memory_format"])
             for model, family, size, batches in todo:
                 graph = self.exports.get(model, {}).get("graph", graph_name(model, size))
                 for b in batches:
                     for phase in ("train", "infer"):
                         for p in precisions:
-                            w.writerow([model, family, size, b, 1, 1, phase, p, graph])
+                            w.writerow([model, family, size, b, 1, 1, phase, p, graph, "nchw"])
+                            if not self.dry and family in CHANNELS_LAST_FAMILIES and p in CHANNELS_LAST_PRECISIONS:
+                                w.writerow([model, family, size, b, 1, 1, phase, p, graph, "channels_last"])
         return path
 
     def fake_runner(self, job, options):
