@@ -89,6 +89,10 @@ final class LayoutsCommand implements Callable<Integer> {
                     + (chosen.size() == 1 ? "it" : "them") + " for every layout it ranks; score one layout with "
                     + "predict (the command layouts prints takes them)");
         }
+        if (cluster.memoryFormat != null) {
+            throw new IllegalArgumentException("--memory-format lays out an imported graph's convolutions; layouts "
+                    + "searches a transformer's, which has none");
+        }
         if (out != null) {
             org.scaledl.model.file.SafeFiles.checkWritable(out);
         }

@@ -53,6 +53,9 @@ class MemoryFormatCliTest {
         Run transformer = MainTest.run("predict", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "2048",
                 "--batch", "1", "--device", "H200", "--precision", "bf16", "--memory-format", "channels_last");
         assertTrue(transformer.code() != 0 && transformer.err().contains("--memory-format"), transformer.err());
+        Run layouts = MainTest.run("layouts", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "2048",
+                "--gpus", "64", "--global-batch", "64", "--device", "H100 SXM", "--memory-format", "nchw");
+        assertTrue(layouts.code() != 0 && layouts.err().contains("--memory-format"), layouts.err());
         // a table: a graph row takes the column, a transformer row is refused at its line
         Files.copy(MainTest.graph("resnet18_r64"), dir.resolve("r18.onnx"));
         Path table = dir.resolve("jobs.csv");
