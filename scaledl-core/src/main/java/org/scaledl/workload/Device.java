@@ -194,6 +194,16 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
     }
 
     /**
+     * Whether the GPU is half of a superchip (its catalog form factor {@code Superchip}: Grace Blackwell GB200, GB300),
+     * whose host CPU reaches it over a coherent NVLink-C2C link rather than PCIe: the host's share of a mixture of
+     * experts' layer step is fitted apart on such systems ({@link org.scaledl.model.exec.ExecutionTerm}). Read without
+     * regard to case or surrounding blanks; false where the form factor is not described.
+     */
+    public boolean superchip() {
+        return kind == Kind.GPU && formFactor.strip().equalsIgnoreCase("Superchip");
+    }
+
+    /**
      * Whether the GPU's matrix kernels load their operands through a tensor memory accelerator (TMA: NVIDIA Hopper
      * and Blackwell, compute capability 9.0 and above), whose copies need every row of an operand to start on a
      * 16-byte boundary; a product whose sides break it runs on the previous generation's kernels

@@ -1421,6 +1421,85 @@ class MegatronExecutionTest {
     }
 
     /**
+     * On a superchip (GB200: its host joined over NVLink-C2C) the host's steps of layers with routed experts are
+     * counted in their own refinement, on an x86 server's GPU (B200) in the parent; nothing else differs in kind.
+     */
+    @Test
+    void aSuperchipsExpertHostStepsAreTheirOwnTerm() {
+        Device gb200 = org.scaledl.io.DeviceCatalog.bundled().require("GB200");
+        Device b200 = org.scaledl.io.DeviceCatalog.bundled().require("B200");
+        assertTrue(gb200.superchip() && org.scaledl.io.DeviceCatalog.bundled().require("GB300").superchip());
+        assertTrue(!b200.superchip() && !A100.superchip());
+        Workload onB200 = mixtral(4, 2, 2, 8, 1).toBuilder().device(b200).topology(Topology.assumedFor(b200)).build();
+        Workload onGb200 = onB200.toBuilder().device(gb200).topology(Topology.assumedFor(gb200)).build();
+        MegatronTerms x86 = stage.megatronTerms(onB200);
+        MegatronTerms grace = stage.megatronTerms(onGb200);
+        assertTrue(x86.value(ExecutionTerm.EXPERT_LAYER_STEP) > 0);
+        assertEquals(0, x86.value(ExecutionTerm.EXPERT_LAYER_STEP_C2C));
+        assertEquals(x86.value(ExecutionTerm.EXPERT_LAYER_STEP), grace.value(ExecutionTerm.EXPERT_LAYER_STEP_C2C));
+        assertEquals(0, grace.value(ExecutionTerm.EXPERT_LAYER_STEP));
+        assertEquals(x86.value(ExecutionTerm.LAYER_STEP), grace.value(ExecutionTerm.LAYER_STEP));
+    }
+
+    /**
+     * The superchip refinement is fitted apart where runs exercise it, follows its parent where none does (in a fit
+     * from the priors its parent's coefficient, in a calibration the centre's ratio to it), and a file written before
+     * it reads it as its parent's.
+     */
+    @Test
+    void theSuperchipHostTermIsFittedApartOrFollowsItsParent() {
+        MegatronModel truth = MegatronModel.uncalibrated().with(ExecutionTerm.LAYER_STEP, 1.0)
+                .with(ExecutionTerm.EXPERT_LAYER_STEP, 8.0).with(ExecutionTerm.EXPERT_LAYER_STEP_C2C, 4.0);
+        List<MegatronTerms> both = new ArrayList<>();
+        List<MegatronTerms> x86Only = new ArrayList<>();
+        for (int i = 1; i <= 12; i++) {
+            // GPU time from far below the host's to far above it; dense jobs' steps, then jobs with routed experts
+            MegatronTerms dense = MegatronTerms.builder().contraction(ExecutionTerm.DENSE, 10.0 * i * i, 0)
+                    .add(ExecutionTerm.OTHER, 3.0 * i).add(ExecutionTerm.LAYER_STEP, 10).build();
+            both.add(dense);
+            x86Only.add(dense);
+            for (boolean grace : new boolean[] {false, true}) {
+                MegatronTerms t = MegatronTerms.builder().contraction(ExecutionTerm.DENSE, 10.0 * i * i, 0)
+                        .add(ExecutionTerm.OTHER, 3.0 * i).add(ExecutionTerm.LAYER_STEP, 10).add(grace
+                                ? ExecutionTerm.EXPERT_LAYER_STEP_C2C : ExecutionTerm.EXPERT_LAYER_STEP, 10).build();
+                both.add(t);
+                if (!grace) {
+                    x86Only.add(t);
+                }
+            }
+        }
+        MegatronModel fitted = fitOn(both, truth);
+        assertEquals(8.0, fitted.coefficient(ExecutionTerm.EXPERT_LAYER_STEP), 0.8, fitted.toString());
+        assertEquals(4.0, fitted.coefficient(ExecutionTerm.EXPERT_LAYER_STEP_C2C), 0.4, fitted.toString());
+        MegatronModel x86 = fitOn(x86Only, truth);
+        assertEquals(x86.coefficient(ExecutionTerm.EXPERT_LAYER_STEP),
+                x86.coefficient(ExecutionTerm.EXPERT_LAYER_STEP_C2C), 1e-12, "no superchip run: the parent's");
+        // a calibration on x86 runs alone keeps the centre's ratio of the two
+        List<Sample> runs = new ArrayList<>();
+        for (int i = 1; i <= 9; i++) {
+            runs.add(Sample.of(mixtral(4, 2, 2, 8, 1).toBuilder().batch(4 * i).build(), 900.0 + 40 * i));
+        }
+        MegatronModel centre = fitted.with(ExecutionTerm.EXPERT_LAYER_STEP, 10.0)
+                .with(ExecutionTerm.EXPERT_LAYER_STEP_C2C, 6.0);
+        MegatronModel calibrated = MegatronFit.fit(w -> stage.megatronTerms(w), runs, "id", centre, true).model();
+        assertEquals(0.6 * calibrated.coefficient(ExecutionTerm.EXPERT_LAYER_STEP),
+                calibrated.coefficient(ExecutionTerm.EXPERT_LAYER_STEP_C2C), 1e-9, calibrated.toString());
+        com.fasterxml.jackson.databind.node.ObjectNode old = centre.toJson();
+        old.remove(ExecutionTerm.EXPERT_LAYER_STEP_C2C.key());
+        assertEquals(10.0, MegatronModel.fromJson(old).coefficient(ExecutionTerm.EXPERT_LAYER_STEP_C2C));
+    }
+
+    private static MegatronModel fitOn(List<MegatronTerms> terms, MegatronModel truth) {
+        double[] y = new double[terms.size()];
+        int[] rows = new int[terms.size()];
+        for (int i = 0; i < y.length; i++) {
+            y[i] = truth.millis(terms.get(i));
+            rows[i] = i;
+        }
+        return MegatronFit.fit(terms, y, rows);
+    }
+
+    /**
      * The host's time: every layer of the most loaded stage a step per micro-batch and pipeline fill, and those with
      * routed experts a step more of their own; a dense model has none of the latter.
      */

@@ -97,7 +97,15 @@ public enum ExecutionTerm {
      * probabilities between them), where the graph has one pass each. A refinement of {@link #OTHER}: pulled toward
      * it; a file written before this term reads it as its parent's coefficient.
      */
-    EXPERT_OTHER("expert_other", Fit.GPU, 1, true);
+    EXPERT_OTHER("expert_other", Fit.GPU, 1, true),
+    /**
+     * {@link #EXPERT_LAYER_STEP} on a superchip ({@link org.scaledl.workload.Device#superchip()}: Grace Blackwell),
+     * whose host reaches its GPU over NVLink-C2C, not PCIe: the dispatcher's synchronisation with the GPU and the
+     * launches after it take the host a different time there. A refinement of {@link #EXPERT_LAYER_STEP}: a fit
+     * without superchip runs with routed experts, or a file written before this term, gives it its parent's
+     * coefficient.
+     */
+    EXPERT_LAYER_STEP_C2C("ms_per_expert_layer_step_c2c", Fit.HOST, 0, false);
 
     /** Where a term enters an iteration's time. */
     public enum Fit {
@@ -151,6 +159,7 @@ public enum ExecutionTerm {
             case DENSE_FP4 -> Optional.of(DENSE_FP8);
             case DENSE_ATTENTION -> Optional.of(DENSE);
             case EXPERT_OTHER -> Optional.of(OTHER);
+            case EXPERT_LAYER_STEP_C2C -> Optional.of(EXPERT_LAYER_STEP);
             default -> Optional.empty();
         };
     }

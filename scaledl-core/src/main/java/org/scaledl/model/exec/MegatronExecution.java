@@ -1449,7 +1449,8 @@ public final class MegatronExecution {
         double tensorOverlapped = overlapped ? tensor : 0;
         tensor = overlapped ? 0 : tensor;
         MegatronTerms terms = out.add(ExecutionTerm.OTHER, other).add(ExecutionTerm.TENSOR_COMM, tensor)
-                .add(ExecutionTerm.LAYER_STEP, steps).add(ExecutionTerm.EXPERT_LAYER_STEP, expertSteps)
+                .add(ExecutionTerm.LAYER_STEP, steps).add(device.superchip() ? ExecutionTerm.EXPERT_LAYER_STEP_C2C
+                        : ExecutionTerm.EXPERT_LAYER_STEP, expertSteps)
                 .add(ExecutionTerm.SEND, sends)
                 .add(ExecutionTerm.PIPELINE_COMM, pipeline).add(ExecutionTerm.DATA_COMM, data)
                 .add(ExecutionTerm.OPTIMIZER, optimizer).add(ExecutionTerm.EXPERT_COMM, expertComm)
@@ -1891,15 +1892,15 @@ public final class MegatronExecution {
         double wait = computeScale * gpu - gpu;
         if (dispatch > gpu) {
             // the GPUs wait for the host: the fitted dispatch time of a Megatron layer step sets the pace
-            double expertStep = terms.value(ExecutionTerm.EXPERT_LAYER_STEP) > 0
-                    ? model.coefficient(ExecutionTerm.EXPERT_LAYER_STEP) : 0;
+            ExecutionTerm expertTerm = MegatronModel.expertLayerStep(terms);
+            double expertStep = terms.value(expertTerm) > 0 ? model.coefficient(expertTerm) : 0;
             all.add(String.format(Locale.ROOT, "the host's kernel dispatch sets the pace (%.2f ms against the GPUs' "
                     + "%.2f ms: %.2f ms a layer step%s, fitted on Megatron training runs, a third of it in inference); "
                     + "a job this small runs at the framework's dispatch rate, faster where it captures CUDA graphs "
                     + "(--cuda-graphs iteration)",
                     dispatch, gpu, model.coefficient(ExecutionTerm.LAYER_STEP), expertStep > 0
                             ? String.format(Locale.ROOT, " and %.2f ms more with routed experts", expertStep) : ""));
-        } else if (terms.value(ExecutionTerm.EXPERT_LAYER_STEP) > 0 && wait > 0.05 * total) {
+        } else if (terms.value(MegatronModel.expertLayerStep(terms)) > 0 && wait > 0.05 * total) {
             all.add(String.format(Locale.ROOT, "the host waits for the GPUs in every layer with routed experts (the "
                     + "token dispatcher reads the tokens per expert), so its dispatch (%.2f ms) adds %.2f ms to the "
                     + "GPUs' %.2f ms (spread over the layers' times of the breakdown), where a dense job's host runs "

@@ -324,6 +324,17 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
                 model = model.with(t, centre.coefficient(t));
             }
         }
+        for (ExecutionTerm t : NONLINEAR) {
+            // a refinement whose fit does not pull it toward its parent, which no run exercises (the superchips'
+            // host time in a fit without them), follows its parent: its coefficient in the centre's ratio to the
+            // parent's, or the parent's where the centre has no ratio (a fit from the priors)
+            if (t.parent().isPresent() && !t.pulled() && !exercised(data, rows, t)) {
+                ExecutionTerm parent = t.parent().get();
+                double ratio = centre.coefficient(parent) > 0 && centre.coefficient(t) > 0
+                        ? centre.coefficient(t) / centre.coefficient(parent) : 1;
+                model = model.with(t, model.coefficient(parent) * ratio);
+            }
+        }
         return model;
     }
 

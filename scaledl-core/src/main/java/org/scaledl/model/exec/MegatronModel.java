@@ -263,7 +263,16 @@ public final class MegatronModel {
         if (h == 0) {
             return g;
         }
-        return smoothMax(g, h, t.value(ExecutionTerm.EXPERT_LAYER_STEP) > 0 ? SMOOTH_SYNCED : SMOOTH);
+        return smoothMax(g, h, t.value(expertLayerStep(t)) > 0 ? SMOOTH_SYNCED : SMOOTH);
+    }
+
+    /**
+     * The term a job's host time per layer with routed experts is counted in: {@link ExecutionTerm#EXPERT_LAYER_STEP},
+     * or its superchip refinement where the job runs on one.
+     */
+    static ExecutionTerm expertLayerStep(MegatronTerms t) {
+        return t.value(ExecutionTerm.EXPERT_LAYER_STEP_C2C) > 0 ? ExecutionTerm.EXPERT_LAYER_STEP_C2C
+                : ExecutionTerm.EXPERT_LAYER_STEP;
     }
 
     /** {@code (g^p + h^p)^(1/p)} of non-negative times, computed without overflow (0 where both are 0). */
