@@ -41,6 +41,7 @@ final class DevicesCommand implements Callable<Integer> {
                 o.put("architecture", d.architecture());
                 // whether a product whose rows break 16 bytes pays TensorCoreAlignment's measured factor on it
                 o.put("tensor_memory_accelerator", d.tensorMemoryAccelerator());
+                o.put("superchip", d.superchip());
                 o.put("memory_gb", d.memoryGB());
                 o.put("memory_bw_gbps", d.memoryBandwidthGBps());
                 o.put("compute_units", d.computeUnits());

@@ -87,12 +87,14 @@ class MainTest {
             if (d.get("name").asText().equals("NVIDIA GB200")) {
                 assertEquals(1200, d.get("board_power_w").asDouble(), 1e-9);
                 assertEquals(Math.cbrt(1.2) * 1.45e15 / 2.5e15, d.get("power_sustained_share").asDouble(), 1e-9);
+                assertTrue(d.get("superchip").asBoolean(), "a Grace Blackwell superchip");
             }
             if (d.get("name").asText().equals("NVIDIA H100 80GB HBM3")) {
                 // 700 W sustains more than its peak (the share is at most 1): no cap binds
                 assertEquals(1, d.get("power_sustained_share").asDouble(), 1e-9);
                 assertEquals("Hopper", d.get("architecture").asText());
                 assertTrue(d.get("tensor_memory_accelerator").asBoolean());
+                assertTrue(!d.get("superchip").asBoolean());
             }
             if (d.get("name").asText().equals("NVIDIA A100-SXM4-80GB")) {
                 assertEquals("Ampere", d.get("architecture").asText());
