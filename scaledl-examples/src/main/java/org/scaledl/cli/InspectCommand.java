@@ -150,7 +150,7 @@ final class InspectCommand implements Callable<Integer> {
     private static void printExecution(org.scaledl.model.exec.MegatronModel m) {
         System.out.println("execution model of transformers on GPUs (each term's fitted coefficient: a scale of its "
                 + "physics, or ms for the host's steps and the fixed costs; where it enters; its prior):");
-        m.coefficients().forEach((t, c) -> System.out.printf(Locale.ROOT, "  %-26s %8.3f  %-8s prior %s%n", t.key(),
+        m.coefficients().forEach((t, c) -> System.out.printf(Locale.ROOT, "  %-28s %8.3f  %-8s prior %s%n", t.key(),
                 c, t.fit().name().toLowerCase(Locale.ROOT), t.prior()));
         double[] iv = m.interval();
         double[] ie = m.interval(true);
