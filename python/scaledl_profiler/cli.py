@@ -12,7 +12,7 @@ import traceback
 
 from scaledl_profiler import __version__
 from scaledl_profiler.here import DEFAULT_MODELS
-from scaledl_profiler.planfile import PlanError
+from scaledl_profiler.planfile import MEMORY_FORMATS, PlanError
 
 EXPORT_HELP = """Export a model to the graph file scaledl imports: training mode, opset 13, graph only (weights as
 inputs), dynamic batch. Training mode keeps BatchNorm and Dropout as a training iteration runs them; an eval export
@@ -90,7 +90,7 @@ def _parser():
     m.add_argument("--in-process", action="store_true",
                    help="measure one-worker jobs in this process (faster start on GPUs; no isolation)")
     m.add_argument("--cudnn-benchmark", action="store_true", help="let cuDNN autotune its algorithms (GPUs)")
-    m.add_argument("--memory-format", default="nchw", choices=["nchw", "channels_last"],
+    m.add_argument("--memory-format", default="nchw", choices=list(MEMORY_FORMATS),
                    help="lay out the feature maps channels-last (GPUs; a plan's memory_format column per run; "
                         "default nchw, PyTorch's default)")
 
@@ -194,18 +194,17 @@ def _export(args, parser):
 
 
 def _measure(args, parser):
-    from scaledl_profiler.measure import check_device_precisions, measure, run_job, run_job_inline
+    from scaledl_profiler.measure import (check_device_memory_format, check_device_precisions, measure, run_job,
+                                          run_job_inline)
     from scaledl_profiler.models import parse_factories
     factories = parse_factories(args.factory)
     if args.passes < 1 or args.reps < 1 or args.warmup < 0:
         parser.error("measure: --passes and --reps must be >= 1, --warmup >= 0")
     try:
         check_device_precisions(args.device, [args.precision])
+        check_device_memory_format(args.device, args.memory_format)
     except ValueError as e:
         parser.error(f"measure: {e}")
-    if args.device != "cuda" and args.memory_format != "nchw":
-        parser.error(f"measure: --memory-format {args.memory_format} needs --device cuda (scaledl predicts CPU runs "
-                     "in NCHW)")
     n = measure(args.plan, args.out, passes=args.passes, warmup=args.warmup, reps=args.reps, cap_s=args.cap_s,
                 seed=args.seed, device=args.device, factories=factories, reference=args.reference, log=_log,
                 precision=args.precision, keep_going=args.keep_going, max_seconds=args.max_seconds,

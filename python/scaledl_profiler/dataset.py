@@ -23,6 +23,7 @@ import os
 import statistics
 import sys
 
+from scaledl_profiler.planfile import MEMORY_FORMATS
 from scaledl_profiler.precision import PRECISIONS
 
 PASS_FIELDS = ["pass", "model", "family", "resolution", "batch", "world_size", "threads", "phase", "iter_ms_p50",
@@ -120,8 +121,8 @@ def _check_pass_row(path, line, r):
         raise bad(f"phase must be train or infer, got '{r.get('phase')}'")
     if r["precision"] not in PRECISIONS:
         raise bad(f"precision must be one of {', '.join(PRECISIONS)}, got '{r['precision']}'")
-    if r["memory_format"] not in ("nchw", "channels_last"):
-        raise bad(f"memory_format must be nchw or channels_last, got '{r['memory_format']}'")
+    if r["memory_format"] not in MEMORY_FORMATS:
+        raise bad(f"memory_format must be {' or '.join(MEMORY_FORMATS)}, got '{r['memory_format']}'")
     for col in ("iter_ms_p50", "iter_ms_min", "iter_ms_max"):
         try:
             v = float(r.get(col, ""))

@@ -265,6 +265,14 @@ def check_device_precisions(device, precisions, where="--precision"):
                              f"{' and '.join(CPU_MODEL_PRECISIONS)} mean something)")
 
 
+def check_device_memory_format(device, memory_format, where="--memory-format"):
+    """ValueError for a layout the device's runs cannot have (channels-last on CPUs, which scaledl predicts in
+    NCHW)."""
+    if device != "cuda" and memory_format != "nchw":
+        raise ValueError(f"{where} {memory_format} needs --device cuda (scaledl predicts CPU runs as they measured "
+                         "them, in NCHW)")
+
+
 def _fail_row(p, r, status, error, at_s):
     return {"pass": p, "model": r.model, "resolution": "" if r.resolution is None else r.resolution,
             "batch": r.batch, "world_size": r.world_size, "threads": r.threads, "phase": r.phase,
@@ -301,15 +309,11 @@ def measure(plan_path, out_dir, passes=2, warmup=2, reps=3, cap_s=8.0, seed=1, d
     ``time.time``: the budget's deadline is on that clock)."""
     runs = read_plan(plan_path, default_precision=precision, default_memory_format=memory_format)
     check_device_precisions(device, [precision])
-    if device != "cuda" and memory_format != "nchw":
-        raise ValueError(f"--memory-format {memory_format} needs --device cuda (scaledl predicts CPU runs as they "
-                         "measured them, in NCHW)")
+    check_device_memory_format(device, memory_format)
     for r in runs:
         try:
             check_device_precisions(device, [r.precision], "precision")
-            if device != "cuda" and r.memory_format != "nchw":
-                raise ValueError(f"memory_format {r.memory_format} needs --device cuda (scaledl predicts CPU runs "
-                                 "in NCHW)")
+            check_device_memory_format(device, r.memory_format, "memory_format")
         except ValueError as e:
             raise ValueError(f"{plan_path}:{r.line}: {e}") from None
     dataset.check_folder(out_dir, "--out")
