@@ -46,6 +46,37 @@ public final class JsonTrees {
         }
     }
 
+    /**
+     * The tree of a JSON document, strictly: the bytes hold one JSON value and nothing after it but whitespace, and no
+     * object names a key twice (where {@link #read(byte[])} would keep the last value). For the files a user writes
+     * (model configurations, dataset metadata), where either is a mistake that would otherwise pass unnoticed.
+     *
+     * @throws IOException (a {@code JsonProcessingException}, with its location) for text that is not such a document
+     */
+    public static JsonNode readDocument(byte[] bytes) throws IOException {
+        try (JsonParser p = FACTORY.createParser(bytes)) {
+            return document(p);
+        }
+    }
+
+    /** {@link #readDocument(byte[])} of text. */
+    public static JsonNode readDocument(String text) throws IOException {
+        try (JsonParser p = FACTORY.createParser(text)) {
+            return document(p);
+        }
+    }
+
+    private static JsonNode document(JsonParser p) throws IOException {
+        p.enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+        JsonToken t = p.nextToken();
+        JsonNode tree = t == null ? MissingNode.getInstance() : value(p, t);
+        if (t != null && p.nextToken() != null) {
+            throw new com.fasterxml.jackson.core.JsonParseException(p, "more text after the JSON value ("
+                    + p.currentToken() + ")");
+        }
+        return tree;
+    }
+
     /** {@link #read(byte[])} of text. */
     public static JsonNode read(String text) throws IOException {
         try (JsonParser p = FACTORY.createParser(text)) {

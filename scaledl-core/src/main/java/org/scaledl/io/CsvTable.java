@@ -370,7 +370,8 @@ public final class CsvTable {
             }
         }
         if (quoted) {
-            throw InvalidInputException.atLine(source, lineNo, "unterminated quoted field");
+            throw InvalidInputException.atLine(source, lineNo, "a quoted field does not end on its line (a field "
+                    + "spanning lines is not read; a quote inside a field is written twice)");
         }
         out.add(cur.toString().trim());
         return out.toArray(new String[0]);

@@ -199,7 +199,7 @@ public final class DatasetReader {
         String source = file.toString();
         JsonNode m;
         try {
-            m = org.scaledl.JsonTrees.read(String.join("\n", CsvTable.readLines(file)));
+            m = org.scaledl.JsonTrees.readDocument(String.join("\n", CsvTable.readLines(file)));
         } catch (IOException e) {
             throw InvalidInputException.invalidJson(source, "not a machine description", e);
         }

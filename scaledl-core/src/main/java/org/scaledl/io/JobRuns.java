@@ -59,9 +59,19 @@ public final class JobRuns {
                 throw InvalidInputException.inSource(csv.toString(), "a job runs table needs measured_ms (one "
                         + "training iteration, ms) or tokens_per_s_per_gpu; it has " + in.columns());
             }
+            // a run named twice is a row copied by mistake, not a second measurement: it would count twice
+            Map<String, Integer> ids = new java.util.HashMap<>();
             for (Candidates c = in.next(4096); !c.workloads().isEmpty(); c = in.next(4096)) {
                 CsvTable t = c.table();
                 for (int r = 0; r < t.size(); r++) {
+                    int line = t.line(r);
+                    Optional<String> id = t.opt(r, "id").filter(v -> !v.isEmpty());
+                    Integer first = id.isPresent() ? ids.putIfAbsent(id.get(), line) : null;
+                    if (first != null) {
+                        throw InvalidInputException.atLine(t.source(), line, "id '"
+                                + InvalidInputException.printable(id.get(), 60) + "' names the run of line " + first
+                                + " too: each run once (a configuration measured again is a run of its own id)");
+                    }
                     out.add(sample(t, r, c.workloads().get(r)));
                 }
             }

@@ -141,6 +141,8 @@ import org.scaledl.workload.Recompute;
  * given configuration. When the log lacks what the model or a column needs, the error lists every missing argument.
  */
 public final class TrainingLogs {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(TrainingLogs.class);
+
     /** Warm-up by default: the first 10 logged iterations, or a third of them when fewer than 30 are logged. */
     public static final int DEFAULT_WARMUP = -1;
     /** The longest line read, in characters (a log is text: a line of megabytes, or /dev/zero, is not one). */
@@ -370,6 +372,12 @@ public final class TrainingLogs {
                 Matcher t = STEP_TIMING.matcher(line);
                 boolean elapsed = line.contains("per iteration") && e.find();
                 if (elapsed || line.contains("train_step_timing") && t.find()) {
+                    if (!in.terminated()) {
+                        // the log was cut inside this line (a job killed, a copy truncated): its time may be too
+                        LOG.warn("{}:{}: the log ends inside its last iteration line; that iteration is left out",
+                                source, lineNo);
+                        continue;
+                    }
                     Matcher it = ITERATION.matcher(line);
                     long iteration = it.find() ? Long.parseLong(it.group(1)) : -1;
                     // NeMo 2 / Lightning number the steps within an epoch: they start again each epoch
@@ -446,6 +454,7 @@ public final class TrainingLogs {
         private int pos;
         private int end;
         private boolean skipLf;
+        private boolean terminated = true;
 
         Lines(Reader in, String source) {
             this.in = in;
@@ -461,6 +470,7 @@ public final class TrainingLogs {
                     pos = 0;
                     if (end <= 0) {
                         end = 0;
+                        terminated = b == null;
                         return b == null ? null : b.toString();
                     }
                 }
@@ -484,6 +494,7 @@ public final class TrainingLogs {
                     String line = b == null ? new String(buf, pos, i - pos) : b.append(buf, pos, i - pos).toString();
                     skipLf = buf[i] == '\r';
                     pos = i + 1;
+                    terminated = true;
                     return line;
                 }
                 if (b == null) {
@@ -492,6 +503,11 @@ public final class TrainingLogs {
                 b.append(buf, pos, i - pos);
                 pos = end;
             }
+        }
+
+        /** Whether the line {@link #next} returned last ended in a line break (false: the text ended inside it). */
+        boolean terminated() {
+            return terminated;
         }
 
         @Override

@@ -97,7 +97,7 @@ public final class HuggingFaceConfig {
     public static TransformerSpec parse(byte[] bytes, String source, String name) {
         JsonNode c;
         try {
-            c = org.scaledl.JsonTrees.read(bytes);
+            c = org.scaledl.JsonTrees.readDocument(bytes);
         } catch (JsonProcessingException e) {
             throw InvalidInputException.invalidJson(source, "not a JSON model configuration", e);
         } catch (IOException e) {
@@ -159,7 +159,11 @@ public final class HuggingFaceConfig {
             }
             return read;
         } catch (IllegalArgumentException e) {
-            throw InvalidInputException.inSource(source, e.getMessage());
+            // the builder names the model; where that name is the file's own (a configuration not called
+            // config.json), once is enough
+            String m = e.getMessage() == null ? "" : e.getMessage();
+            throw InvalidInputException.inSource(source, source.endsWith(name) && m.startsWith(name + ": ")
+                    ? m.substring(name.length() + 2) : m);
         }
     }
 
@@ -387,7 +391,12 @@ public final class HuggingFaceConfig {
         List<String> types = r.texts("layer_types", layers);
         List<Block> bl = new ArrayList<>();
         for (int i = 0; i < layers; i++) {
-            boolean sliding = types.isEmpty() ? i % 2 == 0 : types.get(i).equals("sliding_attention");
+            String t = types.isEmpty() ? (i % 2 == 0 ? "sliding_attention" : "full_attention") : types.get(i);
+            if (!t.equals("full_attention") && !t.equals("sliding_attention")) {
+                throw InvalidInputException.inSource(r.source(), "layer_types: layer " + i + " is '" + printable(t)
+                        + "' (expected full_attention or sliding_attention)");
+            }
+            boolean sliding = t.equals("sliding_attention");
             bl.add(new Block(Block.Mixer.ATTENTION, sliding ? window : 0, false, Block.Ffn.MOE, 0));
         }
         return TransformerSpec.decoder(name, r.size("hidden_size", 2880), heads, layers, r.vocab("vocab_size", 201088))

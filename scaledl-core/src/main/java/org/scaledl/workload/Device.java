@@ -427,8 +427,11 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
         return l2MB * 1024 * 1024;
     }
 
-    /** A lookup key: the name lower-cased with everything but letters and digits removed. */
+    /**
+     * A lookup key: the name lower-cased with everything but letters and digits removed (spaces, punctuation,
+     * symbols). Letters and digits outside ASCII are kept, so that {@code "H1é00"} is no alias of the H100.
+     */
     public static String key(String deviceName) {
-        return deviceName.toLowerCase(java.util.Locale.ROOT).replaceAll("[^a-z0-9]", "");
+        return deviceName.toLowerCase(java.util.Locale.ROOT).replaceAll("[^\\p{L}\\p{N}]", "");
     }
 }

@@ -206,6 +206,8 @@ class DatasetReaderTest {
             {"{\"name\": 7, \"cpus\": 2}", "\"name\""},
             {"{\"cpus\": 2}", "\"name\""},
             {"{\"name\": \"m\", \"cpus\": 2,", "invalid JSON at line 1"},
+            {"{\"name\": \"m\", \"cpus\": 2, \"cpus\": 4}", "Duplicate field 'cpus'"},
+            {"{\"name\": \"m\", \"cpus\": 2} {\"cpus\": 4}", "more text after the JSON value"},
             {"[1, 2]", "a JSON object"}};
         for (String[] c : cases) {
             Files.writeString(m, c[0]);

@@ -162,6 +162,11 @@ class DeviceCatalogTest {
         assertTrue(e.getMessage().contains("ambiguous") && e.getMessage().contains("NVIDIA GeForce RTX 4090"),
                 e.getMessage());
         assertEquals("AMD Instinct MI300X", DeviceCatalog.bundled().require("MI300").name(), "an unambiguous part");
+        // spaces and punctuation are ignored, letters outside ASCII are not: no accent or script turns into an alias
+        assertEquals("NVIDIA H100 80GB HBM3", DeviceCatalog.bundled().require("h100-sxm").name());
+        for (String name : new String[] {"H1\u00e900", "H100 SXM\u65e5\u672c", "A100\u00a080GB\u00e9"}) {
+            assertThrows(InvalidInputException.class, () -> DeviceCatalog.bundled().require(name), name);
+        }
     }
 
     /**

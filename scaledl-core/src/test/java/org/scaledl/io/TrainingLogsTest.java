@@ -234,6 +234,27 @@ class TrainingLogsTest {
         assertEquals(runs.get(0).job(), runs.get(1).job());
     }
 
+    /**
+     * A log cut inside its last iteration line (a job killed while writing it) does not time that iteration by the
+     * digits it got to: the line is left out, and the run is what the log holds before it.
+     */
+    @Test
+    void anIterationLineTheLogEndsInsideIsLeftOut() throws IOException {
+        String one = Files.readString(LOGS.resolve("megatron-llama3-8b.log"));
+        String key = "elapsed time per iteration (ms): ";
+        int last = one.lastIndexOf(key);
+        int lineStart = one.lastIndexOf('\n', last) + 1;
+        Path cut = dir.resolve("cut.log");
+        Files.writeString(cut, one.substring(0, last + key.length() + 2));
+        Path before = dir.resolve("before.log");
+        Files.writeString(before, one.substring(0, lineStart));
+        TrainingLogs.Run r = TrainingLogs.read(cut, TrainingLogs.DEFAULT_WARMUP).get(0);
+        TrainingLogs.Run expected = TrainingLogs.read(before, TrainingLogs.DEFAULT_WARMUP).get(0);
+        assertEquals(expected.iterations(), r.iterations());
+        assertEquals(29, r.iterations(), "39 iterations logged whole, 10 of them warm-up");
+        assertEquals(expected.measuredMs(), r.measuredMs(), 0);
+    }
+
     /** The job of the first run of a log of this text, written under {@code name} in the test's folder. */
     private TrainingLogs.Job firstJob(String name, String text) {
         try {

@@ -565,6 +565,33 @@ class TransformerSpecTest {
         e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
         assertTrue(e.getMessage().contains("multiple"), e.getMessage());
         assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(dir.resolve("missing.json")));
+        // a key given twice (which value was meant?) and text after the object are refused, not read leniently
+        Files.writeString(f, "{\"model_type\": \"llama\", \"hidden_size\": 4096, \"hidden_size\": 8192}",
+                StandardCharsets.UTF_8);
+        e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(e.getMessage().contains("config.json") && e.getMessage().contains("Duplicate field 'hidden_size'")
+                && e.getMessage().contains("line 1"), e.getMessage());
+        Files.writeString(f, "{\"model_type\": \"llama\"} garbage", StandardCharsets.UTF_8);
+        e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(e.getMessage().contains("config.json") && e.getMessage().contains("invalid JSON"),
+                e.getMessage());
+        Files.writeString(f, "{\"model_type\": \"llama\"} {}", StandardCharsets.UTF_8);
+        e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(e.getMessage().contains("more text after the JSON value"), e.getMessage());
+        // a configuration file of another name is named once, not as the file and again as the model
+        Path named = dir.resolve("heads.json");
+        Files.writeString(named, "{\"model_type\": \"gpt2\", \"n_embd\": 768, \"n_head\": 5, \"n_layer\": 2}",
+                StandardCharsets.UTF_8);
+        e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(named));
+        assertTrue(e.getMessage().endsWith("heads.json: hidden size 768 is not a multiple of 5 heads; give the head "
+                + "size") && e.getMessage().indexOf("heads.json") == e.getMessage().lastIndexOf("heads.json"),
+                e.getMessage());
+        // a layer type GPT-OSS does not have is refused at its layer, not built as full attention
+        String oss = Files.readString(DIR.resolve("gpt-oss-20b/config.json"));
+        Files.writeString(f, oss.replaceFirst("\"sliding_attention\"", "\"bogus_attention\""),
+                StandardCharsets.UTF_8);
+        e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(e.getMessage().contains("layer_types: layer 0 is 'bogus_attention'"), e.getMessage());
     }
 
     @Test

@@ -230,7 +230,7 @@ final class FitCommand implements Callable<Integer> {
                         .distinct().toList(), 100 * before / kept.size(), 100 * beforeBias / kept.size(),
                 100 * after / kept.size(), out);
         if (kept.size() < 3) {
-            System.err.println("scaledl: warning: " + kept.size() + " run" + (kept.size() == 1 ? "" : "s") + " move "
+            System.err.println("scaledl: warning: " + kept.size() + " run" + (kept.size() == 1 ? " moves" : "s move") + " "
                     + "the coefficients only as far as the model's prior allows; plan more: scaledl plan --model "
                     + calibrate + " --candidates jobs.csv --runs 3");
         }

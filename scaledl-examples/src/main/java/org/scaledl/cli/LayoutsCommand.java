@@ -132,6 +132,13 @@ final class LayoutsCommand implements Callable<Integer> {
                     + "the NVLink domain of " + topo.scaleUp().gpusPerNode() + " GPUs and the pipeline dividing the "
                     + ts.layers() + " layers (try a multiple of the node's GPUs, or another global batch)");
         }
+        if (all.stream().noneMatch(LayoutSearch.Layout::fits)) {
+            // ranked anyway (how far each is from fitting helps), but a first place that cannot run must be said
+            double least = all.stream().mapToDouble(LayoutSearch.Layout::memoryGb).min().orElse(0);
+            System.err.println(String.format(Locale.ROOT, "scaledl: warning: none of the %d layouts fits the "
+                    + "%.1f GiB of %s: the least needs %.1f GiB a GPU (more GPUs, a GPU with more memory, or a smaller "
+                    + "global batch or sequence)", all.size(), d.memoryGB(), d.name(), least));
+        }
         List<LayoutSearch.Layout> shown = all.subList(0, Math.min(top, all.size()));
         List<Prediction> predictions = shown.stream().map(l -> p.predict(l.workload())).toList();
         java.util.Optional<Path> copied = out == null ? java.util.Optional.empty()

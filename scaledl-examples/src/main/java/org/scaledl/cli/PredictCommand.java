@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import org.scaledl.InvalidInputException;
@@ -42,7 +43,9 @@ final class PredictCommand implements Callable<Integer> {
             + "zero_stage, threads, phase, device, precision, recompute, sequence_parallel, gpus_per_node, "
             + "nvlink_domain, inter_node_gbps, expert_imbalance (a column a row lacks takes the option's value); "
             + "other columns are carried through; the output adds predicted_ms, low_ms, high_ms, memory_gb, "
-            + "tokens_per_s_per_gpu, model_tflops_per_gpu and warnings")
+            + "tokens_per_s_per_gpu, model_tflops_per_gpu and warnings (a table of runs' measured "
+            + "tokens_per_s_per_gpu or model_tflops_per_gpu keeps them as measured_tokens_per_s_per_gpu and "
+            + "measured_model_tflops_per_gpu; a table scored before has its predictions replaced)")
     Path candidates;
 
     @Option(names = "--out", description = "With --candidates: write here (.csv or .jsonl) instead of stdout")
@@ -268,10 +271,17 @@ final class PredictCommand implements Callable<Integer> {
                 name -> job.resolveDevice(p, name.isEmpty() ? job.device : name), columnDefaults())) {
             SafeFiles.Content content = stream -> {
                 Writer w = new BufferedWriter(new OutputStreamWriter(stream, StandardCharsets.UTF_8), 1 << 16);
-                List<String> cols = in.columns().stream().filter(c -> !OUTPUT_COLUMNS.contains(c)
-                        && !(keepGoing && c.equals(ERROR_COLUMN))).toList();
+                Map<String, String> renamed = measuredRenamed(in.columns());
+                List<String> cols = in.columns().stream().filter(c -> (!OUTPUT_COLUMNS.contains(c)
+                        || renamed.containsKey(c)) && !(keepGoing && c.equals(ERROR_COLUMN))).toList();
+                if (!renamed.isEmpty()) {
+                    System.err.println("scaledl: warning: " + candidates + ": its measured " + String.join(" and ",
+                            renamed.keySet()) + " are carried through as " + String.join(" and ", renamed.values())
+                            + "; the columns of those names hold the predictions");
+                }
                 if (!jsonl) {
-                    List<String> header = new java.util.ArrayList<>(cols.stream().map(CsvTable::cell).toList());
+                    List<String> header = new java.util.ArrayList<>(cols.stream()
+                            .map(c -> CsvTable.cell(renamed.getOrDefault(c, c))).toList());
                     header.addAll(OUTPUT_COLUMNS);
                     if (keepGoing) {
                         header.add(ERROR_COLUMN);
@@ -308,9 +318,10 @@ final class PredictCommand implements Callable<Integer> {
                         String error = c.errors().get(r).orElse(refused[r]);
                         if (error != null) {
                             counts[2]++;
-                            w.write(jsonl ? errorJsonLine(om, t, r, cols, error) : errorCsvLine(t, r, cols, error));
+                            w.write(jsonl ? errorJsonLine(om, t, r, cols, renamed, error)
+                                    : errorCsvLine(t, r, cols, error));
                         } else {
-                            String line = jsonl ? jsonLine(om, t, r, cols, scored[r], keepGoing)
+                            String line = jsonl ? jsonLine(om, t, r, cols, renamed, scored[r], keepGoing)
                                     : csvLine(t, r, cols, scored[r]);
                             // the error column stays empty
                             w.write(keepGoing && !jsonl ? line.substring(0, line.length() - 1) + ",\n" : line);
@@ -397,11 +408,11 @@ final class PredictCommand implements Callable<Integer> {
         return sb.append(CsvTable.cell(error)).append('\n').toString();
     }
 
-    private static String errorJsonLine(ObjectMapper om, CsvTable t, int r, List<String> cols, String error)
-            throws IOException {
+    private static String errorJsonLine(ObjectMapper om, CsvTable t, int r, List<String> cols,
+            Map<String, String> renamed, String error) throws IOException {
         ObjectNode o = om.createObjectNode();
         for (String c : cols) {
-            o.put(c, t.get(r, c));
+            o.put(renamed.getOrDefault(c, c), t.get(r, c));
         }
         for (String c : OUTPUT_COLUMNS) {
             if (c.equals("warnings")) {
@@ -412,6 +423,26 @@ final class PredictCommand implements Callable<Integer> {
         }
         o.put(ERROR_COLUMN, error);
         return om.writeValueAsString(o) + "\n";
+    }
+
+    /** The output columns a job runs table holds measured: of a table not scored before (no predicted_ms). */
+    static final List<String> MEASURED_OUTPUT_COLUMNS = List.of("tokens_per_s_per_gpu", "model_tflops_per_gpu");
+
+    /**
+     * The input columns carried through under another name, as {@code measured_<name>}: a table of runs measured in
+     * tokens a second or model TFLOP/s, whose values the predictions of those names would otherwise replace (in a
+     * table scored before, with predicted_ms, they are predictions and are replaced).
+     */
+    static Map<String, String> measuredRenamed(List<String> columns) {
+        Map<String, String> out = new java.util.LinkedHashMap<>();
+        if (!columns.contains("predicted_ms")) {
+            for (String c : MEASURED_OUTPUT_COLUMNS) {
+                if (columns.contains(c) && !columns.contains("measured_" + c)) {
+                    out.put(c, "measured_" + c);
+                }
+            }
+        }
+        return out;
     }
 
     private static String csvLine(CsvTable t, int r, List<String> cols, Prediction pr) {
@@ -433,11 +464,11 @@ final class PredictCommand implements Callable<Integer> {
         return sb.append(String.join(";", kinds)).append('\n').toString();
     }
 
-    private static String jsonLine(ObjectMapper om, CsvTable t, int r, List<String> cols, Prediction pr,
-            boolean withError) throws IOException {
+    private static String jsonLine(ObjectMapper om, CsvTable t, int r, List<String> cols, Map<String, String> renamed,
+            Prediction pr, boolean withError) throws IOException {
         ObjectNode o = om.createObjectNode();
         for (String c : cols) {
-            o.put(c, t.get(r, c));
+            o.put(renamed.getOrDefault(c, c), t.get(r, c));
         }
         o.put("predicted_ms", pr.millis());
         o.put("low_ms", pr.lowMillis());

@@ -143,10 +143,11 @@ final class ScalingCommand implements Callable<Integer> {
         List<Point> oom = java.util.stream.Stream.concat(byWorkers.stream(), byBatch.stream()).filter(x -> !x.fits())
                 .toList();
         if (!oom.isEmpty()) {
-            System.err.println("scaledl: warning: " + oom.size() + (oom.size() == 1 ? " point does" : " points do")
-                    + " not fit in the device's memory (marked in the plot and the table): " + String.join(", ",
-                    oom.stream().map(x -> "batch " + x.batch() + " on " + x.gpus() + (x.gpus() == 1 ? " GPU"
-                            : " GPUs")).distinct().toList()));
+            // a job on both sweeps (the base batch on the base GPUs) is one point
+            List<String> jobs = oom.stream().map(x -> "batch " + x.batch() + " on " + x.gpus() + (x.gpus() == 1
+                    ? " GPU" : " GPUs")).distinct().toList();
+            System.err.println("scaledl: warning: " + jobs.size() + (jobs.size() == 1 ? " point does" : " points do")
+                    + " not fit in the device's memory (marked in the plot and the table): " + String.join(", ", jobs));
         }
         String title = base.graph().name() + " on " + JobOptions.machine(p, base);
         Reports.write(out, svg(title, base, byWorkers, byBatch, byWorkersCal, byBatchCal, points, m));

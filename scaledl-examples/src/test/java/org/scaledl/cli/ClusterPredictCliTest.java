@@ -870,6 +870,14 @@ class ClusterPredictCliTest {
                 "H100 SXM");
         assertEquals(2, huge.code(), huge.err());
         assertTrue(huge.err().contains("--gpus-per-node") && huge.err().strip().lines().count() == 1, huge.err());
+        // a search where no layout fits still ranks them, and says on stderr that the first cannot run either
+        Run tight = MainTest.run("layouts", "--model", "gpu", "--transformer", published().resolve(
+                "configs/llama2-70b/config.json").toString(), "--seq", "4096", "--gpus", "8", "--global-batch", "64",
+                "--device", "H100 SXM", "--precision", "bf16", "-q");
+        assertEquals(0, tight.code(), tight.err());
+        assertTrue(tight.out().contains("(0 fit)"), tight.out());
+        assertTrue(tight.err().contains("none of the") && tight.err().contains("fits the 80.0 GiB of NVIDIA H100"),
+                tight.err());
     }
 
     @Test

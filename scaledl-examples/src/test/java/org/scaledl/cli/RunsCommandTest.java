@@ -97,6 +97,54 @@ class RunsCommandTest {
     }
 
     /**
+     * A runs table measured in tokens a second keeps its measurements when scored: carried through as
+     * measured_tokens_per_s_per_gpu beside the prediction of that name, said on stderr; scoring the scored table
+     * again replaces the predictions and keeps the measurements.
+     */
+    @Test
+    void scoringARunsTableKeepsItsMeasuredThroughput() throws IOException {
+        Path runs = dir.resolve("runs.csv");
+        assertEquals(0, MainTest.run("runs", "--from-log", log("megatron-llama3-8b.log").toString(), "--out",
+                runs.toString(), "-q").code());
+        List<String> lines = Files.readAllLines(runs);
+        Files.write(runs, List.of(lines.get(0) + ",tokens_per_s_per_gpu", lines.get(1) + ",1234.5"));
+        Path scored = dir.resolve("scored.csv");
+        MainTest.Run r = MainTest.run("predict", "--model", "gpu", "--candidates", runs.toString(), "--out",
+                scored.toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("measured tokens_per_s_per_gpu are carried through as "
+                + "measured_tokens_per_s_per_gpu"), r.err());
+        List<String> header = List.of(Files.readAllLines(scored).get(0).split(","));
+        List<String> row = List.of(Files.readAllLines(scored).get(1).split(",", -1));
+        assertEquals("1234.5", row.get(header.indexOf("measured_tokens_per_s_per_gpu")));
+        double predicted = Double.parseDouble(row.get(header.indexOf("tokens_per_s_per_gpu")));
+        assertTrue(predicted > 0 && predicted != 1234.5, "the prediction: " + predicted);
+        Path again = dir.resolve("again.csv");
+        MainTest.Run r2 = MainTest.run("predict", "--model", "gpu", "--candidates", scored.toString(), "--out",
+                again.toString());
+        assertEquals(0, r2.code(), r2.err());
+        assertTrue(!r2.err().contains("carried through as"), r2.err());
+        assertEquals(Files.readAllLines(scored), Files.readAllLines(again), "scored again: the same table");
+    }
+
+    /** A run named twice (a row copied) is refused naming both lines, not counted as two measurements. */
+    @Test
+    void aRunNamedTwiceIsRefused() throws IOException {
+        Path out = dir.resolve("runs.csv");
+        assertEquals(0, MainTest.run("runs", "--from-log", log("megatron-llama3-8b.log").toString(), "--out",
+                out.toString(), "-q").code());
+        List<String> lines = new java.util.ArrayList<>(Files.readAllLines(out));
+        lines.add(lines.get(1));
+        Files.write(out, lines);
+        org.scaledl.InvalidInputException e = org.junit.jupiter.api.Assertions.assertThrows(
+                org.scaledl.InvalidInputException.class, () -> read(out));
+        assertTrue(e.getMessage().contains("runs.csv:3") && e.getMessage().contains("'megatron-llama3-8b.log'")
+                && e.getMessage().contains("line 2"), e.getMessage());
+        oneLine(MainTest.run("fit", "--calibrate", "gpu", "--runs", out.toString(), "--out",
+                dir.resolve("c.sdl").toString()), Main.BAD_INPUT, "runs.csv:3", "line 2");
+    }
+
+    /**
      * A log whose arguments say the gradients are reduced after the backward pass ({@code overlap_grad_reduce}
      * False) becomes a row with {@code grad_reduce} after-backward, which the table's reader gives its workload.
      */
