@@ -237,29 +237,68 @@ public final class HuggingFaceConfig {
         if (r.has("head_dim") && !r.isNull("head_dim")) {
             b.headDim(r.size("head_dim", -1));
         }
+        List<Block> bl;
         if (type.equals("mixtral")) {
             b.experts(r.count("num_local_experts", 8, 1, TransformerSpec.Moe.MAX_EXPERTS),
                     r.count("num_experts_per_tok", 2, 1, TransformerSpec.Moe.MAX_EXPERTS));
+            bl = new ArrayList<>(java.util.Collections.nCopies(layers, Block.moe()));
         } else if (type.equals("qwen3_moe")) {
             int experts = r.count("num_experts", 128, 1, TransformerSpec.Moe.MAX_EXPERTS);
             b.moe(new TransformerSpec.Moe(experts, r.count("num_experts_per_tok", 8, 1, experts),
                     r.size("moe_intermediate_size", 768), 0, false, false, false));
             int step = r.count("decoder_sparse_step", 1, 1, (int) MAX_LAYERS);
             List<Integer> dense = r.integers("mlp_only_layers", layers);
-            List<Block> bl = new ArrayList<>();
+            bl = new ArrayList<>();
             long ffn = r.size("intermediate_size", 6144);
             for (int i = 0; i < layers; i++) {
                 bl.add(!dense.contains(i) && (i + 1) % step == 0 ? Block.moe() : Block.dense(ffn));
             }
-            b.blocks(bl);
+        } else {
+            bl = new ArrayList<>(java.util.Collections.nCopies(layers, Block.dense(r.size("intermediate_size",
+                    11008))));
         }
-        int window = slidingWindow(r, type);
-        if (window > 0) {
-            b.blocks(java.util.Collections.nCopies(layers, new Block(Block.Mixer.ATTENTION, window, false,
-                    type.equals("mixtral") ? Block.Ffn.MOE : Block.Ffn.DENSE, type.equals("mixtral") ? 0
-                            : r.size("intermediate_size", 11008))));
+        boolean[] sliding = slidingLayers(r, type, layers);
+        int window = 0;
+        for (int i = 0; i < layers; i++) {
+            if (sliding[i]) {
+                window = window > 0 ? window : r.count("sliding_window", 0, 1, Integer.MAX_VALUE);
+                Block x = bl.get(i);
+                bl.set(i, new Block(Block.Mixer.ATTENTION, window, false, x.ffn(), x.ffnSize()));
+            }
         }
-        return b.build();
+        return b.blocks(bl).build();
+    }
+
+    /**
+     * The layers that attend within a sliding window: those {@code layer_types} names {@code sliding_attention} (its
+     * other entries {@code full_attention}), else where the configuration enables a window ({@link #slidingWindow}),
+     * Mistral's and Mixtral's every layer and Qwen's from {@code max_window_layers} on (as Hugging Face's Qwen2 and
+     * Qwen3 apply it; 28 unless given).
+     *
+     * @throws InvalidInputException for another layer type, or a sliding layer without {@code sliding_window}
+     */
+    private static boolean[] slidingLayers(Reader r, String type, int layers) {
+        boolean[] out = new boolean[layers];
+        List<String> types = r.texts("layer_types", layers);
+        for (int i = 0; i < types.size(); i++) {
+            String t = types.get(i);
+            if (!t.equals("full_attention") && !t.equals("sliding_attention")) {
+                throw InvalidInputException.inSource(r.source(), "layer_types: layer " + i + " is '" + printable(t)
+                        + "' (expected full_attention or sliding_attention)");
+            }
+            out[i] = t.equals("sliding_attention");
+            if (out[i] && (!r.has("sliding_window") || r.isNull("sliding_window"))) {
+                throw InvalidInputException.inSource(r.source(), "layer_types: layer " + i + " is sliding_attention, "
+                        + "but the configuration gives no sliding_window");
+            }
+        }
+        if (types.isEmpty() && slidingWindow(r, type) > 0) {
+            int from = type.startsWith("qwen") ? r.count("max_window_layers", 28, 0, (int) MAX_LAYERS) : 0;
+            for (int i = from; i < layers; i++) {
+                out[i] = true;
+            }
+        }
+        return out;
     }
 
     /** Mistral's sliding window where the configuration enables it (Qwen's only with {@code use_sliding_window}). */

@@ -548,6 +548,58 @@ class TransformerSpecTest {
                 100, 16, 8, 2, 128, true, 0, 0));
     }
 
+    /**
+     * Which layers of the Llama family attend within a window: Mistral's every layer, Qwen's from
+     * {@code max_window_layers} on (with {@code use_sliding_window}), or what {@code layer_types} says; a mixture of
+     * experts keeps its experts in its windowed layers.
+     */
+    @Test
+    void slidingWindowsFollowTheLayersTheConfigurationNames(@TempDir Path dir) throws Exception {
+        java.util.function.Function<TransformerSpec, List<Long>> windows = t -> t.blocks().stream()
+                .map(TransformerSpec.Block::window).toList();
+        TransformerSpec mistral = HuggingFaceConfig.read(DIR.resolve("mistral-7b/config.json"));
+        assertTrue(windows.apply(mistral).stream().allMatch(w -> w == 4096), "every Mistral layer");
+        Path f = dir.resolve("config.json");
+        String qwen = Files.readString(DIR.resolve("qwen3-8b/config.json"));
+        Files.writeString(f, qwen.replace("\"sliding_window\": null", "\"sliding_window\": 4096")
+                .replace("\"use_sliding_window\": false", "\"use_sliding_window\": true")
+                .replace("\"max_window_layers\": 36", "\"max_window_layers\": 30"), StandardCharsets.UTF_8);
+        List<Long> w = windows.apply(HuggingFaceConfig.read(f));
+        assertEquals(36, w.size());
+        assertEquals(30, w.stream().filter(x -> x == 0).count(), "layers below max_window_layers attend fully");
+        assertEquals(List.of(4096L, 4096L, 4096L, 4096L, 4096L, 4096L), w.subList(30, 36));
+        // layer_types names them one by one (Hugging Face's newer configurations)
+        StringBuilder types = new StringBuilder("[");
+        for (int i = 0; i < 36; i++) {
+            types.append(i > 0 ? ", " : "").append(i % 3 == 0 ? "\"sliding_attention\"" : "\"full_attention\"");
+        }
+        Files.writeString(f, qwen.replace("\"sliding_window\": null", "\"sliding_window\": 1024, \"layer_types\": "
+                + types + "]"), StandardCharsets.UTF_8);
+        w = windows.apply(HuggingFaceConfig.read(f));
+        for (int i = 0; i < 36; i++) {
+            assertEquals(i % 3 == 0 ? 1024L : 0L, w.get(i), "layer " + i);
+        }
+        Files.writeString(f, qwen.replace("\"sliding_window\": null", "\"sliding_window\": null, \"layer_types\": "
+                + types + "]"), StandardCharsets.UTF_8);
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(e.getMessage().contains("layer 0 is sliding_attention") && e.getMessage().contains("sliding_window"),
+                e.getMessage());
+        Files.writeString(f, qwen.replace("\"sliding_window\": null", "\"sliding_window\": 1024, \"layer_types\": "
+                + types.toString().replace("full_attention", "linear_attention") + "]"), StandardCharsets.UTF_8);
+        e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(e.getMessage().contains("layer_types: layer 1 is 'linear_attention'"), e.getMessage());
+        // Qwen3-MoE with a window keeps its experts (its windowed layers were once built as dense MLPs)
+        String moe = Files.readString(DIR.resolve("qwen3-30b-a3b/config.json"));
+        Files.writeString(f, moe.replace("\"sliding_window\": null", "\"sliding_window\": 4096")
+                .replace("\"use_sliding_window\": false", "\"use_sliding_window\": true")
+                .replace("\"max_window_layers\": 48", "\"max_window_layers\": 40"), StandardCharsets.UTF_8);
+        TransformerSpec windowed = HuggingFaceConfig.read(f);
+        assertEquals(HuggingFaceConfig.read(DIR.resolve("qwen3-30b-a3b/config.json")).parameterCount(),
+                windowed.parameterCount(), "the same weights");
+        assertTrue(windowed.blocks().stream().allMatch(x -> x.ffn() == TransformerSpec.Block.Ffn.MOE));
+        assertEquals(8, windowed.blocks().stream().filter(x -> x.window() == 4096).count());
+    }
+
     @Test
     void badConfigurationsNameTheFileAndKey(@TempDir Path dir) throws Exception {
         Path f = dir.resolve("config.json");
