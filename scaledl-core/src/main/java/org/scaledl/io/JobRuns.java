@@ -30,6 +30,11 @@ import org.scaledl.workload.Workload;
 public final class JobRuns {
     /** The columns a row's measurement may be in, by preference. */
     public static final List<String> MEASURED = List.of("measured_ms", "tokens_per_s_per_gpu");
+    /**
+     * Where a scored table (one {@code predict --candidates} wrote, with {@code predicted_ms}) keeps its measured
+     * throughput: its {@code tokens_per_s_per_gpu} column holds the predictions.
+     */
+    public static final String SCORED_RATE = "measured_tokens_per_s_per_gpu";
     /** The columns kept as tags (the {@code source} column as {@value #PUBLICATION_TAG}). */
     public static final List<String> TAGS = List.of("id", "release", "system", "model_key", "task", "fit_weight");
     /** The tag of a row's {@code source} column (what published it); {@code source} tags where a row was read. */
@@ -55,9 +60,14 @@ public final class JobRuns {
             Function<String, Optional<Device>> devices, Map<String, String> defaults) {
         List<Sample> out = new ArrayList<>();
         try (Candidates.Chunks in = Candidates.open(csv, importer, devices, defaults)) {
-            if (MEASURED.stream().noneMatch(in.columns()::contains)) {
+            // a table predict --candidates scored (predicted_ms beside it) holds predicted tokens_per_s_per_gpu and
+            // the measured ones, if any, as measured_tokens_per_s_per_gpu
+            String rate = in.columns().contains("predicted_ms") ? SCORED_RATE : MEASURED.get(1);
+            if (!in.columns().contains(MEASURED.get(0)) && !in.columns().contains(rate)) {
                 throw InvalidInputException.inSource(csv.toString(), "a job runs table needs measured_ms (one "
-                        + "training iteration, ms) or tokens_per_s_per_gpu; it has " + in.columns());
+                        + "training iteration, ms) or " + rate + (rate.equals(SCORED_RATE) ? " (a scored table, "
+                        + "with predicted_ms: its tokens_per_s_per_gpu are predictions)" : "") + "; it has "
+                        + in.columns());
             }
             // a run named twice is a row copied by mistake, not a second measurement: it would count twice
             Map<String, Integer> ids = new java.util.HashMap<>();
@@ -72,31 +82,31 @@ public final class JobRuns {
                                 + InvalidInputException.printable(id.get(), 60) + "' names the run of line " + first
                                 + " too: each run once (a configuration measured again is a run of its own id)");
                     }
-                    out.add(sample(t, r, c.workloads().get(r)));
+                    out.add(sample(t, r, c.workloads().get(r), rate));
                 }
             }
         }
         return out;
     }
 
-    private static Sample sample(CsvTable t, int r, Workload w) {
+    private static Sample sample(CsvTable t, int r, Workload w, String rateColumn) {
         int line = t.line(r);
         double ms;
         if (t.opt(r, "measured_ms").isPresent()) {
             ms = t.numberInRange(r, "measured_ms", MIN_MILLIS, MAX_MILLIS);
-        } else if (t.opt(r, "tokens_per_s_per_gpu").isPresent()) {
-            double rate = t.numberInRange(r, "tokens_per_s_per_gpu", 1e-6, 1e12);
+        } else if (t.opt(r, rateColumn).isPresent()) {
+            double rate = t.numberInRange(r, rateColumn, 1e-6, 1e12);
             double tokens = w.graph().transformer().map(s -> (double) s.seq()).orElseThrow(() ->
-                    InvalidInputException.atLine(t.source(), line, "tokens_per_s_per_gpu needs a transformer row "
+                    InvalidInputException.atLine(t.source(), line, rateColumn + " needs a transformer row "
                             + "(an ONNX graph's tokens are not known): give measured_ms"))
                     * w.batch() * w.parallelism().data();
             ms = 1e3 * tokens / (rate * w.parallelism().ranks());
             if (!(ms >= MIN_MILLIS && ms <= MAX_MILLIS)) {
-                throw InvalidInputException.atLine(t.source(), line, "tokens_per_s_per_gpu " + rate + " means an "
+                throw InvalidInputException.atLine(t.source(), line, rateColumn + " " + rate + " means an "
                         + "iteration of " + ms + " ms, outside " + MIN_MILLIS + ".." + MAX_MILLIS);
             }
         } else {
-            throw InvalidInputException.atLine(t.source(), line, "no measured_ms or tokens_per_s_per_gpu");
+            throw InvalidInputException.atLine(t.source(), line, "no measured_ms or " + rateColumn);
         }
         Workload.Builder b = w.toBuilder().tag(DatasetReader.SOURCE_TAG, t.source() + ":" + line);
         for (String tag : TAGS) {

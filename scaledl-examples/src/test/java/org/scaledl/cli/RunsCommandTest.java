@@ -107,7 +107,9 @@ class RunsCommandTest {
         assertEquals(0, MainTest.run("runs", "--from-log", log("megatron-llama3-8b.log").toString(), "--out",
                 runs.toString(), "-q").code());
         List<String> lines = Files.readAllLines(runs);
-        Files.write(runs, List.of(lines.get(0) + ",tokens_per_s_per_gpu", lines.get(1) + ",1234.5"));
+        // measured in tokens a second only (the step time kept under a name nothing reads)
+        Files.write(runs, List.of(lines.get(0).replace("measured_ms", "logged_ms") + ",tokens_per_s_per_gpu",
+                lines.get(1) + ",1234.5"));
         Path scored = dir.resolve("scored.csv");
         MainTest.Run r = MainTest.run("predict", "--model", "gpu", "--candidates", runs.toString(), "--out",
                 scored.toString());
@@ -125,6 +127,15 @@ class RunsCommandTest {
         assertEquals(0, r2.code(), r2.err());
         assertTrue(!r2.err().contains("carried through as"), r2.err());
         assertEquals(Files.readAllLines(scored), Files.readAllLines(again), "scored again: the same table");
+        // fitted on, the scored table is its measurements, not its predictions
+        assertEquals(read(runs).get(0).millis(), read(scored).get(0).millis(), 1e-9);
+        Path predictionsOnly = dir.resolve("predictions-only.csv");
+        List<String> scoredLines = Files.readAllLines(scored);
+        Files.write(predictionsOnly, List.of(scoredLines.get(0).replace("measured_tokens_per_s_per_gpu", "x"),
+                scoredLines.get(1)));
+        org.scaledl.InvalidInputException e = org.junit.jupiter.api.Assertions.assertThrows(
+                org.scaledl.InvalidInputException.class, () -> read(predictionsOnly));
+        assertTrue(e.getMessage().contains("a scored table"), e.getMessage());
     }
 
     /** A run named twice (a row copied) is refused naming both lines, not counted as two measurements. */
