@@ -6,6 +6,7 @@ one line on stderr; ``SCALEDL_PROFILER_TRACEBACK=1`` adds the traceback of an in
 """
 import argparse
 import json
+import math
 import os
 import sys
 import traceback
@@ -44,8 +45,28 @@ whose drift reference moved by more than 15 % (a busy machine) are not calibrate
 Predict with the model it writes and --device set to this machine's name (printed at the end)."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line naming the option (exit 2), as every other error; --help prints the usage."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (--help shows the usage)\n")
+
+
+def _positive(what):
+    """An argparse type: a finite number above 0 (NaN, infinities, 0 and negatives are refused, naming the value)."""
+    def parse(text):
+        try:
+            v = float(text)
+        except ValueError:
+            v = math.nan
+        if not (math.isfinite(v) and v > 0):
+            raise argparse.ArgumentTypeError(f"must be a positive number of {what}, got '{text}'")
+        return v
+    return parse
+
+
 def _parser():
-    p = argparse.ArgumentParser(prog="python -m scaledl_profiler",
+    p = _Parser(prog="python -m scaledl_profiler",
                                 description="Export PyTorch models for scaledl and measure the runs a plan chose.")
     p.add_argument("--version", action="version", version=f"scaledl-profiler {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
@@ -74,7 +95,7 @@ def _parser():
     m.add_argument("--passes", type=int, default=2, help="times each run is measured, in new orders (default 2)")
     m.add_argument("--warmup", type=int, default=2, help="untimed iterations per run (default 2)")
     m.add_argument("--reps", type=int, default=3, help="timed iterations per run (default 3)")
-    m.add_argument("--cap-s", type=float, default=8.0, help="stop timing a run after this many seconds (default 8)")
+    m.add_argument("--cap-s", type=_positive("seconds"), default=8.0, help="stop timing a run after this many seconds (default 8)")
     m.add_argument("--seed", type=int, default=1, help="seed of the measurement order (default 1)")
     m.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="cpu (gloo) or cuda (NCCL)")
     m.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "fp16", "bf16"],
@@ -84,7 +105,7 @@ def _parser():
                    help="build NAME with your own code (repeatable)")
     m.add_argument("--reference", help="model of the reference run re-measured between passes (default: the "
                                        "plan's cheapest run)")
-    m.add_argument("--max-seconds", type=float, help="start no job after this many seconds; the runs left are "
+    m.add_argument("--max-seconds", type=_positive("seconds"), help="start no job after this many seconds; the runs left are "
                                                      "recorded in failed.csv (status skipped)")
     m.add_argument("--keep-going", action="store_true", help="record a job that fails in failed.csv and go on")
     m.add_argument("--in-process", action="store_true",
@@ -101,13 +122,13 @@ def _parser():
     k.add_argument("--device", choices=["cpu", "cuda"], default="cuda", help="cuda (default) or cpu")
     k.add_argument("--quick", action="store_true", help="a small grid (same as --grid quick)")
     k.add_argument("--grid", choices=["full", "quick", "tiny"], default="full", help="shape grid (default full)")
-    k.add_argument("--max-seconds", type=float, help="time budget: shapes not started by then are left out")
+    k.add_argument("--max-seconds", type=_positive("seconds"), help="time budget: shapes not started by then are left out")
     k.add_argument("--seed", type=int, default=1, help="seed of the shapes and their order (default 1)")
     k.add_argument("--ops", default=",".join(["bmm", "linear", "elem", "ln", "softmax", "conv", "attention"]),
                    help="tables to measure (default all)")
     k.add_argument("--reps", type=int, default=25, help="timed calls per shape (default 25)")
     k.add_argument("--warmup", type=int, default=3, help="untimed calls per shape (default 3)")
-    k.add_argument("--max-gib", type=float, default=2.0, help="leave out shapes whose tensors exceed this (GiB, "
+    k.add_argument("--max-gib", type=_positive("GiB"), default=2.0, help="leave out shapes whose tensors exceed this (GiB, "
                                                               "default 2)")
 
     h = sub.add_parser("here", help="plan, measure and calibrate a predictor for this machine, in one command",
@@ -119,7 +140,7 @@ def _parser():
     h.add_argument("--out", required=True, help="calibrated model file to write (e.g. mine.sdl)")
     h.add_argument("--work", default="scaledl-here", help="folder for graphs, plan and measurements (default "
                                                           "scaledl-here; run again to resume)")
-    h.add_argument("--budget-s", type=float, default=120.0, help="seconds of measuring, all passes and the drift "
+    h.add_argument("--budget-s", type=_positive("seconds"), default=120.0, help="seconds of measuring, all passes and the drift "
                                                                  "reference included (default 120, at least 30)")
     h.add_argument("--models", default=",".join(DEFAULT_MODELS), help="torchvision models to measure (default "
                                                                        "%(default)s)")
@@ -244,7 +265,13 @@ def main(argv=None):
     try:
         if args.command == "machine":
             from scaledl_profiler.machine import describe
-            print(json.dumps(describe(args.device), indent=1, sort_keys=True))
+            d = describe(args.device)
+            if args.device == "cuda" and "gpu" not in d:
+                # a description of the CPU alone would pass for the GPU machine's
+                raise ValueError("--device cuda: " + ("PyTorch is not installed" if "torch" not in d
+                                                      else "PyTorch sees no CUDA GPU")
+                                 + " (without --device, machine describes this machine's CPU)")
+            print(json.dumps(d, indent=1, sort_keys=True))
             return 0
         if args.command == "export":
             return _export(args, parser)

@@ -40,6 +40,44 @@ def memory_format(text):
 PHASES = ("train", "infer")
 
 
+OPTIONAL = ("resolution", "family", "graph", "predicted_ms", "cost_s", "precision", "memory_format")
+
+
+def _distance(a, b):
+    """Edit distance (insertions, deletions, substitutions) of two short texts."""
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        cur = [i]
+        for j, y in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
+        prev = cur
+    return prev[-1]
+
+
+def _key(name):
+    return "".join(ch for ch in name.lower() if ch.isascii() and ch.isalnum())
+
+
+def _misspelt(column):
+    """The column of a plan a header name looks like a misspelling of, by scaledl's rule for a table's extra columns
+    (``Suggestions.misspelt``): the same letters and digits ignoring case, or within two edits where both have five
+    or more; None for a known column and for one far from all."""
+    c = column.strip()
+    if c in REQUIRED + OPTIONAL:
+        return None
+    t = _key(c)
+    for known in REQUIRED + OPTIONAL:
+        k = _key(known)
+        if t == k or min(len(t), len(k)) >= 5 and _distance(t, k) <= 2:
+            return known
+    return None
+
+
+def _warn(message):
+    import sys
+    print(message, file=sys.stderr)
+
+
 class PlanError(ValueError):
     """A malformed plan file; the message starts with ``file:line:``."""
 
@@ -88,7 +126,8 @@ def read_plan(path, default_precision="fp32", default_memory_format="nchw") -> L
     if os.path.isdir(path):
         raise PlanError(f"{path}: is a folder, not a plan file (scaledl plan --out plan.csv writes one)")
     try:
-        with open(path, newline="", encoding="utf-8") as f:
+        # utf-8-sig: a byte-order mark (a spreadsheet's export) is no part of the first column's name
+        with open(path, newline="", encoding="utf-8-sig") as f:
             runs = _read_rows(path, csv.DictReader(f), default_precision, memory_format(default_memory_format))
     except FileNotFoundError:
         raise PlanError(f"{path}: no such file (scaledl plan --out plan.csv writes one)") from None
@@ -111,9 +150,19 @@ def _read_rows(path, reader, default_precision, default_memory_format="nchw"):
     if reader.fieldnames is None:
         raise PlanError(f"{path}:1: empty file: no header line")
     header = [h.strip() for h in reader.fieldnames]
+    for i, h in enumerate(header):
+        if h in header[:i]:
+            # a dictionary reader keeps the last of two equal columns: the first one's values would be dropped
+            raise PlanError(f"{path}:1: duplicate column '{h}'")
     missing = [c for c in REQUIRED if c not in header]
     if missing:
         raise PlanError(f"{path}:1: missing column(s) {', '.join(missing)} (a plan has {', '.join(REQUIRED)})")
+    for h in header:
+        known = _misspelt(h)
+        if known and known not in header:
+            # a misspelt optional column leaves every row at that column's default, silently
+            _warn(f"warning: {path}:1: column '{h}' is not one the companion reads (did you mean '{known}'?); every "
+                  f"row takes {known}'s default")
     runs = []
     for i, raw in enumerate(reader):
         line = i + 2

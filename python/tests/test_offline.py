@@ -90,7 +90,39 @@ def test_usage_errors_exit_2_naming_the_option(argv, fragment, capsys):
     with pytest.raises(SystemExit) as e:
         cli.main(argv)
     assert e.value.code == 2
-    assert fragment in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert fragment in err
+    assert err.count("\n") == 1, "one line, as every other error: " + err
+
+
+@pytest.mark.parametrize("argv,option", [
+    (["measure", "plan.csv", "--out", "d", "--max-seconds", "nan"], "--max-seconds"),
+    (["measure", "plan.csv", "--out", "d", "--cap-s", "-1"], "--cap-s"),
+    (["measure", "plan.csv", "--out", "d", "--max-seconds", "inf"], "--max-seconds"),
+    (["kernels", "--out", "d", "--max-seconds", "-5"], "--max-seconds"),
+    (["kernels", "--out", "d", "--max-gib", "0"], "--max-gib"),
+    (["here", "--budget-s", "nan"], "--budget-s"),
+])
+def test_budgets_are_positive_finite_numbers_checked_before_anything_runs(argv, option, capsys):
+    # NaN would compare false with every clock reading (no budget at all), a negative budget start nothing
+    with pytest.raises(SystemExit) as e:
+        cli.main(argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert option in err and "must be a positive number" in err and err.count("\n") == 1
+
+
+def test_machine_for_cuda_without_a_gpu_is_an_error_not_the_cpus_description(monkeypatch, capsys):
+    import scaledl_profiler.machine as machine
+    monkeypatch.setattr(machine, "describe", lambda device="cpu", threads_note=None: {"name": "cpu @ h"})
+    assert cli.main(["machine", "--device", "cuda"]) == 1
+    err = capsys.readouterr().err
+    assert "--device cuda: PyTorch is not installed" in err and err.count("\n") == 1
+    monkeypatch.setattr(machine, "describe", lambda device="cpu", threads_note=None: {"name": "cpu @ h",
+                                                                                       "torch": "2.1"})
+    assert cli.main(["machine", "--device", "cuda"]) == 1
+    assert "PyTorch sees no CUDA GPU" in capsys.readouterr().err
+    assert cli.main(["machine"]) == 0
 
 
 def test_a_missing_plan_is_exit_1(tmp_path, capsys):

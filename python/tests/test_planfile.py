@@ -50,6 +50,22 @@ def test_missing_columns_and_duplicates_are_refused(tmp_path):
         read_plan(write(tmp_path, HEADER))
 
 
+def test_a_column_twice_is_refused_a_byte_order_mark_is_not_a_name_and_a_typo_is_said(tmp_path, capsys):
+    # a dictionary reader would keep the second batch (2) and drop the first (0) without a word
+    with pytest.raises(PlanError, match=r"plan.csv:1: duplicate column 'batch'"):
+        read_plan(write(tmp_path, "model,batch,batch,world_size,threads,phase\nx,0,2,1,1,train\n"))
+    p = tmp_path / "bom.csv"
+    p.write_bytes("\ufeffmodel,batch,world_size,threads,phase\nx,4,1,1,train\n".encode("utf-8"))
+    (r,) = read_plan(p)
+    assert r.model == "x" and r.batch == 4
+    (r,) = read_plan(write(tmp_path, "model,batch,world_size,threads,phase,precison\nx,4,1,1,train,tf32\n"))
+    assert r.precision == "fp32"
+    err = capsys.readouterr().err
+    assert "column 'precison'" in err and "did you mean 'precision'" in err
+    read_plan(write(tmp_path, "model,batch,world_size,threads,phase,note,params\nx,4,1,1,train,a,7\n"))
+    assert capsys.readouterr().err == "", "columns far from any the companion reads are carried quietly"
+
+
 def test_graph_paths_are_rebased_to_the_dataset_folder(tmp_path):
     plan = tmp_path / "plans" / "plan.csv"
     plan.parent.mkdir()

@@ -96,12 +96,16 @@ public final class JsonTrees {
     }
 
     /**
-     * {@link #read(byte[])}, noting where the top-level member {@code member}'s value lies (its last occurrence).
+     * {@link #read(byte[])}, noting where the top-level member {@code member}'s value lies, strictly as
+     * {@link #readDocument(byte[])} reads (no key twice, nothing after the object).
      *
-     * @throws IOException for text that is not JSON
+     * @throws IOException for text that is not such a JSON document
      */
     public static Located read(byte[] bytes, String member) throws IOException {
         try (JsonParser p = FACTORY.createParser(bytes)) {
+            // strictly, as a document (readDocument): a member named twice, or text after the object, is no model
+            // file a library wrote, and the first of two would otherwise pass unverified
+            p.enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
             JsonToken t = p.nextToken();
             if (t != JsonToken.START_OBJECT) {
                 return new Located(t == null ? MissingNode.getInstance() : value(p, t), -1, -1);
@@ -119,6 +123,10 @@ public final class JsonTrees {
                     start = (int) from;
                     end = (int) p.currentLocation().getByteOffset();
                 }
+            }
+            if (p.nextToken() != null) {
+                throw new com.fasterxml.jackson.core.JsonParseException(p, "more text after the JSON value ("
+                        + p.currentToken() + ")");
             }
             return new Located(o, start, end);
         }

@@ -35,6 +35,15 @@ class JsonTreesProperties {
         byte[] bytes = pretty.getBytes(StandardCharsets.UTF_8);
         assertArrayEquals(MAPPER.writeValueAsString(reference).getBytes(StandardCharsets.UTF_8),
                 JsonTrees.compact(bytes, 0, bytes.length), "pretty-printed text without its whitespace");
+        // the strict reader: the same tree, unless an object names a key twice (the mapper keeps the last), which
+        // it refuses, as it refuses text after the value
+        try {
+            assertEquals(reference, JsonTrees.readDocument(text));
+        } catch (JsonProcessingException e) {
+            org.junit.jupiter.api.Assertions.assertTrue(e.getOriginalMessage().startsWith("Duplicate field 'k"),
+                    e.getOriginalMessage());
+        }
+        assertThrows(JsonProcessingException.class, () -> JsonTrees.readDocument(text + " 1"));
     }
 
     @Provide
@@ -75,6 +84,12 @@ class JsonTreesProperties {
         assertEquals("{\"x\": [1, 2]}", new String(bytes, l.start(), l.end() - l.start(), StandardCharsets.UTF_8));
         assertEquals(MAPPER.readTree(bytes), l.tree());
         assertEquals(-1, JsonTrees.read(bytes, "none").start());
+        // located strictly: a member named twice (an unverified first "body") or text after the object is refused
+        for (String bad : new String[] {"{\"body\": {\"x\": 1}, \"body\": {\"x\": 2}}", "{\"body\": {}} x",
+            "{\"body\": {\"x\": 1, \"x\": 2}}", "{\"body\": {}} {}"}) {
+            assertThrows(JsonProcessingException.class, () -> JsonTrees.read(bad.getBytes(StandardCharsets.UTF_8),
+                    "body"), bad);
+        }
         assertThrows(JsonProcessingException.class, () -> JsonTrees.read("{\"a\": NaN}".getBytes(StandardCharsets.UTF_8)));
         assertThrows(JsonProcessingException.class, () -> JsonTrees.read("[".repeat(100)));
         assertEquals(true, JsonTrees.read("").isMissingNode());

@@ -421,6 +421,21 @@ public final class CsvTable {
         return rows.size();
     }
 
+    /**
+     * The first data row that repeats an earlier one field for field, as {@code {its line, the earlier row's line}}
+     * (1-based file lines), or empty: a row copied by mistake, which a reader would take as a second measurement.
+     */
+    public Optional<int[]> repeatedRow() {
+        Map<List<String>, Integer> seen = new HashMap<>();
+        for (int r = 0; r < rows.size(); r++) {
+            Integer first = seen.putIfAbsent(List.of(rows.get(r)), line(r));
+            if (first != null) {
+                return Optional.of(new int[] {line(r), first});
+            }
+        }
+        return Optional.empty();
+    }
+
     /** The 1-based file line of a data row. */
     public int line(int row) {
         return lineNumbers.get(row);

@@ -87,6 +87,11 @@ public final class DatasetReader {
      */
     public static Dataset read(Path dir) {
         Path runs = dir.resolve("runs.csv");
+        if (Files.isRegularFile(dir)) {
+            throw InvalidInputException.inSource(dir.toString(), "is a file, not a dataset folder (give the folder "
+                    + "that holds runs.csv" + (dir.getFileName() != null && dir.getFileName().toString()
+                    .equals("runs.csv") && dir.getParent() != null ? ": " + dir.getParent() : "") + ")");
+        }
         if (!Files.isRegularFile(runs)) {
             throw InvalidInputException.inSource(dir.toString(), "no runs.csv in this folder");
         }
@@ -105,6 +110,9 @@ public final class DatasetReader {
             throw InvalidInputException.inSource(runs.toString(), "file not found");
         }
         CsvTable t = CsvTable.read(runs, "model", "batch", "world_size", "threads", "phase", "iter_ms_p50", "graph");
+        t.repeatedRow().ifPresent(lines -> LOG.warn("{}:{}: the same row as line {}, field for field: a copy is fitted "
+                + "as a second measurement of its configuration (remove it if it is one)", t.source(), lines[0],
+                lines[1]));
         Map<String, Map<String, Double>> layerTimes = readLayers(dir.resolve("layers.csv"));
         // a machine or device that names a GPU of the catalog is that GPU (the companion's GPU datasets)
         Optional<Device> machine = machine(dir.resolve("machine.json")).map(m -> GPUS.find(m.name()).orElse(m));

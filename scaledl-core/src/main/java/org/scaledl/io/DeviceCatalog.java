@@ -37,6 +37,8 @@ import org.scaledl.workload.Device;
  * }</pre>
  */
 public final class DeviceCatalog {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(DeviceCatalog.class);
+
     private final Map<String, Device> byKey;
     private final List<Device> devices;
     /** Where each device of a user's file was read ({@code file:line}), by device name. */
@@ -273,6 +275,15 @@ public final class DeviceCatalog {
                 }
                 origins.put(d.name(), at);
                 add(byKey, devices, d, names);
+            }
+            if (catalog) {
+                // a misspelt column (bf16_TFLOP) would leave every GPU of the file without that figure, silently
+                List<String> known = resource(BUNDLED_CATALOG, CATALOG_REQUIRED).columns();
+                for (String c : t.columns()) {
+                    org.scaledl.Suggestions.misspelt(c, known).filter(k -> !t.columns().contains(k))
+                            .ifPresent(k -> LOG.warn("{}:1: column '{}' is not one the catalog reads (did you mean "
+                                    + "'{}'?); its GPUs are read without it", t.source(), c, k));
+                }
             }
         }
         return new DeviceCatalog(byKey, devices, origins);

@@ -85,7 +85,8 @@ public final class ModelFile {
         List<String> devices = new ArrayList<>();
         training.path("devices").forEach(d -> devices.add(d.asText()));
         return new Provenance(body.path("library_version").asText(), training.path("fingerprint").asText(),
-                training.path("samples").asInt(), body.path("seed").asLong(), config,
+                training.has("samples") ? Fields.intInRange(training.get("samples"), "training.samples", 0,
+                        Integer.MAX_VALUE) : 0, body.path("seed").asLong(), config,
                 cv.isNumber() ? Fields.inRange(cv, "cv_mre", 0, Double.MAX_VALUE) : Double.NaN,
                 body.path("created_at").asText(), devices);
     }

@@ -65,6 +65,15 @@ class CsvTableTest {
      * An optional ranged field: empty where the column is absent or the field blank, its value where given, and the
      * ranged field's error, naming the file, line and column, where it is out of range or not a number.
      */
+    /** A row that repeats an earlier one field for field is found with both lines; blank lines do not count. */
+    @Test
+    void aRepeatedRowIsFoundWithBothLines() {
+        CsvTable t = CsvTable.parse("t.csv", List.of("a,b", "1,2", "", "1,3", "1, 2", "1,2"), "a");
+        assertEquals(List.of(5, 2), java.util.Arrays.stream(t.repeatedRow().orElseThrow()).boxed().toList(),
+                "fields are trimmed: ' 2' is '2'");
+        assertTrue(CsvTable.parse("t.csv", List.of("a,b", "1,2", "1,3"), "a").repeatedRow().isEmpty());
+    }
+
     @Test
     void optionalRangedFieldsAreEmptyWhereBlankAndCheckedWhereGiven() {
         CsvTable t = CsvTable.parse("t.csv", List.of("a,b", "1.5,", "7,x", "-2,3"), "a");

@@ -194,6 +194,15 @@ class DatasetReaderTest {
     }
 
     @Test
+    void aRunsFileGivenForItsFolderIsSaidToBeAFile() throws IOException {
+        Path d = dataset(HEADER + "resnet18,64,2,1,1,train,10.5,11689512,graphs/resnet18_r64.onnx\n");
+        InvalidInputException e = assertThrows(InvalidInputException.class,
+                () -> DatasetReader.read(d.resolve("runs.csv")));
+        assertTrue(e.getMessage().contains("is a file, not a dataset folder") && e.getMessage().endsWith(": " + d + ")"),
+                e.getMessage());
+    }
+
+    @Test
     void machineFieldsThatDoNotParseAreNamed() throws IOException {
         Path d = dataset(HEADER + "resnet18,64,2,1,1,train,10.5,11689512,graphs/resnet18_r64.onnx\n");
         Path m = d.resolve("machine.json");

@@ -117,6 +117,24 @@ class ModelFileTest {
         assertTrue(n.getMessage().contains("7") && n.getMessage().contains("(" + ModelFile.FORMAT_VERSION + ")"),
                 n.getMessage());
 
+        // text after the file's object, and a second "body" before the signed one, are refused, not skipped
+        Path garbage = dir.resolve("g.sdl");
+        Files.writeString(garbage, text + "garbage{\n");
+        e = assertThrows(InvalidInputException.class, () -> RuntimePredictor.load(garbage));
+        assertTrue(e.getMessage().contains("g.sdl") && e.getMessage().contains("invalid JSON"), e.getMessage());
+        Path twoBodies = dir.resolve("b.sdl");
+        Files.writeString(twoBodies, text.replaceFirst("\\{", "{\"body\": {\"name\": \"unsigned\"},"));
+        e = assertThrows(InvalidInputException.class, () -> RuntimePredictor.load(twoBodies));
+        assertTrue(e.getMessage().contains("Duplicate field 'body'"), e.getMessage());
+        // a signed body (written by another tool) with a training count that cannot be is refused naming it
+        com.fasterxml.jackson.databind.node.ObjectNode body = (com.fasterxml.jackson.databind.node.ObjectNode)
+                org.scaledl.JsonTrees.read(text.getBytes(StandardCharsets.UTF_8)).get("body").deepCopy();
+        ((com.fasterxml.jackson.databind.node.ObjectNode) body.get("training")).put("samples", -5);
+        Path negative = dir.resolve("n.sdl");
+        Files.write(negative, org.scaledl.model.file.Envelope.bytes(ModelFile.FORMAT, ModelFile.FORMAT_VERSION, body));
+        e = assertThrows(InvalidInputException.class, () -> RuntimePredictor.load(negative));
+        assertTrue(e.getMessage().contains("training.samples = -5"), e.getMessage());
+
         Path foreign = dir.resolve("f.sdl");
         Files.write(foreign, "{\"hello\": 1}".getBytes(StandardCharsets.UTF_8));
         assertThrows(InvalidInputException.class, () -> RuntimePredictor.load(foreign));

@@ -135,6 +135,9 @@ final class PlanCommand implements Callable<Integer> {
             base = source.grid.toAbsolutePath().getParent();
         }
         List<Workload> candidates = c.workloads();
+        if (source.grid == null) {
+            refuseRepeatedRows(c.table());
+        }
         List<Workload> measured = fixed == null ? List.of()
                 : DatasetReader.readRuns(fixed).samples().stream().map(Sample::workload).toList();
         double[] predictedMs = new double[candidates.size()];
@@ -324,5 +327,19 @@ final class PlanCommand implements Callable<Integer> {
             throw InvalidInputException.inSource(file.toString(), "no rows");
         }
         return rows.toArray(new double[0][]);
+    }
+
+    /**
+     * A candidate table or dataset without rows, or whose row repeats an earlier one field for field, is refused
+     * naming both lines: the copy would be priced twice in the grid's time and could be chosen twice.
+     */
+    static void refuseRepeatedRows(CsvTable t) {
+        if (t.size() == 0) {
+            throw InvalidInputException.inSource(t.source(), "no candidate rows (a header and no rows)");
+        }
+        t.repeatedRow().ifPresent(lines -> {
+            throw InvalidInputException.atLine(t.source(), lines[0], "the same candidate as line " + lines[1]
+                    + " (each candidate once)");
+        });
     }
 }

@@ -73,6 +73,25 @@ class MainTest {
      * and the share of its peaks that power sustains (a GB200's 1,200 W: 1.45·10¹⁵ FLOP/s times the cube root of
      * 1.2 of its 2.5 PFLOP/s at 16 bits; an H100 SXM's 700 W all of its peak).
      */
+    /** A user catalog's misspelt peak column is said (did you mean), not left to look like a GPU without that unit. */
+    @Test
+    void aMisspeltCatalogColumnIsSaid(@TempDir Path dir) throws Exception {
+        List<String> bundled = new java.util.ArrayList<>(List.of(new String(MainTest.class.getResourceAsStream(
+                "/org/scaledl/io/gpu_catalog.csv").readAllBytes(), java.nio.charset.StandardCharsets.UTF_8)
+                .split("\n")));
+        String h100 = bundled.stream().filter(l -> l.startsWith("NVIDIA H100 80GB HBM3,")).findFirst().orElseThrow();
+        // a GPU of its own name (no alias of a bundled one) and bf16_TFLOPS misspelt
+        String row = "My GPU,,NVIDIA" + h100.substring(h100.indexOf(",NVIDIA,") + ",NVIDIA".length());
+        Path catalog = dir.resolve("mine.csv");
+        Files.write(catalog, List.of(bundled.get(0).replace("bf16_TFLOPS", "bf16_TFLOP"), row));
+        Run r = run("devices", "--devices", catalog.toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("mine.csv:1: column 'bf16_TFLOP' is not one the catalog reads (did you mean "
+                + "'bf16_TFLOPS'?)"), r.err());
+        Files.write(catalog, List.of(bundled.get(0), row));
+        assertTrue(!run("devices", "--devices", catalog.toString()).err().contains("did you mean"));
+    }
+
     @Test
     void devicesJsonGivesTheExponentialRate() throws Exception {
         Run r = run("devices", "--json");
@@ -274,6 +293,22 @@ class MainTest {
         chosen.forEach(n -> rows.add(n.asInt()));
         assertEquals(12, rows.size());
         assertTrue(rows.stream().allMatch(i -> i >= 0 && i < 462));
+    }
+
+    /** A candidate repeated row for row, or a table without rows, is refused naming the lines, not planned twice. */
+    @Test
+    void planRefusesARepeatedCandidateAndAnEmptyTable(@TempDir Path dir) throws Exception {
+        smallDataset(dir);
+        List<String> rows = new java.util.ArrayList<>(Files.readAllLines(dir.resolve("runs.csv")));
+        rows.add(rows.get(1));
+        Files.write(dir.resolve("runs.csv"), rows);
+        Run twice = run("plan", "--data", dir.toString(), "--runs", "2");
+        assertEquals(1, twice.code(), twice.err());
+        assertTrue(twice.err().contains("runs.csv:" + rows.size() + ": the same candidate as line 2"), twice.err());
+        Files.write(dir.resolve("runs.csv"), rows.subList(0, 1));
+        Run none = run("plan", "--data", dir.toString(), "--runs", "2");
+        assertEquals(1, none.code(), none.err());
+        assertTrue(none.err().contains("no candidate rows"), none.err());
     }
 
     /** Three families' r64 runs and graphs copied into {@code dir}. */
