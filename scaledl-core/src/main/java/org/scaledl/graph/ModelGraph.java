@@ -28,6 +28,8 @@ import org.scaledl.InvalidInputException;
  *         .build();
  * }</pre>
  *
+ * <p>Graphs compare by identity (a graph is a large value, built once and shared; two built alike are two objects).
+ *
  * <p>{@link Builder#build()} validates: unique layer names and tensor producers, every consumed tensor declared or
  * produced (no dangling inputs), no cycles. Failures are {@link InvalidInputException}s naming the node. Traversals
  * are iterative, so graphs of any depth are safe.

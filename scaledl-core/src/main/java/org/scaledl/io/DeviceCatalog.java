@@ -242,6 +242,9 @@ public final class DeviceCatalog {
      *         line that gave it first), of a name with control characters, or a file in neither layout
      */
     public static DeviceCatalog read(Path... files) {
+        for (Path f : java.util.Objects.requireNonNull(files, "files")) {
+            java.util.Objects.requireNonNull(f, "a file of files");
+        }
         Map<String, Device> byKey = new LinkedHashMap<>();
         Map<String, String> firstAt = new LinkedHashMap<>();
         Map<String, String> origins = new LinkedHashMap<>();
@@ -321,6 +324,7 @@ public final class DeviceCatalog {
      * catalog's description under all of them.
      */
     public DeviceCatalog with(DeviceCatalog other) {
+        java.util.Objects.requireNonNull(other, "other");
         Map<String, Device> byKey = new LinkedHashMap<>(this.byKey);
         List<Device> all = new ArrayList<>(devices);
         for (Device d : other.devices) {
@@ -339,7 +343,7 @@ public final class DeviceCatalog {
 
     /** A device by name or alias. */
     public Optional<Device> find(String name) {
-        return Optional.ofNullable(byKey.get(Device.key(name)));
+        return Optional.ofNullable(byKey.get(Device.key(java.util.Objects.requireNonNull(name, "name"))));
     }
 
     /**
@@ -350,6 +354,7 @@ public final class DeviceCatalog {
      *         {@code --devices FILE}) or one that several devices' names contain (naming them)
      */
     public Device require(String name) {
+        java.util.Objects.requireNonNull(name, "name");
         Optional<Device> exact = find(name);
         if (exact.isPresent()) {
             return exact.get();

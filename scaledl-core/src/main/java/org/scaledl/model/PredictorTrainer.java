@@ -72,6 +72,8 @@ public final class PredictorTrainer implements RuntimeTrainer {
      */
     @Override
     public RuntimePredictor fit(List<Sample> samples) {
+        java.util.Objects.requireNonNull(samples, "samples").forEach(s -> java.util.Objects.requireNonNull(s,
+                "a sample of samples"));
         return fit(samples, layerCost, interactions);
     }
 

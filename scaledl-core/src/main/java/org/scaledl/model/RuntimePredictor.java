@@ -226,7 +226,7 @@ public final class RuntimePredictor implements RuntimeModel {
      * @throws java.io.UncheckedIOException if the file cannot be written
      */
     public void save(Path file) {
-        ModelFile.write(this, file);
+        ModelFile.write(this, Objects.requireNonNull(file, "file"));
     }
 
     /** The saved form, as bytes ({@link #load(byte[])} reads it). */
@@ -241,7 +241,7 @@ public final class RuntimePredictor implements RuntimeModel {
      * @throws org.scaledl.InvalidInputException for a truncated, tampered, foreign, out-of-range or newer-format file
      */
     public static RuntimePredictor load(Path file) {
-        return ModelFile.read(file);
+        return ModelFile.read(Objects.requireNonNull(file, "file"));
     }
 
     /**
@@ -251,7 +251,7 @@ public final class RuntimePredictor implements RuntimeModel {
      * @throws org.scaledl.InvalidInputException for bad content
      */
     public static RuntimePredictor load(InputStream in, String source) {
-        return ModelFile.read(in, source);
+        return ModelFile.read(Objects.requireNonNull(in, "in"), Objects.requireNonNull(source, "source"));
     }
 
     /**
@@ -262,7 +262,7 @@ public final class RuntimePredictor implements RuntimeModel {
      * @throws org.scaledl.InvalidInputException for bad content
      */
     public static RuntimePredictor loadTrusted(byte[] bytes, String source) {
-        return ModelFile.read(bytes, source, false);
+        return ModelFile.read(Objects.requireNonNull(bytes, "bytes"), Objects.requireNonNull(source, "source"), false);
     }
 
     /**
@@ -271,11 +271,19 @@ public final class RuntimePredictor implements RuntimeModel {
      * @throws org.scaledl.InvalidInputException for bad content
      */
     public static RuntimePredictor load(byte[] bytes) {
-        return ModelFile.read(bytes, "bytes");
+        return ModelFile.read(Objects.requireNonNull(bytes, "bytes"), "bytes");
     }
 
     /** Refuses what the stage cannot predict: another device, a parallelism it does not model, a partial graph. */
     private void check(Workload w) {
+        Objects.requireNonNull(w, "workload");
+        int micro = w.parallelism().microBatches();
+        if (micro > 1 && w.batch() % micro != 0) {
+            // the engines run whole micro-batches: a remainder would be timed as a full one while the throughput
+            // counted the batch as given
+            throw new IllegalArgumentException("a replica's batch of " + w.batch() + " is not a whole number of its "
+                    + micro + " micro-batches (the batch is the micro-batch's size times the micro-batches)");
+        }
         stage.check(w);
         if (!allowPartial && !w.graph().coverage().isComplete()) {
             throw new IllegalArgumentException("graph " + w.graph().name() + " is only partly resolved ("
@@ -429,7 +437,7 @@ public final class RuntimePredictor implements RuntimeModel {
      */
     public List<Prediction> predictAll(Iterable<Workload> workloads) {
         List<Prediction> out = new ArrayList<>();
-        for (Workload w : workloads) {
+        for (Workload w : Objects.requireNonNull(workloads, "workloads")) {
             out.add(predictScored(w));
         }
         return out;
@@ -467,6 +475,7 @@ public final class RuntimePredictor implements RuntimeModel {
      * @throws IllegalArgumentException for a run without a device of the predictor's kind
      */
     public RuntimePredictor calibrate(List<Sample> runs) {
+        Objects.requireNonNull(runs, "runs").forEach(r -> Objects.requireNonNull(r, "a run of runs"));
         Domain dom = domain.plus(new Domain.Collector().samples(runs).build(domain.crossValidated()));
         List<String> measured = runs.stream().flatMap(r -> r.workload().device().map(Device::name).stream())
                 .toList();

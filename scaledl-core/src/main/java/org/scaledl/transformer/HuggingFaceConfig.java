@@ -72,6 +72,7 @@ public final class HuggingFaceConfig {
      *         configuration
      */
     public static TransformerSpec read(Path file) {
+        java.util.Objects.requireNonNull(file, "file");
         byte[] bytes;
         try (InputStream in = Files.newInputStream(file)) {
             bytes = in.readNBytes((int) MAX_BYTES + 1);
@@ -95,6 +96,9 @@ public final class HuggingFaceConfig {
      * @throws InvalidInputException naming the source and the key
      */
     public static TransformerSpec parse(byte[] bytes, String source, String name) {
+        java.util.Objects.requireNonNull(bytes, "bytes");
+        java.util.Objects.requireNonNull(source, "source");
+        java.util.Objects.requireNonNull(name, "name");
         JsonNode c;
         try {
             c = org.scaledl.JsonTrees.readDocument(bytes);
@@ -144,8 +148,9 @@ public final class HuggingFaceConfig {
                 case "t5" -> t5(r, name);
                 case "qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text" ->
                         qwenNext(r, name, type);
-                default -> throw InvalidInputException.inSource(source, "model_type '" + printable(type)
-                        + "' is not supported (supported: " + String.join(", ", MODEL_TYPES) + ")");
+                default -> throw InvalidInputException.inSource(source, (type.isEmpty() ? "no model_type"
+                        : "model_type '" + printable(type) + "' is not supported") + " (supported: "
+                        + String.join(", ", MODEL_TYPES) + ")");
             };
             TransformerSpec read = attentionImplementation(r).map(fused -> spec.withFusedAttention(fused)).orElse(spec);
             if (read.maxPositions() == 0 && r.has("max_position_embeddings") && !r.isNull("max_position_embeddings")) {

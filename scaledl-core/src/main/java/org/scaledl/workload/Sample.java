@@ -12,7 +12,7 @@ import org.scaledl.Checks;
  *
  * @param workload    what ran
  * @param millis      measured time of one iteration (finite, positive)
- * @param layerMillis measured per-module forward times, possibly empty
+ * @param layerMillis measured per-module forward times (each finite and positive), possibly empty
  */
 public record Sample(Workload workload, double millis, Map<String, Double> layerMillis) {
 
@@ -21,6 +21,13 @@ public record Sample(Workload workload, double millis, Map<String, Double> layer
         Objects.requireNonNull(workload, "workload");
         Checks.argument(Double.isFinite(millis) && millis > 0,
                 "measured time must be finite and positive: %s", millis);
+        Objects.requireNonNull(layerMillis, "layerMillis");
+        for (Map.Entry<String, Double> e : layerMillis.entrySet()) {
+            Objects.requireNonNull(e.getKey(), "layerMillis key");
+            // one layer's NaN or 0 would pass into the fit's layer targets and make every prediction 0 ms
+            Checks.argument(e.getValue() != null && Double.isFinite(e.getValue()) && e.getValue() > 0,
+                    "measured time of layer '%s' must be finite and positive: %s", e.getKey(), e.getValue());
+        }
         layerMillis = Collections.unmodifiableMap(new LinkedHashMap<>(layerMillis));
     }
 

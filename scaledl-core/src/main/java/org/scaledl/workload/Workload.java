@@ -20,6 +20,10 @@ import org.scaledl.graph.ModelGraph;
  * processes {@code batch * worldSize} samples; with tensor or pipeline parallelism ({@link #parallelism()}) the batch
  * is per replica. {@link #threads()} is the intra-op thread count of each worker (CPU), and {@link #device()}
  * describes the device (a GPU, or a CPU machine) when the model that predicts it distinguishes devices.
+ *
+ * <p>A replica's batch is the micro-batch's size times the micro-batches; a predictor refuses one that is no whole
+ * number of its micro-batches. Workloads compare by identity, as their graphs do ({@link ModelGraph}): two built alike are two objects; a
+ * prediction depends only on their content, and {@link #toString()} describes it.
  */
 public final class Workload {
     private final ModelGraph graph;
@@ -426,7 +430,7 @@ public final class Workload {
 
     /** One tag. */
     public Optional<String> tag(String key) {
-        return Optional.ofNullable(tags.get(key));
+        return Optional.ofNullable(tags.get(Objects.requireNonNull(key, "key")));
     }
 
     /** A builder initialised from this workload. */
@@ -661,7 +665,7 @@ public final class Workload {
 
         /** Adds a tag. */
         public Builder tag(String key, String value) {
-            tags.put(Objects.requireNonNull(key), Objects.requireNonNull(value));
+            tags.put(Objects.requireNonNull(key, "tag key"), Objects.requireNonNull(value, "tag value"));
             return this;
         }
 

@@ -33,7 +33,7 @@ class DevicePredictorContractTest extends RuntimePredictorContract {
         }
         Workload w = out.get(0);
         out.add(w.toBuilder().device(catalog().require("NVIDIA A100-PCIE-40GB")).build());
-        out.add(w.toBuilder().parallelism(Parallelism.of(2, 2, 2, 4)).phase(Phase.TRAIN).build());
+        out.add(w.toBuilder().batch(4 * w.batch()).parallelism(Parallelism.of(2, 2, 2, 4)).phase(Phase.TRAIN).build());
         return out;
     }
 

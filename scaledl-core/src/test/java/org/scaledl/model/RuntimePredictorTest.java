@@ -119,6 +119,41 @@ class RuntimePredictorTest {
         assertTrue(embedding > 0);
     }
 
+    /**
+     * Misuse fails where it happens, naming the argument: a null at a public entry point, a per-layer time that is not
+     * a positive number (one NaN made a fitted predictor answer 0 ms), a batch that is no whole number of its
+     * micro-batches (a remainder was timed as a full micro-batch, the throughput counted as given).
+     */
+    @Test
+    void misuseFailsWhereItHappensNamingTheArgument() {
+        RuntimePredictor p = RuntimePredictor.fit(samples());
+        NullPointerException npe = assertThrows(NullPointerException.class, () -> p.predict(null));
+        assertEquals("workload", npe.getMessage());
+        assertEquals("workload", assertThrows(NullPointerException.class, () -> p.predictMillis(null)).getMessage());
+        assertEquals("runs", assertThrows(NullPointerException.class, () -> p.calibrate(null)).getMessage());
+        java.util.List<Sample> withNull = new ArrayList<>(samples());
+        withNull.add(null);
+        assertEquals("a sample of samples", assertThrows(NullPointerException.class,
+                () -> RuntimePredictor.fit(withNull)).getMessage());
+        assertEquals("file", assertThrows(NullPointerException.class, () -> p.save(null)).getMessage());
+        assertEquals("file", assertThrows(NullPointerException.class,
+                () -> RuntimePredictor.load((java.nio.file.Path) null)).getMessage());
+        assertEquals("name", assertThrows(NullPointerException.class,
+                () -> org.scaledl.io.DeviceCatalog.bundled().require(null)).getMessage());
+        Workload w = workloads.get(0);
+        for (double bad : new double[] {Double.NaN, 0, -5, Double.POSITIVE_INFINITY}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> new Sample(w, 10, java.util.Map.of("conv1", bad)));
+            assertTrue(e.getMessage().contains("layer 'conv1'") && e.getMessage().contains(String.valueOf(bad)),
+                    e.getMessage());
+        }
+        assertEquals("layerMillis", assertThrows(NullPointerException.class, () -> new Sample(w, 10, null))
+                .getMessage());
+        Workload odd = w.toBuilder().batch(10).parallelism(org.scaledl.workload.Parallelism.of(1, 1, 1, 4)).build();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> p.predict(odd));
+        assertTrue(e.getMessage().contains("batch of 10 is not a whole number of its 4 micro-batches"), e.getMessage());
+    }
+
     @Test
     void tooFewSamplesIsAClearError() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,

@@ -45,9 +45,10 @@ public final class BundledModels {
      * @throws IllegalArgumentException for an unknown name (the message lists the known ones)
      */
     public static RuntimePredictor load(String name) {
-        if (!NAMES.contains(name)) {
+        if (name == null || !NAMES.contains(name)) {
             throw new IllegalArgumentException("no bundled model '" + name + "'"
-                    + org.scaledl.Suggestions.closest(name, NAMES).map(s -> "; did you mean '" + s + "'?").orElse("")
+                    + (name == null ? "" : org.scaledl.Suggestions.closest(name, NAMES).map(s -> "; did you mean '"
+                            + s + "'?").orElse(""))
                     + " (known: " + String.join(", ", NAMES) + ")");
         }
         String resource = name + ".sdl";

@@ -63,6 +63,14 @@ class BundledModelsTest {
     }
 
     @Test
+    void aNullNameIsAnUnknownModel() {
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> BundledModels.load(null));
+        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("no bundled model 'null'")
+                && e.getMessage().contains("known: "), e.getMessage());
+    }
+
+    @Test
     void namesAreLoadable() {
         assertEquals(List.of("cpu-ddp", "cpu-zoo", "cpu-machines", "gpu"), BundledModels.names());
         assertEquals(2, BundledModels.load("cpu-machines").machines().size());
