@@ -167,6 +167,8 @@ def _read_rows(path, reader, default_precision, default_memory_format="nchw"):
     for i, raw in enumerate(reader):
         line = i + 2
         row = {k.strip(): (v or "").strip() for k, v in raw.items() if k is not None}
+        if all(row.get(h) == h for h in header):
+            raise PlanError(f"{path}:{line}: the header line again (two plans joined?): keep one header")
         if not row.get("model"):
             raise PlanError(f"{path}:{line}: empty model name")
         phase = row["phase"].lower()

@@ -48,6 +48,8 @@ def test_missing_columns_and_duplicates_are_refused(tmp_path):
         read_plan(write(tmp_path, HEADER + "a,64,2,1,1,train,,,\na,64,2,1,1,train,,,\n"))
     with pytest.raises(PlanError, match="no runs"):
         read_plan(write(tmp_path, HEADER))
+    with pytest.raises(PlanError, match=r"plan.csv:3: the header line again"):
+        read_plan(write(tmp_path, HEADER + "a,64,2,1,1,train,,,\n" + HEADER))
 
 
 def test_a_column_twice_is_refused_a_byte_order_mark_is_not_a_name_and_a_typo_is_said(tmp_path, capsys):

@@ -212,7 +212,8 @@ public final class DatasetReader {
             throw InvalidInputException.invalidJson(source, "not a machine description", e);
         }
         if (m == null || !m.isObject()) {
-            throw InvalidInputException.inSource(source, "not a machine description: expected a JSON object");
+            throw InvalidInputException.inSource(source, "not a machine description: " + (m == null || m.isMissingNode()
+                    ? "the file is empty" : "expected a JSON object") + " (as the companion's machine command writes)");
         }
         String name = text(m, "name", source).or(() -> text(m, "cpu", source)).orElse("");
         if (name.isBlank()) {

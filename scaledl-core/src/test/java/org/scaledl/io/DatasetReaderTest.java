@@ -217,7 +217,7 @@ class DatasetReaderTest {
             {"{\"name\": \"m\", \"cpus\": 2,", "invalid JSON at line 1"},
             {"{\"name\": \"m\", \"cpus\": 2, \"cpus\": 4}", "Duplicate field 'cpus'"},
             {"{\"name\": \"m\", \"cpus\": 2} {\"cpus\": 4}", "more text after the JSON value"},
-            {"[1, 2]", "a JSON object"}};
+            {"[1, 2]", "a JSON object"}, {" \n", "the file is empty"}};
         for (String[] c : cases) {
             Files.writeString(m, c[0]);
             InvalidInputException e = assertThrows(InvalidInputException.class, () -> DatasetReader.read(d), c[0]);
