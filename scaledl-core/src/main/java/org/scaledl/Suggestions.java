@@ -18,7 +18,7 @@ public final class Suggestions {
 
     /**
      * The known name closest to {@code typed}: one that contains it (ignoring case and everything but letters and
-     * digits), else the one at the smallest edit distance if that is at most a third of its length; empty when
+     * digits; three or more of them typed), else the one at the smallest edit distance if that is at most a third of its length; empty when
      * nothing is close.
      */
     public static Optional<String> closest(String typed, Collection<String> known) {
@@ -31,7 +31,8 @@ public final class Suggestions {
         int bestDistance = Integer.MAX_VALUE;
         for (String k : known) {
             String kk = key(k);
-            if (kk.contains(t) && (contains == null || k.length() < contains.length())) {
+            // a name that contains what was typed, when that is more than a letter or two (every name holds an "a")
+            if (t.length() >= 3 && kk.contains(t) && (contains == null || k.length() < contains.length())) {
                 contains = k;
             }
             int d = distance(t, kk);

@@ -24,4 +24,13 @@ class SuggestionsTest {
             assertEquals(Optional.empty(), Suggestions.misspelt(other, COLUMNS), other);
         }
     }
+
+    /** A name containing what was typed is offered for three letters or more, not for one that every name holds. */
+    @Test
+    void closestOffersAContainingNameOnlyForMoreThanALetterOrTwo() {
+        List<String> gpus = List.of("Tesla T4", "NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3", "NVIDIA L4");
+        assertEquals(Optional.of("NVIDIA H100 80GB HBM3"), Suggestions.closest("h100", gpus));
+        assertEquals(Optional.empty(), Suggestions.closest("a", gpus));
+        assertEquals(Optional.of("NVIDIA L4"), Suggestions.closest("nvidial5", gpus), "one edit away");
+    }
 }
