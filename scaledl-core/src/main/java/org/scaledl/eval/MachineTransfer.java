@@ -75,6 +75,14 @@ public final class MachineTransfer {
             Evaluation.Listener listener) {
         Checks.argument(!source.isEmpty() && !target.isEmpty(), "need runs of both machines");
         Checks.argument(repeats > 0, "repeats must be positive: %s", repeats);
+        // checked before the first fit, not after the minutes it takes
+        for (int i = 0; i < ks.length; i++) {
+            int k = ks[i];
+            Checks.argument(k >= 0 && k < target.size(), "k must be in 0..%s: %s", target.size() - 1, k);
+            for (int j = 0; j < i; j++) {
+                Checks.argument(ks[j] != k, "k %s is given twice", k);
+            }
+        }
         Device src = machine(source.get(0));
         Device dst = machine(target.get(0));
         int total = 2 + ks.length * repeats;

@@ -159,22 +159,38 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             }
         }
         for (String k : List.of("batch", "threads", "world_size", "resolution", "cores")) {
-            for (String v : values.getOrDefault(k, List.of())) {
+            List<String> vs = values.get(k);
+            for (int j = 0; vs != null && j < vs.size(); j++) {
+                String v = vs.get(j);
                 try {
-                    if (Integer.parseInt(v) < 1) {
+                    int n = Integer.parseInt(v);
+                    if (n < 1) {
                         throw new NumberFormatException();
                     }
+                    vs.set(j, String.valueOf(n));   // written as read: 01 is 1
                 } catch (NumberFormatException e) {
-                    throw InvalidInputException.atLine(source, lineOf.get(k), k + " must be a positive integer, got '"
-                            + v + "'");
+                    throw InvalidInputException.atLine(source, lineOf.get(k), k + " must be an integer in 1.."
+                            + Integer.MAX_VALUE + ", got '" + v + "'");
                 }
             }
         }
-        for (String v : values.getOrDefault("phase", List.of())) {
+        List<String> phases = values.get("phase");
+        for (int j = 0; phases != null && j < phases.size(); j++) {
             try {
-                Phase.parse(v);
+                // the plan says train or infer, as the companion reads it, whatever alias the grid used
+                phases.set(j, Phase.parse(phases.get(j)).label());
             } catch (InvalidInputException e) {
                 throw InvalidInputException.atLine(source, lineOf.get("phase"), e.detail());
+            }
+        }
+        for (Map.Entry<String, List<String>> e : values.entrySet()) {
+            List<String> vs = e.getValue();
+            for (int j = 0; j < vs.size(); j++) {
+                if (vs.subList(0, j).contains(vs.get(j))) {
+                    // a value twice would make each of its candidates twice, priced and chosen twice
+                    throw InvalidInputException.atLine(source, lineOf.get(e.getKey()), "'" + e.getKey() + "' lists "
+                            + vs.get(j) + " twice");
+                }
             }
         }
         List<String> graphTemplate = values.getOrDefault("graph", List.of(values.containsKey("resolution")

@@ -52,6 +52,8 @@ import org.scaledl.graph.TensorRole;
  * cannot forge or hide output lines; the escaped name is the name that lookups use.
  */
 public final class OnnxImporter {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(OnnxImporter.class);
+
     /** The most bytes read from a file by default: protobuf's limit on a message (2 GiB). */
     public static final long DEFAULT_MAX_FILE_BYTES = Integer.MAX_VALUE - 16;
 
@@ -102,6 +104,37 @@ public final class OnnxImporter {
         return readCounted(bytes, name, source, options).graph();
     }
 
+    /**
+     * Warns of a bound dimension ({@link Options#dimensions()}) that the graph's inputs, outputs and value infos never
+     * name: a misspelt {@code --dim sq=128} would otherwise leave the model at another size without a word (a warning,
+     * not a refusal: one binding serves a table of graphs, some of which need not have it).
+     */
+    private static void warnOfUnusedDimensions(OnnxWire.Model model, Options options, String file) {
+        if (options.dimensions().isEmpty()) {
+            return;
+        }
+        java.util.Set<String> named = new java.util.TreeSet<>();
+        OnnxWire.Graph g = model.graph();
+        for (List<OnnxWire.ValueInfo> vs : List.of(g.inputs(), g.outputs(), g.valueInfo())) {
+            for (OnnxWire.ValueInfo v : vs) {
+                if (v.hasShape()) {
+                    for (OnnxWire.Dimension d : v.dims()) {
+                        if (!d.isKnown() && d.param() != null && !d.param().isEmpty()) {
+                            named.add(d.param());
+                        }
+                    }
+                }
+            }
+        }
+        for (String k : new java.util.TreeSet<>(options.dimensions().keySet())) {
+            if (!named.contains(k)) {
+                LOG.warn("{}: no input or output names a dimension '{}': its binding is not used{}", file,
+                        Names.escape(k), named.isEmpty() ? " (the graph names none)" : " (it names "
+                        + Names.escape(String.join(", ", named)) + ")");
+            }
+        }
+    }
+
     /** A graph and the {@linkplain ImportWork steps} its import took. */
     record Counted(ModelGraph graph, long steps) {
     }
@@ -112,6 +145,7 @@ public final class OnnxImporter {
         Objects.requireNonNull(options, "options");
         String file = Names.escape(Objects.requireNonNull(source, "source"));
         OnnxWire.Model model = parse(bytes, file);
+        warnOfUnusedDimensions(model, options, file);
         ImportWork work = new ImportWork(bytes.length);
         try {
             ModelGraph g = new Conversion(model, Names.escape(name), file, options, work).run();

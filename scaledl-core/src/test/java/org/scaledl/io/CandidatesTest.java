@@ -102,6 +102,20 @@ class CandidatesTest {
                 spec("model = resnet18\nresolution = 64\nbatch = 2\nthreads = 2\nworld_size = 2\ncores = 2\n"),
                 OnnxImporter::read));
         assertTrue(empty.getMessage().contains("empty"), empty.getMessage());
+        // a value twice (as written, or as read: 01 is 1) would make its candidates twice
+        for (String dup : new String[] {"batch = 2, 2, 8", "batch = 2\nthreads = 1, 01"}) {
+            InvalidInputException d = assertThrows(InvalidInputException.class, () -> Candidates.grid(
+                    spec("model = resnet18\nresolution = 64\n" + dup + "\n"), OnnxImporter::read), dup);
+            assertTrue(d.getMessage().contains("twice"), d.getMessage());
+        }
+    }
+
+    /** A grid's phase is written as the companion reads it (train or infer), whatever alias it was given as. */
+    @Test
+    void gridPhasesAreWrittenAsTheCompanionReadsThem() throws IOException {
+        Candidates c = Candidates.grid(spec("model = resnet18\nresolution = 64\nbatch = 4\nphase = TRAIN, eval\n"),
+                OnnxImporter::read);
+        assertEquals(List.of("train", "infer"), List.of(c.table().get(0, "phase"), c.table().get(1, "phase")));
     }
 
     @Test

@@ -67,9 +67,22 @@ final class EvaluateClustersCommand implements Callable<Integer> {
             + "ms, relative error)")
     Path out;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Override
     public Integer call() throws Exception {
         long t0 = System.nanoTime();
+        // an experiment's option given without its experiment would be accepted and ignored
+        picocli.CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
+        for (String[] o : new String[][] {{"--calibration-runs", "--calibration"}, {"--draws", "--calibration"},
+            {"--budgets-gpu-hours", "--learning-curve"}}) {
+            boolean mode = o[1].equals("--calibration") ? calibration : learningCurve;
+            if (parsed.hasMatchedOption(o[0]) && !mode) {
+                throw new IllegalArgumentException(o[0] + " is an option of " + o[1] + " (give " + o[1] + ", or leave "
+                        + o[0] + " out)");
+            }
+        }
         if (calibration && learningCurve) {
             throw new IllegalArgumentException("--calibration and --learning-curve are two experiments: give one");
         }

@@ -1,7 +1,9 @@
 package org.scaledl.cli;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.scaledl.graph.ModelGraph;
 import org.scaledl.onnx.OnnxImporter;
@@ -10,8 +12,8 @@ import picocli.CommandLine.Option;
 /** The import options every command that reads an ONNX graph shares: named dimensions, partial graphs. */
 final class GraphOptions {
     @Option(names = "--dim", paramLabel = "NAME=SIZE", description = "Bind a named symbolic dimension other than "
-            + "the batch, e.g. --dim seq=128 (repeatable)")
-    Map<String, Long> dims = new LinkedHashMap<>();
+            + "the batch, e.g. --dim seq=128 (repeatable, each name once)")
+    List<String> dimArgs = new ArrayList<>();
 
     @Option(names = "--allow-partial", description = "Predict a graph even when some layers' shapes or operators "
             + "are unknown (the prediction then carries a warning with their share)")
@@ -19,6 +21,41 @@ final class GraphOptions {
 
     /** Reads a graph with the bound dimensions. */
     ModelGraph read(Path file) {
-        return OnnxImporter.read(file, OnnxImporter.Options.builder().dims(dims).build());
+        return OnnxImporter.read(file, OnnxImporter.Options.builder().dims(dims()).build());
+    }
+
+    /**
+     * The bound dimensions by name.
+     *
+     * @throws IllegalArgumentException (a usage error) for a binding that is not NAME=SIZE with a positive integer
+     *         size, or a name bound twice
+     */
+    Map<String, Long> dims() {
+        Map<String, Long> out = new LinkedHashMap<>();
+        for (String arg : dimArgs) {
+            int eq = arg.indexOf('=');
+            String name = eq < 0 ? arg.strip() : arg.substring(0, eq).strip();
+            String size = eq < 0 ? "" : arg.substring(eq + 1).strip();
+            if (eq < 0 || name.isEmpty() || size.isEmpty()) {
+                throw new IllegalArgumentException("--dim " + org.scaledl.InvalidInputException.printable(arg, 40)
+                        + ": expected NAME=SIZE, such as --dim seq=128");
+            }
+            long value;
+            try {
+                value = Long.parseLong(size);
+            } catch (NumberFormatException e) {
+                value = -1;
+            }
+            if (value < 1) {
+                throw new IllegalArgumentException("--dim " + org.scaledl.InvalidInputException.printable(arg, 40)
+                        + ": the size must be a positive integer");
+            }
+            Long before = out.put(name, value);
+            if (before != null) {
+                throw new IllegalArgumentException("--dim " + org.scaledl.InvalidInputException.printable(name, 40)
+                        + " is bound twice (" + before + " and " + value + "); bind each name once");
+            }
+        }
+        return out;
     }
 }

@@ -111,6 +111,13 @@ final class ScalingCommand implements Callable<Integer> {
                     + "large (at most %s samples per replica)", b, m, Integer.MAX_VALUE);
         }
         List<double[]> points = measured == null ? List.of() : readMeasured(measured, base);
+        long offSweeps = points.stream().filter(x -> x[1] != job.batch && x[0] != base.parallelism().data()).count();
+        if (offSweeps > 0) {
+            System.err.println("scaledl: warning: " + offSweeps + " measured point" + (offSweeps == 1 ? " lies" : "s lie")
+                    + " on neither sweep (batch " + job.batch + ", or " + base.parallelism().data() + " replicas): "
+                    + "the calibration uses " + (offSweeps == 1 ? "it" : "them") + ", the plot does not show "
+                    + (offSweeps == 1 ? "it" : "them"));
+        }
         RuntimePredictor calibrated = null;
         if (!points.isEmpty()) {
             List<org.scaledl.workload.Sample> runs = new ArrayList<>();
@@ -218,6 +225,17 @@ final class ScalingCommand implements Callable<Integer> {
     /** Measured points: {data-parallel replicas, batch, ms}; a gpus column is divided by the replica's GPUs. */
     private static List<double[]> readMeasured(Path csv, Workload base) {
         CsvTable t = CsvTable.read(csv, "batch", "measured_ms");
+        if (t.has("world_size") && t.has("gpus")) {
+            throw org.scaledl.InvalidInputException.inSource(csv.toString(), "has both world_size and gpus: give one "
+                    + "(world_size counts data-parallel replicas, gpus every GPU)");
+        }
+        if (t.size() == 0) {
+            System.err.println("scaledl: warning: " + csv + ": no measured points (a header and no rows)");
+        }
+        t.repeatedRow().ifPresent(lines -> {
+            throw org.scaledl.InvalidInputException.atLine(csv.toString(), lines[0], "the same point as line "
+                    + lines[1] + " (a repeated measurement has a time of its own)");
+        });
         boolean gpus = !t.has("world_size");
         if (gpus && !t.has("gpus")) {
             throw org.scaledl.InvalidInputException.inSource(csv.toString(), "needs a world_size (data-parallel "

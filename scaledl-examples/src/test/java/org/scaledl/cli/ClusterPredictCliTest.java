@@ -924,6 +924,41 @@ class ClusterPredictCliTest {
         }
     }
 
+    /**
+     * Inputs that were accepted and ignored, or taken twice, are refused or said: measured points with both a
+     * world_size and a gpus column, a point copied, a point on neither sweep (said), a --dim given twice or without a
+     * size, an experiment's option without its experiment.
+     */
+    @Test
+    void ignoredOrRepeatedInputsAreRefusedOrSaid(@TempDir Path dir) throws Exception {
+        String graph = MainTest.graph("resnet18_r64").toString();
+        Path measured = dir.resolve("measured.csv");
+        String[] common = {"scaling", "--model", "gpu", "--graph", graph, "--batch", "16", "--device", "Tesla T4",
+            "--precision", "fp16", "--gpus", "1,2", "--batches", "4,16", "--out", dir.resolve("s.svg").toString(),
+            "--measured", measured.toString()};
+        Files.writeString(measured, "world_size,gpus,batch,measured_ms\n1,1,16,30\n");
+        Run both = MainTest.run(common);
+        assertEquals(1, both.code(), both.err());
+        assertTrue(both.err().contains("both world_size and gpus"), both.err());
+        Files.writeString(measured, "world_size,batch,measured_ms\n1,16,30\n2,16,33\n1,16,30\n");
+        Run copied = MainTest.run(common);
+        assertEquals(1, copied.code(), copied.err());
+        assertTrue(copied.err().contains("measured.csv:4: the same point as line 2"), copied.err());
+        Files.writeString(measured, "world_size,batch,measured_ms\n1,16,30\n2,4,20\n");
+        Run off = MainTest.run(common);
+        assertEquals(0, off.code(), off.err());
+        assertTrue(off.err().contains("1 measured point lies on neither sweep"), off.err());
+        for (String[] dim : new String[][] {{"seq=16", "seq=32"}, {"seq", "seq=1"}, {"=3", "seq=1"}}) {
+            Run r = MainTest.run("predict", "--model", "gpu", "--graph", graph, "--batch", "2", "--device",
+                    "Tesla T4", "--dim", dim[0], "--dim", dim[1]);
+            assertEquals(2, r.code(), r.err());
+            assertTrue(r.err().contains("--dim"), r.err());
+        }
+        Run draws = MainTest.run("evaluate-clusters", "--draws", "5");
+        assertEquals(2, draws.code(), draws.err());
+        assertTrue(draws.err().contains("--draws is an option of --calibration"), draws.err());
+    }
+
     @Test
     void scalingWritesFourPanelsWithTheMeasuredPointsOnTop(@TempDir Path dir) throws Exception {
         Path measured = dir.resolve("measured.csv");
