@@ -92,6 +92,9 @@ public final class DatasetReader {
                     + "that holds runs.csv" + (dir.getFileName() != null && dir.getFileName().toString()
                     .equals("runs.csv") && dir.getParent() != null ? ": " + dir.getParent() : "") + ")");
         }
+        if (!Files.exists(dir)) {
+            throw InvalidInputException.inSource(dir.toString(), "no such folder (a dataset folder holds runs.csv)");
+        }
         if (!Files.isRegularFile(runs)) {
             throw InvalidInputException.inSource(dir.toString(), "no runs.csv in this folder");
         }

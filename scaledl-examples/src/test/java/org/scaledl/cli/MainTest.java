@@ -281,6 +281,11 @@ class MainTest {
         Run bad = run("plan", "--matrix", dir.resolve("bad.csv").toString(), "--runs", "1");
         assertNotEquals(0, bad.code());
         assertTrue(bad.err().contains("bad.csv:2"), bad.err());
+        // values at the edge of the double range overflow XᵀX: refused, not a plan with a log det of NaN
+        Files.writeString(dir.resolve("huge.csv"), "1,2,1e308\n1,4,5\n1,6,-1e308\n1,3,1\n");
+        Run huge = run("plan", "--matrix", dir.resolve("huge.csv").toString(), "--runs", "3");
+        assertEquals(1, huge.code(), huge.err());
+        assertTrue(huge.err().contains("huge.csv") && huge.err().contains("rescale the columns"), huge.err());
     }
 
     @Test
