@@ -97,6 +97,13 @@ final class EvaluateClustersCommand implements Callable<Integer> {
         if (out != null) {
             org.scaledl.model.file.SafeFiles.checkWritable(out);   // before the minute of fitting, not after
         }
+        String gpu;
+        try {
+            // the held-out GPU named before the data are read: an unknown one is a usage error, as predict's
+            gpu = Catalogs.of(null, data).require(newest).name();
+        } catch (org.scaledl.InvalidInputException e) {
+            throw new IllegalArgumentException("--newest: " + e.detail());
+        }
         GpuData d = GpuData.read(data, Catalogs.of(null, data));
         List<Sample> published = d.publishedRuns();
         if (published.isEmpty()) {
@@ -108,7 +115,6 @@ final class EvaluateClustersCommand implements Callable<Integer> {
         if (learningCurve) {
             return learningCurve(d, published, t0);
         }
-        String gpu = Catalogs.of(null, data).require(newest).name();
         ClusterEvaluation e = ClusterEvaluation.run(EvaluateMegatronCommand.withoutMegatron(d), d.vtrainRuns(),
                 published, gpu, eachCluster);
         if (out != null) {

@@ -957,6 +957,9 @@ class ClusterPredictCliTest {
         Run draws = MainTest.run("evaluate-clusters", "--draws", "5");
         assertEquals(2, draws.code(), draws.err());
         assertTrue(draws.err().contains("--draws is an option of --calibration"), draws.err());
+        Run newest = MainTest.run("evaluate-clusters", "--newest", "NVIDIA Voodoo");
+        assertEquals(2, newest.code(), newest.err());
+        assertTrue(newest.err().contains("--newest: unknown device 'NVIDIA Voodoo'"), newest.err());
     }
 
     @Test

@@ -146,6 +146,16 @@ class HostileCliTest {
         assertEquals(List.of(), tmpFiles(dir));
     }
 
+    /** A folder no file can be created in is named, not the temporary file scaledl tried to create there. */
+    @Test
+    @EnabledOnOs(OS.LINUX)
+    void aFolderThatTakesNoFileIsNamedNotTheTemporaryFile() throws Exception {
+        MainTest.Run r = MainTest.run("predict", "--model", model.toString(), "--candidates",
+                candidates(data, 2, null).toString(), "--out", "/proc/x.csv");
+        oneLine(r, Main.IO, "cannot write /proc/x.csv", "cannot create a file in /proc");
+        assertFalse(r.err().contains(".scaledl-"), r.err());
+    }
+
     /**
      * Item 1: a write that fails is exit status 4, and one that stops at a bad row leaves the old file as it was;
      * neither leaves a temporary file.

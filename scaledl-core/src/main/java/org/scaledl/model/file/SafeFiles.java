@@ -191,6 +191,13 @@ public final class SafeFiles {
         if (e instanceof java.nio.file.AccessDeniedException && tmp == null) {
             return "permission denied in " + parent;
         }
+        if (tmp == null && e instanceof java.nio.file.FileSystemException f && f.getFile() != null
+                && f.getFile().matches(".*/\\.scaledl-[0-9]+\\.tmp")) {
+            // the temporary file could not be created: its generated name means nothing to the user
+            return "cannot create a file in " + parent + " (" + (e instanceof NoSuchFileException
+                    ? "no such file or directory" : f.getReason() == null ? e.getClass().getSimpleName()
+                    : f.getReason()) + ")";
+        }
         return d;
     }
 
