@@ -286,12 +286,7 @@ public final class HuggingFaceConfig {
         boolean[] out = new boolean[layers];
         List<String> types = r.texts("layer_types", layers);
         for (int i = 0; i < types.size(); i++) {
-            String t = types.get(i);
-            if (!t.equals("full_attention") && !t.equals("sliding_attention")) {
-                throw InvalidInputException.inSource(r.source(), "layer_types: layer " + i + " is '" + printable(t)
-                        + "' (expected full_attention or sliding_attention)");
-            }
-            out[i] = t.equals("sliding_attention");
+            out[i] = layerType(r, types, i, "", "full_attention", "sliding_attention").equals("sliding_attention");
             if (out[i] && (!r.has("sliding_window") || r.isNull("sliding_window"))) {
                 throw InvalidInputException.inSource(r.source(), "layer_types: layer " + i + " is sliding_attention, "
                         + "but the configuration gives no sliding_window");
@@ -304,6 +299,21 @@ public final class HuggingFaceConfig {
             }
         }
         return out;
+    }
+
+    /**
+     * Layer {@code i}'s entry of a configuration's {@code layer_types} ({@code dflt} where it has none), one of the two
+     * types the architecture has.
+     *
+     * @throws InvalidInputException naming the layer and the type for any other
+     */
+    private static String layerType(Reader r, List<String> types, int i, String dflt, String one, String other) {
+        String t = types.isEmpty() ? dflt : types.get(i);
+        if (!t.equals(one) && !t.equals(other)) {
+            throw InvalidInputException.inSource(r.source(), "layer_types: layer " + i + " is '" + printable(t)
+                    + "' (expected " + one + " or " + other + ")");
+        }
+        return t;
     }
 
     /** Mistral's sliding window where the configuration enables it (Qwen's only with {@code use_sliding_window}). */
@@ -435,12 +445,8 @@ public final class HuggingFaceConfig {
         List<String> types = r.texts("layer_types", layers);
         List<Block> bl = new ArrayList<>();
         for (int i = 0; i < layers; i++) {
-            String t = types.isEmpty() ? (i % 2 == 0 ? "sliding_attention" : "full_attention") : types.get(i);
-            if (!t.equals("full_attention") && !t.equals("sliding_attention")) {
-                throw InvalidInputException.inSource(r.source(), "layer_types: layer " + i + " is '" + printable(t)
-                        + "' (expected full_attention or sliding_attention)");
-            }
-            boolean sliding = t.equals("sliding_attention");
+            boolean sliding = layerType(r, types, i, i % 2 == 0 ? "sliding_attention" : "full_attention",
+                    "full_attention", "sliding_attention").equals("sliding_attention");
             bl.add(new Block(Block.Mixer.ATTENTION, sliding ? window : 0, false, Block.Ffn.MOE, 0));
         }
         return TransformerSpec.decoder(name, r.size("hidden_size", 2880), heads, layers, r.vocab("vocab_size", 201088))
@@ -542,12 +548,8 @@ public final class HuggingFaceConfig {
         long ffn = r.size("intermediate_size", next ? 5632 : dense ? 12288 : 5632);
         List<Block> bl = new ArrayList<>();
         for (int i = 0; i < layers; i++) {
-            String t = types.isEmpty() ? ((i + 1) % interval == 0 ? "full_attention" : "linear_attention")
-                    : types.get(i);
-            if (!t.equals("full_attention") && !t.equals("linear_attention")) {
-                throw InvalidInputException.inSource(r.source(), "layer_types: layer " + i + " is '" + printable(t)
-                        + "' (expected full_attention or linear_attention)");
-            }
+            String t = layerType(r, types, i, (i + 1) % interval == 0 ? "full_attention" : "linear_attention",
+                    "full_attention", "linear_attention");
             boolean moe = experts > 0 && !denseLayers.contains(i) && (i + 1) % step == 0;
             bl.add(new Block(t.equals("full_attention") ? Block.Mixer.ATTENTION : Block.Mixer.MAMBA, 0, false,
                     moe ? Block.Ffn.MOE : Block.Ffn.DENSE, moe ? 0 : ffn));
