@@ -57,6 +57,9 @@ public final class BudgetedDesign {
                     candidates.length));
         }
         int p = candidates[0].length;
+        if (p == 0) {
+            throw new IllegalArgumentException("candidates have no columns");
+        }
         double cheapest = Double.POSITIVE_INFINITY;
         for (int i = 0; i < candidates.length; i++) {
             if (candidates[i].length != p) {
@@ -78,20 +81,14 @@ public final class BudgetedDesign {
             throw new IllegalArgumentException(String.format(Locale.ROOT, "budget %s is below the cheapest candidate's "
                     + "cost %s", budget, cheapest));
         }
-        this.x = candidates;
+        this.x = Rows.checkedCopy(candidates, "row", p);
         this.costs = costs.clone();
         this.budget = budget;
     }
 
     /** Rows already measured: they count in the information matrix but are not chosen and cost nothing. */
     public BudgetedDesign fixed(double[][] rows) {
-        for (double[] r : rows) {
-            if (r.length != x[0].length) {
-                throw new IllegalArgumentException(String.format(Locale.ROOT, "fixed row has %d values, expected %d",
-                        r.length, x[0].length));
-            }
-        }
-        this.fixed = rows.clone();
+        this.fixed = Rows.checkedCopy(rows, "fixed row", x[0].length);
         return this;
     }
 
@@ -108,6 +105,10 @@ public final class BudgetedDesign {
     public double cost(List<Integer> rows) {
         double s = 0;
         for (int r : rows) {
+            if (r < 0 || r >= costs.length) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "row %d is not a candidate (0..%d)", r,
+                        costs.length - 1));
+            }
             s += costs[r];
         }
         return s;

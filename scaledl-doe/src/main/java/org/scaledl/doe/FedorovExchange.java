@@ -48,33 +48,27 @@ public final class FedorovExchange {
     private int maxPasses = Integer.MAX_VALUE;
 
     /**
+     * The largest magnitude a row's value may have ({@value}): the information matrix sums products of two values,
+     * which beyond about 1e154 overflow a double.
+     */
+    public static final double MAX_VALUE = Rows.MAX_ABS;
+
+    /**
      * Configures a search.
      *
-     * @param candidates N × p candidate rows (not modified; every row must have the same length)
+     * @param candidates N × p candidate rows (copied; rows of one length, finite, of magnitude at most
+     *                   {@link #MAX_VALUE})
      * @param runs       rows to choose, 1 ≤ runs ≤ N
      */
     public FedorovExchange(double[][] candidates, int runs) {
-        if (!(candidates.length > 0)) {
+        if (!(java.util.Objects.requireNonNull(candidates, "candidates").length > 0)) {
             throw new IllegalArgumentException(String.format(Locale.ROOT, "no candidates"));
         }
-        int p = candidates[0].length;
-        if (!(p > 0)) {
-            throw new IllegalArgumentException(String.format(Locale.ROOT, "candidates have no columns"));
-        }
-        for (int i = 0; i < candidates.length; i++) {
-            if (!(candidates[i].length == p)) {
-                throw new IllegalArgumentException(String.format(Locale.ROOT, "row %s has %s values, expected %s", i, candidates[i].length, p));
-            }
-            for (double v : candidates[i]) {
-                if (!(Double.isFinite(v))) {
-                    throw new IllegalArgumentException(String.format(Locale.ROOT, "row %s has a non-finite value", i));
-                }
-            }
-        }
+        double[][] rows = Rows.checkedCopy(candidates, "row", -1);
         if (!(runs >= 1 && runs <= candidates.length)) {
             throw new IllegalArgumentException(String.format(Locale.ROOT, "runs must be in 1..%s, got %s", candidates.length, runs));
         }
-        this.x = candidates;
+        this.x = rows;
         this.n = runs;
     }
 
@@ -85,12 +79,7 @@ public final class FedorovExchange {
 
     /** Rows already measured: they count in the information matrix but are not chosen. */
     public FedorovExchange fixed(double[][] rows) {
-        for (double[] r : rows) {
-            if (!(r.length == x[0].length)) {
-                throw new IllegalArgumentException(String.format(Locale.ROOT, "fixed row has %s values, expected %s", r.length, x[0].length));
-            }
-        }
-        this.fixed = rows.clone();
+        this.fixed = Rows.checkedCopy(rows, "fixed row", x[0].length);
         return this;
     }
 
@@ -191,6 +180,12 @@ public final class FedorovExchange {
 
     /** {@code log det(rowsᵀrows + fixedᵀfixed + ridge·I)}, by Cholesky (for checks and reporting). */
     public double logDet(int[] rows) {
+        for (int r : java.util.Objects.requireNonNull(rows, "rows")) {
+            if (r < 0 || r >= x.length) {
+                throw new IllegalArgumentException(String.format(Locale.ROOT, "row %d is not a candidate (0..%d)", r,
+                        x.length - 1));
+            }
+        }
         return logDetOf(information(rows));
     }
 

@@ -22,7 +22,7 @@ public final class SequentialDesign {
     /**
      * Chooses {@code k} more candidates (distinct, none of them already chosen).
      *
-     * @param candidates N × p rows (not modified)
+     * @param candidates N × p rows (not modified; finite, of magnitude at most {@link FedorovExchange#MAX_VALUE})
      * @param measured   rows already measured (may be empty)
      * @param k          how many to add, 1 ≤ k ≤ N
      * @return candidate indices in the order they were picked
@@ -33,18 +33,18 @@ public final class SequentialDesign {
 
     /** As {@link #next(double[][], double[][], int)} with an explicit ridge. */
     public static List<Integer> next(double[][] candidates, double[][] measured, int k, double ridge) {
-        if (!(candidates.length > 0)) {
+        if (!(java.util.Objects.requireNonNull(candidates, "candidates").length > 0)) {
             throw new IllegalArgumentException(String.format(Locale.ROOT, "no candidates"));
         }
+        candidates = Rows.checkedCopy(candidates, "row", -1);
+        measured = Rows.checkedCopy(measured, "measured row", candidates[0].length);
+        Rows.ridge(ridge);
         if (!(k >= 1 && k <= candidates.length)) {
             throw new IllegalArgumentException(String.format(Locale.ROOT, "k must be in 1..%s, got %s", candidates.length, k));
         }
         int p = candidates[0].length;
         DMatrixRMaj m = new DMatrixRMaj(p, p);
         for (double[] r : measured) {
-            if (!(r.length == p)) {
-                throw new IllegalArgumentException(String.format(Locale.ROOT, "measured row has %s values, expected %s", r.length, p));
-            }
             for (int a = 0; a < p; a++) {
                 for (int b = 0; b < p; b++) {
                     m.add(a, b, r[a] * r[b]);
@@ -55,8 +55,9 @@ public final class SequentialDesign {
             m.add(j, j, ridge);
         }
         DMatrixRMaj inv = new DMatrixRMaj(p, p);
-        if (!(CommonOps_DDRM.invert(m, inv))) {
-            throw new IllegalStateException(String.format(Locale.ROOT, "information matrix is singular"));
+        if (!(CommonOps_DDRM.invert(m, inv)) || !finite(inv)) {
+            throw new IllegalStateException(String.format(Locale.ROOT, "information matrix is singular: give a ridge "
+                    + "above 0 (%s), or measured rows that span the columns", ridge));
         }
         boolean[] taken = new boolean[candidates.length];
         List<Integer> out = new ArrayList<>();
@@ -82,6 +83,11 @@ public final class SequentialDesign {
                     best = j;
                 }
             }
+            if (best < 0) {
+                // every remaining candidate adds nothing (or the inverse degenerated): no choice is D-optimal
+                throw new IllegalStateException(String.format(Locale.ROOT, "no remaining candidate adds information "
+                        + "after %d of %d; give a ridge above 0 (%s)", step, k, ridge));
+            }
             taken[best] = true;
             out.add(best);
             double[] v = candidates[best];
@@ -99,5 +105,14 @@ public final class SequentialDesign {
             }
         }
         return out;
+    }
+
+    private static boolean finite(DMatrixRMaj m) {
+        for (int i = 0; i < m.getNumElements(); i++) {
+            if (!Double.isFinite(m.get(i))) {
+                return false;
+            }
+        }
+        return true;
     }
 }

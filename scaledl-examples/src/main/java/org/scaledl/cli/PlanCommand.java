@@ -239,16 +239,6 @@ final class PlanCommand implements Callable<Integer> {
         return String.format(Locale.ROOT, "D-efficiency: %.4f", dEfficiency);
     }
 
-    private static double maxAbs(double[][] x) {
-        double m = 0;
-        for (double[] row : x) {
-            for (double v : row) {
-                m = Math.max(m, Math.abs(v));
-            }
-        }
-        return m;
-    }
-
     private int matrix() throws Exception {
         if (size.runs == null) {
             throw new IllegalArgumentException("--budget-s needs workloads to price (--data, --candidates or --grid),"
@@ -263,11 +253,6 @@ final class PlanCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--runs must be in 1.." + x.length + ", got " + size.runs);
         }
         Design d = new FedorovExchange(x, size.runs).seed(seed).design();
-        if (Double.isNaN(d.logDet())) {
-            // values near the double range (1e308) overflow XᵀX: no determinant, so no choice of rows means anything
-            throw InvalidInputException.inSource(source.matrix.toString(), "the determinant of XᵀX cannot be computed "
-                    + "(its products overflow: values up to " + maxAbs(x) + "); rescale the columns");
-        }
         if (json) {
             ObjectMapper om = new ObjectMapper();
             ObjectNode root = om.createObjectNode();
@@ -333,7 +318,12 @@ final class PlanCommand implements Callable<Integer> {
                     throw InvalidInputException.atLine(file.toString(), i + 1, "not a number: '" + f[j] + "'");
                 }
                 if (!Double.isFinite(r[j])) {
-                    throw InvalidInputException.atLine(file.toString(), i + 1, "non-finite value");
+                    throw InvalidInputException.atLine(file.toString(), i + 1, "non-finite value in column " + (j + 1));
+                }
+                if (Math.abs(r[j]) > FedorovExchange.MAX_VALUE) {
+                    // the information matrix's products would overflow: no determinant, no design
+                    throw InvalidInputException.atLine(file.toString(), i + 1, "column " + (j + 1) + " holds " + r[j]
+                            + ", beyond the " + FedorovExchange.MAX_VALUE + " a design can take: rescale the columns");
                 }
             }
             rows.add(r);

@@ -285,7 +285,8 @@ class MainTest {
         Files.writeString(dir.resolve("huge.csv"), "1,2,1e308\n1,4,5\n1,6,-1e308\n1,3,1\n");
         Run huge = run("plan", "--matrix", dir.resolve("huge.csv").toString(), "--runs", "3");
         assertEquals(1, huge.code(), huge.err());
-        assertTrue(huge.err().contains("huge.csv") && huge.err().contains("rescale the columns"), huge.err());
+        assertTrue(huge.err().contains("huge.csv:1: column 3 holds 1.0E308") && huge.err().contains("rescale the "
+                + "columns"), huge.err());
     }
 
     @Test
