@@ -17,6 +17,7 @@ import math
 import os
 import shutil
 import stat
+import sys
 from dataclasses import dataclass, field
 from typing import List, Optional
 
@@ -74,7 +75,6 @@ def _misspelt(column):
 
 
 def _warn(message):
-    import sys
     print(message, file=sys.stderr)
 
 

@@ -70,11 +70,18 @@ public final class JsonTrees {
         p.enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
         JsonToken t = p.nextToken();
         JsonNode tree = t == null ? MissingNode.getInstance() : value(p, t);
-        if (t != null && p.nextToken() != null) {
+        if (t != null) {
+            requireEnd(p);
+        }
+        return tree;
+    }
+
+    /** Refuses text after a document's value (the parser stands on its last token). */
+    private static void requireEnd(JsonParser p) throws IOException {
+        if (p.nextToken() != null) {
             throw new com.fasterxml.jackson.core.JsonParseException(p, "more text after the JSON value ("
                     + p.currentToken() + ")");
         }
-        return tree;
     }
 
     /** {@link #read(byte[])} of text. */
@@ -124,10 +131,7 @@ public final class JsonTrees {
                     end = (int) p.currentLocation().getByteOffset();
                 }
             }
-            if (p.nextToken() != null) {
-                throw new com.fasterxml.jackson.core.JsonParseException(p, "more text after the JSON value ("
-                        + p.currentToken() + ")");
-            }
+            requireEnd(p);
             return new Located(o, start, end);
         }
     }

@@ -70,6 +70,11 @@ public final class DeviceCatalog {
 
     private static final DeviceCatalog BUNDLED = load();
 
+    /** The bundled catalog's columns, read once and only when a user's catalog is checked against them. */
+    private static final class CatalogColumns {
+        static final List<String> ALL = resource(BUNDLED_CATALOG, CATALOG_REQUIRED).columns();
+    }
+
     /**
      * The bundled catalog (see above): data-sheet rows of V100, A100, H100, H200, L4, L40S, A10, T4, P100, P4,
      * MI100, MI210, MI250, MI300X and the older DeepBench GPUs, with NeuSight's and DeepBench's descriptions for the
@@ -281,9 +286,8 @@ public final class DeviceCatalog {
             }
             if (catalog) {
                 // a misspelt column (bf16_TFLOP) would leave every GPU of the file without that figure, silently
-                List<String> known = resource(BUNDLED_CATALOG, CATALOG_REQUIRED).columns();
                 for (String c : t.columns()) {
-                    org.scaledl.Suggestions.misspelt(c, known).filter(k -> !t.columns().contains(k))
+                    org.scaledl.Suggestions.misspelt(c, CatalogColumns.ALL).filter(k -> !t.columns().contains(k))
                             .ifPresent(k -> LOG.warn("{}:1: column '{}' is not one the catalog reads (did you mean "
                                     + "'{}'?); its GPUs are read without it", t.source(), c, k));
                 }

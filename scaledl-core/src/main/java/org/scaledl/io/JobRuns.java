@@ -30,11 +30,13 @@ import org.scaledl.workload.Workload;
 public final class JobRuns {
     /** The columns a row's measurement may be in, by preference. */
     public static final List<String> MEASURED = List.of("measured_ms", "tokens_per_s_per_gpu");
+    /** The prefix a scored table's measured throughput columns carry (as {@link #SCORED_RATE}). */
+    public static final String MEASURED_PREFIX = "measured_";
     /**
      * Where a scored table (one {@code predict --candidates} wrote, with {@code predicted_ms}) keeps its measured
      * throughput: its {@code tokens_per_s_per_gpu} column holds the predictions.
      */
-    public static final String SCORED_RATE = "measured_tokens_per_s_per_gpu";
+    public static final String SCORED_RATE = MEASURED_PREFIX + "tokens_per_s_per_gpu";
     /** The columns kept as tags (the {@code source} column as {@value #PUBLICATION_TAG}). */
     public static final List<String> TAGS = List.of("id", "release", "system", "model_key", "task", "fit_weight");
     /** The tag of a row's {@code source} column (what published it); {@code source} tags where a row was read. */

@@ -56,21 +56,9 @@ public final class BudgetedDesign {
             throw new IllegalArgumentException(String.format(Locale.ROOT, "%d costs for %d candidates", costs.length,
                     candidates.length));
         }
-        int p = candidates[0].length;
-        if (p == 0) {
-            throw new IllegalArgumentException("candidates have no columns");
-        }
+        double[][] rows = Rows.checkedCopy(candidates, "row", -1);
         double cheapest = Double.POSITIVE_INFINITY;
         for (int i = 0; i < candidates.length; i++) {
-            if (candidates[i].length != p) {
-                throw new IllegalArgumentException(String.format(Locale.ROOT, "row %d has %d values, expected %d", i,
-                        candidates[i].length, p));
-            }
-            for (double v : candidates[i]) {
-                if (!Double.isFinite(v)) {
-                    throw new IllegalArgumentException(String.format(Locale.ROOT, "row %d has a non-finite value", i));
-                }
-            }
             if (!(costs[i] >= 0 && Double.isFinite(costs[i]))) {
                 throw new IllegalArgumentException(String.format(Locale.ROOT, "cost of row %d must be finite and >= 0:"
                         + " %s", i, costs[i]));
@@ -81,7 +69,7 @@ public final class BudgetedDesign {
             throw new IllegalArgumentException(String.format(Locale.ROOT, "budget %s is below the cheapest candidate's "
                     + "cost %s", budget, cheapest));
         }
-        this.x = Rows.checkedCopy(candidates, "row", p);
+        this.x = rows;
         this.costs = costs.clone();
         this.budget = budget;
     }
@@ -94,10 +82,7 @@ public final class BudgetedDesign {
 
     /** Ridge added to the information matrix (≥ 0; default 1e-8), which makes small designs Bayesian D-optimal. */
     public BudgetedDesign ridge(double value) {
-        if (!(value >= 0 && Double.isFinite(value))) {
-            throw new IllegalArgumentException(String.format(Locale.ROOT, "ridge must be >= 0: %s", value));
-        }
-        this.ridge = value;
+        this.ridge = Rows.ridge(value);
         return this;
     }
 

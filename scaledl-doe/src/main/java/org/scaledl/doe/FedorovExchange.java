@@ -100,10 +100,7 @@ public final class FedorovExchange {
 
     /** Ridge added to the information matrix (≥ 0; default 1e-8). */
     public FedorovExchange ridge(double value) {
-        if (!(value >= 0 && Double.isFinite(value))) {
-            throw new IllegalArgumentException(String.format(Locale.ROOT, "ridge must be >= 0: %s", value));
-        }
-        this.ridge = value;
+        this.ridge = Rows.ridge(value);
         return this;
     }
 

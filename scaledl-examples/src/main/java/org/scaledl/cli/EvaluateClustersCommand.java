@@ -98,13 +98,14 @@ final class EvaluateClustersCommand implements Callable<Integer> {
             org.scaledl.model.file.SafeFiles.checkWritable(out);   // before the minute of fitting, not after
         }
         String gpu;
+        org.scaledl.io.DeviceCatalog catalog = Catalogs.of(null, data);
         try {
             // the held-out GPU named before the data are read: an unknown one is a usage error, as predict's
-            gpu = Catalogs.of(null, data).require(newest).name();
+            gpu = catalog.require(newest).name();
         } catch (org.scaledl.InvalidInputException e) {
             throw new IllegalArgumentException("--newest: " + e.detail());
         }
-        GpuData d = GpuData.read(data, Catalogs.of(null, data));
+        GpuData d = GpuData.read(data, catalog);
         List<Sample> published = d.publishedRuns();
         if (published.isEmpty()) {
             throw new IllegalArgumentException(data + " has no published cluster runs (" + GpuData.LLM_PUBLIC + ")");

@@ -437,8 +437,9 @@ final class PredictCommand implements Callable<Integer> {
         Map<String, String> out = new java.util.LinkedHashMap<>();
         if (!columns.contains("predicted_ms")) {
             for (String c : MEASURED_OUTPUT_COLUMNS) {
-                if (columns.contains(c) && !columns.contains("measured_" + c)) {
-                    out.put(c, "measured_" + c);
+                String measured = org.scaledl.io.JobRuns.MEASURED_PREFIX + c;
+                if (columns.contains(c) && !columns.contains(measured)) {
+                    out.put(c, measured);
                 }
             }
         }
