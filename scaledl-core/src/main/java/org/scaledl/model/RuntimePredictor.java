@@ -470,12 +470,16 @@ public final class RuntimePredictor implements RuntimeModel {
      * ({@link org.scaledl.transformer.TransformerSpec}) refit the Megatron execution model's coefficients instead,
      * pulled toward the current ones (weakly: a few runs move them little, many decide them). A host predictor: <b>few-shot machine adaptation</b>,
      * every CPU machine the runs measure gets a damped correction of the fitted machine that predicts them best, so a
-     * machine the predictor has not seen becomes predictable from a handful of its runs.
+     * machine the predictor has not seen becomes predictable from a handful of its runs. No runs change nothing: this
+     * predictor is returned as it is (its provenance names no calibration).
      *
      * @throws IllegalArgumentException for a run without a device of the predictor's kind
      */
     public RuntimePredictor calibrate(List<Sample> runs) {
         Objects.requireNonNull(runs, "runs").forEach(r -> Objects.requireNonNull(r, "a run of runs"));
+        if (runs.isEmpty()) {
+            return this;
+        }
         Domain dom = domain.plus(new Domain.Collector().samples(runs).build(domain.crossValidated()));
         List<String> measured = runs.stream().flatMap(r -> r.workload().device().map(Device::name).stream())
                 .toList();

@@ -258,6 +258,13 @@ class MegatronExecutionTest {
         }
         assertTrue(mem[0] > mem[1] && mem[1] > mem[2], java.util.Arrays.toString(mem));
         assertEquals(mem[0] - mem[1], mem[1] - mem[2], 1e-9 * mem[0]);
+        // a count beyond the chunk's 24 layers is every layer, and said so (the count alone does not tell)
+        Workload beyond = job(1, 1, 1, 4, 2, Recompute.FULL).toBuilder().recomputeLayers(500).build();
+        assertEquals(full, stage.millis(beyond), 1e-9 * full);
+        assertTrue(stage.cost(beyond).notes().stream().anyMatch(n -> n.contains("recompute_layers 500 is more than "
+                + "the 24 layers of any model chunk")), stage.cost(beyond).notes().toString());
+        assertTrue(stage.cost(job(1, 1, 1, 4, 2, Recompute.FULL).toBuilder().recomputeLayers(24).build()).notes()
+                .stream().noneMatch(n -> n.contains("recompute_layers")), "exactly every layer is not remarked on");
         // a layer count without full recomputation would be ignored: refused instead
         org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
                 () -> job(1, 1, 1, 4, 2, Recompute.AUTO).toBuilder().recomputeLayers(12).build());
@@ -303,6 +310,10 @@ class MegatronExecutionTest {
         }
         assertTrue(mem[0] > mem[1] && mem[1] > mem[2] && mem[2] > mem[3], java.util.Arrays.toString(mem));
         assertEquals(mem[1] - mem[2], mem[2] - mem[3], 1e-9 * mem[0], "linear in the layers offloaded");
+        assertEquals(stage.memoryBytes(off.apply(24)).orElseThrow(), stage.memoryBytes(off.apply(100)).orElseThrow(),
+                1e-9 * mem[0], "a count beyond the chunk offloads every layer");
+        assertTrue(stage.cost(off.apply(100)).notes().stream().anyMatch(n -> n.contains("offload_layers 100 is more "
+                + "than the 24 layers")), stage.cost(off.apply(100)).notes().toString());
         double none = mem[0];
         double full = stage.memoryBytes(job(1, 1, 1, 4, 16, Recompute.FULL)).orElseThrow();
         java.util.function.BiFunction<String, Double, Device> like = (form, gib) -> new Device(A100.name(), gib,

@@ -28,7 +28,7 @@ import org.scaledl.workload.Workload;
  * device, with the GNN interaction stage in {@code scaledl-graph}): the breakdown adds up to the prediction, a device
  * or parallelism it cannot predict is refused, eight threads give the sequential results, batch scoring in any order
  * from eight threads is sequential {@code predict}, a save and load predicts bit-identically, and the same samples and
- * seed give the same model.
+ * seed give the same model, and a calibration on no runs changes nothing.
  */
 public abstract class RuntimePredictorContract {
     /** The configuration under test. */
@@ -180,6 +180,16 @@ public abstract class RuntimePredictorContract {
                 assertEquals(a.breakdown(), b.breakdown(), w.toString());
                 assertEquals(a.warnings(), b.warnings(), w.toString());
             }
+        }
+    }
+
+    /** A calibration on no runs changes nothing: the predictor itself, its provenance naming no calibration. */
+    @Test
+    void calibratingOnNoRunsChangesNothing() {
+        RuntimePredictor same = fitted().calibrate(List.of());
+        assertEquals(fitted().provenance(), same.provenance());
+        for (Workload w : workloads()) {
+            assertEquals(fitted().predictMillis(w), same.predictMillis(w), 0.0, w.toString());
         }
     }
 

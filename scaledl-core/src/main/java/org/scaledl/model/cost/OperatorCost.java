@@ -2,6 +2,7 @@ package org.scaledl.model.cost;
 
 import org.scaledl.workload.Device;
 import org.scaledl.workload.LayerFeatures;
+import org.scaledl.workload.MemoryFormat;
 import org.scaledl.workload.Precision;
 
 /**
@@ -20,4 +21,14 @@ public interface OperatorCost {
      * work).
      */
     double layerMillis(LayerFeatures f, Device device, Precision precision, boolean backward);
+
+    /**
+     * {@link #layerMillis} of a layer whose feature maps are laid out in a memory format: a convolution's time times
+     * its {@link MemoryFormat#slowdown} in the precision the device runs (the one place that factor is applied).
+     */
+    default double layerMillis(LayerFeatures f, Device device, Precision precision, boolean backward,
+            MemoryFormat format) {
+        Precision runs = device.runs(precision).orElse(precision);
+        return layerMillis(f, device, precision, backward) * format.slowdown(f, runs, device, backward);
+    }
 }

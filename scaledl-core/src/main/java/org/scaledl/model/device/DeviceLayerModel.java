@@ -699,20 +699,19 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
     private double computeLayerSum(Workload workload, Device d) {
         double sum = 0;
         Precision p = workload.precision();
-        Precision runs = d.runs(p).orElse(p);
         MemoryFormat format = workload.memoryFormat();
         ModelGraph g = workload.graph();
         for (LayerFeatures f : FeatureExtractor.of(g).extract(workload.batch(), workload.phase())) {
             int r = g.repeats(f.layer());
             if (r == 1) {
-                sum += predictMillis(f, d, p, false) * format.slowdown(f, runs, d, false);
+                sum += layerMillis(f, d, p, false, format);
                 if (workload.phase() == Phase.TRAIN) {
-                    sum += predictMillis(f, d, p, true) * format.slowdown(f, runs, d, true);
+                    sum += layerMillis(f, d, p, true, format);
                 }
             } else {
-                double t = predictMillis(f, d, p, false) * format.slowdown(f, runs, d, false);
+                double t = layerMillis(f, d, p, false, format);
                 if (workload.phase() == Phase.TRAIN) {
-                    t += predictMillis(f, d, p, true) * format.slowdown(f, runs, d, true);
+                    t += layerMillis(f, d, p, true, format);
                 }
                 sum += t * r;
             }

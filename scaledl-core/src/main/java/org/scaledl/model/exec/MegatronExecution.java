@@ -270,6 +270,34 @@ public final class MegatronExecution {
                 + "busiest stage sets the pace", ts.layers(), par.pipeline(), par.virtualStages(), lo, hi));
     }
 
+    /**
+     * Said where a job's {@code recompute_layers} or {@code offload_layers} reach every layer of each model chunk (a
+     * count of the first layers of each chunk, as Megatron's block method takes it): the job is predicted with all of
+     * them recomputed or offloaded, which the count alone does not tell.
+     */
+    static List<String> layerCountNotes(Workload w) {
+        TransformerShape ts = w.graph().transformer().orElseThrow();
+        Parallelism par = w.parallelism();
+        int chunks = par.pipeline() * par.virtualStages();
+        int[] sizes = chunkSizes(ts.layers(), chunks, ts.mtpLayers());
+        if (sizes == null) {
+            sizes = unevenChunkSizes(ts.layers(), chunks, ts.mtpLayers());
+        }
+        int most = java.util.Arrays.stream(sizes).max().orElse(0);
+        List<String> notes = new ArrayList<>();
+        if (w.recompute() == Recompute.FULL && w.recomputeLayers() > most) {
+            notes.add(String.format(Locale.ROOT, "recompute_layers %d is more than the %d layers of any model chunk "
+                    + "(%d layers in %d chunks): every layer is recomputed, as recompute full without a count",
+                    w.recomputeLayers(), most, ts.layers(), chunks));
+        }
+        if (w.offloadLayers() > most) {
+            notes.add(String.format(Locale.ROOT, "offload_layers %d is more than the %d layers of any model chunk "
+                    + "(%d layers in %d chunks): every layer's activations are offloaded", w.offloadLayers(), most,
+                    ts.layers(), chunks));
+        }
+        return notes;
+    }
+
     /** {@link #chunkSizes(int, int, int)} of a model without multi-token prediction. */
     public static int[] chunkSizes(int layers, int chunks) {
         return chunkSizes(layers, chunks, 0);
@@ -1908,6 +1936,7 @@ public final class MegatronExecution {
         }
         resolution(given, w, device).ifPresent(all::add);
         unevenNote(w).ifPresent(all::add);
+        all.addAll(layerCountNotes(w));
         misalignmentNote(w, device, fs).ifPresent(all::add);
         int t = w.parallelism().tensor();
         int inDomain = Math.max(topo.gpusPerNode(), topo.nvlinkDomain());

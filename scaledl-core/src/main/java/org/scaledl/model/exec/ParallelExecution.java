@@ -312,9 +312,8 @@ public final class ParallelExecution {
             }
             priced.add(f);
             int r = g.repeats(lf.layer());
-            double lfwd = layers.layerMillis(f, device, prec, false) * format.slowdown(f, runs, device, false) * k * r;
-            double lbwd = train ? layers.layerMillis(f, device, prec, true) * format.slowdown(f, runs, device, true)
-                    * k * r : 0;
+            double lfwd = layers.layerMillis(f, device, prec, false, format) * k * r;
+            double lbwd = train ? layers.layerMillis(f, device, prec, true, format) * k * r : 0;
             fwd += lfwd;
             bwd += lbwd;
             double t = (lfwd + lbwd) * stageScale;
