@@ -506,9 +506,11 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                         .ifPresent(b::gradReduceAfterBackward);
                 // a row's own value as given (refused where it cannot apply); the caller's default only for the rows
                 // with expert parallelism, as a table may mix dense and expert-parallel jobs
-                boolean overlap = flag(t, r, "moe_a2a_overlap");
-                b.expertCommOverlap(overlap && (t.opt(r, "moe_a2a_overlap").isPresent()
-                        || positive(t, r, "expert").orElse(1) > 1));
+                // (stated where it applies: an empty cell or no default leaves it to the job's default)
+                if (t.opt(r, "moe_a2a_overlap").isPresent() || (value(t, r, "moe_a2a_overlap").isPresent()
+                        && positive(t, r, "expert").orElse(1) > 1)) {
+                    b.expertCommOverlap(flag(t, r, "moe_a2a_overlap"));
+                }
                 // as the all-to-all overlap: a row's own value as given, the caller's default for transformer rows
                 // only (an imported graph refuses the setting, and a table may mix both)
                 if (t.opt(r, "cuda_graphs").isPresent() || graphPath.isEmpty()) {

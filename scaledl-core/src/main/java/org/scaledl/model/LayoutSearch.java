@@ -56,6 +56,9 @@ public final class LayoutSearch {
     private boolean gradReduceAfterBackward;
     private boolean expertCommOverlap;
     private CudaGraphs cudaGraphs = CudaGraphs.NONE;
+    /** The schedule choices given (each layout states them: {@link Workload#states}). */
+    private final java.util.EnumSet<Workload.ScheduleChoice> stated = java.util.EnumSet.noneOf(
+            Workload.ScheduleChoice.class);
     private double expertImbalance = 1;
 
     /**
@@ -130,6 +133,7 @@ public final class LayoutSearch {
      */
     public LayoutSearch gradReduceAfterBackward(boolean value) {
         this.gradReduceAfterBackward = value;
+        stated.add(Workload.ScheduleChoice.GRAD_REDUCE);
         return this;
     }
 
@@ -140,12 +144,14 @@ public final class LayoutSearch {
      */
     public LayoutSearch expertCommOverlap(boolean value) {
         this.expertCommOverlap = value;
+        stated.add(Workload.ScheduleChoice.EXPERT_COMM_OVERLAP);
         return this;
     }
 
     /** What of each layout's iteration runs as CUDA graphs ({@link Workload#cudaGraphs()}; default none). */
     public LayoutSearch cudaGraphs(CudaGraphs value) {
         this.cudaGraphs = java.util.Objects.requireNonNull(value, "cudaGraphs");
+        stated.add(Workload.ScheduleChoice.CUDA_GRAPHS);
         return this;
     }
 
@@ -203,7 +209,8 @@ public final class LayoutSearch {
      * @throws IllegalArgumentException naming the conflict
      */
     public LayoutSearch check() {
-        gradients(Workload.builder(graph).precision(precision)).build();
+        Workload.Builder b = Workload.builder(graph).precision(precision);
+        (sixteenBitGradients == null ? b : b.sixteenBitGradients(sixteenBitGradients)).build();
         if (expertCommOverlap && !graph.transformer().map(t -> t.mixtureOfExperts()).orElse(false)) {
             throw new IllegalArgumentException("overlapping the experts' all-to-all (overlap_moe_expert_parallel_comm) "
                     + "needs a model with routed experts, not " + graph.name());
@@ -279,18 +286,26 @@ public final class LayoutSearch {
         }
     }
 
-    /** The builder with the gradient buffers' type where one was given. */
-    private Workload.Builder gradients(Workload.Builder b) {
+    /** The builder with the gradient buffers' type and the schedule choices where they were given. */
+    private Workload.Builder given(Workload.Builder b, Parallelism par) {
+        if (stated.contains(Workload.ScheduleChoice.GRAD_REDUCE)) {
+            b.gradReduceAfterBackward(gradReduceAfterBackward);
+        }
+        if (stated.contains(Workload.ScheduleChoice.EXPERT_COMM_OVERLAP)) {
+            b.expertCommOverlap(expertCommOverlap && Workload.expertCommOverlapRefusal(par, precision,
+                    Recompute.AUTO).isEmpty());
+        }
+        if (stated.contains(Workload.ScheduleChoice.CUDA_GRAPHS)) {
+            b.cudaGraphs(cudaGraphs);
+        }
         return sixteenBitGradients == null ? b : b.sixteenBitGradients(sixteenBitGradients);
     }
 
     private Layout evaluate(Parallelism par, int b) {
-        Workload w = predictor.stage().resolve(gradients(Workload.builder(graph).batch(b * par.microBatches())
+        Workload w = predictor.stage().resolve(given(Workload.builder(graph).batch(b * par.microBatches())
                 .phase(Phase.TRAIN).device(device).parallelism(par).precision(precision).recompute(Recompute.AUTO)
                 .topology(topology).lora(loraRank).expertImbalance(expertImbalance)
-                .documentTokens(documentTokens).gradReduceAfterBackward(gradReduceAfterBackward)
-                .expertCommOverlap(expertCommOverlap && Workload.expertCommOverlapRefusal(par, precision,
-                        Recompute.AUTO).isEmpty()).cudaGraphs(cudaGraphs)).build());
+                .documentTokens(documentTokens), par).build());
         double ms = predictor.predictMillis(w);
         OptionalDouble mem = predictor.stage().memoryBytes(w);
         double gib = mem.isPresent() ? mem.getAsDouble() / (1L << 30) : Double.NaN;

@@ -46,6 +46,7 @@ public final class Workload {
     private final boolean gradReduceAfterBackward;
     private final boolean expertCommOverlap;
     private final CudaGraphs cudaGraphs;
+    private final java.util.EnumSet<ScheduleChoice> stated;
     private final MemoryFormat memoryFormat;
     private final java.util.SortedMap<String, String> tags;
 
@@ -83,6 +84,7 @@ public final class Workload {
         this.gradReduceAfterBackward = b.gradReduceAfterBackward;
         this.expertCommOverlap = b.expertCommOverlap;
         this.cudaGraphs = b.cudaGraphs;
+        this.stated = java.util.EnumSet.copyOf(b.stated);
         this.memoryFormat = b.memoryFormat;
         if (expertCommOverlap) {
             expertCommOverlapRefusal(parallelism, precision, recompute).ifPresent(why -> {
@@ -335,6 +337,27 @@ public final class Workload {
     }
 
     /**
+     * A choice of the training schedule that a job's software makes and its description may leave out: where a job
+     * does not state it, a prediction takes the default and says what the other choice would cost.
+     */
+    public enum ScheduleChoice {
+        /** When the gradients' reduction runs ({@link #gradReduceAfterBackward()}). */
+        GRAD_REDUCE,
+        /** Whether the experts' all-to-all runs behind another micro-batch ({@link #expertCommOverlap()}). */
+        EXPERT_COMM_OVERLAP,
+        /** What of the iteration runs as CUDA graphs ({@link #cudaGraphs()}). */
+        CUDA_GRAPHS
+    }
+
+    /**
+     * Whether the job states a schedule choice (its builder's setter was called, with any value, default or not): a
+     * prediction then takes it as given and does not note it as assumed.
+     */
+    public boolean states(ScheduleChoice choice) {
+        return stated.contains(Objects.requireNonNull(choice, "choice"));
+    }
+
+    /**
      * Why Megatron core would not run the experts' all-to-all overlap ({@link #expertCommOverlap()}) with this
      * layout, precision and recomputation (its {@code TransformerConfig} conditions), in words; empty where it would.
      */
@@ -441,6 +464,7 @@ public final class Workload {
                 .documentTokens(documentTokens).gradReduceAfterBackward(gradReduceAfterBackward)
                 .expertCommOverlap(expertCommOverlap).cudaGraphs(cudaGraphs).memoryFormat(memoryFormat);
         b.sixteenBitGradients = sixteenBitGradients;
+        b.stated = java.util.EnumSet.copyOf(stated);
         b.device = device;
         b.topology = topology;
         b.tags.putAll(tags);
@@ -489,6 +513,7 @@ public final class Workload {
         private boolean gradReduceAfterBackward;
         private boolean expertCommOverlap;
         private CudaGraphs cudaGraphs = CudaGraphs.NONE;
+        private java.util.EnumSet<ScheduleChoice> stated = java.util.EnumSet.noneOf(ScheduleChoice.class);
         private MemoryFormat memoryFormat = MemoryFormat.NCHW;
         private final Map<String, String> tags = new TreeMap<>();
 
@@ -635,25 +660,32 @@ public final class Workload {
 
         /**
          * The gradients' reduction after the last micro-batch's backward pass, exposed
-         * ({@link Workload#gradReduceAfterBackward()}); false (overlapped) by default.
+         * ({@link Workload#gradReduceAfterBackward()}); false (overlapped) by default. Called, with either value, the
+         * job states the choice ({@link Workload#states}).
          */
         public Builder gradReduceAfterBackward(boolean value) {
             this.gradReduceAfterBackward = value;
+            this.stated.add(ScheduleChoice.GRAD_REDUCE);
             return this;
         }
 
         /**
          * The experts' all-to-all run behind another micro-batch's compute ({@link Workload#expertCommOverlap()});
-         * false by default.
+         * false by default. Called, with either value, the job states the choice ({@link Workload#states}).
          */
         public Builder expertCommOverlap(boolean value) {
             this.expertCommOverlap = value;
+            this.stated.add(ScheduleChoice.EXPERT_COMM_OVERLAP);
             return this;
         }
 
-        /** What of the iteration runs as CUDA graphs ({@link Workload#cudaGraphs()}); none by default. */
+        /**
+         * What of the iteration runs as CUDA graphs ({@link Workload#cudaGraphs()}); none by default. Called, the job
+         * states the choice ({@link Workload#states}).
+         */
         public Builder cudaGraphs(CudaGraphs value) {
             this.cudaGraphs = Objects.requireNonNull(value, "cudaGraphs");
+            this.stated.add(ScheduleChoice.CUDA_GRAPHS);
             return this;
         }
 

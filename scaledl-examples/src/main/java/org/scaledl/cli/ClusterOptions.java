@@ -107,10 +107,6 @@ final class ClusterOptions {
             + "critical path)")
     boolean moeA2aOverlap;
 
-    /** Whether the experts' all-to-all runs behind another micro-batch's compute ({@code --moe-a2a-overlap}). */
-    boolean expertCommOverlap() {
-        return moeA2aOverlap;
-    }
 
     @Option(names = "--cuda-graphs", description = "What of the iteration runs as CUDA graphs: none (default), "
             + "layers (per-layer or per-scope graphs, Megatron core's transformer_layer or Transformer Engine's "
@@ -118,10 +114,6 @@ final class ClusterOptions {
             converter = CudaGraphsConverter.class)
     CudaGraphs cudaGraphs;
 
-    /** What of the iteration runs as CUDA graphs ({@code --cuda-graphs}), none when not given. */
-    CudaGraphs cudaGraphs() {
-        return cudaGraphs == null ? CudaGraphs.NONE : cudaGraphs;
-    }
 
     @Option(names = "--memory-format", description = "How an imported graph's feature maps are laid out: nchw "
             + "(default: ONNX's layout, PyTorch's default) or channels_last (model.to(memory_format="
@@ -232,9 +224,33 @@ final class ClusterOptions {
         return java.util.Optional.ofNullable(gradDtype).map(org.scaledl.workload.Workload::parseGradDtype);
     }
 
-    /** Whether the gradients are reduced after the backward pass ({@code --grad-reduce}; false when not given). */
-    boolean gradReduceAfterBackward() {
-        return gradReduce != null && org.scaledl.workload.Workload.parseGradReduce(gradReduce);
+    /**
+     * The schedule choices given ({@code --grad-reduce}, {@code --moe-a2a-overlap}, {@code --cuda-graphs}), stated
+     * on a job: one not given is left to the job's default, which its prediction notes as assumed.
+     */
+    void stateSchedule(org.scaledl.workload.Workload.Builder b) {
+        if (gradReduce != null) {
+            b.gradReduceAfterBackward(org.scaledl.workload.Workload.parseGradReduce(gradReduce));
+        }
+        if (moeA2aOverlap) {
+            b.expertCommOverlap(true);
+        }
+        if (cudaGraphs != null) {
+            b.cudaGraphs(cudaGraphs);
+        }
+    }
+
+    /** {@link #stateSchedule(org.scaledl.workload.Workload.Builder)} for every layout of a search. */
+    void stateSchedule(org.scaledl.model.LayoutSearch s) {
+        if (gradReduce != null) {
+            s.gradReduceAfterBackward(org.scaledl.workload.Workload.parseGradReduce(gradReduce));
+        }
+        if (moeA2aOverlap) {
+            s.expertCommOverlap(true);
+        }
+        if (cudaGraphs != null) {
+            s.cudaGraphs(cudaGraphs);
+        }
     }
 
     /** The packed documents' tokens (0 when not given: one document a sequence). */

@@ -108,9 +108,8 @@ final class JobOptions {
                 .offloadLayers(cluster.offloadLayers())
                 .expertImbalance(cluster.expertImbalance()).lora(cluster.loraRank())
                 .unevenPipeline(cluster.unevenPipeline).documentTokens(cluster.documentTokens())
-                .gradReduceAfterBackward(cluster.gradReduceAfterBackward())
-                .expertCommOverlap(cluster.expertCommOverlap()).cudaGraphs(cluster.cudaGraphs())
                 .memoryFormat(cluster.memoryFormat());
+        cluster.stateSchedule(wb);
         cluster.sixteenBitGradients().ifPresent(wb::sixteenBitGradients);
         Optional<Device> d = resolveDevice(p, device);
         d.ifPresent(wb::device);
@@ -218,8 +217,9 @@ final class JobOptions {
             int gpus = w.parallelism().ranks();
             int nodes = (gpus + t.gpusPerNode() - 1) / t.gpusPerNode();
             return String.format(Locale.ROOT, "%d GPU%s (%s) on %d node%s, %s%s", gpus, gpus == 1 ? "" : "s",
-                    d.name(), nodes, nodes == 1 ? "" : "s", t.describe(), w.topology().isPresent() && !t.assumed()
-                            ? "" : " (the standard system, assumed)");
+                    d.name(), nodes, nodes == 1 ? "" : "s", t.describe(), !t.assumed() ? ""
+                            : w.topology().isPresent() ? " (partly given, the rest the standard system's)"
+                            : " (the standard system, assumed)");
         }
         if (w.device().isPresent()) {
             return "the CPU machine " + w.device().get().name();

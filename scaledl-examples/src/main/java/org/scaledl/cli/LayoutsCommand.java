@@ -112,8 +112,8 @@ final class LayoutsCommand implements Callable<Integer> {
         org.scaledl.graph.ModelGraph graph = spec.graph(seq);
         LayoutSearch search = new LayoutSearch(p, graph, d, gpus, globalBatch).topology(topo)
                 .precision(precision).lora(cluster.loraRank()).expertImbalance(cluster.expertImbalance())
-                .documentTokens(cluster.documentTokens()).gradReduceAfterBackward(cluster.gradReduceAfterBackward())
-                .expertCommOverlap(cluster.expertCommOverlap()).cudaGraphs(cluster.cudaGraphs());
+                .documentTokens(cluster.documentTokens());
+        cluster.stateSchedule(search);
         cluster.sixteenBitGradients().ifPresent(search::sixteenBitGradients);
         try {
             search.check();

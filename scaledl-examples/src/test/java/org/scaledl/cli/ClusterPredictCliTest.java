@@ -359,6 +359,11 @@ class ClusterPredictCliTest {
         assertTrue(said.find(), none.get("warnings").toString());
         assertEquals(said.group(1), String.format(java.util.Locale.ROOT, "%.2f", whole.get("ms").asDouble()));
         assertFalse(whole.get("warnings").toString().contains("give --cuda-graphs"), whole.get("warnings").toString());
+        // none given is stated, not assumed: the same time, and nothing said of it
+        JsonNode statedNone = with.apply("none");
+        assertEquals(none.get("ms").asDouble(), statedNone.get("ms").asDouble(), 0);
+        assertFalse(statedNone.get("warnings").toString().contains("give --cuda-graphs"),
+                statedNone.get("warnings").toString());
         assertTrue(layers.get("warnings").toString().contains("(CUDA graphs of layers, predicted as none)"),
                 layers.get("warnings").toString());
         assertTrue(none.get("warnings").toString().contains("padded to a capacity"), "experts: the padding said");
@@ -834,6 +839,15 @@ class ClusterPredictCliTest {
         assertTrue(after > 1.02 * overlapped, "a job the reduction moves by more than 2 %: " + after);
         assertTrue(said.contains("assumed overlapped") && said.contains(String.format(java.util.Locale.ROOT,
                 "the step takes %.2f ms", after)), said);
+        // stated overlapped (the option, or a row's cell), it is given, not assumed: the same step, nothing said
+        List<String> statedArgs = new java.util.ArrayList<>(same);
+        statedArgs.addAll(List.of("--grad-reduce", "overlapped"));
+        JsonNode stated = new ObjectMapper().readTree(MainTest.run(statedArgs.toArray(new String[0])).out());
+        assertEquals(o.get("ms").asDouble(), stated.get("ms").asDouble(), 0);
+        assertFalse(stated.get("warnings").toString().contains("assumed overlapped"), stated.get("warnings")
+                .toString());
+        assertTrue(rows.get("default").get("warnings").contains("assumed"), rows.get("default").toString());
+        assertFalse(rows.get("overlapped").get("warnings").contains("assumed"), rows.get("overlapped").toString());
         // the option fills the column for rows that lack it
         Path filled = dir.resolve("filled.csv");
         Run option = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--grad-reduce",

@@ -1878,7 +1878,8 @@ public final class MegatronExecution {
         java.util.function.Function<Workload.Builder, Double> stepWith = x -> model.millis(terms(x.build(), layers,
                 communication, device, topo));
         double dispatch = model.host(terms);
-        if (w.phase() == Phase.TRAIN && !w.gradReduceAfterBackward() && terms.value(ExecutionTerm.DATA_COMM) > 0) {
+        if (w.phase() == Phase.TRAIN && !w.gradReduceAfterBackward() && !w.states(Workload.ScheduleChoice.GRAD_REDUCE)
+                && terms.value(ExecutionTerm.DATA_COMM) > 0) {
             // said where the software's choice moves the step: the stacks of 2021-22 reduce after the backward pass
             double after = stepWith.apply(w.toBuilder().gradReduceAfterBackward(true));
             if (after > (1 + SCHEDULE_NOTE_SHARE) * total) {
@@ -1889,7 +1890,8 @@ public final class MegatronExecution {
                         100 * (after / total - 1)));
             }
         }
-        if (w.phase() == Phase.TRAIN && !w.expertCommOverlap() && w.parallelism().microBatches() > 1
+        if (w.phase() == Phase.TRAIN && !w.expertCommOverlap() && !w.states(Workload.ScheduleChoice.EXPERT_COMM_OVERLAP)
+                && w.parallelism().microBatches() > 1
                 && terms.value(ExecutionTerm.EXPERT_COMM) > 0
                 && Workload.expertCommOverlapRefusal(w.parallelism(), w.precision(), w.recompute()).isEmpty()) {
             // the other schedule choice the recipes state: the experts' all-to-all behind another micro-batch, where
@@ -1902,7 +1904,10 @@ public final class MegatronExecution {
                         + "--moe-a2a-overlap)", overlapped, 100 * (overlapped / total - 1)));
             }
         }
-        if (w.phase() == Phase.TRAIN && w.cudaGraphs() != CudaGraphs.ITERATION && dispatch > 0) {
+        if (w.phase() == Phase.TRAIN && w.cudaGraphs() != CudaGraphs.ITERATION
+                && (!w.states(Workload.ScheduleChoice.CUDA_GRAPHS) || w.cudaGraphs() == CudaGraphs.LAYERS)
+                && dispatch > 0) {
+            // (a job that states none is not told; graphs of layers are predicted as none, which is said)
             // the third schedule choice the recipes state: the host's per-layer dispatch gone under graphs of the
             // whole iteration (Megatron core's training loop)
             double graphed = stepWith.apply(w.toBuilder().cudaGraphs(CudaGraphs.ITERATION));
@@ -1924,7 +1929,7 @@ public final class MegatronExecution {
             double expertStep = terms.value(expertTerm) > 0 ? model.coefficient(expertTerm) : 0;
             all.add(String.format(Locale.ROOT, "the host's kernel dispatch sets the pace (%.2f ms against the GPUs' "
                     + "%.2f ms: %.2f ms a layer step%s, fitted on Megatron training runs, a third of it in inference); "
-                    + "a job this small runs at the framework's dispatch rate, faster where it captures CUDA graphs "
+                    + "with this little GPU work a layer, the job runs at the framework's dispatch rate, faster where it captures CUDA graphs "
                     + "(--cuda-graphs iteration)",
                     dispatch, gpu, model.coefficient(ExecutionTerm.LAYER_STEP), expertStep > 0
                             ? String.format(Locale.ROOT, " and %.2f ms more with routed experts", expertStep) : ""));
