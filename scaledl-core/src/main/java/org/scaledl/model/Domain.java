@@ -28,6 +28,7 @@ import org.scaledl.workload.Device;
 import org.scaledl.workload.LayerFeatures;
 import org.scaledl.workload.OpFamily;
 import org.scaledl.workload.OpMeasurement;
+import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Phase;
 import org.scaledl.workload.Precision;
 import org.scaledl.workload.Sample;
@@ -333,15 +334,16 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         }
         if (anyGpu != null && (r == null || r.maxWorld() == 0)) {
             // no run on this GPU (no data at all, or kernels only): the job's size still has to lie where some GPU ran
-            distance += anyGpuRange(out, device, w.worldSize(), anyGpu, commShare);
+            distance += anyGpuRange(out, device, w, anyGpu, commShare);
         }
         if (r != null && r.maxBatch() > 0) {
             double own = range(out, PredictionWarning.Kind.OUTSIDE_BATCH_RANGE, "batch", w.batch(), r.minBatch(),
                     r.maxBatch(), 1.0);
             // the world size is GPUs for a GPU's workload (data-parallel replicas times the model-parallel degrees),
             // processes on a host
-            own += range(out, PredictionWarning.Kind.OUTSIDE_WORLD_SIZE_RANGE, gpu ? "GPUs" : "world size",
-                    w.worldSize(), r.minWorld(), r.maxWorld(), Math.min(1, commShare));
+            own += gpu ? gpuRange(out, w, "", r.minWorld(), r.maxWorld(), Math.min(1, commShare))
+                    : range(out, PredictionWarning.Kind.OUTSIDE_WORLD_SIZE_RANGE, "world size", w.worldSize(),
+                            r.minWorld(), r.maxWorld(), Math.min(1, commShare));
             own += range(out, PredictionWarning.Kind.OUTSIDE_THREADS_RANGE, "threads", w.threads(),
                     r.minThreads(), r.maxThreads(), Math.min(1, layerShare));
             if (!r.phases().isEmpty() && !r.phases().contains(w.phase())) {
@@ -353,8 +355,8 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
             if (anyGpu != null) {
                 // a GPU known from a few small runs is never less certain than one known from its description alone
                 // (the job then checked against the sizes any GPU ran): its warnings stay, its distance is capped
-                own = Math.min(own, UNSEEN_DEVICE_DISTANCE + anyGpuRange(new ArrayList<>(), device, w.worldSize(),
-                        anyGpu, commShare));
+                own = Math.min(own, UNSEEN_DEVICE_DISTANCE + anyGpuRange(new ArrayList<>(), device, w, anyGpu,
+                        commShare));
             }
             distance += own;
         }
@@ -550,24 +552,42 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         if (value >= lo && value <= hi) {
             return 0;
         }
-        String message = what.equals("GPUs")
-                ? String.format(Locale.ROOT, "%d GPUs are outside the training range of %d..%d GPUs", value, lo, hi)
-                : String.format(Locale.ROOT, "%s %d is outside the training range %d..%d", what, value, lo, hi);
-        return outside(out, kind, message, value, lo, hi, share);
+        return outside(out, kind, String.format(Locale.ROOT, "%s %d is outside the training range %d..%d", what,
+                value, lo, hi), value, lo, hi, share);
+    }
+
+    /** {@link #range} of a GPU job's size, said in {@link #gpus} words, with a note after the range. */
+    private static double gpuRange(List<PredictionWarning> out, Workload w, String note, int lo, int hi,
+            double share) {
+        int value = w.worldSize();
+        if (value >= lo && value <= hi) {
+            return 0;
+        }
+        return outside(out, PredictionWarning.Kind.OUTSIDE_WORLD_SIZE_RANGE, String.format(Locale.ROOT,
+                "%s %s outside the training range of %d..%d GPUs%s", gpus(w), value == 1 ? "is" : "are", lo, hi,
+                note), value, lo, hi, share);
+    }
+
+    /**
+     * A GPU job's size in words: its GPUs, and where each data-parallel replica spans several, how many replicas of
+     * how many ({@code --world-size} counts the replicas, not the GPUs).
+     */
+    static String gpus(Workload w) {
+        Parallelism p = w.parallelism();
+        int n = p.ranks();
+        int each = n / Math.max(1, p.data());
+        return n + (n == 1 ? " GPU" : " GPUs") + (each > 1 ? " (" + p.data() + " data-parallel replica"
+                + (p.data() == 1 ? "" : "s") + " of " + each + " GPUs)" : "");
     }
 
     /**
      * The world-size check of a GPU without runs of its own against the GPU counts any GPU of the training data ran
      * ({@link #gpuWorldRange()}): its warning and distance, as {@link #range}'s.
      */
-    private static double anyGpuRange(List<PredictionWarning> out, String device, int value, int[] anyGpu,
+    private static double anyGpuRange(List<PredictionWarning> out, String device, Workload w, int[] anyGpu,
             double commShare) {
-        if (value >= anyGpu[0] && value <= anyGpu[1]) {
-            return 0;
-        }
-        return outside(out, PredictionWarning.Kind.OUTSIDE_WORLD_SIZE_RANGE, String.format(Locale.ROOT,
-                "%d GPUs are outside the training range of %d..%d GPUs (of all GPUs: %s has no runs of its own)",
-                value, anyGpu[0], anyGpu[1], device), value, anyGpu[0], anyGpu[1], Math.min(1, commShare));
+        return gpuRange(out, w, " (of all GPUs: " + device + " has no runs of its own)", anyGpu[0], anyGpu[1],
+                Math.min(1, commShare));
     }
 
     /** Adds the warning of a value outside {@code lo..hi} and returns its distance: doublings beyond the range. */

@@ -47,7 +47,7 @@ public final class HuggingFaceConfig {
     private static final java.util.Set<String> ARCHITECTURE_KEYS = java.util.Set.of("hidden_size",
             "num_hidden_layers", "num_attention_heads", "vocab_size", "n_embd", "n_layer", "n_head", "d_model",
             "num_layers", "num_heads", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
-            "v_head_dim", "n_routed_experts", "index_topk", "index_n_heads", "index_head_dim");
+            "v_head_dim", "n_routed_experts", "index_topk", "index_n_heads", "index_head_dim", "num_key_value_heads");
     /** A configuration is a few kilobytes; anything past a megabyte is not one. */
     private static final long MAX_BYTES = 1 << 20;
     /** The model types read. */
@@ -232,9 +232,8 @@ public final class HuggingFaceConfig {
         long hidden = r.size("hidden_size", 4096);
         boolean attentionBias = r.bool("attention_bias", false);
         TransformerSpec.Builder b = TransformerSpec.decoder(name, hidden, heads, layers, r.vocab("vocab_size", 32000))
-                .kvHeads(r.has("num_key_value_heads") && !r.isNull("num_key_value_heads")
-                        ? r.size("num_key_value_heads", heads) : heads)
-                .ffn(r.size("intermediate_size", 11008)).ffnKind(TransformerSpec.FfnKind.SWIGLU)
+                .kvHeads(r.size("num_key_value_heads", heads))
+                .ffn(r.sizeSaid("intermediate_size", 11008)).ffnKind(TransformerSpec.FfnKind.SWIGLU)
                 .norm(TransformerSpec.Norm.RMS_NORM).bias(false).qkvBias(type.equals("qwen2") || attentionBias)
                 .outBias(attentionBias).mlpBias(r.bool("mlp_bias", false))
                 .tiedEmbeddings(r.bool("tie_word_embeddings", false)).qkNorm(type.startsWith("qwen3"))
@@ -463,8 +462,7 @@ public final class HuggingFaceConfig {
         long heads = r.size("num_attention_heads", 48);
         TransformerSpec.Builder b = TransformerSpec.decoder(name, r.size("hidden_size", 6144), heads,
                 r.layers("num_hidden_layers", 32), r.vocab("vocab_size", 256000))
-                .kvHeads(r.has("num_key_value_heads") && !r.isNull("num_key_value_heads")
-                        ? r.size("num_key_value_heads", heads) : heads)
+                .kvHeads(r.size("num_key_value_heads", heads))
                 .ffn(r.size("intermediate_size", 24576)).ffnKind(activation(r, "hidden_act", "relu2"))
                 .norm(TransformerSpec.Norm.LAYER_NORM).bias(false).qkvBias(r.bool("attention_bias", false))
                 .outBias(r.bool("attention_bias", false)).mlpBias(r.bool("mlp_bias", false))
@@ -700,6 +698,14 @@ public final class HuggingFaceConfig {
             return integer(key, dflt, 1, MAX_SIZE);
         }
 
+        /**
+         * {@link #size} of a key that this model type always needs (the Llama family's feed-forward width, which
+         * Mixtral's experts take too), its class default warned of as an architecture key's is.
+         */
+        long sizeSaid(String key, long dflt) {
+            return integer(key, dflt, 1, MAX_SIZE, true);
+        }
+
         /** A layer count: 1..10,000. */
         int layers(String key, long dflt) {
             return (int) integer(key, dflt, 1, MAX_LAYERS);
@@ -770,13 +776,17 @@ public final class HuggingFaceConfig {
         }
 
         private long integer(String key, long dflt, long min, long max) {
+            return integer(key, dflt, min, max, ARCHITECTURE_KEYS.contains(key));
+        }
+
+        private long integer(String key, long dflt, long min, long max, boolean say) {
             JsonNode n = c.get(key);
             long v;
             if (n == null || n.isNull()) {
                 if (dflt < 0) {
                     throw InvalidInputException.inSource(source, "missing key '" + key + "'");
                 }
-                if (ARCHITECTURE_KEYS.contains(key)) {
+                if (say) {
                     // Hugging Face's class default, taken as transformers does, but said: a configuration written
                     // by a tool names its sizes, so a missing one is more often a slip than a choice
                     LOG.warn("{}: no {}; the class default {} is taken, as transformers takes it", source, key, dflt);

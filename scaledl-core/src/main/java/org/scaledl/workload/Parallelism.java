@@ -83,7 +83,8 @@ public record Parallelism(int data, int tensor, int pipeline, int microBatches, 
             return "virtual pipeline stages must be in 1..4096: " + virtualStages;
         }
         if (!(virtualStages == 1 || pipeline > 1)) {
-            return "an interleaved schedule needs a pipeline";
+            return "an interleaved schedule (" + virtualStages + " virtual stages) needs a pipeline (pipeline "
+                    + "parallelism above 1)";
         }
         if (!(!sequenceParallel || tensor > 1)) {
             return "sequence parallelism needs tensor parallelism";

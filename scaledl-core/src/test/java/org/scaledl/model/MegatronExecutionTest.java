@@ -271,6 +271,21 @@ class MegatronExecutionTest {
     }
 
     /**
+     * Fewer micro-batches than pipeline stages leave each stage idle through the fill and drain, said with its share
+     * ((p - 1) / (m + p - 1): 3 of 4 slots with one micro-batch through four stages); enough micro-batches say nothing.
+     */
+    @Test
+    void aPipelineStarvedOfMicroBatchesIsSaid() {
+        assertTrue(stage.cost(job(1, 1, 4, 1, 2, Recompute.FULL)).notes().stream().anyMatch(n -> n.contains(
+                "1 micro-batch through 4 pipeline stages: each stage idles about 75 %")),
+                stage.cost(job(1, 1, 4, 1, 2, Recompute.FULL)).notes().toString());
+        assertTrue(stage.cost(job(1, 1, 4, 2, 2, Recompute.FULL)).notes().stream().anyMatch(n -> n.contains(
+                "about 60 %")));
+        assertTrue(stage.cost(job(1, 1, 4, 4, 2, Recompute.FULL)).notes().stream().noneMatch(n -> n.contains(
+                "pipeline fills and drains")));
+    }
+
+    /**
      * Recomputation left to the predictor (auto): a job that fits recomputes nothing; one that does not gets the
      * least recomputation that fits — one layer fewer would not — and says so.
      */
@@ -1057,6 +1072,11 @@ class MegatronExecutionTest {
                 () -> predictor.predict(full.toBuilder().expertImbalance(2).build()));
         assertTrue(dense.getMessage().contains("expert imbalance 2.0 for a model without experts"),
                 dense.getMessage());
+        // expert parallelism on a dense model is said as such, not as a degree that does not divide one expert
+        IllegalArgumentException ep = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> predictor.predict(full.toBuilder().parallelism(Parallelism.of(8, 1, 1, 1).withExpert(8, 1))
+                        .build()));
+        assertTrue(ep.getMessage().contains("for a model without routed experts (a dense model"), ep.getMessage());
     }
 
     /**

@@ -19,7 +19,7 @@ import picocli.CommandLine.Option;
  */
 final class ClusterOptions {
     @Option(names = "--precision", description = "fp32, tf32, fp16, bf16, fp8, fp8-block, mxfp8 or nvfp4 (fp16 and "
-            + "bf16: mixed precision; fp8 and fp4: Transformer Engine recipes; default fp32)",
+            + "bf16: mixed precision; fp8 and fp4: Transformer Engine recipes; default fp32, warned of; layouts: fp16)",
             converter = PrecisionConverter.class)
     Precision precision;
 

@@ -234,6 +234,17 @@ final class FitCommand implements Callable<Integer> {
                     + "the coefficients only as far as the model's prior allows; plan more: scaledl plan --model "
                     + calibrate + " --candidates jobs.csv --runs 3");
         }
+        List<String> gpus = kept.stream().flatMap(r -> r.workload().device().filter(
+                org.scaledl.workload.Device::isGpu).map(org.scaledl.workload.Device::name).stream()).distinct()
+                .toList();
+        boolean execution = kept.stream().anyMatch(r -> r.workload().graph().transformer().isPresent());
+        if (execution && !gpus.isEmpty()) {
+            // the execution model's coefficients are one set for every GPU: a calibration moves them all
+            System.err.println("scaledl: warning: calibrated on runs of " + String.join(", ", gpus) + " only: the "
+                    + "execution model's coefficients are shared by every GPU, so " + out + " predicts other GPUs' "
+                    + "transformer jobs differently too; use it for " + (gpus.size() == 1 ? "this GPU" : "these GPUs")
+                    + ", and " + calibrate + " for the others");
+        }
         return 0;
     }
 

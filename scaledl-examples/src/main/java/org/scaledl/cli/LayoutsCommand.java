@@ -151,6 +151,7 @@ final class LayoutsCommand implements Callable<Integer> {
             root.put("gpus", gpus);
             root.put("global_batch", globalBatch);
             root.put("device", d.name());
+            root.put("precision", precision.label());
             root.put("topology", topo.describe());
             root.put("topology_assumed", given.isEmpty());
             copied.ifPresent(c -> root.put("configuration_copy", c.toString()));
@@ -186,30 +187,30 @@ final class LayoutsCommand implements Callable<Integer> {
                 o.put("memory_gb", l.memoryGb());
                 o.put("fits", l.fits());
                 ArrayNode ws = o.putArray("warnings");
-                warnings(pr).forEach(ws::add);
+                warnings(pr, l, d).forEach(ws::add);
                 o.put("predict", command(l, d, given, precision));
             }
             System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
             return 0;
         }
         StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%s (%.2fB parameters) on %d x %s, global "
-                + "batch %d, %s%s:%n", spec.name(), spec.parameterCount() / 1e9, gpus, d.name(), globalBatch,
-                topo.describe(), given.isEmpty() ? " (the standard system, assumed: give --gpus-per-node and "
+                + "batch %d, in %s, %s%s:%n", spec.name(), spec.parameterCount() / 1e9, gpus, d.name(), globalBatch,
+                precision.label() + (cluster.precision == null ? " (not given: fp16 assumed)" : ""), topo.describe(), given.isEmpty() ? " (the standard system, assumed: give --gpus-per-node and "
                         + "--inter-node-gbps)" : ""));
-        b.append(String.format(Locale.ROOT, "%4s %3s %3s %3s %4s %3s %5s %6s %3s %3s %4s %-10s %10s %21s %9s %8s  %s%n",
+        b.append(String.format(Locale.ROOT, "%4s %3s %3s %3s %4s %3s %5s %6s %3s %3s %4s %-14s %10s %21s %9s %8s  %s%n",
                 "rank", "tp", "cp", "pp", "dp", "ep", "micro", "micros", "v", "sp", "zero", "recompute", "ms",
                 "90% interval ms", "tok/s/GPU", "mem GiB", "warnings"));
         for (int i = 0; i < shown.size(); i++) {
             LayoutSearch.Layout l = shown.get(i);
             Prediction pr = predictions.get(i);
             Parallelism par = l.parallelism();
-            b.append(String.format(Locale.ROOT, "%4d %3d %3d %3d %4d %3d %5d %6d %3d %3s %4d %-10s %10.1f %21s %9s "
+            b.append(String.format(Locale.ROOT, "%4d %3d %3d %3d %4d %3d %5d %6d %3d %3s %4d %-14s %10.1f %21s %9s "
                     + "%8.1f  %s%n", i + 1, par.tensor(), par.context(), par.pipeline(), par.data(), par.expert(),
                     l.microBatch(), par.microBatches(), par.virtualStages(), par.sequenceParallel() ? "y" : "n",
                     par.zeroStage(), recompute(l), l.millis(), String.format(Locale.ROOT, "%.1f-%.1f",
                     pr.lowMillis(), pr.highMillis()), pr.tokensPerSecondPerGpu().isPresent()
                     ? String.format(Locale.ROOT, "%.0f", pr.tokensPerSecondPerGpu().getAsDouble()) : "-",
-                    l.memoryGb(), String.join(", ", warnings(pr))));
+                    l.memoryGb(), String.join(", ", warnings(pr, l, d))));
         }
         b.append(String.format(Locale.ROOT, "%d layouts (%d fit) searched in %.2f s%n", all.size(),
                 all.stream().filter(LayoutSearch.Layout::fits).count(), seconds));
@@ -231,15 +232,28 @@ final class LayoutsCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** A layout's recomputation as a short label: none, selective, full or full:N (N layers per chunk). */
+    /**
+     * A layout's recomputation as a short label: none, selective, full or full:N (N layers per chunk), with +off:N
+     * where the activations of N layers per chunk are offloaded to the host.
+     */
     private static String recompute(LayoutSearch.Layout l) {
-        return l.workload().recomputeLabel();
+        int off = l.workload().offloadLayers();
+        return l.workload().recomputeLabel() + (off > 0 ? "+off:" + off : "");
     }
 
-    /** The kinds of a prediction's warnings, except the topology it assumed (every layout shares it). */
-    private static List<String> warnings(Prediction pr) {
-        return pr.warnings().stream().filter(w -> w.kind() != org.scaledl.model.PredictionWarning.Kind.ASSUMED)
-                .map(w -> w.kind().name().toLowerCase(Locale.ROOT)).distinct().toList();
+    /**
+     * The kinds of a prediction's warnings, except the topology it assumed (every layout shares it), and
+     * {@code near_memory_limit} where the layout fills the GPU to within {@link RuntimePredictor#MEMORY_EDGE} of its
+     * memory (its own prediction, with the recomputation fixed, does not warn of it: a memory estimate a few percent
+     * off may not fit).
+     */
+    private static List<String> warnings(Prediction pr, LayoutSearch.Layout l, Device d) {
+        java.util.stream.Stream<String> edge = l.fits() && d.memoryGB() > 0
+                && l.memoryGb() > (1 - RuntimePredictor.MEMORY_EDGE) * d.memoryGB()
+                ? java.util.stream.Stream.of("near_memory_limit") : java.util.stream.Stream.empty();
+        return java.util.stream.Stream.concat(pr.warnings().stream()
+                .filter(w -> w.kind() != org.scaledl.model.PredictionWarning.Kind.ASSUMED)
+                .map(w -> w.kind().name().toLowerCase(Locale.ROOT)), edge).distinct().toList();
     }
 
     /** The predict command that reproduces a layout. */

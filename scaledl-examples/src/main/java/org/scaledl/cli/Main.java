@@ -75,7 +75,7 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
     /** {@code scaledl} without a command: the usage on stderr, exit {@value #USAGE}. */
     @Override
     public Integer call() {
-        new CommandLine(this).usage(System.err);
+        commandLine().usage(System.err);   // every command listed, as --help lists them
         return USAGE;
     }
 

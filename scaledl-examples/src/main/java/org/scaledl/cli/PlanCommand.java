@@ -228,13 +228,14 @@ final class PlanCommand implements Callable<Integer> {
 
     /**
      * The D-efficiency as printed: with fewer runs than the design has columns, XᵀX is singular and the efficiency
-     * is 0 whatever the choice, which the line says (the runs were chosen on XᵀX plus a small ridge).
+     * is 0 whatever the choice, so no figure is printed, only why (the runs were chosen on XᵀX plus a small ridge;
+     * the figure the ridge gives then compares nothing).
      */
     static String dEfficiencyLine(double dEfficiency, int runs, int columns) {
         if (runs < columns) {
-            return String.format(Locale.ROOT, "D-efficiency: %.4f (%d runs for %d design columns: fewer runs than "
-                    + "columns leave XᵀX singular, so it is 0 for any choice; the runs were chosen on XᵀX plus a small "
-                    + "ridge, and %d or more runs give a positive figure)", dEfficiency, runs, columns, columns);
+            return String.format(Locale.ROOT, "D-efficiency: none (%d runs for %d design columns: fewer runs than "
+                    + "columns leave XᵀX singular, 0 for any choice; the runs were chosen on XᵀX plus a small ridge, "
+                    + "and %d or more runs give a figure)", runs, columns, columns);
         }
         return String.format(Locale.ROOT, "D-efficiency: %.4f", dEfficiency);
     }

@@ -108,8 +108,10 @@ final class PredictCommand implements Callable<Integer> {
         Workload w = job.workload(p, g);
         Prediction pr = p.predict(w);
         for (PredictionWarning x : pr.warnings()) {
-            System.err.printf(Locale.ROOT, "scaledl: warning: %s (%s, %.0f%% of the prediction)%n", x.message(),
-                    x.kind().name().toLowerCase(Locale.ROOT), 100 * x.share());
+            // a warning of a part too small to round to a percent says its kind alone
+            System.err.printf(Locale.ROOT, "scaledl: warning: %s (%s%s)%n", x.message(),
+                    x.kind().name().toLowerCase(Locale.ROOT), 100 * x.share() < 0.5 ? ""
+                            : String.format(Locale.ROOT, ", %.0f%% of the prediction", 100 * x.share()));
         }
         java.util.Optional<String> elsewhere = job.otherMachine(p, w);
         elsewhere.ifPresent(m -> System.err.println("scaledl: warning: " + m));
@@ -192,7 +194,8 @@ final class PredictCommand implements Callable<Integer> {
                 sb.append(String.format(Locale.ROOT, "  %.2f ms per iteration (no interval: the model gives a point "
                         + "prediction)", pr.millis()));
             }
-            pr.throughputPerSecond().ifPresent(t -> sb.append(String.format(Locale.ROOT, ", %.1f samples/s", t)));
+            pr.throughputPerSecond().ifPresent(t -> sb.append(String.format(Locale.ROOT, t >= 1 ? ", %.1f samples/s"
+                    : ", %.3g samples/s", t)));
             pr.tokensPerSecondPerGpu().ifPresent(t -> sb.append(String.format(Locale.ROOT, ", %.0f tokens/s per GPU",
                     t)));
             pr.modelTflopsPerGpu().ifPresent(t -> sb.append(String.format(Locale.ROOT, ", %.0f model TFLOP/s per GPU",
@@ -347,6 +350,13 @@ final class PredictCommand implements Callable<Integer> {
         if (!Main.quiet) {
             System.err.printf(Locale.ROOT, "scored %d candidates over %d graphs in %.3f s (%.0f / s)%n",
                     counts[0] - counts[2], counts[1], seconds, (counts[0] - counts[2]) / Math.max(seconds, 1e-9));
+        }
+        if (counts[0] > 0 && counts[2] == counts[0]) {
+            // the table is written, with every row's reason; but nothing was predicted: bad input, as without
+            // --keep-going
+            System.err.println("scaledl: error: none of the " + counts[0] + " candidates could be predicted (the "
+                    + ERROR_COLUMN + " column says why for each)");
+            return Main.BAD_INPUT;
         }
         return 0;
     }

@@ -173,16 +173,20 @@ final class ScalingCommand implements Callable<Integer> {
             System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
         } else {
             StringBuilder sb = new StringBuilder(title).append('\n');
-            sb.append(String.format(Locale.ROOT, "%8s %8s %6s %12s %12s %12s %14s %-10s%s%n", "replicas", "GPUs",
-                    "batch", "ms", "low ms", "high ms", "samples/s", "recompute", calibrated == null ? ""
+            sb.append(String.format(Locale.ROOT, "%8s %8s %6s %12s %12s %12s %14s %10s %-10s%s%n", "replicas", "GPUs",
+                    "batch", "ms", "low ms", "high ms", "samples/s", "tok/s/GPU", "recompute", calibrated == null ? ""
                             : "  calibrated ms"));
             List<List<Point>> sweeps = List.of(byWorkers, byBatch);
             List<List<Point>> cal = List.of(byWorkersCal, byBatchCal);
             for (int k = 0; k < 2; k++) {
                 for (int i = 0; i < sweeps.get(k).size(); i++) {
                     Point x = sweeps.get(k).get(i);
-                    sb.append(String.format(Locale.ROOT, "%8d %8d %6d %12.2f %12.2f %12.2f %14.1f %-10s%s%s%n",
-                            x.workers(), x.gpus(), x.batch(), x.ms(), x.lowMs(), x.highMs(), x.samplesPerSecond(),
+                    double rate = x.samplesPerSecond();
+                    sb.append(String.format(Locale.ROOT, "%8d %8d %6d %12.2f %12.2f %12.2f %14s %10s %-10s%s%s%n",
+                            x.workers(), x.gpus(), x.batch(), x.ms(), x.lowMs(), x.highMs(), String.format(Locale.ROOT,
+                                    rate >= 100 ? "%.0f" : rate >= 1 ? "%.1f" : "%.3f", rate),
+                            x.prediction().tokensPerSecondPerGpu().isPresent() ? String.format(Locale.ROOT, "%.0f",
+                                    x.prediction().tokensPerSecondPerGpu().getAsDouble()) : "-",
                             x.recompute(),
                             calibrated == null ? "" : String.format(Locale.ROOT, "  %13.2f", cal.get(k).get(i).ms()),
                             x.fits() ? "" : "  (out of memory)"));

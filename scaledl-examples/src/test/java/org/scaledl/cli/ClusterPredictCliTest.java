@@ -527,6 +527,13 @@ class ClusterPredictCliTest {
                 .toString(), "--seq", "2048", "--batch", "1", "--keep-going");
         assertTrue(single.code() != 0, single.err());
         assertTrue(single.err().contains("--keep-going applies to --candidates"), single.err());
+        // every row refused: the table is written with the reasons, but the run failed
+        Files.writeString(jobs, header + "type,bad/config.json,2048,1,8,8,1," + A100 + ",fp16\n");
+        Run none = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--keep-going", "--out",
+                out.toString());
+        assertEquals(1, none.code(), none.err());
+        assertTrue(none.err().contains("none of the 1 candidates could be predicted"), none.err());
+        assertTrue(org.scaledl.io.CsvTable.read(out).get(0, "error").contains("gemma9"));
     }
 
     /**
@@ -581,7 +588,27 @@ class ClusterPredictCliTest {
                 "--batch", "1", "--micro-batches", "8", "--world-size", "48", "--tensor", "8", "--pipeline", "8",
                 "--device", "A100 80GB", "--precision", "fp16");
         assertEquals(0, big.code(), big.err());
-        assertTrue(big.err().contains("3072 GPUs are outside the training range of"), big.err());
+        // the library's own warnings reach the command line's user (a context beyond the configuration's positions,
+        // said once a model: a copy of its own name)
+        Path beyond = Files.createDirectories(dir.resolve("ctx-probe-llama")).resolve("config.json");
+        Files.copy(published().resolve("configs/llama3-8b/config.json"), beyond);
+        Run ctx = MainTest.run("predict", "--model", "gpu", "--transformer", beyond.toString(), "--seq", "16384",
+                "--batch", "1", "--device", "H100 SXM", "--precision", "bf16");
+        assertEquals(0, ctx.code(), ctx.err());
+        assertTrue(ctx.err().contains("sequence 16384 is longer than the 8192 positions"), ctx.err());
+        // a Llama configuration without its feed-forward width or key/value heads takes the class defaults, said
+        Path thin = Files.createDirectories(dir.resolve("thin-llama")).resolve("config.json");
+        Files.writeString(thin, Files.readString(published().resolve("configs/llama3-8b/config.json"))
+                .replaceAll("\"intermediate_size\"\\s*:\\s*\\d+\\s*,", "")
+                .replaceAll("\"num_key_value_heads\"\\s*:\\s*\\d+\\s*,", ""));
+        Run defaults = MainTest.run("predict", "--model", "gpu", "--transformer", thin.toString(), "--seq", "4096",
+                "--batch", "1", "--device", "H100 SXM", "--precision", "bf16");
+        assertEquals(0, defaults.code(), defaults.err());
+        assertTrue(defaults.err().contains("no intermediate_size; the class default 11008 is taken")
+                && defaults.err().contains("no num_key_value_heads; the class default 32 is taken"), defaults.err());
+        // with the replicas said: --world-size counts them, not the GPUs
+        assertTrue(big.err().contains("3072 GPUs (48 data-parallel replicas of 64 GPUs) are outside the training "
+                + "range of"), big.err());
         Run tf32 = MainTest.run("predict", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "2048",
                 "--batch", "1", "--tensor", "8", "--device", "V100", "--precision", "tf32");
         assertEquals(0, tf32.code(), tf32.err());

@@ -127,6 +127,8 @@ class MainTest {
         Run none = run();
         assertEquals(Main.USAGE, none.code());
         assertTrue(none.err().contains("Usage: scaledl"), none.err());
+        assertTrue(none.err().contains("Commands:") && none.err().contains("layouts"), "the commands listed: "
+                + none.err());
         assertEquals("", none.out());
         Run inspect = run("inspect", graph("resnet18_r64").toString());
         assertEquals(0, inspect.code(), inspect.err());

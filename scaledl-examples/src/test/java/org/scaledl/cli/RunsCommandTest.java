@@ -156,6 +156,21 @@ class RunsCommandTest {
     }
 
     /**
+     * A calibration on one GPU's runs says that the execution model's coefficients, one set for every GPU, move for
+     * the others too.
+     */
+    @Test
+    void aCalibrationOnOneGpusRunsSaysTheOthersMoveToo() throws IOException {
+        Path out = dir.resolve("runs.csv");
+        assertEquals(0, MainTest.run("runs", "--from-log", log("megatron-llama3-8b.log").toString(), "--out",
+                out.toString(), "-q").code());
+        MainTest.Run r = MainTest.run("fit", "--calibrate", "gpu", "--runs", out.toString(), "--out",
+                dir.resolve("c.sdl").toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("coefficients are shared by every GPU") && r.err().contains("c.sdl"), r.err());
+    }
+
+    /**
      * A log whose arguments say the gradients are reduced after the backward pass ({@code overlap_grad_reduce}
      * False) becomes a row with {@code grad_reduce} after-backward, which the table's reader gives its workload.
      */

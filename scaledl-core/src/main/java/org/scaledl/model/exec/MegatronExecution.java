@@ -112,12 +112,13 @@ public final class MegatronExecution {
                     ts.mtpLayers(), par.pipeline()) + (uneven && par.pipeline() <= ts.layers() && !w.unevenPipeline()
                     ? "; or split them unevenly (uneven_pipeline true, --uneven-pipeline)" : ""));
         }
+        if (par.expert() > 1 && ts.experts() == 1) {
+            throw new IllegalArgumentException("expert parallelism " + par.expert() + " for a model without routed "
+                    + "experts (a dense model: --expert 1)");
+        }
         if (par.expert() > 1 && ts.experts() % par.expert() != 0) {
             throw new IllegalArgumentException("expert parallelism " + par.expert() + " does not divide the "
                     + ts.experts() + " experts; it may be one of " + divisors(ts.experts()));
-        }
-        if (par.expert() > 1 && ts.experts() == 1) {
-            throw new IllegalArgumentException("expert parallelism " + par.expert() + " for a model without experts");
         }
         if (w.documentTokens() > ts.seq()) {
             throw new IllegalArgumentException("documents of " + w.documentTokens() + " tokens do not pack into "
@@ -296,6 +297,24 @@ public final class MegatronExecution {
                     ts.layers(), chunks));
         }
         return notes;
+    }
+
+    /**
+     * Said where a training job runs fewer micro-batches than pipeline stages: the pipeline's fill and drain then take
+     * much of the step ({@code (p - 1) / v} of {@code m + (p - 1) / v} micro-batch slots), which tuned recipes avoid.
+     */
+    static Optional<String> bubbleNote(Workload w) {
+        Parallelism par = w.parallelism();
+        int p = par.pipeline();
+        int m = par.microBatches();
+        if (w.phase() != Phase.TRAIN || p <= 1 || m >= p) {
+            return Optional.empty();
+        }
+        double fill = (p - 1.0) / par.virtualStages();
+        return Optional.of(String.format(Locale.ROOT, "%d micro-batch%s through %d pipeline stages: each stage idles "
+                + "about %.0f %% of the step while the pipeline fills and drains (training recipes run at least as "
+                + "many micro-batches as stages, usually several times more: give --micro-batches)", m,
+                m == 1 ? "" : "es", p, 100 * fill / (m + fill)));
     }
 
     /** {@link #chunkSizes(int, int, int)} of a model without multi-token prediction. */
@@ -1942,6 +1961,7 @@ public final class MegatronExecution {
         resolution(given, w, device).ifPresent(all::add);
         unevenNote(w).ifPresent(all::add);
         all.addAll(layerCountNotes(w));
+        bubbleNote(w).ifPresent(all::add);
         misalignmentNote(w, device, fs).ifPresent(all::add);
         int t = w.parallelism().tensor();
         int inDomain = Math.max(topo.gpusPerNode(), topo.nvlinkDomain());
