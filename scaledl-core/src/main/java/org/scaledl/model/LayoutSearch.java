@@ -129,7 +129,7 @@ public final class LayoutSearch {
 
     /**
      * The gradients' reduction after the backward pass, exposed ({@link Workload#gradReduceAfterBackward()}; default
-     * false: overlapped).
+     * false: overlapped). Called, with either value, every layout states the choice ({@link Workload#states}).
      */
     public LayoutSearch gradReduceAfterBackward(boolean value) {
         this.gradReduceAfterBackward = value;
@@ -140,7 +140,7 @@ public final class LayoutSearch {
     /**
      * Expert parallelism's all-to-all behind another micro-batch's compute ({@link Workload#expertCommOverlap()}), in
      * every layout Megatron core runs it with: expert parallelism, and virtual stages where there is a pipeline
-     * (default false: on the critical path).
+     * (default false: on the critical path). Called, every layout states the choice ({@link Workload#states}).
      */
     public LayoutSearch expertCommOverlap(boolean value) {
         this.expertCommOverlap = value;
@@ -148,7 +148,10 @@ public final class LayoutSearch {
         return this;
     }
 
-    /** What of each layout's iteration runs as CUDA graphs ({@link Workload#cudaGraphs()}; default none). */
+    /**
+     * What of each layout's iteration runs as CUDA graphs ({@link Workload#cudaGraphs()}; default none). Called,
+     * every layout states the choice ({@link Workload#states}).
+     */
     public LayoutSearch cudaGraphs(CudaGraphs value) {
         this.cudaGraphs = java.util.Objects.requireNonNull(value, "cudaGraphs");
         stated.add(Workload.ScheduleChoice.CUDA_GRAPHS);

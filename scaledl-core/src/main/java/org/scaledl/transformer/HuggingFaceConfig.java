@@ -47,7 +47,7 @@ public final class HuggingFaceConfig {
     private static final java.util.Set<String> ARCHITECTURE_KEYS = java.util.Set.of("hidden_size",
             "num_hidden_layers", "num_attention_heads", "vocab_size", "n_embd", "n_layer", "n_head", "d_model",
             "num_layers", "num_heads", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
-            "v_head_dim", "n_routed_experts", "index_topk", "index_n_heads", "index_head_dim", "num_key_value_heads");
+            "v_head_dim", "n_routed_experts", "index_topk", "index_n_heads", "index_head_dim");
     /** A configuration is a few kilobytes; anything past a megabyte is not one. */
     private static final long MAX_BYTES = 1 << 20;
     /** The model types read. */
@@ -232,8 +232,11 @@ public final class HuggingFaceConfig {
         long hidden = r.size("hidden_size", 4096);
         boolean attentionBias = r.bool("attention_bias", false);
         TransformerSpec.Builder b = TransformerSpec.decoder(name, hidden, heads, layers, r.vocab("vocab_size", 32000))
-                .kvHeads(r.size("num_key_value_heads", heads))
-                .ffn(r.sizeSaid("intermediate_size", 11008)).ffnKind(TransformerSpec.FfnKind.SWIGLU)
+                .kvHeads(r.has("num_key_value_heads") ? r.size("num_key_value_heads", heads)
+                        : r.sizeSaid("num_key_value_heads", heads, "as many as the attention heads, as transformers' "
+                                + "Llama-family classes take a missing one"))
+                .ffn(r.sizeSaid("intermediate_size", 11008, "Llama's class default; Mistral's and Qwen's classes "
+                        + "default to others: give it")).ffnKind(TransformerSpec.FfnKind.SWIGLU)
                 .norm(TransformerSpec.Norm.RMS_NORM).bias(false).qkvBias(type.equals("qwen2") || attentionBias)
                 .outBias(attentionBias).mlpBias(r.bool("mlp_bias", false))
                 .tiedEmbeddings(r.bool("tie_word_embeddings", false)).qkNorm(type.startsWith("qwen3"))
@@ -700,10 +703,13 @@ public final class HuggingFaceConfig {
 
         /**
          * {@link #size} of a key that this model type always needs (the Llama family's feed-forward width, which
-         * Mixtral's experts take too), its class default warned of as an architecture key's is.
+         * Mixtral's experts take too): missing, the default is taken with a warning that says {@code whose} it is.
          */
-        long sizeSaid(String key, long dflt) {
-            return integer(key, dflt, 1, MAX_SIZE, true);
+        long sizeSaid(String key, long dflt, String whose) {
+            if (!has(key)) {
+                LOG.warn("{}: no {}; {} is taken ({})", source, key, dflt, whose);
+            }
+            return integer(key, dflt, 1, MAX_SIZE, false);
         }
 
         /** A layer count: 1..10,000. */

@@ -1,6 +1,7 @@
 package org.scaledl.model;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
@@ -283,6 +284,19 @@ class MegatronExecutionTest {
                 "about 60 %")));
         assertTrue(stage.cost(job(1, 1, 4, 4, 2, Recompute.FULL)).notes().stream().noneMatch(n -> n.contains(
                 "pipeline fills and drains")));
+        // in inference one pass is the job: nothing said
+        Workload infer = Workload.builder(GPT.graph(2048)).batch(2).phase(Phase.INFER).device(A100)
+                .parallelism(Parallelism.of(1, 1, 4, 1)).precision(Precision.FP16).recompute(Recompute.NONE)
+                .topology(DGX).build();
+        assertTrue(stage.cost(infer).notes().stream().noneMatch(n -> n.contains("pipeline fills and drains")),
+                stage.cost(infer).notes().toString());
+        // the interleaved schedule's fill is (p - 1) / v slots: two micro-batches through 4 stages of 2 chunks 43 %
+        assertEquals("about 43 %", String.format(java.util.Locale.ROOT, "about %.0f %%", 100 * 1.5 / 3.5));
+        Parallelism interleaved = new Parallelism(1, 1, 4, 2, false, 0, 2, 1, 1, 1);
+        List<String> v2 = stage.cost(job(1, 1, 4, 2, 2, Recompute.FULL).toBuilder().parallelism(interleaved).build())
+                .notes();
+        assertTrue(v2.stream().anyMatch(n -> n.contains("2 micro-batches through 4 pipeline stages: each stage idles "
+                + "about 43 %")), v2.toString());
     }
 
     /**
@@ -1153,6 +1167,28 @@ class MegatronExecutionTest {
                 prev = l.millis();
             }
             seenMisfit |= !l.fits();
+        }
+    }
+
+    /**
+     * The schedule choices a search is given are stated by every layout it returns (the default value too); those it
+     * is not given are left to the job's default and stated by none.
+     */
+    @Test
+    void layoutsStateTheScheduleChoicesTheSearchIsGiven() {
+        List<LayoutSearch.Layout> plain = new LayoutSearch(predictor, GPT.graph(2048), A100, 16, 64).topology(DGX)
+                .search();
+        List<LayoutSearch.Layout> given = new LayoutSearch(predictor, GPT.graph(2048), A100, 16, 64).topology(DGX)
+                .gradReduceAfterBackward(false).cudaGraphs(org.scaledl.workload.CudaGraphs.NONE).search();
+        assertEquals(plain.size(), given.size());
+        for (int i = 0; i < plain.size(); i++) {
+            for (Workload.ScheduleChoice c : Workload.ScheduleChoice.values()) {
+                assertFalse(plain.get(i).workload().states(c), c.name());
+            }
+            assertTrue(given.get(i).workload().states(Workload.ScheduleChoice.GRAD_REDUCE));
+            assertTrue(given.get(i).workload().states(Workload.ScheduleChoice.CUDA_GRAPHS));
+            assertFalse(given.get(i).workload().states(Workload.ScheduleChoice.EXPERT_COMM_OVERLAP));
+            assertEquals(plain.get(i).millis(), given.get(i).millis(), 0, "the defaults, stated: the same times");
         }
     }
 

@@ -43,8 +43,8 @@ final class ClusterOptions {
     @Option(names = "--virtual-stages", description = "Interleaved model chunks per pipeline stage (default 1)")
     Integer virtualStages;
 
-    @Option(names = "--expert", description = "Expert-parallel degree within data x context parallelism (mixtures "
-            + "of experts; default 1)")
+    @Option(names = "--expert", description = "Expert-parallel degree over data x context x tensor ranks (with "
+            + "--expert-tensor; Megatron's MoE parallel folding; mixtures of experts; default 1)")
     Integer expert;
 
     @Option(names = "--expert-tensor", description = "Expert tensor parallelism: each expert split this many ways, "

@@ -234,11 +234,11 @@ final class FitCommand implements Callable<Integer> {
                     + "the coefficients only as far as the model's prior allows; plan more: scaledl plan --model "
                     + calibrate + " --candidates jobs.csv --runs 3");
         }
-        List<String> gpus = kept.stream().flatMap(r -> r.workload().device().filter(
-                org.scaledl.workload.Device::isGpu).map(org.scaledl.workload.Device::name).stream()).distinct()
-                .toList();
-        boolean execution = kept.stream().anyMatch(r -> r.workload().graph().transformer().isPresent());
-        if (execution && !gpus.isEmpty()) {
+        // the GPUs of the transformer runs, whose execution model the calibration refits
+        List<String> gpus = kept.stream().filter(r -> r.workload().graph().transformer().isPresent())
+                .flatMap(r -> r.workload().device().filter(org.scaledl.workload.Device::isGpu)
+                        .map(org.scaledl.workload.Device::name).stream()).distinct().toList();
+        if (!gpus.isEmpty()) {
             // the execution model's coefficients are one set for every GPU: a calibration moves them all
             System.err.println("scaledl: warning: calibrated on runs of " + String.join(", ", gpus) + " only: the "
                     + "execution model's coefficients are shared by every GPU, so " + out + " predicts other GPUs' "

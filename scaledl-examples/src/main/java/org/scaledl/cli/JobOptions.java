@@ -150,8 +150,8 @@ final class JobOptions {
             if (cluster.precision == null && w.device().isPresent()) {
                 // FP32, PyTorch's default, is rarely what a GPU job runs: said, as layouts says its FP16
                 System.err.println("scaledl: warning: --precision not given: fp32 assumed (PyTorch's default, no "
-                        + "tensor cores); mixed-precision training is --precision bf16 or fp16 (tf32, fp8, mxfp8, "
-                        + "nvfp4: see devices)");
+                        + "tensor cores); " + (w.phase() == Phase.TRAIN ? "mixed-precision training" : "16-bit "
+                        + "inference") + " is --precision bf16 or fp16 (tf32, fp8, mxfp8, nvfp4: see devices)");
             }
         }
         return w;

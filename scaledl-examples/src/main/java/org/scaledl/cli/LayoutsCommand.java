@@ -16,6 +16,7 @@ import org.scaledl.transformer.TransformerSpec;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Topology;
+import org.scaledl.workload.Workload;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -195,7 +196,7 @@ final class LayoutsCommand implements Callable<Integer> {
         }
         StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%s (%.2fB parameters) on %d x %s, global "
                 + "batch %d, in %s, %s%s:%n", spec.name(), spec.parameterCount() / 1e9, gpus, d.name(), globalBatch,
-                precision.label() + (cluster.precision == null ? " (not given: fp16 assumed)" : ""), topo.describe(), given.isEmpty() ? " (the standard system, assumed: give --gpus-per-node and "
+                precision.label() + (cluster.precision == null ? " (not given, assumed)" : ""), topo.describe(), given.isEmpty() ? " (the standard system, assumed: give --gpus-per-node and "
                         + "--inter-node-gbps)" : ""));
         b.append(String.format(Locale.ROOT, "%4s %3s %3s %3s %4s %3s %5s %6s %3s %3s %4s %-14s %10s %21s %9s %8s  %s%n",
                 "rank", "tp", "cp", "pp", "dp", "ep", "micro", "micros", "v", "sp", "zero", "recompute", "ms",
@@ -256,6 +257,16 @@ final class LayoutsCommand implements Callable<Integer> {
                 .map(w -> w.kind().name().toLowerCase(Locale.ROOT)), edge).distinct().toList();
     }
 
+    /** How a job's gradients are reduced, as the option and the column write it. */
+    private static String gradReduce(Workload w) {
+        return w.gradReduceAfterBackward() ? "after-backward" : "overlapped";
+    }
+
+    /** A schedule choice's cell: its value where the job states it, empty (the default, assumed) otherwise. */
+    private static String stated(Workload w, Workload.ScheduleChoice choice, String value) {
+        return w.states(choice) ? value : "";
+    }
+
     /** The predict command that reproduces a layout. */
     private String command(LayoutSearch.Layout l, Device d, java.util.Optional<Topology> given,
             org.scaledl.workload.Precision precision) {
@@ -299,13 +310,14 @@ final class LayoutsCommand implements Callable<Integer> {
             // gradient buffers other than the precision's default
             c.append(" --grad-dtype ").append(l.workload().gradDtypeLabel());
         }
-        if (l.workload().gradReduceAfterBackward()) {
-            c.append(" --grad-reduce after-backward");
+        // the schedule choices as given (stated: the command states them too), the others left to their defaults
+        if (l.workload().states(Workload.ScheduleChoice.GRAD_REDUCE)) {
+            c.append(" --grad-reduce ").append(gradReduce(l.workload()));
         }
         if (l.workload().expertCommOverlap()) {
             c.append(" --moe-a2a-overlap");
         }
-        if (l.workload().cudaGraphs() != org.scaledl.workload.CudaGraphs.NONE) {
+        if (l.workload().states(Workload.ScheduleChoice.CUDA_GRAPHS)) {
             c.append(" --cuda-graphs ").append(l.workload().cudaGraphs().label());
         }
         if (l.workload().expertImbalance() != 1) {
@@ -377,9 +389,12 @@ final class LayoutsCommand implements Callable<Integer> {
                     .append(number(l.workload().expertImbalance())).append(',')
                     .append(l.workload().documentTokens()).append(',')
                     .append(l.workload().gradDtypeLabel()).append(',')
-                    .append(l.workload().gradReduceAfterBackward() ? "after-backward" : "overlapped").append(',')
-                    .append(l.workload().expertCommOverlap()).append(',')
-                    .append(l.workload().cudaGraphs().label()).append(',')
+                    .append(stated(l.workload(), Workload.ScheduleChoice.GRAD_REDUCE, gradReduce(l.workload())))
+                    .append(',')
+                    .append(stated(l.workload(), Workload.ScheduleChoice.EXPERT_COMM_OVERLAP,
+                            Boolean.toString(l.workload().expertCommOverlap()))).append(',')
+                    .append(stated(l.workload(), Workload.ScheduleChoice.CUDA_GRAPHS,
+                            l.workload().cudaGraphs().label())).append(',')
                     .append(org.scaledl.io.CsvTable.cell(d.name()))
                     .append(',').append(precision.label()).append(',');
             given.ifPresent(x -> sb.append(x.gpusPerNode()).append(',').append(x.nvlinkDomain()).append(',')

@@ -170,6 +170,22 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
         return cl;
     }
 
+    /**
+     * The command or option an unmatched argument looks like a misspelling of: the first unmatched argument against
+     * the command's options (when it starts with a dash) or its subcommands.
+     */
+    static java.util.Optional<String> didYouMean(CommandLine.ParameterException e) {
+        if (!(e instanceof CommandLine.UnmatchedArgumentException u) || u.getUnmatched().isEmpty()) {
+            return java.util.Optional.empty();
+        }
+        String typed = u.getUnmatched().get(0);
+        CommandLine.Model.CommandSpec spec = e.getCommandLine().getCommandSpec();
+        java.util.Collection<String> known = typed.startsWith("-") ? spec.optionsMap().keySet()
+                : spec.subcommands().keySet();
+        String bare = typed.contains("=") ? typed.substring(0, typed.indexOf('=')) : typed;
+        return org.scaledl.Suggestions.closest(bare, known.stream().filter(k -> k.length() > 2).toList());
+    }
+
     private static int run(String... args) {
         quiet = false;
         ModelArgument.prefetch(args);
@@ -185,8 +201,9 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
             // a wrong or missing option is one line naming it and where the help is, not the whole usage
             PrintWriter err = e.getCommandLine().getErr();
             String name = e.getCommandLine().getCommandName();
-            err.println("scaledl: error: " + forCli(e.getMessage()) + " (scaledl " + (name.equals("scaledl") ? ""
-                    : name + " ") + "--help lists the options)");
+            err.println("scaledl: error: " + forCli(e.getMessage()) + " (" + didYouMean(e).map(x -> "did you mean "
+                    + x + "? ").orElse("") + "scaledl " + (name.equals("scaledl") ? "" : name + " ")
+                    + "--help lists the " + (name.equals("scaledl") ? "commands" : "options") + ")");
             err.flush();
             return USAGE;
         });

@@ -185,7 +185,8 @@ final class PlanCommand implements Callable<Integer> {
             root.put("candidates", candidates.size());
             root.put("prior", priorModel == null ? "roofline" : prior);
             root.put("logdet", plan.logDet());
-            Reports.number(root, "d_efficiency", plan.dEfficiency());
+            Reports.number(root, "d_efficiency", dEfficiency(plan.dEfficiency(), plan.indices().size()
+                    + measured.size(), rows.apply(candidates.get(0)).length));
             System.out.println(om.writeValueAsString(root));
         } else {
             if (cluster) {
@@ -226,13 +227,18 @@ final class PlanCommand implements Callable<Integer> {
         };
     }
 
+    /** The D-efficiency as reported: NaN (JSON null, "none") with fewer runs than design columns. */
+    static double dEfficiency(double dEfficiency, int runs, int columns) {
+        return runs < columns ? Double.NaN : dEfficiency;
+    }
+
     /**
      * The D-efficiency as printed: with fewer runs than the design has columns, XᵀX is singular and the efficiency
      * is 0 whatever the choice, so no figure is printed, only why (the runs were chosen on XᵀX plus a small ridge;
      * the figure the ridge gives then compares nothing).
      */
     static String dEfficiencyLine(double dEfficiency, int runs, int columns) {
-        if (runs < columns) {
+        if (Double.isNaN(dEfficiency(dEfficiency, runs, columns))) {
             return String.format(Locale.ROOT, "D-efficiency: none (%d runs for %d design columns: fewer runs than "
                     + "columns leave XᵀX singular, 0 for any choice; the runs were chosen on XᵀX plus a small ridge, "
                     + "and %d or more runs give a figure)", runs, columns, columns);
@@ -261,7 +267,7 @@ final class PlanCommand implements Callable<Integer> {
             d.chosen().forEach(a::add);
             root.put("runs", d.chosen().size());
             root.put("logdet", d.logDet());
-            Reports.number(root, "d_efficiency", d.dEfficiency());
+            Reports.number(root, "d_efficiency", dEfficiency(d.dEfficiency(), d.chosen().size(), x[0].length));
             System.out.println(om.writeValueAsString(root));
         } else {
             System.out.printf(Locale.ROOT, "chosen rows (0-based): %s%nlog det: %.6f%n%s%n", d.chosen(), d.logDet(),

@@ -352,8 +352,8 @@ final class PredictCommand implements Callable<Integer> {
                     counts[0] - counts[2], counts[1], seconds, (counts[0] - counts[2]) / Math.max(seconds, 1e-9));
         }
         if (counts[0] > 0 && counts[2] == counts[0]) {
-            // the table is written, with every row's reason; but nothing was predicted: bad input, as without
-            // --keep-going
+            // the table is written, with every row's reason; but nothing was predicted: bad input (exit 1 whatever
+            // the rows' reasons; each is in its row)
             System.err.println("scaledl: error: none of the " + counts[0] + " candidates could be predicted (the "
                     + ERROR_COLUMN + " column says why for each)");
             return Main.BAD_INPUT;

@@ -274,6 +274,13 @@ class ClusterPredictCliTest {
         List<String> fp16Lines = Files.readAllLines(fp16Table);
         assertEquals("fp32", fp16Lines.get(1).split(",", -1)[Arrays.asList(fp16Lines.get(0).split(","))
                 .indexOf("grad_dtype")]);
+        // the precision in the header; a schedule choice not given is left empty (the default, assumed) in the table
+        assertTrue(r.out().contains(", in bf16, ") && fp16.out().contains(", in fp16, "), r.out());
+        List<String> fp16Header = Arrays.asList(fp16Lines.get(0).split(","));
+        for (String column : List.of("grad_reduce", "moe_a2a_overlap", "cuda_graphs")) {
+            assertEquals("", fp16Lines.get(1).split(",", -1)[fp16Header.indexOf(column)], column);
+        }
+        assertFalse(fp16.out().contains("--grad-reduce") || fp16.out().contains("--cuda-graphs"), fp16.out());
         boolean expert = false;
         boolean context = false;
         for (String l : lines.subList(1, lines.size())) {
@@ -604,8 +611,9 @@ class ClusterPredictCliTest {
         Run defaults = MainTest.run("predict", "--model", "gpu", "--transformer", thin.toString(), "--seq", "4096",
                 "--batch", "1", "--device", "H100 SXM", "--precision", "bf16");
         assertEquals(0, defaults.code(), defaults.err());
-        assertTrue(defaults.err().contains("no intermediate_size; the class default 11008 is taken")
-                && defaults.err().contains("no num_key_value_heads; the class default 32 is taken"), defaults.err());
+        assertTrue(defaults.err().contains("no intermediate_size; 11008 is taken (Llama's class default")
+                && defaults.err().contains("no num_key_value_heads; 32 is taken (as many as the attention heads"),
+                defaults.err());
         // with the replicas said: --world-size counts them, not the GPUs
         assertTrue(big.err().contains("3072 GPUs (48 data-parallel replicas of 64 GPUs) are outside the training "
                 + "range of"), big.err());
@@ -873,8 +881,17 @@ class ClusterPredictCliTest {
         assertEquals(o.get("ms").asDouble(), stated.get("ms").asDouble(), 0);
         assertFalse(stated.get("warnings").toString().contains("assumed overlapped"), stated.get("warnings")
                 .toString());
-        assertTrue(rows.get("default").get("warnings").contains("assumed"), rows.get("default").toString());
-        assertFalse(rows.get("overlapped").get("warnings").contains("assumed"), rows.get("overlapped").toString());
+        // the table's rows: the empty cell is assumed and said, the stated one not (the messages, in JSON lines)
+        Path lines = dir.resolve("scored.jsonl");
+        assertEquals(0, MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--out",
+                lines.toString()).code());
+        Map<String, String> warned = new java.util.HashMap<>();
+        for (String line : Files.readAllLines(lines)) {
+            JsonNode n = new ObjectMapper().readTree(line);
+            warned.put(n.get("name").asText(), n.get("warnings").toString());
+        }
+        assertTrue(warned.get("default").contains("assumed overlapped"), warned.get("default"));
+        assertFalse(warned.get("overlapped").contains("assumed overlapped"), warned.get("overlapped"));
         // the option fills the column for rows that lack it
         Path filled = dir.resolve("filled.csv");
         Run option = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--grad-reduce",

@@ -130,6 +130,18 @@ class MainTest {
         assertTrue(none.err().contains("Commands:") && none.err().contains("layouts"), "the commands listed: "
                 + none.err());
         assertEquals("", none.out());
+        // a misspelt command or option: one line, exit 2, naming what was meant
+        Run command = run("predikt", "--model", "gpu");
+        assertEquals(Main.USAGE, command.code());
+        assertTrue(command.err().contains("did you mean predict?") && command.err().strip().lines().count() == 1,
+                command.err());
+        Run option = run("predict", "--model", "gpu", "--tensr", "2");
+        assertEquals(Main.USAGE, option.code());
+        assertTrue(option.err().contains("did you mean --tensor?") && option.err().contains("scaledl predict --help"),
+                option.err());
+        Run nothingLike = run("predict", "--model", "gpu", "--zzzzqq");
+        assertEquals(Main.USAGE, nothingLike.code());
+        assertFalse(nothingLike.err().contains("did you mean"), nothingLike.err());
         Run inspect = run("inspect", graph("resnet18_r64").toString());
         assertEquals(0, inspect.code(), inspect.err());
         assertTrue(inspect.out().contains("batch 1"), inspect.out());
@@ -278,6 +290,13 @@ class MainTest {
         }
         assertEquals(logDet(chosen, 4), root.get("logdet").asDouble(), 1e-6);
         assertTrue(root.get("d_efficiency").asDouble() > 1);
+        // fewer runs than the 4 columns: no figure, said in the text and null in the JSON
+        Run few = run("plan", "--matrix", file.toString(), "--runs", "3", "--seed", "3");
+        assertEquals(0, few.code(), few.err());
+        assertTrue(few.out().contains("D-efficiency: none (3 runs for 4 design columns"), few.out());
+        JsonNode fewJson = new ObjectMapper().readTree(run("plan", "--matrix", file.toString(), "--runs", "3",
+                "--seed", "3", "--json").out());
+        assertTrue(fewJson.get("d_efficiency").isNull(), fewJson.toString());
 
         Files.writeString(dir.resolve("bad.csv"), "1,2\n3\n");
         Run bad = run("plan", "--matrix", dir.resolve("bad.csv").toString(), "--runs", "1");

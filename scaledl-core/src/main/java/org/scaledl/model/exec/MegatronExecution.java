@@ -280,12 +280,12 @@ public final class MegatronExecution {
         TransformerShape ts = w.graph().transformer().orElseThrow();
         Parallelism par = w.parallelism();
         int chunks = par.pipeline() * par.virtualStages();
-        int[] sizes = chunkSizes(ts.layers(), chunks, ts.mtpLayers());
+        int[] sizes = split(ts.layers(), chunks, ts.mtpLayers());
+        List<String> notes = new ArrayList<>();
         if (sizes == null) {
-            sizes = unevenChunkSizes(ts.layers(), chunks, ts.mtpLayers());
+            return notes;
         }
         int most = java.util.Arrays.stream(sizes).max().orElse(0);
-        List<String> notes = new ArrayList<>();
         if (w.recompute() == Recompute.FULL && w.recomputeLayers() > most) {
             notes.add(String.format(Locale.ROOT, "recompute_layers %d is more than the %d layers of any model chunk "
                     + "(%d layers in %d chunks): every layer is recomputed, as recompute full without a count",
