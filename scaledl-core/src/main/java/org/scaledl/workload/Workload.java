@@ -476,7 +476,8 @@ public final class Workload {
         int m = parallelism.microBatches();
         return graph.name() + " batch=" + batch + (m > 1 ? " (" + batch / m + " x " + m + " micro-batches)" : "") + " "
                 + phase.label() + " data-parallel=" + parallelism.data()
-                + (parallelism.isDataOnly() ? "" : " gpus=" + worldSize() + " (" + parallelism + ")") + " threads="
+                + (parallelism.isDataOnly() && parallelism.expert() == 1 && parallelism.zeroStage() == 0 ? ""
+                        : " gpus=" + worldSize() + " (" + parallelism + ")") + " threads="
                 + threads
                 + (device == null ? "" : " device=" + device.name())
                 + " precision=" + precision.label()

@@ -271,6 +271,20 @@ class MegatronExecutionTest {
                 () -> job(1, 1, 1, 4, 2, Recompute.AUTO).toBuilder().recomputeLayers(12).build());
     }
 
+    /** ZeRO with one data-parallel rank has nothing to shard over: said, and predicted as without it. */
+    @Test
+    void zeroWithOneDataParallelRankIsSaidAndChangesNothing() {
+        Workload plain = job(1, 2, 1, 1, 2, Recompute.FULL);
+        Workload zero = plain.toBuilder().parallelism(Parallelism.of(1, 2, 1, 1).withZeroStage(1)).build();
+        assertEquals(stage.millis(plain), stage.millis(zero), 1e-9 * stage.millis(plain));
+        assertEquals(stage.memoryBytes(plain).orElseThrow(), stage.memoryBytes(zero).orElseThrow(), 1.0);
+        assertTrue(stage.cost(zero).notes().stream().anyMatch(n -> n.contains("ZeRO stage 1 with one data-parallel "
+                + "rank shards nothing")), stage.cost(zero).notes().toString());
+        Workload two = job(2, 2, 1, 1, 2, Recompute.FULL);
+        Workload sharded = two.toBuilder().parallelism(Parallelism.of(2, 2, 1, 1).withZeroStage(1)).build();
+        assertTrue(stage.cost(sharded).notes().stream().noneMatch(n -> n.contains("shards nothing")));
+    }
+
     /**
      * Fewer micro-batches than pipeline stages leave each stage idle through the fill and drain, said with its share
      * ((p - 1) / (m + p - 1): 3 of 4 slots with one micro-batch through four stages); enough micro-batches say nothing.
@@ -1091,6 +1105,11 @@ class MegatronExecutionTest {
                 () -> predictor.predict(full.toBuilder().parallelism(Parallelism.of(8, 1, 1, 1).withExpert(8, 1))
                         .build()));
         assertTrue(ep.getMessage().contains("for a model without routed experts (a dense model"), ep.getMessage());
+        IllegalArgumentException etp = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> predictor.predict(full.toBuilder().parallelism(Parallelism.of(8, 1, 1, 1).withExpert(1, 4))
+                        .build()));
+        assertTrue(etp.getMessage().contains("expert tensor parallelism 4 for a model without routed experts"),
+                etp.getMessage());
     }
 
     /**

@@ -44,13 +44,14 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--data", defaultValue = "datasets/cpu-ddp", description = "Dataset (default: ${DEFAULT-VALUE})")
     Path data;
 
-    @Option(names = "--quick", description = "Fewer repetitions (under 30 s)")
+    @Option(names = "--quick", description = "Fewer repetitions (about half a minute on 2 cores)")
     boolean quick;
 
     @Option(names = "--json", description = "Print JSON")
     boolean json;
 
-    @Option(names = "--gnn", description = "Also fit ScaleDL with the GNN stage and time its predictions (~30 s more)")
+    @Option(names = "--gnn", description = "Fit the GNN stage at its full size for its first-query timings "
+            + "(without: a small one) and time its steady-state predictions and allocation too (~30 s more)")
     boolean gnn;
 
     @Option(names = "--gpu-model", description = "Also time a saved device model (scaledl fit --gpu) on H100")

@@ -28,7 +28,7 @@ import picocli.CommandLine.Option;
         description = "Evaluate the GPU layer model on per-operator kernels (held-out shapes "
         + "and leave-one-GPU-out), whole transformer models and 4-GPU DP/TP/PP runs.")
 final class EvaluateGpuCommand implements Callable<Integer> {
-    @Option(names = "--data", required = true, description = "Folder with neusight/ and deepbench/ (../shared/data)")
+    @Option(names = "--data", required = true, description = "Folder with neusight/ and deepbench/ (the bundled datasets/gpu)")
     Path data;
 
     @Option(names = "--holdout-gpu", description = "Hold out only this GPU (default: each GPU in turn, averaged)")
@@ -38,7 +38,7 @@ final class EvaluateGpuCommand implements Callable<Integer> {
             + "its descriptions win over the bundled ones")
     Path devices;
 
-    @Option(names = "--seed", defaultValue = "7", description = "Seed of the held-out-shape split")
+    @Option(names = "--seed", defaultValue = "7", description = "Seed of the held-out-shape split (default 7)")
     long seed;
 
     @Option(names = "--adapt", defaultValue = "0", description = "Also profile this many kernels per op of each "

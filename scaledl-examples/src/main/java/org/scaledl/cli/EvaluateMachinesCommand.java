@@ -33,7 +33,7 @@ final class EvaluateMachinesCommand implements Callable<Integer> {
             + "${DEFAULT-VALUE})")
     int repeats;
 
-    @Option(names = "--seed", defaultValue = "7", description = "Seed of the choices")
+    @Option(names = "--seed", defaultValue = "7", description = "Seed of the choices (default 7)")
     long seed;
 
     @Option(names = "--json", description = "Print JSON")

@@ -116,6 +116,10 @@ public final class MegatronExecution {
             throw new IllegalArgumentException("expert parallelism " + par.expert() + " for a model without routed "
                     + "experts (a dense model: --expert 1)");
         }
+        if (par.expertTensor() > 1 && ts.experts() == 1) {
+            throw new IllegalArgumentException("expert tensor parallelism " + par.expertTensor() + " for a model "
+                    + "without routed experts (a dense model: --expert-tensor 1)");
+        }
         if (par.expert() > 1 && ts.experts() % par.expert() != 0) {
             throw new IllegalArgumentException("expert parallelism " + par.expert() + " does not divide the "
                     + ts.experts() + " experts; it may be one of " + divisors(ts.experts()));
@@ -315,6 +319,19 @@ public final class MegatronExecution {
                 + "about %.0f %% of the step while the pipeline fills and drains (training recipes run at least as "
                 + "many micro-batches as stages, usually several times more: give --micro-batches)", m,
                 m == 1 ? "" : "es", p, 100 * fill / (m + fill)));
+    }
+
+    /**
+     * Said where a training job asks for ZeRO with a single data-parallel (and context-parallel) rank: there is no
+     * group to shard the optimizer's state, gradients or weights over, so it changes nothing.
+     */
+    static Optional<String> zeroNote(Workload w) {
+        Parallelism par = w.parallelism();
+        if (w.phase() != Phase.TRAIN || par.zeroStage() == 0 || (long) par.data() * par.context() > 1) {
+            return Optional.empty();
+        }
+        return Optional.of("ZeRO stage " + par.zeroStage() + " with one data-parallel rank shards nothing (the "
+                + "optimizer's state is sharded over the data x context ranks): predicted as without it");
     }
 
     /** {@link #chunkSizes(int, int, int)} of a model without multi-token prediction. */
@@ -1962,6 +1979,7 @@ public final class MegatronExecution {
         unevenNote(w).ifPresent(all::add);
         all.addAll(layerCountNotes(w));
         bubbleNote(w).ifPresent(all::add);
+        zeroNote(w).ifPresent(all::add);
         misalignmentNote(w, device, fs).ifPresent(all::add);
         int t = w.parallelism().tensor();
         int inDomain = Math.max(topo.gpusPerNode(), topo.nvlinkDomain());

@@ -132,8 +132,22 @@ public final class ParallelExecution {
     static Topology topology(Workload w, Device d, List<String> notes) {
         if (w.topology().isPresent()) {
             Topology t = w.topology().get();
-            if (t.assumed() && w.parallelism().ranks() > 1) {
+            int ranks = w.parallelism().ranks();
+            if (t.assumed() && ranks > 1) {
                 notes.add("topology partly assumed from the device: " + t.describe());
+            }
+            int standard = Topology.assumedFor(d).nvlinkDomain();
+            if (t.nvlinkDomain() > standard && t.nvlinkDomain() > t.gpusPerNode()) {
+                // a rack-scale domain the device's standard system does not have (an NVLink Switch system) is taken
+                // as given, but said: its collectives run at NVLink's bandwidth across it
+                notes.add(String.format(Locale.ROOT, "an NVLink domain of %d GPUs, larger than the %d of %s's "
+                        + "standard system: the collectives inside it are predicted at NVLink bandwidth (give "
+                        + "--nvlink-domain only where the machine has NVLink switches across its nodes)",
+                        t.nvlinkDomain(), standard, d.name()));
+            }
+            if (ranks > t.gpusPerNode() && ranks % t.gpusPerNode() != 0) {
+                notes.add(String.format(Locale.ROOT, "%d GPUs on nodes of %d: the last node holds %d of them",
+                        ranks, t.gpusPerNode(), ranks % t.gpusPerNode()));
             }
             return t;
         }
