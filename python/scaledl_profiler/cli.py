@@ -182,6 +182,10 @@ def _export(args, parser):
     name = args.model or (args.config if args.config.startswith("hf:") else "hf:" + args.config)
     if args.config and not args.config.endswith(".json"):
         parser.error(f"export: --config takes a config.json file, got '{args.config}'")
+    if args.config and not args.config.startswith("hf:") and not os.path.isfile(args.config):
+        # said before PyTorch is looked for: a missing file is the first thing to fix
+        raise ValueError(f"--config {args.config}: " + ("is a folder, not a config.json file"
+                                                         if os.path.isdir(args.config) else "no such file"))
     hf = Spec(name, factories).kind == "hf"
     size = args.seq if args.seq is not None else args.size
     if args.seq is not None and not hf:
@@ -304,7 +308,7 @@ def main(argv=None):
         return 1
     except KeyboardInterrupt:
         print("scaledl_profiler: interrupted" + (" (run the same command again to resume)"
-                                                 if args.command in ("measure", "here") else ""), file=sys.stderr)
+                                                 if args.command in ("measure", "here", "kernels") else ""), file=sys.stderr)
         return 130
     except Exception as e:  # a bug: one line, the traceback on request
         if os.environ.get("SCALEDL_PROFILER_TRACEBACK"):

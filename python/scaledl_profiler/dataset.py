@@ -251,12 +251,12 @@ def repair(out_dir, log=None):
         repair_tail(os.path.join(out_dir, name), log)
 
 
-def check_folder(path, option="--out"):
-    """ValueError (one line naming ``option`` and the path) unless ``path`` is a folder this process may write in,
-    or one it may create; creates nothing."""
-    path = os.fspath(path)
+def _folder_problem(path):
+    """None when ``path`` is a folder this process may write in, or one it may create; else what stops it, said of
+    the path itself (``is a file, not a folder``, ``is not writable ...``) or of the nearest folder above it that
+    exists."""
     if os.path.exists(path) and not os.path.isdir(path):
-        raise ValueError(f"{option} {path}: is a file, not a folder; name a folder (it is created if missing)")
+        return "is a file, not a folder"
     existing = os.path.abspath(path)
     while not os.path.exists(existing):
         parent = os.path.dirname(existing)
@@ -264,11 +264,20 @@ def check_folder(path, option="--out"):
             break
         existing = parent
     if not os.path.isdir(existing):
-        raise ValueError(f"{option} {path}: {existing} is a file, not a folder")
+        return f"cannot be created: {existing} is a file, not a folder"
     if not os.access(existing, os.W_OK | os.X_OK):
-        what = "the folder" if existing == os.path.abspath(path) else f"its parent {existing}"
-        raise ValueError(f"{option} {path}: {what} is not writable (permission denied); name a folder you may "
-                         "write in")
+        return "is not writable (permission denied)" if existing == os.path.abspath(path) \
+            else f"cannot be created: {existing} is not writable (permission denied)"
+    return None
+
+
+def check_folder(path, option="--out"):
+    """ValueError (one line naming ``option`` and the path) unless ``path`` is a folder this process may write in,
+    or one it may create; creates nothing."""
+    path = os.fspath(path)
+    problem = _folder_problem(path)
+    if problem:
+        raise ValueError(f"{option} {path}: {problem}; name a folder you may write in (it is created if missing)")
 
 
 def check_file(path, option="--out", example="a file name"):
@@ -278,10 +287,10 @@ def check_file(path, option="--out", example="a file name"):
     if os.path.isdir(path):
         raise ValueError(f"{option} {path}: is a folder; name the file to write ({example})")
     parent = os.path.dirname(os.path.abspath(path))
-    try:
-        check_folder(parent, option)
-    except ValueError as e:
-        raise ValueError(str(e).replace(f"{option} {parent}:", f"{option} {path}: its folder", 1)) from None
+    problem = _folder_problem(parent)
+    if problem:
+        raise ValueError(f"{option} {path}: its folder {parent} {problem}; name a file in a folder you may write in "
+                         f"({example})")
 
 
 def make_folder(path, option="--out"):

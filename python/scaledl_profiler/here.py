@@ -111,6 +111,12 @@ def run(jar, model, out, work="scaledl-here", budget_s=120.0, models=None, size=
     describe = describe or machine.describe
     info = describe("cpu")
     log(f"[here] this machine: {info['name']} ({info.get('cpus')} cores)")
+    # what shapes the plan: a work folder resumes only with the options it was started with (its plan, graphs and
+    # measured time are theirs)
+    # (another budget or prior on resuming is fine: the plan's runs stay the ones to measure, more or fewer passes)
+    options = {"models": models, "size": size, "batches": list(batches)}
+    grid_text = grid_spec(models, size, batches, int(info.get("cpus") or 1))
+    _check_resumable(work, options, grid_text, log)
     graphs = os.path.join(work, "graphs")
     dataset.make_folder(graphs, "--work")
     if export_fn is None:
@@ -126,9 +132,10 @@ def run(jar, model, out, work="scaledl-here", budget_s=120.0, models=None, size=
         log(f"[here] 1/4 export {i}/{len(models)}: {name} at {size} px")
         export_fn(name, size, path)
     spec = os.path.join(work, "grid.txt")
-    dataset.write_atomically(spec, lambda f: f.write(grid_spec(models, size, batches, int(info.get("cpus") or 1))))
+    dataset.write_atomically(spec, lambda f: f.write(grid_text))
     plan = os.path.join(work, "plan.csv")
     state = _read_state(work, log)
+    _write_state(work, dict(state, options=options))
     per_pass = plan_budget(budget_s)
     if not os.path.isfile(plan):
         log(f"[here] 2/4 plan: D-optimal runs within {budget_s:.0f} s of measuring ({PASSES} passes of "
@@ -156,7 +163,7 @@ def run(jar, model, out, work="scaledl-here", budget_s=120.0, models=None, size=
             measure_fn(plan, data, log=log, passes=PASSES, warmup=WARMUP, reps=REPS,
                        max_seconds=left - REFERENCE_S, fill_budget=True)
         finally:
-            state = {"budget_s": budget_s, "measured_s": round(spent + clock() - t0, 1)}
+            state = {"budget_s": budget_s, "measured_s": round(spent + clock() - t0, 1), "options": options}
             _write_state(work, state)
     _check_drift(work, data, state, accept_drift, log)
     log(f"[here] 4/4 calibrate {model} to this machine's runs")
@@ -174,6 +181,30 @@ def _is_graph(path):
             return count_nodes(f.read()) > 0
     except (OSError, ValueError):
         return False
+
+
+def _check_resumable(work, options, grid_text, log):
+    """Refuses (ValueError, one line) to resume a work folder that was started with other options: its plan was made
+    for them, so measuring it under new ones would calibrate on runs nobody asked for. The options are those its
+    ``here.json`` records; a folder from before they were recorded is checked by its ``grid.txt``."""
+    state = _read_state(work, log)
+    before = state.get("options")
+    changed = []
+    if isinstance(before, dict):
+        changed = [k for k in ("models", "size", "batches") if before.get(k) != options[k]]
+    else:
+        grid = os.path.join(work, "grid.txt")
+        if os.path.isfile(os.path.join(work, "plan.csv")) and os.path.isfile(grid):
+            with open(grid, encoding="utf-8", errors="replace") as f:
+                if f.read() != grid_text:
+                    changed = ["models, size or batches"]
+    if changed:
+        def said(k):
+            v = before.get(k) if isinstance(before, dict) else None
+            return f"--{k.replace('_', '-')} {','.join(map(str, v)) if isinstance(v, list) else v}" \
+                if v is not None else k
+        raise ValueError(f"--work {work} was started with other options ({'; '.join(said(k) for k in changed)}): "
+                         f"give those to resume it, or a new --work for these")
 
 
 def _state_path(work):
@@ -231,9 +262,12 @@ def _check_drift(work, data, state, accept_drift, log):
 
 
 def _plan_line(line):
-    """A line of ``scaledl plan``'s output as ``here`` relays it: a D-efficiency of 0 is information (fewer runs
-    than design columns, normal for a calibration budget), said as such."""
-    if line.startswith("D-efficiency: 0.0000"):
+    """A line of ``scaledl plan``'s output as ``here`` relays it, or None for one it leaves out: a D-efficiency of
+    none (or 0 from older jars) is information (fewer runs than design columns, normal for a calibration budget),
+    said as such; the plan's "measure it" advice is ``here``'s next step, not the user's."""
+    if line.startswith("wrote ") and "(measure it:" in line:
+        return None
+    if line.startswith("D-efficiency: 0.0000") or line.startswith("D-efficiency: none"):
         return ("D-efficiency 0, as expected here (information, not a failure): a calibration budget buys fewer runs "
                 "than the model has design columns, which makes the figure 0 for any choice; calibrating needs "
                 "only a few runs")
@@ -251,4 +285,6 @@ def _scaledl(runner, java, jar, args, log):
         raise RuntimeError(f"scaledl {args[0]} failed (exit {result.returncode}): "
                            + (err[-1] if err else "no message"))
     for line in (result.stdout or "").strip().splitlines():
-        log(f"[here]   {_plan_line(line) if args[0] == 'plan' else line}")
+        said = _plan_line(line) if args[0] == "plan" else line
+        if said is not None:
+            log(f"[here]   {said}")

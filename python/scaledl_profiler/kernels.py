@@ -236,6 +236,7 @@ class KernelWriter:
         self.dir = os.path.join(out_dir, "kernels")
         os.makedirs(self.dir, exist_ok=True)
         self._next = {}
+        self._done = {}
         self.counts = {t: 0 for t in TABLES}
         self.log = log
 
@@ -253,11 +254,21 @@ class KernelWriter:
                 raise ValueError(f"{path}: has columns {','.join(header)}, not {','.join(columns)}; write the "
                                  "kernel tables into a new folder")
             self._next[table] = len(rows)
+            if table in COLUMNS:
+                # what the table already holds: a rerun measures only the rest (an interrupted campaign resumes)
+                dims = [c for c in columns if c not in ("row_id", "gpu", "op", "flops", "latency_ms", "precision")]
+                self._done[table] = {(r.get("gpu"), r.get("op"), tuple(r.get(c) for c in dims), r.get("precision"))
+                                     for _, r in rows}
         else:
             with open(path, "w", newline="", encoding="utf-8") as f:
                 csv.writer(f).writerow(columns)
             self._next[table] = 0
         return path
+
+    def has(self, shape, gpu, precision):
+        """Whether the table already holds this shape on this GPU in this precision (a row of an earlier run)."""
+        self._open(shape.table, COLUMNS[shape.table])
+        return (gpu, shape.op, tuple(str(v) for _, v in shape.dims), precision) in self._done.get(shape.table, ())
 
     def write(self, shape, gpu, precision, latency_ms):
         columns = COLUMNS[shape.table]
@@ -384,12 +395,14 @@ class Summary:
     skipped: int = 0
     seconds: float = 0.0
     shapes: int = 0
+    already: int = 0
 
     def line(self):
         total = sum(self.rows.values())
         per = ", ".join(f"{t} {n}" for t, n in self.rows.items() if n)
         return (f"{total} kernel rows ({per or 'none'}) in {self.seconds:.0f} s; {self.failed} failed, "
-                f"{self.skipped} left out by the time budget")
+                f"{self.skipped} left out by the time budget"
+                + (f"; {self.already} already measured (kept, not measured again)" if self.already else ""))
 
 
 def run(out_dir, precisions, executor, kind="full", seed=1, max_seconds=None, tables=TABLES, log=print,
@@ -421,6 +434,9 @@ def run(out_dir, precisions, executor, kind="full", seed=1, max_seconds=None, ta
         for p in order:
             bytes_ = shape.elements(executor.attention_op != "sdpa") * (2 if p in ("fp16", "bf16") else 4)
             if bytes_ > max_bytes:
+                continue
+            if writer.has(shape, executor.name, p):
+                summary.already += 1
                 continue
             try:
                 ms = executor.measure(shape, p)

@@ -119,14 +119,19 @@ def describe(device="cpu", threads_note=None):
 def busy_processes(threshold=20.0):
     """Other processes using more than ``threshold`` % CPU right now (Linux ``ps``); empty when unknown."""
     try:
-        out = subprocess.run(["ps", "-eo", "pid,pcpu,comm", "--no-headers"], capture_output=True, text=True,
+        out = subprocess.run(["ps", "-eo", "pid,ppid,pcpu,comm", "--no-headers"], capture_output=True, text=True,
                              timeout=10).stdout
     except (OSError, subprocess.SubprocessError):
         return []
     me = os.getpid()
     busy = []
     for line in out.splitlines():
-        m = re.match(r"\s*(\d+)\s+([\d.]+)\s+(.*)", line)
-        if m and int(m.group(1)) != me and float(m.group(2)) > threshold:
-            busy.append(f"{m.group(3)} (pid {m.group(1)}, {m.group(2)} % CPU)")
+        m = re.match(r"\s*(\d+)\s+(\d+)\s+([\d.]+)\s+(.*)", line)
+        if not m:
+            continue
+        pid, parent, cpu, name = int(m.group(1)), int(m.group(2)), m.group(3), m.group(4)
+        # this process and its own children (the ps just started, whose CPU share is its short life's) are not
+        # other processes
+        if me not in (pid, parent) and float(cpu) > threshold:
+            busy.append(f"{name} (pid {pid}, {cpu} % CPU)")
     return busy

@@ -34,6 +34,7 @@
 * **Checks first**: the plan, the precisions, the packages the plan's models need and the ``out_dir`` folder are
   checked before anything is created.
 """
+import filecmp
 import os
 import queue as queue_mod
 import random
@@ -44,7 +45,7 @@ import traceback
 
 from scaledl_profiler import backend as backends
 from scaledl_profiler import dataset, machine
-from scaledl_profiler.planfile import adopt_graph, read_plan
+from scaledl_profiler.planfile import PlanError, adopt_graph, read_plan
 from scaledl_profiler.precision import CPU_MODEL_PRECISIONS
 
 DRIFT_LIMIT_PCT = 15.0
@@ -317,10 +318,14 @@ def measure(plan_path, out_dir, passes=2, warmup=2, reps=3, cap_s=8.0, seed=1, d
         except ValueError as e:
             raise ValueError(f"{plan_path}:{r.line}: {e}") from None
     dataset.check_folder(out_dir, "--out")
+    copies = {}
     for r in runs:
-        adopt_graph(r.graph, plan_path, out_dir, r.line, dry_run=True)
+        name = adopt_graph(r.graph, plan_path, out_dir, r.line, dry_run=True)
+        _one_graph_a_name(name, r, plan_path, out_dir, copies)
+    ref = _reference(runs, reference)
     if runner in (run_job, run_job_inline):
         check_dependencies(runs, factories)
+    # every check above creates nothing: the dataset folder is made only for a plan that can be measured
     dataset.make_folder(out_dir, "--out")
     desc = machine.describe(device)
     dataset.write_machine(out_dir, desc)
@@ -339,7 +344,6 @@ def measure(plan_path, out_dir, passes=2, warmup=2, reps=3, cap_s=8.0, seed=1, d
             graphs[r.graph] = adopt_graph(r.graph, plan_path, out_dir, r.line)
     by_key = {r.key(): r for r in runs}
     jobs = _jobs(runs)
-    ref = _reference(runs, reference)
     store = dataset.Passes(out_dir)
     done = store.done()
     rng = random.Random(seed)
@@ -439,6 +443,21 @@ def measure(plan_path, out_dir, passes=2, warmup=2, reps=3, cap_s=8.0, seed=1, d
             since_reference = 0
         p += 1
     return dataset.merge(out_dir) if os.path.exists(store.path) else 0
+
+
+def _one_graph_a_name(name, run, plan_path, out_dir, copies):
+    """Refuses, before anything is written, two different graphs of a plan that would be copied to one name in the
+    dataset's ``graphs/`` folder (``a/m.onnx`` and ``b/m.onnx``); ``copies`` maps the names seen to their source."""
+    if not run.graph or not name.startswith("graphs/"):
+        return
+    source = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(plan_path)), run.graph))
+    if not os.path.isfile(source):
+        return
+    seen = copies.setdefault(name, (source, run))
+    if seen[0] != source and not filecmp.cmp(seen[0], source, shallow=False):
+        raise PlanError(f"{plan_path}:{run.line}: graph {run.graph} would be copied to "
+                        f"{os.path.join(out_dir, name)}, as line {seen[1].line}'s {seen[1].graph} is: two graphs "
+                        "of one name (rename one)")
 
 
 def _reference(runs, name):

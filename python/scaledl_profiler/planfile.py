@@ -164,8 +164,14 @@ def _read_rows(path, reader, default_precision, default_memory_format="nchw"):
             _warn(f"warning: {path}:1: column '{h}' is not one the companion reads (did you mean '{known}'?); every "
                   f"row takes {known}'s default")
     runs = []
-    for i, raw in enumerate(reader):
-        line = i + 2
+    for raw in reader:
+        # the reader's own count: blank lines it skips are lines of the file
+        line = reader.line_num
+        extra = raw.get(None)
+        short = [k for k, v in raw.items() if k is not None and v is None]
+        if extra or short:
+            fields = len(header) + len(extra or []) - len(short)
+            raise PlanError(f"{path}:{line}: {fields} fields where the header has {len(header)}")
         row = {k.strip(): (v or "").strip() for k, v in raw.items() if k is not None}
         if all(row.get(h) == h for h in header):
             raise PlanError(f"{path}:{line}: the header line again (two plans joined?): keep one header")

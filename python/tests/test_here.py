@@ -84,6 +84,32 @@ def test_the_loop_exports_plans_measures_and_calibrates_in_order_and_resumes(tmp
     assert [c[3] for c in runner2.commands] == ["fit"]
 
 
+def test_a_work_folder_resumes_only_with_the_options_it_was_started_with(tmp_path):
+    jar, exported, measured, export_fn, measure_fn, describe = stand_ins(tmp_path)
+    work = tmp_path / "work"
+    kw = dict(work=str(work), size=32, log=lambda m: None, export_fn=export_fn, measure_fn=measure_fn,
+              describe=describe)
+    here.run(str(jar), "cpu-zoo", str(tmp_path / "mine.sdl"), models=["resnet18", "mobilenet_v3_small"],
+             runner=Recorder(), **kw)
+    plan = (work / "plan.csv").read_text()
+    grid = (work / "grid.txt").read_text()
+    with pytest.raises(ValueError, match=r"--work .*work was started with other options \(--models "
+                                         r"resnet18,mobilenet_v3_small\): give those to resume it"):
+        here.run(str(jar), "cpu-zoo", str(tmp_path / "mine.sdl"), models=["squeezenet1_0"], runner=Recorder(), **kw)
+    # nothing of the folder was touched, and the same options resume it (another prior or budget too)
+    assert (work / "plan.csv").read_text() == plan and (work / "grid.txt").read_text() == grid
+    runner = Recorder()
+    here.run(str(jar), "cpu-ddp", str(tmp_path / "mine.sdl"), models=["resnet18", "mobilenet_v3_small"],
+             budget_s=300, runner=runner, **kw)
+    assert [c[3] for c in runner.commands] == ["fit"]
+    # a folder from before the options were recorded is checked by its grid
+    state = json.loads((work / "here.json").read_text())
+    del state["options"]
+    (work / "here.json").write_text(json.dumps(state))
+    with pytest.raises(ValueError, match="started with other options"):
+        here.run(str(jar), "cpu-zoo", str(tmp_path / "mine.sdl"), models=["resnet18"], runner=Recorder(), **kw)
+
+
 def test_a_failed_step_names_the_step_and_the_jars_message(tmp_path):
     jar, _, _, export_fn, measure_fn, describe = stand_ins(tmp_path)
     with pytest.raises(RuntimeError, match="scaledl plan failed .exit 1.: scaledl: error: grid.txt:2"):
@@ -265,6 +291,11 @@ def test_a_zero_d_efficiency_reads_as_information(tmp_path):
              describe=describe)
     line = next(line for line in logs if "D-efficiency" in line)
     assert "0.0000" not in line and "information, not a failure" in line
+    # today's jar says none; the plan's advice to measure it is here's own next step, not relayed
+    assert "information, not a failure" in here._plan_line("D-efficiency: none (9 runs for 40 design columns: ...)")
+    assert here._plan_line("wrote w/plan.csv (measure it: python -m scaledl_profiler measure w/plan.csv --out DIR)") \
+        is None
+    assert here._plan_line("chose 3 of 24 candidates") == "chose 3 of 24 candidates"
 
 
 def test_a_cut_graph_is_exported_again_and_a_bad_out_is_refused_before_anything(tmp_path):

@@ -79,6 +79,23 @@ def test_a_second_run_appends_and_continues_row_ids(tmp_path):
     assert len(rows) == 2 * n and [int(r["row_id"]) for r in rows] == list(range(2 * n))
 
 
+def test_a_rerun_measures_only_what_the_tables_lack(tmp_path):
+    first = k.run(tmp_path, ["fp32"], k.FakeExecutor(), "tiny", tables=("bmm",), log=lambda m: None)
+    rows = read(tmp_path / "kernels" / "bmm.csv")
+    # the same grid again: nothing measured twice, every shape said to be there already
+    again = k.run(tmp_path, ["fp32"], k.FakeExecutor(), "tiny", tables=("bmm",), log=lambda m: None)
+    assert read(tmp_path / "kernels" / "bmm.csv") == rows
+    assert sum(again.rows.values()) == 0 and again.already == len(rows) == first.rows["bmm"]
+    assert "already measured" in again.line()
+    # a campaign cut short (its last rows lost) measures just those on the rerun
+    with open(tmp_path / "kernels" / "bmm.csv", newline="") as f:
+        lines = f.readlines()
+    (tmp_path / "kernels" / "bmm.csv").write_text("".join(lines[:-2]))
+    resumed = k.run(tmp_path, ["fp32"], k.FakeExecutor(), "tiny", tables=("bmm",), log=lambda m: None)
+    assert resumed.rows["bmm"] == 2 and resumed.already == len(rows) - 2
+    assert len(read(tmp_path / "kernels" / "bmm.csv")) == len(rows)
+
+
 def test_a_table_of_other_columns_is_refused(tmp_path):
     (tmp_path / "kernels").mkdir()
     (tmp_path / "kernels" / "bmm.csv").write_text("row_id,gpu,op,B,M,N,K,flops,latency_ms\n")

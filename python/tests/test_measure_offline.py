@@ -248,3 +248,27 @@ def test_a_plan_naming_a_file_outside_its_folder_is_refused_before_anything_is_c
     with pytest.raises(PlanError, match=r"plan.csv:3: graph '.*shadow' is outside the plan's folder"):
         m.measure(plan, tmp_path / "out", runner=runner, log=lambda s: None, check_idle=False)
     assert not (tmp_path / "out").exists() and runner.jobs == []
+
+
+def test_a_plan_that_cannot_be_measured_creates_no_dataset_folder(tmp_path):
+    plan = tmp_path / "plan.csv"
+    plan.write_text(PLAN)
+    _graphs(tmp_path)
+    with pytest.raises(ValueError, match="--reference nosuch: no run of that model"):
+        m.measure(plan, tmp_path / "ref", runner=FakeRunner(), log=lambda s: None, check_idle=False,
+                  reference="nosuch")
+    assert not (tmp_path / "ref").exists()
+    # two different graphs of one file name would both be copied to graphs/m.onnx
+    for d, content in (("x", b"one"), ("y", b"two")):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "m.onnx").write_bytes(content * 8)
+    plan.write_text("model,resolution,batch,world_size,threads,phase,graph\n"
+                    "a,64,2,1,1,train,x/m.onnx\nb,64,2,1,1,train,y/m.onnx\n")
+    with pytest.raises(PlanError, match=r"plan.csv:3: graph y/m.onnx would be copied to .*as line 2's x/m.onnx"):
+        m.measure(plan, tmp_path / "dup", runner=FakeRunner(), log=lambda s: None, check_idle=False)
+    assert not (tmp_path / "dup").exists()
+    # the same graph reached by two paths is one graph
+    plan.write_text("model,resolution,batch,world_size,threads,phase,graph\n"
+                    "a,64,2,1,1,train,x/m.onnx\na,64,4,1,1,train,x/../x/m.onnx\n")
+    assert m.measure(plan, tmp_path / "same", passes=1, runner=FakeRunner(), log=lambda s: None,
+                     check_idle=False) == 2

@@ -158,6 +158,14 @@ def test_config_files_are_checked_naming_the_file(tmp_path):
         hf.read_config_file(str(untyped))
 
 
+def test_export_of_a_missing_config_says_the_file_before_anything_else(tmp_path, capsys):
+    assert cli.main(["export", "--config", str(tmp_path / "nope" / "config.json"), "--out", str(tmp_path / "m.onnx")]) \
+        == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "nope/config.json: no such file" in err and "PyTorch" not in err, err
+    assert not (tmp_path / "m.onnx").exists()
+
+
 def test_ddp_backends_and_the_kernel_statistic():
     from scaledl_profiler import backend
     assert backend.process_group("cuda") == "nccl" and backend.process_group("cpu") == "gloo"
@@ -197,7 +205,7 @@ def test_an_out_that_is_a_file_is_one_line_exit_1(tmp_path, capsys, command):
     assert cli.main(argv + ["--out", str(taken)]) == 1
     _one_error_line(capsys, f"--out {taken}: is a file, not a folder")
     assert cli.main(argv + ["--out", str(taken / "sub")]) == 1
-    _one_error_line(capsys, f"--out {taken / 'sub'}: {taken} is a file, not a folder")
+    _one_error_line(capsys, f"--out {taken / 'sub'}: cannot be created: {taken} is a file, not a folder")
 
 
 def test_an_unwritable_out_is_one_line_exit_1(tmp_path, capsys, monkeypatch):
@@ -208,10 +216,20 @@ def test_an_unwritable_out_is_one_line_exit_1(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if os.fspath(p) == str(locked) else real(p, mode))
     for argv in (["measure", str(tmp_path / "plan.csv")], ["kernels"]):
         assert cli.main(argv + ["--out", str(locked)]) == 1
-        _one_error_line(capsys, f"--out {locked}: the folder is not writable (permission denied)")
+        _one_error_line(capsys, f"--out {locked}: is not writable (permission denied)")
         assert cli.main(argv + ["--out", str(locked / "new")]) == 1
-        _one_error_line(capsys, f"--out {locked / 'new'}: its parent {locked} is not writable")
+        _one_error_line(capsys, f"--out {locked / 'new'}: cannot be created: {locked} is not writable")
     assert not (locked / "new").exists()
+    # a file's option says the file and its folder, once each
+    from scaledl_profiler import dataset
+    with pytest.raises(ValueError) as e:
+        dataset.check_file(str(locked / "x.onnx"), "--out", "e.g. m.onnx")
+    assert str(e.value) == (f"--out {locked / 'x.onnx'}: its folder {locked} is not writable (permission denied); "
+                            "name a file in a folder you may write in (e.g. m.onnx)")
+    taken = tmp_path / "taken"
+    taken.write_text("x")
+    with pytest.raises(ValueError, match=r"its folder .*taken is a file, not a folder; name a file in a folder"):
+        dataset.check_file(str(taken / "x.onnx"), "--out")
 
 
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root writes anywhere")
@@ -272,3 +290,13 @@ def test_a_damaged_plan_or_machine_json_is_one_line(tmp_path, capsys):
     (tmp_path / "d" / "machine.json").write_text('{"name": "box", "cp')
     with pytest.raises(ValueError, match=r"machine.json:1: not JSON .*a damaged file"):
         dataset.write_machine(tmp_path / "d", {"name": "box"})
+
+
+def test_busy_processes_leave_out_this_process_and_its_own_children(monkeypatch):
+    import os
+    import subprocess
+    from scaledl_profiler import machine
+    me = os.getpid()
+    table = f"  {me} 1 99.0 python3\n  424242 {me} 100 ps\n  777 1 55.5 stress\n  778 1 3.0 idle\n"
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, table, ""))
+    assert machine.busy_processes() == ["stress (pid 777, 55.5 % CPU)"]

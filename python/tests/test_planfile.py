@@ -41,6 +41,16 @@ def test_errors_name_file_and_line(tmp_path, row, fragment):
     assert f"{p}:3:" in str(e.value) and fragment in str(e.value)
 
 
+def test_lines_count_the_blank_ones_and_rows_of_another_width_are_refused(tmp_path):
+    with pytest.raises(PlanError) as e:
+        read_plan(write(tmp_path, HEADER + "resnet18,112,2,1,1,train,,,\n\n\nresnet18,112,8,1,1,fly,,,\n"))
+    assert "plan.csv:5:" in str(e.value) and "phase must be train or infer" in str(e.value)
+    with pytest.raises(PlanError, match=r"plan.csv:2: 10 fields where the header has 9"):
+        read_plan(write(tmp_path, HEADER + "resnet18,112,2,1,1,train,,,,extra\n"))
+    with pytest.raises(PlanError, match=r"plan.csv:3: 6 fields where the header has 9"):
+        read_plan(write(tmp_path, HEADER + "resnet18,112,2,1,1,train,,,\nresnet18,112,4,1,1,train\n"))
+
+
 def test_missing_columns_and_duplicates_are_refused(tmp_path):
     with pytest.raises(PlanError, match="missing column.*threads"):
         read_plan(write(tmp_path, "model,batch,world_size,phase\nx,1,1,train\n"))

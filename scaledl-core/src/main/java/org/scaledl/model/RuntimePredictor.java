@@ -322,10 +322,12 @@ public final class RuntimePredictor implements RuntimeModel {
         Prediction point = predictPoint(w, cost);
         Domain.Check c = domain.check(w, point);
         double ms = point.millis();
-        List<PredictionWarning> warnings = new ArrayList<>(c.warnings());
+        // what the job was taken to run (a precision's fallback, the topology) first, then where it leaves the data
+        List<PredictionWarning> warnings = new ArrayList<>();
         for (String note : cost.notes()) {
             warnings.add(new PredictionWarning(PredictionWarning.Kind.ASSUMED, note, Optional.empty(), "", 1));
         }
+        warnings.addAll(c.warnings());
         java.util.OptionalDouble memory = cost.memoryBytes().isPresent()
                 ? java.util.OptionalDouble.of(cost.memoryBytes().getAsDouble() / GIB) : java.util.OptionalDouble.empty();
         if (memory.isPresent() && w.device().isPresent() && w.device().get().memoryGB() > 0
