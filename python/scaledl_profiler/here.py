@@ -30,6 +30,7 @@ them anyway).
 import json
 import math
 import os
+import shutil
 import subprocess
 import time
 
@@ -85,6 +86,10 @@ def plan_budget(budget_s, passes=PASSES):
     return (budget_s - (passes + 1) * REFERENCE_S) / passes
 
 
+BUNDLED_MODELS = ("cpu-zoo", "cpu-ddp", "cpu-machines")
+"""The jar's bundled CPU models ``here`` can calibrate (``--model``; or a model file)."""
+
+
 def run(jar, model, out, work="scaledl-here", budget_s=120.0, models=None, size=64, batches=(1, 4, 16),
         java="java", log=print, runner=subprocess.run, export_fn=None, measure_fn=None, describe=None,
         accept_drift=False, clock=time.time):
@@ -93,9 +98,19 @@ def run(jar, model, out, work="scaledl-here", budget_s=120.0, models=None, size=
     :func:`scaledl_profiler.measure.measure`, :func:`scaledl_profiler.machine.describe` and ``time.time`` (stand-ins
     in tests; ``measure_fn`` gets its deadline on ``clock``). Raises :class:`DriftRejected` instead of calibrating
     on runs the drift check rejected, unless ``accept_drift``."""
+    if os.path.isdir(jar):
+        raise ValueError(f"--jar {jar}: is a folder; name the jar (scaledl-examples/target/scaledl.jar)")
     if not os.path.isfile(jar):
         raise FileNotFoundError(f"{jar}: no such file (build it: mvn -B -q package -DskipTests, then "
                                 "--jar scaledl-examples/target/scaledl.jar)")
+    # checked before minutes of exporting: the Java command, a model scaledl can calibrate, the models once each
+    if runner is subprocess.run and shutil.which(java) is None:
+        raise ValueError(f"--java {java}: no such command (install Java 17, or give --java PATH)")
+    if model not in BUNDLED_MODELS and not os.path.isfile(model):
+        raise ValueError(f"--model {model}: neither a bundled model ({', '.join(BUNDLED_MODELS)}) nor a model file")
+    repeated = sorted({m for m in (models or []) if list(models).count(m) > 1})
+    if repeated:
+        raise ValueError(f"--models names {', '.join(repeated)} more than once")
     if not (budget_s >= MIN_BUDGET_S and math.isfinite(budget_s)):
         raise ValueError(f"--budget-s must be at least {MIN_BUDGET_S:.0f} s (a reference run before and after each "
                          f"of {PASSES} passes, and the passes), got {budget_s:g}")

@@ -121,14 +121,20 @@ def test_a_failed_step_names_the_step_and_the_jars_message(tmp_path):
     ({"jar": "nope.jar"}, "nope.jar: no such file"),
     ({"budget_s": 0}, "--budget-s must be at least 30"),
     ({"size": 8}, "--size must be at least 16"),
+    ({"model": "nosuch"}, "--model nosuch: neither a bundled model"),
+    ({"models": ["resnet18", "resnet18", "vgg11"]}, "--models names resnet18 more than once"),
+    ({"jar": "."}, "--jar .: is a folder"),
+    ({"runner": subprocess.run, "java": "/no/such/java"}, "--java /no/such/java: no such command"),
 ])
 def test_bad_options_are_named(tmp_path, kwargs, fragment):
-    jar, _, _, export_fn, measure_fn, describe = stand_ins(tmp_path)
+    jar, exported, _, export_fn, measure_fn, describe = stand_ins(tmp_path)
     args = dict(jar=str(jar), model="cpu-zoo", out="x.sdl", work=str(tmp_path / "w"), log=lambda m: None,
                 runner=Recorder(), export_fn=export_fn, measure_fn=measure_fn, describe=describe)
     args.update(kwargs)
     with pytest.raises((ValueError, FileNotFoundError), match=fragment):
         here.run(**args)
+    # refused before anything is exported or written
+    assert exported == [] and not (tmp_path / "w").exists()
 
 
 def test_thread_counts_reach_the_cores():
