@@ -97,7 +97,7 @@ def _parser():
     m.add_argument("--reps", type=int, default=3, help="timed iterations per run (default 3)")
     m.add_argument("--cap-s", type=_positive("seconds"), default=8.0, help="stop timing a run after this many seconds (default 8)")
     m.add_argument("--seed", type=int, default=1, help="seed of the measurement order (default 1)")
-    m.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="cpu (gloo) or cuda (NCCL)")
+    m.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="cpu (default; gloo) or cuda (NCCL)")
     m.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "fp16", "bf16"],
                    help="fp32 (default), tf32 (TF32 matmul and cuDNN), fp16 or bf16 (autocast mixed precision; "
                         "fp16 training with a GradScaler); a plan's precision column overrides it per run")
@@ -120,7 +120,7 @@ def _parser():
     k.add_argument("--out", required=True, help="folder: tables go to OUT/kernels/, machine.json to OUT/")
     k.add_argument("--precision", default="fp32", help="comma-separated: fp32,tf32,fp16,bf16 (default fp32)")
     k.add_argument("--device", choices=["cpu", "cuda"], default="cuda", help="cuda (default) or cpu")
-    k.add_argument("--quick", action="store_true", help="a small grid (same as --grid quick)")
+    k.add_argument("--quick", action="store_true", help="a small grid (same as --grid quick; it wins over --grid)")
     k.add_argument("--grid", choices=["full", "quick", "tiny"], default="full", help="shape grid (default full)")
     k.add_argument("--max-seconds", type=_positive("seconds"), help="time budget: shapes not started by then are left out")
     k.add_argument("--seed", type=int, default=1, help="seed of the shapes and their order (default 1)")
@@ -149,7 +149,8 @@ def _parser():
     h.add_argument("--accept-drift", action="store_true",
                    help="calibrate even on runs whose drift reference moved by more than 15 %% (a busy machine)")
 
-    mc = sub.add_parser("machine", help="print what machine.json would say about this machine")
+    mc = sub.add_parser("machine", help="print what machine.json would say about this machine",
+                        description="Print, as JSON, what measure and kernels write to machine.json: the CPU (model, cores, memory) and with --device cuda the GPUs too.")
     mc.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="describe the GPUs too (cuda)")
     return p
 
