@@ -147,6 +147,18 @@ final class ScalingCommand implements Callable<Integer> {
                 byBatchCal.add(point(calibrated, base, base.parallelism().data(), b, m));
             }
         }
+        // the points beyond the GPU counts the model was fitted on, once for the whole sweep (predict warns of each)
+        java.util.Map<String, java.util.TreeSet<Integer>> beyond = new java.util.TreeMap<>();
+        for (Point x : byWorkers) {
+            x.prediction().warnings().stream()
+                    .filter(w -> w.kind() == org.scaledl.model.PredictionWarning.Kind.OUTSIDE_WORLD_SIZE_RANGE)
+                    .forEach(w -> beyond.computeIfAbsent(w.range(), k -> new java.util.TreeSet<>()).add(x.gpus()));
+        }
+        beyond.forEach((range, gpus) -> System.err.println("scaledl: warning: " + gpus.size() + " point"
+                + (gpus.size() == 1 ? " lies" : "s lie") + " beyond the GPU counts the model was fitted on ("
+                + range + "): " + gpus.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(
+                        ", ")) + " GPUs; " + (gpus.size() == 1 ? "its interval is" : "their intervals are")
+                + " widened"));
         List<Point> oom = java.util.stream.Stream.concat(byWorkers.stream(), byBatch.stream()).filter(x -> !x.fits())
                 .toList();
         if (!oom.isEmpty()) {

@@ -1030,6 +1030,9 @@ class ClusterPredictCliTest {
                 "--batch", "16", "--device", "Tesla T4", "--precision", "fp16", "--gpus", "1,2,4,8",
                 "--batches", "1,4,16,64", "--measured", measured.toString(), "--out", svg.toString(), "--json");
         assertEquals(0, r.code(), r.err());
+        // the T4 is known from single-GPU data: the sweep's larger points are said once, with their GPU counts
+        assertTrue(r.err().contains("3 points lie beyond the GPU counts the model was fitted on (1..1): 2, 4, 8 GPUs"),
+                r.err());
         JsonNode j = new ObjectMapper().readTree(r.out());
         assertEquals(4, j.get("by_workers").size());
         assertEquals(4, j.get("by_batch").size());
