@@ -30,10 +30,12 @@ import org.scaledl.Checks;
  *                       the tokens are projected down before their dispatch)
  * @param sparseTopK     the keys a query reads in DeepSeek's sparse attention (its indexer's top-k); 0 for dense
  *                       attention
+ * @param contextPositions the positions a rotary model's configuration names ({@code max_position_embeddings}); 0
+ *                       where it names none or the positions are learned (a longer sequence is then refused)
  */
 public record TransformerShape(long hidden, long heads, long kvHeads, long ffn, int layers, long vocab, long seq,
         int experts, int topK, long kvWidth, boolean fusedAttention, int mtpLayers, long dispatchWidth,
-        int sparseTopK) {
+        int sparseTopK, long contextPositions) {
     /** Validates. */
     public TransformerShape {
         Checks.argument(hidden > 0 && heads > 0 && kvHeads > 0 && ffn > 0 && layers > 0 && vocab > 0 && seq > 0
@@ -43,6 +45,20 @@ public record TransformerShape(long hidden, long heads, long kvHeads, long ffn, 
         Checks.argument(mtpLayers >= 0, "multi-token-prediction layers must be >= 0: %s", mtpLayers);
         Checks.argument(dispatchWidth > 0, "dispatch width must be positive: %s", dispatchWidth);
         Checks.argument(sparseTopK >= 0, "sparse attention's keys must be >= 0: %s", sparseTopK);
+        Checks.argument(contextPositions >= 0, "context positions must be >= 0: %s", contextPositions);
+    }
+
+    /** A shape whose configuration names no context length. */
+    public TransformerShape(long hidden, long heads, long kvHeads, long ffn, int layers, long vocab, long seq,
+            int experts, int topK, long kvWidth, boolean fusedAttention, int mtpLayers, long dispatchWidth,
+            int sparseTopK) {
+        this(hidden, heads, kvHeads, ffn, layers, vocab, seq, experts, topK, kvWidth, fusedAttention, mtpLayers,
+                dispatchWidth, sparseTopK, 0);
+    }
+
+    /** Whether the sequence is longer than the context its configuration names (a context extension not stated). */
+    public boolean beyondContext() {
+        return contextPositions > 0 && seq > contextPositions;
     }
 
     /** A shape of dense attention (no sparse-attention indexer). */

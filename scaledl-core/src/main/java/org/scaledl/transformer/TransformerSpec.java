@@ -52,9 +52,6 @@ import org.scaledl.graph.TransformerShape;
  * causal attention core doing half the score work and a windowed one a window's.
  */
 public final class TransformerSpec {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(TransformerSpec.class);
-    /** Models already warned of a sequence beyond their configured context (once each, not once a sequence). */
-    private static final java.util.Set<String> BEYOND_CONTEXT = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /** Which stacks the model has. */
     public enum Architecture {
@@ -576,7 +573,7 @@ public final class TransformerSpec {
                 .orElse(2 * kvHeads * headDim);
         long dispatch = moe.map(m -> m.latent() > 0 ? m.latent() : hidden).orElse(hidden);
         return new TransformerShape(hidden, heads, kvHeads, ffn, totalLayers(), vocab, seq, experts(), topK(),
-                kvWidth, fusedAttention, mtpLayers, dispatch, dsa.map(Dsa::topK).orElse(0));
+                kvWidth, fusedAttention, mtpLayers, dispatch, dsa.map(Dsa::topK).orElse(0), contextPositions);
     }
 
     /**
@@ -590,11 +587,8 @@ public final class TransformerSpec {
         Checks.argument(seq > 0 && seq <= 1L << 24, "sequence length must be in 1..%s: %s", 1L << 24, seq);
         Checks.argument(maxPositions == 0 || seq <= maxPositions, "%s: sequence %s is longer than its %s learned "
                 + "positions", name, seq, maxPositions);
-        if (contextPositions > 0 && seq > contextPositions && BEYOND_CONTEXT.add(name)) {
-            LOG.warn("{}: sequence {} is longer than the {} positions its configuration names "
-                    + "(max_position_embeddings): built as given, a context extension the configuration does not "
-                    + "state (said once for this model)", name, seq, contextPositions);
-        }
+        // a sequence beyond the configuration's context is built as given; every prediction of it says so
+        // (TransformerShape.beyondContext)
         return new GraphWriter(this, seq).build();
     }
 

@@ -595,15 +595,18 @@ class ClusterPredictCliTest {
                 "--batch", "1", "--micro-batches", "8", "--world-size", "48", "--tensor", "8", "--pipeline", "8",
                 "--device", "A100 80GB", "--precision", "fp16");
         assertEquals(0, big.code(), big.err());
-        // the library's own warnings in the command line's form (a context beyond the configuration's positions,
-        // said once a model: a copy of its own name)
+        // a context beyond the configuration's positions: a warning of every such prediction, in the JSON too
         Path beyond = Files.createDirectories(dir.resolve("ctx-probe-llama")).resolve("config.json");
         Files.copy(published().resolve("configs/llama3-8b/config.json"), beyond);
-        Run ctx = MainTest.run("predict", "--model", "gpu", "--transformer", beyond.toString(), "--seq", "16384",
-                "--batch", "1", "--device", "H100 SXM", "--precision", "bf16");
-        assertEquals(0, ctx.code(), ctx.err());
-        assertTrue(ctx.err().contains("scaledl: warning: ctx-probe-llama: sequence 16384 is longer than the 8192 "
-                + "positions") && !ctx.err().contains("WARN"), ctx.err());
+        for (int i = 0; i < 2; i++) {
+            Run ctx = MainTest.run("predict", "--model", "gpu", "--transformer", beyond.toString(), "--seq", "16384",
+                    "--batch", "1", "--device", "H100 SXM", "--precision", "bf16", "--json");
+            assertEquals(0, ctx.code(), ctx.err());
+            assertTrue(ctx.err().contains("scaledl: warning: sequence 16384 is longer than the 8192 positions the "
+                    + "configuration names") && !ctx.err().contains("WARN"), ctx.err());
+            assertTrue(new ObjectMapper().readTree(ctx.out()).get("warnings").toString().contains(
+                    "sequence 16384 is longer than the 8192 positions"), "in the JSON too, every time");
+        }
         // a Llama configuration without its feed-forward width or key/value heads takes the class defaults, said
         Path thin = Files.createDirectories(dir.resolve("thin-llama")).resolve("config.json");
         Files.writeString(thin, Files.readString(published().resolve("configs/llama3-8b/config.json"))

@@ -334,6 +334,20 @@ public final class MegatronExecution {
                 + "optimizer's state is sharded over the data x context ranks): predicted as without it");
     }
 
+    /**
+     * Said where a job's sequence is longer than the context its configuration names (a rotary model's
+     * {@code max_position_embeddings}): built as given, a context extension the configuration does not state.
+     */
+    static Optional<String> contextNote(Workload w) {
+        TransformerShape ts = w.graph().transformer().orElseThrow();
+        if (!ts.beyondContext()) {
+            return Optional.empty();
+        }
+        return Optional.of(String.format(Locale.ROOT, "sequence %d is longer than the %d positions the "
+                + "configuration names (max_position_embeddings): built as given, a context extension it does not "
+                + "state", ts.seq(), ts.contextPositions()));
+    }
+
     /** {@link #chunkSizes(int, int, int)} of a model without multi-token prediction. */
     public static int[] chunkSizes(int layers, int chunks) {
         return chunkSizes(layers, chunks, 0);
@@ -1978,6 +1992,7 @@ public final class MegatronExecution {
         resolution(given, w, device).ifPresent(all::add);
         unevenNote(w).ifPresent(all::add);
         all.addAll(layerCountNotes(w));
+        contextNote(w).ifPresent(all::add);
         bubbleNote(w).ifPresent(all::add);
         zeroNote(w).ifPresent(all::add);
         misalignmentNote(w, device, fs).ifPresent(all::add);
