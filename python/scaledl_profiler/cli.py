@@ -150,7 +150,8 @@ def _parser():
                    help="calibrate even on runs whose drift reference moved by more than 15 %% (a busy machine)")
 
     mc = sub.add_parser("machine", help="print what machine.json would say about this machine",
-                        description="Print, as JSON, what measure and kernels write to machine.json: the CPU (model, cores, memory) and with --device cuda the GPUs too.")
+                        description="Print, as JSON, what measure and kernels write to machine.json: the CPU "
+                                    "(model, cores, memory) and with --device cuda the GPUs too.")
     mc.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="describe the GPUs too (cuda)")
     return p
 
@@ -308,8 +309,9 @@ def main(argv=None):
         _captured(e, args)
         return 1
     except KeyboardInterrupt:
-        print("scaledl_profiler: interrupted" + (" (run the same command again to resume)"
-                                                 if args.command in ("measure", "here", "kernels") else ""), file=sys.stderr)
+        resumable = args.command in ("measure", "here", "kernels")
+        print("scaledl_profiler: interrupted" + (" (run the same command again to resume)" if resumable else ""),
+              file=sys.stderr)
         return 130
     except Exception as e:  # a bug: one line, the traceback on request
         if os.environ.get("SCALEDL_PROFILER_TRACEBACK"):

@@ -81,13 +81,13 @@ final class DevicesCommand implements Callable<Integer> {
         // the name column as wide as the longest name (a user's catalog may hold long ones: cut at 60)
         int width = Math.max(4, c.devices().stream().mapToInt(d -> org.scaledl.InvalidInputException.printable(
                 d.name(), 60).length()).max().orElse(4));
-        StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%-" + width + "s %-9s %6s %6s %7s %7s %7s %7s "
-                + "%7s %7s %7s %7s %-14s%n", "name", "form", "memGiB", "TB/s", "fp32 TF", "tf32 TF", "fp16 TF", "bf16 TF",
-                "fp8 TF", "mxfp8", "fp4 TF", "domain", "link"));
+        StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%-" + width + "s %-9s %6s %6s %7s %7s %7s "
+                + "%7s %7s %7s %7s %7s %-14s%n", "name", "form", "memGiB", "TB/s", "fp32 TF", "tf32 TF", "fp16 TF",
+                "bf16 TF", "fp8 TF", "mxfp8", "fp4 TF", "domain", "link"));
         for (Device d : c.devices()) {
-            b.append(String.format(Locale.ROOT, "%-" + width + "s %-9s %6.0f %6.2f %7s %7s %7s %7s %7s %7s %7s %7d "
-                    + "%-14s%n", org.scaledl.InvalidInputException.printable(d.name(), 60), d.formFactor().isEmpty() ? "-"
-                            : d.formFactor(), d.memoryGB(),
+            b.append(String.format(Locale.ROOT, "%-" + width + "s %-9s %6.0f %6.2f %7s %7s %7s %7s %7s %7s %7s "
+                    + "%7d %-14s%n", org.scaledl.InvalidInputException.printable(d.name(), 60),
+                    d.formFactor().isEmpty() ? "-" : d.formFactor(), d.memoryGB(),
                     d.memoryBandwidthGBps() / 1e3, peak(d, Precision.FP32), peak(d, Precision.TF32),
                     peak(d, Precision.FP16), peak(d, Precision.BF16), peak(d, Precision.FP8),
                     peak(d, Precision.MXFP8), peak(d, Precision.NVFP4),

@@ -26,7 +26,8 @@ final class EvaluateCommCommand implements Callable<Integer> {
     @Option(names = "--data", required = true, description = "DeepBench allreduce.csv")
     Path data;
 
-    @Option(names = "--train-max-ranks", defaultValue = "8", description = "Fit on runs with at most this many ranks (default 8)")
+    @Option(names = "--train-max-ranks", defaultValue = "8",
+            description = "Fit on runs with at most this many ranks (default 8)")
     int maxRanks;
 
     @Option(names = "--json", description = "Print JSON")

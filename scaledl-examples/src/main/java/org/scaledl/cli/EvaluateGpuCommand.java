@@ -28,7 +28,8 @@ import picocli.CommandLine.Option;
         description = "Evaluate the GPU layer model on per-operator kernels (held-out shapes "
         + "and leave-one-GPU-out), whole transformer models and 4-GPU DP/TP/PP runs.")
 final class EvaluateGpuCommand implements Callable<Integer> {
-    @Option(names = "--data", required = true, description = "Folder with neusight/ and deepbench/ (the bundled datasets/gpu)")
+    @Option(names = "--data", required = true,
+            description = "Folder with neusight/ and deepbench/ (the bundled datasets/gpu)")
     Path data;
 
     @Option(names = "--holdout-gpu", description = "Hold out only this GPU (default: each GPU in turn, averaged)")

@@ -196,7 +196,8 @@ final class LayoutsCommand implements Callable<Integer> {
         }
         StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%s (%.2fB parameters) on %d x %s, global "
                 + "batch %d, in %s, %s%s:%n", spec.name(), spec.parameterCount() / 1e9, gpus, d.name(), globalBatch,
-                precision.label() + (cluster.precision == null ? " (not given, assumed)" : ""), topo.describe(), given.isEmpty() ? " (the standard system, assumed: give --gpus-per-node and "
+                precision.label() + (cluster.precision == null ? " (not given, assumed)" : ""), topo.describe(),
+                given.isEmpty() ? " (the standard system, assumed: give --gpus-per-node and "
                         + "--inter-node-gbps)" : ""));
         b.append(String.format(Locale.ROOT, "%4s %3s %3s %3s %4s %3s %5s %6s %3s %3s %4s %-14s %10s %21s %9s %8s  %s%n",
                 "rank", "tp", "cp", "pp", "dp", "ep", "micro", "micros", "v", "sp", "zero", "recompute", "ms",

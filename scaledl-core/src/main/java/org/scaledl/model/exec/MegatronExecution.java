@@ -1979,8 +1979,8 @@ public final class MegatronExecution {
             double expertStep = terms.value(expertTerm) > 0 ? model.coefficient(expertTerm) : 0;
             all.add(String.format(Locale.ROOT, "the host's kernel dispatch sets the pace (%.2f ms against the GPUs' "
                     + "%.2f ms: %.2f ms a layer step%s, fitted on Megatron training runs, a third of it in inference); "
-                    + "with this little GPU work a layer, the job runs at the framework's dispatch rate, faster where it captures CUDA graphs "
-                    + "(--cuda-graphs iteration)",
+                    + "with this little GPU work a layer, the job runs at the framework's dispatch rate, faster where "
+                    + "it captures CUDA graphs (--cuda-graphs iteration)",
                     dispatch, gpu, model.coefficient(ExecutionTerm.LAYER_STEP), expertStep > 0
                             ? String.format(Locale.ROOT, " and %.2f ms more with routed experts", expertStep) : ""));
         } else if (terms.value(MegatronModel.expertLayerStep(terms)) > 0 && wait > 0.05 * total) {
