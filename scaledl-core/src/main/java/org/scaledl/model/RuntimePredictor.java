@@ -344,7 +344,12 @@ public final class RuntimePredictor implements RuntimeModel {
         double distance = c.distance();
         if (memory.isPresent() && atMemoryEdge(w, memory.getAsDouble())) {
             Device d = w.device().orElseThrow();
-            String choice = resolved(w).recomputeLabel();
+            Workload chosen = resolved(w);
+            String choice = chosen.recomputeLabel() + (chosen.offloadLayers() > 0 ? ", offload_layers "
+                    + chosen.offloadLayers() : "");
+            // this warning says the choice: the note that said it alone goes
+            warnings.removeIf(x -> x.kind() == PredictionWarning.Kind.ASSUMED
+                    && x.message().startsWith(org.scaledl.model.exec.MegatronExecution.RESOLUTION_NOTE));
             warnings.add(new PredictionWarning(PredictionWarning.Kind.NEAR_MEMORY_LIMIT, String.format(
                     java.util.Locale.ROOT, "the job fills %.1f GiB of the %.1f GiB of %s with the recomputation chosen "
                             + "for it (recompute auto: %s): a tuned recipe this close to the limit may recompute more "

@@ -334,7 +334,7 @@ class MegatronExecutionTest {
             assertTrue(stage.memoryBytes(fewer).orElseThrow() > capacity, "one layer fewer does not fit");
         }
         assertEquals(stage.millis(resolved), stage.millis(big), 0);
-        assertTrue(stage.cost(big).notes().stream().anyMatch(n -> n.contains("recompute not given (auto)")),
+        assertTrue(stage.cost(big).notes().stream().anyMatch(n -> n.contains("recompute auto (left to the predictor)")),
                 stage.cost(big).notes().toString());
     }
 

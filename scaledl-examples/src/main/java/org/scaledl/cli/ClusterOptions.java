@@ -104,8 +104,8 @@ final class ClusterOptions {
             + "Megatron-Bridge's moe_a2a_overlap): only what a layer's compute does not cover stays exposed (needs "
             + "--expert > 1, a 16-bit model, virtual stages with a pipeline and no full recomputation, as Megatron "
             + "core; a default for a candidate table's rows with expert parallelism; default: each all-to-all on the "
-            + "critical path)")
-    boolean moeA2aOverlap;
+            + "critical path, assumed and said; --moe-a2a-overlap=false states it)", arity = "0..1")
+    Boolean moeA2aOverlap;
 
 
     @Option(names = "--cuda-graphs", description = "What of the iteration runs as CUDA graphs: none (default), "
@@ -232,8 +232,8 @@ final class ClusterOptions {
         if (gradReduce != null) {
             b.gradReduceAfterBackward(org.scaledl.workload.Workload.parseGradReduce(gradReduce));
         }
-        if (moeA2aOverlap) {
-            b.expertCommOverlap(true);
+        if (moeA2aOverlap != null) {
+            b.expertCommOverlap(moeA2aOverlap);
         }
         if (cudaGraphs != null) {
             b.cudaGraphs(cudaGraphs);
@@ -245,8 +245,8 @@ final class ClusterOptions {
         if (gradReduce != null) {
             s.gradReduceAfterBackward(org.scaledl.workload.Workload.parseGradReduce(gradReduce));
         }
-        if (moeA2aOverlap) {
-            s.expertCommOverlap(true);
+        if (moeA2aOverlap != null) {
+            s.expertCommOverlap(moeA2aOverlap);
         }
         if (cudaGraphs != null) {
             s.cudaGraphs(cudaGraphs);
@@ -335,7 +335,7 @@ final class ClusterOptions {
         put.accept("document_tokens", documentTokens);
         put.accept("grad_dtype", gradDtype);
         put.accept("grad_reduce", gradReduce);
-        put.accept("moe_a2a_overlap", moeA2aOverlap ? "true" : null);
+        put.accept("moe_a2a_overlap", moeA2aOverlap == null ? null : moeA2aOverlap.toString());
         put.accept("cuda_graphs", cudaGraphs == null ? null : cudaGraphs.label());
         put.accept("memory_format", memoryFormat == null ? null : memoryFormat.label());
         put.accept("gpus_per_node", gpusPerNode);

@@ -157,8 +157,7 @@ final class ScalingCommand implements Callable<Integer> {
         beyond.forEach((range, gpus) -> System.err.println("scaledl: warning: " + gpus.size() + " point"
                 + (gpus.size() == 1 ? " lies" : "s lie") + " beyond the GPU counts the model was fitted on ("
                 + range + "): " + gpus.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(
-                        ", ")) + " GPUs; " + (gpus.size() == 1 ? "its interval is" : "their intervals are")
-                + " widened"));
+                        ", ")) + " GPUs (predict names each)"));
         List<Point> oom = java.util.stream.Stream.concat(byWorkers.stream(), byBatch.stream()).filter(x -> !x.fits())
                 .toList();
         if (!oom.isEmpty()) {

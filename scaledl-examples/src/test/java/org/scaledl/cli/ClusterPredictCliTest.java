@@ -332,6 +332,40 @@ class ClusterPredictCliTest {
      * experts is predicted faster, and the setting is echoed ({@code cuda_graphs}); graphs of layers predict as none;
      * an unknown value is refused naming the option; {@code layouts} carries it into its table and printed commands.
      */
+    /**
+     * The experts' all-to-all left on the critical path is assumed and said with what the overlap would save; stated
+     * ({@code --moe-a2a-overlap=false}) it is given and not said; {@code --moe-a2a-overlap} alone still turns it on.
+     */
+    @Test
+    void theAllToAllOverlapCanBeStatedOffAsWellAsOn() throws Exception {
+        List<String> job = List.of("predict", "--model", "gpu", "--transformer", published().resolve(
+                "configs/nemotron-3-nano-30b-a3b/config.json").toString(), "--seq", "8192", "--batch", "2",
+                "--micro-batches", "32", "--world-size", "8", "--expert", "8", "--zero-stage", "1", "--device",
+                "GB200", "--gpus-per-node", "4", "--nvlink-domain", "72", "--precision", "mxfp8", "--json");
+        java.util.function.Function<String, JsonNode> with = extra -> {
+            List<String> a = new java.util.ArrayList<>(job);
+            if (extra != null) {
+                a.add(extra);
+            }
+            Run r = MainTest.run(a.toArray(new String[0]));
+            assertEquals(0, r.code(), r.err());
+            try {
+                return new ObjectMapper().readTree(r.out());
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        };
+        JsonNode assumed = with.apply(null);
+        JsonNode off = with.apply("--moe-a2a-overlap=false");
+        JsonNode on = with.apply("--moe-a2a-overlap");
+        assertTrue(assumed.get("warnings").toString().contains("all-to-all is assumed on the critical path"),
+                assumed.get("warnings").toString());
+        assertFalse(off.get("warnings").toString().contains("all-to-all is assumed"), off.get("warnings").toString());
+        assertEquals(assumed.get("ms").asDouble(), off.get("ms").asDouble(), 0);
+        assertTrue(on.get("workload").get("moe_a2a_overlap").asBoolean() && on.get("ms").asDouble() < assumed.get("ms")
+                .asDouble(), on.toString());
+    }
+
     @Test
     void cudaGraphsAreGivenEchoedAndCarried(@TempDir Path dir) throws Exception {
         String cfg = published().resolve("configs/gpt-oss-120b/config.json").toString();
@@ -371,7 +405,7 @@ class ClusterPredictCliTest {
         assertEquals(none.get("ms").asDouble(), statedNone.get("ms").asDouble(), 0);
         assertFalse(statedNone.get("warnings").toString().contains("give --cuda-graphs"),
                 statedNone.get("warnings").toString());
-        assertTrue(layers.get("warnings").toString().contains("(CUDA graphs of layers, predicted as none)"),
+        assertTrue(layers.get("warnings").toString().contains("CUDA graphs of layers are predicted as none"),
                 layers.get("warnings").toString());
         assertTrue(none.get("warnings").toString().contains("padded to a capacity"), "experts: the padding said");
         List<String> bad = new java.util.ArrayList<>(job);
@@ -607,6 +641,19 @@ class ClusterPredictCliTest {
             assertTrue(new ObjectMapper().readTree(ctx.out()).get("warnings").toString().contains(
                     "sequence 16384 is longer than the 8192 positions"), "in the JSON too, every time");
         }
+        // the network between nodes, assumed, is said only where the job leaves one node or NVLink domain
+        String[] inNode = {"predict", "--model", "gpu", "--transformer", beyond.toString(), "--seq", "4096", "--batch",
+            "1", "--micro-batches", "4", "--world-size", "8", "--device", "H100 SXM", "--precision", "bf16"};
+        Run one = MainTest.run(inNode);
+        assertEquals(0, one.code(), one.err());
+        assertFalse(one.err().contains("topology assumed"), one.err());
+        List<String> twoNodes = new java.util.ArrayList<>(List.of(inNode));
+        twoNodes.set(twoNodes.indexOf("--world-size") + 1, "16");
+        Run two = MainTest.run(twoNodes.toArray(new String[0]));
+        assertTrue(two.err().contains("topology assumed from the device's form factor"), two.err());
+        twoNodes.addAll(List.of("--gpus-per-node", "8"));
+        Run partly = MainTest.run(twoNodes.toArray(new String[0]));
+        assertTrue(partly.err().contains("topology partly assumed"), partly.err());
         // a Llama configuration without its feed-forward width or key/value heads takes the class defaults, said
         Path thin = Files.createDirectories(dir.resolve("thin-llama")).resolve("config.json");
         Files.writeString(thin, Files.readString(published().resolve("configs/llama3-8b/config.json"))
@@ -692,6 +739,8 @@ class ClusterPredictCliTest {
         assertTrue(edge != null && edge.get("message").asText().contains("recompute auto: "
                 + j[0].get("workload").get("recompute_used").asText()), j[0].get("warnings").toString());
         assertFalse(j[1].get("warnings").toString().contains("near_memory_limit"), j[1].get("warnings").toString());
+        // one warning of the choice: the note that says it alone is left out beside this one
+        assertFalse(j[0].get("warnings").toString().contains("left to the predictor"), j[0].get("warnings").toString());
         double[] logWidth = new double[2];
         for (int i = 0; i < 2; i++) {
             logWidth[i] = Math.log(j[i].get("high_ms").asDouble() / j[i].get("low_ms").asDouble());

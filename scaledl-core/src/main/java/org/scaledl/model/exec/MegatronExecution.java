@@ -1256,13 +1256,16 @@ public final class MegatronExecution {
 
     private static final double GIB = 1024.0 * 1024 * 1024;
 
+    /** How {@link #resolution}'s note starts: a job that left its recomputation to the predictor. */
+    public static final String RESOLUTION_NOTE = "recompute auto (left to the predictor): ";
+
     /** What {@link #resolve} decided for a job that left its recomputation to the predictor, when it recomputes. */
     static Optional<String> resolution(Workload given, Workload resolved, Device device) {
         if (given.recompute() != Recompute.AUTO) {
             return Optional.empty();
         }
         if (resolved.offloadLayers() > 0 && given.offloadLayers() == 0) {
-            return Optional.of("recompute not given (auto): the activations of the first " + resolved.offloadLayers()
+            return Optional.of(RESOLUTION_NOTE + "the activations of the first " + resolved.offloadLayers()
                     + " layer" + (resolved.offloadLayers() == 1 ? "" : "s") + " of each pipeline stage's model chunk "
                     + "offloaded to the Grace CPU's memory over NVLink-C2C (offload_layers "
                     + resolved.offloadLayers() + ", no recomputation) to fit the " + device.memoryGB() + " GiB of "
@@ -1277,7 +1280,7 @@ public final class MegatronExecution {
                         + " layer" + (resolved.recomputeLayers() == 1 ? "" : "s") + " of each pipeline stage's model "
                         + "chunk (recompute full, recompute_layers " + resolved.recomputeLayers() + ")"
                 : "full recomputation of every layer";
-        return Optional.of("recompute not given (auto): " + what + " to fit the " + device.memoryGB() + " GiB of "
+        return Optional.of(RESOLUTION_NOTE + what + " to fit the " + device.memoryGB() + " GiB of "
                 + device.name() + ", as tuned training recipes do (give recompute none to see what it would need)");
     }
 
@@ -1962,13 +1965,18 @@ public final class MegatronExecution {
             // whole iteration (Megatron core's training loop)
             double graphed = stepWith.apply(w.toBuilder().cudaGraphs(CudaGraphs.ITERATION));
             if (graphed < (1 - SCHEDULE_NOTE_SHARE) * total) {
-                all.add(String.format(Locale.ROOT, "the host is assumed to dispatch every layer's kernels (CUDA "
-                        + "graphs %s); with the whole iteration captured in CUDA graphs, as Megatron core's "
-                        + "full_iteration graphs run it%s, the step takes %.2f ms (%.1f %%: give --cuda-graphs "
-                        + "iteration)", w.cudaGraphs() == CudaGraphs.LAYERS ? "of layers, predicted as none"
-                                : w.cudaGraphs().label(), w.parallelism().expert() > 1 ? " (the experts' tokens "
-                                + "padded to a capacity, which this time does not add)" : "", graphed,
-                        100 * (graphed / total - 1)));
+                String padded = w.parallelism().expert() > 1 ? " (the experts' tokens padded to a capacity, which "
+                        + "this time does not add)" : "";
+                all.add(w.cudaGraphs() == CudaGraphs.LAYERS
+                        // stated: not an assumption, but how the model reads it, and what the other graphs save
+                        ? String.format(Locale.ROOT, "CUDA graphs of layers are predicted as none (the host "
+                                + "dispatches every layer's kernels); graphs of the whole iteration, Megatron core's "
+                                + "full_iteration%s, would take the step to %.2f ms (%.1f %%)", padded, graphed,
+                                100 * (graphed / total - 1))
+                        : String.format(Locale.ROOT, "the host is assumed to dispatch every layer's kernels (CUDA "
+                                + "graphs none); with the whole iteration captured in CUDA graphs, as Megatron core's "
+                                + "full_iteration graphs run it%s, the step takes %.2f ms (%.1f %%: give --cuda-graphs "
+                                + "iteration)", padded, graphed, 100 * (graphed / total - 1)));
             }
         }
         // what the host adds to the GPUs' time (spread over the layers above through computeScale)

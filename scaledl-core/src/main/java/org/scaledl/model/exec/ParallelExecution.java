@@ -128,13 +128,23 @@ public final class ParallelExecution {
         return String.join(", ", own) + (other.isEmpty() ? "" : "; " + String.join(", ", other));
     }
 
-    /** The topology a workload runs on: its own, or the standard server of its device (noted). */
+    /**
+     * Whether a job of {@code ranks} GPUs reaches beyond one node or NVLink domain, where the network between nodes
+     * (the part of a topology a job may leave to the device's standard system) carries its collectives; inside one,
+     * an assumed network changes nothing and is not noted.
+     */
+    static boolean crossesNodes(Topology t, int ranks) {
+        return ranks > Math.max(t.gpusPerNode(), t.nvlinkDomain());
+    }
+
+    /** The topology a workload runs on: its own, or the standard server of its device (noted where it matters). */
     static Topology topology(Workload w, Device d, List<String> notes) {
         if (w.topology().isPresent()) {
             Topology t = w.topology().get();
             int ranks = w.parallelism().ranks();
-            if (t.assumed() && ranks > 1) {
-                notes.add("topology partly assumed from the device: " + t.describe());
+            if (t.assumed() && crossesNodes(t, ranks)) {
+                notes.add("topology partly assumed from the device: " + t.describe() + " (give --gpus-per-node and "
+                        + "--inter-node-gbps both)");
             }
             int standard = Topology.assumedFor(d).nvlinkDomain();
             if (t.nvlinkDomain() > standard && t.nvlinkDomain() > t.gpusPerNode()) {
@@ -152,7 +162,7 @@ public final class ParallelExecution {
             return t;
         }
         Topology t = Topology.assumedFor(d);
-        if (w.parallelism().ranks() > 1) {
+        if (crossesNodes(t, w.parallelism().ranks())) {
             notes.add("topology assumed from the device's form factor: " + t.describe() + " (give --gpus-per-node "
                     + "and --inter-node-gbps)");
         }
