@@ -42,6 +42,19 @@ class ClusterPredictCliTest {
         return MainTest.graph("x").getParent().getParent().getParent().resolve("gpu/llm-public");
     }
 
+    /** A predict command's JSON, the command (with {@code --json}) and more arguments run, exit 0 asserted. */
+    private static JsonNode json(List<String> command, String... more) {
+        List<String> a = new java.util.ArrayList<>(command);
+        a.addAll(List.of(more));
+        Run r = MainTest.run(a.toArray(new String[0]));
+        assertEquals(0, r.code(), r.err());
+        try {
+            return new ObjectMapper().readTree(r.out());
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     /** The rows of a scored CSV by their {@code name}, as column maps. */
     static Map<String, Map<String, String>> rows(Path csv) throws Exception {
         List<String> lines = Files.readAllLines(csv);
@@ -342,22 +355,9 @@ class ClusterPredictCliTest {
                 "configs/nemotron-3-nano-30b-a3b/config.json").toString(), "--seq", "8192", "--batch", "2",
                 "--micro-batches", "32", "--world-size", "8", "--expert", "8", "--zero-stage", "1", "--device",
                 "GB200", "--gpus-per-node", "4", "--nvlink-domain", "72", "--precision", "mxfp8", "--json");
-        java.util.function.Function<String, JsonNode> with = extra -> {
-            List<String> a = new java.util.ArrayList<>(job);
-            if (extra != null) {
-                a.add(extra);
-            }
-            Run r = MainTest.run(a.toArray(new String[0]));
-            assertEquals(0, r.code(), r.err());
-            try {
-                return new ObjectMapper().readTree(r.out());
-            } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-        };
-        JsonNode assumed = with.apply(null);
-        JsonNode off = with.apply("--moe-a2a-overlap=false");
-        JsonNode on = with.apply("--moe-a2a-overlap");
+        JsonNode assumed = json(job);
+        JsonNode off = json(job, "--moe-a2a-overlap=false");
+        JsonNode on = json(job, "--moe-a2a-overlap");
         assertTrue(assumed.get("warnings").toString().contains("all-to-all is assumed on the critical path"),
                 assumed.get("warnings").toString());
         assertFalse(off.get("warnings").toString().contains("all-to-all is assumed"), off.get("warnings").toString());
@@ -372,19 +372,8 @@ class ClusterPredictCliTest {
         List<String> job = List.of("predict", "--model", "gpu", "--transformer", cfg, "--seq", "4096", "--batch", "4",
                 "--micro-batches", "5", "--world-size", "64", "--expert", "64", "--zero-stage", "1", "--device",
                 "GB200", "--precision", "mxfp8", "--json");
-        java.util.function.Function<String, JsonNode> with = graphs -> {
-            List<String> a = new java.util.ArrayList<>(job);
-            if (graphs != null) {
-                a.addAll(List.of("--cuda-graphs", graphs));
-            }
-            Run r = MainTest.run(a.toArray(new String[0]));
-            assertEquals(0, r.code(), r.err());
-            try {
-                return new ObjectMapper().readTree(r.out());
-            } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-        };
+        java.util.function.Function<String, JsonNode> with = graphs -> graphs == null ? json(job)
+                : json(job, "--cuda-graphs", graphs);
         JsonNode none = with.apply(null);
         JsonNode layers = with.apply("layers");
         JsonNode whole = with.apply("iteration");
