@@ -409,13 +409,17 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
             familyShare = share(flags.familyLayers(), byLayer, total);
             featureShare = share(flags.featureLayers(), byLayer, total);
         }
-        if (!unseenOps.isEmpty()) {
+        // operators whose layers are exactly the unseen families' are said once, with their families
+        boolean sameLayers = !unseenFamilies.isEmpty()
+                && java.util.Arrays.equals(flags.operatorLayers(), flags.familyLayers());
+        if (!unseenOps.isEmpty() && !sameLayers) {
             out.add(new PredictionWarning(PredictionWarning.Kind.UNSEEN_OPERATOR, "operator types no training graph "
                     + "had: " + String.join(", ", unseenOps), Optional.empty(), "", clamp(opShare)));
         }
         if (!unseenFamilies.isEmpty()) {
             out.add(new PredictionWarning(PredictionWarning.Kind.UNSEEN_FAMILY, "operator families no training graph "
-                    + "had (predicted with the shared centre): " + String.join(", ", unseenFamilies),
+                    + "had (predicted with the shared centre): " + String.join(", ", unseenFamilies)
+                    + (sameLayers && !unseenOps.isEmpty() ? " (operators " + String.join(", ", unseenOps) + ")" : ""),
                     Optional.empty(), "", clamp(familyShare)));
             distance += clamp(familyShare);
         }
