@@ -131,7 +131,9 @@ def run(jar, model, out, work="scaledl-here", budget_s=120.0, models=None, size=
     # (another budget or prior on resuming is fine: the plan's runs stay the ones to measure, more or fewer passes)
     options = {"models": models, "size": size, "batches": list(batches)}
     grid_text = grid_spec(models, size, batches, int(info.get("cpus") or 1))
-    _check_resumable(work, options, grid_text, log)
+    # here.json read once: its options checked now, its measured time used below
+    state = _read_state(work, log)
+    _check_resumable(work, state, options, grid_text)
     graphs = os.path.join(work, "graphs")
     dataset.make_folder(graphs, "--work")
     if export_fn is None:
@@ -149,7 +151,6 @@ def run(jar, model, out, work="scaledl-here", budget_s=120.0, models=None, size=
     spec = os.path.join(work, "grid.txt")
     dataset.write_atomically(spec, lambda f: f.write(grid_text))
     plan = os.path.join(work, "plan.csv")
-    state = _read_state(work, log)
     _write_state(work, dict(state, options=options))
     per_pass = plan_budget(budget_s)
     if not os.path.isfile(plan):
@@ -198,11 +199,11 @@ def _is_graph(path):
         return False
 
 
-def _check_resumable(work, options, grid_text, log):
+def _check_resumable(work, state, options, grid_text):
     """Refuses (ValueError, one line) to resume a work folder that was started with other options: its plan was made
     for them, so measuring it under new ones would calibrate on runs nobody asked for. The options are those its
-    ``here.json`` records; a folder from before they were recorded is checked by its ``grid.txt``."""
-    state = _read_state(work, log)
+    ``here.json`` records (``state``, as read); a folder from before they were recorded is checked by its
+    ``grid.txt``."""
     before = state.get("options")
     changed = []
     if isinstance(before, dict):

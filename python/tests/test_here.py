@@ -108,6 +108,12 @@ def test_a_work_folder_resumes_only_with_the_options_it_was_started_with(tmp_pat
     (work / "here.json").write_text(json.dumps(state))
     with pytest.raises(ValueError, match="started with other options"):
         here.run(str(jar), "cpu-zoo", str(tmp_path / "mine.sdl"), models=["resnet18"], runner=Recorder(), **kw)
+    # a damaged here.json is read once, and said once
+    (work / "here.json").write_text("{not json")
+    logs = []
+    here.run(str(jar), "cpu-zoo", str(tmp_path / "mine.sdl"), models=["resnet18", "mobilenet_v3_small"],
+             runner=Recorder(), **dict(kw, log=logs.append))
+    assert sum("here.json: damaged" in line for line in logs) == 1, logs
 
 
 def test_a_failed_step_names_the_step_and_the_jars_message(tmp_path):

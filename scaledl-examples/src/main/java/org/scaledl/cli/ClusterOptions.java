@@ -229,27 +229,25 @@ final class ClusterOptions {
      * on a job: one not given is left to the job's default, which its prediction notes as assumed.
      */
     void stateSchedule(org.scaledl.workload.Workload.Builder b) {
-        if (gradReduce != null) {
-            b.gradReduceAfterBackward(org.scaledl.workload.Workload.parseGradReduce(gradReduce));
-        }
-        if (moeA2aOverlap != null) {
-            b.expertCommOverlap(moeA2aOverlap);
-        }
-        if (cudaGraphs != null) {
-            b.cudaGraphs(cudaGraphs);
-        }
+        stateSchedule(b::gradReduceAfterBackward, b::expertCommOverlap, b::cudaGraphs);
     }
 
     /** {@link #stateSchedule(org.scaledl.workload.Workload.Builder)} for every layout of a search. */
     void stateSchedule(org.scaledl.model.LayoutSearch s) {
+        stateSchedule(s::gradReduceAfterBackward, s::expertCommOverlap, s::cudaGraphs);
+    }
+
+    /** The given schedule choices, each to its setter (a job's builder's, or a layout search's). */
+    private void stateSchedule(java.util.function.Consumer<Boolean> gradReduceAfterBackward,
+            java.util.function.Consumer<Boolean> expertCommOverlap, java.util.function.Consumer<CudaGraphs> graphs) {
         if (gradReduce != null) {
-            s.gradReduceAfterBackward(org.scaledl.workload.Workload.parseGradReduce(gradReduce));
+            gradReduceAfterBackward.accept(org.scaledl.workload.Workload.parseGradReduce(gradReduce));
         }
         if (moeA2aOverlap != null) {
-            s.expertCommOverlap(moeA2aOverlap);
+            expertCommOverlap.accept(moeA2aOverlap);
         }
         if (cudaGraphs != null) {
-            s.cudaGraphs(cudaGraphs);
+            graphs.accept(cudaGraphs);
         }
     }
 

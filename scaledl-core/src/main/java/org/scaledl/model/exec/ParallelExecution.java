@@ -146,8 +146,9 @@ public final class ParallelExecution {
                 notes.add("topology partly assumed from the device: " + t.describe() + " (give --gpus-per-node and "
                         + "--inter-node-gbps both)");
             }
-            int standard = Topology.assumedFor(d).nvlinkDomain();
-            if (t.nvlinkDomain() > standard && t.nvlinkDomain() > t.gpusPerNode()) {
+            // (the standard system looked up only for a domain beyond the node: most jobs have none)
+            int standard = t.nvlinkDomain() > t.gpusPerNode() ? Topology.assumedFor(d).nvlinkDomain() : 0;
+            if (t.nvlinkDomain() > t.gpusPerNode() && t.nvlinkDomain() > standard) {
                 // a rack-scale domain the device's standard system does not have (an NVLink Switch system) is taken
                 // as given, but said: its collectives run at NVLink's bandwidth across it
                 notes.add(String.format(Locale.ROOT, "an NVLink domain of %d GPUs, larger than the %d of %s's "
