@@ -56,8 +56,28 @@ public record PredictionWarning(Kind kind, String message, Optional<Double> valu
         FIXED_BATCH_EXPORT,
         /** The model could not cross-validate (too few families), so its interval is a guess. */
         NO_CROSS_VALIDATION,
-        /** Something the workload did not say was assumed (a topology derived from the device's form factor). */
+        /**
+         * Something the workload did not say was assumed (a topology derived from the device's form factor, the
+         * gradients' reduction overlapped with the backward pass): giving it would settle it.
+         */
         ASSUMED,
+        /**
+         * What the predictor chose where the workload left the choice to it: the recomputation (or offloading) of a
+         * training job of {@code recompute auto}, to fit the GPU's memory.
+         */
+        CHOSEN,
+        /**
+         * What the workload says may not be what was meant: a context longer than the configuration's positions, ZeRO
+         * over one data-parallel replica, tensor parallelism across nodes, an NVLink domain beyond the device's standard
+         * system. Predicted as said.
+         */
+        UNUSUAL_JOB,
+        /**
+         * How the predictor read what the workload said, or where the job's time goes that its user may not expect
+         * (a pipeline bubble, a host that sets the pace, a precision the GPU runs in another, ZeRO over one replica):
+         * said, not assumed, and the prediction is not less trusted for it.
+         */
+        NOTE,
         /** The job needs more memory per device than the device has. */
         OUT_OF_MEMORY,
         /** The precision was never measured in training: its matrix work rests on the data sheet's peak. */

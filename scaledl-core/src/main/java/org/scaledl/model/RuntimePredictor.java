@@ -324,8 +324,13 @@ public final class RuntimePredictor implements RuntimeModel {
         double ms = point.millis();
         // what the job was taken to run (a precision's fallback, the topology) first, then where it leaves the data
         List<PredictionWarning> warnings = new ArrayList<>();
-        for (String note : cost.notes()) {
-            warnings.add(new PredictionWarning(PredictionWarning.Kind.ASSUMED, note, Optional.empty(), "", 1));
+        for (StageCost.Note note : cost.notes()) {
+            warnings.add(new PredictionWarning(switch (note.kind()) {
+                case ASSUMED -> PredictionWarning.Kind.ASSUMED;
+                case CHOSEN -> PredictionWarning.Kind.CHOSEN;
+                case UNUSUAL -> PredictionWarning.Kind.UNUSUAL_JOB;
+                case NOTED -> PredictionWarning.Kind.NOTE;
+            }, note.text(), Optional.empty(), "", 1));
         }
         warnings.addAll(c.warnings());
         java.util.OptionalDouble memory = cost.memoryBytes().isPresent()
@@ -348,8 +353,7 @@ public final class RuntimePredictor implements RuntimeModel {
             String choice = chosen.recomputeLabel() + (chosen.offloadLayers() > 0 ? ", offload_layers "
                     + chosen.offloadLayers() : "");
             // this warning says the choice: the note that said it alone goes
-            warnings.removeIf(x -> x.kind() == PredictionWarning.Kind.ASSUMED
-                    && x.message().startsWith(org.scaledl.model.exec.MegatronExecution.RESOLUTION_NOTE));
+            warnings.removeIf(x -> x.kind() == PredictionWarning.Kind.CHOSEN);
             warnings.add(new PredictionWarning(PredictionWarning.Kind.NEAR_MEMORY_LIMIT, String.format(
                     java.util.Locale.ROOT, "the job fills %.1f GiB of the %.1f GiB of %s with the recomputation chosen "
                             + "for it (recompute auto: %s): a tuned recipe this close to the limit may recompute more "

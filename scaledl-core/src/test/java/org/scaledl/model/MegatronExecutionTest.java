@@ -17,6 +17,7 @@ import org.scaledl.io.CollectiveTables;
 import org.scaledl.io.DeviceCatalog;
 import org.scaledl.io.GpuData;
 import org.scaledl.model.comm.AllReduceModel;
+import org.scaledl.model.cost.StageCost;
 import org.scaledl.model.device.DeviceLayerModel;
 import org.scaledl.model.device.DeviceStage;
 import org.scaledl.model.exec.ExecutionTerm;
@@ -262,10 +263,10 @@ class MegatronExecutionTest {
         // a count beyond the chunk's 24 layers is every layer, and said so (the count alone does not tell)
         Workload beyond = job(1, 1, 1, 4, 2, Recompute.FULL).toBuilder().recomputeLayers(500).build();
         assertEquals(full, stage.millis(beyond), 1e-9 * full);
-        assertTrue(stage.cost(beyond).notes().stream().anyMatch(n -> n.contains("recompute_layers 500 is more than "
+        assertTrue(stage.cost(beyond).notes().stream().anyMatch(n -> n.text().contains("recompute_layers 500 is more than "
                 + "the 24 layers of any model chunk")), stage.cost(beyond).notes().toString());
         assertTrue(stage.cost(job(1, 1, 1, 4, 2, Recompute.FULL).toBuilder().recomputeLayers(24).build()).notes()
-                .stream().noneMatch(n -> n.contains("recompute_layers")), "exactly every layer is not remarked on");
+                .stream().noneMatch(n -> n.text().contains("recompute_layers")), "exactly every layer is not remarked on");
         // a layer count without full recomputation would be ignored: refused instead
         org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
                 () -> job(1, 1, 1, 4, 2, Recompute.AUTO).toBuilder().recomputeLayers(12).build());
@@ -278,11 +279,11 @@ class MegatronExecutionTest {
         Workload zero = plain.toBuilder().parallelism(Parallelism.of(1, 2, 1, 1).withZeroStage(1)).build();
         assertEquals(stage.millis(plain), stage.millis(zero), 1e-9 * stage.millis(plain));
         assertEquals(stage.memoryBytes(plain).orElseThrow(), stage.memoryBytes(zero).orElseThrow(), 1.0);
-        assertTrue(stage.cost(zero).notes().stream().anyMatch(n -> n.contains("ZeRO stage 1 with one data-parallel "
+        assertTrue(stage.cost(zero).notes().stream().anyMatch(n -> n.text().contains("ZeRO stage 1 with one data-parallel "
                 + "rank shards nothing")), stage.cost(zero).notes().toString());
         Workload two = job(2, 2, 1, 1, 2, Recompute.FULL);
         Workload sharded = two.toBuilder().parallelism(Parallelism.of(2, 2, 1, 1).withZeroStage(1)).build();
-        assertTrue(stage.cost(sharded).notes().stream().noneMatch(n -> n.contains("shards nothing")));
+        assertTrue(stage.cost(sharded).notes().stream().noneMatch(n -> n.text().contains("shards nothing")));
     }
 
     /**
@@ -291,25 +292,25 @@ class MegatronExecutionTest {
      */
     @Test
     void aPipelineStarvedOfMicroBatchesIsSaid() {
-        assertTrue(stage.cost(job(1, 1, 4, 1, 2, Recompute.FULL)).notes().stream().anyMatch(n -> n.contains(
+        assertTrue(stage.cost(job(1, 1, 4, 1, 2, Recompute.FULL)).notes().stream().anyMatch(n -> n.text().contains(
                 "1 micro-batch through 4 pipeline stages: each stage idles about 75 %")),
                 stage.cost(job(1, 1, 4, 1, 2, Recompute.FULL)).notes().toString());
-        assertTrue(stage.cost(job(1, 1, 4, 2, 2, Recompute.FULL)).notes().stream().anyMatch(n -> n.contains(
+        assertTrue(stage.cost(job(1, 1, 4, 2, 2, Recompute.FULL)).notes().stream().anyMatch(n -> n.text().contains(
                 "about 60 %")));
-        assertTrue(stage.cost(job(1, 1, 4, 4, 2, Recompute.FULL)).notes().stream().noneMatch(n -> n.contains(
+        assertTrue(stage.cost(job(1, 1, 4, 4, 2, Recompute.FULL)).notes().stream().noneMatch(n -> n.text().contains(
                 "pipeline fills and drains")));
         // in inference one pass is the job: nothing said
         Workload infer = Workload.builder(GPT.graph(2048)).batch(2).phase(Phase.INFER).device(A100)
                 .parallelism(Parallelism.of(1, 1, 4, 1)).precision(Precision.FP16).recompute(Recompute.NONE)
                 .topology(DGX).build();
-        assertTrue(stage.cost(infer).notes().stream().noneMatch(n -> n.contains("pipeline fills and drains")),
+        assertTrue(stage.cost(infer).notes().stream().noneMatch(n -> n.text().contains("pipeline fills and drains")),
                 stage.cost(infer).notes().toString());
         // the interleaved schedule's fill is (p - 1) / v slots: two micro-batches through 4 stages of 2 chunks 43 %
         assertEquals("about 43 %", String.format(java.util.Locale.ROOT, "about %.0f %%", 100 * 1.5 / 3.5));
         Parallelism interleaved = new Parallelism(1, 1, 4, 2, false, 0, 2, 1, 1, 1);
-        List<String> v2 = stage.cost(job(1, 1, 4, 2, 2, Recompute.FULL).toBuilder().parallelism(interleaved).build())
-                .notes();
-        assertTrue(v2.stream().anyMatch(n -> n.contains("2 micro-batches through 4 pipeline stages: each stage idles "
+        List<org.scaledl.model.cost.StageCost.Note> v2 = stage.cost(job(1, 1, 4, 2, 2, Recompute.FULL).toBuilder()
+                .parallelism(interleaved).build()).notes();
+        assertTrue(v2.stream().anyMatch(n -> n.text().contains("2 micro-batches through 4 pipeline stages: each stage idles "
                 + "about 43 %")), v2.toString());
     }
 
@@ -334,8 +335,48 @@ class MegatronExecutionTest {
             assertTrue(stage.memoryBytes(fewer).orElseThrow() > capacity, "one layer fewer does not fit");
         }
         assertEquals(stage.millis(resolved), stage.millis(big), 0);
-        assertTrue(stage.cost(big).notes().stream().anyMatch(n -> n.contains("recompute auto (left to the predictor)")),
-                stage.cost(big).notes().toString());
+        assertTrue(stage.cost(big).notes().stream().anyMatch(n -> n.kind() == StageCost.NoteKind.CHOSEN
+                && n.text().contains("recompute auto (left to the predictor)")), stage.cost(big).notes().toString());
+    }
+
+    /**
+     * A note says what it is: the predictor's choice (recompute auto) is chosen, a job that may not be what was meant
+     * (fewer micro-batches than stages, ZeRO over one replica) unusual, and neither is called assumed; the prediction
+     * carries each under its own kind.
+     */
+    @Test
+    void notesAreTypedAndSoAreTheirWarnings() {
+        Workload bubble = job(1, 1, 4, 1, 2, Recompute.FULL);
+        Workload zero = job(1, 1, 1, 4, 1, Recompute.FULL).toBuilder().parallelism(Parallelism.of(1, 1, 1, 4)
+                .withZeroStage(1)).build();
+        Workload chosen = job(1, 1, 1, 4, 16, Recompute.AUTO);
+        java.util.Map<String, StageCost.NoteKind> expected = java.util.Map.of(
+                "pipeline fills and drains", StageCost.NoteKind.UNUSUAL,
+                "shards nothing", StageCost.NoteKind.UNUSUAL,
+                "recompute auto (left to the predictor)", StageCost.NoteKind.CHOSEN);
+        for (Workload w : List.of(bubble, zero, chosen)) {
+            List<StageCost.Note> notes = stage.cost(w).notes();
+            expected.forEach((text, kind) -> notes.stream().filter(n -> n.text().contains(text))
+                    .forEach(n -> assertEquals(kind, n.kind(), n.text())));
+            assertTrue(notes.stream().noneMatch(n -> n.kind() == StageCost.NoteKind.ASSUMED
+                    && expected.keySet().stream().anyMatch(n.text()::contains)), notes.toString());
+        }
+        assertTrue(stage.cost(bubble).notes().stream().anyMatch(n -> n.text().contains("pipeline fills")));
+        assertTrue(stage.cost(zero).notes().stream().anyMatch(n -> n.text().contains("shards nothing")));
+        java.util.Map<StageCost.NoteKind, PredictionWarning.Kind> as = java.util.Map.of(
+                StageCost.NoteKind.ASSUMED, PredictionWarning.Kind.ASSUMED,
+                StageCost.NoteKind.CHOSEN, PredictionWarning.Kind.CHOSEN,
+                StageCost.NoteKind.UNUSUAL, PredictionWarning.Kind.UNUSUAL_JOB,
+                StageCost.NoteKind.NOTED, PredictionWarning.Kind.NOTE);
+        for (Workload w : List.of(bubble, zero, chosen)) {
+            List<PredictionWarning> warned = predictor.predict(w).warnings();
+            expected.forEach((text, kind) -> warned.stream().filter(x -> x.message().contains(text))
+                    .forEach(x -> assertEquals(as.get(kind), x.kind(), x.message())));
+        }
+        assertTrue(predictor.predict(bubble).warnings().stream().anyMatch(x -> x.kind()
+                == PredictionWarning.Kind.UNUSUAL_JOB && x.message().contains("pipeline fills")));
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> StageCost.Note.noted(" "));
     }
 
     /**
@@ -355,7 +396,7 @@ class MegatronExecutionTest {
         assertEquals(mem[1] - mem[2], mem[2] - mem[3], 1e-9 * mem[0], "linear in the layers offloaded");
         assertEquals(stage.memoryBytes(off.apply(24)).orElseThrow(), stage.memoryBytes(off.apply(100)).orElseThrow(),
                 1e-9 * mem[0], "a count beyond the chunk offloads every layer");
-        assertTrue(stage.cost(off.apply(100)).notes().stream().anyMatch(n -> n.contains("offload_layers 100 is more "
+        assertTrue(stage.cost(off.apply(100)).notes().stream().anyMatch(n -> n.text().contains("offload_layers 100 is more "
                 + "than the 24 layers")), stage.cost(off.apply(100)).notes().toString());
         double none = mem[0];
         double full = stage.memoryBytes(job(1, 1, 1, 4, 16, Recompute.FULL)).orElseThrow();
@@ -390,7 +431,8 @@ class MegatronExecutionTest {
                     .build()).orElseThrow() > capacity, "one layer fewer does not fit");
         }
         assertTrue(stage.cost(auto.toBuilder().device(superchip).build()).notes().stream()
-                .anyMatch(n -> n.contains("offloaded to the Grace CPU's memory")));
+                .anyMatch(n -> n.kind() == org.scaledl.model.cost.StageCost.NoteKind.CHOSEN
+                        && n.text().contains("offloaded to the Grace CPU's memory")));
         Workload onPcie = org.scaledl.model.exec.MegatronExecution.resolve(auto.toBuilder().device(pcie).build(),
                 stage.layers(), pcie);
         assertEquals(Recompute.FULL, onPcie.recompute());
@@ -1130,7 +1172,7 @@ class MegatronExecutionTest {
                 && refused.getMessage().contains("--uneven-pipeline"), refused.getMessage());
         Workload five = even.toBuilder().unevenPipeline(true).build();
         org.scaledl.model.cost.StageCost cost = stage.cost(five);
-        assertTrue(cost.notes().stream().anyMatch(n -> n.contains("split unevenly, 4 to 6 layers a chunk")),
+        assertTrue(cost.notes().stream().anyMatch(n -> n.text().contains("split unevenly, 4 to 6 layers a chunk")),
                 cost.notes().toString());
         // 26 layers on 5 stages run like 6 a stage: as slow as 30 layers on 5 (6 each), faster than 35 (7 each)
         double ms = stage.millis(five);

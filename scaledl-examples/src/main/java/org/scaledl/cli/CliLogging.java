@@ -1,5 +1,7 @@
 package org.scaledl.cli;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import org.slf4j.ILoggerFactory;
 import org.slf4j.IMarkerFactory;
@@ -51,6 +53,34 @@ public final class CliLogging implements SLF4JServiceProvider {
     @Override
     public void initialize() {
         // nothing to set up: every logger reads the quiet flag and the error stream when it writes
+    }
+
+    /** The most warnings kept for {@link #warningsSince} (a command that logs more keeps its first ones). */
+    private static final int KEPT = 1000;
+
+    /** The libraries' warnings so far (not ND4J's), in order, for a command that reports them in its JSON too. */
+    private static final List<String> WARNINGS = new ArrayList<>();
+
+    /** Where the warnings logged from now on start: pass it to {@link #warningsSince}. */
+    static int mark() {
+        synchronized (WARNINGS) {
+            return WARNINGS.size();
+        }
+    }
+
+    /** The libraries' warnings logged since {@code mark} ({@link #mark()}), in order. */
+    static List<String> warningsSince(int mark) {
+        synchronized (WARNINGS) {
+            return List.copyOf(WARNINGS.subList(Math.min(mark, WARNINGS.size()), WARNINGS.size()));
+        }
+    }
+
+    private static void keep(String warning) {
+        synchronized (WARNINGS) {
+            if (WARNINGS.size() < KEPT) {
+                WARNINGS.add(warning);
+            }
+        }
     }
 
     /** The line a log event prints as (without its newline). */
@@ -109,6 +139,9 @@ public final class CliLogging implements SLF4JServiceProvider {
         protected void handleNormalizedLoggingCall(Level level, Marker marker, String pattern, Object[] arguments,
                 Throwable thrown) {
             String message = MessageFormatter.basicArrayFormat(pattern, arguments);
+            if (level == Level.WARN && !library) {
+                keep(line(level, message, thrown).substring("scaledl: warning: ".length()));
+            }
             System.err.println(line(level, message, thrown));
         }
     }

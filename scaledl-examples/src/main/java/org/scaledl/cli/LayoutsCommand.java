@@ -244,17 +244,22 @@ final class LayoutsCommand implements Callable<Integer> {
     }
 
     /**
-     * The kinds of a prediction's warnings, except the topology it assumed (every layout shares it), and
+     * The kinds of a prediction's warnings, except what it assumed (every layout shares the topology), chose (the
+     * layout's recomputation is its column) or noted (said by {@code predict} of the layout), and
      * {@code near_memory_limit} where the layout fills the GPU to within {@link RuntimePredictor#MEMORY_EDGE} of its
      * memory (its own prediction, with the recomputation fixed, does not warn of it: a memory estimate a few percent
      * off may not fit).
      */
+    private static final java.util.Set<org.scaledl.model.PredictionWarning.Kind> NOT_LISTED = java.util.EnumSet.of(
+            org.scaledl.model.PredictionWarning.Kind.ASSUMED, org.scaledl.model.PredictionWarning.Kind.CHOSEN,
+            org.scaledl.model.PredictionWarning.Kind.NOTE);
+
     private static List<String> warnings(Prediction pr, LayoutSearch.Layout l, Device d) {
         java.util.stream.Stream<String> edge = l.fits() && d.memoryGB() > 0
                 && l.memoryGb() > (1 - RuntimePredictor.MEMORY_EDGE) * d.memoryGB()
                 ? java.util.stream.Stream.of("near_memory_limit") : java.util.stream.Stream.empty();
         return java.util.stream.Stream.concat(pr.warnings().stream()
-                .filter(w -> w.kind() != org.scaledl.model.PredictionWarning.Kind.ASSUMED)
+                .filter(w -> !NOT_LISTED.contains(w.kind()))
                 .map(w -> w.kind().name().toLowerCase(Locale.ROOT)), edge).distinct().toList();
     }
 

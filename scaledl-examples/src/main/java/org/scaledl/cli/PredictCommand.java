@@ -71,6 +71,7 @@ final class PredictCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        int logged = CliLogging.mark();
         if (out != null && candidates == null) {
             throw new IllegalArgumentException("--out applies to --candidates");
         }
@@ -108,10 +109,7 @@ final class PredictCommand implements Callable<Integer> {
         Workload w = job.workload(p, g);
         Prediction pr = p.predict(w);
         for (PredictionWarning x : pr.warnings()) {
-            // a warning of a part too small to round to a percent says its kind alone
-            System.err.printf(Locale.ROOT, "scaledl: warning: %s (%s%s)%n", x.message(),
-                    x.kind().name().toLowerCase(Locale.ROOT), 100 * x.share() < 0.5 ? ""
-                            : String.format(Locale.ROOT, ", %.0f%% of the prediction", 100 * x.share()));
+            System.err.println(stderrLine(x));
         }
         java.util.Optional<String> elsewhere = job.otherMachine(p, w);
         elsewhere.ifPresent(m -> System.err.println("scaledl: warning: " + m));
@@ -176,6 +174,9 @@ final class PredictCommand implements Callable<Integer> {
             ArrayNode ws = root.putArray("warnings");
             warnings(ws, pr);
             elsewhere.ifPresent(m -> ws.addObject().put("kind", "other_machine").put("message", m).put("share", 1.0));
+            // what the libraries warned of while reading the inputs (a multimodal configuration, a key left out)
+            CliLogging.warningsSince(logged).forEach(m -> ws.addObject().put("kind", "input").put("message", m)
+                    .put("share", 1.0));
             ArrayNode b = root.putArray("breakdown");
             for (Prediction.Contribution c : pr.breakdown()) {
                 ObjectNode o = b.addObject().put("name", c.name()).put("kind", c.label()).put("ms", c.millis());
@@ -207,6 +208,20 @@ final class PredictCommand implements Callable<Integer> {
             System.out.print(sb);
         }
         return 0;
+    }
+
+    /**
+     * A prediction's warning as stderr says it: a note (how the workload was read, the predictor's own choice) as a
+     * note; a warning with its kind and the share of the prediction it concerns (its kind alone where the share is
+     * too small to round to a percent).
+     */
+    static String stderrLine(PredictionWarning x) {
+        if (x.kind() == PredictionWarning.Kind.NOTE || x.kind() == PredictionWarning.Kind.CHOSEN) {
+            return "scaledl: note: " + x.message();
+        }
+        return String.format(Locale.ROOT, "scaledl: warning: %s (%s%s)", x.message(),
+                x.kind().name().toLowerCase(Locale.ROOT), 100 * x.share() < 0.5 ? ""
+                        : String.format(Locale.ROOT, ", %.0f%% of the prediction", 100 * x.share()));
     }
 
     private static void putOptional(ObjectNode o, String key, java.util.OptionalDouble v) {

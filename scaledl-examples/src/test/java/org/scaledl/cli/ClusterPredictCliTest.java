@@ -654,6 +654,31 @@ class ClusterPredictCliTest {
         assertTrue(defaults.err().contains("no intermediate_size; 11008 is taken (Llama's class default")
                 && defaults.err().contains("no num_key_value_heads; 32 is taken (as many as the attention heads"),
                 defaults.err());
+        // what the libraries warn of while reading the inputs is in the JSON too (kind input), said once
+        Path thin2 = Files.createDirectories(dir.resolve("thin-llama-2")).resolve("config.json");
+        Files.copy(thin, thin2);
+        Run defaultsJson = MainTest.run("predict", "--model", "gpu", "--transformer", thin2.toString(), "--seq",
+                "4096", "--batch", "1", "--device", "H100 SXM", "--precision", "bf16", "--json");
+        assertEquals(0, defaultsJson.code(), defaultsJson.err());
+        List<String> input = new java.util.ArrayList<>();
+        new ObjectMapper().readTree(defaultsJson.out()).get("warnings").forEach(x -> {
+            if (x.get("kind").asText().equals("input")) {
+                input.add(x.get("message").asText());
+            }
+        });
+        assertTrue(input.stream().anyMatch(m -> m.startsWith(thin2 + ": no intermediate_size; 11008 is taken")),
+                input.toString());
+        assertEquals(2, input.size(), input.toString());
+        // a note says how the job was read, not a warning; a job that may not be what was meant is warned of as such
+        Run uneven = MainTest.run("predict", "--model", "gpu", "--transformer", beyond.toString(), "--seq", "4096",
+                "--batch", "1", "--micro-batches", "2", "--world-size", "3", "--pipeline", "4", "--gpus-per-node", "8",
+                "--inter-node-gbps", "400", "--device", "H100 SXM", "--precision", "bf16", "--grad-reduce", "overlapped");
+        assertEquals(0, uneven.code(), uneven.err());
+        assertTrue(uneven.err().contains("scaledl: note: 12 GPUs on nodes of 8: the last node holds 4 of them"
+                + System.lineSeparator()), uneven.err());
+        assertTrue(uneven.err().contains("scaledl: warning: 2 micro-batches through 4 pipeline stages")
+                && uneven.err().contains("(unusual_job, 100% of the prediction)")
+                && !uneven.err().contains("(assumed"), uneven.err());
         // with the replicas said: --world-size counts them, not the GPUs
         assertTrue(big.err().contains("3072 GPUs (48 data-parallel replicas of 64 GPUs) are outside the training "
                 + "range of"), big.err());

@@ -26,7 +26,59 @@ public final class StageCost {
     private final double total;
     private final double memoryBytes;
     private final String memoryDetail;
-    private final List<String> notes;
+    private final List<Note> notes;
+
+    /** What a note on a cost says. */
+    public enum NoteKind {
+        /** Something the workload did not say, taken as its standard (a topology from the device, a schedule). */
+        ASSUMED,
+        /** What the cost chose where the workload left the choice to it (the recomputation of {@code auto}). */
+        CHOSEN,
+        /**
+         * What the workload says that may not be what was meant (a context beyond the configuration's positions, ZeRO
+         * over one replica, tensor parallelism across nodes): taken as said, and warned of.
+         */
+        UNUSUAL,
+        /**
+         * How the cost read what the workload said, or where its time goes that its user may not expect (a pipeline
+         * bubble, a host that sets the pace, a precision the GPU runs in another): said, not assumed.
+         */
+        NOTED
+    }
+
+    /**
+     * A note on what the cost assumed, chose or read.
+     *
+     * @param kind what it is
+     * @param text one sentence for people
+     */
+    public record Note(NoteKind kind, String text) {
+        /** Validates. */
+        public Note {
+            Objects.requireNonNull(kind, "kind");
+            Checks.argument(text != null && !text.isBlank(), "a note needs a text");
+        }
+
+        /** Something the workload did not say, taken as its standard. */
+        public static Note assumed(String text) {
+            return new Note(NoteKind.ASSUMED, text);
+        }
+
+        /** What the cost chose where the workload left the choice to it. */
+        public static Note chosen(String text) {
+            return new Note(NoteKind.CHOSEN, text);
+        }
+
+        /** What the workload says that may not be what was meant. */
+        public static Note unusual(String text) {
+            return new Note(NoteKind.UNUSUAL, text);
+        }
+
+        /** How the cost read the workload, or where its time goes. */
+        public static Note noted(String text) {
+            return new Note(NoteKind.NOTED, text);
+        }
+    }
 
     /** What a workload-level term is. */
     public enum TermKind {
@@ -54,7 +106,7 @@ public final class StageCost {
     }
 
     private StageCost(double[] layerMillis, OpFamily[] families, List<Term> terms, double total, double memoryBytes,
-            String memoryDetail, List<String> notes) {
+            String memoryDetail, List<Note> notes) {
         this.layerMillis = layerMillis;
         this.families = families;
         this.terms = List.copyOf(terms);
@@ -95,11 +147,12 @@ public final class StageCost {
 
     /**
      * A copy with the peak memory one device needs (weights, gradients, optimizer state, activations), bytes, what
-     * it is made of (one line, or empty), and notes on what the cost assumed (a topology derived from the device, ...).
+     * it is made of (one line, or empty), and notes on what the cost assumed, chose or read (a topology derived from
+     * the device, the recomputation of {@code auto}, a pipeline bubble, ...).
      */
-    public StageCost withMemory(double bytes, String detail, List<String> assumptions) {
+    public StageCost withMemory(double bytes, String detail, List<Note> notes) {
         Checks.argument(Double.isNaN(bytes) || bytes >= 0, "memory must be >= 0: %s", bytes);
-        return new StageCost(layerMillis, families, terms, total, bytes, detail, assumptions);
+        return new StageCost(layerMillis, families, terms, total, bytes, detail, notes);
     }
 
     /** What the peak memory is made of (the stage, states, activations, ...), when the stage says. */
@@ -112,8 +165,8 @@ public final class StageCost {
         return Double.isNaN(memoryBytes) ? java.util.OptionalDouble.empty() : java.util.OptionalDouble.of(memoryBytes);
     }
 
-    /** What the cost assumed that the workload did not say (for warnings). */
-    public List<String> notes() {
+    /** What the cost assumed that the workload did not say, chose for it, or read from it (for warnings). */
+    public List<Note> notes() {
         return notes;
     }
 

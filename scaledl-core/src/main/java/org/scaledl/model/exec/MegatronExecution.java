@@ -1257,7 +1257,7 @@ public final class MegatronExecution {
     private static final double GIB = 1024.0 * 1024 * 1024;
 
     /** How {@link #resolution}'s note starts: a job that left its recomputation to the predictor. */
-    public static final String RESOLUTION_NOTE = "recompute auto (left to the predictor): ";
+    private static final String RESOLUTION_NOTE = "recompute auto (left to the predictor): ";
 
     /** What {@link #resolve} decided for a job that left its recomputation to the predictor, when it recomputes. */
     static Optional<String> resolution(Workload given, Workload resolved, Device device) {
@@ -1844,7 +1844,7 @@ public final class MegatronExecution {
      * calibrated time, the host's dispatch what the smooth max adds.
      */
     static StageCost cost(Workload given, DeviceLayerCost layers, Optional<CommunicationModel> communication,
-            Device device, Topology topo, MegatronModel model, List<String> notes) {
+            Device device, Topology topo, MegatronModel model, List<StageCost.Note> notes) {
         // the recomputation decided once: the terms and the memory below take the resolved job as it is
         Workload w = resolve(given, layers, device);
         MegatronTerms terms = terms(w, layers, communication, device, topo);
@@ -1926,7 +1926,7 @@ public final class MegatronExecution {
             out.add(new StageCost.Term("host dispatch", StageCost.TermKind.OVERHEAD, host));
         }
         StageMemory memory = memory(w, layers, device);
-        List<String> all = new ArrayList<>(notes);
+        List<StageCost.Note> all = new ArrayList<>(notes);
         // the step under another choice of the schedule the recipes state, for the notes that say where it moves
         java.util.function.Function<Workload.Builder, Double> stepWith = x -> model.millis(terms(x.build(), layers,
                 communication, device, topo));
@@ -1936,11 +1936,11 @@ public final class MegatronExecution {
             // said where the software's choice moves the step: the stacks of 2021-22 reduce after the backward pass
             double after = stepWith.apply(w.toBuilder().gradReduceAfterBackward(true));
             if (after > (1 + SCHEDULE_NOTE_SHARE) * total) {
-                all.add(String.format(Locale.ROOT, "the gradients' reduction is assumed overlapped with the backward "
-                        + "pass (Megatron core's overlap_grad_reduce); reduced after it, as Megatron-DeepSpeed, "
-                        + "Megatron-LM's local DDP and an all-reduce after gradient accumulation run it, the step "
-                        + "takes %.2f ms (+%.1f %%: give --grad-reduce after-backward)", after,
-                        100 * (after / total - 1)));
+                all.add(StageCost.Note.assumed(String.format(Locale.ROOT, "the gradients' reduction is assumed "
+                        + "overlapped with the backward pass (Megatron core's overlap_grad_reduce); reduced after it, "
+                        + "as Megatron-DeepSpeed, Megatron-LM's local DDP and an all-reduce after gradient accumulation "
+                        + "run it, the step takes %.2f ms (+%.1f %%: give --grad-reduce after-backward)", after,
+                        100 * (after / total - 1))));
             }
         }
         if (w.phase() == Phase.TRAIN && !w.expertCommOverlap() && !w.states(Workload.ScheduleChoice.EXPERT_COMM_OVERLAP)
@@ -1951,10 +1951,10 @@ public final class MegatronExecution {
             // Megatron core allows it
             double overlapped = stepWith.apply(w.toBuilder().expertCommOverlap(true));
             if (overlapped < (1 - SCHEDULE_NOTE_SHARE) * total) {
-                all.add(String.format(Locale.ROOT, "the experts' all-to-all is assumed on the critical path; run "
-                        + "behind another micro-batch's compute, as Megatron core's overlap_moe_expert_parallel_comm "
-                        + "(Megatron-Bridge's moe_a2a_overlap) runs it, the step takes %.2f ms (%.1f %%: give "
-                        + "--moe-a2a-overlap)", overlapped, 100 * (overlapped / total - 1)));
+                all.add(StageCost.Note.assumed(String.format(Locale.ROOT, "the experts' all-to-all is assumed on the "
+                        + "critical path; run behind another micro-batch's compute, as Megatron core's "
+                        + "overlap_moe_expert_parallel_comm (Megatron-Bridge's moe_a2a_overlap) runs it, the step takes "
+                        + "%.2f ms (%.1f %%: give --moe-a2a-overlap)", overlapped, 100 * (overlapped / total - 1))));
             }
         }
         if (w.phase() == Phase.TRAIN && w.cudaGraphs() != CudaGraphs.ITERATION
@@ -1969,14 +1969,15 @@ public final class MegatronExecution {
                         + "this time does not add)" : "";
                 all.add(w.cudaGraphs() == CudaGraphs.LAYERS
                         // stated: not an assumption, but how the model reads it, and what the other graphs save
-                        ? String.format(Locale.ROOT, "CUDA graphs of layers are predicted as none (the host "
-                                + "dispatches every layer's kernels); graphs of the whole iteration, Megatron core's "
-                                + "full_iteration%s, would take the step to %.2f ms (%.1f %%)", padded, graphed,
-                                100 * (graphed / total - 1))
-                        : String.format(Locale.ROOT, "the host is assumed to dispatch every layer's kernels (CUDA "
-                                + "graphs none); with the whole iteration captured in CUDA graphs, as Megatron core's "
-                                + "full_iteration graphs run it%s, the step takes %.2f ms (%.1f %%: give --cuda-graphs "
-                                + "iteration)", padded, graphed, 100 * (graphed / total - 1)));
+                        ? StageCost.Note.noted(String.format(Locale.ROOT, "CUDA graphs of layers are predicted as none "
+                                + "(the host dispatches every layer's kernels); graphs of the whole iteration, Megatron "
+                                + "core's full_iteration%s, would take the step to %.2f ms (%.1f %%)", padded, graphed,
+                                100 * (graphed / total - 1)))
+                        : StageCost.Note.assumed(String.format(Locale.ROOT, "the host is assumed to dispatch every "
+                                + "layer's kernels (CUDA graphs none); with the whole iteration captured in CUDA "
+                                + "graphs, as Megatron core's full_iteration graphs run it%s, the step takes %.2f ms "
+                                + "(%.1f %%: give --cuda-graphs iteration)", padded, graphed,
+                                100 * (graphed / total - 1))));
             }
         }
         // what the host adds to the GPUs' time (spread over the layers above through computeScale)
@@ -1985,32 +1986,32 @@ public final class MegatronExecution {
             // the GPUs wait for the host: the fitted dispatch time of a Megatron layer step sets the pace
             ExecutionTerm expertTerm = MegatronModel.expertLayerStep(terms);
             double expertStep = terms.value(expertTerm) > 0 ? model.coefficient(expertTerm) : 0;
-            all.add(String.format(Locale.ROOT, "the host's kernel dispatch sets the pace (%.2f ms against the GPUs' "
+            all.add(StageCost.Note.noted(String.format(Locale.ROOT, "the host's kernel dispatch sets the pace (%.2f ms against the GPUs' "
                     + "%.2f ms: %.2f ms a layer step%s, fitted on Megatron training runs, a third of it in inference); "
                     + "with this little GPU work a layer, the job runs at the framework's dispatch rate, faster where "
                     + "it captures CUDA graphs (--cuda-graphs iteration)",
                     dispatch, gpu, model.coefficient(ExecutionTerm.LAYER_STEP), expertStep > 0
-                            ? String.format(Locale.ROOT, " and %.2f ms more with routed experts", expertStep) : ""));
+                            ? String.format(Locale.ROOT, " and %.2f ms more with routed experts", expertStep) : "")));
         } else if (terms.value(MegatronModel.expertLayerStep(terms)) > 0 && wait > 0.05 * total) {
-            all.add(String.format(Locale.ROOT, "the host waits for the GPUs in every layer with routed experts (the "
-                    + "token dispatcher reads the tokens per expert), so its dispatch (%.2f ms) adds %.2f ms to the "
-                    + "GPUs' %.2f ms (spread over the layers' times of the breakdown), where a dense job's host runs "
-                    + "ahead", dispatch, wait, gpu));
+            all.add(StageCost.Note.noted(String.format(Locale.ROOT, "the host waits for the GPUs in every layer with "
+                    + "routed experts (the token dispatcher reads the tokens per expert), so its dispatch (%.2f ms) adds "
+                    + "%.2f ms to the GPUs' %.2f ms (spread over the layers' times of the breakdown), where a dense "
+                    + "job's host runs ahead", dispatch, wait, gpu)));
         }
-        resolution(given, w, device).ifPresent(all::add);
-        unevenNote(w).ifPresent(all::add);
-        all.addAll(layerCountNotes(w));
-        contextNote(w).ifPresent(all::add);
-        bubbleNote(w).ifPresent(all::add);
-        zeroNote(w).ifPresent(all::add);
-        misalignmentNote(w, device, fs).ifPresent(all::add);
+        resolution(given, w, device).map(StageCost.Note::chosen).ifPresent(all::add);
+        unevenNote(w).map(StageCost.Note::noted).ifPresent(all::add);
+        layerCountNotes(w).stream().map(StageCost.Note::noted).forEach(all::add);
+        contextNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
+        bubbleNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
+        zeroNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
+        misalignmentNote(w, device, fs).map(StageCost.Note::noted).ifPresent(all::add);
         int t = w.parallelism().tensor();
         int inDomain = Math.max(topo.gpusPerNode(), topo.nvlinkDomain());
         if (t > inDomain) {
-            all.add(String.format(Locale.ROOT, "tensor parallelism %d spans %d %s of %d GPUs: its collectives, "
-                    + "on the critical path of every layer, cross the network (Megatron keeps a tensor-parallel group "
-                    + "inside a node or NVLink domain)", t, (t + inDomain - 1) / inDomain,
-                    topo.nvlinkDomain() > topo.gpusPerNode() ? "NVLink domains" : "nodes", inDomain));
+            all.add(StageCost.Note.unusual(String.format(Locale.ROOT, "tensor parallelism %d spans %d %s of %d GPUs: "
+                    + "its collectives, on the critical path of every layer, cross the network (Megatron keeps a "
+                    + "tensor-parallel group inside a node or NVLink domain)", t, (t + inDomain - 1) / inDomain,
+                    topo.nvlinkDomain() > topo.gpusPerNode() ? "NVLink domains" : "nodes", inDomain)));
         }
         return StageCost.withTotal(perLayer, families, out, total).withMemory(memory.total(),
                 memory.describe(w.parallelism().pipeline(), w.phase() == Phase.TRAIN), all);

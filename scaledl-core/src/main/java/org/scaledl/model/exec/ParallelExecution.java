@@ -138,34 +138,34 @@ public final class ParallelExecution {
     }
 
     /** The topology a workload runs on: its own, or the standard server of its device (noted where it matters). */
-    static Topology topology(Workload w, Device d, List<String> notes) {
+    static Topology topology(Workload w, Device d, List<StageCost.Note> notes) {
         if (w.topology().isPresent()) {
             Topology t = w.topology().get();
             int ranks = w.parallelism().ranks();
             if (t.assumed() && crossesNodes(t, ranks)) {
-                notes.add("topology partly assumed from the device: " + t.describe() + " (give --gpus-per-node and "
-                        + "--inter-node-gbps both)");
+                notes.add(StageCost.Note.assumed("topology partly assumed from the device: " + t.describe()
+                        + " (give --gpus-per-node and --inter-node-gbps both)"));
             }
             // (the standard system looked up only for a domain beyond the node: most jobs have none)
             int standard = t.nvlinkDomain() > t.gpusPerNode() ? Topology.assumedFor(d).nvlinkDomain() : 0;
             if (t.nvlinkDomain() > t.gpusPerNode() && t.nvlinkDomain() > standard) {
                 // a rack-scale domain the device's standard system does not have (an NVLink Switch system) is taken
                 // as given, but said: its collectives run at NVLink's bandwidth across it
-                notes.add(String.format(Locale.ROOT, "an NVLink domain of %d GPUs, larger than the %d of %s's "
-                        + "standard system: the collectives inside it are predicted at NVLink bandwidth (give "
-                        + "--nvlink-domain only where the machine has NVLink switches across its nodes)",
-                        t.nvlinkDomain(), standard, d.name()));
+                notes.add(StageCost.Note.unusual(String.format(Locale.ROOT, "an NVLink domain of %d GPUs, larger "
+                        + "than the %d of %s's standard system: the collectives inside it are predicted at NVLink "
+                        + "bandwidth (give --nvlink-domain only where the machine has NVLink switches across its "
+                        + "nodes)", t.nvlinkDomain(), standard, d.name())));
             }
             if (ranks > t.gpusPerNode() && ranks % t.gpusPerNode() != 0) {
-                notes.add(String.format(Locale.ROOT, "%d GPUs on nodes of %d: the last node holds %d of them",
-                        ranks, t.gpusPerNode(), ranks % t.gpusPerNode()));
+                notes.add(StageCost.Note.noted(String.format(Locale.ROOT, "%d GPUs on nodes of %d: the last node "
+                        + "holds %d of them", ranks, t.gpusPerNode(), ranks % t.gpusPerNode())));
             }
             return t;
         }
         Topology t = Topology.assumedFor(d);
         if (crossesNodes(t, w.parallelism().ranks())) {
-            notes.add("topology assumed from the device's form factor: " + t.describe() + " (give --gpus-per-node "
-                    + "and --inter-node-gbps)");
+            notes.add(StageCost.Note.assumed("topology assumed from the device's form factor: " + t.describe()
+                    + " (give --gpus-per-node and --inter-node-gbps)"));
         }
         return t;
     }
@@ -185,11 +185,11 @@ public final class ParallelExecution {
     public static StageCost run(Workload w, DeviceLayerCost layers, Optional<CommunicationModel> communication,
             Device device, double singleTotal, MegatronModel megatron, EagerModel eager) {
         check(w, communication);
-        List<String> notes = new ArrayList<>();
+        List<StageCost.Note> notes = new ArrayList<>();
         Precision runs = device.runs(w.precision()).orElseThrow();
         if (runs != w.precision()) {
-            notes.add(device.name() + " has no " + w.precision().label() + " matrix units: its matrix work runs in "
-                    + runs.label() + " (as frameworks fall back)");
+            notes.add(StageCost.Note.noted(device.name() + " has no " + w.precision().label() + " matrix units: its "
+                    + "matrix work runs in " + runs.label() + " (as frameworks fall back)"));
         }
         Topology topo = topology(w, device, notes);
         if (w.graph().transformer().isPresent()) {
@@ -294,7 +294,7 @@ public final class ParallelExecution {
     // ---------------------------------------------------------------------------------------------------- eager
 
     private static StageCost eager(Workload w, DeviceLayerCost layers, Optional<CommunicationModel> communication,
-            Device device, Topology given, double singleTotal, EagerModel eagerModel, List<String> notes) {
+            Device device, Topology given, double singleTotal, EagerModel eagerModel, List<StageCost.Note> notes) {
         Topology topo = given.scaleUp();
         Parallelism par = w.parallelism();
         boolean train = w.phase() == Phase.TRAIN;
@@ -349,8 +349,8 @@ public final class ParallelExecution {
         }
         fwd *= stageScale;
         bwd *= stageScale;
-        alignmentNote(g, priced, device, prec).ifPresent(notes::add);
-        memoryFormatNote(g, priced, device, runs, format, train).ifPresent(notes::add);
+        alignmentNote(g, priced, device, prec).map(StageCost.Note::noted).ifPresent(notes::add);
+        memoryFormatNote(g, priced, device, runs, format, train).map(StageCost.Note::noted).ifPresent(notes::add);
         double comm = 0;
         List<StageCost.Term> terms = new ArrayList<>();
         double actScale = prec.activationBytes() / 4.0;
