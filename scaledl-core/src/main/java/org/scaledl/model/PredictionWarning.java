@@ -5,8 +5,10 @@ import java.util.Optional;
 import org.scaledl.Checks;
 
 /**
- * Why a prediction should be trusted less: the workload leaves the model's training {@link Domain}, the graph was
- * imported partly, or the model could not measure its own error.
+ * Why a prediction should be trusted less (the workload leaves the model's training {@link Domain}, the graph was
+ * imported partly, the model could not measure its own error), or what the predictor took the workload to be (what it
+ * assumed or chose for it, what may not be what was meant, how it read it: {@link Kind#ASSUMED},
+ * {@link Kind#CHOSEN}, {@link Kind#UNUSUAL_JOB}, {@link Kind#NOTE}).
  *
  * <pre>{@code
  * for (PredictionWarning w : predictor.predict(workload).warnings()) {
@@ -68,14 +70,15 @@ public record PredictionWarning(Kind kind, String message, Optional<Double> valu
         CHOSEN,
         /**
          * What the workload says may not be what was meant: a context longer than the configuration's positions, ZeRO
-         * over one data-parallel replica, tensor parallelism across nodes, an NVLink domain beyond the device's standard
-         * system. Predicted as said.
+         * over one data-parallel replica, fewer micro-batches than pipeline stages, a layer count beyond any model
+         * chunk's layers, tensor parallelism across nodes, an NVLink domain beyond the device's standard system.
+         * Predicted as said.
          */
         UNUSUAL_JOB,
         /**
          * How the predictor read what the workload said, or where the job's time goes that its user may not expect
-         * (a pipeline bubble, a host that sets the pace, a precision the GPU runs in another, ZeRO over one replica):
-         * said, not assumed, and the prediction is not less trusted for it.
+         * (a host that sets the pace, an uneven pipeline, a precision the GPU runs in another, the last node partly
+         * filled): said, not assumed, and the prediction is not less trusted for it.
          */
         NOTE,
         /** The job needs more memory per device than the device has. */

@@ -350,11 +350,15 @@ class MegatronExecutionTest {
         Workload zero = job(1, 1, 1, 4, 1, Recompute.FULL).toBuilder().parallelism(Parallelism.of(1, 1, 1, 4)
                 .withZeroStage(1)).build();
         Workload chosen = job(1, 1, 1, 4, 16, Recompute.AUTO);
+        Workload beyond = job(1, 1, 1, 4, 2, Recompute.FULL).toBuilder().recomputeLayers(500).build();
         java.util.Map<String, StageCost.NoteKind> expected = java.util.Map.of(
                 "pipeline fills and drains", StageCost.NoteKind.UNUSUAL,
                 "shards nothing", StageCost.NoteKind.UNUSUAL,
+                "is more than the 24 layers of any model chunk", StageCost.NoteKind.UNUSUAL,
                 "recompute auto (left to the predictor)", StageCost.NoteKind.CHOSEN);
-        for (Workload w : List.of(bubble, zero, chosen)) {
+        for (Workload w : List.of(bubble, zero, chosen, beyond)) {
+            assertTrue(stage.cost(w).notes().stream().anyMatch(n -> expected.keySet().stream()
+                    .anyMatch(n.text()::contains)), "each job has one of the notes: " + stage.cost(w).notes());
             List<StageCost.Note> notes = stage.cost(w).notes();
             expected.forEach((text, kind) -> notes.stream().filter(n -> n.text().contains(text))
                     .forEach(n -> assertEquals(kind, n.kind(), n.text())));

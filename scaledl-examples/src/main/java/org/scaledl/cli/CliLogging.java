@@ -55,38 +55,47 @@ public final class CliLogging implements SLF4JServiceProvider {
         // nothing to set up: every logger reads the quiet flag and the error stream when it writes
     }
 
-    /** The most warnings kept for {@link #warningsSince} (a command that logs more keeps its first ones). */
+    /** The most warnings a recording keeps (a command that logs more keeps its first ones). */
     private static final int KEPT = 1000;
 
-    /** The libraries' warnings so far (not ND4J's), in order, for a command that reports them in its JSON too. */
-    private static final List<String> WARNINGS = new ArrayList<>();
+    /**
+     * The warnings of the readers of configurations and tables ({@code org.scaledl.transformer},
+     * {@code org.scaledl.io}) since {@link #record()}, in order, for a command that reports them in its JSON too (an
+     * ONNX graph's partial import and fixed batch are its prediction's own warnings already).
+     */
+    private static final List<String> RECORDED = new ArrayList<>();
 
-    /** Where the warnings logged from now on start: pass it to {@link #warningsSince}. */
-    static int mark() {
-        synchronized (WARNINGS) {
-            return WARNINGS.size();
+    /** Starts a recording of the readers' warnings: what was recorded before is dropped. */
+    static void record() {
+        synchronized (RECORDED) {
+            RECORDED.clear();
         }
     }
 
-    /** The libraries' warnings logged since {@code mark} ({@link #mark()}), in order. */
-    static List<String> warningsSince(int mark) {
-        synchronized (WARNINGS) {
-            return List.copyOf(WARNINGS.subList(Math.min(mark, WARNINGS.size()), WARNINGS.size()));
+    /** The readers' warnings logged since {@link #record()}, in order. */
+    static List<String> recorded() {
+        synchronized (RECORDED) {
+            return List.copyOf(RECORDED);
         }
     }
 
     private static void keep(String warning) {
-        synchronized (WARNINGS) {
-            if (WARNINGS.size() < KEPT) {
-                WARNINGS.add(warning);
+        synchronized (RECORDED) {
+            if (RECORDED.size() < KEPT) {
+                RECORDED.add(warning);
             }
         }
     }
 
+    /** A log event's message, with its exception's class and message where it has one. */
+    private static String text(String message, Throwable thrown) {
+        return thrown == null ? message : message + " (" + thrown.getClass().getSimpleName()
+                + (thrown.getMessage() == null ? "" : ": " + thrown.getMessage()) + ")";
+    }
+
     /** The line a log event prints as (without its newline). */
     static String line(Level level, String message, Throwable thrown) {
-        String text = thrown == null ? message : message + " (" + thrown.getClass().getSimpleName()
-                + (thrown.getMessage() == null ? "" : ": " + thrown.getMessage()) + ")";
+        String text = text(message, thrown);
         return switch (level) {
             case ERROR -> "scaledl: error: " + text;
             case WARN -> "scaledl: warning: " + text;
@@ -98,11 +107,13 @@ public final class CliLogging implements SLF4JServiceProvider {
     private static final class CliLogger extends LegacyAbstractLogger {
         private static final long serialVersionUID = 1L;
         private final boolean library;
+        private final boolean reader;
 
         CliLogger(String name) {
             this.name = name;
             String n = name.toLowerCase(Locale.ROOT);
             this.library = n.startsWith("org.nd4j") || n.startsWith("org.bytedeco");
+            this.reader = n.startsWith("org.scaledl.transformer.") || n.startsWith("org.scaledl.io.");
         }
 
         @Override
@@ -139,8 +150,8 @@ public final class CliLogging implements SLF4JServiceProvider {
         protected void handleNormalizedLoggingCall(Level level, Marker marker, String pattern, Object[] arguments,
                 Throwable thrown) {
             String message = MessageFormatter.basicArrayFormat(pattern, arguments);
-            if (level == Level.WARN && !library) {
-                keep(line(level, message, thrown).substring("scaledl: warning: ".length()));
+            if (level == Level.WARN && reader) {
+                keep(text(message, thrown));
             }
             System.err.println(line(level, message, thrown));
         }

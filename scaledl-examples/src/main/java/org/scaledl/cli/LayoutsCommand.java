@@ -244,16 +244,19 @@ final class LayoutsCommand implements Callable<Integer> {
     }
 
     /**
-     * The kinds of a prediction's warnings, except what it assumed (every layout shares the topology), chose (the
-     * layout's recomputation is its column) or noted (said by {@code predict} of the layout), and
-     * {@code near_memory_limit} where the layout fills the GPU to within {@link RuntimePredictor#MEMORY_EDGE} of its
-     * memory (its own prediction, with the recomputation fixed, does not warn of it: a memory estimate a few percent
-     * off may not fit).
+     * The kinds of note a layout's warnings leave out: what its prediction assumed (every layout shares the topology),
+     * chose (the recomputation is its column), found unusual (a configuration's context or an NVLink domain every
+     * layout shares) or noted; {@code predict} of a layout says them.
      */
     private static final java.util.Set<org.scaledl.model.PredictionWarning.Kind> NOT_LISTED = java.util.EnumSet.of(
             org.scaledl.model.PredictionWarning.Kind.ASSUMED, org.scaledl.model.PredictionWarning.Kind.CHOSEN,
-            org.scaledl.model.PredictionWarning.Kind.NOTE);
+            org.scaledl.model.PredictionWarning.Kind.UNUSUAL_JOB, org.scaledl.model.PredictionWarning.Kind.NOTE);
 
+    /**
+     * The kinds of a prediction's warnings, except its notes ({@link #NOT_LISTED}), and {@code near_memory_limit}
+     * where the layout fills the GPU to within {@link RuntimePredictor#MEMORY_EDGE} of its memory (its own
+     * prediction, with the recomputation fixed, does not warn of it: a memory estimate a few percent off may not fit).
+     */
     private static List<String> warnings(Prediction pr, LayoutSearch.Layout l, Device d) {
         java.util.stream.Stream<String> edge = l.fits() && d.memoryGB() > 0
                 && l.memoryGb() > (1 - RuntimePredictor.MEMORY_EDGE) * d.memoryGB()

@@ -71,7 +71,7 @@ final class PredictCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        int logged = CliLogging.mark();
+        CliLogging.record();
         if (out != null && candidates == null) {
             throw new IllegalArgumentException("--out applies to --candidates");
         }
@@ -174,8 +174,8 @@ final class PredictCommand implements Callable<Integer> {
             ArrayNode ws = root.putArray("warnings");
             warnings(ws, pr);
             elsewhere.ifPresent(m -> ws.addObject().put("kind", "other_machine").put("message", m).put("share", 1.0));
-            // what the libraries warned of while reading the inputs (a multimodal configuration, a key left out)
-            CliLogging.warningsSince(logged).forEach(m -> ws.addObject().put("kind", "input").put("message", m)
+            // what the readers warned of while reading the inputs (a multimodal configuration, a key left out)
+            CliLogging.recorded().forEach(m -> ws.addObject().put("kind", "input").put("message", m)
                     .put("share", 1.0));
             ArrayNode b = root.putArray("breakdown");
             for (Prediction.Contribution c : pr.breakdown()) {

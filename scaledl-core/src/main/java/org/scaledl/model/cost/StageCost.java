@@ -36,12 +36,13 @@ public final class StageCost {
         CHOSEN,
         /**
          * What the workload says that may not be what was meant (a context beyond the configuration's positions, ZeRO
-         * over one replica, tensor parallelism across nodes): taken as said, and warned of.
+         * over one replica, fewer micro-batches than pipeline stages, tensor parallelism across nodes): taken as said,
+         * and warned of.
          */
         UNUSUAL,
         /**
-         * How the cost read what the workload said, or where its time goes that its user may not expect (a pipeline
-         * bubble, a host that sets the pace, a precision the GPU runs in another): said, not assumed.
+         * How the cost read what the workload said, or where its time goes that its user may not expect (a host that
+         * sets the pace, an uneven pipeline, a precision the GPU runs in another): said, not assumed.
          */
         NOTED
     }

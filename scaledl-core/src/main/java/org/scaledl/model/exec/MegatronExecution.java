@@ -2000,7 +2000,7 @@ public final class MegatronExecution {
         }
         resolution(given, w, device).map(StageCost.Note::chosen).ifPresent(all::add);
         unevenNote(w).map(StageCost.Note::noted).ifPresent(all::add);
-        layerCountNotes(w).stream().map(StageCost.Note::noted).forEach(all::add);
+        layerCountNotes(w).stream().map(StageCost.Note::unusual).forEach(all::add);
         contextNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
         bubbleNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
         zeroNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
