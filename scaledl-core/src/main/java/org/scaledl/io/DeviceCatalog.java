@@ -16,7 +16,7 @@ import org.scaledl.InvalidInputException;
 import org.scaledl.workload.Device;
 
 /**
- * Devices by name. The bundled catalog ({@code gpu_catalog.csv}) describes 46 GPUs from their data sheets:
+ * Devices by name. The bundled catalog ({@code gpu_catalog.csv}) describes 47 GPUs from their data sheets:
  * memory, bandwidth, SMs or CUs, clock, L2, the FP32 peaks, the dense peaks of the matrix units per precision (TF32,
  * FP16, BF16, INT8), form factor, the GPU-to-GPU link (NVLink, Infinity Fabric) and PCIe, each row with its source
  * ({@code GPU_CATALOG.md}). For the GPUs whose kernels NeuSight and DeepBench measured, the figures their measurements

@@ -227,7 +227,7 @@ public abstract sealed class LayerCost permits LayerCost.Host, LayerCost.Device 
                 m = m.adapt(profiled);
                 config.put("adapted_kernels", Integer.toString(profiled.size()));
             }
-            m = m.calibrate(eager);
+            m = m.calibrate(eager).coveringRuns(samples);
             Optional<CommunicationModel> comm = collectives.isEmpty() ? Optional.empty()
                     : Optional.of(AllReduceModel.fit(collectives));
             config.put("collectives", Integer.toString(collectives.size()));

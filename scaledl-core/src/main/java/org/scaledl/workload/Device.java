@@ -204,16 +204,16 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
     }
 
     /**
-     * Whether the GPU's matrix kernels load their operands through a tensor memory accelerator (TMA: NVIDIA Hopper
-     * and Blackwell, compute capability 9.0 and above), whose copies need every row of an operand to start on a
+     * Whether the GPU's matrix kernels load their operands through a tensor memory accelerator (TMA: NVIDIA Hopper,
+     * Blackwell and Rubin, compute capability 9.0 and above), whose copies need every row of an operand to start on a
      * 16-byte boundary; a product whose sides break it runs on the previous generation's kernels
      * ({@link org.scaledl.workload.TensorCoreAlignment}). The architecture is read without regard to case or
      * surrounding blanks ({@code "hopper"}, {@code " Blackwell Ultra"}); false where it is not described.
      */
     public boolean tensorMemoryAccelerator() {
         String a = architecture.strip();
-        return kind == Kind.GPU && (a.regionMatches(true, 0, "Hopper", 0, 6) || a.regionMatches(true, 0, "Blackwell",
-                0, 9));
+        return kind == Kind.GPU && java.util.stream.Stream.of("Hopper", "Blackwell", "Rubin")
+                .anyMatch(g -> a.regionMatches(true, 0, g, 0, g.length()));
     }
 
 

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.scaledl.InvalidInputException;
@@ -16,7 +17,7 @@ class DeviceCatalogTest {
     @Test
     void bundledCatalogDescribesNeuSightAndDeepBenchGpus() {
         DeviceCatalog c = DeviceCatalog.bundled();
-        assertEquals(46, c.devices().size());
+        assertEquals(47, c.devices().size());
         Device h100 = c.require("NVIDIA H100 80GB HBM3");
         assertEquals(132, h100.computeUnits());
         assertEquals(3430, h100.memoryBandwidthGBps());
@@ -28,6 +29,35 @@ class DeviceCatalogTest {
         Device mi100 = c.require("AMD Instinct MI100");
         assertTrue(mi100.peakMatrixGflops() > mi100.peakVectorGflops(), "AMD rows have separate peaks");
         assertEquals(19492e9 / 1555e9, c.require("NVIDIA A100-PCIE-40GB").ridgeFlopsPerByte(true), 1e-9);
+    }
+
+    /**
+     * The Rubin row, from its preliminary data sheet: found under the names Megatron-Bridge and NCCL use, a superchip
+     * whose standard system is the NVL72 rack (trays of 4, one NVLink 6 domain of 72, 1.6 Tb/s a GPU), with block-scaled
+     * FP8 and FP4 units at the peaks the row derives (FP8 half the NVFP4 training figure, BF16 half FP8).
+     */
+    @Test
+    void rubinIsDescribedFromItsDataSheet() {
+        DeviceCatalog c = DeviceCatalog.bundled();
+        Device r = c.require("VR200");
+        for (String name : List.of("NVIDIA Rubin", "Rubin", "R200", "Vera Rubin NVL72", "vr nvl72")) {
+            assertEquals(r, c.require(name), name);
+        }
+        assertTrue(r.superchip() && r.tensorMemoryAccelerator(), r.toString());
+        assertEquals(288, r.memoryGB());
+        assertEquals(22000, r.memoryBandwidthGBps());
+        assertEquals(org.scaledl.workload.Precision.MXFP8, r.runs(org.scaledl.workload.Precision.MXFP8).orElseThrow());
+        double fp4 = r.peakFlopsPerSecond(org.scaledl.workload.Precision.NVFP4, true);
+        double fp8 = r.peakFlopsPerSecond(org.scaledl.workload.Precision.FP8, true);
+        double bf16 = r.peakFlopsPerSecond(org.scaledl.workload.Precision.BF16, true);
+        assertEquals(35e15, fp4, 1e9);
+        assertEquals(fp4 / 2, fp8, 1e9);
+        assertEquals(fp8 / 2, bf16, 1e9);
+        org.scaledl.workload.Topology t = org.scaledl.workload.Topology.assumedFor(r);
+        assertEquals(4, t.gpusPerNode());
+        assertEquals(72, t.nvlinkDomain());
+        assertEquals(org.scaledl.workload.Topology.Link.NVSWITCH, t.link());
+        assertEquals(4 * 1600, t.interNodeGbps(), 1e-9);
     }
 
     /**
@@ -179,7 +209,7 @@ class DeviceCatalogTest {
         Path mine = dir.resolve("mine.csv");
         Files.writeString(mine, header + "My Accelerator,16,300,40,1590,8000,4\n");
         DeviceCatalog c = DeviceCatalog.bundled().plusUser(DeviceCatalog.read(mine));
-        assertEquals(47, c.devices().size());
+        assertEquals(48, c.devices().size());
         assertEquals(300, c.require("My Accelerator").memoryBandwidthGBps());
         Path clash = dir.resolve("clash.csv");
         Files.writeString(clash, header + "x,1,1,1,1000,1,1\nNVIDIA H100 80GB HBM3,80,1,1,1000,1,1\n");
@@ -204,7 +234,7 @@ class DeviceCatalogTest {
         DeviceCatalog c = DeviceCatalog.read(f).with(DeviceCatalog.bundled());
         assertEquals(300, c.require("Tesla T4").memoryBandwidthGBps());
         assertEquals(300, c.require("T4").memoryBandwidthGBps(), "the user's T4 under every alias");
-        assertEquals(46, c.devices().size());
+        assertEquals(47, c.devices().size());
 
         Path bad = dir.resolve("bad.csv");
         Files.writeString(bad, "gpu,dev_mem_GB,mem_bw_GBps,num_sm_or_cu,freq_MHz,l2_cache_MB\n"

@@ -36,6 +36,7 @@ class TensorCoreAlignmentTest {
     void onlyGpusWithATensorMemoryAcceleratorPayAndOnlyOnTheirMatrixUnits() {
         assertTrue(H200.tensorMemoryAccelerator());
         assertTrue(CATALOG.require("NVIDIA B200").tensorMemoryAccelerator());
+        assertTrue(CATALOG.require("VR200").tensorMemoryAccelerator(), "Rubin, compute capability above 9.0");
         assertTrue(!A100.tensorMemoryAccelerator() && !CATALOG.require("NVIDIA L4").tensorMemoryAccelerator());
         assertTrue(CATALOG.require("NVIDIA GB300").tensorMemoryAccelerator(), "Blackwell Ultra");
         // a user's own catalog row, written by hand

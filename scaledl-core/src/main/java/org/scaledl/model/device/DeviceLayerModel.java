@@ -117,6 +117,8 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
     private final double trainFactor;
     /** {@link #RATIO_SATURATION} for models fitted with it, infinity for older files. */
     private final double saturation;
+    /** The fastest rates the features describe a kernel at ({@link SpeedCap}); none for older files. */
+    private final SpeedCap speedCap;
     private final double inferFactor;
     private final List<String> devices;
     /** Per device name: the multiplicative corrections fitted by {@link #adapt} and {@link #calibrate}. */
@@ -185,17 +187,18 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
     private DeviceLayerModel(Map<OpFamily, BoostedTrees> forward, Map<OpFamily, BoostedTrees> backward,
             BoostedTrees pooledForward, BoostedTrees pooledBackward, double trainFactor, double inferFactor,
             List<String> devices, Map<String, Corrections> corrections, double[] familyCode, double[] ceilings,
-            double saturation) {
+            double saturation, SpeedCap speedCap) {
         this(forward, backward, pooledForward, pooledBackward, trainFactor, inferFactor, devices, corrections,
-                familyCode, ceilings, saturation, new org.scaledl.graph.GraphCache<>(MAX_CACHED_SUMS));
+                familyCode, ceilings, saturation, speedCap, new org.scaledl.graph.GraphCache<>(MAX_CACHED_SUMS));
     }
 
     private DeviceLayerModel(Map<OpFamily, BoostedTrees> forward, Map<OpFamily, BoostedTrees> backward,
             BoostedTrees pooledForward, BoostedTrees pooledBackward, double trainFactor, double inferFactor,
             List<String> devices, Map<String, Corrections> corrections, double[] familyCode, double[] ceilings,
-            double saturation, org.scaledl.graph.GraphCache<SumKey, Double> sums) {
+            double saturation, SpeedCap speedCap, org.scaledl.graph.GraphCache<SumKey, Double> sums) {
         this.sums = sums;
         this.saturation = saturation;
+        this.speedCap = java.util.Objects.requireNonNull(speedCap, "speedCap");
         this.ceilings = ceilings.clone();
         this.familyCode = familyCode;
         this.corrections = Collections.unmodifiableMap(new TreeMap<>(corrections));
@@ -230,7 +233,127 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         TreeSet<String> names = new TreeSet<>();
         measurements.forEach(m -> names.add(m.device().name()));
         return new DeviceLayerModel(f, b, pf, pb, 1, 1, List.copyOf(names), Map.of(), codes, ceilings(fwd),
-                RATIO_SATURATION);
+                RATIO_SATURATION, SpeedCap.of(measurements, List.of()));
+    }
+
+    /**
+     * The fastest rates the model's features describe a kernel at: for each width of the matrix units' operands
+     * ({@link #widthOf}: {@code fp32}, {@code tf32}, {@code 16-bit}, {@code 8-bit}, {@code 4-bit}, the classes the
+     * execution model's contraction coefficients are fitted by), the largest peak of the devices whose kernels or
+     * runs the model was fitted on at that width, and their largest vector peak and memory bandwidth. A
+     * kernel's compute and memory times at the peak are among the trees' features, so on a faster device the same
+     * large product takes a time the trees only saw for small ones, and they gave it a small one's efficiency (Llama 3
+     * 70B's up-projection in BF16 on a Rubin description, 3.5 times a GB200's 16-bit peak: 1.27 times the GB200's speed
+     * where the peak is 3.5 times). Capped, the kernel is described as on the fastest fitted device of its precision
+     * and sustains that device's fraction of its own roofline, which scales with the new device's figures: the
+     * efficiency learned (trees and execution coefficients together) is not extrapolated past the speeds it was fitted
+     * at. Every fitted kernel and run lies within the cap, so a refit predicts them as before. Files written before it
+     * have none ({@link #NONE}).
+     *
+     * @param matrixFlops    per width of the precision the matrix units run, the largest peak, FLOP/s (a width not
+     *                       in it is not capped)
+     * @param vectorFlops    vector (FP32 unit) peak, FLOP/s
+     * @param bytesPerSecond memory bandwidth, bytes/s
+     */
+    public record SpeedCap(Map<String, Double> matrixFlops, double vectorFlops, double bytesPerSecond) {
+        /** No cap (the files written before it). */
+        public static final SpeedCap NONE = new SpeedCap(Map.of(), Double.POSITIVE_INFINITY,
+                Double.POSITIVE_INFINITY);
+
+        /** Validates and copies (sorted by column). */
+        public SpeedCap {
+            matrixFlops = Collections.unmodifiableMap(new TreeMap<>(matrixFlops));
+            Checks.argument(vectorFlops > 0 && bytesPerSecond > 0
+                    && matrixFlops.values().stream().allMatch(x -> x > 0), "speed caps must be positive");
+        }
+
+        /** The matrix peak a precision's kernels are described at on a device. */
+        double matrix(Device d, Precision p) {
+            double peak = d.peakFlopsPerSecond(p, true);
+            Double cap = matrixFlops.get(widthOf(d.runs(p).orElse(Precision.FP32)));
+            return cap == null ? peak : Math.min(peak, cap);
+        }
+
+        /**
+         * The fastest rates of the kernels' devices (at each kernel's precision) and the runs' devices (at the
+         * precision each runs in).
+         */
+        static SpeedCap of(List<OpMeasurement> kernels, List<Sample> runs) {
+            Map<String, Double> matrix = new TreeMap<>();
+            double[] max = new double[2];
+            for (OpMeasurement m : kernels) {
+                seen(matrix, max, m.device(), m.precision());
+            }
+            for (Sample x : runs) {
+                x.workload().device().ifPresent(d -> seen(matrix, max, d, x.workload().precision()));
+            }
+            return max[0] > 0 && max[1] > 0 ? new SpeedCap(matrix, max[0], max[1]) : NONE;
+        }
+
+        private static void seen(Map<String, Double> matrix, double[] max, Device d, Precision p) {
+            matrix.merge(widthOf(d.runs(p).orElse(Precision.FP32)), d.peakFlopsPerSecond(p, true), Math::max);
+            max[0] = Math.max(max[0], d.peakFlopsPerSecond(p, false));
+            max[1] = Math.max(max[1], d.bytesPerSecond());
+        }
+
+        /**
+         * The width of a precision's matrix operands, what its kernels are capped by: FP16 and BF16 run on the same
+         * units at the same peak, so do per-tensor, blockwise and MX-scaled FP8.
+         */
+        static String widthOf(Precision p) {
+            return switch (p) {
+                case FP16, BF16 -> "16-bit";
+                case FP8, FP8_BLOCK, MXFP8 -> "8-bit";
+                case NVFP4 -> "4-bit";
+                default -> p.label();
+            };
+        }
+
+        /** The larger rate of each (a width in either). */
+        SpeedCap max(SpeedCap o) {
+            Map<String, Double> m = new TreeMap<>(matrixFlops);
+            o.matrixFlops.forEach((k, v) -> m.merge(k, v, Math::max));
+            return new SpeedCap(m, Math.max(vectorFlops, o.vectorFlops), Math.max(bytesPerSecond, o.bytesPerSecond));
+        }
+
+        /** As the model file keeps it. */
+        void write(ObjectNode node) {
+            ObjectNode m = node.putObject("matrix_flops_per_s");
+            matrixFlops.forEach(m::put);
+            node.put("vector_flops_per_s", vectorFlops).put("bytes_per_s", bytesPerSecond);
+        }
+
+        /** As {@link #write} kept it. */
+        static SpeedCap read(JsonNode node) {
+            Map<String, Double> m = new TreeMap<>();
+            JsonNode mx = node.path("matrix_flops_per_s");
+            if (!mx.isObject()) {
+                throw InvalidInputException.of("speed_cap.matrix_flops_per_s must be an object of peaks by width");
+            }
+            mx.fields().forEachRemaining(e -> m.put(e.getKey(), Fields.inRange(e.getValue(),
+                    "speed_cap.matrix_flops_per_s." + e.getKey(), 1e9, 1e20)));
+            return new SpeedCap(m, Fields.inRange(node.get("vector_flops_per_s"), "speed_cap.vector_flops_per_s",
+                    1e9, 1e20), Fields.inRange(node.get("bytes_per_s"), "speed_cap.bytes_per_s", 1e9, 1e16));
+        }
+    }
+
+    /** The fastest rates its features describe a kernel at ({@link SpeedCap}). */
+    public SpeedCap speedCap() {
+        return speedCap;
+    }
+
+    /**
+     * A copy whose {@link SpeedCap} also covers these runs' devices (a model's runs, fitted after its kernels: the
+     * coefficients they set were learned at those rates); a model without a cap keeps none.
+     */
+    public DeviceLayerModel coveringRuns(List<Sample> runs) {
+        if (speedCap == SpeedCap.NONE) {
+            return this;
+        }
+        SpeedCap ran = SpeedCap.of(List.of(), runs);
+        SpeedCap cap = ran == SpeedCap.NONE ? speedCap : speedCap.max(ran);
+        return cap.equals(speedCap) ? this : new DeviceLayerModel(forward, backward, pooledForward, pooledBackward,
+                trainFactor, inferFactor, devices, corrections, familyCode, ceilings, saturation, cap);
     }
 
     /** Ceilings of files written before they were kept: tensor cores 0.9, FP32 units 0.95. */
@@ -342,7 +465,7 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         whole.forEach((d, w) -> out.merge(d, new Corrections(Map.of(), w),
                 (a, b) -> new Corrections(a.layers(), b.whole())));
         return new DeviceLayerModel(forward, backward, pooledForward, pooledBackward, factor[0], factor[1], devices,
-                out, familyCode, ceilings, saturation, sums);
+                out, familyCode, ceilings, saturation, speedCap, sums);
     }
 
     /** Per phase and device name: {@code log(measured / layer sum)} of each sample (phases without samples absent). */
@@ -484,7 +607,7 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
             out.put(device, new Corrections(layers, old.whole()));
         });
         return new DeviceLayerModel(forward, backward, pooledForward, pooledBackward, trainFactor, inferFactor,
-                devices, out, familyCode, ceilings, saturation);
+                devices, out, familyCode, ceilings, saturation, speedCap);
     }
 
     /** The per-device corrections from {@link #adapt} and {@link #calibrate}, by device name. */
@@ -527,6 +650,9 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         body.putArray("ceilings").add(ceilings[0]).add(ceilings[1]);
         if (Double.isFinite(saturation)) {
             body.put("ratio_saturation", saturation);
+        }
+        if (speedCap != SpeedCap.NONE) {
+            speedCap.write(body.putObject("speed_cap"));
         }
         pooledForward.write(body.putObject("pooled_forward"));
         if (pooledBackward == pooledForward) {
@@ -616,7 +742,8 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         }
         double saturation = body.has("ratio_saturation")
                 ? Fields.inRange(body.get("ratio_saturation"), "ratio_saturation", 0.01, 6) : Double.POSITIVE_INFINITY;
-        return new DeviceLayerModel(f, b, pf, pb, train, infer, names, corr, codes, ceil, saturation);
+        SpeedCap cap = body.path("speed_cap").isObject() ? SpeedCap.read(body.get("speed_cap")) : SpeedCap.NONE;
+        return new DeviceLayerModel(f, b, pf, pb, train, infer, names, corr, codes, ceil, saturation, cap);
     }
 
     private static Map<OpFamily, BoostedTrees> families(JsonNode node, int features) {
@@ -762,7 +889,7 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         if (t == null) {
             t = backwardPass ? pooledBackward : pooledForward;
         }
-        double g = t.predict(features(f, device, precision, backwardPass, familyCode, saturation));
+        double g = t.predict(features(f, device, precision, backwardPass, familyCode, saturation, speedCap));
         return Math.max(roofSeconds(f, device, precision, backwardPass) * Math.exp(g),
                 hardwareFloorSeconds(f, device, precision, backwardPass)) * 1e3;
     }
@@ -838,14 +965,25 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
 
     static double[] features(LayerFeatures f, Device d, Precision p, boolean bwd, double[] familyCode,
             double saturation) {
+        return features(f, d, p, bwd, familyCode, saturation, SpeedCap.NONE);
+    }
+
+    /**
+     * The features of a kernel on a device, its peak and memory bandwidth taken no faster than {@code cap}: a device
+     * beyond the fastest the model was fitted on is described by the fastest one (its kernels then sustain that
+     * device's fraction of their roofline, which scales with the device's own figures).
+     */
+    static double[] features(LayerFeatures f, Device d, Precision p, boolean bwd, double[] familyCode,
+            double saturation, SpeedCap cap) {
         boolean mx = matrix(f.family());
         // a vector kernel on half-precision tensors is described as the FP32 kernel of its shape (the data has
         // vector kernels in FP32 only): its efficiency is that kernel's, its roofline moves half the bytes
         double elements = f.outputElements();
         double flops = bwd ? f.flopsBwd() : f.flopsFwd();
         double bytes = (bwd ? f.bytesBwd() : f.bytesFwd()) * (mx ? p.activationBytes() / 4.0 : 1);
-        double tc = flops / d.peakFlopsPerSecond(p, mx) + 1e-9;
-        double tm = bytes / d.bytesPerSecond() + 1e-9;
+        double tc = flops / (mx ? cap.matrix(d, p) : Math.min(d.peakFlopsPerSecond(p, false), cap.vectorFlops()))
+                + 1e-9;
+        double tm = bytes / Math.min(d.bytesPerSecond(), cap.bytesPerSecond()) + 1e-9;
         double waves = elements / (mx ? 128.0 * 128.0 : 1024.0) / d.computeUnits();
         double tail = waves <= 0 ? 0 : waves < 1 ? waves : waves / Math.ceil(waves);
         double[] x = new double[FEATURES];

@@ -129,16 +129,19 @@ public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> 
         List<Sample> transformers = runs.stream().filter(r -> r.workload().graph().transformer().isPresent())
                 .toList();
         List<Sample> eagerRuns = runs.stream().filter(r -> r.workload().graph().transformer().isEmpty()).toList();
+        // the runs' GPUs, at their precisions, are speeds the model has now been fitted at (DeviceLayerModel.SpeedCap)
+        DeviceStage covered = new DeviceStage(layers.coveringRuns(runs), communication, megatron, eager);
         Optional<MegatronModel> m = megatron;
         if (!transformers.isEmpty()) {
             // a user's runs are told apart by their ids (left out one by one), published ones by family
             String group = transformers.stream().allMatch(r -> r.workload().tag("id").isPresent())
                     && transformers.stream().map(r -> r.workload().tag("family").orElse("")).distinct().count() < 3
                     ? "id" : "family";
-            m = Optional.of(MegatronFit.fit(this::megatronTerms, transformers, group,
+            m = Optional.of(MegatronFit.fit(covered::megatronTerms, transformers, group,
                     megatron.orElseGet(MegatronModel::uncalibrated), true).model());
         }
-        return new DeviceStage(eagerRuns.isEmpty() ? layers : layers.calibrate(eagerRuns), communication, m, eager);
+        return new DeviceStage(eagerRuns.isEmpty() ? covered.layers() : covered.layers().calibrate(eagerRuns),
+                communication, m, eager);
     }
 
     /** A copy adapted to profiled operators ({@link DeviceLayerModel#adapt}). */

@@ -849,14 +849,34 @@ public final class MegatronExecution {
     public static final double SUSTAINED_FLOPS_AT_ONE_KILOWATT = 1.45e15;
 
     /**
+     * The 16-bit data-sheet peak of the board {@link #SUSTAINED_FLOPS_AT_ONE_KILOWATT} was learned at, FLOP/s: the
+     * B200's 2.25·10¹⁵ at its 1 kW (it sustains 0.64 of it).
+     */
+    static final double BLACKWELL_PEAK_AT_ONE_KILOWATT = 2.25e15;
+
+    /**
      * The fraction of its data-sheet peak a long product in a precision sustains on a device: the layer model's
-     * sustained ceiling, and no more than the board's power buys ({@link #SUSTAINED_FLOPS_AT_ONE_KILOWATT}).
+     * sustained ceiling, and no more than the board's power buys ({@link #SUSTAINED_FLOPS_AT_ONE_KILOWATT}). The power
+     * law holds within an architecture, and its constant is Blackwell's: another architecture whose data sheet
+     * promises more 16-bit work per cube root of a watt than Blackwell's does more work per joule (a newer process or
+     * design: a Rubin description, 8.75·10¹⁵ at 1.8 kW, would be held to 20 % of its peak), so it is taken to sustain
+     * the fraction of its peak the B200 sustains at its 1 kW, 0.64, as a new GPU from its data sheet is taken to
+     * reach what the last generation reached of its own. Blackwell's own parts, and a part whose architecture is not
+     * described, keep the law as fitted; no other part of the catalog reaches that promise (the MI355X's 2.5·10¹⁵ at
+     * 1.4 kW is Blackwell's to 0.1 %).
      */
     static double sustainedFraction(DeviceLayerCost layers, Device device, Precision precision) {
         double ceiling = layers.sustainedPeakFraction(device, precision);
         OptionalDouble powered = device.powerSustainedFlopsPerSecond(precision, SUSTAINED_FLOPS_AT_ONE_KILOWATT);
-        return powered.isPresent() ? Math.min(ceiling, powered.getAsDouble()
-                / device.peakFlopsPerSecond(precision, true)) : ceiling;
+        if (powered.isEmpty()) {
+            return ceiling;
+        }
+        double fraction = powered.getAsDouble() / device.peakFlopsPerSecond(precision, true);
+        String architecture = device.architecture().strip();
+        if (!architecture.isEmpty() && !architecture.regionMatches(true, 0, "Blackwell", 0, 9)) {
+            fraction = Math.max(fraction, SUSTAINED_FLOPS_AT_ONE_KILOWATT / BLACKWELL_PEAK_AT_ONE_KILOWATT);
+        }
+        return Math.min(ceiling, fraction);
     }
 
     /**

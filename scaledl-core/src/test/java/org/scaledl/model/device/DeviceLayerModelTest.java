@@ -2,6 +2,7 @@ package org.scaledl.model.device;
 
 import org.scaledl.model.ModelFile;
 import org.scaledl.model.RuntimePredictor;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -439,6 +440,55 @@ class DeviceLayerModelTest {
         double[] x = DeviceLayerModel.features(gemm, a80, org.scaledl.workload.Precision.FP16, false,
                 new double[OpFamily.values().length], Double.POSITIVE_INFINITY);
         assertTrue(x[2] > DeviceLayerModel.RATIO_SATURATION, "unsaturated ratio " + x[2]);
+    }
+
+    /**
+     * The speed cap: a model describes a kernel on a device faster than any it was fitted on as on the fastest one
+     * (per width of the matrix operands, and for vector work and memory bandwidth), so its fitted kernels keep their
+     * features while a faster device's kernel takes the fastest fitted one's compute and memory times among its
+     * features (its time then scales with the device's own roofline); runs extend the cap to their GPUs at their
+     * precisions (FP16 and BF16 one width); the file keeps it, and a file without it reads none.
+     */
+    @Test
+    void aDeviceBeyondTheFittedSpeedsIsDescribedAtTheFastestFittedOne() {
+        DeviceLayerModel m = DeviceLayerModel.fit(rows);
+        DeviceLayerModel.SpeedCap cap = m.speedCap();
+        double fastest = rows.stream().filter(r -> r.precision() == Precision.FP32)
+                .mapToDouble(r -> r.device().peakFlopsPerSecond(Precision.FP32, true)).max().orElseThrow();
+        double bandwidth = rows.stream().mapToDouble(r -> r.device().bytesPerSecond()).max().orElseThrow();
+        assertEquals(fastest, cap.matrixFlops().get("fp32"), 0);
+        assertEquals(bandwidth, cap.bytesPerSecond(), 0);
+        double[] codes = new double[OpFamily.values().length];
+        for (int i = 0; i < rows.size(); i += 97) {
+            OpMeasurement r = rows.get(i);
+            assertArrayEquals(DeviceLayerModel.features(r.features(), r.device(), r.precision(), r.backward(), codes,
+                    DeviceLayerModel.RATIO_SATURATION), DeviceLayerModel.features(r.features(), r.device(),
+                    r.precision(), r.backward(), codes, DeviceLayerModel.RATIO_SATURATION, cap), 0, r.toString());
+        }
+        Device gb200 = DEVICES.require("GB200");
+        assertTrue(gb200.peakFlopsPerSecond(Precision.FP32, true) > fastest && gb200.bytesPerSecond() > bandwidth);
+        double flops = 2.0 * 4096 * 4096 * 4096;
+        LayerFeatures gemm = new LayerFeatures(0, OpFamily.DENSE, flops, 0, 3.0 * 4096 * 4096 * 4, 4.0 * 4096 * 4096,
+                0, 4096L * 4096, 4096.0 * 4096, 0, 0, 0, 4096, 4096);
+        double[] x = DeviceLayerModel.features(gemm, gb200, Precision.FP32, false, codes,
+                DeviceLayerModel.RATIO_SATURATION, cap);
+        assertEquals(Math.log10(flops / fastest + 1e-9), x[0], 1e-12);
+        assertEquals(Math.log10(flops / gb200.peakFlopsPerSecond(Precision.FP32, true) + 1e-9),
+                DeviceLayerModel.features(gemm, gb200, Precision.FP32, false, codes,
+                        DeviceLayerModel.RATIO_SATURATION)[0], 1e-12, "without the cap: its own peak");
+        // runs extend it: a BF16 job on a GB200 sets the 16-bit width (FP16 the same units)
+        org.scaledl.graph.ModelGraph g = org.scaledl.transformer.TransformerSpec.decoder("g", 256, 4, 2, 1000).build()
+                .graph(128);
+        Workload job = Workload.builder(g).batch(1).phase(Phase.TRAIN).device(gb200).precision(Precision.BF16).build();
+        DeviceLayerModel.SpeedCap covered = m.coveringRuns(List.of(Sample.of(job, 10))).speedCap();
+        assertEquals(2.5e15, covered.matrixFlops().get("16-bit"), 1e6);
+        assertEquals(gb200.bytesPerSecond(), covered.bytesPerSecond(), 0);
+        assertEquals(covered, DeviceLayerModel.read(m.coveringRuns(List.of(Sample.of(job, 10))).body()).speedCap());
+        com.fasterxml.jackson.databind.node.ObjectNode body = m.body();
+        body.remove("speed_cap");
+        assertEquals(DeviceLayerModel.SpeedCap.NONE, DeviceLayerModel.read(body).speedCap(), "a file without it");
+        assertEquals(DeviceLayerModel.SpeedCap.NONE, DeviceLayerModel.read(body).coveringRuns(
+                List.of(Sample.of(job, 10))).speedCap(), "and runs do not give it one");
     }
 
     /**
