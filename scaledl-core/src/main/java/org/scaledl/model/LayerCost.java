@@ -222,12 +222,13 @@ public abstract sealed class LayerCost permits LayerCost.Host, LayerCost.Device 
             List<Sample> eager = samples.stream().filter(x -> x.workload().graph().transformer().isEmpty()).toList();
             List<Sample> megatron = samples.stream().filter(x -> x.workload().graph().transformer().isPresent())
                     .toList();
-            DeviceLayerModel m = DeviceLayerModel.fit(measurements);
+            // the runs' GPUs are speeds the model is fitted at (DeviceLayerModel.SpeedCap): set before any factor is
+            DeviceLayerModel m = DeviceLayerModel.fit(measurements).coveringRuns(samples);
             if (!profiled.isEmpty()) {
                 m = m.adapt(profiled);
                 config.put("adapted_kernels", Integer.toString(profiled.size()));
             }
-            m = m.calibrate(eager).coveringRuns(samples);
+            m = m.calibrate(eager);
             Optional<CommunicationModel> comm = collectives.isEmpty() ? Optional.empty()
                     : Optional.of(AllReduceModel.fit(collectives));
             config.put("collectives", Integer.toString(collectives.size()));

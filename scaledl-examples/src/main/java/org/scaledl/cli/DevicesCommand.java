@@ -60,11 +60,10 @@ final class DevicesCommand implements Callable<Integer> {
                     o.putNull("board_power_w");
                 }
                 // the share of its data-sheet peaks the board's power sustains (at most 1; null: no board power)
-                java.util.OptionalDouble powered = d.powerSustainedFlopsPerSecond(Precision.BF16,
-                        org.scaledl.model.exec.MegatronExecution.SUSTAINED_FLOPS_AT_ONE_KILOWATT);
+                java.util.OptionalDouble powered = org.scaledl.model.exec.MegatronExecution.powerSustainedShare(d,
+                        Precision.BF16);
                 if (powered.isPresent()) {
-                    o.put("power_sustained_share", Math.min(1, powered.getAsDouble()
-                            / d.peakFlopsPerSecond(Precision.BF16, true)));
+                    o.put("power_sustained_share", powered.getAsDouble());
                 } else {
                     o.putNull("power_sustained_share");
                 }

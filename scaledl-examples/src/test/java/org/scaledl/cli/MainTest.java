@@ -108,6 +108,10 @@ class MainTest {
                 assertEquals(Math.cbrt(1.2) * 1.45e15 / 2.5e15, d.get("power_sustained_share").asDouble(), 1e-9);
                 assertTrue(d.get("superchip").asBoolean(), "a Grace Blackwell superchip");
             }
+            if (d.get("name").asText().equals("NVIDIA Rubin")) {
+                // beyond Blackwell's work per watt: the B200's share, as the predictions take it (not the law's 0.20)
+                assertEquals(1.45 / 2.25, d.get("power_sustained_share").asDouble(), 1e-9);
+            }
             if (d.get("name").asText().equals("NVIDIA H100 80GB HBM3")) {
                 // 700 W sustains more than its peak (the share is at most 1): no cap binds
                 assertEquals(1, d.get("power_sustained_share").asDouble(), 1e-9);

@@ -250,8 +250,8 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
      * at. Every fitted kernel and run lies within the cap, so a refit predicts them as before. Files written before it
      * have none ({@link #NONE}).
      *
-     * @param matrixFlops    per width of the precision the matrix units run, the largest peak, FLOP/s (a width not
-     *                       in it is not capped)
+     * @param matrixFlops    per width of the precision the matrix units run, the largest peak, FLOP/s (a width of
+     *                       matrix units not in it, TF32 where no kernel or run was TF32, takes the 16-bit cap)
      * @param vectorFlops    vector (FP32 unit) peak, FLOP/s
      * @param bytesPerSecond memory bandwidth, bytes/s
      */
@@ -267,10 +267,20 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
                     && matrixFlops.values().stream().allMatch(x -> x > 0), "speed caps must be positive");
         }
 
+        /** Whether this is no cap at all ({@link #NONE}, what an older file reads). */
+        public boolean isNone() {
+            return matrixFlops.isEmpty() && Double.isInfinite(vectorFlops) && Double.isInfinite(bytesPerSecond);
+        }
+
         /** The matrix peak a precision's kernels are described at on a device. */
         double matrix(Device d, Precision p) {
             double peak = d.peakFlopsPerSecond(p, true);
-            Double cap = matrixFlops.get(widthOf(d.runs(p).orElse(Precision.FP32)));
+            Precision runs = d.runs(p).orElse(Precision.FP32);
+            Double cap = matrixFlops.get(widthOf(runs));
+            if (cap == null && runs != Precision.FP32) {
+                // a width of the matrix units the model was not fitted at is no faster than its 16-bit work
+                cap = matrixFlops.get(widthOf(Precision.BF16));
+            }
             return cap == null ? peak : Math.min(peak, cap);
         }
 
@@ -282,17 +292,24 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
             Map<String, Double> matrix = new TreeMap<>();
             double[] max = new double[2];
             for (OpMeasurement m : kernels) {
-                seen(matrix, max, m.device(), m.precision());
+                // a kernel tells the speeds of its own units: a product the matrix units', another the vector units'
+                boolean mx = DeviceLayerModel.matrix(m.features().family());
+                seen(matrix, max, m.device(), m.precision(), mx, !mx);
             }
             for (Sample x : runs) {
-                x.workload().device().ifPresent(d -> seen(matrix, max, d, x.workload().precision()));
+                x.workload().device().ifPresent(d -> seen(matrix, max, d, x.workload().precision(), true, true));
             }
-            return max[0] > 0 && max[1] > 0 ? new SpeedCap(matrix, max[0], max[1]) : NONE;
+            return max[0] > 0 && max[1] > 0 && !matrix.isEmpty() ? new SpeedCap(matrix, max[0], max[1]) : NONE;
         }
 
-        private static void seen(Map<String, Double> matrix, double[] max, Device d, Precision p) {
-            matrix.merge(widthOf(d.runs(p).orElse(Precision.FP32)), d.peakFlopsPerSecond(p, true), Math::max);
-            max[0] = Math.max(max[0], d.peakFlopsPerSecond(p, false));
+        private static void seen(Map<String, Double> matrix, double[] max, Device d, Precision p, boolean mx,
+                boolean vector) {
+            if (mx) {
+                matrix.merge(widthOf(d.runs(p).orElse(Precision.FP32)), d.peakFlopsPerSecond(p, true), Math::max);
+            }
+            if (vector) {
+                max[0] = Math.max(max[0], d.peakFlopsPerSecond(p, false));
+            }
             max[1] = Math.max(max[1], d.bytesPerSecond());
         }
 
@@ -325,13 +342,28 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
 
         /** As {@link #write} kept it. */
         static SpeedCap read(JsonNode node) {
+            if (!node.isObject()) {
+                throw InvalidInputException.of("speed_cap must be an object (matrix_flops_per_s, vector_flops_per_s, "
+                        + "bytes_per_s)");
+            }
             Map<String, Double> m = new TreeMap<>();
             JsonNode mx = node.path("matrix_flops_per_s");
             if (!mx.isObject()) {
                 throw InvalidInputException.of("speed_cap.matrix_flops_per_s must be an object of peaks by width");
             }
-            mx.fields().forEachRemaining(e -> m.put(e.getKey(), Fields.inRange(e.getValue(),
-                    "speed_cap.matrix_flops_per_s." + e.getKey(), 1e9, 1e20)));
+            java.util.Set<String> widths = new java.util.TreeSet<>();
+            for (Precision p : Precision.values()) {
+                widths.add(widthOf(p));
+            }
+            for (Iterator<Map.Entry<String, JsonNode>> it = mx.fields(); it.hasNext();) {
+                Map.Entry<String, JsonNode> e = it.next();
+                if (!widths.contains(e.getKey())) {
+                    throw InvalidInputException.of("speed_cap.matrix_flops_per_s: '" + e.getKey() + "' is not a "
+                            + "width (" + String.join(", ", widths) + ")");
+                }
+                m.put(e.getKey(), Fields.inRange(e.getValue(), "speed_cap.matrix_flops_per_s." + e.getKey(), 1e9,
+                        1e20));
+            }
             return new SpeedCap(m, Fields.inRange(node.get("vector_flops_per_s"), "speed_cap.vector_flops_per_s",
                     1e9, 1e20), Fields.inRange(node.get("bytes_per_s"), "speed_cap.bytes_per_s", 1e9, 1e16));
         }
@@ -347,11 +379,11 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
      * coefficients they set were learned at those rates); a model without a cap keeps none.
      */
     public DeviceLayerModel coveringRuns(List<Sample> runs) {
-        if (speedCap == SpeedCap.NONE) {
+        if (speedCap.isNone()) {
             return this;
         }
         SpeedCap ran = SpeedCap.of(List.of(), runs);
-        SpeedCap cap = ran == SpeedCap.NONE ? speedCap : speedCap.max(ran);
+        SpeedCap cap = ran.isNone() ? speedCap : speedCap.max(ran);
         return cap.equals(speedCap) ? this : new DeviceLayerModel(forward, backward, pooledForward, pooledBackward,
                 trainFactor, inferFactor, devices, corrections, familyCode, ceilings, saturation, cap);
     }
@@ -651,7 +683,7 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         if (Double.isFinite(saturation)) {
             body.put("ratio_saturation", saturation);
         }
-        if (speedCap != SpeedCap.NONE) {
+        if (!speedCap.isNone()) {
             speedCap.write(body.putObject("speed_cap"));
         }
         pooledForward.write(body.putObject("pooled_forward"));
@@ -742,7 +774,7 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         }
         double saturation = body.has("ratio_saturation")
                 ? Fields.inRange(body.get("ratio_saturation"), "ratio_saturation", 0.01, 6) : Double.POSITIVE_INFINITY;
-        SpeedCap cap = body.path("speed_cap").isObject() ? SpeedCap.read(body.get("speed_cap")) : SpeedCap.NONE;
+        SpeedCap cap = body.has("speed_cap") ? SpeedCap.read(body.get("speed_cap")) : SpeedCap.NONE;
         return new DeviceLayerModel(f, b, pf, pb, train, infer, names, corr, codes, ceil, saturation, cap);
     }
 

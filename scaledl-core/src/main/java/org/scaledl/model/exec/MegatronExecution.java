@@ -867,16 +867,26 @@ public final class MegatronExecution {
      */
     static double sustainedFraction(DeviceLayerCost layers, Device device, Precision precision) {
         double ceiling = layers.sustainedPeakFraction(device, precision);
+        OptionalDouble powered = powerSustainedShare(device, precision);
+        return powered.isPresent() ? Math.min(ceiling, powered.getAsDouble()) : ceiling;
+    }
+
+    /**
+     * The share of its data-sheet peak in a precision a device's board power sustains in a long product (at most 1),
+     * as {@link #sustainedFraction} takes it (the law, or for an architecture beyond Blackwell's promise, the B200's
+     * share); empty where the board power is not described or the work does not run on matrix units.
+     */
+    public static OptionalDouble powerSustainedShare(Device device, Precision precision) {
         OptionalDouble powered = device.powerSustainedFlopsPerSecond(precision, SUSTAINED_FLOPS_AT_ONE_KILOWATT);
         if (powered.isEmpty()) {
-            return ceiling;
+            return powered;
         }
         double fraction = powered.getAsDouble() / device.peakFlopsPerSecond(precision, true);
         String architecture = device.architecture().strip();
         if (!architecture.isEmpty() && !architecture.regionMatches(true, 0, "Blackwell", 0, 9)) {
             fraction = Math.max(fraction, SUSTAINED_FLOPS_AT_ONE_KILOWATT / BLACKWELL_PEAK_AT_ONE_KILOWATT);
         }
-        return Math.min(ceiling, fraction);
+        return OptionalDouble.of(Math.min(1, fraction));
     }
 
     /**

@@ -484,6 +484,16 @@ class DeviceLayerModelTest {
         assertEquals(2.5e15, covered.matrixFlops().get("16-bit"), 1e6);
         assertEquals(gb200.bytesPerSecond(), covered.bytesPerSecond(), 0);
         assertEquals(covered, DeviceLayerModel.read(m.coveringRuns(List.of(Sample.of(job, 10))).body()).speedCap());
+        // a width of matrix units it was not fitted at (TF32 here) is no faster than its 16-bit work
+        Device rubin = DEVICES.require("VR200");
+        assertEquals(Math.log10(flops / 2.5e15 + 1e-9), DeviceLayerModel.features(gemm, rubin, Precision.TF32, false,
+                codes, DeviceLayerModel.RATIO_SATURATION, covered)[0], 1e-12);
+        com.fasterxml.jackson.databind.node.ObjectNode bad = m.body();
+        ((com.fasterxml.jackson.databind.node.ObjectNode) bad.get("speed_cap").get("matrix_flops_per_s"))
+                .put("fp6", 1e15);
+        org.scaledl.InvalidInputException e = org.junit.jupiter.api.Assertions.assertThrows(
+                org.scaledl.InvalidInputException.class, () -> DeviceLayerModel.read(bad));
+        assertTrue(e.getMessage().contains("'fp6' is not a width"), e.getMessage());
         com.fasterxml.jackson.databind.node.ObjectNode body = m.body();
         body.remove("speed_cap");
         assertEquals(DeviceLayerModel.SpeedCap.NONE, DeviceLayerModel.read(body).speedCap(), "a file without it");
