@@ -340,6 +340,25 @@ class MegatronExecutionTest {
     }
 
     /**
+     * The speed cap and calibration: a first fit of the execution model on runs of a GPU faster than the kernels'
+     * learns its coefficients at those speeds and extends the cap to them; recalibrating a fitted model on such runs
+     * keeps the cap its coefficients were fitted with (a user's few runs learn on top of that description).
+     */
+    @Test
+    void aFirstFitExtendsTheSpeedCapARecalibrationKeepsIt() {
+        Device gb200 = DeviceCatalog.bundled().require("GB200");
+        Workload run = Workload.builder(GPT.graph(2048)).batch(8).phase(Phase.TRAIN).device(gb200)
+                .parallelism(Parallelism.of(1, 1, 1, 8)).precision(Precision.BF16).recompute(Recompute.FULL)
+                .topology(Topology.of(4, Topology.Link.NVSWITCH, 900, 1600)).build();
+        List<Sample> runs = List.of(Sample.of(run, 2000));
+        double before = stage.layers().speedCap().matrixFlops().getOrDefault("16-bit", 0.0);
+        assertTrue(before < 2.5e15, "the kernels' 16-bit speed: " + before);
+        assertEquals(2.5e15, stage.calibrate(runs).layers().speedCap().matrixFlops().get("16-bit"), 1e6);
+        DeviceStage fitted = stage.withMegatron(MegatronModel.uncalibrated());
+        assertEquals(stage.layers().speedCap(), fitted.calibrate(runs).layers().speedCap());
+    }
+
+    /**
      * A note says what it is: the predictor's choice (recompute auto) is chosen, a job that may not be what was meant
      * (fewer micro-batches than stages, ZeRO over one replica) unusual, and neither is called assumed; the prediction
      * carries each under its own kind.

@@ -247,8 +247,9 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
      * where the peak is 3.5 times). Capped, the kernel is described as on the fastest fitted device of its precision
      * and sustains that device's fraction of its own roofline, which scales with the new device's figures: the
      * efficiency learned (trees and execution coefficients together) is not extrapolated past the speeds it was fitted
-     * at. Every fitted kernel and run lies within the cap, so a refit predicts them as before. Files written before it
-     * have none ({@link #NONE}).
+     * at. Every fitted kernel and run lies within the cap, so a refit predicts them as before; recalibrating a fitted
+     * model on a faster GPU's runs keeps it (the runs learn on top of the description the model was fitted with).
+     * Files written before it have none ({@link #NONE}).
      *
      * @param matrixFlops    per width of the precision the matrix units run, the largest peak, FLOP/s (a width of
      *                       matrix units not in it, TF32 where no kernel or run was TF32, takes the 16-bit cap)
@@ -376,7 +377,8 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
 
     /**
      * A copy whose {@link SpeedCap} also covers these runs' devices (a model's runs, fitted after its kernels: the
-     * coefficients they set were learned at those rates); a model without a cap keeps none.
+     * coefficients they set were learned at those rates; a recalibration of a fitted execution model keeps its cap,
+     * {@link DeviceStage#calibrate}); a model without a cap keeps none.
      */
     public DeviceLayerModel coveringRuns(List<Sample> runs) {
         if (speedCap.isNone()) {

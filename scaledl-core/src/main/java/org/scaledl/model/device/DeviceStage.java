@@ -129,8 +129,11 @@ public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> 
         List<Sample> transformers = runs.stream().filter(r -> r.workload().graph().transformer().isPresent())
                 .toList();
         List<Sample> eagerRuns = runs.stream().filter(r -> r.workload().graph().transformer().isEmpty()).toList();
-        // the runs' GPUs, at their precisions, are speeds the model has now been fitted at (DeviceLayerModel.SpeedCap)
-        DeviceStage covered = new DeviceStage(layers.coveringRuns(runs), communication, megatron, eager);
+        // a first fit of the execution model learns its coefficients at the runs' speeds, which the model is then
+        // fitted at (DeviceLayerModel.SpeedCap); a recalibration of a fitted one (a user's few runs of a faster GPU)
+        // learns on top of the description its coefficients were fitted with, which stays
+        DeviceStage covered = megatron.isPresent() ? this
+                : new DeviceStage(layers.coveringRuns(runs), communication, megatron, eager);
         Optional<MegatronModel> m = megatron;
         if (!transformers.isEmpty()) {
             // a user's runs are told apart by their ids (left out one by one), published ones by family
