@@ -211,9 +211,16 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
      * surrounding blanks ({@code "hopper"}, {@code " Blackwell Ultra"}); false where it is not described.
      */
     public boolean tensorMemoryAccelerator() {
+        return kind == Kind.GPU && (architectureIs("Hopper") || architectureIs("Blackwell") || architectureIs("Rubin"));
+    }
+
+    /**
+     * Whether the described architecture is this generation or a variant of it ({@code "Blackwell"} holds for
+     * {@code "Blackwell Ultra"}), read without regard to case or surrounding blanks; false where none is described.
+     */
+    public boolean architectureIs(String generation) {
         String a = architecture.strip();
-        return kind == Kind.GPU && java.util.stream.Stream.of("Hopper", "Blackwell", "Rubin")
-                .anyMatch(g -> a.regionMatches(true, 0, g, 0, g.length()));
+        return !generation.isEmpty() && a.regionMatches(true, 0, generation, 0, generation.length());
     }
 
 

@@ -276,9 +276,9 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         /** The matrix peak a precision's kernels are described at on a device. */
         double matrix(Device d, Precision p) {
             double peak = d.peakFlopsPerSecond(p, true);
-            Precision runs = d.runs(p).orElse(Precision.FP32);
-            Double cap = matrixFlops.get(widthOf(runs));
-            if (cap == null && runs != Precision.FP32) {
+            String width = widthOn(d, p);
+            Double cap = matrixFlops.get(width);
+            if (cap == null && !width.equals(widthOf(Precision.FP32))) {
                 // a width of the matrix units the model was not fitted at is no faster than its 16-bit work
                 cap = matrixFlops.get(widthOf(Precision.BF16));
             }
@@ -306,7 +306,7 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         private static void seen(Map<String, Double> matrix, double[] max, Device d, Precision p, boolean mx,
                 boolean vector) {
             if (mx) {
-                matrix.merge(widthOf(d.runs(p).orElse(Precision.FP32)), d.peakFlopsPerSecond(p, true), Math::max);
+                matrix.merge(widthOn(d, p), d.peakFlopsPerSecond(p, true), Math::max);
             }
             if (vector) {
                 max[0] = Math.max(max[0], d.peakFlopsPerSecond(p, false));
@@ -325,6 +325,11 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
                 case NVFP4 -> "4-bit";
                 default -> p.label();
             };
+        }
+
+        /** The width of the matrix units a precision's work runs on on a device (FP32 where it has none). */
+        private static String widthOn(Device d, Precision p) {
+            return widthOf(d.runs(p).orElse(Precision.FP32));
         }
 
         /** The larger rate of each (a width in either). */

@@ -882,8 +882,7 @@ public final class MegatronExecution {
             return powered;
         }
         double fraction = powered.getAsDouble() / device.peakFlopsPerSecond(precision, true);
-        String architecture = device.architecture().strip();
-        if (!architecture.isEmpty() && !architecture.regionMatches(true, 0, "Blackwell", 0, 9)) {
+        if (!device.architecture().isBlank() && !device.architectureIs("Blackwell")) {
             fraction = Math.max(fraction, SUSTAINED_FLOPS_AT_ONE_KILOWATT / BLACKWELL_PEAK_AT_ONE_KILOWATT);
         }
         return OptionalDouble.of(Math.min(1, fraction));
@@ -2016,10 +2015,10 @@ public final class MegatronExecution {
             // the GPUs wait for the host: the fitted dispatch time of a Megatron layer step sets the pace
             ExecutionTerm expertTerm = MegatronModel.expertLayerStep(terms);
             double expertStep = terms.value(expertTerm) > 0 ? model.coefficient(expertTerm) : 0;
-            all.add(StageCost.Note.noted(String.format(Locale.ROOT, "the host's kernel dispatch sets the pace (%.2f ms against the GPUs' "
-                    + "%.2f ms: %.2f ms a layer step%s, fitted on Megatron training runs, a third of it in inference); "
-                    + "with this little GPU work a layer, the job runs at the framework's dispatch rate, faster where "
-                    + "it captures CUDA graphs (--cuda-graphs iteration)",
+            all.add(StageCost.Note.noted(String.format(Locale.ROOT, "the host's kernel dispatch sets the pace (%.2f "
+                    + "ms against the GPUs' %.2f ms: %.2f ms a layer step%s, fitted on Megatron training runs, a third "
+                    + "of it in inference); with this little GPU work a layer, the job runs at the framework's dispatch "
+                    + "rate, faster where it captures CUDA graphs (--cuda-graphs iteration)",
                     dispatch, gpu, model.coefficient(ExecutionTerm.LAYER_STEP), expertStep > 0
                             ? String.format(Locale.ROOT, " and %.2f ms more with routed experts", expertStep) : "")));
         } else if (terms.value(MegatronModel.expertLayerStep(terms)) > 0 && wait > 0.05 * total) {
