@@ -453,7 +453,8 @@ public final class HuggingFaceConfig {
         }
         return TransformerSpec.decoder(name, r.size("hidden_size", 2880), heads, layers, r.vocab("vocab_size", 201088))
                 .kvHeads(r.size("num_key_value_heads", 8)).headDim(r.size("head_dim", 64))
-                .ffn(r.size("intermediate_size", 2880)).ffnKind(TransformerSpec.FfnKind.SWIGLU)
+                .ffn(r.size("intermediate_size", 2880)).ffnKind(r.limit("swiglu_limit", 7.0) > 0
+                        ? TransformerSpec.FfnKind.CLAMPED_SWIGLU : TransformerSpec.FfnKind.SWIGLU)
                 .norm(TransformerSpec.Norm.RMS_NORM).bias(false).qkvBias(r.bool("attention_bias", true))
                 .outBias(r.bool("attention_bias", true)).tiedEmbeddings(r.bool("tie_word_embeddings", false))
                 .moe(new TransformerSpec.Moe(experts, topK, r.size("intermediate_size", 2880), 0, true, false, true))
@@ -740,6 +741,21 @@ public final class HuggingFaceConfig {
             }
             if (!n.isNumber() || !Double.isFinite(n.asDouble()) || n.asDouble() < 0 || n.asDouble() > 1) {
                 throw InvalidInputException.inSource(source, key + " must be a number in [0, 1]: " + clip(n));
+            }
+            return n.asDouble();
+        }
+
+        /** A positive finite number, {@code dflt} when absent, 0 when null (no limit). */
+        double limit(String key, double dflt) {
+            JsonNode n = c.get(key);
+            if (n == null) {
+                return dflt;
+            }
+            if (n.isNull()) {
+                return 0;
+            }
+            if (!n.isNumber() || !Double.isFinite(n.asDouble()) || n.asDouble() <= 0) {
+                throw InvalidInputException.inSource(source, key + " must be a positive number: " + clip(n));
             }
             return n.asDouble();
         }

@@ -74,11 +74,20 @@ public final class TransformerSpec {
         /** {@code (silu(x·Wg) ⊙ x·Wu)·Wd} (Llama, Mistral, Qwen, DeepSeek). */
         SWIGLU,
         /** {@code (gelu(x·Wg) ⊙ x·Wu)·Wd} (T5 v1.1). */
-        GATED_GELU;
+        GATED_GELU,
+        /**
+         * GPT-OSS's gated activation, {@code (g·σ(1.702·g) ⊙ (u + 1))·Wd} with the gate {@code g = x·Wg} clamped
+         * above and the linear half {@code u = x·Wu} clamped both ways at {@code swiglu_limit}. Megatron core runs the
+         * clamps as PyTorch operations of their own before its compiled gated kernel (two clamps over the halves of
+         * the projection's output and their concatenation: 8 widths of the result moved before the kernel's 3);
+         * Transformer Engine's op fuser ({@code use_transformer_engine_op_fuser}, Megatron-Bridge's Blackwell MX-FP8
+         * recipe of GPT-OSS 120B) folds them into its kernel, which this kind does not describe.
+         */
+        CLAMPED_SWIGLU;
 
         /** Whether the block has a gate projection beside the up projection. */
         public boolean gated() {
-            return this == SWIGLU || this == GATED_GELU;
+            return this == SWIGLU || this == GATED_GELU || this == CLAMPED_SWIGLU;
         }
     }
 
@@ -1350,13 +1359,16 @@ public final class TransformerSpec {
             String h = activation(p + "/experts", LayerRole.Kind.EXPERT_ACT, u, SymbolicShape.of(Dim.of(e.experts()),
                     new Dim(perExpert, 0), Dim.of(e.expertFfn())));
             String w2 = param(p + ".experts.down.weight", e.experts(), e.expertFfn(), width);
-            String d;
+            String d = op(p + "/experts/down", LayerRole.Kind.EXPERT_OUT, "MatMul", tokens, h, w2);
             if (e.expertBias()) {
-                d = act(p + "/experts/down:0", tokens);
-                layer(Layer.builder(p + "/experts/down", "MatMul").inputs(h, w2, param(p + ".experts.down.bias",
-                        e.experts(), width)).outputs(d), p + "/experts/down", LayerRole.Kind.EXPERT_OUT);
-            } else {
-                d = op(p + "/experts/down", LayerRole.Kind.EXPERT_OUT, "MatMul", tokens, h, w2);
+                // Megatron core adds the down projection's bias outside its GEMM (skip_bias_add): each local expert's
+                // rows plus its bias weighted by the router's probabilities, into a tensor of its own, and the
+                // experts' results concatenated again before the combination
+                String biased = act(p + "/experts/down_bias:0", tokens);
+                layer(Layer.builder(p + "/experts/down_bias", "Add").inputs(d, param(p + ".experts.down.bias",
+                        e.experts(), width)).outputs(biased), p + "/experts/down_bias",
+                        LayerRole.Kind.EXPERT_COMBINE);
+                d = op(p + "/experts/down_cat", LayerRole.Kind.EXPERT_COMBINE, "Concat", tokens, biased);
             }
             String out = op(p + "/combine", LayerRole.Kind.EXPERT_COMBINE, "ReduceSum", rows(width), d);
             if (e.latent() > 0) {
@@ -1422,6 +1434,7 @@ public final class TransformerSpec {
                 case RELU -> op(p + "/act", kind, "Relu", out, u);
                 case RELU2 -> fused(p, kind, "Relu", "/square", out, u);
                 case SWIGLU -> fused(p, kind, "Sigmoid", "/gate", out, u);
+                case CLAMPED_SWIGLU -> fused(p, kind, "Sigmoid", "/gate", out, clamped(p, kind, u, out));
                 case GATED_GELU -> fused(p, kind, "Gelu", "/gate", out, u);
             };
         }
@@ -1433,6 +1446,20 @@ public final class TransformerSpec {
          * the projection kept on chip ({@link Layer#ON_CHIP}). Unfused, the pair moved 7 widths of the result where
          * the kernel moves 3 (SwiGLU), 5 where it moves 2 (squared ReLU).
          */
+        /**
+         * The clamps of {@link FfnKind#CLAMPED_SWIGLU} as Megatron core runs them: each half of the projection's output
+         * clamped into a tensor of its own (2 widths of the result {@code out} read, 2 written) and the halves concatenated again for the gated
+         * kernel (2 read, 2 written).
+         */
+        private String clamped(String p, LayerRole.Kind kind, String u, SymbolicShape out) {
+            List<Dim> dims = new ArrayList<>(out.dims());
+            Dim last = dims.get(dims.size() - 1);
+            dims.set(dims.size() - 1, new Dim(2 * last.perBatch(), 2 * last.constant()));
+            SymbolicShape both = SymbolicShape.of(dims);
+            String c = op(p + "/clamp", kind, "Clip", both, u);
+            return op(p + "/clamp_cat", kind, "Concat", both, c);
+        }
+
         private String fused(String p, LayerRole.Kind kind, String type, String second, SymbolicShape out, String u) {
             String a = act(p + "/act:0", out);
             layer(Layer.builder(p + "/act", type).inputs(u).outputs(a)

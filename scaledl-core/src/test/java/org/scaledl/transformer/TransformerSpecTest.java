@@ -197,6 +197,58 @@ class TransformerSpecTest {
     }
 
     /**
+     * GPT-OSS's clamped SwiGLU as Megatron core runs it: the two clamps and their concatenation move 8 widths of the
+     * result before the fused gated kernel's 3; its experts' down-projection bias is added outside the GEMM and the
+     * experts' rows concatenated again (Megatron core's {@code skip_bias_add}); the parameters are those of the
+     * model either way, and {@code swiglu_limit} null turns the clamps off.
+     */
+    @Test
+    void gptOssClampsItsActivationAndAddsTheExpertsBiasOutsideTheGemm(@TempDir Path dir) throws Exception {
+        TransformerSpec oss = HuggingFaceConfig.read(DIR.resolve("gpt-oss-20b/config.json"));
+        assertEquals(TransformerSpec.FfnKind.CLAMPED_SWIGLU, oss.ffnKind());
+        ModelGraph g = oss.graph(256);
+        long expertFfn = oss.moe().orElseThrow().expertFfn();
+        java.util.Map<String, Double> bytes = new java.util.TreeMap<>();
+        double rows = 0;
+        for (LayerFeatures f : FeatureExtractor.of(g).extract(1, Phase.TRAIN)) {
+            org.scaledl.graph.Layer l = g.layer(f.layer());
+            if (g.role(f.layer()).block() != 0) {
+                continue;
+            }
+            String leaf = l.name().substring(l.name().lastIndexOf('/') + 1);
+            if (g.role(f.layer()).kind() == org.scaledl.graph.LayerRole.Kind.EXPERT_ACT) {
+                bytes.merge(leaf + ":" + l.opType(), f.bytesFwd(), Double::sum);
+                rows = f.outputElements() / (double) expertFfn;
+            }
+            if (leaf.equals("down")) {
+                assertEquals(2, l.inputs().size(), "the down projection's GEMM takes no bias");
+            }
+            if (leaf.equals("down_bias") || leaf.equals("down_cat")) {
+                assertEquals(org.scaledl.graph.LayerRole.Kind.EXPERT_COMBINE, g.role(f.layer()).kind(), leaf);
+                bytes.merge(leaf + ":" + l.opType(), f.bytesFwd(), Double::sum);
+            }
+        }
+        double width = rows * expertFfn * 4.0;   // FP32 elements of the activation's result
+        assertEquals(4 * width, bytes.get("clamp:Clip"), 1e-9 * width, bytes.toString());
+        assertEquals(4 * width, bytes.get("clamp_cat:Concat"), 1e-9 * width, bytes.toString());
+        assertEquals(3 * width, bytes.get("act:Sigmoid") + bytes.get("gate:Mul"), 1e-9 * width, bytes.toString());
+        assertTrue(bytes.containsKey("down_bias:Add") && bytes.containsKey("down_cat:Concat"), bytes.toString());
+        assertEquals(20914757184L, oss.parameterCount(), "the biases are the model's parameters still");
+        String text = Files.readString(DIR.resolve("gpt-oss-20b/config.json"));
+        Path f = dir.resolve("config.json");
+        Files.writeString(f, text.replaceFirst("\"swiglu_limit\": [0-9.]+", "\"swiglu_limit\": null"),
+                StandardCharsets.UTF_8);
+        assertEquals(TransformerSpec.FfnKind.SWIGLU, HuggingFaceConfig.read(f).ffnKind());
+        for (String bad : List.of("-1", "0", "\"seven\"")) {
+            Files.writeString(f, text.replaceFirst("\"swiglu_limit\": [0-9.]+", "\"swiglu_limit\": " + bad),
+                    StandardCharsets.UTF_8);
+            InvalidInputException e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+            assertTrue(e.getMessage().contains("swiglu_limit") && e.getMessage().contains("config.json"),
+                    e.getMessage());
+        }
+    }
+
+    /**
      * A fused causal attention core does half the score and context work of the unfused one (FlashAttention skips the
      * masked half), a sliding window of {@code w} tokens {@code w/s} of it, and holds no score matrix.
      */

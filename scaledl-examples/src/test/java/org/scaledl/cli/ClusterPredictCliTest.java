@@ -231,7 +231,7 @@ class ClusterPredictCliTest {
         String[] models = {"gpt-oss-120b", "llama3-8b"};
         for (int i = 0; i < 2; i++) {
             Run r = MainTest.run("predict", "--model", "gpu", "--transformer", configs.resolve(models[i]
-                    + "/config.json").toString(), "--seq", "4096", "--batch", "4", "--micro-batches", "5",
+                    + "/config.json").toString(), "--seq", "4096", "--batch", "2", "--micro-batches", "10",
                     "--world-size", "64", "--expert", i == 0 ? "64" : "1", "--device", "GB200", "--precision", "mxfp8");
             assertEquals(0, r.code(), r.err());
             assertEquals(i == 0, r.err().contains("the host waits for the GPUs in every layer with routed experts")
