@@ -33,6 +33,14 @@ public final class Layer {
      */
     public static final String RECOMPUTED_IN_BACKWARD = "scaledl_recomputed";
 
+    /**
+     * The attribute (an integer, 1) marking a layer of a mixture of experts that Megatron core runs as an operation of
+     * its own but Transformer Engine's fused grouped MLP folds into its kernels where it has them: on Blackwell's
+     * tensor cores with MX-FP8 or NVFP4 scaling (its op fuser, which Megatron-Bridge's recipes of GPT-OSS enable for
+     * those precisions). GPT-OSS's clamps and its experts' separate bias addition.
+     */
+    public static final String FUSED_GROUPED_MLP = "scaledl_fused_grouped_mlp";
+
     private final String name;
     private final String opType;
     private final String domain;
@@ -108,6 +116,12 @@ public final class Layer {
     /** Whether the backward pass repeats this layer's forward pass ({@link #RECOMPUTED_IN_BACKWARD} is 1). */
     public boolean recomputedInBackward() {
         Attribute a = attributes.get(RECOMPUTED_IN_BACKWARD);
+        return a != null && a.kind() == Attribute.Kind.INT && a.asLong() == 1;
+    }
+
+    /** Whether Transformer Engine's fused grouped MLP folds this layer into its kernels ({@link #FUSED_GROUPED_MLP}). */
+    public boolean fusedInGroupedMlp() {
+        Attribute a = attributes.get(FUSED_GROUPED_MLP);
         return a != null && a.kind() == Attribute.Kind.INT && a.asLong() == 1;
     }
 

@@ -81,7 +81,8 @@ public final class TransformerSpec {
          * clamps as PyTorch operations of their own before its compiled gated kernel (two clamps over the halves of
          * the projection's output and their concatenation: 8 widths of the result moved before the kernel's 3);
          * Transformer Engine's op fuser ({@code use_transformer_engine_op_fuser}, Megatron-Bridge's Blackwell MX-FP8
-         * recipe of GPT-OSS 120B) folds them into its kernel, which this kind does not describe.
+         * recipe of GPT-OSS 120B) folds the experts' into its fused grouped MLP on Blackwell with MX-FP8 or NVFP4
+         * ({@link Layer#FUSED_GROUPED_MLP}), where the Megatron execution leaves them out.
          */
         CLAMPED_SWIGLU;
 
@@ -1365,10 +1366,12 @@ public final class TransformerSpec {
                 // rows plus its bias weighted by the router's probabilities, into a tensor of its own, and the
                 // experts' results concatenated again before the combination
                 String biased = act(p + "/experts/down_bias:0", tokens);
-                layer(Layer.builder(p + "/experts/down_bias", "Add").inputs(d, param(p + ".experts.down.bias",
-                        e.experts(), width)).outputs(biased), p + "/experts/down_bias",
-                        LayerRole.Kind.EXPERT_COMBINE);
-                d = op(p + "/experts/down_cat", LayerRole.Kind.EXPERT_COMBINE, "Concat", tokens, biased);
+                layer(groupedMlp(Layer.builder(p + "/experts/down_bias", "Add").inputs(d,
+                        param(p + ".experts.down.bias", e.experts(), width)).outputs(biased), true),
+                        p + "/experts/down_bias", LayerRole.Kind.EXPERT_COMBINE);
+                d = act(p + "/experts/down_cat:0", tokens);
+                layer(groupedMlp(Layer.builder(p + "/experts/down_cat", "Concat").inputs(biased).outputs(d), true),
+                        p + "/experts/down_cat", LayerRole.Kind.EXPERT_COMBINE);
             }
             String out = op(p + "/combine", LayerRole.Kind.EXPERT_COMBINE, "ReduceSum", rows(width), d);
             if (e.latent() > 0) {
@@ -1456,8 +1459,18 @@ public final class TransformerSpec {
             Dim last = dims.get(dims.size() - 1);
             dims.set(dims.size() - 1, new Dim(2 * last.perBatch(), 2 * last.constant()));
             SymbolicShape both = SymbolicShape.of(dims);
-            String c = op(p + "/clamp", kind, "Clip", both, u);
-            return op(p + "/clamp_cat", kind, "Concat", both, c);
+            String c = act(p + "/clamp:0", both);
+            layer(groupedMlp(Layer.builder(p + "/clamp", "Clip").inputs(u).outputs(c), kind.expert()), p + "/clamp",
+                    kind);
+            String y = act(p + "/clamp_cat:0", both);
+            layer(groupedMlp(Layer.builder(p + "/clamp_cat", "Concat").inputs(c).outputs(y), kind.expert()),
+                    p + "/clamp_cat", kind);
+            return y;
+        }
+
+        /** The layer marked {@link Layer#FUSED_GROUPED_MLP} where it is one of routed experts. */
+        private static Layer.Builder groupedMlp(Layer.Builder l, boolean expert) {
+            return expert ? l.attribute(Layer.FUSED_GROUPED_MLP, Attribute.ofInt(1)) : l;
         }
 
         private String fused(String p, LayerRole.Kind kind, String type, String second, SymbolicShape out, String u) {

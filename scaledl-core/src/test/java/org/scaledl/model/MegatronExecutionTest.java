@@ -1339,6 +1339,50 @@ class MegatronExecutionTest {
     }
 
     /**
+     * GPT-OSS's clamps and its experts' separate bias addition are the routed experts' layers of their own where
+     * Megatron core runs them (BF16 on a B200, MX-FP8 on an H100), and nothing where Transformer Engine's fused grouped
+     * MLP folds them into its kernels (MX-FP8 and NVFP4 on a B200): there the job costs, time and memory, what the same
+     * model with a plain SwiGLU and no expert bias costs; the parameters are the model's either way.
+     */
+    @Test
+    void gptOssClampsCostWhereMegatronCoreRunsThemNotInTheFusedGroupedMlp() {
+        TransformerSpec oss = HuggingFaceConfig.read(Path.of(
+                "src/test/resources/transformers/gpt-oss-20b/config.json"));
+        TransformerSpec.Moe moe = oss.moe().orElseThrow();
+        TransformerSpec plain = oss.toBuilder().ffnKind(TransformerSpec.FfnKind.SWIGLU).moe(new TransformerSpec.Moe(
+                moe.experts(), moe.topK(), moe.expertFfn(), moe.sharedFfn(), moe.routerBias(), moe.scoreBias(), false,
+                moe.latent())).build();
+        Device b200 = DeviceCatalog.bundled().require("NVIDIA B200");
+        Device h100 = DeviceCatalog.bundled().require("NVIDIA H100 80GB HBM3");
+        for (Device d : List.of(b200, h100)) {
+            for (Precision p : List.of(Precision.BF16, Precision.MXFP8, Precision.NVFP4)) {
+                if (d.runs(p).isEmpty()) {
+                    continue;
+                }
+                double[] experts = new double[2];
+                double[] memory = new double[2];
+                TransformerSpec[] specs = {oss, plain};
+                for (int k = 0; k < 2; k++) {
+                    Workload w = Workload.builder(specs[k].graph(1024)).batch(2).phase(Phase.TRAIN).device(d)
+                            .parallelism(Parallelism.of(8, 1, 1, 1).withExpert(8, 1)).precision(p)
+                            .recompute(Recompute.NONE).topology(DGX).build();
+                    experts[k] = stage.megatronTerms(w).value(ExecutionTerm.EXPERT_OTHER);
+                    memory[k] = predictor.predict(w).memoryGb().orElseThrow();
+                }
+                boolean fused = d == b200 && p != Precision.BF16;
+                String what = d.name() + " " + p;
+                if (fused) {
+                    assertEquals(experts[1], experts[0], 1e-9 * experts[1], what);
+                } else {
+                    assertTrue(experts[0] > 1.5 * experts[1], what + ": " + java.util.Arrays.toString(experts));
+                }
+                assertTrue(memory[0] >= memory[1] - 1e-9, what + ": " + java.util.Arrays.toString(memory));
+            }
+        }
+        assertTrue(oss.parameterCount() > plain.parameterCount(), "the experts' biases are parameters still");
+    }
+
+    /**
      * A fused attention core's products are their own contraction class; an unfused core's are plain contractions,
      * and the rest of the layer's contractions stay in theirs either way.
      */

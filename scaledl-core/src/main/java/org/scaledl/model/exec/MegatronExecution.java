@@ -607,7 +607,7 @@ public final class MegatronExecution {
             }
             attention[u] |= kind.attentionCore();
             experts[u] |= kind == LayerRole.Kind.EXPERT_DISPATCH;
-            if (lf.family() == OpFamily.SHAPE) {
+            if (lf.family() == OpFamily.SHAPE || inFusedGroupedMlp(g.layer(i), device, prec)) {
                 continue;
             }
             // packed documents: the attention core's layers do the share of their work the keys within a document
@@ -1590,6 +1590,19 @@ public final class MegatronExecution {
      * The term a layer other than a contraction counts in: a routed expert's, an attention core's, or the rest (the
      * units' terms and the breakdown's pools both take it from here).
      */
+    /**
+     * Whether Transformer Engine's fused grouped MLP folds this layer into its kernels in this job
+     * ({@link Layer#FUSED_GROUPED_MLP}): it has them for Blackwell's tensor cores with MX-FP8 or
+     * NVFP4 scaling; elsewhere the layer runs as Megatron core runs it, an operation of its own.
+     */
+    static boolean inFusedGroupedMlp(Layer l, Device device, Precision prec) {
+        if (!l.fusedInGroupedMlp() || !device.architectureIs("Blackwell")) {
+            return false;
+        }
+        Precision runs = device.runs(prec).orElse(prec);
+        return runs == Precision.MXFP8 || runs == Precision.NVFP4;
+    }
+
     private static ExecutionTerm otherTerm(LayerRole.Kind kind) {
         return kind.expert() ? ExecutionTerm.EXPERT_OTHER
                 : kind.attentionCore() ? ExecutionTerm.ATTENTION_OTHER : ExecutionTerm.OTHER;
@@ -1897,7 +1910,8 @@ public final class MegatronExecution {
         double denseRaw = 0;
         double[] otherRaw = new double[pools.length];
         for (LayerFeatures lf : fs) {
-            if (lf.family() == OpFamily.SHAPE || !lf.executes()) {
+            if (lf.family() == OpFamily.SHAPE || !lf.executes()
+                    || inFusedGroupedMlp(g.layer(lf.layer()), device, w.precision())) {
                 continue;
             }
             double bwdFlops = lf.flopsBwd() * frozenBackwardShare(w.loraRank(), lf);
