@@ -18,7 +18,8 @@ import org.scaledl.transformer.TransformerSpec.Block;
  * {@code llama} (Llama 2, 3, 3.1), {@code mistral}, {@code mixtral}, {@code qwen2}, {@code qwen3},
  * {@code qwen3_moe}, {@code deepseek_v3} (multi-head latent attention, routed and shared experts, dense first
  * layers; the multi-token-prediction modules are trained on the last pipeline stage, not part of the graph),
- * {@code gpt_oss} (alternating sliding-window layers, experts with biases, attention sinks), {@code nemotron}
+ * {@code gpt_oss} (alternating sliding-window layers, experts with biases, attention sinks, the clamped SwiGLU of
+ * {@code swiglu_limit}), {@code nemotron}
  * (squared ReLU), {@code nemotron_h} (hybrid Mamba-2,
  * attention, MLP and expert layers from {@code hybrid_override_pattern}), {@code llama4} (its {@code text_config}:
  * experts every {@code interleave_moe_layer_step}-th layer with a shared expert, chunked attention),
