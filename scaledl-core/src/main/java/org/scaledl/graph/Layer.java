@@ -36,8 +36,8 @@ public final class Layer {
     /**
      * The attribute (an integer, 1) marking a layer of a mixture of experts that Megatron core runs as an operation of
      * its own but Transformer Engine's fused grouped MLP folds into its kernels where it has them: on Blackwell's
-     * tensor cores with MX-FP8 or NVFP4 scaling (its op fuser, which Megatron-Bridge's recipes of GPT-OSS enable for
-     * those precisions). GPT-OSS's clamps and its experts' separate bias addition.
+     * data-centre parts (compute capability 10) with MX-FP8 or NVFP4 scaling (its op fuser, which Megatron-Bridge's
+     * MX-FP8 recipe of GPT-OSS 120B enables). GPT-OSS's clamps and its experts' separate bias addition.
      */
     public static final String FUSED_GROUPED_MLP = "scaledl_fused_grouped_mlp";
 

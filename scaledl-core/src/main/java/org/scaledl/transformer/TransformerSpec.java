@@ -81,8 +81,8 @@ public final class TransformerSpec {
          * clamps as PyTorch operations of their own before its compiled gated kernel (two clamps over the halves of
          * the projection's output and their concatenation: 8 widths of the result moved before the kernel's 3);
          * Transformer Engine's op fuser ({@code use_transformer_engine_op_fuser}, Megatron-Bridge's Blackwell MX-FP8
-         * recipe of GPT-OSS 120B) folds the experts' into its fused grouped MLP on Blackwell with MX-FP8 or NVFP4
-         * ({@link Layer#FUSED_GROUPED_MLP}), where the Megatron execution leaves them out.
+         * recipe of GPT-OSS 120B) folds the experts' into its fused grouped MLP on Blackwell's data-centre parts with
+         * MX-FP8 or NVFP4 ({@link Layer#FUSED_GROUPED_MLP}), where the Megatron execution leaves them out.
          */
         CLAMPED_SWIGLU;
 
@@ -1363,12 +1363,16 @@ public final class TransformerSpec {
             String d = op(p + "/experts/down", LayerRole.Kind.EXPERT_OUT, "MatMul", tokens, h, w2);
             if (e.expertBias()) {
                 // Megatron core adds the down projection's bias outside its GEMM (skip_bias_add): each local expert's
-                // rows plus its bias weighted by the router's probabilities, into a tensor of its own, and the
-                // experts' results concatenated again before the combination
+                // bias times the router's probabilities of its rows (a tensor of the rows' size), added to the rows
+                // into a tensor of its own, and the experts' results concatenated again before the combination: 6
+                // widths of the hidden size moved
+                String weighted = act(p + "/experts/down_bias_prob:0", tokens);
+                layer(groupedMlp(Layer.builder(p + "/experts/down_bias_prob", "Mul").inputs(
+                        param(p + ".experts.down.bias", e.experts(), width)).outputs(weighted), true),
+                        p + "/experts/down_bias_prob", LayerRole.Kind.EXPERT_COMBINE);
                 String biased = act(p + "/experts/down_bias:0", tokens);
-                layer(groupedMlp(Layer.builder(p + "/experts/down_bias", "Add").inputs(d,
-                        param(p + ".experts.down.bias", e.experts(), width)).outputs(biased), true),
-                        p + "/experts/down_bias", LayerRole.Kind.EXPERT_COMBINE);
+                layer(groupedMlp(Layer.builder(p + "/experts/down_bias", "Add").inputs(d, weighted)
+                        .outputs(biased), true), p + "/experts/down_bias", LayerRole.Kind.EXPERT_COMBINE);
                 d = act(p + "/experts/down_cat:0", tokens);
                 layer(groupedMlp(Layer.builder(p + "/experts/down_cat", "Concat").inputs(biased).outputs(d), true),
                         p + "/experts/down_cat", LayerRole.Kind.EXPERT_COMBINE);
@@ -1443,16 +1447,9 @@ public final class TransformerSpec {
         }
 
         /**
-         * A gated (or squared) activation as Megatron runs it, one fused kernel (its {@code bias_swiglu},
-         * {@code bias_geglu}, Transformer Engine's {@code swiglu}/{@code srelu}): the projection's output read once,
-         * the result written once; the two layers keep the graph's operators, the intermediate and the second read of
-         * the projection kept on chip ({@link Layer#ON_CHIP}). Unfused, the pair moved 7 widths of the result where
-         * the kernel moves 3 (SwiGLU), 5 where it moves 2 (squared ReLU).
-         */
-        /**
          * The clamps of {@link FfnKind#CLAMPED_SWIGLU} as Megatron core runs them: each half of the projection's output
-         * clamped into a tensor of its own (2 widths of the result {@code out} read, 2 written) and the halves concatenated again for the gated
-         * kernel (2 read, 2 written).
+         * clamped into a tensor of its own (2 widths of the result {@code out} read, 2 written) and the halves
+         * concatenated again for the gated kernel (2 read, 2 written).
          */
         private String clamped(String p, LayerRole.Kind kind, String u, SymbolicShape out) {
             List<Dim> dims = new ArrayList<>(out.dims());
@@ -1473,6 +1470,13 @@ public final class TransformerSpec {
             return expert ? l.attribute(Layer.FUSED_GROUPED_MLP, Attribute.ofInt(1)) : l;
         }
 
+        /**
+         * A gated (or squared) activation as Megatron runs it, one fused kernel (its {@code bias_swiglu},
+         * {@code bias_geglu}, Transformer Engine's {@code swiglu}/{@code srelu}): the projection's output read once,
+         * the result written once; the two layers keep the graph's operators, the intermediate and the second read of
+         * the projection kept on chip ({@link Layer#ON_CHIP}). Unfused, the pair moved 7 widths of the result where
+         * the kernel moves 3 (SwiGLU), 5 where it moves 2 (squared ReLU).
+         */
         private String fused(String p, LayerRole.Kind kind, String type, String second, SymbolicShape out, String u) {
             String a = act(p + "/act:0", out);
             layer(Layer.builder(p + "/act", type).inputs(u).outputs(a)

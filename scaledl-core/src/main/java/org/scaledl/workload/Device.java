@@ -1,5 +1,6 @@
 package org.scaledl.workload;
 
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalDouble;
@@ -201,6 +202,15 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
      */
     public boolean superchip() {
         return kind == Kind.GPU && formFactor.strip().equalsIgnoreCase("Superchip");
+    }
+
+    /**
+     * Whether the GPU is a PCIe card (its catalog form factor {@code PCIe}, {@code PCIe 5.0}...): Blackwell's PCIe
+     * cards (GeForce RTX 50, RTX PRO 6000) are compute capability 12, not the data-centre parts' 10. Read without
+     * regard to case or surrounding blanks; false where the form factor is not described.
+     */
+    public boolean pcieCard() {
+        return kind == Kind.GPU && formFactor.strip().toUpperCase(Locale.ROOT).startsWith("PCIE");
     }
 
     /**

@@ -1340,9 +1340,10 @@ class MegatronExecutionTest {
 
     /**
      * GPT-OSS's clamps and its experts' separate bias addition are the routed experts' layers of their own where
-     * Megatron core runs them (BF16 on a B200, MX-FP8 on an H100), and nothing where Transformer Engine's fused grouped
-     * MLP folds them into its kernels (MX-FP8 and NVFP4 on a B200): there the job costs, time and memory, what the same
-     * model with a plain SwiGLU and no expert bias costs; the parameters are the model's either way.
+     * Megatron core runs them (BF16 on a B200, MX-FP8 on an H100 or on a Blackwell PCIe card, compute capability 12),
+     * and nothing where Transformer Engine's fused grouped MLP folds them into its kernels (MX-FP8 and NVFP4 on a
+     * B200): there the experts' other layers cost what those of the same model with a plain SwiGLU and no expert bias
+     * cost, and its memory differs from that model's by the biases' weights and states only (under 0.1 %).
      */
     @Test
     void gptOssClampsCostWhereMegatronCoreRunsThemNotInTheFusedGroupedMlp() {
@@ -1354,7 +1355,8 @@ class MegatronExecutionTest {
                 moe.latent())).build();
         Device b200 = DeviceCatalog.bundled().require("NVIDIA B200");
         Device h100 = DeviceCatalog.bundled().require("NVIDIA H100 80GB HBM3");
-        for (Device d : List.of(b200, h100)) {
+        Device card = DeviceCatalog.bundled().require("RTX PRO 6000");
+        for (Device d : List.of(b200, h100, card)) {
             for (Precision p : List.of(Precision.BF16, Precision.MXFP8, Precision.NVFP4)) {
                 if (d.runs(p).isEmpty()) {
                     continue;
@@ -1373,10 +1375,10 @@ class MegatronExecutionTest {
                 String what = d.name() + " " + p;
                 if (fused) {
                     assertEquals(experts[1], experts[0], 1e-9 * experts[1], what);
+                    assertEquals(memory[1], memory[0], 1e-3 * memory[1], what);
                 } else {
                     assertTrue(experts[0] > 1.5 * experts[1], what + ": " + java.util.Arrays.toString(experts));
                 }
-                assertTrue(memory[0] >= memory[1] - 1e-9, what + ": " + java.util.Arrays.toString(memory));
             }
         }
         assertTrue(oss.parameterCount() > plain.parameterCount(), "the experts' biases are parameters still");

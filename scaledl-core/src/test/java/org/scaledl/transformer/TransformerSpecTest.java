@@ -1,6 +1,7 @@
 package org.scaledl.transformer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -199,8 +200,9 @@ class TransformerSpecTest {
     /**
      * GPT-OSS's clamped SwiGLU as Megatron core runs it: the two clamps and their concatenation move 8 widths of the
      * result before the fused gated kernel's 3; its experts' down-projection bias is added outside the GEMM and the
-     * experts' rows concatenated again (Megatron core's {@code skip_bias_add}); the parameters are those of the
-     * model either way, and {@code swiglu_limit} null turns the clamps off.
+     * experts' rows concatenated again (Megatron core's {@code skip_bias_add}: 6 widths of the hidden size); those
+     * layers, and only those, are marked for Transformer Engine's fused grouped MLP (a dense model's clamps are not);
+     * the parameters are those of the model either way, and {@code swiglu_limit} null turns the clamps off.
      */
     @Test
     void gptOssClampsItsActivationAndAddsTheExpertsBiasOutsideTheGemm(@TempDir Path dir) throws Exception {
@@ -210,6 +212,7 @@ class TransformerSpecTest {
         long expertFfn = oss.moe().orElseThrow().expertFfn();
         java.util.Map<String, Double> bytes = new java.util.TreeMap<>();
         double rows = 0;
+        double biasRows = 0;
         for (LayerFeatures f : FeatureExtractor.of(g).extract(1, Phase.TRAIN)) {
             org.scaledl.graph.Layer l = g.layer(f.layer());
             if (g.role(f.layer()).block() != 0) {
@@ -223,16 +226,34 @@ class TransformerSpecTest {
             if (leaf.equals("down")) {
                 assertEquals(2, l.inputs().size(), "the down projection's GEMM takes no bias");
             }
-            if (leaf.equals("down_bias") || leaf.equals("down_cat")) {
+            if (leaf.startsWith("down_")) {
                 assertEquals(org.scaledl.graph.LayerRole.Kind.EXPERT_COMBINE, g.role(f.layer()).kind(), leaf);
-                bytes.merge(leaf + ":" + l.opType(), f.bytesFwd(), Double::sum);
+                bytes.merge("bias path", f.bytesFwd(), Double::sum);
+                biasRows = f.outputElements() / (double) oss.hidden();
             }
+            // marked for Transformer Engine's fused grouped MLP: these five layers of the experts, nothing else
+            assertEquals(java.util.Set.of("clamp", "clamp_cat", "down_bias_prob", "down_bias", "down_cat")
+                    .contains(leaf) && g.role(f.layer()).kind().expert(), l.fusedInGroupedMlp(), l.name());
         }
+        // the bias read and times the probabilities written, added to the rows (2 read, 1 written), concatenated (1
+        // and 1)
+        double hiddenWidth = biasRows * oss.hidden() * 4.0;
+        double bias = oss.moe().orElseThrow().experts() * oss.hidden() * 4.0;
+        assertEquals(6 * hiddenWidth + bias, bytes.get("bias path"), 1e-9 * hiddenWidth, bytes.toString());
+        // a dense model with the clamped activation: its clamps are layers, not the experts' fused grouped MLP's
+        ModelGraph dense = TransformerSpec.decoder("d", 1024, 16, 2, 1000).ffnKind(
+                TransformerSpec.FfnKind.CLAMPED_SWIGLU).ffn(4096).build().graph(128);
+        int clamps = 0;
+        for (int i = 0; i < dense.size(); i++) {
+            org.scaledl.graph.Layer l = dense.layer(i);
+            clamps += l.opType().equals("Clip") ? 1 : 0;
+            assertFalse(l.fusedInGroupedMlp(), l.name());
+        }
+        assertTrue(clamps > 0);
         double width = rows * expertFfn * 4.0;   // FP32 elements of the activation's result
         assertEquals(4 * width, bytes.get("clamp:Clip"), 1e-9 * width, bytes.toString());
         assertEquals(4 * width, bytes.get("clamp_cat:Concat"), 1e-9 * width, bytes.toString());
         assertEquals(3 * width, bytes.get("act:Sigmoid") + bytes.get("gate:Mul"), 1e-9 * width, bytes.toString());
-        assertTrue(bytes.containsKey("down_bias:Add") && bytes.containsKey("down_cat:Concat"), bytes.toString());
         assertEquals(20914757184L, oss.parameterCount(), "the biases are the model's parameters still");
         String text = Files.readString(DIR.resolve("gpt-oss-20b/config.json"));
         Path f = dir.resolve("config.json");

@@ -1275,7 +1275,7 @@ public final class MegatronExecution {
 
     /** Whether the GPU reaches its host's memory coherently over NVLink-C2C (a Grace superchip: GB200, GB300). */
     static boolean coherentHost(Device device) {
-        return device.formFactor().equalsIgnoreCase("Superchip");
+        return device.superchip();
     }
 
     /** Bytes a second an offloaded activation moves each way between the GPU and its host's memory. */
@@ -1587,22 +1587,25 @@ public final class MegatronExecution {
     }
 
     /**
-     * The term a layer other than a contraction counts in: a routed expert's, an attention core's, or the rest (the
-     * units' terms and the breakdown's pools both take it from here).
-     */
-    /**
      * Whether Transformer Engine's fused grouped MLP folds this layer into its kernels in this job
-     * ({@link Layer#FUSED_GROUPED_MLP}): it has them for Blackwell's tensor cores with MX-FP8 or
-     * NVFP4 scaling; elsewhere the layer runs as Megatron core runs it, an operation of its own.
+     * ({@link Layer#FUSED_GROUPED_MLP}): it has them for compute capability 10 (Blackwell's data-centre parts, its
+     * SXM boards and superchips; the PCIe cards are 12) with MX-FP8 or NVFP4 scaling; elsewhere, and on parts it does
+     * not name (a Rubin), the layer runs as Megatron core runs it, an operation of its own. A job on those parts and
+     * precisions that does not turn the op fuser on is predicted as if it did.
      */
     static boolean inFusedGroupedMlp(Layer l, Device device, Precision prec) {
-        if (!l.fusedInGroupedMlp() || !device.architectureIs("Blackwell")) {
+        if (!l.fusedInGroupedMlp() || !device.architectureIs("Blackwell")
+                || device.pcieCard()) {
             return false;
         }
         Precision runs = device.runs(prec).orElse(prec);
         return runs == Precision.MXFP8 || runs == Precision.NVFP4;
     }
 
+    /**
+     * The term a layer other than a contraction counts in: a routed expert's, an attention core's, or the rest (the
+     * units' terms and the breakdown's pools both take it from here).
+     */
     private static ExecutionTerm otherTerm(LayerRole.Kind kind) {
         return kind.expert() ? ExecutionTerm.EXPERT_OTHER
                 : kind.attentionCore() ? ExecutionTerm.ATTENTION_OTHER : ExecutionTerm.OTHER;
