@@ -115,13 +115,17 @@ public final class Layer {
 
     /** Whether the backward pass repeats this layer's forward pass ({@link #RECOMPUTED_IN_BACKWARD} is 1). */
     public boolean recomputedInBackward() {
-        Attribute a = attributes.get(RECOMPUTED_IN_BACKWARD);
-        return a != null && a.kind() == Attribute.Kind.INT && a.asLong() == 1;
+        return flag(RECOMPUTED_IN_BACKWARD);
     }
 
     /** Whether Transformer Engine's fused grouped MLP folds this layer into its kernels ({@link #FUSED_GROUPED_MLP}). */
     public boolean fusedInGroupedMlp() {
-        Attribute a = attributes.get(FUSED_GROUPED_MLP);
+        return flag(FUSED_GROUPED_MLP);
+    }
+
+    /** Whether the layer's integer attribute {@code name} is 1 (a mark of scaledl's own graphs). */
+    private boolean flag(String name) {
+        Attribute a = attributes.get(name);
         return a != null && a.kind() == Attribute.Kind.INT && a.asLong() == 1;
     }
 

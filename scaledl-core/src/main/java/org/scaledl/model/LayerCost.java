@@ -223,6 +223,7 @@ public abstract sealed class LayerCost permits LayerCost.Host, LayerCost.Device 
             List<Sample> megatron = samples.stream().filter(x -> x.workload().graph().transformer().isPresent())
                     .toList();
             // the runs' GPUs are speeds the model is fitted at (DeviceLayerModel.SpeedCap): set before any factor is
+            // fitted
             DeviceLayerModel m = DeviceLayerModel.fit(measurements).coveringRuns(samples);
             if (!profiled.isEmpty()) {
                 m = m.adapt(profiled);

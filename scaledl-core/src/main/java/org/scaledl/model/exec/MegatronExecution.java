@@ -1594,8 +1594,7 @@ public final class MegatronExecution {
      * precisions that does not turn the op fuser on is predicted as if it did.
      */
     static boolean inFusedGroupedMlp(Layer l, Device device, Precision prec) {
-        if (!l.fusedInGroupedMlp() || !device.architectureIs("Blackwell")
-                || device.pcieCard()) {
+        if (!l.fusedInGroupedMlp() || !device.architectureIs("Blackwell") || device.pcieCard()) {
             return false;
         }
         Precision runs = device.runs(prec).orElse(prec);
