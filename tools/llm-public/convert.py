@@ -143,8 +143,11 @@ Rules, in the order they are applied to each input row
     ``cuda_graphs`` is written for every row the table names (``cuda_graph_impl`` and ``cuda_graph_scope``):
     ``iteration`` for local graphs of ``full_iteration`` scope, ``layers`` for local graphs of a layer scope
     (``transformer_layer``, ``full_layer``) and for Transformer Engine's graphs of any scope, ``none`` where it says
-    none; empty (none) for a row it does not name.  The table's other columns (MoE dispatcher, recomputed modules,
-    activation offloading, userbuffer overlap) are recorded for what-if studies and not written to the run files.
+    none; empty (none) for a row it does not name.  ``recompute`` replaces rule 7's ``auto`` where the table's
+    ``recompute`` has high or medium confidence: ``none``; ``selective:<modules>`` -> ``selective`` with
+    ``recompute_modules`` (Megatron core's ``recompute_modules``, joined by ``+``); ``full:block:<n>`` -> ``full``
+    with ``recompute_layers`` n (Megatron's block method).  The table's other columns (MoE dispatcher, activation
+    offloading, userbuffer overlap) are recorded for what-if studies and not written to the run files.
 
 Configurations: those listed in ``REUSED`` are copied verbatim from the test resources after checking hidden size,
 layers, heads and KV heads against models.csv; where models.csv gives the run's vocabulary and it differs from the
@@ -170,7 +173,7 @@ from pathlib import Path
 COLUMNS = ["id", "source", "release", "task", "system", "model_key", "family", "transformer", "seq", "batch",
            "micro_batches", "world_size", "tensor", "pipeline", "context", "virtual_stages", "expert",
            "expert_tensor", "zero_stage", "device", "gpus_per_node", "nvlink_domain", "inter_node_gbps", "precision",
-           "recompute",
+           "recompute", "recompute_modules", "recompute_layers",
            "sequence_parallel", "lora_rank", "uneven_pipeline", "document_tokens", "grad_dtype", "grad_reduce",
            "moe_a2a_overlap", "cuda_graphs", "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu",
            "fit_weight", "notes"]
@@ -720,7 +723,8 @@ def convert_row(file, short, kind, line, row, models, configs):
         "expert": str(ep), "expert_tensor": str(etp), "zero_stage": str(zero), "device": device,
         "gpus_per_node": row["gpus_per_node"].strip(), "nvlink_domain": row["nvlink_domain"].strip(),
         "inter_node_gbps": "400" if kind == "bloom" else "",
-        "precision": precision, "recompute": recompute, "sequence_parallel": "true" if sp else "false",
+        "precision": precision, "recompute": recompute, "recompute_modules": "", "recompute_layers": "",
+        "sequence_parallel": "true" if sp else "false",
         "lora_rank": str(lora_rank),
         "document_tokens": document_tokens,
         "grad_dtype": grad_dtype,
@@ -976,6 +980,25 @@ def apply_recipe_settings(outputs, settings):
             else:
                 r.values["moe_a2a_overlap"] = ""
             r.values["cuda_graphs"] = cuda_graphs_of(s)
+            recompute_of(r, s)
+
+
+def recompute_of(r, setting):
+    """Rule 15: the recipe's recomputation, where the table is confident of it (high or medium)."""
+    text = setting.get("recompute", "").strip().lower()
+    if setting.get("confidence", "").strip().lower() not in ("high", "medium") or text in ("", "unknown"):
+        return
+    kind, _, rest = text.partition(":")
+    if kind == "none" and not rest:
+        r.values["recompute"] = "none"
+    elif kind == "selective" and rest:
+        r.values["recompute"] = "selective"
+        r.values["recompute_modules"] = rest
+    elif kind == "full" and rest.startswith("block:") and rest[6:].isdigit():
+        r.values["recompute"] = "full"
+        r.values["recompute_layers"] = rest[6:]
+    else:
+        fail("recipe settings: recompute %r of %s: no rule maps it" % (text, r.values["id"]))
 
 
 def write_csv(path, header, rows):

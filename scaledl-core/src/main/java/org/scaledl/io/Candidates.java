@@ -22,6 +22,7 @@ import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Phase;
 import org.scaledl.workload.Precision;
 import org.scaledl.workload.Recompute;
+import org.scaledl.workload.RecomputeModule;
 import org.scaledl.workload.Topology;
 import org.scaledl.workload.Workload;
 
@@ -36,7 +37,11 @@ import org.scaledl.workload.Workload;
  * iteration, so a replica's batch is their product. Optional columns, with their defaults (or the caller's, see
  * {@link #open}): {@code world_size} (data-parallel replicas, 1), {@code tensor} and {@code pipeline} (1),
  * {@code threads} (1), {@code phase} (train), {@code device} (a GPU or CPU machine name), {@code precision} (fp32,
- * tf32, fp16, bf16, fp8, fp8-block, mxfp8, nvfp4; fp32), {@code recompute} (none, selective, full; none),
+ * tf32, fp16, bf16, fp8, fp8-block, mxfp8, nvfp4; fp32), {@code recompute} (none, selective, full or auto; auto:
+ * none where the job fits, else the least that makes it fit), {@code recompute_modules} (what selective
+ * recomputation recomputes, Megatron core's names separated by {@code +} or spaces: core_attn, moe_act, layernorm,
+ * mla_up_proj, mlp, moe, shared_experts, {@link org.scaledl.workload.RecomputeModule}; core_attn; with an empty
+ * {@code recompute}, selective),
  * {@code offload_layers} (training: the first N layers of each model chunk keep their saved activations in host
  * memory, {@link Workload#offloadLayers()}; 0),
  * {@code sequence_parallel} (true or false; false), {@code context} (context-parallel degree, 1),
@@ -492,6 +497,16 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                     }
                     rc = Recompute.FULL;
                     b.recomputeLayers(recomputeLayers.get());
+                }
+                Optional<java.util.Set<RecomputeModule>> modules = value(t, r, "recompute_modules")
+                        .map(v -> column("recompute_modules", v, RecomputeModule::parseList));
+                if (modules.isPresent()) {
+                    if (rc != null && rc != Recompute.SELECTIVE && rc != Recompute.AUTO) {
+                        throw new IllegalArgumentException("recompute_modules " + RecomputeModule.label(modules.get())
+                                + " needs recompute selective (or empty), not " + rc.label());
+                    }
+                    rc = Recompute.SELECTIVE;
+                    b.recomputeModules(modules.get());
                 }
                 if (rc != null) {
                     b.recompute(rc);

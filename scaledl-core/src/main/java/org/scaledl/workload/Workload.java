@@ -4,6 +4,7 @@ import java.util.Collections;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import org.scaledl.Checks;
 import org.scaledl.graph.ModelGraph;
@@ -36,6 +37,7 @@ public final class Workload {
     private final Topology topology;
     private final Recompute recompute;
     private final int recomputeLayers;
+    private final Set<RecomputeModule> recomputeModules;
     private final int offloadLayers;
     private final double expertImbalance;
     private final int loraRank;
@@ -66,6 +68,8 @@ public final class Workload {
             throw new IllegalArgumentException("recomputing the first " + recomputeLayers + " layers of each chunk "
                     + "needs full recomputation, not " + recompute.label());
         }
+        // the modules apply to selective recomputation only (Megatron core reads them with granularity selective)
+        this.recomputeModules = recompute == Recompute.SELECTIVE ? b.recomputeModules : RecomputeModule.DEFAULT;
         this.offloadLayers = b.offloadLayers;
         if (offloadLayers != 0 && recompute == Recompute.FULL) {
             throw new IllegalArgumentException("offloading the activations of " + offloadLayers + " layers of each "
@@ -90,6 +94,10 @@ public final class Workload {
             expertCommOverlapRefusal(parallelism, precision, recompute).ifPresent(why -> {
                 throw new IllegalArgumentException(why);
             });
+            if (recomputeModules.contains(RecomputeModule.MOE)) {
+                throw new IllegalArgumentException(OVERLAP_NEEDS + "the mixture of experts not recomputed as a whole "
+                        + "(recompute module moe; Megatron core refuses both together)");
+            }
         }
         if (Boolean.TRUE.equals(sixteenBitGradients) && precision.masterBytes() == 0) {
             throw new IllegalArgumentException("16-bit gradients are a mixed-precision setting (bf16, fp16, fp8, "
@@ -196,6 +204,14 @@ public final class Workload {
     }
 
     /**
+     * With {@link Recompute#SELECTIVE}: what it recomputes (Megatron core's {@code recompute_modules}); default, and
+     * with any other recomputation, {@link RecomputeModule#DEFAULT} (the attention core).
+     */
+    public Set<RecomputeModule> recomputeModules() {
+        return recomputeModules;
+    }
+
+    /**
      * How many layers of each pipeline stage's model chunk keep the activations they save for the backward pass in
      * the host's memory instead of the GPU's, the first ones (Megatron's activation offloading,
      * {@code cpu_offloading_num_layers}; Megatron-Bridge's GB200 recipes offload where others recompute): each is
@@ -210,11 +226,12 @@ public final class Workload {
 
     /**
      * The recomputation as a short label, as {@code --json}'s {@code recompute_used} and {@code layouts} print it:
-     * {@code none}, {@code selective}, {@code full}, {@code auto}, or {@code full:21} for the first 21 layers of each
-     * chunk.
+     * {@code none}, {@code selective}, {@code full}, {@code auto}, {@code full:21} for the first 21 layers of each
+     * chunk, or {@code selective:moe_act+layernorm} for modules other than the attention core.
      */
     public String recomputeLabel() {
-        return recompute.label() + (recomputeLayers > 0 ? ":" + recomputeLayers : "");
+        return recompute.label() + (recomputeLayers > 0 ? ":" + recomputeLayers : "")
+                + (recomputeModules.equals(RecomputeModule.DEFAULT) ? "" : ":" + RecomputeModule.label(recomputeModules));
     }
 
     /**
@@ -459,7 +476,8 @@ public final class Workload {
     /** A builder initialised from this workload. */
     public Builder toBuilder() {
         Builder b = new Builder(graph).batch(batch).phase(phase).parallelism(parallelism).threads(threads)
-                .precision(precision).recompute(recompute).recomputeLayers(recomputeLayers).offloadLayers(offloadLayers)
+                .precision(precision).recompute(recompute).recomputeLayers(recomputeLayers)
+                .recomputeModules(recomputeModules).offloadLayers(offloadLayers)
                 .expertImbalance(expertImbalance).lora(loraRank).unevenPipeline(unevenPipeline)
                 .documentTokens(documentTokens).gradReduceAfterBackward(gradReduceAfterBackward)
                 .expertCommOverlap(expertCommOverlap).cudaGraphs(cudaGraphs).memoryFormat(memoryFormat);
@@ -482,7 +500,9 @@ public final class Workload {
                 + (device == null ? "" : " device=" + device.name())
                 + " precision=" + precision.label()
                 + (recompute == Recompute.NONE || recompute == Recompute.AUTO ? "" : " recompute=" + recompute.label()
-                + (recomputeLayers > 0 ? ":" + recomputeLayers : ""))
+                + (recomputeLayers > 0 ? ":" + recomputeLayers : "")
+                + (recomputeModules.equals(RecomputeModule.DEFAULT) ? "" : ":"
+                        + RecomputeModule.label(recomputeModules)))
                 + (offloadLayers > 0 ? " offload-layers=" + offloadLayers : "")
                 + (loraRank > 0 ? " lora=" + loraRank : "") + (unevenPipeline ? " uneven-pipeline" : "")
                 + (documentTokens > 0 ? " documents=" + documentTokens : "")
@@ -505,6 +525,7 @@ public final class Workload {
         private Topology topology;
         private Recompute recompute = Recompute.AUTO;
         private int recomputeLayers;
+        private Set<RecomputeModule> recomputeModules = RecomputeModule.DEFAULT;
         private int offloadLayers;
         private double expertImbalance = 1;
         private int loraRank;
@@ -589,6 +610,19 @@ public final class Workload {
         public Builder recomputeLayers(int value) {
             Checks.argument(value >= 0, "recompute layers must be >= 0: %s", value);
             this.recomputeLayers = value;
+            return this;
+        }
+
+        /**
+         * What selective recomputation recomputes (Megatron core's {@code recompute_modules}; default
+         * {@link RecomputeModule#DEFAULT}, the attention core); kept only with {@link Recompute#SELECTIVE}.
+         *
+         * @throws IllegalArgumentException when empty
+         */
+        public Builder recomputeModules(Set<RecomputeModule> value) {
+            Checks.argument(!value.isEmpty(), "recompute modules must name at least one module");
+            this.recomputeModules = value.equals(RecomputeModule.DEFAULT) ? RecomputeModule.DEFAULT
+                    : Collections.unmodifiableSet(java.util.EnumSet.copyOf(value));
             return this;
         }
 

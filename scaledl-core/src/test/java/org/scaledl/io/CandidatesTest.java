@@ -212,6 +212,48 @@ class CandidatesTest {
                 n -> Optional.empty())).getMessage().contains("not both"));
     }
 
+    /**
+     * {@code recompute_modules} names what selective recomputation recomputes (Megatron core's names, joined by
+     * {@code +}): with an empty {@code recompute} it means selective; with none or full it is refused, naming the
+     * line, the column and the recomputation; an unknown module is refused naming the column and the module.
+     */
+    @Test
+    void recomputeModulesSayWhatSelectiveRecomputationRecomputes() throws IOException {
+        Path cfg = dir.resolve("gpt/config.json");
+        Files.createDirectories(cfg.getParent());
+        Files.writeString(cfg, "{\"model_type\": \"gpt2\", \"n_embd\": 1024, \"n_head\": 16, \"n_layer\": 4, "
+                + "\"n_positions\": 2048, \"vocab_size\": 50257}");
+        Path csv = dir.resolve("modules.csv");
+        Files.writeString(csv, "transformer,seq,batch,recompute,recompute_modules\n"
+                + "gpt/config.json,1024,2,,layernorm+moe_act\n"
+                + "gpt/config.json,1024,2,selective,MLP core_attn\n"
+                + "gpt/config.json,1024,2,selective,\n"
+                + "gpt/config.json,1024,2,none,\n");
+        List<Workload> ws = Candidates.read(csv, OnnxImporter::read, n -> Optional.empty()).workloads();
+        assertEquals(Recompute.SELECTIVE, ws.get(0).recompute());
+        assertEquals(java.util.EnumSet.of(org.scaledl.workload.RecomputeModule.LAYERNORM,
+                org.scaledl.workload.RecomputeModule.MOE_ACT), ws.get(0).recomputeModules());
+        assertEquals("selective:moe_act+layernorm", ws.get(0).recomputeLabel());
+        assertEquals(java.util.EnumSet.of(org.scaledl.workload.RecomputeModule.MLP,
+                org.scaledl.workload.RecomputeModule.CORE_ATTN), ws.get(1).recomputeModules());
+        assertEquals(org.scaledl.workload.RecomputeModule.DEFAULT, ws.get(2).recomputeModules());
+        assertEquals("selective", ws.get(2).recomputeLabel());
+        assertEquals(Recompute.NONE, ws.get(3).recompute());
+        Files.writeString(csv, "transformer,seq,batch,recompute,recompute_modules\n"
+                + "gpt/config.json,1024,2,selective,mlp\ngpt/config.json,1024,2,full,moe_act\n");
+        InvalidInputException full = assertThrows(InvalidInputException.class,
+                () -> Candidates.read(csv, OnnxImporter::read, n -> Optional.empty()));
+        assertEquals(3, full.line());
+        assertTrue(full.getMessage().contains("recompute_modules moe_act needs recompute selective")
+                && full.getMessage().contains("not full"), full.getMessage());
+        Files.writeString(csv, "transformer,seq,batch,recompute_modules\ngpt/config.json,1024,2,moe_act+attn\n");
+        InvalidInputException unknown = assertThrows(InvalidInputException.class,
+                () -> Candidates.read(csv, OnnxImporter::read, n -> Optional.empty()));
+        assertEquals(2, unknown.line());
+        assertTrue(unknown.getMessage().contains("recompute_modules") && unknown.getMessage().contains("'attn'")
+                && unknown.getMessage().contains("core_attn, moe_act"), unknown.getMessage());
+    }
+
     @Test
     void chunksGiveTheWorkloadsOfAWholeRead() throws IOException {
         Path csv = dir.resolve("many.csv");

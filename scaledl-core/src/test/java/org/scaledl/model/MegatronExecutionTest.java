@@ -34,6 +34,7 @@ import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Phase;
 import org.scaledl.workload.Precision;
 import org.scaledl.workload.Recompute;
+import org.scaledl.workload.RecomputeModule;
 import org.scaledl.workload.Sample;
 import org.scaledl.workload.Topology;
 import org.scaledl.workload.Workload;
@@ -1382,6 +1383,69 @@ class MegatronExecutionTest {
             }
         }
         assertTrue(oss.parameterCount() > plain.parameterCount(), "the experts' biases are parameters still");
+    }
+
+    /**
+     * Megatron core's recompute modules on GPT-OSS in BF16 on an H100 (the activation not fused into a grouped MLP):
+     * each runs its layers' forward again and keeps less, and no more; {@code core_attn} is the default; modules
+     * that name different layers add up; recomputing the whole mixture of experts dispatches and combines the tokens
+     * again ({@code 4 + 2} all-to-all passes against 4); a module that names no layer of a dense model is said.
+     */
+    @Test
+    void recomputeModulesRepeatTheirForwardAndKeepLess() {
+        TransformerSpec oss = HuggingFaceConfig.read(Path.of(
+                "src/test/resources/transformers/gpt-oss-20b/config.json"));
+        Device h100 = DeviceCatalog.bundled().require("NVIDIA H100 80GB HBM3");
+        java.util.function.Function<java.util.Set<RecomputeModule>, Workload> job = mods -> {
+            Workload.Builder b = Workload.builder(oss.graph(1024)).batch(4).phase(Phase.TRAIN).device(h100)
+                    .parallelism(Parallelism.of(8, 1, 1, 2).withExpert(8, 1)).precision(Precision.BF16)
+                    .topology(DGX);
+            return (mods == null ? b.recompute(Recompute.NONE) : b.recompute(Recompute.SELECTIVE)
+                    .recomputeModules(mods)).build();
+        };
+        MegatronTerms none = stage.megatronTerms(job.apply(null));
+        MegatronTerms core = stage.megatronTerms(job.apply(RecomputeModule.DEFAULT));
+        MegatronTerms act = stage.megatronTerms(job.apply(java.util.EnumSet.of(RecomputeModule.MOE_ACT)));
+        MegatronTerms both = stage.megatronTerms(job.apply(java.util.EnumSet.of(RecomputeModule.MOE_ACT,
+                RecomputeModule.CORE_ATTN)));
+        MegatronTerms moe = stage.megatronTerms(job.apply(java.util.EnumSet.of(RecomputeModule.MOE)));
+        assertEquals(stage.millis(Workload.builder(oss.graph(1024)).batch(4).phase(Phase.TRAIN).device(h100)
+                .parallelism(Parallelism.of(8, 1, 1, 2).withExpert(8, 1)).precision(Precision.BF16).topology(DGX)
+                .recompute(Recompute.SELECTIVE).build()), stage.millis(job.apply(java.util.EnumSet.of(
+                RecomputeModule.CORE_ATTN))), 1e-9, "core_attn is the default");
+        // moe_act: the experts' activation layers again, nothing else
+        assertTrue(act.value(ExecutionTerm.EXPERT_OTHER) > none.value(ExecutionTerm.EXPERT_OTHER) * 1.05,
+                act + " vs " + none);
+        for (ExecutionTerm t : List.of(ExecutionTerm.DENSE, ExecutionTerm.DENSE_ATTENTION, ExecutionTerm.OTHER,
+                ExecutionTerm.EXPERT_COMM)) {
+            assertEquals(none.value(t), act.value(t), 1e-9 * (1 + none.value(t)), t.name());
+        }
+        // core_attn: the core's products again, the experts' layers as without it; both: each its own
+        assertTrue(core.value(ExecutionTerm.DENSE_ATTENTION) > none.value(ExecutionTerm.DENSE_ATTENTION) * 1.1);
+        assertEquals(core.value(ExecutionTerm.DENSE_ATTENTION), both.value(ExecutionTerm.DENSE_ATTENTION), 1e-9);
+        assertEquals(act.value(ExecutionTerm.EXPERT_OTHER), both.value(ExecutionTerm.EXPERT_OTHER), 1e-9);
+        // moe: the router's and experts' products and the all-to-all again
+        assertEquals(1.5 * none.value(ExecutionTerm.EXPERT_COMM), moe.value(ExecutionTerm.EXPERT_COMM),
+                1e-9 * none.value(ExecutionTerm.EXPERT_COMM));
+        assertTrue(moe.value(ExecutionTerm.DENSE) > none.value(ExecutionTerm.DENSE) * 1.1);
+        assertTrue(moe.value(ExecutionTerm.EXPERT_OTHER) >= act.value(ExecutionTerm.EXPERT_OTHER) - 1e-9);
+        // what each keeps: less than without, the whole mixture of experts least
+        double[] mem = new double[4];
+        List<java.util.Set<RecomputeModule>> sets = java.util.Arrays.asList(null, java.util.EnumSet.of(
+                RecomputeModule.MOE_ACT), java.util.EnumSet.of(RecomputeModule.MOE_ACT, RecomputeModule.LAYERNORM),
+                java.util.EnumSet.of(RecomputeModule.MOE));
+        for (int k = 0; k < 4; k++) {
+            mem[k] = stage.memoryBytes(job.apply(sets.get(k))).orElseThrow();
+        }
+        assertTrue(mem[0] > mem[1] && mem[1] > mem[2] && mem[2] > mem[3], java.util.Arrays.toString(mem));
+        // a module that names no layer is said, not dropped silently
+        Workload dense = Workload.builder(GPT.graph(2048)).batch(2).phase(Phase.TRAIN).device(A100)
+                .parallelism(Parallelism.of(1, 1, 1, 1)).precision(Precision.FP16).recompute(Recompute.SELECTIVE)
+                .recomputeModules(java.util.EnumSet.of(RecomputeModule.MOE_ACT, RecomputeModule.MLP)).topology(DGX)
+                .build();
+        List<String> said = predictor.predict(dense).warnings().stream().map(PredictionWarning::message).toList();
+        assertTrue(said.stream().anyMatch(x -> x.contains("recompute module moe_act names no layer")), said.toString());
+        assertTrue(said.stream().noneMatch(x -> x.contains("recompute module mlp")), said.toString());
     }
 
     /**

@@ -65,6 +65,12 @@ final class ClusterOptions {
             + "it fit, and a warning says which)", converter = RecomputeConverter.class)
     Recompute recompute;
 
+    @Option(names = "--recompute-modules", description = "What selective recomputation recomputes: Megatron core's "
+            + "recompute_modules, separated by commas or +: core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, "
+            + "shared_experts (default core_attn; implies --recompute selective)",
+            converter = RecomputeModulesConverter.class)
+    java.util.Set<org.scaledl.workload.RecomputeModule> recomputeModules;
+
     @Option(names = "--recompute-layers", description = "With --recompute full, only the first N layers of each "
             + "pipeline stage's model chunk (Megatron's block method; default every layer)")
     Integer recomputeLayers;
@@ -147,7 +153,19 @@ final class ClusterOptions {
             }
             return Recompute.FULL;
         }
+        if (recomputeModules != null) {
+            if (recompute != null && recompute != Recompute.SELECTIVE && recompute != Recompute.AUTO) {
+                throw org.scaledl.InvalidInputException.of("--recompute-modules needs --recompute selective, not "
+                        + recompute.label());
+            }
+            return Recompute.SELECTIVE;
+        }
         return recompute == null ? Recompute.AUTO : recompute;
+    }
+
+    /** What selective recomputation recomputes (the attention core when not given). */
+    java.util.Set<org.scaledl.workload.RecomputeModule> recomputeModules() {
+        return recomputeModules == null ? org.scaledl.workload.RecomputeModule.DEFAULT : recomputeModules;
     }
 
     /** The layers recomputed per model chunk with full recomputation (0: every layer). */
@@ -311,6 +329,7 @@ final class ClusterOptions {
         given.accept("--zero-stage", zeroStage);
         given.accept("--recompute", recompute);
         given.accept("--recompute-layers", recomputeLayers);
+        given.accept("--recompute-modules", recomputeModules);
         given.accept("--offload-layers", offloadLayers);
         given.accept("--sequence-parallel", sequenceParallel ? Boolean.TRUE : null);
         given.accept("--uneven-pipeline", unevenPipeline ? Boolean.TRUE : null);
@@ -327,6 +346,8 @@ final class ClusterOptions {
         put.accept("precision", precision == null ? null : precision.label());
         put.accept("recompute", recompute == null ? null : recompute.label());
         put.accept("recompute_layers", recomputeLayers);
+        put.accept("recompute_modules", recomputeModules == null ? null
+                : org.scaledl.workload.RecomputeModule.label(recomputeModules));
         put.accept("offload_layers", offloadLayers);
         put.accept("sequence_parallel", sequenceParallel ? "true" : null);
         put.accept("uneven_pipeline", unevenPipeline ? "true" : null);
@@ -393,6 +414,13 @@ final class ClusterOptions {
     static final class RecomputeConverter extends Parsed<Recompute> {
         RecomputeConverter() {
             super(Recompute::parse);
+        }
+    }
+
+    /** Parses {@code --recompute-modules}. */
+    static final class RecomputeModulesConverter extends Parsed<java.util.Set<org.scaledl.workload.RecomputeModule>> {
+        RecomputeModulesConverter() {
+            super(org.scaledl.workload.RecomputeModule::parseList);
         }
     }
 

@@ -105,6 +105,7 @@ final class JobOptions {
         Workload.Builder wb = Workload.builder(g).batch(batch * m).threads(positive(threads, "--threads"))
                 .phase(phase == null ? Phase.TRAIN : phase).parallelism(par).precision(cluster.precision())
                 .recompute(cluster.recompute()).recomputeLayers(cluster.recomputeLayers())
+                .recomputeModules(cluster.recomputeModules())
                 .offloadLayers(cluster.offloadLayers())
                 .expertImbalance(cluster.expertImbalance()).lora(cluster.loraRank())
                 .unevenPipeline(cluster.unevenPipeline).documentTokens(cluster.documentTokens())

@@ -137,6 +137,7 @@ final class PredictCommand implements Callable<Integer> {
             wl.put("parallelism", w.parallelism().label());
             wl.put("precision", w.precision().label());
             wl.put("recompute", w.recompute().label());
+            wl.put("recompute_modules", org.scaledl.workload.RecomputeModule.label(w.recomputeModules()));
             Workload used = p.resolved(w);
             wl.put("recompute_used", used.recomputeLabel());
             wl.put("offload_layers", used.offloadLayers());

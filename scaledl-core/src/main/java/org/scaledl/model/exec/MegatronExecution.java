@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.OptionalDouble;
+import java.util.Set;
 import org.scaledl.Checks;
 import org.scaledl.features.FeatureExtractor;
 import org.scaledl.graph.Blocks;
@@ -25,6 +26,7 @@ import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Phase;
 import org.scaledl.workload.Precision;
 import org.scaledl.workload.Recompute;
+import org.scaledl.workload.RecomputeModule;
 import org.scaledl.workload.TensorCoreAlignment;
 import org.scaledl.workload.Topology;
 import org.scaledl.workload.Workload;
@@ -278,7 +280,8 @@ public final class MegatronExecution {
     /**
      * Said where a job's {@code recompute_layers} or {@code offload_layers} reach every layer of each model chunk (a
      * count of the first layers of each chunk, as Megatron's block method takes it): the job is predicted with all of
-     * them recomputed or offloaded, which the count alone does not tell.
+     * them recomputed or offloaded, which the count alone does not tell; and where a recompute module names no layer
+     * of the model ({@code moe_act} of a dense model, or one another module's larger checkpoint takes over).
      */
     static List<String> layerCountNotes(Workload w) {
         TransformerShape ts = w.graph().transformer().orElseThrow();
@@ -286,6 +289,15 @@ public final class MegatronExecution {
         int chunks = par.pipeline() * par.virtualStages();
         int[] sizes = split(ts.layers(), chunks, ts.mtpLayers());
         List<String> notes = new ArrayList<>();
+        if (w.recompute() == Recompute.SELECTIVE && w.phase() == Phase.TRAIN) {
+            RecomputeModule[] redo = RecomputeRegions.of(w.graph(), w.recomputeModules());
+            for (RecomputeModule m : w.recomputeModules()) {
+                if (java.util.Arrays.stream(redo).noneMatch(x -> x == m)) {
+                    notes.add("recompute module " + m.label() + " names no layer of " + w.graph().name()
+                            + ": nothing of it is recomputed");
+                }
+            }
+        }
         if (sizes == null) {
             return notes;
         }
@@ -415,12 +427,13 @@ public final class MegatronExecution {
 
     /** Everything the units depend on besides the graph (the layer model by identity). */
     private record UnitsKey(DeviceLayerCost layers, Device device, Precision precision, Phase phase,
-            Recompute recompute, int microBatch, int tensor, boolean sequenceParallel, int context, int expert,
-            int expertTensor, int lora, int documents, boolean timed) {
+            Recompute recompute, Set<RecomputeModule> modules, int microBatch, int tensor, boolean sequenceParallel,
+            int context, int expert, int expertTensor, int lora, int documents, boolean timed) {
         @Override
         public boolean equals(Object o) {
             return o instanceof UnitsKey k && k.layers == layers && k.device == device
                     && k.precision == precision && k.phase == phase && k.recompute == recompute
+                    && k.modules.equals(modules)
                     && k.microBatch == microBatch && k.tensor == tensor && k.sequenceParallel == sequenceParallel
                     && k.context == context && k.expert == expert && k.expertTensor == expertTensor
                     && k.lora == lora && k.documents == documents && k.timed == timed;
@@ -434,6 +447,7 @@ public final class MegatronExecution {
             h = 31 * h + precision.hashCode();
             h = 31 * h + phase.hashCode();
             h = 31 * h + recompute.hashCode();
+            h = 31 * h + modules.hashCode();
             h = 31 * h + microBatch;
             h = 31 * h + tensor;
             h = 31 * h + (sequenceParallel ? 1 : 0);
@@ -531,11 +545,12 @@ public final class MegatronExecution {
     private static Unit[] units(Workload w, DeviceLayerCost layers, Device device, int b, Recompute rc,
             boolean timed) {
         Parallelism par = w.parallelism();
-        UnitsKey key = new UnitsKey(layers, device, w.precision(), w.phase(), rc, b, par.tensor(),
+        Set<RecomputeModule> modules = rc == Recompute.SELECTIVE ? w.recomputeModules() : RecomputeModule.DEFAULT;
+        UnitsKey key = new UnitsKey(layers, device, w.precision(), w.phase(), rc, modules, b, par.tensor(),
                 par.sequenceParallel(), par.context(), par.expert(), par.expertTensor(), w.loraRank(),
                 w.documentTokens(), timed);
         return UNITS.get(w.graph(), key, () -> computeUnits(w.graph(), layers, device, w.precision(), w.phase(), rc,
-                b, par.tensor(), par.sequenceParallel(), par.context(), par.expert(), par.expertTensor(),
+                modules, b, par.tensor(), par.sequenceParallel(), par.context(), par.expert(), par.expertTensor(),
                 w.loraRank(), w.documentTokens(), timed));
     }
 
@@ -552,9 +567,11 @@ public final class MegatronExecution {
      * against {@code S²/2}.
      */
     private static Unit[] computeUnits(ModelGraph g, DeviceLayerCost layers, Device device, Precision prec,
-            Phase phase, Recompute rc, int b, int t, boolean sp, int c, int e, int et, int lora, int documents,
-            boolean timed) {
+            Phase phase, Recompute rc, Set<RecomputeModule> modules, int b, int t, boolean sp, int c, int e, int et,
+            int lora, int documents, boolean timed) {
         boolean train = phase == Phase.TRAIN;
+        // per layer the module selective recomputation runs again (null: kept)
+        RecomputeModule[] redo = rc == Recompute.SELECTIVE ? RecomputeRegions.of(g, modules) : null;
         Blocks blocks = g.blocks().orElseThrow();
         TransformerShape ts = g.transformer().orElseThrow();
         int kinds = blocks.kinds();
@@ -614,7 +631,8 @@ public final class MegatronExecution {
             // give (the quadratic ones, the sparse-attention indexer's among them, documents / seq)
             double packed = documents > 0 && kind.attentionCore() && lf.family() != OpFamily.MOVEMENT
                     && lf.family() != OpFamily.VIEW ? ts.packedShare(documents, kind == LayerRole.Kind.INDEXER) : 1;
-            saved[u] += packed * savedBytes(g, lf, role, b, ts, prec, lowLinear ? low : null, rc, divisor, t, sp, c);
+            saved[u] += packed * savedBytes(g, lf, role, b, ts, prec, lowLinear ? low : null, redo, divisor, t, sp,
+                    c);
             // a row-parallel product splits its reduction, not its output (the partial sums the all-reduce adds)
             LayerFeatures f = rowParallel(kind) && t > 1 && lf.family() == OpFamily.DENSE
                     ? ParallelExecution.shareReduction(lf, t, divisor / t)
@@ -629,7 +647,7 @@ public final class MegatronExecution {
             double bwdShare = frozenBackwardShare(lora, lf);
             bwd *= bwdShare;
             boolean again = role.region() == LayerRole.Region.BLOCK && (rc == Recompute.FULL
-                    || rc == Recompute.SELECTIVE && kind.attentionCore());
+                    || redo != null && redo[i] != null);
             double time = fwd * (again ? 2 : 1) + bwd;
             if (kind.attentionCore()) {
                 coreFwd[u] += fwd;
@@ -762,12 +780,13 @@ public final class MegatronExecution {
      * low-precision linear layer runs in (what its quantised copy takes), null for the others.
      */
     private static double savedBytes(ModelGraph g, LayerFeatures f, LayerRole role, int b, TransformerShape ts,
-            Precision prec, Precision lowLinear, Recompute rc, double divisor, int t, boolean sp, int c) {
-        Layer l = g.layer(f.layer());
+            Precision prec, Precision lowLinear, RecomputeModule[] redo, double divisor, int t, boolean sp, int c) {
+        int i = f.layer();
+        Layer l = g.layer(i);
         double a = prec.activationBytes();
         String op = l.opType();
         boolean core = role.kind().attentionCore();
-        if (core && (ts.fusedAttention() || rc == Recompute.SELECTIVE)) {
+        if (core && (ts.fusedAttention() || redo != null && redo[i] == RecomputeModule.CORE_ATTN)) {
             if (!op.equals("Split")) {
                 return 0;
             }
@@ -782,7 +801,13 @@ public final class MegatronExecution {
             double q = elements(g, l.outputs().get(0), b);
             double kv = (double) b * ts.seq() * ts.kvWidth();
             double stats = ts.fusedAttention() ? 4.0 * b * ts.heads() * ts.seq() : 0;
-            return ((q + kv) * a + stats) / divisor;
+            // queries, keys and values an output-discarding module (mla_up_proj) recomputes are not kept
+            boolean recomputedInput = !l.inputs().isEmpty() && discarded(g, redo, i, l.inputs().get(0));
+            return ((recomputedInput ? 0 : q + kv) * a + stats) / divisor;
+        }
+        if (redo != null && redo[i] != null && (op.equals("Softmax") || op.equals("Dropout"))) {
+            // inside a recomputed module: not kept
+            return 0;
         }
         switch (op) {
             case "Gemm", "MatMul" -> {
@@ -790,7 +815,7 @@ public final class MegatronExecution {
                 double in = 0;
                 for (String x : l.inputs()) {
                     TensorInfo ti = g.tensor(x).orElse(null);
-                    if (ti == null || ti.role() != TensorRole.ACTIVATION) {
+                    if (ti == null || ti.role() != TensorRole.ACTIVATION || discarded(g, redo, i, x)) {
                         continue;
                     }
                     Optional<Integer> producer = g.producerOf(x);
@@ -802,7 +827,7 @@ public final class MegatronExecution {
                 return in;
             }
             case "LayerNormalization", "Gelu", "Relu", "Sigmoid" -> {
-                return elements(g, l.inputs().get(0), b) * a / divisor;
+                return discarded(g, redo, i, l.inputs().get(0)) ? 0 : elements(g, l.inputs().get(0), b) * a / divisor;
             }
             case "Softmax" -> {
                 return f.outputElements() * a / divisor;
@@ -814,6 +839,23 @@ public final class MegatronExecution {
                 return 0;
             }
         }
+    }
+
+    /**
+     * Whether layer {@code i} does not keep its input {@code tensor} for the backward pass because selective
+     * recomputation runs the producer again: the producer is recomputed by the module that recomputes {@code i} (what
+     * a checkpoint keeps is its input only), or by a module that discards its output.
+     */
+    private static boolean discarded(ModelGraph g, RecomputeModule[] redo, int i, String tensor) {
+        if (redo == null) {
+            return false;
+        }
+        Optional<Integer> producer = g.producerOf(tensor);
+        if (producer.isEmpty()) {
+            return false;
+        }
+        RecomputeModule m = redo[producer.get()];
+        return m != null && (m == redo[i] || m.discardsOutput());
     }
 
     /** Whether a layer's output is on the residual stream (or replicated): what a column-parallel layer reads. */
@@ -1441,6 +1483,7 @@ public final class MegatronExecution {
         // the all-to-all overlap pairs two micro-batches' passes of the busiest stage's steady state: a training step
         // with more than one micro-batch
         boolean overlapA2a = w.expertCommOverlap() && train && m > 1;
+        boolean moeRecomputed = rc == Recompute.SELECTIVE && w.recomputeModules().contains(RecomputeModule.MOE);
         if (withTime) {
             // a unit's contractions are the same on every stage (unless a part of the layers is recomputed): their
             // weights summed over the stages, one entry each (the floors scale with the weight, so this is exact)
@@ -1468,7 +1511,8 @@ public final class MegatronExecution {
                         sync += k * unitCompute[s][u] * lag;
                     }
                     if (e > 1 && un.expertLayers() > 0) {
-                        double passes = train ? 4 + 2 * recomputed[s] : 2;
+                        // recomputing the whole mixture of experts (module moe) dispatches and combines again
+                        double passes = train ? 4 + 2 * Math.max(recomputed[s], moeRecomputed ? 1 : 0) : 2;
                         double a2a = un.expertLayers() * passes * a2aOne * imbalance;
                         if (overlapA2a && s == max) {
                             // Megatron's overlap_moe_expert_parallel_comm: one micro-batch's forward dispatch and
@@ -1991,7 +2035,8 @@ public final class MegatronExecution {
         if (w.phase() == Phase.TRAIN && !w.expertCommOverlap() && !w.states(Workload.ScheduleChoice.EXPERT_COMM_OVERLAP)
                 && w.parallelism().microBatches() > 1
                 && terms.value(ExecutionTerm.EXPERT_COMM) > 0
-                && Workload.expertCommOverlapRefusal(w.parallelism(), w.precision(), w.recompute()).isEmpty()) {
+                && Workload.expertCommOverlapRefusal(w.parallelism(), w.precision(), w.recompute()).isEmpty()
+                && !w.recomputeModules().contains(RecomputeModule.MOE)) {
             // the other schedule choice the recipes state: the experts' all-to-all behind another micro-batch, where
             // Megatron core allows it
             double overlapped = stepWith.apply(w.toBuilder().expertCommOverlap(true));
