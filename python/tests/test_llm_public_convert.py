@@ -244,3 +244,44 @@ def test_recipe_settings_give_every_named_row_its_cuda_graphs():
     assert {r["cuda_graphs"] for r in rows} == {"", "none", "layers", "iteration"}
     for r in rows:
         assert r["cuda_graphs"] == (of(read[r["id"]]) if r["id"] in read else ""), r["id"]
+
+
+def test_recipe_settings_give_confident_rows_their_recomputation():
+    """Rule 15: a row the table names with high or medium confidence takes its recomputation: ``none``;
+    ``selective:<modules>`` as ``selective`` with ``recompute_modules``; ``full:block:<n>`` as ``full`` with
+    ``recompute_layers``; low confidence or ``unknown`` leave rule 7's ``auto``; a form no rule maps is refused.
+    The bundled runs agree with the table."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("llm_public_convert", CONVERT)
+    convert = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(convert)
+
+    class Row:
+        def __init__(self):
+            self.values = {"id": "x", "recompute": "auto", "recompute_modules": "", "recompute_layers": ""}
+
+    def of(text, confidence="high"):
+        r = Row()
+        convert.recompute_of(r, {"recompute": text, "confidence": confidence})
+        return r.values["recompute"], r.values["recompute_modules"], r.values["recompute_layers"]
+
+    assert of("none") == ("none", "", "")
+    assert of("selective:layernorm+moe_act", "medium") == ("selective", "layernorm+moe_act", "")
+    assert of("full:block:5") == ("full", "", "5")
+    assert of("selective:mla_up_proj", "low") == ("auto", "", "")
+    assert of("unknown") == ("auto", "", "")
+    with pytest.raises(SystemExit):
+        of("selective")
+    with pytest.raises(SystemExit):
+        of("full:uniform:2")
+    bundled = ROOT / "datasets" / "gpu" / "llm-public" / "runs.csv"
+    settings = ROOT / "tools" / "llm-public" / "recipe_settings.csv"
+    read = {r["id"]: r for r in csv.DictReader(open(settings, encoding="utf-8"))}
+    rows = list(csv.DictReader(open(bundled, encoding="utf-8")))
+    for r in rows:
+        s = read.get(r["id"])
+        if s and s["confidence"] in ("high", "medium") and s["recompute"] != "unknown":
+            got = r["recompute"] + (":" + r["recompute_modules"] if r["recompute_modules"] else "") + (
+                ":block:" + r["recompute_layers"] if r["recompute_layers"] else "")
+            assert got == s["recompute"], r["id"]
+    assert sum(r["recompute"] == "selective" for r in rows) >= 20

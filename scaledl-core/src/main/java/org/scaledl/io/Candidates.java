@@ -501,9 +501,15 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                 Optional<java.util.Set<RecomputeModule>> modules = value(t, r, "recompute_modules")
                         .map(v -> column("recompute_modules", v, RecomputeModule::parseList));
                 if (modules.isPresent()) {
+                    if (recomputeLayers.isPresent() && recomputeLayers.get() > 0) {
+                        throw new IllegalArgumentException("recompute_layers " + recomputeLayers.get() + " (full "
+                                + "recomputation of the first layers) and recompute_modules "
+                                + RecomputeModule.label(modules.get()) + " (what selective recomputation recomputes) "
+                                + "cannot both be given");
+                    }
                     if (rc != null && rc != Recompute.SELECTIVE && rc != Recompute.AUTO) {
                         throw new IllegalArgumentException("recompute_modules " + RecomputeModule.label(modules.get())
-                                + " needs recompute selective (or empty), not " + rc.label());
+                                + " needs recompute selective (or auto, or empty), not " + rc.label());
                     }
                     rc = Recompute.SELECTIVE;
                     b.recomputeModules(modules.get());

@@ -88,7 +88,9 @@ import org.scaledl.workload.Recompute;
  *       tensorwise: fp8; blockwise: fp8-block; mxfp8), {@code fp4} (any value but None: nvfp4), NeMo's
  *       {@code precision} (bf16-mixed, 16-mixed, 32...), {@code sequence_parallel} (only with tensor parallelism),
  *       {@code recompute_granularity} [{@code activations_checkpoint_granularity}] (None, selective, full; None with
- *       {@code recompute_activations} True is selective), {@code use_distributed_optimizer} (True: ZeRO stage 1),
+ *       {@code recompute_activations} True is selective) with {@code recompute_modules} (with selective, what it
+ *       recomputes: a list of Megatron core's module names, {@link org.scaledl.workload.RecomputeModule}; None:
+ *       core_attn; an empty list: nothing, as none), {@code use_distributed_optimizer} (True: ZeRO stage 1),
  *       {@code use_torch_fsdp2} (True: stage 3), {@code use_megatron_fsdp} or {@code use_custom_fsdp} with
  *       {@code data_parallel_sharding_strategy} (optim 1, optim_grads 2, optim_grads_params 3),
  *       {@code overlap_grad_reduce} [NeMo 1.x's {@code overlap_grad_sync}] (False: the gradients reduced after the
@@ -189,8 +191,9 @@ public final class TrainingLogs {
                 "expert_model_parallel_size", "expert_tensor_parallel_size", "virtual_pipeline_model_parallel_size",
                 "num_layers_per_virtual_pipeline_stage", "world_size", "data_parallel_size", "devices", "num_nodes",
                 "num_micro_batches", "bf16", "fp16", "fp8", "fp8_recipe", "fp4", "precision", "sequence_parallel",
-                "recompute_granularity", "recompute_activations", "use_distributed_optimizer", "use_torch_fsdp2",
-                "use_megatron_fsdp", "use_custom_fsdp", "data_parallel_sharding_strategy", "overlap_grad_reduce",
+                "recompute_granularity", "recompute_activations", "recompute_modules", "use_distributed_optimizer",
+                "use_torch_fsdp2", "use_megatron_fsdp", "use_custom_fsdp", "data_parallel_sharding_strategy",
+                "overlap_grad_reduce",
                 "DDP_impl", "grad_reduce_in_fp32", "grad_sync_dtype", "overlap_moe_expert_parallel_comm",
                 "cuda_graph_impl", "cuda_graph_scope", "enable_cuda_graph", "external_cuda_graph")) {
             KEYS.put(k, k);
@@ -221,6 +224,8 @@ public final class TrainingLogs {
      * @param zeroStage        ZeRO stage (1: Megatron's distributed optimizer; 3: FSDP)
      * @param precision        the training precision
      * @param recompute        activation recomputation
+     * @param recomputeModules what selective recomputation recomputes
+     *                         ({@link org.scaledl.workload.Workload#recomputeModules()}; the default with any other)
      * @param sequenceParallel Megatron's sequence parallelism
      * @param gradReduceAfterBackward the data-parallel gradient reduction after the backward pass
      *                         ({@link org.scaledl.workload.Workload#gradReduceAfterBackward()})
@@ -234,7 +239,8 @@ public final class TrainingLogs {
      */
     public record Job(int seq, int microBatch, int microBatches, int dataParallel, int tensor, int pipeline,
             int context, int virtualStages, int expert, int expertTensor, int zeroStage, Precision precision,
-            Recompute recompute, boolean sequenceParallel, boolean gradReduceAfterBackward,
+            Recompute recompute, java.util.Set<org.scaledl.workload.RecomputeModule> recomputeModules,
+            boolean sequenceParallel, boolean gradReduceAfterBackward,
             Optional<Boolean> sixteenBitGradients, boolean expertCommOverlap, CudaGraphs cudaGraphs) {
         /** GPUs the job uses: {@code dataParallel x tensor x pipeline x context}. */
         public long gpus() {
@@ -971,6 +977,21 @@ public final class TrainingLogs {
                             + clip(granularity) + "' is not known (None, selective, full)");
                 };
             }
+            java.util.Set<org.scaledl.workload.RecomputeModule> modules = org.scaledl.workload.RecomputeModule.DEFAULT;
+            String listed = text("recompute_modules");
+            if (recompute == Recompute.SELECTIVE && listed != null && !listed.equalsIgnoreCase("None")) {
+                String names = listed.replaceAll("[\\[\\]'\",\\s]+", " ").trim();
+                if (names.isEmpty()) {
+                    // Megatron core's selective recomputation of no module keeps everything
+                    recompute = Recompute.NONE;
+                } else {
+                    try {
+                        modules = org.scaledl.workload.RecomputeModule.parseList(names);
+                    } catch (InvalidInputException e) {
+                        throw bad("recompute_modules", which + "recompute_modules: " + e.detail());
+                    }
+                }
+            }
             boolean sp = flag("sequence_parallel", false) && tp > 1;
             // the gradients' reduction: Megatron's overlap_grad_reduce (NeMo 1.x's overlap_grad_sync), else the
             // DDP implementation of older Megatron-LM (local: after the backward pass; torch: PyTorch DDP's buckets);
@@ -1015,8 +1036,12 @@ public final class TrainingLogs {
                 throw bad("overlap_moe_expert_parallel_comm", which + "overlap_moe_expert_parallel_comm True with "
                         + "full recomputation, which Megatron core refuses");
             }
-            return new Job(seq, mbs, microBatches, dp, tp, pp, cp, virtual, ep, etp, zero, precision, recompute, sp,
-                    afterBackward, sixteenBit, a2aOverlap, cudaGraphs(which));
+            if (a2aOverlap && modules.contains(org.scaledl.workload.RecomputeModule.MOE)) {
+                throw bad("overlap_moe_expert_parallel_comm", which + "overlap_moe_expert_parallel_comm True with "
+                        + "the whole mixture of experts recomputed (recompute_modules moe), which Megatron core refuses");
+            }
+            return new Job(seq, mbs, microBatches, dp, tp, pp, cp, virtual, ep, etp, zero, precision, recompute,
+                    modules, sp, afterBackward, sixteenBit, a2aOverlap, cudaGraphs(which));
         }
 
         /**

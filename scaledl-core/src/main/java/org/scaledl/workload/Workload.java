@@ -61,15 +61,24 @@ public final class Workload {
         this.device = b.device;
         this.precision = b.precision;
         this.topology = b.topology;
-        this.recompute = b.recompute;
+        Recompute rc = b.recompute;
+        if (!b.recomputeModules.equals(RecomputeModule.DEFAULT)) {
+            // modules named: selective recomputation (Megatron core reads them with that granularity only)
+            if (rc == Recompute.AUTO) {
+                rc = Recompute.SELECTIVE;
+            } else if (rc != Recompute.SELECTIVE) {
+                throw new IllegalArgumentException("recompute modules " + RecomputeModule.label(b.recomputeModules)
+                        + " say what selective recomputation recomputes, not " + rc.label() + " recomputation");
+            }
+        }
+        this.recompute = rc;
         this.recomputeLayers = b.recomputeLayers;
         if (recomputeLayers != 0 && recompute != Recompute.FULL) {
             // (not Checks.argument: its arguments would be boxed on every build, and layout searches build millions)
             throw new IllegalArgumentException("recomputing the first " + recomputeLayers + " layers of each chunk "
                     + "needs full recomputation, not " + recompute.label());
         }
-        // the modules apply to selective recomputation only (Megatron core reads them with granularity selective)
-        this.recomputeModules = recompute == Recompute.SELECTIVE ? b.recomputeModules : RecomputeModule.DEFAULT;
+        this.recomputeModules = b.recomputeModules;
         this.offloadLayers = b.offloadLayers;
         if (offloadLayers != 0 && recompute == Recompute.FULL) {
             throw new IllegalArgumentException("offloading the activations of " + offloadLayers + " layers of each "
@@ -205,7 +214,7 @@ public final class Workload {
 
     /**
      * With {@link Recompute#SELECTIVE}: what it recomputes (Megatron core's {@code recompute_modules}); default, and
-     * with any other recomputation, {@link RecomputeModule#DEFAULT} (the attention core).
+     * always with any other recomputation, {@link RecomputeModule#DEFAULT} (the attention core).
      */
     public Set<RecomputeModule> recomputeModules() {
         return recomputeModules;
@@ -615,7 +624,8 @@ public final class Workload {
 
         /**
          * What selective recomputation recomputes (Megatron core's {@code recompute_modules}; default
-         * {@link RecomputeModule#DEFAULT}, the attention core); kept only with {@link Recompute#SELECTIVE}.
+         * {@link RecomputeModule#DEFAULT}, the attention core). Other modules make {@link Recompute#AUTO} (the
+         * default) selective; {@link #build} refuses them with {@link Recompute#NONE} or {@link Recompute#FULL}.
          *
          * @throws IllegalArgumentException when empty
          */

@@ -246,6 +246,12 @@ class CandidatesTest {
         assertEquals(3, full.line());
         assertTrue(full.getMessage().contains("recompute_modules moe_act needs recompute selective")
                 && full.getMessage().contains("not full"), full.getMessage());
+        Files.writeString(csv, "transformer,seq,batch,recompute_layers,recompute_modules\n"
+                + "gpt/config.json,1024,2,2,mlp\n");
+        InvalidInputException both = assertThrows(InvalidInputException.class,
+                () -> Candidates.read(csv, OnnxImporter::read, n -> Optional.empty()));
+        assertTrue(both.getMessage().contains("recompute_layers 2") && both.getMessage().contains("cannot both"),
+                both.getMessage());
         Files.writeString(csv, "transformer,seq,batch,recompute_modules\ngpt/config.json,1024,2,moe_act+attn\n");
         InvalidInputException unknown = assertThrows(InvalidInputException.class,
                 () -> Candidates.read(csv, OnnxImporter::read, n -> Optional.empty()));

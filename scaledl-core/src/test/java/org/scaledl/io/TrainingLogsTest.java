@@ -159,6 +159,48 @@ class TrainingLogsTest {
                 e.getMessage());
     }
 
+    /**
+     * Megatron core's {@code recompute_modules}, as its argument block prints the list, says what selective
+     * recomputation recomputes; None is the attention core; an empty list is nothing; a name not known is refused,
+     * naming the key and the name; without selective granularity the list is not read.
+     */
+    @Test
+    void recomputeModulesAreReadWithSelectiveGranularity(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        List<String> lines = Files.readAllLines(LOGS.resolve("megatron-llama3-8b.log"));
+        java.util.function.BiFunction<String, String, List<String>> with = (granularity, modules) -> {
+            List<String> out = new java.util.ArrayList<>();
+            for (String l : lines) {
+                if (l.startsWith("  recompute_granularity ...")) {
+                    out.add("  recompute_granularity ........................... " + granularity);
+                    out.add("  recompute_modules ............................... " + modules);
+                } else {
+                    out.add(l);
+                }
+            }
+            return out;
+        };
+        Path f = dir.resolve("modules.log");
+        Files.write(f, with.apply("selective", "['moe_act', 'layernorm']"));
+        TrainingLogs.Job j = TrainingLogs.read(f, 1).get(0).job();
+        assertEquals(Recompute.SELECTIVE, j.recompute());
+        assertEquals(java.util.EnumSet.of(org.scaledl.workload.RecomputeModule.MOE_ACT,
+                org.scaledl.workload.RecomputeModule.LAYERNORM), j.recomputeModules());
+        Files.write(f, with.apply("selective", "None"));
+        assertEquals(org.scaledl.workload.RecomputeModule.DEFAULT, TrainingLogs.read(f, 1).get(0).job()
+                .recomputeModules());
+        Files.write(f, with.apply("selective", "[]"));
+        assertEquals(Recompute.NONE, TrainingLogs.read(f, 1).get(0).job().recompute());
+        Files.write(f, with.apply("full", "['mlp']"));
+        TrainingLogs.Job full = TrainingLogs.read(f, 1).get(0).job();
+        assertEquals(Recompute.FULL, full.recompute());
+        assertEquals(org.scaledl.workload.RecomputeModule.DEFAULT, full.recomputeModules());
+        Files.write(f, with.apply("selective", "['core_attn', 'attn_proj']"));
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(f, 1));
+        assertTrue(e.getMessage().contains("modules.log") && e.getMessage().contains("recompute_modules")
+                && e.getMessage().contains("'attn_proj'"), e.getMessage());
+    }
+
     @Test
     void nemoLogWithAConfigDumpAndTrainStepTiming() {
         TrainingLogs.Run r = TrainingLogs.read(LOGS.resolve("nemo-llama3-8b.log"), TrainingLogs.DEFAULT_WARMUP)

@@ -1386,6 +1386,17 @@ class MegatronExecutionTest {
     }
 
     /**
+     * A mixture of experts in BF16 on 8 GPUs of expert parallelism, 2 micro-batches of 2 sequences of 1,024: without
+     * recomputation ({@code modules} null), else selective recomputation of {@code modules}.
+     */
+    private static Workload expertJob(TransformerSpec spec, Device d, java.util.Set<RecomputeModule> modules) {
+        Workload.Builder b = Workload.builder(spec.graph(1024)).batch(4).phase(Phase.TRAIN).device(d)
+                .parallelism(Parallelism.of(8, 1, 1, 2).withExpert(8, 1)).precision(Precision.BF16).topology(DGX);
+        return (modules == null ? b.recompute(Recompute.NONE) : b.recompute(Recompute.SELECTIVE)
+                .recomputeModules(modules)).build();
+    }
+
+    /**
      * Megatron core's recompute modules on GPT-OSS in BF16 on an H100 (the activation not fused into a grouped MLP):
      * each runs its layers' forward again and keeps less, and no more; {@code core_attn} is the default; modules
      * that name different layers add up; recomputing the whole mixture of experts dispatches and combines the tokens
@@ -1396,13 +1407,8 @@ class MegatronExecutionTest {
         TransformerSpec oss = HuggingFaceConfig.read(Path.of(
                 "src/test/resources/transformers/gpt-oss-20b/config.json"));
         Device h100 = DeviceCatalog.bundled().require("NVIDIA H100 80GB HBM3");
-        java.util.function.Function<java.util.Set<RecomputeModule>, Workload> job = mods -> {
-            Workload.Builder b = Workload.builder(oss.graph(1024)).batch(4).phase(Phase.TRAIN).device(h100)
-                    .parallelism(Parallelism.of(8, 1, 1, 2).withExpert(8, 1)).precision(Precision.BF16)
-                    .topology(DGX);
-            return (mods == null ? b.recompute(Recompute.NONE) : b.recompute(Recompute.SELECTIVE)
-                    .recomputeModules(mods)).build();
-        };
+        java.util.function.Function<java.util.Set<RecomputeModule>, Workload> job = mods -> expertJob(oss, h100,
+                mods);
         MegatronTerms none = stage.megatronTerms(job.apply(null));
         MegatronTerms core = stage.megatronTerms(job.apply(RecomputeModule.DEFAULT));
         MegatronTerms act = stage.megatronTerms(job.apply(java.util.EnumSet.of(RecomputeModule.MOE_ACT)));
@@ -1438,6 +1444,17 @@ class MegatronExecutionTest {
             mem[k] = stage.memoryBytes(job.apply(sets.get(k))).orElseThrow();
         }
         assertTrue(mem[0] > mem[1] && mem[1] > mem[2] && mem[2] > mem[3], java.util.Arrays.toString(mem));
+        // moe_act keeps the checkpoint's input, the up projection's output, and nothing after it: GPT-OSS's clamps
+        // and their concatenation save what a plain SwiGLU of the same shapes saves
+        TransformerSpec.Moe e = oss.moe().orElseThrow();
+        TransformerSpec plain = oss.toBuilder().ffnKind(TransformerSpec.FfnKind.SWIGLU).moe(new TransformerSpec.Moe(
+                e.experts(), e.topK(), e.expertFfn(), e.sharedFfn(), e.routerBias(), e.scoreBias(), false,
+                e.latent())).build();
+        double plainSaving = stage.memoryBytes(expertJob(plain, h100, null)).orElseThrow()
+                - stage.memoryBytes(expertJob(plain, h100, java.util.EnumSet.of(RecomputeModule.MOE_ACT)))
+                .orElseThrow();
+        assertTrue(plainSaving > 0);
+        assertEquals(plainSaving, mem[0] - mem[1], 1e-9 * mem[0]);
         // a module that names no layer is said, not dropped silently
         Workload dense = Workload.builder(GPT.graph(2048)).batch(2).phase(Phase.TRAIN).device(A100)
                 .parallelism(Parallelism.of(1, 1, 1, 1)).precision(Precision.FP16).recompute(Recompute.SELECTIVE)
@@ -1446,6 +1463,29 @@ class MegatronExecutionTest {
         List<String> said = predictor.predict(dense).warnings().stream().map(PredictionWarning::message).toList();
         assertTrue(said.stream().anyMatch(x -> x.contains("recompute module moe_act names no layer")), said.toString());
         assertTrue(said.stream().noneMatch(x -> x.contains("recompute module mlp")), said.toString());
+    }
+
+    /**
+     * Recomputing a dense layer's MLP under tensor parallelism runs its collective again: a GPT block's two
+     * sub-layers all-reduce twice each (forward, backward), and once more for the recomputed MLP, so the exposed
+     * collectives grow from {@code 24·4 + 2} to {@code 24·5 + 2} (the embedding's two) exactly; the attention core
+     * alone (the default) recomputes no collective.
+     */
+    @Test
+    void aRecomputedMlpRunsItsCollectiveAgain() {
+        java.util.function.Function<java.util.Set<RecomputeModule>, Workload> job = mods -> Workload.builder(
+                GPT.graph(2048)).batch(2).phase(Phase.TRAIN).device(A100).parallelism(Parallelism.of(1, 2, 1, 1))
+                .precision(Precision.FP16).recompute(Recompute.SELECTIVE).recomputeModules(mods).topology(DGX)
+                .build();
+        double core = stage.megatronTerms(job.apply(RecomputeModule.DEFAULT)).value(ExecutionTerm.TENSOR_COMM);
+        double mlp = stage.megatronTerms(job.apply(java.util.EnumSet.of(RecomputeModule.MLP)))
+                .value(ExecutionTerm.TENSOR_COMM);
+        double none = stage.megatronTerms(Workload.builder(GPT.graph(2048)).batch(2).phase(Phase.TRAIN).device(A100)
+                .parallelism(Parallelism.of(1, 2, 1, 1)).precision(Precision.FP16).recompute(Recompute.NONE)
+                .topology(DGX).build()).value(ExecutionTerm.TENSOR_COMM);
+        assertTrue(core > 0);
+        assertEquals(none, core, 1e-9 * none);
+        assertEquals((24.0 * 5 + 2) / (24.0 * 4 + 2), mlp / core, 1e-9);
     }
 
     /**

@@ -62,9 +62,10 @@ class RecomputeModuleTest {
     }
 
     /**
-     * A workload keeps its modules with selective recomputation only (Megatron core reads them with that
-     * granularity); with none, full or auto they are the default, and a workload built again from it keeps them.
-     * Recomputing the whole mixture of experts is refused with the all-to-all overlap, as Megatron core refuses it.
+     * A workload's modules are selective recomputation's (Megatron core reads them with that granularity only):
+     * named with recompute auto they make it selective, with none or full they are refused, naming both; a workload
+     * built again from it keeps them. Recomputing the whole mixture of experts is refused with the all-to-all
+     * overlap, as Megatron core refuses it.
      */
     @Test
     void aWorkloadKeepsItsModulesWithSelectiveRecomputationOnly() {
@@ -74,9 +75,15 @@ class RecomputeModuleTest {
         assertEquals(mods, sel.recomputeModules());
         assertEquals(mods, sel.toBuilder().build().recomputeModules());
         assertTrue(sel.toString().contains("recompute=selective:moe_act+layernorm"), sel.toString());
-        for (Recompute rc : new Recompute[] {Recompute.NONE, Recompute.FULL, Recompute.AUTO}) {
-            assertEquals(RecomputeModule.DEFAULT, sel.toBuilder().recompute(rc).build().recomputeModules(),
-                    rc.label());
+        Workload auto = Workload.builder(g).recomputeModules(mods).build();
+        assertEquals(Recompute.SELECTIVE, auto.recompute());
+        assertEquals(mods, auto.recomputeModules());
+        for (Recompute rc : new Recompute[] {Recompute.NONE, Recompute.FULL}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> sel.toBuilder().recompute(rc).build());
+            assertTrue(e.getMessage().contains("moe_act+layernorm") && e.getMessage().contains(rc.label()),
+                    e.getMessage());
+            assertEquals(RecomputeModule.DEFAULT, Workload.builder(g).recompute(rc).build().recomputeModules());
         }
         assertThrows(IllegalArgumentException.class, () -> Workload.builder(g).recomputeModules(Set.of()));
         IllegalArgumentException overlap = assertThrows(IllegalArgumentException.class, () -> Workload.builder(g)

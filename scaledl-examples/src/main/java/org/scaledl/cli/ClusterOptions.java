@@ -146,6 +146,10 @@ final class ClusterOptions {
 
     /** The recomputation, auto when not given (full when only --recompute-layers is). */
     Recompute recompute() {
+        if (recomputeLayers() > 0 && recomputeModules != null) {
+            throw org.scaledl.InvalidInputException.of("--recompute-layers (full recomputation of the first layers) "
+                    + "and --recompute-modules (what selective recomputation recomputes) cannot both be given");
+        }
         if (recomputeLayers() > 0) {
             if (recompute != null && recompute != Recompute.FULL && recompute != Recompute.AUTO) {
                 throw org.scaledl.InvalidInputException.of("--recompute-layers needs --recompute full, not "

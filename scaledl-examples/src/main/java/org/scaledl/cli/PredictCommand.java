@@ -137,8 +137,10 @@ final class PredictCommand implements Callable<Integer> {
             wl.put("parallelism", w.parallelism().label());
             wl.put("precision", w.precision().label());
             wl.put("recompute", w.recompute().label());
-            wl.put("recompute_modules", org.scaledl.workload.RecomputeModule.label(w.recomputeModules()));
             Workload used = p.resolved(w);
+            // what selective recomputation recomputes, where the job (as run) recomputes selectively
+            wl.put("recompute_modules", used.recompute() == org.scaledl.workload.Recompute.SELECTIVE
+                    ? org.scaledl.workload.RecomputeModule.label(used.recomputeModules()) : null);
             wl.put("recompute_used", used.recomputeLabel());
             wl.put("offload_layers", used.offloadLayers());
             wl.put("sequence_parallel", w.parallelism().sequenceParallel());

@@ -39,8 +39,8 @@ final class RunsCommand implements Callable<Integer> {
     /** The table's columns, in order. */
     static final List<String> COLUMNS = List.of("id", "transformer", "seq", "batch", "micro_batches", "world_size",
             "tensor", "pipeline", "context", "virtual_stages", "expert", "expert_tensor", "zero_stage", "device",
-            "gpus_per_node", "nvlink_domain", "precision", "recompute", "sequence_parallel", "grad_reduce",
-            "grad_dtype", "moe_a2a_overlap", "cuda_graphs", "measured_ms", "log");
+            "gpus_per_node", "nvlink_domain", "precision", "recompute", "recompute_modules", "sequence_parallel",
+            "grad_reduce", "grad_dtype", "moe_a2a_overlap", "cuda_graphs", "measured_ms", "log");
 
     @Option(names = "--from-log", arity = "1..*", required = true, paramLabel = "FILE",
             description = "Training logs (Megatron-LM's argument block and 'elapsed time per iteration (ms)' lines; "
@@ -211,7 +211,9 @@ final class RunsCommand implements Callable<Integer> {
                     i(j.dataParallel()), i(j.tensor()), i(j.pipeline()), i(j.context()), i(j.virtualStages()),
                     i(j.expert()), i(j.expertTensor()), i(j.zeroStage()), CsvTable.cell(row.device().name()),
                     gpusPerNode == null ? "" : i(gpusPerNode), nvlinkDomain == null ? "" : i(nvlinkDomain),
-                    j.precision().label(), j.recompute().label(), Boolean.toString(j.sequenceParallel()),
+                    j.precision().label(), j.recompute().label(), j.recompute() == org.scaledl.workload.Recompute.SELECTIVE
+                            ? org.scaledl.workload.RecomputeModule.label(j.recomputeModules()) : "",
+                    Boolean.toString(j.sequenceParallel()),
                     j.gradReduceAfterBackward() ? "after-backward" : "overlapped",
                     j.sixteenBitGradients().map(b -> org.scaledl.workload.Workload.gradDtypeLabel(b, j.precision()))
                             .orElse(""),

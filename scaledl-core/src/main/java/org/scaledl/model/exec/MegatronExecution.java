@@ -45,7 +45,10 @@ import org.scaledl.workload.Workload;
  *       ways, expert tensor parallelism each expert {@code et} ways (expert parallelism moves tokens, not work, when
  *       routing is balanced; an imbalance factor scales the experts, whose layers other than contractions are a
  *       term of their own, {@link ExecutionTerm#EXPERT_OTHER}); recomputation repeats the forward of every
- *       block layer (full) or of the attention core (selective). With FP8 or FP4 the blocks' linear layers run on the
+ *       block layer (full) or of the modules selective recomputation names (Megatron core's
+ *       {@code recompute_modules}, {@link org.scaledl.workload.RecomputeModule}; the attention core by default),
+ *       which keep only their input (output-discarding ones not their output either; a recomputed MLP or mixture of
+ *       experts runs its tensor-parallel collective, and the experts' all-to-all, again). With FP8 or FP4 the blocks' linear layers run on the
  *       low-precision units (their own contraction class, {@link ExecutionTerm#DENSE_FP8},
  *       {@link ExecutionTerm#DENSE_FP4}) and quantise their operands (memory traffic,
  *       {@link Precision#scalingBytesPerElement()}); everything else stays in BF16. A fused attention core's two
@@ -290,9 +293,10 @@ public final class MegatronExecution {
         int[] sizes = split(ts.layers(), chunks, ts.mtpLayers());
         List<String> notes = new ArrayList<>();
         if (w.recompute() == Recompute.SELECTIVE && w.phase() == Phase.TRAIN) {
-            RecomputeModule[] redo = RecomputeRegions.of(w.graph(), w.recomputeModules());
             for (RecomputeModule m : w.recomputeModules()) {
-                if (java.util.Arrays.stream(redo).noneMatch(x -> x == m)) {
+                // (a module whose layers another one's larger checkpoint takes, moe's, is recomputed with it)
+                RecomputeModule[] alone = RecomputeRegions.of(w.graph(), java.util.EnumSet.of(m));
+                if (java.util.Arrays.stream(alone).noneMatch(x -> x == m)) {
                     notes.add("recompute module " + m.label() + " names no layer of " + w.graph().name()
                             + ": nothing of it is recomputed");
                 }
@@ -595,6 +599,8 @@ public final class MegatronExecution {
         boolean[] attention = new boolean[2 + kinds];
         boolean[] experts = new boolean[2 + kinds];
         int[] subLayers = new int[2 + kinds];
+        // sub-layers whose MLP or mixture of experts selective recomputation runs again, collectives and all
+        int[] redoneSubLayers = new int[2 + kinds];
         for (int u = 0; u < 2 + kinds; u++) {
             dense.add(new ArrayList<>());
         }
@@ -708,6 +714,9 @@ public final class MegatronExecution {
             }
             if (role.region() == LayerRole.Region.BLOCK && (kind == LayerRole.Kind.RESIDUAL)) {
                 subLayers[u]++;
+                if (redo != null && RecomputeRegions.closesRecomputedCollective(g, redo, i)) {
+                    redoneSubLayers[u]++;
+                }
             }
         }
         int collectivesPerSubLayer = train ? 2 + (rc == Recompute.FULL ? 1 : 0) : 1;
@@ -715,7 +724,8 @@ public final class MegatronExecution {
         for (int u = 0; u < out.length; u++) {
             double tp = 0;
             if (t > 1) {
-                tp = u >= 2 ? subLayers[u] * collectivesPerSubLayer : (u == PROLOGUE ? (train ? 2 : 1) : 0);
+                tp = u >= 2 ? subLayers[u] * collectivesPerSubLayer + (train ? redoneSubLayers[u] : 0)
+                        : (u == PROLOGUE ? (train ? 2 : 1) : 0);
             }
             out[u] = new Unit(List.copyOf(dense.get(u)), other[u], expertOther[u], attentionOther[u], tp,
                     attention[u] ? 1 : 0, coreFwd[u], coreBwd[u], experts[u] ? 1 : 0, saved[u], params[u],
@@ -801,9 +811,12 @@ public final class MegatronExecution {
             double q = elements(g, l.outputs().get(0), b);
             double kv = (double) b * ts.seq() * ts.kvWidth();
             double stats = ts.fusedAttention() ? 4.0 * b * ts.heads() * ts.seq() : 0;
-            // queries, keys and values an output-discarding module (mla_up_proj) recomputes are not kept
-            boolean recomputedInput = !l.inputs().isEmpty() && discarded(g, redo, i, l.inputs().get(0));
-            return ((recomputedInput ? 0 : q + kv) * a + stats) / divisor;
+            // queries, keys and values an output-discarding module (mla_up_proj) recomputes are not kept: the
+            // queries' projection is the split's first input, the keys' and values' its second (one input: both)
+            List<String> in = l.inputs();
+            boolean qGone = !in.isEmpty() && discarded(g, redo, i, in.get(0));
+            boolean kvGone = in.size() > 1 ? discarded(g, redo, i, in.get(1)) : qGone;
+            return ((qGone ? 0 : q) + (kvGone ? 0 : kv)) * a / divisor + stats / divisor;
         }
         if (redo != null && redo[i] != null && (op.equals("Softmax") || op.equals("Dropout"))) {
             // inside a recomputed module: not kept
@@ -836,9 +849,38 @@ public final class MegatronExecution {
                 return f.outputElements() / divisor;
             }
             default -> {
-                return 0;
+                // a recomputed module keeps its input: where the first of its layers to read a tensor from outside
+                // it keeps nothing of its own (a clamp, a concatenation, a dispatch), that tensor is kept for it
+                return redo == null || redo[i] == null ? 0 : moduleInputs(g, redo, i, b) * a / divisor;
             }
         }
+    }
+
+    /**
+     * Elements of the activations layer {@code i}, in a recomputed module, reads from outside its module (and not
+     * discarded) that no earlier layer of the module reads: what the module's checkpoint keeps for it.
+     */
+    private static double moduleInputs(ModelGraph g, RecomputeModule[] redo, int i, int b) {
+        double in = 0;
+        for (String x : g.layer(i).inputs()) {
+            TensorInfo ti = g.tensor(x).orElse(null);
+            Optional<Integer> producer = g.producerOf(x);
+            if (ti == null || ti.role() != TensorRole.ACTIVATION || producer.isEmpty()
+                    || redo[producer.get()] == redo[i] || discarded(g, redo, i, x)) {
+                continue;
+            }
+            boolean earlier = false;
+            for (org.scaledl.graph.Edge e : g.edges()) {
+                if (e.tensor().equals(x) && e.to() < i && redo[e.to()] == redo[i]) {
+                    earlier = true;
+                    break;
+                }
+            }
+            if (!earlier) {
+                in += elements(g, x, b);
+            }
+        }
+        return in;
     }
 
     /**
@@ -1483,7 +1525,10 @@ public final class MegatronExecution {
         // the all-to-all overlap pairs two micro-batches' passes of the busiest stage's steady state: a training step
         // with more than one micro-batch
         boolean overlapA2a = w.expertCommOverlap() && train && m > 1;
-        boolean moeRecomputed = rc == Recompute.SELECTIVE && w.recomputeModules().contains(RecomputeModule.MOE);
+        // the whole mixture of experts recomputed (module moe, where it names layers): its all-to-all again
+        boolean moeRecomputed = rc == Recompute.SELECTIVE && w.recomputeModules().contains(RecomputeModule.MOE)
+                && java.util.Arrays.asList(RecomputeRegions.of(w.graph(), w.recomputeModules()))
+                        .contains(RecomputeModule.MOE);
         if (withTime) {
             // a unit's contractions are the same on every stage (unless a part of the layers is recomputed): their
             // weights summed over the stages, one entry each (the floors scale with the weight, so this is exact)
