@@ -285,3 +285,32 @@ def test_recipe_settings_give_confident_rows_their_recomputation():
                 ":block:" + r["recompute_layers"] if r["recompute_layers"] else "")
             assert got == s["recompute"], r["id"]
     assert sum(r["recompute"] == "selective" for r in rows) >= 20
+
+
+def test_recipe_settings_give_expert_parallel_rows_their_dispatcher():
+    """Rule 15: ``moe_dispatcher`` for a row with expert parallelism where the table names one; empty for a row
+    without experts or without a value; a dispatcher no rule maps is refused. The bundled runs agree."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("llm_public_convert", CONVERT)
+    convert = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(convert)
+
+    class Row:
+        def __init__(self, expert):
+            self.values = {"id": "x", "expert": str(expert)}
+
+    assert convert.dispatcher_of(Row(8), {"moe_dispatcher": "hybridep"}) == "hybridep"
+    assert convert.dispatcher_of(Row(8), {"moe_dispatcher": " DeepEP "}) == "deepep"
+    assert convert.dispatcher_of(Row(1), {"moe_dispatcher": "alltoall"}) == ""
+    assert convert.dispatcher_of(Row(8), {"moe_dispatcher": "-"}) == ""
+    assert convert.dispatcher_of(Row(8), {}) == ""
+    with pytest.raises(SystemExit):
+        convert.dispatcher_of(Row(8), {"moe_dispatcher": "ncclep"})
+    bundled = ROOT / "datasets" / "gpu" / "llm-public" / "runs.csv"
+    settings = ROOT / "tools" / "llm-public" / "recipe_settings.csv"
+    read = {r["id"]: r["moe_dispatcher"] for r in csv.DictReader(open(settings, encoding="utf-8"))}
+    rows = list(csv.DictReader(open(bundled, encoding="utf-8")))
+    for r in rows:
+        expected = read.get(r["id"], "") if int(r["expert"]) > 1 else ""
+        assert r["moe_dispatcher"] == ("" if expected in ("", "-") else expected), r["id"]
+    assert sum(r["moe_dispatcher"] == "hybridep" for r in rows) >= 10

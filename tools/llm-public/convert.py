@@ -143,11 +143,13 @@ Rules, in the order they are applied to each input row
     ``cuda_graphs`` is written for every row the table names (``cuda_graph_impl`` and ``cuda_graph_scope``):
     ``iteration`` for local graphs of ``full_iteration`` scope, ``layers`` for local graphs of a layer scope
     (``transformer_layer``, ``full_layer``) and for Transformer Engine's graphs of any scope, ``none`` where it says
-    none; empty (none) for a row it does not name.  ``recompute`` replaces rule 7's ``auto`` where the table's
+    none; empty (none) for a row it does not name.  ``moe_dispatcher`` (Megatron core's token dispatcher: alltoall,
+    allgather, deepep, hybridep) is written for rows with expert parallelism where the table names it, else left
+    empty (all-to-all).  ``recompute`` replaces rule 7's ``auto`` where the table's
     ``recompute`` has high or medium confidence: ``none``; ``selective:<modules>`` -> ``selective`` with
     ``recompute_modules`` (Megatron core's ``recompute_modules``, joined by ``+``); ``full:block:<n>`` -> ``full``
-    with ``recompute_layers`` n (Megatron's block method).  The table's other columns (MoE dispatcher, activation
-    offloading, userbuffer overlap) are recorded for what-if studies and not written to the run files.
+    with ``recompute_layers`` n (Megatron's block method).  The table's other columns (activation offloading,
+    userbuffer overlap) are recorded for what-if studies and not written to the run files.
 
 Configurations: those listed in ``REUSED`` are copied verbatim from the test resources after checking hidden size,
 layers, heads and KV heads against models.csv; where models.csv gives the run's vocabulary and it differs from the
@@ -175,7 +177,7 @@ COLUMNS = ["id", "source", "release", "task", "system", "model_key", "family", "
            "expert_tensor", "zero_stage", "device", "gpus_per_node", "nvlink_domain", "inter_node_gbps", "precision",
            "recompute", "recompute_modules", "recompute_layers",
            "sequence_parallel", "lora_rank", "uneven_pipeline", "document_tokens", "grad_dtype", "grad_reduce",
-           "moe_a2a_overlap", "cuda_graphs", "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu",
+           "moe_a2a_overlap", "moe_dispatcher", "cuda_graphs", "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu",
            "fit_weight", "notes"]
 
 # the columns of every row file (the source README's list)
@@ -979,8 +981,19 @@ def apply_recipe_settings(outputs, settings):
                     r.values["notes"] += "; " + note
             else:
                 r.values["moe_a2a_overlap"] = ""
+            r.values["moe_dispatcher"] = dispatcher_of(r, s)
             r.values["cuda_graphs"] = cuda_graphs_of(s)
             recompute_of(r, s)
+
+
+def dispatcher_of(r, setting):
+    """Rule 15: the recipe's MoE token dispatcher for a row with expert parallelism (empty: all-to-all)."""
+    d = setting.get("moe_dispatcher", "").strip().lower()
+    if int(r.values.get("expert", "1") or 1) <= 1 or d in ("", "-"):
+        return ""
+    if d not in ("alltoall", "allgather", "deepep", "hybridep"):
+        fail("recipe settings: MoE dispatcher %r of %s: no rule maps it" % (d, r.values["id"]))
+    return d
 
 
 def recompute_of(r, setting):

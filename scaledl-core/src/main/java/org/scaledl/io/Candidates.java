@@ -18,6 +18,7 @@ import org.scaledl.workload.CudaGraphs;
 import org.scaledl.workload.Dataset;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.MemoryFormat;
+import org.scaledl.workload.MoeDispatcher;
 import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Phase;
 import org.scaledl.workload.Precision;
@@ -56,7 +57,8 @@ import org.scaledl.workload.Workload;
  * {@code grad_reduce} ({@code overlapped} with the last micro-batch's backward pass, or {@code after-backward}:
  * {@link Workload#gradReduceAfterBackward()}; overlapped), {@code moe_a2a_overlap} (true: expert parallelism's
  * all-to-all behind another micro-batch's compute, {@link Workload#expertCommOverlap()}; false; a caller's default
- * applies to the rows with expert parallelism only), {@code cuda_graphs} (none, layers or iteration: what of the
+ * applies to the rows with expert parallelism only), {@code moe_dispatcher} (alltoall, allgather, deepep or hybridep,
+ * {@link Workload#moeDispatcher()}; alltoall; a caller's default applies to the rows with expert parallelism only), {@code cuda_graphs} (none, layers or iteration: what of the
  * iteration runs as CUDA graphs, {@link Workload#cudaGraphs()}; none; a caller's default applies to transformer rows
  * only), {@code memory_format} (nchw or channels_last: how an imported graph's feature maps are laid out,
  * {@link Workload#memoryFormat()}; nchw; refused on a transformer row, a caller's default applies to graph rows
@@ -531,6 +533,12 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                 if (t.opt(r, "moe_a2a_overlap").isPresent() || (value(t, r, "moe_a2a_overlap").isPresent()
                         && positive(t, r, "expert").orElse(1) > 1)) {
                     b.expertCommOverlap(flag(t, r, "moe_a2a_overlap"));
+                }
+                // the dispatcher likewise: a row's own value as given, the caller's for rows with expert parallelism
+                if (t.opt(r, "moe_dispatcher").isPresent()
+                        || positive(t, r, "expert").orElse(1) > 1) {
+                    value(t, r, "moe_dispatcher").map(v -> column("moe_dispatcher", v, MoeDispatcher::parse))
+                            .ifPresent(b::moeDispatcher);
                 }
                 // as the all-to-all overlap: a row's own value as given, the caller's default for transformer rows
                 // only (an imported graph refuses the setting, and a table may mix both)

@@ -99,7 +99,9 @@ import org.scaledl.workload.Recompute;
  *       [{@code accumulate_allreduce_grads_in_fp32}] (False: 16-bit gradient buffers), else NeMo 1.x's
  *       {@code grad_sync_dtype} (bf16, fp16, fp32); neither logged: the precision's default;
  *       {@code overlap_moe_expert_parallel_comm} (True with expert parallelism: the experts' all-to-all behind
- *       another micro-batch's compute); {@code cuda_graph_impl} with {@code cuda_graph_scope} [older
+ *       another micro-batch's compute); {@code moe_token_dispatcher_type} (alltoall, allgather, or flex with
+ *       {@code moe_flex_dispatcher_backend} deepep or hybridep; {@code moe_enable_deepep} True: deepep; none logged:
+ *       alltoall); {@code cuda_graph_impl} with {@code cuda_graph_scope} [older
  *       {@code enable_cuda_graph}, {@code external_cuda_graph}] (CUDA graphs of the whole iteration where local graphs
  *       have the scope full_iteration, else of layers; {@link org.scaledl.workload.CudaGraphs}).</li>
  * </ul>
@@ -195,6 +197,7 @@ public final class TrainingLogs {
                 "use_torch_fsdp2", "use_megatron_fsdp", "use_custom_fsdp", "data_parallel_sharding_strategy",
                 "overlap_grad_reduce",
                 "DDP_impl", "grad_reduce_in_fp32", "grad_sync_dtype", "overlap_moe_expert_parallel_comm",
+                "moe_token_dispatcher_type", "moe_flex_dispatcher_backend", "moe_enable_deepep",
                 "cuda_graph_impl", "cuda_graph_scope", "enable_cuda_graph", "external_cuda_graph")) {
             KEYS.put(k, k);
         }
@@ -232,6 +235,8 @@ public final class TrainingLogs {
      * @param sixteenBitGradients 16-bit gradient buffers (true) or FP32 ones (false) as logged
      *                         ({@link org.scaledl.workload.Workload#sixteenBitGradients()}); empty when the log does
      *                         not say (the precision's default) or in FP32 training
+     * @param moeDispatcher    how expert parallelism moves the tokens
+     *                         ({@link org.scaledl.workload.Workload#moeDispatcher()}; all-to-all without experts)
      * @param expertCommOverlap expert parallelism's all-to-all behind another micro-batch's compute
      *                         ({@link org.scaledl.workload.Workload#expertCommOverlap()}; false without experts)
      * @param cudaGraphs       what of the iteration runs as CUDA graphs
@@ -241,7 +246,8 @@ public final class TrainingLogs {
             int context, int virtualStages, int expert, int expertTensor, int zeroStage, Precision precision,
             Recompute recompute, java.util.Set<org.scaledl.workload.RecomputeModule> recomputeModules,
             boolean sequenceParallel, boolean gradReduceAfterBackward,
-            Optional<Boolean> sixteenBitGradients, boolean expertCommOverlap, CudaGraphs cudaGraphs) {
+            Optional<Boolean> sixteenBitGradients, org.scaledl.workload.MoeDispatcher moeDispatcher,
+            boolean expertCommOverlap, CudaGraphs cudaGraphs) {
         /** GPUs the job uses: {@code dataParallel x tensor x pipeline x context}. */
         public long gpus() {
             return (long) dataParallel * tensor * pipeline * context;
@@ -1041,7 +1047,8 @@ public final class TrainingLogs {
                         + "the whole mixture of experts recomputed (recompute_modules moe), which Megatron core refuses");
             }
             return new Job(seq, mbs, microBatches, dp, tp, pp, cp, virtual, ep, etp, zero, precision, recompute,
-                    modules, sp, afterBackward, sixteenBit, a2aOverlap, cudaGraphs(which));
+                    modules, sp, afterBackward, sixteenBit, ep > 1 ? dispatcher(which)
+                    : org.scaledl.workload.MoeDispatcher.ALLTOALL, a2aOverlap, cudaGraphs(which));
         }
 
         /**
@@ -1072,6 +1079,30 @@ public final class TrainingLogs {
                 default -> throw bad("cuda_graph_impl", which + "cuda_graph_impl '" + clip(impl)
                         + "' is not known (none, local, transformer_engine)");
             };
+        }
+
+        /**
+         * Megatron core's token dispatcher: {@code moe_token_dispatcher_type} (alltoall, allgather, flex with
+         * {@code moe_flex_dispatcher_backend}, DeepEP by default), the deprecated {@code moe_enable_deepep}; none
+         * logged: all-to-all, as the recipes with expert parallelism set.
+         */
+        private org.scaledl.workload.MoeDispatcher dispatcher(String which) {
+            String type = text("moe_token_dispatcher_type");
+            if (flag("moe_enable_deepep", false)) {
+                return org.scaledl.workload.MoeDispatcher.DEEPEP;
+            }
+            if (type == null || type.equalsIgnoreCase("None")) {
+                return org.scaledl.workload.MoeDispatcher.ALLTOALL;
+            }
+            String backend = text("moe_flex_dispatcher_backend");
+            boolean flexBackend = type.trim().equalsIgnoreCase("flex") && backend != null
+                    && !backend.equalsIgnoreCase("None");
+            String key = flexBackend ? "moe_flex_dispatcher_backend" : "moe_token_dispatcher_type";
+            try {
+                return org.scaledl.workload.MoeDispatcher.parse((flexBackend ? backend : type).replaceAll("['\"]", ""));
+            } catch (InvalidInputException e) {
+                throw bad(key, which + key + ": " + e.detail());
+            }
         }
 
         private Precision precision(String which) {

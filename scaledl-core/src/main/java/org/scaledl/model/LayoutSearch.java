@@ -55,6 +55,7 @@ public final class LayoutSearch {
     private Boolean sixteenBitGradients;
     private boolean gradReduceAfterBackward;
     private boolean expertCommOverlap;
+    private org.scaledl.workload.MoeDispatcher moeDispatcher = org.scaledl.workload.MoeDispatcher.ALLTOALL;
     private CudaGraphs cudaGraphs = CudaGraphs.NONE;
     /** The schedule choices given (each layout states them: {@link Workload#states}). */
     private final java.util.EnumSet<Workload.ScheduleChoice> stated = java.util.EnumSet.noneOf(
@@ -149,6 +150,15 @@ public final class LayoutSearch {
     }
 
     /**
+     * How expert parallelism moves the tokens in every layout with expert parallelism ({@link Workload#moeDispatcher()};
+     * default all-to-all).
+     */
+    public LayoutSearch moeDispatcher(org.scaledl.workload.MoeDispatcher value) {
+        this.moeDispatcher = Objects.requireNonNull(value, "moeDispatcher");
+        return this;
+    }
+
+    /**
      * What of each layout's iteration runs as CUDA graphs ({@link Workload#cudaGraphs()}; default none). Called,
      * every layout states the choice ({@link Workload#states}).
      */
@@ -217,6 +227,11 @@ public final class LayoutSearch {
         if (expertCommOverlap && !graph.transformer().map(t -> t.mixtureOfExperts()).orElse(false)) {
             throw new IllegalArgumentException("overlapping the experts' all-to-all (overlap_moe_expert_parallel_comm) "
                     + "needs a model with routed experts, not " + graph.name());
+        }
+        if (moeDispatcher != org.scaledl.workload.MoeDispatcher.ALLTOALL
+                && !graph.transformer().map(t -> t.mixtureOfExperts()).orElse(false)) {
+            throw new IllegalArgumentException("MoE dispatcher " + moeDispatcher.label() + " needs a model with routed "
+                    + "experts, not " + graph.name());
         }
         if (expertCommOverlap) {
             Workload.expertCommOverlapRefusal(precision).ifPresent(why -> {
@@ -297,6 +312,9 @@ public final class LayoutSearch {
         if (stated.contains(Workload.ScheduleChoice.EXPERT_COMM_OVERLAP)) {
             b.expertCommOverlap(expertCommOverlap && Workload.expertCommOverlapRefusal(par, precision,
                     Recompute.AUTO).isEmpty());
+        }
+        if (par.expert() > 1) {
+            b.moeDispatcher(moeDispatcher);
         }
         if (stated.contains(Workload.ScheduleChoice.CUDA_GRAPHS)) {
             b.cudaGraphs(cudaGraphs);

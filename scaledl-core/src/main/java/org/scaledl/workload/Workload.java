@@ -47,6 +47,7 @@ public final class Workload {
     private final Boolean sixteenBitGradients;
     private final boolean gradReduceAfterBackward;
     private final boolean expertCommOverlap;
+    private final MoeDispatcher moeDispatcher;
     private final CudaGraphs cudaGraphs;
     private final java.util.EnumSet<ScheduleChoice> stated;
     private final MemoryFormat memoryFormat;
@@ -96,6 +97,11 @@ public final class Workload {
         this.sixteenBitGradients = b.sixteenBitGradients;
         this.gradReduceAfterBackward = b.gradReduceAfterBackward;
         this.expertCommOverlap = b.expertCommOverlap;
+        this.moeDispatcher = b.moeDispatcher;
+        if (moeDispatcher != MoeDispatcher.ALLTOALL && parallelism.expert() == 1) {
+            throw new IllegalArgumentException("MoE dispatcher " + moeDispatcher.label() + ": the tokens' dispatch is "
+                    + "expert parallelism's (an expert-parallel degree above 1)");
+        }
         this.cudaGraphs = b.cudaGraphs;
         this.stated = java.util.EnumSet.copyOf(b.stated);
         this.memoryFormat = b.memoryFormat;
@@ -363,6 +369,15 @@ public final class Workload {
     }
 
     /**
+     * How expert parallelism moves the tokens to their experts (Megatron core's {@code moe_token_dispatcher_type}
+     * and flex backend): {@link MoeDispatcher#ALLTOALL} by default; DeepEP and HybridEP send a token over the network
+     * once per NVLink domain holding one of its experts. Refused without expert parallelism.
+     */
+    public MoeDispatcher moeDispatcher() {
+        return moeDispatcher;
+    }
+
+    /**
      * A choice of the training schedule that a job's software makes and its description may leave out: where a job
      * does not state it, a prediction takes the default and says what the other choice would cost.
      */
@@ -431,7 +446,7 @@ public final class Workload {
      * The settings given that only a transformer built from its configuration carries (its layer roles tell which
      * layers they change): LoRA, offloaded activations, packed documents, context, expert and expert-tensor
      * parallelism, an expert imbalance, 16-bit gradients, the gradients' reduction after the backward pass, the
-     * experts' all-to-all overlap, CUDA graphs, in words; empty when none is given. Predictors of imported graphs
+     * experts' all-to-all overlap, recompute modules other than the attention core, CUDA graphs, in words; empty when none is given. Predictors of imported graphs
      * refuse a workload that gives any.
      */
     public java.util.List<String> transformerOnlySettings() {
@@ -466,6 +481,9 @@ public final class Workload {
         if (expertCommOverlap) {
             out.add("the experts' all-to-all overlapped");
         }
+        if (!recomputeModules.equals(RecomputeModule.DEFAULT)) {
+            out.add("recompute modules " + RecomputeModule.label(recomputeModules));
+        }
         if (cudaGraphs != CudaGraphs.NONE) {
             out.add("CUDA graphs (" + cudaGraphs.label() + ")");
         }
@@ -489,7 +507,8 @@ public final class Workload {
                 .recomputeModules(recomputeModules).offloadLayers(offloadLayers)
                 .expertImbalance(expertImbalance).lora(loraRank).unevenPipeline(unevenPipeline)
                 .documentTokens(documentTokens).gradReduceAfterBackward(gradReduceAfterBackward)
-                .expertCommOverlap(expertCommOverlap).cudaGraphs(cudaGraphs).memoryFormat(memoryFormat);
+                .expertCommOverlap(expertCommOverlap).cudaGraphs(cudaGraphs).memoryFormat(memoryFormat)
+                .moeDispatcher(moeDispatcher);
         b.sixteenBitGradients = sixteenBitGradients;
         b.stated = java.util.EnumSet.copyOf(stated);
         b.device = device;
@@ -518,6 +537,7 @@ public final class Workload {
                 + (sixteenBitGradients == null ? "" : " grad-dtype=" + (sixteenBitGradients ? "16-bit" : "fp32"))
                 + (gradReduceAfterBackward ? " grad-reduce=after-backward" : "")
                 + (expertCommOverlap ? " moe-a2a-overlap" : "")
+                + (moeDispatcher != MoeDispatcher.ALLTOALL ? " moe-dispatcher=" + moeDispatcher.label() : "")
                 + (cudaGraphs != CudaGraphs.NONE ? " cuda-graphs=" + cudaGraphs.label() : "")
                 + (memoryFormat != MemoryFormat.NCHW ? " memory-format=" + memoryFormat.label() : "");
     }
@@ -543,6 +563,7 @@ public final class Workload {
         private Boolean sixteenBitGradients;
         private boolean gradReduceAfterBackward;
         private boolean expertCommOverlap;
+        private MoeDispatcher moeDispatcher = MoeDispatcher.ALLTOALL;
         private CudaGraphs cudaGraphs = CudaGraphs.NONE;
         private java.util.EnumSet<ScheduleChoice> stated = java.util.EnumSet.noneOf(ScheduleChoice.class);
         private MemoryFormat memoryFormat = MemoryFormat.NCHW;
@@ -721,6 +742,15 @@ public final class Workload {
         public Builder expertCommOverlap(boolean value) {
             this.expertCommOverlap = value;
             this.stated.add(ScheduleChoice.EXPERT_COMM_OVERLAP);
+            return this;
+        }
+
+        /**
+         * How expert parallelism moves the tokens ({@link Workload#moeDispatcher()}); all-to-all by default
+         * ({@link #build} refuses another without expert parallelism).
+         */
+        public Builder moeDispatcher(MoeDispatcher value) {
+            this.moeDispatcher = Objects.requireNonNull(value, "moeDispatcher");
             return this;
         }
 

@@ -260,6 +260,39 @@ class CandidatesTest {
                 && unknown.getMessage().contains("core_attn, moe_act"), unknown.getMessage());
     }
 
+    /**
+     * {@code moe_dispatcher}: a row's own value as given, the caller's default only for rows with expert parallelism;
+     * a dispatcher on a row without it is refused naming the line, as an unknown one naming the column.
+     */
+    @Test
+    void theMoeDispatcherIsExpertParallelisms() throws IOException {
+        Path moe = dir.resolve("moe/config.json");
+        Files.createDirectories(moe.getParent());
+        Files.copy(Path.of("src/test/resources/transformers/qwen3-30b-a3b/config.json"), moe);
+        Path csv = dir.resolve("dispatch.csv");
+        Files.writeString(csv, "transformer,seq,batch,world_size,expert,moe_dispatcher\n"
+                + "moe/config.json,1024,1,8,8,deepep\nmoe/config.json,1024,1,8,8,\nmoe/config.json,1024,1,8,1,\n");
+        List<Workload> ws;
+        try (Candidates.Chunks in = Candidates.open(csv, OnnxImporter::read, n -> Optional.empty(),
+                Map.of("moe_dispatcher", "hybridep"))) {
+            ws = in.next(10).workloads();
+        }
+        assertEquals(org.scaledl.workload.MoeDispatcher.DEEPEP, ws.get(0).moeDispatcher());
+        assertEquals(org.scaledl.workload.MoeDispatcher.HYBRIDEP, ws.get(1).moeDispatcher(), "the caller's default");
+        assertEquals(org.scaledl.workload.MoeDispatcher.ALLTOALL, ws.get(2).moeDispatcher(), "no experts' ranks");
+        Files.writeString(csv, "transformer,seq,batch,expert,moe_dispatcher\nmoe/config.json,1024,1,1,deepep\n");
+        InvalidInputException dense = assertThrows(InvalidInputException.class,
+                () -> Candidates.read(csv, OnnxImporter::read, n -> Optional.empty()));
+        assertEquals(2, dense.line());
+        assertTrue(dense.getMessage().contains("expert-parallel degree above 1"), dense.getMessage());
+        Files.writeString(csv, "transformer,seq,batch,world_size,expert,moe_dispatcher\nmoe/config.json,1024,1,8,8,"
+                + "nccl\n");
+        InvalidInputException unknown = assertThrows(InvalidInputException.class,
+                () -> Candidates.read(csv, OnnxImporter::read, n -> Optional.empty()));
+        assertTrue(unknown.getMessage().contains("moe_dispatcher") && unknown.getMessage().contains("'nccl'"),
+                unknown.getMessage());
+    }
+
     @Test
     void chunksGiveTheWorkloadsOfAWholeRead() throws IOException {
         Path csv = dir.resolve("many.csv");

@@ -487,6 +487,35 @@ class TrainingLogsTest {
         org.scaledl.InvalidInputException full = assertThrows(org.scaledl.InvalidInputException.class,
                 () -> TrainingLogs.read(log, TrainingLogs.DEFAULT_WARMUP));
         assertTrue(full.getMessage().contains("with full recomputation"), full.getMessage());
+        // the whole mixture of experts recomputed with the overlap: refused at the key, as Megatron core refuses it
+        Files.writeString(log, overlapped.replace("recompute_granularity: full", "recompute_granularity: selective\n"
+                + "  recompute_modules:\n  - moe\n  - layernorm"));
+        org.scaledl.InvalidInputException moe = assertThrows(org.scaledl.InvalidInputException.class,
+                () -> TrainingLogs.read(log, TrainingLogs.DEFAULT_WARMUP));
+        assertTrue(moe.getMessage().contains("overlap_moe_expert_parallel_comm")
+                && moe.getMessage().contains("recompute_modules moe"), moe.getMessage());
+        // the token dispatcher: not logged all-to-all; flex with its backend (DeepEP by default); refusals named
+        assertEquals(org.scaledl.workload.MoeDispatcher.ALLTOALL, j.moeDispatcher());
+        java.util.function.Function<String, TrainingLogs.Job> dispatched = lines -> {
+            try {
+                Files.writeString(log, b.toString().replace("  num_layers: 4\n", "  num_layers: 4\n" + lines));
+            } catch (IOException x) {
+                throw new java.io.UncheckedIOException(x);
+            }
+            return TrainingLogs.read(log, TrainingLogs.DEFAULT_WARMUP).get(0).job();
+        };
+        assertEquals(org.scaledl.workload.MoeDispatcher.HYBRIDEP, dispatched.apply(
+                "  moe_token_dispatcher_type: flex\n  moe_flex_dispatcher_backend: hybridep\n").moeDispatcher());
+        assertEquals(org.scaledl.workload.MoeDispatcher.DEEPEP, dispatched.apply(
+                "  moe_token_dispatcher_type: flex\n").moeDispatcher());
+        assertEquals(org.scaledl.workload.MoeDispatcher.ALLGATHER, dispatched.apply(
+                "  moe_token_dispatcher_type: allgather\n").moeDispatcher());
+        assertEquals(org.scaledl.workload.MoeDispatcher.DEEPEP, dispatched.apply(
+                "  moe_token_dispatcher_type: alltoall\n  moe_enable_deepep: true\n").moeDispatcher());
+        org.scaledl.InvalidInputException nccl = assertThrows(org.scaledl.InvalidInputException.class,
+                () -> dispatched.apply("  moe_token_dispatcher_type: flex\n  moe_flex_dispatcher_backend: ncclep\n"));
+        assertTrue(nccl.getMessage().contains("bridge.log") && nccl.getMessage().contains("moe_flex_dispatcher_backend")
+                && nccl.getMessage().contains("not described"), nccl.getMessage());
     }
 
     @Test

@@ -113,6 +113,12 @@ final class ClusterOptions {
             + "critical path, assumed and said; --moe-a2a-overlap=false states it)", arity = "0..1")
     Boolean moeA2aOverlap;
 
+    @Option(names = "--moe-dispatcher", description = "How expert parallelism moves the tokens (Megatron core's "
+            + "moe_token_dispatcher_type and flex backend): alltoall (default), allgather, deepep or hybridep (a token "
+            + "crosses the network once per node holding one of its experts), flex (deepep); needs --expert > 1; a "
+            + "default for a candidate table's rows with expert parallelism", converter = MoeDispatcherConverter.class)
+    org.scaledl.workload.MoeDispatcher moeDispatcher;
+
 
     @Option(names = "--cuda-graphs", description = "What of the iteration runs as CUDA graphs: none (default), "
             + "layers (per-layer or per-scope graphs, Megatron core's transformer_layer or Transformer Engine's "
@@ -252,11 +258,17 @@ final class ClusterOptions {
      */
     void stateSchedule(org.scaledl.workload.Workload.Builder b) {
         stateSchedule(b::gradReduceAfterBackward, b::expertCommOverlap, b::cudaGraphs);
+        if (moeDispatcher != null) {
+            b.moeDispatcher(moeDispatcher);
+        }
     }
 
     /** {@link #stateSchedule(org.scaledl.workload.Workload.Builder)} for every layout of a search. */
     void stateSchedule(org.scaledl.model.LayoutSearch s) {
         stateSchedule(s::gradReduceAfterBackward, s::expertCommOverlap, s::cudaGraphs);
+        if (moeDispatcher != null) {
+            s.moeDispatcher(moeDispatcher);
+        }
     }
 
     /** The given schedule choices, each to its setter (a job's builder's, or a layout search's). */
@@ -359,6 +371,7 @@ final class ClusterOptions {
         put.accept("grad_dtype", gradDtype);
         put.accept("grad_reduce", gradReduce);
         put.accept("moe_a2a_overlap", moeA2aOverlap == null ? null : moeA2aOverlap.toString());
+        put.accept("moe_dispatcher", moeDispatcher == null ? null : moeDispatcher.label());
         put.accept("cuda_graphs", cudaGraphs == null ? null : cudaGraphs.label());
         put.accept("memory_format", memoryFormat == null ? null : memoryFormat.label());
         put.accept("gpus_per_node", gpusPerNode);
@@ -390,6 +403,13 @@ final class ClusterOptions {
             } catch (org.scaledl.InvalidInputException e) {
                 throw new picocli.CommandLine.TypeConversionException(e.detail());
             }
+        }
+    }
+
+    /** Parses {@code --moe-dispatcher}. */
+    static final class MoeDispatcherConverter extends Parsed<org.scaledl.workload.MoeDispatcher> {
+        MoeDispatcherConverter() {
+            super(org.scaledl.workload.MoeDispatcher::parse);
         }
     }
 

@@ -178,6 +178,7 @@ final class LayoutsCommand implements Callable<Integer> {
                 o.put("recompute_layers", l.recomputeLayers());
                 o.put("offload_layers", l.workload().offloadLayers());
                 o.put("moe_a2a_overlap", l.workload().expertCommOverlap());
+                o.put("moe_dispatcher", l.workload().moeDispatcher().label());
                 o.put("cuda_graphs", l.workload().cudaGraphs().label());
                 o.put("ms", l.millis());
                 o.put("low_ms", pr.lowMillis());
@@ -326,6 +327,9 @@ final class LayoutsCommand implements Callable<Integer> {
         if (l.workload().expertCommOverlap()) {
             c.append(" --moe-a2a-overlap");
         }
+        if (l.workload().moeDispatcher() != org.scaledl.workload.MoeDispatcher.ALLTOALL) {
+            c.append(" --moe-dispatcher ").append(l.workload().moeDispatcher().label());
+        }
         if (l.workload().states(Workload.ScheduleChoice.CUDA_GRAPHS)) {
             c.append(" --cuda-graphs ").append(l.workload().cudaGraphs().label());
         }
@@ -381,7 +385,7 @@ final class LayoutsCommand implements Callable<Integer> {
         StringBuilder sb = new StringBuilder("rank,transformer,seq,batch,micro_batches,world_size,tensor,pipeline,"
                 + "context,virtual_stages,expert,expert_tensor,zero_stage,sequence_parallel,recompute,recompute_layers,"
                 + "offload_layers,lora_rank,expert_imbalance,document_tokens,grad_dtype,grad_reduce,moe_a2a_overlap,"
-                + "cuda_graphs,device,precision,"
+                + "moe_dispatcher,cuda_graphs,device,precision,"
                 + "gpus_per_node,"
                 + "nvlink_domain,inter_node_gbps,layout_ms,layout_memory_gb,fits\n");
         int rank = 1;
@@ -402,6 +406,7 @@ final class LayoutsCommand implements Callable<Integer> {
                     .append(',')
                     .append(stated(l.workload(), Workload.ScheduleChoice.EXPERT_COMM_OVERLAP,
                             Boolean.toString(l.workload().expertCommOverlap()))).append(',')
+                    .append(par.expert() > 1 ? l.workload().moeDispatcher().label() : "").append(',')
                     .append(stated(l.workload(), Workload.ScheduleChoice.CUDA_GRAPHS,
                             l.workload().cudaGraphs().label())).append(',')
                     .append(org.scaledl.io.CsvTable.cell(d.name()))

@@ -40,7 +40,7 @@ final class RunsCommand implements Callable<Integer> {
     static final List<String> COLUMNS = List.of("id", "transformer", "seq", "batch", "micro_batches", "world_size",
             "tensor", "pipeline", "context", "virtual_stages", "expert", "expert_tensor", "zero_stage", "device",
             "gpus_per_node", "nvlink_domain", "precision", "recompute", "recompute_modules", "sequence_parallel",
-            "grad_reduce", "grad_dtype", "moe_a2a_overlap", "cuda_graphs", "measured_ms", "log");
+            "grad_reduce", "grad_dtype", "moe_a2a_overlap", "moe_dispatcher", "cuda_graphs", "measured_ms", "log");
 
     @Option(names = "--from-log", arity = "1..*", required = true, paramLabel = "FILE",
             description = "Training logs (Megatron-LM's argument block and 'elapsed time per iteration (ms)' lines; "
@@ -217,7 +217,8 @@ final class RunsCommand implements Callable<Integer> {
                     j.gradReduceAfterBackward() ? "after-backward" : "overlapped",
                     j.sixteenBitGradients().map(b -> org.scaledl.workload.Workload.gradDtypeLabel(b, j.precision()))
                             .orElse(""),
-                    Boolean.toString(j.expertCommOverlap()), j.cudaGraphs().label(),
+                    Boolean.toString(j.expertCommOverlap()), j.expert() > 1 ? j.moeDispatcher().label() : "",
+                    j.cudaGraphs().label(),
                     String.format(Locale.ROOT, "%.4f", r.measuredMs()),
                     CsvTable.cell(InvalidInputException.printable(row.logArg().toString(), 1000)));
             csv.append(String.join(",", cells)).append('\n');

@@ -430,9 +430,7 @@ class ClusterPredictCliTest {
     @Test
     void theExpertsAllToAllOverlapIsSaidAndGiven() throws Exception {
         String cfg = published().resolve("configs/gpt-oss-120b/config.json").toString();
-        List<String> job = List.of("predict", "--model", "gpu", "--transformer", cfg, "--seq", "4096", "--batch", "4",
-                "--micro-batches", "5", "--world-size", "64", "--expert", "64", "--zero-stage", "1", "--device",
-                "B200", "--precision", "bf16", "--json");
+        List<String> job = gptOssOn64B200(cfg);
         Run plain = MainTest.run(job.toArray(new String[0]));
         assertEquals(0, plain.code(), plain.err());
         JsonNode p = new ObjectMapper().readTree(plain.out());
@@ -466,6 +464,54 @@ class ClusterPredictCliTest {
                 "--device", "H100 SXM", "--precision", "bf16", "--moe-a2a-overlap");
         assertEquals(1, none.code(), none.err());
         assertTrue(none.err().contains("needs a model with routed experts"), none.err());
+    }
+
+    /** GPT-OSS 120B on 64 B200, 4 × 5 micro-batches, 64-way expert parallelism, in BF16, as {@code predict --json}. */
+    private static List<String> gptOssOn64B200(String cfg) {
+        return List.of("predict", "--model", "gpu", "--transformer", cfg, "--seq", "4096", "--batch", "4",
+                "--micro-batches", "5", "--world-size", "64", "--expert", "64", "--zero-stage", "1", "--device",
+                "B200", "--precision", "bf16", "--json");
+    }
+
+    /**
+     * {@code --moe-dispatcher} is echoed in {@code --json}; HybridEP across nodes is predicted as the all-to-all and
+     * says so, the all-gather moves more; without expert parallelism it is bad input naming what it needs.
+     */
+    @Test
+    void theMoeDispatcherIsEchoedAndSaid() throws Exception {
+        String cfg = published().resolve("configs/gpt-oss-120b/config.json").toString();
+        List<String> job = gptOssOn64B200(cfg);
+        java.util.function.Function<String, JsonNode> with = d -> {
+            List<String> args = new java.util.ArrayList<>(job);
+            if (d != null) {
+                args.addAll(List.of("--moe-dispatcher", d));
+            }
+            Run r = MainTest.run(args.toArray(new String[0]));
+            assertEquals(0, r.code(), r.err());
+            try {
+                return new ObjectMapper().readTree(r.out());
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        };
+        JsonNode plain = with.apply(null);
+        JsonNode hybrid = with.apply("hybridep");
+        JsonNode gather = with.apply("allgather");
+        assertEquals("alltoall", plain.get("workload").get("moe_dispatcher").asText());
+        assertEquals("hybridep", hybrid.get("workload").get("moe_dispatcher").asText());
+        assertEquals(plain.get("ms").asDouble(), hybrid.get("ms").asDouble(), 1e-9);
+        assertTrue(hybrid.get("warnings").toString().contains("hybridep dispatcher across 64 experts' ranks"),
+                hybrid.get("warnings").toString());
+        assertFalse(plain.get("warnings").toString().contains("dispatcher across"));
+        assertTrue(gather.get("ms").asDouble() > plain.get("ms").asDouble(), "every token to every rank");
+        Run dense = MainTest.run("predict", "--model", "gpu", "--transformer", cfg, "--seq", "4096", "--batch", "4",
+                "--device", "B200", "--precision", "bf16", "--moe-dispatcher", "deepep");
+        assertEquals(1, dense.code(), dense.err());
+        assertTrue(dense.err().contains("expert-parallel degree above 1"), dense.err());
+        Run unknown = MainTest.run("predict", "--model", "gpu", "--transformer", cfg, "--seq", "4096", "--batch", "4",
+                "--device", "B200", "--precision", "bf16", "--moe-dispatcher", "nccl");
+        assertEquals(2, unknown.code(), unknown.err());
+        assertTrue(unknown.err().contains("'nccl'"), unknown.err());
     }
 
     /**
