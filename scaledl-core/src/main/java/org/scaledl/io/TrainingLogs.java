@@ -1046,9 +1046,14 @@ public final class TrainingLogs {
                 throw bad("overlap_moe_expert_parallel_comm", which + "overlap_moe_expert_parallel_comm True with "
                         + "the whole mixture of experts recomputed (recompute_modules moe), which Megatron core refuses");
             }
+            org.scaledl.workload.MoeDispatcher dispatcher = ep > 1 ? dispatcher(which)
+                    : org.scaledl.workload.MoeDispatcher.ALLTOALL;
+            if (a2aOverlap && dispatcher == org.scaledl.workload.MoeDispatcher.ALLGATHER) {
+                throw bad("overlap_moe_expert_parallel_comm", which + "overlap_moe_expert_parallel_comm True with "
+                        + "the allgather token dispatcher, which Megatron core refuses");
+            }
             return new Job(seq, mbs, microBatches, dp, tp, pp, cp, virtual, ep, etp, zero, precision, recompute,
-                    modules, sp, afterBackward, sixteenBit, ep > 1 ? dispatcher(which)
-                    : org.scaledl.workload.MoeDispatcher.ALLTOALL, a2aOverlap, cudaGraphs(which));
+                    modules, sp, afterBackward, sixteenBit, dispatcher, a2aOverlap, cudaGraphs(which));
         }
 
         /**
@@ -1087,22 +1092,26 @@ public final class TrainingLogs {
          * logged: all-to-all, as the recipes with expert parallelism set.
          */
         private org.scaledl.workload.MoeDispatcher dispatcher(String which) {
-            String type = text("moe_token_dispatcher_type");
+            String type = unquoted(text("moe_token_dispatcher_type"));
             if (flag("moe_enable_deepep", false)) {
                 return org.scaledl.workload.MoeDispatcher.DEEPEP;
             }
             if (type == null || type.equalsIgnoreCase("None")) {
                 return org.scaledl.workload.MoeDispatcher.ALLTOALL;
             }
-            String backend = text("moe_flex_dispatcher_backend");
+            String backend = unquoted(text("moe_flex_dispatcher_backend"));
             boolean flexBackend = type.trim().equalsIgnoreCase("flex") && backend != null
                     && !backend.equalsIgnoreCase("None");
             String key = flexBackend ? "moe_flex_dispatcher_backend" : "moe_token_dispatcher_type";
             try {
-                return org.scaledl.workload.MoeDispatcher.parse((flexBackend ? backend : type).replaceAll("['\"]", ""));
+                return org.scaledl.workload.MoeDispatcher.parse(flexBackend ? backend : type);
             } catch (InvalidInputException e) {
                 throw bad(key, which + key + ": " + e.detail());
             }
+        }
+
+        private static String unquoted(String v) {
+            return v == null ? null : v.replaceAll("['\"]", "").trim();
         }
 
         private Precision precision(String which) {

@@ -310,7 +310,9 @@ public final class LayoutSearch {
             b.gradReduceAfterBackward(gradReduceAfterBackward);
         }
         if (stated.contains(Workload.ScheduleChoice.EXPERT_COMM_OVERLAP)) {
-            b.expertCommOverlap(expertCommOverlap && Workload.expertCommOverlapRefusal(par, precision,
+            b.expertCommOverlap(expertCommOverlap && (par.expert() == 1
+                    || moeDispatcher != org.scaledl.workload.MoeDispatcher.ALLGATHER)
+                    && Workload.expertCommOverlapRefusal(par, precision,
                     Recompute.AUTO).isEmpty());
         }
         if (par.expert() > 1) {

@@ -19,8 +19,9 @@ public enum MoeDispatcher {
     ALLTOALL("alltoall"),
     /**
      * {@code allgather}: every rank of the expert group gathers the group's tokens (and reduce-scatters the experts'
-     * results back), {@code e − 1} other ranks' tokens whatever their experts; Megatron core's default where a job
-     * names none, though its recipes with expert parallelism name {@code alltoall} or {@code flex}.
+     * results back), every other rank's tokens whatever their experts. Megatron core's default, but its recipes with
+     * expert parallelism name {@code alltoall} or {@code flex}, and a log or table that names none is read as
+     * {@link #ALLTOALL}.
      */
     ALLGATHER("allgather"),
     /**

@@ -113,6 +113,10 @@ public final class Workload {
                 throw new IllegalArgumentException(OVERLAP_NEEDS + "the mixture of experts not recomputed as a whole "
                         + "(recompute module moe; Megatron core refuses both together)");
             }
+            if (moeDispatcher == MoeDispatcher.ALLGATHER) {
+                throw new IllegalArgumentException(OVERLAP_NEEDS + "the alltoall or a flex dispatcher, not allgather "
+                        + "(Megatron core refuses both together)");
+            }
         }
         if (Boolean.TRUE.equals(sixteenBitGradients) && precision.masterBytes() == 0) {
             throw new IllegalArgumentException("16-bit gradients are a mixed-precision setting (bf16, fp16, fp8, "
@@ -370,8 +374,8 @@ public final class Workload {
 
     /**
      * How expert parallelism moves the tokens to their experts (Megatron core's {@code moe_token_dispatcher_type}
-     * and flex backend): {@link MoeDispatcher#ALLTOALL} by default; DeepEP and HybridEP send a token over the network
-     * once per NVLink domain holding one of its experts. Refused without expert parallelism.
+     * and flex backend): {@link MoeDispatcher#ALLTOALL} by default; the all-gather moves every other rank's tokens;
+     * DeepEP and HybridEP are predicted as the all-to-all. Refused without expert parallelism.
      */
     public MoeDispatcher moeDispatcher() {
         return moeDispatcher;

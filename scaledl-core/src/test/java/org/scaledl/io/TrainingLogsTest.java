@@ -512,6 +512,12 @@ class TrainingLogsTest {
                 "  moe_token_dispatcher_type: allgather\n").moeDispatcher());
         assertEquals(org.scaledl.workload.MoeDispatcher.DEEPEP, dispatched.apply(
                 "  moe_token_dispatcher_type: alltoall\n  moe_enable_deepep: true\n").moeDispatcher());
+        Files.writeString(log, b.toString().replace("recompute_granularity: full", "recompute_granularity: selective")
+                .replace("  num_layers: 4\n", "  num_layers: 4\n  moe_token_dispatcher_type: allgather\n"
+                        + "  overlap_moe_expert_parallel_comm: true\n"));
+        org.scaledl.InvalidInputException gathered = assertThrows(org.scaledl.InvalidInputException.class,
+                () -> TrainingLogs.read(log, TrainingLogs.DEFAULT_WARMUP));
+        assertTrue(gathered.getMessage().contains("allgather token dispatcher"), gathered.getMessage());
         org.scaledl.InvalidInputException nccl = assertThrows(org.scaledl.InvalidInputException.class,
                 () -> dispatched.apply("  moe_token_dispatcher_type: flex\n  moe_flex_dispatcher_backend: ncclep\n"));
         assertTrue(nccl.getMessage().contains("bridge.log") && nccl.getMessage().contains("moe_flex_dispatcher_backend")

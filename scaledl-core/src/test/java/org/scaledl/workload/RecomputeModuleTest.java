@@ -86,6 +86,10 @@ class RecomputeModuleTest {
             assertEquals(RecomputeModule.DEFAULT, Workload.builder(g).recompute(rc).build().recomputeModules());
         }
         assertThrows(IllegalArgumentException.class, () -> Workload.builder(g).recomputeModules(Set.of()));
+        // a setting only a configuration-built transformer carries: an imported graph's predictors refuse it
+        assertTrue(sel.transformerOnlySettings().contains("recompute modules moe_act+layernorm"),
+                sel.transformerOnlySettings().toString());
+        assertTrue(Workload.builder(g).recompute(Recompute.SELECTIVE).build().transformerOnlySettings().isEmpty());
         IllegalArgumentException overlap = assertThrows(IllegalArgumentException.class, () -> Workload.builder(g)
                 .parallelism(Parallelism.of(8, 1, 1, 2).withExpert(8, 1)).precision(Precision.BF16)
                 .recompute(Recompute.SELECTIVE).recomputeModules(EnumSet.of(RecomputeModule.MOE))

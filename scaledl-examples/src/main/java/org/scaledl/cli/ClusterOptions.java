@@ -114,9 +114,10 @@ final class ClusterOptions {
     Boolean moeA2aOverlap;
 
     @Option(names = "--moe-dispatcher", description = "How expert parallelism moves the tokens (Megatron core's "
-            + "moe_token_dispatcher_type and flex backend): alltoall (default), allgather, deepep or hybridep (a token "
-            + "crosses the network once per node holding one of its experts), flex (deepep); needs --expert > 1; a "
-            + "default for a candidate table's rows with expert parallelism", converter = MoeDispatcherConverter.class)
+            + "moe_token_dispatcher_type and flex backend): alltoall (default), allgather (every other rank's tokens), "
+            + "deepep or hybridep (flex: deepep; predicted as alltoall, said where the experts' ranks span nodes); "
+            + "needs --expert > 1; a default for a candidate table's rows with expert parallelism",
+            converter = MoeDispatcherConverter.class)
     org.scaledl.workload.MoeDispatcher moeDispatcher;
 
 
@@ -254,7 +255,8 @@ final class ClusterOptions {
 
     /**
      * The schedule choices given ({@code --grad-reduce}, {@code --moe-a2a-overlap}, {@code --cuda-graphs}), stated
-     * on a job: one not given is left to the job's default, which its prediction notes as assumed.
+     * on a job: one not given is left to the job's default, which its prediction notes as assumed; and the token
+     * dispatcher ({@code --moe-dispatcher}) where given.
      */
     void stateSchedule(org.scaledl.workload.Workload.Builder b) {
         stateSchedule(b::gradReduceAfterBackward, b::expertCommOverlap, b::cudaGraphs);

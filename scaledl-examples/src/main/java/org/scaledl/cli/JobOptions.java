@@ -110,6 +110,10 @@ final class JobOptions {
                 .expertImbalance(cluster.expertImbalance()).lora(cluster.loraRank())
                 .unevenPipeline(cluster.unevenPipeline).documentTokens(cluster.documentTokens())
                 .memoryFormat(cluster.memoryFormat());
+        if (cluster.moeDispatcher != null && par.expert() == 1) {
+            throw org.scaledl.InvalidInputException.of("--moe-dispatcher " + cluster.moeDispatcher.label() + " needs "
+                    + "--expert > 1 (the tokens' dispatch is expert parallelism's)");
+        }
         cluster.stateSchedule(wb);
         cluster.sixteenBitGradients().ifPresent(wb::sixteenBitGradients);
         Optional<Device> d = resolveDevice(p, device);

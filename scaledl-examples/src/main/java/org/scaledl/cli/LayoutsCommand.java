@@ -178,7 +178,7 @@ final class LayoutsCommand implements Callable<Integer> {
                 o.put("recompute_layers", l.recomputeLayers());
                 o.put("offload_layers", l.workload().offloadLayers());
                 o.put("moe_a2a_overlap", l.workload().expertCommOverlap());
-                o.put("moe_dispatcher", l.workload().moeDispatcher().label());
+                o.put("moe_dispatcher", l.parallelism().expert() > 1 ? l.workload().moeDispatcher().label() : null);
                 o.put("cuda_graphs", l.workload().cudaGraphs().label());
                 o.put("ms", l.millis());
                 o.put("low_ms", pr.lowMillis());

@@ -151,7 +151,7 @@ final class PredictCommand implements Callable<Integer> {
             }
             wl.put("grad_reduce", w.gradReduceAfterBackward() ? "after-backward" : "overlapped");
             wl.put("moe_a2a_overlap", w.expertCommOverlap());
-            wl.put("moe_dispatcher", w.moeDispatcher().label());
+            wl.put("moe_dispatcher", w.parallelism().expert() > 1 ? w.moeDispatcher().label() : null);
             wl.put("cuda_graphs", w.cudaGraphs().label());
             wl.put("memory_format", w.memoryFormat().label());
             if (w.device().isPresent()) {

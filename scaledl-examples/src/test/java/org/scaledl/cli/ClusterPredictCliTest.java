@@ -507,7 +507,7 @@ class ClusterPredictCliTest {
         Run dense = MainTest.run("predict", "--model", "gpu", "--transformer", cfg, "--seq", "4096", "--batch", "4",
                 "--device", "B200", "--precision", "bf16", "--moe-dispatcher", "deepep");
         assertEquals(1, dense.code(), dense.err());
-        assertTrue(dense.err().contains("expert-parallel degree above 1"), dense.err());
+        assertTrue(dense.err().contains("--moe-dispatcher deepep needs --expert > 1"), dense.err());
         Run unknown = MainTest.run("predict", "--model", "gpu", "--transformer", cfg, "--seq", "4096", "--batch", "4",
                 "--device", "B200", "--precision", "bf16", "--moe-dispatcher", "nccl");
         assertEquals(2, unknown.code(), unknown.err());

@@ -1724,17 +1724,19 @@ public final class MegatronExecution {
      * the expert group fits in it, else the share of peers beyond it over the network; FP8 recipes dispatch in FP8.
      * The group is {@code e·et} adjacent ranks (Megatron-Core orders expert ranks expert-tensor first, then expert),
      * whatever the attention's tensor parallelism: with {@code et = 1} and {@code t = 2}, 64 experts' dispatch stays
-     * inside one 72-GPU NVLink domain. The all-gather dispatcher moves {@code tokens · w · (e − 1)} elements, every
-     * other rank's tokens whole. DeepEP and HybridEP are predicted as the all-to-all: that they cross the network once
+     * inside one 72-GPU NVLink domain. The all-gather dispatcher moves {@code tokens · w · (e·et − 1)} elements in
+     * 16 bits, every other rank's tokens of the group whole. DeepEP and HybridEP are predicted as the all-to-all: that they cross the network once
      * per node holding a token's experts rather than once per expert is not described ({@link #dispatcherNote}).
      */
     static double allToAllMillis(Topology topo, int e, int et, double tokens, TransformerShape ts, Precision prec,
             MoeDispatcher dispatcher) {
         double perToken = ts.dispatchWidth() * (prec.lowPrecisionLinear() ? 1.03 : prec.activationBytes());
-        // the all-gather dispatcher moves the other ranks' tokens whole, whatever their experts
-        double bytes = dispatcher == MoeDispatcher.ALLGATHER ? tokens * perToken * (e - 1.0)
-                : tokens * ts.topK() * perToken * (e - 1.0) / e;
         long span = (long) et * e;
+        // the all-gather dispatcher moves the other ranks' tokens whole (over the experts' tensor- and
+        // expert-parallel group), whatever their experts, in 16 bits
+        double bytes = dispatcher == MoeDispatcher.ALLGATHER
+                ? tokens * ts.dispatchWidth() * prec.activationBytes() * (span - 1.0)
+                : tokens * ts.topK() * perToken * (e - 1.0) / e;
         double inside = Math.min(1.0, (double) topo.gpusPerNode() / span);
         double link = bytes * inside / topo.intraNodeBytesPerSecond();
         double network = bytes * (1 - inside) / topo.interNodeBytesPerSecondPerGpu();
@@ -2109,6 +2111,7 @@ public final class MegatronExecution {
                 && w.parallelism().microBatches() > 1
                 && terms.value(ExecutionTerm.EXPERT_COMM) > 0
                 && Workload.expertCommOverlapRefusal(w.parallelism(), w.precision(), w.recompute()).isEmpty()
+                && w.moeDispatcher() != MoeDispatcher.ALLGATHER
                 && !w.recomputeModules().contains(RecomputeModule.MOE)) {
             // the other schedule choice the recipes state: the experts' all-to-all behind another micro-batch, where
             // Megatron core allows it
@@ -2164,7 +2167,7 @@ public final class MegatronExecution {
         resolution(given, w, device).map(StageCost.Note::chosen).ifPresent(all::add);
         unevenNote(w).map(StageCost.Note::noted).ifPresent(all::add);
         layerCountNotes(w).stream().map(StageCost.Note::unusual).forEach(all::add);
-        dispatcherNote(w, topo).map(StageCost.Note::assumed).ifPresent(all::add);
+        dispatcherNote(w, topo).map(StageCost.Note::noted).ifPresent(all::add);
         contextNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
         bubbleNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
         zeroNote(w).map(StageCost.Note::unusual).ifPresent(all::add);

@@ -29,7 +29,7 @@ class TokenDispatchTest {
     /**
      * DeepEP and HybridEP move what the all-to-all moves (their saving across nodes is not described), inside a node
      * and across nodes; the all-gather moves every other rank's tokens whole, {@code e/k} times the all-to-all's
-     * copies inside a node.
+     * copies inside a domain, in 16 bits, over the experts' tensor- and expert-parallel group.
      */
     @Test
     void flexDispatchersMoveTheAllToAllsBytesAndTheAllGatherEveryToken() {
@@ -42,12 +42,22 @@ class TokenDispatchTest {
                         1e-12, d + " on " + e);
             }
         }
-        double gather = MegatronExecution.allToAllMillis(NODES, 8, 1, tokens, QWEN, Precision.BF16,
+        // (64 ranks in one NVLink domain of 64: link-bound both; 64 / k = 8 times the all-to-all's copies)
+        Topology domain = new Topology(64, Topology.Link.NVSWITCH, 900, 3200, Topology.DEFAULT_LATENCY_US, false, 64);
+        double gather = MegatronExecution.allToAllMillis(domain, 64, 1, tokens, QWEN, Precision.BF16,
                 MoeDispatcher.ALLGATHER);
-        double inNode = MegatronExecution.allToAllMillis(NODES, 8, 1, tokens, QWEN, Precision.BF16,
+        double inDomain = MegatronExecution.allToAllMillis(domain, 64, 1, tokens, QWEN, Precision.BF16,
                 MoeDispatcher.ALLTOALL);
-        double latency = 2e-3 * 3;
-        assertEquals(8.0 / QWEN.topK(), (gather - latency) / (inNode - latency), 1e-9);
+        double latency = 2e-3 * 6;
+        assertEquals(64.0 / QWEN.topK(), (gather - latency) / (inDomain - latency), 1e-9);
+        // in FP8 the all-to-all moves 1.03 bytes an element, the all-gather 16 bits still; with 2-way expert tensor
+        // parallelism it gathers over the group of 2·e ranks
+        assertEquals(gather, MegatronExecution.allToAllMillis(domain, 64, 1, tokens, QWEN, Precision.FP8,
+                MoeDispatcher.ALLGATHER), 1e-12);
+        double twoWay = MegatronExecution.allToAllMillis(new Topology(128, Topology.Link.NVSWITCH, 900, 3200,
+                Topology.DEFAULT_LATENCY_US, false, 128), 64, 2, tokens, QWEN, Precision.BF16,
+                MoeDispatcher.ALLGATHER);
+        assertEquals(127.0 / 63, (twoWay - latency) / (gather - latency), 1e-9);
     }
 
     /** Where a flex dispatcher's experts' ranks span nodes, the prediction says it moves the all-to-all's bytes. */
@@ -69,6 +79,10 @@ class TokenDispatchTest {
         IllegalArgumentException dense = assertThrows(IllegalArgumentException.class,
                 () -> job.apply(1, MoeDispatcher.DEEPEP));
         assertTrue(dense.getMessage().contains("expert-parallel degree above 1"), dense.getMessage());
+        IllegalArgumentException overlap = assertThrows(IllegalArgumentException.class, () -> Workload.builder(g)
+                .batch(2).parallelism(Parallelism.of(8, 1, 1, 2).withExpert(8, 1)).precision(Precision.BF16)
+                .moeDispatcher(MoeDispatcher.ALLGATHER).expertCommOverlap(true).build());
+        assertTrue(overlap.getMessage().contains("not allgather"), overlap.getMessage());
     }
 
     @Test
