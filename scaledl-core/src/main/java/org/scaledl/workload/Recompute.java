@@ -46,7 +46,7 @@ public enum Recompute {
             case "selective", "sel" -> SELECTIVE;
             case "full", "on", "true", "1" -> FULL;
             case "auto", "" -> AUTO;
-            default -> throw InvalidInputException.of("unknown recompute '" + text
+            default -> throw InvalidInputException.of("unknown recompute '" + InvalidInputException.printable(text, 80)
                     + "' (expected none, selective, full or auto)");
         };
     }

@@ -327,7 +327,7 @@ public final class Workload {
         return switch (text.trim().toLowerCase(java.util.Locale.ROOT)) {
             case "fp32", "float32" -> false;
             case "bf16", "fp16", "bfloat16", "float16" -> true;
-            default -> throw org.scaledl.InvalidInputException.of("unknown gradient type '" + text
+            default -> throw org.scaledl.InvalidInputException.of("unknown gradient type '" + org.scaledl.InvalidInputException.printable(text, 80)
                     + "' (expected fp32, bf16 or fp16)");
         };
     }
@@ -355,7 +355,7 @@ public final class Workload {
         return switch (text.trim().toLowerCase(java.util.Locale.ROOT)) {
             case "overlapped" -> false;
             case "after-backward" -> true;
-            default -> throw org.scaledl.InvalidInputException.of("unknown gradient reduction '" + text
+            default -> throw org.scaledl.InvalidInputException.of("unknown gradient reduction '" + org.scaledl.InvalidInputException.printable(text, 80)
                     + "' (expected overlapped or after-backward)");
         };
     }
