@@ -1044,7 +1044,8 @@ public final class TrainingLogs {
             }
             if (a2aOverlap && modules.contains(org.scaledl.workload.RecomputeModule.MOE)) {
                 throw bad("overlap_moe_expert_parallel_comm", which + "overlap_moe_expert_parallel_comm True with "
-                        + "the whole mixture of experts recomputed (recompute_modules moe), which Megatron core refuses");
+                        + "the whole mixture of experts recomputed (recompute_modules moe), which Megatron core "
+                        + "refuses");
             }
             org.scaledl.workload.MoeDispatcher dispatcher = ep > 1 ? dispatcher(which)
                     : org.scaledl.workload.MoeDispatcher.ALLTOALL;

@@ -47,7 +47,8 @@ public enum CudaGraphs {
             case "none", "", "false", "off", "no" -> NONE;
             case "layers", "layer", "transformer_layer", "full_layer" -> LAYERS;
             case "iteration", "full_iteration" -> ITERATION;
-            default -> throw InvalidInputException.of("unknown CUDA graphs '" + InvalidInputException.printable(text, 80)
+            default -> throw InvalidInputException.of("unknown CUDA graphs '"
+                    + InvalidInputException.printable(text, 80)
                     + "' (expected none, layers or iteration)");
         };
     }

@@ -81,7 +81,8 @@ public enum MemoryFormat {
         return switch (t) {
             case "", "nchw", "channels_first", "contiguous", "contiguous_format" -> NCHW;
             case "channels_last", "nhwc" -> CHANNELS_LAST;
-            default -> throw InvalidInputException.of("unknown memory format '" + InvalidInputException.printable(text, 80)
+            default -> throw InvalidInputException.of("unknown memory format '"
+                    + InvalidInputException.printable(text, 80)
                     + "' (expected nchw or channels_last)");
         };
     }

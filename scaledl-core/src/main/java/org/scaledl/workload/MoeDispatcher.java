@@ -57,9 +57,11 @@ public enum MoeDispatcher {
             case "deepep", "flex", "flex_deepep" -> DEEPEP;
             case "hybridep", "hybrid_ep", "flex_hybridep" -> HYBRIDEP;
             case "allgather", "all_gather" -> ALLGATHER;
-            case "ncclep", "flex_ncclep" -> throw InvalidInputException.of("MoE dispatcher '" + InvalidInputException.printable(text, 80)
+            case "ncclep", "flex_ncclep" -> throw InvalidInputException.of("MoE dispatcher '"
+                    + InvalidInputException.printable(text, 80)
                     + "' is not described (alltoall, allgather, deepep and hybridep are)");
-            default -> throw InvalidInputException.of("unknown MoE dispatcher '" + InvalidInputException.printable(text, 80)
+            default -> throw InvalidInputException.of("unknown MoE dispatcher '"
+                    + InvalidInputException.printable(text, 80)
                     + "' (expected alltoall, allgather, deepep, hybridep or flex)");
         };
     }

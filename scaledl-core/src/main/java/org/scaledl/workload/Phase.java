@@ -22,7 +22,8 @@ public enum Phase {
         return switch (t) {
             case "train", "training" -> TRAIN;
             case "infer", "inf", "inference", "eval" -> INFER;
-            default -> throw InvalidInputException.of("unknown phase '" + InvalidInputException.printable(text, 80) + "' (expected train or infer)");
+            default -> throw InvalidInputException.of("unknown phase '" + InvalidInputException.printable(text, 80)
+                    + "' (expected train or infer)");
         };
     }
 

@@ -226,7 +226,8 @@ public enum Precision {
             case "fp8-block", "fp8-blockwise", "fp8-sc", "fp8-subchannel" -> FP8_BLOCK;
             case "mxfp8", "fp8-mx" -> MXFP8;
             case "nvfp4", "fp4" -> NVFP4;
-            default -> throw InvalidInputException.of("unknown precision '" + InvalidInputException.printable(text, 80) + "' (expected "
+            default -> throw InvalidInputException.of("unknown precision '"
+                    + InvalidInputException.printable(text, 80) + "' (expected "
                     + String.join(", ", labels()) + ")");
         };
     }

@@ -78,7 +78,8 @@ public enum RecomputeModule {
             out.add(parse(name, t));
         }
         if (out.isEmpty()) {
-            throw InvalidInputException.of("no recompute modules in '" + InvalidInputException.printable(text, 80) + "' (expected " + names() + ")");
+            throw InvalidInputException.of("no recompute modules in '" + InvalidInputException.printable(text, 80)
+                    + "' (expected " + names() + ")");
         }
         return Collections.unmodifiableSet(out);
     }
@@ -91,10 +92,12 @@ public enum RecomputeModule {
             }
         }
         if (n.equals("gdn_norm_out")) {
-            throw InvalidInputException.of("recompute module gdn_norm_out in '" + InvalidInputException.printable(text, 80) + "' is not described (a "
+            throw InvalidInputException.of("recompute module gdn_norm_out in '"
+                    + InvalidInputException.printable(text, 80) + "' is not described (a "
                     + "gated delta net's output norm and its all-to-all): leave it out");
         }
-        throw InvalidInputException.of("unknown recompute module '" + InvalidInputException.printable(name, 80) + "' in '" + InvalidInputException.printable(text, 80) + "' (expected "
+        throw InvalidInputException.of("unknown recompute module '" + InvalidInputException.printable(name, 80)
+                + "' in '" + InvalidInputException.printable(text, 80) + "' (expected "
                 + names() + ")");
     }
 

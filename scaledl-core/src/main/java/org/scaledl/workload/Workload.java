@@ -250,7 +250,8 @@ public final class Workload {
      */
     public String recomputeLabel() {
         return recompute.label() + (recomputeLayers > 0 ? ":" + recomputeLayers : "")
-                + (recomputeModules.equals(RecomputeModule.DEFAULT) ? "" : ":" + RecomputeModule.label(recomputeModules));
+                + (recomputeModules.equals(RecomputeModule.DEFAULT) ? "" : ":"
+                        + RecomputeModule.label(recomputeModules));
     }
 
     /**
@@ -327,7 +328,8 @@ public final class Workload {
         return switch (text.trim().toLowerCase(java.util.Locale.ROOT)) {
             case "fp32", "float32" -> false;
             case "bf16", "fp16", "bfloat16", "float16" -> true;
-            default -> throw org.scaledl.InvalidInputException.of("unknown gradient type '" + org.scaledl.InvalidInputException.printable(text, 80)
+            default -> throw org.scaledl.InvalidInputException.of("unknown gradient type '"
+                    + org.scaledl.InvalidInputException.printable(text, 80)
                     + "' (expected fp32, bf16 or fp16)");
         };
     }
@@ -355,7 +357,8 @@ public final class Workload {
         return switch (text.trim().toLowerCase(java.util.Locale.ROOT)) {
             case "overlapped" -> false;
             case "after-backward" -> true;
-            default -> throw org.scaledl.InvalidInputException.of("unknown gradient reduction '" + org.scaledl.InvalidInputException.printable(text, 80)
+            default -> throw org.scaledl.InvalidInputException.of("unknown gradient reduction '"
+                    + org.scaledl.InvalidInputException.printable(text, 80)
                     + "' (expected overlapped or after-backward)");
         };
     }
@@ -450,8 +453,8 @@ public final class Workload {
      * The settings given that only a transformer built from its configuration carries (its layer roles tell which
      * layers they change): LoRA, offloaded activations, packed documents, context, expert and expert-tensor
      * parallelism, an expert imbalance, 16-bit gradients, the gradients' reduction after the backward pass, the
-     * experts' all-to-all overlap, recompute modules other than the attention core, CUDA graphs, in words; empty when none is given. Predictors of imported graphs
-     * refuse a workload that gives any.
+     * experts' all-to-all overlap, recompute modules other than the attention core, CUDA graphs, in words; empty
+     * when none is given. Predictors of imported graphs refuse a workload that gives any.
      */
     public java.util.List<String> transformerOnlySettings() {
         java.util.List<String> out = new java.util.ArrayList<>();

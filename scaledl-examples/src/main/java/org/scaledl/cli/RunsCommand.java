@@ -211,7 +211,8 @@ final class RunsCommand implements Callable<Integer> {
                     i(j.dataParallel()), i(j.tensor()), i(j.pipeline()), i(j.context()), i(j.virtualStages()),
                     i(j.expert()), i(j.expertTensor()), i(j.zeroStage()), CsvTable.cell(row.device().name()),
                     gpusPerNode == null ? "" : i(gpusPerNode), nvlinkDomain == null ? "" : i(nvlinkDomain),
-                    j.precision().label(), j.recompute().label(), j.recompute() == org.scaledl.workload.Recompute.SELECTIVE
+                    j.precision().label(), j.recompute().label(),
+                    j.recompute() == org.scaledl.workload.Recompute.SELECTIVE
                             ? org.scaledl.workload.RecomputeModule.label(j.recomputeModules()) : "",
                     Boolean.toString(j.sequenceParallel()),
                     j.gradReduceAfterBackward() ? "after-backward" : "overlapped",

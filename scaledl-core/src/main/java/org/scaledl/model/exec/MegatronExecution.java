@@ -1725,8 +1725,9 @@ public final class MegatronExecution {
      * The group is {@code e·et} adjacent ranks (Megatron-Core orders expert ranks expert-tensor first, then expert),
      * whatever the attention's tensor parallelism: with {@code et = 1} and {@code t = 2}, 64 experts' dispatch stays
      * inside one 72-GPU NVLink domain. The all-gather dispatcher moves {@code tokens · w · (e·et − 1)} elements in
-     * 16 bits, every other rank's tokens of the group whole. DeepEP and HybridEP are predicted as the all-to-all: that they cross the network once
-     * per node holding a token's experts rather than once per expert is not described ({@link #dispatcherNote}).
+     * 16 bits, every other rank's tokens of the group whole. DeepEP and HybridEP are predicted as the all-to-all:
+     * that they cross the network once per node holding a token's experts rather than once per expert is not
+     * described ({@link #dispatcherNote}).
      */
     static double allToAllMillis(Topology topo, int e, int et, double tokens, TransformerShape ts, Precision prec,
             MoeDispatcher dispatcher) {

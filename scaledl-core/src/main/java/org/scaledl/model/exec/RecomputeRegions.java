@@ -108,9 +108,9 @@ final class RecomputeRegions {
             case MOE_ACT -> k == LayerRole.Kind.EXPERT_ACT;
             case LAYERNORM -> routerNorm(g, i, consumers);
             // the up projections of the latents, and the query's own projection where it has no latent
-            case MLA_UP_PROJ -> k == LayerRole.Kind.QKV && mlaBlocks.get(r.block()) && (upProjection(g, i,
-                    producers, 0) || !producers.get(i).isEmpty() && producers.get(i).stream().allMatch(p -> g.role(p).kind()
-                    == LayerRole.Kind.NORM));
+            case MLA_UP_PROJ -> k == LayerRole.Kind.QKV && mlaBlocks.get(r.block())
+                    && (upProjection(g, i, producers, 0) || !producers.get(i).isEmpty()
+                    && producers.get(i).stream().allMatch(p -> g.role(p).kind() == LayerRole.Kind.NORM));
             case MLP -> !moeBlock && (mlpKind || k == LayerRole.Kind.NORM && !consumers.get(i).isEmpty()
                     && consumers.get(i).stream().allMatch(j -> g.role(j).kind() == LayerRole.Kind.MLP_IN));
             // the shared experts' MLP; the add joining it to the routed experts' output is the MoE layer's
