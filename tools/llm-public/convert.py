@@ -31,9 +31,9 @@ Outputs (in ``--out``)
 
 Columns of the four run files: id, source, release, task, system, model_key, family, transformer, seq, batch,
 micro_batches, world_size, tensor, pipeline, context, virtual_stages, expert, expert_tensor, zero_stage, device,
-gpus_per_node, nvlink_domain, inter_node_gbps, precision, recompute, sequence_parallel, lora_rank, uneven_pipeline,
-document_tokens, grad_dtype, grad_reduce, moe_a2a_overlap, cuda_graphs, measured_ms,
-tokens_per_s_per_gpu, model_tflops_per_gpu, fit_weight, notes.
+gpus_per_node, nvlink_domain, inter_node_gbps, precision, recompute, recompute_modules, recompute_layers,
+sequence_parallel, lora_rank, uneven_pipeline, document_tokens, grad_dtype, grad_reduce, moe_a2a_overlap,
+moe_dispatcher, cuda_graphs, measured_ms, tokens_per_s_per_gpu, model_tflops_per_gpu, fit_weight, notes.
 
 Rules, in the order they are applied to each input row
 -----------------------------------------------------
