@@ -314,3 +314,28 @@ def test_recipe_settings_give_expert_parallel_rows_their_dispatcher():
         expected = read.get(r["id"], "") if int(r["expert"]) > 1 else ""
         assert r["moe_dispatcher"] == ("" if expected in ("", "-") else expected), r["id"]
     assert sum(r["moe_dispatcher"] == "hybridep" for r in rows) >= 10
+
+
+def test_recipe_settings_give_confident_rows_their_offloaded_layers():
+    """Rule 15: ``offload_layers`` from the table's ``cpu_offload`` (a count, or "N layers (activation offload...)")
+    with high or medium confidence; nothing otherwise; a form no rule maps is refused. The bundled runs agree."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("llm_public_convert", CONVERT)
+    convert = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(convert)
+
+    def of(text, confidence="high"):
+        r = type("Row", (), {})()
+        r.values = {"id": "x", "offload_layers": ""}
+        convert.offload_of(r, {"cpu_offload": text, "confidence": confidence})
+        return r.values["offload_layers"]
+
+    assert of("40 layers (activation offload; cpu_offloading_weights=False)") == "40"
+    assert of("95", "medium") == "95"
+    assert of("40 layers (activation offload)", "low") == ""
+    assert of("") == ""
+    with pytest.raises(SystemExit):
+        of("some layers")
+    bundled = ROOT / "datasets" / "gpu" / "llm-public" / "runs.csv"
+    rows = [r for r in csv.DictReader(open(bundled, encoding="utf-8")) if r["offload_layers"]]
+    assert len(rows) == 8 and {r["offload_layers"] for r in rows} == {"40", "95"}

@@ -32,7 +32,7 @@ Outputs (in ``--out``)
 Columns of the four run files: id, source, release, task, system, model_key, family, transformer, seq, batch,
 micro_batches, world_size, tensor, pipeline, context, virtual_stages, expert, expert_tensor, zero_stage, device,
 gpus_per_node, nvlink_domain, inter_node_gbps, precision, recompute, recompute_modules, recompute_layers,
-sequence_parallel, lora_rank, uneven_pipeline, document_tokens, grad_dtype, grad_reduce, moe_a2a_overlap,
+offload_layers, sequence_parallel, lora_rank, uneven_pipeline, document_tokens, grad_dtype, grad_reduce, moe_a2a_overlap,
 moe_dispatcher, cuda_graphs, measured_ms, tokens_per_s_per_gpu, model_tflops_per_gpu, fit_weight, notes.
 
 Rules, in the order they are applied to each input row
@@ -148,8 +148,9 @@ Rules, in the order they are applied to each input row
     empty (all-to-all).  ``recompute`` replaces rule 7's ``auto`` where the table's
     ``recompute`` has high or medium confidence: ``none``; ``selective:<modules>`` -> ``selective`` with
     ``recompute_modules`` (Megatron core's ``recompute_modules``, joined by ``+``); ``full:block:<n>`` -> ``full``
-    with ``recompute_layers`` n (Megatron's block method).  The table's other columns (activation offloading,
-    userbuffer overlap) are recorded for what-if studies and not written to the run files.
+    with ``recompute_layers`` n (Megatron's block method); ``offload_layers`` is the table's ``cpu_offload`` (the
+    first n layers of each model chunk keep their activations in the host's memory) with the same confidence.  The
+    table's other column (userbuffer overlap) is recorded for what-if studies and not written to the run files.
 
 Configurations: those listed in ``REUSED`` are copied verbatim from the test resources after checking hidden size,
 layers, heads and KV heads against models.csv; where models.csv gives the run's vocabulary and it differs from the
@@ -175,7 +176,7 @@ from pathlib import Path
 COLUMNS = ["id", "source", "release", "task", "system", "model_key", "family", "transformer", "seq", "batch",
            "micro_batches", "world_size", "tensor", "pipeline", "context", "virtual_stages", "expert",
            "expert_tensor", "zero_stage", "device", "gpus_per_node", "nvlink_domain", "inter_node_gbps", "precision",
-           "recompute", "recompute_modules", "recompute_layers",
+           "recompute", "recompute_modules", "recompute_layers", "offload_layers",
            "sequence_parallel", "lora_rank", "uneven_pipeline", "document_tokens", "grad_dtype", "grad_reduce",
            "moe_a2a_overlap", "moe_dispatcher", "cuda_graphs", "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu",
            "fit_weight", "notes"]
@@ -726,6 +727,7 @@ def convert_row(file, short, kind, line, row, models, configs):
         "gpus_per_node": row["gpus_per_node"].strip(), "nvlink_domain": row["nvlink_domain"].strip(),
         "inter_node_gbps": "400" if kind == "bloom" else "",
         "precision": precision, "recompute": recompute, "recompute_modules": "", "recompute_layers": "",
+        "offload_layers": "",
         "sequence_parallel": "true" if sp else "false",
         "lora_rank": str(lora_rank),
         "document_tokens": document_tokens,
@@ -984,6 +986,7 @@ def apply_recipe_settings(outputs, settings):
             r.values["moe_dispatcher"] = dispatcher_of(r, s)
             r.values["cuda_graphs"] = cuda_graphs_of(s)
             recompute_of(r, s)
+            offload_of(r, s)
 
 
 def dispatcher_of(r, setting):
@@ -994,6 +997,17 @@ def dispatcher_of(r, setting):
     if d not in ("alltoall", "allgather", "deepep", "hybridep"):
         fail("recipe settings: MoE dispatcher %r of %s: no rule maps it" % (d, r.values["id"]))
     return d
+
+
+def offload_of(r, setting):
+    """Rule 15: the layers whose activations the recipe offloads to the host, where the table is confident of them."""
+    text = setting.get("cpu_offload", "").strip()
+    if not text or setting.get("confidence", "").strip().lower() not in ("high", "medium"):
+        return
+    m = re.match(r"(\d+)(?: layers \(activation offload(?:;[^)]*)?\))?$", text)
+    if not m:
+        fail("recipe settings: cpu_offload %r of %s: no rule maps it" % (text, r.values["id"]))
+    r.values["offload_layers"] = m.group(1)
 
 
 def recompute_of(r, setting):
