@@ -429,6 +429,16 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             return new EachRow(t, ws, errors);
         }
 
+        /**
+         * Whether an expert-parallel setting applies to a row: its own value as given (refused where it cannot
+         * apply), the caller's default only on a row with expert parallelism, as a table may mix dense and
+         * expert-parallel jobs.
+         */
+        private boolean forExperts(CsvTable t, int r, String column) {
+            return t.opt(r, column).isPresent() || value(t, r, column).isPresent()
+                    && positive(t, r, "expert").orElse(1) > 1;
+        }
+
         /** A row's value of a column: the cell, else the caller's default, else empty. */
         private Optional<String> value(CsvTable t, int r, String column) {
             return t.opt(r, column).or(() -> Optional.ofNullable(defaults.get(column)).filter(v -> !v.isEmpty()));
@@ -527,16 +537,11 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                         .ifPresent(b::sixteenBitGradients);
                 value(t, r, "grad_reduce").map(v -> column("grad_reduce", v, Workload::parseGradReduce))
                         .ifPresent(b::gradReduceAfterBackward);
-                // a row's own value as given (refused where it cannot apply); the caller's default only for the rows
-                // with expert parallelism, as a table may mix dense and expert-parallel jobs
                 // (stated where it applies: an empty cell or no default leaves it to the job's default)
-                if (t.opt(r, "moe_a2a_overlap").isPresent() || (value(t, r, "moe_a2a_overlap").isPresent()
-                        && positive(t, r, "expert").orElse(1) > 1)) {
+                if (forExperts(t, r, "moe_a2a_overlap")) {
                     b.expertCommOverlap(flag(t, r, "moe_a2a_overlap"));
                 }
-                // the dispatcher likewise: a row's own value as given, the caller's for rows with expert parallelism
-                if (t.opt(r, "moe_dispatcher").isPresent()
-                        || positive(t, r, "expert").orElse(1) > 1) {
+                if (forExperts(t, r, "moe_dispatcher")) {
                     value(t, r, "moe_dispatcher").map(v -> column("moe_dispatcher", v, MoeDispatcher::parse))
                             .ifPresent(b::moeDispatcher);
                 }

@@ -541,7 +541,11 @@ public final class TrainingLogs {
         return (hash >= 0 ? v.substring(0, hash) : v).trim();
     }
 
+    /** A value without the quotes around it (and surrounding blanks); null stays null. */
     private static String unquote(String v) {
+        if (v == null) {
+            return null;
+        }
         String s = v.trim();
         if (s.length() >= 2 && (s.charAt(0) == '\'' || s.charAt(0) == '"') && s.charAt(s.length() - 1) == s.charAt(0)) {
             return s.substring(1, s.length() - 1);
@@ -1093,14 +1097,14 @@ public final class TrainingLogs {
          * logged: all-to-all, as the recipes with expert parallelism set.
          */
         private org.scaledl.workload.MoeDispatcher dispatcher(String which) {
-            String type = unquoted(text("moe_token_dispatcher_type"));
+            String type = unquote(text("moe_token_dispatcher_type"));
             if (flag("moe_enable_deepep", false)) {
                 return org.scaledl.workload.MoeDispatcher.DEEPEP;
             }
             if (type == null || type.equalsIgnoreCase("None")) {
                 return org.scaledl.workload.MoeDispatcher.ALLTOALL;
             }
-            String backend = unquoted(text("moe_flex_dispatcher_backend"));
+            String backend = unquote(text("moe_flex_dispatcher_backend"));
             boolean flexBackend = type.trim().equalsIgnoreCase("flex") && backend != null
                     && !backend.equalsIgnoreCase("None");
             String key = flexBackend ? "moe_flex_dispatcher_backend" : "moe_token_dispatcher_type";
@@ -1109,10 +1113,6 @@ public final class TrainingLogs {
             } catch (InvalidInputException e) {
                 throw bad(key, which + key + ": " + e.detail());
             }
-        }
-
-        private static String unquoted(String v) {
-            return v == null ? null : v.replaceAll("['\"]", "").trim();
         }
 
         private Precision precision(String which) {

@@ -534,10 +534,7 @@ public final class Workload {
                 + threads
                 + (device == null ? "" : " device=" + device.name())
                 + " precision=" + precision.label()
-                + (recompute == Recompute.NONE || recompute == Recompute.AUTO ? "" : " recompute=" + recompute.label()
-                + (recomputeLayers > 0 ? ":" + recomputeLayers : "")
-                + (recomputeModules.equals(RecomputeModule.DEFAULT) ? "" : ":"
-                        + RecomputeModule.label(recomputeModules)))
+                + (recompute == Recompute.NONE || recompute == Recompute.AUTO ? "" : " recompute=" + recomputeLabel())
                 + (offloadLayers > 0 ? " offload-layers=" + offloadLayers : "")
                 + (loraRank > 0 ? " lora=" + loraRank : "") + (unevenPipeline ? " uneven-pipeline" : "")
                 + (documentTokens > 0 ? " documents=" + documentTokens : "")

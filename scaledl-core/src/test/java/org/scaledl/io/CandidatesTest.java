@@ -149,12 +149,17 @@ class CandidatesTest {
         assertTrue(dev.getMessage().contains("no machine x"), dev.getMessage());
     }
 
-    @Test
-    void transformerRowsBuildMegatronJobsWithDefaultsForWhatTheyLack() throws IOException {
+    /** A GPT-2-style configuration of hidden 1,024, 16 heads and {@code layers} layers, as gpt/config.json. */
+    private void gptConfig(int layers) throws IOException {
         Path cfg = dir.resolve("gpt/config.json");
         Files.createDirectories(cfg.getParent());
-        Files.writeString(cfg, "{\"model_type\": \"gpt2\", \"n_embd\": 1024, \"n_head\": 16, \"n_layer\": 24, "
-                + "\"n_positions\": 2048, \"vocab_size\": 50257}");
+        Files.writeString(cfg, "{\"model_type\": \"gpt2\", \"n_embd\": 1024, \"n_head\": 16, \"n_layer\": " + layers
+                + ", \"n_positions\": 2048, \"vocab_size\": 50257}");
+    }
+
+    @Test
+    void transformerRowsBuildMegatronJobsWithDefaultsForWhatTheyLack() throws IOException {
+        gptConfig(24);
         Path csv = dir.resolve("jobs.csv");
         Files.writeString(csv, "transformer,seq,batch,micro_batches,world_size,tensor,pipeline,device,gpus_per_node,"
                 + "inter_node_gbps,precision,recompute,sequence_parallel,cuda_graphs\n"
@@ -219,10 +224,7 @@ class CandidatesTest {
      */
     @Test
     void recomputeModulesSayWhatSelectiveRecomputationRecomputes() throws IOException {
-        Path cfg = dir.resolve("gpt/config.json");
-        Files.createDirectories(cfg.getParent());
-        Files.writeString(cfg, "{\"model_type\": \"gpt2\", \"n_embd\": 1024, \"n_head\": 16, \"n_layer\": 4, "
-                + "\"n_positions\": 2048, \"vocab_size\": 50257}");
+        gptConfig(4);
         Path csv = dir.resolve("modules.csv");
         Files.writeString(csv, "transformer,seq,batch,recompute,recompute_modules\n"
                 + "gpt/config.json,1024,2,,layernorm+moe_act\n"
