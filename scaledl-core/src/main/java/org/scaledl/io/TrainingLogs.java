@@ -166,10 +166,10 @@ public final class TrainingLogs {
     private static final Pattern YAML_ITEM = Pattern.compile("^(\\s*)-\\s+(.*?)\\s*$");
     private static final Pattern PAIR = Pattern.compile(
             "(?<![\\w.])([A-Za-z_]\\w*)=('[^']*'|\"[^\"]*\"|<[^>]*>|\\[[^\\]]*\\]|[^,()\\s]+)");
-    private static final Pattern WORLD = Pattern.compile("using world size:\\s*(\\d+)");
-    private static final Pattern WORLD_DP = Pattern.compile("data-parallel[- ]size:\\s*(\\d+)");
-    private static final Pattern PADDED = Pattern.compile("padded vocab.*new size:\\s*(\\d+)");
-    private static final Pattern MICRO = Pattern.compile("number of microbatches to constant\\s+(\\d+)");
+    private static final Pattern WORLD = Pattern.compile("using world size:\\s*([^\\s,]+)");
+    private static final Pattern WORLD_DP = Pattern.compile("data-parallel[- ]size:\\s*([^\\s,]+)");
+    private static final Pattern PADDED = Pattern.compile("padded vocab.*new size:\\s*([^\\s)]+)");
+    private static final Pattern MICRO = Pattern.compile("number of microbatches to constant\\s+(\\S+)");
     private static final Pattern MEMBER = Pattern.compile("Initializing distributed: GLOBAL_RANK: \\d+, MEMBER: \\d+/(\\d+)");
     private static final Pattern DEVICE_NAMED = Pattern.compile(
             "(?i)\\b(?:gpu|device)[ _]name\\s*[:=]\\s*['\"]?([^'\"|]+?)['\"]?\\s*$");
@@ -1115,13 +1115,30 @@ public final class TrainingLogs {
             }
         }
 
+        /**
+         * Whether a low-precision format argument is on: one of its formats (Megatron's {@code --fp8-format} e4m3 or
+         * hybrid, {@code --fp4-format} e2m1) or True; False, 0 or not logged (None) is off; anything else is refused.
+         */
+        private boolean switchedOn(String key, String... formats) {
+            String v = text(key);
+            if (v == null) {
+                return false;
+            }
+            String t = v.toLowerCase(Locale.ROOT);
+            if (java.util.Arrays.asList(formats).contains(t) || t.equals("true") || t.equals("1")) {
+                return true;
+            }
+            if (t.equals("false") || t.equals("0")) {
+                return false;
+            }
+            throw bad(key, key + " must be " + String.join(", ", formats) + ", True or False, got '" + clip(v) + "'");
+        }
+
         private Precision precision(String which) {
-            String fp4 = text("fp4");
-            if (fp4 != null && !fp4.equalsIgnoreCase("false")) {
+            if (switchedOn("fp4", "e2m1", "nvfp4")) {
                 return Precision.NVFP4;
             }
-            String fp8 = text("fp8");
-            if (fp8 != null && !fp8.equalsIgnoreCase("false")) {
+            if (switchedOn("fp8", "e4m3", "hybrid")) {
                 String recipe = text("fp8_recipe");
                 String r = recipe == null ? "delayed" : recipe.toLowerCase(Locale.ROOT);
                 return switch (r) {
@@ -1183,8 +1200,13 @@ public final class TrainingLogs {
                         + "its arguments: give its config.json (--transformer)");
             }
             String act = activation();
-            boolean rms = has("normalization") && text("normalization").toLowerCase(Locale.ROOT).replace("_", "")
-                    .contains("rms");
+            String norm = has("normalization") ? text("normalization").toLowerCase(Locale.ROOT).replace("_", "")
+                    : "layernorm";
+            if (!norm.equals("layernorm") && !norm.equals("rmsnorm")) {
+                throw bad("normalization", which + "normalization must be LayerNorm or RMSNorm, got '"
+                        + clip(text("normalization")) + "'");
+            }
+            boolean rms = norm.equals("rmsnorm");
             String pos = has("position_embedding_type") ? text("position_embedding_type").toLowerCase(Locale.ROOT)
                     : "learned_absolute";
             boolean untied = flag("untie_embeddings_and_output_weights", false)

@@ -147,6 +147,56 @@ class TrainingLogsTest {
                 two.iterations(), "both epochs' steps, less the one warm-up");
     }
 
+    /**
+     * A value a setting does not take is refused at its line, not read as the nearest one: an FP8 or FP4 format that
+     * is none of Megatron's (any text once made the job FP8), a norm that is neither LayerNorm nor RMSNorm (once read
+     * as LayerNorm), a padded vocabulary, world size or micro-batch count that is not a whole number (2.5 was read as 2,
+     * 1e308 as 1).
+     */
+    @Test
+    void valuesASettingDoesNotTakeAreRefusedAtTheirLine(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        List<String> lines = Files.readAllLines(LOGS.resolve("megatron-llama3-8b.log"));
+        String[][] cases = {
+            {"  fp8 ...", "  fp8 ............................................. abc", "fp8 must be e4m3, hybrid"},
+            {"  fp8 ...", "  fp8 ............................................. 2.5", "fp8 must be e4m3, hybrid"},
+            {"  normalization ...", "  normalization ................................... Batch", "LayerNorm or RMSNorm"},
+            {" > padded vocab", " > padded vocab (size: 128256) with 0 dummy tokens (new size: 2.5)",
+                "padded_vocab_size"},
+            {" > padded vocab", " > padded vocab (size: 128256) with 0 dummy tokens (new size: 1e308)",
+                "padded_vocab_size"},
+            {"using world size", "using world size: 64.5, data-parallel size: 8, context-parallel size: 1",
+                "world_size"},
+            {"setting number of microbatches", "setting number of microbatches to constant 16.5", "micro"},
+        };
+        for (String[] c : cases) {
+            List<String> changed = new java.util.ArrayList<>(lines);
+            int at = -1;
+            for (int i = 0; i < changed.size(); i++) {
+                if (changed.get(i).startsWith(c[0])) {
+                    at = i;
+                }
+            }
+            assertTrue(at >= 0, c[0]);
+            changed.set(at, c[1]);
+            Path log = dir.resolve("changed.log");
+            Files.write(log, changed);
+            InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(log, 1),
+                    c[1]);
+            assertTrue((e.getMessage().contains("changed.log:" + (at + 1) + ":")
+                    || e.getMessage().contains("changed.log") && e.getMessage().contains("line " + (at + 1)))
+                    && e.getMessage().contains(c[2]), c[1] + ": " + e.getMessage());
+        }
+        // Megatron's own formats and the flags' words are read
+        for (String fp8 : new String[] {"e4m3", "hybrid", "True"}) {
+            List<String> changed = new java.util.ArrayList<>(lines);
+            changed.replaceAll(l -> l.startsWith("  fp8 ...") ? "  fp8 ............................................. "
+                    + fp8 : l);
+            Path log = dir.resolve("fp8.log");
+            Files.write(log, changed);
+            assertEquals(Precision.FP8, TrainingLogs.read(log, 1).get(0).job().precision(), fp8);
+        }
+    }
+
     @Test
     void warmUpIsTheCallersWhenGivenAndAGivenModelIsCompared() {
         TrainingLogs.Run r = TrainingLogs.read(LOGS.resolve("megatron-llama3-8b.log"), 1, LLAMA3_8B).get(0);
