@@ -59,7 +59,9 @@ import org.scaledl.workload.Recompute;
  *       string, a {@code <...>} or {@code [...]} group, or the text up to the next comma, parenthesis or space;</li>
  *   <li>these lines: Megatron's {@code using world size: N, data-parallel size: D, ...}, {@code > padded vocab (size:
  *       V) with P dummy tokens (new size: N)} (the padded vocabulary), {@code setting number of microbatches to
- *       constant M}, and Lightning's {@code Initializing distributed: GLOBAL_RANK: r, MEMBER: i/N} (world size N).</li>
+ *       constant M}, and Lightning's {@code Initializing distributed: GLOBAL_RANK: r, MEMBER: i/N} (world size N);
+ *       a number there that is not a whole one ({@code 2.5}, {@code 1e308}) is refused at its line, not cut to its
+ *       leading digits.</li>
  * </ul>
  * Only the names below are read; {@code None}, {@code null} and {@code ~} mean not set. Within a run the first value
  * of a name counts (a later one only replaces a value that was not set).
@@ -69,7 +71,7 @@ import org.scaledl.workload.Recompute;
  *       {@code padded_vocab_size} (else {@code vocab_size}), {@code max_position_embeddings}, {@code swiglu},
  *       {@code squared_relu}, {@code gated_linear_unit} with {@code activation_func} ({@code activation}: NeMo's
  *       {@code swiglu}, {@code fast-swiglu}, {@code squared-relu}, {@code gelu}), {@code normalization}
- *       (LayerNorm or RMSNorm), {@code position_embedding_type} (learned_absolute or rope),
+ *       (LayerNorm or RMSNorm; another value is refused), {@code position_embedding_type} (learned_absolute or rope),
  *       {@code untie_embeddings_and_output_weights} (or {@code share_embeddings_and_output_weights} False),
  *       {@code add_bias_linear}, {@code add_qkv_bias}, {@code qk_layernorm}, {@code attention_dropout},
  *       {@code hidden_dropout}, {@code num_experts} [{@code num_moe_experts}], {@code moe_router_topk},
@@ -84,8 +86,9 @@ import org.scaledl.workload.Recompute;
  *       {@code virtual_pipeline_model_parallel_size} (None: 1) or {@code num_layers_per_virtual_pipeline_stage}
  *       (virtual stages = {@code num_layers / (pipeline x that)}), {@code world_size} (GPUs),
  *       {@code data_parallel_size}, NeMo's {@code devices} x {@code num_nodes} (both positive integers),
- *       {@code bf16}, {@code fp16}, {@code fp8} (None, hybrid, e4m3) with {@code fp8_recipe} (delayed or
- *       tensorwise: fp8; blockwise: fp8-block; mxfp8), {@code fp4} (any value but None: nvfp4), NeMo's
+ *       {@code bf16}, {@code fp16}, {@code fp8} (None or False: off; hybrid, e4m3 or True: on; another value is
+ *       refused) with {@code fp8_recipe} (delayed or tensorwise: fp8; blockwise: fp8-block; mxfp8), {@code fp4}
+ *       (None or False: off; e2m1, nvfp4 or True: nvfp4; another value is refused), NeMo's
  *       {@code precision} (bf16-mixed, 16-mixed, 32...), {@code sequence_parallel} (only with tensor parallelism),
  *       {@code recompute_granularity} [{@code activations_checkpoint_granularity}] (None, selective, full; None with
  *       {@code recompute_activations} True is selective) with {@code recompute_modules} (with selective, what it
@@ -170,7 +173,7 @@ public final class TrainingLogs {
     private static final Pattern WORLD_DP = Pattern.compile("data-parallel[- ]size:\\s*([^\\s,]+)");
     private static final Pattern PADDED = Pattern.compile("padded vocab.*new size:\\s*([^\\s)]+)");
     private static final Pattern MICRO = Pattern.compile("number of microbatches to constant\\s+(\\S+)");
-    private static final Pattern MEMBER = Pattern.compile("Initializing distributed: GLOBAL_RANK: \\d+, MEMBER: \\d+/(\\d+)");
+    private static final Pattern MEMBER = Pattern.compile("Initializing distributed: GLOBAL_RANK: \\d+, MEMBER: \\d+/(\\S+)");
     private static final Pattern DEVICE_NAMED = Pattern.compile(
             "(?i)\\b(?:gpu|device)[ _]name\\s*[:=]\\s*['\"]?([^'\"|]+?)['\"]?\\s*$");
     private static final Pattern SMI_L = Pattern.compile("^\\s*GPU \\d+: (.+?) \\(UUID:");

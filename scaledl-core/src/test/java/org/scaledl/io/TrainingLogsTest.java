@@ -186,6 +186,14 @@ class TrainingLogsTest {
                     || e.getMessage().contains("changed.log") && e.getMessage().contains("line " + (at + 1)))
                     && e.getMessage().contains(c[2]), c[1] + ": " + e.getMessage());
         }
+        // Lightning's member line of a NeMo log likewise
+        List<String> nemo = new java.util.ArrayList<>(Files.readAllLines(LOGS.resolve("nemo-llama3-8b.log")));
+        nemo.replaceAll(l -> l.startsWith("Initializing distributed") ? "Initializing distributed: GLOBAL_RANK: 0, "
+                + "MEMBER: 1/16.5" : l);
+        Path member = dir.resolve("member.log");
+        Files.write(member, nemo);
+        InvalidInputException m = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(member, 1));
+        assertTrue(m.getMessage().contains("member.log:3:") && m.getMessage().contains("16.5"), m.getMessage());
         // Megatron's own formats and the flags' words are read
         for (String fp8 : new String[] {"e4m3", "hybrid", "True"}) {
             List<String> changed = new java.util.ArrayList<>(lines);
