@@ -124,6 +124,16 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
                     .orElse(false);
             expertRuns += experts[i] ? 1 : 0;
         }
+        // the interval is for a job of a family the model has not seen: each family's held-out errors weigh one
+        // together (a family of many runs does not set the ends alone)
+        java.util.Map<String, Double> familyWeight = new java.util.HashMap<>();
+        for (int i = 0; i < w.length; i++) {
+            familyWeight.merge(familyKey(data.get(i), i), w[i], Double::sum);
+        }
+        for (int i = 0; i < w.length; i++) {
+            double total = familyWeight.get(familyKey(data.get(i), i));
+            w[i] = total > 0 ? w[i] / total : 0;
+        }
         double[] all = org.scaledl.model.cost.Quantiles.interval(out, w);
         double[] interval = kindInterval(out, w, experts, false, data.size() - expertRuns, expertRuns, all, centre,
                 calibrate);
@@ -140,6 +150,11 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
                 .orElse(centre.levelPriorRuns());
         return new MegatronFit(model.withInterval(interval[0], interval[1])
                 .withExpertInterval(expertInterval[0], expertInterval[1]).withLevelPriorRuns(levelRuns), errors, cv);
+    }
+
+    /** A run's family for the interval's weights: its family, or the run alone where it names none. */
+    private static String familyKey(Run r, int i) {
+        return r.family().isEmpty() ? "#" + i : "f:" + r.family();
     }
 
     /** The fewest clusters (system and release) whose held-out errors estimate {@link #levelPriorRuns}. */
