@@ -216,7 +216,8 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
                         .recompute(org.scaledl.workload.Recompute.FULL).topology(node).tag("model", model)
                         .gradReduceAfterBackward(true).sixteenBitGradients(true)
                         .tag(VTRAIN_WEIGHT_TAG, Double.toString(VTRAIN_WEIGHT))
-                        .tag("family", model).tag("hidden", Integer.toString(hidden))
+                        .tag("family", model).tag(VTRAIN_GROUP_TAG, "vtrain")
+                        .tag("hidden", Integer.toString(hidden))
                         .tag("layers", Integer.toString(layers)).tag("gpus", Integer.toString(gpus)).build();
                 out.add(Sample.of(w, t.positiveFinite(r, "iteration time (ms)")));
             } catch (IllegalArgumentException e) {
@@ -240,6 +241,11 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
     static final double VTRAIN_WEIGHT = 0.02;
     /** The tag a run's fit weight is read from (see {@code MegatronFit}). */
     private static final String VTRAIN_WEIGHT_TAG = "fit_weight";
+    /**
+     * The tag grouping runs for the interval's weights (see {@code MegatronFit}): vTrain's GPT sizes are one group,
+     * their held-out errors those of a size between others, not of a new family.
+     */
+    private static final String VTRAIN_GROUP_TAG = "interval_group";
 
     /** Whether vTrain's GPT runs are read with a fused attention core (experiment switch). */
     static final boolean VTRAIN_FUSED = true;

@@ -61,7 +61,7 @@ import org.scaledl.workload.Recompute;
  *       V) with P dummy tokens (new size: N)} (the padded vocabulary), {@code setting number of microbatches to
  *       constant M}, and Lightning's {@code Initializing distributed: GLOBAL_RANK: r, MEMBER: i/N} (world size N);
  *       a number there that is not a whole one ({@code 2.5}, {@code 1e308}) is refused at its line, not cut to its
- *       leading digits.</li>
+ *       leading digits (text glued after the number is not part of it).</li>
  * </ul>
  * Only the names below are read; {@code None}, {@code null} and {@code ~} mean not set. Within a run the first value
  * of a name counts (a later one only replaces a value that was not set).
@@ -71,7 +71,8 @@ import org.scaledl.workload.Recompute;
  *       {@code padded_vocab_size} (else {@code vocab_size}), {@code max_position_embeddings}, {@code swiglu},
  *       {@code squared_relu}, {@code gated_linear_unit} with {@code activation_func} ({@code activation}: NeMo's
  *       {@code swiglu}, {@code fast-swiglu}, {@code squared-relu}, {@code gelu}), {@code normalization}
- *       (LayerNorm or RMSNorm; another value is refused), {@code position_embedding_type} (learned_absolute or rope),
+ *       (LayerNorm or RMSNorm, NeMo 1's layernorm1p and low_precision_layernorm as LayerNorm; another value is
+ *       refused), {@code position_embedding_type} (learned_absolute or rope),
  *       {@code untie_embeddings_and_output_weights} (or {@code share_embeddings_and_output_weights} False),
  *       {@code add_bias_linear}, {@code add_qkv_bias}, {@code qk_layernorm}, {@code attention_dropout},
  *       {@code hidden_dropout}, {@code num_experts} [{@code num_moe_experts}], {@code moe_router_topk},
@@ -86,9 +87,9 @@ import org.scaledl.workload.Recompute;
  *       {@code virtual_pipeline_model_parallel_size} (None: 1) or {@code num_layers_per_virtual_pipeline_stage}
  *       (virtual stages = {@code num_layers / (pipeline x that)}), {@code world_size} (GPUs),
  *       {@code data_parallel_size}, NeMo's {@code devices} x {@code num_nodes} (both positive integers),
- *       {@code bf16}, {@code fp16}, {@code fp8} (None or False: off; hybrid, e4m3 or True: on; another value is
- *       refused) with {@code fp8_recipe} (delayed or tensorwise: fp8; blockwise: fp8-block; mxfp8), {@code fp4}
- *       (None or False: off; e2m1, nvfp4 or True: nvfp4; another value is refused), NeMo's
+ *       {@code bf16}, {@code fp16}, {@code fp8} (None, False, 0 or no: off; hybrid, e4m3, True, 1 or yes: on;
+ *       another value is refused) with {@code fp8_recipe} (delayed or tensorwise: fp8; blockwise: fp8-block; mxfp8),
+ *       {@code fp4} (None, False, 0 or no: off; e2m1, nvfp4, True, 1 or yes: nvfp4; another value is refused), NeMo's
  *       {@code precision} (bf16-mixed, 16-mixed, 32...), {@code sequence_parallel} (only with tensor parallelism),
  *       {@code recompute_granularity} [{@code activations_checkpoint_granularity}] (None, selective, full; None with
  *       {@code recompute_activations} True is selective) with {@code recompute_modules} (with selective, what it
@@ -169,11 +170,12 @@ public final class TrainingLogs {
     private static final Pattern YAML_ITEM = Pattern.compile("^(\\s*)-\\s+(.*?)\\s*$");
     private static final Pattern PAIR = Pattern.compile(
             "(?<![\\w.])([A-Za-z_]\\w*)=('[^']*'|\"[^\"]*\"|<[^>]*>|\\[[^\\]]*\\]|[^,()\\s]+)");
-    private static final Pattern WORLD = Pattern.compile("using world size:\\s*([^\\s,]+)");
-    private static final Pattern WORLD_DP = Pattern.compile("data-parallel[- ]size:\\s*([^\\s,]+)");
-    private static final Pattern PADDED = Pattern.compile("padded vocab.*new size:\\s*([^\\s)]+)");
-    private static final Pattern MICRO = Pattern.compile("number of microbatches to constant\\s+(\\S+)");
-    private static final Pattern MEMBER = Pattern.compile("Initializing distributed: GLOBAL_RANK: \\d+, MEMBER: \\d+/(\\S+)");
+    private static final Pattern WORLD = Pattern.compile("using world size:\\s*(\\d[\\d.eE+-]*)");
+    private static final Pattern WORLD_DP = Pattern.compile("data-parallel[- ]size:\\s*(\\d[\\d.eE+-]*)");
+    private static final Pattern PADDED = Pattern.compile("padded vocab.*new size:\\s*(\\d[\\d.eE+-]*)");
+    private static final Pattern MICRO = Pattern.compile("number of microbatches to constant\\s+(\\d[\\d.eE+-]*)");
+    private static final Pattern MEMBER = Pattern.compile(
+            "Initializing distributed: GLOBAL_RANK: \\d+, MEMBER: \\d+/(\\d[\\d.eE+-]*)");
     private static final Pattern DEVICE_NAMED = Pattern.compile(
             "(?i)\\b(?:gpu|device)[ _]name\\s*[:=]\\s*['\"]?([^'\"|]+?)['\"]?\\s*$");
     private static final Pattern SMI_L = Pattern.compile("^\\s*GPU \\d+: (.+?) \\(UUID:");
@@ -1120,28 +1122,32 @@ public final class TrainingLogs {
 
         /**
          * Whether a low-precision format argument is on: one of its formats (Megatron's {@code --fp8-format} e4m3 or
-         * hybrid, {@code --fp4-format} e2m1) or True; False, 0 or not logged (None) is off; anything else is refused.
+         * hybrid, {@code --fp4-format} e2m1, NVFP4's recipe name) or a true flag word (True, 1, yes); a false one
+         * (False, 0, no) or not logged (None) is off; anything else is refused, naming the run where the log holds
+         * several.
          */
-        private boolean switchedOn(String key, String... formats) {
+        private boolean switchedOn(String key, String which, String... formats) {
             String v = text(key);
             if (v == null) {
                 return false;
             }
             String t = v.toLowerCase(Locale.ROOT);
-            if (java.util.Arrays.asList(formats).contains(t) || t.equals("true") || t.equals("1")) {
+            if (java.util.Arrays.asList(formats).contains(t)) {
                 return true;
             }
-            if (t.equals("false") || t.equals("0")) {
-                return false;
-            }
-            throw bad(key, key + " must be " + String.join(", ", formats) + ", True or False, got '" + clip(v) + "'");
+            return switch (t) {
+                case "true", "1", "yes" -> true;
+                case "false", "0", "no" -> false;
+                default -> throw bad(key, which + key + " must be " + String.join(", ", formats)
+                        + ", True or False, got '" + clip(v) + "'");
+            };
         }
 
         private Precision precision(String which) {
-            if (switchedOn("fp4", "e2m1", "nvfp4")) {
+            if (switchedOn("fp4", which, "e2m1", "nvfp4")) {
                 return Precision.NVFP4;
             }
-            if (switchedOn("fp8", "e4m3", "hybrid")) {
+            if (switchedOn("fp8", which, "e4m3", "hybrid")) {
                 String recipe = text("fp8_recipe");
                 String r = recipe == null ? "delayed" : recipe.toLowerCase(Locale.ROOT);
                 return switch (r) {
@@ -1203,11 +1209,13 @@ public final class TrainingLogs {
                         + "its arguments: give its config.json (--transformer)");
             }
             String act = activation();
+            // Megatron's LayerNorm and RMSNorm; NeMo 1's layernorm1p (a LayerNorm whose scale is stored minus one) and
+            // low_precision_layernorm cost a LayerNorm's
             String norm = has("normalization") ? text("normalization").toLowerCase(Locale.ROOT).replace("_", "")
                     : "layernorm";
-            if (!norm.equals("layernorm") && !norm.equals("rmsnorm")) {
-                throw bad("normalization", which + "normalization must be LayerNorm or RMSNorm, got '"
-                        + clip(text("normalization")) + "'");
+            if (!List.of("layernorm", "layernorm1p", "lowprecisionlayernorm", "rmsnorm").contains(norm)) {
+                throw bad("normalization", which + "normalization must be LayerNorm or RMSNorm (or NeMo 1's "
+                        + "layernorm1p, low_precision_layernorm), got '" + clip(text("normalization")) + "'");
             }
             boolean rms = norm.equals("rmsnorm");
             String pos = has("position_embedding_type") ? text("position_embedding_type").toLowerCase(Locale.ROOT)

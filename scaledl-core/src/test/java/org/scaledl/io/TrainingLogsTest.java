@@ -150,22 +150,27 @@ class TrainingLogsTest {
     /**
      * A value a setting does not take is refused at its line, not read as the nearest one: an FP8 or FP4 format that
      * is none of Megatron's (any text once made the job FP8), a norm that is neither LayerNorm nor RMSNorm (once read
-     * as LayerNorm), a padded vocabulary, world size or micro-batch count that is not a whole number (2.5 was read as 2,
-     * 1e308 as 1).
+     * as LayerNorm), a padded vocabulary, world size, data-parallel size or micro-batch count that is not a whole
+     * number (2.5 was read as 2, 1e308 as 1; the world size's argument line says the same, so the summary line's own
+     * refusal is what is seen). The values Megatron and NeMo print are read.
      */
     @Test
     void valuesASettingDoesNotTakeAreRefusedAtTheirLine(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
         List<String> lines = Files.readAllLines(LOGS.resolve("megatron-llama3-8b.log"));
+        String dots = " ............................................. ";
         String[][] cases = {
-            {"  fp8 ...", "  fp8 ............................................. abc", "fp8 must be e4m3, hybrid"},
-            {"  fp8 ...", "  fp8 ............................................. 2.5", "fp8 must be e4m3, hybrid"},
-            {"  normalization ...", "  normalization ................................... Batch", "LayerNorm or RMSNorm"},
+            {"  fp8 ...", "  fp8" + dots + "abc", "fp8 must be e4m3, hybrid, True or False"},
+            {"  fp8 ...", "  fp8" + dots + "2.5", "fp8 must be e4m3, hybrid, True or False"},
+            {"  fp4 ...", "  fp4" + dots + "e4m3", "fp4 must be e2m1, nvfp4, True or False"},
+            {"  normalization ...", "  normalization" + dots + "Batch", "LayerNorm or RMSNorm"},
             {" > padded vocab", " > padded vocab (size: 128256) with 0 dummy tokens (new size: 2.5)",
                 "padded_vocab_size"},
             {" > padded vocab", " > padded vocab (size: 128256) with 0 dummy tokens (new size: 1e308)",
                 "padded_vocab_size"},
             {"using world size", "using world size: 64.5, data-parallel size: 8, context-parallel size: 1",
                 "world_size"},
+            {"using world size", "using world size: 64, data-parallel size: 8.5, context-parallel size: 1",
+                "data_parallel_size"},
             {"setting number of microbatches", "setting number of microbatches to constant 16.5", "micro"},
         };
         for (String[] c : cases) {
@@ -176,32 +181,65 @@ class TrainingLogsTest {
                     at = i;
                 }
             }
+            if (at < 0 && c[0].startsWith("  fp4")) {
+                // the log prints no fp4: the argument goes after fp8
+                for (int i = 0; i < changed.size(); i++) {
+                    if (changed.get(i).startsWith("  fp8 ...")) {
+                        changed.add(i + 1, c[1]);
+                        at = i + 1;
+                        break;
+                    }
+                }
+            } else if (at >= 0) {
+                changed.set(at, c[1]);
+            }
             assertTrue(at >= 0, c[0]);
-            changed.set(at, c[1]);
+            // the argument lines say what the summary line says, so only the value under test is refused
+            String value = c[1].contains("world size: 64.5") ? "64.5" : c[1].contains("size: 8.5") ? "8.5" : null;
+            if (value != null) {
+                String key = value.equals("64.5") ? "  world_size ..." : "  data_parallel_size ...";
+                String v = value;
+                changed.replaceAll(l -> l.startsWith(key) ? l.substring(0, l.lastIndexOf(' ') + 1) + v : l);
+            }
             Path log = dir.resolve("changed.log");
             Files.write(log, changed);
             InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(log, 1),
                     c[1]);
-            assertTrue((e.getMessage().contains("changed.log:" + (at + 1) + ":")
-                    || e.getMessage().contains("changed.log") && e.getMessage().contains("line " + (at + 1)))
-                    && e.getMessage().contains(c[2]), c[1] + ": " + e.getMessage());
+            assertTrue(e.getMessage().contains("changed.log:" + (at + 1) + ":") && e.getMessage().contains(c[2])
+                    && !e.getMessage().contains(" here, but "), c[1] + ": " + e.getMessage());
         }
-        // Lightning's member line of a NeMo log likewise
-        List<String> nemo = new java.util.ArrayList<>(Files.readAllLines(LOGS.resolve("nemo-llama3-8b.log")));
-        nemo.replaceAll(l -> l.startsWith("Initializing distributed") ? "Initializing distributed: GLOBAL_RANK: 0, "
-                + "MEMBER: 1/16.5" : l);
+        // Lightning's member line of a NeMo log likewise; text glued after its number is not part of it
+        List<String> nemo = Files.readAllLines(LOGS.resolve("nemo-llama3-8b.log"));
         Path member = dir.resolve("member.log");
-        Files.write(member, nemo);
+        Files.write(member, nemo.stream().map(l -> l.startsWith("Initializing distributed") ? "Initializing "
+                + "distributed: GLOBAL_RANK: 0, MEMBER: 1/16.5" : l).toList());
         InvalidInputException m = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(member, 1));
         assertTrue(m.getMessage().contains("member.log:3:") && m.getMessage().contains("16.5"), m.getMessage());
-        // Megatron's own formats and the flags' words are read
-        for (String fp8 : new String[] {"e4m3", "hybrid", "True"}) {
+        Files.write(member, nemo.stream().map(l -> l.startsWith("Initializing distributed") ? l + "Initializing "
+                + "distributed: GLOBAL_RANK: 5, MEMBER: 6/16" : l).toList());
+        assertEquals(16, TrainingLogs.read(member, 1).get(0).job().gpus());
+        // the values Megatron and NeMo print
+        String[][] read = {
+            {"  fp8 ...", "e4m3", "FP8"}, {"  fp8 ...", "hybrid", "FP8"}, {"  fp8 ...", "True", "FP8"},
+            {"  fp8 ...", "False", "BF16"}, {"  fp8 ...", "None", "BF16"}, {"  normalization ...", "rmsnorm", "BF16"},
+            {"  normalization ...", "layernorm1p", "BF16"}, {"  normalization ...", "low_precision_layernorm", "BF16"},
+            {"  normalization ...", "LayerNorm", "BF16"},
+        };
+        for (String[] r : read) {
             List<String> changed = new java.util.ArrayList<>(lines);
-            changed.replaceAll(l -> l.startsWith("  fp8 ...") ? "  fp8 ............................................. "
-                    + fp8 : l);
-            Path log = dir.resolve("fp8.log");
+            changed.replaceAll(l -> l.startsWith(r[0]) ? l.substring(0, l.lastIndexOf(' ') + 1) + r[1] : l);
+            Path log = dir.resolve("read.log");
             Files.write(log, changed);
-            assertEquals(Precision.FP8, TrainingLogs.read(log, 1).get(0).job().precision(), fp8);
+            assertEquals(Precision.valueOf(r[2]), TrainingLogs.read(log, 1).get(0).job().precision(), r[1]);
+        }
+        for (String fp4 : new String[] {"e2m1", "nvfp4", "True"}) {
+            List<String> changed = new java.util.ArrayList<>(lines);
+            int fp8 = changed.indexOf(changed.stream().filter(l -> l.startsWith("  fp8 ...")).findFirst()
+                    .orElseThrow());
+            changed.add(fp8 + 1, "  fp4" + dots + fp4);
+            Path log = dir.resolve("fp4.log");
+            Files.write(log, changed);
+            assertEquals(Precision.NVFP4, TrainingLogs.read(log, 1).get(0).job().precision(), fp4);
         }
     }
 

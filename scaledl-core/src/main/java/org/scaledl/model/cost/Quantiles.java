@@ -99,7 +99,8 @@ public final class Quantiles {
     }
 
     /**
-     * The 90 % interval's log-ratio ends from errors weighted as the runs were in their fit ({@link #weighted}):
+     * The 90 % interval's log-ratio ends from weighted errors ({@link #weighted}; the runs' weights in their fit, or
+     * each family's runs weighing one together):
      * as {@link #interval(java.util.List)} with equal weights; {@code [0, 0]} without errors.
      */
     public static double[] interval(double[] logErrors, double[] weights) {

@@ -35,9 +35,12 @@ import org.scaledl.workload.Workload;
  *
  * <p>Its errors are each run's prediction by the model fitted without its group (the {@code groupTag}'s values;
  * the fit's own errors when there are fewer than three groups). The model's 90 % intervals are those errors' 5–95 %
- * quantiles, each run weighing as in the fit ({@link org.scaledl.model.cost.Quantiles#weighted}): one for mixtures of
- * experts and one for the other jobs where the fit has {@value #MIN_EXPERT_RUNS} runs of each (on published cluster
- * runs with each family held out, the experts' errors were twice as wide), else one for all.
+ * quantiles ({@link org.scaledl.model.cost.Quantiles#weighted}): one for mixtures of experts and one for the other
+ * jobs where the fit has {@value #MIN_EXPERT_RUNS} runs of each (on published cluster runs with each family held out,
+ * the experts' errors were twice as wide), else one for all. Where the groups are the families, each family's runs
+ * weigh one together within their kind (its {@link #INTERVAL_GROUP_TAG} where a run names one), as the interval is
+ * for a job of a family the model has not seen, and a kind needs {@value #MIN_FAMILIES} families of its own; else
+ * (other groups, a run without a family) each run weighs as in the fit.
  *
  * @param model          the fitted model
  * @param logErrors      {@code log(predicted / measured)} per run, out of group where cross-validated
@@ -50,6 +53,12 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
     static final int MIN_FAMILIES = 3;
     /** The workload tag naming a run's model family. */
     static final String FAMILY_TAG = "family";
+    /**
+     * The workload tag grouping runs for the interval's weights where their families are finer than the families a
+     * new job comes from (vTrain's GPT sizes, one group: the sizes' held-out errors are not a new family's); absent,
+     * a run's family is its group.
+     */
+    public static final String INTERVAL_GROUP_TAG = "interval_group";
     private static final ExecutionTerm[] LINEAR = ExecutionTerm.of(ExecutionTerm.Fit.ADDITIVE)
             .toArray(new ExecutionTerm[0]);
     private static final ExecutionTerm[] NONLINEAR = nonlinear();
@@ -124,20 +133,42 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
                     .orElse(false);
             expertRuns += experts[i] ? 1 : 0;
         }
-        // the interval is for a job of a family the model has not seen: each family's held-out errors weigh one
-        // together (a family of many runs does not set the ends alone)
-        java.util.Map<String, Double> familyWeight = new java.util.HashMap<>();
-        for (int i = 0; i < w.length; i++) {
-            familyWeight.merge(familyKey(data.get(i), i), w[i], Double::sum);
-        }
-        for (int i = 0; i < w.length; i++) {
-            double total = familyWeight.get(familyKey(data.get(i), i));
-            w[i] = total > 0 ? w[i] / total : 0;
+        // the interval is for a job of a family the model has not seen: where the errors are each family's held out
+        // (a fit's, or a calibration's on runs of three families or more), each family's errors weigh one together
+        // within its kind (a family of many runs does not set the ends alone); a run without a family, and errors
+        // held out by other groups (a calibration's runs one by one), weigh as in the fit
+        boolean byFamily = cv && groupTag.equals(FAMILY_TAG);
+        int[] groupsOfKind = new int[2];
+        if (byFamily) {
+            java.util.Map<String, Double> total = new java.util.HashMap<>();
+            String[] key = new String[w.length];
+            for (int i = 0; i < w.length; i++) {
+                Workload wl = runs.get(i).workload();
+                Optional<String> group = wl.tag(INTERVAL_GROUP_TAG).or(() -> wl.tag(FAMILY_TAG))
+                        .filter(x -> !x.isEmpty());
+                if (group.isPresent()) {
+                    key[i] = (experts[i] ? "experts:" : "other:") + group.get();
+                    if (!total.containsKey(key[i])) {
+                        groupsOfKind[experts[i] ? 1 : 0]++;
+                    }
+                    total.merge(key[i], w[i], Double::sum);
+                } else {
+                    groupsOfKind[experts[i] ? 1 : 0]++;
+                }
+            }
+            for (int i = 0; i < w.length; i++) {
+                if (key[i] != null) {
+                    double t = total.get(key[i]);
+                    w[i] = t > 0 ? w[i] / t : 0;
+                }
+            }
         }
         double[] all = org.scaledl.model.cost.Quantiles.interval(out, w);
-        double[] interval = kindInterval(out, w, experts, false, data.size() - expertRuns, expertRuns, all, centre,
-                calibrate);
-        double[] expertInterval = kindInterval(out, w, experts, true, expertRuns, data.size() - expertRuns, all,
+        boolean otherEnough = data.size() - expertRuns >= MIN_EXPERT_RUNS
+                && (!byFamily || groupsOfKind[0] >= MIN_FAMILIES);
+        boolean expertEnough = expertRuns >= MIN_EXPERT_RUNS && (!byFamily || groupsOfKind[1] >= MIN_FAMILIES);
+        double[] interval = kindInterval(out, w, experts, false, otherEnough, expertRuns, all, centre, calibrate);
+        double[] expertInterval = kindInterval(out, w, experts, true, expertEnough, data.size() - expertRuns, all,
                 centre, calibrate);
         double[] prior = centre.interval();
         if (calibrate && !cv && (prior[0] < 0 || prior[1] > 0)) {
@@ -150,11 +181,6 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
                 .orElse(centre.levelPriorRuns());
         return new MegatronFit(model.withInterval(interval[0], interval[1])
                 .withExpertInterval(expertInterval[0], expertInterval[1]).withLevelPriorRuns(levelRuns), errors, cv);
-    }
-
-    /** A run's family for the interval's weights: its family, or the run alone where it names none. */
-    private static String familyKey(Run r, int i) {
-        return r.family().isEmpty() ? "#" + i : "f:" + r.family();
     }
 
     /** The fewest clusters (system and release) whose held-out errors estimate {@link #levelPriorRuns}. */
@@ -220,15 +246,15 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
     static final int MIN_EXPERT_RUNS = 20;
 
     /**
-     * The interval of one kind of job: from its own runs' errors where there are enough of them (or where every run is
-     * of it); else, in a calibration, the interval the model started from for that kind; else every run's.
+     * The interval of one kind of job: from its own runs' errors where there are {@code enough} of them (or where every
+     * run is of it); else, in a calibration, the interval the model started from for that kind; else every run's.
      */
-    private static double[] kindInterval(double[] errors, double[] w, boolean[] experts, boolean kind, int runs,
+    private static double[] kindInterval(double[] errors, double[] w, boolean[] experts, boolean kind, boolean enough,
             int others, double[] all, MegatronModel centre, boolean calibrate) {
         if (others == 0) {
             return all;
         }
-        if (runs >= MIN_EXPERT_RUNS) {
+        if (enough) {
             double[] wk = new double[w.length];
             for (int i = 0; i < wk.length; i++) {
                 wk[i] = experts[i] == kind ? w[i] : 0;

@@ -173,31 +173,37 @@ class FamilyOffsetsTest {
     }
 
     /**
-     * The 90 % interval is for a job of a family the fit has not seen, so each family's held-out errors weigh one
-     * together: five families of 40 runs measured as the truth says (within ±2 %) and a sixth of two runs measured 30 %
-     * slower. Weighed by run, the sixth family's 2 of 202 runs fall beyond the 95th percentile and the interval's high
-     * end stays within 5 %; weighed by family (a sixth of the weight) the high end reaches its 30 %. Untagged runs are
-     * families of one, as before.
+     * The 90 % interval is for a job of a family the fit has not seen, so where the errors are each family's held out
+     * each family's errors weigh one together: five families of 40 runs measured as the truth says (within ±2 %) and a
+     * sixth of two runs measured 30 % slower. The interval is exactly the errors' quantiles with each family's runs
+     * weighing a share of one; its high end reaches the sixth family's 30 %, where the same errors weighed by run (its
+     * 2 of 202 runs beyond the 95th percentile) give a high end within 5 %.
      */
     @Test
     void theIntervalWeighsEachFamilyAsOne() {
-        double[] high = new double[2];
-        for (int k = 0; k < 2; k++) {
-            boolean tagged = k == 1;
-            terms.clear();
-            List<Sample> runs = new ArrayList<>();
-            for (int f = 0; f < 6; f++) {
-                for (int i = 0; i < (f < 5 ? 40 : 2); i++) {
-                    double share = 0.05 + 0.05 * (i % 10);
-                    double factor = f < 5 ? 1 + 0.02 * ((i + f) % 3 - 1) : 1.3;
-                    runs.add(run("f" + f, tagged, 100 * (1 - share), 100 * share, factor));
-                }
+        terms.clear();
+        List<Sample> runs = new ArrayList<>();
+        int[] sizes = {40, 40, 40, 40, 40, 2};
+        List<Double> familyWeights = new ArrayList<>();
+        for (int f = 0; f < sizes.length; f++) {
+            for (int i = 0; i < sizes[f]; i++) {
+                double share = 0.05 + 0.05 * (i % 10);
+                double factor = f < 5 ? 1 + 0.02 * ((i + f) % 3 - 1) : 1.3;
+                runs.add(run("f" + f, true, 100 * (1 - share), 100 * share, factor));
+                familyWeights.add(1.0 / sizes[f]);
             }
-            // folds by family (tagged) or by run (untagged): each run predicted by a fit without its group
-            high[k] = Math.exp(MegatronFit.fit(w -> terms.get(w.batch()), runs, tagged ? "family" : "id").model()
-                    .interval()[1]);
         }
-        assertTrue(high[0] < 1.05, "by run: " + high[0]);
-        assertTrue(high[1] > 1.2 && high[1] < 1.35, "by family: " + high[1]);
+        MegatronFit fit = MegatronFit.fit(w -> terms.get(w.batch()), runs, "family");
+        assertTrue(fit.crossValidated());
+        double[] errors = fit.logErrors().stream().mapToDouble(Double::doubleValue).toArray();
+        double[] byFamily = org.scaledl.model.cost.Quantiles.interval(errors,
+                familyWeights.stream().mapToDouble(Double::doubleValue).toArray());
+        double[] ones = new double[errors.length];
+        java.util.Arrays.fill(ones, 1);
+        double[] byRun = org.scaledl.model.cost.Quantiles.interval(errors, ones);
+        assertArrayEquals(byFamily, fit.model().interval(), 1e-12);
+        double high = Math.exp(byFamily[1]);
+        assertTrue(high > 1.2 && high < 1.35, "by family: " + high);
+        assertTrue(Math.exp(byRun[1]) < 1.05, "by run: " + Math.exp(byRun[1]));
     }
 }
