@@ -172,7 +172,14 @@ public final class DeviceCatalog {
                     byColumn.put(prefix, 1e3 * t.numberInRange(r, column, 1e-3, 1e7));
                 }
             }
-            Device.Platform platform = new Device.Platform(t.opt(r, "link_kind").orElse(""),
+            String link = t.opt(r, "link_kind").orElse("");
+            if (link.matches("(?i)nvlink.*") && t.opt(r, "link_GBps").isEmpty()) {
+                // without its bandwidth the NVLink would be priced as PCIe (an Infinity Fabric row without one, as
+                // the bundled MI250's, is priced so: its bandwidth per GPU pair is not a single figure)
+                throw new IllegalArgumentException("link_kind " + InvalidInputException.printable(link, 40)
+                        + " needs link_GBps (the GPU's link bandwidth, one direction, GB/s)");
+            }
+            Device.Platform platform = new Device.Platform(link,
                     t.optionalIntInRange(r, "gpus_per_node", 1, 1 << 10).orElse(0),
                     t.optionalIntInRange(r, "nvlink_domain", 1, 1 << 16).orElse(0),
                     t.optionalNumberInRange(r, "network_Gbps_per_gpu", 1e-3, 1e5).orElse(0));

@@ -122,12 +122,24 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
      * @param networkGbpsPerGpu scale-out network per GPU, one direction, Gb/s (0: not described)
      */
     public record Platform(String linkKind, int gpusPerNode, int nvlinkDomain, double networkGbpsPerGpu) {
+        /** The link kinds described: NVLink of a generation, Infinity Fabric, none (PCIe only), or not described. */
+        private static final java.util.regex.Pattern LINK_KINDS = java.util.regex.Pattern.compile(
+                "(?i)|none|nvlink[1-9][0-9]?|infinityfabric[0-9]*");
         /** Nothing described. */
         public static final Platform NONE = new Platform("", 0, 0, 0);
 
-        /** Validates. */
+        /**
+         * Validates.
+         *
+         * @throws IllegalArgumentException for a link kind that is none of {@code NVLink<generation>}
+         *         ({@code NVLink4}), {@code InfinityFabric}, {@code none} or empty (an unknown kind was priced as an
+         *         NVLink without a switch), or sizes out of range
+         */
         public Platform {
             Objects.requireNonNull(linkKind, "linkKind");
+            Checks.argument(LINK_KINDS.matcher(linkKind).matches(), "link kind must be NVLink with its generation "
+                    + "(NVLink4: H100, NVLink5: B200), InfinityFabric or none, got '%s'",
+                    org.scaledl.InvalidInputException.printable(linkKind, 40));
             Checks.argument(gpusPerNode >= 0 && gpusPerNode <= 1 << 16 && nvlinkDomain >= 0
                     && nvlinkDomain <= 1 << 20, "GPUs per node (%s) and NVLink domain (%s) out of range", gpusPerNode,
                     nvlinkDomain);

@@ -143,7 +143,10 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
         // NVLink 3 and later reach every GPU of a domain through NVSwitch (a pair of bridged cards: point to point)
         int generation = kind.startsWith("nvlink") && kind.length() > 6 && Character.isDigit(kind.charAt(6))
                 ? kind.charAt(6) - '0' : 0;
-        boolean switched = generation >= 3 && Math.max(d.platform().nvlinkDomain(), 0) > 2;
+        // a domain not described is the node's (as assumedFor takes it), 8 GPUs where that is not described either
+        int domain = d.platform().nvlinkDomain() > 0 ? d.platform().nvlinkDomain()
+                : d.platform().gpusPerNode() > 0 ? d.platform().gpusPerNode() : 8;
+        boolean switched = generation >= 3 && domain > 2;
         return Optional.of(switched ? Link.NVSWITCH : Link.NVLINK);
     }
 

@@ -248,4 +248,43 @@ class DeviceCatalogTest {
         e = assertThrows(InvalidInputException.class, () -> DeviceCatalog.read(zero));
         assertTrue(e.getMessage().contains("zero.csv:2"), e.getMessage());
     }
+
+    /**
+     * A row's GPU-to-GPU link: a kind that is none of NVLink with its generation, Infinity Fabric or none is refused
+     * naming the line (an unknown kind was priced as an NVLink without a switch), as is an NVLink without its
+     * bandwidth (priced as PCIe); an NVLink 3+ row that names no domain is switched across its node, as one that names
+     * the node is (it was priced point to point).
+     */
+    @Test
+    void aRowsLinkIsOneTheCatalogDescribes(@TempDir Path dir) throws IOException {
+        String head = "name,memory_GB,memory_bw_GBps,sms,boost_clock_MHz,l2_MB,fp32_vector_TFLOPS,bf16_TFLOPS,"
+                + "link_kind,link_GBps,gpus_per_node,nvlink_domain\n";
+        String row = "X1,80,3350,132,1980,50,66.9,989.4,";
+        java.util.Map<String, String> refused = java.util.Map.of("NVLinkX,450,8,8", "link kind must be NVLink",
+                "abc,450,8,8", "link kind must be NVLink", "NVLink,450,8,8", "link kind must be NVLink",
+                "\u001b[2J,450,8,8", "link kind must be NVLink", "NVLink4,,8,8", "needs link_GBps");
+        for (java.util.Map.Entry<String, String> c : refused.entrySet()) {
+            Path bad = dir.resolve("bad.csv");
+            Files.writeString(bad, head + row + c.getKey() + "\n");
+            InvalidInputException e = assertThrows(InvalidInputException.class, () -> DeviceCatalog.read(bad),
+                    c.getKey());
+            assertTrue(e.getMessage().contains("bad.csv:2") && e.getMessage().contains(c.getValue())
+                    && e.getMessage().chars().noneMatch(ch -> ch < 0x20), c.getKey() + ": " + e.getMessage());
+        }
+        Path ok = dir.resolve("ok.csv");
+        Files.writeString(ok, head + row + "NVLink4,450,8,8\n" + "X2,80,3350,132,1980,50,66.9,989.4,nvlink4,450,8,\n"
+                + "X3,80,3350,132,1980,50,66.9,989.4,none,,8,\n" + "X4,80,3350,132,1980,50,66.9,989.4,,,,\n"
+                + "X5,80,3350,132,1980,50,66.9,989.4,InfinityFabric,448,8,8\n");
+        DeviceCatalog c = DeviceCatalog.read(ok);
+        assertEquals(org.scaledl.workload.Topology.Link.NVSWITCH,
+                org.scaledl.workload.Topology.assumedFor(c.require("X1")).link());
+        assertEquals(org.scaledl.workload.Topology.assumedFor(c.require("X1")),
+                org.scaledl.workload.Topology.assumedFor(c.require("X2")), "no domain: the node's");
+        assertEquals(org.scaledl.workload.Topology.Link.PCIE,
+                org.scaledl.workload.Topology.assumedFor(c.require("X3")).link());
+        assertEquals(org.scaledl.workload.Topology.Link.PCIE,
+                org.scaledl.workload.Topology.assumedFor(c.require("X4")).link());
+        assertEquals(org.scaledl.workload.Topology.Link.INFINITY_FABRIC,
+                org.scaledl.workload.Topology.assumedFor(c.require("X5")).link());
+    }
 }
