@@ -138,7 +138,7 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
         public Platform {
             Objects.requireNonNull(linkKind, "linkKind");
             Checks.argument(LINK_KINDS.matcher(linkKind).matches(), "link kind must be NVLink with its generation "
-                    + "(NVLink4: H100, NVLink5: B200), InfinityFabric or none, got '%s'",
+                    + "(NVLink4: H100, NVLink5: B200), InfinityFabric, or none (PCIe only), got '%s'",
                     org.scaledl.InvalidInputException.printable(linkKind, 40));
             Checks.argument(gpusPerNode >= 0 && gpusPerNode <= 1 << 16 && nvlinkDomain >= 0
                     && nvlinkDomain <= 1 << 20, "GPUs per node (%s) and NVLink domain (%s) out of range", gpusPerNode,
