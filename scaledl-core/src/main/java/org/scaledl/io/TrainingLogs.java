@@ -738,11 +738,16 @@ public final class TrainingLogs {
                 return dflt;
             }
             Value v = args.get(key);
-            return switch (v.text().toLowerCase(Locale.ROOT)) {
-                case "true", "1", "yes" -> true;
-                case "false", "0", "no" -> false;
-                default -> throw InvalidInputException.atLine(source, v.line(), key + " must be True or False, got '"
-                        + clip(v.text()) + "'");
+            return flagWord(v.text()).orElseThrow(() -> InvalidInputException.atLine(source, v.line(), key
+                    + " must be True or False, got '" + clip(v.text()) + "'"));
+        }
+
+        /** A flag's word: True, 1 or yes; False, 0 or no (any case); empty for any other text. */
+        static Optional<Boolean> flagWord(String text) {
+            return switch (text.toLowerCase(Locale.ROOT)) {
+                case "true", "1", "yes" -> Optional.of(true);
+                case "false", "0", "no" -> Optional.of(false);
+                default -> Optional.empty();
             };
         }
 
@@ -1131,16 +1136,11 @@ public final class TrainingLogs {
             if (v == null) {
                 return false;
             }
-            String t = v.toLowerCase(Locale.ROOT);
-            if (java.util.Arrays.asList(formats).contains(t)) {
+            if (java.util.Arrays.asList(formats).contains(v.toLowerCase(Locale.ROOT))) {
                 return true;
             }
-            return switch (t) {
-                case "true", "1", "yes" -> true;
-                case "false", "0", "no" -> false;
-                default -> throw bad(key, which + key + " must be " + String.join(", ", formats)
-                        + ", True or False, got '" + clip(v) + "'");
-            };
+            return flagWord(v).orElseThrow(() -> bad(key, which + key + " must be "
+                    + String.join(", ", formats) + ", True or False, got '" + clip(v) + "'"));
         }
 
         private Precision precision(String which) {

@@ -116,7 +116,7 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
      */
     public static Topology assumedFor(Device d) {
         Device.Platform pf = d.platform();
-        int gpus = pf.gpusPerNode() > 0 ? pf.gpusPerNode() : 8;
+        int gpus = nodeGpus(pf);
         Optional<Link> fast = fastLink(d);
         if (fast.isPresent()) {
             double perGpu = pf.networkGbpsPerGpu() > 0 ? pf.networkGbpsPerGpu() : DEFAULT_NETWORK_GBPS_PER_GPU;
@@ -126,6 +126,11 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
         double pcie = d.pcieGBps() > 0 ? d.pcieGBps() : 15.75;
         double network = pf.networkGbpsPerGpu() > 0 ? gpus * pf.networkGbpsPerGpu() : DEFAULT_PCIE_NODE_GBPS;
         return new Topology(gpus, Link.PCIE, pcie, network, DEFAULT_LATENCY_US, true, gpus);
+    }
+
+    /** The GPUs of a platform's node: its own count, or 8 where it describes none. */
+    private static int nodeGpus(Device.Platform pf) {
+        return pf.gpusPerNode() > 0 ? pf.gpusPerNode() : 8;
     }
 
     /** The device's own GPU-to-GPU link, from its catalog row's link kind (or its bandwidth alone), if it has one. */
@@ -143,9 +148,8 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
         // NVLink 3 and later reach every GPU of a domain through NVSwitch (a pair of bridged cards: point to point)
         int generation = kind.startsWith("nvlink") && kind.length() > 6 && Character.isDigit(kind.charAt(6))
                 ? kind.charAt(6) - '0' : 0;
-        // a domain not described is the node's (as assumedFor takes it), 8 GPUs where that is not described either
-        int domain = d.platform().nvlinkDomain() > 0 ? d.platform().nvlinkDomain()
-                : d.platform().gpusPerNode() > 0 ? d.platform().gpusPerNode() : 8;
+        // a domain not described is the node's, as assumedFor takes it
+        int domain = d.platform().nvlinkDomain() > 0 ? d.platform().nvlinkDomain() : nodeGpus(d.platform());
         boolean switched = generation >= 3 && domain > 2;
         return Optional.of(switched ? Link.NVSWITCH : Link.NVLINK);
     }
