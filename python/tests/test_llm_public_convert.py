@@ -249,8 +249,9 @@ def test_recipe_settings_give_every_named_row_its_cuda_graphs():
 def test_recipe_settings_give_confident_rows_their_recomputation():
     """Rule 15: a row the table names with high or medium confidence takes its recomputation: ``none``;
     ``selective:<modules>`` as ``selective`` with ``recompute_modules``; ``full:block:<n>`` as ``full`` with
-    ``recompute_layers``; low confidence or ``unknown`` leave rule 7's ``auto``; a form no rule maps is refused.
-    The bundled runs agree with the table."""
+    ``recompute_layers``; ``full:all`` (AutoModel's activation checkpointing) as ``full`` on every layer; low
+    confidence or ``unknown`` leave rule 7's ``auto``; a form no rule maps is refused. The bundled runs agree with
+    the table."""
     import importlib.util
     spec = importlib.util.spec_from_file_location("llm_public_convert", CONVERT)
     convert = importlib.util.module_from_spec(spec)
@@ -268,12 +269,15 @@ def test_recipe_settings_give_confident_rows_their_recomputation():
     assert of("none") == ("none", "", "")
     assert of("selective:layernorm+moe_act", "medium") == ("selective", "layernorm+moe_act", "")
     assert of("full:block:5") == ("full", "", "5")
+    assert of("full:all", "medium") == ("full", "", "")
     assert of("selective:mla_up_proj", "low") == ("auto", "", "")
     assert of("unknown") == ("auto", "", "")
     with pytest.raises(SystemExit):
         of("selective")
     with pytest.raises(SystemExit):
         of("full:uniform:2")
+    with pytest.raises(SystemExit):
+        of("full")
     bundled = ROOT / "datasets" / "gpu" / "llm-public" / "runs.csv"
     settings = ROOT / "tools" / "llm-public" / "recipe_settings.csv"
     read = {r["id"]: r for r in csv.DictReader(open(settings, encoding="utf-8"))}
@@ -283,23 +287,28 @@ def test_recipe_settings_give_confident_rows_their_recomputation():
         if s and s["confidence"] in ("high", "medium") and s["recompute"] != "unknown":
             got = r["recompute"] + (":" + r["recompute_modules"] if r["recompute_modules"] else "") + (
                 ":block:" + r["recompute_layers"] if r["recompute_layers"] else "")
-            assert got == s["recompute"], r["id"]
+            assert got == ("full" if s["recompute"] == "full:all" else s["recompute"]), r["id"]
     assert sum(r["recompute"] == "selective" for r in rows) >= 20
+    assert sum(r["id"].startswith("automodel") and r["recompute"] == "full" for r in rows) >= 3
 
 
 def test_recipe_settings_give_expert_parallel_rows_their_dispatcher():
-    """Rule 15: ``moe_dispatcher`` for a row with expert parallelism where the table names one; empty for a row
-    without experts or without a value; a dispatcher no rule maps is refused. The bundled runs agree."""
+    """Rule 15: ``moe_dispatcher`` for a row with expert parallelism where the table names one, else the one the
+    row's own source names (an AutoModel page listing DeepEP); empty for a row without experts or without either; a
+    dispatcher no rule maps is refused. The bundled runs agree."""
     import importlib.util
     spec = importlib.util.spec_from_file_location("llm_public_convert", CONVERT)
     convert = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(convert)
 
     class Row:
-        def __init__(self, expert):
-            self.values = {"id": "x", "expert": str(expert)}
+        def __init__(self, expert, own=""):
+            self.values = {"id": "x", "expert": str(expert), "moe_dispatcher": own}
 
     assert convert.dispatcher_of(Row(8), {"moe_dispatcher": "hybridep"}) == "hybridep"
+    assert convert.dispatcher_of(Row(8, "deepep"), {"moe_dispatcher": "hybridep"}) == "hybridep"
+    assert convert.dispatcher_of(Row(8, "deepep"), {}) == "deepep"
+    assert convert.dispatcher_of(Row(1, "deepep"), {}) == ""
     assert convert.dispatcher_of(Row(8), {"moe_dispatcher": " DeepEP "}) == "deepep"
     assert convert.dispatcher_of(Row(1), {"moe_dispatcher": "alltoall"}) == ""
     assert convert.dispatcher_of(Row(8), {"moe_dispatcher": "-"}) == ""
@@ -312,6 +321,8 @@ def test_recipe_settings_give_expert_parallel_rows_their_dispatcher():
     rows = list(csv.DictReader(open(bundled, encoding="utf-8")))
     for r in rows:
         expected = read.get(r["id"], "") if int(r["expert"]) > 1 else ""
+        if expected in ("", "-") and int(r["expert"]) > 1 and r["source"] == "nemo-automodel-perf-summary":
+            expected = "deepep"  # every AutoModel row with experts lists DeepEP among its kernels
         assert r["moe_dispatcher"] == ("" if expected in ("", "-") else expected), r["id"]
     assert sum(r["moe_dispatcher"] == "hybridep" for r in rows) >= 10
 

@@ -138,19 +138,24 @@ Rules, in the order they are applied to each input row
     (and NeMo-Framework-Launcher for 24.07; recipe code only, never their result pages): release -> tag 25.09
     v0.1.0rc4, 25.11 v0.2.0, 26.02 v0.3.0, 26.02.01 v0.3.1, 26.04 v0.4.0, 26.04.01 v0.4.1, 26.06 v0.5.0,
     26.06.01 v0.5.1, 26.08 v0.6.0; NeMo 25.02/25.04/25.07 v2.2.0/v2.3.0/v2.4.0; each row names its file and
-    function and a confidence.  ``moe_a2a_overlap`` (Megatron core's ``overlap_moe_expert_parallel_comm``) is
-    written for rows with expert parallelism where the table says true or false, else left empty (not overlapped).
+    function and a confidence.  For AutoModel rows the table holds what the benchmark YAML of the same model,
+    layout and batch sets (``examples/llm_benchmark`` of NVIDIA-NeMo/Automodel at 36044ad3d1, the commit of the page
+    the rows come from; settings only): a row whose YAML's layout or batch differs from the page's is not named.
+    ``moe_a2a_overlap`` (Megatron core's ``overlap_moe_expert_parallel_comm``) is written for rows with expert
+    parallelism where the table says true or false, else left empty (not overlapped).
     ``cuda_graphs`` is written for every row the table names (``cuda_graph_impl`` and ``cuda_graph_scope``):
     ``iteration`` for local graphs of ``full_iteration`` scope, ``layers`` for local graphs of a layer scope
     (``transformer_layer``, ``full_layer``) and for Transformer Engine's graphs of any scope, ``none`` where it says
     none; empty (none) for a row it does not name.  ``moe_dispatcher`` (Megatron core's token dispatcher: alltoall,
-    allgather, deepep, hybridep) is written for rows with expert parallelism where the table names it, else left
-    empty (all-to-all).  ``recompute`` replaces rule 7's ``auto`` where the table's
-    ``recompute`` has high or medium confidence: ``none``; ``selective:<modules>`` -> ``selective`` with
-    ``recompute_modules`` (Megatron core's ``recompute_modules``, joined by ``+``); ``full:block:<n>`` -> ``full``
-    with ``recompute_layers`` n (Megatron's block method); ``offload_layers`` is the table's ``cpu_offload`` (the
-    first n layers of each model chunk keep their activations in the host's memory) with the same confidence.  The
-    table's other column (userbuffer overlap) is recorded for what-if studies and not written to the run files.
+    allgather, deepep, hybridep) is written for rows with expert parallelism where the table names it, else (an
+    AutoModel row whose page lists DeepEP among its kernel optimizations) ``deepep``, else left empty (all-to-all).
+    ``recompute`` replaces rule 7's ``auto`` where the table's ``recompute`` has high or medium confidence:
+    ``none``; ``selective:<modules>`` -> ``selective`` with ``recompute_modules`` (Megatron core's
+    ``recompute_modules``, joined by ``+``); ``full:block:<n>`` -> ``full`` with ``recompute_layers`` n (Megatron's
+    block method); ``full:all`` -> ``full`` on every layer (AutoModel's ``activation_checkpointing: true``, which
+    checkpoints every decoder block); ``offload_layers`` is the table's ``cpu_offload`` (the first n layers of each
+    model chunk keep their activations in the host's memory) with the same confidence.  The table's other column
+    (userbuffer overlap) is recorded for what-if studies and not written to the run files.
 
 Configurations: those listed in ``REUSED`` are copied verbatim from the test resources after checking hidden size,
 layers, heads and KV heads against models.csv; where models.csv gives the run's vocabulary and it differs from the
@@ -738,6 +743,9 @@ def convert_row(file, short, kind, line, row, models, configs):
         "measured_ms": measured, "tokens_per_s_per_gpu": row.get("tokens_per_s_per_gpu", "").strip(),
         "model_tflops_per_gpu": tflops,
     }
+    if kind == "automodel" and ep > 1 and re.search(r"kernel optimizations:[^;]*\bDeepEP\b", notes):
+        # the page's kernel list names DeepEP: the token dispatcher (rule 15's table may name another)
+        values["moe_dispatcher"] = "deepep"
     note = "%s:%d" % (NOTE_PREFIX.get(file, short), line)
     for a in assumed:
         if len(note) + 2 + len(a) > 200:
@@ -990,8 +998,9 @@ def apply_recipe_settings(outputs, settings):
 
 
 def dispatcher_of(r, setting):
-    """Rule 15: the recipe's MoE token dispatcher for a row with expert parallelism (empty: all-to-all)."""
-    d = setting.get("moe_dispatcher", "").strip().lower()
+    """Rule 15: the recipe's MoE token dispatcher for a row with expert parallelism (empty: all-to-all); where the
+    table names none, the one the row's own source names (AutoModel's kernel list)."""
+    d = setting.get("moe_dispatcher", "").strip().lower() or r.values.get("moe_dispatcher", "")
     if int(r.values.get("expert", "1") or 1) <= 1 or d in ("", "-"):
         return ""
     if d not in ("alltoall", "allgather", "deepep", "hybridep"):
@@ -1024,6 +1033,9 @@ def recompute_of(r, setting):
     elif kind == "full" and rest.startswith("block:") and rest[6:].isdigit():
         r.values["recompute"] = "full"
         r.values["recompute_layers"] = rest[6:]
+    elif kind == "full" and rest == "all":
+        r.values["recompute"] = "full"
+        r.values["recompute_layers"] = ""
     else:
         fail("recipe settings: recompute %r of %s: no rule maps it" % (text, r.values["id"]))
 
