@@ -115,6 +115,14 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
         return m;
     }
 
+    /**
+     * A message as it reaches the terminal: control characters other than the line break (a terminal escape in an
+     * argument the message quotes) as {@code ?}.
+     */
+    static String shown(String message) {
+        return message.replaceAll("[\\p{Cc}&&[^\\n]]", "?");
+    }
+
     /** Runs the command line and exits with its status. */
     public static void main(String[] args) {
         // the bundled model a command names starts loading before anything else of the command line is
@@ -175,15 +183,52 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
      * the command's options (when it starts with a dash) or its subcommands.
      */
     static java.util.Optional<String> didYouMean(CommandLine.ParameterException e) {
-        if (!(e instanceof CommandLine.UnmatchedArgumentException u) || u.getUnmatched().isEmpty()) {
+        java.util.List<String> unmatched = e instanceof CommandLine.UnmatchedArgumentException u ? u.getUnmatched()
+                : e.getCommandLine().getUnmatchedArguments();
+        if (unmatched.isEmpty()) {
             return java.util.Optional.empty();
         }
-        String typed = u.getUnmatched().get(0);
+        String typed = unmatched.get(0);
         CommandLine.Model.CommandSpec spec = e.getCommandLine().getCommandSpec();
+        if (!typed.startsWith("-") && spec.subcommands().isEmpty()) {
+            return fileOption(spec, typed).map(o -> o + " " + typed);
+        }
         java.util.Collection<String> known = typed.startsWith("-") ? spec.optionsMap().keySet()
                 : spec.subcommands().keySet();
         String bare = typed.contains("=") ? typed.substring(0, typed.indexOf('=')) : typed;
         return org.scaledl.Suggestions.closest(bare, known.stream().filter(k -> k.length() > 2).toList());
+    }
+
+    /**
+     * The option a file or folder given without one belongs to: by what it is (a folder, a CSV table, a
+     * {@code config.json}, an ONNX graph, a training log, a saved model), the first of that kind's options the
+     * command has.
+     */
+    static java.util.Optional<String> fileOption(CommandLine.Model.CommandSpec spec, String typed) {
+        String lower = typed.toLowerCase(java.util.Locale.ROOT);
+        boolean folder;
+        try {
+            folder = java.nio.file.Files.isDirectory(java.nio.file.Path.of(typed));
+        } catch (java.nio.file.InvalidPathException e) {
+            return java.util.Optional.empty();
+        }
+        java.util.List<String> options = folder ? java.util.List.of("--data")
+                : lower.endsWith(".csv") ? java.util.List.of("--runs", "--candidates", "--devices")
+                : lower.endsWith(".json") ? java.util.List.of("--transformer")
+                : lower.endsWith(".onnx") ? java.util.List.of("--graph")
+                : lower.endsWith(".log") || lower.endsWith(".txt") ? java.util.List.of("--from-log")
+                : lower.endsWith(".sdl") ? java.util.List.of("--model", "--calibrate")
+                : java.util.List.of();
+        return options.stream().filter(o -> spec.findOption(o) != null
+                && !(spec.findOption(o).typeInfo().isBoolean()) && isPathOrName(spec.findOption(o))).findFirst();
+    }
+
+    /** Whether an option takes a path or a name (not a number): {@code plan --runs} counts runs. */
+    private static boolean isPathOrName(CommandLine.Model.OptionSpec o) {
+        java.util.function.Predicate<Class<?>> text = c -> java.nio.file.Path.class.isAssignableFrom(c)
+                || java.io.File.class.isAssignableFrom(c) || c == String.class;
+        return text.test(o.type()) || (o.type().isArray() && text.test(o.type().getComponentType()))
+                || java.util.Arrays.stream(o.auxiliaryTypes()).anyMatch(text);
     }
 
     private static int run(String... args) {
@@ -201,9 +246,9 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
             // a wrong or missing option is one line naming it and where the help is, not the whole usage
             PrintWriter err = e.getCommandLine().getErr();
             String name = e.getCommandLine().getCommandName();
-            err.println("scaledl: error: " + forCli(e.getMessage()) + " (" + didYouMean(e).map(x -> "did you mean "
-                    + x + "? ").orElse("") + "scaledl " + (name.equals("scaledl") ? "" : name + " ")
-                    + "--help lists the " + (name.equals("scaledl") ? "commands" : "options") + ")");
+            err.println(shown("scaledl: error: " + forCli(e.getMessage()) + " (" + didYouMean(e).map(x -> "did you "
+                    + "mean " + x + "? ").orElse("") + "scaledl " + (name.equals("scaledl") ? "" : name + " ")
+                    + "--help lists the " + (name.equals("scaledl") ? "commands" : "options") + ")"));
             err.flush();
             return USAGE;
         });
@@ -226,7 +271,7 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
                 message = "internal error: " + e.getClass().getSimpleName() + ": " + e.getMessage()
                         + (verbose ? "" : " (run with --verbose for the stack trace, and please report it)");
             }
-            err.println("scaledl: error: " + message);
+            err.println(shown("scaledl: error: " + message));
             if (verbose) {
                 e.printStackTrace(err);
             }

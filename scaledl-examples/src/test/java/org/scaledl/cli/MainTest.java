@@ -126,6 +126,40 @@ class MainTest {
         }
     }
 
+    /**
+     * A file or folder typed without its option (a positional argument the command does not take) is named with the
+     * option its kind belongs to, in the one-line error; a word that is no file's kind gets no guess.
+     */
+    @Test
+    void aFileTypedWithoutItsOptionIsNamedWithIt(@TempDir Path dir) {
+        String out = dir.resolve("m.sdl").toString();
+        String[][] cases = {
+            {"--transformer config.json", "predict", "--model", "gpu", "config.json"},
+            {"--graph net.onnx", "predict", "--model", "gpu", "net.onnx"},
+            {"--candidates jobs.csv", "predict", "--model", "gpu", "jobs.csv"},
+            {"--runs runs.csv", "fit", "--calibrate", "gpu", "runs.csv", "--out", out},
+            // plan's --runs counts runs: a table is its candidates
+            {"--candidates jobs.csv", "plan", "--model", "gpu", "jobs.csv", "--runs", "3"},
+            // a required option missing besides: the same guess
+            {"--from-log train.log", "runs", "train.log", "--out", dir.resolve("r.csv").toString()},
+            {"--model mine.sdl", "predict", "mine.sdl", "--transformer", "config.json"},
+            {"--data " + dir, "fit", dir.toString(), "--out", out},
+        };
+        for (String[] c : cases) {
+            Run r = run(java.util.Arrays.copyOfRange(c, 1, c.length));
+            assertEquals(Main.USAGE, r.code(), r.err());
+            assertTrue(r.err().contains("did you mean " + c[0] + "?") && r.err().strip().lines().count() == 1,
+                    String.join(" ", c) + ": " + r.err());
+        }
+        Run word = run("predict", "--model", "gpu", "llama");
+        assertEquals(Main.USAGE, word.code());
+        assertFalse(word.err().contains("did you mean"), word.err());
+        // a terminal escape in what was typed reaches the screen as ?, in picocli's words and in the guess
+        Run escaped = run("predict", "--model", "gpu", "x\u001b[31m.csv");
+        assertFalse(escaped.err().chars().anyMatch(ch -> Character.isISOControl(ch) && ch != '\n'), escaped.err());
+        assertTrue(escaped.err().contains("'x?[31m.csv' (did you mean --candidates x?[31m.csv?"), escaped.err());
+    }
+
     @Test
     void noCommandPrintsUsageOnStderrAndExitsTwoAndInspectNeedsNoBatch() {
         Run none = run();
