@@ -3,6 +3,7 @@ package org.scaledl.cli;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import org.scaledl.gnn.GnnInteractions;
 import org.scaledl.io.DatasetReader;
@@ -12,6 +13,7 @@ import org.scaledl.io.KernelTables;
 import org.scaledl.model.device.DeviceLayerModel;
 import org.scaledl.model.LayerCost;
 import org.scaledl.model.RuntimePredictor;
+import org.scaledl.model.exec.MegatronFit;
 import org.scaledl.workload.Dataset;
 import org.scaledl.workload.OpMeasurement;
 import org.scaledl.workload.Phase;
@@ -229,6 +231,7 @@ final class FitCommand implements Callable<Integer> {
                 kept.stream().map(r -> r.workload().device().map(org.scaledl.workload.Device::name).orElse("?"))
                         .distinct().toList(), 100 * before / kept.size(), 100 * beforeBias / kept.size(),
                 100 * after / kept.size(), out);
+        disagreement(p, cal, kept).ifPresent(w -> System.err.println("scaledl: warning: " + w));
         if (kept.size() < 3) {
             System.err.println("scaledl: warning: " + kept.size() + " run" + (kept.size() == 1 ? " moves" : "s move") + " "
                     + "the coefficients only as far as the model's prior allows; plan more: scaledl plan --model "
@@ -246,6 +249,49 @@ final class FitCommand implements Callable<Integer> {
                     + ", and " + calibrate + " for the others");
         }
         return 0;
+    }
+
+    /**
+     * Said where a calibration on fewer runs than {@link MegatronFit#TERM_RUNS} (which moves one level for all of
+     * them) is given runs that disagree about the cluster's speed more than the model's 90 % interval allows (their
+     * measured-to-predicted ratios spread wider than the interval of any of them): a run of another cluster or
+     * software, or a row describing its job wrongly, then pulls the others' predictions off. More runs refit the
+     * terms, which a spread among them informs.
+     */
+    static Optional<String> disagreement(RuntimePredictor before, RuntimePredictor after,
+            List<org.scaledl.workload.Sample> runs) {
+        if (runs.size() < 2 || runs.size() >= MegatronFit.TERM_RUNS) {
+            return Optional.empty();
+        }
+        double lowest = Double.POSITIVE_INFINITY;
+        double highest = 0;
+        String slowest = "";
+        String fastest = "";
+        double width = Double.POSITIVE_INFINITY;
+        for (org.scaledl.workload.Sample r : runs) {
+            org.scaledl.model.Prediction pr = before.predict(r.workload());
+            double ratio = r.millis() / pr.millis();
+            String where = r.workload().tag(org.scaledl.io.DatasetReader.SOURCE_TAG).orElse("?");
+            if (ratio < lowest) {
+                lowest = ratio;
+                fastest = where;
+            }
+            if (ratio > highest) {
+                highest = ratio;
+                slowest = where;
+            }
+            width = Math.min(width, pr.highMillis() / pr.lowMillis());
+        }
+        if (!(highest / lowest > width)) {
+            return Optional.empty();
+        }
+        org.scaledl.workload.Workload first = runs.get(0).workload();
+        return Optional.of(String.format(Locale.ROOT, "the runs disagree about the cluster's speed: measured from "
+                + "x%.2f (%s) to x%.2f (%s) of the prediction, a spread of x%.2f where the model's 90%% interval "
+                + "spans x%.2f; a calibration on fewer than %d runs moves one level for all of them (here x%.2f), "
+                + "so a run of another cluster or software, or a row that describes its job wrongly, pulls the "
+                + "others off: check those runs", lowest, fastest, highest, slowest, highest / lowest, width,
+                MegatronFit.TERM_RUNS, after.predictMillis(first) / before.predictMillis(first)));
     }
 
     /** The runs of every --data folder, in order. */

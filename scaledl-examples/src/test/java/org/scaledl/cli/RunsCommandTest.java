@@ -172,6 +172,36 @@ class RunsCommandTest {
     }
 
     /**
+     * A calibration on a few runs that disagree about the cluster's speed by more than the model's interval spans says
+     * so, naming the two runs furthest apart and the level it moved; runs that agree are calibrated on silently.
+     */
+    @Test
+    void aCalibrationOnRunsThatDisagreeSaysSo() throws IOException {
+        Path out = dir.resolve("runs.csv");
+        assertEquals(0, MainTest.run("runs", "--from-log", log("megatron-llama3-8b.log").toString(), "--from-log",
+                log("nemo-llama3-8b.log").toString(), "--out", out.toString(), "-q").code());
+        MainTest.Run r = MainTest.run("fit", "--calibrate", "gpu", "--runs", out.toString(), "--out",
+                dir.resolve("c.sdl").toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("the runs disagree about the cluster's speed") && r.err().contains("runs.csv:2")
+                && r.err().contains("runs.csv:3") && r.err().contains("moves one level for all of them (here x"),
+                r.err());
+        // the Megatron run twice, the copy 5 % slower under another id: they agree
+        List<String> lines = Files.readAllLines(out);
+        List<String> header = List.of(lines.get(0).split(","));
+        String[] copy = lines.get(1).split(",", -1);
+        int ms = header.indexOf("measured_ms");
+        copy[header.indexOf("id")] = "copy";
+        copy[ms] = String.valueOf(Double.parseDouble(copy[ms]) * 1.05);
+        Path agree = dir.resolve("agree.csv");
+        Files.write(agree, List.of(lines.get(0), lines.get(1), String.join(",", copy)));
+        MainTest.Run quiet = MainTest.run("fit", "--calibrate", "gpu", "--runs", agree.toString(), "--out",
+                dir.resolve("d.sdl").toString());
+        assertEquals(0, quiet.code(), quiet.err());
+        assertFalse(quiet.err().contains("disagree"), quiet.err());
+    }
+
+    /**
      * A log whose arguments say the gradients are reduced after the backward pass ({@code overlap_grad_reduce}
      * False) becomes a row with {@code grad_reduce} after-backward, which the table's reader gives its workload.
      */

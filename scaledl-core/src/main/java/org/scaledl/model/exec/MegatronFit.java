@@ -270,7 +270,7 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
      * cluster's overall efficiency), as one to a few runs can tell nothing more without trading one term against
      * another; from this many on, the terms are refitted around the new level too.
      */
-    static final int TERM_RUNS = 8;
+    public static final int TERM_RUNS = 8;
 
 
     private static MegatronModel fitOrCalibrate(List<Run> data, int[] rows, MegatronModel centre, boolean calibrate) {
