@@ -1000,7 +1000,9 @@ def apply_recipe_settings(outputs, settings):
 def dispatcher_of(r, setting):
     """Rule 15: the recipe's MoE token dispatcher for a row with expert parallelism (empty: all-to-all); where the
     table names none, the one the row's own source names (AutoModel's kernel list)."""
-    d = setting.get("moe_dispatcher", "").strip().lower() or r.values.get("moe_dispatcher", "")
+    d = setting.get("moe_dispatcher", "").strip().lower()
+    if d in ("", "-"):
+        d = r.values.get("moe_dispatcher", "")
     if int(r.values.get("expert", "1") or 1) <= 1 or d in ("", "-"):
         return ""
     if d not in ("alltoall", "allgather", "deepep", "hybridep"):

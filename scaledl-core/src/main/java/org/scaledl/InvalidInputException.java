@@ -66,6 +66,41 @@ public final class InvalidInputException extends RuntimeException {
         return t.replaceAll("[^\\x20-\\x7e]", "?");
     }
 
+    /**
+     * Text as it may reach a terminal or a log: each character that can forge or hide output (C0 controls, DEL, C1
+     * controls, the line and paragraph separators U+2028 and U+2029, the bidirectional overrides and isolates
+     * U+202A–U+202E and U+2066–U+2069) as a visible escape such as <code>&#92;u001b</code>; every other character as
+     * it is.
+     */
+    public static String escaped(String text) {
+        int first = -1;
+        for (int i = 0; i < text.length(); i++) {
+            if (unsafe(text.charAt(i))) {
+                first = i;
+                break;
+            }
+        }
+        if (first < 0) {
+            return text;
+        }
+        StringBuilder b = new StringBuilder(text.length() + 16).append(text, 0, first);
+        for (int i = first; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (unsafe(c)) {
+                b.append(String.format(java.util.Locale.ROOT, "\\u%04x", (int) c));
+            } else {
+                b.append(c);
+            }
+        }
+        return b.toString();
+    }
+
+    /** True for the characters {@link #escaped} escapes. */
+    public static boolean unsafe(char c) {
+        return c < 0x20 || c >= 0x7f && c <= 0x9f || c == 0x2028 || c == 0x2029 || c >= 0x202a && c <= 0x202e
+                || c >= 0x2066 && c <= 0x2069;
+    }
+
     /** A problem in no particular file. */
     public static InvalidInputException of(String message) {
         return new InvalidInputException(message, null, 0, null, null);

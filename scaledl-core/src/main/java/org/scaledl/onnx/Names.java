@@ -20,40 +20,17 @@ import java.util.Map;
  * refused ({@link #identifier(String)}).
  */
 final class Names {
-    private static final char[] HEX = "0123456789abcdef".toCharArray();
-
     /** Escaped names that contain a backslash, to the raw name they came from: the only ones that can collide. */
     private final Map<String, String> escapedFrom = new HashMap<>();
 
-    /** True for the characters that are escaped. */
+    /** True for the characters that are escaped ({@link org.scaledl.InvalidInputException#unsafe}). */
     static boolean unsafe(char c) {
-        return c < 0x20 || c >= 0x7f && c <= 0x9f || c == 0x2028 || c == 0x2029 || c >= 0x202a && c <= 0x202e
-                || c >= 0x2066 && c <= 0x2069;
+        return org.scaledl.InvalidInputException.unsafe(c);
     }
 
     /** The text with every {@linkplain #unsafe unsafe} character replaced by {@code \}{@code uXXXX}. */
     static String escape(String s) {
-        int first = -1;
-        for (int i = 0; i < s.length(); i++) {
-            if (unsafe(s.charAt(i))) {
-                first = i;
-                break;
-            }
-        }
-        if (first < 0) {
-            return s;
-        }
-        StringBuilder b = new StringBuilder(s.length() + 16).append(s, 0, first);
-        for (int i = first; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (unsafe(c)) {
-                b.append("\\u").append(HEX[c >> 12 & 0xf]).append(HEX[c >> 8 & 0xf]).append(HEX[c >> 4 & 0xf])
-                        .append(HEX[c & 0xf]);
-            } else {
-                b.append(c);
-            }
-        }
-        return b.toString();
+        return org.scaledl.InvalidInputException.escaped(s);
     }
 
     /**

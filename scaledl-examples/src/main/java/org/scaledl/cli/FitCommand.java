@@ -252,25 +252,31 @@ final class FitCommand implements Callable<Integer> {
     }
 
     /**
-     * Said where a calibration on fewer runs than {@link MegatronFit#TERM_RUNS} (which moves one level for all of
-     * them) is given runs that disagree about the cluster's speed more than the model's 90 % interval allows (their
-     * measured-to-predicted ratios spread wider than the interval of any of them): a run of another cluster or
+     * Said where the transformer runs of a calibration are fewer than {@link MegatronFit#TERM_RUNS} (so it moves one
+     * level for all of them) and no one level puts every one of them inside its 90 % interval: run {@code i}, measured
+     * at {@code rᵢ} times its prediction, allows the levels {@code rᵢ/highᵢ … rᵢ/lowᵢ} ({@code low}, {@code high} its
+     * interval's ends as multiples of the prediction), and these ranges do not overlap. A run of another cluster or
      * software, or a row describing its job wrongly, then pulls the others' predictions off. More runs refit the
      * terms, which a spread among them informs.
      */
     static Optional<String> disagreement(RuntimePredictor before, RuntimePredictor after,
             List<org.scaledl.workload.Sample> runs) {
-        if (runs.size() < 2 || runs.size() >= MegatronFit.TERM_RUNS) {
+        List<org.scaledl.workload.Sample> jobs = runs.stream()
+                .filter(r -> r.workload().graph().transformer().isPresent()).toList();
+        if (jobs.size() < 2 || jobs.size() >= MegatronFit.TERM_RUNS) {
             return Optional.empty();
         }
+        double leastLevel = 0;
+        double mostLevel = Double.POSITIVE_INFINITY;
         double lowest = Double.POSITIVE_INFINITY;
         double highest = 0;
-        String slowest = "";
         String fastest = "";
-        double width = Double.POSITIVE_INFINITY;
-        for (org.scaledl.workload.Sample r : runs) {
+        String slowest = "";
+        for (org.scaledl.workload.Sample r : jobs) {
             org.scaledl.model.Prediction pr = before.predict(r.workload());
             double ratio = r.millis() / pr.millis();
+            leastLevel = Math.max(leastLevel, ratio * pr.millis() / pr.highMillis());
+            mostLevel = Math.min(mostLevel, ratio * pr.millis() / pr.lowMillis());
             String where = r.workload().tag(org.scaledl.io.DatasetReader.SOURCE_TAG).orElse("?");
             if (ratio < lowest) {
                 lowest = ratio;
@@ -280,18 +286,17 @@ final class FitCommand implements Callable<Integer> {
                 highest = ratio;
                 slowest = where;
             }
-            width = Math.min(width, pr.highMillis() / pr.lowMillis());
         }
-        if (!(highest / lowest > width)) {
+        if (leastLevel <= mostLevel) {
             return Optional.empty();
         }
-        org.scaledl.workload.Workload first = runs.get(0).workload();
+        org.scaledl.workload.Workload first = jobs.get(0).workload();
         return Optional.of(String.format(Locale.ROOT, "the runs disagree about the cluster's speed: measured from "
-                + "x%.2f (%s) to x%.2f (%s) of the prediction, a spread of x%.2f where the model's 90%% interval "
-                + "spans x%.2f; a calibration on fewer than %d runs moves one level for all of them (here x%.2f), "
-                + "so a run of another cluster or software, or a row that describes its job wrongly, pulls the "
-                + "others off: check those runs", lowest, fastest, highest, slowest, highest / lowest, width,
-                MegatronFit.TERM_RUNS, after.predictMillis(first) / before.predictMillis(first)));
+                + "x%.2f (%s) to x%.2f (%s) of the prediction, and no one level puts every run inside its 90%% "
+                + "interval; a calibration on fewer than %d runs moves one level for all of them (here x%.2f), so a "
+                + "run of another cluster or software, or a row that describes its job wrongly, pulls the others "
+                + "off: check those runs", lowest, fastest, highest, slowest, MegatronFit.TERM_RUNS,
+                after.predictMillis(first) / before.predictMillis(first)));
     }
 
     /** The runs of every --data folder, in order. */

@@ -116,11 +116,12 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
     }
 
     /**
-     * A message as it reaches the terminal: control characters other than the line break (a terminal escape in an
-     * argument the message quotes) as {@code ?}.
+     * A message as it reaches the terminal: each line {@linkplain org.scaledl.InvalidInputException#escaped escaped}
+     * (a terminal escape in an argument the message quotes shows as <code>&#92;u001b</code>).
      */
-    static String shown(String message) {
-        return message.replaceAll("[\\p{Cc}&&[^\\n]]", "?");
+    static String onScreen(String message) {
+        return String.join("\n", java.util.Arrays.stream(message.split("\n", -1))
+                .map(org.scaledl.InvalidInputException::escaped).toList());
     }
 
     /** Runs the command line and exits with its status. */
@@ -179,8 +180,11 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
     }
 
     /**
-     * The command or option an unmatched argument looks like a misspelling of: the first unmatched argument against
-     * the command's options (when it starts with a dash) or its subcommands.
+     * What the first unmatched argument was likely meant as: with a dash, the command's option it looks like a
+     * misspelling of; else, for a command of subcommands, the subcommand; else (a command's argument that it takes
+     * no positional value for) the option its file belongs to ({@link #fileOption}), as {@code --option file}. The
+     * unmatched arguments are the exception's own, or where a required option was missing
+     * ({@link CommandLine.MissingParameterException}), those the command line collected before it.
      */
     static java.util.Optional<String> didYouMean(CommandLine.ParameterException e) {
         java.util.List<String> unmatched = e instanceof CommandLine.UnmatchedArgumentException u ? u.getUnmatched()
@@ -191,7 +195,9 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
         String typed = unmatched.get(0);
         CommandLine.Model.CommandSpec spec = e.getCommandLine().getCommandSpec();
         if (!typed.startsWith("-") && spec.subcommands().isEmpty()) {
-            return fileOption(spec, typed).map(o -> o + " " + typed);
+            java.util.List<CommandLine.Model.ArgSpec> missing = e instanceof CommandLine.MissingParameterException m
+                    ? m.getMissing() : java.util.List.of();
+            return fileOption(spec, typed, missing).map(o -> o + " " + typed);
         }
         java.util.Collection<String> known = typed.startsWith("-") ? spec.optionsMap().keySet()
                 : spec.subcommands().keySet();
@@ -200,27 +206,36 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
     }
 
     /**
-     * The option a file or folder given without one belongs to: by what it is (a folder, a CSV table, a
-     * {@code config.json}, an ONNX graph, a training log, a saved model), the first of that kind's options the
-     * command has.
+     * The option a file or folder given without one belongs to, among the command's options that take a path or a
+     * name and were not given: a required one that is missing, where the file's kind allows it; else by what the
+     * file is (a folder, a CSV table, a {@code config.json}, an ONNX graph, a training log, a saved model), the first
+     * of that kind's options the command has. Nothing for a blank argument or one of no such kind.
      */
-    static java.util.Optional<String> fileOption(CommandLine.Model.CommandSpec spec, String typed) {
+    static java.util.Optional<String> fileOption(CommandLine.Model.CommandSpec spec, String typed,
+            java.util.List<CommandLine.Model.ArgSpec> missing) {
+        if (typed.isBlank()) {
+            return java.util.Optional.empty();
+        }
         String lower = typed.toLowerCase(java.util.Locale.ROOT);
         boolean folder;
         try {
             folder = java.nio.file.Files.isDirectory(java.nio.file.Path.of(typed));
         } catch (java.nio.file.InvalidPathException e) {
-            return java.util.Optional.empty();
+            folder = false;
         }
         java.util.List<String> options = folder ? java.util.List.of("--data")
-                : lower.endsWith(".csv") ? java.util.List.of("--runs", "--candidates", "--devices")
+                : lower.endsWith(".csv") ? java.util.List.of("--runs", "--candidates", "--out", "--devices")
                 : lower.endsWith(".json") ? java.util.List.of("--transformer")
                 : lower.endsWith(".onnx") ? java.util.List.of("--graph")
                 : lower.endsWith(".log") || lower.endsWith(".txt") ? java.util.List.of("--from-log")
-                : lower.endsWith(".sdl") ? java.util.List.of("--model", "--calibrate")
+                : lower.endsWith(".sdl") ? java.util.List.of("--model", "--calibrate", "--out")
                 : java.util.List.of();
-        return options.stream().filter(o -> spec.findOption(o) != null
-                && !(spec.findOption(o).typeInfo().isBoolean()) && isPathOrName(spec.findOption(o))).findFirst();
+        java.util.function.Predicate<String> open = o -> spec.findOption(o) != null
+                && isPathOrName(spec.findOption(o)) && spec.findOption(o).originalStringValues().isEmpty();
+        java.util.Optional<String> required = missing.stream()
+                .filter(a -> a instanceof CommandLine.Model.OptionSpec)
+                .map(a -> ((CommandLine.Model.OptionSpec) a).longestName()).filter(options::contains).findFirst();
+        return required.isPresent() ? required : options.stream().filter(open).findFirst();
     }
 
     /** Whether an option takes a path or a name (not a number): {@code plan --runs} counts runs. */
@@ -246,7 +261,7 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
             // a wrong or missing option is one line naming it and where the help is, not the whole usage
             PrintWriter err = e.getCommandLine().getErr();
             String name = e.getCommandLine().getCommandName();
-            err.println(shown("scaledl: error: " + forCli(e.getMessage()) + " (" + didYouMean(e).map(x -> "did you "
+            err.println(onScreen("scaledl: error: " + forCli(e.getMessage()) + " (" + didYouMean(e).map(x -> "did you "
                     + "mean " + x + "? ").orElse("") + "scaledl " + (name.equals("scaledl") ? "" : name + " ")
                     + "--help lists the " + (name.equals("scaledl") ? "commands" : "options") + ")"));
             err.flush();
@@ -271,7 +286,7 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
                 message = "internal error: " + e.getClass().getSimpleName() + ": " + e.getMessage()
                         + (verbose ? "" : " (run with --verbose for the stack trace, and please report it)");
             }
-            err.println(shown("scaledl: error: " + message));
+            err.println(onScreen("scaledl: error: " + message));
             if (verbose) {
                 e.printStackTrace(err);
             }

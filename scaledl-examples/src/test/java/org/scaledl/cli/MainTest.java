@@ -154,10 +154,16 @@ class MainTest {
         Run word = run("predict", "--model", "gpu", "llama");
         assertEquals(Main.USAGE, word.code());
         assertFalse(word.err().contains("did you mean"), word.err());
-        // a terminal escape in what was typed reaches the screen as ?, in picocli's words and in the guess
+        // a terminal escape in what was typed reaches the screen escaped, in picocli's words and in the guess
         Run escaped = run("predict", "--model", "gpu", "x\u001b[31m.csv");
         assertFalse(escaped.err().chars().anyMatch(ch -> Character.isISOControl(ch) && ch != '\n'), escaped.err());
-        assertTrue(escaped.err().contains("'x?[31m.csv' (did you mean --candidates x?[31m.csv?"), escaped.err());
+        assertTrue(escaped.err().contains("'x\\u001b[31m.csv' (did you mean --candidates x\\u001b[31m.csv?"),
+                escaped.err());
+        // an option already given is not guessed again, a missing required one is, and a blank argument gets none
+        assertTrue(run("predict", "--model", "gpu", "--candidates", "jobs.csv", "preds.csv").err()
+                .contains("did you mean --out preds.csv?"));
+        assertTrue(run("fit", "--data", dir.toString(), "model.sdl").err().contains("did you mean --out model.sdl?"));
+        assertFalse(run("predict", "--model", "gpu", " ").err().contains("did you mean"));
     }
 
     @Test
