@@ -202,6 +202,12 @@ final class PlanCommand implements Callable<Integer> {
             System.out.printf(Locale.ROOT, "chosen rows (0-based): %s%nlog det: %.6f%n%s%n", plan.indices(),
                     plan.logDet(), dEfficiencyLine(plan.dEfficiency(), plan.indices().size() + measured.size(),
                             rows.apply(candidates.get(0)).length));
+            int calibrating = plan.indices().size() + measured.size();
+            if (cluster && calibrating < org.scaledl.model.exec.MegatronFit.TERM_RUNS) {
+                System.out.printf(Locale.ROOT, "%d run%s calibrate%s one level (the cluster's speed over every term); "
+                        + "%d or more refit the execution terms too%n", calibrating, calibrating == 1 ? "" : "s",
+                        calibrating == 1 ? "s" : "", org.scaledl.model.exec.MegatronFit.TERM_RUNS);
+            }
             if (out != null) {
                 System.out.println(cluster ? "wrote " + out + " (run these jobs, add measured_ms to each row, and "
                         + "calibrate: scaledl fit --calibrate " + prior + " --runs RUNS.csv --out mine.sdl)"

@@ -84,6 +84,27 @@ class ClusterPredictCliTest {
         return rows(scored);
     }
 
+    /**
+     * A GPU model's plan says what its runs will calibrate: fewer than {@code MegatronFit.TERM_RUNS} (with the runs
+     * already measured) move one level, so the plan says so; the chosen rows are candidates of the table.
+     */
+    @Test
+    void aClusterPlanSaysWhatItsRunsCalibrate(@TempDir Path dir) throws Exception {
+        config(dir);
+        Path jobs = dir.resolve("jobs.csv");
+        Files.writeString(jobs, String.join("\n", HEADER,
+                "t8p8d8,gpt3/config.json,2048,1,64,8,8,8," + A100 + ",8,1600,fp16,full,false,train",
+                "t8p8d8-sp,gpt3/config.json,2048,1,64,8,8,8," + A100 + ",8,1600,fp16,selective,true,train",
+                "dp8,gpt3/config.json,2048,1,8,8,1,1," + A100 + ",8,1600,fp16,full,false,train",
+                "t8p8d8-slow-net,gpt3/config.json,2048,1,64,8,8,8," + A100 + ",8,100,fp16,full,false,train") + "\n");
+        Run r = MainTest.run("plan", "--model", "gpu", "--candidates", jobs.toString(), "--runs", "3");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.out().contains("chose 3 of 4 candidate jobs") && r.out().contains("3 runs calibrate one level")
+                && r.out().contains("8 or more refit the execution terms too"), r.out());
+        Run one = MainTest.run("plan", "--model", "gpu", "--candidates", jobs.toString(), "--runs", "1");
+        assertTrue(one.out().contains("1 run calibrates one level"), one.out());
+    }
+
     @Test
     void aMegatronJobTableIsScoredWithEveryColumnKeptAndMemoryPerGpu(@TempDir Path dir) throws Exception {
         config(dir);
