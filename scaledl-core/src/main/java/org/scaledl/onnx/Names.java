@@ -23,12 +23,10 @@ final class Names {
     /** Escaped names that contain a backslash, to the raw name they came from: the only ones that can collide. */
     private final Map<String, String> escapedFrom = new HashMap<>();
 
-    /** True for the characters that are escaped ({@link org.scaledl.InvalidInputException#unsafe}). */
-    static boolean unsafe(char c) {
-        return org.scaledl.InvalidInputException.unsafe(c);
-    }
-
-    /** The text with every {@linkplain #unsafe unsafe} character replaced by {@code \}{@code uXXXX}. */
+    /**
+     * The text with every {@linkplain org.scaledl.InvalidInputException#unsafe unsafe} character replaced by
+     * {@code \}{@code uXXXX}.
+     */
     static String escape(String s) {
         return org.scaledl.InvalidInputException.escaped(s);
     }

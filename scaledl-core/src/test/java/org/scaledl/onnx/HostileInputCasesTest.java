@@ -162,7 +162,7 @@ class HostileInputCasesTest {
     // ---------------------------------------------------------------- 6. names
 
     private static boolean printable(String s) {
-        return s.chars().noneMatch(c -> Names.unsafe((char) c));
+        return s.chars().noneMatch(c -> org.scaledl.InvalidInputException.unsafe((char) c));
     }
 
     @Test

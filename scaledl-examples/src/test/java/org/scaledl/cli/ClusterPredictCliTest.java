@@ -85,11 +85,10 @@ class ClusterPredictCliTest {
     }
 
     /**
-     * A GPU model's plan says what its runs will calibrate: fewer than {@code MegatronFit.TERM_RUNS} (with the runs
-     * already measured) move one level, so the plan says so; the chosen rows are candidates of the table.
+     * Four GPT-3 175B jobs on A100s as {@code dir/jobs.csv} (with the configuration): 3D-parallel with full and with
+     * selective recomputation, data-parallel alone, and 3D-parallel on a slow network.
      */
-    @Test
-    void aClusterPlanSaysWhatItsRunsCalibrate(@TempDir Path dir) throws Exception {
+    private static Path gpt3Jobs(Path dir) throws Exception {
         config(dir);
         Path jobs = dir.resolve("jobs.csv");
         Files.writeString(jobs, String.join("\n", HEADER,
@@ -97,6 +96,16 @@ class ClusterPredictCliTest {
                 "t8p8d8-sp,gpt3/config.json,2048,1,64,8,8,8," + A100 + ",8,1600,fp16,selective,true,train",
                 "dp8,gpt3/config.json,2048,1,8,8,1,1," + A100 + ",8,1600,fp16,full,false,train",
                 "t8p8d8-slow-net,gpt3/config.json,2048,1,64,8,8,8," + A100 + ",8,100,fp16,full,false,train") + "\n");
+        return jobs;
+    }
+
+    /**
+     * A GPU model's plan says what its runs will calibrate: fewer than {@code MegatronFit.TERM_RUNS} (with the runs
+     * already measured) move one level, so the plan says so; the chosen rows are candidates of the table.
+     */
+    @Test
+    void aClusterPlanSaysWhatItsRunsCalibrate(@TempDir Path dir) throws Exception {
+        Path jobs = gpt3Jobs(dir);
         Run r = MainTest.run("plan", "--model", "gpu", "--candidates", jobs.toString(), "--runs", "3");
         assertEquals(0, r.code(), r.err());
         assertTrue(r.out().contains("chose 3 of 4 candidate jobs") && r.out().contains("3 runs calibrate one level")
@@ -107,13 +116,7 @@ class ClusterPredictCliTest {
 
     @Test
     void aMegatronJobTableIsScoredWithEveryColumnKeptAndMemoryPerGpu(@TempDir Path dir) throws Exception {
-        config(dir);
-        Path jobs = dir.resolve("jobs.csv");
-        Files.writeString(jobs, String.join("\n", HEADER,
-                "t8p8d8,gpt3/config.json,2048,1,64,8,8,8," + A100 + ",8,1600,fp16,full,false,train",
-                "t8p8d8-sp,gpt3/config.json,2048,1,64,8,8,8," + A100 + ",8,1600,fp16,selective,true,train",
-                "dp8,gpt3/config.json,2048,1,8,8,1,1," + A100 + ",8,1600,fp16,full,false,train",
-                "t8p8d8-slow-net,gpt3/config.json,2048,1,64,8,8,8," + A100 + ",8,100,fp16,full,false,train") + "\n");
+        Path jobs = gpt3Jobs(dir);
         Path scored = dir.resolve("scored.csv");
         Run r = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--out", scored.toString());
         assertEquals(0, r.code(), r.err());
