@@ -196,6 +196,12 @@ class FedorovExchangeProperties {
         for (int i = 0; i < 30; i++) {
             costs[i] = 1 + r.nextInt(10);
         }
+        double cheapest = java.util.Arrays.stream(costs).sorted().limit(5).sum();
+        if (cheapest > 20) {
+            // no 5 runs fit the budget (a draw of few cheap candidates): refused, not exceeded
+            assertThrows(IllegalArgumentException.class, () -> new FedorovExchange(x, 5).costs(costs, 20));
+            return;
+        }
         Design d = new FedorovExchange(x, 5).costs(costs, 20).seed(seed).design();
         double spent = d.chosen().stream().mapToDouble(i -> costs[i]).sum();
         assertTrue(spent <= 20, "spent " + spent);
