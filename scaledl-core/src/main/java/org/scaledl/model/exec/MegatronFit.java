@@ -14,9 +14,12 @@ import org.scaledl.workload.Workload;
  * Fits the Megatron execution model ({@link MegatronModel}) from measured training iterations, ScaleDL's way: each
  * run's uncalibrated terms ({@link MegatronTerms}: contractions and other layers as the device layer model predicts
  * them, collectives, layer executions, hand-offs, the optimizer) against its measured time. The coefficients minimise
- * the weighted squared log-ratio of predicted to measured time (the compute part's — {@link ExecutionTerm.Fit#GPU} and
+ * the weighted Huber loss of the log-ratio of predicted to measured time (its square within {@value #ROBUST}, about
+ * 10 %, its size beyond: a run far off the rest, a software path of its own or a setting described wrongly, pulls as
+ * its error, not its error's square; the compute part's — {@link ExecutionTerm.Fit#GPU} and
  * {@link ExecutionTerm.Fit#HOST} terms — by Levenberg–Marquardt on their logarithms, the additive ones by non-negative
- * least squares at every step), with a weak pull ({@value #PRIOR}) of the terms that physics fixes
+ * least squares at every step, reweighed once by the runs' Huber weights), with a weak pull ({@value #PRIOR}) of the
+ * terms that physics fixes
  * ({@link ExecutionTerm#pulled()}) toward the centre (their priors, or the model being calibrated): the data then
  * decide what they can tell apart, and the physics the rest (a term no run exercises stays where it was). A
  * calibration ({@link #calibrate}) pulls the free terms toward the centre too, relative to their size, so a few runs
@@ -49,6 +52,13 @@ import org.scaledl.workload.Workload;
 public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean crossValidated) {
     /** The weight of the pull toward the physical scales. */
     static final double PRIOR = 0.3;
+    /**
+     * The log error (about 10 %) beyond which a run's error weighs in the fit as its size, not its square (Huber's
+     * loss): errors of the noise floor and the model's usual scatter are fitted by least squares.
+     */
+    static final double ROBUST = 0.1;
+    /** The inner problem's solves per step: the first unweighted, the next with the runs' Huber weights. */
+    private static final int INNER_PASSES = 2;
     /** The fewest families whose offsets a fit separates from the shared coefficients. */
     static final int MIN_FAMILIES = 3;
     /** The workload tag naming a run's model family. */
@@ -516,6 +526,47 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
     }
 
     /**
+     * The additive coefficients given the compute part's times {@code base}: non-negative least squares on the runs'
+     * relative errors, each row weighed by its run's weight and Huber weight, the pulled terms pulled toward the centre.
+     */
+    private static double[] additive(List<Run> data, int[] rows, double[][] a, double[] base, double[] sw,
+            double[] huber, MegatronModel centre, boolean calibrate) {
+        int m = LINEAR.length;
+        double[][] h = new double[m][m];
+        double[] g = new double[m];
+        for (int i = 0; i < rows.length; i++) {
+            double target = 1 - base[i] / data.get(rows[i]).millis();
+            double wi = sw[i] * sw[i] * huber[i];
+            for (int j = 0; j < m; j++) {
+                g[j] += wi * a[i][j] * target;
+                for (int k = 0; k < m; k++) {
+                    h[j][k] += wi * a[i][j] * a[i][k];
+                }
+            }
+        }
+        for (int j = 0; j < m; j++) {
+            ExecutionTerm t = LINEAR[j];
+            if (pulled(t, centre, calibrate)) {
+                double scale = t.pulled() ? 1 : centre.coefficient(t);
+                h[j][j] += PRIOR * PRIOR / (scale * scale);
+                g[j] += PRIOR * PRIOR * centre.coefficient(t) / (scale * scale);
+            }
+            h[j][j] += 1e-12 * (1 + h[j][j]);
+        }
+        return org.scaledl.model.cost.Nnls.solve(h, g);
+    }
+
+    /**
+     * The residual whose square is Huber's loss of a log error {@code e}: {@code e} itself within {@link #ROBUST},
+     * beyond it {@code sign(e)·√(2·ROBUST·|e| − ROBUST²)}, so a run off by far more than the rest (a software path
+     * of its own, a misdescribed setting) pulls the coefficients as its error, not as its error's square.
+     */
+    static double huberRoot(double e) {
+        double abs = Math.abs(e);
+        return abs <= ROBUST ? e : Math.copySign(Math.sqrt(2 * ROBUST * abs - ROBUST * ROBUST), e);
+    }
+
+    /**
      * The residuals of the model with the compute part's log-coefficients {@code phi} and the additive ones that fit
      * best given them; {@code out}, when not null, receives the model.
      */
@@ -541,33 +592,26 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
                 a[i][j] = r.terms().value(LINEAR[j]) / r.millis();
             }
         }
-        // inner problem: min Σ w_i (a_i·x − (1 − base_i / y_i))² + PRIOR² Σ_pulled (x_k / centre_k − 1)², x ≥ 0
-        double[][] h = new double[m][m];
-        double[] g = new double[m];
-        for (int i = 0; i < rows.length; i++) {
-            double target = 1 - base[i] / data.get(rows[i]).millis();
-            double wi = sw[i] * sw[i];
+        // inner problem: min Σ w_i h_i (a_i·x − (1 − base_i / y_i))² + PRIOR² Σ_pulled (x_k / centre_k − 1)², x ≥ 0,
+        // h_i the Huber weight of the run's error at the previous solution (1 at the first)
+        double[] huber = new double[rows.length];
+        Arrays.fill(huber, 1);
+        double[] logErrors = new double[rows.length];
+        MegatronModel model = null;
+        for (int pass = 0; pass < INNER_PASSES; pass++) {
+            double[] x = additive(data, rows, a, base, sw, huber, centre, calibrate);
             for (int j = 0; j < m; j++) {
-                g[j] += wi * a[i][j] * target;
-                for (int k = 0; k < m; k++) {
-                    h[j][k] += wi * a[i][j] * a[i][k];
-                }
+                c.put(LINEAR[j], x[j]);
+            }
+            model = MegatronModel.of(c);
+            for (int i = 0; i < rows.length; i++) {
+                // the outer problem is fitted on log-ratios: unbiased in the ratio, where squared relative errors
+                // favour predicting too fast (the inner problem's relative errors are its local linearisation)
+                Run run = data.get(rows[i]);
+                logErrors[i] = Math.log(Math.max(1e-300, model.millis(run.terms())) / run.millis());
+                huber[i] = Math.abs(logErrors[i]) > ROBUST ? ROBUST / Math.abs(logErrors[i]) : 1;
             }
         }
-        for (int j = 0; j < m; j++) {
-            ExecutionTerm t = LINEAR[j];
-            if (pulled(t, centre, calibrate)) {
-                double scale = t.pulled() ? 1 : centre.coefficient(t);
-                h[j][j] += PRIOR * PRIOR / (scale * scale);
-                g[j] += PRIOR * PRIOR * centre.coefficient(t) / (scale * scale);
-            }
-            h[j][j] += 1e-12 * (1 + h[j][j]);
-        }
-        double[] x = org.scaledl.model.cost.Nnls.solve(h, g);
-        for (int j = 0; j < m; j++) {
-            c.put(LINEAR[j], x[j]);
-        }
-        MegatronModel model = MegatronModel.of(c);
         if (out != null) {
             out[0] = model;
         }
@@ -577,10 +621,7 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         }
         double[] r = new double[rows.length + pulled];
         for (int i = 0; i < rows.length; i++) {
-            // the outer problem is fitted on log-ratios: unbiased in the ratio, where squared relative errors favour
-            // predicting too fast (the inner problem's relative errors are its local linearisation)
-            Run run = data.get(rows[i]);
-            r[i] = sw[i] * Math.log(Math.max(1e-300, model.millis(run.terms())) / run.millis());
+            r[i] = sw[i] * huberRoot(logErrors[i]);
         }
         int at = rows.length;
         for (int k = 0; k < NONLINEAR.length; k++) {

@@ -53,8 +53,9 @@ class FamilyOffsetsTest {
     /**
      * Four families of ten runs with other layers from 5 to 50 % of the time, measured as the truth says within ±2 %,
      * and a fifth of 40 runs of the same jobs measured 40 % slower. The plain fit weighs the fifth as its 40 runs: it
-     * predicts the four others over 12 % too slow. With the families' offsets each
-     * family weighs as one: the common level is the five families' mean, 1.4^(1/5) (+7 %), within 1.5 points.
+     * predicts the four others over 8 % too slow (9.4 %; over 12 % by least squares, without the fit's Huber
+     * loss). With the families' offsets each family weighs as one: the common level is the five families' mean,
+     * 1.4^(1/5) (+7 %), within 1.5 points.
      */
     @Test
     void aFamilyOffByOneFactorDoesNotPullTheSharedCoefficients() {
@@ -82,7 +83,7 @@ class FamilyOffsetsTest {
             }
             level[k] = Math.exp(sum / normal.size()) - 1;
         }
-        assertTrue(level[0] > 0.12, "the plain fit predicts the other families " + level[0] + " too slow");
+        assertTrue(level[0] > 0.08, "the plain fit predicts the other families " + level[0] + " too slow");
         assertEquals(Math.pow(1.4, 0.2) - 1, level[1], 0.015, "with the families' offsets");
     }
 
