@@ -606,9 +606,15 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
             model = MegatronModel.of(c);
             for (int i = 0; i < rows.length; i++) {
                 // the outer problem is fitted on log-ratios: unbiased in the ratio, where squared relative errors
-                // favour predicting too fast (the inner problem's relative errors are its local linearisation)
+                // favour predicting too fast (the inner problem's relative errors are its local linearisation);
+                // the model's time is the compute part's plus the additive terms, summed as MegatronModel.millis
+                // sums them
                 Run run = data.get(rows[i]);
-                logErrors[i] = Math.log(Math.max(1e-300, model.millis(run.terms())) / run.millis());
+                double predicted = base[i];
+                for (int j = 0; j < m; j++) {
+                    predicted += x[j] * run.terms().value(LINEAR[j]);
+                }
+                logErrors[i] = Math.log(Math.max(1e-300, predicted) / run.millis());
                 huber[i] = Math.abs(logErrors[i]) > ROBUST ? ROBUST / Math.abs(logErrors[i]) : 1;
             }
         }

@@ -219,8 +219,7 @@ public final class MegatronModel {
 
     /** Contraction {@code i}'s calibrated time: {@code max(c_class · shrunk(t_i), floor_i)}, ms. */
     private double calibrated(MegatronTerms t, int i) {
-        double floor = t.floor(i);
-        return Math.max(c[t.classOf(i).ordinal()] * shrunk(t.tree(i), floor), floor);
+        return Math.max(c[t.classOf(i).ordinal()] * t.shrunk(i), t.floor(i));
     }
 
     /**

@@ -28,6 +28,8 @@ public final class MegatronTerms {
     private final double[] tree;
     private final double[] floor;
     private final ExecutionTerm[] classOf;
+    /** Per contraction, {@link MegatronModel#shrunk}: the same for every coefficient, so a fit computes it once. */
+    private final double[] shrunk;
     /** Per term (by ordinal), its value; contraction classes hold their trees' sum. */
     private final double[] values;
 
@@ -36,6 +38,10 @@ public final class MegatronTerms {
         this.floor = floor;
         this.classOf = classOf;
         this.values = values;
+        this.shrunk = new double[tree.length];
+        for (int i = 0; i < tree.length; i++) {
+            shrunk[i] = MegatronModel.shrunk(tree[i], floor[i]);
+        }
     }
 
     /** Starts an empty set of terms. */
@@ -56,6 +62,11 @@ public final class MegatronTerms {
     /** A contraction's work at the sustained ceiling of its peak on the same path (ms). */
     public double floor(int contraction) {
         return floor[contraction];
+    }
+
+    /** A contraction's predicted time with its distance from the floor shrunk ({@link MegatronModel#shrunk}), ms. */
+    double shrunk(int contraction) {
+        return shrunk[contraction];
     }
 
     /** A contraction's class: {@link ExecutionTerm#DENSE}, {@link ExecutionTerm#DENSE_FP8} or FP4. */
