@@ -232,6 +232,7 @@ final class FitCommand implements Callable<Integer> {
                         .distinct().toList(), 100 * before / kept.size(), 100 * beforeBias / kept.size(),
                 100 * after / kept.size(), out);
         disagreement(p, cal, kept).ifPresent(w -> System.err.println("scaledl: warning: " + w));
+        outliers(cal, kept).ifPresent(w -> System.err.println("scaledl: warning: " + w));
         if (kept.size() < 3) {
             System.err.println("scaledl: warning: " + kept.size() + " run" + (kept.size() == 1 ? " moves" : "s move") + " "
                     + "the coefficients only as far as the model's prior allows; plan more: scaledl plan --model "
@@ -297,6 +298,46 @@ final class FitCommand implements Callable<Integer> {
                 + "run of another cluster or software, or a row that describes its job wrongly, pulls the others "
                 + "off: check those runs", lowest, fastest, highest, slowest, MegatronFit.TERM_RUNS,
                 after.predictMillis(first) / before.predictMillis(first)));
+    }
+
+    /** How many runs a warning names (the furthest off first). */
+    private static final int NAMED_RUNS = 3;
+
+    /**
+     * Said where a calibration refits the execution terms (at least {@link MegatronFit#TERM_RUNS} transformer runs)
+     * and runs lie outside their 90 % interval after it, furthest beyond it first, {@value #NAMED_RUNS} named with
+     * their measured time as a multiple of the calibrated prediction. The fit weighs an error beyond
+     * {@link MegatronFit#ROBUST} (a log error, about 10 %) by its size, not its square, so such a run moves the terms
+     * little and stays off: a run of another cluster or software, or a row describing its job wrongly, shows here.
+     */
+    static Optional<String> outliers(RuntimePredictor after, List<Sample> runs) {
+        List<Sample> jobs = runs.stream().filter(r -> r.workload().graph().transformer().isPresent()).toList();
+        if (jobs.size() < MegatronFit.TERM_RUNS) {
+            return Optional.empty();
+        }
+        record Off(String where, double ratio, double beyond) {
+        }
+        List<Off> off = new java.util.ArrayList<>();
+        for (Sample r : jobs) {
+            org.scaledl.model.Prediction pr = after.predict(r.workload());
+            double m = r.millis();
+            if (m > pr.highMillis() || m < pr.lowMillis()) {
+                off.add(new Off(r.workload().tag(DatasetReader.SOURCE_TAG).orElse("?"), m / pr.millis(),
+                        m > pr.highMillis() ? Math.log(m / pr.highMillis()) : Math.log(pr.lowMillis() / m)));
+            }
+        }
+        if (off.isEmpty()) {
+            return Optional.empty();
+        }
+        off.sort(java.util.Comparator.comparingDouble(Off::beyond).reversed());
+        String named = String.join("; ", off.stream().limit(NAMED_RUNS).map(o -> String.format(Locale.ROOT,
+                "%s measured x%.2f of its prediction", o.where(), o.ratio())).toList());
+        return Optional.of(String.format(Locale.ROOT, "%d of %d runs %s outside their 90%% interval after the "
+                + "calibration (about 1 in 10 would by chance): %s%s; the fit weighs an error beyond about %.0f%% by "
+                + "its size, not its square, so such a run moves the terms little: check its row (another cluster, "
+                + "software or setting than it says)", off.size(), jobs.size(), off.size() == 1 ? "lies" : "lie", named,
+                off.size() > NAMED_RUNS ? " and " + (off.size() - NAMED_RUNS) + " more" : "",
+                100 * MegatronFit.ROBUST));
     }
 
     /** The runs of every --data folder, in order. */

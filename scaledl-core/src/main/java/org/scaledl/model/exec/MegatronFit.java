@@ -56,7 +56,7 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
      * The log error (about 10 %) beyond which a run's error weighs in the fit as its size, not its square (Huber's
      * loss): errors of the noise floor and the model's usual scatter are fitted by least squares.
      */
-    static final double ROBUST = 0.1;
+    public static final double ROBUST = 0.1;
     /** The inner problem's solves per step: the first unweighted, the next with the runs' Huber weights. */
     private static final int INNER_PASSES = 2;
     /** The fewest families whose offsets a fit separates from the shared coefficients. */
