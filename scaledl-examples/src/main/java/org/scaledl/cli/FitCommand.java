@@ -305,10 +305,11 @@ final class FitCommand implements Callable<Integer> {
 
     /**
      * Said where a calibration refits the execution terms (at least {@link MegatronFit#TERM_RUNS} transformer runs)
-     * and runs lie outside their 90 % interval after it, furthest beyond it first, {@value #NAMED_RUNS} named with
-     * their measured time as a multiple of the calibrated prediction. The fit weighs an error beyond
-     * {@link MegatronFit#ROBUST} (a log error, about 10 %) by its size, not its square, so such a run moves the terms
-     * little and stays off: a run of another cluster or software, or a row describing its job wrongly, shows here.
+     * and runs lie beyond their 90 % interval after it by more than the fit's {@link MegatronFit#ROBUST} (a log error,
+     * about 10 %: a run just outside its interval is one in ten by chance, and not said), furthest first,
+     * {@value #NAMED_RUNS} named with their measured time as a multiple of the calibrated prediction. The fit weighs
+     * an error beyond that by its size, not its square, so such a run moves the terms little and stays off: a run of
+     * another cluster or software, or a row describing its job wrongly, shows here.
      */
     static Optional<String> outliers(RuntimePredictor after, List<Sample> runs) {
         List<Sample> jobs = runs.stream().filter(r -> r.workload().graph().transformer().isPresent()).toList();
@@ -321,9 +322,9 @@ final class FitCommand implements Callable<Integer> {
         for (Sample r : jobs) {
             org.scaledl.model.Prediction pr = after.predict(r.workload());
             double m = r.millis();
-            if (m > pr.highMillis() || m < pr.lowMillis()) {
-                off.add(new Off(r.workload().tag(DatasetReader.SOURCE_TAG).orElse("?"), m / pr.millis(),
-                        m > pr.highMillis() ? Math.log(m / pr.highMillis()) : Math.log(pr.lowMillis() / m)));
+            double beyond = Math.max(Math.log(m / pr.highMillis()), Math.log(pr.lowMillis() / m));
+            if (beyond > MegatronFit.ROBUST) {
+                off.add(new Off(r.workload().tag(DatasetReader.SOURCE_TAG).orElse("?"), m / pr.millis(), beyond));
             }
         }
         if (off.isEmpty()) {
@@ -332,12 +333,13 @@ final class FitCommand implements Callable<Integer> {
         off.sort(java.util.Comparator.comparingDouble(Off::beyond).reversed());
         String named = String.join("; ", off.stream().limit(NAMED_RUNS).map(o -> String.format(Locale.ROOT,
                 "%s measured x%.2f of its prediction", o.where(), o.ratio())).toList());
-        return Optional.of(String.format(Locale.ROOT, "%d of %d runs %s outside their 90%% interval after the "
-                + "calibration (about 1 in 10 would by chance): %s%s; the fit weighs an error beyond about %.0f%% by "
-                + "its size, not its square, so such a run moves the terms little: check its row (another cluster, "
-                + "software or setting than it says)", off.size(), jobs.size(), off.size() == 1 ? "lies" : "lie", named,
+        boolean one = off.size() == 1;
+        return Optional.of(String.format(Locale.ROOT, "%d of %d runs %s more than %.0f%% beyond %s 90%% interval after "
+                + "the calibration: %s%s; the fit weighs such an error by its size, not its square, so %s the "
+                + "terms little: check %s (another cluster, software or setting than %s)", off.size(), jobs.size(),
+                one ? "lies" : "lie", 100 * MegatronFit.ROBUST, one ? "its" : "their", named,
                 off.size() > NAMED_RUNS ? " and " + (off.size() - NAMED_RUNS) + " more" : "",
-                100 * MegatronFit.ROBUST));
+                one ? "it moves" : "they move", one ? "its row" : "their rows", one ? "it says" : "they say"));
     }
 
     /** The runs of every --data folder, in order. */

@@ -13,12 +13,15 @@ import org.scaledl.workload.Workload;
 /**
  * Fits the Megatron execution model ({@link MegatronModel}) from measured training iterations, ScaleDL's way: each
  * run's uncalibrated terms ({@link MegatronTerms}: contractions and other layers as the device layer model predicts
- * them, collectives, layer executions, hand-offs, the optimizer) against its measured time. The coefficients minimise
- * the weighted Huber loss of the log-ratio of predicted to measured time (its square within {@value #ROBUST}, about
- * 10 %, its size beyond: a run far off the rest, a software path of its own or a setting described wrongly, pulls as
- * its error, not its error's square; the compute part's — {@link ExecutionTerm.Fit#GPU} and
- * {@link ExecutionTerm.Fit#HOST} terms — by Levenberg–Marquardt on their logarithms, the additive ones by non-negative
- * least squares at every step, reweighed once by the runs' Huber weights), with a weak pull ({@value #PRIOR}) of the
+ * them, collectives, layer executions, hand-offs, the optimizer) against its measured time. The compute part's
+ * coefficients ({@link ExecutionTerm.Fit#GPU} and {@link ExecutionTerm.Fit#HOST} terms) minimise the weighted Huber
+ * loss of the log-ratio of predicted to measured time (its square within {@value #ROBUST}, about 10 %, its size
+ * beyond: a run far off the rest, a software path of its own or a setting described wrongly, pulls as its error, not
+ * its error's square), by Levenberg–Marquardt on their logarithms; at each of its steps the additive ones come from
+ * non-negative least squares on the runs' relative errors, solved once and again with each run's Huber weight at
+ * the first solution (one step of iteratively reweighted least squares: an approximation of the same loss, not its
+ * minimum). The families' offsets below keep their quadratic shrinkage, so a family of few runs far off has its
+ * offset shrunk more than its runs' spread alone would. The fit pulls weakly ({@value #PRIOR}) the
  * terms that physics fixes
  * ({@link ExecutionTerm#pulled()}) toward the centre (their priors, or the model being calibrated): the data then
  * decide what they can tell apart, and the physics the rest (a term no run exercises stays where it was). A
@@ -57,7 +60,7 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
      * loss): errors of the noise floor and the model's usual scatter are fitted by least squares.
      */
     public static final double ROBUST = 0.1;
-    /** The inner problem's solves per step: the first unweighted, the next with the runs' Huber weights. */
+    /** The inner problem's solves per step: the first unweighted, the next with the runs' Huber weights at the first. */
     private static final int INNER_PASSES = 2;
     /** The fewest families whose offsets a fit separates from the shared coefficients. */
     static final int MIN_FAMILIES = 3;
@@ -341,9 +344,10 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
     }
 
     /**
-     * The coefficients for a subset of the runs: the compute part's by Levenberg–Marquardt on their logarithms, and
-     * for each of its steps the additive ones by non-negative least squares (variable projection), both on weighted
-     * relative errors, with the pulled terms (with {@code calibrate}, every term) pulled toward {@code centre}'s.
+     * The coefficients for a subset of the runs: the compute part's by Levenberg–Marquardt on their logarithms (the
+     * runs' weighted Huber loss of their log errors), and for each of its steps the additive ones by non-negative least
+     * squares on the runs' relative errors, reweighted once by their Huber weights (variable projection), with the
+     * pulled terms (with {@code calibrate}, every term) pulled toward {@code centre}'s.
      */
     static MegatronModel fit(List<Run> data, int[] rows, MegatronModel centre, boolean calibrate) {
         double[] start = new double[NONLINEAR.length];
@@ -597,13 +601,11 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         double[] huber = new double[rows.length];
         Arrays.fill(huber, 1);
         double[] logErrors = new double[rows.length];
-        MegatronModel model = null;
         for (int pass = 0; pass < INNER_PASSES; pass++) {
             double[] x = additive(data, rows, a, base, sw, huber, centre, calibrate);
             for (int j = 0; j < m; j++) {
                 c.put(LINEAR[j], x[j]);
             }
-            model = MegatronModel.of(c);
             for (int i = 0; i < rows.length; i++) {
                 // the outer problem is fitted on log-ratios: unbiased in the ratio, where squared relative errors
                 // favour predicting too fast (the inner problem's relative errors are its local linearisation);
@@ -619,7 +621,7 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
             }
         }
         if (out != null) {
-            out[0] = model;
+            out[0] = MegatronModel.of(c);
         }
         int pulled = 0;
         for (ExecutionTerm t : NONLINEAR) {
