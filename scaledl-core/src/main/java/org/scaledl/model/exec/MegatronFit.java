@@ -21,9 +21,8 @@ import org.scaledl.workload.Workload;
  * non-negative least squares on the runs' relative errors, solved once and again with each run's Huber weight at
  * the first solution (one step of iteratively reweighted least squares: an approximation of the same loss, not its
  * minimum). The families' offsets below keep their quadratic shrinkage, so a family of few runs far off has its
- * offset shrunk more than its runs' spread alone would. The fit pulls weakly ({@value #PRIOR}) the
- * terms that physics fixes
- * ({@link ExecutionTerm#pulled()}) toward the centre (their priors, or the model being calibrated): the data then
+ * offset shrunk more than its runs' spread alone would. The fit pulls weakly ({@value #PRIOR}) the terms that physics
+ * fixes ({@link ExecutionTerm#pulled()}) toward the centre (their priors, or the model being calibrated): the data then
  * decide what they can tell apart, and the physics the rest (a term no run exercises stays where it was). A
  * calibration ({@link #calibrate}) pulls the free terms toward the centre too, relative to their size, so a few runs
  * move the fixed and host costs only as far as they show.
@@ -60,7 +59,7 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
      * loss): errors of the noise floor and the model's usual scatter are fitted by least squares.
      */
     public static final double ROBUST = 0.1;
-    /** The inner problem's solves per step: the first unweighted, the next with the runs' Huber weights at the first. */
+    /** The inner problem's solves per step: the first unweighted, the next with the Huber weights at the first. */
     private static final int INNER_PASSES = 2;
     /** The fewest families whose offsets a fit separates from the shared coefficients. */
     static final int MIN_FAMILIES = 3;
@@ -531,7 +530,8 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
 
     /**
      * The additive coefficients given the compute part's times {@code base}: non-negative least squares on the runs'
-     * relative errors, each row weighed by its run's weight and Huber weight, the pulled terms pulled toward the centre.
+     * relative errors, each row weighted by its run's weight and Huber weight, the pulled terms pulled toward the
+     * centre.
      */
     private static double[] additive(List<Run> data, int[] rows, double[][] a, double[] base, double[] sw,
             double[] huber, MegatronModel centre, boolean calibrate) {
