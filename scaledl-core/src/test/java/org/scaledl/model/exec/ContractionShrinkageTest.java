@@ -58,4 +58,39 @@ class ContractionShrinkageTest {
         assertTrue(s >= Math.min(tree, floor) * (1 - 1e-12) && s <= Math.max(tree, floor) * (1 + 1e-12),
                 tree + " " + floor + " -> " + s);
     }
+    /**
+     * The terms keep each contraction's shrunk time (computed once, as a fit evaluates them thousands of times): the
+     * calibrated sum equals, to the last bit, the slow reference that shrinks each contraction when asked,
+     * {@code Σ max(c_class · shrunk(tree, floor), floor)} in the contractions' order, for any contractions, classes
+     * and coefficients.
+     */
+    @Property(tries = 300)
+    void theKeptShrunkTimesGiveTheSlowReferenceExactly(@ForAll("contractions") double[][] rows,
+            @ForAll @DoubleRange(min = 0.05, max = 5) double dense,
+            @ForAll @DoubleRange(min = 0.05, max = 5) double fp8) {
+        ExecutionTerm[] classes = {ExecutionTerm.DENSE, ExecutionTerm.DENSE_FP8, ExecutionTerm.DENSE_ATTENTION};
+        MegatronTerms.Builder b = MegatronTerms.builder();
+        for (double[] r : rows) {
+            b.contraction(classes[(int) r[2]], r[0], r[1]);
+        }
+        MegatronTerms t = b.build();
+        MegatronModel m = MegatronModel.uncalibrated().with(ExecutionTerm.DENSE, dense)
+                .with(ExecutionTerm.DENSE_FP8, fp8);
+        double reference = 0;
+        for (double[] r : rows) {
+            double c = m.coefficient(classes[(int) r[2]]);
+            reference += Math.max(c * MegatronModel.shrunk(r[0], r[1]), r[1]);
+        }
+        assertEquals(reference, m.dense(t), 0.0);
+    }
+
+    @net.jqwik.api.Provide
+    net.jqwik.api.Arbitrary<double[][]> contractions() {
+        net.jqwik.api.Arbitrary<double[]> row = net.jqwik.api.Combinators.combine(
+                net.jqwik.api.Arbitraries.doubles().between(0, 1e4),
+                net.jqwik.api.Arbitraries.doubles().between(0, 1e4),
+                net.jqwik.api.Arbitraries.integers().between(0, 2))
+                .as((tree, floor, cls) -> new double[] {tree, floor, cls});
+        return row.array(double[][].class).ofMinSize(0).ofMaxSize(40);
+    }
 }
