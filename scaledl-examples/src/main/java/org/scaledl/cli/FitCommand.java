@@ -239,7 +239,7 @@ final class FitCommand implements Callable<Integer> {
                     + calibrate + " --candidates jobs.csv --runs 3");
         }
         // the GPUs of the transformer runs, whose execution model the calibration refits
-        List<String> gpus = kept.stream().filter(r -> r.workload().graph().transformer().isPresent())
+        List<String> gpus = transformerRuns(kept).stream()
                 .flatMap(r -> r.workload().device().filter(org.scaledl.workload.Device::isGpu)
                         .map(org.scaledl.workload.Device::name).stream()).distinct().toList();
         if (!gpus.isEmpty()) {
@@ -260,10 +260,8 @@ final class FitCommand implements Callable<Integer> {
      * software, or a row describing its job wrongly, then pulls the others' predictions off. More runs refit the
      * terms, which a spread among them informs.
      */
-    static Optional<String> disagreement(RuntimePredictor before, RuntimePredictor after,
-            List<org.scaledl.workload.Sample> runs) {
-        List<org.scaledl.workload.Sample> jobs = runs.stream()
-                .filter(r -> r.workload().graph().transformer().isPresent()).toList();
+    static Optional<String> disagreement(RuntimePredictor before, RuntimePredictor after, List<Sample> runs) {
+        List<Sample> jobs = transformerRuns(runs);
         if (jobs.size() < 2 || jobs.size() >= MegatronFit.TERM_RUNS) {
             return Optional.empty();
         }
@@ -273,7 +271,7 @@ final class FitCommand implements Callable<Integer> {
         double highest = 0;
         String fastest = "";
         String slowest = "";
-        for (org.scaledl.workload.Sample r : jobs) {
+        for (Sample r : jobs) {
             org.scaledl.model.Prediction pr = before.predict(r.workload());
             double ratio = r.millis() / pr.millis();
             leastLevel = Math.max(leastLevel, ratio * pr.millis() / pr.highMillis());
@@ -300,6 +298,11 @@ final class FitCommand implements Callable<Integer> {
                 after.predictMillis(first) / before.predictMillis(first)));
     }
 
+    /** The runs of transformer jobs (those the execution model predicts and a calibration refits it on), in order. */
+    private static List<Sample> transformerRuns(List<Sample> runs) {
+        return runs.stream().filter(r -> r.workload().graph().transformer().isPresent()).toList();
+    }
+
     /** How many runs a warning names (the furthest off first). */
     private static final int NAMED_RUNS = 3;
 
@@ -312,7 +315,7 @@ final class FitCommand implements Callable<Integer> {
      * another cluster or software, or a row describing its job wrongly, shows here.
      */
     static Optional<String> outliers(RuntimePredictor after, List<Sample> runs) {
-        List<Sample> jobs = runs.stream().filter(r -> r.workload().graph().transformer().isPresent()).toList();
+        List<Sample> jobs = transformerRuns(runs);
         if (jobs.size() < MegatronFit.TERM_RUNS) {
             return Optional.empty();
         }

@@ -230,8 +230,10 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
                 : lower.endsWith(".log") || lower.endsWith(".txt") ? java.util.List.of("--from-log")
                 : lower.endsWith(".sdl") ? java.util.List.of("--model", "--calibrate", "--out")
                 : java.util.List.of();
-        java.util.function.Predicate<String> open = o -> spec.findOption(o) != null
-                && isPathOrName(spec.findOption(o)) && spec.findOption(o).originalStringValues().isEmpty();
+        java.util.function.Predicate<String> open = o -> {
+            CommandLine.Model.OptionSpec option = spec.findOption(o);
+            return option != null && isPathOrName(option) && option.originalStringValues().isEmpty();
+        };
         java.util.Optional<String> required = missing.stream()
                 .filter(a -> a instanceof CommandLine.Model.OptionSpec)
                 .map(a -> ((CommandLine.Model.OptionSpec) a).longestName()).filter(options::contains).findFirst();
