@@ -36,7 +36,9 @@ import org.scaledl.workload.Workload;
  * sequence length), paths relative to the table's folder; {@code batch} is the samples (sequences) of one
  * micro-batch and {@code micro_batches} (default 1) how many micro-batches each data-parallel replica runs per
  * iteration, so a replica's batch is their product. Optional columns, with their defaults (or the caller's, see
- * {@link #open}): {@code world_size} (data-parallel replicas, 1), {@code tensor} and {@code pipeline} (1),
+ * {@link #open}): {@code world_size} (data-parallel replicas, 1) or {@code gpus} (every GPU of the job: the
+ * replicas are {@code gpus / (tensor × pipeline × context)}, refused where that does not divide or where a
+ * {@code world_size} beside it disagrees), {@code tensor} and {@code pipeline} (1),
  * {@code threads} (1), {@code phase} (train), {@code device} (a GPU or CPU machine name), {@code precision} (fp32,
  * tf32, fp16, bf16, fp8, fp8-block, mxfp8, nvfp4; fp32), {@code recompute} (none, selective, full or auto; auto:
  * none where the job fits, else the least that makes it fit), {@code recompute_modules} (what selective
@@ -494,10 +496,12 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                     .tag(graphPath.isPresent() ? "graph" : "transformer", what).tag("row", Integer.toString(offset + r));
             try {
                 int zero = bounded(t, r, "zero_stage", 0, 3).orElse(0);
-                b.parallelism(new Parallelism(positive(t, r, "world_size").orElse(1), positive(t, r, "tensor")
-                        .orElse(1), positive(t, r, "pipeline").orElse(1), microBatches, flag(t, r,
-                        "sequence_parallel"), zero, positive(t, r, "virtual_stages").orElse(1), positive(t, r,
-                        "context").orElse(1), positive(t, r, "expert").orElse(1), positive(t, r, "expert_tensor")
+                int tensor = positive(t, r, "tensor").orElse(1);
+                int pipeline = positive(t, r, "pipeline").orElse(1);
+                int context = positive(t, r, "context").orElse(1);
+                b.parallelism(new Parallelism(replicas(t, r, tensor, pipeline, context), tensor, pipeline,
+                        microBatches, flag(t, r, "sequence_parallel"), zero, positive(t, r, "virtual_stages")
+                        .orElse(1), context, positive(t, r, "expert").orElse(1), positive(t, r, "expert_tensor")
                         .orElse(1)));
                 value(t, r, "precision").map(Precision::parse).ifPresent(b::precision);
                 Recompute rc = value(t, r, "recompute").map(Recompute::parse).orElse(null);
@@ -631,6 +635,36 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         }
 
         /** A positive integer value, empty when the column is absent, the cell blank and no default given. */
+        /**
+         * A row's data-parallel replicas: its {@code world_size}, or its {@code gpus} over the GPUs of one replica
+         * ({@code tensor × pipeline × context}); both where they agree. A row's own cells come before the caller's
+         * defaults, so a default of one column does not contradict a row's cell of the other.
+         */
+        private int replicas(CsvTable t, int r, int tensor, int pipeline, int context) {
+            boolean own = t.opt(r, "world_size").isPresent() || t.opt(r, "gpus").isPresent();
+            Optional<Integer> world = own ? t.opt(r, "world_size").flatMap(v -> positive(t, r, "world_size"))
+                    : positive(t, r, "world_size");
+            Optional<Integer> gpus = own ? t.opt(r, "gpus").flatMap(v -> positive(t, r, "gpus"))
+                    : positive(t, r, "gpus");
+            if (gpus.isEmpty()) {
+                return world.orElse(1);
+            }
+            long perReplica = (long) tensor * pipeline * context;
+            String replica = "tensor " + tensor + " x pipeline " + pipeline + " x context " + context + " = "
+                    + perReplica + " GPUs a data-parallel replica";
+            if (gpus.get() % perReplica != 0) {
+                throw InvalidInputException.atLine(t.source(), t.line(r), "gpus " + gpus.get() + " is not a multiple "
+                        + "of " + replica);
+            }
+            int data = (int) (gpus.get() / perReplica);
+            if (world.isPresent() && world.get() != data) {
+                throw InvalidInputException.atLine(t.source(), t.line(r), "gpus " + gpus.get() + " and world_size "
+                        + world.get() + " disagree: world_size counts data-parallel replicas (" + replica + "), so "
+                        + "gpus " + gpus.get() + " is world_size " + data + " (give one of them)");
+            }
+            return data;
+        }
+
         private Optional<Integer> positive(CsvTable t, int r, String column) {
             return value(t, r, column).map(v -> {
                 try {

@@ -263,6 +263,44 @@ class CandidatesTest {
     }
 
     /**
+     * {@code gpus}: every GPU of the job, the replicas {@code gpus / (tensor × pipeline × context)}; beside a
+     * {@code world_size} that agrees, read the same; refused naming the line where it does not divide or disagrees. A
+     * caller's default of either column fills a row that has neither, never one that has the other.
+     */
+    @Test
+    void aGpusColumnCountsEveryGpuOfTheJob() throws IOException {
+        gptConfig(24);
+        Path csv = dir.resolve("gpus.csv");
+        Files.writeString(csv, "transformer,seq,batch,gpus,world_size,tensor,pipeline,context\n"
+                + "gpt/config.json,1024,1,64,,2,2,2\ngpt/config.json,1024,1,64,8,2,2,2\n"
+                + "gpt/config.json,1024,1,,4,2,2,2\ngpt/config.json,1024,1,,,2,2,2\n");
+        List<Workload> ws;
+        try (Candidates.Chunks in = Candidates.open(csv, OnnxImporter::read, n -> Optional.empty(),
+                Map.of("gpus", "16"))) {
+            ws = in.next(10).workloads();
+        }
+        assertEquals(List.of(8, 8, 4, 2), ws.stream().map(w -> w.parallelism().data()).toList());
+        assertEquals(64, ws.get(0).parallelism().ranks());
+        try (Candidates.Chunks in = Candidates.open(csv, OnnxImporter::read, n -> Optional.empty(),
+                Map.of("world_size", "3"))) {
+            assertEquals(3, in.next(10).workloads().get(3).parallelism().data(), "the caller's world_size");
+        }
+        Files.writeString(csv, "transformer,seq,batch,gpus,world_size,tensor\ngpt/config.json,1024,1,64,,2\n"
+                + "gpt/config.json,1024,1,60,,8\n");
+        InvalidInputException odd = assertThrows(InvalidInputException.class,
+                () -> Candidates.read(csv, OnnxImporter::read, n -> Optional.empty()));
+        assertEquals(3, odd.line());
+        assertTrue(odd.getMessage().contains("gpus 60 is not a multiple of tensor 8 x pipeline 1 x context 1 = 8"),
+                odd.getMessage());
+        Files.writeString(csv, "transformer,seq,batch,gpus,world_size,tensor\ngpt/config.json,1024,1,64,64,2\n");
+        InvalidInputException disagree = assertThrows(InvalidInputException.class,
+                () -> Candidates.read(csv, OnnxImporter::read, n -> Optional.empty()));
+        assertEquals(2, disagree.line());
+        assertTrue(disagree.getMessage().contains("gpus 64 and world_size 64 disagree") && disagree.getMessage()
+                .contains("gpus 64 is world_size 32"), disagree.getMessage());
+    }
+
+    /**
      * {@code moe_dispatcher}: a row's own value as given, the caller's default only for rows with expert parallelism;
      * a dispatcher on a row without it is refused naming the line, as an unknown one naming the column.
      */

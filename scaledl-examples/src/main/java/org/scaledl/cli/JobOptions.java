@@ -44,7 +44,7 @@ final class JobOptions {
     Integer batch;
 
     @Option(names = "--world-size", description = "Data-parallel replicas (default 1); a job uses world-size x "
-            + "tensor x pipeline x context GPUs")
+            + "tensor x pipeline x context GPUs (predict: or give them all with --gpus)")
     Integer worldSize;
 
     @Option(names = "--tensor", description = "Tensor-parallel degree (device models; default 1)")
@@ -164,6 +164,22 @@ final class JobOptions {
 
     private static int positive(Integer value, String option) {
         return ClusterOptions.positive(value, option);
+    }
+
+    /**
+     * The data-parallel replicas of a job given by its GPUs ({@code predict --gpus}): {@code gpus} over the GPUs of
+     * one replica, {@code --tensor × --pipeline × --context}.
+     *
+     * @throws IllegalArgumentException where a degree is not positive or the replica's GPUs do not divide
+     */
+    static int replicas(int gpus, Integer tensor, Integer pipeline, Integer context) {
+        Checks.argument(gpus > 0, "--gpus must be positive, got %s", gpus);
+        long perReplica = (long) positive(tensor, "--tensor") * positive(pipeline, "--pipeline")
+                * positive(context, "--context");
+        Checks.argument(gpus % perReplica == 0, "--gpus %s is not a multiple of --tensor %s x --pipeline %s x "
+                + "--context %s = %s GPUs a data-parallel replica", gpus, positive(tensor, "--tensor"),
+                positive(pipeline, "--pipeline"), positive(context, "--context"), perReplica);
+        return (int) (gpus / perReplica);
     }
 
     /**

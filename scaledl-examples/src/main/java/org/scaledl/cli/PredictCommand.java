@@ -39,7 +39,7 @@ import picocli.CommandLine.Option;
 final class PredictCommand implements Callable<Integer> {
     @Option(names = "--candidates", description = "Score every row of this CSV: graph (ONNX, relative to the CSV) "
             + "or transformer (config.json, relative to the CSV) with seq; batch (per micro-batch); optionally "
-            + "micro_batches, world_size, tensor, pipeline, context, virtual_stages, expert, expert_tensor, "
+            + "micro_batches, world_size (or gpus: every GPU), tensor, pipeline, context, virtual_stages, expert, expert_tensor, "
             + "zero_stage, threads, phase, device, precision, recompute, sequence_parallel, gpus_per_node, "
             + "nvlink_domain, inter_node_gbps, expert_imbalance (a column a row lacks takes the option's value); "
             + "other columns are carried through; the output adds predicted_ms, low_ms, high_ms, memory_gb, "
@@ -59,6 +59,11 @@ final class PredictCommand implements Callable<Integer> {
 
     @Option(names = "--json", description = "Print JSON (one workload)")
     boolean json;
+
+    @Option(names = "--gpus", description = "Every GPU of the job, instead of --world-size: the data-parallel "
+            + "replicas are gpus / (tensor x pipeline x context), which must divide (with --candidates: the value "
+            + "of a row without world_size or gpus)")
+    Integer gpus;
 
     @picocli.CommandLine.Mixin
     JobOptions job;
@@ -86,6 +91,10 @@ final class PredictCommand implements Callable<Integer> {
                         + "(name the file so)");
             }
         }
+        if (gpus != null && job.worldSize != null) {
+            throw new IllegalArgumentException("give --gpus (every GPU of the job) or --world-size (its data-parallel "
+                    + "replicas), not both");
+        }
         if (candidates != null) {
             if (job.graph != null || job.transformer != null || job.seq != null || job.batch != null || json) {
                 throw new IllegalArgumentException("--candidates replaces --graph, --transformer, --seq, --batch and "
@@ -102,6 +111,9 @@ final class PredictCommand implements Callable<Integer> {
         }
         if (job.graph != null && job.seq != null) {
             throw new IllegalArgumentException("--seq applies to --transformer; an ONNX graph has its shapes");
+        }
+        if (gpus != null) {
+            job.worldSize = JobOptions.replicas(gpus, job.tensor, job.pipeline, job.cluster.context);
         }
         // the graph first: a bundled model is still being read on another thread (ModelArgument.prefetch)
         org.scaledl.graph.ModelGraph g = job.graph();
@@ -267,6 +279,7 @@ final class PredictCommand implements Callable<Integer> {
             }
         };
         put.accept("world_size", job.worldSize);
+        put.accept("gpus", gpus);
         put.accept("tensor", job.tensor);
         put.accept("pipeline", job.pipeline);
         put.accept("micro_batches", job.microBatches);

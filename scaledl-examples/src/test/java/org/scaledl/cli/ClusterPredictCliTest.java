@@ -760,6 +760,46 @@ class ClusterPredictCliTest {
     }
 
     /**
+     * {@code --gpus} counts every GPU of the job, as {@code layouts --gpus} does: the same job as the one given by its
+     * data-parallel replicas ({@code --world-size}), to the digit; refused where a replica's GPUs do not divide it,
+     * and beside {@code --world-size}. A candidate table's {@code gpus} column is read the same way (a column this
+     * reader once carried through untouched, so the job ran on one replica's GPUs).
+     */
+    @Test
+    void gpusCountEveryGpuOfTheJob(@TempDir Path dir) throws Exception {
+        Path cfg = config(dir);
+        List<String> plain = List.of("predict", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "2048",
+                "--batch", "1", "--micro-batches", "16", "--tensor", "8", "--pipeline", "4", "--device", A100,
+                "--precision", "fp16");
+        List<String> job = new java.util.ArrayList<>(plain);
+        job.add("--json");
+        JsonNode replicas = json(job, "--world-size", "16");
+        JsonNode gpus = json(job, "--gpus", "512");
+        assertEquals(512, gpus.get("workload").get("gpus").asInt());
+        assertEquals(16, gpus.get("workload").get("data_parallel").asInt());
+        assertEquals(replicas.get("ms").asDouble(), gpus.get("ms").asDouble(), 0);
+        List<String> odd = new java.util.ArrayList<>(plain);
+        odd.addAll(List.of("--gpus", "500"));
+        Run oddRun = MainTest.run(odd.toArray(new String[0]));
+        assertEquals(2, oddRun.code(), oddRun.err());
+        assertTrue(oddRun.err().contains("--gpus 500 is not a multiple of --tensor 8 x --pipeline 4 x --context 1 = "
+                + "32 GPUs a data-parallel replica"), oddRun.err());
+        List<String> both = new java.util.ArrayList<>(plain);
+        both.addAll(List.of("--gpus", "512", "--world-size", "16"));
+        Run bothRun = MainTest.run(both.toArray(new String[0]));
+        assertEquals(2, bothRun.code(), bothRun.err());
+        assertTrue(bothRun.err().contains("give --gpus (every GPU of the job) or --world-size"), bothRun.err());
+
+        Map<String, Map<String, String>> rows = scored(dir, "name,transformer,seq,batch,micro_batches,gpus,"
+                + "world_size,tensor,pipeline,device,precision\n"
+                + "by-gpus,gpt3/config.json,2048,1,16,512,,8,4," + A100 + ",fp16\n"
+                + "by-replicas,gpt3/config.json,2048,1,16,,16,8,4," + A100 + ",fp16\n"
+                + "both,gpt3/config.json,2048,1,16,512,16,8,4," + A100 + ",fp16\n");
+        assertEquals(rows.get("by-replicas").get("predicted_ms"), rows.get("by-gpus").get("predicted_ms"));
+        assertEquals(rows.get("by-replicas").get("predicted_ms"), rows.get("both").get("predicted_ms"));
+    }
+
+    /**
      * Issue 32's target that one job on the A100 40 GB and 80 GB descriptions differ by no more than their runs would:
      * the parts share tensor peaks, clock and links, so only the memory-bound layers may run slower on the 40 GB part,
      * and by at most its lower bandwidth; the contractions and the communication not at all.
