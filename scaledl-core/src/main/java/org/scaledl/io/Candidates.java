@@ -93,6 +93,7 @@ import org.scaledl.workload.Workload;
  *                   {@code graph} and {@code row} where known
  */
 public record Candidates(CsvTable table, List<Workload> workloads) {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Candidates.class);
     private static final List<String> REQUIRED = List.of("batch");
     private static final List<String> GRID_KEYS = List.of("model", "resolution", "batch", "threads", "world_size",
             "phase", "graph", "cores");
@@ -252,15 +253,22 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
 
     private static Candidates of(CsvTable t, Path dir, Function<Path, ModelGraph> importer,
             Function<String, Optional<Device>> devices) {
-        requireModelColumn(t.source(), t.columns());
+        checkColumns(t.source(), t.columns());
         return new Rows(dir, importer, devices, Map.of()).read(t);
     }
 
-    private static void requireModelColumn(String source, List<String> columns) {
+    /**
+     * Refuses a table without a model column, and warns of the columns that are another framework's name for a
+     * candidate column ({@link #aliased}) before any row is read: a row refused for what such a column leaves at its
+     * default (sequence parallelism without the tensor-parallel degree it has as {@code tp}) comes after the warning
+     * that explains it.
+     */
+    private static void checkColumns(String source, List<String> columns) {
         if (!columns.contains("graph") && !columns.contains("transformer")) {
             throw InvalidInputException.inSource(source, "a candidate table needs a graph column (ONNX files) or a "
                     + "transformer column (Hugging Face config.json files); it has " + columns);
         }
+        aliased(columns).forEach((c, k) -> LOG.warn(nearMissWarning(source, c, k)));
     }
 
     /**
@@ -278,7 +286,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             Function<String, Optional<Device>> devices, Map<String, String> defaults) {
         CsvTable.Reader in = CsvTable.open(csv, REQUIRED.toArray(new String[0]));
         try {
-            requireModelColumn(csv.toString(), in.columns());
+            checkColumns(csv.toString(), in.columns());
         } catch (InvalidInputException e) {
             in.close();
             throw e;
@@ -329,9 +337,10 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
 
         /**
          * The table's columns that look like a candidate column misspelt ({@code micro_batch} for
-         * {@code micro_batches}, {@code Seq} for {@code seq}), with the column each resembles: they are carried
-         * through as other columns are, so a job would silently take that column's default. Known once a chunk is
-         * read.
+         * {@code micro_batches}, {@code Seq} for {@code seq}) or that are another framework's name for one ({@code tp}
+         * for {@code tensor}, {@code num_gpus} for {@code gpus}), with the column each stands for: they are carried
+         * through as other columns are, so a job would silently take that column's default (the reader warns of
+         * them through SLF4J once it has read the first rows). Known once a chunk is read.
          */
         public Map<String, String> nearMisses() {
             return Candidates.nearMisses(in.columns(), rows.known);
@@ -343,14 +352,90 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         }
     }
 
-    /** The columns of {@code columns} that look like a misspelt {@code known} one, each with that one. */
+    /**
+     * The other names the training frameworks and their papers give candidate columns (Megatron's and NeMo's
+     * arguments, their abbreviations), by lower-case name: a table written with them would otherwise be read with
+     * every such column at its default.
+     */
+    private static final Map<String, String> ALIASES = aliases(
+            "tensor", "tp", "tp_size", "tensor_parallel", "tensor_parallel_size", "tensor_model_parallel_size",
+            "pipeline", "pp", "pp_size", "pipeline_parallel", "pipeline_parallel_size", "pipeline_model_parallel_size",
+            "world_size", "dp", "dp_size", "data_parallel", "data_parallel_size",
+            "context", "cp", "cp_size", "context_parallel", "context_parallel_size",
+            "expert", "ep", "ep_size", "expert_parallel", "expert_model_parallel_size",
+            "expert_tensor", "etp", "expert_tensor_parallel_size",
+            "virtual_stages", "vp", "vpp", "virtual_pipeline_model_parallel_size",
+            "sequence_parallel", "sp",
+            "batch", "mbs", "micro_batch_size",
+            "micro_batches", "gbs", "global_batch", "global_batch_size",
+            "gpus", "num_gpus", "n_gpus", "ngpus", "gpu_count", "total_gpus",
+            "seq", "seq_len", "seq_length", "sequence_length", "max_seq_len",
+            "device", "gpu", "gpu_type", "gpu_name",
+            "precision", "dtype",
+            "zero_stage", "zero");
+
+    /** A map of each alias to its column, from runs of a column followed by its aliases. */
+    private static Map<String, String> aliases(String... columnsThenAliases) {
+        java.util.Set<String> columns = java.util.Set.of("tensor", "pipeline", "world_size", "context", "expert",
+                "expert_tensor", "virtual_stages", "sequence_parallel", "batch", "micro_batches", "gpus", "seq",
+                "device", "precision", "zero_stage");
+        Map<String, String> out = new HashMap<>();
+        String column = null;
+        for (String s : columnsThenAliases) {
+            if (columns.contains(s)) {
+                column = s;
+            } else {
+                out.put(s, column);
+            }
+        }
+        return Map.copyOf(out);
+    }
+
+    /**
+     * The columns of {@code columns} that look like a {@code known} one misspelt, or that another framework's name
+     * for one ({@code tp} for {@code tensor}), each with that one; a column whose look-alike the table has too is
+     * a column of its own.
+     */
     static Map<String, String> nearMisses(List<String> columns, java.util.Set<String> known) {
+        Map<String, String> aliased = aliased(columns);
         Map<String, String> out = new java.util.LinkedHashMap<>();
         for (String c : columns) {
-            // a column whose look-alike is in the table too is a column of its own (bench beside batch)
-            org.scaledl.Suggestions.misspelt(c, known).filter(k -> !columns.contains(k)).ifPresent(k -> out.put(c, k));
+            if (aliased.containsKey(c)) {
+                out.put(c, aliased.get(c));
+            } else if (!known.contains(c)) {
+                // a column whose look-alike is in the table too is a column of its own (bench beside batch)
+                org.scaledl.Suggestions.misspelt(c, known).filter(k -> !columns.contains(k))
+                        .ifPresent(k -> out.put(c, k));
+            }
         }
         return out;
+    }
+
+    /**
+     * The columns of {@code columns} that are another framework's name for a candidate column the table does not
+     * have ({@code tp} without {@code tensor}), each with that column.
+     */
+    static Map<String, String> aliased(List<String> columns) {
+        Map<String, String> out = new java.util.LinkedHashMap<>();
+        for (String c : columns) {
+            String meant = ALIASES.get(c.trim().toLowerCase(Locale.ROOT));
+            if (meant != null && !columns.contains(meant)) {
+                out.put(c, meant);
+            }
+        }
+        return out;
+    }
+
+    /** The warning a near miss ({@link #nearMisses}) of a table gets. */
+    static String nearMissWarning(String source, String column, String meant) {
+        String read = "it is carried through as it is, and the rows are read as if it were absent";
+        if (meant.equals("micro_batches") && ALIASES.containsKey(column.trim().toLowerCase(Locale.ROOT))) {
+            // a global batch is no column of its own: the product of three
+            return source + ": column '" + column + "' is not one scaledl reads: a job's global batch is batch (per "
+                    + "micro-batch) x micro_batches (per data-parallel replica) x world_size; give micro_batches, or "
+                    + "every row runs one micro-batch (" + read + ")";
+        }
+        return source + ": column '" + column + "' is not one scaledl reads (did you mean '" + meant + "'?); " + read;
     }
 
     /**
@@ -404,9 +489,26 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             for (int r = 0; r < t.size(); r++) {
                 ws.add(workload(t, r));
             }
-            known.addAll(t.asked());
-            offset += t.size();
+            learnt(t);
             return new Candidates(t, ws);
+        }
+
+        /**
+         * The columns a chunk's rows were read from, learnt; after the first chunk, a misspelt column or another
+         * framework's name for one warned of once, as it would leave every row at that column's default, silently.
+         */
+        private void learnt(CsvTable t) {
+            known.addAll(t.asked());
+            if (offset == 0 && t.size() > 0) {
+                // (the other frameworks' names were warned of before the rows were read)
+                Map<String, String> aliased = aliased(t.columns());
+                nearMisses(t.columns(), known).forEach((c, k) -> {
+                    if (!aliased.containsKey(c)) {
+                        LOG.warn(nearMissWarning(t.source(), c, k));
+                    }
+                });
+            }
+            offset += t.size();
         }
 
         EachRow readEach(CsvTable t) {
@@ -426,8 +528,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                             : InvalidInputException.atLine(t.source(), t.line(r), e.getMessage()).getMessage()));
                 }
             }
-            known.addAll(t.asked());
-            offset += t.size();
+            learnt(t);
             return new EachRow(t, ws, errors);
         }
 

@@ -409,6 +409,25 @@ class CandidatesTest {
                 n -> Optional.empty()));
     }
 
+    /**
+     * Another framework's name for a column (Megatron's {@code tp}, {@code num_gpus}, a global batch) is a near miss
+     * as a misspelling is, unless the table has the column it stands for; a name no candidate column has is not.
+     */
+    @Test
+    void otherFrameworksNamesForAColumnAreNearMisses() {
+        java.util.Set<String> known = java.util.Set.of("batch", "micro_batches", "tensor", "pipeline", "world_size",
+                "gpus", "context", "expert");
+        assertEquals(java.util.Map.of("tp", "tensor", "PP", "pipeline", "num_gpus", "gpus", "gbs", "micro_batches",
+                "ep", "expert"), Candidates.nearMisses(List.of("batch", "tp", "PP", "num_gpus", "gbs", "ep", "note",
+                "cost_usd"), known));
+        assertEquals(java.util.Map.of(), Candidates.nearMisses(List.of("batch", "tp", "tensor", "dp", "world_size"),
+                known), "the columns they stand for are there: columns of their own");
+        assertTrue(Candidates.nearMissWarning("t.csv", "gbs", "micro_batches").contains("a job's global batch is "
+                + "batch (per micro-batch) x micro_batches"));
+        assertTrue(Candidates.nearMissWarning("t.csv", "tp", "tensor").startsWith("t.csv: column 'tp' is not one "
+                + "scaledl reads (did you mean 'tensor'?)"));
+    }
+
     /** A look-alike of a column the table also has is a column of its own, not a misspelling. */
     @Test
     void nearMissesSkipLookAlikesOfPresentColumns() {

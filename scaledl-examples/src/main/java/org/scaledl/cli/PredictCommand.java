@@ -325,15 +325,8 @@ final class PredictCommand implements Callable<Integer> {
                     w.write('\n');
                 }
                 ObjectMapper om = new ObjectMapper();
-                boolean first = true;
+                // (a misspelt column, or another framework's name for one, the reader warns of)
                 for (Candidates.EachRow c = nextChunk(in); c.table().size() > 0; c = nextChunk(in)) {
-                    if (first) {
-                        // a misspelt column would leave every row at that column's default, silently
-                        in.nearMisses().forEach((col, known) -> System.err.println("scaledl: warning: " + candidates
-                                + ": column '" + col + "' is not one scaledl reads (did you mean '" + known + "'?); "
-                                + "it is carried through as it is, and the rows take " + known + "'s default"));
-                        first = false;
-                    }
                     long t0 = System.nanoTime();
                     String[] refused = new String[c.table().size()];
                     Prediction[] scored = score(p, c, keepGoing, refused);

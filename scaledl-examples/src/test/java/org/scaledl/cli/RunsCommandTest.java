@@ -234,6 +234,7 @@ class RunsCommandTest {
         Path out = dir.resolve("c.sdl");
         MainTest.Run r = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out", out.toString());
         assertEquals(0, r.code(), r.err());
+        assertFalse(r.err().contains("is not one scaledl reads"), r.err());
         // the wild run first, the furthest beyond its interval
         assertTrue(r.err().matches("(?s).*\\d+ of 9 runs lies? more than 10% beyond (its|their) 90% interval after the "
                 + "calibration: [^;]*runs\\.csv:6 measured x1\\.[6-9]\\d of its prediction.*"), r.err());
@@ -255,6 +256,18 @@ class RunsCommandTest {
                 out.toString());
         assertEquals(0, quiet.code(), quiet.err());
         assertFalse(quiet.err().contains("beyond"), quiet.err());
+        // the same runs with Megatron's name for the tensor-parallel degree, which the reader does not read: warned
+        // of, naming the column meant
+        clean.set(0, clean.get(0).replace(",tensor,", ",tp,"));
+        Files.write(runs, clean);
+        MainTest.Run renamed = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
+                out.toString());
+        String said = "runs.csv: column 'tp' is not one scaledl reads (did you mean 'tensor'?)";
+        assertTrue(renamed.err().contains(said), renamed.err());
+        // its rows' sequence parallelism is refused without the tensor-parallel degree: after the warning that says why
+        assertEquals(1, renamed.code(), renamed.err());
+        assertTrue(renamed.err().indexOf(said) < renamed.err().indexOf("sequence parallelism needs tensor "
+                + "parallelism"), renamed.err());
     }
 
     /**
