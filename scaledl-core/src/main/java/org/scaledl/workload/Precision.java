@@ -211,17 +211,19 @@ public enum Precision {
      * Parses {@code fp32}, {@code tf32}, {@code fp16} (also {@code amp}, {@code half}, {@code mixed}), {@code bf16},
      * {@code fp8} (also {@code fp8-cs}, {@code fp8-delayed}, {@code fp8-tensorwise}), {@code fp8-block} (also
      * {@code fp8-blockwise}, {@code fp8-sc}), {@code mxfp8} (also {@code fp8-mx}) or {@code nvfp4} (also
-     * {@code fp4}), in any case ({@code float32}, {@code float16}, {@code bfloat16} too).
+     * {@code fp4}), in any case ({@code float32}, {@code float16}, {@code bfloat16} too), and PyTorch Lightning's
+     * precision flags as NeMo's configurations give them ({@code bf16-mixed}, {@code bf16-true}, {@code 16-mixed},
+     * {@code 16-true}, {@code 16}, {@code 32-true}, {@code 32}).
      *
      * @throws InvalidInputException naming the text and the accepted values
      */
     public static Precision parse(String text) {
         String t = text == null ? "" : text.trim().toLowerCase(Locale.ROOT).replace('_', '-');
         return switch (t) {
-            case "fp32", "float32", "float", "single" -> FP32;
+            case "fp32", "float32", "float", "single", "32", "32-true" -> FP32;
             case "tf32" -> TF32;
-            case "fp16", "float16", "half", "amp", "mixed" -> FP16;
-            case "bf16", "bfloat16" -> BF16;
+            case "fp16", "float16", "half", "amp", "mixed", "16", "16-mixed", "16-true" -> FP16;
+            case "bf16", "bfloat16", "bf16-mixed", "bf16-true" -> BF16;
             case "fp8", "fp8-cs", "fp8-delayed", "fp8-tensorwise", "fp8-current", "float8" -> FP8;
             case "fp8-block", "fp8-blockwise", "fp8-sc", "fp8-subchannel" -> FP8_BLOCK;
             case "mxfp8", "fp8-mx" -> MXFP8;

@@ -1,0 +1,33 @@
+package org.scaledl.workload;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.scaledl.InvalidInputException;
+
+/** {@link Precision#parse}: the frameworks' spellings of one precision read as it, and nothing else does. */
+class PrecisionTest {
+    @Test
+    void theFrameworksSpellingsReadAsTheirPrecision() {
+        Map<String, Precision> spellings = Map.ofEntries(Map.entry("bf16-mixed", Precision.BF16),
+                Map.entry("BF16-True", Precision.BF16), Map.entry("16-mixed", Precision.FP16),
+                Map.entry("16", Precision.FP16), Map.entry("32-true", Precision.FP32), Map.entry("32", Precision.FP32),
+                Map.entry("fp8_delayed", Precision.FP8), Map.entry(" MXFP8 ", Precision.MXFP8));
+        spellings.forEach((text, p) -> assertEquals(p, Precision.parse(text), text));
+        for (Precision p : Precision.values()) {
+            assertEquals(p, Precision.parse(p.label()), "a label reads as its precision");
+        }
+    }
+
+    @Test
+    void anUnknownPrecisionIsRefusedNamingTheAcceptedOnes() {
+        for (String text : new String[] {"8", "64", "bf16-mixed-x", "transformer_engine"}) {
+            InvalidInputException e = assertThrows(InvalidInputException.class, () -> Precision.parse(text));
+            assertTrue(e.getMessage().contains("unknown precision") && e.getMessage().contains("bf16"),
+                    e.getMessage());
+        }
+    }
+}
