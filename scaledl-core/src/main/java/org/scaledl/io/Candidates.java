@@ -735,7 +735,6 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             return file;
         }
 
-        /** A positive integer value, empty when the column is absent, the cell blank and no default given. */
         /**
          * A row's data-parallel replicas: its {@code world_size}, or its {@code gpus} over the GPUs of one replica
          * ({@code tensor × pipeline × context}); both where they agree. A row's own cells come before the caller's
@@ -766,6 +765,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             return data;
         }
 
+        /** A positive integer value, empty when the column is absent, the cell blank and no default given. */
         private Optional<Integer> positive(CsvTable t, int r, String column) {
             return value(t, r, column).map(v -> {
                 try {
