@@ -39,11 +39,11 @@ import picocli.CommandLine.Option;
 final class PredictCommand implements Callable<Integer> {
     @Option(names = "--candidates", description = "Score every row of this CSV: graph (ONNX, relative to the CSV) "
             + "or transformer (config.json, relative to the CSV) with seq; batch (per micro-batch); optionally "
-            + "micro_batches, world_size (or gpus: every GPU), tensor, pipeline, context, virtual_stages, "
-            + "expert, expert_tensor, zero_stage, threads, phase, device, precision, recompute, sequence_parallel, "
-            + "gpus_per_node, nvlink_domain, inter_node_gbps, expert_imbalance (a column a row lacks takes the option's value); "
-            + "other columns are carried through; the output adds predicted_ms, low_ms, high_ms, memory_gb, "
-            + "tokens_per_s_per_gpu, model_tflops_per_gpu and warnings (a table of runs' measured "
+            + "micro_batches, world_size (or gpus: every GPU), tensor, pipeline, context, virtual_stages, expert, "
+            + "expert_tensor, zero_stage, threads, phase, device, precision, recompute, sequence_parallel, "
+            + "gpus_per_node, nvlink_domain, inter_node_gbps, expert_imbalance (a column a row lacks takes the "
+            + "option's value); other columns are carried through; the output adds predicted_ms, low_ms, high_ms, "
+            + "memory_gb, tokens_per_s_per_gpu, model_tflops_per_gpu and warnings (a table of runs' measured "
             + "tokens_per_s_per_gpu or model_tflops_per_gpu keeps them as measured_tokens_per_s_per_gpu and "
             + "measured_model_tflops_per_gpu; a table scored before has its predictions replaced)")
     Path candidates;
