@@ -114,7 +114,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
      */
     public static Candidates read(Path csv, Function<Path, ModelGraph> importer,
             Function<String, Optional<Device>> devices) {
-        CsvTable t = CsvTable.read(csv, REQUIRED.toArray(new String[0]));
+        CsvTable t = CsvTable.read(csv);
         return of(t, csv.toAbsolutePath().getParent(), importer, devices);
     }
 
@@ -258,17 +258,24 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
     }
 
     /**
-     * Refuses a table without a model column, and warns of the columns that are another framework's name for a
-     * candidate column ({@link #aliased}) before any row is read: a row refused for what such a column leaves at its
-     * default (sequence parallelism without the tensor-parallel degree it has as {@code tp}) comes after the warning
-     * that explains it.
+     * Refuses a table without {@code batch} or a model column, and warns of its near misses ({@link #nearMisses})
+     * before any row is read: a row refused for what such a column leaves at its default (sequence parallelism
+     * without the tensor-parallel degree the table gives as {@code tp}) comes after the warning that explains it.
      */
     private static void checkColumns(String source, List<String> columns) {
+        Map<String, String> near = nearMisses(columns);
+        if (!columns.contains("batch")) {
+            String named = near.entrySet().stream().filter(e -> e.getValue().equals("batch")).map(e -> "; its column '"
+                    + InvalidInputException.printable(e.getKey(), 40) + "' is another name for it: rename it batch")
+                    .findFirst().orElse("");
+            throw InvalidInputException.inSource(source, "missing column 'batch' (the samples of one micro-batch; "
+                    + "have " + String.join(", ", columns) + ")" + named);
+        }
         if (!columns.contains("graph") && !columns.contains("transformer")) {
             throw InvalidInputException.inSource(source, "a candidate table needs a graph column (ONNX files) or a "
                     + "transformer column (Hugging Face config.json files); it has " + columns);
         }
-        aliased(columns).forEach((c, k) -> LOG.warn(nearMissWarning(source, c, k)));
+        near.forEach((c, k) -> LOG.warn("{}", nearMissWarning(source, c, k)));
     }
 
     /**
@@ -284,7 +291,11 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
      */
     public static Chunks open(Path csv, Function<Path, ModelGraph> importer,
             Function<String, Optional<Device>> devices, Map<String, String> defaults) {
-        CsvTable.Reader in = CsvTable.open(csv, REQUIRED.toArray(new String[0]));
+        if (defaults.containsKey("world_size") && defaults.containsKey("gpus")) {
+            throw new IllegalArgumentException("defaults of both world_size and gpus: give one (world_size counts "
+                    + "data-parallel replicas, gpus every GPU)");
+        }
+        CsvTable.Reader in = CsvTable.open(csv);
         try {
             checkColumns(csv.toString(), in.columns());
         } catch (InvalidInputException e) {
@@ -335,107 +346,96 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             return rows.graphs.size();
         }
 
-        /**
-         * The table's columns that look like a candidate column misspelt ({@code micro_batch} for
-         * {@code micro_batches}, {@code Seq} for {@code seq}) or that are another framework's name for one ({@code tp}
-         * for {@code tensor}, {@code num_gpus} for {@code gpus}), with the column each stands for: they are carried
-         * through as other columns are, so a job would silently take that column's default (the reader warns of
-         * them through SLF4J once it has read the first rows). Known once a chunk is read.
-         */
-        public Map<String, String> nearMisses() {
-            return Candidates.nearMisses(in.columns(), rows.known);
-        }
-
         @Override
         public void close() {
             in.close();
         }
     }
 
-    /**
-     * The other names the training frameworks and their papers give candidate columns (Megatron's and NeMo's
-     * arguments, their abbreviations), by lower-case name: a table written with them would otherwise be read with
-     * every such column at its default.
-     */
-    private static final Map<String, String> ALIASES = aliases(
-            "tensor", "tp", "tp_size", "tensor_parallel", "tensor_parallel_size", "tensor_model_parallel_size",
-            "pipeline", "pp", "pp_size", "pipeline_parallel", "pipeline_parallel_size", "pipeline_model_parallel_size",
-            "world_size", "dp", "dp_size", "data_parallel", "data_parallel_size",
-            "context", "cp", "cp_size", "context_parallel", "context_parallel_size",
-            "expert", "ep", "ep_size", "expert_parallel", "expert_model_parallel_size",
-            "expert_tensor", "etp", "expert_tensor_parallel_size",
-            "virtual_stages", "vp", "vpp", "virtual_pipeline_model_parallel_size",
-            "sequence_parallel", "sp",
-            "batch", "mbs", "micro_batch_size",
-            "micro_batches", "gbs", "global_batch", "global_batch_size",
-            "gpus", "num_gpus", "n_gpus", "ngpus", "gpu_count", "total_gpus",
-            "seq", "seq_len", "seq_length", "sequence_length", "max_seq_len",
-            "device", "gpu", "gpu_type", "gpu_name",
-            "precision", "dtype",
-            "zero_stage", "zero");
+    /** Every column the reader reads (a table's other columns are carried through). */
+    static final java.util.SortedSet<String> COLUMNS = java.util.Collections.unmodifiableSortedSet(
+            new java.util.TreeSet<>(List.of("graph", "transformer", "seq", "batch",
+            "micro_batches", "world_size", "gpus", "tensor", "pipeline", "context", "virtual_stages", "expert",
+            "expert_tensor", "zero_stage", "sequence_parallel", "threads", "phase", "device", "precision",
+            "recompute", "recompute_layers", "recompute_modules", "offload_layers", "lora_rank", "uneven_pipeline",
+            "document_tokens", "grad_dtype", "grad_reduce", "moe_a2a_overlap", "moe_dispatcher", "cuda_graphs",
+            "memory_format", "expert_imbalance", "gpus_per_node", "nvlink_domain", "inter_node_gbps", "model",
+            "family", "resolution")));
 
-    /** A map of each alias to its column, from runs of a column followed by its aliases. */
-    private static Map<String, String> aliases(String... columnsThenAliases) {
-        java.util.Set<String> columns = java.util.Set.of("tensor", "pipeline", "world_size", "context", "expert",
-                "expert_tensor", "virtual_stages", "sequence_parallel", "batch", "micro_batches", "gpus", "seq",
-                "device", "precision", "zero_stage");
+    /**
+     * The other names the training frameworks give candidate columns (Megatron's and NeMo's arguments, DeepSpeed's,
+     * their abbreviations), each row a column and then its other names: a table written with them would otherwise be
+     * read with every such column at its default. A name that means different things in different frameworks
+     * ({@code sp}: Megatron's sequence-parallel flag, DeepSpeed-Ulysses' degree) is left out.
+     */
+    private static final Map<String, String> ALIASES = aliasTable(new String[][] {
+        {"tensor", "tp", "tp_size", "tensor_parallel", "tensor_parallel_size", "tensor_model_parallel_size"},
+        {"pipeline", "pp", "pp_size", "pipeline_parallel", "pipeline_parallel_size", "pipeline_model_parallel_size"},
+        {"world_size", "dp", "dp_size", "data_parallel", "data_parallel_size"},
+        {"context", "cp", "cp_size", "context_parallel", "context_parallel_size"},
+        {"expert", "ep", "ep_size", "expert_parallel", "expert_model_parallel_size"},
+        {"expert_tensor", "etp", "expert_tensor_parallel_size"},
+        {"virtual_stages", "vp", "vpp", "virtual_pipeline_model_parallel_size"},
+        {"batch", "mbs", "micro_batch_size", "train_micro_batch_size_per_gpu"},
+        {"micro_batches", "gradient_accumulation_steps", "gas", "num_micro_batches", "num_microbatches"},
+        {"gpus", "num_gpus", "n_gpus", "ngpus", "gpu_count", "total_gpus"},
+        {"seq", "seq_len", "seq_length", "sequence_length", "max_seq_len"},
+        {"device", "gpu", "gpu_type", "gpu_name"},
+        {"precision", "dtype"},
+        {"zero_stage", "zero"}});
+
+    /**
+     * The names of a global batch: no column of its own (the product {@code batch × micro_batches × world_size}),
+     * warned of as a missing {@code micro_batches}.
+     */
+    private static final java.util.Set<String> GLOBAL_BATCH = java.util.Set.of("gbs", "global_batch",
+            "global_batch_size", "train_batch_size");
+
+    /** Each other name of {@code rows} (a column, then its other names) with its column. */
+    private static Map<String, String> aliasTable(String[][] rows) {
         Map<String, String> out = new HashMap<>();
-        String column = null;
-        for (String s : columnsThenAliases) {
-            if (columns.contains(s)) {
-                column = s;
-            } else {
-                out.put(s, column);
+        for (String[] row : rows) {
+            if (!COLUMNS.contains(row[0])) {
+                throw new IllegalStateException(row[0] + " is no candidate column");
+            }
+            for (int i = 1; i < row.length; i++) {
+                out.put(row[i], row[0]);
             }
         }
         return Map.copyOf(out);
     }
 
     /**
-     * The columns of {@code columns} that look like a {@code known} one misspelt, or that another framework's name
-     * for one ({@code tp} for {@code tensor}), each with that one; a column whose look-alike the table has too is
-     * a column of its own.
+     * The columns of {@code columns} that look like a candidate column misspelt ({@code micro_batch} for
+     * {@code micro_batches}, {@code Seq} for {@code seq}) or that are another framework's name for one ({@code tp}
+     * for {@code tensor}, {@code num_gpus} for {@code gpus}, a global batch for {@code micro_batches}), each with
+     * that column: carried through as other columns are, they would leave every row at that column's default. A
+     * column whose look-alike the table has too is a column of its own ({@code bench} beside {@code batch}).
      */
-    static Map<String, String> nearMisses(List<String> columns, java.util.Set<String> known) {
-        Map<String, String> aliased = aliased(columns);
+    public static Map<String, String> nearMisses(List<String> columns) {
         Map<String, String> out = new java.util.LinkedHashMap<>();
         for (String c : columns) {
-            if (aliased.containsKey(c)) {
-                out.put(c, aliased.get(c));
-            } else if (!known.contains(c)) {
-                // a column whose look-alike is in the table too is a column of its own (bench beside batch)
-                org.scaledl.Suggestions.misspelt(c, known).filter(k -> !columns.contains(k))
-                        .ifPresent(k -> out.put(c, k));
+            if (COLUMNS.contains(c)) {
+                continue;
             }
-        }
-        return out;
-    }
-
-    /**
-     * The columns of {@code columns} that are another framework's name for a candidate column the table does not
-     * have ({@code tp} without {@code tensor}), each with that column.
-     */
-    static Map<String, String> aliased(List<String> columns) {
-        Map<String, String> out = new java.util.LinkedHashMap<>();
-        for (String c : columns) {
-            String meant = ALIASES.get(c.trim().toLowerCase(Locale.ROOT));
-            if (meant != null && !columns.contains(meant)) {
-                out.put(c, meant);
-            }
+            String key = c.trim().toLowerCase(Locale.ROOT);
+            Optional.ofNullable(ALIASES.get(key)).or(() -> GLOBAL_BATCH.contains(key) ? Optional.of("micro_batches")
+                    : Optional.empty()).or(() -> org.scaledl.Suggestions.misspelt(c, COLUMNS))
+                    .filter(k -> !columns.contains(k)).ifPresent(k -> out.put(c, k));
         }
         return out;
     }
 
     /** The warning a near miss ({@link #nearMisses}) of a table gets. */
     static String nearMissWarning(String source, String column, String meant) {
+        String shown = InvalidInputException.printable(column, 40);
         String read = "it is carried through as it is, and the rows are read as if it were absent";
-        if (meant.equals("micro_batches") && ALIASES.containsKey(column.trim().toLowerCase(Locale.ROOT))) {
-            // a global batch is no column of its own: the product of three
-            return source + ": column '" + column + "' is not one scaledl reads: a job's global batch is batch (per "
+        if (GLOBAL_BATCH.contains(column.trim().toLowerCase(Locale.ROOT))) {
+            return source + ": column '" + shown + "' is not one scaledl reads: a job's global batch is batch (per "
                     + "micro-batch) x micro_batches (per data-parallel replica) x world_size; give micro_batches, or "
-                    + "every row runs one micro-batch (" + read + ")";
+                    + "each row takes micro_batches' default (1, or the command line's) (" + read + ")";
         }
-        return source + ": column '" + column + "' is not one scaledl reads (did you mean '" + meant + "'?); " + read;
+        return source + ": column '" + shown + "' is not one scaledl reads (did you mean '" + meant + "'?); " + read;
     }
 
     /**
@@ -473,8 +473,6 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         private final Map<String, Optional<Device>> deviceCache = new HashMap<>();
         /** Rows read before this table (chunk). */
         private int offset;
-        /** The columns the rows were read from (asked for, present or not). */
-        private final java.util.Set<String> known = new java.util.TreeSet<>();
 
         Rows(Path dir, Function<Path, ModelGraph> importer, Function<String, Optional<Device>> devices,
                 Map<String, String> defaults) {
@@ -489,27 +487,10 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             for (int r = 0; r < t.size(); r++) {
                 ws.add(workload(t, r));
             }
-            learnt(t);
+            offset += t.size();
             return new Candidates(t, ws);
         }
 
-        /**
-         * The columns a chunk's rows were read from, learnt; after the first chunk, a misspelt column or another
-         * framework's name for one warned of once, as it would leave every row at that column's default, silently.
-         */
-        private void learnt(CsvTable t) {
-            known.addAll(t.asked());
-            if (offset == 0 && t.size() > 0) {
-                // (the other frameworks' names were warned of before the rows were read)
-                Map<String, String> aliased = aliased(t.columns());
-                nearMisses(t.columns(), known).forEach((c, k) -> {
-                    if (!aliased.containsKey(c)) {
-                        LOG.warn(nearMissWarning(t.source(), c, k));
-                    }
-                });
-            }
-            offset += t.size();
-        }
 
         EachRow readEach(CsvTable t) {
             List<Optional<Workload>> ws = new ArrayList<>(t.size());
@@ -528,7 +509,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                             : InvalidInputException.atLine(t.source(), t.line(r), e.getMessage()).getMessage()));
                 }
             }
-            learnt(t);
+            offset += t.size();
             return new EachRow(t, ws, errors);
         }
 
@@ -749,18 +730,16 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             if (gpus.isEmpty()) {
                 return world.orElse(1);
             }
-            long perReplica = (long) tensor * pipeline * context;
+            // a value from the caller's defaults, not the row, is said so (the line is only where it was applied)
+            String given = "gpus " + gpus.get() + (t.opt(r, "gpus").isPresent() ? "" : " (the caller's default)");
             String replica = "tensor " + tensor + " x pipeline " + pipeline + " x context " + context + " = "
-                    + perReplica + " GPUs a data-parallel replica";
-            if (gpus.get() % perReplica != 0) {
-                throw InvalidInputException.atLine(t.source(), t.line(r), "gpus " + gpus.get() + " is not a multiple "
-                        + "of " + replica);
-            }
-            int data = (int) (gpus.get() / perReplica);
+                    + (long) tensor * pipeline * context + " GPUs a data-parallel replica";
+            int data = Parallelism.replicas(gpus.get(), tensor, pipeline, context).orElseThrow(() ->
+                    InvalidInputException.atLine(t.source(), t.line(r), given + " is not a multiple of " + replica));
             if (world.isPresent() && world.get() != data) {
-                throw InvalidInputException.atLine(t.source(), t.line(r), "gpus " + gpus.get() + " and world_size "
-                        + world.get() + " disagree: world_size counts data-parallel replicas (" + replica + "), so "
-                        + "gpus " + gpus.get() + " is world_size " + data + " (give one of them)");
+                throw InvalidInputException.atLine(t.source(), t.line(r), given + " and world_size " + world.get()
+                        + " disagree: world_size counts data-parallel replicas (" + replica + "), so gpus "
+                        + gpus.get() + " is world_size " + data + " (give one of them)");
             }
             return data;
         }

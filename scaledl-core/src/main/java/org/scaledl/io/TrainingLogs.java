@@ -929,11 +929,10 @@ public final class TrainingLogs {
                             + " x pipeline " + pp + " x context " + cp + " is not world_size " + world);
                 }
             } else if (world != null) {
-                if (world % modelRanks != 0) {
-                    throw bad("world_size", which + "world_size " + world + " is not a multiple of tensor " + tp
-                            + " x pipeline " + pp + " x context " + cp + " (" + modelRanks + ")");
-                }
-                dp = (int) (world / modelRanks);
+                int w = world;
+                dp = Parallelism.replicas(w, tp, pp, cp).orElseThrow(() -> bad("world_size", which + "world_size " + w
+                        + " is not a multiple of tensor " + tp + " x pipeline " + pp + " x context " + cp + " ("
+                        + modelRanks + ")"));
             } else {
                 long per = (long) mbs * micro;
                 if (gbs % per != 0) {

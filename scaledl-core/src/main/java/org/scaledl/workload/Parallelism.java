@@ -152,6 +152,21 @@ public record Parallelism(int data, int tensor, int pipeline, int microBatches, 
         return data * tensor * pipeline * context;
     }
 
+    /**
+     * The data-parallel replicas of a job of {@code gpus} GPUs in all, each replica {@code tensor × pipeline ×
+     * context} of them: empty where those do not divide the GPUs (or a count is not positive). The one rule by which
+     * a job given by its GPUs ({@code predict --gpus}, a table's {@code gpus} column, a log's world size) becomes one
+     * given by its replicas.
+     */
+    public static java.util.OptionalInt replicas(long gpus, long tensor, long pipeline, long context) {
+        if (gpus <= 0 || tensor <= 0 || pipeline <= 0 || context <= 0) {
+            return java.util.OptionalInt.empty();
+        }
+        long perReplica = tensor * pipeline * context;
+        return gpus % perReplica != 0 || gpus / perReplica > Integer.MAX_VALUE ? java.util.OptionalInt.empty()
+                : java.util.OptionalInt.of((int) (gpus / perReplica));
+    }
+
     /** True when only data parallelism (or none) is used. */
     public boolean isDataOnly() {
         return tensor == 1 && pipeline == 1 && context == 1;

@@ -283,8 +283,21 @@ class CandidatesTest {
         assertEquals(64, ws.get(0).parallelism().ranks());
         try (Candidates.Chunks in = Candidates.open(csv, OnnxImporter::read, n -> Optional.empty(),
                 Map.of("world_size", "3"))) {
-            assertEquals(3, in.next(10).workloads().get(3).parallelism().data(), "the caller's world_size");
+            List<Workload> byReplicas = in.next(10).workloads();
+            assertEquals(3, byReplicas.get(3).parallelism().data(), "the caller's world_size");
+            assertEquals(8, byReplicas.get(0).parallelism().data(), "a row's gpus, not the caller's world_size");
         }
+        // the caller's gpus that a row's degrees do not divide: said to be the caller's
+        InvalidInputException given = assertThrows(InvalidInputException.class, () -> {
+            try (Candidates.Chunks in = Candidates.open(csv, OnnxImporter::read, n -> Optional.empty(),
+                    Map.of("gpus", "12"))) {
+                in.next(10);
+            }
+        });
+        assertTrue(given.getMessage().contains("gpus 12 (the caller's default) is not a multiple of tensor 2 x "
+                + "pipeline 2 x context 2 = 8"), given.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> Candidates.open(csv, OnnxImporter::read,
+                n -> Optional.empty(), Map.of("gpus", "8", "world_size", "1")), "defaults of both");
         Files.writeString(csv, "transformer,seq,batch,gpus,world_size,tensor\ngpt/config.json,1024,1,64,,2\n"
                 + "gpt/config.json,1024,1,60,,8\n");
         InvalidInputException odd = assertThrows(InvalidInputException.class,
@@ -415,25 +428,50 @@ class CandidatesTest {
      */
     @Test
     void otherFrameworksNamesForAColumnAreNearMisses() {
-        java.util.Set<String> known = java.util.Set.of("batch", "micro_batches", "tensor", "pipeline", "world_size",
-                "gpus", "context", "expert");
         assertEquals(java.util.Map.of("tp", "tensor", "PP", "pipeline", "num_gpus", "gpus", "gbs", "micro_batches",
-                "ep", "expert"), Candidates.nearMisses(List.of("batch", "tp", "PP", "num_gpus", "gbs", "ep", "note",
-                "cost_usd"), known));
-        assertEquals(java.util.Map.of(), Candidates.nearMisses(List.of("batch", "tp", "tensor", "dp", "world_size"),
-                known), "the columns they stand for are there: columns of their own");
+                "ep", "expert", "micro_batch", "micro_batches"), Candidates.nearMisses(List.of("batch", "tp", "PP",
+                "num_gpus", "gbs", "ep", "note", "cost_usd", "sp", "micro_batch")));
+        assertEquals(java.util.Map.of(), Candidates.nearMisses(List.of("batch", "tp", "tensor", "dp", "world_size")),
+                "the columns they stand for are there: columns of their own");
         assertTrue(Candidates.nearMissWarning("t.csv", "gbs", "micro_batches").contains("a job's global batch is "
                 + "batch (per micro-batch) x micro_batches"));
         assertTrue(Candidates.nearMissWarning("t.csv", "tp", "tensor").startsWith("t.csv: column 'tp' is not one "
                 + "scaledl reads (did you mean 'tensor'?)"));
+        assertTrue(Candidates.nearMissWarning("t.csv", "t\u001bp", "tensor").contains("'t?p'"),
+                "a terminal escape in a header never reaches the terminal");
+    }
+
+    /**
+     * {@link Candidates#COLUMNS} is every column the reader reads: a table of every candidate column, read as a
+     * transformer row and as a graph row, asks for no other (a column read but missing from it could never be warned
+     * of as misspelt, and one of its look-alikes would be).
+     */
+    @Test
+    void everyColumnTheReaderReadsIsACandidateColumn() throws IOException {
+        gptConfig(24);
+        Path csv = dir.resolve("all.csv");
+        List<String> all = new java.util.ArrayList<>(new java.util.TreeSet<>(Candidates.COLUMNS));
+        java.util.Map<String, String> cells = new java.util.HashMap<>();
+        cells.put("transformer", "gpt/config.json");
+        cells.put("seq", "1024");
+        cells.put("batch", "2");
+        StringBuilder rows = new StringBuilder(String.join(",", all)).append('\n');
+        rows.append(String.join(",", all.stream().map(c -> cells.getOrDefault(c, "")).toList())).append('\n');
+        cells.remove("transformer");
+        cells.remove("seq");
+        cells.put("graph", "graphs/resnet18_r64.onnx");
+        rows.append(String.join(",", all.stream().map(c -> cells.getOrDefault(c, "")).toList())).append('\n');
+        Files.writeString(csv, rows.toString());
+        Candidates c = Candidates.read(csv, OnnxImporter::read, n -> Optional.empty());
+        assertEquals(2, c.workloads().size());
+        assertTrue(Candidates.COLUMNS.containsAll(c.table().asked()), c.table().asked().toString());
     }
 
     /** A look-alike of a column the table also has is a column of its own, not a misspelling. */
     @Test
     void nearMissesSkipLookAlikesOfPresentColumns() {
-        java.util.Set<String> known = java.util.Set.of("batch", "micro_batches");
-        assertEquals(java.util.Map.of(), Candidates.nearMisses(List.of("batch", "bench"), known));
+        assertEquals(java.util.Map.of(), Candidates.nearMisses(List.of("batch", "bench")));
         assertEquals(java.util.Map.of("bench", "batch", "micro_batch", "micro_batches"),
-                Candidates.nearMisses(List.of("bench", "micro_batch"), known));
+                Candidates.nearMisses(List.of("bench", "micro_batch")));
     }
 }

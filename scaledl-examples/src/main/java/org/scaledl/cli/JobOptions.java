@@ -174,12 +174,12 @@ final class JobOptions {
      */
     static int replicas(int gpus, Integer tensor, Integer pipeline, Integer context) {
         Checks.argument(gpus > 0, "--gpus must be positive, got %s", gpus);
-        long perReplica = (long) positive(tensor, "--tensor") * positive(pipeline, "--pipeline")
-                * positive(context, "--context");
-        Checks.argument(gpus % perReplica == 0, "--gpus %s is not a multiple of --tensor %s x --pipeline %s x "
-                + "--context %s = %s GPUs a data-parallel replica", gpus, positive(tensor, "--tensor"),
-                positive(pipeline, "--pipeline"), positive(context, "--context"), perReplica);
-        return (int) (gpus / perReplica);
+        int t = positive(tensor, "--tensor");
+        int p = positive(pipeline, "--pipeline");
+        int c = positive(context, "--context");
+        return Parallelism.replicas(gpus, t, p, c).orElseThrow(() -> new IllegalArgumentException(String.format(
+                Locale.ROOT, "--gpus %d is not a multiple of --tensor %d x --pipeline %d x --context %d = %d GPUs a "
+                        + "data-parallel replica", gpus, t, p, c, (long) t * p * c)));
     }
 
     /**

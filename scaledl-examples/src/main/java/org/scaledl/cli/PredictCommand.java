@@ -71,6 +71,10 @@ final class PredictCommand implements Callable<Integer> {
     /** The predictor {@code --model} names ({@code --allow-partial} applied). */
     private RuntimePredictor model() {
         RuntimePredictor p = ModelArgument.load(job.model);
+        if (gpus != null && !p.modelsClusters()) {
+            throw new IllegalArgumentException("--gpus counts a GPU job's GPUs; " + job.model + " predicts CPU "
+                    + "machines: give their workers with --world-size");
+        }
         return job.graphOptions.allowPartial ? p.allowingPartialGraphs() : p;
     }
 
@@ -94,6 +98,9 @@ final class PredictCommand implements Callable<Integer> {
         if (gpus != null && job.worldSize != null) {
             throw new IllegalArgumentException("give --gpus (every GPU of the job) or --world-size (its data-parallel "
                     + "replicas), not both");
+        }
+        if (gpus != null && gpus <= 0) {
+            throw new IllegalArgumentException("--gpus must be positive, got " + gpus);
         }
         if (candidates != null) {
             if (job.graph != null || job.transformer != null || job.seq != null || job.batch != null || json) {

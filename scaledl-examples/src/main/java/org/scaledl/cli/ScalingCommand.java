@@ -30,9 +30,10 @@ final class ScalingCommand implements Callable<Integer> {
     @Mixin
     JobOptions job;
 
-    @Option(names = "--gpus", split = ",", description = "Data-parallel replicas to sweep (each the job's tensor x "
-            + "pipeline x context GPUs; the axis counts GPUs; default 1,2,4,8,16,32,64)")
-    List<Integer> workers = new ArrayList<>(List.of(1, 2, 4, 8, 16, 32, 64));
+    @Option(names = "--gpus", split = ",", description = "GPUs to sweep, every GPU of the job as predict --gpus "
+            + "counts them: each a multiple of the job's tensor x pipeline x context GPUs, a data-parallel replica "
+            + "(default the GPUs of 1, 2, 4, ... 64 replicas; CPU workers for a host model)")
+    List<Integer> gpus;
 
     @Option(names = "--batches", split = ",", description = "Batches (per micro-batch) to sweep at the job's "
             + "--world-size (default 1,2,4,... up to 8 x --batch)")
@@ -93,8 +94,16 @@ final class ScalingCommand implements Callable<Integer> {
             p = p.allowingPartialGraphs();
         }
         Workload base = job.workload(p);
-        for (int w : workers) {
-            org.scaledl.Checks.argument(w > 0, "--gpus must be positive, got %s", w);
+        // the sweep in data-parallel replicas: --gpus counts every GPU, as predict --gpus does
+        List<Integer> workers = new ArrayList<>();
+        if (gpus == null) {
+            for (int k = 1; k <= 64; k *= 2) {
+                workers.add(k);
+            }
+        } else {
+            for (int g : gpus) {
+                workers.add(JobOptions.replicas(g, job.tensor, job.pipeline, job.cluster.context));
+            }
         }
         List<Integer> bs = batches;
         if (bs == null) {
@@ -256,15 +265,16 @@ final class ScalingCommand implements Callable<Integer> {
             throw org.scaledl.InvalidInputException.inSource(csv.toString(), "needs a world_size (data-parallel "
                     + "replicas) or gpus column");
         }
-        int perReplica = base.parallelism().ranks() / base.parallelism().data();
+        Parallelism par = base.parallelism();
+        int perReplica = par.ranks() / par.data();
         List<double[]> out = new ArrayList<>();
         for (int r = 0; r < t.size(); r++) {
             int n = t.intInRange(r, gpus ? "gpus" : "world_size", 1, org.scaledl.workload.Parallelism.MAX_RANKS);
-            if (gpus && n % perReplica != 0) {
-                throw org.scaledl.InvalidInputException.atLine(csv.toString(), t.line(r), "gpus " + n + " is not a "
-                        + "multiple of a replica's " + perReplica + " GPUs");
-            }
-            out.add(new double[] {gpus ? n / perReplica : n, t.intInRange(r, "batch", 1, MAX_SWEPT_BATCH),
+            int line = t.line(r);
+            int replicas = !gpus ? n : Parallelism.replicas(n, par.tensor(), par.pipeline(), par.context())
+                    .orElseThrow(() -> org.scaledl.InvalidInputException.atLine(csv.toString(), line, "gpus " + n
+                            + " is not a multiple of a replica's " + perReplica + " GPUs"));
+            out.add(new double[] {replicas, t.intInRange(r, "batch", 1, MAX_SWEPT_BATCH),
                 t.numberInRange(r, "measured_ms", org.scaledl.io.JobRuns.MIN_MILLIS, org.scaledl.io.JobRuns.MAX_MILLIS)});
         }
         return out;

@@ -778,9 +778,9 @@ class ClusterPredictCliTest {
         assertEquals(512, gpus.get("workload").get("gpus").asInt());
         assertEquals(16, gpus.get("workload").get("data_parallel").asInt());
         assertEquals(replicas.get("ms").asDouble(), gpus.get("ms").asDouble(), 0);
-        List<String> odd = new java.util.ArrayList<>(plain);
-        odd.addAll(List.of("--gpus", "500"));
-        Run oddRun = MainTest.run(odd.toArray(new String[0]));
+        List<String> fiveHundred = new java.util.ArrayList<>(plain);
+        fiveHundred.addAll(List.of("--gpus", "500"));
+        Run oddRun = MainTest.run(fiveHundred.toArray(new String[0]));
         assertEquals(2, oddRun.code(), oddRun.err());
         assertTrue(oddRun.err().contains("--gpus 500 is not a multiple of --tensor 8 x --pipeline 4 x --context 1 = "
                 + "32 GPUs a data-parallel replica"), oddRun.err());
@@ -789,6 +789,25 @@ class ClusterPredictCliTest {
         Run bothRun = MainTest.run(both.toArray(new String[0]));
         assertEquals(2, bothRun.code(), bothRun.err());
         assertTrue(bothRun.err().contains("give --gpus (every GPU of the job) or --world-size"), bothRun.err());
+        Run cpu = MainTest.run("predict", "--model", "cpu-zoo", "--graph", MainTest.graph("resnet18_r64").toString(),
+                "--batch", "2", "--gpus", "2");
+        assertEquals(2, cpu.code(), cpu.err());
+        assertTrue(cpu.err().contains("--gpus counts a GPU job's GPUs; cpu-zoo predicts CPU machines"), cpu.err());
+        // scaling sweeps GPUs too: each a multiple of the replica's (tensor 8 x pipeline 4 here)
+        Run sweep = MainTest.run("scaling", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "2048",
+                "--batch", "1", "--micro-batches", "16", "--tensor", "8", "--pipeline", "4", "--device", A100,
+                "--precision", "fp16", "--gpus", "32,64", "--batches", "1", "--json", "--out",
+                dir.resolve("s.svg").toString());
+        assertEquals(0, sweep.code(), sweep.err());
+        JsonNode points = new ObjectMapper().readTree(sweep.out()).get("by_workers");
+        assertEquals(List.of(32, 64), List.of(points.get(0).get("gpus").asInt(), points.get(1).get("gpus").asInt()));
+        assertEquals(List.of(1, 2), List.of(points.get(0).get("data_parallel").asInt(),
+                points.get(1).get("data_parallel").asInt()));
+        Run odd = MainTest.run("scaling", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "2048",
+                "--batch", "1", "--tensor", "8", "--device", A100, "--precision", "fp16", "--gpus", "12", "--out",
+                dir.resolve("t.svg").toString());
+        assertEquals(2, odd.code(), odd.err());
+        assertTrue(odd.err().contains("--gpus 12 is not a multiple of --tensor 8"), odd.err());
 
         Map<String, Map<String, String>> rows = scored(dir, "name,transformer,seq,batch,micro_batches,gpus,"
                 + "world_size,tensor,pipeline,device,precision\n"

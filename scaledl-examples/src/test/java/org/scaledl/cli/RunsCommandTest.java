@@ -263,11 +263,33 @@ class RunsCommandTest {
         MainTest.Run renamed = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
                 out.toString());
         String said = "runs.csv: column 'tp' is not one scaledl reads (did you mean 'tensor'?)";
-        assertTrue(renamed.err().contains(said), renamed.err());
+        assertEquals(1, renamed.err().split(java.util.regex.Pattern.quote(said), -1).length - 1, renamed.err());
         // its rows' sequence parallelism is refused without the tensor-parallel degree: after the warning that says why
         assertEquals(1, renamed.code(), renamed.err());
         assertTrue(renamed.err().indexOf(said) < renamed.err().indexOf("sequence parallelism needs tensor "
                 + "parallelism"), renamed.err());
+    }
+
+    /**
+     * A runs table's {@code gpus} column gives the GPUs a published throughput is per: the iteration of 64 GPUs at
+     * tensor 2 that processes 32 replicas x 4 sequences x 2,048 tokens at 1,000 tokens/s per GPU takes 4,096 ms, as
+     * the same row with {@code world_size} 32 says; read with the GPUs of one replica it would take 32 times as long.
+     */
+    @Test
+    void aRunsTablesGpusColumnSetsTheGpusAThroughputIsPer() throws IOException {
+        Path config = dir.resolve("configs/llama3-8b/config.json");
+        Files.createDirectories(config.getParent());
+        Files.copy(MainTest.graph("x").getParent().getParent().getParent().resolve(
+                "gpu/llm-public/configs/llama3-8b/config.json"), config);
+        Path runs = dir.resolve("runs.csv");
+        Files.writeString(runs, "transformer,seq,batch,micro_batches,gpus,world_size,tensor,device,precision,"
+                + "tokens_per_s_per_gpu\n"
+                + "configs/llama3-8b/config.json,2048,1,4,64,,2,H100 SXM,bf16,1000\n"
+                + "configs/llama3-8b/config.json,2048,1,4,,32,2,H100 SXM,bf16,1000\n");
+        List<Sample> s = read(runs);
+        assertEquals(64, s.get(0).workload().parallelism().ranks());
+        assertEquals(4096, s.get(0).millis(), 1e-6);
+        assertEquals(s.get(1).millis(), s.get(0).millis(), 0);
     }
 
     /**
