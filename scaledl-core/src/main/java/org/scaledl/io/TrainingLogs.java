@@ -166,6 +166,9 @@ public final class TrainingLogs {
             "elapsed time per iteration \\(ms\\):\\s*([^\\s|]+)", Pattern.CASE_INSENSITIVE);
     private static final Pattern STEP_TIMING = Pattern.compile("train_step_timing(?: in s)?\\s*[:=]\\s*([^\\s|,\\]]+)");
     private static final Pattern ITERATION = Pattern.compile("\\biteration\\s+(\\d{1,18})\\s*/");
+    /** A step line of a training loop this reader does not read: TorchTitan's, Hugging Face Trainer's. */
+    private static final Pattern FOREIGN_STEP = Pattern.compile("\\bstep:\\s*\\d+\\s+loss:.*\\btps:\\s*[\\d,]+"
+            + "|'train_steps_per_second':\\s*[\\d.]+|\\{'loss':\\s*[\\d.]+");
     private static final Pattern YAML = Pattern.compile("^(\\s*)([A-Za-z_]\\w*)\\s*:(?:\\s+(.*?))?\\s*$");
     private static final Pattern YAML_ITEM = Pattern.compile("^(\\s*)-\\s+(.*?)\\s*$");
     private static final Pattern PAIR = Pattern.compile(
@@ -402,6 +405,9 @@ public final class TrainingLogs {
                     cur.iteration(elapsed ? e.group(1) : t.group(1), elapsed ? 1 : 1000, iteration, lineNo);
                     continue;
                 }
+                if (cur.foreign == 0 && line.contains("loss") && FOREIGN_STEP.matcher(line).find()) {
+                    cur.foreign = lineNo;
+                }
                 if (device == null) {
                     device = device(line);
                 }
@@ -625,6 +631,8 @@ public final class TrainingLogs {
         long lastIteration = Long.MIN_VALUE;
         /** Whether its iteration lines number steps within epochs (so their numbers go back at each new epoch). */
         boolean epochs;
+        /** The first line that looks like another training loop's step line (TorchTitan's, Trainer's), or 0. */
+        int foreign;
         String device;
 
         Segment(String source, int line) {
@@ -782,8 +790,13 @@ public final class TrainingLogs {
             String which = count > 1 ? "run " + index + " (from line " + line + "): " : "";
             if (n == 0) {
                 throw InvalidInputException.inSource(source, which + "no iteration lines ('iteration N/M | ... | "
-                        + "elapsed time per iteration (ms): T' or 'train_step_timing in s: T'): not a training log, "
-                        + "or one that stopped before its first logged iteration");
+                        + "elapsed time per iteration (ms): T' or 'train_step_timing in s: T'): " + (foreign > 0
+                        ? "line " + foreign + " is a step line of another training loop (TorchTitan's 'step: N  "
+                        + "loss: ...  tps: T', or Hugging Face Trainer's), which this reader does not read: give its "
+                        + "runs as a job runs table (docs/formats.md), a step's time as measured_ms or TorchTitan's "
+                        + "tps (tokens per second per GPU) as tokens_per_s_per_gpu" : "not a training log, or one that "
+                        + "stopped before its first logged "
+                        + "iteration"));
             }
             // by default at least the first logged iteration goes: it holds the start-up (allocation, autotuning,
             // communicators), several times a steady step

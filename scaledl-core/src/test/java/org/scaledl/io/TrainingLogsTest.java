@@ -393,6 +393,30 @@ class TrainingLogsTest {
         assertEquals(expected.measuredMs(), r.measuredMs(), 0);
     }
 
+    /**
+     * A log of another training loop (TorchTitan's step lines, Hugging Face Trainer's) is refused naming the line
+     * that shows it and how to give its runs instead; a log of neither says it is no training log.
+     */
+    @Test
+    void anotherTrainingLoopsLogIsRefusedSayingHowToGiveItsRuns() throws IOException {
+        Path titan = dir.resolve("titan.log");
+        Files.writeString(titan, "[rank0]:[titan] 2026-01-01 12:00:00,000 - root - INFO - Building llama3 8B\n"
+                + "[rank0]:[titan] 2026-01-01 12:00:10,000 - root - INFO - step:  1  loss: 12.2520  grad_norm:  4.1230  "
+                + "memory: 42.10GiB(44.31%)  tps: 1,036  tflops: 60.00  mfu: 6.07%\n");
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(titan,
+                TrainingLogs.DEFAULT_WARMUP));
+        assertTrue(e.getMessage().contains("line 2 is a step line of another training loop")
+                && e.getMessage().contains("tokens_per_s_per_gpu"), e.getMessage());
+        Path trainer = dir.resolve("trainer.log");
+        Files.writeString(trainer, "{'loss': 2.3012, 'grad_norm': 1.2, 'learning_rate': 1e-05, 'epoch': 0.1}\n");
+        e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(trainer, TrainingLogs.DEFAULT_WARMUP));
+        assertTrue(e.getMessage().contains("line 1 is a step line of another training loop"), e.getMessage());
+        Path plain = dir.resolve("plain.log");
+        Files.writeString(plain, "hello\nloss went down\n");
+        e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(plain, TrainingLogs.DEFAULT_WARMUP));
+        assertTrue(e.getMessage().contains("not a training log"), e.getMessage());
+    }
+
     /** The job of the first run of a log of this text, written under {@code name} in the test's folder. */
     private TrainingLogs.Job firstJob(String name, String text) {
         try {
