@@ -401,8 +401,8 @@ class TrainingLogsTest {
     void anotherTrainingLoopsLogIsRefusedSayingHowToGiveItsRuns() throws IOException {
         Path titan = dir.resolve("titan.log");
         Files.writeString(titan, "[rank0]:[titan] 2026-01-01 12:00:00,000 - root - INFO - Building llama3 8B\n"
-                + "[rank0]:[titan] 2026-01-01 12:00:10,000 - root - INFO - step:  1  loss: 12.2520  grad_norm:  4.1230  "
-                + "memory: 42.10GiB(44.31%)  tps: 1,036  tflops: 60.00  mfu: 6.07%\n");
+                + "[rank0]:[titan] 2026-01-01 12:00:10,000 - root - INFO - step:  1  loss: 12.2520  "
+                + "grad_norm:  4.1230  memory: 42.10GiB(44.31%)  tps: 1,036  tflops: 60.00  mfu: 6.07%\n");
         InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(titan,
                 TrainingLogs.DEFAULT_WARMUP));
         assertTrue(e.getMessage().contains("line 2 is a step line of another training loop")
