@@ -28,6 +28,7 @@ import org.scaledl.workload.Workload;
  * }</pre>
  */
 public final class JobRuns {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(JobRuns.class);
     /** The columns a row's measurement may be in, by preference. */
     public static final List<String> MEASURED = List.of("measured_ms", "tokens_per_s_per_gpu");
     /** The prefix a scored table's measured throughput columns carry (as {@link #SCORED_RATE}). */
@@ -65,12 +66,17 @@ public final class JobRuns {
             // a table predict --candidates scored (predicted_ms beside it) holds predicted tokens_per_s_per_gpu and
             // the measured ones, if any, as measured_tokens_per_s_per_gpu
             String rate = in.columns().contains("predicted_ms") ? SCORED_RATE : MEASURED.get(1);
+            Map<String, String> misspelt = misspelt(in.columns());
             if (!in.columns().contains(MEASURED.get(0)) && !in.columns().contains(rate)) {
+                String named = misspelt.entrySet().stream().filter(e -> MEASURED.contains(e.getValue()))
+                        .map(e -> " (its column '" + InvalidInputException.printable(e.getKey(), 40) + "' looks like "
+                                + e.getValue() + " misspelt)").findFirst().orElse("");
                 throw InvalidInputException.inSource(csv.toString(), "a job runs table needs measured_ms (one "
                         + "training iteration, ms) or " + rate + (rate.equals(SCORED_RATE) ? " (a scored table, "
                         + "with predicted_ms: its tokens_per_s_per_gpu are predictions)" : "") + "; it has "
-                        + in.columns());
+                        + in.columns() + named);
             }
+            misspelt.forEach((c, k) -> LOG.warn("{}", Candidates.nearMissWarning(csv.toString(), c, k)));
             // a run named twice is a row copied by mistake, not a second measurement: it would count twice
             Map<String, Integer> ids = new java.util.HashMap<>();
             for (Candidates c = in.next(4096); !c.workloads().isEmpty(); c = in.next(4096)) {
@@ -86,6 +92,26 @@ public final class JobRuns {
                     }
                     out.add(sample(t, r, c.workloads().get(r), rate));
                 }
+            }
+        }
+        return out;
+    }
+
+    /** The columns a job runs table reads beside a candidate table's. */
+    private static final List<String> RUN_COLUMNS = java.util.stream.Stream.concat(java.util.stream.Stream.concat(
+            MEASURED.stream(), TAGS.stream()), java.util.stream.Stream.of("source")).toList();
+
+    /**
+     * The columns that look like a runs table's own column misspelt ({@code fit-weight}, {@code Measured_ms}), each
+     * with that column (the candidate columns' near misses the candidate reader warns of itself).
+     */
+    static Map<String, String> misspelt(List<String> columns) {
+        Map<String, String> candidates = Candidates.nearMisses(columns);
+        Map<String, String> out = new java.util.LinkedHashMap<>();
+        for (String c : columns) {
+            if (!Candidates.COLUMNS.contains(c) && !RUN_COLUMNS.contains(c) && !candidates.containsKey(c)) {
+                org.scaledl.Suggestions.misspelt(c, RUN_COLUMNS).filter(k -> !columns.contains(k))
+                        .ifPresent(k -> out.put(c, k));
             }
         }
         return out;

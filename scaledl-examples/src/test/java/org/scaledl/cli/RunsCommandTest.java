@@ -290,6 +290,21 @@ class RunsCommandTest {
         assertEquals(64, s.get(0).workload().parallelism().ranks());
         assertEquals(4096, s.get(0).millis(), 1e-6);
         assertEquals(s.get(1).millis(), s.get(0).millis(), 0);
+        // a runs table's own columns misspelt: the measurement refused naming the look-alike, a weight warned of
+        Files.writeString(runs, "transformer,seq,batch,gpus,device,precision,Measured_ms\n"
+                + "configs/llama3-8b/config.json,2048,1,8,H100 SXM,bf16,1000\n");
+        MainTest.Run measured = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
+                dir.resolve("m.sdl").toString());
+        assertEquals(1, measured.code(), measured.err());
+        assertTrue(measured.err().contains("its column 'Measured_ms' looks like measured_ms misspelt"),
+                measured.err());
+        Files.writeString(runs, "transformer,seq,batch,gpus,device,precision,measured_ms,fit-weight\n"
+                + "configs/llama3-8b/config.json,2048,1,8,H100 SXM,bf16,1000,0.5\n");
+        MainTest.Run weight = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
+                dir.resolve("m.sdl").toString());
+        assertEquals(0, weight.code(), weight.err());
+        assertTrue(weight.err().contains("column 'fit-weight' is not one scaledl reads (did you mean "
+                + "'fit_weight'?)"), weight.err());
     }
 
     /**
