@@ -226,11 +226,45 @@ final class PredictCommand implements Callable<Integer> {
                     t)));
             pr.memoryGb().ifPresent(m -> sb.append(String.format(Locale.ROOT, ", %.1f GiB per GPU", m)));
             sb.append('\n');
+            shares(pr).ifPresent(x -> sb.append("  ").append(x).append('\n'));
             pr.breakdown().stream().limit(10).forEach(c -> sb.append(String.format(Locale.ROOT,
                     "  %-50s %-20s %9.3f ms%n", c.name(), c.label(), c.millis())));
             System.out.print(sb);
         }
         return 0;
+    }
+
+    /**
+     * Where a prediction's time goes, by the breakdown's kinds (the list below it shows the ten largest entries
+     * only): {@code where the time goes: 71% matrix products, 19% other layers, 8% communication, 2% overhead};
+     * empty without a breakdown. Matrix products are the dense and convolution layers (forward and backward); other
+     * layers every other layer (element-wise, norms, attention's softmax, data movement); communication the
+     * collectives and hand-offs on the critical path; overhead the optimizer, the host's dispatch and fixed costs.
+     */
+    static java.util.Optional<String> shares(Prediction pr) {
+        double total = pr.breakdown().stream().mapToDouble(Prediction.Contribution::millis).sum();
+        if (!(total > 0)) {
+            return java.util.Optional.empty();
+        }
+        double[] parts = new double[4];
+        for (Prediction.Contribution c : pr.breakdown()) {
+            int k = switch (c.kind()) {
+                case LAYER -> c.family().filter(f -> f == org.scaledl.workload.OpFamily.DENSE
+                        || f == org.scaledl.workload.OpFamily.CONV).isPresent() ? 0 : 1;
+                case COMMUNICATION -> 2;
+                case OVERHEAD -> 3;
+            };
+            parts[k] += c.millis();
+        }
+        String[] names = {"matrix products", "other layers", "communication", "overhead"};
+        List<String> said = new java.util.ArrayList<>();
+        for (int k = 0; k < parts.length; k++) {
+            if (parts[k] > 0) {
+                double pct = 100 * parts[k] / total;
+                said.add((pct < 0.5 ? "<1" : String.format(Locale.ROOT, "%.0f", pct)) + "% " + names[k]);
+            }
+        }
+        return java.util.Optional.of("where the time goes: " + String.join(", ", said));
     }
 
     /**

@@ -819,6 +819,30 @@ class ClusterPredictCliTest {
     }
 
     /**
+     * The text output's summary of where the time goes adds the breakdown by kind: matrix products (dense and
+     * convolution layers), other layers, communication, overhead, each rounded, a share under half a percent as
+     * {@code <1}, a kind without time left out; none without a breakdown.
+     */
+    @Test
+    void theTimeIsSplitByKindOfWork() {
+        org.scaledl.model.Prediction p = new org.scaledl.model.Prediction(100, 90, 110, List.of(
+                org.scaledl.model.Prediction.Contribution.layer(0, "up", org.scaledl.workload.OpFamily.DENSE, 50),
+                org.scaledl.model.Prediction.Contribution.layer(1, "conv", org.scaledl.workload.OpFamily.CONV, 20),
+                org.scaledl.model.Prediction.Contribution.layer(2, "act", org.scaledl.workload.OpFamily.ELEMENTWISE,
+                        19.7),
+                org.scaledl.model.Prediction.Contribution.term("tensor-parallel",
+                        org.scaledl.model.Prediction.Kind.COMMUNICATION, 10),
+                org.scaledl.model.Prediction.Contribution.term("fixed", org.scaledl.model.Prediction.Kind.OVERHEAD,
+                        0.3)));
+        assertEquals("where the time goes: 70% matrix products, 20% other layers, 10% communication, <1% overhead",
+                PredictCommand.shares(p).orElseThrow());
+        assertEquals("where the time goes: 100% matrix products", PredictCommand.shares(new org.scaledl.model
+                .Prediction(5, 5, 5, List.of(org.scaledl.model.Prediction.Contribution.layer(0, "up",
+                org.scaledl.workload.OpFamily.DENSE, 5)))).orElseThrow());
+        assertTrue(PredictCommand.shares(org.scaledl.model.Prediction.point(5)).isEmpty());
+    }
+
+    /**
      * Issue 32's target that one job on the A100 40 GB and 80 GB descriptions differ by no more than their runs would:
      * the parts share tensor peaks, clock and links, so only the memory-bound layers may run slower on the 40 GB part,
      * and by at most its lower bandwidth; the contractions and the communication not at all.
