@@ -140,8 +140,11 @@ public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> 
             String group = transformers.stream().allMatch(r -> r.workload().tag("id").isPresent())
                     && transformers.stream().map(r -> r.workload().tag("family").orElse("")).distinct().count() < 3
                     ? "id" : "family";
-            m = Optional.of(MegatronFit.fit(covered::megatronTerms, transformers, group,
-                    megatron.orElseGet(MegatronModel::uncalibrated), true).model());
+            // a first fit (no execution model yet) is the fit a bundled model is made by (LayerCost's), from the
+            // priors; a fitted model is calibrated around itself
+            m = Optional.of((megatron.isPresent()
+                    ? MegatronFit.fit(covered::megatronTerms, transformers, group, megatron.get(), true)
+                    : MegatronFit.fit(covered::megatronTerms, transformers, group)).model());
         }
         return new DeviceStage(eagerRuns.isEmpty() ? covered.layers() : covered.layers().calibrate(eagerRuns),
                 communication, m, eager);
