@@ -166,9 +166,22 @@ public final class TrainingLogs {
             "elapsed time per iteration \\(ms\\):\\s*([^\\s|]+)", Pattern.CASE_INSENSITIVE);
     private static final Pattern STEP_TIMING = Pattern.compile("train_step_timing(?: in s)?\\s*[:=]\\s*([^\\s|,\\]]+)");
     private static final Pattern ITERATION = Pattern.compile("\\biteration\\s+(\\d{1,18})\\s*/");
-    /** A step line of a training loop this reader does not read: TorchTitan's, Hugging Face Trainer's. */
-    private static final Pattern FOREIGN_STEP = Pattern.compile("\\bstep:\\s*\\d+\\s+loss:.*\\btps:\\s*[\\d,]+"
+    /**
+     * A step line of a training loop this reader does not read: TorchTitan's ({@code step: N  loss: ...  tps: T}, its
+     * fields coloured by terminal escapes unless it logs without colour), Hugging Face Trainer's.
+     */
+    private static final Pattern FOREIGN_STEP = Pattern.compile("\\bstep:\\s*\\d+\\s+loss:[^\\n]*?\\btps:\\s*[\\d,]+"
             + "|'train_steps_per_second':\\s*[\\d.]+|\\{'loss':\\s*[\\d.]+");
+    private static final Pattern COLOUR = Pattern.compile("\\u001B\\[[0-9;]*m");
+
+    /** Whether a line is a step line of another training loop ({@link #FOREIGN_STEP}), its colours taken out. */
+    private static boolean foreignStep(String line) {
+        if (!line.contains("tps:") && !line.contains("'train_steps_per_second'") && !line.contains("{'loss'")) {
+            return false;
+        }
+        String plain = line.indexOf('\u001B') >= 0 ? COLOUR.matcher(line).replaceAll("") : line;
+        return FOREIGN_STEP.matcher(plain).find();
+    }
     private static final Pattern YAML = Pattern.compile("^(\\s*)([A-Za-z_]\\w*)\\s*:(?:\\s+(.*?))?\\s*$");
     private static final Pattern YAML_ITEM = Pattern.compile("^(\\s*)-\\s+(.*?)\\s*$");
     private static final Pattern PAIR = Pattern.compile(
@@ -405,7 +418,7 @@ public final class TrainingLogs {
                     cur.iteration(elapsed ? e.group(1) : t.group(1), elapsed ? 1 : 1000, iteration, lineNo);
                     continue;
                 }
-                if (cur.foreign == 0 && line.contains("loss") && FOREIGN_STEP.matcher(line).find()) {
+                if (cur.foreign == 0 && foreignStep(line)) {
                     cur.foreign = lineNo;
                 }
                 if (device == null) {

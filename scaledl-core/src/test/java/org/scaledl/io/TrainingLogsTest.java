@@ -407,6 +407,11 @@ class TrainingLogsTest {
                 TrainingLogs.DEFAULT_WARMUP));
         assertTrue(e.getMessage().contains("line 2 is a step line of another training loop")
                 && e.getMessage().contains("tokens_per_s_per_gpu"), e.getMessage());
+        // TorchTitan's default output colours each field
+        Files.writeString(titan, "\u001b[31mstep:  1  \u001b[32mloss: 12.2520  \u001b[33mgrad_norm:  4.1230  "
+                + "\u001b[34mtps: 1,036  \u001b[36mtflops: 60.00  \u001b[35mmfu: 6.07%\u001b[39m\n");
+        e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(titan, TrainingLogs.DEFAULT_WARMUP));
+        assertTrue(e.getMessage().contains("line 1 is a step line of another training loop"), e.getMessage());
         Path trainer = dir.resolve("trainer.log");
         Files.writeString(trainer, "{'loss': 2.3012, 'grad_norm': 1.2, 'learning_rate': 1e-05, 'epoch': 0.1}\n");
         e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(trainer, TrainingLogs.DEFAULT_WARMUP));

@@ -120,8 +120,10 @@ public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> 
 
     /**
      * A copy calibrated on a few measured runs: runs of configuration-built transformers refit the Megatron
-     * model's coefficients, pulled toward the current ones ({@link MegatronFit}: a few runs move them little, many
-     * decide them, a term no run exercises stays); runs of imported graphs recalibrate the layer model's shared
+     * model's coefficients, pulled toward the current ones ({@link MegatronFit}: fewer than
+     * {@link MegatronFit#TERM_RUNS} move their level only, more refit them, a term no run exercises stays); a stage
+     * without a Megatron model yet fits it from that many runs on as a bundled model is fitted, from the priors, and
+     * moves the priors' level from fewer; runs of imported graphs recalibrate the layer model's shared
      * per-phase factors and a damped factor per GPU measured ({@link DeviceLayerModel#calibrate}).
      */
     @Override
@@ -140,11 +142,13 @@ public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> 
             String group = transformers.stream().allMatch(r -> r.workload().tag("id").isPresent())
                     && transformers.stream().map(r -> r.workload().tag("family").orElse("")).distinct().count() < 3
                     ? "id" : "family";
-            // a first fit (no execution model yet) is the fit a bundled model is made by (LayerCost's), from the
-            // priors; a fitted model is calibrated around itself
-            m = Optional.of((megatron.isPresent()
-                    ? MegatronFit.fit(covered::megatronTerms, transformers, group, megatron.get(), true)
-                    : MegatronFit.fit(covered::megatronTerms, transformers, group)).model());
+            // a first fit of runs enough to refit the terms (no execution model yet) is the fit a bundled model is
+            // made by (LayerCost's), from the priors; fewer runs move the priors' level only, and a fitted model is
+            // calibrated around itself
+            m = Optional.of((megatron.isEmpty() && transformers.size() >= MegatronFit.TERM_RUNS
+                    ? MegatronFit.fit(covered::megatronTerms, transformers, group)
+                    : MegatronFit.fit(covered::megatronTerms, transformers, group,
+                            megatron.orElseGet(MegatronModel::uncalibrated), true)).model());
         }
         return new DeviceStage(eagerRuns.isEmpty() ? covered.layers() : covered.layers().calibrate(eagerRuns),
                 communication, m, eager);

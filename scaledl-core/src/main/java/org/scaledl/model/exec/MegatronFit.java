@@ -529,16 +529,6 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
     }
 
     /**
-     * Whether an additive term stays at 0 in this fit: in a calibration, one the calibrated model's own fit left at
-     * 0 (its bound: its runs gave it no time). A few of a user's runs do not give it life: free (nothing pulls a term
-     * toward a centre of 0 relative to its size), it would take up whatever those runs leave over. A calibration on
-     * eight planned runs of BLOOM's cluster put {@code ms_per_send} at 4.6 ms, 2.5 s of a 130 s step.
-     */
-    private static boolean held(ExecutionTerm t, MegatronModel centre, boolean calibrate) {
-        return calibrate && !t.pulled() && centre.coefficient(t) == 0;
-    }
-
-    /**
      * The additive coefficients given the compute part's times {@code base}: non-negative least squares on the runs'
      * relative errors, each row weighted by its run's weight and Huber weight, the pulled terms pulled toward the
      * centre.
@@ -560,16 +550,6 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         }
         for (int j = 0; j < m; j++) {
             ExecutionTerm t = LINEAR[j];
-            if (held(t, centre, calibrate)) {
-                // out of the problem: x_j = 0
-                for (int k = 0; k < m; k++) {
-                    h[j][k] = 0;
-                    h[k][j] = 0;
-                }
-                h[j][j] = 1;
-                g[j] = 0;
-                continue;
-            }
             if (pulled(t, centre, calibrate)) {
                 double scale = t.pulled() ? 1 : centre.coefficient(t);
                 h[j][j] += PRIOR * PRIOR / (scale * scale);
