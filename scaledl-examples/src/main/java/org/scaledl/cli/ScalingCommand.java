@@ -246,13 +246,12 @@ final class ScalingCommand implements Callable<Integer> {
         }
     }
 
-    /** Measured points: {data-parallel replicas, batch, ms}; a gpus column is divided by the replica's GPUs. */
+    /**
+     * Measured points: {data-parallel replicas, batch, ms}; a gpus column is divided by the replica's GPUs, and where
+     * the table has both, a row's two must agree (as in a candidate table).
+     */
     private static List<double[]> readMeasured(Path csv, Workload base) {
         CsvTable t = CsvTable.read(csv, "batch", "measured_ms");
-        if (t.has("world_size") && t.has("gpus")) {
-            throw org.scaledl.InvalidInputException.inSource(csv.toString(), "has both world_size and gpus: give one "
-                    + "(world_size counts data-parallel replicas, gpus every GPU)");
-        }
         if (t.size() == 0) {
             System.err.println("scaledl: warning: " + csv + ": no measured points (a header and no rows)");
         }
@@ -260,8 +259,7 @@ final class ScalingCommand implements Callable<Integer> {
             throw org.scaledl.InvalidInputException.atLine(csv.toString(), lines[0], "the same point as line "
                     + lines[1] + " (a repeated measurement has a time of its own)");
         });
-        boolean gpus = !t.has("world_size");
-        if (gpus && !t.has("gpus")) {
+        if (!t.has("world_size") && !t.has("gpus")) {
             throw org.scaledl.InvalidInputException.inSource(csv.toString(), "needs a world_size (data-parallel "
                     + "replicas) or gpus column");
         }
@@ -269,11 +267,21 @@ final class ScalingCommand implements Callable<Integer> {
         int perReplica = par.ranks() / par.data();
         List<double[]> out = new ArrayList<>();
         for (int r = 0; r < t.size(); r++) {
-            int n = t.intInRange(r, gpus ? "gpus" : "world_size", 1, org.scaledl.workload.Parallelism.MAX_RANKS);
             int line = t.line(r);
-            int replicas = !gpus ? n : Parallelism.replicas(n, par.tensor(), par.pipeline(), par.context())
-                    .orElseThrow(() -> org.scaledl.InvalidInputException.atLine(csv.toString(), line, "gpus " + n
-                            + " is not a multiple of a replica's " + perReplica + " GPUs"));
+            Integer replicas = t.has("world_size") ? t.intInRange(r, "world_size", 1, Parallelism.MAX_RANKS) : null;
+            if (t.has("gpus")) {
+                int n = t.intInRange(r, "gpus", 1, Parallelism.MAX_RANKS);
+                int fromGpus = Parallelism.replicas(n, par.tensor(), par.pipeline(), par.context())
+                        .orElseThrow(() -> org.scaledl.InvalidInputException.atLine(csv.toString(), line, "gpus " + n
+                                + " is not a multiple of a replica's " + perReplica + " GPUs"));
+                if (replicas != null && replicas != fromGpus) {
+                    throw org.scaledl.InvalidInputException.atLine(csv.toString(), line, "gpus " + n + " and "
+                            + "world_size " + replicas + " disagree: world_size counts data-parallel replicas (of "
+                            + perReplica + " GPUs), so gpus " + n + " is world_size " + fromGpus
+                            + " (give one of them)");
+                }
+                replicas = fromGpus;
+            }
             out.add(new double[] {replicas, t.intInRange(r, "batch", 1, MAX_SWEPT_BATCH),
                 t.numberInRange(r, "measured_ms", org.scaledl.io.JobRuns.MIN_MILLIS, org.scaledl.io.JobRuns.MAX_MILLIS)});
         }

@@ -1214,10 +1214,10 @@ class ClusterPredictCliTest {
         String[] common = {"scaling", "--model", "gpu", "--graph", graph, "--batch", "16", "--device", "Tesla T4",
             "--precision", "fp16", "--gpus", "1,2", "--batches", "4,16", "--out", dir.resolve("s.svg").toString(),
             "--measured", measured.toString()};
-        Files.writeString(measured, "world_size,gpus,batch,measured_ms\n1,1,16,30\n");
+        Files.writeString(measured, "world_size,gpus,batch,measured_ms\n1,1,16,30\n1,2,16,30\n");
         Run both = MainTest.run(common);
         assertEquals(1, both.code(), both.err());
-        assertTrue(both.err().contains("both world_size and gpus"), both.err());
+        assertTrue(both.err().contains("measured.csv:3: gpus 2 and world_size 1 disagree"), both.err());
         Files.writeString(measured, "world_size,batch,measured_ms\n1,16,30\n2,16,33\n1,16,30\n");
         Run copied = MainTest.run(common);
         assertEquals(1, copied.code(), copied.err());
