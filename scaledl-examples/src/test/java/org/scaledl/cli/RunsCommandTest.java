@@ -201,11 +201,26 @@ class RunsCommandTest {
         assertFalse(quiet.err().contains("disagree"), quiet.err());
     }
 
+    /** The predicted times of a runs table's rows under a saved model, in row order. */
+    private static List<Double> predictions(Path model, Path runs) throws IOException {
+        Path preds = runs.resolveSibling(model.getFileName() + ".preds.csv");
+        assertEquals(0, MainTest.run("predict", "--model", model.toString(), "--candidates", runs.toString(),
+                "--out", preds.toString()).code());
+        List<String> scored = Files.readAllLines(preds);
+        int col = List.of(scored.get(0).split(",")).indexOf("predicted_ms");
+        List<Double> out = new java.util.ArrayList<>();
+        for (String line : scored.subList(1, scored.size())) {
+            out.add(Double.parseDouble(line.split(",", -1)[col]));
+        }
+        return out;
+    }
+
     /**
      * A calibration on enough runs to refit the terms names the runs it leaves more than 10 % beyond their 90 %
      * interval, furthest first: the nine published Llama 3 70B runs on H100s, one of them measured 1.8 times slower
      * than published, calibrate with that run named first (its line, x1.6–1.99 of its prediction) and the eight others
-     * predicted within 10 % of what they measured (the wild run pulls them little). The nine as published name none.
+     * predicted within 2 % of what the nine as published calibrate them to (the wild run pulls them little). The nine
+     * as published name none.
      */
     @Test
     void aCalibrationNamesTheRunsItLeavesOutsideTheirInterval() throws IOException {
@@ -238,24 +253,21 @@ class RunsCommandTest {
         // the wild run first, the furthest beyond its interval
         assertTrue(r.err().matches("(?s).*\\d+ of 9 runs lies? more than 10% beyond (its|their) 90% interval after the "
                 + "calibration: [^;]*runs\\.csv:6 measured x1\\.[6-9]\\d of its prediction.*"), r.err());
-        Path preds = dir.resolve("preds.csv");
-        assertEquals(0, MainTest.run("predict", "--model", out.toString(), "--candidates", runs.toString(), "--out",
-                preds.toString()).code());
-        List<String> scored = Files.readAllLines(preds);
-        List<String> cols = List.of(scored.get(0).split(","));
-        for (int i = 1; i < scored.size(); i++) {
-            String[] s = scored.get(i).split(",", -1);
-            double ratio = Double.parseDouble(s[cols.indexOf("predicted_ms")]) / Double.parseDouble(
-                    s[cols.indexOf("measured_ms")]);
-            if (i != 5) {
-                assertTrue(Math.abs(ratio - 1) < 0.10, "line " + (i + 1) + ": x" + ratio);
-            }
-        }
+        List<Double> wildPredictions = predictions(out, runs);
         Files.write(runs, clean);
+        Path cleanOut = dir.resolve("clean.sdl");
         MainTest.Run quiet = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
-                out.toString());
+                cleanOut.toString());
         assertEquals(0, quiet.code(), quiet.err());
         assertFalse(quiet.err().contains("beyond"), quiet.err());
+        // the wild run pulls the calibration little: the eight others are predicted as the clean nine calibrate them
+        List<Double> cleanPredictions = predictions(cleanOut, runs);
+        for (int i = 0; i < cleanPredictions.size(); i++) {
+            if (i != 4) {
+                double ratio = wildPredictions.get(i) / cleanPredictions.get(i);
+                assertTrue(Math.abs(ratio - 1) < 0.02, "line " + (i + 2) + ": x" + ratio);
+            }
+        }
         // the same runs with Megatron's name for the tensor-parallel degree, which the reader does not read: warned
         // of, naming the column meant
         clean.set(0, clean.get(0).replace(",tensor,", ",tp,"));

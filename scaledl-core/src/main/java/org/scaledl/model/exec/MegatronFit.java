@@ -117,13 +117,21 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         }
         MegatronModel model = fitOrCalibrate(data, all(data.size()), centre, calibrate);
         List<Folds.Fold> folds = Folds.leaveOneGroupOut(runs, Folds.byTag(groupTag));
+        // a calibration of runs enough to refit the terms keeps the refit only where it predicts them held out
+        // better than the level alone does
+        boolean levelOnly = calibrate && data.size() >= TERM_RUNS && folds.size() >= MIN_CALIBRATION_GROUPS
+                && levelPredictsBetter(data, folds, centre);
+        if (levelOnly) {
+            model = level(data, all(data.size()), centre);
+        }
         List<Double> errors = new ArrayList<>();
         boolean cv = folds.size() >= (calibrate ? MIN_CALIBRATION_GROUPS : 3);
         double[] out = new double[data.size()];
         if (cv) {
             for (Folds.Fold f : folds) {
-                MegatronModel m = fitOrCalibrate(data, f.train().stream().mapToInt(Integer::intValue).toArray(),
-                        centre, calibrate);
+                int[] train = f.train().stream().mapToInt(Integer::intValue).toArray();
+                MegatronModel m = levelOnly ? level(data, train, centre) : fitOrCalibrate(data, train, centre,
+                        calibrate);
                 for (int i : f.test()) {
                     out[i] = Math.log(m.millis(data.get(i).terms()) / data.get(i).millis());
                 }
@@ -285,10 +293,40 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
     public static final int TERM_RUNS = 8;
 
 
+    /**
+     * Whether the calibration's level alone predicts its runs held out (group by group) at least as well as the terms
+     * refitted around it, by their weighted mean absolute log error: runs that no refit of the terms generalises
+     * across (the extremes a D-optimal plan picks, where the model errs most) then move the level only.
+     */
+    private static boolean levelPredictsBetter(List<Run> data, List<Folds.Fold> folds, MegatronModel centre) {
+        double level = 0;
+        double terms = 0;
+        for (Folds.Fold f : folds) {
+            int[] train = f.train().stream().mapToInt(Integer::intValue).toArray();
+            MegatronModel l = level(data, train, centre);
+            MegatronModel t = fit(data, train, l, true);
+            for (int i : f.test()) {
+                Run r = data.get(i);
+                level += r.weight() * Math.abs(Math.log(l.millis(r.terms()) / r.millis()));
+                terms += r.weight() * Math.abs(Math.log(t.millis(r.terms()) / r.millis()));
+            }
+        }
+        return level <= terms;
+    }
+
     private static MegatronModel fitOrCalibrate(List<Run> data, int[] rows, MegatronModel centre, boolean calibrate) {
         if (!calibrate) {
             return fit(data, rows, centre, false);
         }
+        MegatronModel level = level(data, rows, centre);
+        return rows.length < TERM_RUNS ? level : fit(data, rows, level, true);
+    }
+
+    /**
+     * A calibration's level: the runs' weighted median log ratio of measured to predicted time, shrunk toward the
+     * centre's as the centre's level prior says, over every coefficient.
+     */
+    private static MegatronModel level(List<Run> data, int[] rows, MegatronModel centre) {
         // the level: the runs' weighted median log ratio of measured to predicted (one job the model misses, of a
         // family it has not seen, does not set a cluster's level), shrunk toward the centre's as that many runs are
         double[] logRatios = new double[rows.length];
@@ -306,9 +344,8 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         centre.coefficients().forEach((k, v) -> c.put(k, v * factor));
         double[] iv = centre.interval();
         double[] ie = centre.interval(true);
-        MegatronModel level = MegatronModel.of(c).withInterval(iv[0], iv[1]).withExpertInterval(ie[0], ie[1])
+        return MegatronModel.of(c).withInterval(iv[0], iv[1]).withExpertInterval(ie[0], ie[1])
                 .withLevelPriorRuns(centre.levelPriorRuns());
-        return rows.length < TERM_RUNS ? level : fit(data, rows, level, true);
     }
 
     /**
