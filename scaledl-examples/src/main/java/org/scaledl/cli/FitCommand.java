@@ -232,6 +232,7 @@ final class FitCommand implements Callable<Integer> {
                         .distinct().toList(), 100 * before / kept.size(), 100 * beforeBias / kept.size(),
                 100 * after / kept.size(), out);
         disagreement(p, cal, kept).ifPresent(w -> System.err.println("scaledl: warning: " + w));
+        levelOnly(p, cal, kept).ifPresent(w -> System.err.println("scaledl: note: " + w));
         outliers(cal, kept).ifPresent(w -> System.err.println("scaledl: warning: " + w));
         if (kept.size() < 3) {
             System.err.println("scaledl: warning: " + kept.size() + " run" + (kept.size() == 1 ? " moves" : "s move") + " "
@@ -305,6 +306,32 @@ final class FitCommand implements Callable<Integer> {
 
     /** How many runs a warning names (the furthest off first). */
     private static final int NAMED_RUNS = 3;
+
+    /**
+     * Said where a calibration of enough transformer runs to refit the execution terms ({@link MegatronFit#TERM_RUNS})
+     * moved the model's level only: its terms refitted predicted the runs, each held out, worse than the level alone.
+     */
+    static java.util.Optional<String> levelOnly(RuntimePredictor before, RuntimePredictor after, List<Sample> kept) {
+        int jobs = transformerRuns(kept).size();
+        java.util.Optional<org.scaledl.model.exec.MegatronModel> b = before.executionModel();
+        java.util.Optional<org.scaledl.model.exec.MegatronModel> a = after.executionModel();
+        if (jobs < MegatronFit.TERM_RUNS || b.isEmpty() || a.isEmpty()) {
+            return java.util.Optional.empty();
+        }
+        org.scaledl.model.exec.ExecutionTerm dense = org.scaledl.model.exec.ExecutionTerm.DENSE;
+        double factor = a.get().coefficient(dense) / b.get().coefficient(dense);
+        for (org.scaledl.model.exec.ExecutionTerm t : org.scaledl.model.exec.ExecutionTerm.values()) {
+            if (Math.abs(a.get().coefficient(t) - factor * b.get().coefficient(t)) > 1e-9 * (1
+                    + b.get().coefficient(t))) {
+                return java.util.Optional.empty();
+            }
+        }
+        return java.util.Optional.of(String.format(Locale.ROOT, "the %d runs moved the model's level only (x%.3f "
+                + "on every coefficient): its terms, refitted with each run (or family) held out in turn, predicted "
+                + "the ones held out worse on average than the level alone did; runs of more kinds of job (other "
+                + "models, layouts, sizes) let them refit",
+                jobs, factor));
+    }
 
     /**
      * Said where a calibration refits the execution terms (at least {@link MegatronFit#TERM_RUNS} transformer runs)

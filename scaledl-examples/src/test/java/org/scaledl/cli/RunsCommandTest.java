@@ -260,6 +260,8 @@ class RunsCommandTest {
                 cleanOut.toString());
         assertEquals(0, quiet.code(), quiet.err());
         assertFalse(quiet.err().contains("beyond"), quiet.err());
+        // nine runs of one model: the terms refitted predict the runs held out worse than the level does, said
+        assertTrue(quiet.err().contains("scaledl: note: the 9 runs moved the model's level only"), quiet.err());
         // the wild run pulls the calibration little: the eight others are predicted as the clean nine calibrate them
         List<Double> cleanPredictions = predictions(cleanOut, runs);
         for (int i = 0; i < cleanPredictions.size(); i++) {
