@@ -119,19 +119,22 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         List<Folds.Fold> folds = Folds.leaveOneGroupOut(runs, Folds.byTag(groupTag));
         // a calibration of runs enough to refit the terms keeps the refit only where it predicts them held out
         // better than the level alone does
-        boolean levelOnly = calibrate && data.size() >= TERM_RUNS && folds.size() >= MIN_CALIBRATION_GROUPS
-                && levelPredictsBetter(data, folds, centre);
-        if (levelOnly) {
-            model = level(data, all(data.size()), centre);
-        }
         List<Double> errors = new ArrayList<>();
         boolean cv = folds.size() >= (calibrate ? MIN_CALIBRATION_GROUPS : 3);
         double[] out = new double[data.size()];
-        if (cv) {
+        if (calibrate && data.size() >= TERM_RUNS && cv) {
+            // a calibration of runs enough to refit the terms keeps the refit only where it predicts them held out
+            // better than the level alone does (its held-out errors are then the interval's)
+            double[][] heldOut = levelAndTermsHeldOut(data, folds, centre);
+            boolean levelOnly = weightedMeanAbs(data, heldOut[0]) <= weightedMeanAbs(data, heldOut[1]);
+            if (levelOnly) {
+                model = level(data, all(data.size()), centre);
+            }
+            out = heldOut[levelOnly ? 0 : 1];
+        } else if (cv) {
             for (Folds.Fold f : folds) {
-                int[] train = f.train().stream().mapToInt(Integer::intValue).toArray();
-                MegatronModel m = levelOnly ? level(data, train, centre) : fitOrCalibrate(data, train, centre,
-                        calibrate);
+                MegatronModel m = fitOrCalibrate(data, f.train().stream().mapToInt(Integer::intValue).toArray(),
+                        centre, calibrate);
                 for (int i : f.test()) {
                     out[i] = Math.log(m.millis(data.get(i).terms()) / data.get(i).millis());
                 }
@@ -294,24 +297,34 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
 
 
     /**
-     * Whether the calibration's level alone predicts its runs held out (group by group) at least as well as the terms
-     * refitted around it, by their weighted mean absolute log error: runs that no refit of the terms generalises
-     * across (the extremes a D-optimal plan picks, where the model errs most) then move the level only.
+     * A calibration's runs each predicted held out (group by group) by the level alone ({@code [0]}) and by the terms
+     * refitted around it ({@code [1]}), as log errors: which of the two generalises across the runs (the extremes a
+     * D-optimal plan picks, where the model errs most, may leave no refit of the terms that does).
      */
-    private static boolean levelPredictsBetter(List<Run> data, List<Folds.Fold> folds, MegatronModel centre) {
-        double level = 0;
-        double terms = 0;
+    private static double[][] levelAndTermsHeldOut(List<Run> data, List<Folds.Fold> folds, MegatronModel centre) {
+        double[][] out = new double[2][data.size()];
         for (Folds.Fold f : folds) {
             int[] train = f.train().stream().mapToInt(Integer::intValue).toArray();
             MegatronModel l = level(data, train, centre);
             MegatronModel t = fit(data, train, l, true);
             for (int i : f.test()) {
                 Run r = data.get(i);
-                level += r.weight() * Math.abs(Math.log(l.millis(r.terms()) / r.millis()));
-                terms += r.weight() * Math.abs(Math.log(t.millis(r.terms()) / r.millis()));
+                out[0][i] = Math.log(l.millis(r.terms()) / r.millis());
+                out[1][i] = Math.log(t.millis(r.terms()) / r.millis());
             }
         }
-        return level <= terms;
+        return out;
+    }
+
+    /** The runs' weighted mean absolute log error. */
+    private static double weightedMeanAbs(List<Run> data, double[] logErrors) {
+        double s = 0;
+        double w = 0;
+        for (int i = 0; i < logErrors.length; i++) {
+            s += data.get(i).weight() * Math.abs(logErrors[i]);
+            w += data.get(i).weight();
+        }
+        return w > 0 ? s / w : 0;
     }
 
     private static MegatronModel fitOrCalibrate(List<Run> data, int[] rows, MegatronModel centre, boolean calibrate) {
