@@ -479,9 +479,9 @@ public final class RuntimePredictor implements RuntimeModel {
      * A copy calibrated on a few measured runs. A device predictor: shared per-phase factors and a damped factor per
      * GPU measured (these replace the earlier calibration); runs of configuration-built transformers
      * ({@link org.scaledl.transformer.TransformerSpec}) refit the Megatron execution model's coefficients instead,
-     * pulled toward the current ones (fewer than eight move their level only; more refit them, a few moving them
-     * little, many deciding them; a predictor without an execution model yet fits one from eight runs on as a bundled
-     * model is fitted). A host predictor: <b>few-shot machine adaptation</b>,
+     * pulled toward the current ones (fewer than eight move their level only; more refit them where that predicts
+     * the runs, each held out, better than the level alone, a few moving them little, many deciding them; a predictor
+     * without an execution model yet fits one from eight runs on as a bundled model is fitted). A host predictor: <b>few-shot machine adaptation</b>,
      * every CPU machine the runs measure gets a damped correction of the fitted machine that predicts them best, so a
      * machine the predictor has not seen becomes predictable from a handful of its runs. No runs change nothing: this
      * predictor is returned as it is (its provenance names no calibration).

@@ -319,6 +319,9 @@ final class FitCommand implements Callable<Integer> {
             return java.util.Optional.empty();
         }
         org.scaledl.model.exec.ExecutionTerm dense = org.scaledl.model.exec.ExecutionTerm.DENSE;
+        if (!(b.get().coefficient(dense) > 0)) {
+            return java.util.Optional.empty();
+        }
         double factor = a.get().coefficient(dense) / b.get().coefficient(dense);
         for (org.scaledl.model.exec.ExecutionTerm t : org.scaledl.model.exec.ExecutionTerm.values()) {
             if (Math.abs(a.get().coefficient(t) - factor * b.get().coefficient(t)) > 1e-9 * (1
@@ -327,9 +330,9 @@ final class FitCommand implements Callable<Integer> {
             }
         }
         return java.util.Optional.of(String.format(Locale.ROOT, "the %d runs moved the model's level only (x%.3f "
-                + "on every coefficient): its terms, refitted with each run (or family) held out in turn, predicted "
-                + "the ones held out worse on average than the level alone did; runs of more kinds of job (other "
-                + "models, layouts, sizes) let them refit",
+                + "on every coefficient): its terms, refitted with each run held out in turn, predicted the runs "
+                + "held out worse on average than the level alone did, so the model's terms are kept in their "
+                + "proportions",
                 jobs, factor));
     }
 
@@ -365,8 +368,9 @@ final class FitCommand implements Callable<Integer> {
                 "%s measured x%.2f of its prediction", o.where(), o.ratio())).toList());
         boolean one = off.size() == 1;
         return Optional.of(String.format(Locale.ROOT, "%d of %d runs %s more than %.0f%% beyond %s 90%% interval after "
-                + "the calibration: %s%s; the fit weighs such an error by its size, not its square, so %s the "
-                + "terms little: check %s (another cluster, software or setting than %s)", off.size(), jobs.size(),
+                + "the calibration: %s%s; the calibration weighs such an error by its size, not its square (the "
+                + "level by the runs' median), so %s it little: check %s (another cluster, software or setting than "
+                + "%s)", off.size(), jobs.size(),
                 one ? "lies" : "lie", 100 * MegatronFit.ROBUST, one ? "its" : "their", named,
                 off.size() > NAMED_RUNS ? " and " + (off.size() - NAMED_RUNS) + " more" : "",
                 one ? "it moves" : "they move", one ? "its row" : "their rows", one ? "it says" : "they say"));

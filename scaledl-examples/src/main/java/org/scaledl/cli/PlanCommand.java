@@ -205,7 +205,8 @@ final class PlanCommand implements Callable<Integer> {
             int calibrating = plan.indices().size() + measured.size();
             if (cluster && calibrating < org.scaledl.model.exec.MegatronFit.TERM_RUNS) {
                 System.out.printf(Locale.ROOT, "%d run%s calibrate%s one level (the cluster's speed over every term); "
-                        + "%d or more refit the execution terms too%n", calibrating, calibrating == 1 ? "" : "s",
+                        + "%d or more refit the execution terms too, where that predicts them held out "
+                        + "better%n", calibrating, calibrating == 1 ? "" : "s",
                         calibrating == 1 ? "s" : "", org.scaledl.model.exec.MegatronFit.TERM_RUNS);
             }
             if (out != null) {

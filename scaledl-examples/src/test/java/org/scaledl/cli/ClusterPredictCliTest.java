@@ -109,7 +109,8 @@ class ClusterPredictCliTest {
         Run r = MainTest.run("plan", "--model", "gpu", "--candidates", jobs.toString(), "--runs", "3");
         assertEquals(0, r.code(), r.err());
         assertTrue(r.out().contains("chose 3 of 4 candidate jobs") && r.out().contains("3 runs calibrate one level")
-                && r.out().contains("8 or more refit the execution terms too"), r.out());
+                && r.out().contains("8 or more refit the execution terms too, where that predicts them held out "
+                + "better"), r.out());
         Run one = MainTest.run("plan", "--model", "gpu", "--candidates", jobs.toString(), "--runs", "1");
         assertTrue(one.out().contains("1 run calibrates one level"), one.out());
     }

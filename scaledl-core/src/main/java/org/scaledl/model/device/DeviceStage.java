@@ -121,7 +121,8 @@ public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> 
     /**
      * A copy calibrated on a few measured runs: runs of configuration-built transformers refit the Megatron
      * model's coefficients, pulled toward the current ones ({@link MegatronFit}: fewer than
-     * {@link MegatronFit#TERM_RUNS} move their level only, more refit them, a term no run exercises stays); a stage
+     * {@link MegatronFit#TERM_RUNS} move their level only, more refit them where that predicts the runs held out
+     * better than the level alone, a term no run exercises stays); a stage
      * without a Megatron model yet fits it from that many runs on as a bundled model is fitted, from the priors, and
      * moves the priors' level from fewer; runs of imported graphs recalibrate the layer model's shared
      * per-phase factors and a damped factor per GPU measured ({@link DeviceLayerModel#calibrate}).

@@ -117,24 +117,34 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         }
         MegatronModel model = fitOrCalibrate(data, all(data.size()), centre, calibrate);
         List<Folds.Fold> folds = Folds.leaveOneGroupOut(runs, Folds.byTag(groupTag));
-        // a calibration of runs enough to refit the terms keeps the refit only where it predicts them held out
-        // better than the level alone does
         List<Double> errors = new ArrayList<>();
         boolean cv = folds.size() >= (calibrate ? MIN_CALIBRATION_GROUPS : 3);
         double[] out = new double[data.size()];
-        if (calibrate && data.size() >= TERM_RUNS && cv) {
-            // a calibration of runs enough to refit the terms keeps the refit only where it predicts them held out
-            // better than the level alone does (its held-out errors are then the interval's)
-            double[][] heldOut = levelAndTermsHeldOut(data, folds, centre);
-            boolean levelOnly = weightedMeanAbs(data, heldOut[0]) <= weightedMeanAbs(data, heldOut[1]);
+        boolean levelOnly = false;
+        double[][] heldOut = null;
+        if (calibrate && data.size() >= TERM_RUNS) {
+            // a calibration of runs enough to refit the terms keeps the refit only where it predicts them, each held
+            // out, better than the level alone does (run by run, whatever groups the interval's folds take)
+            List<String> each = new ArrayList<>();
+            for (int i = 0; i < data.size(); i++) {
+                each.add(Integer.toString(i));
+            }
+            List<Folds.Fold> runByRun = Folds.leaveOneGroupOut(each);
+            heldOut = levelAndTermsHeldOut(data, runByRun, centre);
+            // (a tie, or an error that is not a number, keeps the simpler model)
+            levelOnly = !(weightedMeanAbs(data, heldOut[1]) < weightedMeanAbs(data, heldOut[0]));
             if (levelOnly) {
                 model = level(data, all(data.size()), centre);
             }
+        }
+        if (cv && heldOut != null && folds.size() == data.size()) {
+            // the interval's folds are the runs themselves: their held-out errors are those just computed
             out = heldOut[levelOnly ? 0 : 1];
         } else if (cv) {
             for (Folds.Fold f : folds) {
-                MegatronModel m = fitOrCalibrate(data, f.train().stream().mapToInt(Integer::intValue).toArray(),
-                        centre, calibrate);
+                int[] train = f.train().stream().mapToInt(Integer::intValue).toArray();
+                MegatronModel m = levelOnly ? level(data, train, centre) : fitOrCalibrate(data, train, centre,
+                        calibrate);
                 for (int i : f.test()) {
                     out[i] = Math.log(m.millis(data.get(i).terms()) / data.get(i).millis());
                 }
@@ -291,7 +301,8 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
     /**
      * Runs below which a calibration moves only the level of the model (one factor over every coefficient: the
      * cluster's overall efficiency), as one to a few runs can tell nothing more without trading one term against
-     * another; from this many on, the terms are refitted around the new level too.
+     * another; from this many on, the terms are refitted around the new level too, where that predicts the runs, each
+     * held out, better than the level alone does.
      */
     public static final int TERM_RUNS = 8;
 
