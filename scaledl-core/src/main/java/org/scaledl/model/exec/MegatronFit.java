@@ -25,7 +25,9 @@ import org.scaledl.workload.Workload;
  * fixes ({@link ExecutionTerm#pulled()}) toward the centre (their priors, or the model being calibrated): the data then
  * decide what they can tell apart, and the physics the rest (a term no run exercises stays where it was). A
  * calibration ({@link #calibrate}) pulls the free terms toward the centre too, relative to their size, so a few runs
- * move the fixed and host costs only as far as they show.
+ * move the fixed and host costs only as far as they show; below {@link #TERM_RUNS} runs it moves the centre's level
+ * only, and from that many on it keeps the terms' refit only where the refit predicts the runs, each held out in
+ * turn, better than the level alone does.
  *
  * <p>Runs of one model family share what no term describes (a kernel its recipe runs slowly, a software path of its
  * own), so a family of many runs, all off by one factor, would otherwise pull the shared coefficients toward itself
