@@ -491,7 +491,6 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             return new Candidates(t, ws);
         }
 
-
         EachRow readEach(CsvTable t) {
             List<Optional<Workload>> ws = new ArrayList<>(t.size());
             List<Optional<String>> errors = new ArrayList<>(t.size());
@@ -730,18 +729,20 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             if (gpus.isEmpty()) {
                 return world.orElse(1);
             }
+            java.util.OptionalInt data = Parallelism.replicas(gpus.get(), tensor, pipeline, context);
+            if (data.isPresent() && (world.isEmpty() || world.get() == data.getAsInt())) {
+                return data.getAsInt();
+            }
+            // (the messages built only for a row refused: this runs once per row of a table of millions)
             // a value from the caller's defaults, not the row, is said so (the line is only where it was applied)
             String given = "gpus " + gpus.get() + (t.opt(r, "gpus").isPresent() ? "" : " (the caller's default)");
             String replica = "tensor " + tensor + " x pipeline " + pipeline + " x context " + context + " = "
                     + (long) tensor * pipeline * context + " GPUs a data-parallel replica";
-            int data = Parallelism.replicas(gpus.get(), tensor, pipeline, context).orElseThrow(() ->
-                    InvalidInputException.atLine(t.source(), t.line(r), given + " is not a multiple of " + replica));
-            if (world.isPresent() && world.get() != data) {
-                throw InvalidInputException.atLine(t.source(), t.line(r), given + " and world_size " + world.get()
-                        + " disagree: world_size counts data-parallel replicas (" + replica + "), so gpus "
-                        + gpus.get() + " is world_size " + data + " (give one of them)");
-            }
-            return data;
+            throw InvalidInputException.atLine(t.source(), t.line(r), data.isEmpty()
+                    ? given + " is not a multiple of " + replica
+                    : given + " and world_size " + world.get() + " disagree: world_size counts data-parallel replicas ("
+                    + replica + "), so gpus " + gpus.get() + " is world_size " + data.getAsInt()
+                    + " (give one of them)");
         }
 
         /** A positive integer value, empty when the column is absent, the cell blank and no default given. */

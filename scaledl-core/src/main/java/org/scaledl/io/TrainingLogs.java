@@ -808,8 +808,7 @@ public final class TrainingLogs {
                         + "loss: ...  tps: T', or Hugging Face Trainer's), which this reader does not read: give its "
                         + "runs as a job runs table (docs/formats.md), a step's time as measured_ms or TorchTitan's "
                         + "tps (tokens per second per GPU) as tokens_per_s_per_gpu" : "not a training log, or one that "
-                        + "stopped before its first logged "
-                        + "iteration"));
+                        + "stopped before its first logged iteration"));
             }
             // by default at least the first logged iteration goes: it holds the start-up (allocation, autotuning,
             // communicators), several times a steady step

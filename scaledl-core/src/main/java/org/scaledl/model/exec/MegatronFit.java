@@ -117,7 +117,6 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
             data.add(new Run(stage.terms(s.workload()), s.millis(), weight(s),
                     s.workload().tag(FAMILY_TAG).orElse("")));
         }
-        MegatronModel model = fitOrCalibrate(data, all(data.size()), centre, calibrate);
         List<Folds.Fold> folds = Folds.leaveOneGroupOut(runs, Folds.byTag(groupTag));
         List<Double> errors = new ArrayList<>();
         boolean cv = folds.size() >= (calibrate ? MIN_CALIBRATION_GROUPS : 3);
@@ -135,10 +134,10 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
             heldOut = levelAndTermsHeldOut(data, runByRun, centre);
             // (a tie, or an error that is not a number, keeps the simpler model)
             levelOnly = !(weightedMeanAbs(data, heldOut[1]) < weightedMeanAbs(data, heldOut[0]));
-            if (levelOnly) {
-                model = level(data, all(data.size()), centre);
-            }
         }
+        // (the terms refitted on every run only where they were chosen)
+        MegatronModel model = levelOnly ? level(data, all(data.size()), centre)
+                : fitOrCalibrate(data, all(data.size()), centre, calibrate);
         if (cv && heldOut != null && folds.size() == data.size()) {
             // the interval's folds are the runs themselves: their held-out errors are those just computed
             out = heldOut[levelOnly ? 0 : 1];
