@@ -142,6 +142,8 @@ public final class InvalidInputException extends RuntimeException {
         String reason;
         if (cause instanceof NoSuchFileException) {
             reason = "no such file";
+        } else if (java.nio.file.Files.isDirectory(file)) {
+            reason = "it is a directory";
         } else if (cause instanceof AccessDeniedException) {
             reason = "permission denied";
         } else {

@@ -221,9 +221,9 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                         lineOf.getOrDefault("graph", lineOf.get("model")));
                 if (!Files.isRegularFile(file)) {
                     throw InvalidInputException.atLine(source, lineOf.getOrDefault("graph", lineOf.get("model")),
-                            "graph file not found for model " + model + (withResolution ? " at " + res : "") + ": "
-                            + file + " (export it: python -m scaledl_profiler export " + model
-                            + (withResolution ? " --size " + res : "") + " --out " + file + ")");
+                            DatasetReader.notAFile("graph", file) + " (model " + model
+                            + (withResolution ? " at " + res : "") + "; export it: python -m scaledl_profiler export "
+                            + model + (withResolution ? " --size " + res : "") + " --out " + file + ")");
                 }
                 for (String batch : values.get("batch")) {
                     for (String threads : values.getOrDefault("threads", List.of("1"))) {
@@ -565,7 +565,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             } catch (InvalidInputException e) {
                 throw InvalidInputException.atLine(t.source(), line, e.detail());
             }
-            int micro = positive(t, r, "batch").orElseThrow(() -> InvalidInputException.atLine(t.source(), line,
+            int micro = bounded(t, r, "batch", 1, DatasetReader.MAX_BATCH).orElseThrow(() -> InvalidInputException.atLine(t.source(), line,
                     "missing batch"));
             int microBatches = positive(t, r, "micro_batches").orElse(1);
             if ((long) micro * microBatches > Integer.MAX_VALUE) {
@@ -710,7 +710,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         private Path existing(CsvTable t, int line, String cell, String column) {
             Path file = DatasetReader.confined(dir, cell, column, "candidate table's", t.source(), line);
             if (!Files.isRegularFile(file)) {
-                throw InvalidInputException.atLine(t.source(), line, column + " file not found: " + file);
+                throw InvalidInputException.atLine(t.source(), line, DatasetReader.notAFile(column, file));
             }
             return file;
         }
@@ -794,8 +794,8 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             return switch (v.get()) {
                 case "true", "1", "yes" -> true;
                 case "false", "0", "no" -> false;
-                default -> throw InvalidInputException.atLine(t.source(), t.line(r), column + " must be true or false, "
-                        + "got '" + v.get() + "'");
+                default -> throw InvalidInputException.atLine(t.source(), t.line(r), column + " must be true or false "
+                        + "(1/0 and yes/no are read as those), got '" + clip(v.get()) + "'");
             };
         }
 

@@ -493,9 +493,15 @@ public final class CsvTable {
         double x = number(row, column);
         if (!(x >= min && x <= max)) {
             throw InvalidInputException.atLine(source, line(row), String.format(Locale.ROOT,
-                    "%s must be a number in [%s, %s], got %s", column, min, max, get(row, column)));
+                    "%s must be a number in [%s, %s], got %s", column, plain(min), plain(max), get(row, column)));
         }
         return x;
+    }
+
+    /** A bound as a message writes it: {@code 86400000}, {@code 0.001}, never {@code 8.64E7}. */
+    static String plain(double x) {
+        return Double.isFinite(x) ? java.math.BigDecimal.valueOf(x).stripTrailingZeros().toPlainString()
+                : String.valueOf(x);
     }
 
     /**

@@ -133,7 +133,7 @@ public final class DatasetReader {
             ModelGraph g = graphs.computeIfAbsent(graphPath, k -> {
                 Path file = graphFile(dir, k, t.source(), line);
                 if (!Files.isRegularFile(file)) {
-                    throw InvalidInputException.atLine(t.source(), line, "graph file not found: " + file);
+                    throw InvalidInputException.atLine(t.source(), line, notAFile("graph", file));
                 }
                 return OnnxImporter.read(file);
             });
@@ -309,6 +309,11 @@ public final class DatasetReader {
      */
     static Path graphFile(Path dir, String graph, String source, int line) {
         return confined(dir, graph, "graph", "dataset", source, line);
+    }
+
+    /** Why a path a table names is not a file it can read: {@code what} not found, or a directory. */
+    static String notAFile(String what, Path file) {
+        return what + (Files.isDirectory(file) ? " is a directory, not a file: " : " file not found: ") + file;
     }
 
     /**

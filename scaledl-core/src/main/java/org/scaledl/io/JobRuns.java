@@ -1,5 +1,6 @@
 package org.scaledl.io;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -61,7 +62,48 @@ public final class JobRuns {
      */
     public static List<Sample> read(Path csv, Function<Path, ModelGraph> importer,
             Function<String, Optional<Device>> devices, Map<String, String> defaults) {
+        return read(List.of(csv), importer, devices, defaults);
+    }
+
+    /**
+     * Reads several job runs tables as one: a run is counted once, so a table given twice, or an {@code id} that
+     * names a run in two tables (a row copied from one into the other), is refused naming both places.
+     *
+     * @throws InvalidInputException as {@link #read(Path, Function, Function, Map)}, and naming a table given twice or
+     *         an id's two lines
+     */
+    public static List<Sample> read(List<Path> tables, Function<Path, ModelGraph> importer,
+            Function<String, Optional<Device>> devices, Map<String, String> defaults) {
+        List<Path> seen = new ArrayList<>();
+        for (Path t : tables) {
+            for (Path s : seen) {
+                if (sameFile(s, t)) {
+                    throw InvalidInputException.inSource(t.toString(), "this runs table is given twice (also as "
+                            + s + "): each run counts once; give it once");
+                }
+            }
+            seen.add(t);
+        }
         List<Sample> out = new ArrayList<>();
+        // a run named twice is a row copied by mistake, not a second measurement: it would count twice
+        Map<String, String> ids = new java.util.HashMap<>();
+        for (Path t : tables) {
+            read(t, importer, devices, defaults, ids, out);
+        }
+        return out;
+    }
+
+    private static boolean sameFile(Path a, Path b) {
+        try {
+            return Files.isSameFile(a, b);
+        } catch (java.io.IOException e) {
+            // one of them is unreadable: its own read says so
+            return a.toAbsolutePath().normalize().equals(b.toAbsolutePath().normalize());
+        }
+    }
+
+    private static void read(Path csv, Function<Path, ModelGraph> importer, Function<String, Optional<Device>> devices,
+            Map<String, String> defaults, Map<String, String> ids, List<Sample> out) {
         try (Candidates.Chunks in = Candidates.open(csv, importer, devices, defaults)) {
             // a table predict --candidates scored (predicted_ms beside it) holds predicted tokens_per_s_per_gpu and
             // the measured ones, if any, as measured_tokens_per_s_per_gpu
@@ -77,24 +119,23 @@ public final class JobRuns {
                         + in.columns() + named);
             }
             misspelt.forEach((c, k) -> LOG.warn("{}", Candidates.nearMissWarning(csv.toString(), c, k)));
-            // a run named twice is a row copied by mistake, not a second measurement: it would count twice
-            Map<String, Integer> ids = new java.util.HashMap<>();
             for (Candidates c = in.next(4096); !c.workloads().isEmpty(); c = in.next(4096)) {
                 CsvTable t = c.table();
                 for (int r = 0; r < t.size(); r++) {
                     int line = t.line(r);
                     Optional<String> id = t.opt(r, "id").filter(v -> !v.isEmpty());
-                    Integer first = id.isPresent() ? ids.putIfAbsent(id.get(), line) : null;
+                    String first = id.isPresent() ? ids.putIfAbsent(id.get(), t.source() + ":" + line) : null;
                     if (first != null) {
+                        String where = first.startsWith(t.source() + ":")
+                                ? "line " + first.substring(t.source().length() + 1) : first;
                         throw InvalidInputException.atLine(t.source(), line, "id '"
-                                + InvalidInputException.printable(id.get(), 60) + "' names the run of line " + first
+                                + InvalidInputException.printable(id.get(), 60) + "' names the run of " + where
                                 + " too: each run once (a configuration measured again is a run of its own id)");
                     }
                     out.add(sample(t, r, c.workloads().get(r), rate));
                 }
             }
         }
-        return out;
     }
 
     /** The columns a job runs table reads beside a candidate table's. */
@@ -131,7 +172,8 @@ public final class JobRuns {
             ms = 1e3 * tokens / (rate * w.parallelism().ranks());
             if (!(ms >= MIN_MILLIS && ms <= MAX_MILLIS)) {
                 throw InvalidInputException.atLine(t.source(), line, rateColumn + " " + rate + " means an "
-                        + "iteration of " + ms + " ms, outside " + MIN_MILLIS + ".." + MAX_MILLIS);
+                        + "iteration of " + ms + " ms, outside " + CsvTable.plain(MIN_MILLIS) + ".."
+                        + CsvTable.plain(MAX_MILLIS));
             }
         } else {
             throw InvalidInputException.atLine(t.source(), line, "no measured_ms or " + rateColumn);

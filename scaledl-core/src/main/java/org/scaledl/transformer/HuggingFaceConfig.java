@@ -168,7 +168,9 @@ public final class HuggingFaceConfig {
             // the builder names the model; where that name is the file's own (a configuration not called
             // config.json), once is enough
             String m = e.getMessage() == null ? "" : e.getMessage();
-            throw InvalidInputException.inSource(source, source.endsWith(name) && m.startsWith(name + ": ")
+            boolean named = source.endsWith(name) || source.endsWith(name + "/config.json")
+                    || source.endsWith(name + java.io.File.separator + "config.json");
+            throw InvalidInputException.inSource(source, named && m.startsWith(name + ": ")
                     ? m.substring(name.length() + 2) : m);
         }
     }
@@ -247,12 +249,12 @@ public final class HuggingFaceConfig {
         }
         List<Block> bl;
         if (type.equals("mixtral")) {
-            b.experts(r.count("num_local_experts", 8, 1, TransformerSpec.Moe.MAX_EXPERTS),
-                    r.count("num_experts_per_tok", 2, 1, TransformerSpec.Moe.MAX_EXPERTS));
+            int experts = r.count("num_local_experts", 8, 1, TransformerSpec.Moe.MAX_EXPERTS);
+            b.experts(experts, r.topK("num_experts_per_tok", 2, experts, "num_local_experts"));
             bl = new ArrayList<>(java.util.Collections.nCopies(layers, Block.moe()));
         } else if (type.equals("qwen3_moe")) {
             int experts = r.count("num_experts", 128, 1, TransformerSpec.Moe.MAX_EXPERTS);
-            b.moe(new TransformerSpec.Moe(experts, r.count("num_experts_per_tok", 8, 1, experts),
+            b.moe(new TransformerSpec.Moe(experts, r.topK("num_experts_per_tok", 8, experts, "num_experts"),
                     r.size("moe_intermediate_size", 768), 0, false, false, false));
             int step = r.count("decoder_sparse_step", 1, 1, (int) MAX_LAYERS);
             List<Integer> dense = r.integers("mlp_only_layers", layers);
@@ -395,8 +397,8 @@ public final class HuggingFaceConfig {
                 layers, r.vocab("vocab_size", glm ? 154880 : 129280)).kvHeads(heads).headDim(mla.vDim()).ffn(ffn)
                 .ffnKind(TransformerSpec.FfnKind.SWIGLU).norm(TransformerSpec.Norm.RMS_NORM).bias(false)
                 .qkvBias(attentionBias).outBias(attentionBias).tiedEmbeddings(r.bool("tie_word_embeddings", false))
-                .mla(mla).moe(new TransformerSpec.Moe(experts, r.count("num_experts_per_tok", 8, 1, experts),
-                        expertFfn, shared * expertFfn, false, r.text("topk_method", "").equals("noaux_tc"), false))
+                .mla(mla).moe(new TransformerSpec.Moe(experts, r.topK("num_experts_per_tok", 8, experts,
+                        "n_routed_experts"), expertFfn, shared * expertFfn, false, r.text("topk_method", "").equals("noaux_tc"), false))
                 .blocks(bl).attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false)
                 .fusedAttention(true).mtpLayers(r.count("num_nextn_predict_layers", 0, 0, 16));
         dsa.ifPresent(b::dsa);
@@ -428,8 +430,8 @@ public final class HuggingFaceConfig {
                 .ffnKind(TransformerSpec.FfnKind.SWIGLU).norm(TransformerSpec.Norm.RMS_NORM).bias(false)
                 .qkvBias(r.bool("attention_bias", false)).outBias(false).mlpBias(false)
                 .tiedEmbeddings(r.bool("tie_word_embeddings", false)).qkNorm(r.bool("use_qk_norm", false))
-                .moe(new TransformerSpec.Moe(experts, r.count("num_experts_per_tok", 8, 1, experts), expertFfn,
-                        shared * expertFfn, false, true, false))
+                .moe(new TransformerSpec.Moe(experts, r.topK("num_experts_per_tok", 8, experts, "n_routed_experts"),
+                        expertFfn, shared * expertFfn, false, true, false))
                 .blocks(bl).attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false)
                 .fusedAttention(true).mtpLayers(r.count("num_nextn_predict_layers", 0, 0, 16));
         if (r.has("head_dim") && !r.isNull("head_dim")) {
@@ -442,8 +444,8 @@ public final class HuggingFaceConfig {
         long heads = r.size("num_attention_heads", 64);
         int layers = r.layers("num_hidden_layers", 36);
         int experts = r.count("num_local_experts", 128, 1, TransformerSpec.Moe.MAX_EXPERTS);
-        int topK = r.has("num_experts_per_tok") ? r.count("num_experts_per_tok", 4, 1, experts)
-                : r.count("experts_per_token", 4, 1, experts);
+        int topK = r.has("num_experts_per_tok") ? r.topK("num_experts_per_tok", 4, experts, "num_local_experts")
+                : r.topK("experts_per_token", 4, experts, "num_local_experts");
         int window = r.count("sliding_window", 128, 1, Integer.MAX_VALUE);
         List<String> types = r.texts("layer_types", layers);
         List<Block> bl = new ArrayList<>();
@@ -520,7 +522,7 @@ public final class HuggingFaceConfig {
             int experts = r.count("n_routed_experts", 128, 1, TransformerSpec.Moe.MAX_EXPERTS);
             long shared = r.count("n_shared_experts", 0, 0, TransformerSpec.Moe.MAX_EXPERTS) > 0
                     ? r.size("moe_shared_expert_intermediate_size", -1) : 0;
-            b.moe(new TransformerSpec.Moe(experts, r.count("num_experts_per_tok", 6, 1, experts),
+            b.moe(new TransformerSpec.Moe(experts, r.topK("num_experts_per_tok", 6, experts, "n_routed_experts"),
                     r.size("moe_intermediate_size", -1), shared, false, true, false,
                     r.has("moe_latent_size") && !r.isNull("moe_latent_size") ? r.size("moe_latent_size", -1) : 0));
         }
@@ -579,8 +581,8 @@ public final class HuggingFaceConfig {
         if (experts > 0) {
             long shared = r.has("shared_expert_intermediate_size") && !r.isNull("shared_expert_intermediate_size")
                     ? r.count("shared_expert_intermediate_size", 0, 0, (int) MAX_SIZE) : 512;
-            b.moe(new TransformerSpec.Moe(experts, r.count("num_experts_per_tok", Math.min(next ? 10 : 8, experts), 1,
-                    experts), r.size("moe_intermediate_size", 512), shared, false, false, false));
+            b.moe(new TransformerSpec.Moe(experts, r.topK("num_experts_per_tok", Math.min(next ? 10 : 8, experts),
+                    experts, "num_experts"), r.size("moe_intermediate_size", 512), shared, false, false, false));
         }
         return b.build();
     }
@@ -610,8 +612,8 @@ public final class HuggingFaceConfig {
                 .ffnKind(TransformerSpec.FfnKind.SWIGLU).norm(TransformerSpec.Norm.RMS_NORM).bias(false)
                 .qkvBias(r.bool("attention_bias", false)).outBias(r.bool("attention_bias", false))
                 .tiedEmbeddings(r.bool("tie_word_embeddings", false))
-                .moe(new TransformerSpec.Moe(experts, r.count("num_experts_per_tok", 1, 1, experts), expertFfn,
-                        expertFfn, false, false, false))
+                .moe(new TransformerSpec.Moe(experts, r.topK("num_experts_per_tok", 1, experts, "num_local_experts"),
+                        expertFfn, expertFfn, false, false, false))
                 .blocks(bl).attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false)
                 .fusedAttention(true);
         if (r.has("head_dim") && !r.isNull("head_dim")) {
@@ -734,6 +736,16 @@ public final class HuggingFaceConfig {
             return (int) integer(key, dflt, min, max);
         }
 
+        /** The experts each token is routed to: at most the {@code experts} of key {@code expertsKey}. */
+        int topK(String key, long dflt, int experts, String expertsKey) {
+            int k = count(key, dflt, 1, TransformerSpec.Moe.MAX_EXPERTS);
+            if (k > experts) {
+                throw InvalidInputException.inSource(source, key + " = " + k + " routes each token to more experts "
+                        + "than the " + experts + " of " + expertsKey);
+            }
+            return k;
+        }
+
         /** A probability (dropout rate) in [0, 1]. */
         double rate(String key, double dflt) {
             JsonNode n = c.get(key);
@@ -815,6 +827,9 @@ public final class HuggingFaceConfig {
                     LOG.warn("{}: no {}; the class default {} is taken, as transformers takes it", source, key, dflt);
                 }
                 v = dflt;
+            } else if (n.isNumber() && !Double.isFinite(n.asDouble())) {
+                throw InvalidInputException.inSource(source, key + " is out of range (" + min + ".." + max + "): "
+                        + clip(n));
             } else if (!n.isIntegralNumber()) {
                 throw InvalidInputException.inSource(source, key + " must be an integer: " + clip(n));
             } else if (!n.canConvertToLong()) {
@@ -842,6 +857,10 @@ public final class HuggingFaceConfig {
         }
 
         private static String clip(JsonNode n) {
+            if (n.isNumber() && !Double.isFinite(n.asDouble())) {
+                // 1e400 is read as infinity, which Jackson would print as the string "Infinity"
+                return "a number beyond the range of a double (" + (n.asDouble() > 0 ? "" : "-") + "1.8e308)";
+            }
             String t = n.toString();
             return printable(t);
         }

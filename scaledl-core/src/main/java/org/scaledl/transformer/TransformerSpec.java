@@ -860,7 +860,7 @@ public final class TransformerSpec {
                     + "positive", name);
             long hd = headDim > 0 ? headDim : hidden / heads;
             Checks.argument(headDim > 0 || hidden % heads == 0, "%s: hidden size %s is not a multiple of %s heads; "
-                    + "give the head size", name, hidden, heads);
+                    + "give the head size (head_dim in a Hugging Face configuration)", name, hidden, heads);
             long f = ffn > 0 ? ffn : 4 * hidden;
             if (routed != null) {
                 moe = new Moe(routed[0], routed[1], f, 0, false, false, false);

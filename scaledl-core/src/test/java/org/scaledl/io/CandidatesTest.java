@@ -1,6 +1,7 @@
 package org.scaledl.io;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -155,6 +156,41 @@ class CandidatesTest {
         Files.createDirectories(cfg.getParent());
         Files.writeString(cfg, "{\"model_type\": \"gpt2\", \"n_embd\": 1024, \"n_head\": 16, \"n_layer\": " + layers
                 + ", \"n_positions\": 2048, \"vocab_size\": 50257}");
+    }
+
+    /** A row's mistake said as it is: a folder is not "not found", a batch has a bound, a flag lists what it reads. */
+    @Test
+    void aRowsMistakesAreSaidAsTheyAre() throws IOException {
+        gptConfig(24);
+        Files.createDirectories(dir.resolve("folder/config.json"));
+        Device gpu = DeviceCatalog.bundled().require("NVIDIA A100-SXM4-80GB");
+        Path csv = dir.resolve("jobs.csv");
+        String header = "transformer,seq,batch,device,tensor,sequence_parallel\n";
+        String[][] rows = {
+            {"folder/config.json,1024,2,g,1,false", "jobs.csv:2: transformer is a directory, not a file: "},
+            {"gpt/nope.json,1024,2,g,1,false", "jobs.csv:2: transformer file not found: "},
+            {"gpt/config.json,1024,1048577,g,1,false", "jobs.csv:2: batch must be an integer in 1..1048576, got "
+                + "'1048577'"},
+            {"gpt/config.json,1024,2,g,2,on", "jobs.csv:2: sequence_parallel must be true or false (1/0 and yes/no "
+                + "are read as those), got 'on'"}};
+        for (String[] row : rows) {
+            Files.writeString(csv, header + row[0] + "\n");
+            InvalidInputException e = assertThrows(InvalidInputException.class, () -> {
+                try (Candidates.Chunks in = Candidates.open(csv, OnnxImporter::read, n -> Optional.of(gpu),
+                        Map.of())) {
+                    in.next(10);
+                }
+            });
+            assertTrue(e.getMessage().contains(row[1]), row[0] + ": " + e.getMessage());
+        }
+        // the largest batch is read, and 1/0, yes/no are the flag's true and false
+        Files.writeString(csv, header + "gpt/config.json,1024,1048576,g,2,yes\ngpt/config.json,1024,2,g,2,0\n");
+        try (Candidates.Chunks in = Candidates.open(csv, OnnxImporter::read, n -> Optional.of(gpu), Map.of())) {
+            List<Workload> ws = in.next(10).workloads();
+            assertEquals(1 << 20, ws.get(0).batch());
+            assertTrue(ws.get(0).parallelism().sequenceParallel());
+            assertFalse(ws.get(1).parallelism().sequenceParallel());
+        }
     }
 
     @Test

@@ -709,8 +709,37 @@ class TransformerSpecTest {
                 StandardCharsets.UTF_8);
         e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(named));
         assertTrue(e.getMessage().endsWith("heads.json: hidden size 768 is not a multiple of 5 heads; give the head "
-                + "size") && e.getMessage().indexOf("heads.json") == e.getMessage().lastIndexOf("heads.json"),
+                + "size (head_dim in a Hugging Face configuration)")
+                && e.getMessage().indexOf("heads.json") == e.getMessage().lastIndexOf("heads.json"), e.getMessage());
+        // so is a config.json in a folder of the model's name: the folder is in the path already
+        Path folder = Files.createDirectories(dir.resolve("heads30")).resolve("config.json");
+        Files.writeString(folder, "{\"model_type\": \"gpt2\", \"n_embd\": 768, \"n_head\": 5, \"n_layer\": 2}",
+                StandardCharsets.UTF_8);
+        e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(folder));
+        assertTrue(e.getMessage().endsWith("heads30" + java.io.File.separator + "config.json: hidden size 768 is not "
+                + "a multiple of 5 heads; give the head size (head_dim in a Hugging Face configuration)"),
                 e.getMessage());
+        // more experts a token than the model has: both keys named, in every reader of experts
+        for (String type : List.of("mixtral", "qwen3_moe", "deepseek_v3", "gpt_oss", "llama4")) {
+            String experts = switch (type) {
+                case "mixtral", "gpt_oss", "llama4" -> "num_local_experts";
+                case "qwen3_moe" -> "num_experts";
+                default -> "n_routed_experts";
+            };
+            Files.writeString(f, "{\"model_type\": \"" + type + "\", \"" + experts + "\": 8, "
+                    + "\"num_experts_per_tok\": 9}", StandardCharsets.UTF_8);
+            e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+            assertTrue(e.getMessage().endsWith("config.json: num_experts_per_tok = 9 routes each token to more experts "
+                    + "than the 8 of " + experts), type + ": " + e.getMessage());
+        }
+        // a number beyond a double's range is said to be one, not shown as the string "Infinity"
+        Files.writeString(f, "{\"model_type\": \"llama\", \"hidden_size\": 1e400}", StandardCharsets.UTF_8);
+        e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(e.getMessage().endsWith("hidden_size is out of range (1..4194304): a number beyond the range of a "
+                + "double (1.8e308)"), e.getMessage());
+        // a directory where the file should be is said to be one
+        e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(dir));
+        assertTrue(e.getMessage().endsWith("cannot read the model configuration: it is a directory"), e.getMessage());
         // a layer type GPT-OSS does not have is refused at its layer, not built as full attention
         String oss = Files.readString(DIR.resolve("gpt-oss-20b/config.json"));
         Files.writeString(f, oss.replaceFirst("\"sliding_attention\"", "\"bogus_attention\""),

@@ -181,11 +181,8 @@ final class FitCommand implements Callable<Integer> {
                     + "(calibrate it with --data DIR of runs.csv and machine.json)");
         }
         DeviceCatalog catalog = Catalogs.of(devices);
-        List<org.scaledl.workload.Sample> runs = new java.util.ArrayList<>();
-        for (Path table : runsTables) {
-            runs.addAll(org.scaledl.io.JobRuns.read(table, org.scaledl.onnx.OnnxImporter::read,
-                    PlanCommand.gpuNames(catalog), java.util.Map.of()));
-        }
+        List<org.scaledl.workload.Sample> runs = org.scaledl.io.JobRuns.read(runsTables,
+                org.scaledl.onnx.OnnxImporter::read, PlanCommand.gpuNames(catalog), java.util.Map.of());
         List<org.scaledl.workload.Sample> kept = new java.util.ArrayList<>();
         List<String> leftOut = new java.util.ArrayList<>();
         double before = 0;

@@ -97,7 +97,8 @@ final class JobOptions {
 
     /** The one workload the options describe, of a graph {@link #graph()} read. */
     Workload workload(RuntimePredictor p, org.scaledl.graph.ModelGraph g) {
-        Checks.argument(batch > 0, "--batch must be positive, got %s", batch);
+        Checks.argument(batch > 0 && batch <= org.scaledl.io.DatasetReader.MAX_BATCH, "--batch must be in 1..%s, "
+                + "got %s", org.scaledl.io.DatasetReader.MAX_BATCH, batch);
         int m = positive(microBatches, "--micro-batches");
         Checks.argument((long) batch * m <= Integer.MAX_VALUE, "--batch x --micro-batches is too large");
         Parallelism par = cluster.parallelism(positive(worldSize, "--world-size"), positive(tensor, "--tensor"),

@@ -206,6 +206,23 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
     }
 
     /**
+     * A command line's mistake in words: for options it does not know, those options alone (picocli lists their values
+     * among them, {@code Unknown options: '--tenser', '2'}); else picocli's message.
+     */
+    static String describe(CommandLine.ParameterException e) {
+        if (e instanceof CommandLine.UnmatchedArgumentException u && !u.getUnmatched().isEmpty()
+                && u.getUnmatched().get(0).startsWith("-")) {
+            java.util.List<String> options = u.getUnmatched().stream()
+                    .filter(a -> a.startsWith("-") && a.length() > 1 && !a.matches("-[0-9.].*")).distinct()
+                    .map(a -> "'" + a + "'").toList();
+            if (!options.isEmpty()) {
+                return (options.size() == 1 ? "unknown option " : "unknown options ") + String.join(", ", options);
+            }
+        }
+        return String.valueOf(e.getMessage());
+    }
+
+    /**
      * The option a file or folder given without one belongs to, among the command's options that take a path or a
      * name and were not given: a required one that is missing, where the file's kind allows it; else by what the
      * file is (a folder, a CSV table, a {@code config.json}, an ONNX graph, a training log, a saved model), the first
@@ -263,7 +280,7 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
             // a wrong or missing option is one line naming it and where the help is, not the whole usage
             PrintWriter err = e.getCommandLine().getErr();
             String name = e.getCommandLine().getCommandName();
-            err.println(onScreen("scaledl: error: " + forCli(e.getMessage()) + " (" + didYouMean(e).map(x -> "did you "
+            err.println(onScreen("scaledl: error: " + forCli(describe(e)) + " (" + didYouMean(e).map(x -> "did you "
                     + "mean " + x + "? ").orElse("") + "scaledl " + (name.equals("scaledl") ? "" : name + " ")
                     + "--help lists the " + (name.equals("scaledl") ? "commands" : "options") + ")"));
             err.flush();

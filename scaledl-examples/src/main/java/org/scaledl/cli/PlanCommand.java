@@ -35,7 +35,8 @@ import picocli.CommandLine.Option;
                 + "runs or within --budget-s seconds of measurement.",
                 "Candidates: the rows of a dataset (--data), a candidate table (--candidates), a grid spec (--grid) "
                 + "or a raw model matrix (--matrix). --fixed names what is already measured; --out writes plan.csv "
-                + "(the runs.csv columns plus predicted_ms and cost_s) for 'python -m scaledl_profiler measure'."})
+                + "(the runs.csv columns plus predicted_ms and cost_s; a GPU model's plan of jobs: the table's "
+                + "columns plus predicted_ms and cost_gpu_hours) for 'python -m scaledl_profiler measure'."})
 final class PlanCommand implements Callable<Integer> {
     @ArgGroup(exclusive = true, multiplicity = "1")
     Source source;

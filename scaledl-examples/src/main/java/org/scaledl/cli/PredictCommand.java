@@ -407,6 +407,11 @@ final class PredictCommand implements Callable<Integer> {
                 SafeFiles.write(out, content);
             }
         }
+        if (counts[0] == 0) {
+            // said even with -q: an empty result is more often a table cut short than one meant empty
+            System.err.println("scaledl: warning: " + InvalidInputException.printable(candidates.toString(), 200)
+                    + " has no rows under its header: nothing was predicted");
+        }
         if (counts[2] > 0) {
             // said even with -q: rows without a prediction are a result the user must see
             System.err.printf(Locale.ROOT, "scaledl: warning: %d of %d candidates not predicted (--keep-going): "

@@ -1191,7 +1191,7 @@ class ClusterPredictCliTest {
             {"gpt3/config.json,2048,1," + A100 + ",fp16,true", "sequence parallelism needs tensor parallelism"},
             {"gpt3/nope.json,2048,1," + A100 + ",fp16,false", "transformer file not found"},
             {"gpt3/config.json,4096,1," + A100 + ",fp16,false", "longer than its 2048 learned positions"},
-            {"gpt3/config.json,2048,0," + A100 + ",fp16,false", "batch must be a positive integer"},
+            {"gpt3/config.json,2048,0," + A100 + ",fp16,false", "batch must be an integer in 1..1048576"},
         };
         for (String[] c : cases) {
             Path jobs = dir.resolve("bad.csv");

@@ -117,6 +117,15 @@ class HostileCliTest {
             assertEquals(expected, lines.get(i + 1), "row " + i);
         }
         assertEquals(List.of(), tmpFiles(data));
+
+        // a table with its header alone is predicted (nothing) and said to be empty, even with -q
+        Path empty = data.resolve("empty.csv");
+        Files.writeString(empty, Files.readAllLines(table).get(0) + "\n");
+        MainTest.Run none = MainTest.run("predict", "--model", model.toString(), "--candidates", empty.toString(),
+                "-q");
+        assertEquals(0, none.code(), none.err());
+        assertTrue(none.err().contains("empty.csv has no rows under its header: nothing was predicted"), none.err());
+        assertFalse(r.err().contains("no rows"), r.err());
     }
 
     /** Item 1: the files the command line writes never replace a device, a pipe, a link or a folder. */

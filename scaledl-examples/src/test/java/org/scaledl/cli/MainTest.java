@@ -183,6 +183,11 @@ class MainTest {
         assertEquals(Main.USAGE, option.code());
         assertTrue(option.err().contains("did you mean --tensor?") && option.err().contains("scaledl predict --help"),
                 option.err());
+        // the unknown options alone, not their values as if they were options too
+        assertTrue(option.err().startsWith("scaledl: error: unknown option '--tensr' ("), option.err());
+        Run two = run("predict", "--model", "gpu", "--tensr", "2", "--pipe=3", "--seq", "-1");
+        assertEquals(Main.USAGE, two.code());
+        assertTrue(two.err().startsWith("scaledl: error: unknown options '--tensr', '--pipe=3' ("), two.err());
         Run nothingLike = run("predict", "--model", "gpu", "--zzzzqq");
         assertEquals(Main.USAGE, nothingLike.code());
         assertFalse(nothingLike.err().contains("did you mean"), nothingLike.err());

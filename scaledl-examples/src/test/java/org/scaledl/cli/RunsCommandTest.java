@@ -154,6 +154,19 @@ class RunsCommandTest {
                 && e.getMessage().contains("line 2"), e.getMessage());
         oneLine(MainTest.run("fit", "--calibrate", "gpu", "--runs", out.toString(), "--out",
                 dir.resolve("c.sdl").toString()), Main.BAD_INPUT, "runs.csv:3", "line 2");
+
+        // across tables: a table given twice (by another spelling of its path), or a run copied into another table,
+        // would count twice
+        Files.write(out, lines.subList(0, 2));
+        Path copy = dir.resolve("more.csv");
+        Files.write(copy, lines.subList(0, 2));
+        String again = dir.resolve(".").resolve("runs.csv").toString();
+        oneLine(MainTest.run("fit", "--calibrate", "gpu", "--runs", out.toString(), "--runs", again, "--out",
+                dir.resolve("c.sdl").toString()), Main.BAD_INPUT, "this runs table is given twice (also as " + out);
+        oneLine(MainTest.run("fit", "--calibrate", "gpu", "--runs", out.toString(), "--runs", copy.toString(),
+                "--out", dir.resolve("c.sdl").toString()), Main.BAD_INPUT, "more.csv:2: id 'megatron-llama3-8b.log'",
+                "names the run of " + out + ":2 too");
+        assertFalse(Files.exists(dir.resolve("c.sdl")), "nothing written");
     }
 
     /**
