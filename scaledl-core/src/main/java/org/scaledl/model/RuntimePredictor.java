@@ -361,6 +361,18 @@ public final class RuntimePredictor implements RuntimeModel {
                     memory.getAsDouble(), d.memoryGB(), d.name(), choice), Optional.of(memory.getAsDouble()),
                     String.format(java.util.Locale.ROOT, "< %.1f", (1 - MEMORY_EDGE) * d.memoryGB()), 1));
             distance += MEMORY_EDGE_DISTANCE;
+        } else if (memory.isPresent() && w.device().isPresent() && w.device().get().memoryGB() > 0
+                && memory.getAsDouble() >= (1 - MEMORY_EDGE) * w.device().get().memoryGB()
+                && memory.getAsDouble() <= w.device().get().memoryGB()) {
+            // a job whose settings are its own this close to the limit: its time is no less certain, but whether it
+            // fits is (the estimate leaves out the allocator's fragmentation and the framework's own buffers)
+            Device d = w.device().orElseThrow();
+            warnings.add(new PredictionWarning(PredictionWarning.Kind.NOTE, String.format(java.util.Locale.ROOT,
+                    "the job fills %.1f GiB of the %.1f GiB of %s, within %.0f %% of it: the estimate leaves out the "
+                            + "memory allocator's fragmentation and the framework's own buffers, so it may not fit",
+                    memory.getAsDouble(), d.memoryGB(), d.name(), 100 * MEMORY_EDGE), Optional.of(
+                            memory.getAsDouble()), String.format(java.util.Locale.ROOT, "< %.1f",
+                            (1 - MEMORY_EDGE) * d.memoryGB()), 1));
         }
         double[] iv = stage.interval(w).orElse(new double[] {logLow, logHigh});
         return new Prediction(ms, ms * Math.exp(iv[0] - WIDEN * distance),

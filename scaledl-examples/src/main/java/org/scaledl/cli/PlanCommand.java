@@ -17,6 +17,7 @@ import org.scaledl.io.CsvTable;
 import org.scaledl.io.DatasetReader;
 import org.scaledl.model.plan.ProfilingCost;
 import org.scaledl.model.plan.ProfilingPlan;
+import org.scaledl.model.PredictionWarning;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.onnx.OnnxImporter;
 import org.scaledl.workload.Dataset;
@@ -144,33 +145,65 @@ final class PlanCommand implements Callable<Integer> {
         double[] predictedMs = new double[candidates.size()];
         double[] costs = new double[candidates.size()];
         double gridSeconds = 0;
+        // a GPU job predicted not to fit in its GPUs' memory is no run to plan: it would fail, not measure
+        List<Integer> runnable = new ArrayList<>();
         for (int i = 0; i < candidates.size(); i++) {
             Workload w = candidates.get(i);
+            boolean fits = true;
             try {
-                predictedMs[i] = priorModel == null ? ProfilingCost.rooflineMillis(w) : priorModel.predictMillis(w);
+                if (priorModel == null) {
+                    predictedMs[i] = ProfilingCost.rooflineMillis(w);
+                } else if (cluster) {
+                    org.scaledl.model.Prediction pr = priorModel.predict(w);
+                    predictedMs[i] = pr.millis();
+                    fits = pr.warnings().stream().noneMatch(x -> x.kind() == PredictionWarning.Kind.OUT_OF_MEMORY);
+                } else {
+                    predictedMs[i] = priorModel.predictMillis(w);
+                }
             } catch (IllegalArgumentException e) {
                 throw InvalidInputException.atLine(c.table().source(), c.table().line(i), "the prior cannot price "
                         + "this candidate: " + e.getMessage());
             }
             costs[i] = cost.seconds(predictedMs[i]) * (cluster ? w.parallelism().ranks() / 3600.0 : 1);
-            gridSeconds += costs[i];
+            if (fits) {
+                runnable.add(i);
+                gridSeconds += costs[i];
+            }
         }
+        int outOfMemory = candidates.size() - runnable.size();
+        if (runnable.isEmpty()) {
+            throw InvalidInputException.of(c.table().source() + (candidates.size() == 1 ? ": its one candidate job "
+                    + "does not fit" : ": none of its " + candidates.size() + " candidate jobs fits") + " in its GPUs' "
+                    + "memory (predicted out of memory: predict --candidates shows memory_gb): nothing to plan");
+        }
+        if (outOfMemory > 0) {
+            // said even with -q: the plan is chosen among fewer rows than the table has
+            System.err.printf(Locale.ROOT, "scaledl: warning: %d of %d candidate jobs left out of the plan: predicted "
+                    + "not to fit in their GPUs' memory (out_of_memory; predict --candidates shows each one's "
+                    + "memory_gb)%n", outOfMemory, candidates.size());
+        }
+        List<Workload> offered = runnable.stream().map(candidates::get).toList();
+        double[] offeredCosts = runnable.stream().mapToDouble(i -> costs[i]).toArray();
         ProfilingPlan plan;
         java.util.function.Function<Workload, double[]> rows = priorModel == null
                 ? org.scaledl.model.LayerCost.host()::designRow : priorModel::designRow;
         if (size.runs != null) {
-            if (size.runs < 1 || size.runs > candidates.size()) {
-                throw new IllegalArgumentException("--runs must be in 1.." + candidates.size() + ", got " + size.runs);
+            if (size.runs < 1 || size.runs > offered.size()) {
+                throw new IllegalArgumentException("--runs must be in 1.." + offered.size() + (outOfMemory > 0
+                        ? " (the candidates that fit in memory)" : "") + ", got " + size.runs);
             }
-            plan = ProfilingPlan.choose(candidates, measured, size.runs, seed, rows);
+            plan = ProfilingPlan.choose(offered, measured, size.runs, seed, rows);
         } else {
             double budget = cluster ? size.budgetGpuHours : size.budget;
             if (!(budget > 0 && Double.isFinite(budget))) {
                 throw new IllegalArgumentException((cluster ? "--budget-gpu-hours" : "--budget-s") + " must be a "
                         + "positive number, got " + budget);
             }
-            plan = ProfilingPlan.withinBudget(candidates, measured, costs, budget, seed, rows);
+            plan = ProfilingPlan.withinBudget(offered, measured, offeredCosts, budget, seed, rows);
         }
+        // the plan's rows as the table's
+        plan = new ProfilingPlan(plan.indices().stream().map(runnable::get).toList(), plan.chosen(), plan.logDet(),
+                plan.dEfficiency());
         double seconds = plan.indices().stream().mapToDouble(i -> costs[i]).sum();
         if (out != null) {
             writePlan(c, plan, predictedMs, costs, base, out, cluster);
@@ -184,6 +217,7 @@ final class PlanCommand implements Callable<Integer> {
             root.put("seconds", seconds);
             root.put("grid_seconds", gridSeconds);
             root.put("candidates", candidates.size());
+            root.put("out_of_memory", outOfMemory);
             root.put("prior", priorModel == null ? "roofline" : prior);
             root.put("logdet", plan.logDet());
             Reports.number(root, "d_efficiency", dEfficiency(plan.dEfficiency(), plan.indices().size()
@@ -191,9 +225,9 @@ final class PlanCommand implements Callable<Integer> {
             System.out.println(om.writeValueAsString(root));
         } else {
             if (cluster) {
-                System.out.printf(Locale.ROOT, "chose %d of %d candidate jobs: about %.1f GPU-hours of runs (%.1f%% of "
-                        + "all candidates' %.1f; each run %.0f s start-up, %d + %d iterations)%n",
-                        plan.indices().size(), candidates.size(), seconds, 100 * seconds / gridSeconds, gridSeconds,
+                System.out.printf(Locale.ROOT, "chose %d of %d candidate jobs%s: about %.1f GPU-hours of runs (%.1f%% of "
+                        + "all their %.1f; each run %.0f s start-up, %d + %d iterations)%n",
+                        plan.indices().size(), offered.size(), outOfMemory > 0 ? " that fit in memory" : "", seconds, 100 * seconds / gridSeconds, gridSeconds,
                         cost.overheadSeconds(), cost.warmupIterations(), cost.timedIterations());
             } else {
                 System.out.printf(Locale.ROOT, "chose %d of %d candidates: about %.0f s of profiling (%.1f%% of the "

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import org.scaledl.InvalidInputException;
+import org.scaledl.model.cost.StageCost;
 import org.scaledl.io.Candidates;
 import org.scaledl.io.CsvTable;
 import org.scaledl.model.Prediction;
@@ -65,6 +66,11 @@ final class PredictCommand implements Callable<Integer> {
             + "of a row without world_size or gpus)")
     Integer gpus;
 
+    @Option(names = "--global-batch", description = "Sequences (samples) per iteration over every replica, instead "
+            + "of --micro-batches: the micro-batches are global-batch / (batch x replicas), which must divide (one "
+            + "job, as layouts --global-batch)")
+    Integer globalBatch;
+
     @picocli.CommandLine.Mixin
     JobOptions job;
 
@@ -103,9 +109,10 @@ final class PredictCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--gpus must be positive, got " + gpus);
         }
         if (candidates != null) {
-            if (job.graph != null || job.transformer != null || job.seq != null || job.batch != null || json) {
-                throw new IllegalArgumentException("--candidates replaces --graph, --transformer, --seq, --batch and "
-                        + "--json (the table's columns say them)");
+            if (job.graph != null || job.transformer != null || job.seq != null || job.batch != null || json
+                    || globalBatch != null) {
+                throw new IllegalArgumentException("--candidates replaces --graph, --transformer, --seq, --batch, "
+                        + "--global-batch and --json (the table's columns say them)");
             }
             return scoreCandidates(model());
         }
@@ -121,6 +128,9 @@ final class PredictCommand implements Callable<Integer> {
         }
         if (gpus != null) {
             job.worldSize = JobOptions.replicas(gpus, job.tensor, job.pipeline, job.cluster.context);
+        }
+        if (globalBatch != null) {
+            job.microBatches = microBatches(globalBatch, job.batch, job.worldSize, job.microBatches);
         }
         // the graph first: a bundled model is still being read on another thread (ModelArgument.prefetch)
         org.scaledl.graph.ModelGraph g = job.graph();
@@ -225,6 +235,11 @@ final class PredictCommand implements Callable<Integer> {
             pr.modelTflopsPerGpu().ifPresent(t -> sb.append(String.format(Locale.ROOT, ", %.0f model TFLOP/s per GPU",
                     t)));
             pr.memoryGb().ifPresent(m -> sb.append(String.format(Locale.ROOT, ", %.1f GiB per GPU", m)));
+            if (pr.warnings().stream().anyMatch(x -> x.kind() == PredictionWarning.Kind.OUT_OF_MEMORY)) {
+                // the time of a job that cannot run: said on the line itself, not in a warning alone
+                sb.append(w.device().filter(d -> d.memoryGB() > 0).map(d -> String.format(Locale.ROOT,
+                        " (does not fit: the GPU has %s GiB)", d.memoryGB())).orElse(" (does not fit)"));
+            }
             sb.append('\n');
             shares(pr).ifPresent(x -> sb.append("  ").append(x).append('\n'));
             pr.breakdown().stream().limit(10).forEach(c -> sb.append(String.format(Locale.ROOT,
@@ -239,24 +254,28 @@ final class PredictCommand implements Callable<Integer> {
      * only): {@code where the time goes: 71% matrix products, 19% other layers, 8% communication, 2% overhead};
      * empty without a breakdown. Matrix products are the dense and convolution layers (forward and backward); other
      * layers every other layer (element-wise, norms, attention's softmax, data movement); communication the
-     * collectives and hand-offs on the critical path; overhead the optimizer, the host's dispatch and fixed costs.
+     * collectives and hand-offs on the critical path; the pipeline bubble the busiest stage's GPUs idle while the
+     * pipeline fills and drains; waiting for the host the time the GPUs wait for its kernel dispatch; overhead the
+     * optimizer and fixed costs.
      */
     static java.util.Optional<String> shares(Prediction pr) {
         double total = pr.breakdown().stream().mapToDouble(Prediction.Contribution::millis).sum();
         if (!(total > 0)) {
             return java.util.Optional.empty();
         }
-        double[] parts = new double[4];
+        double[] parts = new double[6];
         for (Prediction.Contribution c : pr.breakdown()) {
             int k = switch (c.kind()) {
                 case LAYER -> c.family().filter(f -> f == org.scaledl.workload.OpFamily.DENSE
                         || f == org.scaledl.workload.OpFamily.CONV).isPresent() ? 0 : 1;
                 case COMMUNICATION -> 2;
-                case OVERHEAD -> 3;
+                case OVERHEAD -> c.name().equals(StageCost.PIPELINE_BUBBLE) ? 3
+                        : c.name().equals(StageCost.HOST_DISPATCH) ? 4 : 5;
             };
             parts[k] += c.millis();
         }
-        String[] names = {"matrix products", "other layers", "communication", "overhead"};
+        String[] names = {"matrix products", "other layers", "communication", "pipeline bubble",
+            "waiting for the host", "overhead"};
         List<String> said = new java.util.ArrayList<>();
         for (int k = 0; k < parts.length; k++) {
             if (parts[k] > 0) {
@@ -328,6 +347,24 @@ final class PredictCommand implements Callable<Integer> {
         put.accept("phase", job.phase == null ? null : job.phase.label());
         job.cluster.columnDefaults(d);
         return d;
+    }
+
+    /**
+     * The micro-batches a replica runs for a global batch: {@code global / (batch × replicas)}; refused where that does
+     * not divide, and beside {@code --micro-batches}.
+     */
+    static int microBatches(int global, int batch, Integer replicas, Integer given) {
+        if (given != null) {
+            throw new IllegalArgumentException("give --global-batch or --micro-batches, not both (the global batch is "
+                    + "batch x micro-batches x replicas)");
+        }
+        int r = replicas == null ? 1 : replicas;
+        if (global <= 0 || batch <= 0 || r <= 0 || global % ((long) batch * r) != 0) {
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "--global-batch %d is not a positive multiple "
+                    + "of --batch %d x %d data-parallel replica%s (%d)", global, batch, r, r == 1 ? "" : "s",
+                    (long) batch * r));
+        }
+        return (int) (global / ((long) batch * r));
     }
 
     /** Candidates read, scored and written at a time: memory stays flat in the table's length. */

@@ -108,11 +108,28 @@ class ClusterPredictCliTest {
         Path jobs = gpt3Jobs(dir);
         Run r = MainTest.run("plan", "--model", "gpu", "--candidates", jobs.toString(), "--runs", "3");
         assertEquals(0, r.code(), r.err());
-        assertTrue(r.out().contains("chose 3 of 4 candidate jobs") && r.out().contains("3 runs calibrate one level")
+        // the pure data-parallel GPT-3 175B on 8 GPUs does not fit: no run to plan
+        assertTrue(r.err().contains("1 of 4 candidate jobs left out of the plan: predicted not to fit in their GPUs' "
+                + "memory"), r.err());
+        assertTrue(r.out().contains("chosen rows (0-based): [0, 1, 3]"), r.out());
+        assertTrue(r.out().contains("chose 3 of 3 candidate jobs that fit in memory")
+                && r.out().contains("3 runs calibrate one level")
                 && r.out().contains("8 or more refit the execution terms too, where that predicts them held out "
                 + "better"), r.out());
         Run one = MainTest.run("plan", "--model", "gpu", "--candidates", jobs.toString(), "--runs", "1");
         assertTrue(one.out().contains("1 run calibrates one level"), one.out());
+        Run four = MainTest.run("plan", "--model", "gpu", "--candidates", jobs.toString(), "--runs", "4");
+        assertEquals(Main.USAGE, four.code());
+        assertTrue(four.err().contains("--runs must be in 1..3 (the candidates that fit in memory), got 4"),
+                four.err());
+        // a table of jobs none of which fits plans nothing, and says why
+        Path oom = dir.resolve("oom.csv");
+        List<String> rows = Files.readAllLines(jobs);
+        Files.write(oom, List.of(rows.get(0), rows.stream().filter(x -> x.startsWith("dp8,")).findFirst()
+                .orElseThrow()));
+        Run none = MainTest.run("plan", "--model", "gpu", "--candidates", oom.toString(), "--runs", "1");
+        assertEquals(Main.BAD_INPUT, none.code());
+        assertTrue(none.err().contains("oom.csv: its one candidate job does not fit in its GPUs' memory"), none.err());
     }
 
     @Test
@@ -817,6 +834,23 @@ class ClusterPredictCliTest {
                 + "both,gpt3/config.json,2048,1,16,512,16,8,4," + A100 + ",fp16\n");
         assertEquals(rows.get("by-replicas").get("predicted_ms"), rows.get("by-gpus").get("predicted_ms"));
         assertEquals(rows.get("by-replicas").get("predicted_ms"), rows.get("both").get("predicted_ms"));
+
+        // a global batch instead of the micro-batches, as layouts takes it: 256 over 16 replicas of 1 is 16 each
+        List<String> global = new java.util.ArrayList<>(job);
+        global.removeAll(List.of("--micro-batches", "16"));
+        global.addAll(List.of("--gpus", "512", "--global-batch", "256"));
+        assertEquals(replicas.get("ms").asDouble(), json(global).get("ms").asDouble(), 0);
+        List<String> uneven = new java.util.ArrayList<>(global);
+        uneven.set(uneven.size() - 1, "250");
+        Run unevenRun = MainTest.run(uneven.toArray(new String[0]));
+        assertEquals(2, unevenRun.code(), unevenRun.err());
+        assertTrue(unevenRun.err().contains("--global-batch 250 is not a positive multiple of --batch 1 x 16 "
+                + "data-parallel replicas (16)"), unevenRun.err());
+        List<String> twice = new java.util.ArrayList<>(global);
+        twice.addAll(List.of("--micro-batches", "16"));
+        Run twiceRun = MainTest.run(twice.toArray(new String[0]));
+        assertEquals(2, twiceRun.code(), twiceRun.err());
+        assertTrue(twiceRun.err().contains("give --global-batch or --micro-batches, not both"), twiceRun.err());
     }
 
     /**
@@ -841,6 +875,73 @@ class ClusterPredictCliTest {
                 .Prediction(5, 5, 5, List.of(org.scaledl.model.Prediction.Contribution.layer(0, "up",
                 org.scaledl.workload.OpFamily.DENSE, 5)))).orElseThrow());
         assertTrue(PredictCommand.shares(org.scaledl.model.Prediction.point(5)).isEmpty());
+        // the pipeline's fill and drain and the GPUs' wait for the host are said apart from the other overhead
+        assertEquals("where the time goes: 60% matrix products, 25% pipeline bubble, 10% waiting for the host, 5% "
+                + "overhead", PredictCommand.shares(new org.scaledl.model.Prediction(100, 90, 110, List.of(
+                org.scaledl.model.Prediction.Contribution.layer(0, "up", org.scaledl.workload.OpFamily.DENSE, 60),
+                org.scaledl.model.Prediction.Contribution.term(org.scaledl.model.cost.StageCost.PIPELINE_BUBBLE,
+                        org.scaledl.model.Prediction.Kind.OVERHEAD, 25),
+                org.scaledl.model.Prediction.Contribution.term(org.scaledl.model.cost.StageCost.HOST_DISPATCH,
+                        org.scaledl.model.Prediction.Kind.OVERHEAD, 10),
+                org.scaledl.model.Prediction.Contribution.term("optimizer", org.scaledl.model.Prediction.Kind.OVERHEAD,
+                        5)))).orElseThrow());
+    }
+
+    /**
+     * A Megatron job's breakdown says the pipeline's fill and drain, {@code (p - 1) / v} of {@code m + (p - 1) / v}
+     * micro-batch slots of the layers' time, and the GPUs' wait for a host that sets the pace, as entries of their own:
+     * the layers' entries are their GPU time in the steady state, and the entries still sum to the prediction.
+     */
+    @Test
+    void theBubbleAndTheHostAreEntriesOfTheBreakdown(@TempDir Path dir) throws Exception {
+        Path cfg = config(dir);
+        double[] bubbles = new double[2];
+        int[] micro = {8, 64};
+        for (int i = 0; i < 2; i++) {
+            Run r = MainTest.run("predict", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "2048",
+                    "--batch", "1", "--micro-batches", String.valueOf(micro[i]), "--world-size", "8", "--tensor", "8",
+                    "--pipeline", "8", "--recompute", "full", "--device", A100, "--precision", "fp16", "--json");
+            assertEquals(0, r.code(), r.err());
+            JsonNode j = new ObjectMapper().readTree(r.out());
+            double sum = 0;
+            double layers = 0;
+            double tensor = 0;
+            for (JsonNode b : j.get("breakdown")) {
+                sum += b.get("ms").asDouble();
+                String name = b.get("name").asText();
+                layers += b.get("kind").asText().startsWith("layer:") ? b.get("ms").asDouble() : 0;
+                tensor += name.equals("tensor-parallel") ? b.get("ms").asDouble() : 0;
+                bubbles[i] += name.equals("pipeline bubble") ? b.get("ms").asDouble() : 0;
+            }
+            assertEquals(j.get("ms").asDouble(), sum, 1e-6 * sum);
+            // 7 of 8 + 7 slots with 8 micro-batches, 7 of 64 + 7 with 64: of the layers' steady-state time and of
+            // their tensor-parallel collectives (whose entry also holds the wait for the slowest rank, outside the
+            // slots)
+            double ratio = 7.0 / micro[i];
+            assertTrue(bubbles[i] >= ratio * layers && bubbles[i] <= ratio * (layers + tensor),
+                    "micro-batches " + micro[i] + ": bubble " + bubbles[i] + ", layers " + layers + ", tensor "
+                            + tensor);
+        }
+        // the fill and drain take the same 7 micro-batch slots either way
+        assertEquals(bubbles[0], bubbles[1], 0.05 * bubbles[1]);
+        // a small job on a fast GPU waits for its host: said as the host's entry, not spread over the layers
+        Path small = dir.resolve("small/config.json");
+        Files.createDirectories(small.getParent());
+        Files.writeString(small, "{\"model_type\": \"llama\", \"hidden_size\": 512, \"intermediate_size\": 1024, "
+                + "\"num_attention_heads\": 8, \"num_key_value_heads\": 8, \"num_hidden_layers\": 16, "
+                + "\"vocab_size\": 32000, \"max_position_embeddings\": 4096}");
+        Run r = MainTest.run("predict", "--model", "gpu", "--transformer", small.toString(), "--seq", "512",
+                "--batch", "1", "--device", "GB200", "--precision", "bf16");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("the host's kernel dispatch sets the pace"), r.err());
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+)% waiting for the host").matcher(r.out());
+        assertTrue(m.find() && Integer.parseInt(m.group(1)) >= 30, r.out());
+        // and a job that cannot run says so on its line, not in a warning alone
+        Run oom = MainTest.run("predict", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "2048",
+                "--batch", "1", "--world-size", "8", "--device", A100, "--precision", "fp16");
+        assertEquals(0, oom.code(), oom.err());
+        assertTrue(oom.out().contains(" GiB per GPU (does not fit: the GPU has 80.0 GiB)"), oom.out());
+        assertFalse(r.out().contains("does not fit"), r.out());
     }
 
     /**
@@ -862,10 +963,18 @@ class ClusterPredictCliTest {
             j[i] = new ObjectMapper().readTree(r.out());
         }
         double memoryBound = 0;
+        double perLayer = 0;
+        double bubble = 0;
         for (JsonNode b : j[1].get("breakdown")) {
             String kind = b.get("kind").asText();
+            String name = b.get("name").asText();
             memoryBound += kind.startsWith("layer:") && !kind.equals("layer:DENSE") ? b.get("ms").asDouble() : 0;
+            perLayer += kind.startsWith("layer:") || name.equals("tensor-parallel") ? b.get("ms").asDouble() : 0;
+            bubble += name.equals("pipeline bubble") ? b.get("ms").asDouble() : 0;
         }
+        // the pipeline's fill and drain is the layers' time too (the breakdown says it apart): their share of it
+        assertTrue(bubble > 0, "a pipeline of 8 stages has a bubble");
+        memoryBound *= 1 + bubble / perLayer;
         org.scaledl.io.DeviceCatalog catalog = org.scaledl.io.DeviceCatalog.bundled();
         double bandwidth = catalog.require(A100).memoryBandwidthGBps()
                 / catalog.require("NVIDIA A100-SXM4-40GB").memoryBandwidthGBps();
@@ -914,6 +1023,14 @@ class ClusterPredictCliTest {
             logWidth[i] = Math.log(j[i].get("high_ms").asDouble() / j[i].get("low_ms").asDouble());
         }
         assertEquals(2 * 0.15 * 0.5, logWidth[0] - logWidth[1], 1e-9);
+        // the choice given: its time no less certain, but whether it fits is, which a note says
+        JsonNode fits = null;
+        for (JsonNode w : j[1].get("warnings")) {
+            fits = w.get("message").asText().contains("so it may not fit") ? w : fits;
+        }
+        assertTrue(fits != null && fits.get("kind").asText().equals("note") && fits.get("message").asText()
+                .contains(String.format(java.util.Locale.ROOT, "fills %.1f GiB of the 186.0 GiB", memory)),
+                j[1].get("warnings").toString());
     }
 
     /**

@@ -81,6 +81,18 @@ public final class StageCost {
         }
     }
 
+    /**
+     * The term of the pipeline's fill and drain: the busiest stage's GPUs idle while the other stages run the first and
+     * last micro-batches ({@link TermKind#OVERHEAD}).
+     */
+    public static final String PIPELINE_BUBBLE = "pipeline bubble";
+
+    /**
+     * The term of the time the GPUs wait for the host to dispatch their kernels: what the host's pace adds beyond the
+     * GPUs' own time ({@link TermKind#OVERHEAD}).
+     */
+    public static final String HOST_DISPATCH = "host dispatch";
+
     /** What a workload-level term is. */
     public enum TermKind {
         /** Collective communication (gradient all-reduce, tensor-parallel activations, pipeline hand-offs). */

@@ -2056,22 +2056,34 @@ public final class MegatronExecution {
                 otherCal[k] = 0;
             }
         }
+        // the pipeline's fill and drain: the share of the GPUs' per-layer time the other stages add to the busiest
+        // one's micro-batches ((p - 1) / v of m + (p - 1) / v micro-batch slots, for balanced stages), said apart
+        int p = w.parallelism().pipeline();
+        double fill = p > 1 ? (p - 1.0) / w.parallelism().virtualStages() : 0;
+        double busy = 1 - fill / (w.parallelism().microBatches() + fill);
+        double bubble = 0;
         for (int i = 0; i < perLayer.length; i++) {
             if (families[i] != null) {
                 int k = pool[i];
-                perLayer[i] *= computeScale * (dense(families[i]) ? (denseRaw > 0 ? denseCal / denseRaw : 0)
+                double ms = perLayer[i] * (dense(families[i]) ? (denseRaw > 0 ? denseCal / denseRaw : 0)
                         : (otherRaw[k] > 0 ? otherCal[k] / otherRaw[k] : 0));
+                perLayer[i] = busy * ms;
+                bubble += ms - perLayer[i];
             }
         }
         List<StageCost.Term> out = new ArrayList<>();
-        // the collectives, and their wait for the group's slowest rank
-        add(out, "tensor-parallel", StageCost.TermKind.COMMUNICATION, computeScale * (calibrated(model, terms,
-                ExecutionTerm.TENSOR_COMM) + calibrated(model, terms, ExecutionTerm.TENSOR_COMM_OVERLAPPED))
+        // the collectives of the layers (and of the fill: in the bubble), and their wait for the group's slowest rank
+        double[] inLayers = {calibrated(model, terms, ExecutionTerm.TENSOR_COMM) + calibrated(model, terms,
+                ExecutionTerm.TENSOR_COMM_OVERLAPPED), calibrated(model, terms, ExecutionTerm.EXPERT_COMM),
+            calibrated(model, terms, ExecutionTerm.CONTEXT_COMM)};
+        for (double x : inLayers) {
+            bubble += x - busy * x;
+        }
+        add(out, "tensor-parallel", StageCost.TermKind.COMMUNICATION, busy * inLayers[0]
                 + calibrated(model, terms, ExecutionTerm.TENSOR_SYNC));
-        add(out, "expert-parallel", StageCost.TermKind.COMMUNICATION, computeScale * calibrated(model, terms,
-                ExecutionTerm.EXPERT_COMM));
-        add(out, "context-parallel", StageCost.TermKind.COMMUNICATION, computeScale * calibrated(model, terms,
-                ExecutionTerm.CONTEXT_COMM));
+        add(out, "expert-parallel", StageCost.TermKind.COMMUNICATION, busy * inLayers[1]);
+        add(out, "context-parallel", StageCost.TermKind.COMMUNICATION, busy * inLayers[2]);
+        add(out, StageCost.PIPELINE_BUBBLE, StageCost.TermKind.OVERHEAD, bubble);
         add(out, "pipeline", StageCost.TermKind.COMMUNICATION, calibrated(model, terms, ExecutionTerm.SEND)
                 + calibrated(model, terms, ExecutionTerm.PIPELINE_COMM));
         add(out, "data-parallel", StageCost.TermKind.COMMUNICATION, calibrated(model, terms,
@@ -2085,10 +2097,10 @@ public final class MegatronExecution {
         for (StageCost.Term x : out) {
             parts += x.millis();
         }
-        // what the smooth max adds beyond the GPU's parts: the host's dispatch
+        // what the smooth max adds beyond the GPU's parts: the GPUs waiting for the host's dispatch
         double host = total - parts;
         if (host > 1e-9 * total) {
-            out.add(new StageCost.Term("host dispatch", StageCost.TermKind.OVERHEAD, host));
+            out.add(new StageCost.Term(StageCost.HOST_DISPATCH, StageCost.TermKind.OVERHEAD, host));
         }
         StageMemory memory = memory(w, layers, device);
         List<StageCost.Note> all = new ArrayList<>(notes);
@@ -2147,7 +2159,7 @@ public final class MegatronExecution {
                                 100 * (graphed / total - 1))));
             }
         }
-        // what the host adds to the GPUs' time (spread over the layers above through computeScale)
+        // what the host adds to the GPUs' time (the breakdown's host dispatch)
         double wait = computeScale * gpu - gpu;
         if (dispatch > gpu) {
             // the GPUs wait for the host: the fitted dispatch time of a Megatron layer step sets the pace
@@ -2162,7 +2174,7 @@ public final class MegatronExecution {
         } else if (terms.value(MegatronModel.expertLayerStep(terms)) > 0 && wait > 0.05 * total) {
             all.add(StageCost.Note.noted(String.format(Locale.ROOT, "the host waits for the GPUs in every layer with "
                     + "routed experts (the token dispatcher reads the tokens per expert), so its dispatch (%.2f ms) adds "
-                    + "%.2f ms to the GPUs' %.2f ms (spread over the layers' times of the breakdown), where a dense "
+                    + "%.2f ms to the GPUs' %.2f ms (the breakdown's host dispatch), where a dense "
                     + "job's host runs ahead", dispatch, wait, gpu)));
         }
         resolution(given, w, device).map(StageCost.Note::chosen).ifPresent(all::add);

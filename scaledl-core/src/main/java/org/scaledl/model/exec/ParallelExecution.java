@@ -401,7 +401,7 @@ public final class ParallelExecution {
         double paced = eagerModel.millis(gpu, operators(w));
         // the smooth max's excess over the GPU's time (rounding residue below a billionth is no dispatch cost)
         if (paced - gpu > 1e-9 * paced) {
-            terms.add(new StageCost.Term("host dispatch", StageCost.TermKind.OVERHEAD, paced - gpu));
+            terms.add(new StageCost.Term(StageCost.HOST_DISPATCH, StageCost.TermKind.OVERHEAD, paced - gpu));
         }
         double total = paced + (par.ranks() == 1 && par.microBatches() == 1 ? 0 : comm);
         return StageCost.withTotal(layerMillis, families, terms, total)
