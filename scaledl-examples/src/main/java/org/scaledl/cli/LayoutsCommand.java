@@ -141,6 +141,15 @@ final class LayoutsCommand implements Callable<Integer> {
                     + "global batch or sequence)", all.size(), d.memoryGB(), d.name(), least));
         }
         List<LayoutSearch.Layout> shown = all.subList(0, Math.min(top, all.size()));
+        // where the first layouts fill the GPU's memory to its edge, the best that leaves the margin free (a run that
+        // close may not fit: the estimate leaves out the allocator's fragmentation and the framework's own buffers)
+        double roomy = (1 - org.scaledl.model.RuntimePredictor.MEMORY_EDGE) * d.memoryGB();
+        int withRoom = -1;
+        if (!all.isEmpty() && all.get(0).fits() && all.get(0).memoryGb() > roomy) {
+            for (int i = 1; i < all.size() && withRoom < 0; i++) {
+                withRoom = all.get(i).fits() && all.get(i).memoryGb() <= roomy ? i : -1;
+            }
+        }
         List<Prediction> predictions = shown.stream().map(l -> p.predict(l.workload())).toList();
         java.util.Optional<Path> copied = out == null ? java.util.Optional.empty()
                 : writeCandidates(all, d, given, precision);
@@ -192,6 +201,11 @@ final class LayoutsCommand implements Callable<Integer> {
                 warnings(pr, l, d).forEach(ws::add);
                 o.put("predict", command(l, d, given, precision));
             }
+            if (withRoom >= 0) {
+                LayoutSearch.Layout l = all.get(withRoom);
+                root.putObject("best_with_memory_free").put("rank", withRoom + 1).put("ms", l.millis())
+                        .put("memory_gb", l.memoryGb()).put("predict", command(l, d, given, precision));
+            }
             System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
             return 0;
         }
@@ -217,6 +231,14 @@ final class LayoutsCommand implements Callable<Integer> {
         }
         b.append(String.format(Locale.ROOT, "%d layouts (%d fit) searched in %.2f s%n", all.size(),
                 all.stream().filter(LayoutSearch.Layout::fits).count(), seconds));
+        if (withRoom >= 0) {
+            LayoutSearch.Layout l = all.get(withRoom);
+            b.append(String.format(Locale.ROOT, "the first fills %.1f of %.1f GiB; the best leaving %.0f %% of the "
+                    + "memory free (a run this close may not fit) is rank %d: %.1f ms (%+.1f %%), %.1f GiB:%n  %s%n",
+                    all.get(0).memoryGb(), d.memoryGB(), 100 * org.scaledl.model.RuntimePredictor.MEMORY_EDGE,
+                    withRoom + 1, l.millis(), 100 * (l.millis() / all.get(0).millis() - 1), l.memoryGb(),
+                    command(l, d, given, precision)));
+        }
         int commands = Math.min(COMMANDS, shown.size());
         if (commands > 0) {
             b.append(commands == 1 ? "the first, predicted on its own (same time and memory):"

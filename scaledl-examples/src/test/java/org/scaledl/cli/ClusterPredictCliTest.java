@@ -888,6 +888,41 @@ class ClusterPredictCliTest {
     }
 
     /**
+     * Where the best layouts fill the GPU's memory to within its 5 % margin, {@code layouts} names the best that leaves
+     * the margin free, with its {@code predict} command: the first fitting layout below the margin, none before it.
+     */
+    @Test
+    void layoutsNameTheBestThatLeavesMemoryFree() throws Exception {
+        Run r = MainTest.run("layouts", "--model", "gpu", "--transformer", published().resolve(
+                "configs/llama3-70b/config.json").toString(), "--seq", "8192", "--gpus", "64", "--global-batch",
+                "128", "--device", "H100 SXM", "--precision", "bf16", "--top", "20", "--json");
+        assertEquals(0, r.code(), r.err());
+        JsonNode j = new ObjectMapper().readTree(r.out());
+        JsonNode free = j.get("best_with_memory_free");
+        double margin = (1 - org.scaledl.model.RuntimePredictor.MEMORY_EDGE) * 80;
+        JsonNode ranked = j.get("ranked");
+        assertTrue(ranked.get(0).get("memory_gb").asDouble() > margin, ranked.get(0).toString());
+        assertTrue(free != null && free.get("memory_gb").asDouble() <= margin, String.valueOf(free));
+        int rank = free.get("rank").asInt();
+        assertTrue(rank > 1 && rank <= ranked.size(), "rank " + rank);
+        for (int i = 0; i < rank - 1; i++) {
+            JsonNode l = ranked.get(i);
+            assertTrue(!l.get("fits").asBoolean() || l.get("memory_gb").asDouble() > margin, l.toString());
+        }
+        assertEquals(ranked.get(rank - 1).get("predict").asText(), free.get("predict").asText());
+        assertTrue(free.get("ms").asDouble() >= ranked.get(0).get("ms").asDouble());
+        // a job with room to spare says nothing of it
+        Run roomy = MainTest.run("layouts", "--model", "gpu", "--transformer", published().resolve(
+                "configs/llama3-8b/config.json").toString(), "--seq", "4096", "--gpus", "8", "--global-batch", "64",
+                "--device", "B200", "--precision", "bf16", "--json");
+        assertEquals(0, roomy.code(), roomy.err());
+        JsonNode k = new ObjectMapper().readTree(roomy.out());
+        double b200 = org.scaledl.io.DeviceCatalog.bundled().require("B200").memoryGB();
+        assertTrue(k.get("ranked").get(0).get("memory_gb").asDouble() < 0.95 * b200, roomy.out());
+        assertFalse(k.has("best_with_memory_free"), roomy.out());
+    }
+
+    /**
      * A Megatron job's breakdown says the pipeline's fill and drain, {@code (p - 1) / v} of {@code m + (p - 1) / v}
      * micro-batch slots of the layers' time, and the GPUs' wait for a host that sets the pace, as entries of their own:
      * the layers' entries are their GPU time in the steady state, and the entries still sum to the prediction.
