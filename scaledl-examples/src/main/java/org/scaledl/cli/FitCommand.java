@@ -305,14 +305,15 @@ final class FitCommand implements Callable<Integer> {
     private static final int NAMED_RUNS = 3;
 
     /**
-     * Said where a calibration of enough transformer runs to refit the execution terms ({@link MegatronFit#TERM_RUNS})
-     * moved the model's level only: its terms refitted predicted the runs, each held out, worse than the level alone.
+     * Said where a calibration moved the model's level only, by how much: with fewer transformer runs than refit the
+     * execution terms ({@link MegatronFit#TERM_RUNS}), always; with enough, where its terms refitted predicted the
+     * runs, each held out, worse than the level alone.
      */
     static java.util.Optional<String> levelOnly(RuntimePredictor before, RuntimePredictor after, List<Sample> kept) {
         int jobs = transformerRuns(kept).size();
         java.util.Optional<org.scaledl.model.exec.MegatronModel> b = before.executionModel();
         java.util.Optional<org.scaledl.model.exec.MegatronModel> a = after.executionModel();
-        if (jobs < MegatronFit.TERM_RUNS || b.isEmpty() || a.isEmpty()) {
+        if (jobs == 0 || b.isEmpty() || a.isEmpty()) {
             return java.util.Optional.empty();
         }
         org.scaledl.model.exec.ExecutionTerm dense = org.scaledl.model.exec.ExecutionTerm.DENSE;
@@ -325,6 +326,12 @@ final class FitCommand implements Callable<Integer> {
                     + b.get().coefficient(t))) {
                 return java.util.Optional.empty();
             }
+        }
+        if (jobs < MegatronFit.TERM_RUNS) {
+            return java.util.Optional.of(String.format(Locale.ROOT, "the %d run%s moved the model's level (x%.3f on "
+                    + "every coefficient: predictions %.1f %% %s); fewer than %d runs move the level only, %d or "
+                    + "more may refit the terms", jobs, jobs == 1 ? "" : "s", factor, 100 * Math.abs(factor - 1),
+                    factor < 1 ? "faster" : "slower", MegatronFit.TERM_RUNS, MegatronFit.TERM_RUNS));
         }
         return java.util.Optional.of(String.format(Locale.ROOT, "the %d runs moved the model's level only (x%.3f "
                 + "on every coefficient): its terms, refitted with each run held out in turn, predicted the runs "

@@ -182,6 +182,20 @@ class RunsCommandTest {
                 dir.resolve("c.sdl").toString());
         assertEquals(0, r.code(), r.err());
         assertTrue(r.err().contains("coefficients are shared by every GPU") && r.err().contains("c.sdl"), r.err());
+        // how far the one run moved the level, in the words of the predictions it changes
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("scaledl: note: the 1 run moved the model's level "
+                + "\\(x([0-9.]+) on every coefficient: predictions ([0-9.]+) % (faster|slower)\\); fewer than 8 runs "
+                + "move the level only").matcher(r.err());
+        assertTrue(m.find(), r.err());
+        double factor = Double.parseDouble(m.group(1));
+        assertEquals(100 * Math.abs(factor - 1), Double.parseDouble(m.group(2)), 0.051);
+        assertEquals(factor < 1 ? "faster" : "slower", m.group(3));
+        org.scaledl.model.exec.MegatronModel before = ModelArgument.load("gpu").executionModel()
+                .orElseThrow();
+        org.scaledl.model.exec.MegatronModel after = org.scaledl.model.RuntimePredictor.load(dir.resolve("c.sdl"))
+                .executionModel().orElseThrow();
+        assertEquals(factor, after.coefficient(org.scaledl.model.exec.ExecutionTerm.DENSE)
+                / before.coefficient(org.scaledl.model.exec.ExecutionTerm.DENSE), 0.0005);
     }
 
     /**
