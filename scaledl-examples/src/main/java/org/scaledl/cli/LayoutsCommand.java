@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -284,9 +285,39 @@ final class LayoutsCommand implements Callable<Integer> {
         java.util.stream.Stream<String> edge = l.fits() && d.memoryGB() > 0
                 && l.memoryGb() > (1 - RuntimePredictor.MEMORY_EDGE) * d.memoryGB()
                 ? java.util.stream.Stream.of("near_memory_limit") : java.util.stream.Stream.empty();
-        return java.util.stream.Stream.concat(pr.warnings().stream()
+        return java.util.stream.Stream.of(pr.warnings().stream()
                 .filter(w -> !NOT_LISTED.contains(w.kind()))
-                .map(w -> w.kind().name().toLowerCase(Locale.ROOT)), edge).distinct().toList();
+                .map(w -> w.kind().name().toLowerCase(Locale.ROOT)), edge, sensitivities(pr).stream())
+                .flatMap(x -> x).distinct().toList();
+    }
+
+    /** How far a schedule the prediction assumed must move a layout's step for its row to say so: 10 %. */
+    static final double SENSITIVE = 0.10;
+
+    /**
+     * The schedule notes' own form: {@code (+44.5 %: give --grad-reduce after-backward)}, the step under the other
+     * choice of a schedule the prediction assumed.
+     */
+    private static final java.util.regex.Pattern OTHER_SCHEDULE = java.util.regex.Pattern.compile(
+            "\\(([+-]?[0-9]+(?:\\.[0-9]+)?) %: give (--[a-z0-9-]+(?: [a-z0-9-]+)?)\\)");
+
+    /**
+     * The schedules a layout's prediction assumed that move its step by {@link #SENSITIVE} or more under their other
+     * choice, as {@code if --grad-reduce after-backward: +44%}: layouts of one job share the assumption but not what
+     * it is worth (a ZeRO-3 layout's gradient reduction is most of its traffic).
+     */
+    static List<String> sensitivities(Prediction pr) {
+        List<String> out = new ArrayList<>();
+        for (org.scaledl.model.PredictionWarning w : pr.warnings()) {
+            if (w.kind() != org.scaledl.model.PredictionWarning.Kind.ASSUMED) {
+                continue;
+            }
+            java.util.regex.Matcher m = OTHER_SCHEDULE.matcher(w.message());
+            if (m.find() && Math.abs(Double.parseDouble(m.group(1))) >= 100 * SENSITIVE) {
+                out.add(String.format(Locale.ROOT, "if %s: %+.0f%%", m.group(2), Double.parseDouble(m.group(1))));
+            }
+        }
+        return out;
     }
 
     /** How a job's gradients are reduced, as the option and the column write it. */

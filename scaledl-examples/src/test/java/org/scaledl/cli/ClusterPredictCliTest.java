@@ -911,6 +911,25 @@ class ClusterPredictCliTest {
         }
         assertEquals(ranked.get(rank - 1).get("predict").asText(), free.get("predict").asText());
         assertTrue(free.get("ms").asDouble() >= ranked.get(0).get("ms").asDouble());
+        // what a schedule the layouts assumed is worth to each, where 10 % or more: the first's, as its own
+        // prediction under the other choice gives it
+        String sensitivity = null;
+        for (JsonNode w : ranked.get(0).get("warnings")) {
+            sensitivity = w.asText().startsWith("if --grad-reduce after-backward: +") ? w.asText() : sensitivity;
+        }
+        assertTrue(sensitivity != null, ranked.get(0).toString());
+        List<String> args = new java.util.ArrayList<>();
+        java.util.regex.Matcher tokens = java.util.regex.Pattern.compile("'([^']*)'|(\\S+)").matcher(
+                ranked.get(0).get("predict").asText());
+        while (tokens.find()) {
+            args.add(tokens.group(1) != null ? tokens.group(1) : tokens.group(2));
+        }
+        List<String> predict = new java.util.ArrayList<>(args.subList(3, args.size()));
+        predict.add("--json");
+        double first = json(predict).get("ms").asDouble();
+        assertEquals(ranked.get(0).get("ms").asDouble(), first, 1e-6 * first);
+        double after = json(predict, "--grad-reduce", "after-backward").get("ms").asDouble();
+        assertEquals(Math.round(100 * (after / first - 1)), Integer.parseInt(sensitivity.replaceAll(".*\\+|%", "")));
         // a job with room to spare says nothing of it
         Run roomy = MainTest.run("layouts", "--model", "gpu", "--transformer", published().resolve(
                 "configs/llama3-8b/config.json").toString(), "--seq", "4096", "--gpus", "8", "--global-batch", "64",
