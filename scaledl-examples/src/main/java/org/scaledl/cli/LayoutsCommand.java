@@ -34,7 +34,7 @@ import picocli.CommandLine.Option;
                 + "that do not fit the GPU's memory are listed last. The best ones are shown with their interval and "
                 + "warnings, and the predict commands that reproduce the first three.",
         footer = {"%nlayouts chooses --context, --expert, --expert-tensor, --virtual-stages, --zero-stage, --recompute, "
-            + "--recompute-layers, --offload-layers, --sequence-parallel and --uneven-pipeline itself for every "
+            + "--recompute-layers, --recompute-modules, --offload-layers, --sequence-parallel and --uneven-pipeline itself for every "
             + "layout it ranks: they "
             + "are refused here (the predict commands it prints take them)."})
 final class LayoutsCommand implements Callable<Integer> {
@@ -72,6 +72,14 @@ final class LayoutsCommand implements Callable<Integer> {
 
     @Mixin
     ClusterOptions cluster;
+
+    /**
+     * The options of a job's layout that layouts chooses itself for every layout it ranks: refused here, left out of
+     * its help (the {@code predict} commands it prints take them).
+     */
+    static final List<String> CHOSEN = List.of("--context", "--expert", "--expert-tensor", "--virtual-stages",
+            "--zero-stage", "--recompute", "--recompute-layers", "--recompute-modules", "--offload-layers",
+            "--sequence-parallel", "--uneven-pipeline");
 
     /** How many of the best layouts the text prints as {@code predict} commands. */
     static final int COMMANDS = 3;

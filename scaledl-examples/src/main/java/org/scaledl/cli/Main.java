@@ -176,6 +176,16 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
         for (Class<?> c : named != null ? java.util.List.<Class<?>>of(named) : commands()) {
             cl.addSubcommand(c);
         }
+        CommandLine layouts = cl.getSubcommands().get("layouts");
+        if (layouts != null) {
+            // the options layouts chooses itself: read (to be refused with the reason), not listed in its help
+            CommandLine.Model.CommandSpec spec = layouts.getCommandSpec();
+            for (String name : LayoutsCommand.CHOSEN) {
+                CommandLine.Model.OptionSpec o = spec.findOption(name);
+                spec.remove(o);
+                spec.addOption(CommandLine.Model.OptionSpec.builder(o).hidden(true).build());
+            }
+        }
         return cl;
     }
 

@@ -335,7 +335,9 @@ class ClusterPredictCliTest {
         for (String column : List.of("grad_reduce", "moe_a2a_overlap", "cuda_graphs")) {
             assertEquals("", fp16Lines.get(1).split(",", -1)[fp16Header.indexOf(column)], column);
         }
-        assertFalse(fp16.out().contains("--grad-reduce") || fp16.out().contains("--cuda-graphs"), fp16.out());
+        // (the printed commands: the warnings column names what the other choice of an assumed schedule is worth)
+        assertTrue(fp16.out().lines().filter(l -> l.strip().startsWith("java -jar")).noneMatch(l -> l.contains(
+                "--grad-reduce") || l.contains("--cuda-graphs")), fp16.out());
         boolean expert = false;
         boolean context = false;
         for (String l : lines.subList(1, lines.size())) {
@@ -893,6 +895,20 @@ class ClusterPredictCliTest {
      */
     @Test
     void layoutsNameTheBestThatLeavesMemoryFree() throws Exception {
+        // the options layouts chooses itself are not in its help's list, and still refused with the reason
+        Run help = MainTest.run("layouts", "--help");
+        assertEquals(0, help.code(), help.err());
+        for (String o : LayoutsCommand.CHOSEN) {
+            // an option's own line, or its place in the synopsis (descriptions may name it: "needs --expert > 1")
+            assertFalse(java.util.regex.Pattern.compile("(?m)(^\\s+(-\\w, )?|\\[)" + o + "(=|\\]|\\s|$)").matcher(
+                    help.out().substring(0, help.out().indexOf("layouts chooses"))).find(), o + "\n" + help.out());
+            assertTrue(help.out().contains(o), "the footer names " + o);
+        }
+        Run context = MainTest.run("layouts", "--transformer", published().resolve("configs/llama3-8b/config.json")
+                .toString(), "--seq", "4096", "--gpus", "8", "--global-batch", "64", "--device", "B200",
+                "--context", "2");
+        assertEquals(Main.USAGE, context.code());
+        assertTrue(context.err().contains("--context: layouts chooses it for every layout it ranks"), context.err());
         Run r = MainTest.run("layouts", "--model", "gpu", "--transformer", published().resolve(
                 "configs/llama3-70b/config.json").toString(), "--seq", "8192", "--gpus", "64", "--global-batch",
                 "128", "--device", "H100 SXM", "--precision", "bf16", "--top", "20", "--json");
