@@ -109,6 +109,11 @@ class Run:
         return (self.model, self.resolution, self.world_size, self.threads, self.memory_format)
 
 
+# The bounds scaledl's own readers keep (DatasetReader.MAX_BATCH, MAX_WORLD_SIZE, MAX_THREADS): a run beyond them is
+# no run a machine could measure (a world size of a million would start a million processes).
+MAXIMA = {"batch": 1 << 20, "world_size": 1 << 20, "threads": 1 << 16}
+
+
 def _positive(path, line, row, col):
     text = (row.get(col) or "").strip()
     try:
@@ -117,6 +122,9 @@ def _positive(path, line, row, col):
         raise PlanError(f"{path}:{line}: {col} must be a positive integer, got '{text}'") from None
     if v < 1:
         raise PlanError(f"{path}:{line}: {col} must be a positive integer, got '{text}'")
+    most = MAXIMA.get(col)
+    if most is not None and v > most:
+        raise PlanError(f"{path}:{line}: {col} {text} is out of range (1..{most})")
     return v
 
 

@@ -33,6 +33,11 @@ def test_resolution_and_extra_columns_are_optional(tmp_path):
     (",112,8,1,1,train,,,", "empty model name"),
     ("resnet18,big,8,1,1,train,,,", "resolution must be a positive integer"),
     ("resnet18,112,8,1,1,train,,fast,", "predicted_ms is not a number"),
+    # scaledl's own bounds: a world size of a million would start a million processes
+    ("resnet18,112,1048577,1,1,train,,,", "batch 1048577 is out of range (1..1048576)"),
+    ("resnet18,112,2,1000000000,1,train,,,", "world_size 1000000000 is out of range (1..1048576)"),
+    ("resnet18,112,2,1,65537,train,,,", "threads 65537 is out of range (1..65536)"),
+    ("resnet18,112,99999999999999999999,1,1,train,,,", "batch 99999999999999999999 is out of range"),
 ])
 def test_errors_name_file_and_line(tmp_path, row, fragment):
     p = write(tmp_path, HEADER + "resnet18,112,2,1,1,train,,,\n" + row + "\n")

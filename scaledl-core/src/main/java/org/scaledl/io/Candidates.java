@@ -168,19 +168,23 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                 throw InvalidInputException.inSource(source, "no '" + k + " = ...' line");
             }
         }
+        // each key's bound as the expanded table's reader keeps it (a runs table's), so a grid is refused at its line
+        Map<String, Integer> most = Map.of("batch", DatasetReader.MAX_BATCH, "threads", DatasetReader.MAX_THREADS,
+                "world_size", DatasetReader.MAX_WORLD_SIZE);
         for (String k : List.of("batch", "threads", "world_size", "resolution", "cores")) {
             List<String> vs = values.get(k);
+            int max = most.getOrDefault(k, Integer.MAX_VALUE);
             for (int j = 0; vs != null && j < vs.size(); j++) {
                 String v = vs.get(j);
                 try {
                     int n = Integer.parseInt(v);
-                    if (n < 1) {
+                    if (n < 1 || n > max) {
                         throw new NumberFormatException();
                     }
                     vs.set(j, String.valueOf(n));   // written as read: 01 is 1
                 } catch (NumberFormatException e) {
                     throw InvalidInputException.atLine(source, lineOf.get(k), k + " must be an integer in 1.."
-                            + Integer.MAX_VALUE + ", got '" + v + "'");
+                            + max + ", got '" + v + "'");
                 }
             }
         }
@@ -565,7 +569,8 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             } catch (InvalidInputException e) {
                 throw InvalidInputException.atLine(t.source(), line, e.detail());
             }
-            int micro = bounded(t, r, "batch", 1, DatasetReader.MAX_BATCH).orElseThrow(() -> InvalidInputException.atLine(t.source(), line,
+            int micro = bounded(t, r, "batch", 1, DatasetReader.MAX_BATCH).orElseThrow(() -> InvalidInputException
+                    .atLine(t.source(), line,
                     "missing batch"));
             int microBatches = positive(t, r, "micro_batches").orElse(1);
             if ((long) micro * microBatches > Integer.MAX_VALUE) {

@@ -13,7 +13,6 @@ import java.util.TreeMap;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.scaledl.Checks;
 import org.scaledl.InvalidInputException;
 import org.scaledl.workload.CollectiveMeasurement;
 import org.scaledl.workload.Device;
@@ -123,8 +122,11 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
             traces.computeIfAbsent(traceKey(r.model(), r.phase(), r.seq(), r.batch()), k -> FxTraceReader.read(file,
                     r.layers()));
         }
-        Checks.argument(!kernelRows.isEmpty() || !nodeRows.isEmpty(), "no GPU measurements under %s",
-                dataRoot);
+        if (kernelRows.isEmpty() && nodeRows.isEmpty()) {
+            // bad input, as any folder without the data it should hold
+            throw InvalidInputException.inSource(dataRoot.toString(), "no GPU measurements under it (kernel tables "
+                    + "under neusight/, whole-model traces): give the folder laid out as the bundled datasets/gpu");
+        }
         Path allreduce = deepbench.resolve("allreduce.csv");
         List<CollectiveMeasurement> comm = new ArrayList<>(Files.isRegularFile(allreduce)
                 ? CollectiveTables.readDeepBench(allreduce) : List.of());

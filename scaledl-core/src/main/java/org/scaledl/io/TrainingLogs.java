@@ -166,6 +166,8 @@ public final class TrainingLogs {
             "elapsed time per iteration \\(ms\\):\\s*([^\\s|]+)", Pattern.CASE_INSENSITIVE);
     private static final Pattern STEP_TIMING = Pattern.compile("train_step_timing(?: in s)?\\s*[:=]\\s*([^\\s|,\\]]+)");
     private static final Pattern ITERATION = Pattern.compile("\\biteration\\s+(\\d{1,18})\\s*/");
+    /** The global batch a Megatron iteration line says it ran (it grows under {@code rampup_batch_size}). */
+    private static final Pattern ITERATION_BATCH = Pattern.compile("global batch size:\\s*(\\d{1,18})\\b");
     /**
      * A step line of a training loop this reader does not read: TorchTitan's ({@code step: N  loss: ...  tps: T}, its
      * fields coloured by terminal escapes unless it logs without colour), Hugging Face Trainer's.
@@ -413,9 +415,11 @@ public final class TrainingLogs {
                     }
                     Matcher it = ITERATION.matcher(line);
                     long iteration = it.find() ? Long.parseLong(it.group(1)) : -1;
+                    Matcher gb = ITERATION_BATCH.matcher(line);
+                    long batch = line.contains("global batch size") && gb.find() ? Long.parseLong(gb.group(1)) : -1;
                     // NeMo 2 / Lightning number the steps within an epoch: they start again each epoch
                     cur.epochs |= line.contains("epoch") || line.contains("Epoch");
-                    cur.iteration(elapsed ? e.group(1) : t.group(1), elapsed ? 1 : 1000, iteration, lineNo);
+                    cur.iteration(elapsed ? e.group(1) : t.group(1), elapsed ? 1 : 1000, iteration, batch, lineNo);
                     continue;
                 }
                 if (cur.foreign == 0 && foreignStep(line)) {
@@ -640,6 +644,9 @@ public final class TrainingLogs {
         final int line;
         final Map<String, Value> args = new LinkedHashMap<>();
         double[] ms = new double[64];
+        /** Per logged iteration, the global batch its line says it ran (-1: not said), and its line. */
+        long[] batches = new long[64];
+        int[] lines = new int[64];
         int n;
         long lastIteration = Long.MIN_VALUE;
         /** Whether its iteration lines number steps within epochs (so their numbers go back at each new epoch). */
@@ -684,7 +691,7 @@ public final class TrainingLogs {
             return s;
         }
 
-        void iteration(String text, double scale, long iteration, int lineNo) {
+        void iteration(String text, double scale, long iteration, long batch, int lineNo) {
             if (iteration >= 0 && iteration == lastIteration) {
                 return;
             }
@@ -707,7 +714,11 @@ public final class TrainingLogs {
             }
             if (n == ms.length) {
                 ms = Arrays.copyOf(ms, n * 2);
+                batches = Arrays.copyOf(batches, n * 2);
+                lines = Arrays.copyOf(lines, n * 2);
             }
+            batches[n] = batch;
+            lines[n] = lineNo;
             ms[n++] = x;
             lastIteration = iteration;
         }
@@ -799,6 +810,45 @@ public final class TrainingLogs {
 
         // --- the run -----------------------------------------------------------------------------------------------
 
+        /**
+         * The iteration times after the first {@code drop}, of the iterations that ran the job's global batch: a line
+         * saying another (Megatron's {@code rampup_batch_size} grows it over the first iterations) times a smaller
+         * step, so it is left out, and said; where none ran it, the run is refused.
+         */
+        private double[] steady(String which, int drop) {
+            Integer gbs = has("global_batch_size") ? positive("global_batch_size") : null;
+            double[] kept = new double[n - drop];
+            int k = 0;
+            int other = 0;
+            int first = 0;
+            java.util.SortedSet<Long> seen = new java.util.TreeSet<>();
+            for (int i = drop; i < n; i++) {
+                if (gbs == null || batches[i] < 0 || batches[i] == gbs) {
+                    kept[k++] = ms[i];
+                } else {
+                    first = other++ == 0 ? lines[i] : first;
+                    seen.add(batches[i]);
+                }
+            }
+            if (other > 0 && k == 0) {
+                throw InvalidInputException.atLine(source, first, which + "every iteration after warm-up ran a global "
+                        + "batch of " + batchesSaid(seen) + ", not global_batch_size " + gbs + " (a batch-size "
+                        + "ramp-up, rampup_batch_size, that had not ended, or the arguments of another run): no "
+                        + "iteration times the job's batch");
+            }
+            if (other > 0) {
+                LOG.warn("{}:{}: {}{} of {} iterations after warm-up ran a global batch of {}, not global_batch_size {} "
+                        + "(a batch-size ramp-up): left out of the median, which takes the {} that ran {}", source,
+                        first, which, other, n - drop, batchesSaid(seen), gbs, k, gbs);
+            }
+            return Arrays.copyOf(kept, k);
+        }
+
+        private static String batchesSaid(java.util.SortedSet<Long> seen) {
+            List<String> said = seen.stream().limit(5).map(String::valueOf).toList();
+            return String.join(", ", said) + (seen.size() > 5 ? " and " + (seen.size() - 5) + " more sizes" : "");
+        }
+
         Run run(int index, int count, int warmup, TransformerSpec model, Path transformer) {
             String which = count > 1 ? "run " + index + " (from line " + line + "): " : "";
             if (n == 0) {
@@ -818,7 +868,7 @@ public final class TrainingLogs {
                         + " logged, the first " + drop + " dropped" + (warmup == DEFAULT_WARMUP ? " (a first "
                         + "iteration holds the start-up; to time it anyway, give the warm-up: --warmup 0)" : ""));
             }
-            double[] kept = Arrays.copyOfRange(ms, drop, n);
+            double[] kept = steady(which, drop);
             Arrays.sort(kept);
             int k = kept.length;
             double median = k % 2 == 1 ? kept[k / 2] : (kept[k / 2 - 1] + kept[k / 2]) / 2;

@@ -104,6 +104,11 @@ public record Prediction(double millis, double lowMillis, double highMillis, Lis
                 : java.util.OptionalDouble.empty();
     }
 
+    /** Whether the job needs more memory per device than the device has (a {@code OUT_OF_MEMORY} warning). */
+    public boolean outOfMemory() {
+        return warnings().stream().anyMatch(x -> x.kind() == PredictionWarning.Kind.OUT_OF_MEMORY);
+    }
+
     /** A point prediction with no interval and no explanation. */
     public static Prediction point(double millis) {
         return new Prediction(millis, millis, millis, List.of(), List.of());

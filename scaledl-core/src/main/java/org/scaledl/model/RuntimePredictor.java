@@ -361,7 +361,8 @@ public final class RuntimePredictor implements RuntimeModel {
                     memory.getAsDouble(), d.memoryGB(), d.name(), choice), Optional.of(memory.getAsDouble()),
                     String.format(java.util.Locale.ROOT, "< %.1f", (1 - MEMORY_EDGE) * d.memoryGB()), 1));
             distance += MEMORY_EDGE_DISTANCE;
-        } else if (memory.isPresent() && w.device().isPresent() && w.device().get().memoryGB() > 0
+        } else if (memory.isPresent() && w.phase() == Phase.TRAIN && w.graph().transformer().isPresent()
+                && w.device().isPresent() && w.device().get().memoryGB() > 0
                 && memory.getAsDouble() >= (1 - MEMORY_EDGE) * w.device().get().memoryGB()
                 && memory.getAsDouble() <= w.device().get().memoryGB()) {
             // a job whose settings are its own this close to the limit: its time is no less certain, but whether it

@@ -168,8 +168,10 @@ public final class HuggingFaceConfig {
             // the builder names the model; where that name is the file's own (a configuration not called
             // config.json), once is enough
             String m = e.getMessage() == null ? "" : e.getMessage();
-            boolean named = source.endsWith(name) || source.endsWith(name + "/config.json")
-                    || source.endsWith(name + java.io.File.separator + "config.json");
+            // a config.json is named by its folder (HuggingFaceConfig.read): the folder is in the path already
+            boolean named = source.endsWith(name) || source.endsWith(java.io.File.separator + name
+                    + java.io.File.separator + "config.json") || source.equals(name + java.io.File.separator
+                    + "config.json");
             throw InvalidInputException.inSource(source, named && m.startsWith(name + ": ")
                     ? m.substring(name.length() + 2) : m);
         }
@@ -398,7 +400,8 @@ public final class HuggingFaceConfig {
                 .ffnKind(TransformerSpec.FfnKind.SWIGLU).norm(TransformerSpec.Norm.RMS_NORM).bias(false)
                 .qkvBias(attentionBias).outBias(attentionBias).tiedEmbeddings(r.bool("tie_word_embeddings", false))
                 .mla(mla).moe(new TransformerSpec.Moe(experts, r.topK("num_experts_per_tok", 8, experts,
-                        "n_routed_experts"), expertFfn, shared * expertFfn, false, r.text("topk_method", "").equals("noaux_tc"), false))
+                        "n_routed_experts"), expertFfn, shared * expertFfn, false,
+                        r.text("topk_method", "").equals("noaux_tc"), false))
                 .blocks(bl).attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false)
                 .fusedAttention(true).mtpLayers(r.count("num_nextn_predict_layers", 0, 0, 16));
         dsa.ifPresent(b::dsa);
@@ -740,8 +743,9 @@ public final class HuggingFaceConfig {
         int topK(String key, long dflt, int experts, String expertsKey) {
             int k = count(key, dflt, 1, TransformerSpec.Moe.MAX_EXPERTS);
             if (k > experts) {
-                throw InvalidInputException.inSource(source, key + " = " + k + " routes each token to more experts "
-                        + "than the " + experts + " of " + expertsKey);
+                throw InvalidInputException.inSource(source, key + " = " + k + (has(key) ? "" : " (its default, the "
+                        + "key absent)") + " routes each token to more experts than the " + experts + " of "
+                        + expertsKey);
             }
             return k;
         }

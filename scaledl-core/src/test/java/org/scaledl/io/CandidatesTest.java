@@ -92,6 +92,14 @@ class CandidatesTest {
         InvalidInputException bad = assertThrows(InvalidInputException.class, () -> Candidates.grid(
                 spec("model = resnet18\nresolution = 64\nbatch = 2, -1\n"), OnnxImporter::read));
         assertEquals(3, bad.line());
+        // the bound is the expanded table's, said at the grid's line
+        for (String[] big : new String[][] {{"batch = 2, 1048577", "batch must be an integer in 1..1048576"},
+            {"batch = 2\nworld_size = 1048577", "world_size must be an integer in 1..1048576"},
+            {"batch = 2\nthreads = 65537", "threads must be an integer in 1..65536"}}) {
+            InvalidInputException b = assertThrows(InvalidInputException.class, () -> Candidates.grid(
+                    spec("model = resnet18\nresolution = 64\n" + big[0] + "\n"), OnnxImporter::read), big[0]);
+            assertTrue(b.getMessage().contains("grid.txt:") && b.getMessage().contains(big[1]), b.getMessage());
+        }
         InvalidInputException missing = assertThrows(InvalidInputException.class, () -> Candidates.grid(
                 spec("model = resnet18, vgg11\nresolution = 64\nbatch = 2\n"), OnnxImporter::read));
         assertTrue(missing.getMessage().contains("vgg11_r64.onnx") && missing.getMessage().contains(

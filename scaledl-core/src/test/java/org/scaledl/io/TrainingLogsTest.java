@@ -97,6 +97,48 @@ class TrainingLogsTest {
     }
 
     /**
+     * Megatron's iteration lines say the global batch each ran: under a batch-size ramp-up ({@code
+     * rampup_batch_size}) the first steps run smaller batches, so their shorter times are left out of the median (and
+     * said); a log none of whose steady iterations ran the job's batch is refused at the first.
+     */
+    @Test
+    void iterationsOfAnotherGlobalBatchAreLeftOut(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        List<String> lines = java.nio.file.Files.readAllLines(LOGS.resolve("megatron-llama3-8b.log"));
+        TrainingLogs.Run plain = TrainingLogs.read(LOGS.resolve("megatron-llama3-8b.log"), 0).get(0);
+        // iterations 1-20 at a global batch of 64, each twice as fast as logged
+        List<String> ramp = new java.util.ArrayList<>();
+        java.util.regex.Pattern it = java.util.regex.Pattern.compile("iteration\\s+(\\d+)/.*per iteration \\(ms\\): "
+                + "([0-9.]+)");
+        List<Double> steady = new java.util.ArrayList<>();
+        for (String l : lines) {
+            java.util.regex.Matcher m = it.matcher(l);
+            if (m.find() && Integer.parseInt(m.group(1)) <= 20) {
+                double half = Double.parseDouble(m.group(2)) / 2;
+                l = l.replace("global batch size:   128", "global batch size:    64").replace(m.group(2),
+                        String.valueOf(half));
+            } else if (m.find(0)) {
+                steady.add(Double.parseDouble(m.group(2)));
+            }
+            ramp.add(l);
+        }
+        assertEquals(20, steady.size());
+        Path log = dir.resolve("ramp.log");
+        java.nio.file.Files.write(log, ramp);
+        TrainingLogs.Run r = TrainingLogs.read(log, 0).get(0);
+        java.util.Collections.sort(steady);
+        assertEquals((steady.get(9) + steady.get(10)) / 2, r.measuredMs(), 1e-9);
+        assertEquals(20, r.iterations());
+        assertEquals(plain.job(), r.job());
+        // none of the steady iterations at the job's batch: refused at the first of them
+        Path all = dir.resolve("all.log");
+        java.nio.file.Files.write(all, lines.stream().map(l -> l.replace("global batch size:   128",
+                "global batch size:   256")).toList());
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(all, 0));
+        assertTrue(e.getMessage().contains("all.log:") && e.getMessage().contains("every iteration after warm-up ran "
+                + "a global batch of 256, not global_batch_size 128"), e.getMessage());
+    }
+
+    /**
      * A log that states its layout twice, differently (a summary line against the arguments), or whose iteration
      * numbers go back (a restart without its arguments) is refused at the line, not read as one run.
      */

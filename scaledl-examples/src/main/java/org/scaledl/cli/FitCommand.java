@@ -328,10 +328,12 @@ final class FitCommand implements Callable<Integer> {
             }
         }
         if (jobs < MegatronFit.TERM_RUNS) {
+            String moved = Math.abs(factor - 1) < 5e-4 ? "predictions unchanged" : String.format(Locale.ROOT,
+                    "predictions %.1f %% %s", 100 * Math.abs(factor - 1), factor < 1 ? "faster" : "slower");
             return java.util.Optional.of(String.format(Locale.ROOT, "the %d run%s moved the model's level (x%.3f on "
-                    + "every coefficient: predictions %.1f %% %s); fewer than %d runs move the level only, %d or "
-                    + "more may refit the terms", jobs, jobs == 1 ? "" : "s", factor, 100 * Math.abs(factor - 1),
-                    factor < 1 ? "faster" : "slower", MegatronFit.TERM_RUNS, MegatronFit.TERM_RUNS));
+                    + "every coefficient: %s); fewer than %d runs move the level only, %d or more may refit the "
+                    + "terms", jobs, jobs == 1 ? "" : "s", factor, moved, MegatronFit.TERM_RUNS,
+                    MegatronFit.TERM_RUNS));
         }
         return java.util.Optional.of(String.format(Locale.ROOT, "the %d runs moved the model's level only (x%.3f "
                 + "on every coefficient): its terms, refitted with each run held out in turn, predicted the runs "

@@ -283,6 +283,7 @@ final class JobOptions {
             throw new IllegalArgumentException("machine '" + name + "' is not one of this model's " + p.machines()
                     + org.scaledl.Suggestions.closest(name, p.machines()).map(s -> "; did you mean '" + s + "'?").orElse(""));
         }
-        return Optional.of(Device.cpu(name, 1, 0, 0, 0, 0));
+        // the machine as the model's runs described it (a calibration keeps that description), else by name
+        return Optional.of(p.machine(name).orElse(Device.cpu(name, 1, 0, 0, 0, 0)));
     }
 }

@@ -32,11 +32,7 @@ import picocli.CommandLine.Option;
                 + "pipeline x data parallel, expert parallelism, micro-batch, sequence parallelism, ZeRO, "
                 + "interleaving; each with the least recomputation that fits) by predicted iteration time; layouts "
                 + "that do not fit the GPU's memory are listed last. The best ones are shown with their interval and "
-                + "warnings, and the predict commands that reproduce the first three.",
-        footer = {"%nlayouts chooses --context, --expert, --expert-tensor, --virtual-stages, --zero-stage, --recompute, "
-            + "--recompute-layers, --recompute-modules, --offload-layers, --sequence-parallel and --uneven-pipeline itself for every "
-            + "layout it ranks: they "
-            + "are refused here (the predict commands it prints take them)."})
+                + "warnings, and the predict commands that reproduce the first three.")
 final class LayoutsCommand implements Callable<Integer> {
     @Option(names = "--model", defaultValue = "gpu", description = "Device model: a bundled name or a saved file "
             + "(default gpu)")

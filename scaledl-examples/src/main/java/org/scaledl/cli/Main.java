@@ -178,13 +178,22 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
         }
         CommandLine layouts = cl.getSubcommands().get("layouts");
         if (layouts != null) {
-            // the options layouts chooses itself: read (to be refused with the reason), not listed in its help
+            // the options layouts chooses itself: read (to be refused with the reason), not listed in its help, which
+            // names them in its footer
             CommandLine.Model.CommandSpec spec = layouts.getCommandSpec();
             for (String name : LayoutsCommand.CHOSEN) {
                 CommandLine.Model.OptionSpec o = spec.findOption(name);
+                if (o == null) {
+                    throw new IllegalStateException("layouts has no option " + name + " to hide: LayoutsCommand.CHOSEN "
+                            + "names one the options do not have");
+                }
                 spec.remove(o);
                 spec.addOption(CommandLine.Model.OptionSpec.builder(o).hidden(true).build());
             }
+            java.util.List<String> chosen = LayoutsCommand.CHOSEN;
+            spec.usageMessage().footer("%nlayouts chooses " + String.join(", ", chosen.subList(0, chosen.size() - 1))
+                    + " and " + chosen.get(chosen.size() - 1) + " itself for every layout it ranks: they are refused "
+                    + "here (the predict commands it prints take them).");
         }
         return cl;
     }

@@ -17,7 +17,6 @@ import org.scaledl.io.CsvTable;
 import org.scaledl.io.DatasetReader;
 import org.scaledl.model.plan.ProfilingCost;
 import org.scaledl.model.plan.ProfilingPlan;
-import org.scaledl.model.PredictionWarning;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.onnx.OnnxImporter;
 import org.scaledl.workload.Dataset;
@@ -156,7 +155,7 @@ final class PlanCommand implements Callable<Integer> {
                 } else if (cluster) {
                     org.scaledl.model.Prediction pr = priorModel.predict(w);
                     predictedMs[i] = pr.millis();
-                    fits = pr.warnings().stream().noneMatch(x -> x.kind() == PredictionWarning.Kind.OUT_OF_MEMORY);
+                    fits = !pr.outOfMemory();
                 } else {
                     predictedMs[i] = priorModel.predictMillis(w);
                 }
@@ -199,7 +198,13 @@ final class PlanCommand implements Callable<Integer> {
                 throw new IllegalArgumentException((cluster ? "--budget-gpu-hours" : "--budget-s") + " must be a "
                         + "positive number, got " + budget);
             }
-            plan = ProfilingPlan.withinBudget(offered, measured, offeredCosts, budget, seed, rows);
+            try {
+                plan = ProfilingPlan.withinBudget(offered, measured, offeredCosts, budget, seed, rows);
+            } catch (IllegalArgumentException e) {
+                // the design's words for the budget: the option it came from, and its unit
+                throw new IllegalArgumentException((cluster ? "--budget-gpu-hours " : "--budget-s ") + budget
+                        + (cluster ? " GPU-hours" : " s of profiling") + ": " + e.getMessage(), e);
+            }
         }
         // the plan's rows as the table's
         plan = new ProfilingPlan(plan.indices().stream().map(runnable::get).toList(), plan.chosen(), plan.logDet(),
@@ -225,9 +230,10 @@ final class PlanCommand implements Callable<Integer> {
             System.out.println(om.writeValueAsString(root));
         } else {
             if (cluster) {
-                System.out.printf(Locale.ROOT, "chose %d of %d candidate jobs%s: about %.1f GPU-hours of runs (%.1f%% of "
-                        + "all their %.1f; each run %.0f s start-up, %d + %d iterations)%n",
-                        plan.indices().size(), offered.size(), outOfMemory > 0 ? " that fit in memory" : "", seconds, 100 * seconds / gridSeconds, gridSeconds,
+                System.out.printf(Locale.ROOT, "chose %d of %d candidate jobs%s: about %.1f GPU-hours of runs "
+                        + "(%.1f%% of all %s %.1f; each run %.0f s start-up, %d + %d iterations)%n",
+                        plan.indices().size(), offered.size(), outOfMemory > 0 ? " that fit in memory" : "", seconds,
+                        100 * seconds / gridSeconds, outOfMemory > 0 ? "their" : "candidates'", gridSeconds,
                         cost.overheadSeconds(), cost.warmupIterations(), cost.timedIterations());
             } else {
                 System.out.printf(Locale.ROOT, "chose %d of %d candidates: about %.0f s of profiling (%.1f%% of the "
@@ -280,6 +286,11 @@ final class PlanCommand implements Callable<Integer> {
      * the figure the ridge gives then compares nothing).
      */
     static String dEfficiencyLine(double dEfficiency, int runs, int columns) {
+        if (runs >= columns && Double.isNaN(dEfficiency)) {
+            // (FedorovExchange measures it on the directions the candidates can estimate: none is left)
+            return "D-efficiency: none (every design column of the candidates is zero: there is nothing to estimate, "
+                    + "and every choice is as good)";
+        }
         if (Double.isNaN(dEfficiency(dEfficiency, runs, columns))) {
             return String.format(Locale.ROOT, "D-efficiency: none (%d runs for %d design columns: fewer runs than "
                     + "columns leave XᵀX singular, 0 for any choice; the runs were chosen on XᵀX plus a small ridge, "
@@ -353,7 +364,7 @@ final class PlanCommand implements Callable<Integer> {
             if (line.isEmpty()) {
                 continue;
             }
-            String[] f = line.split(",");
+            String[] f = line.split(",", -1);
             if (width >= 0 && f.length != width) {
                 throw InvalidInputException.atLine(file.toString(), i + 1, "has " + f.length + " values, expected "
                         + width);

@@ -235,10 +235,10 @@ final class PredictCommand implements Callable<Integer> {
             pr.modelTflopsPerGpu().ifPresent(t -> sb.append(String.format(Locale.ROOT, ", %.0f model TFLOP/s per GPU",
                     t)));
             pr.memoryGb().ifPresent(m -> sb.append(String.format(Locale.ROOT, ", %.1f GiB per GPU", m)));
-            if (pr.warnings().stream().anyMatch(x -> x.kind() == PredictionWarning.Kind.OUT_OF_MEMORY)) {
+            if (pr.outOfMemory()) {
                 // the time of a job that cannot run: said on the line itself, not in a warning alone
                 sb.append(w.device().filter(d -> d.memoryGB() > 0).map(d -> String.format(Locale.ROOT,
-                        " (does not fit: the GPU has %s GiB)", d.memoryGB())).orElse(" (does not fit)"));
+                        " (does not fit: the GPU has %.1f GiB)", d.memoryGB())).orElse(" (does not fit)"));
             }
             sb.append('\n');
             shares(pr).ifPresent(x -> sb.append("  ").append(x).append('\n'));
@@ -350,8 +350,8 @@ final class PredictCommand implements Callable<Integer> {
     }
 
     /**
-     * The micro-batches a replica runs for a global batch: {@code global / (batch × replicas)}; refused where that does
-     * not divide, and beside {@code --micro-batches}.
+     * The micro-batches a replica runs for a global batch: {@code global / (batch × replicas)}; refused where that
+     * does not divide, and beside {@code --micro-batches}.
      */
     static int microBatches(int global, int batch, Integer replicas, Integer given) {
         if (given != null) {
@@ -360,8 +360,8 @@ final class PredictCommand implements Callable<Integer> {
         }
         int r = replicas == null ? 1 : replicas;
         if (global <= 0 || batch <= 0 || r <= 0 || global % ((long) batch * r) != 0) {
-            throw new IllegalArgumentException(String.format(Locale.ROOT, "--global-batch %d is not a positive multiple "
-                    + "of --batch %d x %d data-parallel replica%s (%d)", global, batch, r, r == 1 ? "" : "s",
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "--global-batch %d is not a positive "
+                    + "multiple of --batch %d x %d data-parallel replica%s (%d)", global, batch, r, r == 1 ? "" : "s",
                     (long) batch * r));
         }
         return (int) (global / ((long) batch * r));

@@ -78,8 +78,7 @@ final class ScalingCommand implements Callable<Integer> {
 
         /** Whether the job fits in the device's memory (true where memory is not estimated). */
         boolean fits() {
-            return prediction.warnings().stream().noneMatch(x -> x.kind()
-                    == org.scaledl.model.PredictionWarning.Kind.OUT_OF_MEMORY);
+            return !prediction.outOfMemory();
         }
     }
 
@@ -128,10 +127,24 @@ final class ScalingCommand implements Callable<Integer> {
                     + (offSweeps == 1 ? "it" : "them"));
         }
         RuntimePredictor calibrated = null;
-        if (!points.isEmpty()) {
+        Workload measuredOn = base;
+        boolean calibrate = true;
+        if (!points.isEmpty() && !p.modelsClusters() && base.device().isEmpty()) {
+            // a CPU model calibrates a machine: the points are the one it knows, or the --device named
+            if (p.machines().size() == 1) {
+                measuredOn = base.toBuilder().device(job.resolveDevice(p, p.machines().get(0)).orElseThrow())
+                        .build();
+            } else {
+                System.err.println("scaledl: warning: the model is not calibrated on the measured points: "
+                        + job.model + " knows " + p.machines().size() + " machines " + p.machines() + "; give theirs "
+                        + "with --device NAME (the points are drawn over the model's curve)");
+                calibrate = false;
+            }
+        }
+        if (!points.isEmpty() && calibrate) {
             List<org.scaledl.workload.Sample> runs = new ArrayList<>();
             for (double[] x : points) {
-                runs.add(org.scaledl.workload.Sample.of(at(base, (int) x[0], (int) x[1], m), x[2]));
+                runs.add(org.scaledl.workload.Sample.of(at(measuredOn, (int) x[0], (int) x[1], m), x[2]));
             }
             try {
                 calibrated = p.calibrate(runs);
@@ -163,10 +176,11 @@ final class ScalingCommand implements Callable<Integer> {
                     .filter(w -> w.kind() == org.scaledl.model.PredictionWarning.Kind.OUTSIDE_WORLD_SIZE_RANGE)
                     .forEach(w -> beyond.computeIfAbsent(w.range(), k -> new java.util.TreeSet<>()).add(x.gpus()));
         }
+        String units = p.modelsClusters() ? "GPU" : "worker";
         beyond.forEach((range, gpus) -> System.err.println("scaledl: warning: " + gpus.size() + " point"
-                + (gpus.size() == 1 ? " lies" : "s lie") + " beyond the GPU counts the model was fitted on ("
+                + (gpus.size() == 1 ? " lies" : "s lie") + " beyond the " + units + " counts the model was fitted on ("
                 + range + "): " + gpus.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(
-                        ", ")) + " GPUs (predict names each)"));
+                        ", ")) + " " + units + "s (predict names each)"));
         List<Point> oom = java.util.stream.Stream.concat(byWorkers.stream(), byBatch.stream()).filter(x -> !x.fits())
                 .toList();
         if (!oom.isEmpty()) {

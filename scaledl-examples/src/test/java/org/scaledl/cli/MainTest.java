@@ -357,6 +357,17 @@ class MainTest {
         assertEquals(1, huge.code(), huge.err());
         assertTrue(huge.err().contains("huge.csv:1: column 3 holds 1.0E308") && huge.err().contains("rescale the "
                 + "columns"), huge.err());
+        // rows of empty fields are no matrix: said at the line, as bad input
+        Files.writeString(dir.resolve("empty.csv"), ",\n,\n,\n");
+        Run empty = run("plan", "--matrix", dir.resolve("empty.csv").toString(), "--runs", "2");
+        assertEquals(1, empty.code(), empty.err());
+        assertTrue(empty.err().contains("empty.csv:1: not a number: ''"), empty.err());
+        // a matrix of zeros has nothing to estimate: its D-efficiency says that, not that the runs were too few
+        Files.writeString(dir.resolve("zero.csv"), "0,0\n0,0\n0,0\n");
+        Run zero = run("plan", "--matrix", dir.resolve("zero.csv").toString(), "--runs", "2");
+        assertEquals(0, zero.code(), zero.err());
+        assertTrue(zero.out().contains("D-efficiency: none (every design column of the candidates is zero")
+                && !zero.out().contains("fewer runs than columns"), zero.out());
     }
 
     @Test
@@ -500,6 +511,10 @@ class MainTest {
         Run bad = run("plan", "--matrix", dir.resolve("grid.txt").toString(), "--budget-s", "10");
         assertEquals(2, bad.code(), bad.err());
         assertTrue(bad.err().contains("--budget-s needs workloads"), bad.err());
+        // a budget below the cheapest run names its option and unit
+        Run small = run("plan", "--grid", dir.resolve("grid.txt").toString(), "--budget-s", "0.001");
+        assertEquals(2, small.code(), small.err());
+        assertTrue(small.err().contains("--budget-s 0.001 s of profiling: budget 0.001 is below"), small.err());
     }
 
     @Test

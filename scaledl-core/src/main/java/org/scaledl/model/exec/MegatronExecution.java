@@ -1188,7 +1188,12 @@ public final class MegatronExecution {
     }
 
     /** Everything a layout's iteration is made of, before the coefficients. */
-    private record Assembly(MegatronTerms terms, StageMemory memory) {
+    /**
+     * A job's terms and memory, and {@code steady}: the share of the per-layer terms that is the busiest stage's
+     * micro-batches, the rest the other stages' part of the pipeline's fill and drain ({@code m·T_max / (m·T_max +
+     * Σ_{s≠max} T_s / v)}, as the terms weigh the stages; 1 without a pipeline or without times).
+     */
+    private record Assembly(MegatronTerms terms, StageMemory memory, double steady) {
         double memoryBytes() {
             return memory.total();
         }
@@ -1513,6 +1518,13 @@ public final class MegatronExecution {
                 max = s;
             }
         }
+        // the busiest stage's m micro-batches against the others' 1 / v each, as the terms below weigh them
+        double fillTime = 0;
+        for (int s = 0; s < p; s++) {
+            fillTime += s == max ? 0 : stageTime[s] / v;
+        }
+        double steady = withTime && p > 1 && m * stageTime[max] + fillTime > 0
+                ? m * stageTime[max] / (m * stageTime[max] + fillTime) : 1;
         MegatronTerms.Builder out = MegatronTerms.builder();
         double other = 0;
         double attentionOther = 0;
@@ -1673,7 +1685,7 @@ public final class MegatronExecution {
                 memory = sm;
             }
         }
-        return new Assembly(terms, memory);
+        return new Assembly(terms, memory, steady);
     }
 
     /**
@@ -2011,7 +2023,8 @@ public final class MegatronExecution {
             Device device, Topology topo, MegatronModel model, List<StageCost.Note> notes) {
         // the recomputation decided once: the terms and the memory below take the resolved job as it is
         Workload w = resolve(given, layers, device);
-        MegatronTerms terms = terms(w, layers, communication, device, topo);
+        Assembly assembly = assemble(w, layers, communication, device, topo.scaleUp(), true);
+        MegatronTerms terms = assembly.terms();
         double total = model.millis(terms);
         ModelGraph g = w.graph();
         double gpu = model.gpu(terms);
@@ -2057,10 +2070,8 @@ public final class MegatronExecution {
             }
         }
         // the pipeline's fill and drain: the share of the GPUs' per-layer time the other stages add to the busiest
-        // one's micro-batches ((p - 1) / v of m + (p - 1) / v micro-batch slots, for balanced stages), said apart
-        int p = w.parallelism().pipeline();
-        double fill = p > 1 ? (p - 1.0) / w.parallelism().virtualStages() : 0;
-        double busy = 1 - fill / (w.parallelism().microBatches() + fill);
+        // one's micro-batches ((p - 1) / v of m + (p - 1) / v micro-batch slots where the stages are even), said apart
+        double busy = assembly.steady();
         double bubble = 0;
         for (int i = 0; i < perLayer.length; i++) {
             if (families[i] != null) {
@@ -2074,13 +2085,12 @@ public final class MegatronExecution {
         List<StageCost.Term> out = new ArrayList<>();
         // the collectives of the layers (and of the fill: in the bubble), and their wait for the group's slowest rank
         double[] inLayers = {calibrated(model, terms, ExecutionTerm.TENSOR_COMM) + calibrated(model, terms,
-                ExecutionTerm.TENSOR_COMM_OVERLAPPED), calibrated(model, terms, ExecutionTerm.EXPERT_COMM),
-            calibrated(model, terms, ExecutionTerm.CONTEXT_COMM)};
+                ExecutionTerm.TENSOR_COMM_OVERLAPPED) + calibrated(model, terms, ExecutionTerm.TENSOR_SYNC),
+            calibrated(model, terms, ExecutionTerm.EXPERT_COMM), calibrated(model, terms, ExecutionTerm.CONTEXT_COMM)};
         for (double x : inLayers) {
             bubble += x - busy * x;
         }
-        add(out, "tensor-parallel", StageCost.TermKind.COMMUNICATION, busy * inLayers[0]
-                + calibrated(model, terms, ExecutionTerm.TENSOR_SYNC));
+        add(out, "tensor-parallel", StageCost.TermKind.COMMUNICATION, busy * inLayers[0]);
         add(out, "expert-parallel", StageCost.TermKind.COMMUNICATION, busy * inLayers[1]);
         add(out, "context-parallel", StageCost.TermKind.COMMUNICATION, busy * inLayers[2]);
         add(out, StageCost.PIPELINE_BUBBLE, StageCost.TermKind.OVERHEAD, bubble);

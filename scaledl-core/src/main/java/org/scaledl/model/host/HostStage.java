@@ -178,11 +178,11 @@ public final class HostStage implements LayerStage {
     /** The names of every machine it predicts (fitted and calibrated), sorted. */
     @Override
     public List<String> devices() {
-        List<String> out = new ArrayList<>(machines.keySet());
+        // a fitted machine calibrated again is one machine
+        java.util.SortedSet<String> out = new java.util.TreeSet<>(machines.keySet());
         out.addAll(calibrations.keySet());
-        out.removeIf(String::isEmpty);
-        Collections.sort(out);
-        return out;
+        out.remove("");
+        return new ArrayList<>(out);
     }
 
     @Override
@@ -237,6 +237,11 @@ public final class HostStage implements LayerStage {
         }
         if (machines.size() == 1 && calibrations.isEmpty()) {
             return machines.keySet().iterator().next();
+        }
+        // one named machine, fitted and calibrated (or calibrated only): that one
+        List<String> known = devices();
+        if (known.size() == 1 && (machines.isEmpty() || machines.containsKey(known.get(0)))) {
+            return known.get(0);
         }
         throw new IllegalArgumentException("this predictor knows several machines " + machineList()
                 + "; say which one the workload runs on (Workload.Builder.device)");
