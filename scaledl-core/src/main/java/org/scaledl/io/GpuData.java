@@ -95,8 +95,8 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
     /**
      * Reads everything under a data root.
      *
-     * @throws IllegalArgumentException when there are no GPU measurements
-     * @throws InvalidInputException naming the file and line for malformed data or a GPU missing from the catalog
+     * @throws InvalidInputException naming the file and line for malformed data or a GPU missing from the catalog,
+     *         and the folder when it holds no GPU measurements
      */
     public static GpuData read(Path dataRoot, DeviceCatalog devices) {
         Path kernels = dataRoot.resolve("neusight/kernels");

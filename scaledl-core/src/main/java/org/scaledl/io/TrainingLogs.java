@@ -820,26 +820,36 @@ public final class TrainingLogs {
             double[] kept = new double[n - drop];
             int k = 0;
             int other = 0;
+            int straddled = 0;
             int first = 0;
             java.util.SortedSet<Long> seen = new java.util.TreeSet<>();
             for (int i = drop; i < n; i++) {
-                if (gbs == null || batches[i] < 0 || batches[i] == gbs) {
-                    kept[k++] = ms[i];
-                } else {
-                    first = other++ == 0 ? lines[i] : first;
+                boolean said = gbs != null && batches[i] >= 0;
+                if (said && batches[i] != gbs) {
+                    first = other++ == 0 && straddled == 0 ? lines[i] : first;
                     seen.add(batches[i]);
+                } else if (said && i > 0 && batches[i - 1] >= 0 && batches[i - 1] != gbs) {
+                    // a line's time is the mean over the iterations since the line before (Megatron's log_interval):
+                    // the first at the job's batch after one of another may hold steps of the ramp, and goes too
+                    first = other == 0 && straddled++ == 0 ? lines[i] : first;
+                } else {
+                    kept[k++] = ms[i];
                 }
             }
-            if (other > 0 && k == 0) {
-                throw InvalidInputException.atLine(source, first, which + "every iteration after warm-up ran a global "
-                        + "batch of " + batchesSaid(seen) + ", not global_batch_size " + gbs + " (a batch-size "
-                        + "ramp-up, rampup_batch_size, that had not ended, or the arguments of another run): no "
-                        + "iteration times the job's batch");
+            if (k == 0 && other + straddled > 0) {
+                throw InvalidInputException.atLine(source, first, which + (other > 0 ? "every iteration after warm-up "
+                        + "ran a global batch of " + batchesSaid(seen) + ", not global_batch_size " + gbs + " (a "
+                        + "batch-size ramp-up, rampup_batch_size, that had not ended, or the arguments of another run)"
+                        : "the one iteration line after warm-up follows a line of another global batch than "
+                        + "global_batch_size " + gbs + " (a batch-size ramp-up), so its logged mean may hold the "
+                        + "ramp's steps") + ": no iteration times the job's batch");
             }
-            if (other > 0) {
-                LOG.warn("{}:{}: {}{} of {} iterations after warm-up ran a global batch of {}, not global_batch_size {} "
-                        + "(a batch-size ramp-up): left out of the median, which takes the {} that ran {}", source,
-                        first, which, other, n - drop, batchesSaid(seen), gbs, k, gbs);
+            if (other + straddled > 0) {
+                LOG.warn("{}:{}: {}{} of {} iteration lines after warm-up left out of the median, which takes the {} "
+                        + "that ran global_batch_size {}: {}{}", source, first, which, other + straddled, n - drop, k,
+                        gbs, other > 0 ? other + " ran a global batch of " + batchesSaid(seen) + " (a batch-size "
+                        + "ramp-up)" : "", straddled > 0 ? (other > 0 ? ", and " : "") + straddled + " followed a line "
+                        + "of another batch (a logged mean may hold the ramp's steps)" : "");
             }
             return Arrays.copyOf(kept, k);
         }

@@ -273,6 +273,33 @@ class RuntimePredictorTest {
                 / r.predictMillis(one.toBuilder().device(d).build()), 1e-12, "setting factors are saved");
     }
 
+    /**
+     * A workload without a machine goes to the one machine a host predictor knows: fitted only, or fitted and
+     * calibrated again (one machine, not two); where an unnamed machine (a dataset without machine.json) sits beside a
+     * named one, or machines of two names, it is refused, not given to either.
+     */
+    @Test
+    void aWorkloadWithoutAMachineGoesToTheOneItKnows() {
+        org.scaledl.model.host.HostLayerModel basis = host(RuntimePredictor.fit(samples()));
+        org.scaledl.model.host.HostStage.Calibration cal = new org.scaledl.model.host.HostStage.Calibration("A", 1.1,
+                new double[0], new double[0], 3);
+        Workload w = workloads.get(0);
+        java.util.function.BiFunction<java.util.Map<String, org.scaledl.model.host.HostLayerModel>,
+                java.util.Map<String, org.scaledl.model.host.HostStage.Calibration>, org.scaledl.model.host.HostStage>
+                stage = org.scaledl.model.host.HostStage::new;
+        assertEquals("A", stage.apply(java.util.Map.of("A", basis), java.util.Map.of()).machineOf(w));
+        assertEquals("A", stage.apply(java.util.Map.of("A", basis), java.util.Map.of("A", cal)).machineOf(w));
+        assertEquals(List.of("A"), stage.apply(java.util.Map.of("A", basis), java.util.Map.of("A", cal)).devices());
+        assertEquals("", stage.apply(java.util.Map.of("", basis), java.util.Map.of()).machineOf(w));
+        for (org.scaledl.model.host.HostStage ambiguous : List.of(
+                stage.apply(java.util.Map.of("A", basis, "", basis), java.util.Map.of()),
+                stage.apply(java.util.Map.of("", basis), java.util.Map.of("B", cal)),
+                stage.apply(java.util.Map.of("A", basis), java.util.Map.of("B", cal)))) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ambiguous.machineOf(w));
+            assertTrue(e.getMessage().contains("several machines"), e.getMessage());
+        }
+    }
+
     /** The host basis of a one-machine host predictor. */
     static org.scaledl.model.host.HostLayerModel host(RuntimePredictor p) {
         return ((org.scaledl.model.host.HostStage) p.stage()).machines().values().iterator().next();

@@ -7,8 +7,9 @@ import java.util.List;
  *
  * @param chosen       indices of the chosen candidate rows, ascending (fixed rows not included)
  * @param logDet       {@code log det(XₙᵀXₙ + ridge·I)} of the chosen rows together with any fixed rows
- * @param dEfficiency  {@code (det(XₙᵀXₙ/n) / det(XᵀX/N))^(1/p)} against the whole candidate set (NaN when
- *                     the candidate set's information matrix is singular)
+ * @param dEfficiency  {@code (det(XₙᵀXₙ/n) / det(XᵀX/N))^(1/p)} against the whole candidate set, on the directions
+ *                     the candidates can estimate where their information matrix is rank-deficient (NaN when it has
+ *                     none: every column zero)
  * @param exchanges    exchanges applied in the winning start
  * @param logDetTrace  log det after each exchange of the winning start, starting with the initial design
  */

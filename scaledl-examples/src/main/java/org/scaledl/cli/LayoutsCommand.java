@@ -77,6 +77,13 @@ final class LayoutsCommand implements Callable<Integer> {
             "--zero-stage", "--recompute", "--recompute-layers", "--recompute-modules", "--offload-layers",
             "--sequence-parallel", "--uneven-pipeline");
 
+    /**
+     * The options left out of its help: those it chooses, and {@code --memory-format} (an imported graph's, refused
+     * for the transformers layouts searches).
+     */
+    static final List<String> HIDDEN = java.util.stream.Stream.concat(CHOSEN.stream(), java.util.stream.Stream.of(
+            "--memory-format")).toList();
+
     /** How many of the best layouts the text prints as {@code predict} commands. */
     static final int COMMANDS = 3;
 
@@ -203,7 +210,11 @@ final class LayoutsCommand implements Callable<Integer> {
                 o.put("memory_gb", l.memoryGb());
                 o.put("fits", l.fits());
                 ArrayNode ws = o.putArray("warnings");
-                warnings(pr, l, d).forEach(ws::add);
+                List<String> sensitive = sensitivities(pr);
+                warnings(pr, l, d).stream().filter(x -> !sensitive.contains(x)).forEach(ws::add);
+                // what each assumed schedule is worth to this layout, apart from the warnings' kinds
+                ArrayNode ss = o.putArray("sensitivities");
+                sensitive.forEach(ss::add);
                 o.put("predict", command(l, d, given, precision));
             }
             if (withRoom >= 0) {

@@ -181,10 +181,10 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
             // the options layouts chooses itself: read (to be refused with the reason), not listed in its help, which
             // names them in its footer
             CommandLine.Model.CommandSpec spec = layouts.getCommandSpec();
-            for (String name : LayoutsCommand.CHOSEN) {
+            for (String name : LayoutsCommand.HIDDEN) {
                 CommandLine.Model.OptionSpec o = spec.findOption(name);
                 if (o == null) {
-                    throw new IllegalStateException("layouts has no option " + name + " to hide: LayoutsCommand.CHOSEN "
+                    throw new IllegalStateException("layouts has no option " + name + " to hide: LayoutsCommand.HIDDEN "
                             + "names one the options do not have");
                 }
                 spec.remove(o);

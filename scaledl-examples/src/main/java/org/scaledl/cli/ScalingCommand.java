@@ -135,9 +135,11 @@ final class ScalingCommand implements Callable<Integer> {
                 measuredOn = base.toBuilder().device(job.resolveDevice(p, p.machines().get(0)).orElseThrow())
                         .build();
             } else {
-                System.err.println("scaledl: warning: the model is not calibrated on the measured points: "
-                        + job.model + " knows " + p.machines().size() + " machines " + p.machines() + "; give theirs "
-                        + "with --device NAME (the points are drawn over the model's curve)");
+                System.err.println("scaledl: warning: the model is not calibrated on the measured points: " + (p
+                        .machines().isEmpty() ? "the machine " + job.model + " was fitted on has no name (its dataset "
+                        + "had no machine.json), and a calibration is of a named machine" : job.model + " knows "
+                        + p.machines().size() + " machines " + p.machines() + "; give theirs with --device NAME")
+                        + " (the points are drawn over the model's curve)");
                 calibrate = false;
             }
         }

@@ -1187,11 +1187,11 @@ public final class MegatronExecution {
         return out;
     }
 
-    /** Everything a layout's iteration is made of, before the coefficients. */
     /**
-     * A job's terms and memory, and {@code steady}: the share of the per-layer terms that is the busiest stage's
-     * micro-batches, the rest the other stages' part of the pipeline's fill and drain ({@code m·T_max / (m·T_max +
-     * Σ_{s≠max} T_s / v)}, as the terms weigh the stages; 1 without a pipeline or without times).
+     * Everything a layout's iteration is made of, before the coefficients: a job's terms and memory, and
+     * {@code steady}, the share of the per-layer terms that is the busiest stage's micro-batches, the rest the other
+     * stages' part of the pipeline's fill and drain ({@code m·T_max / (m·T_max + Σ_{s≠max} T_s / v)}, as the terms
+     * weigh the stages; 1 without a pipeline or without times).
      */
     private record Assembly(MegatronTerms terms, StageMemory memory, double steady) {
         double memoryBytes() {

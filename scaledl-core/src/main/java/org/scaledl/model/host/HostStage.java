@@ -238,9 +238,9 @@ public final class HostStage implements LayerStage {
         if (machines.size() == 1 && calibrations.isEmpty()) {
             return machines.keySet().iterator().next();
         }
-        // one named machine, fitted and calibrated (or calibrated only): that one
+        // one named machine, fitted and calibrated (or calibrated only), and no other (an unnamed one among them): it
         List<String> known = devices();
-        if (known.size() == 1 && (machines.isEmpty() || machines.containsKey(known.get(0)))) {
+        if (known.size() == 1 && machines.keySet().stream().allMatch(known.get(0)::equals)) {
             return known.get(0);
         }
         throw new IllegalArgumentException("this predictor knows several machines " + machineList()
