@@ -168,7 +168,7 @@ public final class Layer {
 
         /** Operator domain (empty for ONNX's default domain). */
         public Builder domain(String value) {
-            this.domain = Objects.requireNonNull(value);
+            this.domain = Objects.requireNonNull(value, "domain");
             return this;
         }
 

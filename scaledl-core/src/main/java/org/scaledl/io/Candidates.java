@@ -114,7 +114,9 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
      */
     public static Candidates read(Path csv, Function<Path, ModelGraph> importer,
             Function<String, Optional<Device>> devices) {
-        CsvTable t = CsvTable.read(csv);
+        java.util.Objects.requireNonNull(importer, "importer");
+        java.util.Objects.requireNonNull(devices, "devices");
+        CsvTable t = CsvTable.read(java.util.Objects.requireNonNull(csv, "csv"));
         return of(t, csv.toAbsolutePath().getParent(), importer, devices);
     }
 
@@ -295,6 +297,11 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
      */
     public static Chunks open(Path csv, Function<Path, ModelGraph> importer,
             Function<String, Optional<Device>> devices, Map<String, String> defaults) {
+        java.util.Objects.requireNonNull(csv, "csv");
+        java.util.Objects.requireNonNull(importer, "importer");
+        java.util.Objects.requireNonNull(devices, "devices");
+        java.util.Objects.requireNonNull(defaults, "defaults");
+        defaults.forEach((k, v) -> java.util.Objects.requireNonNull(v, () -> "defaults: a null value for " + k));
         if (defaults.containsKey("world_size") && defaults.containsKey("gpus")) {
             throw new IllegalArgumentException("defaults of both world_size and gpus: give one (world_size counts "
                     + "data-parallel replicas, gpus every GPU)");

@@ -62,7 +62,7 @@ public final class JobRuns {
      */
     public static List<Sample> read(Path csv, Function<Path, ModelGraph> importer,
             Function<String, Optional<Device>> devices, Map<String, String> defaults) {
-        return read(List.of(csv), importer, devices, defaults);
+        return read(List.of(java.util.Objects.requireNonNull(csv, "csv")), importer, devices, defaults);
     }
 
     /**
@@ -74,6 +74,7 @@ public final class JobRuns {
      */
     public static List<Sample> read(List<Path> tables, Function<Path, ModelGraph> importer,
             Function<String, Optional<Device>> devices, Map<String, String> defaults) {
+        java.util.Objects.requireNonNull(tables, "tables").forEach(t -> java.util.Objects.requireNonNull(t, "table"));
         List<Path> seen = new ArrayList<>();
         for (Path t : tables) {
             for (Path s : seen) {

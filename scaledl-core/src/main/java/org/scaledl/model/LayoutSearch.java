@@ -73,9 +73,9 @@ public final class LayoutSearch {
      * @throws IllegalArgumentException for a graph not built from a configuration or non-positive counts
      */
     public LayoutSearch(RuntimePredictor predictor, ModelGraph graph, Device device, int gpus, int globalBatch) {
-        this.predictor = Objects.requireNonNull(predictor);
-        this.graph = Objects.requireNonNull(graph);
-        this.device = Objects.requireNonNull(device);
+        this.predictor = Objects.requireNonNull(predictor, "predictor");
+        this.graph = Objects.requireNonNull(graph, "graph");
+        this.device = Objects.requireNonNull(device, "device");
         Checks.argument(graph.transformer().isPresent(), "layout search needs a transformer built from its "
                 + "configuration; %s is not one", graph.name());
         Checks.argument(gpus > 0 && globalBatch > 0, "GPUs and global batch must be positive: %s, %s", gpus,
@@ -87,13 +87,13 @@ public final class LayoutSearch {
 
     /** The machines (default: the device's standard server). */
     public LayoutSearch topology(Topology value) {
-        this.topology = Objects.requireNonNull(value);
+        this.topology = Objects.requireNonNull(value, "topology");
         return this;
     }
 
     /** The precision (default FP16 mixed precision). */
     public LayoutSearch precision(Precision value) {
-        this.precision = Objects.requireNonNull(value);
+        this.precision = Objects.requireNonNull(value, "precision");
         return this;
     }
 

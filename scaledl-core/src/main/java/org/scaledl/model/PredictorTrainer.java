@@ -187,13 +187,13 @@ public final class PredictorTrainer implements RuntimeTrainer {
 
         /** The method name (default {@code scaledl}). */
         public Builder name(String value) {
-            this.name = Objects.requireNonNull(value);
+            this.name = Objects.requireNonNull(value, "name");
             return this;
         }
 
         /** The workload tag that defines cross-validation groups (default {@code family}). */
         public Builder groupTag(String value) {
-            this.groupTag = Objects.requireNonNull(value);
+            this.groupTag = Objects.requireNonNull(value, "groupTag");
             return this;
         }
 
@@ -205,13 +205,13 @@ public final class PredictorTrainer implements RuntimeTrainer {
 
         /** The layer cost model and its options (default {@link LayerCost#host()}). */
         public Builder layerCost(LayerCost value) {
-            this.layerCost = Objects.requireNonNull(value);
+            this.layerCost = Objects.requireNonNull(value, "layerCost");
             return this;
         }
 
         /** An interaction stage to fit on top of the layer-wise prediction (default: none). */
         public Builder interactions(InteractionTrainer value) {
-            this.interactions = Objects.requireNonNull(value);
+            this.interactions = Objects.requireNonNull(value, "interactions");
             return this;
         }
 

@@ -136,7 +136,7 @@ public final class RuntimePredictor implements RuntimeModel {
      * and for machines known by name only).
      */
     public Optional<org.scaledl.workload.Device> machine(String name) {
-        return stage.description(name);
+        return stage.description(java.util.Objects.requireNonNull(name, "name"));
     }
 
     /** The cost of single operators, for scoring them: the device stage's layer model; empty for the host basis. */

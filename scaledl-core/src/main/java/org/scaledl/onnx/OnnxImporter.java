@@ -330,7 +330,7 @@ public final class OnnxImporter {
 
             /** The fixed-batch policy (default {@link FixedBatch#AS_BATCH}). */
             public Builder fixedBatch(FixedBatch value) {
-                this.fixed = Objects.requireNonNull(value);
+                this.fixed = Objects.requireNonNull(value, "fixed");
                 return this;
             }
 

@@ -57,11 +57,11 @@ public final class HuggingFaceConfig {
             "glm_moe_dsa", "gpt_oss", "nemotron", "nemotron_h", "llama4", "gpt2", "bert", "roberta", "opt", "t5",
             "qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_vl", "qwen3_vl_moe");
     /** The largest size of a hidden, inner or head dimension read. */
-    private static final long MAX_SIZE = 1L << 22;
+    private static final long MAX_SIZE = TransformerSpec.MAX_SIZE;
     /** The most layers read. */
     private static final long MAX_LAYERS = 10_000;
     /** The largest vocabulary read. */
-    private static final long MAX_VOCAB = 1L << 24;
+    private static final long MAX_VOCAB = TransformerSpec.MAX_VOCAB;
 
     private HuggingFaceConfig() {
     }
@@ -236,6 +236,8 @@ public final class HuggingFaceConfig {
         int layers = r.layers("num_hidden_layers", 32);
         long hidden = r.size("hidden_size", 4096);
         boolean attentionBias = r.bool("attention_bias", false);
+        // a gated MLP whatever its activation (SiLU, GELU: the same cost), but an activation no model has is a slip
+        activation(r, "hidden_act", "silu");
         TransformerSpec.Builder b = TransformerSpec.decoder(name, hidden, heads, layers, r.vocab("vocab_size", 32000))
                 .kvHeads(r.has("num_key_value_heads") ? r.size("num_key_value_heads", heads)
                         : r.sizeSaid("num_key_value_heads", heads, "as many as the attention heads, as transformers' "

@@ -39,7 +39,7 @@ import org.scaledl.graph.TransformerShape;
  * TransformerSpec gpt3 = TransformerSpec.decoder("gpt3-175b", 12288, 96, 96, 50257).maxPositions(2048).build();
  * TransformerSpec llama = HuggingFaceConfig.read(Path.of("config.json"));
  * ModelGraph g = gpt3.graph(2048);            // batch symbolic: sequences per micro-batch
- * long params = gpt3.parameterCount();        // 175,181,291,520
+ * long params = gpt3.parameterCount();        // 174,604,259,328: the paper's "175B"
  * }</pre>
  *
  * <p>Parameter counts are exact for the architectures of Hugging Face's {@code GPT2LMHeadModel},
@@ -278,6 +278,11 @@ public final class TransformerSpec {
             return heads * headDim;
         }
     }
+
+    /** The largest hidden, inner or head size (and head count) a specification takes. */
+    public static final long MAX_SIZE = 1L << 22;
+    /** The largest vocabulary a specification takes. */
+    public static final long MAX_VOCAB = 1L << 24;
 
     private final String name;
     private final Architecture architecture;
@@ -641,7 +646,7 @@ public final class TransformerSpec {
         private int mtpLayers;
 
         Builder(String name, Architecture architecture, long hidden, long heads, int layers, long vocab) {
-            this.name = Objects.requireNonNull(name);
+            this.name = Objects.requireNonNull(name, "name");
             this.architecture = architecture;
             this.hidden = hidden;
             this.heads = heads;
@@ -669,7 +674,7 @@ public final class TransformerSpec {
 
         /** The feed-forward's activation (default GELU). */
         public Builder ffnKind(FfnKind value) {
-            this.ffnKind = Objects.requireNonNull(value);
+            this.ffnKind = Objects.requireNonNull(value, "ffnKind");
             return this;
         }
 
@@ -709,7 +714,7 @@ public final class TransformerSpec {
 
         /** The norm (default LayerNorm). */
         public Builder norm(Norm value) {
-            this.norm = Objects.requireNonNull(value);
+            this.norm = Objects.requireNonNull(value, "norm");
             return this;
         }
 
@@ -757,31 +762,33 @@ public final class TransformerSpec {
          */
         public Builder experts(int count, int k) {
             this.routed = new int[] {count, k};
+            this.moe = null;   // the last of experts and moe is the model's
             this.blocks = null;
             return this;
         }
 
         /** The mixture of experts (its layers: {@link #blocks}; default every layer when no blocks are given). */
         public Builder moe(Moe value) {
-            this.moe = Objects.requireNonNull(value);
+            this.moe = Objects.requireNonNull(value, "moe");
+            this.routed = null;   // the last of experts and moe is the model's
             return this;
         }
 
         /** Multi-head latent attention (DeepSeek). */
         public Builder mla(Mla value) {
-            this.mla = Objects.requireNonNull(value);
+            this.mla = Objects.requireNonNull(value, "mla");
             return this;
         }
 
         /** DeepSeek's sparse attention over the latent attention (DeepSeek-V3.2, GLM-5). */
         public Builder dsa(Dsa value) {
-            this.dsa = Objects.requireNonNull(value);
+            this.dsa = Objects.requireNonNull(value, "dsa");
             return this;
         }
 
         /** The Mamba-2 mixer of a hybrid model's Mamba layers. */
         public Builder mamba(Mamba value) {
-            this.mamba = Objects.requireNonNull(value);
+            this.mamba = Objects.requireNonNull(value, "mamba");
             return this;
         }
 
@@ -858,6 +865,16 @@ public final class TransformerSpec {
         public TransformerSpec build() {
             Checks.argument(heads > 0 && hidden > 0 && layers > 0, "%s: hidden size, heads and layers must be "
                     + "positive", name);
+            // the sizes a configuration reader takes (HuggingFaceConfig): beyond them the products overflow
+            Checks.argument(hidden <= MAX_SIZE && heads <= MAX_SIZE && vocab > 0 && vocab <= MAX_VOCAB,
+                    "%s: hidden size %s and heads %s must be in 1..%s, the vocabulary %s in 1..%s", name, hidden,
+                    heads, MAX_SIZE, vocab, MAX_VOCAB);
+            // 0 takes the default; a negative size is a slip, not a choice
+            Checks.argument(kvHeads >= 0 && headDim >= 0 && ffn >= 0 && kvHeads <= heads && headDim <= MAX_SIZE
+                    && ffn <= MAX_SIZE, "%s: key/value heads %s (at most the %s heads), head size %s and inner size %s "
+                    + "must be in 0..%s (0: the default)", name, kvHeads, heads, headDim, ffn, MAX_SIZE);
+            Checks.argument(mtpLayers >= 0, "%s: multi-token prediction layers must be 0 or more, got %s", name,
+                    mtpLayers);
             long hd = headDim > 0 ? headDim : hidden / heads;
             Checks.argument(headDim > 0 || hidden % heads == 0, "%s: hidden size %s is not a multiple of %s heads; "
                     + "give the head size (head_dim in a Hugging Face configuration)", name, hidden, heads);
@@ -877,8 +894,8 @@ public final class TransformerSpec {
     @Override
     public boolean equals(Object o) {
         return o instanceof TransformerSpec t && t.toString().equals(toString()) && t.blocks.equals(blocks)
-                && t.mla.equals(mla) && t.dsa.equals(dsa) && t.moe.equals(moe) && t.mamba.equals(mamba) && t.qkvBias == qkvBias
-                && t.outBias == outBias && t.mlpBias == mlpBias && t.tiedEmbeddings == tiedEmbeddings
+                && t.mla.equals(mla) && t.dsa.equals(dsa) && t.moe.equals(moe) && t.mamba.equals(mamba)
+                && t.qkvBias == qkvBias && t.mtpLayers == mtpLayers && t.outBias == outBias && t.mlpBias == mlpBias && t.tiedEmbeddings == tiedEmbeddings
                 && t.maxPositions == maxPositions && t.typeVocab == typeVocab && t.relativeBuckets == relativeBuckets
                 && t.norm == norm && t.preNorm == preNorm && t.qkNorm == qkNorm && t.sinks == sinks
                 && t.outputGate == outputGate

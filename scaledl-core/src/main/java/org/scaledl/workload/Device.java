@@ -89,6 +89,9 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
             Checks.argument(prefixAndGflops.length % 2 == 0, "pairs of prefix and peak");
             java.util.TreeMap<String, Double> m = new java.util.TreeMap<>();
             for (int i = 0; i < prefixAndGflops.length; i += 2) {
+                Checks.argument(prefixAndGflops[i] instanceof String && prefixAndGflops[i + 1] instanceof Number,
+                        "matrix peaks are pairs of a column prefix (a String) and GFLOP/s (a Number): %s, %s",
+                        prefixAndGflops[i], prefixAndGflops[i + 1]);
                 m.put((String) prefixAndGflops[i], ((Number) prefixAndGflops[i + 1]).doubleValue());
             }
             return new MatrixPeaks(m);
@@ -378,7 +381,7 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
 
     /** The dense peak of the matrix units of a catalog column ({@code fp8}, {@code bf16}...), GFLOP/s; 0 if none. */
     public double matrixPeak(String column) {
-        return matrixPeaks.get(column);
+        return matrixPeaks.get(java.util.Objects.requireNonNull(column, "column"));
     }
 
     /**

@@ -162,6 +162,10 @@ public record Parallelism(int data, int tensor, int pipeline, int microBatches, 
         if (gpus <= 0 || tensor <= 0 || pipeline <= 0 || context <= 0) {
             return java.util.OptionalInt.empty();
         }
+        // a replica of more GPUs than the job has (or than a long holds) divides none
+        if (tensor > gpus || pipeline > gpus / tensor || context > gpus / (tensor * pipeline)) {
+            return java.util.OptionalInt.empty();
+        }
         long perReplica = tensor * pipeline * context;
         return gpus % perReplica != 0 || gpus / perReplica > Integer.MAX_VALUE ? java.util.OptionalInt.empty()
                 : java.util.OptionalInt.of((int) (gpus / perReplica));

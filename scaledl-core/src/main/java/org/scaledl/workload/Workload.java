@@ -92,6 +92,11 @@ public final class Workload {
         }
         this.expertImbalance = b.expertImbalance;
         this.loraRank = b.loraRank;
+        if (loraRank > 0 && graph.transformer().isPresent() && loraRank > graph.transformer().get().hidden()) {
+            // an adapter of a rank beyond the hidden size is wider than the projection it adapts
+            throw new IllegalArgumentException("LoRA rank " + loraRank + " is larger than the hidden size "
+                    + graph.transformer().get().hidden() + ": an adapter's rank is at most its projection's width");
+        }
         this.unevenPipeline = b.unevenPipeline;
         this.documentTokens = b.documentTokens;
         this.sixteenBitGradients = b.sixteenBitGradients;
@@ -105,6 +110,12 @@ public final class Workload {
         this.cudaGraphs = b.cudaGraphs;
         this.stated = java.util.EnumSet.copyOf(b.stated);
         this.memoryFormat = b.memoryFormat;
+        if (memoryFormat != MemoryFormat.NCHW && graph.transformer().isPresent()) {
+            // as a candidate table's row and the command line refuse it: a transformer built from its configuration
+            // has no convolutions to lay out
+            throw new IllegalArgumentException("memory format " + memoryFormat.label() + " lays out an imported "
+                    + "graph's convolutions; a transformer built from its configuration has none");
+        }
         if (expertCommOverlap) {
             expertCommOverlapRefusal(parallelism, precision, recompute).ifPresent(why -> {
                 throw new IllegalArgumentException(why);

@@ -732,6 +732,10 @@ class TransformerSpecTest {
             assertTrue(e.getMessage().endsWith("config.json: num_experts_per_tok = 9 routes each token to more experts "
                     + "than the 8 of " + experts), type + ": " + e.getMessage());
         }
+        // a Llama-family activation no model has is refused (a gated MLP costs the same with SiLU or GELU)
+        Files.writeString(f, "{\"model_type\": \"llama\", \"hidden_act\": \"tanhish\"}", StandardCharsets.UTF_8);
+        e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(e.getMessage().contains("hidden_act 'tanhish' is not supported"), e.getMessage());
         // a number beyond a double's range is said to be one, not shown as the string "Infinity"
         Files.writeString(f, "{\"model_type\": \"llama\", \"hidden_size\": 1e400}", StandardCharsets.UTF_8);
         e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));

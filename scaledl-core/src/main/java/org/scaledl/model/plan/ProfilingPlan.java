@@ -50,7 +50,7 @@ public record ProfilingPlan(List<Integer> indices, List<Workload> chosen, double
      */
     public static ProfilingPlan choose(List<Workload> candidates, List<Workload> measured, int runs, long seed,
             Function<Workload, double[]> designRow) {
-        Checks.argument(!candidates.isEmpty(), "no candidates");
+        Checks.argument(!java.util.Objects.requireNonNull(candidates, "candidates").isEmpty(), "no candidates");
         Checks.argument(runs >= 1 && runs <= candidates.size(), "runs must be in 1..%s, got %s",
                 candidates.size(), runs);
         double[][] x = designMatrix(candidates, measured, designRow);
@@ -81,7 +81,7 @@ public record ProfilingPlan(List<Integer> indices, List<Workload> chosen, double
      */
     public static ProfilingPlan withinBudget(List<Workload> candidates, List<Workload> measured, double[] costSeconds,
             double budgetSeconds, long seed, Function<Workload, double[]> designRow) {
-        Checks.argument(!candidates.isEmpty(), "no candidates");
+        Checks.argument(!java.util.Objects.requireNonNull(candidates, "candidates").isEmpty(), "no candidates");
         Checks.argument(costSeconds.length == candidates.size(), "%s costs for %s candidates", costSeconds.length,
                 candidates.size());
         double[][] x = designMatrix(candidates, measured, designRow);
@@ -100,12 +100,23 @@ public record ProfilingPlan(List<Integer> indices, List<Workload> chosen, double
     /** The normalised design rows: candidates first, then measured workloads. */
     static double[][] designMatrix(List<Workload> candidates, List<Workload> measured,
             Function<Workload, double[]> designRow) {
+        java.util.Objects.requireNonNull(candidates, "candidates");
+        java.util.Objects.requireNonNull(measured, "measured");
+        java.util.Objects.requireNonNull(designRow, "designRow");
         List<double[]> raw = new ArrayList<>();
         for (Workload w : candidates) {
             raw.add(designRow.apply(w));
         }
         for (Workload w : measured) {
             raw.add(designRow.apply(w));
+        }
+        for (int i = 0; i < raw.size(); i++) {
+            for (double v : raw.get(i)) {
+                // a NaN would drop its column for every row (its RMS is no number), silently
+                Checks.argument(Double.isFinite(v), "the design row of %s %s has a non-finite value: %s",
+                        i < candidates.size() ? "candidate" : "measured run", i < candidates.size() ? i
+                                : i - candidates.size(), v);
+            }
         }
         int width = raw.get(0).length;
         for (double[] r : raw) {
