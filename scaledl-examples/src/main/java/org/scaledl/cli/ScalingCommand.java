@@ -36,7 +36,7 @@ final class ScalingCommand implements Callable<Integer> {
     List<Integer> gpus;
 
     @Option(names = "--batches", split = ",", description = "Batches (per micro-batch) to sweep at the job's "
-            + "--world-size (default 1,2,4,... up to 8 x --batch)")
+            + "--world-size, or without one at the fewest of --gpus (default 1,2,4,... up to 8 x --batch)")
     List<Integer> batches;
 
     @Option(names = "--measured", description = "CSV of measured points: world_size (data-parallel replicas) or "
@@ -91,6 +91,11 @@ final class ScalingCommand implements Callable<Integer> {
         RuntimePredictor p = ModelArgument.load(job.model);
         if (job.graphOptions.allowPartial) {
             p = p.allowingPartialGraphs();
+        }
+        if (job.worldSize == null && gpus != null && !gpus.isEmpty()) {
+            // the batch sweep on GPUs the caller asked for: the fewest of --gpus, not one replica's
+            job.worldSize = JobOptions.replicas(gpus.stream().min(Integer::compare).orElseThrow(), job.tensor,
+                    job.pipeline, job.cluster.context);
         }
         Workload base = job.workload(p);
         // the sweep in data-parallel replicas: --gpus counts every GPU, as predict --gpus does

@@ -828,6 +828,13 @@ class ClusterPredictCliTest {
         assertEquals(List.of(32, 64), List.of(points.get(0).get("gpus").asInt(), points.get(1).get("gpus").asInt()));
         assertEquals(List.of(1, 2), List.of(points.get(0).get("data_parallel").asInt(),
                 points.get(1).get("data_parallel").asInt()));
+        // without --world-size, the batch sweep runs on the fewest GPUs asked for, not on one replica's
+        Run fewest = MainTest.run("scaling", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "2048",
+                "--batch", "1", "--micro-batches", "16", "--tensor", "8", "--pipeline", "4", "--device", A100,
+                "--precision", "fp16", "--gpus", "128,64", "--batches", "1", "--json", "--out",
+                dir.resolve("f.svg").toString());
+        assertEquals(0, fewest.code(), fewest.err());
+        assertEquals(64, new ObjectMapper().readTree(fewest.out()).get("by_batch").get(0).get("gpus").asInt());
         Run odd = MainTest.run("scaling", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "2048",
                 "--batch", "1", "--tensor", "8", "--device", A100, "--precision", "fp16", "--gpus", "12", "--out",
                 dir.resolve("t.svg").toString());
