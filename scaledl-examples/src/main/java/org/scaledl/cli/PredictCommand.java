@@ -220,7 +220,12 @@ final class PredictCommand implements Callable<Integer> {
             System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
         } else {
             StringBuilder sb = new StringBuilder();
-            sb.append(w).append('\n').append("  on ").append(machine).append('\n');
+            sb.append(w);
+            if (w.parallelism().data() > 1) {
+                // the batch above is a replica's: the iteration's over every replica, as layouts and recipes give it
+                sb.append(" global-batch=").append((long) w.batch() * w.parallelism().data());
+            }
+            sb.append('\n').append("  on ").append(machine).append('\n');
             if (pr.lowMillis() < pr.highMillis()) {
                 sb.append(String.format(Locale.ROOT, "  %.2f ms per iteration (90%% interval %.2f–%.2f ms)", pr.millis(),
                         pr.lowMillis(), pr.highMillis()));

@@ -854,6 +854,10 @@ class ClusterPredictCliTest {
         global.removeAll(List.of("--micro-batches", "16"));
         global.addAll(List.of("--gpus", "512", "--global-batch", "256"));
         assertEquals(replicas.get("ms").asDouble(), json(global).get("ms").asDouble(), 0);
+        List<String> text = new java.util.ArrayList<>(global);
+        text.remove("--json");
+        Run said = MainTest.run(text.toArray(new String[0]));
+        assertTrue(said.out().lines().findFirst().orElseThrow().endsWith(" global-batch=256"), said.out());
         List<String> uneven = new java.util.ArrayList<>(global);
         uneven.set(uneven.size() - 1, "250");
         Run unevenRun = MainTest.run(uneven.toArray(new String[0]));
