@@ -151,12 +151,16 @@ public record Prediction(double millis, double lowMillis, double highMillis, Lis
     public record Contribution(String name, Kind kind, Optional<OpFamily> family, OptionalInt layer, double millis) {
         /** Validates. */
         public Contribution {
-            Objects.requireNonNull(name);
-            Objects.requireNonNull(kind);
-            Objects.requireNonNull(family);
-            Objects.requireNonNull(layer);
+            Objects.requireNonNull(name, "name");
+            Objects.requireNonNull(kind, "kind");
+            Objects.requireNonNull(family, "family");
+            Objects.requireNonNull(layer, "layer");
             Checks.argument(family.isPresent() == (kind == Kind.LAYER) && layer.isPresent() == (kind == Kind.LAYER),
                     "only layers have a family and an index");
+            // (a correction may take time off: negative is a contribution, a NaN none)
+            if (!Double.isFinite(millis)) {
+                throw new IllegalArgumentException("contribution " + name + " must be a finite time: " + millis);
+            }
         }
 
         /** A layer's contribution. */

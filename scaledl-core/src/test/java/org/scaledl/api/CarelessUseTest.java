@@ -94,6 +94,17 @@ class CarelessUseTest {
         assertTrue(e.getMessage().contains("candidate 2 has a non-finite value: NaN"), e.getMessage());
     }
 
+    /** A breakdown's entry is a time: a NaN or an infinity is none. */
+    @Test
+    void aContributionIsAFiniteTime() {
+        for (double bad : new double[] {Double.NaN, Double.POSITIVE_INFINITY}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> org.scaledl.model.Prediction.Contribution.term("x", org.scaledl.model.Prediction.Kind.OVERHEAD,
+                            bad));
+            assertTrue(e.getMessage().contains("contribution x must be a finite time"), e.getMessage());
+        }
+    }
+
     /** Matrix peaks are pairs of a prefix and a number: another type is refused in those words. */
     @Test
     void matrixPeaksOfTheWrongTypesAreRefused() {
