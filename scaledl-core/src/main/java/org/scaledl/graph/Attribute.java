@@ -49,7 +49,7 @@ public final class Attribute {
 
     /** A string attribute. */
     public static Attribute ofString(String v) {
-        return new Attribute(Kind.STRING, new long[0], new double[0], List.of(Objects.requireNonNull(v)), null);
+        return new Attribute(Kind.STRING, new long[0], new double[0], List.of(Objects.requireNonNull(v, "v")), null);
     }
 
     /** A list of integers. */
@@ -69,7 +69,7 @@ public final class Attribute {
 
     /** A tensor attribute. */
     public static Attribute ofTensor(TensorValue t) {
-        return new Attribute(Kind.TENSOR, new long[0], new double[0], List.of(), Objects.requireNonNull(t));
+        return new Attribute(Kind.TENSOR, new long[0], new double[0], List.of(), Objects.requireNonNull(t, "t"));
     }
 
     /**

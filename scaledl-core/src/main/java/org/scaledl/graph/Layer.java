@@ -196,7 +196,8 @@ public final class Layer {
 
         /** Adds or replaces an attribute. */
         public Builder attribute(String attributeName, Attribute value) {
-            attributes.put(Objects.requireNonNull(attributeName), Objects.requireNonNull(value));
+            attributes.put(Objects.requireNonNull(attributeName, "attributeName"),
+                    Objects.requireNonNull(value, "value"));
             return this;
         }
 

@@ -303,13 +303,13 @@ public final class ModelGraph {
 
         /** Adds a layer (any order: {@link #build()} sorts topologically). */
         public Builder layer(Layer l) {
-            layers.add(Objects.requireNonNull(l));
+            layers.add(Objects.requireNonNull(l, "l"));
             return this;
         }
 
         /** Marks a tensor as a graph output. */
         public Builder output(String tensorName) {
-            outputs.add(Objects.requireNonNull(tensorName));
+            outputs.add(Objects.requireNonNull(tensorName, "tensorName"));
             return this;
         }
 

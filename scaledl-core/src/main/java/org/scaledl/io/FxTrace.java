@@ -27,8 +27,8 @@ public record FxTrace(ModelGraph graph, Phase phase, int batch, int blockCopies,
 
     /** Validates and copies. */
     public FxTrace {
-        Objects.requireNonNull(graph);
-        Objects.requireNonNull(phase);
+        Objects.requireNonNull(graph, "graph");
+        Objects.requireNonNull(phase, "phase");
         regions = Collections.unmodifiableMap(new LinkedHashMap<>(regions));
         measured = Collections.unmodifiableMap(new LinkedHashMap<>(measured));
     }

@@ -83,13 +83,13 @@ public final class RuntimePredictor implements RuntimeModel {
 
     RuntimePredictor(String name, LayerStage stage, InteractionModel interactions, double logLow, double logHigh,
             Domain domain, Provenance provenance, boolean allowPartial) {
-        this.name = Objects.requireNonNull(name);
-        this.stage = Objects.requireNonNull(stage);
+        this.name = Objects.requireNonNull(name, "name");
+        this.stage = Objects.requireNonNull(stage, "stage");
         this.interactions = interactions;
         this.logLow = logLow;
         this.logHigh = logHigh;
-        this.domain = Objects.requireNonNull(domain);
-        this.provenance = Objects.requireNonNull(provenance);
+        this.domain = Objects.requireNonNull(domain, "domain");
+        this.provenance = Objects.requireNonNull(provenance, "provenance");
         this.allowPartial = allowPartial;
         this.layerwise = interactions == null ? this
                 : new RuntimePredictor(name, stage, null, logLow, logHigh, domain, provenance, allowPartial);

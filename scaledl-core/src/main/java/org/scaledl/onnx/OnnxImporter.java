@@ -318,7 +318,7 @@ public final class OnnxImporter {
             /** Binds a named dimension ({@code dim("seq", 128)}). */
             public Builder dim(String name, long size) {
                 Checks.argument(size > 0, "dimension '%s' must be positive: %s", name, size);
-                dims.put(Objects.requireNonNull(name), size);
+                dims.put(Objects.requireNonNull(name, "name"), size);
                 return this;
             }
 

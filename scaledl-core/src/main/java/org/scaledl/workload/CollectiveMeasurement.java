@@ -21,9 +21,9 @@ public record CollectiveMeasurement(String device, Topology topology, int nodes,
         double millis, String implementation) {
     /** Validates. */
     public CollectiveMeasurement {
-        Objects.requireNonNull(device);
-        Objects.requireNonNull(topology);
-        Objects.requireNonNull(implementation);
+        Objects.requireNonNull(device, "device");
+        Objects.requireNonNull(topology, "topology");
+        Objects.requireNonNull(implementation, "implementation");
         Checks.argument(nodes > 0 && ranks >= 2 && ranks >= nodes, "need 2+ ranks on 1+ nodes");
         Checks.argument(bytes > 0 && millis > 0 && Double.isFinite(millis), "bad bytes or time");
     }

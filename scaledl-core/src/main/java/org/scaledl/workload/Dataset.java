@@ -64,7 +64,7 @@ public record Dataset(String name, List<Sample> samples) {
 
     /** Concatenation with another dataset. */
     public Dataset plus(Dataset other) {
-        Objects.requireNonNull(other);
+        Objects.requireNonNull(other, "other");
         List<Sample> all = new ArrayList<>(samples);
         all.addAll(other.samples);
         return new Dataset(name + "+" + other.name, all);

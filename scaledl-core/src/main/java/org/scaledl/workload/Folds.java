@@ -127,7 +127,7 @@ public final class Folds {
 
     /** The number of distinct groups. */
     public static int count(List<String> groups) {
-        Objects.requireNonNull(groups);
+        Objects.requireNonNull(groups, "groups");
         return (int) groups.stream().distinct().count();
     }
 }

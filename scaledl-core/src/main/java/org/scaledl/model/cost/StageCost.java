@@ -111,8 +111,8 @@ public final class StageCost {
     public record Term(String name, TermKind kind, double millis) {
         /** Validates. */
         public Term {
-            Objects.requireNonNull(name);
-            Objects.requireNonNull(kind);
+            Objects.requireNonNull(name, "name");
+            Objects.requireNonNull(kind, "kind");
             Checks.argument(Double.isFinite(millis) && millis >= 0, "term %s must be finite and >= 0: %s", name,
                     millis);
         }
@@ -125,7 +125,7 @@ public final class StageCost {
         this.terms = List.copyOf(terms);
         this.total = total;
         this.memoryBytes = memoryBytes;
-        this.memoryDetail = Objects.requireNonNull(memoryDetail);
+        this.memoryDetail = Objects.requireNonNull(memoryDetail, "memoryDetail");
         this.notes = List.copyOf(notes);
     }
 
