@@ -62,7 +62,7 @@ final class ClusterOptions {
 
     @Option(names = "--recompute", description = "Activation recomputation of transformer training: none, "
             + "selective, full or auto (default auto: none where the job fits in memory, else the least that makes "
-            + "it fit, and a warning says which)", converter = RecomputeConverter.class)
+            + "it fit, and a note says which)", converter = RecomputeConverter.class)
     Recompute recompute;
 
     @Option(names = "--recompute-modules", description = "What selective recomputation recomputes: Megatron core's "
@@ -108,7 +108,7 @@ final class ClusterOptions {
     @Option(names = "--moe-a2a-overlap", description = "Expert parallelism's token dispatch and combine run behind "
             + "another micro-batch's compute, layer by layer (Megatron core's overlap_moe_expert_parallel_comm, "
             + "Megatron-Bridge's moe_a2a_overlap): only what a layer's compute does not cover stays exposed (needs "
-            + "--expert > 1, a 16-bit model, virtual stages with a pipeline and no full recomputation, as Megatron "
+            + "--expert > 1, a 16-bit model, with a pipeline virtual stages, and no full recomputation, as Megatron "
             + "core; a default for a candidate table's rows with expert parallelism; default: each all-to-all on the "
             + "critical path, assumed and said; --moe-a2a-overlap=false states it)", arity = "0..1")
     Boolean moeA2aOverlap;

@@ -40,7 +40,7 @@ final class FitCommand implements Callable<Integer> {
     @Option(names = "--out", required = true, description = "Model file to write")
     Path out;
 
-    @Option(names = "--seed", defaultValue = "0", description = "Seed recorded with the model")
+    @Option(names = "--seed", defaultValue = "0", description = "Seed recorded with the model (default 0)")
     long seed;
 
     @Option(names = "--gnn", description = "Add the GNN stage (layer-wise model corrected by the GNN)")
