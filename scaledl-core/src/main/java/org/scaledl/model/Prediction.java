@@ -104,6 +104,18 @@ public record Prediction(double millis, double lowMillis, double highMillis, Lis
                 : java.util.OptionalDouble.empty();
     }
 
+    /**
+     * The name of the breakdown's entry of the pipeline's fill and drain: the busiest stage's GPUs idle while the
+     * other stages run the first and last micro-batches ({@link Kind#OVERHEAD}).
+     */
+    public static final String PIPELINE_BUBBLE = org.scaledl.model.cost.StageCost.PIPELINE_BUBBLE;
+
+    /**
+     * The name of the breakdown's entry of the time the GPUs wait for the host to dispatch their kernels
+     * ({@link Kind#OVERHEAD}).
+     */
+    public static final String HOST_DISPATCH = org.scaledl.model.cost.StageCost.HOST_DISPATCH;
+
     /** Whether the job needs more memory per device than the device has (a {@code OUT_OF_MEMORY} warning). */
     public boolean outOfMemory() {
         return warnings().stream().anyMatch(x -> x.kind() == PredictionWarning.Kind.OUT_OF_MEMORY);

@@ -15,7 +15,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import org.scaledl.InvalidInputException;
-import org.scaledl.model.cost.StageCost;
 import org.scaledl.io.Candidates;
 import org.scaledl.io.CsvTable;
 import org.scaledl.model.Prediction;
@@ -276,8 +275,8 @@ final class PredictCommand implements Callable<Integer> {
                 case LAYER -> c.family().filter(f -> f == org.scaledl.workload.OpFamily.DENSE
                         || f == org.scaledl.workload.OpFamily.CONV).isPresent() ? 0 : 1;
                 case COMMUNICATION -> 2;
-                case OVERHEAD -> c.name().equals(StageCost.PIPELINE_BUBBLE) ? 3
-                        : c.name().equals(StageCost.HOST_DISPATCH) ? 4 : 5;
+                case OVERHEAD -> c.name().equals(Prediction.PIPELINE_BUBBLE) ? 3
+                        : c.name().equals(Prediction.HOST_DISPATCH) ? 4 : 5;
             };
             parts[k] += c.millis();
         }

@@ -897,9 +897,9 @@ class ClusterPredictCliTest {
         assertEquals("where the time goes: 60% matrix products, 25% pipeline bubble, 10% waiting for the host, 5% "
                 + "overhead", PredictCommand.shares(new org.scaledl.model.Prediction(100, 90, 110, List.of(
                 org.scaledl.model.Prediction.Contribution.layer(0, "up", org.scaledl.workload.OpFamily.DENSE, 60),
-                org.scaledl.model.Prediction.Contribution.term(org.scaledl.model.cost.StageCost.PIPELINE_BUBBLE,
+                org.scaledl.model.Prediction.Contribution.term(org.scaledl.model.Prediction.PIPELINE_BUBBLE,
                         org.scaledl.model.Prediction.Kind.OVERHEAD, 25),
-                org.scaledl.model.Prediction.Contribution.term(org.scaledl.model.cost.StageCost.HOST_DISPATCH,
+                org.scaledl.model.Prediction.Contribution.term(org.scaledl.model.Prediction.HOST_DISPATCH,
                         org.scaledl.model.Prediction.Kind.OVERHEAD, 10),
                 org.scaledl.model.Prediction.Contribution.term("optimizer", org.scaledl.model.Prediction.Kind.OVERHEAD,
                         5)))).orElseThrow());
