@@ -825,13 +825,20 @@ public final class TrainingLogs {
             java.util.SortedSet<Long> seen = new java.util.TreeSet<>();
             for (int i = drop; i < n; i++) {
                 boolean said = gbs != null && batches[i] >= 0;
-                if (said && batches[i] != gbs) {
-                    first = other++ == 0 && straddled == 0 ? lines[i] : first;
-                    seen.add(batches[i]);
-                } else if (said && i > 0 && batches[i - 1] >= 0 && batches[i - 1] != gbs) {
-                    // a line's time is the mean over the iterations since the line before (Megatron's log_interval):
-                    // the first at the job's batch after one of another may hold steps of the ramp, and goes too
-                    first = other == 0 && straddled++ == 0 ? lines[i] : first;
+                boolean ramp = said && batches[i] != gbs;
+                // a line's time is the mean over the iterations since the line before (Megatron's log_interval): the
+                // first at the job's batch after one of another may hold steps of the ramp, and goes too
+                boolean after = !ramp && said && i > 0 && batches[i - 1] >= 0 && batches[i - 1] != gbs;
+                if (ramp || after) {
+                    if (other + straddled == 0) {
+                        first = lines[i];
+                    }
+                    if (ramp) {
+                        other++;
+                        seen.add(batches[i]);
+                    } else {
+                        straddled++;
+                    }
                 } else {
                     kept[k++] = ms[i];
                 }

@@ -362,9 +362,7 @@ public final class RuntimePredictor implements RuntimeModel {
                     String.format(java.util.Locale.ROOT, "< %.1f", (1 - MEMORY_EDGE) * d.memoryGB()), 1));
             distance += MEMORY_EDGE_DISTANCE;
         } else if (memory.isPresent() && w.phase() == Phase.TRAIN && w.graph().transformer().isPresent()
-                && w.device().isPresent() && w.device().get().memoryGB() > 0
-                && memory.getAsDouble() >= (1 - MEMORY_EDGE) * w.device().get().memoryGB()
-                && memory.getAsDouble() <= w.device().get().memoryGB()) {
+                && w.device().isPresent() && nearMemoryEdge(memory.getAsDouble(), w.device().get().memoryGB())) {
             // a job whose settings are its own this close to the limit: its time is no less certain, but whether it
             // fits is (the estimate leaves out the allocator's fragmentation and the framework's own buffers)
             Device d = w.device().orElseThrow();
@@ -389,8 +387,18 @@ public final class RuntimePredictor implements RuntimeModel {
                 || w.graph().transformer().isEmpty() || w.device().isEmpty() || w.device().get().memoryGB() <= 0) {
             return false;
         }
-        double capacity = w.device().get().memoryGB();
-        return memoryGiB >= (1 - MEMORY_EDGE) * capacity && memoryGiB <= capacity;
+        return nearMemoryEdge(memoryGiB, w.device().get().memoryGB());
+    }
+
+    /**
+     * Whether a job's memory fills its device's capacity to within {@link #MEMORY_EDGE} of it, not beyond it (that
+     * is out of memory); never for a device of unknown memory (0).
+     *
+     * @param memoryGiB the job's memory per device, GiB
+     * @param capacity  the device's memory, GiB
+     */
+    public static boolean nearMemoryEdge(double memoryGiB, double capacity) {
+        return capacity > 0 && memoryGiB >= (1 - MEMORY_EDGE) * capacity && memoryGiB <= capacity;
     }
 
     /**

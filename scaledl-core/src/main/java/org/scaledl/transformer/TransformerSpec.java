@@ -895,7 +895,8 @@ public final class TransformerSpec {
     public boolean equals(Object o) {
         return o instanceof TransformerSpec t && t.toString().equals(toString()) && t.blocks.equals(blocks)
                 && t.mla.equals(mla) && t.dsa.equals(dsa) && t.moe.equals(moe) && t.mamba.equals(mamba)
-                && t.qkvBias == qkvBias && t.mtpLayers == mtpLayers && t.outBias == outBias && t.mlpBias == mlpBias && t.tiedEmbeddings == tiedEmbeddings
+                && t.qkvBias == qkvBias && t.mtpLayers == mtpLayers && t.outBias == outBias && t.mlpBias == mlpBias
+                && t.tiedEmbeddings == tiedEmbeddings
                 && t.maxPositions == maxPositions && t.typeVocab == typeVocab && t.relativeBuckets == relativeBuckets
                 && t.norm == norm && t.preNorm == preNorm && t.qkNorm == qkNorm && t.sinks == sinks
                 && t.outputGate == outputGate

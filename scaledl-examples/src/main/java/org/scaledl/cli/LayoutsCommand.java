@@ -157,9 +157,11 @@ final class LayoutsCommand implements Callable<Integer> {
         // close may not fit: the estimate leaves out the allocator's fragmentation and the framework's own buffers)
         double roomy = (1 - org.scaledl.model.RuntimePredictor.MEMORY_EDGE) * d.memoryGB();
         int withRoom = -1;
-        if (!all.isEmpty() && all.get(0).fits() && all.get(0).memoryGb() > roomy) {
+        if (!all.isEmpty() && all.get(0).fits() && RuntimePredictor.nearMemoryEdge(all.get(0).memoryGb(),
+                d.memoryGB())) {
             for (int i = 1; i < all.size() && withRoom < 0; i++) {
-                withRoom = all.get(i).fits() && all.get(i).memoryGb() <= roomy ? i : -1;
+                withRoom = all.get(i).fits() && !RuntimePredictor.nearMemoryEdge(all.get(i).memoryGb(), d.memoryGB())
+                        && all.get(i).memoryGb() <= roomy ? i : -1;
             }
         }
         List<Prediction> predictions = shown.stream().map(l -> p.predict(l.workload())).toList();
@@ -292,13 +294,13 @@ final class LayoutsCommand implements Callable<Integer> {
             org.scaledl.model.PredictionWarning.Kind.UNUSUAL_JOB, org.scaledl.model.PredictionWarning.Kind.NOTE);
 
     /**
-     * The kinds of a prediction's warnings, except its notes ({@link #NOT_LISTED}), and {@code near_memory_limit}
-     * where the layout fills the GPU to within {@link RuntimePredictor#MEMORY_EDGE} of its memory (its own
-     * prediction, with the recomputation fixed, does not warn of it: a memory estimate a few percent off may not fit).
+     * The kinds of a prediction's warnings, except its notes ({@link #NOT_LISTED}), and {@code near_memory_limit} where
+     * the layout fills the GPU to within {@link RuntimePredictor#MEMORY_EDGE} of its memory (its own prediction, with
+     * the recomputation fixed, says it in a note: a memory estimate a few percent off may not fit), and what an
+     * assumed schedule is worth to it ({@link #sensitivities}).
      */
     private static List<String> warnings(Prediction pr, LayoutSearch.Layout l, Device d) {
-        java.util.stream.Stream<String> edge = l.fits() && d.memoryGB() > 0
-                && l.memoryGb() > (1 - RuntimePredictor.MEMORY_EDGE) * d.memoryGB()
+        java.util.stream.Stream<String> edge = l.fits() && RuntimePredictor.nearMemoryEdge(l.memoryGb(), d.memoryGB())
                 ? java.util.stream.Stream.of("near_memory_limit") : java.util.stream.Stream.empty();
         return java.util.stream.Stream.of(pr.warnings().stream()
                 .filter(w -> !NOT_LISTED.contains(w.kind()))
@@ -318,7 +320,7 @@ final class LayoutsCommand implements Callable<Integer> {
 
     /**
      * The schedules a layout's prediction assumed that move its step by {@link #SENSITIVE} or more under their other
-     * choice, as {@code if --grad-reduce after-backward: +44%}: layouts of one job share the assumption but not what
+     * choice, as {@code if --grad-reduce after-backward: +44.5%}: layouts of one job share the assumption but not what
      * it is worth (a ZeRO-3 layout's gradient reduction is most of its traffic).
      */
     static List<String> sensitivities(Prediction pr) {
@@ -329,7 +331,7 @@ final class LayoutsCommand implements Callable<Integer> {
             }
             java.util.regex.Matcher m = OTHER_SCHEDULE.matcher(w.message());
             if (m.find() && Math.abs(Double.parseDouble(m.group(1))) >= 100 * SENSITIVE) {
-                out.add(String.format(Locale.ROOT, "if %s: %+.0f%%", m.group(2), Double.parseDouble(m.group(1))));
+                out.add(String.format(Locale.ROOT, "if %s: %+.1f%%", m.group(2), Double.parseDouble(m.group(1))));
             }
         }
         return out;

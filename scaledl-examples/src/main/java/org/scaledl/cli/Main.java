@@ -27,7 +27,8 @@ import picocli.CommandLine.Option;
         description = "Predicts the runtime of deep-learning workloads (ScaleDL).",
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:success", "1:bad input data (the message names the file, line or node), or a job whose "
-            + "layout, precision or settings do not go together", "2:usage error, or a request the model refuses", "3:internal error (report it with --verbose)",
+            + "layout, precision or settings do not go together", "2:usage error, or a request the model refuses",
+            "3:internal error (report it with --verbose)",
             "4:a file or standard output could not be written", "5:out of memory (give the JVM more: java -Xmx4g "
                 + "-jar scaledl.jar ...)"})
 public final class Main implements java.util.concurrent.Callable<Integer> {

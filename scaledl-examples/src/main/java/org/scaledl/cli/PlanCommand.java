@@ -201,6 +201,9 @@ final class PlanCommand implements Callable<Integer> {
             try {
                 plan = ProfilingPlan.withinBudget(offered, measured, offeredCosts, budget, seed, rows);
             } catch (IllegalArgumentException e) {
+                if (e.getMessage() == null || !e.getMessage().startsWith("budget ")) {
+                    throw e;
+                }
                 // the design's words for the budget: the option it came from, and its unit
                 throw new IllegalArgumentException((cluster ? "--budget-gpu-hours " : "--budget-s ") + budget
                         + (cluster ? " GPU-hours" : " s of profiling") + ": " + e.getMessage(), e);

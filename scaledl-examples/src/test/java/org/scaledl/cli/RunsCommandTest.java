@@ -170,6 +170,29 @@ class RunsCommandTest {
     }
 
     /**
+     * A batch-size ramp-up's lines, and the first line after them, are left out of the median, and the warning counts
+     * every line it left out.
+     */
+    @Test
+    void aRampUpsLinesAreLeftOutAndCounted() throws IOException {
+        List<String> ramp = new java.util.ArrayList<>();
+        java.util.regex.Pattern it = java.util.regex.Pattern.compile("iteration\\s+(\\d+)/");
+        for (String l : Files.readAllLines(log("megatron-llama3-8b.log"))) {
+            java.util.regex.Matcher m = it.matcher(l);
+            ramp.add(m.find() && Integer.parseInt(m.group(1)) <= 20
+                    ? l.replace("global batch size:   128", "global batch size:    64") : l);
+        }
+        Path log = dir.resolve("ramp.log");
+        Files.write(log, ramp);
+        MainTest.Run r = MainTest.run("runs", "--from-log", log.toString(), "--warmup", "0", "--out",
+                dir.resolve("ramp.csv").toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("21 of 40 iteration lines after warm-up left out of the median, which takes the 19 "
+                + "that ran global_batch_size 128: 20 ran a global batch of 64 (a batch-size ramp-up), and 1 followed "
+                + "a line of another batch"), r.err());
+    }
+
+    /**
      * A calibration on one GPU's runs says that the execution model's coefficients, one set for every GPU, move for
      * the others too.
      */
