@@ -56,6 +56,14 @@ final class LayoutsCommand implements Callable<Integer> {
     @Option(names = "--devices", description = "Extra device catalog CSV")
     Path devices;
 
+    @Option(names = "--tensor", split = ",", paramLabel = "T", description = "Only layouts of these tensor-parallel "
+            + "degrees (e.g. 1,2,4: what your software or NVLink allows; default every degree the search takes)")
+    List<Integer> tensors;
+
+    @Option(names = "--pipeline", split = ",", paramLabel = "P", description = "Only layouts of these pipeline "
+            + "depths (default every depth the search takes)")
+    List<Integer> pipelines;
+
     @Option(names = "--top", defaultValue = "20", description = "Layouts to print (default 20)")
     int top;
 
@@ -137,6 +145,21 @@ final class LayoutsCommand implements Callable<Integer> {
         }
         List<LayoutSearch.Layout> all = search.search();
         double seconds = (System.nanoTime() - t0) / 1e9;
+        int searched = all.size();
+        if (tensors != null || pipelines != null) {
+            // the caller's constraints, applied to the ranking (the search's own choices stay the same)
+            List<LayoutSearch.Layout> kept = all.stream().filter(l -> (tensors == null || tensors.contains(l
+                    .parallelism().tensor())) && (pipelines == null || pipelines.contains(l.parallelism().pipeline())))
+                    .toList();
+            if (kept.isEmpty() && !all.isEmpty()) {
+                throw new IllegalArgumentException("none of the " + all.size() + " layouts has " + (tensors == null
+                        ? "" : "--tensor " + tensors + (pipelines == null ? "" : " and ")) + (pipelines == null ? ""
+                        : "--pipeline " + pipelines) + ": the search's tensor degrees are " + all.stream().map(l -> l
+                        .parallelism().tensor()).distinct().sorted().toList() + ", its pipeline depths " + all.stream()
+                        .map(l -> l.parallelism().pipeline()).distinct().sorted().toList());
+            }
+            all = kept;
+        }
         if (all.isEmpty()) {
             org.scaledl.graph.TransformerShape ts = graph.transformer().orElseThrow();
             throw new IllegalArgumentException("no layout of " + gpus + " GPUs runs a global batch of " + globalBatch
@@ -180,6 +203,7 @@ final class LayoutsCommand implements Callable<Integer> {
             root.put("topology_assumed", given.isEmpty());
             copied.ifPresent(c -> root.put("configuration_copy", c.toString()));
             root.put("layouts", all.size());
+            root.put("layouts_searched", searched);
             root.put("layouts_that_fit", all.stream().filter(LayoutSearch.Layout::fits).count());
             root.put("search_seconds", seconds);
             ArrayNode arr = root.putArray("ranked");
@@ -247,8 +271,11 @@ final class LayoutsCommand implements Callable<Integer> {
                     ? String.format(Locale.ROOT, "%.0f", pr.tokensPerSecondPerGpu().getAsDouble()) : "-",
                     l.memoryGb(), String.join(", ", warnings(pr, l, d))));
         }
-        b.append(String.format(Locale.ROOT, "%d layouts (%d fit) searched in %.2f s%n", all.size(),
-                all.stream().filter(LayoutSearch.Layout::fits).count(), seconds));
+        b.append(String.format(Locale.ROOT, "%d layouts (%d fit) searched in %.2f s%s%n", all.size(),
+                all.stream().filter(LayoutSearch.Layout::fits).count(), seconds, searched == all.size() ? ""
+                        : String.format(Locale.ROOT, " (of %d, those of%s%s)", searched, tensors == null ? ""
+                                : " tensor " + tensors, pipelines == null ? "" : (tensors == null ? "" : " and")
+                                + " pipeline " + pipelines)));
         if (withRoom >= 0) {
             LayoutSearch.Layout l = all.get(withRoom);
             b.append(String.format(Locale.ROOT, "the first fills %.1f of %.1f GiB; the best leaving %.0f %% of the "

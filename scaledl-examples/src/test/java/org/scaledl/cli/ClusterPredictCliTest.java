@@ -976,6 +976,27 @@ class ClusterPredictCliTest {
         double after = json(predict, "--grad-reduce", "after-backward").get("ms").asDouble();
         // the note's figure, to its one decimal
         assertEquals(100 * (after / first - 1), Double.parseDouble(sensitivity.replaceAll(".*\\+|%", "")), 0.051);
+        // the caller's constraints on tensor and pipeline parallelism: only those layouts, ranked as before
+        Run constrained = MainTest.run("layouts", "--model", "gpu", "--transformer", published().resolve(
+                "configs/llama3-70b/config.json").toString(), "--seq", "8192", "--gpus", "64", "--global-batch",
+                "128", "--device", "H100 SXM", "--precision", "bf16", "--top", "20", "--tensor", "4,8", "--pipeline",
+                "4", "--json");
+        assertEquals(0, constrained.code(), constrained.err());
+        JsonNode c = new ObjectMapper().readTree(constrained.out());
+        assertEquals(j.get("layouts").asInt(), c.get("layouts_searched").asInt());
+        assertTrue(c.get("layouts").asInt() < c.get("layouts_searched").asInt());
+        double previous = 0;
+        for (JsonNode l : c.get("ranked")) {
+            assertTrue(List.of(4, 8).contains(l.get("tensor").asInt()) && l.get("pipeline").asInt() == 4,
+                    l.toString());
+            assertTrue(l.get("ms").asDouble() >= previous);
+            previous = l.get("ms").asDouble();
+        }
+        Run none = MainTest.run("layouts", "--model", "gpu", "--transformer", published().resolve(
+                "configs/llama3-70b/config.json").toString(), "--seq", "8192", "--gpus", "64", "--global-batch",
+                "128", "--device", "H100 SXM", "--precision", "bf16", "--tensor", "3");
+        assertEquals(Main.USAGE, none.code());
+        assertTrue(none.err().contains("has --tensor [3]: the search's tensor degrees are [1, 2, 4, 8]"), none.err());
         // a job with room to spare says nothing of it
         Run roomy = MainTest.run("layouts", "--model", "gpu", "--transformer", published().resolve(
                 "configs/llama3-8b/config.json").toString(), "--seq", "4096", "--gpus", "8", "--global-batch", "64",
