@@ -178,13 +178,14 @@ final class LayoutsCommand implements Callable<Integer> {
         List<LayoutSearch.Layout> shown = all.subList(0, Math.min(top, all.size()));
         // where the first layouts fill the GPU's memory to its edge, the best that leaves the margin free (a run that
         // close may not fit: the estimate leaves out the allocator's fragmentation and the framework's own buffers)
-        double roomy = (1 - org.scaledl.model.RuntimePredictor.MEMORY_EDGE) * d.memoryGB();
         int withRoom = -1;
         if (!all.isEmpty() && all.get(0).fits() && RuntimePredictor.nearMemoryEdge(all.get(0).memoryGb(),
                 d.memoryGB())) {
             for (int i = 1; i < all.size() && withRoom < 0; i++) {
-                withRoom = all.get(i).fits() && !RuntimePredictor.nearMemoryEdge(all.get(i).memoryGb(), d.memoryGB())
-                        && all.get(i).memoryGb() <= roomy ? i : -1;
+                // (a layout of known memory that fits and is not at the edge leaves the margin free)
+                double gib = all.get(i).memoryGb();
+                withRoom = all.get(i).fits() && !Double.isNaN(gib) && !RuntimePredictor.nearMemoryEdge(gib,
+                        d.memoryGB()) ? i : -1;
             }
         }
         List<Prediction> predictions = shown.stream().map(l -> p.predict(l.workload())).toList();

@@ -2028,7 +2028,6 @@ public final class MegatronExecution {
         double total = model.millis(terms);
         ModelGraph g = w.graph();
         double gpu = model.gpu(terms);
-        double computeScale = gpu > 0 ? model.compute(terms) / gpu : 0;
         double[] perLayer = new double[g.size()];
         OpFamily[] families = new OpFamily[g.size()];
         List<LayerFeatures> fs = FeatureExtractor.of(g).extract(Math.max(1, (int) Math.ceil((double) w.batch()
@@ -2170,7 +2169,7 @@ public final class MegatronExecution {
             }
         }
         // what the host adds to the GPUs' time (the breakdown's host dispatch)
-        double wait = computeScale * gpu - gpu;
+        double wait = gpu > 0 ? model.compute(terms) - gpu : 0;
         if (dispatch > gpu) {
             // the GPUs wait for the host: the fitted dispatch time of a Megatron layer step sets the pace
             ExecutionTerm expertTerm = MegatronModel.expertLayerStep(terms);
