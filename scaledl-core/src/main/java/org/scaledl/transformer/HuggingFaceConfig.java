@@ -55,7 +55,8 @@ public final class HuggingFaceConfig {
     public static final List<String> MODEL_TYPES = List.of("llama", "mistral", "mixtral", "qwen2", "qwen3",
             "qwen3_moe", "deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "kimi_k25", "glm4_moe",
             "glm_moe_dsa", "gpt_oss", "nemotron", "nemotron_h", "llama4", "gpt2", "bert", "roberta", "opt", "t5",
-            "qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_vl", "qwen3_vl_moe");
+            "qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_vl", "qwen3_vl_moe", "qwen2_moe", "gemma", "gemma2",
+            "gemma3", "gemma3_text", "phi3", "olmo2", "granite", "starcoder2", "gpt_neox");
     /** The largest size of a hidden, inner or head dimension read. */
     private static final long MAX_SIZE = TransformerSpec.MAX_SIZE;
     /** The most layers read. */
@@ -121,7 +122,7 @@ public final class HuggingFaceConfig {
             throw InvalidInputException.inSource(source, "text_config must be an object (the text model's keys)");
         }
         if ((type.equals("llama4") || type.startsWith("qwen3_5") || type.equals("kimi_k25")
-                || type.startsWith("qwen3_vl")) && c.path("text_config").isObject()) {
+                || type.startsWith("qwen3_vl") || type.equals("gemma3")) && c.path("text_config").isObject()) {
             // the text model's keys, and where it leaves one out the outer configuration's (Qwen 3.5 and Llama 4
             // write tie_word_embeddings and the attention implementation outside text_config)
             ObjectNode merged = ((ObjectNode) c).deepCopy();
@@ -134,7 +135,11 @@ public final class HuggingFaceConfig {
             TransformerSpec spec = switch (type) {
                 case "gpt2", "gpt3" -> gpt2(r, name);
                 case "bert", "roberta" -> bert(r, name, type);
-                case "llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen3_moe" -> llama(r, name, type);
+                case "llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen3_moe", "qwen2_moe", "phi3", "olmo2",
+                        "granite" -> llama(r, name, type);
+                case "gemma", "gemma2", "gemma3", "gemma3_text" -> gemma(r, name, type);
+                case "starcoder2" -> starcoder2(r, name);
+                case "gpt_neox" -> gptNeox(r, name);
                 // Qwen3-VL's text models are Qwen3's (dense and with experts)
                 case "qwen3_vl", "qwen3_vl_text" -> llama(r, name, "qwen3");
                 case "qwen3_vl_moe", "qwen3_vl_moe_text" -> llama(r, name, "qwen3_moe");
@@ -230,7 +235,14 @@ public final class HuggingFaceConfig {
                 .hiddenDropout(r.rate("hidden_dropout_prob", 0.1) > 0).build();
     }
 
-    /** The Llama family: Llama 2/3, Mistral, Mixtral, Qwen2, Qwen3 and Qwen3-MoE. */
+    /**
+     * The Llama family: Llama 2/3, Mistral, Mixtral, Qwen2, Qwen3, Qwen2-MoE and Qwen3-MoE, and the models of its
+     * layout: Phi-3 ({@code phi3}: its fused projections are the same products), OLMo 2 ({@code olmo2}: norms on the
+     * queries and keys, counted per head; its norms after each sub-layer, where Llama's are before, cost the same)
+     * and Granite ({@code granite}: its scalar multipliers cost nothing). Qwen2-MoE's shared expert is an MLP of
+     * {@code shared_expert_intermediate_size} beside the routed ones; its sigmoid gate (one weight vector a layer) is
+     * left out.
+     */
     private static TransformerSpec llama(Reader r, String name, String type) {
         long heads = r.size("num_attention_heads", 32);
         int layers = r.layers("num_hidden_layers", 32);
@@ -244,9 +256,10 @@ public final class HuggingFaceConfig {
                                 + "Llama-family classes take a missing one"))
                 .ffn(r.sizeSaid("intermediate_size", 11008, "Llama's class default; Mistral's and Qwen's classes "
                         + "default to others: give it")).ffnKind(TransformerSpec.FfnKind.SWIGLU)
-                .norm(TransformerSpec.Norm.RMS_NORM).bias(false).qkvBias(type.equals("qwen2") || attentionBias)
+                .norm(TransformerSpec.Norm.RMS_NORM).bias(false).qkvBias(type.startsWith("qwen2") || attentionBias)
                 .outBias(attentionBias).mlpBias(r.bool("mlp_bias", false))
-                .tiedEmbeddings(r.bool("tie_word_embeddings", false)).qkNorm(type.startsWith("qwen3"))
+                .tiedEmbeddings(r.bool("tie_word_embeddings", false))
+                .qkNorm(type.startsWith("qwen3") || type.equals("olmo2"))
                 .attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false).fusedAttention(true);
         if (r.has("head_dim") && !r.isNull("head_dim")) {
             b.headDim(r.size("head_dim", -1));
@@ -256,10 +269,12 @@ public final class HuggingFaceConfig {
             int experts = r.count("num_local_experts", 8, 1, TransformerSpec.Moe.MAX_EXPERTS);
             b.experts(experts, r.topK("num_experts_per_tok", 2, experts, "num_local_experts"));
             bl = new ArrayList<>(java.util.Collections.nCopies(layers, Block.moe()));
-        } else if (type.equals("qwen3_moe")) {
-            int experts = r.count("num_experts", 128, 1, TransformerSpec.Moe.MAX_EXPERTS);
-            b.moe(new TransformerSpec.Moe(experts, r.topK("num_experts_per_tok", 8, experts, "num_experts"),
-                    r.size("moe_intermediate_size", 768), 0, false, false, false));
+        } else if (type.equals("qwen3_moe") || type.equals("qwen2_moe")) {
+            boolean two = type.equals("qwen2_moe");
+            int experts = r.count("num_experts", two ? 60 : 128, 1, TransformerSpec.Moe.MAX_EXPERTS);
+            b.moe(new TransformerSpec.Moe(experts, r.topK("num_experts_per_tok", two ? 4 : 8, experts, "num_experts"),
+                    r.size("moe_intermediate_size", two ? 1408 : 768), two ? r.size("shared_expert_intermediate_size",
+                    5632) : 0, false, false, false));
             int step = r.count("decoder_sparse_step", 1, 1, (int) MAX_LAYERS);
             List<Integer> dense = r.integers("mlp_only_layers", layers);
             bl = new ArrayList<>();
@@ -334,6 +349,107 @@ public final class HuggingFaceConfig {
             return 0;
         }
         return r.count("sliding_window", 0, 0, Integer.MAX_VALUE);
+    }
+
+    /**
+     * Gemma 1, 2 and 3 ({@code gemma3} through its {@code text_config}): gated GELU MLPs, RMS norms, heads of
+     * {@code head_dim}, tied embeddings. Gemma 2 and 3 also norm each sub-layer's output and attend within
+     * {@code sliding_window} on some layers: Gemma 2 on every other layer from the first, Gemma 3 on all but every
+     * {@code sliding_window_pattern}-th (6), or as {@code layer_types} names them. Gemma 3 norms each head's queries
+     * and keys. Gemma 2 caps its scores and logits ({@code attn_logit_softcapping}, {@code final_logit_softcapping});
+     * capped scores are predicted with an unfused core, as NeMo's Gemma 2 attention and transformers' recommended
+     * {@code eager} implementation run them, unless the configuration names its implementation. A key left out takes
+     * the Hugging Face class's default.
+     */
+    private static TransformerSpec gemma(Reader r, String name, String type) {
+        boolean one = type.equals("gemma");
+        boolean three = type.startsWith("gemma3");
+        int layers = r.layers("num_hidden_layers", one ? 28 : 26);
+        long heads = r.size("num_attention_heads", one ? 16 : 8);
+        String actKey = r.has("hidden_activation") && !r.isNull("hidden_activation") ? "hidden_activation"
+                : "hidden_act";
+        TransformerSpec.FfnKind act = activation(r, actKey, "gelu_pytorch_tanh");
+        if (act != TransformerSpec.FfnKind.GELU && act != TransformerSpec.FfnKind.SWIGLU) {
+            throw new IllegalArgumentException(actKey + " '" + printable(r.text(actKey, "")) + "' is not Gemma's gated "
+                    + "MLP's (gelu, gelu_pytorch_tanh, silu)");
+        }
+        double scoreCap = one ? 0 : r.limit("attn_logit_softcapping", three ? 0 : 50.0);
+        double logitCap = one ? 0 : r.limit("final_logit_softcapping", three ? 0 : 30.0);
+        boolean bias = r.bool("attention_bias", false);
+        long ffn = r.size("intermediate_size", one ? 24576 : 9216);
+        TransformerSpec.Builder b = TransformerSpec.decoder(name, r.size("hidden_size", one ? 3072 : 2304), heads,
+                layers, r.vocab("vocab_size", three ? 262208 : 256000)).kvHeads(r.size("num_key_value_heads",
+                one ? 16 : 4)).headDim(r.size("head_dim", 256)).ffn(ffn)
+                .ffnKind(act == TransformerSpec.FfnKind.GELU ? TransformerSpec.FfnKind.GATED_GELU
+                        : TransformerSpec.FfnKind.SWIGLU)
+                .norm(TransformerSpec.Norm.RMS_NORM).bias(false).qkvBias(bias).outBias(bias).mlpBias(false)
+                .tiedEmbeddings(r.bool("tie_word_embeddings", true)).qkNorm(three).sandwichNorm(!one)
+                .scoreSoftcap(scoreCap > 0).logitSoftcap(logitCap > 0)
+                .attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false)
+                .fusedAttention(scoreCap == 0);
+        if (scoreCap > 0 && !r.has("_attn_implementation") && !r.has("attn_implementation")) {
+            LOG.warn("{}: attn_logit_softcapping {}: the capped scores are predicted with an unfused attention core "
+                    + "(NeMo's Gemma 2 attention, transformers' eager); give \"_attn_implementation\": "
+                    + "\"flash_attention_2\" for a fused one", r.source(), scoreCap);
+        }
+        List<Block> bl = new ArrayList<>();
+        if (one) {
+            bl.addAll(java.util.Collections.nCopies(layers, Block.dense(ffn)));
+        } else {
+            int window = r.has("sliding_window") && r.isNull("sliding_window") ? 0
+                    : r.count("sliding_window", 4096, 1, Integer.MAX_VALUE);
+            String patternKey = r.has("sliding_window_pattern") ? "sliding_window_pattern" : "_sliding_window_pattern";
+            int pattern = three ? r.count(patternKey, 6, 1, (int) MAX_LAYERS) : 2;
+            List<String> types = r.texts("layer_types", layers);
+            for (int i = 0; i < layers; i++) {
+                // Gemma 2: the even layers slide; Gemma 3: all but every pattern-th
+                boolean slidingByDefault = three ? (i + 1) % pattern != 0 : i % 2 == 0;
+                boolean sliding = layerType(r, types, i, slidingByDefault ? "sliding_attention" : "full_attention",
+                        "full_attention", "sliding_attention").equals("sliding_attention");
+                if (sliding && window == 0) {
+                    throw InvalidInputException.inSource(r.source(), "layer " + i + " is sliding_attention, but the "
+                            + "configuration's sliding_window is null");
+                }
+                bl.add(new Block(Block.Mixer.ATTENTION, sliding ? window : 0, false, Block.Ffn.DENSE, ffn));
+            }
+        }
+        return b.blocks(bl).build();
+    }
+
+    /**
+     * StarCoder2: a GELU MLP (not gated), LayerNorms, biases on every projection ({@code use_bias}), grouped
+     * key/value heads, every layer within {@code sliding_window} where one is given.
+     */
+    private static TransformerSpec starcoder2(Reader r, String name) {
+        long heads = r.size("num_attention_heads", 24);
+        int layers = r.layers("num_hidden_layers", 30);
+        boolean bias = r.bool("use_bias", true);
+        TransformerSpec.FfnKind act = activation(r, "hidden_act", "gelu_pytorch_tanh");
+        long ffn = r.size("intermediate_size", 12288);
+        int window = slidingWindow(r, "starcoder2");
+        return TransformerSpec.decoder(name, r.size("hidden_size", 3072), heads, layers, r.vocab("vocab_size", 49152))
+                .kvHeads(r.size("num_key_value_heads", 2)).ffn(ffn).ffnKind(act).norm(TransformerSpec.Norm.LAYER_NORM)
+                .bias(bias).qkvBias(bias).outBias(bias).mlpBias(bias)
+                .tiedEmbeddings(r.bool("tie_word_embeddings", true))
+                .blocks(java.util.Collections.nCopies(layers, new Block(Block.Mixer.ATTENTION, window, false,
+                        Block.Ffn.DENSE, ffn)))
+                .attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(r.rate("residual_dropout", 0) > 0
+                        || r.rate("embedding_dropout", 0) > 0).fusedAttention(true).build();
+    }
+
+    /**
+     * GPT-NeoX (Pythia, GPT-NeoX-20B): LayerNorms and biases, a GELU MLP, rotary positions. Its parallel residual
+     * ({@code use_parallel_residual}: attention and MLP both read the layer's input) runs the same layers.
+     */
+    private static TransformerSpec gptNeox(Reader r, String name) {
+        boolean bias = r.bool("attention_bias", true);
+        return TransformerSpec.decoder(name, r.size("hidden_size", 6144), r.size("num_attention_heads", 64),
+                r.layers("num_hidden_layers", 44), r.vocab("vocab_size", 50432))
+                .ffn(r.size("intermediate_size", 24576)).ffnKind(activation(r, "hidden_act", "gelu"))
+                .norm(TransformerSpec.Norm.LAYER_NORM).bias(true).qkvBias(bias).outBias(bias).mlpBias(true)
+                .tiedEmbeddings(r.bool("tie_word_embeddings", false))
+                .attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(r.rate("hidden_dropout", 0) > 0)
+                .fusedAttention(true).build();
     }
 
     /**

@@ -317,6 +317,9 @@ public final class TransformerSpec {
     private final boolean hiddenDropout;
     private final boolean fusedAttention;
     private final int mtpLayers;
+    private final boolean sandwichNorm;
+    private final boolean scoreSoftcap;
+    private final boolean logitSoftcap;
 
     private TransformerSpec(Builder b, long headDim, long kvHeads, long ffn, List<Block> blocks) {
         this.name = b.name;
@@ -351,6 +354,9 @@ public final class TransformerSpec {
         this.hiddenDropout = b.hiddenDropout;
         this.fusedAttention = b.fusedAttention;
         this.mtpLayers = b.mtpLayers;
+        this.sandwichNorm = b.sandwichNorm;
+        this.scoreSoftcap = b.scoreSoftcap;
+        this.logitSoftcap = b.logitSoftcap;
         validate();
     }
 
@@ -417,6 +423,9 @@ public final class TransformerSpec {
         b.hiddenDropout = hiddenDropout;
         b.fusedAttention = fusedAttention;
         b.mtpLayers = mtpLayers;
+        b.sandwichNorm = sandwichNorm;
+        b.scoreSoftcap = scoreSoftcap;
+        b.logitSoftcap = logitSoftcap;
         return b;
     }
 
@@ -644,6 +653,9 @@ public final class TransformerSpec {
         private boolean hiddenDropout = true;
         private boolean fusedAttention;
         private int mtpLayers;
+        private boolean sandwichNorm;
+        private boolean scoreSoftcap;
+        private boolean logitSoftcap;
 
         Builder(String name, Architecture architecture, long hidden, long heads, int layers, long vocab) {
             this.name = Objects.requireNonNull(name, "name");
@@ -858,6 +870,34 @@ public final class TransformerSpec {
         }
 
         /**
+         * A norm on each sub-layer's output before its residual add, beside the one on its input (Gemma 2 and 3's
+         * {@code post_attention_layernorm} and {@code post_feedforward_layernorm}; default false).
+         */
+        public Builder sandwichNorm(boolean value) {
+            this.sandwichNorm = value;
+            return this;
+        }
+
+        /**
+         * Attention scores squashed by {@code cap·tanh(x / cap)} before the softmax (Gemma 2's
+         * {@code attn_logit_softcapping}; default false): an element-wise pass over the scores where the core is
+         * unfused, nothing more where a fused core does it on chip.
+         */
+        public Builder scoreSoftcap(boolean value) {
+            this.scoreSoftcap = value;
+            return this;
+        }
+
+        /**
+         * The output logits squashed by {@code cap·tanh(x / cap)} before the loss (Gemma 2's
+         * {@code final_logit_softcapping}; default false): an element-wise pass over the logits.
+         */
+        public Builder logitSoftcap(boolean value) {
+            this.logitSoftcap = value;
+            return this;
+        }
+
+        /**
          * The specification.
          *
          * @throws IllegalArgumentException naming the model and the size that is out of range
@@ -901,7 +941,8 @@ public final class TransformerSpec {
                 && t.norm == norm && t.preNorm == preNorm && t.qkNorm == qkNorm && t.sinks == sinks
                 && t.outputGate == outputGate
                 && t.attentionDropout == attentionDropout && t.hiddenDropout == hiddenDropout
-                && t.fusedAttention == fusedAttention && t.headDim == headDim;
+                && t.fusedAttention == fusedAttention && t.headDim == headDim && t.sandwichNorm == sandwichNorm
+                && t.scoreSoftcap == scoreSoftcap && t.logitSoftcap == logitSoftcap;
     }
 
     @Override
@@ -1044,6 +1085,10 @@ public final class TransformerSpec {
                 head.inputs(x, w);
             }
             layer(head.attribute("transB", Attribute.ofInt(1)), "head/logits", LayerRole.Kind.HEAD);
+            if (m.logitSoftcap) {
+                // over the vocabulary-parallel logits, as the loss
+                logits = op("head/softcap", LayerRole.Kind.LOSS, "Tanh", rows(m.vocab), logits);
+            }
             String loss = op("head/loss/log_softmax", LayerRole.Kind.LOSS, "LogSoftmax", rows(m.vocab), logits);
             g.tensor(TensorInfo.of("labels", DataType.INT64, SymbolicShape.of(Dim.batch(), Dim.of(s)),
                     TensorRole.INPUT));
@@ -1216,6 +1261,10 @@ public final class TransformerSpec {
             if (relative != null) {
                 scores = tiled(c + "/add_bias", core, "Add", perHead(m.heads, s, s), scores, relative);
             }
+            if (m.scoreSoftcap && !m.fusedAttention) {
+                // a fused core caps its tiles on chip; an unfused one passes over the scores
+                scores = op(c + "/softcap", core, "Tanh", perHead(m.heads, s, keys), scores);
+            }
             String probs;
             if (m.fusedAttention) {
                 // the softmax runs on chip, tile by tile: what reaches memory is each row's statistics (its maximum
@@ -1247,11 +1296,7 @@ public final class TransformerSpec {
                 merged = op(p + "/output_gate", LayerRole.Kind.ATTENTION_OUT, "Mul", rows(m.heads * vd), merged, sig);
             }
             String out = linear(p + "/out", LayerRole.Kind.ATTENTION_OUT, merged, m.heads * vd, m.hidden, m.outBias);
-            if (m.hiddenDropout) {
-                out = op(p + "/dropout", LayerRole.Kind.DROPOUT, "Dropout", rows(m.hidden), out);
-            }
-            String y = op(p + "/residual", LayerRole.Kind.RESIDUAL, "Add", rows(m.hidden), x, out);
-            return m.preNorm ? y : norm(p + "/post_norm", y);
+            return residual(p, x, out);
         }
 
         /**
@@ -1333,7 +1378,11 @@ public final class TransformerSpec {
             return linear(p + "/down", LayerRole.Kind.MLP_OUT, h, size, m.hidden, bias);
         }
 
+        /** A sub-layer's output (its norm first, with sandwich norms), its dropout and the residual add. */
         private String residual(String p, String x, String out) {
+            if (m.sandwichNorm) {
+                out = norm(p + "/out_norm", out);
+            }
             String o = m.hiddenDropout ? op(p + "/dropout", LayerRole.Kind.DROPOUT, "Dropout", rows(m.hidden), out)
                     : out;
             String y = op(p + "/residual", LayerRole.Kind.RESIDUAL, "Add", rows(m.hidden), x, o);

@@ -41,7 +41,8 @@ class TransformerSpecTest {
         "t5-small, 60506624", "llama-3-8b, 8030261248", "llama-3-70b, 70553706496",
         "llama-3.1-405b, 405853388800", "qwen3-8b, 8190735360", "qwen3-30b-a3b, 30532122624",
         "qwen3-235b-a22b, 235093634560", "gpt-oss-20b, 20914757184", "gpt-oss-120b, 116829156672",
-        "nemotron-3-nano-30b-a3b, 31577940288", "deepseek-v3, 671026419200"})
+        "nemotron-3-nano-30b-a3b, 31577940288", "deepseek-v3, 671026419200", "gemma-7b, 8537680896",
+        "gemma-2-9b, 9241705984", "phi-3-mini-4k, 3821079552", "gpt-neox-20b, 20554567680"})
     void parameterCountsAreExact(String model, long expected) {
         TransformerSpec spec = HuggingFaceConfig.read(DIR.resolve(model).resolve("config.json"));
         assertEquals(expected, spec.parameterCount(), spec.toString());
@@ -56,7 +57,8 @@ class TransformerSpecTest {
     @ParameterizedTest
     @CsvSource({"llama-4-scout-17b-16e, 107769861120", "llama-4-maverick-17b-128e, 400711848960",
         "minitron-8b-base, 8271699968", "nemotron-h-8b-base-8k, 8100852736", "glm-4.5-air, 106852251264",
-        "deepseek-v3.2-exp, 671877944064"})
+        "deepseek-v3.2-exp, 671877944064", "gemma-3-12b, 11766034176", "starcoder2-15b, 15957889024",
+        "qwen1.5-moe-a2.7b, 14315735040"})
     void derivedCountsOfModelsWithoutAnExactPublishedOne(String model, long expected) {
         assertEquals(expected, HuggingFaceConfig.read(DIR.resolve(model).resolve("config.json")).parameterCount());
     }
@@ -671,6 +673,122 @@ class TransformerSpecTest {
                 windowed.parameterCount(), "the same weights");
         assertTrue(windowed.blocks().stream().allMatch(x -> x.ffn() == TransformerSpec.Block.Ffn.MOE));
         assertEquals(8, windowed.blocks().stream().filter(x -> x.window() == 4096).count());
+    }
+
+    /**
+     * Gemma 2: a norm after each sub-layer as well as before it, every other layer (from the first) within 4,096
+     * tokens, capped scores (an element-wise pass where the core is unfused, as it is read unless the configuration
+     * names a fused implementation) and capped logits. Gemma 3: all but every sixth layer within its window, each
+     * head's queries and keys normed, no caps; {@code layer_types} overrides the pattern.
+     */
+    @Test
+    void gemmaReadsItsNormsWindowsAndCaps(@TempDir Path dir) throws Exception {
+        java.util.function.Function<ModelGraph, List<String>> names = g -> g.layers().stream()
+                .map(org.scaledl.graph.Layer::name).toList();
+        TransformerSpec two = HuggingFaceConfig.read(DIR.resolve("gemma-2-9b/config.json"));
+        assertEquals(TransformerSpec.FfnKind.GATED_GELU, two.ffnKind());
+        for (int i = 0; i < 42; i++) {
+            assertEquals(i % 2 == 0 ? 4096L : 0L, two.blocks().get(i).window(), "layer " + i);
+        }
+        assertFalse(two.fusedAttention(), "capped scores: unfused unless the configuration says otherwise");
+        List<String> layers = names.apply(two.graph(4096));
+        assertTrue(layers.contains("layers/block0/attn/core/softcap") && layers.contains("head/softcap")
+                && layers.contains("layers/block0/attn/out_norm") && layers.contains("layers/block1/ffn/out_norm"),
+                layers.toString());
+        // the caps and the norms after each sub-layer cost time: without them the same model does less
+        TransformerSpec plain = two.toBuilder().sandwichNorm(false).scoreSoftcap(false).logitSoftcap(false).build();
+        assertTrue(forwardBytes(two, 4096) > forwardBytes(plain, 4096));
+        assertEquals(two.parameterCount() - 2L * 42 * 3584, plain.parameterCount(), "two norms a layer");
+        Path f = dir.resolve("config.json");
+        String cfg = Files.readString(DIR.resolve("gemma-2-9b/config.json"));
+        Files.writeString(f, cfg.replace("\"use_cache\": true", "\"use_cache\": true, \"_attn_implementation\": "
+                + "\"flash_attention_2\""), StandardCharsets.UTF_8);
+        TransformerSpec flash = HuggingFaceConfig.read(f);
+        assertTrue(flash.fusedAttention());
+        layers = names.apply(flash.graph(4096));
+        assertFalse(layers.contains("layers/block0/attn/core/softcap"), "capped on chip");
+        assertTrue(layers.contains("head/softcap"));
+        Files.writeString(f, cfg.replace("\"sliding_window\": 4096", "\"sliding_window\": null"),
+                StandardCharsets.UTF_8);
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(e.getMessage().contains("layer 0 is sliding_attention") && e.getMessage().contains("null"),
+                e.getMessage());
+        Files.writeString(f, cfg.replace("\"hidden_activation\": \"gelu_pytorch_tanh\"", "\"hidden_activation\": "
+                + "\"relu\""), StandardCharsets.UTF_8);
+        e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(e.getMessage().contains("hidden_activation 'relu'"), e.getMessage());
+
+        TransformerSpec three = HuggingFaceConfig.read(DIR.resolve("gemma-3-12b/config.json"));
+        assertEquals(262208, three.vocab(), "the text model's keys");
+        assertTrue(three.fusedAttention());
+        for (int i = 0; i < 48; i++) {
+            assertEquals((i + 1) % 6 == 0 ? 0L : 1024L, three.blocks().get(i).window(), "layer " + i);
+        }
+        layers = names.apply(three.graph(4096));
+        assertTrue(layers.contains("layers/block0/attn/qk_norm") && layers.contains("layers/block0/attn/out_norm"),
+                layers.toString());
+        assertFalse(layers.contains("head/softcap"));
+        String g3 = Files.readString(DIR.resolve("gemma-3-12b/config.json"));
+        StringBuilder types = new StringBuilder("[");
+        for (int i = 0; i < 48; i++) {
+            types.append(i > 0 ? ", " : "").append(i % 2 == 0 ? "\"sliding_attention\"" : "\"full_attention\"");
+        }
+        Files.writeString(f, g3.replace("\"sliding_window_pattern\": 6", "\"layer_types\": " + types + "]"),
+                StandardCharsets.UTF_8);
+        TransformerSpec typed = HuggingFaceConfig.read(f);
+        for (int i = 0; i < 48; i++) {
+            assertEquals(i % 2 == 0 ? 1024L : 0L, typed.blocks().get(i).window(), "layer " + i);
+        }
+        // Gemma 1: one norm a sub-layer, no windows, multi-head attention fused
+        TransformerSpec one = HuggingFaceConfig.read(DIR.resolve("gemma-7b/config.json"));
+        assertTrue(one.fusedAttention() && one.blocks().stream().allMatch(b -> b.window() == 0));
+        assertFalse(names.apply(one.graph(4096)).contains("layers/block/attn/out_norm"));
+    }
+
+    /**
+     * The other families read in the Llama layout or their own: Phi-3 within its window on every layer, Qwen2-MoE's
+     * shared expert beside 60 routed ones with biased query/key/value projections, StarCoder2's plain GELU MLP with
+     * LayerNorms and biases, GPT-NeoX's; OLMo 2's norms on queries and keys.
+     */
+    @Test
+    void otherFamiliesReadTheirLayouts(@TempDir Path dir) throws Exception {
+        TransformerSpec phi = HuggingFaceConfig.read(DIR.resolve("phi-3-mini-4k/config.json"));
+        assertTrue(phi.blocks().stream().allMatch(b -> b.window() == 2047));
+        assertEquals(TransformerSpec.FfnKind.SWIGLU, phi.ffnKind());
+        TransformerSpec qwen = HuggingFaceConfig.read(DIR.resolve("qwen1.5-moe-a2.7b/config.json"));
+        assertEquals(60, qwen.experts());
+        assertEquals(4, qwen.topK());
+        assertEquals(5632, qwen.moe().orElseThrow().sharedFfn());
+        assertTrue(qwen.blocks().stream().allMatch(b -> b.window() == 0), "use_sliding_window false");
+        TransformerSpec coder = HuggingFaceConfig.read(DIR.resolve("starcoder2-15b/config.json"));
+        assertEquals(TransformerSpec.FfnKind.GELU, coder.ffnKind());
+        assertEquals(TransformerSpec.Norm.LAYER_NORM, coder.norm());
+        assertEquals(4, coder.kvHeads());
+        assertTrue(coder.blocks().stream().allMatch(b -> b.window() == 4096));
+        TransformerSpec neox = HuggingFaceConfig.read(DIR.resolve("gpt-neox-20b/config.json"));
+        assertEquals(TransformerSpec.FfnKind.GELU, neox.ffnKind());
+        assertEquals(2048, neox.contextPositions());
+        Path f = dir.resolve("config.json");
+        String llama = Files.readString(DIR.resolve("llama-3-8b/config.json"));
+        for (String type : List.of("olmo2", "granite")) {
+            Files.writeString(f, llama.replace("\"model_type\": \"llama\"", "\"model_type\": \"" + type + "\""),
+                    StandardCharsets.UTF_8);
+            TransformerSpec t = HuggingFaceConfig.read(f);
+            List<String> layers = t.graph(1024).layers().stream().map(org.scaledl.graph.Layer::name).toList();
+            assertEquals(type.equals("olmo2"), layers.contains("layers/block/attn/qk_norm"), type);
+            assertEquals(HuggingFaceConfig.read(DIR.resolve("llama-3-8b/config.json")).parameterCount()
+                    + (type.equals("olmo2") ? 32L * 2 * 128 : 0), t.parameterCount(), type);
+        }
+    }
+
+    /** Bytes a graph's layers move in a forward pass of one sequence. */
+    private static double forwardBytes(TransformerSpec t, long seq) {
+        double sum = 0;
+        ModelGraph g = t.graph(seq);
+        for (LayerFeatures f : FeatureExtractor.of(g).extract(1, Phase.INFER)) {
+            sum += f.bytesFwd() * g.repeats(f.layer());
+        }
+        return sum;
     }
 
     @Test

@@ -840,7 +840,7 @@ public final class MegatronExecution {
                 }
                 return in;
             }
-            case "LayerNormalization", "Gelu", "Relu", "Sigmoid" -> {
+            case "LayerNormalization", "Gelu", "Relu", "Sigmoid", "Tanh" -> {
                 return discarded(g, redo, i, l.inputs().get(0)) ? 0 : elements(g, l.inputs().get(0), b) * a / divisor;
             }
             case "Softmax" -> {
