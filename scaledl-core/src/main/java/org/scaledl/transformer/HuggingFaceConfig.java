@@ -56,7 +56,7 @@ public final class HuggingFaceConfig {
             "qwen3_moe", "deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "kimi_k25", "glm4_moe",
             "glm_moe_dsa", "gpt_oss", "nemotron", "nemotron_h", "llama4", "gpt2", "bert", "roberta", "opt", "t5",
             "qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_vl", "qwen3_vl_moe", "qwen2_moe", "gemma", "gemma2",
-            "gemma3", "gemma3_text", "phi3", "olmo2", "granite", "starcoder2", "gpt_neox");
+            "gemma3", "gemma3_text", "gemma4", "gemma4_text", "phi3", "olmo2", "granite", "starcoder2", "gpt_neox");
     /** The largest size of a hidden, inner or head dimension read. */
     private static final long MAX_SIZE = TransformerSpec.MAX_SIZE;
     /** The most layers read. */
@@ -122,7 +122,8 @@ public final class HuggingFaceConfig {
             throw InvalidInputException.inSource(source, "text_config must be an object (the text model's keys)");
         }
         if ((type.equals("llama4") || type.startsWith("qwen3_5") || type.equals("kimi_k25")
-                || type.startsWith("qwen3_vl") || type.equals("gemma3")) && c.path("text_config").isObject()) {
+                || type.startsWith("qwen3_vl") || type.equals("gemma3") || type.equals("gemma4"))
+                && c.path("text_config").isObject()) {
             // the text model's keys, and where it leaves one out the outer configuration's (Qwen 3.5 and Llama 4
             // write tie_word_embeddings and the attention implementation outside text_config)
             ObjectNode merged = ((ObjectNode) c).deepCopy();
@@ -137,7 +138,7 @@ public final class HuggingFaceConfig {
                 case "bert", "roberta" -> bert(r, name, type);
                 case "llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen3_moe", "qwen2_moe", "phi3", "olmo2",
                         "granite" -> llama(r, name, type);
-                case "gemma", "gemma2", "gemma3", "gemma3_text" -> gemma(r, name, type);
+                case "gemma", "gemma2", "gemma3", "gemma3_text", "gemma4", "gemma4_text" -> gemma(r, name, type);
                 case "starcoder2" -> starcoder2(r, name);
                 case "gpt_neox" -> gptNeox(r, name);
                 // Qwen3-VL's text models are Qwen3's (dense and with experts)
@@ -359,12 +360,32 @@ public final class HuggingFaceConfig {
      * and keys. Gemma 2 caps its scores and logits ({@code attn_logit_softcapping}, {@code final_logit_softcapping});
      * capped scores are predicted with an unfused core, as NeMo's Gemma 2 attention and transformers' recommended
      * {@code eager} implementation run them, unless the configuration names its implementation. A key left out takes
-     * the Hugging Face class's default.
+     * the Hugging Face class's default. Gemma 4 ({@code gemma4} through its {@code text_config}) is Gemma 3's layout
+     * with its full-attention layers of {@code global_head_dim} (512) and, with {@code attention_k_eq_v}, of
+     * {@code num_global_key_value_heads} whose keys serve as values; the last layer attends fully; with
+     * {@code enable_moe_block} every layer runs its MLP (of {@code intermediate_size}) and {@code num_experts}
+     * experts of {@code moe_intermediate_size} ({@code top_k_experts} a token) side by side, each branch with its
+     * own norms, the router on a norm of its own with a scale per expert. Its per-layer inputs
+     * ({@code hidden_size_per_layer_input}, E2B and E4B) and layers sharing another's keys and values
+     * ({@code num_kv_shared_layers}) are refused.
      */
     private static TransformerSpec gemma(Reader r, String name, String type) {
         boolean one = type.equals("gemma");
-        boolean three = type.startsWith("gemma3");
-        int layers = r.layers("num_hidden_layers", one ? 28 : 26);
+        boolean four = type.startsWith("gemma4");
+        boolean three = type.startsWith("gemma3") || four;
+        if (four) {
+            long perLayer = r.count("hidden_size_per_layer_input", 256, 0, Integer.MAX_VALUE);
+            if (perLayer > 0) {
+                throw new IllegalArgumentException("hidden_size_per_layer_input " + perLayer + (r.has(
+                        "hidden_size_per_layer_input") ? "" : " (the class default where the key is absent)")
+                        + ": Gemma 4's per-layer inputs (E2B, E4B) are not supported");
+            }
+            if (r.count("num_kv_shared_layers", 0, 0, Integer.MAX_VALUE) > 0) {
+                throw new IllegalArgumentException("num_kv_shared_layers: layers reusing another layer's keys and "
+                        + "values (Gemma 4 E2B, E4B) are not supported");
+            }
+        }
+        int layers = r.layers("num_hidden_layers", one ? 28 : four ? 30 : 26);
         long heads = r.size("num_attention_heads", one ? 16 : 8);
         String actKey = r.has("hidden_activation") && !r.isNull("hidden_activation") ? "hidden_activation"
                 : "hidden_act";
@@ -377,9 +398,10 @@ public final class HuggingFaceConfig {
         double logitCap = one ? 0 : r.limit("final_logit_softcapping", three ? 0 : 30.0);
         boolean bias = r.bool("attention_bias", false);
         long ffn = r.size("intermediate_size", one ? 24576 : 9216);
+        long kvHeads = r.size("num_key_value_heads", one ? 16 : 4);
         TransformerSpec.Builder b = TransformerSpec.decoder(name, r.size("hidden_size", one ? 3072 : 2304), heads,
-                layers, r.vocab("vocab_size", three ? 262208 : 256000)).kvHeads(r.size("num_key_value_heads",
-                one ? 16 : 4)).headDim(r.size("head_dim", 256)).ffn(ffn)
+                layers, r.vocab("vocab_size", four ? 262144 : three ? 262208 : 256000)).kvHeads(kvHeads)
+                .headDim(r.size("head_dim", 256)).ffn(ffn)
                 .ffnKind(act == TransformerSpec.FfnKind.GELU ? TransformerSpec.FfnKind.GATED_GELU
                         : TransformerSpec.FfnKind.SWIGLU)
                 .norm(TransformerSpec.Norm.RMS_NORM).bias(false).qkvBias(bias).outBias(bias).mlpBias(false)
@@ -392,25 +414,40 @@ public final class HuggingFaceConfig {
                     + "(NeMo's Gemma 2 attention, transformers' eager); give \"_attn_implementation\": "
                     + "\"flash_attention_2\" for a fused one", r.source(), scoreCap);
         }
+        boolean experts = four && r.bool("enable_moe_block", false);
+        if (experts) {
+            int count = r.count("num_experts", 128, 1, TransformerSpec.Moe.MAX_EXPERTS);
+            b.moe(new TransformerSpec.Moe(count, r.topK("top_k_experts", 8, count, "num_experts"),
+                    r.size("moe_intermediate_size", 704), ffn, false, false, false, 0, true));
+        }
+        long globalHeadDim = four && !(r.has("global_head_dim") && r.isNull("global_head_dim"))
+                ? r.size("global_head_dim", 512) : 0;
+        boolean keysAsValues = four && r.bool("attention_k_eq_v", false);
+        long globalKv = keysAsValues && r.has("num_global_key_value_heads") && !r.isNull("num_global_key_value_heads")
+                ? r.size("num_global_key_value_heads", kvHeads) : 0;
         List<Block> bl = new ArrayList<>();
         if (one) {
             bl.addAll(java.util.Collections.nCopies(layers, Block.dense(ffn)));
         } else {
             int window = r.has("sliding_window") && r.isNull("sliding_window") ? 0
-                    : r.count("sliding_window", 4096, 1, Integer.MAX_VALUE);
+                    : r.count("sliding_window", four ? 512 : 4096, 1, Integer.MAX_VALUE);
             String patternKey = r.has("sliding_window_pattern") ? "sliding_window_pattern" : "_sliding_window_pattern";
             int pattern = three ? r.count(patternKey, 6, 1, (int) MAX_LAYERS) : 2;
             List<String> types = r.texts("layer_types", layers);
             for (int i = 0; i < layers; i++) {
-                // Gemma 2: the even layers slide; Gemma 3: all but every pattern-th
-                boolean slidingByDefault = three ? (i + 1) % pattern != 0 : i % 2 == 0;
+                // Gemma 2: the even layers slide; Gemma 3: all but every pattern-th; Gemma 4 also attends fully in
+                // its last layer
+                boolean slidingByDefault = three ? (i + 1) % pattern != 0 && !(four && i == layers - 1)
+                        : i % 2 == 0;
                 boolean sliding = layerType(r, types, i, slidingByDefault ? "sliding_attention" : "full_attention",
                         "full_attention", "sliding_attention").equals("sliding_attention");
                 if (sliding && window == 0) {
                     throw InvalidInputException.inSource(r.source(), "layer " + i + " is sliding_attention, but the "
                             + "configuration's sliding_window is null");
                 }
-                bl.add(new Block(Block.Mixer.ATTENTION, sliding ? window : 0, false, Block.Ffn.DENSE, ffn));
+                Block x = experts ? new Block(Block.Mixer.ATTENTION, sliding ? window : 0, false, Block.Ffn.MOE, 0)
+                        : new Block(Block.Mixer.ATTENTION, sliding ? window : 0, false, Block.Ffn.DENSE, ffn);
+                bl.add(sliding || !four ? x : x.withAttention(globalHeadDim, globalKv, keysAsValues));
             }
         }
         return b.blocks(bl).build();

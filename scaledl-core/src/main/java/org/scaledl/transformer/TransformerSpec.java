@@ -109,8 +109,13 @@ public final class TransformerSpec {
      * @param chunked attention within fixed chunks of {@code window} tokens (Llama 4) rather than a sliding window
      * @param ffn     a dense MLP, a mixture of experts, or none
      * @param ffnSize the dense MLP's inner size (0 for experts and none)
+     * @param headDim the attention's head size in this layer (0: the model's; Gemma 4's full-attention layers)
+     * @param kvHeads the attention's key/value heads in this layer (0: the model's)
+     * @param keysAsValues whether the keys' projection serves as the values too (no value projection: Gemma 4's
+     *                     {@code attention_k_eq_v} layers)
      */
-    public record Block(Mixer mixer, long window, boolean chunked, Ffn ffn, long ffnSize) {
+    public record Block(Mixer mixer, long window, boolean chunked, Ffn ffn, long ffnSize, long headDim, long kvHeads,
+            boolean keysAsValues) {
         /** A layer's token mixer. */
         public enum Mixer {
             /** Self-attention. */
@@ -141,6 +146,21 @@ public final class TransformerSpec {
             Checks.argument((ffn == Ffn.DENSE) == (ffnSize > 0), "a dense layer has an inner size (%s, %s)", ffn,
                     ffnSize);
             Checks.argument(mixer != Mixer.NONE || ffn != Ffn.NONE, "a layer needs a mixer or a feed-forward");
+            Checks.argument(headDim >= 0 && headDim <= 1L << 14 && kvHeads >= 0 && kvHeads <= 1L << 14,
+                    "a layer's head size %s and key/value heads %s must be in 0..%s (0: the model's)", headDim, kvHeads,
+                    1L << 14);
+            Checks.argument(mixer == Mixer.ATTENTION || headDim == 0 && kvHeads == 0 && !keysAsValues,
+                    "a layer's head size, key/value heads and keys as values need attention");
+        }
+
+        /** A layer of the model's attention geometry. */
+        public Block(Mixer mixer, long window, boolean chunked, Ffn ffn, long ffnSize) {
+            this(mixer, window, chunked, ffn, ffnSize, 0, 0, false);
+        }
+
+        /** This layer with its own attention geometry (see the components). */
+        public Block withAttention(long layerHeadDim, long layerKvHeads, boolean keysServeAsValues) {
+            return new Block(mixer, window, chunked, ffn, ffnSize, layerHeadDim, layerKvHeads, keysServeAsValues);
         }
 
         // written out: a record's generated equals and hashCode are linked through method handles on first use, which
@@ -148,13 +168,15 @@ public final class TransformerSpec {
         @Override
         public boolean equals(Object o) {
             return o instanceof Block b && mixer == b.mixer && window == b.window && chunked == b.chunked
-                    && ffn == b.ffn && ffnSize == b.ffnSize;
+                    && ffn == b.ffn && ffnSize == b.ffnSize && headDim == b.headDim && kvHeads == b.kvHeads
+                    && keysAsValues == b.keysAsValues;
         }
 
         @Override
         public int hashCode() {
-            return (((mixer.hashCode() * 31 + Long.hashCode(window)) * 31 + (chunked ? 1 : 0)) * 31 + ffn.hashCode())
-                    * 31 + Long.hashCode(ffnSize);
+            int h = (((mixer.hashCode() * 31 + Long.hashCode(window)) * 31 + (chunked ? 1 : 0)) * 31
+                    + ffn.hashCode()) * 31 + Long.hashCode(ffnSize);
+            return ((h * 31 + Long.hashCode(headDim)) * 31 + Long.hashCode(kvHeads)) * 31 + (keysAsValues ? 1 : 0);
         }
 
         /** Attention over the whole sequence followed by a dense MLP of {@code ffn}. */
@@ -228,9 +250,11 @@ public final class TransformerSpec {
      * @param expertBias whether the experts' projections have biases (GPT-OSS)
      * @param latent     the latent width the routed experts work in (Nemotron-3's LatentMoE: tokens projected down
      *                   before the dispatch and back after the combination); 0: the hidden size
+     * @param branchNorms whether the shared MLP and the routed experts each norm their input and their output, and the
+     *                    router reads its own norm (a scale per channel) and scales each expert's weight (Gemma 4)
      */
     public record Moe(int experts, int topK, long expertFfn, long sharedFfn, boolean routerBias, boolean scoreBias,
-            boolean expertBias, long latent) {
+            boolean expertBias, long latent, boolean branchNorms) {
         /** The most experts a model may have. */
         public static final int MAX_EXPERTS = 1 << 14;
 
@@ -241,12 +265,20 @@ public final class TransformerSpec {
             Checks.argument(expertFfn > 0 && expertFfn <= 1L << 22 && sharedFfn >= 0 && sharedFfn <= 1L << 22
                     && latent >= 0 && latent <= 1L << 20, "expert sizes out of range: %s, %s, latent %s", expertFfn,
                     sharedFfn, latent);
+            Checks.argument(!branchNorms || sharedFfn > 0 && latent == 0, "the branches' own norms need a shared MLP "
+                    + "beside the experts, in the hidden width");
         }
 
         /** Experts in the hidden width (no latent projection). */
         public Moe(int experts, int topK, long expertFfn, long sharedFfn, boolean routerBias, boolean scoreBias,
                 boolean expertBias) {
             this(experts, topK, expertFfn, sharedFfn, routerBias, scoreBias, expertBias, 0);
+        }
+
+        /** Experts without their own norms. */
+        public Moe(int experts, int topK, long expertFfn, long sharedFfn, boolean routerBias, boolean scoreBias,
+                boolean expertBias, long latent) {
+            this(experts, topK, expertFfn, sharedFfn, routerBias, scoreBias, expertBias, latent, false);
         }
     }
 
@@ -380,6 +412,10 @@ public final class TransformerSpec {
                     + "mixer described", name);
             Checks.argument(bl.ffnSize() <= 1L << 22, "%s: feed-forward size %s beyond any model", name,
                     bl.ffnSize());
+            Checks.argument(bl.kvHeads() == 0 || heads % bl.kvHeads() == 0, "%s: heads (%s) must be a multiple of a "
+                    + "layer's key/value heads (%s)", name, heads, bl.kvHeads());
+            Checks.argument(mla.isEmpty() || bl.headDim() == 0 && bl.kvHeads() == 0 && !bl.keysAsValues(), "%s: "
+                    + "latent attention has one geometry in every layer", name);
         }
         Checks.argument(architecture != Architecture.ENCODER_DECODER || blocks.stream().allMatch(
                 x -> x.equals(Block.dense(ffn))), "%s: an encoder-decoder model has plain layers", name);
@@ -1204,10 +1240,14 @@ public final class TransformerSpec {
          */
         private String attention(String p, String x, String memory, String relative, boolean causal, Block kind) {
             String in = m.preNorm ? norm(p + "/norm", x) : x;
-            long qk = m.mla.map(a -> a.qkNopeDim() + a.qkRopeDim()).orElse(m.headDim);
-            long vd = m.mla.map(Mla::vDim).orElse(m.headDim);
+            long hd = kind.headDim() > 0 ? kind.headDim() : m.headDim;
+            long kvHeads = kind.kvHeads() > 0 ? kind.kvHeads() : m.kvHeads;
+            long qk = m.mla.map(a -> a.qkNopeDim() + a.qkRopeDim()).orElse(hd);
+            long vd = m.mla.map(Mla::vDim).orElse(hd);
             long q = m.heads * qk;
-            long kv = m.kvHeads * m.headDim;
+            long kv = kvHeads * hd;
+            // keys serving as values: one projection for both (the split reads the values from the keys)
+            long kvProjected = kind.keysAsValues() ? kv : 2 * kv;
             String c = p + "/core";
             String gate = null;
             Layer.Builder split = Layer.builder(c + "/split", "Split").outputs(c + "/q:0", c + "/kT:0", c + "/v:0");
@@ -1220,7 +1260,7 @@ public final class TransformerSpec {
                         "Concat", rows(m.heads * (2 * qk + vd)), projections)});
             } else if (memory == null) {
                 // an output gate is projected with the queries, keys and values, one value a head's channel
-                String qkv = linear(p + "/qkv", LayerRole.Kind.QKV, in, m.hidden, q + 2 * kv
+                String qkv = linear(p + "/qkv", LayerRole.Kind.QKV, in, m.hidden, q + kvProjected
                         + (m.outputGate ? m.heads * vd : 0), m.qkvBias);
                 if (m.outputGate) {
                     gate = act(p + "/gate:0", rows(m.heads * vd));
@@ -1230,7 +1270,7 @@ public final class TransformerSpec {
                     // RMS norms over each head's queries and keys, one scale vector for all query heads, one for keys
                     String y = act(p + "/qk_norm:0", rows(q + 2 * kv));
                     layer(Layer.builder(p + "/qk_norm", "LayerNormalization").inputs(qkv, param(p + ".q_norm.weight",
-                            m.headDim), param(p + ".k_norm.weight", m.headDim)).outputs(y)
+                            hd), param(p + ".k_norm.weight", hd)).outputs(y)
                             .attribute("axis", Attribute.ofInt(-1)), p + "/qk_norm", LayerRole.Kind.QKV);
                     qkv = y;
                 }
@@ -1241,7 +1281,7 @@ public final class TransformerSpec {
                 split.inputs(qkv);
             } else {
                 split.inputs(linear(p + "/q", LayerRole.Kind.QKV, in, m.hidden, q, m.qkvBias), linear(p + "/kv",
-                        LayerRole.Kind.QKV, memory, m.hidden, 2 * kv, m.qkvBias));
+                        LayerRole.Kind.QKV, memory, m.hidden, kvProjected, m.qkvBias));
             }
             long keys = keys(causal, kind);
             act(c + "/q:0", perHead(m.heads, s, qk));
@@ -1397,7 +1437,19 @@ public final class TransformerSpec {
         private String experts(String p, String x) {
             Moe e = m.moe.orElseThrow();
             String in = m.preNorm ? norm(p + "/norm", x) : x;
-            String router = linear(p + "/router", LayerRole.Kind.ROUTER, in, m.hidden, e.experts(), e.routerBias());
+            String routerIn = in;
+            String expertsIn = in;
+            if (e.branchNorms()) {
+                // the router's norm (its scale per channel) and the experts' input norm, beside the shared MLP's
+                routerIn = norm(p + "/router_norm", x);
+                expertsIn = norm(p + "/experts_norm", x);
+            }
+            String router = linear(p + "/router", LayerRole.Kind.ROUTER, routerIn, m.hidden, e.experts(),
+                    e.routerBias());
+            if (e.branchNorms()) {
+                router = op(p + "/router/expert_scale", LayerRole.Kind.ROUTER, "Mul", rows(e.experts()), router,
+                        param(p + ".router.expert_scale", e.experts()));
+            }
             if (e.scoreBias()) {
                 g.tensor(TensorInfo.of(p + "/router.score_bias", DataType.FLOAT, SymbolicShape.ofStatic(e.experts()),
                         TensorRole.PARAMETER));
@@ -1407,7 +1459,7 @@ public final class TransformerSpec {
             long perExpert = Math.max(1, Math.round((double) e.topK() * s / e.experts()));
             long up = m.ffnKind.gated() ? 2 * e.expertFfn() : e.expertFfn();
             long width = e.latent() > 0 ? e.latent() : m.hidden;
-            String toExperts = in;
+            String toExperts = expertsIn;
             if (e.latent() > 0) {
                 toExperts = linear(p + "/latent_in", LayerRole.Kind.LATENT, in, m.hidden, e.latent(), false);
             }
@@ -1450,6 +1502,10 @@ public final class TransformerSpec {
             }
             if (e.sharedFfn() > 0) {
                 String shared = mlp(p + "/shared", in, e.sharedFfn(), false);
+                if (e.branchNorms()) {
+                    shared = norm(p + "/shared_out_norm", shared);
+                    out = norm(p + "/experts_out_norm", out);
+                }
                 out = op(p + "/add_shared", LayerRole.Kind.MLP_OUT, "Add", rows(m.hidden), out, shared);
             }
             return residual(p, x, out);

@@ -42,7 +42,8 @@ class TransformerSpecTest {
         "llama-3.1-405b, 405853388800", "qwen3-8b, 8190735360", "qwen3-30b-a3b, 30532122624",
         "qwen3-235b-a22b, 235093634560", "gpt-oss-20b, 20914757184", "gpt-oss-120b, 116829156672",
         "nemotron-3-nano-30b-a3b, 31577940288", "deepseek-v3, 671026419200", "gemma-7b, 8537680896",
-        "gemma-2-9b, 9241705984", "phi-3-mini-4k, 3821079552", "gpt-neox-20b, 20554567680"})
+        "gemma-2-9b, 9241705984", "phi-3-mini-4k, 3821079552", "gpt-neox-20b, 20554567680",
+        "gemma-4-26b-a4b, 25233141760", "gemma-4-31b, 30697345280"})
     void parameterCountsAreExact(String model, long expected) {
         TransformerSpec spec = HuggingFaceConfig.read(DIR.resolve(model).resolve("config.json"));
         assertEquals(expected, spec.parameterCount(), spec.toString());
@@ -743,6 +744,58 @@ class TransformerSpecTest {
         TransformerSpec one = HuggingFaceConfig.read(DIR.resolve("gemma-7b/config.json"));
         assertTrue(one.fusedAttention() && one.blocks().stream().allMatch(b -> b.window() == 0));
         assertFalse(names.apply(one.graph(4096)).contains("layers/block/attn/out_norm"));
+    }
+
+    /**
+     * Gemma 4: its full-attention layers (every sixth, and the last) of 512-wide heads, two key/value heads and keys
+     * serving as values (a projection of q + kv, not q + 2·kv); with experts every layer runs its MLP and the experts
+     * side by side, each branch normed on its way in and out, the router on its own norm with a scale per expert; its
+     * per-layer inputs and shared key/value layers refused.
+     */
+    @Test
+    void gemma4ReadsItsGlobalLayersAndParallelExperts(@TempDir Path dir) throws Exception {
+        TransformerSpec moe = HuggingFaceConfig.read(DIR.resolve("gemma-4-26b-a4b/config.json"));
+        assertEquals(128, moe.experts());
+        assertEquals(8, moe.topK());
+        assertEquals(2112, moe.moe().orElseThrow().sharedFfn());
+        for (int i = 0; i < 30; i++) {
+            Block b = moe.blocks().get(i);
+            boolean full = (i + 1) % 6 == 0;
+            assertEquals(full ? 0L : 1024L, b.window(), "layer " + i);
+            assertEquals(full ? 512L : 0L, b.headDim(), "layer " + i);
+            assertEquals(full ? 2L : 0L, b.kvHeads(), "layer " + i);
+            assertEquals(full, b.keysAsValues(), "layer " + i);
+            assertEquals(Block.Ffn.MOE, b.ffn());
+        }
+        ModelGraph g = moe.graph(4096);
+        java.util.Map<String, org.scaledl.graph.Layer> byName = new java.util.HashMap<>();
+        g.layers().forEach(l -> byName.put(l.name(), l));
+        for (String n : List.of("layers/block0/ffn/router_norm", "layers/block0/ffn/experts_norm",
+                "layers/block0/ffn/shared_out_norm", "layers/block0/ffn/experts_out_norm",
+                "layers/block0/ffn/router/expert_scale", "head/softcap")) {
+            assertTrue(byName.containsKey(n), n);
+        }
+        // the full layers' projection: 16 heads of 512 for the queries, 2 of 512 for the keys and values together
+        assertTrue(g.tensor("layers/block1/attn/qkv.weight").orElseThrow().shape().toString().contains("9216"),
+                g.tensor("layers/block1/attn/qkv.weight").orElseThrow().shape().toString());
+        // the same model with values of their own has the value projections' weights more
+        TransformerSpec.Builder own = moe.toBuilder();
+        List<Block> blocks = moe.blocks().stream().map(b -> b.keysAsValues() ? b.withAttention(512, 2, false) : b)
+                .toList();
+        assertEquals(moe.parameterCount() + 5L * 2816 * 1024, own.blocks(blocks).build().parameterCount());
+        Path f = dir.resolve("config.json");
+        String cfg = Files.readString(DIR.resolve("gemma-4-26b-a4b/config.json"));
+        Files.writeString(f, cfg.replace("\"hidden_size_per_layer_input\": 0,", ""), StandardCharsets.UTF_8);
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(e.getMessage().contains("hidden_size_per_layer_input 256 (the class default")
+                && e.getMessage().contains("not supported"), e.getMessage());
+        Files.writeString(f, cfg.replace("\"num_kv_shared_layers\": 0", "\"num_kv_shared_layers\": 4"),
+                StandardCharsets.UTF_8);
+        e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(e.getMessage().contains("num_kv_shared_layers"), e.getMessage());
+        TransformerSpec dense = HuggingFaceConfig.read(DIR.resolve("gemma-4-31b/config.json"));
+        assertEquals(1, dense.experts());
+        assertEquals(10, dense.blocks().stream().filter(Block::keysAsValues).count());
     }
 
     /**

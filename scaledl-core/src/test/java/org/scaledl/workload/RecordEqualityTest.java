@@ -44,7 +44,8 @@ class RecordEqualityTest {
                 TransformerSpec.Block.Ffn.DENSE, 14336), this::other));
         varied.addAll(checkRecord(new TransformerSpec.Block(TransformerSpec.Block.Mixer.ATTENTION, 0, false,
                 TransformerSpec.Block.Ffn.MOE, 0), this::other));
-        assertEquals(java.util.Set.of("mixer", "window", "chunked", "ffn", "ffnSize"), varied);
+        assertEquals(java.util.Set.of("mixer", "window", "chunked", "ffn", "ffnSize", "headDim", "kvHeads",
+                "keysAsValues"), varied);
     }
 
     /** A value of the same type unlike {@code v}. */
