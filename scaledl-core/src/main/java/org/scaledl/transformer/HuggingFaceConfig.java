@@ -56,7 +56,7 @@ public final class HuggingFaceConfig {
             "qwen3_moe", "deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "kimi_k25", "glm4_moe",
             "glm_moe_dsa", "gpt_oss", "nemotron", "nemotron_h", "llama4", "gpt2", "bert", "roberta", "opt", "t5",
             "qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_vl", "qwen3_vl_moe", "qwen2_moe", "gemma", "gemma2",
-            "gemma3", "gemma3_text", "gemma4", "gemma4_text", "phi3", "olmo2", "granite", "starcoder2", "gpt_neox");
+            "gemma3", "gemma3_text", "gemma4", "gemma4_text", "phi3", "olmo2", "olmo3", "granite", "glm4", "starcoder2", "gpt_neox");
     /** The largest size of a hidden, inner or head dimension read. */
     private static final long MAX_SIZE = TransformerSpec.MAX_SIZE;
     /** The most layers read. */
@@ -121,6 +121,19 @@ public final class HuggingFaceConfig {
         if (c.has("text_config") && !c.get("text_config").isNull() && !c.get("text_config").isObject()) {
             throw InvalidInputException.inSource(source, "text_config must be an object (the text model's keys)");
         }
+        JsonNode text = c.path("text_config");
+        if (!MODEL_TYPES.contains(type) && text.isObject() && text.path("model_type").isTextual()
+                && MODEL_TYPES.contains(text.path("model_type").asText().toLowerCase(Locale.ROOT))) {
+            // a wrapper of a text model scaledl reads (LLaVA, Mistral 3, PaliGemma...): its text model, said
+            String inner = text.path("model_type").asText().toLowerCase(Locale.ROOT);
+            LOG.warn("{}: model_type '{}' is read as its text model's, {} (text_config)", source, printable(type),
+                    inner);
+            ObjectNode merged = ((ObjectNode) c).deepCopy();
+            merged.remove("text_config");
+            merged.setAll((ObjectNode) text);
+            c = merged;
+            type = inner;
+        }
         if ((type.equals("llama4") || type.startsWith("qwen3_5") || type.equals("kimi_k25")
                 || type.startsWith("qwen3_vl") || type.equals("gemma3") || type.equals("gemma4"))
                 && c.path("text_config").isObject()) {
@@ -137,7 +150,7 @@ public final class HuggingFaceConfig {
                 case "gpt2", "gpt3" -> gpt2(r, name);
                 case "bert", "roberta" -> bert(r, name, type);
                 case "llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen3_moe", "qwen2_moe", "phi3", "olmo2",
-                        "granite" -> llama(r, name, type);
+                        "olmo3", "granite", "glm4" -> llama(r, name, type);
                 case "gemma", "gemma2", "gemma3", "gemma3_text", "gemma4", "gemma4_text" -> gemma(r, name, type);
                 case "starcoder2" -> starcoder2(r, name);
                 case "gpt_neox" -> gptNeox(r, name);
@@ -238,9 +251,11 @@ public final class HuggingFaceConfig {
 
     /**
      * The Llama family: Llama 2/3, Mistral, Mixtral, Qwen2, Qwen3, Qwen2-MoE and Qwen3-MoE, and the models of its
-     * layout: Phi-3 ({@code phi3}: its fused projections are the same products), OLMo 2 ({@code olmo2}: norms on the
-     * queries and keys, counted per head; its norms after each sub-layer, where Llama's are before, cost the same)
-     * and Granite ({@code granite}: its scalar multipliers cost nothing). Qwen2-MoE's shared expert is an MLP of
+     * layout: Phi-3 ({@code phi3}: its fused projections are the same products), OLMo 2 and 3 ({@code olmo2},
+     * {@code olmo3}: norms on the queries and keys, counted per head; its norms after each sub-layer, where Llama's
+     * are before, cost the same; OLMo 3's windows as its {@code layer_types} name them), Granite ({@code granite}: its
+     * scalar multipliers cost nothing) and GLM-4 ({@code glm4}: a norm after each sub-layer too, biases on the
+     * queries, keys and values only). Qwen2-MoE's shared expert is an MLP of
      * {@code shared_expert_intermediate_size} beside the routed ones; its sigmoid gate (one weight vector a layer) is
      * left out.
      */
@@ -249,6 +264,7 @@ public final class HuggingFaceConfig {
         int layers = r.layers("num_hidden_layers", 32);
         long hidden = r.size("hidden_size", 4096);
         boolean attentionBias = r.bool("attention_bias", false);
+        boolean glm = type.equals("glm4");
         // a gated MLP whatever its activation (SiLU, GELU: the same cost), but an activation no model has is a slip
         activation(r, "hidden_act", "silu");
         TransformerSpec.Builder b = TransformerSpec.decoder(name, hidden, heads, layers, r.vocab("vocab_size", 32000))
@@ -258,9 +274,9 @@ public final class HuggingFaceConfig {
                 .ffn(r.sizeSaid("intermediate_size", 11008, "Llama's class default; Mistral's and Qwen's classes "
                         + "default to others: give it")).ffnKind(TransformerSpec.FfnKind.SWIGLU)
                 .norm(TransformerSpec.Norm.RMS_NORM).bias(false).qkvBias(type.startsWith("qwen2") || attentionBias)
-                .outBias(attentionBias).mlpBias(r.bool("mlp_bias", false))
-                .tiedEmbeddings(r.bool("tie_word_embeddings", false))
-                .qkNorm(type.startsWith("qwen3") || type.equals("olmo2"))
+                .outBias(attentionBias && !glm).mlpBias(r.bool("mlp_bias", false))
+                .tiedEmbeddings(r.bool("tie_word_embeddings", false)).sandwichNorm(glm)
+                .qkNorm(type.startsWith("qwen3") || type.startsWith("olmo"))
                 .attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false).fusedAttention(true);
         if (r.has("head_dim") && !r.isNull("head_dim")) {
             b.headDim(r.size("head_dim", -1));

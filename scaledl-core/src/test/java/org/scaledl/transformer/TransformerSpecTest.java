@@ -43,7 +43,7 @@ class TransformerSpecTest {
         "qwen3-235b-a22b, 235093634560", "gpt-oss-20b, 20914757184", "gpt-oss-120b, 116829156672",
         "nemotron-3-nano-30b-a3b, 31577940288", "deepseek-v3, 671026419200", "gemma-7b, 8537680896",
         "gemma-2-9b, 9241705984", "phi-3-mini-4k, 3821079552", "gpt-neox-20b, 20554567680",
-        "gemma-4-26b-a4b, 25233141760", "gemma-4-31b, 30697345280"})
+        "gemma-4-26b-a4b, 25233141760", "gemma-4-31b, 30697345280", "glm-4-9b-0414, 9400279040"})
     void parameterCountsAreExact(String model, long expected) {
         TransformerSpec spec = HuggingFaceConfig.read(DIR.resolve(model).resolve("config.json"));
         assertEquals(expected, spec.parameterCount(), spec.toString());
@@ -822,7 +822,32 @@ class TransformerSpecTest {
         assertEquals(TransformerSpec.FfnKind.GELU, neox.ffnKind());
         assertEquals(2048, neox.contextPositions());
         Path f = dir.resolve("config.json");
+        // a wrapper of a text model read (Mistral 3's, LLaVA's): its text model, the outer keys under it
+        String mistral = Files.readString(DIR.resolve("mistral-7b/config.json"));
+        Files.writeString(f, "{\"model_type\": \"mistral3\", \"vision_config\": {\"hidden_size\": 1024}, "
+                + "\"text_config\": " + mistral + "}", StandardCharsets.UTF_8);
+        assertEquals(HuggingFaceConfig.read(DIR.resolve("mistral-7b/config.json")).parameterCount(),
+                HuggingFaceConfig.read(f).parameterCount());
+        Files.writeString(f, "{\"model_type\": \"mistral3\", \"text_config\": {\"model_type\": \"nope\"}}",
+                StandardCharsets.UTF_8);
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(e.getMessage().contains("model_type 'mistral3' is not supported"), e.getMessage());
+        // OLMo 3: OLMo 2's layout with windows where layer_types names them
         String llama = Files.readString(DIR.resolve("llama-3-8b/config.json"));
+        StringBuilder types = new StringBuilder("[");
+        for (int i = 0; i < 32; i++) {
+            types.append(i > 0 ? ", " : "").append((i + 1) % 4 == 0 ? "\"full_attention\"" : "\"sliding_attention\"");
+        }
+        Files.writeString(f, llama.replace("\"model_type\": \"llama\"", "\"model_type\": \"olmo3\", "
+                + "\"sliding_window\": 4096, \"layer_types\": " + types + "]"), StandardCharsets.UTF_8);
+        TransformerSpec olmo3 = HuggingFaceConfig.read(f);
+        assertEquals(24, olmo3.blocks().stream().filter(b -> b.window() == 4096).count());
+        assertTrue(olmo3.graph(8192).layers().stream().anyMatch(l -> l.name().endsWith("/attn/qk_norm")));
+        // GLM-4: norms after each sub-layer too, and no bias on the output projection
+        TransformerSpec glm = HuggingFaceConfig.read(DIR.resolve("glm-4-9b-0414/config.json"));
+        List<String> glmLayers = glm.graph(4096).layers().stream().map(org.scaledl.graph.Layer::name).toList();
+        assertTrue(glmLayers.contains("layers/block/attn/out_norm") && glmLayers.contains("layers/block/ffn/out_norm"),
+                glmLayers.toString());
         for (String type : List.of("olmo2", "granite")) {
             Files.writeString(f, llama.replace("\"model_type\": \"llama\"", "\"model_type\": \"" + type + "\""),
                     StandardCharsets.UTF_8);
