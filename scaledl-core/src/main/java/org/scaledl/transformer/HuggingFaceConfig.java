@@ -26,8 +26,12 @@ import org.scaledl.transformer.TransformerSpec.Block;
  * {@code qwen3_next} and {@code qwen3_5} / {@code qwen3_5_moe} (their {@code text_config}: Gated DeltaNet linear
  * attention in three layers of four, described as a Mamba-2 mixer of the same projections, convolution, heads and
  * state; gated full attention; experts with a shared expert), {@code gpt2},
- * {@code bert} (and {@code roberta}), {@code opt}, {@code t5} (v1.0 and v1.1), and GPT-3-style configurations written
- * in GPT-2's keys. Every size the spec needs is read from the keys those models' configuration classes define, with
+ * {@code bert} (and {@code roberta}), {@code opt}, {@code t5} (v1.0 and v1.1), GPT-3-style configurations written
+ * in GPT-2's keys, {@code gemma}, {@code gemma2}, {@code gemma3} and {@code gemma4} (their {@code text_config};
+ * norms after each sub-layer, Gemma 2's capped scores and logits, Gemma 4's full-attention layers of their own head
+ * size with keys as values, and its MLP and experts side by side), {@code phi3}, {@code qwen2_moe}, {@code olmo2},
+ * {@code olmo3}, {@code granite}, {@code glm4}, {@code starcoder2}, {@code gpt_neox}, and a wrapper of another type
+ * whose {@code text_config} names one of these (its text model, said). Every size the spec needs is read from the keys those models' configuration classes define, with
  * their documented defaults where a key is absent (DeepSeek-V2's and Kimi's read with DeepSeek-V3's class defaults; a
  * size left out is warned about). The attention of the Llama-family and newer models is fused
  * (FlashAttention, as they are trained); dropouts are there only where the configuration has them.
@@ -133,6 +137,10 @@ public final class HuggingFaceConfig {
             merged.setAll((ObjectNode) text);
             c = merged;
             type = inner;
+            if (c.has("text_config") && !c.get("text_config").isNull() && !c.get("text_config").isObject()) {
+                throw InvalidInputException.inSource(source, "text_config.text_config must be an object (the text "
+                        + "model's keys)");
+            }
         }
         if ((type.equals("llama4") || type.startsWith("qwen3_5") || type.equals("kimi_k25")
                 || type.startsWith("qwen3_vl") || type.equals("gemma3") || type.equals("gemma4"))
@@ -252,31 +260,44 @@ public final class HuggingFaceConfig {
     /**
      * The Llama family: Llama 2/3, Mistral, Mixtral, Qwen2, Qwen3, Qwen2-MoE and Qwen3-MoE, and the models of its
      * layout: Phi-3 ({@code phi3}: its fused projections are the same products), OLMo 2 and 3 ({@code olmo2},
-     * {@code olmo3}: norms on the queries and keys, counted per head; its norms after each sub-layer, where Llama's
-     * are before, cost the same; OLMo 3's windows as its {@code layer_types} name them), Granite ({@code granite}: its
+     * {@code olmo3}: norms over the whole query and key projections; its norms after each sub-layer, where Llama's
+     * are before, cost the same; OLMo 3's windows on three layers of four, or as its {@code layer_types} name them), Granite ({@code granite}: its
      * scalar multipliers cost nothing) and GLM-4 ({@code glm4}: a norm after each sub-layer too, biases on the
      * queries, keys and values only). Qwen2-MoE's shared expert is an MLP of
      * {@code shared_expert_intermediate_size} beside the routed ones; its sigmoid gate (one weight vector a layer) is
      * left out.
      */
     private static TransformerSpec llama(Reader r, String name, String type) {
-        long heads = r.size("num_attention_heads", 32);
-        int layers = r.layers("num_hidden_layers", 32);
-        long hidden = r.size("hidden_size", 4096);
-        boolean attentionBias = r.bool("attention_bias", false);
+        // the newer types' own class defaults (heads, layers, hidden, vocabulary, key/value heads or 0 for as many as
+        // the heads, inner size); the older ones take Llama's, the inner size said
+        long[] d = switch (type) {
+            case "phi3" -> new long[] {32, 32, 3072, 32064, 0, 8192};
+            case "qwen2_moe" -> new long[] {16, 24, 2048, 151936, 0, 5632};
+            case "olmo2", "olmo3", "granite" -> new long[] {32, 32, 4096, type.equals("granite") ? 32000 : 50304, 0,
+                11008};
+            case "glm4" -> new long[] {32, 40, 4096, 151552, 2, 13696};
+            default -> null;
+        };
+        long heads = r.size("num_attention_heads", d != null ? d[0] : 32);
+        int layers = r.layers("num_hidden_layers", d != null ? d[1] : 32);
+        long hidden = r.size("hidden_size", d != null ? d[2] : 4096);
         boolean glm = type.equals("glm4");
+        // GLM-4's class biases its queries, keys and values unless told otherwise
+        boolean attentionBias = r.bool("attention_bias", glm);
         // a gated MLP whatever its activation (SiLU, GELU: the same cost), but an activation no model has is a slip
         activation(r, "hidden_act", "silu");
-        TransformerSpec.Builder b = TransformerSpec.decoder(name, hidden, heads, layers, r.vocab("vocab_size", 32000))
-                .kvHeads(r.has("num_key_value_heads") ? r.size("num_key_value_heads", heads)
-                        : r.sizeSaid("num_key_value_heads", heads, "as many as the attention heads, as transformers' "
-                                + "Llama-family classes take a missing one"))
-                .ffn(r.sizeSaid("intermediate_size", 11008, "Llama's class default; Mistral's and Qwen's classes "
-                        + "default to others: give it")).ffnKind(TransformerSpec.FfnKind.SWIGLU)
+        long kvHeads = d != null ? r.size("num_key_value_heads", d[4] > 0 ? d[4] : heads)
+                : r.has("num_key_value_heads") ? r.size("num_key_value_heads", heads)
+                : r.sizeSaid("num_key_value_heads", heads, "as many as the attention heads, as transformers' "
+                        + "Llama-family classes take a missing one");
+        long inner = d != null ? r.size("intermediate_size", d[5]) : r.sizeSaid("intermediate_size", 11008,
+                "Llama's class default; Mistral's and Qwen's classes default to others: give it");
+        TransformerSpec.Builder b = TransformerSpec.decoder(name, hidden, heads, layers, r.vocab("vocab_size",
+                d != null ? d[3] : 32000)).kvHeads(kvHeads).ffn(inner).ffnKind(TransformerSpec.FfnKind.SWIGLU)
                 .norm(TransformerSpec.Norm.RMS_NORM).bias(false).qkvBias(type.startsWith("qwen2") || attentionBias)
                 .outBias(attentionBias && !glm).mlpBias(r.bool("mlp_bias", false))
                 .tiedEmbeddings(r.bool("tie_word_embeddings", false)).sandwichNorm(glm)
-                .qkNorm(type.startsWith("qwen3") || type.startsWith("olmo"))
+                .qkNorm(type.startsWith("qwen3") || type.startsWith("olmo")).wholeQkNorm(type.startsWith("olmo"))
                 .attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false).fusedAttention(true);
         if (r.has("head_dim") && !r.isNull("head_dim")) {
             b.headDim(r.size("head_dim", -1));
@@ -295,7 +316,7 @@ public final class HuggingFaceConfig {
             int step = r.count("decoder_sparse_step", 1, 1, (int) MAX_LAYERS);
             List<Integer> dense = r.integers("mlp_only_layers", layers);
             bl = new ArrayList<>();
-            long ffn = r.size("intermediate_size", 6144);
+            long ffn = two ? inner : r.size("intermediate_size", 6144);
             for (int i = 0; i < layers; i++) {
                 bl.add(!dense.contains(i) && (i + 1) % step == 0 ? Block.moe() : Block.dense(ffn));
             }
@@ -307,7 +328,8 @@ public final class HuggingFaceConfig {
         int window = 0;
         for (int i = 0; i < layers; i++) {
             if (sliding[i]) {
-                window = window > 0 ? window : r.count("sliding_window", 0, 1, Integer.MAX_VALUE);
+                window = window > 0 ? window : r.count("sliding_window", type.equals("olmo3") ? 4096 : 0, 1,
+                        Integer.MAX_VALUE);
                 Block x = bl.get(i);
                 bl.set(i, new Block(Block.Mixer.ATTENTION, window, false, x.ffn(), x.ffnSize()));
             }
@@ -318,8 +340,9 @@ public final class HuggingFaceConfig {
     /**
      * The layers that attend within a sliding window: those {@code layer_types} names {@code sliding_attention} (its
      * other entries {@code full_attention}), else where the configuration enables a window ({@link #slidingWindow}),
-     * Mistral's and Mixtral's every layer and Qwen's from {@code max_window_layers} on (as Hugging Face's Qwen2 and
-     * Qwen3 apply it; 28 unless given).
+     * Mistral's and Mixtral's every layer, Qwen's from {@code max_window_layers} on (as Hugging Face's Qwen2 and
+     * Qwen3 apply it; 28 unless given) and OLMo 3's three layers of four (its window 4,096 unless given, none where
+     * null).
      *
      * @throws InvalidInputException for another layer type, or a sliding layer without {@code sliding_window}
      */
@@ -328,7 +351,7 @@ public final class HuggingFaceConfig {
         List<String> types = r.texts("layer_types", layers);
         for (int i = 0; i < types.size(); i++) {
             out[i] = layerType(r, types, i, "", "full_attention", "sliding_attention").equals("sliding_attention");
-            if (out[i] && (!r.has("sliding_window") || r.isNull("sliding_window"))) {
+            if (out[i] && (!r.has("sliding_window") && !type.equals("olmo3") || r.isNull("sliding_window"))) {
                 throw InvalidInputException.inSource(r.source(), "layer_types: layer " + i + " is sliding_attention, "
                         + "but the configuration gives no sliding_window");
             }
@@ -336,7 +359,8 @@ public final class HuggingFaceConfig {
         if (types.isEmpty() && slidingWindow(r, type) > 0) {
             int from = type.startsWith("qwen") ? r.count("max_window_layers", 28, 0, (int) MAX_LAYERS) : 0;
             for (int i = from; i < layers; i++) {
-                out[i] = true;
+                // OLMo 3's class: every fourth layer attends fully
+                out[i] = !type.equals("olmo3") || (i + 1) % 4 != 0;
             }
         }
         return out;
@@ -359,6 +383,9 @@ public final class HuggingFaceConfig {
 
     /** Mistral's sliding window where the configuration enables it (Qwen's only with {@code use_sliding_window}). */
     private static int slidingWindow(Reader r, String type) {
+        if (type.equals("olmo3") && !r.has("sliding_window")) {
+            return 4096;
+        }
         if (!r.has("sliding_window") || r.isNull("sliding_window")) {
             return 0;
         }
@@ -390,7 +417,9 @@ public final class HuggingFaceConfig {
         boolean four = type.startsWith("gemma4");
         boolean three = type.startsWith("gemma3") || four;
         if (four) {
-            long perLayer = r.count("hidden_size_per_layer_input", 256, 0, Integer.MAX_VALUE);
+            // null: none, as transformers tests it for truth
+            long perLayer = r.isNull("hidden_size_per_layer_input") ? 0
+                    : r.count("hidden_size_per_layer_input", 256, 0, Integer.MAX_VALUE);
             if (perLayer > 0) {
                 throw new IllegalArgumentException("hidden_size_per_layer_input " + perLayer + (r.has(
                         "hidden_size_per_layer_input") ? "" : " (the class default where the key is absent)")
@@ -432,15 +461,19 @@ public final class HuggingFaceConfig {
         }
         boolean experts = four && r.bool("enable_moe_block", false);
         if (experts) {
-            int count = r.count("num_experts", 128, 1, TransformerSpec.Moe.MAX_EXPERTS);
-            b.moe(new TransformerSpec.Moe(count, r.topK("top_k_experts", 8, count, "num_experts"),
-                    r.size("moe_intermediate_size", 704), ffn, false, false, false, 0, true));
+            // the class has no defaults for these: a configuration with experts names them
+            int count = r.count("num_experts", -1, 1, TransformerSpec.Moe.MAX_EXPERTS);
+            b.moe(new TransformerSpec.Moe(count, r.topK("top_k_experts", -1, count, "num_experts"),
+                    r.size("moe_intermediate_size", -1), ffn, false, false, false, 0, true));
         }
-        long globalHeadDim = four && !(r.has("global_head_dim") && r.isNull("global_head_dim"))
-                ? r.size("global_head_dim", 512) : 0;
+        long globalHeadDim = four && !r.isNull("global_head_dim") ? r.count("global_head_dim", 512, 1, 1 << 14) : 0;
         boolean keysAsValues = four && r.bool("attention_k_eq_v", false);
         long globalKv = keysAsValues && r.has("num_global_key_value_heads") && !r.isNull("num_global_key_value_heads")
                 ? r.size("num_global_key_value_heads", kvHeads) : 0;
+        if (globalKv > 0 && heads % globalKv != 0) {
+            throw new IllegalArgumentException("num_global_key_value_heads " + globalKv + " does not divide the "
+                    + heads + " attention heads (num_attention_heads)");
+        }
         List<Block> bl = new ArrayList<>();
         if (one) {
             bl.addAll(java.util.Collections.nCopies(layers, Block.dense(ffn)));
@@ -457,6 +490,12 @@ public final class HuggingFaceConfig {
                         : i % 2 == 0;
                 boolean sliding = layerType(r, types, i, slidingByDefault ? "sliding_attention" : "full_attention",
                         "full_attention", "sliding_attention").equals("sliding_attention");
+                if (four && sliding && i == layers - 1) {
+                    // Gemma 4's class attends fully in its last layer whatever layer_types says
+                    LOG.warn("{}: layer_types: the last layer is sliding_attention; read as full_attention, as "
+                            + "transformers' Gemma 4 makes it", r.source());
+                    sliding = false;
+                }
                 if (sliding && window == 0) {
                     throw InvalidInputException.inSource(r.source(), "layer " + i + " is sliding_attention, but the "
                             + "configuration's sliding_window is null");
@@ -477,7 +516,7 @@ public final class HuggingFaceConfig {
         long heads = r.size("num_attention_heads", 24);
         int layers = r.layers("num_hidden_layers", 30);
         boolean bias = r.bool("use_bias", true);
-        TransformerSpec.FfnKind act = activation(r, "hidden_act", "gelu_pytorch_tanh");
+        TransformerSpec.FfnKind act = plainActivation(r, "hidden_act", "gelu_pytorch_tanh");
         long ffn = r.size("intermediate_size", 12288);
         int window = slidingWindow(r, "starcoder2");
         return TransformerSpec.decoder(name, r.size("hidden_size", 3072), heads, layers, r.vocab("vocab_size", 49152))
@@ -498,7 +537,7 @@ public final class HuggingFaceConfig {
         boolean bias = r.bool("attention_bias", true);
         return TransformerSpec.decoder(name, r.size("hidden_size", 6144), r.size("num_attention_heads", 64),
                 r.layers("num_hidden_layers", 44), r.vocab("vocab_size", 50432))
-                .ffn(r.size("intermediate_size", 24576)).ffnKind(activation(r, "hidden_act", "gelu"))
+                .ffn(r.size("intermediate_size", 24576)).ffnKind(plainActivation(r, "hidden_act", "gelu"))
                 .norm(TransformerSpec.Norm.LAYER_NORM).bias(true).qkvBias(bias).outBias(bias).mlpBias(true)
                 .tiedEmbeddings(r.bool("tie_word_embeddings", false))
                 .attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(r.rate("hidden_dropout", 0) > 0)
@@ -834,6 +873,16 @@ public final class HuggingFaceConfig {
                 .relativeBuckets(r.count("relative_attention_num_buckets", 32, 1, 1 << 16))
                 .tiedEmbeddings(r.bool("tie_word_embeddings", true)).attentionDropout(dropout)
                 .hiddenDropout(dropout).build();
+    }
+
+    /** {@link #activation} of an MLP that has no gate: a gated activation's name is refused naming the key. */
+    private static TransformerSpec.FfnKind plainActivation(Reader r, String key, String dflt) {
+        TransformerSpec.FfnKind kind = activation(r, key, dflt);
+        if (kind.gated()) {
+            throw new IllegalArgumentException(key + " '" + printable(r.text(key, dflt)) + "': this model type's MLP "
+                    + "has no gate (gelu, relu)");
+        }
+        return kind;
     }
 
     private static TransformerSpec.FfnKind activation(Reader r, String key, String dflt) {

@@ -46,8 +46,11 @@ import org.scaledl.graph.TransformerShape;
  * {@code LlamaForCausalLM}, {@code MistralForCausalLM}, {@code MixtralForCausalLM}, {@code Qwen2ForCausalLM},
  * {@code Qwen3ForCausalLM}, {@code Qwen3MoeForCausalLM}, {@code DeepseekV3ForCausalLM} (without its multi-token
  * prediction module), {@code GptOssForCausalLM}, {@code NemotronForCausalLM}, {@code NemotronHForCausalLM},
- * {@code Llama4ForCausalLM}, {@code OPTForCausalLM}, {@code BertForMaskedLM} and
- * {@code T5ForConditionalGeneration}; the contractions' FLOPs are those of the closed forms (Narayanan et al.,
+ * {@code Llama4ForCausalLM}, {@code OPTForCausalLM}, {@code BertForMaskedLM}, {@code T5ForConditionalGeneration},
+ * {@code GemmaForCausalLM}, {@code Gemma2ForCausalLM}, Gemma 3's and Gemma 4's text models (without Gemma 4's
+ * per-layer inputs), {@code Phi3ForCausalLM}, {@code Olmo2ForCausalLM}, {@code Glm4ForCausalLM},
+ * {@code Starcoder2ForCausalLM} and {@code GPTNeoXForCausalLM} ({@code Qwen2MoeForCausalLM} less its shared
+ * expert's gate); the contractions' FLOPs are those of the closed forms (Narayanan et al.,
  * SC '21, Eq. 3: {@code 24·B·s·h² + 4·B·s²·h} per layer forward, {@code 2·B·s·h·V} for the logits), with a fused
  * causal attention core doing half the score work and a windowed one a window's.
  */
@@ -350,6 +353,7 @@ public final class TransformerSpec {
     private final boolean fusedAttention;
     private final int mtpLayers;
     private final boolean sandwichNorm;
+    private final boolean wholeQkNorm;
     private final boolean scoreSoftcap;
     private final boolean logitSoftcap;
 
@@ -387,6 +391,7 @@ public final class TransformerSpec {
         this.fusedAttention = b.fusedAttention;
         this.mtpLayers = b.mtpLayers;
         this.sandwichNorm = b.sandwichNorm;
+        this.wholeQkNorm = b.wholeQkNorm;
         this.scoreSoftcap = b.scoreSoftcap;
         this.logitSoftcap = b.logitSoftcap;
         validate();
@@ -460,6 +465,7 @@ public final class TransformerSpec {
         b.fusedAttention = fusedAttention;
         b.mtpLayers = mtpLayers;
         b.sandwichNorm = sandwichNorm;
+        b.wholeQkNorm = wholeQkNorm;
         b.scoreSoftcap = scoreSoftcap;
         b.logitSoftcap = logitSoftcap;
         return b;
@@ -690,6 +696,7 @@ public final class TransformerSpec {
         private boolean fusedAttention;
         private int mtpLayers;
         private boolean sandwichNorm;
+        private boolean wholeQkNorm;
         private boolean scoreSoftcap;
         private boolean logitSoftcap;
 
@@ -906,11 +913,20 @@ public final class TransformerSpec {
         }
 
         /**
-         * A norm on each sub-layer's output before its residual add, beside the one on its input (Gemma 2 and 3's
-         * {@code post_attention_layernorm} and {@code post_feedforward_layernorm}; default false).
+         * A norm on each sub-layer's output before its residual add, beside the one on its input (Gemma 2, 3 and 4's
+         * {@code post_attention_layernorm} and {@code post_feedforward_layernorm}, GLM-4's; default false).
          */
         public Builder sandwichNorm(boolean value) {
             this.sandwichNorm = value;
+            return this;
+        }
+
+        /**
+         * With {@link #qkNorm}: the norms' scales over the whole query and key projections, one a channel (OLMo 2 and
+         * 3), not one a head's channel shared by the heads (Qwen3; default false). The same work either way.
+         */
+        public Builder wholeQkNorm(boolean value) {
+            this.wholeQkNorm = value;
             return this;
         }
 
@@ -978,6 +994,7 @@ public final class TransformerSpec {
                 && t.outputGate == outputGate
                 && t.attentionDropout == attentionDropout && t.hiddenDropout == hiddenDropout
                 && t.fusedAttention == fusedAttention && t.headDim == headDim && t.sandwichNorm == sandwichNorm
+                && t.wholeQkNorm == wholeQkNorm
                 && t.scoreSoftcap == scoreSoftcap && t.logitSoftcap == logitSoftcap;
     }
 
@@ -1246,7 +1263,8 @@ public final class TransformerSpec {
             long vd = m.mla.map(Mla::vDim).orElse(hd);
             long q = m.heads * qk;
             long kv = kvHeads * hd;
-            // keys serving as values: one projection for both (the split reads the values from the keys)
+            // keys serving as values: one projection for both (the split reads the values from the keys; the norms
+            // and rotations below still write the three, Gemma 4's values normed apart from its keys)
             long kvProjected = kind.keysAsValues() ? kv : 2 * kv;
             String c = p + "/core";
             String gate = null;
@@ -1270,7 +1288,7 @@ public final class TransformerSpec {
                     // RMS norms over each head's queries and keys, one scale vector for all query heads, one for keys
                     String y = act(p + "/qk_norm:0", rows(q + 2 * kv));
                     layer(Layer.builder(p + "/qk_norm", "LayerNormalization").inputs(qkv, param(p + ".q_norm.weight",
-                            hd), param(p + ".k_norm.weight", hd)).outputs(y)
+                            m.wholeQkNorm ? q : hd), param(p + ".k_norm.weight", m.wholeQkNorm ? kv : hd)).outputs(y)
                             .attribute("axis", Attribute.ofInt(-1)), p + "/qk_norm", LayerRole.Kind.QKV);
                     qkv = y;
                 }

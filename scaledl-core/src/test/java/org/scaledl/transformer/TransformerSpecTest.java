@@ -793,9 +793,31 @@ class TransformerSpecTest {
                 StandardCharsets.UTF_8);
         e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
         assertTrue(e.getMessage().contains("num_kv_shared_layers"), e.getMessage());
+        Files.writeString(f, cfg.replace("\"hidden_size_per_layer_input\": 0", "\"hidden_size_per_layer_input\": "
+                + "null"), StandardCharsets.UTF_8);
+        assertEquals(moe.parameterCount(), HuggingFaceConfig.read(f).parameterCount(), "null: no per-layer inputs");
+        Files.writeString(f, cfg.replace("\"num_experts\": 128,", ""), StandardCharsets.UTF_8);
+        e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(e.getMessage().contains("missing key 'num_experts'"), e.getMessage());
+        Files.writeString(f, cfg.replace("\"num_global_key_value_heads\": 2", "\"num_global_key_value_heads\": 3"),
+                StandardCharsets.UTF_8);
+        e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(e.getMessage().contains("num_global_key_value_heads 3"), e.getMessage());
+        Files.writeString(f, cfg.replace("\"global_head_dim\": 512", "\"global_head_dim\": 20000"),
+                StandardCharsets.UTF_8);
+        e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(e.getMessage().contains("global_head_dim"), e.getMessage());
         TransformerSpec dense = HuggingFaceConfig.read(DIR.resolve("gemma-4-31b/config.json"));
         assertEquals(1, dense.experts());
         assertEquals(10, dense.blocks().stream().filter(Block::keysAsValues).count());
+        // the last layer attends fully whatever layer_types says, as transformers' Gemma 4 makes it
+        String cfg31 = Files.readString(DIR.resolve("gemma-4-31b/config.json"));
+        String listEnd = "\"full_attention\"\n    ],";
+        assertTrue(cfg31.contains(listEnd), "the list's last entry");
+        Files.writeString(f, cfg31.replace(listEnd, "\"sliding_attention\"\n    ],"), StandardCharsets.UTF_8);
+        TransformerSpec forced = HuggingFaceConfig.read(f);
+        assertTrue(forced.blocks().get(59).keysAsValues());
+        assertEquals(dense.parameterCount(), forced.parameterCount());
     }
 
     /**
@@ -854,9 +876,34 @@ class TransformerSpecTest {
             TransformerSpec t = HuggingFaceConfig.read(f);
             List<String> layers = t.graph(1024).layers().stream().map(org.scaledl.graph.Layer::name).toList();
             assertEquals(type.equals("olmo2"), layers.contains("layers/block/attn/qk_norm"), type);
+            // OLMo 2 norms the whole query (32 heads of 128) and key (8 of 128) projections: a scale a channel
             assertEquals(HuggingFaceConfig.read(DIR.resolve("llama-3-8b/config.json")).parameterCount()
-                    + (type.equals("olmo2") ? 32L * 2 * 128 : 0), t.parameterCount(), type);
+                    + (type.equals("olmo2") ? 32L * (4096 + 1024) : 0), t.parameterCount(), type);
         }
+        // OLMo 3 without layer_types: its class's three sliding layers of four, 4,096 tokens; none where null
+        Files.writeString(f, llama.replace("\"model_type\": \"llama\"", "\"model_type\": \"olmo3\""),
+                StandardCharsets.UTF_8);
+        List<Long> w = HuggingFaceConfig.read(f).blocks().stream().map(Block::window).toList();
+        for (int i = 0; i < 32; i++) {
+            assertEquals((i + 1) % 4 == 0 ? 0L : 4096L, w.get(i), "layer " + i);
+        }
+        Files.writeString(f, llama.replace("\"model_type\": \"llama\"", "\"model_type\": \"olmo3\", "
+                + "\"sliding_window\": null"), StandardCharsets.UTF_8);
+        assertTrue(HuggingFaceConfig.read(f).blocks().stream().allMatch(b -> b.window() == 0));
+        // GLM-4's class defaults: biased queries, keys and values, 2 key/value heads, as the published file states
+        String glmCfg = Files.readString(DIR.resolve("glm-4-9b-0414/config.json"));
+        Files.writeString(f, glmCfg.replace("\"attention_bias\": true,", "").replace("\"num_key_value_heads\": 2,",
+                ""), StandardCharsets.UTF_8);
+        assertEquals(9_400_279_040L, HuggingFaceConfig.read(f).parameterCount());
+        // a model without a gate refuses a gated activation's name; a wrapper's nested text_config must be an object
+        Files.writeString(f, Files.readString(DIR.resolve("starcoder2-15b/config.json")).replace("gelu_pytorch_tanh",
+                "silu"), StandardCharsets.UTF_8);
+        e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(e.getMessage().contains("hidden_act 'silu'") && e.getMessage().contains("no gate"), e.getMessage());
+        Files.writeString(f, "{\"model_type\": \"foo\", \"text_config\": {\"model_type\": \"gemma3\", "
+                + "\"text_config\": \"oops\"}}", StandardCharsets.UTF_8);
+        e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(e.getMessage().contains("text_config.text_config must be an object"), e.getMessage());
     }
 
     /** Bytes a graph's layers move in a forward pass of one sequence. */
