@@ -431,6 +431,8 @@ public final class TransformerSpec {
                 + "output gate in a decoder without latent attention only", name);
         Checks.argument(mtpLayers >= 0 && mtpLayers <= 16, "%s: multi-token-prediction layers must be in 0..16: %s",
                 name, mtpLayers);
+        Checks.argument(!wholeQkNorm || qkNorm, "%s: norms over the whole query and key projections (wholeQkNorm) "
+                + "need the query and key norms (qkNorm)", name);
     }
 
     /** A builder holding every setting of this specification. */

@@ -906,6 +906,32 @@ class TransformerSpecTest {
         assertTrue(e.getMessage().contains("text_config.text_config must be an object"), e.getMessage());
     }
 
+    /**
+     * A layer's own attention geometry is checked against the model's: key/value heads that do not divide the heads,
+     * a geometry on a layer without attention, or beside latent attention are refused; so are whole-projection query
+     * and key norms without the norms.
+     */
+    @Test
+    void aLayersOwnGeometryIsChecked() {
+        TransformerSpec.Builder b = TransformerSpec.decoder("m", 1024, 16, 2, 1000).fusedAttention(true);
+        List<Block> odd = List.of(Block.dense(4096), Block.dense(4096).withAttention(128, 3, true));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> b.blocks(odd).build());
+        assertTrue(e.getMessage().contains("key/value heads (3)"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> new Block(Block.Mixer.MAMBA, 0, false, Block.Ffn.DENSE,
+                4096, 128, 0, false));
+        assertTrue(e.getMessage().contains("need attention"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> TransformerSpec.decoder("m", 1024, 16, 2, 1000)
+                .wholeQkNorm(true).build());
+        assertTrue(e.getMessage().contains("qkNorm"), e.getMessage());
+        // a layer of its own geometry has its own projection: 16 heads of 128 for the queries, 4 of 128 for keys
+        // serving as values
+        List<Block> global = List.of(Block.dense(4096), Block.dense(4096).withAttention(128, 4, true));
+        TransformerSpec t = TransformerSpec.decoder("m", 1024, 16, 2, 1000).blocks(global).fusedAttention(true)
+                .build();
+        String shape = t.graph(512).tensor("layers/block1/attn/qkv.weight").orElseThrow().shape().toString();
+        assertTrue(shape.contains("[1024,2560]"), shape);
+    }
+
     /** Bytes a graph's layers move in a forward pass of one sequence. */
     private static double forwardBytes(TransformerSpec t, long seq) {
         double sum = 0;
