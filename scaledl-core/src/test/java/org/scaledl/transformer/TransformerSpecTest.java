@@ -923,6 +923,9 @@ class TransformerSpecTest {
         e = assertThrows(IllegalArgumentException.class, () -> TransformerSpec.decoder("m", 1024, 16, 2, 1000)
                 .wholeQkNorm(true).build());
         assertTrue(e.getMessage().contains("qkNorm"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> new TransformerSpec.Moe(8, 2, 512, 0, false, false,
+                false, 0, true));
+        assertTrue(e.getMessage().contains("shared MLP"), e.getMessage());
         // a layer of its own geometry has its own projection: 16 heads of 128 for the queries, 4 of 128 for keys
         // serving as values
         List<Block> global = List.of(Block.dense(4096), Block.dense(4096).withAttention(128, 4, true));
