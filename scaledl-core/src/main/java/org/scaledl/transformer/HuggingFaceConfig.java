@@ -31,7 +31,8 @@ import org.scaledl.transformer.TransformerSpec.Block;
  * norms after each sub-layer, Gemma 2's capped scores and logits, Gemma 4's full-attention layers of their own head
  * size with keys as values, and its MLP and experts side by side), {@code phi3}, {@code qwen2_moe}, {@code olmo2},
  * {@code olmo3}, {@code granite}, {@code glm4}, {@code starcoder2}, {@code gpt_neox}, and a wrapper of another type
- * whose {@code text_config} names one of these (its text model, said). Every size the spec needs is read from the keys those models' configuration classes define, with
+ * whose {@code text_config} names one of these (its text model, said). Every size the spec needs is read from the
+ * keys those models' configuration classes define, with
  * their documented defaults where a key is absent (DeepSeek-V2's and Kimi's read with DeepSeek-V3's class defaults; a
  * size left out is warned about). The attention of the Llama-family and newer models is fused
  * (FlashAttention, as they are trained); dropouts are there only where the configuration has them.
@@ -60,7 +61,8 @@ public final class HuggingFaceConfig {
             "qwen3_moe", "deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "kimi_k25", "glm4_moe",
             "glm_moe_dsa", "gpt_oss", "nemotron", "nemotron_h", "llama4", "gpt2", "bert", "roberta", "opt", "t5",
             "qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_vl", "qwen3_vl_moe", "qwen2_moe", "gemma", "gemma2",
-            "gemma3", "gemma3_text", "gemma4", "gemma4_text", "phi3", "olmo2", "olmo3", "granite", "glm4", "starcoder2", "gpt_neox");
+            "gemma3", "gemma3_text", "gemma4", "gemma4_text", "phi3", "olmo2", "olmo3", "granite", "glm4", "starcoder2",
+            "gpt_neox");
     /** The largest size of a hidden, inner or head dimension read. */
     private static final long MAX_SIZE = TransformerSpec.MAX_SIZE;
     /** The most layers read. */
@@ -122,35 +124,24 @@ public final class HuggingFaceConfig {
             LOG.warn("{}: a multimodal configuration (vision_config): its text model is predicted, not the vision "
                     + "encoder (a step with images takes longer)", source);
         }
-        if (c.has("text_config") && !c.get("text_config").isNull() && !c.get("text_config").isObject()) {
-            throw InvalidInputException.inSource(source, "text_config must be an object (the text model's keys)");
-        }
+        checkTextConfig(c, source, "text_config");
         JsonNode text = c.path("text_config");
         if (!MODEL_TYPES.contains(type) && text.isObject() && text.path("model_type").isTextual()
                 && MODEL_TYPES.contains(text.path("model_type").asText().toLowerCase(Locale.ROOT))) {
             // a wrapper of a text model scaledl reads (LLaVA, Mistral 3, PaliGemma...): its text model, said
             String inner = text.path("model_type").asText().toLowerCase(Locale.ROOT);
-            LOG.warn("{}: model_type '{}' is read as its text model's, {} (text_config)", source, printable(type),
-                    inner);
-            ObjectNode merged = ((ObjectNode) c).deepCopy();
-            merged.remove("text_config");
-            merged.setAll((ObjectNode) text);
-            c = merged;
+            LOG.warn("{}: {} is read as its text model's, {} (text_config)", source, type.isEmpty() ? "a configuration "
+                    + "without model_type" : "model_type '" + printable(type) + "'", inner);
+            c = textModel(c);
             type = inner;
-            if (c.has("text_config") && !c.get("text_config").isNull() && !c.get("text_config").isObject()) {
-                throw InvalidInputException.inSource(source, "text_config.text_config must be an object (the text "
-                        + "model's keys)");
-            }
+            checkTextConfig(c, source, "text_config.text_config");
         }
         if ((type.equals("llama4") || type.startsWith("qwen3_5") || type.equals("kimi_k25")
                 || type.startsWith("qwen3_vl") || type.equals("gemma3") || type.equals("gemma4"))
                 && c.path("text_config").isObject()) {
             // the text model's keys, and where it leaves one out the outer configuration's (Qwen 3.5 and Llama 4
             // write tie_word_embeddings and the attention implementation outside text_config)
-            ObjectNode merged = ((ObjectNode) c).deepCopy();
-            merged.remove("text_config");
-            merged.setAll((ObjectNode) c.path("text_config"));
-            c = merged;
+            c = textModel(c);
         }
         Reader r = new Reader(c, source);
         try {
@@ -202,6 +193,21 @@ public final class HuggingFaceConfig {
             throw InvalidInputException.inSource(source, named && m.startsWith(name + ": ")
                     ? m.substring(name.length() + 2) : m);
         }
+    }
+
+    /** A configuration's {@code text_config} (at {@code key}) is an object or absent. */
+    private static void checkTextConfig(JsonNode c, String source, String key) {
+        if (c.has("text_config") && !c.get("text_config").isNull() && !c.get("text_config").isObject()) {
+            throw InvalidInputException.inSource(source, key + " must be an object (the text model's keys)");
+        }
+    }
+
+    /** The text model's keys over the outer configuration's, which fill those it leaves out. */
+    private static ObjectNode textModel(JsonNode c) {
+        ObjectNode merged = ((ObjectNode) c).deepCopy();
+        merged.remove("text_config");
+        merged.setAll((ObjectNode) c.path("text_config"));
+        return merged;
     }
 
     private static String printable(String s) {
@@ -261,46 +267,51 @@ public final class HuggingFaceConfig {
      * The Llama family: Llama 2/3, Mistral, Mixtral, Qwen2, Qwen3, Qwen2-MoE and Qwen3-MoE, and the models of its
      * layout: Phi-3 ({@code phi3}: its fused projections are the same products), OLMo 2 and 3 ({@code olmo2},
      * {@code olmo3}: norms over the whole query and key projections; its norms after each sub-layer, where Llama's
-     * are before, cost the same; OLMo 3's windows on three layers of four, or as its {@code layer_types} name them), Granite ({@code granite}: its
+     * are before, cost the same; OLMo 3's windows on three layers of four, or as its {@code layer_types} name them),
+     * Granite ({@code granite}: its
      * scalar multipliers cost nothing) and GLM-4 ({@code glm4}: a norm after each sub-layer too, biases on the
      * queries, keys and values only). Qwen2-MoE's shared expert is an MLP of
      * {@code shared_expert_intermediate_size} beside the routed ones; its sigmoid gate (one weight vector a layer) is
      * left out.
      */
     private static TransformerSpec llama(Reader r, String name, String type) {
-        // the newer types' own class defaults (heads, layers, hidden, vocabulary, key/value heads or 0 for as many as
-        // the heads, inner size); the older ones take Llama's, the inner size said
-        long[] d = switch (type) {
-            case "phi3" -> new long[] {32, 32, 3072, 32064, 0, 8192};
-            case "qwen2_moe" -> new long[] {16, 24, 2048, 151936, 0, 5632};
-            case "olmo2", "olmo3", "granite" -> new long[] {32, 32, 4096, type.equals("granite") ? 32000 : 50304, 0,
-                11008};
-            case "glm4" -> new long[] {32, 40, 4096, 151552, 2, 13696};
+        // the newer types' own class defaults; the older ones take Llama's, the inner size said
+        LlamaDefaults d = switch (type) {
+            case "phi3" -> new LlamaDefaults(32, 32, 3072, 32064, 0, 8192, 0);
+            case "qwen2_moe" -> new LlamaDefaults(16, 24, 2048, 151936, 16, 5632, 0);
+            case "olmo2", "olmo3" -> new LlamaDefaults(32, 32, 4096, 50304, 0, 11008, 0);
+            case "granite" -> new LlamaDefaults(32, 32, 4096, 32000, 0, 11008, 0);
+            case "glm4" -> new LlamaDefaults(32, 40, 4096, 151552, 2, 13696, 128);
             default -> null;
         };
-        long heads = r.size("num_attention_heads", d != null ? d[0] : 32);
-        int layers = r.layers("num_hidden_layers", d != null ? d[1] : 32);
-        long hidden = r.size("hidden_size", d != null ? d[2] : 4096);
+        long heads = r.size("num_attention_heads", d != null ? d.heads() : 32);
+        int layers = r.layers("num_hidden_layers", d != null ? d.layers() : 32);
+        long hidden = r.size("hidden_size", d != null ? d.hidden() : 4096);
         boolean glm = type.equals("glm4");
         // GLM-4's class biases its queries, keys and values unless told otherwise
         boolean attentionBias = r.bool("attention_bias", glm);
         // a gated MLP whatever its activation (SiLU, GELU: the same cost), but an activation no model has is a slip
         activation(r, "hidden_act", "silu");
-        long kvHeads = d != null ? r.size("num_key_value_heads", d[4] > 0 ? d[4] : heads)
+        long vocab = r.vocab("vocab_size", d != null ? d.vocab() : 32000);
+        long kvHeads = d != null ? r.size("num_key_value_heads", d.kvHeads() > 0 ? d.kvHeads() : heads)
                 : r.has("num_key_value_heads") ? r.size("num_key_value_heads", heads)
                 : r.sizeSaid("num_key_value_heads", heads, "as many as the attention heads, as transformers' "
                         + "Llama-family classes take a missing one");
-        long inner = d != null ? r.size("intermediate_size", d[5]) : r.sizeSaid("intermediate_size", 11008,
+        long inner = d != null ? r.size("intermediate_size", d.inner()) : r.sizeSaid("intermediate_size", 11008,
                 "Llama's class default; Mistral's and Qwen's classes default to others: give it");
-        TransformerSpec.Builder b = TransformerSpec.decoder(name, hidden, heads, layers, r.vocab("vocab_size",
-                d != null ? d[3] : 32000)).kvHeads(kvHeads).ffn(inner).ffnKind(TransformerSpec.FfnKind.SWIGLU)
-                .norm(TransformerSpec.Norm.RMS_NORM).bias(false).qkvBias(type.startsWith("qwen2") || attentionBias)
+        // Qwen2-MoE's class biases its queries, keys and values (qkv_bias), Qwen2's always
+        boolean qkvBias = type.equals("qwen2_moe") ? r.bool("qkv_bias", true) : type.equals("qwen2") || attentionBias;
+        TransformerSpec.Builder b = TransformerSpec.decoder(name, hidden, heads, layers, vocab).kvHeads(kvHeads)
+                .ffn(inner).ffnKind(TransformerSpec.FfnKind.SWIGLU)
+                .norm(TransformerSpec.Norm.RMS_NORM).bias(false).qkvBias(qkvBias)
                 .outBias(attentionBias && !glm).mlpBias(r.bool("mlp_bias", false))
                 .tiedEmbeddings(r.bool("tie_word_embeddings", false)).sandwichNorm(glm)
                 .qkNorm(type.startsWith("qwen3") || type.startsWith("olmo")).wholeQkNorm(type.startsWith("olmo"))
                 .attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false).fusedAttention(true);
         if (r.has("head_dim") && !r.isNull("head_dim")) {
             b.headDim(r.size("head_dim", -1));
+        } else if (d != null && d.headDim() > 0) {
+            b.headDim(d.headDim());
         }
         List<Block> bl;
         if (type.equals("mixtral")) {
@@ -335,6 +346,14 @@ public final class HuggingFaceConfig {
             }
         }
         return b.blocks(bl).build();
+    }
+
+    /**
+     * A Llama-layout type's class defaults: heads, layers, hidden size, vocabulary, key/value heads (0: as many as the
+     * heads), inner size, head size (0: hidden / heads).
+     */
+    private record LlamaDefaults(long heads, int layers, long hidden, long vocab, long kvHeads, long inner,
+            long headDim) {
     }
 
     /**
@@ -481,13 +500,15 @@ public final class HuggingFaceConfig {
             int window = r.has("sliding_window") && r.isNull("sliding_window") ? 0
                     : r.count("sliding_window", four ? 512 : 4096, 1, Integer.MAX_VALUE);
             String patternKey = r.has("sliding_window_pattern") ? "sliding_window_pattern" : "_sliding_window_pattern";
-            int pattern = three ? r.count(patternKey, 6, 1, (int) MAX_LAYERS) : 2;
+            // Gemma 4's class keeps 6 whatever the configuration says
+            int pattern = four ? 6 : three ? r.count(patternKey, 6, 1, (int) MAX_LAYERS) : 2;
             List<String> types = r.texts("layer_types", layers);
             for (int i = 0; i < layers; i++) {
                 // Gemma 2: the even layers slide; Gemma 3: all but every pattern-th; Gemma 4 also attends fully in
                 // its last layer
-                boolean slidingByDefault = three ? (i + 1) % pattern != 0 && !(four && i == layers - 1)
-                        : i % 2 == 0;
+                // a null window without layer_types: every layer attends fully, as for the Llama family
+                boolean slidingByDefault = window > 0 && (three ? (i + 1) % pattern != 0 && !(four && i == layers - 1)
+                        : i % 2 == 0);
                 boolean sliding = layerType(r, types, i, slidingByDefault ? "sliding_attention" : "full_attention",
                         "full_attention", "sliding_attention").equals("sliding_attention");
                 if (four && sliding && i == layers - 1) {

@@ -43,7 +43,7 @@ class TransformerSpecTest {
         "qwen3-235b-a22b, 235093634560", "gpt-oss-20b, 20914757184", "gpt-oss-120b, 116829156672",
         "nemotron-3-nano-30b-a3b, 31577940288", "deepseek-v3, 671026419200", "gemma-7b, 8537680896",
         "gemma-2-9b, 9241705984", "phi-3-mini-4k, 3821079552", "gpt-neox-20b, 20554567680",
-        "gemma-4-26b-a4b, 25233141760", "gemma-4-31b, 30697345280", "glm-4-9b-0414, 9400279040"})
+        "gemma-4-26b-a4b, 25233141760", "gemma-4-31b, 30697345280"})
     void parameterCountsAreExact(String model, long expected) {
         TransformerSpec spec = HuggingFaceConfig.read(DIR.resolve(model).resolve("config.json"));
         assertEquals(expected, spec.parameterCount(), spec.toString());
@@ -59,7 +59,7 @@ class TransformerSpecTest {
     @CsvSource({"llama-4-scout-17b-16e, 107769861120", "llama-4-maverick-17b-128e, 400711848960",
         "minitron-8b-base, 8271699968", "nemotron-h-8b-base-8k, 8100852736", "glm-4.5-air, 106852251264",
         "deepseek-v3.2-exp, 671877944064", "gemma-3-12b, 11766034176", "starcoder2-15b, 15957889024",
-        "qwen1.5-moe-a2.7b, 14315735040"})
+        "qwen1.5-moe-a2.7b, 14315735040", "glm-4-9b-0414, 9400279040"})
     void derivedCountsOfModelsWithoutAnExactPublishedOne(String model, long expected) {
         assertEquals(expected, HuggingFaceConfig.read(DIR.resolve(model).resolve("config.json")).parameterCount());
     }
@@ -709,8 +709,16 @@ class TransformerSpecTest {
         layers = names.apply(flash.graph(4096));
         assertFalse(layers.contains("layers/block0/attn/core/softcap"), "capped on chip");
         assertTrue(layers.contains("head/softcap"));
+        // a null window: every layer attends fully, as for the Llama family; unless layer_types names a sliding one
         Files.writeString(f, cfg.replace("\"sliding_window\": 4096", "\"sliding_window\": null"),
                 StandardCharsets.UTF_8);
+        assertTrue(HuggingFaceConfig.read(f).blocks().stream().allMatch(b -> b.window() == 0));
+        StringBuilder alternate = new StringBuilder("[");
+        for (int i = 0; i < 42; i++) {
+            alternate.append(i > 0 ? ", " : "").append(i % 2 == 0 ? "\"sliding_attention\"" : "\"full_attention\"");
+        }
+        Files.writeString(f, cfg.replace("\"sliding_window\": 4096", "\"sliding_window\": null, \"layer_types\": "
+                + alternate + "]"), StandardCharsets.UTF_8);
         InvalidInputException e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
         assertTrue(e.getMessage().contains("layer 0 is sliding_attention") && e.getMessage().contains("null"),
                 e.getMessage());
@@ -835,6 +843,12 @@ class TransformerSpecTest {
         assertEquals(4, qwen.topK());
         assertEquals(5632, qwen.moe().orElseThrow().sharedFfn());
         assertTrue(qwen.blocks().stream().allMatch(b -> b.window() == 0), "use_sliding_window false");
+        Path g = dir.resolve("qwen2moe.json");
+        String q15 = Files.readString(DIR.resolve("qwen1.5-moe-a2.7b/config.json"));
+        Files.writeString(g, q15.replace("\"num_key_value_heads\": 16,", "\"qkv_bias\": false,"),
+                StandardCharsets.UTF_8);
+        assertEquals(qwen.parameterCount() - 24L * 3 * 2048, HuggingFaceConfig.read(g).parameterCount(),
+                "no query/key/value biases; the class's 16 key/value heads");
         TransformerSpec coder = HuggingFaceConfig.read(DIR.resolve("starcoder2-15b/config.json"));
         assertEquals(TransformerSpec.FfnKind.GELU, coder.ffnKind());
         assertEquals(TransformerSpec.Norm.LAYER_NORM, coder.norm());
@@ -893,7 +907,7 @@ class TransformerSpecTest {
         // GLM-4's class defaults: biased queries, keys and values, 2 key/value heads, as the published file states
         String glmCfg = Files.readString(DIR.resolve("glm-4-9b-0414/config.json"));
         Files.writeString(f, glmCfg.replace("\"attention_bias\": true,", "").replace("\"num_key_value_heads\": 2,",
-                ""), StandardCharsets.UTF_8);
+                "").replace("\"head_dim\": 128,", ""), StandardCharsets.UTF_8);
         assertEquals(9_400_279_040L, HuggingFaceConfig.read(f).parameterCount());
         // a model without a gate refuses a gated activation's name; a wrapper's nested text_config must be an object
         Files.writeString(f, Files.readString(DIR.resolve("starcoder2-15b/config.json")).replace("gelu_pytorch_tanh",
