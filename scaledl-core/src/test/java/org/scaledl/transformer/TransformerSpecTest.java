@@ -43,7 +43,7 @@ class TransformerSpecTest {
         "qwen3-235b-a22b, 235093634560", "gpt-oss-20b, 20914757184", "gpt-oss-120b, 116829156672",
         "nemotron-3-nano-30b-a3b, 31577940288", "deepseek-v3, 671026419200", "gemma-7b, 8537680896",
         "gemma-2-9b, 9241705984", "phi-3-mini-4k, 3821079552", "gpt-neox-20b, 20554567680",
-        "gemma-4-26b-a4b, 25233141760", "gemma-4-31b, 30697345280"})
+        "gemma-4-26b-a4b, 25233141760", "gemma-4-31b, 30697345280", "olmo-2-1124-7b, 7298617344"})
     void parameterCountsAreExact(String model, long expected) {
         TransformerSpec spec = HuggingFaceConfig.read(DIR.resolve(model).resolve("config.json"));
         assertEquals(expected, spec.parameterCount(), spec.toString());
