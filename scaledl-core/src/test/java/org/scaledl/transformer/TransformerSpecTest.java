@@ -867,7 +867,8 @@ class TransformerSpecTest {
         Files.writeString(f, "{\"model_type\": \"mistral3\", \"text_config\": {\"model_type\": \"nope\"}}",
                 StandardCharsets.UTF_8);
         InvalidInputException e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
-        assertTrue(e.getMessage().contains("model_type 'mistral3' is not supported"), e.getMessage());
+        assertTrue(e.getMessage().contains("model_type 'mistral3' is not supported")
+                && e.getMessage().contains("reads as \"model_type\": \"llama\""), e.getMessage());
         // OLMo 3: OLMo 2's layout with windows where layer_types names them
         String llama = Files.readString(DIR.resolve("llama-3-8b/config.json"));
         StringBuilder types = new StringBuilder("[");
