@@ -169,8 +169,8 @@ public final class HuggingFaceConfig {
                         qwenNext(r, name, type);
                 default -> throw InvalidInputException.inSource(source, (type.isEmpty() ? "no model_type"
                         : "model_type '" + printable(type) + "' is not supported") + " (supported: "
-                        + String.join(", ", MODEL_TYPES) + "; a decoder of Llama's layout, RMS norms, a gated MLP "
-                        + "and rotary positions, reads as \"model_type\": \"llama\" with its own sizes)");
+                        + String.join(", ", MODEL_TYPES) + "; a Llama-layout decoder reads as \"model_type\": "
+                        + "\"llama\")");
             };
             TransformerSpec read = attentionImplementation(r).map(fused -> spec.withFusedAttention(fused)).orElse(spec);
             if (read.maxPositions() == 0 && r.has("max_position_embeddings") && !r.isNull("max_position_embeddings")) {
