@@ -645,23 +645,20 @@ class TransformerSpecTest {
         assertEquals(30, w.stream().filter(x -> x == 0).count(), "layers below max_window_layers attend fully");
         assertEquals(List.of(4096L, 4096L, 4096L, 4096L, 4096L, 4096L), w.subList(30, 36));
         // layer_types names them one by one (Hugging Face's newer configurations)
-        StringBuilder types = new StringBuilder("[");
-        for (int i = 0; i < 36; i++) {
-            types.append(i > 0 ? ", " : "").append(i % 3 == 0 ? "\"sliding_attention\"" : "\"full_attention\"");
-        }
+        String types = layerTypes(36, i -> i % 3 == 0);
         Files.writeString(f, qwen.replace("\"sliding_window\": null", "\"sliding_window\": 1024, \"layer_types\": "
-                + types + "]"), StandardCharsets.UTF_8);
+                + types), StandardCharsets.UTF_8);
         w = windows.apply(HuggingFaceConfig.read(f));
         for (int i = 0; i < 36; i++) {
             assertEquals(i % 3 == 0 ? 1024L : 0L, w.get(i), "layer " + i);
         }
         Files.writeString(f, qwen.replace("\"sliding_window\": null", "\"sliding_window\": null, \"layer_types\": "
-                + types + "]"), StandardCharsets.UTF_8);
+                + types), StandardCharsets.UTF_8);
         InvalidInputException e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
         assertTrue(e.getMessage().contains("layer 0 is sliding_attention") && e.getMessage().contains("sliding_window"),
                 e.getMessage());
         Files.writeString(f, qwen.replace("\"sliding_window\": null", "\"sliding_window\": 1024, \"layer_types\": "
-                + types.toString().replace("full_attention", "linear_attention") + "]"), StandardCharsets.UTF_8);
+                + types.replace("full_attention", "linear_attention")), StandardCharsets.UTF_8);
         e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
         assertTrue(e.getMessage().contains("layer_types: layer 1 is 'linear_attention'"), e.getMessage());
         // Qwen3-MoE with a window keeps its experts (its windowed layers were once built as dense MLPs)
@@ -713,12 +710,8 @@ class TransformerSpecTest {
         Files.writeString(f, cfg.replace("\"sliding_window\": 4096", "\"sliding_window\": null"),
                 StandardCharsets.UTF_8);
         assertTrue(HuggingFaceConfig.read(f).blocks().stream().allMatch(b -> b.window() == 0));
-        StringBuilder alternate = new StringBuilder("[");
-        for (int i = 0; i < 42; i++) {
-            alternate.append(i > 0 ? ", " : "").append(i % 2 == 0 ? "\"sliding_attention\"" : "\"full_attention\"");
-        }
         Files.writeString(f, cfg.replace("\"sliding_window\": 4096", "\"sliding_window\": null, \"layer_types\": "
-                + alternate + "]"), StandardCharsets.UTF_8);
+                + layerTypes(42, i -> i % 2 == 0)), StandardCharsets.UTF_8);
         InvalidInputException e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
         assertTrue(e.getMessage().contains("layer 0 is sliding_attention") && e.getMessage().contains("null"),
                 e.getMessage());
@@ -738,12 +731,8 @@ class TransformerSpecTest {
                 layers.toString());
         assertFalse(layers.contains("head/softcap"));
         String g3 = Files.readString(DIR.resolve("gemma-3-12b/config.json"));
-        StringBuilder types = new StringBuilder("[");
-        for (int i = 0; i < 48; i++) {
-            types.append(i > 0 ? ", " : "").append(i % 2 == 0 ? "\"sliding_attention\"" : "\"full_attention\"");
-        }
-        Files.writeString(f, g3.replace("\"sliding_window_pattern\": 6", "\"layer_types\": " + types + "]"),
-                StandardCharsets.UTF_8);
+        Files.writeString(f, g3.replace("\"sliding_window_pattern\": 6", "\"layer_types\": "
+                + layerTypes(48, i -> i % 2 == 0)), StandardCharsets.UTF_8);
         TransformerSpec typed = HuggingFaceConfig.read(f);
         for (int i = 0; i < 48; i++) {
             assertEquals(i % 2 == 0 ? 1024L : 0L, typed.blocks().get(i).window(), "layer " + i);
@@ -871,12 +860,9 @@ class TransformerSpecTest {
                 && e.getMessage().contains("reads as \"model_type\": \"llama\""), e.getMessage());
         // OLMo 3: OLMo 2's layout with windows where layer_types names them
         String llama = Files.readString(DIR.resolve("llama-3-8b/config.json"));
-        StringBuilder types = new StringBuilder("[");
-        for (int i = 0; i < 32; i++) {
-            types.append(i > 0 ? ", " : "").append((i + 1) % 4 == 0 ? "\"full_attention\"" : "\"sliding_attention\"");
-        }
         Files.writeString(f, llama.replace("\"model_type\": \"llama\"", "\"model_type\": \"olmo3\", "
-                + "\"sliding_window\": 4096, \"layer_types\": " + types + "]"), StandardCharsets.UTF_8);
+                + "\"sliding_window\": 4096, \"layer_types\": " + layerTypes(32, i -> (i + 1) % 4 != 0)),
+                StandardCharsets.UTF_8);
         TransformerSpec olmo3 = HuggingFaceConfig.read(f);
         assertEquals(24, olmo3.blocks().stream().filter(b -> b.window() == 4096).count());
         assertTrue(olmo3.graph(8192).layers().stream().anyMatch(l -> l.name().endsWith("/attn/qk_norm")));
@@ -948,6 +934,12 @@ class TransformerSpecTest {
                 .build();
         String shape = t.graph(512).tensor("layers/block1/attn/qkv.weight").orElseThrow().shape().toString();
         assertTrue(shape.contains("[1024,2560]"), shape);
+    }
+
+    /** A configuration's {@code layer_types} list: {@code sliding_attention} where {@code sliding}, else full. */
+    private static String layerTypes(int layers, java.util.function.IntPredicate sliding) {
+        return java.util.stream.IntStream.range(0, layers).mapToObj(i -> sliding.test(i) ? "\"sliding_attention\""
+                : "\"full_attention\"").collect(java.util.stream.Collectors.joining(", ", "[", "]"));
     }
 
     /** Bytes a graph's layers move in a forward pass of one sequence. */
