@@ -113,6 +113,16 @@ public final class Layer {
                 && a.asStrings().contains(tensor);
     }
 
+    /**
+     * Whether any tensor of this layer stays on chip ({@link #ON_CHIP} names one): a layer of a fused kernel, such as
+     * a fused attention core's products.
+     */
+    public boolean keepsTilesOnChip() {
+        Attribute a = attributes.get(ON_CHIP);
+        return a != null && (a.kind() == Attribute.Kind.STRINGS || a.kind() == Attribute.Kind.STRING)
+                && !a.asStrings().isEmpty();
+    }
+
     /** Whether the backward pass repeats this layer's forward pass ({@link #RECOMPUTED_IN_BACKWARD} is 1). */
     public boolean recomputedInBackward() {
         return flag(RECOMPUTED_IN_BACKWARD);

@@ -173,6 +173,13 @@ public final class HuggingFaceConfig {
                         + "\"llama\")");
             };
             TransformerSpec read = attentionImplementation(r).map(fused -> spec.withFusedAttention(fused)).orElse(spec);
+            long widest = widestHead(read);
+            if (read.fusedAttention() && widest > TransformerSpec.MAX_FUSED_HEAD_SIZE) {
+                LOG.warn("{}: attention heads of {} are wider than fused attention kernels train ({} at most: "
+                        + "FlashAttention, cuDNN): those layers are predicted with an unfused core, their scores in "
+                        + "memory, as Transformer Engine runs them", source, widest,
+                        TransformerSpec.MAX_FUSED_HEAD_SIZE);
+            }
             if (read.maxPositions() == 0 && r.has("max_position_embeddings") && !r.isNull("max_position_embeddings")) {
                 // rotary (or relative) positions: the configured context, so a longer sequence is said, not refused
                 // (a value out of any range says nothing and is left out, as the model does not depend on it)
@@ -194,6 +201,15 @@ public final class HuggingFaceConfig {
             throw InvalidInputException.inSource(source, named && m.startsWith(name + ": ")
                     ? m.substring(name.length() + 2) : m);
         }
+    }
+
+    /** The widest attention head of any layer: its queries' or values' (a layer's own, the model's, latent). */
+    private static long widestHead(TransformerSpec spec) {
+        long widest = spec.mla().map(a -> Math.max(a.qkNopeDim() + a.qkRopeDim(), a.vDim())).orElse(spec.headDim());
+        for (TransformerSpec.Block b : spec.blocks()) {
+            widest = Math.max(widest, b.headDim());
+        }
+        return widest;
     }
 
     /** A configuration's {@code text_config} (at {@code key}) is an object or absent. */

@@ -318,6 +318,14 @@ public final class TransformerSpec {
     public static final long MAX_SIZE = 1L << 22;
     /** The largest vocabulary a specification takes. */
     public static final long MAX_VOCAB = 1L << 24;
+    /**
+     * The widest attention head a fused core takes ({@link #fusedAttention()}): FlashAttention 2 and 3 and cuDNN's
+     * training kernels stop at 256 (Transformer Engine's backend filters, 2026; cuDNN fuses wider heads only forward).
+     * A layer whose queries' or values' heads are wider (Gemma 4's 512-wide global layers) is built with an unfused
+     * core, its scores and probabilities in memory, as Transformer Engine falls back to them; the other layers keep
+     * the fused one.
+     */
+    public static final long MAX_FUSED_HEAD_SIZE = 256;
 
     private final String name;
     private final Architecture architecture;
@@ -605,7 +613,10 @@ public final class TransformerSpec {
         return moe.map(Moe::topK).orElse(1);
     }
 
-    /** Whether the attention core runs fused (FlashAttention: no score matrix in memory, causal work halved). */
+    /**
+     * Whether the attention core runs fused (FlashAttention: no score matrix in memory, causal work halved), in the
+     * layers whose heads a fused kernel takes ({@link #MAX_FUSED_HEAD_SIZE}).
+     */
     public boolean fusedAttention() {
         return fusedAttention;
     }
@@ -897,6 +908,7 @@ public final class TransformerSpec {
         /**
          * A fused attention core (FlashAttention: scores, softmax and context in one kernel, no score matrix kept,
          * the causal mask's half of the work skipped); default false (the unfused core of Megatron-LM's 2021 runs).
+         * Layers with heads wider than {@link #MAX_FUSED_HEAD_SIZE} keep an unfused core.
          */
         public Builder fusedAttention(boolean value) {
             this.fusedAttention = value;
@@ -1065,13 +1077,19 @@ public final class TransformerSpec {
 
         /** The layer with the fused attention core's tiles among its tensors kept on chip ({@link Layer#ON_CHIP}). */
         private Layer.Builder tiles(Layer.Builder l, String... onChip) {
-            return m.fusedAttention ? l.attribute(Layer.ON_CHIP, Attribute.ofStrings(List.of(onChip))) : l;
+            return tiles(m.fusedAttention, l, onChip);
         }
 
-        /** {@link #op} on the fused core's tiles: the first input and the output kept on chip. */
-        private String tiled(String name, LayerRole.Kind kind, String type, SymbolicShape out, String... inputs) {
+        /** {@link #tiles(Layer.Builder, String...)} for a core that is {@code fused} or not. */
+        private static Layer.Builder tiles(boolean fused, Layer.Builder l, String... onChip) {
+            return fused ? l.attribute(Layer.ON_CHIP, Attribute.ofStrings(List.of(onChip))) : l;
+        }
+
+        /** {@link #op} on a core's tiles (kept on chip where it is {@code fused}): the first input and the output. */
+        private String tiled(boolean fused, String name, LayerRole.Kind kind, String type, SymbolicShape out,
+                String... inputs) {
             String y = act(name + ":0", out);
-            layer(tiles(Layer.builder(name, type).inputs(inputs).outputs(y), inputs[0], y), name, kind);
+            layer(tiles(fused, Layer.builder(name, type).inputs(inputs).outputs(y), inputs[0], y), name, kind);
             return y;
         }
 
@@ -1234,12 +1252,12 @@ public final class TransformerSpec {
         }
 
         /** The keys each query attends to (what a fused core computes): the window, half a causal sequence. */
-        private long keys(boolean causal, Block kind) {
+        private long keys(boolean causal, Block kind, boolean fused) {
             if (m.dsa.isPresent() && causal) {
                 // the indexer's top-k keys of each query (an unfused core too reads only those)
                 return m.dsa.get().causalKeys(s);
             }
-            if (!m.fusedAttention) {
+            if (!fused) {
                 return s;
             }
             long span = kind.window() > 0 ? Math.min(kind.window(), s) : s;
@@ -1265,6 +1283,9 @@ public final class TransformerSpec {
             long vd = m.mla.map(Mla::vDim).orElse(hd);
             long q = m.heads * qk;
             long kv = kvHeads * hd;
+            // no fused kernel trains heads wider than FlashAttention's and cuDNN's (Gemma 4's 512-wide global
+            // layers): Transformer Engine runs those cores unfused, their scores in memory
+            boolean fused = m.fusedAttention && Math.max(qk, vd) <= MAX_FUSED_HEAD_SIZE;
             // keys serving as values: one projection for both (the split reads the values from the keys; the norms
             // and rotations below still write the three, Gemma 4's values normed apart from its keys)
             long kvProjected = kind.keysAsValues() ? kv : 2 * kv;
@@ -1276,7 +1297,7 @@ public final class TransformerSpec {
                 // Megatron-Core's fused MLA rope kernels read the query and key/value projections and write the
                 // queries, keys and values in the attention's layout in one pass: with a fused core that kernel is
                 // the split; unfused, the rotated projections are concatenated and split again
-                split.inputs(m.fusedAttention ? projections : new String[] {op(p + "/rope", LayerRole.Kind.QKV,
+                split.inputs(fused ? projections : new String[] {op(p + "/rope", LayerRole.Kind.QKV,
                         "Concat", rows(m.heads * (2 * qk + vd)), projections)});
             } else if (memory == null) {
                 // an output gate is projected with the queries, keys and values, one value a head's channel
@@ -1303,7 +1324,7 @@ public final class TransformerSpec {
                 split.inputs(linear(p + "/q", LayerRole.Kind.QKV, in, m.hidden, q, m.qkvBias), linear(p + "/kv",
                         LayerRole.Kind.QKV, memory, m.hidden, kvProjected, m.qkvBias));
             }
-            long keys = keys(causal, kind);
+            long keys = keys(causal, kind, fused);
             act(c + "/q:0", perHead(m.heads, s, qk));
             act(c + "/kT:0", perHead(m.heads, qk, keys));
             act(c + "/v:0", perHead(m.heads, keys, vd));
@@ -1312,21 +1333,21 @@ public final class TransformerSpec {
             // a fused core keeps the scores and probabilities on chip, tile by tile, and its backward pass
             // recomputes the scores from the queries and keys: five products where the unfused core does four
             String scores = act(c + "/scores:0", perHead(m.heads, s, keys));
-            Layer.Builder product = tiles(Layer.builder(c + "/scores", "MatMul").inputs(c + "/q:0", c + "/kT:0")
+            Layer.Builder product = tiles(fused, Layer.builder(c + "/scores", "MatMul").inputs(c + "/q:0", c + "/kT:0")
                     .outputs(scores), scores);
-            if (m.fusedAttention) {
+            if (fused) {
                 product.attribute(Layer.RECOMPUTED_IN_BACKWARD, Attribute.ofInt(1));
             }
             layer(product, c + "/scores", core);
             if (relative != null) {
-                scores = tiled(c + "/add_bias", core, "Add", perHead(m.heads, s, s), scores, relative);
+                scores = tiled(fused, c + "/add_bias", core, "Add", perHead(m.heads, s, s), scores, relative);
             }
-            if (m.scoreSoftcap && !m.fusedAttention) {
+            if (m.scoreSoftcap && !fused) {
                 // a fused core caps its tiles on chip; an unfused one passes over the scores
                 scores = op(c + "/softcap", core, "Tanh", perHead(m.heads, s, keys), scores);
             }
             String probs;
-            if (m.fusedAttention) {
+            if (fused) {
                 // the softmax runs on chip, tile by tile: what reaches memory is each row's statistics (its maximum
                 // and sum, joined by the sinks), and the context product takes the tiles of the scores directly
                 String rows = act(c + "/row_max:0", perHead(m.heads, s, 1));
@@ -1341,14 +1362,14 @@ public final class TransformerSpec {
                 probs = op(c + "/softmax", core, "Softmax", perHead(m.heads, s, keys), scores);
             }
             if (m.attentionDropout) {
-                probs = tiled(c + "/dropout", core, "Dropout", perHead(m.heads, s, keys), probs);
+                probs = tiled(fused, c + "/dropout", core, "Dropout", perHead(m.heads, s, keys), probs);
             }
             String ctx = act(c + "/context:0", perHead(m.heads, s, vd));
-            layer(tiles(Layer.builder(c + "/context", "MatMul").inputs(probs, c + "/v:0").outputs(ctx), probs),
+            layer(tiles(fused, Layer.builder(c + "/context", "MatMul").inputs(probs, c + "/v:0").outputs(ctx), probs),
                     c + "/context", core);
             // a fused core writes its context in the sequence-major layout the output projection reads (a view);
             // an unfused one's context is transposed back from its heads
-            String merged = op(p + "/merge_heads", LayerRole.Kind.ATTENTION_OUT, m.fusedAttention ? "Reshape"
+            String merged = op(p + "/merge_heads", LayerRole.Kind.ATTENTION_OUT, fused ? "Reshape"
                     : "Transpose", rows(m.heads * vd), ctx);
             if (gate != null) {
                 String sig = op(p + "/output_gate_act", LayerRole.Kind.ATTENTION_OUT, "Sigmoid", rows(m.heads * vd),

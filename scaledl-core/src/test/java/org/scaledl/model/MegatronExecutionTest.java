@@ -316,6 +316,47 @@ class MegatronExecutionTest {
     }
 
     /**
+     * A core of heads wider than fused kernels train (512, Gemma 4's global layers'; {@link
+     * TransformerSpec#MAX_FUSED_HEAD_SIZE}) runs unfused: its products are timed as the other contractions are, not
+     * as a fused core's; it keeps its probabilities (heads by the sequence squared, two bytes each) where the same
+     * model of 256-wide heads keeps its rows' statistics; and recomputation left to the predictor recomputes that core
+     * alone (selective) where that fits, which it never chooses for a fused core.
+     */
+    @Test
+    void aCoreOfWideHeadsRunsUnfused() {
+        int seq = 4096;
+        java.util.function.BiFunction<Long, Device, Workload> job = (head, device) -> Workload.builder(
+                TransformerSpec.decoder("h" + head, 4096, 4096 / head, 4, 32000)
+                        .ffnKind(TransformerSpec.FfnKind.SWIGLU).norm(TransformerSpec.Norm.RMS_NORM).bias(false)
+                        .fusedAttention(true).attentionDropout(false).hiddenDropout(false).build().graph(seq))
+                .batch(1).phase(Phase.TRAIN).device(device).parallelism(Parallelism.of(1, 1, 1, 1))
+                .precision(Precision.BF16).recompute(Recompute.NONE).topology(DGX).build();
+        Workload wide = job.apply(512L, A100);
+        Workload narrow = job.apply(256L, A100);
+        assertEquals(0, floors(org.scaledl.model.exec.MegatronExecution.terms(wide, stage.layers(), Optional.empty(),
+                A100, DGX), ExecutionTerm.DENSE_ATTENTION), 0);
+        assertTrue(floors(org.scaledl.model.exec.MegatronExecution.terms(narrow, stage.layers(), Optional.empty(),
+                A100, DGX), ExecutionTerm.DENSE_ATTENTION) > 0);
+        double probs = 4.0 * 8 * seq * seq * 2;
+        double extra = stage.memoryBytes(wide).orElseThrow() - stage.memoryBytes(narrow).orElseThrow();
+        assertTrue(extra > probs && extra < 3 * probs, extra + " bytes more; the probabilities " + probs);
+        double none = stage.memoryBytes(wide).orElseThrow();
+        double selective = stage.memoryBytes(wide.toBuilder().recompute(Recompute.SELECTIVE).build()).orElseThrow();
+        assertTrue(selective < none - probs, selective + " against " + none);
+        double gib = 1024.0 * 1024 * 1024;
+        Device between = new Device(A100.name(), (none + selective) / 2 / gib, A100.memoryBandwidthGBps(),
+                A100.computeUnits(), A100.clockMHz(), A100.peakMatrixGflops(), A100.peakVectorGflops(), A100.l2MB(),
+                A100.linkGBps(), A100.kind(), A100.simdBits(), A100.matrixPeaks(), A100.formFactor(), A100.pcieGBps(),
+                A100.platform(), A100.sfuPerClock(), A100.boardPowerW(), A100.architecture());
+        Workload auto = job.apply(512L, between).toBuilder().recompute(Recompute.AUTO).build();
+        assertEquals(Recompute.SELECTIVE, org.scaledl.model.exec.MegatronExecution.resolve(auto, stage.layers(),
+                between).recompute());
+        Workload fusedAuto = job.apply(256L, between).toBuilder().recompute(Recompute.AUTO).build();
+        assertTrue(org.scaledl.model.exec.MegatronExecution.resolve(fusedAuto, stage.layers(), between).recompute()
+                != Recompute.SELECTIVE);
+    }
+
+    /**
      * Recomputation left to the predictor (auto): a job that fits recomputes nothing; one that does not gets the
      * least recomputation that fits — one layer fewer would not — and says so.
      */

@@ -744,6 +744,50 @@ class TransformerSpecTest {
     }
 
     /**
+     * Heads wider than fused kernels train ({@link TransformerSpec#MAX_FUSED_HEAD_SIZE}, 256) take an unfused core,
+     * layer by layer: Gemma 4's 512-wide full-attention layers keep their scores in memory (a softmax over every key,
+     * no row statistics, products whose tiles reach memory), its sliding layers stay fused; a model of 256-wide heads
+     * fuses every layer, one of 264-wide heads none.
+     */
+    @Test
+    void headsWiderThanFusedKernelsTakeAnUnfusedCore() {
+        TransformerSpec gemma = HuggingFaceConfig.read(DIR.resolve("gemma-4-31b/config.json"));
+        assertTrue(gemma.fusedAttention());
+        ModelGraph g = gemma.graph(4096);
+        java.util.Map<String, org.scaledl.graph.Layer> byName = new java.util.HashMap<>();
+        g.layers().forEach(l -> byName.put(l.name(), l));
+        // the graph holds one block of each kind (its pattern repeats them): sliding, then full attention
+        org.scaledl.graph.Blocks kinds = g.blocks().orElseThrow();
+        assertEquals(2, kinds.kinds());
+        int unfused = 0;
+        for (int i = 0; i < kinds.kinds(); i++) {
+            boolean wide = i == 1;
+            String c = "layers/block" + i + "/attn/core";
+            org.scaledl.graph.Layer scores = byName.get(c + "/scores");
+            assertEquals(!wide, scores.keepsTilesOnChip(), c);
+            assertEquals(!wide, scores.recomputedInBackward(), c);
+            assertEquals(!wide, byName.get(c + "/context").keepsTilesOnChip(), c);
+            assertEquals(!wide, byName.containsKey(c + "/row_max"), c);
+            // unfused: every key's probability written, 32 heads of 4,096 by 4,096 a sequence
+            String probs = byName.get(c + "/softmax").outputs().get(0);
+            long elements = g.tensor(probs).orElseThrow().elements(1);
+            assertEquals(wide ? 32L * 4096 * 4096 : 32L * 4096, elements, probs);
+            unfused += wide ? kinds.count(i) : 0;
+        }
+        assertEquals(10, unfused);
+        for (long head : new long[] {256, 264}) {
+            ModelGraph m = TransformerSpec.decoder("h" + head, 8 * head, 8, 2, 1000).fusedAttention(true).build()
+                    .graph(512);
+            // the two layers are one block, repeated
+            List<org.scaledl.graph.Layer> scores = m.layers().stream().filter(l -> l.name().endsWith("/core/scores"))
+                    .toList();
+            assertEquals(1, scores.size());
+            assertEquals(head <= TransformerSpec.MAX_FUSED_HEAD_SIZE, scores.get(0).keepsTilesOnChip(), "heads of "
+                    + head);
+        }
+    }
+
+    /**
      * Gemma 4: its full-attention layers (every sixth, and the last) of 512-wide heads, two key/value heads and keys
      * serving as values (a projection of q + kv, not q + 2·kv); with experts every layer runs its MLP and the experts
      * side by side, each branch normed on its way in and out, the router on its own norm with a scale per expert; its

@@ -607,11 +607,11 @@ public final class MegatronExecution {
         }
         List<LayerFeatures> fs = FEATURES.get(g, new FeaturesKey(b, phase),
                 () -> FeatureExtractor.of(g).extract(b, phase));
+        boolean[] fusedCore = fusedCores(g);
         for (LayerFeatures lf : fs) {
             int i = lf.layer();
             LayerRole role = g.role(i);
-            int u = role.region() == LayerRole.Region.BLOCK ? 2 + role.block()
-                    : role.region() == LayerRole.Region.PROLOGUE ? PROLOGUE : EPILOGUE;
+            int u = unit(role);
             LayerRole.Kind kind = role.kind();
             int divisor = divisor(role, lf.family(), t, sp, c);
             boolean lowLinear = prec.lowPrecisionLinear() && kind.lowPrecisionLinear()
@@ -638,15 +638,15 @@ public final class MegatronExecution {
             // give (the quadratic ones, the sparse-attention indexer's among them, documents / seq)
             double packed = documents > 0 && kind.attentionCore() && lf.family() != OpFamily.MOVEMENT
                     && lf.family() != OpFamily.VIEW ? ts.packedShare(documents, kind == LayerRole.Kind.INDEXER) : 1;
-            saved[u] += packed * savedBytes(g, lf, role, b, ts, prec, lowLinear ? low : null, redo, divisor, t, sp,
-                    c);
+            saved[u] += packed * savedBytes(g, lf, role, b, ts, fusedCore[u], prec, lowLinear ? low : null, redo,
+                    divisor, t, sp, c);
             // a row-parallel product splits its reduction, not its output (the partial sums the all-reduce adds)
             LayerFeatures f = rowParallel(kind) && t > 1 && lf.family() == OpFamily.DENSE
                     ? ParallelExecution.shareReduction(lf, t, divisor / t)
                     : ParallelExecution.share(lf, divisor, weightShards(role, lf.family(), t, e, et),
                     columnShards(role, lf.family(), t, et));
             // the low-precision units, the FP32 ones for a product the tensor cores cannot load, else 16 bits
-            Precision lp = productPrecision(prec, device, role, ts, lf, columnShards(role, lf.family(), t, et));
+            Precision lp = productPrecision(prec, device, role, g.layer(i), lf, columnShards(role, lf.family(), t, et));
             // a grouped product of routed experts is cut by each expert's rows, which the features do not hold
             boolean cut = !kind.expert();
             double fwd = timed ? packed * pieceMillis(g, layers, f, device, lp, false, cut) : 0;
@@ -665,7 +665,7 @@ public final class MegatronExecution {
                 // no more than the board's power buys
                 double ceiling = sustainedFraction(layers, device, lp);
                 double flops = packed * (f.flopsFwd() * (again ? 2 : 1) + (train ? bwdShare * f.flopsBwd() : 0));
-                ExecutionTerm cls = lowLinear ? lowClass : kind.attentionCore() && ts.fusedAttention()
+                ExecutionTerm cls = lowLinear ? lowClass : kind.attentionCore() && g.layer(i).keepsTilesOnChip()
                         ? ExecutionTerm.DENSE_ATTENTION : ExecutionTerm.DENSE;
                 if (timed && cls == ExecutionTerm.DENSE_ATTENTION && g.layer(i).recomputedInBackward()) {
                     // the softmax between a fused core's products: an exponential per score on the special-function
@@ -791,13 +791,14 @@ public final class MegatronExecution {
      * low-precision linear layer runs in (what its quantised copy takes), null for the others.
      */
     private static double savedBytes(ModelGraph g, LayerFeatures f, LayerRole role, int b, TransformerShape ts,
-            Precision prec, Precision lowLinear, RecomputeModule[] redo, double divisor, int t, boolean sp, int c) {
+            boolean fused, Precision prec, Precision lowLinear, RecomputeModule[] redo, double divisor, int t,
+            boolean sp, int c) {
         int i = f.layer();
         Layer l = g.layer(i);
         double a = prec.activationBytes();
         String op = l.opType();
         boolean core = role.kind().attentionCore();
-        if (core && (ts.fusedAttention() || redo != null && redo[i] == RecomputeModule.CORE_ATTN)) {
+        if (core && (fused || redo != null && redo[i] == RecomputeModule.CORE_ATTN)) {
             if (!op.equals("Split")) {
                 return 0;
             }
@@ -811,7 +812,7 @@ public final class MegatronExecution {
             }
             double q = elements(g, l.outputs().get(0), b);
             double kv = (double) b * ts.seq() * ts.kvWidth();
-            double stats = ts.fusedAttention() ? 4.0 * b * ts.heads() * ts.seq() : 0;
+            double stats = fused ? 4.0 * b * ts.heads() * ts.seq() : 0;
             // queries, keys and values an output-discarding module (mla_up_proj) recomputes are not kept: the
             // queries' projection is the split's first input, the keys' and values' its second (one input: both)
             List<String> in = l.inputs();
@@ -1017,11 +1018,11 @@ public final class MegatronExecution {
      * ranks its weights' columns are split over); a fused attention core never is one, nor a router (a product over
      * the experts, often kept in FP32 by the recipes, and too small to matter).
      */
-    private static boolean misalignedBlockProduct(LayerRole role, TransformerShape ts, LayerFeatures lf, int shards,
+    private static boolean misalignedBlockProduct(LayerRole role, Layer layer, LayerFeatures lf, int shards,
             Precision high, Device device) {
         // on Hopper and Blackwell the layer model charges a misaligned linear layer what the H200 measured
         // (TensorCoreAlignment: 2.65x or 5.8x, not the 15x of their FP32 units); an unfused core keeps BLOOM's rule
-        if (!alignmentMatters(role, ts) || device.tensorMemoryAccelerator() && !role.kind().attentionCore()) {
+        if (!alignmentMatters(role, layer) || device.tensorMemoryAccelerator() && !role.kind().attentionCore()) {
             return false;
         }
         long[] kn = widths(role.kind(), lf, shards);
@@ -1029,10 +1030,37 @@ public final class MegatronExecution {
     }
 
     /** A layer of the blocks, neither a router nor a fused attention core: where a misaligned product is noted. */
-    private static boolean alignmentMatters(LayerRole role, TransformerShape ts) {
+    private static boolean alignmentMatters(LayerRole role, Layer layer) {
         LayerRole.Kind kind = role.kind();
         return role.region() == LayerRole.Region.BLOCK && kind != LayerRole.Kind.ROUTER
-                && !(kind.attentionCore() && ts.fusedAttention());
+                && !(kind.attentionCore() && layer.keepsTilesOnChip());
+    }
+
+    /** The unit a layer's work is counted in: the prologue, the epilogue or its block's kind. */
+    private static int unit(LayerRole role) {
+        return role.region() == LayerRole.Region.BLOCK ? 2 + role.block()
+                : role.region() == LayerRole.Region.PROLOGUE ? PROLOGUE : EPILOGUE;
+    }
+
+    /**
+     * Per unit ({@link #unit}), whether its attention core is fused: its products keep their tiles on chip (a model
+     * may fuse some layers' cores and not others', {@link org.scaledl.transformer.TransformerSpec#MAX_FUSED_HEAD_SIZE});
+     * a unit without a core product takes the model's setting.
+     */
+    static boolean[] fusedCores(ModelGraph g) {
+        boolean model = g.transformer().orElseThrow().fusedAttention();
+        boolean[] fused = new boolean[2 + g.blocks().orElseThrow().kinds()];
+        boolean[] seen = new boolean[fused.length];
+        java.util.Arrays.fill(fused, model);
+        for (int i = 0; i < g.layers().size(); i++) {
+            Layer l = g.layer(i);
+            if (g.role(i).kind() == LayerRole.Kind.ATTENTION_CORE && l.opType().equals("MatMul")) {
+                int u = unit(g.role(i));
+                fused[u] = (seen[u] ? fused[u] : true) && l.keepsTilesOnChip();
+                seen[u] = true;
+            }
+        }
+        return fused;
     }
 
     /** Megatron's row-parallel layers of the blocks: tensor parallelism splits their reduction, not their output. */
@@ -1051,20 +1079,20 @@ public final class MegatronExecution {
      * layers, FP32 for a {@link #misalignedBlockProduct} ({@code shards} the ranks its columns are split over), else
      * the job's 16-bit (or 32-bit) precision.
      */
-    private static Precision productPrecision(Precision prec, Device device, LayerRole role, TransformerShape ts,
+    private static Precision productPrecision(Precision prec, Device device, LayerRole role, Layer layer,
             LayerFeatures lf, int shards) {
         if (prec.lowPrecisionLinear() && role.kind().lowPrecisionLinear() && role.region() == LayerRole.Region.BLOCK) {
             return device.runs(prec).orElseThrow();
         }
-        return misalignedBlockProduct(role, ts, lf, shards, prec.highPrecision(), device) ? Precision.FP32
+        return misalignedBlockProduct(role, layer, lf, shards, prec.highPrecision(), device) ? Precision.FP32
                 : prec.highPrecision();
     }
 
-    /** {@link #productPrecision(Precision, Device, LayerRole, TransformerShape, LayerFeatures, int)} in a job. */
+    /** {@link #productPrecision(Precision, Device, LayerRole, Layer, LayerFeatures, int)} in a job. */
     private static Precision productPrecision(Workload w, Device device, LayerFeatures lf) {
         ModelGraph g = w.graph();
         LayerRole role = g.role(lf.layer());
-        return productPrecision(w.precision(), device, role, g.transformer().orElseThrow(), lf, shards(w, role, lf));
+        return productPrecision(w.precision(), device, role, g.layer(lf.layer()), lf, shards(w, role, lf));
     }
 
     /**
@@ -1094,7 +1122,7 @@ public final class MegatronExecution {
             // a product the job runs in 16 bits moved to the FP32 units, or (Hopper, Blackwell) slowed
             Precision runs = productPrecision(w, device, lf);
             boolean slowed = accelerator && runs == prec.highPrecision() && !role.kind().attentionCore()
-                    && alignmentMatters(role, ts)
+                    && alignmentMatters(role, g.layer(lf.layer()))
                     && TensorCoreAlignment.slowdown(kn[0], kn[1], runs, device) > 1;
             toFp32 |= runs == Precision.FP32;
             if (runs == Precision.FP32 || slowed) {
@@ -1269,7 +1297,13 @@ public final class MegatronExecution {
         if (w.phase() != Phase.TRAIN || !(capacity > 0) || memoryBytes(none, layers, device) <= capacity) {
             return none;
         }
-        if (!w.graph().transformer().orElseThrow().fusedAttention()) {
+        boolean[] fused = fusedCores(w.graph());
+        boolean unfused = false;
+        for (boolean f : fused) {
+            unfused |= !f;
+        }
+        if (unfused) {
+            // an unfused core keeps its scores: recomputing it (selective recomputation) frees them
             Workload selective = w.toBuilder().recompute(Recompute.SELECTIVE).recomputeLayers(0).build();
             if (memoryBytes(selective, layers, device) <= capacity) {
                 return selective;
