@@ -265,9 +265,18 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
      * @return the warnings and the distance
      */
     public Check check(Workload w, Prediction p) {
+        return check(w, p, true);
+    }
+
+    /**
+     * {@link #check(Workload, Prediction)}; the graph's size is checked only with {@code wholeGraph}, for a predictor
+     * that reads the whole graph (an interaction model): a layer-wise one predicts each layer alone, and the graph of
+     * a configuration holds one block of each kind, so its size says nothing about where its layers lie.
+     */
+    Check check(Workload w, Prediction p, boolean wholeGraph) {
         Shares sh = shares(p);
         Check settings = settingsCheck(w, sh);
-        Check graph = graphCheck(w, p);
+        Check graph = graphCheck(w, p, wholeGraph);
         List<PredictionWarning> all = new ArrayList<>(settings.warnings());
         all.addAll(graph.warnings());
         return new Check(List.copyOf(all), settings.distance() + graph.distance());
@@ -382,11 +391,11 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
     }
 
     /**
-     * The checks of the graph at the workload's batch (operators, families, layer features, size, coverage,
-     * cross-validation), whose shares come from the prediction's breakdown. They do not depend on the threads or
+     * The checks of the graph at the workload's batch (operators, families, layer features, size where
+     * {@code wholeGraph}, coverage, cross-validation), whose shares come from the prediction's breakdown. They do not depend on the threads or
      * the world size, so a caller scoring many placements of one graph may compute them once.
      */
-    Check graphCheck(Workload w, Prediction p) {
+    Check graphCheck(Workload w, Prediction p, boolean wholeGraph) {
         List<PredictionWarning> out = new ArrayList<>();
         double distance = 0;
         double total = p.millis() > 0 ? p.millis() : 1;
@@ -429,7 +438,7 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
                     Optional.of((double) featureLayers), "", clamp(featureShare)));
             distance += 0.5 * clamp(featureShare);
         }
-        if (maxLayers > 0 && (g.size() > maxLayers || g.size() < minLayers)) {
+        if (wholeGraph && maxLayers > 0 && (g.size() > maxLayers || g.size() < minLayers)) {
             out.add(new PredictionWarning(PredictionWarning.Kind.GRAPH_SIZE_OUTSIDE_RANGE, "the graph has "
                     + g.size() + " layers; training graphs had " + minLayers + ".." + maxLayers,
                     Optional.of((double) g.size()), minLayers + ".." + maxLayers, 1));

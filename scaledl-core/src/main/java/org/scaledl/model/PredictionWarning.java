@@ -50,7 +50,10 @@ public record PredictionWarning(Kind kind, String message, Optional<Double> valu
         UNSEEN_FAMILY,
         /** Layers whose FLOPs, bytes or intensity lie outside what their family saw in training. */
         LAYER_FEATURES_OUTSIDE_RANGE,
-        /** The graph has more or fewer layers than any training graph. */
+        /**
+         * The graph has more or fewer layers than any training graph (said by a predictor with an interaction model,
+         * which reads the whole graph; a layer-wise one predicts each layer alone).
+         */
         GRAPH_SIZE_OUTSIDE_RANGE,
         /** Some layers' shapes or operators are unknown (see {@link org.scaledl.graph.Coverage}). */
         PARTIAL_GRAPH,

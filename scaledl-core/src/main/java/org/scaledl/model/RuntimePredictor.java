@@ -320,7 +320,8 @@ public final class RuntimePredictor implements RuntimeModel {
         check(w);
         StageCost cost = stage.cost(w);
         Prediction point = predictPoint(w, cost);
-        Domain.Check c = domain.check(w, point);
+        // the graph's size matters to an interaction model only (it reads the whole graph)
+        Domain.Check c = domain.check(w, point, interactions != null);
         double ms = point.millis();
         // what the job was taken to run (a precision's fallback, the topology) first, then where it leaves the data
         List<PredictionWarning> warnings = new ArrayList<>();
