@@ -41,6 +41,14 @@ public final class Layer {
      */
     public static final String FUSED_GROUPED_MLP = "scaledl_fused_grouped_mlp";
 
+    /**
+     * The attribute (two integers: heads, head size) of an attention core's split whose layer has keys and values of
+     * its own geometry, not the model's (Gemma 4's full-attention layers): a token's keys and values are
+     * {@code 2·heads·size} elements, what a fused or recomputed core keeps of them and what context parallelism
+     * exchanges.
+     */
+    public static final String KEY_VALUE_HEADS = "scaledl_kv_heads";
+
     private final String name;
     private final String opType;
     private final String domain;
@@ -131,6 +139,19 @@ public final class Layer {
     /** Whether Transformer Engine's fused grouped MLP folds this layer into its kernels ({@link #FUSED_GROUPED_MLP}). */
     public boolean fusedInGroupedMlp() {
         return flag(FUSED_GROUPED_MLP);
+    }
+
+    /**
+     * The key/value heads and their size an attention core's split names ({@link #KEY_VALUE_HEADS}): empty where the
+     * layer takes the model's (or names them otherwise than as two positive integers).
+     */
+    public Optional<long[]> keyValueHeads() {
+        Attribute a = attributes.get(KEY_VALUE_HEADS);
+        if (a == null || a.kind() != Attribute.Kind.INTS) {
+            return Optional.empty();
+        }
+        long[] v = a.asLongs();
+        return v.length == 2 && v[0] > 0 && v[1] > 0 ? Optional.of(v) : Optional.empty();
     }
 
     /** Whether the layer's integer attribute {@code name} is 1 (a mark of scaledl's own graphs). */

@@ -19,9 +19,11 @@ import org.scaledl.Checks;
  * @param topK           experts each token is routed to (1 when dense)
  * @param kvWidth        elements of one token's keys and values together, what context parallelism exchanges per
  *                       attention layer ({@code 2·kvHeads·headDim}; for latent attention the decompressed keys and
- *                       values of every head)
+ *                       values of every head); a layer of its own geometry names its own
+ *                       ({@link Layer#KEY_VALUE_HEADS})
  * @param fusedAttention whether the attention core is fused (FlashAttention: keeps its inputs and row statistics,
- *                       never the score matrix)
+ *                       never the score matrix): the model's setting; a layer whose heads its fused kernel does not
+ *                       take keeps an unfused core (its products keep no tiles on chip, {@link Layer#keepsTilesOnChip})
  * @param mtpLayers      multi-token-prediction layers the configuration describes (DeepSeek-V3's 1): counted as
  *                       layers of the last pipeline stage when Megatron splits the layers, and in training computed
  *                       there (a layer and another pass through the output head and loss each)

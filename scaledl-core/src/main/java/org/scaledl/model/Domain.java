@@ -270,8 +270,9 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
 
     /**
      * {@link #check(Workload, Prediction)}; the graph's size is checked only with {@code wholeGraph}, for a predictor
-     * that reads the whole graph (an interaction model): a layer-wise one predicts each layer alone, and the graph of
-     * a configuration holds one block of each kind, so its size says nothing about where its layers lie.
+     * that reads the whole graph (an interaction model). A layer-wise one predicts each layer alone, whose features
+     * are checked one by one; and a configuration's graph holds one block of each kind, so its size is not even the
+     * model's.
      */
     Check check(Workload w, Prediction p, boolean wholeGraph) {
         Shares sh = shares(p);
@@ -392,8 +393,8 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
 
     /**
      * The checks of the graph at the workload's batch (operators, families, layer features, size where
-     * {@code wholeGraph}, coverage, cross-validation), whose shares come from the prediction's breakdown. They do not depend on the threads or
-     * the world size, so a caller scoring many placements of one graph may compute them once.
+     * {@code wholeGraph}, coverage, cross-validation), whose shares come from the prediction's breakdown. They do not
+     * depend on the threads or the world size, so a caller scoring many placements of one graph may compute them once.
      */
     Check graphCheck(Workload w, Prediction p, boolean wholeGraph) {
         List<PredictionWarning> out = new ArrayList<>();

@@ -172,13 +172,15 @@ public final class HuggingFaceConfig {
                         + String.join(", ", MODEL_TYPES) + "; a Llama-layout decoder reads as \"model_type\": "
                         + "\"llama\")");
             };
-            TransformerSpec read = attentionImplementation(r).map(fused -> spec.withFusedAttention(fused)).orElse(spec);
+            TransformerSpec read = attentionImplementation(r).map(limit -> limit == 0 ? spec.withFusedAttention(false)
+                    : fusedUpTo(spec.withFusedAttention(true), limit)).orElse(spec);
             long widest = widestHead(read);
-            if (read.fusedAttention() && widest > TransformerSpec.MAX_FUSED_HEAD_SIZE) {
+            if (read.fusedAttention() && widest > read.fusedHeadLimit()) {
                 LOG.warn("{}: attention heads of {} are wider than fused attention kernels train ({} at most: "
                         + "FlashAttention, cuDNN): those layers are predicted with an unfused core, their scores in "
-                        + "memory, as Transformer Engine runs them", source, widest,
-                        TransformerSpec.MAX_FUSED_HEAD_SIZE);
+                        + "memory, as Transformer Engine runs them (\"_attn_implementation\": \"sdpa\" or "
+                        + "\"flex_attention\" for PyTorch's kernels, which take them fused)", source, widest,
+                        read.fusedHeadLimit());
             }
             if (read.maxPositions() == 0 && r.has("max_position_embeddings") && !r.isNull("max_position_embeddings")) {
                 // rotary (or relative) positions: the configured context, so a longer sequence is said, not refused
@@ -203,11 +205,22 @@ public final class HuggingFaceConfig {
         }
     }
 
-    /** The widest attention head of any layer: its queries' or values' (a layer's own, the model's, latent). */
+    /** A fused spec whose fused core takes heads up to {@code limit} wide. */
+    private static TransformerSpec fusedUpTo(TransformerSpec spec, long limit) {
+        return limit == spec.fusedHeadLimit() ? spec : spec.toBuilder().fusedHeadLimit(limit).build();
+    }
+
+    /**
+     * The widest attention head of any layer with attention, its queries' or values' (latent attention's; else the
+     * layer's own size or the model's), as the graph builds them; 0 without attention.
+     */
     private static long widestHead(TransformerSpec spec) {
-        long widest = spec.mla().map(a -> Math.max(a.qkNopeDim() + a.qkRopeDim(), a.vDim())).orElse(spec.headDim());
+        long widest = 0;
         for (TransformerSpec.Block b : spec.blocks()) {
-            widest = Math.max(widest, b.headDim());
+            if (b.mixer() == TransformerSpec.Block.Mixer.ATTENTION) {
+                widest = Math.max(widest, spec.mla().map(a -> Math.max(a.qkNopeDim() + a.qkRopeDim(), a.vDim()))
+                        .orElse(b.headDim() > 0 ? b.headDim() : spec.headDim()));
+            }
         }
         return widest;
     }
@@ -233,18 +246,24 @@ public final class HuggingFaceConfig {
 
     /**
      * The attention implementation a configuration names ({@code _attn_implementation} or {@code attn_implementation},
-     * as Hugging Face saves it): {@code eager} unfused, {@code sdpa}, {@code flash_attention_2} and the like fused.
+     * as Hugging Face saves it), as the widest head its fused core takes, 0 unfused: {@code eager} unfused;
+     * {@code flash_attention_2} and the like and {@code te} (Transformer Engine) fused up to
+     * {@link TransformerSpec#MAX_FUSED_HEAD_SIZE}; {@code sdpa} and {@code flex_attention} fused at any head size
+     * (PyTorch's memory-efficient attention and FlexAttention take any).
      */
-    private static java.util.Optional<Boolean> attentionImplementation(Reader r) {
+    private static java.util.Optional<Long> attentionImplementation(Reader r) {
         for (String key : List.of("_attn_implementation", "attn_implementation")) {
             String v = r.text(key, "");
             if (!v.isEmpty()) {
                 String k = v.toLowerCase(Locale.ROOT);
                 if (k.equals("eager")) {
-                    return java.util.Optional.of(false);
+                    return java.util.Optional.of(0L);
                 }
-                if (k.equals("sdpa") || k.startsWith("flash") || k.startsWith("flex") || k.equals("te")) {
-                    return java.util.Optional.of(true);
+                if (k.equals("sdpa") || k.startsWith("flex")) {
+                    return java.util.Optional.of(TransformerSpec.MAX_SIZE);
+                }
+                if (k.startsWith("flash") || k.equals("te")) {
+                    return java.util.Optional.of(TransformerSpec.MAX_FUSED_HEAD_SIZE);
                 }
                 throw new IllegalArgumentException(key + " '" + printable(v) + "' is not known (eager, sdpa, "
                         + "flash_attention_2, flex_attention)");

@@ -319,11 +319,11 @@ public final class TransformerSpec {
     /** The largest vocabulary a specification takes. */
     public static final long MAX_VOCAB = 1L << 24;
     /**
-     * The widest attention head a fused core takes ({@link #fusedAttention()}): FlashAttention 2 and 3 and cuDNN's
-     * training kernels stop at 256 (Transformer Engine's backend filters, 2026; cuDNN fuses wider heads only forward).
-     * A layer whose queries' or values' heads are wider (Gemma 4's 512-wide global layers) is built with an unfused
-     * core, its scores and probabilities in memory, as Transformer Engine falls back to them; the other layers keep
-     * the fused one.
+     * The widest attention head a fused core takes by default ({@link #fusedAttention()}, {@link #fusedHeadLimit()}):
+     * FlashAttention 2 and 3 and cuDNN's training kernels stop at 256 (Transformer Engine's backend filters, 2026;
+     * cuDNN fuses wider heads only forward). A layer whose queries' or values' heads are wider (Gemma 4's 512-wide
+     * global layers) is built with an unfused core, its scores and probabilities in memory, as Transformer Engine
+     * falls back to them; the other layers keep the fused one.
      */
     public static final long MAX_FUSED_HEAD_SIZE = 256;
 
@@ -359,6 +359,7 @@ public final class TransformerSpec {
     private final boolean attentionDropout;
     private final boolean hiddenDropout;
     private final boolean fusedAttention;
+    private final long fusedHeadLimit;
     private final int mtpLayers;
     private final boolean sandwichNorm;
     private final boolean wholeQkNorm;
@@ -397,6 +398,7 @@ public final class TransformerSpec {
         this.attentionDropout = b.attentionDropout;
         this.hiddenDropout = b.hiddenDropout;
         this.fusedAttention = b.fusedAttention;
+        this.fusedHeadLimit = b.fusedHeadLimit;
         this.mtpLayers = b.mtpLayers;
         this.sandwichNorm = b.sandwichNorm;
         this.wholeQkNorm = b.wholeQkNorm;
@@ -473,6 +475,7 @@ public final class TransformerSpec {
         b.attentionDropout = attentionDropout;
         b.hiddenDropout = hiddenDropout;
         b.fusedAttention = fusedAttention;
+        b.fusedHeadLimit = fusedHeadLimit;
         b.mtpLayers = mtpLayers;
         b.sandwichNorm = sandwichNorm;
         b.wholeQkNorm = wholeQkNorm;
@@ -621,6 +624,14 @@ public final class TransformerSpec {
         return fusedAttention;
     }
 
+    /**
+     * The widest head a fused core takes ({@link Builder#fusedHeadLimit}; {@link #MAX_FUSED_HEAD_SIZE} unless set):
+     * a layer of wider heads is built with an unfused core.
+     */
+    public long fusedHeadLimit() {
+        return fusedHeadLimit;
+    }
+
     /** Whether the attention probabilities have a dropout. */
     public boolean attentionDropout() {
         return attentionDropout;
@@ -707,6 +718,7 @@ public final class TransformerSpec {
         private boolean attentionDropout = true;
         private boolean hiddenDropout = true;
         private boolean fusedAttention;
+        private long fusedHeadLimit = MAX_FUSED_HEAD_SIZE;
         private int mtpLayers;
         private boolean sandwichNorm;
         private boolean wholeQkNorm;
@@ -908,10 +920,25 @@ public final class TransformerSpec {
         /**
          * A fused attention core (FlashAttention: scores, softmax and context in one kernel, no score matrix kept,
          * the causal mask's half of the work skipped); default false (the unfused core of Megatron-LM's 2021 runs).
-         * Layers with heads wider than {@link #MAX_FUSED_HEAD_SIZE} keep an unfused core.
+         * Layers with heads wider than {@link #fusedHeadLimit(long)} keep an unfused core.
          */
         public Builder fusedAttention(boolean value) {
             this.fusedAttention = value;
+            return this;
+        }
+
+        /**
+         * The widest head the fused core takes (default {@link #MAX_FUSED_HEAD_SIZE}, 256: FlashAttention's and
+         * cuDNN's training kernels, through which Transformer Engine runs it); a layer of wider heads gets an unfused
+         * core. {@link #MAX_SIZE} for kernels that take any head: PyTorch's memory-efficient attention (its
+         * {@code scaled_dot_product_attention} falls back to it) and FlexAttention.
+         *
+         * @throws IllegalArgumentException outside 1..{@link #MAX_SIZE}
+         */
+        public Builder fusedHeadLimit(long value) {
+            Checks.argument(value >= 1 && value <= MAX_SIZE, "the widest fused head must be in 1..%s: %s", MAX_SIZE,
+                    value);
+            this.fusedHeadLimit = value;
             return this;
         }
 
@@ -1007,7 +1034,8 @@ public final class TransformerSpec {
                 && t.norm == norm && t.preNorm == preNorm && t.qkNorm == qkNorm && t.sinks == sinks
                 && t.outputGate == outputGate
                 && t.attentionDropout == attentionDropout && t.hiddenDropout == hiddenDropout
-                && t.fusedAttention == fusedAttention && t.headDim == headDim && t.sandwichNorm == sandwichNorm
+                && t.fusedAttention == fusedAttention && t.fusedHeadLimit == fusedHeadLimit && t.headDim == headDim
+                && t.sandwichNorm == sandwichNorm
                 && t.wholeQkNorm == wholeQkNorm
                 && t.scoreSoftcap == scoreSoftcap && t.logitSoftcap == logitSoftcap;
     }
@@ -1075,7 +1103,11 @@ public final class TransformerSpec {
             return y;
         }
 
-        /** The layer with the fused attention core's tiles among its tensors kept on chip ({@link Layer#ON_CHIP}). */
+        /**
+         * The layer with its tiles among its tensors kept on chip ({@link Layer#ON_CHIP}) where the model's attention
+         * is fused: the sparse-attention indexer's (an attention core's layers ask {@link #tiles(boolean,
+         * Layer.Builder, String...)} with the layer's own answer).
+         */
         private Layer.Builder tiles(Layer.Builder l, String... onChip) {
             return tiles(m.fusedAttention, l, onChip);
         }
@@ -1285,13 +1317,18 @@ public final class TransformerSpec {
             long kv = kvHeads * hd;
             // no fused kernel trains heads wider than FlashAttention's and cuDNN's (Gemma 4's 512-wide global
             // layers): Transformer Engine runs those cores unfused, their scores in memory
-            boolean fused = m.fusedAttention && Math.max(qk, vd) <= MAX_FUSED_HEAD_SIZE;
+            boolean fused = m.fusedAttention && Math.max(qk, vd) <= m.fusedHeadLimit;
             // keys serving as values: one projection for both (the split reads the values from the keys; the norms
             // and rotations below still write the three, Gemma 4's values normed apart from its keys)
             long kvProjected = kind.keysAsValues() ? kv : 2 * kv;
             String c = p + "/core";
             String gate = null;
             Layer.Builder split = Layer.builder(c + "/split", "Split").outputs(c + "/q:0", c + "/kT:0", c + "/v:0");
+            if (kind.headDim() > 0 || kind.kvHeads() > 0 || kind.keysAsValues()) {
+                // keys and values of the layer's own geometry: what a kept or recomputed core saves of them, and
+                // what context parallelism exchanges, are its own
+                split.attribute(Layer.KEY_VALUE_HEADS, Attribute.ofInts(kvHeads, hd));
+            }
             if (m.mla.isPresent()) {
                 String[] projections = latent(p, in);
                 // Megatron-Core's fused MLA rope kernels read the query and key/value projections and write the

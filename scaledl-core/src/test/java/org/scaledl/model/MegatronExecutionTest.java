@@ -351,9 +351,50 @@ class MegatronExecutionTest {
         Workload auto = job.apply(512L, between).toBuilder().recompute(Recompute.AUTO).build();
         assertEquals(Recompute.SELECTIVE, org.scaledl.model.exec.MegatronExecution.resolve(auto, stage.layers(),
                 between).recompute());
-        Workload fusedAuto = job.apply(256L, between).toBuilder().recompute(Recompute.AUTO).build();
-        assertTrue(org.scaledl.model.exec.MegatronExecution.resolve(fusedAuto, stage.layers(), between).recompute()
-                != Recompute.SELECTIVE);
+        // the fused model where it does not fit without recomputation: recomputing its core frees nothing, so the
+        // least that fits recomputes whole layers
+        double fusedNone = stage.memoryBytes(narrow).orElseThrow();
+        Device tight = new Device(A100.name(), 0.98 * fusedNone / gib, A100.memoryBandwidthGBps(),
+                A100.computeUnits(), A100.clockMHz(), A100.peakMatrixGflops(), A100.peakVectorGflops(), A100.l2MB(),
+                A100.linkGBps(), A100.kind(), A100.simdBits(), A100.matrixPeaks(), A100.formFactor(), A100.pcieGBps(),
+                A100.platform(), A100.sfuPerClock(), A100.boardPowerW(), A100.architecture());
+        Workload fusedAuto = job.apply(256L, tight).toBuilder().recompute(Recompute.AUTO).build();
+        assertEquals(Recompute.FULL, org.scaledl.model.exec.MegatronExecution.resolve(fusedAuto, stage.layers(),
+                tight).recompute());
+    }
+
+    /**
+     * Layers whose keys and values have a geometry of their own (Gemma 4's full-attention layers: {@code
+     * Block.withAttention}) keep and exchange their own: a model of 32 heads with 8 key/value heads whose every
+     * layer has 2 of its own is predicted as the model of 2 key/value heads is, in time and memory, with its core
+     * kept, recomputed (selective) or in full, and with context parallelism exchanging the keys and values.
+     */
+    @Test
+    void aLayersOwnKeysAndValuesAreItsOwnInMemoryAndContextParallelism() {
+        java.util.function.LongFunction<TransformerSpec.Builder> spec = kv -> TransformerSpec.decoder("kv", 4096, 32,
+                4, 32000).kvHeads(kv).ffnKind(TransformerSpec.FfnKind.SWIGLU).norm(TransformerSpec.Norm.RMS_NORM)
+                .bias(false).fusedAttention(true).attentionDropout(false).hiddenDropout(false);
+        TransformerSpec two = spec.apply(2).build();
+        TransformerSpec wide = spec.apply(8).build();
+        TransformerSpec own = wide.toBuilder().blocks(wide.blocks().stream().map(b -> b.withAttention(128, 2, false))
+                .toList()).build();
+        assertEquals(two.parameterCount(), own.parameterCount());
+        for (Recompute rc : new Recompute[] {Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL}) {
+            for (int c : new int[] {1, 2}) {
+                java.util.function.Function<TransformerSpec, Workload> job = sp -> Workload.builder(sp.graph(8192))
+                        .batch(1).phase(Phase.TRAIN).device(A100).parallelism(Parallelism.of(1, 2, 1, 1)
+                                .withContext(c)).precision(Precision.BF16).recompute(rc)
+                        .topology(DGX).build();
+                String what = rc + ", context " + c;
+                assertEquals(stage.millis(job.apply(two)), stage.millis(job.apply(own)), 1e-9, what);
+                assertEquals(stage.memoryBytes(job.apply(two)).orElseThrow(),
+                        stage.memoryBytes(job.apply(own)).orElseThrow(), 1e-3, what);
+                if (rc != Recompute.FULL) {
+                    assertTrue(stage.memoryBytes(job.apply(wide)).orElseThrow()
+                            > stage.memoryBytes(job.apply(own)).orElseThrow(), what);
+                }
+            }
+        }
     }
 
     /**

@@ -747,10 +747,12 @@ class TransformerSpecTest {
      * Heads wider than fused kernels train ({@link TransformerSpec#MAX_FUSED_HEAD_SIZE}, 256) take an unfused core,
      * layer by layer: Gemma 4's 512-wide full-attention layers keep their scores in memory (a softmax over every key,
      * no row statistics, products whose tiles reach memory), its sliding layers stay fused; a model of 256-wide heads
-     * fuses every layer, one of 264-wide heads none.
+     * fuses every layer, one of 264-wide heads none, unless its fused kernel takes any head
+     * ({@link TransformerSpec#fusedHeadLimit()}, as a configuration naming {@code sdpa} or {@code flex_attention}
+     * sets it). The full layers' splits name their own keys and values.
      */
     @Test
-    void headsWiderThanFusedKernelsTakeAnUnfusedCore() {
+    void headsWiderThanFusedKernelsTakeAnUnfusedCore() throws Exception {
         TransformerSpec gemma = HuggingFaceConfig.read(DIR.resolve("gemma-4-31b/config.json"));
         assertTrue(gemma.fusedAttention());
         ModelGraph g = gemma.graph(4096);
@@ -773,8 +775,26 @@ class TransformerSpecTest {
             long elements = g.tensor(probs).orElseThrow().elements(1);
             assertEquals(wide ? 32L * 4096 * 4096 : 32L * 4096, elements, probs);
             unfused += wide ? kinds.count(i) : 0;
+            // the full layers' split names their own keys and values (4 heads of 512), the sliding ones' none
+            java.util.Optional<long[]> kv = byName.get(c + "/split").keyValueHeads();
+            assertEquals(wide, kv.isPresent(), c);
+            kv.ifPresent(h -> assertEquals(List.of(4L, 512L), List.of(h[0], h[1])));
         }
         assertEquals(10, unfused);
+        // named kernels that take any head (PyTorch's sdpa, FlexAttention) fuse them; Transformer Engine's do not
+        for (String impl : List.of("sdpa", "flex_attention", "te", "flash_attention_2")) {
+            TransformerSpec named = HuggingFaceConfig.parse(Files.readString(DIR.resolve("gemma-4-31b/config.json"))
+                    .replaceFirst("\\{", "{\"_attn_implementation\": \"" + impl + "\",")
+                    .getBytes(StandardCharsets.UTF_8), impl, "gemma-4-31b");
+            boolean any = impl.equals("sdpa") || impl.startsWith("flex");
+            assertEquals(any ? TransformerSpec.MAX_SIZE : TransformerSpec.MAX_FUSED_HEAD_SIZE, named.fusedHeadLimit());
+            assertEquals(any, named.graph(1024).layers().stream().filter(l -> l.name().endsWith("/core/scores"))
+                    .allMatch(org.scaledl.graph.Layer::keepsTilesOnChip), impl);
+        }
+        assertThrows(IllegalArgumentException.class, () -> gemma.toBuilder().fusedHeadLimit(0));
+        assertTrue(TransformerSpec.decoder("any", 8 * 264, 8, 2, 1000).fusedAttention(true)
+                .fusedHeadLimit(TransformerSpec.MAX_SIZE).build().graph(512).layers().stream()
+                .filter(l -> l.name().endsWith("/core/scores")).allMatch(org.scaledl.graph.Layer::keepsTilesOnChip));
         for (long head : new long[] {256, 264}) {
             ModelGraph m = TransformerSpec.decoder("h" + head, 8 * head, 8, 2, 1000).fusedAttention(true).build()
                     .graph(512);

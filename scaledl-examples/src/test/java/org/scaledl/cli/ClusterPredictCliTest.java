@@ -103,6 +103,38 @@ class ClusterPredictCliTest {
      * A GPU model's plan says what its runs will calibrate: fewer than {@code MegatronFit.TERM_RUNS} (with the runs
      * already measured) move one level, so the plan says so; the chosen rows are candidates of the table.
      */
+    /**
+     * Gemma 4's 512-wide full-attention heads are predicted with an unfused core, as Transformer Engine runs them,
+     * and stderr says so; a copy of its configuration naming PyTorch's kernels ({@code sdpa}), which take such heads
+     * fused, is predicted faster and in less memory and says nothing of it.
+     */
+    @Test
+    void wideHeadsAreUnfusedUnlessTheConfigurationNamesKernelsThatTakeThem(@TempDir Path dir) throws Exception {
+        Path gemma = published().getParent().getParent().getParent()
+                .resolve("scaledl-core/src/test/resources/transformers/gemma-4-31b/config.json");
+        Path sdpa = dir.resolve("gemma-4-31b-sdpa/config.json");
+        Files.createDirectories(sdpa.getParent());
+        String cfg = Files.readString(gemma);
+        Files.writeString(sdpa, cfg.replaceFirst("\\{", "{\n  \"_attn_implementation\": \"sdpa\","));
+        List<String> job = List.of("predict", "--model", "gpu", "--seq", "8192", "--batch", "1", "--micro-batches",
+                "8", "--gpus", "64", "--tensor", "8", "--device", "H100", "--precision", "bf16", "--recompute", "full",
+                "--json", "--transformer");
+        String said = "attention heads of 512 are wider than fused attention kernels train (256 at most";
+        Run te = MainTest.run(java.util.stream.Stream.concat(job.stream(), java.util.stream.Stream.of(
+                gemma.toString())).toArray(String[]::new));
+        assertEquals(0, te.code(), te.err());
+        assertTrue(te.err().contains(said), te.err());
+        Run fused = MainTest.run(java.util.stream.Stream.concat(job.stream(), java.util.stream.Stream.of(
+                sdpa.toString())).toArray(String[]::new));
+        assertEquals(0, fused.code(), fused.err());
+        assertFalse(fused.err().contains("wider than fused"), fused.err());
+        JsonNode a = new ObjectMapper().readTree(te.out());
+        JsonNode b = new ObjectMapper().readTree(fused.out());
+        assertTrue(a.get("ms").asDouble() > b.get("ms").asDouble(), a.get("ms") + " vs " + b.get("ms"));
+        assertTrue(a.get("memory_gb").asDouble() > b.get("memory_gb").asDouble(),
+                a.get("memory_gb") + " vs " + b.get("memory_gb"));
+    }
+
     @Test
     void aClusterPlanSaysWhatItsRunsCalibrate(@TempDir Path dir) throws Exception {
         Path jobs = gpt3Jobs(dir);

@@ -811,7 +811,7 @@ public final class MegatronExecution {
                 return in * a / divisor;
             }
             double q = elements(g, l.outputs().get(0), b);
-            double kv = (double) b * ts.seq() * ts.kvWidth();
+            double kv = (double) b * ts.seq() * l.keyValueHeads().map(h -> 2 * h[0] * h[1]).orElse(ts.kvWidth());
             double stats = fused ? 4.0 * b * ts.heads() * ts.seq() : 0;
             // queries, keys and values an output-discarding module (mla_up_proj) recomputes are not kept: the
             // queries' projection is the split's first input, the keys' and values' its second (one input: both)
@@ -1044,10 +1044,11 @@ public final class MegatronExecution {
 
     /**
      * Per unit ({@link #unit}), whether its attention core is fused: its products keep their tiles on chip (a model
-     * may fuse some layers' cores and not others', {@link org.scaledl.transformer.TransformerSpec#MAX_FUSED_HEAD_SIZE});
-     * a unit without a core product takes the model's setting.
+     * may fuse some layers' cores and not others',
+     * {@link org.scaledl.transformer.TransformerSpec#fusedHeadLimit()}); a unit without a core product takes the
+     * model's setting.
      */
-    static boolean[] fusedCores(ModelGraph g) {
+    private static boolean[] fusedCores(ModelGraph g) {
         boolean model = g.transformer().orElseThrow().fusedAttention();
         boolean[] fused = new boolean[2 + g.blocks().orElseThrow().kinds()];
         boolean[] seen = new boolean[fused.length];
@@ -1061,6 +1062,25 @@ public final class MegatronExecution {
             }
         }
         return fused;
+    }
+
+    /**
+     * Per unit ({@link #unit}), the elements of a token's keys and values its attention keeps and exchanges, and
+     * their heads: a layer's own where its core's split names them ({@link Layer#KEY_VALUE_HEADS}, Gemma 4's
+     * full-attention layers), else the model's.
+     */
+    private static long[][] keyValues(ModelGraph g) {
+        TransformerShape ts = g.transformer().orElseThrow();
+        long[][] kv = new long[2 + g.blocks().orElseThrow().kinds()][];
+        java.util.Arrays.fill(kv, new long[] {ts.kvWidth(), ts.kvHeads()});
+        for (int i = 0; i < g.layers().size(); i++) {
+            Layer l = g.layer(i);
+            if (g.role(i).kind() == LayerRole.Kind.ATTENTION_CORE && l.opType().equals("Split")) {
+                int u = unit(g.role(i));
+                l.keyValueHeads().ifPresent(h -> kv[u] = new long[] {2 * h[0] * h[1], h[0]});
+            }
+        }
+        return kv;
     }
 
     /** Megatron's row-parallel layers of the blocks: tensor parallelism splits their reduction, not their output. */
@@ -1572,6 +1592,7 @@ public final class MegatronExecution {
         // the all-to-all overlap pairs two micro-batches' passes of the busiest stage's steady state: a training step
         // with more than one micro-batch
         boolean overlapA2a = w.expertCommOverlap() && train && m > 1;
+        long[][] keyValues = c > 1 ? keyValues(w.graph()) : null;
         // the whole mixture of experts recomputed (module moe, where it names layers): its all-to-all again
         boolean moeRecomputed = rc == Recompute.SELECTIVE && w.recomputeModules().contains(RecomputeModule.MOE)
                 && java.util.Arrays.asList(RecomputeRegions.of(w.graph(), w.recomputeModules()))
@@ -1620,7 +1641,7 @@ public final class MegatronExecution {
                         expertComm += k * a2a;
                     }
                     if (c > 1 && un.attention() > 0 && comm != null) {
-                        context += k * contextExposed(device, topo, un, b, ts, t, c, actBytes, train);
+                        context += k * contextExposed(device, topo, un, b, ts, keyValues[u], t, c, actBytes, train);
                     }
                 }
                 other += weight * offloadExposed(device, offloaded[s], stageSaved[s], stageTime[s]);
@@ -1826,13 +1847,14 @@ public final class MegatronExecution {
     }
 
     /**
-     * The exposed part of context parallelism's ring exchange for one attention layer: {@code c − 1} steps of the
+     * The exposed part of context parallelism's ring exchange for one attention layer ({@code keyValues}: the elements
+     * of a token's keys and values and their heads, {@link #keyValues}): {@code c − 1} steps of the
      * local keys and values forward, twice that backward (their gradients too), each hidden behind the attention
      * core's own time on that pass.
      */
-    private static double contextExposed(Device device, Topology topo, Unit un, int b, TransformerShape ts, int t,
-            int c, double actBytes, boolean train) {
-        double bytes = (double) b * ts.seq() / c * ts.kvWidth() / Math.min(t, ts.kvHeads()) * actBytes;
+    private static double contextExposed(Device device, Topology topo, Unit un, int b, TransformerShape ts,
+            long[] keyValues, int t, int c, double actBytes, boolean train) {
+        double bytes = (double) b * ts.seq() / c * keyValues[0] / Math.min(t, keyValues[1]) * actBytes;
         boolean inside = (long) t * c <= topo.gpusPerNode();
         double step = 1e3 * (inside ? bytes / topo.intraNodeBytesPerSecond() + 2e-6
                 : bytes / topo.interNodeBytesPerSecondPerGpu() + topo.interNodeLatencyUs() * 1e-6);
