@@ -269,10 +269,10 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
     }
 
     /**
-     * {@link #check(Workload, Prediction)}; the graph's size is checked only with {@code wholeGraph}, for a predictor
-     * that reads the whole graph (an interaction model). A layer-wise one predicts each layer alone, whose features
-     * are checked one by one; and a configuration's graph holds one block of each kind, so its size is not even the
-     * model's.
+     * {@link #check(Workload, Prediction)}; the graph's size is checked only with {@code wholeGraph}: the predictor
+     * reads the graph whole (an interaction model), or the graph is laid out flat. A configuration's compact graph holds
+     * one block of each kind, so its size is not the model's, and a layer-wise predictor predicts each of its layers
+     * alone, whose features are checked one by one.
      */
     Check check(Workload w, Prediction p, boolean wholeGraph) {
         Shares sh = shares(p);

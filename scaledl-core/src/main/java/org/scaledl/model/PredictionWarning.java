@@ -51,8 +51,8 @@ public record PredictionWarning(Kind kind, String message, Optional<Double> valu
         /** Layers whose FLOPs, bytes or intensity lie outside what their family saw in training. */
         LAYER_FEATURES_OUTSIDE_RANGE,
         /**
-         * The graph has more or fewer layers than any training graph (said by a predictor with an interaction model,
-         * which reads the whole graph; a layer-wise one predicts each layer alone).
+         * The graph has more or fewer layers than any training graph (of a configuration's compact graph, one block
+         * of each kind, said only by a predictor with an interaction model, which reads the graph whole).
          */
         GRAPH_SIZE_OUTSIDE_RANGE,
         /** Some layers' shapes or operators are unknown (see {@link org.scaledl.graph.Coverage}). */

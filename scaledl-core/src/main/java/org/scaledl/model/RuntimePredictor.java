@@ -320,8 +320,9 @@ public final class RuntimePredictor implements RuntimeModel {
         check(w);
         StageCost cost = stage.cost(w);
         Prediction point = predictPoint(w, cost);
-        // the graph's size matters to an interaction model only (it reads the whole graph)
-        Domain.Check c = domain.check(w, point, interactions != null);
+        // a configuration's compact graph (one block of each kind) is checked by its size only where an interaction
+        // model reads it whole; its size is not the model's
+        Domain.Check c = domain.check(w, point, interactions != null || w.graph().blocks().isEmpty());
         double ms = point.millis();
         // what the job was taken to run (a precision's fallback, the topology) first, then where it leaves the data
         List<PredictionWarning> warnings = new ArrayList<>();

@@ -41,6 +41,28 @@ class DevicePredictorDomainTest {
         return Math.log(p.highMillis() / p.lowMillis());
     }
 
+    /**
+     * A configuration's compact graph (one block of each kind) is not checked by its size: its size is not the
+     * model's, and this layer-wise predictor predicts each layer alone. A transformer of 64 layers (a compact graph
+     * of about twenty) is predicted without the warning, though {@link Domain#check} of its graph finds the size
+     * outside the training graphs'; the same graph laid out flat would be checked.
+     */
+    @Test
+    void aConfigurationsCompactGraphIsNotCheckedBySize() {
+        org.scaledl.graph.ModelGraph compact = org.scaledl.transformer.TransformerSpec.decoder("deep", 1024, 16, 64,
+                32000).fusedAttention(true).build().graph(1024);
+        assertTrue(compact.blocks().isPresent());
+        assertTrue(compact.size() < predictor.domain().minLayers() || compact.size() > predictor.domain().maxLayers(),
+                compact.size() + " layers; training " + predictor.domain().minLayers() + ".."
+                        + predictor.domain().maxLayers());
+        Workload w = Workload.builder(compact).batch(1).phase(org.scaledl.workload.Phase.TRAIN)
+                .device(DEVICES.require("NVIDIA H100 80GB HBM3")).build();
+        Prediction p = predictor.predict(w);
+        assertFalse(warns(p, PredictionWarning.Kind.GRAPH_SIZE_OUTSIDE_RANGE), p.warnings().toString());
+        assertTrue(predictor.domain().check(w, p).warnings().stream()
+                .anyMatch(x -> x.kind() == PredictionWarning.Kind.GRAPH_SIZE_OUTSIDE_RANGE));
+    }
+
     @Test
     void aGpuWithoutTrainingDataIsWarnedAndItsIntervalWidened() {
         Workload onH100 = runs.stream().map(Sample::workload)
