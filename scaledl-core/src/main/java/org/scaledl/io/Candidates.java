@@ -716,11 +716,16 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         }
 
         /**
-         * The file a path cell names, relative to the table's folder and confined to it; an error at the line when it
-         * leaves the folder or there is none.
+         * The file a path cell names, relative to the table's folder and confined to it (for {@code transformer}, a
+         * model's folder names its {@code config.json}, as {@link HuggingFaceConfig#read} takes it); an error at the
+         * line when it leaves the folder or there is none.
          */
         private Path existing(CsvTable t, int line, String cell, String column) {
             Path file = DatasetReader.confined(dir, cell, column, "candidate table's", t.source(), line);
+            if (column.equals("transformer") && Files.isDirectory(file)
+                    && Files.isRegularFile(file.resolve("config.json"))) {
+                file = file.resolve("config.json");
+            }
             if (!Files.isRegularFile(file)) {
                 throw InvalidInputException.atLine(t.source(), line, DatasetReader.notAFile(column, file));
             }

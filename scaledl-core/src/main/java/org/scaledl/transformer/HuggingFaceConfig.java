@@ -54,6 +54,9 @@ public final class HuggingFaceConfig {
             "num_hidden_layers", "num_attention_heads", "vocab_size", "n_embd", "n_layer", "n_head", "d_model",
             "num_layers", "num_heads", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
             "v_head_dim", "n_routed_experts", "index_topk", "index_n_heads", "index_head_dim");
+    /** A Hugging Face repository's name ({@code owner/model}), which a path to nothing may be. */
+    private static final java.util.regex.Pattern REPOSITORY_ID = java.util.regex.Pattern.compile(
+            "[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*");
     /** A configuration is a few kilobytes; anything past a megabyte is not one. */
     private static final long MAX_BYTES = 1 << 20;
     /** The model types read. */
@@ -74,17 +77,29 @@ public final class HuggingFaceConfig {
     }
 
     /**
-     * Reads a configuration file.
+     * Reads a configuration file, or the {@code config.json} of a model's folder (as Hugging Face saves one).
      *
      * @throws InvalidInputException naming the file and the key for a missing, unreadable or unsupported
-     *         configuration
+     *         configuration (a relative {@code owner/model} that is no file is said to be a repository's name,
+     *         which is not downloaded)
      */
     public static TransformerSpec read(Path file) {
         java.util.Objects.requireNonNull(file, "file");
+        if (Files.isDirectory(file) && Files.isRegularFile(file.resolve("config.json"))) {
+            // a model's folder, as Hugging Face saves one: its configuration
+            file = file.resolve("config.json");
+        }
         byte[] bytes;
         try (InputStream in = Files.newInputStream(file)) {
             bytes = in.readNBytes((int) MAX_BYTES + 1);
         } catch (IOException e) {
+            if (e instanceof java.nio.file.NoSuchFileException && !file.isAbsolute() && file.getNameCount() == 2
+                    && REPOSITORY_ID.matcher(file.toString().replace('\\', '/')).matches()) {
+                // a Hugging Face repository's name, as a user would type it for from_pretrained
+                throw InvalidInputException.inSource(file.toString(), "cannot read the model configuration: no such "
+                        + "file (a Hugging Face repository is not downloaded: save its config.json and give that "
+                        + "file or its folder)");
+            }
             throw InvalidInputException.unreadable(file, "cannot read the model configuration", e);
         }
         if (bytes.length > MAX_BYTES) {

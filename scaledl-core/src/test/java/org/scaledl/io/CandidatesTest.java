@@ -201,6 +201,31 @@ class CandidatesTest {
         }
     }
 
+    /**
+     * A transformer row may name a model's folder, read as its {@code config.json} (one configuration with the row
+     * naming the file); a folder without one is refused at its line.
+     */
+    @Test
+    void aTransformerRowMayNameTheModelsFolder() throws IOException {
+        gptConfig(24);
+        Path csv = dir.resolve("jobs.csv");
+        Files.createDirectories(dir.resolve("empty"));
+        Files.writeString(csv, "transformer,seq,batch,device\ngpt,1024,2,g\ngpt/config.json,1024,2,g\n");
+        Device gpu = DeviceCatalog.bundled().require("NVIDIA A100-SXM4-80GB");
+        try (Candidates.Chunks in = Candidates.open(csv, OnnxImporter::read, n -> Optional.of(gpu), Map.of())) {
+            List<Workload> ws = in.next(10).workloads();
+            assertEquals(ws.get(1).graph().transformer(), ws.get(0).graph().transformer());
+            assertEquals(ws.get(1).graph().size(), ws.get(0).graph().size());
+        }
+        Files.writeString(csv, "transformer,seq,batch,device\nempty,1024,2,g\n");
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> {
+            try (Candidates.Chunks in = Candidates.open(csv, OnnxImporter::read, n -> Optional.of(gpu), Map.of())) {
+                in.next(10);
+            }
+        });
+        assertTrue(e.getMessage().contains("jobs.csv") && e.getMessage().contains("transformer"), e.getMessage());
+    }
+
     @Test
     void transformerRowsBuildMegatronJobsWithDefaultsForWhatTheyLack() throws IOException {
         gptConfig(24);

@@ -744,6 +744,24 @@ class TransformerSpecTest {
     }
 
     /**
+     * A model's folder reads as its {@code config.json}; a folder without one is refused as a directory; an
+     * {@code owner/model} that is no file is said to be a Hugging Face repository's name, which is not downloaded.
+     */
+    @Test
+    void aFolderReadsAsItsConfigurationAndARepositoryNameIsSaidToBeOne(@TempDir Path dir) {
+        assertEquals(HuggingFaceConfig.read(DIR.resolve("gemma-7b/config.json")),
+                HuggingFaceConfig.read(DIR.resolve("gemma-7b")));
+        assertEquals("gemma-7b", HuggingFaceConfig.read(DIR.resolve("gemma-7b")).name());
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(dir));
+        assertTrue(e.getMessage().contains("it is a directory"), e.getMessage());
+        e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(Path.of("google/gemma-4-31B")));
+        assertTrue(e.getMessage().startsWith("google/gemma-4-31B: cannot read the model configuration: no such file")
+                && e.getMessage().contains("a Hugging Face repository is not downloaded"), e.getMessage());
+        e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(dir.resolve("none/config.json")));
+        assertTrue(e.getMessage().endsWith("no such file"), e.getMessage());
+    }
+
+    /**
      * Heads wider than fused kernels train ({@link TransformerSpec#MAX_FUSED_HEAD_SIZE}, 256) take an unfused core,
      * layer by layer: Gemma 4's 512-wide full-attention layers keep their scores in memory (a softmax over every key,
      * no row statistics, products whose tiles reach memory), its sliding layers stay fused; a model of 256-wide heads
@@ -1084,8 +1102,10 @@ class TransformerSpecTest {
         e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
         assertTrue(e.getMessage().endsWith("hidden_size is out of range (1..4194304): a number beyond the range of a "
                 + "double (1.8e308)"), e.getMessage());
-        // a directory where the file should be is said to be one
-        e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(dir));
+        // a directory without a configuration where the file should be is said to be one (a model's folder reads as
+        // its config.json)
+        Path noConfig = Files.createDirectories(dir.resolve("no-config"));
+        e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(noConfig));
         assertTrue(e.getMessage().endsWith("cannot read the model configuration: it is a directory"), e.getMessage());
         // a layer type GPT-OSS does not have is refused at its layer, not built as full attention
         String oss = Files.readString(DIR.resolve("gpt-oss-20b/config.json"));

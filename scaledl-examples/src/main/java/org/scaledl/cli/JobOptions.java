@@ -32,8 +32,8 @@ final class JobOptions {
     @Option(names = "--graph", description = "ONNX graph (one workload)")
     Path graph;
 
-    @Option(names = "--transformer", description = "Hugging Face config.json (one workload, with --seq), instead "
-            + "of --graph")
+    @Option(names = "--transformer", description = "Hugging Face config.json, or the model's folder holding one "
+            + "(one workload, with --seq), instead of --graph")
     Path transformer;
 
     @Option(names = "--seq", description = "Sequence length of --transformer")

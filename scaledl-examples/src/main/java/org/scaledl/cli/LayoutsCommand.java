@@ -38,7 +38,7 @@ final class LayoutsCommand implements Callable<Integer> {
             + "(default gpu)")
     String model;
 
-    @Option(names = "--transformer", required = true, description = "Hugging Face config.json of the model")
+    @Option(names = "--transformer", required = true, description = "Hugging Face config.json of the model, or its folder holding one")
     Path transformer;
 
     @Option(names = "--seq", required = true, description = "Sequence length")
