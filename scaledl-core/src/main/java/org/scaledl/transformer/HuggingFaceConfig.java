@@ -94,6 +94,7 @@ public final class HuggingFaceConfig {
             bytes = in.readNBytes((int) MAX_BYTES + 1);
         } catch (IOException e) {
             if (e instanceof java.nio.file.NoSuchFileException && !file.isAbsolute() && file.getNameCount() == 2
+                    && !file.getFileName().toString().endsWith(".json")
                     && REPOSITORY_ID.matcher(file.toString().replace('\\', '/')).matches()) {
                 // a Hugging Face repository's name, as a user would type it for from_pretrained
                 throw InvalidInputException.inSource(file.toString(), "cannot read the model configuration: no such "

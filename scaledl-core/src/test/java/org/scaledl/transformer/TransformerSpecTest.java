@@ -759,6 +759,9 @@ class TransformerSpecTest {
                 && e.getMessage().contains("a Hugging Face repository is not downloaded"), e.getMessage());
         e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(dir.resolve("none/config.json")));
         assertTrue(e.getMessage().endsWith("no such file"), e.getMessage());
+        // a relative path to a missing configuration is a file path, not a repository's name
+        e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(Path.of("nowhere/config.json")));
+        assertTrue(e.getMessage().endsWith("no such file"), e.getMessage());
     }
 
     /**
