@@ -18,18 +18,28 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code scaledl inspect graph.onnx [--batch N]}: per-layer features and totals; {@code scaledl inspect --model m.sdl}:
- * what a saved predictor was fitted on (its training domain).
+ * {@code scaledl inspect graph.onnx [--batch N]} or {@code scaledl inspect --transformer config.json --seq N}:
+ * per-layer features and totals; {@code scaledl inspect --model m.sdl}: what a saved predictor was fitted on (its
+ * training domain).
  */
 @Command(name = "inspect", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
-        description = "Print per-layer shapes, FLOPs, parameters and bytes of an ONNX graph, or with --model, a saved "
-                + "predictor's provenance and training domain.")
+        description = "Print per-layer shapes, FLOPs, parameters and bytes of an ONNX graph or of a transformer's "
+                + "config.json (--transformer, --seq), or with --model, a saved predictor's provenance and training "
+                + "domain.")
 final class InspectCommand implements Callable<Integer> {
     @Parameters(index = "0", arity = "0..1", paramLabel = "GRAPH", description = "ONNX graph file")
     Path model;
 
     @Option(names = "--model", description = "A predictor (a bundled name or a saved .sdl): print its provenance and training domain")
     String predictor;
+
+    @Option(names = "--transformer", paramLabel = "CONFIG", description = "A Hugging Face config.json, or the "
+            + "model's folder holding one (with --seq): its layer graph, one block of each kind, each layer with "
+            + "how many times it repeats")
+    Path transformer;
+
+    @Option(names = "--seq", description = "Sequence length of --transformer")
+    Long seq;
 
     @Option(names = "--batch", defaultValue = "1", description = "Batch size (with an ONNX file; default "
             + "${DEFAULT-VALUE})")
@@ -46,29 +56,47 @@ final class InspectCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        int given = (predictor != null ? 1 : 0) + (model != null ? 1 : 0) + (transformer != null ? 1 : 0);
+        if (given > 1) {
+            throw new IllegalArgumentException("give one of an ONNX file, --transformer and --model");
+        }
+        if (seq != null && transformer == null) {
+            throw new IllegalArgumentException("--seq is the sequence length of --transformer, which is not given");
+        }
         if (predictor != null) {
-            if (model != null) {
-                throw new IllegalArgumentException("give an ONNX file or --model, not both");
-            }
             return domain();
         }
-        if (model == null) {
-            throw new IllegalArgumentException("say what to inspect: an ONNX graph file, or --model m.sdl (a predictor)");
+        if (given == 0) {
+            throw new IllegalArgumentException("say what to inspect: an ONNX graph file, --transformer config.json "
+                    + "--seq N, or --model m.sdl (a predictor)");
         }
         if (batch <= 0) {
             throw new IllegalArgumentException("--batch must be positive, got " + batch);
         }
         Phase ph = phase;
-        ModelGraph g = graphOptions.read(model);
+        ModelGraph g;
+        if (transformer != null) {
+            if (seq == null || seq <= 0) {
+                throw new IllegalArgumentException("--transformer needs --seq, a positive sequence length"
+                        + (seq == null ? "" : ", got " + seq));
+            }
+            g = org.scaledl.transformer.HuggingFaceConfig.read(transformer).graph(seq);
+        } else {
+            g = graphOptions.read(model);
+        }
         org.scaledl.graph.Coverage cov = g.coverage();
         List<LayerFeatures> fs = FeatureExtractor.of(g).extract(batch, ph);
         double fwd = 0;
         double bwd = 0;
         double bytes = 0;
+        // a compact graph's layers stand for every copy of their block
+        boolean repeated = false;
         for (LayerFeatures f : fs) {
-            fwd += f.flopsFwd();
-            bwd += f.flopsBwd();
-            bytes += f.bytesFwd();
+            int n = g.repeats(f.layer());
+            fwd += n * f.flopsFwd();
+            bwd += n * f.flopsBwd();
+            bytes += n * f.bytesFwd();
+            repeated |= n > 1;
         }
         if (json) {
             ObjectMapper om = new ObjectMapper();
@@ -93,6 +121,7 @@ final class InspectCommand implements Callable<Integer> {
                 o.put("flops_bwd", f.flopsBwd());
                 o.put("params", f.params());
                 o.put("bytes", f.bytesFwd());
+                o.put("repeats", g.repeats(f.layer()));
             }
             ObjectNode totals = root.putObject("totals");
             totals.put("params", g.parameterCount());
@@ -119,17 +148,18 @@ final class InspectCommand implements Callable<Integer> {
             System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
             return 0;
         }
-        System.out.printf("%s: %d layers, %d edges, batch %d, %s%n", g.name(), g.size(), g.edges().size(), batch,
-                ph.label());
-        System.out.printf("%-48s %-18s %-22s %12s %12s %11s %12s%n", "layer", "op", "output shape", "MFLOPs fwd",
-                "MFLOPs bwd", "params", "KiB");
+        System.out.printf("%s: %d layers%s, %d edges, batch %d, %s%n", g.name(), g.size(), repeated
+                ? " (one block of each kind, standing for " + g.blocks().orElseThrow().pattern().size()
+                + " transformer layers)" : "", g.edges().size(), batch, ph.label());
+        System.out.printf("%-48s %-18s %-22s %12s %12s %11s %12s%s%n", "layer", "op", "output shape", "MFLOPs fwd",
+                "MFLOPs bwd", "params", "KiB", repeated ? "  repeats" : "");
         for (LayerFeatures f : fs) {
             Layer l = g.layer(f.layer());
             String name = l.name().length() > 48 ? "…" + l.name().substring(l.name().length() - 47) : l.name();
             List<Long> shape = outputShape(g, l, batch);
-            System.out.printf("%-48s %-18s %-22s %12.3f %12.3f %11d %12.1f%n", name, l.opType(),
+            System.out.printf("%-48s %-18s %-22s %12.3f %12.3f %11d %12.1f%s%n", name, l.opType(),
                     shape == null ? "?" : shape, f.flopsFwd() / 1e6, f.flopsBwd() / 1e6, f.params(),
-                    f.bytesFwd() / 1024);
+                    f.bytesFwd() / 1024, repeated ? String.format(Locale.ROOT, "  %7d", g.repeats(f.layer())) : "");
         }
         System.out.printf("total: %d params, %.3f GFLOPs forward, %.3f GFLOPs backward, %.1f MiB moved forward%n",
                 g.parameterCount(), fwd / 1e9, bwd / 1e9, bytes / (1 << 20));

@@ -104,6 +104,40 @@ class ClusterPredictCliTest {
      * already measured) move one level, so the plan says so; the chosen rows are candidates of the table.
      */
     /**
+     * {@code inspect --transformer} reads a configuration: its compact graph's layers, each with how many times it
+     * repeats, and totals over every copy (the parameters the configuration's count gives); it refuses a second thing
+     * to inspect and a sequence length without a configuration.
+     */
+    @Test
+    void inspectReadsATransformersConfiguration() throws Exception {
+        Path cfg = published().getParent().getParent().getParent()
+                .resolve("scaledl-core/src/test/resources/transformers/llama-3-8b/config.json");
+        Run r = MainTest.run("inspect", "--transformer", cfg.toString(), "--seq", "2048", "--json");
+        assertEquals(0, r.code(), r.err());
+        JsonNode root = new ObjectMapper().readTree(r.out());
+        assertEquals(org.scaledl.transformer.HuggingFaceConfig.read(cfg).parameterCount(),
+                root.get("totals").get("params").asLong());
+        double fwd = 0;
+        int most = 0;
+        for (JsonNode l : root.get("layers")) {
+            fwd += l.get("flops_fwd").asDouble() * l.get("repeats").asInt();
+            most = Math.max(most, l.get("repeats").asInt());
+        }
+        assertEquals(32, most, "a block stands for the 32 layers");
+        assertEquals(fwd, root.get("totals").get("flops_fwd").asDouble(), 1e-9 * fwd);
+        Run text = MainTest.run("inspect", "--transformer", cfg.getParent().toString(), "--seq", "2048");
+        assertEquals(0, text.code(), text.err());
+        assertTrue(text.out().contains("standing for 32 transformer layers") && text.out().contains("repeats"),
+                text.out());
+        Run both = MainTest.run("inspect", cfg.toString(), "--transformer", cfg.toString(), "--seq", "2048");
+        assertNotEquals(0, both.code());
+        assertTrue(both.err().contains("give one of an ONNX file, --transformer and --model"), both.err());
+        Run seqAlone = MainTest.run("inspect", "--seq", "2048");
+        assertNotEquals(0, seqAlone.code());
+        assertTrue(seqAlone.err().contains("--seq is the sequence length of --transformer"), seqAlone.err());
+    }
+
+    /**
      * Gemma 4's 512-wide full-attention heads are predicted with an unfused core, as Transformer Engine runs them,
      * and stderr says so; a copy of its configuration naming PyTorch's kernels ({@code sdpa}), which take such heads
      * fused, is predicted faster and in less memory and says nothing of it.
