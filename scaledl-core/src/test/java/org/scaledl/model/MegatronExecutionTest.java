@@ -1349,6 +1349,34 @@ class MegatronExecutionTest {
         }
     }
 
+    /**
+     * Layers of their own key/value heads are split by tensor parallelism too: a model of 24 heads and 8 key/value
+     * heads whose first layer has 6 of its own is refused on 4 ranks (naming the 6), runs on 2, and the layout search
+     * leaves 4 out.
+     */
+    @Test
+    void tensorParallelismSplitsALayersOwnKeyValueHeads() {
+        TransformerSpec base = TransformerSpec.decoder("own-kv", 3072, 24, 2, 32000).kvHeads(8).fusedAttention(true)
+                .build();
+        List<TransformerSpec.Block> blocks = new ArrayList<>(base.blocks());
+        blocks.set(0, blocks.get(0).withAttention(128, 6, false));
+        TransformerSpec spec = base.toBuilder().blocks(blocks).build();
+        java.util.function.IntFunction<Workload> job = t -> Workload.builder(spec.graph(1024)).batch(1)
+                .phase(Phase.TRAIN).device(A100).parallelism(Parallelism.of(1, t, 1, 1)).precision(Precision.BF16)
+                .topology(DGX).build();
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> org.scaledl.model.exec.MegatronExecution.check(job.apply(4)));
+        assertTrue(e.getMessage().contains("does not divide the 6 key/value heads"), e.getMessage());
+        org.scaledl.model.exec.MegatronExecution.check(job.apply(2));
+        // the model without the layer's own heads runs on 4
+        org.scaledl.model.exec.MegatronExecution.check(Workload.builder(base.graph(1024)).batch(1).phase(Phase.TRAIN)
+                .device(A100).parallelism(Parallelism.of(1, 4, 1, 1)).precision(Precision.BF16).topology(DGX).build());
+        List<LayoutSearch.Layout> layouts = new LayoutSearch(predictor, spec.graph(1024), A100, 8, 8).topology(DGX)
+                .search();
+        assertTrue(layouts.stream().anyMatch(l -> l.parallelism().tensor() == 2));
+        assertTrue(layouts.stream().noneMatch(l -> l.parallelism().tensor() == 4), "tensor 4 left out");
+    }
+
     /** Every layout the search returns is a valid split of the GPUs and the batch, those that fit first. */
     @Test
     void layoutSearchReturnsValidLayoutsFittingFirst() {

@@ -106,6 +106,12 @@ public final class MegatronExecution {
                     + " attention heads (and " + ts.kvHeads() + " key/value heads); it may be one of "
                     + divisors(ts.heads()));
         }
+        long unsplit = unsplitKeyValueHeads(w.graph(), t);
+        if (unsplit > 0) {
+            throw new IllegalArgumentException("tensor parallelism " + t + " does not divide the " + unsplit
+                    + " key/value heads of layers with their own (the model's other layers have " + ts.kvHeads()
+                    + ")");
+        }
         int chunks = par.pipeline() * par.virtualStages();
         boolean even = chunkSizes(ts.layers(), chunks, ts.mtpLayers()) != null;
         boolean uneven = !even && unevenChunkSizes(ts.layers(), chunks, ts.mtpLayers()) != null;
@@ -1062,6 +1068,27 @@ public final class MegatronExecution {
             }
         }
         return fused;
+    }
+
+    /**
+     * The key/value heads of layers with their own ({@link Layer#KEY_VALUE_HEADS}: Gemma 4's full-attention layers)
+     * that tensor parallelism {@code t} does not divide where they are as many as its ranks or more; 0 where it does
+     * (or the graph has no such layers).
+     */
+    public static long unsplitKeyValueHeads(ModelGraph g, int t) {
+        if (t <= 1) {
+            return 0;
+        }
+        for (int i = 0; i < g.layers().size(); i++) {
+            Layer l = g.layer(i);
+            if (g.role(i).kind() == LayerRole.Kind.ATTENTION_CORE && l.opType().equals("Split")) {
+                long heads = l.keyValueHeads().map(h -> h[0]).orElse(0L);
+                if (heads > 0 && heads % Math.min(t, heads) != 0) {
+                    return heads;
+                }
+            }
+        }
+        return 0;
     }
 
     /**
