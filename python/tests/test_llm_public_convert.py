@@ -147,6 +147,17 @@ def test_bundled_runs_say_how_their_gradients_are_reduced():
     assert all(r["grad_reduce"] == "overlapped" for r in rows if r["source"] != "bloom-176b-chronicles")
 
 
+def test_bundled_lora_rows_of_automodel_recompute_as_their_benchmark_yamls_say():
+    """AutoModel's LoRA benchmark YAMLs checkpoint every block on 8 and 16 GPUs and nothing on one (rule 15)."""
+    bundled = ROOT / "datasets" / "gpu" / "llm-public" / "lora.csv"
+    rows = [r for r in csv.DictReader(open(bundled, encoding="utf-8")) if r["source"] == "nemo-automodel-perf-summary"]
+    assert len(rows) == 6
+    for r in rows:
+        gpus = int(r["world_size"]) * int(r["tensor"])
+        assert r["recompute"] == ("none" if gpus == 1 else "full"), r["id"]
+        assert r["recompute_layers"] == "", r["id"]
+
+
 def test_bundled_runs_say_what_type_their_gradients_travel_in():
     """DeepSpeed keeps and reduces FP16 training's gradients in FP16 and BF16 training's in FP32 (BLOOM); the
     performance recipes of Megatron-Bridge and NeMo keep BF16 gradients; AutoModel's FSDP2 reduces in FP32."""
