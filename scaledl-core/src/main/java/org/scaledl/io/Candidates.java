@@ -724,7 +724,9 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             Path file = DatasetReader.confined(dir, cell, column, "candidate table's", t.source(), line);
             if (column.equals("transformer") && Files.isDirectory(file)
                     && Files.isRegularFile(file.resolve("config.json"))) {
-                file = file.resolve("config.json");
+                // the folder's configuration, confined as the cell is (no link out of the table's folder)
+                file = DatasetReader.confined(dir, cell + "/config.json", column, "candidate table's", t.source(),
+                        line);
             }
             if (!Files.isRegularFile(file)) {
                 throw InvalidInputException.atLine(t.source(), line, DatasetReader.notAFile(column, file));

@@ -217,6 +217,21 @@ class CandidatesTest {
             assertEquals(ws.get(1).graph().transformer(), ws.get(0).graph().transformer());
             assertEquals(ws.get(1).graph().size(), ws.get(0).graph().size());
         }
+        // a folder whose configuration links out of the table's folder is refused, as a linked cell is
+        Path outside = Files.createTempDirectory("outside");
+        Files.copy(dir.resolve("gpt/config.json"), outside.resolve("config.json"));
+        Files.createDirectories(dir.resolve("linked"));
+        Files.createSymbolicLink(dir.resolve("linked/config.json"), outside.resolve("config.json"));
+        Files.writeString(csv, "transformer,seq,batch,device\nlinked,1024,2,g\n");
+        InvalidInputException linked = assertThrows(InvalidInputException.class, () -> {
+            try (Candidates.Chunks in = Candidates.open(csv, OnnxImporter::read, n -> Optional.of(gpu), Map.of())) {
+                in.next(10);
+            }
+        });
+        assertTrue(linked.getMessage().contains("symbolic link out of"), linked.getMessage());
+        Files.delete(dir.resolve("linked/config.json"));
+        Files.delete(outside.resolve("config.json"));
+        Files.delete(outside);
         Files.writeString(csv, "transformer,seq,batch,device\nempty,1024,2,g\n");
         InvalidInputException e = assertThrows(InvalidInputException.class, () -> {
             try (Candidates.Chunks in = Candidates.open(csv, OnnxImporter::read, n -> Optional.of(gpu), Map.of())) {
