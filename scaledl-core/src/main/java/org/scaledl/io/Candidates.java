@@ -722,8 +722,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
          */
         private Path existing(CsvTable t, int line, String cell, String column) {
             Path file = DatasetReader.confined(dir, cell, column, "candidate table's", t.source(), line);
-            if (column.equals("transformer") && Files.isDirectory(file)
-                    && Files.isRegularFile(file.resolve("config.json"))) {
+            if (column.equals("transformer") && !HuggingFaceConfig.configurationFile(file).equals(file)) {
                 // the folder's configuration, confined as the cell is (no link out of the table's folder)
                 file = DatasetReader.confined(dir, cell + "/config.json", column, "candidate table's", t.source(),
                         line);

@@ -85,10 +85,7 @@ public final class HuggingFaceConfig {
      */
     public static TransformerSpec read(Path file) {
         java.util.Objects.requireNonNull(file, "file");
-        if (Files.isDirectory(file) && Files.isRegularFile(file.resolve("config.json"))) {
-            // a model's folder, as Hugging Face saves one: its configuration
-            file = file.resolve("config.json");
-        }
+        file = configurationFile(file);
         byte[] bytes;
         try (InputStream in = Files.newInputStream(file)) {
             bytes = in.readNBytes((int) MAX_BYTES + 1);
@@ -110,6 +107,15 @@ public final class HuggingFaceConfig {
         String name = file.getParent() == null ? file.getFileName().toString()
                 : file.getParent().getFileName() + "/" + file.getFileName();
         return parse(bytes, file.toString(), name.replace("/config.json", ""));
+    }
+
+    /**
+     * The configuration a path names: a model's folder (as Hugging Face saves one) names its {@code config.json}
+     * where it holds one; any other path names itself.
+     */
+    public static Path configurationFile(Path path) {
+        Path inFolder = path.resolve("config.json");
+        return Files.isDirectory(path) && Files.isRegularFile(inFolder) ? inFolder : path;
     }
 
     /**

@@ -344,23 +344,25 @@ class MegatronExecutionTest {
         double selective = stage.memoryBytes(wide.toBuilder().recompute(Recompute.SELECTIVE).build()).orElseThrow();
         assertTrue(selective < none - probs, selective + " against " + none);
         double gib = 1024.0 * 1024 * 1024;
-        Device between = new Device(A100.name(), (none + selective) / 2 / gib, A100.memoryBandwidthGBps(),
-                A100.computeUnits(), A100.clockMHz(), A100.peakMatrixGflops(), A100.peakVectorGflops(), A100.l2MB(),
-                A100.linkGBps(), A100.kind(), A100.simdBits(), A100.matrixPeaks(), A100.formFactor(), A100.pcieGBps(),
-                A100.platform(), A100.sfuPerClock(), A100.boardPowerW(), A100.architecture());
+        Device between = a100WithMemory((none + selective) / 2 / gib);
         Workload auto = job.apply(512L, between).toBuilder().recompute(Recompute.AUTO).build();
         assertEquals(Recompute.SELECTIVE, org.scaledl.model.exec.MegatronExecution.resolve(auto, stage.layers(),
                 between).recompute());
         // the fused model where it does not fit without recomputation: recomputing its core frees nothing, so the
         // least that fits recomputes whole layers
         double fusedNone = stage.memoryBytes(narrow).orElseThrow();
-        Device tight = new Device(A100.name(), 0.98 * fusedNone / gib, A100.memoryBandwidthGBps(),
-                A100.computeUnits(), A100.clockMHz(), A100.peakMatrixGflops(), A100.peakVectorGflops(), A100.l2MB(),
-                A100.linkGBps(), A100.kind(), A100.simdBits(), A100.matrixPeaks(), A100.formFactor(), A100.pcieGBps(),
-                A100.platform(), A100.sfuPerClock(), A100.boardPowerW(), A100.architecture());
+        Device tight = a100WithMemory(0.98 * fusedNone / gib);
         Workload fusedAuto = job.apply(256L, tight).toBuilder().recompute(Recompute.AUTO).build();
         assertEquals(Recompute.FULL, org.scaledl.model.exec.MegatronExecution.resolve(fusedAuto, stage.layers(),
                 tight).recompute());
+    }
+
+    /** The A100 of these tests with another memory size, GiB (everything else as it is). */
+    private static Device a100WithMemory(double gib) {
+        return new Device(A100.name(), gib, A100.memoryBandwidthGBps(), A100.computeUnits(), A100.clockMHz(),
+                A100.peakMatrixGflops(), A100.peakVectorGflops(), A100.l2MB(), A100.linkGBps(), A100.kind(),
+                A100.simdBits(), A100.matrixPeaks(), A100.formFactor(), A100.pcieGBps(), A100.platform(),
+                A100.sfuPerClock(), A100.boardPowerW(), A100.architecture());
     }
 
     /**

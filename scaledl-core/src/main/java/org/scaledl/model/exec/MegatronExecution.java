@@ -1071,20 +1071,15 @@ public final class MegatronExecution {
     }
 
     /**
-     * The key/value heads of layers with their own ({@link Layer#KEY_VALUE_HEADS}: Gemma 4's full-attention layers)
-     * that tensor parallelism {@code t} does not divide where they are as many as its ranks or more; 0 where it does
-     * (or the graph has no such layers).
+     * The key/value heads of a layer ({@link #keyValues}: its own, {@link Layer#KEY_VALUE_HEADS}, as Gemma 4's
+     * full-attention layers have, else the model's) that tensor parallelism {@code t} does not divide where they are
+     * as many as its ranks or more; 0 where it divides every layer's (or the graph has no blocks).
      */
     public static long unsplitKeyValueHeads(ModelGraph g, int t) {
-        if (t <= 1) {
-            return 0;
-        }
-        for (int i = 0; i < g.layers().size(); i++) {
-            Layer l = g.layer(i);
-            if (g.role(i).kind() == LayerRole.Kind.ATTENTION_CORE && l.opType().equals("Split")) {
-                long heads = l.keyValueHeads().map(h -> h[0]).orElse(0L);
-                if (heads > 0 && heads % Math.min(t, heads) != 0) {
-                    return heads;
+        if (t > 1 && g.blocks().isPresent()) {
+            for (long[] kv : keyValues(g)) {
+                if (kv[1] % Math.min(t, kv[1]) != 0) {
+                    return kv[1];
                 }
             }
         }
