@@ -49,8 +49,8 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
     /**
      * One run a split scored: what the model fitted without it predicted.
      *
-     * @param split     the split's key: {@code in_sample}, {@code family}, {@code system}, {@code small_to_large} or
-     *                  {@code newest_gpu}
+     * @param split     the split's key: {@code in_sample}, {@code family}, {@code system}, {@code small_to_large},
+     *                  {@code newest_gpu}, {@code newer_release} or (asked for) {@code cluster}
      * @param run       the published run (its tags name its family, system, release and id)
      * @param predicted the point prediction (ms)
      * @param low       the 90 % interval's lower end (ms)
@@ -127,6 +127,14 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
         out.add(split("newest GPU held out (" + newest + ", from its catalog row)", base, always, published, older,
                 newestErrors));
         record(scored, "newest_gpu", published.stream().filter(older.negate()).toList(), newestErrors);
+        java.util.SortedSet<String> newer = newerReleases(published);
+        if (!newer.isEmpty()) {
+            Predicate<Sample> before = s -> !newer.contains(s.workload().tag("release").orElse(""));
+            List<double[]> newerErrors = new ArrayList<>();
+            out.add(split("newer releases held out (" + newer.first() + " to " + newer.last()
+                    + ", from the runs before)", base, always, published, before, newerErrors));
+            record(scored, "newer_release", published.stream().filter(before.negate()).toList(), newerErrors);
+        }
         List<double[]> clusterErrors = new ArrayList<>();
         Split clusters = null;
         if (eachCluster) {
@@ -146,6 +154,44 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
             bySystem(out, "  cluster held out, on ", clusters.trainRuns(), published, clusterErrors);
         }
         return new ClusterEvaluation(out, scored);
+    }
+
+    /** The largest share of the published runs the newer-release split holds out. */
+    static final double NEWER_SHARE = 0.25;
+
+    /** A release tag dated as NGC containers are, {@code YY.MM} with an optional patch ({@code 26.04.01}). */
+    private static final java.util.regex.Pattern DATED =
+            java.util.regex.Pattern.compile("(\\d{2})\\.(\\d{2})(?:\\.(\\d+))?");
+
+    /**
+     * The software releases the newer-release split holds out: the newest releases tagged {@code YY.MM} or
+     * {@code YY.MM.patch} (NGC containers' dating), taken newest first while their runs stay within a quarter of the
+     * published runs ({@value #NEWER_SHARE}), and at least one release left before them; empty where no run's release
+     * is so dated. Runs of other releases (a preparation's, an undated branch's) are fitted, never scored: the split
+     * asks what the same sources' next releases take, from the runs published before them.
+     */
+    public static java.util.SortedSet<String> newerReleases(List<Sample> published) {
+        java.util.TreeMap<int[], String> dated = new java.util.TreeMap<>(java.util.Arrays::compare);
+        java.util.Map<String, Integer> runs = new java.util.HashMap<>();
+        for (Sample s : published) {
+            String r = s.workload().tag("release").orElse("");
+            java.util.regex.Matcher m = DATED.matcher(r);
+            if (m.matches()) {
+                dated.put(new int[] {Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)),
+                    m.group(3) == null ? -1 : Integer.parseInt(m.group(3))}, r);
+                runs.merge(r, 1, Integer::sum);
+            }
+        }
+        java.util.SortedSet<String> out = new java.util.TreeSet<>();
+        int held = 0;
+        for (String r : dated.descendingMap().values()) {
+            if (out.size() == dated.size() - 1 || held + runs.get(r) > NEWER_SHARE * published.size()) {
+                break;
+            }
+            held += runs.get(r);
+            out.add(r);
+        }
+        return out;
     }
 
     /** Each scored run of a split with its prediction ({@code errors} in the order of {@code tested}). */
