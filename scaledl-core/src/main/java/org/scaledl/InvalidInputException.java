@@ -44,7 +44,8 @@ public final class InvalidInputException extends RuntimeException {
     private static String compose(String message, String source, long line, String node) {
         StringBuilder sb = new StringBuilder();
         if (source != null) {
-            sb.append(source);
+            // a file's name is one line of the message, whatever characters it holds
+            sb.append(escaped(source));
             if (line > 0) {
                 sb.append(':').append(line);
             }

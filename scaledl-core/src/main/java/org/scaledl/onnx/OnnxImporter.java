@@ -244,8 +244,26 @@ public final class OnnxImporter {
             return p.node().isPresent() ? throwAt(InvalidInputException.atNode(source, p.node().get(),
                     p.getMessage())) : throwAt(InvalidInputException.inSource(source, p.getMessage()));
         } catch (IOException | RuntimeException e) {
+            if (json(bytes)) {
+                throw InvalidInputException.wrap(source, "not an ONNX model but JSON (a Hugging Face config.json is "
+                        + "a transformer's configuration: --transformer, or HuggingFaceConfig.read)", e);
+            }
             throw InvalidInputException.wrap(source, "not a valid ONNX model: " + e.getMessage(), e);
         }
+    }
+
+    /** Whether the bytes begin, after white space, as a JSON object does (no ONNX file does: its first byte is a tag). */
+    private static boolean json(byte[] bytes) {
+        for (byte b : bytes) {
+            if (b == '{') {
+                return true;
+            }
+            if (b != ' ' && b != '\t' && b != '\n' && b != '\r' && b != (byte) 0xEF && b != (byte) 0xBB
+                    && b != (byte) 0xBF) {
+                return false;
+            }
+        }
+        return false;
     }
 
     private static <T> T throwAt(InvalidInputException e) {

@@ -464,11 +464,20 @@ public final class Workload {
      * The settings given that only a transformer built from its configuration carries (its layer roles tell which
      * layers they change): LoRA, offloaded activations, packed documents, context, expert and expert-tensor
      * parallelism, an expert imbalance, 16-bit gradients, the gradients' reduction after the backward pass, the
-     * experts' all-to-all overlap, recompute modules other than the attention core, CUDA graphs, in words; empty
-     * when none is given. Predictors of imported graphs refuse a workload that gives any.
+     * experts' all-to-all overlap, recompute modules other than the attention core, CUDA graphs, full or selective
+     * recomputation and a ZeRO stage above 0 (an imported graph's execution recomputes nothing and keeps every
+     * optimizer state on each rank), in words; empty when none is given. Predictors of imported graphs refuse a
+     * workload that gives any.
      */
     public java.util.List<String> transformerOnlySettings() {
         java.util.List<String> out = new java.util.ArrayList<>();
+        if (recompute == Recompute.FULL || recompute == Recompute.SELECTIVE) {
+            out.add(recompute.label() + " recomputation" + (recomputeLayers > 0 ? " of the first " + recomputeLayers
+                    + " layers" : ""));
+        }
+        if (parallelism.zeroStage() > 0) {
+            out.add("ZeRO stage " + parallelism.zeroStage());
+        }
         if (loraRank > 0) {
             out.add("LoRA (rank " + loraRank + ")");
         }

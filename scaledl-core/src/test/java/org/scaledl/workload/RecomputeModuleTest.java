@@ -89,7 +89,16 @@ class RecomputeModuleTest {
         // a setting only a configuration-built transformer carries: an imported graph's predictors refuse it
         assertTrue(sel.transformerOnlySettings().contains("recompute modules moe_act+layernorm"),
                 sel.transformerOnlySettings().toString());
-        assertTrue(Workload.builder(g).recompute(Recompute.SELECTIVE).build().transformerOnlySettings().isEmpty());
+        // recomputing (full or selective) and ZeRO are a configuration-built transformer's too (an imported graph's
+        // execution models neither); no recomputation and the default, auto, are anyone's
+        assertEquals(java.util.List.of("selective recomputation"),
+                Workload.builder(g).recompute(Recompute.SELECTIVE).build().transformerOnlySettings());
+        assertEquals(java.util.List.of("full recomputation of the first 2 layers", "ZeRO stage 1"),
+                Workload.builder(g).recompute(Recompute.FULL).recomputeLayers(2)
+                        .parallelism(Parallelism.of(2, 1, 1, 1).withZeroStage(1)).build().transformerOnlySettings());
+        for (Recompute rc : new Recompute[] {Recompute.NONE, Recompute.AUTO}) {
+            assertTrue(Workload.builder(g).recompute(rc).build().transformerOnlySettings().isEmpty(), rc.label());
+        }
         IllegalArgumentException overlap = assertThrows(IllegalArgumentException.class, () -> Workload.builder(g)
                 .parallelism(Parallelism.of(8, 1, 1, 2).withExpert(8, 1)).precision(Precision.BF16)
                 .recompute(Recompute.SELECTIVE).recomputeModules(EnumSet.of(RecomputeModule.MOE))

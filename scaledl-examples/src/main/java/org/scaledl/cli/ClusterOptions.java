@@ -151,13 +151,17 @@ final class ClusterOptions {
         return precision == null ? Precision.FP32 : precision;
     }
 
-    /** The recomputation, auto when not given (full when only --recompute-layers is). */
+    /**
+     * The recomputation, auto when not given (full when only --recompute-layers is, 0 too: every layer, as the option
+     * says).
+     */
     Recompute recompute() {
-        if (recomputeLayers() > 0 && recomputeModules != null) {
+        boolean layers = recomputeLayers != null && recomputeLayers() >= 0;
+        if (layers && recomputeModules != null) {
             throw org.scaledl.InvalidInputException.of("--recompute-layers (full recomputation of the first layers) "
                     + "and --recompute-modules (what selective recomputation recomputes) cannot both be given");
         }
-        if (recomputeLayers() > 0) {
+        if (layers) {
             if (recompute != null && recompute != Recompute.FULL && recompute != Recompute.AUTO) {
                 throw org.scaledl.InvalidInputException.of("--recompute-layers needs --recompute full, not "
                         + recompute.label());

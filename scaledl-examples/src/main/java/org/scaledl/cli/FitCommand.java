@@ -79,6 +79,10 @@ final class FitCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--runs replaces --data, --gpu and --gnn: it calibrates the "
                         + "--calibrate model on your cluster's runs");
             }
+            if (attention || profiled != null) {
+                throw new IllegalArgumentException((attention ? "--attention" : "--profiled") + " fits a model anew "
+                        + "(with --gnn or --gpu); --calibrate --runs adapts a fitted one");
+            }
             return calibrateOnRuns();
         }
         if (dataDirs == null || dataDirs.isEmpty()) {
@@ -87,8 +91,10 @@ final class FitCommand implements Callable<Integer> {
         }
         Path data = dataDirs.get(0);
         if (calibrate != null) {
-            if (gpu || gnn) {
-                throw new IllegalArgumentException("--calibrate adapts a fitted host model; --gpu and --gnn fit anew");
+            if (gpu || gnn || attention || profiled != null || devices != null) {
+                throw new IllegalArgumentException("--calibrate adapts a fitted host model; " + (gpu || gnn
+                        ? "--gpu and --gnn fit anew" : (attention ? "--attention" : profiled != null ? "--profiled"
+                        : "--devices") + " belongs to a fit anew (--gnn, --gpu)"));
             }
             Dataset runs = readAll();
             RuntimePredictor p = ModelArgument.load(calibrate).calibrate(runs.samples());

@@ -19,6 +19,16 @@ final class GraphOptions {
             + "are unknown (the prediction then carries a warning with their share)")
     boolean allowPartial;
 
+    /**
+     * Refuses {@code --dim} where no ONNX graph is read (a configuration's sequence is {@code --seq}): it would be
+     * ignored.
+     */
+    void refuseDims(String instead) {
+        if (!dimArgs.isEmpty()) {
+            throw new IllegalArgumentException("--dim binds an ONNX graph's named dimensions; " + instead);
+        }
+    }
+
     /** Reads a graph with the bound dimensions. */
     ModelGraph read(Path file) {
         return OnnxImporter.read(file, OnnxImporter.Options.builder().dims(dims()).build());

@@ -41,12 +41,11 @@ final class InspectCommand implements Callable<Integer> {
     @Option(names = "--seq", description = "Sequence length of --transformer")
     Long seq;
 
-    @Option(names = "--batch", defaultValue = "1", description = "Batch size (with an ONNX file; default "
-            + "${DEFAULT-VALUE})")
-    int batch;
+    @Option(names = "--batch", description = "Batch size (with an ONNX file or --transformer; default 1)")
+    Integer batchArg;
 
-    @Option(names = "--phase", defaultValue = "train", description = "train or infer (default: ${DEFAULT-VALUE})")
-    Phase phase;
+    @Option(names = "--phase", description = "train or infer (default: train)")
+    Phase phaseArg;
 
     @Option(names = "--json", description = "Print one JSON document")
     boolean json;
@@ -64,8 +63,15 @@ final class InspectCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--seq is the sequence length of --transformer, which is not given");
         }
         if (predictor != null) {
+            if (batchArg != null || phaseArg != null || !graphOptions.dimArgs.isEmpty() || graphOptions.allowPartial) {
+                throw new IllegalArgumentException((batchArg != null ? "--batch" : phaseArg != null ? "--phase"
+                        : !graphOptions.dimArgs.isEmpty() ? "--dim" : "--allow-partial") + " describes a graph to "
+                        + "inspect; --model prints a predictor's provenance and training domain");
+            }
             return domain();
         }
+        int batch = batchArg == null ? 1 : batchArg;
+        Phase phase = phaseArg == null ? Phase.TRAIN : phaseArg;
         if (given == 0) {
             throw new IllegalArgumentException("say what to inspect: an ONNX graph file, --transformer config.json "
                     + "--seq N, or --model m.sdl (a predictor)");
@@ -80,6 +86,7 @@ final class InspectCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--transformer needs --seq, a positive sequence length"
                         + (seq == null ? "" : ", got " + seq));
             }
+            graphOptions.refuseDims("a configuration's sequence length is --seq");
             g = org.scaledl.transformer.HuggingFaceConfig.read(transformer).graph(seq);
         } else {
             g = graphOptions.read(model);

@@ -92,6 +92,7 @@ final class JobOptions {
             return graphOptions.read(graph);
         }
         Checks.argument(seq > 0, "--seq must be positive, got %s", seq);
+        graphOptions.refuseDims("a configuration's sequence length is --seq");
         return HuggingFaceConfig.read(transformer).graph(seq);
     }
 

@@ -116,6 +116,7 @@ final class LayoutsCommand implements Callable<Integer> {
         }
         if (out != null) {
             org.scaledl.model.file.SafeFiles.checkWritable(out);
+            Reports.requireExtension(out, "the layouts' table", ".csv");
         }
         RuntimePredictor p = ModelArgument.load(model);
         if (!p.modelsClusters()) {

@@ -289,6 +289,13 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
         quiet = false;
         ModelArgument.prefetch(args);
         CommandLine cl = commandLine(args);
+        // an empty argument is no file (Path.of("") is the working directory, which would be read as one)
+        cl.registerConverter(java.nio.file.Path.class, text -> {
+            if (text.isEmpty()) {
+                throw new CommandLine.TypeConversionException("an empty path names no file");
+            }
+            return java.nio.file.Path.of(text);
+        });
         cl.registerConverter(Phase.class, text -> {
             try {
                 return Phase.parse(text);

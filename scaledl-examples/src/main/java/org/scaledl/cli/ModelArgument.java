@@ -71,6 +71,10 @@ final class ModelArgument {
      * @throws IllegalArgumentException for a name that is neither a file nor a bundled model, listing the bundled ones
      */
     static RuntimePredictor load(String value) {
+        if (value.isEmpty()) {
+            throw new IllegalArgumentException("--model: an empty value names no file and no bundled model (bundled "
+                    + "models: " + String.join(", ", BundledModels.names()) + ")");
+        }
         CompletableFuture<RuntimePredictor> early = PREFETCHED.remove(value);
         if (early != null) {
             try {
@@ -88,7 +92,8 @@ final class ModelArgument {
         Path p = Path.of(value);
         if (Files.exists(p) || value.contains("/") || value.contains("\\") || value.endsWith(".sdl")) {
             if (!Files.exists(p)) {
-                throw new IllegalArgumentException("--model " + value + ": no such file (bundled models: "
+                throw new IllegalArgumentException("--model " + org.scaledl.InvalidInputException.escaped(value)
+                        + ": no such file (bundled models: "
                         + String.join(", ", BundledModels.names()) + ")");
             }
             return RuntimePredictor.load(p);
@@ -96,7 +101,8 @@ final class ModelArgument {
         if (BundledModels.names().contains(value)) {
             return BundledModels.load(value);
         }
-        throw new IllegalArgumentException("--model " + value + ": neither a file nor a bundled model"
+        throw new IllegalArgumentException("--model " + org.scaledl.InvalidInputException.escaped(value)
+                + ": neither a file nor a bundled model"
                 + org.scaledl.Suggestions.closest(value, BundledModels.names()).map(s -> "; did you mean '" + s + "'?")
                         .orElse("") + " (bundled: " + String.join(", ", BundledModels.names()) + ")");
     }

@@ -101,10 +101,30 @@ final class PlanCommand implements Callable<Integer> {
     private static final List<String> PLAN_COLUMNS = List.of("model", "family", "resolution", "batch", "world_size",
             "threads", "phase", "tensor", "pipeline", "micro_batches", "device", "graph");
 
+    /**
+     * A table of GPU jobs (a {@code transformer} column, or a {@code device} named on a row) priced by the roofline
+     * prior or a CPU model would be read as CPU runs: its GPUs, layouts and precisions dropped and every job priced
+     * alike. Refused, naming the first such row.
+     */
+    private static void refuseGpuJobs(org.scaledl.io.CsvTable t, boolean cpuModel) {
+        for (int i = 0; i < t.size(); i++) {
+            boolean gpu = t.has("transformer") && !t.opt(i, "transformer").orElse("").isBlank()
+                    || t.has("device") && !t.opt(i, "device").orElse("").isBlank();
+            if (gpu) {
+                throw InvalidInputException.atLine(t.source(), t.line(i), "a GPU job (it names a "
+                        + (t.has("transformer") && !t.opt(i, "transformer").orElse("").isBlank() ? "transformer"
+                        : "device") + "): " + (cpuModel ? "the given model predicts CPU runs" : "the roofline prior "
+                        + "prices CPU runs") + "; give a GPU model (--model gpu), whose predictions price GPU jobs "
+                        + "in GPU-hours");
+            }
+        }
+    }
+
     @Override
     public Integer call() throws Exception {
         if (out != null) {
             org.scaledl.model.file.SafeFiles.checkWritable(out);
+            Reports.requireExtension(out, "the plan", ".csv");
         }
         if (source.matrix != null) {
             return matrix();
@@ -138,6 +158,9 @@ final class PlanCommand implements Callable<Integer> {
         List<Workload> candidates = c.workloads();
         if (source.grid == null) {
             refuseRepeatedRows(c.table());
+        }
+        if (!cluster) {
+            refuseGpuJobs(c.table(), priorModel != null);
         }
         List<Workload> measured = fixed == null ? List.of()
                 : DatasetReader.readRuns(fixed).samples().stream().map(Sample::workload).toList();

@@ -96,11 +96,7 @@ final class PredictCommand implements Callable<Integer> {
         }
         if (out != null) {
             org.scaledl.model.file.SafeFiles.checkWritable(out);
-            String name = out.getFileName() == null ? "" : out.getFileName().toString().toLowerCase(Locale.ROOT);
-            if (!name.endsWith(".csv") && !name.endsWith(".jsonl")) {
-                throw new IllegalArgumentException("--out " + out + ": the scored table is written as .csv or .jsonl "
-                        + "(name the file so)");
-            }
+            Reports.requireExtension(out, "the scored table", ".csv", ".jsonl");
         }
         if (gpus != null && job.worldSize != null) {
             throw new IllegalArgumentException("give --gpus (every GPU of the job) or --world-size (its data-parallel "

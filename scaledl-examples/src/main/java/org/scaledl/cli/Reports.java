@@ -24,14 +24,31 @@ final class Reports {
     private Reports() {
     }
 
+    /**
+     * Refuses an output file whose name does not end in one of {@code extensions} (lower-case, with the dot): what
+     * the command writes is that format whatever the name says, so a name that says another would mislead.
+     */
+    static void requireExtension(Path out, String what, String... extensions) {
+        String name = out.getFileName() == null ? "" : out.getFileName().toString().toLowerCase(Locale.ROOT);
+        for (String x : extensions) {
+            if (name.endsWith(x)) {
+                return;
+            }
+        }
+        throw new IllegalArgumentException("--out " + org.scaledl.InvalidInputException.escaped(out.toString())
+                + ": " + what + " is written as " + String.join(" or ", extensions) + " (name the file so)");
+    }
+
     static void table(Evaluation e, PrintStream out) {
         out.printf(Locale.ROOT, "%-20s %5s %8s %10s %9s %9s %9s%n", "method", "n", "MRE", "RMSE ms", "within10",
                 "spearman", "in 90% PI");
         for (String m : e.methods()) {
             ErrorMetrics x = e.metrics().get(m);
             double cov = coverage(e, m);
-            out.printf(Locale.ROOT, "%-20s %5d %7.1f%% %10.1f %8.0f%% %9.3f %9s%n", m, x.n(), 100 * x.mre(),
-                    x.rmseMs(), 100 * x.within10(), x.spearman(), Double.isNaN(cov) ? "-"
+            // an undefined rank correlation (fewer than two runs, or every run alike) is "-", as in the JSON's null
+            out.printf(Locale.ROOT, "%-20s %5d %7.1f%% %10.1f %8.0f%% %9s %9s%n", m, x.n(), 100 * x.mre(),
+                    x.rmseMs(), 100 * x.within10(), Double.isFinite(x.spearman())
+                            ? String.format(Locale.ROOT, "%.3f", x.spearman()) : "-", Double.isNaN(cov) ? "-"
                             : String.format(Locale.ROOT, "%.1f%%", 100 * cov));
         }
         out.println();

@@ -88,6 +88,7 @@ final class ScalingCommand implements Callable<Integer> {
             throw new IllegalArgumentException("say what to plot: --graph or --transformer (with --seq), and --batch");
         }
         org.scaledl.model.file.SafeFiles.checkWritable(out);
+        Reports.requireExtension(out, "the chart", ".svg");
         RuntimePredictor p = ModelArgument.load(job.model);
         if (job.graphOptions.allowPartial) {
             p = p.allowingPartialGraphs();

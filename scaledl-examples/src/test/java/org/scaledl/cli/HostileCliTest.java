@@ -376,4 +376,144 @@ class HostileCliTest {
         MainTest.Run clean = MainTest.run("fit", "--data", data.toString(), "--out", dir.resolve("c.sdl").toString());
         assertFalse(clean.out().contains("left out"), clean.out());
     }
+
+    /**
+     * Round five of the probe: settings an imported graph's execution does not model (recomputation, ZeRO) are
+     * refused as its other transformer-only settings are, on the CPU model and a GPU one, not reported as applied.
+     */
+    @Test
+    void settingsAnImportedGraphDoesNotModelAreRefused() {
+        String g = MainTest.graph("resnet18_r64").toString();
+        String[][] settings = {{"--zero-stage", "1"}, {"--recompute", "full"}, {"--recompute", "selective"},
+            {"--recompute-layers", "3"}};
+        for (String[] set : settings) {
+            oneLine(MainTest.run("predict", "--model", model.toString(), "--graph", g, "--batch", "2", set[0],
+                    set[1]), Main.USAGE, "imported graphs", set[0].equals("--zero-stage") ? "ZeRO stage 1"
+                    : "recomputation");
+            // the GPU model refuses it as it refuses LoRA on an imported graph (bad input: exit 1)
+            oneLine(MainTest.run("predict", "--model", "gpu", "--graph", g, "--batch", "2", "--device", "H100",
+                    "--precision", "bf16", "--world-size", "4", set[0], set[1]), Main.BAD_INPUT, "imported graph",
+                    set[0].equals("--zero-stage") ? "ZeRO stage 1" : "recomputation");
+        }
+        // recomputing nothing, ZeRO 0: what the imported graph's execution does, so accepted
+        assertEquals(0, MainTest.run("predict", "--model", model.toString(), "--graph", g, "--batch", "2",
+                "--recompute", "none", "--zero-stage", "0").code());
+    }
+
+    /**
+     * Round five: {@code --recompute-layers 0} is full recomputation of every layer, as the option says (it was
+     * silently none).
+     */
+    @Test
+    void recomputeLayersZeroIsFullRecomputationOfEveryLayer() throws Exception {
+        Path config = repo().resolve("scaledl-core/src/test/resources/transformers/llama-3-8b/config.json");
+        String[] job = {"predict", "--model", "gpu", "--transformer", config.toString(), "--seq", "512", "--batch",
+            "1", "--device", "H100", "--precision", "bf16", "--json"};
+        java.util.function.Function<String[], com.fasterxml.jackson.databind.JsonNode> json = extra -> {
+            String[] args = java.util.stream.Stream.concat(java.util.Arrays.stream(job), java.util.Arrays.stream(extra))
+                    .toArray(String[]::new);
+            MainTest.Run r = MainTest.run(args);
+            assertEquals(0, r.code(), r.err());
+            try {
+                return new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.out());
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        };
+        com.fasterxml.jackson.databind.JsonNode zero = json.apply(new String[] {"--recompute-layers", "0"});
+        com.fasterxml.jackson.databind.JsonNode full = json.apply(new String[] {"--recompute", "full"});
+        com.fasterxml.jackson.databind.JsonNode none = json.apply(new String[] {"--recompute", "none"});
+        assertEquals(full.get("ms").asDouble(), zero.get("ms").asDouble(), 1e-9);
+        assertEquals(full.get("memory_gb").asDouble(), zero.get("memory_gb").asDouble(), 1e-9);
+        assertTrue(zero.get("ms").asDouble() > none.get("ms").asDouble(), zero.get("ms") + " " + none.get("ms"));
+    }
+
+    /**
+     * Round five: a table of GPU jobs planned without a GPU model is refused naming its first such row (it was read
+     * as CPU runs, every job priced alike and the plan written without its transformers and devices).
+     */
+    @Test
+    void aPlanOfGpuJobsNeedsAGpuModel(@TempDir Path dir) throws Exception {
+        Path config = repo().resolve("scaledl-core/src/test/resources/transformers/llama-3-8b/config.json");
+        Files.createDirectory(dir.resolve("llama"));
+        Files.copy(config, dir.resolve("llama/config.json"));
+        Path table = dir.resolve("jobs.csv");
+        Files.writeString(table, "id,transformer,seq,batch,micro_batches,world_size,tensor,pipeline,device,"
+                + "precision\na,llama/config.json,2048,1,1,8,1,1,H100,bf16\nb,llama/config.json,2048,1,1,4,2,1,H100,"
+                + "bf16\n");
+        oneLine(MainTest.run("plan", "--candidates", table.toString(), "--runs", "1"), Main.BAD_INPUT, "jobs.csv:2",
+                "a GPU job", "--model gpu");
+        Path devices = dir.resolve("devices.csv");
+        Files.copy(MainTest.graph("resnet18_r64"), dir.resolve("r.onnx"));
+        Files.writeString(devices, "batch,world_size,threads,phase,device,graph\n2,1,1,train,H100,r.onnx\n");
+        oneLine(MainTest.run("plan", "--candidates", devices.toString(), "--runs", "1"), Main.BAD_INPUT,
+                "devices.csv:2", "names a device");
+        MainTest.Run gpu = MainTest.run("plan", "--model", "gpu", "--candidates", table.toString(), "--runs", "1");
+        assertEquals(0, gpu.code(), gpu.err());
+    }
+
+    /**
+     * Round five: what was typed reaches the message escaped whichever option named it (a newline in a model's or a
+     * configuration's path forged a second line), an empty path names no file (it read the working directory), and
+     * a configuration given as a graph is said to be one.
+     */
+    @Test
+    void pathsAreOneEscapedLineAndAnEmptyOneIsNoFile() throws Exception {
+        String g = MainTest.graph("resnet18_r64").toString();
+        oneLine(MainTest.run("predict", "--model", "/tmp/a\nscaledl: note: fine", "--graph", g, "--batch", "1"),
+                Main.USAGE, "\\u000a");
+        oneLine(MainTest.run("predict", "--model", "gpu", "--transformer", "/tmp/a\nb.json", "--seq", "2",
+                "--batch", "1"), Main.BAD_INPUT, "/tmp/a\\u000ab.json");
+        oneLine(MainTest.run("predict", "--model", "gpu", "--transformer", "", "--seq", "2", "--batch", "1"),
+                Main.USAGE, "an empty path");
+        oneLine(MainTest.run("predict", "--model", "", "--graph", g, "--batch", "1"), Main.USAGE,
+                "an empty value");
+        Path config = repo().resolve("scaledl-core/src/test/resources/transformers/llama-3-8b/config.json");
+        oneLine(MainTest.run("predict", "--model", "gpu", "--graph", config.toString(), "--batch", "1", "--device",
+                "H100"), Main.BAD_INPUT, "not an ONNX model but JSON", "--transformer");
+    }
+
+    /** Round five: an output named for another format than the command writes is refused before any work. */
+    @Test
+    void anOutputNamedForAnotherFormatIsRefused(@TempDir Path dir) throws Exception {
+        Path config = repo().resolve("scaledl-core/src/test/resources/transformers/llama-3-8b/config.json");
+        oneLine(MainTest.run("layouts", "--model", "gpu", "--transformer", config.toString(), "--seq", "2048",
+                "--gpus", "8", "--global-batch", "8", "--device", "H100", "--precision", "bf16", "--out",
+                dir.resolve("l.jsonl").toString()), Main.USAGE, "l.jsonl", ".csv");
+        oneLine(MainTest.run("plan", "--data", data.toString(), "--runs", "2", "--out", dir.resolve("p.svg")
+                .toString()), Main.USAGE, "p.svg", "the plan");
+        oneLine(MainTest.run("scaling", "--model", "gpu", "--transformer", config.toString(), "--seq", "2048",
+                "--batch", "1", "--device", "H100", "--precision", "bf16", "--out", dir.resolve("s.csv").toString()),
+                Main.USAGE, "s.csv", ".svg");
+        assertEquals(List.of(), Files.list(dir).toList());
+    }
+
+    /**
+     * Round five: an option a command would ignore where its sibling is refused is refused too: a fit anew's options
+     * with a calibration, a graph's options with a predictor to inspect, an ONNX graph's dimensions with a
+     * configuration.
+     */
+    @Test
+    void optionsACommandWouldIgnoreAreRefused(@TempDir Path dir) throws Exception {
+        Path runs = dir.resolve("runs.csv");
+        Files.writeString(runs, "id,transformer,seq,batch,micro_batches,world_size,tensor,pipeline,device,precision,"
+                + "measured_ms\n");
+        String out = dir.resolve("x.sdl").toString();
+        oneLine(MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out", out, "--attention"),
+                Main.USAGE, "--attention");
+        oneLine(MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out", out, "--profiled",
+                dir.toString()), Main.USAGE, "--profiled");
+        oneLine(MainTest.run("fit", "--calibrate", model.toString(), "--data", data.toString(), "--out", out,
+                "--attention"), Main.USAGE, "--attention");
+        for (String[] opt : new String[][] {{"--batch", "4"}, {"--phase", "infer"}, {"--dim", "x=1"}}) {
+            oneLine(MainTest.run("inspect", "--model", "gpu", opt[0], opt[1]), Main.USAGE, opt[0], "--model");
+        }
+        assertEquals(0, MainTest.run("inspect", "--model", model.toString()).code());
+        Path config = repo().resolve("scaledl-core/src/test/resources/transformers/llama-3-8b/config.json");
+        oneLine(MainTest.run("predict", "--model", "gpu", "--transformer", config.toString(), "--seq", "128",
+                "--batch", "1", "--device", "H100", "--dim", "seq=5"), Main.USAGE, "--dim", "--seq");
+        oneLine(MainTest.run("inspect", "--transformer", config.toString(), "--seq", "128", "--dim", "seq=5"),
+                Main.USAGE, "--dim", "--seq");
+        assertFalse(Files.exists(Path.of(out)));
+    }
 }

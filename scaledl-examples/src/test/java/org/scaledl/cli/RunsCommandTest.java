@@ -47,6 +47,32 @@ class RunsCommandTest {
         }
     }
 
+    /**
+     * A NeMo log's trainer states its GPUs per node ({@code devices}, beside {@code num_nodes}): the table says so,
+     * and a job on nodes of 4 is read back on nodes of 4, not on the device's standard server of 8; a log whose
+     * {@code devices} is no count ({@code auto}) leaves the column empty.
+     */
+    @Test
+    void aNemoLogsDevicesAreTheNodesGpus() throws IOException {
+        String text = Files.readString(log("nemo-llama3-8b.log"));
+        Path four = dir.resolve("nemo-four.log");
+        Files.writeString(four, text.replace("devices: 8", "devices: 4").replace("num_nodes: 2", "num_nodes: 4"));
+        Path auto = dir.resolve("nemo-auto.log");
+        Files.writeString(auto, text.replace("devices: 8", "devices: auto"));
+        Path out = dir.resolve("four.csv");
+        MainTest.Run r = MainTest.run("runs", "--from-log", four.toString(), auto.toString(), "--out",
+                out.toString(), "-q");
+        assertEquals(0, r.code(), r.err());
+        List<String> lines = Files.readAllLines(out);
+        int col = RunsCommand.COLUMNS.indexOf("gpus_per_node");
+        assertEquals("4", lines.get(1).split(",", -1)[col], lines.get(1));
+        assertEquals("", lines.get(2).split(",", -1)[col], lines.get(2));
+        List<Sample> runs = read(out);
+        assertEquals(4, runs.get(0).workload().topology().orElseThrow().gpusPerNode());
+        assertTrue(runs.get(1).workload().topology().isEmpty() || runs.get(1).workload().topology().get()
+                .gpusPerNode() == 8);
+    }
+
     @Test
     void logsBecomeAJobRunsTableThatPredictReads() throws IOException {
         Path out = dir.resolve("runs.csv");
@@ -64,7 +90,7 @@ class RunsCommandTest {
                 + "2,1,1,1,1,1,NVIDIA H100 80GB HBM3,,,bf16,none,,true,overlapped,fp32,false,,none,5050.5000,"),
                 lines.get(1));
         assertTrue(lines.get(2).startsWith("nemo-llama3-8b.log,runs-configs/nemo-llama3-8b.json,8192,2,8,4,2,1,2,1,"
-                + "1,1,0,NVIDIA H100 80GB HBM3,,,fp8,selective,core_attn,true,overlapped,,false,,none,2415.0000,"),
+                + "1,1,0,NVIDIA H100 80GB HBM3,8,,fp8,selective,core_attn,true,overlapped,,false,,none,2415.0000,"),
                 lines.get(2));
         assertTrue(Files.isRegularFile(dir.resolve("runs-configs/nemo-llama3-8b.json")));
 
