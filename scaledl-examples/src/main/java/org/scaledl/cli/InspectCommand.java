@@ -208,12 +208,20 @@ final class InspectCommand implements Callable<Integer> {
         root.put("library_version", p.provenance().libraryVersion());
         Reports.number(root, "cross_validated_mre", p.provenance().cvMre());
         p.machines().forEach(root.putArray("machines")::add);
+        // a calibrated copy says so: the runs it was calibrated on (RuntimePredictor.calibrate counts them)
+        String calibrated = p.provenance().config().get("calibration_runs");
+        if (calibrated != null) {
+            root.put("calibration_runs", Integer.parseInt(calibrated));
+        }
+        root.put("created_at", p.provenance().createdAt());
         root.set("domain", p.domain().toJson());
         p.executionModel().ifPresent(m -> root.set("execution", m.toJson()));
         if (!json) {
-            System.out.printf(Locale.ROOT, "%s: %s, %d training samples, %s, machines %s%n",
+            System.out.printf(Locale.ROOT, "%s: %s, %d training samples, %s, machines %s%s%n",
                     predictor, p, p.provenance().trainingSamples(), Reports.cvMre(p.provenance().cvMre()),
-                    p.machines());
+                    p.machines(), calibrated == null ? "" : ", calibrated on " + calibrated + " run"
+                            + (calibrated.equals("1") ? "" : "s") + " since it was fitted (" + p.provenance()
+                            .createdAt() + ")");
             p.executionModel().ifPresent(InspectCommand::printExecution);
             System.out.println("training domain (predictions outside it carry warnings):");
         }
