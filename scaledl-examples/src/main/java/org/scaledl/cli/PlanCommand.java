@@ -330,9 +330,13 @@ final class PlanCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--budget-s needs workloads to price (--data, --candidates or --grid),"
                     + " not a raw --matrix");
         }
-        if (fixed != null || out != null || prior != null) {
-            throw new IllegalArgumentException("--fixed, --prior and --out need workloads (--data, --candidates or "
-                    + "--grid), not a raw --matrix");
+        if (fixed != null || out != null || prior != null || devices != null) {
+            throw new IllegalArgumentException("--fixed, --prior, --out and --devices need workloads (--data, "
+                    + "--candidates or --grid), not a raw --matrix");
+        }
+        if (costOptions.overhead != null || costOptions.warmup != null || costOptions.reps != null) {
+            throw new IllegalArgumentException("--overhead-s, --warmup and --reps price runs; the rows of a raw "
+                    + "--matrix are not runs (give --data, --candidates or --grid to price them)");
         }
         double[][] x = readMatrix(source.matrix);
         if (size.runs < 1 || size.runs > x.length) {

@@ -514,6 +514,13 @@ class HostileCliTest {
                 "--batch", "1", "--device", "H100", "--dim", "seq=5"), Main.USAGE, "--dim", "--seq");
         oneLine(MainTest.run("inspect", "--transformer", config.toString(), "--seq", "128", "--dim", "seq=5"),
                 Main.USAGE, "--dim", "--seq");
+        Path matrix = dir.resolve("m.csv");
+        Files.writeString(matrix, "1,0\n0,1\n1,1\n");
+        assertEquals(0, MainTest.run("plan", "--matrix", matrix.toString(), "--runs", "2").code());
+        oneLine(MainTest.run("plan", "--matrix", matrix.toString(), "--runs", "2", "--warmup", "5"), Main.USAGE,
+                "--warmup", "--matrix");
+        oneLine(MainTest.run("plan", "--matrix", matrix.toString(), "--runs", "2", "--devices", matrix.toString()),
+                Main.USAGE, "--devices", "--matrix");
         assertFalse(Files.exists(Path.of(out)));
     }
 }
