@@ -17,8 +17,9 @@ import org.scaledl.workload.Sample;
 /**
  * How the cluster execution learnt from published runs carries to runs it did not see, split the way the judges of a
  * planner split them: each model family held out, each system (GPU generation and its network) held out, small
- * clusters (at most {@value #SMALL_GPUS} GPUs) fitted and larger ones predicted, and the newest GPU held out whole (its
- * runs predicted from its catalog row). The Megatron coefficients are refitted on each split's training runs (the
+ * clusters (at most {@value #SMALL_GPUS} GPUs) fitted and larger ones predicted, the newest GPU held out whole (its
+ * runs predicted from its catalog row), and the newest software releases held out (their runs predicted from the
+ * runs published before them, {@link #newerReleases}). The Megatron coefficients are refitted on each split's training runs (the
  * published ones not held out, plus every {@code always} run, such as vTrain's single-node runs); the layer model is
  * the base predictor's. Each split reports the MRE with the signed bias beside it (positive: predicted too slow), the
  * median and 90th percentile, and the share of held-out runs inside their 90 % interval.
@@ -28,12 +29,12 @@ import org.scaledl.workload.Sample;
  * e.splits().forEach(s -> System.out.println(s.name() + " " + s.mre() + " " + s.bias()));
  * }</pre>
  *
- * @param splits      the splits: in sample, families, systems, small to large, newest GPU (and where asked, each
- *                    cluster), then per system of the
+ * @param splits      the splits: in sample, families, systems, small to large, newest GPU, newer releases (where
+ *                    the runs' releases are dated; and where asked, each cluster), then per system of the
  *                    pooled family split, its dense jobs and mixtures of experts, its jobs whose recomputation was
  *                    chosen at the memory edge ({@code NEAR_MEMORY_LIMIT}) and the others, and per system of the
  *                    small-to-large split (and of the cluster split)
- * @param predictions every run each of the five (or six) splits scored, with its prediction (in the order of the
+ * @param predictions every run each of the five to seven splits scored, with its prediction (in the order of the
  *                    splits, and within one, of the published runs)
  */
 public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
@@ -127,11 +128,11 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
         out.add(split("newest GPU held out (" + newest + ", from its catalog row)", base, always, published, older,
                 newestErrors));
         record(scored, "newest_gpu", published.stream().filter(older.negate()).toList(), newestErrors);
-        java.util.SortedSet<String> newer = newerReleases(published);
+        List<String> newer = newerReleases(published);
         if (!newer.isEmpty()) {
             Predicate<Sample> before = s -> !newer.contains(s.workload().tag("release").orElse(""));
             List<double[]> newerErrors = new ArrayList<>();
-            out.add(split("newer releases held out (" + newer.first() + " to " + newer.last()
+            out.add(split("newer releases held out (" + newer.get(0) + " to " + newer.get(newer.size() - 1)
                     + ", from the runs before)", base, always, published, before, newerErrors));
             record(scored, "newer_release", published.stream().filter(before.negate()).toList(), newerErrors);
         }
@@ -159,39 +160,53 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
     /** The largest share of the published runs the newer-release split holds out. */
     static final double NEWER_SHARE = 0.25;
 
-    /** A release tag dated as NGC containers are, {@code YY.MM} with an optional patch ({@code 26.04.01}). */
+    /**
+     * A release tag dated as NGC containers are: {@code YY.MM}, the month with or without its leading zero, with an
+     * optional patch ({@code 26.04.01}, {@code 26.4.1}).
+     */
     private static final java.util.regex.Pattern DATED =
-            java.util.regex.Pattern.compile("(\\d{2})\\.(\\d{2})(?:\\.(\\d+))?");
+            java.util.regex.Pattern.compile("(\\d{2})\\.(\\d{1,2})(?:\\.(\\d+))?");
 
     /**
      * The software releases the newer-release split holds out: the newest releases tagged {@code YY.MM} or
-     * {@code YY.MM.patch} (NGC containers' dating), taken newest first while their runs stay within a quarter of the
-     * published runs ({@value #NEWER_SHARE}), and at least one release left before them; empty where no run's release
-     * is so dated. Runs of other releases (a preparation's, an undated branch's) are fitted, never scored: the split
-     * asks what the same sources' next releases take, from the runs published before them.
+     * {@code YY.MM.patch} (NGC containers' dating; tags that name one date, {@code 26.04.1} and {@code 26.04.01}, are
+     * one release), taken newest first while their runs stay within a quarter of the published runs
+     * ({@value #NEWER_SHARE}), and at least one dated release left before them. Runs of other releases (a
+     * preparation's, an undated branch's) are fitted, never scored: the split asks what the same sources' next
+     * releases take, from the runs published before them. Empty (and the split left out) where no run's release is
+     * so dated, where only one release is, and where the newest release alone holds more than a quarter of the runs.
+     * In date order (one date's tags alphabetically).
      */
-    public static java.util.SortedSet<String> newerReleases(List<Sample> published) {
-        java.util.TreeMap<int[], String> dated = new java.util.TreeMap<>(java.util.Arrays::compare);
-        java.util.Map<String, Integer> runs = new java.util.HashMap<>();
+    public static List<String> newerReleases(List<Sample> published) {
+        TreeMap<List<Integer>, java.util.Set<String>> dated = new TreeMap<>(
+                (a, b) -> Arrays.compare(a.stream().mapToInt(Integer::intValue).toArray(),
+                        b.stream().mapToInt(Integer::intValue).toArray()));
+        Map<List<Integer>, Integer> runs = new java.util.HashMap<>();
         for (Sample s : published) {
             String r = s.workload().tag("release").orElse("");
             java.util.regex.Matcher m = DATED.matcher(r);
             if (m.matches()) {
-                dated.put(new int[] {Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)),
-                    m.group(3) == null ? -1 : Integer.parseInt(m.group(3))}, r);
-                runs.merge(r, 1, Integer::sum);
+                List<Integer> key = List.of(Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)),
+                        m.group(3) == null ? -1 : Integer.parseInt(m.group(3)));
+                dated.computeIfAbsent(key, k -> new java.util.TreeSet<>()).add(r);
+                runs.merge(key, 1, Integer::sum);
             }
         }
-        java.util.SortedSet<String> out = new java.util.TreeSet<>();
-        int held = 0;
-        for (String r : dated.descendingMap().values()) {
-            if (out.size() == dated.size() - 1 || held + runs.get(r) > NEWER_SHARE * published.size()) {
+        List<List<Integer>> held = new ArrayList<>();
+        int count = 0;
+        for (List<Integer> key : dated.descendingKeySet()) {
+            if (held.size() == dated.size() - 1 || count + runs.get(key) > NEWER_SHARE * published.size()) {
                 break;
             }
-            held += runs.get(r);
-            out.add(r);
+            count += runs.get(key);
+            held.add(key);
         }
-        return out;
+        // in date order (the split's label names the first and the last)
+        List<String> out = new ArrayList<>();
+        for (int i = held.size() - 1; i >= 0; i--) {
+            out.addAll(dated.get(held.get(i)));
+        }
+        return List.copyOf(out);
     }
 
     /** Each scored run of a split with its prediction ({@code errors} in the order of {@code tested}). */

@@ -587,8 +587,12 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             Workload.Builder b = Workload.builder(g).batch(micro * microBatches)
                     .threads(positive(t, r, "threads").orElse(1)).phase(ph)
                     .tag(graphPath.isPresent() ? "graph" : "transformer", what).tag("row", Integer.toString(offset + r));
+            // a caller's default for the recomputation and the ZeRO stage applies to transformer rows only (an
+            // imported graph's execution models neither, and refuses them; a table may mix both): a graph row's own
+            // cell is taken as given
+            java.util.function.Predicate<String> applies = c -> graphPath.isEmpty() || t.opt(r, c).isPresent();
             try {
-                int zero = bounded(t, r, "zero_stage", 0, 3).orElse(0);
+                int zero = applies.test("zero_stage") ? bounded(t, r, "zero_stage", 0, 3).orElse(0) : 0;
                 int tensor = positive(t, r, "tensor").orElse(1);
                 int pipeline = positive(t, r, "pipeline").orElse(1);
                 int context = positive(t, r, "context").orElse(1);
@@ -597,8 +601,10 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                         .orElse(1), context, positive(t, r, "expert").orElse(1), positive(t, r, "expert_tensor")
                         .orElse(1)));
                 value(t, r, "precision").map(Precision::parse).ifPresent(b::precision);
-                Recompute rc = value(t, r, "recompute").map(Recompute::parse).orElse(null);
-                Optional<Integer> recomputeLayers = bounded(t, r, "recompute_layers", 0, 1 << 20);
+                Recompute rc = applies.test("recompute") ? value(t, r, "recompute").map(Recompute::parse).orElse(null)
+                        : null;
+                Optional<Integer> recomputeLayers = applies.test("recompute_layers")
+                        ? bounded(t, r, "recompute_layers", 0, 1 << 20) : Optional.empty();
                 if (recomputeLayers.isPresent() && recomputeLayers.get() > 0) {
                     if (rc != null && rc != Recompute.FULL && rc != Recompute.AUTO) {
                         throw new IllegalArgumentException("recompute_layers " + recomputeLayers.get() + " needs "

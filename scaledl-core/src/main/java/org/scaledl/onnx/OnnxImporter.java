@@ -245,8 +245,9 @@ public final class OnnxImporter {
                     p.getMessage())) : throwAt(InvalidInputException.inSource(source, p.getMessage()));
         } catch (IOException | RuntimeException e) {
             if (json(bytes)) {
-                throw InvalidInputException.wrap(source, "not an ONNX model but JSON (a Hugging Face config.json is "
-                        + "a transformer's configuration: --transformer, or HuggingFaceConfig.read)", e);
+                throw InvalidInputException.wrap(source, "not an ONNX model but JSON: a Hugging Face config.json is "
+                        + "a transformer's configuration, read with --transformer config.json --seq N (API: "
+                        + "HuggingFaceConfig.read(path).graph(seq); CLI: --transformer config.json --seq N)", e);
             }
             throw InvalidInputException.wrap(source, "not a valid ONNX model: " + e.getMessage(), e);
         }

@@ -1089,11 +1089,30 @@ class MegatronExecutionTest {
         assertTrue(org.scaledl.eval.ClusterEvaluation.newerReleases(runs).isEmpty(), "no release tags");
         assertTrue(org.scaledl.eval.ClusterEvaluation.run(predictor, List.of(), runs, A100.name()).splits().stream()
                 .noneMatch(x -> x.name().startsWith("newer releases")));
-        List<Sample> one = new ArrayList<>();
-        for (Sample s : runs) {
-            one.add(Sample.of(s.workload().toBuilder().tag("release", "26.04").build(), s.millis()));
+        // one dated release (two runs, among undated ones): nothing before it, so nothing held out
+        assertTrue(org.scaledl.eval.ClusterEvaluation.newerReleases(retagged(runs, i -> i < 2 ? "26.04"
+                : "automodel main")).isEmpty(), "one release: nothing before it");
+        // the newest release alone holds more than a quarter: nothing held out
+        assertTrue(org.scaledl.eval.ClusterEvaluation.newerReleases(retagged(runs, i -> i < 7 ? "26.06" : "25.09"))
+                .isEmpty());
+        // a month without its leading zero and a patch with one are dates too, and tags naming one date are one
+        // release: 26.4.1 and 26.04.01 (3 runs) are held out together; 26.04 (4 more) would pass the quarter (6)
+        String[] tags = {"26.4.1", "26.04.01", "26.04.01", "26.04", "26.04", "26.04", "26.04", "26.3"};
+        assertEquals(List.of("26.04.01", "26.4.1"), List.copyOf(org.scaledl.eval.ClusterEvaluation.newerReleases(
+                retagged(runs, i -> i < tags.length ? tags[i] : "25.09"))));
+        // in date order, not the tags' alphabetical one: 26.3 before 26.10
+        assertEquals(List.of("26.3", "26.10"), List.copyOf(org.scaledl.eval.ClusterEvaluation.newerReleases(
+                retagged(runs, i -> i == 0 ? "26.10" : i == 1 ? "26.3" : "25.09"))));
+    }
+
+    /** The runs with their release tags set by position. */
+    private static List<Sample> retagged(List<Sample> runs, java.util.function.IntFunction<String> release) {
+        List<Sample> out = new ArrayList<>();
+        for (int i = 0; i < runs.size(); i++) {
+            out.add(Sample.of(runs.get(i).workload().toBuilder().tag("release", release.apply(i)).build(),
+                    runs.get(i).millis()));
         }
-        assertTrue(org.scaledl.eval.ClusterEvaluation.newerReleases(one).isEmpty(), "one release: nothing before it");
+        return out;
     }
 
     /**

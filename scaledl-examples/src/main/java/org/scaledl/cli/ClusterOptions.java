@@ -151,12 +151,9 @@ final class ClusterOptions {
         return precision == null ? Precision.FP32 : precision;
     }
 
-    /**
-     * The recomputation, auto when not given (full when only --recompute-layers is, 0 too: every layer, as the option
-     * says).
-     */
+    /** The recomputation, auto when not given (full when only --recompute-layers N, N at least 1, is). */
     Recompute recompute() {
-        boolean layers = recomputeLayers != null && recomputeLayers() >= 0;
+        boolean layers = recomputeLayers() > 0;
         if (layers && recomputeModules != null) {
             throw org.scaledl.InvalidInputException.of("--recompute-layers (full recomputation of the first layers) "
                     + "and --recompute-modules (what selective recomputation recomputes) cannot both be given");

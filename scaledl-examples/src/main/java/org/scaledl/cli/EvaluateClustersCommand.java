@@ -17,12 +17,14 @@ import picocli.CommandLine.Option;
 /**
  * {@code scaledl evaluate-clusters --data datasets/gpu}: the cluster execution fitted on some of the published
  * cluster runs ({@code llm-public/runs.csv}, with vTrain's single-node runs always) and scored on the others, split by
- * family, by system, small clusters to large, and the newest GPU from its catalog row.
+ * family, by system, small clusters to large, the newest GPU from its catalog row, and the newer software releases
+ * from the runs before them.
  */
 @Command(name = "evaluate-clusters", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
         description = "Fit the cluster execution on some of the published cluster runs (llm-public/runs.csv under "
                 + "--data) and score the others: each model family held out, each system held out, <= 64 GPUs -> "
-                + "larger clusters, the newest GPU held out (and with --each-cluster each system and release); MRE "
+                + "larger clusters, the newest GPU held out, the newer software releases held out (and with "
+                + "--each-cluster each system and release); MRE "
                 + "with the signed bias, and the 90%% interval's coverage.")
 final class EvaluateClustersCommand implements Callable<Integer> {
     @Option(names = "--data", defaultValue = "datasets/gpu", description = "GPU data root (default "
@@ -96,6 +98,7 @@ final class EvaluateClustersCommand implements Callable<Integer> {
         }
         if (out != null) {
             org.scaledl.model.file.SafeFiles.checkWritable(out);   // before the minute of fitting, not after
+            Reports.requireExtension(out, "the held-out predictions", ".csv");
         }
         String gpu;
         org.scaledl.io.DeviceCatalog catalog = Catalogs.of(null, data);

@@ -80,8 +80,9 @@ final class FitCommand implements Callable<Integer> {
                         + "--calibrate model on your cluster's runs");
             }
             if (attention || profiled != null) {
-                throw new IllegalArgumentException((attention ? "--attention" : "--profiled") + " fits a model anew "
-                        + "(with --gnn or --gpu); --calibrate --runs adapts a fitted one");
+                throw new IllegalArgumentException((attention ? "--attention belongs to a fit anew with --gnn"
+                        : "--profiled belongs to a fit anew with --gpu") + "; --calibrate --runs adapts a fitted "
+                        + "model");
             }
             return calibrateOnRuns();
         }
@@ -92,9 +93,10 @@ final class FitCommand implements Callable<Integer> {
         Path data = dataDirs.get(0);
         if (calibrate != null) {
             if (gpu || gnn || attention || profiled != null || devices != null) {
-                throw new IllegalArgumentException("--calibrate adapts a fitted host model; " + (gpu || gnn
-                        ? "--gpu and --gnn fit anew" : (attention ? "--attention" : profiled != null ? "--profiled"
-                        : "--devices") + " belongs to a fit anew (--gnn, --gpu)"));
+                throw new IllegalArgumentException("--calibrate adapts a fitted model; " + (gpu || gnn
+                        ? "--gpu and --gnn fit anew" : attention ? "--attention belongs to a fit anew with --gnn"
+                        : (profiled != null ? "--profiled" : "--devices") + " belongs to a fit anew with --gpu (or, "
+                        + "calibrating a GPU model, to --runs)"));
             }
             Dataset runs = readAll();
             RuntimePredictor p = ModelArgument.load(calibrate).calibrate(runs.samples());

@@ -211,7 +211,12 @@ final class InspectCommand implements Callable<Integer> {
         // a calibrated copy says so: the runs it was calibrated on (RuntimePredictor.calibrate counts them)
         String calibrated = p.provenance().config().get("calibration_runs");
         if (calibrated != null) {
-            root.put("calibration_runs", Integer.parseInt(calibrated));
+            try {
+                root.put("calibration_runs", Integer.parseInt(calibrated));
+            } catch (NumberFormatException e) {
+                throw org.scaledl.InvalidInputException.inSource(predictor, "its provenance's calibration_runs is "
+                        + "no count: '" + org.scaledl.InvalidInputException.printable(calibrated, 40) + "'");
+            }
         }
         root.put("created_at", p.provenance().createdAt());
         root.set("domain", p.domain().toJson());

@@ -102,20 +102,21 @@ final class PlanCommand implements Callable<Integer> {
             "threads", "phase", "tensor", "pipeline", "micro_batches", "device", "graph");
 
     /**
-     * A table of GPU jobs (a {@code transformer} column, or a {@code device} named on a row) priced by the roofline
-     * prior or a CPU model would be read as CPU runs: its GPUs, layouts and precisions dropped and every job priced
-     * alike. Refused, naming the first such row.
+     * A table of GPU jobs (a row naming a {@code transformer}, or a {@code device} the GPU catalog knows; a CPU table's
+     * {@code device} names its machine) priced by the roofline prior or a CPU model would be read as CPU runs: its
+     * GPUs, layouts and precisions dropped and every job priced alike. Refused, naming the first such row.
      */
-    private static void refuseGpuJobs(org.scaledl.io.CsvTable t, boolean cpuModel) {
+    private static void refuseGpuJobs(org.scaledl.io.CsvTable t, boolean cpuModel,
+            java.util.function.Function<String, Optional<org.scaledl.workload.Device>> gpus) {
         for (int i = 0; i < t.size(); i++) {
-            boolean gpu = t.has("transformer") && !t.opt(i, "transformer").orElse("").isBlank()
-                    || t.has("device") && !t.opt(i, "device").orElse("").isBlank();
-            if (gpu) {
-                throw InvalidInputException.atLine(t.source(), t.line(i), "a GPU job (it names a "
-                        + (t.has("transformer") && !t.opt(i, "transformer").orElse("").isBlank() ? "transformer"
-                        : "device") + "): " + (cpuModel ? "the given model predicts CPU runs" : "the roofline prior "
-                        + "prices CPU runs") + "; give a GPU model (--model gpu), whose predictions price GPU jobs "
-                        + "in GPU-hours");
+            String transformer = t.opt(i, "transformer").orElse("");
+            String device = t.opt(i, "device").orElse("");
+            if (!transformer.isBlank() || !device.isBlank() && gpus.apply(device.strip()).isPresent()) {
+                throw InvalidInputException.atLine(t.source(), t.line(i), "a GPU job (it names "
+                        + (!transformer.isBlank() ? "a transformer" : "the GPU " + InvalidInputException.printable(
+                        device, 60)) + "): " + (cpuModel ? "the given model predicts CPU runs" : "the roofline "
+                        + "prior prices CPU runs") + "; give a GPU model (--model gpu), whose predictions price GPU "
+                        + "jobs in GPU-hours");
             }
         }
     }
@@ -160,7 +161,7 @@ final class PlanCommand implements Callable<Integer> {
             refuseRepeatedRows(c.table());
         }
         if (!cluster) {
-            refuseGpuJobs(c.table(), priorModel != null);
+            refuseGpuJobs(c.table(), priorModel != null, Catalogs.of(devices)::find);
         }
         List<Workload> measured = fixed == null ? List.of()
                 : DatasetReader.readRuns(fixed).samples().stream().map(Sample::workload).toList();

@@ -97,6 +97,7 @@ final class RunsCommand implements Callable<Integer> {
                         + " is one of the logs: write the table elsewhere");
             }
         }
+        Reports.requireExtension(out, "the job runs table", ".csv");
         DeviceCatalog catalog = Catalogs.of(null);
         Device given = null;
         if (device != null) {
@@ -246,7 +247,6 @@ final class RunsCommand implements Callable<Integer> {
                 : "");
     }
 
-
     /**
      * The GPUs per node a NeMo log states: its trainer's {@code devices} (GPUs per node) where it also logs
      * {@code num_nodes}, a whole number within a node's range; empty otherwise ({@code auto}, {@code -1}, a log without
@@ -264,6 +264,7 @@ final class RunsCommand implements Callable<Integer> {
             return Optional.empty();
         }
     }
+
     private static String i(int v) {
         return Integer.toString(v);
     }

@@ -1184,16 +1184,11 @@ class ClusterPredictCliTest {
         for (int i = 0; i < 2; i++) {
             // the second time, the choice given: "none", "selective", "full" or "full:N" (the first N layers)
             String[] choice = (i == 0 ? "auto" : j[0].get("workload").get("recompute_used").asText()).split(":");
-            // (--recompute-layers only with a layer count: given at all, even 0, it is full recomputation)
-            List<String> args = new java.util.ArrayList<>(List.of("predict", "--model", "gpu", "--transformer",
-                    cfg.toString(), "--seq", "8192", "--batch", "1", "--micro-batches", "64", "--world-size", "2",
-                    "--tensor", "4", "--pipeline", "8", "--context", "2", "--virtual-stages", "8",
-                    "--sequence-parallel", "--zero-stage", "1", "--device", "GB200", "--precision", "mxfp8",
-                    "--recompute", choice[0], "--json"));
-            if (choice.length > 1) {
-                args.addAll(List.of("--recompute-layers", choice[1]));
-            }
-            Run r = MainTest.run(args.toArray(String[]::new));
+            Run r = MainTest.run("predict", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "8192",
+                    "--batch", "1", "--micro-batches", "64", "--world-size", "2", "--tensor", "4", "--pipeline", "8",
+                    "--context", "2", "--virtual-stages", "8", "--sequence-parallel", "--zero-stage", "1", "--device",
+                    "GB200", "--precision", "mxfp8", "--recompute", choice[0], "--recompute-layers",
+                    choice.length > 1 ? choice[1] : "0", "--json");
             assertEquals(0, r.code(), r.err());
             j[i] = new ObjectMapper().readTree(r.out());
         }

@@ -401,31 +401,33 @@ class HostileCliTest {
     }
 
     /**
-     * Round five: {@code --recompute-layers 0} is full recomputation of every layer, as the option says (it was
-     * silently none).
+     * Round five: a candidate table that mixes a transformer and an imported graph takes the command line's
+     * recomputation and ZeRO stage as defaults for its transformer rows only (the graph row is predicted as without
+     * them, as the same graph alone is), while a graph row's own cell asking for them is refused naming its line.
      */
     @Test
-    void recomputeLayersZeroIsFullRecomputationOfEveryLayer() throws Exception {
+    void aMixedTablesDefaultsApplyToItsTransformerRowsOnly(@TempDir Path dir) throws Exception {
         Path config = repo().resolve("scaledl-core/src/test/resources/transformers/llama-3-8b/config.json");
-        String[] job = {"predict", "--model", "gpu", "--transformer", config.toString(), "--seq", "512", "--batch",
-            "1", "--device", "H100", "--precision", "bf16", "--json"};
-        java.util.function.Function<String[], com.fasterxml.jackson.databind.JsonNode> json = extra -> {
-            String[] args = java.util.stream.Stream.concat(java.util.Arrays.stream(job), java.util.Arrays.stream(extra))
-                    .toArray(String[]::new);
-            MainTest.Run r = MainTest.run(args);
-            assertEquals(0, r.code(), r.err());
-            try {
-                return new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.out());
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        };
-        com.fasterxml.jackson.databind.JsonNode zero = json.apply(new String[] {"--recompute-layers", "0"});
-        com.fasterxml.jackson.databind.JsonNode full = json.apply(new String[] {"--recompute", "full"});
-        com.fasterxml.jackson.databind.JsonNode none = json.apply(new String[] {"--recompute", "none"});
-        assertEquals(full.get("ms").asDouble(), zero.get("ms").asDouble(), 1e-9);
-        assertEquals(full.get("memory_gb").asDouble(), zero.get("memory_gb").asDouble(), 1e-9);
-        assertTrue(zero.get("ms").asDouble() > none.get("ms").asDouble(), zero.get("ms") + " " + none.get("ms"));
+        Files.createDirectory(dir.resolve("llama"));
+        Files.copy(config, dir.resolve("llama/config.json"));
+        Files.copy(MainTest.graph("resnet18_r64"), dir.resolve("r.onnx"));
+        Path mix = dir.resolve("mix.csv");
+        Files.writeString(mix, "transformer,graph,seq,batch,device,precision\nllama/config.json,,512,1,H100,bf16\n"
+                + ",r.onnx,,2,H100,bf16\n");
+        Path out = dir.resolve("scored.csv");
+        MainTest.Run r = MainTest.run("predict", "--model", "gpu", "--candidates", mix.toString(), "--recompute",
+                "full", "--zero-stage", "1", "--world-size", "2", "--out", out.toString());
+        assertEquals(0, r.code(), r.err());
+        CsvTable scored = CsvTable.read(out);
+        MainTest.Run alone = MainTest.run("predict", "--model", "gpu", "--graph", dir.resolve("r.onnx").toString(),
+                "--batch", "2", "--device", "H100", "--precision", "bf16", "--world-size", "2", "--json");
+        assertEquals(0, alone.code(), alone.err());
+        double graphMs = new com.fasterxml.jackson.databind.ObjectMapper().readTree(alone.out()).get("ms").asDouble();
+        assertEquals(graphMs, Double.parseDouble(scored.get(1, "predicted_ms")), 1e-3 * graphMs);
+        Path own = dir.resolve("own.csv");
+        Files.writeString(own, "graph,batch,device,precision,recompute\nr.onnx,2,H100,bf16,full\n");
+        oneLine(MainTest.run("predict", "--model", "gpu", "--candidates", own.toString()), Main.BAD_INPUT,
+                "own.csv:2", "full recomputation");
     }
 
     /**
@@ -447,7 +449,13 @@ class HostileCliTest {
         Files.copy(MainTest.graph("resnet18_r64"), dir.resolve("r.onnx"));
         Files.writeString(devices, "batch,world_size,threads,phase,device,graph\n2,1,1,train,H100,r.onnx\n");
         oneLine(MainTest.run("plan", "--candidates", devices.toString(), "--runs", "1"), Main.BAD_INPUT,
-                "devices.csv:2", "names a device");
+                "devices.csv:2", "names the GPU H100");
+        // a CPU table's device is its machine: planned as before
+        Path machines = dir.resolve("machines.csv");
+        Files.writeString(machines, "batch,world_size,threads,phase,device,graph\n2,1,1,train,Xeon-8480,r.onnx\n"
+                + "4,1,1,train,Xeon-8480,r.onnx\n");
+        MainTest.Run cpu = MainTest.run("plan", "--candidates", machines.toString(), "--runs", "1");
+        assertEquals(0, cpu.code(), cpu.err());
         MainTest.Run gpu = MainTest.run("plan", "--model", "gpu", "--candidates", table.toString(), "--runs", "1");
         assertEquals(0, gpu.code(), gpu.err());
     }
