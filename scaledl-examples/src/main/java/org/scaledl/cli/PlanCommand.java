@@ -163,8 +163,14 @@ final class PlanCommand implements Callable<Integer> {
         if (!cluster) {
             refuseGpuJobs(c.table(), priorModel != null, Catalogs.of(devices)::find);
         }
-        List<Workload> measured = fixed == null ? List.of()
-                : DatasetReader.readRuns(fixed).samples().stream().map(Sample::workload).toList();
+        // what is already measured: a GPU model's job runs table (as fit --calibrate --runs reads), else a CPU runs.csv
+        List<Workload> measured = fixed == null ? List.of() : (cluster
+                ? org.scaledl.io.JobRuns.read(fixed, OnnxImporter::read, gpuNames(Catalogs.of(devices)), java.util.Map.of())
+                : DatasetReader.readRuns(fixed).samples()).stream().map(Sample::workload).toList();
+        // a candidate already measured is not planned again (its run would add nothing a calibration has not got)
+        java.util.Set<String> done = new java.util.HashSet<>();
+        measured.forEach(w -> done.add(w.toString()));
+        int again = 0;
         double[] predictedMs = new double[candidates.size()];
         double[] costs = new double[candidates.size()];
         double gridSeconds = 0;
@@ -172,6 +178,10 @@ final class PlanCommand implements Callable<Integer> {
         List<Integer> runnable = new ArrayList<>();
         for (int i = 0; i < candidates.size(); i++) {
             Workload w = candidates.get(i);
+            if (done.contains(w.toString())) {
+                again++;
+                continue;
+            }
             boolean fits = true;
             try {
                 if (priorModel == null) {
@@ -193,7 +203,16 @@ final class PlanCommand implements Callable<Integer> {
                 gridSeconds += costs[i];
             }
         }
-        int outOfMemory = candidates.size() - runnable.size();
+        int outOfMemory = candidates.size() - again - runnable.size();
+        if (runnable.isEmpty() && again == candidates.size()) {
+            throw InvalidInputException.of(c.table().source() + ": every candidate is already measured in "
+                    + InvalidInputException.escaped(fixed.toString()) + ": nothing to plan");
+        }
+        if (again > 0) {
+            // said even with -q: the plan is chosen among fewer rows than the table has
+            System.err.printf(Locale.ROOT, "scaledl: warning: %d of %d candidates left out of the plan: already "
+                    + "measured in %s%n", again, candidates.size(), InvalidInputException.escaped(fixed.toString()));
+        }
         if (runnable.isEmpty()) {
             throw InvalidInputException.of(c.table().source() + (candidates.size() == 1 ? ": its one candidate job "
                     + "does not fit" : ": none of its " + candidates.size() + " candidate jobs fits") + " in its GPUs' "
@@ -250,6 +269,7 @@ final class PlanCommand implements Callable<Integer> {
             root.put("grid_seconds", gridSeconds);
             root.put("candidates", candidates.size());
             root.put("out_of_memory", outOfMemory);
+            root.put("already_measured", again);
             root.put("prior", priorModel == null ? "roofline" : prior);
             root.put("logdet", plan.logDet());
             Reports.number(root, "d_efficiency", dEfficiency(plan.dEfficiency(), plan.indices().size()

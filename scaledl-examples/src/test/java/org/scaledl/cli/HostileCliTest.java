@@ -531,4 +531,37 @@ class HostileCliTest {
                 Main.USAGE, "--devices", "--matrix");
         assertFalse(Files.exists(Path.of(out)));
     }
+
+    /**
+     * Round five: {@code plan --fixed} reads what a GPU model's plan is given as measured as a job runs table (it read
+     * CPU runs tables only, and refused one: "missing column 'model'"), and no plan offers a run already measured again
+     * (a CPU plan chose runs of its --fixed): they are left out, said on stderr, and a table measured whole has
+     * nothing to plan.
+     */
+    @Test
+    void aPlanLeavesOutWhatIsAlreadyMeasured(@TempDir Path dir) throws Exception {
+        Path config = repo().resolve("scaledl-core/src/test/resources/transformers/llama-3-8b/config.json");
+        Files.createDirectory(dir.resolve("llama"));
+        Files.copy(config, dir.resolve("llama/config.json"));
+        String header = "id,transformer,seq,batch,micro_batches,world_size,tensor,pipeline,device,precision";
+        String[] jobs = {"a,llama/config.json,2048,1,1,8,1,1,H100,bf16", "b,llama/config.json,2048,1,1,4,2,1,H100,bf16",
+            "c,llama/config.json,2048,1,1,2,4,1,H100,bf16", "d,llama/config.json,2048,1,1,1,8,1,H100,bf16"};
+        Path table = dir.resolve("jobs.csv");
+        Files.writeString(table, header + "\n" + String.join("\n", jobs) + "\n");
+        Path measured = dir.resolve("measured.csv");
+        Files.writeString(measured, header + ",measured_ms\n" + jobs[0] + ",300\n" + jobs[2] + ",200\n");
+        Path out = dir.resolve("plan.csv");
+        MainTest.Run gpu = MainTest.run("plan", "--model", "gpu", "--candidates", table.toString(), "--runs", "2",
+                "--fixed", measured.toString(), "--out", out.toString());
+        assertEquals(0, gpu.code(), gpu.err());
+        assertTrue(gpu.err().contains("2 of 4 candidates left out of the plan: already measured"), gpu.err());
+        CsvTable plan = CsvTable.read(out);
+        assertEquals(2, plan.size());
+        assertEquals(java.util.Set.of("b", "d"), java.util.Set.of(plan.get(0, "id"), plan.get(1, "id")));
+        oneLine(MainTest.run("plan", "--model", "gpu", "--candidates", measured.toString(), "--runs", "1", "--fixed",
+                measured.toString()), Main.BAD_INPUT, "every candidate is already measured");
+        // a CPU plan with its own runs as measured: nothing left
+        oneLine(MainTest.run("plan", "--data", data.toString(), "--runs", "2", "--fixed", data.resolve("runs.csv")
+                .toString()), Main.BAD_INPUT, "every candidate is already measured");
+    }
 }
