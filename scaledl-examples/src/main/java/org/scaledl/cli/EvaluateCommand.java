@@ -112,6 +112,15 @@ final class EvaluateCommand implements Callable<Integer> {
                     throw new IllegalArgumentException("unknown method '" + m + "'; known: " + known);
                 }
             }
+            if (gnn) {
+                // --gnn adds its methods; a selection naming none of them would silently ignore it
+                List<String> baselines = Baselines.all().stream().map(RuntimeTrainer::name).toList();
+                if (only.stream().allMatch(baselines::contains)) {
+                    throw new IllegalArgumentException("--gnn evaluates the GNN stage's methods ("
+                            + String.join(", ", known.stream().filter(n -> !baselines.contains(n)).toList())
+                            + "); --methods names none of them");
+                }
+            }
             methods.removeIf(m -> !only.contains(m.name()));
         }
         if (s.holdout != null) {

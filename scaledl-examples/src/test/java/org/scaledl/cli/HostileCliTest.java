@@ -522,6 +522,8 @@ class HostileCliTest {
                 "--batch", "1", "--device", "H100", "--dim", "seq=5"), Main.USAGE, "--dim", "--seq");
         oneLine(MainTest.run("inspect", "--transformer", config.toString(), "--seq", "128", "--dim", "seq=5"),
                 Main.USAGE, "--dim", "--seq");
+        oneLine(MainTest.run("evaluate", "--train", data.toString(), "--test", data.toString(), "--methods",
+                "roofline", "--gnn"), Main.USAGE, "--gnn", "--methods names none of them");
         Path matrix = dir.resolve("m.csv");
         Files.writeString(matrix, "1,0\n0,1\n1,1\n");
         assertEquals(0, MainTest.run("plan", "--matrix", matrix.toString(), "--runs", "2").code());
@@ -563,5 +565,25 @@ class HostileCliTest {
         // a CPU plan with its own runs as measured: nothing left
         oneLine(MainTest.run("plan", "--data", data.toString(), "--runs", "2", "--fixed", data.resolve("runs.csv")
                 .toString()), Main.BAD_INPUT, "every candidate is already measured");
+    }
+
+    /**
+     * Round five: a CPU job of more processes times threads than its machine's cores (64 workers on the bundled 2-core
+     * VM) is warned as unusual, its time unchanged; one within them is not.
+     */
+    @Test
+    void aCpuJobOfMoreThreadsThanCoresIsWarned() throws Exception {
+        String g = MainTest.graph("resnet18_r64").toString();
+        MainTest.Run over = MainTest.run("predict", "--model", "cpu-ddp", "--graph", g, "--batch", "2",
+                "--world-size", "4", "--threads", "2", "--json");
+        assertEquals(0, over.code(), over.err());
+        assertTrue(over.err().contains("4 processes x 2 threads = 8 threads on the 2 cores of"), over.err());
+        com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(over.out());
+        assertTrue(json.get("warnings").toString().contains("unusual_job"), json.get("warnings").toString());
+        MainTest.Run within = MainTest.run("predict", "--model", "cpu-ddp", "--graph", g, "--batch", "2",
+                "--world-size", "2");
+        assertEquals(0, within.code(), within.err());
+        assertFalse(within.err().contains("share cores"), within.err());
     }
 }

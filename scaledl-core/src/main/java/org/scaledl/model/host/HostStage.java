@@ -271,6 +271,30 @@ public final class HostStage implements LayerStage {
     @Override
     public StageCost cost(Workload w) {
         String m = machineOf(w);
+        return sharedCores(w, m, calibratedCost(w, m));
+    }
+
+    /**
+     * The cost with a note ({@link StageCost.NoteKind#UNUSUAL}, warned) where the job's processes times their threads
+     * exceed the described machine's cores: they then share cores, which no run of the training data did (every
+     * bundled run keeps within them), so the layer model's time, which assumes each thread a core, is too short.
+     */
+    private StageCost sharedCores(Workload w, String machine, StageCost cost) {
+        Device d = descriptions.get(machine);
+        long threads = (long) w.worldSize() * w.threads();
+        if (d == null || d.computeUnits() <= 0 || threads <= d.computeUnits()) {
+            return cost;
+        }
+        List<StageCost.Note> notes = new ArrayList<>(cost.notes());
+        notes.add(new StageCost.Note(StageCost.NoteKind.UNUSUAL, String.format(java.util.Locale.ROOT, "%d "
+                + "process%s x %d thread%s = %d threads on the %d cores of %s: they share cores, and the prediction, "
+                + "which gives each thread a core, is too short (run at most %d threads in all)", w.worldSize(),
+                w.worldSize() == 1 ? "" : "es", w.threads(), w.threads() == 1 ? "" : "s", threads,
+                d.computeUnits(), InvalidInputException.printable(machine, 80), d.computeUnits())));
+        return cost.withMemory(cost.memoryBytes().orElse(Double.NaN), cost.memoryDetail().orElse(""), notes);
+    }
+
+    private StageCost calibratedCost(Workload w, String m) {
         Calibration c = calibrations.get(m);
         if (c == null) {
             return machines.get(m).cost(w);
