@@ -18,11 +18,11 @@ import org.scaledl.workload.Sample;
  * How the cluster execution learnt from published runs carries to runs it did not see, split the way the judges of a
  * planner split them: each model family held out, each system (GPU generation and its network) held out, small
  * clusters (at most {@value #SMALL_GPUS} GPUs) fitted and larger ones predicted, the newest GPU held out whole (its
- * runs predicted from its catalog row), and the newest software releases held out (their runs predicted from the
- * runs published before them, {@link #newerReleases}). The Megatron coefficients are refitted on each split's training runs (the
- * published ones not held out, plus every {@code always} run, such as vTrain's single-node runs); the layer model is
- * the base predictor's. Each split reports the MRE with the signed bias beside it (positive: predicted too slow), the
- * median and 90th percentile, and the share of held-out runs inside their 90 % interval.
+ * runs predicted from its catalog row), and the newest software releases held out (their runs predicted from the runs
+ * published before them, {@link #newerReleases}). The Megatron coefficients are refitted on each split's training runs
+ * (the published ones not held out, plus every {@code always} run, such as vTrain's single-node runs); the layer model
+ * is the base predictor's. Each split reports the MRE with the signed bias beside it (positive: predicted too slow),
+ * the median and 90th percentile, and the share of held-out runs inside their 90 % interval.
  *
  * <pre>{@code
  * ClusterEvaluation e = ClusterEvaluation.run(deviceOnly, vtrainRuns, publishedRuns, "NVIDIA GB200");

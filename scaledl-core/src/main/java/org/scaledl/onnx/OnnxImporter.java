@@ -253,7 +253,10 @@ public final class OnnxImporter {
         }
     }
 
-    /** Whether the bytes begin, after white space, as a JSON object does (no ONNX file does: its first byte is a tag). */
+    /**
+     * Whether the bytes begin, after white space, as a JSON object does (no ONNX file does: its first byte is a
+     * field's tag).
+     */
     private static boolean json(byte[] bytes) {
         for (byte b : bytes) {
             if (b == '{') {

@@ -165,7 +165,8 @@ final class PlanCommand implements Callable<Integer> {
         }
         // what is already measured: a GPU model's job runs table (as fit --calibrate --runs reads), else a CPU runs.csv
         List<Workload> measured = fixed == null ? List.of() : (cluster
-                ? org.scaledl.io.JobRuns.read(fixed, OnnxImporter::read, gpuNames(Catalogs.of(devices)), java.util.Map.of())
+                ? org.scaledl.io.JobRuns.read(fixed, OnnxImporter::read, gpuNames(Catalogs.of(devices)),
+                        java.util.Map.of())
                 : DatasetReader.readRuns(fixed).samples()).stream().map(Sample::workload).toList();
         // a candidate already measured is not planned again (its run would add nothing a calibration has not got)
         java.util.Set<String> done = new java.util.HashSet<>();
