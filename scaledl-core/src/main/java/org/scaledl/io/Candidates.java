@@ -704,8 +704,12 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             });
             if (gpus.isPresent() || network.isPresent() || domain.isPresent()) {
                 if (device.isEmpty()) {
+                    // a device named but not read as a GPU: the table is read for a CPU model (plan or predict
+                    // without a GPU model), whose rows' devices are machines
                     throw InvalidInputException.atLine(t.source(), line, "gpus_per_node, nvlink_domain and "
-                            + "inter_node_gbps describe the nodes of GPUs: give the device");
+                            + "inter_node_gbps describe the nodes of GPUs: " + (deviceName.isBlank() ? "give the device"
+                            : "the row's device '" + InvalidInputException.printable(deviceName, 60) + "' is read as "
+                            + "a CPU machine here (a GPU job's table needs a GPU model: --model gpu)"));
                 }
                 try {
                     b.topology(Topology.assumedFor(device.get()).with(gpus, network, domain));

@@ -450,6 +450,12 @@ class HostileCliTest {
         Files.writeString(devices, "batch,world_size,threads,phase,device,graph\n2,1,1,train,H100,r.onnx\n");
         oneLine(MainTest.run("plan", "--candidates", devices.toString(), "--runs", "1"), Main.BAD_INPUT,
                 "devices.csv:2", "names the GPU H100");
+        // a GPU table with its nodes described, read for the roofline prior: said so, not "give the device"
+        Path nodes = dir.resolve("nodes.csv");
+        Files.writeString(nodes, "id,transformer,seq,batch,world_size,device,gpus_per_node\n"
+                + "a,llama/config.json,2048,1,8,H100,4\n");
+        oneLine(MainTest.run("plan", "--candidates", nodes.toString(), "--runs", "1"), Main.BAD_INPUT, "nodes.csv:2",
+                "'H100' is read as a CPU machine here", "--model gpu");
         // a CPU table's device is its machine: planned as before
         Path machines = dir.resolve("machines.csv");
         Files.writeString(machines, "batch,world_size,threads,phase,device,graph\n2,1,1,train,Xeon-8480,r.onnx\n"
