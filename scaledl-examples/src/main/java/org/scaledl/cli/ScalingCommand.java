@@ -199,7 +199,7 @@ final class ScalingCommand implements Callable<Integer> {
                     + " not fit in the device's memory (marked in the plot and the table): " + String.join(", ", jobs));
         }
         String title = base.graph().name() + " on " + JobOptions.machine(p, base);
-        Reports.write(out, svg(title, base, byWorkers, byBatch, byWorkersCal, byBatchCal, points, m));
+        Reports.write(out, svg(title, base, byWorkers, byBatch, byWorkersCal, byBatchCal, points, m, units + "s"));
         if (json) {
             ObjectMapper om = new ObjectMapper();
             ObjectNode root = om.createObjectNode();
@@ -215,8 +215,10 @@ final class ScalingCommand implements Callable<Integer> {
             System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
         } else {
             StringBuilder sb = new StringBuilder(title).append('\n');
-            sb.append(String.format(Locale.ROOT, "%8s %8s %6s %12s %12s %12s %14s %10s %-10s%s%n", "replicas", "GPUs",
-                    "batch", "ms", "low ms", "high ms", "samples/s", "tok/s/GPU", "recompute", calibrated == null ? ""
+            // a host model's columns count CPU workers, not GPUs
+            sb.append(String.format(Locale.ROOT, "%8s %8s %6s %12s %12s %12s %14s %10s %-10s%s%n", "replicas",
+                    p.modelsClusters() ? "GPUs" : "workers", "batch", "ms", "low ms", "high ms", "samples/s",
+                    p.modelsClusters() ? "tok/s/GPU" : "tok/s/wkr", "recompute", calibrated == null ? ""
                             : "  calibrated ms"));
             List<List<Point>> sweeps = List.of(byWorkers, byBatch);
             List<List<Point>> cal = List.of(byWorkersCal, byBatchCal);
@@ -311,7 +313,7 @@ final class ScalingCommand implements Callable<Integer> {
     }
 
     private static String svg(String title, Workload base, List<Point> byWorkers, List<Point> byBatch,
-            List<Point> byWorkersCal, List<Point> byBatchCal, List<double[]> measured, int micro) {
+            List<Point> byWorkersCal, List<Point> byBatchCal, List<double[]> measured, int micro, String units) {
         int batch = byWorkers.get(0).batch();
         int fixedWorkers = base.parallelism().data();
         int perReplica = base.parallelism().ranks() / base.parallelism().data();
@@ -343,10 +345,10 @@ final class ScalingCommand implements Callable<Integer> {
             marks.add(new SvgChart.Points("does not fit in memory", oom, noFit.stream().mapToDouble(x -> workersAxis
                     ? x.gpus() : x.batch()).toArray(), noFit.stream().mapToDouble(x -> tput ? x.samplesPerSecond()
                     : x.ms()).toArray()));
-            String heading = (tput ? "throughput" : "time") + " vs " + (workersAxis ? "GPUs (batch " + batch + ")"
-                    : "batch (" + fixedWorkers * perReplica + " GPUs)");
+            String heading = (tput ? "throughput" : "time") + " vs " + (workersAxis ? units + " (batch " + batch + ")"
+                    : "batch (" + fixedWorkers * perReplica + " " + units + ")");
             panels.add(SvgChart.panel(k % 2 == 0 ? 0 : w / 2, k < 2 ? 30 : 360, w / 2, 320, heading,
-                    workersAxis ? "GPUs" : "batch per micro-batch", tput ? "samples per second" : "ms per iteration",
+                    workersAxis ? units : "batch per micro-batch", tput ? "samples per second" : "ms per iteration",
                     series, marks));
         }
         return SvgChart.document(w, h + 20, title, panels);

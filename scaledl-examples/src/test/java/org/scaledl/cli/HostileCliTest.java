@@ -592,4 +592,33 @@ class HostileCliTest {
         assertEquals(0, within.code(), within.err());
         assertFalse(within.err().contains("share cores"), within.err());
     }
+
+    /**
+     * Round five: the experts' all-to-all overlap asked of one micro-batch (nothing to hide it behind) is said, not
+     * silently without effect; with two micro-batches it is not.
+     */
+    @Test
+    void anAllToAllOverlapOfOneMicroBatchIsSaid() {
+        Path config = repo().resolve("scaledl-core/src/test/resources/transformers/mixtral-8x7b/config.json");
+        for (int m : new int[] {1, 2}) {
+            MainTest.Run r = MainTest.run("predict", "--model", "gpu", "--transformer", config.toString(), "--seq",
+                    "1024", "--batch", Integer.toString(m), "--micro-batches", Integer.toString(m), "--world-size",
+                    "8", "--expert", "8", "--device", "H100", "--precision", "bf16", "--moe-a2a-overlap");
+            assertEquals(0, r.code(), r.err());
+            assertEquals(m == 1, r.err().contains("with one micro-batch nothing hides it"), r.err());
+        }
+    }
+
+    /** Round five: {@code scaling} with a CPU model counts workers, not GPUs, in its table and its chart. */
+    @Test
+    void aCpuScalingCountsWorkers(@TempDir Path dir) throws Exception {
+        Path svg = dir.resolve("s.svg");
+        MainTest.Run r = MainTest.run("scaling", "--model", model.toString(), "--graph", MainTest.graph("resnet18_r64")
+                .toString(), "--batch", "2", "--out", svg.toString());
+        assertEquals(0, r.code(), r.err());
+        String header = r.out().lines().skip(1).findFirst().orElse("");
+        assertTrue(header.contains("workers") && header.contains("tok/s/wkr") && !header.contains("GPU"), header);
+        String chart = Files.readString(svg);
+        assertTrue(chart.contains("workers") && !chart.contains("GPUs"), "the chart's axes count workers");
+    }
 }

@@ -291,7 +291,8 @@ public final class MegatronExecution {
      * Said where a job's {@code recompute_layers} or {@code offload_layers} reach every layer of each model chunk (a
      * count of the first layers of each chunk, as Megatron's block method takes it): the job is predicted with all of
      * them recomputed or offloaded, which the count alone does not tell; and where a recompute module names no layer
-     * of the model ({@code moe_act} of a dense model, or one another module's larger checkpoint takes over).
+     * of the model ({@code moe_act} of a dense model, or one another module's larger checkpoint takes over); and where
+     * the experts' all-to-all overlap is asked of a training step of one micro-batch (nothing to hide it behind).
      */
     static List<String> layerCountNotes(Workload w) {
         TransformerShape ts = w.graph().transformer().orElseThrow();
@@ -308,6 +309,11 @@ public final class MegatronExecution {
                             + ": nothing of it is recomputed");
                 }
             }
+        }
+        if (w.expertCommOverlap() && w.phase() == Phase.TRAIN && par.microBatches() == 1) {
+            // Megatron core's overlap runs one micro-batch's all-to-all behind another's compute (its combined 1F1B)
+            notes.add("moe_a2a_overlap hides one micro-batch's all-to-all behind another's compute: with one "
+                    + "micro-batch nothing hides it, and it is predicted exposed");
         }
         if (sizes == null) {
             return notes;
