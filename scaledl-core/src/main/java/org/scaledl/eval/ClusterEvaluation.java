@@ -178,23 +178,22 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
      * In date order (one date's tags alphabetically).
      */
     public static List<String> newerReleases(List<Sample> published) {
-        TreeMap<List<Integer>, java.util.Set<String>> dated = new TreeMap<>(
-                (a, b) -> Arrays.compare(a.stream().mapToInt(Integer::intValue).toArray(),
-                        b.stream().mapToInt(Integer::intValue).toArray()));
-        Map<List<Integer>, Integer> runs = new java.util.HashMap<>();
+        // by date, (year, month, patch or -1): its tags and its runs
+        TreeMap<int[], java.util.Set<String>> dated = new TreeMap<>(Arrays::compare);
+        TreeMap<int[], Integer> runs = new TreeMap<>(Arrays::compare);
         for (Sample s : published) {
             String r = s.workload().tag("release").orElse("");
             java.util.regex.Matcher m = DATED.matcher(r);
             if (m.matches()) {
-                List<Integer> key = List.of(Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)),
-                        m.group(3) == null ? -1 : Integer.parseInt(m.group(3)));
+                int[] key = {Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)),
+                    m.group(3) == null ? -1 : Integer.parseInt(m.group(3))};
                 dated.computeIfAbsent(key, k -> new java.util.TreeSet<>()).add(r);
                 runs.merge(key, 1, Integer::sum);
             }
         }
-        List<List<Integer>> held = new ArrayList<>();
+        List<int[]> held = new ArrayList<>();
         int count = 0;
-        for (List<Integer> key : dated.descendingKeySet()) {
+        for (int[] key : dated.descendingKeySet()) {
             if (held.size() == dated.size() - 1 || count + runs.get(key) > NEWER_SHARE * published.size()) {
                 break;
             }

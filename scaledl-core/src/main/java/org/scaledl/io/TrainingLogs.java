@@ -264,13 +264,16 @@ public final class TrainingLogs {
      *                         ({@link org.scaledl.workload.Workload#expertCommOverlap()}; false without experts)
      * @param cudaGraphs       what of the iteration runs as CUDA graphs
      *                         ({@link org.scaledl.workload.Workload#cudaGraphs()})
+     * @param gpusPerNode      the GPUs per node the log states: NeMo's trainer {@code devices} where it logs
+     *                         {@code num_nodes} beside it, a count within a node's range; empty otherwise
+     *                         ({@code auto}, {@code -1}, a log without them: the device's standard server)
      */
     public record Job(int seq, int microBatch, int microBatches, int dataParallel, int tensor, int pipeline,
             int context, int virtualStages, int expert, int expertTensor, int zeroStage, Precision precision,
             Recompute recompute, java.util.Set<org.scaledl.workload.RecomputeModule> recomputeModules,
             boolean sequenceParallel, boolean gradReduceAfterBackward,
             Optional<Boolean> sixteenBitGradients, org.scaledl.workload.MoeDispatcher moeDispatcher,
-            boolean expertCommOverlap, CudaGraphs cudaGraphs) {
+            boolean expertCommOverlap, CudaGraphs cudaGraphs, Optional<Integer> gpusPerNode) {
         /** GPUs the job uses: {@code dataParallel x tensor x pipeline x context}. */
         public long gpus() {
             return (long) dataParallel * tensor * pipeline * context;
@@ -1159,7 +1162,23 @@ public final class TrainingLogs {
                         + "the allgather token dispatcher, which Megatron core refuses");
             }
             return new Job(seq, mbs, microBatches, dp, tp, pp, cp, virtual, ep, etp, zero, precision, recompute,
-                    modules, sp, afterBackward, sixteenBit, dispatcher, a2aOverlap, cudaGraphs(which));
+                    modules, sp, afterBackward, sixteenBit, dispatcher, a2aOverlap, cudaGraphs(which),
+                    gpusPerNode());
+        }
+
+        /** NeMo's GPUs per node ({@link Job#gpusPerNode()}): its trainer's {@code devices} beside {@code num_nodes}. */
+        private Optional<Integer> gpusPerNode() {
+            if (!has("num_nodes")) {
+                return Optional.empty();
+            }
+            try {
+                Integer d = positive("devices");
+                return d != null && d <= org.scaledl.workload.Topology.MAX_GPUS_PER_NODE ? Optional.of(d)
+                        : Optional.empty();
+            } catch (InvalidInputException e) {
+                // devices: auto, -1 ...: not a count
+                return Optional.empty();
+            }
         }
 
         /**

@@ -233,15 +233,14 @@ public final class HuggingFaceConfig {
     }
 
     /**
-     * The widest attention head of any layer with attention, its queries' or values' (latent attention's; else the
-     * layer's own size or the model's), as the graph builds them; 0 without attention.
+     * The widest attention head of any layer with attention ({@link TransformerSpec#headWidth}, as the graph builds
+     * them); 0 without attention.
      */
     private static long widestHead(TransformerSpec spec) {
         long widest = 0;
         for (TransformerSpec.Block b : spec.blocks()) {
             if (b.mixer() == TransformerSpec.Block.Mixer.ATTENTION) {
-                widest = Math.max(widest, spec.mla().map(a -> Math.max(a.qkNopeDim() + a.qkRopeDim(), a.vDim()))
-                        .orElse(b.headDim() > 0 ? b.headDim() : spec.headDim()));
+                widest = Math.max(widest, spec.headWidth(b));
             }
         }
         return widest;

@@ -632,6 +632,15 @@ public final class TransformerSpec {
         return fusedHeadLimit;
     }
 
+    /**
+     * The wider of a layer kind's query and value heads (latent attention's; else the kind's own head size or the
+     * model's): what a fused core of that layer must take ({@link #fusedHeadLimit()}).
+     */
+    long headWidth(Block kind) {
+        long hd = kind.headDim() > 0 ? kind.headDim() : headDim;
+        return mla.map(a -> Math.max(a.qkNopeDim() + a.qkRopeDim(), a.vDim())).orElse(hd);
+    }
+
     /** Whether the attention probabilities have a dropout. */
     public boolean attentionDropout() {
         return attentionDropout;
@@ -1317,7 +1326,7 @@ public final class TransformerSpec {
             long kv = kvHeads * hd;
             // no fused kernel trains heads wider than FlashAttention's and cuDNN's (Gemma 4's 512-wide global
             // layers): Transformer Engine runs those cores unfused, their scores in memory
-            boolean fused = m.fusedAttention && Math.max(qk, vd) <= m.fusedHeadLimit;
+            boolean fused = m.fusedAttention && m.headWidth(kind) <= m.fusedHeadLimit;
             // keys serving as values: one projection for both (the split reads the values from the keys; the norms
             // and rotations below still write the three, Gemma 4's values normed apart from its keys)
             long kvProjected = kind.keysAsValues() ? kv : 2 * kv;

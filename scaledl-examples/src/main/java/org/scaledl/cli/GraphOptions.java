@@ -20,13 +20,16 @@ final class GraphOptions {
     boolean allowPartial;
 
     /**
-     * Refuses {@code --dim} where no ONNX graph is read (a configuration's sequence is {@code --seq}): it would be
-     * ignored.
+     * Reads a transformer's configuration as its compact graph at a sequence length; {@code --dim}, which binds an
+     * ONNX graph's named dimensions and would be ignored here, is refused (a configuration's sequence is
+     * {@code --seq}).
      */
-    void refuseDims(String instead) {
+    ModelGraph readTransformer(Path config, long seq) {
         if (!dimArgs.isEmpty()) {
-            throw new IllegalArgumentException("--dim binds an ONNX graph's named dimensions; " + instead);
+            throw new IllegalArgumentException("--dim binds an ONNX graph's named dimensions; a configuration's "
+                    + "sequence length is --seq");
         }
+        return org.scaledl.transformer.HuggingFaceConfig.read(config).graph(seq);
     }
 
     /** Reads a graph with the bound dimensions. */

@@ -71,7 +71,7 @@ final class InspectCommand implements Callable<Integer> {
             return domain();
         }
         int batch = batchArg == null ? 1 : batchArg;
-        Phase phase = phaseArg == null ? Phase.TRAIN : phaseArg;
+        Phase ph = phaseArg == null ? Phase.TRAIN : phaseArg;
         if (given == 0) {
             throw new IllegalArgumentException("say what to inspect: an ONNX graph file, --transformer config.json "
                     + "--seq N, or --model m.sdl (a predictor)");
@@ -79,15 +79,13 @@ final class InspectCommand implements Callable<Integer> {
         if (batch <= 0) {
             throw new IllegalArgumentException("--batch must be positive, got " + batch);
         }
-        Phase ph = phase;
         ModelGraph g;
         if (transformer != null) {
             if (seq == null || seq <= 0) {
                 throw new IllegalArgumentException("--transformer needs --seq, a positive sequence length"
                         + (seq == null ? "" : ", got " + seq));
             }
-            graphOptions.refuseDims("a configuration's sequence length is --seq");
-            g = org.scaledl.transformer.HuggingFaceConfig.read(transformer).graph(seq);
+            g = graphOptions.readTransformer(transformer, seq);
         } else {
             g = graphOptions.read(model);
         }

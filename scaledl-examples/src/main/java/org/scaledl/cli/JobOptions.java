@@ -8,7 +8,6 @@ import org.scaledl.Checks;
 import org.scaledl.InvalidInputException;
 import org.scaledl.io.DeviceCatalog;
 import org.scaledl.model.RuntimePredictor;
-import org.scaledl.transformer.HuggingFaceConfig;
 import org.scaledl.workload.Device;
 import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Phase;
@@ -92,8 +91,7 @@ final class JobOptions {
             return graphOptions.read(graph);
         }
         Checks.argument(seq > 0, "--seq must be positive, got %s", seq);
-        graphOptions.refuseDims("a configuration's sequence length is --seq");
-        return HuggingFaceConfig.read(transformer).graph(seq);
+        return graphOptions.readTransformer(transformer, seq);
     }
 
     /** The one workload the options describe, of a graph {@link #graph()} read. */

@@ -143,8 +143,9 @@ final class PlanCommand implements Callable<Integer> {
         ProfilingCost cost = costOptions.cost(cluster);
         Candidates c;
         Path base;
+        org.scaledl.io.DeviceCatalog catalog = Catalogs.of(devices);
         java.util.function.Function<String, Optional<org.scaledl.workload.Device>> devicesOf = cluster
-                ? gpuNames(Catalogs.of(devices)) : name -> Optional.empty();
+                ? gpuNames(catalog) : name -> Optional.empty();
         if (source.data != null) {
             Path runsCsv = source.data.resolve("runs.csv");
             c = Candidates.read(runsCsv, OnnxImporter::read, devicesOf);
@@ -161,12 +162,11 @@ final class PlanCommand implements Callable<Integer> {
             refuseRepeatedRows(c.table());
         }
         if (!cluster) {
-            refuseGpuJobs(c.table(), priorModel != null, Catalogs.of(devices)::find);
+            refuseGpuJobs(c.table(), priorModel != null, catalog::find);
         }
         // what is already measured: a GPU model's job runs table (as fit --calibrate --runs reads), else a CPU runs.csv
         List<Workload> measured = fixed == null ? List.of() : (cluster
-                ? org.scaledl.io.JobRuns.read(fixed, OnnxImporter::read, gpuNames(Catalogs.of(devices)),
-                        java.util.Map.of())
+                ? org.scaledl.io.JobRuns.read(fixed, OnnxImporter::read, devicesOf, java.util.Map.of())
                 : DatasetReader.readRuns(fixed).samples()).stream().map(Sample::workload).toList();
         // a candidate already measured is not planned again (its run would add nothing a calibration has not got)
         java.util.Set<String> done = new java.util.HashSet<>();

@@ -211,7 +211,7 @@ final class RunsCommand implements Callable<Integer> {
                     CsvTable.quote(modelCell.get(row)), i(j.seq()), i(j.microBatch()), i(j.microBatches()),
                     i(j.dataParallel()), i(j.tensor()), i(j.pipeline()), i(j.context()), i(j.virtualStages()),
                     i(j.expert()), i(j.expertTensor()), i(j.zeroStage()), CsvTable.cell(row.device().name()),
-                    gpusPerNode != null ? i(gpusPerNode) : loggedGpusPerNode(r).map(RunsCommand::i).orElse(""),
+                    gpusPerNode != null ? i(gpusPerNode) : j.gpusPerNode().map(RunsCommand::i).orElse(""),
                     nvlinkDomain == null ? "" : i(nvlinkDomain),
                     j.precision().label(), j.recompute().label(),
                     j.recompute() == org.scaledl.workload.Recompute.SELECTIVE
@@ -245,24 +245,6 @@ final class RunsCommand implements Callable<Integer> {
         TrainingLogs.Run r = row.run();
         return InvalidInputException.printable(row.logArg().toString(), 200) + (r.count() > 1 ? " run " + r.index()
                 : "");
-    }
-
-    /**
-     * The GPUs per node a NeMo log states: its trainer's {@code devices} (GPUs per node) where it also logs
-     * {@code num_nodes}, a whole number within a node's range; empty otherwise ({@code auto}, {@code -1}, a log without
-     * them), and the table's column is left to the device's standard server.
-     */
-    static Optional<Integer> loggedGpusPerNode(TrainingLogs.Run r) {
-        String devices = r.arguments().get("devices");
-        if (devices == null || !r.arguments().containsKey("num_nodes")) {
-            return Optional.empty();
-        }
-        try {
-            int d = Integer.parseInt(devices.strip());
-            return d >= 1 && d <= Topology.MAX_GPUS_PER_NODE ? Optional.of(d) : Optional.empty();
-        } catch (NumberFormatException e) {
-            return Optional.empty();
-        }
     }
 
     private static String i(int v) {
