@@ -785,6 +785,59 @@ class MegatronExecutionTest {
         assertTrue(bad.getMessage().contains("expected overlapped or after-backward"), bad.getMessage());
     }
 
+    /**
+     * Where the host's dispatch paces the GPUs, the backward pass lasts longer than the GPUs' own time and hides more
+     * of the data-parallel reduction: the exposure never grows with the stretch (and after the backward pass, ZeRO
+     * 0–2, does not depend on it), and a job bound by its host is never predicted faster with a larger micro-batch.
+     * The older rule, which timed the overlap against the GPUs' own time and added the host's wait after it, predicted
+     * the two-sequence micro-batch faster than the one-sequence one here (as it did Llama 3 8B on 16 H100s).
+     */
+    @Test
+    void aHostPacedBackwardHidesMoreOfTheReduction() {
+        org.scaledl.model.comm.CommunicationModel net = network(bytes -> bytes / (10 * 1e6));
+        for (boolean afterBackward : new boolean[] {false, true}) {
+            for (int zero : new int[] {0, 1, 2, 3}) {
+                Workload w = job(8, 1, 1, 4, 1, Recompute.NONE).toBuilder()
+                        .parallelism(Parallelism.of(8, 1, 1, 4).withZeroStage(zero))
+                        .gradReduceAfterBackward(afterBackward).build();
+                MegatronTerms t = org.scaledl.model.exec.MegatronExecution.terms(w, stage.layers(),
+                        Optional.of(net), A100, DGX);
+                String what = "ZeRO " + zero + (afterBackward ? ", after the backward pass" : ", overlapped");
+                assertEquals(t.value(ExecutionTerm.DATA_COMM), t.dataComm(1), 0, what);
+                double before = t.dataComm(1);
+                for (double stretch = 1.25; stretch <= 64; stretch *= 2) {
+                    double now = t.dataComm(stretch);
+                    assertTrue(now <= before && now >= 0, what + " at stretch " + stretch + ": " + now + " > "
+                            + before);
+                    if (afterBackward && zero < 3) {
+                        assertEquals(before, now, 0, what + ": nothing hides behind the backward pass");
+                    }
+                    before = now;
+                }
+                if (!afterBackward && zero == 0) {
+                    assertTrue(t.dataComm(4) < t.dataComm(1) - 1, what + ": a longer backward pass hides more");
+                }
+            }
+        }
+        MegatronModel hostBound = MegatronModel.uncalibrated().with(ExecutionTerm.LAYER_STEP, 10);
+        double last = 0;
+        double[] oldRule = new double[2];
+        for (int micro : new int[] {1, 2, 4, 8}) {
+            MegatronTerms t = org.scaledl.model.exec.MegatronExecution.terms(job(8, 1, 1, 1, micro,
+                    Recompute.NONE), stage.layers(), Optional.of(net), A100, DGX);
+            double ms = hostBound.millis(t);
+            assertTrue(ms >= last, micro + " sequences: " + ms + " ms, fewer: " + last + " ms");
+            last = ms;
+            if (micro <= 2) {
+                oldRule[micro - 1] = ms - hostBound.dataComm(t) + hostBound.coefficient(ExecutionTerm.DATA_COMM)
+                        * t.value(ExecutionTerm.DATA_COMM);
+            }
+        }
+        assertTrue(oldRule[1] < oldRule[0], "the case the older rule got wrong: " + java.util.Arrays.toString(oldRule));
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> MegatronTerms.builder().build().dataComm(0.5));
+    }
+
     /** A network whose all-reduce takes the given milliseconds for its bytes, on any ranks; sends are free. */
     private static org.scaledl.model.comm.CommunicationModel network(java.util.function.DoubleUnaryOperator millis) {
         return new org.scaledl.model.comm.CommunicationModel() {

@@ -1724,7 +1724,7 @@ public final class MegatronExecution {
         int dp = d * c;
         // the experts' data-parallel group: the ranks of a stage holding the same experts (MoE parallel folding)
         int edp = Math.max(1, dp * t / (e * par.expertTensor()));
-        double data = 0;
+        java.util.function.DoubleUnaryOperator data = stretch -> 0;
         if (withTime && train && comm != null) {
             data = dataParallel(w, device, topo, comm, dense, expert, stageAdapters[maxParams], dp, edp,
                     stageTime[max], m, layersOn[maxParams]);
@@ -1747,7 +1747,7 @@ public final class MegatronExecution {
                 .add(ExecutionTerm.LAYER_STEP, steps).add(device.superchip() ? ExecutionTerm.EXPERT_LAYER_STEP_C2C
                         : ExecutionTerm.EXPERT_LAYER_STEP, expertSteps)
                 .add(ExecutionTerm.SEND, sends)
-                .add(ExecutionTerm.PIPELINE_COMM, pipeline).add(ExecutionTerm.DATA_COMM, data)
+                .add(ExecutionTerm.PIPELINE_COMM, pipeline).dataComm(data)
                 .add(ExecutionTerm.OPTIMIZER, optimizer).add(ExecutionTerm.EXPERT_COMM, expertComm)
                 .add(ExecutionTerm.CONTEXT_COMM, cpExposed).add(ExecutionTerm.ATTENTION_OTHER, attentionOther)
                 .add(ExecutionTerm.EXPERT_OTHER, expertOther)
@@ -1905,10 +1905,14 @@ public final class MegatronExecution {
      * the distributed optimizer gathers in theirs ({@link Precision#weightBytes()}: FP32 buffers reduce-scatter 4
      * bytes a parameter and gather 2, three quarters of an FP32 all-reduce's traffic).
      *
+     * The overlap is timed against the GPUs' backward (and forward) pass stretched by the host's pace: the exposure
+     * is returned as a function of that stretch ({@link MegatronTerms#dataComm}), which the model's coefficients set.
+     *
      * @param adapters      the stage's LoRA adapter parameters per GPU (0 without LoRA)
-     * @param perMicroBatch the most loaded stage's time for one micro-batch, ms
+     * @param perMicroBatch the most loaded stage's GPU time for one micro-batch, ms
+     * @return the exposed time, ms, by the stretch of the micro-batch's time (1: the GPUs' own)
      */
-    private static double dataParallel(Workload w, Device device, Topology topo, CommunicationModel comm,
+    private static java.util.function.DoubleUnaryOperator dataParallel(Workload w, Device device, Topology topo, CommunicationModel comm,
             double dense, double expert, double adapters, int dp, int edp, double perMicroBatch, int m, int layers) {
         boolean lora = w.loraRank() > 0;
         double denseGrads = lora ? adapters : dense;
@@ -1955,7 +1959,7 @@ public final class MegatronExecution {
                 // Megatron-LM's local DDP, Megatron-DeepSpeed, DeepSpeed's ZeRO 1-2: the reduction (with the
                 // distributed optimizer a reduce-scatter and the updated weights' gather) waits for the backward pass
                 // (ZeRO 2: each micro-batch's) to end
-                return whole;
+                return stretch -> whole;
             }
             // Megatron overlaps the gradients' reduction with the last micro-batch's backward pass (about two thirds
             // of its time) and, with the distributed optimizer, the updated weights' gather with the first one's
@@ -1964,14 +1968,17 @@ public final class MegatronExecution {
             double tail = Math.min(reduce, dp > 1 ? comm.allReduceMillis(device, shared, dp, perNode,
                     Math.min(denseGrads * reduceBytes, org.scaledl.model.comm.Collectives.BUCKET_BYTES))
                     : 0);
+            double all = reduce;
             if (par.zeroStage() == 0) {
-                return Math.max(tail, reduce - 2.0 / 3 * perMicroBatch);
+                return stretch -> Math.max(tail, all - 2.0 / 3 * perMicroBatch * stretch);
             }
             // a reduce-scatter's part a micro-batch's backward pass does not hide, and the weights' gather's part the
             // first micro-batch's forward pass does not (never more than the whole reduction after the backward pass)
-            double behind = Math.max(0, scatter - 2.0 / 3 * perMicroBatch);
-            return Math.min(whole, Math.max(tail, behind) + (scatters - 1) * behind
-                    + Math.max(0, gatherWeights - perMicroBatch / 3));
+            return stretch -> {
+                double behind = Math.max(0, scatter - 2.0 / 3 * perMicroBatch * stretch);
+                return Math.min(whole, Math.max(tail, behind) + (scatters - 1) * behind
+                        + Math.max(0, gatherWeights - perMicroBatch * stretch / 3));
+            };
         }
         // FSDP: per micro-batch and layer, gather the layer's weights forward and backward and reduce-scatter its
         // gradients: as many collectives as layers, each paying its latency (n collectives of b/n bytes)
@@ -1993,11 +2000,15 @@ public final class MegatronExecution {
             }
         }
         double perMb = 2 * gather + scatter;
-        double overlapped = m * Math.max(0, perMb - perMicroBatch) + scatter / Math.max(1, m);
+        double gathers = gather;
+        double scatters = scatter;
+        java.util.function.DoubleUnaryOperator overlapped = stretch -> m * Math.max(0, perMb - perMicroBatch * stretch)
+                + scatters / Math.max(1, m);
         if (w.gradReduceAfterBackward()) {
             // the gathers still prefetched behind the compute, each reduce-scatter waited for where it is issued
             // (never less exposed than overlapped, whose last reduce-scatter is exposed too)
-            return Math.max(overlapped, m * (Math.max(0, 2 * gather - perMicroBatch) + scatter));
+            return stretch -> Math.max(overlapped.applyAsDouble(stretch),
+                    m * (Math.max(0, 2 * gathers - perMicroBatch * stretch) + scatters));
         }
         return overlapped;
     }
@@ -2179,8 +2190,7 @@ public final class MegatronExecution {
         add(out, StageCost.PIPELINE_BUBBLE, StageCost.TermKind.OVERHEAD, bubble);
         add(out, "pipeline", StageCost.TermKind.COMMUNICATION, calibrated(model, terms, ExecutionTerm.SEND)
                 + calibrated(model, terms, ExecutionTerm.PIPELINE_COMM));
-        add(out, "data-parallel", StageCost.TermKind.COMMUNICATION, calibrated(model, terms,
-                ExecutionTerm.DATA_COMM));
+        add(out, "data-parallel", StageCost.TermKind.COMMUNICATION, model.dataComm(terms));
         add(out, "optimizer", StageCost.TermKind.OVERHEAD, calibrated(model, terms, ExecutionTerm.OPTIMIZER));
         add(out, "fixed", StageCost.TermKind.OVERHEAD, calibrated(model, terms, ExecutionTerm.FIXED));
         double parts = 0;

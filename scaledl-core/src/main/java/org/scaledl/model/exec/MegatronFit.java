@@ -649,13 +649,21 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         int m = LINEAR.length;
         double[] base = new double[rows.length];
         double[][] a = new double[rows.length][m];
+        double[][] v = new double[rows.length][m];
         double[] sw = new double[rows.length];
         for (int i = 0; i < rows.length; i++) {
             Run r = data.get(rows[i]);
-            base[i] = compute.millis(r.terms());
+            // the compute part (the additive coefficients are 0 here)
+            double g = compute.gpu(r.terms());
+            base[i] = compute.compute(r.terms(), g);
             sw[i] = Math.sqrt(r.weight());
+            // the data-parallel reduction's exposure depends on the compute part's coefficients (the backward pass
+            // the host's pace stretches hides more of it): fixed at this step's, as MegatronModel.millis takes it
+            double stretch = MegatronModel.stretch(base[i], g);
             for (int j = 0; j < m; j++) {
-                a[i][j] = r.terms().value(LINEAR[j]) / r.millis();
+                v[i][j] = LINEAR[j] == ExecutionTerm.DATA_COMM ? r.terms().dataComm(stretch)
+                        : r.terms().value(LINEAR[j]);
+                a[i][j] = v[i][j] / r.millis();
             }
         }
         // inner problem: min Σ w_i h_i (a_i·x − (1 − base_i / y_i))² + PRIOR² Σ_pulled (x_k / centre_k − 1)², x ≥ 0,
@@ -676,7 +684,7 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
                 Run run = data.get(rows[i]);
                 double predicted = base[i];
                 for (int j = 0; j < m; j++) {
-                    predicted += x[j] * run.terms().value(LINEAR[j]);
+                    predicted += x[j] * v[i][j];
                 }
                 logErrors[i] = Math.log(Math.max(1e-300, predicted) / run.millis());
                 huber[i] = Math.abs(logErrors[i]) > ROBUST ? ROBUST / Math.abs(logErrors[i]) : 1;

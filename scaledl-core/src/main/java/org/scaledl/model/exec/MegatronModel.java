@@ -24,6 +24,11 @@ import org.scaledl.model.file.Fields;
  *   time    = compute + Σ_additive terms c_k · v_k   (hand-offs, transfers, data-parallel reduction, optimizer, fixed)
  * </pre>
  *
+ * The data-parallel reduction's value is what its overlap leaves exposed behind a backward pass that lasts
+ * {@code compute / gpu} times the GPUs' own time ({@link MegatronTerms#dataComm}): where the host paces the GPUs, the
+ * backward pass lasts longer and hides more of it, so a larger batch, which the GPUs take longer over, is never
+ * predicted faster for the reduction the host's pace had hidden.
+ *
  * The GPU works while the host dispatches the next layer's kernels, so whichever is slower sets the pace: small
  * micro-batches on many tensor-parallel ranks are bound by the framework's time per layer, large ones by the GPU.
  * The coefficients are fitted on measured iterations ({@code MegatronFit}); without a fit each is its term's prior
@@ -257,7 +262,11 @@ public final class MegatronModel {
      * the job has layers with routed experts.
      */
     double compute(MegatronTerms t) {
-        double g = gpu(t);
+        return compute(t, gpu(t));
+    }
+
+    /** {@link #compute(MegatronTerms)} given the GPU's calibrated time {@code g} ({@link #gpu}). */
+    double compute(MegatronTerms t, double g) {
         double h = host(t);
         if (h == 0) {
             return g;
@@ -283,12 +292,31 @@ public final class MegatronModel {
         return m * Math.pow(Math.pow(g / m, p) + Math.pow(h / m, p), 1 / p);
     }
 
+    /**
+     * How much longer than the GPUs' own time the compute part lasts, {@code compute / gpu} (1 without host time or
+     * without GPU time): the host's dispatch pacing the GPUs stretches the backward pass the data-parallel reduction
+     * hides behind.
+     */
+    static double stretch(double compute, double gpu) {
+        return gpu > 0 && compute > gpu ? compute / gpu : 1;
+    }
+
+    /**
+     * The data-parallel reduction's calibrated exposed time, ms: its coefficient times
+     * {@link MegatronTerms#dataComm} at the stretch this model's compute part gives.
+     */
+    public double dataComm(MegatronTerms t) {
+        return c[ExecutionTerm.DATA_COMM.ordinal()] * t.dataComm(stretch(compute(t), gpu(t)));
+    }
+
     /** The iteration's time, ms. */
     public double millis(MegatronTerms t) {
-        double s = compute(t);
+        double g = gpu(t);
+        double s = compute(t, g);
+        double stretch = stretch(s, g);
         for (ExecutionTerm k : TERMS) {
             if (k.fit() == ExecutionTerm.Fit.ADDITIVE) {
-                s += c[k.ordinal()] * t.value(k);
+                s += c[k.ordinal()] * (k == ExecutionTerm.DATA_COMM ? t.dataComm(stretch) : t.value(k));
             }
         }
         return s;

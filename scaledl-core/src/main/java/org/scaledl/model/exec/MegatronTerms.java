@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.DoubleUnaryOperator;
 import org.scaledl.Checks;
 
 /**
@@ -14,7 +15,9 @@ import org.scaledl.Checks;
  * makes a large one faster than physics allows. Every other term is one number: a time in ms, or for
  * {@link ExecutionTerm#LAYER_STEP}, {@link ExecutionTerm#EXPERT_LAYER_STEP} and {@link ExecutionTerm#SEND} a count
  * (layer executions, those of layers with routed experts, hand-offs);
- * {@link ExecutionTerm#FIXED} is always 1. Immutable.
+ * {@link ExecutionTerm#FIXED} is always 1. The data-parallel reduction's exposed time may be a function of how much
+ * longer than the GPU's own time the host's dispatch stretches the backward pass it hides behind
+ * ({@link Builder#dataComm}); its {@link #value} is that function at no stretch. Immutable.
  *
  * <pre>{@code
  * MegatronTerms t = MegatronTerms.builder()
@@ -32,12 +35,16 @@ public final class MegatronTerms {
     private final double[] shrunk;
     /** Per term (by ordinal), its value; contraction classes hold their trees' sum. */
     private final double[] values;
+    /** The data-parallel reduction's exposed time by the backward pass's stretch, beyond its constant value. */
+    private final DoubleUnaryOperator dataComm;
 
-    private MegatronTerms(double[] tree, double[] floor, ExecutionTerm[] classOf, double[] values) {
+    private MegatronTerms(double[] tree, double[] floor, ExecutionTerm[] classOf, double[] values,
+            DoubleUnaryOperator dataComm) {
         this.tree = tree;
         this.floor = floor;
         this.classOf = classOf;
         this.values = values;
+        this.dataComm = dataComm;
         this.shrunk = new double[tree.length];
         for (int i = 0; i < tree.length; i++) {
             shrunk[i] = MegatronModel.shrunk(tree[i], floor[i]);
@@ -82,6 +89,20 @@ public final class MegatronTerms {
         return term == ExecutionTerm.FIXED ? 1 : values[term.ordinal()];
     }
 
+    /**
+     * The data-parallel reduction's exposed time (uncalibrated, ms) where the host's dispatch stretches the GPUs'
+     * backward pass, behind which it hides, by {@code stretch} (the compute part over the GPUs' own time, at least
+     * 1): {@link #value} of {@link ExecutionTerm#DATA_COMM} at 1, never more at a longer stretch.
+     *
+     * @throws IllegalArgumentException for a stretch below 1 or not finite
+     */
+    public double dataComm(double stretch) {
+        Checks.argument(stretch >= 1 && Double.isFinite(stretch), "stretch must be finite and >= 1: %s", stretch);
+        double v = values[ExecutionTerm.DATA_COMM.ordinal()];
+        return dataComm == null || stretch == 1 ? v : v - dataComm.applyAsDouble(1)
+                + Math.min(dataComm.applyAsDouble(1), dataComm.applyAsDouble(stretch));
+    }
+
     /** The contractions' predicted time over every class, uncalibrated (ms). */
     public double dense() {
         double s = 0;
@@ -105,8 +126,25 @@ public final class MegatronTerms {
         private final List<double[]> contractions = new ArrayList<>();
         private final List<ExecutionTerm> classes = new ArrayList<>();
         private final double[] values = new double[TERMS.length];
+        private DoubleUnaryOperator dataComm;
 
         private Builder() {
+        }
+
+        /**
+         * Adds the data-parallel reduction's exposed time (ms) as a function of the stretch of the backward pass it
+         * hides behind (1: the GPUs' own time; longer where the host's dispatch paces them): its value at 1 joins
+         * {@link ExecutionTerm#DATA_COMM}'s value, and {@link MegatronTerms#dataComm} evaluates it at the stretch a
+         * model's coefficients give (never above its value at 1). Given once.
+         *
+         * @throws IllegalArgumentException where one was given already, or where its value at 1 is negative or not
+         *         finite
+         */
+        public Builder dataComm(DoubleUnaryOperator exposedByStretch) {
+            Checks.argument(dataComm == null, "the data-parallel exposure is given once");
+            add(ExecutionTerm.DATA_COMM, exposedByStretch.applyAsDouble(1));
+            dataComm = exposedByStretch;
+            return this;
         }
 
         /**
@@ -151,7 +189,8 @@ public final class MegatronTerms {
                 tree[i] = contractions.get(i)[0];
                 floor[i] = contractions.get(i)[1];
             }
-            return new MegatronTerms(tree, floor, classes.toArray(new ExecutionTerm[0]), values.clone());
+            return new MegatronTerms(tree, floor, classes.toArray(new ExecutionTerm[0]), values.clone(),
+                    dataComm);
         }
     }
 }
