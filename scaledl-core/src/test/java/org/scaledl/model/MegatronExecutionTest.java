@@ -835,7 +835,7 @@ class MegatronExecutionTest {
         }
         assertTrue(oldRule[1] < oldRule[0], "the case the older rule got wrong: " + java.util.Arrays.toString(oldRule));
         org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
-                () -> MegatronTerms.builder().build().dataComm(0.5));
+                () -> MegatronTerms.builder().build().dataComm(0));
     }
 
     /** A network whose all-reduce takes the given milliseconds for its bytes, on any ranks; sends are free. */

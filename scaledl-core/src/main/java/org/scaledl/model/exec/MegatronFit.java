@@ -654,12 +654,11 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         for (int i = 0; i < rows.length; i++) {
             Run r = data.get(rows[i]);
             // the compute part (the additive coefficients are 0 here)
-            double g = compute.gpu(r.terms());
-            base[i] = compute.compute(r.terms(), g);
+            base[i] = compute.compute(r.terms(), compute.gpu(r.terms()));
             sw[i] = Math.sqrt(r.weight());
             // the data-parallel reduction's exposure depends on the compute part's coefficients (the backward pass
-            // the host's pace stretches hides more of it): fixed at this step's, as MegatronModel.millis takes it
-            double stretch = MegatronModel.stretch(base[i], g);
+            // it hides behind lasts as they time it): fixed at this step's, as MegatronModel.millis takes it
+            double stretch = MegatronModel.stretch(base[i], r.terms().gpuRaw());
             for (int j = 0; j < m; j++) {
                 v[i][j] = LINEAR[j] == ExecutionTerm.DATA_COMM ? r.terms().dataComm(stretch)
                         : r.terms().value(LINEAR[j]);

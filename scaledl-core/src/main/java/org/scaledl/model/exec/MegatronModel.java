@@ -24,10 +24,11 @@ import org.scaledl.model.file.Fields;
  *   time    = compute + Σ_additive terms c_k · v_k   (hand-offs, transfers, data-parallel reduction, optimizer, fixed)
  * </pre>
  *
- * The data-parallel reduction's value is what its overlap leaves exposed behind a backward pass that lasts
- * {@code compute / gpu} times the GPUs' own time ({@link MegatronTerms#dataComm}): where the host paces the GPUs, the
- * backward pass lasts longer and hides more of it, so a larger batch, which the GPUs take longer over, is never
- * predicted faster for the reduction the host's pace had hidden.
+ * The data-parallel reduction's value is what its overlap leaves exposed behind a backward pass that lasts as this
+ * model times it: the micro-batch's uncalibrated time stretched by {@code compute / gpuRaw}
+ * ({@link MegatronTerms#dataComm}). Where the host paces the GPUs, the backward pass lasts longer and hides more of
+ * it, so a larger batch, which the GPUs take longer over, is not predicted faster for the reduction the host's pace
+ * had hidden.
  *
  * The GPU works while the host dispatches the next layer's kernels, so whichever is slower sets the pace: small
  * micro-batches on many tensor-parallel ranks are bound by the framework's time per layer, large ones by the GPU.
@@ -293,12 +294,12 @@ public final class MegatronModel {
     }
 
     /**
-     * How much longer than the GPUs' own time the compute part lasts, {@code compute / gpu} (1 without host time or
-     * without GPU time): the host's dispatch pacing the GPUs stretches the backward pass the data-parallel reduction
-     * hides behind.
+     * How much longer than the GPUs' uncalibrated time ({@link MegatronTerms#gpuRaw}) the compute part lasts,
+     * {@code compute / gpuRaw} (1 without either): the backward pass the data-parallel reduction hides behind lasts
+     * as the model calibrates the GPUs' work and, where the host's dispatch bounds it, as the host paces it.
      */
-    static double stretch(double compute, double gpu) {
-        return gpu > 0 && compute > gpu ? compute / gpu : 1;
+    static double stretch(double compute, double gpuRaw) {
+        return gpuRaw > 0 && compute > 0 ? compute / gpuRaw : 1;
     }
 
     /**
@@ -306,14 +307,14 @@ public final class MegatronModel {
      * {@link MegatronTerms#dataComm} at the stretch this model's compute part gives.
      */
     public double dataComm(MegatronTerms t) {
-        return c[ExecutionTerm.DATA_COMM.ordinal()] * t.dataComm(stretch(compute(t), gpu(t)));
+        return c[ExecutionTerm.DATA_COMM.ordinal()] * t.dataComm(stretch(compute(t), t.gpuRaw()));
     }
 
     /** The iteration's time, ms. */
     public double millis(MegatronTerms t) {
         double g = gpu(t);
         double s = compute(t, g);
-        double stretch = stretch(s, g);
+        double stretch = stretch(s, t.gpuRaw());
         for (ExecutionTerm k : TERMS) {
             if (k.fit() == ExecutionTerm.Fit.ADDITIVE) {
                 s += c[k.ordinal()] * (k == ExecutionTerm.DATA_COMM ? t.dataComm(stretch) : t.value(k));

@@ -16,8 +16,9 @@ import org.scaledl.Checks;
  * {@link ExecutionTerm#LAYER_STEP}, {@link ExecutionTerm#EXPERT_LAYER_STEP} and {@link ExecutionTerm#SEND} a count
  * (layer executions, those of layers with routed experts, hand-offs);
  * {@link ExecutionTerm#FIXED} is always 1. The data-parallel reduction's exposed time may be a function of how much
- * longer than the GPU's own time the host's dispatch stretches the backward pass it hides behind
- * ({@link Builder#dataComm}); its {@link #value} is that function at no stretch. Immutable.
+ * longer than the GPUs' uncalibrated time the backward pass it hides behind lasts ({@link Builder#dataComm}: the
+ * calibrated compute part, paced by the host where it bounds it, over {@link #gpuRaw}); its {@link #value} is that
+ * function at 1. Immutable.
  *
  * <pre>{@code
  * MegatronTerms t = MegatronTerms.builder()
@@ -37,6 +38,8 @@ public final class MegatronTerms {
     private final double[] values;
     /** The data-parallel reduction's exposed time by the backward pass's stretch, beyond its constant value. */
     private final DoubleUnaryOperator dataComm;
+    /** {@link #gpuRaw()}. */
+    private final double gpuRaw;
 
     private MegatronTerms(double[] tree, double[] floor, ExecutionTerm[] classOf, double[] values,
             DoubleUnaryOperator dataComm) {
@@ -45,6 +48,13 @@ public final class MegatronTerms {
         this.classOf = classOf;
         this.values = values;
         this.dataComm = dataComm;
+        double raw = dense();
+        for (ExecutionTerm k : TERMS) {
+            if (k.fit() == ExecutionTerm.Fit.GPU && !k.dense()) {
+                raw += values[k.ordinal()];
+            }
+        }
+        this.gpuRaw = raw;
         this.shrunk = new double[tree.length];
         for (int i = 0; i < tree.length; i++) {
             shrunk[i] = MegatronModel.shrunk(tree[i], floor[i]);
@@ -90,17 +100,22 @@ public final class MegatronTerms {
     }
 
     /**
-     * The data-parallel reduction's exposed time (uncalibrated, ms) where the host's dispatch stretches the GPUs'
-     * backward pass, behind which it hides, by {@code stretch} (the compute part over the GPUs' own time, at least
-     * 1): {@link #value} of {@link ExecutionTerm#DATA_COMM} at 1, never more at a longer stretch.
+     * The data-parallel reduction's exposed time (uncalibrated, ms) where the backward pass it hides behind lasts
+     * {@code stretch} times the GPUs' uncalibrated time ({@link #gpuRaw}): the compute part as a model calibrates
+     * it, and paces it where the host's dispatch bounds it, over that time. {@link #value} of
+     * {@link ExecutionTerm#DATA_COMM} at 1, never more at a longer stretch.
      *
-     * @throws IllegalArgumentException for a stretch below 1 or not finite
+     * @throws IllegalArgumentException for a stretch that is not positive and finite
      */
     public double dataComm(double stretch) {
-        Checks.argument(stretch >= 1 && Double.isFinite(stretch), "stretch must be finite and >= 1: %s", stretch);
+        Checks.argument(stretch > 0 && Double.isFinite(stretch), "stretch must be finite and > 0: %s", stretch);
         double v = values[ExecutionTerm.DATA_COMM.ordinal()];
-        return dataComm == null || stretch == 1 ? v : v - dataComm.applyAsDouble(1)
-                + Math.min(dataComm.applyAsDouble(1), dataComm.applyAsDouble(stretch));
+        return dataComm == null || stretch == 1 ? v : v - dataComm.applyAsDouble(1) + dataComm.applyAsDouble(stretch);
+    }
+
+    /** The GPUs' uncalibrated time: the contractions' predicted times and every other GPU term's value (ms). */
+    public double gpuRaw() {
+        return gpuRaw;
     }
 
     /** The contractions' predicted time over every class, uncalibrated (ms). */
@@ -133,9 +148,9 @@ public final class MegatronTerms {
 
         /**
          * Adds the data-parallel reduction's exposed time (ms) as a function of the stretch of the backward pass it
-         * hides behind (1: the GPUs' own time; longer where the host's dispatch paces them): its value at 1 joins
+         * hides behind (1: the GPUs' uncalibrated time; non-increasing in it): its value at 1 joins
          * {@link ExecutionTerm#DATA_COMM}'s value, and {@link MegatronTerms#dataComm} evaluates it at the stretch a
-         * model's coefficients give (never above its value at 1). Given once.
+         * model's coefficients give. Given once.
          *
          * @throws IllegalArgumentException where one was given already, or where its value at 1 is negative or not
          *         finite
