@@ -162,10 +162,11 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
 
     /**
      * A release tag dated as NGC containers are: {@code YY.MM}, the month with or without its leading zero, with an
-     * optional patch ({@code 26.04.01}, {@code 26.4.1}).
+     * optional patch of at most nine digits ({@code 26.04.01}, {@code 26.4.1}; a longer one is no container's, and
+     * its tag is undated).
      */
     private static final java.util.regex.Pattern DATED =
-            java.util.regex.Pattern.compile("(\\d{2})\\.(\\d{1,2})(?:\\.(\\d+))?");
+            java.util.regex.Pattern.compile("(\\d{2})\\.(\\d{1,2})(?:\\.(\\d{1,9}))?");
 
     /**
      * The software releases the newer-release split holds out: the newest releases tagged {@code YY.MM} or

@@ -94,12 +94,12 @@ class NewerReleasesProperties {
 
     /** The date a tag names as one number (year, month, patch), or null for an undated tag. */
     private static Long date(String tag) {
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d{2})\\.(\\d{1,2})(?:\\.(\\d+))?")
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d{2})\\.(\\d{1,2})(?:\\.(\\d{1,9}))?")
                 .matcher(tag);
         if (!m.matches()) {
             return null;
         }
         long patch = m.group(3) == null ? 0 : Long.parseLong(m.group(3)) + 1;
-        return (Long.parseLong(m.group(1)) * 100 + Long.parseLong(m.group(2))) * 1_000_000 + patch;
+        return (Long.parseLong(m.group(1)) * 100 + Long.parseLong(m.group(2))) * 10_000_000_000L + patch;
     }
 }

@@ -1156,6 +1156,9 @@ class MegatronExecutionTest {
         // in date order, not the tags' alphabetical one: 26.3 before 26.10
         assertEquals(List.of("26.3", "26.10"), List.copyOf(org.scaledl.eval.ClusterEvaluation.newerReleases(
                 retagged(runs, i -> i == 0 ? "26.10" : i == 1 ? "26.3" : "25.09"))));
+        // a patch of ten digits is no container's: undated (fitted, never scored), not an overflow
+        assertEquals(List.of("26.3"), List.copyOf(org.scaledl.eval.ClusterEvaluation.newerReleases(
+                retagged(runs, i -> i == 0 ? "26.10.1234567890" : i == 1 ? "26.3" : "25.09"))));
     }
 
     /** The runs with their release tags set by position. */

@@ -168,6 +168,11 @@ public final class StageCost {
         return new StageCost(layerMillis, families, terms, total, bytes, detail, notes);
     }
 
+    /** A copy with other notes ({@link #notes}), its memory kept. */
+    public StageCost withNotes(List<Note> notes) {
+        return new StageCost(layerMillis, families, terms, total, memoryBytes, memoryDetail, notes);
+    }
+
     /** What the peak memory is made of (the stage, states, activations, ...), when the stage says. */
     public java.util.Optional<String> memoryDetail() {
         return memoryDetail.isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(memoryDetail);

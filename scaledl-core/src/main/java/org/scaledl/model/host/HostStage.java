@@ -291,7 +291,7 @@ public final class HostStage implements LayerStage {
                 + "which gives each thread a core, is too short (run at most %d threads in all)", w.worldSize(),
                 w.worldSize() == 1 ? "" : "es", w.threads(), w.threads() == 1 ? "" : "s", threads,
                 d.computeUnits(), InvalidInputException.printable(machine, 80), d.computeUnits())));
-        return cost.withMemory(cost.memoryBytes().orElse(Double.NaN), cost.memoryDetail().orElse(""), notes);
+        return cost.withNotes(notes);
     }
 
     private StageCost calibratedCost(Workload w, String m) {
