@@ -39,6 +39,34 @@ final class Reports {
                 + ": " + what + " is written as " + String.join(" or ", extensions) + " (name the file so)");
     }
 
+    /**
+     * Refuses an output file that would overwrite what the command reads: the file an input option names, or an
+     * existing file inside the folder it names (a dataset's tables). A null input is skipped.
+     */
+    static void notAnInput(Path out, String option, Path input) {
+        if (input == null || out == null) {
+            return;
+        }
+        Path o = out.toAbsolutePath().normalize();
+        Path in = input.toAbsolutePath().normalize();
+        boolean same = o.equals(in);
+        try {
+            same = same || Files.exists(o) && Files.exists(in) && Files.isSameFile(o, in);
+        } catch (IOException e) {
+            // unreadable: compared by name only
+        }
+        if (same) {
+            throw new IllegalArgumentException("--out " + org.scaledl.InvalidInputException.escaped(out.toString())
+                    + " is the file " + option + " names: writing it would overwrite what this command reads (write "
+                    + "elsewhere)");
+        }
+        if (Files.isDirectory(in) && o.startsWith(in) && Files.exists(o)) {
+            throw new IllegalArgumentException("--out " + org.scaledl.InvalidInputException.escaped(out.toString())
+                    + " would overwrite a file inside the folder " + option + " names ("
+                    + org.scaledl.InvalidInputException.escaped(input.toString()) + "): write elsewhere");
+        }
+    }
+
     static void table(Evaluation e, PrintStream out) {
         out.printf(Locale.ROOT, "%-20s %5s %8s %10s %9s %9s %9s%n", "method", "n", "MRE", "RMSE ms", "within10",
                 "spearman", "in 90% PI");

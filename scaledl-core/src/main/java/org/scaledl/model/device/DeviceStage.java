@@ -190,7 +190,8 @@ public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> 
                 // the term's share of the predicted time (its value alone where its coefficient is still 0; a
                 // contraction class's calibrated time, shrunk and floored as the model computes it)
                 double c = m.coefficient(k);
-                row[k.ordinal()] = (k.dense() ? m.dense(t, k) : (c > 0 ? c : 1) * t.value(k)) / total;
+                row[k.ordinal()] = (k.dense() ? m.dense(t, k) : k == ExecutionTerm.DATA_COMM && c > 0
+                        ? m.dataComm(t) : (c > 0 ? c : 1) * t.value(k)) / total;
             }
             return row;
         }

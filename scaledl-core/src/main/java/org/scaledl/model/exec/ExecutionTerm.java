@@ -38,7 +38,7 @@ public enum ExecutionTerm {
     /** The hand-offs' transfer time at the link's bandwidth. */
     PIPELINE_COMM("pipeline_comm", Fit.ADDITIVE, 1, true),
     /** The data-parallel gradient reduction (and ZeRO-3's parameter gathers) left exposed. */
-    DATA_COMM("data_comm", Fit.ADDITIVE, 1, true),
+    DATA_COMM("data_comm", Fit.OVERLAP, 1, true),
     /** The optimizer step at the memory bandwidth. */
     OPTIMIZER("optimizer", Fit.ADDITIVE, 1, true),
     /** A fixed cost per iteration (ms). */
@@ -114,7 +114,13 @@ public enum ExecutionTerm {
         /** The host's dispatch, a smooth max with the GPU's time (fitted on its logarithm). */
         HOST,
         /** Added after the compute part (fitted by non-negative least squares). */
-        ADDITIVE
+        ADDITIVE,
+        /**
+         * Added after the compute part, less what hides behind it: a collective overlapped with the backward pass as
+         * the compute part times it. Its coefficient scales the collective, not the time it hides behind, so it is
+         * fitted with the compute part's (on its logarithm).
+         */
+        OVERLAP
     }
 
     private final String key;

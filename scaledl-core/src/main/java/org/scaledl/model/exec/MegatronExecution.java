@@ -6,6 +6,7 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.Set;
+import java.util.function.DoubleUnaryOperator;
 import org.scaledl.Checks;
 import org.scaledl.features.FeatureExtractor;
 import org.scaledl.graph.Blocks;
@@ -1724,7 +1725,7 @@ public final class MegatronExecution {
         int dp = d * c;
         // the experts' data-parallel group: the ranks of a stage holding the same experts (MoE parallel folding)
         int edp = Math.max(1, dp * t / (e * par.expertTensor()));
-        java.util.function.DoubleUnaryOperator data = stretch -> 0;
+        DoubleUnaryOperator data = stretch -> 0;
         if (withTime && train && comm != null) {
             data = dataParallel(w, device, topo, comm, dense, expert, stageAdapters[maxParams], dp, edp,
                     stageTime[max], m, layersOn[maxParams]);
@@ -1905,14 +1906,16 @@ public final class MegatronExecution {
      * the distributed optimizer gathers in theirs ({@link Precision#weightBytes()}: FP32 buffers reduce-scatter 4
      * bytes a parameter and gather 2, three quarters of an FP32 all-reduce's traffic).
      *
-     * The overlap is timed against the GPUs' backward (and forward) pass stretched by the host's pace: the exposure
-     * is returned as a function of that stretch ({@link MegatronTerms#dataComm}), which the model's coefficients set.
+     * The overlap is timed against the micro-batch's passes as a model times them: the exposure is returned as a
+     * function of their stretch over the micro-batch's uncalibrated GPU time ({@link MegatronTerms#dataComm}), which
+     * the model's coefficients set (its compute part, calibrated and paced by the host where the host bounds it, over
+     * the GPUs' uncalibrated time).
      *
      * @param adapters      the stage's LoRA adapter parameters per GPU (0 without LoRA)
-     * @param perMicroBatch the most loaded stage's GPU time for one micro-batch, ms
-     * @return the exposed time, ms, by the stretch of the micro-batch's time (1: the GPUs' own)
+     * @param perMicroBatch the most loaded stage's uncalibrated GPU time for one micro-batch, ms
+     * @return the exposed time, ms, by the stretch of the micro-batch's time (1: its uncalibrated GPU time)
      */
-    private static java.util.function.DoubleUnaryOperator dataParallel(Workload w, Device device, Topology topo, CommunicationModel comm,
+    private static DoubleUnaryOperator dataParallel(Workload w, Device device, Topology topo, CommunicationModel comm,
             double dense, double expert, double adapters, int dp, int edp, double perMicroBatch, int m, int layers) {
         boolean lora = w.loraRank() > 0;
         double denseGrads = lora ? adapters : dense;
@@ -2000,15 +2003,15 @@ public final class MegatronExecution {
             }
         }
         double perMb = 2 * gather + scatter;
-        double gathers = gather;
-        double scatters = scatter;
-        java.util.function.DoubleUnaryOperator overlapped = stretch -> m * Math.max(0, perMb - perMicroBatch * stretch)
-                + scatters / Math.max(1, m);
+        double gatherTime = gather;
+        double scatterTime = scatter;
+        DoubleUnaryOperator overlapped = stretch -> m * Math.max(0, perMb - perMicroBatch * stretch)
+                + scatterTime / Math.max(1, m);
         if (w.gradReduceAfterBackward()) {
             // the gathers still prefetched behind the compute, each reduce-scatter waited for where it is issued
             // (never less exposed than overlapped, whose last reduce-scatter is exposed too)
             return stretch -> Math.max(overlapped.applyAsDouble(stretch),
-                    m * (Math.max(0, 2 * gathers - perMicroBatch * stretch) + scatters));
+                    m * (Math.max(0, 2 * gatherTime - perMicroBatch * stretch) + scatterTime));
         }
         return overlapped;
     }

@@ -14,7 +14,8 @@ import org.scaledl.workload.Workload;
  * Fits the Megatron execution model ({@link MegatronModel}) from measured training iterations, ScaleDL's way: each
  * run's uncalibrated terms ({@link MegatronTerms}: contractions and other layers as the device layer model predicts
  * them, collectives, layer executions, hand-offs, the optimizer) against its measured time. The compute part's
- * coefficients ({@link ExecutionTerm.Fit#GPU} and {@link ExecutionTerm.Fit#HOST} terms) minimise the weighted Huber
+ * coefficients ({@link ExecutionTerm.Fit#GPU} and {@link ExecutionTerm.Fit#HOST} terms), and the data-parallel
+ * reduction's ({@link ExecutionTerm.Fit#OVERLAP}: what of it hides depends on them), minimise the weighted Huber
  * loss of the log-ratio of predicted to measured time (its square within {@value #ROBUST}, about 10 %, its size
  * beyond: a run far off the rest, a software path of its own or a setting described wrongly, pulls as its error, not
  * its error's square), by Levenberg–Marquardt on their logarithms; at each of its steps the additive ones come from
@@ -649,20 +650,14 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         int m = LINEAR.length;
         double[] base = new double[rows.length];
         double[][] a = new double[rows.length][m];
-        double[][] v = new double[rows.length][m];
         double[] sw = new double[rows.length];
         for (int i = 0; i < rows.length; i++) {
             Run r = data.get(rows[i]);
-            // the compute part (the additive coefficients are 0 here)
-            base[i] = compute.compute(r.terms(), compute.gpu(r.terms()));
+            // the compute part and the overlapped reduction (the additive coefficients are 0 here)
+            base[i] = compute.millis(r.terms());
             sw[i] = Math.sqrt(r.weight());
-            // the data-parallel reduction's exposure depends on the compute part's coefficients (the backward pass
-            // it hides behind lasts as they time it): fixed at this step's, as MegatronModel.millis takes it
-            double stretch = MegatronModel.stretch(base[i], r.terms().gpuRaw());
             for (int j = 0; j < m; j++) {
-                v[i][j] = LINEAR[j] == ExecutionTerm.DATA_COMM ? r.terms().dataComm(stretch)
-                        : r.terms().value(LINEAR[j]);
-                a[i][j] = v[i][j] / r.millis();
+                a[i][j] = r.terms().value(LINEAR[j]) / r.millis();
             }
         }
         // inner problem: min Σ w_i h_i (a_i·x − (1 − base_i / y_i))² + PRIOR² Σ_pulled (x_k / centre_k − 1)², x ≥ 0,
@@ -683,7 +678,7 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
                 Run run = data.get(rows[i]);
                 double predicted = base[i];
                 for (int j = 0; j < m; j++) {
-                    predicted += x[j] * v[i][j];
+                    predicted += x[j] * run.terms().value(LINEAR[j]);
                 }
                 logErrors[i] = Math.log(Math.max(1e-300, predicted) / run.millis());
                 huber[i] = Math.abs(logErrors[i]) > ROBUST ? ROBUST / Math.abs(logErrors[i]) : 1;

@@ -21,14 +21,15 @@ import org.scaledl.model.file.Fields;
  *   host    = c_step · layer executions + c_expert_step · executions of layers with routed experts
  *   compute = ‖gpu, host‖₈, or ‖gpu, host‖_2.41 with routed experts   (a smooth max: the slower of the GPU and
  *                                                    the host's dispatch; softer where the host waits for the GPU)
- *   time    = compute + Σ_additive terms c_k · v_k   (hand-offs, transfers, data-parallel reduction, optimizer, fixed)
+ *   time    = compute + Σ_additive terms c_k · v_k   (hand-offs, transfers, optimizer, fixed)
+ *             + c_dp · dp(stretch / c_dp)             (the exposed data-parallel reduction; stretch = compute / gpuRaw)
  * </pre>
  *
- * The data-parallel reduction's value is what its overlap leaves exposed behind a backward pass that lasts as this
- * model times it: the micro-batch's uncalibrated time stretched by {@code compute / gpuRaw}
- * ({@link MegatronTerms#dataComm}). Where the host paces the GPUs, the backward pass lasts longer and hides more of
- * it, so a larger batch, which the GPUs take longer over, is not predicted faster for the reduction the host's pace
- * had hidden.
+ * The data-parallel reduction ({@link ExecutionTerm.Fit#OVERLAP}) is what its overlap leaves exposed behind a backward
+ * pass that lasts as this model times it: the micro-batch's uncalibrated time stretched by {@code compute / gpuRaw}
+ * ({@link MegatronTerms#dataComm}, {@link #dataComm}); its coefficient scales the collective, not that pass. Where the
+ * host paces the GPUs, the backward pass lasts longer and hides more of it, so a larger batch, which the GPUs take
+ * longer over, is not predicted faster for the reduction the host's pace had hidden.
  *
  * The GPU works while the host dispatches the next layer's kernels, so whichever is slower sets the pace: small
  * micro-batches on many tensor-parallel ranks are bound by the framework's time per layer, large ones by the GPU.
@@ -267,7 +268,7 @@ public final class MegatronModel {
     }
 
     /** {@link #compute(MegatronTerms)} given the GPU's calibrated time {@code g} ({@link #gpu}). */
-    double compute(MegatronTerms t, double g) {
+    private double compute(MegatronTerms t, double g) {
         double h = host(t);
         if (h == 0) {
             return g;
@@ -303,24 +304,31 @@ public final class MegatronModel {
     }
 
     /**
-     * The data-parallel reduction's calibrated exposed time, ms: its coefficient times
-     * {@link MegatronTerms#dataComm} at the stretch this model's compute part gives.
+     * The data-parallel reduction's calibrated exposed time, ms: {@code c · dataComm(stretch / c)}, its coefficient
+     * {@code c} scaling the collective's time and not the backward pass it hides behind (which lasts the
+     * micro-batch's uncalibrated time times the stretch, {@link #stretch}): {@code max(c·tail, c·reduction −
+     * ⅔·window)} where the reduction overlaps the last micro-batch's backward pass. The model is then homogeneous
+     * where no contraction sits at its floor: every coefficient times {@code f} is every time times {@code f}.
      */
     public double dataComm(MegatronTerms t) {
-        return c[ExecutionTerm.DATA_COMM.ordinal()] * t.dataComm(stretch(compute(t), t.gpuRaw()));
+        return dataComm(t, stretch(compute(t), t.gpuRaw()));
+    }
+
+    private double dataComm(MegatronTerms t, double stretch) {
+        double c = this.c[ExecutionTerm.DATA_COMM.ordinal()];
+        return c > 0 ? c * t.dataComm(stretch / c) : 0;
     }
 
     /** The iteration's time, ms. */
     public double millis(MegatronTerms t) {
-        double g = gpu(t);
-        double s = compute(t, g);
-        double stretch = stretch(s, t.gpuRaw());
+        double s = compute(t);
+        double overlapped = dataComm(t, stretch(s, t.gpuRaw()));
         for (ExecutionTerm k : TERMS) {
             if (k.fit() == ExecutionTerm.Fit.ADDITIVE) {
-                s += c[k.ordinal()] * (k == ExecutionTerm.DATA_COMM ? t.dataComm(stretch) : t.value(k));
+                s += c[k.ordinal()] * t.value(k);
             }
         }
-        return s;
+        return s + overlapped;
     }
 
     /** The saved form: the coefficients by name and the interval. */

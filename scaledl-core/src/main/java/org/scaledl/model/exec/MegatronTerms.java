@@ -16,9 +16,9 @@ import org.scaledl.Checks;
  * {@link ExecutionTerm#LAYER_STEP}, {@link ExecutionTerm#EXPERT_LAYER_STEP} and {@link ExecutionTerm#SEND} a count
  * (layer executions, those of layers with routed experts, hand-offs);
  * {@link ExecutionTerm#FIXED} is always 1. The data-parallel reduction's exposed time may be a function of how much
- * longer than the GPUs' uncalibrated time the backward pass it hides behind lasts ({@link Builder#dataComm}: the
- * calibrated compute part, paced by the host where it bounds it, over {@link #gpuRaw}); its {@link #value} is that
- * function at 1. Immutable.
+ * longer than the micro-batch's uncalibrated GPU time the passes it hides behind last ({@link Builder#dataComm}; a
+ * model takes its compute part, calibrated and paced by the host where the host bounds it, over {@link #gpuRaw});
+ * its {@link #value} is that function at 1. Immutable.
  *
  * <pre>{@code
  * MegatronTerms t = MegatronTerms.builder()
@@ -36,7 +36,7 @@ public final class MegatronTerms {
     private final double[] shrunk;
     /** Per term (by ordinal), its value; contraction classes hold their trees' sum. */
     private final double[] values;
-    /** The data-parallel reduction's exposed time by the backward pass's stretch, beyond its constant value. */
+    /** The data-parallel reduction's exposed time by the backward pass's stretch (null: none given). */
     private final DoubleUnaryOperator dataComm;
     /** {@link #gpuRaw()}. */
     private final double gpuRaw;
@@ -100,17 +100,24 @@ public final class MegatronTerms {
     }
 
     /**
-     * The data-parallel reduction's exposed time (uncalibrated, ms) where the backward pass it hides behind lasts
-     * {@code stretch} times the GPUs' uncalibrated time ({@link #gpuRaw}): the compute part as a model calibrates
-     * it, and paces it where the host's dispatch bounds it, over that time. {@link #value} of
-     * {@link ExecutionTerm#DATA_COMM} at 1, never more at a longer stretch.
+     * The data-parallel reduction's exposed time (uncalibrated, ms) where the passes it hides behind last
+     * {@code stretch} times the micro-batch's uncalibrated GPU time: {@link #value} of {@link ExecutionTerm#DATA_COMM}
+     * at 1 (a model stretches it by its compute part over {@link #gpuRaw}, {@link MegatronModel#dataComm}). Without
+     * a function given ({@link Builder#dataComm}), the value at every stretch.
      *
-     * @throws IllegalArgumentException for a stretch that is not positive and finite
+     * @throws IllegalArgumentException for a stretch that is not positive and finite, or where the function given
+     *         is negative or not finite at it
      */
     public double dataComm(double stretch) {
         Checks.argument(stretch > 0 && Double.isFinite(stretch), "stretch must be finite and > 0: %s", stretch);
         double v = values[ExecutionTerm.DATA_COMM.ordinal()];
-        return dataComm == null || stretch == 1 ? v : v - dataComm.applyAsDouble(1) + dataComm.applyAsDouble(stretch);
+        if (dataComm == null || stretch == 1) {
+            return v;
+        }
+        double at = dataComm.applyAsDouble(stretch);
+        Checks.argument(at >= 0 && Double.isFinite(at), "the data-parallel exposure at stretch %s must be finite and "
+                + ">= 0: %s", stretch, at);
+        return v - dataComm.applyAsDouble(1) + at;
     }
 
     /** The GPUs' uncalibrated time: the contractions' predicted times and every other GPU term's value (ms). */
@@ -147,15 +154,16 @@ public final class MegatronTerms {
         }
 
         /**
-         * Adds the data-parallel reduction's exposed time (ms) as a function of the stretch of the backward pass it
-         * hides behind (1: the GPUs' uncalibrated time; non-increasing in it): its value at 1 joins
-         * {@link ExecutionTerm#DATA_COMM}'s value, and {@link MegatronTerms#dataComm} evaluates it at the stretch a
-         * model's coefficients give. Given once.
+         * Adds the data-parallel reduction's exposed time (ms) as a function of the stretch of the passes it hides
+         * behind (1: the micro-batch's uncalibrated GPU time): its value at 1 joins {@link ExecutionTerm#DATA_COMM}'s
+         * value, and {@link MegatronTerms#dataComm} evaluates it at the stretch a model gives. The function must be
+         * stateless, finite, non-negative and non-increasing (a longer pass hides no less). Given once.
          *
          * @throws IllegalArgumentException where one was given already, or where its value at 1 is negative or not
          *         finite
          */
         public Builder dataComm(DoubleUnaryOperator exposedByStretch) {
+            java.util.Objects.requireNonNull(exposedByStretch, "exposedByStretch");
             Checks.argument(dataComm == null, "the data-parallel exposure is given once");
             add(ExecutionTerm.DATA_COMM, exposedByStretch.applyAsDouble(1));
             dataComm = exposedByStretch;
