@@ -99,6 +99,7 @@ final class EvaluateClustersCommand implements Callable<Integer> {
         if (out != null) {
             org.scaledl.model.file.SafeFiles.checkWritable(out);   // before the minute of fitting, not after
             Reports.requireExtension(out, "the held-out predictions", ".csv");
+            Reports.notAnInput(out, "--data", data);
         }
         String gpu;
         org.scaledl.io.DeviceCatalog catalog = Catalogs.of(null, data);

@@ -63,6 +63,16 @@ final class EvaluateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (out != null) {
+            org.scaledl.model.file.SafeFiles.checkWritable(out);
+            Reports.requireExtension(out, "the predictions", ".csv");
+            if (split.holdout != null) {
+                Reports.notAnInput(out, "--train", split.holdout.train);
+                Reports.notAnInput(out, "--test", split.holdout.test);
+            } else {
+                Reports.notAnInput(out, "--data", split.cv.data);
+            }
+        }
         Evaluation e = run(split, gnn, only);
         if (json) {
             System.out.println(Reports.json(e));

@@ -68,8 +68,26 @@ final class FitCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        // an output that cannot be written is refused before the fit, not after it
+        // an output that cannot be written, or that is one of the inputs, is refused before the fit, not after it
         org.scaledl.model.file.SafeFiles.checkWritable(out);
+        Reports.requireExtension(out, "the model", ".sdl");
+        for (Path d : dataDirs == null ? List.<Path>of() : dataDirs) {
+            Reports.notAnInput(out, "--data", d);
+        }
+        for (Path r : runsTables == null ? List.<Path>of() : runsTables) {
+            Reports.notAnInput(out, "--runs", r);
+        }
+        Reports.notAnInput(out, "--devices", devices);
+        Reports.notAnInput(out, "--profiled", profiled);
+        if (dataDirs != null) {
+            java.util.Set<Path> seen = new java.util.HashSet<>();
+            for (Path d : dataDirs) {
+                if (!seen.add(d.toAbsolutePath().normalize())) {
+                    throw new IllegalArgumentException("--data " + org.scaledl.InvalidInputException.escaped(
+                            d.toString()) + " is given twice: its runs would count twice");
+                }
+            }
+        }
         if (runsTables != null && !runsTables.isEmpty()) {
             if (calibrate == null) {
                 throw new IllegalArgumentException("--runs calibrates a GPU model: give --calibrate gpu (or a model "

@@ -117,6 +117,8 @@ final class LayoutsCommand implements Callable<Integer> {
         if (out != null) {
             org.scaledl.model.file.SafeFiles.checkWritable(out);
             Reports.requireExtension(out, "the layouts' table", ".csv");
+            Reports.notAnInput(out, "--transformer", transformer);
+            Reports.notAnInput(out, "--devices", devices);
         }
         RuntimePredictor p = ModelArgument.load(model);
         if (!p.modelsClusters()) {

@@ -126,6 +126,12 @@ final class PlanCommand implements Callable<Integer> {
         if (out != null) {
             org.scaledl.model.file.SafeFiles.checkWritable(out);
             Reports.requireExtension(out, "the plan", ".csv");
+            Reports.notAnInput(out, "--data", source.data);
+            Reports.notAnInput(out, "--candidates", source.candidates);
+            Reports.notAnInput(out, "--grid", source.grid);
+            Reports.notAnInput(out, "--matrix", source.matrix);
+            Reports.notAnInput(out, "--fixed", fixed);
+            Reports.notAnInput(out, "--devices", devices);
         }
         if (source.matrix != null) {
             return matrix();

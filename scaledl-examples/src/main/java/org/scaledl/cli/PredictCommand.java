@@ -97,6 +97,8 @@ final class PredictCommand implements Callable<Integer> {
         if (out != null) {
             org.scaledl.model.file.SafeFiles.checkWritable(out);
             Reports.requireExtension(out, "the scored table", ".csv", ".jsonl");
+            // (the candidate table itself may be scored in place: its columns are kept, its predictions replaced)
+            Reports.notAnInput(out, "--devices", job.devices);
         }
         if (gpus != null && job.worldSize != null) {
             throw new IllegalArgumentException("give --gpus (every GPU of the job) or --world-size (its data-parallel "

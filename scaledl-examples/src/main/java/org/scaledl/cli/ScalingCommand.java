@@ -89,6 +89,9 @@ final class ScalingCommand implements Callable<Integer> {
         }
         org.scaledl.model.file.SafeFiles.checkWritable(out);
         Reports.requireExtension(out, "the chart", ".svg");
+        // picocli reads "--gpus ," as an empty list: a sweep of nothing is refused, as is a point given twice
+        sweep("--gpus", gpus, Integer.MAX_VALUE);
+        sweep("--batches", batches, org.scaledl.io.DatasetReader.MAX_BATCH);
         RuntimePredictor p = ModelArgument.load(job.model);
         if (job.graphOptions.allowPartial) {
             p = p.allowingPartialGraphs();
@@ -267,6 +270,21 @@ final class ScalingCommand implements Callable<Integer> {
             x.prediction().memoryGb().ifPresent(v -> o.put("memory_gb", v));
             x.prediction().tokensPerSecondPerGpu().ifPresent(v -> o.put("tokens_per_s_per_gpu", v));
             x.prediction().modelTflopsPerGpu().ifPresent(v -> o.put("model_tflops_per_gpu", v));
+        }
+    }
+
+    /** Refuses an empty sweep, a value outside 1..max and a value given twice (null: the option not given). */
+    private static void sweep(String option, List<Integer> values, int max) {
+        if (values == null) {
+            return;
+        }
+        if (values.isEmpty()) {
+            throw new IllegalArgumentException(option + " names no value: give a comma-separated list (e.g. 1,2,4)");
+        }
+        java.util.Set<Integer> seen = new java.util.HashSet<>();
+        for (int v : values) {
+            org.scaledl.Checks.argument(v >= 1 && v <= max, "%s must be in 1..%s, got %s", option, max, v);
+            org.scaledl.Checks.argument(seen.add(v), "%s names %s twice", option, v);
         }
     }
 

@@ -503,6 +503,53 @@ class HostileCliTest {
     }
 
     /**
+     * Round six: an output that would overwrite what the command reads is refused, the inputs left as they were: the
+     * table or catalog an option names, a file inside a dataset folder; a model is written as {@code .sdl}; a dataset
+     * given twice, and an empty or repeated sweep, are refused where they were counted twice, ignored or crashed.
+     */
+    @Test
+    void outputsThatWouldOverwriteInputsAreRefused(@TempDir Path dir) throws Exception {
+        Path config = repo().resolve("scaledl-core/src/test/resources/transformers/llama-3-8b/config.json");
+        Path ds = dir.resolve("ds");
+        MainTest.smallDataset(ds);
+        Path runs = ds.resolve("runs.csv");
+        byte[] before = Files.readAllBytes(runs);
+        oneLine(MainTest.run("plan", "--data", ds.toString(), "--runs", "2", "--out", runs.toString()), Main.USAGE,
+                "inside the folder --data names");
+        oneLine(MainTest.run("evaluate", "--data", ds.toString(), "--cv", "family", "--methods", "scaledl", "--out",
+                runs.toString()), Main.USAGE, "inside the folder --data names");
+        Path table = candidates(dir, 3, null);
+        byte[] tableBefore = Files.readAllBytes(table);
+        oneLine(MainTest.run("plan", "--candidates", table.toString(), "--runs", "2", "--out", table.toString()),
+                Main.USAGE, "the file --candidates names");
+        oneLine(MainTest.run("fit", "--data", ds.toString(), "--out", runs.toString()), Main.USAGE, ".sdl");
+        oneLine(MainTest.run("fit", "--data", ds.toString(), "--data", ds.toString() + "/", "--out",
+                dir.resolve("twice.sdl").toString()), Main.USAGE, "given twice");
+        Path catalog = dir.resolve("gpus.csv");
+        Files.writeString(catalog, "gpu,memory_gb\n");
+        oneLine(MainTest.run("layouts", "--model", "gpu", "--transformer", config.toString(), "--seq", "2048",
+                "--gpus", "8", "--global-batch", "8", "--device", "H100", "--precision", "bf16", "--devices",
+                catalog.toString(), "--out", catalog.toString()), Main.USAGE, "the file --devices names");
+        assertEquals("gpu,memory_gb\n", Files.readString(catalog));
+        assertTrue(java.util.Arrays.equals(before, Files.readAllBytes(runs)), "the dataset's runs.csv");
+        assertTrue(java.util.Arrays.equals(tableBefore, Files.readAllBytes(table)), "the candidate table");
+        assertFalse(Files.exists(dir.resolve("twice.sdl")));
+        String svg = dir.resolve("s.svg").toString();
+        String[] job = {"scaling", "--model", "gpu", "--transformer", config.toString(), "--seq", "2048", "--batch",
+            "1", "--device", "H100", "--precision", "bf16", "--out", svg};
+        oneLine(MainTest.run(concat(job, "--gpus", ",")), Main.USAGE, "--gpus names no value");
+        oneLine(MainTest.run(concat(job, "--gpus", "8,8")), Main.USAGE, "--gpus names 8 twice");
+        oneLine(MainTest.run(concat(job, "--batches", "2147483647")), Main.USAGE, "--batches must be in 1..");
+        assertFalse(Files.exists(dir.resolve("s.svg")));
+    }
+
+    private static String[] concat(String[] a, String... b) {
+        String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
+    /**
      * Round five: an option a command would ignore where its sibling is refused is refused too: a fit anew's options
      * with a calibration, a graph's options with a predictor to inspect, an ONNX graph's dimensions with a
      * configuration.
