@@ -41,7 +41,8 @@ final class Reports {
 
     /**
      * Refuses an output file that would overwrite what the command reads: the file an input option names, or an
-     * existing file inside the folder it names (a dataset's tables). A null input is skipped.
+     * existing table, JSON or ONNX file inside the folder it names (a dataset's runs, machine description, graphs; a
+     * model file beside them is no input). A null input is skipped.
      */
     static void notAnInput(Path out, String option, Path input) {
         if (input == null || out == null) {
@@ -60,7 +61,9 @@ final class Reports {
                     + " is the file " + option + " names: writing it would overwrite what this command reads (write "
                     + "elsewhere)");
         }
-        if (Files.isDirectory(in) && o.startsWith(in) && Files.exists(o)) {
+        String name = o.getFileName() == null ? "" : o.getFileName().toString().toLowerCase(Locale.ROOT);
+        boolean data = name.endsWith(".csv") || name.endsWith(".json") || name.endsWith(".onnx");
+        if (data && Files.isDirectory(in) && o.startsWith(in) && Files.exists(o)) {
             throw new IllegalArgumentException("--out " + org.scaledl.InvalidInputException.escaped(out.toString())
                     + " would overwrite a file inside the folder " + option + " names ("
                     + org.scaledl.InvalidInputException.escaped(input.toString()) + "): write elsewhere");

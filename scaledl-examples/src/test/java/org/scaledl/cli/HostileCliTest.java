@@ -541,6 +541,16 @@ class HostileCliTest {
         oneLine(MainTest.run(concat(job, "--gpus", "8,8")), Main.USAGE, "--gpus names 8 twice");
         oneLine(MainTest.run(concat(job, "--batches", "2147483647")), Main.USAGE, "--batches must be in 1..");
         assertFalse(Files.exists(dir.resolve("s.svg")));
+        // layouts dropped the all-to-all overlap from every layout where predict refuses the pair
+        Path mixtral = dir.resolve("mixtral");
+        Files.createDirectories(mixtral);
+        Files.writeString(mixtral.resolve("config.json"), "{\"model_type\": \"mixtral\", \"hidden_size\": 1024, "
+                + "\"num_attention_heads\": 16, \"num_key_value_heads\": 4, \"num_hidden_layers\": 4, "
+                + "\"intermediate_size\": 2048, \"vocab_size\": 32000, \"num_local_experts\": 8, "
+                + "\"num_experts_per_tok\": 2}");
+        oneLine(MainTest.run("layouts", "--model", "gpu", "--transformer", mixtral.resolve("config.json").toString(),
+                "--seq", "2048", "--gpus", "16", "--global-batch", "64", "--device", "H100", "--precision", "bf16",
+                "--moe-a2a-overlap", "--moe-dispatcher", "allgather"), Main.BAD_INPUT, "not allgather");
     }
 
     private static String[] concat(String[] a, String... b) {
