@@ -1012,9 +1012,13 @@ public final class TransformerSpec {
                     "%s: hidden size %s and heads %s must be in 1..%s, the vocabulary %s in 1..%s", name, hidden,
                     heads, MAX_SIZE, vocab, MAX_VOCAB);
             // 0 takes the default; a negative size is a slip, not a choice
-            Checks.argument(kvHeads >= 0 && headDim >= 0 && ffn >= 0 && kvHeads <= heads && headDim <= MAX_SIZE
-                    && ffn <= MAX_SIZE, "%s: key/value heads %s (at most the %s heads), head size %s and inner size %s "
-                    + "must be in 0..%s (0: the default)", name, kvHeads, heads, headDim, ffn, MAX_SIZE);
+            // one message per field, naming the one that is wrong (0 takes the default)
+            Checks.argument(kvHeads >= 0 && kvHeads <= heads, "%s: key/value heads %s must be in 0..%s, at most the "
+                    + "attention heads (0: as many as them)", name, kvHeads, heads);
+            Checks.argument(headDim >= 0 && headDim <= MAX_SIZE, "%s: head size %s must be in 0..%s (0: hidden size "
+                    + "over heads)", name, headDim, MAX_SIZE);
+            Checks.argument(ffn >= 0 && ffn <= MAX_SIZE, "%s: inner size %s must be in 0..%s (0: the default)", name,
+                    ffn, MAX_SIZE);
             Checks.argument(mtpLayers >= 0, "%s: multi-token prediction layers must be 0 or more, got %s", name,
                     mtpLayers);
             long hd = headDim > 0 ? headDim : hidden / heads;

@@ -386,6 +386,7 @@ final class PredictCommand implements Callable<Integer> {
         java.util.Set<String> machinesSeen = new java.util.HashSet<>();
         try (Candidates.Chunks in = Candidates.open(candidates, job.graphOptions::read,
                 name -> job.resolveDevice(p, name.isEmpty() ? job.device : name), columnDefaults())) {
+            refuseCollidingColumns(in.columns());
             SafeFiles.Content content = stream -> {
                 Writer w = new BufferedWriter(new OutputStreamWriter(stream, StandardCharsets.UTF_8), 1 << 16);
                 Map<String, String> renamed = measuredRenamed(in.columns());
@@ -555,6 +556,29 @@ final class PredictCommand implements Callable<Integer> {
      * tokens a second or model TFLOP/s, whose values the predictions of those names would otherwise replace (in a
      * table scored before, with predicted_ms, they are predictions and are replaced).
      */
+    /**
+     * Refuses a table not scored before (no {@code predicted_ms}) whose own columns the output would drop: a measured
+     * rate beside a {@code measured_} column of the same rate (the rate is carried through as that column), and, with
+     * {@code --keep-going}, a column {@code error} (which holds the reasons rows were not predicted).
+     */
+    private void refuseCollidingColumns(List<String> columns) {
+        if (columns.contains("predicted_ms")) {
+            return;
+        }
+        for (String c : MEASURED_OUTPUT_COLUMNS) {
+            String measured = org.scaledl.io.JobRuns.MEASURED_PREFIX + c;
+            if (columns.contains(c) && columns.contains(measured)) {
+                throw org.scaledl.InvalidInputException.inSource(candidates.toString(), "it has both " + c + " and "
+                        + measured + ": a table's measured " + c + " is written as " + measured + ", so one of them "
+                        + "would be lost (keep one)");
+            }
+        }
+        if (keepGoing && columns.contains(ERROR_COLUMN)) {
+            throw org.scaledl.InvalidInputException.inSource(candidates.toString(), "it has a column '" + ERROR_COLUMN
+                    + "', which --keep-going writes with the reasons rows were not predicted: rename it");
+        }
+    }
+
     static Map<String, String> measuredRenamed(List<String> columns) {
         Map<String, String> out = new java.util.LinkedHashMap<>();
         if (!columns.contains("predicted_ms")) {

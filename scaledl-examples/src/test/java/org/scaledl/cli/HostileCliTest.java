@@ -553,6 +553,45 @@ class HostileCliTest {
                 "--moe-a2a-overlap", "--moe-dispatcher", "allgather"), Main.BAD_INPUT, "not allgather");
     }
 
+    /**
+     * Round six, continued: a table's column the output would drop is refused (a measured rate beside its
+     * {@code measured_} column; with {@code --keep-going}, a column {@code error}); a hold-out of a folder against
+     * itself is refused; the messages of a pipeline of more stages than layers and of too many key/value heads name
+     * the rule that is broken.
+     */
+    @Test
+    void roundSixColumnsAndMessages(@TempDir Path dir) throws Exception {
+        Path config = repo().resolve("scaledl-core/src/test/resources/transformers/llama-3-8b/config.json");
+        Files.copy(config, dir.resolve("config.json"));
+        Path both = dir.resolve("both.csv");
+        Files.writeString(both, "transformer,seq,batch,device,precision,tokens_per_s_per_gpu,"
+                + "measured_tokens_per_s_per_gpu\nconfig.json,2048,1,H100,bf16,9000,8000\n");
+        oneLine(MainTest.run("predict", "--model", "gpu", "--candidates", both.toString()), Main.BAD_INPUT,
+                "both.csv", "measured_tokens_per_s_per_gpu", "keep one");
+        Path error = dir.resolve("error.csv");
+        Files.writeString(error, "transformer,seq,batch,device,precision,error\nconfig.json,2048,1,H100,bf16,mine\n");
+        oneLine(MainTest.run("predict", "--model", "gpu", "--candidates", error.toString(), "--keep-going"),
+                Main.BAD_INPUT, "error.csv", "column 'error'", "rename it");
+        MainTest.Run kept = MainTest.run("predict", "--model", "gpu", "--candidates", error.toString());
+        assertEquals(0, kept.code(), kept.err());
+        assertTrue(kept.out().contains("mine"), "without --keep-going the column is carried through: " + kept.out());
+        Path ds = dir.resolve("ds");
+        MainTest.smallDataset(ds);
+        oneLine(MainTest.run("evaluate", "--train", ds.toString(), "--test", ds.toString() + "/"), Main.USAGE,
+                "is the --train folder");
+        oneLine(MainTest.run("predict", "--model", "gpu", "--transformer", config.toString(), "--seq", "2048",
+                "--batch", "1", "--pipeline", "33", "--gpus", "33", "--device", "H100", "--uneven-pipeline"),
+                Main.BAD_INPUT, "33 pipeline stages for 32 layers", "at least one layer");
+        Path kv = dir.resolve("kv.json");
+        Files.writeString(kv, "{\"model_type\": \"llama\", \"hidden_size\": 4096, \"num_attention_heads\": 32, "
+                + "\"num_key_value_heads\": 64, \"num_hidden_layers\": 4, \"intermediate_size\": 11008, "
+                + "\"vocab_size\": 32000}");
+        MainTest.Run heads = MainTest.run("predict", "--model", "gpu", "--transformer", kv.toString(), "--seq",
+                "2048", "--batch", "1", "--device", "H100");
+        oneLine(heads, Main.BAD_INPUT, "key/value heads 64 must be in 0..32");
+        assertFalse(heads.err().contains("head size 0"), heads.err());
+    }
+
     private static String[] concat(String[] a, String... b) {
         String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, out, a.length, b.length);
@@ -585,7 +624,9 @@ class HostileCliTest {
                 "--batch", "1", "--device", "H100", "--dim", "seq=5"), Main.USAGE, "--dim", "--seq");
         oneLine(MainTest.run("inspect", "--transformer", config.toString(), "--seq", "128", "--dim", "seq=5"),
                 Main.USAGE, "--dim", "--seq");
-        oneLine(MainTest.run("evaluate", "--train", data.toString(), "--test", data.toString(), "--methods",
+        Path other = dir.resolve("other");
+        MainTest.smallDataset(other);
+        oneLine(MainTest.run("evaluate", "--train", data.toString(), "--test", other.toString(), "--methods",
                 "roofline", "--gnn"), Main.USAGE, "--gnn", "--methods names none of them");
         Path matrix = dir.resolve("m.csv");
         Files.writeString(matrix, "1,0\n0,1\n1,1\n");

@@ -116,13 +116,19 @@ public final class MegatronExecution {
         int chunks = par.pipeline() * par.virtualStages();
         boolean even = chunkSizes(ts.layers(), chunks, ts.mtpLayers()) != null;
         boolean uneven = !even && unevenChunkSizes(ts.layers(), chunks, ts.mtpLayers()) != null;
-        if (par.pipeline() > ts.layers() || !even && !(w.unevenPipeline() && uneven)) {
+        if (par.pipeline() > ts.layers()) {
+            // every stage holds at least one layer, whatever the split
+            throw new IllegalArgumentException(par.pipeline() + " pipeline stages for " + ts.layers() + " layers: "
+                    + "every stage holds at least one layer; " + validSplits(ts.layers(), ts.mtpLayers(),
+                    par.pipeline()));
+        }
+        if (!even && !(w.unevenPipeline() && uneven)) {
             throw new IllegalArgumentException(ts.layers() + " layers do not split into " + par.pipeline()
                     + " pipeline stages x " + par.virtualStages() + " chunks: the layers (or layers + 1 with the "
                     + "embedding counted as a layer, + 2 with the loss too" + (ts.mtpLayers() > 0 ? ", + "
                     + (2 + ts.mtpLayers()) + " with the multi-token prediction" : "") + ") must divide by stages x "
                     + "chunks; " + validSplits(ts.layers(),
-                    ts.mtpLayers(), par.pipeline()) + (uneven && par.pipeline() <= ts.layers() && !w.unevenPipeline()
+                    ts.mtpLayers(), par.pipeline()) + (uneven && !w.unevenPipeline()
                     ? "; or split them unevenly (uneven_pipeline true, --uneven-pipeline)" : ""));
         }
         if (par.expert() > 1 && ts.experts() == 1) {
