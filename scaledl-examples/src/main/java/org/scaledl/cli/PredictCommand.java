@@ -489,8 +489,15 @@ final class PredictCommand implements Callable<Integer> {
             if (ws.get(i).isEmpty()) {
                 return;
             }
+            Workload w = ws.get(i).get();
+            if (!p.modelsClusters() && w.precision() != org.scaledl.workload.Precision.FP32) {
+                // as --precision is refused for such a model: a CPU machine's time would be its FP32 time
+                refused[i] = "precision " + w.precision().label() + " applies to GPU models; this model predicts CPU "
+                        + "machines, which run FP32";
+                return;
+            }
             try {
-                scored[i] = p.predictScored(ws.get(i).get());
+                scored[i] = p.predictScored(w);
             } catch (IllegalArgumentException e) {
                 refused[i] = e.getMessage();
             }

@@ -590,6 +590,12 @@ class HostileCliTest {
                 "2048", "--batch", "1", "--device", "H100");
         oneLine(heads, Main.BAD_INPUT, "key/value heads 64 must be in 0..32");
         assertFalse(heads.err().contains("head size 0"), heads.err());
+        // a CPU model's table row in a GPU precision is refused as --precision is (it was its FP32 time)
+        Files.copy(MainTest.graph("resnet18_r64"), dir.resolve("r.onnx"));
+        Path cpu = dir.resolve("cpu.csv");
+        Files.writeString(cpu, "graph,batch,precision\nr.onnx,8,bf16\n");
+        oneLine(MainTest.run("predict", "--model", model.toString(), "--candidates", cpu.toString()), Main.BAD_INPUT,
+                "cpu.csv:2", "precision bf16 applies to GPU models");
     }
 
     private static String[] concat(String[] a, String... b) {
