@@ -159,11 +159,24 @@ public final class JobRuns {
         return out;
     }
 
+    /** How far apart a row's measured_ms and the time its rate means may be before it is warned of (rounding). */
+    static final double RATE_DISAGREEMENT = 0.1;
+
     private static Sample sample(CsvTable t, int r, Workload w, String rateColumn) {
         int line = t.line(r);
         double ms;
         if (t.opt(r, "measured_ms").isPresent()) {
             ms = t.numberInRange(r, "measured_ms", MIN_MILLIS, MAX_MILLIS);
+            Optional<Double> implied = w.graph().transformer().filter(s -> t.opt(r, rateColumn).isPresent())
+                    .map(s -> 1e3 * s.seq() * w.batch() * w.parallelism().data()
+                            / (t.numberInRange(r, rateColumn, 1e-6, 1e12) * w.parallelism().ranks()));
+            if (implied.isPresent() && Math.abs(Math.log(implied.get() / ms)) > Math.log(1 + RATE_DISAGREEMENT)) {
+                // both given and far apart: one of them is wrong (measured_ms is the one fitted)
+                LOG.warn("{}:{}: measured_ms {} and {} {} disagree: the rate means an iteration of {} ms ({}x); "
+                        + "measured_ms is used (check the row)", t.source(), line, CsvTable.plain(ms), rateColumn,
+                        t.get(r, rateColumn), String.format(java.util.Locale.ROOT, "%.1f", implied.get()),
+                        String.format(java.util.Locale.ROOT, "%.2f", implied.get() / ms));
+            }
         } else if (t.opt(r, rateColumn).isPresent()) {
             double rate = t.numberInRange(r, rateColumn, 1e-6, 1e12);
             double tokens = w.graph().transformer().map(s -> (double) s.seq()).orElseThrow(() ->

@@ -596,6 +596,17 @@ class HostileCliTest {
         Files.writeString(cpu, "graph,batch,precision\nr.onnx,8,bf16\n");
         oneLine(MainTest.run("predict", "--model", model.toString(), "--candidates", cpu.toString()), Main.BAD_INPUT,
                 "cpu.csv:2", "precision bf16 applies to GPU models");
+        // a runs row whose rate and time disagree 20-fold is said (2,048 tokens on each of 8 GPUs in 1 s: 2,048 a
+        // GPU a second, not 100); within rounding it is not
+        Path runs = dir.resolve("runs.csv");
+        Files.writeString(runs, "id,transformer,seq,batch,world_size,device,precision,measured_ms,"
+                + "tokens_per_s_per_gpu\na,config.json,2048,1,8,H100,bf16,1000,100\nb,config.json,2048,1,8,H100,bf16,"
+                + "1000,2050\n");
+        MainTest.Run cal = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
+                dir.resolve("c.sdl").toString());
+        assertEquals(0, cal.code(), cal.err());
+        assertTrue(cal.err().contains("runs.csv:2: measured_ms 1000 and tokens_per_s_per_gpu 100 disagree")
+                && cal.err().contains("(20.48x)") && !cal.err().contains("runs.csv:3"), cal.err());
     }
 
     private static String[] concat(String[] a, String... b) {
