@@ -498,8 +498,8 @@ public final class CsvTable {
         return x;
     }
 
-    /** A bound as a message writes it: {@code 86400000}, {@code 0.001}, never {@code 8.64E7}. */
-    static String plain(double x) {
+    /** A number as a message writes it: {@code 86400000}, {@code 0.001}, never {@code 8.64E7}. */
+    public static String plain(double x) {
         return Double.isFinite(x) ? java.math.BigDecimal.valueOf(x).stripTrailingZeros().toPlainString()
                 : String.valueOf(x);
     }

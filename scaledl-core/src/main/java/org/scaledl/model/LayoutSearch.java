@@ -169,7 +169,9 @@ public final class LayoutSearch {
     }
 
     /**
-     * The busiest expert-parallel rank's routed tokens over its share (default 1: balanced).
+     * The busiest expert-parallel rank's routed tokens over its share (default 1: balanced); each layout takes at
+     * most what its expert ranks can receive ({@link org.scaledl.model.exec.MegatronExecution#mostExpertImbalance}:
+     * 1 on one expert rank).
      *
      * @throws IllegalArgumentException where {@link Workload.Builder#expertImbalance} refuses it
      */
@@ -334,7 +336,9 @@ public final class LayoutSearch {
     private Layout evaluate(Parallelism par, int b) {
         Workload w = predictor.stage().resolve(given(Workload.builder(graph).batch(b * par.microBatches())
                 .phase(Phase.TRAIN).device(device).parallelism(par).precision(precision).recompute(Recompute.AUTO)
-                .topology(topology).lora(loraRank).expertImbalance(expertImbalance)
+                .topology(topology).lora(loraRank).expertImbalance(graph.transformer().map(ts -> Math.min(
+                        expertImbalance, org.scaledl.model.exec.MegatronExecution.mostExpertImbalance(ts,
+                                par.expert()))).orElse(expertImbalance))
                 .documentTokens(documentTokens), par).build());
         double ms = predictor.predictMillis(w);
         OptionalDouble mem = predictor.stage().memoryBytes(w);

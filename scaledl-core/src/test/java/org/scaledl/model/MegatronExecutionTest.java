@@ -1352,6 +1352,16 @@ class MegatronExecutionTest {
         Workload balanced = mixtral(8, 1, 1, 8, 1);
         MegatronTerms a = stage.megatronTerms(balanced);
         MegatronTerms b = stage.megatronTerms(balanced.toBuilder().expertImbalance(1.5).build());
+        // 8 experts over 8 ranks, top-2: a rank receives at most one of a token's two routes, 4 times its share
+        stage.megatronTerms(balanced.toBuilder().expertImbalance(4).build());
+        IllegalArgumentException most = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> org.scaledl.model.exec.MegatronExecution.check(balanced.toBuilder().expertImbalance(4.5)
+                        .build()));
+        assertTrue(most.getMessage().contains("at most 4 times its share"), most.getMessage());
+        IllegalArgumentException oneRank = org.junit.jupiter.api.Assertions.assertThrows(
+                IllegalArgumentException.class, () -> org.scaledl.model.exec.MegatronExecution.check(
+                        mixtral(8, 1, 1, 1, 1).toBuilder().expertImbalance(1.5).build()));
+        assertTrue(oneRank.getMessage().contains("over 1 expert rank,"), oneRank.getMessage());
         double experts = a.value(ExecutionTerm.EXPERT_OTHER);
         assertTrue(experts > 0.05 * a.value(ExecutionTerm.OTHER), "the experts' layers: " + experts);
         assertEquals(1.5 * experts, b.value(ExecutionTerm.EXPERT_OTHER), 1e-9 * experts, "scaled by the load");

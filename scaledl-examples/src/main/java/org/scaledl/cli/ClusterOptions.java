@@ -57,7 +57,8 @@ final class ClusterOptions {
     Integer zeroStage;
 
     @Option(names = "--expert-imbalance", description = "The busiest expert rank's tokens over its share (default 1: "
-            + "balanced)")
+            + "balanced; at most expert ranks x min(top-k, experts a rank) / top-k, what a rank can receive; layouts "
+            + "takes each layout's most where this is more)")
     Double expertImbalance;
 
     @Option(names = "--recompute", description = "Activation recomputation of transformer training: none, "

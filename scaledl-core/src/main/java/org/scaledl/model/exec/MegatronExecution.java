@@ -151,10 +151,32 @@ public final class MegatronExecution {
             throw new IllegalArgumentException("expert imbalance " + w.expertImbalance() + " for a model without "
                     + "experts");
         }
+        if (ts.experts() > 1) {
+            int e = par.expert();
+            double most = mostExpertImbalance(ts, e);
+            if (w.expertImbalance() > most * (1 + 1e-12)) {
+                throw new IllegalArgumentException(String.format(java.util.Locale.ROOT, "expert imbalance %s is more "
+                        + "than a rank can receive: with %d experts over %d expert rank%s, each token routed to %d, "
+                        + "the busiest rank receives at most %s times its share (every token's routes to its experts)",
+                        org.scaledl.io.CsvTable.plain(w.expertImbalance()), ts.experts(), e, e == 1 ? "" : "s",
+                        ts.topK(), org.scaledl.io.CsvTable.plain(most)));
+            }
+        }
         if (par.context() > 1 && ts.seq() % (2L * par.context()) != 0) {
             throw new IllegalArgumentException("context parallelism " + par.context() + " needs the sequence ("
                     + ts.seq() + ") divisible by 2 x " + par.context() + " (the load-balanced causal split)");
         }
+    }
+
+    /**
+     * The most a workload's {@link Workload#expertImbalance} can be on {@code expertRanks} expert ranks: a rank
+     * holds {@code E/e} experts and a token is routed to {@code k} distinct ones, so the busiest rank receives at
+     * most {@code min(k, E/e)} of each token's {@code k} routes, {@code e·min(k, E/e)/k} times its share (1 for a
+     * dense model, or on one rank).
+     */
+    public static double mostExpertImbalance(TransformerShape ts, int expertRanks) {
+        int e = Math.max(1, expertRanks);
+        return ts.experts() <= 1 ? 1 : (double) e * Math.min(ts.topK(), ts.experts() / e) / ts.topK();
     }
 
     private static String divisors(long n) {
