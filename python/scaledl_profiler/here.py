@@ -117,6 +117,9 @@ def run(jar, model, out, work="scaledl-here", budget_s=120.0, models=None, size=
     if size < 16:
         raise ValueError(f"--size must be at least 16 pixels, got {size}")
     dataset.check_file(out, "--out", "e.g. mine.sdl")
+    if not os.fspath(out).lower().endswith(".sdl"):
+        # scaledl fit writes .sdl only: refused now, not after the measuring budget is spent
+        raise ValueError(f"--out {out}: the model is written as .sdl (name the file so, e.g. mine.sdl)")
     dataset.check_folder(work, "--work")
     if export_fn is None or measure_fn is None:
         from scaledl_profiler.deps import require

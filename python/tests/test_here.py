@@ -131,6 +131,7 @@ def test_a_failed_step_names_the_step_and_the_jars_message(tmp_path):
     ({"models": ["resnet18", "resnet18", "vgg11"]}, "--models names resnet18 more than once"),
     ({"jar": "."}, "--jar .: is a folder"),
     ({"runner": subprocess.run, "java": "/no/such/java"}, "--java /no/such/java: no such command"),
+    ({"out": "mine.model"}, r"--out mine.model: the model is written as .sdl"),
 ])
 def test_bad_options_are_named(tmp_path, kwargs, fragment):
     jar, exported, _, export_fn, measure_fn, describe = stand_ins(tmp_path)

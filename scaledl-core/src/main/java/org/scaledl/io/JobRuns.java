@@ -159,6 +159,15 @@ public final class JobRuns {
         return out;
     }
 
+    private static Optional<Double> positive(String cell) {
+        try {
+            double x = Double.parseDouble(cell.strip());
+            return x > 0 && Double.isFinite(x) ? Optional.of(x) : Optional.empty();
+        } catch (NumberFormatException e) {
+            return Optional.empty();
+        }
+    }
+
     /** How far apart a row's measured_ms and the time its rate means may be before it is warned of (rounding). */
     static final double RATE_DISAGREEMENT = 0.1;
 
@@ -167,9 +176,11 @@ public final class JobRuns {
         double ms;
         if (t.opt(r, "measured_ms").isPresent()) {
             ms = t.numberInRange(r, "measured_ms", MIN_MILLIS, MAX_MILLIS);
-            Optional<Double> implied = w.graph().transformer().filter(s -> t.opt(r, rateColumn).isPresent())
+            // (a rate cell that is no positive number beside a measured_ms is left as it was: the time is used)
+            Optional<Double> rate = t.opt(r, rateColumn).flatMap(JobRuns::positive);
+            Optional<Double> implied = w.graph().transformer().filter(s -> rate.isPresent())
                     .map(s -> 1e3 * s.seq() * w.batch() * w.parallelism().data()
-                            / (t.numberInRange(r, rateColumn, 1e-6, 1e12) * w.parallelism().ranks()));
+                            / (rate.get() * w.parallelism().ranks()));
             if (implied.isPresent() && Math.abs(Math.log(implied.get() / ms)) > Math.log(1 + RATE_DISAGREEMENT)) {
                 // both given and far apart: one of them is wrong (measured_ms is the one fitted)
                 LOG.warn("{}:{}: measured_ms {} and {} {} disagree: the rate means an iteration of {} ms ({}x); "

@@ -37,7 +37,7 @@ final class FitCommand implements Callable<Integer> {
             + "several")
     List<Path> runsTables;
 
-    @Option(names = "--out", required = true, description = "Model file to write")
+    @Option(names = "--out", required = true, description = "Model file to write (.sdl)")
     Path out;
 
     @Option(names = "--seed", defaultValue = "0", description = "Seed recorded with the model (default 0)")
@@ -66,25 +66,28 @@ final class FitCommand implements Callable<Integer> {
             + "closest machine the model knows")
     String calibrate;
 
+    private static boolean sameFolder(Path a, Path b) {
+        try {
+            return java.nio.file.Files.isSameFile(a, b);
+        } catch (java.io.IOException e) {
+            // one of them is unreadable: its own read says so
+            return a.toAbsolutePath().normalize().equals(b.toAbsolutePath().normalize());
+        }
+    }
+
     @Override
     public Integer call() {
         // an output that cannot be written, or that is one of the inputs, is refused before the fit, not after it
         org.scaledl.model.file.SafeFiles.checkWritable(out);
+        // (a model file is .sdl: no table, catalog or dataset file it could overwrite)
         Reports.requireExtension(out, "the model", ".sdl");
-        for (Path d : dataDirs == null ? List.<Path>of() : dataDirs) {
-            Reports.notAnInput(out, "--data", d);
-        }
-        for (Path r : runsTables == null ? List.<Path>of() : runsTables) {
-            Reports.notAnInput(out, "--runs", r);
-        }
-        Reports.notAnInput(out, "--devices", devices);
-        Reports.notAnInput(out, "--profiled", profiled);
         if (dataDirs != null) {
-            java.util.Set<Path> seen = new java.util.HashSet<>();
-            for (Path d : dataDirs) {
-                if (!seen.add(d.toAbsolutePath().normalize())) {
-                    throw new IllegalArgumentException("--data " + org.scaledl.InvalidInputException.escaped(
-                            d.toString()) + " is given twice: its runs would count twice");
+            for (int i = 0; i < dataDirs.size(); i++) {
+                for (int j = 0; j < i; j++) {
+                    if (sameFolder(dataDirs.get(i), dataDirs.get(j))) {
+                        throw new IllegalArgumentException("--data " + org.scaledl.InvalidInputException.escaped(
+                                dataDirs.get(i).toString()) + " is given twice: its runs would count twice");
+                    }
                 }
             }
         }

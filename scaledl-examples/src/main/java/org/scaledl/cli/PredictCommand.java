@@ -380,6 +380,12 @@ final class PredictCommand implements Callable<Integer> {
      * on stderr.
      */
     private int scoreCandidates(RuntimePredictor p) throws IOException {
+        if (!p.modelsClusters() && job.cluster.precision != null
+                && job.cluster.precision != org.scaledl.workload.Precision.FP32) {
+            // the option, not each row: refused before the table is read, as for one job
+            throw new IllegalArgumentException("--precision " + job.cluster.precision.label() + " applies to GPU "
+                    + "models; " + job.model + " predicts CPU machines, which run FP32");
+        }
         boolean jsonl = out != null && out.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".jsonl");
         long[] counts = new long[3];
         long[] nanos = new long[1];
@@ -559,11 +565,6 @@ final class PredictCommand implements Callable<Integer> {
     static final List<String> MEASURED_OUTPUT_COLUMNS = List.of("tokens_per_s_per_gpu", "model_tflops_per_gpu");
 
     /**
-     * The input columns carried through under another name, as {@code measured_<name>}: a table of runs measured in
-     * tokens a second or model TFLOP/s, whose values the predictions of those names would otherwise replace (in a
-     * table scored before, with predicted_ms, they are predictions and are replaced).
-     */
-    /**
      * Refuses a table not scored before (no {@code predicted_ms}) whose own columns the output would drop: a measured
      * rate beside a {@code measured_} column of the same rate (the rate is carried through as that column), and, with
      * {@code --keep-going}, a column {@code error} (which holds the reasons rows were not predicted).
@@ -586,6 +587,11 @@ final class PredictCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * The input columns carried through under another name, as {@code measured_<name>}: a table of runs measured in
+     * tokens a second or model TFLOP/s, whose values the predictions of those names would otherwise replace (in a
+     * table scored before, with predicted_ms, they are predictions and are replaced).
+     */
     static Map<String, String> measuredRenamed(List<String> columns) {
         Map<String, String> out = new java.util.LinkedHashMap<>();
         if (!columns.contains("predicted_ms")) {

@@ -39,10 +39,15 @@ final class Reports {
                 + ": " + what + " is written as " + String.join(" or ", extensions) + " (name the file so)");
     }
 
+    /** The files a dataset, a configuration folder or a GPU data root is read from, whatever their folder. */
+    private static final java.util.Set<String> READ_FROM_FOLDERS = java.util.Set.of("runs.csv", "layers.csv",
+            "machine.json", "repeats.csv", "passes.csv", "config.json", "lora.csv", "cards.csv", "models.csv");
+
     /**
-     * Refuses an output file that would overwrite what the command reads: the file an input option names, or an
-     * existing table, JSON or ONNX file inside the folder it names (a dataset's runs, machine description, graphs; a
-     * model file beside them is no input). A null input is skipped.
+     * Refuses an output file that would overwrite what the command reads: the file an input option names, or, inside
+     * the folder it names (at any depth, symbolic links resolved), an existing file of the names datasets and
+     * configurations are read from ({@code runs.csv}, {@code machine.json}, {@code config.json}, ...) or an ONNX
+     * graph. Other files beside the data (an earlier output) may be written over. A null input is skipped.
      */
     static void notAnInput(Path out, String option, Path input) {
         if (input == null || out == null) {
@@ -51,10 +56,15 @@ final class Reports {
         Path o = out.toAbsolutePath().normalize();
         Path in = input.toAbsolutePath().normalize();
         boolean same = o.equals(in);
+        boolean inside = false;
         try {
-            same = same || Files.exists(o) && Files.exists(in) && Files.isSameFile(o, in);
+            if (Files.exists(o) && Files.exists(in)) {
+                same = same || Files.isSameFile(o, in);
+                inside = Files.isDirectory(in) && o.toRealPath().startsWith(in.toRealPath());
+            }
         } catch (IOException e) {
             // unreadable: compared by name only
+            inside = Files.isDirectory(in) && o.startsWith(in) && Files.exists(o);
         }
         if (same) {
             throw new IllegalArgumentException("--out " + org.scaledl.InvalidInputException.escaped(out.toString())
@@ -62,8 +72,7 @@ final class Reports {
                     + "elsewhere)");
         }
         String name = o.getFileName() == null ? "" : o.getFileName().toString().toLowerCase(Locale.ROOT);
-        boolean data = name.endsWith(".csv") || name.endsWith(".json") || name.endsWith(".onnx");
-        if (data && Files.isDirectory(in) && o.startsWith(in) && Files.exists(o)) {
+        if (inside && (READ_FROM_FOLDERS.contains(name) || name.endsWith(".onnx"))) {
             throw new IllegalArgumentException("--out " + org.scaledl.InvalidInputException.escaped(out.toString())
                     + " would overwrite a file inside the folder " + option + " names ("
                     + org.scaledl.InvalidInputException.escaped(input.toString()) + "): write elsewhere");

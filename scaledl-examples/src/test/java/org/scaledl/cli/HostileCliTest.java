@@ -523,8 +523,17 @@ class HostileCliTest {
         oneLine(MainTest.run("plan", "--candidates", table.toString(), "--runs", "2", "--out", table.toString()),
                 Main.USAGE, "the file --candidates names");
         oneLine(MainTest.run("fit", "--data", ds.toString(), "--out", runs.toString()), Main.USAGE, ".sdl");
-        oneLine(MainTest.run("fit", "--data", ds.toString(), "--data", ds.toString() + "/", "--out",
+        Path link = Files.createSymbolicLink(dir.resolve("ds-link"), ds);
+        oneLine(MainTest.run("fit", "--data", ds.toString(), "--data", link.toString(), "--out",
                 dir.resolve("twice.sdl").toString()), Main.USAGE, "given twice");
+        oneLine(MainTest.run("plan", "--data", ds.toString(), "--runs", "2", "--out", link.resolve("runs.csv")
+                .toString()), Main.USAGE, "inside the folder --data names");
+        // an earlier output beside the data is no input: written again
+        for (int k = 0; k < 2; k++) {
+            MainTest.Run again = MainTest.run("plan", "--data", ds.toString(), "--runs", "2", "--out",
+                    ds.resolve("plan.csv").toString());
+            assertEquals(0, again.code(), again.err());
+        }
         Path catalog = dir.resolve("gpus.csv");
         Files.writeString(catalog, "gpu,memory_gb\n");
         oneLine(MainTest.run("layouts", "--model", "gpu", "--transformer", config.toString(), "--seq", "2048",
@@ -596,6 +605,10 @@ class HostileCliTest {
         Files.writeString(cpu, "graph,batch,precision\nr.onnx,8,bf16\n");
         oneLine(MainTest.run("predict", "--model", model.toString(), "--candidates", cpu.toString()), Main.BAD_INPUT,
                 "cpu.csv:2", "precision bf16 applies to GPU models");
+        Path unstated = dir.resolve("unstated.csv");
+        Files.writeString(unstated, "graph,batch\nr.onnx,8\n");
+        oneLine(MainTest.run("predict", "--model", model.toString(), "--candidates", unstated.toString(),
+                "--precision", "bf16"), Main.USAGE, "--precision bf16 applies to GPU models");
         // a runs row whose rate and time disagree 20-fold is said (2,048 tokens on each of 8 GPUs in 1 s: 2,048 a
         // GPU a second, not 100); within rounding it is not
         Path runs = dir.resolve("runs.csv");

@@ -151,15 +151,16 @@ public final class MegatronExecution {
             throw new IllegalArgumentException("expert imbalance " + w.expertImbalance() + " for a model without "
                     + "experts");
         }
-        if (ts.experts() > 1) {
+        if (ts.experts() > 1 && par.expert() > 1) {
+            // (on one expert rank the imbalance is 1 whatever is given: a table's default for its other rows)
             int e = par.expert();
             double most = mostExpertImbalance(ts, e);
             if (w.expertImbalance() > most * (1 + 1e-12)) {
                 throw new IllegalArgumentException(String.format(java.util.Locale.ROOT, "expert imbalance %s is more "
-                        + "than a rank can receive: with %d experts over %d expert rank%s, each token routed to %d, "
+                        + "than a rank can receive: with %d experts over %d expert ranks, each token routed to %d, "
                         + "the busiest rank receives at most %s times its share (every token's routes to its experts)",
-                        org.scaledl.io.CsvTable.plain(w.expertImbalance()), ts.experts(), e, e == 1 ? "" : "s",
-                        ts.topK(), org.scaledl.io.CsvTable.plain(most)));
+                        org.scaledl.io.CsvTable.plain(w.expertImbalance()), ts.experts(), e, ts.topK(),
+                        org.scaledl.io.CsvTable.plain(most)));
             }
         }
         if (par.context() > 1 && ts.seq() % (2L * par.context()) != 0) {
@@ -1533,7 +1534,8 @@ public final class MegatronExecution {
         int c = par.context();
         int e = par.expert();
         int b = Math.max(1, (int) Math.ceil((double) w.batch() / m));
-        double imbalance = w.expertImbalance();
+        // on one expert rank every rank holds every expert: no rank receives more than its share
+        double imbalance = Math.min(w.expertImbalance(), mostExpertImbalance(ts, par.expert()));
         Unit[] units = units(w, layers, device, b, rc, withTime);
         int[][] stages = stageKinds(g, p, v, ts.mtpLayers());
         // the multi-token-prediction modules train on the last stage: each a layer of the last layer's kind and

@@ -264,11 +264,7 @@ public final class MegatronModel {
      * the job has layers with routed experts.
      */
     double compute(MegatronTerms t) {
-        return compute(t, gpu(t));
-    }
-
-    /** {@link #compute(MegatronTerms)} given the GPU's calibrated time {@code g} ({@link #gpu}). */
-    private double compute(MegatronTerms t, double g) {
+        double g = gpu(t);
         double h = host(t);
         if (h == 0) {
             return g;
