@@ -840,6 +840,11 @@ class MegatronExecutionTest {
                 () -> MegatronTerms.builder().build().dataComm(0));
         org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
                 () -> MegatronTerms.builder().dataComm(x -> x > 1 ? -1 : 1).build().dataComm(2));
+        // a coefficient in a file so small that the window over it overflows: nothing exposed, not an exception
+        MegatronTerms any = org.scaledl.model.exec.MegatronExecution.terms(job(8, 1, 1, 1, 1, Recompute.NONE),
+                stage.layers(), Optional.of(net), A100, DGX);
+        assertEquals(0, hostBound.with(ExecutionTerm.DATA_COMM, 1e-320).dataComm(any), 1e-300);
+        assertTrue(Double.isFinite(hostBound.with(ExecutionTerm.DATA_COMM, 1e-320).millis(any)));
     }
 
     /**

@@ -312,7 +312,8 @@ public final class MegatronModel {
 
     private double dataComm(MegatronTerms t, double stretch) {
         double c = this.c[ExecutionTerm.DATA_COMM.ordinal()];
-        return c > 0 ? c * t.dataComm(stretch / c) : 0;
+        // (a coefficient so small that the window over it overflows leaves nothing of the collective's time)
+        return c > 0 && Double.isFinite(stretch / c) ? c * t.dataComm(stretch / c) : 0;
     }
 
     /** The iteration's time, ms. */
