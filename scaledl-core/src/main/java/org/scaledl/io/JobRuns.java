@@ -168,6 +168,15 @@ public final class JobRuns {
         }
     }
 
+    /**
+     * The iteration a rate of tokens a second per GPU means, ms: the iteration's tokens (the sequence times the
+     * sequences of every data-parallel replica) over the rate times the job's GPUs.
+     */
+    private static double millisAtRate(Workload w, long seq, double tokensPerSecondPerGpu) {
+        double tokens = (double) seq * w.batch() * w.parallelism().data();
+        return 1e3 * tokens / (tokensPerSecondPerGpu * w.parallelism().ranks());
+    }
+
     /** How far apart a row's measured_ms and the time its rate means may be before it is warned of (rounding). */
     static final double RATE_DISAGREEMENT = 0.1;
 
@@ -179,8 +188,7 @@ public final class JobRuns {
             // (a rate cell that is no positive number beside a measured_ms is left as it was: the time is used)
             Optional<Double> rate = t.opt(r, rateColumn).flatMap(JobRuns::positive);
             Optional<Double> implied = w.graph().transformer().filter(s -> rate.isPresent())
-                    .map(s -> 1e3 * s.seq() * w.batch() * w.parallelism().data()
-                            / (rate.get() * w.parallelism().ranks()));
+                    .map(s -> millisAtRate(w, s.seq(), rate.get()));
             if (implied.isPresent() && Math.abs(Math.log(implied.get() / ms)) > Math.log(1 + RATE_DISAGREEMENT)) {
                 // both given and far apart: one of them is wrong (measured_ms is the one fitted)
                 LOG.warn("{}:{}: measured_ms {} and {} {} disagree: the rate means an iteration of {} ms ({}x); "
@@ -190,11 +198,10 @@ public final class JobRuns {
             }
         } else if (t.opt(r, rateColumn).isPresent()) {
             double rate = t.numberInRange(r, rateColumn, 1e-6, 1e12);
-            double tokens = w.graph().transformer().map(s -> (double) s.seq()).orElseThrow(() ->
+            long seq = w.graph().transformer().map(s -> s.seq()).orElseThrow(() ->
                     InvalidInputException.atLine(t.source(), line, rateColumn + " needs a transformer row "
-                            + "(an ONNX graph's tokens are not known): give measured_ms"))
-                    * w.batch() * w.parallelism().data();
-            ms = 1e3 * tokens / (rate * w.parallelism().ranks());
+                            + "(an ONNX graph's tokens are not known): give measured_ms"));
+            ms = millisAtRate(w, seq, rate);
             if (!(ms >= MIN_MILLIS && ms <= MAX_MILLIS)) {
                 throw InvalidInputException.atLine(t.source(), line, rateColumn + " " + rate + " means an "
                         + "iteration of " + ms + " ms, outside " + CsvTable.plain(MIN_MILLIS) + ".."

@@ -236,15 +236,11 @@ public final class LayoutSearch {
                     + "experts, not " + graph.name());
         }
         if (expertCommOverlap) {
-            Workload.expertCommOverlapRefusal(precision).ifPresent(why -> {
-                throw new IllegalArgumentException(why);
-            });
-            if (moeDispatcher == org.scaledl.workload.MoeDispatcher.ALLGATHER) {
-                // as a workload refuses it: every layout with experts would drop the overlap without a word
-                throw new IllegalArgumentException("overlapping the experts' all-to-all with another micro-batch "
-                        + "(overlap_moe_expert_parallel_comm) needs the alltoall or a flex dispatcher, not allgather "
-                        + "(Megatron core refuses both together)");
-            }
+            Workload.expertCommOverlapRefusal(precision).or(() -> Workload.expertCommOverlapRefusal(moeDispatcher))
+                    // (as a workload refuses the dispatcher: every layout with experts would drop the overlap)
+                    .ifPresent(why -> {
+                        throw new IllegalArgumentException(why);
+                    });
         }
         org.scaledl.model.exec.ParallelExecution.checkPrecision(device, precision);
         return this;

@@ -124,10 +124,9 @@ public final class Workload {
                 throw new IllegalArgumentException(OVERLAP_NEEDS + "the mixture of experts not recomputed as a whole "
                         + "(recompute module moe; Megatron core refuses both together)");
             }
-            if (moeDispatcher == MoeDispatcher.ALLGATHER) {
-                throw new IllegalArgumentException(OVERLAP_NEEDS + "the alltoall or a flex dispatcher, not allgather "
-                        + "(Megatron core refuses both together)");
-            }
+            expertCommOverlapRefusal(moeDispatcher).ifPresent(why -> {
+                throw new IllegalArgumentException(why);
+            });
         }
         if (Boolean.TRUE.equals(sixteenBitGradients) && precision.masterBytes() == 0) {
             throw new IllegalArgumentException("16-bit gradients are a mixed-precision setting (bf16, fp16, fp8, "
@@ -427,6 +426,12 @@ public final class Workload {
                 : recompute == Recompute.FULL ? "no full recomputation (Megatron core refuses both together)"
                 : null;
         return why == null ? expertCommOverlapRefusal(precision) : Optional.of(OVERLAP_NEEDS + why);
+    }
+
+    /** Why Megatron core would not run the experts' all-to-all overlap with this dispatcher; empty where it would. */
+    public static Optional<String> expertCommOverlapRefusal(MoeDispatcher dispatcher) {
+        return dispatcher == MoeDispatcher.ALLGATHER ? Optional.of(OVERLAP_NEEDS + "the alltoall or a flex "
+                + "dispatcher, not allgather (Megatron core refuses both together)") : Optional.empty();
     }
 
     /** Why Megatron core would not run the experts' all-to-all overlap in this precision; empty where it would. */

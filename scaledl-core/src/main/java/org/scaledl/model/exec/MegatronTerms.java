@@ -38,6 +38,8 @@ public final class MegatronTerms {
     private final double[] values;
     /** The data-parallel reduction's exposed time by the backward pass's stretch (null: none given). */
     private final DoubleUnaryOperator dataComm;
+    /** The function's value at 1 (a part of {@link #value} of {@link ExecutionTerm#DATA_COMM}). */
+    private final double dataCommAtOne;
     /** {@link #gpuRaw()}. */
     private final double gpuRaw;
 
@@ -48,6 +50,7 @@ public final class MegatronTerms {
         this.classOf = classOf;
         this.values = values;
         this.dataComm = dataComm;
+        this.dataCommAtOne = dataComm == null ? 0 : dataComm.applyAsDouble(1);
         double raw = dense();
         for (ExecutionTerm k : TERMS) {
             if (k.fit() == ExecutionTerm.Fit.GPU && !k.dense()) {
@@ -117,7 +120,7 @@ public final class MegatronTerms {
         double at = dataComm.applyAsDouble(stretch);
         Checks.argument(at >= 0 && Double.isFinite(at), "the data-parallel exposure at stretch %s must be finite and "
                 + ">= 0: %s", stretch, at);
-        return v - dataComm.applyAsDouble(1) + at;
+        return v - dataCommAtOne + at;
     }
 
     /** The GPUs' uncalibrated time: the contractions' predicted times and every other GPU term's value (ms). */
