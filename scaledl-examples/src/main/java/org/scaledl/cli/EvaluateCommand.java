@@ -61,18 +61,9 @@ final class EvaluateCommand implements Callable<Integer> {
             + "comma-separated)")
     List<String> only;
 
-    private static boolean sameFolder(Path a, Path b) {
-        try {
-            return java.nio.file.Files.isSameFile(a, b);
-        } catch (java.io.IOException e) {
-            // one of them is unreadable: its own read says so
-            return a.toAbsolutePath().normalize().equals(b.toAbsolutePath().normalize());
-        }
-    }
-
     @Override
     public Integer call() throws Exception {
-        if (split.holdout != null && sameFolder(split.holdout.train, split.holdout.test)) {
+        if (split.holdout != null && Reports.sameFile(split.holdout.train, split.holdout.test)) {
             throw new IllegalArgumentException("--test " + org.scaledl.InvalidInputException.escaped(
                     split.holdout.test.toString()) + " is the --train folder: its runs would be predicted by models "
                     + "fitted on them (held out they are not; use --data with --cv to hold runs out of one dataset)");

@@ -66,15 +66,6 @@ final class FitCommand implements Callable<Integer> {
             + "closest machine the model knows")
     String calibrate;
 
-    private static boolean sameFolder(Path a, Path b) {
-        try {
-            return java.nio.file.Files.isSameFile(a, b);
-        } catch (java.io.IOException e) {
-            // one of them is unreadable: its own read says so
-            return a.toAbsolutePath().normalize().equals(b.toAbsolutePath().normalize());
-        }
-    }
-
     @Override
     public Integer call() {
         // an output that cannot be written, or that is one of the inputs, is refused before the fit, not after it
@@ -84,7 +75,7 @@ final class FitCommand implements Callable<Integer> {
         if (dataDirs != null) {
             for (int i = 0; i < dataDirs.size(); i++) {
                 for (int j = 0; j < i; j++) {
-                    if (sameFolder(dataDirs.get(i), dataDirs.get(j))) {
+                    if (Reports.sameFile(dataDirs.get(i), dataDirs.get(j))) {
                         throw new IllegalArgumentException("--data " + org.scaledl.InvalidInputException.escaped(
                                 dataDirs.get(i).toString()) + " is given twice: its runs would count twice");
                     }

@@ -39,6 +39,19 @@ final class Reports {
                 + ": " + what + " is written as " + String.join(" or ", extensions) + " (name the file so)");
     }
 
+    /**
+     * Whether two paths name one file or folder (symbolic links resolved); where either cannot be read (or does not
+     * exist yet), whether their normalised absolute names are equal.
+     */
+    static boolean sameFile(Path a, Path b) {
+        try {
+            return Files.isSameFile(a, b);
+        } catch (IOException e) {
+            // one of them is unreadable or missing: its own read says so
+            return a.toAbsolutePath().normalize().equals(b.toAbsolutePath().normalize());
+        }
+    }
+
     /** The files a dataset, a configuration folder or a GPU data root is read from, whatever their folder. */
     private static final java.util.Set<String> READ_FROM_FOLDERS = java.util.Set.of("runs.csv", "layers.csv",
             "machine.json", "repeats.csv", "passes.csv", "config.json", "lora.csv", "cards.csv", "models.csv");
@@ -55,18 +68,14 @@ final class Reports {
         }
         Path o = out.toAbsolutePath().normalize();
         Path in = input.toAbsolutePath().normalize();
-        boolean same = o.equals(in);
         boolean inside = false;
         try {
-            if (Files.exists(o) && Files.exists(in)) {
-                same = same || Files.isSameFile(o, in);
-                inside = Files.isDirectory(in) && o.toRealPath().startsWith(in.toRealPath());
-            }
+            inside = Files.exists(o) && Files.isDirectory(in) && o.toRealPath().startsWith(in.toRealPath());
         } catch (IOException e) {
             // unreadable: compared by name only
             inside = Files.isDirectory(in) && o.startsWith(in) && Files.exists(o);
         }
-        if (same) {
+        if (sameFile(out, input)) {
             throw new IllegalArgumentException("--out " + org.scaledl.InvalidInputException.escaped(out.toString())
                     + " is the file " + option + " names: writing it would overwrite what this command reads (write "
                     + "elsewhere)");
