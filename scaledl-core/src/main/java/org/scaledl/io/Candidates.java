@@ -270,6 +270,10 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
      */
     private static void checkColumns(String source, List<String> columns) {
         Map<String, String> near = nearMisses(columns);
+        java.util.Optional<String> other = CsvTable.otherSeparator(columns);
+        if (other.isPresent()) {
+            throw InvalidInputException.inSource(source, other.get() + " (columns batch, transformer or graph...)");
+        }
         if (!columns.contains("batch")) {
             String named = near.entrySet().stream().filter(e -> e.getValue().equals("batch")).map(e -> "; its column '"
                     + InvalidInputException.printable(e.getKey(), 40) + "' is another name for it: rename it batch")

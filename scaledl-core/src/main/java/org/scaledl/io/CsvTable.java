@@ -135,10 +135,31 @@ public final class CsvTable {
         }
         for (String r : required) {
             if (!columns.containsKey(r)) {
+                java.util.Optional<String> other = otherSeparator(java.util.Arrays.asList(fields));
+                if (other.isPresent()) {
+                    throw InvalidInputException.atLine(source, lineNo, other.get() + ", with a column '" + r + "'");
+                }
                 throw InvalidInputException.atLine(source, lineNo, "missing column '" + r + "' (have "
                         + String.join(", ", fields) + ")");
             }
         }
+    }
+
+    /**
+     * Why a header read as one column holds the others: the table is separated by {@code ;}, tabs or {@code |}, not
+     * commas (a spreadsheet's export in a locale whose decimal separator is the comma): what to tell the user, or empty.
+     */
+    public static java.util.Optional<String> otherSeparator(List<String> header) {
+        if (header.size() == 1) {
+            for (String sep : new String[] {";", "\t", "|"}) {
+                if (header.get(0).contains(sep)) {
+                    return java.util.Optional.of("the header is one column holding " + (sep.equals("\t") ? "tabs"
+                            : "'" + sep + "'") + ": the table is separated by " + (sep.equals("\t") ? "tabs" : "'"
+                            + sep + "'") + ", and scaledl reads comma-separated tables");
+                }
+            }
+        }
+        return java.util.Optional.empty();
     }
 
     /** Adds a data line (a blank one is skipped). */

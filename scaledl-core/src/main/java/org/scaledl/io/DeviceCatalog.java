@@ -73,6 +73,10 @@ public final class DeviceCatalog {
     /** The bundled catalog's columns, read once and only when a user's catalog is checked against them. */
     private static final class CatalogColumns {
         static final List<String> ALL = resource(BUNDLED_CATALOG, CATALOG_REQUIRED).columns();
+        /** The matrix-peak columns' precisions the predictions read ({@code bf16}, {@code fp8}...). */
+        static final java.util.Set<String> PEAKS = java.util.Arrays.stream(org.scaledl.workload.Precision.values())
+                .map(org.scaledl.workload.Precision::peakColumn).filter(java.util.Objects::nonNull)
+                .collect(java.util.stream.Collectors.toUnmodifiableSet());
     }
 
     /**
@@ -170,6 +174,14 @@ public final class DeviceCatalog {
                 String prefix = peakPrefix(column);
                 if (prefix != null && t.opt(r, column).isPresent()) {
                     byColumn.put(prefix, 1e3 * t.numberInRange(r, column, 1e-3, 1e7));
+                }
+            }
+            for (java.util.Map.Entry<String, Double> e : byColumn.entrySet()) {
+                if (e.getValue() < matrix) {
+                    // Device.peakFlopsPerSecond never goes below the FP32 matrix peak: say so, as a typo may be it
+                    LOG.warn("{}:{}: {}_TFLOPS {} is below the FP32 peak {} TFLOP/s of '{}': its {} products are "
+                            + "predicted at the FP32 peak (libraries run them on the faster units)", t.source(),
+                            t.line(r), e.getKey(), e.getValue() / 1e3, matrix / 1e3, name, e.getKey());
                 }
             }
             String link = t.opt(r, "link_kind").orElse("");
@@ -294,9 +306,27 @@ public final class DeviceCatalog {
             if (catalog) {
                 // a misspelt column (bf16_TFLOP) would leave every GPU of the file without that figure, silently
                 for (String c : t.columns()) {
-                    org.scaledl.Suggestions.misspelt(c, CatalogColumns.ALL).filter(k -> !t.columns().contains(k))
-                            .ifPresent(k -> LOG.warn("{}:1: column '{}' is not one the catalog reads (did you mean "
-                                    + "'{}'?); its GPUs are read without it", t.source(), c, k));
+                    if (CatalogColumns.ALL.contains(c) || peakPrefix(c) != null) {
+                        continue;
+                    }
+                    java.util.Optional<String> near = org.scaledl.Suggestions.misspelt(c, CatalogColumns.ALL)
+                            .filter(k -> !t.columns().contains(k));
+                    if (near.isPresent()) {
+                        LOG.warn("{}:1: column '{}' is not one the catalog reads (did you mean '{}'?); its GPUs are "
+                                + "read without it", t.source(), c, near.get());
+                    } else {
+                        LOG.warn("{}:1: column '{}' is not one the catalog reads; its GPUs are read without it (the "
+                                + "columns: docs/formats.md)", t.source(), c);
+                    }
+                }
+                for (String c : t.columns()) {
+                    String prefix = peakPrefix(c);
+                    if (prefix != null && !CatalogColumns.ALL.contains(c) && !CatalogColumns.PEAKS.contains(prefix)) {
+                        // a peak of no precision scaledl runs (fp16_tensor_TFLOPS): read, never used
+                        List<String> peaks = CatalogColumns.ALL.stream().filter(k -> peakPrefix(k) != null).toList();
+                        LOG.warn("{}:1: column '{}' is the peak of no precision scaledl predicts; its GPUs are read "
+                                + "without it (the matrix peaks: {})", t.source(), c, String.join(", ", peaks));
+                    }
                 }
             }
         }

@@ -347,8 +347,11 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
             distance += anyGpuRange(out, device, w, anyGpu, commShare);
         }
         if (r != null && r.maxBatch() > 0) {
-            double own = range(out, PredictionWarning.Kind.OUTSIDE_BATCH_RANGE, "batch", w.batch(), r.minBatch(),
-                    r.maxBatch(), 1.0);
+            int m = w.parallelism().microBatches();
+            // a replica's batch of an iteration: with micro-batches, said as their product (--batch is one's)
+            double own = range(out, PredictionWarning.Kind.OUTSIDE_BATCH_RANGE, "batch", w.batch(), m > 1
+                    && w.batch() % m == 0 ? String.format(Locale.ROOT, " (a replica's iteration: %d a micro-batch x %d "
+                    + "micro-batches)", w.batch() / m, m) : "", r.minBatch(), r.maxBatch(), 1.0);
             // the world size is GPUs for a GPU's workload (data-parallel replicas times the model-parallel degrees),
             // processes on a host
             own += gpu ? gpuRange(out, w, "", r.minWorld(), r.maxWorld(), Math.min(1, commShare))
@@ -563,11 +566,17 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
     /** A range warning and the log2-distance outside the range (0 inside). */
     private static double range(List<PredictionWarning> out, PredictionWarning.Kind kind, String what, int value,
             int lo, int hi, double share) {
+        return range(out, kind, what, value, "", lo, hi, share);
+    }
+
+    /** {@link #range} with what the value is made of said after it ({@code note}, or empty). */
+    private static double range(List<PredictionWarning> out, PredictionWarning.Kind kind, String what, int value,
+            String note, int lo, int hi, double share) {
         if (value >= lo && value <= hi) {
             return 0;
         }
-        return outside(out, kind, String.format(Locale.ROOT, "%s %d is outside the training range %d..%d", what,
-                value, lo, hi), value, lo, hi, share);
+        return outside(out, kind, String.format(Locale.ROOT, "%s %d%s is outside the training range %d..%d", what,
+                value, note, lo, hi), value, lo, hi, share);
     }
 
     /** {@link #range} of a GPU job's size, said in {@link #gpus} words, with a note after the range. */

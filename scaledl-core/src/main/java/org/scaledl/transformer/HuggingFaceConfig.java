@@ -86,6 +86,11 @@ public final class HuggingFaceConfig {
     public static TransformerSpec read(Path file) {
         java.util.Objects.requireNonNull(file, "file");
         file = configurationFile(file);
+        if (Files.isDirectory(file)) {
+            // a folder is read as the config.json it holds (as Hugging Face saves a model): this one holds none
+            throw InvalidInputException.inSource(file.toString(), "a folder without a config.json: give the model's "
+                    + "config.json file, or the folder Hugging Face saved it in");
+        }
         byte[] bytes;
         try (InputStream in = Files.newInputStream(file)) {
             bytes = in.readNBytes((int) MAX_BYTES + 1);

@@ -189,10 +189,33 @@ final class FitCommand implements Callable<Integer> {
     static final double MISMATCH = 5;
 
     /**
+     * Which runs a calibration leaves out, by their ratios of predicted to measured time: every run where the runs'
+     * median ratio is beyond {@value #MISMATCH} either way (the table as a whole describes other jobs than it ran);
+     * else a run beyond it that also stands apart from the others' median by more than the square root of it (so
+     * runs of one job measured alike are kept or left out together: one cluster's runs all near the limit move its
+     * level, not one of them).
+     */
+    static boolean[] mismatched(double[] ratios) {
+        double limit = Math.log(MISMATCH);
+        double median = medianLog(ratios);
+        boolean[] out = new boolean[ratios.length];
+        for (int i = 0; i < ratios.length; i++) {
+            double r = Math.log(ratios[i]);
+            out[i] = Math.abs(median) > limit || Math.abs(r) > limit && Math.abs(r - median) > limit / 2;
+        }
+        return out;
+    }
+
+    /** The median of the ratios' logarithms (0 for none). */
+    private static double medianLog(double[] ratios) {
+        return org.scaledl.model.cost.Quantiles.median(java.util.Arrays.stream(ratios).map(Math::log).toArray());
+    }
+
+    /**
      * {@code fit --calibrate gpu --runs runs.csv --out mine.sdl}: the model calibrated on a cluster's measured runs
      * (its network, its sustained matrix efficiency, its overheads), pulled toward the model's values; a run the
-     * model misses by more than a factor of {@value #MISMATCH} is left out and named; with no run left, the model is
-     * written unchanged with a warning.
+     * model misses by more than a factor of {@value #MISMATCH} is left out and named ({@link #mismatched}); with no
+     * run left, the model is written unchanged with a warning.
      */
     private int calibrateOnRuns() {
         RuntimePredictor p = ModelArgument.load(calibrate);
@@ -203,28 +226,40 @@ final class FitCommand implements Callable<Integer> {
         DeviceCatalog catalog = Catalogs.of(devices);
         List<org.scaledl.workload.Sample> runs = org.scaledl.io.JobRuns.read(runsTables,
                 org.scaledl.onnx.OnnxImporter::read, PlanCommand.gpuNames(catalog), java.util.Map.of());
-        List<org.scaledl.workload.Sample> kept = new java.util.ArrayList<>();
-        List<String> leftOut = new java.util.ArrayList<>();
-        double before = 0;
-        double beforeBias = 0;
-        for (org.scaledl.workload.Sample r : runs) {
-            double ms;
+        double[] ratios = new double[runs.size()];
+        for (int i = 0; i < runs.size(); i++) {
+            org.scaledl.workload.Sample r = runs.get(i);
             try {
-                ms = p.predictMillis(r.workload());
+                ratios[i] = p.predictMillis(r.workload()) / r.millis();
             } catch (IllegalArgumentException e) {
                 throw org.scaledl.InvalidInputException.of(r.workload().tag(org.scaledl.io.DatasetReader.SOURCE_TAG)
                         .orElse("--runs") + ": " + e.getMessage());
             }
-            double ratio = ms / r.millis();
+        }
+        boolean[] far = mismatched(ratios);
+        List<org.scaledl.workload.Sample> kept = new java.util.ArrayList<>();
+        List<String> leftOut = new java.util.ArrayList<>();
+        double before = 0;
+        double beforeBias = 0;
+        for (int i = 0; i < runs.size(); i++) {
+            org.scaledl.workload.Sample r = runs.get(i);
+            double ratio = ratios[i];
             String where = r.workload().tag(org.scaledl.io.DatasetReader.SOURCE_TAG).orElse("?");
-            if (ratio > MISMATCH || ratio < 1 / MISMATCH) {
-                leftOut.add(String.format(Locale.ROOT, "%s (predicted %.1f ms, measured %.1f ms)", where, ms,
-                        r.millis()));
+            if (far[i]) {
+                leftOut.add(String.format(Locale.ROOT, "%s (predicted %.1f ms, measured %.1f ms)", where,
+                        ratio * r.millis(), r.millis()));
                 continue;
             }
             kept.add(r);
             before += Math.abs(ratio - 1);
             beforeBias += ratio - 1;
+        }
+        double median = Math.exp(medianLog(ratios));
+        if (median > MISMATCH || median < 1 / MISMATCH) {
+            System.err.println(String.format(Locale.ROOT, "scaledl: warning: the runs as a whole are predicted "
+                    + "%.2f times their measured time (the median): rather a different job than the rows say than "
+                    + "a slower or faster cluster (batch is sequences per micro-batch, micro_batches a replica's "
+                    + "micro-batches an iteration, measured_ms one iteration)", median));
         }
         if (!leftOut.isEmpty()) {
             System.err.println("scaledl: warning: left out of the calibration, each more than a factor of "

@@ -42,8 +42,9 @@ final class JobOptions {
             + "data-parallel worker")
     Integer batch;
 
-    @Option(names = "--world-size", description = "Data-parallel replicas (default 1); a job uses world-size x "
-            + "tensor x pipeline x context GPUs (predict: or give them all with --gpus)")
+    @Option(names = {"--world-size", "--data-parallel"}, description = "Data-parallel replicas (default 1; "
+            + "--data-parallel says the same): a job uses world-size x tensor x pipeline x context GPUs (predict: or "
+            + "give them all with --gpus; PyTorch's WORLD_SIZE counts every GPU)")
     Integer worldSize;
 
     @Option(names = "--tensor", description = "Tensor-parallel degree (device models; default 1)")
@@ -279,8 +280,12 @@ final class JobOptions {
             return Optional.empty();
         }
         if (!p.machines().contains(name)) {
+            // a GPU's name given to a CPU model: the bundled gpu model predicts it
+            Optional<String> gpu = org.scaledl.io.DeviceCatalog.bundled().find(name).map(d -> "; " + d.name()
+                    + " is a GPU: --model gpu predicts it");
             throw new IllegalArgumentException("machine '" + name + "' is not one of this model's " + p.machines()
-                    + org.scaledl.Suggestions.closest(name, p.machines()).map(s -> "; did you mean '" + s + "'?").orElse(""));
+                    + gpu.or(() -> org.scaledl.Suggestions.closest(name, p.machines())
+                            .map(s -> "; did you mean '" + s + "'?")).orElse(""));
         }
         // the machine as the model's runs described it (a calibration keeps that description), else by name
         return Optional.of(p.machine(name).orElse(Device.cpu(name, 1, 0, 0, 0, 0)));

@@ -387,7 +387,7 @@ final class LayoutsCommand implements Callable<Integer> {
                 .append(quote(model))
                 .append(" --transformer ").append(quote(transformer.toString())).append(" --seq ").append(seq)
                 .append(" --batch ").append(l.microBatch()).append(" --micro-batches ").append(par.microBatches())
-                .append(" --world-size ").append(par.data()).append(" --tensor ").append(par.tensor())
+                .append(" --data-parallel ").append(par.data()).append(" --tensor ").append(par.tensor())
                 .append(" --pipeline ").append(par.pipeline());
         if (par.context() > 1) {
             c.append(" --context ").append(par.context());
@@ -462,7 +462,9 @@ final class LayoutsCommand implements Callable<Integer> {
     private java.util.Optional<Path> writeCandidates(List<LayoutSearch.Layout> all, Device d,
             java.util.Optional<Topology> given, org.scaledl.workload.Precision precision) throws java.io.IOException {
         Path dir = out.toAbsolutePath().normalize().getParent();
-        Path t = transformer.toAbsolutePath().normalize();
+        // a model's folder names the config.json it holds: the table names (and copies) that file
+        Path t = org.scaledl.transformer.HuggingFaceConfig.configurationFile(transformer).toAbsolutePath()
+                .normalize();
         java.util.Optional<Path> copy = java.util.Optional.empty();
         if (!t.startsWith(dir) || !t.toRealPath().startsWith(dir.toRealPath())) {
             // NAME.configs/<the configuration's folder>/config.json: the model keeps its name (a configuration is

@@ -239,7 +239,8 @@ final class PlanCommand implements Callable<Integer> {
         if (size.runs != null) {
             if (size.runs < 1 || size.runs > offered.size()) {
                 throw new IllegalArgumentException("--runs must be in 1.." + offered.size() + (outOfMemory > 0
-                        ? " (the candidates that fit in memory)" : "") + ", got " + size.runs);
+                        ? " (the candidates that fit in memory)" : " (the candidates not yet measured)") + ", got "
+                        + size.runs);
             }
             plan = ProfilingPlan.choose(offered, measured, size.runs, seed, rows);
         } else {
@@ -368,7 +369,8 @@ final class PlanCommand implements Callable<Integer> {
         }
         double[][] x = readMatrix(source.matrix);
         if (size.runs < 1 || size.runs > x.length) {
-            throw new IllegalArgumentException("--runs must be in 1.." + x.length + ", got " + size.runs);
+            throw new IllegalArgumentException("--runs must be in 1.." + x.length + " (the matrix's rows), got "
+                    + size.runs);
         }
         Design d = new FedorovExchange(x, size.runs).seed(seed).design();
         if (json) {

@@ -75,6 +75,21 @@ final class PredictCommand implements Callable<Integer> {
     @picocli.CommandLine.Mixin
     JobOptions job;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    /**
+     * Said where {@code --world-size} (not {@code --data-parallel}) is given to a GPU job of several GPUs a replica:
+     * PyTorch's and Megatron's WORLD_SIZE counts every GPU, this option the replicas.
+     */
+    static Optional<String> worldSizeNote(List<String> args, int replicas, int gpus) {
+        boolean spelled = args.stream().anyMatch(a -> a.equals("--world-size") || a.startsWith("--world-size="));
+        return spelled && gpus > replicas ? Optional.of(String.format(Locale.ROOT, "--world-size %d counts "
+                + "data-parallel replicas (PyTorch's WORLD_SIZE counts every GPU): this job uses %d GPUs; --gpus %d "
+                + "gives a job of %d GPUs (--data-parallel %d says what --world-size does, without this note)",
+                replicas, gpus, replicas, replicas, replicas)) : Optional.empty();
+    }
+
     /** The predictor {@code --model} names ({@code --allow-partial} applied). */
     private RuntimePredictor model() {
         RuntimePredictor p = ModelArgument.load(job.model);
@@ -136,6 +151,10 @@ final class PredictCommand implements Callable<Integer> {
         RuntimePredictor p = model();
         Workload w = job.workload(p, g);
         Prediction pr = p.predict(w);
+        if (p.modelsClusters()) {
+            worldSizeNote(spec.commandLine().getParseResult().expandedArgs(), w.parallelism().data(),
+                    w.parallelism().ranks()).ifPresent(n -> System.err.println("scaledl: note: " + n));
+        }
         for (PredictionWarning x : pr.warnings()) {
             System.err.println(stderrLine(x));
         }
@@ -147,6 +166,11 @@ final class PredictCommand implements Callable<Integer> {
             ObjectNode root = om.createObjectNode();
             ObjectNode wl = root.putObject("workload");
             wl.put("graph", w.graph().name());
+            if (w.graph().transformer().isPresent()) {
+                wl.put("seq", w.graph().transformer().get().seq());
+            } else {
+                wl.putNull("seq");   // an ONNX graph has its shapes
+            }
             wl.put("batch", job.batch);
             wl.put("micro_batches", w.parallelism().microBatches());
             wl.put("samples_per_iteration", (long) w.batch() * w.parallelism().data());
@@ -182,6 +206,18 @@ final class PredictCommand implements Callable<Integer> {
             wl.put("moe_dispatcher", w.parallelism().expert() > 1 ? w.moeDispatcher().label() : null);
             wl.put("cuda_graphs", w.cudaGraphs().label());
             wl.put("memory_format", w.memoryFormat().label());
+            wl.put("lora_rank", w.loraRank());
+            wl.put("document_tokens", w.documentTokens());
+            wl.put("expert_imbalance", w.expertImbalance());
+            wl.put("uneven_pipeline", w.unevenPipeline());
+            if (w.device().isPresent() && p.modelsClusters()) {
+                // the machines the prediction is for, given or the device's standard system (machine says which)
+                org.scaledl.workload.Topology t = w.topology().orElse(org.scaledl.workload.Topology.assumedFor(
+                        w.device().get()));
+                wl.put("gpus_per_node", t.gpusPerNode());
+                wl.put("nvlink_domain", t.nvlinkDomain());
+                wl.put("inter_node_gbps", t.interNodeGbps());
+            }
             if (w.device().isPresent()) {
                 wl.put("device", w.device().get().name());
             } else {

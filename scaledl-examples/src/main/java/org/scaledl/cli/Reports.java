@@ -280,15 +280,6 @@ final class Reports {
      * @throws UncheckedIOException naming the file when it cannot be written
      */
     static void write(Path file, String text) {
-        Path parent = file.toAbsolutePath().getParent();
-        try {
-            if (parent != null) {
-                Files.createDirectories(parent);
-            }
-        } catch (IOException ex) {
-            throw new UncheckedIOException("cannot write " + file + ": cannot create its folder " + parent + " ("
-                    + ex.getMessage() + ")", ex);
-        }
         SafeFiles.write(file, text.getBytes(StandardCharsets.UTF_8));
     }
 }

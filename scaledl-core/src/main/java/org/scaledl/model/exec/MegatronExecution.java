@@ -200,7 +200,8 @@ public final class MegatronExecution {
             }
         }
         valid.sort(java.util.Comparator.comparingInt((Integer q) -> Math.abs(q - p)).thenComparingInt(q -> q));
-        return "stages x chunks may be " + String.join(", ", valid.subList(0, Math.min(8, valid.size())).stream()
+        return "stages x chunks may be, of those nearest " + p + ", " + String.join(", ", valid.subList(0,
+                Math.min(8, valid.size())).stream()
                 .sorted().map(String::valueOf).toList());
     }
 
@@ -301,8 +302,22 @@ public final class MegatronExecution {
         TransformerShape ts = w.graph().transformer().orElseThrow();
         Parallelism par = w.parallelism();
         int chunks = par.pipeline() * par.virtualStages();
-        if (chunks <= 1 || chunkSizes(ts.layers(), chunks, ts.mtpLayers()) != null) {
+        if (chunks <= 1 || ts.layers() % chunks == 0) {
             return Optional.empty();
+        }
+        int[] even = chunkSizes(ts.layers(), chunks, ts.mtpLayers());
+        if (even != null) {
+            // divides once the embedding (and the loss, and multi-token prediction) count as layers: said, as the
+            // first and last chunks then hold fewer of the model's layers
+            int q = java.util.Arrays.stream(even).max().orElseThrow();
+            int extra = chunks * q - ts.layers();
+            String counted = extra == 1 ? "the embedding counted as a layer" : extra == 2
+                    ? "the embedding and the loss each counted as a layer"
+                    : "the embedding, the loss and the multi-token prediction counted as layers";
+            return Optional.of(String.format(Locale.ROOT, "%d layers split into %d pipeline stages x %d chunks with "
+                    + "%s (as Megatron-Bridge's account_for_embedding and account_for_loss_in_pipeline_split do): "
+                    + "%d layers a chunk, the first %d, the last %d", ts.layers(), par.pipeline(),
+                    par.virtualStages(), counted, q, even[0], even[even.length - 1]));
         }
         int[] sizes = unevenChunkSizes(ts.layers(), chunks, ts.mtpLayers());
         int lo = Integer.MAX_VALUE;

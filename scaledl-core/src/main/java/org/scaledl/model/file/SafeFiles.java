@@ -32,8 +32,8 @@ public final class SafeFiles {
     }
 
     /**
-     * Writes bytes atomically: a temporary file beside the target, then a rename over it. The file is readable by
-     * the group and others as the umask allows (0644 under the usual 022).
+     * Writes bytes atomically: a temporary file beside the target, then a rename over it; a missing folder is
+     * created first. The file is readable by the group and others as the umask allows (0644 under the usual 022).
      *
      * @throws UncheckedIOException naming the file if it cannot be written or names something other than a regular
      *         file; the temporary file is removed and nothing at the path is changed
@@ -68,6 +68,10 @@ public final class SafeFiles {
         Path parent = target.getParent();
         Path tmp = null;
         try {
+            if (parent != null && !Files.isDirectory(parent)) {
+                // a missing folder is created (checkWritable let it through): a long job never fails at its end
+                Files.createDirectories(parent);
+            }
             tmp = Files.createTempFile(parent, ".scaledl-", ".tmp");
             try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(tmp), 1 << 16)) {
                 content.writeTo(out);

@@ -43,6 +43,19 @@ class SafeFilesTest {
     }
 
     @Test
+    void aMissingFolderIsCreatedAsCheckWritableLetsItThrough() throws IOException {
+        Path f = dir.resolve("a").resolve("b").resolve("out.csv");
+        SafeFiles.checkWritable(f);
+        SafeFiles.write(f, "x\n".getBytes(StandardCharsets.UTF_8));
+        assertEquals("x", Files.readString(f).strip());
+        Path file = dir.resolve("plain");
+        Files.writeString(file, "a file, not a folder");
+        assertThrows(UncheckedIOException.class, () -> SafeFiles.checkWritable(file.resolve("out.csv")));
+        assertThrows(UncheckedIOException.class, () -> SafeFiles.write(file.resolve("out.csv"), new byte[1]));
+        assertEquals("a file, not a folder", Files.readString(file));
+    }
+
+    @Test
     void aWriteThatFailsHalfWayChangesNothingAndLeavesNothing() throws IOException {
         Path f = dir.resolve("out.csv");
         Files.writeString(f, "old");
@@ -59,7 +72,8 @@ class SafeFilesTest {
         assertEquals(5000, bad.line());
         assertEquals("old", Files.readString(f));
         assertEquals(List.of("out.csv"), names(), "no .scaledl-*.tmp is left behind");
-        assertThrows(UncheckedIOException.class, () -> SafeFiles.write(dir.resolve("no/such/dir/x"), new byte[1]));
+        // a folder that cannot be made (a file is in its place): nothing written, nothing left
+        assertThrows(UncheckedIOException.class, () -> SafeFiles.write(f.resolve("x"), new byte[1]));
         assertEquals(List.of("out.csv"), names());
     }
 
