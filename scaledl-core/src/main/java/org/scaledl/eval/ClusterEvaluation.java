@@ -249,10 +249,20 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
      */
     public static List<Calibration> calibration(RuntimePredictor base, List<Sample> always, List<Sample> published,
             int[] ns, int draws, long seed) {
+        return calibration(base, always, published, ns, draws, seed, ClusterEvaluation::cluster);
+    }
+
+    /**
+     * The calibration experiment ({@link #calibration(RuntimePredictor, List, List, int[], int, long)}) over other
+     * groups: {@code group} names each run's ({@code s -> system}: a system held out with every release of it, as a
+     * new generation's first cluster is unseen).
+     */
+    public static List<Calibration> calibration(RuntimePredictor base, List<Sample> always, List<Sample> published,
+            int[] ns, int draws, long seed, java.util.function.Function<Sample, String> group) {
         int most = Arrays.stream(ns).max().orElse(1);
         Map<String, List<Sample>> groups = new TreeMap<>();
         for (Sample s : published) {
-            groups.computeIfAbsent(cluster(s), k -> new ArrayList<>()).add(s);
+            groups.computeIfAbsent(group.apply(s), k -> new ArrayList<>()).add(s);
         }
         List<Calibration> out = new ArrayList<>();
         java.util.Random random = new java.util.Random(seed);

@@ -1127,6 +1127,34 @@ class MegatronExecutionTest {
     }
 
     /**
+     * The calibration experiment groups its runs as it is told: by system and release (here no run names a release,
+     * so each group is a system's) or by system alone, the same groups under other names with the same figures; each
+     * group of enough runs gets a row per number of runs calibrated on.
+     */
+    @Test
+    void theCalibrationExperimentGroupsAsTold() {
+        List<Sample> published = twoFamilies(1.1);
+        int[] ns = {1, 3};
+        List<org.scaledl.eval.ClusterEvaluation.Calibration> byCluster = org.scaledl.eval.ClusterEvaluation
+                .calibration(predictor, List.of(), published, ns, 2, 7);
+        List<org.scaledl.eval.ClusterEvaluation.Calibration> bySystem = org.scaledl.eval.ClusterEvaluation
+                .calibration(predictor, List.of(), published, ns, 2, 7, x -> x.workload().tag("system").orElseThrow());
+        assertEquals(3 * ns.length, byCluster.size(), "three systems of 8 runs, two rows each");
+        assertEquals(byCluster.size(), bySystem.size());
+        for (int i = 0; i < byCluster.size(); i++) {
+            var c = byCluster.get(i);
+            var s = bySystem.get(i);
+            assertEquals(s.group() + " ?", c.group());
+            assertEquals(8, s.runs());
+            assertEquals(ns[i % 2], s.n());
+            assertEquals(c.before(), s.before(), 1e-12);
+            assertEquals(c.planned(), s.planned(), 1e-12);
+            assertEquals(c.random(), s.random(), 1e-12);
+            assertTrue(Double.isFinite(s.planned()) && Double.isFinite(s.random()));
+        }
+    }
+
+    /**
      * Asked for, the cluster split holds out each system and release in turn: here no run names a release, so its
      * folds are the system split's and so are its errors, run by run; it scores every run once, its kept predictions
      * are its own, and it is absent unless asked for.

@@ -209,25 +209,44 @@ final class EvaluateClustersCommand implements Callable<Integer> {
         if (draws < 1) {
             throw new IllegalArgumentException("--draws must be positive, got " + draws);
         }
-        List<ClusterEvaluation.Calibration> rows = ClusterEvaluation.calibration(
-                EvaluateMegatronCommand.withoutMegatron(d), d.vtrainRuns(), published, calibrationRuns, draws, 7);
+        org.scaledl.model.RuntimePredictor base = EvaluateMegatronCommand.withoutMegatron(d);
+        List<ClusterEvaluation.Calibration> rows = ClusterEvaluation.calibration(base, d.vtrainRuns(), published,
+                calibrationRuns, draws, 7);
+        // a system held out with every release of it: a new generation's first cluster
+        List<ClusterEvaluation.Calibration> systems = ClusterEvaluation.calibration(base, d.vtrainRuns(), published,
+                calibrationRuns, draws, 7, s -> s.workload().tag("system").orElse("?"));
         double seconds = (System.nanoTime() - t0) / 1e9;
         if (json) {
             ObjectMapper om = new ObjectMapper();
             ObjectNode root = om.createObjectNode();
             root.put("seconds", seconds);
-            ArrayNode arr = root.putArray("calibration");
-            for (ClusterEvaluation.Calibration c : rows) {
-                arr.addObject().put("group", c.group()).put("runs", c.runs()).put("before_mre", c.before())
-                        .put("before_bias", c.beforeBias()).put("n", c.n()).put("planned_mre", c.planned())
-                        .put("planned_bias", c.plannedBias()).put("random_mre", c.random())
-                        .put("random_bias", c.randomBias());
-            }
+            calibrationJson(root.putArray("calibration"), rows);
+            calibrationJson(root.putArray("calibration_by_system"), systems);
             System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
             return 0;
         }
-        StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%-40s %5s %15s %3s %15s %15s%n",
-                "system release (model fitted without it)", "runs", "before", "n", "planned", "random (mean)"));
+        StringBuilder b = new StringBuilder();
+        calibrationTable(b, "system release (model fitted without it)", rows);
+        b.append('\n');
+        calibrationTable(b, "system (fitted without any of its releases)", systems);
+        b.append(String.format(Locale.ROOT, "(%.0f s; MRE with the mean signed error in brackets, > 0: too slow)",
+                seconds));
+        System.out.println(b);
+        return 0;
+    }
+
+    private static void calibrationJson(ArrayNode arr, List<ClusterEvaluation.Calibration> rows) {
+        for (ClusterEvaluation.Calibration c : rows) {
+            arr.addObject().put("group", c.group()).put("runs", c.runs()).put("before_mre", c.before())
+                    .put("before_bias", c.beforeBias()).put("n", c.n()).put("planned_mre", c.planned())
+                    .put("planned_bias", c.plannedBias()).put("random_mre", c.random())
+                    .put("random_bias", c.randomBias());
+        }
+    }
+
+    private void calibrationTable(StringBuilder b, String heading, List<ClusterEvaluation.Calibration> rows) {
+        b.append(String.format(Locale.ROOT, "%-40s %5s %15s %3s %15s %15s%n", heading, "runs", "before", "n",
+                "planned", "random (mean)"));
         for (ClusterEvaluation.Calibration c : rows) {
             b.append(String.format(Locale.ROOT, "%-40s %5d %6.1f%% (%+5.1f) %3d %6.1f%% (%+5.1f) %6.1f%% (%+5.1f)%n",
                     c.group(), c.runs(), 100 * c.before(), 100 * c.beforeBias(), c.n(), 100 * c.planned(),
@@ -245,10 +264,6 @@ final class EvaluateClustersCommand implements Callable<Integer> {
                     100 * at.stream().mapToDouble(ClusterEvaluation.Calibration::randomBias).average()
                             .orElse(Double.NaN)));
         }
-        b.append(String.format(Locale.ROOT, "(%.0f s; MRE with the mean signed error in brackets, > 0: too slow)",
-                seconds));
-        System.out.println(b);
-        return 0;
     }
 
     /** The splits' held-out predictions, one CSV row each (fields as a spreadsheet reads them safely). */

@@ -218,6 +218,14 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
                 .withExpertInterval(expertInterval[0], expertInterval[1]).withLevelPriorRuns(levelRuns), errors, cv);
     }
 
+    /**
+     * The most runs an estimated level prior weighs ({@link #levelPriorRuns}): as many as refit every term
+     * ({@link #TERM_RUNS}, a test holds them equal). From the few clusters of a fit, levels that differ no more than their runs' scatter
+     * explains are no proof that a new cluster's level is known: a prior of 100 runs (the most a file may hold) left a
+     * system held out whole (H100) uncalibrated by its first runs.
+     */
+    static final double MAX_ESTIMATED_LEVEL_PRIOR_RUNS = 8;
+
     /** The fewest clusters (system and release) whose held-out errors estimate {@link #levelPriorRuns}. */
     static final int MIN_LEVEL_CLUSTERS = 3;
 
@@ -261,7 +269,7 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         double[] components = varianceComponents(values, weights);
         double within = components[0];
         double levels = components[1];
-        double max = MegatronModel.MAX_LEVEL_PRIOR_RUNS;
+        double max = MAX_ESTIMATED_LEVEL_PRIOR_RUNS;
         return Optional.of(levels <= within / max ? max
                 : Math.max(MegatronModel.DEFAULT_LEVEL_PRIOR_RUNS, Math.min(max, within / levels)));
     }

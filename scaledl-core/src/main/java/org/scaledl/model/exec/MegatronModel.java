@@ -166,7 +166,8 @@ public final class MegatronModel {
      * How many runs of a user's cluster the model's own level is worth when a calibration on fewer than
      * {@code MegatronFit}'s term threshold moves only the level: the shrinkage of an empirical-Bayes mean, the
      * published clusters' spread of runs around their own level over the spread of those levels around the model's
-     * (both from the fit's held-out errors), at least {@link #DEFAULT_LEVEL_PRIOR_RUNS} and at most 100 runs. Three runs
+     * (both from the fit's held-out errors), at least {@link #DEFAULT_LEVEL_PRIOR_RUNS} and, estimated, at most the
+     * 8 runs that refit every term (a file may hold up to 100). Three runs
      * then move the level 3 / (3 + this) of the way their errors' median says (a median, so that one job the model
      * misses does not set the cluster's level).
      */
