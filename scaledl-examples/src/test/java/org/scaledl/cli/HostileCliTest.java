@@ -172,8 +172,11 @@ class HostileCliTest {
     @Test
     void aFailedWriteChangesNothingAndLeavesNothing(@TempDir Path dir) throws Exception {
         Path table = candidates(data, 3, null);
+        // (a missing folder is made: round seven; a file where the folder should be is a failed write)
+        Path file = Files.writeString(dir.resolve("file"), "x");
         oneLine(MainTest.run("predict", "--model", model.toString(), "--candidates", table.toString(), "--out",
-                dir.resolve("no/such/folder/out.csv").toString()), Main.IO, "cannot write", "out.csv");
+                file.resolve("out.csv").toString()), Main.IO, "cannot write", "out.csv");
+        Files.delete(file);
         Path bad = candidates(data, PredictCommand.CHUNK_ROWS + 5, "\"late\",graphs/resnet18_r64.onnx,0,1,1,train,m");
         Path out = Files.writeString(dir.resolve("out.csv"), "old");
         MainTest.Run r = MainTest.run("predict", "--model", model.toString(), "--candidates", bad.toString(), "--out",
