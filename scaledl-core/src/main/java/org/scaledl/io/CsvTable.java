@@ -137,7 +137,8 @@ public final class CsvTable {
             if (!columns.containsKey(r)) {
                 java.util.Optional<String> other = otherSeparator(java.util.Arrays.asList(fields));
                 if (other.isPresent()) {
-                    throw InvalidInputException.atLine(source, lineNo, other.get() + ", with a column '" + r + "'");
+                    throw InvalidInputException.atLine(source, lineNo, other.get() + " (this one needs a column '" + r
+                            + "')");
                 }
                 throw InvalidInputException.atLine(source, lineNo, "missing column '" + r + "' (have "
                         + String.join(", ", fields) + ")");

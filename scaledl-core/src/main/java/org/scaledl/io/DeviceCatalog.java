@@ -176,12 +176,14 @@ public final class DeviceCatalog {
                     byColumn.put(prefix, 1e3 * t.numberInRange(r, column, 1e-3, 1e7));
                 }
             }
-            for (java.util.Map.Entry<String, Double> e : byColumn.entrySet()) {
-                if (e.getValue() < matrix) {
+            for (String column : t.columns()) {
+                String prefix = peakPrefix(column);
+                if (prefix != null && CatalogColumns.PEAKS.contains(prefix) && byColumn.containsKey(prefix)
+                        && byColumn.get(prefix) < matrix) {
                     // Device.peakFlopsPerSecond never goes below the FP32 matrix peak: say so, as a typo may be it
-                    LOG.warn("{}:{}: {}_TFLOPS {} is below the FP32 peak {} TFLOP/s of '{}': its {} products are "
-                            + "predicted at the FP32 peak (libraries run them on the faster units)", t.source(),
-                            t.line(r), e.getKey(), e.getValue() / 1e3, matrix / 1e3, name, e.getKey());
+                    LOG.warn("{}:{}: {} {} is below the FP32 peak {} TFLOP/s of '{}': its {} products are predicted "
+                            + "at the FP32 peak (libraries run them on the faster units)", t.source(), t.line(r),
+                            column, byColumn.get(prefix) / 1e3, matrix / 1e3, name, prefix);
                 }
             }
             String link = t.opt(r, "link_kind").orElse("");
@@ -322,8 +324,10 @@ public final class DeviceCatalog {
                 for (String c : t.columns()) {
                     String prefix = peakPrefix(c);
                     if (prefix != null && !CatalogColumns.ALL.contains(c) && !CatalogColumns.PEAKS.contains(prefix)) {
-                        // a peak of no precision scaledl runs (fp16_tensor_TFLOPS): read, never used
-                        List<String> peaks = CatalogColumns.ALL.stream().filter(k -> peakPrefix(k) != null).toList();
+                        // a peak of no precision scaledl predicts (fp16_tensor_TFLOPS) and not of the catalog's own
+                        // columns (its int8_TOPS, kept for reference): read, never used
+                        List<String> peaks = CatalogColumns.ALL.stream().filter(k -> peakPrefix(k) != null
+                                && CatalogColumns.PEAKS.contains(peakPrefix(k))).toList();
                         LOG.warn("{}:1: column '{}' is the peak of no precision scaledl predicts; its GPUs are read "
                                 + "without it (the matrix peaks: {})", t.source(), c, String.join(", ", peaks));
                     }

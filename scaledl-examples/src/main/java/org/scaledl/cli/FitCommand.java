@@ -189,26 +189,29 @@ final class FitCommand implements Callable<Integer> {
     static final double MISMATCH = 5;
 
     /**
-     * Which runs a calibration leaves out, by their ratios of predicted to measured time: every run where the runs'
-     * median ratio is beyond {@value #MISMATCH} either way (the table as a whole describes other jobs than it ran);
-     * else a run beyond it that also stands apart from the others' median by more than the square root of it (so
-     * runs of one job measured alike are kept or left out together: one cluster's runs all near the limit move its
-     * level, not one of them).
+     * Which runs a calibration leaves out, by their ratios of predicted to measured time and their jobs: every run of
+     * a job whose runs' median ratio is beyond {@value #MISMATCH} either way (a job the model misses that far is rather
+     * another job than the row says), so runs of one job measured alike are kept or left out together (three runs
+     * 4.8–5.2 times faster than predicted lost the middle one, and the other two halved the level).
+     *
+     * @param ratios each run's predicted over measured time
+     * @param jobs   each run's job (runs of one job share it)
      */
-    static boolean[] mismatched(double[] ratios) {
+    static boolean[] mismatched(double[] ratios, List<String> jobs) {
+        org.scaledl.Checks.argument(ratios.length == jobs.size(), "%s ratios for %s jobs", ratios.length,
+                jobs.size());
+        java.util.Map<String, List<Double>> byJob = new java.util.HashMap<>();
+        for (int i = 0; i < ratios.length; i++) {
+            byJob.computeIfAbsent(jobs.get(i), k -> new java.util.ArrayList<>()).add(Math.log(ratios[i]));
+        }
         double limit = Math.log(MISMATCH);
-        double median = medianLog(ratios);
         boolean[] out = new boolean[ratios.length];
         for (int i = 0; i < ratios.length; i++) {
-            double r = Math.log(ratios[i]);
-            out[i] = Math.abs(median) > limit || Math.abs(r) > limit && Math.abs(r - median) > limit / 2;
+            double median = org.scaledl.model.cost.Quantiles.median(byJob.get(jobs.get(i)).stream()
+                    .mapToDouble(Double::doubleValue).toArray());
+            out[i] = Math.abs(median) > limit;
         }
         return out;
-    }
-
-    /** The median of the ratios' logarithms (0 for none). */
-    private static double medianLog(double[] ratios) {
-        return org.scaledl.model.cost.Quantiles.median(java.util.Arrays.stream(ratios).map(Math::log).toArray());
     }
 
     /**
@@ -236,7 +239,9 @@ final class FitCommand implements Callable<Integer> {
                         .orElse("--runs") + ": " + e.getMessage());
             }
         }
-        boolean[] far = mismatched(ratios);
+        // a run's job: the workload as predicted and its machines (the table's line and id aside)
+        boolean[] far = mismatched(ratios, runs.stream().map(r -> r.workload() + " " + r.workload().topology()
+                .map(Object::toString).orElse("")).toList());
         List<org.scaledl.workload.Sample> kept = new java.util.ArrayList<>();
         List<String> leftOut = new java.util.ArrayList<>();
         double before = 0;
@@ -254,17 +259,17 @@ final class FitCommand implements Callable<Integer> {
             before += Math.abs(ratio - 1);
             beforeBias += ratio - 1;
         }
-        double median = Math.exp(medianLog(ratios));
-        if (median > MISMATCH || median < 1 / MISMATCH) {
-            System.err.println(String.format(Locale.ROOT, "scaledl: warning: the runs as a whole are predicted "
-                    + "%.2f times their measured time (the median): rather a different job than the rows say than "
-                    + "a slower or faster cluster (batch is sequences per micro-batch, micro_batches a replica's "
-                    + "micro-batches an iteration, measured_ms one iteration)", median));
-        }
         if (!leftOut.isEmpty()) {
-            System.err.println("scaledl: warning: left out of the calibration, each more than a factor of "
-                    + (int) MISMATCH + " off the model (a different job than the row says? check them): "
-                    + String.join("; ", leftOut));
+            System.err.println("scaledl: warning: left out of the calibration, runs of jobs the model misses by more "
+                    + "than a factor of " + (int) MISMATCH + " (their runs' median; a different job than the row says? "
+                    + "check them): " + String.join("; ", leftOut));
+        }
+        if (2 * leftOut.size() > runs.size()) {
+            // most of the table that far off: rather a misread column than a slower or faster cluster
+            System.err.println(String.format(Locale.ROOT, "scaledl: warning: %d of the %d runs are left out: the "
+                    + "table rather describes other jobs than it ran than a slower or faster cluster (batch is "
+                    + "sequences per micro-batch, micro_batches a replica's micro-batches an iteration, measured_ms "
+                    + "one iteration)", leftOut.size(), runs.size()));
         }
         if (kept.isEmpty()) {
             System.err.println("scaledl: warning: no run left to calibrate on: " + out + " is " + calibrate

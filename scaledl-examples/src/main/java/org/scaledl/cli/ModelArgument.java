@@ -70,30 +70,6 @@ final class ModelArgument {
      * @throws org.scaledl.InvalidInputException for a file that is not a model
      * @throws IllegalArgumentException for a name that is neither a file nor a bundled model, listing the bundled ones
      */
-    /**
-     * What a file given as a model that is none may be meant for: a Hugging Face configuration ({@code --transformer})
-     * or an ONNX graph ({@code --graph}), said after the refusal.
-     */
-    private static java.util.Optional<String> otherInput(Path p) {
-        String name = p.getFileName() == null ? "" : p.getFileName().toString().toLowerCase(java.util.Locale.ROOT);
-        if (name.endsWith(".onnx")) {
-            return java.util.Optional.of(" (an ONNX graph: give it with --graph, and a model with --model)");
-        }
-        if (name.endsWith(".json")) {
-            try {
-                String head = new String(org.scaledl.model.file.SafeFiles.readBounded(p, 1 << 16, "a model file"),
-                        java.nio.charset.StandardCharsets.UTF_8);
-                if (head.contains("\"model_type\"") || head.contains("\"architectures\"")) {
-                    return java.util.Optional.of(" (a Hugging Face configuration: give it with --transformer, and a "
-                            + "model with --model, e.g. gpu)");
-                }
-            } catch (RuntimeException e) {
-                // unreadable: the refusal says what it is
-            }
-        }
-        return java.util.Optional.empty();
-    }
-
     static RuntimePredictor load(String value) {
         if (value.isEmpty()) {
             throw new IllegalArgumentException("--model: an empty value names no file and no bundled model (bundled "
@@ -134,5 +110,29 @@ final class ModelArgument {
                 + ": neither a file nor a bundled model"
                 + org.scaledl.Suggestions.closest(value, BundledModels.names()).map(s -> "; did you mean '" + s + "'?")
                         .orElse("") + " (bundled: " + String.join(", ", BundledModels.names()) + ")");
+    }
+
+    /**
+     * What a file given as a model that is none may be meant for: a Hugging Face configuration ({@code --transformer})
+     * or an ONNX graph ({@code --graph}), said after the refusal.
+     */
+    private static java.util.Optional<String> otherInput(Path p) {
+        String name = p.getFileName() == null ? "" : p.getFileName().toString().toLowerCase(java.util.Locale.ROOT);
+        if (name.endsWith(".onnx")) {
+            return java.util.Optional.of(" (an ONNX graph: give it with --graph, and a model with --model)");
+        }
+        if (name.endsWith(".json")) {
+            try {
+                String head = new String(org.scaledl.model.file.SafeFiles.readBounded(p, 1 << 16, "a model file"),
+                        java.nio.charset.StandardCharsets.UTF_8);
+                if (head.contains("\"model_type\"") || head.contains("\"architectures\"")) {
+                    return java.util.Optional.of(" (a Hugging Face configuration: give it with --transformer, and a "
+                            + "model with --model, e.g. gpu)");
+                }
+            } catch (RuntimeException e) {
+                // unreadable: the refusal says what it is
+            }
+        }
+        return java.util.Optional.empty();
     }
 }

@@ -238,9 +238,15 @@ final class PlanCommand implements Callable<Integer> {
                 ? org.scaledl.model.LayerCost.host()::designRow : priorModel::designRow;
         if (size.runs != null) {
             if (size.runs < 1 || size.runs > offered.size()) {
-                throw new IllegalArgumentException("--runs must be in 1.." + offered.size() + (outOfMemory > 0
-                        ? " (the candidates that fit in memory)" : " (the candidates not yet measured)") + ", got "
-                        + size.runs);
+                List<String> which = new ArrayList<>();
+                if (again > 0) {
+                    which.add("not yet measured");
+                }
+                if (outOfMemory > 0) {
+                    which.add("that fit in memory");
+                }
+                throw new IllegalArgumentException("--runs must be in 1.." + offered.size() + " (the candidates"
+                        + (which.isEmpty() ? "" : " " + String.join(" and ", which)) + "), got " + size.runs);
             }
             plan = ProfilingPlan.choose(offered, measured, size.runs, seed, rows);
         } else {

@@ -84,10 +84,17 @@ final class PredictCommand implements Callable<Integer> {
      */
     static Optional<String> worldSizeNote(List<String> args, int replicas, int gpus) {
         boolean spelled = args.stream().anyMatch(a -> a.equals("--world-size") || a.startsWith("--world-size="));
-        return spelled && gpus > replicas ? Optional.of(String.format(Locale.ROOT, "--world-size %d counts "
-                + "data-parallel replicas (PyTorch's WORLD_SIZE counts every GPU): this job uses %d GPUs; --gpus %d "
-                + "gives a job of %d GPUs (--data-parallel %d says what --world-size does, without this note)",
-                replicas, gpus, replicas, replicas, replicas)) : Optional.empty();
+        if (!spelled || gpus <= replicas) {
+            return Optional.empty();
+        }
+        int each = gpus / replicas;
+        // --gpus N takes a multiple of a replica's GPUs
+        String asGpus = replicas % each == 0 ? String.format(Locale.ROOT, "--gpus %d gives a job of %d GPUs",
+                replicas, replicas) : String.format(Locale.ROOT, "a job of every GPU counted is --gpus N, N a multiple "
+                + "of the %d GPUs of a replica", each);
+        return Optional.of(String.format(Locale.ROOT, "--world-size %d counts data-parallel replicas (PyTorch's "
+                + "WORLD_SIZE counts every GPU): this job uses %d GPUs; %s (--data-parallel %d says what --world-size "
+                + "does, without this note)", replicas, gpus, asGpus, replicas));
     }
 
     /** The predictor {@code --model} names ({@code --allow-partial} applied). */
@@ -116,8 +123,8 @@ final class PredictCommand implements Callable<Integer> {
             Reports.notAnInput(out, "--devices", job.devices);
         }
         if (gpus != null && job.worldSize != null) {
-            throw new IllegalArgumentException("give --gpus (every GPU of the job) or --world-size (its data-parallel "
-                    + "replicas), not both");
+            throw new IllegalArgumentException("give --gpus (every GPU of the job) or --data-parallel (--world-size: "
+                    + "its data-parallel replicas), not both");
         }
         if (gpus != null && gpus <= 0) {
             throw new IllegalArgumentException("--gpus must be positive, got " + gpus);

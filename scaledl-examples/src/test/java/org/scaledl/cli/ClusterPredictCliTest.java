@@ -749,7 +749,7 @@ class ClusterPredictCliTest {
         // too: 96 layers + 2 make 98 = 7 x 14
         Run odd = MainTest.run(java.util.stream.Stream.concat(Arrays.stream(base),
                 Arrays.stream(new String[] {"--pipeline", "10"})).toArray(String[]::new));
-        assertTrue(odd.err().contains("may be, of those nearest 10, 3, 4, 6, 7, 8, 12, 14, 16;") && odd.err().contains("+ 1 with the "
+        assertTrue(odd.err().contains("may be one of the eight splits nearest 10: 3, 4, 6, 7, 8, 12, 14, 16;") && odd.err().contains("+ 1 with the "
                 + "embedding"), odd.err());
         // a precision the GPU has no units for: one line naming what it runs (and what it runs in another precision),
         // from layouts as from predict
@@ -879,7 +879,8 @@ class ClusterPredictCliTest {
         both.addAll(List.of("--gpus", "512", "--world-size", "16"));
         Run bothRun = MainTest.run(both.toArray(new String[0]));
         assertEquals(2, bothRun.code(), bothRun.err());
-        assertTrue(bothRun.err().contains("give --gpus (every GPU of the job) or --world-size"), bothRun.err());
+        assertTrue(bothRun.err().contains("give --gpus (every GPU of the job) or --data-parallel (--world-size"),
+                bothRun.err());
         Run cpu = MainTest.run("predict", "--model", "cpu-zoo", "--graph", MainTest.graph("resnet18_r64").toString(),
                 "--batch", "2", "--gpus", "2");
         assertEquals(2, cpu.code(), cpu.err());

@@ -200,7 +200,7 @@ public final class MegatronExecution {
             }
         }
         valid.sort(java.util.Comparator.comparingInt((Integer q) -> Math.abs(q - p)).thenComparingInt(q -> q));
-        return "stages x chunks may be, of those nearest " + p + ", " + String.join(", ", valid.subList(0,
+        return "stages x chunks may be one of the eight splits nearest " + p + ": " + String.join(", ", valid.subList(0,
                 Math.min(8, valid.size())).stream()
                 .sorted().map(String::valueOf).toList());
     }
@@ -311,13 +311,15 @@ public final class MegatronExecution {
             // first and last chunks then hold fewer of the model's layers
             int q = java.util.Arrays.stream(even).max().orElseThrow();
             int extra = chunks * q - ts.layers();
-            String counted = extra == 1 ? "the embedding counted as a layer" : extra == 2
-                    ? "the embedding and the loss each counted as a layer"
-                    : "the embedding, the loss and the multi-token prediction counted as layers";
-            return Optional.of(String.format(Locale.ROOT, "%d layers split into %d pipeline stages x %d chunks with "
-                    + "%s (as Megatron-Bridge's account_for_embedding and account_for_loss_in_pipeline_split do): "
-                    + "%d layers a chunk, the first %d, the last %d", ts.layers(), par.pipeline(),
-                    par.virtualStages(), counted, q, even[0], even[even.length - 1]));
+            String counted = extra == 1 ? "the embedding counted as a layer (as Megatron-Bridge's "
+                    + "account_for_embedding does)" : (extra == 2 ? "the embedding and the loss each counted as a layer"
+                    : "the embedding, the loss and the multi-token prediction counted as layers") + " (as "
+                    + "Megatron-Bridge's account_for_embedding and account_for_loss_in_pipeline_split do)";
+            String split = par.virtualStages() > 1 ? String.format(Locale.ROOT, "%d pipeline stages x %d chunks",
+                    par.pipeline(), par.virtualStages()) : par.pipeline() + " pipeline stages";
+            return Optional.of(String.format(Locale.ROOT, "%d layers split into %s with %s: %d layers a %s, the first "
+                    + "%d, the last %d", ts.layers(), split, counted, q, par.virtualStages() > 1 ? "chunk" : "stage",
+                    even[0], even[even.length - 1]));
         }
         int[] sizes = unevenChunkSizes(ts.layers(), chunks, ts.mtpLayers());
         int lo = Integer.MAX_VALUE;

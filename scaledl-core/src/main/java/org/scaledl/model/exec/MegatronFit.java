@@ -218,14 +218,6 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
                 .withExpertInterval(expertInterval[0], expertInterval[1]).withLevelPriorRuns(levelRuns), errors, cv);
     }
 
-    /**
-     * The most runs an estimated level prior weighs ({@link #levelPriorRuns}): as many as refit every term
-     * ({@link #TERM_RUNS}, a test holds them equal). From the few clusters of a fit, levels that differ no more than their runs' scatter
-     * explains are no proof that a new cluster's level is known: a prior of 100 runs (the most a file may hold) left a
-     * system held out whole (H100) uncalibrated by its first runs.
-     */
-    static final double MAX_ESTIMATED_LEVEL_PRIOR_RUNS = 8;
-
     /** The fewest clusters (system and release) whose held-out errors estimate {@link #levelPriorRuns}. */
     static final int MIN_LEVEL_CLUSTERS = 3;
 
@@ -238,8 +230,8 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
      * shrinks by that ratio). The errors are those of the fit's own folds (by model family, or model), in which a
      * cluster's other jobs stay fitted: its level is then partly learned, so the clusters' spread is understated and
      * the prior, if anything, too heavy (a calibration then moves too little rather than chasing one run's scatter). Empty with fewer than
-     * {@value #MIN_LEVEL_CLUSTERS} clusters of two runs or more; where the clusters' means differ no more than their
-     * runs' scatter explains, the most runs a prior may weigh.
+     * {@value #MIN_LEVEL_CLUSTERS} clusters of two runs or more; at most {@link #MAX_ESTIMATED_LEVEL_PRIOR_RUNS} runs,
+     * which is also the prior where the clusters' means differ no more than their runs' scatter explains.
      */
     static Optional<Double> levelPriorRuns(List<org.scaledl.workload.Sample> runs, double[] heldOutLogErrors) {
         // per cluster, per job: a job published twice in one cluster (two pages of one release) is one run
@@ -315,6 +307,14 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
      * held out, better than the level alone does.
      */
     public static final int TERM_RUNS = 8;
+
+    /**
+     * The most runs an estimated level prior weighs ({@link #levelPriorRuns}): as many as refit every term
+     * ({@link #TERM_RUNS}). From the few clusters of a fit, levels that differ no more than their runs' scatter
+     * explains are no proof that a new cluster's level is known: a prior of 100 runs (the most a file may hold) left a
+     * system held out whole (H100) uncalibrated by its first runs.
+     */
+    static final double MAX_ESTIMATED_LEVEL_PRIOR_RUNS = TERM_RUNS;
 
 
     /**

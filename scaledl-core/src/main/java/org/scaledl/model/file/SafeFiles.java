@@ -173,7 +173,8 @@ public final class SafeFiles {
         Path target = file.toAbsolutePath();
         refuseNonRegular(target);
         Path parent = target.getParent();
-        while (parent != null && !Files.exists(parent)) {
+        // (a link counts as there: a dangling one is no folder to make)
+        while (parent != null && !Files.exists(parent, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
             parent = parent.getParent();
         }
         if (parent == null || !Files.isDirectory(parent)) {
@@ -211,6 +212,10 @@ public final class SafeFiles {
         }
         if (e instanceof java.nio.file.AccessDeniedException a) {
             return "permission denied: " + a.getFile();
+        }
+        if (e instanceof java.nio.file.FileAlreadyExistsException x) {
+            // a folder to make where something else is (a file, a dangling link)
+            return x.getFile() + " exists and is not a folder";
         }
         return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
     }

@@ -2,6 +2,7 @@ package org.scaledl.model.file;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -53,6 +54,20 @@ class SafeFilesTest {
         assertThrows(UncheckedIOException.class, () -> SafeFiles.checkWritable(file.resolve("out.csv")));
         assertThrows(UncheckedIOException.class, () -> SafeFiles.write(file.resolve("out.csv"), new byte[1]));
         assertEquals("a file, not a folder", Files.readString(file));
+    }
+
+    /** A dangling link where the folder should be is refused before any work, not made through. */
+    @Test
+    @EnabledOnOs({OS.LINUX, OS.MAC})
+    void aDanglingLinkIsNoFolderToMake() throws IOException {
+        Path link = Files.createSymbolicLink(dir.resolve("dangling"), dir.resolve("nowhere"));
+        UncheckedIOException e = assertThrows(UncheckedIOException.class,
+                () -> SafeFiles.checkWritable(link.resolve("out.csv")));
+        assertTrue(e.getMessage().contains("no such directory"), e.getMessage());
+        UncheckedIOException w = assertThrows(UncheckedIOException.class,
+                () -> SafeFiles.write(link.resolve("out.csv"), new byte[1]));
+        assertTrue(w.getMessage().contains("exists and is not a folder"), w.getMessage());
+        assertFalse(Files.exists(dir.resolve("nowhere")));
     }
 
     @Test
