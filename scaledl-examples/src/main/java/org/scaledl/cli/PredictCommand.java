@@ -591,7 +591,7 @@ final class PredictCommand implements Callable<Integer> {
             Map<String, String> renamed, String error) throws IOException {
         ObjectNode o = om.createObjectNode();
         for (String c : cols) {
-            o.put(renamed.getOrDefault(c, c), t.get(r, c));
+            cell(o, renamed.getOrDefault(c, c), c, t.get(r, c));
         }
         for (String c : OUTPUT_COLUMNS) {
             if (c.equals("warnings")) {
@@ -667,11 +667,37 @@ final class PredictCommand implements Callable<Integer> {
         return sb.append(String.join(";", kinds)).append('\n').toString();
     }
 
+    /** The candidate columns read as numbers, written to JSON lines as numbers where a cell is one. */
+    private static final java.util.Set<String> NUMBER_COLUMNS = java.util.Set.of("seq", "batch", "micro_batches",
+            "world_size", "gpus", "tensor", "pipeline", "context", "virtual_stages", "expert", "expert_tensor",
+            "zero_stage", "threads", "recompute_layers", "offload_layers", "lora_rank", "document_tokens",
+            "expert_imbalance", "gpus_per_node", "nvlink_domain", "inter_node_gbps", "resolution");
+    /** The candidate columns read as booleans, written as JSON booleans where a cell is true or false. */
+    private static final java.util.Set<String> BOOLEAN_COLUMNS = java.util.Set.of("sequence_parallel",
+            "uneven_pipeline", "moe_a2a_overlap");
+    private static final java.util.regex.Pattern JSON_NUMBER = java.util.regex.Pattern.compile(
+            "-?(0|[1-9][0-9]{0,17})(\\.[0-9]+)?([eE][+-]?[0-9]{1,3})?");
+
+    /**
+     * A table cell on a JSON line: a number or a boolean where the column is read as one and the cell says one
+     * exactly (as the reader took it), else the text as it is (an id of {@code 007} stays text).
+     */
+    private static void cell(ObjectNode o, String key, String column, String value) {
+        String v = value.strip();
+        if (NUMBER_COLUMNS.contains(column) && JSON_NUMBER.matcher(v).matches()) {
+            o.set(key, o.numberNode(new java.math.BigDecimal(v)));
+        } else if (BOOLEAN_COLUMNS.contains(column) && (v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false"))) {
+            o.put(key, Boolean.parseBoolean(v.toLowerCase(Locale.ROOT)));
+        } else {
+            o.put(key, value);
+        }
+    }
+
     private static String jsonLine(ObjectMapper om, CsvTable t, int r, List<String> cols, Map<String, String> renamed,
             Prediction pr, boolean withError) throws IOException {
         ObjectNode o = om.createObjectNode();
         for (String c : cols) {
-            o.put(renamed.getOrDefault(c, c), t.get(r, c));
+            cell(o, renamed.getOrDefault(c, c), c, t.get(r, c));
         }
         o.put("predicted_ms", pr.millis());
         o.put("low_ms", pr.lowMillis());

@@ -544,6 +544,11 @@ class MainTest {
         assertEquals(3, js.size());
         JsonNode o = new ObjectMapper().readTree(js.get(1));
         assertEquals("y", o.get("note").asText());
+        // the columns read as numbers are numbers on a JSON line; the others stay text
+        assertTrue(o.get("batch").isNumber() && o.get("world_size").isNumber(), o.toString());
+        assertEquals(o.get("batch").asInt(), Integer.parseInt(org.scaledl.io.CsvTable.read(dir.resolve("c.csv")).get(1,
+                "batch")));
+        assertTrue(o.get("graph").isTextual() && o.get("phase").isTextual(), o.toString());
         assertEquals(train, o.get("predicted_ms").asDouble(), 1e-3);
         Files.writeString(dir.resolve("bad.csv"), "graph,batch,world_size,threads,phase\n"
                 + "graphs/resnet18_r64.onnx,4,1,1,infer\ngraphs/nope.onnx,4,1,1,infer\n");
