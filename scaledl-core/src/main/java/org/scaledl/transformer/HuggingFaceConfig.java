@@ -637,6 +637,30 @@ public final class HuggingFaceConfig {
      * DeepSeek-V3's for the others), the sizes with a warning; a null {@code q_lora_rank} is a plain query projection
      * (DeepSeek-V2-Lite).
      */
+    /**
+     * Checks DeepSeek's group-limited routing where a configuration gives it ({@code n_group}, {@code topk_group}):
+     * the groups divide the routed experts, a token picks at most all the groups, and its experts fit in the groups it
+     * picks. The routing does not change the time (a token's experts are still {@code num_experts_per_tok}), but a
+     * configuration that breaks it is no model the framework builds.
+     */
+    private static void routingGroups(Reader r, int experts, int topK) {
+        if (!r.has("n_group") || r.isNull("n_group")) {
+            return;
+        }
+        int groups = r.count("n_group", 1, 1, experts);
+        if (experts % groups != 0) {
+            throw new IllegalArgumentException("n_group " + groups + " does not divide the " + experts
+                    + " routed experts (n_routed_experts)");
+        }
+        if (r.has("topk_group") && !r.isNull("topk_group")) {
+            int picked = r.count("topk_group", 1, 1, groups);
+            if ((long) picked * (experts / groups) < topK) {
+                throw new IllegalArgumentException("num_experts_per_tok " + topK + " routes a token to more experts "
+                        + "than its topk_group " + picked + " groups of " + experts / groups + " hold");
+            }
+        }
+    }
+
     private static TransformerSpec deepseek(Reader r, String name, String type) {
         boolean glm = type.equals("glm_moe_dsa");
         long heads = r.size("num_attention_heads", glm ? 64 : 128);
@@ -666,6 +690,7 @@ public final class HuggingFaceConfig {
             }
             bl.add(moe ? Block.moe() : Block.dense(ffn));
         }
+        routingGroups(r, experts, r.topK("num_experts_per_tok", 8, experts, "n_routed_experts"));
         boolean sparse = type.equals("deepseek_v32") || glm || r.has("index_topk") && !r.isNull("index_topk");
         java.util.Optional<TransformerSpec.Dsa> dsa = java.util.Optional.empty();
         if (sparse) {

@@ -415,6 +415,32 @@ class TransformerSpecTest {
      * with DeepSeek's experts after its dense layers; GLM-5's per-layer {@code mlp_layer_types} set which layers have
      * experts, and an unknown one is refused naming it.
      */
+    /**
+     * DeepSeek's group-limited routing is checked where a configuration gives it: groups that do not divide the
+     * experts, or too few picked groups to hold a token's experts, are refused naming the keys; the published
+     * configuration (8 groups, 4 picked, 8 of 256 experts) and one without the keys read as before.
+     */
+    @Test
+    void deepSeeksRoutingGroupsAreChecked(@TempDir Path dir) throws Exception {
+        String v3 = Files.readString(DIR.resolve("deepseek-v3/config.json"), StandardCharsets.UTF_8);
+        Path f = Files.createDirectories(dir.resolve("deepseek-v3")).resolve("config.json");
+        TransformerSpec base = HuggingFaceConfig.read(DIR.resolve("deepseek-v3/config.json"));
+        Files.writeString(f, v3.replace("\"n_group\": 8,", "").replace("\"topk_group\": 4,", ""));
+        assertEquals(base, HuggingFaceConfig.read(f));
+        Files.writeString(f, v3.replace("\"n_group\": 8", "\"n_group\": 7"));
+        InvalidInputException seven = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(seven.getMessage().contains("n_group 7 does not divide the 256 routed experts"),
+                seven.getMessage());
+        Files.writeString(f, v3.replace("\"n_group\": 8", "\"n_group\": 128").replace("\"topk_group\": 4",
+                "\"topk_group\": 2"));
+        InvalidInputException few = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(few.getMessage().contains("num_experts_per_tok 8 routes a token to more experts than its "
+                + "topk_group 2 groups of 2 hold"), few.getMessage());
+        Files.writeString(f, v3.replace("\"topk_group\": 4", "\"topk_group\": 9"));
+        InvalidInputException more = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
+        assertTrue(more.getMessage().contains("topk_group"), more.getMessage());
+    }
+
     @Test
     void deepSeeksRelativesReadTheirLayouts(@TempDir Path dir) throws Exception {
         String v3 = Files.readString(DIR.resolve("deepseek-v3/config.json"), StandardCharsets.UTF_8);
