@@ -310,6 +310,14 @@ final class PlanCommand implements Callable<Integer> {
                         + "%d or more refit the execution terms too, where that predicts them held out "
                         + "better%n", calibrating, calibrating == 1 ? "" : "s",
                         calibrating == 1 ? "s" : "", org.scaledl.model.exec.MegatronFit.TERM_RUNS);
+                if (calibrating < 3) {
+                    // measured on the published clusters (docs/results.md): a system held out whole, 8.1 % before
+                    // any run, 8.7 % after one planned run, 7.7 % after three, 7.2 % after five (this release)
+                    System.out.printf(Locale.ROOT, "one or two runs set the level by themselves, and a plan's runs "
+                            + "are its extremes: on the published clusters one planned run left a new system's "
+                            + "predictions worse than none, three and five better (docs/results.md: evaluate-clusters "
+                            + "--calibration); plan --runs 3 or more%n");
+                }
             }
             if (out != null) {
                 System.out.println(cluster ? "wrote " + out + " (run these jobs, add measured_ms to each row, and "
@@ -353,9 +361,9 @@ final class PlanCommand implements Callable<Integer> {
                     + "and every choice is as good)";
         }
         if (Double.isNaN(dEfficiency(dEfficiency, runs, columns))) {
-            return String.format(Locale.ROOT, "D-efficiency: none (%d runs for %d design columns: fewer runs than "
+            return String.format(Locale.ROOT, "D-efficiency: none (%d run%s for %d design columns: fewer runs than "
                     + "columns leave XᵀX singular, 0 for any choice; the runs were chosen on XᵀX plus a small ridge, "
-                    + "and %d or more runs give a figure)", runs, columns, columns);
+                    + "and %d or more runs give a figure)", runs, runs == 1 ? "" : "s", columns, columns);
         }
         return String.format(Locale.ROOT, "D-efficiency: %.4f", dEfficiency);
     }

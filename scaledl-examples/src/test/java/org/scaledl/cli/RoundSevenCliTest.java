@@ -235,6 +235,27 @@ class RoundSevenCliTest {
         assertTrue(five.err().contains("stages x chunks may be one of the eight splits nearest 5:"), five.err());
     }
 
+    /**
+     * A GPU plan of one or two runs says what one planned run did on the published clusters (worse than none for a
+     * new system) and asks for three; a plan of three does not.
+     */
+    @Test
+    void aPlanOfOneRunSaysWhatOneRunDid(@TempDir Path dir) throws Exception {
+        Files.createDirectory(dir.resolve("llama"));
+        Files.copy(LLAMA.resolve("config.json"), dir.resolve("llama/config.json"));
+        Path jobs = dir.resolve("jobs.csv");
+        Files.writeString(jobs, "id,transformer,seq,batch,world_size,tensor,device,precision\n"
+                + "a,llama/config.json,2048,1,8,1,H100,bf16\nb,llama/config.json,2048,2,4,2,H100,bf16\n"
+                + "c,llama/config.json,4096,1,2,4,H100,bf16\nd,llama/config.json,2048,1,1,8,H100,bf16\n");
+        MainTest.Run one = MainTest.run("plan", "--model", "gpu", "--candidates", jobs.toString(), "--runs", "1");
+        assertEquals(0, one.code(), one.err());
+        assertTrue(one.out().contains("one planned run left a new system's predictions worse than none")
+                && one.out().contains("plan --runs 3 or more") && one.out().contains("(1 run for "), one.out());
+        MainTest.Run three = MainTest.run("plan", "--model", "gpu", "--candidates", jobs.toString(), "--runs", "3");
+        assertEquals(0, three.code(), three.err());
+        assertFalse(three.out().contains("plan --runs 3 or more"), three.out());
+    }
+
     /** A batch outside the training range made of micro-batches says so. */
     @Test
     void aBatchOfMicroBatchesIsSaidAsSuch() {
