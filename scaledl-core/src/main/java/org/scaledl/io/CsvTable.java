@@ -154,9 +154,9 @@ public final class CsvTable {
         if (header.size() == 1) {
             for (String sep : new String[] {";", "\t", "|"}) {
                 if (header.get(0).contains(sep)) {
-                    return java.util.Optional.of("the header is one column holding " + (sep.equals("\t") ? "tabs"
-                            : "'" + sep + "'") + ": the table is separated by " + (sep.equals("\t") ? "tabs" : "'"
-                            + sep + "'") + ", and scaledl reads comma-separated tables");
+                    String said = sep.equals("\t") ? "tabs" : "'" + sep + "'";
+                    return java.util.Optional.of("the header is one column holding " + said + ": the table is "
+                            + "separated by " + said + ", and scaledl reads comma-separated tables");
                 }
             }
         }

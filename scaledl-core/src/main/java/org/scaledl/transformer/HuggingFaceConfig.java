@@ -690,7 +690,8 @@ public final class HuggingFaceConfig {
             }
             bl.add(moe ? Block.moe() : Block.dense(ffn));
         }
-        routingGroups(r, experts, r.topK("num_experts_per_tok", 8, experts, "n_routed_experts"));
+        int topK = r.topK("num_experts_per_tok", 8, experts, "n_routed_experts");
+        routingGroups(r, experts, topK);
         boolean sparse = type.equals("deepseek_v32") || glm || r.has("index_topk") && !r.isNull("index_topk");
         java.util.Optional<TransformerSpec.Dsa> dsa = java.util.Optional.empty();
         if (sparse) {
@@ -717,8 +718,7 @@ public final class HuggingFaceConfig {
                 layers, r.vocab("vocab_size", glm ? 154880 : 129280)).kvHeads(heads).headDim(mla.vDim()).ffn(ffn)
                 .ffnKind(TransformerSpec.FfnKind.SWIGLU).norm(TransformerSpec.Norm.RMS_NORM).bias(false)
                 .qkvBias(attentionBias).outBias(attentionBias).tiedEmbeddings(r.bool("tie_word_embeddings", false))
-                .mla(mla).moe(new TransformerSpec.Moe(experts, r.topK("num_experts_per_tok", 8, experts,
-                        "n_routed_experts"), expertFfn, shared * expertFfn, false,
+                .mla(mla).moe(new TransformerSpec.Moe(experts, topK, expertFfn, shared * expertFfn, false,
                         r.text("topk_method", "").equals("noaux_tc"), false))
                 .blocks(bl).attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false)
                 .fusedAttention(true).mtpLayers(r.count("num_nextn_predict_layers", 0, 0, 16));
