@@ -367,15 +367,53 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         }
     }
 
+    /**
+     * What a candidate column holds, as the reader reads it: a table written from candidates (a JSON line of
+     * {@code predict --out x.jsonl}) types its cells by it.
+     */
+    public enum ColumnKind {
+        /** A count or a quantity: {@code seq}, {@code batch}, {@code tensor}, {@code inter_node_gbps}, ... */
+        NUMBER,
+        /** {@code true} or {@code false}: {@code sequence_parallel}, {@code uneven_pipeline}, ... */
+        BOOLEAN,
+        /** A path, a name or one of a column's words: {@code transformer}, {@code device}, {@code precision}, ... */
+        TEXT
+    }
+
+    /** Every column the reader reads and what it holds (a table's other columns are carried through). */
+    private static final Map<String, ColumnKind> KINDS = columnKinds();
+
+    private static Map<String, ColumnKind> columnKinds() {
+        Map<String, ColumnKind> m = new java.util.TreeMap<>();
+        for (String c : List.of("seq", "batch", "micro_batches", "world_size", "gpus", "tensor", "pipeline", "context",
+                "virtual_stages", "expert", "expert_tensor", "zero_stage", "threads", "recompute_layers",
+                "offload_layers", "lora_rank", "document_tokens", "expert_imbalance", "gpus_per_node", "nvlink_domain",
+                "inter_node_gbps", "resolution")) {
+            m.put(c, ColumnKind.NUMBER);
+        }
+        for (String c : List.of("sequence_parallel", "uneven_pipeline", "moe_a2a_overlap")) {
+            m.put(c, ColumnKind.BOOLEAN);
+        }
+        for (String c : List.of("graph", "transformer", "phase", "device", "precision", "recompute",
+                "recompute_modules", "grad_dtype", "grad_reduce", "moe_dispatcher", "cuda_graphs", "memory_format",
+                "model", "family")) {
+            m.put(c, ColumnKind.TEXT);
+        }
+        return java.util.Collections.unmodifiableMap(m);
+    }
+
     /** Every column the reader reads (a table's other columns are carried through). */
     static final java.util.SortedSet<String> COLUMNS = java.util.Collections.unmodifiableSortedSet(
-            new java.util.TreeSet<>(List.of("graph", "transformer", "seq", "batch",
-            "micro_batches", "world_size", "gpus", "tensor", "pipeline", "context", "virtual_stages", "expert",
-            "expert_tensor", "zero_stage", "sequence_parallel", "threads", "phase", "device", "precision",
-            "recompute", "recompute_layers", "recompute_modules", "offload_layers", "lora_rank", "uneven_pipeline",
-            "document_tokens", "grad_dtype", "grad_reduce", "moe_a2a_overlap", "moe_dispatcher", "cuda_graphs",
-            "memory_format", "expert_imbalance", "gpus_per_node", "nvlink_domain", "inter_node_gbps", "model",
-            "family", "resolution")));
+            new java.util.TreeSet<>(KINDS.keySet()));
+
+    /**
+     * What the reader reads {@code column} as; empty for a column it does not read (carried through as text).
+     *
+     * @param column a column name as a table's header spells it (its canonical name, not an alias)
+     */
+    public static Optional<ColumnKind> kind(String column) {
+        return Optional.ofNullable(KINDS.get(column));
+    }
 
     /**
      * The other names the training frameworks give candidate columns (Megatron's and NeMo's arguments, DeepSpeed's,

@@ -551,6 +551,41 @@ class CandidatesTest {
         assertTrue(Candidates.COLUMNS.containsAll(c.table().asked()), c.table().asked().toString());
     }
 
+    /**
+     * {@link Candidates#kind} is how the reader reads a column: every column it reads has a kind, and a number or
+     * boolean column's cell that is neither is refused naming the column (so a table written from the kinds, a JSON
+     * line of {@code predict}, types a cell as the reader took it). {@code resolution} is the one number read as a
+     * label (a graph's input size, told by its file).
+     */
+    @Test
+    void aColumnsKindIsHowTheReaderReadsIt() throws IOException {
+        gptConfig(24);
+        assertEquals(Candidates.COLUMNS, new java.util.TreeSet<>(Candidates.COLUMNS.stream()
+                .filter(c -> Candidates.kind(c).isPresent()).toList()));
+        assertEquals(Optional.empty(), Candidates.kind("notes"));
+        assertEquals(Optional.empty(), Candidates.kind("tp"), "an alias is read as its column");
+        Device gpu = DeviceCatalog.bundled().require("NVIDIA A100-SXM4-80GB");
+        Path csv = dir.resolve("kinds.csv");
+        for (String column : Candidates.COLUMNS) {
+            Candidates.ColumnKind kind = Candidates.kind(column).orElseThrow();
+            if (kind == Candidates.ColumnKind.TEXT || column.equals("resolution")) {
+                continue;
+            }
+            java.util.Map<String, String> cells = new java.util.LinkedHashMap<>(java.util.Map.of("transformer",
+                    "gpt/config.json", "seq", "1024", "batch", "2", "device", "g"));
+            cells.put(column, "many");
+            Files.writeString(csv, String.join(",", cells.keySet()) + "\n" + String.join(",", cells.values()) + "\n");
+            InvalidInputException e = assertThrows(InvalidInputException.class, () -> {
+                try (Candidates.Chunks in = Candidates.open(csv, OnnxImporter::read, n -> Optional.of(gpu),
+                        Map.of())) {
+                    in.next(10);
+                }
+            }, column);
+            assertTrue(e.getMessage().contains(column) && e.getMessage().contains("'many'"), column + ": "
+                    + e.getMessage());
+        }
+    }
+
     /** A look-alike of a column the table also has is a column of its own, not a misspelling. */
     @Test
     void nearMissesSkipLookAlikesOfPresentColumns() {

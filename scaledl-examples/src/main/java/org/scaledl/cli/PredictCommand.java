@@ -667,14 +667,6 @@ final class PredictCommand implements Callable<Integer> {
         return sb.append(String.join(";", kinds)).append('\n').toString();
     }
 
-    /** The candidate columns read as numbers, written to JSON lines as numbers where a cell is one. */
-    private static final java.util.Set<String> NUMBER_COLUMNS = java.util.Set.of("seq", "batch", "micro_batches",
-            "world_size", "gpus", "tensor", "pipeline", "context", "virtual_stages", "expert", "expert_tensor",
-            "zero_stage", "threads", "recompute_layers", "offload_layers", "lora_rank", "document_tokens",
-            "expert_imbalance", "gpus_per_node", "nvlink_domain", "inter_node_gbps", "resolution");
-    /** The candidate columns read as booleans, written as JSON booleans where a cell is true or false. */
-    private static final java.util.Set<String> BOOLEAN_COLUMNS = java.util.Set.of("sequence_parallel",
-            "uneven_pipeline", "moe_a2a_overlap");
     private static final java.util.regex.Pattern JSON_NUMBER = java.util.regex.Pattern.compile(
             "-?(0|[1-9][0-9]{0,17})(\\.[0-9]+)?([eE][+-]?[0-9]{1,3})?");
 
@@ -684,9 +676,10 @@ final class PredictCommand implements Callable<Integer> {
      */
     private static void cell(ObjectNode o, String key, String column, String value) {
         String v = value.strip();
-        if (NUMBER_COLUMNS.contains(column) && JSON_NUMBER.matcher(v).matches()) {
+        Optional<Candidates.ColumnKind> kind = Candidates.kind(column);
+        if (kind.equals(Optional.of(Candidates.ColumnKind.NUMBER)) && JSON_NUMBER.matcher(v).matches()) {
             o.set(key, o.numberNode(new java.math.BigDecimal(v)));
-        } else if (BOOLEAN_COLUMNS.contains(column) && (v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false"))) {
+        } else if (kind.equals(Optional.of(Candidates.ColumnKind.BOOLEAN)) && (v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false"))) {
             o.put(key, Boolean.parseBoolean(v.toLowerCase(Locale.ROOT)));
         } else {
             o.put(key, value);
