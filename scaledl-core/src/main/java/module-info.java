@@ -1,8 +1,9 @@
 /**
  * scaledl's core: the layer graph and its importers, layer features, the layer cost stages and
- * {@link org.scaledl.model.RuntimePredictor}, the one front door. The packages exported are the API; the stages'
- * internals ({@code model.cost}, {@code model.exec}, {@code model.host}) stay inside the module, and the model-file
- * helpers are open only to the modules that write files of their own.
+ * {@link org.scaledl.model.RuntimePredictor}, the one front door. The packages exported are the API, including the
+ * types its methods return ({@code model.cost}'s operator cost, {@code model.exec}'s execution model and named terms);
+ * the host stage's internals ({@code model.host}) stay inside the module, and the model-file helpers are open only to
+ * the modules that write files of their own.
  */
 module org.scaledl.core {
     requires transitive org.scaledl.doe;
@@ -21,6 +22,8 @@ module org.scaledl.core {
     exports org.scaledl.io;
     exports org.scaledl.model;
     exports org.scaledl.model.comm;
+    exports org.scaledl.model.cost;
+    exports org.scaledl.model.exec;
     exports org.scaledl.model.device;
     exports org.scaledl.model.plan;
     exports org.scaledl.eval;

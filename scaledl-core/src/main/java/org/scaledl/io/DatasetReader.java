@@ -86,7 +86,7 @@ public final class DatasetReader {
      * @throws InvalidInputException for any malformed input
      */
     public static Dataset read(Path dir) {
-        Path runs = dir.resolve("runs.csv");
+        Path runs = java.util.Objects.requireNonNull(dir, "dir").resolve("runs.csv");
         if (Files.isRegularFile(dir)) {
             throw InvalidInputException.inSource(dir.toString(), "is a file, not a dataset folder (give the folder "
                     + "that holds runs.csv" + (dir.getFileName() != null && dir.getFileName().toString()

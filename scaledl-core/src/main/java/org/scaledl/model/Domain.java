@@ -377,8 +377,9 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         org.scaledl.workload.Precision runs = w.device().flatMap(d -> d.runs(w.precision())).orElse(w.precision());
         if (!precisions.isEmpty() && !precisions.contains(runs.label())) {
             out.add(new PredictionWarning(PredictionWarning.Kind.UNSEEN_PRECISION, "precision "
-                    + runs.label() + " was never measured in training " + precisions + ": its matrix work is "
-                    + "predicted from the peak alone", Optional.empty(), precisions.toString(),
+                    + runs.label() + " was never measured in training " + precisions + (gpu ? ": its matrix work is "
+                    + "predicted from the peak alone" : ": a host (CPU) model does not tell precisions apart, and "
+                    + "predicts it as its runs ran"), Optional.empty(), precisions.toString(),
                     Math.min(1, layerShare)));
             distance += 0.5;
         }

@@ -50,7 +50,8 @@ public abstract sealed class LayerCost permits LayerCost.Host, LayerCost.Device 
      * @throws IllegalArgumentException without measurements
      */
     public static Device device(List<OpMeasurement> measurements) {
-        Checks.argument(!measurements.isEmpty(), "the device layer model needs operator measurements");
+        Checks.argument(!java.util.Objects.requireNonNull(measurements, "measurements").isEmpty(),
+                "the device layer model needs operator measurements");
         return new Device(measurements, List.of(), List.of());
     }
 

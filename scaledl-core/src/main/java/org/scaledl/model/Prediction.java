@@ -58,8 +58,8 @@ public record Prediction(double millis, double lowMillis, double highMillis, Lis
         Checks.argument(lowMillis <= millis && millis <= highMillis,
                 "interval [%s, %s] does not contain %s", lowMillis, highMillis, millis);
         Checks.argument(samples >= 0 && Double.isFinite(samples), "samples must be finite and >= 0: %s", samples);
-        breakdown = List.copyOf(breakdown);
-        warnings = List.copyOf(warnings);
+        breakdown = List.copyOf(Objects.requireNonNull(breakdown, "breakdown"));
+        warnings = List.copyOf(Objects.requireNonNull(warnings, "warnings"));
         Objects.requireNonNull(memoryGb, "memoryGb");
         Objects.requireNonNull(job, "job");
     }
@@ -128,7 +128,7 @@ public record Prediction(double millis, double lowMillis, double highMillis, Lis
 
     /** A copy with more warnings. */
     public Prediction withWarnings(List<PredictionWarning> more) {
-        if (more.isEmpty()) {
+        if (Objects.requireNonNull(more, "more").isEmpty()) {
             return this;
         }
         return new Prediction(millis, lowMillis, highMillis, breakdown,

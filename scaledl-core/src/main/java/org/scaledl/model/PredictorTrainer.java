@@ -229,7 +229,7 @@ public final class PredictorTrainer implements RuntimeTrainer {
 
         /** Device option: {@link LayerCost.Device#withCollectives}. */
         public Builder collectives(List<CollectiveMeasurement> value) {
-            this.collectives = List.copyOf(value);
+            this.collectives = List.copyOf(java.util.Objects.requireNonNull(value, "collectives"));
             return this;
         }
 

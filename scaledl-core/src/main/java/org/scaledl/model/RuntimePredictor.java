@@ -221,7 +221,8 @@ public final class RuntimePredictor implements RuntimeModel {
 
     /**
      * Saves to a file in the versioned, checksummed JSON format of {@link ModelFile} (written atomically; readable by
-     * the group unless the umask says otherwise; nothing but a regular file is ever replaced).
+     * the group unless the umask says otherwise; nothing but a regular file is ever replaced). Folders missing on
+     * the file's path are made, as {@code Files.createDirectories} makes them.
      *
      * @throws java.io.UncheckedIOException if the file cannot be written
      */
@@ -509,12 +510,22 @@ public final class RuntimePredictor implements RuntimeModel {
      * machine the predictor has not seen becomes predictable from a handful of its runs. No runs change nothing: this
      * predictor is returned as it is (its provenance names no calibration).
      *
-     * @throws IllegalArgumentException for a run without a device of the predictor's kind
+     * <p>A run measured more than {@link #MAX_CALIBRATION_RATIO} times slower or faster than this predictor predicts
+     * it is refused: it is another job, or its time is in another unit (seconds for milliseconds are 1,000 times),
+     * not this predictor's error on it. (The command line's {@code fit --calibrate} leaves out, with a warning, a
+     * job's runs beyond 5 times.) A device predictor's shared factor is the runs' median ratio: runs of one GPU move
+     * the predictions of the GPUs they did not run on by it too.
+     *
+     * @throws IllegalArgumentException for a run without a device of the predictor's kind, or one measured more
+     *                                  than {@link #MAX_CALIBRATION_RATIO} times off its prediction
      */
     public RuntimePredictor calibrate(List<Sample> runs) {
         Objects.requireNonNull(runs, "runs").forEach(r -> Objects.requireNonNull(r, "a run of runs"));
         if (runs.isEmpty()) {
             return this;
+        }
+        for (int i = 0; i < runs.size(); i++) {
+            checkCalibrationRun(i, runs.get(i));
         }
         Domain dom = domain.plus(new Domain.Collector().samples(runs).build(domain.crossValidated()));
         List<String> measured = runs.stream().flatMap(r -> r.workload().device().map(Device::name).stream())
@@ -522,6 +533,35 @@ public final class RuntimePredictor implements RuntimeModel {
         LayerStage calibrated = stage.calibrate(runs);
         return new RuntimePredictor(name, calibrated, interactions, logLow, logHigh, dom,
                 provenance.adapted("calibration_runs", runs.size(), measured), allowPartial);
+    }
+
+    /**
+     * The most times slower or faster than its prediction a calibration run may measure ({@link #calibrate}): far
+     * beyond a model's error and the few times a machine differs from the one fitted (what calibration is for); a
+     * time in another unit is 1,000 times off.
+     */
+    public static final double MAX_CALIBRATION_RATIO = 100;
+
+    /** Refuses a calibration run far off its prediction, where this predictor predicts it (else the stage says why). */
+    private void checkCalibrationRun(int index, Sample run) {
+        double predicted;
+        try {
+            predicted = predictMillis(run.workload());
+        } catch (IllegalArgumentException | org.scaledl.InvalidInputException e) {
+            // a machine it has not seen (what a host calibration is for), or a run the stage refuses, saying why
+            return;
+        }
+        double ratio = run.millis() / predicted;
+        if (predicted > 0 && Double.isFinite(ratio) && (ratio > MAX_CALIBRATION_RATIO
+                || ratio < 1 / MAX_CALIBRATION_RATIO)) {
+            throw new IllegalArgumentException(String.format(java.util.Locale.ROOT, "calibration run %d (%s) "
+                    + "measures %s ms where this predictor predicts %s ms, %s times %s: it is another job, or its "
+                    + "time is not in milliseconds (at most %s times either way is calibrated on)", index,
+                    org.scaledl.InvalidInputException.printable(run.workload().toString(), 200),
+                    org.scaledl.io.CsvTable.plain(run.millis()), String.format(java.util.Locale.ROOT, "%.4g",
+                            predicted), String.format(java.util.Locale.ROOT, "%.3g", ratio > 1 ? ratio : 1 / ratio),
+                    ratio > 1 ? "slower" : "faster", org.scaledl.io.CsvTable.plain(MAX_CALIBRATION_RATIO)));
+        }
     }
 
     @Override

@@ -77,6 +77,7 @@ public final class OnnxImporter {
      *         names to bind)
      */
     public static ModelGraph read(Path path, Options options) {
+        Objects.requireNonNull(path, "path");
         Objects.requireNonNull(options, "options");
         byte[] bytes = readBytes(path, options.maxFileBytes());
         String name = path.getFileName().toString().replaceFirst("\\.onnx$", "");

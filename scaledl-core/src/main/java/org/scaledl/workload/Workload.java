@@ -615,9 +615,17 @@ public final class Workload {
             return this;
         }
 
-        /** Data-parallel workers (positive): {@code parallelism(Parallelism.data(value))}. */
+        /**
+         * Data-parallel workers (positive): {@code parallelism(Parallelism.data(value))}.
+         *
+         * @throws IllegalArgumentException after a {@link #parallelism} of more than data parallelism, which this
+         *                                  would replace (give the data degree in it instead)
+         */
         public Builder worldSize(int value) {
             Checks.argument(value > 0, "world size must be positive: %s", value);
+            Checks.argument(parallelism.equals(Parallelism.data(parallelism.data())), "worldSize(%s) would replace "
+                    + "the parallelism %s set before it: give the data-parallel degree in the Parallelism "
+                    + "(Parallelism.of(data, tensor, pipeline, micro-batches))", value, parallelism);
             this.parallelism = Parallelism.data(value);
             return this;
         }
@@ -680,7 +688,8 @@ public final class Workload {
          * @throws IllegalArgumentException when empty
          */
         public Builder recomputeModules(Set<RecomputeModule> value) {
-            Checks.argument(!value.isEmpty(), "recompute modules must name at least one module");
+            Checks.argument(!Objects.requireNonNull(value, "recompute modules").isEmpty(),
+                    "recompute modules must name at least one module");
             this.recomputeModules = value.equals(RecomputeModule.DEFAULT) ? RecomputeModule.DEFAULT
                     : Collections.unmodifiableSet(java.util.EnumSet.copyOf(value));
             return this;

@@ -129,6 +129,12 @@ public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> 
      */
     @Override
     public DeviceStage calibrate(List<Sample> runs) {
+        for (Sample r : runs) {
+            org.scaledl.Checks.argument(r.workload().device().map(Device::isGpu).orElse(false), "calibration run "
+                    + "%s: a device (GPU) predictor calibrates on runs of GPUs (Workload.Builder.device with one "
+                    + "of DeviceCatalog's)", r.workload().device().map(d -> "on CPU machine " + d.name())
+                    .orElse("without a device"));
+        }
         List<Sample> transformers = runs.stream().filter(r -> r.workload().graph().transformer().isPresent())
                 .toList();
         List<Sample> eagerRuns = runs.stream().filter(r -> r.workload().graph().transformer().isEmpty()).toList();

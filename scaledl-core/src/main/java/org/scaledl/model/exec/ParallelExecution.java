@@ -54,6 +54,9 @@ public final class ParallelExecution {
     /** Memory every process holds besides its tensors (CUDA context, library workspaces, NCCL buffers), bytes. */
     public static final double RUNTIME_BYTES = 1.0 * (1L << 30);
 
+    private ParallelExecution() {
+    }
+
     /**
      * Refuses a parallel job this execution model cannot cost: what {@link #checkJob} refuses, and several ranks
      * without a communication model.

@@ -201,6 +201,10 @@ public final class HostStage implements LayerStage {
             throw new IllegalArgumentException("the host layer model predicts data-parallel jobs only; the "
                     + "workload is " + w.parallelism());
         }
+        if (w.topology().isPresent()) {
+            throw new IllegalArgumentException("topology " + w.topology().get() + ": the host (CPU) layer model "
+                    + "predicts the processes of one machine; a topology describes a GPU cluster's nodes and links");
+        }
         if (!w.transformerOnlySettings().isEmpty()) {
             throw new IllegalArgumentException(String.join(", ", w.transformerOnlySettings()) + ": the host (CPU) "
                     + "layer model predicts imported graphs, and only a device model's transformer built from its "
@@ -235,7 +239,8 @@ public final class HostStage implements LayerStage {
                     + "for machine '" + name + "', which it has not seen: give it a few measured runs of that "
                     + "machine (predictor.calibrate(runs))");
         }
-        if (machines.size() == 1 && calibrations.isEmpty()) {
+        if (machines.size() == 1 && machines.keySet().containsAll(calibrations.keySet())) {
+            // the one machine, fitted (and calibrated again, or not)
             return machines.keySet().iterator().next();
         }
         // one named machine, fitted and calibrated (or calibrated only), and no other (an unnamed one among them): it
@@ -271,7 +276,24 @@ public final class HostStage implements LayerStage {
     @Override
     public StageCost cost(Workload w) {
         String m = machineOf(w);
-        return sharedCores(w, m, calibratedCost(w, m));
+        return accumulated(w, sharedCores(w, m, calibratedCost(w, m)));
+    }
+
+    /**
+     * The cost with a note ({@link StageCost.NoteKind#UNUSUAL}, warned) where the batch is accumulated over
+     * micro-batches: the host model predicts one forward and backward pass of the whole batch, as its runs took a
+     * step, so the passes' own overheads are left out.
+     */
+    private static StageCost accumulated(Workload w, StageCost cost) {
+        int m = w.parallelism().microBatches();
+        if (m <= 1) {
+            return cost;
+        }
+        List<StageCost.Note> notes = new ArrayList<>(cost.notes());
+        notes.add(new StageCost.Note(StageCost.NoteKind.UNUSUAL, m + " micro-batches: predicted as one forward and "
+                + "backward pass of the batch of " + w.batch() + ", as the host (CPU) model's runs took a step; "
+                + "each accumulated pass's own overhead is left out"));
+        return cost.withNotes(notes);
     }
 
     /**
@@ -351,21 +373,34 @@ public final class HostStage implements LayerStage {
     /**
      * A copy calibrated to the machines of some runs (each run's workload names its machine): every machine the runs
      * measure gets a calibration of the fitted machine that predicts them best (by median absolute log-ratio), or of
-     * itself when it is a fitted one; earlier calibrations of those machines are replaced.
+     * itself when it is a fitted one; earlier calibrations of those machines are replaced. A run that names no
+     * machine is one of the predictor's only machine, as in {@link #millis}.
      *
-     * @throws IllegalArgumentException for a run without a CPU machine
+     * @throws IllegalArgumentException for a run on a GPU, or one without a machine where the predictor knows several
      */
     @Override
     public HostStage calibrate(List<Sample> runs) {
         Map<String, List<Sample>> byMachine = new TreeMap<>();
         Map<String, Device> described = new TreeMap<>(descriptions);
         for (Sample s : runs) {
-            Device d = s.workload().device().orElseThrow(() -> new IllegalArgumentException(
-                    "a calibration run must name its machine (Workload.Builder.device): " + s.workload()));
-            Checks.argument(!d.isGpu(), "calibration run on GPU %s: host predictors calibrate to CPU "
-                    + "machines", d.name());
-            byMachine.computeIfAbsent(d.name(), k -> new ArrayList<>()).add(s);
-            described.put(d.name(), d);
+            Optional<Device> d = s.workload().device();
+            if (d.isEmpty()) {
+                // a run without a machine is one of the predictor's only machine, as a prediction without one is
+                String only;
+                try {
+                    only = machineOf(s.workload());
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("a calibration run must name its machine "
+                            + "(Workload.Builder.device) where the predictor knows several " + machineList() + ": "
+                            + s.workload(), e);
+                }
+                byMachine.computeIfAbsent(only, k -> new ArrayList<>()).add(s);
+                continue;
+            }
+            Checks.argument(!d.get().isGpu(), "calibration run on GPU %s: host predictors calibrate to CPU "
+                    + "machines", d.get().name());
+            byMachine.computeIfAbsent(d.get().name(), k -> new ArrayList<>()).add(s);
+            described.put(d.get().name(), d.get());
         }
         Map<String, Calibration> out = new TreeMap<>(calibrations);
         byMachine.forEach((device, own) -> {
@@ -507,7 +542,8 @@ public final class HostStage implements LayerStage {
      *
      * @param shrinkage  the shrinkage, or empty to choose it by cross-validation over {@code groupTag}
      * @param layerShare the weight of measured per-module forward times beside whole-iteration times
-     * @throws IllegalArgumentException with fewer than 2 samples of a machine, or a sample on a GPU
+     * @throws IllegalArgumentException with fewer than 2 samples of a machine, samples of one workload or of one
+     *                                  time, or a sample on a GPU
      */
     public static Fit fit(List<Sample> samples, Optional<Double> shrinkage, String groupTag, double layerShare) {
         Checks.argument(samples.size() >= 2, "need at least 2 samples to fit a runtime model, got %s",
@@ -530,6 +566,13 @@ public final class HostStage implements LayerStage {
         for (Map.Entry<String, List<Sample>> e : byMachine.entrySet()) {
             Checks.argument(e.getValue().size() >= 2, "need at least 2 samples of machine '%s' to fit it, got %s",
                     e.getKey(), e.getValue().size());
+            Checks.argument(e.getValue().stream().map(Sample::workload).distinct().count() >= 2, "the %s samples of "
+                    + "machine '%s' are of one workload: a runtime model is fitted on runs of at least 2",
+                    e.getValue().size(), e.getKey());
+            double first = e.getValue().get(0).millis();
+            Checks.argument(e.getValue().stream().anyMatch(x -> x.millis() != first), "the %s samples of machine "
+                    + "'%s' all measure %s ms: a runtime model is fitted on runs whose times differ",
+                    e.getValue().size(), e.getKey(), org.scaledl.io.CsvTable.plain(first));
             HostLayerModel.Fit f = HostLayerModel.fit(e.getValue(), shrinkage, groupTag, layerShare);
             machines.put(e.getKey(), f.model());
             outliers.addAll(f.outliers());

@@ -82,7 +82,8 @@ public record ProfilingPlan(List<Integer> indices, List<Workload> chosen, double
     public static ProfilingPlan withinBudget(List<Workload> candidates, List<Workload> measured, double[] costSeconds,
             double budgetSeconds, long seed, Function<Workload, double[]> designRow) {
         Checks.argument(!java.util.Objects.requireNonNull(candidates, "candidates").isEmpty(), "no candidates");
-        Checks.argument(costSeconds.length == candidates.size(), "%s costs for %s candidates", costSeconds.length,
+        Checks.argument(java.util.Objects.requireNonNull(costSeconds, "costSeconds").length == candidates.size(),
+                "%s costs for %s candidates", costSeconds.length,
                 candidates.size());
         double[][] x = designMatrix(candidates, measured, designRow);
         double[][] cand = new double[candidates.size()][];
