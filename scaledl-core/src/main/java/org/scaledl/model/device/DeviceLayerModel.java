@@ -829,6 +829,11 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
         return layerSum(workload) * factor(workload.phase(), deviceOf(workload));
     }
 
+    /**
+     * The device a workload runs on.
+     *
+     * @throws IllegalArgumentException for a workload without one
+     */
     public static Device deviceOf(Workload workload) {
         return workload.device().orElseThrow(() -> new IllegalArgumentException(
                 "the device layer model needs a workload with a device: " + workload));
