@@ -145,10 +145,12 @@ public final class HuggingFaceConfig {
         if (c == null || !c.isObject()) {
             throw InvalidInputException.inSource(source, "not a JSON object");
         }
-        String type = new Reader(c, source).text("model_type", guessType(c)).toLowerCase(Locale.ROOT);
+        // what reading assumes or changes, logged and kept on the specification (TransformerSpec.readNotes)
+        List<String> said = new ArrayList<>();
+        String type = new Reader(c, source, said).text("model_type", guessType(c)).toLowerCase(Locale.ROOT);
         if (c.path("vision_config").isObject()) {
             // multimodal: the text model is what is built; images through the vision encoder cost more
-            LOG.warn("{}: a multimodal configuration (vision_config): its text model is predicted, not the vision "
+            say(said, "{}: a multimodal configuration (vision_config): its text model is predicted, not the vision "
                     + "encoder (a step with images takes longer)", source);
         }
         checkTextConfig(c, source, "text_config");
@@ -157,7 +159,7 @@ public final class HuggingFaceConfig {
                 && MODEL_TYPES.contains(text.path("model_type").asText().toLowerCase(Locale.ROOT))) {
             // a wrapper of a text model scaledl reads (LLaVA, Mistral 3, PaliGemma...): its text model, said
             String inner = text.path("model_type").asText().toLowerCase(Locale.ROOT);
-            LOG.warn("{}: {} is read as its text model's, {} (text_config)", source, type.isEmpty() ? "a configuration "
+            say(said, "{}: {} is read as its text model's, {} (text_config)", source, type.isEmpty() ? "a configuration "
                     + "without model_type" : "model_type '" + printable(type) + "'", inner);
             c = textModel(c);
             type = inner;
@@ -170,7 +172,7 @@ public final class HuggingFaceConfig {
             // write tie_word_embeddings and the attention implementation outside text_config)
             c = textModel(c);
         }
-        Reader r = new Reader(c, source);
+        Reader r = new Reader(c, source, said);
         try {
             TransformerSpec spec = switch (type) {
                 case "gpt2", "gpt3" -> gpt2(r, name);
@@ -203,7 +205,7 @@ public final class HuggingFaceConfig {
                     : fusedUpTo(spec.withFusedAttention(true), limit)).orElse(spec);
             long widest = widestHead(read);
             if (read.fusedAttention() && widest > read.fusedHeadLimit()) {
-                LOG.warn("{}: attention heads of {} are wider than fused attention kernels train ({} at most: "
+                r.say("{}: attention heads of {} are wider than fused attention kernels train ({} at most: "
                         + "FlashAttention, cuDNN): those layers are predicted with an unfused core, their scores in "
                         + "memory, as Transformer Engine runs them (\"_attn_implementation\": \"sdpa\" or "
                         + "\"flex_attention\" for PyTorch's kernels, which take them fused)", source, widest,
@@ -218,7 +220,7 @@ public final class HuggingFaceConfig {
                     // not a context length
                 }
             }
-            return read;
+            return said.isEmpty() ? read : read.withReadNotes(said);
         } catch (IllegalArgumentException e) {
             // the builder names the model; where that name is the file's own (a configuration not called
             // config.json), once is enough
@@ -536,7 +538,7 @@ public final class HuggingFaceConfig {
                 .attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false)
                 .fusedAttention(scoreCap == 0);
         if (scoreCap > 0 && !r.has("_attn_implementation") && !r.has("attn_implementation")) {
-            LOG.warn("{}: attn_logit_softcapping {}: the capped scores are predicted with an unfused attention core "
+            r.say("{}: attn_logit_softcapping {}: the capped scores are predicted with an unfused attention core "
                     + "(NeMo's Gemma 2 attention, transformers' eager); give \"_attn_implementation\": "
                     + "\"flash_attention_2\" for a fused one", r.source(), scoreCap);
         }
@@ -575,7 +577,7 @@ public final class HuggingFaceConfig {
                         "full_attention", "sliding_attention").equals("sliding_attention");
                 if (four && sliding && i == layers - 1) {
                     // Gemma 4's class attends fully in its last layer whatever layer_types says
-                    LOG.warn("{}: layer_types: the last layer is sliding_attention; read as full_attention, as "
+                    r.say("{}: layer_types: the last layer is sliding_attention; read as full_attention, as "
                             + "transformers' Gemma 4 makes it", r.source());
                     sliding = false;
                 }
@@ -710,7 +712,7 @@ public final class HuggingFaceConfig {
                 reused = layers - (layers + every - 1) / every;
             }
             if (reused > 0) {
-                LOG.warn("{}: {} of {} layers reuse another layer's indexer (indexer_types, index_topk_freq); each "
+                r.say("{}: {} of {} layers reuse another layer's indexer (indexer_types, index_topk_freq); each "
                         + "is costed with its own, a little more than it runs", name, reused, layers);
             }
         }
@@ -1011,7 +1013,19 @@ public final class HuggingFaceConfig {
     }
 
     /** Typed, range-checked reads with the file and key in every error. */
-    private record Reader(JsonNode c, String source) {
+    /** Logs a warning and keeps it for the specification's {@link TransformerSpec#readNotes()}. */
+    private static void say(List<String> said, String template, Object... args) {
+        String message = org.slf4j.helpers.MessageFormatter.arrayFormat(template, args).getMessage();
+        LOG.warn("{}", message);
+        said.add(message);
+    }
+
+    private record Reader(JsonNode c, String source, List<String> said) {
+        /** {@link HuggingFaceConfig#say} into this reading's notes. */
+        void say(String template, Object... args) {
+            HuggingFaceConfig.say(said, template, args);
+        }
+
         boolean has(String key) {
             return c.has(key);
         }
@@ -1042,7 +1056,7 @@ public final class HuggingFaceConfig {
          */
         long sizeSaid(String key, long dflt, String whose) {
             if (!has(key)) {
-                LOG.warn("{}: no {}; {} is taken ({})", source, key, dflt, whose);
+                say("{}: no {}; {} is taken ({})", source, key, dflt, whose);
             }
             return integer(key, dflt, 1, MAX_SIZE, false);
         }
@@ -1156,7 +1170,7 @@ public final class HuggingFaceConfig {
                 if (say) {
                     // Hugging Face's class default, taken as transformers does, but said: a configuration written
                     // by a tool names its sizes, so a missing one is more often a slip than a choice
-                    LOG.warn("{}: no {}; the class default {} is taken, as transformers takes it", source, key, dflt);
+                    say("{}: no {}; the class default {} is taken, as transformers takes it", source, key, dflt);
                 }
                 v = dflt;
             } else if (n.isNumber() && !Double.isFinite(n.asDouble())) {

@@ -365,6 +365,7 @@ public final class TransformerSpec {
     private final boolean wholeQkNorm;
     private final boolean scoreSoftcap;
     private final boolean logitSoftcap;
+    private final List<String> readNotes;
 
     private TransformerSpec(Builder b, long headDim, long kvHeads, long ffn, List<Block> blocks) {
         this.name = b.name;
@@ -404,6 +405,7 @@ public final class TransformerSpec {
         this.wholeQkNorm = b.wholeQkNorm;
         this.scoreSoftcap = b.scoreSoftcap;
         this.logitSoftcap = b.logitSoftcap;
+        this.readNotes = b.readNotes;
         validate();
     }
 
@@ -481,7 +483,24 @@ public final class TransformerSpec {
         b.wholeQkNorm = wholeQkNorm;
         b.scoreSoftcap = scoreSoftcap;
         b.logitSoftcap = logitSoftcap;
+        b.readNotes = readNotes;
         return b;
+    }
+
+    /**
+     * What reading the configuration assumed or changed ({@link HuggingFaceConfig}: a default taken for a missing
+     * key, a multimodal model's text model read alone, a wrapper read as its text model, heads too wide for a fused
+     * core...), each as it names its source; empty for a specification built in code. These are what the reader logs
+     * as warnings, for a caller without an SLF4J binding; they do not change the model, and {@link #equals} does not
+     * compare them.
+     */
+    public List<String> readNotes() {
+        return readNotes;
+    }
+
+    /** A copy with these {@link #readNotes()} instead of its own. */
+    public TransformerSpec withReadNotes(List<String> notes) {
+        return toBuilder().readNotes(notes).build();
     }
 
     /** A copy with the attention core fused or not ({@link Builder#fusedAttention}). */
@@ -733,6 +752,7 @@ public final class TransformerSpec {
         private boolean wholeQkNorm;
         private boolean scoreSoftcap;
         private boolean logitSoftcap;
+        private List<String> readNotes = List.of();
 
         Builder(String name, Architecture architecture, long hidden, long heads, int layers, long vocab) {
             this.name = Objects.requireNonNull(name, "name");
@@ -996,6 +1016,12 @@ public final class TransformerSpec {
          */
         public Builder logitSoftcap(boolean value) {
             this.logitSoftcap = value;
+            return this;
+        }
+
+        /** What reading a configuration assumed or changed ({@link TransformerSpec#readNotes()}; default none). */
+        public Builder readNotes(List<String> notes) {
+            this.readNotes = List.copyOf(Objects.requireNonNull(notes, "notes"));
             return this;
         }
 

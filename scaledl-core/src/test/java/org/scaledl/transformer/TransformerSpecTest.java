@@ -1152,4 +1152,31 @@ class TransformerSpecTest {
         List<Integer> fine = List.of(1, 512, 1024);
         fine.forEach(s -> assertTrue(gpt2.graph(s).coverage().isComplete()));
     }
+
+    /**
+     * What reading a configuration assumed is kept on the specification as well as logged (a Java caller without an
+     * SLF4J binding sees it), names its source, and does not make the specification another one.
+     */
+    @Test
+    void whatReadingAssumedIsKeptOnTheSpecification() {
+        byte[] missing = ("{\"model_type\": \"llama\", \"hidden_size\": 512, \"num_attention_heads\": 8, "
+                + "\"num_key_value_heads\": 8, \"intermediate_size\": 1024, \"vocab_size\": 1000, "
+                + "\"vision_config\": {}}")
+                .getBytes(StandardCharsets.UTF_8);
+        TransformerSpec said = HuggingFaceConfig.parse(missing, "m/config.json", "m");
+        assertEquals(2, said.readNotes().size(), said.readNotes().toString());
+        assertTrue(said.readNotes().get(0).startsWith("m/config.json: a multimodal configuration"),
+                said.readNotes().toString());
+        assertTrue(said.readNotes().get(1).startsWith("m/config.json: no num_hidden_layers; the class default 32 is "
+                + "taken"), said.readNotes().toString());
+        byte[] stated = ("{\"model_type\": \"llama\", \"hidden_size\": 512, \"num_attention_heads\": 8, "
+                + "\"num_key_value_heads\": 8, \"intermediate_size\": 1024, \"vocab_size\": 1000, "
+                + "\"num_hidden_layers\": 32}")
+                .getBytes(StandardCharsets.UTF_8);
+        TransformerSpec plain = HuggingFaceConfig.parse(stated, "m/config.json", "m");
+        assertEquals(List.of(), plain.readNotes());
+        assertEquals(plain, said, "the notes do not change the model");
+        assertEquals(List.of(), TransformerSpec.decoder("gpt", 64, 2, 1, 100).build().readNotes());
+        assertEquals(said.readNotes(), said.toBuilder().build().readNotes(), "a copy keeps them");
+    }
 }
