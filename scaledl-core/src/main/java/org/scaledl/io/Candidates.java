@@ -374,7 +374,10 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
     public enum ColumnKind {
         /** A count or a quantity: {@code seq}, {@code batch}, {@code tensor}, {@code inter_node_gbps}, ... */
         NUMBER,
-        /** {@code true} or {@code false}: {@code sequence_parallel}, {@code uneven_pipeline}, ... */
+        /**
+         * {@code true} or {@code false} ({@code 1}/{@code 0}, {@code yes}/{@code no} read as those):
+         * {@code sequence_parallel}, {@code uneven_pipeline}, ...
+         */
         BOOLEAN,
         /** A path, a name or one of a column's words: {@code transformer}, {@code device}, {@code precision}, ... */
         TEXT
@@ -408,11 +411,12 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
 
     /**
      * What the reader reads {@code column} as; empty for a column it does not read (carried through as text).
+     * {@code resolution} holds a number (a graph's input size), which a row carries as a label.
      *
      * @param column a column name as a table's header spells it (its canonical name, not an alias)
      */
     public static Optional<ColumnKind> kind(String column) {
-        return Optional.ofNullable(KINDS.get(column));
+        return Optional.ofNullable(KINDS.get(java.util.Objects.requireNonNull(column, "column")));
     }
 
     /**

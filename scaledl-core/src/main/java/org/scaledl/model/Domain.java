@@ -379,7 +379,7 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
             out.add(new PredictionWarning(PredictionWarning.Kind.UNSEEN_PRECISION, "precision "
                     + runs.label() + " was never measured in training " + precisions + (gpu ? ": its matrix work is "
                     + "predicted from the peak alone" : ": a host (CPU) model does not tell precisions apart, and "
-                    + "predicts it as its runs ran"), Optional.empty(), precisions.toString(),
+                    + "predicts it at the precision its runs measured"), Optional.empty(), precisions.toString(),
                     Math.min(1, layerShare)));
             distance += 0.5;
         }

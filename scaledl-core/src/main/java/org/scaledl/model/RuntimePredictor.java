@@ -46,6 +46,13 @@ import org.scaledl.workload.Workload;
  */
 public final class RuntimePredictor implements RuntimeModel {
     /**
+     * The most times slower or faster than predicted a calibration run may measure ({@link #calibrate}): far beyond a
+     * model's error and the few times a machine differs from the one fitted (what calibration is for); a time in
+     * another unit is 1,000 times off.
+     */
+    public static final double MAX_CALIBRATION_RATIO = 100;
+
+    /**
      * How much each unit of distance outside the training domain ({@link Domain.Check#distance()}: a doubling beyond
      * a setting's range, or the whole prediction resting on unseen families) widens the interval, in log-ratio on
      * each side: a batch 16 times beyond the largest trained adds {@code ±4 · 0.15}, a factor 1.8 either way.
@@ -510,11 +517,14 @@ public final class RuntimePredictor implements RuntimeModel {
      * machine the predictor has not seen becomes predictable from a handful of its runs. No runs change nothing: this
      * predictor is returned as it is (its provenance names no calibration).
      *
-     * <p>A run measured more than {@link #MAX_CALIBRATION_RATIO} times slower or faster than this predictor predicts
-     * it is refused: it is another job, or its time is in another unit (seconds for milliseconds are 1,000 times),
-     * not this predictor's error on it. (The command line's {@code fit --calibrate} leaves out, with a warning, a
-     * job's runs beyond 5 times.) A device predictor's shared factor is the runs' median ratio: runs of one GPU move
-     * the predictions of the GPUs they did not run on by it too.
+     * <p>A run measured more than {@link #MAX_CALIBRATION_RATIO} times slower or faster than predicted is refused,
+     * named by its index (from 1), source and workload: it is another job, or its time is in another unit (seconds
+     * for milliseconds are 1,000 times), not the predictor's error on it. Predicted before the calibration it would
+     * replace: a host machine's fitted prediction (a machine not seen: the fitted machine closest to the run), an
+     * imported graph's layer sum on a GPU, a transformer's current execution model. (The command line's
+     * {@code fit --calibrate gpu --runs} leaves out, with a warning, a job's runs beyond 5 times.) Runs of imported
+     * graphs set a device predictor's shared per-phase factor to their median ratio, which moves the predictions of
+     * the GPUs they did not run on too; runs of transformers refit the execution model, which every GPU shares.
      *
      * @throws IllegalArgumentException for a run without a device of the predictor's kind, or one measured more
      *                                  than {@link #MAX_CALIBRATION_RATIO} times off its prediction
@@ -535,32 +545,20 @@ public final class RuntimePredictor implements RuntimeModel {
                 provenance.adapted("calibration_runs", runs.size(), measured), allowPartial);
     }
 
-    /**
-     * The most times slower or faster than its prediction a calibration run may measure ({@link #calibrate}): far
-     * beyond a model's error and the few times a machine differs from the one fitted (what calibration is for); a
-     * time in another unit is 1,000 times off.
-     */
-    public static final double MAX_CALIBRATION_RATIO = 100;
-
-    /** Refuses a calibration run far off its prediction, where this predictor predicts it (else the stage says why). */
+    /** Refuses a calibration run far off what the stage predicts of it (where it can tell; else the stage says why). */
     private void checkCalibrationRun(int index, Sample run) {
-        double predicted;
-        try {
-            predicted = predictMillis(run.workload());
-        } catch (IllegalArgumentException | org.scaledl.InvalidInputException e) {
-            // a machine it has not seen (what a host calibration is for), or a run the stage refuses, saying why
-            return;
-        }
-        double ratio = run.millis() / predicted;
-        if (predicted > 0 && Double.isFinite(ratio) && (ratio > MAX_CALIBRATION_RATIO
+        double ratio = stage.calibrationRatio(run);
+        if (Double.isFinite(ratio) && ratio > 0 && (ratio > MAX_CALIBRATION_RATIO
                 || ratio < 1 / MAX_CALIBRATION_RATIO)) {
-            throw new IllegalArgumentException(String.format(java.util.Locale.ROOT, "calibration run %d (%s) "
-                    + "measures %s ms where this predictor predicts %s ms, %s times %s: it is another job, or its "
-                    + "time is not in milliseconds (at most %s times either way is calibrated on)", index,
-                    org.scaledl.InvalidInputException.printable(run.workload().toString(), 200),
-                    org.scaledl.io.CsvTable.plain(run.millis()), String.format(java.util.Locale.ROOT, "%.4g",
-                            predicted), String.format(java.util.Locale.ROOT, "%.3g", ratio > 1 ? ratio : 1 / ratio),
-                    ratio > 1 ? "slower" : "faster", org.scaledl.io.CsvTable.plain(MAX_CALIBRATION_RATIO)));
+            Workload w = run.workload();
+            String where = w.tag("source").or(() -> w.tag("id").map(id -> "id " + id)).map(x -> x + ", ").orElse("");
+            throw new IllegalArgumentException(String.format(java.util.Locale.ROOT, "calibration run %d (%s%s) "
+                    + "measures %s ms, %.0f times %s than predicted: it is another job, or its time is not in "
+                    + "milliseconds (at most %.0f times either way is calibrated on)", index + 1,
+                    org.scaledl.InvalidInputException.printable(where, 200),
+                    org.scaledl.InvalidInputException.printable(w.toString(), 200),
+                    org.scaledl.io.CsvTable.plain(run.millis()), ratio > 1 ? ratio : 1 / ratio,
+                    ratio > 1 ? "slower" : "faster", MAX_CALIBRATION_RATIO));
         }
     }
 

@@ -1012,7 +1012,6 @@ public final class HuggingFaceConfig {
         throw new IllegalArgumentException(key + " '" + printable(a) + "' is not supported (gelu, relu, relu2, silu)");
     }
 
-    /** Typed, range-checked reads with the file and key in every error. */
     /** Logs a warning and keeps it for the specification's {@link TransformerSpec#readNotes()}. */
     private static void say(List<String> said, String template, Object... args) {
         String message = org.slf4j.helpers.MessageFormatter.arrayFormat(template, args).getMessage();
@@ -1020,6 +1019,7 @@ public final class HuggingFaceConfig {
         said.add(message);
     }
 
+    /** Typed, range-checked reads with the file and key in every error; what they assume, said. */
     private record Reader(JsonNode c, String source, List<String> said) {
         /** {@link HuggingFaceConfig#say} into this reading's notes. */
         void say(String template, Object... args) {

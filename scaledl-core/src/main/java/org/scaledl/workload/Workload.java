@@ -624,13 +624,14 @@ public final class Workload {
         public Builder worldSize(int value) {
             Checks.argument(value > 0, "world size must be positive: %s", value);
             Checks.argument(parallelism.equals(Parallelism.data(parallelism.data())), "worldSize(%s) would replace "
-                    + "the parallelism %s set before it: give the data-parallel degree in the Parallelism "
-                    + "(Parallelism.of(data, tensor, pipeline, micro-batches))", value, parallelism);
+                    + "the parallelism %s set before it: give the data-parallel degree in the Parallelism itself "
+                    + "(Parallelism.of(data, tensor, pipeline, micro-batches) and its with... settings)", value,
+                    parallelism);
             this.parallelism = Parallelism.data(value);
             return this;
         }
 
-        /** Data, tensor and pipeline parallelism. */
+        /** Data, tensor and pipeline parallelism (replacing a {@link #worldSize} set before: it is the data degree). */
         public Builder parallelism(Parallelism value) {
             this.parallelism = Objects.requireNonNull(value, "parallelism");
             return this;

@@ -111,7 +111,15 @@ final class FitCommand implements Callable<Integer> {
                         + "calibrating a GPU model, to --runs)"));
             }
             Dataset runs = readAll();
-            RuntimePredictor p = ModelArgument.load(calibrate).calibrate(runs.samples());
+            RuntimePredictor model = ModelArgument.load(calibrate);
+            if (!model.modelsClusters() && model.machines().size() <= 1
+                    && runs.samples().stream().anyMatch(s -> s.workload().device().isEmpty())) {
+                // runs of no named machine calibrate the model's only one (a model of several refuses them)
+                System.err.println("scaledl: warning: " + data + " has no machine.json: its runs are taken as runs of "
+                        + (model.machines().isEmpty() ? "the machine " + calibrate + " was fitted on" : calibrate
+                        + "'s machine " + model.machines()) + " (give a machine.json to calibrate another machine)");
+            }
+            RuntimePredictor p = model.calibrate(runs.samples());
             p.save(out);
             System.out.printf(Locale.ROOT, "calibrated %s to %d runs of %s, wrote %s%n", calibrate, runs.size(),
                     p.machines(), out);
@@ -192,7 +200,8 @@ final class FitCommand implements Callable<Integer> {
      * Which runs a calibration leaves out, by their ratios of predicted to measured time and their jobs: every run of
      * a job whose runs' median ratio is beyond {@value #MISMATCH} either way (a job the model misses that far is rather
      * another job than the row says), so runs of one job measured alike are kept or left out together (three runs
-     * 4.8–5.2 times faster than predicted lost the middle one, and the other two halved the level).
+     * 4.8–5.2 times faster than predicted lost the middle one, and the other two halved the level); and a run of
+     * its own beyond {@link RuntimePredictor#MAX_CALIBRATION_RATIO}, which the library refuses to calibrate on.
      *
      * @param ratios each run's predicted over measured time
      * @param jobs   each run's job (runs of one job share it)
@@ -209,7 +218,8 @@ final class FitCommand implements Callable<Integer> {
         for (int i = 0; i < ratios.length; i++) {
             double median = org.scaledl.model.cost.Quantiles.median(byJob.get(jobs.get(i)).stream()
                     .mapToDouble(Double::doubleValue).toArray());
-            out[i] = Math.abs(median) > limit;
+            out[i] = Math.abs(median) > limit
+                    || Math.abs(Math.log(ratios[i])) > Math.log(RuntimePredictor.MAX_CALIBRATION_RATIO);
         }
         return out;
     }

@@ -676,10 +676,11 @@ final class PredictCommand implements Callable<Integer> {
      */
     private static void cell(ObjectNode o, String key, String column, String value) {
         String v = value.strip();
-        Optional<Candidates.ColumnKind> kind = Candidates.kind(column);
-        if (kind.equals(Optional.of(Candidates.ColumnKind.NUMBER)) && JSON_NUMBER.matcher(v).matches()) {
+        Candidates.ColumnKind kind = Candidates.kind(column).orElse(Candidates.ColumnKind.TEXT);
+        if (kind == Candidates.ColumnKind.NUMBER && JSON_NUMBER.matcher(v).matches()) {
             o.set(key, o.numberNode(new java.math.BigDecimal(v)));
-        } else if (kind.equals(Optional.of(Candidates.ColumnKind.BOOLEAN)) && (v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false"))) {
+        } else if (kind == Candidates.ColumnKind.BOOLEAN && (v.equalsIgnoreCase("true")
+                || v.equalsIgnoreCase("false"))) {
             o.put(key, Boolean.parseBoolean(v.toLowerCase(Locale.ROOT)));
         } else {
             o.put(key, value);

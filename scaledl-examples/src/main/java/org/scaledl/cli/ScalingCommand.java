@@ -143,14 +143,13 @@ final class ScalingCommand implements Callable<Integer> {
             if (p.machines().size() == 1) {
                 measuredOn = base.toBuilder().device(job.resolveDevice(p, p.machines().get(0)).orElseThrow())
                         .build();
-            } else {
-                System.err.println("scaledl: warning: the model is not calibrated on the measured points: " + (p
-                        .machines().isEmpty() ? "the machine " + job.model + " was fitted on has no name (its dataset "
-                        + "had no machine.json), and a calibration is of a named machine" : job.model + " knows "
-                        + p.machines().size() + " machines " + p.machines() + "; give theirs with --device NAME")
-                        + " (the points are drawn over the model's curve)");
+            } else if (!p.machines().isEmpty()) {
+                System.err.println("scaledl: warning: the model is not calibrated on the measured points: "
+                        + job.model + " knows " + p.machines().size() + " machines " + p.machines() + "; give theirs "
+                        + "with --device NAME (the points are drawn over the model's curve)");
                 calibrate = false;
             }
+            // (a model of one unnamed machine, its dataset without a machine.json, calibrates it on points of none)
         }
         if (!points.isEmpty() && calibrate) {
             List<org.scaledl.workload.Sample> runs = new ArrayList<>();

@@ -40,7 +40,8 @@ public final class BundledModels {
     }
 
     /**
-     * Loads a bundled predictor.
+     * Loads a bundled predictor, reading it from the jar at each call (about a quarter of a second for {@code gpu}):
+     * keep the predictor, which is immutable and thread-safe.
      *
      * @throws IllegalArgumentException for an unknown name (the message lists the known ones)
      */

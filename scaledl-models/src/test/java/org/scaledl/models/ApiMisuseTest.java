@@ -14,6 +14,7 @@ import org.scaledl.io.DeviceCatalog;
 import org.scaledl.model.Prediction;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.onnx.OnnxImporter;
+import org.scaledl.workload.Device;
 import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Precision;
 import org.scaledl.workload.Sample;
@@ -46,25 +47,38 @@ class ApiMisuseTest {
         double predicted = gpu.predictMillis(w);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> gpu.calibrate(List.of(Sample.of(w, predicted * 2), Sample.of(w, predicted * 1000))));
-        assertTrue(e.getMessage().startsWith("calibration run 1 (") && e.getMessage().contains("times slower")
+        assertTrue(e.getMessage().startsWith("calibration run 2 (") && e.getMessage().contains("times slower")
                 && e.getMessage().contains("not in milliseconds"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> gpu.calibrate(List.of(Sample.of(w, predicted / 200))));
         RuntimePredictor twice = gpu.calibrate(List.of(Sample.of(w, predicted * 2)));
         assertEquals(2, twice.predictMillis(w) / predicted, 0.05);
-        RuntimePredictor zoo = BundledModels.load("cpu-ddp");
+        RuntimePredictor amd = BundledModels.load("cpu-ddp");
         Workload host = ddp.get(0).workload();
-        assertThrows(IllegalArgumentException.class, () -> zoo.calibrate(List.of(Sample.of(host,
-                zoo.predictMillis(host) * 1000))));
+        IllegalArgumentException named = assertThrows(IllegalArgumentException.class, () -> amd.calibrate(List.of(
+                Sample.of(host, amd.predictMillis(host) * 1000))));
+        assertTrue(named.getMessage().contains("runs.csv:2"), "the run's source: " + named.getMessage());
+        // a machine the predictor has not seen is compared with the fitted machine closest to it
+        Device other = Device.cpu("another VM", 2, 256, 1, 2000, 10);
+        Workload elsewhere = host.toBuilder().device(other).build();
+        assertThrows(IllegalArgumentException.class, () -> amd.calibrate(List.of(Sample.of(elsewhere,
+                amd.predictMillis(host) * 1000))));
+        // and a calibration is checked against the fitted prediction it replaces, not the calibrated one
+        RuntimePredictor slow = amd.calibrate(List.of(Sample.of(elsewhere, amd.predictMillis(host) * 50)));
+        RuntimePredictor fixed = slow.calibrate(List.of(Sample.of(elsewhere, amd.predictMillis(host) * 1.2)));
+        assertEquals(1.2, fixed.predictMillis(elsewhere) / amd.predictMillis(host), 0.3);
     }
 
-    /** A device predictor refuses a CPU run with an IllegalArgumentException, as its Javadoc says. */
+    /** A device predictor refuses a CPU run, or one without a device, with an IllegalArgumentException naming it. */
     @Test
     void aDevicePredictorRefusesACpuRunAsAnArgument() {
-        Sample cpuRun = ddp.get(0);
+        RuntimePredictor gpu = BundledModels.load("gpu");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> BundledModels.load("gpu").calibrate(List.of(cpuRun)));
-        assertTrue(e.getMessage().contains("on CPU machine") && e.getMessage().contains("runs of GPUs"),
-                e.getMessage());
+                () -> gpu.calibrate(List.of(ddp.get(0))));
+        assertTrue(e.getMessage().startsWith("calibration run 1 (") && e.getMessage().contains("is on CPU machine")
+                && e.getMessage().contains("runs of GPUs"), e.getMessage());
+        IllegalArgumentException none = assertThrows(IllegalArgumentException.class, () -> gpu.calibrate(List.of(
+                Sample.of(Workload.builder(resnet18).batch(8).build(), 10))));
+        assertTrue(none.getMessage().contains("names no device"), none.getMessage());
     }
 
     /** Fitting on runs of one workload, or runs that all measure one time, is refused rather than fitted. */
@@ -73,6 +87,11 @@ class ApiMisuseTest {
         IllegalArgumentException one = assertThrows(IllegalArgumentException.class,
                 () -> RuntimePredictor.fit(Collections.nCopies(5, ddp.get(0))));
         assertTrue(one.getMessage().contains("are of one workload"), one.getMessage());
+        // copies of one workload, built apart (as a table's repeated rows are), are one workload too
+        Workload w = ddp.get(0).workload();
+        List<Sample> copies = List.of(Sample.of(w.toBuilder().build(), 100), Sample.of(w.toBuilder().build(), 110),
+                Sample.of(w.toBuilder().build(), 120));
+        assertThrows(IllegalArgumentException.class, () -> RuntimePredictor.fit(copies));
         List<Sample> flat = ddp.subList(0, 10).stream().map(s -> Sample.of(s.workload(), 100)).toList();
         IllegalArgumentException same = assertThrows(IllegalArgumentException.class,
                 () -> RuntimePredictor.fit(flat));
@@ -98,6 +117,18 @@ class ApiMisuseTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> BundledModels.load("cpu-machines").calibrate(List.of(Sample.of(plain, 100))));
         assertTrue(e.getMessage().contains("must name its machine"), e.getMessage());
+        // a predictor of one unnamed machine (its dataset without a machine.json) calibrates it on runs of none
+        List<Sample> unnamed = java.util.stream.IntStream.range(0, ddp.size()).filter(i -> i % 6 == 0)
+                .mapToObj(ddp::get).map(s -> Sample.of(Workload.builder(s.workload().graph())
+                        .batch(s.workload().batch()).phase(s.workload().phase()).worldSize(s.workload().worldSize())
+                        .threads(s.workload().threads()).tag("model", s.workload().tag("model").orElse("m"))
+                        .tag("family", s.workload().tag("family").orElse("f")).build(), s.millis())).toList();
+        RuntimePredictor own = RuntimePredictor.fit(unnamed);
+        assertEquals(List.of(), own.machines());
+        Workload run = unnamed.get(0).workload();
+        RuntimePredictor self = own.calibrate(List.of(Sample.of(run, own.predictMillis(run) * 1.5)));
+        assertTrue(self.predictMillis(run) > own.predictMillis(run) * 1.1, own.predictMillis(run) + " -> "
+                + self.predictMillis(run));
     }
 
     /**

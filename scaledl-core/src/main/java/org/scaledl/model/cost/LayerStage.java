@@ -39,6 +39,20 @@ public interface LayerStage {
      */
     LayerStage calibrate(List<Sample> runs);
 
+    /**
+     * What a calibration run measures over what this stage predicts of it before the calibration it would replace:
+     * the ratio {@link org.scaledl.model.RuntimePredictor#calibrate} refuses beyond
+     * {@link org.scaledl.model.RuntimePredictor#MAX_CALIBRATION_RATIO} either way; NaN where the stage cannot tell
+     * (then {@link #calibrate} refuses the run, saying why, or takes it). By default the current prediction's.
+     */
+    default double calibrationRatio(Sample run) {
+        try {
+            return run.millis() / millis(run.workload());
+        } catch (IllegalArgumentException | org.scaledl.InvalidInputException e) {
+            return Double.NaN;
+        }
+    }
+
     /** The CPU machines or GPUs the stage knows from measurements (fitted and calibrated), sorted. */
     List<String> devices();
 

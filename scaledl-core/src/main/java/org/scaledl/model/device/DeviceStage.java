@@ -119,6 +119,24 @@ public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> 
     }
 
     /**
+     * A calibration run over what is predicted of it before a calibration: a transformer's by the current execution
+     * model (a calibration refits it around itself), an imported graph's by its layers' sum (a calibration replaces
+     * the factors on it); NaN for a run without a GPU.
+     */
+    @Override
+    public double calibrationRatio(Sample run) {
+        Workload w = run.workload();
+        if (!w.device().map(Device::isGpu).orElse(false)) {
+            return Double.NaN;
+        }
+        try {
+            return run.millis() / (w.graph().transformer().isPresent() ? millis(w) : layers.layerSum(w));
+        } catch (IllegalArgumentException | org.scaledl.InvalidInputException e) {
+            return Double.NaN;
+        }
+    }
+
+    /**
      * A copy calibrated on a few measured runs: runs of configuration-built transformers refit the Megatron
      * model's coefficients, pulled toward the current ones ({@link MegatronFit}: fewer than
      * {@link MegatronFit#TERM_RUNS} move their level only, more refit them where that predicts the runs held out
@@ -129,11 +147,12 @@ public record DeviceStage(DeviceLayerModel layers, Optional<CommunicationModel> 
      */
     @Override
     public DeviceStage calibrate(List<Sample> runs) {
-        for (Sample r : runs) {
-            org.scaledl.Checks.argument(r.workload().device().map(Device::isGpu).orElse(false), "calibration run "
-                    + "%s: a device (GPU) predictor calibrates on runs of GPUs (Workload.Builder.device with one "
-                    + "of DeviceCatalog's)", r.workload().device().map(d -> "on CPU machine " + d.name())
-                    .orElse("without a device"));
+        for (int i = 0; i < runs.size(); i++) {
+            Workload w = runs.get(i).workload();
+            org.scaledl.Checks.argument(w.device().map(Device::isGpu).orElse(false), "calibration run %s (%s) %s: a "
+                    + "device (GPU) predictor calibrates on runs of GPUs (Workload.Builder.device)", i + 1,
+                    org.scaledl.InvalidInputException.printable(w.toString(), 200), w.device().map(d -> "is on CPU "
+                    + "machine " + d.name()).orElse("names no device"));
         }
         List<Sample> transformers = runs.stream().filter(r -> r.workload().graph().transformer().isPresent())
                 .toList();

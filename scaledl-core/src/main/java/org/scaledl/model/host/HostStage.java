@@ -202,8 +202,9 @@ public final class HostStage implements LayerStage {
                     + "workload is " + w.parallelism());
         }
         if (w.topology().isPresent()) {
-            throw new IllegalArgumentException("topology " + w.topology().get() + ": the host (CPU) layer model "
-                    + "predicts the processes of one machine; a topology describes a GPU cluster's nodes and links");
+            throw new IllegalArgumentException("a topology (Workload.Builder.topology: GPUs a node, their links): the "
+                    + "host (CPU) layer model predicts the processes of one machine, and a topology describes a GPU "
+                    + "cluster's nodes");
         }
         if (!w.transformerOnlySettings().isEmpty()) {
             throw new IllegalArgumentException(String.join(", ", w.transformerOnlySettings()) + ": the host (CPU) "
@@ -243,18 +244,16 @@ public final class HostStage implements LayerStage {
             // the one machine, fitted (and calibrated again, or not)
             return machines.keySet().iterator().next();
         }
-        // one named machine, fitted and calibrated (or calibrated only), and no other (an unnamed one among them): it
-        List<String> known = devices();
-        if (known.size() == 1 && machines.keySet().stream().allMatch(known.get(0)::equals)) {
-            return known.get(0);
-        }
         throw new IllegalArgumentException("this predictor knows several machines " + machineList()
                 + "; say which one the workload runs on (Workload.Builder.device)");
     }
 
     private String machineList() {
-        List<String> d = devices();
-        return d.isEmpty() ? "[the host of its dataset]" : d.toString();
+        List<String> d = new ArrayList<>(devices());
+        if (machines.containsKey("")) {
+            d.add(0, "the unnamed machine of its dataset");
+        }
+        return d.toString();
     }
 
 
@@ -280,9 +279,9 @@ public final class HostStage implements LayerStage {
     }
 
     /**
-     * The cost with a note ({@link StageCost.NoteKind#UNUSUAL}, warned) where the batch is accumulated over
-     * micro-batches: the host model predicts one forward and backward pass of the whole batch, as its runs took a
-     * step, so the passes' own overheads are left out.
+     * The cost with a note ({@link StageCost.NoteKind#UNUSUAL}, warned) where the batch is split into
+     * micro-batches: the host model predicts one pass of the whole batch, as its runs took a step, so each
+     * micro-batch's own overhead is left out.
      */
     private static StageCost accumulated(Workload w, StageCost cost) {
         int m = w.parallelism().microBatches();
@@ -290,9 +289,10 @@ public final class HostStage implements LayerStage {
             return cost;
         }
         List<StageCost.Note> notes = new ArrayList<>(cost.notes());
-        notes.add(new StageCost.Note(StageCost.NoteKind.UNUSUAL, m + " micro-batches: predicted as one forward and "
-                + "backward pass of the batch of " + w.batch() + ", as the host (CPU) model's runs took a step; "
-                + "each accumulated pass's own overhead is left out"));
+        String passes = w.phase() == org.scaledl.workload.Phase.TRAIN ? "forward and backward pass" : "forward pass";
+        notes.add(new StageCost.Note(StageCost.NoteKind.UNUSUAL, m + " micro-batches: predicted as one " + passes
+                + " of the batch of " + w.batch() + ", as the host (CPU) model's runs took a step; each micro-batch's "
+                + "own overhead is left out"));
         return cost.withNotes(notes);
     }
 
@@ -426,6 +426,36 @@ public final class HostStage implements LayerStage {
                     java.util.Arrays.copyOfRange(f, groups, f.length), own.size()));
         });
         return new HostStage(machines, out, described);
+    }
+
+    /**
+     * A calibration run over the fitted machine's uncalibrated prediction: its own machine where it was fitted (a
+     * calibration of it replaces the earlier one), else the fitted machine that predicts it closest (a machine not
+     * seen, which the calibration adapts one of them to); NaN for a run on a GPU.
+     */
+    @Override
+    public double calibrationRatio(Sample run) {
+        Workload w = run.workload();
+        if (w.device().map(Device::isGpu).orElse(false)) {
+            return Double.NaN;
+        }
+        String name = w.device().map(Device::name).orElse(machines.size() == 1 ? machines.keySet().iterator().next()
+                : null);
+        List<HostLayerModel> bases = name != null && machines.containsKey(name) ? List.of(machines.get(name))
+                : new ArrayList<>(machines.values());
+        double closest = Double.NaN;
+        for (HostLayerModel base : bases) {
+            double r;
+            try {
+                r = run.millis() / base.predictMillis(w);
+            } catch (IllegalArgumentException | InvalidInputException e) {
+                continue;
+            }
+            if (Double.isNaN(closest) || Math.abs(Math.log(r)) < Math.abs(Math.log(closest))) {
+                closest = r;
+            }
+        }
+        return closest;
     }
 
     private String best(List<Sample> own) {
@@ -566,9 +596,10 @@ public final class HostStage implements LayerStage {
         for (Map.Entry<String, List<Sample>> e : byMachine.entrySet()) {
             Checks.argument(e.getValue().size() >= 2, "need at least 2 samples of machine '%s' to fit it, got %s",
                     e.getKey(), e.getValue().size());
-            Checks.argument(e.getValue().stream().map(Sample::workload).distinct().count() >= 2, "the %s samples of "
-                    + "machine '%s' are of one workload: a runtime model is fitted on runs of at least 2",
-                    e.getValue().size(), e.getKey());
+            // workloads told apart as the model tells them: by their design rows (copies of one are one)
+            Checks.argument(e.getValue().stream().map(x -> java.util.Arrays.toString(LayerBasis.standard().row(
+                    x.workload()))).distinct().count() >= 2, "the %s samples of machine '%s' are of one workload: "
+                    + "a runtime model is fitted on runs of at least 2", e.getValue().size(), e.getKey());
             double first = e.getValue().get(0).millis();
             Checks.argument(e.getValue().stream().anyMatch(x -> x.millis() != first), "the %s samples of machine "
                     + "'%s' all measure %s ms: a runtime model is fitted on runs whose times differ",
