@@ -95,6 +95,7 @@ import org.scaledl.workload.Recompute;
  *       {@code recompute_activations} True is selective) with {@code recompute_modules} (with selective, what it
  *       recomputes: a list of Megatron core's module names, {@link org.scaledl.workload.RecomputeModule}; None:
  *       core_attn; an empty list: nothing, as none), {@code use_distributed_optimizer} (True: ZeRO stage 1),
+ *       Megatron-DeepSpeed's {@code zero_stage} (0–3, where {@code deepspeed} is True),
  *       {@code use_torch_fsdp2} (True: stage 3), {@code use_megatron_fsdp} or {@code use_custom_fsdp} with
  *       {@code data_parallel_sharding_strategy} (optim 1, optim_grads 2, optim_grads_params 3),
  *       {@code overlap_grad_reduce} [NeMo 1.x's {@code overlap_grad_sync}] (False: the gradients reduced after the
@@ -166,6 +167,8 @@ public final class TrainingLogs {
             "elapsed time per iteration \\(ms\\):\\s*([^\\s|]+)", Pattern.CASE_INSENSITIVE);
     private static final Pattern STEP_TIMING = Pattern.compile("train_step_timing(?: in s)?\\s*[:=]\\s*([^\\s|,\\]]+)");
     private static final Pattern ITERATION = Pattern.compile("\\biteration\\s+(\\d{1,18})\\s*/");
+    /** The epoch a step line numbers its steps in (NeMo 2 / Lightning: "Training epoch 0, iteration 5/39"). */
+    private static final Pattern EPOCH = Pattern.compile("\\b[Ee]poch[\\s=:]*(\\d{1,18})\\b");
     /** The global batch a Megatron iteration line says it ran (it grows under {@code rampup_batch_size}). */
     private static final Pattern ITERATION_BATCH = Pattern.compile("global batch size:\\s*(\\d{1,18})\\b");
     /**
@@ -200,6 +203,12 @@ public final class TrainingLogs {
     private static final Pattern SMI_TABLE = Pattern.compile("^\\|\\s+\\d+\\s+(\\S.*?\\S)\\s{2,}(?:On|Off)\\s+\\|");
     private static final Pattern FREQ_EXPR = Pattern.compile("\\[([01])\\]\\s*\\*\\s*(\\d{1,9})");
 
+    /**
+     * The widest spread of a run's iteration times after warm-up, between its quartiles, as a share of their median,
+     * before it is warned of: a steady run's iterations vary by a few percent.
+     */
+    static final double MAX_SPREAD = 0.2;
+
     /** Canonical argument names and their aliases. */
     private static final Map<String, String> KEYS = new LinkedHashMap<>();
 
@@ -221,7 +230,8 @@ public final class TrainingLogs {
                 "overlap_grad_reduce",
                 "DDP_impl", "grad_reduce_in_fp32", "grad_sync_dtype", "overlap_moe_expert_parallel_comm",
                 "moe_token_dispatcher_type", "moe_flex_dispatcher_backend", "moe_enable_deepep",
-                "cuda_graph_impl", "cuda_graph_scope", "enable_cuda_graph", "external_cuda_graph")) {
+                "cuda_graph_impl", "cuda_graph_scope", "enable_cuda_graph", "external_cuda_graph", "deepspeed",
+                "zero_stage")) {
             KEYS.put(k, k);
         }
         KEYS.put("num_moe_experts", "num_experts");
@@ -422,7 +432,10 @@ public final class TrainingLogs {
                     long batch = line.contains("global batch size") && gb.find() ? Long.parseLong(gb.group(1)) : -1;
                     // NeMo 2 / Lightning number the steps within an epoch: they start again each epoch
                     cur.epochs |= line.contains("epoch") || line.contains("Epoch");
-                    cur.iteration(elapsed ? e.group(1) : t.group(1), elapsed ? 1 : 1000, iteration, batch, lineNo);
+                    Matcher ep = EPOCH.matcher(line);
+                    long epoch = cur.epochs && ep.find() ? Long.parseLong(ep.group(1)) : -1;
+                    cur.iteration(elapsed ? e.group(1) : t.group(1), elapsed ? 1 : 1000, iteration, epoch, batch,
+                            lineNo);
                     continue;
                 }
                 if (cur.foreign == 0 && foreignStep(line)) {
@@ -652,6 +665,8 @@ public final class TrainingLogs {
         int[] lines = new int[64];
         int n;
         long lastIteration = Long.MIN_VALUE;
+        /** The epoch of the last iteration line, where lines say it (-1: not said). */
+        long lastEpoch = -1;
         /** Whether its iteration lines number steps within epochs (so their numbers go back at each new epoch). */
         boolean epochs;
         /** The first line that looks like another training loop's step line (TorchTitan's, Trainer's), or 0. */
@@ -694,11 +709,13 @@ public final class TrainingLogs {
             return s;
         }
 
-        void iteration(String text, double scale, long iteration, long batch, int lineNo) {
-            if (iteration >= 0 && iteration == lastIteration) {
+        void iteration(String text, double scale, long iteration, long epoch, long batch, int lineNo) {
+            if (iteration >= 0 && iteration == lastIteration && epoch == lastEpoch) {
                 return;
             }
-            if (iteration >= 0 && lastIteration >= 0 && iteration < lastIteration && !epochs) {
+            // steps numbered within epochs go back only where a new epoch begins (its number, where the line says it)
+            boolean newEpoch = epochs && (epoch < 0 || lastEpoch < 0 || epoch > lastEpoch);
+            if (iteration >= 0 && lastIteration >= 0 && iteration < lastIteration && !newEpoch) {
                 // a restart (or two logs joined) without its arguments: its warm-up would mix into this run's median
                 throw InvalidInputException.atLine(source, lineNo, "iteration " + iteration + " after iteration "
                         + lastIteration + ": the run starts again without its arguments (split the log, or keep one "
@@ -724,6 +741,7 @@ public final class TrainingLogs {
             lines[n] = lineNo;
             ms[n++] = x;
             lastIteration = iteration;
+            lastEpoch = epoch;
         }
 
         // --- typed reads -------------------------------------------------------------------------------------------
@@ -864,6 +882,22 @@ public final class TrainingLogs {
             return Arrays.copyOf(kept, k);
         }
 
+        /** The median of some times (NaN for none), in their order as given. */
+        private static double medianOf(double[] x) {
+            if (x.length == 0) {
+                return Double.NaN;
+            }
+            double[] s = x.clone();
+            Arrays.sort(s);
+            int k = s.length;
+            return k % 2 == 1 ? s[k / 2] : (s[k / 2 - 1] + s[k / 2]) / 2;
+        }
+
+        /** A time to a tenth of a millisecond, as the log's lines give it. */
+        private static double round(double ms) {
+            return Math.round(ms * 10) / 10.0;
+        }
+
         private static String batchesSaid(java.util.SortedSet<Long> seen) {
             List<String> said = seen.stream().limit(5).map(String::valueOf).toList();
             return String.join(", ", said) + (seen.size() > 5 ? " and " + (seen.size() - 5) + " more sizes" : "");
@@ -889,9 +923,21 @@ public final class TrainingLogs {
                         + "iteration holds the start-up; to time it anyway, give the warm-up: --warmup 0)" : ""));
             }
             double[] kept = steady(which, drop);
+            double[] halves = {medianOf(Arrays.copyOf(kept, kept.length / 2)),
+                medianOf(Arrays.copyOfRange(kept, kept.length / 2, kept.length))};
             Arrays.sort(kept);
             int k = kept.length;
-            double median = k % 2 == 1 ? kept[k / 2] : (kept[k / 2 - 1] + kept[k / 2]) / 2;
+            double median = medianOf(kept);
+            if (k >= 4 && kept[3 * k / 4] - kept[k / 4] > MAX_SPREAD * median) {
+                // a steady run's iterations take about one time; two times (a step that changed speed, two jobs in
+                // one log without their arguments between) make a median that may be no iteration's
+                LOG.warn("{}:{}: {}its {} iteration times after warm-up spread widely (quartiles {} and {} ms around "
+                        + "the median {} ms; the first half's median {} ms, the second half's {} ms): the median may "
+                        + "be no iteration's time (a run that changed speed, or two runs in one log)", source, line,
+                        which, k, CsvTable.plain(round(kept[k / 4])), CsvTable.plain(round(kept[3 * k / 4])),
+                        CsvTable.plain(round(median)), CsvTable.plain(round(halves[0])),
+                        CsvTable.plain(round(halves[1])));
+            }
 
             List<String> missing = new ArrayList<>();
             String seqKey = has("sequence_length") ? "sequence_length" : "seq_length";
@@ -1077,6 +1123,15 @@ public final class TrainingLogs {
                 };
             } else if (flag("use_distributed_optimizer", false)) {
                 zero = 1;
+            }
+            if (flag("deepspeed", false) && has("zero_stage")) {
+                // Megatron-DeepSpeed: DeepSpeed's ZeRO shards what its stage says, whatever Megatron's own flags
+                String s = text("zero_stage");
+                zero = switch (s) {
+                    case "0", "1", "2", "3" -> Integer.parseInt(s);
+                    default -> throw bad("zero_stage", which + "zero_stage '" + clip(s) + "' is not a ZeRO stage "
+                            + "(0, 1, 2 or 3)");
+                };
             }
             Precision precision = precision(which);
             Recompute recompute;

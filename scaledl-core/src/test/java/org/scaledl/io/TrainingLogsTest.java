@@ -189,7 +189,16 @@ class TrainingLogsTest {
         TrainingLogs.Run two = TrainingLogs.read(c, 1).get(0);
         assertEquals(2 * TrainingLogs.read(LOGS.resolve("nemo-llama3-8b.log"), 1).get(0).iterations() + 1,
                 two.iterations(), "both epochs' steps, less the one warm-up");
+        // two runs' steps joined in one epoch (a second run appended without its configuration): their numbers go
+        // back while the epoch's does not, so the log is refused, not read as one run of both (its median mixed them)
+        List<String> joined = new java.util.ArrayList<>(Files.readAllLines(LOGS.resolve("nemo-llama3-8b.log")));
+        joined.addAll(after + 1, nemo.stream().filter(l -> l.startsWith("Training epoch 0,")).toList());
+        Path d = dir.resolve("joined.log");
+        Files.write(d, joined);
+        InvalidInputException again0 = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(d, 1));
+        assertTrue(again0.getMessage().contains("the run starts again without its arguments"), again0.getMessage());
     }
+
 
     /**
      * A value a setting does not take is refused at its line, not read as the nearest one: an FP8 or FP4 format that
@@ -503,6 +512,29 @@ class TrainingLogsTest {
                 () -> with.apply("  DDP_impl ........................................ ring"));
         assertTrue(bad.getMessage().contains("grad.log:") && bad.getMessage().contains("DDP_impl 'ring' is not known"),
                 bad.getMessage());
+    }
+
+    /**
+     * Megatron-DeepSpeed's ZeRO: {@code zero_stage} where {@code deepspeed} is True (a stage 3 job was read as stage 0,
+     * its memory twice what it holds); without {@code deepspeed}, Megatron's own flags; a stage that is none refused.
+     */
+    @Test
+    void megatronDeepSpeedsZeroStageIsRead() throws IOException {
+        String one = Files.readString(LOGS.resolve("megatron-llama3-8b.log"));
+        java.util.function.Function<String, TrainingLogs.Job> with = arg -> firstJob("ds.log",
+                one.replaceFirst("(?m)^(  micro_batch_size .*)$", "$1\n" + arg));
+        assertEquals(3, with.apply("  deepspeed ....................................... True\n"
+                + "  zero_stage ...................................... 3").zeroStage());
+        int own = TrainingLogs.read(LOGS.resolve("megatron-llama3-8b.log"), TrainingLogs.DEFAULT_WARMUP).get(0).job()
+                .zeroStage();
+        assertEquals(own, with.apply("  zero_stage ...................................... 3").zeroStage(),
+                "without deepspeed, a zero_stage is not Megatron's: its own flags decide");
+        String four = "  deepspeed ....................................... True\n"
+                + "  zero_stage ...................................... 4";
+        org.scaledl.InvalidInputException bad = org.junit.jupiter.api.Assertions.assertThrows(
+                org.scaledl.InvalidInputException.class, () -> with.apply(four));
+        assertTrue(bad.getMessage().contains("ds.log:")
+                && bad.getMessage().contains("zero_stage '4' is not a ZeRO stage"), bad.getMessage());
     }
 
     /**

@@ -193,6 +193,22 @@ final class FitCommand implements Callable<Integer> {
         return 0;
     }
 
+    /**
+     * Where every run is about a thousand times off the same way: the unit its times were written in (", every run's
+     * time about 1,000 times shorter than predicted: seconds, not milliseconds?"), else nothing.
+     *
+     * @param ratios each run's predicted over measured time
+     */
+    static String unitHint(double[] ratios) {
+        double median = org.scaledl.model.cost.Quantiles.median(java.util.Arrays.stream(ratios).map(Math::log)
+                .toArray());
+        boolean thousand = Math.abs(median - Math.log(1000)) < Math.log(3);
+        boolean thousandth = Math.abs(median + Math.log(1000)) < Math.log(3);
+        return thousand ? " (every run's time is about 1,000 times shorter than predicted: seconds, not "
+                + "milliseconds?)" : thousandth ? " (every run's time is about 1,000 times longer than predicted: "
+                + "microseconds, not milliseconds?)" : "";
+    }
+
     /** A run's prediction may be off its measurement by this factor before it is left out as no run of the job. */
     static final double MISMATCH = 5;
 
@@ -277,15 +293,26 @@ final class FitCommand implements Callable<Integer> {
         if (2 * leftOut.size() > runs.size()) {
             // most of the table that far off: rather a misread column than a slower or faster cluster
             System.err.println(String.format(Locale.ROOT, "scaledl: warning: %d of the %d runs are left out: the "
-                    + "table rather describes other jobs than it ran than a slower or faster cluster (batch is "
-                    + "sequences per micro-batch, micro_batches a replica's micro-batches an iteration, measured_ms "
-                    + "one iteration)", leftOut.size(), runs.size()));
+                    + "rows rather describe other jobs than the ones measured than a slower or faster cluster (batch "
+                    + "is sequences per micro-batch, micro_batches a replica's micro-batches an iteration, "
+                    + "measured_ms one iteration in milliseconds)", leftOut.size(), runs.size()));
         }
         if (kept.isEmpty()) {
-            System.err.println("scaledl: warning: no run left to calibrate on: " + out + " is " + calibrate
-                    + " unchanged");
-            p.save(out);
-            return 0;
+            // nothing calibrated is no calibration: a script must not carry on with the model as if it were one
+            throw org.scaledl.InvalidInputException.of(String.join(", ", runsTables.stream().map(Path::toString)
+                    .toList()) + ": no run left to calibrate on, nothing written" + unitHint(ratios));
+        }
+        List<String> unfitting = new java.util.ArrayList<>();
+        for (org.scaledl.workload.Sample r : kept) {
+            if (p.predict(r.workload()).outOfMemory()) {
+                unfitting.add(r.workload().tag(org.scaledl.io.DatasetReader.SOURCE_TAG).orElse("?"));
+            }
+        }
+        if (!unfitting.isEmpty()) {
+            System.err.println("scaledl: warning: calibrating on run" + (unfitting.size() == 1 ? " " : "s ")
+                    + String.join(", ", unfitting) + ", which the model predicts " + (unfitting.size() == 1 ? "does"
+                    : "do") + " not fit in " + (unfitting.size() == 1 ? "its" : "their") + " GPUs' memory: "
+                    + "is the row the job that ran (batch per micro-batch, the layout, the GPU)?");
         }
         RuntimePredictor cal = p.calibrate(kept);
         cal.save(out);

@@ -279,8 +279,13 @@ final class PlanCommand implements Callable<Integer> {
             ArrayNode a = root.putArray("chosen");
             plan.indices().forEach(a::add);
             root.put("runs", plan.indices().size());
-            root.put("seconds", seconds);
-            root.put("grid_seconds", gridSeconds);
+            // a cluster's runs are priced in GPU-hours: the seconds keys say GPU-seconds, and the hours are given too
+            root.put("seconds", cluster ? seconds * 3600 : seconds);
+            root.put("grid_seconds", cluster ? gridSeconds * 3600 : gridSeconds);
+            if (cluster) {
+                root.put("gpu_hours", seconds);
+                root.put("grid_gpu_hours", gridSeconds);
+            }
             root.put("candidates", candidates.size());
             root.put("out_of_memory", outOfMemory);
             root.put("already_measured", again);

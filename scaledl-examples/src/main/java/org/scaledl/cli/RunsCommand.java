@@ -207,7 +207,9 @@ final class RunsCommand implements Callable<Integer> {
         for (Row row : rows) {
             TrainingLogs.Run r = row.run();
             TrainingLogs.Job j = r.job();
-            List<String> cells = List.of(CsvTable.cell(InvalidInputException.printable(idOf.get(row), 200)),
+            // the table's cells keep every character a name has (an id or path that lost them would collide, or
+            // name no file); only those that could forge a terminal's output are escaped
+            List<String> cells = List.of(CsvTable.cell(InvalidInputException.escaped(idOf.get(row))),
                     CsvTable.quote(modelCell.get(row)), i(j.seq()), i(j.microBatch()), i(j.microBatches()),
                     i(j.dataParallel()), i(j.tensor()), i(j.pipeline()), i(j.context()), i(j.virtualStages()),
                     i(j.expert()), i(j.expertTensor()), i(j.zeroStage()), CsvTable.cell(row.device().name()),
@@ -223,7 +225,7 @@ final class RunsCommand implements Callable<Integer> {
                     Boolean.toString(j.expertCommOverlap()), j.expert() > 1 ? j.moeDispatcher().label() : "",
                     j.cudaGraphs().label(),
                     String.format(Locale.ROOT, "%.4f", r.measuredMs()),
-                    CsvTable.cell(InvalidInputException.printable(row.logArg().toString(), 1000)));
+                    CsvTable.cell(InvalidInputException.escaped(row.logArg().toString())));
             csv.append(String.join(",", cells)).append('\n');
             if (!Main.quiet) {
                 System.err.printf(Locale.ROOT, "scaledl: %s: median of %d iteration%s (the first %d dropped as "

@@ -102,9 +102,10 @@ class RoundSevenCliTest {
         Path out = dir.resolve("c.sdl");
         MainTest.Run cal = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
                 out.toString());
-        assertEquals(0, cal.code(), cal.err());
-        assertTrue(cal.err().contains("3 of the 3 runs are left out: the table rather describes other jobs")
-                && cal.err().contains("no run left to calibrate on"), cal.err());
+        assertEquals(Main.BAD_INPUT, cal.code(), cal.err());
+        assertTrue(cal.err().contains("3 of the 3 runs are left out: the rows rather describe other jobs")
+                && cal.err().contains("no run left to calibrate on, nothing written"), cal.err());
+        assertFalse(Files.exists(out), "nothing calibrated, nothing written");
         // the same runs at a factor each side of the limit: calibrated on all three
         Files.writeString(runs, sb.toString().replace(CsvTable.plain(ms / 5.3), CsvTable.plain(ms / 4.9))
                 .replace(CsvTable.plain(ms / 5.5), CsvTable.plain(ms / 4.8)));

@@ -196,6 +196,33 @@ class RunsCommandTest {
     }
 
     /**
+     * A run whose iteration times after warm-up take two levels (a run that changed speed, or two runs in one log with
+     * nothing between) is read, its median said to be maybe no iteration's time; a steady one is not.
+     */
+    @Test
+    void iterationTimesOfTwoLevelsAreSaid() throws IOException {
+        java.util.regex.Pattern time = java.util.regex.Pattern.compile("elapsed time per iteration \\(ms\\): [0-9.]+");
+        int[] seen = {0};
+        List<String> stepped = Files.readAllLines(log("megatron-llama3-8b.log")).stream().map(l -> {
+            java.util.regex.Matcher m = time.matcher(l);
+            return m.find() ? m.replaceFirst("elapsed time per iteration (ms): " + (seen[0]++ < 25 ? "1000.0"
+                    : "1600.0")) : l;
+        }).toList();
+        assertTrue(seen[0] > 30, "iteration lines: " + seen[0]);
+        Path log = dir.resolve("two.log");
+        Files.write(log, stepped);
+        MainTest.Run r = MainTest.run("runs", "--from-log", log.toString(), "--out", dir.resolve("two.csv")
+                .toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("spread widely (quartiles 1000 and 1600 ms around the median")
+                && r.err().contains("the first half's median 1000 ms, the second half's 1600 ms"), r.err());
+        MainTest.Run steady = MainTest.run("runs", "--from-log", log("megatron-llama3-8b.log").toString(), "--out",
+                dir.resolve("steady.csv").toString());
+        assertEquals(0, steady.code(), steady.err());
+        assertFalse(steady.err().contains("spread widely"), steady.err());
+    }
+
+    /**
      * A batch-size ramp-up's lines, and the first line after them, are left out of the median, and the warning counts
      * every line it left out.
      */
