@@ -64,12 +64,7 @@ class RoundEightCliTest {
      */
     @Test
     void aGpuPlansJsonSaysItsUnits(@TempDir Path dir) throws Exception {
-        Files.createDirectory(dir.resolve("llama"));
-        Files.copy(LLAMA.resolve("config.json"), dir.resolve("llama/config.json"));
-        Path jobs = dir.resolve("jobs.csv");
-        Files.writeString(jobs, "id,transformer,seq,batch,world_size,tensor,device,precision\n"
-                + "a,llama/config.json,2048,1,8,1,H100,bf16\nb,llama/config.json,2048,2,4,2,H100,bf16\n"
-                + "c,llama/config.json,4096,1,2,4,H100,bf16\nd,llama/config.json,2048,1,1,8,H100,bf16\n");
+        Path jobs = RoundSevenCliTest.planCandidates(dir);
         MainTest.Run r = MainTest.run("plan", "--model", "gpu", "--candidates", jobs.toString(), "--runs", "3",
                 "--json");
         assertEquals(0, r.code(), r.err());

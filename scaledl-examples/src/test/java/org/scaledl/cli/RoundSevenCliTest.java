@@ -242,12 +242,7 @@ class RoundSevenCliTest {
      */
     @Test
     void aPlanOfOneRunSaysWhatOneRunDid(@TempDir Path dir) throws Exception {
-        Files.createDirectory(dir.resolve("llama"));
-        Files.copy(LLAMA.resolve("config.json"), dir.resolve("llama/config.json"));
-        Path jobs = dir.resolve("jobs.csv");
-        Files.writeString(jobs, "id,transformer,seq,batch,world_size,tensor,device,precision\n"
-                + "a,llama/config.json,2048,1,8,1,H100,bf16\nb,llama/config.json,2048,2,4,2,H100,bf16\n"
-                + "c,llama/config.json,4096,1,2,4,H100,bf16\nd,llama/config.json,2048,1,1,8,H100,bf16\n");
+        Path jobs = planCandidates(dir);
         MainTest.Run one = MainTest.run("plan", "--model", "gpu", "--candidates", jobs.toString(), "--runs", "1");
         assertEquals(0, one.code(), one.err());
         assertTrue(one.out().contains("one planned run left a new system's predictions worse than none")
@@ -265,6 +260,17 @@ class RoundSevenCliTest {
         assertEquals(0, r.code(), r.err());
         assertTrue(r.err().contains("batch 256 (a replica's iteration: 64 a micro-batch x 4 micro-batches) is outside "
                 + "the training range"), r.err());
+    }
+
+    /** Four candidate jobs of Llama 3 8B on 8 H100s (a table beside a copy of its config.json) for {@code plan}. */
+    static Path planCandidates(Path dir) throws java.io.IOException {
+        Files.createDirectory(dir.resolve("llama"));
+        Files.copy(LLAMA.resolve("config.json"), dir.resolve("llama/config.json"));
+        Path jobs = dir.resolve("jobs.csv");
+        Files.writeString(jobs, "id,transformer,seq,batch,world_size,tensor,device,precision\n"
+                + "a,llama/config.json,2048,1,8,1,H100,bf16\nb,llama/config.json,2048,2,4,2,H100,bf16\n"
+                + "c,llama/config.json,4096,1,2,4,H100,bf16\nd,llama/config.json,2048,1,1,8,H100,bf16\n");
+        return jobs;
     }
 
     private static String[] concat(String[] a, String... b) {
