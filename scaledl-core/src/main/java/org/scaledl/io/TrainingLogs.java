@@ -184,8 +184,7 @@ public final class TrainingLogs {
         if (!line.contains("tps:") && !line.contains("'train_steps_per_second'") && !line.contains("{'loss'")) {
             return false;
         }
-        String plain = line.indexOf('\u001B') >= 0 ? COLOUR.matcher(line).replaceAll("") : line;
-        return FOREIGN_STEP.matcher(plain).find();
+        return FOREIGN_STEP.matcher(line).find();
     }
     private static final Pattern YAML = Pattern.compile("^(\\s*)([A-Za-z_]\\w*)\\s*:(?:\\s+(.*?))?\\s*$");
     private static final Pattern YAML_ITEM = Pattern.compile("^(\\s*)-\\s+(.*?)\\s*$");
@@ -372,6 +371,10 @@ public final class TrainingLogs {
             int lineNo = 0;
             for (String line = in.next(1); line != null; line = in.next(lineNo + 1)) {
                 lineNo++;
+                if (line.indexOf('\u001B') >= 0) {
+                    // a log captured from a terminal keeps its colours: the text is what is read
+                    line = COLOUR.matcher(line).replaceAll("");
+                }
                 if (pendingKey != null && !line.isBlank()) {
                     // the children of a YAML key with an empty value: its _target_, or its "- item" list
                     int indent = indent(line);

@@ -514,6 +514,22 @@ class TrainingLogsTest {
                 bad.getMessage());
     }
 
+    /** A log captured from a terminal with its colours reads as the plain one (its coloured times were refused). */
+    @Test
+    void aColouredLogReadsAsThePlainOne() throws IOException {
+        List<String> plain = Files.readAllLines(LOGS.resolve("megatron-llama3-8b.log"));
+        List<String> coloured = plain.stream().map(l -> l.replaceAll("(elapsed time per iteration \\(ms\\): )"
+                + "([0-9.]+)", "$1\u001b[33m$2\u001b[0m").replace("iteration ", "\u001b[1miteration\u001b[0m ")).toList();
+        assertTrue(coloured.stream().anyMatch(l -> l.contains("\u001b[33m")));
+        Path c = dir.resolve("coloured.log");
+        Files.write(c, coloured);
+        TrainingLogs.Run a = TrainingLogs.read(LOGS.resolve("megatron-llama3-8b.log"), TrainingLogs.DEFAULT_WARMUP)
+                .get(0);
+        TrainingLogs.Run b = TrainingLogs.read(c, TrainingLogs.DEFAULT_WARMUP).get(0);
+        assertEquals(a.measuredMs(), b.measuredMs(), 0);
+        assertEquals(a.iterations(), b.iterations());
+    }
+
     /**
      * Megatron-DeepSpeed's ZeRO: {@code zero_stage} where {@code deepspeed} is True (a stage 3 job was read as stage 0,
      * its memory twice what it holds); without {@code deepspeed}, Megatron's own flags; a stage that is none refused.

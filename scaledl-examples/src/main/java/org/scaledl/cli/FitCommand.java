@@ -252,6 +252,13 @@ final class FitCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--runs calibrates a GPU model; " + calibrate + " is a CPU model "
                     + "(calibrate it with --data DIR of runs.csv and machine.json)");
         }
+        String earlier = p.provenance().config().get("calibration_runs");
+        if (earlier != null) {
+            // a calibration pulls toward the model it starts from: the same runs again count twice
+            System.err.println("scaledl: warning: " + calibrate + " is calibrated already (on " + earlier + " run"
+                    + ("1".equals(earlier) ? "" : "s") + "): runs it was calibrated on count again, moving it further "
+                    + "their way; to add runs, calibrate the model it came from (gpu) on all of them");
+        }
         DeviceCatalog catalog = Catalogs.of(devices);
         List<org.scaledl.workload.Sample> runs = org.scaledl.io.JobRuns.read(runsTables,
                 org.scaledl.onnx.OnnxImporter::read, PlanCommand.gpuNames(catalog), java.util.Map.of());

@@ -77,6 +77,33 @@ class RoundEightCliTest {
                 j.get("gpu_hours").asDouble())), text.out());
     }
 
+    /** Calibrating a calibrated model again says that runs it was calibrated on count again. */
+    @Test
+    void aCalibratedModelCalibratedAgainIsSaid(@TempDir Path dir) throws Exception {
+        Files.createDirectory(dir.resolve("llama"));
+        Files.copy(LLAMA.resolve("config.json"), dir.resolve("llama/config.json"));
+        StringBuilder sb = new StringBuilder("id,transformer,seq,batch,tensor,world_size,device,precision,"
+                + "measured_ms\n");
+        for (int b : new int[] {1, 2, 4}) {
+            double ms = predicted("--transformer", LLAMA.toString(), "--seq", "2048", "--batch", Integer.toString(b),
+                    "--tensor", "8", "--data-parallel", "1", "--device", "H100", "--precision", "bf16");
+            sb.append("b").append(b).append(",llama/config.json,2048,").append(b).append(",8,1,H100,bf16,")
+                    .append(CsvTable.plain(ms * 1.3)).append('\n');
+        }
+        Path runs = dir.resolve("runs.csv");
+        Files.writeString(runs, sb.toString());
+        Path mine = dir.resolve("mine.sdl");
+        MainTest.Run first = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
+                mine.toString());
+        assertEquals(0, first.code(), first.err());
+        assertFalse(first.err().contains("is calibrated already"), first.err());
+        MainTest.Run again = MainTest.run("fit", "--calibrate", mine.toString(), "--runs", runs.toString(), "--out",
+                dir.resolve("again.sdl").toString());
+        assertEquals(0, again.code(), again.err());
+        assertTrue(again.err().contains("is calibrated already (on 3 runs): runs it was calibrated on count again"),
+                again.err());
+    }
+
     /**
      * {@code runs} keeps a log's name as it is in the table's id and log columns: two logs of non-ASCII names became
      * one id of question marks, which {@code fit} then refused as given twice.
