@@ -101,6 +101,16 @@ final class PlanCommand implements Callable<Integer> {
     private static final List<String> PLAN_COLUMNS = List.of("model", "family", "resolution", "batch", "world_size",
             "threads", "phase", "tensor", "pipeline", "micro_batches", "device", "graph");
 
+    /** A workload's design row as text, where it has one (a job the model cannot predict has none). */
+    private static java.util.Optional<String> rowKey(java.util.function.Function<Workload, double[]> rows,
+            Workload w) {
+        try {
+            return java.util.Optional.of(java.util.Arrays.toString(rows.apply(w)));
+        } catch (IllegalArgumentException | org.scaledl.InvalidInputException e) {
+            return java.util.Optional.empty();
+        }
+    }
+
     /**
      * A table of GPU jobs (a row naming a {@code transformer}, or a {@code device} the GPU catalog knows; a CPU table's
      * {@code device} names its machine) priced by the roofline prior or a CPU model would be read as CPU runs: its
@@ -174,9 +184,20 @@ final class PlanCommand implements Callable<Integer> {
         List<Workload> measured = fixed == null ? List.of() : (cluster
                 ? org.scaledl.io.JobRuns.read(fixed, OnnxImporter::read, devicesOf, java.util.Map.of())
                 : DatasetReader.readRuns(fixed).samples()).stream().map(Sample::workload).toList();
-        // a candidate already measured is not planned again (its run would add nothing a calibration has not got)
+        java.util.function.Function<Workload, double[]> rows = priorModel == null
+                ? org.scaledl.model.LayerCost.host()::designRow : priorModel::designRow;
+        // a candidate already measured is not planned again (its run would add nothing a calibration has not got):
+        // the same workload as printed, or for a GPU model the same design row, its execution terms (a job `runs`
+        // read from a log names its own copy of the configuration, and states a gradient type the candidate leaves
+        // at its default)
         java.util.Set<String> done = new java.util.HashSet<>();
-        measured.forEach(w -> done.add(w.toString()));
+        java.util.Set<String> doneRows = new java.util.HashSet<>();
+        measured.forEach(w -> {
+            done.add(w.toString());
+            if (cluster) {
+                rowKey(rows, w).ifPresent(doneRows::add);
+            }
+        });
         int again = 0;
         double[] predictedMs = new double[candidates.size()];
         double[] costs = new double[candidates.size()];
@@ -185,7 +206,8 @@ final class PlanCommand implements Callable<Integer> {
         List<Integer> runnable = new ArrayList<>();
         for (int i = 0; i < candidates.size(); i++) {
             Workload w = candidates.get(i);
-            if (done.contains(w.toString())) {
+            if (done.contains(w.toString()) || !doneRows.isEmpty() && rowKey(rows, w).map(doneRows::contains)
+                    .orElse(false)) {
                 again++;
                 continue;
             }
@@ -234,8 +256,6 @@ final class PlanCommand implements Callable<Integer> {
         List<Workload> offered = runnable.stream().map(candidates::get).toList();
         double[] offeredCosts = runnable.stream().mapToDouble(i -> costs[i]).toArray();
         ProfilingPlan plan;
-        java.util.function.Function<Workload, double[]> rows = priorModel == null
-                ? org.scaledl.model.LayerCost.host()::designRow : priorModel::designRow;
         if (size.runs != null) {
             if (size.runs < 1 || size.runs > offered.size()) {
                 List<String> which = new ArrayList<>();

@@ -105,6 +105,25 @@ class RoundEightCliTest {
     }
 
     /**
+     * {@code plan --fixed} knows a job measured through {@code runs} (its own copy of the configuration, a gradient
+     * type stated where the candidate leaves the default) as the candidate it is, by its execution terms: it was
+     * planned again.
+     */
+    @Test
+    void aJobMeasuredFromItsLogIsNotPlannedAgain(@TempDir Path dir) throws Exception {
+        Path jobs = RoundSevenCliTest.planCandidates(dir);
+        Files.createDirectory(dir.resolve("runs-configs"));
+        Files.copy(LLAMA.resolve("config.json"), dir.resolve("runs-configs/train.json"));
+        Path measured = dir.resolve("measured.csv");
+        Files.writeString(measured, "id,transformer,seq,batch,world_size,tensor,device,precision,grad_dtype,"
+                + "measured_ms\ntrain.log,runs-configs/train.json,2048,1,8,1,H100,bf16,fp32,1234\n");
+        MainTest.Run r = MainTest.run("plan", "--model", "gpu", "--candidates", jobs.toString(), "--fixed",
+                measured.toString(), "--runs", "2", "--json");
+        assertEquals(0, r.code(), r.err());
+        assertEquals(1, new ObjectMapper().readTree(r.out()).get("already_measured").asInt(), r.out());
+    }
+
+    /**
      * {@code runs} keeps a log's name as it is in the table's id and log columns: two logs of non-ASCII names became
      * one id of question marks, which {@code fit} then refused as given twice.
      */
