@@ -885,7 +885,7 @@ public final class TrainingLogs {
             return Arrays.copyOf(kept, k);
         }
 
-        /** The median of some times (NaN for none), in their order as given. */
+        /** The median of some times (NaN for none; the array is left as it is). */
         private static double medianOf(double[] x) {
             if (x.length == 0) {
                 return Double.NaN;

@@ -194,8 +194,9 @@ final class FitCommand implements Callable<Integer> {
     }
 
     /**
-     * Where every run is about a thousand times off the same way: the unit its times were written in (", every run's
-     * time about 1,000 times shorter than predicted: seconds, not milliseconds?"), else nothing.
+     * Where the runs are about a thousand times off the same way (their median): the unit their times were
+     * probably written in (" (every run's time is about 1,000 times shorter than predicted: seconds, not
+     * milliseconds?)"), else nothing.
      *
      * @param ratios each run's predicted over measured time
      */
@@ -300,9 +301,9 @@ final class FitCommand implements Callable<Integer> {
         if (2 * leftOut.size() > runs.size()) {
             // most of the table that far off: rather a misread column than a slower or faster cluster
             System.err.println(String.format(Locale.ROOT, "scaledl: warning: %d of the %d runs are left out: the "
-                    + "rows rather describe other jobs than the ones measured than a slower or faster cluster (batch "
-                    + "is sequences per micro-batch, micro_batches a replica's micro-batches an iteration, "
-                    + "measured_ms one iteration in milliseconds)", leftOut.size(), runs.size()));
+                    + "rows more likely misdescribe the jobs measured than the cluster is slower or faster (batch is "
+                    + "sequences per micro-batch, micro_batches a replica's micro-batches an iteration, measured_ms "
+                    + "one iteration in milliseconds)", leftOut.size(), runs.size()));
         }
         if (kept.isEmpty()) {
             // nothing calibrated is no calibration: a script must not carry on with the model as if it were one

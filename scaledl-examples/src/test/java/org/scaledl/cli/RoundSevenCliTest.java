@@ -103,7 +103,7 @@ class RoundSevenCliTest {
         MainTest.Run cal = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
                 out.toString());
         assertEquals(Main.BAD_INPUT, cal.code(), cal.err());
-        assertTrue(cal.err().contains("3 of the 3 runs are left out: the rows rather describe other jobs")
+        assertTrue(cal.err().contains("3 of the 3 runs are left out: the rows more likely misdescribe the jobs measured")
                 && cal.err().contains("no run left to calibrate on, nothing written"), cal.err());
         assertFalse(Files.exists(out), "nothing calibrated, nothing written");
         // the same runs at a factor each side of the limit: calibrated on all three
