@@ -109,12 +109,22 @@ final class RunsCommand implements Callable<Integer> {
         }
         int w = warmup == null ? TrainingLogs.DEFAULT_WARMUP : warmup;
 
-        // a log given twice would give its runs twice, under one id: refused before any is read
-        Set<Path> seen = new HashSet<>();
+        // a log given twice (or under another name: a link to it) would give its runs twice: refused before any is
+        // read
+        java.util.Map<Path, Path> seen = new java.util.HashMap<>();
         for (Path log : logs) {
-            if (!seen.add(log.toAbsolutePath().normalize())) {
-                throw new IllegalArgumentException(InvalidInputException.printable(log.toString(), 200) + " is given "
-                        + "twice: its runs would be two rows of one id");
+            Path file = log.toAbsolutePath().normalize();
+            try {
+                file = file.toRealPath();
+            } catch (java.io.IOException e) {
+                // a log that cannot be resolved is said missing when it is read
+            }
+            Path before = seen.putIfAbsent(file, log);
+            if (before != null) {
+                throw new IllegalArgumentException(InvalidInputException.printable(log.toString(), 200) + " is "
+                        + (before.toAbsolutePath().normalize().equals(log.toAbsolutePath().normalize()) ? "given twice"
+                        : "the same file as " + InvalidInputException.printable(before.toString(), 200))
+                        + ": its runs would be two rows of one measurement");
             }
         }
         // read every log before writing anything

@@ -490,6 +490,22 @@ class RunsCommandTest {
         assertEquals(2, r.code(), r.err());
         assertTrue(r.err().contains("is given twice"), r.err());
         assertFalse(Files.exists(out));
+        // a link to a log given beside it is the same measurement
+        Files.copy(log("megatron-llama3-8b.log"), dir.resolve("train.log"));
+        Path link;
+        try {
+            link = Files.createSymbolicLink(dir.resolve("alias.log"), dir.resolve("train.log"));
+        } catch (UnsupportedOperationException | IOException e) {
+            link = null;
+        }
+        if (link != null) {
+            MainTest.Run linked = MainTest.run("runs", "--from-log", dir.resolve("train.log").toString(),
+                    "--from-log", link.toString(), "--out", out.toString());
+            assertEquals(2, linked.code(), linked.err());
+            assertTrue(linked.err().contains("alias.log is the same file as " + dir.resolve("train.log")),
+                    linked.err());
+            assertFalse(Files.exists(out));
+        }
         for (String job : new String[] {"jobA", "jobB"}) {
             Files.createDirectories(dir.resolve(job));
             Files.copy(log("megatron-llama3-8b.log"), dir.resolve(job + "/train.log"));
