@@ -184,8 +184,11 @@ final class PlanCommand implements Callable<Integer> {
         List<Workload> measured = fixed == null ? List.of() : (cluster
                 ? org.scaledl.io.JobRuns.read(fixed, OnnxImporter::read, devicesOf, java.util.Map.of())
                 : DatasetReader.readRuns(fixed).samples()).stream().map(Sample::workload).toList();
-        java.util.function.Function<Workload, double[]> rows = priorModel == null
+        java.util.function.Function<Workload, double[]> designRow = priorModel == null
                 ? org.scaledl.model.LayerCost.host()::designRow : priorModel::designRow;
+        // each workload's row computed once: the check for measured candidates below and the plan both read them
+        java.util.Map<Workload, double[]> rowOf = new java.util.IdentityHashMap<>();
+        java.util.function.Function<Workload, double[]> rows = w -> rowOf.computeIfAbsent(w, designRow);
         // a candidate already measured is not planned again (its run would add nothing a calibration has not got):
         // the same workload as printed, or for a GPU model the same design row, its execution terms (a job `runs`
         // read from a log names its own copy of the configuration, and states a gradient type the candidate leaves

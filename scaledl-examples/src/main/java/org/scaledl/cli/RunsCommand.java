@@ -111,20 +111,16 @@ final class RunsCommand implements Callable<Integer> {
 
         // a log given twice (or under another name: a link to it) would give its runs twice: refused before any is
         // read
-        java.util.Map<Path, Path> seen = new java.util.HashMap<>();
-        for (Path log : logs) {
-            Path file = log.toAbsolutePath().normalize();
-            try {
-                file = file.toRealPath();
-            } catch (java.io.IOException e) {
-                // a log that cannot be resolved is said missing when it is read
-            }
-            Path before = seen.putIfAbsent(file, log);
-            if (before != null) {
-                throw new IllegalArgumentException(InvalidInputException.printable(log.toString(), 200) + " is "
-                        + (before.toAbsolutePath().normalize().equals(log.toAbsolutePath().normalize()) ? "given twice"
-                        : "the same file as " + InvalidInputException.printable(before.toString(), 200))
-                        + ": its runs would be two rows of one measurement");
+        for (int i = 0; i < logs.size(); i++) {
+            for (int j = 0; j < i; j++) {
+                Path log = logs.get(i);
+                Path before = logs.get(j);
+                if (Reports.sameFile(log, before)) {
+                    throw new IllegalArgumentException(InvalidInputException.printable(log.toString(), 200) + " is "
+                            + (before.toAbsolutePath().normalize().equals(log.toAbsolutePath().normalize())
+                            ? "given twice" : "the same file as " + InvalidInputException.printable(before.toString(),
+                            200)) + ": its runs would be two rows of one measurement");
+                }
             }
         }
         // read every log before writing anything
