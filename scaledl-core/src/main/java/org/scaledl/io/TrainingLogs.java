@@ -121,8 +121,10 @@ import org.scaledl.workload.Recompute;
  * <p><b>Iterations.</b> Megatron-LM's and Megatron-Bridge's {@code iteration 10/ 1000 | ... | elapsed time per
  * iteration (ms): 1234.5 | ...} and NeMo/Lightning's {@code train_step_timing in s: 1.234} (also
  * {@code train_step_timing: 1.234} and {@code train_step_timing in s=1.234}). Each such line is one logged iteration
- * (with Megatron's {@code log_interval} above 1, the mean of that many); a line repeating the previous line's
- * iteration number (a progress bar redrawn) is skipped. The run's time is the <b>median</b> of the steady state: the
+ * (with Megatron's {@code log_interval} above 1, the mean of that many), numbered by its {@code iteration N/M}, else
+ * by a tqdm progress bar's count ({@code | N/M [} or {@code Nit [}: Lightning's bar, whose count starts again each
+ * epoch); a line repeating the previous line's number (a progress bar redrawn, its count first and then the step's
+ * time) replaces it: a step's last drawing is its iteration. The run's time is the <b>median</b> of the steady state: the
  * first {@code warmup} logged iterations are dropped ({@link #DEFAULT_WARMUP}: 10, or a third, rounded down but at
  * least the first, when a run logs fewer than 30: a first iteration holds the start-up). A run with no iteration
  * lines, or none after warm-up, is refused.
@@ -167,21 +169,28 @@ public final class TrainingLogs {
             "elapsed time per iteration \\(ms\\):\\s*([^\\s|]+)", Pattern.CASE_INSENSITIVE);
     private static final Pattern STEP_TIMING = Pattern.compile("train_step_timing(?: in s)?\\s*[:=]\\s*([^\\s|,\\]]+)");
     private static final Pattern ITERATION = Pattern.compile("\\biteration\\s+(\\d{1,18})\\s*/");
+    /** A tqdm progress bar's count: {@code | 10/100 [} with a total, {@code 10it [} without (Lightning's bar). */
+    private static final Pattern PROGRESS = Pattern.compile(
+            "\\|\\s*(\\d{1,18})/\\d{1,18}\\s*\\[|(?<![\\w.])(\\d{1,18})it\\s*\\[");
     /** The epoch a step line numbers its steps in (NeMo 2 / Lightning: "Training epoch 0, iteration 5/39"). */
     private static final Pattern EPOCH = Pattern.compile("\\b[Ee]poch[\\s=:]*(\\d{1,18})\\b");
     /** The global batch a Megatron iteration line says it ran (it grows under {@code rampup_batch_size}). */
     private static final Pattern ITERATION_BATCH = Pattern.compile("global batch size:\\s*(\\d{1,18})\\b");
     /**
      * A step line of a training loop this reader does not read: TorchTitan's ({@code step: N  loss: ...  tps: T}, its
-     * fields coloured by terminal escapes unless it logs without colour), Hugging Face Trainer's.
+     * fields coloured by terminal escapes unless it logs without colour), Hugging Face Trainer's, DeepSpeed's engine's
+     * ({@code step=N, skipped=K, lr=...}) and throughput timer's ({@code RunningAvgSamplesPerSec=...}) without
+     * Megatron's iteration lines.
      */
     private static final Pattern FOREIGN_STEP = Pattern.compile("\\bstep:\\s*\\d+\\s+loss:[^\\n]*?\\btps:\\s*[\\d,]+"
-            + "|'train_steps_per_second':\\s*[\\d.]+|\\{'loss':\\s*[\\d.]+");
+            + "|'train_steps_per_second':\\s*[\\d.]+|\\{'loss':\\s*[\\d.]+|\\bstep=\\d+,\\s*skipped=\\d+"
+            + "|RunningAvgSamplesPerSec=[\\d.]+");
     private static final Pattern COLOUR = Pattern.compile("\\u001B\\[[0-9;]*m");
 
     /** Whether a line is a step line of another training loop ({@link #FOREIGN_STEP}), its colours taken out. */
     private static boolean foreignStep(String line) {
-        if (!line.contains("tps:") && !line.contains("'train_steps_per_second'") && !line.contains("{'loss'")) {
+        if (!line.contains("tps:") && !line.contains("'train_steps_per_second'") && !line.contains("{'loss'")
+                && !line.contains("skipped=") && !line.contains("SamplesPerSec=")) {
             return false;
         }
         return FOREIGN_STEP.matcher(line).find();
@@ -366,8 +375,7 @@ public final class TrainingLogs {
         int pendingIndent = -1;
         int pendingLine = 0;
         List<String> pendingItems = new ArrayList<>();
-        try (Lines in = new Lines(new InputStreamReader(Files.newInputStream(log), StandardCharsets.UTF_8),
-                source)) {
+        try (Lines in = new Lines(new InputStreamReader(open(log), StandardCharsets.UTF_8), source)) {
             int lineNo = 0;
             for (String line = in.next(1); line != null; line = in.next(lineNo + 1)) {
                 lineNo++;
@@ -431,6 +439,11 @@ public final class TrainingLogs {
                     }
                     Matcher it = ITERATION.matcher(line);
                     long iteration = it.find() ? Long.parseLong(it.group(1)) : -1;
+                    Matcher bar;
+                    if (iteration < 0 && line.contains("[") && (bar = PROGRESS.matcher(line)).find()) {
+                        // a progress bar (Lightning's, over NeMo): its count numbers the steps, and each is redrawn
+                        iteration = Long.parseLong(bar.group(1) != null ? bar.group(1) : bar.group(2));
+                    }
                     Matcher gb = ITERATION_BATCH.matcher(line);
                     long batch = line.contains("global batch size") && gb.find() ? Long.parseLong(gb.group(1)) : -1;
                     // NeMo 2 / Lightning number the steps within an epoch: they start again each epoch
@@ -503,6 +516,60 @@ public final class TrainingLogs {
             s.device = device;
         }
         return segments;
+    }
+
+    /**
+     * The log's bytes: a gzip'd log ({@code train.log.gz}) read through, another compression or archive refused
+     * naming it (its bytes are no text).
+     */
+    private static java.io.InputStream open(Path log) throws IOException {
+        java.io.InputStream in = new java.io.BufferedInputStream(Files.newInputStream(log));
+        try {
+            in.mark(8);
+            byte[] head = in.readNBytes(6);
+            in.reset();
+            String kind = compression(head);
+            if ("gzip".equals(kind)) {
+                return new java.util.zip.GZIPInputStream(in, 1 << 16);
+            }
+            if (kind != null) {
+                throw InvalidInputException.inSource(log.toString(), "a " + kind + " file, not a text log: "
+                        + (kind.endsWith("archive") ? "extract the log from it" : "decompress it") + " first (a "
+                        + "gzip'd log is read as it is)");
+            }
+            return in;
+        } catch (IOException | RuntimeException e) {
+            in.close();
+            throw e;
+        }
+    }
+
+    /** The compression or archive these first bytes begin, or null. */
+    private static String compression(byte[] b) {
+        int[] u = new int[b.length];
+        for (int i = 0; i < b.length; i++) {
+            u[i] = b[i] & 0xff;
+        }
+        if (u.length >= 2 && u[0] == 0x1f && u[1] == 0x8b) {
+            return "gzip";
+        }
+        if (u.length >= 4 && u[0] == 0x28 && u[1] == 0xb5 && u[2] == 0x2f && u[3] == 0xfd) {
+            return "zstd-compressed";
+        }
+        if (u.length >= 6 && u[0] == 0xfd && u[1] == '7' && u[2] == 'z' && u[3] == 'X' && u[4] == 'Z' && u[5] == 0) {
+            return "xz-compressed";
+        }
+        if (u.length >= 4 && u[0] == 'B' && u[1] == 'Z' && u[2] == 'h' && u[3] >= '1' && u[3] <= '9') {
+            return "bzip2-compressed";
+        }
+        if (u.length >= 4 && u[0] == 'P' && u[1] == 'K' && u[2] == 3 && u[3] == 4) {
+            return "zip archive";
+        }
+        if (u.length >= 6 && u[0] == '7' && u[1] == 'z' && u[2] == 0xbc && u[3] == 0xaf && u[4] == 0x27
+                && u[5] == 0x1c) {
+            return "7-zip archive";
+        }
+        return null;
     }
 
     /** Lines of text ending in LF, CR LF or CR; a line longer than {@link #MAX_LINE} characters is refused. */
@@ -713,9 +780,7 @@ public final class TrainingLogs {
         }
 
         void iteration(String text, double scale, long iteration, long epoch, long batch, int lineNo) {
-            if (iteration >= 0 && iteration == lastIteration && epoch == lastEpoch) {
-                return;
-            }
+            boolean redrawn = iteration >= 0 && iteration == lastIteration && epoch == lastEpoch;
             // steps numbered within epochs go back only where a new epoch begins (its number, where the line says it)
             boolean newEpoch = epochs && (epoch < 0 || lastEpoch < 0 || epoch > lastEpoch);
             if (iteration >= 0 && lastIteration >= 0 && iteration < lastIteration && !newEpoch) {
@@ -734,6 +799,14 @@ public final class TrainingLogs {
                 throw InvalidInputException.atLine(source, lineNo, "iteration time '" + clip(text) + "'"
                         + (scale == 1 ? " ms" : " s") + " is not a number of " + JobRuns.MIN_MILLIS + ".."
                         + JobRuns.MAX_MILLIS + " ms");
+            }
+            if (redrawn) {
+                // a progress bar redraws a step as its figures arrive (the count first, then the step's own time):
+                // the last drawing of a step is its iteration
+                batches[n - 1] = batch;
+                lines[n - 1] = lineNo;
+                ms[n - 1] = x;
+                return;
             }
             if (n == ms.length) {
                 ms = Arrays.copyOf(ms, n * 2);
@@ -912,8 +985,9 @@ public final class TrainingLogs {
                 throw InvalidInputException.inSource(source, which + "no iteration lines ('iteration N/M | ... | "
                         + "elapsed time per iteration (ms): T' or 'train_step_timing in s: T'): " + (foreign > 0
                         ? "line " + foreign + " is a step line of another training loop (TorchTitan's 'step: N  "
-                        + "loss: ...  tps: T', or Hugging Face Trainer's), which this reader does not read: give its "
-                        + "runs as a job runs table (docs/formats.md), a step's time as measured_ms or TorchTitan's "
+                        + "loss: ...  tps: T', Hugging Face Trainer's, or DeepSpeed's without Megatron's iteration lines), "
+                        + "which this reader does not read: give its runs as a job runs table (docs/formats.md), a "
+                        + "step's time as measured_ms (DeepSpeed's: the global batch / SamplesPerSec) or TorchTitan's "
                         + "tps (tokens per second per GPU) as tokens_per_s_per_gpu" : "not a training log, or one that "
                         + "stopped before its first logged iteration"));
             }

@@ -475,6 +475,93 @@ class TrainingLogsTest {
         assertTrue(e.getMessage().contains("not a training log"), e.getMessage());
     }
 
+    /**
+     * Lightning's progress bar over NeMo draws each step twice, its count first (with the step before's time) and
+     * then the step's own time, each drawing after a carriage return: a step is one iteration, its last drawing's
+     * time; its count starts again each epoch.
+     */
+    @Test
+    void aProgressBarsRedrawsAreOneIterationEachTheirLastDrawingsTime() throws IOException {
+        List<String> nemo = Files.readAllLines(LOGS.resolve("nemo-llama3-8b.log"));
+        String header = String.join("\n", nemo.stream().takeWhile(l -> !l.startsWith("Training epoch")).toList());
+        int steps = 12;
+        double[] t = new double[steps + 1];
+        t[1] = 20.0;
+        for (int i = 2; i <= steps; i++) {
+            t[i] = 2.0 + 0.01 * i;
+        }
+        for (String form : List.of("| %d/12 [00:10<00:20, 0.41it/s, ", ": %dit [00:10, 0.41it/s, ")) {
+            StringBuilder b = new StringBuilder(header).append('\n');
+            for (int epoch = 0; epoch < 2; epoch++) {
+                for (int i = 1; i <= steps; i++) {
+                    String bar = "Epoch " + epoch + ": " + String.format(java.util.Locale.ROOT, form, i)
+                            + "v_num=0, reduced_train_loss=11.0, global_step=%d.000, train_step_timing in s=%.3f]\r";
+                    int global = epoch * steps + i - 1;
+                    b.append(String.format(java.util.Locale.ROOT, bar, global, i == 1 ? 0.0 + t[steps] : t[i - 1]));
+                    b.append(String.format(java.util.Locale.ROOT, bar, global, t[i]));
+                }
+            }
+            Path log = dir.resolve("bar.log");
+            Files.writeString(log, b.append('\n').toString());
+            TrainingLogs.Run r = TrainingLogs.read(log, 12).get(0);
+            assertEquals(2 * steps - 12, r.iterations(), form + ": each step once, not once a drawing");
+            // the second epoch's steps (20 s, then 2.02 .. 2.12 s): its median is (2.07 + 2.08) / 2 s
+            assertEquals(2075.0, r.measuredMs(), 1e-6, form + ": each step's own time, not the one before's");
+        }
+    }
+
+    /** A gzip'd log is read as the log it holds; another compression or an archive is refused naming it. */
+    @Test
+    void aGzippedLogIsReadAndOtherCompressionsAreRefusedNamed() throws IOException {
+        Path plain = LOGS.resolve("megatron-llama3-8b.log");
+        Path gz = dir.resolve("train.log.gz");
+        try (java.io.OutputStream out = new java.util.zip.GZIPOutputStream(Files.newOutputStream(gz))) {
+            Files.copy(plain, out);
+        }
+        TrainingLogs.Run expected = TrainingLogs.read(plain, TrainingLogs.DEFAULT_WARMUP).get(0);
+        TrainingLogs.Run r = TrainingLogs.read(gz, TrainingLogs.DEFAULT_WARMUP).get(0);
+        assertEquals(expected.iterations(), r.iterations());
+        assertEquals(expected.measuredMs(), r.measuredMs(), 0);
+        assertEquals(expected.job(), r.job());
+        Path zst = dir.resolve("train.log.zst");
+        Files.write(zst, new byte[] {0x28, (byte) 0xb5, 0x2f, (byte) 0xfd, 0, 0, 1, 2});
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(zst,
+                TrainingLogs.DEFAULT_WARMUP));
+        assertTrue(e.getMessage().contains("train.log.zst") && e.getMessage().contains("a zstd-compressed file")
+                && e.getMessage().contains("decompress it first"), e.getMessage());
+        Path zip = dir.resolve("logs.zip");
+        try (java.util.zip.ZipOutputStream out = new java.util.zip.ZipOutputStream(Files.newOutputStream(zip))) {
+            out.putNextEntry(new java.util.zip.ZipEntry("train.log"));
+            Files.copy(plain, out);
+        }
+        e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(zip, TrainingLogs.DEFAULT_WARMUP));
+        assertTrue(e.getMessage().contains("a zip archive") && e.getMessage().contains("extract the log"),
+                e.getMessage());
+        // a gzip'd log cut short is unreadable, said so, not read as the iterations before the cut
+        byte[] whole = Files.readAllBytes(gz);
+        Path cut = dir.resolve("cut.log.gz");
+        Files.write(cut, java.util.Arrays.copyOf(whole, whole.length / 2));
+        e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(cut, TrainingLogs.DEFAULT_WARMUP));
+        assertTrue(e.getMessage().contains("cut.log.gz") && e.getMessage().contains("cannot read"), e.getMessage());
+    }
+
+    /** A DeepSpeed log without Megatron's iteration lines is refused as another loop's, saying how to give its runs. */
+    @Test
+    void aDeepSpeedOnlyLogIsRefusedAsAnotherLoops() throws IOException {
+        Path ds = dir.resolve("deepspeed.log");
+        Files.writeString(ds, "[2026-01-01 12:00:00,000] [INFO] [config.py:1000:print] DeepSpeedEngine configuration\n"
+                + "[2026-01-01 12:00:10,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=10, skipped=0, "
+                + "lr=[0.0001], mom=[(0.9, 0.999)]\n");
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(ds,
+                TrainingLogs.DEFAULT_WARMUP));
+        assertTrue(e.getMessage().contains("line 2 is a step line of another training loop")
+                && e.getMessage().contains("DeepSpeed") && e.getMessage().contains("SamplesPerSec"), e.getMessage());
+        Files.writeString(ds, "epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=12.3, "
+                + "CurrSamplesPerSec=12.5, MemAllocated=4.1GB, MaxMemAllocated=9.2GB\n");
+        e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(ds, TrainingLogs.DEFAULT_WARMUP));
+        assertTrue(e.getMessage().contains("line 1 is a step line of another training loop"), e.getMessage());
+    }
+
     /** The job of the first run of a log of this text, written under {@code name} in the test's folder. */
     private TrainingLogs.Job firstJob(String name, String text) {
         try {
