@@ -264,10 +264,14 @@ final class FitCommand implements Callable<Integer> {
         List<org.scaledl.workload.Sample> runs = org.scaledl.io.JobRuns.read(runsTables,
                 org.scaledl.onnx.OnnxImporter::read, PlanCommand.gpuNames(catalog), java.util.Map.of());
         double[] ratios = new double[runs.size()];
+        // each run predicted once: its time for the ratio, its memory for the warning below
+        boolean[] outOfMemory = new boolean[runs.size()];
         for (int i = 0; i < runs.size(); i++) {
             org.scaledl.workload.Sample r = runs.get(i);
             try {
-                ratios[i] = p.predictMillis(r.workload()) / r.millis();
+                org.scaledl.model.Prediction pr = p.predict(r.workload());
+                ratios[i] = pr.millis() / r.millis();
+                outOfMemory[i] = pr.outOfMemory();
             } catch (IllegalArgumentException e) {
                 throw org.scaledl.InvalidInputException.of(r.workload().tag(org.scaledl.io.DatasetReader.SOURCE_TAG)
                         .orElse("--runs") + ": " + e.getMessage());
@@ -277,6 +281,7 @@ final class FitCommand implements Callable<Integer> {
         boolean[] far = mismatched(ratios, runs.stream().map(r -> r.workload() + " " + r.workload().topology()
                 .map(Object::toString).orElse("")).toList());
         List<org.scaledl.workload.Sample> kept = new java.util.ArrayList<>();
+        List<String> unfitting = new java.util.ArrayList<>();
         List<String> leftOut = new java.util.ArrayList<>();
         double before = 0;
         double beforeBias = 0;
@@ -290,6 +295,9 @@ final class FitCommand implements Callable<Integer> {
                 continue;
             }
             kept.add(r);
+            if (outOfMemory[i]) {
+                unfitting.add(where);
+            }
             before += Math.abs(ratio - 1);
             beforeBias += ratio - 1;
         }
@@ -309,12 +317,6 @@ final class FitCommand implements Callable<Integer> {
             // nothing calibrated is no calibration: a script must not carry on with the model as if it were one
             throw org.scaledl.InvalidInputException.of(String.join(", ", runsTables.stream().map(Path::toString)
                     .toList()) + ": no run left to calibrate on, nothing written" + unitHint(ratios));
-        }
-        List<String> unfitting = new java.util.ArrayList<>();
-        for (org.scaledl.workload.Sample r : kept) {
-            if (p.predict(r.workload()).outOfMemory()) {
-                unfitting.add(r.workload().tag(org.scaledl.io.DatasetReader.SOURCE_TAG).orElse("?"));
-            }
         }
         if (!unfitting.isEmpty()) {
             System.err.println("scaledl: warning: calibrating on run" + (unfitting.size() == 1 ? " " : "s ")
