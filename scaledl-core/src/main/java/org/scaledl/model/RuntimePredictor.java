@@ -352,7 +352,11 @@ public final class RuntimePredictor implements RuntimeModel {
                     cost.memoryDetail().map(d -> " (" + d + ")").orElse(""), w.device().get().memoryGB(),
                     w.device().get().name(), w.phase() == org.scaledl.workload.Phase.INFER
                             ? "tensor or pipeline parallelism, a smaller batch"
-                            : "tensor or pipeline parallelism, ZeRO, recomputation, a smaller micro-batch"),
+                            : w.recompute() == org.scaledl.workload.Recompute.AUTO
+                                    || w.recompute() == org.scaledl.workload.Recompute.FULL
+                                    // (auto has recomputed all it could already)
+                                    ? "tensor or pipeline parallelism, ZeRO, a smaller micro-batch"
+                                    : "tensor or pipeline parallelism, ZeRO, recomputation, a smaller micro-batch"),
                     Optional.of(memory.getAsDouble()),
                     "<= " + w.device().get().memoryGB(), 1));
         }

@@ -2079,8 +2079,42 @@ class MegatronExecutionTest {
         Workload auto = inside.toBuilder().recompute(Recompute.AUTO).build();
         assertEquals(Recompute.FULL, org.scaledl.model.exec.MegatronExecution.resolve(auto, stage.layers(), d)
                 .recompute(), "without the overlap: (partial) full recomputation to fit");
-        assertEquals(Recompute.NONE, org.scaledl.model.exec.MegatronExecution.resolve(auto.toBuilder()
-                .expertCommOverlap(true).build(), stage.layers(), d).recompute(), "with it: none");
+        // with it: selective recomputation of more and more modules (never the whole mixture of experts, which the
+        // overlap forbids too), the first that fits; none of the attention core alone fits here
+        Workload overlapped = auto.toBuilder().expertCommOverlap(true).build();
+        Workload selective = org.scaledl.model.exec.MegatronExecution.resolve(overlapped, stage.layers(), d);
+        assertEquals(Recompute.SELECTIVE, selective.recompute(), "with it: selective");
+        assertFalse(selective.recomputeModules().contains(org.scaledl.workload.RecomputeModule.MOE));
+        double capacity = d.memoryGB() * (1L << 30);
+        Workload coreAttn = overlapped.toBuilder().recompute(Recompute.SELECTIVE).build();
+        double chosenBytes = org.scaledl.model.exec.MegatronExecution.memoryBytes(selective, stage.layers(), d);
+        assertTrue(chosenBytes < none, "it saves memory: " + chosenBytes + " of " + none);
+        if (!selective.recomputeModules().equals(org.scaledl.workload.RecomputeModule.DEFAULT)) {
+            assertTrue(org.scaledl.model.exec.MegatronExecution.memoryBytes(coreAttn, stage.layers(), d) > capacity,
+                    "a smaller choice would have fitted: " + selective);
+        }
+        // a GPU nothing fits in: the least memory the job reaches (not none, the fastest and furthest from running),
+        // and a note that says no recomputation fits
+        Device tiny = new Device(A100.name(), full / 2 / (1L << 30), A100.memoryBandwidthGBps(),
+                A100.computeUnits(), A100.clockMHz(), A100.peakMatrixGflops(), A100.peakVectorGflops(), A100.l2MB(),
+                A100.linkGBps(), A100.kind(), A100.simdBits(), A100.matrixPeaks(), A100.formFactor(),
+                A100.pcieGBps(), A100.platform(), A100.sfuPerClock(), A100.boardPowerW());
+        Workload least = org.scaledl.model.exec.MegatronExecution.resolve(auto, stage.layers(), tiny);
+        assertEquals(Recompute.FULL, least.recompute());
+        assertEquals(0, least.recomputeLayers(), "every layer recomputed");
+        Workload mostSelective = org.scaledl.model.exec.MegatronExecution.resolve(overlapped, stage.layers(), tiny);
+        assertEquals(Recompute.SELECTIVE, mostSelective.recompute());
+        for (Workload w : List.of(coreAttn, selective)) {
+            assertTrue(org.scaledl.model.exec.MegatronExecution.memoryBytes(mostSelective, stage.layers(), tiny)
+                    <= org.scaledl.model.exec.MegatronExecution.memoryBytes(w, stage.layers(), tiny),
+                    "the most the overlap allows saves the most: " + mostSelective + " against " + w);
+        }
+        for (Workload w : List.of(auto, overlapped)) {
+            Workload onTiny = w.toBuilder().device(tiny).build();
+            List<StageCost.Note> notes = predictor.stage().cost(onTiny).notes();
+            assertTrue(notes.stream().anyMatch(n -> n.kind() == StageCost.NoteKind.CHOSEN
+                    && n.text().contains("no recomputation fits the job")), notes.toString());
+        }
     }
 
     /**

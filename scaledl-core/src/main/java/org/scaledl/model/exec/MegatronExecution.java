@@ -1379,9 +1379,13 @@ public final class MegatronExecution {
      * The job with its recomputation decided: {@link Recompute#AUTO} becomes none where the job fits in the device's
      * memory, else the least recomputation that makes it fit (selective where the attention core is not fused, then
      * full recomputation of the first {@code n} layers of each model chunk for the smallest such {@code n}, then of
-     * every layer); none again where even full recomputation would not fit (the weights and states do not: the
-     * prediction then warns of the memory), or where the experts' all-to-all overlap forbids it
-     * ({@link Workload#expertCommOverlap()}); any other setting is kept.
+     * every layer). Where the experts' all-to-all overlap forbids full recomputation
+     * ({@link Workload#expertCommOverlap()}), selective recomputation of more and more modules instead
+     * ({@link #OVERLAP_LADDER}: the attention core, then the modules that discard their output, then every module but
+     * the whole mixture of experts). Where nothing fits (the weights and states do not), the least memory it reaches:
+     * full recomputation, or the most selective one the overlap allows (the prediction then warns of the memory, and
+     * {@link #resolution} says that none fits); none in inference, or where offloading is given (full recomputation
+     * cannot be combined with it). Any other setting is kept.
      */
     public static Workload resolve(Workload w, DeviceLayerCost layers, Device device) {
         if (w.recompute() != Recompute.AUTO) {
@@ -1420,19 +1424,42 @@ public final class MegatronExecution {
             }
         }
         if (w.expertCommOverlap()) {
-            // Megatron core runs the all-to-all overlap without full recomputation only: the memory warning says the
-            // rest
-            return none;
+            // Megatron core runs the all-to-all overlap without full recomputation only: selective recomputation of
+            // more and more modules; where none fits, the most (the least memory, which the memory warning gives)
+            Workload selective = none;
+            for (Set<RecomputeModule> modules : OVERLAP_LADDER) {
+                selective = w.toBuilder().recompute(Recompute.SELECTIVE).recomputeLayers(0).recomputeModules(modules)
+                        .build();
+                if (memoryBytes(selective, layers, device) <= capacity) {
+                    return selective;
+                }
+            }
+            return selective;
         }
         Workload full = w.toBuilder().recompute(Recompute.FULL).recomputeLayers(0).build();
         if (memoryBytes(full, layers, device) > capacity) {
-            // what does not fit is not the activations: recomputing would only slow the job down
-            return none;
+            // what does not fit is not the activations alone: the least memory the job reaches, which the memory
+            // warning then gives (none would predict a job further from running, and faster than it could run)
+            return full;
         }
         // the memory falls as more layers are recomputed: the least n that fits
         return leastThatFits(n -> w.toBuilder().recompute(Recompute.FULL).recomputeLayers(n >= chunk ? 0 : n).build(),
                 chunk, layers, device, capacity);
     }
+
+    /**
+     * What {@link #resolve} recomputes selectively, in turn, where the experts' all-to-all overlap forbids full
+     * recomputation: the attention core (Megatron core's default), the modules that discard their output as well
+     * ({@code layernorm}, {@code moe_act}, {@code mla_up_proj}: Megatron-Bridge's MoE recipes), those with the attention
+     * core, then every module but {@code moe} (which the overlap forbids too).
+     */
+    static final List<Set<RecomputeModule>> OVERLAP_LADDER = List.of(RecomputeModule.DEFAULT,
+            java.util.Collections.unmodifiableSet(java.util.EnumSet.of(RecomputeModule.LAYERNORM,
+                    RecomputeModule.MOE_ACT, RecomputeModule.MLA_UP_PROJ)),
+            java.util.Collections.unmodifiableSet(java.util.EnumSet.of(RecomputeModule.CORE_ATTN,
+                    RecomputeModule.LAYERNORM, RecomputeModule.MOE_ACT, RecomputeModule.MLA_UP_PROJ)),
+            java.util.Collections.unmodifiableSet(java.util.EnumSet.complementOf(java.util.EnumSet.of(
+                    RecomputeModule.MOE))));
 
     /**
      * The job {@code of(n)} for the least {@code n} in {@code [1, hi]} whose memory fits {@code capacity}, by
@@ -1507,8 +1534,12 @@ public final class MegatronExecution {
     /** How {@link #resolution}'s note starts: a job that left its recomputation to the predictor. */
     private static final String RESOLUTION_NOTE = "recompute auto (left to the predictor): ";
 
-    /** What {@link #resolve} decided for a job that left its recomputation to the predictor, when it recomputes. */
-    static Optional<String> resolution(Workload given, Workload resolved, Device device) {
+    /**
+     * What {@link #resolve} decided for a job that left its recomputation to the predictor, when it recomputes;
+     * {@code fits}: whether the resolved job fits in the device's memory (where it does not, that no recomputation
+     * makes it fit).
+     */
+    static Optional<String> resolution(Workload given, Workload resolved, Device device, boolean fits) {
         if (given.recompute() != Recompute.AUTO) {
             return Optional.empty();
         }
@@ -1524,10 +1555,19 @@ public final class MegatronExecution {
             return Optional.empty();
         }
         String what = resolved.recompute() == Recompute.SELECTIVE ? "selective recomputation"
+                + (resolved.recomputeModules().equals(RecomputeModule.DEFAULT) ? ""
+                        : " of " + RecomputeModule.label(resolved.recomputeModules()))
                 : resolved.recomputeLayers() > 0 ? "full recomputation of the first " + resolved.recomputeLayers()
                         + " layer" + (resolved.recomputeLayers() == 1 ? "" : "s") + " of each pipeline stage's model "
                         + "chunk (recompute full, recompute_layers " + resolved.recomputeLayers() + ")"
                 : "full recomputation of every layer";
+        if (!fits) {
+            return Optional.of(RESOLUTION_NOTE + "no recomputation fits the job in the " + device.memoryGB()
+                    + " GiB of " + device.name() + (given.expertCommOverlap() ? " that the experts' all-to-all "
+                    + "overlap allows (it forbids full recomputation)" : "") + ": predicted with " + what + ", the "
+                    + "least memory it reaches (the memory warning says how much: more parallelism, ZeRO or a smaller "
+                    + "micro-batch)");
+        }
         return Optional.of(RESOLUTION_NOTE + what + " to fit the " + device.memoryGB() + " GiB of "
                 + device.name() + ", as tuned training recipes do (give recompute none to see what it would need)");
     }
@@ -2330,7 +2370,8 @@ public final class MegatronExecution {
                     + "%.2f ms to the GPUs' %.2f ms (the breakdown's host dispatch), where a dense "
                     + "job's host runs ahead", dispatch, wait, gpu)));
         }
-        resolution(given, w, device).map(StageCost.Note::chosen).ifPresent(all::add);
+        resolution(given, w, device, !(memory.total() > device.memoryGB() * GIB)).map(StageCost.Note::chosen)
+                .ifPresent(all::add);
         unevenNote(w).map(StageCost.Note::noted).ifPresent(all::add);
         layerCountNotes(w).stream().map(StageCost.Note::unusual).forEach(all::add);
         dispatcherNote(w, topo).map(StageCost.Note::noted).ifPresent(all::add);
