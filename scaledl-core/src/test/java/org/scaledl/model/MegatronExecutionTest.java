@@ -1374,6 +1374,29 @@ class MegatronExecutionTest {
     }
 
     /**
+     * The busiest expert rank keeps its imbalance times the routed tokens' activations for the backward pass: its
+     * memory grows with the imbalance, by the same amount for each step of it (the experts' share is linear in it),
+     * less than in proportion (the rest of the layer and the states do not grow); on one expert rank, where the
+     * imbalance is 1 whatever is given, it does not move.
+     */
+    @Test
+    void theBusiestExpertRanksMemoryGrowsWithItsImbalance() {
+        Workload balanced = mixtral(8, 1, 1, 8, 1).toBuilder().recompute(Recompute.NONE).build();
+        double[] bytes = new double[4];
+        for (int k = 0; k < bytes.length; k++) {
+            bytes[k] = stage.memoryBytes(balanced.toBuilder().expertImbalance(1 + k).build()).orElseThrow();
+        }
+        for (int k = 1; k < bytes.length; k++) {
+            assertTrue(bytes[k] > bytes[k - 1], java.util.Arrays.toString(bytes));
+            assertEquals(bytes[1] - bytes[0], bytes[k] - bytes[k - 1], 1e-6 * bytes[0], "linear in the imbalance");
+        }
+        assertTrue(bytes[1] < 2 * bytes[0], "less than in proportion: " + bytes[1] + " against " + bytes[0]);
+        Workload oneRank = mixtral(8, 1, 1, 1, 1).toBuilder().recompute(Recompute.NONE).build();
+        assertEquals(stage.memoryBytes(oneRank).orElseThrow(), stage.memoryBytes(oneRank.toBuilder()
+                .expertImbalance(1.5).build()).orElseThrow(), 0);
+    }
+
+    /**
      * The routed experts' layers other than their contractions are a term of their own: none in a dense job; in a
      * mixture of experts, scaled by the busiest expert rank's load as the experts' products are, the rest of the
      * layers not; its coefficient adds exactly its value to the GPU's time; a file written before it reads the other

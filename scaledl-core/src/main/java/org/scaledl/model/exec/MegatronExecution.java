@@ -45,7 +45,8 @@ import org.scaledl.workload.Workload;
  *       projections write their whole width, partial sums the all-reduce adds; with SP the residual stream and router
  *       too; latent attention's down projections stay whole), context parallelism every layer's tokens {@code c}
  *       ways, expert tensor parallelism each expert {@code et} ways (expert parallelism moves tokens, not work, when
- *       routing is balanced; an imbalance factor scales the experts, whose layers other than contractions are a
+ *       routing is balanced; an imbalance factor scales the experts, their work and the activations they keep for
+ *       the backward pass (the busiest rank's memory), whose layers other than contractions are a
  *       term of their own, {@link ExecutionTerm#EXPERT_OTHER}); recomputation repeats the forward of every
  *       block layer (full) or of the modules selective recomputation names (Megatron core's
  *       {@code recompute_modules}, {@link org.scaledl.workload.RecomputeModule}; the attention core by default),
@@ -449,6 +450,8 @@ public final class MegatronExecution {
      * @param coreBackward the attention core's backward time, ms
      * @param expertLayers expert layers (each a token dispatch and combine)
      * @param saved        activation bytes kept for the backward pass per micro-batch
+     * @param expertSaved  the part of {@code saved} the routed experts' layers keep (a rank's share of the routed
+     *                     tokens: the busiest rank keeps its imbalance times as much)
      * @param params       parameters held per GPU (non-expert: sharded or replicated per tensor parallelism)
      * @param expertParams routed experts' parameters (to be divided by expert parallelism)
      * @param lowPrecisionParams parameters of the low-precision linear layers this GPU holds (their quantised copies)
@@ -456,8 +459,12 @@ public final class MegatronExecution {
      */
     private record Unit(List<Contraction> dense, double other, double expertOther, double attentionOther,
             double tpCollectives,
-            int attention, double coreForward, double coreBackward, int expertLayers, double saved, double params,
-            double expertParams, double lowPrecisionParams, double adapterParams) {
+            int attention, double coreForward, double coreBackward, int expertLayers, double saved, double expertSaved,
+            double params, double expertParams, double lowPrecisionParams, double adapterParams) {
+        /** What the busiest expert rank keeps, {@code imbalance} times the routed tokens' share (1: balanced). */
+        double saved(double imbalance) {
+            return saved + (imbalance - 1) * expertSaved;
+        }
     }
 
     /**
@@ -485,7 +492,8 @@ public final class MegatronExecution {
                 none.expertOther() + f * (full.expertOther() - none.expertOther()),
                 none.attentionOther() + f * (full.attentionOther() - none.attentionOther()),
                 none.tpCollectives() + f * (full.tpCollectives() - none.tpCollectives()), none.attention(),
-                none.coreForward(), none.coreBackward(), none.expertLayers(), none.saved(), none.params(),
+                none.coreForward(), none.coreBackward(), none.expertLayers(), none.saved(), none.expertSaved(),
+                none.params(),
                 none.expertParams(), none.lowPrecisionParams(), none.adapterParams());
     }
 
@@ -650,6 +658,7 @@ public final class MegatronExecution {
         double[] expertOther = new double[2 + kinds];
         double[] attentionOther = new double[2 + kinds];
         double[] saved = new double[2 + kinds];
+        double[] expertSaved = new double[2 + kinds];
         double[] params = new double[2 + kinds];
         double[] expertParams = new double[2 + kinds];
         double[] lowParams = new double[2 + kinds];
@@ -697,8 +706,10 @@ public final class MegatronExecution {
             // give (the quadratic ones, the sparse-attention indexer's among them, documents / seq)
             double packed = documents > 0 && kind.attentionCore() && lf.family() != OpFamily.MOVEMENT
                     && lf.family() != OpFamily.VIEW ? ts.packedShare(documents, kind == LayerRole.Kind.INDEXER) : 1;
-            saved[u] += packed * savedBytes(g, lf, role, b, ts, fusedCore[u], prec, lowLinear ? low : null, redo,
+            double keeps = packed * savedBytes(g, lf, role, b, ts, fusedCore[u], prec, lowLinear ? low : null, redo,
                     divisor, t, sp, c);
+            saved[u] += keeps;
+            expertSaved[u] += kind.expert() ? keeps : 0;
             // a row-parallel product splits its reduction, not its output (the partial sums the all-reduce adds)
             LayerFeatures f = rowParallel(kind) && t > 1 && lf.family() == OpFamily.DENSE
                     ? ParallelExecution.shareReduction(lf, t, divisor / t)
@@ -788,7 +799,7 @@ public final class MegatronExecution {
                         : (u == PROLOGUE ? (train ? 2 : 1) : 0);
             }
             out[u] = new Unit(List.copyOf(dense.get(u)), other[u], expertOther[u], attentionOther[u], tp,
-                    attention[u] ? 1 : 0, coreFwd[u], coreBwd[u], experts[u] ? 1 : 0, saved[u], params[u],
+                    attention[u] ? 1 : 0, coreFwd[u], coreBwd[u], experts[u] ? 1 : 0, saved[u], expertSaved[u], params[u],
                     expertParams[u], lowParams[u], adapterParams[u]);
         }
         return out;
@@ -1673,7 +1684,7 @@ public final class MegatronExecution {
                 stageExpertParams[s] += owned * un.expertParams();
                 stageLowParams[s] += owned * un.lowPrecisionParams();
                 stageAdapters[s] += owned * un.adapterParams();
-                stageSaved[s] += n * un.saved();
+                stageSaved[s] += n * un.saved(imbalance);
                 if (!withTime) {
                     continue;
                 }
@@ -1842,7 +1853,7 @@ public final class MegatronExecution {
                 .add(ExecutionTerm.TENSOR_COMM_OVERLAPPED, tensorOverlapped).add(ExecutionTerm.TENSOR_SYNC, sync)
                 .build();
         StageMemory memory = null;
-        double maxLayerSaved = maxLayerSaved(units);
+        double maxLayerSaved = maxLayerSaved(units, imbalance);
         // FSDP's gather unit: the largest layer, embedding or output layer this GPU gathers
         double largestUnit = 0;
         for (Unit un : units) {
@@ -2181,10 +2192,11 @@ public final class MegatronExecution {
         return most;
     }
 
-    private static double maxLayerSaved(Unit[] units) {
+    /** The most a layer keeps for its backward pass on the busiest expert rank ({@link Unit#saved(double)}). */
+    private static double maxLayerSaved(Unit[] units, double imbalance) {
         double m = 0;
         for (int u = 2; u < units.length; u++) {
-            m = Math.max(m, units[u].saved());
+            m = Math.max(m, units[u].saved(imbalance));
         }
         return m;
     }
