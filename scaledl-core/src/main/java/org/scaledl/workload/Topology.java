@@ -162,7 +162,8 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
      * its bandwidth per GPU (a node of other size has as many adapters as GPUs, as the catalog's network is per GPU;
      * a PCIe server keeps its node's). A topology with the node and the network given is no longer assumed.
      *
-     * @throws IllegalArgumentException for a domain smaller than the node
+     * @throws IllegalArgumentException for a domain smaller than the node, or a domain given that is no whole number of
+     *         nodes
      */
     public Topology with(Optional<Integer> gpus, Optional<Double> networkGbps, Optional<Integer> domain) {
         int node = gpus.orElse(gpusPerNode);
@@ -172,6 +173,10 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
                 : Math.max(nvlinkDomain, node));
         Checks.argument(d >= node || link == Link.PCIE, "an NVLink domain of %s GPUs is smaller than a node of %s",
                 d, node);
+        // a domain given joins whole nodes (an NVL72 rack kept while a node is taken to be of another size stays)
+        Checks.argument(domain.isEmpty() || d % node == 0 || link == Link.PCIE, "an NVLink domain of %s GPUs is no "
+                + "whole number of nodes of %s (a domain joins whole nodes or trays: 72 GPUs of 18 trays of 4)", d,
+                node);
         // PCIe servers' default network is the node's (one adapter), not per GPU
         double network = networkGbps.orElse(link == Link.PCIE || node == gpusPerNode ? interNodeGbps
                 : interNodeGbps / gpusPerNode * node);

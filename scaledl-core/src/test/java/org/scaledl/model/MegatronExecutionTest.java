@@ -1342,6 +1342,34 @@ class MegatronExecutionTest {
     }
 
     /**
+     * Tensor-parallel groups that do not tile the nodes (2 ranks a group, 3 GPUs a node: the ranks in order, the group
+     * of ranks 2 and 3 straddles two nodes) run their collectives over the network, the slowest group setting the
+     * pace, and are said; groups that tile them (4 GPUs a node) are neither. An NVLink domain that is no whole number
+     * of nodes is refused.
+     */
+    @Test
+    void tensorGroupsThatDoNotTileTheNodesAreSlowerAndSaid() {
+        Workload threes = job(6, 2, 1, 4, 2, Recompute.FULL).toBuilder()
+                .topology(Topology.of(3, Topology.Link.NVSWITCH, 300, 800)).build();
+        Workload fours = threes.toBuilder().topology(Topology.of(4, Topology.Link.NVSWITCH, 300, 800)).build();
+        var straddling = predictor.predict(threes);
+        var tiled = predictor.predict(fours);
+        assertTrue(straddling.warnings().stream().anyMatch(x -> x.message().contains(
+                "tensor-parallel groups of 2 do not tile nodes of 3 GPUs")), straddling.warnings().toString());
+        assertTrue(tiled.warnings().stream().noneMatch(x -> x.message().contains("do not tile")));
+        java.util.function.Function<org.scaledl.model.Prediction, Double> tp = p -> p.breakdown().stream()
+                .filter(x -> x.name().equals("tensor-parallel")).mapToDouble(x -> x.millis()).sum();
+        assertTrue(tp.apply(straddling) > tp.apply(tiled), tp.apply(straddling) + " <= " + tp.apply(tiled));
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> Topology.of(4, Topology.Link.NVSWITCH, 900, 1600).with(Optional.empty(), Optional.empty(),
+                        Optional.of(6)));
+        assertTrue(e.getMessage().contains("an NVLink domain of 6 GPUs is no whole number of nodes of 4"),
+                e.getMessage());
+        assertEquals(72, Topology.of(4, Topology.Link.NVSWITCH, 900, 1600).with(Optional.empty(), Optional.empty(),
+                Optional.of(72)).nvlinkDomain());
+    }
+
+    /**
      * A tensor-parallel group waits for its slowest rank: the term is zero on one rank and, on {@code t}, the expected
      * maximum of {@code t} standard normals times compute no larger than the GPU's; its fitted coefficient adds to the
      * step as it is (an additive term), and a file written before the term reads it as 0 (predicts as before).

@@ -1655,7 +1655,10 @@ public final class MegatronExecution {
         CommunicationModel comm = communication.orElse(null);
         if (withTime && t > 1 && comm != null) {
             double bytes = (double) b * ts.seq() / c * ts.hidden() * actBytes;
-            int perNode = Math.min(t, topo.gpusPerNode());
+            // ranks are placed in order: where the domain is no whole number of groups (or a group no whole number of
+            // domains), a group straddles two with gcd(t, domain) ranks on a side, and the slowest group sets the pace
+            int perNode = java.math.BigInteger.valueOf(t).gcd(java.math.BigInteger.valueOf(topo.gpusPerNode()))
+                    .intValue();
             tpOne = par.sequenceParallel() ? 2 * comm.reduceScatterMillis(device, topo, t, perNode, bytes)
                     : comm.allReduceMillis(device, topo, t, perNode, bytes);
         }
@@ -2398,6 +2401,12 @@ public final class MegatronExecution {
                     + "its collectives, on the critical path of every layer, cross the network (Megatron keeps a "
                     + "tensor-parallel group inside a node or NVLink domain)", t, (t + inDomain - 1) / inDomain,
                     topo.nvlinkDomain() > topo.gpusPerNode() ? "NVLink domains" : "nodes", inDomain)));
+        } else if (inDomain % t != 0) {
+            all.add(StageCost.Note.unusual(String.format(Locale.ROOT, "tensor-parallel groups of %d do not tile %s of "
+                    + "%d GPUs: with the ranks in order, a group straddles two, its collectives, on the critical path "
+                    + "of every layer, cross the network, and the slowest group sets the pace (Megatron's tensor "
+                    + "parallelism divides the GPUs of a node)", t, topo.nvlinkDomain() > topo.gpusPerNode()
+                    ? "NVLink domains" : "nodes", inDomain)));
         }
         return StageCost.withTotal(perLayer, families, out, total).withMemory(memory.total(),
                 memory.describe(w.parallelism().pipeline(), w.phase() == Phase.TRAIN), all);
