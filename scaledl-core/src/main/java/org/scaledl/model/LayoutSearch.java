@@ -140,8 +140,8 @@ public final class LayoutSearch {
 
     /**
      * Expert parallelism's all-to-all behind another micro-batch's compute ({@link Workload#expertCommOverlap()}), in
-     * every layout Megatron core runs it with: expert parallelism, and virtual stages where there is a pipeline
-     * (default false: on the critical path). Called, every layout states the choice ({@link Workload#states}).
+     * every layout Megatron core runs it with and where it hides something: expert parallelism, more than one
+     * micro-batch, and virtual stages where there is a pipeline (default false: on the critical path). Called, every layout states the choice ({@link Workload#states}).
      */
     public LayoutSearch expertCommOverlap(boolean value) {
         this.expertCommOverlap = value;
@@ -230,6 +230,11 @@ public final class LayoutSearch {
             throw new IllegalArgumentException("overlapping the experts' all-to-all (overlap_moe_expert_parallel_comm) "
                     + "needs a model with routed experts, not " + graph.name());
         }
+        if (expertImbalance != 1 && !graph.transformer().map(t -> t.mixtureOfExperts()).orElse(false)) {
+            // (as a predicted job refuses it)
+            throw new IllegalArgumentException("expert imbalance " + org.scaledl.io.CsvTable.plain(expertImbalance)
+                    + " for a model without experts, not " + graph.name());
+        }
         if (moeDispatcher != org.scaledl.workload.MoeDispatcher.ALLTOALL
                 && !graph.transformer().map(t -> t.mixtureOfExperts()).orElse(false)) {
             throw new IllegalArgumentException("MoE dispatcher " + moeDispatcher.label() + " needs a model with routed "
@@ -315,7 +320,8 @@ public final class LayoutSearch {
             b.gradReduceAfterBackward(gradReduceAfterBackward);
         }
         if (stated.contains(Workload.ScheduleChoice.EXPERT_COMM_OVERLAP)) {
-            b.expertCommOverlap(expertCommOverlap && (par.expert() == 1
+            // (with one micro-batch nothing hides the all-to-all: not a layout Megatron's recipes run it with)
+            b.expertCommOverlap(expertCommOverlap && par.microBatches() > 1 && (par.expert() == 1
                     || moeDispatcher != org.scaledl.workload.MoeDispatcher.ALLGATHER)
                     && Workload.expertCommOverlapRefusal(par, precision,
                     Recompute.AUTO).isEmpty());

@@ -1165,9 +1165,14 @@ public final class HuggingFaceConfig {
             long v;
             if (n == null || n.isNull()) {
                 if (dflt < 0) {
-                    throw InvalidInputException.inSource(source, "missing key '" + key + "'");
+                    throw InvalidInputException.inSource(source, n == null ? "missing key '" + key + "'"
+                            : key + " is null: a number is needed");
                 }
-                if (say) {
+                if (n != null) {
+                    // null where a number is meant (the keys whose null means something are read before this): the
+                    // default, said whatever the key, as a number left out by the tool that wrote the file
+                    say("{}: {} is null; {} is taken (the default)", source, key, dflt);
+                } else if (say) {
                     // Hugging Face's class default, taken as transformers does, but said: a configuration written
                     // by a tool names its sizes, so a missing one is more often a slip than a choice
                     say("{}: no {}; the class default {} is taken, as transformers takes it", source, key, dflt);

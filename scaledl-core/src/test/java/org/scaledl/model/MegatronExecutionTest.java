@@ -1447,6 +1447,10 @@ class MegatronExecutionTest {
         org.scaledl.model.exec.MegatronExecution.check(oneRank.toBuilder().expertImbalance(1.5).build());
         assertEquals(stage.megatronTerms(oneRank).value(ExecutionTerm.EXPERT_OTHER), stage.megatronTerms(
                 oneRank.toBuilder().expertImbalance(1.5).build()).value(ExecutionTerm.EXPERT_OTHER), 0);
+        // ... and said, as the job echoes the imbalance it was given
+        assertTrue(stage.cost(oneRank.toBuilder().expertImbalance(1.5).build()).notes().stream().anyMatch(n ->
+                n.text().contains("expert imbalance 1.5 not applied")));
+        assertTrue(stage.cost(oneRank).notes().stream().noneMatch(n -> n.text().contains("not applied")));
         double experts = a.value(ExecutionTerm.EXPERT_OTHER);
         assertTrue(experts > 0.05 * a.value(ExecutionTerm.OTHER), "the experts' layers: " + experts);
         assertEquals(1.5 * experts, b.value(ExecutionTerm.EXPERT_OTHER), 1e-9 * experts, "scaled by the load");

@@ -1144,6 +1144,32 @@ class TransformerSpecTest {
         assertTrue(e.getMessage().contains("layer_types: layer 0 is 'bogus_attention'"), e.getMessage());
     }
 
+    /**
+     * A number given as {@code null} is read as its default, said as a missing key is (Mixtral's feed-forward width,
+     * its experts' count); where the key has no default, it is refused as null, not as missing.
+     */
+    @Test
+    void aNullNumberIsItsDefaultSaid() {
+        byte[] nulls = ("{\"model_type\": \"mixtral\", \"hidden_size\": 512, \"num_attention_heads\": 8, "
+                + "\"num_key_value_heads\": 8, \"intermediate_size\": null, \"vocab_size\": 1000, "
+                + "\"num_hidden_layers\": 2, \"num_local_experts\": null, \"num_experts_per_tok\": 2}")
+                .getBytes(StandardCharsets.UTF_8);
+        TransformerSpec said = HuggingFaceConfig.parse(nulls, "n/config.json", "n");
+        assertTrue(said.readNotes().stream().anyMatch(x -> x.startsWith("n/config.json: intermediate_size is null")),
+                said.readNotes().toString());
+        assertTrue(said.readNotes().stream().anyMatch(x -> x.startsWith("n/config.json: num_local_experts is null")),
+                said.readNotes().toString());
+        byte[] noDefault = ("{\"model_type\": \"gpt2\", \"n_embd\": 512, \"n_head\": 8, \"n_layer\": 2, "
+                + "\"vocab_size\": null, \"n_positions\": 1024}").getBytes(StandardCharsets.UTF_8);
+        try {
+            TransformerSpec gpt2 = HuggingFaceConfig.parse(noDefault, "g/config.json", "g");
+            assertTrue(gpt2.readNotes().stream().anyMatch(x -> x.contains("vocab_size is null")),
+                    gpt2.readNotes().toString());
+        } catch (org.scaledl.InvalidInputException e) {
+            assertTrue(e.getMessage().contains("vocab_size is null"), e.getMessage());
+        }
+    }
+
     @Test
     void aSequenceBeyondTheLearnedPositionsIsRefused() {
         TransformerSpec gpt2 = HuggingFaceConfig.read(DIR.resolve("gpt2/config.json"));

@@ -402,6 +402,11 @@ final class ClusterOptions {
 
         @Override
         public T convert(String value) {
+            if (value == null || value.isBlank()) {
+                // a table's empty cell is its column's default; an option given empty is a slip (a variable unset)
+                throw new picocli.CommandLine.TypeConversionException("an empty value (leave the option out for its "
+                        + "default)");
+            }
             try {
                 return parser.apply(value);
             } catch (org.scaledl.InvalidInputException e) {

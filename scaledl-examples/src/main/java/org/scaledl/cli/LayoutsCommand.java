@@ -149,6 +149,9 @@ final class LayoutsCommand implements Callable<Integer> {
         List<LayoutSearch.Layout> all = search.search();
         double seconds = (System.nanoTime() - t0) / 1e9;
         int searched = all.size();
+        // a degree listed twice is one degree (echoed once)
+        tensors = tensors == null ? null : tensors.stream().distinct().toList();
+        pipelines = pipelines == null ? null : pipelines.stream().distinct().toList();
         if (tensors != null || pipelines != null) {
             // the caller's constraints, applied to the ranking (the search's own choices stay the same)
             List<LayoutSearch.Layout> kept = all.stream().filter(l -> (tensors == null || tensors.contains(l
@@ -204,7 +207,8 @@ final class LayoutsCommand implements Callable<Integer> {
             root.put("device", d.name());
             root.put("precision", precision.label());
             root.put("topology", topo.describe());
-            root.put("topology_assumed", given.isEmpty());
+            // (partly given, the rest the standard system's: assumed too)
+            root.put("topology_assumed", topo.assumed());
             copied.ifPresent(c -> root.put("configuration_copy", c.toString()));
             root.put("layouts", all.size());
             root.put("layouts_searched", searched);
@@ -259,7 +263,8 @@ final class LayoutsCommand implements Callable<Integer> {
                 + "batch %d, in %s, %s%s:%n", spec.name(), spec.parameterCount() / 1e9, gpus, d.name(), globalBatch,
                 precision.label() + (cluster.precision == null ? " (not given, assumed)" : ""), topo.describe(),
                 given.isEmpty() ? " (the standard system, assumed: give --gpus-per-node and "
-                        + "--inter-node-gbps)" : ""));
+                        + "--inter-node-gbps)" : topo.assumed() ? " (partly given, the rest the standard system's: "
+                        + "give --gpus-per-node and --inter-node-gbps both)" : ""));
         b.append(String.format(Locale.ROOT, "%4s %3s %3s %3s %4s %3s %5s %6s %3s %3s %4s %-14s %10s %21s %9s %8s  %s%n",
                 "rank", "tp", "cp", "pp", "dp", "ep", "micro", "micros", "v", "sp", "zero", "recompute", "ms",
                 "90% interval ms", "tok/s/GPU", "mem GiB", "warnings"));

@@ -425,6 +425,25 @@ public final class MegatronExecution {
                 + "state", ts.seq(), ts.contextPositions()));
     }
 
+    /** Fewer tokens a context-parallel rank than this are said ({@link #thinContextNote}). */
+    static final int FEW_CONTEXT_TOKENS = 512;
+
+    /**
+     * Said where context parallelism leaves a rank fewer than {@link #FEW_CONTEXT_TOKENS} tokens of the sequence: its
+     * exchange of keys and values, every layer's, then outweighs the rank's work (long-context recipes keep thousands
+     * of tokens a rank).
+     */
+    static Optional<String> thinContextNote(Workload w) {
+        int c = w.parallelism().context();
+        long seq = w.graph().transformer().orElseThrow().seq();
+        if (c == 1 || seq / c >= FEW_CONTEXT_TOKENS) {
+            return Optional.empty();
+        }
+        return Optional.of(String.format(Locale.ROOT, "context parallelism %d leaves each rank %d tokens of the "
+                + "%d-token sequence: every layer's exchange of keys and values outweighs its work (long-context "
+                + "recipes keep thousands of tokens a rank)", c, seq / c, seq));
+    }
+
     /** {@link #chunkSizes(int, int, int)} of a model without multi-token prediction. */
     public static int[] chunkSizes(int layers, int chunks) {
         return chunkSizes(layers, chunks, 0);
@@ -2391,9 +2410,15 @@ public final class MegatronExecution {
         layerCountNotes(w).stream().map(StageCost.Note::unusual).forEach(all::add);
         dispatcherNote(w, topo).map(StageCost.Note::noted).ifPresent(all::add);
         contextNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
+        thinContextNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
         bubbleNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
         zeroNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
         misalignmentNote(w, device, fs).map(StageCost.Note::noted).ifPresent(all::add);
+        if (w.expertImbalance() != 1 && w.parallelism().expert() == 1) {
+            all.add(StageCost.Note.noted("expert imbalance " + org.scaledl.io.CsvTable.plain(w.expertImbalance())
+                    + " not applied: on one expert rank every GPU holds every expert, and none receives more than its "
+                    + "share"));
+        }
         int t = w.parallelism().tensor();
         int inDomain = Math.max(topo.gpusPerNode(), topo.nvlinkDomain());
         if (t > inDomain) {

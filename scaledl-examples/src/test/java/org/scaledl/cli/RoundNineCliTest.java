@@ -1,0 +1,74 @@
+package org.scaledl.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Round nine of hostile input: {@code layouts} and {@code predict} with today's options, as a probe found them
+ * silently accepting nonsense or saying less than they did, each case now refused or said.
+ */
+class RoundNineCliTest {
+    private static final Path LLAMA = HostileCliTest.repo()
+            .resolve("scaledl-core/src/test/resources/transformers/llama-3-8b/config.json");
+
+    /** An option given an empty value (an unset shell variable) is refused naming it, not read as its default. */
+    @Test
+    void anEmptyOptionIsRefusedNotItsDefault() {
+        for (String option : new String[] {"--cuda-graphs", "--moe-dispatcher", "--recompute", "--grad-reduce"}) {
+            MainTest.Run r = MainTest.run("predict", "--model", "gpu", "--transformer", LLAMA.toString(), "--seq",
+                    "4096", "--batch", "1", "--gpus", "8", "--device", "H100", option, "");
+            assertEquals(2, r.code(), option + ": " + r.err());
+            assertTrue(r.err().contains(option) && r.err().contains("an empty value"), r.err());
+        }
+    }
+
+    /**
+     * Context parallelism that leaves each rank a few tokens of the sequence is said (its exchanges outweigh the
+     * work); a long-context split is not.
+     */
+    @Test
+    void aContextSplitIntoAFewTokensARankIsSaid() throws Exception {
+        MainTest.Run thin = MainTest.run("predict", "--model", "gpu", "--transformer", LLAMA.toString(), "--seq",
+                "4096", "--batch", "1", "--gpus", "64", "--context", "16", "--device", "H100", "--precision", "bf16");
+        assertEquals(0, thin.code(), thin.err());
+        assertTrue(thin.err().contains("context parallelism 16 leaves each rank 256 tokens of the 4096-token "
+                + "sequence"), thin.err());
+        MainTest.Run fine = MainTest.run("predict", "--model", "gpu", "--transformer", LLAMA.toString(), "--seq",
+                "8192", "--batch", "1", "--gpus", "16", "--context", "2", "--device", "H100", "--precision", "bf16");
+        assertEquals(0, fine.code(), fine.err());
+        assertFalse(fine.err().contains("leaves each rank"), fine.err());
+    }
+
+    /**
+     * {@code layouts}: a degree listed twice is one degree, echoed once; a topology given in part is said to be
+     * partly assumed, in the header and in the JSON.
+     */
+    @Test
+    void layoutsListsADegreeOnceAndSaysAPartlyAssumedTopology() throws Exception {
+        String[] job = {"layouts", "--model", "gpu", "--transformer", LLAMA.toString(), "--seq", "4096", "--gpus", "16",
+            "--global-batch", "64", "--device", "H100", "--precision", "bf16", "--top", "2"};
+        MainTest.Run twice = MainTest.run(concat(job, "--tensor", "2,2", "--gpus-per-node", "4"));
+        assertEquals(0, twice.code(), twice.err());
+        assertTrue(twice.out().contains("those of tensor [2]"), twice.out());
+        assertTrue(twice.out().contains("(partly given, the rest the standard system's"), twice.out());
+        MainTest.Run json = MainTest.run(concat(job, "--gpus-per-node", "4", "--json"));
+        assertEquals(0, json.code(), json.err());
+        JsonNode j = new ObjectMapper().readTree(json.out());
+        assertTrue(j.get("topology_assumed").asBoolean(), "the network was assumed");
+        MainTest.Run whole = MainTest.run(concat(job, "--gpus-per-node", "4", "--inter-node-gbps", "1600", "--json"));
+        assertEquals(0, whole.code(), whole.err());
+        assertFalse(new ObjectMapper().readTree(whole.out()).get("topology_assumed").asBoolean());
+    }
+
+    private static String[] concat(String[] a, String... b) {
+        String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+}
