@@ -59,7 +59,8 @@ import org.scaledl.workload.Workload;
  * {@code grad_reduce} ({@code overlapped} with the last micro-batch's backward pass, or {@code after-backward}:
  * {@link Workload#gradReduceAfterBackward()}; overlapped), {@code moe_a2a_overlap} (true: expert parallelism's
  * all-to-all behind another micro-batch's compute, {@link Workload#expertCommOverlap()}; false; a caller's default
- * applies to the rows with expert parallelism only), {@code moe_dispatcher} (alltoall, allgather, deepep or hybridep,
+ * applies to the rows Megatron core runs it with and where it hides something only,
+ * {@link Workload.Builder#expertCommOverlapWhereRun}), {@code moe_dispatcher} (alltoall, allgather, deepep or hybridep,
  * {@link Workload#moeDispatcher()}; alltoall; a caller's default applies to the rows with expert parallelism only), {@code cuda_graphs} (none, layers or iteration: what of the
  * iteration runs as CUDA graphs, {@link Workload#cudaGraphs()}; none; a caller's default applies to transformer rows
  * only), {@code memory_format} (nchw or channels_last: how an imported graph's feature maps are laid out,
@@ -687,8 +688,12 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                 value(t, r, "grad_reduce").map(v -> column("grad_reduce", v, Workload::parseGradReduce))
                         .ifPresent(b::gradReduceAfterBackward);
                 // (stated where it applies: an empty cell or no default leaves it to the job's default)
-                if (forExperts(t, r, "moe_a2a_overlap")) {
+                if (t.opt(r, "moe_a2a_overlap").isPresent()) {
                     b.expertCommOverlap(flag(t, r, "moe_a2a_overlap"));
+                } else if (forExperts(t, r, "moe_a2a_overlap")) {
+                    // the caller's default: where Megatron core runs it and it hides something, as layouts applies
+                    // it (a row's own cell is taken as given, and refused where Megatron would not run it)
+                    b.expertCommOverlapWhereRun(flag(t, r, "moe_a2a_overlap"));
                 }
                 if (forExperts(t, r, "moe_dispatcher")) {
                     value(t, r, "moe_dispatcher").map(v -> column("moe_dispatcher", v, MoeDispatcher::parse))

@@ -320,11 +320,7 @@ public final class LayoutSearch {
             b.gradReduceAfterBackward(gradReduceAfterBackward);
         }
         if (stated.contains(Workload.ScheduleChoice.EXPERT_COMM_OVERLAP)) {
-            // (with one micro-batch nothing hides the all-to-all: not a layout Megatron's recipes run it with)
-            b.expertCommOverlap(expertCommOverlap && par.microBatches() > 1 && (par.expert() == 1
-                    || moeDispatcher != org.scaledl.workload.MoeDispatcher.ALLGATHER)
-                    && Workload.expertCommOverlapRefusal(par, precision,
-                    Recompute.AUTO).isEmpty());
+            b.expertCommOverlapWhereRun(expertCommOverlap);
         }
         if (par.expert() > 1) {
             b.moeDispatcher(moeDispatcher);

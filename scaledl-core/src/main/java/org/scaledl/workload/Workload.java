@@ -101,7 +101,12 @@ public final class Workload {
         this.documentTokens = b.documentTokens;
         this.sixteenBitGradients = b.sixteenBitGradients;
         this.gradReduceAfterBackward = b.gradReduceAfterBackward;
-        this.expertCommOverlap = b.expertCommOverlap;
+        // asked for where Megatron core runs it and it hides something (a table's default, a layout search): off
+        // elsewhere, where asked for outright it is refused below
+        this.expertCommOverlap = b.expertCommOverlap && !(b.overlapWhereRun && (phase != Phase.TRAIN
+                || parallelism.microBatches() < 2 || expertCommOverlapRefusal(parallelism, precision, recompute)
+                .isPresent() || recomputeModules.contains(RecomputeModule.MOE)
+                || expertCommOverlapRefusal(b.moeDispatcher).isPresent()));
         this.moeDispatcher = b.moeDispatcher;
         if (moeDispatcher != MoeDispatcher.ALLTOALL && parallelism.expert() == 1) {
             throw new IllegalArgumentException("MoE dispatcher " + moeDispatcher.label() + ": the tokens' dispatch is "
@@ -592,6 +597,7 @@ public final class Workload {
         private Boolean sixteenBitGradients;
         private boolean gradReduceAfterBackward;
         private boolean expertCommOverlap;
+        private boolean overlapWhereRun;
         private MoeDispatcher moeDispatcher = MoeDispatcher.ALLTOALL;
         private CudaGraphs cudaGraphs = CudaGraphs.NONE;
         private java.util.EnumSet<ScheduleChoice> stated = java.util.EnumSet.noneOf(ScheduleChoice.class);
@@ -780,7 +786,20 @@ public final class Workload {
          */
         public Builder expertCommOverlap(boolean value) {
             this.expertCommOverlap = value;
+            this.overlapWhereRun = false;
             this.stated.add(ScheduleChoice.EXPERT_COMM_OVERLAP);
+            return this;
+        }
+
+        /**
+         * The experts' all-to-all behind another micro-batch's compute where Megatron core runs it and it hides
+         * something, off elsewhere (where {@link #expertCommOverlap} would be refused, or the job has one micro-batch):
+         * a default over jobs of many layouts, as a candidate table's or a layout search's. Called, the job states the
+         * choice ({@link Workload#states}).
+         */
+        public Builder expertCommOverlapWhereRun(boolean value) {
+            expertCommOverlap(value);
+            this.overlapWhereRun = value;
             return this;
         }
 

@@ -1750,6 +1750,35 @@ class MegatronExecutionTest {
     private static final TransformerSpec MIXTRAL = HuggingFaceConfig.read(
             Path.of("src/test/resources/transformers/mixtral-8x7b/config.json"));
 
+    /**
+     * The all-to-all overlap asked for where Megatron core runs it ({@code expertCommOverlapWhereRun}, a table's
+     * default) is on where it runs and hides something, off where it would be refused (full recomputation, a pipeline
+     * without virtual stages, no expert parallelism) or where one micro-batch leaves nothing to hide it behind; asked
+     * for outright the same jobs are refused.
+     */
+    @Test
+    void theOverlapWhereRunIsOffWhereMegatronWouldNotRunIt() {
+        Workload runs = mixtral(8, 1, 1, 8, 1).toBuilder().recompute(Recompute.SELECTIVE).build();
+        assertTrue(runs.toBuilder().expertCommOverlapWhereRun(true).build().expertCommOverlap());
+        assertTrue(runs.toBuilder().expertCommOverlap(true).build().expertCommOverlap());
+        List<Workload> not = List.of(runs.toBuilder().recompute(Recompute.FULL).build(),
+                mixtral(8, 1, 2, 8, 1).toBuilder().recompute(Recompute.SELECTIVE).build(),
+                mixtral(8, 1, 1, 1, 1).toBuilder().recompute(Recompute.SELECTIVE).build(),
+                runs.toBuilder().parallelism(Parallelism.of(8, 1, 1, 1).withExpert(8, 1)).batch(1).build());
+        for (Workload w : not) {
+            Workload where = w.toBuilder().expertCommOverlapWhereRun(true).build();
+            assertFalse(where.expertCommOverlap(), w.toString());
+            assertTrue(where.states(Workload.ScheduleChoice.EXPERT_COMM_OVERLAP), "the choice is stated");
+        }
+        for (Workload w : not.subList(0, 3)) {
+            org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                    () -> w.toBuilder().expertCommOverlap(true).build(), w.toString());
+        }
+        // the strict setter after it asks outright again
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> not.get(0).toBuilder()
+                .expertCommOverlapWhereRun(true).expertCommOverlap(true).build());
+    }
+
     private static Workload mixtral(int d, int t, int p, int e, int et) {
         return Workload.builder(MIXTRAL.graph(1024)).batch(4).phase(Phase.TRAIN).device(A100)
                 .parallelism(Parallelism.of(d, t, p, 4).withSequenceParallel(t > 1).withExpert(e, et))

@@ -641,9 +641,9 @@ class ClusterPredictCliTest {
     }
 
     /**
-     * {@code --moe-a2a-overlap} as the default of a candidate table applies to its rows with expert parallelism: a
-     * dense row beside them is scored as without it, the expert-parallel one as with it; a row that gives the column
-     * true without experts is refused at its line.
+     * {@code --moe-a2a-overlap} as the default of a candidate table applies to its rows Megatron core runs it with: a
+     * dense row beside them is scored as without it, the expert-parallel one as with it, one whose pipeline has no
+     * virtual stages as without it; a row that gives the column true without experts is refused at its line.
      */
     @Test
     void theOverlapAsATableDefaultAppliesToRowsWithExperts(@TempDir Path dir) throws Exception {
@@ -653,9 +653,12 @@ class ClusterPredictCliTest {
             Files.copy(published().resolve("configs/" + model + "/config.json"), cfg);
         }
         Path jobs = dir.resolve("jobs.csv");
-        Files.writeString(jobs, "name,transformer,seq,batch,micro_batches,world_size,expert,device,precision\n"
-                + "dense,llama3-8b/config.json,4096,1,8,8,1,H100 SXM,bf16\n"
-                + "moe,mixtral-8x7b/config.json,4096,1,8,8,8,H100 SXM,bf16\n");
+        Files.writeString(jobs, "name,transformer,seq,batch,micro_batches,world_size,expert,pipeline,device,precision\n"
+                + "dense,llama3-8b/config.json,4096,1,8,8,1,1,H100 SXM,bf16\n"
+                + "moe,mixtral-8x7b/config.json,4096,1,8,8,8,1,H100 SXM,bf16\n"
+                // a pipeline without virtual stages: Megatron core does not run the overlap, so the default leaves
+                // it off there (where the row's own cell would be refused)
+                + "moepp,mixtral-8x7b/config.json,4096,1,8,8,8,2,H100 SXM,bf16\n");
         Map<String, Map<String, String>> plain = scored(dir, Files.readString(jobs));
         Path out = dir.resolve("overlapped.csv");
         Run r = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--moe-a2a-overlap",
@@ -665,6 +668,7 @@ class ClusterPredictCliTest {
         assertEquals(plain.get("dense").get("predicted_ms"), overlapped.get("dense").get("predicted_ms"));
         assertTrue(Double.parseDouble(overlapped.get("moe").get("predicted_ms"))
                 < Double.parseDouble(plain.get("moe").get("predicted_ms")), overlapped.get("moe").toString());
+        assertEquals(plain.get("moepp").get("predicted_ms"), overlapped.get("moepp").get("predicted_ms"));
         Files.writeString(jobs, "name,transformer,seq,batch,micro_batches,world_size,expert,device,precision,"
                 + "moe_a2a_overlap\ndense,llama3-8b/config.json,4096,1,8,8,1,H100 SXM,bf16,true\n");
         Run refused = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--out",
