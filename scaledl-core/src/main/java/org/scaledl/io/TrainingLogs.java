@@ -123,8 +123,9 @@ import org.scaledl.workload.Recompute;
  * {@code train_step_timing: 1.234} and {@code train_step_timing in s=1.234}). Each such line is one logged iteration
  * (with Megatron's {@code log_interval} above 1, the mean of that many), numbered by its {@code iteration N/M}, else
  * by a tqdm progress bar's count ({@code | N/M [} or {@code Nit [}: Lightning's bar, whose count starts again each
- * epoch); a line repeating the previous line's number (a progress bar redrawn, its count first and then the step's
- * time) replaces it: a step's last drawing is its iteration. The run's time is the <b>median</b> of the steady state: the
+ * epoch; its drawing at 0, when it resets for a new epoch, is no step); a line repeating the previous line's number
+ * (a progress bar redrawn, its count first and then the step's time) replaces it: a step's last drawing is its
+ * iteration. The run's time is the <b>median</b> of the steady state: the
  * first {@code warmup} logged iterations are dropped ({@link #DEFAULT_WARMUP}: 10, or a third, rounded down but at
  * least the first, when a run logs fewer than 30: a first iteration holds the start-up). A run with no iteration
  * lines, or none after warm-up, is refused.
@@ -443,6 +444,11 @@ public final class TrainingLogs {
                     if (iteration < 0 && line.contains("[") && (bar = PROGRESS.matcher(line)).find()) {
                         // a progress bar (Lightning's, over NeMo): its count numbers the steps, and each is redrawn
                         iteration = Long.parseLong(bar.group(1) != null ? bar.group(1) : bar.group(2));
+                        if (iteration == 0) {
+                            // the bar reset for a new epoch (its count the finished steps: none), still showing the
+                            // last step's time before its label moves on: no step of its own
+                            continue;
+                        }
                     }
                     Matcher gb = ITERATION_BATCH.matcher(line);
                     long batch = line.contains("global batch size") && gb.find() ? Long.parseLong(gb.group(1)) : -1;
@@ -985,10 +991,11 @@ public final class TrainingLogs {
                 throw InvalidInputException.inSource(source, which + "no iteration lines ('iteration N/M | ... | "
                         + "elapsed time per iteration (ms): T' or 'train_step_timing in s: T'): " + (foreign > 0
                         ? "line " + foreign + " is a step line of another training loop (TorchTitan's 'step: N  "
-                        + "loss: ...  tps: T', Hugging Face Trainer's, or DeepSpeed's without Megatron's iteration lines), "
-                        + "which this reader does not read: give its runs as a job runs table (docs/formats.md), a "
-                        + "step's time as measured_ms (DeepSpeed's: the global batch / SamplesPerSec) or TorchTitan's "
-                        + "tps (tokens per second per GPU) as tokens_per_s_per_gpu" : "not a training log, or one that "
+                        + "loss: ...  tps: T', Hugging Face Trainer's, or DeepSpeed's without Megatron's iteration "
+                        + "lines), which this reader does not read: give its runs as a job runs table "
+                        + "(docs/formats.md), a step's time as measured_ms (DeepSpeed's: 1000 x the global batch / "
+                        + "SamplesPerSec) or TorchTitan's tps (tokens per second per GPU) as tokens_per_s_per_gpu"
+                        : "not a training log, or one that "
                         + "stopped before its first logged iteration"));
             }
             // by default at least the first logged iteration goes: it holds the start-up (allocation, autotuning,

@@ -141,7 +141,8 @@ public final class LayoutSearch {
     /**
      * Expert parallelism's all-to-all behind another micro-batch's compute ({@link Workload#expertCommOverlap()}), in
      * every layout Megatron core runs it with and where it hides something: expert parallelism, more than one
-     * micro-batch, and virtual stages where there is a pipeline (default false: on the critical path). Called, every layout states the choice ({@link Workload#states}).
+     * micro-batch, and virtual stages where there is a pipeline (default false: on the critical path). Called, every
+     * layout states the choice ({@link Workload#states}).
      */
     public LayoutSearch expertCommOverlap(boolean value) {
         this.expertCommOverlap = value;
@@ -219,24 +220,25 @@ public final class LayoutSearch {
 
     /**
      * Refuses settings that do not go together whatever the layout: 16-bit gradients in FP32, a precision the GPU has
-     * no matrix units for. {@link #search} checks them first; a caller may check them before starting it.
+     * no matrix units for, the experts' settings (all-to-all overlap, dispatcher, imbalance) on a model without.
+     * {@link #search} checks them first; a caller may check them before starting it.
      *
      * @throws IllegalArgumentException naming the conflict
      */
     public LayoutSearch check() {
         Workload.Builder b = Workload.builder(graph).precision(precision);
         (sixteenBitGradients == null ? b : b.sixteenBitGradients(sixteenBitGradients)).build();
-        if (expertCommOverlap && !graph.transformer().map(t -> t.mixtureOfExperts()).orElse(false)) {
+        boolean experts = graph.transformer().map(t -> t.mixtureOfExperts()).orElse(false);
+        if (expertCommOverlap && !experts) {
             throw new IllegalArgumentException("overlapping the experts' all-to-all (overlap_moe_expert_parallel_comm) "
                     + "needs a model with routed experts, not " + graph.name());
         }
-        if (expertImbalance != 1 && !graph.transformer().map(t -> t.mixtureOfExperts()).orElse(false)) {
+        if (expertImbalance != 1 && !experts) {
             // (as a predicted job refuses it)
             throw new IllegalArgumentException("expert imbalance " + org.scaledl.io.CsvTable.plain(expertImbalance)
-                    + " for a model without experts, not " + graph.name());
+                    + " needs a model with routed experts, not " + graph.name());
         }
-        if (moeDispatcher != org.scaledl.workload.MoeDispatcher.ALLTOALL
-                && !graph.transformer().map(t -> t.mixtureOfExperts()).orElse(false)) {
+        if (moeDispatcher != org.scaledl.workload.MoeDispatcher.ALLTOALL && !experts) {
             throw new IllegalArgumentException("MoE dispatcher " + moeDispatcher.label() + " needs a model with routed "
                     + "experts, not " + graph.name());
         }

@@ -208,6 +208,17 @@ public final class RuntimePredictor implements RuntimeModel {
         return stage;
     }
 
+    /**
+     * Whether a training job recomputes all it can already, so that more recomputation is no way to fit it: every
+     * layer in full, or what {@code auto} chose where nothing fits (the least memory it reaches).
+     */
+    private boolean recomputesAllItCan(Workload w) {
+        Workload r = resolved(w);
+        return r.recompute() == org.scaledl.workload.Recompute.FULL && r.recomputeLayers() == 0
+                || w.recompute() == org.scaledl.workload.Recompute.AUTO
+                && r.recompute() != org.scaledl.workload.Recompute.NONE;
+    }
+
     boolean allowsPartialGraphs() {
         return allowPartial;
     }
@@ -352,9 +363,7 @@ public final class RuntimePredictor implements RuntimeModel {
                     cost.memoryDetail().map(d -> " (" + d + ")").orElse(""), w.device().get().memoryGB(),
                     w.device().get().name(), w.phase() == org.scaledl.workload.Phase.INFER
                             ? "tensor or pipeline parallelism, a smaller batch"
-                            : w.recompute() == org.scaledl.workload.Recompute.AUTO
-                                    || w.recompute() == org.scaledl.workload.Recompute.FULL
-                                    // (auto has recomputed all it could already)
+                            : recomputesAllItCan(w)
                                     ? "tensor or pipeline parallelism, ZeRO, a smaller micro-batch"
                                     : "tensor or pipeline parallelism, ZeRO, recomputation, a smaller micro-batch"),
                     Optional.of(memory.getAsDouble()),

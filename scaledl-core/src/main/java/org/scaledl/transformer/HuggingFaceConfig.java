@@ -357,7 +357,9 @@ public final class HuggingFaceConfig {
         // a gated MLP whatever its activation (SiLU, GELU: the same cost), but an activation no model has is a slip
         activation(r, "hidden_act", "silu");
         long vocab = r.vocab("vocab_size", d != null ? d.vocab() : 32000);
+        // (null is transformers' "as many as the attention heads", phi-2's: no slip to say)
         long kvHeads = d != null ? r.size("num_key_value_heads", d.kvHeads() > 0 ? d.kvHeads() : heads)
+                : r.isNull("num_key_value_heads") ? heads
                 : r.has("num_key_value_heads") ? r.size("num_key_value_heads", heads)
                 : r.sizeSaid("num_key_value_heads", heads, "as many as the attention heads, as transformers' "
                         + "Llama-family classes take a missing one");
@@ -1169,8 +1171,8 @@ public final class HuggingFaceConfig {
                             : key + " is null: a number is needed");
                 }
                 if (n != null) {
-                    // null where a number is meant (the keys whose null means something are read before this): the
-                    // default, said whatever the key, as a number left out by the tool that wrote the file
+                    // null where a number is meant (a key whose null means something, num_key_value_heads, is read
+                    // apart): the default, said whatever the key, as a number left out by the tool that wrote the file
                     say("{}: {} is null; {} is taken (the default)", source, key, dflt);
                 } else if (say) {
                     // Hugging Face's class default, taken as transformers does, but said: a configuration written

@@ -103,10 +103,8 @@ public final class Workload {
         this.gradReduceAfterBackward = b.gradReduceAfterBackward;
         // asked for where Megatron core runs it and it hides something (a table's default, a layout search): off
         // elsewhere, where asked for outright it is refused below
-        this.expertCommOverlap = b.expertCommOverlap && !(b.overlapWhereRun && (phase != Phase.TRAIN
-                || parallelism.microBatches() < 2 || expertCommOverlapRefusal(parallelism, precision, recompute)
-                .isPresent() || recomputeModules.contains(RecomputeModule.MOE)
-                || expertCommOverlapRefusal(b.moeDispatcher).isPresent()));
+        this.expertCommOverlap = b.expertCommOverlap && (!b.overlapWhereRun || expertCommOverlapRuns(phase,
+                parallelism, precision, recompute, recomputeModules, b.moeDispatcher));
         this.moeDispatcher = b.moeDispatcher;
         if (moeDispatcher != MoeDispatcher.ALLTOALL && parallelism.expert() == 1) {
             throw new IllegalArgumentException("MoE dispatcher " + moeDispatcher.label() + ": the tokens' dispatch is "
@@ -431,6 +429,19 @@ public final class Workload {
                 : recompute == Recompute.FULL ? "no full recomputation (Megatron core refuses both together)"
                 : null;
         return why == null ? expertCommOverlapRefusal(precision) : Optional.of(OVERLAP_NEEDS + why);
+    }
+
+    /**
+     * Whether Megatron core runs the experts' all-to-all overlap ({@link #expertCommOverlap()}) for a job of these
+     * settings and it hides something: training, more than one micro-batch, and none of the refusals
+     * ({@link #expertCommOverlapRefusal(Parallelism, Precision, Recompute)}, the dispatcher's, recompute module
+     * {@code moe}).
+     */
+    public static boolean expertCommOverlapRuns(Phase phase, Parallelism par, Precision precision, Recompute recompute,
+            Set<RecomputeModule> modules, MoeDispatcher dispatcher) {
+        return phase == Phase.TRAIN && par.microBatches() > 1
+                && expertCommOverlapRefusal(par, precision, recompute).isEmpty()
+                && !modules.contains(RecomputeModule.MOE) && expertCommOverlapRefusal(dispatcher).isEmpty();
     }
 
     /** Why Megatron core would not run the experts' all-to-all overlap with this dispatcher; empty where it would. */

@@ -493,6 +493,10 @@ class TrainingLogsTest {
         for (String form : List.of("| %d/12 [00:10<00:20, 0.41it/s, ", ": %dit [00:10, 0.41it/s, ")) {
             StringBuilder b = new StringBuilder(header).append('\n');
             for (int epoch = 0; epoch < 2; epoch++) {
+                // the bar resets for the epoch: drawn at 0 with the last step's time, under the label before
+                b.append(String.format(java.util.Locale.ROOT, "Epoch " + Math.max(0, epoch - 1) + ": "
+                        + String.format(java.util.Locale.ROOT, form, 0) + "v_num=0, train_step_timing in s=%.3f]\r",
+                        t[steps]));
                 for (int i = 1; i <= steps; i++) {
                     String bar = "Epoch " + epoch + ": " + String.format(java.util.Locale.ROOT, form, i)
                             + "v_num=0, reduced_train_loss=11.0, global_step=%d.000, train_step_timing in s=%.3f]\r";

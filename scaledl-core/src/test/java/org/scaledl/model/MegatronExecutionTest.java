@@ -1553,7 +1553,7 @@ class MegatronExecutionTest {
         assertTrue(e.getMessage().contains("LoRA rank 32"), e.getMessage());
         IllegalArgumentException dense = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
                 () -> predictor.predict(full.toBuilder().expertImbalance(2).build()));
-        assertTrue(dense.getMessage().contains("expert imbalance 2.0 for a model without experts"),
+        assertTrue(dense.getMessage().contains("expert imbalance 2 needs a model with routed experts"),
                 dense.getMessage());
         // expert parallelism on a dense model is said as such, not as a degree that does not divide one expert
         IllegalArgumentException ep = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
@@ -2173,10 +2173,21 @@ class MegatronExecutionTest {
         Workload coreAttn = overlapped.toBuilder().recompute(Recompute.SELECTIVE).build();
         double chosenBytes = org.scaledl.model.exec.MegatronExecution.memoryBytes(selective, stage.layers(), d);
         assertTrue(chosenBytes < none, "it saves memory: " + chosenBytes + " of " + none);
-        if (!selective.recomputeModules().equals(org.scaledl.workload.RecomputeModule.DEFAULT)) {
-            assertTrue(org.scaledl.model.exec.MegatronExecution.memoryBytes(coreAttn, stage.layers(), d) > capacity,
-                    "a smaller choice would have fitted: " + selective);
+        // every set of modules before the one chosen does not fit; each names a layer of the model (no mla_up_proj
+        // or mlp for a model of latent-free attention and experts in every layer)
+        List<java.util.Set<org.scaledl.workload.RecomputeModule>> ladder = org.scaledl.model.exec.MegatronExecution
+                .overlapLadder(overlapped.graph());
+        int chosen = ladder.indexOf(selective.recomputeModules());
+        assertTrue(chosen >= 0, ladder + " holds " + selective.recomputeModules());
+        for (int rung = 0; rung < chosen; rung++) {
+            assertTrue(org.scaledl.model.exec.MegatronExecution.memoryBytes(overlapped.toBuilder().recompute(
+                    Recompute.SELECTIVE).recomputeModules(ladder.get(rung)).build(), stage.layers(), d) > capacity,
+                    ladder.get(rung) + " would have fitted before " + selective.recomputeModules());
         }
+        assertTrue(ladder.stream().noneMatch(x -> x.contains(org.scaledl.workload.RecomputeModule.MLA_UP_PROJ)
+                || x.contains(org.scaledl.workload.RecomputeModule.MOE)), ladder.toString());
+        assertTrue(predictor.stage().cost(overlapped.toBuilder().device(d).build()).notes().stream()
+                .noneMatch(n -> n.text().contains("names no layer")), "the predictor's own choice is not unusual");
         // a GPU nothing fits in: the least memory the job reaches (not none, the fastest and furthest from running),
         // and a note that says no recomputation fits
         Device tiny = new Device(A100.name(), full / 2 / (1L << 30), A100.memoryBandwidthGBps(),

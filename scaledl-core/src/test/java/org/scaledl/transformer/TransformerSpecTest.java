@@ -1159,15 +1159,19 @@ class TransformerSpecTest {
                 said.readNotes().toString());
         assertTrue(said.readNotes().stream().anyMatch(x -> x.startsWith("n/config.json: num_local_experts is null")),
                 said.readNotes().toString());
-        byte[] noDefault = ("{\"model_type\": \"gpt2\", \"n_embd\": 512, \"n_head\": 8, \"n_layer\": 2, "
-                + "\"vocab_size\": null, \"n_positions\": 1024}").getBytes(StandardCharsets.UTF_8);
-        try {
-            TransformerSpec gpt2 = HuggingFaceConfig.parse(noDefault, "g/config.json", "g");
-            assertTrue(gpt2.readNotes().stream().anyMatch(x -> x.contains("vocab_size is null")),
-                    gpt2.readNotes().toString());
-        } catch (org.scaledl.InvalidInputException e) {
-            assertTrue(e.getMessage().contains("vocab_size is null"), e.getMessage());
-        }
+        // transformers reads a null num_key_value_heads as the attention heads' count: no note
+        byte[] kvNull = ("{\"model_type\": \"llama\", \"hidden_size\": 512, \"num_attention_heads\": 8, "
+                + "\"num_key_value_heads\": null, \"intermediate_size\": 1024, \"vocab_size\": 1000, "
+                + "\"num_hidden_layers\": 2}").getBytes(StandardCharsets.UTF_8);
+        TransformerSpec mha = HuggingFaceConfig.parse(kvNull, "k/config.json", "k");
+        assertEquals(List.of(), mha.readNotes());
+        assertEquals(8, mha.kvHeads());
+        // a number without a default given as null: refused as null, not as missing
+        byte[] noDefault = ("{\"model_type\": \"gpt2\", \"n_embd\": null, \"n_head\": 8, \"n_layer\": 2, "
+                + "\"vocab_size\": 1000, \"n_positions\": 1024}").getBytes(StandardCharsets.UTF_8);
+        org.scaledl.InvalidInputException e = assertThrows(org.scaledl.InvalidInputException.class,
+                () -> HuggingFaceConfig.parse(noDefault, "g/config.json", "g"));
+        assertTrue(e.getMessage().contains("n_embd is null"), e.getMessage());
     }
 
     @Test

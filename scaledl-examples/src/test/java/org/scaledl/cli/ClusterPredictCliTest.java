@@ -425,11 +425,12 @@ class ClusterPredictCliTest {
         }
         assertTrue(expert && context, "expert and context parallelism searched");
         // an imbalance of the experts' load on a model without experts is refused, as predict refuses it
-        Run dense = MainTest.run("layouts", "--model", "gpu", "--transformer", dir.resolve("dense/config.json").toString(),
-                "--seq", "4096", "--gpus", "16", "--global-batch", "64", "--device", "H100 SXM", "--precision", "bf16",
+        Run dense = MainTest.run("layouts", "--model", "gpu", "--transformer",
+                dir.resolve("dense/config.json").toString(), "--seq", "4096", "--gpus", "16", "--global-batch", "64",
+                "--device", "H100 SXM", "--precision", "bf16",
                 "--expert-imbalance", "2");
         assertEquals(1, dense.code(), dense.err());
-        assertTrue(dense.err().contains("expert imbalance 2 for a model without experts"), dense.err());
+        assertTrue(dense.err().contains("expert imbalance 2 needs a model with routed experts"), dense.err());
         Path scored = dir.resolve("scored.csv");
         Run s = MainTest.run("predict", "--model", "gpu", "--candidates", table.toString(), "--out",
                 scored.toString());

@@ -149,8 +149,8 @@ public final class MegatronExecution {
                     + "sequences of " + ts.seq() + " (document tokens may be 1 to the sequence length)");
         }
         if (w.expertImbalance() != 1 && ts.experts() == 1) {
-            throw new IllegalArgumentException("expert imbalance " + w.expertImbalance() + " for a model without "
-                    + "experts");
+            throw new IllegalArgumentException("expert imbalance " + org.scaledl.io.CsvTable.plain(w.expertImbalance())
+                    + " needs a model with routed experts, not " + w.graph().name());
         }
         if (ts.experts() > 1 && par.expert() > 1) {
             // (on one expert rank the imbalance is 1 whatever is given: a table's default for its other rows)
@@ -423,6 +423,22 @@ public final class MegatronExecution {
         return Optional.of(String.format(Locale.ROOT, "sequence %d is longer than the %d positions the "
                 + "configuration names (max_position_embeddings): built as given, a context extension it does not "
                 + "state", ts.seq(), ts.contextPositions()));
+    }
+
+    /**
+     * The ranks of the slowest of groups of {@code size} consecutive ranks that share a node of {@code node} GPUs:
+     * {@code gcd(size, node)} (all of a group where nodes hold whole groups, a node's where groups hold whole nodes;
+     * otherwise a group straddles two nodes with that many ranks on a side).
+     */
+    static int ranksPerNode(int size, int node) {
+        int a = size;
+        int b = node;
+        while (b != 0) {
+            int r = a % b;
+            a = b;
+            b = r;
+        }
+        return a;
     }
 
     /** Fewer tokens a context-parallel rank than this are said ({@link #thinContextNote}). */
@@ -818,8 +834,8 @@ public final class MegatronExecution {
                         : (u == PROLOGUE ? (train ? 2 : 1) : 0);
             }
             out[u] = new Unit(List.copyOf(dense.get(u)), other[u], expertOther[u], attentionOther[u], tp,
-                    attention[u] ? 1 : 0, coreFwd[u], coreBwd[u], experts[u] ? 1 : 0, saved[u], expertSaved[u], params[u],
-                    expertParams[u], lowParams[u], adapterParams[u]);
+                    attention[u] ? 1 : 0, coreFwd[u], coreBwd[u], experts[u] ? 1 : 0, saved[u], expertSaved[u],
+                    params[u], expertParams[u], lowParams[u], adapterParams[u]);
         }
         return out;
     }
@@ -1457,7 +1473,7 @@ public final class MegatronExecution {
             // Megatron core runs the all-to-all overlap without full recomputation only: selective recomputation of
             // more and more modules; where none fits, the most (the least memory, which the memory warning gives)
             Workload selective = none;
-            for (Set<RecomputeModule> modules : OVERLAP_LADDER) {
+            for (Set<RecomputeModule> modules : overlapLadder(w.graph())) {
                 selective = w.toBuilder().recompute(Recompute.SELECTIVE).recomputeLayers(0).recomputeModules(modules)
                         .build();
                 if (memoryBytes(selective, layers, device) <= capacity) {
@@ -1480,8 +1496,8 @@ public final class MegatronExecution {
     /**
      * What {@link #resolve} recomputes selectively, in turn, where the experts' all-to-all overlap forbids full
      * recomputation: the attention core (Megatron core's default), the modules that discard their output as well
-     * ({@code layernorm}, {@code moe_act}, {@code mla_up_proj}: Megatron-Bridge's MoE recipes), those with the attention
-     * core, then every module but {@code moe} (which the overlap forbids too).
+     * ({@code layernorm}, {@code moe_act}, {@code mla_up_proj}: Megatron-Bridge's MoE recipes), those with the
+     * attention core, then every module but {@code moe} (which the overlap forbids too).
      */
     static final List<Set<RecomputeModule>> OVERLAP_LADDER = List.of(RecomputeModule.DEFAULT,
             java.util.Collections.unmodifiableSet(java.util.EnumSet.of(RecomputeModule.LAYERNORM,
@@ -1490,6 +1506,30 @@ public final class MegatronExecution {
                     RecomputeModule.LAYERNORM, RecomputeModule.MOE_ACT, RecomputeModule.MLA_UP_PROJ)),
             java.util.Collections.unmodifiableSet(java.util.EnumSet.complementOf(java.util.EnumSet.of(
                     RecomputeModule.MOE))));
+
+    /**
+     * {@link #OVERLAP_LADDER} for a model: each set of modules cut to those that name a layer of it (no
+     * {@code mla_up_proj} without latent attention, no {@code mlp} without dense layers), a set left empty or equal to
+     * the one before dropped.
+     */
+    public static List<Set<RecomputeModule>> overlapLadder(ModelGraph g) {
+        List<Set<RecomputeModule>> out = new ArrayList<>();
+        for (Set<RecomputeModule> rung : OVERLAP_LADDER) {
+            java.util.EnumSet<RecomputeModule> kept = java.util.EnumSet.noneOf(RecomputeModule.class);
+            for (RecomputeModule m : rung) {
+                RecomputeModule[] alone = RecomputeRegions.of(g, java.util.EnumSet.of(m));
+                if (java.util.Arrays.stream(alone).anyMatch(x -> x == m)) {
+                    kept.add(m);
+                }
+            }
+            Set<RecomputeModule> set = kept.equals(RecomputeModule.DEFAULT) ? RecomputeModule.DEFAULT
+                    : java.util.Collections.unmodifiableSet(kept);
+            if (!kept.isEmpty() && (out.isEmpty() || !out.get(out.size() - 1).equals(set))) {
+                out.add(set);
+            }
+        }
+        return List.copyOf(out);
+    }
 
     /**
      * The job {@code of(n)} for the least {@code n} in {@code [1, hi]} whose memory fits {@code capacity}, by
@@ -1676,8 +1716,7 @@ public final class MegatronExecution {
             double bytes = (double) b * ts.seq() / c * ts.hidden() * actBytes;
             // ranks are placed in order: where the domain is no whole number of groups (or a group no whole number of
             // domains), a group straddles two with gcd(t, domain) ranks on a side, and the slowest group sets the pace
-            int perNode = java.math.BigInteger.valueOf(t).gcd(java.math.BigInteger.valueOf(topo.gpusPerNode()))
-                    .intValue();
+            int perNode = ranksPerNode(t, topo.gpusPerNode());
             tpOne = par.sequenceParallel() ? 2 * comm.reduceScatterMillis(device, topo, t, perNode, bytes)
                     : comm.allReduceMillis(device, topo, t, perNode, bytes);
         }
@@ -1861,7 +1900,7 @@ public final class MegatronExecution {
         // Transformer Engine's overlap of the sequence-parallel collectives with their contractions (userbuffers over
         // NVLink, on by default in NeMo and Megatron-Bridge on the FP8 generations)
         boolean overlapped = par.sequenceParallel() && t > 1 && device.matrixUnits(Precision.FP8)
-                && topo.link() != Topology.Link.PCIE && (long) t <= topo.gpusPerNode();
+                && topo.link() != Topology.Link.PCIE && topo.gpusPerNode() % t == 0;   // (every group inside one)
         double tensorOverlapped = overlapped ? tensor : 0;
         tensor = overlapped ? 0 : tensor;
         MegatronTerms terms = out.add(ExecutionTerm.OTHER, other).add(ExecutionTerm.TENSOR_COMM, tensor)
@@ -2347,12 +2386,9 @@ public final class MegatronExecution {
                         100 * (after / total - 1))));
             }
         }
-        if (w.phase() == Phase.TRAIN && !w.expertCommOverlap() && !w.states(Workload.ScheduleChoice.EXPERT_COMM_OVERLAP)
-                && w.parallelism().microBatches() > 1
-                && terms.value(ExecutionTerm.EXPERT_COMM) > 0
-                && Workload.expertCommOverlapRefusal(w.parallelism(), w.precision(), w.recompute()).isEmpty()
-                && w.moeDispatcher() != MoeDispatcher.ALLGATHER
-                && !w.recomputeModules().contains(RecomputeModule.MOE)) {
+        if (!w.expertCommOverlap() && !w.states(Workload.ScheduleChoice.EXPERT_COMM_OVERLAP)
+                && terms.value(ExecutionTerm.EXPERT_COMM) > 0 && Workload.expertCommOverlapRuns(w.phase(),
+                w.parallelism(), w.precision(), w.recompute(), w.recomputeModules(), w.moeDispatcher())) {
             // the other schedule choice the recipes state: the experts' all-to-all behind another micro-batch, where
             // Megatron core allows it
             double overlapped = stepWith.apply(w.toBuilder().expertCommOverlap(true));

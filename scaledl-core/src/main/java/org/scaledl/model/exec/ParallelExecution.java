@@ -361,8 +361,9 @@ public final class ParallelExecution {
             int passes = train ? 4 : 2;
             double act = (residualBytes > 0 ? residualBytes : 4.0 * perMicro.batch() * blocks.get().hiddenSize())
                     * actScale;
+            // ranks in order: a group that straddles nodes has gcd(t, node) of its ranks on a side (as Megatron's)
             double one = communication.get().allReduceMillis(device, topo, par.tensor(),
-                    Math.min(par.tensor(), topo.gpusPerNode()), act);
+                    MegatronExecution.ranksPerNode(par.tensor(), topo.gpusPerNode()), act);
             double tp = blocks.get().copies() * passes * one * stageScale;
             comm += tp;
             terms.add(new StageCost.Term("tensor-parallel all-reduce", StageCost.TermKind.COMMUNICATION, tp));
