@@ -1632,9 +1632,9 @@ public final class MegatronExecution {
                         + "chunk (recompute full, recompute_layers " + resolved.recomputeLayers() + ")"
                 : "full recomputation of every layer";
         if (!fits) {
-            return Optional.of(RESOLUTION_NOTE + "no recomputation fits the job in the " + device.memoryGB()
-                    + " GiB of " + device.name() + (given.expertCommOverlap() ? " that the experts' all-to-all "
-                    + "overlap allows (it forbids full recomputation)" : "") + ": predicted with " + what + ", the "
+            return Optional.of(RESOLUTION_NOTE + "no recomputation" + (given.expertCommOverlap() ? " the experts' "
+                    + "all-to-all overlap allows (it forbids full recomputation)" : "") + " fits the job in the "
+                    + device.memoryGB() + " GiB of " + device.name() + ": predicted with " + what + ", the "
                     + "least memory it reaches (the memory warning says how much: more parallelism, ZeRO or a smaller "
                     + "micro-batch)");
         }
