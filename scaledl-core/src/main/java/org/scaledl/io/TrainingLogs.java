@@ -121,11 +121,16 @@ import org.scaledl.workload.Recompute;
  * <p><b>Iterations.</b> Megatron-LM's and Megatron-Bridge's {@code iteration 10/ 1000 | ... | elapsed time per
  * iteration (ms): 1234.5 | ...} and NeMo/Lightning's {@code train_step_timing in s: 1.234} (also
  * {@code train_step_timing: 1.234} and {@code train_step_timing in s=1.234}). Each such line is one logged iteration
- * (with Megatron's {@code log_interval} above 1, the mean of that many), numbered by its {@code iteration N/M}, else
- * by a tqdm progress bar's count ({@code | N/M [} or {@code Nit [}: Lightning's bar, whose count starts again each
- * epoch; its drawing at 0, when it resets for a new epoch, is no step); a line repeating the previous line's number
- * (a progress bar redrawn, its count first and then the step's time) replaces it: a step's last drawing is its
- * iteration. The run's time is the <b>median</b> of the steady state: the
+ * (with Megatron's {@code log_interval} above 1, the mean of that many), numbered by its {@code iteration N/M}, else,
+ * for a drawing of Lightning's progress bar (the training bar's own: the last {@code Epoch} label before the time, a
+ * validation bar drawn on the same line aside), by its metrics' {@code global_step}, else by the bar's count
+ * ({@code | N/M [}, {@code Nit [} or NeMo's {@code Epoch E N/M,}, which starts again each epoch; its drawing at 0,
+ * when it resets for a new epoch, is no step); a line repeating the previous line's number (a bar redrawn, its count
+ * first and then the step's time, or counting validation batches on) replaces it: a step's last drawing is its
+ * iteration. A bar's last drawing, which tqdm ends only with the next one's carriage return, is whole where it closes
+ * its metrics ({@code ]}). Lines are counted as editors count them (ending in LF or CR LF; a bar's drawings, which a
+ * lone CR separates, share one). A gzip'd log is read through (cut short, up to the cut, with a warning); UTF-16 with
+ * its byte-order mark is read as such. The run's time is the <b>median</b> of the steady state: the
  * first {@code warmup} logged iterations are dropped ({@link #DEFAULT_WARMUP}: 10, or a third, rounded down but at
  * least the first, when a run logs fewer than 30: a first iteration holds the start-up). A run with no iteration
  * lines, or none after warm-up, is refused.
@@ -170,9 +175,15 @@ public final class TrainingLogs {
             "elapsed time per iteration \\(ms\\):\\s*([^\\s|]+)", Pattern.CASE_INSENSITIVE);
     private static final Pattern STEP_TIMING = Pattern.compile("train_step_timing(?: in s)?\\s*[:=]\\s*([^\\s|,\\]]+)");
     private static final Pattern ITERATION = Pattern.compile("\\biteration\\s+(\\d{1,18})\\s*/");
-    /** A tqdm progress bar's count: {@code | 10/100 [} with a total, {@code 10it [} without (Lightning's bar). */
+    /**
+     * A tqdm progress bar's count: {@code | 10/100 [} with a total, {@code 10it [} without (Lightning's bar),
+     * {@code Epoch 0 10/100,} (a NeMo bar format without the bar).
+     */
     private static final Pattern PROGRESS = Pattern.compile(
-            "\\|\\s*(\\d{1,18})/\\d{1,18}\\s*\\[|(?<![\\w.])(\\d{1,18})it\\s*\\[");
+            "\\|\\s*(\\d{1,18})/\\d{1,18}\\s*\\[|(?<![\\w.])(\\d{1,18})it\\s*\\["
+            + "|\\bEpoch\\s+\\d{1,18}\\s+(\\d{1,18})/\\d{1,18},");
+    /** The step a Lightning bar's metrics name ({@code global_step=9.000}): it does not move while a bar redraws. */
+    private static final Pattern GLOBAL_STEP = Pattern.compile("\\bglobal_step=(\\d{1,18})(?:\\.0*)?(?![\\d.])");
     /** The epoch a step line numbers its steps in (NeMo 2 / Lightning: "Training epoch 0, iteration 5/39"). */
     private static final Pattern EPOCH = Pattern.compile("\\b[Ee]poch[\\s=:]*(\\d{1,18})\\b");
     /** The global batch a Megatron iteration line says it ran (it grows under {@code rampup_batch_size}). */
@@ -180,18 +191,18 @@ public final class TrainingLogs {
     /**
      * A step line of a training loop this reader does not read: TorchTitan's ({@code step: N  loss: ...  tps: T}, its
      * fields coloured by terminal escapes unless it logs without colour), Hugging Face Trainer's, DeepSpeed's engine's
-     * ({@code step=N, skipped=K, lr=...}) and throughput timer's ({@code RunningAvgSamplesPerSec=...}) without
-     * Megatron's iteration lines.
+     * ({@code step=N, skipped=K, lr=...}), throughput timer's ({@code RunningAvgSamplesPerSec=...}) and pipeline
+     * engine's ({@code steps: N loss: ... iter time (s): ...}) without Megatron's iteration lines.
      */
     private static final Pattern FOREIGN_STEP = Pattern.compile("\\bstep:\\s*\\d+\\s+loss:[^\\n]*?\\btps:\\s*[\\d,]+"
             + "|'train_steps_per_second':\\s*[\\d.]+|\\{'loss':\\s*[\\d.]+|\\bstep=\\d+,\\s*skipped=\\d+"
-            + "|RunningAvgSamplesPerSec=[\\d.]+");
+            + "|RunningAvgSamplesPerSec=[\\d.]+|\\bsteps:\\s*\\d+\\s+loss:[^\\n]*?\\biter time \\(s\\):");
     private static final Pattern COLOUR = Pattern.compile("\\u001B\\[[0-9;]*m");
 
     /** Whether a line is a step line of another training loop ({@link #FOREIGN_STEP}), its colours taken out. */
     private static boolean foreignStep(String line) {
         if (!line.contains("tps:") && !line.contains("'train_steps_per_second'") && !line.contains("{'loss'")
-                && !line.contains("skipped=") && !line.contains("SamplesPerSec=")) {
+                && !line.contains("skipped=") && !line.contains("SamplesPerSec=") && !line.contains("iter time")) {
             return false;
         }
         return FOREIGN_STEP.matcher(line).find();
@@ -376,10 +387,11 @@ public final class TrainingLogs {
         int pendingIndent = -1;
         int pendingLine = 0;
         List<String> pendingItems = new ArrayList<>();
-        try (Lines in = new Lines(new InputStreamReader(open(log), StandardCharsets.UTF_8), source)) {
+        Cut[] cut = new Cut[1];
+        try (Lines in = new Lines(open(log, cut), source)) {
             int lineNo = 0;
-            for (String line = in.next(1); line != null; line = in.next(lineNo + 1)) {
-                lineNo++;
+            for (String line = in.next(); line != null; line = in.next()) {
+                lineNo = in.line();
                 if (line.indexOf('\u001B') >= 0) {
                     // a log captured from a terminal keeps its colours: the text is what is read
                     line = COLOUR.matcher(line).replaceAll("");
@@ -432,29 +444,46 @@ public final class TrainingLogs {
                 Matcher t = STEP_TIMING.matcher(line);
                 boolean elapsed = line.contains("per iteration") && e.find();
                 if (elapsed || line.contains("train_step_timing") && t.find()) {
-                    if (!in.terminated()) {
-                        // the log was cut inside this line (a job killed, a copy truncated): its time may be too
+                    Matcher it = ITERATION.matcher(line);
+                    long iteration = it.find() ? Long.parseLong(it.group(1)) : -1;
+                    // a progress bar's drawing: the training bar's own (the last "Epoch" label before the time; a
+                    // validation bar may be drawn on the same line, before or after it)
+                    int from = elapsed ? 0 : Math.max(0, line.lastIndexOf("Epoch", t.start()));
+                    boolean drawing = !elapsed && iteration < 0;   // (Megatron's and NeMo's own lines number
+                    if (drawing) {                                 // themselves)
+                        Matcher step = GLOBAL_STEP.matcher(line).region(from, line.length());
+                        Matcher bar = PROGRESS.matcher(line).region(from, t.start());
+                        if (step.find()) {
+                            // the step its metrics name: the same while the bar redraws (the count first, then the
+                            // time), resets for a new epoch or counts validation batches (Lightning 1.x), so each
+                            // drawing of a step replaces the one before
+                            iteration = Long.parseLong(step.group(1));
+                        } else if (bar.find()) {
+                            // else the bar's count, the finished steps of the epoch
+                            iteration = Long.parseLong(bar.group(1) != null ? bar.group(1)
+                                    : bar.group(2) != null ? bar.group(2) : bar.group(3));
+                            if (iteration == 0) {
+                                // the bar reset for a new epoch (no step finished), still showing the last step's
+                                // time before its label moves on: no step of its own
+                                continue;
+                            }
+                        } else {
+                            drawing = false;
+                        }
+                    }
+                    if (!in.terminated() && !(drawing && line.indexOf(']', t.end()) >= 0)) {
+                        // the log was cut inside this line (a job killed, a copy truncated): its time may be too (a
+                        // bar's last drawing, which tqdm ends only with the next one's carriage return, is whole
+                        // where its metrics close)
                         LOG.warn("{}:{}: the log ends inside its last iteration line; that iteration is left out",
                                 source, lineNo);
                         continue;
-                    }
-                    Matcher it = ITERATION.matcher(line);
-                    long iteration = it.find() ? Long.parseLong(it.group(1)) : -1;
-                    Matcher bar;
-                    if (iteration < 0 && line.contains("[") && (bar = PROGRESS.matcher(line)).find()) {
-                        // a progress bar (Lightning's, over NeMo): its count numbers the steps, and each is redrawn
-                        iteration = Long.parseLong(bar.group(1) != null ? bar.group(1) : bar.group(2));
-                        if (iteration == 0) {
-                            // the bar reset for a new epoch (its count the finished steps: none), still showing the
-                            // last step's time before its label moves on: no step of its own
-                            continue;
-                        }
                     }
                     Matcher gb = ITERATION_BATCH.matcher(line);
                     long batch = line.contains("global batch size") && gb.find() ? Long.parseLong(gb.group(1)) : -1;
                     // NeMo 2 / Lightning number the steps within an epoch: they start again each epoch
                     cur.epochs |= line.contains("epoch") || line.contains("Epoch");
-                    Matcher ep = EPOCH.matcher(line);
+                    Matcher ep = EPOCH.matcher(line).region(from, line.length());
                     long epoch = cur.epochs && ep.find() ? Long.parseLong(ep.group(1)) : -1;
                     cur.iteration(elapsed ? e.group(1) : t.group(1), elapsed ? 1 : 1000, iteration, epoch, batch,
                             lineNo);
@@ -510,6 +539,11 @@ public final class TrainingLogs {
             if (pendingKey != null && !pendingItems.isEmpty()) {
                 cur.put(segments, pendingKey, "[" + String.join(", ", pendingItems) + "]", pendingLine);
             }
+            if (cut[0] != null && cut[0].cut) {
+                // as a plain log cut short is read up to the cut (gunzip -c gives the same lines)
+                LOG.warn("{}: the gzip'd log is cut short (a truncated or partly written file): read up to line {}, "
+                        + "where it ends", source, lineNo);
+            }
         } catch (IOException ex) {
             throw InvalidInputException.unreadable(log, "cannot read the training log", ex);
         } catch (java.io.UncheckedIOException ex) {
@@ -525,32 +559,79 @@ public final class TrainingLogs {
     }
 
     /**
-     * The log's bytes: a gzip'd log ({@code train.log.gz}) read through, another compression or archive refused
-     * naming it (its bytes are no text).
+     * The log's text: UTF-8, or UTF-16 where it begins with that encoding's byte-order mark (PowerShell's redirection
+     * writes it); a gzip'd log ({@code train.log.gz}, a gzip of one too) read through; another compression or archive
+     * refused naming it (its bytes are no text).
      */
-    private static java.io.InputStream open(Path log) throws IOException {
+    private static java.io.Reader open(Path log, Cut[] cut) throws IOException {
         java.io.InputStream in = new java.io.BufferedInputStream(Files.newInputStream(log));
         try {
-            in.mark(8);
-            byte[] head = in.readNBytes(6);
-            in.reset();
-            String kind = compression(head);
-            if ("gzip".equals(kind)) {
-                return new java.util.zip.GZIPInputStream(in, 1 << 16);
+            for (int depth = 0;; depth++) {
+                in.mark(8);
+                byte[] head = in.readNBytes(6);
+                in.reset();
+                String kind = compression(head);
+                if (kind == null) {
+                    boolean le = head.length >= 2 && (head[0] & 0xff) == 0xff && (head[1] & 0xff) == 0xfe;
+                    boolean be = head.length >= 2 && (head[0] & 0xff) == 0xfe && (head[1] & 0xff) == 0xff;
+                    return new InputStreamReader(in, le || be ? StandardCharsets.UTF_16 : StandardCharsets.UTF_8);
+                }
+                if (!kind.equals("gzip")) {
+                    throw InvalidInputException.inSource(log.toString(), kind + ", not a text log: "
+                            + (kind.endsWith("archive") ? "extract the log from it" : "decompress it") + " first (a "
+                            + "gzip'd log is read as it is)");
+                }
+                if (depth == 3) {
+                    throw InvalidInputException.inSource(log.toString(), "gzip'd four times over: decompress it");
+                }
+                try {
+                    cut[0] = new Cut(new java.util.zip.GZIPInputStream(in, 1 << 16));
+                    in = new java.io.BufferedInputStream(cut[0]);
+                } catch (java.io.EOFException e) {
+                    throw InvalidInputException.inSource(log.toString(), "a gzip file cut short before its data ("
+                            + Files.size(log) + " bytes: a truncated or partly written file)");
+                }
             }
-            if (kind != null) {
-                throw InvalidInputException.inSource(log.toString(), "a " + kind + " file, not a text log: "
-                        + (kind.endsWith("archive") ? "extract the log from it" : "decompress it") + " first (a "
-                        + "gzip'd log is read as it is)");
-            }
-            return in;
         } catch (IOException | RuntimeException e) {
             in.close();
             throw e;
         }
     }
 
-    /** The compression or archive these first bytes begin, or null. */
+    /**
+     * A decompressed stream that ends where its compressed data is cut short (a truncated gzip), as a plain log cut
+     * short ends, instead of failing: what was decompressed before the cut is read ({@code gunzip -c} gives the same).
+     */
+    private static final class Cut extends java.io.FilterInputStream {
+        boolean cut;
+
+        Cut(java.io.InputStream in) {
+            super(in);
+        }
+
+        @Override
+        public int read() throws IOException {
+            try {
+                return cut ? -1 : super.read();
+            } catch (java.io.EOFException e) {
+                cut = true;
+                return -1;
+            }
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            try {
+                return cut ? -1 : super.read(b, off, len);
+            } catch (java.io.EOFException e) {
+                // (an inflater fails only before it has produced anything in the call: nothing is lost)
+                cut = true;
+                return -1;
+            }
+        }
+    }
+
+    /** The compression or archive these first bytes begin, as a noun phrase ("gzip" for gzip), or null. */
     private static String compression(byte[] b) {
         int[] u = new int[b.length];
         for (int i = 0; i < b.length; i++) {
@@ -560,25 +641,29 @@ public final class TrainingLogs {
             return "gzip";
         }
         if (u.length >= 4 && u[0] == 0x28 && u[1] == 0xb5 && u[2] == 0x2f && u[3] == 0xfd) {
-            return "zstd-compressed";
+            return "a zstd-compressed file";
         }
         if (u.length >= 6 && u[0] == 0xfd && u[1] == '7' && u[2] == 'z' && u[3] == 'X' && u[4] == 'Z' && u[5] == 0) {
-            return "xz-compressed";
+            return "an xz-compressed file";
         }
         if (u.length >= 4 && u[0] == 'B' && u[1] == 'Z' && u[2] == 'h' && u[3] >= '1' && u[3] <= '9') {
-            return "bzip2-compressed";
+            return "a bzip2-compressed file";
         }
         if (u.length >= 4 && u[0] == 'P' && u[1] == 'K' && u[2] == 3 && u[3] == 4) {
-            return "zip archive";
+            return "a zip archive";
         }
         if (u.length >= 6 && u[0] == '7' && u[1] == 'z' && u[2] == 0xbc && u[3] == 0xaf && u[4] == 0x27
                 && u[5] == 0x1c) {
-            return "7-zip archive";
+            return "a 7-zip archive";
         }
         return null;
     }
 
-    /** Lines of text ending in LF, CR LF or CR; a line longer than {@link #MAX_LINE} characters is refused. */
+    /**
+     * Pieces of text ending in LF, CR LF or CR (a progress bar redraws after a lone CR), each numbered by the line
+     * (ending in LF or CR LF, as editors and {@code grep -n} count them) it lies on; a piece of more than
+     * {@link #MAX_LINE} characters is refused.
+     */
     private static final class Lines implements AutoCloseable {
         private final Reader in;
         private final String source;
@@ -587,15 +672,20 @@ public final class TrainingLogs {
         private int end;
         private boolean skipLf;
         private boolean terminated = true;
+        /** The line the next piece starts on. */
+        private int physical = 1;
+        /** The line of the piece {@link #next} returned last. */
+        private int line;
 
         Lines(Reader in, String source) {
             this.in = in;
             this.source = source;
         }
 
-        /** The next line (line number {@code lineNo}, for the error), or null at the end. */
-        String next(int lineNo) throws IOException {
+        /** The next piece, or null at the end. */
+        String next() throws IOException {
             StringBuilder b = null;
+            boolean started = false;
             while (true) {
                 if (pos == end) {
                     end = in.read(buf, 0, buf.length);
@@ -609,9 +699,15 @@ public final class TrainingLogs {
                 if (skipLf) {
                     skipLf = false;
                     if (buf[pos] == '\n') {
+                        // CR LF: the line's end (a lone CR stays within it)
                         pos++;
+                        physical++;
                         continue;
                     }
+                }
+                if (!started) {
+                    started = true;
+                    line = physical;
                 }
                 int i = pos;
                 while (i < end && buf[i] != '\n' && buf[i] != '\r') {
@@ -619,15 +715,16 @@ public final class TrainingLogs {
                 }
                 int len = i - pos + (b == null ? 0 : b.length());
                 if (len > MAX_LINE) {
-                    throw InvalidInputException.atLine(source, lineNo, "a line of more than " + MAX_LINE
+                    throw InvalidInputException.atLine(source, line, "a line of more than " + MAX_LINE
                             + " characters: not a text log");
                 }
                 if (i < end) {
-                    String line = b == null ? new String(buf, pos, i - pos) : b.append(buf, pos, i - pos).toString();
+                    String piece = b == null ? new String(buf, pos, i - pos) : b.append(buf, pos, i - pos).toString();
                     skipLf = buf[i] == '\r';
+                    physical += buf[i] == '\n' ? 1 : 0;
                     pos = i + 1;
                     terminated = true;
-                    return line;
+                    return piece;
                 }
                 if (b == null) {
                     b = new StringBuilder();
@@ -635,6 +732,11 @@ public final class TrainingLogs {
                 b.append(buf, pos, i - pos);
                 pos = end;
             }
+        }
+
+        /** The line (LF or CR LF ended, counted from 1) of the piece {@link #next} returned last. */
+        int line() {
+            return line;
         }
 
         /** Whether the line {@link #next} returned last ended in a line break (false: the text ended inside it). */

@@ -514,6 +514,85 @@ class TrainingLogsTest {
         }
     }
 
+    /** One epoch of a Lightning bar over NeMo: each step drawn with the step before's metrics, then its own. */
+    private static String barEpoch(int steps, java.util.function.IntFunction<String> before) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 1; i <= steps; i++) {
+            for (int own = 0; own < 2; own++) {
+                int shown = own == 1 ? i : i - 1;   // the step whose metrics the drawing shows (0: none yet)
+                b.append(before.apply(i)).append("Epoch 0: ").append(i * 100 / steps).append("%|#  | ").append(i)
+                        .append('/').append(steps).append(" [00:10<00:20, 0.41it/s, v_num=0");
+                if (shown > 0) {
+                    b.append(String.format(java.util.Locale.ROOT, ", global_step=%d.000, train_step_timing in s=%.3f",
+                            shown - 1, shown == 1 ? 20.0 : 2.0 + 0.001 * shown));
+                }
+                b.append("]\r");
+            }
+        }
+        return b.toString();
+    }
+
+    /**
+     * A training bar's step is its metrics' {@code global_step}, read from the training bar's own drawing: a
+     * validation bar drawn on the same line (before or after it) or counted into the main bar (Lightning 1.x, its
+     * count going on through validation with the last step's metrics) adds no step; a job killed while drawing
+     * (tqdm ends a drawing only with the next one's carriage return) keeps its last step where the drawing closes its
+     * metrics, and drops it where it does not; a message names the line as editors count lines (LF), not drawings;
+     * NeMo's bar format without the bar ({@code Epoch 0 5/12, ...}) is read as the bar.
+     */
+    @Test
+    void aTrainingBarsStepIsItsOwnWhateverElseIsDrawn() throws IOException {
+        String header = String.join("\n", Files.readAllLines(LOGS.resolve("nemo-llama3-8b.log")).stream()
+                .takeWhile(l -> !l.startsWith("Training epoch")).toList()) + "\n";
+        java.util.function.Function<String, TrainingLogs.Run> read = text -> {
+            try {
+                Path log = dir.resolve("bars.log");
+                Files.writeString(log, text);
+                return TrainingLogs.read(log, 1).get(0);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        };
+        TrainingLogs.Run plain = read.apply(header + barEpoch(12, i -> "") + "\n");
+        assertEquals(11, plain.iterations(), "12 steps, one warm-up");
+        assertEquals(2007.0, plain.measuredMs(), 1e-6, "steps 2..12: 2.002 .. 2.012 s");
+        String val = "Validation DataLoader 0: : 51it [00:20,  2.53it/s]";
+        for (String glued : List.of(header + barEpoch(12, i -> i == 8 ? val : "") + "\n",
+                header + barEpoch(12, i -> "").replace("]\r", "]" + val + "\r") + "\n")) {
+            TrainingLogs.Run r = read.apply(glued);
+            assertEquals(plain.iterations(), r.iterations());
+            assertEquals(plain.measuredMs(), r.measuredMs(), 0);
+        }
+        // Lightning 1.x: the main bar counts 6 validation batches on, showing step 12's metrics
+        StringBuilder older = new StringBuilder(header).append(barEpoch(12, i -> ""));
+        for (int j = 13; j <= 18; j++) {
+            older.append("Epoch 0: 90%|#  | ").append(j).append("/18 [00:10<00:20, 0.41it/s, v_num=0, "
+                    + "global_step=11.000, train_step_timing in s=2.012]\r");
+        }
+        TrainingLogs.Run counted = read.apply(older.append('\n').toString());
+        assertEquals(plain.iterations(), counted.iterations());
+        assertEquals(plain.measuredMs(), counted.measuredMs(), 0);
+        // killed while drawing: no line end after the last drawing
+        String killed = header + barEpoch(12, i -> "");
+        TrainingLogs.Run whole = read.apply(killed);
+        assertEquals(plain.iterations(), whole.iterations(), "the last drawing closes its metrics: whole");
+        assertEquals(plain.measuredMs(), whole.measuredMs(), 0);
+        TrainingLogs.Run dropped = read.apply(killed.substring(0, killed.length() - 3));
+        assertEquals(plain.iterations() - 1, dropped.iterations(), "cut inside the last drawing: step 12 left out");
+        assertEquals(2006.5, dropped.measuredMs(), 1e-6);
+        // a bar going back within its epoch: refused at the line an editor shows (the header's lines, then the bar's)
+        String back = header + barEpoch(12, i -> "").replace("global_step=6.000", "global_step=2.000") + "\n";
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> read.apply(back));
+        int barLine = (int) header.lines().count() + 1;
+        assertTrue(e.getMessage().contains("bars.log:" + barLine + ": iteration 2 after iteration"), e.getMessage());
+        // NeMo's bar format without the bar, the count after the epoch
+        String nemo = header + barEpoch(12, i -> "").replaceAll("Epoch 0: [0-9]+%\\|#  \\| ([0-9]+)/12 \\[[^,]*, [^,]*,",
+                "Epoch 0 $1/12,").replace("global_step", "step") + "\n";
+        TrainingLogs.Run counts = read.apply(nemo);
+        assertEquals(plain.iterations(), counts.iterations(), nemo.substring(header.length(), header.length() + 200));
+        assertEquals(plain.measuredMs(), counts.measuredMs(), 0);
+    }
+
     /** A gzip'd log is read as the log it holds; another compression or an archive is refused naming it. */
     @Test
     void aGzippedLogIsReadAndOtherCompressionsAreRefusedNamed() throws IOException {
@@ -541,12 +620,29 @@ class TrainingLogsTest {
         e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(zip, TrainingLogs.DEFAULT_WARMUP));
         assertTrue(e.getMessage().contains("a zip archive") && e.getMessage().contains("extract the log"),
                 e.getMessage());
-        // a gzip'd log cut short is unreadable, said so, not read as the iterations before the cut
+        // a gzip'd log cut short is read up to the cut, as a plain log cut short is (and as gunzip -c gives it)
         byte[] whole = Files.readAllBytes(gz);
         Path cut = dir.resolve("cut.log.gz");
-        Files.write(cut, java.util.Arrays.copyOf(whole, whole.length / 2));
-        e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(cut, TrainingLogs.DEFAULT_WARMUP));
-        assertTrue(e.getMessage().contains("cut.log.gz") && e.getMessage().contains("cannot read"), e.getMessage());
+        Files.write(cut, java.util.Arrays.copyOf(whole, whole.length * 9 / 10));
+        TrainingLogs.Run part = TrainingLogs.read(cut, TrainingLogs.DEFAULT_WARMUP).get(0);
+        assertTrue(part.iterations() > 0 && part.iterations() < expected.iterations(), part.iterations() + " of "
+                + expected.iterations());
+        assertEquals(expected.job(), part.job());
+        // one cut before its data, a gzip of a gzip, a UTF-16 log (PowerShell's redirection writes one)
+        Path header = dir.resolve("header.log.gz");
+        Files.write(header, new byte[] {0x1f, (byte) 0x8b});
+        e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(header, TrainingLogs.DEFAULT_WARMUP));
+        assertTrue(e.getMessage().contains("a gzip file cut short before its data (2 bytes"), e.getMessage());
+        Path twice = dir.resolve("twice.log.gz.gz");
+        try (java.io.OutputStream out = new java.util.zip.GZIPOutputStream(Files.newOutputStream(twice))) {
+            Files.copy(gz, out);
+        }
+        assertEquals(expected.measuredMs(), TrainingLogs.read(twice, TrainingLogs.DEFAULT_WARMUP).get(0)
+                .measuredMs(), 0);
+        Path utf16 = dir.resolve("utf16.log");
+        Files.write(utf16, ("\uFEFF" + Files.readString(plain)).getBytes(StandardCharsets.UTF_16LE));
+        assertEquals(expected.measuredMs(), TrainingLogs.read(utf16, TrainingLogs.DEFAULT_WARMUP).get(0)
+                .measuredMs(), 0);
     }
 
     /** A DeepSpeed log without Megatron's iteration lines is refused as another loop's, saying how to give its runs. */
@@ -562,6 +658,10 @@ class TrainingLogsTest {
                 && e.getMessage().contains("DeepSpeed") && e.getMessage().contains("SamplesPerSec"), e.getMessage());
         Files.writeString(ds, "epoch=0/micro_step=10/global_step=10, RunningAvgSamplesPerSec=12.3, "
                 + "CurrSamplesPerSec=12.5, MemAllocated=4.1GB, MaxMemAllocated=9.2GB\n");
+        e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(ds, TrainingLogs.DEFAULT_WARMUP));
+        assertTrue(e.getMessage().contains("line 1 is a step line of another training loop"), e.getMessage());
+        Files.writeString(ds, "[INFO] [engine.py:2100:_report_progress] steps: 10 loss: 2.3456 iter time (s): 1.234 "
+                + "samples/sec: 25.9\n");
         e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(ds, TrainingLogs.DEFAULT_WARMUP));
         assertTrue(e.getMessage().contains("line 1 is a step line of another training loop"), e.getMessage());
     }
