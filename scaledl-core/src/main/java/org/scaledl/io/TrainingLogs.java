@@ -492,6 +492,11 @@ public final class TrainingLogs {
                 if (cur.foreign == 0 && foreignStep(line)) {
                     cur.foreign = lineNo;
                 }
+                if (cur.untimedBar == 0 && line.contains("Epoch") && line.contains("[")
+                        && PROGRESS.matcher(line).find()) {
+                    // a training bar whose metrics hold no step time
+                    cur.untimedBar = lineNo;
+                }
                 if (device == null) {
                     device = device(line);
                 }
@@ -849,6 +854,8 @@ public final class TrainingLogs {
         boolean epochs;
         /** The first line that looks like another training loop's step line (TorchTitan's, Trainer's), or 0. */
         int foreign;
+        /** The first line with a training progress bar that shows no {@code train_step_timing}, or 0. */
+        int untimedBar;
         String device;
 
         Segment(String source, int line) {
@@ -1097,8 +1104,10 @@ public final class TrainingLogs {
                         + "lines), which this reader does not read: give its runs as a job runs table "
                         + "(docs/formats.md), a step's time as measured_ms (DeepSpeed's: 1000 x the global batch / "
                         + "SamplesPerSec) or TorchTitan's tps (tokens per second per GPU) as tokens_per_s_per_gpu"
-                        : "not a training log, or one that "
-                        + "stopped before its first logged iteration"));
+                        : untimedBar > 0 ? "line " + untimedBar + " is a training progress bar whose metrics show no "
+                        + "train_step_timing (NeMo's exp_manager adds it with log_step_timing, its default): log it, "
+                        + "or give the runs as a job runs table (docs/formats.md)"
+                        : "not a training log, or one that stopped before its first logged iteration"));
             }
             // by default at least the first logged iteration goes: it holds the start-up (allocation, autotuning,
             // communicators), several times a steady step

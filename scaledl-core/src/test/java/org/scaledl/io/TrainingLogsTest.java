@@ -585,6 +585,11 @@ class TrainingLogsTest {
         InvalidInputException e = assertThrows(InvalidInputException.class, () -> read.apply(back));
         int barLine = (int) header.lines().count() + 1;
         assertTrue(e.getMessage().contains("bars.log:" + barLine + ": iteration 2 after iteration"), e.getMessage());
+        // a bar that shows no step time: refused, saying so
+        String untimed = header + barEpoch(12, i -> "").replaceAll(", train_step_timing in s=[0-9.]+", "") + "\n";
+        InvalidInputException none = assertThrows(InvalidInputException.class, () -> read.apply(untimed));
+        assertTrue(none.getMessage().contains("line " + barLine + " is a training progress bar whose metrics show no "
+                + "train_step_timing"), none.getMessage());
         // NeMo's bar format without the bar, the count after the epoch
         String nemo = header + barEpoch(12, i -> "").replaceAll("Epoch 0: [0-9]+%\\|#  \\| ([0-9]+)/12 \\[[^,]*, [^,]*,",
                 "Epoch 0 $1/12,").replace("global_step", "step") + "\n";
