@@ -528,7 +528,8 @@ final class PredictCommand implements Callable<Integer> {
      * on the order or the thread asking: {@link RuntimePredictor#predictScored}); a row the model refuses is
      * reported at its line, the first such row of the chunk whatever the threads did; with {@code keepGoing} every
      * refusal is left in {@code refused} at its row (its file, line and reason) and the row's prediction is null. A
-     * row without a workload (read with an error) is skipped.
+     * row without a workload (read with an error) is skipped; without {@code keepGoing} the first bad row in the
+     * table's order, read or refused, is thrown.
      */
     private static Prediction[] score(RuntimePredictor p, Candidates.EachRow c, boolean keepGoing,
             String[] refused) {
@@ -552,6 +553,10 @@ final class PredictCommand implements Callable<Integer> {
             }
         });
         for (int i = 0; i < refused.length; i++) {
+            if (!keepGoing && c.errors().get(i).isPresent()) {
+                // the first bad row in the table's order, whether its cells or its job are what is wrong
+                throw InvalidInputException.of(c.errors().get(i).get());
+            }
             if (refused[i] != null) {
                 InvalidInputException atLine = InvalidInputException.atLine(c.table().source(), c.table().line(i),
                         refused[i]);
@@ -565,16 +570,12 @@ final class PredictCommand implements Callable<Integer> {
     }
 
     /**
-     * The next chunk of the table: with {@code --keep-going} every row read on its own, a bad one kept with why;
-     * else the first bad row stops the command, naming its line.
+     * The next chunk of the table, every row read on its own, a bad one kept with why: with {@code --keep-going} it is
+     * written with its reason; else the first bad row in the table's order, whether a cell or the job the model
+     * refuses is wrong, stops the command, naming its line ({@link #score}).
      */
-    private Candidates.EachRow nextChunk(Candidates.Chunks in) {
-        if (keepGoing) {
-            return in.nextEach(CHUNK_ROWS);
-        }
-        Candidates c = in.next(CHUNK_ROWS);
-        return new Candidates.EachRow(c.table(), c.workloads().stream().map(Optional::of).toList(),
-                java.util.Collections.nCopies(c.table().size(), Optional.<String>empty()));
+    private static Candidates.EachRow nextChunk(Candidates.Chunks in) {
+        return in.nextEach(CHUNK_ROWS);
     }
 
     /** The row as it came, no prediction, and why. */

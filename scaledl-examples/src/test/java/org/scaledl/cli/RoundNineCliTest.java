@@ -6,8 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Round nine of hostile input: {@code layouts} and {@code predict} with today's options, as a probe found them
@@ -64,6 +66,36 @@ class RoundNineCliTest {
         MainTest.Run whole = MainTest.run(concat(job, "--gpus-per-node", "4", "--inter-node-gbps", "1600", "--json"));
         assertEquals(0, whole.code(), whole.err());
         assertFalse(new ObjectMapper().readTree(whole.out()).get("topology_assumed").asBoolean());
+    }
+
+    /**
+     * A candidate table's first bad row in its order is the one named, whether its cells are wrong (read) or the job
+     * (refused by the model): a cell error below a refused job was named first.
+     */
+    @Test
+    void aTablesFirstBadRowIsNamedWhateverIsWrongWithIt(@TempDir Path dir) throws Exception {
+        Path cfg = dir.resolve("mixtral/config.json");
+        Files.createDirectories(cfg.getParent());
+        Files.writeString(cfg, "{\"model_type\": \"mixtral\", \"hidden_size\": 1024, \"intermediate_size\": 2048, "
+                + "\"num_attention_heads\": 16, \"num_key_value_heads\": 4, \"num_hidden_layers\": 8, "
+                + "\"vocab_size\": 32000, \"num_local_experts\": 8, \"num_experts_per_tok\": 2, "
+                + "\"max_position_embeddings\": 4096}");
+        Path table = dir.resolve("jobs.csv");
+        String good = "mixtral/config.json,4096,1,8,16,8,H100,bf16,1\n";
+        Files.writeString(table, "transformer,seq,batch,micro_batches,world_size,expert,device,precision,"
+                + "expert_imbalance\n" + good
+                + "mixtral/config.json,4096,1,8,16,16,H100,bf16,1\n"   // line 3: 16 expert ranks for 8 experts
+                + good + good
+                + "mixtral/config.json,4096,1,8,16,8,H100,bf16,0.5\n");   // line 6: an imbalance below 1
+        MainTest.Run r = MainTest.run("predict", "--model", "gpu", "--candidates", table.toString(), "--out",
+                dir.resolve("out.csv").toString());
+        assertEquals(1, r.code(), r.err());
+        assertTrue(r.err().contains("jobs.csv:3:") && !r.err().contains("jobs.csv:6:"), r.err());
+        MainTest.Run each = MainTest.run("predict", "--model", "gpu", "--candidates", table.toString(), "--out",
+                dir.resolve("each.csv").toString(), "--keep-going");
+        assertEquals(0, each.code(), each.err());
+        String out = Files.readString(dir.resolve("each.csv"));
+        assertTrue(out.contains("jobs.csv:3:") && out.contains("jobs.csv:6:"), out);
     }
 
     private static String[] concat(String[] a, String... b) {
