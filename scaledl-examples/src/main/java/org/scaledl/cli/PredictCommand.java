@@ -458,7 +458,10 @@ final class PredictCommand implements Callable<Integer> {
                 }
                 ObjectMapper om = new ObjectMapper();
                 // (a misspelt column, or another framework's name for one, the reader warns of)
-                for (Candidates.EachRow c = nextChunk(in); c.table().size() > 0; c = nextChunk(in)) {
+                // every row read on its own, a bad one kept with why: with --keep-going written with its reason,
+                // else the first bad row in the table's order, a cell or a job the model refuses, stops the command
+                for (Candidates.EachRow c = in.nextEach(CHUNK_ROWS); c.table().size() > 0;
+                        c = in.nextEach(CHUNK_ROWS)) {
                     long t0 = System.nanoTime();
                     String[] refused = new String[c.table().size()];
                     Prediction[] scored = score(p, c, keepGoing, refused);
@@ -567,15 +570,6 @@ final class PredictCommand implements Callable<Integer> {
             }
         }
         return scored;
-    }
-
-    /**
-     * The next chunk of the table, every row read on its own, a bad one kept with why: with {@code --keep-going} it is
-     * written with its reason; else the first bad row in the table's order, whether a cell or the job the model
-     * refuses is wrong, stops the command, naming its line ({@link #score}).
-     */
-    private static Candidates.EachRow nextChunk(Candidates.Chunks in) {
-        return in.nextEach(CHUNK_ROWS);
     }
 
     /** The row as it came, no prediction, and why. */

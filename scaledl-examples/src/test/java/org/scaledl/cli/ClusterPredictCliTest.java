@@ -27,6 +27,11 @@ class ClusterPredictCliTest {
     /** GPT-3 175B (Brown et al. 2020) as a Hugging Face GPT-2 configuration. */
     static final String GPT3 = "{\"model_type\": \"gpt2\", \"n_embd\": 12288, \"n_head\": 96, \"n_layer\": 96, "
             + "\"n_positions\": 2048, \"vocab_size\": 50257, \"activation_function\": \"gelu_new\"}";
+    /** A small Mixtral-shaped mixture of experts (8 experts, top 2, 8 layers of hidden 1,024): fast to predict. */
+    static final String SMALL_MOE = "{\"model_type\": \"mixtral\", \"hidden_size\": 1024, \"intermediate_size\": "
+            + "2048, \"num_attention_heads\": 16, \"num_key_value_heads\": 4, \"num_hidden_layers\": 8, "
+            + "\"vocab_size\": 32000, \"num_local_experts\": 8, \"num_experts_per_tok\": 2, "
+            + "\"max_position_embeddings\": 4096}";
     static final String HEADER = "name,transformer,seq,batch,micro_batches,world_size,tensor,pipeline,device,"
             + "gpus_per_node,inter_node_gbps,precision,recompute,sequence_parallel,phase";
 
@@ -360,10 +365,7 @@ class ClusterPredictCliTest {
         Files.writeString(dir.resolve("dense/config.json"), "{\"model_type\": \"llama\", \"hidden_size\": 1024, "
                 + "\"intermediate_size\": 2048, \"num_attention_heads\": 16, \"num_key_value_heads\": 4, "
                 + "\"num_hidden_layers\": 8, \"vocab_size\": 32000, \"max_position_embeddings\": 4096}");
-        Files.writeString(cfg, "{\"model_type\": \"mixtral\", \"hidden_size\": 1024, \"intermediate_size\": 2048, "
-                + "\"num_attention_heads\": 16, \"num_key_value_heads\": 4, \"num_hidden_layers\": 8, "
-                + "\"vocab_size\": 32000, \"num_local_experts\": 8, \"num_experts_per_tok\": 2, "
-                + "\"max_position_embeddings\": 4096}");
+        Files.writeString(cfg, SMALL_MOE);
         // the table in a folder the configuration is not in: the configuration is copied beside it (a candidate table
         // names files inside its folder only)
         Path table = dir.resolve("out/layouts.csv");

@@ -76,10 +76,7 @@ class RoundNineCliTest {
     void aTablesFirstBadRowIsNamedWhateverIsWrongWithIt(@TempDir Path dir) throws Exception {
         Path cfg = dir.resolve("mixtral/config.json");
         Files.createDirectories(cfg.getParent());
-        Files.writeString(cfg, "{\"model_type\": \"mixtral\", \"hidden_size\": 1024, \"intermediate_size\": 2048, "
-                + "\"num_attention_heads\": 16, \"num_key_value_heads\": 4, \"num_hidden_layers\": 8, "
-                + "\"vocab_size\": 32000, \"num_local_experts\": 8, \"num_experts_per_tok\": 2, "
-                + "\"max_position_embeddings\": 4096}");
+        Files.writeString(cfg, ClusterPredictCliTest.SMALL_MOE);
         Path table = dir.resolve("jobs.csv");
         String good = "mixtral/config.json,4096,1,8,16,8,H100,bf16,1\n";
         Files.writeString(table, "transformer,seq,batch,micro_batches,world_size,expert,device,precision,"
