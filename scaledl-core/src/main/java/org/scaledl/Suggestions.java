@@ -51,20 +51,28 @@ public final class Suggestions {
     /**
      * The known name {@code typed} looks like a misspelling of, by a stricter test than {@link #closest} (for names
      * that are legitimately other names, such as a table's extra columns): the same letters and digits ignoring case,
-     * or within two edits where both have five or more; empty otherwise, and for a name that is known.
+     * else the nearest within two edits where both have five or more (the first of equals); empty otherwise, and for
+     * a name that is known.
      */
     public static Optional<String> misspelt(String typed, Collection<String> known) {
         if (known.contains(typed)) {
             return Optional.empty();
         }
         String t = key(typed);
+        String best = null;
+        int bestDistance = 3;
         for (String k : known) {
             String kk = key(k);
-            if (t.equals(kk) || Math.min(t.length(), kk.length()) >= 5 && distance(t, kk) <= 2) {
+            if (t.equals(kk)) {
                 return Optional.of(k);
             }
+            int d = Math.min(t.length(), kk.length()) >= 5 ? distance(t, kk) : Integer.MAX_VALUE;
+            if (d < bestDistance) {
+                best = k;
+                bestDistance = d;
+            }
         }
-        return Optional.empty();
+        return Optional.ofNullable(best);
     }
 
     private static String key(String s) {

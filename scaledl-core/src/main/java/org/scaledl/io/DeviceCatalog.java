@@ -186,6 +186,21 @@ public final class DeviceCatalog {
                             column, byColumn.get(prefix) / 1e3, matrix / 1e3, name, prefix);
                 }
             }
+            // a narrower type's units are faster than a wider one's on every part made: a peak below the wider one's is
+            // likely a slip (PFLOP/s for TFLOP/s, a per-SM figure), and its jobs would run slower than in 16 bits
+            double sixteen = Math.max(byColumn.getOrDefault("bf16", 0.0), byColumn.getOrDefault("fp16", 0.0));
+            double eight = Math.max(byColumn.getOrDefault("fp8", 0.0), byColumn.getOrDefault("mxfp8", 0.0));
+            for (String column : t.columns()) {
+                String prefix = peakPrefix(column);
+                double wider = "fp4".equals(prefix) ? eight : "fp8".equals(prefix) || "mxfp8".equals(prefix)
+                        ? sixteen : 0;
+                if (prefix != null && byColumn.containsKey(prefix) && byColumn.get(prefix) < wider) {
+                    LOG.warn("{}:{}: {} {} is below the {} peak {} TFLOP/s of '{}': its {} products are predicted at "
+                            + "that rate, slower than the wider type's (a figure in PFLOP/s, or per GPU of a pair?)",
+                            t.source(), t.line(r), column, byColumn.get(prefix) / 1e3, "fp4".equals(prefix)
+                                    ? "8-bit" : "16-bit", wider / 1e3, name, prefix);
+                }
+            }
             String link = t.opt(r, "link_kind").orElse("");
             if (link.matches("(?i)nvlink.*") && t.opt(r, "link_GBps").isEmpty()) {
                 // without its bandwidth the NVLink would be priced as PCIe (an Infinity Fabric row without one, as
@@ -278,6 +293,11 @@ public final class DeviceCatalog {
         for (Path file : files) {
             CsvTable head = CsvTable.read(file);
             boolean catalog = head.has("name");
+            if (!catalog && !head.has("gpu")) {
+                throw InvalidInputException.atLine(file.toString(), 1, "not a device catalog: no column 'name' (the "
+                        + "catalog's layout, docs/formats.md) or 'gpu' (NeuSight's device table) (have "
+                        + String.join(", ", head.columns()) + ")");
+            }
             CsvTable t = CsvTable.read(file, catalog ? CATALOG_REQUIRED : NEUSIGHT_REQUIRED);
             for (int r = 0; r < t.size(); r++) {
                 Device d;

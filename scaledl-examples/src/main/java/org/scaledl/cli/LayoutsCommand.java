@@ -466,30 +466,9 @@ final class LayoutsCommand implements Callable<Integer> {
      */
     private java.util.Optional<Path> writeCandidates(List<LayoutSearch.Layout> all, Device d,
             java.util.Optional<Topology> given, org.scaledl.workload.Precision precision) throws java.io.IOException {
-        Path dir = out.toAbsolutePath().normalize().getParent();
-        // a model's folder names the config.json it holds: the table names (and copies) that file
-        Path t = org.scaledl.transformer.HuggingFaceConfig.configurationFile(transformer).toAbsolutePath()
-                .normalize();
-        java.util.Optional<Path> copy = java.util.Optional.empty();
-        if (!t.startsWith(dir) || !t.toRealPath().startsWith(dir.toRealPath())) {
-            // NAME.configs/<the configuration's folder>/config.json: the model keeps its name (a configuration is
-            // named after its folder), copied byte for byte
-            String name = out.getFileName().toString();
-            Path parent = t.getParent() == null ? null : t.getParent().getFileName();
-            Path c = dir.resolve((name.toLowerCase(Locale.ROOT).endsWith(".csv") ? name.substring(0,
-                    name.length() - 4) : name) + ".configs").resolve(parent == null ? "model" : parent.toString())
-                    .resolve(t.getFileName().toString());
-            try {
-                java.nio.file.Files.createDirectories(c.getParent());
-                java.nio.file.Files.copy(t, c, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-            } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException("cannot copy " + t + " beside the table as " + c + ": "
-                        + e.getMessage(), e);
-            }
-            copy = java.util.Optional.of(c);
-            t = c;
-        }
-        String config = dir.relativize(t).toString();
+        TableConfigs configs = new TableConfigs(out);
+        String config = configs.cell(transformer);
+        java.util.Optional<Path> copy = configs.copies().stream().findFirst();
         StringBuilder sb = new StringBuilder("rank,transformer,seq,batch,micro_batches,world_size,tensor,pipeline,"
                 + "context,virtual_stages,expert,expert_tensor,zero_stage,sequence_parallel,recompute,recompute_layers,"
                 + "offload_layers,lora_rank,expert_imbalance,document_tokens,grad_dtype,grad_reduce,moe_a2a_overlap,"

@@ -189,6 +189,28 @@ final class PlanCommand implements Callable<Integer> {
         // each workload's row computed once: the check for measured candidates below and the plan both read them
         java.util.Map<Workload, double[]> rowOf = new java.util.IdentityHashMap<>();
         java.util.function.Function<Workload, double[]> rows = w -> rowOf.computeIfAbsent(w, designRow);
+        // one job written two ways (a device's alias, a precision's spelling, gpus for world_size, another id or
+        // release) is one candidate: the same workload as read and the same design row; its repeats are left out
+        java.util.Set<Integer> repeats = new java.util.TreeSet<>();
+        if (source.grid == null) {
+            java.util.Map<String, Integer> firstOf = new java.util.HashMap<>();
+            List<String> said = new ArrayList<>();
+            for (int i = 0; i < candidates.size(); i++) {
+                Workload w = candidates.get(i);
+                Integer j = firstOf.putIfAbsent(w + "|" + rowKey(rows, w).orElse(""), i);
+                if (j != null) {
+                    repeats.add(i);
+                    said.add(c.table().line(i) + " (as " + c.table().line(j) + ")");
+                }
+            }
+            if (!said.isEmpty()) {
+                // said even with -q: the plan is chosen among fewer rows than the table has
+                System.err.println("scaledl: warning: " + said.size() + " of " + candidates.size() + " candidates "
+                        + "left out of the plan: the same job as an earlier line, written another way (lines "
+                        + String.join(", ", said.subList(0, Math.min(5, said.size()))) + (said.size() > 5 ? ", ..."
+                        : "") + ")");
+            }
+        }
         // a candidate already measured is not planned again (its run would add nothing a calibration has not got):
         // the same workload as printed, or for a GPU model the same design row, its execution terms (a job `runs`
         // read from a log names its own copy of the configuration, and states a gradient type the candidate leaves
@@ -209,6 +231,9 @@ final class PlanCommand implements Callable<Integer> {
         List<Integer> runnable = new ArrayList<>();
         for (int i = 0; i < candidates.size(); i++) {
             Workload w = candidates.get(i);
+            if (repeats.contains(i)) {
+                continue;
+            }
             if (done.contains(w.toString()) || !doneRows.isEmpty() && rowKey(rows, w).map(doneRows::contains)
                     .orElse(false)) {
                 again++;
@@ -235,8 +260,8 @@ final class PlanCommand implements Callable<Integer> {
                 gridSeconds += costs[i];
             }
         }
-        int outOfMemory = candidates.size() - again - runnable.size();
-        if (runnable.isEmpty() && again == candidates.size()) {
+        int outOfMemory = candidates.size() - repeats.size() - again - runnable.size();
+        if (runnable.isEmpty() && again == candidates.size() - repeats.size()) {
             throw InvalidInputException.of(c.table().source() + ": every candidate is already measured in "
                     + InvalidInputException.escaped(fixed.toString()) + ": nothing to plan");
         }
@@ -262,6 +287,9 @@ final class PlanCommand implements Callable<Integer> {
         if (size.runs != null) {
             if (size.runs < 1 || size.runs > offered.size()) {
                 List<String> which = new ArrayList<>();
+                if (!repeats.isEmpty()) {
+                    which.add("no job twice");
+                }
                 if (again > 0) {
                     which.add("not yet measured");
                 }
@@ -312,6 +340,7 @@ final class PlanCommand implements Callable<Integer> {
             root.put("candidates", candidates.size());
             root.put("out_of_memory", outOfMemory);
             root.put("already_measured", again);
+            root.put("repeated", repeats.size());
             root.put("prior", priorModel == null ? "roofline" : prior);
             root.put("logdet", plan.logDet());
             Reports.number(root, "d_efficiency", dEfficiency(plan.dEfficiency(), plan.indices().size()
@@ -319,9 +348,10 @@ final class PlanCommand implements Callable<Integer> {
             System.out.println(om.writeValueAsString(root));
         } else {
             if (cluster) {
-                System.out.printf(Locale.ROOT, "chose %d of %d candidate jobs%s: about %.1f GPU-hours of runs "
+                System.out.printf(Locale.ROOT, "chose %d of %d %scandidate jobs%s: about %.1f GPU-hours of runs "
                         + "(%.1f%% of all %s %.1f; each run %.0f s start-up, %d + %d iterations)%n",
-                        plan.indices().size(), offered.size(), outOfMemory > 0 ? " that fit in memory" : "", seconds,
+                        plan.indices().size(), offered.size(), repeats.isEmpty() ? "" : "distinct ",
+                        outOfMemory > 0 ? " that fit in memory" : "", seconds,
                         100 * seconds / gridSeconds, outOfMemory > 0 ? "their" : "candidates'", gridSeconds,
                         cost.overheadSeconds(), cost.warmupIterations(), cost.timedIterations());
             } else {
@@ -441,20 +471,41 @@ final class PlanCommand implements Callable<Integer> {
         CsvTable t = c.table();
         List<String> cols = cluster ? t.columns().stream().filter(x -> !x.equals("predicted_ms")
                 && !x.equals("cost_gpu_hours")).toList() : PLAN_COLUMNS.stream().filter(t::has).toList();
-        Path outDir = out.toAbsolutePath().getParent();
+        Path outDir = out.toAbsolutePath().normalize().getParent();
+        // a cluster plan is read back as a job runs table (fit --calibrate --runs) or a candidate table, which name
+        // files inside their folder only: a configuration outside the plan's is copied beside it
+        TableConfigs configs = new TableConfigs(out);
+        for (int i : cluster && t.has("graph") ? plan.indices() : List.<Integer>of()) {
+            String v = t.get(i, "graph");
+            if (!v.isEmpty() && !base.toAbsolutePath().resolve(v).normalize().startsWith(outDir)) {
+                throw new IllegalArgumentException("--out " + InvalidInputException.escaped(out.toString()) + ": the "
+                        + "plan would name the graph " + InvalidInputException.escaped(v) + " (" + t.source() + ":"
+                        + t.line(i) + ") outside its folder, which a candidate or job runs table may not: write the "
+                        + "plan where the graphs are");
+            }
+        }
         StringBuilder sb = new StringBuilder(String.join(",", cols.stream().map(CsvTable::cell).toList()))
                 .append(cluster ? ",predicted_ms,cost_gpu_hours\n" : ",predicted_ms,cost_s\n");
         for (int i : plan.indices()) {
             for (String col : cols) {
                 String v = t.get(i, col);
                 if ((col.equals("graph") || col.equals("transformer")) && !v.isEmpty()) {
-                    v = outDir.relativize(base.toAbsolutePath().resolve(v).normalize()).toString().replace('\\', '/');
+                    Path file = base.toAbsolutePath().resolve(v).normalize();
+                    v = cluster && col.equals("transformer") ? configs.cell(file)
+                            : outDir.relativize(file).toString().replace('\\', '/');
                 }
                 sb.append(CsvTable.cell(v)).append(',');
             }
             sb.append(String.format(Locale.ROOT, cluster ? "%.3f,%.4f%n" : "%.3f,%.3f%n", predictedMs[i], costs[i]));
         }
         Reports.write(out, sb.toString());
+        List<Path> copies = configs.copies();
+        if (!copies.isEmpty()) {
+            System.err.println("scaledl: note: " + copies.size() + (copies.size() == 1 ? " configuration" : " "
+                    + "configurations") + " outside the plan's folder copied beside it (a table names files inside "
+                    + "its folder only): " + copies.stream().map(x -> InvalidInputException.escaped(outDir.relativize(x)
+                    .toString())).collect(java.util.stream.Collectors.joining(", ")));
+        }
     }
 
     static double[][] readMatrix(Path file) {

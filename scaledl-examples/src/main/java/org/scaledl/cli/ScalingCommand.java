@@ -89,6 +89,8 @@ final class ScalingCommand implements Callable<Integer> {
         }
         org.scaledl.model.file.SafeFiles.checkWritable(out);
         Reports.requireExtension(out, "the chart", ".svg");
+        Reports.notAnInput(out, "--measured", measured);
+        Reports.notAnInput(out, "--devices", job.devices);
         // picocli reads "--gpus ," as an empty list: a sweep of nothing is refused, as is a point given twice
         sweep("--gpus", gpus, Integer.MAX_VALUE);
         sweep("--batches", batches, org.scaledl.io.DatasetReader.MAX_BATCH);
@@ -96,22 +98,54 @@ final class ScalingCommand implements Callable<Integer> {
         if (job.graphOptions.allowPartial) {
             p = p.allowingPartialGraphs();
         }
-        if (job.worldSize == null && gpus != null && !gpus.isEmpty()) {
-            // the batch sweep on GPUs the caller asked for: the fewest of --gpus, not one replica's
-            job.worldSize = JobOptions.replicas(gpus.stream().min(Integer::compare).orElseThrow(), job.tensor,
-                    job.pipeline, job.cluster.context);
-        }
-        Workload base = job.workload(p);
-        // the sweep in data-parallel replicas: --gpus counts every GPU, as predict --gpus does
+        // the sweep in data-parallel replicas: --gpus counts every GPU, as predict --gpus does; by default 1, 2, 4, ...
+        // 64 replicas, those an expert layout can spread its experts over (8 experts ranks need 8 / (tensor x context)
+        // replicas or a multiple)
         List<Integer> workers = new ArrayList<>();
+        List<Integer> leftOut = new ArrayList<>();
         if (gpus == null) {
+            int expertRanks = Math.multiplyExact(positive(job.cluster.expert), positive(job.cluster.expertTensor));
+            long perReplica = (long) positive(job.tensor) * positive(job.cluster.context);
             for (int k = 1; k <= 64; k *= 2) {
-                workers.add(k);
+                (k * perReplica % expertRanks == 0 ? workers : leftOut).add(k);
+            }
+            if (workers.isEmpty()) {
+                throw org.scaledl.InvalidInputException.of("expert x expert tensor parallelism (" + expertRanks
+                        + ") divides none of the default sweep's 1 to 64 replicas of " + perReplica + " tensor x "
+                        + "context ranks: give the GPUs to sweep with --gpus");
             }
         } else {
             for (int g : gpus) {
                 workers.add(JobOptions.replicas(g, job.tensor, job.pipeline, job.cluster.context));
             }
+        }
+        String baseIs = null;
+        if (job.worldSize == null) {
+            // the batch sweep on GPUs the caller asked for: the fewest of --gpus (or of the default sweep), not one
+            // replica's
+            int k = workers.indexOf(workers.stream().min(Integer::compare).orElseThrow());
+            job.worldSize = workers.get(k);
+            baseIs = gpus == null ? null : "--gpus " + gpus.get(k) + " (" + workers.get(k) + (workers.get(k) == 1
+                    ? " replica" : " replicas") + ")";
+        }
+        Workload base;
+        try {
+            base = job.workload(p);
+        } catch (org.scaledl.InvalidInputException e) {
+            // the job at the sweep's first point: name the point, as the others are named
+            throw baseIs == null || e.source().isPresent() ? e
+                    : org.scaledl.InvalidInputException.of(baseIs + ": " + e.detail());
+        }
+        if (!leftOut.isEmpty()) {
+            System.err.println("scaledl: note: the default sweep leaves out " + leftOut.size() + (leftOut.size() == 1
+                    ? " replica count" : " replica counts") + " (" + leftOut.stream().map(String::valueOf).collect(
+                    java.util.stream.Collectors.joining(", ")) + ") that expert parallelism " + positive(
+                    job.cluster.expert) + " cannot spread its experts over (--gpus names others)");
+        }
+        for (int k = 0; k < workers.size(); k++) {
+            int w = workers.get(k);
+            checked(p, base, w, job.batch, base.parallelism().microBatches(), gpus == null ? w + " replicas of the "
+                    + "default sweep" : "--gpus " + gpus.get(k) + " (" + w + (w == 1 ? " replica" : " replicas") + ")");
         }
         List<Integer> bs = batches;
         if (bs == null) {
@@ -126,13 +160,20 @@ final class ScalingCommand implements Callable<Integer> {
             org.scaledl.Checks.argument(b > 0, "--batches must be positive, got %s", b);
             org.scaledl.Checks.argument((long) b * m <= Integer.MAX_VALUE, "--batches %s x %s micro-batches is too "
                     + "large (at most %s samples per replica)", b, m, Integer.MAX_VALUE);
+            checked(p, base, base.parallelism().data(), b, m, "--batches " + b);
         }
-        List<double[]> points = measured == null ? List.of() : readMeasured(measured, base);
-        long offSweeps = points.stream().filter(x -> x[1] != job.batch && x[0] != base.parallelism().data()).count();
+        List<Integer> sweptWorkers = workers.stream().sorted().distinct().toList();
+        List<Integer> sweptBatches = bs.stream().sorted().distinct().toList();
+        List<double[]> points = measured == null ? List.of() : readMeasured(measured, p, base);
+        long offSweeps = points.stream().filter(x -> !onWorkersSweep(x, job.batch, sweptWorkers)
+                && !onBatchSweep(x, base.parallelism().data(), sweptBatches)).count();
         if (offSweeps > 0) {
             System.err.println("scaledl: warning: " + offSweeps + " measured point" + (offSweeps == 1 ? " lies" : "s lie")
-                    + " on neither sweep (batch " + job.batch + ", or " + base.parallelism().data() + " replicas): "
-                    + "the calibration uses " + (offSweeps == 1 ? "it" : "them") + ", the plot does not show "
+                    + " on neither sweep (batch " + job.batch + " on " + sweptWorkers.get(0) + " to "
+                    + sweptWorkers.get(sweptWorkers.size() - 1) + " replicas, or " + base.parallelism().data()
+                    + (base.parallelism().data() == 1 ? " replica" : " replicas") + " at batch " + sweptBatches.get(0)
+                    + " to " + sweptBatches.get(sweptBatches.size() - 1)
+                    + "): the calibration uses " + (offSweeps == 1 ? "it" : "them") + ", the plot does not show "
                     + (offSweeps == 1 ? "it" : "them"));
         }
         RuntimePredictor calibrated = null;
@@ -165,7 +206,7 @@ final class ScalingCommand implements Callable<Integer> {
         }
         List<Point> byWorkers = new ArrayList<>();
         List<Point> byWorkersCal = new ArrayList<>();
-        for (int w : workers.stream().sorted().distinct().toList()) {
+        for (int w : sweptWorkers) {
             byWorkers.add(point(p, base, w, job.batch, m));
             if (calibrated != null) {
                 byWorkersCal.add(point(calibrated, base, w, job.batch, m));
@@ -173,7 +214,7 @@ final class ScalingCommand implements Callable<Integer> {
         }
         List<Point> byBatch = new ArrayList<>();
         List<Point> byBatchCal = new ArrayList<>();
-        for (int b : bs.stream().sorted().distinct().toList()) {
+        for (int b : sweptBatches) {
             byBatch.add(point(p, base, base.parallelism().data(), b, m));
             if (calibrated != null) {
                 byBatchCal.add(point(calibrated, base, base.parallelism().data(), b, m));
@@ -200,7 +241,19 @@ final class ScalingCommand implements Callable<Integer> {
             System.err.println("scaledl: warning: " + jobs.size() + (jobs.size() == 1 ? " point does" : " points do")
                     + " not fit in the device's memory (marked in the plot and the table): " + String.join(", ", jobs));
         }
-        String title = base.graph().name() + " on " + JobOptions.machine(p, base);
+        // what predict says of the job itself (a precision run as another, an unseen device or phase), once for the
+        // sweep; what varies along it (memory, the fitted ranges, the recomputation chosen) is said above, per point
+        java.util.Set<org.scaledl.model.PredictionWarning.Kind> perPoint = java.util.EnumSet.of(
+                org.scaledl.model.PredictionWarning.Kind.OUT_OF_MEMORY,
+                org.scaledl.model.PredictionWarning.Kind.NEAR_MEMORY_LIMIT,
+                org.scaledl.model.PredictionWarning.Kind.OUTSIDE_WORLD_SIZE_RANGE,
+                org.scaledl.model.PredictionWarning.Kind.OUTSIDE_BATCH_RANGE,
+                org.scaledl.model.PredictionWarning.Kind.CHOSEN,
+                org.scaledl.model.PredictionWarning.Kind.ASSUMED);
+        p.predict(base).warnings().stream().filter(x -> !perPoint.contains(x.kind())).map(PredictCommand::stderrLine)
+                .distinct().forEach(System.err::println);
+        String title = base.graph().name() + (p.modelsClusters() && base.device().isPresent() ? " in "
+                + base.precision().label() : "") + " on " + JobOptions.machine(p, base);
         Reports.write(out, svg(title, base, byWorkers, byBatch, byWorkersCal, byBatchCal, points, m, units + "s"));
         if (json) {
             ObjectMapper om = new ObjectMapper();
@@ -242,6 +295,35 @@ final class ScalingCommand implements Callable<Integer> {
             System.out.println(sb);
         }
         return 0;
+    }
+
+    /** A degree not given: 1. */
+    private static int positive(Integer value) {
+        return value == null ? 1 : value;
+    }
+
+    /**
+     * The base job with another data-parallel degree and batch per micro-batch, refused as bad input (exit 1, as
+     * {@code predict} refuses it) where that layout does not go with the model, naming the point ({@code where}).
+     */
+    private static void checked(RuntimePredictor p, Workload base, int workers, int batch, int micro, String where) {
+        problem(p, base, workers, batch, micro).ifPresent(m -> {
+            throw org.scaledl.InvalidInputException.of(where + ": " + m);
+        });
+    }
+
+    /** What does not go with the model in the base job at another degree and batch ({@link #at}), if anything. */
+    private static java.util.Optional<String> problem(RuntimePredictor p, Workload base, int workers, int batch,
+            int micro) {
+        try {
+            Workload w = at(base, workers, batch, micro);
+            if (p.modelsClusters()) {
+                org.scaledl.model.exec.ParallelExecution.checkJob(w);
+            }
+            return java.util.Optional.empty();
+        } catch (IllegalArgumentException | ArithmeticException e) {
+            return java.util.Optional.of(String.valueOf(e.getMessage()));
+        }
     }
 
     /** The base job with another data-parallel degree and batch per micro-batch. */
@@ -288,18 +370,29 @@ final class ScalingCommand implements Callable<Integer> {
     }
 
     /**
-     * Measured points: {data-parallel replicas, batch, ms}; a gpus column is divided by the replica's GPUs, and where
-     * the table has both, a row's two must agree (as in a candidate table).
+     * Whether a measured point ({replicas, batch, ms}) lies on the sweep over replicas, at the job's batch and within
+     * the swept replicas (sorted), where the plot draws it.
      */
-    private static List<double[]> readMeasured(Path csv, Workload base) {
+    static boolean onWorkersSweep(double[] x, int batch, List<Integer> swept) {
+        return x[1] == batch && x[0] >= swept.get(0) && x[0] <= swept.get(swept.size() - 1);
+    }
+
+    /** Whether a measured point lies on the sweep over the batch, at the job's replicas and within the swept batches. */
+    static boolean onBatchSweep(double[] x, int replicas, List<Integer> swept) {
+        return x[0] == replicas && x[1] >= swept.get(0) && x[1] <= swept.get(swept.size() - 1);
+    }
+
+    /**
+     * Measured points: {data-parallel replicas, batch, ms}; a gpus column is divided by the replica's GPUs, and where
+     * the table has both, a row's two must agree (as in a candidate table). A point whose layout does not go with the
+     * model, and one given twice with the same time (however its numbers are written), is refused at its line.
+     */
+    private static List<double[]> readMeasured(Path csv, RuntimePredictor p, Workload base) {
         CsvTable t = CsvTable.read(csv, "batch", "measured_ms");
         if (t.size() == 0) {
             System.err.println("scaledl: warning: " + csv + ": no measured points (a header and no rows)");
         }
-        t.repeatedRow().ifPresent(lines -> {
-            throw org.scaledl.InvalidInputException.atLine(csv.toString(), lines[0], "the same point as line "
-                    + lines[1] + " (a repeated measurement has a time of its own)");
-        });
+        java.util.Map<List<Double>, Integer> seen = new java.util.HashMap<>();
         if (!t.has("world_size") && !t.has("gpus")) {
             throw org.scaledl.InvalidInputException.inSource(csv.toString(), "needs a world_size (data-parallel "
                     + "replicas) or gpus column");
@@ -323,8 +416,17 @@ final class ScalingCommand implements Callable<Integer> {
                 }
                 replicas = fromGpus;
             }
-            out.add(new double[] {replicas, t.intInRange(r, "batch", 1, MAX_SWEPT_BATCH),
-                t.numberInRange(r, "measured_ms", org.scaledl.io.JobRuns.MIN_MILLIS, org.scaledl.io.JobRuns.MAX_MILLIS)});
+            double[] x = {replicas, t.intInRange(r, "batch", 1, MAX_SWEPT_BATCH),
+                t.numberInRange(r, "measured_ms", org.scaledl.io.JobRuns.MIN_MILLIS, org.scaledl.io.JobRuns.MAX_MILLIS)};
+            Integer before = seen.putIfAbsent(List.of(x[0], x[1], x[2]), line);
+            if (before != null) {
+                throw org.scaledl.InvalidInputException.atLine(csv.toString(), line, "the same point as line "
+                        + before + " (a repeated measurement has a time of its own)");
+            }
+            problem(p, base, replicas, (int) x[1], base.parallelism().microBatches()).ifPresent(m -> {
+                throw org.scaledl.InvalidInputException.atLine(csv.toString(), line, m);
+            });
+            out.add(x);
         }
         return out;
     }
@@ -334,8 +436,10 @@ final class ScalingCommand implements Callable<Integer> {
         int batch = byWorkers.get(0).batch();
         int fixedWorkers = base.parallelism().data();
         int perReplica = base.parallelism().ranks() / base.parallelism().data();
-        List<double[]> onWorkers = measured.stream().filter(x -> x[1] == batch).toList();
-        List<double[]> onBatch = measured.stream().filter(x -> x[0] == fixedWorkers).toList();
+        List<Integer> swept = byWorkers.stream().map(Point::workers).toList();
+        List<Integer> sweptBatches = byBatch.stream().map(Point::batch).toList();
+        List<double[]> onWorkers = measured.stream().filter(x -> onWorkersSweep(x, batch, swept)).toList();
+        List<double[]> onBatch = measured.stream().filter(x -> onBatchSweep(x, fixedWorkers, sweptBatches)).toList();
         String predicted = "#1f77b4";
         String throughput = "#2ca02c";
         String cal = "#ff7f0e";
