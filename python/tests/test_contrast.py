@@ -78,7 +78,9 @@ def test_only_restricts_before_comparing_and_text_compares_as_text(tmp_path):
 def test_bad_input_is_named(tmp_path):
     r = run(tmp_path, "--where", "context>1", held=HELD.replace("-0.25", "fast"))
     assert r.returncode == 1
-    assert "held.csv:5: error 'fast' is not a number" in r.stderr
+    assert "held.csv:5: error 'fast' is not a finite number" in r.stderr
+    r = run(tmp_path, "--where", "context>1", held=HELD.replace("-0.25", "nan"))
+    assert r.returncode == 1 and "held.csv:5: error 'nan' is not a finite number" in r.stderr
     r = run(tmp_path, "--where", "context>1", held=HELD + "family,zz,F,X,1,0.1\n")
     assert r.returncode == 1 and "held.csv:9: run 'zz' is not in the runs table" in r.stderr
     r = run(tmp_path, "--where", "nodes>1")
@@ -87,3 +89,35 @@ def test_bad_input_is_named(tmp_path):
     assert r.returncode == 1 and "no cluster of split 'family'" in r.stderr
     r = run(tmp_path, "--where", "context")
     assert r.returncode == 2 and "not 'column OP value'" in r.stderr
+    r = run(tmp_path, "--where", "context>1", "--split", "families")
+    assert r.returncode == 1 and "no split 'families' (it holds family, in_sample)" in r.stderr
+    r = run(tmp_path, "--where", "context>1", runs=RUNS + "zz,dense-a\n")
+    assert r.returncode == 1 and "runs.csv:8: 2 fields where the header has 4" in r.stderr
+    r = run(tmp_path, "--where", "context>1", runs=RUNS + "a1,dense-a,1,fp8\n")
+    assert r.returncode == 1 and "runs.csv:8: run id 'a1' given twice" in r.stderr
+
+
+def test_lines_are_named_as_editors_count_them(tmp_path):
+    # a blank line and a quoted field over two lines before the bad row: its physical line is named
+    held = HELD.replace("family,b1,F,Y,2,-0.05\n", "\nfamily,b1,\"F\nG\",Y,2,-0.05\n").replace("-0.25", "x")
+    r = run(tmp_path, "--where", "context>1", held=held)
+    assert r.returncode == 1 and "held.csv:7: error 'x' is not a finite number" in r.stderr, r.stderr
+
+
+def test_a_blank_cell_is_no_number_and_a_quoted_value_is_its_text(tmp_path):
+    runs = RUNS.replace("c1,dense-a,1,fp8", "c1,dense-a,,fp8")
+    # a blank context is neither below nor above 2: with '<2' only the jobs that state 1 are selected
+    r = run(tmp_path, "--where", "context<2", runs=runs)
+    assert r.returncode == 0, r.stderr
+    assert "Z 3" not in r.stdout
+    quoted = run(tmp_path, "--where", "context>1", "--only", "precision=='bf16'")
+    plain = run(tmp_path, "--where", "context>1", "--only", "precision==bf16")
+    assert quoted.returncode == 0 and quoted.stdout == plain.stdout, quoted.stderr
+    assert "over 1 clusters" in quoted.stdout
+
+
+def test_dense_keeps_a_model_the_file_does_not_list(tmp_path):
+    runs = RUNS.replace("a2,dense-a,2,fp8", "a2,unlisted,2,fp8")
+    r = run(tmp_path, "--where", "context>1", "--dense", runs=runs)
+    assert r.returncode == 0, r.stderr
+    assert any(line.startswith("X 1") for line in r.stdout.splitlines()), r.stdout

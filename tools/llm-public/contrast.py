@@ -14,13 +14,16 @@ mean and in how many clusters the difference has the mean's sign.
 ``--held`` is ``evaluate-clusters --out``'s table (``split``, ``id``, ``system``, ``release``, ``error``: predicted
 over measured, minus one), ``--runs`` the published runs (default ``datasets/gpu/llm-public/runs.csv``) whose columns
 ``--where`` reads, ``--models`` the architectures (default ``models.csv`` beside the runs) that ``--dense`` reads
-(``arch_type`` not ``moe``: jobs without routed experts); ``--only`` keeps the jobs a condition holds for (a model,
+(it leaves out the jobs of models whose ``arch_type`` names ``moe``: routed experts; a model the file does not list
+is kept); ``--only`` keeps the jobs a condition holds for (a model,
 a system) before comparing. ``--where`` and ``--only`` take ``column OP value`` with OP one of
-``== != >= <= > <`` (numbers compared as numbers, else text); repeat either to require every condition. Standard library
+``== != >= <= > <`` (numbers compared as numbers, text as text, a number against text only differs; a quoted value
+is its text); repeat either to require every condition. Standard library
 only; exit 1 with the file and line on bad input, 2 on bad options.
 """
 import argparse
 import csv
+import math
 import re
 import sys
 from pathlib import Path
@@ -39,44 +42,73 @@ def condition(text):
     m = CONDITION.match(text)
     if not m:
         raise argparse.ArgumentTypeError("%r is not 'column OP value' (OP one of == != >= <= > <)" % text)
-    return m.group(1), m.group(2), m.group(3)
+    value = m.group(3)
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        value = value[1:-1]
+    return m.group(1), m.group(2), value
+
+
+def number(text):
+    """The number a cell holds, or None (blank, text, or not finite)."""
+    try:
+        x = float(text)
+    except ValueError:
+        return None
+    return x if math.isfinite(x) else None
 
 
 def holds(value, op, wanted):
-    try:
-        a, b = float(value), float(wanted)
-    except ValueError:
+    """Whether ``value OP wanted``: numbers as numbers, text as text; a number against text (a blank cell among
+    them) only differs."""
+    a, b = number(value), number(wanted)
+    if (a is None) != (b is None):
+        return op == "!="
+    if a is None:
         a, b = value, wanted
-    return {"==": a == b, "!=": a != b, ">=": a >= b, "<=": a <= b, ">": a > b, "<": a < b}[op] \
-        if type(a) is type(b) else op == "!="
+    return {"==": a == b, "!=": a != b, ">=": a >= b, "<=": a <= b, ">": a > b, "<": a < b}[op]
 
 
 def read_table(path, needed):
-    """The rows of a CSV file (comment lines starting with '#' skipped) with their line numbers."""
+    """The rows of a CSV file with the physical line each ends on (comment lines starting with '#' and blank lines
+    skipped; a quoted field may span lines)."""
+    line = [0]
+
+    def physical(f):
+        for n, text in enumerate(f, 1):
+            line[0] = n
+            if not text.startswith("#"):
+                yield text
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:
-            lines = [(n, line) for n, line in enumerate(f, 1) if not line.startswith("#")]
+            reader = csv.reader(physical(f))
+            header = next(reader, None)
+            if header is None:
+                raise BadInput("%s: empty" % path)
+            missing = [c for c in needed if c not in header]
+            if missing:
+                raise BadInput("%s: no column %s" % (path, ", ".join(missing)))
+            rows = []
+            for fields in reader:
+                if not fields:
+                    continue
+                if len(fields) != len(header):
+                    raise BadInput("%s:%d: %d fields where the header has %d" % (path, line[0], len(fields),
+                                                                                 len(header)))
+                rows.append((line[0], dict(zip(header, fields))))
+            return rows
     except OSError as e:
         raise BadInput("%s: cannot read: %s" % (path, e.strerror or e))
     except UnicodeDecodeError:
         raise BadInput("%s: not UTF-8 text" % path)
-    if not lines:
-        raise BadInput("%s: empty" % path)
-    reader = csv.DictReader([line for _, line in lines])
-    missing = [c for c in needed if c not in (reader.fieldnames or [])]
-    if missing:
-        raise BadInput("%s: no column %s" % (path, ", ".join(missing)))
-    rows = []
-    for (n, _), r in zip(lines[1:], reader):
-        if None in r or any(v is None for v in r.values()):
-            raise BadInput("%s:%d: %d fields where the header has %d" % (
-                path, n, len(r) - (1 if None in r else 0) + len(r.get(None) or []), len(reader.fieldnames)))
-        rows.append((n, r))
-    return rows
+    except csv.Error as e:
+        raise BadInput("%s:%d: %s" % (path, line[0], e))
 
 
-def contrast(held, runs, split, where, dense_keys=None, held_path="held", only=()):
+def contrast(held, runs, split, where, expert_keys=None, held_path="held", only=()):
     """Per cluster (sorted): (cluster, errors of the other jobs, errors of the selected jobs), clusters with both."""
+    splits = sorted({h["split"] for _, h in held})
+    if split not in splits:
+        raise BadInput("%s: no split %r (it holds %s)" % (held_path, split, ", ".join(splits)))
     clusters = {}
     for n, h in held:
         if h["split"] != split:
@@ -84,17 +116,16 @@ def contrast(held, runs, split, where, dense_keys=None, held_path="held", only=(
         r = runs.get(h["id"])
         if r is None:
             raise BadInput("%s:%d: run %r is not in the runs table" % (held_path, n, h["id"]))
-        if dense_keys is not None and r.get("model_key") not in dense_keys:
+        if expert_keys is not None and r.get("model_key") in expert_keys:
             continue
         for column, _, _ in list(where) + list(only):
             if column not in r:
                 raise BadInput("--where or --only names %r, which is no column of the runs table" % column)
         if not all(holds(r[c], op, v) for c, op, v in only):
             continue
-        try:
-            error = float(h["error"])
-        except ValueError:
-            raise BadInput("%s:%d: error %r is not a number" % (held_path, n, h["error"]))
+        error = number(h["error"])
+        if error is None:
+            raise BadInput("%s:%d: error %r is not a finite number" % (held_path, n, h["error"]))
         selected = all(holds(r[c], op, v) for c, op, v in where)
         key = "%s %s" % (h["system"], h["release"])
         clusters.setdefault(key, ([], []))[1 if selected else 0].append(error)
@@ -118,13 +149,17 @@ def main(argv=None):
     a = p.parse_args(argv)
     try:
         held = read_table(a.held, ("split", "id", "system", "release", "error"))
-        runs = {r["id"]: r for _, r in read_table(a.runs, ("id",))}
-        dense_keys = None
+        runs = {}
+        for n, r in read_table(a.runs, ("id",)):
+            if r["id"] in runs:
+                raise BadInput("%s:%d: run id %r given twice" % (a.runs, n, r["id"]))
+            runs[r["id"]] = r
+        expert_keys = None
         if a.dense:
             models = a.models or str(Path(a.runs).with_name("models.csv"))
-            dense_keys = {r["model_key"] for _, r in read_table(models, ("model_key", "arch_type"))
-                          if "moe" not in r["arch_type"].lower()}
-        rows = contrast(held, runs, a.split, a.where, dense_keys, a.held, a.only)
+            expert_keys = {r["model_key"] for _, r in read_table(models, ("model_key", "arch_type"))
+                           if "moe" in r["arch_type"].lower()}
+        rows = contrast(held, runs, a.split, a.where, expert_keys, a.held, a.only)
     except BadInput as e:
         print("contrast.py: %s" % e, file=sys.stderr)
         return 1

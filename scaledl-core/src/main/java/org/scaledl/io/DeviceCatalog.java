@@ -194,7 +194,9 @@ public final class DeviceCatalog {
                 String prefix = peakPrefix(column);
                 double wider = "fp4".equals(prefix) ? eight : "fp8".equals(prefix) || "mxfp8".equals(prefix)
                         ? sixteen : 0;
-                if (prefix != null && byColumn.containsKey(prefix) && byColumn.get(prefix) < wider) {
+                // (one below the FP32 peak too is said above: predicted at that peak)
+                if (prefix != null && byColumn.containsKey(prefix) && byColumn.get(prefix) < wider
+                        && byColumn.get(prefix) >= matrix) {
                     LOG.warn("{}:{}: {} {} is below the {} peak {} TFLOP/s of '{}': its {} products are predicted at "
                             + "that rate, slower than the wider type's (a figure in PFLOP/s, or per GPU of a pair?)",
                             t.source(), t.line(r), column, byColumn.get(prefix) / 1e3, "fp4".equals(prefix)

@@ -189,10 +189,10 @@ final class PlanCommand implements Callable<Integer> {
         // each workload's row computed once: the check for measured candidates below and the plan both read them
         java.util.Map<Workload, double[]> rowOf = new java.util.IdentityHashMap<>();
         java.util.function.Function<Workload, double[]> rows = w -> rowOf.computeIfAbsent(w, designRow);
-        // one job written two ways (a device's alias, a precision's spelling, gpus for world_size, another id or
+        // one GPU job written two ways (a device's alias, a precision's spelling, gpus for world_size, another id or
         // release) is one candidate: the same workload as read and the same design row; its repeats are left out
         java.util.Set<Integer> repeats = new java.util.TreeSet<>();
-        if (source.grid == null) {
+        if (source.grid == null && cluster) {
             java.util.Map<String, Integer> firstOf = new java.util.HashMap<>();
             List<String> said = new ArrayList<>();
             for (int i = 0; i < candidates.size(); i++) {
@@ -287,17 +287,15 @@ final class PlanCommand implements Callable<Integer> {
         if (size.runs != null) {
             if (size.runs < 1 || size.runs > offered.size()) {
                 List<String> which = new ArrayList<>();
-                if (!repeats.isEmpty()) {
-                    which.add("no job twice");
-                }
                 if (again > 0) {
                     which.add("not yet measured");
                 }
                 if (outOfMemory > 0) {
                     which.add("that fit in memory");
                 }
-                throw new IllegalArgumentException("--runs must be in 1.." + offered.size() + " (the candidates"
-                        + (which.isEmpty() ? "" : " " + String.join(" and ", which)) + "), got " + size.runs);
+                throw new IllegalArgumentException("--runs must be in 1.." + offered.size() + " (the "
+                        + (repeats.isEmpty() ? "" : "distinct ") + "candidates" + (which.isEmpty() ? "" : " "
+                        + String.join(" and ", which)) + "), got " + size.runs);
             }
             plan = ProfilingPlan.choose(offered, measured, size.runs, seed, rows);
         } else {

@@ -99,48 +99,49 @@ final class ScalingCommand implements Callable<Integer> {
             p = p.allowingPartialGraphs();
         }
         // the sweep in data-parallel replicas: --gpus counts every GPU, as predict --gpus does; by default 1, 2, 4, ...
-        // 64 replicas, those an expert layout can spread its experts over (8 experts ranks need 8 / (tensor x context)
-        // replicas or a multiple)
+        // 64 replicas, those an expert layout can spread its experts over (8 expert ranks need 8 / (tensor x context)
+        // replicas or a multiple). A count refused for its replicas alone is named here; what is wrong whatever the
+        // count (a degree that does not divide the heads, a precision the GPU lacks) is left to the job's own checks.
         List<Integer> workers = new ArrayList<>();
         List<Integer> leftOut = new ArrayList<>();
         if (gpus == null) {
-            int expertRanks = Math.multiplyExact(positive(job.cluster.expert), positive(job.cluster.expertTensor));
-            long perReplica = (long) positive(job.tensor) * positive(job.cluster.context);
             for (int k = 1; k <= 64; k *= 2) {
-                (k * perReplica % expertRanks == 0 ? workers : leftOut).add(k);
+                if (replicasProblem(k).isEmpty()) {
+                    workers.add(k);
+                } else if (forTheReplicas(k)) {
+                    leftOut.add(k);
+                }
+            }
+            if (workers.isEmpty() && !leftOut.isEmpty()) {
+                throw org.scaledl.InvalidInputException.of(expertLayout() + " divides none of the default sweep's 1 "
+                        + "to 64 replicas: give the GPUs to sweep with --gpus (" + replicasProblem(1).orElseThrow()
+                        + ")");
             }
             if (workers.isEmpty()) {
-                throw org.scaledl.InvalidInputException.of("expert x expert tensor parallelism (" + expertRanks
-                        + ") divides none of the default sweep's 1 to 64 replicas of " + perReplica + " tensor x "
-                        + "context ranks: give the GPUs to sweep with --gpus");
+                // wrong whatever the count: the job's own checks say what
+                workers.add(1);
             }
         } else {
             for (int g : gpus) {
-                workers.add(JobOptions.replicas(g, job.tensor, job.pipeline, job.cluster.context));
+                int w = JobOptions.replicas(g, job.tensor, job.pipeline, job.cluster.context);
+                if (forTheReplicas(w)) {
+                    throw org.scaledl.InvalidInputException.of("--gpus " + g + " (" + w + (w == 1 ? " replica"
+                            : " replicas") + "): " + replicasProblem(w).orElseThrow());
+                }
+                workers.add(w);
             }
         }
-        String baseIs = null;
         if (job.worldSize == null) {
             // the batch sweep on GPUs the caller asked for: the fewest of --gpus (or of the default sweep), not one
             // replica's
-            int k = workers.indexOf(workers.stream().min(Integer::compare).orElseThrow());
-            job.worldSize = workers.get(k);
-            baseIs = gpus == null ? null : "--gpus " + gpus.get(k) + " (" + workers.get(k) + (workers.get(k) == 1
-                    ? " replica" : " replicas") + ")";
+            job.worldSize = workers.stream().min(Integer::compare).orElseThrow();
         }
-        Workload base;
-        try {
-            base = job.workload(p);
-        } catch (org.scaledl.InvalidInputException e) {
-            // the job at the sweep's first point: name the point, as the others are named
-            throw baseIs == null || e.source().isPresent() ? e
-                    : org.scaledl.InvalidInputException.of(baseIs + ": " + e.detail());
-        }
+        Workload base = job.workload(p);
         if (!leftOut.isEmpty()) {
             System.err.println("scaledl: note: the default sweep leaves out " + leftOut.size() + (leftOut.size() == 1
                     ? " replica count" : " replica counts") + " (" + leftOut.stream().map(String::valueOf).collect(
-                    java.util.stream.Collectors.joining(", ")) + ") that expert parallelism " + positive(
-                    job.cluster.expert) + " cannot spread its experts over (--gpus names others)");
+                    java.util.stream.Collectors.joining(", ")) + ") that " + expertLayout() + " cannot spread its "
+                    + "experts over (--gpus names others)");
         }
         for (int k = 0; k < workers.size(); k++) {
             int w = workers.get(k);
@@ -241,8 +242,9 @@ final class ScalingCommand implements Callable<Integer> {
             System.err.println("scaledl: warning: " + jobs.size() + (jobs.size() == 1 ? " point does" : " points do")
                     + " not fit in the device's memory (marked in the plot and the table): " + String.join(", ", jobs));
         }
-        // what predict says of the job itself (a precision run as another, an unseen device or phase), once for the
-        // sweep; what varies along it (memory, the fitted ranges, the recomputation chosen) is said above, per point
+        // what predict says of every point alike (a precision run as another, an unseen device or phase), once; what
+        // varies along the sweeps (memory, the fitted ranges, the recomputation chosen) is said above, per point, and
+        // a note of some points only (ZeRO with one replica) is predict's to give for that job
         java.util.Set<org.scaledl.model.PredictionWarning.Kind> perPoint = java.util.EnumSet.of(
                 org.scaledl.model.PredictionWarning.Kind.OUT_OF_MEMORY,
                 org.scaledl.model.PredictionWarning.Kind.NEAR_MEMORY_LIMIT,
@@ -250,8 +252,12 @@ final class ScalingCommand implements Callable<Integer> {
                 org.scaledl.model.PredictionWarning.Kind.OUTSIDE_BATCH_RANGE,
                 org.scaledl.model.PredictionWarning.Kind.CHOSEN,
                 org.scaledl.model.PredictionWarning.Kind.ASSUMED);
-        p.predict(base).warnings().stream().filter(x -> !perPoint.contains(x.kind())).map(PredictCommand::stderrLine)
-                .distinct().forEach(System.err::println);
+        List<Point> all = java.util.stream.Stream.concat(byWorkers.stream(), byBatch.stream()).toList();
+        java.util.function.Function<Point, List<String>> said = x -> x.prediction().warnings().stream()
+                .filter(w -> !perPoint.contains(w.kind())).map(PredictCommand::stderrLine).distinct().toList();
+        List<String> common = new ArrayList<>(said.apply(all.get(0)));
+        all.forEach(x -> common.retainAll(said.apply(x)));
+        common.forEach(System.err::println);
         String title = base.graph().name() + (p.modelsClusters() && base.device().isPresent() ? " in "
                 + base.precision().label() : "") + " on " + JobOptions.machine(p, base);
         Reports.write(out, svg(title, base, byWorkers, byBatch, byWorkersCal, byBatchCal, points, m, units + "s"));
@@ -300,6 +306,36 @@ final class ScalingCommand implements Callable<Integer> {
     /** A degree not given: 1. */
     private static int positive(Integer value) {
         return value == null ? 1 : value;
+    }
+
+    /** {@code expert x expert tensor parallelism (8 x 1)}, as the layout's checks name it. */
+    private String expertLayout() {
+        return "expert x expert tensor parallelism (" + positive(job.cluster.expert) + " x "
+                + positive(job.cluster.expertTensor) + ")";
+    }
+
+    /**
+     * What is wrong with the job's tensor, context and expert degrees over {@code replicas} data-parallel replicas
+     * (the checks of {@link Parallelism} that the replicas enter), if anything.
+     */
+    private java.util.Optional<String> replicasProblem(int replicas) {
+        try {
+            new Parallelism(replicas, positive(job.tensor), 1, 1, false, 0, 1, positive(job.cluster.context),
+                    positive(job.cluster.expert), positive(job.cluster.expertTensor));
+            return java.util.Optional.empty();
+        } catch (IllegalArgumentException e) {
+            return java.util.Optional.of(String.valueOf(e.getMessage()));
+        }
+    }
+
+    /**
+     * Whether {@code replicas} is refused for the count itself: another count (as many replicas as expert ranks)
+     * passes the same checks.
+     */
+    private boolean forTheReplicas(int replicas) {
+        long ranks = (long) positive(job.cluster.expert) * positive(job.cluster.expertTensor);
+        return replicasProblem(replicas).isPresent() && ranks >= 1 && ranks <= Parallelism.MAX_RANKS
+                && replicasProblem((int) ranks).isEmpty();
     }
 
     /**
@@ -392,7 +428,9 @@ final class ScalingCommand implements Callable<Integer> {
         if (t.size() == 0) {
             System.err.println("scaledl: warning: " + csv + ": no measured points (a header and no rows)");
         }
-        java.util.Map<List<Double>, Integer> seen = new java.util.HashMap<>();
+        java.util.Map<List<Object>, Integer> seen = new java.util.HashMap<>();
+        List<String> others = t.columns().stream().filter(c -> !List.of("gpus", "world_size", "batch", "measured_ms")
+                .contains(c)).toList();
         if (!t.has("world_size") && !t.has("gpus")) {
             throw org.scaledl.InvalidInputException.inSource(csv.toString(), "needs a world_size (data-parallel "
                     + "replicas) or gpus column");
@@ -418,7 +456,11 @@ final class ScalingCommand implements Callable<Integer> {
             }
             double[] x = {replicas, t.intInRange(r, "batch", 1, MAX_SWEPT_BATCH),
                 t.numberInRange(r, "measured_ms", org.scaledl.io.JobRuns.MIN_MILLIS, org.scaledl.io.JobRuns.MAX_MILLIS)};
-            Integer before = seen.putIfAbsent(List.of(x[0], x[1], x[2]), line);
+            // the same point and time, and nothing else to tell them apart (an id, a date)
+            List<Object> key = new ArrayList<>(List.of(x[0], x[1], x[2]));
+            final int row = r;
+            others.forEach(c -> key.add(t.get(row, c)));
+            Integer before = seen.putIfAbsent(key, line);
             if (before != null) {
                 throw org.scaledl.InvalidInputException.atLine(csv.toString(), line, "the same point as line "
                         + before + " (a repeated measurement has a time of its own)");

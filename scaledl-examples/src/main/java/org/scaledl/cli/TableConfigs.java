@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.HashSet;
@@ -18,8 +17,9 @@ import java.util.Set;
  * may only name files inside its own folder ({@code predict --candidates} and {@code fit --calibrate --runs} refuse
  * others), so a configuration outside the folder of {@code NAME.csv} is copied beside it, byte for byte, as
  * {@code NAME.configs/FOLDER/config.json} (the model keeps its name: a configuration is named after its folder; two
- * configurations of one folder name get {@code FOLDER-2}, ...), and the table names the copy. One instance per table
- * written; each configuration is copied once.
+ * configurations of one folder name get {@code FOLDER-2}, ...; a file already there with other bytes is never
+ * replaced, the next name is taken), and the table names the copy. One instance per table written; each
+ * configuration is copied once.
  */
 final class TableConfigs {
     private final Path dir;
@@ -45,7 +45,8 @@ final class TableConfigs {
     String cell(Path config) {
         Path t = org.scaledl.transformer.HuggingFaceConfig.configurationFile(config).toAbsolutePath().normalize();
         if (!inside(t)) {
-            t = copied.computeIfAbsent(t, this::copy);
+            Path source = t;
+            t = copied.computeIfAbsent(real(t), k -> copy(source));
         }
         return dir.relativize(t).toString().replace('\\', '/');
     }
@@ -63,17 +64,44 @@ final class TableConfigs {
         }
     }
 
+    /** One file however it is reached (links resolved where it can be read). */
+    private static Path real(Path file) {
+        try {
+            return file.toRealPath();
+        } catch (IOException e) {
+            return file;
+        }
+    }
+
+    /**
+     * Whether {@code c} holds something other than {@code source}'s bytes: a file there already (another table's
+     * configuration, one a row names itself) is never replaced; a copy of the same bytes (the same plan written
+     * again) is kept as it is.
+     */
+    private static boolean occupied(Path source, Path c) {
+        if (!Files.exists(c, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return false;
+        }
+        try {
+            return !Files.isRegularFile(c, java.nio.file.LinkOption.NOFOLLOW_LINKS) || Files.mismatch(source, c) != -1;
+        } catch (IOException e) {
+            return true;
+        }
+    }
+
     private Path copy(Path source) {
         Path parent = source.getParent() == null ? null : source.getParent().getFileName();
         String folder = parent == null ? "model" : parent.toString();
         Path c = copies.resolve(folder).resolve(source.getFileName().toString());
-        for (int k = 2; taken.contains(c); k++) {
+        for (int k = 2; taken.contains(c) || occupied(source, c); k++) {
             c = copies.resolve(folder + "-" + k).resolve(source.getFileName().toString());
         }
         taken.add(c);
         try {
             Files.createDirectories(c.getParent());
-            Files.copy(source, c, StandardCopyOption.REPLACE_EXISTING);
+            if (!Files.exists(c)) {
+                Files.copy(source, c);
+            }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot copy " + source + " beside the table as " + c + ": "
                     + e.getMessage(), e);

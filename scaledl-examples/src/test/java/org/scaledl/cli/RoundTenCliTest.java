@@ -53,8 +53,8 @@ class RoundTenCliTest {
                 bad.err());
         MainTest.Run sweep = MainTest.run(moeScaling(dir));
         assertEquals(0, sweep.code(), sweep.err());
-        assertTrue(sweep.err().contains("the default sweep leaves out 2 replica counts (1, 2) that expert parallelism "
-                + "8 cannot spread its experts over"), sweep.err());
+        assertTrue(sweep.err().contains("the default sweep leaves out 2 replica counts (1, 2) that expert x expert "
+                + "tensor parallelism (8 x 1) cannot spread its experts over"), sweep.err());
         assertTrue(sweep.out().lines().anyMatch(l -> l.trim().startsWith("4        8")), sweep.out());
     }
 
@@ -76,13 +76,22 @@ class RoundTenCliTest {
                 + "at batch 1 to 2)"), r.err());
         String doc = Files.readString(svg);
         int width = Integer.parseInt(match(doc, "<svg[^>]*width=\"(\\d+)\""));
-        Matcher cx = Pattern.compile("<circle cx=\"([0-9.]+)\"").matcher(doc);
-        int circles = 0;
-        while (cx.find()) {
-            circles++;
-            assertTrue(Double.parseDouble(cx.group(1)) <= width, "a point off the canvas: " + cx.group());
+        int height = Integer.parseInt(match(doc, "<svg[^>]*height=\"(\\d+)\""));
+        // the measured points' marks (the legend's have no stroke): the 4-GPU point once in the time panel (the left
+        // half) and once in the throughput panel (the right half), the 64-GPU point nowhere
+        Matcher m = Pattern.compile("<circle cx=\"(-?[0-9.]+)\" cy=\"(-?[0-9.]+)\" r=\"4\" fill=\"#d62728\" "
+                + "stroke=\"white\"/>").matcher(doc);
+        List<double[]> marks = new java.util.ArrayList<>();
+        while (m.find()) {
+            marks.add(new double[] {Double.parseDouble(m.group(1)), Double.parseDouble(m.group(2))});
         }
-        assertTrue(circles > 0, "the 4-GPU point is drawn");
+        assertEquals(2, marks.size(), doc);
+        marks.sort(java.util.Comparator.comparingDouble(x -> x[0]));
+        assertTrue(marks.get(0)[0] > 0 && marks.get(0)[0] < width / 2.0, "time panel: " + marks.get(0)[0]);
+        assertTrue(marks.get(1)[0] > width / 2.0 && marks.get(1)[0] < width, "throughput panel: " + marks.get(1)[0]);
+        for (double[] x : marks) {
+            assertTrue(x[1] > 0 && x[1] < height, "inside the chart: " + x[1]);
+        }
         Files.writeString(points, "gpus,batch,measured_ms\n4,1,900\n4,1,900.0\n");
         MainTest.Run twice = MainTest.run("scaling", "--model", "gpu", "--transformer", LLAMA.toString(), "--seq",
                 "1024", "--batch", "1", "--tensor", "2", "--device", "H100", "--precision", "bf16", "--gpus", "2,4",
@@ -197,5 +206,75 @@ class RoundTenCliTest {
         assertEquals(Main.BAD_INPUT, not.code(), not.err());
         assertTrue(not.err().contains("points.csv:1: not a device catalog: no column 'name'")
                 && not.err().contains("or 'gpu'"), not.err());
+    }
+
+    /**
+     * What is wrong whatever the GPU count is not blamed on a sweep point (a precision the GPU lacks), a degree of 0
+     * is still a usage error (it divided by zero), and two measured runs of one point and time told apart by another
+     * column (an id) are both kept.
+     */
+    @Test
+    void scalingBlamesASweepPointOnlyForItsOwnFault(@TempDir Path dir) throws Exception {
+        Path svg = dir.resolve("s.svg");
+        MainTest.Run fp8 = MainTest.run("scaling", "--model", "gpu", "--transformer", LLAMA.toString(), "--seq",
+                "1024", "--batch", "1", "--tensor", "2", "--device", "A100", "--precision", "fp8", "--gpus", "2,4",
+                "--out", svg.toString());
+        assertEquals(Main.BAD_INPUT, fp8.code(), fp8.err());
+        assertFalse(fp8.err().contains("--gpus 2"), fp8.err());
+        MainTest.Run zero = MainTest.run(moeScaling(dir, "--expert-tensor", "0"));
+        assertEquals(Main.USAGE, zero.code(), zero.err());
+        Path points = dir.resolve("points.csv");
+        Files.writeString(points, "id,gpus,batch,measured_ms\nr1,4,1,900\nr2,4,1,900\n");
+        MainTest.Run two = MainTest.run("scaling", "--model", "gpu", "--transformer", LLAMA.toString(), "--seq",
+                "1024", "--batch", "1", "--tensor", "2", "--device", "H100", "--precision", "bf16", "--gpus", "2,4",
+                "--measured", points.toString(), "--out", svg.toString());
+        assertEquals(0, two.code(), two.err());
+    }
+
+    /**
+     * The copies beside a plan never replace a file already there with other bytes (a row may name it), and two
+     * configurations of one folder name get two names; jobs that differ only where the design row sees it (the
+     * network between nodes, the expert imbalance) are two candidates, counted in the JSON when repeated; a graph
+     * outside the plan's folder is refused, not named by a path the table may not hold.
+     */
+    @Test
+    void aPlansCopiesKeepWhatIsThereAndJobsThatDifferStayApart(@TempDir Path dir) throws Exception {
+        Path in = dir.resolve("in");
+        Files.createDirectories(in.resolve("a/llama"));
+        Files.createDirectories(in.resolve("b/llama"));
+        Files.copy(LLAMA, in.resolve("a/llama/config.json"));
+        String other = Files.readString(LLAMA).replace("\"num_hidden_layers\": 32", "\"num_hidden_layers\": 16");
+        assertFalse(other.equals(Files.readString(LLAMA)), "the second configuration differs");
+        Files.writeString(in.resolve("b/llama/config.json"), other);
+        Path out = dir.resolve("out/plan.csv");
+        Path there = out.resolveSibling("plan.configs/llama/config.json");
+        Files.createDirectories(there.getParent());
+        Files.writeString(there, "{\"not\": \"this plan's\"}");
+        Path jobs = in.resolve("jobs.csv");
+        Files.writeString(jobs, "transformer,seq,batch,gpus,tensor,device,precision,gpus_per_node,inter_node_gbps\n"
+                + "a/llama/config.json,1024,1,16,2,H100,bf16,8,3200\n"
+                + "a/llama/config.json,1024,1,16,2,H100,bf16,8,400\n"
+                + "b/llama/config.json,1024,1,8,2,H100,bf16,8,3200\n"
+                + "b/llama/config.json,1024,1,8,2,H100 SXM,bf16,8,3200\n");
+        MainTest.Run plan = MainTest.run("plan", "--model", "gpu", "--candidates", jobs.toString(), "--runs", "3",
+                "--out", out.toString(), "--json");
+        assertEquals(0, plan.code(), plan.err());
+        assertEquals(1, new com.fasterxml.jackson.databind.ObjectMapper().readTree(plan.out()).get("repeated")
+                .asInt(), plan.out());
+        assertEquals("{\"not\": \"this plan's\"}", Files.readString(there), "a file already there is kept");
+        String table = Files.readString(out);
+        assertTrue(table.contains("plan.configs/llama-2/config.json") && table.contains(
+                "plan.configs/llama-3/config.json"), table);
+        assertEquals(Files.readString(LLAMA), Files.readString(out.resolveSibling("plan.configs/llama-2/config.json")));
+        assertEquals(other, Files.readString(out.resolveSibling("plan.configs/llama-3/config.json")));
+        // a graph beside its table, the plan elsewhere
+        Files.copy(HostileCliTest.repo().resolve("datasets/graphs/resnet50_r224.onnx"), in.resolve("r50.onnx"));
+        Path graphs = in.resolve("graphs.csv");
+        Files.writeString(graphs, "graph,batch,device,precision\nr50.onnx,8,H100,bf16\nr50.onnx,16,H100,bf16\n");
+        MainTest.Run refused = MainTest.run("plan", "--model", "gpu", "--candidates", graphs.toString(), "--runs", "1",
+                "--out", out.toString());
+        assertEquals(Main.USAGE, refused.code(), refused.err());
+        assertTrue(refused.err().contains("the plan would name the graph r50.onnx") && refused.err().contains(
+                "outside its folder"), refused.err());
     }
 }
