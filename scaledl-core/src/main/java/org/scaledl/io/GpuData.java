@@ -106,10 +106,17 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
         if (Files.isDirectory(kernels)) {
             kernelRows.addAll(KernelTables.neusight(kernels, devices));
         }
-        if (Files.isRegularFile(deepbench.resolve("gemm.csv")) && Files.isRegularFile(deepbench.resolve("conv.csv"))) {
+        boolean gemm = KernelTables.present(deepbench.resolve("gemm.csv"));
+        boolean conv = KernelTables.present(deepbench.resolve("conv.csv"));
+        if (gemm && conv) {
             kernelRows.addAll(KernelTables.deepbench(deepbench, devices));
+        } else if (gemm || conv) {
+            // DeepBench's two sheets are read together (the GPUs' products and convolutions of one benchmark)
+            throw InvalidInputException.inSource(deepbench.toString(), "holds " + (gemm ? "gemm.csv" : "conv.csv")
+                    + " without " + (gemm ? "conv.csv" : "gemm.csv") + ": DeepBench's tables are read together (give "
+                    + "both, or neither)");
         }
-        List<Run> runs = Files.isRegularFile(models.resolve("e2e.csv")) ? readRuns(models.resolve("e2e.csv"),
+        List<Run> runs = KernelTables.present(models.resolve("e2e.csv")) ? readRuns(models.resolve("e2e.csv"),
                 devices) : List.of();
         List<OpMeasurement> nodeRows = new ArrayList<>();
         Map<String, FxTrace> traces = new HashMap<>();
@@ -128,18 +135,30 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
                     + "under neusight/, whole-model traces): give the folder laid out as the bundled datasets/gpu");
         }
         Path allreduce = deepbench.resolve("allreduce.csv");
-        List<CollectiveMeasurement> comm = new ArrayList<>(Files.isRegularFile(allreduce)
+        List<CollectiveMeasurement> comm = new ArrayList<>(KernelTables.present(allreduce)
                 ? CollectiveTables.readDeepBench(allreduce) : List.of());
         Path vtrain = dataRoot.resolve("vtrain");
         List<Sample> megatron = new ArrayList<>();
-        if (Files.isRegularFile(vtrain.resolve("ground_truth_single.csv"))) {
+        if (KernelTables.present(vtrain.resolve("ground_truth_single.csv"))) {
             megatron.addAll(readVTrain(vtrain.resolve("ground_truth_single.csv"), devices.require(VTRAIN_GPU)));
         }
         Path published = dataRoot.resolve(LLM_PUBLIC);
-        if (Files.isRegularFile(published)) {
+        if (KernelTables.present(published)) {
+            int before = megatron.size();
             megatron.addAll(JobRuns.read(published, p -> {
                 throw new IllegalArgumentException("the published runs name transformers, not graphs");
-            }, name -> Optional.of(devices.require(name)), Map.of()));
+            }, name -> {
+                try {
+                    return Optional.of(devices.require(name));
+                } catch (InvalidInputException e) {
+                    // said at the row's line, as a candidate table's unknown device is
+                    throw new IllegalArgumentException(e.detail(), e);
+                }
+            }, Map.of()));
+            if (megatron.size() == before) {
+                org.slf4j.LoggerFactory.getLogger(GpuData.class).warn("{}: no runs (a header and no rows): the "
+                        + "execution model is fitted without published cluster runs", published);
+            }
         }
         for (String[] server : VTRAIN_NCCL) {
             Path dir = vtrain.resolve("nccl").resolve(server[0]);
@@ -342,6 +361,11 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
         for (int r = 0; r < t.size(); r++) {
             String status = t.get(r, "node_csv_status");
             String csv = status.equals("ok") ? t.get(r, "node_csv") : "";
+            if (!csv.isEmpty()) {
+                // a trace's path stays inside the models' folder, as every table's paths do
+                DatasetReader.confined(file.toAbsolutePath().getParent(), csv, "node_csv", "models", t.source(),
+                        t.line(r));
+            }
             String parallel = t.get(r, "parallel");
             Optional<Device> device = devices.find(t.get(r, "gpu"));
             if (device.isEmpty()) {

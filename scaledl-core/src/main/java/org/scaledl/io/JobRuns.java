@@ -180,6 +180,12 @@ public final class JobRuns {
     /** How far apart a row's measured_ms and the time its rate means may be before it is warned of (rounding). */
     static final double RATE_DISAGREEMENT = 0.1;
 
+    /**
+     * How many times apart a row's measured_ms and the time its rate means are refused: no rounding or a job's
+     * description takes them that far; a unit does (a thousand).
+     */
+    static final double UNITS_APART = 100;
+
     private static Sample sample(CsvTable t, int r, Workload w, String rateColumn) {
         int line = t.line(r);
         double ms;
@@ -189,6 +195,14 @@ public final class JobRuns {
             Optional<Double> rate = t.opt(r, rateColumn).flatMap(JobRuns::positive);
             Optional<Double> implied = w.graph().transformer().filter(s -> rate.isPresent())
                     .map(s -> millisAtRate(w, s.seq(), rate.get()));
+            if (implied.isPresent() && Math.abs(Math.log(implied.get() / ms)) > Math.log(UNITS_APART)) {
+                // a thousand times apart is a unit, not a rounding: which of the two is the iteration is not known
+                throw InvalidInputException.atLine(t.source(), line, String.format(java.util.Locale.ROOT,
+                        "measured_ms %s and %s %s disagree %.0f times (the rate means an iteration of %.1f ms): one "
+                        + "of them is in another unit (seconds, microseconds); give the iteration in milliseconds",
+                        CsvTable.plain(ms), rateColumn, t.get(r, rateColumn), Math.max(implied.get() / ms,
+                                ms / implied.get()), implied.get()));
+            }
             if (implied.isPresent() && Math.abs(Math.log(implied.get() / ms)) > Math.log(1 + RATE_DISAGREEMENT)) {
                 // both given and far apart: one of them is wrong (measured_ms is the one fitted)
                 LOG.warn("{}:{}: measured_ms {} and {} {} disagree: the rate means an iteration of {} ms ({}x); "

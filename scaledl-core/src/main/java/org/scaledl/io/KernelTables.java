@@ -52,14 +52,15 @@ public final class KernelTables {
         boolean any = false;
         for (String op : NEUSIGHT) {
             Path f = kernelsDir.resolve(op + ".csv");
-            if (!Files.isRegularFile(f)) {
+            if (!present(f)) {
                 continue;
             }
             any = true;
             CsvTable t = CsvTable.read(f, "gpu", "op", "latency_ms");
+            noRows(t);
             for (int r = 0; r < t.size(); r++) {
                 Device d = device(devices, t, r, t.get(r, "gpu"));
-                double ms = t.positiveFinite(r, "latency_ms");
+                double ms = kernelMillis(t, r, "latency_ms");
                 String key;
                 LayerFeatures lf;
                 switch (op) {
@@ -100,9 +101,16 @@ public final class KernelTables {
                         ? "" : ":" + precision.label()), OpMeasurement.Origin.BENCHMARK, precision));
             }
         }
+        Path attention = kernelsDir.resolve("attention.csv");
+        if (Files.isRegularFile(attention)) {
+            // the companion measures the fused attention core too; the layer model has no family for it yet
+            LOG.warn("{}: not read (the layer model learns bmm, linear, elem, ln, softmax and conv kernels; a fused "
+                    + "attention core is timed from the runs): its kernels adapt nothing", attention);
+        }
         if (!any) {
             throw InvalidInputException.inSource(kernelsDir.toString(), "no kernel table (" + String.join(", ",
-                    NEUSIGHT) + ".csv) in this directory");
+                    NEUSIGHT) + ".csv) in this directory" + (Files.isRegularFile(attention) ? " (attention.csv is "
+                    + "not one the layer model reads)" : ""));
         }
         return out;
     }
@@ -124,9 +132,12 @@ public final class KernelTables {
         List<OpMeasurement> out = new ArrayList<>();
         Map<String, LayerFeatures> cache = new HashMap<>();
         int skipped = 0;
+        java.util.Set<String> unknown = new java.util.TreeSet<>();
         CsvTable g = CsvTable.read(dir.resolve("gemm.csv"), "benchmark", "gpu", "precision", "M", "N", "K",
                 "time_ms");
+        noRows(g);
         for (int r = 0; r < g.size(); r++) {
+            unknownGpu(g, r, devices).ifPresent(unknown::add);
             Optional<Device> d = trainRow(g, r, devices);
             if (d.isEmpty()) {
                 skipped++;
@@ -139,12 +150,14 @@ public final class KernelTables {
             String key = "gemm:" + m + "x" + n + "x" + k + ":" + g.get(r, "transA") + g.get(r, "transB");
             // C[M,N] = A[M,K]·B[K,N]: in NeuSight's convention that is B=1, M, N (contraction) = K, K (out) = N.
             LayerFeatures lf = cache.computeIfAbsent(key, x -> matmul(1, m, k, n, false));
-            out.add(new OpMeasurement(lf, d.get(), false, g.positiveFinite(r, "time_ms"), "gemm", key,
+            out.add(new OpMeasurement(lf, d.get(), false, kernelMillis(g, r, "time_ms"), "gemm", key,
                     OpMeasurement.Origin.BENCHMARK, precision));
         }
         CsvTable c = CsvTable.read(dir.resolve("conv.csv"), "benchmark", "gpu", "precision", "W", "H", "C", "N",
                 "K", "S", "R", "pad_w", "pad_h", "stride_w", "stride_h", "fwd_ms");
+        noRows(c);
         for (int r = 0; r < c.size(); r++) {
+            unknownGpu(c, r, devices).ifPresent(unknown::add);
             Optional<Device> d = trainRow(c, r, devices);
             if (d.isEmpty()) {
                 skipped++;
@@ -165,19 +178,72 @@ public final class KernelTables {
             String key = "conv:" + n + "x" + ch + "x" + k + "x" + rr + "x" + s + "x" + sh + "x" + sw + "x" + ph + "x"
                     + pw + "x" + h + "x" + w;
             LayerFeatures fwd = cache.computeIfAbsent(key, x -> conv(n, ch, k, rr, s, sh, sw, ph, pw, h, w));
-            out.add(new OpMeasurement(fwd, d.get(), false, c.positiveFinite(r, "fwd_ms"), "conv", key,
+            out.add(new OpMeasurement(fwd, d.get(), false, kernelMillis(c, r, "fwd_ms"), "conv", key,
                     OpMeasurement.Origin.BENCHMARK, precision));
             Optional<String> bd = c.opt(r, "bwd_data_ms");
             Optional<String> bf = c.opt(r, "bwd_filter_ms");
             if (bd.isPresent() && bf.isPresent()) {
-                double ms = c.positiveFinite(r, "bwd_data_ms") + c.positiveFinite(r, "bwd_filter_ms");
+                double ms = kernelMillis(c, r, "bwd_data_ms") + kernelMillis(c, r, "bwd_filter_ms");
                 out.add(new OpMeasurement(trainFeatures(key, cache, n, ch, k, rr, s, sh, sw, ph, pw, h, w), d.get(),
                         true, ms, "conv_bwd", key, OpMeasurement.Origin.BENCHMARK, precision));
             }
         }
         LOG.info("DeepBench: {} rows used, {} skipped (neither FP32 nor tensor-core FP16 training, or a device "
                 + "without a description)", out.size(), skipped);
+        if (!unknown.isEmpty()) {
+            // DeepBench's sheets name GPUs by their short names; one the catalog does not know loses its rows
+            LOG.warn("{}: rows of GPUs the device catalog does not know are left out: {} (scaledl devices lists the "
+                    + "catalog; --devices FILE adds a GPU)", dir, String.join(", ", unknown));
+        }
         return out;
+    }
+
+    /** The longest time a kernel table's row may give, ms (a kernel of hours is no measurement: a unit slip). */
+    static final double MAX_KERNEL_MILLIS = 1e7;
+
+    /** A kernel's time, ms: finite, positive, at most {@link #MAX_KERNEL_MILLIS}. */
+    private static double kernelMillis(CsvTable t, int r, String column) {
+        double ms = t.positiveFinite(r, column);
+        if (ms > MAX_KERNEL_MILLIS) {
+            throw InvalidInputException.atLine(t.source(), t.line(r), column + " " + t.get(r, column) + " is no "
+                    + "kernel's time (at most " + CsvTable.plain(MAX_KERNEL_MILLIS) + " ms, some three hours): a "
+                    + "unit slip?");
+        }
+        return ms;
+    }
+
+    /**
+     * Whether a table the data root's layout names is there: a regular file; nothing there is no table; anything else
+     * (a folder, a device) is refused, naming it.
+     *
+     * @throws InvalidInputException for a path that is there but no regular file
+     */
+    static boolean present(Path table) {
+        if (Files.isRegularFile(table)) {
+            return true;
+        }
+        if (Files.exists(table, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            throw InvalidInputException.inSource(table.toString(), "is not a file: the data root's layout names a "
+                    + "table here");
+        }
+        return false;
+    }
+
+    /** Says a table that holds a header and no rows (its measurements are none: a file cut short?). */
+    static void noRows(CsvTable t) {
+        if (t.size() == 0 && !t.columns().isEmpty()) {
+            LOG.warn("{}: a header and no rows: no measurements read from it", t.source());
+        }
+    }
+
+    /** The GPU a DeepBench training row of a precision read names where the catalog does not know it. */
+    private static Optional<String> unknownGpu(CsvTable t, int r, DeviceCatalog devices) {
+        String gpu = t.get(r, "gpu");
+        String p = t.get(r, "precision");
+        // (DeepBench's sheets time CPUs too, Xeon Phi's KNL7250: their device_class says so)
+        boolean read = t.get(r, "benchmark").equals("train") && (p.equals("fp32") || p.equals(TENSOR_FP16))
+                && (!t.has("device_class") || t.get(r, "device_class").equalsIgnoreCase("gpu"));
+        return !read || devices.find(gpu).isPresent() ? Optional.empty() : Optional.of(gpu);
     }
 
     /** The forward (and, in training traces, backward) time of every measured tensor node of a trace. */

@@ -50,7 +50,7 @@ public final class RuntimePredictor implements RuntimeModel {
      * model's error and the few times a machine differs from the one fitted (what calibration is for); a time in
      * another unit is 1,000 times off.
      */
-    public static final double MAX_CALIBRATION_RATIO = 100;
+    public static final double MAX_CALIBRATION_RATIO = LayerStage.MAX_MEASURED_RATIO;
 
     /**
      * How much each unit of distance outside the training domain ({@link Domain.Check#distance()}: a doubling beyond
@@ -539,8 +539,9 @@ public final class RuntimePredictor implements RuntimeModel {
      * graphs set a device predictor's shared per-phase factor to their median ratio, which moves the predictions of
      * the GPUs they did not run on too; runs of transformers refit the execution model, which every GPU shares.
      *
-     * @throws IllegalArgumentException for a run without a device of the predictor's kind, or one measured more
-     *                                  than {@link #MAX_CALIBRATION_RATIO} times off its prediction
+     * @throws IllegalArgumentException for a run without a device of the predictor's kind
+     * @throws org.scaledl.InvalidInputException for a run measured more than {@link #MAX_CALIBRATION_RATIO} times
+     *                                  off its prediction (bad input data: another job, or another unit)
      */
     public RuntimePredictor calibrate(List<Sample> runs) {
         Objects.requireNonNull(runs, "runs").forEach(r -> Objects.requireNonNull(r, "a run of runs"));
@@ -565,7 +566,7 @@ public final class RuntimePredictor implements RuntimeModel {
                 || ratio < 1 / MAX_CALIBRATION_RATIO)) {
             Workload w = run.workload();
             String where = w.tag("source").or(() -> w.tag("id").map(id -> "id " + id)).map(x -> x + ", ").orElse("");
-            throw new IllegalArgumentException(String.format(java.util.Locale.ROOT, "calibration run %d (%s%s) "
+            throw org.scaledl.InvalidInputException.of(String.format(java.util.Locale.ROOT, "calibration run %d (%s%s) "
                     + "measures %s ms, %.0f times %s than predicted: it is another job, or its time is not in "
                     + "milliseconds (at most %.0f times either way is calibrated on)", index + 1,
                     org.scaledl.InvalidInputException.printable(where, 200),

@@ -132,6 +132,12 @@ final class FitCommand implements Callable<Integer> {
             if (gnn || attention) {
                 throw new IllegalArgumentException("--gpu cannot be combined with --gnn or --attention");
             }
+            if (profiled != null && !java.nio.file.Files.isDirectory(profiled)) {
+                // said before the data root is read
+                throw org.scaledl.InvalidInputException.inSource(profiled.toString(), java.nio.file.Files.exists(
+                        profiled) ? "--profiled takes a folder of kernel tables (bmm.csv, linear.csv, ...), not a file"
+                        : "no such folder (--profiled: the folder of kernel tables measured on your GPU)");
+            }
             Progress progress = Progress.of("fit --gpu", Main.quiet);
             progress.update(0, 2, "reading " + data);
             DeviceCatalog catalog = Catalogs.of(devices, data);
@@ -142,7 +148,8 @@ final class FitCommand implements Callable<Integer> {
                 List<OpMeasurement> rows = KernelTables.neusight(profiled, catalog);
                 if (rows.isEmpty()) {
                     // KernelTables reports a folder without tables; these tables hold no rows
-                    throw new IllegalArgumentException("the kernel tables in " + profiled + " hold no measurements");
+                    throw org.scaledl.InvalidInputException.inSource(profiled.toString(), "its kernel tables hold no "
+                            + "measurements (a header and no rows)");
                 }
                 b.adaptTo(rows);
             }

@@ -216,6 +216,17 @@ final class InspectCommand implements Callable<Integer> {
                         + "no count: '" + org.scaledl.InvalidInputException.printable(calibrated, 40) + "'");
             }
         }
+        // an adaptation to profiled kernels (fit --gpu --profiled) says so, with the GPUs it corrected
+        String adapted = p.provenance().config().get("adapted_kernels");
+        if (adapted != null) {
+            root.put("adapted_kernels", adapted);
+        }
+        List<String> corrected = p.deviceLayerModel().map(m -> m.corrections().entrySet().stream()
+                .filter(e -> !e.getValue().layers().isEmpty()).map(java.util.Map.Entry::getKey).toList())
+                .orElse(List.of());
+        if (adapted != null) {
+            corrected.forEach(root.putArray("adapted_devices")::add);
+        }
         root.put("created_at", p.provenance().createdAt());
         root.set("domain", p.domain().toJson());
         p.executionModel().ifPresent(m -> root.set("execution", m.toJson()));
@@ -225,7 +236,16 @@ final class InspectCommand implements Callable<Integer> {
                     p.machines(), calibrated == null ? "" : ", calibrated on " + calibrated + " run"
                             + (calibrated.equals("1") ? "" : "s") + " since it was fitted (" + p.provenance()
                             .createdAt() + ")");
-            p.executionModel().ifPresent(InspectCommand::printExecution);
+            if (adapted != null) {
+                System.out.println("adapted to " + adapted + " profiled kernels" + (corrected.isEmpty() ? ""
+                        : " (its layer predictions corrected on " + String.join(", ", corrected) + ")"));
+            }
+            p.executionModel().ifPresentOrElse(InspectCommand::printExecution, () -> {
+                if (p.modelsClusters()) {
+                    System.out.println("no execution model of transformers on GPUs (fitted without transformer runs: "
+                            + "a transformer's parallel job is timed with every term at its prior, and warned of)");
+                }
+            });
             System.out.println("training domain (predictions outside it carry warnings):");
         }
         System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(json ? root : root.get("domain")));

@@ -200,7 +200,7 @@ final class ScalingCommand implements Callable<Integer> {
             }
             try {
                 calibrated = p.calibrate(runs);
-            } catch (IllegalArgumentException e) {
+            } catch (IllegalArgumentException | org.scaledl.InvalidInputException e) {
                 System.err.println("scaledl: warning: the model cannot be calibrated on the measured points ("
                         + e.getMessage() + "); only the bundled curve is drawn");
             }

@@ -22,6 +22,7 @@ import org.scaledl.workload.Topology;
 import org.scaledl.workload.Workload;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.scaledl.InvalidInputException;
 
 /**
  * The public API used as a JVM developer uses it, wrongly: each case was found by a walk-through of the API (round
@@ -45,22 +46,22 @@ class ApiMisuseTest {
         Workload w = Workload.builder(resnet18).batch(64).device(DeviceCatalog.bundled()
                 .require("NVIDIA A100-SXM4-80GB")).precision(Precision.TF32).build();
         double predicted = gpu.predictMillis(w);
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        InvalidInputException e = assertThrows(InvalidInputException.class,
                 () -> gpu.calibrate(List.of(Sample.of(w, predicted * 2), Sample.of(w, predicted * 1000))));
         assertTrue(e.getMessage().startsWith("calibration run 2 (") && e.getMessage().contains("times slower")
                 && e.getMessage().contains("not in milliseconds"), e.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> gpu.calibrate(List.of(Sample.of(w, predicted / 200))));
+        assertThrows(InvalidInputException.class, () -> gpu.calibrate(List.of(Sample.of(w, predicted / 200))));
         RuntimePredictor twice = gpu.calibrate(List.of(Sample.of(w, predicted * 2)));
         assertEquals(2, twice.predictMillis(w) / predicted, 0.05);
         RuntimePredictor amd = BundledModels.load("cpu-ddp");
         Workload host = ddp.get(0).workload();
-        IllegalArgumentException named = assertThrows(IllegalArgumentException.class, () -> amd.calibrate(List.of(
+        InvalidInputException named = assertThrows(InvalidInputException.class, () -> amd.calibrate(List.of(
                 Sample.of(host, amd.predictMillis(host) * 1000))));
         assertTrue(named.getMessage().contains("runs.csv:2"), "the run's source: " + named.getMessage());
         // a machine the predictor has not seen is compared with the fitted machine closest to it
         Device other = Device.cpu("another VM", 2, 256, 1, 2000, 10);
         Workload elsewhere = host.toBuilder().device(other).build();
-        assertThrows(IllegalArgumentException.class, () -> amd.calibrate(List.of(Sample.of(elsewhere,
+        assertThrows(InvalidInputException.class, () -> amd.calibrate(List.of(Sample.of(elsewhere,
                 amd.predictMillis(host) * 1000))));
         // and a calibration is checked against the fitted prediction it replaces, not the calibrated one
         RuntimePredictor slow = amd.calibrate(List.of(Sample.of(elsewhere, amd.predictMillis(host) * 50)));

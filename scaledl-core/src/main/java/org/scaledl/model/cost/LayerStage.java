@@ -40,6 +40,13 @@ public interface LayerStage {
     LayerStage calibrate(List<Sample> runs);
 
     /**
+     * The most times slower or faster than a model's prediction a measurement may be to be taken at all (a run
+     * calibrated on, a run fitted, a GPU's profiled kernels as a whole): far beyond a model's error and the few times
+     * a machine differs from the one fitted; a time in another unit is a thousand times off.
+     */
+    double MAX_MEASURED_RATIO = 100;
+
+    /**
      * What a calibration run measures over what this stage predicts of it before the calibration it would replace:
      * the ratio {@link org.scaledl.model.RuntimePredictor#calibrate} refuses beyond
      * {@link org.scaledl.model.RuntimePredictor#MAX_CALIBRATION_RATIO} either way; NaN where the stage cannot tell

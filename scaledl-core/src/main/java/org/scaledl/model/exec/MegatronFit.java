@@ -117,6 +117,9 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         for (org.scaledl.workload.Sample s : runs) {
             data.add(new Run(stage.terms(s.workload()), s.millis(), weight(s),
                     s.workload().tag(FAMILY_TAG).orElse("")));
+            if (!calibrate) {
+                refuseFarOff(s, centre.millis(data.get(data.size() - 1).terms()));
+            }
         }
         List<Folds.Fold> folds = Folds.leaveOneGroupOut(runs, Folds.byTag(groupTag));
         List<Double> errors = new ArrayList<>();
@@ -216,6 +219,26 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
                 .orElse(centre.levelPriorRuns());
         return new MegatronFit(model.withInterval(interval[0], interval[1])
                 .withExpertInterval(expertInterval[0], expertInterval[1]).withLevelPriorRuns(levelRuns), errors, cv);
+    }
+
+    /**
+     * Refuses a run that a fit would take as it is though it measures more than
+     * {@link org.scaledl.model.cost.LayerStage#MAX_MEASURED_RATIO} times off what the model it starts from says
+     * (the physics at its priors, before any fit): far beyond what the terms' coefficients span, a time in seconds or
+     * microseconds, or another job (a calibration refuses such a run as well).
+     */
+    private static void refuseFarOff(org.scaledl.workload.Sample s, double predicted) {
+        double ratio = s.millis() / predicted;
+        double most = org.scaledl.model.cost.LayerStage.MAX_MEASURED_RATIO;
+        if (Double.isFinite(ratio) && ratio > 0 && (ratio > most || ratio < 1 / most)) {
+            Workload w = s.workload();
+            String where = w.tag(org.scaledl.io.DatasetReader.SOURCE_TAG).orElse(w.toString());
+            throw org.scaledl.InvalidInputException.of(String.format(java.util.Locale.ROOT, "%s: the run measures "
+                    + "%s ms, %.0f times %s than the execution model's physics says before any fit: it is another "
+                    + "job, or its time is not in milliseconds (at most %.0f times either way is fitted on)",
+                    org.scaledl.InvalidInputException.printable(where, 200), org.scaledl.io.CsvTable.plain(s.millis()),
+                    ratio > 1 ? ratio : 1 / ratio, ratio > 1 ? "slower" : "faster", most));
+        }
     }
 
     /** The fewest clusters (system and release) whose held-out errors estimate {@link #levelPriorRuns}. */

@@ -1,0 +1,105 @@
+package org.scaledl.io;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.scaledl.InvalidInputException;
+import org.scaledl.workload.OpMeasurement;
+
+/**
+ * Round eleven of hostile input: a user's own GPU data root (what {@code fit --gpu --data} reads), as a probe found it
+ * taking damaged tables silently: a folder where a table belongs, a kernel of 10^30 ms, one DeepBench sheet without
+ * the other, a trace path leaving the root, an unknown GPU named without its line, an iteration in seconds beside its
+ * rate in tokens per second. Every case is now refused naming the file (and line), or said.
+ */
+class UserGpuDataTest {
+    private static final DeviceCatalog DEVICES = DeviceCatalog.bundled();
+
+    private static Path root(Path dir) throws IOException {
+        Path kernels = dir.resolve("neusight/kernels");
+        Files.createDirectories(kernels);
+        Files.writeString(kernels.resolve("bmm.csv"), "row_id,gpu,op,B,M,N,K,flops,latency_ms\n"
+                + "0,Tesla T4,bmm,2,3,5,7,420,0.01\n");
+        return dir;
+    }
+
+    @Test
+    void aFolderWhereATableBelongsIsRefusedNamingIt(@TempDir Path dir) throws IOException {
+        Path r = root(dir);
+        Files.createDirectories(r.resolve("neusight/kernels/softmax.csv"));
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> GpuData.read(r, DEVICES));
+        assertTrue(e.getMessage().contains("softmax.csv") && e.getMessage().contains("is not a file"),
+                e.getMessage());
+    }
+
+    @Test
+    void aKernelOfHoursIsNoMeasurement(@TempDir Path dir) throws IOException {
+        Path r = root(dir);
+        Files.writeString(r.resolve("neusight/kernels/bmm.csv"), "row_id,gpu,op,B,M,N,K,flops,latency_ms\n"
+                + "0,Tesla T4,bmm,2,3,5,7,420,0.01\n1,Tesla T4,bmm,2,3,5,7,420,1e30\n");
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> GpuData.read(r, DEVICES));
+        assertTrue(e.getMessage().contains("bmm.csv:3") && e.getMessage().contains("is no kernel's time"),
+                e.getMessage());
+        // the longest a kernel may take is still read
+        Files.writeString(r.resolve("neusight/kernels/bmm.csv"), "row_id,gpu,op,B,M,N,K,flops,latency_ms\n"
+                + "0,Tesla T4,bmm,2,3,5,7,420," + KernelTables.MAX_KERNEL_MILLIS + "\n");
+        List<OpMeasurement> rows = GpuData.read(r, DEVICES).operators();
+        assertEquals(1, rows.size());
+    }
+
+    @Test
+    void oneDeepBenchSheetWithoutTheOtherIsRefused(@TempDir Path dir) throws IOException {
+        Path r = root(dir);
+        Files.createDirectories(r.resolve("deepbench"));
+        Files.writeString(r.resolve("deepbench/conv.csv"), "benchmark,gpu,precision,W,H,C,N,K,S,R,pad_w,pad_h,"
+                + "stride_w,stride_h,fwd_ms\n");
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> GpuData.read(r, DEVICES));
+        assertTrue(e.getMessage().contains("holds conv.csv without gemm.csv"), e.getMessage());
+    }
+
+    @Test
+    void aTracePathLeavingTheRootIsRefusedBeforeItIsOpened(@TempDir Path dir) throws IOException {
+        Path r = root(dir.resolve("root"));
+        Path outside = dir.resolve("outside/bert_large-inf-512-8.csv");
+        Files.createDirectories(outside.getParent());
+        Files.writeString(outside, "secret,header\n1,2\n");
+        Files.createDirectories(r.resolve("neusight/models"));
+        Files.writeString(r.resolve("neusight/models/e2e.csv"), "gpu,model,phase,seq_len,batch,parallel,n_gpus,"
+                + "fusion,model_n_layer,e2e_ms,node_csv,node_csv_status\n"
+                + "Tesla T4,bert_large,inf,512,8,single,1,false,24,10,../../../outside/bert_large-inf-512-8.csv,ok\n");
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> GpuData.read(r, DEVICES));
+        assertTrue(e.getMessage().contains("e2e.csv:2") && e.getMessage().contains("leaves the models folder"),
+                e.getMessage());
+        assertTrue(!e.getMessage().contains("secret"), "the file outside is not read: " + e.getMessage());
+    }
+
+    @Test
+    void aPublishedRunsUnknownGpuOrTimeInSecondsIsNamedAtItsLine(@TempDir Path dir) throws IOException {
+        Path r = root(dir);
+        Path configs = r.resolve("llm-public/configs/llama");
+        Files.createDirectories(configs);
+        Files.copy(Path.of("src/test/resources/transformers/llama-3-8b/config.json"),
+                configs.resolve("config.json"));
+        String header = "id,transformer,seq,batch,micro_batches,world_size,tensor,device,precision,measured_ms,"
+                + "tokens_per_s_per_gpu\n";
+        Files.writeString(r.resolve("llm-public/runs.csv"), header
+                + "a,configs/llama/config.json,4096,1,8,8,1,H100,bf16,2000,\n"
+                + "b,configs/llama/config.json,4096,1,8,8,1,NVIDIA H300,bf16,2000,\n");
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> GpuData.read(r, DEVICES));
+        assertTrue(e.getMessage().contains("runs.csv:3") && e.getMessage().contains("unknown device 'NVIDIA H300'"),
+                e.getMessage());
+        // 8 replicas of 8 sequences of 4,096 tokens a GPU in 2 s is 16,384 tokens/s a GPU; 2 ms is a thousand apart
+        Files.writeString(r.resolve("llm-public/runs.csv"), header
+                + "a,configs/llama/config.json,4096,1,8,8,1,H100,bf16,2,16384\n");
+        e = assertThrows(InvalidInputException.class, () -> GpuData.read(r, DEVICES));
+        assertTrue(e.getMessage().contains("runs.csv:2") && e.getMessage().contains("disagree 1000 times"),
+                e.getMessage());
+    }
+}

@@ -1,0 +1,72 @@
+package org.scaledl.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.scaledl.InvalidInputException;
+import org.scaledl.io.DeviceCatalog;
+import org.scaledl.io.KernelTables;
+import org.scaledl.model.RuntimePredictor;
+import org.scaledl.workload.OpMeasurement;
+
+/**
+ * Round eleven of hostile input, at the command line: a user's profiled kernels in another unit, a {@code --profiled}
+ * that is no folder, a calibration experiment whose clusters are all too small, and what {@code inspect} says of an
+ * adapted model.
+ */
+class RoundElevenCliTest {
+    private static final String KERNELS = "row_id,gpu,op,B,M,N,K,flops,latency_ms,precision\n";
+
+    /** Kernels of a GPU shaped as a user's campaign writes them, each {@code scale} times the given latency. */
+    private static Path kernels(Path dir, double scale) throws Exception {
+        Files.createDirectories(dir);
+        StringBuilder sb = new StringBuilder(KERNELS);
+        int id = 0;
+        for (int n : new int[] {1024, 2048, 4096, 8192}) {
+            double flops = 2.0 * n * n * n;
+            // about 400 TFLOP/s: an H200's BF16 products, in milliseconds
+            sb.append(id++).append(",NVIDIA H200,linear,1,").append(n).append(',').append(n).append(',').append(n)
+                    .append(',').append((long) flops).append(',').append(scale * flops / 4e14 * 1e3)
+                    .append(",bf16\n");
+        }
+        Files.writeString(dir.resolve("linear.csv"), sb.toString());
+        return dir;
+    }
+
+    @Test
+    void kernelsInMicrosecondsAreRefusedAndAnAdaptationIsSaid(@TempDir Path dir) throws Exception {
+        DeviceCatalog catalog = DeviceCatalog.bundled();
+        RuntimePredictor gpu = ModelArgument.load("gpu");
+        List<OpMeasurement> micro = KernelTables.neusight(kernels(dir.resolve("us"), 1000), catalog);
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> gpu.adapt(micro));
+        assertTrue(e.getMessage().contains("kernels of NVIDIA H200 measure a median")
+                && e.getMessage().contains("times slower") && e.getMessage().contains("another unit"),
+                e.getMessage());
+        // the same kernels in milliseconds adapt it, and inspect says so
+        Path model = dir.resolve("h200.sdl");
+        gpu.adapt(KernelTables.neusight(kernels(dir.resolve("ms"), 1), catalog)).save(model);
+        MainTest.Run r = MainTest.run("inspect", "--model", model.toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.out().contains("adapted to 4 profiled kernels (its layer predictions corrected on NVIDIA H200)"),
+                r.out());
+    }
+
+    @Test
+    void aProfiledPathThatIsNoFolderIsSaidBeforeTheDataIsRead(@TempDir Path dir) throws Exception {
+        Path file = kernels(dir.resolve("k"), 1).resolve("linear.csv");
+        MainTest.Run r = MainTest.run("fit", "--gpu", "--data", dir.resolve("nowhere").toString(), "--profiled",
+                file.toString(), "--out", dir.resolve("x.sdl").toString());
+        assertEquals(Main.BAD_INPUT, r.code(), r.err());
+        assertTrue(r.err().contains("--profiled takes a folder of kernel tables"), r.err());
+        MainTest.Run none = MainTest.run("fit", "--gpu", "--data", dir.resolve("nowhere").toString(), "--profiled",
+                dir.resolve("missing").toString(), "--out", dir.resolve("x.sdl").toString());
+        assertEquals(Main.BAD_INPUT, none.code(), none.err());
+        assertTrue(none.err().contains("missing: no such folder"), none.err());
+    }
+}
