@@ -37,7 +37,8 @@ import org.slf4j.LoggerFactory;
  * Evaluates device predictors ({@link RuntimePredictor} with {@link LayerCost#device}) on real GPU measurements
  * laid out as in {@code shared/data} ({@link GpuData}):
  * {@code neusight/kernels/*.csv}, {@code neusight/models/e2e.csv} with {@code nodes/}, and {@code deepbench/}
- * ({@code gemm.csv}, {@code conv.csv}, {@code allreduce.csv}); any part that is missing is skipped.
+ * ({@code gemm.csv}, {@code conv.csv}, {@code allreduce.csv}); any part that is missing is skipped (one that is
+ * there but no file, or damaged, is refused: {@link GpuData#read}).
  *
  * <ul>
  *   <li><b>Seen GPU, held-out shapes</b>: a fraction of the operator shapes (all GPUs' rows of a shape together) is

@@ -106,15 +106,10 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
         if (Files.isDirectory(kernels)) {
             kernelRows.addAll(KernelTables.neusight(kernels, devices));
         }
-        boolean gemm = KernelTables.present(deepbench.resolve("gemm.csv"));
-        boolean conv = KernelTables.present(deepbench.resolve("conv.csv"));
-        if (gemm && conv) {
+        if (KernelTables.present(deepbench.resolve("gemm.csv"))
+                || KernelTables.present(deepbench.resolve("conv.csv"))) {
+            // each of DeepBench's sheets is read where it is there (one of them was read only with the other)
             kernelRows.addAll(KernelTables.deepbench(deepbench, devices));
-        } else if (gemm || conv) {
-            // DeepBench's two sheets are read together (the GPUs' products and convolutions of one benchmark)
-            throw InvalidInputException.inSource(deepbench.toString(), "holds " + (gemm ? "gemm.csv" : "conv.csv")
-                    + " without " + (gemm ? "conv.csv" : "gemm.csv") + ": DeepBench's tables are read together (give "
-                    + "both, or neither)");
         }
         List<Run> runs = KernelTables.present(models.resolve("e2e.csv")) ? readRuns(models.resolve("e2e.csv"),
                 devices) : List.of();
@@ -137,6 +132,10 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
         Path allreduce = deepbench.resolve("allreduce.csv");
         List<CollectiveMeasurement> comm = new ArrayList<>(KernelTables.present(allreduce)
                 ? CollectiveTables.readDeepBench(allreduce) : List.of());
+        if (comm.isEmpty() && Files.isRegularFile(allreduce)) {
+            org.slf4j.LoggerFactory.getLogger(GpuData.class).warn("{}: no all-reduce measurements read from it",
+                    allreduce);
+        }
         Path vtrain = dataRoot.resolve("vtrain");
         List<Sample> megatron = new ArrayList<>();
         if (KernelTables.present(vtrain.resolve("ground_truth_single.csv"))) {
@@ -206,6 +205,7 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
         CsvTable t = CsvTable.read(file, "# GPUs", "global batch", "micro batch", "hidden size", "attention heads",
                 "# layers", "sequence length", "tensor parallelism", "data parallelism", "pipeline parallelism",
                 "iteration time (ms)");
+        KernelTables.noRows(t);
         org.scaledl.workload.Topology node = org.scaledl.workload.Topology.of(8,
                 org.scaledl.workload.Topology.Link.NVSWITCH, device.linkGBps() > 0 ? device.linkGBps() : 300, 800);
         Map<String, org.scaledl.graph.ModelGraph> graphs = new HashMap<>();
@@ -357,6 +357,7 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
     private static List<Run> readRuns(Path file, DeviceCatalog devices) {
         CsvTable t = CsvTable.read(file, "gpu", "model", "phase", "seq_len", "batch", "parallel", "n_gpus", "fusion",
                 "model_n_layer", "e2e_ms", "node_csv", "node_csv_status");
+        KernelTables.noRows(t);
         List<Run> out = new ArrayList<>();
         for (int r = 0; r < t.size(); r++) {
             String status = t.get(r, "node_csv_status");

@@ -199,7 +199,8 @@ public final class JobRuns {
                 // a thousand times apart is a unit, not a rounding: which of the two is the iteration is not known
                 throw InvalidInputException.atLine(t.source(), line, String.format(java.util.Locale.ROOT,
                         "measured_ms %s and %s %s disagree %.0f times (the rate means an iteration of %.1f ms): one "
-                        + "of them is in another unit (seconds, microseconds); give the iteration in milliseconds",
+                        + "of them is in another unit (seconds, microseconds), or the rate is not per GPU; give the "
+                        + "iteration in milliseconds",
                         CsvTable.plain(ms), rateColumn, t.get(r, rateColumn), Math.max(implied.get() / ms,
                                 ms / implied.get()), implied.get()));
             }

@@ -133,59 +133,63 @@ public final class KernelTables {
         Map<String, LayerFeatures> cache = new HashMap<>();
         int skipped = 0;
         java.util.Set<String> unknown = new java.util.TreeSet<>();
-        CsvTable g = CsvTable.read(dir.resolve("gemm.csv"), "benchmark", "gpu", "precision", "M", "N", "K",
-                "time_ms");
-        noRows(g);
-        for (int r = 0; r < g.size(); r++) {
-            unknownGpu(g, r, devices).ifPresent(unknown::add);
-            Optional<Device> d = trainRow(g, r, devices);
-            if (d.isEmpty()) {
-                skipped++;
-                continue;
+        if (present(dir.resolve("gemm.csv"))) {
+            CsvTable g = CsvTable.read(dir.resolve("gemm.csv"), "benchmark", "gpu", "precision", "M", "N", "K",
+                    "time_ms");
+            noRows(g);
+            for (int r = 0; r < g.size(); r++) {
+                unknownGpu(g, r, devices).ifPresent(unknown::add);
+                Optional<Device> d = trainRow(g, r, devices);
+                if (d.isEmpty()) {
+                    skipped++;
+                    continue;
+                }
+                org.scaledl.workload.Precision precision = precisionOf(g, r);
+                long m = g.positiveInt(r, "M");
+                long n = g.positiveInt(r, "N");
+                long k = g.positiveInt(r, "K");
+                String key = "gemm:" + m + "x" + n + "x" + k + ":" + g.get(r, "transA") + g.get(r, "transB");
+                // C[M,N] = A[M,K]·B[K,N]: in NeuSight's convention that is B=1, M, N (contraction) = K, K (out) = N.
+                LayerFeatures lf = cache.computeIfAbsent(key, x -> matmul(1, m, k, n, false));
+                out.add(new OpMeasurement(lf, d.get(), false, kernelMillis(g, r, "time_ms"), "gemm", key,
+                        OpMeasurement.Origin.BENCHMARK, precision));
             }
-            org.scaledl.workload.Precision precision = precisionOf(g, r);
-            long m = g.positiveInt(r, "M");
-            long n = g.positiveInt(r, "N");
-            long k = g.positiveInt(r, "K");
-            String key = "gemm:" + m + "x" + n + "x" + k + ":" + g.get(r, "transA") + g.get(r, "transB");
-            // C[M,N] = A[M,K]·B[K,N]: in NeuSight's convention that is B=1, M, N (contraction) = K, K (out) = N.
-            LayerFeatures lf = cache.computeIfAbsent(key, x -> matmul(1, m, k, n, false));
-            out.add(new OpMeasurement(lf, d.get(), false, kernelMillis(g, r, "time_ms"), "gemm", key,
-                    OpMeasurement.Origin.BENCHMARK, precision));
         }
-        CsvTable c = CsvTable.read(dir.resolve("conv.csv"), "benchmark", "gpu", "precision", "W", "H", "C", "N",
-                "K", "S", "R", "pad_w", "pad_h", "stride_w", "stride_h", "fwd_ms");
-        noRows(c);
-        for (int r = 0; r < c.size(); r++) {
-            unknownGpu(c, r, devices).ifPresent(unknown::add);
-            Optional<Device> d = trainRow(c, r, devices);
-            if (d.isEmpty()) {
-                skipped++;
-                continue;
-            }
-            org.scaledl.workload.Precision precision = precisionOf(c, r);
-            long w = c.positiveInt(r, "W");
-            long h = c.positiveInt(r, "H");
-            long ch = c.positiveInt(r, "C");
-            long n = c.positiveInt(r, "N");
-            long k = c.positiveInt(r, "K");
-            long s = c.positiveInt(r, "S");
-            long rr = c.positiveInt(r, "R");
-            long pw = c.nonNegativeLong(r, "pad_w");
-            long ph = c.nonNegativeLong(r, "pad_h");
-            long sw = c.positiveInt(r, "stride_w");
-            long sh = c.positiveInt(r, "stride_h");
-            String key = "conv:" + n + "x" + ch + "x" + k + "x" + rr + "x" + s + "x" + sh + "x" + sw + "x" + ph + "x"
-                    + pw + "x" + h + "x" + w;
-            LayerFeatures fwd = cache.computeIfAbsent(key, x -> conv(n, ch, k, rr, s, sh, sw, ph, pw, h, w));
-            out.add(new OpMeasurement(fwd, d.get(), false, kernelMillis(c, r, "fwd_ms"), "conv", key,
-                    OpMeasurement.Origin.BENCHMARK, precision));
-            Optional<String> bd = c.opt(r, "bwd_data_ms");
-            Optional<String> bf = c.opt(r, "bwd_filter_ms");
-            if (bd.isPresent() && bf.isPresent()) {
-                double ms = kernelMillis(c, r, "bwd_data_ms") + kernelMillis(c, r, "bwd_filter_ms");
-                out.add(new OpMeasurement(trainFeatures(key, cache, n, ch, k, rr, s, sh, sw, ph, pw, h, w), d.get(),
-                        true, ms, "conv_bwd", key, OpMeasurement.Origin.BENCHMARK, precision));
+        if (present(dir.resolve("conv.csv"))) {
+            CsvTable c = CsvTable.read(dir.resolve("conv.csv"), "benchmark", "gpu", "precision", "W", "H", "C", "N",
+                    "K", "S", "R", "pad_w", "pad_h", "stride_w", "stride_h", "fwd_ms");
+            noRows(c);
+            for (int r = 0; r < c.size(); r++) {
+                unknownGpu(c, r, devices).ifPresent(unknown::add);
+                Optional<Device> d = trainRow(c, r, devices);
+                if (d.isEmpty()) {
+                    skipped++;
+                    continue;
+                }
+                org.scaledl.workload.Precision precision = precisionOf(c, r);
+                long w = c.positiveInt(r, "W");
+                long h = c.positiveInt(r, "H");
+                long ch = c.positiveInt(r, "C");
+                long n = c.positiveInt(r, "N");
+                long k = c.positiveInt(r, "K");
+                long s = c.positiveInt(r, "S");
+                long rr = c.positiveInt(r, "R");
+                long pw = c.nonNegativeLong(r, "pad_w");
+                long ph = c.nonNegativeLong(r, "pad_h");
+                long sw = c.positiveInt(r, "stride_w");
+                long sh = c.positiveInt(r, "stride_h");
+                String key = "conv:" + n + "x" + ch + "x" + k + "x" + rr + "x" + s + "x" + sh + "x" + sw + "x" + ph + "x"
+                        + pw + "x" + h + "x" + w;
+                LayerFeatures fwd = cache.computeIfAbsent(key, x -> conv(n, ch, k, rr, s, sh, sw, ph, pw, h, w));
+                out.add(new OpMeasurement(fwd, d.get(), false, kernelMillis(c, r, "fwd_ms"), "conv", key,
+                        OpMeasurement.Origin.BENCHMARK, precision));
+                Optional<String> bd = c.opt(r, "bwd_data_ms");
+                Optional<String> bf = c.opt(r, "bwd_filter_ms");
+                if (bd.isPresent() && bf.isPresent()) {
+                    double ms = kernelMillis(c, r, "bwd_data_ms") + kernelMillis(c, r, "bwd_filter_ms");
+                    out.add(new OpMeasurement(trainFeatures(key, cache, n, ch, k, rr, s, sh, sw, ph, pw, h, w), d.get(),
+                            true, ms, "conv_bwd", key, OpMeasurement.Origin.BENCHMARK, precision));
+                }
             }
         }
         LOG.info("DeepBench: {} rows used, {} skipped (neither FP32 nor tensor-core FP16 training, or a device "

@@ -506,11 +506,13 @@ public final class RuntimePredictor implements RuntimeModel {
     }
 
     /**
-     * A copy adapted to a device from a few profiled operators: per device, family and pass, every layer prediction
-     * is multiplied by the damped median ratio of measured to predicted time of that group
-     * ({@link DeviceLayerModel#adapt}). Device predictors only.
+     * A copy adapted to a device from a few profiled operators: per device, family, pass and precision, every layer
+     * prediction is multiplied by the damped correction of that group ({@link DeviceLayerModel#adapt}: the slope of
+     * measured on predicted time). Device predictors only.
      *
      * @throws IllegalStateException for a host predictor
+     * @throws org.scaledl.InvalidInputException for a group of kernels measuring a median more than
+     *         {@link #MAX_CALIBRATION_RATIO} times off their prediction (another unit, or another GPU)
      */
     public RuntimePredictor adapt(List<OpMeasurement> profiled) {
         LayerStage adapted = stage.adapt(profiled);

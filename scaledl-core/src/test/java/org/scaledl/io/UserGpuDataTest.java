@@ -55,13 +55,12 @@ class UserGpuDataTest {
     }
 
     @Test
-    void oneDeepBenchSheetWithoutTheOtherIsRefused(@TempDir Path dir) throws IOException {
+    void oneDeepBenchSheetIsReadWithoutTheOther(@TempDir Path dir) throws IOException {
         Path r = root(dir);
         Files.createDirectories(r.resolve("deepbench"));
-        Files.writeString(r.resolve("deepbench/conv.csv"), "benchmark,gpu,precision,W,H,C,N,K,S,R,pad_w,pad_h,"
-                + "stride_w,stride_h,fwd_ms\n");
-        InvalidInputException e = assertThrows(InvalidInputException.class, () -> GpuData.read(r, DEVICES));
-        assertTrue(e.getMessage().contains("holds conv.csv without gemm.csv"), e.getMessage());
+        Files.writeString(r.resolve("deepbench/gemm.csv"), "benchmark,gpu,precision,M,N,K,transA,transB,time_ms\n"
+                + "train,V100,fp32,1024,1024,1024,N,N,0.2\n");
+        assertEquals(2, GpuData.read(r, DEVICES).operators().size(), "the bmm and DeepBench's product");
     }
 
     @Test

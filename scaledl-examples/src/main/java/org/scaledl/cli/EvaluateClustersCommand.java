@@ -209,21 +209,27 @@ final class EvaluateClustersCommand implements Callable<Integer> {
         if (draws < 1) {
             throw new IllegalArgumentException("--draws must be positive, got " + draws);
         }
-        // a group scores the runs it was not calibrated on: the most runs calibrated on and three more
+        // a group scores the runs it was not calibrated on: the most runs calibrated on and three more; the first
+        // table's groups are systems and releases, the second's systems
         int most = java.util.Arrays.stream(calibrationRuns).max().orElse(1);
-        java.util.Map<String, Integer> sizes = new java.util.TreeMap<>();
-        published.forEach(s -> sizes.merge(org.scaledl.model.exec.MegatronFit.cluster(s.workload()), 1,
-                Integer::sum));
-        List<String> small = sizes.entrySet().stream().filter(e -> e.getValue() < most + 3)
+        java.util.Map<String, Integer> clusters = new java.util.TreeMap<>();
+        java.util.Map<String, Integer> bySystem = new java.util.TreeMap<>();
+        published.forEach(s -> {
+            clusters.merge(org.scaledl.model.exec.MegatronFit.cluster(s.workload()), 1, Integer::sum);
+            bySystem.merge(s.workload().tag("system").orElse("?"), 1, Integer::sum);
+        });
+        List<String> small = clusters.entrySet().stream().filter(e -> e.getValue() < most + 3)
                 .map(e -> e.getKey() + " (" + e.getValue() + ")").toList();
-        if (small.size() == sizes.size()) {
+        boolean anySystem = bySystem.values().stream().anyMatch(v -> v >= most + 3);
+        if (small.size() == clusters.size() && !anySystem) {
             throw org.scaledl.InvalidInputException.of(published.isEmpty() ? "no published runs to calibrate on"
-                    : "no system and release holds the " + (most + 3) + " runs a calibration on " + most
+                    : "no system, nor system and release, holds the " + (most + 3) + " runs a calibration on " + most
                     + (most == 1 ? " run" : " runs") + " and its scoring need (" + String.join(", ", small) + ")");
         }
         if (!small.isEmpty()) {
-            System.err.println("scaledl: note: " + small.size() + " of " + sizes.size() + " systems and releases "
-                    + "left out, fewer than the " + (most + 3) + " runs each needs: " + String.join(", ", small));
+            System.err.println("scaledl: note: " + small.size() + " of " + clusters.size() + " systems and releases "
+                    + "left out of the first table, fewer than the " + (most + 3) + " runs each needs: "
+                    + String.join(", ", small));
         }
         org.scaledl.model.RuntimePredictor base = EvaluateMegatronCommand.withoutMegatron(d);
         List<ClusterEvaluation.Calibration> rows = ClusterEvaluation.calibration(base, d.vtrainRuns(), published,

@@ -17,8 +17,7 @@ import org.scaledl.workload.OpMeasurement;
 
 /**
  * Round eleven of hostile input, at the command line: a user's profiled kernels in another unit, a {@code --profiled}
- * that is no folder, a calibration experiment whose clusters are all too small, and what {@code inspect} says of an
- * adapted model.
+ * that is no folder, and what {@code inspect} says of an adapted model.
  */
 class RoundElevenCliTest {
     private static final String KERNELS = "row_id,gpu,op,B,M,N,K,flops,latency_ms,precision\n";
@@ -48,6 +47,20 @@ class RoundElevenCliTest {
         assertTrue(e.getMessage().contains("kernels of NVIDIA H200 measure a median")
                 && e.getMessage().contains("times slower") && e.getMessage().contains("another unit"),
                 e.getMessage());
+        // one table in microseconds beside others in milliseconds is refused too: each group is checked
+        Path mixed = kernels(dir.resolve("mixed"), 1);
+        // element-wise additions of B x H elements (two inputs, one output in FP32) at about 4 TB/s, in microseconds
+        StringBuilder elem = new StringBuilder("row_id,gpu,op,B,H,n_inputs,latency_ms\n");
+        int id = 0;
+        for (int b : new int[] {1024, 2048, 4096, 8192}) {
+            elem.append(id++).append(",NVIDIA H200,add,").append(b).append(",8192,2,")
+                    .append(1000 * 12.0 * b * 8192 / 4e12 * 1e3).append('\n');
+        }
+        Files.writeString(mixed.resolve("elem.csv"), elem.toString());
+        List<OpMeasurement> part = KernelTables.neusight(mixed, catalog);
+        InvalidInputException p = assertThrows(InvalidInputException.class, () -> gpu.adapt(part));
+        assertTrue(p.getMessage().contains("profiled ELEMENTWISE") && p.getMessage().contains("times slower"),
+                p.getMessage());
         // the same kernels in milliseconds adapt it, and inspect says so
         Path model = dir.resolve("h200.sdl");
         gpu.adapt(KernelTables.neusight(kernels(dir.resolve("ms"), 1), catalog)).save(model);

@@ -638,21 +638,19 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
                         .add(new double[] {base, m.millis()});
             }
         }
-        pairs.forEach((device, groups) -> {
-            // a GPU's kernels a hundred times off the trees as a whole are in another unit (µs), not a GPU the data
-            // sheet misdescribes: corrections of x1000 would make every job on it that much slower, without a word
-            double[] ratios = groups.values().stream().flatMap(List::stream).mapToDouble(x -> x[1] / x[0]).sorted()
-                    .toArray();
-            double median = Quantiles.of(ratios, 0.5);
+        pairs.forEach((device, groups) -> groups.forEach((key, v) -> {
+            // a group of a GPU's kernels a hundred times off the trees is in another unit (µs), not a GPU the data
+            // sheet misdescribes: a correction of x1000 would make every job on it that much slower, without a word
+            double median = Quantiles.of(v.stream().mapToDouble(x -> x[1] / x[0]).sorted().toArray(), 0.5);
             double most = org.scaledl.model.cost.LayerStage.MAX_MEASURED_RATIO;
             if (median > most || median < 1 / most) {
                 throw org.scaledl.InvalidInputException.of(String.format(java.util.Locale.ROOT, "the %d profiled "
-                        + "kernels of %s measure a median %.0f times %s than the layer model predicts them: their "
-                        + "latency_ms is likely in another unit (microseconds, seconds); at most %.0f times either way "
-                        + "adapts the model", ratios.length, device, median > 1 ? median : 1 / median,
-                        median > 1 ? "slower" : "faster", most));
+                        + "%s kernels of %s measure a median %.0f times %s than the layer model predicts them: their "
+                        + "latency_ms is likely in another unit (microseconds, seconds), or they ran on another GPU "
+                        + "than the one named; at most %.0f times either way adapts the model", v.size(), key.key(),
+                        device, median > 1 ? median : 1 / median, median > 1 ? "slower" : "faster", most));
             }
-        });
+        }));
         Map<String, Corrections> out = new TreeMap<>(corrections);
         pairs.forEach((device, groups) -> {
             Corrections old = out.getOrDefault(device, Corrections.NONE);

@@ -117,7 +117,7 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         for (org.scaledl.workload.Sample s : runs) {
             data.add(new Run(stage.terms(s.workload()), s.millis(), weight(s),
                     s.workload().tag(FAMILY_TAG).orElse("")));
-            if (!calibrate) {
+            if (!calibrate && weight(s) > 0) {
                 refuseFarOff(s, centre.millis(data.get(data.size() - 1).terms()));
             }
         }
@@ -223,21 +223,22 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
 
     /**
      * Refuses a run that a fit would take as it is though it measures more than
-     * {@link org.scaledl.model.cost.LayerStage#MAX_MEASURED_RATIO} times off what the model it starts from says
-     * (the physics at its priors, before any fit): far beyond what the terms' coefficients span, a time in seconds or
-     * microseconds, or another job (a calibration refuses such a run as well).
+     * {@link org.scaledl.model.cost.LayerStage#MAX_MEASURED_RATIO} times faster than what {@code centre} says of it
+     * (fitting anew, the physics at its priors, the host's dispatch uncounted): faster than its work can run, a time in
+     * seconds for milliseconds, or another job. (Slower is no proof: a small job waits for its host, which the priors
+     * leave at nothing.) A calibration refuses such a run both ways.
      */
     private static void refuseFarOff(org.scaledl.workload.Sample s, double predicted) {
         double ratio = s.millis() / predicted;
         double most = org.scaledl.model.cost.LayerStage.MAX_MEASURED_RATIO;
-        if (Double.isFinite(ratio) && ratio > 0 && (ratio > most || ratio < 1 / most)) {
+        if (Double.isFinite(ratio) && ratio > 0 && ratio < 1 / most) {
             Workload w = s.workload();
             String where = w.tag(org.scaledl.io.DatasetReader.SOURCE_TAG).orElse(w.toString());
             throw org.scaledl.InvalidInputException.of(String.format(java.util.Locale.ROOT, "%s: the run measures "
-                    + "%s ms, %.0f times %s than the execution model's physics says before any fit: it is another "
-                    + "job, or its time is not in milliseconds (at most %.0f times either way is fitted on)",
+                    + "%s ms, %.0f times faster than the execution model's physics says its work can run: it is "
+                    + "another job, or its time is not in milliseconds (at most %.0f times faster is fitted on)",
                     org.scaledl.InvalidInputException.printable(where, 200), org.scaledl.io.CsvTable.plain(s.millis()),
-                    ratio > 1 ? ratio : 1 / ratio, ratio > 1 ? "slower" : "faster", most));
+                    1 / ratio, most));
         }
     }
 

@@ -88,6 +88,33 @@ class RobustFitTest {
         assertEquals(0, level(m, runs), 0.004);
     }
 
+    /**
+     * A run 1,000 times faster than its work can run at the physics' priors (seconds typed as milliseconds) is refused,
+     * naming it; 1,000 times slower is taken (a small job waits for its host, which the priors leave at nothing),
+     * and so is a run the table weighs 0.
+     */
+    @Test
+    void aRunFasterThanItsWorkIsRefusedASlowerOneTaken() {
+        List<Sample> runs = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            runs.add(run(80, 20, 1));
+        }
+        List<Sample> slow = new ArrayList<>(runs);
+        slow.add(run(80, 20, 1000));
+        MegatronFit.fit(w -> terms.get(w.batch()), slow, "id");
+        List<Sample> fast = new ArrayList<>(runs);
+        fast.add(run(80, 20, 0.001));
+        org.scaledl.InvalidInputException e = org.junit.jupiter.api.Assertions.assertThrows(
+                org.scaledl.InvalidInputException.class, () -> MegatronFit.fit(w -> terms.get(w.batch()), fast, "id"));
+        assertTrue(e.getMessage().contains("1000 times faster than the execution model's physics")
+                && e.getMessage().contains("not in milliseconds"), e.getMessage());
+        Sample weighed = fast.get(fast.size() - 1);
+        List<Sample> ignored = new ArrayList<>(runs);
+        ignored.add(Sample.of(weighed.workload().toBuilder().tag(MegatronFit.WEIGHT_TAG, "0").build(),
+                weighed.millis()));
+        MegatronFit.fit(w -> terms.get(w.batch()), ignored, "id");
+    }
+
     /** The residual's square is Huber's loss: the square within the threshold, linear beyond, continuous, odd. */
     @Property(tries = 300)
     void theResidualSquaredIsHubersLoss(@ForAll @DoubleRange(min = -5, max = 5) double e) {
