@@ -92,6 +92,8 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
         return all;
     }
 
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(GpuData.class);
+
     /**
      * Reads everything under a data root.
      *
@@ -133,8 +135,7 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
         List<CollectiveMeasurement> comm = new ArrayList<>(KernelTables.present(allreduce)
                 ? CollectiveTables.readDeepBench(allreduce) : List.of());
         if (comm.isEmpty() && Files.isRegularFile(allreduce)) {
-            org.slf4j.LoggerFactory.getLogger(GpuData.class).warn("{}: no all-reduce measurements read from it",
-                    allreduce);
+            LOG.warn("{}: no all-reduce measurements read from it", allreduce);
         }
         Path vtrain = dataRoot.resolve("vtrain");
         List<Sample> megatron = new ArrayList<>();
@@ -155,8 +156,8 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
                 }
             }, Map.of()));
             if (megatron.size() == before) {
-                org.slf4j.LoggerFactory.getLogger(GpuData.class).warn("{}: no runs (a header and no rows): the "
-                        + "execution model is fitted without published cluster runs", published);
+                LOG.warn("{}: no runs (a header and no rows): the execution model is fitted without published "
+                        + "cluster runs", published);
             }
         }
         for (String[] server : VTRAIN_NCCL) {
