@@ -58,6 +58,7 @@ public final class KernelTables {
             any = true;
             CsvTable t = CsvTable.read(f, "gpu", "op", "latency_ms");
             noRows(t);
+            int from = out.size();
             for (int r = 0; r < t.size(); r++) {
                 Device d = device(devices, t, r, t.get(r, "gpu"));
                 double ms = kernelMillis(t, r, "latency_ms");
@@ -100,6 +101,7 @@ public final class KernelTables {
                 out.add(new OpMeasurement(lf, d, false, ms, op, key + (precision == org.scaledl.workload.Precision.FP32
                         ? "" : ":" + precision.label()), OpMeasurement.Origin.BENCHMARK, precision));
             }
+            refuseOtherUnits(f.toString(), out.subList(from, out.size()));
         }
         Path attention = kernelsDir.resolve("attention.csv");
         if (Files.isRegularFile(attention)) {
@@ -155,6 +157,7 @@ public final class KernelTables {
                         OpMeasurement.Origin.BENCHMARK, precision));
             }
         }
+        refuseOtherUnits(dir.resolve("gemm.csv").toString(), out);
         if (present(dir.resolve("conv.csv"))) {
             CsvTable c = CsvTable.read(dir.resolve("conv.csv"), "benchmark", "gpu", "precision", "W", "H", "C", "N",
                     "K", "S", "R", "pad_w", "pad_h", "stride_w", "stride_h", "fwd_ms");
@@ -200,6 +203,46 @@ public final class KernelTables {
                     + "catalog; --devices FILE adds a GPU)", dir, String.join(", ", unknown));
         }
         return out;
+    }
+
+    /**
+     * The most times its roofline (the least time its FLOPs and bytes take at the GPU's peaks) a table's products of
+     * one GPU may measure at the median: the bundled tables' medians lie between 1.1 and 3.6 (no single product
+     * beyond 28), a table in microseconds is a thousand times more.
+     */
+    static final double MAX_MEDIAN_OVER_ROOFLINE = 100;
+
+    /**
+     * Refuses a table whose matrix products of one GPU (three or more) run a median more than
+     * {@link #MAX_MEDIAN_OVER_ROOFLINE} times their roofline: its times are in another unit.
+     */
+    private static void refuseOtherUnits(String source, List<OpMeasurement> rows) {
+        Map<String, List<Double>> byGpu = new java.util.TreeMap<>();
+        for (OpMeasurement m : rows) {
+            LayerFeatures f = m.features();
+            if (f.family() != OpFamily.DENSE) {
+                continue;
+            }
+            Device d = m.device();
+            org.scaledl.workload.Precision runs = d.runs(m.precision()).orElse(m.precision());
+            double roofline = 1e3 * Math.max(f.flopsFwd() / d.peakFlopsPerSecond(runs, true),
+                    f.bytesFwd() / d.bytesPerSecond());
+            if (roofline > 0 && Double.isFinite(roofline)) {
+                byGpu.computeIfAbsent(d.name(), k -> new ArrayList<>()).add(m.millis() / roofline);
+            }
+        }
+        byGpu.forEach((gpu, ratios) -> {
+            if (ratios.size() < 3) {
+                return;
+            }
+            double median = Medians.of(ratios.stream().mapToDouble(Double::doubleValue).toArray());
+            if (median > MAX_MEDIAN_OVER_ROOFLINE) {
+                throw InvalidInputException.inSource(source, String.format(java.util.Locale.ROOT, "its %d matrix "
+                        + "products on %s take a median %.0f times their roofline (the least time their FLOPs and "
+                        + "bytes take at its peaks; measured products take 1 to 4): their times are likely in "
+                        + "microseconds, not milliseconds", ratios.size(), gpu, median));
+            }
+        });
     }
 
     /** The longest time a kernel table's row may give, ms (a kernel of hours is no measurement: a unit slip). */

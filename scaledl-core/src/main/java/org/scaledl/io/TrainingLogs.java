@@ -1073,17 +1073,6 @@ public final class TrainingLogs {
             return Arrays.copyOf(kept, k);
         }
 
-        /** The median of some times (NaN for none; the array is left as it is). */
-        private static double medianOf(double[] x) {
-            if (x.length == 0) {
-                return Double.NaN;
-            }
-            double[] s = x.clone();
-            Arrays.sort(s);
-            int k = s.length;
-            return k % 2 == 1 ? s[k / 2] : (s[k / 2 - 1] + s[k / 2]) / 2;
-        }
-
         /** A time to a tenth of a millisecond, as the log's lines give it. */
         private static double round(double ms) {
             return Math.round(ms * 10) / 10.0;
@@ -1118,11 +1107,11 @@ public final class TrainingLogs {
                         + "iteration holds the start-up; to time it anyway, give the warm-up: --warmup 0)" : ""));
             }
             double[] kept = steady(which, drop);
-            double[] halves = {medianOf(Arrays.copyOf(kept, kept.length / 2)),
-                medianOf(Arrays.copyOfRange(kept, kept.length / 2, kept.length))};
+            double[] halves = {Medians.of(Arrays.copyOf(kept, kept.length / 2)),
+                Medians.of(Arrays.copyOfRange(kept, kept.length / 2, kept.length))};
             Arrays.sort(kept);
             int k = kept.length;
-            double median = medianOf(kept);
+            double median = Medians.of(kept);
             if (k >= 4 && kept[3 * k / 4] - kept[k / 4] > MAX_SPREAD * median) {
                 // a steady run's iterations take about one time; two times (a step that changed speed, two jobs in
                 // one log without their arguments between) make a median that may be no iteration's

@@ -54,6 +54,33 @@ class UserGpuDataTest {
         assertEquals(1, rows.size());
     }
 
+    /**
+     * A table of products in microseconds is refused: they would take a thousand times their roofline, where
+     * measured products take one to four times it.
+     */
+    @Test
+    void productsInMicrosecondsAreRefused(@TempDir Path dir) throws IOException {
+        Path r = root(dir);
+        StringBuilder ms = new StringBuilder("row_id,gpu,op,B,M,N,K,flops,latency_ms\n");
+        StringBuilder us = new StringBuilder(ms);
+        for (int i = 0; i < 3; i++) {
+            long n = 1024L << i;
+            double flops = 2.0 * 8 * n * n * n;
+            // a T4 sustains some 6 of its 8 TFLOP/s in FP32 on these
+            double t = flops / 6e12 * 1e3;
+            ms.append(i).append(",Tesla T4,bmm,8,").append(n).append(',').append(n).append(',').append(n).append(',')
+                    .append((long) flops).append(',').append(t).append('\n');
+            us.append(i).append(",Tesla T4,bmm,8,").append(n).append(',').append(n).append(',').append(n).append(',')
+                    .append((long) flops).append(',').append(1000 * t).append('\n');
+        }
+        Files.writeString(r.resolve("neusight/kernels/bmm.csv"), ms.toString());
+        assertEquals(3, GpuData.read(r, DEVICES).operators().size());
+        Files.writeString(r.resolve("neusight/kernels/bmm.csv"), us.toString());
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> GpuData.read(r, DEVICES));
+        assertTrue(e.getMessage().contains("bmm.csv") && e.getMessage().contains("times their roofline")
+                && e.getMessage().contains("microseconds"), e.getMessage());
+    }
+
     @Test
     void oneDeepBenchSheetIsReadWithoutTheOther(@TempDir Path dir) throws IOException {
         Path r = root(dir);
