@@ -240,7 +240,8 @@ public final class KernelTables {
                 throw InvalidInputException.inSource(source, String.format(java.util.Locale.ROOT, "its %d matrix "
                         + "products on %s take a median %.0f times their roofline (the least time their FLOPs and "
                         + "bytes take at its peaks; measured products take 1 to 4): their times are likely in "
-                        + "microseconds, not milliseconds", ratios.size(), gpu, median));
+                        + "microseconds, not milliseconds (or the GPU's catalog row overstates its peaks a thousand "
+                        + "times)", ratios.size(), gpu, median));
             }
         });
     }
