@@ -238,7 +238,16 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
     }
 
     /**
-     * Runs the calibration experiment (see {@link Calibration}) for every group of at least {@code max(ns) + 3} runs.
+     * The fewest runs a group needs in the calibration experiment: the most it is calibrated on ({@code max(ns)}) and
+     * three more to score.
+     */
+    public static int fewestCalibrationRuns(int[] ns) {
+        return Arrays.stream(ns).max().orElse(1) + 3;
+    }
+
+    /**
+     * Runs the calibration experiment (see {@link Calibration}) for every group of at least
+     * {@link #fewestCalibrationRuns} runs.
      *
      * @param base      a device predictor whose Megatron coefficients the runs fit
      * @param always    runs in every fit (vTrain's), never scored
@@ -259,7 +268,7 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
      */
     public static List<Calibration> calibration(RuntimePredictor base, List<Sample> always, List<Sample> published,
             int[] ns, int draws, long seed, java.util.function.Function<Sample, String> group) {
-        int most = Arrays.stream(ns).max().orElse(1);
+        int fewest = fewestCalibrationRuns(ns);
         Map<String, List<Sample>> groups = new TreeMap<>();
         for (Sample s : published) {
             groups.computeIfAbsent(group.apply(s), k -> new ArrayList<>()).add(s);
@@ -268,7 +277,7 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
         java.util.Random random = new java.util.Random(seed);
         for (Map.Entry<String, List<Sample>> g : groups.entrySet()) {
             List<Sample> mine = g.getValue();
-            if (mine.size() < most + 3) {
+            if (mine.size() < fewest) {
                 continue;
             }
             List<Sample> others = published.stream().filter(s -> !mine.contains(s)).toList();

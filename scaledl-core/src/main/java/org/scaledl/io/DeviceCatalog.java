@@ -176,31 +176,28 @@ public final class DeviceCatalog {
                     byColumn.put(prefix, 1e3 * t.numberInRange(r, column, 1e-3, 1e7));
                 }
             }
-            for (String column : t.columns()) {
-                String prefix = peakPrefix(column);
-                if (prefix != null && CatalogColumns.PEAKS.contains(prefix) && byColumn.containsKey(prefix)
-                        && byColumn.get(prefix) < matrix) {
-                    // Device.peakFlopsPerSecond never goes below the FP32 matrix peak: say so, as a typo may be it
-                    LOG.warn("{}:{}: {} {} is below the FP32 peak {} TFLOP/s of '{}': its {} products are predicted "
-                            + "at the FP32 peak (libraries run them on the faster units)", t.source(), t.line(r),
-                            column, byColumn.get(prefix) / 1e3, matrix / 1e3, name, prefix);
-                }
-            }
             // a narrower type's units are faster than a wider one's on every part made: a peak below the wider one's is
             // likely a slip (PFLOP/s for TFLOP/s, a per-SM figure), and its jobs would run slower than in 16 bits
             double sixteen = Math.max(byColumn.getOrDefault("bf16", 0.0), byColumn.getOrDefault("fp16", 0.0));
             double eight = Math.max(byColumn.getOrDefault("fp8", 0.0), byColumn.getOrDefault("mxfp8", 0.0));
             for (String column : t.columns()) {
                 String prefix = peakPrefix(column);
+                if (prefix == null || !CatalogColumns.PEAKS.contains(prefix) || !byColumn.containsKey(prefix)) {
+                    continue;
+                }
+                double peak = byColumn.get(prefix);
                 double wider = "fp4".equals(prefix) ? eight : "fp8".equals(prefix) || "mxfp8".equals(prefix)
                         ? sixteen : 0;
-                // (one below the FP32 peak too is said above: predicted at that peak)
-                if (prefix != null && byColumn.containsKey(prefix) && byColumn.get(prefix) < wider
-                        && byColumn.get(prefix) >= matrix) {
+                if (peak < matrix) {
+                    // Device.peakFlopsPerSecond never goes below the FP32 matrix peak: say so, as a typo may be it
+                    LOG.warn("{}:{}: {} {} is below the FP32 peak {} TFLOP/s of '{}': its {} products are predicted "
+                            + "at the FP32 peak (libraries run them on the faster units)", t.source(), t.line(r),
+                            column, peak / 1e3, matrix / 1e3, name, prefix);
+                } else if (peak < wider) {
                     LOG.warn("{}:{}: {} {} is below the {} peak {} TFLOP/s of '{}': its {} products are predicted at "
                             + "that rate, slower than the wider type's (a figure in PFLOP/s, or per GPU of a pair?)",
-                            t.source(), t.line(r), column, byColumn.get(prefix) / 1e3, "fp4".equals(prefix)
-                                    ? "8-bit" : "16-bit", wider / 1e3, name, prefix);
+                            t.source(), t.line(r), column, peak / 1e3, "fp4".equals(prefix) ? "8-bit" : "16-bit",
+                            wider / 1e3, name, prefix);
                 }
             }
             String link = t.opt(r, "link_kind").orElse("");

@@ -195,7 +195,9 @@ public final class JobRuns {
             Optional<Double> rate = t.opt(r, rateColumn).flatMap(JobRuns::positive);
             Optional<Double> implied = w.graph().transformer().filter(s -> rate.isPresent())
                     .map(s -> millisAtRate(w, s.seq(), rate.get()));
-            if (implied.isPresent() && Math.abs(Math.log(implied.get() / ms)) > Math.log(UNITS_APART)) {
+            // how far apart, as a log ratio (0 without a rate)
+            double apart = implied.isPresent() ? Math.abs(Math.log(implied.get() / ms)) : 0;
+            if (apart > Math.log(UNITS_APART)) {
                 // a thousand times apart is a unit, not a rounding: which of the two is the iteration is not known
                 throw InvalidInputException.atLine(t.source(), line, String.format(java.util.Locale.ROOT,
                         "measured_ms %s and %s %s disagree %.0f times (the rate means an iteration of %.1f ms): one "
@@ -204,7 +206,7 @@ public final class JobRuns {
                         CsvTable.plain(ms), rateColumn, t.get(r, rateColumn), Math.max(implied.get() / ms,
                                 ms / implied.get()), implied.get()));
             }
-            if (implied.isPresent() && Math.abs(Math.log(implied.get() / ms)) > Math.log(1 + RATE_DISAGREEMENT)) {
+            if (apart > Math.log(1 + RATE_DISAGREEMENT)) {
                 // both given and far apart: one of them is wrong (measured_ms is the one fitted)
                 LOG.warn("{}:{}: measured_ms {} and {} {} disagree: the rate means an iteration of {} ms ({}x); "
                         + "measured_ms is used (check the row)", t.source(), line, CsvTable.plain(ms), rateColumn,

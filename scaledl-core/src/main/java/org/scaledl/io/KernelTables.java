@@ -140,9 +140,11 @@ public final class KernelTables {
                     "time_ms");
             noRows(g);
             for (int r = 0; r < g.size(); r++) {
-                unknownGpu(g, r, devices).ifPresent(unknown::add);
                 Optional<Device> d = trainRow(g, r, devices);
                 if (d.isEmpty()) {
+                    if (unknownGpu(g, r)) {
+                        unknown.add(g.get(r, "gpu"));
+                    }
                     skipped++;
                     continue;
                 }
@@ -163,9 +165,11 @@ public final class KernelTables {
                     "K", "S", "R", "pad_w", "pad_h", "stride_w", "stride_h", "fwd_ms");
             noRows(c);
             for (int r = 0; r < c.size(); r++) {
-                unknownGpu(c, r, devices).ifPresent(unknown::add);
                 Optional<Device> d = trainRow(c, r, devices);
                 if (d.isEmpty()) {
+                    if (unknownGpu(c, r)) {
+                        unknown.add(c.get(r, "gpu"));
+                    }
                     skipped++;
                     continue;
                 }
@@ -181,8 +185,8 @@ public final class KernelTables {
                 long ph = c.nonNegativeLong(r, "pad_h");
                 long sw = c.positiveInt(r, "stride_w");
                 long sh = c.positiveInt(r, "stride_h");
-                String key = "conv:" + n + "x" + ch + "x" + k + "x" + rr + "x" + s + "x" + sh + "x" + sw + "x" + ph + "x"
-                        + pw + "x" + h + "x" + w;
+                String key = "conv:" + n + "x" + ch + "x" + k + "x" + rr + "x" + s + "x" + sh + "x" + sw + "x" + ph
+                        + "x" + pw + "x" + h + "x" + w;
                 LayerFeatures fwd = cache.computeIfAbsent(key, x -> conv(n, ch, k, rr, s, sh, sw, ph, pw, h, w));
                 out.add(new OpMeasurement(fwd, d.get(), false, kernelMillis(c, r, "fwd_ms"), "conv", key,
                         OpMeasurement.Origin.BENCHMARK, precision));
@@ -284,14 +288,12 @@ public final class KernelTables {
         }
     }
 
-    /** The GPU a DeepBench training row of a precision read names where the catalog does not know it. */
-    private static Optional<String> unknownGpu(CsvTable t, int r, DeviceCatalog devices) {
-        String gpu = t.get(r, "gpu");
-        String p = t.get(r, "precision");
-        // (DeepBench's sheets time CPUs too, Xeon Phi's KNL7250: their device_class says so)
-        boolean read = t.get(r, "benchmark").equals("train") && (p.equals("fp32") || p.equals(TENSOR_FP16))
-                && (!t.has("device_class") || t.get(r, "device_class").equalsIgnoreCase("gpu"));
-        return !read || devices.find(gpu).isPresent() ? Optional.empty() : Optional.of(gpu);
+    /**
+     * Whether a DeepBench row {@link #trainRow} found no device for is a GPU's training row (DeepBench's sheets time
+     * CPUs too, Xeon Phi's KNL7250: their device_class says so): a GPU the catalog does not know.
+     */
+    private static boolean unknownGpu(CsvTable t, int r) {
+        return training(t, r) && (!t.has("device_class") || t.get(r, "device_class").equalsIgnoreCase("gpu"));
     }
 
     /** The forward (and, in training traces, backward) time of every measured tensor node of a trace. */
@@ -324,11 +326,13 @@ public final class KernelTables {
      * math, INT8 inference) are skipped.
      */
     private static Optional<Device> trainRow(CsvTable t, int r, DeviceCatalog devices) {
+        return training(t, r) ? devices.find(t.get(r, "gpu")) : Optional.empty();
+    }
+
+    /** Whether a DeepBench row is one of the training precisions read (FP32, tensor-core FP16). */
+    private static boolean training(CsvTable t, int r) {
         String p = t.get(r, "precision");
-        if (!t.get(r, "benchmark").equals("train") || !(p.equals("fp32") || p.equals(TENSOR_FP16))) {
-            return Optional.empty();
-        }
-        return devices.find(t.get(r, "gpu"));
+        return t.get(r, "benchmark").equals("train") && (p.equals("fp32") || p.equals(TENSOR_FP16));
     }
 
     /** DeepBench's label of half-precision operands multiplied on tensor cores with FP32 accumulation. */

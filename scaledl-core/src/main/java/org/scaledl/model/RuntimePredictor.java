@@ -564,8 +564,7 @@ public final class RuntimePredictor implements RuntimeModel {
     /** Refuses a calibration run far off what the stage predicts of it (where it can tell; else the stage says why). */
     private void checkCalibrationRun(int index, Sample run) {
         double ratio = stage.calibrationRatio(run);
-        if (Double.isFinite(ratio) && ratio > 0 && (ratio > MAX_CALIBRATION_RATIO
-                || ratio < 1 / MAX_CALIBRATION_RATIO)) {
+        if (LayerStage.beyondMeasuredRatio(ratio)) {
             Workload w = run.workload();
             String where = w.tag("source").or(() -> w.tag("id").map(id -> "id " + id)).map(x -> x + ", ").orElse("");
             throw org.scaledl.InvalidInputException.of(String.format(java.util.Locale.ROOT, "calibration run %d (%s%s) "

@@ -209,26 +209,27 @@ final class EvaluateClustersCommand implements Callable<Integer> {
         if (draws < 1) {
             throw new IllegalArgumentException("--draws must be positive, got " + draws);
         }
-        // a group scores the runs it was not calibrated on: the most runs calibrated on and three more; the first
+        // a group scores the runs it was not calibrated on (ClusterEvaluation.fewestCalibrationRuns); the first
         // table's groups are systems and releases, the second's systems
         int most = java.util.Arrays.stream(calibrationRuns).max().orElse(1);
+        int fewest = ClusterEvaluation.fewestCalibrationRuns(calibrationRuns);
         java.util.Map<String, Integer> clusters = new java.util.TreeMap<>();
         java.util.Map<String, Integer> bySystem = new java.util.TreeMap<>();
         published.forEach(s -> {
             clusters.merge(org.scaledl.model.exec.MegatronFit.cluster(s.workload()), 1, Integer::sum);
             bySystem.merge(s.workload().tag("system").orElse("?"), 1, Integer::sum);
         });
-        List<String> small = clusters.entrySet().stream().filter(e -> e.getValue() < most + 3)
+        List<String> small = clusters.entrySet().stream().filter(e -> e.getValue() < fewest)
                 .map(e -> e.getKey() + " (" + e.getValue() + ")").toList();
-        boolean anySystem = bySystem.values().stream().anyMatch(v -> v >= most + 3);
+        boolean anySystem = bySystem.values().stream().anyMatch(v -> v >= fewest);
         if (small.size() == clusters.size() && !anySystem) {
             throw org.scaledl.InvalidInputException.of(published.isEmpty() ? "no published runs to calibrate on"
-                    : "no system, nor system and release, holds the " + (most + 3) + " runs a calibration on " + most
+                    : "no system, nor system and release, holds the " + fewest + " runs a calibration on " + most
                     + (most == 1 ? " run" : " runs") + " and its scoring need (" + String.join(", ", small) + ")");
         }
         if (!small.isEmpty()) {
             System.err.println("scaledl: note: " + small.size() + " of " + clusters.size() + " systems and releases "
-                    + "left out of the first table, fewer than the " + (most + 3) + " runs each needs: "
+                    + "left out of the first table, fewer than the " + fewest + " runs each needs: "
                     + String.join(", ", small));
         }
         org.scaledl.model.RuntimePredictor base = EvaluateMegatronCommand.withoutMegatron(d);

@@ -218,13 +218,11 @@ final class InspectCommand implements Callable<Integer> {
         }
         // an adaptation to profiled kernels (fit --gpu --profiled) says so, with the GPUs it corrected
         String adapted = p.provenance().config().get("adapted_kernels");
-        if (adapted != null) {
-            root.put("adapted_kernels", adapted);
-        }
         List<String> corrected = p.deviceLayerModel().map(m -> m.corrections().entrySet().stream()
                 .filter(e -> !e.getValue().layers().isEmpty()).map(java.util.Map.Entry::getKey).toList())
                 .orElse(List.of());
         if (adapted != null) {
+            root.put("adapted_kernels", adapted);
             corrected.forEach(root.putArray("adapted_devices")::add);
         }
         root.put("created_at", p.provenance().createdAt());

@@ -103,11 +103,14 @@ final class ScalingCommand implements Callable<Integer> {
         // replicas or a multiple). A count refused for its replicas alone is named here; what is wrong whatever the
         // count (a degree that does not divide the heads, a precision the GPU lacks) is left to the job's own checks.
         List<Integer> workers = new ArrayList<>();
+        // how a refusal names each point
+        List<String> named = new ArrayList<>();
         List<Integer> leftOut = new ArrayList<>();
         if (gpus == null) {
             for (int k = 1; k <= 64; k *= 2) {
                 if (replicasProblem(k).isEmpty()) {
                     workers.add(k);
+                    named.add(replicas(k) + " of the default sweep");
                 } else if (forTheReplicas(k)) {
                     leftOut.add(k);
                 }
@@ -120,15 +123,17 @@ final class ScalingCommand implements Callable<Integer> {
             if (workers.isEmpty()) {
                 // wrong whatever the count: the job's own checks say what
                 workers.add(1);
+                named.add(replicas(1) + " of the default sweep");
             }
         } else {
             for (int g : gpus) {
                 int w = JobOptions.replicas(g, job.tensor, job.pipeline, job.cluster.context);
+                String point = "--gpus " + g + " (" + replicas(w) + ")";
                 if (forTheReplicas(w)) {
-                    throw org.scaledl.InvalidInputException.of("--gpus " + g + " (" + w + (w == 1 ? " replica"
-                            : " replicas") + "): " + replicasProblem(w).orElseThrow());
+                    throw org.scaledl.InvalidInputException.of(point + ": " + replicasProblem(w).orElseThrow());
                 }
                 workers.add(w);
+                named.add(point);
             }
         }
         if (job.worldSize == null) {
@@ -144,9 +149,7 @@ final class ScalingCommand implements Callable<Integer> {
                     + "experts over (--gpus names others)");
         }
         for (int k = 0; k < workers.size(); k++) {
-            int w = workers.get(k);
-            checked(p, base, w, job.batch, base.parallelism().microBatches(), gpus == null ? w + " replicas of the "
-                    + "default sweep" : "--gpus " + gpus.get(k) + " (" + w + (w == 1 ? " replica" : " replicas") + ")");
+            checked(p, base, workers.get(k), job.batch, base.parallelism().microBatches(), named.get(k));
         }
         List<Integer> bs = batches;
         if (bs == null) {
@@ -171,8 +174,8 @@ final class ScalingCommand implements Callable<Integer> {
         if (offSweeps > 0) {
             System.err.println("scaledl: warning: " + offSweeps + " measured point" + (offSweeps == 1 ? " lies" : "s lie")
                     + " on neither sweep (batch " + job.batch + " on " + sweptWorkers.get(0) + " to "
-                    + sweptWorkers.get(sweptWorkers.size() - 1) + " replicas, or " + base.parallelism().data()
-                    + (base.parallelism().data() == 1 ? " replica" : " replicas") + " at batch " + sweptBatches.get(0)
+                    + sweptWorkers.get(sweptWorkers.size() - 1) + " replicas, or " + replicas(base.parallelism().data())
+                    + " at batch " + sweptBatches.get(0)
                     + " to " + sweptBatches.get(sweptBatches.size() - 1)
                     + "): the calibration uses " + (offSweeps == 1 ? "it" : "them") + ", the plot does not show "
                     + (offSweeps == 1 ? "it" : "them"));
@@ -301,6 +304,11 @@ final class ScalingCommand implements Callable<Integer> {
             System.out.println(sb);
         }
         return 0;
+    }
+
+    /** {@code 1 replica}, {@code 4 replicas}. */
+    private static String replicas(int n) {
+        return n + (n == 1 ? " replica" : " replicas");
     }
 
     /** A degree not given: 1. */

@@ -46,6 +46,11 @@ public interface LayerStage {
      */
     double MAX_MEASURED_RATIO = 100;
 
+    /** Whether a ratio of measured to predicted time lies beyond {@link #MAX_MEASURED_RATIO} either way. */
+    static boolean beyondMeasuredRatio(double ratio) {
+        return Double.isFinite(ratio) && ratio > 0 && (ratio > MAX_MEASURED_RATIO || ratio < 1 / MAX_MEASURED_RATIO);
+    }
+
     /**
      * What a calibration run measures over what this stage predicts of it before the calibration it would replace:
      * the ratio {@link org.scaledl.model.RuntimePredictor#calibrate} refuses beyond

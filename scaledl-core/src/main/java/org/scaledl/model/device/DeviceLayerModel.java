@@ -643,7 +643,7 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
             // sheet misdescribes: a correction of x1000 would make every job on it that much slower, without a word
             double median = Quantiles.of(v.stream().mapToDouble(x -> x[1] / x[0]).sorted().toArray(), 0.5);
             double most = org.scaledl.model.cost.LayerStage.MAX_MEASURED_RATIO;
-            if (median > most || median < 1 / most) {
+            if (org.scaledl.model.cost.LayerStage.beyondMeasuredRatio(median)) {
                 throw org.scaledl.InvalidInputException.of(String.format(java.util.Locale.ROOT, "the %d profiled "
                         + "%s kernels of %s measure a median %.0f times %s than the layer model predicts them: their "
                         + "latency_ms is likely in another unit (microseconds, seconds), or they ran on another GPU "

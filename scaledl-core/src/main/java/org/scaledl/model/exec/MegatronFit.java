@@ -115,10 +115,11 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
             MegatronModel centre, boolean calibrate) {
         List<Run> data = new ArrayList<>();
         for (org.scaledl.workload.Sample s : runs) {
-            data.add(new Run(stage.terms(s.workload()), s.millis(), weight(s),
-                    s.workload().tag(FAMILY_TAG).orElse("")));
-            if (!calibrate && weight(s) > 0) {
-                refuseFarOff(s, centre.millis(data.get(data.size() - 1).terms()));
+            Run run = new Run(stage.terms(s.workload()), s.millis(), weight(s),
+                    s.workload().tag(FAMILY_TAG).orElse(""));
+            data.add(run);
+            if (!calibrate && run.weight() > 0) {
+                refuseFarOff(s, centre.millis(run.terms()));
             }
         }
         List<Folds.Fold> folds = Folds.leaveOneGroupOut(runs, Folds.byTag(groupTag));
