@@ -207,22 +207,17 @@ final class InspectCommand implements Callable<Integer> {
         Reports.number(root, "cross_validated_mre", p.provenance().cvMre());
         p.machines().forEach(root.putArray("machines")::add);
         // a calibrated copy says so: the runs it was calibrated on (RuntimePredictor.calibrate counts them)
-        String calibrated = p.provenance().config().get("calibration_runs");
+        String calibrated = count(p, predictor, "calibration_runs");
         if (calibrated != null) {
-            try {
-                root.put("calibration_runs", Integer.parseInt(calibrated));
-            } catch (NumberFormatException e) {
-                throw org.scaledl.InvalidInputException.inSource(predictor, "its provenance's calibration_runs is "
-                        + "no count: '" + org.scaledl.InvalidInputException.printable(calibrated, 40) + "'");
-            }
+            root.put("calibration_runs", Integer.parseInt(calibrated));
         }
         // an adaptation to profiled kernels (fit --gpu --profiled) says so, with the GPUs it corrected
-        String adapted = p.provenance().config().get("adapted_kernels");
+        String adapted = count(p, predictor, "adapted_kernels");
         List<String> corrected = p.deviceLayerModel().map(m -> m.corrections().entrySet().stream()
                 .filter(e -> !e.getValue().layers().isEmpty()).map(java.util.Map.Entry::getKey).toList())
                 .orElse(List.of());
         if (adapted != null) {
-            root.put("adapted_kernels", adapted);
+            root.put("adapted_kernels", Integer.parseInt(adapted));
             corrected.forEach(root.putArray("adapted_devices")::add);
         }
         root.put("created_at", p.provenance().createdAt());
@@ -248,5 +243,15 @@ final class InspectCommand implements Callable<Integer> {
         }
         System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(json ? root : root.get("domain")));
         return 0;
+    }
+
+    /** A count the predictor's provenance keeps as text ({@code null} where it has none); refused where no count. */
+    private static String count(RuntimePredictor p, String predictor, String key) {
+        String value = p.provenance().config().get(key);
+        if (value != null && !value.matches("\\d{1,9}")) {
+            throw org.scaledl.InvalidInputException.inSource(predictor, "its provenance's " + key + " is no count: '"
+                    + org.scaledl.InvalidInputException.printable(value, 40) + "'");
+        }
+        return value;
     }
 }

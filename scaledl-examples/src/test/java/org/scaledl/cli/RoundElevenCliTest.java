@@ -69,6 +69,14 @@ class RoundElevenCliTest {
         assertEquals(0, r.code(), r.err());
         assertTrue(r.out().contains("adapted to 4 profiled kernels (its layer predictions corrected on NVIDIA H200)"),
                 r.out());
+        // its JSON gives the count as a number, as calibration_runs is
+        MainTest.Run json = MainTest.run("inspect", "--model", model.toString(), "--json");
+        assertEquals(0, json.code(), json.err());
+        com.fasterxml.jackson.databind.JsonNode root = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(json.out());
+        assertTrue(root.get("adapted_kernels").isInt(), json.out());
+        assertEquals(4, root.get("adapted_kernels").asInt());
+        assertEquals("NVIDIA H200", root.get("adapted_devices").get(0).asText());
     }
 
     @Test
