@@ -197,7 +197,8 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
      * training's gradients ({@link Workload#sixteenBitGradients()}). Each row becomes a workload of
      * {@link org.scaledl.transformer.TransformerSpec}'s graph with the per-replica batch {@code global / data} in
      * {@code global / (data · micro)} micro-batches, tagged with its
-     * model ({@code gpt-h<hidden>-l<layers>}) and {@code hidden}, {@code layers} and {@code gpus} for splits.
+     * model ({@code gpt-h<hidden>-l<layers>}) and {@code hidden}, {@code layers} and {@code gpus} for splits, and
+     * {@value DatasetReader#SOURCE_TAG} ({@code FILE:LINE}: what a refusal of the run names).
      *
      * @param device the GPU the runs were measured on
      * @throws InvalidInputException naming file and line for an inconsistent row
@@ -240,7 +241,8 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
                         .tag(VTRAIN_WEIGHT_TAG, Double.toString(VTRAIN_WEIGHT))
                         .tag("family", model).tag(VTRAIN_GROUP_TAG, "vtrain")
                         .tag("hidden", Integer.toString(hidden))
-                        .tag("layers", Integer.toString(layers)).tag("gpus", Integer.toString(gpus)).build();
+                        .tag("layers", Integer.toString(layers)).tag("gpus", Integer.toString(gpus))
+                        .tag(DatasetReader.SOURCE_TAG, t.source() + ":" + t.line(r)).build();
                 out.add(Sample.of(w, t.positiveFinite(r, "iteration time (ms)")));
             } catch (IllegalArgumentException e) {
                 throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());

@@ -30,6 +30,18 @@ class UserGpuDataTest {
         return dir;
     }
 
+    /** A vTrain run carries its file and line, which a fit's refusal of it (a time in seconds) then names. */
+    @Test
+    void aVTrainRunKnowsItsLine(@TempDir Path dir) throws IOException {
+        Path f = dir.resolve("ground_truth_single.csv");
+        Files.writeString(f, "# GPUs,global batch,micro batch,hidden size,attention heads,# layers,sequence length,"
+                + "tensor parallelism,data parallelism,pipeline parallelism,iteration time (ms)\n"
+                + "8,16,1,1024,16,4,2048,2,2,2,350\n8,16,2,1024,16,4,2048,8,1,1,300\n");
+        List<org.scaledl.workload.Sample> runs = GpuData.readVTrain(f, DEVICES.find("A100 40GB").orElseThrow());
+        assertEquals(2, runs.size());
+        assertEquals(f + ":3", runs.get(1).workload().tag(DatasetReader.SOURCE_TAG).orElseThrow());
+    }
+
     @Test
     void aFolderWhereATableBelongsIsRefusedNamingIt(@TempDir Path dir) throws IOException {
         Path r = root(dir);
