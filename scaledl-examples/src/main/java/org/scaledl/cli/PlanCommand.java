@@ -212,16 +212,15 @@ final class PlanCommand implements Callable<Integer> {
             }
         }
         // a candidate already measured is not planned again (its run would add nothing a calibration has not got):
-        // the same workload as printed, or for a GPU model the same design row, its execution terms (a job `runs`
+        // the same workload as printed, or the same design row: for a GPU model its execution terms (a job `runs`
         // read from a log names its own copy of the configuration, and states a gradient type the candidate leaves
-        // at its default)
+        // at its default), for a CPU plan its layer features (the companion measures a copy of each graph, under
+        // another path, into a data folder whose machine.json names the machine; a CPU plan's candidates name none)
         java.util.Set<String> done = new java.util.HashSet<>();
         java.util.Set<String> doneRows = new java.util.HashSet<>();
         measured.forEach(w -> {
             done.add(w.toString());
-            if (cluster) {
-                rowKey(rows, w).ifPresent(doneRows::add);
-            }
+            rowKey(rows, w).ifPresent(doneRows::add);
         });
         int again = 0;
         double[] predictedMs = new double[candidates.size()];

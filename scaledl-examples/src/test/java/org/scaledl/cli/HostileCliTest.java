@@ -705,6 +705,38 @@ class HostileCliTest {
     }
 
     /**
+     * The walkthrough's loop: the companion measures a plan's candidates into a data folder holding its own copy of
+     * each graph and a {@code machine.json} naming the machine (a CPU plan's candidates name none); {@code plan --fixed}
+     * of that folder's {@code runs.csv} knows the measured candidates by their layer features (it knew none: another
+     * graph path, a named machine).
+     */
+    @Test
+    void aCandidateMeasuredIntoACompanionFolderIsKnown(@TempDir Path dir) throws Exception {
+        Path graph = MainTest.graph("squeezenet1_1_r64");
+        for (String sub : new String[] {"plan/graphs", "data/graphs"}) {
+            Files.createDirectories(dir.resolve(sub));
+            Files.copy(graph, dir.resolve(sub).resolve("squeezenet1_1_r64.onnx"));
+        }
+        String header = "model,resolution,batch,world_size,threads,phase";
+        String[] jobs = {"squeezenet1_1,64,2,1,1,train", "squeezenet1_1,64,4,1,1,train", "squeezenet1_1,64,8,1,1,train",
+            "squeezenet1_1,64,2,1,1,infer", "squeezenet1_1,64,4,1,1,infer", "squeezenet1_1,64,8,1,1,infer"};
+        StringBuilder table = new StringBuilder(header + ",graph\n");
+        for (String j : jobs) {
+            table.append(j).append(",graphs/squeezenet1_1_r64.onnx\n");
+        }
+        Files.writeString(dir.resolve("plan/candidates.csv"), table.toString());
+        Files.writeString(dir.resolve("data/machine.json"), "{\"name\": \"lab VM\", \"cpus\": 2}\n");
+        Files.writeString(dir.resolve("data/runs.csv"), header + ",iter_ms_p50,graph\n"
+                + jobs[0] + ",30,graphs/squeezenet1_1_r64.onnx\n" + jobs[3] + ",10,graphs/squeezenet1_1_r64.onnx\n");
+        MainTest.Run r = MainTest.run("plan", "--candidates", dir.resolve("plan/candidates.csv").toString(), "--runs",
+                "2", "--fixed", dir.resolve("data/runs.csv").toString(), "--json");
+        assertEquals(0, r.code(), r.err());
+        assertEquals(2, new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.out()).get("already_measured")
+                .asInt(), r.out());
+        assertTrue(r.err().contains("2 of 6 candidates left out of the plan: already measured"), r.err());
+    }
+
+    /**
      * Round five: a CPU job of more processes times threads than its machine's cores (64 workers on the bundled 2-core
      * VM) is warned as unusual, its time unchanged; one within them is not.
      */
