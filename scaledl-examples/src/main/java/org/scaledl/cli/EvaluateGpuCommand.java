@@ -161,17 +161,18 @@ final class EvaluateGpuCommand implements Callable<Integer> {
         caseTable(r.models(), out);
         out.println("4-GPU runs (GPU held out):");
         caseTable(r.parallel(), out);
-        out.printf(Locale.ROOT, "%nkernels: seen-GPU MRE %.1f%%, leave-one-GPU-out MRE %.1f%% (roofline %.1f%%)%n",
-                100 * r.kernelSeenGpuMre(), 100 * r.kernelLeaveOneGpuOutMre(), 100 * r.rooflineLeaveOneGpuOutMre());
+        out.printf(Locale.ROOT, "%nkernels: seen-GPU MRE %s, leave-one-GPU-out MRE %s (roofline %s)%n",
+                percent(r.kernelSeenGpuMre()), percent(r.kernelLeaveOneGpuOutMre()),
+                percent(r.rooflineLeaveOneGpuOutMre()));
         r.largeProductSlope().ifPresent(sl -> out.printf(Locale.ROOT, "matrix products of >= %.0e FLOPs, GPU held "
                 + "out: slope of measured on predicted log efficiency %.2f (the cluster model's shrinkage)%n",
                 GpuEvaluation.LARGE_PRODUCT_FLOPS, sl));
         StringBuilder par = new StringBuilder();
         for (Parallelism kind : r.parallelisms()) {
-            par.append(String.format(Locale.ROOT, "; %s %.1f%%", kind.label(), 100 * r.parallelMre(kind)));
+            par.append("; ").append(kind.label()).append(' ').append(percent(r.parallelMre(kind)));
         }
-        out.printf(Locale.ROOT, "models: leave-one-GPU-out MRE %.1f%% (%d runs, %.1f%% in the 90%% interval)%s%n",
-                100 * r.modelMre(), r.models().size(), 100 * r.modelCoverage(), par);
+        out.printf(Locale.ROOT, "models: leave-one-GPU-out MRE %s (%d runs, %s in the 90%% interval)%s%n",
+                percent(r.modelMre()), r.models().size(), percent(r.modelCoverage()), par);
         r.adapted().ifPresent(ad -> {
             Map<String, Double> after = Report.perOp(ad.kernels());
             Map<String, Double> before = Report.perOp(ad.kernelsBefore());
@@ -179,9 +180,9 @@ final class EvaluateGpuCommand implements Callable<Integer> {
                     + "(scored on the rest; before -> after):%n", ad.kernelsPerOp(), ad.runs());
             after.forEach((op, v) -> out.printf(Locale.ROOT, "  %-10s %7s -> %6s%n", op, percent(before.get(op)),
                     percent(v)));
-            out.printf(Locale.ROOT, "  kernels %.1f%% -> %.1f%%; models %.1f%% -> %.1f%% (%d runs)%n",
-                    100 * ad.kernelMreBefore(), 100 * ad.kernelMre(), 100 * ad.modelMreBefore(),
-                    100 * ad.modelMre(), ad.models().size());
+            out.printf(Locale.ROOT, "  kernels %s -> %s; models %s -> %s (%d runs)%n",
+                    percent(ad.kernelMreBefore()), percent(ad.kernelMre()), percent(ad.modelMreBefore()),
+                    percent(ad.modelMre()), ad.models().size());
         });
         r.notes().forEach(n -> out.println("note: " + n));
         out.printf(Locale.ROOT, "(%.0f s)%n", seconds);

@@ -74,7 +74,7 @@ final class LearningCurveCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--random-seeds must be >= 1");
         }
         LearningCurve.Builder b = LearningCurve.builder().folds(folds).randomSubsets(seeds)
-                .cost(costOptions.cost());
+                .cost(costOptions.cost(gpu));
         if (fractions != null) {
             b.fractions(fractions);
         }
@@ -89,7 +89,7 @@ final class LearningCurveCommand implements Callable<Integer> {
                         + "--prior does not apply");
             }
             org.scaledl.io.GpuData d = org.scaledl.io.GpuData.read(data, Catalogs.of(null, data));
-            samples = d.megatronRuns();
+            samples = d.vtrainRuns();
             if (samples.isEmpty()) {
                 throw new IllegalArgumentException(data + " has no vTrain runs (vtrain/ground_truth_single.csv)");
             }

@@ -16,11 +16,6 @@ final class ProfilingCostOptions {
             + "GPUs)")
     Integer reps;
 
-    /** The cost model these options describe, with a CPU run's defaults. */
-    ProfilingCost cost() {
-        return cost(false);
-    }
-
     /** The cost model these options describe, with a CPU run's or a GPU cluster job's defaults. */
     ProfilingCost cost(boolean cluster) {
         if (overhead != null && !(overhead >= 0 && Double.isFinite(overhead))) {

@@ -279,6 +279,10 @@ class MainTest {
         assertEquals(4, adapted.get("kernels_profiled_per_op").asInt());
         assertTrue(adapted.get("models_mre").asDouble() > 0 && adapted.get("kernels_mre").asDouble() > 0);
         assertTrue(adapted.get("per_op").get("bmm").has("mre_before_adapting"), adapted.toString());
+        // the table prints no NaN: a figure with nothing to score (a held-out GPU's seen-GPU MRE) reads n/a
+        Run table = run("evaluate-gpu", "--data", gpu.toString(), "--holdout-gpu", "NVIDIA H100 80GB HBM3");
+        assertEquals(0, table.code(), table.err());
+        assertFalse(table.out().contains("NaN"), table.out());
         Run bad = run("evaluate-gpu", "--data", gpu.toString(), "--holdout-gpu", "Voodoo2");
         assertNotEquals(0, bad.code());
         assertTrue(bad.err().contains("Voodoo2"), bad.err());
