@@ -303,7 +303,9 @@ public final class GpuEvaluation {
         if (holdoutGpu.isPresent()) {
             Device h = devices.require(holdoutGpu.get());
             if (!gpus.contains(h.name())) {
-                throw InvalidInputException.of("no measurements of GPU '" + holdoutGpu.get() + "' to hold out");
+                throw InvalidInputException.of("no measurements of GPU '" + holdoutGpu.get() + "'"
+                        + (h.name().equals(holdoutGpu.get()) ? "" : " (read as " + h.name() + ")")
+                        + " to hold out; measured: " + String.join(", ", gpus));
             }
             gpus.retainAll(Set.of(h.name()));
         }

@@ -32,7 +32,8 @@ public final class MachineTransfer {
      * One number of runs.
      *
      * @param k       target runs measured
-     * @param mre     mean over the repeats of the MRE on the unmeasured families
+     * @param mre     mean over the repeats of the MRE on the unmeasured families (the repeats that left a family
+     *                unmeasured; NaN, like the other figures, where every choice measured them all)
      * @param mreSd   its standard deviation over the repeats
      * @param scored  target runs scored per repeat (mean)
      * @param mreBefore the same runs predicted by the source machine's model as it is (k = 0), mean over repeats
@@ -73,16 +74,10 @@ public final class MachineTransfer {
     /** As {@link #run(List, List, int[], int, long)}, reporting each fit. */
     public static Report run(List<Sample> source, List<Sample> target, int[] ks, int repeats, long seed,
             Evaluation.Listener listener) {
-        Checks.argument(!source.isEmpty() && !target.isEmpty(), "need runs of both machines");
-        Checks.argument(repeats > 0, "repeats must be positive: %s", repeats);
+        Checks.argument(!source.isEmpty(), "need runs of both machines");
+        Checks.argument(repeats > 0 && repeats <= MAX_REPEATS, "repeats must be in 1..%s: %s", MAX_REPEATS, repeats);
         // checked before the first fit, not after the minutes it takes
-        for (int i = 0; i < ks.length; i++) {
-            int k = ks[i];
-            Checks.argument(k >= 0 && k < target.size(), "k must be in 0..%s: %s", target.size() - 1, k);
-            for (int j = 0; j < i; j++) {
-                Checks.argument(ks[j] != k, "k %s is given twice", k);
-            }
-        }
+        checkKs(target, ks);
         Device src = machine(source.get(0));
         Device dst = machine(target.get(0));
         int total = 2 + ks.length * repeats;
@@ -98,7 +93,6 @@ public final class MachineTransfer {
         List<Evaluation.Row> referenceRows = target.stream().map(byTarget::get).toList();
         List<Point> points = new ArrayList<>();
         for (int k : ks) {
-            Checks.argument(k >= 0 && k < target.size(), "k must be in 0..%s: %s", target.size() - 1, k);
             double[] mres = new double[k == 0 ? 1 : repeats];
             double[] before = new double[mres.length];
             double[] ref = new double[mres.length];
@@ -127,26 +121,59 @@ public final class MachineTransfer {
                         fitted.predictMillis(s.workload().toBuilder().device(src).build()),
                         referenceRows.get(i).prediction().millis()});
                 }
-                double[] measuredMs = pairs.stream().mapToDouble(x -> x[1]).toArray();
-                mres[rep] = ErrorMetrics.of(pairs.stream().mapToDouble(x -> x[0]).toArray(), measuredMs).mre();
-                before[rep] = ErrorMetrics.of(pairs.stream().mapToDouble(x -> x[2]).toArray(), measuredMs).mre();
-                ref[rep] = ErrorMetrics.of(pairs.stream().mapToDouble(x -> x[3]).toArray(), measuredMs).mre();
+                if (pairs.isEmpty()) {
+                    // this choice measured a run of every family: nothing unmeasured to score (left out of the mean)
+                    mres[rep] = before[rep] = ref[rep] = Double.NaN;
+                } else {
+                    double[] measuredMs = pairs.stream().mapToDouble(x -> x[1]).toArray();
+                    mres[rep] = ErrorMetrics.of(pairs.stream().mapToDouble(x -> x[0]).toArray(), measuredMs).mre();
+                    before[rep] = ErrorMetrics.of(pairs.stream().mapToDouble(x -> x[2]).toArray(), measuredMs).mre();
+                    ref[rep] = ErrorMetrics.of(pairs.stream().mapToDouble(x -> x[3]).toArray(), measuredMs).mre();
+                }
                 scored += pairs.size();
                 if (k > 0) {
                     listener.fitted("k=" + k, "repeat " + rep, ++done, total);
                 }
             }
-            double mean = java.util.Arrays.stream(mres).average().orElse(Double.NaN);
-            double sd = Math.sqrt(java.util.Arrays.stream(mres).map(m -> (m - mean) * (m - mean)).average()
-                    .orElse(0));
-            points.add(new Point(k, mean, sd, scored / mres.length, java.util.Arrays.stream(before).average()
-                    .orElse(Double.NaN), java.util.Arrays.stream(ref).average().orElse(Double.NaN)));
+            // the choices that left a family to score; none (NaN figures) where every choice measured them all
+            double mean = java.util.Arrays.stream(mres).filter(m -> !Double.isNaN(m)).average().orElse(Double.NaN);
+            double sd = Math.sqrt(java.util.Arrays.stream(mres).filter(m -> !Double.isNaN(m))
+                    .map(m -> (m - mean) * (m - mean)).average().orElse(Double.NaN));
+            points.add(new Point(k, mean, sd, scored / mres.length, java.util.Arrays.stream(before)
+                    .filter(m -> !Double.isNaN(m)).average().orElse(Double.NaN), java.util.Arrays.stream(ref)
+                    .filter(m -> !Double.isNaN(m)).average().orElse(Double.NaN)));
             if (k == 0) {
                 done += repeats - 1;
                 listener.fitted("k=0", "", ++done, total);
             }
         }
         return new Report(src.name(), dst.name(), points, reference.metrics().values().iterator().next().mre());
+    }
+
+    /** The most random choices of the {@code k} runs per {@code k}. */
+    public static final int MAX_REPEATS = 1000;
+
+    /**
+     * Refuses numbers of target runs to calibrate on that no choice can score: below 0, given twice, or so many that
+     * every choice measures a run of every family (more than the target's runs less its smallest family's).
+     *
+     * @throws IllegalArgumentException naming the target's machine and the largest {@code k} it takes
+     */
+    public static void checkKs(List<Sample> target, int[] ks) {
+        Checks.argument(!target.isEmpty(), "need runs of both machines");
+        java.util.Map<String, Integer> families = new java.util.HashMap<>();
+        target.forEach(s -> families.merge(s.workload().tag("family").orElse(""), 1, Integer::sum));
+        int most = target.size() - java.util.Collections.min(families.values());
+        String name = target.get(0).workload().device().map(Device::name).orElse("the target");
+        for (int i = 0; i < ks.length; i++) {
+            int k = ks[i];
+            Checks.argument(k >= 0 && k <= most, "k must be in 0..%s for %s (%s runs, its smallest family %s: a "
+                    + "larger k measures every family, leaving none to score): %s", most, name, target.size(),
+                    target.size() - most, k);
+            for (int j = 0; j < i; j++) {
+                Checks.argument(ks[j] != k, "k %s is given twice", k);
+            }
+        }
     }
 
     private static Device machine(Sample s) {

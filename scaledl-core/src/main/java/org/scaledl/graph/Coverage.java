@@ -81,6 +81,11 @@ public record Coverage(int layers, List<String> unresolvedLayers, List<String> u
                     : " (" + fromValueInfo.size() + " from value_info)");
         }
         StringBuilder b = new StringBuilder();
+        if (unresolvedLayers.isEmpty()) {
+            // every shape known: only the operators to say
+            return "unsupported operators (their layers counted as no work): " + String.join(", ",
+                    unsupportedOperators);
+        }
         b.append(unresolvedLayers.size()).append(" of ").append(layers).append(" layers have unknown shapes");
         if (!unresolvedLayers.isEmpty()) {
             b.append(String.format(java.util.Locale.ROOT, " (%.1f %% of the layers, at least %.1f %% of the bytes;"
@@ -88,7 +93,8 @@ public record Coverage(int layers, List<String> unresolvedLayers, List<String> u
                     unresolvedLayers.get(0), firstProblem));
         }
         if (!unsupportedOperators.isEmpty()) {
-            b.append("; unsupported operators: ").append(String.join(", ", unsupportedOperators));
+            b.append("; unsupported operators (their layers counted as no work): ")
+                    .append(String.join(", ", unsupportedOperators));
         }
         return b.toString();
     }

@@ -30,12 +30,17 @@ public final class CollectiveTables {
             "1080Ti", new double[] {15.75, 6.8}, "TitanX_Pascal", new double[] {15.75, 6.8},
             "KNL7250", new double[] {12.5, 12.5});
 
+    /** The largest message an all-reduce table's row may give, bytes (a terabyte: beyond any GPU's memory). */
+    static final double MAX_BYTES = 1e12;
+
     /**
      * Reads DeepBench's {@code allreduce.csv} (columns {@code gpu, nodes, gpus_total, gpus_per_node, bytes,
-     * time_ms}, optional {@code algorithm}) with the nominal links of its systems: PCIe 3.0 x16 (15.75 GB/s per GPU) inside nodes, InfiniBand FDR
+     * time_ms}, optional {@code algorithm} and {@code elements}) with the nominal links of its systems: PCIe 3.0 x16 (15.75 GB/s per GPU) inside nodes, InfiniBand FDR
      * 4x (6.8 GB/s) between them; Omni-Path 100 (12.5 GB/s) for KNL.
      *
-     * @throws InvalidInputException naming file and line for a device without known links or a bad value
+     * @throws InvalidInputException naming file and line for a device without known links or a bad value: ranks,
+     *                               nodes and ranks per node that disagree, a message beyond {@link #MAX_BYTES} or not
+     *                               a whole number of 1-, 2-, 4- or 8-byte elements, a time beyond a kernel's
      */
     public static List<CollectiveMeasurement> readDeepBench(Path file) {
         CsvTable t = CsvTable.read(file, "gpu", "nodes", "gpus_total", "gpus_per_node", "bytes", "time_ms");
@@ -48,10 +53,26 @@ public final class CollectiveTables {
                         + device + "'");
             }
             try {
-                Topology topo = new Topology(t.positiveInt(r, "gpus_per_node"), Topology.Link.PCIE, link[0],
-                        link[1] * 8, 0, false);
-                out.add(new CollectiveMeasurement(device, topo, t.positiveInt(r, "nodes"), t.positiveInt(r, "gpus_total"), t.positiveFinite(r, "bytes"),
-                        t.positiveFinite(r, "time_ms"), t.opt(r, "algorithm").orElse("")));
+                int nodes = t.positiveInt(r, "nodes");
+                int ranks = t.positiveInt(r, "gpus_total");
+                int perNode = t.positiveInt(r, "gpus_per_node");
+                if ((ranks + perNode - 1) / perNode != nodes || ranks < nodes) {
+                    throw InvalidInputException.atLine(t.source(), t.line(r), String.format(java.util.Locale.ROOT,
+                            "%d GPUs at %d a node do not make %d nodes (gpus_total, gpus_per_node and nodes disagree)",
+                            ranks, perNode, nodes));
+                }
+                double bytes = t.numberInRange(r, "bytes", 1, MAX_BYTES);
+                // elements, where given, of 1-, 2-, 4- or 8-byte values
+                java.util.OptionalDouble elements = t.optionalNumberInRange(r, "elements", 1, MAX_BYTES);
+                if (elements.isPresent() && java.util.stream.IntStream.of(1, 2, 4, 8)
+                        .noneMatch(w -> Math.abs(bytes - w * elements.getAsDouble()) <= 1e-9 * bytes)) {
+                    throw InvalidInputException.atLine(t.source(), t.line(r), "bytes " + t.get(r, "bytes")
+                            + " are not 1, 2, 4 or 8 times the " + t.get(r, "elements") + " elements");
+                }
+                double ms = t.numberInRange(r, "time_ms", Double.MIN_VALUE, KernelTables.MAX_KERNEL_MILLIS);
+                Topology topo = new Topology(perNode, Topology.Link.PCIE, link[0], link[1] * 8, 0, false);
+                out.add(new CollectiveMeasurement(device, topo, nodes, ranks, bytes, ms,
+                        t.opt(r, "algorithm").orElse("")));
             } catch (IllegalArgumentException e) {
                 throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());
             }

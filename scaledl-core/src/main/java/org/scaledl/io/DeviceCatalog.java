@@ -298,6 +298,7 @@ public final class DeviceCatalog {
                         + String.join(", ", head.columns()) + ")");
             }
             CsvTable t = CsvTable.read(file, catalog ? CATALOG_REQUIRED : NEUSIGHT_REQUIRED);
+            KernelTables.noRows(t);
             for (int r = 0; r < t.size(); r++) {
                 Device d;
                 List<String> names;

@@ -60,8 +60,22 @@ final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (!Files.isDirectory(data)) {
-            throw new IllegalArgumentException("dataset folder " + data + " not found: run from the repository root");
+            throw org.scaledl.InvalidInputException.of("dataset folder " + data + " not found: run from the repository root "
+                    + "or pass --data");
         }
+        // what the benchmark reads beside the runs, checked before a minute of timing: its query graphs, and a
+        // --gpu-model loaded (and timed) first
+        for (String name : concat(GRAPHS, GPU_GRAPHS)) {
+            Path file = data.resolve("graphs/" + name + ".onnx");
+            if (!Files.isRegularFile(file)) {
+                throw org.scaledl.InvalidInputException.of(data + ": bench times the query graphs "
+                        + String.join(", ", concat(GRAPHS, GPU_GRAPHS)) + " (as the bundled datasets/cpu-ddp has them, "
+                        + "graphs/NAME.onnx), and " + file + " is missing");
+            }
+        }
+        long loadStart = System.nanoTime();
+        RuntimePredictor gpu = gpuModel == null ? null : ModelArgument.load("--gpu-model", gpuModel.toString());
+        double gpuLoadMs = (System.nanoTime() - loadStart) / 1e6;
         int reps = quick ? 2_000 : 20_000;
         Map<String, Object> out = new LinkedHashMap<>();
 
@@ -77,7 +91,9 @@ final class BenchCommand implements Callable<Integer> {
         for (int k = 0; k < (quick ? 3 : 10); k++) {
             replicas.addAll(d.samples());
         }
-        for (List<org.scaledl.workload.Sample> set : List.of(d.samples().subList(0, 100), d.samples(), replicas)) {
+        // fit time against the number of runs: the first 100 (all of a smaller dataset), all, and copies of all
+        for (List<org.scaledl.workload.Sample> set : List.of(d.samples().subList(0, Math.min(100, d.samples().size())),
+                d.samples(), replicas)) {
             long s = System.nanoTime();
             RuntimePredictor.fit(set);
             fitBySamples.put(Integer.toString(set.size()), (System.nanoTime() - s) / 1e9);
@@ -142,8 +158,9 @@ final class BenchCommand implements Callable<Integer> {
         if (gnn) {
             out.putAll(gnnFigures(d, p, data, reps));
         }
-        if (gpuModel != null) {
-            out.putAll(gpuFigures(gpuModel, data, quick ? 100 : 1_000));
+        if (gpu != null) {
+            out.put("gpu_model_load_ms", gpuLoadMs);
+            out.putAll(gpuFigures(gpu, data, quick ? 100 : 1_000));
         }
         out.putAll(clusterFigures(quick ? 200 : 2_000));
 
@@ -220,6 +237,13 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     private static final String[] GPU_GRAPHS = {"resnet50_r112", "vit_b_16_r112"};
+
+    /** The names of both lists, each once, in order. */
+    private static List<String> concat(String[] a, String[] b) {
+        java.util.LinkedHashSet<String> all = new java.util.LinkedHashSet<>(List.of(a));
+        all.addAll(List.of(b));
+        return List.copyOf(all);
+    }
 
     /**
      * Large-model figures with the bundled gpu predictor: a 1T-parameter GPT (Narayanan et al.'s largest: hidden
@@ -305,11 +329,8 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     /** A saved device model: load time, and first and repeated prediction latency on an H100. */
-    private static Map<String, Object> gpuFigures(Path file, Path data, int reps) {
+    private static Map<String, Object> gpuFigures(RuntimePredictor m, Path data, int reps) {
         Map<String, Object> out = new LinkedHashMap<>();
-        long t0 = System.nanoTime();
-        RuntimePredictor m = RuntimePredictor.load(file);
-        out.put("gpu_model_load_ms", (System.nanoTime() - t0) / 1e6);
         Device h100 = DeviceCatalog.bundled().require("NVIDIA H100 80GB HBM3");
         Map<String, Double> first = new LinkedHashMap<>();
         Map<String, Double> warm = new LinkedHashMap<>();

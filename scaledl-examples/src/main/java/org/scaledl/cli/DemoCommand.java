@@ -23,9 +23,14 @@ final class DemoCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         if (!Files.isDirectory(data)) {
-            throw new IllegalArgumentException("dataset folder " + data.toAbsolutePath()
+            throw org.scaledl.InvalidInputException.of("dataset folder " + data.toAbsolutePath()
                     + " not found: run from the repository root or pass --data");
         }
+        Path svg = outDir.resolve("predicted-vs-measured.svg");
+        Path csv = outDir.resolve("predictions.csv");
+        // where the results go, checked before the evaluation: nothing written if one of them cannot be
+        org.scaledl.model.file.SafeFiles.checkWritable(svg);
+        org.scaledl.model.file.SafeFiles.checkWritable(csv);
         long t0 = System.nanoTime();
         Dataset d = DatasetReader.read(data);
         System.out.printf("dataset %s: %d measured workloads, %d model families%n", d.name(), d.size(),
@@ -36,8 +41,6 @@ final class DemoCommand implements Callable<Integer> {
         Evaluation e = Evaluation.crossValidate(EvaluateCommand.methods(), d.samples(), "family",
                 (m, f, done, total) -> progress.update(done, total, m + ", family " + f + " held out"));
         Reports.table(e, System.out);
-        Path svg = outDir.resolve("predicted-vs-measured.svg");
-        Path csv = outDir.resolve("predictions.csv");
         Reports.svg(e, svg);
         Reports.csv(e, csv);
         System.out.printf("%nwrote %s and %s (%.1f s)%n", svg, csv, (System.nanoTime() - t0) / 1e9);

@@ -35,11 +35,25 @@ final class EvaluateCommCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (maxRanks < 2) {
+            throw new IllegalArgumentException("--train-max-ranks must be 2 or more (an all-reduce takes 2 ranks), got "
+                    + maxRanks);
+        }
         List<CollectiveMeasurement> all = org.scaledl.io.CollectiveTables.readDeepBench(data);
+        if (all.isEmpty()) {
+            throw org.scaledl.InvalidInputException.inSource(data.toString(), "no rows: nothing to fit or predict");
+        }
         List<CollectiveMeasurement> train = all.stream().filter(m -> m.ranks() <= maxRanks).toList();
         List<CollectiveMeasurement> test = all.stream().filter(m -> m.ranks() > maxRanks).toList();
         if (test.isEmpty()) {
-            throw new IllegalArgumentException("no runs with more than " + maxRanks + " ranks to predict");
+            throw new IllegalArgumentException("--train-max-ranks " + maxRanks + ": no runs of " + data
+                    + " with more ranks are left to predict (its largest has " + all.stream()
+                    .mapToInt(CollectiveMeasurement::ranks).max().orElse(0) + ")");
+        }
+        if (train.size() < 2) {
+            throw new IllegalArgumentException("--train-max-ranks " + maxRanks + ": " + train.size() + " run"
+                    + (train.size() == 1 ? "" : "s") + " of " + data + " with that many ranks or fewer, too few to fit "
+                    + "on (2 or more)");
         }
         AllReduceModel model = AllReduceModel.fit(train);
         Map<String, List<double[]>> byDevice = new LinkedHashMap<>();

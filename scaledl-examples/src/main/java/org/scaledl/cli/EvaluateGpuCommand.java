@@ -35,8 +35,8 @@ final class EvaluateGpuCommand implements Callable<Integer> {
     @Option(names = "--holdout-gpu", description = "Hold out only this GPU (default: each GPU in turn, averaged)")
     String holdout;
 
-    @Option(names = "--devices", description = "Extra device catalog CSV (NeuSight device_configs layout); "
-            + "its descriptions win over the bundled ones")
+    @Option(names = "--devices", description = "Extra device catalog CSV (NeuSight device_configs layout): its "
+            + "GPUs are added beside the bundled ones, never in their place")
     Path devices;
 
     @Option(names = "--seed", defaultValue = "7", description = "Seed of the held-out-shape split (default 7)")
@@ -53,11 +53,31 @@ final class EvaluateGpuCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print JSON")
     boolean json;
 
-    /** The bundled catalog, with the descriptions of an extra catalog file (if given) taking precedence. */
+    /** The most kernels per op {@code --adapt} asks for (each op gives at most half of its rows). */
+    static final int MAX_ADAPT_KERNELS = 100_000;
+
+    /** The most whole-model runs {@code --adapt-runs} asks for (a GPU gives at most half of its runs). */
+    static final int MAX_ADAPT_RUNS = 10_000;
 
     @Override
     public Integer call() throws Exception {
+        if (adapt < 0 || adapt > MAX_ADAPT_KERNELS) {
+            throw new IllegalArgumentException("--adapt must be in 0.." + MAX_ADAPT_KERNELS + " (kernels per op), got "
+                    + adapt);
+        }
+        if (adaptRuns < 0 || adaptRuns > MAX_ADAPT_RUNS) {
+            throw new IllegalArgumentException("--adapt-runs must be in 0.." + MAX_ADAPT_RUNS + ", got " + adaptRuns);
+        }
         DeviceCatalog catalog = Catalogs.of(devices, data);
+        if (holdout != null) {
+            // said before the data are read: a name typed on the command line (unknown, or ambiguous with its
+            // candidates), a usage error
+            try {
+                catalog.require(holdout);
+            } catch (org.scaledl.InvalidInputException e) {
+                throw new IllegalArgumentException("--holdout-gpu: " + e.getMessage(), e);
+            }
+        }
         long t0 = System.nanoTime();
         Report r = GpuEvaluation.run(data, catalog, Optional.ofNullable(holdout), seed, adapt, adaptRuns);
         double seconds = (System.nanoTime() - t0) / 1e9;
@@ -176,8 +196,9 @@ final class EvaluateGpuCommand implements Callable<Integer> {
         r.adapted().ifPresent(ad -> {
             Map<String, Double> after = Report.perOp(ad.kernels());
             Map<String, Double> before = Report.perOp(ad.kernelsBefore());
-            out.printf(Locale.ROOT, "%nAdapted: %d profiled kernels per op and %d whole-model runs of the held-out GPU "
-                    + "(scored on the rest; before -> after):%n", ad.kernelsPerOp(), ad.runs());
+            out.printf(Locale.ROOT, "%nAdapted: up to %d profiled kernels per op and up to %d whole-model runs of the "
+                    + "held-out GPU (at most half of each op's kernels and of its runs; scored on the rest; before -> "
+                    + "after):%n", ad.kernelsPerOp(), ad.runs());
             after.forEach((op, v) -> out.printf(Locale.ROOT, "  %-10s %7s -> %6s%n", op, percent(before.get(op)),
                     percent(v)));
             out.printf(Locale.ROOT, "  kernels %s -> %s; models %s -> %s (%d runs)%n",

@@ -41,9 +41,32 @@ final class EvaluateMachinesCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (Reports.sameFile(a, b)) {
+            throw new IllegalArgumentException("--b " + org.scaledl.InvalidInputException.escaped(b.toString())
+                    + " is the --a folder: a machine adapted to itself measures nothing (give two machines' datasets)");
+        }
+        if (repeats < 1 || repeats > MachineTransfer.MAX_REPEATS) {
+            throw new IllegalArgumentException("--repeats must be in 1.." + MachineTransfer.MAX_REPEATS + ", got "
+                    + repeats);
+        }
         Dataset da = DatasetReader.read(a);
         Dataset db = DatasetReader.read(b);
+        for (Path folder : List.of(a, b)) {
+            Dataset d = folder == a ? da : db;
+            if (d.samples().stream().anyMatch(s -> s.workload().device().isEmpty())) {
+                throw org.scaledl.InvalidInputException.inSource(folder.toString(), "its runs name no machine: "
+                        + "evaluate-machines adapts one machine's model to another's, named by each dataset's "
+                        + "machine.json (or a device column)");
+            }
+        }
         int[] k = ks.stream().mapToInt(Integer::intValue).toArray();
+        // both directions' k checked before the first fit: a k one target takes may be too many for the other
+        try {
+            MachineTransfer.checkKs(db.samples(), k);
+            MachineTransfer.checkKs(da.samples(), k);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--k: " + e.getMessage());
+        }
         Progress progress = Progress.of("evaluate-machines", Main.quiet);
         MachineTransfer.Report ab = MachineTransfer.run(da.samples(), db.samples(), k, repeats, seed,
                 (m, f, d, t) -> progress.update(d, 2 * t, m + " " + f));
@@ -61,9 +84,12 @@ final class EvaluateMachinesCommand implements Callable<Integer> {
                 o.put("reference_mre", r.referenceMre());
                 ArrayNode pts = o.putArray("points");
                 for (MachineTransfer.Point p : r.points()) {
-                    pts.addObject().put("k", p.k()).put("mre", p.mre()).put("mre_sd", p.mreSd())
-                            .put("scored", p.scored()).put("mre_before", p.mreBefore())
-                            .put("reference_mre_same_runs", p.referenceMre());
+                    ObjectNode pt = pts.addObject().put("k", p.k());
+                    Reports.number(pt, "mre", p.mre());
+                    Reports.number(pt, "mre_sd", p.mreSd());
+                    pt.put("scored", p.scored());
+                    Reports.number(pt, "mre_before", p.mreBefore());
+                    Reports.number(pt, "reference_mre_same_runs", p.referenceMre());
                 }
             }
             System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
@@ -73,6 +99,11 @@ final class EvaluateMachinesCommand implements Callable<Integer> {
             System.out.printf(Locale.ROOT, "%s -> %s (target fitted on its own data, leave-one-family-out: MRE "
                     + "%.1f%%)%n", r.source(), r.target(), 100 * r.referenceMre());
             for (MachineTransfer.Point p : r.points()) {
+                if (Double.isNaN(p.mre())) {
+                    System.out.printf(Locale.ROOT, "  k = %3d runs: n/a (each of %d choices measured a run of every "
+                            + "family: none left to score)%n", p.k(), p.k() == 0 ? 1 : repeats);
+                    continue;
+                }
                 System.out.printf(Locale.ROOT, "  k = %3d runs: MRE %5.1f%% (sd %.1f over %d choices) on %.0f runs of "
                         + "unmeasured families; the same runs: %.1f%% before adapting, %.1f%% by the target's own "
                         + "model (%.2fx)%n", p.k(), 100 * p.mre(), 100 * p.mreSd(), p.k() == 0 ? 1 : repeats,

@@ -111,7 +111,7 @@ final class FitCommand implements Callable<Integer> {
                         + "calibrating a GPU model, to --runs)"));
             }
             Dataset runs = readAll();
-            RuntimePredictor model = ModelArgument.load(calibrate);
+            RuntimePredictor model = ModelArgument.load("--calibrate", calibrate);
             if (!model.modelsClusters() && model.machines().size() <= 1
                     && runs.samples().stream().anyMatch(s -> s.workload().device().isEmpty())) {
                 // runs of no named machine calibrate the model's only one (a model of several refuses them)
@@ -255,7 +255,7 @@ final class FitCommand implements Callable<Integer> {
      * run left, the model is written unchanged with a warning.
      */
     private int calibrateOnRuns() {
-        RuntimePredictor p = ModelArgument.load(calibrate);
+        RuntimePredictor p = ModelArgument.load("--calibrate", calibrate);
         if (!p.modelsClusters()) {
             throw new IllegalArgumentException("--runs calibrates a GPU model; " + calibrate + " is a CPU model "
                     + "(calibrate it with --data DIR of runs.csv and machine.json)");

@@ -62,6 +62,9 @@ final class LearningCurveCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print JSON")
     boolean json;
 
+    /** The most random subsets drawn per size (each is a fit per fold). */
+    static final int MAX_SEEDS = 1000;
+
     private static final Map<String, String> COLOURS = Map.of(LearningCurve.D_OPTIMAL, "#ff7f0e",
             LearningCurve.D_OPTIMAL_COST, "#d62728", LearningCurve.RANDOM, "#1f77b4");
 
@@ -70,16 +73,19 @@ final class LearningCurveCommand implements Callable<Integer> {
         if (!by.equals("family") && !by.equals("model")) {
             throw new IllegalArgumentException("--cv must be family or model, got '" + by + "'");
         }
-        if (seeds < 1) {
-            throw new IllegalArgumentException("--random-seeds must be >= 1");
+        if (seeds < 1 || seeds > MAX_SEEDS) {
+            throw new IllegalArgumentException("--random-seeds must be in 1.." + MAX_SEEDS + ", got " + seeds);
         }
+        Path svg = outDir.resolve("learning-curve.svg");
+        // checked before the folds' fits: nothing computed for a curve that cannot be written
+        org.scaledl.model.file.SafeFiles.checkWritable(svg);
         LearningCurve.Builder b = LearningCurve.builder().folds(folds).randomSubsets(seeds)
                 .cost(costOptions.cost(gpu));
         if (fractions != null) {
             b.fractions(fractions);
         }
         if (prior != null) {
-            RuntimePredictor p = ModelArgument.load(prior);
+            RuntimePredictor p = ModelArgument.load("--prior", prior);
             b.prior(p::predictMillis);
         }
         List<org.scaledl.workload.Sample> samples;
@@ -104,7 +110,6 @@ final class LearningCurveCommand implements Callable<Integer> {
             progress.update(done, total, "fold " + done + " of " + total);
             return 0;
         });
-        Path svg = outDir.resolve("learning-curve.svg");
         svg(c, svg, gpu ? "profiling GPU-seconds" : "profiling seconds");
         if (json) {
             ObjectMapper om = new ObjectMapper();

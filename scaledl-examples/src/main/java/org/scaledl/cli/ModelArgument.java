@@ -71,8 +71,16 @@ final class ModelArgument {
      * @throws IllegalArgumentException for a name that is neither a file nor a bundled model, listing the bundled ones
      */
     static RuntimePredictor load(String value) {
+        return load("--model", value);
+    }
+
+    /**
+     * Loads the predictor an option other than {@code --model} names ({@code --calibrate}, {@code --prior},
+     * {@code --gpu-model}), its refusals naming that option.
+     */
+    static RuntimePredictor load(String option, String value) {
         if (value.isEmpty()) {
-            throw new IllegalArgumentException("--model: an empty value names no file and no bundled model (bundled "
+            throw new IllegalArgumentException(option + ": an empty value names no file and no bundled model (bundled "
                     + "models: " + String.join(", ", BundledModels.names()) + ")");
         }
         CompletableFuture<RuntimePredictor> early = PREFETCHED.remove(value);
@@ -92,7 +100,7 @@ final class ModelArgument {
         Path p = Path.of(value);
         if (Files.exists(p) || value.contains("/") || value.contains("\\") || value.endsWith(".sdl")) {
             if (!Files.exists(p)) {
-                throw new IllegalArgumentException("--model " + org.scaledl.InvalidInputException.escaped(value)
+                throw new IllegalArgumentException(option + " " + org.scaledl.InvalidInputException.escaped(value)
                         + ": no such file (bundled models: "
                         + String.join(", ", BundledModels.names()) + ")");
             }
@@ -106,7 +114,7 @@ final class ModelArgument {
         if (BundledModels.names().contains(value)) {
             return BundledModels.load(value);
         }
-        throw new IllegalArgumentException("--model " + org.scaledl.InvalidInputException.escaped(value)
+        throw new IllegalArgumentException(option + " " + org.scaledl.InvalidInputException.escaped(value)
                 + ": neither a file nor a bundled model"
                 + org.scaledl.Suggestions.closest(value, BundledModels.names()).map(s -> "; did you mean '" + s + "'?")
                         .orElse("") + " (bundled: " + String.join(", ", BundledModels.names()) + ")");

@@ -146,7 +146,7 @@ final class PlanCommand implements Callable<Integer> {
         if (source.matrix != null) {
             return matrix();
         }
-        RuntimePredictor priorModel = prior == null ? null : ModelArgument.load(prior);
+        RuntimePredictor priorModel = prior == null ? null : ModelArgument.load("--prior", prior);
         boolean cluster = priorModel != null && priorModel.modelsClusters();
         if (size.budgetGpuHours != null && !cluster) {
             throw new IllegalArgumentException("--budget-gpu-hours prices GPU jobs: give a GPU model (--model gpu); "

@@ -104,6 +104,14 @@ public final class SafeFiles {
             a = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
         } catch (NoSuchFileException e) {
             return;
+        } catch (java.nio.file.FileSystemException e) {
+            // a file where a folder of the path belongs (ENOTDIR): named, once
+            Path parent = file.toAbsolutePath().getParent();
+            while (parent != null && !Files.isRegularFile(parent, LinkOption.NOFOLLOW_LINKS)) {
+                parent = parent.getParent();
+            }
+            throw new UncheckedIOException("cannot write " + file + ": " + (parent != null
+                    ? parent + " is a file, not a folder" : describe(e)), e);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + file + ": " + describe(e), e);
         }
