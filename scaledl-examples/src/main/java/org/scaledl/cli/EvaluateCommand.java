@@ -63,6 +63,9 @@ final class EvaluateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (split.cv != null) {
+            Reports.checkFolds(split.cv.folds);
+        }
         if (split.holdout != null && Reports.sameFile(split.holdout.train, split.holdout.test)) {
             throw new IllegalArgumentException("--test " + org.scaledl.InvalidInputException.escaped(
                     split.holdout.test.toString()) + " is the --train folder: its runs would be predicted by models "

@@ -73,6 +73,7 @@ final class LearningCurveCommand implements Callable<Integer> {
         if (!by.equals("family") && !by.equals("model")) {
             throw new IllegalArgumentException("--cv must be family or model, got '" + by + "'");
         }
+        Reports.checkFolds(folds);
         if (seeds < 1 || seeds > MAX_SEEDS) {
             throw new IllegalArgumentException("--random-seeds must be in 1.." + MAX_SEEDS + ", got " + seeds);
         }

@@ -172,6 +172,13 @@ final class Reports {
     }
 
     /** Puts a number, or {@code null} where there is none (NaN: nothing to score). */
+    /** Refuses a {@code --folds} that is neither 0 (leave one group out) nor 2 or more, naming the option. */
+    static void checkFolds(int folds) {
+        if (folds != 0 && folds < 2) {
+            throw new IllegalArgumentException("--folds must be 0 (leave one group out) or 2 or more, got " + folds);
+        }
+    }
+
     static void number(ObjectNode o, String key, double v) {
         if (Double.isNaN(v)) {
             o.putNull(key);

@@ -106,6 +106,10 @@ class RoundTwelveCliTest {
                 "--prior bogus: neither a file nor a bundled model");
         refused(MainTest.run("demo", "--data", dir.resolve("nowhere").toString()), Main.BAD_INPUT,
                 "dataset folder", "not found");
+        refused(MainTest.run("evaluate", "--data", data.toString(), "--cv", "family", "--folds", "1"), Main.USAGE,
+                "--folds must be 0 (leave one group out) or 2 or more, got 1");
+        refused(MainTest.run("learning-curve", "--data", data.toString(), "--folds", "-1"), Main.USAGE,
+                "--folds must be 0");
     }
 
     @Test
