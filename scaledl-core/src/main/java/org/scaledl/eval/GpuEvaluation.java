@@ -215,15 +215,17 @@ public final class GpuEvaluation {
      * ({@link DeviceLayerModel#adapt}) and {@code runs} of its single-GPU model runs ({@link DeviceLayerModel#calibrate}
      * with them added), both a seeded random choice; scored on what was not measured, before and after.
      *
-     * @param kernelsPerOp  kernels profiled per op (at most half of an op's rows)
-     * @param runs          whole-model runs measured per GPU
+     * @param kernelsPerOp  kernels profiled per op, as asked (each op gives at most half of its rows)
+     * @param runs          whole-model runs measured per GPU, as asked (each GPU gives at most half of its runs)
+     * @param kernelsProfiled the kernels profiled, every op and held-out GPU together (what was taken)
+     * @param runsMeasured  the whole-model runs measured, every held-out GPU together (what was taken)
      * @param kernels       per (op, GPU) errors on the unprofiled kernels, adapted model
      * @param kernelsBefore the same rows, fold model before adapting
      * @param models        the unmeasured single-GPU runs, adapted model
      * @param modelsBefore  the same runs, fold model before adapting
      */
-    public record Adapted(int kernelsPerOp, int runs, List<Cell> kernels, List<Cell> kernelsBefore,
-            List<ModelCase> models, List<ModelCase> modelsBefore) {
+    public record Adapted(int kernelsPerOp, int runs, int kernelsProfiled, int runsMeasured, List<Cell> kernels,
+            List<Cell> kernelsBefore, List<ModelCase> models, List<ModelCase> modelsBefore) {
         /** Copies. */
         public Adapted {
             kernels = List.copyOf(kernels);
@@ -316,6 +318,8 @@ public final class GpuEvaluation {
         List<ModelCase> single = new ArrayList<>();
         List<ModelCase> parallel = new ArrayList<>();
         List<Cell> adaptedKernels = new ArrayList<>();
+        int kernelsTaken = 0;
+        int runsTaken = 0;
         List<Cell> kernelsBefore = new ArrayList<>();
         List<ModelCase> adaptedRuns = new ArrayList<>();
         List<ModelCase> runsBefore = new ArrayList<>();
@@ -357,8 +361,10 @@ public final class GpuEvaluation {
             }
             roofline.addAll(cells(rooflineBaseline(train), test));
             if (adapting) {
-                adaptFold(gpu, model, test, calibration, data, adaptKernels, adaptRuns, seed, adaptedKernels,
-                        kernelsBefore, adaptedRuns, runsBefore);
+                int[] taken = adaptFold(gpu, model, test, calibration, data, adaptKernels, adaptRuns, seed,
+                        adaptedKernels, kernelsBefore, adaptedRuns, runsBefore);
+                kernelsTaken += taken[0];
+                runsTaken += taken[1];
             }
             for (GpuData.Run r : data.runs()) {
                 if (!r.device().name().equals(gpu)) {
@@ -387,8 +393,8 @@ public final class GpuEvaluation {
         if (data.collectives().isEmpty()) {
             notes.add("no deepbench/allreduce.csv: parallel runs not scored");
         }
-        Optional<Adapted> adapted = adapting ? Optional.of(new Adapted(adaptKernels, adaptRuns, adaptedKernels,
-                kernelsBefore, adaptedRuns, runsBefore)) : Optional.empty();
+        Optional<Adapted> adapted = adapting ? Optional.of(new Adapted(adaptKernels, adaptRuns, kernelsTaken,
+                runsTaken, adaptedKernels, kernelsBefore, adaptedRuns, runsBefore)) : Optional.empty();
         double fitted = slopeX.size() < MIN_SLOPE_ROWS ? Double.NaN
                 : ErrorMetrics.slope(slopeX.stream().mapToDouble(Double::doubleValue).toArray(),
                         slopeY.stream().mapToDouble(Double::doubleValue).toArray());
@@ -402,16 +408,18 @@ public final class GpuEvaluation {
 
     /**
      * One fold's few-shot variant: adapt to some of the held-out GPU's kernels, calibrate with some of its runs
-     * added, and score the rest before and after.
+     * added, and score the rest before and after; the kernels profiled and the runs measured.
      */
-    private static void adaptFold(String gpu, RuntimePredictor model, List<OpMeasurement> kernels,
+    private static int[] adaptFold(String gpu, RuntimePredictor model, List<OpMeasurement> kernels,
             List<Sample> calibration, GpuData data, int adaptKernels, int adaptRuns, long seed,
             List<Cell> kernelsAfter, List<Cell> kernelsBefore, List<ModelCase> runsAfter, List<ModelCase> runsBefore) {
         RuntimePredictor adapted = model;
+        int profiledCount = 0;
         if (adaptKernels > 0) {
             List<OpMeasurement> profiled = new ArrayList<>();
             List<OpMeasurement> rest = new ArrayList<>();
             profile(kernels, adaptKernels, seed, profiled, rest);
+            profiledCount = profiled.size();
             adapted = adapted.adapt(profiled);
             org.scaledl.model.cost.OperatorCost after = adapted.operators().orElseThrow();
             org.scaledl.model.cost.OperatorCost before = model.operators().orElseThrow();
@@ -440,6 +448,7 @@ public final class GpuEvaluation {
                 runsBefore.add(ModelCase.of(gpu, r, model.predict(w)));
             }
         }
+        return new int[] {profiledCount, measured.size()};
     }
 
     /**

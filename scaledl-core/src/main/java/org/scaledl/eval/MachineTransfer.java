@@ -35,11 +35,14 @@ public final class MachineTransfer {
      * @param mre     mean over the repeats of the MRE on the unmeasured families (the repeats that left a family
      *                unmeasured; NaN, like the other figures, where every choice measured them all)
      * @param mreSd   its standard deviation over the repeats
-     * @param scored  target runs scored per repeat (mean)
+     * @param scored  target runs scored per repeat (mean over the repeats that scored any)
      * @param mreBefore the same runs predicted by the source machine's model as it is (k = 0), mean over repeats
      * @param referenceMre the same runs predicted by the reference (fitted on the target's other families)
+     * @param choices the repeats (random choices of the {@code k} runs) that left a family to score, of which the
+     *                figures are the mean
      */
-    public record Point(int k, double mre, double mreSd, double scored, double mreBefore, double referenceMre) {
+    public record Point(int k, double mre, double mreSd, double scored, double mreBefore, double referenceMre,
+            int choices) {
     }
 
     /**
@@ -139,9 +142,10 @@ public final class MachineTransfer {
             double mean = java.util.Arrays.stream(mres).filter(m -> !Double.isNaN(m)).average().orElse(Double.NaN);
             double sd = Math.sqrt(java.util.Arrays.stream(mres).filter(m -> !Double.isNaN(m))
                     .map(m -> (m - mean) * (m - mean)).average().orElse(Double.NaN));
-            points.add(new Point(k, mean, sd, scored / mres.length, java.util.Arrays.stream(before)
+            int kept = (int) java.util.Arrays.stream(mres).filter(m -> !Double.isNaN(m)).count();
+            points.add(new Point(k, mean, sd, kept == 0 ? 0 : scored / kept, java.util.Arrays.stream(before)
                     .filter(m -> !Double.isNaN(m)).average().orElse(Double.NaN), java.util.Arrays.stream(ref)
-                    .filter(m -> !Double.isNaN(m)).average().orElse(Double.NaN)));
+                    .filter(m -> !Double.isNaN(m)).average().orElse(Double.NaN), kept));
             if (k == 0) {
                 done += repeats - 1;
                 listener.fitted("k=0", "", ++done, total);

@@ -75,6 +75,11 @@ final class BenchCommand implements Callable<Integer> {
         }
         long loadStart = System.nanoTime();
         RuntimePredictor gpu = gpuModel == null ? null : ModelArgument.load("--gpu-model", gpuModel.toString());
+        if (gpu != null && !gpu.layerCostKind().equals("device")) {
+            throw new IllegalArgumentException("--gpu-model " + org.scaledl.InvalidInputException.escaped(
+                    gpuModel.toString()) + ": a model of CPU machines (" + gpu.layerCostKind() + "); bench times a "
+                    + "device model on an H100 (scaledl fit --gpu, or the bundled gpu)");
+        }
         double gpuLoadMs = (System.nanoTime() - loadStart) / 1e6;
         int reps = quick ? 2_000 : 20_000;
         Map<String, Object> out = new LinkedHashMap<>();
@@ -91,9 +96,10 @@ final class BenchCommand implements Callable<Integer> {
         for (int k = 0; k < (quick ? 3 : 10); k++) {
             replicas.addAll(d.samples());
         }
-        // fit time against the number of runs: the first 100 (all of a smaller dataset), all, and copies of all
-        for (List<org.scaledl.workload.Sample> set : List.of(d.samples().subList(0, Math.min(100, d.samples().size())),
-                d.samples(), replicas)) {
+        // fit time against the number of runs: the first 100 (of a larger dataset), all, and copies of all
+        List<List<org.scaledl.workload.Sample>> sets = d.samples().size() > 100
+                ? List.of(d.samples().subList(0, 100), d.samples(), replicas) : List.of(d.samples(), replicas);
+        for (List<org.scaledl.workload.Sample> set : sets) {
             long s = System.nanoTime();
             RuntimePredictor.fit(set);
             fitBySamples.put(Integer.toString(set.size()), (System.nanoTime() - s) / 1e9);

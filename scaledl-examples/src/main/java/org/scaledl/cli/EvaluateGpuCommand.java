@@ -119,8 +119,11 @@ final class EvaluateGpuCommand implements Callable<Integer> {
         }
         r.adapted().ifPresent(ad -> {
             ObjectNode a = root.putObject("adapted");
+            // as asked (each op and GPU gives at most half of its rows), and what was taken
             a.put("kernels_profiled_per_op", ad.kernelsPerOp());
-            a.put("runs_measured", ad.runs());
+            a.put("kernels_profiled", ad.kernelsProfiled());
+            a.put("runs_per_gpu", ad.runs());
+            a.put("runs_measured", ad.runsMeasured());
             Reports.number(a, "kernels_mre", ad.kernelMre());
             Reports.number(a, "kernels_mre_before_adapting", ad.kernelMreBefore());
             ObjectNode ap = a.putObject("per_op");
@@ -196,9 +199,9 @@ final class EvaluateGpuCommand implements Callable<Integer> {
         r.adapted().ifPresent(ad -> {
             Map<String, Double> after = Report.perOp(ad.kernels());
             Map<String, Double> before = Report.perOp(ad.kernelsBefore());
-            out.printf(Locale.ROOT, "%nAdapted: up to %d profiled kernels per op and up to %d whole-model runs of the "
-                    + "held-out GPU (at most half of each op's kernels and of its runs; scored on the rest; before -> "
-                    + "after):%n", ad.kernelsPerOp(), ad.runs());
+            out.printf(Locale.ROOT, "%nAdapted: %d profiled kernels (up to %d per op, at most half of each op's) and %d "
+                    + "whole-model runs (up to %d of each held-out GPU, at most half of its runs); scored on the rest, "
+                    + "before -> after:%n", ad.kernelsProfiled(), ad.kernelsPerOp(), ad.runsMeasured(), ad.runs());
             after.forEach((op, v) -> out.printf(Locale.ROOT, "  %-10s %7s -> %6s%n", op, percent(before.get(op)),
                     percent(v)));
             out.printf(Locale.ROOT, "  kernels %s -> %s; models %s -> %s (%d runs)%n",

@@ -41,7 +41,7 @@ final class EvaluateMachinesCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (Reports.sameFile(a, b)) {
+        if (java.nio.file.Files.isDirectory(a) && Reports.sameFile(a, b)) {
             throw new IllegalArgumentException("--b " + org.scaledl.InvalidInputException.escaped(b.toString())
                     + " is the --a folder: a machine adapted to itself measures nothing (give two machines' datasets)");
         }
@@ -53,6 +53,17 @@ final class EvaluateMachinesCommand implements Callable<Integer> {
         Dataset db = DatasetReader.read(b);
         for (Path folder : List.of(a, b)) {
             Dataset d = folder == a ? da : db;
+            java.util.Map<String, Long> families = d.samples().stream().collect(java.util.stream.Collectors.groupingBy(
+                    s -> s.workload().tag("family").orElse(""), java.util.TreeMap::new,
+                    java.util.stream.Collectors.counting()));
+            long largest = families.values().stream().mapToLong(Long::longValue).max().orElse(0);
+            if (families.size() < 2 || d.samples().size() - largest < 2) {
+                throw org.scaledl.InvalidInputException.inSource(folder.toString(), "runs of " + families.size()
+                        + " model famil" + (families.size() == 1 ? "y" : "ies") + ", " + (d.samples().size() - largest)
+                        + " outside the largest: evaluate-machines scores each machine's own model with each family "
+                        + "held out (fitted on 2 runs or more of the others) and the adapted one on the families its "
+                        + "k runs leave unmeasured");
+            }
             if (d.samples().stream().anyMatch(s -> s.workload().device().isEmpty())) {
                 throw org.scaledl.InvalidInputException.inSource(folder.toString(), "its runs name no machine: "
                         + "evaluate-machines adapts one machine's model to another's, named by each dataset's "
@@ -84,7 +95,7 @@ final class EvaluateMachinesCommand implements Callable<Integer> {
                 o.put("reference_mre", r.referenceMre());
                 ArrayNode pts = o.putArray("points");
                 for (MachineTransfer.Point p : r.points()) {
-                    ObjectNode pt = pts.addObject().put("k", p.k());
+                    ObjectNode pt = pts.addObject().put("k", p.k()).put("choices", p.choices());
                     Reports.number(pt, "mre", p.mre());
                     Reports.number(pt, "mre_sd", p.mreSd());
                     pt.put("scored", p.scored());
@@ -104,9 +115,12 @@ final class EvaluateMachinesCommand implements Callable<Integer> {
                             + "family: none left to score)%n", p.k(), p.k() == 0 ? 1 : repeats);
                     continue;
                 }
-                System.out.printf(Locale.ROOT, "  k = %3d runs: MRE %5.1f%% (sd %.1f over %d choices) on %.0f runs of "
+                int drawn = p.k() == 0 ? 1 : repeats;
+                System.out.printf(Locale.ROOT, "  k = %3d runs: MRE %5.1f%% (sd %.1f over %s) on %.0f runs of "
                         + "unmeasured families; the same runs: %.1f%% before adapting, %.1f%% by the target's own "
-                        + "model (%.2fx)%n", p.k(), 100 * p.mre(), 100 * p.mreSd(), p.k() == 0 ? 1 : repeats,
+                        + "model (%.2fx)%n", p.k(), 100 * p.mre(), 100 * p.mreSd(), p.choices() == drawn
+                        ? drawn + (drawn == 1 ? " choice" : " choices") : p.choices() + " of " + drawn + " choices; "
+                        + (drawn - p.choices()) + " measured every family",
                         p.scored(), 100 * p.mreBefore(), 100 * p.referenceMre(), p.mre() / p.referenceMre());
             }
         }

@@ -82,6 +82,9 @@ final class PlanCommand implements Callable<Integer> {
             + "parallel columns, priced in GPU-hours")
     String prior;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Option(names = "--devices", description = "Extra device catalog CSV for the candidates' devices")
     Path devices;
 
@@ -146,7 +149,10 @@ final class PlanCommand implements Callable<Integer> {
         if (source.matrix != null) {
             return matrix();
         }
-        RuntimePredictor priorModel = prior == null ? null : ModelArgument.load("--prior", prior);
+        // a refusal names the option as typed (--model is the documented spelling of a GPU plan)
+        String typed = spec.commandLine().getParseResult().expandedArgs().stream()
+                .anyMatch(a -> a.equals("--model") || a.startsWith("--model=")) ? "--model" : "--prior";
+        RuntimePredictor priorModel = prior == null ? null : ModelArgument.load(typed, prior);
         boolean cluster = priorModel != null && priorModel.modelsClusters();
         if (size.budgetGpuHours != null && !cluster) {
             throw new IllegalArgumentException("--budget-gpu-hours prices GPU jobs: give a GPU model (--model gpu); "

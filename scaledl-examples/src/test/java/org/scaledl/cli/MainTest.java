@@ -277,6 +277,14 @@ class MainTest {
         assertEquals(0, a.code(), a.err());
         JsonNode adapted = new ObjectMapper().readTree(a.out()).get("adapted");
         assertEquals(4, adapted.get("kernels_profiled_per_op").asInt());
+        assertTrue(adapted.get("kernels_profiled").asInt() > 0, adapted.toString());
+        // asked for far more runs than the GPU has: what was measured is said (at most half of its runs)
+        Run many = run("evaluate-gpu", "--data", gpu.toString(), "--holdout-gpu", "NVIDIA H100 80GB HBM3", "--json",
+                "--adapt-runs", "10000");
+        assertEquals(0, many.code(), many.err());
+        JsonNode m2 = new ObjectMapper().readTree(many.out()).get("adapted");
+        assertEquals(10000, m2.get("runs_per_gpu").asInt());
+        assertEquals(2, m2.get("runs_measured").asInt(), m2.toString());
         assertTrue(adapted.get("models_mre").asDouble() > 0 && adapted.get("kernels_mre").asDouble() > 0);
         assertTrue(adapted.get("per_op").get("bmm").has("mre_before_adapting"), adapted.toString());
         // the table prints no NaN: a figure with nothing to score (a held-out GPU's seen-GPU MRE) reads n/a

@@ -86,6 +86,68 @@ class RoundTwelveCliTest {
                 Main.BAD_INPUT, nameless.toString(), "its runs name no machine");
     }
 
+    /** A machine's dataset of the bundled runs of some families at 64 pixels, {@code limit} runs of each at most. */
+    private static Path machine(Path dir, String name, java.util.Map<String, Integer> limit) throws Exception {
+        Path src = repo().resolve("datasets/cpu-ddp");
+        Files.createDirectories(dir.resolve("graphs"));
+        List<String> lines = Files.readAllLines(src.resolve("runs.csv"));
+        StringBuilder runs = new StringBuilder(lines.get(0)).append('\n');
+        java.util.Map<String, Integer> taken = new java.util.HashMap<>();
+        for (String line : lines.subList(1, lines.size())) {
+            String model = line.substring(0, line.indexOf(','));
+            if (limit.containsKey(model) && line.contains("_r64.onnx")
+                    && taken.merge(model, 1, Integer::sum) <= limit.get(model)) {
+                runs.append(line).append('\n');
+                Path g = dir.resolve("graphs/" + model + "_r64.onnx");
+                if (!Files.exists(g)) {
+                    Files.copy(src.resolve("graphs/" + model + "_r64.onnx"), g);
+                }
+            }
+        }
+        Files.writeString(dir.resolve("runs.csv"), runs.toString());
+        Files.writeString(dir.resolve("machine.json"), "{\"name\": \"" + name + "\", \"cpus\": 2}\n");
+        return dir;
+    }
+
+    /**
+     * A choice of k runs that measures every family scores nothing: it is left out of the mean and counted (the
+     * report said "over 8 choices" of a mean over fewer, and the runs scored per choice counted it as none); a k every
+     * choice of which measures them all prints n/a (JSON null). A target too small to score its own model with each
+     * family held out is refused naming its folder.
+     */
+    @Test
+    void choicesThatScoreNothingAreCountedApart(@TempDir Path dir) throws Exception {
+        int all = 1000;
+        Path a = machine(dir.resolve("A"), "lab A", java.util.Map.of("resnet18", all, "squeezenet1_1", all,
+                "mobilenet_v2", all));
+        Path b = machine(dir.resolve("B"), "lab B", java.util.Map.of("resnet18", all, "squeezenet1_1", 2));
+        int size = (int) Files.readAllLines(b.resolve("runs.csv")).size() - 1;
+        MainTest.Run r = MainTest.run("evaluate-machines", "--a", a.toString(), "--b", b.toString(), "--k",
+                "3," + (size - 2), "--repeats", "8", "--json");
+        assertEquals(0, r.code(), r.err());
+        com.fasterxml.jackson.databind.JsonNode points = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(r.out()).get("directions").get(0).get("points");
+        com.fasterxml.jackson.databind.JsonNode some = points.get(0);
+        int kept = some.get("choices").asInt();
+        assertTrue(kept > 0 && kept < 8, "of 8 choices of 3 runs, some measure both families: " + some);
+        // a kept choice scores the unmeasured family's runs: at least the smaller family's 2
+        assertTrue(some.get("scored").asDouble() >= 2, some.toString());
+        com.fasterxml.jackson.databind.JsonNode none = points.get(1);
+        assertEquals(0, none.get("choices").asInt(), none.toString());
+        assertTrue(none.get("mre").isNull(), none.toString());
+        MainTest.Run text = MainTest.run("evaluate-machines", "--a", a.toString(), "--b", b.toString(), "--k",
+                "3," + (size - 2), "--repeats", "8");
+        assertTrue(text.out().contains("over " + kept + " of 8 choices; " + (8 - kept) + " measured every family"),
+                text.out());
+        assertTrue(text.out().contains(String.format("k = %3d runs: n/a", size - 2)), text.out());
+        Path tiny = machine(dir.resolve("C"), "lab C", java.util.Map.of("resnet18", all, "squeezenet1_1", 1));
+        refused(MainTest.run("evaluate-machines", "--a", a.toString(), "--b", tiny.toString(), "--k", "0"),
+                Main.BAD_INPUT, tiny.toString(), "1 outside the largest");
+        // folders that do not exist are not one folder compared with itself
+        refused(MainTest.run("evaluate-machines", "--a", dir.resolve("nope").toString(), "--b",
+                dir.resolve("nope").toString()), Main.BAD_INPUT);
+    }
+
     @Test
     void outputsAreCheckedBeforeTheWork(@TempDir Path dir) throws Exception {
         Path out = dir.resolve("demo");
@@ -120,6 +182,13 @@ class RoundTwelveCliTest {
                 "bench times the query graphs", "squeezenet1_1_r112.onnx is missing");
         refused(MainTest.run("bench", "--quick", "--data", repo().resolve("datasets/cpu-ddp").toString(),
                 "--gpu-model", dir.resolve("none.sdl").toString()), Main.USAGE, "--gpu-model", "no such file");
+        refused(MainTest.run("bench", "--quick", "--data", repo().resolve("datasets/cpu-ddp").toString(),
+                "--gpu-model", "cpu-ddp"), Main.USAGE, "--gpu-model cpu-ddp: a model of CPU machines");
+        // plan's model option names itself as typed
+        refused(MainTest.run("plan", "--data", dir.toString(), "--runs", "2", "--model", "gpux"), Main.USAGE,
+                "--model gpux: neither a file nor a bundled model");
+        refused(MainTest.run("plan", "--data", dir.toString(), "--runs", "2", "--prior", "gpux"), Main.USAGE,
+                "--prior gpux: neither a file nor a bundled model");
     }
 
     @Test
