@@ -139,19 +139,23 @@ public final class MachineTransfer {
                 }
             }
             // the choices that left a family to score; none (NaN figures) where every choice measured them all
-            double mean = java.util.Arrays.stream(mres).filter(m -> !Double.isNaN(m)).average().orElse(Double.NaN);
-            double sd = Math.sqrt(java.util.Arrays.stream(mres).filter(m -> !Double.isNaN(m))
-                    .map(m -> (m - mean) * (m - mean)).average().orElse(Double.NaN));
+            double mean = meanOfScored(mres);
+            double sd = Math.sqrt(meanOfScored(java.util.Arrays.stream(mres).map(m -> (m - mean) * (m - mean))
+                    .toArray()));
             int kept = (int) java.util.Arrays.stream(mres).filter(m -> !Double.isNaN(m)).count();
-            points.add(new Point(k, mean, sd, kept == 0 ? 0 : scored / kept, java.util.Arrays.stream(before)
-                    .filter(m -> !Double.isNaN(m)).average().orElse(Double.NaN), java.util.Arrays.stream(ref)
-                    .filter(m -> !Double.isNaN(m)).average().orElse(Double.NaN), kept));
+            points.add(new Point(k, mean, sd, kept == 0 ? 0 : scored / kept, meanOfScored(before), meanOfScored(ref),
+                    kept));
             if (k == 0) {
                 done += repeats - 1;
                 listener.fitted("k=0", "", ++done, total);
             }
         }
         return new Report(src.name(), dst.name(), points, reference.metrics().values().iterator().next().mre());
+    }
+
+    /** The mean of the figures of the choices that scored (NaN: a choice that left no family to score). */
+    private static double meanOfScored(double[] figures) {
+        return java.util.Arrays.stream(figures).filter(m -> !Double.isNaN(m)).average().orElse(Double.NaN);
     }
 
     /** The most random choices of the {@code k} runs per {@code k}. */

@@ -69,7 +69,12 @@ public final class CollectiveTables {
                     throw InvalidInputException.atLine(t.source(), t.line(r), "bytes " + t.get(r, "bytes")
                             + " are not 1, 2, 4 or 8 times the " + t.get(r, "elements") + " elements");
                 }
-                double ms = t.numberInRange(r, "time_ms", Double.MIN_VALUE, KernelTables.MAX_KERNEL_MILLIS);
+                double ms = t.positiveFinite(r, "time_ms");
+                if (ms > KernelTables.MAX_KERNEL_MILLIS) {
+                    throw InvalidInputException.atLine(t.source(), t.line(r), "time_ms " + t.get(r, "time_ms")
+                            + " is no all-reduce's time (at most " + CsvTable.plain(KernelTables.MAX_KERNEL_MILLIS)
+                            + " ms): a unit slip?");
+                }
                 Topology topo = new Topology(perNode, Topology.Link.PCIE, link[0], link[1] * 8, 0, false);
                 out.add(new CollectiveMeasurement(device, topo, nodes, ranks, bytes, ms,
                         t.opt(r, "algorithm").orElse("")));

@@ -292,7 +292,8 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         double layerShare = 0;
         double commShare = 0;
         for (Prediction.Contribution c : p.breakdown()) {
-            if (c.kind() == Prediction.Kind.LAYER) {
+            if (c.kind() == Prediction.Kind.LAYER || c.kind() == Prediction.Kind.COMPUTE) {
+                // (LoRA adapters' products: the layers' work, said apart)
                 layerShare += c.millis() / total;
             } else if (c.kind() == Prediction.Kind.COMMUNICATION || c.name().equals("contention")) {
                 commShare += c.millis() / total;

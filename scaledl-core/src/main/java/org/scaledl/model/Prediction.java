@@ -148,7 +148,9 @@ public record Prediction(double millis, double lowMillis, double highMillis, Lis
         /** Collective communication (gradient all-reduce, tensor-parallel activations, pipeline hand-offs). */
         COMMUNICATION,
         /** Per-iteration overhead, optimizer step, worker contention. */
-        OVERHEAD
+        OVERHEAD,
+        /** Computation that belongs to no layer of the graph: LoRA adapters' products ({@code lora-adapters}). */
+        COMPUTE
     }
 
     /**

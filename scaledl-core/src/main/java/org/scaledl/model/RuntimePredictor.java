@@ -476,8 +476,11 @@ public final class RuntimePredictor implements RuntimeModel {
             }
         }
         for (StageCost.Term t : cost.terms()) {
-            Prediction.Kind kind = t.kind() == StageCost.TermKind.COMMUNICATION ? Prediction.Kind.COMMUNICATION
-                    : Prediction.Kind.OVERHEAD;
+            Prediction.Kind kind = switch (t.kind()) {
+                case COMMUNICATION -> Prediction.Kind.COMMUNICATION;
+                case OVERHEAD -> Prediction.Kind.OVERHEAD;
+                case COMPUTE -> Prediction.Kind.COMPUTE;
+            };
             parts.add(Prediction.Contribution.term(t.name(), kind, f == 1 ? t.millis() : t.millis() * f));
         }
         parts.sort(Comparator.comparingDouble(Prediction.Contribution::millis).reversed());

@@ -315,6 +315,8 @@ final class PredictCommand implements Callable<Integer> {
             int k = switch (c.kind()) {
                 case LAYER -> c.family().filter(f -> f == org.scaledl.workload.OpFamily.DENSE
                         || f == org.scaledl.workload.OpFamily.CONV).isPresent() ? 0 : 1;
+                // LoRA adapters' products: matrix products of no layer of the graph
+                case COMPUTE -> 0;
                 case COMMUNICATION -> 2;
                 case OVERHEAD -> c.name().equals(Prediction.PIPELINE_BUBBLE) ? 3
                         : c.name().equals(Prediction.HOST_DISPATCH) ? 4 : 5;

@@ -56,7 +56,9 @@ class RoundTwelveCliTest {
         refused(MainTest.run("evaluate-comm", "--data", allReduce(dir, "elems.csv", 100, "elements", "7")
                 .toString()), Main.BAD_INPUT, "elems.csv:101", "are not 1, 2, 4 or 8 times the 7 elements");
         refused(MainTest.run("evaluate-comm", "--data", allReduce(dir, "slow.csv", 100, "time_ms", "1e300")
-                .toString()), Main.BAD_INPUT, "slow.csv:101", "time_ms");
+                .toString()), Main.BAD_INPUT, "slow.csv:101", "is no all-reduce's time");
+        refused(MainTest.run("evaluate-comm", "--data", allReduce(dir, "zero.csv", 100, "time_ms", "0").toString()),
+                Main.BAD_INPUT, "zero.csv:101", "time_ms");
         refused(MainTest.run("evaluate-comm", "--data", allReduce(dir, "header.csv", -1, "", "").toString()),
                 Main.BAD_INPUT, "header.csv", "no rows");
         Path good = allReduce(dir, "good.csv", 0, "bytes", "");

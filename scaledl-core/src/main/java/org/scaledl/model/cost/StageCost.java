@@ -98,7 +98,9 @@ public final class StageCost {
         /** Collective communication (gradient all-reduce, tensor-parallel activations, pipeline hand-offs). */
         COMMUNICATION,
         /** Per-iteration overhead, optimizer step, worker contention, pipeline bubble. */
-        OVERHEAD
+        OVERHEAD,
+        /** Computation that belongs to no layer of the graph (LoRA adapters' products). */
+        COMPUTE
     }
 
     /**

@@ -477,6 +477,8 @@ public final class MegatronExecution {
      * @param dense        its contractions
      * @param other        its other layers and the quantisation of low-precision operands, ms (non-expert)
      * @param expertOther  its experts' other layers, ms
+     * @param adapters     the part of {@code other} that is LoRA adapters' products, ms
+     * @param expertAdapters the part of {@code expertOther} that is LoRA adapters' products, ms
      * @param attentionOther its attention cores' other layers (softmax, masks, dropout), ms
      * @param tpCollectives tensor-parallel collectives on the critical path per micro-batch (forward, backward and
      *                     recomputation)
@@ -492,7 +494,8 @@ public final class MegatronExecution {
      * @param lowPrecisionParams parameters of the low-precision linear layers this GPU holds (their quantised copies)
      * @param adapterParams LoRA adapters' parameters this GPU trains (0 without LoRA: then every weight trains)
      */
-    private record Unit(List<Contraction> dense, double other, double expertOther, double attentionOther,
+    private record Unit(List<Contraction> dense, double other, double expertOther, double adapters,
+            double expertAdapters, double attentionOther,
             double tpCollectives,
             int attention, double coreForward, double coreBackward, int expertLayers, double saved, double expertSaved,
             double params, double expertParams, double lowPrecisionParams, double adapterParams) {
@@ -525,6 +528,8 @@ public final class MegatronExecution {
         }
         return new Unit(dense, none.other() + f * (full.other() - none.other()),
                 none.expertOther() + f * (full.expertOther() - none.expertOther()),
+                none.adapters() + f * (full.adapters() - none.adapters()),
+                none.expertAdapters() + f * (full.expertAdapters() - none.expertAdapters()),
                 none.attentionOther() + f * (full.attentionOther() - none.attentionOther()),
                 none.tpCollectives() + f * (full.tpCollectives() - none.tpCollectives()), none.attention(),
                 none.coreForward(), none.coreBackward(), none.expertLayers(), none.saved(), none.expertSaved(),
@@ -691,6 +696,8 @@ public final class MegatronExecution {
         List<List<Contraction>> dense = new ArrayList<>();
         double[] other = new double[2 + kinds];
         double[] expertOther = new double[2 + kinds];
+        double[] adapters = new double[2 + kinds];
+        double[] expertAdapters = new double[2 + kinds];
         double[] attentionOther = new double[2 + kinds];
         double[] saved = new double[2 + kinds];
         double[] expertSaved = new double[2 + kinds];
@@ -814,8 +821,10 @@ public final class MegatronExecution {
                         / (sustainedFraction(layers, device, high) * device.peakFlopsPerSecond(high, true))) : 0;
                 if (kind.expert()) {
                     expertOther[u] += ms;
+                    expertAdapters[u] += ms;
                 } else {
                     other[u] += ms;
+                    adapters[u] += ms;
                 }
             }
             if (role.region() == LayerRole.Region.BLOCK && (kind == LayerRole.Kind.RESIDUAL)) {
@@ -833,7 +842,8 @@ public final class MegatronExecution {
                 tp = u >= 2 ? subLayers[u] * collectivesPerSubLayer + (train ? redoneSubLayers[u] : 0)
                         : (u == PROLOGUE ? (train ? 2 : 1) : 0);
             }
-            out[u] = new Unit(List.copyOf(dense.get(u)), other[u], expertOther[u], attentionOther[u], tp,
+            out[u] = new Unit(List.copyOf(dense.get(u)), other[u], expertOther[u], adapters[u], expertAdapters[u],
+                    attentionOther[u], tp,
                     attention[u] ? 1 : 0, coreFwd[u], coreBwd[u], experts[u] ? 1 : 0, saved[u], expertSaved[u],
                     params[u], expertParams[u], lowParams[u], adapterParams[u]);
         }
@@ -1360,9 +1370,12 @@ public final class MegatronExecution {
      * Everything a layout's iteration is made of, before the coefficients: a job's terms and memory, and
      * {@code steady}, the share of the per-layer terms that is the busiest stage's micro-batches, the rest the other
      * stages' part of the pipeline's fill and drain ({@code m·T_max / (m·T_max + Σ_{s≠max} T_s / v)}, as the terms
-     * weigh the stages; 1 without a pipeline or without times).
+     * weigh the stages; 1 without a pipeline or without times); {@code adapterShare} and {@code expertAdapterShare}, the
+     * shares of the {@link ExecutionTerm#OTHER} and {@link ExecutionTerm#EXPERT_OTHER} terms that are LoRA adapters'
+     * products (the breakdown says them apart from the layers).
      */
-    private record Assembly(MegatronTerms terms, StageMemory memory, double steady) {
+    private record Assembly(MegatronTerms terms, StageMemory memory, double steady, double adapterShare,
+            double expertAdapterShare) {
         double memoryBytes() {
             return memory.total();
         }
@@ -1771,6 +1784,8 @@ public final class MegatronExecution {
         double other = 0;
         double attentionOther = 0;
         double expertOther = 0;
+        double adapters = 0;
+        double expertAdapters = 0;
         double tensor = 0;
         double expertComm = 0;
         double context = 0;
@@ -1805,6 +1820,8 @@ public final class MegatronExecution {
                     }
                     other += k * un.other();
                     expertOther += k * un.expertOther() * imbalance;
+                    adapters += k * un.adapters();
+                    expertAdapters += k * un.expertAdapters() * imbalance;
                     attentionOther += k * un.attentionOther();
                     tensor += k * un.tpCollectives() * tpOne;
                     if (un.tpCollectives() > 0) {
@@ -1928,7 +1945,8 @@ public final class MegatronExecution {
                 memory = sm;
             }
         }
-        return new Assembly(terms, memory, steady);
+        return new Assembly(terms, memory, steady, other > 0 ? adapters / other : 0,
+                expertOther > 0 ? expertAdapters / expertOther : 0);
     }
 
     /**
@@ -2298,6 +2316,10 @@ public final class MegatronExecution {
         for (int k = 0; k < pools.length; k++) {
             otherCal[k] = calibrated(model, terms, pools[k]);
         }
+        // LoRA adapters' products, counted in the rest's and the experts' pools: said apart, not spread over the layers
+        double lora = otherCal[0] * assembly.adapterShare() + otherCal[2] * assembly.expertAdapterShare();
+        otherCal[0] *= 1 - assembly.adapterShare();
+        otherCal[2] *= 1 - assembly.expertAdapterShare();
         int[] pool = new int[g.size()];
         double denseRaw = 0;
         double[] otherRaw = new double[pools.length];
@@ -2347,6 +2369,8 @@ public final class MegatronExecution {
         for (double x : inLayers) {
             bubble += x - busy * x;
         }
+        bubble += lora - busy * lora;
+        add(out, "lora-adapters", StageCost.TermKind.COMPUTE, busy * lora);
         add(out, "tensor-parallel", StageCost.TermKind.COMMUNICATION, busy * inLayers[0]);
         add(out, "expert-parallel", StageCost.TermKind.COMMUNICATION, busy * inLayers[1]);
         add(out, "context-parallel", StageCost.TermKind.COMMUNICATION, busy * inLayers[2]);
