@@ -79,6 +79,11 @@ final class InspectCommand implements Callable<Integer> {
         if (batch <= 0) {
             throw new IllegalArgumentException("--batch must be positive, got " + batch);
         }
+        if (graphOptions.allowPartial) {
+            // accepted as predict takes it, said rather than ignored in silence
+            System.err.println("scaledl: note: --allow-partial changes nothing here: inspect lists every graph, "
+                    + "complete or not, and says what it cannot resolve (the option lets predict time such a graph)");
+        }
         ModelGraph g;
         if (transformer != null) {
             if (seq == null || seq <= 0) {

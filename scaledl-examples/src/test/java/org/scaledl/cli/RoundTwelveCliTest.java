@@ -204,6 +204,15 @@ class RoundTwelveCliTest {
     }
 
     @Test
+    void inspectSaysAllowPartialChangesNothing() throws Exception {
+        MainTest.Run r = MainTest.run("inspect", MainTest.graph("squeezenet1_1_r64").toString(), "--allow-partial");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("--allow-partial changes nothing here"), r.err());
+        assertFalse(MainTest.run("inspect", MainTest.graph("squeezenet1_1_r64").toString()).err()
+                .contains("--allow-partial"));
+    }
+
+    @Test
     void aDeviceCatalogOfNoRowsIsSaid(@TempDir Path dir) throws Exception {
         Path empty = dir.resolve("mine.csv");
         Files.writeString(empty, "name,memory_GB,memory_bw_GBps,sms,boost_clock_MHz,l2_MB,fp32_vector_TFLOPS\n");
