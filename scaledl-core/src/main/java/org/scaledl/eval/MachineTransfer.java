@@ -35,7 +35,7 @@ public final class MachineTransfer {
      * @param mre     mean over the repeats of the MRE on the unmeasured families (the repeats that left a family
      *                unmeasured; NaN, like the other figures, where every choice measured them all)
      * @param mreSd   its standard deviation over the repeats
-     * @param scored  target runs scored per repeat (mean over the repeats that scored any)
+     * @param scored  target runs scored per repeat (mean over the repeats that scored any; NaN where none did)
      * @param mreBefore the same runs predicted by the source machine's model as it is (k = 0), mean over repeats
      * @param referenceMre the same runs predicted by the reference (fitted on the target's other families)
      * @param choices the repeats (random choices of the {@code k} runs) that left a family to score, of which the
@@ -143,7 +143,8 @@ public final class MachineTransfer {
             double sd = Math.sqrt(meanOfScored(java.util.Arrays.stream(mres).map(m -> (m - mean) * (m - mean))
                     .toArray()));
             int kept = (int) java.util.Arrays.stream(mres).filter(m -> !Double.isNaN(m)).count();
-            points.add(new Point(k, mean, sd, kept == 0 ? 0 : scored / kept, meanOfScored(before), meanOfScored(ref),
+            points.add(new Point(k, mean, sd, kept == 0 ? Double.NaN : scored / kept, meanOfScored(before),
+                    meanOfScored(ref),
                     kept));
             if (k == 0) {
                 done += repeats - 1;

@@ -98,7 +98,7 @@ final class EvaluateMachinesCommand implements Callable<Integer> {
                     ObjectNode pt = pts.addObject().put("k", p.k()).put("choices", p.choices());
                     Reports.number(pt, "mre", p.mre());
                     Reports.number(pt, "mre_sd", p.mreSd());
-                    pt.put("scored", p.scored());
+                    Reports.number(pt, "scored", p.scored());
                     Reports.number(pt, "mre_before", p.mreBefore());
                     Reports.number(pt, "reference_mre_same_runs", p.referenceMre());
                 }

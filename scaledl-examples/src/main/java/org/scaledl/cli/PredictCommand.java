@@ -299,7 +299,8 @@ final class PredictCommand implements Callable<Integer> {
     /**
      * Where a prediction's time goes, by the breakdown's kinds (the list below it shows the ten largest entries
      * only): {@code where the time goes: 71% matrix products, 19% other layers, 8% communication, 2% overhead};
-     * empty without a breakdown. Matrix products are the dense and convolution layers (forward and backward); other
+     * empty without a breakdown. Matrix products are the dense and convolution layers (forward and backward) and a
+     * LoRA job's adapters ({@link Prediction.Kind#COMPUTE}); other
      * layers every other layer (element-wise, norms, attention's softmax, data movement); communication the
      * collectives and hand-offs on the critical path; the pipeline bubble the busiest stage's GPUs idle while the
      * pipeline fills and drains; waiting for the host the time the GPUs wait for its kernel dispatch; overhead the
