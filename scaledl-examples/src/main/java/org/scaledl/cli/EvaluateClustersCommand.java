@@ -51,8 +51,8 @@ final class EvaluateClustersCommand implements Callable<Integer> {
             + "(default ${DEFAULT-VALUE})")
     int[] calibrationRuns;
 
-    @Option(names = "--draws", defaultValue = "10", description = "Random draws per group and N (default "
-            + "${DEFAULT-VALUE})")
+    @Option(names = "--draws", defaultValue = "10", description = "Random draws per group and N (--calibration), "
+            + "per held-out family and budget (--learning-curve) (default ${DEFAULT-VALUE}, at most 1000)")
     int draws;
 
     @Option(names = "--learning-curve", description = "Instead of the splits: every other model family held out, "
@@ -72,14 +72,18 @@ final class EvaluateClustersCommand implements Callable<Integer> {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
+    /** The most random draws per group and number of runs. */
+    static final int MAX_DRAWS = 1000;
+
     @Override
     public Integer call() throws Exception {
         long t0 = System.nanoTime();
         // an experiment's option given without its experiment would be accepted and ignored
         picocli.CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
-        for (String[] o : new String[][] {{"--calibration-runs", "--calibration"}, {"--draws", "--calibration"},
-            {"--budgets-gpu-hours", "--learning-curve"}}) {
-            boolean mode = o[1].equals("--calibration") ? calibration : learningCurve;
+        for (String[] o : new String[][] {{"--calibration-runs", "--calibration"},
+            {"--draws", "--calibration or --learning-curve"}, {"--budgets-gpu-hours", "--learning-curve"}}) {
+            boolean mode = o[0].equals("--draws") ? calibration || learningCurve
+                    : o[1].equals("--calibration") ? calibration : learningCurve;
             if (parsed.hasMatchedOption(o[0]) && !mode) {
                 throw new IllegalArgumentException(o[0] + " is an option of " + o[1] + " (give " + o[1] + ", or leave "
                         + o[0] + " out)");
@@ -87,6 +91,10 @@ final class EvaluateClustersCommand implements Callable<Integer> {
         }
         if (calibration && learningCurve) {
             throw new IllegalArgumentException("--calibration and --learning-curve are two experiments: give one");
+        }
+        if (draws < 1 || draws > MAX_DRAWS) {
+            // checked before the data are read (each draw is a calibration per group and N)
+            throw new IllegalArgumentException("--draws must be in 1.." + MAX_DRAWS + ", got " + draws);
         }
         if (eachCluster && (calibration || learningCurve)) {
             throw new IllegalArgumentException("--each-cluster is a split; --calibration and --learning-curve run "
@@ -164,9 +172,6 @@ final class EvaluateClustersCommand implements Callable<Integer> {
             }
             prev = x;
         }
-        if (draws < 1) {
-            throw new IllegalArgumentException("--draws must be positive, got " + draws);
-        }
         org.scaledl.model.plan.ProfilingCost cost = new ProfilingCostOptions().cost(true);
         List<ClusterEvaluation.CurvePoint> points = ClusterEvaluation.learningCurve(
                 EvaluateMegatronCommand.withoutMegatron(d), d.vtrainRuns(), published, budgets, cost, draws, 7);
@@ -205,9 +210,6 @@ final class EvaluateClustersCommand implements Callable<Integer> {
             if (n < 1) {
                 throw new IllegalArgumentException("--calibration-runs must be positive, got " + n);
             }
-        }
-        if (draws < 1) {
-            throw new IllegalArgumentException("--draws must be positive, got " + draws);
         }
         // a group scores the runs it was not calibrated on (ClusterEvaluation.fewestCalibrationRuns); the first
         // table's groups are systems and releases, the second's systems

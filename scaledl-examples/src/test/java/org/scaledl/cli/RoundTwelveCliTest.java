@@ -213,6 +213,19 @@ class RoundTwelveCliTest {
     }
 
     @Test
+    void evaluateClustersBoundsItsDrawsBeforeReading() throws Exception {
+        refused(MainTest.run("evaluate-clusters", "--calibration", "--draws", "1000000000"), Main.USAGE,
+                "--draws must be in 1..1000");
+        refused(MainTest.run("evaluate-clusters", "--calibration", "--draws", "0"), Main.USAGE,
+                "--draws must be in 1..1000");
+        // --draws is the learning curve's too (cli.md's `--learning-curve --draws 3` was refused as --calibration's)
+        refused(MainTest.run("evaluate-clusters", "--learning-curve", "--draws", "0"), Main.USAGE,
+                "--draws must be in 1..1000");
+        refused(MainTest.run("evaluate-clusters", "--draws", "3"), Main.USAGE,
+                "--draws is an option of --calibration or --learning-curve");
+    }
+
+    @Test
     void aDeviceCatalogOfNoRowsIsSaid(@TempDir Path dir) throws Exception {
         Path empty = dir.resolve("mine.csv");
         Files.writeString(empty, "name,memory_GB,memory_bw_GBps,sms,boost_clock_MHz,l2_MB,fp32_vector_TFLOPS\n");
