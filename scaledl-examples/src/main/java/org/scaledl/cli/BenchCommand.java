@@ -65,11 +65,12 @@ final class BenchCommand implements Callable<Integer> {
         }
         // what the benchmark reads beside the runs, checked before a minute of timing: its query graphs, and a
         // --gpu-model loaded (and timed) first
-        for (String name : concat(GRAPHS, GPU_GRAPHS)) {
+        List<String> queries = concat(GRAPHS, GPU_GRAPHS);
+        for (String name : queries) {
             Path file = data.resolve("graphs/" + name + ".onnx");
             if (!Files.isRegularFile(file)) {
                 throw org.scaledl.InvalidInputException.of(data + ": bench times the query graphs "
-                        + String.join(", ", concat(GRAPHS, GPU_GRAPHS)) + " (as the bundled datasets/cpu-ddp has them, "
+                        + String.join(", ", queries) + " (as the bundled datasets/cpu-ddp has them, "
                         + "graphs/NAME.onnx), and " + file + " is missing");
             }
         }

@@ -80,13 +80,14 @@ final class EvaluateClustersCommand implements Callable<Integer> {
         long t0 = System.nanoTime();
         // an experiment's option given without its experiment would be accepted and ignored
         picocli.CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
-        for (String[] o : new String[][] {{"--calibration-runs", "--calibration"},
-            {"--draws", "--calibration or --learning-curve"}, {"--budgets-gpu-hours", "--learning-curve"}}) {
-            boolean mode = o[0].equals("--draws") ? calibration || learningCurve
-                    : o[1].equals("--calibration") ? calibration : learningCurve;
-            if (parsed.hasMatchedOption(o[0]) && !mode) {
-                throw new IllegalArgumentException(o[0] + " is an option of " + o[1] + " (give " + o[1] + ", or leave "
-                        + o[0] + " out)");
+        record Tied(String option, String experiments, boolean run) {
+        }
+        for (Tied o : List.of(new Tied("--calibration-runs", "--calibration", calibration),
+                new Tied("--draws", "--calibration or --learning-curve", calibration || learningCurve),
+                new Tied("--budgets-gpu-hours", "--learning-curve", learningCurve))) {
+            if (parsed.hasMatchedOption(o.option()) && !o.run()) {
+                throw new IllegalArgumentException(o.option() + " is an option of " + o.experiments() + " (give "
+                        + o.experiments() + ", or leave " + o.option() + " out)");
             }
         }
         if (calibration && learningCurve) {

@@ -51,25 +51,8 @@ final class EvaluateMachinesCommand implements Callable<Integer> {
         }
         Dataset da = DatasetReader.read(a);
         Dataset db = DatasetReader.read(b);
-        for (Path folder : List.of(a, b)) {
-            Dataset d = folder == a ? da : db;
-            java.util.Map<String, Long> families = d.samples().stream().collect(java.util.stream.Collectors.groupingBy(
-                    s -> s.workload().tag("family").orElse(""), java.util.TreeMap::new,
-                    java.util.stream.Collectors.counting()));
-            long largest = families.values().stream().mapToLong(Long::longValue).max().orElse(0);
-            if (families.size() < 2 || d.samples().size() - largest < 2) {
-                throw org.scaledl.InvalidInputException.inSource(folder.toString(), "runs of " + families.size()
-                        + " model famil" + (families.size() == 1 ? "y" : "ies") + ", " + (d.samples().size() - largest)
-                        + " outside the largest: evaluate-machines scores each machine's own model with each family "
-                        + "held out (fitted on 2 runs or more of the others) and the adapted one on the families its "
-                        + "k runs leave unmeasured");
-            }
-            if (d.samples().stream().anyMatch(s -> s.workload().device().isEmpty())) {
-                throw org.scaledl.InvalidInputException.inSource(folder.toString(), "its runs name no machine: "
-                        + "evaluate-machines adapts one machine's model to another's, named by each dataset's "
-                        + "machine.json (or a device column)");
-            }
-        }
+        checkMachine(a, da);
+        checkMachine(b, db);
         int[] k = ks.stream().mapToInt(Integer::intValue).toArray();
         // both directions' k checked before the first fit: a k one target takes may be too many for the other
         try {
@@ -110,12 +93,12 @@ final class EvaluateMachinesCommand implements Callable<Integer> {
             System.out.printf(Locale.ROOT, "%s -> %s (target fitted on its own data, leave-one-family-out: MRE "
                     + "%.1f%%)%n", r.source(), r.target(), 100 * r.referenceMre());
             for (MachineTransfer.Point p : r.points()) {
+                int drawn = p.k() == 0 ? 1 : repeats;
                 if (Double.isNaN(p.mre())) {
                     System.out.printf(Locale.ROOT, "  k = %3d runs: n/a (each of %d choices measured a run of every "
-                            + "family: none left to score)%n", p.k(), p.k() == 0 ? 1 : repeats);
+                            + "family: none left to score)%n", p.k(), drawn);
                     continue;
                 }
-                int drawn = p.k() == 0 ? 1 : repeats;
                 System.out.printf(Locale.ROOT, "  k = %3d runs: MRE %5.1f%% (sd %.1f over %s) on %.0f runs of "
                         + "unmeasured families; the same runs: %.1f%% before adapting, %.1f%% by the target's own "
                         + "model (%.2fx)%n", p.k(), 100 * p.mre(), 100 * p.mreSd(), p.choices() == drawn
@@ -125,5 +108,27 @@ final class EvaluateMachinesCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    /**
+     * Refuses a machine's dataset the experiment cannot score: runs of no named machine, or too few families for its
+     * own model to be scored with each held out (two families, two runs or more outside the largest).
+     */
+    private static void checkMachine(Path folder, Dataset d) {
+        java.util.Map<String, Long> families = d.samples().stream().collect(java.util.stream.Collectors.groupingBy(
+                s -> s.workload().tag("family").orElse(""), java.util.TreeMap::new,
+                java.util.stream.Collectors.counting()));
+        long outside = d.samples().size() - families.values().stream().mapToLong(Long::longValue).max().orElse(0);
+        if (families.size() < 2 || outside < 2) {
+            throw org.scaledl.InvalidInputException.inSource(folder.toString(), "runs of " + families.size()
+                    + " model famil" + (families.size() == 1 ? "y" : "ies") + ", " + outside + " outside the largest: "
+                    + "evaluate-machines scores each machine's own model with each family held out (fitted on 2 runs "
+                    + "or more of the others) and the adapted one on the families its k runs leave unmeasured");
+        }
+        if (d.samples().stream().anyMatch(s -> s.workload().device().isEmpty())) {
+            throw org.scaledl.InvalidInputException.inSource(folder.toString(), "its runs name no machine: "
+                    + "evaluate-machines adapts one machine's model to another's, named by each dataset's "
+                    + "machine.json (or a device column)");
+        }
     }
 }

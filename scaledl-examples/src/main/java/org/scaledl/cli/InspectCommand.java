@@ -212,17 +212,17 @@ final class InspectCommand implements Callable<Integer> {
         Reports.number(root, "cross_validated_mre", p.provenance().cvMre());
         p.machines().forEach(root.putArray("machines")::add);
         // a calibrated copy says so: the runs it was calibrated on (RuntimePredictor.calibrate counts them)
-        String calibrated = count(p, predictor, "calibration_runs");
+        Integer calibrated = count(p, predictor, "calibration_runs");
         if (calibrated != null) {
-            root.put("calibration_runs", Integer.parseInt(calibrated));
+            root.put("calibration_runs", calibrated);
         }
         // an adaptation to profiled kernels (fit --gpu --profiled) says so, with the GPUs it corrected
-        String adapted = count(p, predictor, "adapted_kernels");
+        Integer adapted = count(p, predictor, "adapted_kernels");
         List<String> corrected = p.deviceLayerModel().map(m -> m.corrections().entrySet().stream()
                 .filter(e -> !e.getValue().layers().isEmpty()).map(java.util.Map.Entry::getKey).toList())
                 .orElse(List.of());
         if (adapted != null) {
-            root.put("adapted_kernels", Integer.parseInt(adapted));
+            root.put("adapted_kernels", adapted);
             corrected.forEach(root.putArray("adapted_devices")::add);
         }
         root.put("created_at", p.provenance().createdAt());
@@ -232,7 +232,7 @@ final class InspectCommand implements Callable<Integer> {
             System.out.printf(Locale.ROOT, "%s: %s, %d training samples, %s, machines %s%s%n",
                     predictor, p, p.provenance().trainingSamples(), Reports.cvMre(p.provenance().cvMre()),
                     p.machines(), calibrated == null ? "" : ", calibrated on " + calibrated + " run"
-                            + (calibrated.equals("1") ? "" : "s") + " since it was fitted (" + p.provenance()
+                            + (calibrated == 1 ? "" : "s") + " since it was fitted (" + p.provenance()
                             .createdAt() + ")");
             if (adapted != null) {
                 System.out.println("adapted to " + adapted + " profiled kernels" + (corrected.isEmpty() ? ""
@@ -251,12 +251,12 @@ final class InspectCommand implements Callable<Integer> {
     }
 
     /** A count the predictor's provenance keeps as text ({@code null} where it has none); refused where no count. */
-    private static String count(RuntimePredictor p, String predictor, String key) {
+    private static Integer count(RuntimePredictor p, String predictor, String key) {
         String value = p.provenance().config().get(key);
         if (value != null && !value.matches("\\d{1,9}")) {
             throw org.scaledl.InvalidInputException.inSource(predictor, "its provenance's " + key + " is no count: '"
                     + org.scaledl.InvalidInputException.printable(value, 40) + "'");
         }
-        return value;
+        return value == null ? null : Integer.valueOf(value);
     }
 }

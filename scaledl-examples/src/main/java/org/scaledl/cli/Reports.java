@@ -171,7 +171,6 @@ final class Reports {
                 : "no cross-validated MRE: fewer than 3 groups (families) of training runs";
     }
 
-    /** Puts a number, or {@code null} where there is none (NaN: nothing to score). */
     /** Refuses a {@code --folds} that is neither 0 (leave one group out) nor 2 or more, naming the option. */
     static void checkFolds(int folds) {
         if (folds != 0 && folds < 2) {
@@ -179,6 +178,7 @@ final class Reports {
         }
     }
 
+    /** Puts a number, or {@code null} where there is none (NaN: nothing to score). */
     static void number(ObjectNode o, String key, double v) {
         if (Double.isNaN(v)) {
             o.putNull(key);
