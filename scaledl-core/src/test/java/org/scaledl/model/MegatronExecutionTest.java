@@ -1021,6 +1021,43 @@ class MegatronExecutionTest {
     }
 
     /**
+     * Megatron's fused scale-mask-softmax kernel takes an unfused core's scores only where the score matrices a rank
+     * holds, {@code b·heads/t}, are a multiple of 4: a GPT of 16 heads on 8 tensor-parallel ranks runs PyTorch's five
+     * kernels at one sequence a micro-batch (2 matrices) and the fused kernel at two (vTrain's runs take 1.2 ms more
+     * a layer at one than at two). Per sequence, the core's other layers then cost several times more and the host
+     * dispatches more kernels a layer step; on 4 ranks, or with a fused core, nothing falls back.
+     */
+    @Test
+    void anUnfusedCoreRunsPyTorchsSoftmaxWhereTheFusedKernelCannotTakeTheScores() {
+        TransformerSpec eager = TransformerSpec.decoder("gpt-h2048-l4", 2048, 16, 4, 50257).maxPositions(1024)
+                .fusedAttention(false).build();
+        java.util.function.BiFunction<Integer, Integer, MegatronTerms> at = (t, micro) -> stage.megatronTerms(
+                Workload.builder(eager.graph(1024)).batch(micro).phase(Phase.TRAIN).device(A100)
+                        .parallelism(Parallelism.of(1, t, 1, 1)).precision(Precision.FP16)
+                        .recompute(Recompute.FULL).topology(DGX).build());
+        MegatronTerms one = at.apply(8, 1);
+        MegatronTerms two = at.apply(8, 2);
+        assertTrue(one.value(ExecutionTerm.ATTENTION_OTHER) > 2 * two.value(ExecutionTerm.ATTENTION_OTHER),
+                one.value(ExecutionTerm.ATTENTION_OTHER) + " ms at one sequence, "
+                        + two.value(ExecutionTerm.ATTENTION_OTHER) + " at two");
+        assertTrue(one.value(ExecutionTerm.LAYER_STEP) > 1.1 * two.value(ExecutionTerm.LAYER_STEP),
+                one.value(ExecutionTerm.LAYER_STEP) + " vs " + two.value(ExecutionTerm.LAYER_STEP));
+        // four ranks hold 4 matrices at one sequence: the fused kernel, as many steps as at two
+        assertEquals(at.apply(4, 2).value(ExecutionTerm.LAYER_STEP), at.apply(4, 1).value(ExecutionTerm.LAYER_STEP),
+                0);
+        assertTrue(at.apply(4, 1).value(ExecutionTerm.ATTENTION_OTHER)
+                < 0.75 * at.apply(4, 2).value(ExecutionTerm.ATTENTION_OTHER));
+        // a fused core has no such kernel to miss
+        TransformerSpec fused = eager.toBuilder().fusedAttention(true).build();
+        java.util.function.IntFunction<MegatronTerms> fusedAt = micro -> stage.megatronTerms(
+                Workload.builder(fused.graph(1024)).batch(micro).phase(Phase.TRAIN).device(A100)
+                        .parallelism(Parallelism.of(1, 8, 1, 1)).precision(Precision.FP16)
+                        .recompute(Recompute.FULL).topology(DGX).build());
+        assertEquals(fusedAt.apply(2).value(ExecutionTerm.LAYER_STEP), fusedAt.apply(1).value(ExecutionTerm.LAYER_STEP),
+                0);
+    }
+
+    /**
      * Packed sequences: documents as long as the sequence change nothing; shorter ones cut the attention core's
      * quadratic work (scores, softmax, context) in proportion, and nothing else; longer ones, or an imported graph,
      * are refused.

@@ -498,7 +498,7 @@ public final class MegatronExecution {
             double expertAdapters, double attentionOther,
             double tpCollectives,
             int attention, double coreForward, double coreBackward, int expertLayers, double saved, double expertSaved,
-            double params, double expertParams, double lowPrecisionParams, double adapterParams) {
+            double params, double expertParams, double lowPrecisionParams, double adapterParams, double dispatch) {
         /** What the busiest expert rank keeps, {@code imbalance} times the routed tokens' share (1: balanced). */
         double saved(double imbalance) {
             return saved + (imbalance - 1) * expertSaved;
@@ -534,7 +534,8 @@ public final class MegatronExecution {
                 none.tpCollectives() + f * (full.tpCollectives() - none.tpCollectives()), none.attention(),
                 none.coreForward(), none.coreBackward(), none.expertLayers(), none.saved(), none.expertSaved(),
                 none.params(),
-                none.expertParams(), none.lowPrecisionParams(), none.adapterParams());
+                none.expertParams(), none.lowPrecisionParams(), none.adapterParams(),
+                none.dispatch() + f * (full.dispatch() - none.dispatch()));
     }
 
     /** Everything the units depend on besides the graph (the layer model by identity). */
@@ -707,6 +708,10 @@ public final class MegatronExecution {
         double[] adapterParams = new double[2 + kinds];
         double[] coreFwd = new double[2 + kinds];
         double[] coreBwd = new double[2 + kinds];
+        // kernels the host dispatches per layer step (a backward pass about twice its forward's), and those the
+        // softmax's fallback adds
+        double[] kernels = new double[2 + kinds];
+        double[] fallbackKernels = new double[2 + kinds];
         boolean[] attention = new boolean[2 + kinds];
         boolean[] experts = new boolean[2 + kinds];
         int[] subLayers = new int[2 + kinds];
@@ -750,8 +755,6 @@ public final class MegatronExecution {
                     && lf.family() != OpFamily.VIEW ? ts.packedShare(documents, kind == LayerRole.Kind.INDEXER) : 1;
             double keeps = packed * savedBytes(g, lf, role, b, ts, fusedCore[u], prec, lowLinear ? low : null, redo,
                     divisor, t, sp, c);
-            saved[u] += keeps;
-            expertSaved[u] += kind.expert() ? keeps : 0;
             // a row-parallel product splits its reduction, not its output (the partial sums the all-reduce adds)
             LayerFeatures f = rowParallel(kind) && t > 1 && lf.family() == OpFamily.DENSE
                     ? ParallelExecution.shareReduction(lf, t, divisor / t)
@@ -767,6 +770,18 @@ public final class MegatronExecution {
             bwd *= bwdShare;
             boolean again = role.region() == LayerRole.Region.BLOCK && (rc == Recompute.FULL
                     || redo != null && redo[i] != null);
+            kernels[u] += (again ? 2 : 1) + (train ? 2 : 0);
+            if (kind == LayerRole.Kind.ATTENTION_CORE && lf.family() == OpFamily.SOFTMAX && !fusedCore[u]
+                    && !scaleMaskSoftmaxFused(lf, b, ts, t, c, actBytes)) {
+                // PyTorch's kernels where Megatron's fused one does not take the scores
+                SoftmaxFallback fb = SoftmaxFallback.of(actBytes);
+                fwd *= fb.forward();
+                bwd *= fb.backward();
+                fallbackKernels[u] += fb.kernels() * ((again ? 1 : 0) + 1 + (train ? 1 : 0));
+                keeps *= fb.kept(actBytes);
+            }
+            saved[u] += keeps;
+            expertSaved[u] += kind.expert() ? keeps : 0;
             double time = fwd * (again ? 2 : 1) + bwd;
             if (kind.attentionCore()) {
                 coreFwd[u] += fwd;
@@ -845,7 +860,8 @@ public final class MegatronExecution {
             out[u] = new Unit(List.copyOf(dense.get(u)), other[u], expertOther[u], adapters[u], expertAdapters[u],
                     attentionOther[u], tp,
                     attention[u] ? 1 : 0, coreFwd[u], coreBwd[u], experts[u] ? 1 : 0, saved[u], expertSaved[u],
-                    params[u], expertParams[u], lowParams[u], adapterParams[u]);
+                    params[u], expertParams[u], lowParams[u], adapterParams[u],
+                    kernels[u] > 0 ? 1 + fallbackKernels[u] / kernels[u] : 1);
         }
         return out;
     }
@@ -1155,6 +1171,54 @@ public final class MegatronExecution {
     private static int unit(LayerRole role) {
         return role.region() == LayerRole.Region.BLOCK ? 2 + role.block()
                 : role.region() == LayerRole.Region.PROLOGUE ? PROLOGUE : EPILOGUE;
+    }
+
+    /**
+     * Whether Megatron's fused scale-mask-softmax kernel takes an unfused attention core's scores
+     * ({@code FusedScaleMaskSoftmax.is_kernel_available}, Megatron-LM from 2021 and Megatron-DeepSpeed): scores in
+     * 16 bits, keys more than 16 and at most 2,048 (the limit of the stacks that trained without a fused core; 16,384
+     * where the model fuses its cores and only heads too wide for them fall back, as Transformer Engine's unfused
+     * attention takes them), queries a multiple of 4, and the score matrices a rank holds, {@code b·heads/t}, a
+     * multiple of the kernel's batches per block (4 over 128 keys, else 8) for a causal core, the queries for a padded
+     * one (Megatron's GPT at 16 heads on eight tensor-parallel ranks with micro-batches of one: 2 matrices, not
+     * taken).
+     */
+    static boolean scaleMaskSoftmaxFused(LayerFeatures softmax, int b, TransformerShape ts, int t, int c,
+            double activationBytes) {
+        long keys = Math.round(softmax.inChannels());
+        long heads = ts.heads() / Math.max(1, t);
+        if (activationBytes != 2 || keys <= 16 || keys > (ts.fusedAttention() ? 16_384 : 2_048) || heads < 1) {
+            return false;
+        }
+        long queries = Math.round(softmax.outputElements() / ((double) b * ts.heads() * keys));
+        long batches = (long) b * heads;
+        int perBlock = keys <= 128 ? 8 : 4;
+        boolean causal = queries * Math.max(1, c) == keys;
+        return queries % 4 == 0 && batches % 4 == 0 && (causal ? batches % perBlock == 0 : queries % perBlock == 0);
+    }
+
+    /**
+     * What PyTorch's path costs against Megatron's fused scale-mask-softmax kernel where that kernel does not take
+     * the scores ({@link #scaleMaskSoftmaxFused}): with 16-bit scores, Megatron's default query-key layer scaling runs
+     * the softmax in FP32: a cast up, the scale, the mask (filled in place), the softmax and a cast down, five
+     * kernels moving 36 bytes a score forward against the fused kernel's 4 and 40 backward against 6, and the
+     * probabilities kept in FP32 for the backward pass; with 32-bit scores the scale, the mask and the softmax, 24
+     * bytes against 8 and 28 against 12. The layer model's time of the fused softmax is scaled by those ratios.
+     *
+     * @param forward  the forward time's factor
+     * @param backward the backward time's factor
+     * @param kernels  kernels added in each pass, forward and backward alike
+     */
+    record SoftmaxFallback(double forward, double backward, int kernels) {
+        static SoftmaxFallback of(double activationBytes) {
+            return activationBytes == 2 ? new SoftmaxFallback(36 / 4.0, 40 / 6.0, 4)
+                    : new SoftmaxFallback(24 / 8.0, 28 / 12.0, 2);
+        }
+
+        /** The factor on what the softmax keeps for the backward pass: its probabilities in FP32. */
+        double kept(double activationBytes) {
+            return 4 / activationBytes;
+        }
     }
 
     /**
@@ -1862,19 +1926,28 @@ public final class MegatronExecution {
         // micro-batch and the fill
         int layersMax = 0;
         int expertLayersMax = 0;
+        // the kernels a layer of that stage dispatches against a layer's usual ones (more where the softmax falls
+        // back to PyTorch's kernels: SoftmaxFallback)
+        double dispatch = 1;
         for (int s = 0; s < p; s++) {
             int expertLayers = 0;
+            double stageLayers = 0;
+            double weighted = 0;
             for (int u = 2; u < units.length; u++) {
-                expertLayers += units(stages, s, u, p, mtp, mtpKind) * units[u].expertLayers();
+                int n = units(stages, s, u, p, mtp, mtpKind);
+                expertLayers += n * units[u].expertLayers();
+                stageLayers += n;
+                weighted += n * units[u].dispatch();
             }
             if (layersOn[s] > layersMax || layersOn[s] == layersMax && expertLayers > expertLayersMax) {
                 layersMax = layersOn[s];
                 expertLayersMax = expertLayers;
+                dispatch = stageLayers > 0 ? weighted / stageLayers : 1;
             }
         }
         // a training step dispatches a layer's forward and backward kernels, an inference step its forward ones (a
         // third: the backward pass launches about twice the forward's kernels)
-        double perStep = (m - 1 + p) * (w.phase() == Phase.INFER ? 1.0 / 3 : 1);
+        double perStep = (m - 1 + p) * (w.phase() == Phase.INFER ? 1.0 / 3 : 1) * dispatch;
         double steps = layersMax * perStep;
         double expertSteps = expertLayersMax * perStep;
         if (w.cudaGraphs() == CudaGraphs.ITERATION) {
