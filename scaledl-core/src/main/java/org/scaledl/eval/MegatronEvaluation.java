@@ -22,14 +22,37 @@ import org.scaledl.workload.Sample;
  * <pre>{@code
  * MegatronEvaluation e = MegatronEvaluation.run(deviceOnly, data.megatronRuns());
  * e.splits().forEach(s -> System.out.println(s.name() + " " + s.mre()));
+ * e.predictions().forEach(r -> System.out.println(r.split() + " " + r.error()));
  * }</pre>
  *
- * @param splits the splits, in the order above, the fit's own errors first
+ * @param splits      the splits, in the order above, the fit's own errors first
+ * @param predictions every scored run's prediction, split by split ({@link Scored#split}: {@code in_sample},
+ *                    {@code model}, {@code fewer_gpus}, {@code hidden_H}, {@code layers})
  */
-public record MegatronEvaluation(List<Split> splits) {
+public record MegatronEvaluation(List<Split> splits, List<Scored> predictions) {
     /** Copies. */
     public MegatronEvaluation {
         splits = List.copyOf(splits);
+        predictions = List.copyOf(predictions);
+    }
+
+    /** The splits without their runs' predictions. */
+    public MegatronEvaluation(List<Split> splits) {
+        this(splits, List.of());
+    }
+
+    /**
+     * One scored run.
+     *
+     * @param split     the split's key
+     * @param run       the measured run
+     * @param predicted its predicted time, ms, by the fit that did not see it (in sample: that saw every run)
+     */
+    public record Scored(String split, Sample run, double predicted) {
+        /** The relative error, {@code predicted / measured − 1} (positive: predicted too slow). */
+        public double error() {
+            return predicted / run.millis() - 1;
+        }
     }
 
     /**
@@ -57,26 +80,30 @@ public record MegatronEvaluation(List<Split> splits) {
     public static MegatronEvaluation run(RuntimePredictor base, List<Sample> runs) {
         Checks.argument(!runs.isEmpty(), "no runs to evaluate");
         List<Split> out = new ArrayList<>();
+        List<Scored> scored = new ArrayList<>();
         RuntimePredictor all = base.calibrate(runs);
-        out.add(score("fitted on all runs (in sample)", runs.size(), runs, all));
-        groups(out, "each model held out", base, runs, "family");
+        out.add(score("fitted on all runs (in sample)", "in_sample", runs.size(), runs, all, scored));
+        groups(out, scored, "each model held out", "model", base, runs, "family");
         Map<String, List<Sample>> byGpus = by(runs, "gpus");
         if (byGpus.size() >= 2) {
             int most = byGpus.keySet().stream().mapToInt(Integer::parseInt).max().orElseThrow();
             String m = Integer.toString(most);
-            out.add(split("fewer GPUs -> " + most + " GPUs", base, runs, s -> !tag(s, "gpus").equals(m)));
+            out.add(split("fewer GPUs -> " + most + " GPUs", "fewer_gpus", base, runs,
+                    s -> !tag(s, "gpus").equals(m), scored));
         }
         Map<String, List<Sample>> byHidden = by(runs, "hidden");
         if (byHidden.size() >= 2) {
             for (String h : byHidden.keySet()) {
-                out.add(split("other hidden sizes -> hidden " + h, base, runs, s -> !tag(s, "hidden").equals(h)));
+                out.add(split("other hidden sizes -> hidden " + h, "hidden_" + h, base, runs,
+                        s -> !tag(s, "hidden").equals(h), scored));
             }
         }
-        groups(out, "each layer count held out", base, runs, "layers");
-        return new MegatronEvaluation(out);
+        groups(out, scored, "each layer count held out", "layers", base, runs, "layers");
+        return new MegatronEvaluation(out, scored);
     }
 
-    private static void groups(List<Split> out, String name, RuntimePredictor base, List<Sample> runs, String tag) {
+    private static void groups(List<Split> out, List<Scored> scored, String name, String key, RuntimePredictor base,
+            List<Sample> runs, String tag) {
         Map<String, List<Sample>> groups = by(runs, tag);
         if (groups.size() < 2) {
             return;
@@ -88,22 +115,28 @@ public record MegatronEvaluation(List<Split> splits) {
             RuntimePredictor p = base.calibrate(fit);
             train += (double) fit.size() / groups.size();
             for (Sample s : groups.get(g)) {
-                errors.add(p.predictMillis(s.workload()) / s.millis() - 1);
+                Scored one = new Scored(key, s, p.predictMillis(s.workload()));
+                scored.add(one);
+                errors.add(one.error());
             }
         }
         out.add(summary(name + " (" + groups.size() + " folds)", train, errors));
     }
 
-    private static Split split(String name, RuntimePredictor base, List<Sample> runs, Predicate<Sample> train) {
+    private static Split split(String name, String key, RuntimePredictor base, List<Sample> runs,
+            Predicate<Sample> train, List<Scored> scored) {
         List<Sample> fit = runs.stream().filter(train).toList();
         List<Sample> test = runs.stream().filter(train.negate()).toList();
-        return score(name, fit.size(), test, base.calibrate(fit));
+        return score(name, key, fit.size(), test, base.calibrate(fit), scored);
     }
 
-    private static Split score(String name, double train, List<Sample> test, RuntimePredictor p) {
+    private static Split score(String name, String key, double train, List<Sample> test, RuntimePredictor p,
+            List<Scored> scored) {
         List<Double> errors = new ArrayList<>();
         for (Sample s : test) {
-            errors.add(p.predictMillis(s.workload()) / s.millis() - 1);
+            Scored one = new Scored(key, s, p.predictMillis(s.workload()));
+            scored.add(one);
+            errors.add(one.error());
         }
         return summary(name, train, errors);
     }

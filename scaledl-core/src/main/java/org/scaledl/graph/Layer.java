@@ -34,6 +34,13 @@ public final class Layer {
     public static final String RECOMPUTED_IN_BACKWARD = "scaledl_recomputed";
 
     /**
+     * The attribute (an integer, 1) marking an unfused attention core's softmax whose scores are masked by padding,
+     * not causally (an encoder's self-attention, a decoder's cross-attention): Megatron's fused softmax kernel takes
+     * such scores on other conditions. Absent: a causal mask.
+     */
+    public static final String PADDING_MASK = "scaledl_padding_mask";
+
+    /**
      * The attribute (an integer, 1) marking a layer of a mixture of experts that Megatron core runs as an operation of
      * its own but Transformer Engine's fused grouped MLP folds into its kernels where it has them: on Blackwell's
      * data-centre parts (compute capability 10) with MX-FP8 or NVFP4 scaling (its op fuser, which Megatron-Bridge's
@@ -134,6 +141,11 @@ public final class Layer {
     /** Whether the backward pass repeats this layer's forward pass ({@link #RECOMPUTED_IN_BACKWARD} is 1). */
     public boolean recomputedInBackward() {
         return flag(RECOMPUTED_IN_BACKWARD);
+    }
+
+    /** Whether this softmax's scores are masked by padding, not causally ({@link #PADDING_MASK} is 1). */
+    public boolean paddingMask() {
+        return flag(PADDING_MASK);
     }
 
     /** Whether Transformer Engine's fused grouped MLP folds this layer into its kernels ({@link #FUSED_GROUPED_MLP}). */

@@ -1435,7 +1435,13 @@ public final class TransformerSpec {
                 layer(sm, c + "/softmax", core);
                 probs = scores;
             } else {
-                probs = op(c + "/softmax", core, "Softmax", perHead(m.heads, s, keys), scores);
+                String sm = act(c + "/softmax:0", perHead(m.heads, s, keys));
+                Layer.Builder soft = Layer.builder(c + "/softmax", "Softmax").inputs(scores).outputs(sm);
+                if (!causal || memory != null) {
+                    soft.attribute(Layer.PADDING_MASK, Attribute.ofInt(1));
+                }
+                layer(soft, c + "/softmax", core);
+                probs = sm;
             }
             if (m.attentionDropout) {
                 probs = tiled(fused, c + "/dropout", core, "Dropout", perHead(m.heads, s, keys), probs);

@@ -1055,6 +1055,18 @@ class MegatronExecutionTest {
                         .recompute(Recompute.FULL).topology(DGX).build());
         assertEquals(fusedAt.apply(2).value(ExecutionTerm.LAYER_STEP), fusedAt.apply(1).value(ExecutionTerm.LAYER_STEP),
                 0);
+        // what the step keeps grows with the sequences, and at one sequence on 8 ranks by the FP32 probabilities too:
+        // (m4 - m2) - 2 (m2 - m1) is twice their extra bytes there, nothing on 4 ranks
+        java.util.function.BiFunction<Integer, Integer, Double> kept = (t, micro) -> stage.memoryBytes(
+                Workload.builder(eager.graph(1024)).batch(micro).phase(Phase.TRAIN).device(A100)
+                        .parallelism(Parallelism.of(1, t, 1, 1)).precision(Precision.FP16)
+                        .recompute(Recompute.NONE).topology(DGX).build()).orElseThrow();
+        java.util.function.IntFunction<Double> curvature = t -> kept.apply(t, 4) - kept.apply(t, 2)
+                - 2 * (kept.apply(t, 2) - kept.apply(t, 1));
+        // 4 layers, 2 heads a rank, 1,024² scores each, 2 more bytes a score
+        double extra = 4 * 2 * 1024.0 * 1024 * 2;
+        assertEquals(2 * extra, curvature.apply(8), 0.05 * extra);
+        assertEquals(0, curvature.apply(4), 0.05 * extra);
     }
 
     /**

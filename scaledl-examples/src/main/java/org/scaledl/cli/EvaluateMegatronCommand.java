@@ -31,6 +31,11 @@ final class EvaluateMegatronCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print JSON")
     boolean json;
 
+    @Option(names = "--out", description = "Write every scored run's prediction to this CSV (split, the run's "
+            + "source line, model, GPUs, tensor, pipeline and data parallelism, sequences a micro-batch, global batch, "
+            + "measured and predicted ms, relative error)")
+    Path out;
+
     /**
      * The device predictor a GPU data root gives without its transformer runs: the layer model on the kernels, the
      * eager runs' calibration and the collectives, and no Megatron coefficients (the physics alone).
@@ -43,12 +48,20 @@ final class EvaluateMegatronCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         long t0 = System.nanoTime();
+        if (out != null) {
+            org.scaledl.model.file.SafeFiles.checkWritable(out);   // before the fits, not after
+            Reports.requireExtension(out, "the scored runs' predictions", ".csv");
+            Reports.notAnInput(out, "--data", data);
+        }
         GpuData d = GpuData.read(data, Catalogs.of(null, data));
         List<org.scaledl.workload.Sample> vtrain = d.vtrainRuns();
         if (vtrain.isEmpty()) {
             throw new IllegalArgumentException(data + " has no vTrain runs (vtrain/ground_truth_single.csv)");
         }
         MegatronEvaluation e = MegatronEvaluation.run(withoutMegatron(d), vtrain);
+        if (out != null) {
+            writePredictions(e, out);
+        }
         double seconds = (System.nanoTime() - t0) / 1e9;
         if (json) {
             ObjectMapper om = new ObjectMapper();
@@ -76,5 +89,23 @@ final class EvaluateMegatronCommand implements Callable<Integer> {
         b.append(String.format(Locale.ROOT, "(%.0f s)", seconds));
         System.out.println(b);
         return 0;
+    }
+
+    /** One row a scored run and split: where the run is, its job, measured and predicted. */
+    static void writePredictions(MegatronEvaluation e, Path file) {
+        StringBuilder b = new StringBuilder("split,source,model,gpus,tensor,pipeline,data,micro_batch,global_batch,"
+                + "measured_ms,predicted_ms,error\n");
+        for (MegatronEvaluation.Scored s : e.predictions()) {
+            var w = s.run().workload();
+            var par = w.parallelism();
+            b.append(s.split());
+            for (String tag : List.of("source", "model")) {
+                b.append(',').append(org.scaledl.io.CsvTable.cell(w.tag(tag).orElse("")));
+            }
+            b.append(String.format(Locale.ROOT, ",%d,%d,%d,%d,%d,%d,%.4f,%.4f,%.6f\n", par.ranks(), par.tensor(),
+                    par.pipeline(), par.data(), w.batch() / par.microBatches(), w.batch() * par.data(),
+                    s.run().millis(), s.predicted(), s.error()));
+        }
+        Reports.write(file, b.toString());
     }
 }

@@ -1573,6 +1573,71 @@ class ClusterPredictCliTest {
     }
 
     /**
+     * {@code evaluate-megatron --out} writes each scored run of each split (every tenth of vTrain's runs beside the
+     * core module's excerpts of the kernel tables): as many rows as the splits scored, the in-sample split every run once, each split's mean
+     * absolute error its printed MRE, each row's error its predicted over measured time less one, the run named by
+     * its source line; an output that is not a CSV is refused before the fits.
+     */
+    @Test
+    void evaluateMegatronWritesEveryScoredRun(@TempDir Path dir) throws Exception {
+        Path gpu = published().getParent();
+        Path excerpts = gpu.getParent().getParent().resolve("scaledl-core/src/test/resources/gpu");
+        Path root = dir.resolve("gpu");
+        for (Path from : List.of(excerpts.resolve("neusight"), excerpts.resolve("deepbench"),
+                gpu.resolve("vtrain/nccl"))) {
+            try (var files = Files.walk(from)) {
+                for (Path f : files.filter(Files::isRegularFile).toList()) {
+                    Path to = root.resolve(from.getParent().getFileName().toString().equals("vtrain")
+                            ? "vtrain/" + gpu.resolve("vtrain").relativize(f) : excerpts.relativize(f).toString());
+                    Files.createDirectories(to.getParent());
+                    Files.copy(f, to);
+                }
+            }
+        }
+        List<String> lines = Files.readAllLines(gpu.resolve("vtrain/ground_truth_single.csv"));
+        StringBuilder every10th = new StringBuilder(lines.get(0)).append('\n');
+        for (int i = 1; i < lines.size(); i += 10) {
+            every10th.append(lines.get(i)).append('\n');
+        }
+        Files.writeString(root.resolve("vtrain/ground_truth_single.csv"), every10th);
+        Run refused = MainTest.run("evaluate-megatron", "--data", root.toString(), "--out",
+                dir.resolve("runs.txt").toString());
+        assertEquals(2, refused.code(), refused.err());
+        Path out = dir.resolve("runs.csv");
+        JsonNode j = json(List.of("evaluate-megatron", "--data", root.toString(), "--out", out.toString(), "--json",
+                "-q"));
+        int runs = j.get("runs").asInt();
+        assertEquals(144, runs);
+        List<String> rows = Files.readAllLines(out);
+        assertEquals("split,source,model,gpus,tensor,pipeline,data,micro_batch,global_batch,measured_ms,"
+                + "predicted_ms,error", rows.get(0));
+        Map<String, double[]> bySplit = new HashMap<>();
+        for (String row : rows.subList(1, rows.size())) {
+            String[] c = row.split(",");
+            assertEquals(12, c.length, row);
+            assertTrue(c[1].matches(".*ground_truth_single\\.csv:\\d+"), row);
+            assertEquals(Integer.parseInt(c[3]), Integer.parseInt(c[4]) * Integer.parseInt(c[5])
+                    * Integer.parseInt(c[6]), row);
+            double measured = Double.parseDouble(c[9]);
+            double predicted = Double.parseDouble(c[10]);
+            double error = Double.parseDouble(c[11]);
+            assertEquals(predicted / measured - 1, error, 1e-5, row);
+            double[] sum = bySplit.computeIfAbsent(c[0], k -> new double[2]);
+            sum[0] += Math.abs(error);
+            sum[1]++;
+        }
+        int scored = 0;
+        for (JsonNode split : j.get("splits")) {
+            scored += split.get("test_runs").asInt();
+        }
+        assertEquals(scored, rows.size() - 1);
+        assertEquals(runs, (int) bySplit.get("in_sample")[1]);
+        assertEquals(runs, (int) bySplit.get("model")[1]);
+        assertEquals(j.get("splits").get(0).get("mre").asDouble(), bySplit.get("in_sample")[0] / runs, 1e-5);
+        assertEquals(j.get("splits").get(1).get("mre").asDouble(), bySplit.get("model")[0] / runs, 1e-5);
+    }
+
+    /**
      * A CPU model's scaling calibrates on measured points of the one machine it knows (they had no machine, and the
      * calibration failed with a message naming a Java method), and says workers, not GPUs.
      */

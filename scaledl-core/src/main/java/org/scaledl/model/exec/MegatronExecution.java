@@ -493,6 +493,8 @@ public final class MegatronExecution {
      * @param expertParams routed experts' parameters (to be divided by expert parallelism)
      * @param lowPrecisionParams parameters of the low-precision linear layers this GPU holds (their quantised copies)
      * @param adapterParams LoRA adapters' parameters this GPU trains (0 without LoRA: then every weight trains)
+     * @param dispatch     the kernels a layer of the unit has the host dispatch over those it would without a
+     *                     softmax's fallback to PyTorch's kernels (1 where none falls back; {@link SoftmaxFallback})
      */
     private record Unit(List<Contraction> dense, double other, double expertOther, double adapters,
             double expertAdapters, double attentionOther,
@@ -772,7 +774,7 @@ public final class MegatronExecution {
                     || redo != null && redo[i] != null);
             kernels[u] += (again ? 2 : 1) + (train ? 2 : 0);
             if (kind == LayerRole.Kind.ATTENTION_CORE && lf.family() == OpFamily.SOFTMAX && !fusedCore[u]
-                    && !scaleMaskSoftmaxFused(lf, b, ts, t, c, actBytes)) {
+                    && !scaleMaskSoftmaxFused(lf, g.layer(i).paddingMask(), b, ts, t, c, actBytes)) {
                 // PyTorch's kernels where Megatron's fused one does not take the scores
                 SoftmaxFallback fb = SoftmaxFallback.of(actBytes);
                 fwd *= fb.forward();
@@ -1174,27 +1176,32 @@ public final class MegatronExecution {
     }
 
     /**
-     * Whether Megatron's fused scale-mask-softmax kernel takes an unfused attention core's scores
-     * ({@code FusedScaleMaskSoftmax.is_kernel_available}, Megatron-LM from 2021 and Megatron-DeepSpeed): scores in
-     * 16 bits, keys more than 16 and at most 2,048 (the limit of the stacks that trained without a fused core; 16,384
-     * where the model fuses its cores and only heads too wide for them fall back, as Transformer Engine's unfused
-     * attention takes them), queries a multiple of 4, and the score matrices a rank holds, {@code b·heads/t}, a
-     * multiple of the kernel's batches per block (4 over 128 keys, else 8) for a causal core, the queries for a padded
-     * one (Megatron's GPT at 16 heads on eight tensor-parallel ranks with micro-batches of one: 2 matrices, not
-     * taken).
+     * Whether a fused scale-mask-softmax kernel takes an unfused attention core's scores (Megatron's
+     * {@code FusedScaleMaskSoftmax.is_kernel_available}, Megatron-LM from 2021, Megatron-DeepSpeed, Megatron core):
+     * scores in 16 bits, keys more than 16 and at most 4,096 (2,048 before 2022) and a multiple of 4, the local
+     * queries a multiple of 4, and the score matrices a rank holds, {@code b·heads/t}, a multiple of 4 and, with a
+     * causal mask, of the kernel's batches per block (4 over 128 keys, else 8; with a padding mask the queries must be
+     * a multiple of it). Where the model fuses its cores and only heads too wide for them fall back (Transformer
+     * Engine's unfused attention), its kernel's key limit: fewer than 16,384, a multiple of 8. Megatron's GPT at 16
+     * heads on eight tensor-parallel ranks with micro-batches of one holds 2 matrices: not taken.
+     *
+     * @param softmax the softmax layer's features at micro-batch {@code b}, unsharded: its output the whole score
+     *                matrix, its {@code inChannels} the keys
+     * @param padding whether the scores are masked by padding ({@link Layer#paddingMask()}), not causally
      */
-    static boolean scaleMaskSoftmaxFused(LayerFeatures softmax, int b, TransformerShape ts, int t, int c,
-            double activationBytes) {
+    static boolean scaleMaskSoftmaxFused(LayerFeatures softmax, boolean padding, int b, TransformerShape ts, int t,
+            int c, double activationBytes) {
         long keys = Math.round(softmax.inChannels());
         long heads = ts.heads() / Math.max(1, t);
-        if (activationBytes != 2 || keys <= 16 || keys > (ts.fusedAttention() ? 16_384 : 2_048) || heads < 1) {
+        boolean engine = ts.fusedAttention();
+        if (activationBytes != 2 || keys <= 16 || heads < 1 || (engine ? keys >= 16_384 || keys % 8 != 0
+                : keys > 4_096 || keys % 4 != 0)) {
             return false;
         }
-        long queries = Math.round(softmax.outputElements() / ((double) b * ts.heads() * keys));
+        long queries = Math.round(softmax.outputElements() / ((double) b * ts.heads() * keys)) / Math.max(1, c);
         long batches = (long) b * heads;
         int perBlock = keys <= 128 ? 8 : 4;
-        boolean causal = queries * Math.max(1, c) == keys;
-        return queries % 4 == 0 && batches % 4 == 0 && (causal ? batches % perBlock == 0 : queries % perBlock == 0);
+        return queries % 4 == 0 && batches % 4 == 0 && (padding ? queries % perBlock == 0 : batches % perBlock == 0);
     }
 
     /**
@@ -1937,18 +1944,20 @@ public final class MegatronExecution {
                 int n = units(stages, s, u, p, mtp, mtpKind);
                 expertLayers += n * units[u].expertLayers();
                 stageLayers += n;
-                weighted += n * units[u].dispatch();
+                weighted += n * stageUnits[s][u].dispatch();
             }
-            if (layersOn[s] > layersMax || layersOn[s] == layersMax && expertLayers > expertLayersMax) {
+            double factor = stageLayers > 0 ? weighted / stageLayers : 1;
+            if (layersOn[s] > layersMax || layersOn[s] == layersMax && (expertLayers > expertLayersMax
+                    || expertLayers == expertLayersMax && factor > dispatch)) {
                 layersMax = layersOn[s];
                 expertLayersMax = expertLayers;
-                dispatch = stageLayers > 0 ? weighted / stageLayers : 1;
+                dispatch = factor;
             }
         }
         // a training step dispatches a layer's forward and backward kernels, an inference step its forward ones (a
         // third: the backward pass launches about twice the forward's kernels)
-        double perStep = (m - 1 + p) * (w.phase() == Phase.INFER ? 1.0 / 3 : 1) * dispatch;
-        double steps = layersMax * perStep;
+        double perStep = (m - 1 + p) * (w.phase() == Phase.INFER ? 1.0 / 3 : 1);
+        double steps = layersMax * perStep * dispatch;
         double expertSteps = expertLayersMax * perStep;
         if (w.cudaGraphs() == CudaGraphs.ITERATION) {
             // the whole iteration replayed as one graph: no layer's kernels dispatched by the host one by one
