@@ -167,14 +167,31 @@ def _here(args, parser):
     return 0
 
 
+#: The most passes ``measure`` takes (each measures every run of the plan once more).
+MAX_PASSES = 1000
+#: The most timed (or untimed) calls per run or kernel shape.
+MAX_REPS = 100_000
+#: The largest tensor size ``kernels --max-gib`` takes, GiB (no GPU holds more in one tensor).
+MAX_GIB = 4096.0
+
+
+def _factories(args, parser):
+    """``--factory`` bindings, a malformed one a usage error (exit 2)."""
+    from scaledl_profiler.models import parse_factories
+    try:
+        return parse_factories(args.factory)
+    except ValueError as e:
+        parser.error(f"{args.command}: {e}")
+
+
 def _log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
 def _export(args, parser):
     from scaledl_profiler.export import export
-    from scaledl_profiler.models import Spec, parse_factories
-    factories = parse_factories(args.factory)
+    from scaledl_profiler.models import Spec
+    factories = _factories(args, parser)
     if args.model and args.config:
         parser.error("export: give a model name or --config, not both")
     if not args.model and not args.config:
@@ -188,7 +205,11 @@ def _export(args, parser):
         # said before PyTorch is looked for: a missing file is the first thing to fix
         raise ValueError(f"--config {args.config}: " + ("is a folder, not a config.json file"
                                                          if os.path.isdir(args.config) else "no such file"))
-    hf = Spec(name, factories).kind == "hf"
+    if args.config and not args.config.startswith("hf:"):
+        from scaledl_profiler.hf import read_config_file
+        read_config_file(args.config)   # its JSON and sizes checked before PyTorch is looked for
+    kind = Spec(name, factories).kind
+    hf = kind == "hf"
     size = args.seq if args.seq is not None else args.size
     if args.seq is not None and not hf:
         parser.error("export: --seq is for Hugging Face models (images take --size)")
@@ -198,6 +219,8 @@ def _export(args, parser):
     for opt, v in (("--size", args.size), ("--seq", args.seq)):
         if v is not None and v < 1:
             parser.error(f"export: {opt} must be positive, got {v}")
+    if kind == "vision" and size is None:
+        parser.error("export: an image model needs --size (its input resolution, e.g. --size 224)")
     out = args.out
     if not out:
         stem = os.path.splitext(os.path.basename(args.config))[0] if args.config else args.model
@@ -208,6 +231,9 @@ def _export(args, parser):
                            + ".onnx")
     from scaledl_profiler import dataset
     dataset.check_file(out, "--out", "e.g. graphs/NAME_rSIZE.onnx")
+    if args.config and not args.config.startswith("hf:") and os.path.exists(out) \
+            and os.path.samefile(out, args.config):
+        parser.error(f"export: --out {out} is the --config file; name another file for the graph")
     result = export(name, size, out, factories, args.eval, args.opset, args.dynamic_size, head=args.head)
     print(f"wrote {out}: {result.nodes} nodes, {result.params} trainable parameters")
     summary = result.warnings.summary("export")
@@ -223,10 +249,13 @@ def _export(args, parser):
 def _measure(args, parser):
     from scaledl_profiler.measure import (check_device_memory_format, check_device_precisions, measure, run_job,
                                           run_job_inline)
-    from scaledl_profiler.models import parse_factories
-    factories = parse_factories(args.factory)
+    factories = _factories(args, parser)
     if args.passes < 1 or args.reps < 1 or args.warmup < 0:
         parser.error("measure: --passes and --reps must be >= 1, --warmup >= 0")
+    for opt, v, most in (("--passes", args.passes, MAX_PASSES), ("--reps", args.reps, MAX_REPS),
+                         ("--warmup", args.warmup, MAX_REPS)):
+        if v > most:
+            parser.error(f"measure: {opt} {v} is more than {most}; a campaign of so many is not meant")
     try:
         check_device_precisions(args.device, [args.precision])
         check_device_memory_format(args.device, args.memory_format)
@@ -254,6 +283,8 @@ def _kernels(args, parser):
         parser.error("kernels: --precision tf32 needs --device cuda (TF32 is a GPU format)")
     if args.reps < 1 or args.warmup < 0 or args.max_gib <= 0:
         parser.error("kernels: --reps must be >= 1, --warmup >= 0, --max-gib > 0")
+    if args.reps > MAX_REPS or args.warmup > MAX_REPS or args.max_gib > MAX_GIB:
+        parser.error(f"kernels: --reps and --warmup are at most {MAX_REPS}, --max-gib at most {MAX_GIB:.0f}")
     grid = "quick" if args.quick else args.grid
     dataset.check_folder(args.out, "--out")
     executor = kernels.make_executor(args.device, reps=args.reps, warmup=args.warmup)

@@ -17,6 +17,7 @@ line, never a made-up run). Files that are rewritten (``runs.csv``, ``machine.js
 temporary file that replaces them. Files are created with the process's umask, as any other file.
 """
 import csv
+import io
 import json
 import math
 import os
@@ -90,7 +91,18 @@ class Passes:
         if missing:
             raise ValueError(f"{self.path}:1: no column(s) {', '.join(missing)}: not a passes.csv; measure into a "
                              "new folder")
-        return [_check_pass_row(self.path, line, r) for line, r in rows]
+        out = []
+        seen = {}
+        for line, r in rows:
+            r = _check_pass_row(self.path, line, r)
+            key = (r["pass"], tuple(r.get(k, "") for k in KEY))
+            if key in seen:
+                # one run measured twice in one pass would count twice in runs.csv's median and reps
+                raise ValueError(f"{self.path}:{line}: pass {r['pass']} of this run is also line {seen[key]}: a "
+                                 "damaged line (delete it)")
+            seen[key] = line
+            out.append(r)
+        return out
 
 
 def _check_pass_row(path, line, r):
@@ -183,7 +195,11 @@ def read_table(path):
     except UnicodeDecodeError as e:
         line = data[:e.start].count(b"\n") + 1
         raise ValueError(f"{path}:{line}: not UTF-8 text: a damaged file") from None
-    reader = csv.reader(text.splitlines(keepends=True))
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    # lines end at \n or \r only, as the csv module writes them (str.splitlines would also split a field at a form
+    # feed, U+0085 or U+2028, which the writer leaves unquoted)
+    reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = next(reader, None)
         if header is None:
@@ -286,6 +302,10 @@ def check_file(path, option="--out", example="a file name"):
     path = os.fspath(path)
     if os.path.isdir(path):
         raise ValueError(f"{option} {path}: is a folder; name the file to write ({example})")
+    if os.path.islink(path) or (os.path.exists(path) and not os.path.isfile(path)):
+        # the file is replaced whole (write_atomically): a link or a device would be replaced, not written through
+        raise ValueError(f"{option} {path}: is a link or a special file, not a regular file; name a file to write "
+                         f"({example})")
     parent = os.path.dirname(os.path.abspath(path))
     problem = _folder_problem(parent)
     if problem:

@@ -90,6 +90,10 @@ BUNDLED_MODELS = ("cpu-zoo", "cpu-ddp", "cpu-machines")
 """The jar's bundled CPU models ``here`` can calibrate (``--model``; or a model file)."""
 
 
+#: The largest input size (pixels) ``here`` exports its models at.
+MAX_SIZE = 4096
+
+
 def run(jar, model, out, work="scaledl-here", budget_s=120.0, models=None, size=64, batches=(1, 4, 16),
         java="java", log=print, runner=subprocess.run, export_fn=None, measure_fn=None, describe=None,
         accept_drift=False, clock=time.time):
@@ -114,9 +118,11 @@ def run(jar, model, out, work="scaledl-here", budget_s=120.0, models=None, size=
     if not (budget_s >= MIN_BUDGET_S and math.isfinite(budget_s)):
         raise ValueError(f"--budget-s must be at least {MIN_BUDGET_S:.0f} s (a reference run before and after each "
                          f"of {PASSES} passes, and the passes), got {budget_s:g}")
-    if size < 16:
-        raise ValueError(f"--size must be at least 16 pixels, got {size}")
+    if not 16 <= size <= MAX_SIZE:
+        raise ValueError(f"--size must be at least 16 pixels and at most {MAX_SIZE}, got {size}")
     dataset.check_file(out, "--out", "e.g. mine.sdl")
+    if os.path.isfile(model) and os.path.exists(out) and os.path.samefile(out, model):
+        raise ValueError(f"--out {out}: is the --model file the calibration starts from; name another file")
     if not os.fspath(out).lower().endswith(".sdl"):
         # scaledl fit writes .sdl only: refused now, not after the measuring budget is spent
         raise ValueError(f"--out {out}: the model is written as .sdl (name the file so, e.g. mine.sdl)")

@@ -146,7 +146,26 @@ def read_config_file(path):
     if not d.get("model_type"):
         raise ValueError(f'{path}: no "model_type" (a transformers config.json names its architecture family, '
                          'e.g. "bert" or "gpt2")')
+    for key, most in SIZE_KEYS.items():
+        v = d.get(key)
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= most:
+            raise ValueError(f'{path}: "{key}" is {json.dumps(v)[:40]}; a size from 1 to {most:,} was expected')
+    hidden = next((d[k] for k in ("hidden_size", "n_embd", "d_model") if d.get(k) is not None), None)
+    heads = next((d[k] for k in ("num_attention_heads", "n_head") if d.get(k) is not None), None)
+    if hidden and heads and d.get("head_dim") is None and hidden % heads:
+        raise ValueError(f"{path}: {heads} attention heads do not divide the hidden size {hidden} (and no "
+                         '"head_dim" is given)')
     return d
+
+
+#: Sizes a config.json may hold, with the largest taken (no model trains beyond them).
+SIZE_KEYS = {"num_hidden_layers": 10_000, "n_layer": 10_000, "num_layers": 10_000, "hidden_size": 1_000_000,
+             "n_embd": 1_000_000, "d_model": 1_000_000, "num_attention_heads": 100_000, "n_head": 100_000,
+             "num_key_value_heads": 100_000, "intermediate_size": 10_000_000, "n_inner": 10_000_000,
+             "vocab_size": 100_000_000, "max_position_embeddings": 100_000_000, "n_positions": 100_000_000,
+             "head_dim": 100_000}
 
 
 def config(name):

@@ -253,7 +253,23 @@ class KernelWriter:
             if header != columns:
                 raise ValueError(f"{path}: has columns {','.join(header)}, not {','.join(columns)}; write the "
                                  "kernel tables into a new folder")
-            self._next[table] = len(rows)
+            ids = set()
+            for line, r in rows:
+                # a rerun keeps what the table holds: each row read back is checked, as passes.csv's are
+                for c in ("row_id", "latency_ms") if table in COLUMNS else ():
+                    try:
+                        v = float(r[c])
+                    except ValueError:
+                        v = math.nan
+                    if not (math.isfinite(v) and v >= 0) or c == "row_id" and v != int(v):
+                        raise ValueError(f"{path}:{line}: {c} is not a number >= 0: '{r[c][:40]}': a damaged line "
+                                         "(delete it)")
+                    if c == "row_id":
+                        if int(v) in ids:
+                            raise ValueError(f"{path}:{line}: row_id {int(v)} is repeated: a damaged line (delete "
+                                             "it)")
+                        ids.add(int(v))
+            self._next[table] = max(ids) + 1 if ids else len(rows)
             if table in COLUMNS:
                 # what the table already holds: a rerun measures only the rest (an interrupted campaign resumes)
                 dims = [c for c in columns if c not in ("row_id", "gpu", "op", "flops", "latency_ms", "precision")]
@@ -396,13 +412,15 @@ class Summary:
     seconds: float = 0.0
     shapes: int = 0
     already: int = 0
+    capped: int = 0
 
     def line(self):
         total = sum(self.rows.values())
         per = ", ".join(f"{t} {n}" for t, n in self.rows.items() if n)
         return (f"{total} kernel rows ({per or 'none'}) in {self.seconds:.0f} s; {self.failed} failed, "
                 f"{self.skipped} left out by the time budget"
-                + (f"; {self.already} already measured (kept, not measured again)" if self.already else ""))
+                + (f"; {self.already} already measured (kept, not measured again)" if self.already else "")
+                + (f"; {self.capped} shape-precisions over --max-gib left out" if self.capped else ""))
 
 
 def run(out_dir, precisions, executor, kind="full", seed=1, max_seconds=None, tables=TABLES, log=print,
@@ -415,9 +433,10 @@ def run(out_dir, precisions, executor, kind="full", seed=1, max_seconds=None, ta
         raise ValueError(f"--ops: unknown table '{unknown[0]}' (tables: {', '.join(TABLES)})")
     small = min(2 if p in ("fp16", "bf16") else 4 for p in precisions)
     shapes = grid(kind, tables, seed, executor.attention_op, max_bytes, small)
+    uncapped = len(grid(kind, tables, seed, executor.attention_op, math.inf, small))
     writer = KernelWriter(out_dir, log)
     rng = random.Random(seed + 1)
-    summary = Summary(shapes=len(shapes))
+    summary = Summary(shapes=len(shapes), capped=(uncapped - len(shapes)) * len(precisions))
     start = clock()
     last_log = start
     for i, shape in enumerate(shapes):
@@ -434,6 +453,7 @@ def run(out_dir, precisions, executor, kind="full", seed=1, max_seconds=None, ta
         for p in order:
             bytes_ = shape.elements(executor.attention_op != "sdpa") * (2 if p in ("fp16", "bf16") else 4)
             if bytes_ > max_bytes:
+                summary.capped += 1
                 continue
             if writer.has(shape, executor.name, p):
                 summary.already += 1

@@ -323,6 +323,7 @@ def measure(plan_path, out_dir, passes=2, warmup=2, reps=3, cap_s=8.0, seed=1, d
         name = adopt_graph(r.graph, plan_path, out_dir, r.line, dry_run=True)
         _one_graph_a_name(name, r, plan_path, out_dir, copies)
     ref = _reference(runs, reference)
+    ref = _resumed_reference(out_dir, runs, ref, reference)
     if runner in (run_job, run_job_inline):
         check_dependencies(runs, factories)
     # every check above creates nothing: the dataset folder is made only for a plan that can be measured
@@ -470,7 +471,33 @@ def _reference(runs, name):
     return min(priced, key=lambda r: r.predicted_ms) if priced else runs[0]
 
 
-DRIFT_FIELDS = ["when", "at_s", "model", "batch", "phase", "iter_ms_p50", "precision"]
+def _resumed_reference(out_dir, runs, ref, asked):
+    """The reference of a resumed campaign: the one its drift.csv measured first (its speed is what the drift
+    compares), where the plan still has that run and no other was asked for; a different one is refused."""
+    rows = read_drift(out_dir) if os.path.isdir(out_dir) else []
+    if not rows:
+        return ref
+    line, first = rows[0]
+
+    def same(r):
+        return (r.model == first.get("model") and str(r.batch) == str(first.get("batch"))
+                and r.phase == first.get("phase")
+                and all(str(getattr(r, k) if getattr(r, k) is not None else "") == str(first[k])
+                        for k in ("resolution", "world_size", "threads") if first.get(k, "") != ""))
+    if same(ref):
+        return ref
+    if not asked:
+        hits = [r for r in runs if same(r)]
+        if hits:
+            return hits[0]
+    raise ValueError(f"{os.path.join(out_dir, 'drift.csv')}:{line}: this folder's drift reference is "
+                     f"{first.get('model')} batch {first.get('batch')} {first.get('phase')}, the run now chosen "
+                     f"{ref.model} batch {ref.batch} {ref.phase}: their speeds do not compare; resume with "
+                     f"--reference {first.get('model')} (a plan holding that run), or measure into a new folder")
+
+
+DRIFT_FIELDS = ["when", "at_s", "model", "batch", "phase", "iter_ms_p50", "precision", "resolution", "world_size",
+                "threads"]
 
 
 def read_drift(out_dir):
@@ -499,6 +526,9 @@ def drift_verdict(out_dir, limit_pct=DRIFT_LIMIT_PCT):
     """None when every reference measurement in drift.csv is within ``limit_pct`` % of the first; else (change %,
     row) of the one furthest off: the machine's speed changed while it measured, so its runs are not data."""
     rows = [r for _, r in read_drift(out_dir)]
+    if rows:
+        # only the first's reference run compares with it (a folder written before the reference was kept)
+        rows = [r for r in rows if all(r.get(k) == rows[0].get(k) for k in ("model", "batch", "phase"))]
     if len(rows) < 2:
         return None
     first = rows[0]["iter_ms_p50"]
@@ -528,7 +558,9 @@ def _drift(out_dir, ref, options, runner, label, start, log, keep_going=False, c
     header, _ = dataset.read_table(path)
     fields = header or DRIFT_FIELDS
     row = {"when": label, "at_s": round(clock() - start, 1), "model": ref.model, "batch": ref.batch,
-           "phase": ref.phase, "iter_ms_p50": round(ms, 3), "precision": ref.precision}
+           "phase": ref.phase, "iter_ms_p50": round(ms, 3), "precision": ref.precision,
+           "resolution": "" if ref.resolution is None else ref.resolution, "world_size": ref.world_size,
+           "threads": ref.threads}
     dataset.append_rows(path, fields, [{k: row.get(k, "") for k in fields}], repaired=True)
     first = read_drift(out_dir)[0][1]["iter_ms_p50"]
     change = 100 * (ms / first - 1) if first > 0 else 0.0

@@ -20,10 +20,12 @@ def parse_factories(specs):
     """``["name=module:callable", ...]`` -> {name: (module, callable)}."""
     out = {}
     for spec in specs or []:
-        if "=" not in spec or ":" not in spec.split("=", 1)[1]:
+        name, _, target = spec.partition("=")
+        module, _, attr = target.partition(":")
+        if not (name.strip() and module.strip() and attr.strip()):
             raise ValueError(f"--factory takes NAME=module:callable, got '{spec}'")
-        name, target = spec.split("=", 1)
-        module, attr = target.split(":", 1)
+        if name.strip() in out:
+            raise ValueError(f"--factory {name.strip()} is given twice; name each factory once")
         out[name.strip()] = (module.strip(), attr.strip())
     return out
 

@@ -111,15 +111,15 @@ class Run:
 
 # The bounds scaledl's own readers keep (DatasetReader.MAX_BATCH, MAX_WORLD_SIZE, MAX_THREADS): a run beyond them is
 # no run a machine could measure (a world size of a million would start a million processes).
-MAXIMA = {"batch": 1 << 20, "world_size": 1 << 20, "threads": 1 << 16}
+MAXIMA = {"batch": 1 << 20, "world_size": 1 << 20, "threads": 1 << 16, "resolution": 1 << 16}
 
 
 def _positive(path, line, row, col):
     text = (row.get(col) or "").strip()
-    try:
-        v = int(text)
-    except ValueError:
-        raise PlanError(f"{path}:{line}: {col} must be a positive integer, got '{text}'") from None
+    # ASCII digits only: Python's int() also reads '6_4', '+64' and other scripts' digits
+    if not (text.isascii() and text.isdigit()):
+        raise PlanError(f"{path}:{line}: {col} must be a positive integer, got '{text}'")
+    v = int(text)
     if v < 1:
         raise PlanError(f"{path}:{line}: {col} must be a positive integer, got '{text}'")
     most = MAXIMA.get(col)
