@@ -205,9 +205,10 @@ def _export(args, parser):
         # said before PyTorch is looked for: a missing file is the first thing to fix
         raise ValueError(f"--config {args.config}: " + ("is a folder, not a config.json file"
                                                          if os.path.isdir(args.config) else "no such file"))
-    if args.config and not args.config.startswith("hf:"):
+    config_file = args.config[3:] if args.config and args.config.startswith("hf:") else args.config
+    if config_file and config_file.endswith(".json"):
         from scaledl_profiler.hf import read_config_file
-        read_config_file(args.config)   # its JSON and sizes checked before PyTorch is looked for
+        read_config_file(config_file)   # its JSON and sizes checked before PyTorch is looked for
     kind = Spec(name, factories).kind
     hf = kind == "hf"
     size = args.seq if args.seq is not None else args.size
@@ -231,8 +232,7 @@ def _export(args, parser):
                            + ".onnx")
     from scaledl_profiler import dataset
     dataset.check_file(out, "--out", "e.g. graphs/NAME_rSIZE.onnx")
-    if args.config and not args.config.startswith("hf:") and os.path.exists(out) \
-            and os.path.samefile(out, args.config):
+    if config_file and os.path.exists(out) and os.path.exists(config_file) and os.path.samefile(out, config_file):
         parser.error(f"export: --out {out} is the --config file; name another file for the graph")
     result = export(name, size, out, factories, args.eval, args.opset, args.dynamic_size, head=args.head)
     print(f"wrote {out}: {result.nodes} nodes, {result.params} trainable parameters")

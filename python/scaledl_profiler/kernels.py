@@ -254,6 +254,7 @@ class KernelWriter:
                 raise ValueError(f"{path}: has columns {','.join(header)}, not {','.join(columns)}; write the "
                                  "kernel tables into a new folder")
             ids = set()
+            repeated = []
             for line, r in rows:
                 # a rerun keeps what the table holds: each row read back is checked, as passes.csv's are
                 for c in ("row_id", "latency_ms") if table in COLUMNS else ():
@@ -265,10 +266,13 @@ class KernelWriter:
                         raise ValueError(f"{path}:{line}: {c} is not a number >= 0: '{r[c][:40]}': a damaged line "
                                          "(delete it)")
                     if c == "row_id":
-                        if int(v) in ids:
-                            raise ValueError(f"{path}:{line}: row_id {int(v)} is repeated: a damaged line (delete "
-                                             "it)")
+                        if int(v) in ids and not repeated:
+                            # an earlier release continued ids at the row count: after a deleted line, a repeat
+                            repeated.append(line)
                         ids.add(int(v))
+            if repeated:
+                self.log(f"warning: {path}:{repeated[0]}: a row_id repeats an earlier one (an earlier release "
+                         "numbered a table extended after a deleted line so); new rows continue after the largest")
             self._next[table] = max(ids) + 1 if ids else len(rows)
             if table in COLUMNS:
                 # what the table already holds: a rerun measures only the rest (an interrupted campaign resumes)

@@ -483,13 +483,13 @@ def _resumed_reference(out_dir, runs, ref, asked):
         return (r.model == first.get("model") and str(r.batch) == str(first.get("batch"))
                 and r.phase == first.get("phase")
                 and all(str(getattr(r, k) if getattr(r, k) is not None else "") == str(first[k])
-                        for k in ("resolution", "world_size", "threads") if first.get(k, "") != ""))
+                        for k in ("resolution", "world_size", "threads", "precision", "memory_format")
+                        if first.get(k, "") != ""))
     if same(ref):
         return ref
-    if not asked:
-        hits = [r for r in runs if same(r)]
-        if hits:
-            return hits[0]
+    hits = [r for r in runs if same(r) and (not asked or r.model == asked)]
+    if hits:
+        return hits[0]
     raise ValueError(f"{os.path.join(out_dir, 'drift.csv')}:{line}: this folder's drift reference is "
                      f"{first.get('model')} batch {first.get('batch')} {first.get('phase')}, the run now chosen "
                      f"{ref.model} batch {ref.batch} {ref.phase}: their speeds do not compare; resume with "
@@ -497,7 +497,9 @@ def _resumed_reference(out_dir, runs, ref, asked):
 
 
 DRIFT_FIELDS = ["when", "at_s", "model", "batch", "phase", "iter_ms_p50", "precision", "resolution", "world_size",
-                "threads"]
+                "threads", "memory_format"]
+#: The columns of drift.csv that name its reference run (an older file has the first four).
+DRIFT_RUN = ("model", "batch", "phase", "precision", "resolution", "world_size", "threads", "memory_format")
 
 
 def read_drift(out_dir):
@@ -528,7 +530,7 @@ def drift_verdict(out_dir, limit_pct=DRIFT_LIMIT_PCT):
     rows = [r for _, r in read_drift(out_dir)]
     if rows:
         # only the first's reference run compares with it (a folder written before the reference was kept)
-        rows = [r for r in rows if all(r.get(k) == rows[0].get(k) for k in ("model", "batch", "phase"))]
+        rows = [r for r in rows if all(r.get(k) == rows[0].get(k) for k in DRIFT_RUN)]
     if len(rows) < 2:
         return None
     first = rows[0]["iter_ms_p50"]
@@ -560,7 +562,7 @@ def _drift(out_dir, ref, options, runner, label, start, log, keep_going=False, c
     row = {"when": label, "at_s": round(clock() - start, 1), "model": ref.model, "batch": ref.batch,
            "phase": ref.phase, "iter_ms_p50": round(ms, 3), "precision": ref.precision,
            "resolution": "" if ref.resolution is None else ref.resolution, "world_size": ref.world_size,
-           "threads": ref.threads}
+           "threads": ref.threads, "memory_format": ref.memory_format}
     dataset.append_rows(path, fields, [{k: row.get(k, "") for k in fields}], repaired=True)
     first = read_drift(out_dir)[0][1]["iter_ms_p50"]
     change = 100 * (ms / first - 1) if first > 0 else 0.0

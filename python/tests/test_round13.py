@@ -79,6 +79,15 @@ def test_a_resumed_campaign_keeps_its_drift_reference(tmp_path):
     assert drift[0]["resolution"] == "64" and drift[0]["threads"] == "1"
 
 
+def test_a_resume_in_another_precision_keeps_the_folders_reference(tmp_path):
+    plan = _plan(tmp_path)
+    out = tmp_path / "out"
+    m.measure(plan, out, passes=1, reps=1, runner=Runner(), log=lambda s: None, check_idle=False)
+    with pytest.raises(ValueError, match="drift reference is b batch 2 infer"):
+        m.measure(plan, out, passes=1, reps=1, runner=Runner(), log=lambda s: None, check_idle=False,
+                  precision="bf16", device="cuda")
+
+
 def test_the_drift_verdict_compares_the_first_reference_only(tmp_path):
     (tmp_path / "drift.csv").write_text("when,at_s,model,batch,phase,iter_ms_p50,precision\n"
                                         "start,0,a,2,train,2,fp32\nafter pass 1,5,b,2,infer,50,fp32\n"
@@ -111,11 +120,16 @@ def test_a_damaged_kernel_row_is_named_on_a_rerun(tmp_path, bad):
         k.run(tmp_path, ["fp32"], k.FakeExecutor(), "tiny", tables=("bmm",), log=lambda s: None)
 
 
-def test_a_repeated_kernel_row_id_is_named(tmp_path):
+def test_a_repeated_kernel_row_id_of_an_earlier_release_is_said_and_ids_continue_after_the_largest(tmp_path):
     path, lines = _kernel_table(tmp_path)
-    path.write_text("".join(lines + [lines[1]]))
-    with pytest.raises(ValueError, match=rf"bmm.csv:{len(lines) + 1}: row_id 0 is repeated"):
-        k.run(tmp_path, ["fp32"], k.FakeExecutor(), "tiny", tables=("bmm",), log=lambda s: None)
+    n = len(lines) - 1
+    # ids 0, 2, ..., n-1 and n-1 again: an earlier release extended a table after a deleted line so
+    path.write_text("".join(lines[:2] + lines[3:] + [lines[-1]]))
+    logs = []
+    k.run(tmp_path, ["fp16"], k.FakeExecutor(), "tiny", tables=("bmm",), log=logs.append)
+    assert any(f"bmm.csv:{n + 1}: a row_id repeats" in line for line in logs), logs
+    ids = [int(r["row_id"]) for r in csv.DictReader(open(path))]
+    assert ids[n:] == list(range(n, n + len(ids) - n))
 
 
 def test_shapes_over_the_size_cap_are_counted(tmp_path):
@@ -149,9 +163,10 @@ def test_a_factory_named_twice_is_refused():
 def test_export_refuses_to_write_over_its_config_or_through_a_link(tmp_path, capsys):
     cfg = tmp_path / "config.json"
     cfg.write_text('{"model_type": "bert", "hidden_size": 64, "num_attention_heads": 4}')
-    with pytest.raises(SystemExit) as e:
-        cli.main(["export", "--config", str(cfg), "--out", str(cfg)])
-    assert e.value.code == 2 and "is the --config file" in capsys.readouterr().err
+    for given in (str(cfg), "hf:" + str(cfg)):
+        with pytest.raises(SystemExit) as e:
+            cli.main(["export", "--config", given, "--out", str(cfg)])
+        assert e.value.code == 2 and "is the --config file" in capsys.readouterr().err
     link = tmp_path / "link.onnx"
     link.symlink_to(tmp_path / "elsewhere.onnx")
     assert cli.main(["export", "--config", str(cfg), "--out", str(link)]) == 1
