@@ -33,6 +33,7 @@ import os
 import shutil
 import subprocess
 import time
+import zipfile
 
 from scaledl_profiler import dataset, machine
 
@@ -107,6 +108,9 @@ def run(jar, model, out, work="scaledl-here", budget_s=120.0, models=None, size=
     if not os.path.isfile(jar):
         raise FileNotFoundError(f"{jar}: no such file (build it: mvn -B -q package -DskipTests, then "
                                 "--jar scaledl-examples/target/scaledl.jar)")
+    if not zipfile.is_zipfile(jar):
+        raise ValueError(f"--jar {jar}: not a jar (a zip archive); build it: mvn -B -q package -DskipTests, then "
+                         "--jar scaledl-examples/target/scaledl.jar")
     # checked before minutes of exporting: the Java command, a model scaledl can calibrate, the models once each
     if runner is subprocess.run and shutil.which(java) is None:
         raise ValueError(f"--java {java}: no such command (install Java 17, or give --java PATH)")

@@ -1,5 +1,6 @@
 """Hostile input, round thirteen: the companion's tables, options and files (no PyTorch needed)."""
 import csv
+import zipfile
 
 import pytest
 
@@ -204,7 +205,8 @@ def test_a_plans_resolution_has_a_maximum(tmp_path):
 
 def test_here_refuses_its_prior_as_its_output_and_a_huge_size(tmp_path):
     jar = tmp_path / "scaledl.jar"
-    jar.write_text("jar")
+    with zipfile.ZipFile(jar, "w") as z:
+        z.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
     prior = tmp_path / "prior.sdl"
     prior.write_text("model")
     with pytest.raises(ValueError, match="is the --model file"):
@@ -213,4 +215,13 @@ def test_here_refuses_its_prior_as_its_output_and_a_huge_size(tmp_path):
     with pytest.raises(ValueError, match="--size must be at least 16 pixels and at most 4096"):
         here.run(str(jar), "cpu-zoo", str(tmp_path / "x.sdl"), work=str(tmp_path / "w"), size=100000000,
                  log=lambda s: None, runner=lambda *a, **kw: None)
+    assert not (tmp_path / "w").exists()
+
+
+def test_here_refuses_a_jar_that_is_no_jar(tmp_path):
+    jar = tmp_path / "scaledl.jar"
+    jar.write_text("not a jar")
+    with pytest.raises(ValueError, match="not a jar"):
+        here.run(str(jar), "cpu-zoo", str(tmp_path / "x.sdl"), work=str(tmp_path / "w"), log=lambda s: None,
+                 runner=lambda *a, **kw: None)
     assert not (tmp_path / "w").exists()
