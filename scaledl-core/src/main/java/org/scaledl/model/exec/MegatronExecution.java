@@ -676,10 +676,10 @@ public final class MegatronExecution {
      * of {@code lora·(K + N)} trained parameters whose two thin products move their operand and output through memory
      * (forward, again when recomputed, and twice backward), or do their {@code 2·lora} FLOPs per element of them at
      * the sustained 16-bit peak, whichever takes longer (a rank near the hidden size costs what the layer does). With
-     * packed sequences ({@code documents > 0} tokens a document) the attention core's quadratic layers (scores,
+     * packed sequences ({@code documents > 0} tokens a document) a fused attention core's quadratic layers (scores,
      * softmax, its masks and dropout, the context product) do {@code documents / seq} of their work and keep that
      * share of what they save: causal attention within documents of {@code L} tokens costs {@code S·L/2} pairs
-     * against {@code S²/2}.
+     * against {@code S²/2}. An unfused core computes, masks and keeps the whole score matrix whatever the documents.
      */
     private static Unit[] computeUnits(ModelGraph g, DeviceLayerCost layers, Device device, Precision prec,
             Phase phase, Recompute rc, Set<RecomputeModule> modules, int b, int t, boolean sp, int c, int e, int et,
@@ -751,9 +751,10 @@ public final class MegatronExecution {
             if (lf.family() == OpFamily.SHAPE || inFusedGroupedMlp(g.layer(i), device, prec)) {
                 continue;
             }
-            // packed documents: the attention core's layers do the share of their work the keys within a document
-            // give (the quadratic ones, the sparse-attention indexer's among them, documents / seq)
-            double packed = documents > 0 && kind.attentionCore() && lf.family() != OpFamily.MOVEMENT
+            // packed documents: a fused attention core's layers do the share of their work the keys within a
+            // document give (the quadratic ones, the sparse-attention indexer's among them, documents / seq); an
+            // unfused core masks its whole score matrix
+            double packed = documents > 0 && kind.attentionCore() && fusedCore[u] && lf.family() != OpFamily.MOVEMENT
                     && lf.family() != OpFamily.VIEW ? ts.packedShare(documents, kind == LayerRole.Kind.INDEXER) : 1;
             double keeps = packed * savedBytes(g, lf, role, b, ts, fusedCore[u], prec, lowLinear ? low : null, redo,
                     divisor, t, sp, c);
@@ -773,10 +774,9 @@ public final class MegatronExecution {
             boolean again = role.region() == LayerRole.Region.BLOCK && (rc == Recompute.FULL
                     || redo != null && redo[i] != null);
             kernels[u] += (again ? 2 : 1) + (train ? 2 : 0);
-            if (kind == LayerRole.Kind.ATTENTION_CORE && lf.family() == OpFamily.SOFTMAX && !fusedCore[u]
-                    && !scaleMaskSoftmaxFused(lf, g.layer(i).paddingMask(), b, ts, t, c, actBytes)) {
+            SoftmaxFallback fb = SoftmaxFallback.of(g, lf, fusedCore[u], b, t, c, actBytes).orElse(null);
+            if (fb != null) {
                 // PyTorch's kernels where Megatron's fused one does not take the scores
-                SoftmaxFallback fb = SoftmaxFallback.of(actBytes);
                 fwd *= fb.forward();
                 bwd *= fb.backward();
                 fallbackKernels[u] += fb.kernels() * ((again ? 1 : 0) + 1 + (train ? 1 : 0));
@@ -1220,6 +1220,22 @@ public final class MegatronExecution {
         static SoftmaxFallback of(double activationBytes) {
             return activationBytes == 2 ? new SoftmaxFallback(36 / 4.0, 40 / 6.0, 4)
                     : new SoftmaxFallback(24 / 8.0, 28 / 12.0, 2);
+        }
+
+        /**
+         * The fallback of a layer where it is an unfused core's softmax ({@code fusedCore} false for its unit) whose
+         * scores the fused kernel does not take ({@link #scaleMaskSoftmaxFused}), at micro-batch {@code b} on
+         * {@code t} tensor-parallel and {@code c} context-parallel ranks; empty for every other layer.
+         */
+        static Optional<SoftmaxFallback> of(ModelGraph g, LayerFeatures lf, boolean fusedCore, int b, int t, int c,
+                double activationBytes) {
+            if (fusedCore || lf.family() != OpFamily.SOFTMAX
+                    || g.role(lf.layer()).kind() != LayerRole.Kind.ATTENTION_CORE
+                    || scaleMaskSoftmaxFused(lf, g.layer(lf.layer()).paddingMask(), b,
+                    g.transformer().orElseThrow(), t, c, activationBytes)) {
+                return Optional.empty();
+            }
+            return Optional.of(of(activationBytes));
         }
 
         /** The factor on what the softmax keeps for the backward pass: its probabilities in FP32. */
@@ -2388,8 +2404,8 @@ public final class MegatronExecution {
         double gpu = model.gpu(terms);
         double[] perLayer = new double[g.size()];
         OpFamily[] families = new OpFamily[g.size()];
-        List<LayerFeatures> fs = FeatureExtractor.of(g).extract(Math.max(1, (int) Math.ceil((double) w.batch()
-                / w.parallelism().microBatches())), w.phase());
+        int micro = Math.max(1, (int) Math.ceil((double) w.batch() / w.parallelism().microBatches()));
+        List<LayerFeatures> fs = FeatureExtractor.of(g).extract(micro, w.phase());
         double denseCal = model.dense(terms);
         // the other layers in three pools, each given its own term's calibrated time: the rest, the attention core's,
         // the routed experts' (a pool without layers leaves its time to the rest)
@@ -2405,6 +2421,7 @@ public final class MegatronExecution {
         int[] pool = new int[g.size()];
         double denseRaw = 0;
         double[] otherRaw = new double[pools.length];
+        boolean[] fusedCore = fusedCores(g);
         for (LayerFeatures lf : fs) {
             if (lf.family() == OpFamily.SHAPE || !lf.executes()
                     || inFusedGroupedMlp(g.layer(lf.layer()), device, w.precision())) {
@@ -2413,8 +2430,13 @@ public final class MegatronExecution {
             double bwdFlops = lf.flopsBwd() * frozenBackwardShare(w.loraRank(), lf);
             // a contraction's share: its FLOPs at the sustained peak of the units it runs on (FP8, 16-bit, FP32)
             Precision runs = dense(lf.family()) ? productPrecision(w, device, lf) : null;
+            // a softmax that falls back to PyTorch's kernels moves their bytes (as the units time it)
+            SoftmaxFallback fb = SoftmaxFallback.of(g, lf, fusedCore[unit(g.role(lf.layer()))], micro,
+                    w.parallelism().tensor(), w.parallelism().context(), w.precision().activationBytes())
+                    .orElse(new SoftmaxFallback(1, 1, 0));
             double work = (runs != null ? (lf.flopsFwd() + bwdFlops) / (sustainedFraction(layers, device, runs)
-                    * device.peakFlopsPerSecond(runs, true)) : lf.bytesFwd() + lf.bytesBwd()) * g.repeats(lf.layer());
+                    * device.peakFlopsPerSecond(runs, true)) : lf.bytesFwd() * fb.forward()
+                    + lf.bytesBwd() * fb.backward()) * g.repeats(lf.layer());
             perLayer[lf.layer()] = work;
             families[lf.layer()] = lf.family();
             if (dense(lf.family())) {
