@@ -1066,6 +1066,15 @@ class MegatronExecutionTest {
             }
             return out;
         };
+        // the prediction says why, and which micro-batch the kernel takes
+        java.util.function.IntFunction<String> said = micro -> predictor.predict(Workload.builder(eager.graph(1024))
+                .batch(micro).phase(Phase.TRAIN).device(A100).parallelism(Parallelism.of(1, 8, 1, 1))
+                .precision(Precision.FP16).recompute(Recompute.FULL).topology(DGX).build()).warnings().stream()
+                .map(PredictionWarning::message).filter(x -> x.contains("softmax runs PyTorch's kernels")).findFirst()
+                .orElse("");
+        assertTrue(said.apply(1).contains("here 1 x 16 / 8 = 2; a micro-batch of 2 would"), said.apply(1));
+        assertEquals("", said.apply(2));
+        assertTrue(said.apply(3).contains("here 3 x 16 / 8 = 6; a micro-batch of 4 would"), said.apply(3));
         double[] fallback = softmaxAndDropout.apply(1);
         double[] kernel = softmaxAndDropout.apply(2);
         assertTrue(fallback[0] > 3 * fallback[1], java.util.Arrays.toString(fallback));

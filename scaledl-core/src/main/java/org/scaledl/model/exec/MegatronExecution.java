@@ -1334,6 +1334,50 @@ public final class MegatronExecution {
     }
 
     /**
+     * The note saying an unfused core's softmax runs PyTorch's kernels ({@link SoftmaxFallback}) and why: the scores'
+     * precision, their keys, or the score matrices a rank holds at this micro-batch (with the smallest larger
+     * micro-batch the fused kernel takes, where one up to 64 does); empty where every softmax runs the fused kernel.
+     */
+    static Optional<String> softmaxFallbackNote(Workload w, List<LayerFeatures> fs) {
+        ModelGraph g = w.graph();
+        boolean[] fused = fusedCores(g);
+        int t = w.parallelism().tensor();
+        int c = w.parallelism().context();
+        int b = Math.max(1, (int) Math.ceil((double) w.batch() / w.parallelism().microBatches()));
+        double bytes = w.precision().activationBytes();
+        TransformerShape ts = g.transformer().orElseThrow();
+        for (LayerFeatures lf : fs) {
+            if (SoftmaxFallback.of(g, lf, fused[unit(g.role(lf.layer()))], b, t, c, bytes).isEmpty()) {
+                continue;
+            }
+            long keys = Math.round(lf.inChannels());
+            String why;
+            if (bytes != 2) {
+                why = "it takes 16-bit scores only";
+            } else if (keys <= 16 || keys > (ts.fusedAttention() ? 16_383 : 4_096) || keys % 4 != 0) {
+                why = String.format(Locale.ROOT, "it takes %s keys (here %d)", ts.fusedAttention()
+                        ? "17 to 16,383 in a multiple of 8" : "17 to 4,096 in a multiple of 4", keys);
+            } else {
+                int better = 0;
+                for (int more = b + 1; more <= 64 && better == 0; more++) {
+                    if (scaleMaskSoftmaxFused(FeatureExtractor.of(g).extract(more, w.phase()).get(fs.indexOf(lf)),
+                            g.layer(lf.layer()).paddingMask(), more, ts, t, c, bytes)) {
+                        better = more;
+                    }
+                }
+                why = String.format(Locale.ROOT, "it takes the score matrices a rank holds, micro-batch x heads / "
+                        + "tensor parallelism, in a multiple of 4 (of 8 at 128 keys or fewer): here %d x %d / %d = %d%s",
+                        b, ts.heads(), t, b * ts.heads() / Math.max(1, t), better > 0
+                                ? String.format(Locale.ROOT, "; a micro-batch of %d would", better) : "");
+            }
+            return Optional.of("the attention's softmax runs PyTorch's kernels (a cast to FP32, the scale, the mask, "
+                    + "the softmax, a cast back: about 9 times the bytes forward, 7 backward, FP32 probabilities kept), "
+                    + "not Megatron's fused scale-mask-softmax kernel: " + why);
+        }
+        return Optional.empty();
+    }
+
+    /**
      * The note naming the blocks' products cuBLAS computes on the FP32 units ({@link #misaligned}) or, on Hopper and
      * Blackwell, without the tensor memory accelerator ({@link TensorCoreAlignment#slowdown}), each with its
      * reduction length and output width on one GPU; empty where there is none.
@@ -2578,6 +2622,7 @@ public final class MegatronExecution {
         bubbleNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
         zeroNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
         misalignmentNote(w, device, fs).map(StageCost.Note::noted).ifPresent(all::add);
+        softmaxFallbackNote(w, fs).map(StageCost.Note::noted).ifPresent(all::add);
         if (w.expertImbalance() != 1 && w.parallelism().expert() == 1) {
             all.add(StageCost.Note.noted("expert imbalance " + org.scaledl.io.CsvTable.plain(w.expertImbalance())
                     + " not applied: on one expert rank every GPU holds every expert, and none receives more than its "
