@@ -1075,6 +1075,18 @@ class MegatronExecutionTest {
         assertTrue(said.apply(1).contains("here 1 x 16 / 8 = 2; a micro-batch of 2 would"), said.apply(1));
         assertEquals("", said.apply(2));
         assertTrue(said.apply(3).contains("here 3 x 16 / 8 = 6; a micro-batch of 4 would"), said.apply(3));
+        // keys beyond the kernel's, or an encoder's queries not a multiple of its batches per block: said so
+        java.util.function.BiFunction<TransformerSpec, Integer, String> saidOf = (spec, seq) -> predictor.predict(
+                Workload.builder(spec.graph(seq)).batch(4).phase(Phase.TRAIN).device(A100)
+                        .parallelism(Parallelism.of(1, 1, 1, 1)).precision(Precision.FP16).recompute(Recompute.NONE)
+                        .topology(DGX).build()).warnings().stream().map(PredictionWarning::message)
+                .filter(x -> x.contains("softmax runs PyTorch's kernels")).findFirst().orElse("");
+        assertTrue(saidOf.apply(eager.toBuilder().maxPositions(4100).build(), 4100)
+                .contains("it takes 17 to 4,096 in a multiple of 4 keys (here 4100)"));
+        TransformerSpec bert = TransformerSpec.encoder("bert-small", 256, 4, 2, 1000).maxPositions(128).build();
+        assertTrue(saidOf.apply(bert, 20).contains("queries in a multiple of 8 with a padding mask (here 20)"),
+                saidOf.apply(bert, 20));
+        assertEquals("", saidOf.apply(bert, 24));
         double[] fallback = softmaxAndDropout.apply(1);
         double[] kernel = softmaxAndDropout.apply(2);
         assertTrue(fallback[0] > 3 * fallback[1], java.util.Arrays.toString(fallback));

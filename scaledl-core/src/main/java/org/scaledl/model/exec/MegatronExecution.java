@@ -1193,15 +1193,32 @@ public final class MegatronExecution {
             int c, double activationBytes) {
         long keys = Math.round(softmax.inChannels());
         long heads = ts.heads() / Math.max(1, t);
-        boolean engine = ts.fusedAttention();
-        if (activationBytes != 2 || keys <= 16 || heads < 1 || (engine ? keys >= 16_384 || keys % 8 != 0
-                : keys > 4_096 || keys % 4 != 0)) {
+        if (activationBytes != 2 || !keysTaken(keys, ts.fusedAttention()) || heads < 1) {
             return false;
         }
-        long queries = Math.round(softmax.outputElements() / ((double) b * ts.heads() * keys)) / Math.max(1, c);
+        long queries = queries(softmax, b, ts, keys, c);
         long batches = (long) b * heads;
-        int perBlock = keys <= 128 ? 8 : 4;
+        int perBlock = batchesPerBlock(keys);
         return queries % 4 == 0 && batches % 4 == 0 && (padding ? queries % perBlock == 0 : batches % perBlock == 0);
+    }
+
+    /**
+     * Whether the fused softmax kernel takes this many keys: Megatron's 17 to 4,096 in a multiple of 4, Transformer
+     * Engine's ({@code engine}: a model of fused cores whose heads are too wide for them) 17 to 16,383 in a multiple
+     * of 8.
+     */
+    private static boolean keysTaken(long keys, boolean engine) {
+        return keys > 16 && (engine ? keys < 16_384 && keys % 8 == 0 : keys <= 4_096 && keys % 4 == 0);
+    }
+
+    /** The kernel's score rows a thread block takes: 8 at 128 keys or fewer, else 4 ({@code get_batch_per_block}). */
+    private static int batchesPerBlock(long keys) {
+        return keys <= 128 ? 8 : 4;
+    }
+
+    /** The queries a rank's softmax takes: its features' whole score matrix over micro-batch, heads and keys, over c. */
+    private static long queries(LayerFeatures softmax, int b, TransformerShape ts, long keys, int c) {
+        return Math.round(softmax.outputElements() / ((double) b * ts.heads() * keys)) / Math.max(1, c);
     }
 
     /**
@@ -1351,17 +1368,22 @@ public final class MegatronExecution {
                 continue;
             }
             long keys = Math.round(lf.inChannels());
+            long queries = queries(lf, b, ts, keys, c);
+            boolean padding = g.layer(lf.layer()).paddingMask();
             String why;
             if (bytes != 2) {
                 why = "it takes 16-bit scores only";
-            } else if (keys <= 16 || keys > (ts.fusedAttention() ? 16_383 : 4_096) || keys % 4 != 0) {
+            } else if (!keysTaken(keys, ts.fusedAttention())) {
                 why = String.format(Locale.ROOT, "it takes %s keys (here %d)", ts.fusedAttention()
                         ? "17 to 16,383 in a multiple of 8" : "17 to 4,096 in a multiple of 4", keys);
+            } else if (queries % 4 != 0 || padding && queries % batchesPerBlock(keys) != 0) {
+                why = String.format(Locale.ROOT, "it takes queries in a multiple of %d%s (here %d)", padding
+                        ? batchesPerBlock(keys) : 4, padding ? " with a padding mask" : "", queries);
             } else {
                 int better = 0;
                 for (int more = b + 1; more <= 64 && better == 0; more++) {
                     if (scaleMaskSoftmaxFused(FeatureExtractor.of(g).extract(more, w.phase()).get(fs.indexOf(lf)),
-                            g.layer(lf.layer()).paddingMask(), more, ts, t, c, bytes)) {
+                            padding, more, ts, t, c, bytes)) {
                         better = more;
                     }
                 }
