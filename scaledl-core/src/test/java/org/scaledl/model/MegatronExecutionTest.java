@@ -1070,23 +1070,49 @@ class MegatronExecutionTest {
         java.util.function.IntFunction<String> said = micro -> predictor.predict(Workload.builder(eager.graph(1024))
                 .batch(micro).phase(Phase.TRAIN).device(A100).parallelism(Parallelism.of(1, 8, 1, 1))
                 .precision(Precision.FP16).recompute(Recompute.FULL).topology(DGX).build()).warnings().stream()
-                .map(PredictionWarning::message).filter(x -> x.contains("softmax runs PyTorch's kernels")).findFirst()
+                .map(PredictionWarning::message).filter(x -> x.contains("runs PyTorch's kernels")).findFirst()
                 .orElse("");
-        assertTrue(said.apply(1).contains("here 1 x 16 / 8 = 2; a micro-batch of 2 would"), said.apply(1));
+        assertTrue(said.apply(1).contains("here 1 x 16 / 8 = 2; a micro-batch of 2 would take them"), said.apply(1));
         assertEquals("", said.apply(2));
-        assertTrue(said.apply(3).contains("here 3 x 16 / 8 = 6; a micro-batch of 4 would"), said.apply(3));
+        assertTrue(said.apply(3).contains("here 3 x 16 / 8 = 6; a micro-batch of 4 would take them"), said.apply(3));
         // keys beyond the kernel's, or an encoder's queries not a multiple of its batches per block: said so
         java.util.function.BiFunction<TransformerSpec, Integer, String> saidOf = (spec, seq) -> predictor.predict(
                 Workload.builder(spec.graph(seq)).batch(4).phase(Phase.TRAIN).device(A100)
                         .parallelism(Parallelism.of(1, 1, 1, 1)).precision(Precision.FP16).recompute(Recompute.NONE)
                         .topology(DGX).build()).warnings().stream().map(PredictionWarning::message)
-                .filter(x -> x.contains("softmax runs PyTorch's kernels")).findFirst().orElse("");
+                .filter(x -> x.contains("runs PyTorch's kernels")).findFirst().orElse("");
         assertTrue(saidOf.apply(eager.toBuilder().maxPositions(4100).build(), 4100)
-                .contains("it takes 17 to 4,096 in a multiple of 4 keys (here 4100)"));
+                .contains("it takes 17 to 4,096 keys, a multiple of 4 (here 4,100)"));
         TransformerSpec bert = TransformerSpec.encoder("bert-small", 256, 4, 2, 1000).maxPositions(128).build();
-        assertTrue(saidOf.apply(bert, 20).contains("queries in a multiple of 8 with a padding mask (here 20)"),
+        assertTrue(saidOf.apply(bert, 20).contains("a rank's queries in a multiple of 8 where padding masks the scores (here 20)"),
                 saidOf.apply(bert, 20));
         assertEquals("", saidOf.apply(bert, 24));
+        // an encoder-decoder: the decoder's causal self-attention at 128 keys needs 8 matrices a rank where the
+        // encoder's and the cross-attention's padded ones need 4: the micro-batch named takes them all
+        TransformerSpec t5 = TransformerSpec.encoder("t5-small", 256, 16, 2, 1000).decoderLayers(2).maxPositions(128)
+                .build();
+        String both = predictor.predict(Workload.builder(t5.graph(128)).batch(1).phase(Phase.TRAIN).device(A100)
+                .parallelism(Parallelism.of(1, 8, 1, 1)).precision(Precision.FP16).recompute(Recompute.NONE)
+                .topology(DGX).build()).warnings().stream().map(PredictionWarning::message)
+                .filter(x -> x.contains("runs PyTorch's kernels")).findFirst().orElse("");
+        assertTrue(both.contains("a micro-batch of 4 would take them"), both);
+        // packed documents do not shorten an unfused core's work, and the prediction says so
+        assertTrue(predictor.predict(job(1, 2, 1, 4, 2, Recompute.NONE).toBuilder().documentTokens(512).build())
+                .warnings().stream().anyMatch(x -> x.message().contains("packed documents shorten a fused attention "
+                        + "core's work only")));
+        // 32-bit scores: the fallback without casts, and an inference step without its backward pass
+        String fp32 = predictor.predict(Workload.builder(eager.graph(1024)).batch(2).phase(Phase.TRAIN).device(A100)
+                .parallelism(Parallelism.of(1, 8, 1, 1)).precision(Precision.FP32).recompute(Recompute.NONE)
+                .topology(DGX).build()).warnings().stream().map(PredictionWarning::message)
+                .filter(x -> x.contains("runs PyTorch's kernels")).findFirst().orElse("");
+        assertTrue(fp32.contains("the softmax of 4 attention layers runs PyTorch's kernels (the scale, the mask, the "
+                + "softmax: 3 times the bytes forward, 2 backward), not the fused scale-mask-softmax kernel "
+                + "(Megatron's): it takes 16-bit scores only"), fp32);
+        String infer = predictor.predict(Workload.builder(eager.graph(1024)).batch(1).phase(Phase.INFER).device(A100)
+                .parallelism(Parallelism.of(1, 8, 1, 1)).precision(Precision.FP16).topology(DGX).build()).warnings()
+                .stream().map(PredictionWarning::message).filter(x -> x.contains("runs PyTorch's kernels"))
+                .findFirst().orElse("");
+        assertTrue(infer.contains("9 times the bytes forward), not") && !infer.contains("backward"), infer);
         double[] fallback = softmaxAndDropout.apply(1);
         double[] kernel = softmaxAndDropout.apply(2);
         assertTrue(fallback[0] > 3 * fallback[1], java.util.Arrays.toString(fallback));

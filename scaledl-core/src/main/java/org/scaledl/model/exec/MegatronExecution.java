@@ -754,8 +754,9 @@ public final class MegatronExecution {
             // packed documents: a fused attention core's layers do the share of their work the keys within a
             // document give (the quadratic ones, the sparse-attention indexer's among them, documents / seq); an
             // unfused core masks its whole score matrix
-            double packed = documents > 0 && kind.attentionCore() && fusedCore[u] && lf.family() != OpFamily.MOVEMENT
-                    && lf.family() != OpFamily.VIEW ? ts.packedShare(documents, kind == LayerRole.Kind.INDEXER) : 1;
+            double packed = documents > 0 && kind.attentionCore() && (fusedCore[u] || kind == LayerRole.Kind.INDEXER)
+                    && lf.family() != OpFamily.MOVEMENT && lf.family() != OpFamily.VIEW
+                    ? ts.packedShare(documents, kind == LayerRole.Kind.INDEXER) : 1;
             double keeps = packed * savedBytes(g, lf, role, b, ts, fusedCore[u], prec, lowLinear ? low : null, redo,
                     divisor, t, sp, c);
             // a row-parallel product splits its reduction, not its output (the partial sums the all-reduce adds)
@@ -1192,11 +1193,16 @@ public final class MegatronExecution {
     static boolean scaleMaskSoftmaxFused(LayerFeatures softmax, boolean padding, int b, TransformerShape ts, int t,
             int c, double activationBytes) {
         long keys = Math.round(softmax.inChannels());
-        long heads = ts.heads() / Math.max(1, t);
-        if (activationBytes != 2 || !keysTaken(keys, ts.fusedAttention()) || heads < 1) {
+        return kernelTakes(keys, queries(softmax, b, ts, keys, c), padding, b, ts.heads() / Math.max(1, t),
+                ts.fusedAttention(), activationBytes);
+    }
+
+    /** {@link #scaleMaskSoftmaxFused} from the scores' keys, a rank's queries and heads, the micro-batch. */
+    private static boolean kernelTakes(long keys, long queries, boolean padding, int b, long heads, boolean engine,
+            double activationBytes) {
+        if (activationBytes != 2 || !keysTaken(keys, engine) || heads < 1) {
             return false;
         }
-        long queries = queries(softmax, b, ts, keys, c);
         long batches = (long) b * heads;
         int perBlock = batchesPerBlock(keys);
         return queries % 4 == 0 && batches % 4 == 0 && (padding ? queries % perBlock == 0 : batches % perBlock == 0);
@@ -1351,9 +1357,10 @@ public final class MegatronExecution {
     }
 
     /**
-     * The note saying an unfused core's softmax runs PyTorch's kernels ({@link SoftmaxFallback}) and why: the scores'
-     * precision, their keys, or the score matrices a rank holds at this micro-batch (with the smallest larger
-     * micro-batch the fused kernel takes, where one up to 64 does); empty where every softmax runs the fused kernel.
+     * The note saying which attention layers' softmax runs PyTorch's kernels ({@link SoftmaxFallback}) and why: the
+     * scores' precision, their keys, a rank's queries, or the score matrices a rank holds at this micro-batch (with
+     * the smallest larger micro-batch, up to 64, at which the fused kernel takes every softmax's); empty where every
+     * softmax runs the fused kernel.
      */
     static Optional<String> softmaxFallbackNote(Workload w, List<LayerFeatures> fs) {
         ModelGraph g = w.graph();
@@ -1362,41 +1369,63 @@ public final class MegatronExecution {
         int c = w.parallelism().context();
         int b = Math.max(1, (int) Math.ceil((double) w.batch() / w.parallelism().microBatches()));
         double bytes = w.precision().activationBytes();
+        boolean train = w.phase() == Phase.TRAIN;
         TransformerShape ts = g.transformer().orElseThrow();
+        long heads = ts.heads() / Math.max(1, t);
+        boolean engine = ts.fusedAttention();
+        String why = null;
+        int layers = 0;
+        // every unfused core's softmax, by its keys, queries and mask: the micro-batch that takes them all
+        List<long[]> cores = new ArrayList<>();
         for (LayerFeatures lf : fs) {
-            if (SoftmaxFallback.of(g, lf, fused[unit(g.role(lf.layer()))], b, t, c, bytes).isEmpty()) {
+            if (lf.family() != OpFamily.SOFTMAX || g.role(lf.layer()).kind() != LayerRole.Kind.ATTENTION_CORE
+                    || fused[unit(g.role(lf.layer()))]) {
                 continue;
             }
             long keys = Math.round(lf.inChannels());
             long queries = queries(lf, b, ts, keys, c);
             boolean padding = g.layer(lf.layer()).paddingMask();
-            String why;
+            cores.add(new long[] {keys, queries, padding ? 1 : 0});
+            if (kernelTakes(keys, queries, padding, b, heads, engine, bytes)) {
+                continue;
+            }
+            layers += g.repeats(lf.layer());
+            if (why != null) {
+                continue;
+            }
             if (bytes != 2) {
                 why = "it takes 16-bit scores only";
-            } else if (!keysTaken(keys, ts.fusedAttention())) {
-                why = String.format(Locale.ROOT, "it takes %s keys (here %d)", ts.fusedAttention()
-                        ? "17 to 16,383 in a multiple of 8" : "17 to 4,096 in a multiple of 4", keys);
+            } else if (!keysTaken(keys, engine)) {
+                why = String.format(Locale.ROOT, "it takes 17 to %s keys, a multiple of %d (here %,d)",
+                        engine ? "16,383" : "4,096", engine ? 8 : 4, keys);
             } else if (queries % 4 != 0 || padding && queries % batchesPerBlock(keys) != 0) {
-                why = String.format(Locale.ROOT, "it takes queries in a multiple of %d%s (here %d)", padding
-                        ? batchesPerBlock(keys) : 4, padding ? " with a padding mask" : "", queries);
+                why = String.format(Locale.ROOT, "it takes a rank's queries in a multiple of %d%s (here %,d)",
+                        padding ? batchesPerBlock(keys) : 4, padding ? " where padding masks the scores" : "",
+                        queries);
             } else {
-                int better = 0;
-                for (int more = b + 1; more <= 64 && better == 0; more++) {
-                    if (scaleMaskSoftmaxFused(FeatureExtractor.of(g).extract(more, w.phase()).get(fs.indexOf(lf)),
-                            padding, more, ts, t, c, bytes)) {
-                        better = more;
-                    }
-                }
                 why = String.format(Locale.ROOT, "it takes the score matrices a rank holds, micro-batch x heads / "
-                        + "tensor parallelism, in a multiple of 4 (of 8 at 128 keys or fewer): here %d x %d / %d = %d%s",
-                        b, ts.heads(), t, b * ts.heads() / Math.max(1, t), better > 0
-                                ? String.format(Locale.ROOT, "; a micro-batch of %d would", better) : "");
+                        + "tensor parallelism, in a multiple of %d: here %d x %d / %d = %d", padding ? 4
+                        : batchesPerBlock(keys), b, ts.heads(), t, b * heads);
             }
-            return Optional.of("the attention's softmax runs PyTorch's kernels (a cast to FP32, the scale, the mask, "
-                    + "the softmax, a cast back: about 9 times the bytes forward, 7 backward, FP32 probabilities kept), "
-                    + "not Megatron's fused scale-mask-softmax kernel: " + why);
         }
-        return Optional.empty();
+        if (why == null) {
+            return Optional.empty();
+        }
+        int better = 0;
+        for (int more = b + 1; more <= 64 && better == 0 && bytes == 2; more++) {
+            int m = more;
+            if (cores.stream().allMatch(k -> kernelTakes(k[0], k[1], k[2] == 1, m, heads, engine, bytes))) {
+                better = more;
+            }
+        }
+        SoftmaxFallback fb = SoftmaxFallback.of(bytes);
+        return Optional.of(String.format(Locale.ROOT, "the softmax of %d attention layer%s runs PyTorch's kernels (%s: "
+                + "%.0f times the bytes forward%s), not the fused scale-mask-softmax kernel (%s): %s%s", layers,
+                layers == 1 ? "" : "s", bytes == 2 ? "a cast to FP32, the scale, the mask, the softmax, a cast back"
+                        : "the scale, the mask, the softmax", fb.forward(), train ? String.format(Locale.ROOT,
+                        ", %.0f backward%s", fb.backward(), bytes == 2 ? ", FP32 probabilities kept" : "") : "",
+                engine ? "Transformer Engine's, for heads too wide for a fused core" : "Megatron's", why,
+                better > 0 ? String.format(Locale.ROOT, "; a micro-batch of %d would take them", better) : ""));
     }
 
     /**
@@ -2645,6 +2674,15 @@ public final class MegatronExecution {
         zeroNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
         misalignmentNote(w, device, fs).map(StageCost.Note::noted).ifPresent(all::add);
         softmaxFallbackNote(w, fs).map(StageCost.Note::noted).ifPresent(all::add);
+        boolean[] fusedUnits = fusedCores(g);
+        boolean unfused = false;
+        for (int u = 2; u < fusedUnits.length; u++) {
+            unfused |= !fusedUnits[u];
+        }
+        if (w.documentTokens() > 0 && unfused) {
+            all.add(StageCost.Note.noted("packed documents shorten a fused attention core's work only: an unfused "
+                    + "core computes, masks and keeps the whole score matrix, whatever the documents"));
+        }
         if (w.expertImbalance() != 1 && w.parallelism().expert() == 1) {
             all.add(StageCost.Note.noted("expert imbalance " + org.scaledl.io.CsvTable.plain(w.expertImbalance())
                     + " not applied: on one expert rank every GPU holds every expert, and none receives more than its "
