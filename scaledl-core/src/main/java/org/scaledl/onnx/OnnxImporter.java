@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Objects;
 import org.scaledl.Checks;
 import org.scaledl.InvalidInputException;
@@ -158,6 +159,15 @@ public final class OnnxImporter {
             // impossible tensor): report it as bad input, never as an internal failure.
             throw InvalidInputException.wrap(file, "invalid ONNX content: " + e, e);
         }
+    }
+
+    /**
+     * The symbol of the file's batch dimension, as the import takes it (a data input's dimension named like a batch,
+     * else the first data input's first symbolic dimension); empty where every input's shape is fixed.
+     */
+    public static Optional<String> batchSymbol(Path path) {
+        OnnxWire.Model model = parse(readBytes(path, DEFAULT_MAX_FILE_BYTES), Names.escape(path.toString()));
+        return DataInputs.batchSymbol(DataInputs.symbolicInputs(model.graph().inputs())).filter(b -> !b.isEmpty());
     }
 
     /**

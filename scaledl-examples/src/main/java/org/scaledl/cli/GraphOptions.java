@@ -32,9 +32,21 @@ final class GraphOptions {
         return org.scaledl.transformer.HuggingFaceConfig.read(config).graph(seq);
     }
 
-    /** Reads a graph with the bound dimensions. */
+    /**
+     * Reads a graph with the bound dimensions.
+     *
+     * @throws IllegalArgumentException (a usage error) for a {@code --dim} that binds the file's batch dimension
+     */
     ModelGraph read(Path file) {
-        return OnnxImporter.read(file, OnnxImporter.Options.builder().dims(dims()).build());
+        Map<String, Long> dims = dims();
+        if (!dims.isEmpty() && java.nio.file.Files.isRegularFile(file)) {
+            OnnxImporter.batchSymbol(file).filter(dims::containsKey).ifPresent(b -> {
+                throw new IllegalArgumentException("--dim " + org.scaledl.InvalidInputException.printable(b, 40) + "="
+                        + dims.get(b) + ": '" + org.scaledl.InvalidInputException.printable(b, 40) + "' is " + file
+                        + "'s batch dimension, a setting of each job: give --batch " + dims.get(b));
+            });
+        }
+        return OnnxImporter.read(file, OnnxImporter.Options.builder().dims(dims).build());
     }
 
     /**

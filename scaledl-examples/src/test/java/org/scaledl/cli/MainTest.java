@@ -49,6 +49,24 @@ class MainTest {
         }
     }
 
+    /**
+     * A {@code --dim} that binds the graph's batch dimension is a usage error naming the option to use (it was the
+     * import's bad-input error, exit 1).
+     */
+    @Test
+    void aDimBindingTheBatchPointsAtTheBatchOption() {
+        for (String command : List.of("inspect", "predict")) {
+            List<String> args = new ArrayList<>(List.of(command));
+            if (command.equals("predict")) {
+                args.addAll(List.of("--model", "cpu-ddp", "--batch", "4", "--graph"));
+            }
+            args.addAll(List.of(graph("resnet18_r64").toString(), "--dim", "batch=4"));
+            Run r = run(args.toArray(new String[0]));
+            assertEquals(2, r.code(), command + ": " + r.err());
+            assertTrue(r.err().contains("--dim batch=4: 'batch' is ") && r.err().contains("give --batch 4"), r.err());
+        }
+    }
+
     @Test
     void inspectJsonHasLayersAndTotals() throws Exception {
         Run r = run("inspect", graph("resnet18_r64").toString(), "--batch", "8", "--json");
