@@ -19,7 +19,8 @@ import org.scaledl.workload.Workload;
 
 /**
  * Every valid way to train a transformer on a number of GPUs, ranked by predicted iteration time: tensor-parallel
- * degrees that divide the heads and stay inside an NVLink domain, context-parallel degrees that split the sequence,
+ * degrees that divide the heads and stay inside an NVLink domain, context-parallel degrees that split the sequence
+ * (where every attention core is fused: Megatron's unfused attention refuses context parallelism),
  * pipeline degrees that divide the rest and the layers, expert-parallel degrees (mixtures of experts) folded into
  * data x context x tensor parallelism as Megatron does, the data-parallel degree that remains, micro-batch sizes
  * that divide the global batch over the replicas, sequence parallelism, ZeRO stages 0, 1 and (without a pipeline) 3,
@@ -271,7 +272,9 @@ public final class LayoutSearch {
                     || MegatronExecution.unsplitKeyValueHeads(graph, t) > 0) {
                 continue;
             }
-            for (int c = 1; c <= MAX_CONTEXT && (long) t * c <= gpus; c *= 2) {
+            // context parallelism runs inside a fused attention core only
+            int mostContext = MegatronExecution.hasUnfusedCore(graph) ? 1 : MAX_CONTEXT;
+            for (int c = 1; c <= mostContext && (long) t * c <= gpus; c *= 2) {
                 if (gpus % (t * c) != 0 || c > 1 && ts.seq() % (2L * c) != 0) {
                     continue;
                 }

@@ -1787,6 +1787,29 @@ class MegatronExecutionTest {
         assertTrue(layouts.stream().noneMatch(l -> l.parallelism().tensor() == 4), "tensor 4 left out");
     }
 
+    /**
+     * Context parallelism runs inside a fused attention core only (Megatron's local attention asserts a context size
+     * of one): a job of an unfused core that asks for it is refused, naming the option, and the layout search offers
+     * it for fused cores only.
+     */
+    @Test
+    void contextParallelismNeedsAFusedCore() {
+        Workload unfused = Workload.builder(GPT.graph(2048)).batch(1).phase(Phase.TRAIN).device(A100)
+                .parallelism(Parallelism.of(1, 1, 1, 1).withContext(2)).precision(Precision.BF16).topology(DGX)
+                .build();
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> org.scaledl.model.exec.MegatronExecution.check(unfused));
+        assertTrue(e.getMessage().contains("context parallelism 2 needs a fused attention core")
+                && e.getMessage().contains("--context 1"), e.getMessage());
+        org.scaledl.model.exec.MegatronExecution.check(Workload.builder(GPT.withFusedAttention(true).graph(2048))
+                .batch(1).phase(Phase.TRAIN).device(A100).parallelism(Parallelism.of(1, 1, 1, 1).withContext(2))
+                .precision(Precision.BF16).topology(DGX).build());
+        assertTrue(new LayoutSearch(predictor, GPT.graph(2048), A100, 16, 64).topology(DGX).search().stream()
+                .allMatch(l -> l.parallelism().context() == 1));
+        assertTrue(new LayoutSearch(predictor, GPT.withFusedAttention(true).graph(2048), A100, 16, 64).topology(DGX)
+                .search().stream().anyMatch(l -> l.parallelism().context() > 1));
+    }
+
     /** Every layout the search returns is a valid split of the GPUs and the batch, those that fit first. */
     @Test
     void layoutSearchReturnsValidLayoutsFittingFirst() {

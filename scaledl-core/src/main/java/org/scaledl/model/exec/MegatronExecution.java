@@ -168,6 +168,26 @@ public final class MegatronExecution {
             throw new IllegalArgumentException("context parallelism " + par.context() + " needs the sequence ("
                     + ts.seq() + ") divisible by 2 x " + par.context() + " (the load-balanced causal split)");
         }
+        if (par.context() > 1 && hasUnfusedCore(w.graph())) {
+            throw new IllegalArgumentException("context parallelism " + par.context() + " needs a fused attention "
+                    + "core: Megatron splits the sequence inside Transformer Engine's fused attention, and its local "
+                    + "(unfused) attention refuses it; " + w.graph().name() + " has an unfused core (eager attention, "
+                    + "or heads too wide for a fused one): --context 1");
+        }
+    }
+
+    /**
+     * Whether any attention core of the graph is unfused: its products write the score matrix to memory (eager
+     * attention, or heads wider than a fused core takes).
+     */
+    public static boolean hasUnfusedCore(ModelGraph g) {
+        for (int i = 0; i < g.layers().size(); i++) {
+            if (g.role(i).kind() == LayerRole.Kind.ATTENTION_CORE && g.layer(i).opType().equals("MatMul")
+                    && !g.layer(i).keepsTilesOnChip()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
