@@ -45,6 +45,7 @@ import traceback
 
 from scaledl_profiler import backend as backends
 from scaledl_profiler import dataset, machine
+from scaledl_profiler.models import looks_like_an_image_model
 from scaledl_profiler.planfile import PlanError, adopt_graph, read_plan
 from scaledl_profiler.precision import CPU_MODEL_PRECISIONS
 
@@ -317,6 +318,9 @@ def measure(plan_path, out_dir, passes=2, warmup=2, reps=3, cap_s=8.0, seed=1, d
             check_device_memory_format(device, r.memory_format, "memory_format")
         except ValueError as e:
             raise ValueError(f"{plan_path}:{r.line}: {e}") from None
+        if r.resolution is None and looks_like_an_image_model(r.model, factories):
+            raise PlanError(f"{plan_path}:{r.line}: {r.model} is an image model: its row needs a resolution (the "
+                            "input size)")
     dataset.check_folder(out_dir, "--out")
     copies = {}
     for r in runs:

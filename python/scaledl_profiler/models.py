@@ -119,6 +119,18 @@ def _importable(module):
         return False
 
 
+#: Name prefixes of torchvision's and timm's image models (what a plan row without a resolution cannot build).
+IMAGE_PREFIXES = ("tv:", "timm:", "resnet", "resnext", "wide_resnet", "vgg", "alexnet", "squeezenet", "densenet",
+                  "inception", "googlenet", "mobilenet", "mnasnet", "shufflenet", "efficientnet", "regnet", "convnext",
+                  "vit_", "swin_", "maxvit", "deit", "beit", "levit")
+
+
+def looks_like_an_image_model(name, factories=None):
+    """Whether ``name`` names a torchvision or timm image model by its prefix (no factory of that name): such a model
+    needs an input size. Decided without PyTorch, so a plan can be checked before anything is created."""
+    return not (factories or {}).get(name) and name.lower().startswith(IMAGE_PREFIXES)
+
+
 def _torchvision_has(name):
     try:
         import torchvision

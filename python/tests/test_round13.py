@@ -225,3 +225,10 @@ def test_here_refuses_a_jar_that_is_no_jar(tmp_path):
         here.run(str(jar), "cpu-zoo", str(tmp_path / "x.sdl"), work=str(tmp_path / "w"), log=lambda s: None,
                  runner=lambda *a, **kw: None)
     assert not (tmp_path / "w").exists()
+
+
+def test_an_image_models_row_without_a_resolution_is_refused_before_anything(tmp_path):
+    plan = _plan(tmp_path, "model,resolution,batch,world_size,threads,phase\nresnet18,,2,1,1,train\n")
+    with pytest.raises(PlanError, match="plan.csv:2: resnet18 is an image model: its row needs a resolution"):
+        m.measure(plan, tmp_path / "out", passes=1, reps=1, runner=Runner(), log=lambda s: None, check_idle=False)
+    assert not (tmp_path / "out").exists()
