@@ -484,11 +484,9 @@ def _resumed_reference(out_dir, runs, ref, asked):
     line, first = rows[0]
 
     def same(r):
-        return (r.model == first.get("model") and str(r.batch) == str(first.get("batch"))
-                and r.phase == first.get("phase")
-                and all(str(getattr(r, k) if getattr(r, k) is not None else "") == str(first[k])
-                        for k in ("resolution", "world_size", "threads", "precision", "memory_format")
-                        if first.get(k, "") != ""))
+        # model, batch and phase always; the other columns where the folder's drift.csv has them
+        run = _drift_run(r)
+        return all(run[k] == str(first.get(k)) for k in DRIFT_RUN if k in DRIFT_RUN[:3] or first.get(k, "") != "")
     if same(ref):
         return ref
     hits = [r for r in runs if same(r) and (not asked or r.model == asked)]
@@ -504,6 +502,13 @@ DRIFT_FIELDS = ["when", "at_s", "model", "batch", "phase", "iter_ms_p50", "preci
                 "threads", "memory_format"]
 #: The columns of drift.csv that name its reference run (an older file has the first four).
 DRIFT_RUN = ("model", "batch", "phase", "precision", "resolution", "world_size", "threads", "memory_format")
+
+
+def _drift_run(run):
+    """A plan run's :data:`DRIFT_RUN` columns as drift.csv writes them."""
+    return {"model": run.model, "batch": str(run.batch), "phase": run.phase, "precision": run.precision,
+            "resolution": "" if run.resolution is None else str(run.resolution), "world_size": str(run.world_size),
+            "threads": str(run.threads), "memory_format": run.memory_format}
 
 
 def read_drift(out_dir):
@@ -563,10 +568,7 @@ def _drift(out_dir, ref, options, runner, label, start, log, keep_going=False, c
     dataset.repair_tail(path, log)
     header, _ = dataset.read_table(path)
     fields = header or DRIFT_FIELDS
-    row = {"when": label, "at_s": round(clock() - start, 1), "model": ref.model, "batch": ref.batch,
-           "phase": ref.phase, "iter_ms_p50": round(ms, 3), "precision": ref.precision,
-           "resolution": "" if ref.resolution is None else ref.resolution, "world_size": ref.world_size,
-           "threads": ref.threads, "memory_format": ref.memory_format}
+    row = {"when": label, "at_s": round(clock() - start, 1), "iter_ms_p50": round(ms, 3), **_drift_run(ref)}
     dataset.append_rows(path, fields, [{k: row.get(k, "") for k in fields}], repaired=True)
     first = read_drift(out_dir)[0][1]["iter_ms_p50"]
     change = 100 * (ms / first - 1) if first > 0 else 0.0

@@ -167,7 +167,11 @@ public final class OnnxImporter {
      */
     public static Optional<String> batchSymbol(Path path) {
         OnnxWire.Model model = parse(readBytes(path, DEFAULT_MAX_FILE_BYTES), Names.escape(path.toString()));
-        return DataInputs.batchSymbol(DataInputs.symbolicInputs(model.graph().inputs())).filter(b -> !b.isEmpty());
+        return batchSymbol(model.graph()).filter(b -> !b.isEmpty());
+    }
+
+    private static Optional<String> batchSymbol(OnnxWire.Graph g) {
+        return DataInputs.batchSymbol(DataInputs.symbolicInputs(g.inputs()));
     }
 
     /**
@@ -178,7 +182,7 @@ public final class OnnxImporter {
     public static Map<String, SymbolicShape> declaredShapes(Path path) {
         OnnxWire.Model model = parse(readBytes(path, DEFAULT_MAX_FILE_BYTES), Names.escape(path.toString()));
         OnnxWire.Graph g = model.graph();
-        String batch = DataInputs.batchSymbol(DataInputs.symbolicInputs(g.inputs())).orElse("batch");
+        String batch = batchSymbol(g).orElse("batch");
         Map<String, SymbolicShape> out = new LinkedHashMap<>();
         List<OnnxWire.ValueInfo> all = new ArrayList<>(g.inputs());
         all.addAll(g.valueInfo());

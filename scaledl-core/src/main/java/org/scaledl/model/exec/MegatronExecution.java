@@ -176,6 +176,11 @@ public final class MegatronExecution {
         }
     }
 
+    /** Sequences a micro-batch: the job's batch over its micro-batches, rounded up, at least one. */
+    static int microBatch(Workload w) {
+        return Math.max(1, (int) Math.ceil((double) w.batch() / w.parallelism().microBatches()));
+    }
+
     /**
      * Whether any attention core of the graph is unfused: its products write the score matrix to memory (eager
      * attention, or heads wider than a fused core takes).
@@ -1272,13 +1277,17 @@ public final class MegatronExecution {
          */
         static Optional<SoftmaxFallback> of(ModelGraph g, LayerFeatures lf, boolean fusedCore, int b, int t, int c,
                 double activationBytes) {
-            if (fusedCore || lf.family() != OpFamily.SOFTMAX
-                    || g.role(lf.layer()).kind() != LayerRole.Kind.ATTENTION_CORE
-                    || scaleMaskSoftmaxFused(lf, g.layer(lf.layer()).paddingMask(), b,
-                    g.transformer().orElseThrow(), t, c, activationBytes)) {
+            if (!unfusedCoreSoftmax(g, lf, fusedCore) || scaleMaskSoftmaxFused(lf, g.layer(lf.layer()).paddingMask(),
+                    b, g.transformer().orElseThrow(), t, c, activationBytes)) {
                 return Optional.empty();
             }
             return Optional.of(of(activationBytes));
+        }
+
+        /** Whether the layer is the softmax of an unfused attention core ({@code fusedCore}: its unit's setting). */
+        static boolean unfusedCoreSoftmax(ModelGraph g, LayerFeatures lf, boolean fusedCore) {
+            return !fusedCore && lf.family() == OpFamily.SOFTMAX
+                    && g.role(lf.layer()).kind() == LayerRole.Kind.ATTENTION_CORE;
         }
 
         /** The factor on what the softmax keeps for the backward pass: its probabilities in FP32. */
@@ -1387,7 +1396,7 @@ public final class MegatronExecution {
         boolean[] fused = fusedCores(g);
         int t = w.parallelism().tensor();
         int c = w.parallelism().context();
-        int b = Math.max(1, (int) Math.ceil((double) w.batch() / w.parallelism().microBatches()));
+        int b = microBatch(w);
         double bytes = w.precision().activationBytes();
         boolean train = w.phase() == Phase.TRAIN;
         TransformerShape ts = g.transformer().orElseThrow();
@@ -1398,8 +1407,7 @@ public final class MegatronExecution {
         // every unfused core's softmax, by its keys, queries and mask: the micro-batch that takes them all
         List<long[]> cores = new ArrayList<>();
         for (LayerFeatures lf : fs) {
-            if (lf.family() != OpFamily.SOFTMAX || g.role(lf.layer()).kind() != LayerRole.Kind.ATTENTION_CORE
-                    || fused[unit(g.role(lf.layer()))]) {
+            if (!SoftmaxFallback.unfusedCoreSoftmax(g, lf, fused[unit(g.role(lf.layer()))])) {
                 continue;
             }
             long keys = Math.round(lf.inChannels());
@@ -1875,7 +1883,7 @@ public final class MegatronExecution {
         int d = par.data();
         int c = par.context();
         int e = par.expert();
-        int b = Math.max(1, (int) Math.ceil((double) w.batch() / m));
+        int b = microBatch(w);
         // on one expert rank every rank holds every expert: no rank receives more than its share
         double imbalance = Math.min(w.expertImbalance(), mostExpertImbalance(ts, par.expert()));
         Unit[] units = units(w, layers, device, b, rc, withTime);
@@ -2519,7 +2527,7 @@ public final class MegatronExecution {
         double gpu = model.gpu(terms);
         double[] perLayer = new double[g.size()];
         OpFamily[] families = new OpFamily[g.size()];
-        int micro = Math.max(1, (int) Math.ceil((double) w.batch() / w.parallelism().microBatches()));
+        int micro = microBatch(w);
         List<LayerFeatures> fs = FeatureExtractor.of(g).extract(micro, w.phase());
         double denseCal = model.dense(terms);
         // the other layers in three pools, each given its own term's calibrated time: the rest, the attention core's,
@@ -2694,12 +2702,7 @@ public final class MegatronExecution {
         zeroNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
         misalignmentNote(w, device, fs).map(StageCost.Note::noted).ifPresent(all::add);
         softmaxFallbackNote(w, fs).map(StageCost.Note::noted).ifPresent(all::add);
-        boolean[] fusedUnits = fusedCores(g);
-        boolean unfused = false;
-        for (int u = 2; u < fusedUnits.length; u++) {
-            unfused |= !fusedUnits[u];
-        }
-        if (w.documentTokens() > 0 && unfused) {
+        if (w.documentTokens() > 0 && hasUnfusedCore(g)) {
             all.add(StageCost.Note.noted("packed documents shorten a fused attention core's work only: an unfused "
                     + "core computes, masks and keeps the whole score matrix, whatever the documents"));
         }
