@@ -40,12 +40,27 @@ public final class CollectiveTables {
      *
      * @throws InvalidInputException naming file and line for a device without known links or a bad value: ranks,
      *                               nodes and ranks per node that disagree, a message beyond {@link #MAX_BYTES} or not
-     *                               a whole number of 1-, 2-, 4- or 8-byte elements, a time beyond a kernel's
+     *                               a whole number of 1-, 2-, 4- or 8-byte elements, a time beyond a kernel's, or
+     *                               a row repeating an earlier one in every column read (a copied row, which would
+     *                               weigh twice)
      */
     public static List<CollectiveMeasurement> readDeepBench(Path file) {
         CsvTable t = CsvTable.read(file, "gpu", "nodes", "gpus_total", "gpus_per_node", "bytes", "time_ms");
         List<CollectiveMeasurement> out = new ArrayList<>();
+        Map<List<String>, Integer> rows = new java.util.HashMap<>();
         for (int r = 0; r < t.size(); r++) {
+            // the same collective measured again differs in its time; a row equal in every column read is a copy
+            List<String> key = new ArrayList<>();
+            for (String c : List.of("gpu", "nodes", "gpus_total", "gpus_per_node", "bytes", "time_ms", "algorithm",
+                    "elements")) {
+                key.add(t.opt(r, c).map(String::strip).orElse(""));
+            }
+            Integer first = rows.putIfAbsent(key, t.line(r));
+            if (first != null) {
+                throw InvalidInputException.atLine(t.source(), t.line(r), "repeats line " + first + " in every "
+                        + "column (gpu, nodes, gpus_total, gpus_per_node, bytes, time_ms, algorithm, elements): a "
+                        + "copied row would weigh twice; remove one");
+            }
             String device = t.get(r, "gpu");
             double[] link = DEEPBENCH_LINKS.get(device);
             if (link == null) {

@@ -70,6 +70,28 @@ class RoundTwelveCliTest {
     }
 
     @Test
+    void evaluateCommRefusesACopiedRowAndTakesARepeatedMeasurement(@TempDir Path dir) throws Exception {
+        List<String> lines = new ArrayList<>(Files.readAllLines(good(dir)));
+        lines.add(lines.get(100));
+        Path copied = dir.resolve("copied.csv");
+        Files.write(copied, lines);
+        refused(MainTest.run("evaluate-comm", "--data", copied.toString()), Main.BAD_INPUT,
+                "copied.csv:" + lines.size(), "repeats line 101 in every column");
+        // the same all-reduce measured again (another time) is a second measurement, taken
+        String[] f = lines.get(100).split(",", -1);
+        int c = List.of(lines.get(0).split(",", -1)).indexOf("time_ms");
+        f[c] = String.valueOf(Double.parseDouble(f[c]) * 1.01);
+        lines.set(lines.size() - 1, String.join(",", f));
+        Path again = dir.resolve("again.csv");
+        Files.write(again, lines);
+        assertEquals(0, MainTest.run("evaluate-comm", "--data", again.toString()).code());
+    }
+
+    private static Path good(Path dir) throws Exception {
+        return allReduce(dir, "good.csv", 0, "bytes", "");
+    }
+
+    @Test
     void evaluateMachinesChecksItsOptionsBeforeFitting(@TempDir Path dir) throws Exception {
         String ddp = repo().resolve("datasets/cpu-ddp").toString();
         String zoo = repo().resolve("datasets/cpu-zoo").toString();
