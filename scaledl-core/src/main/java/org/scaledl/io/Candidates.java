@@ -35,7 +35,8 @@ import org.scaledl.workload.Workload;
  * {@code transformer} (a Hugging Face {@code config.json}, read by {@link HuggingFaceConfig}) with {@code seq} (its
  * sequence length), paths relative to the table's folder; {@code batch} is the samples (sequences) of one
  * micro-batch and {@code micro_batches} (default 1) how many micro-batches each data-parallel replica runs per
- * iteration, so a replica's batch is their product. Optional columns, with their defaults (or the caller's, see
+ * iteration, so a replica's batch is their product; or {@code global_batch}, the sequences an iteration over every
+ * replica ({@code batch × micro_batches × replicas}), instead of {@code micro_batches}. Optional columns, with their defaults (or the caller's, see
  * {@link #open}): {@code world_size} (data-parallel replicas, 1) or {@code gpus} (every GPU of the job: the
  * replicas are {@code gpus / (tensor × pipeline × context)}, refused where that does not divide or where a
  * {@code world_size} beside it disagrees), {@code tensor} and {@code pipeline} (1),
@@ -389,7 +390,8 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
 
     private static Map<String, ColumnKind> columnKinds() {
         Map<String, ColumnKind> m = new java.util.TreeMap<>();
-        for (String c : List.of("seq", "batch", "micro_batches", "world_size", "gpus", "tensor", "pipeline", "context",
+        for (String c : List.of("seq", "batch", "micro_batches", "global_batch", "world_size", "gpus", "tensor",
+                "pipeline", "context",
                 "virtual_stages", "expert", "expert_tensor", "zero_stage", "threads", "recompute_layers",
                 "offload_layers", "lora_rank", "document_tokens", "expert_imbalance", "gpus_per_node", "nvlink_domain",
                 "inter_node_gbps", "resolution")) {
@@ -436,18 +438,12 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         {"virtual_stages", "vp", "vpp", "virtual_pipeline_model_parallel_size"},
         {"batch", "mbs", "micro_batch_size", "train_micro_batch_size_per_gpu"},
         {"micro_batches", "gradient_accumulation_steps", "gas", "num_micro_batches", "num_microbatches"},
+        {"global_batch", "gbs", "global_batch_size", "train_batch_size"},
         {"gpus", "num_gpus", "n_gpus", "ngpus", "gpu_count", "total_gpus"},
         {"seq", "seq_len", "seq_length", "sequence_length", "max_seq_len"},
         {"device", "gpu", "gpu_type", "gpu_name"},
         {"precision", "dtype"},
         {"zero_stage", "zero"}});
-
-    /**
-     * The names of a global batch: no column of its own (the product {@code batch × micro_batches × world_size}),
-     * warned of as a missing {@code micro_batches}.
-     */
-    private static final java.util.Set<String> GLOBAL_BATCH = java.util.Set.of("gbs", "global_batch",
-            "global_batch_size", "train_batch_size");
 
     /** Each other name of {@code rows} (a column, then its other names) with its column. */
     private static Map<String, String> aliasTable(String[][] rows) {
@@ -477,8 +473,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                 continue;
             }
             String key = c.trim().toLowerCase(Locale.ROOT);
-            Optional.ofNullable(ALIASES.get(key)).or(() -> GLOBAL_BATCH.contains(key) ? Optional.of("micro_batches")
-                    : Optional.empty()).or(() -> org.scaledl.Suggestions.misspelt(c, COLUMNS))
+            Optional.ofNullable(ALIASES.get(key)).or(() -> org.scaledl.Suggestions.misspelt(c, COLUMNS))
                     .filter(k -> !columns.contains(k)).ifPresent(k -> out.put(c, k));
         }
         return out;
@@ -488,11 +483,6 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
     static String nearMissWarning(String source, String column, String meant) {
         String shown = InvalidInputException.printable(column, 40);
         String read = "it is carried through as it is, and the rows are read as if it were absent";
-        if (GLOBAL_BATCH.contains(column.trim().toLowerCase(Locale.ROOT))) {
-            return source + ": column '" + shown + "' is not one scaledl reads: a job's global batch is batch (per "
-                    + "micro-batch) x micro_batches (per data-parallel replica) x world_size; give micro_batches, or "
-                    + "each row takes micro_batches' default (1, or the command line's) (" + read + ")";
-        }
         return source + ": column '" + shown + "' is not one scaledl reads (did you mean '" + meant + "'?); " + read;
     }
 
@@ -626,7 +616,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             int micro = bounded(t, r, "batch", 1, DatasetReader.MAX_BATCH).orElseThrow(() -> InvalidInputException
                     .atLine(t.source(), line,
                     "missing batch"));
-            int microBatches = positive(t, r, "micro_batches").orElse(1);
+            int microBatches = microBatches(t, r, micro);
             if ((long) micro * microBatches > Integer.MAX_VALUE) {
                 throw InvalidInputException.atLine(t.source(), line, "batch x micro_batches is too large: " + micro
                         + " x " + microBatches);
@@ -795,6 +785,42 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         }
 
         /**
+         * A row's micro-batches a replica: its {@code micro_batches}, or its {@code global_batch} over {@code batch}
+         * times the data-parallel replicas (refused where that does not divide, or where a {@code micro_batches}
+         * beside it disagrees); 1 where neither is given. A row's own cell comes before a caller's default of the
+         * other column.
+         */
+        private int microBatches(CsvTable t, int r, int batch) {
+            boolean own = t.opt(r, "micro_batches").isPresent() || t.opt(r, "global_batch").isPresent();
+            Optional<Integer> given = own ? t.opt(r, "micro_batches").flatMap(v -> positive(t, r, "micro_batches"))
+                    : positive(t, r, "micro_batches");
+            Optional<Integer> global = own ? t.opt(r, "global_batch").flatMap(v -> positive(t, r, "global_batch"))
+                    : positive(t, r, "global_batch");
+            if (global.isEmpty()) {
+                return given.orElse(1);
+            }
+            int tensor = positive(t, r, "tensor").orElse(1);
+            int pipeline = positive(t, r, "pipeline").orElse(1);
+            int context = positive(t, r, "context").orElse(1);
+            long perStep = (long) batch * replicas(t, r, tensor, pipeline, context);
+            String where = t.opt(r, "global_batch").isPresent() ? "" : " (the caller's default)";
+            if (global.get() % perStep != 0) {
+                throw InvalidInputException.atLine(t.source(), t.line(r), "global_batch " + global.get() + where
+                        + " is not a multiple of batch " + batch + " x " + perStep / batch + " data-parallel "
+                        + "replica" + (perStep / batch == 1 ? "" : "s") + " (" + perStep + "): the global batch is "
+                        + "batch x micro_batches x replicas");
+            }
+            int m = (int) (global.get() / perStep);
+            if (given.isPresent() && given.get() != m) {
+                throw InvalidInputException.atLine(t.source(), t.line(r), "global_batch " + global.get() + where
+                        + " and micro_batches " + given.get() + " disagree: batch " + batch + " x " + perStep / batch
+                        + " data-parallel replica" + (perStep / batch == 1 ? "" : "s") + " makes it " + m
+                        + " micro-batches (give one of them)");
+            }
+            return m;
+        }
+
+        /**
          * A row's data-parallel replicas: its {@code world_size}, or its {@code gpus} over the GPUs of one replica
          * ({@code tensor × pipeline × context}); both where they agree. A row's own cells come before the caller's
          * defaults, so a default of one column does not contradict a row's cell of the other.
@@ -880,7 +906,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
 
         private static double parseDouble(String v) {
             try {
-                return Double.parseDouble(v.trim());
+                return CsvTable.parseNumber(v);
             } catch (NumberFormatException e) {
                 return Double.NaN;
             }

@@ -424,6 +424,25 @@ public final class CsvTable {
         return quote(field);
     }
 
+    /** A plain decimal number, as the tables are written: digits, a sign, a fraction, an exponent; no more. */
+    private static final java.util.regex.Pattern DECIMAL = java.util.regex.Pattern.compile(
+            "[+-]?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?|[+-]?(NaN|Infinity)");
+
+    /**
+     * Parses a table's number as it is written: a plain decimal (surrounding blanks ignored), or {@code NaN} and
+     * {@code Infinity}, which the readers' range checks refuse by name. Java's other number syntax, which
+     * {@link Double#parseDouble} also takes ({@code 0x1p12}, {@code 5000d}, {@code 2f}), is no table's number.
+     *
+     * @throws NumberFormatException where the text is not such a number
+     */
+    public static double parseNumber(String text) {
+        String s = text.strip();
+        if (!DECIMAL.matcher(s).matches()) {
+            throw new NumberFormatException("not a decimal number: '" + s + "'");
+        }
+        return Double.parseDouble(s);
+    }
+
     private static boolean isNumber(String s) {
         try {
             Double.parseDouble(s.trim());
@@ -591,7 +610,7 @@ public final class CsvTable {
         String v = get(row, column);
         double x;
         try {
-            x = Double.parseDouble(v);
+            x = parseNumber(v);
         } catch (NumberFormatException e) {
             throw InvalidInputException.atLine(source, line(row), column + " is not a number: '" + v + "'");
         }

@@ -270,7 +270,7 @@ public final class DatasetReader {
             v = n.asDouble();
         } else if (n.isTextual()) {
             try {
-                v = Double.parseDouble(n.asText().trim());
+                v = CsvTable.parseNumber(n.asText());
             } catch (NumberFormatException e) {
                 v = Double.NaN;
             }

@@ -207,13 +207,23 @@ public final class DeviceCatalog {
                 throw new IllegalArgumentException("link_kind " + InvalidInputException.printable(link, 40)
                         + " needs link_GBps (the GPU's link bandwidth, one direction, GB/s)");
             }
-            Device.Platform platform = new Device.Platform(link,
-                    t.optionalIntInRange(r, "gpus_per_node", 1, 1 << 10).orElse(0),
-                    t.optionalIntInRange(r, "nvlink_domain", 1, 1 << 16).orElse(0),
+            int node = t.optionalIntInRange(r, "gpus_per_node", 1, 1 << 10).orElse(0);
+            int domain = t.optionalIntInRange(r, "nvlink_domain", 1, 1 << 16).orElse(0);
+            if (domain > 2 && node > 0 && domain < node && link.matches("(?i)nvlink.*|nvswitch.*")) {
+                // an NVLink domain is a bridged pair of cards (H100 NVL: 2) or joins whole nodes, as --nvlink-domain
+                // and a table's nvlink_domain are checked (a server without NVLink gives 1)
+                throw new IllegalArgumentException("nvlink_domain " + domain + " is smaller than a node of " + node
+                        + " GPUs (gpus_per_node): an NVLink domain is a bridged pair (2) or joins whole nodes (" + node
+                        + " or more)");
+            }
+            Device.Platform platform = new Device.Platform(link, node, domain,
                     t.optionalNumberInRange(r, "network_Gbps_per_gpu", 1e-3, 1e5).orElse(0));
-            return new Device(name, t.numberInRange(r, "memory_GB", 0.01, 1e5),
-                    t.numberInRange(r, "memory_bw_GBps", 0.1, 1e6), t.intInRange(r, "sms", 1, 1 << 20),
-                    t.numberInRange(r, "boost_clock_MHz", 10, 1e5), matrix, vector, t.numberInRange(r, "l2_MB", 1e-3, 1e4),
+            double bandwidth = t.numberInRange(r, "memory_bw_GBps", 0.1, 1e6);
+            int sms = t.intInRange(r, "sms", 1, 1 << 20);
+            double clock = t.numberInRange(r, "boost_clock_MHz", 10, 1e5);
+            warnImplausible(t, r, name, "fp32_vector_TFLOPS", vector, sms, clock, "memory_bw_GBps", bandwidth);
+            return new Device(name, t.numberInRange(r, "memory_GB", 0.01, 1e5), bandwidth, sms, clock, matrix,
+                    vector, t.numberInRange(r, "l2_MB", 1e-3, 1e4),
                     t.optionalNumberInRange(r, "link_GBps", 1e-3, 1e5).orElse(0), Device.Kind.GPU, 0,
                     new Device.MatrixPeaks(byColumn), t.opt(r, "form_factor").orElse(""),
                     t.optionalNumberInRange(r, "pcie_GBps", 1e-3, 1e4).orElse(0), platform,
@@ -237,6 +247,38 @@ public final class DeviceCatalog {
         return prefix;
     }
 
+    /**
+     * The FP32 operations a compute unit does a clock, and the FP32 operations a byte of memory traffic, between
+     * which every GPU made lies with a wide margin (from 64 to 256 a clock, 4 to 60 a byte): a row outside them has
+     * a figure in the wrong unit (GFLOP/s for TFLOP/s, TB/s for GB/s).
+     */
+    static final double MIN_FLOPS_PER_CLOCK = 8;
+    static final double MAX_FLOPS_PER_CLOCK = 4096;
+    static final double MIN_FLOPS_PER_BYTE = 0.5;
+    static final double MAX_FLOPS_PER_BYTE = 1000;
+
+    /**
+     * Warns of a row whose FP32 peak, compute units and clock, or peak and memory bandwidth, no GPU has together: a
+     * figure in the wrong unit, whose jobs would be predicted a thousand times off without a word.
+     */
+    private static void warnImplausible(CsvTable t, int r, String name, String peakColumn, double vectorFlopsG,
+            int units, double clockMHz, String bandwidthColumn, double bandwidthGBps) {
+        double perClock = vectorFlopsG * 1e9 / (units * clockMHz * 1e6);
+        if (perClock < MIN_FLOPS_PER_CLOCK || perClock > MAX_FLOPS_PER_CLOCK) {
+            LOG.warn("{}:{}: '{}' does {} FP32 operations a compute unit a clock ({} over its units and clock), where "
+                    + "GPUs do 64 to 256: a peak or clock in another unit (GFLOP/s for TFLOP/s, GHz for MHz)? Its jobs "
+                    + "are predicted from these figures", t.source(), t.line(r), InvalidInputException.printable(name,
+                    60), String.format(java.util.Locale.ROOT, "%.3g", perClock), peakColumn);
+        }
+        double perByte = vectorFlopsG / bandwidthGBps;
+        if (perByte < MIN_FLOPS_PER_BYTE || perByte > MAX_FLOPS_PER_BYTE) {
+            LOG.warn("{}:{}: '{}' does {} FP32 operations a byte of memory traffic ({} over {}), where GPUs do 4 to "
+                    + "60: a bandwidth in TB/s for GB/s, or a peak in another unit? Its jobs are predicted from these "
+                    + "figures", t.source(), t.line(r), InvalidInputException.printable(name, 60),
+                    String.format(java.util.Locale.ROOT, "%.3g", perByte), peakColumn, bandwidthColumn);
+        }
+    }
+
     private static Device neusightRow(CsvTable t, int r) {
         String name = t.get(r, "gpu");
         double matrix;
@@ -254,9 +296,13 @@ public final class DeviceCatalog {
                     + "' has neither fp32_peak_GFLOPS nor both matrix and vector peaks");
         }
         try {
-            return new Device(name, t.numberInRange(r, "dev_mem_GB", 0.01, 1e5), t.numberInRange(r, "mem_bw_GBps", 0.1, 1e6),
-                    t.intInRange(r, "num_sm_or_cu", 1, 1 << 20), t.numberInRange(r, "freq_MHz", 10, 1e5), matrix, vector,
-                    t.numberInRange(r, "l2_cache_MB", 1e-3, 1e4),
+            double bandwidth = t.numberInRange(r, "mem_bw_GBps", 0.1, 1e6);
+            int units = t.intInRange(r, "num_sm_or_cu", 1, 1 << 20);
+            double clock = t.numberInRange(r, "freq_MHz", 10, 1e5);
+            warnImplausible(t, r, name, single.isPresent() ? "fp32_peak_GFLOPS" : "fp32_peak_vector_GFLOPS", vector,
+                    units, clock, "mem_bw_GBps", bandwidth);
+            return new Device(name, t.numberInRange(r, "dev_mem_GB", 0.01, 1e5), bandwidth, units, clock, matrix,
+                    vector, t.numberInRange(r, "l2_cache_MB", 1e-3, 1e4),
                     t.optionalNumberInRange(r, "link_GBps", 1e-3, 1e5).orElse(0));
         } catch (IllegalArgumentException e) {
             throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());

@@ -39,6 +39,16 @@ public final class JobRuns {
      * throughput: its {@code tokens_per_s_per_gpu} column holds the predictions.
      */
     public static final String SCORED_RATE = MEASURED_PREFIX + "tokens_per_s_per_gpu";
+
+    /**
+     * Whether a table is one {@code predict --candidates} scored: its {@code predicted_ms} with their interval
+     * ({@code low_ms}, {@code high_ms}), so that its {@code tokens_per_s_per_gpu} are predictions too. A table with
+     * a {@code predicted_ms} alone ({@code plan}'s chosen runs, with their cost) is not: a throughput written beside
+     * it is what was measured.
+     */
+    public static boolean scored(List<String> columns) {
+        return columns.contains("predicted_ms") && columns.contains("low_ms") && columns.contains("high_ms");
+    }
     /** The columns kept as tags (the {@code source} column as {@value #PUBLICATION_TAG}). */
     public static final List<String> TAGS = List.of("id", "release", "system", "model_key", "task", "fit_weight");
     /** The tag of a row's {@code source} column (what published it); {@code source} tags where a row was read. */
@@ -106,9 +116,9 @@ public final class JobRuns {
     private static void read(Path csv, Function<Path, ModelGraph> importer, Function<String, Optional<Device>> devices,
             Map<String, String> defaults, Map<String, String> ids, List<Sample> out) {
         try (Candidates.Chunks in = Candidates.open(csv, importer, devices, defaults)) {
-            // a table predict --candidates scored (predicted_ms beside it) holds predicted tokens_per_s_per_gpu and
-            // the measured ones, if any, as measured_tokens_per_s_per_gpu
-            String rate = in.columns().contains("predicted_ms") ? SCORED_RATE : MEASURED.get(1);
+            // a table predict --candidates scored holds predicted tokens_per_s_per_gpu and the measured ones, if
+            // any, as measured_tokens_per_s_per_gpu
+            String rate = scored(in.columns()) ? SCORED_RATE : MEASURED.get(1);
             Map<String, String> misspelt = misspelt(in.columns());
             if (!in.columns().contains(MEASURED.get(0)) && !in.columns().contains(rate)) {
                 String named = misspelt.entrySet().stream().filter(e -> MEASURED.contains(e.getValue()))
@@ -116,7 +126,7 @@ public final class JobRuns {
                                 + e.getValue() + " misspelt)").findFirst().orElse("");
                 throw InvalidInputException.inSource(csv.toString(), "a job runs table needs measured_ms (one "
                         + "training iteration, ms) or " + rate + (rate.equals(SCORED_RATE) ? " (a scored table, "
-                        + "with predicted_ms: its tokens_per_s_per_gpu are predictions)" : "") + "; it has "
+                        + "with predicted_ms, low_ms and high_ms: its tokens_per_s_per_gpu are predictions)" : "") + "; it has "
                         + in.columns() + named);
             }
             misspelt.forEach((c, k) -> LOG.warn("{}", Candidates.nearMissWarning(csv.toString(), c, k)));
@@ -161,7 +171,7 @@ public final class JobRuns {
 
     private static Optional<Double> positive(String cell) {
         try {
-            double x = Double.parseDouble(cell.strip());
+            double x = CsvTable.parseNumber(cell);
             return x > 0 && Double.isFinite(x) ? Optional.of(x) : Optional.empty();
         } catch (NumberFormatException e) {
             return Optional.empty();

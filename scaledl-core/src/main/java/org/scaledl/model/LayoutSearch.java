@@ -24,9 +24,9 @@ import org.scaledl.workload.Workload;
  * pipeline degrees that divide the rest and the layers, expert-parallel degrees (mixtures of experts) folded into
  * data x context x tensor parallelism as Megatron does, the data-parallel degree that remains, micro-batch sizes
  * that divide the global batch over the replicas, sequence parallelism, ZeRO stages 0, 1 and (without a pipeline) 3,
- * and the interleaved schedule (2 or 4 chunks per stage where the layers and micro-batches allow). Each layout takes
- * the least recomputation that makes it fit ({@link Recompute#AUTO}); layouts that do not fit even so are kept but
- * marked and ranked after those that fit.
+ * and the interleaved schedule (every count of chunks per stage up to {@value #MAX_VIRTUAL_STAGES} that the layers
+ * divide into, where the micro-batches allow). Each layout takes the least recomputation that makes it fit
+ * ({@link Recompute#AUTO}); layouts that do not fit even so are kept but marked and ranked after those that fit.
  *
  * <pre>{@code
  * List<LayoutSearch.Layout> best = new LayoutSearch(gpuPredictor, spec.graph(2048), a100, 512, 1536)
@@ -42,6 +42,8 @@ public final class LayoutSearch {
     static final int MAX_MICRO_BATCH = 64;
     /** The largest context-parallel degree searched. */
     static final int MAX_CONTEXT = 64;
+    /** The most interleaved chunks a pipeline stage searched (every count the layers divide into, up to this). */
+    static final int MAX_VIRTUAL_STAGES = 16;
 
     private final RuntimePredictor predictor;
     private final ModelGraph graph;
@@ -306,9 +308,18 @@ public final class LayoutSearch {
                 continue;
             }
             int m = globalBatch / d / b;
-            for (int v : new int[] {1, 2, 4}) {
+            // every interleaving the layers split into, up to MAX_VIRTUAL_STAGES chunks a stage and a layer a chunk
+            // (Megatron's recipes run 5 and 8 as well as 2 and 4)
+            for (int v = 1; v == 1 || v <= MAX_VIRTUAL_STAGES && (long) p * v <= ts.layers(); v++) {
                 if (v > 1 && (p == 1 || MegatronExecution.chunkSizes(ts.layers(), p * v, ts.mtpLayers()) == null
                         || m % p != 0)) {
+                    if (p == 1) {
+                        break;
+                    }
+                    continue;
+                }
+                if ((double) m * p * v > org.scaledl.workload.Parallelism.MAX_PIPELINE_STEPS) {
+                    // a schedule of more steps than any iteration runs: not a layout (the others are still ranked)
                     continue;
                 }
                 int[] zeros = d * c == 1 ? new int[] {0} : p == 1 ? new int[] {0, 1, 3} : new int[] {0, 1};

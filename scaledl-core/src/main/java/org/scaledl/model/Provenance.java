@@ -31,6 +31,21 @@ public record Provenance(String libraryVersion, String dataFingerprint, int trai
         devices = List.copyOf(devices);
     }
 
+    /** The configuration key counting the runs a model was calibrated on since it was fitted. */
+    static final String CALIBRATION_RUNS = "calibration_runs";
+    /** The configuration key naming the devices of those runs. */
+    static final String CALIBRATION_DEVICES = "calibration_devices";
+    private static final String DEVICE_SEPARATOR = "; ";
+
+    /**
+     * The devices of the runs the model was calibrated on since it was fitted ({@code fit --calibrate}), sorted;
+     * empty for a model never calibrated, or calibrated by a release that did not record them.
+     */
+    public List<String> calibrationDevices() {
+        String v = config.getOrDefault(CALIBRATION_DEVICES, "");
+        return v.isEmpty() ? List.of() : List.of(v.split(DEVICE_SEPARATOR));
+    }
+
     /** The same provenance with another configuration. */
     Provenance withConfig(Map<String, String> value) {
         return new Provenance(libraryVersion, dataFingerprint, trainingSamples, seed, value, cvMre, createdAt,
@@ -50,6 +65,11 @@ public record Provenance(String libraryVersion, String dataFingerprint, int trai
     Provenance adapted(String key, int n, List<String> moreDevices) {
         Map<String, String> c = new TreeMap<>(config);
         c.merge(key, Integer.toString(n), (a, b) -> Integer.toString(Integer.parseInt(a) + Integer.parseInt(b)));
+        if (key.equals(CALIBRATION_RUNS) && !moreDevices.isEmpty()) {
+            java.util.SortedSet<String> cal = new java.util.TreeSet<>(calibrationDevices());
+            cal.addAll(moreDevices);
+            c.put(CALIBRATION_DEVICES, String.join(DEVICE_SEPARATOR, cal));
+        }
         java.util.SortedSet<String> d = new java.util.TreeSet<>(devices);
         d.addAll(moreDevices);
         return new Provenance(libraryVersion, dataFingerprint, trainingSamples, seed, c, cvMre, createdAt,

@@ -561,7 +561,7 @@ public final class RuntimePredictor implements RuntimeModel {
                 .toList();
         LayerStage calibrated = stage.calibrate(runs);
         return new RuntimePredictor(name, calibrated, interactions, logLow, logHigh, dom,
-                provenance.adapted("calibration_runs", runs.size(), measured), allowPartial);
+                provenance.adapted(Provenance.CALIBRATION_RUNS, runs.size(), measured), allowPartial);
     }
 
     /** Refuses a calibration run far off what the stage predicts of it (where it can tell; else the stage says why). */

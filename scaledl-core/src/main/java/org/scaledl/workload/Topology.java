@@ -72,7 +72,10 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
         if (!(Double.isFinite(intraNodeGBps) && intraNodeGBps >= MIN_GBPS && intraNodeGBps <= MAX_GBPS)) {
             return "intra-node bandwidth must be in [" + MIN_GBPS + ", " + MAX_GBPS + "] GB/s: " + intraNodeGBps;
         }
-        if (!(Double.isFinite(interNodeGbps) && interNodeGbps >= MIN_GBPS && interNodeGbps <= MAX_GBPS * 8)) {
+        // a network shared by a node's groups (each group's share: the slowest network given, over a node's most
+        // GPUs) is a topology too: the floor is that share, the one a user gives is MIN_GBPS
+        if (!(Double.isFinite(interNodeGbps) && interNodeGbps >= MIN_GBPS / MAX_GPUS_PER_NODE
+                && interNodeGbps <= MAX_GBPS * 8)) {
             return "inter-node bandwidth must be in [" + MIN_GBPS + ", " + MAX_GBPS * 8 + "] Gb/s: " + interNodeGbps;
         }
         if (!(Double.isFinite(interNodeLatencyUs) && interNodeLatencyUs >= 0 && interNodeLatencyUs <= 1e6)) {

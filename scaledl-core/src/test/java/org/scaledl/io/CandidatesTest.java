@@ -507,18 +507,18 @@ class CandidatesTest {
     }
 
     /**
-     * Another framework's name for a column (Megatron's {@code tp}, {@code num_gpus}, a global batch) is a near miss
+     * Another framework's name for a column (Megatron's {@code tp}, {@code num_gpus}, {@code gbs}) is a near miss
      * as a misspelling is, unless the table has the column it stands for; a name no candidate column has is not.
      */
     @Test
     void otherFrameworksNamesForAColumnAreNearMisses() {
-        assertEquals(java.util.Map.of("tp", "tensor", "PP", "pipeline", "num_gpus", "gpus", "gbs", "micro_batches",
+        assertEquals(java.util.Map.of("tp", "tensor", "PP", "pipeline", "num_gpus", "gpus", "gbs", "global_batch",
                 "ep", "expert", "micro_batch", "micro_batches"), Candidates.nearMisses(List.of("batch", "tp", "PP",
                 "num_gpus", "gbs", "ep", "note", "cost_usd", "sp", "micro_batch")));
         assertEquals(java.util.Map.of(), Candidates.nearMisses(List.of("batch", "tp", "tensor", "dp", "world_size")),
                 "the columns they stand for are there: columns of their own");
-        assertTrue(Candidates.nearMissWarning("t.csv", "gbs", "micro_batches").contains("a job's global batch is "
-                + "batch (per micro-batch) x micro_batches"));
+        assertTrue(Candidates.nearMissWarning("t.csv", "gbs", "global_batch").startsWith("t.csv: column 'gbs' is "
+                + "not one scaledl reads (did you mean 'global_batch'?)"));
         assertTrue(Candidates.nearMissWarning("t.csv", "tp", "tensor").startsWith("t.csv: column 'tp' is not one "
                 + "scaledl reads (did you mean 'tensor'?)"));
         assertTrue(Candidates.nearMissWarning("t.csv", "t\u001bp", "tensor").contains("'t?p'"),

@@ -160,4 +160,30 @@ class CsvTableTest {
         CsvTable t = CsvTable.parse("x.csv", List.of("a"));
         org.junit.jupiter.api.Assertions.assertArrayEquals(t.splitQuoted(line, 1), t.split(line, 1), line);
     }
+
+    /** A double written as Java writes it, or in plain notation, reads back as that double. */
+    @net.jqwik.api.Property(tries = 300)
+    void decimalNumbersReadAsParseDoubleReadsThem(@net.jqwik.api.ForAll double x) {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Double.isFinite(x));
+        for (String s : List.of(Double.toString(x), new java.math.BigDecimal(x).toPlainString(),
+                String.format(java.util.Locale.ROOT, " %e ", x))) {
+            assertEquals(Double.parseDouble(s.strip()), CsvTable.parseNumber(s), s);
+        }
+    }
+
+    /** Java's other number syntax, which Double.parseDouble takes, is no table's number: refused at its cell. */
+    @Test
+    void javaNumberSyntaxIsNoTablesNumber() {
+        for (String s : List.of("0x1p12", "5000d", "2f", "2.41D", "0xC80p0", "1_000", "", ".", "e5", "1e", "--1")) {
+            assertThrows(NumberFormatException.class, () -> CsvTable.parseNumber(s), s);
+        }
+        for (String s : List.of("5.", ".5", "-0", "+1.5E+03", "1e-3", "NaN", "-Infinity")) {
+            assertEquals(Double.parseDouble(s), CsvTable.parseNumber(s), s);
+        }
+        CsvTable t = CsvTable.parse("x.csv", List.of("a,b", "0x1p12,5000d"), "a", "b");
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> t.positiveFinite(0, "a"));
+        assertTrue(e.getMessage().contains("x.csv:2") && e.getMessage().contains("a is not a number: '0x1p12'"),
+                e.getMessage());
+        assertThrows(InvalidInputException.class, () -> t.positiveFinite(0, "b"));
+    }
 }

@@ -1717,7 +1717,7 @@ class MegatronExecutionTest {
         IllegalArgumentException refused = org.junit.jupiter.api.Assertions.assertThrows(
                 IllegalArgumentException.class, () -> predictor.predict(even));
         assertTrue(refused.getMessage().contains("26 layers do not split into 5 pipeline stages")
-                && refused.getMessage().contains("stages x chunks may be one of the eight splits nearest 5: 1, 2,")
+                && refused.getMessage().contains("the pipeline degrees that split them without interleaving are 1, 2,")
                 && refused.getMessage().contains("--uneven-pipeline"), refused.getMessage());
         Workload five = even.toBuilder().unevenPipeline(true).build();
         org.scaledl.model.cost.StageCost cost = stage.cost(five);

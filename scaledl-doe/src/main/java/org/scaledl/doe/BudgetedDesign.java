@@ -66,8 +66,8 @@ public final class BudgetedDesign {
             cheapest = Math.min(cheapest, costs[i]);
         }
         if (!(budget >= cheapest)) {
-            throw new IllegalArgumentException(String.format(Locale.ROOT, "budget %s is below the cheapest candidate's "
-                    + "cost %s", budget, cheapest));
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "budget %.4g is below the cheapest candidate's "
+                    + "cost %.4g", budget, cheapest));
         }
         this.x = rows;
         this.costs = costs.clone();

@@ -270,6 +270,13 @@ final class FitCommand implements Callable<Integer> {
         DeviceCatalog catalog = Catalogs.of(devices);
         List<org.scaledl.workload.Sample> runs = org.scaledl.io.JobRuns.read(runsTables,
                 org.scaledl.onnx.OnnxImporter::read, PlanCommand.gpuNames(catalog), java.util.Map.of());
+        if (!runs.isEmpty() && runs.stream().allMatch(r -> org.scaledl.model.exec.MegatronFit.weight(r) == 0)) {
+            // a weight of 0 keeps a run out of the fit: a calibration on none of them would say it calibrated
+            throw org.scaledl.InvalidInputException.of(String.join(", ", runsTables.stream().map(Path::toString)
+                    .toList()) + ": every run's fit_weight is 0, so none "
+                    + "would be calibrated on (a weight of 0 keeps a run out): give the runs to calibrate on a "
+                    + "positive fit_weight, or leave the column out (every run weighs 1)");
+        }
         double[] ratios = new double[runs.size()];
         // each run predicted once: its time for the ratio, its memory for the warning below
         boolean[] outOfMemory = new boolean[runs.size()];

@@ -316,8 +316,9 @@ final class PlanCommand implements Callable<Integer> {
                     throw e;
                 }
                 // the design's words for the budget: the option it came from, and its unit
-                throw new IllegalArgumentException((cluster ? "--budget-gpu-hours " : "--budget-s ") + budget
-                        + (cluster ? " GPU-hours" : " s of profiling") + ": " + e.getMessage(), e);
+                throw new IllegalArgumentException((cluster ? "--budget-gpu-hours " : "--budget-s ")
+                        + String.format(Locale.ROOT, "%.4g", budget) + (cluster ? " GPU-hours" : " s of profiling")
+                        + ": " + e.getMessage(), e);
             }
         }
         // the plan's rows as the table's
@@ -362,8 +363,8 @@ final class PlanCommand implements Callable<Integer> {
                         + "grid's %.0f s; %s prior)%n", plan.indices().size(), candidates.size(), seconds,
                         100 * seconds / gridSeconds, gridSeconds, priorModel == null ? "roofline" : "model");
             }
-            System.out.printf(Locale.ROOT, "chosen rows (0-based): %s%nlog det: %.6f%n%s%n", plan.indices(),
-                    plan.logDet(), dEfficiencyLine(plan.dEfficiency(), plan.indices().size() + measured.size(),
+            System.out.printf(Locale.ROOT, "chosen rows (0-based): %s%s%nlog det: %.6f%s%n%s%n", plan.indices(),
+                    source.grid == null ? ": " + chosenLines(c.table(), plan.indices()) : "", plan.logDet(), LOG_DET_MEANING, dEfficiencyLine(plan.dEfficiency(), plan.indices().size() + measured.size(),
                             rows.apply(candidates.get(0)).length));
             int calibrating = plan.indices().size() + measured.size();
             if (cluster && calibrating < org.scaledl.model.exec.MegatronFit.TERM_RUNS) {
@@ -458,10 +459,24 @@ final class PlanCommand implements Callable<Integer> {
             Reports.number(root, "d_efficiency", dEfficiency(d.dEfficiency(), d.chosen().size(), x[0].length));
             System.out.println(om.writeValueAsString(root));
         } else {
-            System.out.printf(Locale.ROOT, "chosen rows (0-based): %s%nlog det: %.6f%n%s%n", d.chosen(), d.logDet(),
-                    dEfficiencyLine(d.dEfficiency(), d.chosen().size(), x[0].length));
+            System.out.printf(Locale.ROOT, "chosen rows (0-based): %s%nlog det: %.6f%s%n%s%n", d.chosen(), d.logDet(),
+                    LOG_DET_MEANING, dEfficiencyLine(d.dEfficiency(), d.chosen().size(), x[0].length));
         }
         return 0;
+    }
+
+    /** What the design's log determinant tells a reader. */
+    static final String LOG_DET_MEANING = " (log det(X'X) of the chosen runs' terms: larger is more informative; "
+            + "comparable between plans of one table only)";
+
+    /** The chosen rows as the table's lines, each with its id where the table names one. */
+    static String chosenLines(CsvTable t, List<Integer> rows) {
+        List<String> out = new ArrayList<>();
+        for (int i : rows) {
+            out.add("line " + t.line(i) + t.opt(i, "id").filter(v -> !v.isBlank())
+                    .map(v -> " (id " + InvalidInputException.printable(v, 60) + ")").orElse(""));
+        }
+        return String.join(", ", out);
     }
 
     /**
@@ -529,7 +544,7 @@ final class PlanCommand implements Callable<Integer> {
             double[] r = new double[width];
             for (int j = 0; j < width; j++) {
                 try {
-                    r[j] = Double.parseDouble(f[j].trim());
+                    r[j] = org.scaledl.io.CsvTable.parseNumber(f[j]);
                 } catch (NumberFormatException e) {
                     throw InvalidInputException.atLine(file.toString(), i + 1, "not a number: '" + f[j] + "'");
                 }
@@ -562,5 +577,18 @@ final class PlanCommand implements Callable<Integer> {
             throw InvalidInputException.atLine(t.source(), lines[0], "the same candidate as line " + lines[1]
                     + " (each candidate once)");
         });
+        if (t.has("id")) {
+            // the plan's rows become a runs table, whose reader refuses an id naming two runs: said here, first
+            java.util.Map<String, Integer> ids = new java.util.HashMap<>();
+            for (int r = 0; r < t.size(); r++) {
+                Optional<String> id = t.opt(r, "id").filter(v -> !v.isBlank());
+                Integer first = id.isEmpty() ? null : ids.putIfAbsent(id.get(), t.line(r));
+                if (first != null) {
+                    throw InvalidInputException.atLine(t.source(), t.line(r), "id '" + InvalidInputException
+                            .printable(id.get(), 60) + "' names the candidate of line " + first + " too: give each "
+                            + "its own id (the measured plan is a runs table, where an id names one run)");
+                }
+            }
+        }
     }
 }

@@ -39,8 +39,8 @@ import picocli.CommandLine.Option;
 final class PredictCommand implements Callable<Integer> {
     @Option(names = "--candidates", description = "Score every row of this CSV: graph (ONNX, relative to the CSV) "
             + "or transformer (config.json, relative to the CSV) with seq; batch (per micro-batch); optionally "
-            + "micro_batches, world_size (or gpus: every GPU), tensor, pipeline, context, virtual_stages, expert, "
-            + "expert_tensor, zero_stage, threads, phase, device, precision, recompute, sequence_parallel, "
+            + "micro_batches (or global_batch), world_size (or gpus: every GPU), tensor, pipeline, context, "
+            + "virtual_stages, expert, expert_tensor, zero_stage, threads, phase, device, precision, recompute, sequence_parallel, "
             + "gpus_per_node, nvlink_domain, inter_node_gbps, expert_imbalance, recompute_layers, recompute_modules, "
             + "offload_layers, lora_rank, uneven_pipeline, document_tokens, grad_dtype, grad_reduce, moe_a2a_overlap, "
             + "moe_dispatcher, cuda_graphs, memory_format (docs/formats.md; a column a row lacks takes the "
@@ -68,8 +68,8 @@ final class PredictCommand implements Callable<Integer> {
     Integer gpus;
 
     @Option(names = "--global-batch", description = "Sequences (samples) per iteration over every replica, instead "
-            + "of --micro-batches: the micro-batches are global-batch / (batch x replicas), which must divide (one "
-            + "job, as layouts --global-batch)")
+            + "of --micro-batches: the micro-batches are global-batch / (batch x replicas), which must divide (as "
+            + "layouts --global-batch; with --candidates: the value of a row without global_batch or micro_batches)")
     Integer globalBatch;
 
     @picocli.CommandLine.Mixin
@@ -82,6 +82,24 @@ final class PredictCommand implements Callable<Integer> {
      * Said where {@code --world-size} (not {@code --data-parallel}) is given to a GPU job of several GPUs a replica:
      * PyTorch's and Megatron's WORLD_SIZE counts every GPU, this option the replicas.
      */
+    /**
+     * Said where a model calibrated on a cluster's runs ({@code fit --calibrate}) predicts a transformer job on a GPU
+     * none of those runs ran on: the execution model's coefficients are one set for every GPU, so the calibration
+     * moved this job's prediction too, from what the cluster's runs say of their own GPUs.
+     */
+    static Optional<String> calibrationNote(RuntimePredictor p, Workload w) {
+        List<String> cal = p.provenance().calibrationDevices();
+        Optional<org.scaledl.workload.Device> d = w.device().filter(org.scaledl.workload.Device::isGpu);
+        if (cal.isEmpty() || d.isEmpty() || !p.modelsClusters() || w.graph().transformer().isEmpty()
+                || cal.contains(d.get().name())) {
+            return Optional.empty();
+        }
+        return Optional.of("this model was calibrated on runs of " + String.join(", ", cal) + " only; its "
+                + "execution coefficients are shared by every GPU, so this job on " + d.get().name() + " is predicted "
+                + "with that cluster's coefficients too (the model it was calibrated from may suit "
+                + d.get().name() + " better)");
+    }
+
     static Optional<String> worldSizeNote(List<String> args, int replicas, int gpus) {
         boolean spelled = args.stream().anyMatch(a -> a.equals("--world-size") || a.startsWith("--world-size="));
         if (!spelled || gpus <= replicas) {
@@ -130,10 +148,17 @@ final class PredictCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--gpus must be positive, got " + gpus);
         }
         if (candidates != null) {
-            if (job.graph != null || job.transformer != null || job.seq != null || job.batch != null || json
-                    || globalBatch != null) {
-                throw new IllegalArgumentException("--candidates replaces --graph, --transformer, --seq, --batch, "
-                        + "--global-batch and --json (the table's columns say them)");
+            if (job.graph != null || job.transformer != null || job.seq != null || job.batch != null || json) {
+                throw new IllegalArgumentException("--candidates replaces --graph, --transformer, --seq, --batch "
+                        + "and --json (the table's columns say them)");
+            }
+            if (globalBatch != null && job.microBatches != null) {
+                throw new IllegalArgumentException("give --global-batch or --micro-batches, not both (the global "
+                        + "batch is batch x micro-batches x replicas; a row's own global_batch or micro_batches "
+                        + "comes first)");
+            }
+            if (globalBatch != null && globalBatch <= 0) {
+                throw new IllegalArgumentException("--global-batch must be positive, got " + globalBatch);
             }
             return scoreCandidates(model());
         }
@@ -162,6 +187,7 @@ final class PredictCommand implements Callable<Integer> {
             worldSizeNote(spec.commandLine().getParseResult().expandedArgs(), w.parallelism().data(),
                     w.parallelism().ranks()).ifPresent(n -> System.err.println("scaledl: note: " + n));
         }
+        calibrationNote(p, w).ifPresent(n -> System.err.println("scaledl: note: " + n));
         for (PredictionWarning x : pr.warnings()) {
             System.err.println(stderrLine(x));
         }
@@ -393,6 +419,7 @@ final class PredictCommand implements Callable<Integer> {
         put.accept("tensor", job.tensor);
         put.accept("pipeline", job.pipeline);
         put.accept("micro_batches", job.microBatches);
+        put.accept("global_batch", globalBatch);
         put.accept("threads", job.threads);
         put.accept("phase", job.phase == null ? null : job.phase.label());
         job.cluster.columnDefaults(d);
@@ -477,6 +504,9 @@ final class PredictCommand implements Callable<Integer> {
                         if (machinesSeen.add(key)) {
                             job.otherMachine(p, cw.get()).ifPresent(m -> System.err.println("scaledl: warning: "
                                     + m));
+                            // once a GPU: its rows' predictions moved with the cluster's calibration
+                            calibrationNote(p, cw.get()).ifPresent(n -> System.err.println("scaledl: note: "
+                                    + InvalidInputException.printable(candidates.toString(), 200) + ": " + n));
                         }
                     }
                     CsvTable t = c.table();
@@ -602,16 +632,20 @@ final class PredictCommand implements Callable<Integer> {
         return om.writeValueAsString(o) + "\n";
     }
 
-    /** The output columns a job runs table holds measured: of a table not scored before (no predicted_ms). */
+    /**
+     * The output columns a job runs table holds measured: of a table not scored before
+     * ({@link org.scaledl.io.JobRuns#scored}).
+     */
     static final List<String> MEASURED_OUTPUT_COLUMNS = List.of("tokens_per_s_per_gpu", "model_tflops_per_gpu");
 
     /**
-     * Refuses a table not scored before (no {@code predicted_ms}) whose own columns the output would drop: a measured
-     * rate beside a {@code measured_} column of the same rate (the rate is carried through as that column), and, with
-     * {@code --keep-going}, a column {@code error} (which holds the reasons rows were not predicted).
+     * Refuses a table not scored before ({@link org.scaledl.io.JobRuns#scored}) whose own columns the output would
+     * drop: a measured rate beside a {@code measured_} column of the same rate (the rate is carried through as that
+     * column), and, with {@code --keep-going}, a column {@code error} (which holds the reasons rows were not
+     * predicted).
      */
     private void refuseCollidingColumns(List<String> columns) {
-        if (columns.contains("predicted_ms")) {
+        if (org.scaledl.io.JobRuns.scored(columns)) {
             return;
         }
         for (String c : MEASURED_OUTPUT_COLUMNS) {
@@ -631,11 +665,11 @@ final class PredictCommand implements Callable<Integer> {
     /**
      * The input columns carried through under another name, as {@code measured_<name>}: a table of runs measured in
      * tokens a second or model TFLOP/s, whose values the predictions of those names would otherwise replace (in a
-     * table scored before, with predicted_ms, they are predictions and are replaced).
+     * table scored before, with predicted_ms, low_ms and high_ms, they are predictions and are replaced).
      */
     static Map<String, String> measuredRenamed(List<String> columns) {
         Map<String, String> out = new java.util.LinkedHashMap<>();
-        if (!columns.contains("predicted_ms")) {
+        if (!org.scaledl.io.JobRuns.scored(columns)) {
             for (String c : MEASURED_OUTPUT_COLUMNS) {
                 String measured = org.scaledl.io.JobRuns.MEASURED_PREFIX + c;
                 if (columns.contains(c) && !columns.contains(measured)) {

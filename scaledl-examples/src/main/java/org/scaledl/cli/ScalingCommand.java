@@ -261,8 +261,13 @@ final class ScalingCommand implements Callable<Integer> {
         List<String> common = new ArrayList<>(said.apply(all.get(0)));
         all.forEach(x -> common.retainAll(said.apply(x)));
         common.forEach(System.err::println);
+        // the machine is the sweep's first point's: a sweep over GPUs says its range
+        int fewest = byWorkers.stream().mapToInt(Point::gpus).min().orElse(0);
+        int most = byWorkers.stream().mapToInt(Point::gpus).max().orElse(0);
         String title = base.graph().name() + (p.modelsClusters() && base.device().isPresent() ? " in "
-                + base.precision().label() : "") + " on " + JobOptions.machine(p, base);
+                + base.precision().label() : "") + " on " + JobOptions.machine(p, base) + (most > fewest
+                ? String.format(Locale.ROOT, " (the first point; the sweep runs %d to %d %s)", fewest, most,
+                        p.modelsClusters() ? "GPUs" : "workers") : "");
         Reports.write(out, svg(title, base, byWorkers, byBatch, byWorkersCal, byBatchCal, points, m, units + "s"));
         if (json) {
             ObjectMapper om = new ObjectMapper();

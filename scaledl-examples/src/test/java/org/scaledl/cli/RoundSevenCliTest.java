@@ -218,7 +218,7 @@ class RoundSevenCliTest {
 
     /**
      * Layers that split evenly only with the embedding (and the loss) counted as layers are said; an even split is
-     * not; a refusal names the splits nearest the one asked as such.
+     * not; a refusal names the pipeline degrees that split the layers.
      */
     @Test
     void aSplitCountingTheEmbeddingIsSaid() {
@@ -233,7 +233,7 @@ class RoundSevenCliTest {
         assertEquals(0, two.code(), two.err());
         assertFalse(two.err().contains("counted as a layer"), two.err());
         MainTest.Run five = MainTest.run(concat(job, "5"));
-        assertTrue(five.err().contains("stages x chunks may be one of the eight splits nearest 5:"), five.err());
+        assertTrue(five.err().contains("the pipeline degrees that split them without interleaving are 1, 2,"), five.err());
     }
 
     /**

@@ -216,19 +216,26 @@ public final class MegatronExecution {
         return String.join(", ", out);
     }
 
-    /** The pipeline degrees and chunk counts near the given ones that split the layers evenly. */
+    /**
+     * The splits that work, as a user changes them: with {@code p} stages (where at least one exists), the chunks a
+     * stage that split the layers; and the pipeline degrees that split them without interleaving.
+     */
     private static String validSplits(int layers, int mtp, int p) {
-        // the eight splits Megatron takes nearest the one asked for, in order
-        List<Integer> valid = new ArrayList<>();
-        for (int q = 1; q <= Math.min(layers, 4 * p); q++) {
-            if (chunkSizes(layers, q, mtp) != null) {
-                valid.add(q);
+        List<String> chunks = new ArrayList<>();
+        for (int v = 1; (long) p * v <= layers + 2L + mtp && chunks.size() < 12; v++) {
+            if (chunkSizes(layers, p * v, mtp) != null) {
+                chunks.add(Integer.toString(v));
             }
         }
-        valid.sort(java.util.Comparator.comparingInt((Integer q) -> Math.abs(q - p)).thenComparingInt(q -> q));
-        return "stages x chunks may be one of the eight splits nearest " + p + ": " + String.join(", ", valid.subList(0,
-                Math.min(8, valid.size())).stream()
-                .sorted().map(String::valueOf).toList());
+        List<String> stages = new ArrayList<>();
+        for (int q = 1; q <= layers && stages.size() < 12; q++) {
+            if (chunkSizes(layers, q, mtp) != null) {
+                stages.add(Integer.toString(q));
+            }
+        }
+        return (chunks.isEmpty() ? "" : "with " + p + " pipeline stages the chunks a stage (virtual stages) may be "
+                + String.join(", ", chunks) + "; ") + "the pipeline degrees that split them without interleaving "
+                + "are " + String.join(", ", stages) + (stages.size() == 12 ? ", ..." : "");
     }
 
     /**
@@ -2679,12 +2686,21 @@ public final class MegatronExecution {
             // the GPUs wait for the host: the fitted dispatch time of a Megatron layer step sets the pace
             ExecutionTerm expertTerm = MegatronModel.expertLayerStep(terms);
             double expertStep = terms.value(expertTerm) > 0 ? model.coefficient(expertTerm) : 0;
-            all.add(StageCost.Note.noted(String.format(Locale.ROOT, "the host's kernel dispatch sets the pace (%.2f "
-                    + "ms against the GPUs' %.2f ms: %.2f ms a layer step%s, fitted on Megatron training runs, a third "
-                    + "of it in inference); with this little GPU work a layer, the job runs at the framework's dispatch "
-                    + "rate, faster where it captures CUDA graphs (--cuda-graphs iteration)",
-                    dispatch, gpu, model.coefficient(ExecutionTerm.LAYER_STEP), expertStep > 0
-                            ? String.format(Locale.ROOT, " and %.2f ms more with routed experts", expertStep) : "")));
+            String fitted = String.format(Locale.ROOT, "%.2f ms a layer step%s, fitted on Megatron training runs%s",
+                    model.coefficient(ExecutionTerm.LAYER_STEP), expertStep > 0 ? String.format(Locale.ROOT,
+                            " and %.2f ms more with routed experts", expertStep) : "",
+                    w.phase() == Phase.INFER ? ", a third of that in inference" : "");
+            all.add(StageCost.Note.noted(expertStep > 0 && wait > 0.05 * total
+                    // with routed experts the host waits for the GPUs in every expert layer: the two partly add
+                    ? String.format(Locale.ROOT, "the host's kernel dispatch (%.2f ms: %s) is longer than the GPUs' "
+                            + "work (%.2f ms), and with routed experts the host also waits for the GPUs in every "
+                            + "expert layer (the token dispatcher reads the tokens per expert), so the two partly add: "
+                            + "%.2f ms more than the GPUs' time (the breakdown's host dispatch); faster where the job "
+                            + "captures CUDA graphs (--cuda-graphs iteration)", dispatch, fitted, gpu, wait)
+                    : String.format(Locale.ROOT, "the host's kernel dispatch sets the pace (%.2f ms against the GPUs' "
+                            + "%.2f ms: %s); with this little GPU work a layer, the job runs at the framework's "
+                            + "dispatch rate, faster where it captures CUDA graphs (--cuda-graphs iteration)", dispatch,
+                            gpu, fitted)));
         } else if (terms.value(MegatronModel.expertLayerStep(terms)) > 0 && wait > 0.05 * total) {
             all.add(StageCost.Note.noted(String.format(Locale.ROOT, "the host waits for the GPUs in every layer with "
                     + "routed experts (the token dispatcher reads the tokens per expert), so its dispatch (%.2f ms) adds "

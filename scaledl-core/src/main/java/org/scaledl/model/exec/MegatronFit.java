@@ -414,7 +414,7 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
     static final int MIN_CALIBRATION_GROUPS = 5;
 
     /** A sample's weight in the fit: its {@link #WEIGHT_TAG} tag where given (repeated publications share one). */
-    static double weight(org.scaledl.workload.Sample s) {
+    public static double weight(org.scaledl.workload.Sample s) {
         return s.workload().tag(WEIGHT_TAG).map(Double::parseDouble).orElse(1.0);
     }
 
