@@ -64,11 +64,15 @@ import org.scaledl.workload.Recompute;
  *       leading digits (text glued after the number is not part of it).</li>
  * </ul>
  * Only the names below are read; {@code None}, {@code null} and {@code ~} mean not set. Within a run the first value
- * of a name counts (a later one only replaces a value that was not set).
+ * of a name counts (a later one only replaces a value that was not set); a layout's degree ({@code world_size},
+ * {@code data_parallel_size}, the parallel sizes, {@code devices}, {@code num_nodes}) or a model's size
+ * ({@code hidden_size}, {@code num_layers}, {@code num_attention_heads}, {@code num_query_groups},
+ * {@code ffn_hidden_size}, {@code kv_channels}, {@code padded_vocab_size}, {@code num_experts},
+ * {@code moe_router_topk}, {@code moe_ffn_hidden_size}) stated again with another value is refused at its line.
  * <ul>
  *   <li>model: {@code hidden_size}, {@code num_layers}, {@code num_attention_heads}, {@code num_query_groups} (used
  *       when {@code group_query_attention} is True or not logged), {@code ffn_hidden_size}, {@code kv_channels},
- *       {@code padded_vocab_size} (else {@code vocab_size}), {@code max_position_embeddings}, {@code swiglu},
+ *       {@code padded_vocab_size} (else {@code vocab_size}; compared with a given configuration's), {@code max_position_embeddings}, {@code swiglu},
  *       {@code squared_relu}, {@code gated_linear_unit} with {@code activation_func} ({@code activation}: NeMo's
  *       {@code swiglu}, {@code fast-swiglu}, {@code squared-relu}, {@code gelu}), {@code normalization}
  *       (LayerNorm or RMSNorm, NeMo 1's layernorm1p and low_precision_layernorm as LayerNorm; another value is
@@ -120,20 +124,33 @@ import org.scaledl.workload.Recompute;
  *
  * <p><b>Iterations.</b> Megatron-LM's and Megatron-Bridge's {@code iteration 10/ 1000 | ... | elapsed time per
  * iteration (ms): 1234.5 | ...} and NeMo/Lightning's {@code train_step_timing in s: 1.234} (also
- * {@code train_step_timing: 1.234} and {@code train_step_timing in s=1.234}). Each such line is one logged iteration
+ * {@code train_step_timing: 1.234} and {@code train_step_timing in s=1.234}); a time is a plain decimal number
+ * (digits with a sign, a fraction and an exponent: Java's {@code 0x1p1}, {@code 2.41d}, {@code 2.41f} are refused).
+ * One run's lines are of one of the two formats (both, which time the same steps, are refused naming a line of
+ * each). Each such line is one logged iteration
  * (with Megatron's {@code log_interval} above 1, the mean of that many), numbered by its {@code iteration N/M}, else,
  * for a drawing of Lightning's progress bar (the training bar's own: the last {@code Epoch} label before the time, a
  * validation bar drawn on the same line aside), by its metrics' {@code global_step}, else by the bar's count
  * ({@code | N/M [}, {@code Nit [} or NeMo's {@code Epoch E N/M,}, which starts again each epoch; its drawing at 0,
- * when it resets for a new epoch, is no step); a line repeating the previous line's number (a bar redrawn, its count
- * first and then the step's time, or counting validation batches on) replaces it: a step's last drawing is its
- * iteration. A bar's last drawing, which tqdm ends only with the next one's carriage return, is whole where it closes
- * its metrics ({@code ]}). Lines are counted as editors count them (ending in LF or CR LF; a bar's drawings, which a
- * lone CR separates, share one). A gzip'd log is read through (cut short, up to the cut, with a warning); UTF-16 with
- * its byte-order mark is read as such. The run's time is the <b>median</b> of the steady state: the
- * first {@code warmup} logged iterations are dropped ({@link #DEFAULT_WARMUP}: 10, or a third, rounded down but at
- * least the first, when a run logs fewer than 30: a first iteration holds the start-up). A run with no iteration
- * lines, or none after warm-up, is refused.
+ * when it resets for a new epoch, is no step); a drawing repeating the previous drawing's number (a bar redrawn, its
+ * count first and then the step's time, or counting validation batches on) replaces it: a step's last drawing is its
+ * iteration. A step line (Megatron's, NeMo's) repeating the previous one's number is dropped where it is the same
+ * line again (time and batch), and refused naming both lines where its time differs (two jobs' lines interleaved).
+ * A bar's last drawing, which tqdm ends only with the next one's carriage return, is whole where it closes
+ * its metrics ({@code ]}); a line the log ends inside is left out, with a warning, and so is a line cut short
+ * inside the log (nothing after its time where the iteration lines beside it in its run go on after theirs: a job
+ * killed while writing it, then restarted). Lines are counted as editors count them (ending in LF or CR LF; a bar's
+ * drawings, which a lone CR separates, share one). A gzip'd log is read through (cut short, up to the cut, with a
+ * warning); UTF-16 with its byte-order mark is read as such (a log whose bytes look like UTF-16 without it, or
+ * UTF-32, is refused, if no iteration line is read, saying to convert it to UTF-8). The run's time is the
+ * <b>median</b> of the steady state: the first {@code warmup} logged iterations are dropped
+ * ({@link #DEFAULT_WARMUP}: 10, or a third, rounded up, when a run logs fewer than 30: a first iteration holds the
+ * start-up, which may take two), and of the rest those whose line (Megatron's {@code global batch size: N}, NeMo's
+ * {@code global_batch_size: N}) says another global batch than the job's (a batch-size ramp-up) are left out with
+ * a warning (with a Megatron line after them, which may average the ramp's steps); a run none of whose steady
+ * iterations ran the job's batch is refused. A run with no iteration lines, or none after warm-up, is refused. Times
+ * after warm-up whose quartiles lie more than 20 % of the median apart are warned of, at the first iteration line
+ * more than 10 % from the median, naming the first three.
  *
  * <p><b>Runs.</b> A log holds one run, or several when configuration (an argument block, a dump, any value above)
  * appears again after iteration lines: each such appearance starts the next run, which must log its own arguments
@@ -146,7 +163,10 @@ import org.scaledl.workload.Recompute;
  *
  * <p><b>Model.</b> Given a Hugging Face {@code config.json} ({@link #read(Path, int, Path)}), the logged
  * {@code hidden_size}, {@code num_layers}, {@code num_attention_heads} and, when logged, the query groups and
- * {@code num_experts} must be the configuration's: a log with a different model than the one given is refused,
+ * {@code num_experts} must be the configuration's (a log whose {@code num_experts} is None is of a dense model), and
+ * the configuration's {@code vocab_size} must lie within a tenth of a logged {@code padded_vocab_size} (both are the
+ * tokenizer's vocabulary, each padded its own way: Qwen's configuration says 151,936 where Megatron pads to 151,680;
+ * another model's differ by more). A log with a different model than the one given is refused,
  * naming the key, the logged value and the configuration's. Without one, {@link Run#config()} is a configuration
  * built from the arguments (read back with {@link HuggingFaceConfig} before it is returned): {@code llama} for
  * SwiGLU with RMSNorm ({@code qwen2} when only the query, key and value projections have biases, {@code qwen3} with
@@ -160,7 +180,10 @@ import org.scaledl.workload.Recompute;
 public final class TrainingLogs {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(TrainingLogs.class);
 
-    /** Warm-up by default: the first 10 logged iterations, or a third of them when fewer than 30 are logged. */
+    /**
+     * Warm-up by default: the first 10 logged iterations, or a third of them, rounded up, when fewer than 30 are
+     * logged.
+     */
     public static final int DEFAULT_WARMUP = -1;
     /** The longest line read, in characters (a log is text: a line of megabytes, or /dev/zero, is not one). */
     private static final int MAX_LINE = 1 << 20;
@@ -188,6 +211,9 @@ public final class TrainingLogs {
     private static final Pattern EPOCH = Pattern.compile("\\b[Ee]poch[\\s=:]*(\\d{1,18})\\b");
     /** The global batch a Megatron iteration line says it ran (it grows under {@code rampup_batch_size}). */
     private static final Pattern ITERATION_BATCH = Pattern.compile("global batch size:\\s*(\\d{1,18})\\b");
+    /** The global batch a NeMo step line (or a bar's metrics) says it ran ({@code global_batch_size: 64}). */
+    private static final Pattern STEP_BATCH = Pattern.compile(
+            "\\bglobal_batch_size\\s*[:=]\\s*(\\d{1,18})(?:\\.0*)?(?![\\w.])");
     /**
      * A step line of a training loop this reader does not read: TorchTitan's ({@code step: N  loss: ...  tps: T}, its
      * fields coloured by terminal escapes unless it logs without colour), Hugging Face Trainer's, DeepSpeed's engine's
@@ -388,7 +414,8 @@ public final class TrainingLogs {
         int pendingLine = 0;
         List<String> pendingItems = new ArrayList<>();
         Cut[] cut = new Cut[1];
-        try (Lines in = new Lines(open(log, cut), source)) {
+        String[] wide = new String[1];
+        try (Lines in = new Lines(open(log, cut, wide), source)) {
             int lineNo = 0;
             for (String line = in.next(); line != null; line = in.next()) {
                 lineNo = in.line();
@@ -479,14 +506,21 @@ public final class TrainingLogs {
                                 source, lineNo);
                         continue;
                     }
-                    Matcher gb = ITERATION_BATCH.matcher(line);
-                    long batch = line.contains("global batch size") && gb.find() ? Long.parseLong(gb.group(1)) : -1;
+                    // the global batch the line says it ran: Megatron's "global batch size: N", NeMo's
+                    // "global_batch_size: N"
+                    Matcher gb = elapsed ? ITERATION_BATCH.matcher(line)
+                            : STEP_BATCH.matcher(line).region(from, line.length());
+                    long batch = line.contains(elapsed ? "global batch size" : "global_batch_size") && gb.find()
+                            ? Long.parseLong(gb.group(1)) : -1;
                     // NeMo 2 / Lightning number the steps within an epoch: they start again each epoch
                     cur.epochs |= line.contains("epoch") || line.contains("Epoch");
                     Matcher ep = EPOCH.matcher(line).region(from, line.length());
                     long epoch = cur.epochs && ep.find() ? Long.parseLong(ep.group(1)) : -1;
+                    // nothing after the time (Megatron ends it with " |", a bar closes it with "]"): where the lines
+                    // around it go on, a line cut short (leaveOutCut)
+                    boolean bare = line.substring(elapsed ? e.end() : t.end()).isBlank();
                     cur.iteration(elapsed ? e.group(1) : t.group(1), elapsed ? 1 : 1000, iteration, epoch, batch,
-                            lineNo);
+                            drawing, bare, lineNo);
                     continue;
                 }
                 if (cur.foreign == 0 && foreignStep(line)) {
@@ -559,6 +593,8 @@ public final class TrainingLogs {
         }
         for (Segment s : segments) {
             s.device = device;
+            s.encoding = wide[0];
+            s.leaveOutCut();
         }
         return segments;
     }
@@ -566,19 +602,26 @@ public final class TrainingLogs {
     /**
      * The log's text: UTF-8, or UTF-16 where it begins with that encoding's byte-order mark (PowerShell's redirection
      * writes it); a gzip'd log ({@code train.log.gz}, a gzip of one too) read through; another compression or archive
-     * refused naming it (its bytes are no text).
+     * refused naming it (its bytes are no text). Where the text's first bytes look like UTF-16 without its byte-order
+     * mark, or UTF-32 ({@link #wideEncoding}), {@code wide[0]} names that encoding, for the message that finds no
+     * training log in it.
      */
-    private static java.io.Reader open(Path log, Cut[] cut) throws IOException {
+    private static java.io.Reader open(Path log, Cut[] cut, String[] wide) throws IOException {
         java.io.InputStream in = new java.io.BufferedInputStream(Files.newInputStream(log));
         try {
             for (int depth = 0;; depth++) {
-                in.mark(8);
-                byte[] head = in.readNBytes(6);
+                in.mark(HEAD);
+                byte[] head = in.readNBytes(HEAD);
                 in.reset();
                 String kind = compression(head);
                 if (kind == null) {
-                    boolean le = head.length >= 2 && (head[0] & 0xff) == 0xff && (head[1] & 0xff) == 0xfe;
-                    boolean be = head.length >= 2 && (head[0] & 0xff) == 0xfe && (head[1] & 0xff) == 0xff;
+                    wide[0] = wideEncoding(head);
+                    boolean utf32 = wide[0] != null && wide[0].startsWith("UTF-32");
+                    boolean le = !utf32 && head.length >= 2 && (head[0] & 0xff) == 0xff && (head[1] & 0xff) == 0xfe;
+                    boolean be = !utf32 && head.length >= 2 && (head[0] & 0xff) == 0xfe && (head[1] & 0xff) == 0xff;
+                    if (le || be) {
+                        wide[0] = null;
+                    }
                     return new InputStreamReader(in, le || be ? StandardCharsets.UTF_16 : StandardCharsets.UTF_8);
                 }
                 if (!kind.equals("gzip")) {
@@ -634,6 +677,41 @@ public final class TrainingLogs {
                 return -1;
             }
         }
+    }
+
+    /** The bytes of a log's beginning looked at for its compression and encoding. */
+    private static final int HEAD = 512;
+
+    /**
+     * The encoding a text's first bytes look like where it is UTF-16 (ASCII text with a NUL byte at every other
+     * position, {@code UTF-16LE} or {@code UTF-16BE}) or UTF-32 (three NUL bytes of every four), or null: at least 32
+     * bytes, nine in ten of the bytes at the NUL positions NUL and nine in ten of the others not.
+     */
+    static String wideEncoding(byte[] b) {
+        int len = b.length - b.length % 4;
+        if (len < 32) {
+            return null;
+        }
+        int[] zeros = new int[4];
+        for (int i = 0; i < len; i++) {
+            if (b[i] == 0) {
+                zeros[i % 4]++;
+            }
+        }
+        int q = len / 4;
+        if (zeros[1] + zeros[2] + zeros[3] >= 0.9 * 3 * q && zeros[0] <= 0.1 * q) {
+            return "UTF-32LE";
+        }
+        if (zeros[0] + zeros[1] + zeros[2] >= 0.9 * 3 * q && zeros[3] <= 0.1 * q) {
+            return "UTF-32BE";
+        }
+        if (zeros[1] + zeros[3] >= 0.9 * 2 * q && zeros[0] + zeros[2] <= 0.1 * 2 * q) {
+            return "UTF-16LE";
+        }
+        if (zeros[0] + zeros[2] >= 0.9 * 2 * q && zeros[1] + zeros[3] <= 0.1 * 2 * q) {
+            return "UTF-16BE";
+        }
+        return null;
     }
 
     /** The compression or archive these first bytes begin, as a noun phrase ("gzip" for gzip), or null. */
@@ -823,13 +901,35 @@ public final class TrainingLogs {
             "tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
             "expert_model_parallel_size", "devices", "num_nodes");
 
+    /**
+     * The keys of a run's model's sizes: as the layout's, a log may state one twice, not differently (which model ran
+     * is not for the reader to guess either). The vocabulary a tokenizer's section states is not one of them.
+     */
+    private static final java.util.Set<String> MODEL_KEYS = java.util.Set.of("hidden_size", "num_layers",
+            "num_attention_heads", "num_query_groups", "ffn_hidden_size", "kv_channels", "padded_vocab_size",
+            "num_experts", "moe_router_topk", "moe_ffn_hidden_size");
+
     /** Whether two stated values are the same number (64 and 64.0), or the same text where either is no number. */
     private static boolean sameNumber(String a, String b) {
         try {
-            return Double.parseDouble(a.trim()) == Double.parseDouble(b.trim());
+            return decimal(a.trim()) == decimal(b.trim());
         } catch (NumberFormatException e) {
             return a.trim().equalsIgnoreCase(b.trim());
         }
+    }
+
+    /**
+     * A number as a log writes it: a finite plain decimal ({@link CsvTable#parseNumber}: not Java's {@code 0x1p1},
+     * {@code 2.41d}, {@code 2.41f}, which no log writes, nor {@code Infinity}).
+     *
+     * @throws NumberFormatException for any other text, Java's other number syntax included
+     */
+    private static double decimal(String text) {
+        double x = CsvTable.parseNumber(text);
+        if (!Double.isFinite(x)) {
+            throw new NumberFormatException("not a finite number: " + text);
+        }
+        return x;
     }
 
     private static boolean isUnset(String v) {
@@ -846,7 +946,14 @@ public final class TrainingLogs {
         /** Per logged iteration, the global batch its line says it ran (-1: not said), and its line. */
         long[] batches = new long[64];
         int[] lines = new int[64];
+        /** Per logged iteration, whether its line ends at its time (nothing after it: maybe cut short). */
+        boolean[] bare = new boolean[64];
         int n;
+        /** The first Megatron iteration line ("elapsed time per iteration"), and the first NeMo step line, or 0. */
+        int megatronLine;
+        int stepLine;
+        /** Whether the last logged iteration is a progress bar's drawing (which a redrawing replaces). */
+        boolean lastDrawing;
         long lastIteration = Long.MIN_VALUE;
         /** The epoch of the last iteration line, where lines say it (-1: not said). */
         long lastEpoch = -1;
@@ -857,6 +964,8 @@ public final class TrainingLogs {
         /** The first line with a training progress bar that shows no {@code train_step_timing}, or 0. */
         int untimedBar;
         String device;
+        /** The encoding the log's bytes look like where it is not UTF-8 ({@link #wideEncoding}), or null. */
+        String encoding;
 
         Segment(String source, int line) {
             this.source = source;
@@ -884,17 +993,43 @@ public final class TrainingLogs {
             Value old = s.args.get(k);
             if (old == null || old.unset() && !isUnset(v)) {
                 s.args.put(k, new Value(v, lineNo));
-            } else if (LAYOUT_KEYS.contains(k) && !isUnset(v) && !v.startsWith("${") && !old.text().startsWith("${")
-                    && !sameNumber(old.text(), v)) {
-                // two statements of the job's layout that disagree: which one ran is not for the reader to guess
+            } else if ((LAYOUT_KEYS.contains(k) || MODEL_KEYS.contains(k)) && !isUnset(v) && !v.startsWith("${")
+                    && !old.text().startsWith("${") && !sameNumber(old.text(), v)) {
+                // two statements of the job's layout, or of its model's sizes, that disagree: which one ran is not
+                // for the reader to guess
                 throw InvalidInputException.atLine(source, lineNo, k + " " + clip(v) + " here, but "
-                        + clip(old.text()) + " at line " + old.line() + ": the run states its layout twice, "
-                        + "differently (a log of two runs needs each run's arguments before its iterations)");
+                        + clip(old.text()) + " at line " + old.line() + ": the run states its "
+                        + (LAYOUT_KEYS.contains(k) ? "layout" : "model") + " twice, differently (a log of two runs "
+                        + "needs each run's arguments before its iterations" + (LAYOUT_KEYS.contains(k) ? ""
+                        : "; a multimodal model's encoder stated beside its language model is not read from a log: "
+                        + "write its runs table by hand, docs/formats.md") + ")");
             }
             return s;
         }
 
-        void iteration(String text, double scale, long iteration, long epoch, long batch, int lineNo) {
+        /**
+         * One logged iteration's line: its time ({@code scale} 1: ms, Megatron's; 1000: s, NeMo's), its number
+         * ({@code -1}: none), epoch, global batch ({@code -1}: not said), whether it is a progress bar's drawing and
+         * whether nothing follows its time.
+         */
+        void iteration(String text, double scale, long iteration, long epoch, long batch, boolean drawing,
+                boolean bareLine, int lineNo) {
+            boolean megatron = scale == 1;
+            int other = megatron ? stepLine : megatronLine;
+            if (other > 0) {
+                // Megatron's and NeMo's lines for the same steps (two loggers of one job, or two logs joined): each
+                // step would count twice
+                throw InvalidInputException.atLine(source, lineNo, (megatron ? "a Megatron iteration line ('elapsed "
+                        + "time per iteration (ms)')" : "a NeMo step line ('train_step_timing')") + " in a run whose "
+                        + "line " + other + " is " + (megatron ? "a NeMo step line ('train_step_timing')"
+                        : "a Megatron iteration line ('elapsed time per iteration (ms)')") + ": the two formats "
+                        + "time the same steps, which would count twice (keep one format's lines, or split the log)");
+            }
+            if (megatron && megatronLine == 0) {
+                megatronLine = lineNo;
+            } else if (!megatron && stepLine == 0) {
+                stepLine = lineNo;
+            }
             boolean redrawn = iteration >= 0 && iteration == lastIteration && epoch == lastEpoch;
             // steps numbered within epochs go back only where a new epoch begins (its number, where the line says it)
             boolean newEpoch = epochs && (epoch < 0 || lastEpoch < 0 || epoch > lastEpoch);
@@ -906,7 +1041,7 @@ public final class TrainingLogs {
             }
             double x;
             try {
-                x = Double.parseDouble(text) * scale;
+                x = decimal(text) * scale;
             } catch (NumberFormatException e) {
                 x = Double.NaN;
             }
@@ -915,24 +1050,79 @@ public final class TrainingLogs {
                         + (scale == 1 ? " ms" : " s") + " is not a number of " + JobRuns.MIN_MILLIS + ".."
                         + JobRuns.MAX_MILLIS + " ms");
             }
+            if (redrawn && !drawing && !lastDrawing && !(bare[n - 1] && !bareLine)) {
+                // a step line (no bar's drawing) that repeats the step before: the same line again is dropped; another
+                // time for the same step is another job's, or another run's
+                if (x == ms[n - 1] && batch == batches[n - 1]) {
+                    return;
+                }
+                throw InvalidInputException.atLine(source, lineNo, "iteration " + iteration + " again, "
+                        + CsvTable.plain(round(x)) + " ms here but " + CsvTable.plain(round(ms[n - 1])) + " ms at "
+                        + "line " + lines[n - 1] + ": two runs' lines mixed in one log? (split the log, or keep one "
+                        + "run's lines)");
+            }
             if (redrawn) {
                 // a progress bar redraws a step as its figures arrive (the count first, then the step's own time):
-                // the last drawing of a step is its iteration
+                // the last drawing of a step is its iteration (and a step's line logged whole replaces its line cut
+                // short)
                 batches[n - 1] = batch;
                 lines[n - 1] = lineNo;
                 ms[n - 1] = x;
+                bare[n - 1] = bareLine;
+                lastDrawing = drawing;
                 return;
             }
             if (n == ms.length) {
                 ms = Arrays.copyOf(ms, n * 2);
                 batches = Arrays.copyOf(batches, n * 2);
                 lines = Arrays.copyOf(lines, n * 2);
+                bare = Arrays.copyOf(bare, n * 2);
             }
             batches[n] = batch;
             lines[n] = lineNo;
+            bare[n] = bareLine;
             ms[n++] = x;
             lastIteration = iteration;
             lastEpoch = epoch;
+            lastDrawing = drawing;
+        }
+
+        /**
+         * Leaves out the iteration lines cut short: a line whose time is the last thing on it where the iteration
+         * lines beside it in its run go on after their time (a job killed while writing it, then restarted: its
+         * time may be cut too, {@code 50} of {@code 5030.5}), said naming them. A run whose lines all end at their
+         * time writes them so.
+         */
+        void leaveOutCut() {
+            if (n < 2) {
+                return;
+            }
+            List<Integer> cut = new ArrayList<>();
+            int k = 0;
+            for (int i = 0; i < n; i++) {
+                if (bare[i] && (i == 0 || !bare[i - 1]) && (i == n - 1 || !bare[i + 1])) {
+                    cut.add(lines[i]);
+                    continue;
+                }
+                ms[k] = ms[i];
+                batches[k] = batches[i];
+                lines[k] = lines[i];
+                bare[k++] = bare[i];
+            }
+            if (cut.isEmpty()) {
+                return;
+            }
+            n = k;
+            LOG.warn("{}:{}: {} nothing after {} time where the iteration lines beside {} go on: cut short (a job "
+                    + "killed while writing, then restarted?), left out", source, cut.get(0), cut.size() == 1
+                    ? "an iteration line has" : cut.size() + " iteration lines (lines " + shortList(cut) + ") have",
+                    cut.size() == 1 ? "its" : "their", cut.size() == 1 ? "it" : "them");
+        }
+
+        /** Up to five numbers, and how many more. */
+        private static String shortList(List<Integer> xs) {
+            List<String> said = xs.stream().limit(5).map(String::valueOf).toList();
+            return String.join(", ", said) + (xs.size() > 5 ? " and " + (xs.size() - 5) + " more" : "");
         }
 
         // --- typed reads -------------------------------------------------------------------------------------------
@@ -1003,7 +1193,7 @@ public final class TrainingLogs {
             Value v = args.get(key);
             double x;
             try {
-                x = Double.parseDouble(v.text());
+                x = decimal(v.text());
             } catch (NumberFormatException e) {
                 x = Double.NaN;
             }
@@ -1022,14 +1212,19 @@ public final class TrainingLogs {
 
         // --- the run -----------------------------------------------------------------------------------------------
 
+        /** The iteration times a run's median takes, and their lines, in the log's order. */
+        private record Kept(double[] ms, int[] lines) {
+        }
+
         /**
          * The iteration times after the first {@code drop}, of the iterations that ran the job's global batch: a line
-         * saying another (Megatron's {@code rampup_batch_size} grows it over the first iterations) times a smaller
-         * step, so it is left out, and said; where none ran it, the run is refused.
+         * saying another (Megatron's {@code rampup_batch_size}, NeMo's, grows it over the first iterations) times a
+         * smaller step, so it is left out, and said; where none ran it, the run is refused.
          */
-        private double[] steady(String which, int drop) {
+        private Kept steady(String which, int drop) {
             Integer gbs = has("global_batch_size") ? positive("global_batch_size") : null;
             double[] kept = new double[n - drop];
+            int[] keptLines = new int[n - drop];
             int k = 0;
             int other = 0;
             int straddled = 0;
@@ -1038,9 +1233,11 @@ public final class TrainingLogs {
             for (int i = drop; i < n; i++) {
                 boolean said = gbs != null && batches[i] >= 0;
                 boolean ramp = said && batches[i] != gbs;
-                // a line's time is the mean over the iterations since the line before (Megatron's log_interval): the
-                // first at the job's batch after one of another may hold steps of the ramp, and goes too
-                boolean after = !ramp && said && i > 0 && batches[i - 1] >= 0 && batches[i - 1] != gbs;
+                // a Megatron line's time is the mean over the iterations since the line before (its log_interval):
+                // the first at the job's batch after one of another may hold steps of the ramp, and goes too (a NeMo
+                // step line times its own step)
+                boolean after = !ramp && said && megatronLine > 0 && i > 0 && batches[i - 1] >= 0
+                        && batches[i - 1] != gbs;
                 if (ramp || after) {
                     if (other + straddled == 0) {
                         first = lines[i];
@@ -1052,6 +1249,7 @@ public final class TrainingLogs {
                         straddled++;
                     }
                 } else {
+                    keptLines[k] = lines[i];
                     kept[k++] = ms[i];
                 }
             }
@@ -1070,7 +1268,7 @@ public final class TrainingLogs {
                         + "ramp-up)" : "", straddled > 0 ? (other > 0 ? ", and " : "") + straddled + " followed a line "
                         + "of another batch (a logged mean may hold the ramp's steps)" : "");
             }
-            return Arrays.copyOf(kept, k);
+            return new Kept(Arrays.copyOf(kept, k), Arrays.copyOf(keptLines, k));
         }
 
         /** A time to a tenth of a millisecond, as the log's lines give it. */
@@ -1096,31 +1294,55 @@ public final class TrainingLogs {
                         : untimedBar > 0 ? "line " + untimedBar + " is a training progress bar whose metrics show no "
                         + "train_step_timing (NeMo's exp_manager adds it with log_step_timing, its default): log it, "
                         + "or give the runs as a job runs table (docs/formats.md)"
+                        : encoding != null ? "read as UTF-8 it is no training log, and its bytes look like " + encoding
+                        + " text (" + (encoding.startsWith("UTF-16") ? "a NUL byte at every other position, and no "
+                        + "byte-order mark to say so" : "three NUL bytes in every four") + "): convert it to UTF-8 "
+                        + "(iconv -f " + encoding + " -t UTF-8 LOG > LOG.utf8)"
                         : "not a training log, or one that stopped before its first logged iteration"));
             }
             // by default at least the first logged iteration goes: it holds the start-up (allocation, autotuning,
-            // communicators), several times a steady step
-            int drop = warmup == DEFAULT_WARMUP ? (n < FEW ? Math.max(1, n / 3) : 10) : warmup;
+            // communicators), several times a steady step; a short log drops a third, rounded up (the start-up may
+            // take two iterations: of 5, the first 2)
+            int drop = warmup == DEFAULT_WARMUP ? (n < FEW ? (n + 2) / 3 : 10) : warmup;
             if (drop >= n) {
                 throw InvalidInputException.inSource(source, which + "no iterations after warm-up: " + n
                         + " logged, the first " + drop + " dropped" + (warmup == DEFAULT_WARMUP ? " (a first "
                         + "iteration holds the start-up; to time it anyway, give the warm-up: --warmup 0)" : ""));
             }
-            double[] kept = steady(which, drop);
-            double[] halves = {Medians.of(Arrays.copyOf(kept, kept.length / 2)),
-                Medians.of(Arrays.copyOfRange(kept, kept.length / 2, kept.length))};
+            Kept steady = steady(which, drop);
+            double[] inOrder = steady.ms();
+            double[] halves = {Medians.of(Arrays.copyOf(inOrder, inOrder.length / 2)),
+                Medians.of(Arrays.copyOfRange(inOrder, inOrder.length / 2, inOrder.length))};
+            double[] kept = inOrder.clone();
             Arrays.sort(kept);
             int k = kept.length;
             double median = Medians.of(kept);
             if (k >= 4 && kept[3 * k / 4] - kept[k / 4] > MAX_SPREAD * median) {
                 // a steady run's iterations take about one time; two times (a step that changed speed, two jobs in
-                // one log without their arguments between) make a median that may be no iteration's
+                // one log without their arguments between) make a median that may be no iteration's: said at the
+                // first iteration line far from it (one of the quartiles is), naming the first few
+                List<String> far = new ArrayList<>();
+                int farCount = 0;
+                int first = line;
+                for (int i = 0; i < k; i++) {
+                    if (Math.abs(inOrder[i] - median) > MAX_SPREAD / 2 * median) {
+                        if (farCount == 0) {
+                            first = steady.lines()[i];
+                        }
+                        if (farCount < 3) {
+                            far.add(steady.lines()[i] + " (" + CsvTable.plain(round(inOrder[i])) + " ms)");
+                        }
+                        farCount++;
+                    }
+                }
                 LOG.warn("{}:{}: {}its {} iteration times after warm-up spread widely (quartiles {} and {} ms around "
-                        + "the median {} ms; the first half's median {} ms, the second half's {} ms): the median may "
-                        + "be no iteration's time (a run that changed speed, or two runs in one log)", source, line,
-                        which, k, CsvTable.plain(round(kept[k / 4])), CsvTable.plain(round(kept[3 * k / 4])),
+                        + "the median {} ms; the first half's median {} ms, the second half's {} ms; more than {} % "
+                        + "from the median: line{} {}{}): the median may be no iteration's time (a run that changed "
+                        + "speed, two runs in one log, or a start-up longer than the warm-up: --warmup)", source,
+                        first, which, k, CsvTable.plain(round(kept[k / 4])), CsvTable.plain(round(kept[3 * k / 4])),
                         CsvTable.plain(round(median)), CsvTable.plain(round(halves[0])),
-                        CsvTable.plain(round(halves[1])));
+                        CsvTable.plain(round(halves[1])), Math.round(MAX_SPREAD / 2 * 100), farCount == 1 ? "" : "s",
+                        String.join(", ", far), farCount > 3 ? " and " + (farCount - 3) + " more" : "");
             }
 
             List<String> missing = new ArrayList<>();
@@ -1203,12 +1425,31 @@ public final class TrainingLogs {
             if (experts != null && (model.moe().isEmpty() || experts != model.moe().get().experts())) {
                 diffs.add("num_experts is " + experts + " in the log, " + model.moe().map(m -> m.experts() + "")
                         .orElse("none (a dense model)") + " in the configuration");
+            } else if (experts == null && args.containsKey("num_experts") && model.moe().isPresent()) {
+                // the log says None: a dense model
+                diffs.add("num_experts is none (a dense model) in the log, " + model.moe().get().experts()
+                        + " in the configuration");
+            }
+            Integer padded = positive("padded_vocab_size");
+            if (padded != null) {
+                // Megatron pads the tokenizer's vocabulary to a multiple of its make-vocab-size-divisible-by x tensor;
+                // a configuration's vocab_size is the tokenizer's, padded its own way (Qwen's 151,936 for a padded
+                // 151,680): the two lie within a tenth of each other, another model's do not (32,000 for 128,256)
+                long vocab = model.vocab();
+                if (Math.abs(padded - vocab) > VOCAB_SPREAD * Math.max(padded, vocab)) {
+                    diffs.add("padded_vocab_size is " + padded + " in the log, vocab_size " + vocab + " in the "
+                            + "configuration (both the tokenizer's vocabulary, padded: within a tenth of each other "
+                            + "for one model)");
+                }
             }
             if (!diffs.isEmpty()) {
                 throw InvalidInputException.inSource(source, which + "a log with a different model than the one "
                         + "given is refused: " + String.join("; ", diffs) + " (" + transformer + ")");
             }
         }
+
+        /** How far a configuration's vocabulary may lie from the logged padded one, as a fraction of the larger. */
+        static final double VOCAB_SPREAD = 0.1;
 
         private static String diff(String key, long logged, long config, String configKey) {
             return key + " is " + logged + " in the log, " + config + " in the configuration (" + configKey + ")";

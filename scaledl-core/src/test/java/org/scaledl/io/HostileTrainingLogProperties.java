@@ -18,16 +18,16 @@ import org.scaledl.InvalidInputException;
 
 /**
  * A training log with up to four of its lines changed (an argument's value replaced by a hostile one: negative, zero,
- * fractional, past the integers' range, a word, empty, a terminal escape; a line taken out, repeated, or cut in the
- * middle) is either read into runs whose jobs are positive, or refused with an {@link InvalidInputException} that
- * names the log and shows no control character; nothing else is thrown. The logs are the bundled Megatron-LM and
- * NeMo ones.
+ * fractional, past the integers' range, a word, empty, a terminal escape, Java's number syntax; a line taken out,
+ * repeated, or cut in the middle) is either read into runs whose jobs are positive, or refused with an
+ * {@link InvalidInputException} that names the log and shows no control character; nothing else is thrown. The logs
+ * are the bundled Megatron-LM and NeMo ones.
  */
 class HostileTrainingLogProperties {
     private static final Path DIR = Path.of("src/test/resources/logs");
     private static final List<String> LOGS = List.of("megatron-llama3-8b.log", "nemo-llama3-8b.log");
     private static final List<String> VALUES = List.of("-1", "0", "2.5", "4294967297", "99999999999999999999",
-            "abc", "", "None", "True", "1e308", "NaN", "\u001b[2Jx", "x".repeat(2000));
+            "abc", "", "None", "True", "1e308", "NaN", "\u001b[2Jx", "x".repeat(2000), "0x1p1", "2.41d");
 
     /** One change: which line (an index modulo the lines), what (a value index, or past them a line operation). */
     record Change(int line, int what) {

@@ -959,4 +959,251 @@ class TrainingLogsTest {
             assertTrue(z.getMessage().contains("not a text log"), z.getMessage());
         }
     }
+
+    /** The index of the first of these lines that contains {@code text}. */
+    private static int indexOf(List<String> lines, String text) {
+        for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).contains(text)) {
+                return i;
+            }
+        }
+        throw new AssertionError("no line contains '" + text + "'");
+    }
+
+    /**
+     * A log of a dense model ({@code num_experts None}) given a mixture of experts' configuration is refused, as the
+     * reverse is (Mixtral 8x7B has Llama 3 8B's other sizes); and the configuration's vocabulary must lie within a
+     * tenth of the log's padded one (each is the tokenizer's, padded its own way: Qwen's configurations pad beyond
+     * Megatron's), which another model's does not.
+     */
+    @Test
+    void aDenseLogIsNoMixtureOfExpertsAndTheConfigsVocabularyMustBeTheLogs() throws IOException {
+        Path megatron = LOGS.resolve("megatron-llama3-8b.log");
+        Path mixtral = Path.of("src/test/resources/transformers/mixtral-8x7b/config.json");
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(megatron,
+                TrainingLogs.DEFAULT_WARMUP, mixtral));
+        assertTrue(e.getMessage().contains("megatron-llama3-8b.log") && e.getMessage().contains("different model")
+                && e.getMessage().contains("num_experts is none (a dense model) in the log, 8 in the configuration")
+                && e.getMessage().contains("padded_vocab_size is 128256 in the log, vocab_size 32000 in the "
+                + "configuration"), e.getMessage());
+        String llama = Files.readString(LLAMA3_8B);
+        assertTrue(llama.contains("\"vocab_size\": 128256"));
+        // Llama 3 8B with a vocabulary 512 smaller, or padded further by its configuration (as Qwen's are): one model
+        for (int vocab : new int[] {127744, 128512, 140000}) {
+            Path near = dir.resolve("near" + vocab + "/config.json");
+            Files.createDirectories(near.getParent());
+            Files.writeString(near, llama.replace("\"vocab_size\": 128256", "\"vocab_size\": " + vocab));
+            assertEquals(5050.5, TrainingLogs.read(megatron, TrainingLogs.DEFAULT_WARMUP, near).get(0).measuredMs(),
+                    1e-9, "vocab_size " + vocab);
+        }
+        // a tenth off is another model's
+        Path far = dir.resolve("far/config.json");
+        Files.createDirectories(far.getParent());
+        Files.writeString(far, llama.replace("\"vocab_size\": 128256", "\"vocab_size\": 151936"));
+        InvalidInputException off = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(megatron,
+                TrainingLogs.DEFAULT_WARMUP, far));
+        assertTrue(off.getMessage().contains("padded_vocab_size is 128256 in the log, vocab_size 151936"),
+                off.getMessage());
+    }
+
+    /**
+     * NeMo's step lines say the global batch each ran ({@code global_batch_size: N}), as Megatron's iteration lines
+     * do: a run none of whose steps after warm-up ran the job's is refused, and a ramp-up's steps are left out (each
+     * NeMo line times its own step, so the first after the ramp stays).
+     */
+    @Test
+    void nemoStepLinesGlobalBatchIsCheckedAndARampUpLeftOut() throws IOException {
+        String nemo = Files.readString(LOGS.resolve("nemo-llama3-8b.log"));
+        Path log = dir.resolve("nemo-batch.log");
+        assertTrue(nemo.contains("| global_batch_size: 64 |"));
+        Files.writeString(log, nemo.replace("| global_batch_size: 64 |", "| global_batch_size: 128 |"));
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(log, 1));
+        assertTrue(e.getMessage().contains("nemo-batch.log:") && e.getMessage().contains("every iteration after "
+                + "warm-up ran a global batch of 128, not global_batch_size 64"), e.getMessage());
+        // steps 0-5 of 32 sequences, in half the time: left out
+        java.util.regex.Pattern step = java.util.regex.Pattern.compile("iteration (\\d+)/11 .*train_step_timing in s: "
+                + "([0-9.]+)");
+        List<String> ramp = new java.util.ArrayList<>();
+        for (String l : nemo.lines().toList()) {
+            java.util.regex.Matcher m = step.matcher(l);
+            ramp.add(m.find() && Integer.parseInt(m.group(1)) <= 5 ? l.replace("global_batch_size: 64",
+                    "global_batch_size: 32").replace("train_step_timing in s: " + m.group(2),
+                    "train_step_timing in s: 1.200") : l);
+        }
+        Files.write(log, ramp);
+        TrainingLogs.Run r = TrainingLogs.read(log, 1).get(0);
+        assertEquals(6, r.iterations(), "steps 6-11");
+        assertEquals(2420.0, r.measuredMs(), 1e-6, "2.400 .. 2.430 s");
+    }
+
+    /**
+     * A step line (not a progress bar's redrawing) that repeats its step's number with another time is refused naming
+     * both lines (two jobs' lines interleaved lost half of them); the same line twice counts once.
+     */
+    @Test
+    void aRepeatedStepWithAnotherTimeIsRefusedAndTheSameLineTwiceCountsOnce() throws IOException {
+        List<String> lines = Files.readAllLines(LOGS.resolve("megatron-llama3-8b.log"));
+        int at = indexOf(lines, "iteration       20/");
+        List<String> other = new java.util.ArrayList<>(lines);
+        other.add(at + 1, lines.get(at).replaceFirst("per iteration \\(ms\\): [0-9.]+", "per iteration (ms): 9020.5"));
+        Path log = dir.resolve("mixed.log");
+        Files.write(log, other);
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(log,
+                TrainingLogs.DEFAULT_WARMUP));
+        assertTrue(e.getMessage().contains("mixed.log:" + (at + 2) + ": iteration 20 again, 9020.5 ms here but ")
+                && e.getMessage().contains(" ms at line " + (at + 1))
+                && e.getMessage().contains("two runs' lines mixed in one log?"), e.getMessage());
+        List<String> same = new java.util.ArrayList<>(lines);
+        same.add(at + 1, lines.get(at));
+        Files.write(log, same);
+        TrainingLogs.Run r = TrainingLogs.read(log, TrainingLogs.DEFAULT_WARMUP).get(0);
+        assertEquals(30, r.iterations());
+        assertEquals(5050.5, r.measuredMs(), 1e-9);
+        // NeMo's step lines likewise
+        List<String> nemo = new java.util.ArrayList<>();
+        for (String l : Files.readAllLines(LOGS.resolve("nemo-llama3-8b.log"))) {
+            nemo.add(l);
+            if (l.contains("iteration 3/11")) {
+                nemo.add(l.replaceFirst("train_step_timing in s: [0-9.]+", "train_step_timing in s: 9.990"));
+            }
+        }
+        Files.write(log, nemo);
+        InvalidInputException n = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(log, 1));
+        assertTrue(n.getMessage().contains("iteration 3 again, 9990 ms here but 2430 ms at line"), n.getMessage());
+    }
+
+    /** Megatron's iteration lines and NeMo's step lines in one run (each step counted twice) are refused. */
+    @Test
+    void megatronAndNemoLinesInOneRunAreRefused() throws IOException {
+        List<String> lines = new java.util.ArrayList<>(Files.readAllLines(LOGS.resolve("megatron-llama3-8b.log")));
+        int first = indexOf(lines, "iteration        1/");
+        lines.add(first + 1, "[NeMo I] Training epoch 0, iteration 1/40 | global_step: 1 | train_step_timing in s: "
+                + "9.001");
+        Path log = dir.resolve("formats.log");
+        Files.write(log, lines);
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(log,
+                TrainingLogs.DEFAULT_WARMUP));
+        assertTrue(e.getMessage().contains("formats.log:" + (first + 2) + ": a NeMo step line")
+                && e.getMessage().contains("line " + (first + 1) + " is a Megatron iteration line")
+                && e.getMessage().contains("count twice"), e.getMessage());
+    }
+
+    /**
+     * An iteration line cut short inside the log (its time the last thing on it where the lines beside it go on: a
+     * job killed while writing it, then restarted with its arguments) is left out, as one the log ends inside is.
+     */
+    @Test
+    void anIterationLineCutShortInsideTheLogIsLeftOut() throws IOException {
+        Path megatron = LOGS.resolve("megatron-llama3-8b.log");
+        List<String> lines = Files.readAllLines(megatron);
+        String key = "elapsed time per iteration (ms): ";
+        int at = indexOf(lines, "iteration       20/");
+        List<String> cut = new java.util.ArrayList<>(lines);
+        cut.set(at, lines.get(at).substring(0, lines.get(at).indexOf(key) + key.length() + 2));
+        List<String> without = new java.util.ArrayList<>(lines);
+        without.remove(at);
+        Path a = dir.resolve("cut.log");
+        Files.write(a, cut);
+        Path b = dir.resolve("without.log");
+        Files.write(b, without);
+        TrainingLogs.Run r = TrainingLogs.read(a, 1).get(0);
+        TrainingLogs.Run expected = TrainingLogs.read(b, 1).get(0);
+        assertEquals(38, expected.iterations());
+        assertEquals(expected.iterations(), r.iterations());
+        assertEquals(expected.measuredMs(), r.measuredMs(), 0);
+        // a crash at iteration 12, then the job restarted: its first run is iterations 1-11
+        int twelve = indexOf(lines, "iteration       12/");
+        String crash = String.join("\n", lines.subList(0, twelve)) + "\n" + lines.get(twelve).substring(0,
+                lines.get(twelve).indexOf(key) + key.length() + 2) + "\n" + Files.readString(megatron);
+        Path c = dir.resolve("crash.log");
+        Files.writeString(c, crash);
+        Path d = dir.resolve("eleven.log");
+        Files.write(d, lines.subList(0, twelve));
+        List<TrainingLogs.Run> runs = TrainingLogs.read(c, 1);
+        assertEquals(2, runs.size());
+        TrainingLogs.Run eleven = TrainingLogs.read(d, 1).get(0);
+        assertEquals(10, eleven.iterations());
+        assertEquals(eleven.iterations(), runs.get(0).iterations());
+        assertEquals(eleven.measuredMs(), runs.get(0).measuredMs(), 0);
+    }
+
+    /** A model's size stated twice in a run, differently, is refused at the second, as its layout's is. */
+    @Test
+    void aModelSizeStatedTwiceDifferentlyIsRefused() throws IOException {
+        List<String> lines = Files.readAllLines(LOGS.resolve("megatron-llama3-8b.log"));
+        int at = indexOf(lines, "  num_layers ....");
+        List<String> twice = new java.util.ArrayList<>(lines);
+        twice.add(at + 1, "  num_layers ...................................... 40");
+        Path log = dir.resolve("twice.log");
+        Files.write(log, twice);
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(log,
+                TrainingLogs.DEFAULT_WARMUP));
+        assertTrue(e.getMessage().contains("twice.log:" + (at + 2) + ": num_layers 40 here, but 32 at line "
+                + (at + 1) + ": the run states its model twice, differently"), e.getMessage());
+        twice.set(at + 1, "  num_layers ...................................... 32");
+        Files.write(log, twice);
+        assertEquals(5050.5, TrainingLogs.read(log, TrainingLogs.DEFAULT_WARMUP).get(0).measuredMs(), 1e-9);
+    }
+
+    /** A time in Java's number syntax ({@code 0x1p1}, {@code 2.41d}, {@code 2.41f}) is refused; a decimal is read. */
+    @Test
+    void javasNumberSyntaxIsNoIterationTime() throws IOException {
+        String nemo = Files.readString(LOGS.resolve("nemo-llama3-8b.log"));
+        assertTrue(nemo.contains("train_step_timing in s: 2.410 "));
+        Path log = dir.resolve("java.log");
+        for (String x : List.of("0x1p1", "2.41d", "2.41f", "Infinity")) {
+            Files.writeString(log, nemo.replace("train_step_timing in s: 2.410 ", "train_step_timing in s: " + x
+                    + " "));
+            InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(log,
+                    TrainingLogs.DEFAULT_WARMUP), x);
+            assertTrue(e.getMessage().contains("java.log:") && e.getMessage().contains("iteration time '" + x
+                    + "' s is not a number"), e.getMessage());
+        }
+        Files.writeString(log, nemo.replace("train_step_timing in s: 2.410 ", "train_step_timing in s: 2.41e+00 "));
+        assertEquals(2415.0, TrainingLogs.read(log, TrainingLogs.DEFAULT_WARMUP).get(0).measuredMs(), 1e-6);
+    }
+
+    /** A log in UTF-16 without its byte-order mark, or in UTF-32, is refused saying to convert it to UTF-8. */
+    @Test
+    void aUtf16LogWithoutItsMarkOrAUtf32LogIsRefusedSayingToConvertIt() throws IOException {
+        String text = Files.readString(LOGS.resolve("megatron-llama3-8b.log"));
+        Object[][] cases = {
+            {StandardCharsets.UTF_16LE, "", "UTF-16LE"}, {StandardCharsets.UTF_16BE, "", "UTF-16BE"},
+            {java.nio.charset.Charset.forName("UTF-32LE"), "", "UTF-32LE"},
+            {java.nio.charset.Charset.forName("UTF-32LE"), "\uFEFF", "UTF-32LE"},
+            {java.nio.charset.Charset.forName("UTF-32BE"), "", "UTF-32BE"},
+        };
+        for (Object[] c : cases) {
+            Path log = dir.resolve("wide.log");
+            Files.write(log, (c[1] + text).getBytes((java.nio.charset.Charset) c[0]));
+            InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(log,
+                    TrainingLogs.DEFAULT_WARMUP), c[2] + " " + c[1].toString().length());
+            assertTrue(e.getMessage().contains("wide.log") && e.getMessage().contains("look like " + c[2] + " text")
+                    && e.getMessage().contains("convert it to UTF-8"), e.getMessage());
+        }
+        Path plain = dir.resolve("plain.log");
+        Files.writeString(plain, "hello\nloss went down\n");
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(plain,
+                TrainingLogs.DEFAULT_WARMUP));
+        assertFalse(e.getMessage().contains("UTF-"), e.getMessage());
+    }
+
+    /**
+     * A short log drops a third of its iterations, rounded up: of 5, the first 2 (a start-up of two iterations, the
+     * second 25,000 ms, stayed in the median's iterations when one was dropped).
+     */
+    @Test
+    void aShortLogDropsAThirdRoundedUp() throws IOException {
+        List<String> lines = Files.readAllLines(LOGS.resolve("megatron-llama3-8b.log"));
+        List<String> five = new java.util.ArrayList<>(lines.subList(0, indexOf(lines, "iteration        6/")));
+        int second = indexOf(five, "iteration        2/");
+        five.set(second, five.get(second).replaceFirst("per iteration \\(ms\\): [0-9.]+",
+                "per iteration (ms): 25000.0"));
+        Path log = dir.resolve("five.log");
+        Files.write(log, five);
+        TrainingLogs.Run r = TrainingLogs.read(log, TrainingLogs.DEFAULT_WARMUP).get(0);
+        assertEquals(2, r.warmup());
+        assertEquals(3, r.iterations());
+        assertEquals(5060.5, r.measuredMs(), 1e-9, "iterations 3-5: 5100.5, 5060.5, 5020.5 ms");
+    }
 }

@@ -49,9 +49,10 @@ final class RunsCommand implements Callable<Integer> {
     List<Path> logs;
 
     @Option(names = "--transformer", paramLabel = "CONFIG",
-            description = "The model's Hugging Face config.json; a log whose hidden_size, num_layers, "
-                    + "num_attention_heads, query groups or experts differ is refused (default: a config.json "
-                    + "built from each log's arguments, written to <out-stem>-configs/)")
+            description = "The model's Hugging Face config.json, or the folder holding it; a log whose hidden_size, "
+                    + "num_layers, num_attention_heads, query groups or experts differ, or whose padded vocabulary "
+                    + "lies more than a tenth from the configuration's, is refused (default: a config.json built from each "
+                    + "log's arguments, written to <out-stem>-configs/)")
     Path transformer;
 
     @Option(names = "--device", description = "The GPU (a catalog name or alias; scaledl devices lists them); "
@@ -67,7 +68,7 @@ final class RunsCommand implements Callable<Integer> {
     Integer nvlinkDomain;
 
     @Option(names = "--warmup", description = "Logged iterations to drop before the median (default 10, or a third "
-            + "of them, at least the first, when a run logs fewer than 30)")
+            + "of them, rounded up, when a run logs fewer than 30)")
     Integer warmup;
 
     @Option(names = "--out", required = true, description = "The job runs table to write (CSV)")
@@ -98,6 +99,10 @@ final class RunsCommand implements Callable<Integer> {
             }
         }
         Reports.requireExtension(out, "the job runs table", ".csv");
+        if (transformer != null) {
+            // a model's folder (as Hugging Face saves one) is its config.json, as predict and inspect read it
+            transformer = HuggingFaceConfig.configurationFile(transformer);
+        }
         DeviceCatalog catalog = Catalogs.of(null);
         Device given = null;
         if (device != null) {

@@ -216,6 +216,13 @@ class RunsCommandTest {
         assertEquals(0, r.code(), r.err());
         assertTrue(r.err().contains("spread widely (quartiles 1000 and 1600 ms around the median")
                 && r.err().contains("the first half's median 1000 ms, the second half's 1600 ms"), r.err());
+        // said at the first iteration line far from the median (iteration 11, the first after warm-up), naming the
+        // first few, not at the log's first line
+        int eleventh = Files.readAllLines(log).stream().map(l -> l.contains("iteration       11/")).toList()
+                .indexOf(true) + 1;
+        assertTrue(r.err().contains("two.log:" + eleventh + ": its 30 iteration times after warm-up spread widely")
+                && r.err().contains("more than 10 % from the median: lines " + eleventh + " (1000 ms), "
+                + (eleventh + 1) + " (1000 ms), " + (eleventh + 2) + " (1000 ms) and 27 more"), r.err());
         MainTest.Run steady = MainTest.run("runs", "--from-log", log("megatron-llama3-8b.log").toString(), "--out",
                 dir.resolve("steady.csv").toString());
         assertEquals(0, steady.code(), steady.err());
@@ -447,6 +454,28 @@ class RunsCommandTest {
         List<String> lines = Files.readAllLines(out);
         assertTrue(lines.get(1).contains(",bf16,none,,true,after-backward,fp32,false,,none,5050.5000,"), lines.get(1));
         assertTrue(read(out).get(0).workload().gradReduceAfterBackward());
+    }
+
+    /**
+     * {@code --transformer} takes a model's folder (as Hugging Face saves one) as the config.json it holds, as predict
+     * and inspect do; a folder without one is refused saying so.
+     */
+    @Test
+    void aModelsFolderIsTheConfigItHolds() throws IOException {
+        Path out = dir.resolve("runs.csv");
+        MainTest.Run r = MainTest.run("runs", "--from-log", log("megatron-llama3-8b.log").toString(), "--transformer",
+                llama3().getParent().toString(), "--out", out.toString(), "-q");
+        assertEquals(0, r.code(), r.err());
+        List<String> lines = Files.readAllLines(out);
+        assertTrue(lines.get(1).startsWith("megatron-llama3-8b.log,runs-configs/llama-3-8b.json,8192,1,16,8,4,2,"),
+                lines.get(1));
+        assertEquals(Files.readString(llama3()), Files.readString(dir.resolve("runs-configs/llama-3-8b.json")));
+        assertEquals(1, read(out).size());
+        Files.createDirectories(dir.resolve("empty"));
+        oneLine(MainTest.run("runs", "--from-log", log("megatron-llama3-8b.log").toString(), "--transformer",
+                dir.resolve("empty").toString(), "--out", dir.resolve("none.csv").toString()), Main.BAD_INPUT,
+                "a folder without a config.json");
+        assertFalse(Files.exists(dir.resolve("none.csv")));
     }
 
     @Test
