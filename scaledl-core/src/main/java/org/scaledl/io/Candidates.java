@@ -803,21 +803,21 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             int pipeline = positive(t, r, "pipeline").orElse(1);
             int context = positive(t, r, "context").orElse(1);
             long perStep = (long) batch * replicas(t, r, tensor, pipeline, context);
-            String where = t.opt(r, "global_batch").isPresent() ? "" : " (the caller's default)";
-            if (global.get() % perStep != 0) {
+            String where = t.opt(r, "global_batch").isPresent() ? "" : " (the caller's default, --global-batch)";
+            java.util.OptionalInt m = Parallelism.microBatches(global.get(), batch, perStep / batch);
+            if (m.isEmpty()) {
                 throw InvalidInputException.atLine(t.source(), t.line(r), "global_batch " + global.get() + where
                         + " is not a multiple of batch " + batch + " x " + perStep / batch + " data-parallel "
                         + "replica" + (perStep / batch == 1 ? "" : "s") + " (" + perStep + "): the global batch is "
                         + "batch x micro_batches x replicas");
             }
-            int m = (int) (global.get() / perStep);
-            if (given.isPresent() && given.get() != m) {
+            if (given.isPresent() && given.get() != m.getAsInt()) {
                 throw InvalidInputException.atLine(t.source(), t.line(r), "global_batch " + global.get() + where
                         + " and micro_batches " + given.get() + " disagree: batch " + batch + " x " + perStep / batch
-                        + " data-parallel replica" + (perStep / batch == 1 ? "" : "s") + " makes it " + m
+                        + " data-parallel replica" + (perStep / batch == 1 ? "" : "s") + " makes it " + m.getAsInt()
                         + " micro-batches (give one of them)");
             }
-            return m;
+            return m.getAsInt();
         }
 
         /**

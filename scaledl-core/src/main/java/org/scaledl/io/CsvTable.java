@@ -445,7 +445,7 @@ public final class CsvTable {
 
     private static boolean isNumber(String s) {
         try {
-            Double.parseDouble(s.trim());
+            parseNumber(s);
             return !s.trim().isEmpty() && Character.isDigit(s.trim().charAt(s.trim().length() - 1));
         } catch (NumberFormatException e) {
             return false;

@@ -186,6 +186,13 @@ public final class DeviceCatalog {
                     continue;
                 }
                 double peak = byColumn.get(prefix);
+                if (peak > MAX_MATRIX_OVER_VECTOR * vector) {
+                    LOG.warn("{}:{}: {} {} is {} times the FP32 vector peak {} TFLOP/s of '{}', where matrix units do at "
+                            + "most about 300 times (Rubin's FP4): GFLOP/s written as TFLOP/s? Its {} products are "
+                            + "predicted at it", t.source(), t.line(r), column, peak / 1e3, String.format(
+                            java.util.Locale.ROOT, "%.0f", peak / vector), vector / 1e3,
+                            InvalidInputException.printable(name, 60), prefix);
+                }
                 double wider = "fp4".equals(prefix) ? eight : "fp8".equals(prefix) || "mxfp8".equals(prefix)
                         ? sixteen : 0;
                 if (peak < matrix) {
@@ -209,12 +216,13 @@ public final class DeviceCatalog {
             }
             int node = t.optionalIntInRange(r, "gpus_per_node", 1, 1 << 10).orElse(0);
             int domain = t.optionalIntInRange(r, "nvlink_domain", 1, 1 << 16).orElse(0);
-            if (domain > 2 && node > 0 && domain < node && link.matches("(?i)nvlink.*|nvswitch.*")) {
-                // an NVLink domain is a bridged pair of cards (H100 NVL: 2) or joins whole nodes, as --nvlink-domain
-                // and a table's nvlink_domain are checked (a server without NVLink gives 1)
-                throw new IllegalArgumentException("nvlink_domain " + domain + " is smaller than a node of " + node
-                        + " GPUs (gpus_per_node): an NVLink domain is a bridged pair (2) or joins whole nodes (" + node
-                        + " or more)");
+            if (domain > 2 && node > 0 && link.matches("(?i)nvlink.*|nvswitch.*")) {
+                // an NVLink domain is a bridged pair of cards (H100 NVL: 2), or joins whole nodes as --nvlink-domain
+                // and a table's nvlink_domain do (a server without NVLink gives 1)
+                org.scaledl.workload.Topology.domainProblem(domain, node).ifPresent(p -> {
+                    throw new IllegalArgumentException("nvlink_domain " + domain + " with gpus_per_node " + node
+                            + ": " + p + " (or a bridged pair of cards, 2)");
+                });
             }
             Device.Platform platform = new Device.Platform(link, node, domain,
                     t.optionalNumberInRange(r, "network_Gbps_per_gpu", 1e-3, 1e5).orElse(0));
@@ -248,14 +256,16 @@ public final class DeviceCatalog {
     }
 
     /**
-     * The FP32 operations a compute unit does a clock, and the FP32 operations a byte of memory traffic, between
-     * which every GPU made lies with a wide margin (from 64 to 256 a clock, 4 to 60 a byte): a row outside them has
-     * a figure in the wrong unit (GFLOP/s for TFLOP/s, TB/s for GB/s).
+     * The FP32 operations a compute unit does a clock, the FP32 operations a byte of memory traffic, and a matrix
+     * peak over the FP32 vector peak, between which every GPU of the bundled catalog lies with a wide margin (127 to
+     * 285 a clock, 5 to 106 a byte, at most 305 times for Rubin's FP4): a row outside them has a figure in another
+     * unit (GFLOP/s written as TFLOP/s, TB/s as GB/s).
      */
     static final double MIN_FLOPS_PER_CLOCK = 8;
     static final double MAX_FLOPS_PER_CLOCK = 4096;
     static final double MIN_FLOPS_PER_BYTE = 0.5;
     static final double MAX_FLOPS_PER_BYTE = 1000;
+    static final double MAX_MATRIX_OVER_VECTOR = 3000;
 
     /**
      * Warns of a row whose FP32 peak, compute units and clock, or peak and memory bandwidth, no GPU has together: a
@@ -266,15 +276,15 @@ public final class DeviceCatalog {
         double perClock = vectorFlopsG * 1e9 / (units * clockMHz * 1e6);
         if (perClock < MIN_FLOPS_PER_CLOCK || perClock > MAX_FLOPS_PER_CLOCK) {
             LOG.warn("{}:{}: '{}' does {} FP32 operations a compute unit a clock ({} over its units and clock), where "
-                    + "GPUs do 64 to 256: a peak or clock in another unit (GFLOP/s for TFLOP/s, GHz for MHz)? Its jobs "
-                    + "are predicted from these figures", t.source(), t.line(r), InvalidInputException.printable(name,
+                    + "GPUs do about 100 to 300: a peak in another unit (GFLOP/s written as TFLOP/s)? Its jobs are "
+                    + "predicted from these figures", t.source(), t.line(r), InvalidInputException.printable(name,
                     60), String.format(java.util.Locale.ROOT, "%.3g", perClock), peakColumn);
         }
         double perByte = vectorFlopsG / bandwidthGBps;
         if (perByte < MIN_FLOPS_PER_BYTE || perByte > MAX_FLOPS_PER_BYTE) {
-            LOG.warn("{}:{}: '{}' does {} FP32 operations a byte of memory traffic ({} over {}), where GPUs do 4 to "
-                    + "60: a bandwidth in TB/s for GB/s, or a peak in another unit? Its jobs are predicted from these "
-                    + "figures", t.source(), t.line(r), InvalidInputException.printable(name, 60),
+            LOG.warn("{}:{}: '{}' does {} FP32 operations a byte of memory traffic ({} over {}), where GPUs do about "
+                    + "5 to 110: a bandwidth in TB/s written as GB/s, or a peak in another unit? Its jobs are predicted "
+                    + "from these figures", t.source(), t.line(r), InvalidInputException.printable(name, 60),
                     String.format(java.util.Locale.ROOT, "%.3g", perByte), peakColumn, bandwidthColumn);
         }
     }

@@ -308,9 +308,11 @@ public final class LayoutSearch {
                 continue;
             }
             int m = globalBatch / d / b;
-            // every interleaving the layers split into, up to MAX_VIRTUAL_STAGES chunks a stage and a layer a chunk
-            // (Megatron's recipes run 5 and 8 as well as 2 and 4)
-            for (int v = 1; v == 1 || v <= MAX_VIRTUAL_STAGES && (long) p * v <= ts.layers(); v++) {
+            // every interleaving the layers split into (with the embedding and the loss counted where that divides,
+            // as a prediction takes them), up to MAX_VIRTUAL_STAGES chunks a stage (recipes run 5 and 8 as well as 2
+            // and 4)
+            for (int v = 1; v == 1 || v <= MAX_VIRTUAL_STAGES && (long) p * v <= ts.layers() + 2L + ts.mtpLayers();
+                    v++) {
                 if (v > 1 && (p == 1 || MegatronExecution.chunkSizes(ts.layers(), p * v, ts.mtpLayers()) == null
                         || m % p != 0)) {
                     if (p == 1) {

@@ -32,9 +32,9 @@ public record Provenance(String libraryVersion, String dataFingerprint, int trai
     }
 
     /** The configuration key counting the runs a model was calibrated on since it was fitted. */
-    static final String CALIBRATION_RUNS = "calibration_runs";
+    public static final String CALIBRATION_RUNS = "calibration_runs";
     /** The configuration key naming the devices of those runs. */
-    static final String CALIBRATION_DEVICES = "calibration_devices";
+    public static final String CALIBRATION_DEVICES = "calibration_devices";
     private static final String DEVICE_SEPARATOR = "; ";
 
     /**

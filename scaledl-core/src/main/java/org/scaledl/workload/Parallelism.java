@@ -171,6 +171,21 @@ public record Parallelism(int data, int tensor, int pipeline, int microBatches, 
                 : java.util.OptionalInt.of((int) (gpus / perReplica));
     }
 
+    /**
+     * The micro-batches each replica runs for a global batch of {@code global} sequences, {@code batch} a
+     * micro-batch over {@code replicas} replicas: empty where those do not divide it (or a count is not positive).
+     * The one rule by which a job given by its global batch ({@code predict --global-batch}, a table's
+     * {@code global_batch}) becomes one given by its micro-batches.
+     */
+    public static java.util.OptionalInt microBatches(long global, long batch, long replicas) {
+        if (global <= 0 || batch <= 0 || replicas <= 0 || batch > global || replicas > global / batch) {
+            return java.util.OptionalInt.empty();
+        }
+        long perStep = batch * replicas;
+        return global % perStep != 0 || global / perStep > Integer.MAX_VALUE ? java.util.OptionalInt.empty()
+                : java.util.OptionalInt.of((int) (global / perStep));
+    }
+
     /** True when only data parallelism (or none) is used. */
     public boolean isDataOnly() {
         return tensor == 1 && pipeline == 1 && context == 1;

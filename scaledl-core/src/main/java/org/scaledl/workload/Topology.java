@@ -84,11 +84,27 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
         return null;
     }
 
+    /**
+     * What is wrong with an NVLink domain of {@code domain} GPUs over nodes (or trays) of {@code node}, or empty: a
+     * domain joins whole nodes (an NVL72 rack 18 trays of 4). The one rule by which an option, a table's column and
+     * a catalog's row are checked.
+     */
+    public static Optional<String> domainProblem(int domain, int node) {
+        if (domain < node) {
+            return Optional.of("an NVLink domain of " + domain + " GPUs is smaller than a node of " + node);
+        }
+        return domain % node != 0 ? Optional.of("an NVLink domain of " + domain + " GPUs is no whole number of nodes "
+                + "of " + node + " (a domain joins whole nodes or trays: 72 GPUs of 18 trays of 4)") : Optional.empty();
+    }
+
     /** The most GPUs a node (or tray) may hold. */
     public static final int MAX_GPUS_PER_NODE = 1 << 10;
     /** The most GPUs one NVLink domain may join. */
     public static final int MAX_DOMAIN = 1 << 16;
-    /** The slowest link or network described, GB/s or Gb/s (a dial-up modem is not a GPU fabric). */
+    /**
+     * The slowest link or network a user describes, GB/s or Gb/s (a dial-up modem is not a GPU fabric); a topology
+     * holds a network down to this over a node's most GPUs, the share of it each of a node's groups gets.
+     */
     public static final double MIN_GBPS = 0.001;
     /** The fastest link described, GB/s per GPU (a hundred times NVLink 5). */
     public static final double MAX_GBPS = 1e5;
@@ -174,12 +190,13 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
         boolean rack = nvlinkDomain > gpusPerNode;
         int d = domain.orElse(gpus.isPresent() && gpus.get() != gpusPerNode && !rack ? node
                 : Math.max(nvlinkDomain, node));
-        Checks.argument(d >= node || link == Link.PCIE, "an NVLink domain of %s GPUs is smaller than a node of %s",
-                d, node);
-        // a domain given joins whole nodes (an NVL72 rack kept while a node is taken to be of another size stays)
-        Checks.argument(domain.isEmpty() || d % node == 0 || link == Link.PCIE, "an NVLink domain of %s GPUs is no "
-                + "whole number of nodes of %s (a domain joins whole nodes or trays: 72 GPUs of 18 trays of 4)", d,
-                node);
+        if (link != Link.PCIE) {
+            // a domain given joins whole nodes (an NVL72 rack kept while a node is taken to be of another size stays)
+            Optional<String> problem = domainProblem(d, node);
+            if (problem.isPresent() && (d < node || domain.isPresent())) {
+                throw new IllegalArgumentException(problem.get());
+            }
+        }
         // PCIe servers' default network is the node's (one adapter), not per GPU
         double network = networkGbps.orElse(link == Link.PCIE || node == gpusPerNode ? interNodeGbps
                 : interNodeGbps / gpusPerNode * node);

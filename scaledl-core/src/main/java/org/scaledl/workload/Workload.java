@@ -572,16 +572,16 @@ public final class Workload {
                 + phase.label() + " data-parallel=" + parallelism.data()
                 + (parallelism.isDataOnly() && parallelism.expert() == 1 && parallelism.zeroStage() == 0 ? ""
                         : " gpus=" + worldSize() + " (" + parallelism + ")")
-                // a GPU job's host threads are no setting of it
-                + (device != null && device.isGpu() && threads == 1 ? "" : " threads=" + threads)
+                // a GPU job's host threads are no setting of it (a CPU worker's are)
+                + (device != null && device.isGpu() ? "" : " threads=" + threads)
                 + (device == null ? "" : " device=" + device.name())
                 + " precision=" + precision.label()
                 + (recompute == Recompute.NONE || recompute == Recompute.AUTO ? "" : " recompute=" + recomputeLabel())
                 + (offloadLayers > 0 ? " offload-layers=" + offloadLayers : "")
                 + (loraRank > 0 ? " lora=" + loraRank : "") + (unevenPipeline ? " uneven-pipeline" : "")
                 + (documentTokens > 0 ? " documents=" + documentTokens : "")
-                + (sixteenBitGradients == null ? "" : " grad-dtype=" + (sixteenBitGradients
-                        ? precision.highPrecision().label() : "fp32"))
+                + (sixteenBitGradients == null ? "" : " grad-dtype="
+                        + gradDtypeLabel(sixteenBitGradients, precision))
                 + (gradReduceAfterBackward ? " grad-reduce=after-backward" : "")
                 + (expertCommOverlap ? " moe-a2a-overlap" : "")
                 + (moeDispatcher != MoeDispatcher.ALLTOALL ? " moe-dispatcher=" + moeDispatcher.label() : "")

@@ -66,8 +66,8 @@ public final class BudgetedDesign {
             cheapest = Math.min(cheapest, costs[i]);
         }
         if (!(budget >= cheapest)) {
-            throw new IllegalArgumentException(String.format(Locale.ROOT, "budget %.4g is below the cheapest candidate's "
-                    + "cost %.4g", budget, cheapest));
+            throw new IllegalArgumentException(String.format(Locale.ROOT, "budget %s is below the cheapest candidate's "
+                    + "cost %s", fourDigits(budget), fourDigits(cheapest)));
         }
         this.x = rows;
         this.costs = costs.clone();
@@ -236,5 +236,11 @@ public final class BudgetedDesign {
                 d[j] -= xu * xu / denom;
             }
         }
+    }
+
+    /** A figure of a message to four significant digits, in plain notation where that is short. */
+    private static String fourDigits(double x) {
+        return Double.isFinite(x) ? new java.math.BigDecimal(x).round(new java.math.MathContext(4))
+                .stripTrailingZeros().toString() : String.valueOf(x);
     }
 }

@@ -260,7 +260,7 @@ final class FitCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--runs calibrates a GPU model; " + calibrate + " is a CPU model "
                     + "(calibrate it with --data DIR of runs.csv and machine.json)");
         }
-        String earlier = p.provenance().config().get("calibration_runs");
+        String earlier = p.provenance().config().get(org.scaledl.model.Provenance.CALIBRATION_RUNS);
         if (earlier != null) {
             // a calibration pulls toward the model it starts from: the same runs again count twice
             System.err.println("scaledl: warning: " + calibrate + " is calibrated already (on " + earlier + " run"
@@ -270,13 +270,6 @@ final class FitCommand implements Callable<Integer> {
         DeviceCatalog catalog = Catalogs.of(devices);
         List<org.scaledl.workload.Sample> runs = org.scaledl.io.JobRuns.read(runsTables,
                 org.scaledl.onnx.OnnxImporter::read, PlanCommand.gpuNames(catalog), java.util.Map.of());
-        if (!runs.isEmpty() && runs.stream().allMatch(r -> org.scaledl.model.exec.MegatronFit.weight(r) == 0)) {
-            // a weight of 0 keeps a run out of the fit: a calibration on none of them would say it calibrated
-            throw org.scaledl.InvalidInputException.of(String.join(", ", runsTables.stream().map(Path::toString)
-                    .toList()) + ": every run's fit_weight is 0, so none "
-                    + "would be calibrated on (a weight of 0 keeps a run out): give the runs to calibrate on a "
-                    + "positive fit_weight, or leave the column out (every run weighs 1)");
-        }
         double[] ratios = new double[runs.size()];
         // each run predicted once: its time for the ratio, its memory for the warning below
         boolean[] outOfMemory = new boolean[runs.size()];
@@ -337,6 +330,13 @@ final class FitCommand implements Callable<Integer> {
                     + String.join(", ", unfitting) + ", which the model predicts " + (unfitting.size() == 1 ? "does"
                     : "do") + " not fit in " + (unfitting.size() == 1 ? "its" : "their") + " GPUs' memory: "
                     + "is the row the job that ran (batch per micro-batch, the layout, the GPU)?");
+        }
+        if (kept.stream().allMatch(r -> org.scaledl.model.exec.MegatronFit.weight(r) == 0)) {
+            // a weight of 0 keeps a run out of the fit: a calibration on none of them would say it calibrated
+            throw org.scaledl.InvalidInputException.of(String.join(", ", runsTables.stream().map(Path::toString)
+                    .toList()) + ": every run " + (kept.size() < runs.size() ? "kept (the others left out above) "
+                    : "") + "has fit_weight 0, so none would be calibrated on (a weight of 0 keeps a run out): give "
+                    + "the runs to calibrate on a positive fit_weight, or leave the column out (every run weighs 1)");
         }
         RuntimePredictor cal = p.calibrate(kept);
         cal.save(out);

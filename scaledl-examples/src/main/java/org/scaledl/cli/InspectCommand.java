@@ -212,9 +212,11 @@ final class InspectCommand implements Callable<Integer> {
         Reports.number(root, "cross_validated_mre", p.provenance().cvMre());
         p.machines().forEach(root.putArray("machines")::add);
         // a calibrated copy says so: the runs it was calibrated on (RuntimePredictor.calibrate counts them)
-        Integer calibrated = count(p, predictor, "calibration_runs");
+        Integer calibrated = count(p, predictor, org.scaledl.model.Provenance.CALIBRATION_RUNS);
+        List<String> calibratedOn = p.provenance().calibrationDevices();
         if (calibrated != null) {
             root.put("calibration_runs", calibrated);
+            calibratedOn.forEach(root.putArray("calibration_devices")::add);
         }
         // an adaptation to profiled kernels (fit --gpu --profiled) says so, with the GPUs it corrected
         Integer adapted = count(p, predictor, "adapted_kernels");
@@ -232,7 +234,8 @@ final class InspectCommand implements Callable<Integer> {
             System.out.printf(Locale.ROOT, "%s: %s, %d training samples, %s, machines %s%s%n",
                     predictor, p, p.provenance().trainingSamples(), Reports.cvMre(p.provenance().cvMre()),
                     p.machines(), calibrated == null ? "" : ", calibrated on " + calibrated + " run"
-                            + (calibrated == 1 ? "" : "s") + " since it was fitted (" + p.provenance()
+                            + (calibrated == 1 ? "" : "s") + (calibratedOn.isEmpty() ? "" : " of "
+                            + String.join(", ", calibratedOn)) + " since it was fitted (" + p.provenance()
                             .createdAt() + ")");
             if (adapted != null) {
                 System.out.println("adapted to " + adapted + " profiled kernels" + (corrected.isEmpty() ? ""

@@ -102,7 +102,7 @@ final class PlanCommand implements Callable<Integer> {
 
     /** The columns of a candidate table that a plan keeps, in this order, where present. */
     private static final List<String> PLAN_COLUMNS = List.of("model", "family", "resolution", "batch", "world_size",
-            "threads", "phase", "tensor", "pipeline", "micro_batches", "device", "graph");
+            "threads", "phase", "tensor", "pipeline", "micro_batches", "global_batch", "device", "graph");
 
     /** A workload's design row as text, where it has one (a job the model cannot predict has none). */
     private static java.util.Optional<String> rowKey(java.util.function.Function<Workload, double[]> rows,
@@ -181,7 +181,7 @@ final class PlanCommand implements Callable<Integer> {
         }
         List<Workload> candidates = c.workloads();
         if (source.grid == null) {
-            refuseRepeatedRows(c.table());
+            refuseRepeatedRows(c.table(), cluster);
         }
         if (!cluster) {
             refuseGpuJobs(c.table(), priorModel != null, catalog::find);
@@ -317,8 +317,8 @@ final class PlanCommand implements Callable<Integer> {
                 }
                 // the design's words for the budget: the option it came from, and its unit
                 throw new IllegalArgumentException((cluster ? "--budget-gpu-hours " : "--budget-s ")
-                        + String.format(Locale.ROOT, "%.4g", budget) + (cluster ? " GPU-hours" : " s of profiling")
-                        + ": " + e.getMessage(), e);
+                        + CsvTable.plain(budget) + (cluster ? " GPU-hours" : " s of profiling") + " "
+                        + e.getMessage().replaceFirst("^budget \\S+ ", ""), e);
             }
         }
         // the plan's rows as the table's
@@ -472,12 +472,15 @@ final class PlanCommand implements Callable<Integer> {
     /** The chosen rows as the table's lines, each with its id where the table names one. */
     static String chosenLines(CsvTable t, List<Integer> rows) {
         List<String> out = new ArrayList<>();
-        for (int i : rows) {
+        for (int i : rows.subList(0, Math.min(rows.size(), MAX_LINES_SHOWN))) {
             out.add("line " + t.line(i) + t.opt(i, "id").filter(v -> !v.isBlank())
                     .map(v -> " (id " + InvalidInputException.printable(v, 60) + ")").orElse(""));
         }
-        return String.join(", ", out);
+        return String.join(", ", out) + (rows.size() > MAX_LINES_SHOWN ? ", ..." : "");
     }
+
+    /** The chosen lines the text output names (the plan's file has them all). */
+    static final int MAX_LINES_SHOWN = 10;
 
     /**
      * The chosen rows: for a CPU plan the identity columns the companion measures, for a cluster plan every input
@@ -488,7 +491,8 @@ final class PlanCommand implements Callable<Integer> {
             Path out, boolean cluster) {
         CsvTable t = c.table();
         List<String> cols = cluster ? t.columns().stream().filter(x -> !x.equals("predicted_ms")
-                && !x.equals("cost_gpu_hours")).toList() : PLAN_COLUMNS.stream().filter(t::has).toList();
+                && !x.equals("cost_gpu_hours") && !PredictCommand.OUTPUT_COLUMNS.contains(x)).toList()
+                : PLAN_COLUMNS.stream().filter(t::has).toList();
         Path outDir = out.toAbsolutePath().normalize().getParent();
         // a cluster plan is read back as a job runs table (fit --calibrate --runs) or a candidate table, which name
         // files inside their folder only: a configuration outside the plan's is copied beside it
@@ -569,7 +573,7 @@ final class PlanCommand implements Callable<Integer> {
      * A candidate table or dataset without rows, or whose row repeats an earlier one field for field, is refused
      * naming both lines: the copy would be priced twice in the grid's time and could be chosen twice.
      */
-    static void refuseRepeatedRows(CsvTable t) {
+    static void refuseRepeatedRows(CsvTable t, boolean runsTable) {
         if (t.size() == 0) {
             throw InvalidInputException.inSource(t.source(), "no candidate rows (a header and no rows)");
         }
@@ -577,8 +581,8 @@ final class PlanCommand implements Callable<Integer> {
             throw InvalidInputException.atLine(t.source(), lines[0], "the same candidate as line " + lines[1]
                     + " (each candidate once)");
         });
-        if (t.has("id")) {
-            // the plan's rows become a runs table, whose reader refuses an id naming two runs: said here, first
+        if (runsTable && t.has("id")) {
+            // a cluster plan's rows become a runs table, whose reader refuses an id naming two runs: said here first
             java.util.Map<String, Integer> ids = new java.util.HashMap<>();
             for (int r = 0; r < t.size(); r++) {
                 Optional<String> id = t.opt(r, "id").filter(v -> !v.isBlank());

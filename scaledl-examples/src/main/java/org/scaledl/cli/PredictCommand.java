@@ -79,10 +79,6 @@ final class PredictCommand implements Callable<Integer> {
     picocli.CommandLine.Model.CommandSpec spec;
 
     /**
-     * Said where {@code --world-size} (not {@code --data-parallel}) is given to a GPU job of several GPUs a replica:
-     * PyTorch's and Megatron's WORLD_SIZE counts every GPU, this option the replicas.
-     */
-    /**
      * Said where a model calibrated on a cluster's runs ({@code fit --calibrate}) predicts a transformer job on a GPU
      * none of those runs ran on: the execution model's coefficients are one set for every GPU, so the calibration
      * moved this job's prediction too, from what the cluster's runs say of their own GPUs.
@@ -100,6 +96,10 @@ final class PredictCommand implements Callable<Integer> {
                 + d.get().name() + " better)");
     }
 
+    /**
+     * Said where {@code --world-size} (not {@code --data-parallel}) is given to a GPU job of several GPUs a replica:
+     * PyTorch's and Megatron's WORLD_SIZE counts every GPU, this option the replicas.
+     */
     static Optional<String> worldSizeNote(List<String> args, int replicas, int gpus) {
         boolean spelled = args.stream().anyMatch(a -> a.equals("--world-size") || a.startsWith("--world-size="));
         if (!spelled || gpus <= replicas) {
@@ -436,12 +436,10 @@ final class PredictCommand implements Callable<Integer> {
                     + "batch x micro-batches x replicas)");
         }
         int r = replicas == null ? 1 : replicas;
-        if (global <= 0 || batch <= 0 || r <= 0 || global % ((long) batch * r) != 0) {
-            throw new IllegalArgumentException(String.format(Locale.ROOT, "--global-batch %d is not a positive "
-                    + "multiple of --batch %d x %d data-parallel replica%s (%d)", global, batch, r, r == 1 ? "" : "s",
-                    (long) batch * r));
-        }
-        return (int) (global / ((long) batch * r));
+        return org.scaledl.workload.Parallelism.microBatches(global, batch, r).orElseThrow(() ->
+                new IllegalArgumentException(String.format(Locale.ROOT, "--global-batch %d is not a positive "
+                        + "multiple of --batch %d x %d data-parallel replica%s (%d)", global, batch, r,
+                        r == 1 ? "" : "s", (long) batch * r)));
     }
 
     /** Candidates read, scored and written at a time: memory stays flat in the table's length. */
