@@ -791,11 +791,8 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
          * other column.
          */
         private int microBatches(CsvTable t, int r, int batch) {
-            boolean own = t.opt(r, "micro_batches").isPresent() || t.opt(r, "global_batch").isPresent();
-            Optional<Integer> given = own ? t.opt(r, "micro_batches").flatMap(v -> positive(t, r, "micro_batches"))
-                    : positive(t, r, "micro_batches");
-            Optional<Integer> global = own ? t.opt(r, "global_batch").flatMap(v -> positive(t, r, "global_batch"))
-                    : positive(t, r, "global_batch");
+            Optional<Integer> given = paired(t, r, "micro_batches", "global_batch");
+            Optional<Integer> global = paired(t, r, "global_batch", "micro_batches");
             if (global.isEmpty()) {
                 return given.orElse(1);
             }
@@ -826,11 +823,8 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
          * defaults, so a default of one column does not contradict a row's cell of the other.
          */
         private int replicas(CsvTable t, int r, int tensor, int pipeline, int context) {
-            boolean own = t.opt(r, "world_size").isPresent() || t.opt(r, "gpus").isPresent();
-            Optional<Integer> world = own ? t.opt(r, "world_size").flatMap(v -> positive(t, r, "world_size"))
-                    : positive(t, r, "world_size");
-            Optional<Integer> gpus = own ? t.opt(r, "gpus").flatMap(v -> positive(t, r, "gpus"))
-                    : positive(t, r, "gpus");
+            Optional<Integer> world = paired(t, r, "world_size", "gpus");
+            Optional<Integer> gpus = paired(t, r, "gpus", "world_size");
             if (gpus.isEmpty()) {
                 return world.orElse(1);
             }
@@ -848,6 +842,16 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                     : given + " and world_size " + world.get() + " disagree: world_size counts data-parallel replicas ("
                     + replica + "), so gpus " + gpus.get() + " is world_size " + data.getAsInt()
                     + " (give one of them)");
+        }
+
+        /**
+         * A positive integer column that says what {@code other} says another way ({@code gpus} and
+         * {@code world_size}): where the row has a cell of either, its own cells alone count, so a caller's default
+         * of one column does not contradict a row's cell of the other.
+         */
+        private Optional<Integer> paired(CsvTable t, int r, String column, String other) {
+            boolean own = t.opt(r, column).isPresent() || t.opt(r, other).isPresent();
+            return own ? t.opt(r, column).flatMap(v -> positive(t, r, column)) : positive(t, r, column);
         }
 
         /** A positive integer value, empty when the column is absent, the cell blank and no default given. */

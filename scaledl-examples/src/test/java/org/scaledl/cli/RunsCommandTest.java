@@ -281,7 +281,8 @@ class RunsCommandTest {
                 / before.coefficient(org.scaledl.model.exec.ExecutionTerm.DENSE), 0.0005);
         // the calibrated copy says so where the bundled model says nothing (inspect's first line and its JSON)
         MainTest.Run shown = MainTest.run("inspect", "--model", dir.resolve("c.sdl").toString());
-        assertTrue(shown.out().lines().findFirst().orElse("").contains("calibrated on 1 run since it was fitted"),
+        assertTrue(shown.out().lines().findFirst().orElse("").contains("calibrated on 1 run of NVIDIA H100 80GB HBM3 since it was "
+                + "fitted"),
                 shown.out());
         assertFalse(MainTest.run("inspect", "--model", "gpu").out().contains("calibrated on"));
         com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(
