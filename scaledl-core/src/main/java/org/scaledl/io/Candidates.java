@@ -724,12 +724,17 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             t.opt(r, "family").filter(f -> !f.isEmpty()).or(() -> model.map(Dataset::familyOf))
                     .ifPresent(f -> b.tag("family", f));
             t.opt(r, "resolution").filter(v -> !v.isEmpty()).ifPresent(v -> b.tag("resolution", v));
-            String deviceName = t.opt(r, "device").orElse("");
+            // a caller's default device applies to the rows without one, as every column's does
+            String deviceName = value(t, r, "device").orElse("");
             Optional<Device> device;
             try {
-                device = deviceCache.computeIfAbsent(deviceName, devices);
+                // (a resolver that answers null knows no such device, as one that answers empty)
+                device = deviceCache.computeIfAbsent(deviceName, k -> java.util.Objects.requireNonNullElse(
+                        devices.apply(k), Optional.<Device>empty()));
             } catch (IllegalArgumentException e) {
                 throw InvalidInputException.atLine(t.source(), line, e.getMessage());
+            } catch (InvalidInputException e) {
+                throw InvalidInputException.atLine(t.source(), line, e.detail());
             }
             device.ifPresent(b::device);
             Optional<Integer> gpus = bounded(t, r, "gpus_per_node", 1, Topology.MAX_GPUS_PER_NODE);

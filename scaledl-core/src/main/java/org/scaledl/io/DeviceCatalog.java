@@ -420,6 +420,7 @@ public final class DeviceCatalog {
      * @throws InvalidInputException naming the user's row when one of its names or aliases is already a device here
      */
     public DeviceCatalog plusUser(DeviceCatalog user) {
+        java.util.Objects.requireNonNull(user, "user");
         Map<String, Device> keys = new LinkedHashMap<>(byKey);
         List<Device> all = new ArrayList<>(devices);
         for (Map.Entry<String, Device> e : user.byKey.entrySet()) {

@@ -24,8 +24,9 @@ import org.scaledl.workload.Workload;
  * {@value #PUBLICATION_TAG}; tag {@code source} says where each row was read ({@code runs.csv:12}).
  *
  * <pre>{@code
- * List<Sample> runs = JobRuns.read(Path.of("runs.csv"), OnnxImporter::read, name -> Optional.of(catalog.require(name)),
- *         Map.of());
+ * // a row without a device takes the default's ("device" -> "H100"); a name the catalog lacks is refused at its line
+ * List<Sample> runs = JobRuns.read(Path.of("runs.csv"), OnnxImporter::read,
+ *         name -> name.isEmpty() ? Optional.empty() : Optional.of(catalog.require(name)), Map.of("device", "H100"));
  * }</pre>
  */
 public final class JobRuns {

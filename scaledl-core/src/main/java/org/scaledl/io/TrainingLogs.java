@@ -387,6 +387,7 @@ public final class TrainingLogs {
      *         configuration's value when the log's model differs from the configuration's
      */
     public static List<Run> read(Path log, int warmup, Path transformer) {
+        java.util.Objects.requireNonNull(log, "log");
         if (warmup < DEFAULT_WARMUP) {
             throw new IllegalArgumentException("warm-up must be 0 or more iterations (or DEFAULT_WARMUP): " + warmup);
         }

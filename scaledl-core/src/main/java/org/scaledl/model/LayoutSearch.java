@@ -257,7 +257,7 @@ public final class LayoutSearch {
     }
 
     /**
-     * Every valid layout, those that fit first, fastest first (ties in a fixed order of the degrees).
+     * Every valid layout, those that fit first, fastest first (ties in a fixed order of the degrees), unmodifiable.
      *
      * @throws IllegalArgumentException for settings {@link #check} refuses
      */
@@ -294,7 +294,7 @@ public final class LayoutSearch {
         }
         // those that fit first, then the fastest (a stable sort: ties keep the loops' order)
         out.sort((x, y) -> x.fits() != y.fits() ? (x.fits() ? -1 : 1) : Double.compare(x.millis(), y.millis()));
-        return out;
+        return List.copyOf(out);
     }
 
     private void pipelines(List<Layout> out, TransformerShape ts, int t, int c, int e, int b, boolean sp) {

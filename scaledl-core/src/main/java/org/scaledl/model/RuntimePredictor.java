@@ -199,6 +199,7 @@ public final class RuntimePredictor implements RuntimeModel {
      * an imported graph or a host, which this library runs without recomputation); the job itself otherwise.
      */
     public Workload resolved(Workload w) {
+        java.util.Objects.requireNonNull(w, "w");
         Workload r = stage.resolve(w);
         return r.recompute() == org.scaledl.workload.Recompute.AUTO
                 ? r.toBuilder().recompute(org.scaledl.workload.Recompute.NONE).build() : r;
@@ -234,6 +235,7 @@ public final class RuntimePredictor implements RuntimeModel {
      * workload's GPU).
      */
     public double[] designRow(Workload w) {
+        java.util.Objects.requireNonNull(w, "w");
         return stage.designRow(w);
     }
 
@@ -518,6 +520,7 @@ public final class RuntimePredictor implements RuntimeModel {
      *         {@link #MAX_CALIBRATION_RATIO} times off their prediction (another unit, or another GPU)
      */
     public RuntimePredictor adapt(List<OpMeasurement> profiled) {
+        java.util.Objects.requireNonNull(profiled, "profiled");
         LayerStage adapted = stage.adapt(profiled);
         Domain dom = domain.plus(new Domain.Collector().operators(profiled).build(domain.crossValidated()));
         return new RuntimePredictor(name, adapted, interactions, logLow, logHigh, dom,
@@ -575,7 +578,7 @@ public final class RuntimePredictor implements RuntimeModel {
                     + "milliseconds (at most %.0f times either way is calibrated on)", index + 1,
                     org.scaledl.InvalidInputException.printable(where, 200),
                     org.scaledl.InvalidInputException.printable(w.toString(), 200),
-                    org.scaledl.io.CsvTable.plain(run.millis()), ratio > 1 ? ratio : 1 / ratio,
+                    String.format(java.util.Locale.ROOT, "%.4g", run.millis()), ratio > 1 ? ratio : 1 / ratio,
                     ratio > 1 ? "slower" : "faster", MAX_CALIBRATION_RATIO));
         }
     }

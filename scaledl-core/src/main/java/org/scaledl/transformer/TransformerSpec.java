@@ -908,6 +908,8 @@ public final class TransformerSpec {
          * @throws IllegalArgumentException when their number differs from the layers given at the start
          */
         public Builder blocks(List<Block> value) {
+            java.util.Objects.requireNonNull(value, "blocks");
+            value.forEach(x -> java.util.Objects.requireNonNull(x, "a block of blocks"));
             Checks.argument(value.size() == layers, "%s: %s layers described for %s", name, value.size(), layers);
             this.blocks = List.copyOf(value);
             return this;
@@ -1063,6 +1065,11 @@ public final class TransformerSpec {
         }
     }
 
+    /**
+     * Specifications are equal where they build the same graph: the context a rotary configuration names
+     * ({@link #contextPositions()}, which only a prediction's warnings read) and the notes of its reading are not
+     * compared, so a cache keyed by a specification keys graphs, not predictions.
+     */
     @Override
     public boolean equals(Object o) {
         return o instanceof TransformerSpec t && t.toString().equals(toString()) && t.blocks.equals(blocks)

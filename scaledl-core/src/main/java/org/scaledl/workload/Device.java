@@ -464,6 +464,7 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
      * symbols). Letters and digits outside ASCII are kept, so that {@code "H1é00"} is no alias of the H100.
      */
     public static String key(String deviceName) {
+        java.util.Objects.requireNonNull(deviceName, "deviceName");
         return deviceName.toLowerCase(java.util.Locale.ROOT).replaceAll("[^\\p{L}\\p{N}]", "");
     }
 }

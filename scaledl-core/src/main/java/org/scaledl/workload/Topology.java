@@ -69,6 +69,10 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
         if (link == null) {
             return "link is missing";
         }
+        if (link != Link.PCIE && nvlinkDomain < gpusPerNode) {
+            // an NVLink domain joins whole nodes (a bridged pair's cards are NVLink point to point in their node)
+            return domainProblem(nvlinkDomain, gpusPerNode).orElseThrow();
+        }
         if (!(Double.isFinite(intraNodeGBps) && intraNodeGBps >= MIN_GBPS && intraNodeGBps <= MAX_GBPS)) {
             return "intra-node bandwidth must be in [" + MIN_GBPS + ", " + MAX_GBPS + "] GB/s: " + intraNodeGBps;
         }
@@ -76,7 +80,9 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
         // GPUs) is a topology too: the floor is that share, the one a user gives is MIN_GBPS
         if (!(Double.isFinite(interNodeGbps) && interNodeGbps >= MIN_GBPS / MAX_GPUS_PER_NODE
                 && interNodeGbps <= MAX_GBPS * 8)) {
-            return "inter-node bandwidth must be in [" + MIN_GBPS + ", " + MAX_GBPS * 8 + "] Gb/s: " + interNodeGbps;
+            return "inter-node bandwidth must be in [" + MIN_GBPS / MAX_GPUS_PER_NODE + ", " + MAX_GBPS * 8
+                    + "] Gb/s (a network a user gives at least " + MIN_GBPS + "; a node's group gets a share of it): "
+                    + interNodeGbps;
         }
         if (!(Double.isFinite(interNodeLatencyUs) && interNodeLatencyUs >= 0 && interNodeLatencyUs <= 1e6)) {
             return "network latency must be in [0, 1e6] us: " + interNodeLatencyUs;
@@ -90,6 +96,9 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
      * a catalog's row are checked.
      */
     public static Optional<String> domainProblem(int domain, int node) {
+        if (node < 1) {
+            return Optional.of("GPUs per node must be positive: " + node);
+        }
         if (domain < node) {
             return Optional.of("an NVLink domain of " + domain + " GPUs is smaller than a node of " + node);
         }
@@ -134,6 +143,7 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
      * PCIe. Marked {@link #assumed()}: predictions say so in a warning.
      */
     public static Topology assumedFor(Device d) {
+        java.util.Objects.requireNonNull(d, "d");
         Device.Platform pf = d.platform();
         int gpus = nodeGpus(pf);
         Optional<Link> fast = fastLink(d);

@@ -338,6 +338,7 @@ public final class Workload {
      * @throws org.scaledl.InvalidInputException naming the text and the accepted values
      */
     public static boolean parseGradDtype(String text) {
+        java.util.Objects.requireNonNull(text, "text");
         return switch (text.trim().toLowerCase(java.util.Locale.ROOT)) {
             case "fp32", "float32" -> false;
             case "bf16", "fp16", "bfloat16", "float16" -> true;
@@ -367,6 +368,7 @@ public final class Workload {
      * @throws org.scaledl.InvalidInputException naming the text and the accepted values
      */
     public static boolean parseGradReduce(String text) {
+        java.util.Objects.requireNonNull(text, "text");
         return switch (text.trim().toLowerCase(java.util.Locale.ROOT)) {
             case "overlapped" -> false;
             case "after-backward" -> true;

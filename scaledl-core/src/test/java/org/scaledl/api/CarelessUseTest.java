@@ -130,4 +130,28 @@ class CarelessUseTest {
         assertTrue(format.getMessage().contains("a transformer built from its configuration has none"),
                 format.getMessage());
     }
+
+    /**
+     * Round fourteen (a helper used the API as a scheduler would): an NVLink domain smaller than its node, or a node of no GPUs,
+     * is refused where it is made, not taken or divided by; a layout search's result cannot be changed; nulls are
+     * refused naming the argument.
+     */
+    @Test
+    void round14SlipsAreRefusedWhereTheyAreMade() {
+        IllegalArgumentException small = assertThrows(IllegalArgumentException.class, () -> new org.scaledl.workload
+                .Topology(8, org.scaledl.workload.Topology.Link.NVSWITCH, 450, 3200, 5, false, 3));
+        assertTrue(small.getMessage().contains("an NVLink domain of 3 GPUs is smaller than a node of 8"),
+                small.getMessage());
+        assertTrue(org.scaledl.workload.Topology.domainProblem(8, 0).orElseThrow().contains("GPUs per node"));
+        assertThrows(IllegalArgumentException.class, () -> org.scaledl.workload.Topology.of(8,
+                org.scaledl.workload.Topology.Link.NVSWITCH, 300, 1600).with(java.util.Optional.of(0),
+                java.util.Optional.empty()));
+        for (Runnable r : List.<Runnable>of(() -> Workload.parseGradDtype(null), () -> Workload.parseGradReduce(null),
+                () -> Device.key(null), () -> org.scaledl.workload.Topology.assumedFor(null),
+                () -> org.scaledl.io.DeviceCatalog.bundled().plusUser(null),
+                () -> small().blocks(java.util.Arrays.asList(null, null)))) {
+            NullPointerException npe = assertThrows(NullPointerException.class, r::run);
+            assertTrue(npe.getMessage() != null && !npe.getMessage().isBlank(), "a null named");
+        }
+    }
 }

@@ -398,6 +398,35 @@ class CandidatesTest {
     }
 
     /**
+     * A caller's default device applies to the rows without one (as every column's default does), and a resolver's
+     * refusal of a row's device is said at the row's line; a resolver that answers null knows no such device.
+     */
+    @Test
+    void aDefaultDeviceAppliesAndARefusedOneIsNamedAtItsLine() throws IOException {
+        Path cfg = dir.resolve("dev/config.json");
+        Files.createDirectories(cfg.getParent());
+        Files.copy(Path.of("src/test/resources/transformers/llama-3-8b/config.json"), cfg);
+        Path csv = dir.resolve("devices.csv");
+        Files.writeString(csv, "transformer,seq,batch,device\ndev/config.json,1024,1,\ndev/config.json,1024,1,A100\n");
+        DeviceCatalog catalog = DeviceCatalog.bundled();
+        java.util.function.Function<String, Optional<org.scaledl.workload.Device>> resolve =
+                n -> n.isEmpty() ? Optional.empty() : Optional.of(catalog.require(n));
+        List<Workload> ws;
+        try (Candidates.Chunks in = Candidates.open(csv, OnnxImporter::read, resolve, Map.of("device", "H100"))) {
+            ws = in.next(10).workloads();
+        }
+        assertEquals("NVIDIA H100 80GB HBM3", ws.get(0).device().orElseThrow().name(), "the caller's default");
+        assertTrue(ws.get(1).device().orElseThrow().name().startsWith("NVIDIA A100"), "the row's own");
+        Files.writeString(csv, "transformer,seq,batch,device\ndev/config.json,1024,1,Acme Z9\n");
+        InvalidInputException unknown = assertThrows(InvalidInputException.class,
+                () -> Candidates.read(csv, OnnxImporter::read, resolve));
+        assertEquals(2, unknown.line(), unknown.getMessage());
+        try (Candidates.Chunks in = Candidates.open(csv, OnnxImporter::read, n -> null, Map.of())) {
+            assertTrue(in.next(10).workloads().get(0).device().isEmpty());
+        }
+    }
+
+    /**
      * {@code moe_dispatcher}: a row's own value as given, the caller's default only for rows with expert parallelism;
      * a dispatcher on a row without it is refused naming the line, as an unknown one naming the column.
      */

@@ -178,4 +178,28 @@ class ApiMisuseTest {
         assertEquals("more", assertThrows(NullPointerException.class, () -> Prediction.point(1).withWarnings(null))
                 .getMessage());
     }
+
+    /**
+     * Round fourteen (a helper used the API as a scheduler would): a calibration run the predictor does not predict at
+     * all (a CPU model given a configuration-built transformer) was taken and moved every prediction; it is refused as
+     * predict refuses it. A run of a subnormal time (its ratio to the prediction underflows to 0) was taken too; it
+     * is refused as a time in another unit.
+     */
+    @Test
+    void aCalibrationRunThePredictorDoesNotPredictIsRefused() {
+        RuntimePredictor zoo = BundledModels.load("cpu-ddp");
+        Workload llm = Workload.builder(org.scaledl.transformer.TransformerSpec.decoder("llm", 512, 8, 2, 1000)
+                .build().graph(128)).build();
+        assertThrows(IllegalArgumentException.class, () -> zoo.predict(llm));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> zoo.calibrate(List.of(Sample.of(llm, 3000))));
+        assertTrue(e.getMessage().startsWith("calibration run 1: "), e.getMessage());
+        RuntimePredictor gpu = BundledModels.load("gpu");
+        Workload w = Workload.builder(resnet18).batch(64).device(DeviceCatalog.bundled()
+                .require("NVIDIA A100-SXM4-80GB")).precision(Precision.TF32).build();
+        InvalidInputException tiny = assertThrows(InvalidInputException.class,
+                () -> gpu.calibrate(List.of(Sample.of(w, Double.MIN_VALUE))));
+        assertTrue(tiny.getMessage().contains("times faster") && tiny.getMessage().contains("4.900e-324 ms"),
+                tiny.getMessage());
+    }
 }

@@ -46,9 +46,14 @@ public interface LayerStage {
      */
     double MAX_MEASURED_RATIO = 100;
 
-    /** Whether a ratio of measured to predicted time lies beyond {@link #MAX_MEASURED_RATIO} either way. */
+    /**
+     * Whether a ratio of measured to predicted time lies beyond {@link #MAX_MEASURED_RATIO} either way (a ratio that
+     * underflows to 0, a measurement of a few subnormal milliseconds, among them); not NaN, which says the stage could
+     * not tell.
+     */
     static boolean beyondMeasuredRatio(double ratio) {
-        return Double.isFinite(ratio) && ratio > 0 && (ratio > MAX_MEASURED_RATIO || ratio < 1 / MAX_MEASURED_RATIO);
+        return ratio >= 0 && ratio < Double.POSITIVE_INFINITY
+                && (ratio > MAX_MEASURED_RATIO || ratio < 1 / MAX_MEASURED_RATIO);
     }
 
     /**

@@ -238,8 +238,8 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
             throw org.scaledl.InvalidInputException.of(String.format(java.util.Locale.ROOT, "%s: the run measures "
                     + "%s ms, %.0f times faster than the execution model's physics says its work can run: it is "
                     + "another job, or its time is not in milliseconds (at most %.0f times faster is fitted on)",
-                    org.scaledl.InvalidInputException.printable(where, 200), org.scaledl.io.CsvTable.plain(s.millis()),
-                    1 / ratio, most));
+                    org.scaledl.InvalidInputException.printable(where, 200),
+                    String.format(java.util.Locale.ROOT, "%.4g", s.millis()), 1 / ratio, most));
         }
     }
 

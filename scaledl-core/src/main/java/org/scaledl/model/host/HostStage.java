@@ -192,11 +192,23 @@ public final class HostStage implements LayerStage {
 
     @Override
     public void check(Workload w) {
+        // a configuration-built graph is said first: it is no machine's question
+        if (w.graph().blocks().map(org.scaledl.graph.Blocks::compact).orElse(false)) {
+            checkJob(w);
+        }
+        machineOf(w);
+        checkJob(w);
+    }
+
+    /**
+     * What the host layer model predicts of a job whatever its machine (a calibration run may be of a machine it
+     * has not seen): an imported graph, data-parallel, without a GPU cluster's settings.
+     */
+    private static void checkJob(Workload w) {
         if (w.graph().blocks().map(org.scaledl.graph.Blocks::compact).orElse(false)) {
             throw new IllegalArgumentException("graph " + w.graph().name() + " was built from a configuration, "
                     + "which the host (CPU) basis does not predict: predict it with a device (GPU) predictor");
         }
-        machineOf(w);
         if (!w.parallelism().isDataOnly()) {
             throw new IllegalArgumentException("the host layer model predicts data-parallel jobs only; the "
                     + "workload is " + w.parallelism());
@@ -401,6 +413,14 @@ public final class HostStage implements LayerStage {
                     + "machines", d.get().name());
             byMachine.computeIfAbsent(d.get().name(), k -> new ArrayList<>()).add(s);
             described.put(d.get().name(), d.get());
+        }
+        for (int i = 0; i < runs.size(); i++) {
+            // a run the model does not predict at all moves no calibration: refused as its prediction is
+            try {
+                checkJob(runs.get(i).workload());
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("calibration run " + (i + 1) + ": " + e.getMessage(), e);
+            }
         }
         Map<String, Calibration> out = new TreeMap<>(calibrations);
         byMachine.forEach((device, own) -> {
