@@ -574,11 +574,12 @@ public final class RuntimePredictor implements RuntimeModel {
             Workload w = run.workload();
             String where = w.tag("source").or(() -> w.tag("id").map(id -> "id " + id)).map(x -> x + ", ").orElse("");
             throw org.scaledl.InvalidInputException.of(String.format(java.util.Locale.ROOT, "calibration run %d (%s%s) "
-                    + "measures %s ms, %.0f times %s than predicted: it is another job, or its time is not in "
+                    + "measures %s ms, %s times %s than predicted: it is another job, or its time is not in "
                     + "milliseconds (at most %.0f times either way is calibrated on)", index + 1,
                     org.scaledl.InvalidInputException.printable(where, 200),
                     org.scaledl.InvalidInputException.printable(w.toString(), 200),
-                    String.format(java.util.Locale.ROOT, "%.4g", run.millis()), ratio > 1 ? ratio : 1 / ratio,
+                    String.format(java.util.Locale.ROOT, "%.4g", run.millis()), ratio == 0 ? "more than 1e308"
+                    : String.format(java.util.Locale.ROOT, "%.0f", ratio > 1 ? ratio : 1 / ratio),
                     ratio > 1 ? "slower" : "faster", MAX_CALIBRATION_RATIO));
         }
     }

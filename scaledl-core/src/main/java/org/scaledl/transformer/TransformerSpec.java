@@ -1066,9 +1066,9 @@ public final class TransformerSpec {
     }
 
     /**
-     * Specifications are equal where they build the same graph: the context a rotary configuration names
-     * ({@link #contextPositions()}, which only a prediction's warnings read) and the notes of its reading are not
-     * compared, so a cache keyed by a specification keys graphs, not predictions.
+     * Specifications are equal where they build the same layers: the context a rotary configuration names
+     * ({@link #contextPositions()}, which the graph's shape carries for a prediction's warnings only) and the notes
+     * of its reading are not compared, so a cache keyed by a specification keys layers, not predictions.
      */
     @Override
     public boolean equals(Object o) {

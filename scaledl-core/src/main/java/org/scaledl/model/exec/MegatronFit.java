@@ -232,7 +232,8 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
     private static void refuseFarOff(org.scaledl.workload.Sample s, double predicted) {
         double ratio = s.millis() / predicted;
         double most = org.scaledl.model.cost.LayerStage.MAX_MEASURED_RATIO;
-        if (Double.isFinite(ratio) && ratio > 0 && ratio < 1 / most) {
+        // (a ratio that underflows to 0, a subnormal time, is as far off)
+        if (ratio >= 0 && ratio < 1 / most) {
             Workload w = s.workload();
             String where = w.tag(org.scaledl.io.DatasetReader.SOURCE_TAG).orElse(w.toString());
             throw org.scaledl.InvalidInputException.of(String.format(java.util.Locale.ROOT, "%s: the run measures "

@@ -392,6 +392,14 @@ public final class HostStage implements LayerStage {
      */
     @Override
     public HostStage calibrate(List<Sample> runs) {
+        for (int i = 0; i < runs.size(); i++) {
+            // a run the model does not predict at all moves no calibration: refused as its prediction is
+            try {
+                checkJob(runs.get(i).workload());
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("calibration run " + (i + 1) + ": " + e.getMessage(), e);
+            }
+        }
         Map<String, List<Sample>> byMachine = new TreeMap<>();
         Map<String, Device> described = new TreeMap<>(descriptions);
         for (Sample s : runs) {
@@ -413,14 +421,6 @@ public final class HostStage implements LayerStage {
                     + "machines", d.get().name());
             byMachine.computeIfAbsent(d.get().name(), k -> new ArrayList<>()).add(s);
             described.put(d.get().name(), d.get());
-        }
-        for (int i = 0; i < runs.size(); i++) {
-            // a run the model does not predict at all moves no calibration: refused as its prediction is
-            try {
-                checkJob(runs.get(i).workload());
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("calibration run " + (i + 1) + ": " + e.getMessage(), e);
-            }
         }
         Map<String, Calibration> out = new TreeMap<>(calibrations);
         byMachine.forEach((device, own) -> {
@@ -457,6 +457,12 @@ public final class HostStage implements LayerStage {
     public double calibrationRatio(Sample run) {
         Workload w = run.workload();
         if (w.device().map(Device::isGpu).orElse(false)) {
+            return Double.NaN;
+        }
+        try {
+            // a job the model does not predict has no ratio: calibrate refuses it saying why
+            checkJob(w);
+        } catch (IllegalArgumentException e) {
             return Double.NaN;
         }
         String name = w.device().map(Device::name).orElse(machines.size() == 1 ? machines.keySet().iterator().next()
