@@ -754,7 +754,8 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                     // without a GPU model), whose rows' devices are machines
                     throw InvalidInputException.atLine(t.source(), line, "gpus_per_node, nvlink_domain and "
                             + "inter_node_gbps describe the nodes of GPUs: " + (deviceName.isBlank() ? "give the device"
-                            : "the row's device '" + InvalidInputException.printable(deviceName, 60) + "' is read as "
+                            : (t.opt(r, "device").isPresent() ? "the row's device '" : "the caller's default device '")
+                            + InvalidInputException.printable(deviceName, 60) + "' is read as "
                             + "a CPU machine here (a GPU job's table needs a GPU model: --model gpu)"));
                 }
                 try {
