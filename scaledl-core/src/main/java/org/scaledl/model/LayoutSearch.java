@@ -215,6 +215,16 @@ public final class LayoutSearch {
             return workload.recomputeLayers();
         }
 
+        /**
+         * Whether the layout fits, but within {@link RuntimePredictor#MEMORY_EDGE} of its GPU's memory: a memory
+         * estimate a few percent off may not fit (the search ranks such layouts with the others; a scheduler may
+         * prefer the best that leaves more).
+         */
+        public boolean nearMemoryLimit() {
+            return fits && workload.device().map(d -> RuntimePredictor.nearMemoryEdge(memoryGb, d.memoryGB()))
+                    .orElse(false);
+        }
+
         /** Sequences per second over all GPUs at the layout's global batch. */
         public double sequencesPerSecond(int globalBatch) {
             return globalBatch / (millis / 1000);

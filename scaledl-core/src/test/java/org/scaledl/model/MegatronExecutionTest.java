@@ -1827,6 +1827,9 @@ class MegatronExecutionTest {
                 assertTrue(l.millis() >= prev);
                 prev = l.millis();
             }
+            // near the memory limit: fits, within the edge of the GPU's memory (the slow reference, written out)
+            assertEquals(l.fits() && l.memoryGb() >= (1 - RuntimePredictor.MEMORY_EDGE) * A100.memoryGB(),
+                    l.nearMemoryLimit(), l.memoryGb() + " GiB");
             seenMisfit |= !l.fits();
         }
     }

@@ -336,8 +336,8 @@ final class LayoutsCommand implements Callable<Integer> {
      * assumed schedule is worth to it ({@link #sensitivities}).
      */
     private static List<String> warnings(Prediction pr, LayoutSearch.Layout l, Device d) {
-        java.util.stream.Stream<String> edge = l.fits() && RuntimePredictor.nearMemoryEdge(l.memoryGb(), d.memoryGB())
-                ? java.util.stream.Stream.of("near_memory_limit") : java.util.stream.Stream.empty();
+        java.util.stream.Stream<String> edge = l.nearMemoryLimit() ? java.util.stream.Stream.of("near_memory_limit")
+                : java.util.stream.Stream.empty();
         return java.util.stream.Stream.of(pr.warnings().stream()
                 .filter(w -> !NOT_LISTED.contains(w.kind()))
                 .map(w -> w.kind().name().toLowerCase(Locale.ROOT)), edge, sensitivities(pr).stream())
