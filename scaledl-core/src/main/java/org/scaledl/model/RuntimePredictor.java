@@ -560,11 +560,13 @@ public final class RuntimePredictor implements RuntimeModel {
             checkCalibrationRun(i, runs.get(i));
         }
         Domain dom = domain.plus(new Domain.Collector().samples(runs).build(domain.crossValidated()));
-        List<String> measured = runs.stream().flatMap(r -> r.workload().device().map(Device::name).stream())
+        // a run of weight 0 (its fit_weight tag) moves nothing: not counted, nor its device
+        List<Sample> weighed = runs.stream().filter(r -> org.scaledl.model.exec.MegatronFit.weight(r) > 0).toList();
+        List<String> measured = weighed.stream().flatMap(r -> r.workload().device().map(Device::name).stream())
                 .toList();
         LayerStage calibrated = stage.calibrate(runs);
         return new RuntimePredictor(name, calibrated, interactions, logLow, logHigh, dom,
-                provenance.adapted(Provenance.CALIBRATION_RUNS, runs.size(), measured), allowPartial);
+                provenance.adapted(Provenance.CALIBRATION_RUNS, weighed.size(), measured), allowPartial);
     }
 
     /** Refuses a calibration run far off what the stage predicts of it (where it can tell; else the stage says why). */

@@ -230,6 +230,16 @@ class RoundFourteenCliTest {
         assertEquals(Main.BAD_INPUT, r.code(), r.err());
         assertTrue(r.err().contains("every run has fit_weight 0"), r.err());
         assertFalse(Files.exists(out));
+        // a run of weight 0 beside one of weight 1 is kept out of the calibration and its counts
+        Files.writeString(runs, "transformer,seq,batch,gpus,device,precision,measured_ms,fit_weight\n"
+                + "m/config.json,4096,1,8,H100,bf16,900,1\nm/config.json,4096,2,8,H100,bf16,1700,0\n");
+        MainTest.Run mixed = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
+                out.toString());
+        assertEquals(0, mixed.code(), mixed.err());
+        assertTrue(mixed.out().contains("calibrated gpu on 1 run ") && mixed.err().contains("1 run of fit_weight 0 is "
+                + "kept out of the calibration"), mixed.out() + mixed.err());
+        MainTest.Run shown = MainTest.run("inspect", "--model", out.toString(), "--json");
+        assertTrue(shown.out().contains("\"calibration_runs\" : 1"), shown.out());
     }
 
     /**
