@@ -196,6 +196,9 @@ public final class TrainingLogs {
     private static final Pattern ARG_ENTRY = Pattern.compile("(?:^|\\s)([A-Za-z_]\\w*)\\s+\\.{2,}\\s*(.*?)\\s*$");
     private static final Pattern ELAPSED = Pattern.compile(
             "elapsed time per iteration \\(ms\\):\\s*([^\\s|]+)", Pattern.CASE_INSENSITIVE);
+    /** An iteration line timed in another unit than Megatron's milliseconds (a fork's, or an edited log's). */
+    private static final Pattern ELAPSED_OTHER_UNIT = Pattern.compile(
+            "elapsed time per iteration \\((?!ms\\))([^)]{1,12})\\)", Pattern.CASE_INSENSITIVE);
     private static final Pattern STEP_TIMING = Pattern.compile("train_step_timing(?: in s)?\\s*[:=]\\s*([^\\s|,\\]]+)");
     private static final Pattern ITERATION = Pattern.compile("\\biteration\\s+(\\d{1,18})\\s*/");
     /**
@@ -471,6 +474,13 @@ public final class TrainingLogs {
                 Matcher e = ELAPSED.matcher(line);
                 Matcher t = STEP_TIMING.matcher(line);
                 boolean elapsed = line.contains("per iteration") && e.find();
+                Matcher unit = elapsed || !line.contains("per iteration") ? null : ELAPSED_OTHER_UNIT.matcher(line);
+                if (unit != null && unit.find()) {
+                    // not left out in silence: a log timed half in ms and half in s would be read as its ms half
+                    throw InvalidInputException.atLine(source, lineNo, "an iteration line timed in '"
+                            + clip(unit.group(1)) + "', where Megatron's are in ms ('elapsed time per iteration "
+                            + "(ms): T'): convert the log's times to ms, or give its runs as a job runs table");
+                }
                 if (elapsed || line.contains("train_step_timing") && t.find()) {
                     Matcher it = ITERATION.matcher(line);
                     long iteration = it.find() ? Long.parseLong(it.group(1)) : -1;

@@ -1206,4 +1206,26 @@ class TrainingLogsTest {
         assertEquals(3, r.iterations());
         assertEquals(5060.5, r.measuredMs(), 1e-9, "iterations 3-5: 5100.5, 5060.5, 5020.5 ms");
     }
+
+    /**
+     * An iteration line timed in another unit than Megatron's milliseconds (a fork's, or an edited log's) was left out
+     * in silence, so a log timed half in ms and half in s was read as its ms half: refused at its line.
+     */
+    @Test
+    void anIterationLineInAnotherUnitIsRefusedAtItsLine() throws IOException {
+        List<String> lines = new java.util.ArrayList<>(Files.readAllLines(LOGS.resolve("megatron-llama3-8b.log")));
+        int at = -1;
+        for (int i = lines.size() - 1; i >= 0 && at < 0; i--) {
+            if (lines.get(i).contains("elapsed time per iteration (ms): ")) {
+                at = i;
+            }
+        }
+        lines.set(at, lines.get(at).replace("elapsed time per iteration (ms): ", "elapsed time per iteration (s): "));
+        Path log = dir.resolve("units.log");
+        Files.write(log, lines);
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(log,
+                TrainingLogs.DEFAULT_WARMUP));
+        assertEquals(at + 1, e.line(), e.getMessage());
+        assertTrue(e.getMessage().contains("an iteration line timed in 's'"), e.getMessage());
+    }
 }
