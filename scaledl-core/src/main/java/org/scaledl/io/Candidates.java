@@ -36,10 +36,10 @@ import org.scaledl.workload.Workload;
  * sequence length), paths relative to the table's folder; {@code batch} is the samples (sequences) of one
  * micro-batch and {@code micro_batches} (default 1) how many micro-batches each data-parallel replica runs per
  * iteration, so a replica's batch is their product; or {@code global_batch}, the sequences an iteration over every
- * replica ({@code batch × micro_batches × replicas}), instead of {@code micro_batches}. Optional columns, with their defaults (or the caller's, see
- * {@link #open}): {@code world_size} (data-parallel replicas, 1) or {@code gpus} (every GPU of the job: the
- * replicas are {@code gpus / (tensor × pipeline × context)}, refused where that does not divide or where a
- * {@code world_size} beside it disagrees), {@code tensor} and {@code pipeline} (1),
+ * replica ({@code batch × micro_batches × replicas}), instead of {@code micro_batches}. Optional columns, with their
+ * defaults (or the caller's, see {@link #open}): {@code world_size} (data-parallel replicas, 1) or {@code gpus}
+ * (every GPU of the job: the replicas are {@code gpus / (tensor × pipeline × context)}, refused where that does not
+ * divide or where a {@code world_size} beside it disagrees), {@code tensor} and {@code pipeline} (1),
  * {@code threads} (1), {@code phase} (train), {@code device} (a GPU or CPU machine name), {@code precision} (fp32,
  * tf32, fp16, bf16, fp8, fp8-block, mxfp8, nvfp4; fp32), {@code recompute} (none, selective, full or auto; auto:
  * none where the job fits, else the least that makes it fit), {@code recompute_modules} (what selective
@@ -391,8 +391,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
     private static Map<String, ColumnKind> columnKinds() {
         Map<String, ColumnKind> m = new java.util.TreeMap<>();
         for (String c : List.of("seq", "batch", "micro_batches", "global_batch", "world_size", "gpus", "tensor",
-                "pipeline", "context",
-                "virtual_stages", "expert", "expert_tensor", "zero_stage", "threads", "recompute_layers",
+                "pipeline", "context", "virtual_stages", "expert", "expert_tensor", "zero_stage", "threads", "recompute_layers",
                 "offload_layers", "lora_rank", "document_tokens", "expert_imbalance", "gpus_per_node", "nvlink_domain",
                 "inter_node_gbps", "resolution")) {
             m.put(c, ColumnKind.NUMBER);
@@ -805,20 +804,19 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             int tensor = positive(t, r, "tensor").orElse(1);
             int pipeline = positive(t, r, "pipeline").orElse(1);
             int context = positive(t, r, "context").orElse(1);
-            long perStep = (long) batch * replicas(t, r, tensor, pipeline, context);
+            int replicas = replicas(t, r, tensor, pipeline, context);
             String where = t.opt(r, "global_batch").isPresent() ? "" : " (the caller's default, --global-batch)";
-            java.util.OptionalInt m = Parallelism.microBatches(global.get(), batch, perStep / batch);
+            String perStep = "batch " + batch + " x " + replicas + " data-parallel replica" + (replicas == 1 ? "" : "s");
+            java.util.OptionalInt m = Parallelism.microBatches(global.get(), batch, replicas);
             if (m.isEmpty()) {
                 throw InvalidInputException.atLine(t.source(), t.line(r), "global_batch " + global.get() + where
-                        + " is not a multiple of batch " + batch + " x " + perStep / batch + " data-parallel "
-                        + "replica" + (perStep / batch == 1 ? "" : "s") + " (" + perStep + "): the global batch is "
-                        + "batch x micro_batches x replicas");
+                        + " is not a multiple of " + perStep + " (" + (long) batch * replicas + "): the global batch "
+                        + "is batch x micro_batches x replicas");
             }
             if (given.isPresent() && given.get() != m.getAsInt()) {
                 throw InvalidInputException.atLine(t.source(), t.line(r), "global_batch " + global.get() + where
-                        + " and micro_batches " + given.get() + " disagree: batch " + batch + " x " + perStep / batch
-                        + " data-parallel replica" + (perStep / batch == 1 ? "" : "s") + " makes it " + m.getAsInt()
-                        + " micro-batches (give one of them)");
+                        + " and micro_batches " + given.get() + " disagree: " + perStep + " makes it "
+                        + m.getAsInt() + " micro-batches (give one of them)");
             }
             return m.getAsInt();
         }

@@ -226,12 +226,14 @@ public final class DeviceCatalog {
             }
             Device.Platform platform = new Device.Platform(link, node, domain,
                     t.optionalNumberInRange(r, "network_Gbps_per_gpu", 1e-3, 1e5).orElse(0));
+            // (read in the order the row's cells have always been checked)
+            double memory = t.numberInRange(r, "memory_GB", 0.01, 1e5);
             double bandwidth = t.numberInRange(r, "memory_bw_GBps", 0.1, 1e6);
             int sms = t.intInRange(r, "sms", 1, 1 << 20);
             double clock = t.numberInRange(r, "boost_clock_MHz", 10, 1e5);
+            double l2 = t.numberInRange(r, "l2_MB", 1e-3, 1e4);
             warnImplausible(t, r, name, "fp32_vector_TFLOPS", vector, sms, clock, "memory_bw_GBps", bandwidth);
-            return new Device(name, t.numberInRange(r, "memory_GB", 0.01, 1e5), bandwidth, sms, clock, matrix,
-                    vector, t.numberInRange(r, "l2_MB", 1e-3, 1e4),
+            return new Device(name, memory, bandwidth, sms, clock, matrix, vector, l2,
                     t.optionalNumberInRange(r, "link_GBps", 1e-3, 1e5).orElse(0), Device.Kind.GPU, 0,
                     new Device.MatrixPeaks(byColumn), t.opt(r, "form_factor").orElse(""),
                     t.optionalNumberInRange(r, "pcie_GBps", 1e-3, 1e4).orElse(0), platform,
@@ -306,13 +308,15 @@ public final class DeviceCatalog {
                     + "' has neither fp32_peak_GFLOPS nor both matrix and vector peaks");
         }
         try {
+            // (read in the order the row's cells have always been checked)
+            double memory = t.numberInRange(r, "dev_mem_GB", 0.01, 1e5);
             double bandwidth = t.numberInRange(r, "mem_bw_GBps", 0.1, 1e6);
             int units = t.intInRange(r, "num_sm_or_cu", 1, 1 << 20);
             double clock = t.numberInRange(r, "freq_MHz", 10, 1e5);
+            double l2 = t.numberInRange(r, "l2_cache_MB", 1e-3, 1e4);
             warnImplausible(t, r, name, single.isPresent() ? "fp32_peak_GFLOPS" : "fp32_peak_vector_GFLOPS", vector,
                     units, clock, "mem_bw_GBps", bandwidth);
-            return new Device(name, t.numberInRange(r, "dev_mem_GB", 0.01, 1e5), bandwidth, units, clock, matrix,
-                    vector, t.numberInRange(r, "l2_cache_MB", 1e-3, 1e4),
+            return new Device(name, memory, bandwidth, units, clock, matrix, vector, l2,
                     t.optionalNumberInRange(r, "link_GBps", 1e-3, 1e5).orElse(0));
         } catch (IllegalArgumentException e) {
             throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());

@@ -50,6 +50,7 @@ public final class JobRuns {
     public static boolean scored(List<String> columns) {
         return columns.contains("predicted_ms") && columns.contains("low_ms") && columns.contains("high_ms");
     }
+
     /** The columns kept as tags (the {@code source} column as {@value #PUBLICATION_TAG}). */
     public static final List<String> TAGS = List.of("id", "release", "system", "model_key", "task", "fit_weight");
     /** The tag of a row's {@code source} column (what published it); {@code source} tags where a row was read. */
@@ -127,8 +128,8 @@ public final class JobRuns {
                                 + e.getValue() + " misspelt)").findFirst().orElse("");
                 throw InvalidInputException.inSource(csv.toString(), "a job runs table needs measured_ms (one "
                         + "training iteration, ms) or " + rate + (rate.equals(SCORED_RATE) ? " (a scored table, "
-                        + "with predicted_ms, low_ms and high_ms: its tokens_per_s_per_gpu are predictions)" : "") + "; it has "
-                        + in.columns() + named);
+                        + "with predicted_ms, low_ms and high_ms: its tokens_per_s_per_gpu are predictions)" : "")
+                        + "; it has " + in.columns() + named);
             }
             misspelt.forEach((c, k) -> LOG.warn("{}", Candidates.nearMissWarning(csv.toString(), c, k)));
             for (Candidates c = in.next(4096); !c.workloads().isEmpty(); c = in.next(4096)) {

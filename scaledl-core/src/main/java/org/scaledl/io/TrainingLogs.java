@@ -1126,14 +1126,15 @@ public final class TrainingLogs {
             n = k;
             LOG.warn("{}:{}: {} nothing after {} time where the iteration lines beside {} go on: cut short (a job "
                     + "killed while writing, then restarted?), left out", source, cut.get(0), cut.size() == 1
-                    ? "an iteration line has" : cut.size() + " iteration lines (lines " + shortList(cut) + ") have",
+                    ? "an iteration line has"
+                    : cut.size() + " iteration lines (lines " + shortList(cut, "") + ") have",
                     cut.size() == 1 ? "its" : "their", cut.size() == 1 ? "it" : "them");
         }
 
-        /** Up to five numbers, and how many more. */
-        private static String shortList(List<Integer> xs) {
+        /** Up to five numbers, and how many more {@code things} (" sizes", or nothing). */
+        private static String shortList(java.util.Collection<? extends Number> xs, String things) {
             List<String> said = xs.stream().limit(5).map(String::valueOf).toList();
-            return String.join(", ", said) + (xs.size() > 5 ? " and " + (xs.size() - 5) + " more" : "");
+            return String.join(", ", said) + (xs.size() > 5 ? " and " + (xs.size() - 5) + " more" + things : "");
         }
 
         // --- typed reads -------------------------------------------------------------------------------------------
@@ -1266,8 +1267,9 @@ public final class TrainingLogs {
             }
             if (k == 0 && other + straddled > 0) {
                 throw InvalidInputException.atLine(source, first, which + (other > 0 ? "every iteration after warm-up "
-                        + "ran a global batch of " + batchesSaid(seen) + ", not global_batch_size " + gbs + " (a "
-                        + "batch-size ramp-up, rampup_batch_size, that had not ended, or the arguments of another run)"
+                        + "ran a global batch of " + shortList(seen, " sizes") + ", not global_batch_size " + gbs
+                        + " (a batch-size ramp-up, rampup_batch_size, that had not ended, or the arguments of another "
+                        + "run)"
                         : "the one iteration line after warm-up follows a line of another global batch than "
                         + "global_batch_size " + gbs + " (a batch-size ramp-up), so its logged mean may hold the "
                         + "ramp's steps") + ": no iteration times the job's batch");
@@ -1275,8 +1277,8 @@ public final class TrainingLogs {
             if (other + straddled > 0) {
                 LOG.warn("{}:{}: {}{} of {} iteration lines after warm-up left out of the median, which takes the {} "
                         + "that ran global_batch_size {}: {}{}", source, first, which, other + straddled, n - drop, k,
-                        gbs, other > 0 ? other + " ran a global batch of " + batchesSaid(seen) + " (a batch-size "
-                        + "ramp-up)" : "", straddled > 0 ? (other > 0 ? ", and " : "") + straddled + " followed a line "
+                        gbs, other > 0 ? other + " ran a global batch of " + shortList(seen, " sizes")
+                        + " (a batch-size ramp-up)" : "", straddled > 0 ? (other > 0 ? ", and " : "") + straddled + " followed a line "
                         + "of another batch (a logged mean may hold the ramp's steps)" : "");
             }
             return new Kept(Arrays.copyOf(kept, k), Arrays.copyOf(keptLines, k));
@@ -1285,11 +1287,6 @@ public final class TrainingLogs {
         /** A time to a tenth of a millisecond, as the log's lines give it. */
         private static double round(double ms) {
             return Math.round(ms * 10) / 10.0;
-        }
-
-        private static String batchesSaid(java.util.SortedSet<Long> seen) {
-            List<String> said = seen.stream().limit(5).map(String::valueOf).toList();
-            return String.join(", ", said) + (seen.size() > 5 ? " and " + (seen.size() - 5) + " more sizes" : "");
         }
 
         Run run(int index, int count, int warmup, TransformerSpec model, Path transformer) {

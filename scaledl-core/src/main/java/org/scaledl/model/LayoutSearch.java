@@ -320,14 +320,10 @@ public final class LayoutSearch {
             int m = globalBatch / d / b;
             // every interleaving the layers split into (with the embedding and the loss counted where that divides,
             // as a prediction takes them), up to MAX_VIRTUAL_STAGES chunks a stage (recipes run 5 and 8 as well as 2
-            // and 4)
-            for (int v = 1; v == 1 || v <= MAX_VIRTUAL_STAGES && (long) p * v <= ts.layers() + 2L + ts.mtpLayers();
-                    v++) {
-                if (v > 1 && (p == 1 || MegatronExecution.chunkSizes(ts.layers(), p * v, ts.mtpLayers()) == null
-                        || m % p != 0)) {
-                    if (p == 1) {
-                        break;
-                    }
+            // and 4); interleaving needs stages, and micro-batches in a multiple of them
+            int mostChunks = p == 1 || m % p != 0 ? 1 : MAX_VIRTUAL_STAGES;
+            for (int v = 1; v <= mostChunks && (v == 1 || (long) p * v <= ts.layers() + 2L + ts.mtpLayers()); v++) {
+                if (v > 1 && MegatronExecution.chunkSizes(ts.layers(), p * v, ts.mtpLayers()) == null) {
                     continue;
                 }
                 if ((double) m * p * v > org.scaledl.workload.Parallelism.MAX_PIPELINE_STEPS) {

@@ -331,8 +331,10 @@ final class FitCommand implements Callable<Integer> {
                     : "do") + " not fit in " + (unfitting.size() == 1 ? "its" : "their") + " GPUs' memory: "
                     + "is the row the job that ran (batch per micro-batch, the layout, the GPU)?");
         }
-        int weightless = (int) kept.stream().filter(r -> org.scaledl.model.exec.MegatronFit.weight(r) == 0).count();
-        if (weightless == kept.size()) {
+        List<org.scaledl.workload.Sample> weighed = kept.stream()
+                .filter(r -> org.scaledl.model.exec.MegatronFit.weight(r) > 0).toList();
+        int weightless = kept.size() - weighed.size();
+        if (weighed.isEmpty()) {
             // a weight of 0 keeps a run out of the fit: a calibration on none of them would say it calibrated
             throw org.scaledl.InvalidInputException.of(String.join(", ", runsTables.stream().map(Path::toString)
                     .toList()) + ": every run " + (kept.size() < runs.size() ? "kept (the others left out above) "
@@ -341,9 +343,9 @@ final class FitCommand implements Callable<Integer> {
         }
         if (weightless > 0) {
             // a run of weight 0 moves nothing: kept out of the calibration, its counts and its checks
-            System.err.println("scaledl: note: " + weightless + " run" + (weightless == 1 ? " of fit_weight 0 is" : "s "
-                    + "of fit_weight 0 are") + " kept out of the calibration");
-            kept = kept.stream().filter(r -> org.scaledl.model.exec.MegatronFit.weight(r) > 0).toList();
+            System.err.println("scaledl: note: " + weightless + " run" + (weightless == 1 ? " of fit_weight 0 is"
+                    : "s of fit_weight 0 are") + " kept out of the calibration");
+            kept = weighed;
         }
         RuntimePredictor cal = p.calibrate(kept);
         cal.save(out);

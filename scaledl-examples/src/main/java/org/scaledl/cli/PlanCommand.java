@@ -364,7 +364,8 @@ final class PlanCommand implements Callable<Integer> {
                         100 * seconds / gridSeconds, gridSeconds, priorModel == null ? "roofline" : "model");
             }
             System.out.printf(Locale.ROOT, "chosen rows (0-based): %s%s%nlog det: %.6f%s%n%s%n", plan.indices(),
-                    source.grid == null ? ": " + chosenLines(c.table(), plan.indices()) : "", plan.logDet(), LOG_DET_MEANING, dEfficiencyLine(plan.dEfficiency(), plan.indices().size() + measured.size(),
+                    source.grid == null ? ": " + chosenLines(c.table(), plan.indices()) : "", plan.logDet(),
+                    LOG_DET_MEANING, dEfficiencyLine(plan.dEfficiency(), plan.indices().size() + measured.size(),
                             rows.apply(candidates.get(0)).length));
             int calibrating = plan.indices().size() + measured.size();
             if (cluster && calibrating < org.scaledl.model.exec.MegatronFit.TERM_RUNS) {

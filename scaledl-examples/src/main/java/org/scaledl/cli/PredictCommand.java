@@ -40,8 +40,8 @@ final class PredictCommand implements Callable<Integer> {
     @Option(names = "--candidates", description = "Score every row of this CSV: graph (ONNX, relative to the CSV) "
             + "or transformer (config.json, relative to the CSV) with seq; batch (per micro-batch); optionally "
             + "micro_batches (or global_batch), world_size (or gpus: every GPU), tensor, pipeline, context, "
-            + "virtual_stages, expert, expert_tensor, zero_stage, threads, phase, device, precision, recompute, sequence_parallel, "
-            + "gpus_per_node, nvlink_domain, inter_node_gbps, expert_imbalance, recompute_layers, recompute_modules, "
+            + "virtual_stages, expert, expert_tensor, zero_stage, threads, phase, device, precision, recompute, "
+            + "sequence_parallel, gpus_per_node, nvlink_domain, inter_node_gbps, expert_imbalance, recompute_layers, recompute_modules, "
             + "offload_layers, lora_rank, uneven_pipeline, document_tokens, grad_dtype, grad_reduce, moe_a2a_overlap, "
             + "moe_dispatcher, cuda_graphs, memory_format (docs/formats.md; a column a row lacks takes the "
             + "option's value); other columns are carried through; the output adds predicted_ms, low_ms, high_ms, "
@@ -152,11 +152,7 @@ final class PredictCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--candidates replaces --graph, --transformer, --seq, --batch "
                         + "and --json (the table's columns say them)");
             }
-            if (globalBatch != null && job.microBatches != null) {
-                throw new IllegalArgumentException("give --global-batch or --micro-batches, not both (the global "
-                        + "batch is batch x micro-batches x replicas; a row's own global_batch or micro_batches "
-                        + "comes first)");
-            }
+            refuseBothBatches(globalBatch, job.microBatches, true);
             if (globalBatch != null && globalBatch <= 0) {
                 throw new IllegalArgumentException("--global-batch must be positive, got " + globalBatch);
             }
@@ -431,15 +427,24 @@ final class PredictCommand implements Callable<Integer> {
      * does not divide, and beside {@code --micro-batches}.
      */
     static int microBatches(int global, int batch, Integer replicas, Integer given) {
-        if (given != null) {
-            throw new IllegalArgumentException("give --global-batch or --micro-batches, not both (the global batch is "
-                    + "batch x micro-batches x replicas)");
-        }
+        refuseBothBatches(global, given, false);
         int r = replicas == null ? 1 : replicas;
         return org.scaledl.workload.Parallelism.microBatches(global, batch, r).orElseThrow(() ->
                 new IllegalArgumentException(String.format(Locale.ROOT, "--global-batch %d is not a positive "
                         + "multiple of --batch %d x %d data-parallel replica%s (%d)", global, batch, r,
                         r == 1 ? "" : "s", (long) batch * r)));
+    }
+
+    /**
+     * Refuses {@code --global-batch} beside {@code --micro-batches}: each says the other (for a candidate table, of
+     * the rows that say neither).
+     */
+    private static void refuseBothBatches(Integer global, Integer micro, boolean table) {
+        if (global != null && micro != null) {
+            throw new IllegalArgumentException("give --global-batch or --micro-batches, not both (the global batch is "
+                    + "batch x micro-batches x replicas" + (table ? "; a row's own global_batch or micro_batches "
+                    + "comes first" : "") + ")");
+        }
     }
 
     /** Candidates read, scored and written at a time: memory stays flat in the table's length. */

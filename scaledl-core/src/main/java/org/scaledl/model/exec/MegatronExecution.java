@@ -222,6 +222,7 @@ public final class MegatronExecution {
      */
     private static String validSplits(int layers, int mtp, int p) {
         List<String> chunks = new ArrayList<>();
+        // (more stages than layers split them no way: none named)
         for (int v = 1; p <= layers && (long) p * v <= layers + 2L + mtp && chunks.size() < 12; v++) {
             if (chunkSizes(layers, p * v, mtp) != null) {
                 chunks.add(Integer.toString(v));
