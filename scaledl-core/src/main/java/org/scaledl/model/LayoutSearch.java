@@ -23,7 +23,8 @@ import org.scaledl.workload.Workload;
  * (where every attention core is fused: Megatron's unfused attention refuses context parallelism),
  * pipeline degrees that divide the rest and the layers, expert-parallel degrees (mixtures of experts) folded into
  * data x context x tensor parallelism as Megatron does, the data-parallel degree that remains, micro-batch sizes
- * that divide the global batch over the replicas, sequence parallelism, ZeRO stages 0, 1 and (without a pipeline) 3,
+ * that divide the global batch over the replicas, sequence parallelism, ZeRO stages 0, 1 and (without a pipeline) 3
+ * (or the one {@link #zeroStage} names),
  * and the interleaved schedule (every count of chunks per stage up to {@value #MAX_VIRTUAL_STAGES} that the layers
  * divide into, where the micro-batches allow). Each layout takes the least recomputation that makes it fit
  * ({@link Recompute#AUTO}); layouts that do not fit even so are kept but marked and ranked after those that fit.
@@ -64,6 +65,8 @@ public final class LayoutSearch {
     private final java.util.EnumSet<Workload.ScheduleChoice> stated = java.util.EnumSet.noneOf(
             Workload.ScheduleChoice.class);
     private double expertImbalance = 1;
+    /** The one ZeRO stage searched, or -1: stages 0, 1 and (without a pipeline) 3. */
+    private int zeroStage = -1;
 
     /**
      * A search.
@@ -86,6 +89,19 @@ public final class LayoutSearch {
         this.gpus = gpus;
         this.globalBatch = globalBatch;
         this.topology = Topology.assumedFor(device);
+    }
+
+    /**
+     * Searches one ZeRO stage only, the one the caller's software runs (default: stages 0, 1 and, without a
+     * pipeline, 3): a layout of one data-parallel replica keeps stage 0 (it shards nothing), and stage 3 has no
+     * layout with a pipeline.
+     *
+     * @throws IllegalArgumentException for a stage other than 0 to 3
+     */
+    public LayoutSearch zeroStage(int value) {
+        Checks.argument(value >= 0 && value <= 3, "ZeRO stage must be 0, 1, 2 or 3: %s", value);
+        this.zeroStage = value;
+        return this;
     }
 
     /** The machines (default: the device's standard server). */
@@ -330,7 +346,9 @@ public final class LayoutSearch {
                     // a schedule of more steps than any iteration runs: not a layout (the others are still ranked)
                     continue;
                 }
-                int[] zeros = d * c == 1 ? new int[] {0} : p == 1 ? new int[] {0, 1, 3} : new int[] {0, 1};
+                // one replica shards nothing (stage 0 it is); ZeRO 3 runs without a pipeline only
+                int[] zeros = d * c == 1 ? new int[] {0} : zeroStage >= 0 ? (zeroStage == 3 && p > 1 ? new int[0]
+                        : new int[] {zeroStage}) : p == 1 ? new int[] {0, 1, 3} : new int[] {0, 1};
                 for (int zero : zeros) {
                     out.add(evaluate(new Parallelism(d, t, p, m, sp, zero, v, c, e, 1), b));
                 }

@@ -249,13 +249,14 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
     }
 
     /**
-     * A one-line description: {@code 8 GPUs per node, nvswitch 300 GB/s, 1600 Gb/s between nodes} (and
-     * {@code , NVLink domain of 72} where the domain spans nodes).
+     * A one-line description: {@code 8 GPUs per node, nvswitch 300 GB/s, 1600 Gb/s between nodes (a node's, 200 a
+     * GPU)} (and {@code , NVLink domain of 72} where the domain spans nodes).
      */
     public String describe() {
-        return String.format(Locale.ROOT, "%d GPUs per node, %s %s GB/s, %s Gb/s between nodes%s", gpusPerNode,
-                link.label(), trim(intraNodeGBps), trim(interNodeGbps), nvlinkDomain > gpusPerNode
-                        ? ", NVLink domain of " + nvlinkDomain : "");
+        return String.format(Locale.ROOT, "%d GPUs per node, %s %s GB/s, %s Gb/s between nodes%s%s", gpusPerNode,
+                link.label(), trim(intraNodeGBps), trim(interNodeGbps), gpusPerNode > 1 ? " (a node's, "
+                        + trim(Math.round(interNodeGbps / gpusPerNode * 100) / 100.0) + " a GPU)" : "",
+                nvlinkDomain > gpusPerNode ? ", NVLink domain of " + nvlinkDomain : "");
     }
 
     private static String trim(double v) {

@@ -37,6 +37,13 @@ class CandidatesTest {
         Files.copy(TestData.graph("squeezenet1_1_r64"), dir.resolve("graphs/squeezenet1_1_r64.onnx"));
     }
 
+    /** Copies a bundled test configuration to {@code folder/config.json} under the test's directory. */
+    private void copyConfig(String resource, String folder) throws IOException {
+        Path cfg = dir.resolve(folder).resolve("config.json");
+        Files.createDirectories(cfg.getParent());
+        Files.copy(Path.of("src/test/resources/transformers", resource, "config.json"), cfg);
+    }
+
     private Path spec(String text) throws IOException {
         Path p = dir.resolve("grid.txt");
         Files.writeString(p, text);
@@ -403,9 +410,7 @@ class CandidatesTest {
      */
     @Test
     void aDefaultDeviceAppliesAndARefusedOneIsNamedAtItsLine() throws IOException {
-        Path cfg = dir.resolve("dev/config.json");
-        Files.createDirectories(cfg.getParent());
-        Files.copy(Path.of("src/test/resources/transformers/llama-3-8b/config.json"), cfg);
+        copyConfig("llama-3-8b", "dev");
         Path csv = dir.resolve("devices.csv");
         Files.writeString(csv, "transformer,seq,batch,device\ndev/config.json,1024,1,\ndev/config.json,1024,1,A100\n");
         DeviceCatalog catalog = DeviceCatalog.bundled();
@@ -432,9 +437,7 @@ class CandidatesTest {
      */
     @Test
     void theMoeDispatcherIsExpertParallelisms() throws IOException {
-        Path moe = dir.resolve("moe/config.json");
-        Files.createDirectories(moe.getParent());
-        Files.copy(Path.of("src/test/resources/transformers/qwen3-30b-a3b/config.json"), moe);
+        copyConfig("qwen3-30b-a3b", "moe");
         Path csv = dir.resolve("dispatch.csv");
         Files.writeString(csv, "transformer,seq,batch,world_size,expert,moe_dispatcher\n"
                 + "moe/config.json,1024,1,8,8,deepep\nmoe/config.json,1024,1,8,8,\nmoe/config.json,1024,1,8,1,\n");

@@ -502,6 +502,17 @@ class MegatronExecutionTest {
         }
         assertTrue(mem[0] > mem[1] && mem[1] > mem[2] && mem[2] > mem[3], java.util.Arrays.toString(mem));
         assertEquals(mem[1] - mem[2], mem[2] - mem[3], 1e-9 * mem[0], "linear in the layers offloaded");
+        // what leaves the GPU's memory is what the host's keeps (the GPU stages two layers' worth of it)
+        double[] host = new double[4];
+        for (int i = 0; i < 4; i++) {
+            host[i] = org.scaledl.model.exec.MegatronExecution.hostBytes(off.apply(6 * i), stage.layers(), A100);
+        }
+        assertEquals(0, host[0]);
+        assertEquals(mem[1] - mem[2], host[2] - host[1], 1e-9 * mem[0], "the host keeps what the GPU gives up");
+        assertEquals(host[2] - host[1], host[3] - host[2], 1e-9 * mem[0]);
+        assertTrue(stage.cost(off.apply(6)).notes().stream().anyMatch(n -> n.kind() == StageCost.NoteKind.NOTED
+                && n.text().contains("keep " + String.format(java.util.Locale.ROOT, "%.1f GiB", host[1] / (1L << 30))
+                + " per GPU in the host's memory")), stage.cost(off.apply(6)).notes().toString());
         assertEquals(stage.memoryBytes(off.apply(24)).orElseThrow(), stage.memoryBytes(off.apply(100)).orElseThrow(),
                 1e-9 * mem[0], "a count beyond the chunk offloads every layer");
         assertTrue(stage.cost(off.apply(100)).notes().stream().anyMatch(n -> n.text().contains("offload_layers 100 is more "
@@ -1832,6 +1843,29 @@ class MegatronExecutionTest {
                     l.nearMemoryLimit(), l.memoryGb() + " GiB");
             seenMisfit |= !l.fits();
         }
+    }
+
+    /**
+     * A search of one ZeRO stage returns the layouts of the whole search (stage 2 and 3 aside: the whole searches 0, 1
+     * and 3) of that stage, and those of one replica at stage 0, with the same times, in the same order.
+     */
+    @Test
+    void aSearchOfOneZeroStageIsTheWholeSearchsLayoutsOfIt() {
+        List<LayoutSearch.Layout> all = new LayoutSearch(predictor, GPT.graph(2048), A100, 16, 64).topology(DGX)
+                .search();
+        for (int zero : new int[] {0, 1, 3}) {
+            List<LayoutSearch.Layout> one = new LayoutSearch(predictor, GPT.graph(2048), A100, 16, 64).topology(DGX)
+                    .zeroStage(zero).search();
+            List<String> expected = all.stream().filter(l -> l.parallelism().zeroStage() == zero
+                    || l.parallelism().data() * l.parallelism().context() == 1 && zero != 0)
+                    .map(l -> l.parallelism() + " " + l.microBatch() + " " + l.millis()).toList();
+            assertEquals(expected, one.stream().map(l -> l.parallelism() + " " + l.microBatch() + " " + l.millis())
+                    .toList(), "stage " + zero);
+        }
+        assertEquals(0, new LayoutSearch(predictor, GPT.graph(2048), A100, 16, 64).topology(DGX).zeroStage(2)
+                .search().stream().filter(l -> l.parallelism().data() > 1 && l.parallelism().zeroStage() != 2).count());
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> new LayoutSearch(predictor, GPT.graph(2048), A100, 16, 64).zeroStage(4));
     }
 
     /**

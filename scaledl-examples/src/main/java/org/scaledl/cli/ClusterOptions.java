@@ -227,16 +227,26 @@ final class ClusterOptions {
     }
 
     /**
+     * {@code --zero-stage}, 0 where not given.
+     *
+     * @throws IllegalArgumentException for a stage other than 0 to 3
+     */
+    int zeroStage() {
+        int z = zeroStage == null ? 0 : zeroStage;
+        if (z < 0 || z > 3) {
+            throw new IllegalArgumentException("--zero-stage must be 0, 1, 2 or 3, got " + z);
+        }
+        return z;
+    }
+
+    /**
      * The parallelism of the given data, tensor and pipeline degrees and micro-batches with these options' sequence,
      * context, expert and interleaved pipeline parallelism and ZeRO stage.
      *
      * @throws IllegalArgumentException naming the option out of range or the degrees that do not go together
      */
     Parallelism parallelism(int data, int tensor, int pipeline, int microBatches) {
-        int z = zeroStage == null ? 0 : zeroStage;
-        if (z < 0 || z > 3) {
-            throw new IllegalArgumentException("--zero-stage must be 0, 1, 2 or 3, got " + z);
-        }
+        int z = zeroStage();
         int v = positive(virtualStages, "--virtual-stages");
         int c = positive(context, "--context");
         int e = positive(expert, "--expert");
@@ -346,7 +356,6 @@ final class ClusterOptions {
         given.accept("--expert", expert);
         given.accept("--expert-tensor", expertTensor);
         given.accept("--virtual-stages", virtualStages);
-        given.accept("--zero-stage", zeroStage);
         given.accept("--recompute", recompute);
         given.accept("--recompute-layers", recomputeLayers);
         given.accept("--recompute-modules", recomputeModules);

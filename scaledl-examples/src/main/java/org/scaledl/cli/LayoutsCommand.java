@@ -82,7 +82,7 @@ final class LayoutsCommand implements Callable<Integer> {
      * its help (the {@code predict} commands it prints take them).
      */
     static final List<String> CHOSEN = List.of("--context", "--expert", "--expert-tensor", "--virtual-stages",
-            "--zero-stage", "--recompute", "--recompute-layers", "--recompute-modules", "--offload-layers",
+            "--recompute", "--recompute-layers", "--recompute-modules", "--offload-layers",
             "--sequence-parallel", "--uneven-pipeline");
 
     /**
@@ -138,6 +138,10 @@ final class LayoutsCommand implements Callable<Integer> {
                 .precision(precision).lora(cluster.loraRank()).expertImbalance(cluster.expertImbalance())
                 .documentTokens(cluster.documentTokens());
         cluster.stateSchedule(search);
+        if (cluster.zeroStage != null) {
+            // the one stage the caller's software runs
+            search.zeroStage(cluster.zeroStage());
+        }
         cluster.sixteenBitGradients().ifPresent(search::sixteenBitGradients);
         try {
             search.check();
@@ -204,6 +208,9 @@ final class LayoutsCommand implements Callable<Integer> {
             root.put("parameters", spec.parameterCount());
             root.put("gpus", gpus);
             root.put("global_batch", globalBatch);
+            if (cluster.zeroStage != null) {
+                root.put("zero_stage", cluster.zeroStage);
+            }
             root.put("device", d.name());
             root.put("precision", precision.label());
             root.put("topology", topo.describe());
@@ -261,7 +268,9 @@ final class LayoutsCommand implements Callable<Integer> {
         }
         StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%s (%.2fB parameters) on %d x %s, global "
                 + "batch %d, in %s, %s%s:%n", spec.name(), spec.parameterCount() / 1e9, gpus, d.name(), globalBatch,
-                precision.label() + (cluster.precision == null ? " (not given, assumed)" : ""), topo.describe(),
+                precision.label() + (cluster.precision == null ? " (not given, assumed)" : "")
+                        + (cluster.zeroStage == null ? "" : ", ZeRO stage " + cluster.zeroStage + " only"),
+                topo.describe(),
                 given.isEmpty() ? " (the standard system, assumed: give --gpus-per-node and "
                         + "--inter-node-gbps)" : topo.assumed() ? " (partly given, the rest the standard system's: "
                         + "give --gpus-per-node and --inter-node-gbps both)" : ""));

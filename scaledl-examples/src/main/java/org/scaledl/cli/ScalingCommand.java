@@ -50,6 +50,10 @@ final class ScalingCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print the predictions as JSON instead of a table")
     boolean json;
 
+    /** Read to be refused with the reason: the sweep keeps a replica's batch (weak scaling). */
+    @Option(names = "--global-batch", hidden = true)
+    Integer globalBatch;
+
     /** The largest batch a default sweep reaches. */
     static final int MAX_SWEPT_BATCH = 1 << 20;
 
@@ -84,6 +88,12 @@ final class ScalingCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (globalBatch != null) {
+            throw new IllegalArgumentException("--global-batch: scaling sweeps weak scaling, every point keeping a "
+                    + "replica's batch (--batch x --micro-batches), so the global batch grows with the replicas; for a "
+                    + "fixed global batch on more GPUs run layouts at each GPU count (or predict --global-batch for one "
+                    + "layout at each)");
+        }
         if (job.graph == null == (job.transformer == null) || job.batch == null) {
             throw new IllegalArgumentException("say what to plot: --graph or --transformer (with --seq), and --batch");
         }

@@ -1344,9 +1344,9 @@ class ClusterPredictCliTest {
         assertTrue(bad.err().contains("jobs.csv:2:") && bad.err().contains("lora_rank"),
                 bad.err());
         Run chosen = MainTest.run("layouts", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "2048",
-                "--gpus", "64", "--global-batch", "64", "--device", "H100 SXM", "--context", "2", "--zero-stage", "1");
+                "--gpus", "64", "--global-batch", "64", "--device", "H100 SXM", "--context", "2", "--virtual-stages", "2");
         assertEquals(2, chosen.code(), chosen.err());
-        assertTrue(chosen.err().contains("--context, --zero-stage: layouts chooses them")
+        assertTrue(chosen.err().contains("--context, --virtual-stages: layouts chooses them")
                 && chosen.err().strip().lines().count() == 1, chosen.err());
     }
 

@@ -625,7 +625,8 @@ class HostileCliTest {
                 && cal.err().contains("(20.48x)") && !cal.err().contains("runs.csv:3: measured_ms"), cal.err());
     }
 
-    private static String[] concat(String[] a, String... b) {
+    /** The arguments {@code a} followed by {@code b}. */
+    static String[] concat(String[] a, String... b) {
         String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, out, a.length, b.length);
         return out;

@@ -325,11 +325,11 @@ class RoundFourteenCliTest {
         assertEquals(0, fit.code(), fit.err());
         String[] job = {"predict", "--model", cal.toString(), "--transformer", LLAMA_8B.toString(), "--seq", "4096",
             "--batch", "1", "--gpus", "8", "--precision", "bf16", "--device"};
-        MainTest.Run b200 = MainTest.run(concat(job, "B200"));
+        MainTest.Run b200 = MainTest.run(HostileCliTest.concat(job, "B200"));
         assertEquals(0, b200.code(), b200.err());
         assertTrue(b200.err().contains("this model was calibrated on runs of NVIDIA H100 80GB HBM3 only"),
                 b200.err());
-        MainTest.Run h100 = MainTest.run(concat(job, "H100"));
+        MainTest.Run h100 = MainTest.run(HostileCliTest.concat(job, "H100"));
         assertFalse(h100.err().contains("was calibrated on runs of"), h100.err());
         // a table's rows on another GPU: said once, naming the table
         Path jobs = dir.resolve("jobs.csv");
@@ -354,8 +354,4 @@ class RoundFourteenCliTest {
                 on.get(1).asText()), inspect.out());
     }
 
-    private static String[] concat(String[] a, String... b) {
-        return java.util.stream.Stream.concat(java.util.Arrays.stream(a), java.util.Arrays.stream(b))
-                .toArray(String[]::new);
-    }
 }

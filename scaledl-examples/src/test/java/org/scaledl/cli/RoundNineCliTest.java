@@ -55,15 +55,15 @@ class RoundNineCliTest {
     void layoutsListsADegreeOnceAndSaysAPartlyAssumedTopology() throws Exception {
         String[] job = {"layouts", "--model", "gpu", "--transformer", LLAMA.toString(), "--seq", "4096", "--gpus", "16",
             "--global-batch", "64", "--device", "H100", "--precision", "bf16", "--top", "2"};
-        MainTest.Run twice = MainTest.run(concat(job, "--tensor", "2,2", "--gpus-per-node", "4"));
+        MainTest.Run twice = MainTest.run(HostileCliTest.concat(job, "--tensor", "2,2", "--gpus-per-node", "4"));
         assertEquals(0, twice.code(), twice.err());
         assertTrue(twice.out().contains("those of tensor [2]"), twice.out());
         assertTrue(twice.out().contains("(partly given, the rest the standard system's"), twice.out());
-        MainTest.Run json = MainTest.run(concat(job, "--gpus-per-node", "4", "--json"));
+        MainTest.Run json = MainTest.run(HostileCliTest.concat(job, "--gpus-per-node", "4", "--json"));
         assertEquals(0, json.code(), json.err());
         JsonNode j = new ObjectMapper().readTree(json.out());
         assertTrue(j.get("topology_assumed").asBoolean(), "the network was assumed");
-        MainTest.Run whole = MainTest.run(concat(job, "--gpus-per-node", "4", "--inter-node-gbps", "1600", "--json"));
+        MainTest.Run whole = MainTest.run(HostileCliTest.concat(job, "--gpus-per-node", "4", "--inter-node-gbps", "1600", "--json"));
         assertEquals(0, whole.code(), whole.err());
         assertFalse(new ObjectMapper().readTree(whole.out()).get("topology_assumed").asBoolean());
     }
@@ -95,9 +95,4 @@ class RoundNineCliTest {
         assertTrue(out.contains("jobs.csv:3:") && out.contains("jobs.csv:6:"), out);
     }
 
-    private static String[] concat(String[] a, String... b) {
-        String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
-        System.arraycopy(b, 0, out, a.length, b.length);
-        return out;
-    }
 }

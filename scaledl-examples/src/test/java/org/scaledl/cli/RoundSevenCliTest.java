@@ -194,8 +194,8 @@ class RoundSevenCliTest {
     void aWorldSizeOfReplicasIsSaid() {
         String[] job = {"predict", "--model", "gpu", "--transformer", LLAMA.toString(), "--seq", "1024", "--batch",
             "1", "--tensor", "8", "--device", "H100", "--precision", "bf16"};
-        MainTest.Run world = MainTest.run(concat(job, "--world-size", "16"));
-        MainTest.Run data = MainTest.run(concat(job, "--data-parallel", "16"));
+        MainTest.Run world = MainTest.run(HostileCliTest.concat(job, "--world-size", "16"));
+        MainTest.Run data = MainTest.run(HostileCliTest.concat(job, "--data-parallel", "16"));
         assertEquals(0, world.code(), world.err());
         assertEquals(0, data.code(), data.err());
         assertTrue(world.err().contains("--world-size 16 counts data-parallel replicas") && world.err()
@@ -203,7 +203,7 @@ class RoundSevenCliTest {
         assertFalse(data.err().contains("counts data-parallel replicas"), data.err());
         assertEquals(world.out(), data.out());
         // 12 replicas of 8 GPUs: --gpus 12 would be refused (not a multiple of 8), so the note does not offer it
-        MainTest.Run twelve = MainTest.run(concat(job, "--world-size", "12"));
+        MainTest.Run twelve = MainTest.run(HostileCliTest.concat(job, "--world-size", "12"));
         assertEquals(0, twelve.code(), twelve.err());
         assertTrue(twelve.err().contains("this job uses 96 GPUs; a job of every GPU counted is --gpus N, N a "
                 + "multiple of the 8 GPUs of a replica"), twelve.err());
@@ -224,15 +224,15 @@ class RoundSevenCliTest {
     void aSplitCountingTheEmbeddingIsSaid() {
         String[] job = {"predict", "--model", "gpu", "--transformer", LLAMA.toString(), "--seq", "512", "--batch",
             "1", "--micro-batches", "4", "--device", "H100", "--precision", "bf16", "--pipeline"};
-        MainTest.Run three = MainTest.run(concat(job, "3"));
+        MainTest.Run three = MainTest.run(HostileCliTest.concat(job, "3"));
         assertEquals(0, three.code(), three.err());
         assertTrue(three.err().contains("32 layers split into 3 pipeline stages with the embedding counted as a "
                 + "layer (as Megatron-Bridge's account_for_embedding does)") && three.err().contains("11 layers a "
                 + "stage, the first 10, the last 11"), three.err());
-        MainTest.Run two = MainTest.run(concat(job, "2"));
+        MainTest.Run two = MainTest.run(HostileCliTest.concat(job, "2"));
         assertEquals(0, two.code(), two.err());
         assertFalse(two.err().contains("counted as a layer"), two.err());
-        MainTest.Run five = MainTest.run(concat(job, "5"));
+        MainTest.Run five = MainTest.run(HostileCliTest.concat(job, "5"));
         assertTrue(five.err().contains("the pipeline degrees that split them without interleaving are 1, 2,"), five.err());
     }
 
@@ -273,9 +273,4 @@ class RoundSevenCliTest {
         return jobs;
     }
 
-    private static String[] concat(String[] a, String... b) {
-        String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
-        System.arraycopy(b, 0, out, a.length, b.length);
-        return out;
-    }
 }

@@ -1593,7 +1593,7 @@ public final class MegatronExecution {
      * products (the breakdown says them apart from the layers).
      */
     private record Assembly(MegatronTerms terms, StageMemory memory, double steady, double adapterShare,
-            double expertAdapterShare) {
+            double expertAdapterShare, double hostBytes) {
         double memoryBytes() {
             return memory.total();
         }
@@ -1608,9 +1608,11 @@ public final class MegatronExecution {
      * @param activations what the micro-batches in flight keep for the backward pass
      * @param inFlight    how many micro-batches' activations are held at the peak
      * @param logits      the last stage's output logits (FP32, for the loss)
+     * @param host        the offloaded activations its micro-batches in flight keep in the host's memory (not in
+     *                    {@link #total()}, the GPU's)
      */
     record StageMemory(int stage, double states, double quantised, double activations, double inFlight,
-            double logits) {
+            double logits, double host) {
         double total() {
             return states + quantised + activations + logits + ParallelExecution.RUNTIME_BYTES;
         }
@@ -1626,7 +1628,8 @@ public final class MegatronExecution {
                     inFlight == Math.rint(inFlight) ? String.valueOf((long) inFlight)
                             : String.format(java.util.Locale.ROOT, "%.2f", inFlight), inFlight == 1 ? "" : "es",
                     logits > 0 ? String.format(java.util.Locale.ROOT, ", logits %.1f GiB", logits / g) : "",
-                    ParallelExecution.RUNTIME_BYTES / g);
+                    ParallelExecution.RUNTIME_BYTES / g) + (host > 0 ? String.format(java.util.Locale.ROOT,
+                    "; offloaded to the host's memory %.1f GiB", host / g) : "");
         }
     }
 
@@ -1645,6 +1648,14 @@ public final class MegatronExecution {
         return memory(w, layers, device).total();
     }
 
+    /**
+     * The offloaded activations a job keeps in its host's memory per GPU at the peak, bytes (its most loaded
+     * stage's; 0 without offloading).
+     */
+    public static double hostBytes(Workload w, DeviceLayerCost layers, Device device) {
+        return assemble(w, layers, Optional.empty(), device, MEMORY_ONLY, false).hostBytes();
+    }
+
     static StageMemory memory(Workload w, DeviceLayerCost layers, Device device) {
         return assemble(w, layers, Optional.empty(), device, MEMORY_ONLY, false).memory();
     }
@@ -1656,7 +1667,8 @@ public final class MegatronExecution {
      * The job with its recomputation decided: {@link Recompute#AUTO} becomes none where the job fits in the device's
      * memory, else the least recomputation that makes it fit (selective where the attention core is not fused, then
      * full recomputation of the first {@code n} layers of each model chunk for the smallest such {@code n}, then of
-     * every layer). Where the experts' all-to-all overlap forbids full recomputation
+     * every layer; on a Grace superchip, offloading the first layers' activations before any recomputation, where the
+     * host's memory holds them, {@link #hostMemoryBytes}). Where the experts' all-to-all overlap forbids full recomputation
      * ({@link Workload#expertCommOverlap()}), selective recomputation of more and more modules instead
      * ({@link #OVERLAP_LADDER}: the attention core, then the modules that discard their output, then every module but
      * the whole mixture of experts). Where nothing fits (the weights and states do not), the least memory it reaches:
@@ -1694,10 +1706,17 @@ public final class MegatronExecution {
         int chunk = (mostLayersOnAStage(w) + v - 1) / v;
         if (coherentHost(device)) {
             // a Grace superchip reaches its CPU's memory over NVLink-C2C: tuned recipes (Megatron-Bridge's on GB200)
-            // offload the activations of the first layers there rather than recompute them; the fewest that fit
+            // offload the activations of the first layers there rather than recompute them; the fewest that fit the
+            // GPU, where the host's memory holds them
             Workload all = none.toBuilder().offloadLayers(chunk).build();
             if (memoryBytes(all, layers, device) <= capacity) {
-                return leastThatFits(n -> none.toBuilder().offloadLayers(n).build(), chunk, layers, device, capacity);
+                Workload least = leastThatFits(n -> none.toBuilder().offloadLayers(n).build(), chunk, layers, device,
+                        capacity);
+                // offloading more layers only adds to the host's part: where the fewest that fit the GPU overfill
+                // the host's memory, recomputation it is
+                if (hostBytes(least, layers, device) <= hostMemoryBytes(device)) {
+                    return least;
+                }
             }
         }
         if (w.expertCommOverlap()) {
@@ -1786,6 +1805,44 @@ public final class MegatronExecution {
      * sheets give the link's figure, not a GPU's share).
      */
     static final double C2C_GBPS_EACH_WAY = 450;
+
+    /**
+     * The host memory a GPU's offloaded activations may fill, bytes: a Grace superchip's CPU memory (480 GB of
+     * LPDDR5X, GB200 and GB300) over its two GPUs, or an 8-GPU server's 2 TB (DGX H100, H200, B200) over its eight, less
+     * {@value #HOST_RESERVED_SHARE} of it for the operating system, the framework's own host memory and its pinned
+     * staging buffers (an assumption: servers differ, and the data sheets give the memory, not what a job may use).
+     */
+    static double hostMemoryBytes(Device device) {
+        return (1 - HOST_RESERVED_SHARE) * (coherentHost(device) ? GRACE_BYTES / 2 : SERVER_HOST_BYTES / 8);
+    }
+
+    /** A Grace CPU's memory, bytes. */
+    private static final double GRACE_BYTES = 480e9;
+    /** An 8-GPU server's host memory, bytes. */
+    private static final double SERVER_HOST_BYTES = 2e12;
+    /** The share of a GPU's part of its host's memory an offloading job cannot have. */
+    static final double HOST_RESERVED_SHARE = 0.25;
+
+    /**
+     * What a job's offloaded activations keep in its host's memory, per GPU: said where it offloads; warned where it
+     * is more than {@link #hostMemoryBytes} (it cannot run as given).
+     */
+    static Optional<StageCost.Note> hostMemoryNote(Workload w, Device device, double host) {
+        if (!(host > 0)) {
+            return Optional.empty();
+        }
+        double cap = hostMemoryBytes(device);
+        String where = coherentHost(device) ? "a Grace CPU's 480 GB over its two GPUs" : "an 8-GPU server's 2 TB";
+        if (host > cap) {
+            return Optional.of(StageCost.Note.unusual(String.format(Locale.ROOT, "the %d offloaded layers' activations "
+                    + "keep %.1f GiB per GPU in the host's memory, more than the %.1f GiB a GPU may fill (%s, less "
+                    + "%.0f %% for the system and the framework): the job cannot run as given (offload fewer layers, "
+                    + "or recompute)", w.offloadLayers(), host / GIB, cap / GIB, where, 100 * HOST_RESERVED_SHARE)));
+        }
+        return Optional.of(StageCost.Note.noted(String.format(Locale.ROOT, "the %d offloaded layers' activations keep "
+                + "%.1f GiB per GPU in the host's memory (of the %.1f GiB a GPU may fill: %s, less %.0f %%)",
+                w.offloadLayers(), host / GIB, cap / GIB, where, 100 * HOST_RESERVED_SHARE)));
+    }
 
     /** Grid step and half-width of {@link #expectedMaxOfNormals}'s integral. */
     private static final double MAX_STEP = 1e-3;
@@ -2160,6 +2217,7 @@ public final class MegatronExecution {
                 .add(ExecutionTerm.TENSOR_COMM_OVERLAPPED, tensorOverlapped).add(ExecutionTerm.TENSOR_SYNC, sync)
                 .build();
         StageMemory memory = null;
+        double host = 0;
         double maxLayerSaved = maxLayerSaved(units, imbalance);
         // FSDP's gather unit: the largest layer, embedding or output layer this GPU gathers
         double largestUnit = 0;
@@ -2173,9 +2231,10 @@ public final class MegatronExecution {
             if (memory == null || sm.total() > memory.total()) {
                 memory = sm;
             }
+            host = Math.max(host, sm.host());
         }
         return new Assembly(terms, memory, steady, other > 0 ? adapters / other : 0,
-                expertOther > 0 ? expertAdapters / expertOther : 0);
+                expertOther > 0 ? expertAdapters / expertOther : 0, host);
     }
 
     /**
@@ -2456,12 +2515,14 @@ public final class MegatronExecution {
         double quantised = low * quantisedBytes / (zero >= 3 && w.phase() == Phase.TRAIN ? dp : 1);
         double activations;
         double inFlight = 1;
+        double host = 0;
         Recompute rc = w.phase() == Phase.TRAIN ? w.recompute() : Recompute.NONE;
         if (w.phase() == Phase.INFER) {
             activations = (double) b * ts.seq() / c * ts.hidden() * prec.activationBytes() * 4;
         } else {
             double perMicroBatch = saved;
             double working = 0;
+            double offloadedBytes = 0;
             if (rc == Recompute.FULL) {
                 // a recomputed layer's input per micro-batch in flight (the others keep what they keep), and one
                 // layer's working set while it is recomputed
@@ -2473,6 +2534,7 @@ public final class MegatronExecution {
                 // the offloaded layers' activations wait in the host's memory; the GPU stages one layer's going out
                 // and one's coming back
                 perMicroBatch = (1 - offloaded) * saved;
+                offloadedBytes = offloaded * saved;
                 working = 2 * maxLayerSaved;
             }
             int v = par.virtualStages();
@@ -2480,11 +2542,12 @@ public final class MegatronExecution {
             inFlight = Math.max(1, Math.min(par.microBatches(), p - s)
                     * (1 + (v > 1 && s == 0 ? (p - 1.0) / (p * v) : 0)));
             activations = perMicroBatch * inFlight + working;
+            host = offloadedBytes * inFlight;
         }
         // the main loss's FP32 logits, and each multi-token-prediction module's own
         double logits = s == p - 1 && w.phase() == Phase.TRAIN
                 ? (1 + ts.mtpLayers()) * 4.0 * b * ts.seq() / c * ts.vocab() / t : 0;
-        return new StageMemory(s, states, quantised, activations, inFlight, logits);
+        return new StageMemory(s, states, quantised, activations, inFlight, logits, host);
     }
 
     private static int mostLayersOnAStage(Workload w) {
@@ -2710,6 +2773,7 @@ public final class MegatronExecution {
         }
         resolution(given, w, device, !(memory.total() > device.memoryGB() * GIB)).map(StageCost.Note::chosen)
                 .ifPresent(all::add);
+        hostMemoryNote(w, device, assembly.hostBytes()).ifPresent(all::add);
         unevenNote(w).map(StageCost.Note::noted).ifPresent(all::add);
         layerCountNotes(w).stream().map(StageCost.Note::unusual).forEach(all::add);
         dispatcherNote(w, topo).map(StageCost.Note::noted).ifPresent(all::add);

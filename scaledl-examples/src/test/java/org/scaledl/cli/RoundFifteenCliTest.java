@@ -1,0 +1,95 @@
+package org.scaledl.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Round fifteen of hostile input and the person at the keyboard: a capacity planner's walk found activation
+ * offloading filling more host memory than a GPU's host has (a GB200 layout "fitting" with 428 GiB a GPU in a Grace
+ * CPU's 480 GB shared by two GPUs), no way to search the one ZeRO stage a cluster's software runs, {@code scaling}
+ * refusing {@code --global-batch} as an unknown option where the documentation said it takes every option of
+ * {@code predict}, and a network's bandwidth said per node only (a planner typed a GPU's). Each case here fails on the
+ * code before.
+ */
+class RoundFifteenCliTest {
+    private static final Path LLAMA_70B = HostileCliTest.repo()
+            .resolve("scaledl-core/src/test/resources/transformers/llama-3-70b/config.json");
+
+    /** Llama 3 70B at 8k on 64 GB200s under ZeRO 3, {@code batch} sequences a micro-batch. */
+    private static final Path LLAMA_8B = HostileCliTest.repo()
+            .resolve("scaledl-core/src/test/resources/transformers/llama-3-8b/config.json");
+
+    private static String[] gb200Llama70b(int batch, String... more) {
+        return HostileCliTest.concat(new String[] {"predict", "--model", "gpu", "--transformer", LLAMA_70B.toString(),
+            "--seq", "8192", "--batch", Integer.toString(batch), "--micro-batches", "2", "--gpus", "64", "--zero-stage",
+            "3", "--device", "GB200", "--precision", "fp8"}, more);
+    }
+
+    /**
+     * Left to the predictor, a Grace superchip offloads activations only as far as its host's memory holds them (the
+     * fewest layers that fit this job's GPU would keep about 270 GiB a GPU there): it recomputes instead; offloading
+     * given beyond the host is warned of, and offloading within it says what the host keeps.
+     */
+    @Test
+    void offloadingIsBoundedByTheHostsMemory() {
+        MainTest.Run auto = MainTest.run(gb200Llama70b(4));
+        assertEquals(0, auto.code(), auto.err());
+        assertFalse(auto.err().contains("offload_layers"), auto.err());
+        assertTrue(auto.err().contains("recompute auto: full"), auto.err());
+        MainTest.Run all = MainTest.run(gb200Llama70b(4, "--recompute", "none", "--offload-layers",
+                "80"));
+        assertEquals(0, all.code(), all.err());
+        assertTrue(all.err().contains("offloaded layers' activations keep") && all.err().contains("more than the 167.6 "
+                + "GiB a GPU may fill") && all.err().contains("cannot run as given"), all.err());
+        MainTest.Run some = MainTest.run(gb200Llama70b(2, "--recompute", "none", "--offload-layers",
+                "20"));
+        assertEquals(0, some.code(), some.err());
+        assertTrue(some.err().contains("the 20 offloaded layers' activations keep") && !some.err().contains(
+                "cannot run as given"), some.err());
+    }
+
+    /**
+     * layouts --zero-stage N searches that stage only (a layout of one replica keeps stage 0; stage 3 none with a
+     * pipeline), the header and JSON say it, and the topology says its network's bandwidth a GPU as well as a node.
+     */
+    @Test
+    void layoutsSearchTheZeroStageGiven() throws Exception {
+        String[] job = {"layouts", "--model", "gpu", "--transformer", LLAMA_8B.toString(), "--seq", "4096", "--gpus",
+            "16", "--global-batch", "64", "--device", "H100", "--precision", "bf16", "--top", "1000"};
+        for (int zero : new int[] {1, 3}) {
+            MainTest.Run r = MainTest.run(HostileCliTest.concat(job, "--zero-stage", Integer.toString(zero), "--json"));
+            assertEquals(0, r.code(), r.err());
+            JsonNode root = new ObjectMapper().readTree(r.out());
+            assertEquals(zero, root.path("zero_stage").asInt());
+            assertTrue(root.path("topology").asText().contains("3200 Gb/s between nodes (a node's, 400 a GPU)"),
+                    root.path("topology").asText());
+            assertTrue(root.path("ranked").size() > 0);
+            for (JsonNode l : root.path("ranked")) {
+                int replicas = l.path("data_parallel").asInt() * l.path("context").asInt();
+                assertEquals(replicas == 1 ? 0 : zero, l.path("zero_stage").asInt(), l.toString());
+                assertTrue(zero < 3 || l.path("pipeline").asInt() == 1 || replicas == 1, l.toString());
+            }
+        }
+        MainTest.Run any = MainTest.run(HostileCliTest.concat(job, "--json"));
+        assertTrue(new ObjectMapper().readTree(any.out()).path("zero_stage").isMissingNode());
+        MainTest.Run text = MainTest.run(HostileCliTest.concat(job, "--zero-stage", "1"));
+        assertTrue(text.out().contains("in bf16, ZeRO stage 1 only,"), text.out());
+        MainTest.Run bad = MainTest.run(HostileCliTest.concat(job, "--zero-stage", "4"));
+        assertTrue(bad.code() != 0 && bad.err().contains("--zero-stage must be 0, 1, 2 or 3, got 4"), bad.err());
+    }
+
+    /** scaling refuses --global-batch saying why (it sweeps weak scaling) and what to run instead. */
+    @Test
+    void scalingSaysWhyItTakesNoGlobalBatch() {
+        MainTest.Run r = MainTest.run("scaling", "--model", "gpu", "--transformer", LLAMA_8B.toString(), "--seq",
+                "4096", "--batch", "1", "--global-batch", "64", "--device", "H100", "--gpus", "8,16");
+        assertEquals(Main.USAGE, r.code(), r.err());
+        assertTrue(r.err().contains("weak scaling") && r.err().contains("run layouts at each GPU count"), r.err());
+    }
+}
