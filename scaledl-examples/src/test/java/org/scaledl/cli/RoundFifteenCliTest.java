@@ -14,8 +14,8 @@ import org.junit.jupiter.api.Test;
  * offloading filling more host memory than a GPU's host has (a GB200 layout "fitting" with 428 GiB a GPU in a Grace
  * CPU's 480 GB shared by two GPUs), no way to search the one ZeRO stage a cluster's software runs, {@code scaling}
  * refusing {@code --global-batch} as an unknown option where the documentation said it takes every option of
- * {@code predict}, and a network's bandwidth said per node only (a planner typed a GPU's). Each case here fails on the
- * code before.
+ * {@code predict}, a network's bandwidth said per node only (a planner typed a GPU's), and nothing saying how expert
+ * groups of 64 sit in racks of 72. Each case here fails on the code before.
  */
 class RoundFifteenCliTest {
     private static final Path LLAMA_70B = HostileCliTest.repo()
@@ -91,5 +91,25 @@ class RoundFifteenCliTest {
                 "4096", "--batch", "1", "--global-batch", "64", "--device", "H100", "--gpus", "8,16");
         assertEquals(Main.USAGE, r.code(), r.err());
         assertTrue(r.err().contains("weak scaling") && r.err().contains("run layouts at each GPU count"), r.err());
+    }
+
+    /**
+     * Expert-parallel groups that do not tile the NVLink domains of a job larger than one are said to be predicted
+     * as if placed whole in a domain; a job inside one domain is not.
+     */
+    @Test
+    void expertGroupsStraddlingRacksAreSaid() {
+        Path moe = HostileCliTest.repo().resolve("scaledl-core/src/test/resources/transformers/qwen3-30b-a3b");
+        java.util.function.IntFunction<MainTest.Run> on = gpus -> MainTest.run("predict", "--model", "gpu",
+                "--transformer", moe.toString(), "--seq", "4096", "--batch", "1", "--gpus", Integer.toString(gpus),
+                "--expert", "64", "--device", "GB200", "--precision", "bf16", "--gpus-per-node", "4",
+                "--nvlink-domain", "72");
+        MainTest.Run racks = on.apply(128);
+        assertEquals(0, racks.code(), racks.err());
+        assertTrue(racks.err().contains("expert-parallel groups of 64 GPUs do not tile NVLink domains of 72")
+                && racks.err().contains("64 GPUs of each rack"), racks.err());
+        MainTest.Run one = on.apply(64);
+        assertEquals(0, one.code(), one.err());
+        assertFalse(one.err().contains("do not tile"), one.err());
     }
 }
