@@ -72,6 +72,10 @@ final class FitCommand implements Callable<Integer> {
         org.scaledl.model.file.SafeFiles.checkWritable(out);
         // (a model file is .sdl: no table, catalog or dataset file it could overwrite)
         Reports.requireExtension(out, "the model", ".sdl");
+        if (calibrate != null) {
+            // the model it adapts, where that is a file: a calibration writes a new one beside it
+            Reports.notAnInput(out, "--calibrate", java.nio.file.Path.of(calibrate));
+        }
         if (dataDirs != null) {
             for (int i = 0; i < dataDirs.size(); i++) {
                 for (int j = 0; j < i; j++) {

@@ -36,7 +36,7 @@ final class ModelArgument {
                 value = args[i].substring("--model=".length());
             }
         }
-        if (value == null || !BundledModels.names().contains(value) || Files.exists(Path.of(value))) {
+        if (value == null || !BundledModels.names().contains(value) || namesFile(value)) {
             return;
         }
         String name = value;
@@ -56,6 +56,15 @@ final class ModelArgument {
             // 30 ms of a cold JVM), here rather than on the command's thread
             String.format(java.util.Locale.ROOT, "%.1f", 0.0);
         });
+    }
+
+    /**
+     * Whether a model value names a file of the working directory rather than a bundled model: it exists, and is no
+     * folder of a bundled model's name (a data folder called {@code gpu} does not hide the bundled model).
+     */
+    private static boolean namesFile(String value) {
+        Path p = Path.of(value);
+        return Files.exists(p) && !(Files.isDirectory(p) && BundledModels.names().contains(value));
     }
 
     private static void daemon(Runnable r) {
@@ -98,7 +107,7 @@ final class ModelArgument {
             }
         }
         Path p = Path.of(value);
-        if (Files.exists(p) || value.contains("/") || value.contains("\\") || value.endsWith(".sdl")) {
+        if (namesFile(value) || value.contains("/") || value.contains("\\") || value.endsWith(".sdl")) {
             if (!Files.exists(p)) {
                 throw new IllegalArgumentException(option + " " + org.scaledl.InvalidInputException.escaped(value)
                         + ": no such file (bundled models: "

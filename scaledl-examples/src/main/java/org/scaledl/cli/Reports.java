@@ -56,11 +56,17 @@ final class Reports {
     private static final java.util.Set<String> READ_FROM_FOLDERS = java.util.Set.of("runs.csv", "layers.csv",
             "machine.json", "repeats.csv", "passes.csv", "config.json", "lora.csv", "cards.csv", "models.csv");
 
+    /** The folders of a GPU data root ({@code GpuData}): every file in them is data. */
+    private static final java.util.Set<String> GPU_DATA_FOLDERS = java.util.Set.of("vtrain", "neusight", "deepbench",
+            "llm-public");
+
     /**
      * Refuses an output file that would overwrite what the command reads: the file an input option names, or, inside
      * the folder it names (at any depth, symbolic links resolved), an existing file of the names datasets and
-     * configurations are read from ({@code runs.csv}, {@code machine.json}, {@code config.json}, ...) or an ONNX
-     * graph. Other files beside the data (an earlier output) may be written over. A null input is skipped.
+     * configurations are read from ({@code runs.csv}, {@code machine.json}, {@code config.json}, ...), an ONNX
+     * graph, or any file in a GPU data root's folders ({@code vtrain/}, {@code neusight/}, {@code deepbench/},
+     * {@code llm-public/}). Other files beside the data (an earlier output) may be written over. A null input is
+     * skipped.
      */
     static void notAnInput(Path out, String option, Path input) {
         if (input == null || out == null) {
@@ -69,11 +75,14 @@ final class Reports {
         Path o = out.toAbsolutePath().normalize();
         Path in = input.toAbsolutePath().normalize();
         boolean inside = false;
+        Path rel = null;
         try {
             inside = Files.exists(o) && Files.isDirectory(in) && o.toRealPath().startsWith(in.toRealPath());
+            rel = inside ? in.toRealPath().relativize(o.toRealPath()) : null;
         } catch (IOException e) {
             // unreadable: compared by name only
             inside = Files.isDirectory(in) && o.startsWith(in) && Files.exists(o);
+            rel = inside ? in.relativize(o) : null;
         }
         if (sameFile(out, input)) {
             throw new IllegalArgumentException("--out " + org.scaledl.InvalidInputException.escaped(out.toString())
@@ -81,7 +90,11 @@ final class Reports {
                     + "elsewhere)");
         }
         String name = o.getFileName() == null ? "" : o.getFileName().toString().toLowerCase(Locale.ROOT);
-        if (inside && (READ_FROM_FOLDERS.contains(name) || name.endsWith(".onnx"))) {
+        boolean gpuData = false;
+        for (int i = 0; rel != null && i < rel.getNameCount() - 1; i++) {
+            gpuData |= GPU_DATA_FOLDERS.contains(rel.getName(i).toString());
+        }
+        if (inside && (READ_FROM_FOLDERS.contains(name) || name.endsWith(".onnx") || gpuData)) {
             throw new IllegalArgumentException("--out " + org.scaledl.InvalidInputException.escaped(out.toString())
                     + " would overwrite a file inside the folder " + option + " names ("
                     + org.scaledl.InvalidInputException.escaped(input.toString()) + "): write elsewhere");

@@ -6,8 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Round fifteen of hostile input and the person at the keyboard: a capacity planner's walk found activation
@@ -15,7 +17,9 @@ import org.junit.jupiter.api.Test;
  * CPU's 480 GB shared by two GPUs), no way to search the one ZeRO stage a cluster's software runs, {@code scaling}
  * refusing {@code --global-batch} as an unknown option where the documentation said it takes every option of
  * {@code predict}, a network's bandwidth said per node only (a planner typed a GPU's), and nothing saying how expert
- * groups of 64 sit in racks of 72. Each case here fails on the code before.
+ * groups of 64 sit in racks of 72; a hostile-input probe found {@code evaluate-megatron --out} writing over a GPU data
+ * root's vTrain table and {@code fit --calibrate m.sdl --out m.sdl} over the model it reads, and a folder named
+ * {@code gpu} in the working directory hiding the bundled model. Each case here fails on the code before.
  */
 class RoundFifteenCliTest {
     private static final Path LLAMA_70B = HostileCliTest.repo()
@@ -111,5 +115,42 @@ class RoundFifteenCliTest {
         MainTest.Run one = on.apply(64);
         assertEquals(0, one.code(), one.err());
         assertFalse(one.err().contains("do not tile"), one.err());
+    }
+
+    /**
+     * An output inside a GPU data root's folders, or the model a calibration reads, is refused before anything is
+     * read or written.
+     */
+    @Test
+    void outputsDoNotOverwriteTheirInputs(@TempDir Path dir) throws Exception {
+        Path table = dir.resolve("data/vtrain/ground_truth_single.csv");
+        Files.createDirectories(table.getParent());
+        Files.writeString(table, "a,b\n1,2\n");
+        MainTest.Run r = MainTest.run("evaluate-megatron", "--data", dir.resolve("data").toString(), "--out",
+                table.toString());
+        assertTrue(r.code() != 0 && r.err().contains("would overwrite a file inside the folder --data names"),
+                r.err());
+        assertEquals("a,b\n1,2\n", Files.readString(table));
+        Path model = dir.resolve("m.sdl");
+        Files.writeString(model, "not read");
+        MainTest.Run cal = MainTest.run("fit", "--calibrate", model.toString(), "--runs", table.toString(), "--out",
+                model.toString());
+        assertTrue(cal.code() != 0 && cal.err().contains("is the file --calibrate names"), cal.err());
+        assertEquals("not read", Files.readString(model));
+    }
+
+    /** A folder named as a bundled model in the working directory does not hide it (a file of that name would). */
+    @Test
+    void aFolderNamedGpuDoesNotHideTheBundledModel() throws Exception {
+        Path folder = Path.of("gpu");
+        org.junit.jupiter.api.Assumptions.assumeFalse(Files.exists(folder), "a gpu in the working directory");
+        Files.createDirectory(folder);
+        try {
+            MainTest.Run r = MainTest.run("inspect", "--model", "gpu");
+            assertEquals(0, r.code(), r.err());
+            assertTrue(r.out().contains("gpu"), r.out());
+        } finally {
+            Files.delete(folder);
+        }
     }
 }
