@@ -2811,8 +2811,9 @@ public final class MegatronExecution {
             all.add(StageCost.Note.noted(String.format(Locale.ROOT, "expert-parallel groups of %d GPUs do not tile %s "
                     + "of %d: with the ranks in order some group straddles two and its all-to-all crosses the network; "
                     + "predicted as if every group lay inside one, as a job placed in whole groups runs (e.g. %d GPUs "
-                    + "of each rack)", experts, topo.nvlinkDomain() > topo.gpusPerNode() ? "NVLink domains" : "nodes",
-                    inDomain, inDomain / experts * experts)));
+                    + "of each %s)", experts, topo.nvlinkDomain() > topo.gpusPerNode() ? "NVLink domains" : "nodes",
+                    inDomain, inDomain / experts * experts, topo.nvlinkDomain() > topo.gpusPerNode() ? "rack"
+                            : "node")));
         }
         return StageCost.withTotal(perLayer, families, out, total).withMemory(memory.total(),
                 memory.describe(w.parallelism().pipeline(), w.phase() == Phase.TRAIN), all);
