@@ -92,6 +92,7 @@ public final class HuggingFaceConfig {
                     + "config.json file, or the folder Hugging Face saved it in");
         }
         byte[] bytes;
+        org.scaledl.model.file.SafeFiles.refusePipe(file);
         try (InputStream in = Files.newInputStream(file)) {
             bytes = in.readNBytes((int) MAX_BYTES + 1);
         } catch (IOException e) {

@@ -153,4 +153,35 @@ class RoundFifteenCliTest {
             Files.delete(folder);
         }
     }
+
+    /**
+     * A named pipe with no writer, given as any file a command reads (a model, a configuration, a table, a log, a
+     * graph), is refused naming it instead of waiting forever.
+     */
+    @Test
+    void aPipeWithNoWriterIsRefused(@TempDir Path dir) throws Exception {
+        Path fifo = dir.resolve("f.fifo");
+        Process mk;
+        try {
+            mk = new ProcessBuilder("mkfifo", fifo.toString()).start();
+        } catch (java.io.IOException e) {
+            org.junit.jupiter.api.Assumptions.abort("no mkfifo: " + e.getMessage());
+            return;
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(mk.waitFor() == 0 && Files.exists(fifo), "mkfifo failed");
+        String f = fifo.toString();
+        String[][] commands = {
+            {"inspect", "--model", f},
+            {"inspect", "--transformer", f, "--seq", "128"},
+            {"predict", "--model", "gpu", "--candidates", f},
+            {"runs", "--from-log", f, "--out", dir.resolve("r.csv").toString()},
+            {"inspect", f},
+        };
+        for (String[] c : commands) {
+            MainTest.Run r = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+                    java.time.Duration.ofSeconds(30), () -> MainTest.run(c), String.join(" ", c));
+            assertTrue(r.code() != 0 && r.err().contains("a named pipe (FIFO)") && r.err().contains("f.fifo"),
+                    String.join(" ", c) + ": " + r.err());
+        }
+    }
 }
