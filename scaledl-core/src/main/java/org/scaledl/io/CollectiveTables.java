@@ -90,6 +90,17 @@ public final class CollectiveTables {
                             + " is no all-reduce's time (at most " + CsvTable.plain(KernelTables.MAX_KERNEL_MILLIS)
                             + " ms): a unit slip?");
                 }
+                // a ring moves 2(n − 1)/n of the message through each link: half that time at the nominal
+                // bandwidth (inside the node, or between the nodes) is faster than any all-reduce runs
+                int n = nodes > 1 ? nodes : ranks;
+                double floor = 2.0 * (n - 1) / n * bytes / ((nodes > 1 ? link[1] : link[0]) * 1e6) / 2;
+                if (ms < floor) {
+                    throw InvalidInputException.atLine(t.source(), t.line(r), String.format(java.util.Locale.ROOT,
+                            "time_ms %s is faster than an all-reduce of %s bytes over %d %s can run (%.3g ms at twice "
+                            + "the links' nominal %s GB/s): a time in seconds?", t.get(r, "time_ms"), t.get(r,
+                            "bytes"), n, nodes > 1 ? "nodes" : "GPUs", floor, CsvTable.plain(nodes > 1 ? link[1]
+                            : link[0])));
+                }
                 Topology topo = new Topology(perNode, Topology.Link.PCIE, link[0], link[1] * 8, 0, false);
                 out.add(new CollectiveMeasurement(device, topo, nodes, ranks, bytes, ms,
                         t.opt(r, "algorithm").orElse("")));

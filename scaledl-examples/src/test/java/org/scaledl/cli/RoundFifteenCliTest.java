@@ -184,4 +184,21 @@ class RoundFifteenCliTest {
                     String.join(" ", c) + ": " + r.err());
         }
     }
+
+    /**
+     * An all-reduce row faster than its links move the message even at twice their nominal bandwidth (a time in
+     * seconds) is refused at its line; it fitted a network efficiency of Infinity without a word.
+     */
+    @Test
+    void anAllReduceFasterThanItsLinksIsRefused(@TempDir Path dir) throws Exception {
+        java.util.List<String> lines = new java.util.ArrayList<>(Files.readAllLines(HostileCliTest.repo().resolve(
+                "datasets/deepbench/allreduce.csv")));
+        assertTrue(lines.get(6).contains(",1.33,"), lines.get(6));
+        lines.set(6, lines.get(6).replace(",1.33,", ",0.00133,"));
+        Path slip = dir.resolve("slip.csv");
+        Files.write(slip, lines);
+        MainTest.Run r = MainTest.run("evaluate-comm", "--data", slip.toString());
+        assertEquals(Main.BAD_INPUT, r.code(), r.err());
+        assertTrue(r.err().contains("slip.csv:7:") && r.err().contains("a time in seconds?"), r.err());
+    }
 }
