@@ -47,20 +47,10 @@ public final class CollectiveTables {
     public static List<CollectiveMeasurement> readDeepBench(Path file) {
         CsvTable t = CsvTable.read(file, "gpu", "nodes", "gpus_total", "gpus_per_node", "bytes", "time_ms");
         List<CollectiveMeasurement> out = new ArrayList<>();
-        Map<List<String>, Integer> rows = new java.util.HashMap<>();
+        // the same collective measured again differs in its time; a row equal in every column read is a copy
+        t.refuseCopiedRows(List.of("gpu", "nodes", "gpus_total", "gpus_per_node", "bytes", "time_ms", "algorithm",
+                "elements"));
         for (int r = 0; r < t.size(); r++) {
-            // the same collective measured again differs in its time; a row equal in every column read is a copy
-            List<String> key = new ArrayList<>();
-            for (String c : List.of("gpu", "nodes", "gpus_total", "gpus_per_node", "bytes", "time_ms", "algorithm",
-                    "elements")) {
-                key.add(t.opt(r, c).map(String::strip).orElse(""));
-            }
-            Integer first = rows.putIfAbsent(key, t.line(r));
-            if (first != null) {
-                throw InvalidInputException.atLine(t.source(), t.line(r), "repeats line " + first + " in every "
-                        + "column (gpu, nodes, gpus_total, gpus_per_node, bytes, time_ms, algorithm, elements): a "
-                        + "copied row would weigh twice; remove one");
-            }
             String device = t.get(r, "gpu");
             double[] link = DEEPBENCH_LINKS.get(device);
             if (link == null) {

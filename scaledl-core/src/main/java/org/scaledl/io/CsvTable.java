@@ -458,6 +458,29 @@ public final class CsvTable {
         return source;
     }
 
+    /**
+     * Refuses a row that repeats an earlier one in every column named (stripped; a column the table lacks reads as
+     * empty): a copied measurement, which would weigh twice.
+     *
+     * @param columns the columns a measurement is told apart by (its time among them: a measurement repeated has
+     *                another)
+     * @throws InvalidInputException naming the row's line and the line it repeats
+     */
+    public void refuseCopiedRows(List<String> columns) {
+        Map<List<String>, Integer> seen = new java.util.HashMap<>();
+        for (int r = 0; r < size(); r++) {
+            List<String> key = new ArrayList<>();
+            for (String c : columns) {
+                key.add(opt(r, c).map(String::strip).orElse(""));
+            }
+            Integer first = seen.putIfAbsent(key, line(r));
+            if (first != null) {
+                throw InvalidInputException.atLine(source(), line(r), "repeats line " + first + " in every column ("
+                        + String.join(", ", columns) + "): a copied row would weigh twice; remove one");
+            }
+        }
+    }
+
     /** Number of data rows (blank lines are skipped). */
     public int size() {
         return rows.size();

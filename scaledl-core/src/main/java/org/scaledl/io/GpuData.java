@@ -201,13 +201,16 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
      * {@value DatasetReader#SOURCE_TAG} ({@code FILE:LINE}: what a refusal of the run names).
      *
      * @param device the GPU the runs were measured on
-     * @throws InvalidInputException naming file and line for an inconsistent row
+     * @throws InvalidInputException naming file and line for an inconsistent row, or one repeating an earlier row in
+     *                               every column (a copied run, which would weigh twice)
      */
     public static List<Sample> readVTrain(Path file, Device device) {
         CsvTable t = CsvTable.read(file, "# GPUs", "global batch", "micro batch", "hidden size", "attention heads",
                 "# layers", "sequence length", "tensor parallelism", "data parallelism", "pipeline parallelism",
                 "iteration time (ms)");
         KernelTables.noRows(t);
+        // a run measured again differs in its time; a row equal in every column is a copy
+        t.refuseCopiedRows(t.columns());
         org.scaledl.workload.Topology node = org.scaledl.workload.Topology.of(8,
                 org.scaledl.workload.Topology.Link.NVSWITCH, device.linkGBps() > 0 ? device.linkGBps() : 300, 800);
         Map<String, org.scaledl.graph.ModelGraph> graphs = new HashMap<>();

@@ -201,4 +201,20 @@ class RoundFifteenCliTest {
         assertEquals(Main.BAD_INPUT, r.code(), r.err());
         assertTrue(r.err().contains("slip.csv:7:") && r.err().contains("a time in seconds?"), r.err());
     }
+
+    /** A vTrain table with a copied row is refused at its line (evaluate-megatron counted it twice, silently). */
+    @Test
+    void aCopiedVTrainRowIsRefused(@TempDir Path dir) throws Exception {
+        Path table = dir.resolve("data/vtrain/ground_truth_single.csv");
+        Files.createDirectories(table.getParent());
+        java.util.List<String> lines = new java.util.ArrayList<>(Files.readAllLines(HostileCliTest.repo().resolve(
+                "datasets/gpu/vtrain/ground_truth_single.csv")).subList(0, 6));
+        lines.add(lines.get(2));
+        Files.write(table, lines);
+        org.scaledl.InvalidInputException e = org.junit.jupiter.api.Assertions.assertThrows(
+                org.scaledl.InvalidInputException.class, () -> org.scaledl.io.GpuData.readVTrain(table,
+                        org.scaledl.io.DeviceCatalog.bundled().require("A100 80GB")));
+        assertEquals(7, e.line(), e.getMessage());
+        assertTrue(e.getMessage().contains("repeats line 3"), e.getMessage());
+    }
 }
