@@ -149,19 +149,11 @@ public final class PredictorTrainer implements RuntimeTrainer {
                 d -> p.referenceLayerMillis(w));
     }
 
-    /** SHA-256 over each sample's workload description and measured time, in order. */
+    /** SHA-256 over each sample's {@link Sample#key()}, in order. */
     static String fingerprint(List<Sample> samples) {
         StringBuilder text = new StringBuilder();
         for (Sample s : samples) {
-            Workload w = s.workload();
-            text.append(w.graph().name()).append('|').append(w.graph().size()).append('|').append(w.batch())
-                    .append('|').append(w.phase()).append('|').append(w.worldSize()).append('|').append(w.threads())
-                    .append('|').append(Double.doubleToLongBits(s.millis()));
-            if (w.device().isPresent() || !w.parallelism().isDataOnly()) {
-                text.append('|').append(w.device().map(Device::name).orElse("")).append('|')
-                        .append(w.parallelism());
-            }
-            text.append('\n');
+            text.append(s.key()).append('\n');
         }
         return Envelope.sha256(text.toString());
     }

@@ -35,4 +35,21 @@ public record Sample(Workload workload, double millis, Map<String, Double> layer
     public static Sample of(Workload workload, double millis) {
         return new Sample(workload, millis, Map.of());
     }
+
+    /**
+     * The run in one line: its graph's name and size, batch, phase, world size, threads and measured time (the
+     * time's exact bits), and where it has a device or a model-parallel layout, those. Two samples of one key are the
+     * same measurement (a fitted predictor's data fingerprint is a hash of its samples' keys).
+     */
+    public String key() {
+        Workload w = workload;
+        StringBuilder text = new StringBuilder();
+        text.append(w.graph().name()).append('|').append(w.graph().size()).append('|').append(w.batch())
+                .append('|').append(w.phase()).append('|').append(w.worldSize()).append('|').append(w.threads())
+                .append('|').append(Double.doubleToLongBits(millis));
+        if (w.device().isPresent() || !w.parallelism().isDataOnly()) {
+            text.append('|').append(w.device().map(Device::name).orElse("")).append('|').append(w.parallelism());
+        }
+        return text.toString();
+    }
 }

@@ -144,6 +144,19 @@ final class EvaluateCommand implements Callable<Integer> {
         if (s.holdout != null) {
             Dataset train = DatasetReader.read(s.holdout.train);
             Dataset test = DatasetReader.read(s.holdout.test);
+            java.util.Set<String> fitted = new java.util.HashSet<>();
+            train.samples().forEach(x -> fitted.add(x.key()));
+            long repeated = test.samples().stream().filter(x -> fitted.contains(x.key())).count();
+            if (repeated == test.size()) {
+                throw new IllegalArgumentException("every run of --test " + org.scaledl.InvalidInputException.escaped(
+                        s.holdout.test.toString()) + " is a run of --train (the same job and measured time): held out "
+                        + "they are not (a copy of the training data?)");
+            }
+            if (repeated > 0) {
+                System.err.printf(java.util.Locale.ROOT, "scaledl: warning: %d of the %d --test runs are runs of "
+                        + "--train (the same job and measured time): their scores are not held out%n", repeated,
+                        test.size());
+            }
             return Evaluation.holdout(methods, train.samples(), test.samples());
         }
         String by = s.cv.by;

@@ -217,4 +217,24 @@ class RoundFifteenCliTest {
         assertEquals(7, e.line(), e.getMessage());
         assertTrue(e.getMessage().contains("repeats line 3"), e.getMessage());
     }
+
+    /** evaluate --test naming a copy of --train's runs in another folder is refused: nothing in it is held out. */
+    @Test
+    void aCopiedTestSetIsNotHeldOut(@TempDir Path dir) throws Exception {
+        Path from = HostileCliTest.repo().resolve("datasets/cpu-ddp");
+        Path copy = dir.resolve("copy");
+        try (java.util.stream.Stream<Path> files = Files.walk(from)) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                Path to = copy.resolve(from.relativize(f).toString());
+                if (Files.isDirectory(f)) {
+                    Files.createDirectories(to);
+                } else {
+                    Files.copy(f, to);
+                }
+            }
+        }
+        MainTest.Run r = MainTest.run("evaluate", "--train", from.toString(), "--test", copy.toString());
+        assertTrue(r.code() != 0 && r.err().contains("is a run of --train") && r.err().contains("held out they are "
+                + "not"), r.err());
+    }
 }
