@@ -158,16 +158,17 @@ final class InspectCommand implements Callable<Integer> {
             System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
             return 0;
         }
-        System.out.printf("%s: %d layers%s, %d edges, batch %d, %s%n", g.name(), g.size(), repeated
+        System.out.printf("%s: %d layers%s, %d edges, batch %d, %s%n", org.scaledl.InvalidInputException.escaped(g.name()), g.size(), repeated
                 ? " (one block of each kind, standing for " + g.blocks().orElseThrow().pattern().size()
                 + " transformer layers)" : "", g.edges().size(), batch, ph.label());
         System.out.printf("%-48s %-18s %-22s %12s %12s %11s %12s%s%n", "layer", "op", "output shape", "MFLOPs fwd",
                 "MFLOPs bwd", "params", "KiB", repeated ? "  repeats" : "");
         for (LayerFeatures f : fs) {
             Layer l = g.layer(f.layer());
-            String name = l.name().length() > 48 ? "…" + l.name().substring(l.name().length() - 47) : l.name();
+            String escaped = org.scaledl.InvalidInputException.escaped(l.name());
+            String name = escaped.length() > 48 ? "…" + escaped.substring(escaped.length() - 47) : escaped;
             List<Long> shape = outputShape(g, l, batch);
-            System.out.printf("%-48s %-18s %-22s %12.3f %12.3f %11d %12.1f%s%n", name, l.opType(),
+            System.out.printf("%-48s %-18s %-22s %12.3f %12.3f %11d %12.1f%s%n", name, org.scaledl.InvalidInputException.escaped(l.opType()),
                     shape == null ? "?" : shape, f.flopsFwd() / 1e6, f.flopsBwd() / 1e6, f.params(),
                     f.bytesFwd() / 1024, repeated ? String.format(Locale.ROOT, "  %7d", g.repeats(f.layer())) : "");
         }
@@ -232,7 +233,7 @@ final class InspectCommand implements Callable<Integer> {
         p.executionModel().ifPresent(m -> root.set("execution", m.toJson()));
         if (!json) {
             System.out.printf(Locale.ROOT, "%s: %s, %d training samples, %s, machines %s%s%n",
-                    predictor, p, p.provenance().trainingSamples(), Reports.cvMre(p.provenance().cvMre()),
+                    org.scaledl.InvalidInputException.escaped(predictor), org.scaledl.InvalidInputException.escaped(p.toString()), p.provenance().trainingSamples(), Reports.cvMre(p.provenance().cvMre()),
                     p.machines(), calibrated == null ? "" : ", calibrated on " + calibrated + " run"
                             + (calibrated == 1 ? "" : "s") + (calibratedOn.isEmpty() ? "" : " of "
                             + String.join(", ", calibratedOn)) + " since it was fitted (" + p.provenance()

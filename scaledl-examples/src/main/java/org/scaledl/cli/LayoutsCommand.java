@@ -267,7 +267,8 @@ final class LayoutsCommand implements Callable<Integer> {
             return 0;
         }
         StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%s (%.2fB parameters) on %d x %s, global "
-                + "batch %d, in %s, %s%s:%n", spec.name(), spec.parameterCount() / 1e9, gpus, d.name(), globalBatch,
+                + "batch %d, in %s, %s%s:%n", org.scaledl.InvalidInputException.escaped(spec.name()),
+                spec.parameterCount() / 1e9, gpus, d.name(), globalBatch,
                 precision.label() + (cluster.precision == null ? " (not given, assumed)" : "")
                         + (cluster.zeroStage == null ? "" : ", ZeRO stage " + cluster.zeroStage + " only"),
                 topo.describe(),
@@ -464,8 +465,29 @@ final class LayoutsCommand implements Callable<Integer> {
         return x == Math.rint(x) ? Long.toString((long) x) : Double.toString(x);
     }
 
+    /**
+     * A word for the shell: as it is, in single quotes, or where it holds a control character, in bash's
+     * {@code $'...'} with each such character as {@code \xHH} (no escape sequence or line break reaches the
+     * terminal, and the command still names the file).
+     */
     private static String quote(String s) {
-        return s.matches("[A-Za-z0-9_./=:-]+") ? s : "'" + s.replace("'", "'\\''") + "'";
+        if (s.matches("[A-Za-z0-9_./=:-]+")) {
+            return s;
+        }
+        if (s.chars().noneMatch(c -> c < 0x20 || c == 0x7f)) {
+            return "'" + s.replace("'", "'\\''") + "'";
+        }
+        StringBuilder b = new StringBuilder("$'");
+        for (char c : s.toCharArray()) {
+            if (c < 0x20 || c == 0x7f) {
+                b.append(String.format(Locale.ROOT, "\\x%02x", (int) c));
+            } else if (c == '\'' || c == '\\') {
+                b.append('\\').append(c);
+            } else {
+                b.append(c);
+            }
+        }
+        return b.append('\'').toString();
     }
 
     /**

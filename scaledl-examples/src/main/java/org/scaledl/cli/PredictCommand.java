@@ -284,7 +284,8 @@ final class PredictCommand implements Callable<Integer> {
             System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
         } else {
             StringBuilder sb = new StringBuilder();
-            sb.append(w);
+            // a graph's name comes from its file or configuration: no control character of it reaches the terminal
+            sb.append(org.scaledl.InvalidInputException.escaped(w.toString()));
             if (w.parallelism().data() > 1) {
                 // the batch above is a replica's: the iteration's over every replica, as layouts and recipes give it
                 sb.append(" global-batch=").append((long) w.batch() * w.parallelism().data());
@@ -312,7 +313,7 @@ final class PredictCommand implements Callable<Integer> {
             sb.append('\n');
             shares(pr).ifPresent(x -> sb.append("  ").append(x).append('\n'));
             pr.breakdown().stream().limit(10).forEach(c -> sb.append(String.format(Locale.ROOT,
-                    "  %-50s %-20s %9.3f ms%n", c.name(), c.label(), c.millis())));
+                    "  %-50s %-20s %9.3f ms%n", org.scaledl.InvalidInputException.escaped(c.name()), c.label(), c.millis())));
             System.out.print(sb);
         }
         return 0;

@@ -237,4 +237,33 @@ class RoundFifteenCliTest {
         assertTrue(r.code() != 0 && r.err().contains("is a run of --train") && r.err().contains("held out they are "
                 + "not"), r.err());
     }
+
+    /**
+     * A name from a file (a model file's path, a configuration's folder) reaches standard output with its control
+     * characters escaped, as errors give them: a newline cannot forge a line, an escape sequence cannot colour the
+     * terminal.
+     */
+    @Test
+    void namesFromFilesAreEscapedOnStandardOutput(@TempDir Path dir) throws Exception {
+        Path cfg = dir.resolve("cfg\u001b[31mred/config.json");
+        Files.createDirectories(cfg.getParent());
+        Files.copy(LLAMA_8B, cfg);
+        MainTest.Run p = MainTest.run("predict", "--model", "gpu", "--transformer", cfg.getParent().toString(),
+                "--seq", "128", "--batch", "1", "--device", "H100");
+        assertEquals(0, p.code(), p.err());
+        assertFalse(p.out().contains("\u001b"), p.out());
+        assertTrue(p.out().contains("cfg\\u001b[31mred"), p.out());
+        MainTest.Run l = MainTest.run("layouts", "--model", "gpu", "--transformer", cfg.getParent().toString(),
+                "--seq", "128", "--gpus", "8", "--global-batch", "8", "--device", "H100", "--top", "1");
+        assertEquals(0, l.code(), l.err());
+        assertFalse(l.out().contains("\u001b"), l.out());
+        Path model = dir.resolve("nl\nscaledl: note: forged.sdl");
+        try (java.io.InputStream in = org.scaledl.models.BundledModels.class.getResourceAsStream(
+                "/org/scaledl/models/cpu-zoo.sdl")) {
+            Files.copy(in, model);
+        }
+        MainTest.Run i = MainTest.run("inspect", "--model", model.toString());
+        assertEquals(0, i.code(), i.err());
+        assertFalse(i.out().lines().anyMatch(x -> x.startsWith("scaledl: note: forged")), i.out());
+    }
 }
