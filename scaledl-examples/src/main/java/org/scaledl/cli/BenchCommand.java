@@ -189,7 +189,7 @@ final class BenchCommand implements Callable<Integer> {
         if (json) {
             ObjectMapper om = new ObjectMapper();
             ObjectNode root = om.valueToTree(out);
-            System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
+            Reports.printJson(root);
         } else {
             System.out.printf(Locale.ROOT, "machine: %d cores; single-thread matmul %.2f GFLOP/s%n",
                     Runtime.getRuntime().availableProcessors(), rate / 1e9);

@@ -74,7 +74,7 @@ final class DevicesCommand implements Callable<Integer> {
                 o.put("nvlink_domain", d.platform().nvlinkDomain());
                 o.put("network_gbps_per_gpu", d.platform().networkGbpsPerGpu());
             }
-            System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(arr));
+            Reports.printJson(arr);
             return 0;
         }
         // the name column as wide as the longest name (a user's catalog may hold long ones: cut at 60)

@@ -147,7 +147,7 @@ final class EvaluateClustersCommand implements Callable<Integer> {
                         .put("test_runs", s.testRuns()).put("mre", s.mre()).put("bias", s.bias())
                         .put("median", s.median()).put("p90", s.p90()).put("coverage", s.coverage());
             }
-            System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
+            Reports.printJson(root);
             return 0;
         }
         StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%d published cluster runs (%s) with %d vTrain "
@@ -188,7 +188,7 @@ final class EvaluateClustersCommand implements Callable<Integer> {
                         .put("planned_bias", c.plannedBias()).put("random_runs", c.randomRuns())
                         .put("random_mre", c.random()).put("random_bias", c.randomBias());
             }
-            System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
+            Reports.printJson(root);
             return 0;
         }
         StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "every other model family held out; a run "
@@ -248,7 +248,7 @@ final class EvaluateClustersCommand implements Callable<Integer> {
             root.put("seconds", seconds);
             calibrationJson(root.putArray("calibration"), rows);
             calibrationJson(root.putArray("calibration_by_system"), systems);
-            System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
+            Reports.printJson(root);
             return 0;
         }
         StringBuilder b = new StringBuilder();

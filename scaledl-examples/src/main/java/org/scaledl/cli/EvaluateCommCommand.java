@@ -88,7 +88,7 @@ final class EvaluateCommCommand implements Callable<Integer> {
             ObjectNode impl = root.putObject("per_implementation");
             byImpl.forEach((d, x) -> impl.putObject(d).put("n", x.n()).put("mre", x.mre())
                     .put("in_training", trainImplementations.contains(d)));
-            System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
+            Reports.printJson(root);
             return 0;
         }
         System.out.printf(Locale.ROOT, "fit on %d runs with <= %d ranks, predict %d larger runs%n", train.size(),

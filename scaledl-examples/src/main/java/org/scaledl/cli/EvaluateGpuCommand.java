@@ -148,7 +148,7 @@ final class EvaluateGpuCommand implements Callable<Integer> {
         ArrayNode notes = root.putArray("notes");
         r.notes().forEach(notes::add);
         root.put("seconds", seconds);
-        return om.writerWithDefaultPrettyPrinter().writeValueAsString(root);
+        return Reports.pretty(root);
     }
 
     private static List<ModelCase> concat(List<ModelCase> a, List<ModelCase> b) {

@@ -86,7 +86,7 @@ final class EvaluateMachinesCommand implements Callable<Integer> {
                     Reports.number(pt, "reference_mre_same_runs", p.referenceMre());
                 }
             }
-            System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
+            Reports.printJson(root);
             return 0;
         }
         for (MachineTransfer.Report r : List.of(ab, ba)) {

@@ -74,7 +74,7 @@ final class EvaluateMegatronCommand implements Callable<Integer> {
                         .put("mre", s.mre()).put("median", s.median()).put("p90", s.p90()).put("max", s.max())
                         .put("bias", s.bias());
             }
-            System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
+            Reports.printJson(root);
             return 0;
         }
         StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%d vTrain runs (GPT, 8 x %s, FP16, "

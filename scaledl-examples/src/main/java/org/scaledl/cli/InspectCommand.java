@@ -155,7 +155,7 @@ final class InspectCommand implements Callable<Integer> {
                 c.put("first_unresolved", cov.unresolvedLayers().get(0));
                 c.put("first_problem", cov.firstProblem());
             }
-            System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
+            Reports.printJson(root);
             return 0;
         }
         System.out.printf("%s: %d layers%s, %d edges, batch %d, %s%n", org.scaledl.InvalidInputException.escaped(g.name()), g.size(), repeated

@@ -263,7 +263,7 @@ final class LayoutsCommand implements Callable<Integer> {
                 root.putObject("best_with_memory_free").put("rank", withRoom + 1).put("ms", l.millis())
                         .put("memory_gb", l.memoryGb()).put("predict", command(l, d, given, precision));
             }
-            System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
+            Reports.printJson(root);
             return 0;
         }
         StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%s (%.2fB parameters) on %d x %s, global "

@@ -134,7 +134,7 @@ final class LearningCurveCommand implements Callable<Integer> {
                     m.putNull("seconds_to_1_2x");
                 }
             });
-            System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
+            Reports.printJson(root);
         } else {
             System.out.printf(Locale.ROOT, "full-data MRE %.1f%%; profiling the whole grid takes %.0f s%n",
                     100 * c.fullMre(), c.gridSeconds());

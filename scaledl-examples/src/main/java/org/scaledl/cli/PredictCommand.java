@@ -281,7 +281,7 @@ final class PredictCommand implements Callable<Integer> {
                     o.put("layer", c.layer().getAsInt());
                 }
             }
-            System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
+            Reports.printJson(root);
         } else {
             StringBuilder sb = new StringBuilder();
             // a graph's name comes from its file or configuration: no control character of it reaches the terminal

@@ -146,7 +146,7 @@ final class Reports {
             ObjectNode pm = per.putObject(me.getKey());
             me.getValue().forEach((model, x) -> put(pm.putObject(model), x));
         }
-        return om.writerWithDefaultPrettyPrinter().writeValueAsString(root);
+        return pretty(root);
     }
 
     private static void put(ObjectNode o, ErrorMetrics x) {
@@ -192,6 +192,44 @@ final class Reports {
     }
 
     /** Puts a number, or {@code null} where there is none (NaN: nothing to score). */
+    /**
+     * JSON text of a tree, indented, every number that is not finite (an undefined figure: NaN, an infinity) written as
+     * {@code null}, as the documentation says of them (Jackson writes them as the strings "NaN" and "Infinity").
+     */
+    static String pretty(com.fasterxml.jackson.databind.JsonNode root) throws IOException {
+        return new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(finite(root));
+    }
+
+    /** {@link #pretty}, printed on standard output. */
+    static void printJson(com.fasterxml.jackson.databind.JsonNode root) throws IOException {
+        System.out.println(pretty(root));
+    }
+
+    /** The tree with its non-finite numbers replaced by nulls (in place; the tree is returned). */
+    private static com.fasterxml.jackson.databind.JsonNode finite(com.fasterxml.jackson.databind.JsonNode n) {
+        if (n instanceof ObjectNode o) {
+            List<String> names = new ArrayList<>();
+            o.fieldNames().forEachRemaining(names::add);
+            for (String k : names) {
+                com.fasterxml.jackson.databind.JsonNode v = o.get(k);
+                if (v.isNumber() && !Double.isFinite(v.asDouble())) {
+                    o.putNull(k);
+                } else {
+                    finite(v);
+                }
+            }
+        } else if (n instanceof com.fasterxml.jackson.databind.node.ArrayNode a) {
+            for (int i = 0; i < a.size(); i++) {
+                if (a.get(i).isNumber() && !Double.isFinite(a.get(i).asDouble())) {
+                    a.set(i, com.fasterxml.jackson.databind.node.NullNode.getInstance());
+                } else {
+                    finite(a.get(i));
+                }
+            }
+        }
+        return n;
+    }
+
     static void number(ObjectNode o, String key, double v) {
         if (Double.isNaN(v)) {
             o.putNull(key);

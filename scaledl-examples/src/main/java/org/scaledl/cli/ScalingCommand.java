@@ -291,7 +291,7 @@ final class ScalingCommand implements Callable<Integer> {
                 put(root.putArray("calibrated_by_batch"), byBatchCal);
             }
             root.put("svg", out.toString());
-            System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(root));
+            Reports.printJson(root);
         } else {
             StringBuilder sb = new StringBuilder(title).append('\n');
             // a host model's columns count CPU workers, not GPUs

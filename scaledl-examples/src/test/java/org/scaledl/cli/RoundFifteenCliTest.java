@@ -266,4 +266,22 @@ class RoundFifteenCliTest {
         assertEquals(0, i.code(), i.err());
         assertFalse(i.out().lines().anyMatch(x -> x.startsWith("scaledl: note: forged")), i.out());
     }
+
+    /**
+     * Every command's JSON writes an undefined figure as null, as the documentation says (evaluate-clusters wrote an
+     * empty split's MRE as the string "NaN", evaluate-comm an efficiency as "Infinity").
+     */
+    @Test
+    void jsonWritesUndefinedFiguresAsNull() throws Exception {
+        ObjectMapper om = new ObjectMapper();
+        com.fasterxml.jackson.databind.node.ObjectNode root = om.createObjectNode();
+        root.put("mre", Double.NaN).put("efficiency", Double.POSITIVE_INFINITY).put("runs", 3).put("ms", 1.5);
+        root.putArray("splits").add(Double.NaN).addObject().put("bias", Double.NEGATIVE_INFINITY).put("p90", 0.2);
+        JsonNode back = om.readTree(Reports.pretty(root));
+        assertTrue(back.path("mre").isNull() && back.path("efficiency").isNull(), back.toString());
+        assertEquals(3, back.path("runs").asInt());
+        assertEquals(1.5, back.path("ms").asDouble());
+        assertTrue(back.path("splits").get(0).isNull() && back.path("splits").get(1).path("bias").isNull());
+        assertEquals(0.2, back.path("splits").get(1).path("p90").asDouble());
+    }
 }
