@@ -285,6 +285,23 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
                 || java.util.Arrays.stream(o.auxiliaryTypes()).anyMatch(text);
     }
 
+    /**
+     * Refuses a comma-separated list option given more than once ({@code --gpus 2,4 --gpus 8}): picocli joins the
+     * occurrences, where every other option given twice is refused; options meant to be repeated
+     * ({@code fit --data A --data B}) take no comma list and are left alone.
+     */
+    private static void refuseRepeatedLists(CommandLine.ParseResult parsed) {
+        for (CommandLine.ParseResult r = parsed; r != null; r = r.subcommand()) {
+            for (CommandLine.Model.OptionSpec o : r.matchedOptions()) {
+                if (o.isMultiValue() && !o.splitRegex().isEmpty() && o.originalStringValues().size() > 1) {
+                    throw new CommandLine.ParameterException(r.commandSpec().commandLine(), "option '"
+                            + o.longestName() + "' should be specified only once, its values comma-separated (given "
+                            + String.join(" and ", o.originalStringValues()) + ")");
+                }
+            }
+        }
+    }
+
     private static int run(String... args) {
         quiet = false;
         ModelArgument.prefetch(args);
@@ -302,6 +319,10 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
             } catch (InvalidInputException e) {
                 throw new CommandLine.TypeConversionException(e.detail());
             }
+        });
+        cl.setExecutionStrategy(parsed -> {
+            refuseRepeatedLists(parsed);
+            return new CommandLine.RunLast().execute(parsed);
         });
         cl.setParameterExceptionHandler((e, cmdArgs) -> {
             // a wrong or missing option is one line naming it and where the help is, not the whole usage

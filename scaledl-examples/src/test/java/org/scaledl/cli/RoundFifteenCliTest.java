@@ -284,4 +284,14 @@ class RoundFifteenCliTest {
         assertTrue(back.path("splits").get(0).isNull() && back.path("splits").get(1).path("bias").isNull());
         assertEquals(0.2, back.path("splits").get(1).path("p90").asDouble());
     }
+
+    /** A comma-separated list option given twice is refused as any option given twice is (scaling merged them). */
+    @Test
+    void aListOptionGivenTwiceIsRefused() {
+        MainTest.Run r = MainTest.run("scaling", "--model", "gpu", "--transformer", LLAMA_8B.toString(), "--seq",
+                "4096", "--batch", "1", "--device", "H100", "--gpus", "2,4", "--gpus", "8");
+        assertEquals(Main.USAGE, r.code(), r.err());
+        assertTrue(r.err().contains("'--gpus' should be specified only once") && r.err().contains("2,4 and 8"),
+                r.err());
+    }
 }
