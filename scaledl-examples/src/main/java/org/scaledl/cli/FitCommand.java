@@ -269,7 +269,8 @@ final class FitCommand implements Callable<Integer> {
             // a calibration pulls toward the model it starts from: the same runs again count twice
             System.err.println("scaledl: warning: " + calibrate + " is calibrated already (on " + earlier + " run"
                     + ("1".equals(earlier) ? "" : "s") + "): runs it was calibrated on count again, moving it further "
-                    + "their way; to add runs, calibrate the model it came from (gpu) on all of them");
+                    + "their way; to add runs, calibrate the uncalibrated model it came from (the bundled gpu, or the one "
+                    + "you fitted) on all of them");
         }
         DeviceCatalog catalog = Catalogs.of(devices);
         List<org.scaledl.workload.Sample> runs = org.scaledl.io.JobRuns.read(runsTables,

@@ -239,7 +239,33 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
                 return (options.size() == 1 ? "unknown option " : "unknown options ") + String.join(", ", options);
             }
         }
-        return String.valueOf(e.getMessage());
+        String m = String.valueOf(e.getMessage());
+        if (m.startsWith("Error: ") && e instanceof CommandLine.MaxValuesExceededException) {
+            // picocli's account of an argument group matched twice: its groups' syntax, twice over
+            return "an option given twice, or two ways of splitting given together: give " + groups(e) + ", each "
+                    + "option once";
+        }
+        if (m.startsWith("Error: Missing required argument")) {
+            // a group's missing member, or the whole group missing: said without picocli's syntax
+            String missing = m.substring(m.indexOf(':', 7) + 1).strip();
+            return missing.startsWith("(") ? "say how to split: give " + groups(e)
+                    : "missing " + missing.replaceAll("=<[^>]*>", "") + " (give " + groups(e) + ")";
+        }
+        return m;
+    }
+
+    /** A command's exclusive argument groups in words ({@code --train and --test, or --data with --cv}). */
+    private static String groups(CommandLine.ParameterException e) {
+        java.util.List<String> ways = new java.util.ArrayList<>();
+        for (CommandLine.Model.ArgGroupSpec g : e.getCommandLine().getCommandSpec().argGroups()) {
+            for (CommandLine.Model.ArgGroupSpec sub : g.subgroups()) {
+                ways.add(String.join(" and ", sub.options().stream().filter(o -> o.required())
+                        .map(CommandLine.Model.OptionSpec::longestName).toList()) + sub.options().stream()
+                        .filter(o -> !o.required()).map(o -> " (optional " + o.longestName() + ")")
+                        .collect(java.util.stream.Collectors.joining()));
+            }
+        }
+        return ways.isEmpty() ? "the options the command's help lists" : String.join(", or ", ways);
     }
 
     /**

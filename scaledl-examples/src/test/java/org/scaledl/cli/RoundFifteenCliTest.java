@@ -294,4 +294,23 @@ class RoundFifteenCliTest {
         assertTrue(r.err().contains("'--gpus' should be specified only once") && r.err().contains("2,4 and 8"),
                 r.err());
     }
+
+    /**
+     * evaluate's two ways of splitting are named in words where one is missing, half given, or given twice (picocli's
+     * group syntax was printed, twice over).
+     */
+    @Test
+    void evaluatesSplitsAreNamedInWords() {
+        String data = HostileCliTest.repo().resolve("datasets/cpu-ddp").toString();
+        MainTest.Run twice = MainTest.run("evaluate", "--data", data, "--cv", "family", "--folds", "2", "--folds",
+                "3");
+        MainTest.Run half = MainTest.run("evaluate", "--train", data);
+        MainTest.Run none = MainTest.run("evaluate");
+        for (MainTest.Run r : java.util.List.of(twice, half, none)) {
+            assertEquals(Main.USAGE, r.code(), r.err());
+            assertTrue(r.err().contains("--train and --test, or --data and --cv (optional --folds)")
+                    && !r.err().contains("<") && !r.err().contains("Error:"), r.err());
+        }
+        assertTrue(half.err().contains("missing --test"), half.err());
+    }
 }
