@@ -116,6 +116,15 @@ class ModelFileTest {
         InvalidInputException n = assertThrows(InvalidInputException.class, () -> RuntimePredictor.load(newer));
         assertTrue(n.getMessage().contains("7") && n.getMessage().contains("(" + ModelFile.FORMAT_VERSION + ")"),
                 n.getMessage());
+        // a version that is no whole number an int holds is refused, not read as the number it starts with
+        for (String v : new String[] {"\"" + ModelFile.FORMAT_VERSION + "\"", ModelFile.FORMAT_VERSION + ".9",
+            Long.toString((1L << 32) + ModelFile.FORMAT_VERSION)}) {
+            Path odd = dir.resolve("odd.sdl");
+            Files.writeString(odd, text.replace("\"format_version\" : " + ModelFile.FORMAT_VERSION,
+                    "\"format_version\" : " + v));
+            InvalidInputException x = assertThrows(InvalidInputException.class, () -> RuntimePredictor.load(odd), v);
+            assertTrue(x.getMessage().contains("not a whole number"), x.getMessage());
+        }
 
         // text after the file's object, and a second "body" before the signed one, are refused, not skipped
         Path garbage = dir.resolve("g.sdl");

@@ -110,7 +110,14 @@ public record Envelope(String format, int version, JsonNode body) {
             throw InvalidInputException.inSource(source, "checksum mismatch: the model file was truncated or "
                     + "modified after it was saved");
         }
-        return new Envelope(root.path("format").asText(), root.path("format_version").asInt(-1), body);
+        JsonNode version = root.path("format_version");
+        // a whole number that an int holds: "3", 3.9 or 2^32 + 3 are no version (asInt would read them all as 3)
+        if (!version.isIntegralNumber() || !version.canConvertToInt()) {
+            throw InvalidInputException.inSource(source, "format_version " + (version.isMissingNode() ? "missing"
+                    : InvalidInputException.escaped(version.toString()) + " is not a whole number")
+                    + ": not a model file this release wrote");
+        }
+        return new Envelope(root.path("format").asText(), version.intValue(), body);
     }
 
     /**
