@@ -105,9 +105,12 @@ def run(jar, model, out, work="scaledl-here", budget_s=120.0, models=None, size=
     on runs the drift check rejected, unless ``accept_drift``."""
     if os.path.isdir(jar):
         raise ValueError(f"--jar {jar}: is a folder; name the jar (scaledl-examples/target/scaledl.jar)")
-    if not os.path.isfile(jar):
+    if not os.path.exists(jar):
         raise FileNotFoundError(f"{jar}: no such file (build it: mvn -B -q package -DskipTests, then "
                                 "--jar scaledl-examples/target/scaledl.jar)")
+    if not os.path.isfile(jar):
+        raise ValueError(f"--jar {jar}: not a regular file (a device, a pipe); name the jar "
+                         "(scaledl-examples/target/scaledl.jar)")
     if not zipfile.is_zipfile(jar):
         raise ValueError(f"--jar {jar}: not a jar (a zip archive); build it: mvn -B -q package -DskipTests, then "
                          "--jar scaledl-examples/target/scaledl.jar")

@@ -132,15 +132,42 @@ def config_dict(name):
     return None
 
 
+# The largest configuration read, bytes (as the Java side reads one).
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def _no_repeated_keys(pairs):
+    """A JSON object's pairs as a dict, refusing a key given twice (json keeps the last one silently, where the
+    Java side refuses the file: one file would make two models)."""
+    d = {}
+    for k, v in pairs:
+        if k in d:
+            raise ValueError(f'"{k}" is given twice')
+        d[k] = v
+    return d
+
+
 def read_config_file(path):
     """A config.json as a dict; errors name the file."""
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path}: no such configuration file")
-    with open(path, encoding="utf-8") as f:
-        try:
-            d = json.load(f)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{path}:{e.lineno}:{e.colno}: not JSON: {e.msg}") from None
+    with open(path, "rb") as f:
+        raw = f.read(MAX_CONFIG_BYTES + 1)
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ValueError(f"{path}: larger than {MAX_CONFIG_BYTES:,} bytes: not a model configuration")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not UTF-8 text (byte {e.start}): not a model configuration") from None
+    try:
+        d = json.loads(text, object_pairs_hook=_no_repeated_keys)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}:{e.lineno}:{e.colno}: not JSON: {e.msg}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: nested too deeply: not a model configuration") from None
+    except ValueError as e:
+        # a key given twice (the Java side refuses it too), or a number too long to convert
+        raise ValueError(f"{path}: {e}") from None
     if not isinstance(d, dict):
         raise ValueError(f"{path}: a configuration is a JSON object")
     if not d.get("model_type"):

@@ -13,6 +13,7 @@ file (a device, a FIFO, a file of ``/proc``), is refused (see :func:`adopt_graph
 """
 import csv
 import filecmp
+import io
 import math
 import os
 import shutil
@@ -128,15 +129,25 @@ def _positive(path, line, row, col):
     return v
 
 
+# The largest plan read, bytes (the Java side's cap on a table).
+MAX_PLAN_BYTES = 64 << 20
+
+
 def read_plan(path, default_precision="fp32", default_memory_format="nchw") -> List[Run]:
     """Reads a plan; graph paths are returned relative to the plan's folder, as written. Rows without a
     ``precision`` take ``default_precision``, rows without a ``memory_format`` ``default_memory_format``."""
     if os.path.isdir(path):
         raise PlanError(f"{path}: is a folder, not a plan file (scaledl plan --out plan.csv writes one)")
     try:
+        # read through a cap, whatever the path names (/dev/zero is one line that never ends)
+        with open(path, "rb") as f:
+            raw = f.read(MAX_PLAN_BYTES + 1)
+        if len(raw) > MAX_PLAN_BYTES:
+            raise PlanError(f"{path}: larger than {MAX_PLAN_BYTES:,} bytes: not a plan file")
         # utf-8-sig: a byte-order mark (a spreadsheet's export) is no part of the first column's name
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            runs = _read_rows(path, csv.DictReader(f), default_precision, memory_format(default_memory_format))
+        text = raw.decode("utf-8-sig")
+        runs = _read_rows(path, csv.DictReader(io.StringIO(text, newline="")), default_precision,
+                          memory_format(default_memory_format))
     except FileNotFoundError:
         raise PlanError(f"{path}: no such file (scaledl plan --out plan.csv writes one)") from None
     except UnicodeDecodeError:
