@@ -61,11 +61,13 @@ import org.scaledl.workload.Workload;
  *                 from those measurements, so it is not warned of when no training graph had it
  * @param precisions the precisions of the training runs and operators ({@link Precision#label()}); empty in files
  *                 written before they were recorded (then nothing is checked)
+ * @param loraRanks  the LoRA ranks of the training runs (0: every weight trained); empty in files written before
+ *                   they were recorded (then nothing is checked)
  */
 public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, Set<OpFamily> families,
         Map<OpFamily, LayerRanges> layers, int minLayers, int maxLayers, SortedSet<Integer> tensorDegrees,
         SortedSet<Integer> pipelineDegrees, boolean crossValidated, Set<OpFamily> measuredFamilies,
-        SortedSet<String> precisions) {
+        SortedSet<String> precisions, SortedSet<Integer> loraRanks) {
     private static final com.fasterxml.jackson.databind.node.JsonNodeFactory JSON =
             com.fasterxml.jackson.databind.node.JsonNodeFactory.instance;
 
@@ -79,6 +81,16 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         pipelineDegrees = Collections.unmodifiableSortedSet(new TreeSet<>(pipelineDegrees));
         measuredFamilies = measuredFamilies.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(measuredFamilies));
         precisions = Collections.unmodifiableSortedSet(new TreeSet<>(precisions));
+        loraRanks = Collections.unmodifiableSortedSet(new TreeSet<>(loraRanks));
+    }
+
+    /** A domain that records no LoRA ranks (as a file written before they were): LoRA jobs are not checked. */
+    public Domain(Map<String, Ranges> devices, SortedSet<String> operators, Set<OpFamily> families,
+            Map<OpFamily, LayerRanges> layers, int minLayers, int maxLayers, SortedSet<Integer> tensorDegrees,
+            SortedSet<Integer> pipelineDegrees, boolean crossValidated, Set<OpFamily> measuredFamilies,
+            SortedSet<String> precisions) {
+        this(devices, operators, families, layers, minLayers, maxLayers, tensorDegrees, pipelineDegrees,
+                crossValidated, measuredFamilies, precisions, new TreeSet<>());
     }
 
     /**
@@ -146,6 +158,7 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         private final Map<ModelGraph, Set<Long>> seen = new HashMap<>();
         private final Set<String> operatorDevices = new TreeSet<>();
         private final SortedSet<String> precisions = new TreeSet<>();
+        private final SortedSet<Integer> lora = new TreeSet<>();
         private int minLayers = Integer.MAX_VALUE;
         private int maxLayers = 0;
 
@@ -163,6 +176,7 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
                 r[5] = Math.max(r[5], w.threads());
                 phases.computeIfAbsent(device, k -> EnumSet.noneOf(Phase.class)).add(w.phase());
                 precisions.add(w.precision().label());
+                lora.add(w.loraRank());
                 tensor.add(w.parallelism().tensor());
                 pipeline.add(w.parallelism().pipeline());
                 ModelGraph g = w.graph();
@@ -208,14 +222,14 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
             operatorDevices.forEach(d -> out.put(d, new Ranges(0, 0, 0, 0, 0, 0, Set.of())));
             ranges.forEach((d, r) -> out.put(d, new Ranges(r[0], r[1], r[2], r[3], r[4], r[5], phases.get(d))));
             return new Domain(out, operators, families, layers, minLayers == Integer.MAX_VALUE ? 0 : minLayers,
-                    maxLayers, tensor, pipeline, crossValidated, measuredFamilies, precisions);
+                    maxLayers, tensor, pipeline, crossValidated, measuredFamilies, precisions, lora);
         }
     }
 
     /** The same domain with another cross-validation flag. */
     Domain withCrossValidated(boolean value) {
         return new Domain(devices, operators, families, layers, minLayers, maxLayers, tensorDegrees, pipelineDegrees,
-                value, measuredFamilies, precisions);
+                value, measuredFamilies, precisions, loraRanks);
     }
 
     /** The union of two domains (a predictor adapted to a new device). */
@@ -251,8 +265,14 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         measured.addAll(other.measuredFamilies);
         SortedSet<String> prec = new TreeSet<>(precisions);
         prec.addAll(other.precisions);
+        // a side that did not record its ranks leaves the union unrecorded: nothing is checked
+        SortedSet<Integer> ranks = new TreeSet<>();
+        if (!loraRanks.isEmpty() && !other.loraRanks.isEmpty()) {
+            ranks.addAll(loraRanks);
+            ranks.addAll(other.loraRanks);
+        }
         return new Domain(d, ops, fam, lr, lo, Math.max(maxLayers, other.maxLayers), t, p, crossValidated, measured,
-                prec);
+                prec, ranks);
     }
 
     /**
@@ -382,6 +402,13 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
                     + "predicted from the peak alone" : ": a host (CPU) model does not tell precisions apart, and "
                     + "predicts it at the precision its runs measured"), Optional.empty(), precisions.toString(),
                     Math.min(1, layerShare)));
+            distance += 0.5;
+        }
+        if (w.loraRank() > 0 && !loraRanks.isEmpty() && loraRanks.last() == 0) {
+            out.add(new PredictionWarning(PredictionWarning.Kind.UNSEEN_LORA, "LoRA fine-tuning (rank " + w.loraRank()
+                    + ") was never measured in training: the adapters' products and the frozen weights' saved "
+                    + "gradients and states are predicted from the physics of full training's runs",
+                    Optional.empty(), "lora rank 0", Math.min(1, layerShare)));
             distance += 0.5;
         }
         int tp = w.parallelism().tensor();
@@ -655,6 +682,9 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         if (!precisions.isEmpty()) {
             precisions.forEach(o.withArray("precisions")::add);
         }
+        if (!loraRanks.isEmpty()) {
+            loraRanks.forEach(o.withArray("lora_ranks")::add);
+        }
         return o;
     }
 
@@ -724,8 +754,13 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
                 throw InvalidInputException.of("domain.precisions: " + e.detail());
             }
         }
+        SortedSet<Integer> lora = new TreeSet<>();
+        JsonNode ranks = o.path("lora_ranks");
+        for (int i = 0; i < ranks.size(); i++) {
+            lora.add(Fields.intInRange(ranks.get(i), "domain.lora_ranks[" + i + "]", 0, Integer.MAX_VALUE));
+        }
         return new Domain(d, ops, fam, lr, graphLayers[0], graphLayers[1], t, p,
-                o.path("cross_validated").asBoolean(false), measured, prec);
+                o.path("cross_validated").asBoolean(false), measured, prec, lora);
     }
 
     /** A {@code [min, max]} pair of integers of at least {@code lo}, ordered. */
@@ -762,6 +797,6 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
             d.put(n, new Ranges(0, 0, 0, 0, 0, 0, Set.of()));
         }
         return new Domain(d, new TreeSet<>(), Set.of(), Map.of(), 0, 0, new TreeSet<>(), new TreeSet<>(),
-                crossValidated, Set.of(), new TreeSet<>());
+                crossValidated, Set.of(), new TreeSet<>(), new TreeSet<>());
     }
 }

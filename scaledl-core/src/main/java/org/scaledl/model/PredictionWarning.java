@@ -89,6 +89,11 @@ public record PredictionWarning(Kind kind, String message, Optional<Double> valu
         /** The precision was never measured in training: its matrix work rests on the data sheet's peak. */
         UNSEEN_PRECISION,
         /**
+         * LoRA fine-tuning was never measured in training (every run trained every weight): the adapters' work rests
+         * on the physics of full training's runs.
+         */
+        UNSEEN_LORA,
+        /**
          * The recomputation the predictor chose for a training job that left it open ({@code recompute auto}) fills
          * the GPU's memory to within {@link RuntimePredictor#MEMORY_EDGE} of its capacity: a tuned recipe that close to
          * the limit may recompute more or less (or offload), so the interval is widened.

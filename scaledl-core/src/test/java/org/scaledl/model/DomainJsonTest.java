@@ -31,6 +31,19 @@ class DomainJsonTest {
         assertEquals(SAVED, Domain.fromJson(SAVED.toJson()));
     }
 
+    /** The LoRA ranks trained on travel with the domain; a file without them (written before) records none. */
+    @Test
+    void loraRanksRoundTripAndAreChecked() {
+        ObjectNode o = SAVED.toJson();
+        assertTrue(Domain.fromJson(o).loraRanks().isEmpty(), "a file written before they were recorded");
+        o.putArray("lora_ranks").add(0).add(16);
+        Domain d = Domain.fromJson(o);
+        assertEquals(java.util.List.of(0, 16), java.util.List.copyOf(d.loraRanks()));
+        assertEquals(d, Domain.fromJson(d.toJson()));
+        InvalidInputException negative = refused(x -> x.putArray("lora_ranks").add(-1));
+        assertTrue(negative.getMessage().contains("domain.lora_ranks[0]"), negative.getMessage());
+    }
+
     @Test
     void rangesOutOfOrderOrOutOfRangeAreNamed() {
         String name = SAVED.toJson().path("devices").fieldNames().next();

@@ -313,4 +313,37 @@ class RoundFifteenCliTest {
         }
         assertTrue(half.err().contains("missing --test"), half.err());
     }
+
+    /**
+     * A LoRA job on a model whose fit had no LoRA run is warned of (unseen_lora) and its interval widened as an unseen
+     * precision's is; a model calibrated on a LoRA run knows LoRA, and warns of it no more.
+     */
+    @Test
+    void loraIsOutsideTheBundledModelsRuns(@TempDir Path dir) throws Exception {
+        String[] job = {"predict", "--model", "gpu", "--transformer", LLAMA_8B.toString(), "--seq", "4096", "--batch",
+            "1", "--gpus", "8", "--device", "H100", "--precision", "bf16", "--json"};
+        JsonNode full = new ObjectMapper().readTree(MainTest.run(job).out());
+        MainTest.Run lora = MainTest.run(HostileCliTest.concat(job, "--lora-rank", "16"));
+        assertEquals(0, lora.code(), lora.err());
+        JsonNode l = new ObjectMapper().readTree(lora.out());
+        assertTrue(l.path("warnings").toString().contains("unseen_lora"), l.path("warnings").toString());
+        assertFalse(full.path("warnings").toString().contains("unseen_lora"));
+        double wideFull = full.path("high_ms").asDouble() / full.path("low_ms").asDouble();
+        double wideLora = l.path("high_ms").asDouble() / l.path("low_ms").asDouble();
+        assertEquals(Math.exp(2 * 0.15 * 0.5), wideLora / wideFull, 1e-6, "half a unit of distance each side");
+        Path cfg = dir.resolve("m/config.json");
+        Files.createDirectories(cfg.getParent());
+        Files.copy(LLAMA_8B, cfg);
+        Path runs = dir.resolve("runs.csv");
+        Files.writeString(runs, "transformer,seq,batch,gpus,device,precision,lora_rank,measured_ms\n"
+                + "m/config.json,4096,1,8,H100,bf16,16," + l.path("ms").asDouble() * 1.05 + "\n");
+        Path model = dir.resolve("cal.sdl");
+        MainTest.Run cal = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
+                model.toString());
+        assertEquals(0, cal.code(), cal.err());
+        job[2] = model.toString();
+        MainTest.Run after = MainTest.run(HostileCliTest.concat(job, "--lora-rank", "16"));
+        assertEquals(0, after.code(), after.err());
+        assertFalse(after.out().contains("unseen_lora"), after.out());
+    }
 }
