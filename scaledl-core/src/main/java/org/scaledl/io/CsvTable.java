@@ -259,8 +259,7 @@ public final class CsvTable {
                 if (Files.isRegularFile(path) && Files.size(path) > maxBytes) {
                     throw tooLarge(Files.size(path) + " bytes, more than");
                 }
-                org.scaledl.model.file.SafeFiles.refusePipe(path);
-                in = Files.newInputStream(path);
+                in = org.scaledl.InputFiles.open(path);
             } catch (IOException e) {
                 throw InvalidInputException.unreadable(path, "cannot read", e);
             }

@@ -618,8 +618,7 @@ public final class TrainingLogs {
      * training log in it.
      */
     private static java.io.Reader open(Path log, Cut[] cut, String[] wide) throws IOException {
-        org.scaledl.model.file.SafeFiles.refusePipe(log);
-        java.io.InputStream in = new java.io.BufferedInputStream(Files.newInputStream(log));
+        java.io.InputStream in = new java.io.BufferedInputStream(org.scaledl.InputFiles.open(log));
         try {
             for (int depth = 0;; depth++) {
                 in.mark(HEAD);

@@ -218,8 +218,7 @@ public final class OnnxImporter {
      */
     static byte[] readBytes(Path path, long cap) {
         String file = Names.escape(path.toString());
-        org.scaledl.model.file.SafeFiles.refusePipe(path);
-        try (InputStream in = Files.newInputStream(path)) {
+        try (InputStream in = org.scaledl.InputFiles.open(path)) {
             byte[] head = new byte[0];
             if (Files.isRegularFile(path)) {
                 long size = Files.size(path);

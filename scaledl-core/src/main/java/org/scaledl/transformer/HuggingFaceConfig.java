@@ -92,8 +92,7 @@ public final class HuggingFaceConfig {
                     + "config.json file, or the folder Hugging Face saved it in");
         }
         byte[] bytes;
-        org.scaledl.model.file.SafeFiles.refusePipe(file);
-        try (InputStream in = Files.newInputStream(file)) {
+        try (InputStream in = org.scaledl.InputFiles.open(file)) {
             bytes = in.readNBytes((int) MAX_BYTES + 1);
         } catch (IOException e) {
             if (e instanceof java.nio.file.NoSuchFileException && !file.isAbsolute() && file.getNameCount() == 2

@@ -124,29 +124,6 @@ public final class SafeFiles {
     }
 
     /**
-     * Refuses a named pipe (FIFO), links followed: opening one waits for a writer, forever where there is none. Other
-     * special files (a device such as {@code /dev/zero}) are read through a bounded stream by their readers.
-     *
-     * @throws InvalidInputException naming the file
-     */
-    public static void refusePipe(Path file) {
-        Object mode;
-        try {
-            mode = Files.getAttribute(file, "unix:mode");
-        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
-            return;   // missing or unreadable (its reader says so), or no unix attributes to tell
-        }
-        if (mode instanceof Integer m && (m & S_IFMT) == S_IFIFO) {
-            throw InvalidInputException.inSource(file.toString(), "a named pipe (FIFO), not a regular file: reading it "
-                    + "would wait for a writer; give a file (or write the pipe's content to one)");
-        }
-    }
-
-    /** The file-type bits of a Unix mode, and a FIFO's. */
-    private static final int S_IFMT = 0170000;
-    private static final int S_IFIFO = 0010000;
-
-    /**
      * Reads a whole file of at most {@code maxBytes} bytes. Special files are read through a bounded stream, so a
      * path such as {@code /dev/zero} ends in an error instead of filling memory.
      *
@@ -157,13 +134,12 @@ public final class SafeFiles {
         if (Files.isDirectory(file)) {
             throw InvalidInputException.inSource(file.toString(), "cannot read " + what + ": it is a directory");
         }
-        refusePipe(file);
         try {
             if (Files.isRegularFile(file) && Files.size(file) > maxBytes) {
                 throw InvalidInputException.inSource(file.toString(), what + " of " + Files.size(file)
                         + " bytes is larger than the limit of " + maxBytes);
             }
-            try (InputStream in = Files.newInputStream(file)) {
+            try (InputStream in = org.scaledl.InputFiles.open(file)) {
                 byte[] b = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, maxBytes + 1));
                 if (b.length > maxBytes) {
                     throw InvalidInputException.inSource(file.toString(), what + " is larger than the limit of "

@@ -1,0 +1,88 @@
+package org.scaledl;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Opens the files the readers read. A regular file or a device opens as {@link Files#newInputStream} opens it; a
+ * pipe (a named one, or a shell's process substitution) waits for its writer, at most {@value #WRITER_WAIT_MS} ms:
+ * opening a pipe nobody writes would wait forever, so it is refused naming the file instead. Every reader caps what
+ * it reads itself.
+ *
+ * <pre>{@code
+ * try (InputStream in = InputFiles.open(path)) { ... }
+ * }</pre>
+ */
+public final class InputFiles {
+    /** How long opening a pipe waits for its writer, ms. */
+    public static final long WRITER_WAIT_MS = 3000;
+
+    private InputFiles() {
+    }
+
+    /**
+     * Opens a file to read.
+     *
+     * @throws InvalidInputException naming the file where it is a pipe no writer opened in {@link #WRITER_WAIT_MS}
+     * @throws IOException           as {@link Files#newInputStream} does
+     */
+    public static InputStream open(Path file) throws IOException {
+        if (!pipe(file)) {
+            return Files.newInputStream(file);
+        }
+        CompletableFuture<InputStream> opening = new CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try {
+                opening.complete(Files.newInputStream(file));
+            } catch (IOException | RuntimeException e) {
+                opening.completeExceptionally(e);
+            }
+        }, "scaledl-open-pipe");
+        t.setDaemon(true);
+        t.start();
+        try {
+            return opening.get(WRITER_WAIT_MS, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            // a writer that comes later finds the pipe opened and closed at once, not held by a reader that left
+            opening.thenAccept(in -> {
+                try {
+                    in.close();
+                } catch (IOException ignored) {
+                    // nothing to do: the reader is gone
+                }
+            });
+            throw InvalidInputException.inSource(file.toString(), "a pipe no writer opened in "
+                    + WRITER_WAIT_MS / 1000 + " s: reading it would wait forever (start its writer first, or give a "
+                    + "file)");
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof IOException io) {
+                throw io;
+            }
+            throw (RuntimeException) e.getCause();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while waiting for a writer of " + file);
+        }
+    }
+
+    /** Whether the path (links followed) is a pipe: a FIFO's Unix file type; false where that cannot be told. */
+    private static boolean pipe(Path file) {
+        try {
+            return Files.getAttribute(file, "unix:mode") instanceof Integer m && (m & S_IFMT) == S_IFIFO;
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            return false;   // missing or unreadable (opening says so), or no Unix attributes to tell
+        }
+    }
+
+    /** The file-type bits of a Unix mode. */
+    private static final int S_IFMT = 0170000;
+    /** A FIFO's file type. */
+    private static final int S_IFIFO = 0010000;
+}
