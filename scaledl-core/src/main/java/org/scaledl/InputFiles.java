@@ -50,14 +50,7 @@ public final class InputFiles {
         try {
             return opening.get(WRITER_WAIT_MS, TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
-            // a writer that comes later finds the pipe opened and closed at once, not held by a reader that left
-            opening.thenAccept(in -> {
-                try {
-                    in.close();
-                } catch (IOException ignored) {
-                    // nothing to do: the reader is gone
-                }
-            });
+            abandon(opening, file);
             throw InvalidInputException.inSource(file.toString(), "a pipe no writer opened in "
                     + WRITER_WAIT_MS / 1000 + " s: reading it would wait forever (start its writer first, or give a "
                     + "file)");
@@ -67,9 +60,34 @@ public final class InputFiles {
             }
             throw (RuntimeException) e.getCause();
         } catch (InterruptedException e) {
+            abandon(opening, file);
             Thread.currentThread().interrupt();
             throw new InterruptedIOException("interrupted while waiting for a writer of " + file);
         }
+    }
+
+    /**
+     * Lets go of a pipe whose opening was given up: its reader's stream is closed once it opens, and the opening
+     * thread is released by opening the pipe once for writing and closing it at once (in a thread of its own: it
+     * waits for the reader's open), so no thread stays blocked on it.
+     */
+    private static void abandon(CompletableFuture<InputStream> opening, Path file) {
+        opening.thenAccept(in -> {
+            try {
+                in.close();
+            } catch (IOException ignored) {
+                // nothing to do: the reader is gone
+            }
+        });
+        Thread release = new Thread(() -> {
+            try (var out = Files.newOutputStream(file, java.nio.file.StandardOpenOption.WRITE)) {
+                // opened: the reader's open returns, and reads the end of the pipe
+            } catch (IOException | RuntimeException ignored) {
+                // gone or unwritable: the reader's open fails or waits as it would have
+            }
+        }, "scaledl-release-pipe");
+        release.setDaemon(true);
+        release.start();
     }
 
     /** Whether the path (links followed) is a pipe: a FIFO's Unix file type; false where that cannot be told. */

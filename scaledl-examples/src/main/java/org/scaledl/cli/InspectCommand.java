@@ -250,7 +250,7 @@ final class InspectCommand implements Callable<Integer> {
             });
             System.out.println("training domain (predictions outside it carry warnings):");
         }
-        System.out.println(om.writerWithDefaultPrettyPrinter().writeValueAsString(json ? root : root.get("domain")));
+        Reports.printJson(json ? root : root.get("domain"));
         return 0;
     }
 

@@ -166,7 +166,9 @@ final class LayoutsCommand implements Callable<Integer> {
                         ? "" : "--tensor " + tensors + (pipelines == null ? "" : " and ")) + (pipelines == null ? ""
                         : "--pipeline " + pipelines) + ": the search's tensor degrees are " + all.stream().map(l -> l
                         .parallelism().tensor()).distinct().sorted().toList() + ", its pipeline depths " + all.stream()
-                        .map(l -> l.parallelism().pipeline()).distinct().sorted().toList());
+                        .map(l -> l.parallelism().pipeline()).distinct().sorted().toList() + (cluster.zeroStage == null
+                        ? "" : " (of ZeRO stage " + cluster.zeroStage + (cluster.zeroStage == 3 ? ", which has no layout "
+                        + "with a pipeline" : "") + ", and one replica's layouts at stage 0)"));
             }
             all = kept;
         }
@@ -270,7 +272,8 @@ final class LayoutsCommand implements Callable<Integer> {
                 + "batch %d, in %s, %s%s:%n", org.scaledl.InvalidInputException.escaped(spec.name()),
                 spec.parameterCount() / 1e9, gpus, d.name(), globalBatch,
                 precision.label() + (cluster.precision == null ? " (not given, assumed)" : "")
-                        + (cluster.zeroStage == null ? "" : ", ZeRO stage " + cluster.zeroStage + " only"),
+                        + (cluster.zeroStage == null ? "" : ", ZeRO stage " + cluster.zeroStage + " only (one "
+                        + "replica's layouts at 0)"),
                 topo.describe(),
                 given.isEmpty() ? " (the standard system, assumed: give --gpus-per-node and "
                         + "--inter-node-gbps)" : topo.assumed() ? " (partly given, the rest the standard system's: "
@@ -466,21 +469,24 @@ final class LayoutsCommand implements Callable<Integer> {
     }
 
     /**
-     * A word for the shell: as it is, in single quotes, or where it holds a control character, in bash's
-     * {@code $'...'} with each such character as {@code \xHH} (no escape sequence or line break reaches the
-     * terminal, and the command still names the file).
+     * A word for the shell: as it is, in single quotes, or where it holds a character a terminal acts on
+     * ({@link org.scaledl.InvalidInputException#unsafe}), in bash's {@code $'...'} with each such character as
+     * {@code \xHH} or backslash-u and four hex digits (no escape sequence, line break or reordering reaches the terminal, and the
+     * command still names the file).
      */
     private static String quote(String s) {
         if (s.matches("[A-Za-z0-9_./=:-]+")) {
             return s;
         }
-        if (s.chars().noneMatch(c -> c < 0x20 || c == 0x7f)) {
+        if (s.chars().noneMatch(c -> org.scaledl.InvalidInputException.unsafe((char) c))) {
             return "'" + s.replace("'", "'\\''") + "'";
         }
         StringBuilder b = new StringBuilder("$'");
         for (char c : s.toCharArray()) {
-            if (c < 0x20 || c == 0x7f) {
-                b.append(String.format(Locale.ROOT, "\\x%02x", (int) c));
+            if (org.scaledl.InvalidInputException.unsafe(c)) {
+                // a control character, a line or paragraph separator, a bidirectional override: as bash reads it
+                b.append(c < 0x80 ? String.format(Locale.ROOT, "\\x%02x", (int) c)
+                        : String.format(Locale.ROOT, "\\u%04x", (int) c));
             } else if (c == '\'' || c == '\\') {
                 b.append('\\').append(c);
             } else {

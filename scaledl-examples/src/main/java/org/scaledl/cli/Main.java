@@ -240,32 +240,44 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
             }
         }
         String m = String.valueOf(e.getMessage());
-        if (m.startsWith("Error: ") && e instanceof CommandLine.MaxValuesExceededException) {
+        if (m.startsWith("Error: ") && (e instanceof CommandLine.MaxValuesExceededException
+                || e instanceof CommandLine.MutuallyExclusiveArgsException)) {
             // picocli's account of an argument group matched twice: its groups' syntax, twice over
-            return "an option given twice, or two ways of splitting given together: give " + groups(e) + ", each "
-                    + "option once";
+            return "an option given twice, or options that exclude each other given together: give " + groups(e)
+                    + ", each option once";
         }
         if (m.startsWith("Error: Missing required argument")) {
             // a group's missing member, or the whole group missing: said without picocli's syntax
             String missing = m.substring(m.indexOf(':', 7) + 1).strip();
-            return missing.startsWith("(") ? "say how to split: give " + groups(e)
+            return missing.startsWith("(") ? "give " + groups(e)
                     : "missing " + missing.replaceAll("=<[^>]*>", "") + " (give " + groups(e) + ")";
         }
         return m;
     }
 
-    /** A command's exclusive argument groups in words ({@code --train and --test, or --data with --cv}). */
+    /**
+     * A command's argument groups in words: a group of alternatives that are groups themselves as each one's options
+     * ({@code --train and --test, or --data and --cv (optional --folds)}), one of plain options as
+     * {@code one of --data, --candidates}; several groups joined by {@code ; and }.
+     */
     private static String groups(CommandLine.ParameterException e) {
-        java.util.List<String> ways = new java.util.ArrayList<>();
+        java.util.List<String> groups = new java.util.ArrayList<>();
         for (CommandLine.Model.ArgGroupSpec g : e.getCommandLine().getCommandSpec().argGroups()) {
+            java.util.List<String> ways = new java.util.ArrayList<>();
             for (CommandLine.Model.ArgGroupSpec sub : g.subgroups()) {
                 ways.add(String.join(" and ", sub.options().stream().filter(o -> o.required())
                         .map(CommandLine.Model.OptionSpec::longestName).toList()) + sub.options().stream()
                         .filter(o -> !o.required()).map(o -> " (optional " + o.longestName() + ")")
                         .collect(java.util.stream.Collectors.joining()));
             }
+            if (!ways.isEmpty()) {
+                groups.add(String.join(", or ", ways));
+            } else if (!g.options().isEmpty()) {
+                groups.add("one of " + String.join(", ", g.options().stream()
+                        .map(CommandLine.Model.OptionSpec::longestName).toList()));
+            }
         }
-        return ways.isEmpty() ? "the options the command's help lists" : String.join(", or ", ways);
+        return groups.isEmpty() ? "the options the command's help lists" : String.join("; and ", groups);
     }
 
     /**

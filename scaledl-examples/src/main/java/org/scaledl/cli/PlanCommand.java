@@ -349,7 +349,7 @@ final class PlanCommand implements Callable<Integer> {
             root.put("logdet", plan.logDet());
             Reports.number(root, "d_efficiency", dEfficiency(plan.dEfficiency(), plan.indices().size()
                     + measured.size(), rows.apply(candidates.get(0)).length));
-            System.out.println(om.writeValueAsString(root));
+            System.out.println(Reports.compact(root));
         } else {
             if (cluster) {
                 System.out.printf(Locale.ROOT, "chose %d of %d %scandidate jobs%s: about %.1f GPU-hours of runs "
@@ -458,7 +458,7 @@ final class PlanCommand implements Callable<Integer> {
             root.put("runs", d.chosen().size());
             root.put("logdet", d.logDet());
             Reports.number(root, "d_efficiency", dEfficiency(d.dEfficiency(), d.chosen().size(), x[0].length));
-            System.out.println(om.writeValueAsString(root));
+            System.out.println(Reports.compact(root));
         } else {
             System.out.printf(Locale.ROOT, "chosen rows (0-based): %s%nlog det: %.6f%s%n%s%n", d.chosen(), d.logDet(),
                     LOG_DET_MEANING, dEfficiencyLine(d.dEfficiency(), d.chosen().size(), x[0].length));

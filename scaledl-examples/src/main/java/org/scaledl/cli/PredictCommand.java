@@ -633,7 +633,7 @@ final class PredictCommand implements Callable<Integer> {
             }
         }
         o.put(ERROR_COLUMN, error);
-        return om.writeValueAsString(o) + "\n";
+        return Reports.compact(o) + "\n";
     }
 
     /**
@@ -743,6 +743,6 @@ final class PredictCommand implements Callable<Integer> {
         if (withError) {
             o.putNull(ERROR_COLUMN);
         }
-        return om.writeValueAsString(o) + "\n";
+        return Reports.compact(o) + "\n";
     }
 }

@@ -191,13 +191,17 @@ final class Reports {
         }
     }
 
-    /** Puts a number, or {@code null} where there is none (NaN: nothing to score). */
     /**
      * JSON text of a tree, indented, every number that is not finite (an undefined figure: NaN, an infinity) written as
      * {@code null}, as the documentation says of them (Jackson writes them as the strings "NaN" and "Infinity").
      */
     static String pretty(com.fasterxml.jackson.databind.JsonNode root) throws IOException {
         return new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(finite(root));
+    }
+
+    /** {@link #pretty} on one line (a JSON line of a stream of them). */
+    static String compact(com.fasterxml.jackson.databind.JsonNode root) throws IOException {
+        return new ObjectMapper().writeValueAsString(finite(root));
     }
 
     /** {@link #pretty}, printed on standard output. */
@@ -230,6 +234,7 @@ final class Reports {
         return n;
     }
 
+    /** Puts a number, or {@code null} where there is none (NaN: nothing to score). */
     static void number(ObjectNode o, String key, double v) {
         if (Double.isNaN(v)) {
             o.putNull(key);

@@ -293,7 +293,8 @@ final class ScalingCommand implements Callable<Integer> {
             root.put("svg", out.toString());
             Reports.printJson(root);
         } else {
-            StringBuilder sb = new StringBuilder(title).append('\n');
+            // the graph's name comes from its file or configuration: no control character of it reaches the terminal
+            StringBuilder sb = new StringBuilder(org.scaledl.InvalidInputException.escaped(title)).append('\n');
             // a host model's columns count CPU workers, not GPUs
             sb.append(String.format(Locale.ROOT, "%8s %8s %6s %12s %12s %12s %14s %10s %-10s%s%n", "replicas",
                     p.modelsClusters() ? "GPUs" : "workers", "batch", "ms", "low ms", "high ms", "samples/s",

@@ -83,7 +83,11 @@ class RoundFifteenCliTest {
         MainTest.Run any = MainTest.run(HostileCliTest.concat(job, "--json"));
         assertTrue(new ObjectMapper().readTree(any.out()).path("zero_stage").isMissingNode());
         MainTest.Run text = MainTest.run(HostileCliTest.concat(job, "--zero-stage", "1"));
-        assertTrue(text.out().contains("in bf16, ZeRO stage 1 only,"), text.out());
+        assertTrue(text.out().contains("in bf16, ZeRO stage 1 only (one replica's layouts at 0),"), text.out());
+        MainTest.Run none = MainTest.run(HostileCliTest.concat(job, "--zero-stage", "3", "--tensor", "1,2",
+                "--pipeline", "2"));
+        assertTrue(none.code() != 0 && none.err().contains("ZeRO stage 3, which has no layout with a pipeline"),
+                none.err());
         MainTest.Run bad = MainTest.run(HostileCliTest.concat(job, "--zero-stage", "4"));
         assertTrue(bad.code() != 0 && bad.err().contains("--zero-stage must be 0, 1, 2 or 3, got 4"), bad.err());
     }
@@ -249,6 +253,20 @@ class RoundFifteenCliTest {
                 "--seq", "128", "--gpus", "8", "--global-batch", "8", "--device", "H100", "--top", "1");
         assertEquals(0, l.code(), l.err());
         assertFalse(l.out().contains("\u001b"), l.out());
+        MainTest.Run sc = MainTest.run("scaling", "--model", "gpu", "--transformer", cfg.getParent().toString(),
+                "--seq", "128", "--batch", "1", "--device", "H100", "--gpus", "1,2", "--out",
+                dir.resolve("s.svg").toString());
+        assertEquals(0, sc.code(), sc.err());
+        assertFalse(sc.out().contains("\u001b"), sc.out());
+        // a bidirectional override in a folder's name: the printed command spells it, as bash reads $'...'
+        Path rlo = dir.resolve("a\u202eb/config.json");
+        Files.createDirectories(rlo.getParent());
+        Files.copy(LLAMA_8B, rlo);
+        MainTest.Run r = MainTest.run("layouts", "--model", "gpu", "--transformer", rlo.getParent().toString(),
+                "--seq", "128", "--gpus", "8", "--global-batch", "8", "--device", "H100", "--top", "1");
+        assertEquals(0, r.code(), r.err());
+        assertFalse(r.out().contains("\u202e"), r.out());
+        assertTrue(r.out().contains("a\\u202eb"), r.out());
         Path model = dir.resolve("nl\nscaledl: note: forged.sdl");
         try (java.io.InputStream in = org.scaledl.models.BundledModels.class.getResourceAsStream(
                 "/org/scaledl/models/cpu-zoo.sdl")) {
@@ -304,6 +322,17 @@ class RoundFifteenCliTest {
                     && !r.err().contains("<") && !r.err().contains("Error:"), r.err());
         }
         assertTrue(half.err().contains("missing --test"), half.err());
+        MainTest.Run both = MainTest.run("evaluate", "--train", data, "--test", data, "--data", data, "--cv",
+                "family");
+        assertEquals(Main.USAGE, both.code(), both.err());
+        assertTrue(both.err().contains("options that exclude each other") && !both.err().contains("<"), both.err());
+        // plan's groups hold options, not groups: named as one of them
+        for (MainTest.Run r : java.util.List.of(MainTest.run("plan"), MainTest.run("plan", "--data", data, "--runs",
+                "3", "--runs", "4"))) {
+            assertEquals(Main.USAGE, r.code(), r.err());
+            assertTrue(r.err().contains("one of --data") && !r.err().contains("split") && !r.err().contains("<"),
+                    r.err());
+        }
     }
 
     /**
