@@ -149,8 +149,10 @@ def _no_repeated_keys(pairs):
 
 def read_config_file(path):
     """A config.json as a dict; errors name the file."""
-    if not os.path.isfile(path):
+    if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such configuration file")
+    if not os.path.isfile(path):
+        raise ValueError(f"{path}: not a regular file (a folder, a device, a pipe): not a model configuration")
     with open(path, "rb") as f:
         raw = f.read(MAX_CONFIG_BYTES + 1)
     if len(raw) > MAX_CONFIG_BYTES:

@@ -23,6 +23,13 @@ def test_a_configuration_that_is_not_one_is_named(tmp_path, name, content, expec
     assert str(path) in str(e.value) and expected in str(e.value)
 
 
+def test_a_configuration_that_is_a_device_or_a_folder_is_not_said_missing(tmp_path):
+    for path in ([str(tmp_path)] + (["/dev/null"] if os.path.exists("/dev/null") else [])):
+        with pytest.raises(ValueError) as e:
+            read_config_file(path)
+        assert "not a regular file" in str(e.value)
+
+
 def test_a_plan_read_from_an_endless_device_stops_at_the_cap():
     if not os.path.exists("/dev/zero"):
         pytest.skip("no /dev/zero")

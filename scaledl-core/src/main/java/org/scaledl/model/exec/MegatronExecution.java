@@ -1832,7 +1832,8 @@ public final class MegatronExecution {
             return Optional.empty();
         }
         double cap = hostMemoryBytes(device);
-        String where = coherentHost(device) ? "a Grace CPU's 480 GB over its two GPUs" : "an 8-GPU server's 2 TB";
+        String where = coherentHost(device) ? "a Grace CPU's 480 GB over its two GPUs"
+                : "assumed: an 8-GPU server's 2 TB over its eight";
         if (host > cap) {
             return Optional.of(StageCost.Note.unusual(String.format(Locale.ROOT, "the %d offloaded layers' activations "
                     + "keep %.1f GiB per GPU in the host's memory, more than the %.1f GiB a GPU may fill (%s, less "
