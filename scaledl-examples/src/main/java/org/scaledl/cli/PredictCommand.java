@@ -72,6 +72,29 @@ final class PredictCommand implements Callable<Integer> {
             + "layouts --global-batch; with --candidates: the value of a row without global_batch or micro_batches)")
     Integer globalBatch;
 
+    @Option(names = "--train-tokens", description = "Tokens to train on (e.g. 15e12): adds the iterations, days (with "
+            + "the 90% interval) and GPU-hours they take at the predicted step (a transformer's training job)")
+    Double trainTokens;
+
+    /**
+     * What {@code --train-tokens} take at the predicted step: {tokens, tokens an iteration (the sequences of every
+     * replica), iterations (whole ones), days, the interval's low and high days, GPU-hours}; empty without the option.
+     */
+    java.util.Optional<double[]> training(Workload w, Prediction pr) {
+        if (trainTokens == null) {
+            return java.util.Optional.empty();
+        }
+        double perIteration = (double) w.batch() * w.parallelism().data() * w.graph().transformer().orElseThrow().seq();
+        double iterations = Math.ceil(trainTokens / perIteration);
+        double day = 86_400e3;
+        return java.util.Optional.of(new double[] {trainTokens, perIteration, iterations, iterations * pr.millis() / day,
+            iterations * pr.lowMillis() / day, iterations * pr.highMillis() / day,
+            iterations * pr.millis() / 3_600e3 * w.parallelism().ranks()});
+    }
+
+    /** The most tokens {@code --train-tokens} takes (a quintillion: beyond any run). */
+    static final double MAX_TRAIN_TOKENS = 1e18;
+
     @picocli.CommandLine.Mixin
     JobOptions job;
 
@@ -146,6 +169,13 @@ final class PredictCommand implements Callable<Integer> {
         }
         if (gpus != null && gpus <= 0) {
             throw new IllegalArgumentException("--gpus must be positive, got " + gpus);
+        }
+        if (trainTokens != null && (candidates != null || job.transformer == null
+                || job.phase == org.scaledl.workload.Phase.INFER || !(trainTokens >= 1 && trainTokens <= MAX_TRAIN_TOKENS))) {
+            throw new IllegalArgumentException(!(trainTokens >= 1 && trainTokens <= MAX_TRAIN_TOKENS)
+                    ? "--train-tokens must be a number of tokens from 1 to 1e18, got " + trainTokens
+                    : "--train-tokens needs one transformer's training job (--transformer with --seq; not --candidates, "
+                    + "not inference)");
         }
         if (candidates != null) {
             if (job.graph != null || job.transformer != null || job.seq != null || job.batch != null || json) {
@@ -274,6 +304,9 @@ final class PredictCommand implements Callable<Integer> {
             // what the readers warned of while reading the inputs (a multimodal configuration, a key left out)
             CliLogging.recorded().forEach(m -> ws.addObject().put("kind", "input").put("message", m)
                     .put("share", 1.0));
+            training(w, pr).ifPresent(t -> root.putObject("train").put("tokens", t[0]).put("tokens_per_iteration",
+                    t[1]).put("iterations", t[2]).put("days", t[3]).put("low_days", t[4]).put("high_days", t[5])
+                    .put("gpu_hours", t[6]));
             ArrayNode b = root.putArray("breakdown");
             for (Prediction.Contribution c : pr.breakdown()) {
                 ObjectNode o = b.addObject().put("name", c.name()).put("kind", c.label()).put("ms", c.millis());
@@ -311,6 +344,9 @@ final class PredictCommand implements Callable<Integer> {
                         " (does not fit: the GPU has %.1f GiB)", d.memoryGB())).orElse(" (does not fit)"));
             }
             sb.append('\n');
+            training(w, pr).ifPresent(t -> sb.append(String.format(Locale.ROOT, "  %,.0f tokens: %,.0f iterations of "
+                    + "%,.0f tokens, %.1f days (90%% interval %.1f–%.1f), %,.0f GPU-hours%n", t[0], t[2], t[1], t[3],
+                    t[4], t[5], t[6])));
             shares(pr).ifPresent(x -> sb.append("  ").append(x).append('\n'));
             pr.breakdown().stream().limit(10).forEach(c -> sb.append(String.format(Locale.ROOT,
                     "  %-50s %-20s %9.3f ms%n", org.scaledl.InvalidInputException.escaped(c.name()), c.label(), c.millis())));

@@ -367,4 +367,30 @@ class RoundFifteenCliTest {
         assertEquals(0, after.code(), after.err());
         assertFalse(after.out().contains("unseen_lora"), after.out());
     }
+
+    /**
+     * predict --train-tokens gives the iterations, days (with the interval) and GPU-hours a number of tokens takes at
+     * the predicted step, by the arithmetic written out here; refused outside one transformer's training job.
+     */
+    @Test
+    void trainTokensGiveTheDaysAndGpuHours() throws Exception {
+        String[] job = {"predict", "--model", "gpu", "--transformer", LLAMA_8B.toString(), "--seq", "4096", "--batch",
+            "2", "--micro-batches", "4", "--gpus", "16", "--tensor", "2", "--device", "H100", "--precision", "bf16"};
+        MainTest.Run r = MainTest.run(HostileCliTest.concat(job, "--train-tokens", "1e12", "--json"));
+        assertEquals(0, r.code(), r.err());
+        JsonNode root = new ObjectMapper().readTree(r.out());
+        JsonNode t = root.path("train");
+        double perIteration = 2.0 * 4 * 8 * 4096;   // sequences a micro-batch x micro-batches x replicas x tokens
+        assertEquals(perIteration, t.path("tokens_per_iteration").asDouble());
+        double iterations = Math.ceil(1e12 / perIteration);
+        assertEquals(iterations, t.path("iterations").asDouble());
+        assertEquals(iterations * root.path("ms").asDouble() / 86_400e3, t.path("days").asDouble(), 1e-9);
+        assertEquals(iterations * root.path("high_ms").asDouble() / 86_400e3, t.path("high_days").asDouble(), 1e-9);
+        assertEquals(t.path("days").asDouble() * 24 * 16, t.path("gpu_hours").asDouble(), 1e-6);
+        MainTest.Run text = MainTest.run(HostileCliTest.concat(job, "--train-tokens", "1e12"));
+        assertTrue(text.out().contains("1,000,000,000,000 tokens: " + String.format(java.util.Locale.ROOT, "%,.0f",
+                iterations) + " iterations of 262,144 tokens"), text.out());
+        assertTrue(MainTest.run(HostileCliTest.concat(job, "--phase", "infer", "--train-tokens", "1e9")).code() != 0);
+        assertTrue(MainTest.run(HostileCliTest.concat(job, "--train-tokens", "0")).err().contains("from 1 to 1e18"));
+    }
 }
