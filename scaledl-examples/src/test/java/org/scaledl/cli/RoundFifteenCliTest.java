@@ -214,7 +214,10 @@ class RoundFifteenCliTest {
         assertTrue(e.getMessage().contains("repeats line 3"), e.getMessage());
     }
 
-    /** evaluate --test naming a copy of --train's runs in another folder is refused: nothing in it is held out. */
+    /**
+     * evaluate --test naming a copy of --train's runs in another folder is refused: nothing in it is held out; so is
+     * evaluate-machines --b naming a copy of --a's machine.
+     */
     @Test
     void aCopiedTestSetIsNotHeldOut(@TempDir Path dir) throws Exception {
         Path from = HostileCliTest.repo().resolve("datasets/cpu-ddp");
@@ -232,6 +235,10 @@ class RoundFifteenCliTest {
         MainTest.Run r = MainTest.run("evaluate", "--train", from.toString(), "--test", copy.toString());
         assertTrue(r.code() != 0 && r.err().contains("is a run of --train") && r.err().contains("held out they are "
                 + "not"), r.err());
+        MainTest.Run m = MainTest.run("evaluate-machines", "--a", from.toString(), "--b", copy.toString(), "--k", "0",
+                "--repeats", "1");
+        assertTrue(m.code() != 0 && m.err().contains("is a run of --a") && m.err().contains("adapted to itself"),
+                m.err());
     }
 
     /**
