@@ -109,9 +109,14 @@ public final class DatasetReader {
      */
     public static Dataset readRuns(Path runs) {
         Path dir = runs.toAbsolutePath().getParent();
-        if (!Files.isRegularFile(runs)) {
+        if (Files.isDirectory(runs)) {
+            throw InvalidInputException.inSource(runs.toString(), "a folder, not a runs table (give its runs.csv, or "
+                    + "the folder where an option takes a dataset)");
+        }
+        if (!Files.exists(runs)) {
             throw InvalidInputException.inSource(runs.toString(), "file not found");
         }
+        // a device or a pipe is read through the table's caps, as every table is (an empty one has no header)
         CsvTable t = CsvTable.read(runs, "model", "batch", "world_size", "threads", "phase", "iter_ms_p50", "graph");
         t.repeatedRow().ifPresent(lines -> LOG.warn("{}:{}: the same row as line {}, field for field: a copy is fitted "
                 + "as a second measurement of its configuration (remove it if it is one)", t.source(), lines[0],

@@ -73,7 +73,7 @@ final class PredictCommand implements Callable<Integer> {
     Integer globalBatch;
 
     @Option(names = "--train-tokens", description = "Tokens to train on (e.g. 15e12): adds the iterations, days (with "
-            + "the 90% interval) and GPU-hours they take at the predicted step (a transformer's training job)")
+            + "the 90%% interval) and GPU-hours they take at the predicted step (a transformer's training job)")
     Double trainTokens;
 
     /**
