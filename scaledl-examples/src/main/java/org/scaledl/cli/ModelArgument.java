@@ -58,6 +58,9 @@ final class ModelArgument {
         });
     }
 
+    /** The longest file name (one path component) Linux, macOS and Windows file systems take, bytes. */
+    private static final int MAX_NAME_BYTES = 255;
+
     /**
      * Whether a model value names a file of the working directory rather than a bundled model: it exists, and is no
      * folder of a bundled model's name (a data folder called {@code gpu} does not hide the bundled model).
@@ -108,6 +111,13 @@ final class ModelArgument {
         }
         Path p = Path.of(value);
         if (namesFile(value) || value.contains("/") || value.contains("\\") || value.endsWith(".sdl")) {
+            Path name = p.getFileName();
+            int nameBytes = name == null ? 0 : name.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+            if (!Files.exists(p) && nameBytes > MAX_NAME_BYTES) {
+                throw new IllegalArgumentException(option + " " + org.scaledl.InvalidInputException.escaped(value)
+                        + ": its file name is " + nameBytes + " bytes, longer than a file system's " + MAX_NAME_BYTES
+                        + " (no file can have it)");
+            }
             if (!Files.exists(p)) {
                 throw new IllegalArgumentException(option + " " + org.scaledl.InvalidInputException.escaped(value)
                         + ": no such file (bundled models: "

@@ -143,6 +143,14 @@ class RoundFifteenCliTest {
         assertEquals("not read", Files.readString(model));
     }
 
+    /** A model file name no file system takes is said to be too long, not missing. */
+    @Test
+    void aModelNameTooLongForAFileIsSaidSo() {
+        MainTest.Run r = MainTest.run("inspect", "--model", "x".repeat(300) + ".sdl");
+        assertEquals(Main.USAGE, r.code(), r.err());
+        assertTrue(r.err().contains("its file name is 304 bytes, longer than a file system's 255"), r.err());
+    }
+
     /** A folder named as a bundled model in the working directory does not hide it (a file of that name would). */
     @Test
     void aFolderNamedGpuDoesNotHideTheBundledModel() throws Exception {
