@@ -172,6 +172,12 @@ final class LayoutsCommand implements Callable<Integer> {
             }
             all = kept;
         }
+        if (cluster.zeroStage != null && cluster.zeroStage > 0 && !all.isEmpty()
+                && all.stream().noneMatch(l -> l.parallelism().zeroStage() == cluster.zeroStage)) {
+            System.err.println("scaledl: warning: no layout of ZeRO stage " + cluster.zeroStage + " is left"
+                    + (cluster.zeroStage == 3 ? " (stage 3 has none with a pipeline)" : "") + ": those ranked are one "
+                    + "data-parallel replica's, at stage 0");
+        }
         if (all.isEmpty()) {
             org.scaledl.graph.TransformerShape ts = graph.transformer().orElseThrow();
             throw new IllegalArgumentException("no layout of " + gpus + " GPUs runs a global batch of " + globalBatch

@@ -250,7 +250,8 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
             // a group's missing member, or the whole group missing: said without picocli's syntax
             String missing = m.substring(m.indexOf(':', 7) + 1).strip();
             return missing.startsWith("(") ? "give " + groups(e)
-                    : "missing " + missing.replaceAll("=<[^>]*>", "") + " (give " + groups(e) + ")";
+                    : "missing " + missing.replaceAll("=<[^>]*>", "") + " (give " + groups(e) + ", not options of "
+                    + "two ways)";
         }
         return m;
     }

@@ -170,10 +170,12 @@ final class PredictCommand implements Callable<Integer> {
         if (gpus != null && gpus <= 0) {
             throw new IllegalArgumentException("--gpus must be positive, got " + gpus);
         }
+        boolean tokens = trainTokens != null && trainTokens >= 1 && trainTokens <= MAX_TRAIN_TOKENS
+                && trainTokens == Math.rint(trainTokens);
         if (trainTokens != null && (candidates != null || job.transformer == null
-                || job.phase == org.scaledl.workload.Phase.INFER || !(trainTokens >= 1 && trainTokens <= MAX_TRAIN_TOKENS))) {
-            throw new IllegalArgumentException(!(trainTokens >= 1 && trainTokens <= MAX_TRAIN_TOKENS)
-                    ? "--train-tokens must be a number of tokens from 1 to 1e18, got " + trainTokens
+                || job.phase == org.scaledl.workload.Phase.INFER || !tokens)) {
+            throw new IllegalArgumentException(!tokens
+                    ? "--train-tokens must be a whole number of tokens from 1 to 1e18, got " + trainTokens
                     : "--train-tokens needs one transformer's training job (--transformer with --seq; not --candidates, "
                     + "not inference)");
         }

@@ -47,9 +47,9 @@ class RoundFifteenCliTest {
         assertFalse(auto.err().contains("offload_layers"), auto.err());
         assertTrue(auto.err().contains("recompute auto: full"), auto.err());
         MainTest.Run all = MainTest.run(gb200Llama70b(4, "--recompute", "none", "--offload-layers",
-                "80"));
+                "1000"));
         assertEquals(0, all.code(), all.err());
-        assertTrue(all.err().contains("offloaded layers' activations keep") && all.err().contains("more than the 167.6 "
+        assertTrue(all.err().contains("the 80 offloaded layers' activations keep") && all.err().contains("more than the 167.6 "
                 + "GiB a GPU may fill") && all.err().contains("cannot run as given"), all.err());
         MainTest.Run some = MainTest.run(gb200Llama70b(2, "--recompute", "none", "--offload-layers",
                 "20"));
@@ -88,6 +88,9 @@ class RoundFifteenCliTest {
                 "--pipeline", "2"));
         assertTrue(none.code() != 0 && none.err().contains("ZeRO stage 3, which has no layout with a pipeline"),
                 none.err());
+        MainTest.Run onlyOne = MainTest.run(HostileCliTest.concat(job, "--zero-stage", "3", "--pipeline", "2"));
+        assertEquals(0, onlyOne.code(), onlyOne.err());
+        assertTrue(onlyOne.err().contains("no layout of ZeRO stage 3 is left"), onlyOne.err());
         MainTest.Run bad = MainTest.run(HostileCliTest.concat(job, "--zero-stage", "4"));
         assertTrue(bad.code() != 0 && bad.err().contains("--zero-stage must be 0, 1, 2 or 3, got 4"), bad.err());
     }
@@ -407,5 +410,6 @@ class RoundFifteenCliTest {
                 iterations) + " iterations of 262,144 tokens"), text.out());
         assertTrue(MainTest.run(HostileCliTest.concat(job, "--phase", "infer", "--train-tokens", "1e9")).code() != 0);
         assertTrue(MainTest.run(HostileCliTest.concat(job, "--train-tokens", "0")).err().contains("from 1 to 1e18"));
+        assertTrue(MainTest.run(HostileCliTest.concat(job, "--train-tokens", "1.5")).err().contains("whole number"));
     }
 }

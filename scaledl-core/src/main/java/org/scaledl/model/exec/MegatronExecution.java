@@ -1832,17 +1832,21 @@ public final class MegatronExecution {
             return Optional.empty();
         }
         double cap = hostMemoryBytes(device);
+        // a count beyond a chunk's layers offloads every layer of it (another note says so): the layers offloaded
+        int v = w.parallelism().virtualStages();
+        int n = Math.min(w.offloadLayers(), (mostLayersOnAStage(w) + v - 1) / v);
+        String layers = n == 1 ? "offloaded layer's" : "offloaded layers'";
         String where = coherentHost(device) ? "a Grace CPU's 480 GB over its two GPUs"
                 : "assumed: an 8-GPU server's 2 TB over its eight";
         if (host > cap) {
-            return Optional.of(StageCost.Note.unusual(String.format(Locale.ROOT, "the %d offloaded layers' activations "
+            return Optional.of(StageCost.Note.unusual(String.format(Locale.ROOT, "the %d %s activations "
                     + "keep %.1f GiB per GPU in the host's memory, more than the %.1f GiB a GPU may fill (%s, less "
                     + "%.0f %% for the system and the framework): the job cannot run as given (offload fewer layers, "
-                    + "or recompute)", w.offloadLayers(), host / GIB, cap / GIB, where, 100 * HOST_RESERVED_SHARE)));
+                    + "or recompute)", n, layers, host / GIB, cap / GIB, where, 100 * HOST_RESERVED_SHARE)));
         }
-        return Optional.of(StageCost.Note.noted(String.format(Locale.ROOT, "the %d offloaded layers' activations keep "
+        return Optional.of(StageCost.Note.noted(String.format(Locale.ROOT, "the %d %s activations keep "
                 + "%.1f GiB per GPU in the host's memory (of the %.1f GiB a GPU may fill: %s, less %.0f %%)",
-                w.offloadLayers(), host / GIB, cap / GIB, where, 100 * HOST_RESERVED_SHARE)));
+                n, layers, host / GIB, cap / GIB, where, 100 * HOST_RESERVED_SHARE)));
     }
 
     /** Grid step and half-width of {@link #expectedMaxOfNormals}'s integral. */
