@@ -144,9 +144,7 @@ final class EvaluateCommand implements Callable<Integer> {
         if (s.holdout != null) {
             Dataset train = DatasetReader.read(s.holdout.train);
             Dataset test = DatasetReader.read(s.holdout.test);
-            java.util.Set<String> fitted = new java.util.HashSet<>();
-            train.samples().forEach(x -> fitted.add(x.key()));
-            long repeated = test.samples().stream().filter(x -> fitted.contains(x.key())).count();
+            long repeated = Reports.runsOf(test.samples(), train.samples());
             if (repeated == test.size()) {
                 throw new IllegalArgumentException("every run of --test " + org.scaledl.InvalidInputException.escaped(
                         s.holdout.test.toString()) + " is a run of --train (the same job and measured time): held out "

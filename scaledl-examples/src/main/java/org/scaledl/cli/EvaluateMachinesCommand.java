@@ -54,9 +54,7 @@ final class EvaluateMachinesCommand implements Callable<Integer> {
         checkMachine(a, da);
         checkMachine(b, db);
         // one machine's runs in two folders: the transfer would be scored on the runs it started from
-        java.util.Set<String> fromA = new java.util.HashSet<>();
-        da.samples().forEach(x -> fromA.add(x.key()));
-        if (db.samples().stream().allMatch(x -> fromA.contains(x.key()))) {
+        if (Reports.runsOf(db.samples(), da.samples()) == db.size()) {
             throw new IllegalArgumentException("every run of --b " + org.scaledl.InvalidInputException.escaped(
                     b.toString()) + " is a run of --a (the same job, machine and measured time): a machine adapted to "
                     + "itself measures nothing (give two machines' datasets)");

@@ -477,8 +477,8 @@ final class LayoutsCommand implements Callable<Integer> {
     /**
      * A word for the shell: as it is, in single quotes, or where it holds a character a terminal acts on
      * ({@link org.scaledl.InvalidInputException#unsafe}), in bash's {@code $'...'} with each such character as
-     * {@code \xHH} or backslash-u and four hex digits (no escape sequence, line break or reordering reaches the terminal, and the
-     * command still names the file).
+     * {@code \xHH} or backslash-u and four hex digits (no escape sequence, line break or reordering reaches the
+     * terminal, and the command still names the file).
      */
     private static String quote(String s) {
         if (s.matches("[A-Za-z0-9_./=:-]+")) {

@@ -77,19 +77,29 @@ final class PredictCommand implements Callable<Integer> {
     Double trainTokens;
 
     /**
-     * What {@code --train-tokens} take at the predicted step: {tokens, tokens an iteration (the sequences of every
-     * replica), iterations (whole ones), days, the interval's low and high days, GPU-hours}; empty without the option.
+     * What {@code --train-tokens} take at the predicted step.
+     *
+     * @param tokens       the tokens to train on
+     * @param perIteration tokens an iteration: the sequences of every replica
+     * @param iterations   whole iterations
+     * @param days         days at the predicted step, and at the interval's low and high ends
+     * @param gpuHours     GPU-hours at the predicted step
      */
-    java.util.Optional<double[]> training(Workload w, Prediction pr) {
+    record Training(double tokens, double perIteration, double iterations, double days, double lowDays,
+            double highDays, double gpuHours) {
+    }
+
+    /** {@link Training} of a job's prediction; empty without {@code --train-tokens}. */
+    java.util.Optional<Training> training(Workload w, Prediction pr) {
         if (trainTokens == null) {
             return java.util.Optional.empty();
         }
         double perIteration = (double) w.batch() * w.parallelism().data() * w.graph().transformer().orElseThrow().seq();
         double iterations = Math.ceil(trainTokens / perIteration);
         double day = 86_400e3;
-        return java.util.Optional.of(new double[] {trainTokens, perIteration, iterations, iterations * pr.millis() / day,
-            iterations * pr.lowMillis() / day, iterations * pr.highMillis() / day,
-            iterations * pr.millis() / 3_600e3 * w.parallelism().ranks()});
+        return java.util.Optional.of(new Training(trainTokens, perIteration, iterations, iterations * pr.millis() / day,
+                iterations * pr.lowMillis() / day, iterations * pr.highMillis() / day,
+                iterations * pr.millis() / 3_600e3 * w.parallelism().ranks()));
     }
 
     /** The most tokens {@code --train-tokens} takes (a quintillion: beyond any run). */
@@ -306,9 +316,9 @@ final class PredictCommand implements Callable<Integer> {
             // what the readers warned of while reading the inputs (a multimodal configuration, a key left out)
             CliLogging.recorded().forEach(m -> ws.addObject().put("kind", "input").put("message", m)
                     .put("share", 1.0));
-            training(w, pr).ifPresent(t -> root.putObject("train").put("tokens", t[0]).put("tokens_per_iteration",
-                    t[1]).put("iterations", t[2]).put("days", t[3]).put("low_days", t[4]).put("high_days", t[5])
-                    .put("gpu_hours", t[6]));
+            training(w, pr).ifPresent(t -> root.putObject("train").put("tokens", t.tokens()).put(
+                    "tokens_per_iteration", t.perIteration()).put("iterations", t.iterations()).put("days", t.days())
+                    .put("low_days", t.lowDays()).put("high_days", t.highDays()).put("gpu_hours", t.gpuHours()));
             ArrayNode b = root.putArray("breakdown");
             for (Prediction.Contribution c : pr.breakdown()) {
                 ObjectNode o = b.addObject().put("name", c.name()).put("kind", c.label()).put("ms", c.millis());
@@ -347,8 +357,8 @@ final class PredictCommand implements Callable<Integer> {
             }
             sb.append('\n');
             training(w, pr).ifPresent(t -> sb.append(String.format(Locale.ROOT, "  %,.0f tokens: %,.0f iterations of "
-                    + "%,.0f tokens, %.1f days (90%% interval %.1f–%.1f), %,.0f GPU-hours%n", t[0], t[2], t[1], t[3],
-                    t[4], t[5], t[6])));
+                    + "%,.0f tokens, %.1f days (90%% interval %.1f–%.1f), %,.0f GPU-hours%n", t.tokens(), t.iterations(),
+                    t.perIteration(), t.days(), t.lowDays(), t.highDays(), t.gpuHours())));
             shares(pr).ifPresent(x -> sb.append("  ").append(x).append('\n'));
             pr.breakdown().stream().limit(10).forEach(c -> sb.append(String.format(Locale.ROOT,
                     "  %-50s %-20s %9.3f ms%n", org.scaledl.InvalidInputException.escaped(c.name()), c.label(), c.millis())));

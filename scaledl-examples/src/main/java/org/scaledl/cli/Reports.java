@@ -184,6 +184,16 @@ final class Reports {
                 : "no cross-validated MRE: fewer than 3 groups (families) of training runs";
     }
 
+    /**
+     * How many of {@code runs} are runs of {@code others} too: the same job and measured time
+     * ({@link org.scaledl.workload.Sample#key()}), a copy rather than a measurement of its own.
+     */
+    static long runsOf(List<org.scaledl.workload.Sample> runs, List<org.scaledl.workload.Sample> others) {
+        java.util.Set<String> keys = new java.util.HashSet<>();
+        others.forEach(x -> keys.add(x.key()));
+        return runs.stream().filter(x -> keys.contains(x.key())).count();
+    }
+
     /** Refuses a {@code --folds} that is neither 0 (leave one group out) nor 2 or more, naming the option. */
     static void checkFolds(int folds) {
         if (folds != 0 && folds < 2) {

@@ -1653,11 +1653,16 @@ public final class MegatronExecution {
      * stage's; 0 without offloading).
      */
     public static double hostBytes(Workload w, DeviceLayerCost layers, Device device) {
-        return assemble(w, layers, Optional.empty(), device, MEMORY_ONLY, false).hostBytes();
+        return footprint(w, layers, device).hostBytes();
     }
 
     static StageMemory memory(Workload w, DeviceLayerCost layers, Device device) {
-        return assemble(w, layers, Optional.empty(), device, MEMORY_ONLY, false).memory();
+        return footprint(w, layers, device).memory();
+    }
+
+    /** A job's memory on the GPU and in the host, assembled once without a communication model. */
+    private static Assembly footprint(Workload w, DeviceLayerCost layers, Device device) {
+        return assemble(w, layers, Optional.empty(), device, MEMORY_ONLY, false);
     }
 
     /** The topology a memory-only assembly passes: memory depends on none. */
@@ -1702,19 +1707,19 @@ public final class MegatronExecution {
             // with it, so the memory warning says the rest
             return none;
         }
-        int v = w.parallelism().virtualStages();
-        int chunk = (mostLayersOnAStage(w) + v - 1) / v;
+        int chunk = layersOfAChunk(w);
         if (coherentHost(device)) {
             // a Grace superchip reaches its CPU's memory over NVLink-C2C: tuned recipes (Megatron-Bridge's on GB200)
             // offload the activations of the first layers there rather than recompute them; the fewest that fit the
             // GPU, where the host's memory holds them
-            Workload all = none.toBuilder().offloadLayers(chunk).build();
-            if (memoryBytes(all, layers, device) <= capacity) {
+            Assembly all = footprint(none.toBuilder().offloadLayers(chunk).build(), layers, device);
+            if (all.memoryBytes() <= capacity) {
                 Workload least = leastThatFits(n -> none.toBuilder().offloadLayers(n).build(), chunk, layers, device,
                         capacity);
-                // offloading more layers only adds to the host's part: where the fewest that fit the GPU overfill
-                // the host's memory, recomputation it is
-                if (hostBytes(least, layers, device) <= hostMemoryBytes(device)) {
+                // offloading more layers only adds to the host's part: where every layer's fits the host, the
+                // fewest's do; where the fewest that fit the GPU overfill the host's memory, recomputation it is
+                double hostMemory = hostMemoryBytes(device);
+                if (all.hostBytes() <= hostMemory || hostBytes(least, layers, device) <= hostMemory) {
                     return least;
                 }
             }
@@ -1833,8 +1838,7 @@ public final class MegatronExecution {
         }
         double cap = hostMemoryBytes(device);
         // a count beyond a chunk's layers offloads every layer of it (another note says so): the layers offloaded
-        int v = w.parallelism().virtualStages();
-        int n = Math.min(w.offloadLayers(), (mostLayersOnAStage(w) + v - 1) / v);
+        int n = Math.min(w.offloadLayers(), layersOfAChunk(w));
         String layers = n == 1 ? "offloaded layer's" : "offloaded layers'";
         String where = coherentHost(device) ? "a Grace CPU's 480 GB over its two GPUs"
                 : "assumed: an 8-GPU server's 2 TB over its eight";
@@ -2553,6 +2557,12 @@ public final class MegatronExecution {
         double logits = s == p - 1 && w.phase() == Phase.TRAIN
                 ? (1 + ts.mtpLayers()) * 4.0 * b * ts.seq() / c * ts.vocab() / t : 0;
         return new StageMemory(s, states, quantised, activations, inFlight, logits, host);
+    }
+
+    /** The layers of the most loaded stage's model chunk (its layers over the chunks a stage, rounded up). */
+    private static int layersOfAChunk(Workload w) {
+        int v = w.parallelism().virtualStages();
+        return (mostLayersOnAStage(w) + v - 1) / v;
     }
 
     private static int mostLayersOnAStage(Workload w) {
