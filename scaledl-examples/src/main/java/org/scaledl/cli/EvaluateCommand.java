@@ -12,6 +12,8 @@ import org.scaledl.eval.Baselines;
 import org.scaledl.model.RuntimePredictor;
 import org.scaledl.model.RuntimeTrainer;
 import org.scaledl.workload.Dataset;
+import org.scaledl.workload.Folds;
+import org.scaledl.workload.Sample;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -161,8 +163,14 @@ final class EvaluateCommand implements Callable<Integer> {
         if (!by.equals("family") && !by.equals("model")) {
             throw new IllegalArgumentException("--cv must be family or model, got '" + by + "'");
         }
+        List<Sample> samples = DatasetReader.read(s.cv.data).samples();
+        long groups = Folds.groups(samples, Folds.byTagStrict(by)).stream().distinct().count();
+        if (s.cv.folds > groups && groups >= 2) {
+            System.err.printf(java.util.Locale.ROOT, "scaledl: note: --folds %d, but the data has %d %s: each held out "
+                    + "alone (leave one %s out)%n", s.cv.folds, groups, by.equals("family") ? "families" : "models", by);
+        }
         Progress progress = Progress.of("evaluate", Main.quiet);
-        return Evaluation.crossValidate(methods, DatasetReader.read(s.cv.data).samples(), by, s.cv.folds,
+        return Evaluation.crossValidate(methods, samples, by, s.cv.folds,
                 (m, f, done, total) -> progress.update(done, total, m + ", " + by + " " + f + " held out"));
     }
 }

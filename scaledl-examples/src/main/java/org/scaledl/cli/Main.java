@@ -229,6 +229,12 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
      * A command line's mistake in words: for options it does not know, those options alone (picocli lists their values
      * among them, {@code Unknown options: '--tenser', '2'}); else picocli's message.
      */
+    /** A list option given with an empty value (a leading, trailing or doubled comma), said in words. */
+    private static String emptyInList(CommandLine.Model.OptionSpec o, String given) {
+        return "option '" + o.longestName() + "' has an empty value in its list" + (given == null ? ""
+                : " (given '" + given + "')") + ": values are comma-separated, with none left out";
+    }
+
     static String describe(CommandLine.ParameterException e) {
         if (e instanceof CommandLine.UnmatchedArgumentException u && !u.getUnmatched().isEmpty()
                 && u.getUnmatched().get(0).startsWith("-")) {
@@ -238,6 +244,11 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
             if (!options.isEmpty()) {
                 return (options.size() == 1 ? "unknown option " : "unknown options ") + String.join(", ", options);
             }
+        }
+        if (e.getArgSpec() instanceof CommandLine.Model.OptionSpec o && o.isMultiValue() && !o.splitRegex().isEmpty()
+                && e.getValue() != null && e.getValue().isBlank()) {
+            // a leading or doubled comma: picocli tries to read the empty piece as a value
+            return emptyInList(o, null);
         }
         String m = String.valueOf(e.getMessage());
         if (m.startsWith("Error: ") && (e instanceof CommandLine.MaxValuesExceededException
@@ -336,6 +347,14 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
                     throw new CommandLine.ParameterException(r.commandSpec().commandLine(), "option '"
                             + o.longestName() + "' should be specified only once, its values comma-separated (given "
                             + String.join(" and ", o.originalStringValues()) + ")");
+                }
+                if (o.isMultiValue() && !o.splitRegex().isEmpty()) {
+                    for (String given : o.originalStringValues()) {
+                        if (java.util.Arrays.stream(given.split(o.splitRegex(), -1)).anyMatch(String::isBlank)) {
+                            throw new CommandLine.ParameterException(r.commandSpec().commandLine(),
+                                    emptyInList(o, given));
+                        }
+                    }
                 }
             }
         }
