@@ -98,7 +98,14 @@ public record PredictionWarning(Kind kind, String message, Optional<Double> valu
          * the GPU's memory to within {@link RuntimePredictor#MEMORY_EDGE} of its capacity: a tuned recipe that close to
          * the limit may recompute more or less (or offload), so the interval is widened.
          */
-        NEAR_MEMORY_LIMIT
+        NEAR_MEMORY_LIMIT,
+        /**
+         * The model was calibrated on runs of other GPUs only ({@link Provenance#calibrationDevices()}): the execution
+         * model's coefficients are one set for every GPU, so the calibration moved this job's prediction too, from
+         * what that cluster's runs say of their own GPUs (the model it was calibrated from may suit this GPU better).
+         * Said, not less trusted: the interval is not widened.
+         */
+        CALIBRATED_ELSEWHERE
     }
 
     /** Validates. */

@@ -356,6 +356,7 @@ public final class RuntimePredictor implements RuntimeModel {
             }, note.text(), Optional.empty(), "", 1));
         }
         warnings.addAll(c.warnings());
+        calibratedElsewhere(w).ifPresent(warnings::add);
         java.util.OptionalDouble memory = cost.memoryBytes().isPresent()
                 ? java.util.OptionalDouble.of(cost.memoryBytes().getAsDouble() / GIB) : java.util.OptionalDouble.empty();
         if (memory.isPresent() && w.device().isPresent() && w.device().get().memoryGB() > 0
@@ -401,6 +402,24 @@ public final class RuntimePredictor implements RuntimeModel {
         double[] iv = stage.interval(w).orElse(new double[] {logLow, logHigh});
         return new Prediction(ms, ms * Math.exp(iv[0] - WIDEN * distance),
                 ms * Math.exp(iv[1] + WIDEN * distance), point.breakdown(), warnings, samples(w), memory, job(w));
+    }
+
+    /**
+     * Said of a transformer job on a GPU none of the runs this model was calibrated on ran on: the execution model's
+     * coefficients are one set for every GPU, so the calibration moved this job's prediction too.
+     */
+    private Optional<PredictionWarning> calibratedElsewhere(Workload w) {
+        List<String> cal = provenance.calibrationDevices();
+        Optional<Device> d = w.device().filter(Device::isGpu);
+        if (cal.isEmpty() || d.isEmpty() || !modelsClusters() || w.graph().transformer().isEmpty()
+                || cal.contains(d.get().name())) {
+            return Optional.empty();
+        }
+        return Optional.of(new PredictionWarning(PredictionWarning.Kind.CALIBRATED_ELSEWHERE, "this model was "
+                + "calibrated on runs of " + String.join(", ", cal) + " only; its execution coefficients are shared by "
+                + "every GPU, so this job on " + d.get().name() + " is predicted with that cluster's coefficients too "
+                + "(the model it was calibrated from may suit " + d.get().name() + " better)", Optional.empty(), "",
+                1));
     }
 
     /**

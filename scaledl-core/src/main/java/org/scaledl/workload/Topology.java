@@ -124,9 +124,29 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
         this(gpusPerNode, link, intraNodeGBps, interNodeGbps, interNodeLatencyUs, assumed, gpusPerNode);
     }
 
-    /** A given topology with the default network latency. */
+    /**
+     * A given topology with the default network latency, its NVLink domain the node (an HGX or DGX server; for a
+     * rack-scale system such as a GB200 NVL72, {@link #of(int, Link, double, double, int)} or
+     * {@link #assumedFor(Device)} with {@link #with(Optional, Optional, Optional)}).
+     */
     public static Topology of(int gpusPerNode, Link link, double intraNodeGBps, double interNodeGbps) {
         return new Topology(gpusPerNode, link, intraNodeGBps, interNodeGbps, DEFAULT_LATENCY_US, false);
+    }
+
+    /**
+     * A given topology with the default network latency and an NVLink domain of {@code nvlinkDomain} GPUs, whole
+     * nodes: {@code Topology.of(4, Link.NVSWITCH, 900, 1600, 72)} is a GB200 NVL72 rack of 18 trays of 4 GPUs.
+     *
+     * @throws IllegalArgumentException for a domain smaller than the node or no whole number of nodes
+     */
+    public static Topology of(int gpusPerNode, Link link, double intraNodeGBps, double interNodeGbps,
+            int nvlinkDomain) {
+        if (link != Link.PCIE) {
+            domainProblem(nvlinkDomain, gpusPerNode).ifPresent(p -> {
+                throw new IllegalArgumentException(p);
+            });
+        }
+        return new Topology(gpusPerNode, link, intraNodeGBps, interNodeGbps, DEFAULT_LATENCY_US, false, nvlinkDomain);
     }
 
     /** The network per GPU assumed for a GPU with a fast link whose catalog row gives none, Gb/s. */

@@ -207,6 +207,10 @@ final class LayoutsCommand implements Callable<Integer> {
             }
         }
         List<Prediction> predictions = shown.stream().map(l -> p.predict(l.workload())).toList();
+        // a calibration on other GPUs moved every layout alike: said once
+        predictions.stream().flatMap(pr -> pr.warnings().stream()).filter(x -> x.kind()
+                == org.scaledl.model.PredictionWarning.Kind.CALIBRATED_ELSEWHERE).findFirst()
+                .ifPresent(x -> System.err.println(PredictCommand.stderrLine(x)));
         java.util.Optional<Path> copied = out == null ? java.util.Optional.empty()
                 : writeCandidates(all, d, given, precision);
         if (json) {
@@ -342,11 +346,12 @@ final class LayoutsCommand implements Callable<Integer> {
     /**
      * The kinds of note a layout's warnings leave out: what its prediction assumed (every layout shares the topology),
      * chose (the recomputation is its column), found unusual (a configuration's context or an NVLink domain every
-     * layout shares) or noted; {@code predict} of a layout says them.
+     * layout shares) or noted, and a calibration on other GPUs (said once); {@code predict} of a layout says them.
      */
     private static final java.util.Set<org.scaledl.model.PredictionWarning.Kind> NOT_LISTED = java.util.EnumSet.of(
             org.scaledl.model.PredictionWarning.Kind.ASSUMED, org.scaledl.model.PredictionWarning.Kind.CHOSEN,
-            org.scaledl.model.PredictionWarning.Kind.UNUSUAL_JOB, org.scaledl.model.PredictionWarning.Kind.NOTE);
+            org.scaledl.model.PredictionWarning.Kind.UNUSUAL_JOB, org.scaledl.model.PredictionWarning.Kind.NOTE,
+            org.scaledl.model.PredictionWarning.Kind.CALIBRATED_ELSEWHERE);
 
     /**
      * The kinds of a prediction's warnings, except its notes ({@link #NOT_LISTED}), and {@code near_memory_limit} where

@@ -112,24 +112,6 @@ final class PredictCommand implements Callable<Integer> {
     picocli.CommandLine.Model.CommandSpec spec;
 
     /**
-     * Said where a model calibrated on a cluster's runs ({@code fit --calibrate}) predicts a transformer job on a GPU
-     * none of those runs ran on: the execution model's coefficients are one set for every GPU, so the calibration
-     * moved this job's prediction too, from what the cluster's runs say of their own GPUs.
-     */
-    static Optional<String> calibrationNote(RuntimePredictor p, Workload w) {
-        List<String> cal = p.provenance().calibrationDevices();
-        Optional<org.scaledl.workload.Device> d = w.device().filter(org.scaledl.workload.Device::isGpu);
-        if (cal.isEmpty() || d.isEmpty() || !p.modelsClusters() || w.graph().transformer().isEmpty()
-                || cal.contains(d.get().name())) {
-            return Optional.empty();
-        }
-        return Optional.of("this model was calibrated on runs of " + String.join(", ", cal) + " only; its "
-                + "execution coefficients are shared by every GPU, so this job on " + d.get().name() + " is predicted "
-                + "with that cluster's coefficients too (the model it was calibrated from may suit "
-                + d.get().name() + " better)");
-    }
-
-    /**
      * Said where {@code --world-size} (not {@code --data-parallel}) is given to a GPU job of several GPUs a replica:
      * PyTorch's and Megatron's WORLD_SIZE counts every GPU, this option the replicas.
      */
@@ -225,7 +207,6 @@ final class PredictCommand implements Callable<Integer> {
             worldSizeNote(spec.commandLine().getParseResult().expandedArgs(), w.parallelism().data(),
                     w.parallelism().ranks()).ifPresent(n -> System.err.println("scaledl: note: " + n));
         }
-        calibrationNote(p, w).ifPresent(n -> System.err.println("scaledl: note: " + n));
         for (PredictionWarning x : pr.warnings()) {
             System.err.println(stderrLine(x));
         }
@@ -413,7 +394,8 @@ final class PredictCommand implements Callable<Integer> {
      * too small to round to a percent).
      */
     static String stderrLine(PredictionWarning x) {
-        if (x.kind() == PredictionWarning.Kind.NOTE || x.kind() == PredictionWarning.Kind.CHOSEN) {
+        if (x.kind() == PredictionWarning.Kind.NOTE || x.kind() == PredictionWarning.Kind.CHOSEN
+                || x.kind() == PredictionWarning.Kind.CALIBRATED_ELSEWHERE) {
             return "scaledl: note: " + x.message();
         }
         return String.format(Locale.ROOT, "scaledl: warning: %s (%s%s)", x.message(),
@@ -515,6 +497,7 @@ final class PredictCommand implements Callable<Integer> {
         long[] counts = new long[3];
         long[] nanos = new long[1];
         java.util.Set<String> machinesSeen = new java.util.HashSet<>();
+        java.util.Set<String> calibratedSeen = new java.util.HashSet<>();
         try (Candidates.Chunks in = Candidates.open(candidates, job.graphOptions::read,
                 name -> job.resolveDevice(p, name.isEmpty() ? job.device : name), columnDefaults())) {
             refuseCollidingColumns(in.columns());
@@ -548,7 +531,8 @@ final class PredictCommand implements Callable<Integer> {
                     String[] refused = new String[c.table().size()];
                     Prediction[] scored = score(p, c, keepGoing, refused);
                     nanos[0] += System.nanoTime() - t0;
-                    for (Optional<Workload> cw : c.workloads()) {
+                    for (int r = 0; r < c.workloads().size(); r++) {
+                        Optional<Workload> cw = c.workloads().get(r);
                         if (cw.isEmpty()) {
                             continue;
                         }
@@ -556,9 +540,16 @@ final class PredictCommand implements Callable<Integer> {
                         if (machinesSeen.add(key)) {
                             job.otherMachine(p, cw.get()).ifPresent(m -> System.err.println("scaledl: warning: "
                                     + m));
-                            // once a GPU: its rows' predictions moved with the cluster's calibration
-                            calibrationNote(p, cw.get()).ifPresent(n -> System.err.println("scaledl: note: "
-                                    + InvalidInputException.printable(candidates.toString(), 200) + ": " + n));
+                        }
+                        // once a GPU: its rows' predictions moved with the cluster's calibration (each row's
+                        // warnings say so too)
+                        Optional<PredictionWarning> elsewhere = scored[r] == null || calibratedSeen.contains(key)
+                                ? Optional.empty() : scored[r].warnings().stream().filter(x -> x.kind()
+                                        == PredictionWarning.Kind.CALIBRATED_ELSEWHERE).findFirst();
+                        if (elsewhere.isPresent()) {
+                            calibratedSeen.add(key);
+                            System.err.println("scaledl: note: " + InvalidInputException.printable(
+                                    candidates.toString(), 200) + ": " + elsewhere.get().message());
                         }
                     }
                     CsvTable t = c.table();

@@ -149,8 +149,19 @@ public final class ParallelExecution {
                 notes.add(StageCost.Note.assumed("topology partly assumed from the device: " + t.describe()
                         + " (give --gpus-per-node and --inter-node-gbps both)"));
             }
-            // (the standard system looked up only for a domain beyond the node: most jobs have none)
-            int standard = t.nvlinkDomain() > t.gpusPerNode() ? Topology.assumedFor(d).nvlinkDomain() : 0;
+            // (the standard system looked up only for a domain beyond the node or a job beyond the domain given)
+            int standard = t.nvlinkDomain() > t.gpusPerNode() || crossesNodes(t, ranks)
+                    ? Topology.assumedFor(d).nvlinkDomain() : 0;
+            if (crossesNodes(t, ranks) && standard > t.nvlinkDomain() && standard > t.gpusPerNode()
+                    && t.link() != Topology.Link.PCIE) {
+                // a rack-scale device (an NVL72) given a topology whose domain is a node: its collectives beyond the
+                // node are predicted over the network, which a rack would carry over NVLink
+                notes.add(StageCost.Note.unusual(String.format(Locale.ROOT, "an NVLink domain of %d GPUs on %s, "
+                        + "whose standard system joins %d: the collectives beyond %d GPUs are predicted over the "
+                        + "network (give --nvlink-domain %d, in Java Topology.of(..., %d), where the GPUs sit in "
+                        + "such a rack)", t.nvlinkDomain(), d.name(), standard, t.nvlinkDomain(), standard,
+                        standard)));
+            }
             if (t.nvlinkDomain() > t.gpusPerNode() && t.nvlinkDomain() > standard) {
                 // a rack-scale domain the device's standard system does not have (an NVLink Switch system) is taken
                 // as given, but said: its collectives run at NVLink's bandwidth across it
