@@ -25,6 +25,7 @@ import org.scaledl.InvalidInputException;
 import org.scaledl.transformer.HuggingFaceConfig;
 import org.scaledl.transformer.TransformerSpec;
 import org.scaledl.workload.CudaGraphs;
+import org.scaledl.workload.Device;
 import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Precision;
 import org.scaledl.workload.Recompute;
@@ -366,6 +367,59 @@ public final class TrainingLogs {
         public String id() {
             String name = log.getFileName() == null ? log.toString() : log.getFileName().toString();
             return count > 1 ? name + "#" + index : name;
+        }
+
+        /**
+         * This run as a sample to calibrate on ({@code RuntimePredictor.calibrate}), its model built from the log's
+         * arguments ({@link #config()}): the job the command line's {@code runs --from-log} writes as a runs table's
+         * row and {@code fit --calibrate --runs} reads, measured at {@link #measuredMs()}, tagged with its
+         * {@link #id()} and its source (the log and the line its configuration starts at).
+         *
+         * @param device the GPU it ran on (the log's {@link #device()} names it, as the catalog finds it)
+         * @throws IllegalArgumentException for a run read with a given model (no {@link #config()}: use
+         *         {@link #sample(Device, TransformerSpec)}), or a device that is not a GPU
+         */
+        public org.scaledl.workload.Sample sample(Device device) {
+            String json = config.orElseThrow(() -> new IllegalArgumentException("run " + id() + " was read with a "
+                    + "given model, so its log's arguments built none: give the model (sample(device, model))"));
+            return sample(device, HuggingFaceConfig.parse(json.getBytes(StandardCharsets.UTF_8), log + " run " + index,
+                    id()));
+        }
+
+        /**
+         * This run as a sample to calibrate on, of the given model (the configuration its log was read with); see
+         * {@link #sample(Device)}.
+         *
+         * @throws IllegalArgumentException for a device that is not a GPU, or settings the model refuses (a tensor
+         *         degree that does not divide its heads)
+         */
+        public org.scaledl.workload.Sample sample(Device device, TransformerSpec model) {
+            java.util.Objects.requireNonNull(device, "device");
+            java.util.Objects.requireNonNull(model, "model");
+            if (!device.isGpu()) {
+                throw new IllegalArgumentException("a training log's run is a GPU job: " + device.name() + " is no GPU");
+            }
+            Job j = job;
+            // as a runs table's row is read (Candidates): each setting the row states, the rest the job's defaults
+            org.scaledl.workload.Workload.Builder b = org.scaledl.workload.Workload.builder(model.graph(j.seq()))
+                    .batch(j.microBatch() * j.microBatches()).phase(org.scaledl.workload.Phase.TRAIN)
+                    .parallelism(new Parallelism(j.dataParallel(), j.tensor(), j.pipeline(), j.microBatches(),
+                            j.sequenceParallel(), j.zeroStage(), j.virtualStages(), j.context(), j.expert(),
+                            j.expertTensor()))
+                    .precision(j.precision()).device(device)
+                    .tag("id", id()).tag(DatasetReader.SOURCE_TAG, log + ":" + line);
+            if (j.recompute() == Recompute.SELECTIVE && !j.recomputeModules().isEmpty()) {
+                b.recomputeModules(j.recomputeModules());
+            }
+            b.recompute(j.recompute()).gradReduceAfterBackward(j.gradReduceAfterBackward())
+                    .expertCommOverlap(j.expertCommOverlap()).cudaGraphs(j.cudaGraphs());
+            j.sixteenBitGradients().ifPresent(b::sixteenBitGradients);
+            if (j.expert() > 1) {
+                b.moeDispatcher(j.moeDispatcher());
+            }
+            j.gpusPerNode().ifPresent(n -> b.topology(org.scaledl.workload.Topology.assumedFor(device)
+                    .with(Optional.of(n), Optional.empty(), Optional.empty())));
+            return org.scaledl.workload.Sample.of(b.build(), measuredMs);
         }
     }
 

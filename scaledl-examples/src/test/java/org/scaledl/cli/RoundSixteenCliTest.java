@@ -4,9 +4,19 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.scaledl.io.DeviceCatalog;
+import org.scaledl.io.JobRuns;
+import org.scaledl.io.TrainingLogs;
+import org.scaledl.model.RuntimePredictor;
+import org.scaledl.onnx.OnnxImporter;
+import org.scaledl.workload.Sample;
+import org.scaledl.workload.Workload;
 
 /**
  * Round sixteen of hostile input and the person at the keyboard: what the stop before left open and what this
@@ -58,5 +68,57 @@ class RoundSixteenCliTest {
                 "--methods", "scaledl");
         assertEquals(0, few.code(), few.err());
         assertFalse(few.err().contains("--folds"), few.err());
+    }
+
+    /**
+     * A training log's run as a Java sample ({@code TrainingLogs.Run.sample}) is the row {@code runs --from-log} writes
+     * and {@code fit --calibrate --runs} reads: the same job, predicted alike, measured alike (the table rounds to
+     * 0.1 µs), for Megatron's and NeMo's logs, a mixture of experts, FP8 with selective recomputation. A Java user had
+     * to map the log's 21 settings by hand to calibrate on it.
+     */
+    @Test
+    void aLogsRunsAsJavaSamplesAreTheRunsTablesRows(@TempDir Path dir) throws Exception {
+        Path logs = HostileCliTest.repo().resolve("scaledl-core/src/test/resources/logs");
+        String megatron = Files.readString(logs.resolve("megatron-llama3-8b.log"));
+        Path moe = dir.resolve("moe.log");
+        Files.writeString(moe, megatron.replace("num_experts ..................................... None",
+                "num_experts ..................................... 8").replace(
+                "expert_model_parallel_size ...................... 1", "expert_model_parallel_size ...................... 4")
+                .replace("expert_tensor_parallel_size ..................... 4",
+                        "expert_tensor_parallel_size ..................... 1"));
+        Path fp8 = dir.resolve("fp8.log");
+        Files.writeString(fp8, megatron.replace("fp8 ............................................. None",
+                "fp8 ............................................. hybrid").replace(
+                "recompute_granularity ........................... None",
+                "recompute_granularity ........................... selective"));
+        RuntimePredictor gpu = org.scaledl.models.BundledModels.load("gpu");
+        DeviceCatalog catalog = DeviceCatalog.bundled();
+        for (Path log : List.of(logs.resolve("megatron-llama3-8b.log"), logs.resolve("nemo-llama3-8b.log"), moe, fp8)) {
+            Path table = dir.resolve(log.getFileName() + ".csv");
+            MainTest.Run r = MainTest.run("-q", "runs", "--from-log", log.toString(), "--out", table.toString());
+            assertEquals(0, r.code(), r.err());
+            List<Sample> rows = JobRuns.read(table, OnnxImporter::read, PlanCommand.gpuNames(Catalogs.of(null)),
+                    Map.of());
+            List<TrainingLogs.Run> runs = TrainingLogs.read(log, TrainingLogs.DEFAULT_WARMUP);
+            assertEquals(rows.size(), runs.size(), log.toString());
+            for (int i = 0; i < runs.size(); i++) {
+                TrainingLogs.Run run = runs.get(i);
+                Sample java = run.sample(catalog.require(run.device().orElseThrow()));
+                Workload a = java.workload();
+                Workload b = rows.get(i).workload();
+                String what = log + " run " + (i + 1);
+                assertEquals(rows.get(i).millis(), java.millis(), 1e-4, what);
+                assertEquals(b.parallelism(), a.parallelism(), what);
+                assertEquals(b.batch(), a.batch(), what);
+                assertEquals(b.precision(), a.precision(), what);
+                assertEquals(b.recomputeLabel(), a.recomputeLabel(), what);
+                assertEquals(b.topology(), a.topology(), what);
+                assertEquals(b.toString().replaceAll("[^ ]*\\.(json|csv|log)[^ ]*", ""),
+                        a.toString().replaceAll("[^ ]*\\.(json|csv|log)[^ ]*", ""), what);
+                assertEquals(gpu.predictMillis(b), gpu.predictMillis(a), 1e-9 * gpu.predictMillis(b), what);
+                assertEquals(run.id(), a.tag("id").orElseThrow());
+            }
+        }
+        assertTrue(TrainingLogs.read(moe, 0).get(0).job().expert() == 4);
     }
 }
