@@ -307,11 +307,21 @@ public final class HuggingFaceConfig {
         return "";
     }
 
+    /**
+     * A GPT-2 key, or the name Hugging Face's {@code GPT2Config} maps to it ({@code hidden_size} for {@code n_embd}:
+     * its {@code attribute_map}) where only that is given.
+     */
+    private static String gpt2Key(Reader r, String key, String alias) {
+        return r.has(key) || !r.has(alias) ? key : alias;
+    }
+
     private static TransformerSpec gpt2(Reader r, String name) {
-        long h = r.size("n_embd", -1);
+        long h = r.size(gpt2Key(r, "n_embd", "hidden_size"), -1);
         long inner = r.has("n_inner") && !r.isNull("n_inner") ? r.size("n_inner", -1) : 4 * h;
-        return TransformerSpec.decoder(name, h, r.size("n_head", -1), r.layers("n_layer", -1),
-                r.vocab("vocab_size", 50257)).maxPositions(r.positions("n_positions", 1024)).ffn(inner)
+        return TransformerSpec.decoder(name, h, r.size(gpt2Key(r, "n_head", "num_attention_heads"), -1),
+                r.layers(gpt2Key(r, "n_layer", "num_hidden_layers"), -1), r.vocab("vocab_size", 50257))
+                .maxPositions(r.positions(gpt2Key(r, "n_positions", "max_position_embeddings"), 1024)).ffn(inner)
+                .tiedEmbeddings(r.bool("tie_word_embeddings", true))
                 .ffnKind(activation(r, "activation_function", "gelu_new"))
                 .attentionDropout(r.rate("attn_pdrop", 0.1) > 0).hiddenDropout(r.rate("resid_pdrop", 0.1) > 0
                         || r.rate("embd_pdrop", 0.1) > 0).build();

@@ -391,7 +391,10 @@ public final class TransformerSpec {
         this.tiedEmbeddings = b.tied;
         this.mla = Optional.ofNullable(b.mla);
         this.dsa = Optional.ofNullable(b.dsa);
-        this.moe = Optional.ofNullable(b.moe);
+        // experts described for no layer (every layer listed dense: Qwen's mlp_only_layers) make no mixture of
+        // experts: not its interval, nor its expert parallelism
+        this.moe = Optional.ofNullable(b.moe).filter(x -> this.blocks.stream().anyMatch(
+                bl -> bl.ffn() == Block.Ffn.MOE));
         this.mamba = Optional.ofNullable(b.mamba);
         this.qkNorm = b.qkNorm;
         this.sinks = b.sinks;
@@ -422,6 +425,9 @@ public final class TransformerSpec {
                 && typeVocab <= 1L << 20 && relativeBuckets <= 1 << 16, "%s: sizes beyond any model (hidden %s, "
                 + "ffn %s, layers %s, vocabulary %s, heads %s, head size %s)", name, hidden, ffn,
                 blocks.size() + decoderLayers, vocab, heads, headDim);
+        Checks.argument(moe.isEmpty() || moe.get().experts() > 1, "%s: one routed expert is a dense feed-forward "
+                + "(a router with one choice routes nothing): describe it as a dense model of the expert's size, or "
+                + "give two experts or more", name);
         for (Block bl : blocks) {
             Checks.argument(bl.ffn() != Block.Ffn.MOE || moe.isPresent(), "%s: an experts layer needs the experts "
                     + "described", name);
@@ -1329,7 +1335,10 @@ public final class TransformerSpec {
             };
         }
 
-        /** The keys each query attends to (what a fused core computes): the window, half a causal sequence. */
+        /**
+         * The keys each query attends to on average (what a fused core computes): half a causal sequence, a causal
+         * window's {@code w - w²/2s}, the window of a non-causal one.
+         */
         private long keys(boolean causal, Block kind, boolean fused) {
             if (m.dsa.isPresent() && causal) {
                 // the indexer's top-k keys of each query (an unfused core too reads only those)
@@ -1344,7 +1353,9 @@ public final class TransformerSpec {
                 return Math.max(1, (span + 1) / 2);
             }
             if (kind.window() > 0 && kind.window() < s) {
-                return span;
+                // a causal window: query i attends min(i, w) keys, w - w^2 / 2s on average (half the sequence at
+                // w = s, as without a window; the window alone counted up to twice the causal core's work)
+                return causal ? Math.max(1, (long) Math.ceil(span - (double) span * span / (2.0 * s))) : span;
             }
             return causal ? Math.max(1, (s + 1) / 2) : s;
         }

@@ -274,7 +274,10 @@ class TransformerSpecTest {
 
     /**
      * A fused causal attention core does half the score and context work of the unfused one (FlashAttention skips the
-     * masked half), a sliding window of {@code w} tokens {@code w/s} of it, and holds no score matrix.
+     * masked half), a causal sliding window of {@code w} tokens {@code (w - w²/2s)/s} of the unfused core (query
+     * {@code i} attends {@code min(i, w)} keys), and holds no score matrix. The windowed work grows with the window and
+     * reaches the causal half at {@code w = s}: a window of {@code s - 1} counted nearly twice it, and a window
+     * of half the sequence a third more, when the window alone was counted.
      */
     @Test
     void fusedAttentionDoesTheCausalHalfAndAWindowItsShare() {
@@ -283,11 +286,19 @@ class TransformerSpecTest {
         double unfused = coreFlops(b.build().graph(4096));
         double fused = coreFlops(b.fusedAttention(true).build().graph(4096));
         assertEquals(0.5, fused / unfused, 1e-3);
-        double windowed = coreFlops(b.blocks(List.of(new TransformerSpec.Block(TransformerSpec.Block.Mixer.ATTENTION,
-                512, false, TransformerSpec.Block.Ffn.DENSE, 4096), new TransformerSpec.Block(
-                TransformerSpec.Block.Mixer.ATTENTION, 512, false, TransformerSpec.Block.Ffn.DENSE, 4096)))
-                .build().graph(4096));
-        assertEquals(512.0 / 4096, windowed / unfused, 1e-3);
+        java.util.function.LongFunction<Double> windowed = w -> coreFlops(b.blocks(List.of(new TransformerSpec.Block(
+                TransformerSpec.Block.Mixer.ATTENTION, w, false, TransformerSpec.Block.Ffn.DENSE, 4096),
+                new TransformerSpec.Block(TransformerSpec.Block.Mixer.ATTENTION, w, false,
+                        TransformerSpec.Block.Ffn.DENSE, 4096))).build().graph(4096));
+        assertEquals((512 - 512.0 * 512 / 8192) / 4096, windowed.apply(512) / unfused, 1e-3);
+        double before = 0;
+        for (long w : new long[] {1, 128, 512, 2048, 3000, 4095, 4096, 8192}) {
+            double x = windowed.apply(w);
+            assertTrue(x >= before && x <= fused * (1 + 1e-9), w + ": " + x + " after " + before + ", causal "
+                    + fused);
+            before = x;
+        }
+        assertEquals(fused, windowed.apply(4095), 1e-3 * fused);
     }
 
     /**

@@ -203,10 +203,9 @@ final class PredictCommand implements Callable<Integer> {
         RuntimePredictor p = model();
         Workload w = job.workload(p, g);
         Prediction pr = p.predict(w);
-        if (p.modelsClusters()) {
-            worldSizeNote(spec.commandLine().getParseResult().expandedArgs(), w.parallelism().data(),
-                    w.parallelism().ranks()).ifPresent(n -> System.err.println("scaledl: note: " + n));
-        }
+        Optional<String> worldSize = p.modelsClusters() ? worldSizeNote(spec.commandLine().getParseResult()
+                .expandedArgs(), w.parallelism().data(), w.parallelism().ranks()) : Optional.empty();
+        worldSize.ifPresent(n -> System.err.println("scaledl: note: " + n));
         for (PredictionWarning x : pr.warnings()) {
             System.err.println(stderrLine(x));
         }
@@ -292,6 +291,8 @@ final class PredictCommand implements Callable<Integer> {
             putOptional(root, "model_tflops_per_gpu", pr.modelTflopsPerGpu());
             root.put("machine", machine);
             ArrayNode ws = root.putArray("warnings");
+            // the command line's own note on --world-size first, as stderr has it
+            worldSize.ifPresent(n -> ws.addObject().put("kind", "note").put("message", n).put("share", 1.0));
             warnings(ws, pr);
             elsewhere.ifPresent(m -> ws.addObject().put("kind", "other_machine").put("message", m).put("share", 1.0));
             // what the readers warned of while reading the inputs (a multimodal configuration, a key left out)

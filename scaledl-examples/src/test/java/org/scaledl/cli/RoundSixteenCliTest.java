@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -120,5 +122,109 @@ class RoundSixteenCliTest {
             }
         }
         assertTrue(TrainingLogs.read(moe, 0).get(0).job().expert() == 4);
+    }
+
+    private static final Path CONFIGS = HostileCliTest.repo().resolve("scaledl-core/src/test/resources/transformers");
+
+    private static JsonNode json(MainTest.Run r) throws Exception {
+        assertEquals(0, r.code(), r.err());
+        return new ObjectMapper().readTree(r.out());
+    }
+
+    /**
+     * ZeRO on a single data-parallel replica shards nothing and is predicted as without it, as its note says: stage 3
+     * had cut the memory (the 16-bit weights left out as if gathered) and moved the time, turning an
+     * out-of-memory job into one that fits.
+     */
+    @Test
+    void zeroOnOneReplicaIsPredictedAsWithoutIt() throws Exception {
+        String[] job = {"predict", "--model", "gpu", "--transformer", LLAMA_8B.toString(), "--seq", "4096", "--batch",
+            "1", "--micro-batches", "8", "--gpus", "8", "--tensor", "8", "--device", "H200", "--precision", "bf16",
+            "--recompute", "none", "--json"};
+        JsonNode none = json(MainTest.run(job));
+        for (String zero : new String[] {"1", "2", "3"}) {
+            MainTest.Run r = MainTest.run(HostileCliTest.concat(job, "--zero-stage", zero));
+            JsonNode z = json(r);
+            assertEquals(none.path("ms").asDouble(), z.path("ms").asDouble(), 1e-9, zero);
+            assertEquals(none.path("memory_gb").asDouble(), z.path("memory_gb").asDouble(), 1e-9, zero);
+            assertTrue(r.err().contains("shards nothing"), r.err());
+        }
+    }
+
+    /**
+     * "Routed experts" means one thing to the checks and the model built: a configuration whose every layer is dense
+     * (Qwen's mlp_only_layers) is a dense model (its expert parallelism refused, as a dense model's), and one routed
+     * expert is refused as the dense feed-forward it is (it was built as a mixture of experts whose expert tensor
+     * parallelism was refused as a dense model's).
+     */
+    @Test
+    void routedExpertsMeanOneThing(@TempDir Path dir) throws Exception {
+        String qwen = Files.readString(CONFIGS.resolve("qwen3-30b-a3b/config.json"));
+        Path dense = dir.resolve("qwen-dense.json");
+        Files.writeString(dense, qwen.replace("\"mlp_only_layers\": []", "\"mlp_only_layers\": " + java.util.stream
+                .IntStream.range(0, 48).boxed().toList()));
+        String[] job = {"predict", "--model", "gpu", "--transformer", dense.toString(), "--seq", "4096", "--batch", "1",
+            "--gpus", "8", "--device", "H100", "--precision", "bf16"};
+        MainTest.Run ep = MainTest.run(HostileCliTest.concat(job, "--expert", "8"));
+        assertEquals(Main.BAD_INPUT, ep.code(), ep.err());
+        assertTrue(ep.err().contains("without routed experts"), ep.err());
+        assertEquals(0, MainTest.run(job).code());
+        Path one = dir.resolve("mixtral-one.json");
+        Files.writeString(one, Files.readString(CONFIGS.resolve("mixtral-8x7b/config.json"))
+                .replace("\"num_local_experts\": 8", "\"num_local_experts\": 1")
+                .replace("\"num_experts_per_tok\": 2", "\"num_experts_per_tok\": 1"));
+        MainTest.Run r = MainTest.run("predict", "--model", "gpu", "--transformer", one.toString(), "--seq", "4096",
+                "--batch", "1", "--gpus", "8", "--device", "H100", "--precision", "bf16");
+        assertEquals(Main.BAD_INPUT, r.code(), r.err());
+        assertTrue(r.err().contains("one routed expert is a dense feed-forward") && r.err().contains("mixtral-one.json"),
+                r.err());
+    }
+
+    /**
+     * A GPT-2 configuration's untied output layer is one of its own (tie_word_embeddings false was ignored: the same
+     * parameters and memory as tied), and Hugging Face's other names for its sizes (GPT2Config's attribute map:
+     * hidden_size, num_attention_heads, num_hidden_layers, max_position_embeddings) are read as its own.
+     */
+    @Test
+    void gpt2ReadsItsTyingAndItsOtherNames(@TempDir Path dir) throws Exception {
+        String gpt2 = Files.readString(CONFIGS.resolve("gpt2/config.json"));
+        Path untied = dir.resolve("untied.json");
+        Files.writeString(untied, gpt2.replace("\"vocab_size\": 50257", "\"vocab_size\": 50257, "
+                + "\"tie_word_embeddings\": false"));
+        long tiedParams = org.scaledl.transformer.HuggingFaceConfig.read(CONFIGS.resolve("gpt2/config.json"))
+                .parameterCount();
+        assertEquals(tiedParams + 50257L * 768, org.scaledl.transformer.HuggingFaceConfig.read(untied)
+                .parameterCount());
+        Path renamed = dir.resolve("renamed.json");
+        Files.writeString(renamed, gpt2.replace("\"n_embd\"", "\"hidden_size\"").replace("\"n_head\"",
+                "\"num_attention_heads\"").replace("\"n_layer\"", "\"num_hidden_layers\"").replace("\"n_positions\"",
+                "\"max_position_embeddings\""));
+        String[] job = {"predict", "--model", "gpu", "--seq", "1024", "--batch", "8", "--device", "A100",
+            "--precision", "fp16", "--json", "--transformer"};
+        assertEquals(json(MainTest.run(HostileCliTest.concat(job, CONFIGS.resolve("gpt2/config.json").toString())))
+                .path("ms").asDouble(), json(MainTest.run(HostileCliTest.concat(job, renamed.toString()))).path("ms")
+                .asDouble(), 1e-9);
+    }
+
+    /**
+     * {@code --uneven-pipeline} on layers that divide evenly is said to change nothing (it splits only what does not
+     * divide), and {@code --world-size}'s note on a job of several GPUs a replica is in the JSON's warnings as on
+     * stderr.
+     */
+    @Test
+    void notesAboutWhatWasGivenAreSaid() throws Exception {
+        MainTest.Run uneven = MainTest.run("predict", "--model", "gpu", "--transformer", LLAMA_8B.toString(), "--seq",
+                "4096", "--batch", "1", "--micro-batches", "8", "--gpus", "8", "--pipeline", "4", "--device", "H100",
+                "--precision", "bf16", "--uneven-pipeline");
+        assertEquals(0, uneven.code(), uneven.err());
+        assertTrue(uneven.err().contains("uneven pipeline given, but the 32 layers divide into 4 model chunks"),
+                uneven.err());
+        MainTest.Run ws = MainTest.run("predict", "--model", "gpu", "--transformer", LLAMA_8B.toString(), "--seq",
+                "4096", "--batch", "1", "--world-size", "2", "--tensor", "4", "--device", "H100", "--precision",
+                "bf16", "--json");
+        JsonNode root = json(ws);
+        assertTrue(ws.err().contains("--world-size 2 counts data-parallel replicas"), ws.err());
+        assertTrue(root.path("warnings").toString().contains("--world-size 2 counts data-parallel replicas"),
+                root.path("warnings").toString());
     }
 }

@@ -329,13 +329,19 @@ public final class MegatronExecution {
     }
 
     /**
-     * Why a job's pipeline is split unevenly, when it is (no even split of its layers exists): the note a prediction
-     * carries.
+     * Why a job's pipeline is split unevenly, when it is (no even split of its layers exists), or that a job given the
+     * uneven split divides evenly (and is split so): the note a prediction carries.
      */
     static Optional<String> unevenNote(Workload w) {
         TransformerShape ts = w.graph().transformer().orElseThrow();
         Parallelism par = w.parallelism();
         int chunks = par.pipeline() * par.virtualStages();
+        if (chunks > 1 && ts.layers() % chunks == 0 && w.unevenPipeline()) {
+            // the flag splits only what does not divide (formats.md): said, as a user may have meant a balanced split
+            return Optional.of(String.format(Locale.ROOT, "uneven pipeline given, but the %d layers divide into %d "
+                    + "model chunks: split evenly, %d a chunk, the last stage computing the loss too (the uneven split "
+                    + "applies to layers that do not divide)", ts.layers(), chunks, ts.layers() / chunks));
+        }
         if (chunks <= 1 || ts.layers() % chunks == 0) {
             return Optional.empty();
         }
@@ -429,6 +435,14 @@ public final class MegatronExecution {
                 + "about %.0f %% of the step while the pipeline fills and drains (training recipes run at least as "
                 + "many micro-batches as stages, usually several times more: give --micro-batches)", m,
                 m == 1 ? "" : "es", p, 100 * fill / (m + fill)));
+    }
+
+    /**
+     * The ZeRO stage a job runs: its own, or 0 where it has a single data-parallel (and context-parallel) rank, which
+     * has nothing to shard over ({@link #zeroNote}: its memory and time are those without ZeRO, as that note says).
+     */
+    static int zeroStage(Parallelism par) {
+        return (long) par.data() * par.context() > 1 ? par.zeroStage() : 0;
     }
 
     /**
@@ -2203,10 +2217,10 @@ public final class MegatronExecution {
         }
         double optimizer = 0;
         if (train) {
-            double local = w.loraRank() > 0 ? stageAdapters[maxParams] / (par.zeroStage() >= 1 ? dp : 1)
-                    : dense / (par.zeroStage() >= 1 ? dp : 1) + expert / (par.zeroStage() >= 1 ? edp : 1);
+            double local = w.loraRank() > 0 ? stageAdapters[maxParams] / (zeroStage(par) >= 1 ? dp : 1)
+                    : dense / (zeroStage(par) >= 1 ? dp : 1) + expert / (zeroStage(par) >= 1 ? edp : 1);
             // FSDP updates the sharded FP32 parameters themselves: no 16-bit copy is written
-            optimizer = 1e3 * local * prec.optimizerTrafficBytes(w.gradientBytes(), par.zeroStage() < 3)
+            optimizer = 1e3 * local * prec.optimizerTrafficBytes(w.gradientBytes(), zeroStage(par) < 3)
                     / device.bytesPerSecond();
         }
         // Transformer Engine's overlap of the sequence-parallel collectives with their contractions (userbuffers over
@@ -2407,11 +2421,11 @@ public final class MegatronExecution {
         int stageRanksPerNode = (int) Math.max(1, Math.min(topo.gpusPerNode(), (long) par.tensor() * dp));
         int ePerNode = Math.max(1, Math.min(edp, stageRanksPerNode / (par.expert() * par.expertTensor())));
         Topology expertShared = ParallelExecution.sharedNetwork(topo, ePerNode);
-        if (par.zeroStage() < 3) {
+        if (zeroStage(par) < 3) {
             double reduce = 0;
             // an all-reduce of the updated weights (in their own type) over the same groups: twice their gather
             double reduceWeights = 0;
-            boolean ownType = par.zeroStage() > 0 && prec.weightBytes() != reduceBytes;
+            boolean ownType = zeroStage(par) > 0 && prec.weightBytes() != reduceBytes;
             if (dp > 1 && denseGrads > 0) {
                 reduce += comm.allReduceMillis(device, shared, dp, perNode, denseGrads * reduceBytes);
                 reduceWeights += ownType ? comm.allReduceMillis(device, shared, dp, perNode,
@@ -2430,8 +2444,8 @@ public final class MegatronExecution {
             // step
             double scatter = reduce / 2;
             double gatherWeights = (ownType ? reduceWeights : reduce) / 2;
-            int scatters = par.zeroStage() == 2 ? Math.max(1, m) : 1;
-            double whole = par.zeroStage() == 0 ? reduce : scatters * scatter + gatherWeights;
+            int scatters = zeroStage(par) == 2 ? Math.max(1, m) : 1;
+            double whole = zeroStage(par) == 0 ? reduce : scatters * scatter + gatherWeights;
             if (w.gradReduceAfterBackward()) {
                 // Megatron-LM's local DDP, Megatron-DeepSpeed, DeepSpeed's ZeRO 1-2: the reduction (with the
                 // distributed optimizer a reduce-scatter and the updated weights' gather) waits for the backward pass
@@ -2446,7 +2460,7 @@ public final class MegatronExecution {
                     Math.min(denseGrads * reduceBytes, org.scaledl.model.comm.Collectives.BUCKET_BYTES))
                     : 0);
             double all = reduce;
-            if (par.zeroStage() == 0) {
+            if (zeroStage(par) == 0) {
                 return stretch -> Math.max(tail, all - 2.0 / 3 * perMicroBatch * stretch);
             }
             // a reduce-scatter's part a micro-batch's backward pass does not hide, and the weights' gather's part the
@@ -2500,7 +2514,7 @@ public final class MegatronExecution {
         Parallelism par = w.parallelism();
         Precision prec = w.precision();
         int p = par.pipeline();
-        int zero = par.zeroStage();
+        int zero = zeroStage(par);
         double states;
         double grad = w.gradientBytes();
         if (w.phase() == Phase.INFER) {
