@@ -56,6 +56,13 @@ public final class Layer {
      */
     public static final String KEY_VALUE_HEADS = "scaledl_kv_heads";
 
+    /**
+     * The attribute (an integer, tokens) of an attention core's layers whose queries attend causally within a sliding
+     * window shorter than the sequence: what packed documents leave of their work is the keys such a window reads
+     * within a document over those it reads within the sequence.
+     */
+    public static final String ATTENTION_WINDOW = "scaledl_window";
+
     private final String name;
     private final String opType;
     private final String domain;
@@ -164,6 +171,13 @@ public final class Layer {
         }
         long[] v = a.asLongs();
         return v.length == 2 && v[0] > 0 && v[1] > 0 ? Optional.of(v) : Optional.empty();
+    }
+
+    /** The causal sliding window an attention core's layer attends within ({@link #ATTENTION_WINDOW}), if any. */
+    public java.util.OptionalLong attentionWindow() {
+        Attribute a = attributes.get(ATTENTION_WINDOW);
+        return a != null && a.kind() == Attribute.Kind.INT && a.asLong() > 0 ? java.util.OptionalLong.of(a.asLong())
+                : java.util.OptionalLong.empty();
     }
 
     /** Whether the layer's integer attribute {@code name} is 1 (a mark of scaledl's own graphs). */

@@ -72,7 +72,7 @@ public record TransformerShape(long hidden, long heads, long kvHeads, long ffn, 
 
     /**
      * The keys a query attends to on average over a causal sequence of {@code s} when it reads at most {@code k}
-     * (DeepSeek's sparse attention): every earlier key up to the {@code k}-th query, {@code k} after,
+     * (DeepSeek's sparse attention, or a sliding window of {@code k}): every earlier key up to the {@code k}-th query, {@code k} after,
      * {@code (k(k+1)/2 + (s-k)·k)/s} for {@code s > k}; dense causal attention's {@code (s+1)/2} for {@code s <= k}.
      */
     public static long sparseCausalKeys(long s, long k) {
@@ -92,8 +92,21 @@ public record TransformerShape(long hidden, long heads, long kvHeads, long ffn, 
      * @param indexer whether the layer is the indexer's (quadratic even in a sparse model)
      */
     public double packedShare(long documents, boolean indexer) {
+        return packedShare(documents, indexer, 0);
+    }
+
+    /**
+     * {@link #packedShare(long, boolean)} of a layer whose queries attend causally within a sliding window of
+     * {@code window} tokens shorter than the sequence (0: none): the keys the window reads within a document over
+     * those it reads within the sequence ({@link #sparseCausalKeys}; a window longer than the documents is their
+     * causal half).
+     */
+    public double packedShare(long documents, boolean indexer, long window) {
         if (documents <= 0 || documents >= seq) {
             return 1;
+        }
+        if (window > 0 && window < seq && !indexer) {
+            return (double) sparseCausalKeys(documents, window) / sparseCausalKeys(seq, window);
         }
         if (sparseTopK > 0 && !indexer) {
             return (double) sparseCausalKeys(documents, sparseTopK) / sparseCausalKeys(seq, sparseTopK);

@@ -376,8 +376,14 @@ public final class TrainingLogs {
          * {@link #id()} and its source (the log and the line its configuration starts at).
          *
          * @param device the GPU it ran on (the log's {@link #device()} names it, as the catalog finds it)
+         * <p>The topology is the device's standard system, or its nodes of the GPUs a NeMo log states; the command
+         * line's {@code runs --gpus-per-node} and {@code --nvlink-domain} replace that in the table: give such a
+         * machine in Java as {@code Sample.of(s.workload().toBuilder().topology(t).build(), s.millis())}.
+         *
          * @throws IllegalArgumentException for a run read with a given model (no {@link #config()}: use
          *         {@link #sample(Device, TransformerSpec)}), or a device that is not a GPU
+         * @throws InvalidInputException where the configuration the log's arguments built cannot be read (it was
+         *         read once when the log was)
          */
         public org.scaledl.workload.Sample sample(Device device) {
             String json = config.orElseThrow(() -> new IllegalArgumentException("run " + id() + " was read with a "

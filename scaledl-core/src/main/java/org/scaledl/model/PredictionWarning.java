@@ -8,7 +8,8 @@ import org.scaledl.Checks;
  * Why a prediction should be trusted less (the workload leaves the model's training {@link Domain}, the graph was
  * imported partly, the model could not measure its own error), or what the predictor took the workload to be (what it
  * assumed or chose for it, what may not be what was meant, how it read it: {@link Kind#ASSUMED},
- * {@link Kind#CHOSEN}, {@link Kind#UNUSUAL_JOB}, {@link Kind#NOTE}).
+ * {@link Kind#CHOSEN}, {@link Kind#UNUSUAL_JOB}, {@link Kind#NOTE}), or what the model's own history did to it (a
+ * calibration on other GPUs: {@link Kind#CALIBRATED_ELSEWHERE}).
  *
  * <pre>{@code
  * for (PredictionWarning w : predictor.predict(workload).warnings()) {

@@ -52,7 +52,8 @@ import org.scaledl.graph.TransformerShape;
  * {@code Starcoder2ForCausalLM} and {@code GPTNeoXForCausalLM} ({@code Qwen2MoeForCausalLM} less its shared
  * expert's gate); the contractions' FLOPs are those of the closed forms (Narayanan et al.,
  * SC '21, Eq. 3: {@code 24·B·s·h² + 4·B·s²·h} per layer forward, {@code 2·B·s·h·V} for the logits), with a fused
- * causal attention core doing half the score work and a windowed one a window's.
+ * causal attention core doing half the score work and a causal sliding window of {@code w} about
+ * {@code w - w²/2s} keys a query (its queries attend {@code min(i, w)} keys).
  */
 public final class TransformerSpec {
 
@@ -1117,6 +1118,8 @@ public final class TransformerSpec {
         private LayerRole.Region region = LayerRole.Region.PROLOGUE;
         /** The kind of block being written, or -1 outside the blocks. */
         private int block = -1;
+        /** The causal sliding window of the block kind being built, shorter than the sequence; 0 for none. */
+        private long window;
 
         GraphWriter(TransformerSpec m, long s) {
             this.m = m;
@@ -1145,6 +1148,10 @@ public final class TransformerSpec {
         }
 
         private void layer(Layer.Builder l, String name, LayerRole.Kind kind) {
+            if (window > 0 && kind == LayerRole.Kind.ATTENTION_CORE) {
+                // the causal window the core's layers attend within (what packed documents leave of their work)
+                l.attribute(Layer.ATTENTION_WINDOW, Attribute.ofInt(window));
+            }
             g.layer(l.build());
             g.role(name, new LayerRole(region, kind, block));
         }
@@ -1303,11 +1310,14 @@ public final class TransformerSpec {
             String out = x;
             for (Map.Entry<Block, Integer> e : kinds.entrySet()) {
                 block = first + e.getValue();
+                Block kind = e.getKey();
+                window = causal && !kind.chunked() && kind.window() > 0 && kind.window() < s ? kind.window() : 0;
                 String b = kinds.size() == 1 ? prefix + "/block" : prefix + "/block" + e.getValue();
-                out = layer(b, x, e.getKey(), causal, memory, relative);
+                out = layer(b, x, kind, causal, memory, relative);
             }
             region = LayerRole.Region.EPILOGUE;
             block = -1;
+            window = 0;
             if (m.architecture == Architecture.ENCODER_DECODER && m.preNorm) {
                 out = norm(prefix + "/final_norm", out);
             }
@@ -1353,9 +1363,10 @@ public final class TransformerSpec {
                 return Math.max(1, (span + 1) / 2);
             }
             if (kind.window() > 0 && kind.window() < s) {
-                // a causal window: query i attends min(i, w) keys, w - w^2 / 2s on average (half the sequence at
-                // w = s, as without a window; the window alone counted up to twice the causal core's work)
-                return causal ? Math.max(1, (long) Math.ceil(span - (double) span * span / (2.0 * s))) : span;
+                // a causal window: query i attends min(i, w) keys, about w - w^2 / 2s on average (half the sequence
+                // at w = s, as without a window; the window alone counted up to twice the causal core's work), as
+                // a sparse attention reading at most w keys does
+                return causal ? TransformerShape.sparseCausalKeys(s, span) : span;
             }
             return causal ? Math.max(1, (s + 1) / 2) : s;
         }

@@ -137,11 +137,15 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
      * A given topology with the default network latency and an NVLink domain of {@code nvlinkDomain} GPUs, whole
      * nodes: {@code Topology.of(4, Link.NVSWITCH, 900, 1600, 72)} is a GB200 NVL72 rack of 18 trays of 4 GPUs.
      *
-     * @throws IllegalArgumentException for a domain smaller than the node or no whole number of nodes
+     * @throws IllegalArgumentException for a domain smaller than the node or no whole number of nodes, or a PCIe
+     *         server's beyond its node
      */
     public static Topology of(int gpusPerNode, Link link, double intraNodeGBps, double interNodeGbps,
             int nvlinkDomain) {
-        if (link != Link.PCIE) {
+        if (link == Link.PCIE) {
+            Checks.argument(nvlinkDomain == gpusPerNode, "a PCIe server's GPUs share no NVLink domain beyond their node: "
+                    + "give %s, not %s", gpusPerNode, nvlinkDomain);
+        } else {
             domainProblem(nvlinkDomain, gpusPerNode).ifPresent(p -> {
                 throw new IllegalArgumentException(p);
             });

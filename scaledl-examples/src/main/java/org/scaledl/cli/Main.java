@@ -225,16 +225,16 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
         return org.scaledl.Suggestions.closest(bare, known.stream().filter(k -> k.length() > 2).toList());
     }
 
-    /**
-     * A command line's mistake in words: for options it does not know, those options alone (picocli lists their values
-     * among them, {@code Unknown options: '--tenser', '2'}); else picocli's message.
-     */
     /** A list option given with an empty value (a leading, trailing or doubled comma), said in words. */
     private static String emptyInList(CommandLine.Model.OptionSpec o, String given) {
         return "option '" + o.longestName() + "' has an empty value in its list" + (given == null ? ""
                 : " (given '" + given + "')") + ": values are comma-separated, with none left out";
     }
 
+    /**
+     * A command line's mistake in words: for options it does not know, those options alone (picocli lists their values
+     * among them, {@code Unknown options: '--tenser', '2'}); else picocli's message.
+     */
     static String describe(CommandLine.ParameterException e) {
         if (e instanceof CommandLine.UnmatchedArgumentException u && !u.getUnmatched().isEmpty()
                 && u.getUnmatched().get(0).startsWith("-")) {

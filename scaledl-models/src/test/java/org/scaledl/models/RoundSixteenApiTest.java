@@ -66,9 +66,18 @@ class RoundSixteenApiTest {
         Prediction hgx = GPU.predict(llama70b(h100, 16).topology(Topology.of(8, Topology.Link.NVSWITCH, 450, 3200))
                 .build());
         assertFalse(says(hgx, PredictionWarning.Kind.UNUSUAL_JOB, "whose standard system joins"));
+        // nor an A100 or H100 cluster's nodes of 4 (Perlmutter's): their standard system is a server, no rack
+        for (String gpu : new String[] {"A100", "H100"}) {
+            Device d = DeviceCatalog.bundled().require(gpu);
+            Prediction four = GPU.predict(llama70b(d, 16).precision(Precision.BF16).topology(Topology.of(4,
+                    Topology.Link.NVSWITCH, d.linkGBps(), 800)).build());
+            assertFalse(says(four, PredictionWarning.Kind.UNUSUAL_JOB, "whose standard system joins"), gpu + ": "
+                    + four.warnings());
+        }
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> Topology.of(4, Topology.Link.NVSWITCH, 900, 1600, 70));
         assertTrue(e.getMessage().contains("no whole number of nodes"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> Topology.of(8, Topology.Link.PCIE, 32, 100, 64));
     }
 
     /**

@@ -340,7 +340,7 @@ public final class MegatronExecution {
             // the flag splits only what does not divide (formats.md): said, as a user may have meant a balanced split
             return Optional.of(String.format(Locale.ROOT, "uneven pipeline given, but the %d layers divide into %d "
                     + "model chunks: split evenly, %d a chunk, the last stage computing the loss too (the uneven split "
-                    + "applies to layers that do not divide)", ts.layers(), chunks, ts.layers() / chunks));
+                    + "applies only where no even split exists)", ts.layers(), chunks, ts.layers() / chunks));
         }
         if (chunks <= 1 || ts.layers() % chunks == 0) {
             return Optional.empty();
@@ -358,8 +358,9 @@ public final class MegatronExecution {
             String split = par.virtualStages() > 1 ? String.format(Locale.ROOT, "%d pipeline stages x %d chunks",
                     par.pipeline(), par.virtualStages()) : par.pipeline() + " pipeline stages";
             return Optional.of(String.format(Locale.ROOT, "%d layers split into %s with %s: %d layers a %s, the first "
-                    + "%d, the last %d", ts.layers(), split, counted, q, par.virtualStages() > 1 ? "chunk" : "stage",
-                    even[0], even[even.length - 1]));
+                    + "%d, the last %d%s", ts.layers(), split, counted, q, par.virtualStages() > 1 ? "chunk" : "stage",
+                    even[0], even[even.length - 1], w.unevenPipeline() ? " (the uneven split given applies only where "
+                    + "no even split exists)" : ""));
         }
         int[] sizes = unevenChunkSizes(ts.layers(), chunks, ts.mtpLayers());
         int lo = Integer.MAX_VALUE;
@@ -438,11 +439,22 @@ public final class MegatronExecution {
     }
 
     /**
-     * The ZeRO stage a job runs: its own, or 0 where it has a single data-parallel (and context-parallel) rank, which
-     * has nothing to shard over ({@link #zeroNote}: its memory and time are those without ZeRO, as that note says).
+     * The ZeRO stage a job runs: its own, or 0 where neither its dense weights nor its experts have a group to shard
+     * over: a single data-parallel (and context-parallel) rank, and a routed expert's data-parallel group (the ranks
+     * of a stage holding the same experts, {@code d·c·t / (e·et)}) of one ({@link #zeroNote}: its memory and time are
+     * those without ZeRO, as that note says).
      */
-    static int zeroStage(Parallelism par) {
-        return (long) par.data() * par.context() > 1 ? par.zeroStage() : 0;
+    static int zeroStage(Workload w) {
+        return shardsNothing(w) ? 0 : w.parallelism().zeroStage();
+    }
+
+    /** Whether a job's ZeRO has no group to shard over ({@link #zeroStage(Workload)}). */
+    private static boolean shardsNothing(Workload w) {
+        Parallelism par = w.parallelism();
+        long dp = (long) par.data() * par.context();
+        boolean experts = w.graph().transformer().map(ts -> ts.experts() > 1).orElse(false);
+        long edp = dp * par.tensor() / ((long) par.expert() * par.expertTensor());
+        return dp <= 1 && (!experts || edp <= 1);
     }
 
     /**
@@ -451,7 +463,7 @@ public final class MegatronExecution {
      */
     static Optional<String> zeroNote(Workload w) {
         Parallelism par = w.parallelism();
-        if (w.phase() != Phase.TRAIN || par.zeroStage() == 0 || (long) par.data() * par.context() > 1) {
+        if (w.phase() != Phase.TRAIN || par.zeroStage() == 0 || !shardsNothing(w)) {
             return Optional.empty();
         }
         return Optional.of("ZeRO stage " + par.zeroStage() + " with one data-parallel rank shards nothing (the "
@@ -803,7 +815,8 @@ public final class MegatronExecution {
             // unfused core masks its whole score matrix
             double packed = documents > 0 && kind.attentionCore() && (fusedCore[u] || kind == LayerRole.Kind.INDEXER)
                     && lf.family() != OpFamily.MOVEMENT && lf.family() != OpFamily.VIEW
-                    ? ts.packedShare(documents, kind == LayerRole.Kind.INDEXER) : 1;
+                    ? ts.packedShare(documents, kind == LayerRole.Kind.INDEXER, g.layer(i).attentionWindow()
+                            .orElse(0)) : 1;
             double keeps = packed * savedBytes(g, lf, role, b, ts, fusedCore[u], prec, lowLinear ? low : null, redo,
                     divisor, t, sp, c);
             // a row-parallel product splits its reduction, not its output (the partial sums the all-reduce adds)
@@ -2217,10 +2230,10 @@ public final class MegatronExecution {
         }
         double optimizer = 0;
         if (train) {
-            double local = w.loraRank() > 0 ? stageAdapters[maxParams] / (zeroStage(par) >= 1 ? dp : 1)
-                    : dense / (zeroStage(par) >= 1 ? dp : 1) + expert / (zeroStage(par) >= 1 ? edp : 1);
+            double local = w.loraRank() > 0 ? stageAdapters[maxParams] / (zeroStage(w) >= 1 ? dp : 1)
+                    : dense / (zeroStage(w) >= 1 ? dp : 1) + expert / (zeroStage(w) >= 1 ? edp : 1);
             // FSDP updates the sharded FP32 parameters themselves: no 16-bit copy is written
-            optimizer = 1e3 * local * prec.optimizerTrafficBytes(w.gradientBytes(), zeroStage(par) < 3)
+            optimizer = 1e3 * local * prec.optimizerTrafficBytes(w.gradientBytes(), zeroStage(w) < 3)
                     / device.bytesPerSecond();
         }
         // Transformer Engine's overlap of the sequence-parallel collectives with their contractions (userbuffers over
@@ -2421,11 +2434,11 @@ public final class MegatronExecution {
         int stageRanksPerNode = (int) Math.max(1, Math.min(topo.gpusPerNode(), (long) par.tensor() * dp));
         int ePerNode = Math.max(1, Math.min(edp, stageRanksPerNode / (par.expert() * par.expertTensor())));
         Topology expertShared = ParallelExecution.sharedNetwork(topo, ePerNode);
-        if (zeroStage(par) < 3) {
+        if (zeroStage(w) < 3) {
             double reduce = 0;
             // an all-reduce of the updated weights (in their own type) over the same groups: twice their gather
             double reduceWeights = 0;
-            boolean ownType = zeroStage(par) > 0 && prec.weightBytes() != reduceBytes;
+            boolean ownType = zeroStage(w) > 0 && prec.weightBytes() != reduceBytes;
             if (dp > 1 && denseGrads > 0) {
                 reduce += comm.allReduceMillis(device, shared, dp, perNode, denseGrads * reduceBytes);
                 reduceWeights += ownType ? comm.allReduceMillis(device, shared, dp, perNode,
@@ -2444,8 +2457,8 @@ public final class MegatronExecution {
             // step
             double scatter = reduce / 2;
             double gatherWeights = (ownType ? reduceWeights : reduce) / 2;
-            int scatters = zeroStage(par) == 2 ? Math.max(1, m) : 1;
-            double whole = zeroStage(par) == 0 ? reduce : scatters * scatter + gatherWeights;
+            int scatters = zeroStage(w) == 2 ? Math.max(1, m) : 1;
+            double whole = zeroStage(w) == 0 ? reduce : scatters * scatter + gatherWeights;
             if (w.gradReduceAfterBackward()) {
                 // Megatron-LM's local DDP, Megatron-DeepSpeed, DeepSpeed's ZeRO 1-2: the reduction (with the
                 // distributed optimizer a reduce-scatter and the updated weights' gather) waits for the backward pass
@@ -2460,7 +2473,7 @@ public final class MegatronExecution {
                     Math.min(denseGrads * reduceBytes, org.scaledl.model.comm.Collectives.BUCKET_BYTES))
                     : 0);
             double all = reduce;
-            if (zeroStage(par) == 0) {
+            if (zeroStage(w) == 0) {
                 return stretch -> Math.max(tail, all - 2.0 / 3 * perMicroBatch * stretch);
             }
             // a reduce-scatter's part a micro-batch's backward pass does not hide, and the weights' gather's part the
@@ -2514,7 +2527,7 @@ public final class MegatronExecution {
         Parallelism par = w.parallelism();
         Precision prec = w.precision();
         int p = par.pipeline();
-        int zero = zeroStage(par);
+        int zero = zeroStage(w);
         double states;
         double grad = w.gradientBytes();
         if (w.phase() == Phase.INFER) {

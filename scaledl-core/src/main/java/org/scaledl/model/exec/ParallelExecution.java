@@ -150,10 +150,11 @@ public final class ParallelExecution {
                         + " (give --gpus-per-node and --inter-node-gbps both)"));
             }
             // (the standard system looked up only for a domain beyond the node or a job beyond the domain given)
-            int standard = t.nvlinkDomain() > t.gpusPerNode() || crossesNodes(t, ranks)
-                    ? Topology.assumedFor(d).nvlinkDomain() : 0;
-            if (crossesNodes(t, ranks) && standard > t.nvlinkDomain() && standard > t.gpusPerNode()
-                    && t.link() != Topology.Link.PCIE) {
+            Topology std = t.nvlinkDomain() > t.gpusPerNode() || crossesNodes(t, ranks) ? Topology.assumedFor(d)
+                    : null;
+            int standard = std == null ? 0 : std.nvlinkDomain();
+            if (std != null && crossesNodes(t, ranks) && std.nvlinkDomain() > std.gpusPerNode()
+                    && standard > t.nvlinkDomain() && t.link() != Topology.Link.PCIE) {
                 // a rack-scale device (an NVL72) given a topology whose domain is a node: its collectives beyond the
                 // node are predicted over the network, which a rack would carry over NVLink
                 notes.add(StageCost.Note.unusual(String.format(Locale.ROOT, "an NVLink domain of %d GPUs on %s, "
