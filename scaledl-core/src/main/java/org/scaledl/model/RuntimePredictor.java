@@ -366,9 +366,10 @@ public final class RuntimePredictor implements RuntimeModel {
                     cost.memoryDetail().map(d -> " (" + d + ")").orElse(""), w.device().get().memoryGB(),
                     w.device().get().name(), w.phase() == org.scaledl.workload.Phase.INFER
                             ? "tensor or pipeline parallelism, a smaller batch"
-                            // (ZeRO shards over the data-parallel replicas: one has nothing to shard over)
-                            : "tensor or pipeline parallelism, " + ((long) w.parallelism().data()
-                                    * w.parallelism().context() > 1 ? "ZeRO, " : "")
+                            // (ZeRO shards over the data-parallel replicas, or the experts' own group: with one
+                            // of each it has nothing to shard over)
+                            : "tensor or pipeline parallelism, " + (w.graph().transformer().isPresent()
+                                    && org.scaledl.model.exec.MegatronExecution.shardsNothing(w) ? "" : "ZeRO, ")
                                     + (recomputesAllItCan(w) ? "" : "recomputation, ") + "a smaller micro-batch"),
                     Optional.of(memory.getAsDouble()),
                     "<= " + w.device().get().memoryGB(), 1));

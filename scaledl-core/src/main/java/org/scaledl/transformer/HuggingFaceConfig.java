@@ -312,6 +312,11 @@ public final class HuggingFaceConfig {
      * its {@code attribute_map}) where only that is given.
      */
     private static String gpt2Key(Reader r, String key, String alias) {
+        if (r.has(key) && r.has(alias) && !r.c().get(key).equals(r.c().get(alias))) {
+            // Hugging Face would take one or the other by the order it sets them: which was meant is not known
+            throw InvalidInputException.inSource(r.source(), key + " and " + alias + " (Hugging Face's other name for "
+                    + "it) disagree: " + r.c().get(key) + " and " + r.c().get(alias) + "; give one");
+        }
         return r.has(key) || !r.has(alias) ? key : alias;
     }
 

@@ -70,8 +70,13 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
             return "link is missing";
         }
         if (link != Link.PCIE && nvlinkDomain < gpusPerNode) {
-            // an NVLink domain joins whole nodes (a bridged pair's cards are NVLink point to point in their node)
+            // an NVLink domain joins whole nodes (a bridged pair's cards are NVLink point to point in their node; an
+            // NVL72 rack stays the domain where a node is taken to be of another size, with())
             return domainProblem(nvlinkDomain, gpusPerNode).orElseThrow();
+        }
+        if (link == Link.PCIE && nvlinkDomain > gpusPerNode) {
+            return "a PCIe server's GPUs share no NVLink domain beyond their node (of " + gpusPerNode + "): "
+                    + nvlinkDomain;
         }
         if (!(Double.isFinite(intraNodeGBps) && intraNodeGBps >= MIN_GBPS && intraNodeGBps <= MAX_GBPS)) {
             return "intra-node bandwidth must be in [" + MIN_GBPS + ", " + MAX_GBPS + "] GB/s: " + intraNodeGBps;
@@ -142,10 +147,8 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
      */
     public static Topology of(int gpusPerNode, Link link, double intraNodeGBps, double interNodeGbps,
             int nvlinkDomain) {
-        if (link == Link.PCIE) {
-            Checks.argument(nvlinkDomain == gpusPerNode, "a PCIe server's GPUs share no NVLink domain beyond their node: "
-                    + "give %s, not %s", gpusPerNode, nvlinkDomain);
-        } else {
+        // (a PCIe server's domain beyond its node is refused as every topology's is)
+        if (link != Link.PCIE) {
             domainProblem(nvlinkDomain, gpusPerNode).ifPresent(p -> {
                 throw new IllegalArgumentException(p);
             });
@@ -230,6 +233,10 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
             if (problem.isPresent() && (d < node || domain.isPresent())) {
                 throw new IllegalArgumentException(problem.get());
             }
+        } else if (domain.isPresent() && domain.get() != node) {
+            // (it was dropped without a word)
+            throw new IllegalArgumentException("a PCIe server's GPUs share no NVLink domain beyond their node: an "
+                    + "NVLink domain of " + domain.get() + " on nodes of " + node + " PCIe GPUs");
         }
         // PCIe servers' default network is the node's (one adapter), not per GPU
         double network = networkGbps.orElse(link == Link.PCIE || node == gpusPerNode ? interNodeGbps

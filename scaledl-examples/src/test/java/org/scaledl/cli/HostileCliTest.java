@@ -549,7 +549,7 @@ class HostileCliTest {
         String svg = dir.resolve("s.svg").toString();
         String[] job = {"scaling", "--model", "gpu", "--transformer", config.toString(), "--seq", "2048", "--batch",
             "1", "--device", "H100", "--precision", "bf16", "--out", svg};
-        oneLine(MainTest.run(concat(job, "--gpus", ",")), Main.USAGE, "--gpus names no value");
+        oneLine(MainTest.run(concat(job, "--gpus", ",")), Main.USAGE, "'--gpus' has an empty value in its list");
         oneLine(MainTest.run(concat(job, "--gpus", "8,8")), Main.USAGE, "--gpus names 8 twice");
         oneLine(MainTest.run(concat(job, "--batches", "2147483647")), Main.USAGE, "--batches must be in 1..");
         assertFalse(Files.exists(dir.resolve("s.svg")));

@@ -254,4 +254,37 @@ class RoundSixteenCliTest {
         assertEquals(unwindowed, windowed, 5e-3 * unwindowed);
         assertTrue(shorter < windowed, shorter + " vs " + windowed);
     }
+
+    /**
+     * The last probe of this stop's own features: a mixture of experts on one dense replica whose experts have a group
+     * of their own (Mixtral, tensor 4, expert 2: two ranks hold each expert) keeps its ZeRO and is advised it when out
+     * of memory; GPT-2's two names for one size refused where they disagree; a PCIe GPU's NVLink domain beyond its
+     * node refused (it was dropped without a word); --uneven-pipeline on one stage said.
+     */
+    @Test
+    void theStopsOwnFeaturesProbed(@TempDir Path dir) throws Exception {
+        String[] moe = {"predict", "--model", "gpu", "--transformer", CONFIGS.resolve("mixtral-8x7b/config.json")
+            .toString(), "--device", "H100", "--seq", "4096", "--batch", "1", "--micro-batches", "8", "--tensor", "4",
+            "--expert", "2", "--gpus", "4", "--precision", "bf16", "--recompute", "full", "--json"};
+        MainTest.Run without = MainTest.run(moe);
+        JsonNode none = json(without);
+        assertTrue(without.err().contains("ZeRO"), without.err());
+        JsonNode one = json(MainTest.run(HostileCliTest.concat(moe, "--zero-stage", "1")));
+        assertTrue(one.path("memory_gb").asDouble() < none.path("memory_gb").asDouble() - 1, one.toString());
+        Path both = dir.resolve("both.json");
+        Files.writeString(both, Files.readString(CONFIGS.resolve("gpt2/config.json")).replace("\"n_embd\": 768",
+                "\"n_embd\": 768, \"hidden_size\": 1024"));
+        MainTest.Run conflict = MainTest.run("predict", "--model", "gpu", "--transformer", both.toString(), "--seq",
+                "1024", "--batch", "1", "--device", "A100", "--precision", "fp16");
+        assertEquals(Main.BAD_INPUT, conflict.code(), conflict.err());
+        assertTrue(conflict.err().contains("n_embd and hidden_size") && conflict.err().contains("disagree"),
+                conflict.err());
+        MainTest.Run pcie = MainTest.run("predict", "--model", "gpu", "--transformer", LLAMA_8B.toString(), "--seq",
+                "4096", "--batch", "1", "--device", "L40S", "--gpus", "16", "--gpus-per-node", "8", "--nvlink-domain",
+                "16", "--precision", "bf16");
+        assertTrue(pcie.code() != 0 && pcie.err().contains("PCIe"), pcie.err());
+        MainTest.Run uneven = MainTest.run("predict", "--model", "gpu", "--transformer", LLAMA_8B.toString(), "--seq",
+                "4096", "--batch", "1", "--gpus", "1", "--device", "H100", "--precision", "bf16", "--uneven-pipeline");
+        assertTrue(uneven.err().contains("uneven pipeline given, but the job has one pipeline stage"), uneven.err());
+    }
 }

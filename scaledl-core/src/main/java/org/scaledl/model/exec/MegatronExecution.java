@@ -336,6 +336,9 @@ public final class MegatronExecution {
         TransformerShape ts = w.graph().transformer().orElseThrow();
         Parallelism par = w.parallelism();
         int chunks = par.pipeline() * par.virtualStages();
+        if (chunks <= 1 && w.unevenPipeline()) {
+            return Optional.of("uneven pipeline given, but the job has one pipeline stage: its layers are not split");
+        }
         if (chunks > 1 && ts.layers() % chunks == 0 && w.unevenPipeline()) {
             // the flag splits only what does not divide (formats.md): said, as a user may have meant a balanced split
             return Optional.of(String.format(Locale.ROOT, "uneven pipeline given, but the %d layers divide into %d "
@@ -448,8 +451,11 @@ public final class MegatronExecution {
         return shardsNothing(w) ? 0 : w.parallelism().zeroStage();
     }
 
-    /** Whether a job's ZeRO has no group to shard over ({@link #zeroStage(Workload)}). */
-    private static boolean shardsNothing(Workload w) {
+    /**
+     * Whether a training job's ZeRO would have no group to shard over ({@link #zeroStage(Workload)}): one dense replica
+     * and, with routed experts, one rank of the experts' data-parallel group.
+     */
+    public static boolean shardsNothing(Workload w) {
         Parallelism par = w.parallelism();
         long dp = (long) par.data() * par.context();
         boolean experts = w.graph().transformer().map(ts -> ts.experts() > 1).orElse(false);
@@ -466,8 +472,9 @@ public final class MegatronExecution {
         if (w.phase() != Phase.TRAIN || par.zeroStage() == 0 || !shardsNothing(w)) {
             return Optional.empty();
         }
-        return Optional.of("ZeRO stage " + par.zeroStage() + " with one data-parallel rank shards nothing (the "
-                + "optimizer's state is sharded over the data x context ranks): predicted as without it");
+        return Optional.of("ZeRO stage " + par.zeroStage() + " with one data-parallel rank shards nothing (ZeRO "
+                + "shards the optimizer's state, gradients and weights over the data x context ranks): predicted as "
+                + "without it");
     }
 
     /**
@@ -811,12 +818,14 @@ public final class MegatronExecution {
                 continue;
             }
             // packed documents: a fused attention core's layers do the share of their work the keys within a
-            // document give (the quadratic ones, the sparse-attention indexer's among them, documents / seq); an
-            // unfused core masks its whole score matrix
+            // document give (the quadratic ones, the sparse-attention indexer's among them, documents / seq); a
+            // sliding window's products the keys it reads within a document (its other layers' cost, which the
+            // graph does not tie to the window, the causal share as a dense core's); an unfused core masks its
+            // whole score matrix
             double packed = documents > 0 && kind.attentionCore() && (fusedCore[u] || kind == LayerRole.Kind.INDEXER)
                     && lf.family() != OpFamily.MOVEMENT && lf.family() != OpFamily.VIEW
-                    ? ts.packedShare(documents, kind == LayerRole.Kind.INDEXER, g.layer(i).attentionWindow()
-                            .orElse(0)) : 1;
+                    ? ts.packedShare(documents, kind == LayerRole.Kind.INDEXER, lf.family() == OpFamily.DENSE
+                            ? g.layer(i).attentionWindow().orElse(0) : 0) : 1;
             double keeps = packed * savedBytes(g, lf, role, b, ts, fusedCore[u], prec, lowLinear ? low : null, redo,
                     divisor, t, sp, c);
             // a row-parallel product splits its reduction, not its output (the partial sums the all-reduce adds)
