@@ -72,7 +72,8 @@ public record TransformerShape(long hidden, long heads, long kvHeads, long ffn, 
 
     /**
      * The keys a query attends to on average over a causal sequence of {@code s} when it reads at most {@code k}
-     * (DeepSeek's sparse attention, or a sliding window of {@code k}): every earlier key up to the {@code k}-th query, {@code k} after,
+     * (DeepSeek's sparse attention, or a sliding window of {@code k}): every earlier key up to the {@code k}-th query,
+     * {@code k} after,
      * {@code (k(k+1)/2 + (s-k)·k)/s} for {@code s > k}; dense causal attention's {@code (s+1)/2} for {@code s <= k}.
      */
     public static long sparseCausalKeys(long s, long k) {

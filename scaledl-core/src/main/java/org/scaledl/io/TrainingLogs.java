@@ -375,11 +375,11 @@ public final class TrainingLogs {
          * row and {@code fit --calibrate --runs} reads, measured at {@link #measuredMs()}, tagged with its
          * {@link #id()} and its source (the log and the line its configuration starts at).
          *
-         * @param device the GPU it ran on (the log's {@link #device()} names it, as the catalog finds it)
          * <p>The topology is the device's standard system, or its nodes of the GPUs a NeMo log states; the command
          * line's {@code runs --gpus-per-node} and {@code --nvlink-domain} replace that in the table: give such a
          * machine in Java as {@code Sample.of(s.workload().toBuilder().topology(t).build(), s.millis())}.
          *
+         * @param device the GPU it ran on (the log's {@link #device()} names it, as the catalog finds it)
          * @throws IllegalArgumentException for a run read with a given model (no {@link #config()}: use
          *         {@link #sample(Device, TransformerSpec)}), or a device that is not a GPU
          * @throws InvalidInputException where the configuration the log's arguments built cannot be read (it was
@@ -403,7 +403,8 @@ public final class TrainingLogs {
             java.util.Objects.requireNonNull(device, "device");
             java.util.Objects.requireNonNull(model, "model");
             if (!device.isGpu()) {
-                throw new IllegalArgumentException("a training log's run is a GPU job: " + device.name() + " is no GPU");
+                throw new IllegalArgumentException("a training log's run is a GPU job: " + device.name()
+                        + " is no GPU");
             }
             Job j = job;
             // as a runs table's row is read (Candidates): each setting the row states, the rest the job's defaults
