@@ -419,7 +419,7 @@ public final class RuntimePredictor implements RuntimeModel {
         }
         return Optional.of(new PredictionWarning(PredictionWarning.Kind.CALIBRATED_ELSEWHERE, "this model was "
                 + "calibrated on runs of " + String.join(", ", cal) + " only; its execution coefficients are shared by "
-                + "every GPU, so this job on " + d.get().name() + " is predicted with that cluster's coefficients too "
+                + "every GPU, so a job on " + d.get().name() + " is predicted with that cluster's coefficients too "
                 + "(the model it was calibrated from may suit " + d.get().name() + " better)", Optional.empty(), "",
                 1));
     }
