@@ -336,17 +336,13 @@ public final class MegatronExecution {
         TransformerShape ts = w.graph().transformer().orElseThrow();
         Parallelism par = w.parallelism();
         int chunks = par.pipeline() * par.virtualStages();
-        if (chunks <= 1 && w.unevenPipeline()) {
-            return Optional.of("uneven pipeline given, but the job has one pipeline stage: its layers are not split");
-        }
-        if (chunks > 1 && ts.layers() % chunks == 0 && w.unevenPipeline()) {
-            // the flag splits only what does not divide (formats.md): said, as a user may have meant a balanced split
-            return Optional.of(String.format(Locale.ROOT, "uneven pipeline given, but the %d layers divide into %d "
-                    + "model chunks: split evenly, %d a chunk, the last stage computing the loss too (the uneven split "
-                    + "applies only where no even split exists)", ts.layers(), chunks, ts.layers() / chunks));
-        }
         if (chunks <= 1 || ts.layers() % chunks == 0) {
-            return Optional.empty();
+            // the flag splits only what does not divide (formats.md): said, as a user may have meant a balanced split
+            return !w.unevenPipeline() ? Optional.empty() : Optional.of(chunks <= 1
+                    ? "uneven pipeline given, but the job has one pipeline stage: its layers are not split"
+                    : String.format(Locale.ROOT, "uneven pipeline given, but the %d layers divide into %d model "
+                    + "chunks: split evenly, %d a chunk, the last stage computing the loss too (the uneven split "
+                    + "applies only where no even split exists)", ts.layers(), chunks, ts.layers() / chunks));
         }
         int[] even = chunkSizes(ts.layers(), chunks, ts.mtpLayers());
         if (even != null) {
@@ -457,10 +453,17 @@ public final class MegatronExecution {
      */
     public static boolean shardsNothing(Workload w) {
         Parallelism par = w.parallelism();
-        long dp = (long) par.data() * par.context();
         boolean experts = w.graph().transformer().map(ts -> ts.experts() > 1).orElse(false);
-        long edp = dp * par.tensor() / ((long) par.expert() * par.expertTensor());
-        return dp <= 1 && (!experts || edp <= 1);
+        return (long) par.data() * par.context() <= 1 && (!experts || expertDataParallel(par) <= 1);
+    }
+
+    /**
+     * The experts' data-parallel group: the ranks of a stage holding the same experts, {@code d·c·t / (e·et)} (MoE
+     * parallel folding), at least one.
+     */
+    private static int expertDataParallel(Parallelism par) {
+        return (int) Math.max(1, (long) par.data() * par.context() * par.tensor()
+                / ((long) par.expert() * par.expertTensor()));
     }
 
     /**
@@ -2230,8 +2233,7 @@ public final class MegatronExecution {
         double dense = stageParams[maxParams];
         double expert = stageExpertParams[maxParams] / e;
         int dp = d * c;
-        // the experts' data-parallel group: the ranks of a stage holding the same experts (MoE parallel folding)
-        int edp = Math.max(1, dp * t / (e * par.expertTensor()));
+        int edp = expertDataParallel(par);
         DoubleUnaryOperator data = stretch -> 0;
         if (withTime && train && comm != null) {
             data = dataParallel(w, device, topo, comm, dense, expert, stageAdapters[maxParams], dp, edp,
@@ -2239,10 +2241,11 @@ public final class MegatronExecution {
         }
         double optimizer = 0;
         if (train) {
-            double local = w.loraRank() > 0 ? stageAdapters[maxParams] / (zeroStage(w) >= 1 ? dp : 1)
-                    : dense / (zeroStage(w) >= 1 ? dp : 1) + expert / (zeroStage(w) >= 1 ? edp : 1);
+            int zero = zeroStage(w);
+            double local = w.loraRank() > 0 ? stageAdapters[maxParams] / (zero >= 1 ? dp : 1)
+                    : dense / (zero >= 1 ? dp : 1) + expert / (zero >= 1 ? edp : 1);
             // FSDP updates the sharded FP32 parameters themselves: no 16-bit copy is written
-            optimizer = 1e3 * local * prec.optimizerTrafficBytes(w.gradientBytes(), zeroStage(w) < 3)
+            optimizer = 1e3 * local * prec.optimizerTrafficBytes(w.gradientBytes(), zero < 3)
                     / device.bytesPerSecond();
         }
         // Transformer Engine's overlap of the sequence-parallel collectives with their contractions (userbuffers over
@@ -2431,6 +2434,7 @@ public final class MegatronExecution {
         double denseGrads = lora ? adapters : dense;
         double expertGrads = lora ? 0 : expert;
         Parallelism par = w.parallelism();
+        int zero = zeroStage(w);
         Precision prec = w.precision();
         // the reduction moves the gradient buffers in their own type (Megatron core reduces its buffer in place,
         // grad_reduce_in_fp32 or not; DeepSpeed and Apex in the type they accumulate in)
@@ -2443,11 +2447,11 @@ public final class MegatronExecution {
         int stageRanksPerNode = (int) Math.max(1, Math.min(topo.gpusPerNode(), (long) par.tensor() * dp));
         int ePerNode = Math.max(1, Math.min(edp, stageRanksPerNode / (par.expert() * par.expertTensor())));
         Topology expertShared = ParallelExecution.sharedNetwork(topo, ePerNode);
-        if (zeroStage(w) < 3) {
+        if (zero < 3) {
             double reduce = 0;
             // an all-reduce of the updated weights (in their own type) over the same groups: twice their gather
             double reduceWeights = 0;
-            boolean ownType = zeroStage(w) > 0 && prec.weightBytes() != reduceBytes;
+            boolean ownType = zero > 0 && prec.weightBytes() != reduceBytes;
             if (dp > 1 && denseGrads > 0) {
                 reduce += comm.allReduceMillis(device, shared, dp, perNode, denseGrads * reduceBytes);
                 reduceWeights += ownType ? comm.allReduceMillis(device, shared, dp, perNode,
@@ -2466,8 +2470,8 @@ public final class MegatronExecution {
             // step
             double scatter = reduce / 2;
             double gatherWeights = (ownType ? reduceWeights : reduce) / 2;
-            int scatters = zeroStage(w) == 2 ? Math.max(1, m) : 1;
-            double whole = zeroStage(w) == 0 ? reduce : scatters * scatter + gatherWeights;
+            int scatters = zero == 2 ? Math.max(1, m) : 1;
+            double whole = zero == 0 ? reduce : scatters * scatter + gatherWeights;
             if (w.gradReduceAfterBackward()) {
                 // Megatron-LM's local DDP, Megatron-DeepSpeed, DeepSpeed's ZeRO 1-2: the reduction (with the
                 // distributed optimizer a reduce-scatter and the updated weights' gather) waits for the backward pass
@@ -2482,7 +2486,7 @@ public final class MegatronExecution {
                     Math.min(denseGrads * reduceBytes, org.scaledl.model.comm.Collectives.BUCKET_BYTES))
                     : 0);
             double all = reduce;
-            if (zeroStage(w) == 0) {
+            if (zero == 0) {
                 return stretch -> Math.max(tail, all - 2.0 / 3 * perMicroBatch * stretch);
             }
             // a reduce-scatter's part a micro-batch's backward pass does not hide, and the weights' gather's part the

@@ -145,16 +145,16 @@ public final class ParallelExecution {
         if (w.topology().isPresent()) {
             Topology t = w.topology().get();
             int ranks = w.parallelism().ranks();
-            if (t.assumed() && crossesNodes(t, ranks)) {
+            boolean beyond = crossesNodes(t, ranks);
+            if (t.assumed() && beyond) {
                 notes.add(StageCost.Note.assumed("topology partly assumed from the device: " + t.describe()
                         + " (give --gpus-per-node and --inter-node-gbps both)"));
             }
             // (the standard system looked up only for a domain beyond the node or a job beyond the domain given)
-            Topology std = t.nvlinkDomain() > t.gpusPerNode() || crossesNodes(t, ranks) ? Topology.assumedFor(d)
-                    : null;
+            Topology std = t.nvlinkDomain() > t.gpusPerNode() || beyond ? Topology.assumedFor(d) : null;
             int standard = std == null ? 0 : std.nvlinkDomain();
-            if (std != null && crossesNodes(t, ranks) && std.nvlinkDomain() > std.gpusPerNode()
-                    && standard > t.nvlinkDomain() && t.link() != Topology.Link.PCIE) {
+            if (beyond && standard > std.gpusPerNode() && standard > t.nvlinkDomain()
+                    && t.link() != Topology.Link.PCIE) {
                 // a rack-scale device (an NVL72) given a topology whose domain is a node: its collectives beyond the
                 // node are predicted over the network, which a rack would carry over NVLink
                 notes.add(StageCost.Note.unusual(String.format(Locale.ROOT, "an NVLink domain of %d GPUs on %s, "
