@@ -509,6 +509,34 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         }
     }
 
+    /**
+     * One transformer job's workload from a runs table's cells ({@code transformer} left out: the model is given
+     * built), read as a table's row is: a training log's run ({@link TrainingLogs.Run#sample}) maps to a workload
+     * the way the row {@code runs --from-log} writes for it is read, one mapping.
+     *
+     * @param source names the job in errors (a log), at {@code line}
+     * @throws InvalidInputException naming {@code source} and {@code line}, for settings the model or the device
+     *         refuse
+     */
+    static Workload row(Map<String, String> cells, TransformerSpec model, Device device, String source, long line) {
+        Map<String, String> all = new java.util.LinkedHashMap<>(cells);
+        // (the model is the one the rows' reader holds for this cell, read from no file)
+        String key = "model";
+        all.put("transformer", key);
+        CsvTable t = CsvTable.parse(source, List.of(all.keySet().stream().map(CsvTable::quote)
+                .collect(java.util.stream.Collectors.joining(",")), all.values().stream().map(CsvTable::quote)
+                .collect(java.util.stream.Collectors.joining(","))));
+        Rows rows = new Rows(Path.of(""), p -> {
+            throw new IllegalStateException("a transformer job has no graph to import");
+        }, name -> Optional.of(device), Map.of());
+        rows.specs.put(key, model);
+        try {
+            return rows.workload(t, 0);
+        } catch (InvalidInputException e) {
+            throw InvalidInputException.atLine(source, line, e.detail());
+        }
+    }
+
     /** Reads rows into workloads: the one place that knows the candidate columns. */
     private static final class Rows {
         private final Path dir;

@@ -338,6 +338,42 @@ public final class TrainingLogs {
         public long gpus() {
             return (long) dataParallel * tensor * pipeline * context;
         }
+
+        /**
+         * The job's settings as a runs table's cells ({@code seq}, {@code batch}, {@code micro_batches},
+         * {@code world_size}, the degrees, {@code zero_stage}, {@code gpus_per_node} where the log states it,
+         * {@code precision}, {@code recompute}, {@code recompute_modules}, {@code sequence_parallel},
+         * {@code grad_reduce}, {@code grad_dtype}, {@code moe_a2a_overlap}, {@code moe_dispatcher},
+         * {@code cuda_graphs}; an empty cell where the job leaves a setting to its default), in that order: what the
+         * command line's {@code runs --from-log} writes and {@link Run#sample} reads back, one mapping of a log's job.
+         */
+        public Map<String, String> cells() {
+            Map<String, String> m = new LinkedHashMap<>();
+            m.put("seq", Integer.toString(seq));
+            m.put("batch", Integer.toString(microBatch));
+            m.put("micro_batches", Integer.toString(microBatches));
+            m.put("world_size", Integer.toString(dataParallel));
+            m.put("tensor", Integer.toString(tensor));
+            m.put("pipeline", Integer.toString(pipeline));
+            m.put("context", Integer.toString(context));
+            m.put("virtual_stages", Integer.toString(virtualStages));
+            m.put("expert", Integer.toString(expert));
+            m.put("expert_tensor", Integer.toString(expertTensor));
+            m.put("zero_stage", Integer.toString(zeroStage));
+            m.put("gpus_per_node", gpusPerNode.map(String::valueOf).orElse(""));
+            m.put("precision", precision.label());
+            m.put("recompute", recompute.label());
+            m.put("recompute_modules", recompute == Recompute.SELECTIVE
+                    ? org.scaledl.workload.RecomputeModule.label(recomputeModules) : "");
+            m.put("sequence_parallel", Boolean.toString(sequenceParallel));
+            m.put("grad_reduce", gradReduceAfterBackward ? "after-backward" : "overlapped");
+            m.put("grad_dtype", sixteenBitGradients.map(b -> org.scaledl.workload.Workload.gradDtypeLabel(b,
+                    precision)).orElse(""));
+            m.put("moe_a2a_overlap", Boolean.toString(expertCommOverlap));
+            m.put("moe_dispatcher", expert > 1 ? moeDispatcher.label() : "");
+            m.put("cuda_graphs", cudaGraphs.label());
+            return Collections.unmodifiableMap(m);
+        }
     }
 
     /**
@@ -396,8 +432,10 @@ public final class TrainingLogs {
          * This run as a sample to calibrate on, of the given model (the configuration its log was read with); see
          * {@link #sample(Device)}.
          *
-         * @throws IllegalArgumentException for a device that is not a GPU, or settings the model refuses (a tensor
-         *         degree that does not divide its heads)
+         * @throws IllegalArgumentException for a device that is not a GPU
+         * @throws InvalidInputException naming the log and the run's line, for settings that do not go together (a
+         *         layout the model cannot split, a tensor degree that does not divide its heads, is refused where the
+         *         sample is predicted or calibrated on, as a table's row is)
          */
         public org.scaledl.workload.Sample sample(Device device, TransformerSpec model) {
             java.util.Objects.requireNonNull(device, "device");
@@ -406,27 +444,12 @@ public final class TrainingLogs {
                 throw new IllegalArgumentException("a training log's run is a GPU job: " + device.name()
                         + " is no GPU");
             }
-            Job j = job;
-            // as a runs table's row is read (Candidates): each setting the row states, the rest the job's defaults
-            org.scaledl.workload.Workload.Builder b = org.scaledl.workload.Workload.builder(model.graph(j.seq()))
-                    .batch(j.microBatch() * j.microBatches()).phase(org.scaledl.workload.Phase.TRAIN)
-                    .parallelism(new Parallelism(j.dataParallel(), j.tensor(), j.pipeline(), j.microBatches(),
-                            j.sequenceParallel(), j.zeroStage(), j.virtualStages(), j.context(), j.expert(),
-                            j.expertTensor()))
-                    .precision(j.precision()).device(device)
-                    .tag("id", id()).tag(DatasetReader.SOURCE_TAG, log + ":" + line);
-            if (j.recompute() == Recompute.SELECTIVE && !j.recomputeModules().isEmpty()) {
-                b.recomputeModules(j.recomputeModules());
-            }
-            b.recompute(j.recompute()).gradReduceAfterBackward(j.gradReduceAfterBackward())
-                    .expertCommOverlap(j.expertCommOverlap()).cudaGraphs(j.cudaGraphs());
-            j.sixteenBitGradients().ifPresent(b::sixteenBitGradients);
-            if (j.expert() > 1) {
-                b.moeDispatcher(j.moeDispatcher());
-            }
-            j.gpusPerNode().ifPresent(n -> b.topology(org.scaledl.workload.Topology.assumedFor(device)
-                    .with(Optional.of(n), Optional.empty(), Optional.empty())));
-            return org.scaledl.workload.Sample.of(b.build(), measuredMs);
+            // the row runs --from-log writes, read as a runs table's row is (Candidates): one mapping of the job
+            Map<String, String> cells = new LinkedHashMap<>(job.cells());
+            cells.put("device", device.name());
+            org.scaledl.workload.Workload w = Candidates.row(cells, model, device, log.toString(), line).toBuilder()
+                    .tag("id", id()).tag(DatasetReader.SOURCE_TAG, log + ":" + line).build();
+            return org.scaledl.workload.Sample.of(w, measuredMs);
         }
     }
 

@@ -208,9 +208,10 @@ final class LayoutsCommand implements Callable<Integer> {
         }
         List<Prediction> predictions = shown.stream().map(l -> p.predict(l.workload())).toList();
         // a calibration on other GPUs moved every layout alike: said once
-        predictions.stream().flatMap(pr -> pr.warnings().stream()).filter(x -> x.kind()
-                == org.scaledl.model.PredictionWarning.Kind.CALIBRATED_ELSEWHERE).findFirst()
-                .ifPresent(x -> System.err.println(PredictCommand.stderrLine(x)));
+        java.util.Optional<org.scaledl.model.PredictionWarning> elsewhere = predictions.stream()
+                .flatMap(pr -> pr.warnings().stream()).filter(x -> x.kind()
+                        == org.scaledl.model.PredictionWarning.Kind.CALIBRATED_ELSEWHERE).findFirst();
+        elsewhere.ifPresent(x -> System.err.println(PredictCommand.stderrLine(x)));
         java.util.Optional<Path> copied = out == null ? java.util.Optional.empty()
                 : writeCandidates(all, d, given, precision);
         if (json) {
@@ -233,6 +234,9 @@ final class LayoutsCommand implements Callable<Integer> {
             root.put("layouts_searched", searched);
             root.put("layouts_that_fit", all.stream().filter(LayoutSearch.Layout::fits).count());
             root.put("search_seconds", seconds);
+            // what every layout's prediction says alike, said once (stderr says it too)
+            ArrayNode said = root.putArray("warnings");
+            elsewhere.ifPresent(x -> PredictCommand.said(said, x));
             ArrayNode arr = root.putArray("ranked");
             for (int i = 0; i < shown.size(); i++) {
                 LayoutSearch.Layout l = shown.get(i);

@@ -414,9 +414,7 @@ final class PredictCommand implements Callable<Integer> {
 
     private static void warnings(ArrayNode arr, Prediction pr) {
         for (PredictionWarning x : pr.warnings()) {
-            ObjectNode o = arr.addObject();
-            o.put("kind", x.kind().name().toLowerCase(Locale.ROOT));
-            o.put("message", x.message());
+            ObjectNode o = said(arr, x);
             o.put("share", x.share());
             if (x.value().isPresent()) {
                 o.put("value", x.value().get());
@@ -427,6 +425,14 @@ final class PredictCommand implements Callable<Integer> {
         }
     }
 
+
+    /**
+     * A warning's kind and message as JSON, added to {@code arr}: the whole of a warning said once for many
+     * predictions (a sweep's points, a search's layouts), whose shares differ; a prediction's own adds its share.
+     */
+    static ObjectNode said(ArrayNode arr, PredictionWarning x) {
+        return arr.addObject().put("kind", x.kind().name().toLowerCase(Locale.ROOT)).put("message", x.message());
+    }
 
     /** The column (JSON key) {@code --keep-going} adds: why a row has no prediction, empty where it has one. */
     static final String ERROR_COLUMN = "error";

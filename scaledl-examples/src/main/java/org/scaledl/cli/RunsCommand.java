@@ -220,23 +220,19 @@ final class RunsCommand implements Callable<Integer> {
             TrainingLogs.Job j = r.job();
             // the table's cells keep every character a name has (an id or path that lost them would collide, or
             // name no file); only those that could forge a terminal's output are escaped
-            List<String> cells = List.of(CsvTable.cell(InvalidInputException.escaped(idOf.get(row))),
-                    CsvTable.quote(modelCell.get(row)), i(j.seq()), i(j.microBatch()), i(j.microBatches()),
-                    i(j.dataParallel()), i(j.tensor()), i(j.pipeline()), i(j.context()), i(j.virtualStages()),
-                    i(j.expert()), i(j.expertTensor()), i(j.zeroStage()), CsvTable.cell(row.device().name()),
-                    gpusPerNode != null ? i(gpusPerNode) : j.gpusPerNode().map(RunsCommand::i).orElse(""),
-                    nvlinkDomain == null ? "" : i(nvlinkDomain),
-                    j.precision().label(), j.recompute().label(),
-                    j.recompute() == org.scaledl.workload.Recompute.SELECTIVE
-                            ? org.scaledl.workload.RecomputeModule.label(j.recomputeModules()) : "",
-                    Boolean.toString(j.sequenceParallel()),
-                    j.gradReduceAfterBackward() ? "after-backward" : "overlapped",
-                    j.sixteenBitGradients().map(b -> org.scaledl.workload.Workload.gradDtypeLabel(b, j.precision()))
-                            .orElse(""),
-                    Boolean.toString(j.expertCommOverlap()), j.expert() > 1 ? j.moeDispatcher().label() : "",
-                    j.cudaGraphs().label(),
-                    String.format(Locale.ROOT, "%.4f", r.measuredMs()),
-                    CsvTable.cell(InvalidInputException.escaped(row.logArg().toString())));
+            // the job's settings as the library maps them (Run.sample reads them back), and the table's own cells
+            Map<String, String> byColumn = new java.util.HashMap<>(j.cells());
+            byColumn.put("id", CsvTable.cell(InvalidInputException.escaped(idOf.get(row))));
+            byColumn.put("transformer", CsvTable.quote(modelCell.get(row)));
+            byColumn.put("device", CsvTable.cell(row.device().name()));
+            if (gpusPerNode != null) {
+                byColumn.put("gpus_per_node", i(gpusPerNode));
+            }
+            byColumn.put("nvlink_domain", nvlinkDomain == null ? "" : i(nvlinkDomain));
+            byColumn.put("measured_ms", String.format(Locale.ROOT, "%.4f", r.measuredMs()));
+            byColumn.put("log", CsvTable.cell(InvalidInputException.escaped(row.logArg().toString())));
+            List<String> cells = COLUMNS.stream().map(c -> java.util.Objects.requireNonNull(byColumn.get(c), c))
+                    .toList();
             csv.append(String.join(",", cells)).append('\n');
             if (!Main.quiet) {
                 System.err.printf(Locale.ROOT, "scaledl: %s: median of %d iteration%s (the first %d dropped as "

@@ -268,9 +268,13 @@ final class ScalingCommand implements Callable<Integer> {
         List<Point> all = java.util.stream.Stream.concat(byWorkers.stream(), byBatch.stream()).toList();
         java.util.function.Function<Point, List<String>> said = x -> x.prediction().warnings().stream()
                 .filter(w -> !perPoint.contains(w.kind())).map(PredictCommand::stderrLine).distinct().toList();
-        List<String> common = new ArrayList<>(said.apply(all.get(0)));
-        all.forEach(x -> common.retainAll(said.apply(x)));
-        common.forEach(System.err::println);
+        java.util.Set<String> everywhere = new java.util.LinkedHashSet<>(said.apply(all.get(0)));
+        all.forEach(x -> everywhere.retainAll(said.apply(x)));
+        // (the first point's warning of each line: its share is the point's own, the JSON leaves it out)
+        java.util.Map<String, org.scaledl.model.PredictionWarning> common = new java.util.LinkedHashMap<>();
+        all.get(0).prediction().warnings().stream().filter(w -> everywhere.contains(PredictCommand.stderrLine(w)))
+                .forEach(w -> common.putIfAbsent(PredictCommand.stderrLine(w), w));
+        common.keySet().forEach(System.err::println);
         // the machine is the sweep's first point's: a sweep over GPUs says its range
         int fewest = byWorkers.stream().mapToInt(Point::gpus).min().orElse(0);
         int most = byWorkers.stream().mapToInt(Point::gpus).max().orElse(0);
@@ -284,6 +288,9 @@ final class ScalingCommand implements Callable<Integer> {
             ObjectNode root = om.createObjectNode();
             root.put("graph", base.graph().name());
             root.put("machine", JobOptions.machine(p, base));
+            // what every point's prediction says alike, said once (stderr says it too)
+            ArrayNode alike = root.putArray("warnings");
+            common.values().forEach(w -> PredictCommand.said(alike, w));
             put(root.putArray("by_workers"), byWorkers);
             put(root.putArray("by_batch"), byBatch);
             if (calibrated != null) {

@@ -43,6 +43,7 @@ import org.scaledl.model.file.Fields;
  * }</pre>
  */
 public final class MegatronModel {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(MegatronModel.class);
     private static final ExecutionTerm[] TERMS = ExecutionTerm.values();
     private static final String LEVEL_PRIOR_KEY = "level_prior_runs";
     /** The exponent of the smooth max of GPU and host time. */
@@ -347,7 +348,8 @@ public final class MegatronModel {
 
     /**
      * Reads {@link #toJson()}, each coefficient in {@code [0, 10⁶]}; a coefficient the file lacks (a term added after
-     * it was written) is the term's prior, or, for a refinement ({@link ExecutionTerm#parent()}), its parent's.
+     * it was written) is the term's prior, or, for a refinement ({@link ExecutionTerm#parent()}), its parent's, and
+     * is logged (a warning naming every term the file lacks).
      *
      * @throws InvalidInputException naming an out-of-range coefficient or interval, or an unknown coefficient
      */
@@ -363,11 +365,22 @@ public final class MegatronModel {
                     + key + " is no execution term this library knows (a newer file?)"));
             c[t.ordinal()] = Fields.inRange(o.get(key), "megatron." + key, 0, 1e6);
         }
+        java.util.List<String> lacking = new java.util.ArrayList<>();
         for (ExecutionTerm t : TERMS) {
             // a refinement the file lacks sustains its parent's coefficient, as a fit without its runs leaves it
             if (!o.has(t.key()) && t.parent().isPresent()) {
                 c[t.ordinal()] = c[t.parent().get().ordinal()];
             }
+            if (!o.has(t.key())) {
+                lacking.add(t.key());
+            }
+        }
+        if (!lacking.isEmpty()) {
+            // (a file this library writes has every term: one without some is older, or was edited)
+            LOG.warn("the model's execution terms lack {} (a file written before {} existed, or edited): {} "
+                    + "the prior, or a refinement its parent's coefficient; refit it (fit --gpu) to learn {}",
+                    String.join(", ", lacking), lacking.size() == 1 ? "it" : "they", lacking.size() == 1 ? "it is"
+                            : "each is", lacking.size() == 1 ? "it" : "them");
         }
         double[] iv = readInterval(o, "interval_log_ratios");
         double level = o.has(LEVEL_PRIOR_KEY)

@@ -1,0 +1,133 @@
+package org.scaledl.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.scaledl.model.file.Envelope;
+
+/**
+ * Round seventeen of hostile input and the person at the keyboard: what the stop before left open and what this
+ * stop's probes found. Each case here fails on the code before.
+ */
+class RoundSeventeenCliTest {
+    private static final Path LLAMA_8B = HostileCliTest.repo()
+            .resolve("scaledl-core/src/test/resources/transformers/llama-3-8b/config.json");
+
+    /** A model calibrated on H100 runs of Llama 3 8B (three of them), saved in {@code dir}. */
+    private static Path calibratedOnH100(Path dir) throws Exception {
+        Path to = dir.resolve("m/config.json");
+        Files.createDirectories(to.getParent());
+        Files.copy(LLAMA_8B, to);
+        Path runs = dir.resolve("runs.csv");
+        Files.writeString(runs, "transformer,seq,batch,gpus,device,precision,measured_ms\n"
+                + "m/config.json,4096,1,8,H100,bf16,1000\nm/config.json,4096,2,8,H100,bf16,1900\n"
+                + "m/config.json,4096,4,8,H100,bf16,3700\n");
+        Path cal = dir.resolve("mine.sdl");
+        MainTest.Run fit = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
+                cal.toString());
+        assertEquals(0, fit.code(), fit.err());
+        return cal;
+    }
+
+    /**
+     * {@code layouts --json} and {@code scaling --json} say what every layout's or point's prediction says alike in a
+     * {@code warnings} array (kind and message), as stderr does: a model calibrated on other GPUs' runs said so on
+     * stderr only, and a program reading the JSON never learnt its predictions had moved.
+     */
+    @Test
+    void searchesAndSweepsSayInTheirJsonWhatEveryPredictionSays(@TempDir Path dir) throws Exception {
+        Path cal = calibratedOnH100(dir);
+        ObjectMapper om = new ObjectMapper();
+        for (String device : new String[] {"B200", "H100"}) {
+            MainTest.Run layouts = MainTest.run("layouts", "--model", cal.toString(), "--transformer",
+                    LLAMA_8B.toString(), "--seq", "4096", "--gpus", "8", "--global-batch", "16", "--device", device,
+                    "--precision", "bf16", "--top", "3", "--json");
+            assertEquals(0, layouts.code(), layouts.err());
+            JsonNode l = om.readTree(layouts.out());
+            assertTrue(l.path("warnings").isArray(), layouts.out());
+            MainTest.Run scaling = MainTest.run("scaling", "--model", cal.toString(), "--transformer",
+                    LLAMA_8B.toString(), "--seq", "4096", "--batch", "1", "--device", device, "--precision", "bf16",
+                    "--gpus", "8,16", "--out", dir.resolve("s.svg").toString(), "--json");
+            assertEquals(0, scaling.code(), scaling.err());
+            JsonNode s = om.readTree(scaling.out());
+            assertTrue(s.path("warnings").isArray(), scaling.out());
+            for (JsonNode root : new JsonNode[] {l, s}) {
+                boolean elsewhere = false;
+                for (JsonNode w : root.path("warnings")) {
+                    assertTrue(w.path("kind").isTextual() && w.path("message").isTextual(), w.toString());
+                    elsewhere |= w.path("kind").asText().equals("calibrated_elsewhere")
+                            && w.path("message").asText().contains("calibrated on runs of NVIDIA H100 80GB HBM3 only");
+                }
+                assertEquals(device.equals("B200"), elsewhere, root.path("warnings").toString());
+            }
+            // and stderr says it once, as before
+            assertEquals(device.equals("B200") ? 1 : 0, layouts.err().lines()
+                    .filter(x -> x.contains("was calibrated on runs of")).count(), layouts.err());
+        }
+    }
+
+    /**
+     * A model file whose execution terms lack some (a file written before they existed, or edited, its checksum
+     * recomputed) loads with each one's prior, as before, but now says which: it predicted with priors where the
+     * file's fit had learnt something else, without a word.
+     */
+    @Test
+    void aModelFileLackingExecutionTermsSaysWhich(@TempDir Path dir) throws Exception {
+        Path cal = calibratedOnH100(dir);
+        Envelope e = Envelope.read(Files.readAllBytes(cal), cal.toString());
+        ObjectNode body = e.body().deepCopy();
+        ObjectNode megatron = (ObjectNode) body.path("layer_cost").path("megatron");
+        assertTrue(megatron.has("tensor_comm") && megatron.has("dense"), megatron.toString());
+        megatron.remove("tensor_comm");
+        megatron.remove("dense");
+        Path edited = dir.resolve("edited.sdl");
+        Envelope.write(e.format(), e.version(), body, edited);
+        String[] job = {"predict", "--transformer", LLAMA_8B.toString(), "--seq", "4096", "--batch", "1", "--gpus",
+            "8", "--tensor", "2", "--device", "H100", "--precision", "bf16", "--model"};
+        MainTest.Run r = MainTest.run(HostileCliTest.concat(job, edited.toString()));
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("the model's execution terms lack dense, tensor_comm"), r.err());
+        MainTest.Run whole = MainTest.run(HostileCliTest.concat(job, cal.toString()));
+        assertEquals(0, whole.code(), whole.err());
+        assertFalse(whole.err().contains("execution terms lack"), whole.err());
+        MainTest.Run bundled = MainTest.run(HostileCliTest.concat(job, "gpu"));
+        assertFalse(bundled.err().contains("execution terms lack"), bundled.err());
+    }
+
+    /**
+     * A training log's job maps to a runs table's cells one way ({@code TrainingLogs.Job.cells()}): the cells
+     * {@code runs --from-log} writes, in its columns' order, and what {@code Run.sample} reads back as a table's row
+     * is read (it built the workload a second way, beside the table's, held equal only by a test).
+     */
+    @Test
+    void aLogsJobIsItsRunsTableCells(@TempDir Path dir) throws Exception {
+        Path log = HostileCliTest.repo().resolve("scaledl-core/src/test/resources/logs/nemo-llama3-8b.log");
+        org.scaledl.io.TrainingLogs.Run run = org.scaledl.io.TrainingLogs.read(log, 0).get(0);
+        java.util.Map<String, String> cells = run.job().cells();
+        assertEquals(java.util.List.of("seq", "batch", "micro_batches", "world_size", "tensor", "pipeline", "context",
+                "virtual_stages", "expert", "expert_tensor", "zero_stage", "gpus_per_node", "precision", "recompute",
+                "recompute_modules", "sequence_parallel", "grad_reduce", "grad_dtype", "moe_a2a_overlap",
+                "moe_dispatcher", "cuda_graphs"), java.util.List.copyOf(cells.keySet()));
+        Path table = dir.resolve("runs.csv");
+        MainTest.Run r = MainTest.run("-q", "runs", "--from-log", log.toString(), "--out", table.toString());
+        assertEquals(0, r.code(), r.err());
+        org.scaledl.io.CsvTable t = org.scaledl.io.CsvTable.read(table);
+        cells.forEach((column, cell) -> assertEquals(cell, t.opt(0, column).orElse(""), column));
+        assertEquals("fp8", cells.get("precision"));
+        assertEquals("core_attn", cells.get("recompute_modules"));
+        assertEquals("8", cells.get("gpus_per_node"));
+        org.scaledl.workload.Workload w = run.sample(org.scaledl.io.DeviceCatalog.bundled().require("H100"))
+                .workload();
+        assertEquals(run.job().context(), w.parallelism().context());
+        assertEquals(8, w.topology().orElseThrow().gpusPerNode());
+        assertEquals(run.id(), w.tag("id").orElseThrow());
+    }
+}
