@@ -281,7 +281,8 @@ public final class TrainingLogs {
                 "DDP_impl", "grad_reduce_in_fp32", "grad_sync_dtype", "overlap_moe_expert_parallel_comm",
                 "moe_token_dispatcher_type", "moe_flex_dispatcher_backend", "moe_enable_deepep",
                 "cuda_graph_impl", "cuda_graph_scope", "enable_cuda_graph", "external_cuda_graph", "deepspeed",
-                "zero_stage")) {
+                "zero_stage", "window_size", "softmax_type", "cpu_offloading", "cpu_offloading_activations",
+                "cpu_offloading_num_layers", "packed_sequence_size")) {
             KEYS.put(k, k);
         }
         KEYS.put("num_moe_experts", "num_experts");
@@ -1733,9 +1734,31 @@ public final class TrainingLogs {
                 throw bad("overlap_moe_expert_parallel_comm", which + "overlap_moe_expert_parallel_comm True with "
                         + "the allgather token dispatcher, which Megatron core refuses");
             }
+            unread(which);
             return new Job(seq, mbs, microBatches, dp, tp, pp, cp, virtual, ep, etp, zero, precision, recompute,
                     modules, sp, afterBackward, sixteenBit, dispatcher, a2aOverlap, cudaGraphs(which),
                     gpusPerNode());
+        }
+
+        /**
+         * Says what a run's arguments state that its job does not hold: activation offloading and packed sequences
+         * (a runs table's {@code offload_layers} and {@code document_tokens} columns say them; the row written leaves
+         * both to their defaults, so its prediction is of a job without them).
+         */
+        private void unread(String which) {
+            if (flag("cpu_offloading", false) && flag("cpu_offloading_activations", true)) {
+                Value v = args.get("cpu_offloading");
+                LOG.warn("{}:{}: {}activation offloading (cpu_offloading{}) is not read from a log: the run is "
+                        + "predicted without it; give the runs table's offload_layers", source, v.line(), which,
+                        has("cpu_offloading_num_layers") ? ", " + clip(text("cpu_offloading_num_layers")) + " layers"
+                                : "");
+            }
+            if (has("packed_sequence_size")) {
+                LOG.warn("{}:{}: {}packed sequences (packed_sequence_size {}) are not read from a log: the run is "
+                        + "predicted as one document a sequence; give the runs table's document_tokens (the documents' "
+                        + "mean length)", source, args.get("packed_sequence_size").line(), which,
+                        clip(text("packed_sequence_size")));
+            }
         }
 
         /** NeMo's GPUs per node ({@link Job#gpusPerNode()}): its trainer's {@code devices} beside {@code num_nodes}. */
@@ -1889,6 +1912,19 @@ public final class TrainingLogs {
             if (flag("is_hybrid_model", false)) {
                 throw InvalidInputException.inSource(source, which + "a hybrid (Mamba) model cannot be written from "
                         + "its arguments: give its config.json (--transformer)");
+            }
+            // attention the arguments describe but a written configuration would not hold: a sliding window (GPT-OSS's
+            // every other layer, window_attn_skip_freq), learnable softmax offsets (attention sinks); built as full
+            // attention it was predicted a quarter faster than the model's own configuration, without a word
+            if (has("window_size")) {
+                throw bad("window_size", which + "a model with sliding-window attention (window_size "
+                        + clip(text("window_size")) + ") cannot be written from its arguments: give its config.json "
+                        + "(--transformer)");
+            }
+            if (has("softmax_type") && !text("softmax_type").equalsIgnoreCase("vanilla")) {
+                throw bad("softmax_type", which + "a model whose attention softmax is " + clip(text("softmax_type"))
+                        + " (attention sinks) cannot be written from its arguments: give its config.json "
+                        + "(--transformer)");
             }
             String act = activation();
             // Megatron's LayerNorm and RMSNorm; NeMo 1's layernorm1p (a LayerNorm whose scale is stored minus one) and

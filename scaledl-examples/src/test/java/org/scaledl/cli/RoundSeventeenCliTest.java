@@ -130,4 +130,62 @@ class RoundSeventeenCliTest {
         assertEquals(8, w.topology().orElseThrow().gpusPerNode());
         assertEquals(run.id(), w.tag("id").orElseThrow());
     }
+
+    /**
+     * A log's arguments that describe a model its built configuration would not hold are refused (a sliding window,
+     * attention sinks), and what a job holds but the runs table's row would not (activation offloading, packed
+     * sequences) is warned of: GPT-OSS's log was built as a full-attention Mixtral and predicted a quarter faster, an
+     * offloading or packed run predicted as another, without a word.
+     */
+    @Test
+    void aLogsArgumentsItsJobWouldNotHoldAreSaid(@TempDir Path dir) throws Exception {
+        Path logs = HostileCliTest.repo().resolve("scaledl-core/src/test/resources/logs");
+        String megatron = Files.readString(logs.resolve("megatron-llama3-8b.log"));
+        String hidden = "  hidden_size ..................................... 4096\n";
+        assertTrue(megatron.contains(hidden));
+        String[][] refused = {
+            {"window_size ..................................... (128, 0)", "sliding-window attention (window_size"},
+            {"softmax_type .................................... learnable", "attention softmax is learnable"},
+        };
+        for (String[] c : refused) {
+            Path log = dir.resolve("refused.log");
+            Files.writeString(log, megatron.replace(hidden, hidden + "  " + c[0] + "\n"));
+            MainTest.Run r = MainTest.run("runs", "--from-log", log.toString(), "--out", dir.resolve("r.csv")
+                    .toString());
+            assertEquals(Main.BAD_INPUT, r.code(), r.err());
+            assertTrue(r.err().contains(c[1]) && r.err().contains("give its config.json (--transformer)")
+                    && r.err().contains("refused.log:"), r.err());
+            // the model given, the run is read
+            MainTest.Run given = MainTest.run("-q", "runs", "--from-log", log.toString(), "--transformer",
+                    LLAMA_8B.toString(), "--out", dir.resolve("given.csv").toString());
+            assertEquals(0, given.code(), given.err());
+        }
+        Path none = dir.resolve("none.log");
+        Files.writeString(none, megatron.replace(hidden, hidden
+                + "  window_size ..................................... None\n"
+                + "  softmax_type .................................... vanilla\n"
+                + "  cpu_offloading .................................. False\n"));
+        MainTest.Run plain = MainTest.run("runs", "--from-log", none.toString(), "--out", dir.resolve("n.csv")
+                .toString());
+        assertEquals(0, plain.code(), plain.err());
+        assertFalse(plain.err().contains("warning"), plain.err());
+        Path offload = dir.resolve("offload.log");
+        Files.writeString(offload, megatron.replace(hidden, hidden
+                + "  cpu_offloading .................................. True\n"
+                + "  cpu_offloading_num_layers ....................... 12\n"));
+        MainTest.Run off = MainTest.run("runs", "--from-log", offload.toString(), "--out", dir.resolve("o.csv")
+                .toString());
+        assertEquals(0, off.code(), off.err());
+        assertTrue(off.err().contains("activation offloading (cpu_offloading, 12 layers) is not read from a log"),
+                off.err());
+        String nemo = Files.readString(logs.resolve("nemo-llama3-8b.log"));
+        assertTrue(nemo.contains("seq_length=8192, "));
+        Path packed = dir.resolve("packed.log");
+        Files.writeString(packed, nemo.replace("seq_length=8192, ", "seq_length=8192, packed_sequence_specs="
+                + "PackedSequenceSpecs(packed_sequence_size=8192, pad_cu_seqlens=False), "));
+        MainTest.Run p = MainTest.run("runs", "--from-log", packed.toString(), "--out", dir.resolve("p.csv")
+                .toString());
+        assertEquals(0, p.code(), p.err());
+        assertTrue(p.err().contains("packed sequences (packed_sequence_size 8192) are not read from a log"), p.err());
+    }
 }
