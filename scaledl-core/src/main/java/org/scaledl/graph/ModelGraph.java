@@ -46,6 +46,7 @@ public final class ModelGraph {
     private final Map<String, Integer> layerIndex;
     private final Map<String, Integer> producer;
     private final long[] layerParams;
+    private final long[] weightsRead;
     private final long parameterCount;
     private final Coverage coverage;
     private final Blocks blocks;
@@ -86,6 +87,7 @@ public final class ModelGraph {
         this.producer = Collections.unmodifiableMap(new LinkedHashMap<>(prod));
         List<Edge> eb = new ArrayList<>();
         long[] lp = new long[layers.size()];
+        long[] read = new long[layers.size()];
         Map<String, Boolean> attributed = new HashMap<>();
         for (int i = 0; i < layers.size(); i++) {
             java.util.Set<String> seen = new java.util.HashSet<>();
@@ -98,13 +100,18 @@ public final class ModelGraph {
                     eb.add(new Edge(p, i, in));
                 }
                 TensorInfo t = this.tensors.get(in);
-                if (t != null && t.role() == TensorRole.PARAMETER && attributed.putIfAbsent(in, true) == null) {
-                    lp[i] += t.shape().map(s -> s.elements(1)).orElse(0L);
+                if (t != null && t.role() == TensorRole.PARAMETER) {
+                    long elements = t.shape().map(s -> s.elements(1)).orElse(0L);
+                    read[i] += elements;
+                    if (attributed.putIfAbsent(in, true) == null) {
+                        lp[i] += elements;
+                    }
                 }
             }
         }
         this.edges = List.copyOf(eb);
         this.layerParams = lp;
+        this.weightsRead = read;
         long total = 0;
         for (TensorInfo t : this.tensors.values()) {
             if (t.role() == TensorRole.PARAMETER) {
@@ -202,6 +209,16 @@ public final class ModelGraph {
     /** Trainable parameters first read by a layer. */
     public long parameterCount(int layer) {
         return layerParams[layer];
+    }
+
+    /**
+     * Trainable parameters a layer reads, every weight it reads counted: a weight tied to another layer's (a
+     * language model's output projection reading the input embedding) by each layer that reads it, where
+     * {@link #parameterCount(int)} counts it once, at the first. What the layer's kernel reads is the same whether
+     * or not its weight is shared.
+     */
+    public long weightsRead(int layer) {
+        return weightsRead[layer];
     }
 
     /**

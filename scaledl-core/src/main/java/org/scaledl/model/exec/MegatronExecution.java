@@ -680,17 +680,62 @@ public final class MegatronExecution {
     static final double MIN_PIECE_ROWS = 2048;
 
     /**
-     * A layer's time; for a product with weights (not routed experts': their grouped product would be cut by each
-     * expert's rows), at most the time of its rows halved (again, while a piece keeps
+     * A layer's time; for a product with weights, at most the time of its rows halved (again, while a piece keeps
      * {@link #MIN_PIECE_ROWS} rows) times the pieces: a library can run a large product as smaller ones, so it is never
      * less efficient than they are. The trees, extrapolating their efficiency past the kernels they learned from
      * (DeepBench's largest tensor-core products are far smaller than a cluster job's), can say it is: without this a
-     * micro-batch of 2 was predicted slower per token than one of 1. Without {@code cut}, the layer's time alone.
+     * micro-batch of 2 was predicted slower per token than one of 1. (A grouped product of routed experts is one
+     * product, uncut: {@link #groupedMillis}.)
      */
     private static double pieceMillis(ModelGraph g, DeviceLayerCost layers, LayerFeatures f, Device device,
-            Precision precision, boolean backward, boolean cut) {
-        return cut ? pieceMillis(f, x -> layerMillis(g, layers, x, device, precision, backward))
-                : layerMillis(g, layers, f, device, precision, backward);
+            Precision precision, boolean backward) {
+        return pieceMillis(f, x -> layerMillis(g, layers, x, device, precision, backward));
+    }
+
+    /**
+     * The routed experts a rank holds of a grouped product ({@link LayerFeatures#groups()}: one right-hand operand an
+     * expert) over {@code e} expert-parallel ranks; 1 for a product that is not grouped.
+     */
+    static int expertsHeld(LayerFeatures f, int e) {
+        return f.groups() > 1 ? (int) Math.max(1, f.groups() / Math.max(1, e)) : 1;
+    }
+
+    /**
+     * A grouped product of the {@code held} routed experts a rank holds ({@code f}, its share): the time of one
+     * product of all its rows and every expert's weights, at least that of the same rows over the weights of half as
+     * many experts, a quarter... one expert (the same work, fewer bytes to read): a product's time never falls as it
+     * reads more weights. (Timed as separate products of each expert's rows it was slower than the published MoE
+     * runs say: a grouped kernel fills the GPU with every expert's rows at once.)
+     */
+    private static double groupedMillis(ModelGraph g, DeviceLayerCost layers, LayerFeatures f, int held,
+            Device device, Precision precision, boolean backward) {
+        double t = layerMillis(g, layers, f, device, precision, backward);
+        for (int k = held / 2; k >= 1; k /= 2) {
+            t = Math.max(t, layerMillis(g, layers, fewerWeights(f, (double) k / held), device, precision, backward));
+        }
+        return t;
+    }
+
+    /** A layer's features with a share of its weights: the same work and activations, {@code share} of the weights. */
+    static LayerFeatures fewerWeights(LayerFeatures f, double share) {
+        if (share == 1) {
+            return f;
+        }
+        double paramBytes = 4.0 * f.params();
+        double read = Math.max(0, f.bytesRead() - paramBytes) + paramBytes * share;
+        double bwdWeights = Math.min(f.bytesBwd(), 2 * paramBytes);
+        double bwd = f.bytesBwd() - bwdWeights + bwdWeights * share;
+        return new LayerFeatures(f.layer(), f.family(), f.flopsFwd(), f.flopsBwd(), read, f.bytesWritten(), bwd,
+                Math.round(f.params() * share), f.outputElements(), f.kernel(), f.stride(), f.groups(), f.inChannels(),
+                f.outChannels(), f.steps());
+    }
+
+    /** A layer's features with every weight it reads as its parameters ({@link ModelGraph#weightsRead}). */
+    static LayerFeatures withWeights(ModelGraph g, LayerFeatures f) {
+        long weights = g.weightsRead(f.layer());
+        return weights == f.params() ? f : new LayerFeatures(f.layer(), f.family(), f.flopsFwd(), f.flopsBwd(),
+                f.bytesRead(), f.bytesWritten(), f.bytesBwd(), weights, f.outputElements(), f.kernel(), f.stride(),
+                f.groups(), f.inChannels(), f.outChannels(), f.steps());
     }
 
     /** {@link #pieceMillis} with the layer's time from {@code time}. */
@@ -794,7 +839,10 @@ public final class MegatronExecution {
         List<LayerFeatures> fs = FEATURES.get(g, new FeaturesKey(b, phase),
                 () -> FeatureExtractor.of(g).extract(b, phase));
         boolean[] fusedCore = fusedCores(g);
-        for (LayerFeatures lf : fs) {
+        for (LayerFeatures read : fs) {
+            // a kernel reads its weights whether another layer reads them too (a tied output projection): its time
+            // and its share under parallelism take them; the memory counts a tied weight once (parameterCount)
+            LayerFeatures lf = withWeights(g, read);
             int i = lf.layer();
             LayerRole role = g.role(i);
             int u = unit(role);
@@ -838,10 +886,14 @@ public final class MegatronExecution {
                     columnShards(role, lf.family(), t, et));
             // the low-precision units, the FP32 ones for a product the tensor cores cannot load, else 16 bits
             Precision lp = productPrecision(prec, device, role, g.layer(i), lf, columnShards(role, lf.family(), t, et));
-            // a grouped product of routed experts is cut by each expert's rows, which the features do not hold
-            boolean cut = !kind.expert();
-            double fwd = timed ? packed * pieceMillis(g, layers, f, device, lp, false, cut) : 0;
-            double bwd = timed && train ? packed * pieceMillis(g, layers, f, device, lp, true, cut) : 0;
+            // a grouped product of routed experts: one product of all its rows, reading the weights of every expert
+            // the rank holds, never faster than with fewer of them (the trees, which learned single products, took
+            // more weights read for a larger, more efficient product: 64 experts were faster than 8)
+            boolean grouped = kind.expert() && lf.family() == OpFamily.DENSE;
+            double fwd = timed ? packed * (grouped ? groupedMillis(g, layers, f, expertsHeld(lf, e), device, lp, false)
+                    : pieceMillis(g, layers, f, device, lp, false)) : 0;
+            double bwd = timed && train ? packed * (grouped ? groupedMillis(g, layers, f, expertsHeld(lf, e), device,
+                    lp, true) : pieceMillis(g, layers, f, device, lp, true)) : 0;
             double bwdShare = frozenBackwardShare(lora, lf);
             bwd *= bwdShare;
             boolean again = role.region() == LayerRole.Region.BLOCK && (rc == Recompute.FULL
@@ -2676,7 +2728,7 @@ public final class MegatronExecution {
                     || inFusedGroupedMlp(g.layer(lf.layer()), device, w.precision())) {
                 continue;
             }
-            double bwdFlops = lf.flopsBwd() * frozenBackwardShare(w.loraRank(), lf);
+            double bwdFlops = lf.flopsBwd() * frozenBackwardShare(w.loraRank(), withWeights(g, lf));
             // a contraction's share: its FLOPs at the sustained peak of the units it runs on (FP8, 16-bit, FP32)
             Precision runs = dense(lf.family()) ? productPrecision(w, device, lf) : null;
             // a softmax that falls back to PyTorch's kernels moves their bytes (as the units time it)
