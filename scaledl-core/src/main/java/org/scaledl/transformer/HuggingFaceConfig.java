@@ -308,10 +308,11 @@ public final class HuggingFaceConfig {
     }
 
     /**
-     * A GPT-2 key, or the name Hugging Face's {@code GPT2Config} maps to it ({@code hidden_size} for {@code n_embd}:
-     * its {@code attribute_map}) where only that is given.
+     * A configuration's key, or the name its Hugging Face class maps to it (its {@code attribute_map}: GPT-2's
+     * {@code hidden_size} for {@code n_embd}, GPT-OSS's {@code experts_per_token} for {@code num_experts_per_tok})
+     * where only that is given; the two given differently are refused.
      */
-    private static String gpt2Key(Reader r, String key, String alias) {
+    private static String attributeKey(Reader r, String key, String alias) {
         if (r.has(key) && r.has(alias) && !r.c().get(key).equals(r.c().get(alias))) {
             // Hugging Face would take one or the other by the order it sets them: which was meant is not known
             throw InvalidInputException.inSource(r.source(), key + " and " + alias + " (Hugging Face's other name for "
@@ -321,11 +322,11 @@ public final class HuggingFaceConfig {
     }
 
     private static TransformerSpec gpt2(Reader r, String name) {
-        long h = r.size(gpt2Key(r, "n_embd", "hidden_size"), -1);
+        long h = r.size(attributeKey(r, "n_embd", "hidden_size"), -1);
         long inner = r.has("n_inner") && !r.isNull("n_inner") ? r.size("n_inner", -1) : 4 * h;
-        return TransformerSpec.decoder(name, h, r.size(gpt2Key(r, "n_head", "num_attention_heads"), -1),
-                r.layers(gpt2Key(r, "n_layer", "num_hidden_layers"), -1), r.vocab("vocab_size", 50257))
-                .maxPositions(r.positions(gpt2Key(r, "n_positions", "max_position_embeddings"), 1024)).ffn(inner)
+        return TransformerSpec.decoder(name, h, r.size(attributeKey(r, "n_head", "num_attention_heads"), -1),
+                r.layers(attributeKey(r, "n_layer", "num_hidden_layers"), -1), r.vocab("vocab_size", 50257))
+                .maxPositions(r.positions(attributeKey(r, "n_positions", "max_position_embeddings"), 1024)).ffn(inner)
                 .tiedEmbeddings(r.bool("tie_word_embeddings", true))
                 .ffnKind(activation(r, "activation_function", "gelu_new"))
                 .attentionDropout(r.rate("attn_pdrop", 0.1) > 0).hiddenDropout(r.rate("resid_pdrop", 0.1) > 0
@@ -784,8 +785,8 @@ public final class HuggingFaceConfig {
         long heads = r.size("num_attention_heads", 64);
         int layers = r.layers("num_hidden_layers", 36);
         int experts = r.count("num_local_experts", 128, 1, TransformerSpec.Moe.MAX_EXPERTS);
-        int topK = r.has("num_experts_per_tok") ? r.topK("num_experts_per_tok", 4, experts, "num_local_experts")
-                : r.topK("experts_per_token", 4, experts, "num_local_experts");
+        int topK = r.topK(attributeKey(r, "num_experts_per_tok", "experts_per_token"), 4, experts,
+                "num_local_experts");
         int window = r.count("sliding_window", 128, 1, Integer.MAX_VALUE);
         List<String> types = r.texts("layer_types", layers);
         List<Block> bl = new ArrayList<>();

@@ -1048,8 +1048,10 @@ public final class TransformerSpec {
                     heads, MAX_SIZE, vocab, MAX_VOCAB);
             // 0 takes the default; a negative size is a slip, not a choice
             // one message per field, naming the one that is wrong (0 takes the default)
-            Checks.argument(kvHeads >= 0 && kvHeads <= heads, "%s: key/value heads %s must be in 0..%s, at most the "
-                    + "attention heads (0: as many as them)", name, kvHeads, heads);
+            Checks.argument(kvHeads >= 0, "%s: key/value heads %s must not be negative (0: as many as the attention "
+                    + "heads)", name, kvHeads);
+            Checks.argument(kvHeads <= heads, "%s: key/value heads %s are more than the %s attention heads (each "
+                    + "key/value head serves one or more of them)", name, kvHeads, heads);
             Checks.argument(headDim >= 0 && headDim <= MAX_SIZE, "%s: head size %s must be in 0..%s (0: hidden size "
                     + "over heads)", name, headDim, MAX_SIZE);
             Checks.argument(ffn >= 0 && ffn <= MAX_SIZE, "%s: inner size %s must be in 0..%s (0: the default)", name,

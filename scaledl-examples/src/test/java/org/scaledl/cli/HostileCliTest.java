@@ -600,7 +600,7 @@ class HostileCliTest {
                 + "\"vocab_size\": 32000}");
         MainTest.Run heads = MainTest.run("predict", "--model", "gpu", "--transformer", kv.toString(), "--seq",
                 "2048", "--batch", "1", "--device", "H100");
-        oneLine(heads, Main.BAD_INPUT, "key/value heads 64 must be in 0..32");
+        oneLine(heads, Main.BAD_INPUT, "key/value heads 64 are more than the 32 attention heads");
         assertFalse(heads.err().contains("head size 0"), heads.err());
         // a CPU model's table row in a GPU precision is refused as --precision is (it was its FP32 time)
         Files.copy(MainTest.graph("resnet18_r64"), dir.resolve("r.onnx"));

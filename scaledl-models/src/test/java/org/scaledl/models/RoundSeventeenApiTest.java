@@ -108,4 +108,23 @@ class RoundSeventeenApiTest {
             before = ms;
         }
     }
+
+    /**
+     * GPT-OSS's two names for its top-k ({@code num_experts_per_tok} and {@code GptOssConfig}'s
+     * {@code experts_per_token}) given differently are refused, as GPT-2's are: one was taken without a word (4 of 8).
+     * A key/value-head count above the heads is refused in words that hold for a configuration (its 0 is refused too).
+     */
+    @Test
+    void aConfigurationsContradictionsAreRefused() throws Exception {
+        org.scaledl.InvalidInputException e = org.junit.jupiter.api.Assertions.assertThrows(
+                org.scaledl.InvalidInputException.class, () -> config("gpt-oss-20b", "\"experts_per_token\": 4",
+                        "\"experts_per_token\": 8"));
+        assertTrue(e.getMessage().contains("num_experts_per_tok and experts_per_token (Hugging Face's other name for "
+                + "it) disagree: 4 and 8"), e.getMessage());
+        assertEquals(4, config("gpt-oss-20b").moe().orElseThrow().topK());
+        Exception kv = org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class,
+                () -> config("llama-3-8b", "\"num_key_value_heads\": 8", "\"num_key_value_heads\": 64"));
+        assertTrue(kv.getMessage().contains("key/value heads 64 are more than the 32 attention heads")
+                && !kv.getMessage().contains("0:"), kv.getMessage());
+    }
 }
