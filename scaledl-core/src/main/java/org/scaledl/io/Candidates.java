@@ -530,6 +530,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             throw new IllegalStateException("a transformer job has no graph to import");
         }, name -> Optional.of(device), Map.of());
         rows.specs.put(key, model);
+        rows.untagged = true;
         try {
             return rows.workload(t, 0);
         } catch (InvalidInputException e) {
@@ -548,6 +549,8 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         private final Map<String, Optional<Device>> deviceCache = new HashMap<>();
         /** Rows read before this table (chunk). */
         private int offset;
+        /** No table's tags (its file cell and row): a job given as cells, not read from a table ({@link #row}). */
+        private boolean untagged;
 
         Rows(Path dir, Function<Path, ModelGraph> importer, Function<String, Optional<Device>> devices,
                 Map<String, String> defaults) {
@@ -649,8 +652,10 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                         + " x " + microBatches);
             }
             Workload.Builder b = Workload.builder(g).batch(micro * microBatches)
-                    .threads(positive(t, r, "threads").orElse(1)).phase(ph)
-                    .tag(graphPath.isPresent() ? "graph" : "transformer", what).tag("row", Integer.toString(offset + r));
+                    .threads(positive(t, r, "threads").orElse(1)).phase(ph);
+            if (!untagged) {
+                b.tag(graphPath.isPresent() ? "graph" : "transformer", what).tag("row", Integer.toString(offset + r));
+            }
             // a caller's default for the recomputation and the ZeRO stage applies to transformer rows only (an
             // imported graph's execution models neither, and refuses them; a table may mix both): a graph row's own
             // cell is taken as given

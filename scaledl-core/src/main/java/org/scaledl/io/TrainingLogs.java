@@ -1746,14 +1746,17 @@ public final class TrainingLogs {
          * both to their defaults, so its prediction is of a job without them).
          */
         private void unread(String which) {
-            if (flag("cpu_offloading", false) && flag("cpu_offloading_activations", true)) {
+            if (flag("cpu_offloading", false)) {
                 Value v = args.get("cpu_offloading");
-                LOG.warn("{}:{}: {}activation offloading (cpu_offloading{}) is not read from a log: the run is "
-                        + "predicted without it; give the runs table's offload_layers", source, v.line(), which,
+                boolean activations = flag("cpu_offloading_activations", true);
+                LOG.warn("{}:{}: {}{} offloading (cpu_offloading{}) is not read from a log: the run is predicted "
+                        + "without it{}", source, v.line(), which, activations ? "activation" : "weight",
                         has("cpu_offloading_num_layers") ? ", " + clip(text("cpu_offloading_num_layers")) + " layers"
-                                : "");
+                                : "", activations ? "; give the runs table's offload_layers" : " (a table has no "
+                                + "column for offloaded weights)");
             }
-            if (has("packed_sequence_size")) {
+            // (NeMo's default specs say -1: no packing)
+            if (has("packed_sequence_size") && text("packed_sequence_size").matches("[1-9][0-9]*")) {
                 LOG.warn("{}:{}: {}packed sequences (packed_sequence_size {}) are not read from a log: the run is "
                         + "predicted as one document a sequence; give the runs table's document_tokens (the documents' "
                         + "mean length)", source, args.get("packed_sequence_size").line(), which,
@@ -1923,8 +1926,8 @@ public final class TrainingLogs {
             }
             if (has("softmax_type") && !text("softmax_type").equalsIgnoreCase("vanilla")) {
                 throw bad("softmax_type", which + "a model whose attention softmax is " + clip(text("softmax_type"))
-                        + " (attention sinks) cannot be written from its arguments: give its config.json "
-                        + "(--transformer)");
+                        + " (attention sinks, an off-by-one softmax) cannot be written from its arguments: give its "
+                        + "config.json (--transformer)");
             }
             String act = activation();
             // Megatron's LayerNorm and RMSNorm; NeMo 1's layernorm1p (a LayerNorm whose scale is stored minus one) and

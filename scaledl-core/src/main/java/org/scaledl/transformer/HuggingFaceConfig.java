@@ -308,15 +308,25 @@ public final class HuggingFaceConfig {
     }
 
     /**
-     * A configuration's key, or the name its Hugging Face class maps to it (its {@code attribute_map}: GPT-2's
-     * {@code hidden_size} for {@code n_embd}, GPT-OSS's {@code experts_per_token} for {@code num_experts_per_tok})
-     * where only that is given; the two given differently are refused.
+     * A configuration's key, or another name for it where only that is given: the name its Hugging Face class maps to
+     * it (its {@code attribute_map}: GPT-2's {@code hidden_size} for {@code n_embd}, GPT-OSS's {@code num_experts} for
+     * {@code num_local_experts}) or an original checkpoint's (GPT-OSS's {@code experts_per_token}); the two given
+     * differently are refused.
      */
     private static String attributeKey(Reader r, String key, String alias) {
-        if (r.has(key) && r.has(alias) && !r.c().get(key).equals(r.c().get(alias))) {
-            // Hugging Face would take one or the other by the order it sets them: which was meant is not known
-            throw InvalidInputException.inSource(r.source(), key + " and " + alias + " (Hugging Face's other name for "
-                    + "it) disagree: " + r.c().get(key) + " and " + r.c().get(alias) + "; give one");
+        return attributeKey(r, key, alias, "Hugging Face's other name for it");
+    }
+
+    /** {@link #attributeKey(Reader, String, String)}, the alias described as {@code what} in a refusal. */
+    private static String attributeKey(Reader r, String key, String alias, String what) {
+        JsonNode a = r.c().get(key);
+        JsonNode b = r.c().get(alias);
+        boolean same = a == null || b == null || a.equals(b) || a.isNumber() && b.isNumber()
+                && a.decimalValue().compareTo(b.decimalValue()) == 0;
+        if (r.has(key) && r.has(alias) && !same) {
+            // the class would take one or the other by the order it sets them: which was meant is not known
+            throw InvalidInputException.inSource(r.source(), key + " and " + alias + " (" + what + ") disagree: " + a
+                    + " and " + b + "; give one");
         }
         return r.has(key) || !r.has(alias) ? key : alias;
     }
@@ -784,9 +794,10 @@ public final class HuggingFaceConfig {
     private static TransformerSpec gptOss(Reader r, String name) {
         long heads = r.size("num_attention_heads", 64);
         int layers = r.layers("num_hidden_layers", 36);
-        int experts = r.count("num_local_experts", 128, 1, TransformerSpec.Moe.MAX_EXPERTS);
-        int topK = r.topK(attributeKey(r, "num_experts_per_tok", "experts_per_token"), 4, experts,
-                "num_local_experts");
+        String expertsKey = attributeKey(r, "num_local_experts", "num_experts", "GptOssConfig's other name for it");
+        int experts = r.count(expertsKey, 128, 1, TransformerSpec.Moe.MAX_EXPERTS);
+        int topK = r.topK(attributeKey(r, "num_experts_per_tok", "experts_per_token", "the original checkpoint's "
+                + "name for it, which transformers does not read"), 4, experts, expertsKey);
         int window = r.count("sliding_window", 128, 1, Integer.MAX_VALUE);
         List<String> types = r.texts("layer_types", layers);
         List<Block> bl = new ArrayList<>();

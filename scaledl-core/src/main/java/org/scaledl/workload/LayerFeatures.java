@@ -12,7 +12,9 @@ package org.scaledl.workload;
  * @param bytesRead      forward bytes read (activations and weights)
  * @param bytesWritten   forward bytes written
  * @param bytesBwd       backward bytes moved (output gradient read, input gradients written, saved inputs read)
- * @param params         trainable parameters first read by this layer
+ * @param params         trainable parameters first read by this layer (a weight tied to an earlier layer's is that
+ *                       layer's; the Megatron execution times a layer with every weight it reads,
+ *                       {@code ModelGraph.weightsRead})
  * @param outputElements elements of the outputs
  * @param kernel         elements of the kernel window (convolutions, pools), else 0
  * @param stride         largest stride (convolutions, pools), else 0

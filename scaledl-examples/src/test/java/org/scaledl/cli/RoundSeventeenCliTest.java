@@ -187,5 +187,18 @@ class RoundSeventeenCliTest {
                 .toString());
         assertEquals(0, p.code(), p.err());
         assertTrue(p.err().contains("packed sequences (packed_sequence_size 8192) are not read from a log"), p.err());
+        // NeMo's default specs (-1) pack nothing; weights offloaded alone are said as such
+        Files.writeString(packed, nemo.replace("seq_length=8192, ", "seq_length=8192, packed_sequence_specs="
+                + "PackedSequenceSpecs(packed_sequence_size=-1, pad_cu_seqlens=False), "));
+        MainTest.Run unpacked = MainTest.run("runs", "--from-log", packed.toString(), "--out", dir.resolve("u.csv")
+                .toString());
+        assertEquals(0, unpacked.code(), unpacked.err());
+        assertFalse(unpacked.err().contains("packed sequences"), unpacked.err());
+        Files.writeString(offload, megatron.replace(hidden, hidden
+                + "  cpu_offloading .................................. True\n"
+                + "  cpu_offloading_activations ...................... False\n"));
+        MainTest.Run weights = MainTest.run("runs", "--from-log", offload.toString(), "--out", dir.resolve("w.csv")
+                .toString());
+        assertTrue(weights.err().contains("weight offloading (cpu_offloading) is not read from a log"), weights.err());
     }
 }

@@ -74,6 +74,11 @@ class RoundSeventeenApiTest {
                         + " > " + ta.millis());
                 assertTrue(tb.memoryGb().orElseThrow() < ta.memoryGb().orElseThrow(), vocab + " tp" + tensor);
             }
+            // with a pipeline the last stage keeps its own copy of a tied head: its memory is the untied one's
+            Parallelism pipeline = Parallelism.of(1, 2, 2, 8);
+            Prediction pa = predict(untied, 4096, 8, pipeline, "H100", Phase.TRAIN);
+            Prediction pb = predict(tied, 4096, 8, pipeline, "H100", Phase.TRAIN);
+            assertEquals(pa.memoryGb().orElseThrow(), pb.memoryGb().orElseThrow(), 1e-6, vocab);
         }
     }
 
@@ -98,6 +103,16 @@ class RoundSeventeenApiTest {
                 }
             }
         }
+        // each expert split over two ranks (expert tensor parallelism)
+        Parallelism split = Parallelism.of(8, 1, 1, 1).withExpert(4, 2);
+        double last = 0;
+        for (int experts : new int[] {8, 16, 32, 64}) {
+            TransformerSpec spec = config("mixtral-8x7b", "\"num_local_experts\": 8", "\"num_local_experts\": "
+                    + experts);
+            double ms = predict(spec, 4096, 4, split, "B200", Phase.INFER).millis();
+            assertTrue(ms >= last * (1 - 1e-9), experts + " experts over 4 x 2 ranks: " + ms + " < " + last);
+            last = ms;
+        }
         double before = 0;
         for (int experts : new int[] {16, 32, 64, 128}) {
             TransformerSpec spec = config("qwen3-30b-a3b", "\"num_experts\": 128", "\"num_experts\": " + experts);
@@ -119,9 +134,14 @@ class RoundSeventeenApiTest {
         org.scaledl.InvalidInputException e = org.junit.jupiter.api.Assertions.assertThrows(
                 org.scaledl.InvalidInputException.class, () -> config("gpt-oss-20b", "\"experts_per_token\": 4",
                         "\"experts_per_token\": 8"));
-        assertTrue(e.getMessage().contains("num_experts_per_tok and experts_per_token (Hugging Face's other name for "
-                + "it) disagree: 4 and 8"), e.getMessage());
+        assertTrue(e.getMessage().contains("num_experts_per_tok and experts_per_token (the original checkpoint's name "
+                + "for it, which transformers does not read) disagree: 4 and 8"), e.getMessage());
         assertEquals(4, config("gpt-oss-20b").moe().orElseThrow().topK());
+        assertEquals(4, config("gpt-oss-20b", "\"experts_per_token\": 4", "\"experts_per_token\": 4.0").moe()
+                .orElseThrow().topK());
+        // GptOssConfig's own alias (its attribute_map): num_experts for num_local_experts
+        assertEquals(16, config("gpt-oss-20b", "\"num_local_experts\": 32", "\"num_experts\": 16").moe()
+                .orElseThrow().experts());
         Exception kv = org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class,
                 () -> config("llama-3-8b", "\"num_key_value_heads\": 8", "\"num_key_value_heads\": 64"));
         assertTrue(kv.getMessage().contains("key/value heads 64 are more than the 32 attention heads")

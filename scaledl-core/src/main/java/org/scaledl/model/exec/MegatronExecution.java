@@ -721,13 +721,26 @@ public final class MegatronExecution {
         if (share == 1) {
             return f;
         }
-        double paramBytes = 4.0 * f.params();
+        double paramBytes = ParallelExecution.FEATURE_WEIGHT_BYTES * f.params();
         double read = Math.max(0, f.bytesRead() - paramBytes) + paramBytes * share;
         double bwdWeights = Math.min(f.bytesBwd(), 2 * paramBytes);
         double bwd = f.bytesBwd() - bwdWeights + bwdWeights * share;
         return new LayerFeatures(f.layer(), f.family(), f.flopsFwd(), f.flopsBwd(), read, f.bytesWritten(), bwd,
                 Math.round(f.params() * share), f.outputElements(), f.kernel(), f.stride(), f.groups(), f.inChannels(),
                 f.outChannels(), f.steps());
+    }
+
+    /**
+     * Whether the output head reads a weight an earlier layer holds (an output projection tied to the input
+     * embedding): with a pipeline, the last stage keeps a copy of it.
+     */
+    private static boolean tiedHead(ModelGraph g) {
+        for (int i = 0; i < g.size(); i++) {
+            if (unit(g.role(i)) == EPILOGUE && g.weightsRead(i) > g.parameterCount(i)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** A layer's features with every weight it reads as its parameters ({@link ModelGraph#weightsRead}). */
@@ -841,7 +854,8 @@ public final class MegatronExecution {
         boolean[] fusedCore = fusedCores(g);
         for (LayerFeatures read : fs) {
             // a kernel reads its weights whether another layer reads them too (a tied output projection): its time
-            // and its share under parallelism take them; the memory counts a tied weight once (parameterCount)
+            // and its share under parallelism take them; the memory counts a tied weight once a stage holding it
+            // (parameterCount here; the last stage's copy with a pipeline, tiedHead)
             LayerFeatures lf = withWeights(g, read);
             int i = lf.layer();
             LayerRole role = g.role(i);
@@ -2112,17 +2126,19 @@ public final class MegatronExecution {
             a2aOne = allToAllMillis(topo, e, par.expertTensor(), (double) b * ts.seq() / c / t, ts, prec,
                     w.moeDispatcher());
         }
+        boolean tied = p > 1 && tiedHead(w.graph());
         for (int s = 0; s < p; s++) {
             double time = 0;
             for (int u = 0; u < units.length; u++) {
                 int n = units(stages, s, u, p, mtp, mtpKind);
                 // the weights a stage holds: the MTP's extra passes through the output head and loss share the head's;
                 // with a pipeline, the last stage also holds a copy of the input embedding for the modules
-                // (Megatron-Core builds it where the MTP is)
+                // (Megatron-Core builds it where the MTP is), and for an output head tied to it (its own copy, whose
+                // gradient the first and last stages add up)
                 int owned = n;
                 if (s == p - 1 && u == EPILOGUE) {
                     owned = 1;
-                } else if (s == p - 1 && u == PROLOGUE && mtp > 0 && p > 1) {
+                } else if (s == p - 1 && u == PROLOGUE && p > 1 && (mtp > 0 || tied)) {
                     owned = 1;
                 }
                 if (n == 0 && owned == 0) {

@@ -51,6 +51,12 @@ import org.scaledl.workload.Workload;
 public final class ParallelExecution {
     /** Bytes of a parameter (and of its gradient) in eager PyTorch: FP32, whatever autocast computes in. */
     static final double EAGER_PARAMETER_BYTES = 4;
+
+    /**
+     * The bytes a parameter counts in a layer's features (the graphs' FP32 tensors, as {@code FeatureExtractor}
+     * counts them): what splitting a layer's weights from its activations takes them to be.
+     */
+    static final double FEATURE_WEIGHT_BYTES = 4.0;
     /** Memory every process holds besides its tensors (CUDA context, library workspaces, NCCL buffers), bytes. */
     public static final double RUNTIME_BYTES = 1.0 * (1L << 30);
 
@@ -570,7 +576,7 @@ public final class ParallelExecution {
         if (tokens == 1 && weights == 1 && columns == 1) {
             return f;
         }
-        double paramBytes = 4.0 * f.params();
+        double paramBytes = FEATURE_WEIGHT_BYTES * f.params();
         double read = Math.max(0, f.bytesRead() - paramBytes) / tokens + paramBytes / weights;
         double bwdWeights = Math.min(f.bytesBwd(), 2 * paramBytes);
         double bwd = (f.bytesBwd() - bwdWeights) / tokens + bwdWeights / weights;
@@ -594,7 +600,7 @@ public final class ParallelExecution {
             return f;
         }
         int work = split * rows;
-        double paramBytes = 4.0 * f.params();
+        double paramBytes = FEATURE_WEIGHT_BYTES * f.params();
         double input = Math.max(0, f.bytesRead() - paramBytes);
         double read = input / work + paramBytes / split;
         double bwdWeights = Math.min(f.bytesBwd(), 2 * paramBytes);

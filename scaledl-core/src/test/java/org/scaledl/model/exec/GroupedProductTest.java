@@ -35,4 +35,20 @@ class GroupedProductTest {
         assertEquals(Math.round(params * share), s.params());
         assertEquals(f, MegatronExecution.fewerWeights(f, 1.0));
     }
+
+    /**
+     * A rank holds its share of a grouped product's experts (the right-hand operands, {@code groups}) over the expert
+     * ranks, whatever splits each expert's columns; a product that is not grouped is one.
+     */
+    @org.junit.jupiter.api.Test
+    void aRankHoldsItsShareOfTheExperts() {
+        LayerFeatures grouped = new LayerFeatures(0, OpFamily.DENSE, 1e12, 0, 1e9, 1e8, 0, 64L * 4096 * 1024, 1e7, 0, 0,
+                64, 4096, 1024);
+        assertEquals(8, MegatronExecution.expertsHeld(grouped, 8));
+        assertEquals(64, MegatronExecution.expertsHeld(grouped, 1));
+        assertEquals(1, MegatronExecution.expertsHeld(grouped, 64));
+        LayerFeatures plain = new LayerFeatures(0, OpFamily.DENSE, 1e12, 0, 1e9, 1e8, 0, 4096L * 1024, 1e7, 0, 0, 0,
+                4096, 1024);
+        assertEquals(1, MegatronExecution.expertsHeld(plain, 8));
+    }
 }
