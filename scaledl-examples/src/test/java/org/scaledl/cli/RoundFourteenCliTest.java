@@ -314,15 +314,7 @@ class RoundFourteenCliTest {
      */
     @Test
     void aCalibratedModelSaysWhenItPredictsAnotherGpu(@TempDir Path dir) throws Exception {
-        model(dir, LLAMA_8B);
-        Path runs = dir.resolve("runs.csv");
-        Files.writeString(runs, "transformer,seq,batch,gpus,device,precision,measured_ms\n"
-                + "m/config.json,4096,1,8,H100,bf16,1000\nm/config.json,4096,2,8,H100,bf16,1900\n"
-                + "m/config.json,4096,4,8,H100,bf16,3700\n");
-        Path cal = dir.resolve("mine.sdl");
-        MainTest.Run fit = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
-                cal.toString());
-        assertEquals(0, fit.code(), fit.err());
+        Path cal = RoundSeventeenCliTest.calibratedOnH100(dir);
         String[] job = {"predict", "--model", cal.toString(), "--transformer", LLAMA_8B.toString(), "--seq", "4096",
             "--batch", "1", "--gpus", "8", "--precision", "bf16", "--device"};
         MainTest.Run b200 = MainTest.run(HostileCliTest.concat(job, "B200"));

@@ -21,8 +21,11 @@ class RoundSeventeenCliTest {
     private static final Path LLAMA_8B = HostileCliTest.repo()
             .resolve("scaledl-core/src/test/resources/transformers/llama-3-8b/config.json");
 
-    /** A model calibrated on H100 runs of Llama 3 8B (three of them), saved in {@code dir}. */
-    private static Path calibratedOnH100(Path dir) throws Exception {
+    /**
+     * A model calibrated on H100 runs of Llama 3 8B (three of them), saved in {@code dir} beside their table and the
+     * model's configuration ({@code m/config.json}).
+     */
+    static Path calibratedOnH100(Path dir) throws Exception {
         Path to = dir.resolve("m/config.json");
         Files.createDirectories(to.getParent());
         Files.copy(LLAMA_8B, to);
