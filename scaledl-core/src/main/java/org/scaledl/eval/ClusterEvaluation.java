@@ -232,9 +232,13 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
      * @param plannedBias its mean signed error
      * @param random   MRE after calibrating on random runs (mean over the draws)
      * @param randomBias its mean signed error
+     * @param beforeInside the share of the group's runs inside their 90 % interval before calibration
+     * @param plannedInside the share of the other runs inside it after calibrating on the planned ones
+     * @param randomInside  the share after calibrating on random runs (mean over the draws)
      */
     public record Calibration(String group, int runs, double before, double beforeBias, int n, double planned,
-            double plannedBias, double random, double randomBias) {
+            double plannedBias, double random, double randomBias, double beforeInside, double plannedInside,
+            double randomInside) {
     }
 
     /**
@@ -290,13 +294,15 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
                 double[] planned = calibrated(unseen, mine, chosen);
                 double mre = 0;
                 double bias = 0;
+                double inside = 0;
                 for (int k = 0; k < draws; k++) {
                     double[] r = calibrated(unseen, mine, shuffled(mine.size(), random).subList(0, n));
                     mre += r[0] / draws;
                     bias += r[1] / draws;
+                    inside += r[2] / draws;
                 }
                 out.add(new Calibration(g.getKey(), mine.size(), before[0], before[1], n, planned[0], planned[1],
-                        mre, bias));
+                        mre, bias, before[2], planned[2], inside));
             }
         }
         return out;
@@ -420,15 +426,19 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
         return mreBias(p.calibrate(fit), rest);
     }
 
+    /** A predictor's MRE, mean signed error and share inside the 90 % interval on runs. */
     private static double[] mreBias(RuntimePredictor p, List<Sample> runs) {
         double mre = 0;
         double bias = 0;
+        double inside = 0;
         for (Sample s : runs) {
-            double e = p.predictMillis(s.workload()) / s.millis() - 1;
+            org.scaledl.model.Prediction pr = p.predict(s.workload());
+            double e = pr.millis() / s.millis() - 1;
             mre += Math.abs(e) / runs.size();
             bias += e / runs.size();
+            inside += (pr.lowMillis() <= s.millis() && s.millis() <= pr.highMillis() ? 1.0 : 0.0) / runs.size();
         }
-        return new double[] {mre, bias};
+        return new double[] {mre, bias, inside};
     }
 
     /** One row per system of a split's errors ({@code errors} in the order of {@code tested}). */

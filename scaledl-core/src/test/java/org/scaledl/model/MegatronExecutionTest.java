@@ -1280,7 +1280,22 @@ class MegatronExecutionTest {
             assertEquals(c.planned(), s.planned(), 1e-12);
             assertEquals(c.random(), s.random(), 1e-12);
             assertTrue(Double.isFinite(s.planned()) && Double.isFinite(s.random()));
+            assertEquals(c.plannedInside(), s.plannedInside(), 1e-12);
+            for (double inside : new double[] {s.beforeInside(), s.plannedInside(), s.randomInside()}) {
+                assertTrue(inside >= 0 && inside <= 1, s.toString());
+            }
         }
+        // the share inside before calibration is the unseen model's on the group, run by run
+        var first = bySystem.get(0);
+        List<Sample> group = published.stream().filter(x -> x.workload().tag("system").orElseThrow()
+                .equals(first.group())).toList();
+        List<Sample> others = published.stream().filter(x -> !group.contains(x)).toList();
+        org.scaledl.model.RuntimePredictor unseen = predictor.calibrate(others);
+        double inside = group.stream().mapToDouble(x -> {
+            org.scaledl.model.Prediction pr = unseen.predict(x.workload());
+            return pr.lowMillis() <= x.millis() && x.millis() <= pr.highMillis() ? 1 : 0;
+        }).sum() / group.size();
+        assertEquals(inside, first.beforeInside(), 1e-12);
     }
 
     /**

@@ -266,7 +266,8 @@ final class EvaluateClustersCommand implements Callable<Integer> {
             arr.addObject().put("group", c.group()).put("runs", c.runs()).put("before_mre", c.before())
                     .put("before_bias", c.beforeBias()).put("n", c.n()).put("planned_mre", c.planned())
                     .put("planned_bias", c.plannedBias()).put("random_mre", c.random())
-                    .put("random_bias", c.randomBias());
+                    .put("random_bias", c.randomBias()).put("before_inside", c.beforeInside())
+                    .put("planned_inside", c.plannedInside()).put("random_inside", c.randomInside());
         }
     }
 
@@ -281,13 +282,20 @@ final class EvaluateClustersCommand implements Callable<Integer> {
         for (int n : calibrationRuns) {
             List<ClusterEvaluation.Calibration> at = rows.stream().filter(c -> c.n() == n).toList();
             b.append(String.format(Locale.ROOT, "mean over %d groups, n = %d: before %.1f%%, planned %.1f%% (%+.1f%%), "
-                    + "random %.1f%% (%+.1f%%)%n", at.size(), n,
+                    + "random %.1f%% (%+.1f%%); inside the 90%% interval before %.0f%%, planned %.0f%%, random "
+                    + "%.0f%%%n", at.size(), n,
                     100 * at.stream().mapToDouble(ClusterEvaluation.Calibration::before).average().orElse(Double.NaN),
                     100 * at.stream().mapToDouble(ClusterEvaluation.Calibration::planned).average().orElse(Double.NaN),
                     100 * at.stream().mapToDouble(ClusterEvaluation.Calibration::plannedBias).average()
                             .orElse(Double.NaN),
                     100 * at.stream().mapToDouble(ClusterEvaluation.Calibration::random).average().orElse(Double.NaN),
                     100 * at.stream().mapToDouble(ClusterEvaluation.Calibration::randomBias).average()
+                            .orElse(Double.NaN),
+                    100 * at.stream().mapToDouble(ClusterEvaluation.Calibration::beforeInside).average()
+                            .orElse(Double.NaN),
+                    100 * at.stream().mapToDouble(ClusterEvaluation.Calibration::plannedInside).average()
+                            .orElse(Double.NaN),
+                    100 * at.stream().mapToDouble(ClusterEvaluation.Calibration::randomInside).average()
                             .orElse(Double.NaN)));
         }
     }
