@@ -731,16 +731,17 @@ public final class MegatronExecution {
     }
 
     /**
-     * Whether the output head reads a weight an earlier layer holds (an output projection tied to the input
-     * embedding): with a pipeline, the last stage keeps a copy of it.
+     * The weights the output head reads that an earlier layer holds (an output projection tied to the input
+     * embedding; 0 for an untied head): with a pipeline, the last stage keeps a copy of them.
      */
-    private static boolean tiedHead(ModelGraph g) {
+    private static long tiedHeadWeights(ModelGraph g) {
+        long tied = 0;
         for (int i = 0; i < g.size(); i++) {
-            if (unit(g.role(i)) == EPILOGUE && g.weightsRead(i) > g.parameterCount(i)) {
-                return true;
+            if (unit(g.role(i)) == EPILOGUE) {
+                tied += g.weightsRead(i) - g.parameterCount(i);
             }
         }
-        return false;
+        return tied;
     }
 
     /** A layer's features with every weight it reads as its parameters ({@link ModelGraph#weightsRead}). */
@@ -2126,7 +2127,8 @@ public final class MegatronExecution {
             a2aOne = allToAllMillis(topo, e, par.expertTensor(), (double) b * ts.seq() / c / t, ts, prec,
                     w.moeDispatcher());
         }
-        boolean tied = p > 1 && tiedHead(w.graph());
+        long tiedWeights = p > 1 ? tiedHeadWeights(w.graph()) : 0;
+        boolean tied = tiedWeights > 0;
         for (int s = 0; s < p; s++) {
             double time = 0;
             for (int u = 0; u < units.length; u++) {
@@ -2134,7 +2136,7 @@ public final class MegatronExecution {
                 // the weights a stage holds: the MTP's extra passes through the output head and loss share the head's;
                 // with a pipeline, the last stage also holds a copy of the input embedding for the modules
                 // (Megatron-Core builds it where the MTP is), and for an output head tied to it (its own copy, whose
-                // gradient the first and last stages add up)
+                // gradient the first and last stages add up: the pipeline's time below)
                 int owned = n;
                 if (s == p - 1 && u == EPILOGUE) {
                     owned = 1;
@@ -2291,6 +2293,12 @@ public final class MegatronExecution {
             double bytes = (double) b * ts.seq() / c * ts.hidden() * actBytes / t;
             sends = (train ? 2 : 1) * (m + p - 1) * v;
             pipeline = sends * comm.sendMillis(device, topo, across, bytes);
+            if (train && tiedWeights > 0) {
+                // the last stage's copy of a tied head: its gradient and the first stage's embedding gradient added
+                // up once a step, between the two stages' ranks of each tensor slice (Megatron's embedding group)
+                pipeline += comm.allReduceMillis(device, topo, 2, across ? 1 : 2, (double) tiedWeights / t
+                        * w.gradientBytes());
+            }
         }
         int maxParams = 0;
         for (int s = 1; s < p; s++) {
