@@ -299,8 +299,9 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
                     double[] r = calibrated(unseen, mine, shuffled(mine.size(), random).subList(0, n));
                     mre += r[0] / draws;
                     bias += r[1] / draws;
-                    inside += r[2] / draws;
+                    inside += r[2];
                 }
+                inside = Math.min(1, inside / draws);
                 out.add(new Calibration(g.getKey(), mine.size(), before[0], before[1], n, planned[0], planned[1],
                         mre, bias, before[2], planned[2], inside));
             }
@@ -430,15 +431,15 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
     private static double[] mreBias(RuntimePredictor p, List<Sample> runs) {
         double mre = 0;
         double bias = 0;
-        double inside = 0;
+        int inside = 0;
         for (Sample s : runs) {
             org.scaledl.model.Prediction pr = p.predict(s.workload());
             double e = pr.millis() / s.millis() - 1;
             mre += Math.abs(e) / runs.size();
             bias += e / runs.size();
-            inside += (pr.lowMillis() <= s.millis() && s.millis() <= pr.highMillis() ? 1.0 : 0.0) / runs.size();
+            inside += pr.lowMillis() <= s.millis() && s.millis() <= pr.highMillis() ? 1 : 0;
         }
-        return new double[] {mre, bias, inside};
+        return new double[] {mre, bias, (double) inside / runs.size()};
     }
 
     /** One row per system of a split's errors ({@code errors} in the order of {@code tested}). */

@@ -240,7 +240,7 @@ public final class TrainingLogs {
     private static final Pattern YAML = Pattern.compile("^(\\s*)([A-Za-z_]\\w*)\\s*:(?:\\s+(.*?))?\\s*$");
     private static final Pattern YAML_ITEM = Pattern.compile("^(\\s*)-\\s+(.*?)\\s*$");
     private static final Pattern PAIR = Pattern.compile(
-            "(?<![\\w.])([A-Za-z_]\\w*)=('[^']*'|\"[^\"]*\"|<[^>]*>|\\[[^\\]]*\\]|[^,()\\s]+)");
+            "(?<![\\w.])([A-Za-z_]\\w*)=('[^']*'|\"[^\"]*\"|<[^>]*>|\\[[^\\]]*\\]|\\([^()]*\\)|[^,()\\s]+)");
     private static final Pattern WORLD = Pattern.compile("using world size:\\s*(\\d[\\d.eE+-]*)");
     private static final Pattern WORLD_DP = Pattern.compile("data-parallel[- ]size:\\s*(\\d[\\d.eE+-]*)");
     private static final Pattern PADDED = Pattern.compile("padded vocab.*new size:\\s*(\\d[\\d.eE+-]*)");
@@ -1919,7 +1919,9 @@ public final class TrainingLogs {
             // attention the arguments describe but a written configuration would not hold: a sliding window (GPT-OSS's
             // every other layer, window_attn_skip_freq), learnable softmax offsets (attention sinks); built as full
             // attention it was predicted a quarter faster than the model's own configuration, without a word
-            if (has("window_size")) {
+            if (has("window_size") && java.util.regex.Pattern.compile("(?<![-\\d])[1-9]\\d*").matcher(
+                    text("window_size")).find()) {
+                // (a window of -1 on both sides is Megatron's unlimited one: full attention)
                 throw bad("window_size", which + "a model with sliding-window attention (window_size "
                         + clip(text("window_size")) + ") cannot be written from its arguments: give its config.json "
                         + "(--transformer)");

@@ -321,14 +321,16 @@ public final class HuggingFaceConfig {
     private static String attributeKey(Reader r, String key, String alias, String what) {
         JsonNode a = r.c().get(key);
         JsonNode b = r.c().get(alias);
-        boolean same = a == null || b == null || a.equals(b) || a.isNumber() && b.isNumber()
+        // (a null is no value: the other name's is read, or the default)
+        boolean both = a != null && b != null && !a.isNull() && !b.isNull();
+        boolean same = !both || a.equals(b) || a.isNumber() && b.isNumber()
                 && a.decimalValue().compareTo(b.decimalValue()) == 0;
-        if (r.has(key) && r.has(alias) && !same) {
+        if (!same) {
             // the class would take one or the other by the order it sets them: which was meant is not known
             throw InvalidInputException.inSource(r.source(), key + " and " + alias + " (" + what + ") disagree: " + a
                     + " and " + b + "; give one");
         }
-        return r.has(key) || !r.has(alias) ? key : alias;
+        return a != null && !a.isNull() || b == null || b.isNull() ? key : alias;
     }
 
     private static TransformerSpec gpt2(Reader r, String name) {

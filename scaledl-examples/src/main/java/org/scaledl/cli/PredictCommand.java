@@ -395,12 +395,20 @@ final class PredictCommand implements Callable<Integer> {
      * too small to round to a percent).
      */
     static String stderrLine(PredictionWarning x) {
+        return stderrLine(x, true);
+    }
+
+    /**
+     * {@link #stderrLine(PredictionWarning)}, without the share where {@code share} is false: a warning said once for
+     * many predictions (a sweep's points), whose shares differ.
+     */
+    static String stderrLine(PredictionWarning x, boolean share) {
         if (x.kind() == PredictionWarning.Kind.NOTE || x.kind() == PredictionWarning.Kind.CHOSEN
                 || x.kind() == PredictionWarning.Kind.CALIBRATED_ELSEWHERE) {
             return "scaledl: note: " + x.message();
         }
         return String.format(Locale.ROOT, "scaledl: warning: %s (%s%s)", x.message(),
-                x.kind().name().toLowerCase(Locale.ROOT), 100 * x.share() < 0.5 ? ""
+                x.kind().name().toLowerCase(Locale.ROOT), !share || 100 * x.share() < 0.5 ? ""
                         : String.format(Locale.ROOT, ", %.0f%% of the prediction", 100 * x.share()));
     }
 

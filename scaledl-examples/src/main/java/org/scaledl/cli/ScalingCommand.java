@@ -242,19 +242,23 @@ final class ScalingCommand implements Callable<Integer> {
                     .forEach(w -> beyond.computeIfAbsent(w.range(), k -> new java.util.TreeSet<>()).add(x.gpus()));
         }
         String units = p.modelsClusters() ? "GPU" : "worker";
-        beyond.forEach((range, gpus) -> System.err.println("scaledl: warning: " + gpus.size() + " point"
-                + (gpus.size() == 1 ? " lies" : "s lie") + " beyond the " + units + " counts the model was fitted on ("
-                + range + "): " + gpus.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(
-                        ", ")) + " " + units + "s (predict names each)"));
+        // what the sweep says of some points, once (stderr and the JSON's warnings: kind, message)
+        List<String[]> sweepWarnings = new ArrayList<>();
+        beyond.forEach((range, gpus) -> sweepWarnings.add(new String[] {"outside_world_size_range", gpus.size()
+                + " point" + (gpus.size() == 1 ? " lies" : "s lie") + " beyond the " + units + " counts the model was "
+                + "fitted on (" + range + "): " + gpus.stream().map(String::valueOf).collect(
+                        java.util.stream.Collectors.joining(", ")) + " " + units + "s (predict names each)"}));
         List<Point> oom = java.util.stream.Stream.concat(byWorkers.stream(), byBatch.stream()).filter(x -> !x.fits())
                 .toList();
         if (!oom.isEmpty()) {
             // a job on both sweeps (the base batch on the base GPUs) is one point
             List<String> jobs = oom.stream().map(x -> "batch " + x.batch() + " on " + x.gpus() + (x.gpus() == 1
                     ? " GPU" : " GPUs")).distinct().toList();
-            System.err.println("scaledl: warning: " + jobs.size() + (jobs.size() == 1 ? " point does" : " points do")
-                    + " not fit in the device's memory (marked in the plot and the table): " + String.join(", ", jobs));
+            sweepWarnings.add(new String[] {"out_of_memory", jobs.size() + (jobs.size() == 1 ? " point does"
+                    : " points do") + " not fit in the device's memory (marked in the plot and the table): "
+                    + String.join(", ", jobs)});
         }
+        sweepWarnings.forEach(x -> System.err.println("scaledl: warning: " + x[1]));
         // what predict says of every point alike (a precision run as another, an unseen device or phase), once; what
         // varies along the sweeps (memory, the fitted ranges, the recomputation chosen) is said above, per point, and
         // a note of some points only (ZeRO with one replica) is predict's to give for that job
@@ -266,14 +270,17 @@ final class ScalingCommand implements Callable<Integer> {
                 org.scaledl.model.PredictionWarning.Kind.CHOSEN,
                 org.scaledl.model.PredictionWarning.Kind.ASSUMED);
         List<Point> all = java.util.stream.Stream.concat(byWorkers.stream(), byBatch.stream()).toList();
+        // (a warning is every point's where its kind and words are, whatever share of each point it concerns: the
+        // line leaves the share out, as the JSON does)
+        java.util.function.Function<org.scaledl.model.PredictionWarning, String> line = w -> PredictCommand
+                .stderrLine(w, false);
         java.util.function.Function<Point, List<String>> said = x -> x.prediction().warnings().stream()
-                .filter(w -> !perPoint.contains(w.kind())).map(PredictCommand::stderrLine).distinct().toList();
+                .filter(w -> !perPoint.contains(w.kind())).map(line).distinct().toList();
         java.util.Set<String> everywhere = new java.util.LinkedHashSet<>(said.apply(all.get(0)));
         all.forEach(x -> everywhere.retainAll(said.apply(x)));
-        // (the first point's warning of each line: its share is the point's own, the JSON leaves it out)
         java.util.Map<String, org.scaledl.model.PredictionWarning> common = new java.util.LinkedHashMap<>();
-        all.get(0).prediction().warnings().stream().filter(w -> everywhere.contains(PredictCommand.stderrLine(w)))
-                .forEach(w -> common.putIfAbsent(PredictCommand.stderrLine(w), w));
+        all.get(0).prediction().warnings().stream().filter(w -> everywhere.contains(line.apply(w)))
+                .forEach(w -> common.putIfAbsent(line.apply(w), w));
         common.keySet().forEach(System.err::println);
         // the machine is the sweep's first point's: a sweep over GPUs says its range
         int fewest = byWorkers.stream().mapToInt(Point::gpus).min().orElse(0);
@@ -290,6 +297,7 @@ final class ScalingCommand implements Callable<Integer> {
             root.put("machine", JobOptions.machine(p, base));
             // what every point's prediction says alike, said once (stderr says it too)
             ArrayNode alike = root.putArray("warnings");
+            sweepWarnings.forEach(x -> alike.addObject().put("kind", x[0]).put("message", x[1]));
             common.values().forEach(w -> PredictCommand.said(alike, w));
             put(root.putArray("by_workers"), byWorkers);
             put(root.putArray("by_batch"), byBatch);

@@ -204,4 +204,46 @@ class RoundSeventeenCliTest {
                 .toString());
         assertTrue(weights.err().contains("weight offloading (cpu_offloading) is not read from a log"), weights.err());
     }
+
+    /**
+     * NeMo's dataclass dump prints a window as a tuple, {@code window_size=(128, 0)}: refused as the argument block's
+     * form is (its value was dropped, a full-attention model written); Megatron's {@code (-1, -1)} is its unlimited
+     * window, full attention, and is read.
+     */
+    @Test
+    void aWindowIsReadInEachFormAndAnUnlimitedOneIsNone(@TempDir Path dir) throws Exception {
+        Path logs = HostileCliTest.repo().resolve("scaledl-core/src/test/resources/logs");
+        String nemo = Files.readString(logs.resolve("nemo-llama3-8b.log"));
+        Path tuple = dir.resolve("tuple.log");
+        Files.writeString(tuple, nemo.replace("seq_length=8192, ", "seq_length=8192, window_size=(128, 0), "));
+        MainTest.Run r = MainTest.run("runs", "--from-log", tuple.toString(), "--out", dir.resolve("t.csv").toString());
+        assertEquals(Main.BAD_INPUT, r.code(), r.err());
+        assertTrue(r.err().contains("sliding-window attention (window_size (128, 0))"), r.err());
+        String megatron = Files.readString(logs.resolve("megatron-llama3-8b.log"));
+        String hidden = "  hidden_size ..................................... 4096\n";
+        Path unlimited = dir.resolve("unlimited.log");
+        Files.writeString(unlimited, megatron.replace(hidden, hidden
+                + "  window_size ..................................... (-1, -1)\n"));
+        MainTest.Run u = MainTest.run("-q", "runs", "--from-log", unlimited.toString(), "--out", dir.resolve("u.csv")
+                .toString());
+        assertEquals(0, u.code(), u.err());
+    }
+
+    /**
+     * {@code scaling --json}'s warnings hold what every point says whatever share of each it concerns (an unseen
+     * precision was said of no point where its share differed between them) and what the sweep says of some points
+     * (beyond the fitted GPU counts, out of memory), which were on stderr only.
+     */
+    @Test
+    void aSweepsJsonSaysWhatItsPointsShare(@TempDir Path dir) throws Exception {
+        MainTest.Run r = MainTest.run("scaling", "--model", "gpu", "--transformer", LLAMA_8B.toString(), "--seq",
+                "4096", "--batch", "1", "--device", "H100", "--precision", "nvfp4", "--gpus", "2,4,8,16,4096",
+                "--batches", "1,2", "--out", dir.resolve("s.svg").toString(), "--json");
+        assertEquals(0, r.code(), r.err());
+        JsonNode root = new ObjectMapper().readTree(r.out());
+        java.util.Set<String> kinds = new java.util.HashSet<>();
+        root.path("warnings").forEach(w -> kinds.add(w.path("kind").asText()));
+        assertTrue(kinds.contains("unseen_precision") && kinds.contains("outside_world_size_range"), r.out());
+        assertTrue(r.err().contains("(unseen_precision)"), r.err());
+    }
 }

@@ -149,4 +149,63 @@ class RoundSeventeenApiTest {
         assertTrue(kv.getMessage().contains("key/value heads 64 are more than the 32 attention heads")
                 && !kv.getMessage().contains("0:"), kv.getMessage());
     }
+
+    /**
+     * With a pipeline, the last stage's copy of a tied head is the word embedding's alone (not GPT-2's learned position
+     * table); its gradient's all-reduce with the first stage crosses the network where the job spans nodes (it was
+     * timed over NVLink whatever the network), is not run under LoRA (the embedding is frozen), and is run for the
+     * copy the MTP modules keep of an untied embedding too. A helper probing this stop's tied heads found each.
+     */
+    @Test
+    void aTiedHeadsCopyOnTheLastStageIsTheWordEmbeddings() throws Exception {
+        TransformerSpec tied = config("gpt2");
+        TransformerSpec untied = config("gpt2", "\"vocab_size\": 50257", "\"vocab_size\": 50257, "
+                + "\"tie_word_embeddings\": false");
+        assertTrue(tied.tiedEmbeddings() && !untied.tiedEmbeddings());
+        Parallelism two = Parallelism.of(1, 1, 2, 8);
+        assertEquals(predict(untied, 1024, 8, two, "A100", Phase.TRAIN).memoryGb().orElseThrow(),
+                predict(tied, 1024, 8, two, "A100", Phase.TRAIN).memoryGb().orElseThrow(), 1e-6);
+        // Llama 3 8B over two nodes of eight, a stage a GPU: the copy's reduction crosses the network
+        TransformerSpec l8 = config("llama-3-8b");
+        TransformerSpec l8tied = config("llama-3-8b", "\"tie_word_embeddings\": false",
+                "\"tie_word_embeddings\": true");
+        Device h100 = DeviceCatalog.bundled().require("H100");
+        double[] extra = new double[2];
+        double[] gbps = {3200, 25};
+        for (int k = 0; k < 2; k++) {
+            org.scaledl.workload.Topology topo = org.scaledl.workload.Topology.assumedFor(h100).with(
+                    java.util.Optional.of(8), java.util.Optional.of(gbps[k]));
+            double[] ms = new double[2];
+            TransformerSpec[] specs = {l8, l8tied};
+            for (int j = 0; j < 2; j++) {
+                ms[j] = GPU.predict(Workload.builder(specs[j].graph(4096)).batch(16).device(h100)
+                        .precision(Precision.BF16).recompute(Recompute.FULL).topology(topo)
+                        .parallelism(Parallelism.of(1, 1, 16, 16)).build()).millis();
+            }
+            extra[k] = ms[1] - ms[0];
+        }
+        assertTrue(extra[0] > 0 && extra[1] > 10 * extra[0], java.util.Arrays.toString(extra));
+        // LoRA: no gradient to add up
+        Parallelism pp2 = Parallelism.of(1, 2, 2, 8);
+        double loraUntied = GPU.predict(Workload.builder(l8.graph(4096)).batch(8).device(h100).precision(Precision.BF16)
+                .parallelism(pp2).lora(32).build()).millis();
+        double loraTied = GPU.predict(Workload.builder(l8tied.graph(4096)).batch(8).device(h100)
+                .precision(Precision.BF16).parallelism(pp2).lora(32).build()).millis();
+        assertTrue(loraTied <= loraUntied * (1 + 1e-9), loraTied + " > " + loraUntied);
+        // an untied DeepSeek-V3's MTP modules keep a copy of the embedding on the last stage: its gradient is added up
+        TransformerSpec mtp = config("deepseek-v3");
+        TransformerSpec none = config("deepseek-v3", "\"num_nextn_predict_layers\": 1",
+                "\"num_nextn_predict_layers\": 0");
+        Device b200 = DeviceCatalog.bundled().require("B200");
+        double[] pipelineMs = new double[2];
+        TransformerSpec[] ds = {none, mtp};
+        for (int j = 0; j < 2; j++) {
+            Prediction pr = GPU.predict(Workload.builder(ds[j].graph(4096)).batch(32).device(b200)
+                    .precision(Precision.BF16).recompute(Recompute.FULL)
+                    .parallelism(Parallelism.of(8, 1, 2, 32).withExpert(8, 1)).build());
+            pipelineMs[j] = pr.breakdown().stream().filter(c -> c.name().equals("pipeline"))
+                    .mapToDouble(Prediction.Contribution::millis).sum();
+        }
+        assertTrue(pipelineMs[1] > pipelineMs[0] + 1, java.util.Arrays.toString(pipelineMs));
+    }
 }

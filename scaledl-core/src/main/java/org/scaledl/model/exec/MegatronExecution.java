@@ -744,6 +744,17 @@ public final class MegatronExecution {
         return tied;
     }
 
+    /** The word embedding's weights: the prologue's embedding layers' (not a learned position table's). */
+    private static long wordEmbeddingWeights(ModelGraph g) {
+        long n = 0;
+        for (int i = 0; i < g.size(); i++) {
+            if (unit(g.role(i)) == PROLOGUE && g.role(i).kind() == LayerRole.Kind.EMBEDDING) {
+                n += g.parameterCount(i);
+            }
+        }
+        return n;
+    }
+
     /** A layer's features with every weight it reads as its parameters ({@link ModelGraph#weightsRead}). */
     static LayerFeatures withWeights(ModelGraph g, LayerFeatures f) {
         long weights = g.weightsRead(f.layer());
@@ -2127,20 +2138,24 @@ public final class MegatronExecution {
             a2aOne = allToAllMillis(topo, e, par.expertTensor(), (double) b * ts.seq() / c / t, ts, prec,
                     w.moeDispatcher());
         }
+        // a tied head's weights (the word embedding's) the last stage holds a copy of with a pipeline; the copy the
+        // MTP modules need is the whole prologue's (below)
         long tiedWeights = p > 1 ? tiedHeadWeights(w.graph()) : 0;
-        boolean tied = tiedWeights > 0;
         for (int s = 0; s < p; s++) {
             double time = 0;
             for (int u = 0; u < units.length; u++) {
                 int n = units(stages, s, u, p, mtp, mtpKind);
                 // the weights a stage holds: the MTP's extra passes through the output head and loss share the head's;
                 // with a pipeline, the last stage also holds a copy of the input embedding for the modules
-                // (Megatron-Core builds it where the MTP is), and for an output head tied to it (its own copy, whose
-                // gradient the first and last stages add up: the pipeline's time below)
+                // (Megatron-Core builds it where the MTP is), or else of a tied head's word embedding alone (not a
+                // learned position table), whose gradient the first and last stages add up (the pipeline's time)
                 int owned = n;
                 if (s == p - 1 && u == EPILOGUE) {
                     owned = 1;
-                } else if (s == p - 1 && u == PROLOGUE && p > 1 && (mtp > 0 || tied)) {
+                    if (mtp == 0 && tiedWeights > 0) {
+                        stageParams[s] += (double) tiedWeights / t;
+                    }
+                } else if (s == p - 1 && u == PROLOGUE && p > 1 && mtp > 0) {
                     owned = 1;
                 }
                 if (n == 0 && owned == 0) {
@@ -2293,10 +2308,13 @@ public final class MegatronExecution {
             double bytes = (double) b * ts.seq() / c * ts.hidden() * actBytes / t;
             sends = (train ? 2 : 1) * (m + p - 1) * v;
             pipeline = sends * comm.sendMillis(device, topo, across, bytes);
-            if (train && tiedWeights > 0) {
-                // the last stage's copy of a tied head: its gradient and the first stage's embedding gradient added
-                // up once a step, between the two stages' ranks of each tensor slice (Megatron's embedding group)
-                pipeline += comm.allReduceMillis(device, topo, 2, across ? 1 : 2, (double) tiedWeights / t
+            long copied = mtp > 0 ? Math.max(tiedWeights, wordEmbeddingWeights(w.graph())) : tiedWeights;
+            if (train && copied > 0 && w.loraRank() == 0) {
+                // the last stage's copy of the word embedding (a tied head's, the MTP modules'): its gradient and the
+                // first stage's added up once a step between the two stages' ranks of each tensor slice (Megatron's
+                // embedding group), across nodes unless the whole job sits in one; LoRA freezes it (no gradient)
+                boolean apart = (long) par.ranks() > topo.gpusPerNode();
+                pipeline += comm.allReduceMillis(device, topo, 2, apart ? 1 : 2, (double) copied / t
                         * w.gradientBytes());
             }
         }

@@ -378,8 +378,8 @@ public final class MegatronModel {
         if (!lacking.isEmpty()) {
             // (a file this library writes has every term: one without some is older, or was edited)
             LOG.warn("the model's execution terms lack {} (a file written before {} existed, or edited): {} "
-                    + "the prior, or a refinement its parent's coefficient; fit or calibrate it again (fit --gpu, fit "
-                    + "--calibrate) to learn {}",
+                    + "the prior, or a refinement its parent's coefficient; refit it (fit --gpu, or fit --calibrate on "
+                    + "8 runs or more: fewer move the level alone) to learn {}",
                     String.join(", ", lacking), lacking.size() == 1 ? "it" : "they", lacking.size() == 1 ? "it is"
                             : "each is", lacking.size() == 1 ? "it" : "them");
         }
