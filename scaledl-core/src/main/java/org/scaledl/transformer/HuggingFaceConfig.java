@@ -327,8 +327,9 @@ public final class HuggingFaceConfig {
                 && a.decimalValue().compareTo(b.decimalValue()) == 0;
         if (!same) {
             // the class would take one or the other by the order it sets them: which was meant is not known
-            throw InvalidInputException.inSource(r.source(), key + " and " + alias + " (" + what + ") disagree: " + a
-                    + " and " + b + "; give one");
+            throw InvalidInputException.inSource(r.source(), key + " and " + alias + " (" + what + ") disagree: "
+                    + InvalidInputException.printable(a.toString(), 60) + " and "
+                    + InvalidInputException.printable(b.toString(), 60) + "; give one");
         }
         return a != null && !a.isNull() || b == null || b.isNull() ? key : alias;
     }
