@@ -1523,6 +1523,11 @@ public final class TrainingLogs {
                 diffs.add("num_experts is none (a dense model) in the log, " + model.moe().get().experts()
                         + " in the configuration");
             }
+            if (slidingWindow() && model.blocks().stream().noneMatch(b -> b.window() > 0)) {
+                // (a configuration with windowed layers is taken as stating them; their sizes are its own)
+                diffs.add("window_size is " + clip(text("window_size")) + " in the log (sliding-window attention), "
+                        + "none in the configuration (full attention in every layer)");
+            }
             Integer padded = positive("padded_vocab_size");
             if (padded != null) {
                 // Megatron pads the tokenizer's vocabulary to a multiple of its make-vocab-size-divisible-by x tensor;
@@ -1540,6 +1545,16 @@ public final class TrainingLogs {
                         + "given is refused: " + String.join("; ", diffs) + " (" + transformer + ")");
             }
         }
+
+        /**
+         * Whether the arguments state a sliding window: a {@code window_size} with a side of a positive size (a
+         * window of −1 on both sides is Megatron's unlimited one, full attention).
+         */
+        private boolean slidingWindow() {
+            return has("window_size") && POSITIVE_SIZE.matcher(text("window_size")).find();
+        }
+
+        private static final Pattern POSITIVE_SIZE = Pattern.compile("(?<![-\\d])[1-9]\\d*");
 
         /** How far a configuration's vocabulary may lie from the logged padded one, as a fraction of the larger. */
         static final double VOCAB_SPREAD = 0.1;
@@ -1919,9 +1934,7 @@ public final class TrainingLogs {
             // attention the arguments describe but a written configuration would not hold: a sliding window (GPT-OSS's
             // every other layer, window_attn_skip_freq), learnable softmax offsets (attention sinks); built as full
             // attention it was predicted a quarter faster than the model's own configuration, without a word
-            if (has("window_size") && java.util.regex.Pattern.compile("(?<![-\\d])[1-9]\\d*").matcher(
-                    text("window_size")).find()) {
-                // (a window of -1 on both sides is Megatron's unlimited one: full attention)
+            if (slidingWindow()) {
                 throw bad("window_size", which + "a model with sliding-window attention (window_size "
                         + clip(text("window_size")) + ") cannot be written from its arguments: give its config.json "
                         + "(--transformer)");

@@ -158,11 +158,27 @@ class RoundSeventeenCliTest {
             assertEquals(Main.BAD_INPUT, r.code(), r.err());
             assertTrue(r.err().contains(c[1]) && r.err().contains("give its config.json (--transformer)")
                     && r.err().contains("refused.log:"), r.err());
-            // the model given, the run is read
+            // the model given, the run is read; a sliding window stated against a configuration with none is
+            // another model (refused, as another size is), one with windowed layers is taken as stating them
             MainTest.Run given = MainTest.run("-q", "runs", "--from-log", log.toString(), "--transformer",
                     LLAMA_8B.toString(), "--out", dir.resolve("given.csv").toString());
-            assertEquals(0, given.code(), given.err());
+            boolean window = c[0].startsWith("window_size");
+            assertEquals(window ? Main.BAD_INPUT : 0, given.code(), given.err());
+            assertEquals(window, given.err().contains("a log with a different model than the one given is refused: "
+                    + "window_size is (128, 0) in the log (sliding-window attention), none in the configuration"),
+                    given.err());
         }
+        Path windowed = dir.resolve("mistral/config.json");
+        Files.createDirectories(windowed.getParent());
+        Files.writeString(windowed, Files.readString(LLAMA_8B).replace("\"tie_word_embeddings\": false",
+                "\"tie_word_embeddings\": false, \"sliding_window\": 4096").replace("\"model_type\": \"llama\"",
+                "\"model_type\": \"mistral\""));
+        Path windowLog = dir.resolve("window.log");
+        Files.writeString(windowLog, megatron.replace(hidden, hidden
+                + "  window_size ..................................... (4096, 0)\n"));
+        MainTest.Run mistral = MainTest.run("-q", "runs", "--from-log", windowLog.toString(), "--transformer",
+                windowed.toString(), "--out", dir.resolve("mistral.csv").toString());
+        assertEquals(0, mistral.code(), mistral.err());
         Path none = dir.resolve("none.log");
         Files.writeString(none, megatron.replace(hidden, hidden
                 + "  window_size ..................................... None\n"
