@@ -243,22 +243,23 @@ final class ScalingCommand implements Callable<Integer> {
         }
         String units = p.modelsClusters() ? "GPU" : "worker";
         // what the sweep says of some points, once (stderr and the JSON's warnings: kind, message)
-        List<String[]> sweepWarnings = new ArrayList<>();
-        beyond.forEach((range, gpus) -> sweepWarnings.add(new String[] {"outside_world_size_range", gpus.size()
-                + " point" + (gpus.size() == 1 ? " lies" : "s lie") + " beyond the " + units + " counts the model was "
+        List<org.scaledl.model.PredictionWarning> sweepWarnings = new ArrayList<>();
+        beyond.forEach((range, gpus) -> sweepWarnings.add(sweepWarning(
+                org.scaledl.model.PredictionWarning.Kind.OUTSIDE_WORLD_SIZE_RANGE, gpus.size() + " point"
+                + (gpus.size() == 1 ? " lies" : "s lie") + " beyond the " + units + " counts the model was "
                 + "fitted on (" + range + "): " + gpus.stream().map(String::valueOf).collect(
-                        java.util.stream.Collectors.joining(", ")) + " " + units + "s (predict names each)"}));
+                        java.util.stream.Collectors.joining(", ")) + " " + units + "s (predict names each)")));
         List<Point> oom = java.util.stream.Stream.concat(byWorkers.stream(), byBatch.stream()).filter(x -> !x.fits())
                 .toList();
         if (!oom.isEmpty()) {
             // a job on both sweeps (the base batch on the base GPUs) is one point
             List<String> jobs = oom.stream().map(x -> "batch " + x.batch() + " on " + x.gpus() + (x.gpus() == 1
                     ? " GPU" : " GPUs")).distinct().toList();
-            sweepWarnings.add(new String[] {"out_of_memory", jobs.size() + (jobs.size() == 1 ? " point does"
-                    : " points do") + " not fit in the device's memory (marked in the plot and the table): "
-                    + String.join(", ", jobs)});
+            sweepWarnings.add(sweepWarning(org.scaledl.model.PredictionWarning.Kind.OUT_OF_MEMORY, jobs.size()
+                    + (jobs.size() == 1 ? " point does" : " points do") + " not fit in the device's memory (marked in "
+                    + "the plot and the table): " + String.join(", ", jobs)));
         }
-        sweepWarnings.forEach(x -> System.err.println("scaledl: warning: " + x[1]));
+        sweepWarnings.forEach(x -> System.err.println("scaledl: warning: " + x.message()));
         // what predict says of every point alike (a precision run as another, an unseen device or phase), once; what
         // varies along the sweeps (memory, the fitted ranges, the recomputation chosen) is said above, per point, and
         // a note of some points only (ZeRO with one replica) is predict's to give for that job
@@ -274,13 +275,11 @@ final class ScalingCommand implements Callable<Integer> {
         // line leaves the share out, as the JSON does)
         java.util.function.Function<org.scaledl.model.PredictionWarning, String> line = w -> PredictCommand
                 .stderrLine(w, false);
-        java.util.function.Function<Point, List<String>> said = x -> x.prediction().warnings().stream()
-                .filter(w -> !perPoint.contains(w.kind())).map(line).distinct().toList();
-        java.util.Set<String> everywhere = new java.util.LinkedHashSet<>(said.apply(all.get(0)));
-        all.forEach(x -> everywhere.retainAll(said.apply(x)));
         java.util.Map<String, org.scaledl.model.PredictionWarning> common = new java.util.LinkedHashMap<>();
-        all.get(0).prediction().warnings().stream().filter(w -> everywhere.contains(line.apply(w)))
+        all.get(0).prediction().warnings().stream().filter(w -> !perPoint.contains(w.kind()))
                 .forEach(w -> common.putIfAbsent(line.apply(w), w));
+        all.forEach(x -> common.keySet().retainAll(x.prediction().warnings().stream()
+                .filter(w -> !perPoint.contains(w.kind())).map(line).toList()));
         common.keySet().forEach(System.err::println);
         // the machine is the sweep's first point's: a sweep over GPUs says its range
         int fewest = byWorkers.stream().mapToInt(Point::gpus).min().orElse(0);
@@ -297,7 +296,7 @@ final class ScalingCommand implements Callable<Integer> {
             root.put("machine", JobOptions.machine(p, base));
             // what every point's prediction says alike, said once (stderr says it too)
             ArrayNode alike = root.putArray("warnings");
-            sweepWarnings.forEach(x -> alike.addObject().put("kind", x[0]).put("message", x[1]));
+            sweepWarnings.forEach(x -> PredictCommand.said(alike, x));
             common.values().forEach(w -> PredictCommand.said(alike, w));
             put(root.putArray("by_workers"), byWorkers);
             put(root.putArray("by_batch"), byBatch);
@@ -584,5 +583,11 @@ final class ScalingCommand implements Callable<Integer> {
             y[i] = throughputAxis ? q[1] * micro * q[0] / (q[2] / 1000) : q[2];
         }
         return new SvgChart.Points(name, colour, x, y);
+    }
+
+    /** A warning of the sweep's own (of some of its points, said once): its kind and words, no share of one point. */
+    private static org.scaledl.model.PredictionWarning sweepWarning(org.scaledl.model.PredictionWarning.Kind kind,
+            String message) {
+        return new org.scaledl.model.PredictionWarning(kind, message, java.util.Optional.empty(), "", 1);
     }
 }
