@@ -2322,10 +2322,19 @@ public final class MegatronExecution {
         double sends = 0;
         double pipeline = 0;
         if (withTime && p > 1 && comm != null) {
-            boolean across = (long) t * c * d >= topo.gpusPerNode() && (long) par.ranks() > topo.gpusPerNode();
             double bytes = (double) b * ts.seq() / c * ts.hidden() * actBytes / t;
             sends = (train ? 2 : 1) * (m + p - 1) * v;
-            pipeline = sends * comm.sendMillis(device, topo, across, bytes);
+            // the steady state paced by the slowest hop (one at a node's edge where any leaves it), the fill and
+            // drain through every hop once: where several stages share a node, only the hops at its edges leave it
+            int[] hops = ParallelExecution.pipelineHops(topo, (long) t * c * d, p, v);
+            double network = comm.sendMillis(device, topo, true, bytes);
+            double nvlink = comm.sendMillis(device, topo, false, bytes);
+            double slowest = hops[1] > 0 ? network : nvlink;
+            double mixed = (hops[1] * network + (hops[0] - hops[1]) * nvlink) / hops[0];
+            // the interleaved schedule overlaps its steady state's sends with the next chunk's pass (Megatron's
+            // overlap_p2p_comm, on by default there and only there): a send costs what it takes beyond that pass
+            double window = v > 1 ? stageTime[max] / ((train ? 2.0 : 1.0) * v) : 0;
+            pipeline = (train ? 2 : 1) * v * (m * Math.max(0, slowest - window) + (p - 1) * mixed);
             long copied = mtp > 0 ? Math.max(tiedWeights, wordEmbeddingWeights(w.graph())) : tiedWeights;
             if (train && copied > 0 && w.loraRank() == 0) {
                 // the last stage's copy of the word embedding (a tied head's, the MTP modules'): its gradient and the

@@ -146,6 +146,33 @@ public final class ParallelExecution {
         return ranks > Math.max(t.gpusPerNode(), t.nvlinkDomain());
     }
 
+    /**
+     * Which of a pipeline's hops between neighbouring model chunks leave a node (its NVLink domain where that is larger:
+     * a rack-scale system's GPUs send to each other over NVLink across trays), in Megatron's rank order (a stage's
+     * {@code stageRanks} ranks adjacent, the pipeline slowest): {@code stages × chunks − 1} hops, chunk {@code k} on
+     * stage {@code k mod stages} (interleaving wraps from the last stage to the first). A hop pairs each rank of one
+     * stage with the rank {@code stageRanks} further; it leaves the node where any pair does. Where a stage fills a
+     * node or more every hop leaves it; inside one node none does; where several stages share a node, the hops at its
+     * edges do.
+     *
+     * @return {@code {hops, hops that leave a node}}
+     */
+    static int[] pipelineHops(Topology t, long stageRanks, int stages, int chunks) {
+        int hops = stages * chunks - 1;
+        int leaving = 0;
+        long node = Math.max(t.gpusPerNode(), t.nvlinkDomain());
+        for (int k = 0; k < hops; k++) {
+            long from = (long) (k % stages) * stageRanks;
+            long to = (long) ((k + 1) % stages) * stageRanks;
+            boolean leaves = stageRanks >= node;
+            for (long r = 0; r < stageRanks && !leaves; r++) {
+                leaves = (from + r) / node != (to + r) / node;
+            }
+            leaving += leaves ? 1 : 0;
+        }
+        return new int[] {hops, leaving};
+    }
+
     /** The topology a workload runs on: its own, or the standard server of its device (noted where it matters). */
     static Topology topology(Workload w, Device d, List<StageCost.Note> notes) {
         if (w.topology().isPresent()) {
@@ -394,10 +421,12 @@ public final class ParallelExecution {
             if (act == 0) {
                 act = largestActivationBytes(g, perMicro.batch());
             }
-            boolean across = (long) par.tensor() * par.data() >= topo.gpusPerNode()
-                    && (long) par.ranks() > topo.gpusPerNode();
-            int handOffs = (par.pipeline() - 1) * (train ? 2 : 1) * par.microBatches();
-            double pp = handOffs * communication.get().sendMillis(device, topo, across, act * actScale);
+            // each micro-batch crosses every hop: those at a node's edge over the network, the others over NVLink
+            int[] hops = pipelineHops(topo, (long) par.tensor() * par.data(), par.pipeline(), 1);
+            int handOffs = (train ? 2 : 1) * par.microBatches();
+            CommunicationModel cm = communication.get();
+            double pp = handOffs * (hops[1] * cm.sendMillis(device, topo, true, act * actScale)
+                    + (hops[0] - hops[1]) * cm.sendMillis(device, topo, false, act * actScale));
             comm += pp;
             terms.add(new StageCost.Term("pipeline hand-offs", StageCost.TermKind.COMMUNICATION, pp));
         }

@@ -1,0 +1,43 @@
+package org.scaledl.model.exec;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
+import org.scaledl.workload.Topology;
+
+/** Which of a pipeline's hops leave a node ({@link ParallelExecution#pipelineHops}). */
+class PipelineHopsTest {
+
+    /** The hops at a node's edge, in Megatron's rank order: a slow reference over every rank pair. */
+    @Test
+    void theHopsLeavingANodeAreThoseAtItsEdges() {
+        Topology eight = Topology.of(8, Topology.Link.NVSWITCH, 450, 400);
+        // stages of 4 ranks, two a node: of 0-1-2-3 only 1-2 leaves; interleaved twice 1-2, 3-0 and 1-2 again
+        assertArrayEquals(new int[] {3, 1}, ParallelExecution.pipelineHops(eight, 4, 4, 1));
+        assertArrayEquals(new int[] {7, 3}, ParallelExecution.pipelineHops(eight, 4, 4, 2));
+        assertArrayEquals(new int[] {3, 3}, ParallelExecution.pipelineHops(eight, 8, 4, 1));
+        assertArrayEquals(new int[] {7, 0}, ParallelExecution.pipelineHops(eight, 1, 8, 1));
+        // stages of 3 straddle nodes of 8: 0-1 (ranks 0-2 to 3-5) stays, 1-2 (3-5 to 6-8) and 2-3 (6-8 to 9-11) leave
+        assertArrayEquals(new int[] {3, 2}, ParallelExecution.pipelineHops(eight, 3, 4, 1));
+        for (int s = 1; s <= 20; s++) {
+            for (int p = 2; p <= 12; p++) {
+                for (int v = 1; v <= 3; v++) {
+                    int[] h = ParallelExecution.pipelineHops(eight, s, p, v);
+                    int leaving = 0;
+                    for (int k = 0; k < p * v - 1; k++) {
+                        boolean any = false;
+                        for (int r = 0; r < s; r++) {
+                            int a = (k % p) * s + r;
+                            int b = ((k + 1) % p) * s + r;
+                            any |= a / 8 != b / 8;
+                        }
+                        leaving += any ? 1 : 0;
+                    }
+                    assertEquals(p * v - 1, h[0]);
+                    assertEquals(leaving, h[1], s + " " + p + " " + v);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,71 @@
+package org.scaledl.models;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.scaledl.io.DeviceCatalog;
+import org.scaledl.model.Prediction;
+import org.scaledl.model.RuntimePredictor;
+import org.scaledl.transformer.HuggingFaceConfig;
+import org.scaledl.transformer.TransformerSpec;
+import org.scaledl.workload.Device;
+import org.scaledl.workload.Parallelism;
+import org.scaledl.workload.Precision;
+import org.scaledl.workload.Recompute;
+import org.scaledl.workload.Topology;
+import org.scaledl.workload.Workload;
+
+/**
+ * Round eighteen: predictions physics forbids, found by varying a job's topology and layout alone. Each case here
+ * fails on the code before.
+ */
+class RoundEighteenApiTest {
+    private static final Path CONFIGS = Path.of("..", "scaledl-core", "src", "test", "resources", "transformers");
+    private static final RuntimePredictor GPU = BundledModels.load("gpu");
+
+    private static TransformerSpec config(String folder) throws Exception {
+        return HuggingFaceConfig.read(CONFIGS.resolve(folder).resolve("config.json"));
+    }
+
+    private static Prediction train(TransformerSpec spec, Parallelism par, Topology topo) {
+        Device d = DeviceCatalog.bundled().require("H100");
+        return GPU.predict(Workload.builder(spec.graph(4096)).batch(par.microBatches()).device(d).precision(Precision.BF16)
+                .parallelism(par).recompute(Recompute.NONE).topology(topo).build());
+    }
+
+    /**
+     * Stages smaller than a node share it, and the hops at a node's edge cross the network: Llama 2 70B on 16 H100s
+     * as 4 tensor × 4 pipeline ranks (two stages a node, no data parallelism) was predicted the same at 25 Gb/s as at
+     * 3,200 Gb/s a node and the same on two nodes as on one NVLink domain of 16, every send timed over NVLink.
+     */
+    @Test
+    void stagesSharingANodeSendOverTheNetworkAtItsEdge() throws Exception {
+        TransformerSpec spec = config("llama-2-70b");
+        Parallelism par = Parallelism.of(1, 4, 4, 32);
+        double slow = train(spec, par, Topology.of(8, Topology.Link.NVSWITCH, 450, 25)).millis();
+        double fast = train(spec, par, Topology.of(8, Topology.Link.NVSWITCH, 450, 3200)).millis();
+        double domain = train(spec, par, Topology.of(8, Topology.Link.NVSWITCH, 450, 25, 16)).millis();
+        assertTrue(slow > fast * 1.01, slow + " <= " + fast);
+        assertTrue(fast > domain, fast + " <= " + domain);
+    }
+
+    /**
+     * The interleaved schedule overlaps its steady state's sends with the next chunk's pass (Megatron's
+     * overlap_p2p_comm, on by default with virtual stages): over a slow network two chunks a stage spend less on the
+     * pipeline's sends than one. They were timed as twice as many exposed sends (Llama 3 70B, 8 tensor × 4 pipeline
+     * ranks on 32 H100s, 100 Gb/s a node).
+     */
+    @Test
+    void interleavedSendsHideBehindTheNextChunk() throws Exception {
+        TransformerSpec spec = config("llama-3-70b");
+        Topology slow = Topology.of(8, Topology.Link.NVSWITCH, 450, 100);
+        double[] pipelineMs = new double[2];
+        for (int v = 1; v <= 2; v++) {
+            Parallelism par = Parallelism.of(1, 8, 4, 32).withVirtualStages(v);
+            pipelineMs[v - 1] = train(spec, par, slow).breakdown().stream().filter(c -> c.name().equals("pipeline"))
+                    .mapToDouble(Prediction.Contribution::millis).sum();
+        }
+        assertTrue(pipelineMs[0] > 0 && pipelineMs[1] < pipelineMs[0], pipelineMs[1] + " >= " + pipelineMs[0]);
+    }
+}
