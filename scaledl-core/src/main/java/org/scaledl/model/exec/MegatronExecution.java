@@ -496,11 +496,12 @@ public final class MegatronExecution {
     }
 
     /**
-     * The ranks of the slowest of groups of {@code size} consecutive ranks that share a node of {@code node} GPUs:
-     * {@code gcd(size, node)} (all of a group where nodes hold whole groups, a node's where groups hold whole nodes;
-     * otherwise a group straddles two nodes with that many ranks on a side).
+     * The ranks of the slowest of a job's groups of {@code size} consecutive ranks that share a node of {@code node}
+     * GPUs, over the job's {@code ranks}: all of a group where none of the job's groups straddles a node's edge;
+     * where one does (a node no whole number of groups, a job beyond the first node), {@code gcd(size, node)} on a
+     * side; a node's where groups hold whole nodes.
      */
-    static int ranksPerNode(int size, int node) {
+    static int ranksPerNode(int size, int node, long ranks) {
         int a = size;
         int b = node;
         while (b != 0) {
@@ -508,7 +509,17 @@ public final class MegatronExecution {
             a = b;
             b = r;
         }
-        return a;
+        if (size > node || a == size) {
+            return a;
+        }
+        // the groups' places repeat every node / gcd groups: the first of the job's that straddles an edge, if any
+        long groups = Math.min(ranks / size, node / a);
+        for (long k = 0; k < groups; k++) {
+            if (k * size / node != (k * size + size - 1) / node) {
+                return a;
+            }
+        }
+        return size;
     }
 
     /** Fewer tokens a context-parallel rank than this are said ({@link #thinContextNote}). */
@@ -2145,8 +2156,9 @@ public final class MegatronExecution {
         if (withTime && t > 1 && comm != null) {
             double bytes = (double) b * ts.seq() / c * ts.hidden() * actBytes;
             // ranks are placed in order: where the domain is no whole number of groups (or a group no whole number of
-            // domains), a group straddles two with gcd(t, domain) ranks on a side, and the slowest group sets the pace
-            int perNode = ranksPerNode(t, topo.gpusPerNode());
+            // domains), a group of the job's straddles two with gcd(t, domain) ranks on a side, and the slowest group
+            // sets the pace
+            int perNode = ranksPerNode(t, topo.gpusPerNode(), par.ranks());
             tpOne = par.sequenceParallel() ? 2 * comm.reduceScatterMillis(device, topo, t, perNode, bytes)
                     : comm.allReduceMillis(device, topo, t, perNode, bytes);
         }
@@ -2975,7 +2987,7 @@ public final class MegatronExecution {
                     + "its collectives, on the critical path of every layer, cross the network (Megatron keeps a "
                     + "tensor-parallel group inside a node or NVLink domain)", t, (t + inDomain - 1) / inDomain,
                     topo.nvlinkDomain() > topo.gpusPerNode() ? "NVLink domains" : "nodes", inDomain)));
-        } else if (inDomain % t != 0) {
+        } else if (inDomain % t != 0 && ranksPerNode(t, inDomain, w.parallelism().ranks()) < t) {
             all.add(StageCost.Note.unusual(String.format(Locale.ROOT, "tensor-parallel groups of %d do not tile %s of "
                     + "%d GPUs: with the ranks in order, a group straddles two, its collectives, on the critical path "
                     + "of every layer, cross the network, and the slowest group sets the pace (Megatron's tensor "

@@ -408,7 +408,7 @@ public final class ParallelExecution {
                     * actScale;
             // ranks in order: a group that straddles nodes has gcd(t, node) of its ranks on a side (as Megatron's)
             double one = communication.get().allReduceMillis(device, topo, par.tensor(),
-                    MegatronExecution.ranksPerNode(par.tensor(), topo.gpusPerNode()), act);
+                    MegatronExecution.ranksPerNode(par.tensor(), topo.gpusPerNode(), par.ranks()), act);
             double tp = blocks.get().copies() * passes * one * stageScale;
             comm += tp;
             terms.add(new StageCost.Term("tensor-parallel all-reduce", StageCost.TermKind.COMMUNICATION, tp));

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import org.junit.jupiter.api.Test;
 import org.scaledl.workload.Topology;
 
-/** Which of a pipeline's hops leave a node ({@link ParallelExecution#pipelineHops}). */
+/** Which of a job's hops and groups leave a node ({@link ParallelExecution#pipelineHops}, {@link MegatronExecution#ranksPerNode}). */
 class PipelineHopsTest {
 
     /** The hops at a node's edge, in Megatron's rank order: a slow reference over every rank pair. */
@@ -39,5 +39,30 @@ class PipelineHopsTest {
                 }
             }
         }
+    }
+
+    /**
+     * The ranks on a side of the slowest tensor-parallel group ({@link MegatronExecution#ranksPerNode}) against every
+     * group of the job's: the whole group where none of them straddles a node's edge, else gcd(group, node).
+     */
+    @Test
+    void theSlowestGroupStraddlesOnlyWhereOneOfTheJobsDoes() {
+        for (int size = 1; size <= 24; size++) {
+            for (int node = 1; node <= 80; node++) {
+                for (int ranks = size; ranks <= 400; ranks += size) {
+                    int gcd = java.math.BigInteger.valueOf(size).gcd(java.math.BigInteger.valueOf(node)).intValue();
+                    boolean straddles = false;
+                    for (int k = 0; k < ranks / size; k++) {
+                        straddles |= k * size / node != (k * size + size - 1) / node;
+                    }
+                    int expected = size > node || straddles ? gcd : size;
+                    assertEquals(expected, MegatronExecution.ranksPerNode(size, node, ranks),
+                            size + " " + node + " " + ranks);
+                }
+            }
+        }
+        // GB200's domain of 72: a job of 32 holds two whole groups of 16; one of 256 has ranks 64-79 straddle it
+        assertEquals(16, MegatronExecution.ranksPerNode(16, 72, 32));
+        assertEquals(8, MegatronExecution.ranksPerNode(16, 72, 256));
     }
 }
