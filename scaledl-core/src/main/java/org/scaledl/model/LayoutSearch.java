@@ -296,7 +296,7 @@ public final class LayoutSearch {
         // recomputation): the pipeline, data parallelism, schedule and ZeRO stage vary innermost, where they are
         // shared
         for (int t = 1; t <= Math.min(gpus, domain); t *= 2) {
-            if (gpus % t != 0 || ts.heads() % t != 0 || (ts.kvHeads() % t != 0 && t % ts.kvHeads() != 0)
+            if (gpus % t != 0 || ts.heads() % t != 0 || ts.kvHeads() % t != 0
                     || MegatronExecution.unsplitKeyValueHeads(graph, t) > 0) {
                 continue;
             }

@@ -34,7 +34,7 @@ class BatchMonotonicityProperties {
     private static final TransformerSpec EXPERTS = small().experts(8, 2).build();
 
     private static TransformerSpec.Builder small() {
-        return TransformerSpec.decoder("small", 1024, 16, 8, 32000).kvHeads(4).ffn(4096)
+        return TransformerSpec.decoder("small", 1024, 16, 8, 32000).kvHeads(8).ffn(4096)
                 .ffnKind(TransformerSpec.FfnKind.SWIGLU).norm(TransformerSpec.Norm.RMS_NORM).bias(false)
                 .maxPositions(8192);
     }

@@ -26,7 +26,7 @@ class BreakdownProperties {
     private static final org.scaledl.workload.Device H100 = org.scaledl.io.DeviceCatalog.bundled().require("H100 SXM");
     /** Eight layers of hidden 1,024 and a 32,000-word vocabulary (the last stage's output layer makes stages uneven). */
     private static final org.scaledl.graph.ModelGraph GRAPH = TransformerSpec.decoder("small", 1024, 16, 8, 32000)
-            .kvHeads(4).ffn(4096).ffnKind(TransformerSpec.FfnKind.SWIGLU).norm(TransformerSpec.Norm.RMS_NORM)
+            .kvHeads(8).ffn(4096).ffnKind(TransformerSpec.FfnKind.SWIGLU).norm(TransformerSpec.Norm.RMS_NORM)
             .bias(false).maxPositions(4096).build().graph(2048);
 
     @Property(tries = 60)

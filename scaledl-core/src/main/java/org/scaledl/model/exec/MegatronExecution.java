@@ -103,10 +103,17 @@ public final class MegatronExecution {
         TransformerShape ts = w.graph().transformer().orElseThrow();
         Parallelism par = w.parallelism();
         int t = par.tensor();
-        if (t > 1 && (ts.heads() % t != 0 || ts.kvHeads() % Math.min(t, ts.kvHeads()) != 0)) {
+        if (t > 1 && ts.heads() % t != 0) {
             throw new IllegalArgumentException("tensor parallelism " + t + " does not divide the " + ts.heads()
                     + " attention heads (and " + ts.kvHeads() + " key/value heads); it may be one of "
-                    + divisors(ts.heads()));
+                    + divisors(ts.kvHeads()));
+        }
+        if (t > 1 && ts.kvHeads() % t != 0) {
+            // Megatron core gives each tensor-parallel rank whole query groups (num_query_groups / tensor, which must
+            // divide); a rank's share of a key/value head was predicted as if it could be cut
+            throw new IllegalArgumentException("tensor parallelism " + t + " does not divide the " + ts.kvHeads()
+                    + " key/value heads (Megatron gives each tensor-parallel rank whole ones, neither cut nor copied); "
+                    + "it may be one of " + divisors(ts.kvHeads()));
         }
         long unsplit = unsplitKeyValueHeads(w.graph(), t);
         if (unsplit > 0) {
