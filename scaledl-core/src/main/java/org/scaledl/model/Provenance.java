@@ -35,6 +35,11 @@ public record Provenance(String libraryVersion, String dataFingerprint, int trai
     public static final String CALIBRATION_RUNS = "calibration_runs";
     /** The configuration key naming the devices of those runs. */
     public static final String CALIBRATION_DEVICES = "calibration_devices";
+    /**
+     * The configuration key naming the devices of the calibration runs that refit the execution model shared by every
+     * GPU (transformers built from a configuration); empty where none did.
+     */
+    public static final String CALIBRATION_EXECUTION_DEVICES = "calibration_execution_devices";
     private static final String DEVICE_SEPARATOR = "; ";
 
     /**
@@ -43,6 +48,18 @@ public record Provenance(String libraryVersion, String dataFingerprint, int trai
      */
     public List<String> calibrationDevices() {
         String v = config.getOrDefault(CALIBRATION_DEVICES, "");
+        return v.isEmpty() ? List.of() : List.of(v.split(DEVICE_SEPARATOR));
+    }
+
+    /**
+     * The devices of the calibration runs that refit the shared execution model (transformers' runs), sorted; for a
+     * model calibrated by a release that did not tell them apart, every calibration run's devices.
+     */
+    List<String> executionCalibrationDevices() {
+        if (!config.containsKey(CALIBRATION_EXECUTION_DEVICES)) {
+            return calibrationDevices();
+        }
+        String v = config.get(CALIBRATION_EXECUTION_DEVICES);
         return v.isEmpty() ? List.of() : List.of(v.split(DEVICE_SEPARATOR));
     }
 
@@ -63,12 +80,23 @@ public record Provenance(String libraryVersion, String dataFingerprint, int trai
      * configuration, and the measured devices join {@link #devices()}.
      */
     Provenance adapted(String key, int n, List<String> moreDevices) {
+        return adapted(key, n, moreDevices, List.of());
+    }
+
+    /**
+     * {@link #adapted(String, int, List)} of a calibration, {@code executionDevices} the devices of its runs that
+     * refit the shared execution model.
+     */
+    Provenance adapted(String key, int n, List<String> moreDevices, List<String> executionDevices) {
         Map<String, String> c = new TreeMap<>(config);
         c.merge(key, Integer.toString(n), (a, b) -> Integer.toString(Integer.parseInt(a) + Integer.parseInt(b)));
         if (key.equals(CALIBRATION_RUNS) && !moreDevices.isEmpty()) {
+            java.util.SortedSet<String> exec = new java.util.TreeSet<>(executionCalibrationDevices());
             java.util.SortedSet<String> cal = new java.util.TreeSet<>(calibrationDevices());
             cal.addAll(moreDevices);
             c.put(CALIBRATION_DEVICES, String.join(DEVICE_SEPARATOR, cal));
+            exec.addAll(executionDevices);
+            c.put(CALIBRATION_EXECUTION_DEVICES, String.join(DEVICE_SEPARATOR, exec));
         }
         java.util.SortedSet<String> d = new java.util.TreeSet<>(devices);
         d.addAll(moreDevices);

@@ -407,11 +407,12 @@ public final class RuntimePredictor implements RuntimeModel {
     }
 
     /**
-     * Said of a transformer job on a GPU none of the runs this model was calibrated on ran on: the execution model's
-     * coefficients are one set for every GPU, so the calibration moved this job's prediction too.
+     * Said of a transformer job on a GPU none of the transformer runs this model was calibrated on ran on: the
+     * execution model's coefficients are one set for every GPU, so the calibration moved this job's prediction too.
      */
     private Optional<PredictionWarning> calibratedElsewhere(Workload w) {
-        List<String> cal = provenance.calibrationDevices();
+        // (the runs of imported graphs move their own per-phase factors, not the execution model)
+        List<String> cal = provenance.executionCalibrationDevices();
         Optional<Device> d = w.device().filter(Device::isGpu);
         if (cal.isEmpty() || d.isEmpty() || !modelsClusters() || w.graph().transformer().isEmpty()
                 || cal.contains(d.get().name())) {
@@ -585,9 +586,12 @@ public final class RuntimePredictor implements RuntimeModel {
         List<Sample> weighed = runs.stream().filter(r -> org.scaledl.model.exec.MegatronFit.weight(r) > 0).toList();
         List<String> measured = weighed.stream().flatMap(r -> r.workload().device().map(Device::name).stream())
                 .toList();
+        // the runs of configuration-built transformers refit the execution model every GPU shares
+        List<String> execution = weighed.stream().filter(r -> r.workload().graph().transformer().isPresent())
+                .flatMap(r -> r.workload().device().map(Device::name).stream()).toList();
         LayerStage calibrated = stage.calibrate(runs);
         return new RuntimePredictor(name, calibrated, interactions, logLow, logHigh, dom,
-                provenance.adapted(Provenance.CALIBRATION_RUNS, weighed.size(), measured), allowPartial);
+                provenance.adapted(Provenance.CALIBRATION_RUNS, weighed.size(), measured, execution), allowPartial);
     }
 
     /** Refuses a calibration run far off what the stage predicts of it (where it can tell; else the stage says why). */

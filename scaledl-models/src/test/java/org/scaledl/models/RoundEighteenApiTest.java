@@ -110,4 +110,28 @@ class RoundEighteenApiTest {
             assertTrue(e.getMessage().contains("does not divide the " + kv + " key/value heads"), e.getMessage());
         }
     }
+
+    /**
+     * Runs of imported graphs move their own per-phase factors, not the execution model every GPU shares: a model
+     * calibrated on them alone predicts a transformer job on another GPU as before and says nothing of it. It warned
+     * that the job was "predicted with that cluster's coefficients" (a helper's 189 unmoved predictions).
+     */
+    @Test
+    void importedGraphsRunsDoNotMoveTheExecutionModel() throws Exception {
+        Device h100 = DeviceCatalog.bundled().require("H100");
+        Workload resnet = Workload.builder(org.scaledl.onnx.OnnxImporter.read(Path.of("..", "datasets", "graphs",
+                "resnet50_r224.onnx"))).batch(64).phase(org.scaledl.workload.Phase.TRAIN).device(h100)
+                .precision(Precision.BF16).build();
+        RuntimePredictor mine = GPU.calibrate(java.util.List.of(org.scaledl.workload.Sample.of(resnet,
+                GPU.predictMillis(resnet) * 1.2)));
+        Workload job = Workload.builder(config("llama-3-8b").graph(4096)).batch(8).device(DeviceCatalog.bundled()
+                .require("B200")).precision(Precision.BF16).parallelism(Parallelism.of(1, 8, 1, 8))
+                .recompute(Recompute.NONE).build();
+        Prediction before = GPU.predict(job);
+        Prediction after = mine.predict(job);
+        assertEquals(before.millis(), after.millis(), 1e-9 * before.millis());
+        assertTrue(after.warnings().stream().noneMatch(x -> x.kind()
+                == org.scaledl.model.PredictionWarning.Kind.CALIBRATED_ELSEWHERE), after.warnings().toString());
+        assertEquals(java.util.List.of(h100.name()), mine.provenance().calibrationDevices());
+    }
 }
