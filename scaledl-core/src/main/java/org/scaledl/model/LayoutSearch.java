@@ -19,7 +19,8 @@ import org.scaledl.workload.Workload;
 
 /**
  * Every valid way to train a transformer on a number of GPUs, ranked by predicted iteration time: tensor-parallel
- * degrees that divide the heads and stay inside an NVLink domain, context-parallel degrees that split the sequence
+ * degrees that divide the heads and the key/value heads (every layer's: Megatron core gives each rank whole query
+ * groups) and stay inside an NVLink domain, context-parallel degrees that split the sequence
  * (where every attention core is fused: Megatron's unfused attention refuses context parallelism),
  * pipeline degrees that divide the rest and the layers, expert-parallel degrees (mixtures of experts) folded into
  * data x context x tensor parallelism as Megatron does, the data-parallel degree that remains, micro-batch sizes

@@ -103,8 +103,9 @@ public record PredictionWarning(Kind kind, String message, Optional<Double> valu
         /**
          * The model was calibrated on transformers' runs of other GPUs only (the runs that refit the execution model;
          * an imported graph's runs move their own factors; {@link Provenance#calibrationDevices()} names every
-         * run's): the execution model's coefficients are one set for every GPU, so the calibration moved this job's prediction too, from
-         * what that cluster's runs say of their own GPUs (the model it was calibrated from may suit this GPU better).
+         * run's): the execution model's coefficients are one set for every GPU, so the calibration moved this job's
+         * prediction too, from what that cluster's runs say of their own GPUs (the model it was calibrated from may
+         * suit this GPU better).
          * Said, not less trusted: the interval is not widened.
          */
         CALIBRATED_ELSEWHERE

@@ -165,7 +165,9 @@ final class LayoutsCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("none of the " + all.size() + " layouts has " + (tensors == null
                         ? "" : "--tensor " + tensors + (pipelines == null ? "" : " and ")) + (pipelines == null ? ""
                         : "--pipeline " + pipelines) + ": the search's tensor degrees are " + all.stream().map(l -> l
-                        .parallelism().tensor()).distinct().sorted().toList() + ", its pipeline depths " + all.stream()
+                        .parallelism().tensor()).distinct().sorted().toList() + " (dividing the " + graph.transformer()
+                        .orElseThrow().heads() + " heads and " + graph.transformer().orElseThrow().kvHeads()
+                        + " key/value heads inside an NVLink domain), its pipeline depths " + all.stream()
                         .map(l -> l.parallelism().pipeline()).distinct().sorted().toList() + (cluster.zeroStage == null
                         ? "" : " (of ZeRO stage " + cluster.zeroStage + (cluster.zeroStage == 3 ? ", which has no layout "
                         + "with a pipeline" : "") + ", and one replica's layouts at stage 0)"));
@@ -182,7 +184,8 @@ final class LayoutsCommand implements Callable<Integer> {
             org.scaledl.graph.TransformerShape ts = graph.transformer().orElseThrow();
             throw new IllegalArgumentException("no layout of " + gpus + " GPUs runs a global batch of " + globalBatch
                     + ": tensor x context x pipeline x data must make the GPUs, with the data-parallel degree "
-                    + "dividing the global batch, tensor parallelism dividing the " + ts.heads() + " heads inside "
+                    + "dividing the global batch, tensor parallelism dividing the " + ts.heads() + " heads and "
+                    + ts.kvHeads() + " key/value heads inside "
                     + "the NVLink domain of " + topo.scaleUp().gpusPerNode() + " GPUs and the pipeline dividing the "
                     + ts.layers() + " layers (try a multiple of the node's GPUs, or another global batch)");
         }

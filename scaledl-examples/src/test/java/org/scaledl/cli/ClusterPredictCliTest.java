@@ -156,7 +156,7 @@ class ClusterPredictCliTest {
         String cfg = Files.readString(gemma);
         Files.writeString(sdpa, cfg.replaceFirst("\\{", "{\n  \"_attn_implementation\": \"sdpa\","));
         List<String> job = List.of("predict", "--model", "gpu", "--seq", "8192", "--batch", "1", "--micro-batches",
-                "8", "--gpus", "64", "--tensor", "8", "--device", "H100", "--precision", "bf16", "--recompute", "full",
+                "8", "--gpus", "64", "--tensor", "4", "--device", "H100", "--precision", "bf16", "--recompute", "full",
                 "--json", "--transformer");
         String said = "attention heads of 512 are wider than fused attention kernels train (256 at most";
         Run te = MainTest.run(java.util.stream.Stream.concat(job.stream(), java.util.stream.Stream.of(

@@ -134,4 +134,51 @@ class RoundEighteenApiTest {
                 == org.scaledl.model.PredictionWarning.Kind.CALIBRATED_ELSEWHERE), after.warnings().toString());
         assertEquals(java.util.List.of(h100.name()), mine.provenance().calibrationDevices());
     }
+
+    /**
+     * The interleaved schedule's overlap of its sends is an assumption (Megatron core's default, not every stack's):
+     * said, with the step the sends exposed would take, where it moves the step (a reviewer found it silent).
+     */
+    @Test
+    void theInterleavedSendsOverlapIsSaid() throws Exception {
+        TransformerSpec spec = config("llama-3-70b");
+        Prediction pr = train(spec, Parallelism.of(1, 8, 4, 32).withVirtualStages(2),
+                Topology.of(8, Topology.Link.NVSWITCH, 450, 25));
+        assertTrue(pr.warnings().stream().anyMatch(x -> x.message().contains("overlap_p2p_comm")),
+                pr.warnings().toString());
+        Prediction plain = train(spec, Parallelism.of(1, 8, 4, 32), Topology.of(8, Topology.Link.NVSWITCH, 450, 25));
+        assertTrue(plain.warnings().stream().noneMatch(x -> x.message().contains("overlap_p2p_comm")));
+    }
+
+    /**
+     * A layer's own key/value heads must divide by the tensor degree as the model's do: Gemma 4 26B's full-attention
+     * layers have 2, and tensor 4 was predicted (and listed by layouts) with half a head a rank.
+     */
+    @Test
+    void aLayersOwnKeyValueHeadsMustDivideToo() throws Exception {
+        TransformerSpec spec = config("gemma-4-26b-a4b");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> train(spec,
+                Parallelism.of(1, 4, 1, 1), Topology.of(8, Topology.Link.NVSWITCH, 450, 400)));
+        assertTrue(e.getMessage().contains("key/value heads of layers with their own"), e.getMessage());
+    }
+
+    /**
+     * A context-parallel group straddles a domain's edge only where one of the job's does, and then crosses the
+     * network: 4 tensor × 4 context ranks on 128 GB200s in domains of 72 (ranks 64-79 straddle) were timed over
+     * NVLink as in domains of 64.
+     */
+    @Test
+    void aContextGroupAcrossADomainsEdgeCrossesTheNetwork() throws Exception {
+        TransformerSpec spec = config("llama-3-8b");
+        Device gb200 = DeviceCatalog.bundled().require("GB200");
+        double[] ms = new double[2];
+        int[] domains = {64, 72};
+        for (int i = 0; i < 2; i++) {
+            Parallelism par = Parallelism.of(8, 4, 1, 8).withContext(4);
+            ms[i] = GPU.predict(Workload.builder(spec.graph(32768)).batch(8).device(gb200).precision(Precision.BF16)
+                    .parallelism(par).recompute(Recompute.FULL)
+                    .topology(Topology.of(4, Topology.Link.NVSWITCH, 900, 100, domains[i])).build()).millis();
+        }
+        assertTrue(ms[1] > ms[0] * 1.01, ms[1] + " <= " + ms[0]);
+    }
 }

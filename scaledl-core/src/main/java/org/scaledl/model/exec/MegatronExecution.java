@@ -93,7 +93,8 @@ public final class MegatronExecution {
     }
 
     /**
-     * Refuses a layout that does not divide the model: heads by tensor parallelism, layers by pipeline stages times
+     * Refuses a layout that does not divide the model: heads and key/value heads (every layer's) by tensor
+     * parallelism (Megatron core gives each rank whole query groups), layers by pipeline stages times
      * chunks (or with the embedding and loss counted), experts by expert parallelism, the sequence by twice the
      * context-parallel degree.
      *
@@ -1479,13 +1480,14 @@ public final class MegatronExecution {
 
     /**
      * The key/value heads of a layer ({@link #keyValues}: its own, {@link Layer#KEY_VALUE_HEADS}, as Gemma 4's
-     * full-attention layers have, else the model's) that tensor parallelism {@code t} does not divide where they are
-     * as many as its ranks or more; 0 where it divides every layer's (or the graph has no blocks).
+     * full-attention layers have, else the model's) that tensor parallelism {@code t} does not divide (Megatron core
+     * gives each rank whole query groups: fewer heads than ranks do not divide either); 0 where it divides every
+     * layer's (or the graph has no blocks).
      */
     public static long unsplitKeyValueHeads(ModelGraph g, int t) {
         if (t > 1 && g.blocks().isPresent()) {
             for (long[] kv : keyValues(g)) {
-                if (kv[1] % Math.min(t, kv[1]) != 0) {
+                if (kv[1] % t != 0) {
                     return kv[1];
                 }
             }
@@ -2092,6 +2094,16 @@ public final class MegatronExecution {
 
     private static Assembly assemble(Workload given, DeviceLayerCost layers,
             Optional<CommunicationModel> communication, Device device, Topology topo, boolean withTime) {
+        return assemble(given, layers, communication, device, topo, withTime, true);
+    }
+
+    /**
+     * {@link #assemble(Workload, DeviceLayerCost, Optional, Device, Topology, boolean)}, the interleaved schedule's
+     * sends overlapped with the next chunk's pass ({@code p2pOverlap}, Megatron core's overlap_p2p_comm) or exposed.
+     */
+    private static Assembly assemble(Workload given, DeviceLayerCost layers,
+            Optional<CommunicationModel> communication, Device device, Topology topo, boolean withTime,
+            boolean p2pOverlap) {
         Workload w = resolve(given, layers, device);
         ModelGraph g = w.graph();
         TransformerShape ts = g.transformer().orElseThrow();
@@ -2291,7 +2303,8 @@ public final class MegatronExecution {
                         expertComm += k * a2a;
                     }
                     if (c > 1 && un.attention() > 0 && comm != null) {
-                        context += k * contextExposed(device, topo, un, b, ts, keyValues[u], t, c, actBytes, train);
+                        context += k * contextExposed(device, topo, un, b, ts, keyValues[u], t, c, par.ranks(),
+                                actBytes, train);
                     }
                 }
                 other += weight * offloadExposed(device, offloaded[s], stageSaved[s], stageTime[s]);
@@ -2352,7 +2365,7 @@ public final class MegatronExecution {
             double mixed = (hops[1] * network + (hops[0] - hops[1]) * nvlink) / hops[0];
             // the interleaved schedule overlaps its steady state's sends with the next chunk's pass (Megatron's
             // overlap_p2p_comm, on by default there and only there): a send costs what it takes beyond that pass
-            double window = v > 1 ? stageTime[max] / ((train ? 2.0 : 1.0) * v) : 0;
+            double window = p2pOverlap && v > 1 ? stageTime[max] / ((train ? 2.0 : 1.0) * v) : 0;
             pipeline = (train ? 2 : 1) * v * (m * Math.max(0, slowest - window) + (p - 1) * mixed);
             long copied = mtp > 0 ? Math.max(tiedWeights, wordEmbeddingWeights(w.graph())) : tiedWeights;
             if (train && copied > 0 && w.loraRank() == 0) {
@@ -2535,9 +2548,10 @@ public final class MegatronExecution {
      * core's own time on that pass.
      */
     private static double contextExposed(Device device, Topology topo, Unit un, int b, TransformerShape ts,
-            long[] keyValues, int t, int c, double actBytes, boolean train) {
+            long[] keyValues, int t, int c, long ranks, double actBytes, boolean train) {
         double bytes = (double) b * ts.seq() / c * keyValues[0] / Math.min(t, keyValues[1]) * actBytes;
-        boolean inside = (long) t * c <= topo.gpusPerNode();
+        // a context group's t·c adjacent ranks inside one node or domain unless one of the job's straddles its edge
+        boolean inside = (long) t * c <= topo.gpusPerNode() && ranksPerNode(t * c, topo.gpusPerNode(), ranks) == t * c;
         double step = 1e3 * (inside ? bytes / topo.intraNodeBytesPerSecond() + 2e-6
                 : bytes / topo.interNodeBytesPerSecondPerGpu() + topo.interNodeLatencyUs() * 1e-6);
         double fwd = (c - 1) * step;
@@ -2901,6 +2915,19 @@ public final class MegatronExecution {
                         + "as Megatron-DeepSpeed, Megatron-LM's local DDP and an all-reduce after gradient accumulation "
                         + "run it, the step takes %.2f ms (+%.1f %%: give --grad-reduce after-backward)", after,
                         100 * (after / total - 1))));
+            }
+        }
+        if (w.parallelism().virtualStages() > 1 && terms.value(ExecutionTerm.PIPELINE_COMM) > 0) {
+            // the interleaved schedule's sends behind the next chunk's pass: Megatron core's default there, not every
+            // stack's (NeMo 1's default configuration and older Megatron-LM leave overlap_p2p_comm off)
+            double exposed = model.millis(assemble(w, layers, communication, device, topo.scaleUp(), true, false)
+                    .terms());
+            if (exposed > (1 + SCHEDULE_NOTE_SHARE) * total) {
+                all.add(StageCost.Note.assumed(String.format(Locale.ROOT, "the interleaved schedule's pipeline sends "
+                        + "are assumed overlapped with the next model chunk's pass (Megatron core's overlap_p2p_comm, "
+                        + "its default with virtual stages); exposed, as NeMo 1's default configuration and older "
+                        + "Megatron-LM (its flag off by default) run them, the step takes %.2f ms (+%.1f %%)", exposed,
+                        100 * (exposed / total - 1))));
             }
         }
         if (!w.expertCommOverlap() && !w.states(Workload.ScheduleChoice.EXPERT_COMM_OVERLAP)

@@ -46,6 +46,15 @@ public final class MegatronModel {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(MegatronModel.class);
     private static final ExecutionTerm[] TERMS = ExecutionTerm.values();
     private static final String LEVEL_PRIOR_KEY = "level_prior_runs";
+
+    /**
+     * The revision of the execution model's formulas a file's coefficients were fitted with, saved as
+     * {@code execution_revision}: 2 since a pipeline's sends are timed hop by hop (over the network where neighbouring
+     * stages sit on different nodes) and overlapped with the next chunk's pass under interleaving; a file without it
+     * is revision 1. A file of another revision loads with a warning: its coefficients were fitted to other formulas.
+     */
+    public static final int EXECUTION_REVISION = 2;
+    private static final String REVISION_KEY = "execution_revision";
     /** The exponent of the smooth max of GPU and host time. */
     static final double SMOOTH = 8;
     /**
@@ -343,6 +352,7 @@ public final class MegatronModel {
         if (levelPriorRuns != DEFAULT_LEVEL_PRIOR_RUNS) {
             o.put(LEVEL_PRIOR_KEY, levelPriorRuns);
         }
+        o.put(REVISION_KEY, EXECUTION_REVISION);
         return o;
     }
 
@@ -358,7 +368,7 @@ public final class MegatronModel {
         for (java.util.Iterator<String> it = o.fieldNames(); it.hasNext();) {
             String key = it.next();
             if (key.equals("interval_log_ratios") || key.equals("expert_interval_log_ratios")
-                    || key.equals(LEVEL_PRIOR_KEY)) {
+                    || key.equals(LEVEL_PRIOR_KEY) || key.equals(REVISION_KEY)) {
                 continue;
             }
             ExecutionTerm t = ExecutionTerm.byKey(key).orElseThrow(() -> InvalidInputException.of("megatron."
@@ -382,6 +392,16 @@ public final class MegatronModel {
                     + "8 runs or more: fewer move the level alone) to learn {}",
                     String.join(", ", lacking), lacking.size() == 1 ? "it" : "they", lacking.size() == 1 ? "it is"
                             : "each is", lacking.size() == 1 ? "it" : "them");
+        }
+        int revision = o.has(REVISION_KEY) ? (int) Fields.inRange(o.get(REVISION_KEY), "megatron." + REVISION_KEY, 1,
+                1e6) : 1;
+        if (revision != EXECUTION_REVISION) {
+            LOG.warn("the model's execution coefficients were fitted to the formulas of execution revision {}, this "
+                    + "library's are revision {} ({}): refit it (fit --gpu, or fit --calibrate on 8 runs or more) "
+                    + "for coefficients that suit them", revision, EXECUTION_REVISION, revision < EXECUTION_REVISION
+                            ? "since revision 2 a pipeline's sends are timed hop by hop, over the network where "
+                            + "neighbouring stages sit on different nodes, and overlapped with the next chunk's pass "
+                            + "under interleaving" : "a newer library's");
         }
         double[] iv = readInterval(o, "interval_log_ratios");
         double level = o.has(LEVEL_PRIOR_KEY)

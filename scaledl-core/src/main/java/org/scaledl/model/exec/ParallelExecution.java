@@ -147,9 +147,9 @@ public final class ParallelExecution {
     }
 
     /**
-     * Which of a pipeline's hops between neighbouring model chunks leave a node (its NVLink domain where that is larger:
-     * a rack-scale system's GPUs send to each other over NVLink across trays), in Megatron's rank order (a stage's
-     * {@code stageRanks} ranks adjacent, the pipeline slowest): {@code stages × chunks − 1} hops, chunk {@code k} on
+     * Which of a pipeline's hops between neighbouring model chunks leave a node (its NVLink domain where that is
+     * larger: a rack-scale system's GPUs send to each other over NVLink across trays), in Megatron's rank order (a
+     * stage's {@code stageRanks} ranks adjacent, the pipeline slowest): {@code stages × chunks − 1} hops, chunk {@code k} on
      * stage {@code k mod stages} (interleaving wraps from the last stage to the first). A hop pairs each rank of one
      * stage with the rank {@code stageRanks} further; it leaves the node where any pair does. Where a stage fills a
      * node or more every hop leaves it; inside one node none does; where several stages share a node, the hops at its

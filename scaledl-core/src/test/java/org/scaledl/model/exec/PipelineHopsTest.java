@@ -24,13 +24,23 @@ class PipelineHopsTest {
             for (int p = 2; p <= 12; p++) {
                 for (int v = 1; v <= 3; v++) {
                     int[] h = ParallelExecution.pipelineHops(eight, s, p, v);
+                    // the ranks placed node by node, eight at a time, each stage's s of them in turn
+                    int[] node = new int[p * s];
+                    int filled = 0;
+                    int current = 0;
+                    for (int r = 0; r < node.length; r++) {
+                        if (filled == 8) {
+                            current++;
+                            filled = 0;
+                        }
+                        node[r] = current;
+                        filled++;
+                    }
                     int leaving = 0;
                     for (int k = 0; k < p * v - 1; k++) {
                         boolean any = false;
                         for (int r = 0; r < s; r++) {
-                            int a = (k % p) * s + r;
-                            int b = ((k + 1) % p) * s + r;
-                            any |= a / 8 != b / 8;
+                            any |= node[(k % p) * s + r] != node[((k + 1) % p) * s + r];
                         }
                         leaving += any ? 1 : 0;
                     }
