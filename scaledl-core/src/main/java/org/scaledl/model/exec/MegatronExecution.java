@@ -1746,7 +1746,7 @@ public final class MegatronExecution {
      * products (the breakdown says them apart from the layers).
      */
     private record Assembly(MegatronTerms terms, StageMemory memory, double steady, double adapterShare,
-            double expertAdapterShare, double hostBytes) {
+            double expertAdapterShare, double hostBytes, double sendsHidden) {
         double memoryBytes() {
             return memory.total();
         }
@@ -2094,16 +2094,6 @@ public final class MegatronExecution {
 
     private static Assembly assemble(Workload given, DeviceLayerCost layers,
             Optional<CommunicationModel> communication, Device device, Topology topo, boolean withTime) {
-        return assemble(given, layers, communication, device, topo, withTime, true);
-    }
-
-    /**
-     * {@link #assemble(Workload, DeviceLayerCost, Optional, Device, Topology, boolean)}, the interleaved schedule's
-     * sends overlapped with the next chunk's pass ({@code p2pOverlap}, Megatron core's overlap_p2p_comm) or exposed.
-     */
-    private static Assembly assemble(Workload given, DeviceLayerCost layers,
-            Optional<CommunicationModel> communication, Device device, Topology topo, boolean withTime,
-            boolean p2pOverlap) {
         Workload w = resolve(given, layers, device);
         ModelGraph g = w.graph();
         TransformerShape ts = g.transformer().orElseThrow();
@@ -2353,6 +2343,8 @@ public final class MegatronExecution {
         }
         double sends = 0;
         double pipeline = 0;
+        // the pipeline's time the interleaved schedule's overlap hides (raw, as the pipeline term)
+        double sendsHidden = 0;
         if (withTime && p > 1 && comm != null) {
             double bytes = (double) b * ts.seq() / c * ts.hidden() * actBytes / t;
             sends = (train ? 2 : 1) * (m + p - 1) * v;
@@ -2365,8 +2357,9 @@ public final class MegatronExecution {
             double mixed = (hops[1] * network + (hops[0] - hops[1]) * nvlink) / hops[0];
             // the interleaved schedule overlaps its steady state's sends with the next chunk's pass (Megatron's
             // overlap_p2p_comm, on by default there and only there): a send costs what it takes beyond that pass
-            double window = p2pOverlap && v > 1 ? stageTime[max] / ((train ? 2.0 : 1.0) * v) : 0;
+            double window = v > 1 ? stageTime[max] / ((train ? 2.0 : 1.0) * v) : 0;
             pipeline = (train ? 2 : 1) * v * (m * Math.max(0, slowest - window) + (p - 1) * mixed);
+            sendsHidden = (train ? 2 : 1) * v * m * (slowest - Math.max(0, slowest - window));
             long copied = mtp > 0 ? Math.max(tiedWeights, wordEmbeddingWeights(w.graph())) : tiedWeights;
             if (train && copied > 0 && w.loraRank() == 0) {
                 // the last stage's copy of the word embedding (a tied head's, the MTP modules'): its gradient and the
@@ -2435,7 +2428,7 @@ public final class MegatronExecution {
             host = Math.max(host, sm.host());
         }
         return new Assembly(terms, memory, steady, other > 0 ? adapters / other : 0,
-                expertOther > 0 ? expertAdapters / expertOther : 0, host);
+                expertOther > 0 ? expertAdapters / expertOther : 0, host, sendsHidden);
     }
 
     /**
@@ -2917,11 +2910,11 @@ public final class MegatronExecution {
                         100 * (after / total - 1))));
             }
         }
-        if (w.parallelism().virtualStages() > 1 && terms.value(ExecutionTerm.PIPELINE_COMM) > 0) {
+        if (assembly.sendsHidden() > 0) {
             // the interleaved schedule's sends behind the next chunk's pass: Megatron core's default there, not every
-            // stack's (NeMo 1's default configuration and older Megatron-LM leave overlap_p2p_comm off)
-            double exposed = model.millis(assemble(w, layers, communication, device, topo.scaleUp(), true, false)
-                    .terms());
+            // stack's (NeMo 1's default configuration and older Megatron-LM leave overlap_p2p_comm off); the
+            // pipeline's term is additive, so exposed they add its coefficient times what the overlap hid
+            double exposed = total + model.coefficient(ExecutionTerm.PIPELINE_COMM) * assembly.sendsHidden();
             if (exposed > (1 + SCHEDULE_NOTE_SHARE) * total) {
                 all.add(StageCost.Note.assumed(String.format(Locale.ROOT, "the interleaved schedule's pipeline sends "
                         + "are assumed overlapped with the next model chunk's pass (Megatron core's overlap_p2p_comm, "
