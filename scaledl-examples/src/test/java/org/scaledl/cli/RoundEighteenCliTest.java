@@ -4,12 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.scaledl.model.file.Envelope;
 
 /** Round eighteen at the command line: what a reviewer of the round's physics found a user could not tell. */
 class RoundEighteenCliTest {
@@ -24,13 +21,10 @@ class RoundEighteenCliTest {
     @Test
     void aModelFileOfAnEarlierExecutionRevisionSaysSo(@TempDir Path dir) throws Exception {
         Path cal = RoundSeventeenCliTest.calibratedOnH100(dir);
-        Envelope e = Envelope.read(Files.readAllBytes(cal), cal.toString());
-        ObjectNode body = e.body().deepCopy();
-        ObjectNode megatron = (ObjectNode) body.path("layer_cost").path("megatron");
-        assertEquals(2, megatron.path("execution_revision").asInt(), megatron.toString());
-        megatron.remove("execution_revision");
-        Path old = dir.resolve("old.sdl");
-        Envelope.write(e.format(), e.version(), body, old);
+        Path old = RoundSeventeenCliTest.editedExecution(cal, dir.resolve("old.sdl"), megatron -> {
+            assertEquals(2, megatron.path("execution_revision").asInt(), megatron.toString());
+            megatron.remove("execution_revision");
+        });
         String[] job = {"predict", "--transformer", LLAMA_8B.toString(), "--seq", "4096", "--batch", "1", "--gpus",
             "8", "--tensor", "2", "--device", "H100", "--precision", "bf16", "--model"};
         MainTest.Run r = MainTest.run(HostileCliTest.concat(job, old.toString()));

@@ -22,6 +22,18 @@ class RoundSeventeenCliTest {
             .resolve("scaledl-core/src/test/resources/transformers/llama-3-8b/config.json");
 
     /**
+     * A copy of a model file at {@code to} with its execution model's coefficients ({@code megatron}) edited, the
+     * checksum recomputed (a file written by an older release, or edited by hand).
+     */
+    static Path editedExecution(Path model, Path to, java.util.function.Consumer<ObjectNode> edit) throws Exception {
+        Envelope e = Envelope.read(Files.readAllBytes(model), model.toString());
+        ObjectNode body = e.body().deepCopy();
+        edit.accept((ObjectNode) body.path("layer_cost").path("megatron"));
+        Envelope.write(e.format(), e.version(), body, to);
+        return to;
+    }
+
+    /**
      * A model calibrated on H100 runs of Llama 3 8B (three of them), saved in {@code dir} beside their table and the
      * model's configuration ({@code m/config.json}).
      */
@@ -85,14 +97,11 @@ class RoundSeventeenCliTest {
     @Test
     void aModelFileLackingExecutionTermsSaysWhich(@TempDir Path dir) throws Exception {
         Path cal = calibratedOnH100(dir);
-        Envelope e = Envelope.read(Files.readAllBytes(cal), cal.toString());
-        ObjectNode body = e.body().deepCopy();
-        ObjectNode megatron = (ObjectNode) body.path("layer_cost").path("megatron");
-        assertTrue(megatron.has("tensor_comm") && megatron.has("dense"), megatron.toString());
-        megatron.remove("tensor_comm");
-        megatron.remove("dense");
-        Path edited = dir.resolve("edited.sdl");
-        Envelope.write(e.format(), e.version(), body, edited);
+        Path edited = editedExecution(cal, dir.resolve("edited.sdl"), megatron -> {
+            assertTrue(megatron.has("tensor_comm") && megatron.has("dense"), megatron.toString());
+            megatron.remove("tensor_comm");
+            megatron.remove("dense");
+        });
         String[] job = {"predict", "--transformer", LLAMA_8B.toString(), "--seq", "4096", "--batch", "1", "--gpus",
             "8", "--tensor", "2", "--device", "H100", "--precision", "bf16", "--model"};
         MainTest.Run r = MainTest.run(HostileCliTest.concat(job, edited.toString()));
