@@ -30,6 +30,13 @@ class RoundEighteenCliTest {
         MainTest.Run r = MainTest.run(HostileCliTest.concat(job, old.toString()));
         assertEquals(0, r.code(), r.err());
         assertTrue(r.err().contains("execution revision 1, this library's are revision 2"), r.err());
+        // a calibration keeps the revision it starts from: its coefficients are the old ones moved
+        Path recalibrated = dir.resolve("recalibrated.sdl");
+        MainTest.Run fit = MainTest.run("fit", "--calibrate", old.toString(), "--runs", dir.resolve("runs.csv")
+                .toString(), "--out", recalibrated.toString());
+        assertEquals(0, fit.code(), fit.err());
+        MainTest.Run again = MainTest.run(HostileCliTest.concat(job, recalibrated.toString()));
+        assertTrue(again.err().contains("execution revision 1, this library's are revision 2"), again.err());
         MainTest.Run current = MainTest.run(HostileCliTest.concat(job, cal.toString()));
         assertFalse(current.err().contains("execution revision"), current.err());
         MainTest.Run bundled = MainTest.run(HostileCliTest.concat(job, "gpu"));

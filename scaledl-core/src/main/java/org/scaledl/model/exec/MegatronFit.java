@@ -143,6 +143,10 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         // (the terms refitted on every run only where they were chosen)
         MegatronModel model = levelOnly ? level(data, all(data.size()), centre)
                 : fitOrCalibrate(data, all(data.size()), centre, calibrate);
+        if (calibrate) {
+            // its coefficients start from the centre's: fitted to the formulas the centre's were
+            model = model.withRevision(centre.revision());
+        }
         if (cv && heldOut != null && folds.size() == data.size()) {
             // the interval's folds are the runs themselves: their held-out errors are those just computed
             out = heldOut[levelOnly ? 0 : 1];

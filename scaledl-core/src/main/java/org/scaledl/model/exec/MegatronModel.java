@@ -93,8 +93,15 @@ public final class MegatronModel {
     /** The interval of mixtures of experts (the same as {@link #interval} where the fit had too few of them). */
     private final double[] expertInterval;
     private final double levelPriorRuns;
+    /** The revision of the formulas its coefficients were fitted to ({@link #EXECUTION_REVISION}'s or older). */
+    private final int revision;
 
     private MegatronModel(double[] c, double[] interval, double[] expertInterval, double levelPriorRuns) {
+        this(c, interval, expertInterval, levelPriorRuns, EXECUTION_REVISION);
+    }
+
+    private MegatronModel(double[] c, double[] interval, double[] expertInterval, double levelPriorRuns,
+            int revision) {
         for (int i = 0; i < c.length; i++) {
             Checks.argument(Double.isFinite(c[i]) && c[i] >= 0, "coefficient %s must be finite and >= 0: %s",
                     TERMS[i].key(), c[i]);
@@ -107,6 +114,7 @@ public final class MegatronModel {
                 "level prior runs must be in (0, %s]: %s", MAX_LEVEL_PRIOR_RUNS, levelPriorRuns);
         this.c = c;
         this.interval = interval;
+        this.revision = revision;
         this.expertInterval = expertInterval;
         this.levelPriorRuns = levelPriorRuns;
     }
@@ -156,7 +164,7 @@ public final class MegatronModel {
     public MegatronModel with(ExecutionTerm term, double value) {
         double[] x = c.clone();
         x[term.ordinal()] = value;
-        return new MegatronModel(x, interval, expertInterval, levelPriorRuns);
+        return new MegatronModel(x, interval, expertInterval, levelPriorRuns, revision);
     }
 
     /**
@@ -164,12 +172,12 @@ public final class MegatronModel {
      * of experts included.
      */
     public MegatronModel withInterval(double low, double high) {
-        return new MegatronModel(c, new double[] {low, high}, new double[] {low, high}, levelPriorRuns);
+        return new MegatronModel(c, new double[] {low, high}, new double[] {low, high}, levelPriorRuns, revision);
     }
 
     /** A copy with another interval for mixtures of experts ({@code low ≤ 0 ≤ high}), the other jobs' kept. */
     public MegatronModel withExpertInterval(double low, double high) {
-        return new MegatronModel(c, interval, new double[] {low, high}, levelPriorRuns);
+        return new MegatronModel(c, interval, new double[] {low, high}, levelPriorRuns, revision);
     }
 
     /**
@@ -191,7 +199,20 @@ public final class MegatronModel {
      * @throws IllegalArgumentException for a number of runs outside (0, 100]
      */
     public MegatronModel withLevelPriorRuns(double runs) {
-        return new MegatronModel(c, interval, expertInterval, runs);
+        return new MegatronModel(c, interval, expertInterval, runs, revision);
+    }
+
+    /**
+     * The revision of the execution model's formulas its coefficients were fitted to: {@link #EXECUTION_REVISION} for
+     * a model this library fitted, a file's own (1 where it names none); a calibration keeps the one it started from.
+     */
+    public int revision() {
+        return revision;
+    }
+
+    /** A copy whose coefficients are taken as fitted to revision {@code value} of the formulas. */
+    MegatronModel withRevision(int value) {
+        return new MegatronModel(c, interval, expertInterval, levelPriorRuns, value);
     }
 
     /**
@@ -352,7 +373,7 @@ public final class MegatronModel {
         if (levelPriorRuns != DEFAULT_LEVEL_PRIOR_RUNS) {
             o.put(LEVEL_PRIOR_KEY, levelPriorRuns);
         }
-        o.put(REVISION_KEY, EXECUTION_REVISION);
+        o.put(REVISION_KEY, revision);
         return o;
     }
 
@@ -397,8 +418,8 @@ public final class MegatronModel {
                 1e6) : 1;
         if (revision != EXECUTION_REVISION) {
             LOG.warn("the model's execution coefficients were fitted to the formulas of execution revision {}, this "
-                    + "library's are revision {} ({}): refit it (fit --gpu, or fit --calibrate on 8 runs or more) "
-                    + "for coefficients that suit them", revision, EXECUTION_REVISION, revision < EXECUTION_REVISION
+                    + "library's are revision {} ({}): refit it (fit --gpu: a calibration keeps the revision it "
+                    + "starts from) for coefficients that suit them", revision, EXECUTION_REVISION, revision < EXECUTION_REVISION
                             ? "since revision 2 a pipeline's sends are timed hop by hop, over the network where "
                             + "neighbouring stages sit on different nodes, and overlapped with the next chunk's pass "
                             + "under interleaving" : "a newer library's");
@@ -408,7 +429,7 @@ public final class MegatronModel {
                 ? Fields.inRange(o.get(LEVEL_PRIOR_KEY), "megatron." + LEVEL_PRIOR_KEY, 1e-3, MAX_LEVEL_PRIOR_RUNS)
                 : DEFAULT_LEVEL_PRIOR_RUNS;
         return new MegatronModel(c, iv, o.has("expert_interval_log_ratios")
-                ? readInterval(o, "expert_interval_log_ratios") : iv.clone(), level);
+                ? readInterval(o, "expert_interval_log_ratios") : iv.clone(), level, revision);
     }
 
     private static double[] readInterval(JsonNode o, String key) {
@@ -420,7 +441,8 @@ public final class MegatronModel {
     @Override
     public boolean equals(Object o) {
         return o instanceof MegatronModel m && Arrays.equals(m.c, c) && Arrays.equals(m.interval, interval)
-                && Arrays.equals(m.expertInterval, expertInterval) && m.levelPriorRuns == levelPriorRuns;
+                && Arrays.equals(m.expertInterval, expertInterval) && m.levelPriorRuns == levelPriorRuns
+                && m.revision == revision;
     }
 
     @Override
