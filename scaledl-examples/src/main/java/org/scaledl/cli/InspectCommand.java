@@ -198,6 +198,10 @@ final class InspectCommand implements Callable<Integer> {
         System.out.printf(Locale.ROOT, "  90%% interval x%.2f..x%.2f (mixtures of experts x%.2f..x%.2f); a "
                 + "calibration on fewer runs than its terms need weighs the model's level as %.2f runs%n",
                 Math.exp(iv[0]), Math.exp(iv[1]), Math.exp(ie[0]), Math.exp(ie[1]), m.levelPriorRuns());
+        if (m.revision() != org.scaledl.model.exec.MegatronModel.EXECUTION_REVISION) {
+            System.out.printf(Locale.ROOT, "  fitted to the formulas of execution revision %d; this library's are "
+                    + "revision %d: refit it%n", m.revision(), org.scaledl.model.exec.MegatronModel.EXECUTION_REVISION);
+        }
     }
 
     /** The predictor's provenance and domain: JSON with --json, else a summary and the domain's JSON. */

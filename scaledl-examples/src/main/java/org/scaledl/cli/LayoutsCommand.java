@@ -165,9 +165,9 @@ final class LayoutsCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("none of the " + all.size() + " layouts has " + (tensors == null
                         ? "" : "--tensor " + tensors + (pipelines == null ? "" : " and ")) + (pipelines == null ? ""
                         : "--pipeline " + pipelines) + ": the search's tensor degrees are " + all.stream().map(l -> l
-                        .parallelism().tensor()).distinct().sorted().toList() + " (dividing the " + graph.transformer()
-                        .orElseThrow().heads() + " heads and " + graph.transformer().orElseThrow().kvHeads()
-                        + " key/value heads inside an NVLink domain), its pipeline depths " + all.stream()
+                        .parallelism().tensor()).distinct().sorted().toList() + " (divisors of "
+                        + org.scaledl.model.exec.MegatronExecution.headsDivisor(graph) + ", the heads' and every "
+                        + "layer's key/value heads' common one, inside an NVLink domain), its pipeline depths " + all.stream()
                         .map(l -> l.parallelism().pipeline()).distinct().sorted().toList() + (cluster.zeroStage == null
                         ? "" : " (of ZeRO stage " + cluster.zeroStage + (cluster.zeroStage == 3 ? ", which has no layout "
                         + "with a pipeline" : "") + ", and one replica's layouts at stage 0)"));
@@ -184,8 +184,9 @@ final class LayoutsCommand implements Callable<Integer> {
             org.scaledl.graph.TransformerShape ts = graph.transformer().orElseThrow();
             throw new IllegalArgumentException("no layout of " + gpus + " GPUs runs a global batch of " + globalBatch
                     + ": tensor x context x pipeline x data must make the GPUs, with the data-parallel degree "
-                    + "dividing the global batch, tensor parallelism dividing the " + ts.heads() + " heads and "
-                    + ts.kvHeads() + " key/value heads inside "
+                    + "dividing the global batch, tensor parallelism dividing "
+                    + org.scaledl.model.exec.MegatronExecution.headsDivisor(graph) + " (the " + ts.heads() + " heads' "
+                    + "and every layer's key/value heads' common divisor) inside "
                     + "the NVLink domain of " + topo.scaleUp().gpusPerNode() + " GPUs and the pipeline dividing the "
                     + ts.layers() + " layers (try a multiple of the node's GPUs, or another global batch)");
         }
@@ -380,10 +381,11 @@ final class LayoutsCommand implements Callable<Integer> {
 
     /**
      * The schedule notes' own form: {@code (+44.5 %: give --grad-reduce after-backward)}, the step under the other
-     * choice of a schedule the prediction assumed.
+     * choice of a schedule the prediction assumed; or, for an assumption no option states, {@code (+65.8 %: if the
+     * sends are exposed)}.
      */
     private static final java.util.regex.Pattern OTHER_SCHEDULE = java.util.regex.Pattern.compile(
-            "\\(([+-]?[0-9]+(?:\\.[0-9]+)?) %: give (--[a-z0-9-]+(?: [a-z0-9-]+)?)\\)");
+            "\\(([+-]?[0-9]+(?:\\.[0-9]+)?) %: (?:give (--[a-z0-9-]+(?: [a-z0-9-]+)?)|if ([a-z' ]+))\\)");
 
     /**
      * The schedules a layout's prediction assumed that move its step by {@link #SENSITIVE} or more under their other
@@ -398,7 +400,8 @@ final class LayoutsCommand implements Callable<Integer> {
             }
             java.util.regex.Matcher m = OTHER_SCHEDULE.matcher(w.message());
             if (m.find() && Math.abs(Double.parseDouble(m.group(1))) >= 100 * SENSITIVE) {
-                out.add(String.format(Locale.ROOT, "if %s: %+.1f%%", m.group(2), Double.parseDouble(m.group(1))));
+                out.add(String.format(Locale.ROOT, "if %s: %+.1f%%", m.group(2) != null ? m.group(2) : m.group(3),
+                        Double.parseDouble(m.group(1))));
             }
         }
         return out;

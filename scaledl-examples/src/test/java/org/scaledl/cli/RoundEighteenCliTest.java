@@ -42,4 +42,24 @@ class RoundEighteenCliTest {
         MainTest.Run bundled = MainTest.run(HostileCliTest.concat(job, "gpu"));
         assertFalse(bundled.err().contains("execution revision"), bundled.err());
     }
+
+    /**
+     * An assumption no option states (the interleaved schedule's overlapped sends) reaches a layout's row as the
+     * options' assumptions do, {@code if the sends are exposed: +65.8%}: the row's cell was empty, though exposed
+     * sends would reverse the ranking (a reviewer's case).
+     */
+    @Test
+    void anAssumptionNoOptionStatesReachesALayoutsRow() {
+        org.scaledl.model.PredictionWarning assumed = new org.scaledl.model.PredictionWarning(
+                org.scaledl.model.PredictionWarning.Kind.ASSUMED, "the interleaved schedule's pipeline sends are "
+                        + "assumed overlapped ...; exposed, ..., the step takes 28823.00 ms (+65.8 %: if the sends "
+                        + "are exposed)", java.util.Optional.empty(), "", 1);
+        org.scaledl.model.PredictionWarning option = new org.scaledl.model.PredictionWarning(
+                org.scaledl.model.PredictionWarning.Kind.ASSUMED, "... the step takes 2.00 ms (+14.1 %: give "
+                        + "--grad-reduce after-backward)", java.util.Optional.empty(), "", 1);
+        org.scaledl.model.Prediction pr = new org.scaledl.model.Prediction(1, 1, 1, java.util.List.of())
+                .withWarnings(java.util.List.of(assumed, option));
+        assertEquals(java.util.List.of("if the sends are exposed: +65.8%", "if --grad-reduce after-backward: +14.1%"),
+                LayoutsCommand.sensitivities(pr));
+    }
 }

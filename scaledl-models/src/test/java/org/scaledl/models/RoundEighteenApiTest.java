@@ -160,6 +160,8 @@ class RoundEighteenApiTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> train(spec,
                 Parallelism.of(1, 4, 1, 1), Topology.of(8, Topology.Link.NVSWITCH, 450, 400)));
         assertTrue(e.getMessage().contains("key/value heads of layers with their own"), e.getMessage());
+        // the degrees it names are those that divide every layer's: 1 and 2, not the model's 8's divisors
+        assertTrue(e.getMessage().endsWith("it may be one of 1, 2"), e.getMessage());
     }
 
     /**
@@ -180,5 +182,11 @@ class RoundEighteenApiTest {
                     .topology(Topology.of(4, Topology.Link.NVSWITCH, 900, 100, domains[i])).build()).millis();
         }
         assertTrue(ms[1] > ms[0] * 1.01, ms[1] + " <= " + ms[0]);
+        // and says why (as a tensor group straddling a node's edge is said)
+        Prediction straddling = GPU.predict(Workload.builder(spec.graph(32768)).batch(8).device(gb200)
+                .precision(Precision.BF16).parallelism(Parallelism.of(8, 4, 1, 8).withContext(4))
+                .recompute(Recompute.FULL).topology(Topology.of(4, Topology.Link.NVSWITCH, 900, 100, 72)).build());
+        assertTrue(straddling.warnings().stream().anyMatch(x -> x.message().contains("context-parallel groups of 16 "
+                + "GPUs (tensor x context) do not tile NVLink domains of 72")), straddling.warnings().toString());
     }
 }

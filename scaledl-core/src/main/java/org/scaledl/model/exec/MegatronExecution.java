@@ -107,20 +107,20 @@ public final class MegatronExecution {
         if (t > 1 && ts.heads() % t != 0) {
             throw new IllegalArgumentException("tensor parallelism " + t + " does not divide the " + ts.heads()
                     + " attention heads (and " + ts.kvHeads() + " key/value heads); it may be one of "
-                    + divisors(ts.kvHeads()));
+                    + divisors(headsDivisor(w.graph())));
         }
         if (t > 1 && ts.kvHeads() % t != 0) {
             // Megatron core gives each tensor-parallel rank whole query groups (num_query_groups / tensor, which must
             // divide); a rank's share of a key/value head was predicted as if it could be cut
             throw new IllegalArgumentException("tensor parallelism " + t + " does not divide the " + ts.kvHeads()
                     + " key/value heads (Megatron gives each tensor-parallel rank whole ones, neither cut nor copied); "
-                    + "it may be one of " + divisors(ts.kvHeads()));
+                    + "it may be one of " + divisors(headsDivisor(w.graph())));
         }
         long unsplit = unsplitKeyValueHeads(w.graph(), t);
         if (unsplit > 0) {
             throw new IllegalArgumentException("tensor parallelism " + t + " does not divide the " + unsplit
                     + " key/value heads of layers with their own (the model's other layers have " + ts.kvHeads()
-                    + ")");
+                    + "); it may be one of " + divisors(headsDivisor(w.graph())));
         }
         int chunks = par.pipeline() * par.virtualStages();
         boolean even = chunkSizes(ts.layers(), chunks, ts.mtpLayers()) != null;
@@ -1476,6 +1476,22 @@ public final class MegatronExecution {
             }
         }
         return fused;
+    }
+
+    /**
+     * The greatest tensor-parallel degree a transformer's heads allow, whose divisors are every degree they allow: the
+     * greatest common divisor of its attention heads, its key/value heads and every layer's own (Megatron core gives
+     * each rank whole heads and whole query groups).
+     */
+    public static long headsDivisor(ModelGraph g) {
+        TransformerShape ts = g.transformer().orElseThrow();
+        long d = java.math.BigInteger.valueOf(ts.heads()).gcd(java.math.BigInteger.valueOf(ts.kvHeads())).longValue();
+        if (g.blocks().isPresent()) {
+            for (long[] kv : keyValues(g)) {
+                d = java.math.BigInteger.valueOf(d).gcd(java.math.BigInteger.valueOf(kv[1])).longValue();
+            }
+        }
+        return d;
     }
 
     /**
@@ -2919,7 +2935,8 @@ public final class MegatronExecution {
                 all.add(StageCost.Note.assumed(String.format(Locale.ROOT, "the interleaved schedule's pipeline sends "
                         + "are assumed overlapped with the next model chunk's pass (Megatron core's overlap_p2p_comm, "
                         + "its default with virtual stages); exposed, as NeMo 1's default configuration and older "
-                        + "Megatron-LM (its flag off by default) run them, the step takes %.2f ms (+%.1f %%)", exposed,
+                        + "Megatron-LM (its flag off by default) run them, the step takes %.2f ms (+%.1f %%: if the "
+                        + "sends are exposed)", exposed,
                         100 * (exposed / total - 1))));
             }
         }
@@ -3020,6 +3037,16 @@ public final class MegatronExecution {
                     + "of every layer, cross the network, and the slowest group sets the pace (Megatron's tensor "
                     + "parallelism divides the GPUs of a node)", t, topo.nvlinkDomain() > topo.gpusPerNode()
                     ? "NVLink domains" : "nodes", inDomain)));
+        }
+        int tc = t * w.parallelism().context();
+        if (w.parallelism().context() > 1 && tc <= inDomain
+                && ranksPerNode(tc, inDomain, w.parallelism().ranks()) < tc) {
+            all.add(StageCost.Note.unusual(String.format(Locale.ROOT, "context-parallel groups of %d GPUs (tensor x "
+                    + "context) do not tile %s of %d: with the ranks in order, one of the job's straddles two, its "
+                    + "exchange of keys and values, every layer's, crosses the network, and the slowest group sets the "
+                    + "pace (a job placed in whole groups, e.g. %d GPUs of each %s, keeps them inside)", tc,
+                    topo.nvlinkDomain() > topo.gpusPerNode() ? "NVLink domains" : "nodes", inDomain,
+                    inDomain / tc * tc, topo.nvlinkDomain() > topo.gpusPerNode() ? "rack" : "node")));
         }
         long experts = (long) w.parallelism().expert() * w.parallelism().expertTensor();
         if (experts > 1 && experts <= inDomain && inDomain % experts != 0 && w.parallelism().ranks() > inDomain) {

@@ -50,8 +50,8 @@ public final class MegatronModel {
     /**
      * The revision of the execution model's formulas a file's coefficients were fitted with, saved as
      * {@code execution_revision}: 2 since a pipeline's sends are timed hop by hop (over the network where neighbouring
-     * stages sit on different nodes) and overlapped with the next chunk's pass under interleaving; a file without it
-     * is revision 1. A file of another revision loads with a warning: its coefficients were fitted to other formulas.
+     * stages sit on different nodes) and overlapped with the next chunk's pass under interleaving, and tensor and
+     * context groups cross a node's edge only where the job's own do; a file without it is revision 1. A file of another revision loads with a warning: its coefficients were fitted to other formulas.
      */
     public static final int EXECUTION_REVISION = 2;
     private static final String REVISION_KEY = "execution_revision";
@@ -380,9 +380,11 @@ public final class MegatronModel {
     /**
      * Reads {@link #toJson()}, each coefficient in {@code [0, 10⁶]}; a coefficient the file lacks (a term added after
      * it was written) is the term's prior, or, for a refinement ({@link ExecutionTerm#parent()}), its parent's, and
-     * is logged (a warning naming every term the file lacks).
+     * is logged (a warning naming every term the file lacks); coefficients fitted to another revision of the formulas
+     * ({@code execution_revision}, 1 where the file names none) are logged too.
      *
-     * @throws InvalidInputException naming an out-of-range coefficient or interval, or an unknown coefficient
+     * @throws InvalidInputException naming an out-of-range coefficient, interval or revision (a whole number from 1),
+     *         or an unknown coefficient
      */
     public static MegatronModel fromJson(JsonNode o) {
         double[] c = priors();
@@ -414,15 +416,21 @@ public final class MegatronModel {
                     String.join(", ", lacking), lacking.size() == 1 ? "it" : "they", lacking.size() == 1 ? "it is"
                             : "each is", lacking.size() == 1 ? "it" : "them");
         }
-        int revision = o.has(REVISION_KEY) ? (int) Fields.inRange(o.get(REVISION_KEY), "megatron." + REVISION_KEY, 1,
-                1e6) : 1;
+        double given = o.has(REVISION_KEY) ? Fields.inRange(o.get(REVISION_KEY), "megatron." + REVISION_KEY, 1, 1e6)
+                : 1;
+        if (given != Math.rint(given)) {
+            throw InvalidInputException.of("megatron." + REVISION_KEY + " must be a whole number: " + given);
+        }
+        int revision = (int) given;
         if (revision != EXECUTION_REVISION) {
             LOG.warn("the model's execution coefficients were fitted to the formulas of execution revision {}, this "
-                    + "library's are revision {} ({}): refit it (fit --gpu: a calibration keeps the revision it "
-                    + "starts from) for coefficients that suit them", revision, EXECUTION_REVISION, revision < EXECUTION_REVISION
+                    + "library's are revision {} ({}): refit it (fit --gpu), or calibrate the bundled model on the "
+                    + "same runs instead (fit --calibrate gpu --runs ...; a calibration keeps the revision it starts "
+                    + "from), for coefficients that suit them", revision, EXECUTION_REVISION, revision < EXECUTION_REVISION
                             ? "since revision 2 a pipeline's sends are timed hop by hop, over the network where "
                             + "neighbouring stages sit on different nodes, and overlapped with the next chunk's pass "
-                            + "under interleaving" : "a newer library's");
+                            + "under interleaving, and tensor and context groups cross a node's edge only where the "
+                            + "job's own do" : "a newer library's");
         }
         double[] iv = readInterval(o, "interval_log_ratios");
         double level = o.has(LEVEL_PRIOR_KEY)
@@ -457,7 +465,7 @@ public final class MegatronModel {
             b.append(t.ordinal() == 0 ? "" : ", ").append(t.key()).append('=').append(String.format(Locale.ROOT,
                     "%.4g", c[t.ordinal()]));
         }
-        return b.append(", level_prior_runs=").append(String.format(Locale.ROOT, "%.4g", levelPriorRuns)).append(']')
-                .toString();
+        return b.append(", level_prior_runs=").append(String.format(Locale.ROOT, "%.4g", levelPriorRuns))
+                .append(", execution_revision=").append(revision).append(']').toString();
     }
 }

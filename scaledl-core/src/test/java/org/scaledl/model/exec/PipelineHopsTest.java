@@ -20,16 +20,26 @@ class PipelineHopsTest {
         assertArrayEquals(new int[] {7, 0}, ParallelExecution.pipelineHops(eight, 1, 8, 1));
         // stages of 3 straddle nodes of 8: 0-1 (ranks 0-2 to 3-5) stays, 1-2 (3-5 to 6-8) and 2-3 (6-8 to 9-11) leave
         assertArrayEquals(new int[] {3, 2}, ParallelExecution.pipelineHops(eight, 3, 4, 1));
+        // a rack of 72 GPUs in trays of 4: its hops leave the rack, not a tray
+        Topology rack = Topology.of(4, Topology.Link.NVSWITCH, 900, 1600, 72);
+        for (Topology topo : new Topology[] {eight, rack}) {
+            int size = Math.max(topo.gpusPerNode(), topo.nvlinkDomain());
+            reference(topo, size);
+        }
+    }
+
+    /** Every stage size, depth and chunk count against the ranks placed {@code size} a node (or domain) in turn. */
+    private static void reference(Topology topo, int size) {
         for (int s = 1; s <= 20; s++) {
             for (int p = 2; p <= 12; p++) {
                 for (int v = 1; v <= 3; v++) {
-                    int[] h = ParallelExecution.pipelineHops(eight, s, p, v);
-                    // the ranks placed node by node, eight at a time, each stage's s of them in turn
+                    int[] h = ParallelExecution.pipelineHops(topo, s, p, v);
+                    // the ranks placed node by node, size at a time, each stage's s of them in turn
                     int[] node = new int[p * s];
                     int filled = 0;
                     int current = 0;
                     for (int r = 0; r < node.length; r++) {
-                        if (filled == 8) {
+                        if (filled == size) {
                             current++;
                             filled = 0;
                         }
