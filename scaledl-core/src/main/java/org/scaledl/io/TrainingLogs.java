@@ -282,7 +282,7 @@ public final class TrainingLogs {
                 "moe_token_dispatcher_type", "moe_flex_dispatcher_backend", "moe_enable_deepep",
                 "cuda_graph_impl", "cuda_graph_scope", "enable_cuda_graph", "external_cuda_graph", "deepspeed",
                 "zero_stage", "window_size", "softmax_type", "cpu_offloading", "cpu_offloading_activations",
-                "cpu_offloading_num_layers", "packed_sequence_size")) {
+                "cpu_offloading_num_layers", "packed_sequence_size", "overlap_p2p_comm")) {
             KEYS.put(k, k);
         }
         KEYS.put("num_moe_experts", "num_experts");
@@ -1749,7 +1749,7 @@ public final class TrainingLogs {
                 throw bad("overlap_moe_expert_parallel_comm", which + "overlap_moe_expert_parallel_comm True with "
                         + "the allgather token dispatcher, which Megatron core refuses");
             }
-            unread(which);
+            unread(which, virtual);
             return new Job(seq, mbs, microBatches, dp, tp, pp, cp, virtual, ep, etp, zero, precision, recompute,
                     modules, sp, afterBackward, sixteenBit, dispatcher, a2aOverlap, cudaGraphs(which),
                     gpusPerNode());
@@ -1758,9 +1758,17 @@ public final class TrainingLogs {
         /**
          * Says what a run's arguments state that its job does not hold: activation offloading and packed sequences
          * (a runs table's {@code offload_layers} and {@code document_tokens} columns say them; the row written leaves
-         * both to their defaults, so its prediction is of a job without them).
+         * both to their defaults, so its prediction is of a job without them), and an interleaved schedule's sends
+         * not overlapped ({@code overlap_p2p_comm} False with {@code virtual} chunks a stage: no column says it, the
+         * prediction assumes them overlapped and its note says what exposed ones take).
          */
-        private void unread(String which) {
+        private void unread(String which, int virtual) {
+            if (virtual > 1 && has("overlap_p2p_comm") && !flag("overlap_p2p_comm", true)) {
+                LOG.warn("{}:{}: {}the interleaved schedule's sends are not overlapped (overlap_p2p_comm False): the "
+                        + "run is predicted with them overlapped, Megatron core's default (a prediction's note says "
+                        + "what exposed ones take where it matters)", source, args.get("overlap_p2p_comm").line(),
+                        which);
+            }
             if (flag("cpu_offloading", false)) {
                 Value v = args.get("cpu_offloading");
                 boolean activations = flag("cpu_offloading_activations", true);

@@ -62,4 +62,27 @@ class RoundEighteenCliTest {
         assertEquals(java.util.List.of("if the sends are exposed: +65.8%", "if --grad-reduce after-backward: +14.1%"),
                 LayoutsCommand.sensitivities(pr));
     }
+
+    /**
+     * A log whose interleaved schedule does not overlap its sends ({@code overlap_p2p_comm False}, NeMo 1's default)
+     * is read, and said: no column states it, and the run is predicted with them overlapped. Without interleaving the
+     * flag changes nothing and nothing is said.
+     */
+    @Test
+    void aLogsSendsNotOverlappedAreSaid(@TempDir Path dir) throws Exception {
+        Path logs = HostileCliTest.repo().resolve("scaledl-core/src/test/resources/logs");
+        String megatron = java.nio.file.Files.readString(logs.resolve("megatron-llama3-8b.log"));
+        String virtual = "  virtual_pipeline_model_parallel_size ............ None\n";
+        assertTrue(megatron.contains(virtual) && megatron.contains("pipeline_model_parallel_size .................... 2"));
+        String said = "the interleaved schedule's sends are not overlapped (overlap_p2p_comm False)";
+        for (String chunks : new String[] {"2", "None"}) {
+            Path log = dir.resolve("v" + chunks + ".log");
+            java.nio.file.Files.writeString(log, megatron.replace(virtual, "  virtual_pipeline_model_parallel_size "
+                    + "............ " + chunks + "\n  overlap_p2p_comm ................................ False\n"));
+            MainTest.Run r = MainTest.run("runs", "--from-log", log.toString(), "--out", dir.resolve("v" + chunks
+                    + ".csv").toString());
+            assertEquals(0, r.code(), r.err());
+            assertEquals(chunks.equals("2"), r.err().contains(said), r.err());
+        }
+    }
 }
