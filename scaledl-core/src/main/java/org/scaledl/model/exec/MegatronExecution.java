@@ -2707,7 +2707,10 @@ public final class MegatronExecution {
         double states;
         double grad = w.gradientBytes();
         if (w.phase() == Phase.INFER) {
-            states = (dense + expert) * prec.weightBytes();
+            // a low-precision recipe's linear layers hold their weights quantised alone in inference (Transformer
+            // Engine's fp8_model_init, a serving engine's checkpoint): no 16-bit copy beside them, no transpose for a
+            // backward pass; the other layers' in 16 bits (FP8 inference predicted twice BF16's memory)
+            states = (dense + expert - low) * prec.weightBytes() + low * quantisedBytes / 2;
         } else if (w.loraRank() > 0) {
             states = (dense / (zero >= 3 ? dp : 1) + expert / (zero >= 3 ? edp : 1)) * prec.weightBytes()
                     + adapters * (prec.weightBytes() + grad + prec.stateBytes());
@@ -2724,7 +2727,8 @@ public final class MegatronExecution {
                     / (zero >= 2 ? edp : 1) + prec.stateBytes() / (zero >= 1 ? edp : 1));
         }
         // the quantised copies: sharded with the weights under ZeRO 3 (gathered a layer at a time)
-        double quantised = low * quantisedBytes / (zero >= 3 && w.phase() == Phase.TRAIN ? dp : 1);
+        double quantised = w.phase() == Phase.INFER ? 0
+                : low * quantisedBytes / (zero >= 3 ? dp : 1);
         double activations;
         double inFlight = 1;
         double host = 0;
