@@ -192,8 +192,8 @@ class RoundEighteenApiTest {
 
     /**
      * In inference a low-precision recipe's linear layers hold their weights quantised alone: FP8 takes less memory
-     * than BF16 and NVFP4 less than FP8. FP8 inference was predicted in nearly twice BF16's memory (Llama 3 8B 15.96
-     * against 28.96 GB: a training step's 16-bit weights and quantised copy with its transpose).
+     * than BF16 and NVFP4 less than FP8. FP8 inference was predicted in nearly twice BF16's memory (Llama 3 8B on B200
+     * 29.1 against 16.1 GB: a training step's 16-bit weights and quantised copy with its transpose).
      */
     @Test
     void lowPrecisionInferenceHoldsItsWeightsQuantised() throws Exception {
