@@ -1273,9 +1273,14 @@ public final class TrainingLogs {
                     + " must be True or False, got '" + clip(v.text()) + "'"));
         }
 
-        /** A flag's word: True, 1 or yes; False, 0 or no (any case); empty for any other text. */
+        /**
+         * A flag's word: True, 1 or yes; False, 0 or no (any case, quoted or not: a configuration dump may print
+         * {@code 'false'}); empty for any other text.
+         */
         static Optional<Boolean> flagWord(String text) {
-            return switch (text.toLowerCase(Locale.ROOT)) {
+            String t = text.length() >= 2 && (text.startsWith("'") && text.endsWith("'")
+                    || text.startsWith("\"") && text.endsWith("\"")) ? text.substring(1, text.length() - 1) : text;
+            return switch (t.toLowerCase(Locale.ROOT)) {
                 case "true", "1", "yes" -> Optional.of(true);
                 case "false", "0", "no" -> Optional.of(false);
                 default -> Optional.empty();

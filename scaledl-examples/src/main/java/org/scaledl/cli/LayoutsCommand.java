@@ -165,9 +165,10 @@ final class LayoutsCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("none of the " + all.size() + " layouts has " + (tensors == null
                         ? "" : "--tensor " + tensors + (pipelines == null ? "" : " and ")) + (pipelines == null ? ""
                         : "--pipeline " + pipelines) + ": the search's tensor degrees are " + all.stream().map(l -> l
-                        .parallelism().tensor()).distinct().sorted().toList() + " (divisors of "
+                        .parallelism().tensor()).distinct().sorted().toList() + " (powers of two that divide "
                         + org.scaledl.model.exec.MegatronExecution.headsDivisor(graph) + ", the heads' and every "
-                        + "layer's key/value heads' common one, inside an NVLink domain), its pipeline depths " + all.stream()
+                        + "layer's key/value heads' common divisor, inside an NVLink domain; predict takes any "
+                        + "divisor), its pipeline depths " + all.stream()
                         .map(l -> l.parallelism().pipeline()).distinct().sorted().toList() + (cluster.zeroStage == null
                         ? "" : " (of ZeRO stage " + cluster.zeroStage + (cluster.zeroStage == 3 ? ", which has no layout "
                         + "with a pipeline" : "") + ", and one replica's layouts at stage 0)"));
@@ -184,9 +185,9 @@ final class LayoutsCommand implements Callable<Integer> {
             org.scaledl.graph.TransformerShape ts = graph.transformer().orElseThrow();
             throw new IllegalArgumentException("no layout of " + gpus + " GPUs runs a global batch of " + globalBatch
                     + ": tensor x context x pipeline x data must make the GPUs, with the data-parallel degree "
-                    + "dividing the global batch, tensor parallelism dividing "
-                    + org.scaledl.model.exec.MegatronExecution.headsDivisor(graph) + " (the " + ts.heads() + " heads' "
-                    + "and every layer's key/value heads' common divisor) inside "
+                    + "dividing the global batch, tensor parallelism a power of two "
+                    + "dividing " + org.scaledl.model.exec.MegatronExecution.headsDivisor(graph) + " (the " + ts.heads()
+                    + " heads' and every layer's key/value heads' common divisor) inside "
                     + "the NVLink domain of " + topo.scaleUp().gpusPerNode() + " GPUs and the pipeline dividing the "
                     + ts.layers() + " layers (try a multiple of the node's GPUs, or another global batch)");
         }

@@ -424,13 +424,14 @@ public final class MegatronModel {
         int revision = (int) given;
         if (revision != EXECUTION_REVISION) {
             LOG.warn("the model's execution coefficients were fitted to the formulas of execution revision {}, this "
-                    + "library's are revision {} ({}): refit it (fit --gpu), or calibrate the bundled model on the "
-                    + "same runs instead (fit --calibrate gpu --runs ...; a calibration keeps the revision it starts "
-                    + "from), for coefficients that suit them", revision, EXECUTION_REVISION, revision < EXECUTION_REVISION
+                    + "library's are revision {} ({}): {}", revision, EXECUTION_REVISION, revision < EXECUTION_REVISION
                             ? "since revision 2 a pipeline's sends are timed hop by hop, over the network where "
                             + "neighbouring stages sit on different nodes, and overlapped with the next chunk's pass "
                             + "under interleaving, and tensor and context groups cross a node's edge only where the "
-                            + "job's own do" : "a newer library's");
+                            + "job's own do" : "a newer library's", revision < EXECUTION_REVISION ? "refit it (fit "
+                            + "--gpu), or calibrate the bundled model on the same runs instead (fit --calibrate gpu "
+                            + "--runs ...; a calibration keeps the revision it starts from), for coefficients that "
+                            + "suit them" : "predict it with the library that wrote it, or a newer one");
         }
         double[] iv = readInterval(o, "interval_log_ratios");
         double level = o.has(LEVEL_PRIOR_KEY)
