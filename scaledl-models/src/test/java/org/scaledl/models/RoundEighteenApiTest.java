@@ -188,6 +188,9 @@ class RoundEighteenApiTest {
                 .recompute(Recompute.FULL).topology(Topology.of(4, Topology.Link.NVSWITCH, 900, 100, 72)).build());
         assertTrue(straddling.warnings().stream().anyMatch(x -> x.message().contains("context-parallel groups of 16 "
                 + "GPUs (tensor x context) do not tile NVLink domains of 72")), straddling.warnings().toString());
+        // and that its last domain is partial, as a partial last node is
+        assertTrue(straddling.warnings().stream().anyMatch(x -> x.message().contains("128 GPUs in NVLink domains of "
+                + "72: the last domain holds 56 of them")), straddling.warnings().toString());
     }
 
     /**

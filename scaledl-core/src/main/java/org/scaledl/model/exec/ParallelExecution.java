@@ -207,6 +207,11 @@ public final class ParallelExecution {
             if (ranks > t.gpusPerNode() && ranks % t.gpusPerNode() != 0) {
                 notes.add(StageCost.Note.noted(String.format(Locale.ROOT, "%d GPUs on nodes of %d: the last node "
                         + "holds %d of them", ranks, t.gpusPerNode(), ranks % t.gpusPerNode())));
+            } else if (t.nvlinkDomain() > t.gpusPerNode() && ranks > t.nvlinkDomain()
+                    && ranks % t.nvlinkDomain() != 0) {
+                // (ranks in order fill one domain after another: groups that straddle two cross the network)
+                notes.add(StageCost.Note.noted(String.format(Locale.ROOT, "%d GPUs in NVLink domains of %d: the last "
+                        + "domain holds %d of them", ranks, t.nvlinkDomain(), ranks % t.nvlinkDomain())));
             }
             return t;
         }
