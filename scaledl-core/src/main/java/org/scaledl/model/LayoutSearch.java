@@ -296,9 +296,10 @@ public final class LayoutSearch {
         // the per-layer costs depend on the micro-batch, tensor, sequence, context and expert parallelism (and the
         // recomputation): the pipeline, data parallelism, schedule and ZeRO stage vary innermost, where they are
         // shared
+        // the degrees the heads, the key/value heads and every layer's own allow: the divisors of their common one
+        long heads = MegatronExecution.headsDivisor(graph);
         for (int t = 1; t <= Math.min(gpus, domain); t *= 2) {
-            if (gpus % t != 0 || ts.heads() % t != 0 || ts.kvHeads() % t != 0
-                    || MegatronExecution.unsplitKeyValueHeads(graph, t) > 0) {
+            if (gpus % t != 0 || heads % t != 0) {
                 continue;
             }
             // context parallelism runs inside a fused attention core only

@@ -78,12 +78,9 @@ class RoundEighteenCliTest {
         // (a quoted word, as a configuration dump may print it, is the word: it refused the whole log)
         for (String value : new String[] {"False", "'false'"}) {
             for (String chunks : new String[] {"2", "None"}) {
-                Path log = dir.resolve("v" + chunks + value.length() + ".log");
-                java.nio.file.Files.writeString(log, megatron.replace(virtual, "  virtual_pipeline_model_parallel_size"
-                        + " ............ " + chunks + "\n  overlap_p2p_comm ................................ " + value
-                        + "\n"));
-                MainTest.Run r = MainTest.run("runs", "--from-log", log.toString(), "--out", dir.resolve("v" + chunks
-                        + value.length() + ".csv").toString());
+                MainTest.Run r = RoundSeventeenCliTest.fromLog(dir, "v" + chunks + value.length(), megatron.replace(
+                        virtual, "  virtual_pipeline_model_parallel_size ............ " + chunks
+                        + "\n  overlap_p2p_comm ................................ " + value + "\n"));
                 assertEquals(0, r.code(), r.err());
                 assertEquals(chunks.equals("2"), r.err().contains(said), r.err());
             }

@@ -33,6 +33,13 @@ class RoundSeventeenCliTest {
         return to;
     }
 
+    /** {@code runs --from-log} on a log of {@code text} written as {@code dir/name.log}, its table {@code name.csv}. */
+    static MainTest.Run fromLog(Path dir, String name, String text) throws Exception {
+        Path log = dir.resolve(name + ".log");
+        Files.writeString(log, text);
+        return MainTest.run("runs", "--from-log", log.toString(), "--out", dir.resolve(name + ".csv").toString());
+    }
+
     /**
      * A model calibrated on H100 runs of Llama 3 8B (three of them), saved in {@code dir} beside their table and the
      * model's configuration ({@code m/config.json}).
@@ -188,45 +195,32 @@ class RoundSeventeenCliTest {
         MainTest.Run mistral = MainTest.run("-q", "runs", "--from-log", windowLog.toString(), "--transformer",
                 windowed.toString(), "--out", dir.resolve("mistral.csv").toString());
         assertEquals(0, mistral.code(), mistral.err());
-        Path none = dir.resolve("none.log");
-        Files.writeString(none, megatron.replace(hidden, hidden
+        MainTest.Run plain = fromLog(dir, "none", megatron.replace(hidden, hidden
                 + "  window_size ..................................... None\n"
                 + "  softmax_type .................................... vanilla\n"
                 + "  cpu_offloading .................................. False\n"));
-        MainTest.Run plain = MainTest.run("runs", "--from-log", none.toString(), "--out", dir.resolve("n.csv")
-                .toString());
         assertEquals(0, plain.code(), plain.err());
         assertFalse(plain.err().contains("warning"), plain.err());
-        Path offload = dir.resolve("offload.log");
-        Files.writeString(offload, megatron.replace(hidden, hidden
+        MainTest.Run off = fromLog(dir, "offload", megatron.replace(hidden, hidden
                 + "  cpu_offloading .................................. True\n"
                 + "  cpu_offloading_num_layers ....................... 12\n"));
-        MainTest.Run off = MainTest.run("runs", "--from-log", offload.toString(), "--out", dir.resolve("o.csv")
-                .toString());
         assertEquals(0, off.code(), off.err());
         assertTrue(off.err().contains("activation offloading (cpu_offloading, 12 layers) is not read from a log"),
                 off.err());
         String nemo = Files.readString(logs.resolve("nemo-llama3-8b.log"));
         assertTrue(nemo.contains("seq_length=8192, "));
-        Path packed = dir.resolve("packed.log");
-        Files.writeString(packed, nemo.replace("seq_length=8192, ", "seq_length=8192, packed_sequence_specs="
-                + "PackedSequenceSpecs(packed_sequence_size=8192, pad_cu_seqlens=False), "));
-        MainTest.Run p = MainTest.run("runs", "--from-log", packed.toString(), "--out", dir.resolve("p.csv")
-                .toString());
+        MainTest.Run p = fromLog(dir, "packed", nemo.replace("seq_length=8192, ", "seq_length=8192, "
+                + "packed_sequence_specs=PackedSequenceSpecs(packed_sequence_size=8192, pad_cu_seqlens=False), "));
         assertEquals(0, p.code(), p.err());
         assertTrue(p.err().contains("packed sequences (packed_sequence_size 8192) are not read from a log"), p.err());
         // NeMo's default specs (-1) pack nothing; weights offloaded alone are said as such
-        Files.writeString(packed, nemo.replace("seq_length=8192, ", "seq_length=8192, packed_sequence_specs="
-                + "PackedSequenceSpecs(packed_sequence_size=-1, pad_cu_seqlens=False), "));
-        MainTest.Run unpacked = MainTest.run("runs", "--from-log", packed.toString(), "--out", dir.resolve("u.csv")
-                .toString());
+        MainTest.Run unpacked = fromLog(dir, "unpacked", nemo.replace("seq_length=8192, ", "seq_length=8192, "
+                + "packed_sequence_specs=PackedSequenceSpecs(packed_sequence_size=-1, pad_cu_seqlens=False), "));
         assertEquals(0, unpacked.code(), unpacked.err());
         assertFalse(unpacked.err().contains("packed sequences"), unpacked.err());
-        Files.writeString(offload, megatron.replace(hidden, hidden
+        MainTest.Run weights = fromLog(dir, "weights", megatron.replace(hidden, hidden
                 + "  cpu_offloading .................................. True\n"
                 + "  cpu_offloading_activations ...................... False\n"));
-        MainTest.Run weights = MainTest.run("runs", "--from-log", offload.toString(), "--out", dir.resolve("w.csv")
-                .toString());
         assertTrue(weights.err().contains("weight offloading (cpu_offloading) is not read from a log"), weights.err());
     }
 

@@ -510,13 +510,7 @@ public final class MegatronExecution {
      * side; a node's where groups hold whole nodes.
      */
     static int ranksPerNode(int size, int node, long ranks) {
-        int a = size;
-        int b = node;
-        while (b != 0) {
-            int r = a % b;
-            a = b;
-            b = r;
-        }
+        int a = (int) gcd(size, node);
         if (size > node || a == size) {
             return a;
         }
@@ -528,6 +522,16 @@ public final class MegatronExecution {
             }
         }
         return size;
+    }
+
+    /** The greatest common divisor of two non-negative numbers (Euclid's). */
+    private static long gcd(long a, long b) {
+        while (b != 0) {
+            long r = a % b;
+            a = b;
+            b = r;
+        }
+        return a;
     }
 
     /** Fewer tokens a context-parallel rank than this are said ({@link #thinContextNote}). */
@@ -1485,10 +1489,10 @@ public final class MegatronExecution {
      */
     public static long headsDivisor(ModelGraph g) {
         TransformerShape ts = g.transformer().orElseThrow();
-        long d = java.math.BigInteger.valueOf(ts.heads()).gcd(java.math.BigInteger.valueOf(ts.kvHeads())).longValue();
+        long d = gcd(ts.heads(), ts.kvHeads());
         if (g.blocks().isPresent()) {
             for (long[] kv : keyValues(g)) {
-                d = java.math.BigInteger.valueOf(d).gcd(java.math.BigInteger.valueOf(kv[1])).longValue();
+                d = gcd(d, kv[1]);
             }
         }
         return d;
@@ -2560,7 +2564,8 @@ public final class MegatronExecution {
             long[] keyValues, int t, int c, long ranks, double actBytes, boolean train) {
         double bytes = (double) b * ts.seq() / c * keyValues[0] / Math.min(t, keyValues[1]) * actBytes;
         // a context group's t·c adjacent ranks inside one node or domain unless one of the job's straddles its edge
-        boolean inside = (long) t * c <= topo.gpusPerNode() && ranksPerNode(t * c, topo.gpusPerNode(), ranks) == t * c;
+        // (a group larger than the node has fewer than its ranks on a side)
+        boolean inside = ranksPerNode(t * c, topo.gpusPerNode(), ranks) == t * c;
         double step = 1e3 * (inside ? bytes / topo.intraNodeBytesPerSecond() + 2e-6
                 : bytes / topo.interNodeBytesPerSecondPerGpu() + topo.interNodeLatencyUs() * 1e-6);
         double fwd = (c - 1) * step;
@@ -3035,7 +3040,7 @@ public final class MegatronExecution {
                     + "its collectives, on the critical path of every layer, cross the network (Megatron keeps a "
                     + "tensor-parallel group inside a node or NVLink domain)", t, (t + inDomain - 1) / inDomain,
                     topo.nvlinkDomain() > topo.gpusPerNode() ? "NVLink domains" : "nodes", inDomain)));
-        } else if (inDomain % t != 0 && ranksPerNode(t, inDomain, w.parallelism().ranks()) < t) {
+        } else if (ranksPerNode(t, inDomain, w.parallelism().ranks()) < t) {
             all.add(StageCost.Note.unusual(String.format(Locale.ROOT, "tensor-parallel groups of %d do not tile %s of "
                     + "%d GPUs: with the ranks in order, a group straddles two, its collectives, on the critical path "
                     + "of every layer, cross the network, and the slowest group sets the pace (Megatron's tensor "
