@@ -11,7 +11,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * Opens the files the readers read. A regular file or a device opens as {@link Files#newInputStream} opens it; a
+ * Opens the files the readers read. A regular file or a device opens as {@link Files#newInputStream} opens it (a
+ * device or a shell's {@code /dev/stdin} read without asking for a position, which they have none of); a
  * pipe (a named one, or a shell's process substitution) waits for its writer, at most {@value #WRITER_WAIT_MS} ms:
  * opening a pipe nobody writes would wait forever, so it is refused naming the file instead. Every reader caps what
  * it reads itself.
@@ -35,12 +36,12 @@ public final class InputFiles {
      */
     public static InputStream open(Path file) throws IOException {
         if (!pipe(file)) {
-            return Files.newInputStream(file);
+            return stream(file);
         }
         CompletableFuture<InputStream> opening = new CompletableFuture<>();
         Thread t = new Thread(() -> {
             try {
-                opening.complete(Files.newInputStream(file));
+                opening.complete(stream(file));
             } catch (IOException | RuntimeException e) {
                 opening.completeExceptionally(e);
             }
@@ -88,6 +89,39 @@ public final class InputFiles {
         }, "scaledl-release-pipe");
         release.setDaemon(true);
         release.start();
+    }
+
+    /**
+     * A regular file's stream as {@link Files#newInputStream} opens it; anything else (a pipe, a shell's
+     * {@code /dev/stdin}, a device) the same, read without asking for a position, which a pipe has none of: the
+     * JDK's streams ask for one to say what is {@code available}, to read all bytes and to skip ("Illegal seek"), so
+     * those are answered by reading.
+     */
+    private static InputStream stream(Path file) throws IOException {
+        InputStream in = Files.newInputStream(file);
+        if (Files.isRegularFile(file)) {
+            return in;
+        }
+        return new java.io.FilterInputStream(in) {
+            @Override
+            public int available() {
+                return 0;
+            }
+
+            @Override
+            public long skip(long n) throws IOException {
+                byte[] b = new byte[(int) Math.max(1, Math.min(1 << 13, n))];
+                long left = n;
+                while (left > 0) {
+                    int r = read(b, 0, (int) Math.min(b.length, left));
+                    if (r < 0) {
+                        break;
+                    }
+                    left -= r;
+                }
+                return n - Math.max(0, left);
+            }
+        };
     }
 
     /** Whether the path (links followed) is a pipe: a FIFO's Unix file type; false where that cannot be told. */

@@ -94,10 +94,14 @@ import org.scaledl.workload.Recompute;
  *       {@code data_parallel_size}, NeMo's {@code devices} x {@code num_nodes} (both positive integers),
  *       {@code bf16}, {@code fp16}, {@code fp8} (None, False, 0 or no: off; hybrid, e4m3, True, 1 or yes: on;
  *       another value is refused) with {@code fp8_recipe} (delayed or tensorwise: fp8; blockwise: fp8-block; mxfp8),
- *       {@code fp4} (None, False, 0 or no: off; e2m1, nvfp4, True, 1 or yes: nvfp4; another value is refused), NeMo's
+ *       {@code fp4} (None, False, 0 or no: off; e2m1, nvfp4, True, 1 or yes: nvfp4; another value is refused) with
+ *       {@code fp4_recipe} (nvfp4; another recipe is refused), NeMo's
  *       {@code precision} (bf16-mixed, 16-mixed, 32...), {@code sequence_parallel} (only with tensor parallelism),
  *       {@code recompute_granularity} [{@code activations_checkpoint_granularity}] (None, selective, full; None with
- *       {@code recompute_activations} True is selective) with {@code recompute_modules} (with selective, what it
+ *       {@code recompute_activations} True is selective; full with {@code recompute_method}
+ *       [{@code activations_checkpoint_method}] block recomputes {@code recompute_num_layers}
+ *       [{@code activations_checkpoint_num_layers}] layers of each model chunk, a table's {@code recompute_layers},
+ *       uniform every layer) with {@code recompute_modules} (with selective, what it
  *       recomputes: a list of Megatron core's module names, {@link org.scaledl.workload.RecomputeModule}; None:
  *       core_attn; an empty list: nothing, as none), {@code use_distributed_optimizer} (True: ZeRO stage 1),
  *       Megatron-DeepSpeed's {@code zero_stage} (0–3, where {@code deepspeed} is True),
@@ -164,7 +168,8 @@ import org.scaledl.workload.Recompute;
  *
  * <p><b>Model.</b> Given a Hugging Face {@code config.json} ({@link #read(Path, int, Path)}), the logged
  * {@code hidden_size}, {@code num_layers}, {@code num_attention_heads} and, when logged, the query groups and
- * {@code num_experts} must be the configuration's (a log whose {@code num_experts} is None is of a dense model), and
+ * {@code num_experts} and {@code moe_router_topk} must be the configuration's (a log whose {@code num_experts} is None
+ * is of a dense model), and
  * the configuration's {@code vocab_size} must lie within a tenth of a logged {@code padded_vocab_size} (both are the
  * tokenizer's vocabulary, each padded its own way: Qwen's configuration says 151,936 where Megatron pads to 151,680;
  * another model's differ by more). A log with a different model than the one given is refused,
@@ -274,7 +279,7 @@ public final class TrainingLogs {
                 "tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
                 "expert_model_parallel_size", "expert_tensor_parallel_size", "virtual_pipeline_model_parallel_size",
                 "num_layers_per_virtual_pipeline_stage", "world_size", "data_parallel_size", "devices", "num_nodes",
-                "num_micro_batches", "bf16", "fp16", "fp8", "fp8_recipe", "fp4", "precision", "sequence_parallel",
+                "num_micro_batches", "bf16", "fp16", "fp8", "fp8_recipe", "fp4", "fp4_recipe", "precision", "sequence_parallel",
                 "recompute_granularity", "recompute_activations", "recompute_modules", "use_distributed_optimizer",
                 "use_torch_fsdp2", "use_megatron_fsdp", "use_custom_fsdp", "data_parallel_sharding_strategy",
                 "overlap_grad_reduce",
@@ -282,12 +287,16 @@ public final class TrainingLogs {
                 "moe_token_dispatcher_type", "moe_flex_dispatcher_backend", "moe_enable_deepep",
                 "cuda_graph_impl", "cuda_graph_scope", "enable_cuda_graph", "external_cuda_graph", "deepspeed",
                 "zero_stage", "window_size", "softmax_type", "cpu_offloading", "cpu_offloading_activations",
-                "cpu_offloading_num_layers", "packed_sequence_size", "overlap_p2p_comm")) {
+                "cpu_offloading_num_layers", "packed_sequence_size", "overlap_p2p_comm", "recompute_method",
+                "recompute_num_layers", "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
+                "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split")) {
             KEYS.put(k, k);
         }
         KEYS.put("num_moe_experts", "num_experts");
         KEYS.put("encoder_seq_length", "seq_length");
         KEYS.put("activations_checkpoint_granularity", "recompute_granularity");
+        KEYS.put("activations_checkpoint_method", "recompute_method");
+        KEYS.put("activations_checkpoint_num_layers", "recompute_num_layers");
         KEYS.put("overlap_grad_sync", "overlap_grad_reduce");
         KEYS.put("accumulate_allreduce_grads_in_fp32", "grad_reduce_in_fp32");
     }
@@ -306,11 +315,15 @@ public final class TrainingLogs {
      * @param pipeline         pipeline stages
      * @param context          context-parallel degree
      * @param virtualStages    model chunks per pipeline stage
+     * @param unevenPipeline   the layers split unevenly over the stages (a log stating the first or last stage's
+     *                         layers, or counting the embedding or loss as one): a table's {@code uneven_pipeline}
      * @param expert           expert-parallel degree (1 without experts)
      * @param expertTensor     expert tensor-parallel degree (1 without experts)
      * @param zeroStage        ZeRO stage (1: Megatron's distributed optimizer; 3: FSDP)
      * @param precision        the training precision
      * @param recompute        activation recomputation
+     * @param recomputeLayers  with full recomputation, the layers of each model chunk recomputed (Megatron's block
+     *                         method); 0: every layer
      * @param recomputeModules what selective recomputation recomputes
      *                         ({@link org.scaledl.workload.Workload#recomputeModules()}; the default with any other)
      * @param sequenceParallel Megatron's sequence parallelism
@@ -330,8 +343,9 @@ public final class TrainingLogs {
      *                         ({@code auto}, {@code -1}, a log without them: the device's standard server)
      */
     public record Job(int seq, int microBatch, int microBatches, int dataParallel, int tensor, int pipeline,
-            int context, int virtualStages, int expert, int expertTensor, int zeroStage, Precision precision,
-            Recompute recompute, java.util.Set<org.scaledl.workload.RecomputeModule> recomputeModules,
+            int context, int virtualStages, boolean unevenPipeline, int expert, int expertTensor, int zeroStage, Precision precision,
+            Recompute recompute, int recomputeLayers,
+            java.util.Set<org.scaledl.workload.RecomputeModule> recomputeModules,
             boolean sequenceParallel, boolean gradReduceAfterBackward,
             Optional<Boolean> sixteenBitGradients, org.scaledl.workload.MoeDispatcher moeDispatcher,
             boolean expertCommOverlap, CudaGraphs cudaGraphs, Optional<Integer> gpusPerNode) {
@@ -342,8 +356,9 @@ public final class TrainingLogs {
 
         /**
          * The job's settings as a runs table's cells ({@code seq}, {@code batch}, {@code micro_batches},
-         * {@code world_size}, the degrees, {@code zero_stage}, {@code gpus_per_node} where the log states it,
-         * {@code precision}, {@code recompute}, {@code recompute_modules}, {@code sequence_parallel},
+         * {@code world_size}, the degrees and {@code uneven_pipeline}, {@code zero_stage}, {@code gpus_per_node} where the log states it,
+         * {@code precision}, {@code recompute}, {@code recompute_layers}, {@code recompute_modules},
+         * {@code sequence_parallel},
          * {@code grad_reduce}, {@code grad_dtype}, {@code moe_a2a_overlap}, {@code moe_dispatcher},
          * {@code cuda_graphs}; an empty cell where the job leaves a setting to its default), in that order: what the
          * command line's {@code runs --from-log} writes and {@link Run#sample} reads back, one mapping of a log's job.
@@ -358,12 +373,15 @@ public final class TrainingLogs {
             m.put("pipeline", Integer.toString(pipeline));
             m.put("context", Integer.toString(context));
             m.put("virtual_stages", Integer.toString(virtualStages));
+            m.put("uneven_pipeline", Boolean.toString(unevenPipeline));
             m.put("expert", Integer.toString(expert));
             m.put("expert_tensor", Integer.toString(expertTensor));
             m.put("zero_stage", Integer.toString(zeroStage));
             m.put("gpus_per_node", gpusPerNode.map(String::valueOf).orElse(""));
             m.put("precision", precision.label());
             m.put("recompute", recompute.label());
+            m.put("recompute_layers", recompute == Recompute.FULL && recomputeLayers > 0
+                    ? Integer.toString(recomputeLayers) : "");
             m.put("recompute_modules", recompute == Recompute.SELECTIVE
                     ? org.scaledl.workload.RecomputeModule.label(recomputeModules) : "");
             m.put("sequence_parallel", Boolean.toString(sequenceParallel));
@@ -497,7 +515,11 @@ public final class TrainingLogs {
         Segment cur = new Segment(source, 1);
         segments.add(cur);
         String device = null;
+        int deviceLine = 0;
+        boolean otherDeviceSaid = false;
         boolean inArgs = false;
+        // the line the open argument block's header is on
+        int argsFrom = 0;
         String pendingKey = null;
         int pendingIndent = -1;
         int pendingLine = 0;
@@ -539,21 +561,33 @@ public final class TrainingLogs {
                         pendingItems.clear();
                     }
                 }
+                if (inArgs && (line.contains("per iteration") || line.contains("train_step_timing"))) {
+                    // a block without its end line (a log cut and pasted, a launcher's own filter): the iteration
+                    // lines are no arguments
+                    LOG.warn("{}:{}: the argument block opened at line {} has no 'end of arguments' line: it is taken "
+                            + "to end before this iteration line", source, lineNo, argsFrom);
+                    inArgs = false;
+                }
                 if (inArgs) {
                     if (line.contains("end of arguments")) {
                         inArgs = false;
                         continue;
                     }
                     Matcher a = ARG_ENTRY.matcher(line);
-                    if (a.find() && KEYS.containsKey(a.group(1))) {
-                        cur = cur.put(segments, a.group(1), a.group(2), lineNo);
+                    if (a.find()) {
+                        if (KEYS.containsKey(a.group(1))) {
+                            cur = cur.put(segments, a.group(1), a.group(2), lineNo);
+                        }
+                        continue;
                     }
-                    continue;
+                    // no argument's line (another rank's message, or the block ended without its end line): read as
+                    // any other line is
                 }
                 if (line.contains("arguments") && ARG_HEADER.matcher(line).find()
                         && !line.contains("end of arguments")) {
                     cur = cur.configuration(segments, lineNo);
                     inArgs = true;
+                    argsFrom = lineNo;
                     continue;
                 }
                 Matcher e = ELAPSED.matcher(line);
@@ -629,6 +663,16 @@ public final class TrainingLogs {
                 }
                 if (device == null) {
                     device = device(line);
+                    deviceLine = device == null ? 0 : lineNo;
+                } else if (!otherDeviceSaid && (line.contains("get_device_name") || line.contains("device name")
+                        || line.contains("gpu_name") || line.contains("GPU 0:"))) {
+                    String other = device(line);
+                    if (other != null && !other.equals(device)) {
+                        // a log of two machines, or two logs joined: the row takes one GPU
+                        LOG.warn("{}:{}: a second GPU name, {}, where line {} names {}: the first is taken",
+                                source, lineNo, clip(other), deviceLine, clip(device));
+                        otherDeviceSaid = true;
+                    }
                 }
                 Matcher m;
                 if (line.contains("world size") && (m = WORLD.matcher(line)).find()) {
@@ -664,10 +708,19 @@ public final class TrainingLogs {
                     }
                     continue;
                 }
-                Matcher p = PAIR.matcher(line);
-                while (line.indexOf('=') >= 0 && p.find()) {
-                    if (KEYS.containsKey(p.group(1))) {
-                        cur = cur.put(segments, p.group(1), unquote(p.group(2)), lineNo);
+                if (line.indexOf('=') >= 0) {
+                    // a dump (a namespace's, a configuration's) states many arguments a line; a message's key=value a
+                    // few, which a dump's or an argument block's replace
+                    List<String[]> pairs = new ArrayList<>();
+                    Matcher p = PAIR.matcher(line);
+                    while (p.find()) {
+                        if (KEYS.containsKey(p.group(1))) {
+                            pairs.add(new String[] {p.group(1), unquote(p.group(2))});
+                        }
+                    }
+                    boolean loose = pairs.size() < 3 && !line.contains("Namespace(") && !line.contains("onfig(");
+                    for (String[] kv : pairs) {
+                        cur = cur.put(segments, kv[0], kv[1], lineNo, loose);
                     }
                 }
             }
@@ -982,7 +1035,12 @@ public final class TrainingLogs {
     // One run's lines
 
     /** A logged value and its line. */
-    private record Value(String text, int line) {
+    /**
+     * A logged value, the line it is on, and whether a message's {@code key=value} stated it ({@code loose}: a line
+     * with fewer than three arguments, no argument block, configuration or namespace dump), which any of those
+     * replaces.
+     */
+    private record Value(String text, int line, boolean loose) {
         boolean unset() {
             return isUnset(text);
         }
@@ -1083,12 +1141,46 @@ public final class TrainingLogs {
         }
 
         Segment put(List<Segment> all, String key, String value, int lineNo) {
-            Segment s = configuration(all, lineNo);
+            return put(all, key, value, lineNo, false);
+        }
+
+        /**
+         * Puts a logged value; a message's ({@code loose}) never starts a run of its own after this one's iterations
+         * and gives way to an argument block's or a dump's, each said where they differ; two other statements that
+         * differ: the layout's and the model's refused, the others' first taken, said.
+         */
+        Segment put(List<Segment> all, String key, String value, int lineNo, boolean loose) {
             String k = KEYS.get(key);
             String v = value.trim();
+            if (loose && n > 0) {
+                // a message after the run's iterations (a checkpoint's, an evaluation's) is no new run's arguments
+                Value stated = args.get(k);
+                if (stated != null && !isUnset(v) && !sameNumber(stated.text(), v)) {
+                    LOG.warn("{}:{}: {}={} in a message after the run's iterations is not read (line {} says {})",
+                            source, lineNo, k, clip(v), stated.line(), clip(stated.text()));
+                }
+                return this;
+            }
+            Segment s = configuration(all, lineNo);
             Value old = s.args.get(k);
+            boolean differ = old != null && !isUnset(v) && !old.unset() && !v.startsWith("${")
+                    && !old.text().startsWith("${") && !sameNumber(old.text(), v);
             if (old == null || old.unset() && !isUnset(v)) {
-                s.args.put(k, new Value(v, lineNo));
+                s.args.put(k, new Value(v, lineNo, loose));
+            } else if (old.loose() != loose) {
+                // an argument block or a configuration dump says what ran; a message's key=value gives way to it
+                if (!loose) {
+                    s.args.put(k, new Value(v, lineNo, false));
+                }
+                if (differ) {
+                    Value message = loose ? new Value(v, lineNo, true) : old;
+                    Value stated = loose ? old : new Value(v, lineNo, false);
+                    LOG.warn("{}:{}: {}={} in a message is not read: the run's arguments at line {} say {}", source,
+                            message.line(), k, clip(message.text()), stated.line(), clip(stated.text()));
+                }
+            } else if (differ && !LAYOUT_KEYS.contains(k) && !MODEL_KEYS.contains(k)) {
+                LOG.warn("{}:{}: {} {} here, but {} at line {}: the first is taken", source, lineNo, k, clip(v),
+                        clip(old.text()), old.line());
             } else if ((LAYOUT_KEYS.contains(k) || MODEL_KEYS.contains(k)) && !isUnset(v) && !v.startsWith("${")
                     && !old.text().startsWith("${") && !sameNumber(old.text(), v)) {
                 // two statements of the job's layout, or of its model's sizes, that disagree: which one ran is not
@@ -1528,6 +1620,11 @@ public final class TrainingLogs {
                 diffs.add("num_experts is none (a dense model) in the log, " + model.moe().get().experts()
                         + " in the configuration");
             }
+            Integer topK = positive("moe_router_topk");
+            if (topK != null && model.moe().isPresent() && topK != model.moe().get().topK()) {
+                // the experts a token runs through: the experts' work and their all-to-all scale with it
+                diffs.add(diff("moe_router_topk", topK, model.moe().get().topK(), "num_experts_per_tok"));
+            }
             if (slidingWindow() && model.blocks().stream().noneMatch(b -> b.window() > 0)) {
                 // (a configuration with windowed layers is taken as stating them; their sizes are its own)
                 diffs.add("window_size is " + clip(text("window_size")) + " in the log (sliding-window attention), "
@@ -1755,9 +1852,57 @@ public final class TrainingLogs {
                         + "the allgather token dispatcher, which Megatron core refuses");
             }
             unread(which, virtual);
-            return new Job(seq, mbs, microBatches, dp, tp, pp, cp, virtual, ep, etp, zero, precision, recompute,
-                    modules, sp, afterBackward, sixteenBit, dispatcher, a2aOverlap, cudaGraphs(which),
+            return new Job(seq, mbs, microBatches, dp, tp, pp, cp, virtual, uneven(which, pp), ep, etp, zero,
+                    precision, recompute,
+                    recomputeLayers(which, recompute), modules, sp, afterBackward, sixteenBit, dispatcher, a2aOverlap, cudaGraphs(which),
                     gpusPerNode());
+        }
+
+        /**
+         * Whether a pipeline's layers are split unevenly: Megatron core's {@code decoder_first_pipeline_num_layers} or
+         * {@code decoder_last_pipeline_num_layers} stated, or the embedding or the loss counted as a layer of the
+         * split. The stated counts themselves are not read (said): the row's {@code uneven_pipeline} balances the
+         * layers as evenly as they go.
+         */
+        private boolean uneven(String which, int pp) {
+            if (pp < 2) {
+                return false;
+            }
+            for (String k : List.of("decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers")) {
+                if (has(k) && positive(k) != null) {
+                    LOG.warn("{}:{}: {}the pipeline's stated split ({} {}) is not read: the run is predicted with its "
+                            + "layers split as evenly as they go (uneven_pipeline true)", source, args.get(k).line(),
+                            which, k, clip(text(k)));
+                    return true;
+                }
+            }
+            return flag("account_for_embedding_in_pipeline_split", false)
+                    || flag("account_for_loss_in_pipeline_split", false);
+        }
+
+        /**
+         * With full recomputation, the layers of each model chunk Megatron's block method recomputes
+         * ({@code recompute_num_layers}); 0, every layer, with the uniform method (which checkpoints groups of that many
+         * layers and recomputes them all) or none logged.
+         */
+        private int recomputeLayers(String which, Recompute recompute) {
+            if (recompute != Recompute.FULL || !has("recompute_method")) {
+                return 0;
+            }
+            String method = text("recompute_method").replaceAll("^['\"]|['\"]$", "");
+            return switch (method.toLowerCase(Locale.ROOT)) {
+                case "uniform" -> 0;
+                case "block" -> {
+                    Integer n = positive("recompute_num_layers");
+                    if (n == null) {
+                        throw bad("recompute_method", which + "recompute_method block without recompute_num_layers: "
+                                + "how many layers of each model chunk it recomputes is not said");
+                    }
+                    yield n;
+                }
+                default -> throw bad("recompute_method", which + "recompute_method '" + clip(method) + "' is not "
+                        + "known (uniform, block)");
+            };
         }
 
         /**
@@ -1881,6 +2026,11 @@ public final class TrainingLogs {
 
         private Precision precision(String which) {
             if (switchedOn("fp4", which, "e2m1", "nvfp4")) {
+                // Megatron core's fp4_recipe: nvfp4 (its default) is the one this library predicts
+                String recipe = text("fp4_recipe");
+                if (recipe != null && !recipe.replaceAll("^['\"]|['\"]$", "").equalsIgnoreCase("nvfp4")) {
+                    throw bad("fp4_recipe", which + "fp4_recipe '" + clip(recipe) + "' is not known (nvfp4)");
+                }
                 return Precision.NVFP4;
             }
             if (switchedOn("fp8", which, "e4m3", "hybrid")) {

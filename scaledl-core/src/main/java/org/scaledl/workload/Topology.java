@@ -254,14 +254,17 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
 
     /**
      * The topology the collectives see: the NVLink domain as one node (its GPUs at the link's bandwidth, its network
-     * all of its GPUs' adapters together). The topology itself where the domain is the node.
+     * all of its GPUs' adapters together, at most the fastest network a topology holds, {@code 8 · MAX_GBPS}: a
+     * domain of 18 trays at 51,200 Gb/s each is 921,600 Gb/s, beyond any fabric, and taken as that fastest). The
+     * topology itself where the domain is the node.
      */
     public Topology scaleUp() {
         if (nvlinkDomain <= gpusPerNode) {
             return this;
         }
-        return new Topology(nvlinkDomain, link, intraNodeGBps, interNodeGbps / gpusPerNode * nvlinkDomain,
-                interNodeLatencyUs, assumed, nvlinkDomain);
+        return new Topology(nvlinkDomain, link, intraNodeGBps,
+                Math.min(MAX_GBPS * 8, interNodeGbps / gpusPerNode * nvlinkDomain), interNodeLatencyUs, assumed,
+                nvlinkDomain);
     }
 
     /** The network bandwidth of one node, bytes per second. */

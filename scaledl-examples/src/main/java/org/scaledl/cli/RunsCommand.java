@@ -38,8 +38,9 @@ import picocli.CommandLine.Option;
 final class RunsCommand implements Callable<Integer> {
     /** The table's columns, in order. */
     static final List<String> COLUMNS = List.of("id", "transformer", "seq", "batch", "micro_batches", "world_size",
-            "tensor", "pipeline", "context", "virtual_stages", "expert", "expert_tensor", "zero_stage", "device",
-            "gpus_per_node", "nvlink_domain", "precision", "recompute", "recompute_modules", "sequence_parallel",
+            "tensor", "pipeline", "context", "virtual_stages", "uneven_pipeline", "expert", "expert_tensor",
+            "zero_stage", "device", "gpus_per_node", "nvlink_domain", "precision", "recompute", "recompute_layers",
+            "recompute_modules", "sequence_parallel",
             "grad_reduce", "grad_dtype", "moe_a2a_overlap", "moe_dispatcher", "cuda_graphs", "measured_ms", "log");
 
     @Option(names = "--from-log", arity = "1..*", required = true, paramLabel = "FILE",
@@ -50,7 +51,8 @@ final class RunsCommand implements Callable<Integer> {
 
     @Option(names = "--transformer", paramLabel = "CONFIG",
             description = "The model's Hugging Face config.json, or the folder holding it; a log whose hidden_size, "
-                    + "num_layers, num_attention_heads, query groups or experts differ, or whose padded vocabulary "
+                    + "num_layers, num_attention_heads, query groups, experts or experts a token differ, or whose "
+                    + "padded vocabulary "
                     + "lies more than a tenth from the configuration's, is refused (default: a config.json built from each "
                     + "log's arguments, written to <out-stem>-configs/)")
     Path transformer;
@@ -158,6 +160,20 @@ final class RunsCommand implements Callable<Integer> {
                             Optional.ofNullable(nvlinkDomain));
                 }
                 rows.add(new Row(r, log, d));
+            }
+        }
+        // each run's job as predict and fit will read its row: a layout the model cannot split (a tensor degree
+        // that does not divide its heads, layers that do not divide into the stages and chunks, a sequence the
+        // context-parallel split cannot halve) refused now, at the run's line, not when the table is read
+        TransformerSpec model = transformer == null ? null : HuggingFaceConfig.read(transformer);
+        for (Row row : rows) {
+            TrainingLogs.Run r = row.run();
+            org.scaledl.workload.Sample sample = model == null ? r.sample(row.device()) : r.sample(row.device(), model);
+            try {
+                org.scaledl.model.exec.MegatronExecution.check(sample.workload());
+            } catch (IllegalArgumentException e) {
+                throw InvalidInputException.atLine(r.log().toString(), r.line(), (r.count() > 1 ? "run " + r.index()
+                        + ": " : "") + "the logged job is not one to predict: " + e.getMessage());
             }
         }
         // a run's id names it in the table and in a calibration's report: logs of one name in different folders are

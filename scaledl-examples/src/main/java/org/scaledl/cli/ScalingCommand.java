@@ -208,8 +208,26 @@ final class ScalingCommand implements Callable<Integer> {
         }
         if (!points.isEmpty() && calibrate) {
             List<org.scaledl.workload.Sample> runs = new ArrayList<>();
+            // a point the model says does not fit is said, as fit --calibrate says a run's (is it the job that ran?)
+            List<String> unfitting = new ArrayList<>();
             for (double[] x : points) {
-                runs.add(org.scaledl.workload.Sample.of(at(measuredOn, (int) x[0], (int) x[1], m), x[2]));
+                org.scaledl.workload.Sample run = org.scaledl.workload.Sample.of(at(measuredOn, (int) x[0], (int) x[1],
+                        m), x[2]);
+                runs.add(run);
+                try {
+                    if (p.predict(run.workload()).outOfMemory()) {
+                        unfitting.add(String.format(Locale.ROOT, "world_size %d, batch %d", (int) x[0], (int) x[1]));
+                    }
+                } catch (IllegalArgumentException e) {
+                    // (the calibration below says why it cannot use the point)
+                }
+            }
+            if (!unfitting.isEmpty()) {
+                System.err.println("scaledl: warning: calibrating on measured point" + (unfitting.size() == 1 ? " "
+                        : "s ") + "(" + String.join("; ", unfitting) + "), which the model predicts "
+                        + (unfitting.size() == 1 ? "does" : "do") + " not fit in the GPUs' memory: is "
+                        + (unfitting.size() == 1 ? "it" : "each") + " the job that ran (batch per micro-batch, the "
+                        + "layout, the GPU)?");
             }
             try {
                 calibrated = p.calibrate(runs);

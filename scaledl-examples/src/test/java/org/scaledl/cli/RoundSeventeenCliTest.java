@@ -132,8 +132,8 @@ class RoundSeventeenCliTest {
         org.scaledl.io.TrainingLogs.Run run = org.scaledl.io.TrainingLogs.read(log, 0).get(0);
         java.util.Map<String, String> cells = run.job().cells();
         assertEquals(java.util.List.of("seq", "batch", "micro_batches", "world_size", "tensor", "pipeline", "context",
-                "virtual_stages", "expert", "expert_tensor", "zero_stage", "gpus_per_node", "precision", "recompute",
-                "recompute_modules", "sequence_parallel", "grad_reduce", "grad_dtype", "moe_a2a_overlap",
+                "virtual_stages", "uneven_pipeline", "expert", "expert_tensor", "zero_stage", "gpus_per_node",
+                "precision", "recompute", "recompute_layers", "recompute_modules", "sequence_parallel", "grad_reduce", "grad_dtype", "moe_a2a_overlap",
                 "moe_dispatcher", "cuda_graphs"), java.util.List.copyOf(cells.keySet()));
         Path table = dir.resolve("runs.csv");
         MainTest.Run r = MainTest.run("-q", "runs", "--from-log", log.toString(), "--out", table.toString());

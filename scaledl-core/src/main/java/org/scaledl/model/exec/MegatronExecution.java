@@ -409,6 +409,13 @@ public final class MegatronExecution {
             // Megatron core's overlap runs one micro-batch's all-to-all behind another's compute (its combined 1F1B)
             notes.add("moe_a2a_overlap hides one micro-batch's all-to-all behind another's compute: with one "
                     + "micro-batch nothing hides it, and it is predicted exposed");
+        } else if (w.expertCommOverlap() && w.phase() == Phase.TRAIN
+                && pairedShare(par.pipeline(), par.virtualStages(), par.microBatches(), par.pipeline() - 1) == 0) {
+            notes.add(String.format(Locale.ROOT, "moe_a2a_overlap hides one micro-batch's all-to-all behind "
+                    + "another's compute in the schedule's steady state: with %d micro-batches of %d model chunks on "
+                    + "%d stages the warm-up takes every pass, nothing pairs, and it is predicted exposed (%d or more "
+                    + "micro-batches pair)", par.microBatches(), par.virtualStages(), par.pipeline(),
+                    (par.virtualStages() - 1) * par.pipeline() / par.virtualStages() + 1));
         }
         if (sizes == null) {
             return notes;
@@ -787,6 +794,21 @@ public final class MegatronExecution {
      * micro-batch passes every chunk in turn, the whole model's time whatever {@code v} (interleaving hid it: one
      * inference micro-batch through 8 stages of 2 chunks was predicted 39 % faster than through 8 of 1).
      */
+    /**
+     * The share of stage {@code s}'s passes that the all-to-all overlap pairs with another micro-batch's pass (Megatron
+     * core's combined 1F1B): those of the schedule's steady state, every micro-batch but one without a pipeline; with
+     * one, the passes after the warm-up's forward ones, {@code (p − s − 1)} of them, and with {@code v} model chunks
+     * {@code 2(p − s − 1) + (v − 1)·p} chunk passes of the {@code m·v} (Megatron core's
+     * {@code get_pp_rank_microbatches}); none where the warm-up takes every pass (fewer micro-batches than the
+     * interleaved schedule fills: with 8 stages of 4 chunks, 6 or fewer, and 5 micro-batches were predicted faster
+     * than 1).
+     */
+    static double pairedShare(int p, int v, int m, int s) {
+        double passes = (double) m * v;
+        double warmup = p <= 1 ? 0 : v > 1 ? 2.0 * (p - s - 1) + (v - 1.0) * p : p - s - 1;
+        return Math.max(0, Math.min((m - 1.0) / m, (passes - Math.min(passes, warmup)) / passes));
+    }
+
     static double fillShare(int p, int v, int m) {
         if (p <= 1) {
             return 0;
@@ -870,8 +892,6 @@ public final class MegatronExecution {
         int kinds = blocks.kinds();
         Precision low = device.runs(prec).orElseThrow();
         Precision high = prec.highPrecision();
-        ExecutionTerm lowClass = low.peakColumn().equals("fp4") ? ExecutionTerm.DENSE_FP4
-                : low.lowPrecisionLinear() ? ExecutionTerm.DENSE_FP8 : ExecutionTerm.DENSE;
         double actBytes = prec.activationBytes();
         double bandwidth = device.bytesPerSecond();
         List<List<Contraction>> dense = new ArrayList<>();
@@ -984,8 +1004,7 @@ public final class MegatronExecution {
                 // no more than the board's power buys
                 double ceiling = sustainedFraction(layers, device, lp);
                 double flops = packed * (f.flopsFwd() * (again ? 2 : 1) + (train ? bwdShare * f.flopsBwd() : 0));
-                ExecutionTerm cls = lowLinear ? lowClass : kind.attentionCore() && g.layer(i).keepsTilesOnChip()
-                        ? ExecutionTerm.DENSE_ATTENTION : ExecutionTerm.DENSE;
+                ExecutionTerm cls = contractionClass(g, i, prec, device);
                 if (timed && cls == ExecutionTerm.DENSE_ATTENTION && g.layer(i).recomputedInBackward()) {
                     // the softmax between a fused core's products: an exponential per score on the special-function
                     // units, forward (again when recomputed) and once more where the backward pass recomputes them
@@ -1550,6 +1569,22 @@ public final class MegatronExecution {
      * layers, FP32 for a {@link #misalignedBlockProduct} ({@code shards} the ranks its columns are split over), else
      * the job's 16-bit (or 32-bit) precision.
      */
+    /**
+     * The class a contraction's time is calibrated in ({@link ExecutionTerm#dense()}): a block's linear layer under a
+     * low-precision recipe the class of the units it runs on (FP8 or FP4; 16 bits where the GPU falls back to them),
+     * a fused attention core's products their own, every other product 16-bit.
+     */
+    static ExecutionTerm contractionClass(ModelGraph g, int layer, Precision prec, Device device) {
+        LayerRole role = g.role(layer);
+        if (prec.lowPrecisionLinear() && role.kind().lowPrecisionLinear() && role.region() == LayerRole.Region.BLOCK) {
+            Precision low = device.runs(prec).orElseThrow();
+            return low.peakColumn().equals("fp4") ? ExecutionTerm.DENSE_FP4
+                    : low.lowPrecisionLinear() ? ExecutionTerm.DENSE_FP8 : ExecutionTerm.DENSE;
+        }
+        return role.kind().attentionCore() && g.layer(layer).keepsTilesOnChip() ? ExecutionTerm.DENSE_ATTENTION
+                : ExecutionTerm.DENSE;
+    }
+
     private static Precision productPrecision(Precision prec, Device device, LayerRole role, Layer layer,
             LayerFeatures lf, int shards) {
         if (prec.lowPrecisionLinear() && role.kind().lowPrecisionLinear() && role.region() == LayerRole.Region.BLOCK) {
@@ -2257,6 +2292,12 @@ public final class MegatronExecution {
         double expertComm = 0;
         double context = 0;
         double sync = 0;
+        // what the busiest stage's all-to-all and context-parallel exchanges add to the window the data-parallel
+        // collectives hide behind, a micro-batch (uncalibrated, ms): inside an NVLink domain their exposed time (the
+        // micro-batch lasts it, the network idle), over the network less the part the compute hides (the network
+        // carries both: the compute hides no more than once)
+        double exposedComm = 0;
+        boolean a2aInside = (long) e * par.expertTensor() <= topo.gpusPerNode();
         // how far the slowest of the t ranks lags their mean, in standard deviations of a rank's time
         double lag = t > 1 ? expectedMaxOfNormals(t) : 0;
         // the all-to-all overlap pairs two micro-batches' passes of the busiest stage's steady state: a training step
@@ -2299,22 +2340,27 @@ public final class MegatronExecution {
                         // recomputing the whole mixture of experts (module moe) dispatches and combines again
                         double passes = train ? 4 + 2 * Math.max(recomputed[s], moeRecomputed ? 1 : 0) : 2;
                         double a2a = un.expertLayers() * passes * a2aOne * imbalance;
+                        double whole = a2a;
                         if (overlapA2a && s == max) {
                             // Megatron's overlap_moe_expert_parallel_comm: one micro-batch's forward dispatch and
                             // combine behind another's backward compute of the same layers, its backward ones (and a
                             // recomputed forward's) behind the other's forward (a third of a layer's compute, two
-                            // thirds backward); every micro-batch but one has a partner
+                            // thirds backward); the passes of the schedule's steady state have a partner
                             double forward = un.expertLayers() * 2 * a2aOne * imbalance;
                             double compute = unitCompute[s][u];
                             double exposed = Math.max(0, forward - 2.0 / 3 * compute)
                                     + Math.max(0, a2a - forward - compute / 3);
-                            a2a = (a2a + (m - 1) * exposed) / m;
+                            double paired = pairedShare(p, v, m, s);
+                            a2a = (1 - paired) * a2a + paired * exposed;
                         }
                         expertComm += k * a2a;
+                        exposedComm += s == max ? n * (a2a - (a2aInside ? 0 : whole)) : 0;
                     }
                     if (c > 1 && un.attention() > 0 && comm != null) {
-                        context += k * contextExposed(device, topo, un, b, ts, keyValues[u], t, c, par.ranks(),
-                                actBytes, train);
+                        double[] ring = contextExchange(topo, b, ts, keyValues[u], t, c, par.ranks(), actBytes, train);
+                        double cp = contextExposed(un, ring);
+                        context += k * cp;
+                        exposedComm += s == max ? n * (cp - (ring[2] > 0 ? 0 : ring[0] + ring[1])) : 0;
                     }
                 }
                 other += weight * offloadExposed(device, offloaded[s], stageSaved[s], stageTime[s]);
@@ -2402,8 +2448,11 @@ public final class MegatronExecution {
         int edp = expertDataParallel(par);
         DoubleUnaryOperator data = stretch -> 0;
         if (withTime && train && comm != null) {
+            // the window the collectives hide behind: the micro-batch's compute with what its exchanges add (each
+            // timed against the compute alone, an overlapped all-to-all and the data-parallel collectives both hid
+            // behind it, and a faster GPU exposing both was slower)
             data = dataParallel(w, device, topo, comm, dense, expert, stageAdapters[maxParams], dp, edp,
-                    stageTime[max], m, layersOn[maxParams]);
+                    Math.max(0, stageTime[max] + exposedComm), m, layersOn[maxParams]);
         }
         double optimizer = 0;
         if (train) {
@@ -2555,21 +2604,26 @@ public final class MegatronExecution {
     }
 
     /**
-     * The exposed part of context parallelism's ring exchange for one attention layer ({@code keyValues}: the elements
-     * of a token's keys and values and their heads, {@link #keyValues}): {@code c − 1} steps of the
-     * local keys and values forward, twice that backward (their gradients too), each hidden behind the attention
-     * core's own time on that pass.
+     * Context parallelism's ring exchange for one attention layer ({@code keyValues}: the elements of a token's keys and
+     * values and their heads, {@link #keyValues}): {@code c − 1} steps of the local keys and values forward, twice that
+     * backward (their gradients too), ms, and whether the group stays inside a node or NVLink domain ({@code {forward,
+     * backward, 1 inside or 0}}).
      */
-    private static double contextExposed(Device device, Topology topo, Unit un, int b, TransformerShape ts,
-            long[] keyValues, int t, int c, long ranks, double actBytes, boolean train) {
+    private static double[] contextExchange(Topology topo, int b, TransformerShape ts, long[] keyValues, int t,
+            int c, long ranks, double actBytes, boolean train) {
         double bytes = (double) b * ts.seq() / c * keyValues[0] / Math.min(t, keyValues[1]) * actBytes;
         // a context group's t·c adjacent ranks inside one node or domain unless one of the job's straddles its edge
         // (a group larger than the node has fewer than its ranks on a side)
         boolean inside = ranksPerNode(t * c, topo.gpusPerNode(), ranks) == t * c;
         double step = 1e3 * (inside ? bytes / topo.intraNodeBytesPerSecond() + 2e-6
                 : bytes / topo.interNodeBytesPerSecondPerGpu() + topo.interNodeLatencyUs() * 1e-6);
-        double fwd = (c - 1) * step;
-        double bwd = train ? 2 * (c - 1) * step : 0;
+        return new double[] {(c - 1) * step, train ? 2 * (c - 1) * step : 0, inside ? 1 : 0};
+    }
+
+    /** The exposed part of a ring exchange ({@link #contextExchange}): each pass's behind the attention core's own. */
+    private static double contextExposed(Unit un, double[] exchange) {
+        double fwd = exchange[0];
+        double bwd = exchange[1];
         return Math.max(0, fwd - un.coreForward()) + Math.max(0, bwd - un.coreBackward()) + 0.1 * (fwd + bwd);
     }
 
@@ -2593,7 +2647,9 @@ public final class MegatronExecution {
      * the GPUs' uncalibrated time).
      *
      * @param adapters      the stage's LoRA adapter parameters per GPU (0 without LoRA)
-     * @param perMicroBatch the most loaded stage's uncalibrated GPU time for one micro-batch, ms
+     * @param perMicroBatch the most loaded stage's uncalibrated GPU time for one micro-batch with what its all-to-all
+     *                      and context-parallel exchanges add to the window (their exposed time inside an NVLink
+     *                      domain, less what the compute hides of them over the network), ms
      * @return the exposed time, ms, by the stretch of the micro-batch's time (1: its uncalibrated GPU time)
      */
     private static DoubleUnaryOperator dataParallel(Workload w, Device device, Topology topo, CommunicationModel comm,
@@ -2827,7 +2883,14 @@ public final class MegatronExecution {
         OpFamily[] families = new OpFamily[g.size()];
         int micro = microBatch(w);
         List<LayerFeatures> fs = FeatureExtractor.of(g).extract(micro, w.phase());
-        double denseCal = model.dense(terms);
+        // the contractions by class, each class given its own calibrated time (a class without layers, its time to
+        // the other contractions: none in practice)
+        ExecutionTerm[] classes = java.util.Arrays.stream(ExecutionTerm.values()).filter(ExecutionTerm::dense)
+                .toArray(ExecutionTerm[]::new);
+        double[] denseCal = new double[classes.length];
+        for (int k = 0; k < classes.length; k++) {
+            denseCal[k] = model.dense(terms, classes[k]);
+        }
         // the other layers in three pools, each given its own term's calibrated time: the rest, the attention core's,
         // the routed experts' (a pool without layers leaves its time to the rest)
         ExecutionTerm[] pools = {ExecutionTerm.OTHER, ExecutionTerm.ATTENTION_OTHER, ExecutionTerm.EXPERT_OTHER};
@@ -2840,7 +2903,7 @@ public final class MegatronExecution {
         otherCal[0] *= 1 - assembly.adapterShare();
         otherCal[2] *= 1 - assembly.expertAdapterShare();
         int[] pool = new int[g.size()];
-        double denseRaw = 0;
+        double[] denseRaw = new double[classes.length];
         double[] otherRaw = new double[pools.length];
         boolean[] fusedCore = fusedCores(g);
         for (LayerFeatures lf : fs) {
@@ -2861,7 +2924,9 @@ public final class MegatronExecution {
             perLayer[lf.layer()] = work;
             families[lf.layer()] = lf.family();
             if (dense(lf.family())) {
-                denseRaw += work;
+                pool[lf.layer()] = java.util.Arrays.asList(classes).indexOf(contractionClass(g, lf.layer(),
+                        w.precision(), device));
+                denseRaw[pool[lf.layer()]] += work;
             } else {
                 pool[lf.layer()] = java.util.Arrays.asList(pools).indexOf(otherTerm(g.role(lf.layer()).kind()));
                 otherRaw[pool[lf.layer()]] += work;
@@ -2873,6 +2938,12 @@ public final class MegatronExecution {
                 otherCal[k] = 0;
             }
         }
+        double denseAll = 0;
+        double unplaced = 0;
+        for (int k = 0; k < classes.length; k++) {
+            denseAll += denseRaw[k];
+            unplaced += denseRaw[k] > 0 ? 0 : denseCal[k];
+        }
         // the pipeline's fill and drain: the share of the GPUs' per-layer time the other stages add to the busiest
         // one's micro-batches ((p - 1) / v of m + (p - 1) / v micro-batch slots where the stages are even), said apart
         double busy = assembly.steady();
@@ -2880,8 +2951,10 @@ public final class MegatronExecution {
         for (int i = 0; i < perLayer.length; i++) {
             if (families[i] != null) {
                 int k = pool[i];
-                double ms = perLayer[i] * (dense(families[i]) ? (denseRaw > 0 ? denseCal / denseRaw : 0)
-                        : (otherRaw[k] > 0 ? otherCal[k] / otherRaw[k] : 0));
+                double rate = dense(families[i])
+                        ? (denseRaw[k] > 0 ? denseCal[k] / denseRaw[k] : 0) + (denseAll > 0 ? unplaced / denseAll : 0)
+                        : (otherRaw[k] > 0 ? otherCal[k] / otherRaw[k] : 0);
+                double ms = perLayer[i] * rate;
                 perLayer[i] = busy * ms;
                 bubble += ms - perLayer[i];
             }

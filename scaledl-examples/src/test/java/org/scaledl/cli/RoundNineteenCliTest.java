@@ -1,0 +1,225 @@
+package org.scaledl.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Round nineteen of hostile input at the command line: training logs that {@code runs} read wrongly or wrote as rows
+ * the next command refused, and a calibration on a point that does not fit. Each case fails on the code before.
+ */
+class RoundNineteenCliTest {
+    private static final Path RESOURCES = HostileCliTest.repo().resolve("scaledl-core/src/test/resources");
+    private static final String ARG = "  %s %s %s\n";
+
+    /** The bundled Megatron log of Llama 3 8B (tensor 4, pipeline 2, 64 H100s) with arguments added or replaced. */
+    private static String log(String... keyValues) throws Exception {
+        String text = Files.readString(RESOURCES.resolve("logs/megatron-llama3-8b.log"));
+        for (int i = 0; i < keyValues.length; i += 2) {
+            String key = keyValues[i];
+            String line = String.format(ARG, key, ".".repeat(Math.max(3, 48 - key.length())), keyValues[i + 1]);
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^  " + key + " \\.+ .*\\n").matcher(text);
+            text = m.find() ? text.substring(0, m.start()) + line + text.substring(m.end())
+                    : text.replace("-------------------- end of arguments", line.stripTrailing()
+                    + "\n-------------------- end of arguments");
+        }
+        return text;
+    }
+
+    private static List<String> row(Path csv) throws Exception {
+        List<String> lines = Files.readAllLines(csv);
+        List<String> header = List.of(lines.get(0).split(",", -1));
+        List<String> cells = List.of(lines.get(1).split(",", -1));
+        return java.util.stream.IntStream.range(0, header.size()).mapToObj(i -> header.get(i) + "=" + cells.get(i))
+                .toList();
+    }
+
+    /**
+     * Megatron's block method recomputes the first {@code recompute_num_layers} layers of each model chunk: the row
+     * said full recomputation of every layer, 22 % slower than the job that ran (4 of 16 layers a stage). The uniform
+     * method recomputes every layer.
+     */
+    @Test
+    void blockRecomputationOfSomeLayersIsTheRowsRecomputeLayers(@TempDir Path dir) throws Exception {
+        MainTest.Run block = RoundSeventeenCliTest.fromLog(dir, "block", log("recompute_granularity", "full",
+                "recompute_method", "block", "recompute_num_layers", "4"));
+        assertEquals(0, block.code(), block.err());
+        assertTrue(row(dir.resolve("block.csv")).containsAll(List.of("recompute=full", "recompute_layers=4")),
+                row(dir.resolve("block.csv")).toString());
+        MainTest.Run uniform = RoundSeventeenCliTest.fromLog(dir, "uniform", log("recompute_granularity", "full",
+                "recompute_method", "uniform", "recompute_num_layers", "4"));
+        assertEquals(0, uniform.code(), uniform.err());
+        assertTrue(row(dir.resolve("uniform.csv")).containsAll(List.of("recompute=full", "recompute_layers=")),
+                row(dir.resolve("uniform.csv")).toString());
+        MainTest.Run bad = RoundSeventeenCliTest.fromLog(dir, "bad", log("recompute_granularity", "full",
+                "recompute_method", "blocks", "recompute_num_layers", "4"));
+        assertEquals(1, bad.code(), bad.err());
+        assertTrue(bad.err().contains("recompute_method 'blocks' is not known (uniform, block)"), bad.err());
+        // the row predicts the job the log ran: fewer layers recomputed, a faster step
+        double[] ms = new double[2];
+        int k = 0;
+        for (String name : new String[] {"block", "uniform"}) {
+            MainTest.Run p = MainTest.run("predict", "--model", "gpu", "--candidates", dir.resolve(name + ".csv")
+                    .toString(), "--out", dir.resolve(name + "-p.csv").toString(), "-q");
+            assertEquals(0, p.code(), p.err());
+            ms[k++] = Double.parseDouble(row(dir.resolve(name + "-p.csv")).stream()
+                    .filter(c -> c.startsWith("predicted_ms=")).findFirst().orElseThrow().substring(13));
+        }
+        assertTrue(ms[0] < ms[1], ms[0] + " >= " + ms[1]);
+    }
+
+    /**
+     * A log whose job no prediction can take (a tensor degree that does not divide the heads, layers that do not split
+     * into the stages and chunks, a sequence the context-parallel split cannot halve) is refused at its run's line:
+     * {@code runs} wrote the row, and every later {@code predict} and {@code fit} of the table failed on it.
+     */
+    @Test
+    void aLoggedJobNoPredictionCanTakeIsRefusedWhereItIsRead(@TempDir Path dir) throws Exception {
+        String[][] cases = {
+            {"tensor_model_parallel_size", "3", "world_size", "48", "tensor parallelism 3 does not divide"},
+            {"virtual_pipeline_model_parallel_size", "3", "do not split into 2 pipeline stages x 3 chunks"},
+            {"context_parallel_size", "3", "world_size", "192", "divisible by 2 x 3"},
+        };
+        int i = 0;
+        for (String[] c : cases) {
+            String[] args = java.util.Arrays.copyOf(c, c.length - 1);
+            String text = log(args).replace("using world size: 64", "using world size: " + (c.length == 5 ? c[3]
+                    : "64"));
+            MainTest.Run r = RoundSeventeenCliTest.fromLog(dir, "bad" + i++, text);
+            assertEquals(1, r.code(), r.err());
+            assertTrue(r.err().contains("the logged job is not one to predict") && r.err().contains(c[c.length - 1]),
+                    r.err());
+            assertTrue(r.err().contains(".log:1:"), "names the run's line: " + r.err());
+            assertFalse(Files.exists(dir.resolve("bad" + (i - 1) + ".csv")), "nothing written");
+        }
+    }
+
+    /**
+     * A mixture of experts' experts a token ({@code moe_router_topk}) is compared with the configuration given, as
+     * the experts are: a log of one expert a token read with Mixtral's two kept twice its experts' work.
+     */
+    @Test
+    void aGivenConfigurationsExpertsATokenMustBeTheLogs(@TempDir Path dir) throws Exception {
+        String text = log("num_experts", "8", "moe_router_topk", "1").replace("(size: 128256)", "(size: 32000)")
+                .replace("new size: 128256", "new size: 32000");
+        Path logFile = dir.resolve("top1.log");
+        Files.writeString(logFile, text);
+        MainTest.Run r = MainTest.run("runs", "--from-log", logFile.toString(), "--transformer",
+                RESOURCES.resolve("transformers/mixtral-8x7b/config.json").toString(), "--out",
+                dir.resolve("top1.csv").toString());
+        assertEquals(1, r.code(), r.err());
+        assertTrue(r.err().contains("moe_router_topk is 1 in the log, 2 in the configuration (num_experts_per_tok)"),
+                r.err());
+    }
+
+    /**
+     * A message's {@code key=value} (a dataset's builder printing its sequence and batch) gives way to the argument
+     * block, said; after the run's iterations it starts no second run; two statements of the sequence that differ
+     * are said. The message's values were taken silently (sequence 2,048 and batch 4 where the arguments say 8,192
+     * and 1), and one after the iterations failed the log as a run without arguments.
+     */
+    @Test
+    void aMessagesKeyValueGivesWayToTheArguments(@TempDir Path dir) throws Exception {
+        String base = log();
+        String before = "> building GPTDataset with seq_length=2048 and micro_batch_size=4\n" + base;
+        MainTest.Run r = RoundSeventeenCliTest.fromLog(dir, "before", before);
+        assertEquals(0, r.code(), r.err());
+        assertTrue(row(dir.resolve("before.csv")).containsAll(List.of("seq=8192", "batch=1")),
+                row(dir.resolve("before.csv")).toString());
+        assertTrue(r.err().contains("seq_length=2048 in a message is not read: the run's arguments at line"), r.err());
+        String after = base + "saving checkpoint: tensor_model_parallel_size=4 seq_length=4096 done\n";
+        MainTest.Run a = RoundSeventeenCliTest.fromLog(dir, "after", after);
+        assertEquals(0, a.code(), a.err());
+        assertEquals(2, Files.readAllLines(dir.resolve("after.csv")).size(), "one run");
+        assertTrue(a.err().contains("seq_length=4096 in a message after the run's iterations is not read"), a.err());
+    }
+
+    /**
+     * An argument block without its end line (a log filtered or pasted) ends before the first iteration line, said:
+     * every line after its header was read as an argument, and the log was refused as no training log.
+     */
+    @Test
+    void anArgumentBlockWithoutItsEndLineEndsAtTheIterations(@TempDir Path dir) throws Exception {
+        String text = log().replaceAll("-+ end of arguments -+\\n", "");
+        MainTest.Run r = RoundSeventeenCliTest.fromLog(dir, "noend", text);
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("the argument block opened at line 3 has no 'end of arguments' line"), r.err());
+        assertTrue(row(dir.resolve("noend.csv")).containsAll(List.of("seq=8192", "tensor=4", "pipeline=2")));
+    }
+
+    /**
+     * An FP4 recipe other than NVFP4 ({@code fp4_recipe}) is refused as an unknown FP8 recipe is: it was written as
+     * NVFP4 without a word. A second GPU name (a log of two machines, or two joined) is said; the first was taken
+     * silently.
+     */
+    @Test
+    void anUnknownFp4RecipeIsRefusedAndASecondGpuIsSaid(@TempDir Path dir) throws Exception {
+        MainTest.Run mx = RoundSeventeenCliTest.fromLog(dir, "mxfp4", log("fp4", "e2m1", "fp4_recipe", "mxfp4"));
+        assertEquals(1, mx.code(), mx.err());
+        assertTrue(mx.err().contains("fp4_recipe 'mxfp4' is not known (nvfp4)"), mx.err());
+        MainTest.Run nv = RoundSeventeenCliTest.fromLog(dir, "nvfp4", log("fp4", "e2m1", "fp4_recipe", "nvfp4"));
+        assertEquals(0, nv.code(), nv.err());
+        assertTrue(row(dir.resolve("nvfp4.csv")).contains("precision=nvfp4"));
+        MainTest.Run two = RoundSeventeenCliTest.fromLog(dir, "two", log() + "torch.cuda.get_device_name(0): NVIDIA "
+                + "A100-SXM4-80GB\n");
+        assertEquals(0, two.code(), two.err());
+        assertTrue(two.err().contains("a second GPU name, NVIDIA A100-SXM4-80GB, where line 1 names NVIDIA H100 80GB "
+                + "HBM3: the first is taken"), two.err());
+        assertTrue(row(dir.resolve("two.csv")).contains("device=NVIDIA H100 80GB HBM3"));
+    }
+
+    /**
+     * A log read from a pipe (a named one, or a shell's {@code /dev/stdin}): the JDK's stream asked the pipe for its
+     * position at the first buffered read, and the log was refused with "Illegal seek". (Where {@code mkfifo} is not
+     * there to make a pipe, the test is skipped.)
+     */
+    @Test
+    void aLogIsReadFromAPipe(@TempDir Path dir) throws Exception {
+        Path fifo = dir.resolve("train.log");
+        boolean made;
+        try {
+            made = new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor() == 0;
+        } catch (java.io.IOException e) {
+            made = false;
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(made, "no mkfifo here");
+        String text = log();
+        Thread writer = new Thread(() -> {
+            try {
+                Files.writeString(fifo, text);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+        writer.start();
+        MainTest.Run r = MainTest.run("runs", "--from-log", fifo.toString(), "--out", dir.resolve("piped.csv")
+                .toString());
+        writer.join(10_000);
+        assertEquals(0, r.code(), r.err());
+        assertTrue(row(dir.resolve("piped.csv")).containsAll(List.of("seq=8192", "tensor=4", "pipeline=2")));
+    }
+
+    /**
+     * {@code scaling --measured} says where it calibrates on a point the model predicts does not fit in memory, as
+     * {@code fit --calibrate} says of a run: a point of 64 sequences a micro-batch was calibrated on without a word.
+     */
+    @Test
+    void scalingSaysWhereItCalibratesOnAPointThatDoesNotFit(@TempDir Path dir) throws Exception {
+        Path measured = dir.resolve("m.csv");
+        Files.writeString(measured, "gpus,batch,measured_ms\n8,64,400000\n8,1,4000\n");
+        MainTest.Run r = MainTest.run("scaling", "--model", "gpu", "--transformer",
+                RESOURCES.resolve("transformers/llama-3-8b/config.json").toString(), "--seq", "8192", "--batch", "1",
+                "--micro-batches", "8", "--tensor", "4", "--gpus", "8,16", "--device", "H100", "--precision", "bf16",
+                "--measured", measured.toString(), "--out", dir.resolve("s.svg").toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("calibrating on measured point (world_size 2, batch 64), which the model predicts "
+                + "does not fit"), r.err());
+        assertFalse(r.err().contains("batch 1)"), r.err());
+    }
+}
