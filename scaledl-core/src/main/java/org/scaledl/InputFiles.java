@@ -110,6 +110,9 @@ public final class InputFiles {
 
             @Override
             public long skip(long n) throws IOException {
+                if (n <= 0) {
+                    return 0;
+                }
                 byte[] b = new byte[(int) Math.max(1, Math.min(1 << 13, n))];
                 long left = n;
                 while (left > 0) {

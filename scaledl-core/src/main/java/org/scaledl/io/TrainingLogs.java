@@ -199,7 +199,8 @@ public final class TrainingLogs {
     private static final int FEW = 30;
 
     private static final Pattern ARG_HEADER = Pattern.compile("-{3,}\\s*arguments\\s*-{3,}");
-    private static final Pattern ARG_ENTRY = Pattern.compile("(?:^|\\s)([A-Za-z_]\\w*)\\s+\\.{2,}\\s*(.*?)\\s*$");
+    /** An argument block's {@code name ..... value} (a message ending in {@code ...}, "training ...", is none). */
+    private static final Pattern ARG_ENTRY = Pattern.compile("(?:^|\\s)([A-Za-z_]\\w*)\\s+\\.{2,}\\s+(\\S.*?)\\s*$");
     private static final Pattern ELAPSED = Pattern.compile(
             "elapsed time per iteration \\(ms\\):\\s*([^\\s|]+)", Pattern.CASE_INSENSITIVE);
     /** An iteration line timed in another unit than Megatron's milliseconds (a fork's, or an edited log's). */
@@ -518,8 +519,11 @@ public final class TrainingLogs {
         int deviceLine = 0;
         boolean otherDeviceSaid = false;
         boolean inArgs = false;
-        // the line the open argument block's header is on
+        // the line the open argument block's header is on, its last argument's, and the lines after that one (read
+        // again where the block turns out to have no end line)
         int argsFrom = 0;
+        int lastArgument = 0;
+        List<Object[]> afterArguments = new ArrayList<>();
         String pendingKey = null;
         int pendingIndent = -1;
         int pendingLine = 0;
@@ -561,16 +565,22 @@ public final class TrainingLogs {
                         pendingItems.clear();
                     }
                 }
-                if (inArgs && (line.contains("per iteration") || line.contains("train_step_timing"))) {
-                    // a block without its end line (a log cut and pasted, a launcher's own filter): the iteration
-                    // lines are no arguments
-                    LOG.warn("{}:{}: the argument block opened at line {} has no 'end of arguments' line: it is taken "
-                            + "to end before this iteration line", source, lineNo, argsFrom);
-                    inArgs = false;
-                }
                 if (inArgs) {
+                    if (line.contains("per iteration") || line.contains("train_step_timing")) {
+                        // a block without its end line (a log cut and pasted, a launcher's own filter): it ended at
+                        // its last argument, and the lines after that one are read again as any other line
+                        LOG.warn("{}:{}: the argument block opened at line {} has no 'end of arguments' line: it is "
+                                + "taken to end after its last argument (line {})", source, lineNo, argsFrom,
+                                lastArgument);
+                        inArgs = false;
+                        afterArguments.add(new Object[] {line, lineNo});
+                        in.replay(afterArguments);
+                        afterArguments.clear();
+                        continue;
+                    }
                     if (line.contains("end of arguments")) {
                         inArgs = false;
+                        afterArguments.clear();
                         continue;
                     }
                     Matcher a = ARG_ENTRY.matcher(line);
@@ -578,16 +588,21 @@ public final class TrainingLogs {
                         if (KEYS.containsKey(a.group(1))) {
                             cur = cur.put(segments, a.group(1), a.group(2), lineNo);
                         }
-                        continue;
+                        // (another rank's lines between two arguments are no part of the job)
+                        afterArguments.clear();
+                        lastArgument = lineNo;
+                    } else if (afterArguments.size() < MAX_REPLAYED) {
+                        afterArguments.add(new Object[] {line, lineNo});
                     }
-                    // no argument's line (another rank's message, or the block ended without its end line): read as
-                    // any other line is
+                    continue;
                 }
                 if (line.contains("arguments") && ARG_HEADER.matcher(line).find()
                         && !line.contains("end of arguments")) {
                     cur = cur.configuration(segments, lineNo);
                     inArgs = true;
                     argsFrom = lineNo;
+                    lastArgument = lineNo;
+                    afterArguments.clear();
                     continue;
                 }
                 Matcher e = ELAPSED.matcher(line);
@@ -718,7 +733,7 @@ public final class TrainingLogs {
                             pairs.add(new String[] {p.group(1), unquote(p.group(2))});
                         }
                     }
-                    boolean loose = pairs.size() < 3 && !line.contains("Namespace(") && !line.contains("onfig(");
+                    boolean loose = pairs.size() < 3 && message(line);
                     for (String[] kv : pairs) {
                         cur = cur.put(segments, kv[0], kv[1], lineNo, loose);
                     }
@@ -896,8 +911,13 @@ public final class TrainingLogs {
      * (ending in LF or CR LF, as editors and {@code grep -n} count them) it lies on; a piece of more than
      * {@link #MAX_LINE} characters is refused.
      */
+    /** The most lines after an argument block's last argument kept to read again (a block without its end line). */
+    private static final int MAX_REPLAYED = 10_000;
+
     private static final class Lines implements AutoCloseable {
         private final Reader in;
+        /** Lines to read again before the stream's next ({@code {text, line}}), in order. */
+        private final java.util.ArrayDeque<Object[]> again = new java.util.ArrayDeque<>();
         private final String source;
         private final char[] buf = new char[1 << 16];
         private int pos;
@@ -914,8 +934,20 @@ public final class TrainingLogs {
             this.source = source;
         }
 
+        /** Reads these lines ({@code {text, line}}) again, in order, before the stream's next. */
+        void replay(List<Object[]> lines) {
+            for (int i = lines.size() - 1; i >= 0; i--) {
+                again.addFirst(lines.get(i));
+            }
+        }
+
         /** The next piece, or null at the end. */
         String next() throws IOException {
+            if (!again.isEmpty()) {
+                Object[] x = again.pollFirst();
+                line = (Integer) x[1];
+                return (String) x[0];
+            }
             StringBuilder b = null;
             boolean started = false;
             while (true) {
@@ -1006,6 +1038,26 @@ public final class TrainingLogs {
         }
         return s;
     }
+
+    /**
+     * Whether a line holding {@code key=value} pairs is a message's rather than a dump's: words of its own besides the
+     * pairs (two or more), once a leading {@code [rank0]:}-like prefix and a dump's opener ({@code GPTConfig(},
+     * {@code Namespace(}) are set aside. A dump printed a field a line ({@code     tensor_model_parallel_size=2,})
+     * has none.
+     */
+    static boolean message(String line) {
+        String rest = PAIR.matcher(line).replaceAll(" ").replaceFirst("^\\s*(\\[[^\\]]*\\]\\s*:?\\s*)+", "")
+                .replaceAll("[A-Za-z_][\\w.]*\\(", " ");
+        Matcher w = WORD.matcher(rest);
+        int words = 0;
+        while (w.find() && words < 2) {
+            words++;
+        }
+        return words >= 2;
+    }
+
+    /** A word of a message: two letters or more. */
+    private static final Pattern WORD = Pattern.compile("[A-Za-z]{2,}");
 
     /** A GPU name a line prints, or null. */
     private static String device(String line) {

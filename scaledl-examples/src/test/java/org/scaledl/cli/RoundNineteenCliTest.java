@@ -141,16 +141,51 @@ class RoundNineteenCliTest {
     }
 
     /**
-     * An argument block without its end line (a log filtered or pasted) ends before the first iteration line, said:
-     * every line after its header was read as an argument, and the log was refused as no training log.
+     * A second run's configuration printed a field a line ({@code GPTConfig(} then {@code tensor_model_parallel_size=2,}
+     * ...) is a dump, not a message: it starts the second run (a reviewer's case: the two runs were merged into one
+     * row of a median no iteration took).
      */
     @Test
-    void anArgumentBlockWithoutItsEndLineEndsAtTheIterations(@TempDir Path dir) throws Exception {
+    void aDumpPrintedAFieldALineStartsTheNextRun(@TempDir Path dir) throws Exception {
+        StringBuilder text = new StringBuilder(log()).append("GPTConfig(\n");
+        String[] fields = {"tensor_model_parallel_size=2", "pipeline_model_parallel_size=1", "num_layers=32",
+            "hidden_size=4096", "ffn_hidden_size=14336", "num_attention_heads=32", "num_query_groups=8",
+            "kv_channels=128", "seq_length=8192", "micro_batch_size=1", "global_batch_size=128", "world_size=64",
+            "bf16=True", "padded_vocab_size=128256"};
+        for (String f : fields) {
+            text.append("    ").append(f).append(",\n");
+        }
+        text.append(")\n");
+        for (int i = 41; i <= 80; i++) {
+            text.append(String.format(java.util.Locale.ROOT, " iteration %8d/      80 | elapsed time per iteration (ms): "
+                    + "%.1f | global batch size:   128 |\n", i, i == 41 ? 45000.0 : 3050.0));
+        }
+        MainTest.Run r = RoundSeventeenCliTest.fromLog(dir, "two", text.toString());
+        assertEquals(0, r.code(), r.err());
+        List<String> lines = Files.readAllLines(dir.resolve("two.csv"));
+        assertEquals(3, lines.size(), String.join("\n", lines));
+        assertTrue(lines.get(2).contains(",3050.0000,"), lines.get(2));
+    }
+
+    /**
+     * An argument block without its end line (a log filtered or pasted) ends after its last argument, said, and the
+     * lines after that one are read as any other (the padded vocabulary's): every line after its header was read as
+     * an argument, and the log was refused as no training log. Another rank's lines inside a block are not read.
+     */
+    @Test
+    void anArgumentBlockWithoutItsEndLineEndsAtItsLastArgument(@TempDir Path dir) throws Exception {
         String text = log().replaceAll("-+ end of arguments -+\\n", "");
         MainTest.Run r = RoundSeventeenCliTest.fromLog(dir, "noend", text);
         assertEquals(0, r.code(), r.err());
-        assertTrue(r.err().contains("the argument block opened at line 3 has no 'end of arguments' line"), r.err());
+        assertTrue(r.err().contains("the argument block opened at line 3 has no 'end of arguments' line: it is taken "
+                + "to end after its last argument"), r.err());
         assertTrue(row(dir.resolve("noend.csv")).containsAll(List.of("seq=8192", "tensor=4", "pipeline=2")));
+        String inside = log().replace("  tensor_model_parallel_size ......", "using world size: 128, data-parallel "
+                + "size: 16\nmicro_batch_size: 4\n  tensor_model_parallel_size ......");
+        MainTest.Run other = RoundSeventeenCliTest.fromLog(dir, "inside", inside);
+        assertEquals(0, other.code(), other.err());
+        assertTrue(row(dir.resolve("inside.csv")).containsAll(List.of("world_size=8", "batch=1")),
+                row(dir.resolve("inside.csv")).toString());
     }
 
     /**

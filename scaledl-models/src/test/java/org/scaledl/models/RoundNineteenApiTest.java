@@ -105,6 +105,32 @@ class RoundNineteenApiTest {
     }
 
     /**
+     * What a job holds never rises with a choice that only saves memory: LoRA's adapters are trained parameters that
+     * ZeRO shards as any (they were kept whole on every rank: Llama 3 8B at rank 512 on 8 H100s under ZeRO 3 held more
+     * than full training), one layer's activations offloaded (two layers' staging was charged) and one layer
+     * recomputed (its working set was added to every other layer's activations, though the layers after it have
+     * freed theirs when it is recomputed) held more than none.
+     */
+    @Test
+    void savingMemoryNeverCostsMemory() throws Exception {
+        TransformerSpec spec = HuggingFaceConfig.read(CONFIGS.resolve("llama-3-8b").resolve("config.json"));
+        java.util.function.Function<java.util.function.UnaryOperator<Workload.Builder>, Double> gib = edit -> GPU
+                .predict(edit.apply(Workload.builder(spec.graph(8192)).batch(16)
+                        .device(DeviceCatalog.bundled().require("H100")).precision(Precision.BF16)
+                        .parallelism(Parallelism.of(8, 1, 1, 16).withZeroStage(3)).recompute(Recompute.NONE)).build())
+                .memoryGb().orElseThrow();
+        double full = gib.apply(b -> b);
+        for (int rank : new int[] {8, 128, 512}) {
+            double lora = gib.apply(b -> b.lora(rank));
+            assertTrue(lora <= full, "LoRA rank " + rank + ": " + lora + " > " + full);
+        }
+        double one = gib.apply(b -> b.offloadLayers(1));
+        assertTrue(one <= full, "one layer offloaded: " + one + " > " + full);
+        double recomputed = gib.apply(b -> b.recompute(Recompute.FULL).recomputeLayers(1));
+        assertTrue(recomputed <= full, "one layer recomputed: " + recomputed + " > " + full);
+    }
+
+    /**
      * A GB200 rack's network is its 18 trays' together: a tray's 51,200 Gb/s (within the 800,000 a node may have) made
      * 921,600 Gb/s for the rack, refused deep inside a prediction with a figure the user never typed. The rack's
      * network is now at most the fastest any topology holds, and a faster tray network is never slower.

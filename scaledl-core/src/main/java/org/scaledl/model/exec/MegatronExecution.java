@@ -409,13 +409,15 @@ public final class MegatronExecution {
             // Megatron core's overlap runs one micro-batch's all-to-all behind another's compute (its combined 1F1B)
             notes.add("moe_a2a_overlap hides one micro-batch's all-to-all behind another's compute: with one "
                     + "micro-batch nothing hides it, and it is predicted exposed");
-        } else if (w.expertCommOverlap() && w.phase() == Phase.TRAIN
-                && pairedShare(par.pipeline(), par.virtualStages(), par.microBatches(), par.pipeline() - 1) == 0) {
+        } else if (w.expertCommOverlap() && w.phase() == Phase.TRAIN && par.pipeline() > 1
+                && pairedShare(par.pipeline(), par.virtualStages(), par.microBatches(), 0) == 0) {
+            // the first stage's warm-up is the longest: where it takes every pass, that stage pairs nothing
+            int warmup = overlapWarmup(par.pipeline(), par.virtualStages(), 0);
             notes.add(String.format(Locale.ROOT, "moe_a2a_overlap hides one micro-batch's all-to-all behind "
                     + "another's compute in the schedule's steady state: with %d micro-batches of %d model chunks on "
-                    + "%d stages the warm-up takes every pass, nothing pairs, and it is predicted exposed (%d or more "
-                    + "micro-batches pair)", par.microBatches(), par.virtualStages(), par.pipeline(),
-                    (par.virtualStages() - 1) * par.pipeline() / par.virtualStages() + 1));
+                    + "%d stages the first stage's warm-up (%d chunk passes) takes every pass, and its all-to-all is "
+                    + "predicted exposed (from %d micro-batches it pairs)", par.microBatches(), par.virtualStages(),
+                    par.pipeline(), warmup, warmup / par.virtualStages() + 1));
         }
         if (sizes == null) {
             return notes;
@@ -797,16 +799,24 @@ public final class MegatronExecution {
     /**
      * The share of stage {@code s}'s passes that the all-to-all overlap pairs with another micro-batch's pass (Megatron
      * core's combined 1F1B): those of the schedule's steady state, every micro-batch but one without a pipeline; with
-     * one, the passes after the warm-up's forward ones, {@code (p − s − 1)} of them, and with {@code v} model chunks
-     * {@code 2(p − s − 1) + (v − 1)·p} chunk passes of the {@code m·v} (Megatron core's
-     * {@code get_pp_rank_microbatches}); none where the warm-up takes every pass (fewer micro-batches than the
-     * interleaved schedule fills: with 8 stages of 4 chunks, 6 or fewer, and 5 micro-batches were predicted faster
-     * than 1).
+     * one of {@code v} model chunks a stage, the chunk passes after the warm-up's {@link #overlapWarmup} of the
+     * {@code m·v}; none where the warm-up takes every pass (with 8 stages of 4 chunks, the first stage pairs nothing
+     * below 10 micro-batches, and 5 micro-batches were predicted faster than 1). (Megatron core runs the overlap
+     * without a pipeline or with interleaving only.)
      */
     static double pairedShare(int p, int v, int m, int s) {
         double passes = (double) m * v;
-        double warmup = p <= 1 ? 0 : v > 1 ? 2.0 * (p - s - 1) + (v - 1.0) * p : p - s - 1;
+        double warmup = p <= 1 ? 0 : overlapWarmup(p, v, s);
         return Math.max(0, Math.min((m - 1.0) / m, (passes - Math.min(passes, warmup)) / passes));
+    }
+
+    /**
+     * The forward chunk passes stage {@code s} of {@code p} with {@code v} chunks runs before its steady state with the
+     * all-to-all overlap on: {@code 2(p − s − 1) + (v − 1)·p + 1} (Megatron core's {@code get_pp_rank_microbatches},
+     * one more than without the overlap, so that a forward has a backward to pair with).
+     */
+    static int overlapWarmup(int p, int v, int s) {
+        return 2 * (p - s - 1) + (v - 1) * p + 1;
     }
 
     static double fillShare(int p, int v, int m) {
@@ -2297,6 +2307,9 @@ public final class MegatronExecution {
         // micro-batch lasts it, the network idle), over the network less the part the compute hides (the network
         // carries both: the compute hides no more than once)
         double exposedComm = 0;
+        // the same for a micro-batch whose passes pair with none (the first's forward, the last's backward: those the
+        // gradients' reduction and the weights' gather of ZeRO 1-2 hide behind), its all-to-all exposed whole
+        double unpairedComm = 0;
         boolean a2aInside = (long) e * par.expertTensor() <= topo.gpusPerNode();
         // how far the slowest of the t ranks lags their mean, in standard deviations of a rank's time
         double lag = t > 1 ? expectedMaxOfNormals(t) : 0;
@@ -2354,13 +2367,18 @@ public final class MegatronExecution {
                             a2a = (1 - paired) * a2a + paired * exposed;
                         }
                         expertComm += k * a2a;
-                        exposedComm += s == max ? n * (a2a - (a2aInside ? 0 : whole)) : 0;
+                        if (s == max) {
+                            exposedComm += n * (a2a - (a2aInside ? 0 : whole));
+                            unpairedComm += n * (a2aInside ? whole : 0);
+                        }
                     }
                     if (c > 1 && un.attention() > 0 && comm != null) {
                         double[] ring = contextExchange(topo, b, ts, keyValues[u], t, c, par.ranks(), actBytes, train);
                         double cp = contextExposed(un, ring);
                         context += k * cp;
-                        exposedComm += s == max ? n * (cp - (ring[2] > 0 ? 0 : ring[0] + ring[1])) : 0;
+                        double adds = s == max ? n * (cp - (ring[2] > 0 ? 0 : ring[0] + ring[1])) : 0;
+                        exposedComm += adds;
+                        unpairedComm += adds;
                     }
                 }
                 other += weight * offloadExposed(device, offloaded[s], stageSaved[s], stageTime[s]);
@@ -2452,7 +2470,8 @@ public final class MegatronExecution {
             // timed against the compute alone, an overlapped all-to-all and the data-parallel collectives both hid
             // behind it, and a faster GPU exposing both was slower)
             data = dataParallel(w, device, topo, comm, dense, expert, stageAdapters[maxParams], dp, edp,
-                    Math.max(0, stageTime[max] + exposedComm), m, layersOn[maxParams]);
+                    Math.max(0, stageTime[max] + unpairedComm), Math.max(0, stageTime[max] + exposedComm), m,
+                    layersOn[maxParams]);
         }
         double optimizer = 0;
         if (train) {
@@ -2647,13 +2666,17 @@ public final class MegatronExecution {
      * the GPUs' uncalibrated time).
      *
      * @param adapters      the stage's LoRA adapter parameters per GPU (0 without LoRA)
-     * @param perMicroBatch the most loaded stage's uncalibrated GPU time for one micro-batch with what its all-to-all
-     *                      and context-parallel exchanges add to the window (their exposed time inside an NVLink
-     *                      domain, less what the compute hides of them over the network), ms
+     * @param perMicroBatch the most loaded stage's uncalibrated GPU time for the first or last micro-batch, whose
+     *                      passes pair with none, with what its all-to-all and context-parallel exchanges add to the
+     *                      window (their exposed time inside an NVLink domain, less what the compute hides of them
+     *                      over the network), ms: the passes ZeRO 0-2's collectives hide behind
+     * @param perSteadyMicroBatch the same for a micro-batch of the steady state, its all-to-all overlapped with
+     *                      another's compute where the job overlaps it: the passes ZeRO 3's gathers hide behind
      * @return the exposed time, ms, by the stretch of the micro-batch's time (1: its uncalibrated GPU time)
      */
     private static DoubleUnaryOperator dataParallel(Workload w, Device device, Topology topo, CommunicationModel comm,
-            double dense, double expert, double adapters, int dp, int edp, double perMicroBatch, int m, int layers) {
+            double dense, double expert, double adapters, int dp, int edp, double perMicroBatch,
+            double perSteadyMicroBatch, int m, int layers) {
         boolean lora = w.loraRank() > 0;
         double denseGrads = lora ? adapters : dense;
         double expertGrads = lora ? 0 : expert;
@@ -2743,13 +2766,13 @@ public final class MegatronExecution {
         double perMb = 2 * gather + scatter;
         double gatherTime = gather;
         double scatterTime = scatter;
-        DoubleUnaryOperator overlapped = stretch -> m * Math.max(0, perMb - perMicroBatch * stretch)
+        DoubleUnaryOperator overlapped = stretch -> m * Math.max(0, perMb - perSteadyMicroBatch * stretch)
                 + scatterTime / Math.max(1, m);
         if (w.gradReduceAfterBackward()) {
             // the gathers still prefetched behind the compute, each reduce-scatter waited for where it is issued
             // (never less exposed than overlapped, whose last reduce-scatter is exposed too)
             return stretch -> Math.max(overlapped.applyAsDouble(stretch),
-                    m * (Math.max(0, 2 * gatherTime - perMicroBatch * stretch) + scatterTime));
+                    m * (Math.max(0, 2 * gatherTime - perSteadyMicroBatch * stretch) + scatterTime));
         }
         return overlapped;
     }
@@ -2773,8 +2796,12 @@ public final class MegatronExecution {
             // backward pass; the other layers' in 16 bits (FP8 inference predicted twice BF16's memory)
             states = (dense + expert - low) * prec.weightBytes() + low * quantisedBytes / 2;
         } else if (w.loraRank() > 0) {
+            // the frozen weights sharded with ZeRO 3; the adapters, the trained parameters, as ZeRO shards any
+            // (their optimizer states from stage 1, gradients from 2, weights from 3): they were kept whole on
+            // every rank, and a large rank's adapters came out above full training's states
             states = (dense / (zero >= 3 ? dp : 1) + expert / (zero >= 3 ? edp : 1)) * prec.weightBytes()
-                    + adapters * (prec.weightBytes() + grad + prec.stateBytes());
+                    + adapters * (prec.weightBytes() / (zero >= 3 ? dp : 1) + grad / (zero >= 2 ? dp : 1)
+                    + prec.stateBytes() / (zero >= 1 ? dp : 1));
         } else if (zero >= 3 && prec.masterBytes() > 0) {
             // FSDP: the sharded FP32 parameters are the master weights; the 16-bit weights exist only for the units
             // being gathered (the one computing and the one prefetched; at most the largest, twice)
@@ -2798,27 +2825,30 @@ public final class MegatronExecution {
             activations = (double) b * ts.seq() / c * ts.hidden() * prec.activationBytes() * 4;
         } else {
             double perMicroBatch = saved;
-            double working = 0;
+            // what the micro-batch in its backward pass holds at its peak (the others in flight hold perMicroBatch)
+            double peak = saved;
             double offloadedBytes = 0;
             if (rc == Recompute.FULL) {
                 // a recomputed layer's input per micro-batch in flight (the others keep what they keep), and one
-                // layer's working set while it is recomputed
+                // layer's working set while it is recomputed: in the backward pass, when the layers after the
+                // recomputed ones (Megatron's block method recomputes a chunk's first) have freed theirs, so a few
+                // layers recomputed never hold more than none
                 double input = (double) b * ts.seq() / c * ts.hidden() * prec.activationBytes()
                         / (par.sequenceParallel() ? t : 1);
                 perMicroBatch = recomputed * input * layers + (1 - recomputed) * saved;
-                working = maxLayerSaved;
+                peak = Math.max(perMicroBatch, recomputed * input * layers + maxLayerSaved);
             } else if (offloaded > 0) {
                 // the offloaded layers' activations wait in the host's memory; the GPU stages one layer's going out
-                // and one's coming back
+                // and one's coming back, never more than it offloads (one layer offloaded held no more than none)
                 perMicroBatch = (1 - offloaded) * saved;
                 offloadedBytes = offloaded * saved;
-                working = 2 * maxLayerSaved;
+                peak = perMicroBatch + Math.min(2 * maxLayerSaved, offloadedBytes);
             }
             int v = par.virtualStages();
             // the 1F1B schedule: stage s holds p − s micro-batches; interleaving adds (p − 1)/(p·v) of the first's
             inFlight = Math.max(1, Math.min(par.microBatches(), p - s)
                     * (1 + (v > 1 && s == 0 ? (p - 1.0) / (p * v) : 0)));
-            activations = perMicroBatch * inFlight + working;
+            activations = perMicroBatch * (inFlight - 1) + peak;
             host = offloadedBytes * inFlight;
         }
         // the main loss's FP32 logits, and each multi-token-prediction module's own
