@@ -220,7 +220,7 @@ public final class TrainingLogs {
     /** The epoch a step line numbers its steps in (NeMo 2 / Lightning: "Training epoch 0, iteration 5/39"). */
     private static final Pattern EPOCH = Pattern.compile("\\b[Ee]poch[\\s=:]*(\\d{1,18})\\b");
     /** The global batch a Megatron iteration line says it ran (it grows under {@code rampup_batch_size}). */
-    private static final Pattern ITERATION_BATCH = Pattern.compile("global batch size:\\s*(\\d{1,18})\\b");
+    private static final Pattern ITERATION_BATCH = Pattern.compile("global batch size:\\s*([^\\s|]+)");
     /** The global batch a NeMo step line (or a bar's metrics) says it ran ({@code global_batch_size: 64}). */
     private static final Pattern STEP_BATCH = Pattern.compile(
             "\\bglobal_batch_size\\s*[:=]\\s*(\\d{1,18})(?:\\.0*)?(?![\\w.])");
@@ -656,7 +656,8 @@ public final class TrainingLogs {
                     Matcher gb = elapsed ? ITERATION_BATCH.matcher(line)
                             : STEP_BATCH.matcher(line).region(from, line.length());
                     long batch = line.contains(elapsed ? "global batch size" : "global_batch_size") && gb.find()
-                            ? Long.parseLong(gb.group(1)) : -1;
+                            ? (elapsed ? iterationBatch(gb.group(1), source, lineNo) : Long.parseLong(gb.group(1)))
+                            : -1;
                     // NeMo 2 / Lightning number the steps within an epoch: they start again each epoch
                     cur.epochs |= line.contains("epoch") || line.contains("Epoch");
                     Matcher ep = EPOCH.matcher(line).region(from, line.length());
@@ -1054,6 +1055,20 @@ public final class TrainingLogs {
             words++;
         }
         return words >= 2;
+    }
+
+    /**
+     * The global batch a Megatron iteration line says it ran: a whole number of sequences, 1 or more (a negative or a
+     * fraction, which no Megatron prints, was read as its digits before the point, or as no batch said).
+     *
+     * @throws InvalidInputException naming the line for any other text
+     */
+    private static long iterationBatch(String text, String source, int line) {
+        if (!text.matches("[1-9]\\d{0,17}")) {
+            throw InvalidInputException.atLine(source, line, "global batch size '" + clip(text) + "' on an iteration "
+                    + "line is no whole number of sequences (1 or more)");
+        }
+        return Long.parseLong(text);
     }
 
     /** A word of a message: two letters or more. */

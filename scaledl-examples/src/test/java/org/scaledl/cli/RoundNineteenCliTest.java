@@ -210,6 +210,22 @@ class RoundNineteenCliTest {
     }
 
     /**
+     * An iteration line's global batch that is no whole number of sequences (a negative, a fraction, 0) is refused at
+     * its line: {@code 128.5} was read as 128, {@code -128} as no batch said.
+     */
+    @Test
+    void anIterationLinesBatchThatIsNoWholeNumberIsRefused(@TempDir Path dir) throws Exception {
+        int k = 0;
+        for (String bad : new String[] {"-128", "128.5", "0"}) {
+            String text = log().replaceFirst("global batch size:   128", "global batch size:   " + bad);
+            MainTest.Run r = RoundSeventeenCliTest.fromLog(dir, "batch" + k++, text);
+            assertEquals(1, r.code(), r.err());
+            assertTrue(r.err().contains("global batch size '" + bad + "' on an iteration line is no whole number"),
+                    r.err());
+        }
+    }
+
+    /**
      * A log read from a pipe (a named one, or a shell's {@code /dev/stdin}): the JDK's stream asked the pipe for its
      * position at the first buffered read, and the log was refused with "Illegal seek". (Where {@code mkfifo} is not
      * there to make a pipe, the test is skipped.)
