@@ -259,6 +259,7 @@ final class LayoutsCommand implements Callable<Integer> {
                 o.put("zero_stage", l.parallelism().zeroStage());
                 o.put("recompute", l.recompute().label());
                 o.put("recompute_layers", l.recomputeLayers());
+                o.put("recompute_modules", modules(l));
                 o.put("offload_layers", l.workload().offloadLayers());
                 o.put("moe_a2a_overlap", l.workload().expertCommOverlap());
                 o.put("moe_dispatcher", l.parallelism().expert() > 1 ? l.workload().moeDispatcher().label() : null);
@@ -341,6 +342,15 @@ final class LayoutsCommand implements Callable<Integer> {
         }
         System.out.println(b);
         return 0;
+    }
+
+    /**
+     * The modules a layout recomputes selectively, as a table's {@code recompute_modules} cell ({@code core_attn},
+     * {@code moe_act+layernorm+mla_up_proj}); empty where it does not recompute selectively.
+     */
+    private static String modules(LayoutSearch.Layout l) {
+        return l.recompute() == org.scaledl.workload.Recompute.SELECTIVE
+                ? org.scaledl.workload.RecomputeModule.label(l.workload().recomputeModules()) : "";
     }
 
     /**
@@ -445,6 +455,10 @@ final class LayoutsCommand implements Callable<Integer> {
             c.append(" --sequence-parallel");
         }
         c.append(" --recompute ").append(l.recompute().label());
+        if (l.recompute() == org.scaledl.workload.Recompute.SELECTIVE) {
+            // the modules the search chose (with the all-to-all overlap, more than the attention core's)
+            c.append(" --recompute-modules ").append(modules(l));
+        }
         if (l.recomputeLayers() > 0) {
             c.append(" --recompute-layers ").append(l.recomputeLayers());
         }
@@ -530,7 +544,7 @@ final class LayoutsCommand implements Callable<Integer> {
         java.util.Optional<Path> copy = configs.copies().stream().findFirst();
         StringBuilder sb = new StringBuilder("rank,transformer,seq,batch,micro_batches,world_size,tensor,pipeline,"
                 + "context,virtual_stages,expert,expert_tensor,zero_stage,sequence_parallel,recompute,recompute_layers,"
-                + "offload_layers,lora_rank,expert_imbalance,document_tokens,grad_dtype,grad_reduce,moe_a2a_overlap,"
+                + "recompute_modules,offload_layers,lora_rank,expert_imbalance,document_tokens,grad_dtype,grad_reduce,moe_a2a_overlap,"
                 + "moe_dispatcher,cuda_graphs,device,precision,"
                 + "gpus_per_node,"
                 + "nvlink_domain,inter_node_gbps,layout_ms,layout_memory_gb,fits\n");
@@ -543,7 +557,8 @@ final class LayoutsCommand implements Callable<Integer> {
                     .append(',').append(par.context()).append(',').append(par.virtualStages()).append(',')
                     .append(par.expert()).append(',').append(par.expertTensor()).append(',').append(par.zeroStage())
                     .append(',').append(par.sequenceParallel()).append(',').append(l.recompute().label()).append(',')
-                    .append(l.recomputeLayers()).append(',').append(l.workload().offloadLayers()).append(',')
+                    .append(l.recomputeLayers()).append(',').append(modules(l)).append(',')
+                    .append(l.workload().offloadLayers()).append(',')
                     .append(l.workload().loraRank()).append(',')
                     .append(number(l.workload().expertImbalance())).append(',')
                     .append(l.workload().documentTokens()).append(',')

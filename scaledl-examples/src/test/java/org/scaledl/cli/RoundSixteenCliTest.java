@@ -265,7 +265,8 @@ class RoundSixteenCliTest {
     void theStopsOwnFeaturesProbed(@TempDir Path dir) throws Exception {
         String[] moe = {"predict", "--model", "gpu", "--transformer", CONFIGS.resolve("mixtral-8x7b/config.json")
             .toString(), "--device", "H100", "--seq", "4096", "--batch", "1", "--micro-batches", "8", "--tensor", "4",
-            "--expert", "2", "--gpus", "4", "--precision", "bf16", "--recompute", "full", "--json"};
+            "--expert", "2", "--sequence-parallel", "--gpus", "4", "--precision", "bf16", "--recompute", "full",
+            "--json"};
         MainTest.Run without = MainTest.run(moe);
         JsonNode none = json(without);
         assertTrue(without.err().contains("ZeRO"), without.err());

@@ -27,7 +27,7 @@ class RoundTenCliTest {
         Files.writeString(cfg, ClusterPredictCliTest.SMALL_MOE);
         List<String> args = new java.util.ArrayList<>(List.of("scaling", "--model", "gpu", "--transformer",
                 cfg.toString(), "--seq", "1024", "--batch", "1", "--micro-batches", "2", "--tensor", "2", "--expert",
-                "8", "--device", "B200", "--precision", "bf16", "--out", dir.resolve("s.svg").toString()));
+                "8", "--sequence-parallel", "--device", "B200", "--precision", "bf16", "--out", dir.resolve("s.svg").toString()));
         args.addAll(List.of(more));
         return args.toArray(new String[0]);
     }

@@ -64,7 +64,8 @@ class BatchMonotonicityProperties {
         for (int k = 0; k < 2; k++) {
             int micro = b << k;
             Workload w = Workload.builder(spec.graph(seq)).batch(micro * m).phase(Phase.TRAIN).device(gpu)
-                    .parallelism(Parallelism.of(d, t, p, m).withExpert(e, 1).withZeroStage(zero))
+                    .parallelism(Parallelism.of(d, t, p, m).withExpert(e, 1).withZeroStage(zero)
+                            .withSequenceParallel(t > 1 && e > 1))
                     .gradReduceAfterBackward(afterBackward).precision(precision).build();
             org.scaledl.model.Prediction pr = GPU.predict(w);
             ms[k] = pr.millis();

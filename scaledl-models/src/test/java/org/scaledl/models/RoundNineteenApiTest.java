@@ -131,6 +131,33 @@ class RoundNineteenApiTest {
     }
 
     /**
+     * Megatron core refuses expert parallelism beside tensor parallelism without sequence parallelism (its
+     * ModelParallelConfig: "When using expert parallelism and tensor parallelism, sequence parallelism must be used");
+     * such a training job was predicted, and ranked by the layout search. Inference (a serving engine's) is not
+     * Megatron core's to refuse.
+     */
+    @Test
+    void expertWithTensorParallelismTrainsWithSequenceParallelismOnly() throws Exception {
+        TransformerSpec spec = HuggingFaceConfig.read(CONFIGS.resolve("mixtral-8x7b").resolve("config.json"));
+        java.util.function.Function<Boolean, Workload> job = sp -> Workload.builder(spec.graph(4096)).batch(4)
+                .device(DeviceCatalog.bundled().require("H100")).precision(Precision.BF16)
+                .parallelism(Parallelism.of(4, 2, 1, 4).withExpert(4, 1).withSequenceParallel(sp))
+                .recompute(Recompute.SELECTIVE).build();
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> GPU.predict(job.apply(false)));
+        assertTrue(e.getMessage().contains("needs sequence parallelism"), e.getMessage());
+        assertTrue(GPU.predict(job.apply(true)).millis() > 0);
+        Workload infer = job.apply(false).toBuilder().phase(org.scaledl.workload.Phase.INFER)
+                .recompute(Recompute.NONE).build();
+        assertTrue(GPU.predict(infer).millis() > 0);
+        for (org.scaledl.model.LayoutSearch.Layout l : new org.scaledl.model.LayoutSearch(GPU, spec.graph(4096),
+                DeviceCatalog.bundled().require("H100"), 16, 64).precision(Precision.BF16).search()) {
+            org.scaledl.workload.Parallelism par = l.parallelism();
+            assertTrue(par.tensor() == 1 || par.expert() == 1 || par.sequenceParallel(), par.toString());
+        }
+    }
+
+    /**
      * A GB200 rack's network is its 18 trays' together: a tray's 51,200 Gb/s (within the 800,000 a node may have) made
      * 921,600 Gb/s for the rack, refused deep inside a prediction with a figure the user never typed. The rack's
      * network is now at most the fastest any topology holds, and a faster tray network is never slower.

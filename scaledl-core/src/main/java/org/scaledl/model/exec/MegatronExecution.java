@@ -96,7 +96,8 @@ public final class MegatronExecution {
      * Refuses a layout that does not divide the model: heads and key/value heads (every layer's) by tensor
      * parallelism (Megatron core gives each rank whole query groups), layers by pipeline stages times
      * chunks (or with the embedding and loss counted), experts by expert parallelism, the sequence by twice the
-     * context-parallel degree.
+     * context-parallel degree; and a training job with expert and tensor parallelism but no sequence parallelism,
+     * which Megatron core refuses.
      *
      * @throws IllegalArgumentException naming what does not divide and what would
      */
@@ -151,6 +152,13 @@ public final class MegatronExecution {
         if (par.expert() > 1 && ts.experts() % par.expert() != 0) {
             throw new IllegalArgumentException("expert parallelism " + par.expert() + " does not divide the "
                     + ts.experts() + " experts; it may be one of " + divisors(ts.experts()));
+        }
+        if (w.phase() == Phase.TRAIN && par.expert() > 1 && t > 1 && !par.sequenceParallel()) {
+            // Megatron core's ModelParallelConfig refuses it ("When using expert parallelism and tensor
+            // parallelism, sequence parallelism must be used"); every published run of the two has it
+            throw new IllegalArgumentException("expert parallelism " + par.expert() + " beside tensor parallelism "
+                    + t + " needs sequence parallelism, as Megatron core requires (give --sequence-parallel, or a "
+                    + "table's sequence_parallel true)");
         }
         if (w.documentTokens() > ts.seq()) {
             throw new IllegalArgumentException("documents of " + w.documentTokens() + " tokens do not pack into "
