@@ -797,14 +797,6 @@ public final class MegatronExecution {
     }
 
     /**
-     * Each other stage's share of a micro-batch in the pipeline's fill and drain, in the busiest stage's time: with
-     * {@code v} model chunks a stage and {@code m ≥ p} micro-batches, {@code 1 / v} (the interleaved schedule's
-     * bubble, {@code (p − 1) / v} of a micro-batch); with fewer micro-batches than stages a chunk waits for its
-     * micro-batch to come round the {@code p} stages again, {@code (1 + (v − 1)(p − m) / (p − 1)) / v}, so that one
-     * micro-batch passes every chunk in turn, the whole model's time whatever {@code v} (interleaving hid it: one
-     * inference micro-batch through 8 stages of 2 chunks was predicted 39 % faster than through 8 of 1).
-     */
-    /**
      * The share of stage {@code s}'s passes that the all-to-all overlap pairs with another micro-batch's pass (Megatron
      * core's combined 1F1B): those of the schedule's steady state, every micro-batch but one without a pipeline; with
      * one of {@code v} model chunks a stage, the chunk passes after the warm-up's {@link #overlapWarmup} of the
@@ -827,6 +819,14 @@ public final class MegatronExecution {
         return 2 * (p - s - 1) + (v - 1) * p + 1;
     }
 
+    /**
+     * Each other stage's share of a micro-batch in the pipeline's fill and drain, in the busiest stage's time: with
+     * {@code v} model chunks a stage and {@code m ≥ p} micro-batches, {@code 1 / v} (the interleaved schedule's
+     * bubble, {@code (p − 1) / v} of a micro-batch); with fewer micro-batches than stages a chunk waits for its
+     * micro-batch to come round the {@code p} stages again, {@code (1 + (v − 1)(p − m) / (p − 1)) / v}, so that one
+     * micro-batch passes every chunk in turn, the whole model's time whatever {@code v} (interleaving hid it: one
+     * inference micro-batch through 8 stages of 2 chunks was predicted 39 % faster than through 8 of 1).
+     */
     static double fillShare(int p, int v, int m) {
         if (p <= 1) {
             return 0;
@@ -951,8 +951,7 @@ public final class MegatronExecution {
             int u = unit(role);
             LayerRole.Kind kind = role.kind();
             int divisor = divisor(role, lf.family(), t, sp, c);
-            boolean lowLinear = prec.lowPrecisionLinear() && kind.lowPrecisionLinear()
-                    && role.region() == LayerRole.Region.BLOCK;
+            boolean lowLinear = lowPrecisionLinear(prec, role);
             long layerParams = g.parameterCount(i);
             if (kind.expert()) {
                 expertParams[u] += (double) layerParams / et;
@@ -1582,11 +1581,11 @@ public final class MegatronExecution {
         return columnShards(role, lf.family(), w.parallelism().tensor(), w.parallelism().expertTensor());
     }
 
-    /**
-     * The precision a contraction runs its matrix work in: the low-precision units for the blocks' FP8 or FP4 linear
-     * layers, FP32 for a {@link #misalignedBlockProduct} ({@code shards} the ranks its columns are split over), else
-     * the job's 16-bit (or 32-bit) precision.
-     */
+    /** Whether a layer runs on a low-precision recipe's units: a block's linear layer under FP8 or FP4. */
+    private static boolean lowPrecisionLinear(Precision prec, LayerRole role) {
+        return prec.lowPrecisionLinear() && role.kind().lowPrecisionLinear() && role.region() == LayerRole.Region.BLOCK;
+    }
+
     /**
      * The class a contraction's time is calibrated in ({@link ExecutionTerm#dense()}): a block's linear layer under a
      * low-precision recipe the class of the units it runs on (FP8 or FP4; 16 bits where the GPU falls back to them),
@@ -1594,7 +1593,7 @@ public final class MegatronExecution {
      */
     static ExecutionTerm contractionClass(ModelGraph g, int layer, Precision prec, Device device) {
         LayerRole role = g.role(layer);
-        if (prec.lowPrecisionLinear() && role.kind().lowPrecisionLinear() && role.region() == LayerRole.Region.BLOCK) {
+        if (lowPrecisionLinear(prec, role)) {
             Precision low = device.runs(prec).orElseThrow();
             return low.peakColumn().equals("fp4") ? ExecutionTerm.DENSE_FP4
                     : low.lowPrecisionLinear() ? ExecutionTerm.DENSE_FP8 : ExecutionTerm.DENSE;
@@ -1603,9 +1602,14 @@ public final class MegatronExecution {
                 : ExecutionTerm.DENSE;
     }
 
+    /**
+     * The precision a contraction runs its matrix work in: the low-precision units for the blocks' FP8 or FP4 linear
+     * layers, FP32 for a {@link #misalignedBlockProduct} ({@code shards} the ranks its columns are split over), else
+     * the job's 16-bit (or 32-bit) precision.
+     */
     private static Precision productPrecision(Precision prec, Device device, LayerRole role, Layer layer,
             LayerFeatures lf, int shards) {
-        if (prec.lowPrecisionLinear() && role.kind().lowPrecisionLinear() && role.region() == LayerRole.Region.BLOCK) {
+        if (lowPrecisionLinear(prec, role)) {
             return device.runs(prec).orElseThrow();
         }
         return misalignedBlockProduct(role, layer, lf, shards, prec.highPrecision(), device) ? Precision.FP32
