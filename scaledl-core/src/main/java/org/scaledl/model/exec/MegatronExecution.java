@@ -2624,14 +2624,17 @@ public final class MegatronExecution {
      * The part of one micro-batch's activation offloading that the stage's compute does not hide, ms: the offloaded
      * layers' saved activations copied to the host after their forward pass (behind the forward compute of the
      * offloaded share of the layers, a third of the stage's time) and back before their backward pass (behind two
-     * thirds), each way at {@link #hostBytesPerSecond}.
+     * thirds), each way at {@link #hostBytesPerSecond}; and what the copies take of the GPU's memory bandwidth, which
+     * the compute they hide behind shares (the activations read out of memory, and written back: offloading on a
+     * superchip, whose link to its host hides any volume behind the compute, was predicted free).
      */
     static double offloadExposed(Device device, double share, double savedBytes, double stageMillis) {
         if (share == 0) {
             return 0;
         }
         double copy = 1e3 * share * savedBytes / hostBytesPerSecond(device);
-        return Math.max(0, copy - share * stageMillis / 3) + Math.max(0, copy - share * stageMillis * 2 / 3);
+        double memory = 1e3 * 2 * share * savedBytes / device.bytesPerSecond();
+        return Math.max(0, copy - share * stageMillis / 3) + Math.max(0, copy - share * stageMillis * 2 / 3) + memory;
     }
 
     /**
