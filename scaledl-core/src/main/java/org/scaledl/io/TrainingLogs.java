@@ -220,7 +220,7 @@ public final class TrainingLogs {
     /** The epoch a step line numbers its steps in (NeMo 2 / Lightning: "Training epoch 0, iteration 5/39"). */
     private static final Pattern EPOCH = Pattern.compile("\\b[Ee]poch[\\s=:]*(\\d{1,18})\\b");
     /** The global batch a Megatron iteration line says it ran (it grows under {@code rampup_batch_size}). */
-    private static final Pattern ITERATION_BATCH = Pattern.compile("global batch size:\\s*([^\\s|]+)");
+    private static final Pattern ITERATION_BATCH = Pattern.compile("global batch size:\\s*(-?\\d{1,18}(?:\\.\\d+)?)");
     /** The global batch a NeMo step line (or a bar's metrics) says it ran ({@code global_batch_size: 64}). */
     private static final Pattern STEP_BATCH = Pattern.compile(
             "\\bglobal_batch_size\\s*[:=]\\s*(\\d{1,18})(?:\\.0*)?(?![\\w.])");
@@ -523,7 +523,8 @@ public final class TrainingLogs {
         // again where the block turns out to have no end line)
         int argsFrom = 0;
         int lastArgument = 0;
-        List<Object[]> afterArguments = new ArrayList<>();
+        List<Object[]> afterArguments = new java.util.LinkedList<>();
+        long afterBytes = 0;
         String pendingKey = null;
         int pendingIndent = -1;
         int pendingLine = 0;
@@ -566,21 +567,28 @@ public final class TrainingLogs {
                     }
                 }
                 if (inArgs) {
-                    if (line.contains("per iteration") || line.contains("train_step_timing")) {
-                        // a block without its end line (a log cut and pasted, a launcher's own filter): it ended at
-                        // its last argument, and the lines after that one are read again as any other line
+                    boolean header = line.contains("arguments") && ARG_HEADER.matcher(line).find()
+                            && !line.contains("end of arguments");
+                    if (header || line.contains("per iteration") && ELAPSED.matcher(line).find()
+                            || line.contains("train_step_timing") && STEP_TIMING.matcher(line).find()) {
+                        // a block without its end line (a log cut and pasted, a launcher's own filter) before an
+                        // iteration line or the next block's header: it ended at its last argument, and the lines
+                        // after that one are read again as any other line
                         LOG.warn("{}:{}: the argument block opened at line {} has no 'end of arguments' line: it is "
                                 + "taken to end after its last argument (line {})", source, lineNo, argsFrom,
                                 lastArgument);
                         inArgs = false;
-                        afterArguments.add(new Object[] {line, lineNo});
-                        in.replay(afterArguments);
+                        List<Object[]> again = new ArrayList<>(afterArguments);
+                        again.add(new Object[] {line, lineNo});
+                        in.replay(again);
                         afterArguments.clear();
+                        afterBytes = 0;
                         continue;
                     }
                     if (line.contains("end of arguments")) {
                         inArgs = false;
                         afterArguments.clear();
+                        afterBytes = 0;
                         continue;
                     }
                     Matcher a = ARG_ENTRY.matcher(line);
@@ -590,9 +598,16 @@ public final class TrainingLogs {
                         }
                         // (another rank's lines between two arguments are no part of the job)
                         afterArguments.clear();
+                        afterBytes = 0;
                         lastArgument = lineNo;
-                    } else if (afterArguments.size() < MAX_REPLAYED) {
+                    } else {
+                        // the latest lines kept (the summaries a block without its end line needs come last before
+                        // the iterations), within MAX_REPLAYED lines and MAX_REPLAYED_CHARS characters
                         afterArguments.add(new Object[] {line, lineNo});
+                        afterBytes += line.length();
+                        while (afterArguments.size() > MAX_REPLAYED || afterBytes > MAX_REPLAYED_CHARS) {
+                            afterBytes -= ((String) afterArguments.remove(0)[0]).length();
+                        }
                     }
                     continue;
                 }
@@ -603,6 +618,7 @@ public final class TrainingLogs {
                     argsFrom = lineNo;
                     lastArgument = lineNo;
                     afterArguments.clear();
+                    afterBytes = 0;
                     continue;
                 }
                 Matcher e = ELAPSED.matcher(line);
@@ -912,8 +928,12 @@ public final class TrainingLogs {
      * (ending in LF or CR LF, as editors and {@code grep -n} count them) it lies on; a piece of more than
      * {@link #MAX_LINE} characters is refused.
      */
-    /** The most lines after an argument block's last argument kept to read again (a block without its end line). */
+    /**
+     * The most lines after an argument block's last argument kept to read again (a block without its end line), the
+     * latest ones, and the most characters they hold together.
+     */
     private static final int MAX_REPLAYED = 10_000;
+    private static final long MAX_REPLAYED_CHARS = 16L << 20;
 
     private static final class Lines implements AutoCloseable {
         private final Reader in;
@@ -1064,11 +1084,11 @@ public final class TrainingLogs {
      * @throws InvalidInputException naming the line for any other text
      */
     private static long iterationBatch(String text, String source, int line) {
-        if (!text.matches("[1-9]\\d{0,17}")) {
+        if (!text.matches("0*[1-9]\\d{0,17}(\\.0+)?")) {
             throw InvalidInputException.atLine(source, line, "global batch size '" + clip(text) + "' on an iteration "
                     + "line is no whole number of sequences (1 or more)");
         }
-        return Long.parseLong(text);
+        return Long.parseLong(text.replaceFirst("\\.0+$", ""));
     }
 
     /** A word of a message: two letters or more. */

@@ -182,6 +182,13 @@ class RoundNineteenCliTest {
         assertTrue(row(dir.resolve("noend.csv")).containsAll(List.of("seq=8192", "tensor=4", "pipeline=2")));
         String inside = log().replace("  tensor_model_parallel_size ......", "using world size: 128, data-parallel "
                 + "size: 16\nmicro_batch_size: 4\n  tensor_model_parallel_size ......");
+        // another rank's message inside a closed block that mentions "per iteration" is no iteration line
+        String noise = log().replace("  tensor_model_parallel_size ......", "[rank3]: WARNING: tokens per iteration "
+                + "will change when rampup ends\n  tensor_model_parallel_size ......");
+        MainTest.Run n = RoundSeventeenCliTest.fromLog(dir, "noise", noise);
+        assertEquals(0, n.code(), n.err());
+        assertFalse(n.err().contains("has no 'end of arguments' line"), n.err());
+        assertTrue(row(dir.resolve("noise.csv")).containsAll(List.of("seq=8192", "tensor=4", "pipeline=2")));
         MainTest.Run other = RoundSeventeenCliTest.fromLog(dir, "inside", inside);
         assertEquals(0, other.code(), other.err());
         assertTrue(row(dir.resolve("inside.csv")).containsAll(List.of("world_size=8", "batch=1")),
@@ -222,6 +229,12 @@ class RoundNineteenCliTest {
             assertEquals(1, r.code(), r.err());
             assertTrue(r.err().contains("global batch size '" + bad + "' on an iteration line is no whole number"),
                     r.err());
+        }
+        // what Megatron prints, with another rank's text run into it or a trailing comma, is read as before
+        for (String fine : new String[] {"128.0 |", "128, lm loss", "128[rank3]: hello |"}) {
+            String text = log().replaceFirst("global batch size:   128 \\|", "global batch size:   " + fine);
+            MainTest.Run r = RoundSeventeenCliTest.fromLog(dir, "batch" + k++, text);
+            assertEquals(0, r.code(), fine + ": " + r.err());
         }
     }
 

@@ -128,6 +128,10 @@ class RoundNineteenApiTest {
         assertTrue(one <= full, "one layer offloaded: " + one + " > " + full);
         double recomputed = gib.apply(b -> b.recompute(Recompute.FULL).recomputeLayers(1));
         assertTrue(recomputed <= full, "one layer recomputed: " + recomputed + " > " + full);
+        // every layer recomputed holds no more than all but one (the working layer's input was counted twice)
+        double every = gib.apply(b -> b.recompute(Recompute.FULL));
+        double allButOne = gib.apply(b -> b.recompute(Recompute.FULL).recomputeLayers(31));
+        assertTrue(every <= allButOne, "every layer recomputed: " + every + " > " + allButOne);
     }
 
     /**

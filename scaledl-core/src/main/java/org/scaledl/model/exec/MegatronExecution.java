@@ -419,13 +419,17 @@ public final class MegatronExecution {
                     + "micro-batch nothing hides it, and it is predicted exposed");
         } else if (w.expertCommOverlap() && w.phase() == Phase.TRAIN && par.pipeline() > 1
                 && pairedShare(par.pipeline(), par.virtualStages(), par.microBatches(), 0) == 0) {
-            // the first stage's warm-up is the longest: where it takes every pass, that stage pairs nothing
-            int warmup = overlapWarmup(par.pipeline(), par.virtualStages(), 0);
+            // the first stage's warm-up is the longest, the last stage's the shortest: where the first's takes every
+            // pass, a stage pairs nothing from there to where the last's does not
+            int p = par.pipeline();
+            int v = par.virtualStages();
+            int first = overlapWarmup(p, v, 0) / v + 1;
+            int last = overlapWarmup(p, v, p - 1) / v + 1;
             notes.add(String.format(Locale.ROOT, "moe_a2a_overlap hides one micro-batch's all-to-all behind "
                     + "another's compute in the schedule's steady state: with %d micro-batches of %d model chunks on "
-                    + "%d stages the first stage's warm-up (%d chunk passes) takes every pass, and its all-to-all is "
-                    + "predicted exposed (from %d micro-batches it pairs)", par.microBatches(), par.virtualStages(),
-                    par.pipeline(), warmup, warmup / par.virtualStages() + 1));
+                    + "%d stages the warm-up takes every pass of %s, whose all-to-all is predicted exposed (the "
+                    + "last stage pairs from %d micro-batches, the first from %d)", par.microBatches(), v, p,
+                    par.microBatches() < last ? "every stage" : "the first stages", last, first));
         }
         if (sizes == null) {
             return notes;
@@ -2816,7 +2820,9 @@ public final class MegatronExecution {
             // every rank, and a large rank's adapters came out above full training's states
             states = (dense / (zero >= 3 ? dp : 1) + expert / (zero >= 3 ? edp : 1)) * prec.weightBytes()
                     + adapters * (prec.weightBytes() / (zero >= 3 ? dp : 1) + grad / (zero >= 2 ? dp : 1)
-                    + prec.stateBytes() / (zero >= 1 ? dp : 1));
+                    + prec.stateBytes() / (zero >= 1 ? dp : 1))
+                    // ZeRO 3 gathers the frozen weights a unit at a time (the one computing and the one prefetched)
+                    + (zero >= 3 ? 2 * largestUnit * prec.weightBytes() : 0);
         } else if (zero >= 3 && prec.masterBytes() > 0) {
             // FSDP: the sharded FP32 parameters are the master weights; the 16-bit weights exist only for the units
             // being gathered (the one computing and the one prefetched; at most the largest, twice)
@@ -2851,7 +2857,8 @@ public final class MegatronExecution {
                 double input = (double) b * ts.seq() / c * ts.hidden() * prec.activationBytes()
                         / (par.sequenceParallel() ? t : 1);
                 perMicroBatch = recomputed * input * layers + (1 - recomputed) * saved;
-                peak = Math.max(perMicroBatch, recomputed * input * layers + maxLayerSaved);
+                // (the layer being recomputed keeps its input as part of its working set: counted once)
+                peak = Math.max(perMicroBatch, Math.max(input, recomputed * input * layers) - input + maxLayerSaved);
             } else if (offloaded > 0) {
                 // the offloaded layers' activations wait in the host's memory; the GPU stages one layer's going out
                 // and one's coming back, never more than it offloads (one layer offloaded held no more than none)
