@@ -1066,7 +1066,7 @@ public final class TrainingLogs {
      * {@code Namespace(}) are set aside. A dump printed a field a line ({@code     tensor_model_parallel_size=2,})
      * has none.
      */
-    static boolean message(String line) {
+    private static boolean message(String line) {
         String rest = PAIR.matcher(line).replaceAll(" ").replaceFirst("^\\s*(\\[[^\\]]*\\]\\s*:?\\s*)+", "")
                 .replaceAll("[A-Za-z_][\\w.]*\\(", " ");
         Matcher w = WORD.matcher(rest);
