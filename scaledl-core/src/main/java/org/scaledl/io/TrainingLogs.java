@@ -10,6 +10,7 @@ import java.io.Reader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -280,7 +281,8 @@ public final class TrainingLogs {
                 "tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
                 "expert_model_parallel_size", "expert_tensor_parallel_size", "virtual_pipeline_model_parallel_size",
                 "num_layers_per_virtual_pipeline_stage", "world_size", "data_parallel_size", "devices", "num_nodes",
-                "num_micro_batches", "bf16", "fp16", "fp8", "fp8_recipe", "fp4", "fp4_recipe", "precision", "sequence_parallel",
+                "num_micro_batches", "bf16", "fp16", "fp8", "fp8_recipe", "fp4", "fp4_recipe", "precision",
+                "sequence_parallel",
                 "recompute_granularity", "recompute_activations", "recompute_modules", "use_distributed_optimizer",
                 "use_torch_fsdp2", "use_megatron_fsdp", "use_custom_fsdp", "data_parallel_sharding_strategy",
                 "overlap_grad_reduce",
@@ -344,7 +346,8 @@ public final class TrainingLogs {
      *                         ({@code auto}, {@code -1}, a log without them: the device's standard server)
      */
     public record Job(int seq, int microBatch, int microBatches, int dataParallel, int tensor, int pipeline,
-            int context, int virtualStages, boolean unevenPipeline, int expert, int expertTensor, int zeroStage, Precision precision,
+            int context, int virtualStages, boolean unevenPipeline, int expert, int expertTensor, int zeroStage,
+            Precision precision,
             Recompute recompute, int recomputeLayers,
             java.util.Set<org.scaledl.workload.RecomputeModule> recomputeModules,
             boolean sequenceParallel, boolean gradReduceAfterBackward,
@@ -357,7 +360,8 @@ public final class TrainingLogs {
 
         /**
          * The job's settings as a runs table's cells ({@code seq}, {@code batch}, {@code micro_batches},
-         * {@code world_size}, the degrees and {@code uneven_pipeline}, {@code zero_stage}, {@code gpus_per_node} where the log states it,
+         * {@code world_size}, the degrees and {@code uneven_pipeline}, {@code zero_stage}, {@code gpus_per_node}
+         * where the log states it,
          * {@code precision}, {@code recompute}, {@code recompute_layers}, {@code recompute_modules},
          * {@code sequence_parallel},
          * {@code grad_reduce}, {@code grad_dtype}, {@code moe_a2a_overlap}, {@code moe_dispatcher},
@@ -523,7 +527,7 @@ public final class TrainingLogs {
         // again where the block turns out to have no end line)
         int argsFrom = 0;
         int lastArgument = 0;
-        List<Object[]> afterArguments = new java.util.LinkedList<>();
+        ArrayDeque<LogLine> afterArguments = new ArrayDeque<>();
         long afterBytes = 0;
         String pendingKey = null;
         int pendingIndent = -1;
@@ -567,9 +571,7 @@ public final class TrainingLogs {
                     }
                 }
                 if (inArgs) {
-                    boolean header = line.contains("arguments") && ARG_HEADER.matcher(line).find()
-                            && !line.contains("end of arguments");
-                    if (header || line.contains("per iteration") && ELAPSED.matcher(line).find()
+                    if (argumentsHeader(line) || line.contains("per iteration") && ELAPSED.matcher(line).find()
                             || line.contains("train_step_timing") && STEP_TIMING.matcher(line).find()) {
                         // a block without its end line (a log cut and pasted, a launcher's own filter) before an
                         // iteration line or the next block's header: it ended at its last argument, and the lines
@@ -578,9 +580,8 @@ public final class TrainingLogs {
                                 + "taken to end after its last argument (line {})", source, lineNo, argsFrom,
                                 lastArgument);
                         inArgs = false;
-                        List<Object[]> again = new ArrayList<>(afterArguments);
-                        again.add(new Object[] {line, lineNo});
-                        in.replay(again);
+                        afterArguments.add(new LogLine(line, lineNo));
+                        in.replay(afterArguments);
                         afterArguments.clear();
                         afterBytes = 0;
                         continue;
@@ -603,16 +604,15 @@ public final class TrainingLogs {
                     } else {
                         // the latest lines kept (the summaries a block without its end line needs come last before
                         // the iterations), within MAX_REPLAYED lines and MAX_REPLAYED_CHARS characters
-                        afterArguments.add(new Object[] {line, lineNo});
+                        afterArguments.add(new LogLine(line, lineNo));
                         afterBytes += line.length();
                         while (afterArguments.size() > MAX_REPLAYED || afterBytes > MAX_REPLAYED_CHARS) {
-                            afterBytes -= ((String) afterArguments.remove(0)[0]).length();
+                            afterBytes -= afterArguments.pollFirst().text().length();
                         }
                     }
                     continue;
                 }
-                if (line.contains("arguments") && ARG_HEADER.matcher(line).find()
-                        && !line.contains("end of arguments")) {
+                if (argumentsHeader(line)) {
                     cur = cur.configuration(segments, lineNo);
                     inArgs = true;
                     argsFrom = lineNo;
@@ -924,21 +924,25 @@ public final class TrainingLogs {
     }
 
     /**
-     * Pieces of text ending in LF, CR LF or CR (a progress bar redraws after a lone CR), each numbered by the line
-     * (ending in LF or CR LF, as editors and {@code grep -n} count them) it lies on; a piece of more than
-     * {@link #MAX_LINE} characters is refused.
-     */
-    /**
      * The most lines after an argument block's last argument kept to read again (a block without its end line), the
      * latest ones, and the most characters they hold together.
      */
     private static final int MAX_REPLAYED = 10_000;
     private static final long MAX_REPLAYED_CHARS = 16L << 20;
 
+    /** A piece of a log's text and the line it lies on ({@link Lines}). */
+    private record LogLine(String text, int line) {
+    }
+
+    /**
+     * Pieces of text ending in LF, CR LF or CR (a progress bar redraws after a lone CR), each numbered by the line
+     * (ending in LF or CR LF, as editors and {@code grep -n} count them) it lies on; a piece of more than
+     * {@link #MAX_LINE} characters is refused.
+     */
     private static final class Lines implements AutoCloseable {
         private final Reader in;
-        /** Lines to read again before the stream's next ({@code {text, line}}), in order. */
-        private final java.util.ArrayDeque<Object[]> again = new java.util.ArrayDeque<>();
+        /** Lines to read again before the stream's next, in order. */
+        private final ArrayDeque<LogLine> again = new ArrayDeque<>();
         private final String source;
         private final char[] buf = new char[1 << 16];
         private int pos;
@@ -955,19 +959,17 @@ public final class TrainingLogs {
             this.source = source;
         }
 
-        /** Reads these lines ({@code {text, line}}) again, in order, before the stream's next. */
-        void replay(List<Object[]> lines) {
-            for (int i = lines.size() - 1; i >= 0; i--) {
-                again.addFirst(lines.get(i));
-            }
+        /** Reads these lines again, in order, before the stream's next. */
+        void replay(ArrayDeque<LogLine> lines) {
+            lines.descendingIterator().forEachRemaining(again::addFirst);
         }
 
         /** The next piece, or null at the end. */
         String next() throws IOException {
             if (!again.isEmpty()) {
-                Object[] x = again.pollFirst();
-                line = (Integer) x[1];
-                return (String) x[0];
+                LogLine x = again.pollFirst();
+                line = x.line();
+                return x.text();
             }
             StringBuilder b = null;
             boolean started = false;
@@ -1091,6 +1093,11 @@ public final class TrainingLogs {
         return Long.parseLong(text.replaceFirst("\\.0+$", ""));
     }
 
+    /** Whether a line opens Megatron's argument block ({@code ------ arguments ------}). */
+    private static boolean argumentsHeader(String line) {
+        return line.contains("arguments") && ARG_HEADER.matcher(line).find() && !line.contains("end of arguments");
+    }
+
     /** A word of a message: two letters or more. */
     private static final Pattern WORD = Pattern.compile("[A-Za-z]{2,}");
 
@@ -1121,7 +1128,6 @@ public final class TrainingLogs {
     // ---------------------------------------------------------------------------------------------------------------
     // One run's lines
 
-    /** A logged value and its line. */
     /**
      * A logged value, the line it is on, and whether a message's {@code key=value} stated it ({@code loose}: a line
      * with fewer than three arguments, no argument block, configuration or namespace dump), which any of those
@@ -1268,8 +1274,7 @@ public final class TrainingLogs {
             } else if (differ && !LAYOUT_KEYS.contains(k) && !MODEL_KEYS.contains(k)) {
                 LOG.warn("{}:{}: {} {} here, but {} at line {}: the first is taken", source, lineNo, k, clip(v),
                         clip(old.text()), old.line());
-            } else if ((LAYOUT_KEYS.contains(k) || MODEL_KEYS.contains(k)) && !isUnset(v) && !v.startsWith("${")
-                    && !old.text().startsWith("${") && !sameNumber(old.text(), v)) {
+            } else if (differ) {
                 // two statements of the job's layout, or of its model's sizes, that disagree: which one ran is not
                 // for the reader to guess
                 throw InvalidInputException.atLine(source, lineNo, k + " " + clip(v) + " here, but "
@@ -1940,9 +1945,8 @@ public final class TrainingLogs {
             }
             unread(which, virtual);
             return new Job(seq, mbs, microBatches, dp, tp, pp, cp, virtual, uneven(which, pp), ep, etp, zero,
-                    precision, recompute,
-                    recomputeLayers(which, recompute), modules, sp, afterBackward, sixteenBit, dispatcher, a2aOverlap, cudaGraphs(which),
-                    gpusPerNode());
+                    precision, recompute, recomputeLayers(which, recompute), modules, sp, afterBackward, sixteenBit,
+                    dispatcher, a2aOverlap, cudaGraphs(which), gpusPerNode());
         }
 
         /**
@@ -1976,7 +1980,7 @@ public final class TrainingLogs {
             if (recompute != Recompute.FULL || !has("recompute_method")) {
                 return 0;
             }
-            String method = text("recompute_method").replaceAll("^['\"]|['\"]$", "");
+            String method = unquote(text("recompute_method"));
             return switch (method.toLowerCase(Locale.ROOT)) {
                 case "uniform" -> 0;
                 case "block" -> {
@@ -2115,7 +2119,7 @@ public final class TrainingLogs {
             if (switchedOn("fp4", which, "e2m1", "nvfp4")) {
                 // Megatron core's fp4_recipe: nvfp4 (its default) is the one this library predicts
                 String recipe = text("fp4_recipe");
-                if (recipe != null && !recipe.replaceAll("^['\"]|['\"]$", "").equalsIgnoreCase("nvfp4")) {
+                if (recipe != null && !unquote(recipe).equalsIgnoreCase("nvfp4")) {
                     throw bad("fp4_recipe", which + "fp4_recipe '" + clip(recipe) + "' is not known (nvfp4)");
                 }
                 return Precision.NVFP4;

@@ -544,8 +544,8 @@ final class LayoutsCommand implements Callable<Integer> {
         java.util.Optional<Path> copy = configs.copies().stream().findFirst();
         StringBuilder sb = new StringBuilder("rank,transformer,seq,batch,micro_batches,world_size,tensor,pipeline,"
                 + "context,virtual_stages,expert,expert_tensor,zero_stage,sequence_parallel,recompute,recompute_layers,"
-                + "recompute_modules,offload_layers,lora_rank,expert_imbalance,document_tokens,grad_dtype,grad_reduce,moe_a2a_overlap,"
-                + "moe_dispatcher,cuda_graphs,device,precision,"
+                + "recompute_modules,offload_layers,lora_rank,expert_imbalance,document_tokens,grad_dtype,grad_reduce,"
+                + "moe_a2a_overlap,moe_dispatcher,cuda_graphs,device,precision,"
                 + "gpus_per_node,"
                 + "nvlink_domain,inter_node_gbps,layout_ms,layout_memory_gb,fits\n");
         int rank = 1;

@@ -52,9 +52,8 @@ final class RunsCommand implements Callable<Integer> {
     @Option(names = "--transformer", paramLabel = "CONFIG",
             description = "The model's Hugging Face config.json, or the folder holding it; a log whose hidden_size, "
                     + "num_layers, num_attention_heads, query groups, experts or experts a token differ, or whose "
-                    + "padded vocabulary "
-                    + "lies more than a tenth from the configuration's, is refused (default: a config.json built from each "
-                    + "log's arguments, written to <out-stem>-configs/)")
+                    + "padded vocabulary lies more than a tenth from the configuration's, is refused (default: a "
+                    + "config.json built from each log's arguments, written to <out-stem>-configs/)")
     Path transformer;
 
     @Option(names = "--device", description = "The GPU (a catalog name or alias; scaledl devices lists them); "
