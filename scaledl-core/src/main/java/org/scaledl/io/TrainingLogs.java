@@ -580,6 +580,7 @@ public final class TrainingLogs {
                                 + "taken to end after its last argument (line {})", source, lineNo, argsFrom,
                                 lastArgument);
                         inArgs = false;
+                        cur.blockEnd = lastArgument;
                         afterArguments.add(new LogLine(line, lineNo));
                         in.replay(afterArguments);
                         afterArguments.clear();
@@ -588,6 +589,7 @@ public final class TrainingLogs {
                     }
                     if (line.contains("end of arguments")) {
                         inArgs = false;
+                        cur.blockEnd = lineNo;
                         afterArguments.clear();
                         afterBytes = 0;
                         continue;
@@ -613,7 +615,24 @@ public final class TrainingLogs {
                     continue;
                 }
                 if (argumentsHeader(line)) {
+                    if (cur.n == 0 && cur.block > 0) {
+                        // the block before ran no iteration (a start that failed: out of memory, a bad argument)
+                        // and this one restarts the job: what ran is this block's, with the lines logged since
+                        // that block (the restart's own preamble), not the two blocks' arguments merged
+                        LOG.warn("{}:{}: the arguments at line {} ran no iteration (a start that failed?): this "
+                                + "block's replace them", source, lineNo, cur.block);
+                        Segment restart = new Segment(source, cur.line);
+                        int end = cur.blockEnd;
+                        cur.args.forEach((k, v) -> {
+                            if (v.line() > end) {
+                                restart.args.put(k, v);
+                            }
+                        });
+                        segments.set(segments.size() - 1, restart);
+                        cur = restart;
+                    }
                     cur = cur.configuration(segments, lineNo);
+                    cur.block = lineNo;
                     inArgs = true;
                     argsFrom = lineNo;
                     lastArgument = lineNo;
@@ -1199,6 +1218,9 @@ public final class TrainingLogs {
         /** The first Megatron iteration line ("elapsed time per iteration"), and the first NeMo step line, or 0. */
         int megatronLine;
         int stepLine;
+        /** The line its latest argument block opens on (0: none), and the line that block ends on. */
+        int block;
+        int blockEnd;
         /** Whether the last logged iteration is a progress bar's drawing (which a redrawing replaces). */
         boolean lastDrawing;
         long lastIteration = Long.MIN_VALUE;

@@ -1228,4 +1228,38 @@ class TrainingLogsTest {
         assertEquals(at + 1, e.line(), e.getMessage());
         assertTrue(e.getMessage().contains("an iteration line timed in 's'"), e.getMessage());
     }
+
+    /**
+     * A start that failed before its first iteration (out of memory), restarted with another micro-batch: what ran is
+     * the restart's arguments, not the two blocks merged (the first block's micro-batch was taken, with a warning, and
+     * the job predicted at twice the micro-batches it ran), whether or not the failed start's block has its end line.
+     */
+    @Test
+    void aStartThatRanNoIterationGivesWayToTheRestartsArguments() throws Exception {
+        List<String> log = Files.readAllLines(LOGS.resolve("megatron-llama3-8b.log"));
+        int end = log.indexOf("-------------------- end of arguments ---------------------");
+        List<String> failed = log.subList(0, end + 1).stream()
+                .map(l -> l.replace("micro_batch_size ................................ 1",
+                        "micro_batch_size ................................ 4"))
+                .toList();
+        List<String> restart = log.stream()
+                .map(l -> l.replace("micro_batch_size ................................ 1",
+                        "micro_batch_size ................................ 2")
+                        .replace("constant 16", "constant 8"))
+                .toList();
+        for (boolean closed : new boolean[] {true, false}) {
+            List<String> lines = new java.util.ArrayList<>(closed ? failed : failed.subList(0, failed.size() - 1));
+            lines.add("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB");
+            lines.addAll(restart);
+            Path p = dir.resolve("restarted-" + closed + ".log");
+            Files.write(p, lines);
+            List<TrainingLogs.Run> runs = TrainingLogs.read(p, TrainingLogs.DEFAULT_WARMUP);
+            assertEquals(1, runs.size(), "closed " + closed);
+            TrainingLogs.Job j = runs.get(0).job();
+            assertEquals(2, j.microBatch(), "closed " + closed);
+            assertEquals(8, j.microBatches(), "closed " + closed);
+            assertEquals(8, j.dataParallel(), "the restart's preamble and block: closed " + closed);
+            assertEquals(5050.5, runs.get(0).measuredMs(), 1e-9);
+        }
+    }
 }
