@@ -314,9 +314,7 @@ public final class LayoutSearch {
                     }
                     for (int b = 1; b <= MAX_MICRO_BATCH && b <= globalBatch; b *= 2) {
                         for (boolean sp : t > 1 ? new boolean[] {false, true} : new boolean[] {false}) {
-                            // Megatron core runs expert parallelism beside tensor parallelism only with sequence
-                            // parallelism (MegatronExecution.check)
-                            if (!sp && t > 1 && e > 1) {
+                            if (!sp && MegatronExecution.needsSequenceParallelism(e, t)) {
                                 continue;
                             }
                             pipelines(out, ts, t, c, e, b, sp);

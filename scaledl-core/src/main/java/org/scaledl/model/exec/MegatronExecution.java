@@ -153,9 +153,7 @@ public final class MegatronExecution {
             throw new IllegalArgumentException("expert parallelism " + par.expert() + " does not divide the "
                     + ts.experts() + " experts; it may be one of " + divisors(ts.experts()));
         }
-        if (w.phase() == Phase.TRAIN && par.expert() > 1 && t > 1 && !par.sequenceParallel()) {
-            // Megatron core's ModelParallelConfig refuses it ("When using expert parallelism and tensor
-            // parallelism, sequence parallelism must be used"); every published run of the two has it
+        if (w.phase() == Phase.TRAIN && needsSequenceParallelism(par.expert(), t) && !par.sequenceParallel()) {
             throw new IllegalArgumentException("expert parallelism " + par.expert() + " beside tensor parallelism "
                     + t + " needs sequence parallelism, as Megatron core requires (give --sequence-parallel, or a "
                     + "table's sequence_parallel true)");
@@ -190,6 +188,15 @@ public final class MegatronExecution {
                     + "(unfused) attention refuses it; " + w.graph().name() + " has an unfused core (eager attention, "
                     + "or heads too wide for a fused one): --context 1");
         }
+    }
+
+    /**
+     * Whether training with these expert- and tensor-parallel degrees needs sequence parallelism: Megatron core's
+     * {@code ModelParallelConfig} refuses expert beside tensor parallelism without it ("When using expert
+     * parallelism and tensor parallelism, sequence parallelism must be used"); every published run of the two has it.
+     */
+    public static boolean needsSequenceParallelism(int expert, int tensor) {
+        return expert > 1 && tensor > 1;
     }
 
     /** Sequences a micro-batch: the job's batch over its micro-batches, rounded up, at least one. */
