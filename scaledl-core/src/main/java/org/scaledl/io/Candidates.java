@@ -271,6 +271,14 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
      * without the tensor-parallel degree the table gives as {@code tp}) comes after the warning that explains it.
      */
     private static void checkColumns(String source, List<String> columns) {
+        checkColumns(source, columns, false);
+    }
+
+    /**
+     * {@link #checkColumns(String, List)}; with {@code measured} (a job runs table: its rows are jobs that ran) a near
+     * miss is refused, not warned of: read as absent, each row would be fitted as a job that did not run.
+     */
+    private static void checkColumns(String source, List<String> columns, boolean measured) {
         Map<String, String> near = nearMisses(columns);
         java.util.Optional<String> other = CsvTable.otherSeparator(columns);
         if (other.isPresent()) {
@@ -286,6 +294,15 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         if (!columns.contains("graph") && !columns.contains("transformer")) {
             throw InvalidInputException.inSource(source, "a candidate table needs a graph column (ONNX files) or a "
                     + "transformer column (Hugging Face config.json files); it has " + columns);
+        }
+        if (measured && !near.isEmpty()) {
+            Map.Entry<String, String> first = near.entrySet().iterator().next();
+            throw InvalidInputException.inSource(source, "column '" + InvalidInputException.printable(first.getKey(),
+                    40) + "' is not one scaledl reads (did you mean '" + first.getValue() + "'?): a runs table's rows "
+                    + "are jobs that ran, and read without it each would be fitted as another job (at the column's "
+                    + "default); rename it" + (near.size() > 1 ? " (and " + String.join(", ", near.keySet().stream()
+                    .skip(1).map(c -> "'" + InvalidInputException.printable(c, 40) + "' -> '" + near.get(c) + "'")
+                    .toList()) + ")" : ""));
         }
         near.forEach((c, k) -> LOG.warn("{}", nearMissWarning(source, c, k)));
     }
@@ -303,6 +320,12 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
      */
     public static Chunks open(Path csv, Function<Path, ModelGraph> importer,
             Function<String, Optional<Device>> devices, Map<String, String> defaults) {
+        return open(csv, importer, devices, defaults, false);
+    }
+
+    /** {@link #open(Path, Function, Function, Map)}; {@code measured}: a job runs table, its near misses refused. */
+    static Chunks open(Path csv, Function<Path, ModelGraph> importer,
+            Function<String, Optional<Device>> devices, Map<String, String> defaults, boolean measured) {
         java.util.Objects.requireNonNull(csv, "csv");
         java.util.Objects.requireNonNull(importer, "importer");
         java.util.Objects.requireNonNull(devices, "devices");
@@ -314,7 +337,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         }
         CsvTable.Reader in = CsvTable.open(csv);
         try {
-            checkColumns(csv.toString(), in.columns());
+            checkColumns(csv.toString(), in.columns(), measured);
         } catch (InvalidInputException e) {
             in.close();
             throw e;

@@ -117,7 +117,7 @@ public final class JobRuns {
 
     private static void read(Path csv, Function<Path, ModelGraph> importer, Function<String, Optional<Device>> devices,
             Map<String, String> defaults, Map<String, String> ids, List<Sample> out) {
-        try (Candidates.Chunks in = Candidates.open(csv, importer, devices, defaults)) {
+        try (Candidates.Chunks in = Candidates.open(csv, importer, devices, defaults, true)) {
             // a table predict --candidates scored holds predicted tokens_per_s_per_gpu and the measured ones, if
             // any, as measured_tokens_per_s_per_gpu
             String rate = scored(in.columns()) ? SCORED_RATE : MEASURED.get(1);

@@ -889,9 +889,9 @@ public final class HuggingFaceConfig {
      * with an output gate and query/key norms, the others Gated DeltaNet. A DeltaNet layer has the projections of a
      * Mamba-2 mixer (queries and keys as its B and C over {@code linear_num_key_heads} groups, values and the output
      * gate over {@code linear_num_value_heads} heads), the same causal convolution over queries, keys and values, a
-     * state of key by value dimension per head and a gated RMS norm; it is described as that mixer, scanned in chunks
-     * of 64. Not counted: the delta rule's per-chunk triangular solve and the second scalar per head (decay beside
-     * the step); the shared expert's sigmoid gate. Keys a configuration leaves out take its class's defaults
+     * state of key by value dimension per head and a gated RMS norm, two scalars a head (the decay and the step),
+     * and the delta rule's chunked products, in chunks of 64 ({@link TransformerSpec.Mamba#deltaRule()}). Not
+     * counted: the delta rule's per-chunk triangular solve; the shared expert's sigmoid gate. Keys a configuration leaves out take its class's defaults
      * ({@code Qwen3NextConfig}, {@code Qwen3_5MoeTextConfig}, {@code Qwen3_5TextConfig}); the multi-token-prediction
      * layers ({@code mtp_num_hidden_layers}) are read as DeepSeek-V3's.
      */
@@ -930,7 +930,7 @@ public final class HuggingFaceConfig {
                 .outputGate(r.bool("attn_output_gate", true))
                 .mamba(new TransformerSpec.Mamba(valueHeads, r.size("linear_value_head_dim", 128),
                         r.size("linear_key_head_dim", 128), keyHeads, r.count("linear_conv_kernel_dim", 4, 1, 64),
-                        false, false, 64))
+                        false, false, 64, true))
                 .blocks(bl).attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false)
                 .fusedAttention(true).mtpLayers(r.count("mtp_num_hidden_layers", 0, 0, 16));
         if (experts > 0) {

@@ -298,15 +298,24 @@ public final class TransformerSpec {
      * @param projBias   whether the projections have biases
      * @param convBias   whether the convolution has a bias
      * @param chunk      the scan's chunk length
+     * @param deltaRule  a Gated DeltaNet mixer (Qwen3-Next's linear attention): the same projections and convolution,
+     *                   {@code groups} key heads of {@code stateSize} and {@code heads} value heads of {@code headDim},
+     *                   two scalars a head (the decay and the step) and the delta rule's chunked products
      */
     public record Mamba(long heads, long headDim, long stateSize, long groups, int convKernel, boolean projBias,
-            boolean convBias, int chunk) {
+            boolean convBias, int chunk, boolean deltaRule) {
         /** Validates. */
         public Mamba {
             Checks.argument(heads > 0 && headDim > 0 && stateSize > 0 && groups > 0 && convKernel > 0 && chunk > 0
                     && heads <= 1L << 14 && headDim <= 1L << 14 && stateSize <= 1L << 14 && groups <= heads
                     && convKernel <= 64 && chunk <= 1 << 16, "Mamba sizes out of range: heads %s x %s, state %s, "
                     + "groups %s, kernel %s, chunk %s", heads, headDim, stateSize, groups, convKernel, chunk);
+        }
+
+        /** A Mamba-2 mixer. */
+        public Mamba(long heads, long headDim, long stateSize, long groups, int convKernel, boolean projBias,
+                boolean convBias, int chunk) {
+            this(heads, headDim, stateSize, groups, convKernel, projBias, convBias, chunk, false);
         }
 
         /** The mixer's inner size, heads times their dimension. */
@@ -1336,7 +1345,7 @@ public final class TransformerSpec {
                         y = attention(b + "/cross", y, memory, null, false, kind);
                     }
                 }
-                case MAMBA -> y = mamba(b + "/mamba", y);
+                case MAMBA -> y = mamba(b + (m.mamba.orElseThrow().deltaRule() ? "/deltanet" : "/mamba"), y);
                 case NONE -> {
                 }
             }
@@ -1667,16 +1676,24 @@ public final class TransformerSpec {
 
         /**
          * A Mamba-2 mixer with its norm and residual add: the input projection (the gate, the inner stream, B, C and
-         * the step sizes), the causal depthwise convolution, the chunked scan (within each chunk a masked product of
-         * the chunk's length), the gated norm and the output projection.
+         * the step sizes), the causal depthwise convolution, the chunked scan, the gated norm and the output
+         * projection. The scan's products per chunk of length {@code L} and head (state {@code N}, head dimension
+         * {@code P}), as the chunked kernels run them: Mamba-2's {@code C·Bᵀ} over each group ({@code 2L²N}), the masked
+         * product with the inputs ({@code 2L²P}), the chunk's state and its output from the states before it
+         * ({@code 4LNP}); a Gated DeltaNet's (the delta rule, chunked as flash-linear-attention runs it) the keys'
+         * product with themselves and the queries' with the keys ({@code 2L²N} each), the triangular system's solution
+         * applied to keys and values ({@code 2L²(N + P)}), the masked product with the corrected values ({@code 2L²P})
+         * and the state's three products, its correction of the values, the queries' read of it and its update
+         * ({@code 6LNP}). The products after the first are recomputed by the backward pass (the kernels keep the
+         * chunk's matrix, not the states). Not counted: the triangular solve itself ({@code L³/3} a chunk and head).
          */
         private String mamba(String p, String x) {
             Mamba mb = m.mamba.orElseThrow();
             String in = m.preNorm ? norm(p + "/norm", x) : x;
             long inner = mb.inner();
             long convDim = inner + 2 * mb.groups() * mb.stateSize();
-            String proj = linear(p + "/in", LayerRole.Kind.MIXER_IN, in, m.hidden, inner + convDim + mb.heads(),
-                    mb.projBias());
+            String proj = linear(p + "/in", LayerRole.Kind.MIXER_IN, in, m.hidden, inner + convDim
+                    + (mb.deltaRule() ? 2 : 1) * mb.heads(), mb.projBias());
             String convW = param(p + ".conv.weight", convDim, 1, mb.convKernel());
             List<String> convIn = new ArrayList<>(List.of(proj, convW));
             if (mb.convBias()) {
@@ -1705,11 +1722,60 @@ public final class TransformerSpec {
                     Dim.of(chunk), Dim.of(mb.headDim())));
             layer(Layer.builder(p + "/scan", "MatMul").inputs(xs, xv).outputs(scanned), p + "/scan",
                     LayerRole.Kind.MIXER_CORE);
+            Dim c = new Dim(chunks, 0);
+            long n = mb.stateSize();
+            long hd = mb.headDim();
+            long h = mb.heads();
+            if (mb.deltaRule()) {
+                // the keys (and queries) over every value head, by the chunk
+                String k = view(p + "/scan/keys", siluOut, c, h, chunk, n);
+                String kT = view(p + "/scan/keys_t", siluOut, c, h, n, chunk);
+                String kk = act(p + "/scan/kk:0", SymbolicShape.of(c, Dim.of(h), Dim.of(chunk), Dim.of(chunk)));
+                scanProduct(p + "/scan/kk", k, kT, kk);
+                String qk = act(p + "/scan/qk:0", SymbolicShape.of(c, Dim.of(h), Dim.of(chunk), Dim.of(chunk)));
+                scanProduct(p + "/scan/qk", k, kT, qk);
+                String kv = view(p + "/scan/keys_values", siluOut, c, h, chunk, n + hd);
+                String wu = act(p + "/scan/wu:0", SymbolicShape.of(c, Dim.of(h), Dim.of(chunk), Dim.of(n + hd)));
+                scanProduct(p + "/scan/wu", kk, kv, wu);
+                String rows = view(p + "/scan/state_rows", siluOut, c, h, 3 * chunk, n);
+                String state = view(p + "/scan/state", siluOut, c, h, n, hd);
+                String states = act(p + "/scan/states:0", SymbolicShape.of(c, Dim.of(h), Dim.of(3 * chunk),
+                        Dim.of(hd)));
+                scanProduct(p + "/scan/states", rows, state, states);
+            } else {
+                String cg = view(p + "/scan/c", siluOut, c, mb.groups(), chunk, n);
+                String bT = view(p + "/scan/b_t", siluOut, c, mb.groups(), n, chunk);
+                String cb = act(p + "/scan/cb:0", SymbolicShape.of(c, Dim.of(mb.groups()), Dim.of(chunk),
+                        Dim.of(chunk)));
+                scanProduct(p + "/scan/cb", cg, bT, cb);
+                String rows = view(p + "/scan/state_rows", siluOut, c, h, 2 * chunk, n);
+                String state = view(p + "/scan/state", siluOut, c, h, n, hd);
+                String states = act(p + "/scan/states:0", SymbolicShape.of(c, Dim.of(h), Dim.of(2 * chunk),
+                        Dim.of(hd)));
+                scanProduct(p + "/scan/states", rows, state, states);
+            }
             String skip = op(p + "/skip", LayerRole.Kind.MIXER_CORE, "Mul", rows(inner), scanned, p + ".d");
             String normed = norm(p + "/gated_norm", skip, inner, LayerRole.Kind.MIXER_CORE, Norm.RMS_NORM);
             String gated = op(p + "/gate", LayerRole.Kind.MIXER_CORE, "Mul", rows(inner), normed, proj);
             String out = linear(p + "/out", LayerRole.Kind.MIXER_OUT, gated, inner, m.hidden, mb.projBias());
             return residual(p, x, out);
+        }
+
+        /** A view of {@code x} as {@code [chunks, heads, rows, cols]} for the scan's products (no work, no bytes). */
+        private String view(String name, String x, Dim chunks, long heads, long rows, long cols) {
+            String y = act(name + ":0", SymbolicShape.of(chunks, Dim.of(heads), Dim.of(rows), Dim.of(cols)));
+            layer(Layer.builder(name, "Reshape").inputs(x).outputs(y), name, LayerRole.Kind.MIXER_CORE);
+            return y;
+        }
+
+        /**
+         * One of a chunked scan's products after its first ({@link #mamba}): its operands and result stay in the
+         * kernel's tiles, and the backward pass recomputes it.
+         */
+        private void scanProduct(String name, String a, String b, String out) {
+            layer(Layer.builder(name, "MatMul").inputs(a, b).outputs(out)
+                    .attribute(Layer.ON_CHIP, Attribute.ofStrings(List.of(a, b, out)))
+                    .attribute(Layer.RECOMPUTED_IN_BACKWARD, Attribute.ofInt(1)), name, LayerRole.Kind.MIXER_CORE);
         }
 
         private String activation(String p, LayerRole.Kind kind, String u, SymbolicShape out) {

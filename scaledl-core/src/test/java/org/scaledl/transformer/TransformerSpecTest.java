@@ -67,15 +67,15 @@ class TransformerSpecTest {
     /**
      * Qwen3-Next-80B-A3B (written from models.csv's sizes, see its {@code PARAMS.md}): 79,674,391,296 parameters by
      * hand from the Hugging Face module shapes; the graph describes each of the 36 Gated DeltaNet layers as a Mamba-2
-     * mixer of the same projections, which counts 65,536 input-projection weights fewer (one scalar a head, not two),
-     * 32 more per-head scalars and a gated norm over 4,096 channels instead of 128, and leaves out the shared expert's
-     * sigmoid gate (2,048 a layer).
+     * mixer of the same projections (two scalars a head) with the delta rule's products, which counts 32 more per-head
+     * scalars and a gated norm over 4,096 channels instead of 128, and leaves out the shared expert's sigmoid gate
+     * (2,048 a layer).
      */
     @Test
     void qwen3NextIsGatedAttentionEveryFourthLayerAndDeltaNetBetween() {
         TransformerSpec spec = HuggingFaceConfig.read(DIR.resolve("qwen3-next-80b-a3b/config.json"));
         long handDerived = 79_674_391_296L;
-        assertEquals(handDerived + 36L * (-65_536 + 32 + 4_096 - 128) - 48L * 2_048, spec.parameterCount());
+        assertEquals(handDerived + 36L * (32 + 4_096 - 128) - 48L * 2_048, spec.parameterCount());
         assertEquals(12, spec.blocks().stream().filter(b -> b.mixer() == Block.Mixer.ATTENTION).count());
         assertEquals(36, spec.blocks().stream().filter(b -> b.mixer() == Block.Mixer.MAMBA).count());
         assertTrue(spec.blocks().stream().allMatch(b -> b.ffn() == Block.Ffn.MOE));
@@ -92,6 +92,51 @@ class TransformerSpecTest {
         org.scaledl.graph.Layer act = g.layers().stream().filter(l -> l.name().endsWith("/output_gate_act"))
                 .findFirst().orElseThrow();
         assertEquals(4096L * 16 * 256, g.tensors().get(act.inputs().get(0)).shape().orElseThrow().elements(1));
+    }
+
+    /**
+     * A chunked scan does the work of its kernels, not only its masked product: per chunk of {@code L} tokens and head
+     * (state {@code N}, head dimension {@code P}), Gated DeltaNet's delta rule {@code 2L²N} twice (keys by keys, queries
+     * by keys), {@code 2L²(N + P)} (the solved system on keys and values), {@code 2L²P} (the masked product) and
+     * {@code 6LNP} (the state's three products), about 24 GFLOP a layer of Qwen3-Next at 4,096 tokens where the masked
+     * product alone is 2.1; Mamba-2's {@code 2L²N} a group, {@code 2L²P} and {@code 4LNP} a head. The products after the
+     * first are recomputed backward and kept on chip: no bytes of their own.
+     */
+    @Test
+    void aChunkedScanCountsItsKernelsProducts() {
+        ModelGraph next = HuggingFaceConfig.read(DIR.resolve("qwen3-next-80b-a3b/config.json")).graph(4096);
+        double l = 64;
+        double chunks = 4096 / l;
+        double expected = chunks * 32 * (2 * l * l * 128 * 2 + 2 * l * l * 256 + 2 * l * l * 128 + 6 * l * 128 * 128);
+        assertEquals(expected, scanFlops(next, "layers/block0/deltanet/scan"), 1e-6 * expected);
+        assertEquals(23.6e9, expected, 0.1e9);
+        for (LayerFeatures f : FeatureExtractor.of(next).extract(1, Phase.TRAIN)) {
+            String name = next.layer(f.layer()).name();
+            if (name.startsWith("layers/block0/deltanet/scan/") && next.layer(f.layer()).opType().equals("MatMul")) {
+                assertEquals(0, f.bytesRead() + f.bytesWritten(), name);
+                assertEquals(3 * f.flopsFwd(), f.flopsBwd(), 1e-6 * f.flopsFwd(), name + ": two operands and again");
+            }
+        }
+        ModelGraph nano = HuggingFaceConfig.read(DIR.resolve("nemotron-3-nano-30b-a3b/config.json")).graph(4096);
+        TransformerSpec.Mamba mb = HuggingFaceConfig.read(DIR.resolve("nemotron-3-nano-30b-a3b/config.json")).mamba()
+                .orElseThrow();
+        double c = mb.chunk();
+        double mamba = 4096 / c * (mb.groups() * 2 * c * c * mb.stateSize() + mb.heads() * (2 * c * c * mb.headDim()
+                + 4 * c * mb.stateSize() * mb.headDim()));
+        String block = nano.layers().stream().map(org.scaledl.graph.Layer::name).filter(n -> n.endsWith("/mamba/scan"))
+                .findFirst().orElseThrow();
+        assertEquals(mamba, scanFlops(nano, block), 1e-6 * mamba);
+    }
+
+    private static double scanFlops(ModelGraph g, String scan) {
+        double flops = 0;
+        for (LayerFeatures f : FeatureExtractor.of(g).extract(1, Phase.TRAIN)) {
+            String name = g.layer(f.layer()).name();
+            if ((name.equals(scan) || name.startsWith(scan + "/")) && g.layer(f.layer()).opType().equals("MatMul")) {
+                flops += f.flopsFwd();
+            }
+        }
+        return flops;
     }
 
     /**

@@ -44,7 +44,8 @@ final class InspectCommand implements Callable<Integer> {
     @Option(names = "--batch", description = "Batch size (with an ONNX file or --transformer; default 1)")
     Integer batchArg;
 
-    @Option(names = "--phase", description = "train or infer (default: train)")
+    @Option(names = "--phase", description = "train (forward, backward, optimizer) or infer (one forward pass: a "
+            + "transformer's prefill, no decoding; default: train)")
     Phase phaseArg;
 
     @Option(names = "--json", description = "Print one JSON document")

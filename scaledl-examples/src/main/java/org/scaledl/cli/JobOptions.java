@@ -60,7 +60,9 @@ final class JobOptions {
     @Option(names = "--threads", description = "Threads per worker (default 1)")
     Integer threads;
 
-    @Option(names = "--phase", description = "train or infer (default train)")
+    @Option(names = "--phase", description = "train (one training iteration: forward, backward, optimizer) or infer "
+            + "(one forward pass over the batch: a transformer's prefill of --seq tokens a sequence, no decoding; "
+            + "default train)")
     Phase phase;
 
     @Option(names = "--device", description = "GPU of a device model (\"NVIDIA H100 80GB HBM3\"; scaledl devices "

@@ -151,12 +151,25 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
             return OUT_OF_MEMORY;
         }
         System.out.flush();
-        if (System.out.checkError() && code == 0) {
+        if (System.out.checkError() && code == 0 && !helpOnly(args)) {
             System.err.println(STDOUT_LOST);
             System.err.flush();
             return IO;
         }
         return code;
+    }
+
+    /**
+     * Whether the command line asks only for help ({@code --help}, {@code -h}, {@code help}, {@code --version}):
+     * help cut short by a pipe ({@code scaledl predict --help | head}) is what was asked for, not lost output.
+     */
+    private static boolean helpOnly(String... args) {
+        for (String a : args) {
+            if (a.equals("--help") || a.equals("-h") || a.equals("help") || a.equals("--version") || a.equals("-V")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

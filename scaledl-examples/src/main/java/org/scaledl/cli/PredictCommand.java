@@ -403,9 +403,12 @@ final class PredictCommand implements Callable<Integer> {
      * many predictions (a sweep's points), whose shares differ.
      */
     static String stderrLine(PredictionWarning x, boolean share) {
-        if (x.kind() == PredictionWarning.Kind.NOTE || x.kind() == PredictionWarning.Kind.CHOSEN
-                || x.kind() == PredictionWarning.Kind.CALIBRATED_ELSEWHERE) {
+        if (x.kind() == PredictionWarning.Kind.NOTE || x.kind() == PredictionWarning.Kind.CHOSEN) {
             return "scaledl: note: " + x.message();
+        }
+        if (x.kind() == PredictionWarning.Kind.CALIBRATED_ELSEWHERE) {
+            // a warning, as its JSON kind and the docs say (the prediction moved with another cluster's runs)
+            return "scaledl: warning: " + x.message() + " (calibrated_elsewhere)";
         }
         return String.format(Locale.ROOT, "scaledl: warning: %s (%s%s)", x.message(),
                 x.kind().name().toLowerCase(Locale.ROOT), !share || 100 * x.share() < 0.5 ? ""

@@ -1190,6 +1190,11 @@ public final class MegatronExecution {
             boolean kvGone = in.size() > 1 ? discarded(g, redo, i, in.get(1)) : qGone;
             return ((qGone ? 0 : q) + (kvGone ? 0 : kv)) * a / divisor + stats / divisor;
         }
+        if (l.recomputedInBackward() && (op.equals("MatMul") || op.equals("Gemm"))) {
+            // a product the backward pass recomputes (a chunked scan's: TransformerSpec's mamba) from what the layers
+            // before it keep keeps nothing of its own
+            return 0;
+        }
         if (redo != null && redo[i] != null && (op.equals("Softmax") || op.equals("Dropout"))) {
             // inside a recomputed module: not kept
             return 0;

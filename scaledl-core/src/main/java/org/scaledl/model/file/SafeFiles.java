@@ -28,6 +28,8 @@ import org.scaledl.InvalidInputException;
  * }</pre>
  */
 public final class SafeFiles {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(SafeFiles.class);
+
     private SafeFiles() {
     }
 
@@ -69,8 +71,10 @@ public final class SafeFiles {
         Path tmp = null;
         try {
             if (parent != null && !Files.isDirectory(parent)) {
-                // a missing folder is created (checkWritable let it through): a long job never fails at its end
+                // a missing folder is created (checkWritable let it through): a long job never fails at its end;
+                // said, so that a mistyped folder is seen
                 Files.createDirectories(parent);
+                LOG.info("created the folder {} for {}", parent, target.getFileName());
             }
             tmp = Files.createTempFile(parent, ".scaledl-", ".tmp");
             try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(tmp), 1 << 16)) {
