@@ -221,7 +221,16 @@ final class JobOptions {
      * {@code full}, or {@code full:21} for the first 21 layers of each chunk.
      */
     static String recomputeUsed(RuntimePredictor p, Workload w) {
-        return p.resolved(w).recomputeLabel();
+        return recomputeLabel(p.resolved(w));
+    }
+
+    /**
+     * A resolved job's recomputation as a short label: none, selective, full or full:N (N layers per chunk), with
+     * +off:N where the activations of N layers per chunk are offloaded to the host.
+     */
+    static String recomputeLabel(Workload resolved) {
+        int off = resolved.offloadLayers();
+        return resolved.recomputeLabel() + (off > 0 ? "+off:" + off : "");
     }
 
     /** The jar this command runs from, relative to the working directory where it lies below it. */

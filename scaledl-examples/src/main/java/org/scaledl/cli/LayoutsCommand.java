@@ -353,13 +353,9 @@ final class LayoutsCommand implements Callable<Integer> {
                 ? org.scaledl.workload.RecomputeModule.label(l.workload().recomputeModules()) : "";
     }
 
-    /**
-     * A layout's recomputation as a short label: none, selective, full or full:N (N layers per chunk), with +off:N
-     * where the activations of N layers per chunk are offloaded to the host.
-     */
+    /** A layout's recomputation as a short label ({@link JobOptions#recomputeLabel}). */
     private static String recompute(LayoutSearch.Layout l) {
-        int off = l.workload().offloadLayers();
-        return l.workload().recomputeLabel() + (off > 0 ? "+off:" + off : "");
+        return JobOptions.recomputeLabel(l.workload());
     }
 
     /**

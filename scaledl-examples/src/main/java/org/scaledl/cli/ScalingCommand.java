@@ -63,7 +63,8 @@ final class ScalingCommand implements Callable<Integer> {
      * @param workers    data-parallel replicas
      * @param gpus       GPUs (or CPU workers) in all
      * @param recompute  the recomputation the point runs with (what {@code auto} chose: {@code full:21} for the
-     *                   full recomputation of 21 layers a chunk)
+     *                   full recomputation of 21 layers a chunk; {@code none+off:28} for 28 layers' activations a
+     *                   chunk offloaded to the host)
      * @param prediction the point's prediction: its time and interval, memory per GPU, tokens per second per GPU
      *                   where the model knows them
      */
@@ -276,6 +277,18 @@ final class ScalingCommand implements Callable<Integer> {
             sweepWarnings.add(sweepWarning(org.scaledl.model.PredictionWarning.Kind.OUT_OF_MEMORY, jobs.size()
                     + (jobs.size() == 1 ? " point does" : " points do") + " not fit in the device's memory (marked in "
                     + "the plot and the table): " + String.join(", ", jobs)));
+        }
+        List<String> near = java.util.stream.Stream.concat(byWorkers.stream(), byBatch.stream())
+                .filter(x -> x.fits() && x.prediction().warnings().stream().anyMatch(w -> w.kind()
+                        == org.scaledl.model.PredictionWarning.Kind.NEAR_MEMORY_LIMIT))
+                .map(x -> "batch " + x.batch() + " on " + x.gpus() + (x.gpus() == 1 ? " GPU" : " GPUs")).distinct()
+                .toList();
+        if (!near.isEmpty()) {
+            // (each point's own warning is per point, and left out of the warnings every point shares)
+            sweepWarnings.add(sweepWarning(org.scaledl.model.PredictionWarning.Kind.NEAR_MEMORY_LIMIT, near.size()
+                    + (near.size() == 1 ? " point fills" : " points fill") + " the GPUs' memory to near its capacity "
+                    + "(the recomputation or offloading chosen to fit, column recompute; an allocator's fragmentation "
+                    + "may not leave room: predict says by how much): " + String.join(", ", near)));
         }
         sweepWarnings.forEach(x -> System.err.println("scaledl: warning: " + x.message()));
         // what predict says of every point alike (a precision run as another, an unseen device or phase), once; what

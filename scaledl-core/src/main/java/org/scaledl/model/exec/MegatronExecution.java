@@ -3099,14 +3099,20 @@ public final class MegatronExecution {
                         + "%.2f ms (%.1f %%: give --moe-a2a-overlap)", overlapped, 100 * (overlapped / total - 1))));
             }
         }
-        if (w.phase() == Phase.TRAIN && w.cudaGraphs() != CudaGraphs.ITERATION
+        if (w.cudaGraphs() != CudaGraphs.ITERATION
                 && (!w.states(Workload.ScheduleChoice.CUDA_GRAPHS) || w.cudaGraphs() == CudaGraphs.LAYERS)
                 && dispatch > 0) {
             // (a job that states none is not told; graphs of layers are predicted as none, which is said)
             // the third schedule choice the recipes state: the host's per-layer dispatch gone under graphs of the
-            // whole iteration (Megatron core's training loop)
+            // whole iteration (Megatron core's training loop; an inference engine's captured forward pass)
             double graphed = stepWith.apply(w.toBuilder().cudaGraphs(CudaGraphs.ITERATION));
-            if (graphed < (1 - SCHEDULE_NOTE_SHARE) * total) {
+            if (graphed < (1 - SCHEDULE_NOTE_SHARE) * total && w.phase() == Phase.INFER) {
+                all.add(StageCost.Note.assumed(String.format(Locale.ROOT, "the host is assumed to dispatch every "
+                        + "layer's kernels (CUDA graphs %s); with the whole forward pass captured in CUDA graphs, as "
+                        + "inference engines replay it, the step takes %.2f ms (%.1f %%: give --cuda-graphs "
+                        + "iteration)", w.cudaGraphs() == CudaGraphs.LAYERS ? "of layers, predicted as none" : "none",
+                        graphed, 100 * (graphed / total - 1))));
+            } else if (graphed < (1 - SCHEDULE_NOTE_SHARE) * total) {
                 String padded = w.parallelism().expert() > 1 ? " (the experts' tokens padded to a capacity, which "
                         + "this time does not add)" : "";
                 all.add(w.cudaGraphs() == CudaGraphs.LAYERS
