@@ -274,6 +274,12 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         checkColumns(source, columns, false);
     }
 
+    /** Columns a row carries as labels, or that name its model: a runs table's look-alike of one is not refused. */
+    private static final java.util.Set<String> LABELS = java.util.Set.of("model", "family", "graph", "transformer");
+
+    /** Settings of an imported graph's row (CPU threads, input size), which a transformer's row does not read. */
+    private static final java.util.Set<String> GRAPH_ONLY = java.util.Set.of("threads", "resolution");
+
     /**
      * {@link #checkColumns(String, List)}; with {@code measured} (a job runs table: its rows are jobs that ran) a near
      * miss is refused, not warned of: read as absent, each row would be fitted as a job that did not run.
@@ -295,14 +301,19 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             throw InvalidInputException.inSource(source, "a candidate table needs a graph column (ONNX files) or a "
                     + "transformer column (Hugging Face config.json files); it has " + columns);
         }
-        if (measured && !near.isEmpty()) {
-            Map.Entry<String, String> first = near.entrySet().iterator().next();
+        // a runs table's look-alike of a column that changes its jobs is refused; of a label (model, family), of the
+        // other model column, or of a graph's own settings in a table of transformers, warned of as in any table
+        boolean transformers = columns.contains("transformer");
+        Map<String, String> refused = new java.util.LinkedHashMap<>(near);
+        refused.values().removeIf(k -> LABELS.contains(k) || transformers && GRAPH_ONLY.contains(k));
+        if (measured && !refused.isEmpty()) {
+            Map.Entry<String, String> first = refused.entrySet().iterator().next();
             throw InvalidInputException.inSource(source, "column '" + InvalidInputException.printable(first.getKey(),
                     40) + "' is not one scaledl reads (did you mean '" + first.getValue() + "'?): a runs table's rows "
                     + "are jobs that ran, and read without it each would be fitted as another job (at the column's "
-                    + "default); rename it" + (near.size() > 1 ? " (and " + String.join(", ", near.keySet().stream()
-                    .skip(1).map(c -> "'" + InvalidInputException.printable(c, 40) + "' -> '" + near.get(c) + "'")
-                    .toList()) + ")" : ""));
+                    + "default); rename it" + (refused.size() > 1 ? " (and " + String.join(", ", refused.keySet()
+                    .stream().skip(1).map(c -> "'" + InvalidInputException.printable(c, 40) + "' -> '"
+                    + refused.get(c) + "'").toList()) + ")" : ""));
         }
         near.forEach((c, k) -> LOG.warn("{}", nearMissWarning(source, c, k)));
     }

@@ -580,7 +580,7 @@ public final class TrainingLogs {
                                 + "taken to end after its last argument (line {})", source, lineNo, argsFrom,
                                 lastArgument);
                         inArgs = false;
-                        cur.blockEnd = lastArgument;
+                        cur.endBlock(lastArgument);
                         afterArguments.add(new LogLine(line, lineNo));
                         in.replay(afterArguments);
                         afterArguments.clear();
@@ -589,7 +589,7 @@ public final class TrainingLogs {
                     }
                     if (line.contains("end of arguments")) {
                         inArgs = false;
-                        cur.blockEnd = lineNo;
+                        cur.endBlock(lineNo);
                         afterArguments.clear();
                         afterBytes = 0;
                         continue;
@@ -616,23 +616,15 @@ public final class TrainingLogs {
                 }
                 if (argumentsHeader(line)) {
                     if (cur.n == 0 && cur.block > 0) {
-                        // the block before ran no iteration (a start that failed: out of memory, a bad argument)
-                        // and this one restarts the job: what ran is this block's, with the lines logged since
-                        // that block (the restart's own preamble), not the two blocks' arguments merged
-                        LOG.warn("{}:{}: the arguments at line {} ran no iteration (a start that failed?): this "
-                                + "block's replace them", source, lineNo, cur.block);
-                        Segment restart = new Segment(source, cur.line);
-                        int end = cur.blockEnd;
-                        cur.args.forEach((k, v) -> {
-                            if (v.line() > end) {
-                                restart.args.put(k, v);
-                            }
-                        });
+                        // the block before ran no iteration (a start that failed: out of memory, a bad argument; or
+                        // a second rank's copy of it) and this one starts the job again: what runs is this block's
+                        Segment restart = cur.restart();
                         segments.set(segments.size() - 1, restart);
                         cur = restart;
                     }
                     cur = cur.configuration(segments, lineNo);
                     cur.block = lineNo;
+                    cur.open = true;
                     inArgs = true;
                     argsFrom = lineNo;
                     lastArgument = lineNo;
@@ -1152,10 +1144,23 @@ public final class TrainingLogs {
      * with fewer than three arguments, no argument block, configuration or namespace dump), which any of those
      * replaces.
      */
-    private record Value(String text, int line, boolean loose) {
+    /**
+     * A logged value: its text and line, whether a message's {@code key=value} said it ({@code loose}: it gives way to
+     * an argument block or a dump), and whether a start that ran no iteration logged it after its arguments
+     * ({@code carried}: the restart's own statement of it replaces it, said or not).
+     */
+    private record Value(String text, int line, boolean loose, boolean carried) {
+        Value(String text, int line, boolean loose) {
+            this(text, line, loose, false);
+        }
+
         boolean unset() {
             return isUnset(text);
         }
+    }
+
+    /** A statement of a key logged after an argument block and before any iteration ({@link Segment#pending}). */
+    private record Statement(String key, String value, int line, boolean loose) {
     }
 
     /**
@@ -1218,9 +1223,20 @@ public final class TrainingLogs {
         /** The first Megatron iteration line ("elapsed time per iteration"), and the first NeMo step line, or 0. */
         int megatronLine;
         int stepLine;
-        /** The line its latest argument block opens on (0: none), and the line that block ends on. */
+        /**
+         * The line its latest argument block opens on (0: none), whether that block is still being read, and the
+         * arguments of a block that ran no iteration which this one replaces (null: none), to say where they differ.
+         */
         int block;
-        int blockEnd;
+        boolean open;
+        Map<String, Value> replaced;
+        int replacedAt;
+        /**
+         * What lines after its argument block state before its first iteration, in order: the run's own summaries
+         * (merged when an iteration comes, as any statement), or a start that failed and the restart's preamble
+         * (carried into the restart where another argument block comes first: {@link #restart}).
+         */
+        final List<Statement> pending = new ArrayList<>();
         /** Whether the last logged iteration is a progress bar's drawing (which a redrawing replaces). */
         boolean lastDrawing;
         long lastIteration = Long.MIN_VALUE;
@@ -1265,6 +1281,56 @@ public final class TrainingLogs {
          * differ: the layout's and the model's refused, the others' first taken, said.
          */
         Segment put(List<Segment> all, String key, String value, int lineNo, boolean loose) {
+            if (block > 0 && !open && n == 0) {
+                // after an argument block, before any iteration: the run's, or a failed start's and a restart's
+                pending.add(new Statement(key, value, lineNo, loose));
+                return this;
+            }
+            return merge(all, key, value, lineNo, loose);
+        }
+
+        /** Ends its argument block, saying where a block it replaces (one that ran no iteration) differed. */
+        void endBlock(int lineNo) {
+            open = false;
+            if (replaced != null) {
+                // (a second copy of the same block, as a launcher that logs every rank writes it, says nothing)
+                List<String> differ = new ArrayList<>();
+                replaced.forEach((k, was) -> {
+                    Value is = args.get(k);
+                    if (is != null && !was.unset() && !is.unset() && !sameNumber(was.text(), is.text())) {
+                        differ.add(k + " " + clip(was.text()) + " -> " + clip(is.text()));
+                    }
+                });
+                if (!differ.isEmpty()) {
+                    LOG.warn("{}:{}: the arguments at line {} ran no iteration (a start that failed?): this block "
+                            + "replaces them ({}{})", source, block, replacedAt, String.join(", ", differ.subList(0,
+                            Math.min(5, differ.size()))), differ.size() > 5 ? ", " + (differ.size() - 5) + " more" : "");
+                }
+                replaced = null;
+            }
+        }
+
+        /**
+         * The run a new argument block starts where this one's block ran no iteration: what the lines after this
+         * block stated (the failed start's own summaries, or the restart's preamble: a log does not say which), each
+         * key's latest statement, carried so that the restart's own statement replaces it.
+         */
+        Segment restart() {
+            Segment r = new Segment(source, line);
+            r.replaced = new LinkedHashMap<>(args);
+            r.replacedAt = block;
+            for (Statement st : pending) {
+                String k = KEYS.get(st.key());
+                Value old = r.args.get(k);
+                if (old == null || !isUnset(st.value().trim()) || old.unset()) {
+                    r.args.put(k, new Value(st.value().trim(), st.line(), st.loose(), true));
+                }
+            }
+            return r;
+        }
+
+        /** {@link #put}'s statement merged into the run's arguments. */
+        private Segment merge(List<Segment> all, String key, String value, int lineNo, boolean loose) {
             String k = KEYS.get(key);
             String v = value.trim();
             if (loose && n > 0) {
@@ -1278,6 +1344,11 @@ public final class TrainingLogs {
             }
             Segment s = configuration(all, lineNo);
             Value old = s.args.get(k);
+            if (old != null && old.carried() && !isUnset(v)) {
+                // the restart's own statement of what a start before it logged after its arguments
+                s.args.put(k, new Value(v, lineNo, loose));
+                return s;
+            }
             boolean differ = old != null && !isUnset(v) && !old.unset() && !v.startsWith("${")
                     && !old.text().startsWith("${") && !sameNumber(old.text(), v);
             if (old == null || old.unset() && !isUnset(v)) {
@@ -1316,6 +1387,12 @@ public final class TrainingLogs {
          */
         void iteration(String text, double scale, long iteration, long epoch, long batch, boolean drawing,
                 boolean bareLine, int lineNo) {
+            if (n == 0 && !pending.isEmpty()) {
+                // the statements after the argument block are this run's: merged as any statement
+                List<Statement> after = List.copyOf(pending);
+                pending.clear();
+                after.forEach(st -> merge(List.of(), st.key(), st.value(), st.line(), st.loose()));
+            }
             boolean megatron = scale == 1;
             int other = megatron ? stepLine : megatronLine;
             if (other > 0) {

@@ -215,10 +215,20 @@ public final class HuggingFaceConfig {
                 // rotary (or relative) positions: the configured context, so a longer sequence is said, not refused
                 // (a value out of any range says nothing and is left out, as the model does not depend on it)
                 try {
-                    read = read.toBuilder().contextPositions(r.positions("max_position_embeddings", 1)).build();
+                    read = read.toBuilder().contextPositions(Math.max(r.positions("max_position_embeddings", 1),
+                            scaledContext(r))).build();
                 } catch (InvalidInputException ignored) {
                     // not a context length
                 }
+            }
+            if (r.has("quantization_config") && !r.isNull("quantization_config")) {
+                // a checkpoint stored in another format (FP8 blocks, MXFP4 experts): the job's precision is the option's
+                JsonNode q = r.c().get("quantization_config");
+                String method = q.isObject() && q.path("quant_method").isTextual() ? q.path("quant_method").asText()
+                        : "";
+                r.say("{}: quantization_config{} is not read: the weights are predicted in the job's precision "
+                        + "(--precision), so a quantised checkpoint served as stored takes less memory than predicted",
+                        source, method.isEmpty() ? "" : " (" + printable(method) + ")");
             }
             return said.isEmpty() ? read : read.withReadNotes(said);
         } catch (IllegalArgumentException e) {
@@ -232,6 +242,24 @@ public final class HuggingFaceConfig {
             throw InvalidInputException.inSource(source, named && m.startsWith(name + ": ")
                     ? m.substring(name.length() + 2) : m);
         }
+    }
+
+    /**
+     * The context a {@code rope_scaling} (or {@code rope_parameters}) extends to: its {@code factor} times its
+     * {@code original_max_position_embeddings} (YaRN's, LongRoPE's, Llama 3's), 0 where it states no such extension.
+     */
+    private static long scaledContext(Reader r) {
+        for (String key : new String[] {"rope_scaling", "rope_parameters"}) {
+            JsonNode rs = r.c().get(key);
+            if (rs != null && rs.isObject() && rs.path("factor").isNumber()
+                    && rs.path("original_max_position_embeddings").isNumber()) {
+                double x = rs.path("factor").asDouble() * rs.path("original_max_position_embeddings").asDouble();
+                if (x > 0 && x < (1L << 26)) {
+                    return (long) x;
+                }
+            }
+        }
+        return 0;
     }
 
     /** A fused spec whose fused core takes heads up to {@code limit} wide. */
@@ -341,7 +369,7 @@ public final class HuggingFaceConfig {
                 r.layers(attributeKey(r, "n_layer", "num_hidden_layers"), -1), r.vocab("vocab_size", 50257))
                 .maxPositions(r.positions(attributeKey(r, "n_positions", "max_position_embeddings"), 1024)).ffn(inner)
                 .tiedEmbeddings(r.bool("tie_word_embeddings", true))
-                .ffnKind(activation(r, "activation_function", "gelu_new"))
+                .ffnKind(plainActivation(r, "activation_function", "gelu_new"))
                 .attentionDropout(r.rate("attn_pdrop", 0.1) > 0).hiddenDropout(r.rate("resid_pdrop", 0.1) > 0
                         || r.rate("embd_pdrop", 0.1) > 0).build();
     }
@@ -351,7 +379,7 @@ public final class HuggingFaceConfig {
         return TransformerSpec.encoder(name, r.size("hidden_size", 768), r.size("num_attention_heads", 12),
                 r.layers("num_hidden_layers", 12), r.vocab("vocab_size", type.equals("bert") ? 30522 : 50265))
                 .ffn(r.size("intermediate_size", 3072)).maxPositions(maxPositions)
-                .typeVocab(r.count("type_vocab_size", 2, 0, 1 << 20)).ffnKind(activation(r, "hidden_act", "gelu"))
+                .typeVocab(r.count("type_vocab_size", 2, 0, 1 << 20)).ffnKind(plainActivation(r, "hidden_act", "gelu"))
                 .attentionDropout(r.rate("attention_probs_dropout_prob", 0.1) > 0)
                 .hiddenDropout(r.rate("hidden_dropout_prob", 0.1) > 0).build();
     }
@@ -463,8 +491,12 @@ public final class HuggingFaceConfig {
     private static boolean[] slidingLayers(Reader r, String type, int layers) {
         boolean[] out = new boolean[layers];
         List<String> types = r.texts("layer_types", layers);
+        // Hugging Face's Qwen classes drop the window unless use_sliding_window: every layer then attends fully,
+        // whatever layer_types says
+        boolean windowOff = type.startsWith("qwen") && !r.bool("use_sliding_window", false);
         for (int i = 0; i < types.size(); i++) {
-            out[i] = layerType(r, types, i, "", "full_attention", "sliding_attention").equals("sliding_attention");
+            out[i] = layerType(r, types, i, "", "full_attention", "sliding_attention").equals("sliding_attention")
+                    && !windowOff;
             if (out[i] && (!r.has("sliding_window") && !type.equals("olmo3") || r.isNull("sliding_window"))) {
                 throw InvalidInputException.inSource(r.source(), "layer_types: layer " + i + " is sliding_attention, "
                         + "but the configuration gives no sliding_window");
@@ -548,6 +580,15 @@ public final class HuggingFaceConfig {
         long heads = r.size("num_attention_heads", one ? 16 : 8);
         String actKey = r.has("hidden_activation") && !r.isNull("hidden_activation") ? "hidden_activation"
                 : "hidden_act";
+        JsonNode bidirectional = r.c().get("use_bidirectional_attention");
+        if (bidirectional != null && (bidirectional.isBoolean() && bidirectional.asBoolean()
+                || bidirectional.isTextual() && bidirectional.asText().equalsIgnoreCase("all"))) {
+            // an embedding model's attention over every position: each core twice the causal one's keys (Gemma 4's
+            // "vision" attends bidirectionally within an image's tokens only: the text model stays causal)
+            throw new IllegalArgumentException("use_bidirectional_attention " + printable(bidirectional.toString())
+                    + ": bidirectional attention (an embedding model's) is not supported: this family is read as a "
+                    + "causal decoder");
+        }
         TransformerSpec.FfnKind act = activation(r, actKey, "gelu_pytorch_tanh");
         if (act != TransformerSpec.FfnKind.GELU && act != TransformerSpec.FfnKind.SWIGLU) {
             throw new IllegalArgumentException(actKey + " '" + printable(r.text(actKey, "")) + "' is not Gemma's gated "
@@ -825,7 +866,7 @@ public final class HuggingFaceConfig {
         TransformerSpec.Builder b = TransformerSpec.decoder(name, r.size("hidden_size", 6144), heads,
                 r.layers("num_hidden_layers", 32), r.vocab("vocab_size", 256000))
                 .kvHeads(r.size("num_key_value_heads", heads))
-                .ffn(r.size("intermediate_size", 24576)).ffnKind(activation(r, "hidden_act", "relu2"))
+                .ffn(r.size("intermediate_size", 24576)).ffnKind(plainActivation(r, "hidden_act", "relu2"))
                 .norm(TransformerSpec.Norm.LAYER_NORM).bias(false).qkvBias(r.bool("attention_bias", false))
                 .outBias(r.bool("attention_bias", false)).mlpBias(r.bool("mlp_bias", false))
                 .tiedEmbeddings(r.bool("tie_word_embeddings", false))
@@ -864,7 +905,7 @@ public final class HuggingFaceConfig {
         long mambaHeads = r.size("mamba_num_heads", 128);
         TransformerSpec.Builder b = TransformerSpec.decoder(name, r.size("hidden_size", 4096), heads, layers,
                 r.vocab("vocab_size", 131072)).kvHeads(r.size("num_key_value_heads", 8)).headDim(headDim).ffn(ffn)
-                .ffnKind(activation(r, "mlp_hidden_act", "relu2")).norm(TransformerSpec.Norm.RMS_NORM).bias(false)
+                .ffnKind(plainActivation(r, "mlp_hidden_act", "relu2")).norm(TransformerSpec.Norm.RMS_NORM).bias(false)
                 .qkvBias(r.bool("attention_bias", false)).outBias(r.bool("attention_bias", false))
                 .mlpBias(r.bool("mlp_bias", false)).tiedEmbeddings(r.bool("tie_word_embeddings", false))
                 .mamba(new TransformerSpec.Mamba(mambaHeads, r.size("mamba_head_dim", 64),
@@ -949,15 +990,21 @@ public final class HuggingFaceConfig {
         long expertFfn = r.size("intermediate_size", 8192);
         int step = r.count("interleave_moe_layer_step", 1, 1, layers);
         List<Integer> moeLayers = r.integers("moe_layers", layers);
-        int chunk = r.has("attention_chunk_size") && !r.isNull("attention_chunk_size")
-                ? r.count("attention_chunk_size", 8192, 1, Integer.MAX_VALUE) : 0;
+        // Llama4TextConfig's default chunk is 8,192 (null: none)
+        int chunk = r.isNull("attention_chunk_size") ? 0 : r.count("attention_chunk_size", 8192, 1,
+                Integer.MAX_VALUE);
+        int interval = r.count("no_rope_layer_interval", 4, 1, layers);
         List<Integer> noRope = r.integers("no_rope_layers", layers);
+        if (!noRope.isEmpty() && (noRope.size() != layers || noRope.stream().anyMatch(x -> x != 0 && x != 1))) {
+            throw InvalidInputException.inSource(r.source(), "no_rope_layers: " + noRope.size() + " entries for "
+                    + layers + " layers (each 1 for a rotary, chunked layer, 0 for a global one)");
+        }
         long dense = r.size("intermediate_size_mlp", 16384);
         List<Block> bl = new ArrayList<>();
         for (int i = 0; i < layers; i++) {
             boolean moe = r.has("moe_layers") ? moeLayers.contains(i) : (i + 1) % step == 0;
             // chunked attention in the rotary layers; every fourth layer (no rotary positions) attends globally
-            boolean global = noRope.size() < layers ? (i + 1) % 4 == 0 : noRope.get(i) == 0;
+            boolean global = noRope.isEmpty() ? (i + 1) % interval == 0 : noRope.get(i) == 0;
             long window = chunk > 0 && !global ? chunk : 0;
             bl.add(new Block(Block.Mixer.ATTENTION, window, window > 0, moe ? Block.Ffn.MOE : Block.Ffn.DENSE,
                     moe ? 0 : dense));
@@ -988,7 +1035,7 @@ public final class HuggingFaceConfig {
         return TransformerSpec.decoder(name, h, r.size("num_attention_heads", 12),
                 r.layers("num_hidden_layers", 12), r.vocab("vocab_size", 50272))
                 .ffn(r.size("ffn_dim", 3072)).maxPositions(r.positions("max_position_embeddings", 2048) + 2)
-                .ffnKind(activation(r, "activation_function", "relu"))
+                .ffnKind(plainActivation(r, "activation_function", "relu"))
                 .preNorm(r.bool("do_layer_norm_before", true)).bias(r.bool("enable_bias", true))
                 .tiedEmbeddings(r.bool("tie_word_embeddings", true))
                 .attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(r.rate("dropout", 0.1) > 0)
@@ -1022,7 +1069,8 @@ public final class HuggingFaceConfig {
         TransformerSpec.FfnKind kind = activation(r, key, dflt);
         if (kind.gated()) {
             throw new IllegalArgumentException(key + " '" + printable(r.text(key, dflt)) + "': this model type's MLP "
-                    + "has no gate (gelu, relu)");
+                    + "has no gate (up, activation, down), and silu is read as a gated MLP's: not supported here "
+                    + "(gelu, relu, relu2)");
         }
         return kind;
     }

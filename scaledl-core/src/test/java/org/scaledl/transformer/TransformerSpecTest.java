@@ -726,16 +726,18 @@ class TransformerSpecTest {
         assertEquals(36, w.size());
         assertEquals(30, w.stream().filter(x -> x == 0).count(), "layers below max_window_layers attend fully");
         assertEquals(List.of(4096L, 4096L, 4096L, 4096L, 4096L, 4096L), w.subList(30, 36));
-        // layer_types names them one by one (Hugging Face's newer configurations)
+        // layer_types names them one by one (Hugging Face's newer configurations), where use_sliding_window
         String types = layerTypes(36, i -> i % 3 == 0);
         Files.writeString(f, qwen.replace("\"sliding_window\": null", "\"sliding_window\": 1024, \"layer_types\": "
-                + types), StandardCharsets.UTF_8);
+                + types).replace("\"use_sliding_window\": false", "\"use_sliding_window\": true"),
+                StandardCharsets.UTF_8);
         w = windows.apply(HuggingFaceConfig.read(f));
         for (int i = 0; i < 36; i++) {
             assertEquals(i % 3 == 0 ? 1024L : 0L, w.get(i), "layer " + i);
         }
         Files.writeString(f, qwen.replace("\"sliding_window\": null", "\"sliding_window\": null, \"layer_types\": "
-                + types), StandardCharsets.UTF_8);
+                + types).replace("\"use_sliding_window\": false", "\"use_sliding_window\": true"),
+                StandardCharsets.UTF_8);
         InvalidInputException e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
         assertTrue(e.getMessage().contains("layer 0 is sliding_attention") && e.getMessage().contains("sliding_window"),
                 e.getMessage());

@@ -389,10 +389,11 @@ final class FitCommand implements Callable<Integer> {
             System.err.println("scaledl: warning: calibrated on runs of " + String.join(", ", gpus) + " only: the "
                     + "execution model's coefficients are shared by every GPU, so " + out + " predicts other GPUs' "
                     + "transformer jobs differently too; use it for " + (gpus.size() == 1 ? "this GPU" : "these GPUs")
-                    + ", and " + (p.provenance().calibrationDevices().isEmpty() ? calibrate
+                    + ", and " + (p.provenance().calibrationDevices().isEmpty() ? calibrate + " for the others"
                     // a model calibrated already suits its own cluster's GPUs, not the others
-                    : "the model " + calibrate + " was calibrated from (calibrated itself on runs of "
-                    + String.join(", ", p.provenance().calibrationDevices()) + ")") + " for the others");
+                    : "for the others the model " + calibrate + " was calibrated from (gpu where that was the "
+                    + "bundled one; " + calibrate + " itself is calibrated on runs of "
+                    + String.join(", ", p.provenance().calibrationDevices()) + ")"));
         }
         return 0;
     }

@@ -164,8 +164,12 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
      * help cut short by a pipe ({@code scaledl predict --help | head}) is what was asked for, not lost output.
      */
     private static boolean helpOnly(String... args) {
+        if (args.length > 0 && args[0].equals("help")) {
+            return true;
+        }
         for (String a : args) {
-            if (a.equals("--help") || a.equals("-h") || a.equals("help") || a.equals("--version") || a.equals("-V")) {
+            // (an option's value is never one of these: a file named help is a value, the help command is first)
+            if (a.equals("--help") || a.equals("-h") || a.equals("--version") || a.equals("-V")) {
                 return true;
             }
         }

@@ -216,6 +216,13 @@ final class RunsCommand implements Callable<Integer> {
                         name = base + "-" + k;
                     }
                     file = configs.resolve(name + ".json");
+                    try {
+                        // the command's own folder (not one the user typed: SafeFiles would say it made it)
+                        Files.createDirectories(configs);
+                    } catch (IOException e) {
+                        throw new UncheckedIOException("cannot write " + file + ": cannot create its folder "
+                                + configs + " (" + e.getMessage() + ")", e);
+                    }
                     Reports.write(file, json);
                     byContent.put(json, file);
                 }

@@ -341,7 +341,7 @@ final class ScalingCommand implements Callable<Integer> {
             // the graph's name comes from its file or configuration: no control character of it reaches the terminal
             StringBuilder sb = new StringBuilder(org.scaledl.InvalidInputException.escaped(title)).append('\n');
             // a host model's columns count CPU workers, not GPUs
-            sb.append(String.format(Locale.ROOT, "%8s %8s %6s %12s %12s %12s %14s %10s %-10s%s%n", "replicas",
+            sb.append(String.format(Locale.ROOT, "%8s %8s %6s %12s %12s %12s %14s %10s %-14s%s%n", "replicas",
                     p.modelsClusters() ? "GPUs" : "workers", "batch", "ms", "low ms", "high ms", "samples/s",
                     p.modelsClusters() ? "tok/s/GPU" : "tok/s/wkr", "recompute", calibrated == null ? ""
                             : "  calibrated ms"));
@@ -351,7 +351,7 @@ final class ScalingCommand implements Callable<Integer> {
                 for (int i = 0; i < sweeps.get(k).size(); i++) {
                     Point x = sweeps.get(k).get(i);
                     double rate = x.samplesPerSecond();
-                    sb.append(String.format(Locale.ROOT, "%8d %8d %6d %12.2f %12.2f %12.2f %14s %10s %-10s%s%s%n",
+                    sb.append(String.format(Locale.ROOT, "%8d %8d %6d %12.2f %12.2f %12.2f %14s %10s %-14s%s%s%n",
                             x.workers(), x.gpus(), x.batch(), x.ms(), x.lowMs(), x.highMs(), String.format(Locale.ROOT,
                                     rate >= 100 ? "%.0f" : rate >= 1 ? "%.1f" : "%.3f", rate),
                             x.prediction().tokensPerSecondPerGpu().isPresent() ? String.format(Locale.ROOT, "%.0f",

@@ -277,7 +277,7 @@ class ClusterPredictCliTest {
     @Test
     void aMixtureOfExpertsWhoseHostOutlastsItsGpusSaysTheyAdd() throws Exception {
         Run r = MainTest.run("predict", "--model", "gpu", "--transformer", published().resolve(
-                "configs/qwen3-30b-a3b/config.json").toString(), "--seq", "4096", "--batch", "2", "--global-batch",
+                "configs/qwen3-30b-a3b/config.json").toString(), "--seq", "4096", "--batch", "1", "--global-batch",
                 "512", "--gpus", "64", "--expert", "8", "--zero-stage", "1", "--device", "GB200", "--precision",
                 "mxfp8", "--json");
         assertEquals(0, r.code(), r.err());

@@ -3107,11 +3107,16 @@ public final class MegatronExecution {
             // whole iteration (Megatron core's training loop; an inference engine's captured forward pass)
             double graphed = stepWith.apply(w.toBuilder().cudaGraphs(CudaGraphs.ITERATION));
             if (graphed < (1 - SCHEDULE_NOTE_SHARE) * total && w.phase() == Phase.INFER) {
-                all.add(StageCost.Note.assumed(String.format(Locale.ROOT, "the host is assumed to dispatch every "
-                        + "layer's kernels (CUDA graphs %s); with the whole forward pass captured in CUDA graphs, as "
-                        + "inference engines replay it, the step takes %.2f ms (%.1f %%: give --cuda-graphs "
-                        + "iteration)", w.cudaGraphs() == CudaGraphs.LAYERS ? "of layers, predicted as none" : "none",
-                        graphed, 100 * (graphed / total - 1))));
+                all.add(w.cudaGraphs() == CudaGraphs.LAYERS
+                        // stated: how the model reads it, and what graphs of the whole pass save
+                        ? StageCost.Note.noted(String.format(Locale.ROOT, "CUDA graphs of layers are predicted as none "
+                                + "(the host dispatches every layer's kernels); the whole forward pass captured in "
+                                + "CUDA graphs, as inference engines replay it, would take the step to %.2f ms "
+                                + "(%.1f %%)", graphed, 100 * (graphed / total - 1)))
+                        : StageCost.Note.assumed(String.format(Locale.ROOT, "the host is assumed to dispatch every "
+                                + "layer's kernels (CUDA graphs none); with the whole forward pass captured in CUDA "
+                                + "graphs, as inference engines replay it, the step takes %.2f ms (%.1f %%: give "
+                                + "--cuda-graphs iteration)", graphed, 100 * (graphed / total - 1))));
             } else if (graphed < (1 - SCHEDULE_NOTE_SHARE) * total) {
                 String padded = w.parallelism().expert() > 1 ? " (the experts' tokens padded to a capacity, which "
                         + "this time does not add)" : "";
