@@ -866,7 +866,10 @@ public final class HuggingFaceConfig {
         TransformerSpec.Builder b = TransformerSpec.decoder(name, r.size("hidden_size", 6144), heads,
                 r.layers("num_hidden_layers", 32), r.vocab("vocab_size", 256000))
                 .kvHeads(r.size("num_key_value_heads", heads))
-                .ffn(r.size("intermediate_size", 24576)).ffnKind(plainActivation(r, "hidden_act", "relu2"))
+                .ffn(r.size("intermediate_size", 24576)).ffnKind(r.has("scaledl_from_log")
+                        // a configuration runs writes from a Megatron log takes Nemotron's layout for any decoder with
+                        // LayerNorm, its silu Megatron's gated swiglu; Hugging Face's Nemotron MLP has no gate
+                        ? activation(r, "hidden_act", "relu2") : plainActivation(r, "hidden_act", "relu2"))
                 .norm(TransformerSpec.Norm.LAYER_NORM).bias(false).qkvBias(r.bool("attention_bias", false))
                 .outBias(r.bool("attention_bias", false)).mlpBias(r.bool("mlp_bias", false))
                 .tiedEmbeddings(r.bool("tie_word_embeddings", false))
