@@ -170,6 +170,14 @@ public final class HuggingFaceConfig {
                 && c.path("text_config").isObject()) {
             // the text model's keys, and where it leaves one out the outer configuration's (Qwen 3.5 and Llama 4
             // write tie_word_embeddings and the attention implementation outside text_config)
+            String inner = c.path("text_config").path("model_type").asText("").toLowerCase(Locale.ROOT);
+            if (!inner.isEmpty() && !inner.startsWith(type.replaceFirst("_text$", "")) && !(type.equals("kimi_k25")
+                    && (inner.equals("kimi_k2") || inner.startsWith("deepseek_v3")))) {
+                // another family's text model under this wrapper: read as the wrapper's family, as transformers does
+                say(said, "{}: its text_config's model_type '{}' is not {}'s: the text model is read as {}'s, its "
+                        + "keys where they name the same thing, that family's defaults for the rest", source,
+                        printable(inner), type, type);
+            }
             c = textModel(c);
         }
         Reader r = new Reader(c, source, said);
@@ -438,14 +446,14 @@ public final class HuggingFaceConfig {
         }
         List<Block> bl;
         if (type.equals("mixtral")) {
-            int experts = r.count("num_local_experts", 8, 1, TransformerSpec.Moe.MAX_EXPERTS);
+            int experts = r.countSaid("num_local_experts", 8, 1, TransformerSpec.Moe.MAX_EXPERTS);
             b.experts(experts, r.topK("num_experts_per_tok", 2, experts, "num_local_experts"));
             bl = new ArrayList<>(java.util.Collections.nCopies(layers, Block.moe()));
         } else if (type.equals("qwen3_moe") || type.equals("qwen2_moe")) {
             boolean two = type.equals("qwen2_moe");
-            int experts = r.count("num_experts", two ? 60 : 128, 1, TransformerSpec.Moe.MAX_EXPERTS);
+            int experts = r.countSaid("num_experts", two ? 60 : 128, 1, TransformerSpec.Moe.MAX_EXPERTS);
             b.moe(new TransformerSpec.Moe(experts, r.topK("num_experts_per_tok", two ? 4 : 8, experts, "num_experts"),
-                    r.size("moe_intermediate_size", two ? 1408 : 768), two ? r.size("shared_expert_intermediate_size",
+                    r.sizeSaid("moe_intermediate_size", two ? 1408 : 768), two ? r.size("shared_expert_intermediate_size",
                     5632) : 0, false, false, false));
             int step = r.count("decoder_sparse_step", 1, 1, (int) MAX_LAYERS);
             List<Integer> dense = r.integers("mlp_only_layers", layers);
@@ -946,7 +954,8 @@ public final class HuggingFaceConfig {
         long heads = r.size("num_attention_heads", 16);
         List<String> types = r.texts("layer_types", layers);
         int interval = r.count("full_attention_interval", 4, 1, (int) MAX_LAYERS);
-        int experts = r.count("num_experts", next ? 512 : dense ? 0 : 256, 0, TransformerSpec.Moe.MAX_EXPERTS);
+        int experts = dense ? r.count("num_experts", 0, 0, TransformerSpec.Moe.MAX_EXPERTS)
+                : r.countSaid("num_experts", next ? 512 : 256, 0, TransformerSpec.Moe.MAX_EXPERTS);
         int step = experts > 0 ? r.count("decoder_sparse_step", 1, 1, (int) MAX_LAYERS) : 1;
         List<Integer> denseLayers = r.integers("mlp_only_layers", layers);
         long ffn = r.size("intermediate_size", next ? 5632 : dense ? 12288 : 5632);
@@ -958,8 +967,8 @@ public final class HuggingFaceConfig {
             bl.add(new Block(t.equals("full_attention") ? Block.Mixer.ATTENTION : Block.Mixer.MAMBA, 0, false,
                     moe ? Block.Ffn.MOE : Block.Ffn.DENSE, moe ? 0 : ffn));
         }
-        long valueHeads = r.size("linear_num_value_heads", 32);
-        long keyHeads = r.size("linear_num_key_heads", 16);
+        long valueHeads = r.sizeSaid("linear_num_value_heads", 32);
+        long keyHeads = r.sizeSaid("linear_num_key_heads", 16);
         if (valueHeads % keyHeads != 0) {
             throw InvalidInputException.inSource(r.source(), "linear_num_value_heads (" + valueHeads + ") must be a "
                     + "multiple of linear_num_key_heads (" + keyHeads + "): each key head serves whole value heads");
@@ -972,8 +981,8 @@ public final class HuggingFaceConfig {
                 .norm(TransformerSpec.Norm.RMS_NORM).bias(false).qkvBias(attentionBias).outBias(attentionBias)
                 .tiedEmbeddings(r.bool("tie_word_embeddings", false)).qkNorm(true)
                 .outputGate(r.bool("attn_output_gate", true))
-                .mamba(new TransformerSpec.Mamba(valueHeads, r.size("linear_value_head_dim", 128),
-                        r.size("linear_key_head_dim", 128), keyHeads, r.count("linear_conv_kernel_dim", 4, 1, 64),
+                .mamba(new TransformerSpec.Mamba(valueHeads, r.sizeSaid("linear_value_head_dim", 128),
+                        r.sizeSaid("linear_key_head_dim", 128), keyHeads, r.count("linear_conv_kernel_dim", 4, 1, 64),
                         false, false, 64, true))
                 .blocks(bl).attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false)
                 .fusedAttention(true).mtpLayers(r.count("mtp_num_hidden_layers", 0, 0, 16));
@@ -981,7 +990,7 @@ public final class HuggingFaceConfig {
             long shared = r.has("shared_expert_intermediate_size") && !r.isNull("shared_expert_intermediate_size")
                     ? r.count("shared_expert_intermediate_size", 0, 0, (int) MAX_SIZE) : 512;
             b.moe(new TransformerSpec.Moe(experts, r.topK("num_experts_per_tok", Math.min(next ? 10 : 8, experts),
-                    experts, "num_experts"), r.size("moe_intermediate_size", 512), shared, false, false, false));
+                    experts, "num_experts"), r.sizeSaid("moe_intermediate_size", 512), shared, false, false, false));
         }
         return b.build();
     }
@@ -989,7 +998,7 @@ public final class HuggingFaceConfig {
     private static TransformerSpec llama4(Reader r, String name) {
         long heads = r.size("num_attention_heads", 40);
         int layers = r.layers("num_hidden_layers", 48);
-        int experts = r.count("num_local_experts", 16, 1, TransformerSpec.Moe.MAX_EXPERTS);
+        int experts = r.countSaid("num_local_experts", 16, 1, TransformerSpec.Moe.MAX_EXPERTS);
         long expertFfn = r.size("intermediate_size", 8192);
         int step = r.count("interleave_moe_layer_step", 1, 1, layers);
         List<Integer> moeLayers = r.integers("moe_layers", layers);
@@ -1131,6 +1140,16 @@ public final class HuggingFaceConfig {
         /** A hidden, inner or head size: 1..2²². */
         long size(String key, long dflt) {
             return integer(key, dflt, 1, MAX_SIZE);
+        }
+
+        /** {@link #size}, its class default said where the key is missing (a size the architecture rests on). */
+        long sizeSaid(String key, long dflt) {
+            return integer(key, dflt, 1, MAX_SIZE, true);
+        }
+
+        /** {@link #count}, its class default said where the key is missing (a count the architecture rests on). */
+        int countSaid(String key, long dflt, int min, int max) {
+            return (int) integer(key, dflt, min, max, true);
         }
 
         /**

@@ -148,4 +148,29 @@ class RoundTwentyConfigTest {
         assertTrue(e.getMessage().contains("use_bidirectional_attention true: bidirectional attention"),
                 e.getMessage());
     }
+
+    /**
+     * The sizes a mixture of experts or a linear-attention layer rests on, left out, took the class's default without a
+     * word (Qwen3-Next without its expert keys: 512 experts, 79.7 B parameters); said now, as a missing hidden size is.
+     * A wrapper whose text model is another family's was read as the wrapper's family in silence.
+     */
+    @Test
+    void defaultsASizeRestsOnAndAnotherFamilysTextModelAreSaid() throws Exception {
+        TransformerSpec next = HuggingFaceConfig.read(edited("qwen3-next-80b-a3b", "n", c -> {
+            c.remove("num_experts");
+            c.remove("moe_intermediate_size");
+            c.remove("linear_num_value_heads");
+        }));
+        for (String key : new String[] {"num_experts", "moe_intermediate_size", "linear_num_value_heads"}) {
+            assertTrue(next.readNotes().stream().anyMatch(n -> n.contains("no " + key + "; the class default")),
+                    key + ": " + next.readNotes());
+        }
+        TransformerSpec wrapped = HuggingFaceConfig.read(edited("llama-4-scout-17b-16e", "w", c ->
+                ((ObjectNode) c.get("text_config")).put("model_type", "qwen3")));
+        assertTrue(wrapped.readNotes().stream().anyMatch(n -> n.contains("its text_config's model_type 'qwen3' is not "
+                + "llama4's")), wrapped.readNotes().toString());
+        TransformerSpec own = HuggingFaceConfig.read(DIR.resolve("llama-4-scout-17b-16e/config.json"));
+        assertTrue(own.readNotes().stream().noneMatch(n -> n.contains("text_config's model_type")),
+                own.readNotes().toString());
+    }
 }
