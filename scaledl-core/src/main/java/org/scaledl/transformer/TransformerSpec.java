@@ -1737,22 +1737,16 @@ public final class TransformerSpec {
                 String kv = view(p + "/scan/keys_values", siluOut, c, h, chunk, n + hd);
                 String wu = act(p + "/scan/wu:0", SymbolicShape.of(c, Dim.of(h), Dim.of(chunk), Dim.of(n + hd)));
                 scanProduct(p + "/scan/wu", kk, kv, wu);
-                String rows = view(p + "/scan/state_rows", siluOut, c, h, 3 * chunk, n);
-                String state = view(p + "/scan/state", siluOut, c, h, n, hd);
-                String states = act(p + "/scan/states:0", SymbolicShape.of(c, Dim.of(h), Dim.of(3 * chunk),
-                        Dim.of(hd)));
-                scanProduct(p + "/scan/states", rows, state, states);
+                // the state's correction of the values, the queries' read of it and its update
+                stateProducts(p, siluOut, c, h, 3 * chunk, n, hd);
             } else {
                 String cg = view(p + "/scan/c", siluOut, c, mb.groups(), chunk, n);
                 String bT = view(p + "/scan/b_t", siluOut, c, mb.groups(), n, chunk);
                 String cb = act(p + "/scan/cb:0", SymbolicShape.of(c, Dim.of(mb.groups()), Dim.of(chunk),
                         Dim.of(chunk)));
                 scanProduct(p + "/scan/cb", cg, bT, cb);
-                String rows = view(p + "/scan/state_rows", siluOut, c, h, 2 * chunk, n);
-                String state = view(p + "/scan/state", siluOut, c, h, n, hd);
-                String states = act(p + "/scan/states:0", SymbolicShape.of(c, Dim.of(h), Dim.of(2 * chunk),
-                        Dim.of(hd)));
-                scanProduct(p + "/scan/states", rows, state, states);
+                // the chunk's state, and its output from the states before it
+                stateProducts(p, siluOut, c, h, 2 * chunk, n, hd);
             }
             String skip = op(p + "/skip", LayerRole.Kind.MIXER_CORE, "Mul", rows(inner), scanned, p + ".d");
             String normed = norm(p + "/gated_norm", skip, inner, LayerRole.Kind.MIXER_CORE, Norm.RMS_NORM);
@@ -1766,6 +1760,17 @@ public final class TransformerSpec {
             String y = act(name + ":0", SymbolicShape.of(chunks, Dim.of(heads), Dim.of(rows), Dim.of(cols)));
             layer(Layer.builder(name, "Reshape").inputs(x).outputs(y), name, LayerRole.Kind.MIXER_CORE);
             return y;
+        }
+
+        /**
+         * A chunked scan's products with its state ({@code n} by {@code hd} a head): {@code rows} rows a chunk and head,
+         * each a product of the state's size.
+         */
+        private void stateProducts(String p, String x, Dim chunks, long heads, long rows, long n, long hd) {
+            String r = view(p + "/scan/state_rows", x, chunks, heads, rows, n);
+            String state = view(p + "/scan/state", x, chunks, heads, n, hd);
+            String out = act(p + "/scan/states:0", SymbolicShape.of(chunks, Dim.of(heads), Dim.of(rows), Dim.of(hd)));
+            scanProduct(p + "/scan/states", r, state, out);
         }
 
         /**

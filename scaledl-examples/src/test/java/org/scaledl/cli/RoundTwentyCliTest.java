@@ -22,6 +22,13 @@ class RoundTwentyCliTest {
     private static final Path LLAMA_8B = HostileCliTest.repo()
             .resolve("datasets/gpu/llm-public/configs/llama3-8b/config.json");
 
+    /** Llama 3 8B's configuration copied to {@code dir/m/config.json}, where a table in {@code dir} names it. */
+    private static void withConfig(Path dir) throws Exception {
+        Path to = dir.resolve("m/config.json");
+        Files.createDirectories(to.getParent());
+        Files.copy(LLAMA_8B, to);
+    }
+
     /**
      * A runs table whose candidate column is misspelt ({@code experts} for {@code expert}) was warned of and then
      * calibrated on, every row read as a job of expert parallelism 1 that never ran (exit 0): refused, naming the
@@ -29,9 +36,7 @@ class RoundTwentyCliTest {
      */
     @Test
     void aRunsTablesMisspeltColumnIsRefused(@TempDir Path dir) throws Exception {
-        Path to = dir.resolve("m/config.json");
-        Files.createDirectories(to.getParent());
-        Files.copy(LLAMA_8B, to);
+        withConfig(dir);
         Path runs = dir.resolve("runs.csv");
         Files.writeString(runs, "transformer,seq,batch,gpus,tensr,device,precision,measured_ms\n"
                 + "m/config.json,4096,1,8,2,H100,bf16,1000\nm/config.json,4096,2,8,2,H100,bf16,1900\n");
@@ -166,9 +171,7 @@ class RoundTwentyCliTest {
     /** An output file's missing folder is made, and said: a mistyped folder was made without a word. */
     @Test
     void aMissingOutputFolderIsMadeAndSaid(@TempDir Path dir) throws Exception {
-        Path to = dir.resolve("m/config.json");
-        Files.createDirectories(to.getParent());
-        Files.copy(LLAMA_8B, to);
+        withConfig(dir);
         Path jobs = dir.resolve("jobs.csv");
         Files.writeString(jobs, "transformer,seq,batch,gpus,device,precision\nm/config.json,4096,1,8,H100,bf16\n");
         Path out = dir.resolve("typo/p.csv");
