@@ -1319,6 +1319,13 @@ public final class TrainingLogs {
             Segment r = new Segment(source, line);
             r.replaced = new LinkedHashMap<>(args);
             r.replacedAt = block;
+            // what the log stated before the replaced block (a launcher's preamble, printed once where a second
+            // rank's copy of the block follows), carried as well
+            args.forEach((k, v) -> {
+                if (v.line() < block) {
+                    r.args.put(k, new Value(v.text(), v.line(), v.loose(), true));
+                }
+            });
             for (Statement st : pending) {
                 String k = KEYS.get(st.key());
                 Value old = r.args.get(k);

@@ -171,7 +171,7 @@ public final class HuggingFaceConfig {
             // the text model's keys, and where it leaves one out the outer configuration's (Qwen 3.5 and Llama 4
             // write tie_word_embeddings and the attention implementation outside text_config)
             String inner = c.path("text_config").path("model_type").asText("").toLowerCase(Locale.ROOT);
-            if (!inner.isEmpty() && !inner.startsWith(type.replaceFirst("_text$", "")) && !(type.equals("kimi_k25")
+            if (!inner.isEmpty() && !inner.equals(type) && !inner.equals(type + "_text") && !(type.equals("kimi_k25")
                     && (inner.equals("kimi_k2") || inner.startsWith("deepseek_v3")))) {
                 // another family's text model under this wrapper: read as the wrapper's family, as transformers does
                 say(said, "{}: its text_config's model_type '{}' is not {}'s: the text model is read as {}'s, its "
@@ -1005,7 +1005,8 @@ public final class HuggingFaceConfig {
         // Llama4TextConfig's default chunk is 8,192 (null: none)
         int chunk = r.isNull("attention_chunk_size") ? 0 : r.count("attention_chunk_size", 8192, 1,
                 Integer.MAX_VALUE);
-        int interval = r.count("no_rope_layer_interval", 4, 1, layers);
+        // (an interval past the layers leaves every layer rotary and chunked, as the class's formula does)
+        int interval = r.count("no_rope_layer_interval", 4, 1, (int) MAX_LAYERS);
         List<Integer> noRope = r.integers("no_rope_layers", layers);
         if (!noRope.isEmpty() && (noRope.size() != layers || noRope.stream().anyMatch(x -> x != 0 && x != 1))) {
             throw InvalidInputException.inSource(r.source(), "no_rope_layers: " + noRope.size() + " entries for "

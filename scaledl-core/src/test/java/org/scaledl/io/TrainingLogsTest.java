@@ -1261,5 +1261,16 @@ class TrainingLogsTest {
             assertEquals(8, j.dataParallel(), "the restart's preamble and block: closed " + closed);
             assertEquals(5050.5, runs.get(0).measuredMs(), 1e-9);
         }
+        // a launcher that logs every rank writes the block twice, the preamble once: the preamble is still the run's
+        int header = log.indexOf("------------------------ arguments ------------------------");
+        List<String> twice = new java.util.ArrayList<>(log.subList(0, header));
+        twice.addAll(List.of("trainer:", "  devices: 4", "  num_nodes: 16"));
+        twice.addAll(log.subList(header, end + 1));
+        twice.addAll(log.subList(header, log.size()));
+        Path p = dir.resolve("twice.log");
+        Files.write(p, twice);
+        TrainingLogs.Job j = TrainingLogs.read(p, TrainingLogs.DEFAULT_WARMUP).get(0).job();
+        assertEquals(Optional.of(4), j.gpusPerNode());
+        assertEquals(16, j.microBatches());
     }
 }
