@@ -88,7 +88,9 @@ class HostileTransformerConfigProperties {
                 holder.remove(name);
                 what.append(" -").append(String.join(".", key));
             } else {
-                holder.set(name, VALUES.get(c.value()));
+                // a copy: the values are shared by every try, and a change into a text_config set to the shared
+                // empty object would nest that object in itself (a cycle no writer can print)
+                holder.set(name, VALUES.get(c.value()).deepCopy());
                 what.append(" ").append(String.join(".", key)).append("=").append(shortly(VALUES.get(c.value())));
             }
         }
