@@ -1140,14 +1140,9 @@ public final class TrainingLogs {
     // One run's lines
 
     /**
-     * A logged value, the line it is on, and whether a message's {@code key=value} stated it ({@code loose}: a line
-     * with fewer than three arguments, no argument block, configuration or namespace dump), which any of those
-     * replaces.
-     */
-    /**
-     * A logged value: its text and line, whether a message's {@code key=value} said it ({@code loose}: it gives way to
-     * an argument block or a dump), and whether a start that ran no iteration logged it after its arguments
-     * ({@code carried}: the restart's own statement of it replaces it, said or not).
+     * A logged value, the line it is on, whether a message's {@code key=value} stated it ({@code loose}: a line with
+     * fewer than three arguments, no argument block, configuration or namespace dump), which any of those replaces,
+     * and whether a start that ran no iteration logged it ({@code carried}: the restart's own statement replaces it).
      */
     private record Value(String text, int line, boolean loose, boolean carried) {
         Value(String text, int line, boolean loose) {
