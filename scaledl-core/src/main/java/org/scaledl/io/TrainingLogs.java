@@ -353,6 +353,22 @@ public final class TrainingLogs {
             boolean sequenceParallel, boolean gradReduceAfterBackward,
             Optional<Boolean> sixteenBitGradients, org.scaledl.workload.MoeDispatcher moeDispatcher,
             boolean expertCommOverlap, CudaGraphs cudaGraphs, Optional<Integer> gpusPerNode) {
+        /** Copies the modules; refuses null components and sizes below one. */
+        public Job {
+            java.util.Objects.requireNonNull(precision, "precision");
+            java.util.Objects.requireNonNull(recompute, "recompute");
+            recomputeModules = java.util.Set.copyOf(java.util.Objects.requireNonNull(recomputeModules,
+                    "recomputeModules"));
+            java.util.Objects.requireNonNull(sixteenBitGradients, "sixteenBitGradients");
+            java.util.Objects.requireNonNull(moeDispatcher, "moeDispatcher");
+            java.util.Objects.requireNonNull(cudaGraphs, "cudaGraphs");
+            java.util.Objects.requireNonNull(gpusPerNode, "gpusPerNode");
+            org.scaledl.Checks.argument(seq > 0 && microBatch > 0 && microBatches > 0 && dataParallel > 0 && tensor > 0
+                    && pipeline > 0 && context > 0 && virtualStages > 0 && expert > 0 && expertTensor > 0
+                    && zeroStage >= 0 && recomputeLayers >= 0, "a job's sizes are at least 1 (ZeRO stage and "
+                    + "recomputed layers at least 0)");
+        }
+
         /** GPUs the job uses: {@code dataParallel x tensor x pipeline x context}. */
         public long gpus() {
             return (long) dataParallel * tensor * pipeline * context;
@@ -420,7 +436,12 @@ public final class TrainingLogs {
             double measuredMs, int iterations, int warmup, Optional<String> device, Optional<String> config) {
         /** Copies. */
         public Run {
-            arguments = Collections.unmodifiableMap(new LinkedHashMap<>(arguments));
+            java.util.Objects.requireNonNull(log, "log");
+            java.util.Objects.requireNonNull(job, "job");
+            java.util.Objects.requireNonNull(device, "device");
+            java.util.Objects.requireNonNull(config, "config");
+            arguments = Collections.unmodifiableMap(new LinkedHashMap<>(java.util.Objects.requireNonNull(arguments,
+                    "arguments")));
         }
 
         /** The log's file name, with {@code #index} when the log holds several runs. */
@@ -618,7 +639,7 @@ public final class TrainingLogs {
                     if (cur.n == 0 && cur.block > 0) {
                         // the block before ran no iteration (a start that failed: out of memory, a bad argument; or
                         // a second rank's copy of it) and this one starts the job again: what runs is this block's
-                        Segment restart = cur.restart();
+                        Segment restart = cur.restart(lineNo);
                         segments.set(segments.size() - 1, restart);
                         cur = restart;
                     }
@@ -781,6 +802,14 @@ public final class TrainingLogs {
             throw InvalidInputException.unreadable(log, "cannot read the training log", ex.getCause());
         }
         if (segments.size() > 1 && segments.get(segments.size() - 1).isEmpty()) {
+            segments.remove(segments.size() - 1);
+        }
+        Segment last = segments.get(segments.size() - 1);
+        if (segments.size() > 1 && last.n == 0 && last.block > 0) {
+            // a restart that ran no iteration before the log ends (it crashed again): no run of its own, and the runs
+            // before it are still read
+            LOG.warn("{}:{}: the arguments at line {} ran no iteration before the log ends: left out", source,
+                    last.block, last.block);
             segments.remove(segments.size() - 1);
         }
         for (Segment s : segments) {
@@ -1310,8 +1339,9 @@ public final class TrainingLogs {
          * block stated (the failed start's own summaries, or the restart's preamble: a log does not say which), each
          * key's latest statement, carried so that the restart's own statement replaces it.
          */
-        Segment restart() {
-            Segment r = new Segment(source, line);
+        Segment restart(int lineNo) {
+            // (the run is the restart's: its line is the restart block's)
+            Segment r = new Segment(source, lineNo);
             r.replaced = new LinkedHashMap<>(args);
             r.replacedAt = block;
             // what the log stated before the replaced block (a launcher's preamble, printed once where a second

@@ -953,12 +953,15 @@ public final class HuggingFaceConfig {
         int layers = r.layers("num_hidden_layers", next ? 48 : dense ? 32 : 40);
         long heads = r.size("num_attention_heads", 16);
         List<String> types = r.texts("layer_types", layers);
-        int interval = r.count("full_attention_interval", 4, 1, (int) MAX_LAYERS);
+        int interval = types.isEmpty() ? r.countSaid("full_attention_interval", 4, 1, (int) MAX_LAYERS)
+                : r.count("full_attention_interval", 4, 1, (int) MAX_LAYERS);
         int experts = dense ? r.count("num_experts", 0, 0, TransformerSpec.Moe.MAX_EXPERTS)
                 : r.countSaid("num_experts", next ? 512 : 256, 0, TransformerSpec.Moe.MAX_EXPERTS);
         int step = experts > 0 ? r.count("decoder_sparse_step", 1, 1, (int) MAX_LAYERS) : 1;
         List<Integer> denseLayers = r.integers("mlp_only_layers", layers);
-        long ffn = r.size("intermediate_size", next ? 5632 : dense ? 12288 : 5632);
+        boolean anyDense = experts == 0 || !denseLayers.isEmpty() || step > 1;
+        long ffn = anyDense ? r.sizeSaid("intermediate_size", next ? 5632 : dense ? 12288 : 5632)
+                : r.size("intermediate_size", 5632);
         List<Block> bl = new ArrayList<>();
         for (int i = 0; i < layers; i++) {
             String t = layerType(r, types, i, (i + 1) % interval == 0 ? "full_attention" : "linear_attention",
@@ -977,7 +980,7 @@ public final class HuggingFaceConfig {
         TransformerSpec.Builder b = TransformerSpec.decoder(name, r.size("hidden_size", dense ? 4096 : 2048), heads,
                 layers, r.vocab("vocab_size", next ? 151936 : 248320))
                 .kvHeads(r.size("num_key_value_heads", dense ? 4 : 2))
-                .headDim(r.size("head_dim", 256)).ffn(ffn).ffnKind(TransformerSpec.FfnKind.SWIGLU)
+                .headDim(r.sizeSaid("head_dim", 256)).ffn(ffn).ffnKind(TransformerSpec.FfnKind.SWIGLU)
                 .norm(TransformerSpec.Norm.RMS_NORM).bias(false).qkvBias(attentionBias).outBias(attentionBias)
                 .tiedEmbeddings(r.bool("tie_word_embeddings", false)).qkNorm(true)
                 .outputGate(r.bool("attn_output_gate", true))
@@ -988,7 +991,8 @@ public final class HuggingFaceConfig {
                 .fusedAttention(true).mtpLayers(r.count("mtp_num_hidden_layers", 0, 0, 16));
         if (experts > 0) {
             long shared = r.has("shared_expert_intermediate_size") && !r.isNull("shared_expert_intermediate_size")
-                    ? r.count("shared_expert_intermediate_size", 0, 0, (int) MAX_SIZE) : 512;
+                    ? r.count("shared_expert_intermediate_size", 0, 0, (int) MAX_SIZE)
+                    : r.countSaid("shared_expert_intermediate_size", 512, 0, (int) MAX_SIZE);
             b.moe(new TransformerSpec.Moe(experts, r.topK("num_experts_per_tok", Math.min(next ? 10 : 8, experts),
                     experts, "num_experts"), r.sizeSaid("moe_intermediate_size", 512), shared, false, false, false));
         }
@@ -1003,7 +1007,7 @@ public final class HuggingFaceConfig {
         int step = r.count("interleave_moe_layer_step", 1, 1, layers);
         List<Integer> moeLayers = r.integers("moe_layers", layers);
         // Llama4TextConfig's default chunk is 8,192 (null: none)
-        int chunk = r.isNull("attention_chunk_size") ? 0 : r.count("attention_chunk_size", 8192, 1,
+        int chunk = r.isNull("attention_chunk_size") ? 0 : r.countSaid("attention_chunk_size", 8192, 1,
                 Integer.MAX_VALUE);
         // (an interval past the layers leaves every layer rotary and chunked, as the class's formula does)
         int interval = r.count("no_rope_layer_interval", 4, 1, (int) MAX_LAYERS);
@@ -1012,7 +1016,7 @@ public final class HuggingFaceConfig {
             throw InvalidInputException.inSource(r.source(), "no_rope_layers: " + noRope.size() + " entries for "
                     + layers + " layers (each 1 for a rotary, chunked layer, 0 for a global one)");
         }
-        long dense = r.size("intermediate_size_mlp", 16384);
+        long dense = r.sizeSaid("intermediate_size_mlp", 16384);
         List<Block> bl = new ArrayList<>();
         for (int i = 0; i < layers; i++) {
             boolean moe = r.has("moe_layers") ? moeLayers.contains(i) : (i + 1) % step == 0;
@@ -1186,7 +1190,8 @@ public final class HuggingFaceConfig {
 
         /** The experts each token is routed to: at most the {@code experts} of key {@code expertsKey}. */
         int topK(String key, long dflt, int experts, String expertsKey) {
-            int k = count(key, dflt, 1, TransformerSpec.Moe.MAX_EXPERTS);
+            // (the experts a token is routed to: a size the step rests on, its default said)
+            int k = countSaid(key, dflt, 1, TransformerSpec.Moe.MAX_EXPERTS);
             if (k > experts) {
                 throw InvalidInputException.inSource(source, key + " = " + k + (has(key) ? "" : " (its default, the "
                         + "key absent)") + " routes each token to more experts than the " + experts + " of "

@@ -308,8 +308,11 @@ public final class TransformerSpec {
         public Mamba {
             Checks.argument(heads > 0 && headDim > 0 && stateSize > 0 && groups > 0 && convKernel > 0 && chunk > 0
                     && heads <= 1L << 14 && headDim <= 1L << 14 && stateSize <= 1L << 14 && groups <= heads
-                    && convKernel <= 64 && chunk <= 1 << 16, "Mamba sizes out of range: heads %s x %s, state %s, "
-                    + "groups %s, kernel %s, chunk %s", heads, headDim, stateSize, groups, convKernel, chunk);
+                    && convKernel <= 64 && chunk <= 1 << 16, "%s sizes out of range: heads %s x %s, state %s, "
+                    + "groups %s, kernel %s, chunk %s", deltaRule ? "Gated DeltaNet" : "Mamba", heads, headDim,
+                    stateSize, groups, convKernel, chunk);
+            Checks.argument(heads % groups == 0, "%s: %s heads do not split into %s groups (each group serves whole "
+                    + "heads)", deltaRule ? "Gated DeltaNet" : "Mamba", heads, groups);
         }
 
         /** A Mamba-2 mixer. */

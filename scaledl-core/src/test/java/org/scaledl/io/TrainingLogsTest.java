@@ -1272,5 +1272,17 @@ class TrainingLogsTest {
         TrainingLogs.Job j = TrainingLogs.read(p, TrainingLogs.DEFAULT_WARMUP).get(0).job();
         assertEquals(Optional.of(4), j.gpusPerNode());
         assertEquals(16, j.microBatches());
+        // a run, then a restart that crashed again before its first iteration: the run is read, the restart left out
+        // (the whole log was refused: "run 2: no iteration lines"); a restart's run starts at its own block
+        List<String> crashed = new java.util.ArrayList<>(log);
+        crashed.addAll(failed);
+        Path c = dir.resolve("crashed.log");
+        Files.write(c, crashed);
+        List<TrainingLogs.Run> read = TrainingLogs.read(c, TrainingLogs.DEFAULT_WARMUP);
+        assertEquals(1, read.size());
+        assertEquals(5050.5, read.get(0).measuredMs(), 1e-9);
+        Path restarted = dir.resolve("restarted-true.log");
+        assertEquals(failed.size() + 4, TrainingLogs.read(restarted, TrainingLogs.DEFAULT_WARMUP).get(0).line(),
+                "the restart's header: after the failed block, the error and the restart's two preamble lines");
     }
 }

@@ -173,4 +173,14 @@ class RoundTwentyConfigTest {
         assertTrue(own.readNotes().stream().noneMatch(n -> n.contains("text_config's model_type")),
                 own.readNotes().toString());
     }
+
+    /** A mixer whose heads do not split into its groups was accepted (12 heads in 8 groups); refused, naming both. */
+    @Test
+    void aMixersHeadsSplitIntoItsGroups() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new TransformerSpec.Mamba(12,
+                64, 128, 8, 4, false, true, 128));
+        assertTrue(e.getMessage().contains("12 heads do not split into 8 groups"), e.getMessage());
+        assertEquals(new TransformerSpec.Mamba(16, 64, 128, 8, 4, false, true, 128, false),
+                new TransformerSpec.Mamba(16, 64, 128, 8, 4, false, true, 128));
+    }
 }

@@ -102,7 +102,8 @@ public final class MegatronExecution {
      * @throws IllegalArgumentException naming what does not divide and what would
      */
     public static void check(Workload w) {
-        TransformerShape ts = w.graph().transformer().orElseThrow();
+        TransformerShape ts = w.graph().transformer().orElseThrow(() -> new IllegalArgumentException(w.graph().name()
+                + " is no transformer built from a configuration: the Megatron execution's layout checks need one"));
         Parallelism par = w.parallelism();
         int t = par.tensor();
         if (t > 1 && ts.heads() % t != 0) {
