@@ -181,4 +181,27 @@ class RoundTwentyCliTest {
         assertTrue(Files.exists(out));
         assertTrue(r.err().contains("created the folder " + out.getParent().toAbsolutePath()), r.err());
     }
+
+    /**
+     * An inference job's memory counts the weights and a forward pass's activations; the keys and values a serving
+     * engine keeps of the prefill went unsaid (Llama 3 70B at 131,072 tokens on 8 GPUs: 80 layers x 2 x 8 heads x 128
+     * x 131,072 tokens x 2 bytes / 8 ranks, 5.0 GiB a GPU). Said with their size; multi-latent attention's latent,
+     * whole on every tensor-parallel rank.
+     */
+    @Test
+    void inferenceSaysTheKeyValueCacheItsMemoryLeavesOut() throws Exception {
+        Path seventy = HostileCliTest.repo().resolve("datasets/gpu/llm-public/configs/llama3-70b/config.json");
+        MainTest.Run r = MainTest.run("predict", "--model", "gpu", "--transformer", seventy.toString(), "--seq",
+                "131072", "--batch", "1", "--phase", "infer", "--gpus", "8", "--tensor", "8", "--device", "GB200",
+                "--precision", "bf16");
+        assertEquals(0, r.code(), r.err());
+        double expected = 80.0 * 2 * 8 * 128 * 131072 * 2 / 8 / (1L << 30);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("keys and values a serving engine keeps of this "
+                + "prefill for decoding add about ([0-9.]+) GiB a GPU").matcher(r.err());
+        assertTrue(m.find(), r.err());
+        assertEquals(expected, Double.parseDouble(m.group(1)), 0.05);
+        MainTest.Run train = MainTest.run("predict", "--model", "gpu", "--transformer", seventy.toString(), "--seq",
+                "4096", "--batch", "1", "--gpus", "8", "--tensor", "8", "--device", "GB200", "--precision", "bf16");
+        assertFalse(train.err().contains("serving engine keeps"), train.err());
+    }
 }

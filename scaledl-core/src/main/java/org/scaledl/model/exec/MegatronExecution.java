@@ -533,6 +533,48 @@ public final class MegatronExecution {
     }
 
     /**
+     * Said of an inference job: its memory counts the weights and a forward pass's activations, not the keys and values
+     * a serving engine keeps of the prefill for decoding, about their size a GPU (every attention layer's keys and
+     * values of the batch's tokens, over the pipeline's stages, the tensor- and context-parallel ranks;
+     * multi-latent attention's latent, its key/value down projection's output, as serving engines keep it, whole on
+     * every tensor-parallel rank; a sliding
+     * window's layers whole, as an engine that keeps every position does).
+     */
+    static Optional<String> keyValueCacheNote(Workload w) {
+        if (w.phase() != Phase.INFER) {
+            return Optional.empty();
+        }
+        ModelGraph g = w.graph();
+        TransformerShape ts = g.transformer().orElseThrow();
+        long[][] kv = g.blocks().isPresent() ? keyValues(g) : null;
+        // multi-latent attention: an engine keeps each token's latent (the key/value down projection's output)
+        long latent = 0;
+        for (LayerFeatures f : FEATURES.get(g, new FeaturesKey(1, Phase.INFER),
+                () -> FeatureExtractor.of(g).extract(1, Phase.INFER))) {
+            if (g.role(f.layer()).kind() == LayerRole.Kind.LATENT && g.layer(f.layer()).name().endsWith("/kv_a")) {
+                latent = f.outChannels();
+            }
+        }
+        double elements = 0;
+        for (int i = 0; i < g.size(); i++) {
+            if (g.role(i).kind() == LayerRole.Kind.ATTENTION_CORE && g.layer(i).opType().equals("Split")) {
+                long width = latent > 0 ? latent : kv != null ? kv[unit(g.role(i))][0] : ts.kvWidth();
+                elements += (double) g.repeats(i) * width;
+            }
+        }
+        Parallelism par = w.parallelism();
+        // (the latent is no head's: every tensor-parallel rank keeps it whole)
+        double gib = elements * w.batch() * ts.seq() * w.precision().activationBytes()
+                / ((double) par.pipeline() * (latent > 0 ? 1 : par.tensor()) * par.context() * (1L << 30));
+        if (gib < 0.05) {
+            return Optional.empty();
+        }
+        return Optional.of(String.format(Locale.ROOT, "the memory counts the weights and a forward pass's "
+                + "activations: the %s a serving engine keeps of this prefill for decoding add about %.1f GiB a GPU",
+                latent > 0 ? "key/value latents (whole on every tensor-parallel rank)" : "keys and values", gib));
+    }
+
+    /**
      * The ranks of the slowest of a job's groups of {@code size} consecutive ranks that share a node of {@code node}
      * GPUs, over the job's {@code ranks}: all of a group where none of the job's groups straddles a node's edge;
      * where one does (a node no whole number of groups, a job beyond the first node), {@code gcd(size, node)} on a
@@ -3168,6 +3210,7 @@ public final class MegatronExecution {
         layerCountNotes(w).stream().map(StageCost.Note::unusual).forEach(all::add);
         dispatcherNote(w, topo).map(StageCost.Note::noted).ifPresent(all::add);
         contextNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
+        keyValueCacheNote(w).map(StageCost.Note::noted).ifPresent(all::add);
         thinContextNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
         bubbleNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
         zeroNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
