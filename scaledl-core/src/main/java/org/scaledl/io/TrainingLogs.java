@@ -808,8 +808,8 @@ public final class TrainingLogs {
         if (segments.size() > 1 && last.n == 0 && last.block > 0) {
             // a restart that ran no iteration before the log ends (it crashed again): no run of its own, and the runs
             // before it are still read
-            LOG.warn("{}:{}: the arguments at line {} ran no iteration before the log ends: left out", source,
-                    last.block, last.block);
+            LOG.warn("{}:{}: this argument block ran no iteration before the log ends (a restart that failed?): "
+                    + "left out", source, last.block);
             segments.remove(segments.size() - 1);
         }
         for (Segment s : segments) {

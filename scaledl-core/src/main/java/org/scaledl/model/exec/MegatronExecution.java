@@ -537,8 +537,7 @@ public final class MegatronExecution {
      * a serving engine keeps of the prefill for decoding, about their size a GPU (every attention layer's keys and
      * values of the batch's tokens, over the pipeline's stages, the tensor- and context-parallel ranks;
      * multi-latent attention's latent, its key/value down projection's output, as serving engines keep it, whole on
-     * every tensor-parallel rank; a sliding
-     * window's layers whole, as an engine that keeps every position does).
+     * every tensor-parallel rank; a sliding window's layers their window; an encoder's self-attention none).
      */
     static Optional<String> keyValueCacheNote(Workload w) {
         if (w.phase() != Phase.INFER) {
@@ -555,16 +554,33 @@ public final class MegatronExecution {
                 latent = f.outChannels();
             }
         }
+        // per core: its keys' and values' elements a token, times the tokens it keeps (a sliding window's at most the
+        // window); an encoder's self-attention (its softmax masked by padding, not causally) keeps none
+        java.util.Map<String, Integer> byName = new java.util.HashMap<>();
+        for (int i = 0; i < g.size(); i++) {
+            byName.put(g.layer(i).name(), i);
+        }
         double elements = 0;
         for (int i = 0; i < g.size(); i++) {
-            if (g.role(i).kind() == LayerRole.Kind.ATTENTION_CORE && g.layer(i).opType().equals("Split")) {
-                long width = latent > 0 ? latent : kv != null ? kv[unit(g.role(i))][0] : ts.kvWidth();
-                elements += (double) g.repeats(i) * width;
+            String name = g.layer(i).name();
+            if (g.role(i).kind() != LayerRole.Kind.ATTENTION_CORE || !g.layer(i).opType().equals("Split")
+                    || !name.endsWith("/split")) {
+                continue;
             }
+            String core = name.substring(0, name.length() - "/split".length());
+            Integer softmax = byName.get(core + "/softmax");
+            if (softmax != null && g.layer(softmax).paddingMask() && !name.contains("/cross/")) {
+                continue;
+            }
+            Integer scores = byName.get(core + "/scores");
+            long window = scores == null ? 0 : g.layer(scores).attentionWindow().orElse(0);
+            double tokens = window > 0 ? Math.min(window, ts.seq()) : ts.seq();
+            long width = latent > 0 ? latent : kv != null ? kv[unit(g.role(i))][0] : ts.kvWidth();
+            elements += (double) g.repeats(i) * width * tokens;
         }
         Parallelism par = w.parallelism();
         // (the latent is no head's: every tensor-parallel rank keeps it whole)
-        double gib = elements * w.batch() * ts.seq() * w.precision().activationBytes()
+        double gib = elements * w.batch() * w.precision().activationBytes()
                 / ((double) par.pipeline() * (latent > 0 ? 1 : par.tensor()) * par.context() * (1L << 30));
         if (gib < 0.05) {
             return Optional.empty();
