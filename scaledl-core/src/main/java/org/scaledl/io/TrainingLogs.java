@@ -1327,8 +1327,9 @@ public final class TrainingLogs {
                 });
                 if (!differ.isEmpty()) {
                     LOG.warn("{}:{}: the arguments at line {} ran no iteration (a start that failed?): this block "
-                            + "replaces them ({}{})", source, block, replacedAt, String.join(", ", differ.subList(0,
-                            Math.min(5, differ.size()))), differ.size() > 5 ? ", " + (differ.size() - 5) + " more" : "");
+                            + "replaces them ({}{})", source, block, replacedAt, String.join(", ",
+                            differ.subList(0, Math.min(5, differ.size()))),
+                            differ.size() > 5 ? ", " + (differ.size() - 5) + " more" : "");
                 }
                 replaced = null;
             }

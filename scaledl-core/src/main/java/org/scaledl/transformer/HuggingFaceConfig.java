@@ -943,9 +943,10 @@ public final class HuggingFaceConfig {
      * gate over {@code linear_num_value_heads} heads), the same causal convolution over queries, keys and values, a
      * state of key by value dimension per head and a gated RMS norm, two scalars a head (the decay and the step),
      * and the delta rule's chunked products, in chunks of 64 ({@link TransformerSpec.Mamba#deltaRule()}). Not
-     * counted: the delta rule's per-chunk triangular solve; the shared expert's sigmoid gate. Keys a configuration leaves out take its class's defaults
-     * ({@code Qwen3NextConfig}, {@code Qwen3_5MoeTextConfig}, {@code Qwen3_5TextConfig}); the multi-token-prediction
-     * layers ({@code mtp_num_hidden_layers}) are read as DeepSeek-V3's.
+     * counted: the delta rule's per-chunk triangular solve; the shared expert's sigmoid gate. Keys a configuration
+     * leaves out take its class's defaults ({@code Qwen3NextConfig}, {@code Qwen3_5MoeTextConfig},
+     * {@code Qwen3_5TextConfig}); the multi-token-prediction layers ({@code mtp_num_hidden_layers}) are read as
+     * DeepSeek-V3's.
      */
     private static TransformerSpec qwenNext(Reader r, String name, String type) {
         boolean next = type.equals("qwen3_next");
@@ -990,9 +991,7 @@ public final class HuggingFaceConfig {
                 .blocks(bl).attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false)
                 .fusedAttention(true).mtpLayers(r.count("mtp_num_hidden_layers", 0, 0, 16));
         if (experts > 0) {
-            long shared = r.has("shared_expert_intermediate_size") && !r.isNull("shared_expert_intermediate_size")
-                    ? r.count("shared_expert_intermediate_size", 0, 0, (int) MAX_SIZE)
-                    : r.countSaid("shared_expert_intermediate_size", 512, 0, (int) MAX_SIZE);
+            long shared = r.countSaid("shared_expert_intermediate_size", 512, 0, (int) MAX_SIZE);
             b.moe(new TransformerSpec.Moe(experts, r.topK("num_experts_per_tok", Math.min(next ? 10 : 8, experts),
                     experts, "num_experts"), r.sizeSaid("moe_intermediate_size", 512), shared, false, false, false));
         }

@@ -1760,14 +1760,13 @@ public final class TransformerSpec {
 
         /** A view of {@code x} as {@code [chunks, heads, rows, cols]} for the scan's products (no work, no bytes). */
         private String view(String name, String x, Dim chunks, long heads, long rows, long cols) {
-            String y = act(name + ":0", SymbolicShape.of(chunks, Dim.of(heads), Dim.of(rows), Dim.of(cols)));
-            layer(Layer.builder(name, "Reshape").inputs(x).outputs(y), name, LayerRole.Kind.MIXER_CORE);
-            return y;
+            return op(name, LayerRole.Kind.MIXER_CORE, "Reshape", SymbolicShape.of(chunks, Dim.of(heads),
+                    Dim.of(rows), Dim.of(cols)), x);
         }
 
         /**
-         * A chunked scan's products with its state ({@code n} by {@code hd} a head): {@code rows} rows a chunk and head,
-         * each a product of the state's size.
+         * A chunked scan's products with its state ({@code n} by {@code hd} a head): {@code rows} rows a chunk and
+         * head, each a product of the state's size.
          */
         private void stateProducts(String p, String x, Dim chunks, long heads, long rows, long n, long hd) {
             String r = view(p + "/scan/state_rows", x, chunks, heads, rows, n);

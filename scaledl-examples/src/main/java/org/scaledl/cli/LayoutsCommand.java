@@ -296,7 +296,8 @@ final class LayoutsCommand implements Callable<Integer> {
                         + "replica's layouts at 0)"),
                 topo.describe(),
                 given.isEmpty() ? " (the standard system, assumed: give --gpus-per-node and "
-                        + "--inter-node-gbps, and --nvlink-domain where NVLink joins nodes)" : topo.assumed() ? " (partly given, the rest the standard system's: "
+                        + "--inter-node-gbps, and --nvlink-domain where NVLink joins nodes)"
+                        : topo.assumed() ? " (partly given, the rest the standard system's: "
                         + "give --gpus-per-node and --inter-node-gbps both)" : ""));
         b.append(String.format(Locale.ROOT, "%4s %3s %3s %3s %4s %3s %5s %6s %3s %3s %4s %-14s %10s %21s %9s %8s  %s%n",
                 "rank", "tp", "cp", "pp", "dp", "ep", "micro", "micros", "v", "sp", "zero", "recompute", "ms",

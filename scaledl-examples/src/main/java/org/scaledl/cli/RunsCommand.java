@@ -216,13 +216,7 @@ final class RunsCommand implements Callable<Integer> {
                         name = base + "-" + k;
                     }
                     file = configs.resolve(name + ".json");
-                    try {
-                        // the command's own folder (not one the user typed: SafeFiles would say it made it)
-                        Files.createDirectories(configs);
-                    } catch (IOException e) {
-                        throw new UncheckedIOException("cannot write " + file + ": cannot create its folder "
-                                + configs + " (" + e.getMessage() + ")", e);
-                    }
+                    createConfigs(configs, file);
                     Reports.write(file, json);
                     byContent.put(json, file);
                 }
@@ -325,12 +319,7 @@ final class RunsCommand implements Callable<Integer> {
                 : name.toString().replaceFirst("\\.[^.]*$", "");
         Path copy = configs.resolve(safeName(base) + ".json");
         byte[] bytes = SafeFiles.readBounded(transformer, 1 << 20, "model configuration");
-        try {
-            Files.createDirectories(configs);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + copy + ": cannot create its folder " + configs + " ("
-                    + e.getMessage() + ")", e);
-        }
+        createConfigs(configs, copy);
         SafeFiles.write(copy, bytes);
         HuggingFaceConfig.read(copy);
         if (!Main.quiet) {
@@ -339,5 +328,18 @@ final class RunsCommand implements Callable<Integer> {
                     + "in its folder)");
         }
         return relative(outDir, copy);
+    }
+
+    /**
+     * Makes the command's own folder of configurations before {@code file} is written into it (not one the user typed:
+     * the file writer would say it made it).
+     */
+    private static void createConfigs(Path configs, Path file) {
+        try {
+            Files.createDirectories(configs);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + file + ": cannot create its folder " + configs + " ("
+                    + e.getMessage() + ")", e);
+        }
     }
 }

@@ -272,8 +272,7 @@ final class ScalingCommand implements Callable<Integer> {
                 .toList();
         if (!oom.isEmpty()) {
             // a job on both sweeps (the base batch on the base GPUs) is one point
-            List<String> jobs = oom.stream().map(x -> "batch " + x.batch() + " on " + x.gpus() + (x.gpus() == 1
-                    ? " GPU" : " GPUs")).distinct().toList();
+            List<String> jobs = oom.stream().map(ScalingCommand::job).distinct().toList();
             sweepWarnings.add(sweepWarning(org.scaledl.model.PredictionWarning.Kind.OUT_OF_MEMORY, jobs.size()
                     + (jobs.size() == 1 ? " point does" : " points do") + " not fit in the device's memory (marked in "
                     + "the plot and the table): " + String.join(", ", jobs)));
@@ -281,8 +280,7 @@ final class ScalingCommand implements Callable<Integer> {
         List<String> near = java.util.stream.Stream.concat(byWorkers.stream(), byBatch.stream())
                 .filter(x -> x.fits() && x.prediction().warnings().stream().anyMatch(w -> w.kind()
                         == org.scaledl.model.PredictionWarning.Kind.NEAR_MEMORY_LIMIT))
-                .map(x -> "batch " + x.batch() + " on " + x.gpus() + (x.gpus() == 1 ? " GPU" : " GPUs")).distinct()
-                .toList();
+                .map(ScalingCommand::job).distinct().toList();
         if (!near.isEmpty()) {
             // (each point's own warning is per point, and left out of the warnings every point shares)
             sweepWarnings.add(sweepWarning(org.scaledl.model.PredictionWarning.Kind.NEAR_MEMORY_LIMIT, near.size()
@@ -365,6 +363,11 @@ final class ScalingCommand implements Callable<Integer> {
             System.out.println(sb);
         }
         return 0;
+    }
+
+    /** A point's job as the sweep's warnings name it: {@code batch 2 on 32 GPUs}. */
+    private static String job(Point x) {
+        return "batch " + x.batch() + " on " + x.gpus() + (x.gpus() == 1 ? " GPU" : " GPUs");
     }
 
     /** {@code 1 replica}, {@code 4 replicas}. */

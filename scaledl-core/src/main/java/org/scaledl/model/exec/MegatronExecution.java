@@ -556,10 +556,6 @@ public final class MegatronExecution {
         }
         // per core: its keys' and values' elements a token, times the tokens it keeps (a sliding window's at most the
         // window); an encoder's self-attention (its softmax masked by padding, not causally) keeps none
-        java.util.Map<String, Integer> byName = new java.util.HashMap<>();
-        for (int i = 0; i < g.size(); i++) {
-            byName.put(g.layer(i).name(), i);
-        }
         double elements = 0;
         for (int i = 0; i < g.size(); i++) {
             String name = g.layer(i).name();
@@ -568,12 +564,11 @@ public final class MegatronExecution {
                 continue;
             }
             String core = name.substring(0, name.length() - "/split".length());
-            Integer softmax = byName.get(core + "/softmax");
-            if (softmax != null && g.layer(softmax).paddingMask() && !name.contains("/cross/")) {
+            if (g.indexOf(core + "/softmax").map(x -> g.layer(x).paddingMask()).orElse(false)
+                    && !name.contains("/cross/")) {
                 continue;
             }
-            Integer scores = byName.get(core + "/scores");
-            long window = scores == null ? 0 : g.layer(scores).attentionWindow().orElse(0);
+            long window = g.indexOf(core + "/scores").map(x -> g.layer(x).attentionWindow().orElse(0)).orElse(0L);
             double tokens = window > 0 ? Math.min(window, ts.seq()) : ts.seq();
             long width = latent > 0 ? latent : kv != null ? kv[unit(g.role(i))][0] : ts.kvWidth();
             elements += (double) g.repeats(i) * width * tokens;
