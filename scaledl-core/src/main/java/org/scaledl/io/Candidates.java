@@ -303,19 +303,38 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         }
         // a runs table's look-alike of a column that changes its jobs is refused; of a label (model, family), of the
         // other model column, or of a graph's own settings in a table of transformers, warned of as in any table
+        // (a runs table's family is no label: the fit holds its runs out by it)
         boolean transformers = columns.contains("transformer");
         Map<String, String> refused = new java.util.LinkedHashMap<>(near);
-        refused.values().removeIf(k -> LABELS.contains(k) || transformers && GRAPH_ONLY.contains(k));
-        if (measured && !refused.isEmpty()) {
-            Map.Entry<String, String> first = refused.entrySet().iterator().next();
-            throw InvalidInputException.inSource(source, "column '" + InvalidInputException.printable(first.getKey(),
-                    40) + "' is not one scaledl reads (did you mean '" + first.getValue() + "'?): a runs table's rows "
-                    + "are jobs that ran, and read without it each would be fitted as another job (at the column's "
-                    + "default); rename it" + (refused.size() > 1 ? " (and " + String.join(", ", refused.keySet()
-                    .stream().skip(1).map(c -> "'" + InvalidInputException.printable(c, 40) + "' -> '"
-                    + refused.get(c) + "'").toList()) + ")" : ""));
+        refused.values().removeIf(k -> LABELS.contains(k) && !(measured && k.equals(FAMILY))
+                || transformers && GRAPH_ONLY.contains(k));
+        if (measured) {
+            refuseNearMisses(source, refused, "read without it each would be fitted as another job (at the column's "
+                    + "default)");
         }
         near.forEach((c, k) -> LOG.warn("{}", nearMissWarning(source, c, k)));
+    }
+
+    /** The label a runs table's fit holds its runs out by (a family of models). */
+    private static final String FAMILY = "family";
+
+    /**
+     * Refuses a runs table (its rows jobs that ran) with a column that looks like one scaledl reads misspelt,
+     * naming the first and the others: {@code misspelt} maps each to the column meant; {@code consequence} says what
+     * reading the table without it would do. Nothing where the map is empty.
+     *
+     * @throws InvalidInputException naming the table, the column and the one meant
+     */
+    static void refuseNearMisses(String source, Map<String, String> misspelt, String consequence) {
+        if (misspelt.isEmpty()) {
+            return;
+        }
+        Map.Entry<String, String> first = misspelt.entrySet().iterator().next();
+        throw InvalidInputException.inSource(source, "column '" + InvalidInputException.printable(first.getKey(), 40)
+                + "' is not one scaledl reads (did you mean '" + first.getValue() + "'?): a runs table's rows are jobs "
+                + "that ran, and " + consequence + "; rename it" + (misspelt.size() > 1 ? " (and " + String.join(", ",
+                misspelt.keySet().stream().skip(1).map(c -> "'" + InvalidInputException.printable(c, 40) + "' -> '"
+                + misspelt.get(c) + "'").toList()) + ")" : ""));
     }
 
     /**

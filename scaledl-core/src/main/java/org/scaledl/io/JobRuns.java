@@ -131,7 +131,9 @@ public final class JobRuns {
                         + "with predicted_ms, low_ms and high_ms: its tokens_per_s_per_gpu are predictions)" : "")
                         + "; it has " + in.columns() + named);
             }
-            misspelt.forEach((c, k) -> LOG.warn("{}", Candidates.nearMissWarning(csv.toString(), c, k)));
+            // a fit reads them all: a run's weight, its cluster (system, release), its id and model
+            Candidates.refuseNearMisses(csv.toString(), misspelt, "read without it the fit would take each row's "
+                    + "default for it (a weight of 1, no cluster, no id)");
             for (Candidates c = in.next(4096); !c.workloads().isEmpty(); c = in.next(4096)) {
                 CsvTable t = c.table();
                 for (int r = 0; r < t.size(); r++) {

@@ -424,7 +424,9 @@ class RunsCommandTest {
         assertEquals(64, s.get(0).workload().parallelism().ranks());
         assertEquals(4096, s.get(0).millis(), 1e-6);
         assertEquals(s.get(1).millis(), s.get(0).millis(), 0);
-        // a runs table's own columns misspelt: the measurement refused naming the look-alike, a weight warned of
+        // a runs table's own columns misspelt: the measurement refused naming the look-alike, and a weight, a
+        // cluster or the family the fit holds runs out by refused too (read as absent, every row would take its
+        // default: weight 1, no cluster, no family)
         Files.writeString(runs, "transformer,seq,batch,gpus,device,precision,Measured_ms\n"
                 + "configs/llama3-8b/config.json,2048,1,8,H100 SXM,bf16,1000\n");
         MainTest.Run measured = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
@@ -436,9 +438,32 @@ class RunsCommandTest {
                 + "configs/llama3-8b/config.json,2048,1,8,H100 SXM,bf16,1000,0.5\n");
         MainTest.Run weight = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
                 dir.resolve("m.sdl").toString());
-        assertEquals(0, weight.code(), weight.err());
+        assertEquals(1, weight.code(), weight.err());
         assertTrue(weight.err().contains("column 'fit-weight' is not one scaledl reads (did you mean "
-                + "'fit_weight'?)"), weight.err());
+                + "'fit_weight'?)") && weight.err().contains("rename it"), weight.err());
+        assertFalse(Files.exists(dir.resolve("m.sdl")), "nothing written");
+        for (String[] c : new String[][] {{"Family", "family"}, {"sytem", "system"}, {"relase", "release"}}) {
+            Files.writeString(runs, "transformer,seq,batch,gpus,device,precision,measured_ms," + c[0] + "\n"
+                    + "configs/llama3-8b/config.json,2048,1,8,H100 SXM,bf16,1000,x\n");
+            MainTest.Run r = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
+                    dir.resolve("m.sdl").toString());
+            assertEquals(1, r.code(), c[0] + ": " + r.err());
+            assertTrue(r.err().contains("column '" + c[0] + "' is not one scaledl reads (did you mean '" + c[1]
+                    + "'?)"), r.err());
+        }
+        // spelt right, each is read
+        Files.writeString(runs, "transformer,seq,batch,gpus,device,precision,measured_ms,family,system,release\n"
+                + "configs/llama3-8b/config.json,2048,1,8,H100 SXM,bf16,1000,Llama 3,mine,1\n");
+        MainTest.Run ok = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
+                dir.resolve("m.sdl").toString());
+        assertEquals(0, ok.code(), ok.err());
+        // a table to predict keeps its labels' look-alikes a warning
+        Files.writeString(runs, "transformer,seq,batch,gpus,device,precision,Family\n"
+                + "configs/llama3-8b/config.json,2048,1,8,H100 SXM,bf16,x\n");
+        MainTest.Run predicted = MainTest.run("predict", "--model", "gpu", "--candidates", runs.toString(), "--out",
+                dir.resolve("p.csv").toString(), "-q");
+        assertEquals(0, predicted.code(), predicted.err());
+        assertTrue(predicted.err().contains("column 'Family' is not one scaledl reads"), predicted.err());
     }
 
     /**
