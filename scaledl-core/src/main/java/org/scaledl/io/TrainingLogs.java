@@ -805,11 +805,12 @@ public final class TrainingLogs {
             segments.remove(segments.size() - 1);
         }
         Segment last = segments.get(segments.size() - 1);
-        if (segments.size() > 1 && last.n == 0 && last.block > 0) {
+        if (segments.size() > 1 && last.n == 0) {
             // a restart that ran no iteration before the log ends (it crashed again): no run of its own, and the runs
-            // before it are still read
-            LOG.warn("{}:{}: this argument block ran no iteration before the log ends (a restart that failed?): "
-                    + "left out", source, last.block);
+            // before it are still read; its argument block (Megatron) or its configuration's first statement (a
+            // NeMo dump)
+            LOG.warn("{}:{}: this {} ran no iteration before the log ends (a restart that failed?): left out", source,
+                    last.block > 0 ? last.block : last.line, last.block > 0 ? "argument block" : "configuration");
             segments.remove(segments.size() - 1);
         }
         for (Segment s : segments) {

@@ -1284,5 +1284,23 @@ class TrainingLogsTest {
         Path restarted = dir.resolve("restarted-true.log");
         assertEquals(failed.size() + 4, TrainingLogs.read(restarted, TrainingLogs.DEFAULT_WARMUP).get(0).line(),
                 "the restart's header: after the failed block, the error and the restart's two preamble lines");
+        // NeMo's likewise: a restart that dumped its configuration and crashed before its first step is left out
+        // (the whole log was refused: "run 2 (from line 30): no iteration lines")
+        List<String> nemo = Files.readAllLines(LOGS.resolve("nemo-llama3-8b.log"));
+        int firstStep = 0;
+        while (!nemo.get(firstStep).startsWith("Training epoch 0,")) {
+            firstStep++;
+        }
+        List<String> nemoCrashed = new java.util.ArrayList<>(nemo);
+        nemoCrashed.addAll(nemo.subList(0, firstStep));
+        nemoCrashed.add("torch.OutOfMemoryError: CUDA out of memory.");
+        Path n = dir.resolve("nemo-crashed.log");
+        Files.write(n, nemoCrashed);
+        List<TrainingLogs.Run> nemoRead = TrainingLogs.read(n, TrainingLogs.DEFAULT_WARMUP);
+        TrainingLogs.Run whole = TrainingLogs.read(LOGS.resolve("nemo-llama3-8b.log"), TrainingLogs.DEFAULT_WARMUP)
+                .get(0);
+        assertEquals(1, nemoRead.size());
+        assertEquals(whole.measuredMs(), nemoRead.get(0).measuredMs(), 0);
+        assertEquals(whole.job(), nemoRead.get(0).job());
     }
 }
