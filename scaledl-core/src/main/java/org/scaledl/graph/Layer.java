@@ -63,6 +63,12 @@ public final class Layer {
      */
     public static final String ATTENTION_WINDOW = "scaledl_window";
 
+    /**
+     * The attribute (an integer, tokens) of an attention core's layers whose queries attend causally within fixed
+     * chunks of the sequence (Llama 4's chunked attention): a query reads the keys of its own chunk alone.
+     */
+    public static final String ATTENTION_CHUNK = "scaledl_chunk";
+
     private final String name;
     private final String opType;
     private final String domain;
@@ -176,6 +182,13 @@ public final class Layer {
     /** The causal sliding window an attention core's layer attends within ({@link #ATTENTION_WINDOW}), if any. */
     public java.util.OptionalLong attentionWindow() {
         Attribute a = attributes.get(ATTENTION_WINDOW);
+        return a != null && a.kind() == Attribute.Kind.INT && a.asLong() > 0 ? java.util.OptionalLong.of(a.asLong())
+                : java.util.OptionalLong.empty();
+    }
+
+    /** The chunk an attention core's layer attends within ({@link #ATTENTION_CHUNK}), if any. */
+    public java.util.OptionalLong attentionChunk() {
+        Attribute a = attributes.get(ATTENTION_CHUNK);
         return a != null && a.kind() == Attribute.Kind.INT && a.asLong() > 0 ? java.util.OptionalLong.of(a.asLong())
                 : java.util.OptionalLong.empty();
     }

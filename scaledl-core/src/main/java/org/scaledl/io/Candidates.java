@@ -50,7 +50,9 @@ import org.scaledl.workload.Workload;
  * memory, {@link Workload#offloadLayers()}; 0),
  * {@code sequence_parallel} (true or false; false), {@code context} (context-parallel degree, 1),
  * {@code virtual_stages} (interleaved model chunks per pipeline stage, 1), {@code expert} (expert-parallel degree,
- * 1), {@code expert_tensor} (1), {@code zero_stage} (0–3, 3 = FSDP; 0), {@code expert_imbalance} (1),
+ * 1), {@code expert_tensor} (1 with expert parallelism; the tensor degree for a mixture of experts without it:
+ * {@link Parallelism#defaultExpertTensor}),
+ * {@code zero_stage} (0–3, 3 = FSDP; 0), {@code expert_imbalance} (1),
  * {@code lora_rank} (LoRA fine-tuning with adapters of that rank, the model's weights frozen; 0: every weight
  * trains), {@code uneven_pipeline} (true: layers that do not divide into the pipeline's chunks are split
  * unevenly, balanced; false), {@code document_tokens} (packed sequences: the effective tokens of the documents
@@ -718,10 +720,11 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                 int tensor = positive(t, r, "tensor").orElse(1);
                 int pipeline = positive(t, r, "pipeline").orElse(1);
                 int context = positive(t, r, "context").orElse(1);
+                int expert = positive(t, r, "expert").orElse(1);
                 b.parallelism(new Parallelism(replicas(t, r, tensor, pipeline, context), tensor, pipeline,
                         microBatches, flag(t, r, "sequence_parallel"), zero, positive(t, r, "virtual_stages")
-                        .orElse(1), context, positive(t, r, "expert").orElse(1), positive(t, r, "expert_tensor")
-                        .orElse(1)));
+                        .orElse(1), context, expert, positive(t, r, "expert_tensor")
+                        .orElse(Parallelism.defaultExpertTensor(tensor, expert, g))));
                 value(t, r, "precision").map(Precision::parse).ifPresent(b::precision);
                 Recompute rc = applies.test("recompute") ? value(t, r, "recompute").map(Recompute::parse).orElse(null)
                         : null;

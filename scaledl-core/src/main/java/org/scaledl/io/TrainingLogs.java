@@ -1967,6 +1967,7 @@ public final class TrainingLogs {
             }
             boolean moe = has("num_experts");
             int ep = moe ? positive("expert_model_parallel_size", 1) : 1;
+            // (None: the tensor-parallel size, as Parallelism.defaultExpertTensor takes it)
             int etp = moe ? positive("expert_tensor_parallel_size", tp) : 1;
             int zero = 0;
             if (flag("use_torch_fsdp2", false)) {

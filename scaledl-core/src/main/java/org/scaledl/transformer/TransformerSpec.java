@@ -1134,6 +1134,8 @@ public final class TransformerSpec {
         private int block = -1;
         /** The causal sliding window of the block kind being built, shorter than the sequence; 0 for none. */
         private long window;
+        /** The chunk of the block being built's chunked attention (0: none, or one as long as the sequence). */
+        private long chunk;
 
         GraphWriter(TransformerSpec m, long s) {
             this.m = m;
@@ -1165,6 +1167,10 @@ public final class TransformerSpec {
             if (window > 0 && kind == LayerRole.Kind.ATTENTION_CORE) {
                 // the causal window the core's layers attend within (what packed documents leave of their work)
                 l.attribute(Layer.ATTENTION_WINDOW, Attribute.ofInt(window));
+            }
+            if (chunk > 0 && kind == LayerRole.Kind.ATTENTION_CORE) {
+                // the chunk the core's queries attend within (what a serving engine keeps of its keys and values)
+                l.attribute(Layer.ATTENTION_CHUNK, Attribute.ofInt(chunk));
             }
             g.layer(l.build());
             g.role(name, new LayerRole(region, kind, block));
@@ -1326,12 +1332,14 @@ public final class TransformerSpec {
                 block = first + e.getValue();
                 Block kind = e.getKey();
                 window = causal && !kind.chunked() && kind.window() > 0 && kind.window() < s ? kind.window() : 0;
+                chunk = causal && kind.chunked() && kind.window() < s ? kind.window() : 0;
                 String b = kinds.size() == 1 ? prefix + "/block" : prefix + "/block" + e.getValue();
                 out = layer(b, x, kind, causal, memory, relative);
             }
             region = LayerRole.Region.EPILOGUE;
             block = -1;
             window = 0;
+            chunk = 0;
             if (m.architecture == Architecture.ENCODER_DECODER && m.preNorm) {
                 out = norm(prefix + "/final_norm", out);
             }

@@ -92,9 +92,23 @@ public record Parallelism(int data, int tensor, int pipeline, int microBatches, 
         if (!(((long) data * context * tensor) % ((long) expert * expertTensor) == 0)) {
             return "expert x expert tensor parallelism (" + expert + " x " + expertTensor + ") must divide data x "
                     + "context x tensor parallelism (" + data + " x " + context + " x " + tensor + "): the experts are "
-                    + "spread over those ranks (Megatron's MoE parallel folding)";
+                    + "spread over those ranks (Megatron's MoE parallel folding); give a multiple of "
+                    + (long) expert * expertTensor + " of them (more data-parallel replicas, as serving engines run "
+                    + "expert parallelism beside data-parallel attention), or fewer expert ranks";
         }
         return null;
+    }
+
+    /**
+     * The expert tensor parallelism of a job that does not state one: with expert parallelism, 1, as the published
+     * recipes that spread experts set it (their experts whole on their ranks); without it, for a graph with routed
+     * experts, the tensor degree, as Megatron core takes it ({@code expert_tensor_parallel_size} defaults to the
+     * tensor-parallel size) and serving engines shard experts (each expert split as the other layers are, not
+     * copied whole onto every tensor rank); 1 for a graph without experts. The record's own constructors state every
+     * degree; the command line and candidate tables leave this one to this default where it is absent.
+     */
+    public static int defaultExpertTensor(int tensor, int expert, org.scaledl.graph.ModelGraph graph) {
+        return expert == 1 && graph.transformer().map(ts -> ts.experts() > 1).orElse(false) ? tensor : 1;
     }
 
     /** Four degrees with the other parallelisms at 1. */

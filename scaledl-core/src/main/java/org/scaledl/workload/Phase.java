@@ -13,15 +13,20 @@ public enum Phase {
     INFER;
 
     /**
-     * Parses {@code train}/{@code training} or {@code infer}/{@code inf}/{@code inference}/{@code eval} (any case).
+     * Parses {@code train}/{@code training} or {@code infer}/{@code inf}/{@code inference}/{@code eval}/{@code prefill}
+     * (any case: a transformer's inference is its prefill).
      *
-     * @throws InvalidInputException for anything else
+     * @throws InvalidInputException for anything else, saying for {@code decode} that decoding is not predicted
      */
     public static Phase parse(String text) {
         String t = text == null ? "" : text.trim().toLowerCase(Locale.ROOT);
         return switch (t) {
             case "train", "training" -> TRAIN;
-            case "infer", "inf", "inference", "eval" -> INFER;
+            // a serving engine's two phases: the prefill is what infer predicts, token-by-token decoding is not
+            case "infer", "inf", "inference", "eval", "prefill" -> INFER;
+            case "decode", "decoding", "generate", "generation" -> throw InvalidInputException.of("unknown phase '"
+                    + InvalidInputException.printable(text, 80) + "': token-by-token decoding (each step reading the "
+                    + "key/value cache) is not predicted; infer predicts a prefill (expected train or infer)");
             default -> throw InvalidInputException.of("unknown phase '" + InvalidInputException.printable(text, 80)
                     + "' (expected train or infer)");
         };

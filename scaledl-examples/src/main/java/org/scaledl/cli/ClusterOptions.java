@@ -48,8 +48,9 @@ final class ClusterOptions {
     Integer expert;
 
     @Option(names = "--expert-tensor", description = "Expert tensor parallelism: each expert split this many ways, "
-            + "its expert group spanning expert x this many adjacent ranks (default 1, as the published recipes for "
-            + "fine-grained experts set it; Megatron-Core's own default is the tensor parallelism)")
+            + "its expert group spanning expert x this many adjacent ranks (default 1 with --expert, as the "
+            + "published recipes set it; without --expert, the tensor parallelism, as Megatron-Core and serving "
+            + "engines shard experts)")
     Integer expertTensor;
 
     @Option(names = "--zero-stage", description = "ZeRO stage of the data-parallel optimizer, 0 to 3 (1: Megatron's "
@@ -245,12 +246,13 @@ final class ClusterOptions {
      *
      * @throws IllegalArgumentException naming the option out of range or the degrees that do not go together
      */
-    Parallelism parallelism(int data, int tensor, int pipeline, int microBatches) {
+    Parallelism parallelism(int data, int tensor, int pipeline, int microBatches,
+            org.scaledl.graph.ModelGraph graph) {
         int z = zeroStage();
         int v = positive(virtualStages, "--virtual-stages");
         int c = positive(context, "--context");
         int e = positive(expert, "--expert");
-        int et = positive(expertTensor, "--expert-tensor");
+        int et = expertTensor(tensor, e, graph);
         try {
             return new Parallelism(data, tensor, pipeline, microBatches, sequenceParallel, z, v, c, e, et);
         } catch (IllegalArgumentException x) {
@@ -258,6 +260,19 @@ final class ClusterOptions {
             // schedule without a pipeline, experts not dividing the ranks): bad input, as in a candidate table's row
             throw org.scaledl.InvalidInputException.of(x.getMessage());
         }
+    }
+
+    /**
+     * {@code --expert-tensor}, or where not given its default for the graph ({@link Parallelism#defaultExpertTensor}:
+     * 1 with {@code --expert}, the tensor degree for a mixture of experts without it).
+     */
+    int expertTensor(int tensor, org.scaledl.graph.ModelGraph graph) {
+        return expertTensor(tensor, positive(expert, "--expert"), graph);
+    }
+
+    private int expertTensor(int tensor, int e, org.scaledl.graph.ModelGraph graph) {
+        return expertTensor == null ? Parallelism.defaultExpertTensor(tensor, e, graph)
+                : positive(expertTensor, "--expert-tensor");
     }
 
     /** Whether gradients are kept in 16 bits ({@code --grad-dtype}; empty when not given: the precision's default). */

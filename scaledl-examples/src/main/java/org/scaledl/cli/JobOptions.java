@@ -104,7 +104,7 @@ final class JobOptions {
         int m = positive(microBatches, "--micro-batches");
         Checks.argument((long) batch * m <= Integer.MAX_VALUE, "--batch x --micro-batches is too large");
         Parallelism par = cluster.parallelism(positive(worldSize, "--data-parallel (--world-size)"),
-                positive(tensor, "--tensor"), positive(pipeline, "--pipeline"), m);
+                positive(tensor, "--tensor"), positive(pipeline, "--pipeline"), m, g);
         Workload.Builder wb = Workload.builder(g).batch(batch * m).threads(positive(threads, "--threads"))
                 .phase(phase == null ? Phase.TRAIN : phase).parallelism(par).precision(cluster.precision())
                 .recompute(cluster.recompute()).recomputeLayers(cluster.recomputeLayers())

@@ -78,6 +78,13 @@ final class LayoutsCommand implements Callable<Integer> {
     ClusterOptions cluster;
 
     /**
+     * Hidden: a training search only; an inference phase is refused saying how to rank inference layouts (a serving
+     * planner's first try was {@code --phase infer}).
+     */
+    @Option(names = "--phase", hidden = true)
+    org.scaledl.workload.Phase phase;
+
+    /**
      * The options of a job's layout that layouts chooses itself for every layout it ranks: refused here, left out of
      * its help (the {@code predict} commands it prints take them).
      */
@@ -103,6 +110,11 @@ final class LayoutsCommand implements Callable<Integer> {
         if (gpus < 1 || globalBatch < 1) {
             throw new IllegalArgumentException("--gpus and --global-batch must be positive, got " + gpus + " and "
                     + globalBatch);
+        }
+        if (phase == org.scaledl.workload.Phase.INFER) {
+            throw new IllegalArgumentException("--phase infer: layouts searches training layouts only; rank inference "
+                    + "layouts by writing them as a candidate table and scoring it with predict --candidates "
+                    + "(phase infer in each row, or --phase infer)");
         }
         List<String> chosen = cluster.layoutChoices();
         if (!chosen.isEmpty()) {

@@ -113,6 +113,9 @@ final class ScalingCommand implements Callable<Integer> {
         // 64 replicas, those an expert layout can spread its experts over (8 expert ranks need 8 / (tensor x context)
         // replicas or a multiple). A count refused for its replicas alone is named here; what is wrong whatever the
         // count (a degree that does not divide the heads, a precision the GPU lacks) is left to the job's own checks.
+        // the graph read once: the expert tensor degree not given is its default for the graph
+        org.scaledl.graph.ModelGraph graph = job.graph();
+        expertTensor = job.cluster.expertTensor(positive(job.tensor), graph);
         List<Integer> workers = new ArrayList<>();
         // how a refusal names each point
         List<String> named = new ArrayList<>();
@@ -152,7 +155,7 @@ final class ScalingCommand implements Callable<Integer> {
             // replica's
             job.worldSize = workers.stream().min(Integer::compare).orElseThrow();
         }
-        Workload base = job.workload(p);
+        Workload base = job.workload(p, graph);
         if (!leftOut.isEmpty()) {
             System.err.println("scaledl: note: the default sweep leaves out " + leftOut.size() + (leftOut.size() == 1
                     ? " replica count" : " replica counts") + " (" + leftOut.stream().map(String::valueOf).collect(
@@ -380,10 +383,12 @@ final class ScalingCommand implements Callable<Integer> {
         return value == null ? 1 : value;
     }
 
+    /** The job's expert tensor degree (given, or its default for the graph), once the graph is read. */
+    private int expertTensor = 1;
+
     /** {@code expert x expert tensor parallelism (8 x 1)}, as the layout's checks name it. */
     private String expertLayout() {
-        return "expert x expert tensor parallelism (" + positive(job.cluster.expert) + " x "
-                + positive(job.cluster.expertTensor) + ")";
+        return "expert x expert tensor parallelism (" + positive(job.cluster.expert) + " x " + expertTensor + ")";
     }
 
     /**
@@ -393,7 +398,7 @@ final class ScalingCommand implements Callable<Integer> {
     private java.util.Optional<String> replicasProblem(int replicas) {
         try {
             new Parallelism(replicas, positive(job.tensor), 1, 1, false, 0, 1, positive(job.cluster.context),
-                    positive(job.cluster.expert), positive(job.cluster.expertTensor));
+                    positive(job.cluster.expert), expertTensor);
             return java.util.Optional.empty();
         } catch (IllegalArgumentException e) {
             return java.util.Optional.of(String.valueOf(e.getMessage()));
@@ -405,7 +410,7 @@ final class ScalingCommand implements Callable<Integer> {
      * passes the same checks.
      */
     private boolean forTheReplicas(int replicas) {
-        long ranks = (long) positive(job.cluster.expert) * positive(job.cluster.expertTensor);
+        long ranks = (long) positive(job.cluster.expert) * expertTensor;
         return replicasProblem(replicas).isPresent() && ranks >= 1 && ranks <= Parallelism.MAX_RANKS
                 && replicasProblem((int) ranks).isEmpty();
     }

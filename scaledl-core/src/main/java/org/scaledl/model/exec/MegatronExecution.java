@@ -533,11 +533,32 @@ public final class MegatronExecution {
     }
 
     /**
+     * Whether a transformer generates text, its head predicting each next token (a decoder, or a mixer's stack): not an
+     * encoder alone, every self-attention core of which is masked by padding rather than causally (BERT's head
+     * scores every token).
+     */
+    static boolean generates(ModelGraph g) {
+        boolean selfAttention = false;
+        for (int i = 0; i < g.size(); i++) {
+            String name = g.layer(i).name();
+            if (g.role(i).kind() == LayerRole.Kind.ATTENTION_CORE && g.layer(i).opType().equals("Softmax")
+                    && !name.contains("/cross/")) {
+                selfAttention = true;
+                if (!g.layer(i).paddingMask()) {
+                    return true;
+                }
+            }
+        }
+        return !selfAttention;
+    }
+
+    /**
      * Said of an inference job: its memory counts the weights and a forward pass's activations, not the keys and values
      * a serving engine keeps of the prefill for decoding, about their size a GPU (every attention layer's keys and
      * values of the batch's tokens, over the pipeline's stages, the tensor- and context-parallel ranks;
      * multi-latent attention's latent, its key/value down projection's output, as serving engines keep it, whole on
-     * every tensor-parallel rank; a sliding window's layers their window; an encoder's self-attention none).
+     * every tensor-parallel rank; a sliding window's layers their window, a chunked one's its chunk; an encoder's
+     * self-attention none).
      */
     static Optional<String> keyValueCacheNote(Workload w) {
         if (w.phase() != Phase.INFER) {
@@ -569,7 +590,9 @@ public final class MegatronExecution {
                 continue;
             }
             long window = g.indexOf(core + "/scores").map(x -> g.layer(x).attentionWindow().orElse(0)).orElse(0L);
-            double tokens = window > 0 ? Math.min(window, ts.seq()) : ts.seq();
+            long chunk = g.indexOf(core + "/scores").map(x -> g.layer(x).attentionChunk().orElse(0)).orElse(0L);
+            double tokens = window > 0 ? Math.min(window, ts.seq()) : chunk > 0 ? Math.min(chunk, ts.seq())
+                    : ts.seq();
             long width = latent > 0 ? latent : kv != null ? kv[unit(g.role(i))][0] : ts.kvWidth();
             elements += (double) g.repeats(i) * width * tokens;
         }
@@ -786,6 +809,14 @@ public final class MegatronExecution {
     static final double MIN_PIECE_ROWS = 2048;
 
     /**
+     * The fewest rows a piece of an attention core's product is cut to ({@link #pieceMillis}): 1,048,576, the
+     * model's heads times a rank's queries (the share the tensor-parallel ranks split is the keys' side, as the trees
+     * are fitted) of the largest cores the published runs train, 32 heads of 32,768 queries (a million tokens over 32
+     * context-parallel ranks): within them the fitted efficiency stands, past them it is bounded by theirs.
+     */
+    static final double MIN_ATTENTION_PIECE_ROWS = 1 << 20;
+
+    /**
      * A layer's time; for a product with weights, at most the time of its rows halved (again, while a piece keeps
      * {@link #MIN_PIECE_ROWS} rows) times the pieces: a library can run a large product as smaller ones, so it is never
      * less efficient than they are. The trees, extrapolating their efficiency past the kernels they learned from
@@ -794,8 +825,8 @@ public final class MegatronExecution {
      * product, uncut: {@link #groupedMillis}.)
      */
     private static double pieceMillis(ModelGraph g, DeviceLayerCost layers, LayerFeatures f, Device device,
-            Precision precision, boolean backward) {
-        return pieceMillis(f, x -> layerMillis(g, layers, x, device, precision, backward));
+            Precision precision, boolean backward, boolean attention) {
+        return pieceMillis(f, x -> layerMillis(g, layers, x, device, precision, backward), attention);
     }
 
     /**
@@ -909,12 +940,25 @@ public final class MegatronExecution {
 
     /** {@link #pieceMillis} with the layer's time from {@code time}. */
     static double pieceMillis(LayerFeatures f, java.util.function.ToDoubleFunction<LayerFeatures> time) {
+        return pieceMillis(f, time, false);
+    }
+
+    /**
+     * {@link #pieceMillis} with the layer's time from {@code time}; with {@code attention} a product of an attention
+     * core's (its scores, its context: no weights) is cut too, its rows (each head's queries) in pieces as context
+     * parallelism and a kernel's own tiles cut them: a core over a longer sequence, a larger batch or fewer ranks is
+     * then never less efficient than its pieces (the trees, past the kernels' data, said a core over 128k tokens on
+     * one GPU took more than eight times its share on each of eight context-parallel ranks).
+     */
+    static double pieceMillis(LayerFeatures f, java.util.function.ToDoubleFunction<LayerFeatures> time,
+            boolean attention) {
         double t = time.applyAsDouble(f);
-        if (f.family() != OpFamily.DENSE || f.params() <= 0 || f.outChannels() <= 0) {
+        if (f.family() != OpFamily.DENSE || f.params() <= 0 && !attention || f.outChannels() <= 0) {
             return t;
         }
         double rows = f.outputElements() / f.outChannels();
-        for (int k = 2; rows / k >= MIN_PIECE_ROWS; k *= 2) {
+        double fewest = f.params() > 0 ? MIN_PIECE_ROWS : MIN_ATTENTION_PIECE_ROWS;
+        for (int k = 2; rows / k >= fewest; k *= 2) {
             t = Math.min(t, k * time.applyAsDouble(ParallelExecution.share(f, k, 1, 1)));
         }
         return t;
@@ -1006,6 +1050,13 @@ public final class MegatronExecution {
         List<LayerFeatures> fs = FEATURES.get(g, new FeaturesKey(b, phase),
                 () -> FeatureExtractor.of(g).extract(b, phase));
         boolean[] fusedCore = fusedCores(g);
+        // per unit, whether the sub-layer being read holds a contraction tensor parallelism splits (an attention's,
+        // an MLP's or a shared expert's, a mixer's): one without (a mixture of experts without a shared one, its
+        // experts whole on their ranks) runs no tensor-parallel collective with sequence parallelism, its tokens
+        // dispatched from and combined into each rank's slice of the sequence (Megatron core's dispatcher over the
+        // experts' own tensor group)
+        boolean[] splitWork = new boolean[2 + kinds];
+        boolean generates = generates(g);
         for (LayerFeatures read : fs) {
             // a kernel reads its weights whether another layer reads them too (a tied output projection): its time
             // and its share under parallelism take them; the memory counts a tied weight once a stage holding it
@@ -1015,6 +1066,17 @@ public final class MegatronExecution {
             LayerRole role = g.role(i);
             int u = unit(role);
             LayerRole.Kind kind = role.kind();
+            if (!train && generates && role.region() == LayerRole.Region.EPILOGUE
+                    && (kind == LayerRole.Kind.HEAD || kind == LayerRole.Kind.LOSS)) {
+                if (kind == LayerRole.Kind.LOSS) {
+                    // a prefill computes no loss
+                    continue;
+                }
+                // a prefill's logits are its sequences' last tokens' (the next token's), as serving engines compute
+                // them: the output projection's rows, not its weights, one a sequence
+                lf = ParallelExecution.share(lf, (int) Math.max(1, Math.min(Integer.MAX_VALUE, ts.seq())), 1, 1);
+            }
+            splitWork[u] |= kind.split() == LayerRole.Split.TENSOR && lf.family() == OpFamily.DENSE;
             int divisor = divisor(role, lf.family(), t, sp, c);
             boolean lowLinear = lowPrecisionLinear(prec, role);
             long layerParams = g.parameterCount(i);
@@ -1058,9 +1120,9 @@ public final class MegatronExecution {
             // more weights read for a larger, more efficient product: 64 experts were faster than 8)
             boolean grouped = kind.expert() && lf.family() == OpFamily.DENSE;
             double fwd = timed ? packed * (grouped ? groupedMillis(g, layers, f, expertsHeld(lf, e), device, lp, false)
-                    : pieceMillis(g, layers, f, device, lp, false)) : 0;
+                    : pieceMillis(g, layers, f, device, lp, false, kind.attentionCore())) : 0;
             double bwd = timed && train ? packed * (grouped ? groupedMillis(g, layers, f, expertsHeld(lf, e), device,
-                    lp, true) : pieceMillis(g, layers, f, device, lp, true)) : 0;
+                    lp, true) : pieceMillis(g, layers, f, device, lp, true, kind.attentionCore())) : 0;
             double bwdShare = frozenBackwardShare(lora, lf);
             bwd *= bwdShare;
             boolean again = role.region() == LayerRole.Region.BLOCK && (rc == Recompute.FULL
@@ -1136,10 +1198,13 @@ public final class MegatronExecution {
                 }
             }
             if (role.region() == LayerRole.Region.BLOCK && (kind == LayerRole.Kind.RESIDUAL)) {
-                subLayers[u]++;
-                if (redo != null && RecomputeRegions.closesRecomputedCollective(g, redo, i)) {
-                    redoneSubLayers[u]++;
+                if (splitWork[u] || !sp || et > 1) {
+                    subLayers[u]++;
+                    if (redo != null && RecomputeRegions.closesRecomputedCollective(g, redo, i)) {
+                        redoneSubLayers[u]++;
+                    }
                 }
+                splitWork[u] = false;
             }
         }
         int collectivesPerSubLayer = train ? 2 + (rc == Recompute.FULL ? 1 : 0) : 1;
@@ -2531,9 +2596,10 @@ public final class MegatronExecution {
                 // the last stage's copy of the word embedding (a tied head's, the MTP modules'): its gradient and the
                 // first stage's added up once a step between the two stages' ranks of each tensor slice (Megatron's
                 // embedding group), across nodes unless the whole job sits in one; LoRA freezes it (no gradient)
+                // (every tensor slice's pair at once: apart, each pair has one GPU's share of its node's network)
                 boolean apart = (long) par.ranks() > topo.gpusPerNode();
-                pipeline += comm.allReduceMillis(device, topo, 2, apart ? 1 : 2, (double) copied / t
-                        * w.gradientBytes());
+                pipeline += comm.allReduceMillis(device, apart ? ParallelExecution.sharedNetwork(topo, 1) : topo, 2,
+                        apart ? 1 : 2, (double) copied / t * w.gradientBytes());
             }
         }
         int maxParams = 0;
@@ -2646,7 +2712,8 @@ public final class MegatronExecution {
      * One token dispatch (or combine) of expert parallelism per GPU, ms, for {@code tokens} tokens: with the
      * all-to-all dispatcher {@code tokens · k · w} elements ({@code w} the {@link TransformerShape#dispatchWidth}: the
      * hidden size, or LatentMoE's latent), the {@code (e − 1)/e} share leaving the GPU, over the NVLink domain where
-     * the expert group fits in it, else the share of peers beyond it over the network; FP8 recipes dispatch in FP8.
+     * the expert group fits in it, else the share of peers beyond it over the network; in 16 bits with FP8 and FP4
+     * recipes too (Megatron core quantises the experts' inputs after the dispatch).
      * The group is {@code e·et} adjacent ranks (Megatron-Core orders expert ranks expert-tensor first, then expert),
      * whatever the attention's tensor parallelism: with {@code et = 1} and {@code t = 2}, 64 experts' dispatch stays
      * inside one 72-GPU NVLink domain. The all-gather dispatcher moves {@code tokens · w · (e·et − 1)} elements in
@@ -2656,7 +2723,9 @@ public final class MegatronExecution {
      */
     static double allToAllMillis(Topology topo, int e, int et, double tokens, TransformerShape ts, Precision prec,
             MoeDispatcher dispatcher) {
-        double perToken = ts.dispatchWidth() * (prec.lowPrecisionLinear() ? 1.03 : prec.activationBytes());
+        // the hidden states travel unquantised whatever the recipe: Megatron core's all-to-all sends them as they
+        // are, its DeepEP dispatch is given them in 16 bits and HybridEP's FP8 dispatch is off
+        double perToken = ts.dispatchWidth() * prec.activationBytes();
         long span = (long) et * e;
         // the all-gather dispatcher moves the other ranks' tokens whole (over the experts' tensor- and
         // expert-parallel group), whatever their experts, in 16 bits
@@ -2818,15 +2887,20 @@ public final class MegatronExecution {
                     Math.min(denseGrads * reduceBytes, org.scaledl.model.comm.Collectives.BUCKET_BYTES))
                     : 0);
             double all = reduce;
+            // the interleaved schedule reduces each model chunk's gradients once its last backward pass ends and
+            // gathers each chunk's weights before its first forward pass (Megatron core's grad_sync_func and
+            // param_sync_func per chunk): every chunk's but the last to finish hides behind the other chunks' passes
+            // of the drain (the fill), so what is exposed is one chunk's share of what one pipeline's is
+            double chunks = par.virtualStages();
             if (zero == 0) {
-                return stretch -> Math.max(tail, all - 2.0 / 3 * perMicroBatch * stretch);
+                return stretch -> Math.max(tail, (all - 2.0 / 3 * perMicroBatch * stretch) / chunks);
             }
             // a reduce-scatter's part a micro-batch's backward pass does not hide, and the weights' gather's part the
             // first micro-batch's forward pass does not (never more than the whole reduction after the backward pass)
             return stretch -> {
                 double behind = Math.max(0, scatter - 2.0 / 3 * perMicroBatch * stretch);
-                return Math.min(whole, Math.max(tail, behind) + (scatters - 1) * behind
-                        + Math.max(0, gatherWeights - perMicroBatch * stretch / 3));
+                return Math.min(whole, Math.max(tail, behind / chunks) + (scatters - 1) * behind
+                        + Math.max(0, gatherWeights - perMicroBatch * stretch / 3) / chunks);
             };
         }
         // FSDP: per micro-batch and layer, gather the layer's weights forward and backward and reduce-scatter its

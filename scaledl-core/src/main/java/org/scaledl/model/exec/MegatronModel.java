@@ -51,10 +51,13 @@ public final class MegatronModel {
      * The revision of the execution model's formulas a file's coefficients were fitted with, saved as
      * {@code execution_revision}: 2 since a pipeline's sends are timed hop by hop (over the network where neighbouring
      * stages sit on different nodes) and overlapped with the next chunk's pass under interleaving, and tensor and
-     * context groups cross a node's edge only where the job's own do; a file without it is revision 1. A file of
-     * another revision loads with a warning: its coefficients were fitted to other formulas.
+     * context groups cross a node's edge only where the job's own do; 3 since the experts' all-to-all moves 16-bit
+     * hidden states under FP8 and FP4 recipes too, the interleaved schedule hides every model chunk's data-parallel
+     * collectives but one chunk's, and a mixture of experts without a shared expert runs no tensor-parallel
+     * collective with sequence parallelism; a file without it is revision 1. A file of another revision loads with a
+     * warning: its coefficients were fitted to other formulas.
      */
-    public static final int EXECUTION_REVISION = 2;
+    public static final int EXECUTION_REVISION = 3;
     private static final String REVISION_KEY = "execution_revision";
     /** The exponent of the smooth max of GPU and host time. */
     static final double SMOOTH = 8;
@@ -427,10 +430,14 @@ public final class MegatronModel {
             boolean older = revision < EXECUTION_REVISION;
             LOG.warn("the model's execution coefficients were fitted to the formulas of execution revision {}, this "
                     + "library's are revision {} ({}): {}", revision, EXECUTION_REVISION, older
-                            ? "since revision 2 a pipeline's sends are timed hop by hop, over the network where "
-                            + "neighbouring stages sit on different nodes, and overlapped with the next chunk's pass "
-                            + "under interleaving, and tensor and context groups cross a node's edge only where the "
-                            + "job's own do" : "a newer library's", older ? "refit it (fit "
+                            ? (revision < 2 ? "since revision 2 a pipeline's sends are timed hop by hop, over the "
+                            + "network where neighbouring stages sit on different nodes, and overlapped with the next "
+                            + "chunk's pass under interleaving, and tensor and context groups cross a node's edge only "
+                            + "where the job's own do; " : "") + "since revision 3 the experts' all-to-all moves "
+                            + "16-bit hidden states under FP8 and FP4 recipes too, the interleaved schedule hides "
+                            + "every model chunk's data-parallel collectives but one chunk's, and a mixture of experts "
+                            + "without a shared expert runs no tensor-parallel collective with sequence parallelism"
+                            : "a newer library's", older ? "refit it (fit "
                             + "--gpu), or calibrate the bundled model on the same runs instead (fit --calibrate gpu "
                             + "--runs ...; a calibration keeps the revision it starts from), for coefficients that "
                             + "suit them" : "predict it with the library that wrote it, or a newer one");
