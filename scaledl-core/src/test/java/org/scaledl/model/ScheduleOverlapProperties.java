@@ -251,4 +251,50 @@ class ScheduleOverlapProperties {
             assertTrue(distributed < all, what);
         }
     }
+
+    /**
+     * The interleaved schedule reduces each model chunk's gradients once its last backward pass ends (Megatron core's
+     * per-chunk grad_sync_func), the others' behind the drain: with 2 chunks a stage exposes half what one does over
+     * the same slow network (it exposed the same).
+     */
+    @org.junit.jupiter.api.Test
+    void theInterleavedScheduleExposesOneChunksReduction() {
+        fit();
+        // (nodes of 2 GPUs: the data-parallel group of 8 crosses the slow network)
+        Topology topo = Topology.of(2, Topology.Link.NVSWITCH, 300, 25);
+        Workload one = Workload.builder(MODELS.get(0).graph(2048)).batch(8).phase(Phase.TRAIN).device(A100)
+                .topology(topo).precision(Precision.BF16).recompute(Recompute.NONE)
+                .parallelism(Parallelism.of(8, 1, 4, 8).withZeroStage(1)).build();
+        Workload two = one.toBuilder().parallelism(one.parallelism().withVirtualStages(2)).build();
+        MegatronTerms[] pair = termsOfBoth(one, two, topo);
+        String what = said(one, ExecutionTerm.DATA_COMM, "one chunk", pair[0], "two", pair[1]);
+        assertTrue(pair[0].value(ExecutionTerm.DATA_COMM) > 0, what);
+        assertEquals(0.5, pair[1].value(ExecutionTerm.DATA_COMM) / pair[0].value(ExecutionTerm.DATA_COMM), 0.05,
+                what);
+    }
+
+    /**
+     * A mixture of experts whose experts are whole on their ranks (expert tensor parallelism 1) and that has no
+     * shared expert runs no tensor-parallel collective around its experts with sequence parallelism (the dispatcher
+     * sends each rank's slice of the sequence): Mixtral at tensor 2 runs its attention's alone, about half a dense
+     * model's of its width and depth; with its experts split over the tensor ranks, it runs them again.
+     */
+    @org.junit.jupiter.api.Test
+    void aMixtureOfExpertsWithoutASharedOneRunsNoTensorCollectiveAroundItsExperts() {
+        fit();
+        Topology topo = Topology.of(8, Topology.Link.NVSWITCH, 300, 1600);
+        TransformerSpec dense = TransformerSpec.decoder("mixtral-shape", 4096, 32, 32, 32000).kvHeads(8).ffn(14336)
+                .ffnKind(TransformerSpec.FfnKind.SWIGLU).norm(TransformerSpec.Norm.RMS_NORM).bias(false)
+                .maxPositions(4096).build();
+        java.util.function.BiFunction<TransformerSpec, Parallelism, Workload> job = (m, par) -> Workload.builder(
+                m.graph(512)).batch(1).phase(Phase.TRAIN).device(A100).topology(topo).precision(Precision.BF16)
+                .recompute(Recompute.NONE).parallelism(par).build();
+        Parallelism tp2 = Parallelism.of(4, 2, 1, 1).withSequenceParallel(true);
+        MegatronTerms[] pair = termsOfBoth(job.apply(MIXTRAL, tp2.withExpert(8, 1)), job.apply(dense, tp2), topo);
+        double ratio = pair[0].value(ExecutionTerm.TENSOR_COMM) / pair[1].value(ExecutionTerm.TENSOR_COMM);
+        assertEquals(0.5, ratio, 0.06, "Mixtral's tensor collectives over a dense model's: " + ratio);
+        MegatronTerms split = termsOfBoth(job.apply(MIXTRAL, tp2.withExpert(4, 2)), job.apply(dense, tp2), topo)[0];
+        assertEquals(1, split.value(ExecutionTerm.TENSOR_COMM) / pair[1].value(ExecutionTerm.TENSOR_COMM), 0.06,
+                "experts split over the tensor ranks");
+    }
 }

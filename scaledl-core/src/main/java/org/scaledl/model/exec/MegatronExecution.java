@@ -533,6 +533,22 @@ public final class MegatronExecution {
     }
 
     /**
+     * How many ways a prefill divides a layer's rows: a model that generates text ({@link #generates}) computes its
+     * sequences' last tokens' logits alone (the next token's, as serving engines compute them: the output projection
+     * over one token a sequence) and no loss (0: the layer does not run); 1 for any other layer, phase or model.
+     */
+    static int prefillRows(ModelGraph g, LayerRole role, Phase phase, boolean generates) {
+        if (phase == Phase.TRAIN || !generates || role.region() != LayerRole.Region.EPILOGUE) {
+            return 1;
+        }
+        return switch (role.kind()) {
+            case LOSS -> 0;
+            case HEAD -> (int) Math.max(1, Math.min(Integer.MAX_VALUE, g.transformer().orElseThrow().seq()));
+            default -> 1;
+        };
+    }
+
+    /**
      * Whether a transformer generates text, its head predicting each next token (a decoder, or a mixer's stack): not an
      * encoder alone, every self-attention core of which is masked by padding rather than causally (BERT's head
      * scores every token).
@@ -1066,16 +1082,12 @@ public final class MegatronExecution {
             LayerRole role = g.role(i);
             int u = unit(role);
             LayerRole.Kind kind = role.kind();
-            if (!train && generates && role.region() == LayerRole.Region.EPILOGUE
-                    && (kind == LayerRole.Kind.HEAD || kind == LayerRole.Kind.LOSS)) {
-                if (kind == LayerRole.Kind.LOSS) {
-                    // a prefill computes no loss
-                    continue;
-                }
-                // a prefill's logits are its sequences' last tokens' (the next token's), as serving engines compute
-                // them: the output projection's rows, not its weights, one a sequence
-                lf = ParallelExecution.share(lf, (int) Math.max(1, Math.min(Integer.MAX_VALUE, ts.seq())), 1, 1);
+            int prefillRows = prefillRows(g, role, phase, generates);
+            if (prefillRows == 0) {
+                continue;
             }
+            // (the output projection's rows, not its weights)
+            lf = ParallelExecution.share(lf, prefillRows, 1, 1);
             splitWork[u] |= kind.split() == LayerRole.Split.TENSOR && lf.family() == OpFamily.DENSE;
             int divisor = divisor(role, lf.family(), t, sp, c);
             boolean lowLinear = lowPrecisionLinear(prec, role);
@@ -3098,11 +3110,15 @@ public final class MegatronExecution {
         double[] denseRaw = new double[classes.length];
         double[] otherRaw = new double[pools.length];
         boolean[] fusedCore = fusedCores(g);
-        for (LayerFeatures lf : fs) {
-            if (lf.family() == OpFamily.SHAPE || !lf.executes()
-                    || inFusedGroupedMlp(g.layer(lf.layer()), device, w.precision())) {
+        boolean generates = generates(g);
+        for (LayerFeatures read : fs) {
+            int rows = prefillRows(g, g.role(read.layer()), w.phase(), generates);
+            if (read.family() == OpFamily.SHAPE || !read.executes() || rows == 0
+                    || inFusedGroupedMlp(g.layer(read.layer()), device, w.precision())) {
                 continue;
             }
+            // (a prefill's head: its last tokens' logits, as the units time it)
+            LayerFeatures lf = ParallelExecution.share(read, rows, 1, 1);
             double bwdFlops = lf.flopsBwd() * frozenBackwardShare(w.loraRank(), withWeights(g, lf));
             // a contraction's share: its FLOPs at the sustained peak of the units it runs on (FP8, 16-bit, FP32)
             Precision runs = dense(lf.family()) ? productPrecision(w, device, lf) : null;
