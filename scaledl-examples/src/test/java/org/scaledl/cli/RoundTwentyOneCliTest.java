@@ -97,4 +97,23 @@ class RoundTwentyOneCliTest {
         assertNotEquals(0, decode.code(), decode.err());
         assertTrue(decode.err().contains("decoding") && decode.err().contains("not predicted"), decode.err());
     }
+
+    /**
+     * A prefill's memory holds the residual stream beside its largest layer's input and output (Llama 3 8B's gated
+     * MLP: its two products' outputs and their activation, about 84 KiB a token in 16 bits): 64 sequences of 16,384
+     * tokens need about 107 GiB on an H100, where four hidden-wide tensors a token made 48 GiB and fitted; and where
+     * the prefill fits but the keys and values it writes for decoding would not, the note says so.
+     */
+    @Test
+    void aPrefillsMemoryHoldsItsWidestLayerAndSaysWhereItsCacheWouldNotFit() throws Exception {
+        String[] job = {"--seq", "16384", "--device", "H100", "--precision", "bf16"};
+        JsonNode big = predict("llama-3-8b", HostileCliTest.concat(job, "--batch", "64"));
+        double tokens = 64.0 * 16384;
+        double expected = (8_030_261_248.0 * 2 + tokens * 2 * (4096 + 3 * 14336)) / (1L << 30);
+        assertEquals(expected, big.path("memory_gb").asDouble(), 0.05 * expected, big.toString());
+        assertTrue(big.path("warnings").toString().contains("out_of_memory"), big.path("warnings").toString());
+        JsonNode fits = predict("llama-3-8b", HostileCliTest.concat(job, "--batch", "24"));
+        String notes = fits.path("warnings").toString();
+        assertTrue(fits.path("memory_gb").asDouble() < 80 && notes.contains("more than the GPU's 80"), notes);
+    }
 }

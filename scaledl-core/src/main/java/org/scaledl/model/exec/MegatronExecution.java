@@ -577,13 +577,31 @@ public final class MegatronExecution {
      * self-attention none).
      */
     static Optional<String> keyValueCacheNote(Workload w) {
-        if (w.phase() != Phase.INFER) {
+        return keyValueCacheNote(w, 0, null);
+    }
+
+    /**
+     * {@link #keyValueCacheNote(Workload)}, saying too where the prediction's {@code memoryBytes} fit the device's
+     * memory and those keys and values would not (a serving engine's prefill writes them).
+     */
+    static Optional<String> keyValueCacheNote(Workload w, double memoryBytes, Device device) {
+        double gib = keyValueCacheBytes(w) / (1L << 30);
+        if (gib < 0.05) {
             return Optional.empty();
         }
-        ModelGraph g = w.graph();
-        TransformerShape ts = g.transformer().orElseThrow();
-        long[][] kv = g.blocks().isPresent() ? keyValues(g) : null;
-        // multi-latent attention: an engine keeps each token's latent (the key/value down projection's output)
+        double capacity = device == null ? 0 : device.memoryGB();
+        double needs = memoryBytes / (1L << 30) + gib;
+        boolean over = capacity > 0 && memoryBytes / (1L << 30) <= capacity && needs > capacity;
+        boolean latent = w.graph().transformer().isPresent() && latentWidth(w.graph()) > 0;
+        return Optional.of(String.format(Locale.ROOT, "the memory counts the weights and a forward pass's "
+                + "activations: the %s a serving engine keeps of this prefill for decoding add about %.1f GiB a GPU%s",
+                latent ? "key/value latents (whole on every tensor-parallel rank)" : "keys and values", gib, over
+                        ? String.format(Locale.ROOT, " (with them %.1f GiB, more than the GPU's %s GiB: a serving "
+                        + "engine needs more tensor or pipeline ranks, or a smaller batch)", needs, capacity) : ""));
+    }
+
+    /** Multi-latent attention's latent a token (its key/value down projection's output), 0 without one. */
+    private static long latentWidth(ModelGraph g) {
         long latent = 0;
         for (LayerFeatures f : FEATURES.get(g, new FeaturesKey(1, Phase.INFER),
                 () -> FeatureExtractor.of(g).extract(1, Phase.INFER))) {
@@ -591,6 +609,19 @@ public final class MegatronExecution {
                 latent = f.outChannels();
             }
         }
+        return latent;
+    }
+
+    /** The bytes a GPU keeps of an inference job's keys and values ({@link #keyValueCacheNote}); 0 in training. */
+    private static double keyValueCacheBytes(Workload w) {
+        if (w.phase() != Phase.INFER) {
+            return 0;
+        }
+        ModelGraph g = w.graph();
+        TransformerShape ts = g.transformer().orElseThrow();
+        long[][] kv = g.blocks().isPresent() ? keyValues(g) : null;
+        // multi-latent attention: an engine keeps each token's latent (the key/value down projection's output)
+        long latent = latentWidth(g);
         // per core: its keys' and values' elements a token, times the tokens it keeps (a sliding window's at most the
         // window); an encoder's self-attention (its softmax masked by padding, not causally) keeps none
         double elements = 0;
@@ -614,14 +645,8 @@ public final class MegatronExecution {
         }
         Parallelism par = w.parallelism();
         // (the latent is no head's: every tensor-parallel rank keeps it whole)
-        double gib = elements * w.batch() * w.precision().activationBytes()
-                / ((double) par.pipeline() * (latent > 0 ? 1 : par.tensor()) * par.context() * (1L << 30));
-        if (gib < 0.05) {
-            return Optional.empty();
-        }
-        return Optional.of(String.format(Locale.ROOT, "the memory counts the weights and a forward pass's "
-                + "activations: the %s a serving engine keeps of this prefill for decoding add about %.1f GiB a GPU",
-                latent > 0 ? "key/value latents (whole on every tensor-parallel rank)" : "keys and values", gib));
+        return elements * w.batch() * w.precision().activationBytes()
+                / ((double) par.pipeline() * (latent > 0 ? 1 : par.tensor()) * par.context());
     }
 
     /**
@@ -709,12 +734,15 @@ public final class MegatronExecution {
      * @param adapterParams LoRA adapters' parameters this GPU trains (0 without LoRA: then every weight trains)
      * @param dispatch     the kernels a layer of the unit has the host dispatch over those it would without a
      *                     softmax's fallback to PyTorch's kernels (1 where none falls back; {@link SoftmaxFallback})
+     * @param working      the largest working set of one of its layers in a forward pass, bytes per micro-batch: its
+     *                     activation input and output (a fused attention core's products hold no scores)
      */
     private record Unit(List<Contraction> dense, double other, double expertOther, double adapters,
             double expertAdapters, double attentionOther,
             double tpCollectives,
             int attention, double coreForward, double coreBackward, int expertLayers, double saved, double expertSaved,
-            double params, double expertParams, double lowPrecisionParams, double adapterParams, double dispatch) {
+            double params, double expertParams, double lowPrecisionParams, double adapterParams, double dispatch,
+            double working) {
         /** What the busiest expert rank keeps, {@code imbalance} times the routed tokens' share (1: balanced). */
         double saved(double imbalance) {
             return saved + (imbalance - 1) * expertSaved;
@@ -751,7 +779,7 @@ public final class MegatronExecution {
                 none.coreForward(), none.coreBackward(), none.expertLayers(), none.saved(), none.expertSaved(),
                 none.params(),
                 none.expertParams(), none.lowPrecisionParams(), none.adapterParams(),
-                none.dispatch() + f * (full.dispatch() - none.dispatch()));
+                none.dispatch() + f * (full.dispatch() - none.dispatch()), none.working());
     }
 
     /** Everything the units depend on besides the graph (the layer model by identity). */
@@ -1072,6 +1100,7 @@ public final class MegatronExecution {
         // dispatched from and combined into each rank's slice of the sequence (Megatron core's dispatcher over the
         // experts' own tensor group)
         boolean[] splitWork = new boolean[2 + kinds];
+        double[] working = new double[2 + kinds];
         boolean generates = generates(g);
         for (LayerFeatures read : fs) {
             // a kernel reads its weights whether another layer reads them too (a tied output projection): its time
@@ -1140,6 +1169,12 @@ public final class MegatronExecution {
             boolean again = role.region() == LayerRole.Region.BLOCK && (rc == Recompute.FULL
                     || redo != null && redo[i] != null);
             kernels[u] += (again ? 2 : 1) + (train ? 2 : 0);
+            if (!(kind.attentionCore() && fusedCore[u])) {
+                // the layer's activation input and output, alive together while it runs (a fused core's scores
+                // never are: its products' outputs stay on chip)
+                working[u] = Math.max(working[u], (Math.max(0, f.bytesRead() / 4.0 - f.params())
+                        + f.outputElements()) * actBytes);
+            }
             SoftmaxFallback fb = SoftmaxFallback.of(g, lf, fusedCore[u], b, t, c, actBytes).orElse(null);
             if (fb != null) {
                 // PyTorch's kernels where Megatron's fused one does not take the scores
@@ -1231,7 +1266,7 @@ public final class MegatronExecution {
                     attentionOther[u], tp,
                     attention[u] ? 1 : 0, coreFwd[u], coreBwd[u], experts[u] ? 1 : 0, saved[u], expertSaved[u],
                     params[u], expertParams[u], lowParams[u], adapterParams[u],
-                    kernels[u] > 0 ? 1 + fallbackKernels[u] / kernels[u] : 1);
+                    kernels[u] > 0 ? 1 + fallbackKernels[u] / kernels[u] : 1, working[u]);
         }
         return out;
     }
@@ -2660,14 +2695,15 @@ public final class MegatronExecution {
                 .build();
         StageMemory memory = null;
         double host = 0;
-        double maxLayerSaved = maxLayerSaved(units, imbalance);
+        // training: the most a layer keeps for its backward pass; inference: the largest layer's working set
+        double maxLayerBytes = w.phase() == Phase.INFER ? maxWorking(units) : maxLayerSaved(units, imbalance);
         // FSDP's gather unit: the largest layer, embedding or output layer this GPU gathers
         double largestUnit = 0;
         for (Unit un : units) {
             largestUnit = Math.max(largestUnit, un.params() + un.expertParams() / e);
         }
         for (int s = 0; s < p; s++) {
-            StageMemory sm = stageMemory(w, ts, maxLayerSaved, largestUnit, stageParams[s], stageExpertParams[s] / e,
+            StageMemory sm = stageMemory(w, ts, maxLayerBytes, largestUnit, stageParams[s], stageExpertParams[s] / e,
                     stageLowParams[s], stageAdapters[s], stageSaved[s], recomputed[s], offloaded[s], layersOn[s], s, dp,
                     edp, b, t, c, run.quantisedWeightBytes());
             if (memory == null || sm.total() > memory.total()) {
@@ -2951,6 +2987,8 @@ public final class MegatronExecution {
     /**
      * A stage's memory per GPU: states (ZeRO-sharded), quantised weights, in-flight activations, logits. With LoRA the
      * frozen weights are held without gradients or optimizer states, and the adapters with theirs.
+     * {@code maxLayerSaved} is, in training, the most a layer keeps for its backward pass, in inference the largest
+     * layer's working set ({@link #maxWorking}).
      */
     private static StageMemory stageMemory(Workload w, TransformerShape ts, double maxLayerSaved, double largestUnit,
             double dense, double expert, double low, double adapters, double saved, double recomputed, double offloaded,
@@ -2995,7 +3033,11 @@ public final class MegatronExecution {
         double host = 0;
         Recompute rc = w.phase() == Phase.TRAIN ? w.recompute() : Recompute.NONE;
         if (w.phase() == Phase.INFER) {
-            activations = (double) b * ts.seq() / c * ts.hidden() * prec.activationBytes() * 4;
+            // the residual stream (whole on every tensor-parallel rank, sequence parallelism aside) beside the
+            // largest layer's input and output: a forward pass frees each layer's activations once the next has
+            // read them (it counted four hidden-wide tensors: a wide MLP's gated product is several times that)
+            activations = (double) b * ts.seq() / c * ts.hidden() * prec.activationBytes()
+                    / (par.sequenceParallel() ? t : 1) + maxLayerSaved;
         } else {
             double perMicroBatch = saved;
             // what the micro-batch in its backward pass holds at its peak (the others in flight hold perMicroBatch)
@@ -3048,6 +3090,15 @@ public final class MegatronExecution {
             most = Math.max(most, n);
         }
         return most;
+    }
+
+    /** The largest working set of a layer's forward pass ({@link Unit#working()}). */
+    private static double maxWorking(Unit[] units) {
+        double m = 0;
+        for (Unit u : units) {
+            m = Math.max(m, u.working());
+        }
+        return m;
     }
 
     /** The most a layer keeps for its backward pass on the busiest expert rank ({@link Unit#saved(double)}). */
@@ -3311,7 +3362,7 @@ public final class MegatronExecution {
         layerCountNotes(w).stream().map(StageCost.Note::unusual).forEach(all::add);
         dispatcherNote(w, topo).map(StageCost.Note::noted).ifPresent(all::add);
         contextNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
-        keyValueCacheNote(w).map(StageCost.Note::noted).ifPresent(all::add);
+        keyValueCacheNote(w, memory.total(), device).map(StageCost.Note::noted).ifPresent(all::add);
         thinContextNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
         bubbleNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
         zeroNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
