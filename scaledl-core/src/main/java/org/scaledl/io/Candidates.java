@@ -311,8 +311,9 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         refused.values().removeIf(k -> LABELS.contains(k) && !(measured && k.equals(FAMILY))
                 || transformers && GRAPH_ONLY.contains(k));
         if (measured) {
-            refuseNearMisses(source, refused, "read without it each would be fitted as another job (at the column's "
-                    + "default)");
+            refuseNearMisses(source, refused, refused.containsValue(FAMILY) && refused.size() == 1
+                    ? "read without it no run would name its family (the fit holds runs out by it)"
+                    : "read without it each would be fitted as another job (at the column's default)");
         }
         near.forEach((c, k) -> LOG.warn("{}", nearMissWarning(source, c, k)));
     }

@@ -131,9 +131,17 @@ public final class JobRuns {
                         + "with predicted_ms, low_ms and high_ms: its tokens_per_s_per_gpu are predictions)" : "")
                         + "; it has " + in.columns() + named);
             }
-            // a fit reads them all: a run's weight, its cluster (system, release), its id and model
-            Candidates.refuseNearMisses(csv.toString(), misspelt, "read without it the fit would take each row's "
-                    + "default for it (a weight of 1, no cluster, no id)");
+            // a fit reads a run's weight, its cluster (system, release) and its id: their look-alikes are refused,
+            // the labels' (task, model_key, source) and a rate's beside measured_ms warned of
+            Map<String, String> refused = new java.util.LinkedHashMap<>(misspelt);
+            refused.values().removeIf(k -> !FITTED.containsKey(k));
+            Candidates.refuseNearMisses(csv.toString(), refused, refused.isEmpty() ? ""
+                    : "read without it " + FITTED.get(refused.values().iterator().next()));
+            misspelt.forEach((c, k) -> {
+                if (!refused.containsKey(c)) {
+                    LOG.warn("{}", Candidates.nearMissWarning(csv.toString(), c, k));
+                }
+            });
             for (Candidates c = in.next(4096); !c.workloads().isEmpty(); c = in.next(4096)) {
                 CsvTable t = c.table();
                 for (int r = 0; r < t.size(); r++) {
@@ -152,6 +160,13 @@ public final class JobRuns {
             }
         }
     }
+
+    /** A runs table's columns a fit reads, each with what reading a table without it would do. */
+    private static final Map<String, String> FITTED = Map.of(
+            "fit_weight", "every row would weigh 1 in the fit",
+            "system", "no row would name its cluster (a calibration's level and evaluate-clusters' splits group by it)",
+            "release", "no row would name its cluster (a calibration's level and evaluate-clusters' splits group by it)",
+            "id", "the runs would not be told apart by their ids (a calibration holds them out one by one by them)");
 
     /** The columns a job runs table reads beside a candidate table's. */
     private static final List<String> RUN_COLUMNS = java.util.stream.Stream.concat(java.util.stream.Stream.concat(

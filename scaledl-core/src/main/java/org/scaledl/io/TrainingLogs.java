@@ -805,13 +805,14 @@ public final class TrainingLogs {
             segments.remove(segments.size() - 1);
         }
         Segment last = segments.get(segments.size() - 1);
-        if (segments.size() > 1 && last.n == 0) {
-            // a restart that ran no iteration before the log ends (it crashed again): no run of its own, and the runs
-            // before it are still read; its argument block (Megatron) or its configuration's first statement (a
-            // NeMo dump)
+        while (segments.size() > 1 && last.n == 0) {
+            // a restart that ran no iteration before the log ends (it crashed again, maybe more than once): no run of
+            // its own, and the runs before it are still read; its argument block (Megatron) or its configuration's
+            // first statement (a NeMo dump)
             LOG.warn("{}:{}: this {} ran no iteration before the log ends (a restart that failed?): left out", source,
                     last.block > 0 ? last.block : last.line, last.block > 0 ? "argument block" : "configuration");
             segments.remove(segments.size() - 1);
+            last = segments.get(segments.size() - 1);
         }
         for (Segment s : segments) {
             s.device = device;
@@ -1967,7 +1968,8 @@ public final class TrainingLogs {
             }
             boolean moe = has("num_experts");
             int ep = moe ? positive("expert_model_parallel_size", 1) : 1;
-            // (None: the tensor-parallel size, as Parallelism.defaultExpertTensor takes it)
+            // (None: the tensor-parallel size, Megatron core's own default whatever the expert parallelism; the
+            // command line's, Parallelism.defaultExpertTensor, is 1 with expert parallelism, as the recipes set it)
             int etp = moe ? positive("expert_tensor_parallel_size", tp) : 1;
             int zero = 0;
             if (flag("use_torch_fsdp2", false)) {

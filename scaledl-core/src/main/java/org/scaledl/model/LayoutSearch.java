@@ -23,7 +23,8 @@ import org.scaledl.workload.Workload;
  * groups) and stay inside an NVLink domain, context-parallel degrees that split the sequence
  * (where every attention core is fused: Megatron's unfused attention refuses context parallelism),
  * pipeline degrees that divide the rest and the layers, expert-parallel degrees (mixtures of experts) folded into
- * data x context x tensor parallelism as Megatron does, the data-parallel degree that remains, micro-batch sizes
+ * data x context x tensor parallelism as Megatron does (experts whole on their ranks, and without expert parallelism
+ * split over the tensor ranks too), the data-parallel degree that remains, micro-batch sizes
  * that divide the global batch over the replicas, sequence parallelism, ZeRO stages 0, 1 and (without a pipeline) 3
  * (or the one {@link #zeroStage} names),
  * and the interleaved schedule (every count of chunks per stage up to {@value #MAX_VIRTUAL_STAGES} that the layers
@@ -354,8 +355,14 @@ public final class LayoutSearch {
                 // one replica shards nothing (stage 0 it is); ZeRO 3 runs without a pipeline only
                 int[] zeros = d * c == 1 ? new int[] {0} : zeroStage >= 0 ? (zeroStage == 3 && p > 1 ? new int[0]
                         : new int[] {zeroStage}) : p == 1 ? new int[] {0, 1, 3} : new int[] {0, 1};
+                // a mixture's experts whole on their ranks (as the recipes that spread them set it), and without
+                // expert parallelism split over the tensor ranks too (Megatron core's default)
+                int split = Parallelism.defaultExpertTensor(t, e, graph);
                 for (int zero : zeros) {
                     out.add(evaluate(new Parallelism(d, t, p, m, sp, zero, v, c, e, 1), b));
+                    if (split > 1) {
+                        out.add(evaluate(new Parallelism(d, t, p, m, sp, zero, v, c, e, split), b));
+                    }
                 }
             }
         }

@@ -1483,6 +1483,10 @@ public final class TransformerSpec {
                 String stats = act(c + "/softmax:0", perHead(m.heads, s, 1));
                 Layer.Builder sm = Layer.builder(c + "/softmax", "Softmax").outputs(stats);
                 sm.inputs(m.sinks ? List.of(rows, param(c + ".sinks", m.heads)) : List.of(rows));
+                if (!causal || memory != null) {
+                    // (a fused encoder's too: what tells an encoder's self-attention from a decoder's)
+                    sm.attribute(Layer.PADDING_MASK, Attribute.ofInt(1));
+                }
                 layer(sm, c + "/softmax", core);
                 probs = scores;
             } else {

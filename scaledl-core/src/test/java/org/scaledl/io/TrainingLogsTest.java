@@ -1302,5 +1302,12 @@ class TrainingLogsTest {
         assertEquals(1, nemoRead.size());
         assertEquals(whole.measuredMs(), nemoRead.get(0).measuredMs(), 0);
         assertEquals(whole.job(), nemoRead.get(0).job());
+        // and two such restarts in a row (the whole log was refused)
+        nemoCrashed.addAll(nemo.subList(0, firstStep));
+        nemoCrashed.add("torch.OutOfMemoryError: CUDA out of memory.");
+        Files.write(n, nemoCrashed);
+        List<TrainingLogs.Run> crashedTwice = TrainingLogs.read(n, TrainingLogs.DEFAULT_WARMUP);
+        assertEquals(1, crashedTwice.size());
+        assertEquals(whole.measuredMs(), crashedTwice.get(0).measuredMs(), 0);
     }
 }

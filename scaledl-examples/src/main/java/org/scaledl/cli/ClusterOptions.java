@@ -48,8 +48,8 @@ final class ClusterOptions {
     Integer expert;
 
     @Option(names = "--expert-tensor", description = "Expert tensor parallelism: each expert split this many ways, "
-            + "its expert group spanning expert x this many adjacent ranks (default 1 with --expert, as the "
-            + "published recipes set it; without --expert, the tensor parallelism, as Megatron-Core and serving "
+            + "its expert group spanning expert x this many adjacent ranks (default 1 with --expert above 1, as the "
+            + "published recipes set it; without it, the tensor parallelism, as Megatron-Core and serving "
             + "engines shard experts)")
     Integer expertTensor;
 
@@ -264,7 +264,7 @@ final class ClusterOptions {
 
     /**
      * {@code --expert-tensor}, or where not given its default for the graph ({@link Parallelism#defaultExpertTensor}:
-     * 1 with {@code --expert}, the tensor degree for a mixture of experts without it).
+     * 1 with {@code --expert} above 1, the tensor degree for a mixture of experts without it).
      */
     int expertTensor(int tensor, org.scaledl.graph.ModelGraph graph) {
         return expertTensor(tensor, positive(expert, "--expert"), graph);

@@ -112,7 +112,8 @@ final class LayoutsCommand implements Callable<Integer> {
                     + globalBatch);
         }
         if (phase == org.scaledl.workload.Phase.INFER) {
-            throw new IllegalArgumentException("--phase infer: layouts searches training layouts only; rank inference "
+            throw new IllegalArgumentException("--phase: an inference phase was given, and layouts searches training "
+                    + "layouts only; rank inference "
                     + "layouts by writing them as a candidate table and scoring it with predict --candidates "
                     + "(phase infer in each row, or --phase infer)");
         }
@@ -453,6 +454,10 @@ final class LayoutsCommand implements Callable<Integer> {
         }
         if (par.expert() > 1) {
             c.append(" --expert ").append(par.expert());
+        }
+        if (par.expertTensor() != Parallelism.defaultExpertTensor(par.tensor(), par.expert(), l.workload().graph())) {
+            // (predict's default for the layout is another)
+            c.append(" --expert-tensor ").append(par.expertTensor());
         }
         if (par.virtualStages() > 1) {
             c.append(" --virtual-stages ").append(par.virtualStages());

@@ -451,6 +451,15 @@ class RunsCommandTest {
             assertTrue(r.err().contains("column '" + c[0] + "' is not one scaledl reads (did you mean '" + c[1]
                     + "'?)"), r.err());
         }
+        // a label's look-alike (model_key) is warned of, the table read
+        Files.writeString(runs, "transformer,seq,batch,gpus,device,precision,measured_ms,model-key\n"
+                + "configs/llama3-8b/config.json,2048,1,8,H100 SXM,bf16,1000,pretrain\n");
+        MainTest.Run label = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
+                dir.resolve("m.sdl").toString());
+        assertEquals(0, label.code(), label.err());
+        assertTrue(label.err().contains("column 'model-key' is not one scaledl reads (did you mean 'model_key'?)"),
+                label.err());
+        Files.deleteIfExists(dir.resolve("m.sdl"));
         // spelt right, each is read
         Files.writeString(runs, "transformer,seq,batch,gpus,device,precision,measured_ms,family,system,release\n"
                 + "configs/llama3-8b/config.json,2048,1,8,H100 SXM,bf16,1000,Llama 3,mine,1\n");

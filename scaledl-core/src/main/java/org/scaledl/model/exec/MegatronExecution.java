@@ -537,7 +537,7 @@ public final class MegatronExecution {
      * sequences' last tokens' logits alone (the next token's, as serving engines compute them: the output projection
      * over one token a sequence) and no loss (0: the layer does not run); 1 for any other layer, phase or model.
      */
-    static int prefillRows(ModelGraph g, LayerRole role, Phase phase, boolean generates) {
+    public static int prefillRows(ModelGraph g, LayerRole role, Phase phase, boolean generates) {
         if (phase == Phase.TRAIN || !generates || role.region() != LayerRole.Region.EPILOGUE) {
             return 1;
         }
@@ -551,9 +551,12 @@ public final class MegatronExecution {
     /**
      * Whether a transformer generates text, its head predicting each next token (a decoder, or a mixer's stack): not an
      * encoder alone, every self-attention core of which is masked by padding rather than causally (BERT's head
-     * scores every token).
+     * scores every token); false for a graph that is no transformer built from a configuration.
      */
-    static boolean generates(ModelGraph g) {
+    public static boolean generates(ModelGraph g) {
+        if (g.transformer().isEmpty()) {
+            return false;
+        }
         boolean selfAttention = false;
         for (int i = 0; i < g.size(); i++) {
             String name = g.layer(i).name();
@@ -735,14 +738,19 @@ public final class MegatronExecution {
      * @param dispatch     the kernels a layer of the unit has the host dispatch over those it would without a
      *                     softmax's fallback to PyTorch's kernels (1 where none falls back; {@link SoftmaxFallback})
      * @param working      the largest working set of one of its layers in a forward pass, bytes per micro-batch: its
-     *                     activation input and output (a fused attention core's products hold no scores)
+     *                     activation input and output (a fused attention core's products hold no scores; a
+     *                     column-parallel layer's input whole on every tensor rank); the routed experts' and the
+     *                     residual adds' apart
+     * @param expertWorking the largest of a routed experts' layer (a rank's share of the routed tokens: the busiest
+     *                     rank holds its imbalance times as much)
+     * @param residualWorking the largest of a residual add (the residual stream among its inputs)
      */
     private record Unit(List<Contraction> dense, double other, double expertOther, double adapters,
             double expertAdapters, double attentionOther,
             double tpCollectives,
             int attention, double coreForward, double coreBackward, int expertLayers, double saved, double expertSaved,
             double params, double expertParams, double lowPrecisionParams, double adapterParams, double dispatch,
-            double working) {
+            double working, double expertWorking, double residualWorking) {
         /** What the busiest expert rank keeps, {@code imbalance} times the routed tokens' share (1: balanced). */
         double saved(double imbalance) {
             return saved + (imbalance - 1) * expertSaved;
@@ -779,7 +787,8 @@ public final class MegatronExecution {
                 none.coreForward(), none.coreBackward(), none.expertLayers(), none.saved(), none.expertSaved(),
                 none.params(),
                 none.expertParams(), none.lowPrecisionParams(), none.adapterParams(),
-                none.dispatch() + f * (full.dispatch() - none.dispatch()), none.working());
+                none.dispatch() + f * (full.dispatch() - none.dispatch()), none.working(), none.expertWorking(),
+                none.residualWorking());
     }
 
     /** Everything the units depend on besides the graph (the layer model by identity). */
@@ -1101,6 +1110,8 @@ public final class MegatronExecution {
         // experts' own tensor group)
         boolean[] splitWork = new boolean[2 + kinds];
         double[] working = new double[2 + kinds];
+        double[] expertWorking = new double[2 + kinds];
+        double[] residualWorking = new double[2 + kinds];
         boolean generates = generates(g);
         for (LayerFeatures read : fs) {
             // a kernel reads its weights whether another layer reads them too (a tied output projection): its time
@@ -1171,9 +1182,15 @@ public final class MegatronExecution {
             kernels[u] += (again ? 2 : 1) + (train ? 2 : 0);
             if (!(kind.attentionCore() && fusedCore[u])) {
                 // the layer's activation input and output, alive together while it runs (a fused core's scores
-                // never are: its products' outputs stay on chip)
-                working[u] = Math.max(working[u], (Math.max(0, f.bytesRead() / 4.0 - f.params())
-                        + f.outputElements()) * actBytes);
+                // never are: its products' outputs stay on chip); a column-parallel layer reads its input whole on
+                // every tensor rank (gathered first with sequence parallelism)
+                boolean wholeInput = kind == LayerRole.Kind.QKV || kind == LayerRole.Kind.MLP_IN
+                        || kind == LayerRole.Kind.MIXER_IN;
+                double bytes = (Math.max(0, (wholeInput ? lf.bytesRead() / c : f.bytesRead()) / 4.0
+                        - (wholeInput ? lf.params() : f.params())) + f.outputElements()) * actBytes;
+                double[] into = kind == LayerRole.Kind.RESIDUAL ? residualWorking
+                        : kind.expert() ? expertWorking : working;
+                into[u] = Math.max(into[u], bytes);
             }
             SoftmaxFallback fb = SoftmaxFallback.of(g, lf, fusedCore[u], b, t, c, actBytes).orElse(null);
             if (fb != null) {
@@ -1266,7 +1283,8 @@ public final class MegatronExecution {
                     attentionOther[u], tp,
                     attention[u] ? 1 : 0, coreFwd[u], coreBwd[u], experts[u] ? 1 : 0, saved[u], expertSaved[u],
                     params[u], expertParams[u], lowParams[u], adapterParams[u],
-                    kernels[u] > 0 ? 1 + fallbackKernels[u] / kernels[u] : 1, working[u]);
+                    kernels[u] > 0 ? 1 + fallbackKernels[u] / kernels[u] : 1, working[u], expertWorking[u],
+                    residualWorking[u]);
         }
         return out;
     }
@@ -2643,10 +2661,13 @@ public final class MegatronExecution {
                 // the last stage's copy of the word embedding (a tied head's, the MTP modules'): its gradient and the
                 // first stage's added up once a step between the two stages' ranks of each tensor slice (Megatron's
                 // embedding group), across nodes unless the whole job sits in one; LoRA freezes it (no gradient)
-                // (every tensor slice's pair at once: apart, each pair has one GPU's share of its node's network)
+                // (every pair at once, one a first-stage rank: apart, the first stage's ranks on a node share its
+                // network, as many as its GPUs or the stage's tensor x context x data ranks)
                 boolean apart = (long) par.ranks() > topo.gpusPerNode();
-                pipeline += comm.allReduceMillis(device, apart ? ParallelExecution.sharedNetwork(topo, 1) : topo, 2,
-                        apart ? 1 : 2, (double) copied / t * w.gradientBytes());
+                int pairs = (int) Math.max(1, Math.min(topo.gpusPerNode(), (long) t * c * d));
+                pipeline += comm.allReduceMillis(device, apart ? ParallelExecution.sharedNetwork(topo,
+                        Math.max(1, topo.gpusPerNode() / pairs)) : topo, 2, apart ? 1 : 2, (double) copied / t
+                        * w.gradientBytes());
             }
         }
         int maxParams = 0;
@@ -2695,8 +2716,9 @@ public final class MegatronExecution {
                 .build();
         StageMemory memory = null;
         double host = 0;
-        // training: the most a layer keeps for its backward pass; inference: the largest layer's working set
-        double maxLayerBytes = w.phase() == Phase.INFER ? maxWorking(units) : maxLayerSaved(units, imbalance);
+        // training: the most a layer keeps for its backward pass; inference: the forward pass's activations
+        double maxLayerBytes = w.phase() == Phase.INFER ? forwardActivations(units, imbalance, w, ts, b)
+                : maxLayerSaved(units, imbalance);
         // FSDP's gather unit: the largest layer, embedding or output layer this GPU gathers
         double largestUnit = 0;
         for (Unit un : units) {
@@ -2935,20 +2957,19 @@ public final class MegatronExecution {
                     Math.min(denseGrads * reduceBytes, org.scaledl.model.comm.Collectives.BUCKET_BYTES))
                     : 0);
             double all = reduce;
-            // the interleaved schedule reduces each model chunk's gradients once its last backward pass ends and
-            // gathers each chunk's weights before its first forward pass (Megatron core's grad_sync_func and
-            // param_sync_func per chunk): every chunk's but the last to finish hides behind the other chunks' passes
-            // of the drain (the fill), so what is exposed is one chunk's share of what one pipeline's is
-            double chunks = par.virtualStages();
+            // (the interleaved schedule reduces each model chunk's gradients once its last backward pass ends, Megatron
+            // core's per-chunk grad_sync_func: within the same last micro-batch's backward passes that a bucketed
+            // reduction hides behind, so no more of it hides; dividing the exposure by the chunks let a slow network's
+            // reduction finish in less time than it takes)
             if (zero == 0) {
-                return stretch -> Math.max(tail, (all - 2.0 / 3 * perMicroBatch * stretch) / chunks);
+                return stretch -> Math.max(tail, all - 2.0 / 3 * perMicroBatch * stretch);
             }
             // a reduce-scatter's part a micro-batch's backward pass does not hide, and the weights' gather's part the
             // first micro-batch's forward pass does not (never more than the whole reduction after the backward pass)
             return stretch -> {
                 double behind = Math.max(0, scatter - 2.0 / 3 * perMicroBatch * stretch);
-                return Math.min(whole, Math.max(tail, behind / chunks) + (scatters - 1) * behind
-                        + Math.max(0, gatherWeights - perMicroBatch * stretch / 3) / chunks);
+                return Math.min(whole, Math.max(tail, behind) + (scatters - 1) * behind
+                        + Math.max(0, gatherWeights - perMicroBatch * stretch / 3));
             };
         }
         // FSDP: per micro-batch and layer, gather the layer's weights forward and backward and reduce-scatter its
@@ -2987,8 +3008,8 @@ public final class MegatronExecution {
     /**
      * A stage's memory per GPU: states (ZeRO-sharded), quantised weights, in-flight activations, logits. With LoRA the
      * frozen weights are held without gradients or optimizer states, and the adapters with theirs.
-     * {@code maxLayerSaved} is, in training, the most a layer keeps for its backward pass, in inference the largest
-     * layer's working set ({@link #maxWorking}).
+     * {@code maxLayerSaved} is, in training, the most a layer keeps for its backward pass, in inference the forward
+     * pass's activations ({@link #forwardActivations}).
      */
     private static StageMemory stageMemory(Workload w, TransformerShape ts, double maxLayerSaved, double largestUnit,
             double dense, double expert, double low, double adapters, double saved, double recomputed, double offloaded,
@@ -3033,11 +3054,9 @@ public final class MegatronExecution {
         double host = 0;
         Recompute rc = w.phase() == Phase.TRAIN ? w.recompute() : Recompute.NONE;
         if (w.phase() == Phase.INFER) {
-            // the residual stream (whole on every tensor-parallel rank, sequence parallelism aside) beside the
-            // largest layer's input and output: a forward pass frees each layer's activations once the next has
-            // read them (it counted four hidden-wide tensors: a wide MLP's gated product is several times that)
-            activations = (double) b * ts.seq() / c * ts.hidden() * prec.activationBytes()
-                    / (par.sequenceParallel() ? t : 1) + maxLayerSaved;
+            // (forwardActivations: it counted four hidden-wide tensors, where a wide MLP's gated product is several
+            // times that)
+            activations = maxLayerSaved;
         } else {
             double perMicroBatch = saved;
             // what the micro-batch in its backward pass holds at its peak (the others in flight hold perMicroBatch)
@@ -3092,13 +3111,23 @@ public final class MegatronExecution {
         return most;
     }
 
-    /** The largest working set of a layer's forward pass ({@link Unit#working()}). */
-    private static double maxWorking(Unit[] units) {
-        double m = 0;
+    /**
+     * A forward pass's activations per GPU, bytes: the residual stream (whole on every tensor-parallel rank, sequence
+     * parallelism aside) beside the widest layer's input and output ({@link Unit#working()}, a routed experts' layer's
+     * on the busiest expert rank, {@code imbalance} times its share), or a residual add's, whose inputs hold the stream:
+     * a forward pass frees each layer's activations once the next has read them.
+     */
+    private static double forwardActivations(Unit[] units, double imbalance, Workload w, TransformerShape ts, int b) {
+        Parallelism par = w.parallelism();
+        double stream = (double) b * ts.seq() / par.context() * ts.hidden() * w.precision().activationBytes()
+                / (par.sequenceParallel() ? par.tensor() : 1);
+        double widest = 0;
+        double residual = 0;
         for (Unit u : units) {
-            m = Math.max(m, u.working());
+            widest = Math.max(widest, Math.max(u.working(), imbalance * u.expertWorking()));
+            residual = Math.max(residual, u.residualWorking());
         }
-        return m;
+        return Math.max(stream + widest, residual);
     }
 
     /** The most a layer keeps for its backward pass on the busiest expert rank ({@link Unit#saved(double)}). */
@@ -3180,6 +3209,11 @@ public final class MegatronExecution {
             double work = (runs != null ? (lf.flopsFwd() + bwdFlops) / (sustainedFraction(layers, device, runs)
                     * device.peakFlopsPerSecond(runs, true)) : lf.bytesFwd() * fb.forward()
                     + lf.bytesBwd() * fb.backward()) * g.repeats(lf.layer());
+            if (rows > 1 && runs != null) {
+                // a prefill's head over one token a sequence reads its weights more than it multiplies
+                work = Math.max(work, g.weightsRead(lf.layer()) * w.precision().weightBytes() / device.bytesPerSecond()
+                        * g.repeats(lf.layer()));
+            }
             perLayer[lf.layer()] = work;
             families[lf.layer()] = lf.family();
             if (dense(lf.family())) {

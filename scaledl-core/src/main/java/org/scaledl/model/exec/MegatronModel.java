@@ -52,9 +52,9 @@ public final class MegatronModel {
      * {@code execution_revision}: 2 since a pipeline's sends are timed hop by hop (over the network where neighbouring
      * stages sit on different nodes) and overlapped with the next chunk's pass under interleaving, and tensor and
      * context groups cross a node's edge only where the job's own do; 3 since the experts' all-to-all moves 16-bit
-     * hidden states under FP8 and FP4 recipes too, the interleaved schedule hides every model chunk's data-parallel
-     * collectives but one chunk's, and a mixture of experts without a shared expert runs no tensor-parallel
-     * collective with sequence parallelism; a file without it is revision 1. A file of another revision loads with a
+     * hidden states under FP8 and FP4 recipes too, a mixture of experts without a shared expert runs no
+     * tensor-parallel collective with sequence parallelism and the embedding's gradient all-reduce shares its node's
+     * network; a file without it is revision 1. A file of another revision loads with a
      * warning: its coefficients were fitted to other formulas.
      */
     public static final int EXECUTION_REVISION = 3;
@@ -434,9 +434,9 @@ public final class MegatronModel {
                             + "network where neighbouring stages sit on different nodes, and overlapped with the next "
                             + "chunk's pass under interleaving, and tensor and context groups cross a node's edge only "
                             + "where the job's own do; " : "") + "since revision 3 the experts' all-to-all moves "
-                            + "16-bit hidden states under FP8 and FP4 recipes too, the interleaved schedule hides "
-                            + "every model chunk's data-parallel collectives but one chunk's, and a mixture of experts "
-                            + "without a shared expert runs no tensor-parallel collective with sequence parallelism"
+                            + "16-bit hidden states under FP8 and FP4 recipes too, a mixture of experts without a "
+                            + "shared expert runs no tensor-parallel collective with sequence parallelism, and the "
+                            + "embedding's gradient all-reduce shares its node's network"
                             : "a newer library's", older ? "refit it (fit "
                             + "--gpu), or calibrate the bundled model on the same runs instead (fit --calibrate gpu "
                             + "--runs ...; a calibration keeps the revision it starts from), for coefficients that "

@@ -43,8 +43,11 @@ class RoundTwentyOneTest {
             double bf16 = MegatronExecution.allToAllMillis(nodes, e, 1, 8192, qwen, Precision.BF16,
                     MoeDispatcher.ALLTOALL);
             for (Precision p : new Precision[] {Precision.FP8, Precision.MXFP8, Precision.NVFP4}) {
-                assertEquals(bf16, MegatronExecution.allToAllMillis(nodes, e, 1, 8192, qwen, p,
-                        MoeDispatcher.HYBRIDEP), 1e-12, p + " on " + e);
+                for (MoeDispatcher d : new MoeDispatcher[] {MoeDispatcher.ALLTOALL, MoeDispatcher.DEEPEP,
+                    MoeDispatcher.HYBRIDEP}) {
+                    assertEquals(bf16, MegatronExecution.allToAllMillis(nodes, e, 1, 8192, qwen, p, d), 1e-12,
+                            p + " " + d + " on " + e);
+                }
             }
         }
     }
@@ -87,15 +90,27 @@ class RoundTwentyOneTest {
     }
 
     /**
-     * A prefill's logits are its sequences' last tokens' and it computes no loss, for a model that generates; an
-     * encoder alone (BERT) scores every token.
+     * What tells a model that generates (whose prefill computes its last tokens' logits and no loss) from an encoder
+     * alone, which scores every token: its self-attention masked causally, fused or not (BERT with a fused core was
+     * taken for a decoder: its head cut to one token, its loss dropped).
      */
     @Test
-    void aPrefillComputesItsLastTokensLogitsAndNoLoss() {
+    void generatesTellsDecodersFromEncodersFusedOrNot(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
         assertTrue(MegatronExecution.generates(graph("llama-3-8b", 1024)));
         assertTrue(MegatronExecution.generates(graph("t5-small", 512)));
         assertTrue(MegatronExecution.generates(graph("nemotron-h-8b-base-8k", 1024)));
         assertFalse(MegatronExecution.generates(graph("bert-large-uncased", 128)));
+        Path bert = Path.of("src/test/resources/transformers/bert-large-uncased/config.json");
+        com.fasterxml.jackson.databind.node.ObjectNode c = (com.fasterxml.jackson.databind.node.ObjectNode)
+                new com.fasterxml.jackson.databind.ObjectMapper().readTree(bert.toFile());
+        c.put("_attn_implementation", "sdpa");
+        Path fused = dir.resolve("config.json");
+        java.nio.file.Files.writeString(fused, c.toString());
+        ModelGraph g = HuggingFaceConfig.read(fused).graph(128);
+        assertTrue(g.transformer().orElseThrow().fusedAttention(), "a fused core");
+        assertFalse(MegatronExecution.generates(g));
+        Workload w = Workload.builder(g).batch(32).phase(Phase.INFER).precision(Precision.BF16).build();
+        assertTrue(MegatronExecution.keyValueCacheNote(w).isEmpty(), "an encoder keeps no keys and values");
     }
 
     /**
