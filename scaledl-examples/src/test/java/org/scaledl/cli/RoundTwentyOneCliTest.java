@@ -78,6 +78,9 @@ class RoundTwentyOneCliTest {
         JsonNode whole = predict("mixtral-8x7b", HostileCliTest.concat(job, "--expert-tensor", "1"));
         assertTrue(split.path("memory_gb").asDouble() < 0.6 * whole.path("memory_gb").asDouble(),
                 split.path("memory_gb") + " GiB split, " + whole.path("memory_gb") + " whole");
+        // experts whole on every tensor rank, asked for (or a Java caller's Parallelism.of): said
+        assertTrue(whole.path("warnings").toString().contains("holds every expert whole"), whole.toString());
+        assertFalse(split.path("warnings").toString().contains("holds every expert whole"), split.toString());
         JsonNode spread = predict("mixtral-8x7b", HostileCliTest.concat(job, "--expert", "2", "--gpus", "4"));
         assertEquals(1, spread.path("workload").path("expert_tensor").asInt());
     }

@@ -952,17 +952,11 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
     }
 
     /**
-     * What no kernel beats, s: its FLOPs at the peak (not for convolutions), and the bytes that cannot stay in L2 at
-     * the memory bandwidth.
-     * The learned efficiency may fall below the roofline where caches serve small tensors, never below this (a
-     * tree extrapolating past its data otherwise can).
+     * What no kernel beats ({@link Roofline#hardwareFloorSeconds}). The learned efficiency may fall below the roofline
+     * where caches serve small tensors, never below this (a tree extrapolating past its data otherwise can).
      */
     static double hardwareFloorSeconds(LayerFeatures f, Device d, Precision p, boolean bwd) {
-        double flops = bwd ? f.flopsBwd() : f.flopsFwd();
-        double bytes = (bwd ? f.bytesBwd() : f.bytesFwd()) * p.activationBytes() / 4.0;
-        // a convolution may do fewer multiplications than its direct form (Winograd, FFT): its FLOPs bound nothing
-        double compute = f.family() == OpFamily.CONV ? 0 : flops / d.peakFlopsPerSecond(p, matrix(f.family()));
-        return Math.max(compute, Math.max(0, bytes - d.l2Bytes()) / d.bytesPerSecond());
+        return Roofline.hardwareFloorSeconds(f, d, p, bwd);
     }
 
     /**

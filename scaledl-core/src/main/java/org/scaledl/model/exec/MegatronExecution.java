@@ -549,6 +549,24 @@ public final class MegatronExecution {
     }
 
     /**
+     * Said where a mixture of experts runs on tensor-parallel ranks with neither expert parallelism nor expert tensor
+     * parallelism: every rank holds every expert whole (a Java caller's {@code Parallelism.of(1, t, 1, 1)}, or an
+     * explicit expert tensor degree of 1), where Megatron core's default and serving engines split them.
+     */
+    static Optional<String> wholeExpertsNote(Workload w) {
+        Parallelism par = w.parallelism();
+        int t = par.tensor();
+        if (t == 1 || par.expert() > 1 || par.expertTensor() > 1
+                || Parallelism.defaultExpertTensor(t, par.expert(), w.graph()) == 1) {
+            return Optional.empty();
+        }
+        return Optional.of(String.format(Locale.ROOT, "each of the %d tensor-parallel ranks holds every expert whole "
+                + "(expert tensor parallelism 1, no expert parallelism): Megatron core's default and serving engines "
+                + "split them over the tensor ranks (expert_tensor %d, --expert-tensor %d, Parallelism.withExpert(1, "
+                + "%d)), or spread them with expert parallelism", t, t, t, t));
+    }
+
+    /**
      * Whether a transformer generates text, its head predicting each next token (a decoder, or a mixer's stack): not an
      * encoder alone, every self-attention core of which is masked by padding rather than causally (BERT's head
      * scores every token); false for a graph that is no transformer built from a configuration.
@@ -870,9 +888,16 @@ public final class MegatronExecution {
     static final double MIN_ATTENTION_PIECE_ROWS = 1 << 20;
 
     /**
+     * The fewest keys a piece of an attention core's product past the published cores ({@link
+     * #MIN_ATTENTION_PIECE_ROWS} rows) is cut to across its keys ({@link #pieceMillis}): 4,096.
+     */
+    static final double MIN_ATTENTION_PIECE_KEYS = 4096;
+
+    /**
      * A layer's time; for a product with weights, at most the time of its rows halved (again, while a piece keeps
      * {@link #MIN_PIECE_ROWS} rows) times the pieces: a library can run a large product as smaller ones, so it is never
-     * less efficient than they are. The trees, extrapolating their efficiency past the kernels they learned from
+     * less efficient than they are; and, of at most {@link #MIN_PIECE_ROWS} rows, at least the time of its rows
+     * halved (again, down to one): more rows are never faster. The trees, extrapolating their efficiency past the kernels they learned from
      * (DeepBench's largest tensor-core products are far smaller than a cluster job's), can say it is: without this a
      * micro-batch of 2 was predicted slower per token than one of 1. (A grouped product of routed experts is one
      * product, uncut: {@link #groupedMillis}.)
@@ -1011,8 +1036,34 @@ public final class MegatronExecution {
         }
         double rows = f.outputElements() / f.outChannels();
         double fewest = f.params() > 0 ? MIN_PIECE_ROWS : MIN_ATTENTION_PIECE_ROWS;
-        for (int k = 2; rows / k >= fewest; k *= 2) {
+        // (an attention core's in every whole number of pieces up to 16, then doubling: its rows past the published
+        // cores' are seldom a power of two of theirs, 114,688 tokens' three and a half times)
+        for (int k = 2; rows / k >= fewest; k = f.params() > 0 || k >= 16 ? 2 * k : k + 1) {
             t = Math.min(t, k * time.applyAsDouble(ParallelExecution.share(f, k, 1, 1)));
+        }
+        if (f.params() <= 0 && rows > fewest) {
+            // past the published cores, its keys in pieces too (split across keys, as a ring over context-parallel
+            // ranks runs it, their partial results merged): the scores' columns, the context's reduction; each with
+            // its rows in pieces as above (tensor parallelism describes a rank's core by its share of the keys' side,
+            // so that 8 ranks' cores over 131,072 tokens were 12 times faster than one GPU's)
+            boolean scores = f.outChannels() >= f.inChannels();
+            double keys = scores ? f.outChannels() : f.inChannels();
+            for (int q = 2; keys / q >= MIN_ATTENTION_PIECE_KEYS; q *= 2) {
+                LayerFeatures piece = scores ? ParallelExecution.share(f, q, 1, q)
+                        : ParallelExecution.shareReduction(f, q, 1);
+                double pieceRows = piece.outputElements() / piece.outChannels();
+                t = Math.min(t, q * time.applyAsDouble(piece));
+                for (int k = 2; pieceRows / k >= fewest; k = k >= 16 ? 2 * k : k + 1) {
+                    t = Math.min(t, (double) q * k * time.applyAsDouble(ParallelExecution.share(piece, k, 1, 1)));
+                }
+            }
+        }
+        if (f.params() > 0 && rows <= MIN_PIECE_ROWS) {
+            // and never faster than fewer of its rows: the same weights read for less work (the trees, among small
+            // products, said 128 rows of Gemma 3's MLP were faster than 64)
+            for (int k = 2; rows / k >= 1; k *= 2) {
+                t = Math.max(t, time.applyAsDouble(ParallelExecution.share(f, k, 1, 1)));
+            }
         }
         return t;
     }
@@ -1219,8 +1270,15 @@ public final class MegatronExecution {
                     double exps = packed * f.outputElements() * ((again ? 2 : 1) + (train ? 1 : 0));
                     time += 1e3 * exps / device.exponentialsPerSecond();
                 }
+                // its floor: its FLOPs at the sustained peak, and no less than its bytes beyond the L2 at the memory
+                // bandwidth in each pass (a product of few rows, a prefill of a short prompt, reads its weights more
+                // than it multiplies: shrunk toward the FLOPs' floor alone it ran faster than the memory allows)
+                double bytesFloor = timed ? packed * 1e3 * (org.scaledl.model.cost.Roofline
+                        .hardwareFloorSeconds(f, device, lp, false) * (again ? 2 : 1) + (train ? bwdShare
+                        * org.scaledl.model.cost.Roofline.hardwareFloorSeconds(f, device, lp, true) : 0))
+                        : 0;
                 dense.get(u).add(new Contraction(cls, kind.expert(), time,
-                        1e3 * flops / (ceiling * peak)));
+                        Math.max(1e3 * flops / (ceiling * peak), bytesFloor)));
             } else {
                 switch (otherTerm(kind)) {
                     case EXPERT_OTHER -> expertOther[u] += time;
@@ -3209,9 +3267,13 @@ public final class MegatronExecution {
             double work = (runs != null ? (lf.flopsFwd() + bwdFlops) / (sustainedFraction(layers, device, runs)
                     * device.peakFlopsPerSecond(runs, true)) : lf.bytesFwd() * fb.forward()
                     + lf.bytesBwd() * fb.backward()) * g.repeats(lf.layer());
-            if (rows > 1 && runs != null) {
-                // a prefill's head over one token a sequence reads its weights more than it multiplies
-                work = Math.max(work, g.weightsRead(lf.layer()) * w.precision().weightBytes() / device.bytesPerSecond()
+            if (runs != null) {
+                // a product of few rows (a prefill's head over one token a sequence, a short prompt's) reads its
+                // weights more than it multiplies: its share as the units floor it, by its bytes where they bind
+                boolean train = w.phase() == Phase.TRAIN;
+                work = Math.max(work, (org.scaledl.model.cost.Roofline.hardwareFloorSeconds(lf, device,
+                        runs, false) + (train ? frozenBackwardShare(w.loraRank(), withWeights(g, lf))
+                        * org.scaledl.model.cost.Roofline.hardwareFloorSeconds(lf, device, runs, true) : 0))
                         * g.repeats(lf.layer()));
             }
             perLayer[lf.layer()] = work;
@@ -3397,6 +3459,7 @@ public final class MegatronExecution {
         dispatcherNote(w, topo).map(StageCost.Note::noted).ifPresent(all::add);
         contextNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
         keyValueCacheNote(w, memory.total(), device).map(StageCost.Note::noted).ifPresent(all::add);
+        wholeExpertsNote(w).map(StageCost.Note::noted).ifPresent(all::add);
         thinContextNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
         bubbleNote(w).map(StageCost.Note::unusual).ifPresent(all::add);
         zeroNote(w).map(StageCost.Note::unusual).ifPresent(all::add);

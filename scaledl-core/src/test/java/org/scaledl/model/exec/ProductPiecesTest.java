@@ -60,7 +60,16 @@ class ProductPiecesTest {
                 * (1 + 0.3 * Math.sin(wiggle * Math.log(rows(f))));
         LayerFeatures f = linear(1024.0 * blocks, 4096, 14336);
         double t = MegatronExecution.pieceMillis(f, cost);
-        assertTrue(t <= cost.applyAsDouble(f) * (1 + 1e-12));
+        // (a product of at most MIN_PIECE_ROWS rows is never faster than its rows halved, down to one)
+        double fewer = 0;
+        if (rows(f) <= MegatronExecution.MIN_PIECE_ROWS) {
+            for (int k = 2; rows(f) / k >= 1; k *= 2) {
+                double half = cost.applyAsDouble(org.scaledl.model.exec.ParallelExecution.share(f, k, 1, 1));
+                assertTrue(t >= half * (1 - 1e-12), "rows / " + k);
+                fewer = Math.max(fewer, half);
+            }
+        }
+        assertTrue(t <= Math.max(cost.applyAsDouble(f), fewer) * (1 + 1e-12));
         for (int k = 2; rows(f) / k >= MegatronExecution.MIN_PIECE_ROWS; k *= 2) {
             LayerFeatures piece = org.scaledl.model.exec.ParallelExecution.share(f, k, 1, 1);
             assertTrue(t <= k * cost.applyAsDouble(piece) * (1 + 1e-12), "k " + k);

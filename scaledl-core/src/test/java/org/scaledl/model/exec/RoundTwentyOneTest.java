@@ -77,6 +77,29 @@ class RoundTwentyOneTest {
     }
 
     /**
+     * Past the published cores an attention core's keys are cut in pieces too (a ring over context-parallel ranks
+     * runs them so): an efficiency that droops with the keys (the trees', past their data) costs the pieces of 4,096
+     * keys, for the scores (their columns) and the context (its reduction); a core within the published rows keeps it.
+     */
+    @Test
+    void aLargeCoresKeysAreCutInPiecesToo() {
+        ToDoubleFunction<LayerFeatures> droop = f -> f.flopsFwd() * 1e-12
+                * Math.max(1, Math.max(f.outChannels(), f.inChannels()) / 4096.0);
+        double rows = 2 * MegatronExecution.MIN_ATTENTION_PIECE_ROWS;
+        long keys = 131072;
+        LayerFeatures scores = new LayerFeatures(0, OpFamily.DENSE, 256 * rows * keys, 0, 4 * rows * 128,
+                4 * rows * keys, 0, 0, rows * keys, 1, 1, 1, 128, keys);
+        LayerFeatures context = new LayerFeatures(0, OpFamily.DENSE, 256 * rows * keys, 0, 4 * rows * keys,
+                4 * rows * 128, 0, 0, rows * 128, 1, 1, 1, keys, 128);
+        for (LayerFeatures f : new LayerFeatures[] {scores, context}) {
+            assertEquals(f.flopsFwd() * 1e-12, MegatronExecution.pieceMillis(f, droop, true), 1e-9 * f.flopsFwd()
+                    * 1e-12);
+            LayerFeatures published = ParallelExecution.share(f, 2, 1, 1);
+            assertEquals(droop.applyAsDouble(published), MegatronExecution.pieceMillis(published, droop, true), 0);
+        }
+    }
+
+    /**
      * Without expert parallelism a mixture of experts' experts are split over the tensor ranks (Megatron core's
      * default expert tensor degree, and what serving engines do); with it, whole on their ranks, as the recipes set
      * it; a dense model has no experts to split.
