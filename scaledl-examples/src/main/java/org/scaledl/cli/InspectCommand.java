@@ -176,6 +176,11 @@ final class InspectCommand implements Callable<Integer> {
         System.out.printf("total: %d params, %.3f GFLOPs forward, %.3f GFLOPs backward, %.1f MiB moved forward%n",
                 g.parameterCount(), fwd / 1e9, bwd / 1e9, bytes / (1 << 20));
         System.out.println("coverage: " + cov.summary());
+        if (ph == Phase.INFER && org.scaledl.model.exec.MegatronExecution.generates(g)) {
+            // the graph is the whole forward pass; predict times a prefill
+            System.out.println("note: predict times a prefill: the output head over each sequence's last token alone "
+                    + "and no loss (the rows above are the graph's, over every token)");
+        }
         return 0;
     }
 

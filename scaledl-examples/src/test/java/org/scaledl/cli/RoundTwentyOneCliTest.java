@@ -99,6 +99,13 @@ class RoundTwentyOneCliTest {
                 "decode");
         assertNotEquals(0, decode.code(), decode.err());
         assertTrue(decode.err().contains("decoding") && decode.err().contains("not predicted"), decode.err());
+        // inspect lists the graph over every token, and says what predict times of a prefill
+        String config = TRANSFORMERS.resolve("llama-3-8b/config.json").toString();
+        MainTest.Run inspect = MainTest.run("inspect", "--transformer", config, "--seq", "512", "--phase", "infer");
+        assertEquals(0, inspect.code(), inspect.err());
+        assertTrue(inspect.out().contains("predict times a prefill"), inspect.out());
+        MainTest.Run train = MainTest.run("inspect", "--transformer", config, "--seq", "512");
+        assertFalse(train.out().contains("predict times a prefill"), train.out());
     }
 
     /**
