@@ -438,6 +438,15 @@ final class LayoutsCommand implements Callable<Integer> {
         return w.states(choice) ? value : "";
     }
 
+    /**
+     * The {@code --expert-tensor} a layout's predict command states: where it differs from predict's default for the
+     * layout ({@link Parallelism#defaultExpertTensor}), else nothing.
+     */
+    static String expertTensorOption(Parallelism par, org.scaledl.graph.ModelGraph graph) {
+        return par.expertTensor() != Parallelism.defaultExpertTensor(par.tensor(), par.expert(), graph)
+                ? " --expert-tensor " + par.expertTensor() : "";
+    }
+
     /** The predict command that reproduces a layout. */
     private String command(LayoutSearch.Layout l, Device d, java.util.Optional<Topology> given,
             org.scaledl.workload.Precision precision) {
@@ -455,10 +464,7 @@ final class LayoutsCommand implements Callable<Integer> {
         if (par.expert() > 1) {
             c.append(" --expert ").append(par.expert());
         }
-        if (par.expertTensor() != Parallelism.defaultExpertTensor(par.tensor(), par.expert(), l.workload().graph())) {
-            // (predict's default for the layout is another)
-            c.append(" --expert-tensor ").append(par.expertTensor());
-        }
+        c.append(expertTensorOption(par, l.workload().graph()));
         if (par.virtualStages() > 1) {
             c.append(" --virtual-stages ").append(par.virtualStages());
         }

@@ -887,11 +887,13 @@ public final class MegatronExecution {
      */
     static final double MIN_ATTENTION_PIECE_ROWS = 1 << 20;
 
-    /**
-     * The fewest keys a piece of an attention core's product past the published cores ({@link
-     * #MIN_ATTENTION_PIECE_ROWS} rows) is cut to across its keys ({@link #pieceMillis}): 4,096.
-     */
-    static final double MIN_ATTENTION_PIECE_KEYS = 4096;
+    /** A weightless product's rows divided {@code factor} ways (any real number): its work, bytes and outputs. */
+    private static LayerFeatures rowsShare(LayerFeatures f, double factor) {
+        return new LayerFeatures(f.layer(), f.family(), f.flopsFwd() / factor, f.flopsBwd() / factor,
+                f.bytesRead() / factor, f.bytesWritten() / factor, f.bytesBwd() / factor, f.params(),
+                f.outputElements() / factor, f.kernel(), f.stride(), f.groups(), f.inChannels(), f.outChannels(),
+                f.steps());
+    }
 
     /**
      * A layer's time; for a product with weights, at most the time of its rows halved (again, while a piece keeps
@@ -1016,6 +1018,20 @@ public final class MegatronExecution {
                 f.groups(), f.inChannels(), f.outChannels(), f.steps());
     }
 
+    /**
+     * What no pass of a product takes less than, ms: its weights read whole from memory (no cache keeps them between
+     * passes: the whole model streams through it in between), in the width the product reads them (an FP8 or FP4
+     * linear layer's quantised copy), and its activations beyond the L2, at the memory bandwidth (its FLOPs bound it
+     * too, at the sustained peak, where the contraction is made). The features count bytes in 4-byte elements.
+     */
+    static double bytesFloorMillis(LayerFeatures f, Device d, Precision lp, boolean bwd) {
+        double element = lp.lowPrecisionLinear() ? lp.quantisedWeightBytes() / 2 : lp.activationBytes();
+        double weights = f.params() * element;
+        double featureWeights = ParallelExecution.FEATURE_WEIGHT_BYTES * f.params() * (bwd ? 2 : 1);
+        double activations = Math.max(0, (bwd ? f.bytesBwd() : f.bytesFwd()) - featureWeights) * element / 4.0;
+        return 1e3 * (weights + Math.max(0, activations - d.l2Bytes())) / d.bytesPerSecond();
+    }
+
     /** {@link #pieceMillis} with the layer's time from {@code time}. */
     static double pieceMillis(LayerFeatures f, java.util.function.ToDoubleFunction<LayerFeatures> time) {
         return pieceMillis(f, time, false);
@@ -1042,21 +1058,10 @@ public final class MegatronExecution {
             t = Math.min(t, k * time.applyAsDouble(ParallelExecution.share(f, k, 1, 1)));
         }
         if (f.params() <= 0 && rows > fewest) {
-            // past the published cores, its keys in pieces too (split across keys, as a ring over context-parallel
-            // ranks runs it, their partial results merged): the scores' columns, the context's reduction; each with
-            // its rows in pieces as above (tensor parallelism describes a rank's core by its share of the keys' side,
-            // so that 8 ranks' cores over 131,072 tokens were 12 times faster than one GPU's)
-            boolean scores = f.outChannels() >= f.inChannels();
-            double keys = scores ? f.outChannels() : f.inChannels();
-            for (int q = 2; keys / q >= MIN_ATTENTION_PIECE_KEYS; q *= 2) {
-                LayerFeatures piece = scores ? ParallelExecution.share(f, q, 1, q)
-                        : ParallelExecution.shareReduction(f, q, 1);
-                double pieceRows = piece.outputElements() / piece.outChannels();
-                t = Math.min(t, q * time.applyAsDouble(piece));
-                for (int k = 2; pieceRows / k >= fewest; k = k >= 16 ? 2 * k : k + 1) {
-                    t = Math.min(t, (double) q * k * time.applyAsDouble(ParallelExecution.share(piece, k, 1, 1)));
-                }
-            }
+            // and past the published cores at most their size's time per row: a piece of exactly their rows, however
+            // many (a whole number of pieces alone left a step: 32,769 tokens were faster than 32,768)
+            double factor = rows / fewest;
+            t = Math.min(t, factor * time.applyAsDouble(rowsShare(f, factor)));
         }
         if (f.params() > 0 && rows <= MIN_PIECE_ROWS) {
             // and never faster than fewer of its rows: the same weights read for less work (the trees, among small
@@ -1273,10 +1278,8 @@ public final class MegatronExecution {
                 // its floor: its FLOPs at the sustained peak, and no less than its bytes beyond the L2 at the memory
                 // bandwidth in each pass (a product of few rows, a prefill of a short prompt, reads its weights more
                 // than it multiplies: shrunk toward the FLOPs' floor alone it ran faster than the memory allows)
-                double bytesFloor = timed ? packed * 1e3 * (org.scaledl.model.cost.Roofline
-                        .hardwareFloorSeconds(f, device, lp, false) * (again ? 2 : 1) + (train ? bwdShare
-                        * org.scaledl.model.cost.Roofline.hardwareFloorSeconds(f, device, lp, true) : 0))
-                        : 0;
+                double bytesFloor = timed ? packed * (bytesFloorMillis(f, device, lp, false) * (again ? 2 : 1)
+                        + (train ? bwdShare * bytesFloorMillis(f, device, lp, true) : 0)) : 0;
                 dense.get(u).add(new Contraction(cls, kind.expert(), time,
                         Math.max(1e3 * flops / (ceiling * peak), bytesFloor)));
             } else {
@@ -3271,10 +3274,9 @@ public final class MegatronExecution {
                 // a product of few rows (a prefill's head over one token a sequence, a short prompt's) reads its
                 // weights more than it multiplies: its share as the units floor it, by its bytes where they bind
                 boolean train = w.phase() == Phase.TRAIN;
-                work = Math.max(work, (org.scaledl.model.cost.Roofline.hardwareFloorSeconds(lf, device,
-                        runs, false) + (train ? frozenBackwardShare(w.loraRank(), withWeights(g, lf))
-                        * org.scaledl.model.cost.Roofline.hardwareFloorSeconds(lf, device, runs, true) : 0))
-                        * g.repeats(lf.layer()));
+                work = Math.max(work, 1e-3 * (bytesFloorMillis(lf, device, runs, false) + (train
+                        ? frozenBackwardShare(w.loraRank(), withWeights(g, lf)) * bytesFloorMillis(lf, device, runs,
+                        true) : 0)) * g.repeats(lf.layer()));
             }
             perLayer[lf.layer()] = work;
             families[lf.layer()] = lf.family();

@@ -79,7 +79,10 @@ public final class MegatronTerms {
         return tree[contraction];
     }
 
-    /** A contraction's work at the sustained ceiling of its peak on the same path (ms). */
+    /**
+     * A contraction's floor (ms): its work at the sustained ceiling of its peak on the same path, and no less than its
+     * weights read from memory and its activations beyond the L2 at the bandwidth ({@code bytesFloorMillis}).
+     */
     public double floor(int contraction) {
         return floor[contraction];
     }
