@@ -1059,7 +1059,8 @@ public final class MegatronExecution {
         }
         if (f.params() <= 0 && rows > fewest) {
             // and past the published cores at most their size's time per row: a piece of exactly their rows, however
-            // many (a whole number of pieces alone left a step: 32,769 tokens were faster than 32,768)
+            // many, so the bound is continuous as the rows cross their size (cutting the keys as well stepped down
+            // there: 32,769 tokens were faster than 32,768)
             double factor = rows / fewest;
             t = Math.min(t, factor * time.applyAsDouble(rowsShare(f, factor)));
         }
