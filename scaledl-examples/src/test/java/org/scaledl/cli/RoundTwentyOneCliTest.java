@@ -198,4 +198,19 @@ class RoundTwentyOneCliTest {
                     + 1e3 * bytes / bandwidth);
         }
     }
+
+    /**
+     * A mixture of experts' grouped product of few rows is never faster than over fewer of them, and reads the experts
+     * its rows are routed to: Mixtral's prefill of two tokens took 96.1 ms for one sequence and 95.2 for two.
+     */
+    @Test
+    void aFewTokensMixtureIsNeverFasterWithMoreOfThem() throws Exception {
+        double previous = 0;
+        for (int batch : new int[] {1, 2, 4, 8}) {
+            double t = ms("mixtral-8x7b", "--seq", "2", "--batch", Integer.toString(batch), "--device", "H100",
+                    "--precision", "bf16");
+            assertTrue(t >= previous, batch + " sequences: " + t + " ms after " + previous);
+            previous = t;
+        }
+    }
 }

@@ -921,10 +921,27 @@ public final class MegatronExecution {
      * A grouped product of the {@code held} routed experts a rank holds ({@code f}, its share): the time of one
      * product of all its rows and every expert's weights, at least that of the same rows over the weights of half as
      * many experts, a quarter... one expert (the same work, fewer bytes to read): a product's time never falls as it
-     * reads more weights. (Timed as separate products of each expert's rows it was slower than the published MoE
-     * runs say: a grouped kernel fills the GPU with every expert's rows at once.)
+     * reads more weights; and, of at most {@link #MIN_PIECE_ROWS} rows, at least that of its rows halved (down to
+     * one). (Timed as separate products of each expert's rows it was slower than the published MoE runs say: a
+     * grouped kernel fills the GPU with every expert's rows at once.)
      */
     private static double groupedMillis(ModelGraph g, DeviceLayerCost layers, LayerFeatures f, int held,
+            Device device, Precision precision, boolean backward) {
+        double t = overFewerWeights(g, layers, f, held, device, precision, backward);
+        double rows = f.outChannels() > 0 ? f.outputElements() / f.outChannels() : 0;
+        if (rows <= MIN_PIECE_ROWS) {
+            // and, of few rows, never faster than fewer of them (the same experts' weights for less work: Mixtral's
+            // experts over 4 tokens' copies were faster than over 2)
+            for (int k = 2; rows / k >= 1; k *= 2) {
+                t = Math.max(t, overFewerWeights(g, layers, ParallelExecution.share(f, k, 1, 1), held, device,
+                        precision, backward));
+            }
+        }
+        return t;
+    }
+
+    /** A grouped product's time, at least that over half its experts' weights, a quarter... one expert's. */
+    private static double overFewerWeights(ModelGraph g, DeviceLayerCost layers, LayerFeatures f, int held,
             Device device, Precision precision, boolean backward) {
         double t = layerMillis(g, layers, f, device, precision, backward);
         for (int k = held / 2; k >= 1; k /= 2) {
@@ -1279,8 +1296,15 @@ public final class MegatronExecution {
                 // its floor: its FLOPs at the sustained peak, and no less than its bytes beyond the L2 at the memory
                 // bandwidth in each pass (a product of few rows, a prefill of a short prompt, reads its weights more
                 // than it multiplies: shrunk toward the FLOPs' floor alone it ran faster than the memory allows)
-                double bytesFloor = timed ? packed * (bytesFloorMillis(f, device, lp, false) * (again ? 2 : 1)
-                        + (train ? bwdShare * bytesFloorMillis(f, device, lp, true) : 0)) : 0;
+                // (a grouped product of few rows reads the experts its rows are routed to: of held, the share
+                // 1 - (1 - 1/held)^rows that balanced routing touches)
+                LayerFeatures touched = f;
+                if (grouped && f.outChannels() > 0) {
+                    int held = expertsHeld(lf, e);
+                    touched = fewerWeights(f, 1 - Math.pow(1 - 1.0 / held, f.outputElements() / f.outChannels()));
+                }
+                double bytesFloor = timed ? packed * (bytesFloorMillis(touched, device, lp, false) * (again ? 2 : 1)
+                        + (train ? bwdShare * bytesFloorMillis(touched, device, lp, true) : 0)) : 0;
                 dense.get(u).add(new Contraction(cls, kind.expert(), time,
                         Math.max(1e3 * flops / (ceiling * peak), bytesFloor)));
             } else {
