@@ -137,11 +137,8 @@ public final class JobRuns {
             refused.values().removeIf(k -> !FITTED.containsKey(k));
             Candidates.refuseNearMisses(csv.toString(), refused, refused.isEmpty() ? ""
                     : "read without it " + FITTED.get(refused.values().iterator().next()));
-            misspelt.forEach((c, k) -> {
-                if (!refused.containsKey(c)) {
-                    LOG.warn("{}", Candidates.nearMissWarning(csv.toString(), c, k));
-                }
-            });
+            // (none refused: the others are warned of)
+            misspelt.forEach((c, k) -> LOG.warn("{}", Candidates.nearMissWarning(csv.toString(), c, k)));
             for (Candidates c = in.next(4096); !c.workloads().isEmpty(); c = in.next(4096)) {
                 CsvTable t = c.table();
                 for (int r = 0; r < t.size(); r++) {

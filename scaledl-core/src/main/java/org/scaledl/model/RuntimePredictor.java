@@ -457,8 +457,7 @@ public final class RuntimePredictor implements RuntimeModel {
         double samples = samples(w);
         double tokens = w.graph().transformer().map(t -> samples * t.seq()).orElse(0.0);
         double passes = w.phase() != Phase.TRAIN ? 1 : w.loraRank() > 0 ? 2 : 3;
-        double flops = passes * (w.phase() == Phase.TRAIN ? forwardFlopsPerSample(w.graph())
-                : prefillFlopsPerSample(w.graph())) * samples;
+        double flops = passes * forwardFlopsPerSample(w.graph(), w.phase()) * samples;
         return new Prediction.Job(w.device().isPresent() && w.device().get().isGpu() ? w.parallelism().ranks() : 0,
                 tokens, flops);
     }
@@ -467,35 +466,21 @@ public final class RuntimePredictor implements RuntimeModel {
     private static final Object PREFILL_FLOPS = new Object();
 
     /**
-     * The forward pass's contraction FLOPs of one sample in inference: a generating transformer's head over its last
-     * token alone ({@link org.scaledl.model.exec.MegatronExecution#prefillRows}), as its prefill is timed.
+     * The forward pass's contraction FLOPs of one sample (every repeat of every layer); in inference, a generating
+     * transformer's head over its last token alone ({@link org.scaledl.model.exec.MegatronExecution#prefillRows}), as
+     * its prefill is timed.
      */
-    static double prefillFlopsPerSample(ModelGraph g) {
-        return g.memo(PREFILL_FLOPS, graph -> {
-            boolean generates = org.scaledl.model.exec.MegatronExecution.generates(graph);
+    static double forwardFlopsPerSample(ModelGraph g, Phase phase) {
+        return g.memo(phase == Phase.TRAIN ? FORWARD_FLOPS : PREFILL_FLOPS, graph -> {
+            boolean generates = phase != Phase.TRAIN && org.scaledl.model.exec.MegatronExecution.generates(graph);
             double f = 0;
             for (org.scaledl.workload.LayerFeatures lf : org.scaledl.features.FeatureExtractor.of(graph)
                     .extract(1, Phase.INFER)) {
-                int rows = org.scaledl.model.exec.MegatronExecution.prefillRows(graph, graph.role(lf.layer()),
-                        Phase.INFER, generates);
+                int rows = org.scaledl.model.exec.MegatronExecution.prefillRows(graph, graph.role(lf.layer()), phase,
+                        generates);
                 if (rows > 0 && (lf.family() == org.scaledl.workload.OpFamily.DENSE
                         || lf.family() == org.scaledl.workload.OpFamily.CONV)) {
                     f += lf.flopsFwd() * graph.repeats(lf.layer()) / rows;
-                }
-            }
-            return f;
-        });
-    }
-
-    /** The forward pass's contraction FLOPs of one sample (every repeat of every layer). */
-    static double forwardFlopsPerSample(ModelGraph g) {
-        return g.memo(FORWARD_FLOPS, graph -> {
-            double f = 0;
-            for (org.scaledl.workload.LayerFeatures lf : org.scaledl.features.FeatureExtractor.of(graph)
-                    .extract(1, Phase.INFER)) {
-                if (lf.family() == org.scaledl.workload.OpFamily.DENSE
-                        || lf.family() == org.scaledl.workload.OpFamily.CONV) {
-                    f += lf.flopsFwd() * graph.repeats(lf.layer());
                 }
             }
             return f;

@@ -556,8 +556,7 @@ public final class MegatronExecution {
     static Optional<String> wholeExpertsNote(Workload w) {
         Parallelism par = w.parallelism();
         int t = par.tensor();
-        if (t == 1 || par.expert() > 1 || par.expertTensor() > 1
-                || Parallelism.defaultExpertTensor(t, par.expert(), w.graph()) == 1) {
+        if (par.expertTensor() > 1 || Parallelism.defaultExpertTensor(t, par.expert(), w.graph()) == 1) {
             return Optional.empty();
         }
         return Optional.of(String.format(Locale.ROOT, "each of the %d tensor-parallel ranks holds every expert whole "
@@ -577,16 +576,23 @@ public final class MegatronExecution {
         }
         boolean selfAttention = false;
         for (int i = 0; i < g.size(); i++) {
-            String name = g.layer(i).name();
             if (g.role(i).kind() == LayerRole.Kind.ATTENTION_CORE && g.layer(i).opType().equals("Softmax")
-                    && !name.contains("/cross/")) {
+                    && !g.layer(i).name().contains("/cross/")) {
                 selfAttention = true;
-                if (!g.layer(i).paddingMask()) {
+                if (!encoderSelfAttention(g, i)) {
                     return true;
                 }
             }
         }
         return !selfAttention;
+    }
+
+    /**
+     * Whether an attention core's softmax (layer {@code softmax}) is an encoder's self-attention: masked by padding
+     * rather than causally, and no cross-attention (whose softmax is masked by the encoder's padding too).
+     */
+    private static boolean encoderSelfAttention(ModelGraph g, int softmax) {
+        return g.layer(softmax).paddingMask() && !g.layer(softmax).name().contains("/cross/");
     }
 
     /**
@@ -606,14 +612,18 @@ public final class MegatronExecution {
      * memory and those keys and values would not (a serving engine's prefill writes them).
      */
     static Optional<String> keyValueCacheNote(Workload w, double memoryBytes, Device device) {
-        double gib = keyValueCacheBytes(w) / (1L << 30);
+        if (w.phase() != Phase.INFER) {
+            return Optional.empty();
+        }
+        long latentWidth = latentWidth(w.graph());
+        double gib = keyValueCacheBytes(w, latentWidth) / (1L << 30);
         if (gib < 0.05) {
             return Optional.empty();
         }
         double capacity = device == null ? 0 : device.memoryGB();
         double needs = memoryBytes / (1L << 30) + gib;
         boolean over = capacity > 0 && memoryBytes / (1L << 30) <= capacity && needs > capacity;
-        boolean latent = w.graph().transformer().isPresent() && latentWidth(w.graph()) > 0;
+        boolean latent = latentWidth > 0;
         return Optional.of(String.format(Locale.ROOT, "the memory counts the weights and a forward pass's "
                 + "activations: the %s a serving engine keeps of this prefill for decoding add about %.1f GiB a GPU%s",
                 latent ? "key/value latents (whole on every tensor-parallel rank)" : "keys and values", gib, over
@@ -633,16 +643,15 @@ public final class MegatronExecution {
         return latent;
     }
 
-    /** The bytes a GPU keeps of an inference job's keys and values ({@link #keyValueCacheNote}); 0 in training. */
-    private static double keyValueCacheBytes(Workload w) {
-        if (w.phase() != Phase.INFER) {
-            return 0;
-        }
+    /**
+     * The bytes a GPU keeps of an inference job's keys and values ({@link #keyValueCacheNote}); multi-latent
+     * attention's {@code latent} a token (its key/value down projection's output, {@link #latentWidth}) where it has
+     * one, as an engine keeps it.
+     */
+    private static double keyValueCacheBytes(Workload w, long latent) {
         ModelGraph g = w.graph();
         TransformerShape ts = g.transformer().orElseThrow();
         long[][] kv = g.blocks().isPresent() ? keyValues(g) : null;
-        // multi-latent attention: an engine keeps each token's latent (the key/value down projection's output)
-        long latent = latentWidth(g);
         // per core: its keys' and values' elements a token, times the tokens it keeps (a sliding window's at most the
         // window); an encoder's self-attention (its softmax masked by padding, not causally) keeps none
         double elements = 0;
@@ -653,8 +662,7 @@ public final class MegatronExecution {
                 continue;
             }
             String core = name.substring(0, name.length() - "/split".length());
-            if (g.indexOf(core + "/softmax").map(x -> g.layer(x).paddingMask()).orElse(false)
-                    && !name.contains("/cross/")) {
+            if (g.indexOf(core + "/softmax").map(x -> encoderSelfAttention(g, x)).orElse(false)) {
                 continue;
             }
             long window = g.indexOf(core + "/scores").map(x -> g.layer(x).attentionWindow().orElse(0)).orElse(0L);
@@ -902,7 +910,7 @@ public final class MegatronExecution {
      * halved (again, down to one): more rows are never faster. The trees, extrapolating their efficiency past the kernels they learned from
      * (DeepBench's largest tensor-core products are far smaller than a cluster job's), can say it is: without this a
      * micro-batch of 2 was predicted slower per token than one of 1. (A grouped product of routed experts is one
-     * product, uncut: {@link #groupedMillis}.)
+     * product over all its experts, its rows cut so too: {@link #groupedMillis}.)
      */
     private static double pieceMillis(ModelGraph g, DeviceLayerCost layers, LayerFeatures f, Device device,
             Precision precision, boolean backward, boolean attention) {
@@ -921,30 +929,15 @@ public final class MegatronExecution {
      * A grouped product of the {@code held} routed experts a rank holds ({@code f}, its share): the time of one
      * product of all its rows and every expert's weights, at least that of the same rows over the weights of half as
      * many experts, a quarter... one expert (the same work, fewer bytes to read): a product's time never falls as it
-     * reads more weights; and, of at most {@link #MIN_PIECE_ROWS} rows, at least that of its rows halved (down to
-     * one). (Timed as separate products of each expert's rows it was slower than the published MoE runs say: a
+     * reads more weights; and its rows cut as {@link #pieceMillis} cuts any product's (at most its pieces' time, and
+     * of few rows at least fewer rows'). (Timed as separate products of each expert's rows it was slower than the published MoE runs say: a
      * grouped kernel fills the GPU with every expert's rows at once.)
      */
     private static double groupedMillis(ModelGraph g, DeviceLayerCost layers, LayerFeatures f, int held,
             Device device, Precision precision, boolean backward) {
-        double t = overFewerWeights(g, layers, f, held, device, precision, backward);
-        double rows = f.outChannels() > 0 ? f.outputElements() / f.outChannels() : 0;
-        // at most its rows halved (again, while a piece keeps MIN_PIECE_ROWS rows) times the pieces: the same
-        // experts over half the tokens, twice (the trees took Mixtral's experts over 4 sequences of 8,192 tokens for
-        // 2.28 times 2's)
-        for (int k = 2; rows / k >= MIN_PIECE_ROWS; k *= 2) {
-            t = Math.min(t, k * overFewerWeights(g, layers, ParallelExecution.share(f, k, 1, 1), held, device,
-                    precision, backward));
-        }
-        if (rows <= MIN_PIECE_ROWS) {
-            // and, of few rows, never faster than fewer of them (the same experts' weights for less work: Mixtral's
-            // experts over 4 tokens' copies were faster than over 2)
-            for (int k = 2; rows / k >= 1; k *= 2) {
-                t = Math.max(t, overFewerWeights(g, layers, ParallelExecution.share(f, k, 1, 1), held, device,
-                        precision, backward));
-            }
-        }
-        return t;
+        // its rows in pieces as any product with weights (the trees took Mixtral's experts over 4 sequences of 8,192
+        // tokens for 2.28 times 2's, and over 4 tokens' copies for less than over 2)
+        return pieceMillis(f, x -> overFewerWeights(g, layers, x, held, device, precision, backward));
     }
 
     /** A grouped product's time, at least that over half its experts' weights, a quarter... one expert's. */
