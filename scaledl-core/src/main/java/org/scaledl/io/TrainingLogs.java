@@ -220,6 +220,19 @@ public final class TrainingLogs {
     private static final Pattern GLOBAL_STEP = Pattern.compile("\\bglobal_step=(\\d{1,18})(?:\\.0*)?(?![\\d.])");
     /** The epoch a step line numbers its steps in (NeMo 2 / Lightning: "Training epoch 0, iteration 5/39"). */
     private static final Pattern EPOCH = Pattern.compile("\\b[Ee]poch[\\s=:]*(\\d{1,18})\\b");
+    /**
+     * Lightning's step count and NeMo's consumed samples on a step line ({@code global_step: 11}, {@code
+     * consumed_samples: 768}): they never go back within a run, not even at a new epoch.
+     */
+    private static final Pattern STEP_COUNT = Pattern.compile(
+            "\\b(global_step|consumed_samples)[=:]\\s*(\\d{1,18})(?:\\.0*)?(?![\\d.])");
+    /**
+     * An iteration that ran no update or diverged: Megatron's skipped or NaN iterations counted on its line, or a
+     * loss logged as NaN.
+     */
+    private static final Pattern UNSOUND = Pattern.compile(
+            "number of (?:skipped|nan) iterations:\\s*[1-9]|\\bloss[\\w ]*[=:]\\s*[-+]?nan\\b",
+            Pattern.CASE_INSENSITIVE);
     /** The global batch a Megatron iteration line says it ran (it grows under {@code rampup_batch_size}). */
     private static final Pattern ITERATION_BATCH = Pattern.compile("global batch size:\\s*(-?\\d{1,18}(?:\\.\\d+)?)");
     /** The global batch a NeMo step line (or a bar's metrics) says it ran ({@code global_batch_size: 64}). */
@@ -713,6 +726,16 @@ public final class TrainingLogs {
                     // nothing after the time (Megatron ends it with " |", a bar closes it with "]"): where the lines
                     // around it go on, a line cut short (leaveOutCut)
                     boolean bare = line.substring(elapsed ? e.end() : t.end()).isBlank();
+                    if (!elapsed && !drawing) {
+                        // (a bar's drawing numbers its step by the count: going back, refused as its iteration)
+                        Matcher count = STEP_COUNT.matcher(line).region(from, line.length());
+                        while (count.find()) {
+                            cur.counted(count.group(1), Long.parseLong(count.group(2)), lineNo);
+                        }
+                    }
+                    if (UNSOUND.matcher(line).find()) {
+                        cur.unsound.add(lineNo);
+                    }
                     cur.iteration(elapsed ? e.group(1) : t.group(1), elapsed ? 1 : 1000, iteration, epoch, batch,
                             drawing, bare, lineNo);
                     continue;
@@ -818,6 +841,7 @@ public final class TrainingLogs {
             s.device = device;
             s.encoding = wide[0];
             s.leaveOutCut();
+            s.sayUnsound();
         }
         return segments;
     }
@@ -1270,6 +1294,11 @@ public final class TrainingLogs {
         long lastEpoch = -1;
         /** Whether its iteration lines number steps within epochs (so their numbers go back at each new epoch). */
         boolean epochs;
+        /** The last step count and consumed samples its step lines say ({@link #STEP_COUNT}; -1: none yet). */
+        long lastStep = -1;
+        long lastConsumed = -1;
+        /** The iteration lines that ran no update or diverged ({@link #UNSOUND}). */
+        final List<Integer> unsound = new ArrayList<>();
         /** The first line that looks like another training loop's step line (TorchTitan's, Trainer's), or 0. */
         int foreign;
         /** The first line with a training progress bar that shows no {@code train_step_timing}, or 0. */
@@ -1499,6 +1528,37 @@ public final class TrainingLogs {
             lastIteration = iteration;
             lastEpoch = epoch;
             lastDrawing = drawing;
+        }
+
+        /**
+         * A step line's {@code global_step} or {@code consumed_samples}: going back, the run started again (a
+         * second job appended under a new epoch's label, whose own steps restart), refused as any restart without
+         * its arguments.
+         */
+        void counted(String what, long value, int lineNo) {
+            boolean step = what.equals("global_step");
+            long last = step ? lastStep : lastConsumed;
+            if (value < last) {
+                throw InvalidInputException.atLine(source, lineNo, what + " " + value + " after " + last + ": "
+                        + "Lightning's count never goes back within a run, not even at a new epoch; the run starts "
+                        + "again without its arguments (split the log, or keep one run's lines)");
+            }
+            if (step) {
+                lastStep = value;
+            } else {
+                lastConsumed = value;
+            }
+        }
+
+        /** Says the iteration lines that ran no update or diverged, whose times the median takes. */
+        void sayUnsound() {
+            if (!unsound.isEmpty()) {
+                LOG.warn("{}:{}: {} iteration line{} {} a skipped update or a NaN loss (line{} {}): {} times are in the "
+                        + "median as logged (a step that skips its update, as a loss scaler's overflow does, runs no "
+                        + "optimizer; a diverged job's step is not its steady state)", source, unsound.get(0),
+                        unsound.size(), unsound.size() == 1 ? "" : "s", unsound.size() == 1 ? "says" : "say",
+                        unsound.size() == 1 ? "" : "s", shortList(unsound, ""), unsound.size() == 1 ? "its" : "their");
+            }
         }
 
         /**

@@ -148,6 +148,7 @@ public final class HuggingFaceConfig {
         // what reading assumes or changes, logged and kept on the specification (TransformerSpec.readNotes)
         List<String> said = new ArrayList<>();
         String type = new Reader(c, source, said).text("model_type", guessType(c)).toLowerCase(Locale.ROOT);
+        String declared = type;
         if (c.path("vision_config").isObject()) {
             // multimodal: the text model is what is built; images through the vision encoder cost more
             say(said, "{}: a multimodal configuration (vision_config): its text model is predicted, not the vision "
@@ -161,6 +162,7 @@ public final class HuggingFaceConfig {
             String inner = text.path("model_type").asText().toLowerCase(Locale.ROOT);
             say(said, "{}: {} is read as its text model's, {} (text_config)", source, type.isEmpty() ? "a configuration "
                     + "without model_type" : "model_type '" + printable(type) + "'", inner);
+            overridden(said, source, c);
             c = textModel(c);
             type = inner;
             checkTextConfig(c, source, "text_config.text_config");
@@ -178,7 +180,12 @@ public final class HuggingFaceConfig {
                         + "keys where they name the same thing, that family's defaults for the rest", source,
                         printable(inner), type, type);
             }
+            overridden(said, source, c);
             c = textModel(c);
+        } else if (c.path("text_config").isObject() && !c.path("text_config").isEmpty()) {
+            // a text model's keys where this type's class reads them at the top level
+            say(said, "{}: text_config is not read: model_type '{}' takes its keys at the top level", source,
+                    printable(type));
         }
         Reader r = new Reader(c, source, said);
         try {
@@ -209,6 +216,7 @@ public final class HuggingFaceConfig {
                         + String.join(", ", MODEL_TYPES) + "; a Llama-layout decoder reads as \"model_type\": "
                         + "\"llama\")");
             };
+            checkUnread(r, type, declared);
             TransformerSpec read = attentionImplementation(r).map(limit -> limit == 0 ? spec.withFusedAttention(false)
                     : fusedUpTo(spec.withFusedAttention(true), limit)).orElse(spec);
             long widest = widestHead(read);
@@ -289,10 +297,99 @@ public final class HuggingFaceConfig {
         return widest;
     }
 
+    /**
+     * The mixture-of-experts and layer-layout keys of the classes scaledl reads: one that a configuration's own type
+     * does not read (Qwen's {@code num_experts} in a Mixtral configuration) leaves the model as that type's keys say.
+     */
+    private static final List<String> STRUCTURE_KEYS = List.of("num_experts", "n_routed_experts",
+            "num_local_experts", "moe_intermediate_size", "first_k_dense_replace", "mlp_only_layers",
+            "shared_expert_intermediate_size", "n_shared_experts", "decoder_sparse_step", "moe_layer_freq",
+            "interleave_moe_layer_step", "num_experts_per_tok");
+
+    /**
+     * What the classes read besides the model's sizes, checked once the model is read: a structure key this type
+     * does not read is said (transformers ignores it too, but an edit meant to change the experts changes nothing);
+     * a router's {@code topk_method} and {@code scoring_func}, a {@code rope_scaling}'s (or {@code
+     * rope_parameters}') {@code factor} and a {@code partial_rotary_factor} that no class takes are refused.
+     */
+    private static void checkUnread(Reader r, String type, String declared) {
+        JsonNode c = r.c();
+        JsonNode arch = c.path("architectures");
+        String compact = declared.replace("_", "");
+        if (arch.isArray() && arch.size() > 0 && arch.get(0).isTextual() && !compact.isEmpty()
+                && !arch.get(0).asText().toLowerCase(Locale.ROOT).replace("_", "").startsWith(compact)) {
+            // the class a tool names beside the type transformers builds: one of the two is a slip
+            r.say("{}: architectures names {} where model_type is '{}': the model is read as model_type says",
+                    r.source(), Reader.clip(arch.get(0)), printable(declared));
+        }
+        for (String key : STRUCTURE_KEYS) {
+            if (c.has(key) && !c.get(key).isNull() && !r.seen().contains(key)) {
+                r.say("{}: {} is not read: model_type '{}' has no such key (transformers ignores it too), so the model "
+                        + "is what that type's own keys say", r.source(), key, printable(type));
+            }
+        }
+        oneOf(r, "topk_method", "noaux_tc", "greedy", "group_limited_greedy");
+        oneOf(r, "scoring_func", "softmax", "sigmoid");
+        for (String key : new String[] {"rope_scaling", "rope_parameters"}) {
+            JsonNode rs = c.get(key);
+            if (rs == null || rs.isNull()) {
+                continue;
+            }
+            if (!rs.isObject()) {
+                throw InvalidInputException.inSource(r.source(), key + " must be an object (its rope_type and factor) "
+                        + "or null: " + Reader.clip(rs));
+            }
+            positiveFactor(r, key, rs);
+            for (java.util.Iterator<java.util.Map.Entry<String, JsonNode>> it = rs.fields(); it.hasNext();) {
+                java.util.Map.Entry<String, JsonNode> e = it.next();
+                if (e.getValue().isObject()) {
+                    // per layer type (Gemma 4's full_attention and sliding_attention)
+                    positiveFactor(r, key + "." + e.getKey(), e.getValue());
+                }
+            }
+        }
+        JsonNode partial = c.get("partial_rotary_factor");
+        if (partial != null && !partial.isNull() && !(partial.isNumber() && partial.asDouble() > 0
+                && partial.asDouble() <= 1)) {
+            throw InvalidInputException.inSource(r.source(), "partial_rotary_factor must be a number in (0, 1] (the "
+                    + "share of a head that is rotated): " + Reader.clip(partial));
+        }
+    }
+
+    /** A text key that names a method is one of {@code allowed} where given. */
+    private static void oneOf(Reader r, String key, String... allowed) {
+        JsonNode n = r.c().get(key);
+        if (n != null && !n.isNull() && !(n.isTextual() && List.of(allowed).contains(n.asText()))) {
+            throw InvalidInputException.inSource(r.source(), key + " " + Reader.clip(n) + " is not one transformers' classes "
+                    + "take (" + String.join(", ", allowed) + ")");
+        }
+    }
+
+    /** A RoPE scaling's {@code factor}, where given, is a positive finite number. */
+    private static void positiveFactor(Reader r, String key, JsonNode rs) {
+        JsonNode f = rs.get("factor");
+        if (f != null && !f.isNull() && !(f.isNumber() && Double.isFinite(f.asDouble()) && f.asDouble() > 0)) {
+            throw InvalidInputException.inSource(r.source(), key + ".factor must be a positive number: " + Reader.clip(f));
+        }
+    }
+
     /** A configuration's {@code text_config} (at {@code key}) is an object or absent. */
     private static void checkTextConfig(JsonNode c, String source, String key) {
         if (c.has("text_config") && !c.get("text_config").isNull() && !c.get("text_config").isObject()) {
             throw InvalidInputException.inSource(source, key + " must be an object (the text model's keys)");
+        }
+    }
+
+    /** Says each size outside {@code text_config} that the text model's own, read instead, contradicts. */
+    private static void overridden(List<String> said, String source, JsonNode c) {
+        JsonNode text = c.path("text_config");
+        for (String key : ARCHITECTURE_KEYS) {
+            JsonNode outer = c.get(key);
+            JsonNode inner = text.get(key);
+            if (outer != null && !outer.isNull() && inner != null && !inner.isNull() && !outer.equals(inner)) {
+                say(said, "{}: {} = {} outside text_config is not read: the text model's, {}, is", source, key,
+                        Reader.clip(outer), Reader.clip(inner));
+            }
         }
     }
 
@@ -413,15 +510,18 @@ public final class HuggingFaceConfig {
             case "glm4" -> new LlamaDefaults(32, 40, 4096, 151552, 2, 13696, 128);
             default -> null;
         };
+        // Qwen's classes default to other sizes than Llama's (Qwen3-MoE's to a hidden size of 2,048 and 24 layers, all
+        // to a vocabulary of 151,936): their core sizes are required, not taken as Llama's
+        boolean required = d == null && type.startsWith("qwen");
         long heads = r.size("num_attention_heads", d != null ? d.heads() : 32);
-        int layers = r.layers("num_hidden_layers", d != null ? d.layers() : 32);
-        long hidden = r.size("hidden_size", d != null ? d.hidden() : 4096);
+        int layers = r.layers("num_hidden_layers", d != null ? d.layers() : required ? -1 : 32);
+        long hidden = r.size("hidden_size", d != null ? d.hidden() : required ? -1 : 4096);
         boolean glm = type.equals("glm4");
         // GLM-4's class biases its queries, keys and values unless told otherwise
         boolean attentionBias = r.bool("attention_bias", glm);
         // a gated MLP whatever its activation (SiLU, GELU: the same cost), but an activation no model has is a slip
         activation(r, "hidden_act", "silu");
-        long vocab = r.vocab("vocab_size", d != null ? d.vocab() : 32000);
+        long vocab = r.vocab("vocab_size", d != null ? d.vocab() : required ? -1 : 32000);
         // (null is transformers' "as many as the attention heads", phi-2's: no slip to say)
         long kvHeads = d != null ? r.size("num_key_value_heads", d.kvHeads() > 0 ? d.kvHeads() : heads)
                 : r.isNull("num_key_value_heads") ? heads
@@ -1116,22 +1216,33 @@ public final class HuggingFaceConfig {
     }
 
     /** Typed, range-checked reads with the file and key in every error; what they assume, said. */
-    private record Reader(JsonNode c, String source, List<String> said) {
+    private record Reader(JsonNode c, String source, List<String> said, java.util.Set<String> seen) {
+        Reader(JsonNode c, String source, List<String> said) {
+            this(c, source, said, new java.util.HashSet<>());
+        }
+
+        /** The key's node (null where absent; JSON's null a null node), the key counted as read. */
+        private JsonNode node(String key) {
+            seen.add(key);
+            return c.get(key);
+        }
+
         /** {@link HuggingFaceConfig#say} into this reading's notes. */
         void say(String template, Object... args) {
             HuggingFaceConfig.say(said, template, args);
         }
 
         boolean has(String key) {
-            return c.has(key);
+            return node(key) != null;
         }
 
         boolean isNull(String key) {
-            return c.path(key).isNull();
+            JsonNode n = node(key);
+            return n != null && n.isNull();
         }
 
         String text(String key, String dflt) {
-            JsonNode n = c.get(key);
+            JsonNode n = node(key);
             if (n == null || n.isNull()) {
                 return dflt;
             }
@@ -1201,7 +1312,7 @@ public final class HuggingFaceConfig {
 
         /** A probability (dropout rate) in [0, 1]. */
         double rate(String key, double dflt) {
-            JsonNode n = c.get(key);
+            JsonNode n = node(key);
             if (n == null || n.isNull()) {
                 return dflt;
             }
@@ -1213,7 +1324,7 @@ public final class HuggingFaceConfig {
 
         /** A positive finite number, {@code dflt} when absent, 0 when null (no limit). */
         double limit(String key, double dflt) {
-            JsonNode n = c.get(key);
+            JsonNode n = node(key);
             if (n == null) {
                 return dflt;
             }
@@ -1228,7 +1339,7 @@ public final class HuggingFaceConfig {
 
         /** A list of integers in {@code [0, limit)} (empty when absent). */
         List<Integer> integers(String key, int limit) {
-            JsonNode n = c.get(key);
+            JsonNode n = node(key);
             List<Integer> out = new ArrayList<>();
             if (n == null || n.isNull()) {
                 return out;
@@ -1249,7 +1360,7 @@ public final class HuggingFaceConfig {
 
         /** A list of strings, of exactly {@code size} entries when present (empty when absent). */
         List<String> texts(String key, int size) {
-            JsonNode n = c.get(key);
+            JsonNode n = node(key);
             List<String> out = new ArrayList<>();
             if (n == null || n.isNull()) {
                 return out;
@@ -1268,12 +1379,13 @@ public final class HuggingFaceConfig {
         }
 
         private long integer(String key, long dflt, long min, long max, boolean say) {
-            JsonNode n = c.get(key);
+            JsonNode n = node(key);
             long v;
             if (n == null || n.isNull()) {
                 if (dflt < 0) {
-                    throw InvalidInputException.inSource(source, n == null ? "missing key '" + key + "'"
-                            : key + " is null: a number is needed");
+                    throw InvalidInputException.inSource(source, (n == null ? "missing key '" + key + "'"
+                            : key + " is null: a number is needed") + (ARCHITECTURE_KEYS.contains(key)
+                            ? " (this model type's class default is not known here: give it)" : ""));
                 }
                 if (n != null) {
                     // null where a number is meant (a key whose null means something, num_key_value_heads, is read
@@ -1304,7 +1416,7 @@ public final class HuggingFaceConfig {
         }
 
         boolean bool(String key, boolean dflt) {
-            JsonNode n = c.get(key);
+            JsonNode n = node(key);
             if (n == null || n.isNull()) {
                 return dflt;
             }

@@ -175,10 +175,19 @@ class TrainingLogsTest {
         Files.write(b, again);
         InvalidInputException restart = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(b, 1));
         assertTrue(restart.getMessage().contains("iteration 2 after iteration"), restart.getMessage());
-        // NeMo 2 numbers its steps within an epoch: a second epoch starts again at 0, and is read on
+        // NeMo 2 numbers its steps within an epoch: a second epoch starts again at 0, and is read on (Lightning's
+        // global_step and the consumed samples go on)
         List<String> nemo = new java.util.ArrayList<>(Files.readAllLines(LOGS.resolve("nemo-llama3-8b.log")));
+        long steps = nemo.stream().filter(l -> l.startsWith("Training epoch 0,")).count();
+        java.util.function.UnaryOperator<String> onwards = l -> {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("global_step: (\\d+)(.*consumed_samples: )"
+                    + "(\\d+)").matcher(l);
+            return m.find() ? l.substring(0, m.start()) + "global_step: " + (Long.parseLong(m.group(1)) + steps)
+                    + m.group(2) + (Long.parseLong(m.group(3)) + 64 * steps) + l.substring(m.end()) : l;
+        };
         List<String> epochOne = nemo.stream().filter(l -> l.startsWith("Training epoch 0,"))
-                .map(l -> l.replace("Training epoch 0,", "Training epoch 1,")).toList();
+                .map(l -> onwards.apply(l.replace("Training epoch 0,", "Training epoch 1,"))).toList();
+        assertTrue(epochOne.get(0).contains("global_step: " + steps + " "), epochOne.get(0));
         int after = nemo.size() - 1;
         while (!nemo.get(after).startsWith("Training epoch 0,")) {
             after--;
@@ -197,6 +206,16 @@ class TrainingLogsTest {
         Files.write(d, joined);
         InvalidInputException again0 = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(d, 1));
         assertTrue(again0.getMessage().contains("the run starts again without its arguments"), again0.getMessage());
+        // a second job appended under a new epoch's label (a helper's log): its step count and samples start again,
+        // so it is refused, not read as a second epoch (its median was the second job's, twice the first's)
+        List<String> second = new java.util.ArrayList<>(Files.readAllLines(LOGS.resolve("nemo-llama3-8b.log")));
+        second.addAll(after + 1, nemo.stream().filter(l -> l.startsWith("Training epoch 0,"))
+                .map(l -> l.replace("Training epoch 0,", "Training epoch 1,")).toList());
+        Path f = dir.resolve("second.log");
+        Files.write(f, second);
+        InvalidInputException appended = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(f, 1));
+        assertTrue(appended.getMessage().contains("second.log:" + (after + 2) + ": global_step 0 after " + (steps - 1))
+                && appended.getMessage().contains("starts again without its arguments"), appended.getMessage());
     }
 
 

@@ -1174,8 +1174,10 @@ class TransformerSpecTest {
                 case "qwen3_moe" -> "num_experts";
                 default -> "n_routed_experts";
             };
+            // (Qwen's classes default to other sizes than Llama's: given)
             Files.writeString(f, "{\"model_type\": \"" + type + "\", \"" + experts + "\": 8, "
-                    + "\"num_experts_per_tok\": 9}", StandardCharsets.UTF_8);
+                    + (type.startsWith("qwen") ? "\"hidden_size\": 2048, \"num_hidden_layers\": 24, \"vocab_size\": "
+                    + "151936, " : "") + "\"num_experts_per_tok\": 9}", StandardCharsets.UTF_8);
             e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
             assertTrue(e.getMessage().endsWith("config.json: num_experts_per_tok = 9 routes each token to more experts "
                     + "than the 8 of " + experts), type + ": " + e.getMessage());

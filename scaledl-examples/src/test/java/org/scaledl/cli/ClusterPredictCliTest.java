@@ -654,11 +654,14 @@ class ClusterPredictCliTest {
         JsonNode gather = with.apply("allgather");
         assertEquals("alltoall", plain.get("workload").get("moe_dispatcher").asText());
         assertEquals("hybridep", hybrid.get("workload").get("moe_dispatcher").asText());
-        assertEquals(plain.get("ms").asDouble(), hybrid.get("ms").asDouble(), 1e-9);
+        // the same bytes sent; the all-to-all also sorts the copies of a rank's two experts, which HybridEP's
+        // permutation writes in order
+        assertTrue(hybrid.get("ms").asDouble() < plain.get("ms").asDouble(), plain + " " + hybrid);
+        assertTrue(hybrid.get("ms").asDouble() > 0.95 * plain.get("ms").asDouble(), plain + " " + hybrid);
         assertTrue(hybrid.get("warnings").toString().contains("hybridep dispatcher across 64 experts' ranks"),
                 hybrid.get("warnings").toString());
         assertFalse(plain.get("warnings").toString().contains("dispatcher across"));
-        assertTrue(gather.get("ms").asDouble() > plain.get("ms").asDouble(), "every token to every rank");
+        assertTrue(gather.get("ms").asDouble() > hybrid.get("ms").asDouble(), "every token to every rank");
         Run dense = MainTest.run("predict", "--model", "gpu", "--transformer", cfg, "--seq", "4096", "--batch", "4",
                 "--device", "B200", "--precision", "bf16", "--moe-dispatcher", "deepep");
         assertEquals(1, dense.code(), dense.err());

@@ -34,7 +34,8 @@ class RoundEighteenCliTest {
         MainTest.Run r = MainTest.run(HostileCliTest.concat(job, old.toString()));
         assertEquals(0, r.code(), r.err());
         assertTrue(r.err().contains("execution revision 1, this library's are revision " + REVISION)
-                && r.err().contains("since revision 2") && r.err().contains("since revision 3"), r.err());
+                && r.err().contains("since revision 2") && r.err().contains("since revision 3")
+                && r.err().contains("since revision 4"), r.err());
         // a calibration keeps the revision it starts from: its coefficients are the old ones moved
         Path recalibrated = dir.resolve("recalibrated.sdl");
         MainTest.Run fit = MainTest.run("fit", "--calibrate", old.toString(), "--runs", dir.resolve("runs.csv")

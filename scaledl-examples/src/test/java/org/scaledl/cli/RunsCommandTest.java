@@ -613,4 +613,30 @@ class RunsCommandTest {
         assertEquals(0, ok.code(), ok.err());
         assertTrue(Files.readAllLines(out).get(1).contains(",NVIDIA H100 80GB HBM3,"));
     }
+
+    /**
+     * Iterations that skipped their update or diverged (Megatron's counts on their lines, a NaN loss) are said with
+     * their lines: the median takes their times as logged (a helper's log of NaN losses was read without a word).
+     */
+    @Test
+    void skippedAndDivergedIterationsAreSaid() throws IOException {
+        List<String> lines = new java.util.ArrayList<>(Files.readAllLines(log("megatron-llama3-8b.log")));
+        int marked = 0;
+        for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).contains("iteration       1") && lines.get(i).contains("elapsed time per iteration")) {
+                lines.set(i, lines.get(i).replace("lm loss: 1.076383E+01", "lm loss: nan")
+                        .replace("number of nan iterations:   0", "number of nan iterations:   1"));
+                marked++;
+            }
+        }
+        assertTrue(marked >= 5, "iterations 10..19 marked: " + marked);
+        Path bad = dir.resolve("nan.log");
+        Files.write(bad, lines);
+        MainTest.Run r = MainTest.run("runs", "--from-log", bad.toString(), "--out", dir.resolve("o.csv").toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains(marked + " iteration lines say a skipped update or a NaN loss"), r.err());
+        MainTest.Run clean = MainTest.run("runs", "--from-log", log("megatron-llama3-8b.log").toString(), "--out",
+                dir.resolve("c.csv").toString());
+        assertFalse(clean.err().contains("NaN loss"), clean.err());
+    }
 }

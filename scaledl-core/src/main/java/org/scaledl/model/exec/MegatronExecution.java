@@ -820,7 +820,7 @@ public final class MegatronExecution {
     /** Everything the units depend on besides the graph (the layer model by identity). */
     private record UnitsKey(DeviceLayerCost layers, Device device, Precision precision, Phase phase,
             Recompute recompute, Set<RecomputeModule> modules, int microBatch, int tensor, boolean sequenceParallel,
-            int context, int expert, int expertTensor, int lora, int documents, boolean timed) {
+            int context, int expert, int expertTensor, int lora, int documents, int sortPasses, boolean timed) {
         @Override
         public boolean equals(Object o) {
             return o instanceof UnitsKey k && k.layers == layers && k.device == device
@@ -828,7 +828,7 @@ public final class MegatronExecution {
                     && k.modules.equals(modules)
                     && k.microBatch == microBatch && k.tensor == tensor && k.sequenceParallel == sequenceParallel
                     && k.context == context && k.expert == expert && k.expertTensor == expertTensor
-                    && k.lora == lora && k.documents == documents && k.timed == timed;
+                    && k.lora == lora && k.documents == documents && k.sortPasses == sortPasses && k.timed == timed;
         }
 
         @Override
@@ -848,6 +848,7 @@ public final class MegatronExecution {
             h = 31 * h + expertTensor;
             h = 31 * h + lora;
             h = 31 * h + documents;
+            h = 31 * h + sortPasses;
             return 31 * h + (timed ? 1 : 0);
         }
     }
@@ -948,6 +949,18 @@ public final class MegatronExecution {
             t = Math.max(t, layerMillis(g, layers, fewerWeights(f, (double) k / held), device, precision, backward));
         }
         return t;
+    }
+
+    /**
+     * A copy of a permutation's output ({@code f}'s written bytes read and written again), its backward pass the
+     * permutation's scaled to those bytes: a weightless movement.
+     */
+    static LayerFeatures copyPass(LayerFeatures f) {
+        double moved = f.bytesRead() + f.bytesWritten();
+        double scale = moved > 0 ? 2 * f.bytesWritten() / moved : 0;
+        return new LayerFeatures(f.layer(), f.family(), 0, 0, f.bytesWritten(), f.bytesWritten(),
+                f.bytesBwd() * scale, 0, f.outputElements(), f.kernel(), f.stride(), f.groups(), f.inChannels(),
+                f.outChannels(), f.steps());
     }
 
     /** A layer's features with a share of its weights: the same work and activations, {@code share} of the weights. */
@@ -1115,12 +1128,34 @@ public final class MegatronExecution {
             boolean timed) {
         Parallelism par = w.parallelism();
         Set<RecomputeModule> modules = rc == Recompute.SELECTIVE ? w.recomputeModules() : RecomputeModule.DEFAULT;
+        int sortPasses = dispatcherPasses(w, device);
         UnitsKey key = new UnitsKey(layers, device, w.precision(), w.phase(), rc, modules, b, par.tensor(),
                 par.sequenceParallel(), par.context(), par.expert(), par.expertTensor(), w.loraRank(),
-                w.documentTokens(), timed);
+                w.documentTokens(), sortPasses, timed);
         return UNITS.get(w.graph(), key, () -> computeUnits(w.graph(), layers, device, w.precision(), w.phase(), rc,
                 modules, b, par.tensor(), par.sequenceParallel(), par.context(), par.expert(), par.expertTensor(),
-                w.loraRank(), w.documentTokens(), timed));
+                w.loraRank(), w.documentTokens(), sortPasses, timed));
+    }
+
+    /**
+     * The passes over a rank's routed token copies that the experts' dispatcher runs beside the graph's permutation
+     * and combination, each way (forward; their gradients' again backward): Megatron core's all-to-all dispatcher,
+     * with experts spread over ranks, sorts the copies it receives by local expert after the all-to-all and back
+     * before it ({@code sort_chunks_by_idxs}, where a rank holds more than one expert), and under an FP8 or FP4
+     * recipe pads each expert's rows to the quantised products' alignment and unpads them after ({@code
+     * TEGroupedMLP}'s quantisation padding); DeepEP's and HybridEP's permutation writes the rows in the experts'
+     * order, padded, and the graph's permutation stands for it (as for the all-gather dispatcher).
+     */
+    static int dispatcherPasses(Workload w, Device device) {
+        Parallelism par = w.parallelism();
+        TransformerShape ts = w.graph().transformer().orElse(null);
+        if (ts == null || ts.experts() <= 1 || par.expert() <= 1 || w.moeDispatcher() != MoeDispatcher.ALLTOALL) {
+            return 0;
+        }
+        boolean sorted = ts.experts() / par.expert() > 1;
+        boolean padded = w.precision().lowPrecisionLinear()
+                && device.runs(w.precision()).map(Precision::lowPrecisionLinear).orElse(false);
+        return (sorted ? 2 : 0) + (padded ? 2 : 0);
     }
 
     /**
@@ -1137,7 +1172,7 @@ public final class MegatronExecution {
      */
     private static Unit[] computeUnits(ModelGraph g, DeviceLayerCost layers, Device device, Precision prec,
             Phase phase, Recompute rc, Set<RecomputeModule> modules, int b, int t, boolean sp, int c, int e, int et,
-            int lora, int documents, boolean timed) {
+            int lora, int documents, int sortPasses, boolean timed) {
         boolean train = phase == Phase.TRAIN;
         // per layer the module selective recomputation runs again (null: kept)
         RecomputeModule[] redo = rc == Recompute.SELECTIVE ? RecomputeRegions.of(g, modules) : null;
@@ -1308,6 +1343,13 @@ public final class MegatronExecution {
                 dense.get(u).add(new Contraction(cls, kind.expert(), time,
                         Math.max(1e3 * flops / (ceiling * peak), bytesFloor)));
             } else {
+                if (kind == LayerRole.Kind.EXPERT_DISPATCH && sortPasses > 0 && timed) {
+                    // the dispatcher's own passes over the routed copies, each reading and writing them
+                    // (dispatcherPasses), timed as the permutation is
+                    LayerFeatures pass = copyPass(f);
+                    time += sortPasses * (layerMillis(g, layers, pass, device, lp, false) * (again ? 2 : 1)
+                            + (train ? layerMillis(g, layers, pass, device, lp, true) : 0));
+                }
                 switch (otherTerm(kind)) {
                     case EXPERT_OTHER -> expertOther[u] += time;
                     case ATTENTION_OTHER -> attentionOther[u] += time;

@@ -54,10 +54,11 @@ public final class MegatronModel {
      * context groups cross a node's edge only where the job's own do; 3 since the experts' all-to-all moves 16-bit
      * hidden states under FP8 and FP4 recipes too, a mixture of experts without a shared expert runs no
      * tensor-parallel collective with sequence parallelism and the embedding's gradient all-reduce shares its node's
-     * network; a file without it is revision 1. A file of another revision loads with a
+     * network; 4 since the all-to-all dispatcher's own passes over the routed tokens are timed (sorted by local
+     * expert and back, padded for FP8 and FP4 products); a file without it is revision 1. A file of another revision loads with a
      * warning: its coefficients were fitted to other formulas.
      */
-    public static final int EXECUTION_REVISION = 3;
+    public static final int EXECUTION_REVISION = 4;
     private static final String REVISION_KEY = "execution_revision";
     /** The exponent of the smooth max of GPU and host time. */
     static final double SMOOTH = 8;
@@ -433,10 +434,12 @@ public final class MegatronModel {
                             ? (revision < 2 ? "since revision 2 a pipeline's sends are timed hop by hop, over the "
                             + "network where neighbouring stages sit on different nodes, and overlapped with the next "
                             + "chunk's pass under interleaving, and tensor and context groups cross a node's edge only "
-                            + "where the job's own do; " : "") + "since revision 3 the experts' all-to-all moves "
-                            + "16-bit hidden states under FP8 and FP4 recipes too, a mixture of experts without a "
-                            + "shared expert runs no tensor-parallel collective with sequence parallelism, and the "
-                            + "embedding's gradient all-reduce shares its node's network"
+                            + "where the job's own do; " : "") + (revision < 3 ? "since revision 3 the experts' "
+                            + "all-to-all moves 16-bit hidden states under FP8 and FP4 recipes too, a mixture of "
+                            + "experts without a shared expert runs no tensor-parallel collective with sequence "
+                            + "parallelism, and the embedding's gradient all-reduce shares its node's network; " : "")
+                            + "since revision 4 the all-to-all dispatcher's own passes over the routed tokens are "
+                            + "timed (sorted by local expert and back, padded for FP8 and FP4 products)"
                             : "a newer library's", older ? "refit it (fit "
                             + "--gpu), or calibrate the bundled model on the same runs instead (fit --calibrate gpu "
                             + "--runs ...; a calibration keeps the revision it starts from), for coefficients that "

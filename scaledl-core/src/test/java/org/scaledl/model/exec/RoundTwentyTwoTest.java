@@ -1,0 +1,70 @@
+package org.scaledl.model.exec;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.scaledl.graph.ModelGraph;
+import org.scaledl.io.DeviceCatalog;
+import org.scaledl.transformer.HuggingFaceConfig;
+import org.scaledl.workload.Device;
+import org.scaledl.workload.LayerFeatures;
+import org.scaledl.workload.MoeDispatcher;
+import org.scaledl.workload.OpFamily;
+import org.scaledl.workload.Parallelism;
+import org.scaledl.workload.Phase;
+import org.scaledl.workload.Precision;
+import org.scaledl.workload.Workload;
+
+/** Round twenty-two's physics: the experts' dispatchers' own passes over the routed tokens, read in Megatron core. */
+class RoundTwentyTwoTest {
+    private static final Device H100 = DeviceCatalog.bundled().require("NVIDIA H100 80GB HBM3");
+    private static final Device A100 = DeviceCatalog.bundled().require("NVIDIA A100-SXM4-80GB");
+
+    private static ModelGraph graph(String config) {
+        return HuggingFaceConfig.read(Path.of("src/test/resources/transformers/" + config + "/config.json"))
+                .graph(1024);
+    }
+
+    private static int passes(ModelGraph g, int e, Precision p, Device d, MoeDispatcher dispatcher) {
+        Workload w = Workload.builder(g).batch(1).phase(Phase.TRAIN).device(d).precision(p)
+                .parallelism(Parallelism.of(e, 1, 1, 1).withExpert(e, 1)).moeDispatcher(dispatcher).build();
+        return MegatronExecution.dispatcherPasses(w, d);
+    }
+
+    /**
+     * The all-to-all dispatcher sorts the copies a rank receives by local expert and back where it holds more than one
+     * ({@code sort_chunks_by_idxs}), and under FP8 pads each expert's rows and unpads them ({@code TEGroupedMLP});
+     * DeepEP's and HybridEP's permutation writes them sorted and padded; without expert parallelism nothing is sent.
+     */
+    @Test
+    void theAllToAllDispatcherSortsAndPadsWhatTheOthersPermute() {
+        ModelGraph gptOss = graph("gpt-oss-20b"); // 32 experts
+        assertEquals(2, passes(gptOss, 8, Precision.BF16, H100, MoeDispatcher.ALLTOALL));
+        assertEquals(4, passes(gptOss, 8, Precision.FP8, H100, MoeDispatcher.ALLTOALL));
+        assertEquals(2, passes(gptOss, 32, Precision.FP8, H100, MoeDispatcher.ALLTOALL), "one expert a rank");
+        assertEquals(0, passes(gptOss, 32, Precision.BF16, H100, MoeDispatcher.ALLTOALL));
+        assertEquals(2, passes(gptOss, 8, Precision.FP8, A100, MoeDispatcher.ALLTOALL),
+                "an A100 runs an FP8 recipe's products in 16 bits: nothing to pad");
+        for (MoeDispatcher d : new MoeDispatcher[] {MoeDispatcher.DEEPEP, MoeDispatcher.HYBRIDEP,
+            MoeDispatcher.ALLGATHER}) {
+            assertEquals(0, passes(gptOss, 8, Precision.FP8, H100, d), d.label());
+        }
+        assertEquals(0, passes(gptOss, 1, Precision.FP8, H100, MoeDispatcher.ALLTOALL), "no expert parallelism");
+        assertEquals(0, passes(graph("llama-3-8b"), 1, Precision.FP8, H100, MoeDispatcher.ALLTOALL), "dense");
+    }
+
+    /** A copy of a permutation's output reads and writes what it wrote; its backward pass scales with those bytes. */
+    @Test
+    void aCopyPassMovesThePermutationsOutputBothWays() {
+        // a permutation of 1,000 rows of 64 into 4,000 copies (4 bytes an element, as features count)
+        LayerFeatures tile = new LayerFeatures(3, OpFamily.MOVEMENT, 0, 0, 4 * 64_000, 4 * 256_000, 4 * 320_000, 0,
+                256_000, 1, 1, 1, 64, 64);
+        LayerFeatures pass = MegatronExecution.copyPass(tile);
+        assertEquals(4 * 256_000, pass.bytesRead(), 0);
+        assertEquals(4 * 256_000, pass.bytesWritten(), 0);
+        assertEquals(4 * 512_000, pass.bytesBwd(), 1e-6);
+        assertEquals(0, pass.flopsFwd() + pass.flopsBwd() + pass.params(), 0);
+        assertEquals(tile.outputElements(), pass.outputElements(), 0);
+    }
+}
