@@ -183,10 +183,11 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             for (int j = 0; vs != null && j < vs.size(); j++) {
                 String v = vs.get(j);
                 try {
-                    int n = Integer.parseInt(v);
-                    if (n < 1 || n > max) {
+                    long whole = CsvTable.parseWhole(v);
+                    if (whole < 1 || whole > max) {
                         throw new NumberFormatException();
                     }
+                    int n = (int) whole;
                     vs.set(j, String.valueOf(n));   // written as read: 01 is 1
                 } catch (NumberFormatException e) {
                     throw InvalidInputException.atLine(source, lineOf.get(k), k + " must be an integer in 1.."
@@ -534,6 +535,30 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         return out;
     }
 
+    /**
+     * A row whose column of another framework's name ({@code tp}) sits beside the column it names ({@code tensor})
+     * says the same in both (as written, any case): the row is read as the named column says, so a disagreement, one
+     * of them a slip, is refused at its line.
+     *
+     * @throws InvalidInputException naming the table, line, both columns and their values
+     */
+    static void aliasesAgree(CsvTable t, int r) {
+        for (String c : t.columns()) {
+            String named = COLUMNS.contains(c) ? null : ALIASES.get(c.trim().toLowerCase(Locale.ROOT));
+            if (named == null || !t.has(named)) {
+                continue;
+            }
+            String alias = t.opt(r, c).orElse("");
+            String own = t.opt(r, named).orElse("");
+            if (!alias.isEmpty() && !alias.equalsIgnoreCase(own)) {
+                throw InvalidInputException.atLine(t.source(), t.line(r), "column '" + InvalidInputException
+                        .printable(c, 40) + "' (another name for " + named + ") says '" + InvalidInputException
+                        .printable(alias, 40) + "' where " + named + " says '" + InvalidInputException.printable(own, 40)
+                        + "': the row is read as " + named + " says, so one of them is a slip (leave one out)");
+            }
+        }
+    }
+
     /** The warning a near miss ({@link #nearMisses}) of a table gets. */
     static String nearMissWarning(String source, String column, String meant) {
         String shown = InvalidInputException.printable(column, 40);
@@ -663,6 +688,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
 
         private Workload workload(CsvTable t, int r) {
             int line = t.line(r);
+            aliasesAgree(t, r);
             Optional<String> graphPath = t.opt(r, "graph");
             Optional<String> config = t.opt(r, "transformer");
             if (graphPath.isPresent() == config.isPresent()) {
@@ -952,7 +978,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         private Optional<Integer> positive(CsvTable t, int r, String column) {
             return value(t, r, column).map(v -> {
                 try {
-                    long x = Long.parseLong(v.trim());
+                    long x = CsvTable.parseWhole(v);
                     if (x > 0 && x <= Integer.MAX_VALUE) {
                         return (int) x;
                     }
@@ -972,7 +998,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         private Optional<Integer> bounded(CsvTable t, int r, String column, int min, int max) {
             return value(t, r, column).map(v -> {
                 try {
-                    long x = Long.parseLong(v.trim());
+                    long x = CsvTable.parseWhole(v);
                     if (x >= min && x <= max) {
                         return (int) x;
                     }

@@ -443,6 +443,24 @@ public final class CsvTable {
         return Double.parseDouble(s);
     }
 
+    /** A whole number as tables and the command line write it: an optional sign and ASCII digits. */
+    private static final java.util.regex.Pattern WHOLE = java.util.regex.Pattern.compile("[+-]?[0-9]{1,19}");
+
+    /**
+     * Parses a whole number as it is written (surrounding blanks ignored): ASCII digits only, where
+     * {@link Long#parseLong} also takes fullwidth and other scripts' digits, which a copy from a page brings
+     * unnoticed and the outputs would echo.
+     *
+     * @throws NumberFormatException where the text is not such a number, or beyond a {@code long}
+     */
+    public static long parseWhole(String text) {
+        String s = text.strip();
+        if (!WHOLE.matcher(s).matches()) {
+            throw new NumberFormatException("not a whole number in ASCII digits: '" + s + "'");
+        }
+        return Long.parseLong(s);
+    }
+
     private static boolean isNumber(String s) {
         try {
             parseNumber(s);
@@ -615,7 +633,7 @@ public final class CsvTable {
         String v = get(row, column);
         long x;
         try {
-            x = Long.parseLong(v);
+            x = parseWhole(v);
         } catch (NumberFormatException e) {
             throw InvalidInputException.atLine(source, line(row), column + " is not an integer: '" + v + "'");
         }

@@ -219,6 +219,8 @@ public final class TrainingLogs {
     /** The step a Lightning bar's metrics name ({@code global_step=9.000}): it does not move while a bar redraws. */
     private static final Pattern GLOBAL_STEP = Pattern.compile("\\bglobal_step=(\\d{1,18})(?:\\.0*)?(?![\\d.])");
     /** The epoch a step line numbers its steps in (NeMo 2 / Lightning: "Training epoch 0, iteration 5/39"). */
+    /** A GPU's line of a listing ({@code GPU 1: NVIDIA A100-SXM4-80GB}, nvidia-smi -L's). */
+    private static final Pattern GPU_INDEX = Pattern.compile("\\bGPU \\d{1,4}:");
     private static final Pattern EPOCH = Pattern.compile("\\b[Ee]poch[\\s=:]*(\\d{1,18})\\b");
     /**
      * Lightning's step count and NeMo's consumed samples on a step line ({@code global_step: 11}, {@code
@@ -752,7 +754,7 @@ public final class TrainingLogs {
                     device = device(line);
                     deviceLine = device == null ? 0 : lineNo;
                 } else if (!otherDeviceSaid && (line.contains("get_device_name") || line.contains("device name")
-                        || line.contains("gpu_name") || line.contains("GPU 0:"))) {
+                        || line.contains("gpu_name") || GPU_INDEX.matcher(line).find())) {
                     String other = device(line);
                     if (other != null && !other.equals(device)) {
                         // a log of two machines, or two logs joined: the row takes one GPU
@@ -2330,6 +2332,10 @@ public final class TrainingLogs {
                     default -> throw bad("fp8_recipe", which + "fp8_recipe '" + clip(recipe) + "' is not known "
                             + "(delayed, tensorwise, blockwise, mxfp8)");
                 };
+            }
+            if (flag("bf16", false) && flag("fp16", false)) {
+                // Megatron asserts one of the two: which one ran is not for the reader to guess
+                throw bad("fp16", "fp16 and bf16 both True: a run trains in one of them (Megatron refuses the pair)");
             }
             if (flag("bf16", false)) {
                 return Precision.BF16;

@@ -991,6 +991,10 @@ public final class HuggingFaceConfig {
     private static TransformerSpec nemotronH(Reader r, String name) {
         String pattern = r.text("hybrid_override_pattern", "");
         int layers = r.layers("num_hidden_layers", pattern.isEmpty() ? -1 : pattern.length());
+        if (pattern.isEmpty()) {
+            throw InvalidInputException.inSource(r.source(), "no hybrid_override_pattern (Nemotron-H's layers, one "
+                    + "letter a layer: M Mamba, * attention, - MLP, E experts): its class needs it");
+        }
         if (pattern.length() != layers) {
             throw InvalidInputException.inSource(r.source(), "hybrid_override_pattern has " + pattern.length()
                     + " layers, num_hidden_layers " + layers);

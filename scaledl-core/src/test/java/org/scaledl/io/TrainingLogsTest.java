@@ -1329,4 +1329,23 @@ class TrainingLogsTest {
         assertEquals(1, crashedTwice.size());
         assertEquals(whole.measuredMs(), crashedTwice.get(0).measuredMs(), 0);
     }
+
+    /** A log whose arguments say fp16 and bf16 both True is refused at the line (it was read as BF16). */
+    @Test
+    void fp16AndBf16BothTrueAreRefused(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        List<String> lines = new java.util.ArrayList<>(Files.readAllLines(LOGS.resolve("megatron-llama3-8b.log")));
+        int fp16 = -1;
+        for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).trim().startsWith("fp16 ...")) {
+                lines.set(i, lines.get(i).replace("False", "True"));
+                fp16 = i + 1;
+            }
+        }
+        assertTrue(fp16 > 0);
+        Path both = dir.resolve("both.log");
+        Files.write(both, lines);
+        InvalidInputException e = assertThrows(InvalidInputException.class,
+                () -> TrainingLogs.read(both, 1).get(0).job());
+        assertTrue(e.getMessage().contains("both.log:" + fp16 + ": fp16 and bf16 both True"), e.getMessage());
+    }
 }

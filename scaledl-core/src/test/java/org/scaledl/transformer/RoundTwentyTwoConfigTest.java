@@ -134,4 +134,12 @@ class RoundTwentyTwoConfigTest {
         Path llama = edited("llama-3-8b", "llama", c -> c.remove("num_hidden_layers"));
         assertEquals(32, HuggingFaceConfig.read(llama).layers(), "Llama's own class default");
     }
+
+    /** Nemotron-H without its pattern is refused saying so (it said the pattern "has 0 layers"). */
+    @Test
+    void aHybridWithoutItsPatternIsRefusedSayingSo() throws Exception {
+        Path p = edited("nemotron-h-8b-base-8k", "nopattern", c -> c.remove("hybrid_override_pattern"));
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(p));
+        assertTrue(e.getMessage().contains("no hybrid_override_pattern"), e.getMessage());
+    }
 }

@@ -103,6 +103,10 @@ final class JobOptions {
                 + "got %s", org.scaledl.io.DatasetReader.MAX_BATCH, batch);
         int m = positive(microBatches, "--micro-batches");
         Checks.argument((long) batch * m <= Integer.MAX_VALUE, "--batch x --micro-batches is too large");
+        // a GPU's job runs one process a GPU: threads per worker are a CPU machine's (they only widened the interval)
+        Checks.argument(threads == null || threads == 1 || p.deviceLayerModel().isEmpty(), "--threads %s: threads "
+                + "per worker are a CPU host model's; a GPU model predicts one process a GPU (leave --threads out)",
+                threads);
         Parallelism par = cluster.parallelism(positive(worldSize, "--data-parallel (--world-size)"),
                 positive(tensor, "--tensor"), positive(pipeline, "--pipeline"), m, g);
         Workload.Builder wb = Workload.builder(g).batch(batch * m).threads(positive(threads, "--threads"))

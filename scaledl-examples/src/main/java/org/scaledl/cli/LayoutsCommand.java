@@ -138,6 +138,13 @@ final class LayoutsCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--model " + model + " is a host (CPU) model; layouts are searched "
                     + "with a device model such as the bundled gpu");
         }
+        for (List<Integer> degrees : java.util.Arrays.asList(tensors, pipelines)) {
+            if (degrees != null && degrees.stream().anyMatch(x -> x < 1)) {
+                throw org.scaledl.InvalidInputException.of((degrees == tensors ? "--tensor " : "--pipeline ")
+                        + degrees.stream().filter(x -> x < 1).findFirst().orElseThrow() + ": a degree is a positive "
+                        + "whole number (1: none)");
+            }
+        }
         DeviceCatalog catalog = Catalogs.of(devices);
         Device d = catalog.require(device);
         TransformerSpec spec = HuggingFaceConfig.read(transformer);

@@ -388,6 +388,38 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
             }
             return java.nio.file.Path.of(text);
         });
+        // numbers in ASCII digits, as a table's are (Java's own parsers take fullwidth and other scripts' digits,
+        // which a copy from a page brings unnoticed and the outputs then echo)
+        CommandLine.ITypeConverter<Long> integer = text -> {
+            try {
+                return org.scaledl.io.CsvTable.parseWhole(text);
+            } catch (NumberFormatException e) {
+                throw new CommandLine.TypeConversionException("'" + InvalidInputException.printable(text, 40)
+                        + "' is not a whole number in ASCII digits");
+            }
+        };
+        cl.registerConverter(Long.class, integer);
+        cl.registerConverter(long.class, integer);
+        CommandLine.ITypeConverter<Integer> small = text -> {
+            long x = integer.convert(text);
+            if (x != (int) x) {
+                throw new CommandLine.TypeConversionException("'" + InvalidInputException.printable(text, 40)
+                        + "' is out of range (at most " + Integer.MAX_VALUE + ")");
+            }
+            return (int) x;
+        };
+        cl.registerConverter(Integer.class, small);
+        cl.registerConverter(int.class, small);
+        CommandLine.ITypeConverter<Double> decimal = text -> {
+            try {
+                return org.scaledl.io.CsvTable.parseNumber(text);
+            } catch (NumberFormatException e) {
+                throw new CommandLine.TypeConversionException("'" + InvalidInputException.printable(text, 40)
+                        + "' is not a decimal number in ASCII digits");
+            }
+        };
+        cl.registerConverter(Double.class, decimal);
+        cl.registerConverter(double.class, decimal);
         cl.registerConverter(Phase.class, text -> {
             try {
                 return Phase.parse(text);

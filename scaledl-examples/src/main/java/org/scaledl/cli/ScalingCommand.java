@@ -508,6 +508,14 @@ final class ScalingCommand implements Callable<Integer> {
         java.util.Map<List<Object>, Integer> seen = new java.util.HashMap<>();
         List<String> others = t.columns().stream().filter(c -> !List.of("gpus", "world_size", "batch", "measured_ms")
                 .contains(c)).toList();
+        for (String c : others) {
+            if (org.scaledl.io.Candidates.kind(c).isPresent()) {
+                // a point of another job than the sweep's would calibrate its curve on that job's times
+                throw org.scaledl.InvalidInputException.inSource(csv.toString(), "column " + c + " describes the "
+                        + "job, and --measured points are the sweep's own job (its options say it): leave the column "
+                        + "out, or score points of other jobs with predict --candidates");
+            }
+        }
         if (!t.has("world_size") && !t.has("gpus")) {
             throw org.scaledl.InvalidInputException.inSource(csv.toString(), "needs a world_size (data-parallel "
                     + "replicas) or gpus column");

@@ -1,0 +1,104 @@
+package org.scaledl.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Round twenty-two: a hostile walk's findings at the keyboard (inputs taken silently, or refused unhelpfully). Each
+ * case fails on the code before.
+ */
+class RoundTwentyTwoCliTest {
+    private static final Path TRANSFORMERS = HostileCliTest.repo().resolve("scaledl-core/src/test/resources/transformers");
+    private static final String LLAMA = TRANSFORMERS.resolve("llama-3-8b/config.json").toString();
+
+    @TempDir
+    Path dir;
+
+    /** Llama 3 8B's configuration copied beside a table, named relative to it as tables name their files. */
+    private String beside() throws Exception {
+        Files.createDirectories(dir.resolve("llama"));
+        Files.copy(Path.of(LLAMA), dir.resolve("llama/config.json"));
+        return "llama/config.json";
+    }
+
+    private static String[] job(String... more) {
+        return HostileCliTest.concat(new String[] {"predict", "--model", "gpu", "--transformer", LLAMA, "--seq", "4096",
+            "--batch", "1", "--device", "H100", "--precision", "bf16", "-q"}, more);
+    }
+
+    /**
+     * {@code scaling --measured} points are the sweep's own job: a column that describes another (tensor 8 under a
+     * tensor-2 sweep) is refused, naming it; it was read as the sweep's job and calibrated its curve.
+     */
+    @Test
+    void measuredPointsOfAnotherJobAreRefused() throws Exception {
+        Path m = dir.resolve("m.csv");
+        Files.writeString(m, "gpus,batch,measured_ms,tensor\n8,1,260,8\n16,1,255,8\n");
+        MainTest.Run r = MainTest.run("scaling", "--model", "gpu", "--transformer", LLAMA, "--seq", "4096", "--batch",
+                "1", "--device", "H100", "--precision", "bf16", "--tensor", "2", "--gpus", "8,16", "--measured",
+                m.toString(), "--out", dir.resolve("s.svg").toString(), "-q");
+        assertEquals(1, r.code(), r.err());
+        assertTrue(r.err().contains("m.csv: column tensor describes the job"), r.err());
+        Files.writeString(m, "gpus,batch,measured_ms,id\n8,1,260,a\n16,1,255,b\n");
+        MainTest.Run labelled = MainTest.run("scaling", "--model", "gpu", "--transformer", LLAMA, "--seq", "4096",
+                "--batch", "1", "--device", "H100", "--precision", "bf16", "--tensor", "2", "--gpus", "8,16",
+                "--measured", m.toString(), "--out", dir.resolve("s.svg").toString(), "-q");
+        assertEquals(0, labelled.code(), labelled.err());
+    }
+
+    /** {@code --threads} is a CPU worker's: with a GPU model it is refused (it only widened the interval). */
+    @Test
+    void threadsWithAGpuModelAreRefused() {
+        MainTest.Run r = MainTest.run(job("--threads", "1000"));
+        assertEquals(2, r.code(), r.err());
+        assertTrue(r.err().contains("--threads 1000: threads per worker are a CPU host model's"), r.err());
+        assertEquals(0, MainTest.run(job("--threads", "1")).code());
+    }
+
+    /** A column of another framework's name beside the column it names must say the same (tp 8 beside tensor 1). */
+    @Test
+    void anAliasColumnThatContradictsItsColumnIsRefusedAtItsLine() throws Exception {
+        Path t = dir.resolve("c.csv");
+        String cfg = beside();
+        Files.writeString(t, "transformer,seq,batch,gpus,device,precision,tensor,tp\n" + cfg
+                + ",4096,1,8,H100,bf16,2,2\n" + cfg + ",4096,1,8,H100,bf16,1,8\n");
+        MainTest.Run r = MainTest.run("predict", "--model", "gpu", "--candidates", t.toString(), "--out",
+                dir.resolve("o.csv").toString(), "-q");
+        assertEquals(1, r.code(), r.err());
+        assertTrue(r.err().contains("c.csv:3: column 'tp' (another name for tensor) says '8' where tensor says '1'"),
+                r.err());
+    }
+
+    /**
+     * Numbers are ASCII digits, on the command line and in tables: a fullwidth {@code ８} (Java's parsers take it, and
+     * the output tables echoed it) is refused, naming the value.
+     */
+    @Test
+    void numbersInOtherScriptsDigitsAreRefused() throws Exception {
+        MainTest.Run r = MainTest.run(job("--gpus", "\uFF18"));
+        assertEquals(2, r.code(), r.err());
+        assertTrue(r.err().contains("is not a whole number in ASCII digits"), r.err());
+        Path t = dir.resolve("c.csv");
+        Files.writeString(t, "transformer,seq,batch,gpus,device,precision\n" + beside()
+                + ",\uFF14\uFF10\uFF19\uFF16,1,8,H100,bf16\n");
+        MainTest.Run table = MainTest.run("predict", "--model", "gpu", "--candidates", t.toString(), "--out",
+                dir.resolve("o.csv").toString(), "-q");
+        assertEquals(1, table.code(), table.err());
+        assertTrue(table.err().contains("c.csv:2: seq must be a positive integer"), table.err());
+        assertEquals(0, MainTest.run(job("--gpus", "8")).code());
+    }
+
+    /** {@code layouts --pipeline 0} is refused as no degree (it said no layout had that depth). */
+    @Test
+    void aLayoutsDegreeBelowOneIsRefused() {
+        MainTest.Run r = MainTest.run("layouts", "--model", "gpu", "--transformer", LLAMA, "--seq", "4096", "--gpus",
+                "8", "--global-batch", "64", "--device", "H100", "--precision", "bf16", "--pipeline", "0", "-q");
+        assertEquals(1, r.code(), r.err());
+        assertTrue(r.err().contains("--pipeline 0: a degree is a positive whole number"), r.err());
+    }
+}
