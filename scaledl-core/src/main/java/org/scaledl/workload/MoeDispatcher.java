@@ -25,12 +25,13 @@ public enum MoeDispatcher {
      */
     ALLGATHER("allgather"),
     /**
-     * {@code flex} with DeepEP: a token crosses the network once per node holding one of its experts, and is forwarded
-     * over NVLink to the experts' GPUs there. Predicted as {@link #ALLTOALL}, with a note: described by that saving,
-     * the published runs came out too fast.
+     * {@code flex} with DeepEP: a token is sent once per rank holding any of its experts (the all-to-all sends a copy
+     * per expert), and its permutation writes the experts' order itself (no sort after the exchange). Across nodes it
+     * crosses the network once per node holding one of its experts, forwarded over NVLink there: that saving is not
+     * described (with it the published runs came out too fast), a note says so.
      */
     DEEPEP("deepep"),
-    /** {@code flex} with HybridEP: as DeepEP, and predicted as {@link #ALLTOALL} likewise. */
+    /** {@code flex} with HybridEP: as DeepEP. */
     HYBRIDEP("hybridep");
 
     private final String label;

@@ -2915,9 +2915,9 @@ public final class MegatronExecution {
      * The group is {@code e·et} adjacent ranks (Megatron-Core orders expert ranks expert-tensor first, then expert),
      * whatever the attention's tensor parallelism: with {@code et = 1} and {@code t = 2}, 64 experts' dispatch stays
      * inside one 72-GPU NVLink domain. The all-gather dispatcher moves {@code tokens · w · (e·et − 1)} elements in
-     * 16 bits, every other rank's tokens of the group whole. DeepEP and HybridEP are predicted as the all-to-all:
-     * that they cross the network once per node holding a token's experts rather than once per expert is not
-     * described ({@link #dispatcherNote}).
+     * 16 bits, every other rank's tokens of the group whole. DeepEP and HybridEP send a token once per rank holding
+     * any of its experts ({@link #ranksTouched}), not once per expert; that they cross the network once per node
+     * holding a token's experts is not described ({@link #dispatcherNote}).
      */
     static double allToAllMillis(Topology topo, int e, int et, double tokens, TransformerShape ts, Precision prec,
             MoeDispatcher dispatcher) {
@@ -2927,14 +2927,34 @@ public final class MegatronExecution {
         long span = (long) et * e;
         // the all-gather dispatcher moves the other ranks' tokens whole (over the experts' tensor- and
         // expert-parallel group), whatever their experts, in 16 bits
+        // DeepEP and HybridEP send a token once per rank holding any of its experts, the all-to-all once per expert
+        double copies = dispatcher == MoeDispatcher.DEEPEP || dispatcher == MoeDispatcher.HYBRIDEP
+                ? ranksTouched(ts.experts(), ts.topK(), e) : ts.topK();
         double bytes = dispatcher == MoeDispatcher.ALLGATHER
                 ? tokens * ts.dispatchWidth() * prec.activationBytes() * (span - 1.0)
-                : tokens * ts.topK() * perToken * (e - 1.0) / e;
+                : tokens * copies * perToken * (e - 1.0) / e;
         double inside = Math.min(1.0, (double) topo.gpusPerNode() / span);
         double link = bytes * inside / topo.intraNodeBytesPerSecond();
         double network = bytes * (1 - inside) / topo.interNodeBytesPerSecondPerGpu();
         double latency = (inside < 1 ? topo.interNodeLatencyUs() : 2) * 1e-6 * Math.log(e) / Math.log(2);
         return 1e3 * (Math.max(link, network) + latency);
+    }
+
+    /**
+     * The expected ranks a token's {@code k} experts (of {@code experts}, chosen uniformly without repeats) lie on,
+     * over {@code e} ranks of {@code experts / e} each: {@code e·(1 − C(experts − experts/e, k) / C(experts, k))};
+     * {@code k} where each rank holds one expert, 1 on one rank.
+     */
+    static double ranksTouched(int experts, int k, int e) {
+        if (e <= 1) {
+            return 1;
+        }
+        int local = Math.max(1, experts / e);
+        double missed = 1;
+        for (int i = 0; i < k; i++) {
+            missed *= Math.max(0.0, (double) (experts - local - i) / (experts - i));
+        }
+        return e * (1 - missed);
     }
 
     /**
@@ -2952,8 +2972,8 @@ public final class MegatronExecution {
             return Optional.empty();
         }
         return Optional.of(String.format(Locale.ROOT, "the %s dispatcher across %d experts' ranks beyond an NVLink "
-                + "domain of %d is predicted as the all-to-all (a token's copy per expert over the network): that it "
-                + "crosses the network once per node holding a token's experts is not described", w.moeDispatcher()
+                + "domain of %d is predicted sending a token's copy per rank holding its experts over the network: "
+                + "that it crosses the network once per node holding them is not described", w.moeDispatcher()
                 .label(), span, Math.max(topo.gpusPerNode(), topo.nvlinkDomain())));
     }
 

@@ -55,7 +55,8 @@ public final class MegatronModel {
      * hidden states under FP8 and FP4 recipes too, a mixture of experts without a shared expert runs no
      * tensor-parallel collective with sequence parallelism and the embedding's gradient all-reduce shares its node's
      * network; 4 since the all-to-all dispatcher's own passes over the routed tokens are timed (sorted by local
-     * expert and back, padded for FP8 and FP4 products); a file without it is revision 1. A file of another revision loads with a
+     * expert and back, padded for FP8 and FP4 products) and DeepEP and HybridEP send a token once per rank holding
+     * its experts; a file without it is revision 1. A file of another revision loads with a
      * warning: its coefficients were fitted to other formulas.
      */
     public static final int EXECUTION_REVISION = 4;
@@ -439,7 +440,8 @@ public final class MegatronModel {
                             + "experts without a shared expert runs no tensor-parallel collective with sequence "
                             + "parallelism, and the embedding's gradient all-reduce shares its node's network; " : "")
                             + "since revision 4 the all-to-all dispatcher's own passes over the routed tokens are "
-                            + "timed (sorted by local expert and back, padded for FP8 and FP4 products)"
+                            + "timed (sorted by local expert and back, padded for FP8 and FP4 products) and DeepEP "
+                            + "and HybridEP send a token once per rank holding its experts"
                             : "a newer library's", older ? "refit it (fit "
                             + "--gpu), or calibrate the bundled model on the same runs instead (fit --calibrate gpu "
                             + "--runs ...; a calibration keeps the revision it starts from), for coefficients that "

@@ -1,6 +1,7 @@
 package org.scaledl.model.exec;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -66,5 +67,35 @@ class RoundTwentyTwoTest {
         assertEquals(4 * 512_000, pass.bytesBwd(), 1e-6);
         assertEquals(0, pass.flopsFwd() + pass.flopsBwd() + pass.params(), 0);
         assertEquals(tile.outputElements(), pass.outputElements(), 0);
+    }
+
+    /**
+     * DeepEP and HybridEP send a token once per rank holding any of its experts: its k copies where each rank holds
+     * one expert, fewer as ranks hold more (never fewer than k over the experts a rank holds, nor more than the
+     * ranks), one on one rank; the all-to-all sends k whatever the layout, so they never move more.
+     */
+    @Test
+    void deepEpSendsATokenOncePerRankItsExpertsLieOn() {
+        assertEquals(8, MegatronExecution.ranksTouched(64, 8, 64), 1e-9, "one expert a rank");
+        assertEquals(1, MegatronExecution.ranksTouched(64, 8, 1), 0, "every expert on one rank");
+        // 256 experts over 64 ranks of 4, top-8: 64 (1 - C(252, 8) / C(256, 8))
+        double expected = 64 * (1 - java.util.stream.IntStream.range(0, 8).mapToDouble(i -> (252.0 - i) / (256 - i))
+                .reduce(1, (a, b) -> a * b));
+        assertEquals(expected, MegatronExecution.ranksTouched(256, 8, 64), 1e-9);
+        for (int e : new int[] {2, 4, 8, 16, 32, 64, 128, 256}) {
+            double d = MegatronExecution.ranksTouched(256, 8, e);
+            assertTrue(d <= Math.min(8, e) + 1e-9 && d >= 8.0 / (256 / e) - 1e-9, e + ": " + d);
+            if (e > 2) {
+                assertTrue(d > MegatronExecution.ranksTouched(256, 8, e / 2), "more ranks, more of them touched: " + e);
+            }
+        }
+        org.scaledl.graph.TransformerShape ds = graph("deepseek-v3").transformer().orElseThrow();
+        org.scaledl.workload.Topology node = org.scaledl.workload.Topology.of(8, org.scaledl.workload.Topology.Link
+                .NVSWITCH, 900, 3200);
+        double a2a = MegatronExecution.allToAllMillis(node, 8, 1, 4096, ds, Precision.BF16, MoeDispatcher.ALLTOALL);
+        double deep = MegatronExecution.allToAllMillis(node, 8, 1, 4096, ds, Precision.BF16, MoeDispatcher.DEEPEP);
+        assertTrue(deep < a2a, deep + " ms against " + a2a);
+        assertEquals(MegatronExecution.allToAllMillis(node, 8, 1, 4096, ds, Precision.BF16, MoeDispatcher.HYBRIDEP),
+                deep, 0);
     }
 }
