@@ -501,6 +501,16 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         {"precision", "dtype"},
         {"zero_stage", "zero"}});
 
+    /**
+     * The column a table's header names, as the reader takes it: itself where it is one, else the column another
+     * framework's name for it names ({@code tp}: {@code tensor}), any case and blanks around; empty for another
+     * column (a label).
+     */
+    public static Optional<String> canonical(String header) {
+        String key = header.trim().toLowerCase(Locale.ROOT);
+        return COLUMNS.contains(key) ? Optional.of(key) : Optional.ofNullable(ALIASES.get(key));
+    }
+
     /** Each other name of {@code rows} (a column, then its other names) with its column. */
     private static Map<String, String> aliasTable(String[][] rows) {
         Map<String, String> out = new HashMap<>();
@@ -550,13 +560,45 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             }
             String alias = t.opt(r, c).orElse("");
             String own = t.opt(r, named).orElse("");
-            if (!alias.isEmpty() && !alias.equalsIgnoreCase(own)) {
+            if (!alias.isEmpty() && !sameValue(named, alias, own)) {
                 throw InvalidInputException.atLine(t.source(), t.line(r), "column '" + InvalidInputException
                         .printable(c, 40) + "' (another name for " + named + ") says '" + InvalidInputException
-                        .printable(alias, 40) + "' where " + named + " says '" + InvalidInputException.printable(own, 40)
-                        + "': the row is read as " + named + " says, so one of them is a slip (leave one out)");
+                        .printable(alias, 40) + "' where " + named + (own.isEmpty() ? " is blank (its default)"
+                        : " says '" + InvalidInputException.printable(own, 40) + "'") + ": the row is read as "
+                        + named + " says, so one of them is a slip (leave one out)");
             }
         }
+    }
+
+    /**
+     * Whether two cells of {@code column} say the same, as the reader reads them: numbers by value ({@code 02} is
+     * {@code 2}), a precision by its name ({@code bfloat16} is {@code bf16}), a GPU by the catalog's ({@code H100} is
+     * {@code NVIDIA H100 80GB HBM3}); a value the reader would refuse anyway is left to that refusal.
+     */
+    private static boolean sameValue(String column, String a, String b) {
+        if (b.isEmpty()) {
+            return false;
+        }
+        try {
+            if (KINDS.get(column) == ColumnKind.NUMBER) {
+                return CsvTable.parseNumber(a) == CsvTable.parseNumber(b);
+            }
+            if (column.equals("precision")) {
+                return org.scaledl.workload.Precision.parse(a) == org.scaledl.workload.Precision.parse(b);
+            }
+            if (column.equals("device")) {
+                DeviceCatalog catalog = DeviceCatalog.bundled();
+                Optional<Device> x = catalog.find(a);
+                Optional<Device> y = catalog.find(b);
+                if (x.isPresent() && y.isPresent()) {
+                    return x.get().name().equals(y.get().name());
+                }
+            }
+        } catch (RuntimeException e) {
+            // not a value of the column: its own reading refuses it
+            return true;
+        }
+        return a.strip().equalsIgnoreCase(b.strip());
     }
 
     /** The warning a near miss ({@link #nearMisses}) of a table gets. */

@@ -843,7 +843,6 @@ public final class TrainingLogs {
             s.device = device;
             s.encoding = wide[0];
             s.leaveOutCut();
-            s.sayUnsound();
         }
         return segments;
     }
@@ -1552,14 +1551,22 @@ public final class TrainingLogs {
             }
         }
 
-        /** Says the iteration lines that ran no update or diverged, whose times the median takes. */
-        void sayUnsound() {
-            if (!unsound.isEmpty()) {
-                LOG.warn("{}:{}: {} iteration line{} {} a skipped update or a NaN loss (line{} {}): {} times are in the "
-                        + "median as logged (a step that skips its update, as a loss scaler's overflow does, runs no "
-                        + "optimizer; a diverged job's step is not its steady state)", source, unsound.get(0),
-                        unsound.size(), unsound.size() == 1 ? "" : "s", unsound.size() == 1 ? "says" : "say",
-                        unsound.size() == 1 ? "" : "s", shortList(unsound, ""), unsound.size() == 1 ? "its" : "their");
+        /**
+         * Says the iteration lines the median takes ({@code kept}, after warm-up) that ran no update or diverged (a
+         * loss scaler's first overflows fall in the warm-up, said by none).
+         */
+        void sayUnsound(String which, int[] kept) {
+            java.util.Set<Integer> timed = new java.util.HashSet<>();
+            for (int line : kept) {
+                timed.add(line);
+            }
+            List<Integer> said = unsound.stream().filter(timed::contains).toList();
+            if (!said.isEmpty()) {
+                LOG.warn("{}:{}: {}{} iteration line{} {} a skipped update or a NaN loss (line{} {}): {} times are in "
+                        + "the median as logged (a step that skips its update, as a loss scaler's overflow does, runs "
+                        + "no optimizer; a diverged job's step is not its steady state)", source, said.get(0), which,
+                        said.size(), said.size() == 1 ? "" : "s", said.size() == 1 ? "says" : "say",
+                        said.size() == 1 ? "" : "s", shortList(said, ""), said.size() == 1 ? "its" : "their");
             }
         }
 
@@ -1788,6 +1795,7 @@ public final class TrainingLogs {
                         + "iteration holds the start-up; to time it anyway, give the warm-up: --warmup 0)" : ""));
             }
             Kept steady = steady(which, drop);
+            sayUnsound(which, steady.lines());
             double[] inOrder = steady.ms();
             double[] halves = {Medians.of(Arrays.copyOf(inOrder, inOrder.length / 2)),
                 Medians.of(Arrays.copyOfRange(inOrder, inOrder.length / 2, inOrder.length))};

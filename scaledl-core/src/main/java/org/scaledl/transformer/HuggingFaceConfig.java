@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import org.scaledl.InvalidInputException;
 import org.scaledl.transformer.TransformerSpec.Block;
 
@@ -149,6 +150,8 @@ public final class HuggingFaceConfig {
         List<String> said = new ArrayList<>();
         String type = new Reader(c, source, said).text("model_type", guessType(c)).toLowerCase(Locale.ROOT);
         String declared = type;
+        // the class a tool names, as the file gives it (a wrapper's own, not its text model's)
+        JsonNode architectures = c.path("architectures");
         if (c.path("vision_config").isObject()) {
             // multimodal: the text model is what is built; images through the vision encoder cost more
             say(said, "{}: a multimodal configuration (vision_config): its text model is predicted, not the vision "
@@ -216,7 +219,7 @@ public final class HuggingFaceConfig {
                         + String.join(", ", MODEL_TYPES) + "; a Llama-layout decoder reads as \"model_type\": "
                         + "\"llama\")");
             };
-            checkUnread(r, type, declared);
+            checkUnread(r, type, declared, architectures);
             TransformerSpec read = attentionImplementation(r).map(limit -> limit == 0 ? spec.withFusedAttention(false)
                     : fusedUpTo(spec.withFusedAttention(true), limit)).orElse(spec);
             long widest = widestHead(read);
@@ -312,20 +315,20 @@ public final class HuggingFaceConfig {
      * a router's {@code topk_method} and {@code scoring_func}, a {@code rope_scaling}'s (or {@code
      * rope_parameters}') {@code factor} and a {@code partial_rotary_factor} that no class takes are refused.
      */
-    private static void checkUnread(Reader r, String type, String declared) {
+    private static void checkUnread(Reader r, String type, String declared, JsonNode arch) {
         JsonNode c = r.c();
-        JsonNode arch = c.path("architectures");
-        String compact = declared.replace("_", "");
-        if (arch.isArray() && arch.size() > 0 && arch.get(0).isTextual() && !compact.isEmpty()
-                && !arch.get(0).asText().toLowerCase(Locale.ROOT).replace("_", "").startsWith(compact)) {
-            // the class a tool names beside the type transformers builds: one of the two is a slip
-            r.say("{}: architectures names {} where model_type is '{}': the model is read as model_type says",
-                    r.source(), Reader.clip(arch.get(0)), printable(declared));
+        if (arch.isArray() && arch.size() > 0 && arch.get(0).isTextual()) {
+            architectureType(arch.get(0).asText()).filter(named -> !sameFamily(named, declared)
+                    && !sameFamily(named, type)).ifPresent(named ->
+                    // the class a tool names is another supported family's than the type transformers builds: one of
+                    // the two is a slip
+                    r.say("{}: architectures names {} (a {} class) where model_type is '{}': the model is read as "
+                            + "{}'s", r.source(), Reader.clip(arch.get(0)), named, printable(declared), type));
         }
         for (String key : STRUCTURE_KEYS) {
             if (c.has(key) && !c.get(key).isNull() && !r.seen().contains(key)) {
-                r.say("{}: {} is not read: model_type '{}' has no such key (transformers ignores it too), so the model "
-                        + "is what that type's own keys say", r.source(), key, printable(type));
+                r.say("{}: {} is not read for model_type '{}': the model is what the keys that type reads say (its "
+                        + "experts, if any, come from those)", r.source(), key, printable(type));
             }
         }
         oneOf(r, "topk_method", "noaux_tc", "greedy", "group_limited_greedy");
@@ -354,6 +357,41 @@ public final class HuggingFaceConfig {
             throw InvalidInputException.inSource(r.source(), "partial_rotary_factor must be a number in (0, 1] (the "
                     + "share of a head that is rotated): " + Reader.clip(partial));
         }
+    }
+
+    /**
+     * The supported model type a class name ({@code Qwen3MoeForCausalLM}) begins with, the longest such: empty where
+     * none does (a wrapper's class, LLaVA's).
+     */
+    private static Optional<String> architectureType(String arch) {
+        String a = arch.toLowerCase(Locale.ROOT).replace("_", "");
+        String best = null;
+        for (String t : MODEL_TYPES) {
+            String compact = t.replace("_", "");
+            if (a.startsWith(compact) && (best == null || compact.length() > best.replace("_", "").length())) {
+                best = t;
+            }
+        }
+        return Optional.ofNullable(best);
+    }
+
+    /**
+     * Whether two model types build one family's model: a type and its text model ({@code gemma3_text}), DeepSeek's
+     * and the models of its classes (Kimi K2's configuration names {@code DeepseekV3ForCausalLM}), Llama's and
+     * Mistral's (converted checkpoints name Llama's class), a type and the types it prefixes ({@code qwen3_vl_moe}).
+     */
+    private static boolean sameFamily(String a, String b) {
+        String x = family(a);
+        String y = family(b);
+        return x.equals(y) || x.startsWith(y) || y.startsWith(x);
+    }
+
+    private static String family(String type) {
+        String t = type.endsWith("_text") ? type.substring(0, type.length() - "_text".length()) : type;
+        if (t.startsWith("deepseek") || t.startsWith("kimi_k2")) {
+            return "deepseek";
+        }
+        return t.equals("mistral") ? "llama" : t;
     }
 
     /** A text key that names a method is one of {@code allowed} where given. */
@@ -386,7 +424,9 @@ public final class HuggingFaceConfig {
         for (String key : ARCHITECTURE_KEYS) {
             JsonNode outer = c.get(key);
             JsonNode inner = text.get(key);
-            if (outer != null && !outer.isNull() && inner != null && !inner.isNull() && !outer.equals(inner)) {
+            if (outer != null && !outer.isNull() && inner != null && !inner.isNull() && !outer.equals(inner)
+                    && !(outer.isNumber() && inner.isNumber()
+                    && outer.decimalValue().compareTo(inner.decimalValue()) == 0)) {
                 say(said, "{}: {} = {} outside text_config is not read: the text model's, {}, is", source, key,
                         Reader.clip(outer), Reader.clip(inner));
             }
@@ -452,6 +492,9 @@ public final class HuggingFaceConfig {
 
     /** {@link #attributeKey(Reader, String, String)}, the alias described as {@code what} in a refusal. */
     private static String attributeKey(Reader r, String key, String alias, String what) {
+        // both names read (the class maps one to the other)
+        r.seen().add(key);
+        r.seen().add(alias);
         JsonNode a = r.c().get(key);
         JsonNode b = r.c().get(alias);
         // (a null is no value: the other name's is read, or the default)
@@ -990,11 +1033,11 @@ public final class HuggingFaceConfig {
 
     private static TransformerSpec nemotronH(Reader r, String name) {
         String pattern = r.text("hybrid_override_pattern", "");
-        int layers = r.layers("num_hidden_layers", pattern.isEmpty() ? -1 : pattern.length());
         if (pattern.isEmpty()) {
             throw InvalidInputException.inSource(r.source(), "no hybrid_override_pattern (Nemotron-H's layers, one "
                     + "letter a layer: M Mamba, * attention, - MLP, E experts): its class needs it");
         }
+        int layers = r.layers("num_hidden_layers", pattern.length());
         if (pattern.length() != layers) {
             throw InvalidInputException.inSource(r.source(), "hybrid_override_pattern has " + pattern.length()
                     + " layers, num_hidden_layers " + layers);
@@ -1389,7 +1432,7 @@ public final class HuggingFaceConfig {
                 if (dflt < 0) {
                     throw InvalidInputException.inSource(source, (n == null ? "missing key '" + key + "'"
                             : key + " is null: a number is needed") + (ARCHITECTURE_KEYS.contains(key)
-                            ? " (this model type's class default is not known here: give it)" : ""));
+                            ? " (a size the model rests on, read with no default for this type: give it)" : ""));
                 }
                 if (n != null) {
                     // null where a number is meant (a key whose null means something, num_key_value_heads, is read

@@ -26,7 +26,7 @@ class RoundTwentyTwoConfigTest {
     private static final Path PUBLISHED = Path.of("../datasets/gpu/llm-public/configs");
     private static final ObjectMapper JSON = new ObjectMapper();
     /** The notes this round adds: none of the configurations scaledl ships or tests carries one. */
-    private static final List<String> NEW_NOTES = List.of("is not read: model_type", "architectures names",
+    private static final List<String> NEW_NOTES = List.of("is not read for model_type", "architectures names",
             "text_config is not read", "outside text_config is not read");
 
     @TempDir
@@ -77,11 +77,39 @@ class RoundTwentyTwoConfigTest {
         for (String key : new String[] {"num_experts", "n_routed_experts", "moe_intermediate_size"}) {
             Path p = edited("mixtral-8x7b", key, c -> c.put(key, 64));
             assertEquals(params, HuggingFaceConfig.read(p).parameterCount(), key);
-            assertTrue(says(notes(p), key + " is not read: model_type 'mixtral'"), key + ": " + notes(p));
+            assertTrue(says(notes(p), key + " is not read for model_type 'mixtral'"), key + ": " + notes(p));
         }
         Path qwen = edited("mixtral-8x7b", "arch", c -> c.putArray("architectures").add("Qwen3MoeForCausalLM"));
-        assertTrue(says(notes(qwen), "architectures names \"Qwen3MoeForCausalLM\" where model_type is 'mixtral'"),
-                notes(qwen).toString());
+        assertTrue(says(notes(qwen), "architectures names \"Qwen3MoeForCausalLM\" (a qwen3_moe class) where "
+                + "model_type is 'mixtral'"), notes(qwen).toString());
+    }
+
+    /**
+     * Real configurations whose class is not their type's name are not said (a reviewer's cases): Kimi K2's
+     * {@code DeepseekV3ForCausalLM}, a text model's class ({@code Gemma3ForCausalLM} for {@code gemma3_text}),
+     * LLaVA's wrapper whose text model names Llama's class, a converted Mistral naming Llama's.
+     */
+    @Test
+    void classesOfTheSameFamilyAreNotSaid() throws Exception {
+        List<Path> fine = List.of(
+                edited("deepseek-v3", "kimi", c -> {
+                    c.put("model_type", "kimi_k2");
+                    c.putArray("architectures").add("DeepseekV3ForCausalLM");
+                }),
+                edited("mistral-7b", "converted", c -> c.putArray("architectures").add("LlamaForCausalLM")),
+                edited("qwen3-30b-a3b", "own", c -> c.putArray("architectures").add("Qwen3MoeForCausalLM")));
+        for (Path p : fine) {
+            assertTrue(notes(p).stream().noneMatch(n -> n.contains("architectures names")), p + ": " + notes(p));
+        }
+        ObjectNode text = (ObjectNode) JSON.readTree(DIR.resolve("llama-3-8b/config.json").toFile());
+        text.putArray("architectures").add("LlamaForCausalLM");
+        ObjectNode llava = JSON.createObjectNode().put("model_type", "llava");
+        llava.putArray("architectures").add("LlavaForConditionalGeneration");
+        llava.set("text_config", text);
+        Path wrapped = dir.resolve("llava.json");
+        Files.writeString(wrapped, JSON.writeValueAsString(llava));
+        assertTrue(notes(wrapped).stream().noneMatch(n -> n.contains("architectures names")), notes(wrapped)
+                .toString());
     }
 
     /** Llama 4's sizes outside its text_config are not read, and said where they differ; a Mixtral's text_config. */

@@ -57,7 +57,8 @@ final class JobOptions {
             + "through the pipeline or accumulated (default 1)")
     Integer microBatches;
 
-    @Option(names = "--threads", description = "Threads per worker (default 1)")
+    @Option(names = "--threads", description = "Threads per worker of a CPU host model (default 1; a GPU model "
+            + "predicts one process a GPU and refuses it)")
     Integer threads;
 
     @Option(names = "--phase", description = "train (one training iteration: forward, backward, optimizer) or infer "
@@ -104,7 +105,8 @@ final class JobOptions {
         int m = positive(microBatches, "--micro-batches");
         Checks.argument((long) batch * m <= Integer.MAX_VALUE, "--batch x --micro-batches is too large");
         // a GPU's job runs one process a GPU: threads per worker are a CPU machine's (they only widened the interval)
-        Checks.argument(threads == null || threads == 1 || p.deviceLayerModel().isEmpty(), "--threads %s: threads "
+        Checks.argument(threads == null || threads < 1 || threads == 1 || p.deviceLayerModel().isEmpty(),
+                "--threads %s: threads "
                 + "per worker are a CPU host model's; a GPU model predicts one process a GPU (leave --threads out)",
                 threads);
         Parallelism par = cluster.parallelism(positive(worldSize, "--data-parallel (--world-size)"),

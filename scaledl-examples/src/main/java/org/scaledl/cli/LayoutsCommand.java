@@ -140,7 +140,8 @@ final class LayoutsCommand implements Callable<Integer> {
         }
         for (List<Integer> degrees : java.util.Arrays.asList(tensors, pipelines)) {
             if (degrees != null && degrees.stream().anyMatch(x -> x < 1)) {
-                throw org.scaledl.InvalidInputException.of((degrees == tensors ? "--tensor " : "--pipeline ")
+                // a usage error, as predict's --tensor 0 is
+                throw new IllegalArgumentException((degrees == tensors ? "--tensor " : "--pipeline ")
                         + degrees.stream().filter(x -> x < 1).findFirst().orElseThrow() + ": a degree is a positive "
                         + "whole number (1: none)");
             }

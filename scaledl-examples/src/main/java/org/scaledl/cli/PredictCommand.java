@@ -643,6 +643,12 @@ final class PredictCommand implements Callable<Integer> {
                         + "machines, which run FP32";
                 return;
             }
+            if (w.threads() != 1 && p.deviceLayerModel().isPresent()) {
+                // as --threads is refused for such a model: it only widened the interval
+                refused[i] = "threads " + w.threads() + ": threads per worker are a CPU host model's; a GPU model "
+                        + "predicts one process a GPU (leave the column out)";
+                return;
+            }
             try {
                 scored[i] = p.predictScored(w);
             } catch (IllegalArgumentException e) {

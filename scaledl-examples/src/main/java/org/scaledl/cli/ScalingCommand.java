@@ -500,6 +500,36 @@ final class ScalingCommand implements Callable<Integer> {
      * the table has both, a row's two must agree (as in a candidate table). A point whose layout does not go with the
      * model, and one given twice with the same time (however its numbers are written), is refused at its line.
      */
+    /** The sweep's job's values of the columns a measured point may state, as a candidate table writes them. */
+    private static java.util.Map<String, String> sweepValues(Workload base) {
+        Parallelism par = base.parallelism();
+        java.util.Map<String, String> m = new java.util.HashMap<>();
+        m.put("tensor", String.valueOf(par.tensor()));
+        m.put("pipeline", String.valueOf(par.pipeline()));
+        m.put("context", String.valueOf(par.context()));
+        m.put("expert", String.valueOf(par.expert()));
+        m.put("expert_tensor", String.valueOf(par.expertTensor()));
+        m.put("virtual_stages", String.valueOf(par.virtualStages()));
+        m.put("precision", base.precision().label());
+        base.graph().transformer().ifPresent(ts -> m.put("seq", String.valueOf(ts.seq())));
+        base.device().ifPresent(d -> m.put("device", d.name()));
+        return m;
+    }
+
+    /** Whether a measured point's cell says the sweep's value of {@code column} (numbers by value, names parsed). */
+    private static boolean sameAs(String column, String cell, String sweep) {
+        try {
+            return switch (column) {
+                case "precision" -> org.scaledl.workload.Precision.parse(cell).label().equals(sweep);
+                case "device" -> org.scaledl.io.DeviceCatalog.bundled().find(cell).map(d -> d.name().equals(sweep))
+                        .orElse(cell.strip().equalsIgnoreCase(sweep));
+                default -> org.scaledl.io.CsvTable.parseNumber(cell) == Double.parseDouble(sweep);
+            };
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
     private static List<double[]> readMeasured(Path csv, RuntimePredictor p, Workload base) {
         CsvTable t = CsvTable.read(csv, "batch", "measured_ms");
         if (t.size() == 0) {
@@ -508,13 +538,22 @@ final class ScalingCommand implements Callable<Integer> {
         java.util.Map<List<Object>, Integer> seen = new java.util.HashMap<>();
         List<String> others = t.columns().stream().filter(c -> !List.of("gpus", "world_size", "batch", "measured_ms")
                 .contains(c)).toList();
+        // a column that describes the job (a runs table's, a log's): a point of another job than the sweep's would
+        // calibrate its curve on that job's times, so a value the sweep's job contradicts is refused at its line; one
+        // that cannot be compared here is said
+        java.util.Map<String, String> described = new java.util.LinkedHashMap<>();
         for (String c : others) {
-            if (org.scaledl.io.Candidates.kind(c).isPresent()) {
-                // a point of another job than the sweep's would calibrate its curve on that job's times
-                throw org.scaledl.InvalidInputException.inSource(csv.toString(), "column " + c + " describes the "
-                        + "job, and --measured points are the sweep's own job (its options say it): leave the column "
-                        + "out, or score points of other jobs with predict --candidates");
-            }
+            org.scaledl.io.Candidates.canonical(c).filter(k -> !k.equals("model") && !k.equals("family"))
+                    .ifPresent(k -> described.put(c, k));
+        }
+        java.util.Map<String, String> sweep = sweepValues(base);
+        List<String> uncompared = described.entrySet().stream().filter(e -> !sweep.containsKey(e.getValue()))
+                .map(java.util.Map.Entry::getKey).toList();
+        if (!uncompared.isEmpty()) {
+            System.err.println("scaledl: warning: " + csv + ": column" + (uncompared.size() == 1 ? " " : "s ")
+                    + String.join(", ", uncompared) + " describe" + (uncompared.size() == 1 ? "s" : "") + " the job "
+                    + "but " + (uncompared.size() == 1 ? "is" : "are") + " not compared with the sweep's: the points "
+                    + "are taken as the sweep's own job");
         }
         if (!t.has("world_size") && !t.has("gpus")) {
             throw org.scaledl.InvalidInputException.inSource(csv.toString(), "needs a world_size (data-parallel "
@@ -538,6 +577,15 @@ final class ScalingCommand implements Callable<Integer> {
                             + " (give one of them)");
                 }
                 replicas = fromGpus;
+            }
+            for (java.util.Map.Entry<String, String> e : described.entrySet()) {
+                String want = sweep.get(e.getValue());
+                String have = t.opt(r, e.getKey()).orElse("");
+                if (want != null && !have.isEmpty() && !sameAs(e.getValue(), have, want)) {
+                    throw org.scaledl.InvalidInputException.atLine(csv.toString(), line, e.getKey() + " " + have
+                            + " is not the sweep's job's (" + e.getValue() + " " + want + "): --measured points are the "
+                            + "sweep's own job; score other jobs' runs with predict --candidates");
+                }
             }
             double[] x = {replicas, t.intInRange(r, "batch", 1, MAX_SWEPT_BATCH),
                 t.numberInRange(r, "measured_ms", org.scaledl.io.JobRuns.MIN_MILLIS, org.scaledl.io.JobRuns.MAX_MILLIS)};

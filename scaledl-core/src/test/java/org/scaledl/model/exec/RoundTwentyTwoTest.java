@@ -35,8 +35,9 @@ class RoundTwentyTwoTest {
 
     /**
      * The all-to-all dispatcher sorts the copies a rank receives by local expert and back where it holds more than one
-     * ({@code sort_chunks_by_idxs}), and under FP8 pads each expert's rows and unpads them ({@code TEGroupedMLP});
-     * DeepEP's and HybridEP's permutation writes them sorted and padded; without expert parallelism nothing is sent.
+     * ({@code sort_chunks_by_idxs}, with or without expert parallelism), and under FP8 the grouped products pad each
+     * expert's rows and unpad them ({@code TEGroupedMLP}, the all-gather dispatcher's too); DeepEP's and HybridEP's
+     * permutation writes them sorted and padded.
      */
     @Test
     void theAllToAllDispatcherSortsAndPadsWhatTheOthersPermute() {
@@ -47,11 +48,13 @@ class RoundTwentyTwoTest {
         assertEquals(0, passes(gptOss, 32, Precision.BF16, H100, MoeDispatcher.ALLTOALL));
         assertEquals(2, passes(gptOss, 8, Precision.FP8, A100, MoeDispatcher.ALLTOALL),
                 "an A100 runs an FP8 recipe's products in 16 bits: nothing to pad");
-        for (MoeDispatcher d : new MoeDispatcher[] {MoeDispatcher.DEEPEP, MoeDispatcher.HYBRIDEP,
-            MoeDispatcher.ALLGATHER}) {
+        for (MoeDispatcher d : new MoeDispatcher[] {MoeDispatcher.DEEPEP, MoeDispatcher.HYBRIDEP}) {
             assertEquals(0, passes(gptOss, 8, Precision.FP8, H100, d), d.label());
         }
-        assertEquals(0, passes(gptOss, 1, Precision.FP8, H100, MoeDispatcher.ALLTOALL), "no expert parallelism");
+        assertEquals(2, passes(gptOss, 8, Precision.FP8, H100, MoeDispatcher.ALLGATHER), "padded, not sorted");
+        assertEquals(0, passes(gptOss, 8, Precision.BF16, H100, MoeDispatcher.ALLGATHER));
+        assertEquals(4, passes(gptOss, 1, Precision.FP8, H100, MoeDispatcher.ALLTOALL),
+                "without expert parallelism too: no step between one rank and two");
         assertEquals(0, passes(graph("llama-3-8b"), 1, Precision.FP8, H100, MoeDispatcher.ALLTOALL), "dense");
     }
 
