@@ -963,6 +963,20 @@ public final class MegatronExecution {
                 f.outChannels(), f.steps());
     }
 
+    /**
+     * A copy pass's time ({@link #copyPass}, of {@code rows} rows); of at most {@link #MIN_PIECE_ROWS} rows, at least
+     * the time of its rows halved (again, down to one): the trees, between the kernels they learned, can make a few
+     * more rows faster.
+     */
+    private static double copyMillis(ModelGraph g, DeviceLayerCost layers, LayerFeatures f, double rows,
+            Device device, Precision precision, boolean backward) {
+        double t = layerMillis(g, layers, f, device, precision, backward);
+        for (double share = 2; rows <= MIN_PIECE_ROWS && rows / share >= 1; share *= 2) {
+            t = Math.max(t, layerMillis(g, layers, rowsShare(f, share), device, precision, backward));
+        }
+        return t;
+    }
+
     /** A layer's features with a share of its weights: the same work and activations, {@code share} of the weights. */
     static LayerFeatures fewerWeights(LayerFeatures f, double share) {
         if (share == 1) {
@@ -1352,8 +1366,9 @@ public final class MegatronExecution {
                     kernels[u] += sortPasses * ((again ? 2 : 1) + (train ? 1 : 0));
                     if (timed) {
                         LayerFeatures pass = copyPass(f);
-                        time += sortPasses * (layerMillis(g, layers, pass, device, lp, false) * (again ? 2 : 1)
-                                + (train ? layerMillis(g, layers, pass, device, lp, true) : 0));
+                        double rows = pass.outputElements() / ts.dispatchWidth();
+                        time += sortPasses * (copyMillis(g, layers, pass, rows, device, lp, false) * (again ? 2 : 1)
+                                + (train ? copyMillis(g, layers, pass, rows, device, lp, true) : 0));
                     }
                 }
                 switch (otherTerm(kind)) {
