@@ -27,6 +27,11 @@ class RoundTwentyConfigTest {
 
     /** The configuration of {@code model} with {@code edit} applied, written as a file of its own. */
     private Path edited(String model, String name, Consumer<ObjectNode> edit) throws Exception {
+        return edited(dir, model, name, edit);
+    }
+
+    /** A test configuration of {@code model} with {@code edit} applied, written into {@code dir} as its own file. */
+    static Path edited(Path dir, String model, String name, Consumer<ObjectNode> edit) throws Exception {
         ObjectNode c = (ObjectNode) JSON.readTree(DIR.resolve(model).resolve("config.json").toFile());
         edit.accept(c);
         Path p = dir.resolve(name + ".json");

@@ -33,11 +33,7 @@ class RoundTwentyTwoConfigTest {
     Path dir;
 
     private Path edited(String model, String name, Consumer<ObjectNode> edit) throws Exception {
-        ObjectNode c = (ObjectNode) JSON.readTree(DIR.resolve(model).resolve("config.json").toFile());
-        edit.accept(c);
-        Path p = dir.resolve(name + ".json");
-        Files.writeString(p, JSON.writeValueAsString(c));
-        return p;
+        return RoundTwentyConfigTest.edited(dir, model, name, edit);
     }
 
     private static List<String> notes(Path p) {

@@ -19,6 +19,14 @@ class RoundTwentyTwoCliTest {
     @TempDir
     Path dir;
 
+    /** A candidate table written as {@code name} in the test's folder, scored with the bundled GPU model. */
+    private MainTest.Run scored(String name, String table) throws Exception {
+        Path t = dir.resolve(name);
+        Files.writeString(t, table);
+        return MainTest.run("predict", "--model", "gpu", "--candidates", t.toString(), "--out",
+                dir.resolve(name + ".out.csv").toString(), "-q");
+    }
+
     /** Llama 3 8B's configuration copied beside a table, named relative to it as tables name their files. */
     private String beside() throws Exception {
         Files.createDirectories(dir.resolve("llama"));
@@ -67,11 +75,8 @@ class RoundTwentyTwoCliTest {
         assertEquals(2, r.code(), r.err());
         assertTrue(r.err().contains("--threads 1000: threads per worker are a CPU host model's"), r.err());
         assertEquals(0, MainTest.run(job("--threads", "1")).code());
-        Path t = dir.resolve("t.csv");
-        Files.writeString(t, "transformer,seq,batch,gpus,device,precision,threads\n" + beside()
+        MainTest.Run table = scored("t.csv", "transformer,seq,batch,gpus,device,precision,threads\n" + beside()
                 + ",4096,1,8,H100,bf16,1000\n");
-        MainTest.Run table = MainTest.run("predict", "--model", "gpu", "--candidates", t.toString(), "--out",
-                dir.resolve("o.csv").toString(), "-q");
         assertEquals(1, table.code(), table.err());
         assertTrue(table.err().contains("t.csv:2: threads 1000: threads per worker are a CPU host model's"),
                 table.err());
@@ -80,21 +85,15 @@ class RoundTwentyTwoCliTest {
     /** A column of another framework's name beside the column it names must say the same (tp 8 beside tensor 1). */
     @Test
     void anAliasColumnThatContradictsItsColumnIsRefusedAtItsLine() throws Exception {
-        Path t = dir.resolve("c.csv");
         String cfg = beside();
-        Files.writeString(t, "transformer,seq,batch,gpus,device,precision,tensor,tp\n" + cfg
+        MainTest.Run r = scored("c.csv", "transformer,seq,batch,gpus,device,precision,tensor,tp\n" + cfg
                 + ",4096,1,8,H100,bf16,2,2\n" + cfg + ",4096,1,8,H100,bf16,1,8\n");
-        MainTest.Run r = MainTest.run("predict", "--model", "gpu", "--candidates", t.toString(), "--out",
-                dir.resolve("o.csv").toString(), "-q");
         assertEquals(1, r.code(), r.err());
         assertTrue(r.err().contains("c.csv:3: column 'tp' (another name for tensor) says '8' where tensor says '1'"),
                 r.err());
         // the same value written another way is no contradiction (a reviewer's cases)
-        Path same = dir.resolve("same.csv");
-        Files.writeString(same, "transformer,seq,batch,gpus,device,gpu,precision,dtype,tensor,tp\n" + cfg
-                + ",4096,1,8,H100,NVIDIA H100 80GB HBM3,bf16,bfloat16,02,2\n");
-        MainTest.Run ok = MainTest.run("predict", "--model", "gpu", "--candidates", same.toString(), "--out",
-                dir.resolve("p.csv").toString(), "-q");
+        MainTest.Run ok = scored("same.csv", "transformer,seq,batch,gpus,device,gpu,precision,dtype,tensor,tp\n"
+                + cfg + ",4096,1,8,H100,NVIDIA H100 80GB HBM3,bf16,bfloat16,02,2\n");
         assertEquals(0, ok.code(), ok.err());
     }
 
@@ -107,11 +106,8 @@ class RoundTwentyTwoCliTest {
         MainTest.Run r = MainTest.run(job("--gpus", "\uFF18"));
         assertEquals(2, r.code(), r.err());
         assertTrue(r.err().contains("is not a whole number in ASCII digits"), r.err());
-        Path t = dir.resolve("c.csv");
-        Files.writeString(t, "transformer,seq,batch,gpus,device,precision\n" + beside()
+        MainTest.Run table = scored("c.csv", "transformer,seq,batch,gpus,device,precision\n" + beside()
                 + ",\uFF14\uFF10\uFF19\uFF16,1,8,H100,bf16\n");
-        MainTest.Run table = MainTest.run("predict", "--model", "gpu", "--candidates", t.toString(), "--out",
-                dir.resolve("o.csv").toString(), "-q");
         assertEquals(1, table.code(), table.err());
         assertTrue(table.err().contains("c.csv:2: seq must be a positive integer"), table.err());
         assertEquals(0, MainTest.run(job("--gpus", "8")).code());
