@@ -501,6 +501,15 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         {"precision", "dtype"},
         {"zero_stage", "zero"}});
 
+    /** A table's true/false cell as the reader reads it ({@code 1}/{@code 0}, {@code yes}/{@code no}); empty else. */
+    public static Optional<Boolean> parseFlag(String cell) {
+        return switch (cell.trim().toLowerCase(Locale.ROOT)) {
+            case "true", "1", "yes" -> Optional.of(true);
+            case "false", "0", "no" -> Optional.of(false);
+            default -> Optional.empty();
+        };
+    }
+
     /**
      * The column a table's header names, as the reader takes it: itself where it is one, else the column another
      * framework's name for it names ({@code tp}: {@code tensor}), any case and blanks around; empty for another
@@ -546,16 +555,18 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
     }
 
     /**
-     * A row whose column of another framework's name ({@code tp}) sits beside the column it names ({@code tensor})
-     * says the same in both (as written, any case): the row is read as the named column says, so a disagreement, one
-     * of them a slip, is refused at its line.
+     * A row whose column of another framework's name for a count or degree ({@code tp}) sits beside the column it
+     * names ({@code tensor}) says the same in both ({@link #sameValue}): the row is read as the named column says, so
+     * a disagreement, one of them a slip, is refused at its line.
      *
      * @throws InvalidInputException naming the table, line, both columns and their values
      */
     static void aliasesAgree(CsvTable t, int r) {
         for (String c : t.columns()) {
             String named = COLUMNS.contains(c) ? null : ALIASES.get(c.trim().toLowerCase(Locale.ROOT));
-            if (named == null || !t.has(named)) {
+            // a count or degree only: another framework's sequence, device or dtype column may name something else
+            // (the model's longest context, a GPU's index, the weights' type beside an FP8 recipe)
+            if (named == null || !t.has(named) || KINDS.get(named) != ColumnKind.NUMBER || named.equals("seq")) {
                 continue;
             }
             String alias = t.opt(r, c).orElse("");
@@ -571,35 +582,29 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
     }
 
     /**
-     * Whether two cells of {@code column} say the same, as the reader reads them: numbers by value ({@code 02} is
-     * {@code 2}), a precision by its name ({@code bfloat16} is {@code bf16}), a GPU by the catalog's ({@code H100} is
-     * {@code NVIDIA H100 80GB HBM3}); a value the reader would refuse anyway is left to that refusal.
+     * Whether an alias's cell {@code a} says what the named column's {@code b} does: numbers by value ({@code 02} is
+     * {@code 2}); beside a blank, a degree's default ({@code cp} 1 beside a blank {@code context}); another tool's
+     * {@code None} says nothing.
      */
     private static boolean sameValue(String column, String a, String b) {
-        if (b.isEmpty()) {
-            return false;
-        }
-        try {
-            if (KINDS.get(column) == ColumnKind.NUMBER) {
-                return CsvTable.parseNumber(a) == CsvTable.parseNumber(b);
-            }
-            if (column.equals("precision")) {
-                return org.scaledl.workload.Precision.parse(a) == org.scaledl.workload.Precision.parse(b);
-            }
-            if (column.equals("device")) {
-                DeviceCatalog catalog = DeviceCatalog.bundled();
-                Optional<Device> x = catalog.find(a);
-                Optional<Device> y = catalog.find(b);
-                if (x.isPresent() && y.isPresent()) {
-                    return x.get().name().equals(y.get().name());
-                }
-            }
-        } catch (RuntimeException e) {
-            // not a value of the column: its own reading refuses it
+        if (a.strip().equalsIgnoreCase("none") || a.strip().equalsIgnoreCase("null")) {
+            // another tool's "not set"
             return true;
         }
-        return a.strip().equalsIgnoreCase(b.strip());
+        try {
+            double x = CsvTable.parseNumber(a);
+            // a blank column takes its default: a degree's 1 (ZeRO's stage 0) is no contradiction
+            return b.isEmpty() ? DEGREES.contains(column) && x == (column.equals("zero_stage") ? 0 : 1)
+                    : x == CsvTable.parseNumber(b);
+        } catch (NumberFormatException e) {
+            // not a number: the named column's own reading refuses a bad value of its own
+            return !b.isEmpty();
+        }
     }
+
+    /** The columns whose blank is the degree 1 (ZeRO's stage 0): none of that parallelism. */
+    private static final java.util.Set<String> DEGREES = java.util.Set.of("tensor", "pipeline", "context", "expert",
+            "expert_tensor", "virtual_stages", "zero_stage");
 
     /** The warning a near miss ({@link #nearMisses}) of a table gets. */
     static String nearMissWarning(String source, String column, String meant) {
@@ -1062,12 +1067,8 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             if (v.isEmpty()) {
                 return false;
             }
-            return switch (v.get()) {
-                case "true", "1", "yes" -> true;
-                case "false", "0", "no" -> false;
-                default -> throw InvalidInputException.atLine(t.source(), t.line(r), column + " must be true or false "
-                        + "(1/0 and yes/no are read as those), got '" + clip(v.get()) + "'");
-            };
+            return parseFlag(v.get()).orElseThrow(() -> InvalidInputException.atLine(t.source(), t.line(r), column
+                    + " must be true or false (1/0 and yes/no are read as those), got '" + clip(v.get()) + "'"));
         }
 
         private static double parseDouble(String v) {

@@ -218,9 +218,9 @@ public final class TrainingLogs {
             + "|\\bEpoch\\s+\\d{1,18}\\s+(\\d{1,18})/\\d{1,18},");
     /** The step a Lightning bar's metrics name ({@code global_step=9.000}): it does not move while a bar redraws. */
     private static final Pattern GLOBAL_STEP = Pattern.compile("\\bglobal_step=(\\d{1,18})(?:\\.0*)?(?![\\d.])");
-    /** The epoch a step line numbers its steps in (NeMo 2 / Lightning: "Training epoch 0, iteration 5/39"). */
     /** A GPU's line of a listing ({@code GPU 1: NVIDIA A100-SXM4-80GB}, nvidia-smi -L's). */
     private static final Pattern GPU_INDEX = Pattern.compile("\\bGPU \\d{1,4}:");
+    /** The epoch a step line numbers its steps in (NeMo 2 / Lightning: "Training epoch 0, iteration 5/39"). */
     private static final Pattern EPOCH = Pattern.compile("\\b[Ee]poch[\\s=:]*(\\d{1,18})\\b");
     /**
      * Lightning's step count and NeMo's consumed samples on a step line ({@code global_step: 11}, {@code
@@ -228,13 +228,16 @@ public final class TrainingLogs {
      */
     private static final Pattern STEP_COUNT = Pattern.compile(
             "\\b(global_step|consumed_samples)[=:]\\s*(\\d{1,18})(?:\\.0*)?(?![\\d.])");
+    /** An iteration that skipped its update: Megatron's skipped iterations counted on its line (a loss scaler's). */
+    private static final Pattern SKIPPED = Pattern.compile("number of skipped iterations:\\s*[1-9]");
     /**
-     * An iteration that ran no update or diverged: Megatron's skipped or NaN iterations counted on its line, or a
-     * loss logged as NaN.
+     * An iteration that diverged: Megatron's NaN iterations counted on its line, or a loss logged as NaN (Megatron's
+     * {@code lm loss}, NeMo's {@code reduced_train_loss}).
      */
-    private static final Pattern UNSOUND = Pattern.compile(
-            "number of (?:skipped|nan) iterations:\\s*[1-9]|\\bloss[\\w ]*[=:]\\s*[-+]?nan\\b",
-            Pattern.CASE_INSENSITIVE);
+    private static final Pattern DIVERGED = Pattern.compile(
+            "number of nan iterations:\\s*[1-9]|loss[\\w ]*[=:]\\s*[-+]?nan\\b", Pattern.CASE_INSENSITIVE);
+    /** The share of timed iterations that skipped their update beyond which they are said (an fp16 run skips a few). */
+    private static final double SKIPPED_SHARE = 0.05;
     /** The global batch a Megatron iteration line says it ran (it grows under {@code rampup_batch_size}). */
     private static final Pattern ITERATION_BATCH = Pattern.compile("global batch size:\\s*(-?\\d{1,18}(?:\\.\\d+)?)");
     /** The global batch a NeMo step line (or a bar's metrics) says it ran ({@code global_batch_size: 64}). */
@@ -735,8 +738,10 @@ public final class TrainingLogs {
                             cur.counted(count.group(1), Long.parseLong(count.group(2)), lineNo);
                         }
                     }
-                    if (UNSOUND.matcher(line).find()) {
-                        cur.unsound.add(lineNo);
+                    if (DIVERGED.matcher(line).find()) {
+                        cur.diverged.add(lineNo);
+                    } else if (SKIPPED.matcher(line).find()) {
+                        cur.skipped.add(lineNo);
                     }
                     cur.iteration(elapsed ? e.group(1) : t.group(1), elapsed ? 1 : 1000, iteration, epoch, batch,
                             drawing, bare, lineNo);
@@ -1298,8 +1303,9 @@ public final class TrainingLogs {
         /** The last step count and consumed samples its step lines say ({@link #STEP_COUNT}; -1: none yet). */
         long lastStep = -1;
         long lastConsumed = -1;
-        /** The iteration lines that ran no update or diverged ({@link #UNSOUND}). */
-        final List<Integer> unsound = new ArrayList<>();
+        /** The iteration lines that diverged ({@link #DIVERGED}), and those that skipped their update. */
+        final List<Integer> diverged = new ArrayList<>();
+        final List<Integer> skipped = new ArrayList<>();
         /** The first line that looks like another training loop's step line (TorchTitan's, Trainer's), or 0. */
         int foreign;
         /** The first line with a training progress bar that shows no {@code train_step_timing}, or 0. */
@@ -1552,21 +1558,29 @@ public final class TrainingLogs {
         }
 
         /**
-         * Says the iteration lines the median takes ({@code kept}, after warm-up) that ran no update or diverged (a
-         * loss scaler's first overflows fall in the warm-up, said by none).
+         * Says the iteration lines the median takes ({@code kept}, after warm-up) that diverged, and those that
+         * skipped their update where they are more than {@link #SKIPPED_SHARE} of them (an fp16 run's loss scaler
+         * skips a few).
          */
         void sayUnsound(String which, int[] kept) {
             java.util.Set<Integer> timed = new java.util.HashSet<>();
             for (int line : kept) {
                 timed.add(line);
             }
-            List<Integer> said = unsound.stream().filter(timed::contains).toList();
-            if (!said.isEmpty()) {
-                LOG.warn("{}:{}: {}{} iteration line{} {} a skipped update or a NaN loss (line{} {}): {} times are in "
-                        + "the median as logged (a step that skips its update, as a loss scaler's overflow does, runs "
-                        + "no optimizer; a diverged job's step is not its steady state)", source, said.get(0), which,
-                        said.size(), said.size() == 1 ? "" : "s", said.size() == 1 ? "says" : "say",
-                        said.size() == 1 ? "" : "s", shortList(said, ""), said.size() == 1 ? "its" : "their");
+            List<Integer> nan = diverged.stream().filter(timed::contains).toList();
+            List<Integer> skip = skipped.stream().filter(timed::contains).toList();
+            if (!nan.isEmpty()) {
+                LOG.warn("{}:{}: {}{} of the {} iterations the median takes diverged (a NaN loss or NaN iteration: "
+                        + "line{} {}): their times are in the median as logged, and a diverged job's step is not its "
+                        + "steady state", source, nan.get(0), which, nan.size(), kept.length,
+                        nan.size() == 1 ? "" : "s", shortList(nan, ""));
+            }
+            if (skip.size() > SKIPPED_SHARE * kept.length) {
+                // a loss scaler's occasional overflow is an fp16 run's normal; more than a twentieth is not
+                LOG.warn("{}:{}: {}{} of the {} iterations the median takes skipped their update (a loss scaler's "
+                        + "overflow: line{} {}): their times are in the median as logged, without the optimizer's "
+                        + "step", source, skip.get(0), which, skip.size(), kept.length, skip.size() == 1 ? "" : "s",
+                        shortList(skip, ""));
             }
         }
 

@@ -495,11 +495,6 @@ final class ScalingCommand implements Callable<Integer> {
         return x[0] == replicas && x[1] >= swept.get(0) && x[1] <= swept.get(swept.size() - 1);
     }
 
-    /**
-     * Measured points: {data-parallel replicas, batch, ms}; a gpus column is divided by the replica's GPUs, and where
-     * the table has both, a row's two must agree (as in a candidate table). A point whose layout does not go with the
-     * model, and one given twice with the same time (however its numbers are written), is refused at its line.
-     */
     /** The sweep's job's values of the columns a measured point may state, as a candidate table writes them. */
     private static java.util.Map<String, String> sweepValues(Workload base) {
         Parallelism par = base.parallelism();
@@ -510,6 +505,8 @@ final class ScalingCommand implements Callable<Integer> {
         m.put("expert", String.valueOf(par.expert()));
         m.put("expert_tensor", String.valueOf(par.expertTensor()));
         m.put("virtual_stages", String.valueOf(par.virtualStages()));
+        m.put("micro_batches", String.valueOf(par.microBatches()));
+        m.put("sequence_parallel", String.valueOf(par.sequenceParallel()));
         m.put("precision", base.precision().label());
         base.graph().transformer().ifPresent(ts -> m.put("seq", String.valueOf(ts.seq())));
         base.device().ifPresent(d -> m.put("device", d.name()));
@@ -521,8 +518,11 @@ final class ScalingCommand implements Callable<Integer> {
         try {
             return switch (column) {
                 case "precision" -> org.scaledl.workload.Precision.parse(cell).label().equals(sweep);
+                // a name the bundled catalog does not find is left to the reader (it knows more spellings)
                 case "device" -> org.scaledl.io.DeviceCatalog.bundled().find(cell).map(d -> d.name().equals(sweep))
-                        .orElse(cell.strip().equalsIgnoreCase(sweep));
+                        .orElse(true);
+                case "sequence_parallel" -> org.scaledl.io.Candidates.parseFlag(cell).map(f -> f == Boolean
+                        .parseBoolean(sweep)).orElse(false);
                 default -> org.scaledl.io.CsvTable.parseNumber(cell) == Double.parseDouble(sweep);
             };
         } catch (RuntimeException e) {
@@ -530,6 +530,13 @@ final class ScalingCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * Measured points: {data-parallel replicas, batch, ms}; a gpus column is divided by the replica's GPUs, and where
+     * the table has both, a row's two must agree (as in a candidate table). A point whose layout does not go with the
+     * model, and one given twice with the same time (however its numbers are written), is refused at its line; so is
+     * one whose column describing the job (a runs table's, under its name or another framework's) contradicts the
+     * sweep's job ({@link #sweepValues}); such a column this cannot compare is said.
+     */
     private static List<double[]> readMeasured(Path csv, RuntimePredictor p, Workload base) {
         CsvTable t = CsvTable.read(csv, "batch", "measured_ms");
         if (t.size() == 0) {

@@ -1155,12 +1155,12 @@ public final class MegatronExecution {
      * The passes over a rank's routed token copies that the experts' dispatcher and grouped products run beside the
      * graph's permutation and combination, each way (forward; their gradients' again backward): Megatron core's
      * all-to-all dispatcher sorts the copies a rank receives by local expert after the exchange and back before the
-     * return ({@code sort_chunks_by_idxs}, where a rank holds more than one expert, with or without expert
-     * parallelism), and under an FP8 or FP4 recipe its grouped products pad each expert's rows to the quantised
-     * products' alignment and unpad them after ({@code TEGroupedMLP}'s quantisation padding, the all-gather
-     * dispatcher's too); DeepEP's and HybridEP's permutation writes the rows in the experts' order, padded, and the
-     * graph's permutation stands for it. (A recipe that pads the routing map instead, Megatron core's {@code
-     * moe_router_padding_for_quantization}, skips the padding: not described.)
+     * return ({@code sort_chunks_by_idxs}, where a rank of two or more holds more than one expert; without expert
+     * parallelism the default all-gather dispatcher runs, which does not), and under an FP8 or FP4 recipe the grouped
+     * products pad each expert's rows to the quantised products' alignment and unpad them after ({@code
+     * TEGroupedMLP}'s quantisation padding, at any expert degree); DeepEP's and HybridEP's permutation writes the
+     * rows in the experts' order, padded, and the graph's permutation stands for it. (A recipe that pads the routing
+     * map instead, Megatron core's {@code moe_router_padding_for_quantization}, skips the padding: not described.)
      */
     static int dispatcherPasses(Workload w, Device device) {
         Parallelism par = w.parallelism();
@@ -1169,7 +1169,8 @@ public final class MegatronExecution {
         if (ts == null || ts.experts() <= 1 || d == MoeDispatcher.DEEPEP || d == MoeDispatcher.HYBRIDEP) {
             return 0;
         }
-        boolean sorted = d == MoeDispatcher.ALLTOALL && ts.experts() / par.expert() > 1;
+        // (without expert parallelism Megatron core's default dispatcher is the all-gather, which does not sort)
+        boolean sorted = d == MoeDispatcher.ALLTOALL && par.expert() > 1 && ts.experts() / par.expert() > 1;
         boolean padded = w.precision().lowPrecisionLinear()
                 && device.runs(w.precision()).map(Precision::lowPrecisionLinear).orElse(false);
         return (sorted ? 2 : 0) + (padded ? 2 : 0);
