@@ -34,10 +34,13 @@ import org.scaledl.Checks;
  *                       attention
  * @param contextPositions the positions a rotary model's configuration names ({@code max_position_embeddings}); 0
  *                       where it names none or the positions are learned (a longer sequence is then refused)
+ * @param routingGroups  the groups of equal size group-limited routing splits the routed experts into (DeepSeek's
+ *                       {@code n_group}); 0 where the routing is not group-limited
+ * @param groupsPicked   the groups a token's experts are chosen within ({@code topk_group}); 0 without groups
  */
 public record TransformerShape(long hidden, long heads, long kvHeads, long ffn, int layers, long vocab, long seq,
         int experts, int topK, long kvWidth, boolean fusedAttention, int mtpLayers, long dispatchWidth,
-        int sparseTopK, long contextPositions) {
+        int sparseTopK, long contextPositions, int routingGroups, int groupsPicked) {
     /** Validates. */
     public TransformerShape {
         Checks.argument(hidden > 0 && heads > 0 && kvHeads > 0 && ffn > 0 && layers > 0 && vocab > 0 && seq > 0
@@ -48,6 +51,17 @@ public record TransformerShape(long hidden, long heads, long kvHeads, long ffn, 
         Checks.argument(dispatchWidth > 0, "dispatch width must be positive: %s", dispatchWidth);
         Checks.argument(sparseTopK >= 0, "sparse attention's keys must be >= 0: %s", sparseTopK);
         Checks.argument(contextPositions >= 0, "context positions must be >= 0: %s", contextPositions);
+        Checks.argument(routingGroups == 0 && groupsPicked == 0 || routingGroups > 0 && experts % routingGroups == 0
+                && groupsPicked >= 1 && groupsPicked <= routingGroups, "routing groups %s (%s picked) must divide the "
+                + "%s experts", routingGroups, groupsPicked, experts);
+    }
+
+    /** A shape whose routing is not group-limited. */
+    public TransformerShape(long hidden, long heads, long kvHeads, long ffn, int layers, long vocab, long seq,
+            int experts, int topK, long kvWidth, boolean fusedAttention, int mtpLayers, long dispatchWidth,
+            int sparseTopK, long contextPositions) {
+        this(hidden, heads, kvHeads, ffn, layers, vocab, seq, experts, topK, kvWidth, fusedAttention, mtpLayers,
+                dispatchWidth, sparseTopK, contextPositions, 0, 0);
     }
 
     /** A shape whose configuration names no context length. */

@@ -863,27 +863,31 @@ public final class HuggingFaceConfig {
      * (DeepSeek-V2-Lite).
      */
     /**
-     * Checks DeepSeek's group-limited routing where a configuration gives it ({@code n_group}, {@code topk_group}):
+     * DeepSeek's group-limited routing where a configuration gives it ({@code n_group}, {@code topk_group}), checked:
      * the groups divide the routed experts, a token picks at most all the groups, and its experts fit in the groups it
-     * picks. The routing does not change the time (a token's experts are still {@code num_experts_per_tok}), but a
-     * configuration that breaks it is no model the framework builds.
+     * picks. It changes no layer's work (a token's experts are still {@code num_experts_per_tok}), but the ranks they
+     * lie on, which DeepEP and HybridEP send a token to; {@code {groups, picked}}, {@code {0, 0}} where every group
+     * may be picked.
      */
-    private static void routingGroups(Reader r, int experts, int topK) {
+    private static int[] routingGroups(Reader r, int experts, int topK) {
         if (!r.has("n_group") || r.isNull("n_group")) {
-            return;
+            return new int[] {0, 0};
         }
         int groups = r.count("n_group", 1, 1, experts);
         if (experts % groups != 0) {
             throw new IllegalArgumentException("n_group " + groups + " does not divide the " + experts
                     + " routed experts (n_routed_experts)");
         }
+        int picked = groups;
         if (r.has("topk_group") && !r.isNull("topk_group")) {
-            int picked = r.count("topk_group", 1, 1, groups);
+            picked = r.count("topk_group", 1, 1, groups);
             if ((long) picked * (experts / groups) < topK) {
                 throw new IllegalArgumentException("num_experts_per_tok " + topK + " routes a token to more experts "
                         + "than its topk_group " + picked + " groups of " + experts / groups + " hold");
             }
         }
+        // (every group picked is no limit)
+        return picked < groups ? new int[] {groups, picked} : new int[] {0, 0};
     }
 
     private static TransformerSpec deepseek(Reader r, String name, String type) {
@@ -916,7 +920,7 @@ public final class HuggingFaceConfig {
             bl.add(moe ? Block.moe() : Block.dense(ffn));
         }
         int topK = r.topK("num_experts_per_tok", 8, experts, "n_routed_experts");
-        routingGroups(r, experts, topK);
+        int[] routing = routingGroups(r, experts, topK);
         boolean sparse = type.equals("deepseek_v32") || glm || r.has("index_topk") && !r.isNull("index_topk");
         java.util.Optional<TransformerSpec.Dsa> dsa = java.util.Optional.empty();
         if (sparse) {
@@ -946,7 +950,8 @@ public final class HuggingFaceConfig {
                 .mla(mla).moe(new TransformerSpec.Moe(experts, topK, expertFfn, shared * expertFfn, false,
                         r.text("topk_method", "").equals("noaux_tc"), false))
                 .blocks(bl).attentionDropout(r.rate("attention_dropout", 0) > 0).hiddenDropout(false)
-                .fusedAttention(true).mtpLayers(r.count("num_nextn_predict_layers", 0, 0, 16));
+                .fusedAttention(true).mtpLayers(r.count("num_nextn_predict_layers", 0, 0, 16))
+                .routingGroups(routing[0], routing[1]);
         dsa.ifPresent(b::dsa);
         return b.build();
     }

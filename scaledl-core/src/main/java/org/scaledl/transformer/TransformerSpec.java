@@ -374,6 +374,8 @@ public final class TransformerSpec {
     private final boolean fusedAttention;
     private final long fusedHeadLimit;
     private final int mtpLayers;
+    private final int routingGroups;
+    private final int groupsPicked;
     private final boolean sandwichNorm;
     private final boolean wholeQkNorm;
     private final boolean scoreSoftcap;
@@ -417,6 +419,8 @@ public final class TransformerSpec {
         this.fusedAttention = b.fusedAttention;
         this.fusedHeadLimit = b.fusedHeadLimit;
         this.mtpLayers = b.mtpLayers;
+        this.routingGroups = b.routingGroups;
+        this.groupsPicked = b.groupsPicked;
         this.sandwichNorm = b.sandwichNorm;
         this.wholeQkNorm = b.wholeQkNorm;
         this.scoreSoftcap = b.scoreSoftcap;
@@ -462,6 +466,10 @@ public final class TransformerSpec {
                 + "output gate in a decoder without latent attention only", name);
         Checks.argument(mtpLayers >= 0 && mtpLayers <= 16, "%s: multi-token-prediction layers must be in 0..16: %s",
                 name, mtpLayers);
+        Checks.argument(routingGroups == 0 || moe.isPresent() && experts() % routingGroups == 0 && groupsPicked >= 1
+                && groupsPicked <= routingGroups && (long) groupsPicked * (experts() / routingGroups) >= topK(),
+                "%s: routing groups %s (%s picked a token) must divide the routed experts and hold a token's experts",
+                name, routingGroups, groupsPicked);
         Checks.argument(!wholeQkNorm || qkNorm, "%s: norms over the whole query and key projections (wholeQkNorm) "
                 + "need the query and key norms (qkNorm)", name);
     }
@@ -498,6 +506,8 @@ public final class TransformerSpec {
         b.fusedAttention = fusedAttention;
         b.fusedHeadLimit = fusedHeadLimit;
         b.mtpLayers = mtpLayers;
+        b.routingGroups = routingGroups;
+        b.groupsPicked = groupsPicked;
         b.sandwichNorm = sandwichNorm;
         b.wholeQkNorm = wholeQkNorm;
         b.scoreSoftcap = scoreSoftcap;
@@ -710,7 +720,8 @@ public final class TransformerSpec {
                 .orElse(2 * kvHeads * headDim);
         long dispatch = moe.map(m -> m.latent() > 0 ? m.latent() : hidden).orElse(hidden);
         return new TransformerShape(hidden, heads, kvHeads, ffn, totalLayers(), vocab, seq, experts(), topK(),
-                kvWidth, fusedAttention, mtpLayers, dispatch, dsa.map(Dsa::topK).orElse(0), contextPositions);
+                kvWidth, fusedAttention, mtpLayers, dispatch, dsa.map(Dsa::topK).orElse(0), contextPositions,
+                routingGroups, groupsPicked);
     }
 
     /**
@@ -767,6 +778,8 @@ public final class TransformerSpec {
         private boolean fusedAttention;
         private long fusedHeadLimit = MAX_FUSED_HEAD_SIZE;
         private int mtpLayers;
+        private int routingGroups;
+        private int groupsPicked;
         private boolean sandwichNorm;
         private boolean wholeQkNorm;
         private boolean scoreSoftcap;
@@ -1004,6 +1017,18 @@ public final class TransformerSpec {
         }
 
         /**
+         * Group-limited routing (DeepSeek's {@code n_group} and {@code topk_group}; default none): the routed experts
+         * in {@code groups} equal groups, a token's experts chosen within {@code picked} of them. It changes no layer's
+         * work, but the ranks a token's experts lie on ({@link TransformerShape#routingGroups}), which DeepEP and
+         * HybridEP send it to once each.
+         */
+        public Builder routingGroups(int groups, int picked) {
+            this.routingGroups = groups;
+            this.groupsPicked = picked;
+            return this;
+        }
+
+        /**
          * A norm on each sub-layer's output before its residual add, beside the one on its input (Gemma 2, 3 and 4's
          * {@code post_attention_layernorm} and {@code post_feedforward_layernorm}, GLM-4's; default false).
          */
@@ -1096,6 +1121,7 @@ public final class TransformerSpec {
         return o instanceof TransformerSpec t && t.toString().equals(toString()) && t.blocks.equals(blocks)
                 && t.mla.equals(mla) && t.dsa.equals(dsa) && t.moe.equals(moe) && t.mamba.equals(mamba)
                 && t.qkvBias == qkvBias && t.mtpLayers == mtpLayers && t.outBias == outBias && t.mlpBias == mlpBias
+                && t.routingGroups == routingGroups && t.groupsPicked == groupsPicked
                 && t.tiedEmbeddings == tiedEmbeddings
                 && t.maxPositions == maxPositions && t.typeVocab == typeVocab && t.relativeBuckets == relativeBuckets
                 && t.norm == norm && t.preNorm == preNorm && t.qkNorm == qkNorm && t.sinks == sinks

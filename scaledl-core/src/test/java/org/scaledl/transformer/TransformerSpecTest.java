@@ -474,7 +474,8 @@ class TransformerSpecTest {
     /**
      * DeepSeek's group-limited routing is checked where a configuration gives it: groups that do not divide the
      * experts, or too few picked groups to hold a token's experts, are refused naming the keys; the published
-     * configuration (8 groups, 4 picked, 8 of 256 experts) and one without the keys read as before.
+     * configuration (8 groups, 4 picked, 8 of 256 experts) builds the layers one without the keys does, its routing
+     * groups kept for the ranks a token's experts lie on.
      */
     @Test
     void deepSeeksRoutingGroupsAreChecked(@TempDir Path dir) throws Exception {
@@ -482,7 +483,9 @@ class TransformerSpecTest {
         Path f = Files.createDirectories(dir.resolve("deepseek-v3")).resolve("config.json");
         TransformerSpec base = HuggingFaceConfig.read(DIR.resolve("deepseek-v3/config.json"));
         Files.writeString(f, v3.replace("\"n_group\": 8,", "").replace("\"topk_group\": 4,", ""));
-        assertEquals(base, HuggingFaceConfig.read(f));
+        assertEquals(base.toBuilder().routingGroups(0, 0).build(), HuggingFaceConfig.read(f));
+        assertEquals(8, base.shape(4096).routingGroups());
+        assertEquals(0, HuggingFaceConfig.read(f).shape(4096).routingGroups());
         Files.writeString(f, v3.replace("\"n_group\": 8", "\"n_group\": 7"));
         InvalidInputException seven = assertThrows(InvalidInputException.class, () -> HuggingFaceConfig.read(f));
         assertTrue(seven.getMessage().contains("n_group 7 does not divide the 256 routed experts"),

@@ -102,4 +102,25 @@ class RoundTwentyTwoTest {
         assertEquals(MegatronExecution.allToAllMillis(node, 8, 1, 4096, ds, Precision.BF16, MoeDispatcher.HYBRIDEP),
                 deep, 0);
     }
+
+    /**
+     * With DeepSeek's group-limited routing (8 groups of 32 experts, a token's 8 within 4 of them) a token's experts lie
+     * on at most 4 of 8 ranks of one group each: 4·(1 − C(96, 8)/C(128, 8)), not the 5.3 uniform routing touches;
+     * over 64 ranks fewer than uniform routing's; over 4 ranks of two groups each, the ranks holding a picked group.
+     */
+    @Test
+    void groupLimitedRoutingTouchesFewerRanks() {
+        org.scaledl.graph.TransformerShape ds = graph("deepseek-v3").transformer().orElseThrow();
+        assertEquals(8, ds.routingGroups());
+        assertEquals(4, ds.groupsPicked());
+        double expected = 4 * (1 - java.util.stream.IntStream.range(0, 8).mapToDouble(i -> (96.0 - i) / (128 - i))
+                .reduce(1, (a, b) -> a * b));
+        assertEquals(expected, MegatronExecution.ranksTouched(256, 8, 8, 8, 4), 1e-9);
+        assertTrue(MegatronExecution.ranksTouched(256, 8, 64, 8, 4) < MegatronExecution.ranksTouched(256, 8, 64));
+        assertEquals(4 * (1 - 15.0 / 70), MegatronExecution.ranksTouched(256, 8, 4, 8, 4), 1e-9);
+        assertEquals(MegatronExecution.ranksTouched(256, 8, 8), MegatronExecution.ranksTouched(256, 8, 8, 0, 0), 0);
+        assertEquals(MegatronExecution.ranksTouched(256, 8, 8), MegatronExecution.ranksTouched(256, 8, 8, 8, 8), 0,
+                "every group picked: no limit");
+        assertEquals(0, graph("qwen3-30b-a3b").transformer().orElseThrow().routingGroups());
+    }
 }
