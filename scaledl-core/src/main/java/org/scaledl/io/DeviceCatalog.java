@@ -59,6 +59,8 @@ public final class DeviceCatalog {
         "l2_cache_MB"};
 
     /** Column names every file in the catalog's layout needs. */
+    /** The most memory a catalog row's GPU may hold, GB (today's hold up to 288; a larger one is a unit slip). */
+    static final double MAX_GPU_MEMORY_GB = 4096;
     private static final String[] CATALOG_REQUIRED = {"name", "memory_GB", "memory_bw_GBps", "sms",
         "boost_clock_MHz", "l2_MB", "fp32_vector_TFLOPS"};
 
@@ -227,7 +229,8 @@ public final class DeviceCatalog {
             Device.Platform platform = new Device.Platform(link, node, domain,
                     t.optionalNumberInRange(r, "network_Gbps_per_gpu", 1e-3, 1e5).orElse(0));
             // (read in the order the row's cells have always been checked)
-            double memory = t.numberInRange(r, "memory_GB", 0.01, 1e5);
+            // (a GPU's memory in GB: beyond 4,096, MiB written for GB, which fitted every layout)
+            double memory = t.numberInRange(r, "memory_GB", 0.01, MAX_GPU_MEMORY_GB);
             double bandwidth = t.numberInRange(r, "memory_bw_GBps", 0.1, 1e6);
             int sms = t.intInRange(r, "sms", 1, 1 << 20);
             double clock = t.numberInRange(r, "boost_clock_MHz", 10, 1e5);

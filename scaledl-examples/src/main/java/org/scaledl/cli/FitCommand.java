@@ -1,6 +1,7 @@
 package org.scaledl.cli;
 
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -373,6 +374,9 @@ final class FitCommand implements Callable<Integer> {
                 100 * before / kept.size(), 100 * beforeBias / kept.size(), 100 * after / kept.size(), insideBefore,
                 insideAfter, kept.size(), out);
         disagreement(p, cal, kept).ifPresent(w -> System.err.println("scaledl: warning: " + w));
+        if (insideAfter == 0 && kept.size() >= 2) {
+            heldBack(p, cal, kept).ifPresent(w -> System.err.println("scaledl: warning: " + w));
+        }
         levelOnly(p, cal, kept).ifPresent(w -> System.err.println("scaledl: note: " + w));
         outliers(cal, kept).ifPresent(w -> System.err.println("scaledl: warning: " + w));
         if (kept.size() < 3) {
@@ -442,6 +446,40 @@ final class FitCommand implements Callable<Integer> {
                 + "run of another cluster or software, or a row that describes its job wrongly, pulls the others "
                 + "off: check those runs", lowest, fastest, highest, slowest, MegatronFit.TERM_RUNS,
                 after.predictMillis(first) / before.predictMillis(first)));
+    }
+
+    /**
+     * Said where no run falls inside its 90 % interval after the calibration and the runs agree on a level beyond
+     * what the calibration moved the model (a cluster four times slower than the model, whose prior level weighs as a
+     * few runs against four: moved twice): the runs' median ratio to the model before and the level moved, so that
+     * more runs, or a look at what the runs describe, follow.
+     */
+    static Optional<String> heldBack(RuntimePredictor before, RuntimePredictor after, List<Sample> runs) {
+        List<Sample> jobs = transformerRuns(runs);
+        if (jobs.size() < 2) {
+            return Optional.empty();
+        }
+        double[] ratios = new double[jobs.size()];
+        double[] moved = new double[jobs.size()];
+        for (int i = 0; i < ratios.length; i++) {
+            double b = before.predictMillis(jobs.get(i).workload());
+            ratios[i] = jobs.get(i).millis() / b;
+            moved[i] = after.predictMillis(jobs.get(i).workload()) / b;
+        }
+        double said = Math.exp(org.scaledl.model.cost.Quantiles.of(Arrays.stream(ratios).map(Math::log).sorted()
+                .toArray(), 0.5));
+        double level = Math.exp(org.scaledl.model.cost.Quantiles.of(Arrays.stream(moved).map(Math::log).sorted()
+                .toArray(), 0.5));
+        boolean agree = Arrays.stream(ratios).allMatch(r -> r > level) || Arrays.stream(ratios).allMatch(r -> r < level);
+        if (!agree) {
+            return Optional.empty();
+        }
+        return Optional.of(String.format(Locale.ROOT, "none of the %d runs falls inside its 90%% interval after the "
+                + "calibration: they put the cluster at x%.2f of the model (their median), the calibration moved it "
+                + "x%.2f, as the model's level weighs as %.1f runs against them; more runs of the cluster move it "
+                + "further, or check that the runs are the jobs their rows describe (a time in seconds, another "
+                + "cluster)", jobs.size(), said, level, after.executionModel().map(m -> m.levelPriorRuns())
+                .orElse(0.0)));
     }
 
     /** The runs of transformer jobs (those the execution model predicts and a calibration refits it on), in order. */

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -121,5 +122,104 @@ class RoundTwentyTwoCliTest {
                 "8", "--global-batch", "64", "--device", "H100", "--precision", "bf16", "--pipeline", "0", "-q");
         assertEquals(2, r.code(), r.err());
         assertTrue(r.err().contains("--pipeline 0: a degree is a positive whole number"), r.err());
+    }
+
+    /** The published runs table's row of {@code id}, its header, and its config copied beside a table in the folder. */
+    private String[] publishedRow(String id) throws Exception {
+        Path published = MainTest.graph("x").getParent().getParent().getParent().resolve("gpu/llm-public");
+        List<String> lines = Files.readAllLines(published.resolve("runs.csv"));
+        String row = lines.stream().filter(l -> l.startsWith(id + ",")).findFirst().orElseThrow();
+        Path cfg = dir.resolve("configs/llama2-7b");
+        if (!Files.exists(cfg)) {
+            Files.createDirectories(cfg);
+            Files.copy(published.resolve("configs/llama2-7b/config.json"), cfg.resolve("config.json"));
+        }
+        return new String[] {lines.get(0), row};
+    }
+
+    /** The calibrated model's 90 % interval as {@code inspect} prints it. */
+    private static String interval(Path model) {
+        MainTest.Run r = MainTest.run("inspect", "--model", model.toString());
+        assertEquals(0, r.code(), r.err());
+        return r.out().lines().filter(l -> l.trim().startsWith("90% interval")).findFirst().orElse("");
+    }
+
+    /**
+     * One job measured 8 times under 8 ids is one job: the calibration keeps the model's interval (it refitted the
+     * terms on the copies and shrank the interval to x1.00..x1.00 for every job on every GPU).
+     */
+    @Test
+    void repeatsOfOneJobMoveTheLevelOnly() throws Exception {
+        String[] p = publishedRow("nemo-24.07-h100-8-llama2-7b-fp8-1");
+        StringBuilder t = new StringBuilder(p[0]).append('\n');
+        for (int i = 1; i <= 8; i++) {
+            t.append(p[1].replaceFirst("^nemo-24.07-h100-8-llama2-7b-fp8-1,", "copy-" + i + ",")).append('\n');
+        }
+        Path runs = dir.resolve("runs.csv");
+        Files.writeString(runs, t.toString());
+        Path out = dir.resolve("same.sdl");
+        MainTest.Run r = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out", out.toString());
+        assertEquals(0, r.code(), r.err());
+        assertEquals(interval(Path.of("gpu")).trim().replaceAll("\\(.*", ""), interval(out).trim()
+                .replaceAll("\\(.*", ""), "the interval is the bundled model's");
+    }
+
+    /**
+     * Two runs' level is their weighted mean (a median of two is their midpoint whatever the weights: a million times
+     * the weight on the run the model predicts moved the level toward the other); and runs that agree on a level far
+     * beyond what the calibration moved are said.
+     */
+    @Test
+    void twoRunsWeighAndAHeldBackLevelIsSaid() throws Exception {
+        String[] p = publishedRow("nemo-24.07-h100-8-llama2-7b-fp8-1");
+        String measured = ",3870.1,16934,780,1,";
+        assertTrue(p[1].contains(measured), p[1]);
+        java.util.function.BiFunction<String, String, String> row = (id, cells) -> p[1].replaceFirst(
+                "^nemo-24.07-h100-8-llama2-7b-fp8-1,", id + ",").replace(measured, cells);
+        Path runs = dir.resolve("two.csv");
+        // (the rates dropped: the step time alone is measured)
+        Files.writeString(runs, p[0] + "\n" + row.apply("a", ",3870.1,,,1000000,") + "\n"
+                + row.apply("b", ",15480.4,,,1,") + "\n");
+        Path out = dir.resolve("two.sdl");
+        MainTest.Run r = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out", out.toString());
+        assertEquals(0, r.code(), r.err());
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("level \\(x([0-9.]+)").matcher(r.err());
+        assertTrue(m.find(), r.err());
+        double level = Double.parseDouble(m.group(1));
+        MainTest.Run plain = MainTest.run("predict", "--model", "gpu", "--candidates", runs.toString(), "--out",
+                dir.resolve("plain.csv").toString(), "-q");
+        assertEquals(0, plain.code(), plain.err());
+        List<String> scored = Files.readAllLines(dir.resolve("plain.csv"));
+        int col = java.util.Arrays.asList(scored.get(0).split(",")).indexOf("predicted_ms");
+        double first = 3870.1 / Double.parseDouble(scored.get(1).split(",")[col]);
+        assertEquals(first, level, 0.02, "the heavy run's ratio sets the level: " + r.err());
+        // four runs four times slower than the model: the level moves about twice, and that is said
+        StringBuilder slow = new StringBuilder(p[0]).append('\n');
+        for (int i = 1; i <= 4; i++) {
+            slow.append(row.apply("slow-" + i, "," + (15480.4 + i) + ",,,1,")).append('\n');
+        }
+        Files.writeString(runs, slow.toString());
+        MainTest.Run held = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
+                dir.resolve("slow.sdl").toString());
+        assertEquals(0, held.code(), held.err());
+        assertTrue(held.err().contains("none of the 4 runs falls inside its 90% interval after the calibration"),
+                held.err());
+    }
+
+    /** A catalog row's memory in MiB written as GB (81,920) is refused: every layout fitted. */
+    @Test
+    void aCatalogsMemoryInMibIsRefused() throws Exception {
+        Path bundled = HostileCliTest.repo().resolve("scaledl-core/src/main/resources/org/scaledl/io/gpu_catalog.csv");
+        List<String> lines = Files.readAllLines(bundled);
+        String h100 = lines.stream().filter(l -> l.startsWith("NVIDIA H100 80GB HBM3,")).findFirst().orElseThrow();
+        String[] cells = h100.split(",", -1);
+        cells[0] = "My H100";
+        cells[1] = "";
+        cells[5] = "81920";
+        Path catalog = dir.resolve("mine.csv");
+        Files.writeString(catalog, lines.get(0) + "\n" + String.join(",", cells) + "\n");
+        MainTest.Run r = MainTest.run("predict", "--model", "gpu", "--devices", catalog.toString(), "--transformer",
+                LLAMA, "--seq", "4096", "--batch", "1", "--device", "My H100", "--precision", "bf16", "-q");
+        assertTrue(r.code() != 0 && r.err().contains("memory_GB"), r.err());
     }
 }

@@ -124,11 +124,15 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         }
         List<Folds.Fold> folds = Folds.leaveOneGroupOut(runs, Folds.byTag(groupTag));
         List<Double> errors = new ArrayList<>();
-        boolean cv = folds.size() >= (calibrate ? MIN_CALIBRATION_GROUPS : 3);
+        // a job measured again under another id is one job: its repeats say its level, not the terms or the error
+        // of other jobs (eight runs of one job refitted the terms and shrank the interval to nothing)
+        long jobs = runs.stream().filter(s -> weight(s) > 0).map(s -> s.workload().toString()).distinct().count();
+        boolean cv = folds.size() >= (calibrate ? MIN_CALIBRATION_GROUPS : 3)
+                && (!calibrate || jobs >= MIN_CALIBRATION_GROUPS);
         double[] out = new double[data.size()];
         boolean levelOnly = false;
         double[][] heldOut = null;
-        if (calibrate && data.size() >= TERM_RUNS) {
+        if (calibrate && jobs >= TERM_RUNS) {
             // a calibration of runs enough to refit the terms keeps the refit only where it predicts them, each held
             // out, better than the level alone does (run by run, whatever groups the interval's folds take)
             List<String> each = new ArrayList<>();
@@ -402,7 +406,10 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
             weights[k] = r.weight();
             runs += r.weight();
         }
-        double median = org.scaledl.model.cost.Quantiles.weighted(logRatios, weights, 0.5);
+        // (of two runs, their weighted mean: a median of two is the midpoint whatever their weights)
+        long weighted = Arrays.stream(weights).filter(x -> x > 0).count();
+        double median = weighted == 2 ? weightedMean(logRatios, weights)
+                : org.scaledl.model.cost.Quantiles.weighted(logRatios, weights, 0.5);
         double factor = Math.exp(runs * median / (runs + centre.levelPriorRuns()));
         java.util.Map<ExecutionTerm, Double> c = new java.util.EnumMap<>(ExecutionTerm.class);
         centre.coefficients().forEach((k, v) -> c.put(k, v * factor));
@@ -410,6 +417,17 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         double[] ie = centre.interval(true);
         return MegatronModel.of(c).withInterval(iv[0], iv[1]).withExpertInterval(ie[0], ie[1])
                 .withLevelPriorRuns(centre.levelPriorRuns());
+    }
+
+    /** The weighted mean of {@code values} (0 for no weight). */
+    private static double weightedMean(double[] values, double[] weights) {
+        double sum = 0;
+        double total = 0;
+        for (int i = 0; i < values.length; i++) {
+            sum += weights[i] * values[i];
+            total += weights[i];
+        }
+        return total > 0 ? sum / total : 0;
     }
 
     /**
