@@ -563,7 +563,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
      */
     static void aliasesAgree(CsvTable t, int r) {
         for (String c : t.columns()) {
-            String named = COLUMNS.contains(c) ? null : ALIASES.get(c.trim().toLowerCase(Locale.ROOT));
+            String named = COLUMNS.contains(c) ? null : canonical(c).orElse(null);
             // a count or degree only: another framework's sequence, device or dtype column may name something else
             // (the model's longest context, a GPU's index, the weights' type beside an FP8 recipe)
             if (named == null || !t.has(named) || KINDS.get(named) != ColumnKind.NUMBER || named.equals("seq")) {

@@ -58,9 +58,9 @@ public final class DeviceCatalog {
     private static final String[] NEUSIGHT_REQUIRED = {"gpu", "dev_mem_GB", "mem_bw_GBps", "num_sm_or_cu", "freq_MHz",
         "l2_cache_MB"};
 
-    /** Column names every file in the catalog's layout needs. */
     /** The most memory a catalog row's GPU may hold, GB (today's hold up to 288; a larger one is a unit slip). */
     static final double MAX_GPU_MEMORY_GB = 4096;
+    /** Column names every file in the catalog's layout needs. */
     private static final String[] CATALOG_REQUIRED = {"name", "memory_GB", "memory_bw_GBps", "sms",
         "boost_clock_MHz", "l2_MB", "fp32_vector_TFLOPS"};
 

@@ -418,15 +418,18 @@ public final class HuggingFaceConfig {
         }
     }
 
+    /** Whether two values are the same: equal, or numbers of one value however written ({@code 4096}, {@code 4096.0}). */
+    private static boolean sameValue(JsonNode a, JsonNode b) {
+        return a.equals(b) || a.isNumber() && b.isNumber() && a.decimalValue().compareTo(b.decimalValue()) == 0;
+    }
+
     /** Says each size outside {@code text_config} that the text model's own, read instead, contradicts. */
     private static void overridden(List<String> said, String source, JsonNode c) {
         JsonNode text = c.path("text_config");
         for (String key : ARCHITECTURE_KEYS) {
             JsonNode outer = c.get(key);
             JsonNode inner = text.get(key);
-            if (outer != null && !outer.isNull() && inner != null && !inner.isNull() && !outer.equals(inner)
-                    && !(outer.isNumber() && inner.isNumber()
-                    && outer.decimalValue().compareTo(inner.decimalValue()) == 0)) {
+            if (outer != null && !outer.isNull() && inner != null && !inner.isNull() && !sameValue(outer, inner)) {
                 say(said, "{}: {} = {} outside text_config is not read: the text model's, {}, is", source, key,
                         Reader.clip(outer), Reader.clip(inner));
             }
@@ -499,8 +502,7 @@ public final class HuggingFaceConfig {
         JsonNode b = r.c().get(alias);
         // (a null is no value: the other name's is read, or the default)
         boolean both = a != null && b != null && !a.isNull() && !b.isNull();
-        boolean same = !both || a.equals(b) || a.isNumber() && b.isNumber()
-                && a.decimalValue().compareTo(b.decimalValue()) == 0;
+        boolean same = !both || sameValue(a, b);
         if (!same) {
             // the class would take one or the other by the order it sets them: which was meant is not known
             throw InvalidInputException.inSource(r.source(), key + " and " + alias + " (" + what + ") disagree: "

@@ -466,10 +466,8 @@ final class FitCommand implements Callable<Integer> {
             ratios[i] = jobs.get(i).millis() / b;
             moved[i] = after.predictMillis(jobs.get(i).workload()) / b;
         }
-        double said = Math.exp(org.scaledl.model.cost.Quantiles.of(Arrays.stream(ratios).map(Math::log).sorted()
-                .toArray(), 0.5));
-        double level = Math.exp(org.scaledl.model.cost.Quantiles.of(Arrays.stream(moved).map(Math::log).sorted()
-                .toArray(), 0.5));
+        double said = geometricMedian(ratios);
+        double level = geometricMedian(moved);
         boolean agree = Arrays.stream(ratios).allMatch(r -> r > level) || Arrays.stream(ratios).allMatch(r -> r < level);
         if (!agree) {
             return Optional.empty();
@@ -480,6 +478,12 @@ final class FitCommand implements Callable<Integer> {
                 + "further, or check that the runs are the jobs their rows describe (a time in seconds, another "
                 + "cluster)", jobs.size(), said, level, after.executionModel().map(m -> m.levelPriorRuns())
                 .orElse(0.0)));
+    }
+
+    /** The median of ratios taken on their logarithms (of an even count, the geometric mean of the middle two). */
+    private static double geometricMedian(double[] ratios) {
+        return Math.exp(org.scaledl.model.cost.Quantiles.of(Arrays.stream(ratios).map(Math::log).sorted().toArray(),
+                0.5));
     }
 
     /** The runs of transformer jobs (those the execution model predicts and a calibration refits it on), in order. */

@@ -98,17 +98,28 @@ final class JobOptions {
         return graphOptions.readTransformer(transformer, seq);
     }
 
+    /**
+     * Why {@code threads} per worker other than 1 are refused with {@code p}: a GPU model predicts one process a GPU
+     * (threads only widened its interval); empty for a CPU host model, or 1.
+     */
+    static java.util.Optional<String> gpuThreads(RuntimePredictor p, int threads) {
+        return threads != 1 && p.deviceLayerModel().isPresent()
+                ? java.util.Optional.of("threads per worker are a CPU host model's; a GPU model predicts one process a "
+                        + "GPU")
+                : java.util.Optional.empty();
+    }
+
     /** The one workload the options describe, of a graph {@link #graph()} read. */
     Workload workload(RuntimePredictor p, org.scaledl.graph.ModelGraph g) {
         Checks.argument(batch > 0 && batch <= org.scaledl.io.DatasetReader.MAX_BATCH, "--batch must be in 1..%s, "
                 + "got %s", org.scaledl.io.DatasetReader.MAX_BATCH, batch);
         int m = positive(microBatches, "--micro-batches");
         Checks.argument((long) batch * m <= Integer.MAX_VALUE, "--batch x --micro-batches is too large");
-        // a GPU's job runs one process a GPU: threads per worker are a CPU machine's (they only widened the interval)
-        Checks.argument(threads == null || threads < 1 || threads == 1 || p.deviceLayerModel().isEmpty(),
-                "--threads %s: threads "
-                + "per worker are a CPU host model's; a GPU model predicts one process a GPU (leave --threads out)",
-                threads);
+        if (threads != null && threads >= 1) {
+            gpuThreads(p, threads).ifPresent(why -> {
+                throw new IllegalArgumentException("--threads " + threads + ": " + why + " (leave --threads out)");
+            });
+        }
         Parallelism par = cluster.parallelism(positive(worldSize, "--data-parallel (--world-size)"),
                 positive(tensor, "--tensor"), positive(pipeline, "--pipeline"), m, g);
         Workload.Builder wb = Workload.builder(g).batch(batch * m).threads(positive(threads, "--threads"))

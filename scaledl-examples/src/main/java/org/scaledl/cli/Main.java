@@ -377,6 +377,18 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
         }
     }
 
+    /** A converter by a table's parser: a text it refuses is no {@code what} in ASCII digits. */
+    private static <T> CommandLine.ITypeConverter<T> ascii(java.util.function.Function<String, T> parse, String what) {
+        return text -> {
+            try {
+                return parse.apply(text);
+            } catch (NumberFormatException e) {
+                throw new CommandLine.TypeConversionException("'" + InvalidInputException.printable(text, 40)
+                        + "' is not " + what + " in ASCII digits");
+            }
+        };
+    }
+
     private static int run(String... args) {
         quiet = false;
         ModelArgument.prefetch(args);
@@ -390,14 +402,7 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
         });
         // numbers in ASCII digits, as a table's are (Java's own parsers take fullwidth and other scripts' digits,
         // which a copy from a page brings unnoticed and the outputs then echo)
-        CommandLine.ITypeConverter<Long> integer = text -> {
-            try {
-                return org.scaledl.io.CsvTable.parseWhole(text);
-            } catch (NumberFormatException e) {
-                throw new CommandLine.TypeConversionException("'" + InvalidInputException.printable(text, 40)
-                        + "' is not a whole number in ASCII digits");
-            }
-        };
+        CommandLine.ITypeConverter<Long> integer = ascii(org.scaledl.io.CsvTable::parseWhole, "a whole number");
         cl.registerConverter(Long.class, integer);
         cl.registerConverter(long.class, integer);
         CommandLine.ITypeConverter<Integer> small = text -> {
@@ -410,14 +415,7 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
         };
         cl.registerConverter(Integer.class, small);
         cl.registerConverter(int.class, small);
-        CommandLine.ITypeConverter<Double> decimal = text -> {
-            try {
-                return org.scaledl.io.CsvTable.parseNumber(text);
-            } catch (NumberFormatException e) {
-                throw new CommandLine.TypeConversionException("'" + InvalidInputException.printable(text, 40)
-                        + "' is not a decimal number in ASCII digits");
-            }
-        };
+        CommandLine.ITypeConverter<Double> decimal = ascii(org.scaledl.io.CsvTable::parseNumber, "a decimal number");
         cl.registerConverter(Double.class, decimal);
         cl.registerConverter(double.class, decimal);
         cl.registerConverter(Phase.class, text -> {

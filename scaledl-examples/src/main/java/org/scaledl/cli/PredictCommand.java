@@ -643,10 +643,10 @@ final class PredictCommand implements Callable<Integer> {
                         + "machines, which run FP32";
                 return;
             }
-            if (w.threads() != 1 && p.deviceLayerModel().isPresent()) {
-                // as --threads is refused for such a model: it only widened the interval
-                refused[i] = "threads " + w.threads() + ": threads per worker are a CPU host model's; a GPU model "
-                        + "predicts one process a GPU (leave the column out)";
+            java.util.Optional<String> threads = JobOptions.gpuThreads(p, w.threads());
+            if (threads.isPresent()) {
+                // as --threads is refused for such a model
+                refused[i] = "threads " + w.threads() + ": " + threads.get() + " (leave the column out)";
                 return;
             }
             try {

@@ -964,17 +964,14 @@ public final class MegatronExecution {
     }
 
     /**
-     * A copy pass's time ({@link #copyPass}, of {@code rows} rows); of at most {@link #MIN_PIECE_ROWS} rows, at least
-     * the time of its rows halved (again, down to one): the trees, between the kernels they learned, can make a few
-     * more rows faster.
+     * A copy pass's time ({@link #copyPass}, of {@code rows} rows), never faster than fewer of its rows
+     * ({@link #noFasterThanFewerRows}).
      */
     private static double copyMillis(ModelGraph g, DeviceLayerCost layers, LayerFeatures f, double rows,
             Device device, Precision precision, boolean backward) {
-        double t = layerMillis(g, layers, f, device, precision, backward);
-        for (double share = 2; rows <= MIN_PIECE_ROWS && rows / share >= 1; share *= 2) {
-            t = Math.max(t, layerMillis(g, layers, rowsShare(f, share), device, precision, backward));
-        }
-        return t;
+        java.util.function.ToDoubleFunction<LayerFeatures> time = x -> layerMillis(g, layers, x, device, precision,
+                backward);
+        return noFasterThanFewerRows(f, rows, time, time.applyAsDouble(f));
     }
 
     /** A layer's features with a share of its weights: the same work and activations, {@code share} of the weights. */
@@ -1108,12 +1105,23 @@ public final class MegatronExecution {
             double factor = rows / fewest;
             t = Math.min(t, factor * time.applyAsDouble(rowsShare(f, factor)));
         }
-        if (f.params() > 0 && rows <= MIN_PIECE_ROWS) {
+        if (f.params() > 0) {
             // and never faster than fewer of its rows: the same weights read for less work (the trees, among small
             // products, said 128 rows of Gemma 3's MLP were faster than 64)
-            for (int k = 2; rows / k >= 1; k *= 2) {
-                t = Math.max(t, time.applyAsDouble(ParallelExecution.share(f, k, 1, 1)));
-            }
+            t = noFasterThanFewerRows(f, rows, time, t);
+        }
+        return t;
+    }
+
+    /**
+     * {@code t}, a layer's time over {@code rows} rows, at least the time of its rows halved (again, down to one) where
+     * they are at most {@link #MIN_PIECE_ROWS}: the trees, between the kernels they learned, can make a few more rows
+     * faster.
+     */
+    private static double noFasterThanFewerRows(LayerFeatures f, double rows,
+            java.util.function.ToDoubleFunction<LayerFeatures> time, double t) {
+        for (int k = 2; rows <= MIN_PIECE_ROWS && rows / k >= 1; k *= 2) {
+            t = Math.max(t, time.applyAsDouble(ParallelExecution.share(f, k, 1, 1)));
         }
         return t;
     }
