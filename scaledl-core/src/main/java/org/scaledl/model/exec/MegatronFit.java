@@ -23,7 +23,8 @@ import org.scaledl.workload.Workload;
  * the first solution (one step of iteratively reweighted least squares: an approximation of the same loss, not its
  * minimum). The families' offsets below keep their quadratic shrinkage, so a family of few runs far off has its
  * offset shrunk more than its runs' spread alone would. The fit pulls weakly ({@value #PRIOR}) the terms that physics
- * fixes ({@link ExecutionTerm#pulled()}) toward the centre (their priors, or the model being calibrated): the data then
+ * fixes ({@link ExecutionTerm#pulled()}) toward the centre (their priors, or the model being calibrated), and a
+ * refinement ({@link ExecutionTerm#parent()}) in its ratio to its parent toward the centre's ratio: the data then
  * decide what they can tell apart, and the physics the rest (a term no run exercises stays where it was). A
  * calibration ({@link #calibrate}) pulls the free terms toward the centre too, relative to their size, so a few runs
  * move the fixed and host costs only as far as they show; below {@link #TERM_RUNS} runs it moves the centre's level
@@ -498,10 +499,10 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
             }
         }
         for (ExecutionTerm t : NONLINEAR) {
-            // a refinement whose fit does not pull it toward its parent, which no run exercises (the superchips'
-            // host time in a fit without them), follows its parent: its coefficient in the centre's ratio to the
-            // parent's, or the parent's where the centre has no ratio (a fit from the priors)
-            if (t.parent().isPresent() && !t.pulled() && !exercised(data, rows, t)) {
+            // a refinement which no run exercises (the superchips' host time in a fit without them) follows its
+            // parent exactly: its coefficient in the centre's ratio to the parent's, or the parent's where the centre
+            // has no ratio (a fit from the priors), where its pull alone would leave it within the solver's tolerance
+            if (t.parent().isPresent() && !exercised(data, rows, t)) {
                 ExecutionTerm parent = t.parent().get();
                 double ratio = centre.coefficient(parent) > 0 && centre.coefficient(t) > 0
                         ? centre.coefficient(t) / centre.coefficient(parent) : 1;
@@ -757,11 +758,11 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
                 // a refinement: its ratio to its parent pulled toward the centre's ratio (1 from the priors)
                 // (a centre without the parent's or the term's coefficient: the plain pull toward its own)
                 double own = centre.coefficient(NONLINEAR[k]);
-                Optional<ExecutionTerm> parent = NONLINEAR[k].parent()
-                        .filter(q -> centre.coefficient(q) > 0 && own > 0);
+                Optional<ExecutionTerm> parent = NONLINEAR[k].parent();
                 double toward = Math.log(own);
                 if (parent.isPresent()) {
-                    toward += phi[indexOf(parent.get())] - Math.log(centre.coefficient(parent.get()));
+                    double of = centre.coefficient(parent.get());
+                    toward = phi[indexOf(parent.get())] + (own > 0 && of > 0 ? Math.log(own / of) : 0);
                 }
                 r[at++] = PRIOR * (phi[k] - toward);
             }
