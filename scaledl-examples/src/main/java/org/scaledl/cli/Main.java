@@ -129,13 +129,55 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
     public static void main(String[] args) {
         // the bundled model a command names starts loading before anything else of the command line is
         ModelArgument.prefetch(args);
+        stdout = Stdout.install();
         System.exit(execute(args));
+    }
+
+    /** Standard output where {@link #main} opened it, to tell a reader that left from a full disk. */
+    private static Stdout stdout;
+
+    /**
+     * Standard output as the JVM opens it (its encoding, flushed at each line), remembering why a write failed:
+     * a reader that left early ({@code scaledl inspect --model gpu | head}) closed the pipe, which is what was asked
+     * for, not lost output, and is not an error (as for tools the pipe's signal stops); a full disk is.
+     */
+    static final class Stdout extends java.io.FilterOutputStream {
+        private volatile String failure;
+
+        private Stdout() {
+            super(new java.io.FileOutputStream(java.io.FileDescriptor.out));
+        }
+
+        static Stdout install() {
+            Stdout out = new Stdout();
+            String encoding = System.getProperty("sun.stdout.encoding");
+            java.nio.charset.Charset charset = encoding == null ? java.nio.charset.Charset.defaultCharset()
+                    : java.nio.charset.Charset.forName(encoding);
+            System.setOut(new java.io.PrintStream(new java.io.BufferedOutputStream(out, 8192), true, charset));
+            return out;
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws java.io.IOException {
+            try {
+                out.write(b, off, len);
+            } catch (java.io.IOException e) {
+                failure = failure == null ? String.valueOf(e.getMessage()) : failure;
+                throw e;
+            }
+        }
+
+        /** Whether the reader of a pipe closed it before all was written ({@code EPIPE}). */
+        boolean readerLeft() {
+            return failure != null && failure.toLowerCase(java.util.Locale.ROOT).contains("broken pipe");
+        }
     }
 
     /**
      * Runs the command line and returns its exit status (for tests). Whatever the command, output that standard
      * output lost ({@link java.io.PrintStream} swallows the error, so it is checked once here) is exit status
-     * {@value #IO}, and running out of memory anywhere is {@value #OUT_OF_MEMORY}.
+     * {@value #IO}, but for a pipe its reader closed early where {@link #main} opened standard output (quiet, its
+     * status unchanged), and running out of memory anywhere is {@value #OUT_OF_MEMORY}.
      */
     public static int execute(String... args) {
         boolean verbose = java.util.Arrays.asList(args).contains("--verbose");
@@ -152,6 +194,9 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
         }
         System.out.flush();
         if (System.out.checkError() && code == 0 && !helpOnly(args)) {
+            if (stdout != null && stdout.readerLeft()) {
+                return code;
+            }
             System.err.println(STDOUT_LOST);
             System.err.flush();
             return IO;

@@ -236,6 +236,28 @@ class HostileCliTest {
         assertTrue(err.contains("cannot write to standard output"), err);
     }
 
+    /**
+     * A reader that leaves early ({@code scaledl predict --candidates big.csv | head -1}) closes the pipe: that is
+     * what was asked for, not lost output, so nothing is said and the status is the command's (a full disk, above,
+     * is exit status 4).
+     */
+    @Test
+    @EnabledOnOs(OS.LINUX)
+    void aReaderThatLeavesEarlyIsNoError() throws Exception {
+        // (scored rows far beyond a pipe's buffer, so the writer meets the closed end)
+        Path table = candidates(data, 4000, null);
+        Process p = java(List.of(), "predict", "--model", model.toString(), "--candidates", table.toString(), "-q")
+                .start();
+        try (var out = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(),
+                StandardCharsets.UTF_8))) {
+            assertTrue(out.readLine().startsWith("note,graph,"));
+        }
+        assertTrue(p.waitFor(300, TimeUnit.SECONDS));
+        String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, p.exitValue(), err);
+        assertFalse(err.contains("cannot write"), err);
+    }
+
     private static ProcessBuilder java(List<String> jvm, String... args) {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
