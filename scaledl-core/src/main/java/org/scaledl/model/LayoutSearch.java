@@ -280,7 +280,7 @@ public final class LayoutSearch {
                         throw new IllegalArgumentException(why);
                     });
         }
-        org.scaledl.model.exec.ParallelExecution.checkPrecision(device, precision);
+        org.scaledl.model.exec.ParallelExecution.checkPrecision(device, precision, Phase.TRAIN);
         return this;
     }
 

@@ -186,8 +186,10 @@ public enum Precision {
 
     /**
      * What a GPU without this precision's matrix units runs instead, as frameworks fall back: TF32 and FP16 to FP32
-     * (their matrix work then runs on the FP32 units), NVFP4 to MXFP8 to blockwise FP8 to per-tensor FP8. Empty for
-     * FP32 and where frameworks refuse: BF16 without BF16 units, FP8 without FP8 units.
+     * (their matrix work then runs on the FP32 units), NVFP4 to MXFP8 to blockwise FP8 to per-tensor FP8 (in
+     * inference only: Transformer Engine trains a recipe only on its own units, and a training job is refused there,
+     * {@code ParallelExecution.checkPrecision}). Empty for FP32 and where frameworks refuse: BF16 without BF16 units,
+     * FP8 without FP8 units.
      */
     public Optional<Precision> fallback() {
         return Optional.ofNullable(fallback);

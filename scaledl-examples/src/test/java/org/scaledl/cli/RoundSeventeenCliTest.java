@@ -256,7 +256,7 @@ class RoundSeventeenCliTest {
     @Test
     void aSweepsJsonSaysWhatItsPointsShare(@TempDir Path dir) throws Exception {
         MainTest.Run r = MainTest.run("scaling", "--model", "gpu", "--transformer", LLAMA_8B.toString(), "--seq",
-                "4096", "--batch", "1", "--device", "H100", "--precision", "nvfp4", "--gpus", "2,4,8,16,4096",
+                "4096", "--batch", "1", "--device", "H100", "--precision", "fp8-block", "--gpus", "2,4,8,16,4096",
                 "--batches", "1,2", "--out", dir.resolve("s.svg").toString(), "--json");
         assertEquals(0, r.code(), r.err());
         JsonNode root = new ObjectMapper().readTree(r.out());

@@ -108,7 +108,8 @@ class RoundTenCliTest {
 
     /**
      * {@code scaling} does not write its chart over its measured points, names the precision in its header and says
-     * once what predict says of the job (NVFP4 run as FP8 with blockwise scaling on an H100).
+     * once what predict says of the job (NVFP4 served as FP8 with blockwise scaling on an H100; trained, refused as
+     * Transformer Engine refuses it).
      */
     @Test
     void scalingKeepsItsInputAndSaysThePrecisionItRuns(@TempDir Path dir) throws Exception {
@@ -120,9 +121,15 @@ class RoundTenCliTest {
         assertEquals(Main.USAGE, over.code(), over.err());
         assertTrue(over.err().contains("is the file --measured names"), over.err());
         assertTrue(Files.readString(points).startsWith("gpus,batch"), "the points are kept");
+        MainTest.Run trained = MainTest.run("scaling", "--model", "gpu", "--transformer", LLAMA.toString(), "--seq",
+                "1024", "--batch", "1", "--tensor", "2", "--device", "H100", "--precision", "nvfp4", "--gpus", "2,4",
+                "--batches", "1", "--out", dir.resolve("t.svg").toString());
+        assertEquals(Main.BAD_INPUT, trained.code(), trained.err());
+        assertTrue(trained.err().contains("cannot train nvfp4") && trained.err().contains("--precision fp8-block"),
+                trained.err());
         MainTest.Run fp4 = MainTest.run("scaling", "--model", "gpu", "--transformer", LLAMA.toString(), "--seq",
                 "1024", "--batch", "1", "--tensor", "2", "--device", "H100", "--precision", "nvfp4", "--gpus", "2,4",
-                "--batches", "1", "--out", dir.resolve("s.svg").toString());
+                "--batches", "1", "--phase", "infer", "--out", dir.resolve("s.svg").toString());
         assertEquals(0, fp4.code(), fp4.err());
         assertTrue(fp4.out().lines().findFirst().orElseThrow().contains(" in nvfp4 on "), fp4.out());
         assertEquals(1, fp4.err().lines().filter(l -> l.contains("has no nvfp4 matrix units")).count(), fp4.err());

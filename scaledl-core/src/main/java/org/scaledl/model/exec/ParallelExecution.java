@@ -88,7 +88,7 @@ public final class ParallelExecution {
      */
     public static void checkJob(Workload w) {
         Parallelism par = w.parallelism();
-        w.device().ifPresent(d -> checkPrecision(d, w.precision()));
+        w.device().ifPresent(d -> checkPrecision(d, w.precision(), w.phase()));
         if (par.tensor() > 1 && w.graph().blocks().isEmpty()) {
             throw new IllegalArgumentException("tensor parallelism needs the graph's block structure (which layers "
                     + "are the repeated blocks and the residual stream's width), which " + w.graph().name()
@@ -116,6 +116,25 @@ public final class ParallelExecution {
             throw new IllegalArgumentException(d.name() + " cannot run " + precision.label() + ": it has no "
                     + precision.peakColumn().toUpperCase(java.util.Locale.ROOT) + " matrix units (it runs "
                     + runnable(d) + ")");
+        }
+    }
+
+    /**
+     * {@link #checkPrecision(Device, Precision)}, and in training a low-precision recipe the GPU has no matrix units
+     * of its own for (MXFP8 or NVFP4 on a Hopper GPU): Transformer Engine trains those recipes only where their
+     * units are (it refuses them elsewhere), so the job is refused naming the recipe the GPU runs; inference keeps
+     * the fallback, with its note, as serving engines run such weights on older units.
+     *
+     * @throws IllegalArgumentException for such a precision
+     */
+    public static void checkPrecision(Device d, Precision precision, org.scaledl.workload.Phase phase) {
+        checkPrecision(d, precision);
+        Precision runs = d.runs(precision).orElseThrow();
+        if (phase == org.scaledl.workload.Phase.TRAIN && runs != precision && precision.lowPrecisionLinear()) {
+            throw new IllegalArgumentException(d.name() + " cannot train " + precision.label() + ": it has no "
+                    + precision.peakColumn().toUpperCase(java.util.Locale.ROOT) + " matrix units, and Transformer "
+                    + "Engine trains that recipe only on GPUs that have them: give --precision " + runs.label()
+                    + ", whose units it has");
         }
     }
 
@@ -242,7 +261,8 @@ public final class ParallelExecution {
         Precision runs = device.runs(w.precision()).orElseThrow();
         if (runs != w.precision()) {
             notes.add(StageCost.Note.noted(device.name() + " has no " + w.precision().label() + " matrix units: its "
-                    + "matrix work runs in " + runs.label() + " (as frameworks fall back)"));
+                    + "matrix work runs in " + runs.label() + (w.precision().lowPrecisionLinear()
+                    ? " (as serving engines fall back; training is refused)" : " (as frameworks fall back)")));
         }
         Topology topo = topology(w, device, notes);
         if (w.graph().transformer().isPresent()) {
