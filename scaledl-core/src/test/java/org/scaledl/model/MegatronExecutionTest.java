@@ -2507,6 +2507,30 @@ class MegatronExecutionTest {
     }
 
     /**
+     * Eight runs of one model, 15 % slower than the model and 4 % apart, calibrate it; its interval, which its other
+     * jobs take too, stays at least as wide as the one it started from (their held-out errors alone made it
+     * x0.94..x1.09).
+     */
+    @Test
+    void aCalibrationNeverNarrowsTheIntervalBelowItsCentres() {
+        MegatronModel centre = MegatronModel.uncalibrated().with(ExecutionTerm.LAYER_STEP, 1.0)
+                .withInterval(Math.log(0.89), Math.log(1.15)).withExpertInterval(Math.log(0.81), Math.log(1.31));
+        List<Sample> runs = new ArrayList<>();
+        int[] micro = {1, 2, 4, 8};
+        for (int i = 0; i < 8; i++) {
+            Workload w = job(1 + i % 2, 2, 1, 4, micro[i / 2], Recompute.FULL).toBuilder().tag("id", "run" + i)
+                    .build();
+            double ms = centre.millis(stage.megatronTerms(w)) * 1.15 * (1 + 0.04 * ((i % 3) - 1));
+            runs.add(Sample.of(w, ms));
+        }
+        MegatronModel calibrated = MegatronFit.fit(w -> stage.megatronTerms(w), runs, "id", centre, true).model();
+        double[] iv = calibrated.interval();
+        assertTrue(iv[0] <= Math.log(0.89) + 1e-12 && iv[1] >= Math.log(1.15) - 1e-12, java.util.Arrays.toString(iv));
+        double[] ev = calibrated.interval(true);
+        assertTrue(ev[0] <= Math.log(0.81) + 1e-12 && ev[1] >= Math.log(1.31) - 1e-12, java.util.Arrays.toString(ev));
+    }
+
+    /**
      * A few superchip runs whose GPUs hide the host's expert steps cannot take the superchip refinement to 0: it is
      * pulled in its ratio to its parent (here 8 ms, told by the x86 runs), where those runs alone would leave it at
      * whatever barely moves them (made with 0 ms, they move 0.05 % between 0 and 8).

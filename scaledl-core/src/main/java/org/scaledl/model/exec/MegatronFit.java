@@ -49,7 +49,8 @@ import org.scaledl.workload.Workload;
  * the experts' errors were twice as wide), else one for all. Where the groups are the families, each family's runs
  * weigh one together within their kind (its {@link #INTERVAL_GROUP_TAG} where a run names one), as the interval is
  * for a job of a family the model has not seen, and a kind needs {@value #MIN_FAMILIES} families of its own; else
- * (other groups, a run without a family) each run weighs as in the fit.
+ * (other groups, a run without a family) each run weighs as in the fit. A calibration's intervals are never narrower
+ * than those of the model it started from: its runs tell the scatter of their own jobs, not of the others it predicts.
  *
  * @param model          the fitted model
  * @param logErrors      {@code log(predicted / measured)} per run, out of group where cross-validated
@@ -223,12 +224,23 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
             // too few runs to measure the calibrated model's own error: the model it started from keeps its intervals
             interval = prior;
             expertInterval = centre.interval(true);
+        } else if (calibrate && (prior[0] < 0 || prior[1] > 0)) {
+            // the runs' held-out errors tell the scatter of the jobs they are (eight runs of one model, 4 % apart,
+            // made x0.94..x1.09 of every job's interval); the model predicts other jobs too, whose scatter the
+            // interval it started from tells: never narrower than that
+            interval = widest(interval, prior);
+            expertInterval = widest(expertInterval, centre.interval(true));
         }
         // estimated where the runs' held-out errors span enough clusters, else the centre's (the default from priors)
         double levelRuns = (cv ? levelPriorRuns(runs, out) : Optional.<Double>empty())
                 .orElse(centre.levelPriorRuns());
         return new MegatronFit(model.withInterval(interval[0], interval[1])
                 .withExpertInterval(expertInterval[0], expertInterval[1]).withLevelPriorRuns(levelRuns), errors, cv);
+    }
+
+    /** The interval spanning both. */
+    private static double[] widest(double[] a, double[] b) {
+        return new double[] {Math.min(a[0], b[0]), Math.max(a[1], b[1])};
     }
 
     /**
