@@ -424,7 +424,8 @@ public final class DeviceCatalog {
      * This catalog (the bundled one) plus a user's devices ({@code --devices}): a user's GPU is added under its
      * names, never in place of one this catalog has.
      *
-     * @throws InvalidInputException naming the user's row when one of its names or aliases is already a device here
+     * @throws InvalidInputException naming the user's row when one of its names or aliases is already a device here,
+     *         or a part of one's (typed, it would then mean the user's GPU)
      */
     public DeviceCatalog plusUser(DeviceCatalog user) {
         java.util.Objects.requireNonNull(user, "user");
@@ -432,11 +433,19 @@ public final class DeviceCatalog {
         List<Device> all = new ArrayList<>(devices);
         for (Map.Entry<String, Device> e : user.byKey.entrySet()) {
             Device known = byKey.get(e.getKey());
+            String at = user.origins.getOrDefault(e.getValue().name(), "--devices");
             if (known != null) {
-                String at = user.origins.getOrDefault(e.getValue().name(), "--devices");
                 throw InvalidInputException.of(at + ": device '" + e.getValue().name() + "' has a name or alias of "
                         + "the bundled '" + known.name() + "'; give your GPU a name of its own (or leave the row out "
                         + "to use the bundled description)");
+            }
+            // a part of a bundled name ("h100 80gb hbm3") would take that name's typing over from the bundled GPU
+            Optional<Device> containing = e.getKey().length() < 3 ? Optional.empty() : byKey.entrySet().stream()
+                    .filter(b -> b.getKey().contains(e.getKey())).map(Map.Entry::getValue).findFirst();
+            if (containing.isPresent()) {
+                throw InvalidInputException.of(at + ": device '" + e.getValue().name() + "' has a name or alias that "
+                        + "is part of the bundled '" + containing.get().name() + "''s, which it would then mean; "
+                        + "give your GPU a name of its own (or leave the row out to use the bundled description)");
             }
             keys.put(e.getKey(), e.getValue());
         }

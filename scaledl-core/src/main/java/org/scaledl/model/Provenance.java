@@ -40,6 +40,12 @@ public record Provenance(String libraryVersion, String dataFingerprint, int trai
      * GPU (transformers built from a configuration); empty where none did.
      */
     public static final String CALIBRATION_EXECUTION_DEVICES = "calibration_execution_devices";
+    /**
+     * The configuration key holding, for each device of the calibration runs, a digest of its figures
+     * ({@link org.scaledl.workload.Device#figures}): {@code name=digest; ...}. A job on a device of that name described
+     * otherwise (a {@code --devices} row changed since) is warned of.
+     */
+    public static final String CALIBRATION_DEVICE_FIGURES = "calibration_device_figures";
     private static final String DEVICE_SEPARATOR = "; ";
 
     /**
@@ -61,6 +67,33 @@ public record Provenance(String libraryVersion, String dataFingerprint, int trai
         }
         String v = config.get(CALIBRATION_EXECUTION_DEVICES);
         return v.isEmpty() ? List.of() : List.of(v.split(DEVICE_SEPARATOR));
+    }
+
+    /**
+     * The digest of the figures of each device the model was calibrated on, by name; empty for a model never
+     * calibrated, or calibrated by a release that did not record them.
+     */
+    Map<String, String> calibrationDeviceFigures() {
+        Map<String, String> out = new TreeMap<>();
+        String v = config.getOrDefault(CALIBRATION_DEVICE_FIGURES, "");
+        for (String entry : v.isEmpty() ? new String[0] : v.split(DEVICE_SEPARATOR)) {
+            int at = entry.lastIndexOf('=');
+            if (at > 0) {
+                out.put(entry.substring(0, at), entry.substring(at + 1));
+            }
+        }
+        return out;
+    }
+
+    /** The digest {@link #calibrationDeviceFigures} records of a device's figures: 16 hex digits of their SHA-256. */
+    static String figuresDigest(org.scaledl.workload.Device d) {
+        try {
+            byte[] h = java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(d.figures().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return java.util.HexFormat.of().formatHex(h, 0, 8);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is part of every Java platform", e);
+        }
     }
 
     /** The same provenance with another configuration. */
@@ -88,7 +121,22 @@ public record Provenance(String libraryVersion, String dataFingerprint, int trai
      * refit the shared execution model.
      */
     Provenance adapted(String key, int n, List<String> moreDevices, List<String> executionDevices) {
+        return adapted(key, n, moreDevices, executionDevices, List.of());
+    }
+
+    /**
+     * {@link #adapted(String, int, List, List)} recording the figures of the calibration runs' {@code described}
+     * devices ({@link #calibrationDeviceFigures}; a device calibrated on again takes its latest figures).
+     */
+    Provenance adapted(String key, int n, List<String> moreDevices, List<String> executionDevices,
+            List<org.scaledl.workload.Device> described) {
         Map<String, String> c = new TreeMap<>(config);
+        if (!described.isEmpty()) {
+            Map<String, String> figures = new TreeMap<>(calibrationDeviceFigures());
+            described.forEach(d -> figures.put(d.name(), figuresDigest(d)));
+            c.put(CALIBRATION_DEVICE_FIGURES, String.join(DEVICE_SEPARATOR, figures.entrySet().stream()
+                    .map(e -> e.getKey() + "=" + e.getValue()).toList()));
+        }
         c.merge(key, Integer.toString(n), (a, b) -> Integer.toString(Integer.parseInt(a) + Integer.parseInt(b)));
         if (key.equals(CALIBRATION_RUNS) && !moreDevices.isEmpty()) {
             java.util.SortedSet<String> exec = new java.util.TreeSet<>(executionCalibrationDevices());

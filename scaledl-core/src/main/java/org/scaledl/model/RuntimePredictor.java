@@ -409,11 +409,19 @@ public final class RuntimePredictor implements RuntimeModel {
     /**
      * Said of a transformer job on a GPU none of the transformer runs this model was calibrated on ran on: the
      * execution model's coefficients are one set for every GPU, so the calibration moved this job's prediction too.
+     * Said too of any job on a GPU the model was calibrated on under the same name but with other figures.
      */
     private Optional<PredictionWarning> calibratedElsewhere(Workload w) {
         // (the runs of imported graphs move their own per-phase factors, not the execution model)
         List<String> cal = provenance.executionCalibrationDevices();
         Optional<Device> d = w.device().filter(Device::isGpu);
+        Optional<String> figures = d.map(x -> provenance.calibrationDeviceFigures().get(x.name()));
+        if (figures.isPresent() && !figures.get().equals(Provenance.figuresDigest(d.get()))) {
+            return Optional.of(new PredictionWarning(PredictionWarning.Kind.CALIBRATED_ELSEWHERE, "this model was "
+                    + "calibrated on runs of " + d.get().name() + " described with other figures (its --devices row "
+                    + "has changed since): the calibration fits that description, not this one", Optional.empty(),
+                    "", 1));
+        }
         if (cal.isEmpty() || d.isEmpty() || !modelsClusters() || w.graph().transformer().isEmpty()
                 || cal.contains(d.get().name())) {
             return Optional.empty();
@@ -599,7 +607,8 @@ public final class RuntimePredictor implements RuntimeModel {
                 .flatMap(r -> r.workload().device().map(Device::name).stream()).toList();
         LayerStage calibrated = stage.calibrate(runs);
         return new RuntimePredictor(name, calibrated, interactions, logLow, logHigh, dom,
-                provenance.adapted(Provenance.CALIBRATION_RUNS, weighed.size(), measured, execution), allowPartial);
+                provenance.adapted(Provenance.CALIBRATION_RUNS, weighed.size(), measured, execution, weighed.stream()
+                        .flatMap(r -> r.workload().device().stream()).distinct().toList()), allowPartial);
     }
 
     /** Refuses a calibration run far off what the stage predicts of it (where it can tell; else the stage says why). */

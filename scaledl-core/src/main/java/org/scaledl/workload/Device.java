@@ -288,6 +288,22 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
         return 31 * h + architecture.hashCode();
     }
 
+    /**
+     * Its figures as one text (every component but the name, numbers in full), the same in every run of any JVM: two
+     * descriptions under one name tell apart by it (a calibrated model records its custom GPUs' figures).
+     */
+    public String figures() {
+        StringBuilder sb = new StringBuilder();
+        for (double v : new double[] {memoryGB, memoryBandwidthGBps, computeUnits, clockMHz, peakMatrixGflops,
+                peakVectorGflops, l2MB, linkGBps, simdBits, pcieGBps, sfuPerClock, boardPowerW,
+                platform.gpusPerNode(), platform.nvlinkDomain(), platform.networkGbpsPerGpu()}) {
+            sb.append(Double.toString(v)).append('|');
+        }
+        matrixPeaks.byColumn().forEach((k, v) -> sb.append(k).append('=').append(Double.toString(v)).append('|'));
+        return sb.append(kind.name()).append('|').append(formFactor).append('|').append(platform.linkKind())
+                .append('|').append(architecture).toString();
+    }
+
     /** A device without a described special-function rate. */
     public Device(String name, double memoryGB, double memoryBandwidthGBps, int computeUnits, double clockMHz,
             double peakMatrixGflops, double peakVectorGflops, double l2MB, double linkGBps, Kind kind, int simdBits,

@@ -216,6 +216,12 @@ class DeviceCatalogTest {
         InvalidInputException e = assertThrows(InvalidInputException.class,
                 () -> DeviceCatalog.bundled().plusUser(DeviceCatalog.read(clash)));
         assertTrue(e.getMessage().contains("clash.csv:3") && e.getMessage().contains("bundled"), e.getMessage());
+        // a part of a bundled name would take that name's typing over ("H100 80GB HBM3" then meant the user's row)
+        Path part = dir.resolve("part.csv");
+        Files.writeString(part, header + "h100 80gb hbm3,80,1,1,1000,1,1\n");
+        e = assertThrows(InvalidInputException.class, () -> DeviceCatalog.bundled().plusUser(DeviceCatalog.read(part)));
+        assertTrue(e.getMessage().contains("part.csv:2") && e.getMessage().contains("part of the bundled 'NVIDIA H100 "
+                + "80GB HBM3'"), e.getMessage());
         Path twice = dir.resolve("twice.csv");
         Files.writeString(twice, header + "Mine,1,1,1,1000,1,1\nmine,2,1,1,1000,1,1\n");
         e = assertThrows(InvalidInputException.class, () -> DeviceCatalog.read(twice));

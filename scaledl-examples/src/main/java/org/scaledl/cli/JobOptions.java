@@ -297,7 +297,13 @@ final class JobOptions {
             try {
                 return Optional.of(catalog.require(name));
             } catch (InvalidInputException e) {
-                throw new IllegalArgumentException(e.getMessage(), e);
+                // a GPU the model was calibrated on, described by a --devices file then: the file is what is missing
+                String key = Device.key(name);
+                Optional<String> calibrated = p.provenance().calibrationDevices().stream()
+                        .filter(c -> Device.key(c).equals(key)).findFirst();
+                throw new IllegalArgumentException(e.getMessage() + calibrated.map(c -> "; " + model + " was "
+                        + "calibrated on runs of '" + c + "': give the --devices file that described it").orElse(""),
+                        e);
             }
         }
         if (devices != null) {

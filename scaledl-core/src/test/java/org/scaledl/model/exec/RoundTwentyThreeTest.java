@@ -1,5 +1,7 @@
 package org.scaledl.model.exec;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -22,6 +24,22 @@ class RoundTwentyThreeTest {
         ModelGraph g = HuggingFaceConfig.read(Path.of("src/test/resources/transformers/llama-3-8b/config.json"))
                 .graph(1024);
         return Workload.builder(g).batch(1).phase(phase).device(d).precision(p).build();
+    }
+
+    /**
+     * A device's figures are one text that every read of its description gives alike and any other figure changes
+     * (a calibrated model tells a custom GPU's description by them).
+     */
+    @Test
+    void aDevicesFiguresTellItsDescriptionsApart() {
+        Device again = DeviceCatalog.bundled().require("H100 SXM");
+        assertEquals(H100.figures(), again.figures());
+        Device slower = new Device(H100.name(), H100.memoryGB(), H100.memoryBandwidthGBps() / 2, H100.computeUnits(),
+                H100.clockMHz(), H100.peakMatrixGflops(), H100.peakVectorGflops(), H100.l2MB(), H100.linkGBps(),
+                H100.kind(), H100.simdBits(), H100.matrixPeaks(), H100.formFactor(), H100.pcieGBps(), H100.platform(),
+                H100.sfuPerClock(), H100.boardPowerW(), H100.architecture());
+        assertNotEquals(H100.figures(), slower.figures());
+        assertNotEquals(H100.figures(), B200.figures());
     }
 
     /**
