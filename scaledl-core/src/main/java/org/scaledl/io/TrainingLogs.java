@@ -1875,9 +1875,22 @@ public final class TrainingLogs {
                 }
             }
             if (!missing.isEmpty()) {
-                throw InvalidInputException.inSource(source, which + "the log lacks " + String.join(", ", missing)
-                        + (model == null ? " (what the model and the job need; a Megatron-LM log prints them in its "
-                                + "argument block)" : " (what the job needs)"));
+                // the model's sizes come from --transformer as well; the job's only from the log (or a table row)
+                List<String> modelKeys = List.of("hidden_size", "num_layers", "num_attention_heads", "ffn_hidden_size",
+                        "padded_vocab_size (or vocab_size)", "moe_router_topk");
+                List<String> forJob = missing.stream().filter(x -> !modelKeys.contains(x)).toList();
+                List<String> forModel = missing.stream().filter(modelKeys::contains).toList();
+                List<String> said = new ArrayList<>();
+                if (!forModel.isEmpty()) {
+                    said.add(String.join(", ", forModel) + " (the model's sizes: give its config.json with "
+                            + "--transformer)");
+                }
+                if (!forJob.isEmpty()) {
+                    said.add(String.join(", ", forJob) + " (the job's settings, which Megatron-LM prints in its "
+                            + "argument block and NeMo and Megatron-Bridge in their configuration: without them, "
+                            + "write the run's row of a runs table by hand, docs/formats.md)");
+                }
+                throw InvalidInputException.inSource(source, which + "the log lacks " + String.join("; and ", said));
             }
             if (model != null) {
                 compare(which, model, transformer);

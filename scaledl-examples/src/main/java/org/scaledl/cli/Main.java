@@ -422,6 +422,33 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
         }
     }
 
+    /**
+     * Refuses an option-like value of an option taking several files ({@code runs --from-log a.log --warmupp 3}):
+     * picocli gives such an option every following token that is not one of the command's options, so a misspelt
+     * option was read as a log file ("no such file"); one that is an existing file is kept.
+     */
+    private static void refuseOptionsTakenAsValues(CommandLine.ParseResult parsed) {
+        for (CommandLine.ParseResult r = parsed; r != null; r = r.subcommand()) {
+            for (CommandLine.Model.OptionSpec o : r.matchedOptions()) {
+                if (!o.isMultiValue() || !isPathOrName(o)) {
+                    continue;
+                }
+                for (String given : o.originalStringValues()) {
+                    if (given.startsWith("-") && given.length() > 1 && !java.nio.file.Files.exists(
+                            java.nio.file.Path.of(given))) {
+                        String typed = given.contains("=") ? given.substring(0, given.indexOf('=')) : given;
+                        java.util.List<String> names = r.commandSpec().options().stream()
+                                .flatMap(x -> java.util.Arrays.stream(x.names())).toList();
+                        throw new CommandLine.ParameterException(r.commandSpec().commandLine(), "unknown option '"
+                                + InvalidInputException.printable(typed, 60) + "'" + org.scaledl.Suggestions
+                                        .closest(typed, names).map(n -> " (did you mean " + n + "?)").orElse("")
+                                + ", given among " + o.longestName() + "'s files");
+                    }
+                }
+            }
+        }
+    }
+
     /** A converter by a table's parser: a text it refuses is no {@code what} in ASCII digits. */
     private static <T> CommandLine.ITypeConverter<T> ascii(java.util.function.Function<String, T> parse, String what) {
         return text -> {
@@ -472,6 +499,7 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
         });
         cl.setExecutionStrategy(parsed -> {
             refuseRepeatedLists(parsed);
+            refuseOptionsTakenAsValues(parsed);
             return new CommandLine.RunLast().execute(parsed);
         });
         cl.setParameterExceptionHandler((e, cmdArgs) -> {

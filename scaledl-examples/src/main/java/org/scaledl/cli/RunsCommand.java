@@ -60,6 +60,10 @@ final class RunsCommand implements Callable<Integer> {
             + "required unless the logs print the GPU's name")
     String device;
 
+    @Option(names = "--devices", paramLabel = "FILE", description = "GPUs beyond the catalog (a CSV in the catalog's "
+            + "layout, as predict's --devices): what --device or a log names may be one of them")
+    Path devices;
+
     @Option(names = "--gpus-per-node", description = "GPUs in one node (default: left empty, the device's standard "
             + "system)")
     Integer gpusPerNode;
@@ -104,7 +108,7 @@ final class RunsCommand implements Callable<Integer> {
             // a model's folder (as Hugging Face saves one) is its config.json, as predict and inspect read it
             transformer = HuggingFaceConfig.configurationFile(transformer);
         }
-        DeviceCatalog catalog = Catalogs.of(null);
+        DeviceCatalog catalog = Catalogs.of(devices);
         Device given = null;
         if (device != null) {
             try {

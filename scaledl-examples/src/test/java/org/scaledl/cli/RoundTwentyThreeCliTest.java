@@ -68,6 +68,49 @@ class RoundTwentyThreeCliTest {
         assertTrue(other.err().contains("calibrated on runs of ACME X1 described with other figures"), other.err());
     }
 
+    /**
+     * {@code runs} reads logs of a GPU beyond the catalog with {@code --devices} (its error pointed there, and it had
+     * no such option); a misspelt option after {@code --from-log} is said as one (it was read as a log file, "no such
+     * file").
+     */
+    @Test
+    void runsTakesDevicesAndSaysAMisspeltOptionAfterItsLogs() throws Exception {
+        String text = Files.readString(HostileCliTest.repo().resolve(
+                "scaledl-core/src/test/resources/logs/megatron-llama3-8b.log"))
+                .replace("get_device_name(0): NVIDIA H100 80GB HBM3", "get_device_name(0): ACME X1");
+        Path log = dir.resolve("acme.log");
+        Files.writeString(log, text);
+        Path acme = dir.resolve("acme.csv");
+        Files.writeString(acme, CATALOG + "ACME X1,96,4000,140,2000,60,70,1000,1000,NVLink4,450\n");
+        Path out = dir.resolve("runs.csv");
+        MainTest.Run without = MainTest.run("runs", "--from-log", log.toString(), "--out", out.toString());
+        assertEquals(Main.BAD_INPUT, without.code(), without.err());
+        MainTest.Run with = MainTest.run("runs", "--from-log", log.toString(), "--devices", acme.toString(), "--out",
+                out.toString());
+        assertEquals(0, with.code(), with.err());
+        assertTrue(Files.readString(out).contains(",ACME X1,"), Files.readString(out));
+        MainTest.Run typo = MainTest.run("runs", "--from-log", log.toString(), "--warmupp", "3", "--out",
+                out.toString());
+        assertEquals(Main.USAGE, typo.code(), typo.err());
+        assertTrue(typo.err().contains("unknown option '--warmupp' (did you mean --warmup?)"), typo.err());
+    }
+
+    /**
+     * A log without the model's sizes says to give its configuration with {@code --transformer}; one without the
+     * job's settings says where they come from (it said a Megatron-LM argument block, of a NeMo log too).
+     */
+    @Test
+    void aLogsMissingArgumentsSayWhatGivesThem() throws Exception {
+        String text = Files.readString(HostileCliTest.repo().resolve(
+                "scaledl-core/src/test/resources/logs/megatron-llama3-8b.log"));
+        Path log = dir.resolve("cut.log");
+        Files.writeString(log, text.replaceAll("(?m)^  (hidden_size|seq_length) \\.+ .*\\n", ""));
+        MainTest.Run r = MainTest.run("runs", "--from-log", log.toString(), "--out", dir.resolve("r.csv").toString());
+        assertEquals(Main.BAD_INPUT, r.code(), r.err());
+        assertTrue(r.err().contains("hidden_size (the model's sizes: give its config.json with "
+                + "--transformer)") && r.err().contains("seq_length (the job's settings"), r.err());
+    }
+
     /** A {@code --devices} row named by a part of a bundled GPU's name would then be what that name means: refused. */
     @Test
     void aCustomRowNamedByAPartOfABundledNameIsRefused() throws Exception {
