@@ -228,7 +228,7 @@ public abstract sealed class LayerCost permits LayerCost.Host, LayerCost.Device 
             DeviceLayerModel m = DeviceLayerModel.fit(measurements).coveringRuns(samples);
             if (!profiled.isEmpty()) {
                 m = m.adapt(profiled);
-                config.put("adapted_kernels", Integer.toString(profiled.size()));
+                config.put(Provenance.ADAPTED_KERNELS, Integer.toString(profiled.size()));
             }
             m = m.calibrate(eager);
             Optional<CommunicationModel> comm = collectives.isEmpty() ? Optional.empty()

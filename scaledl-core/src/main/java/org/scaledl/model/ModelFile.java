@@ -79,16 +79,31 @@ public final class ModelFile {
 
     private static Provenance provenance(JsonNode body) {
         Map<String, String> config = new TreeMap<>();
-        body.path("config").fields().forEachRemaining(e -> config.put(e.getKey(), e.getValue().asText()));
+        body.path("config").fields().forEachRemaining(e -> config.put(plain(e.getKey(), "config key"),
+                plain(e.getValue().asText(), "config." + e.getKey())));
         JsonNode training = body.path("training");
         JsonNode cv = training.path("cv_mre");
         List<String> devices = new ArrayList<>();
-        training.path("devices").forEach(d -> devices.add(d.asText()));
+        training.path("devices").forEach(d -> devices.add(plain(d.asText(), "training.devices")));
+        plain(body.path("created_at").asText(), "created_at");
+        plain(body.path("library_version").asText(), "library_version");
         return new Provenance(body.path("library_version").asText(), training.path("fingerprint").asText(),
                 training.has("samples") ? Fields.intInRange(training.get("samples"), "training.samples", 0,
                         Integer.MAX_VALUE) : 0, body.path("seed").asLong(), config,
                 cv.isNumber() ? Fields.inRange(cv, "cv_mre", 0, Double.MAX_VALUE) : Double.NaN,
                 body.path("created_at").asText(), devices);
+    }
+
+    /**
+     * A provenance text as read, refused where it holds a character that can forge or hide output (a terminal escape
+     * in a device's name): {@code inspect} and the warnings print these texts.
+     */
+    private static String plain(String text, String where) {
+        if (!InvalidInputException.escaped(text).equals(text)) {
+            throw InvalidInputException.of(where + " holds a control character ('"
+                    + InvalidInputException.escaped(text.length() > 60 ? text.substring(0, 60) + "..." : text) + "')");
+        }
+        return text;
     }
 
     /** A predictor as a body of the current version. */

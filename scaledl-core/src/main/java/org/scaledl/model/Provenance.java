@@ -25,11 +25,24 @@ import java.util.TreeMap;
  */
 public record Provenance(String libraryVersion, String dataFingerprint, int trainingSamples, long seed,
         Map<String, String> config, double cvMre, String createdAt, List<String> devices) {
-    /** Copies. */
+    /**
+     * Copies.
+     *
+     * @throws IllegalArgumentException where a count of the configuration ({@link #CALIBRATION_RUNS},
+     *         {@code adapted_kernels}: a later calibration adds to it) is no count
+     */
     public Provenance {
         config = Map.copyOf(config);
         devices = List.copyOf(devices);
+        for (String key : List.of(CALIBRATION_RUNS, ADAPTED_KERNELS)) {
+            String n = config.get(key);
+            org.scaledl.Checks.argument(n == null || n.matches("\\d{1,9}"), "config.%s is no count: '%s'", key,
+                    n == null ? "" : org.scaledl.InvalidInputException.printable(n, 40));
+        }
     }
+
+    /** The configuration key counting the kernels a model was adapted on since it was fitted. */
+    public static final String ADAPTED_KERNELS = "adapted_kernels";
 
     /** The configuration key counting the runs a model was calibrated on since it was fitted. */
     public static final String CALIBRATION_RUNS = "calibration_runs";

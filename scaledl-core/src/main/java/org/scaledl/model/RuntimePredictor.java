@@ -562,7 +562,7 @@ public final class RuntimePredictor implements RuntimeModel {
         LayerStage adapted = stage.adapt(profiled);
         Domain dom = domain.plus(new Domain.Collector().operators(profiled).build(domain.crossValidated()));
         return new RuntimePredictor(name, adapted, interactions, logLow, logHigh, dom,
-                provenance.adapted("adapted_kernels", profiled.size(), List.of()), allowPartial);
+                provenance.adapted(Provenance.ADAPTED_KERNELS, profiled.size(), List.of()), allowPartial);
     }
 
     /**

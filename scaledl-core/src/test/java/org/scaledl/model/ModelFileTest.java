@@ -143,6 +143,18 @@ class ModelFileTest {
         Files.write(negative, org.scaledl.model.file.Envelope.bytes(ModelFile.FORMAT, ModelFile.FORMAT_VERSION, body));
         e = assertThrows(InvalidInputException.class, () -> RuntimePredictor.load(negative));
         assertTrue(e.getMessage().contains("training.samples = -5"), e.getMessage());
+        // a provenance text with a terminal escape (inspect and warnings print it) and a count that is none (a
+        // later calibration adds to it; predict took it where inspect refused it) are refused naming them
+        for (String[] edit : new String[][] {{"calibration_devices", "ACME\u001b[2J X1", "calibration_devices holds a "
+                + "control character ('ACME\\u001b[2J X1')"}, {"calibration_runs", "-5", "calibration_runs is no count"}}) {
+            com.fasterxml.jackson.databind.node.ObjectNode edited = body.deepCopy();
+            ((com.fasterxml.jackson.databind.node.ObjectNode) edited.get("training")).put("samples", 5);
+            ((com.fasterxml.jackson.databind.node.ObjectNode) edited.get("config")).put(edit[0], edit[1]);
+            Path f = dir.resolve(edit[0] + ".sdl");
+            Files.write(f, org.scaledl.model.file.Envelope.bytes(ModelFile.FORMAT, ModelFile.FORMAT_VERSION, edited));
+            e = assertThrows(InvalidInputException.class, () -> RuntimePredictor.load(f), edit[0]);
+            assertTrue(e.getMessage().contains(edit[2]), e.getMessage());
+        }
 
         Path foreign = dir.resolve("f.sdl");
         Files.write(foreign, "{\"hello\": 1}".getBytes(StandardCharsets.UTF_8));

@@ -223,14 +223,14 @@ final class InspectCommand implements Callable<Integer> {
         Reports.number(root, "cross_validated_mre", p.provenance().cvMre());
         p.machines().forEach(root.putArray("machines")::add);
         // a calibrated copy says so: the runs it was calibrated on (RuntimePredictor.calibrate counts them)
-        Integer calibrated = count(p, predictor, org.scaledl.model.Provenance.CALIBRATION_RUNS);
+        Integer calibrated = count(p, org.scaledl.model.Provenance.CALIBRATION_RUNS);
         List<String> calibratedOn = p.provenance().calibrationDevices();
         if (calibrated != null) {
             root.put("calibration_runs", calibrated);
             calibratedOn.forEach(root.putArray("calibration_devices")::add);
         }
         // an adaptation to profiled kernels (fit --gpu --profiled) says so, with the GPUs it corrected
-        Integer adapted = count(p, predictor, "adapted_kernels");
+        Integer adapted = count(p, org.scaledl.model.Provenance.ADAPTED_KERNELS);
         List<String> corrected = p.deviceLayerModel().map(m -> m.corrections().entrySet().stream()
                 .filter(e -> !e.getValue().layers().isEmpty()).map(java.util.Map.Entry::getKey).toList())
                 .orElse(List.of());
@@ -264,13 +264,9 @@ final class InspectCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** A count the predictor's provenance keeps as text ({@code null} where it has none); refused where no count. */
-    private static Integer count(RuntimePredictor p, String predictor, String key) {
+    /** A count the predictor's provenance keeps as text ({@code null} where it has none; a model file checks it). */
+    private static Integer count(RuntimePredictor p, String key) {
         String value = p.provenance().config().get(key);
-        if (value != null && !value.matches("\\d{1,9}")) {
-            throw org.scaledl.InvalidInputException.inSource(predictor, "its provenance's " + key + " is no count: '"
-                    + org.scaledl.InvalidInputException.printable(value, 40) + "'");
-        }
         return value == null ? null : Integer.valueOf(value);
     }
 }
