@@ -326,7 +326,16 @@ final class PlanCommand implements Callable<Integer> {
                 plan.dEfficiency());
         double seconds = plan.indices().stream().mapToDouble(i -> costs[i]).sum();
         if (out != null) {
-            writePlan(c, plan, predictedMs, costs, base, out, cluster);
+            // a job whose recomputation the table left to the predictor is measured as the prediction decided it
+            java.util.Map<Integer, Workload> decided = new java.util.HashMap<>();
+            if (cluster && priorModel != null) {
+                for (int i : plan.indices()) {
+                    if (candidates.get(i).recompute() == org.scaledl.workload.Recompute.AUTO) {
+                        decided.put(i, priorModel.resolved(candidates.get(i)));
+                    }
+                }
+            }
+            writePlan(c, plan, predictedMs, costs, base, out, cluster, decided);
         }
         if (json) {
             ObjectMapper om = new ObjectMapper();
@@ -480,20 +489,47 @@ final class PlanCommand implements Callable<Integer> {
         return String.join(", ", out) + (rows.size() > MAX_LINES_SHOWN ? ", ..." : "");
     }
 
+    /** The columns of a job's recomputation, written as the prediction decided it where the table left it. */
+    private static final List<String> DECIDED_COLUMNS = List.of("recompute", "recompute_layers", "recompute_modules",
+            "offload_layers");
+
+    /** A decided job's cell of one of {@link #DECIDED_COLUMNS}, as a candidate table reads it back. */
+    private static String decidedCell(Workload w, String col) {
+        return switch (col) {
+            case "recompute" -> w.recompute().label();
+            case "recompute_layers" -> w.recompute() == org.scaledl.workload.Recompute.FULL && w.recomputeLayers() > 0
+                    ? Integer.toString(w.recomputeLayers()) : "";
+            case "recompute_modules" -> w.recompute() == org.scaledl.workload.Recompute.SELECTIVE
+                    ? org.scaledl.workload.RecomputeModule.label(w.recomputeModules()) : "";
+            case "offload_layers" -> w.offloadLayers() > 0 ? Integer.toString(w.offloadLayers()) : "";
+            default -> throw new IllegalArgumentException(col);
+        };
+    }
+
     /** The chosen lines the text output names (the plan's file has them all). */
     static final int MAX_LINES_SHOWN = 10;
 
     /**
      * The chosen rows: for a CPU plan the identity columns the companion measures, for a cluster plan every input
      * column (an {@code id} the user matches the measurements by among them); graph and transformer paths relative to
-     * the plan's folder; then {@code predicted_ms} and {@code cost_s} or {@code cost_gpu_hours}.
+     * the plan's folder; then {@code predicted_ms} and {@code cost_s} or {@code cost_gpu_hours}. A cluster job whose
+     * recomputation the table left to the predictor ({@code decided}: the job as predicted) has it written as decided
+     * ({@code recompute}, {@code recompute_layers}, {@code recompute_modules}, {@code offload_layers}): measured
+     * without it, the job may not fit.
      */
     private static void writePlan(Candidates c, ProfilingPlan plan, double[] predictedMs, double[] costs, Path base,
-            Path out, boolean cluster) {
+            Path out, boolean cluster, java.util.Map<Integer, Workload> decided) {
         CsvTable t = c.table();
-        List<String> cols = cluster ? t.columns().stream().filter(x -> !x.equals("predicted_ms")
+        List<String> cols = new ArrayList<>(cluster ? t.columns().stream().filter(x -> !x.equals("predicted_ms")
                 && !x.equals("cost_gpu_hours") && !PredictCommand.OUTPUT_COLUMNS.contains(x)).toList()
-                : PLAN_COLUMNS.stream().filter(t::has).toList();
+                : PLAN_COLUMNS.stream().filter(t::has).toList());
+        if (!decided.isEmpty()) {
+            for (String col : DECIDED_COLUMNS) {
+                if (!cols.contains(col)) {
+                    cols.add(col);
+                }
+            }
+        }
         Path outDir = out.toAbsolutePath().normalize().getParent();
         // a cluster plan is read back as a job runs table (fit --calibrate --runs) or a candidate table, which name
         // files inside their folder only: a configuration outside the plan's is copied beside it
@@ -510,8 +546,10 @@ final class PlanCommand implements Callable<Integer> {
         StringBuilder sb = new StringBuilder(String.join(",", cols.stream().map(CsvTable::cell).toList()))
                 .append(cluster ? ",predicted_ms,cost_gpu_hours\n" : ",predicted_ms,cost_s\n");
         for (int i : plan.indices()) {
+            Workload w = decided.get(i);
             for (String col : cols) {
-                String v = t.get(i, col);
+                String v = w != null && DECIDED_COLUMNS.contains(col) ? decidedCell(w, col)
+                        : t.has(col) ? t.get(i, col) : "";
                 if ((col.equals("graph") || col.equals("transformer")) && !v.isEmpty()) {
                     Path file = base.toAbsolutePath().resolve(v).normalize();
                     v = cluster && col.equals("transformer") ? configs.cell(file)
@@ -522,6 +560,11 @@ final class PlanCommand implements Callable<Integer> {
             sb.append(String.format(Locale.ROOT, cluster ? "%.3f,%.4f%n" : "%.3f,%.3f%n", predictedMs[i], costs[i]));
         }
         Reports.write(out, sb.toString());
+        if (!decided.isEmpty()) {
+            System.err.println("scaledl: note: " + decided.size() + " of the chosen jobs left their recomputation to "
+                    + "the predictor: the plan writes it as decided (" + String.join(", ", DECIDED_COLUMNS)
+                    + "), so measure them so (without it a job may not fit)");
+        }
         List<Path> copies = configs.copies();
         if (!copies.isEmpty()) {
             System.err.println("scaledl: note: " + copies.size() + (copies.size() == 1 ? " configuration" : " "

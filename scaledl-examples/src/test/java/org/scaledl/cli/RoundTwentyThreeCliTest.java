@@ -111,6 +111,60 @@ class RoundTwentyThreeCliTest {
                 + "--transformer)") && r.err().contains("seq_length (the job's settings"), r.err());
     }
 
+    /** A file of a bundled model's name in the working directory takes its place, and says so. */
+    @Test
+    void aFileShadowingABundledModelIsSaid() throws Exception {
+        org.scaledl.models.BundledModels.load("gpu").save(dir.resolve("gpu"));
+        java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
+                System.getProperty("java.class.path"), Main.class.getName(), "inspect", "--model", "gpu"));
+        Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        String err = new String(p.getErrorStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS));
+        assertEquals(0, p.exitValue(), err);
+        assertTrue(err.contains("--model gpu reads the file gpu of the working directory, not the bundled model"), err);
+    }
+
+    /**
+     * A cluster plan writes the recomputation the prediction decided for a job that left it to the predictor (Llama 3
+     * 8B on 64 H100s data-parallel with ZeRO 1 needs six layers recomputed): measured as the table said, it would not fit; read
+     * back, it predicts what the plan did.
+     */
+    @Test
+    void aPlanWritesTheRecomputationItDecided() throws Exception {
+        String config = beside();
+        Path jobs = dir.resolve("jobs.csv");
+        Files.writeString(jobs, "id,transformer,seq,batch,micro_batches,world_size,tensor,zero_stage,device,precision\n"
+                + "dp64," + config + ",8192,1,2,64,1,1,H100,bf16\n"
+                + "tp8," + config + ",8192,1,128,1,8,1,H100,bf16\n"
+                + "dp8," + config + ",8192,1,16,8,1,1,H100,bf16\n");
+        Path plan = dir.resolve("plan.csv");
+        MainTest.Run r = MainTest.run("plan", "--model", "gpu", "--candidates", jobs.toString(), "--runs", "3", "--out",
+                plan.toString(), "-q");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("left their recomputation to the predictor"), r.err());
+        java.util.List<String> lines = Files.readAllLines(plan);
+        java.util.List<String> header = java.util.List.of(lines.get(0).split(",", -1));
+        String dp64 = lines.stream().filter(l -> l.startsWith("dp64,")).findFirst().orElseThrow();
+        java.util.List<String> cells = java.util.List.of(dp64.split(",", -1));
+        assertEquals("full", cells.get(header.indexOf("recompute")), dp64);
+        assertTrue(Integer.parseInt(cells.get(header.indexOf("recompute_layers"))) > 0, dp64);
+        Path scored = dir.resolve("scored.csv");
+        MainTest.Run back = MainTest.run("predict", "--model", "gpu", "--candidates", plan.toString(), "--out",
+                scored.toString(), "-q");
+        assertEquals(0, back.code(), back.err());
+        for (String line : Files.readAllLines(scored).subList(1, 4)) {
+            java.util.List<String> c = java.util.List.of(line.split(",", -1));
+            java.util.List<String> h = java.util.List.of(Files.readAllLines(scored).get(0).split(",", -1));
+            String id = c.get(0);
+            String planned = Files.readAllLines(plan).stream().filter(l -> l.startsWith(id + ",")).findFirst()
+                    .orElseThrow();
+            double ms = Double.parseDouble(java.util.List.of(planned.split(",", -1)).get(header.indexOf("predicted_ms")));
+            assertEquals(ms, Double.parseDouble(c.get(h.indexOf("predicted_ms"))), 1e-3 * ms, line);
+        }
+    }
+
     /** A {@code --devices} row named by a part of a bundled GPU's name would then be what that name means: refused. */
     @Test
     void aCustomRowNamedByAPartOfABundledNameIsRefused() throws Exception {
