@@ -518,6 +518,30 @@ public final class DeviceCatalog {
         return throwUnknown(shown, names);
     }
 
+    /**
+     * The other devices a name also fits ({@code "A100"}, an alias of the A100-SXM4-80GB: the 40 GB and PCIe parts,
+     * whose names hold it from a word's start on), in file order; empty where the name is a device's full name or fits
+     * no other ({@code "B200"} does not fit the GB200: no word of its name starts so).
+     */
+    public List<Device> alsoFitting(String name, Device chosen) {
+        String key = Device.key(java.util.Objects.requireNonNull(name, "name"));
+        if (key.length() < 3 || key.equals(Device.key(chosen.name()))) {
+            return List.of();
+        }
+        return devices.stream().filter(d -> !d.equals(chosen) && fromAWord(d.name(), key)).toList();
+    }
+
+    /** Whether a name, from the start of one of its words on (letters and digits), begins with {@code key}. */
+    private static boolean fromAWord(String name, String key) {
+        String[] words = name.split("[^\\p{Alnum}]+");
+        for (int i = 0; i < words.length; i++) {
+            if (Device.key(String.join("", java.util.Arrays.asList(words).subList(i, words.length))).startsWith(key)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private static Device throwUnknown(String name, List<String> names) {
         throw InvalidInputException.of("unknown device '" + name + "'" + org.scaledl.Suggestions.closest(name,
                 names).map(s -> "; did you mean '" + s + "'?").orElse("") + " (scaledl devices lists the " + names.size()

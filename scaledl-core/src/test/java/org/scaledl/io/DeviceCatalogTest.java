@@ -200,6 +200,23 @@ class DeviceCatalogTest {
     }
 
     /**
+     * A short name read as one GPU names the others it fits from a word's start on: A100 the 40 GB and PCIe parts
+     * beside the 80 GB SXM it is an alias of; B200 not the GB200 (no word of that name starts so); a full name none.
+     */
+    @Test
+    void aShortNameSaysTheOtherGpusItFits() {
+        DeviceCatalog c = DeviceCatalog.bundled();
+        Device a100 = c.require("A100");
+        assertEquals("NVIDIA A100-SXM4-80GB", a100.name());
+        assertEquals(java.util.Set.of("NVIDIA A100-SXM4-40GB", "NVIDIA A100 80GB PCIe", "NVIDIA A100-PCIE-40GB"),
+                java.util.Set.copyOf(c.alsoFitting("A100", a100).stream().map(Device::name).toList()));
+        assertEquals(List.of(), c.alsoFitting("B200", c.require("B200")));
+        assertEquals(List.of(), c.alsoFitting("NVIDIA A100-SXM4-80GB", a100));
+        assertEquals(List.of("NVIDIA A100 80GB PCIe"), c.alsoFitting("a100-80gb", a100).stream().map(Device::name)
+                .toList());
+    }
+
+    /**
      * A user's --devices file adds GPUs beside the bundled ones and never replaces one: a row naming a bundled GPU (by
      * name or alias) is refused naming its line, so is a GPU named twice and a name with terminal escapes.
      */

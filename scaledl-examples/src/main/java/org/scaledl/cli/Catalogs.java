@@ -18,6 +18,19 @@ final class Catalogs {
         return extra == null ? bundled : bundled.plusUser(DeviceCatalog.read(extra));
     }
 
+    /**
+     * Says on stderr, once the command has succeeded, which GPU a short name was read as where it fits others too
+     * ({@code --device A100}: the A100-SXM4-80GB, not the 40 GB or PCIe parts), naming them.
+     */
+    static void sayAlsoFitting(DeviceCatalog catalog, String option, String typed, org.scaledl.workload.Device chosen) {
+        java.util.List<org.scaledl.workload.Device> others = catalog.alsoFitting(typed, chosen);
+        if (!others.isEmpty()) {
+            Main.sayOnSuccess("scaledl: note: " + option + " " + org.scaledl.InvalidInputException.escaped(typed)
+                    + " is read as " + chosen.name() + "; it fits " + String.join(", ", others.stream()
+                    .map(org.scaledl.workload.Device::name).toList()) + " too: name one of those for it");
+        }
+    }
+
     /** {@link #of(Path)} plus the GPUs a data root describes ({@link GpuData#catalogFor}). */
     static DeviceCatalog of(Path extra, Path dataRoot) {
         return GpuData.catalogFor(dataRoot, of(extra));

@@ -295,7 +295,9 @@ final class JobOptions {
                 catalog = Catalogs.of(devices);
             }
             try {
-                return Optional.of(catalog.require(name));
+                Device d = catalog.require(name);
+                Catalogs.sayAlsoFitting(catalog, "--device", name, d);
+                return Optional.of(d);
             } catch (InvalidInputException e) {
                 // a GPU the model was calibrated on, described by a --devices file then: the file is what is missing
                 String key = Device.key(name);

@@ -148,6 +148,7 @@ final class LayoutsCommand implements Callable<Integer> {
         }
         DeviceCatalog catalog = Catalogs.of(devices);
         Device d = catalog.require(device);
+        Catalogs.sayAlsoFitting(catalog, "--device", device, d);
         TransformerSpec spec = HuggingFaceConfig.read(transformer);
         java.util.Optional<Topology> given = cluster.topology(d);
         Topology topo = given.orElse(Topology.assumedFor(d));

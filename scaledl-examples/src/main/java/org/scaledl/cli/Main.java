@@ -133,6 +133,19 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
         System.exit(execute(args));
     }
 
+    /**
+     * Notes said once a command has succeeded (how a short device name was read): an error stays the one line every
+     * error is.
+     */
+    private static final java.util.List<String> LATER = new java.util.ArrayList<>();
+
+    /** Says {@code line} on stderr once the command has succeeded ({@link #LATER}). */
+    static void sayOnSuccess(String line) {
+        if (!LATER.contains(line)) {
+            LATER.add(line);
+        }
+    }
+
     /** Standard output where {@link #main} opened it, to tell a reader that left from a full disk. */
     private static Stdout stdout;
 
@@ -182,8 +195,12 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
     public static int execute(String... args) {
         boolean verbose = java.util.Arrays.asList(args).contains("--verbose");
         int code;
+        LATER.clear();
         try {
             code = run(args);
+            if (code == 0) {
+                LATER.forEach(System.err::println);
+            }
         } catch (OutOfMemoryError e) {
             System.err.println(OUT_OF_MEMORY_MESSAGE);
             if (verbose) {

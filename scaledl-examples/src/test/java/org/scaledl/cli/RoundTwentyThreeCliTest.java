@@ -165,6 +165,22 @@ class RoundTwentyThreeCliTest {
         }
     }
 
+    /**
+     * A short device name read as one GPU says the others it fits (A100: the SXM 80 GB part, not the 40 GB or PCIe
+     * ones), once the command succeeded: an error stays one line.
+     */
+    @Test
+    void aShortDeviceNameSaysWhatItWasReadAs() {
+        MainTest.Run r = MainTest.run("predict", "--model", "gpu", "--transformer", LLAMA, "--seq", "4096", "--batch",
+                "1", "--device", "A100", "--precision", "bf16", "-q");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("--device A100 is read as NVIDIA A100-SXM4-80GB; it fits NVIDIA A100-PCIE-40GB, "
+                + "NVIDIA A100 80GB PCIe, NVIDIA A100-SXM4-40GB too"), r.err());
+        MainTest.Run bad = MainTest.run("predict", "--model", "gpu", "--transformer", LLAMA, "--seq", "4096",
+                "--batch", "1", "--device", "A100", "--precision", "bf16", "--pipeline", "33", "-q");
+        assertEquals(1, bad.err().strip().lines().count(), bad.err());
+    }
+
     /** A {@code --devices} row named by a part of a bundled GPU's name would then be what that name means: refused. */
     @Test
     void aCustomRowNamedByAPartOfABundledNameIsRefused() throws Exception {
