@@ -358,6 +358,7 @@ final class FitCommand implements Callable<Integer> {
         double after = 0;
         int insideBefore = 0;
         int insideAfter = 0;
+        boolean[] intervals = new boolean[2];
         for (org.scaledl.workload.Sample r : kept) {
             org.scaledl.model.Prediction b = p.predict(r.workload());
             org.scaledl.model.Prediction a = cal.predict(r.workload());
@@ -366,15 +367,21 @@ final class FitCommand implements Callable<Integer> {
             after += Math.abs(a.millis() / r.millis() - 1);
             insideBefore += b.lowMillis() <= r.millis() && r.millis() <= b.highMillis() ? 1 : 0;
             insideAfter += a.lowMillis() <= r.millis() && r.millis() <= a.highMillis() ? 1 : 0;
+            intervals[0] |= b.highMillis() > b.lowMillis();
+            intervals[1] |= a.highMillis() > a.lowMillis();
         }
+        // (a model without an interval gives point predictions: no run is inside what is not there)
+        int keptRuns = kept.size();
+        java.util.function.BiFunction<Boolean, Integer, String> inside = (has, n) -> has ? n + " of " + keptRuns
+                : "none (no interval)";
         System.out.printf(Locale.ROOT, "calibrated %s on %d run%s of %s: on them MRE %.1f%% (bias %+.1f%%) before, "
-                + "%.1f%% after (in sample), %d and %d of %d inside the 90%% interval; wrote %s%n", calibrate,
+                + "%.1f%% after (in sample); inside the 90%% interval %s before, %s after; wrote %s%n", calibrate,
                 kept.size(), kept.size() == 1 ? "" : "s", kept.stream().map(r -> r.workload().device()
                         .map(org.scaledl.workload.Device::name).orElse("?")).distinct().toList(),
-                100 * before / kept.size(), 100 * beforeBias / kept.size(), 100 * after / kept.size(), insideBefore,
-                insideAfter, kept.size(), out);
+                100 * before / kept.size(), 100 * beforeBias / kept.size(), 100 * after / kept.size(),
+                inside.apply(intervals[0], insideBefore), inside.apply(intervals[1], insideAfter), out);
         disagreement(p, cal, kept).ifPresent(w -> System.err.println("scaledl: warning: " + w));
-        if (insideAfter == 0 && kept.size() >= 2) {
+        if (insideAfter == 0 && intervals[1] && kept.size() >= 2) {
             heldBack(p, cal, kept).ifPresent(w -> System.err.println("scaledl: warning: " + w));
         }
         levelOnly(p, cal, kept).ifPresent(w -> System.err.println("scaledl: note: " + w));

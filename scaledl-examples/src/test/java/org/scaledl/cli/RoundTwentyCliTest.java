@@ -75,8 +75,8 @@ class RoundTwentyCliTest {
         assertTrue(again.err().contains("and for the others the model " + cal + " was calibrated from (gpu where "
                 + "that was the bundled one; " + cal + " itself is calibrated on runs of NVIDIA H100 80GB HBM3)"),
                 again.err());
-        assertTrue(again.out().matches("(?s).*after \\(in sample\\), [0-3] and [0-3] of 3 inside the 90% interval; "
-                + "wrote .*"), again.out());
+        assertTrue(again.out().matches("(?s).*after \\(in sample\\); inside the 90% interval [0-3] of 3 before, [0-3] "
+                + "of 3 after; wrote .*"), again.out());
     }
 
     /**
