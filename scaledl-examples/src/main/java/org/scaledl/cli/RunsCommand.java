@@ -165,6 +165,23 @@ final class RunsCommand implements Callable<Integer> {
                 rows.add(new Row(r, log, d));
             }
         }
+        // two runs alike in every argument, iteration count and median are likely one run read twice (a log appended
+        // to itself): said, as the same file given twice is refused (two real runs may agree, to 0.1 ms, too)
+        for (int i = 0; i < rows.size(); i++) {
+            for (int j = 0; j < i; j++) {
+                TrainingLogs.Run a = rows.get(j).run();
+                TrainingLogs.Run b = rows.get(i).run();
+                if (a.arguments().equals(b.arguments()) && a.iterations() == b.iterations()
+                        && a.measuredMs() == b.measuredMs()) {
+                    System.err.printf(Locale.ROOT, "scaledl: warning: %s:%d and %s:%d are alike in every argument, in "
+                            + "their %d iterations and their median (%.1f ms): one run read twice (a log appended to "
+                            + "itself)? Their rows weigh as two measurements; keep one if so%n",
+                            InvalidInputException.printable(a.log().toString(), 200), a.line(),
+                            InvalidInputException.printable(b.log().toString(), 200), b.line(), b.iterations(),
+                            b.measuredMs());
+                }
+            }
+        }
         // each run's job as predict and fit will read its row: a layout the model cannot split (a tensor degree
         // that does not divide its heads, layers that do not divide into the stages and chunks, a sequence the
         // context-parallel split cannot halve) refused now, at the run's line, not when the table is read

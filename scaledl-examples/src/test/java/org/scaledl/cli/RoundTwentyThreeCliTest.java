@@ -95,6 +95,22 @@ class RoundTwentyThreeCliTest {
         assertTrue(typo.err().contains("unknown option '--warmupp' (did you mean --warmup?)"), typo.err());
     }
 
+    /** A log appended to itself gives two runs alike in everything: said (they weigh as two measurements). */
+    @Test
+    void aLogAppendedToItselfIsSaid() throws Exception {
+        String text = Files.readString(HostileCliTest.repo().resolve(
+                "scaledl-core/src/test/resources/logs/megatron-llama3-8b.log"));
+        Path log = dir.resolve("twice.log");
+        Files.writeString(log, text + text);
+        MainTest.Run r = MainTest.run("runs", "--from-log", log.toString(), "--out", dir.resolve("r.csv").toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("are alike in every argument") && r.err().contains("one run read twice"), r.err());
+        Files.writeString(log, text);
+        MainTest.Run single = MainTest.run("runs", "--from-log", log.toString(), "--out", dir.resolve("s.csv").toString());
+        assertEquals(0, single.code(), single.err());
+        assertFalse(single.err().contains("alike"), single.err());
+    }
+
     /**
      * A log without the model's sizes says to give its configuration with {@code --transformer}; one without the
      * job's settings says where they come from (it said a Megatron-LM argument block, of a NeMo log too).
