@@ -287,6 +287,11 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
      * GPU)} (and {@code , NVLink domain of 72} where the domain spans nodes).
      */
     public String describe() {
+        if (gpusPerNode == 1) {
+            // (a node of one GPU has no link inside it to describe)
+            return String.format(Locale.ROOT, "1 GPU per node, %s Gb/s between nodes%s", trim(interNodeGbps),
+                    nvlinkDomain > 1 ? ", NVLink domain of " + nvlinkDomain : "");
+        }
         return String.format(Locale.ROOT, "%d GPUs per node, %s %s GB/s, %s Gb/s between nodes%s%s", gpusPerNode,
                 link.label(), trim(intraNodeGBps), trim(interNodeGbps), gpusPerNode > 1 ? " (a node's, "
                         + trim(Math.round(interNodeGbps / gpusPerNode * 100) / 100.0) + " a GPU)" : "",

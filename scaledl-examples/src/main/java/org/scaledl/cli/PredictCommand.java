@@ -607,8 +607,10 @@ final class PredictCommand implements Callable<Integer> {
         }
         double seconds = nanos[0] / 1e9;
         if (!Main.quiet) {
-            System.err.printf(Locale.ROOT, "scored %d candidates over %d graphs in %.3f s (%.0f / s)%n",
-                    counts[0] - counts[2], counts[1], seconds, (counts[0] - counts[2]) / Math.max(seconds, 1e-9));
+            int scored = counts[0] - counts[2];
+            System.err.printf(Locale.ROOT, "scored %d candidate%s over %d graph%s in %.3f s (%.0f / s)%n", scored,
+                    scored == 1 ? "" : "s", counts[1], counts[1] == 1 ? "" : "s", seconds,
+                    scored / Math.max(seconds, 1e-9));
         }
         if (counts[0] > 0 && counts[2] == counts[0]) {
             // the table is written, with every row's reason; but nothing was predicted: bad input (exit 1 whatever
