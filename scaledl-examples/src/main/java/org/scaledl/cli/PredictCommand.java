@@ -607,7 +607,7 @@ final class PredictCommand implements Callable<Integer> {
         }
         double seconds = nanos[0] / 1e9;
         if (!Main.quiet) {
-            int scored = counts[0] - counts[2];
+            long scored = counts[0] - counts[2];
             System.err.printf(Locale.ROOT, "scored %d candidate%s over %d graph%s in %.3f s (%.0f / s)%n", scored,
                     scored == 1 ? "" : "s", counts[1], counts[1] == 1 ? "" : "s", seconds,
                     scored / Math.max(seconds, 1e-9));
