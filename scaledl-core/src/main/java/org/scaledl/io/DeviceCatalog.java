@@ -439,12 +439,13 @@ public final class DeviceCatalog {
                         + "the bundled '" + known.name() + "'; give your GPU a name of its own (or leave the row out "
                         + "to use the bundled description)");
             }
-            // a part of a bundled name ("h100 80gb hbm3") would take that name's typing over from the bundled GPU
-            Optional<Device> containing = e.getKey().length() < 3 ? Optional.empty() : byKey.entrySet().stream()
-                    .filter(b -> b.getKey().contains(e.getKey())).map(Map.Entry::getValue).findFirst();
-            if (containing.isPresent()) {
+            // a part of one bundled GPU's names ("h100 80gb hbm3"), which require() reads as that GPU, would take
+            // that typing over from it (a part of several GPUs' names is refused as ambiguous anyway: kept)
+            List<Device> containing = e.getKey().length() < 3 ? List.of() : byKey.entrySet().stream()
+                    .filter(b -> b.getKey().contains(e.getKey())).map(Map.Entry::getValue).distinct().toList();
+            if (containing.size() == 1) {
                 throw InvalidInputException.of(at + ": device '" + e.getValue().name() + "' has a name or alias that "
-                        + "is part of the bundled '" + containing.get().name() + "''s, which it would then mean; "
+                        + "is part of the bundled '" + containing.get(0).name() + "''s, which it would then mean; "
                         + "give your GPU a name of its own (or leave the row out to use the bundled description)");
             }
             keys.put(e.getKey(), e.getValue());

@@ -418,11 +418,12 @@ public final class TrainingLogs {
             m.put("zero_stage", Integer.toString(zeroStage));
             m.put("gpus_per_node", gpusPerNode.map(String::valueOf).orElse(""));
             m.put("precision", precision.label());
-            m.put("recompute", recompute.label());
-            m.put("recompute_layers", recompute == Recompute.FULL && recomputeLayers > 0
-                    ? Integer.toString(recomputeLayers) : "");
-            m.put("recompute_modules", recompute == Recompute.SELECTIVE
-                    ? org.scaledl.workload.RecomputeModule.label(recomputeModules) : "");
+            org.scaledl.workload.Workload.recomputeCells(recompute, recomputeLayers, recomputeModules, 0)
+                    .forEach((k, v) -> {
+                        if (!k.equals("offload_layers")) {
+                            m.put(k, v);
+                        }
+                    });
             m.put("sequence_parallel", Boolean.toString(sequenceParallel));
             m.put("grad_reduce", gradReduceAfterBackward ? "after-backward" : "overlapped");
             m.put("grad_dtype", sixteenBitGradients.map(b -> org.scaledl.workload.Workload.gradDtypeLabel(b,
@@ -1861,25 +1862,23 @@ public final class TrainingLogs {
                     && !has("num_layers")) {
                 missing.add("num_layers");
             }
+            // the model's sizes come from --transformer as well; the job's only from the log (or a table row)
+            List<String> forModel = new ArrayList<>();
             if (model == null) {
                 for (String key : List.of("hidden_size", "num_layers", "num_attention_heads", "ffn_hidden_size")) {
                     if (!has(key) && !missing.contains(key)) {
-                        missing.add(key);
+                        forModel.add(key);
                     }
                 }
                 if (!has("padded_vocab_size") && !has("vocab_size")) {
-                    missing.add("padded_vocab_size (or vocab_size)");
+                    forModel.add("padded_vocab_size (or vocab_size)");
                 }
                 if (has("num_experts") && !has("moe_router_topk")) {
-                    missing.add("moe_router_topk");
+                    forModel.add("moe_router_topk");
                 }
             }
-            if (!missing.isEmpty()) {
-                // the model's sizes come from --transformer as well; the job's only from the log (or a table row)
-                List<String> modelKeys = List.of("hidden_size", "num_layers", "num_attention_heads", "ffn_hidden_size",
-                        "padded_vocab_size (or vocab_size)", "moe_router_topk");
-                List<String> forJob = missing.stream().filter(x -> !modelKeys.contains(x)).toList();
-                List<String> forModel = missing.stream().filter(modelKeys::contains).toList();
+            if (!missing.isEmpty() || !forModel.isEmpty()) {
+                List<String> forJob = missing;
                 List<String> said = new ArrayList<>();
                 if (!forModel.isEmpty()) {
                     said.add(String.join(", ", forModel) + " (the model's sizes: give its config.json with "

@@ -235,8 +235,8 @@ public final class ModelFile {
         DeviceStage stage = DeviceStage.read(body, null);
         List<String> devices = stage.devices();
         Map<String, String> config = Map.of("name", "scaledl-device", "layer_cost", "device");
-        Provenance prov = new Provenance(body.path("library_version").asText(), "", 0, 0, config, Double.NaN,
-                body.path("created_at").asText(), devices);
+        Provenance prov = new Provenance(plain(body.path("library_version").asText(), "library_version"), "", 0, 0,
+                config, Double.NaN, plain(body.path("created_at").asText(), "created_at"), devices);
         return new RuntimePredictor("scaledl-device", stage, null, 0, 0, Domain.unknown(devices, false), prov, false);
     }
 }

@@ -55,8 +55,8 @@ public record Provenance(String libraryVersion, String dataFingerprint, int trai
     public static final String CALIBRATION_EXECUTION_DEVICES = "calibration_execution_devices";
     /**
      * The configuration key holding, for each device of the calibration runs, a digest of its figures
-     * ({@link org.scaledl.workload.Device#figures}): {@code name=digest; ...}. A job on a device of that name described
-     * otherwise (a {@code --devices} row changed since) is warned of.
+     * ({@link org.scaledl.workload.Device#figures}) beyond the bundled catalog: {@code name=digest; ...}. A job on a
+     * device of that name described otherwise (a {@code --devices} row changed since) is warned of.
      */
     public static final String CALIBRATION_DEVICE_FIGURES = "calibration_device_figures";
     private static final String DEVICE_SEPARATOR = "; ";
@@ -82,6 +82,9 @@ public record Provenance(String libraryVersion, String dataFingerprint, int trai
         return v.isEmpty() ? List.of() : List.of(v.split(DEVICE_SEPARATOR));
     }
 
+    /** The version of {@link #figuresDigest}: the text it digests ({@link org.scaledl.workload.Device#figures}). */
+    static final String FIGURES_VERSION = "v1:";
+
     /**
      * The digest of the figures of each device the model was calibrated on, by name; empty for a model never
      * calibrated, or calibrated by a release that did not record them.
@@ -98,12 +101,16 @@ public record Provenance(String libraryVersion, String dataFingerprint, int trai
         return out;
     }
 
-    /** The digest {@link #calibrationDeviceFigures} records of a device's figures: 16 hex digits of their SHA-256. */
+    /**
+     * The digest {@link #calibrationDeviceFigures} records of a device's figures: {@code v1:} and 16 hex digits of
+     * their SHA-256 ({@link org.scaledl.workload.Device#figures}'s text of this release; a digest of another version
+     * is not compared).
+     */
     static String figuresDigest(org.scaledl.workload.Device d) {
         try {
             byte[] h = java.security.MessageDigest.getInstance("SHA-256")
                     .digest(d.figures().getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            return java.util.HexFormat.of().formatHex(h, 0, 8);
+            return FIGURES_VERSION + java.util.HexFormat.of().formatHex(h, 0, 8);
         } catch (java.security.NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is part of every Java platform", e);
         }

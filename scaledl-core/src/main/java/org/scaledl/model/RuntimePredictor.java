@@ -415,7 +415,8 @@ public final class RuntimePredictor implements RuntimeModel {
         // (the runs of imported graphs move their own per-phase factors, not the execution model)
         List<String> cal = provenance.executionCalibrationDevices();
         Optional<Device> d = w.device().filter(Device::isGpu);
-        Optional<String> figures = d.map(x -> provenance.calibrationDeviceFigures().get(x.name()));
+        Optional<String> figures = d.map(x -> provenance.calibrationDeviceFigures().get(x.name()))
+                .filter(f -> f.startsWith(Provenance.FIGURES_VERSION));
         if (figures.isPresent() && !figures.get().equals(Provenance.figuresDigest(d.get()))) {
             return Optional.of(new PredictionWarning(PredictionWarning.Kind.CALIBRATED_ELSEWHERE, "this model was "
                     + "calibrated on runs of " + d.get().name() + " described with other figures (its --devices row "
@@ -608,7 +609,17 @@ public final class RuntimePredictor implements RuntimeModel {
         LayerStage calibrated = stage.calibrate(runs);
         return new RuntimePredictor(name, calibrated, interactions, logLow, logHigh, dom,
                 provenance.adapted(Provenance.CALIBRATION_RUNS, weighed.size(), measured, execution, weighed.stream()
-                        .flatMap(r -> r.workload().device().stream()).distinct().toList()), allowPartial);
+                        .flatMap(r -> r.workload().device().stream()).filter(RuntimePredictor::described).distinct()
+                        .toList()), allowPartial);
+    }
+
+    /**
+     * Whether a calibration run's device is one its user described (a GPU beyond the bundled catalog, from
+     * {@code --devices}), whose figures the calibrated model records: a bundled GPU's row changes with a release, not
+     * with its user, and a later release's correction is no other description of the GPU calibrated on.
+     */
+    private static boolean described(Device d) {
+        return d.isGpu() && org.scaledl.io.DeviceCatalog.bundled().find(d.name()).isEmpty();
     }
 
     /** Refuses a calibration run far off what the stage predicts of it (where it can tell; else the stage says why). */

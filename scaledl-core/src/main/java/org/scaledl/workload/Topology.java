@@ -293,8 +293,8 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
                     nvlinkDomain > 1 ? ", NVLink domain of " + nvlinkDomain : "");
         }
         return String.format(Locale.ROOT, "%d GPUs per node, %s %s GB/s, %s Gb/s between nodes%s%s", gpusPerNode,
-                link.label(), trim(intraNodeGBps), trim(interNodeGbps), gpusPerNode > 1 ? " (a node's, "
-                        + trim(Math.round(interNodeGbps / gpusPerNode * 100) / 100.0) + " a GPU)" : "",
+                link.label(), trim(intraNodeGBps), trim(interNodeGbps), " (a node's, "
+                        + trim(Math.round(interNodeGbps / gpusPerNode * 100) / 100.0) + " a GPU)",
                 nvlinkDomain > gpusPerNode ? ", NVLink domain of " + nvlinkDomain : "");
     }
 

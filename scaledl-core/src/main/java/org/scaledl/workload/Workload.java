@@ -257,6 +257,21 @@ public final class Workload {
     }
 
     /**
+     * A recomputation as a candidate or job runs table's cells: {@code recompute}, {@code recompute_layers} (full
+     * recomputation of the first layers of each chunk; empty for every layer), {@code recompute_modules} (selective
+     * recomputation's modules) and {@code offload_layers} (empty for none), in that order.
+     */
+    public static Map<String, String> recomputeCells(Recompute recompute, int layers, Set<RecomputeModule> modules,
+            int offloadLayers) {
+        Map<String, String> m = new java.util.LinkedHashMap<>();
+        m.put("recompute", recompute.label());
+        m.put("recompute_layers", recompute == Recompute.FULL && layers > 0 ? Integer.toString(layers) : "");
+        m.put("recompute_modules", recompute == Recompute.SELECTIVE ? RecomputeModule.label(modules) : "");
+        m.put("offload_layers", offloadLayers > 0 ? Integer.toString(offloadLayers) : "");
+        return java.util.Collections.unmodifiableMap(m);
+    }
+
+    /**
      * The recomputation as a short label, as {@code --json}'s {@code recompute_used} and {@code layouts} print it:
      * {@code none}, {@code selective}, {@code full}, {@code auto}, {@code full:21} for the first 21 layers of each
      * chunk, or {@code selective:moe_act+layernorm} for modules other than the attention core.

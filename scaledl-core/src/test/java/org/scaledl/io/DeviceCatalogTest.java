@@ -239,6 +239,10 @@ class DeviceCatalogTest {
         e = assertThrows(InvalidInputException.class, () -> DeviceCatalog.bundled().plusUser(DeviceCatalog.read(part)));
         assertTrue(e.getMessage().contains("part.csv:2") && e.getMessage().contains("part of the bundled 'NVIDIA H100 "
                 + "80GB HBM3'"), e.getMessage());
+        // a part of several GPUs' names was ambiguous typed before the row and takes nothing over: kept (the V100S)
+        Path several = dir.resolve("several.csv");
+        Files.writeString(several, header + "V100S,32,1134,80,1601,16400,6\n");
+        assertEquals("V100S", DeviceCatalog.bundled().plusUser(DeviceCatalog.read(several)).require("V100S").name());
         Path twice = dir.resolve("twice.csv");
         Files.writeString(twice, header + "Mine,1,1,1,1000,1,1\nmine,2,1,1,1000,1,1\n");
         e = assertThrows(InvalidInputException.class, () -> DeviceCatalog.read(twice));

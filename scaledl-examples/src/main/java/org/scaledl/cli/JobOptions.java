@@ -296,7 +296,8 @@ final class JobOptions {
             }
             try {
                 Device d = catalog.require(name);
-                Catalogs.sayAlsoFitting(catalog, "--device", name, d);
+                // (a table's device cells and other callers' names are read alike; what was typed is said as typed)
+                Catalogs.sayAlsoFitting(catalog, name.equals(device) ? "--device" : "the device", name, d);
                 return Optional.of(d);
             } catch (InvalidInputException e) {
                 // a GPU the model was calibrated on, described by a --devices file then: the file is what is missing

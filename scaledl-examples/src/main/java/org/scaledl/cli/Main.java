@@ -135,7 +135,7 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
 
     /**
      * Notes said once a command has succeeded (how a short device name was read): an error stays the one line every
-     * error is.
+     * error is. A command line runs on one thread ({@link #execute} is not for concurrent use).
      */
     private static final java.util.List<String> LATER = new java.util.ArrayList<>();
 
@@ -163,9 +163,17 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
 
         static Stdout install() {
             Stdout out = new Stdout();
-            String encoding = System.getProperty("sun.stdout.encoding");
-            java.nio.charset.Charset charset = encoding == null ? java.nio.charset.Charset.defaultCharset()
-                    : java.nio.charset.Charset.forName(encoding);
+            // the encoding the JVM gives standard output: stdout.encoding (Java 19 on), sun.stdout.encoding (a
+            // console), else the platform's
+            String encoding = System.getProperty("stdout.encoding", System.getProperty("sun.stdout.encoding",
+                    System.getProperty("native.encoding")));
+            java.nio.charset.Charset charset;
+            try {
+                charset = encoding == null ? java.nio.charset.Charset.defaultCharset()
+                        : java.nio.charset.Charset.forName(encoding);
+            } catch (IllegalArgumentException e) {
+                charset = java.nio.charset.Charset.defaultCharset();
+            }
             System.setOut(new java.io.PrintStream(new java.io.BufferedOutputStream(out, 8192), true, charset));
             return out;
         }
@@ -180,9 +188,21 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
             }
         }
 
-        /** Whether the reader of a pipe closed it before all was written ({@code EPIPE}). */
+        /**
+         * Whether the reader of a pipe closed it before all was written ({@code EPIPE}): a write to a pipe fails for
+         * no other reason, so where the system tells what standard output is (Linux: {@code /proc/self/fd/1}), a
+         * failed write to a pipe; elsewhere, the system's English message (a translated one reads as a lost write).
+         */
         boolean readerLeft() {
-            return failure != null && failure.toLowerCase(java.util.Locale.ROOT).contains("broken pipe");
+            if (failure == null) {
+                return false;
+            }
+            try {
+                return java.nio.file.Files.readSymbolicLink(java.nio.file.Path.of("/proc/self/fd/1")).toString()
+                        .startsWith("pipe:");
+            } catch (java.io.IOException | UnsupportedOperationException | SecurityException e) {
+                return failure.toLowerCase(java.util.Locale.ROOT).contains("broken pipe");
+            }
         }
     }
 
@@ -198,9 +218,6 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
         LATER.clear();
         try {
             code = run(args);
-            if (code == 0) {
-                LATER.forEach(System.err::println);
-            }
         } catch (OutOfMemoryError e) {
             System.err.println(OUT_OF_MEMORY_MESSAGE);
             if (verbose) {
@@ -217,6 +234,9 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
             System.err.println(STDOUT_LOST);
             System.err.flush();
             return IO;
+        }
+        if (code == 0) {
+            LATER.forEach(System.err::println);
         }
         return code;
     }

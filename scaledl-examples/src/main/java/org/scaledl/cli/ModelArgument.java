@@ -125,7 +125,7 @@ final class ModelArgument {
             }
             if (BundledModels.names().contains(value)) {
                 // (said, not refused: a saved model named like a bundled one is the documented way to shadow it)
-                System.err.println("scaledl: note: " + option + " " + value + " reads the file " + value + " of the "
+                Main.sayOnSuccess("scaledl: note: " + option + " " + value + " reads the file " + value + " of the "
                         + "working directory, not the bundled model " + value + " (a file of that name there takes "
                         + "its place; give ./" + value + " to say so)");
             }

@@ -328,7 +328,7 @@ final class PlanCommand implements Callable<Integer> {
         if (out != null) {
             // a job whose recomputation the table left to the predictor is measured as the prediction decided it
             java.util.Map<Integer, Workload> decided = new java.util.HashMap<>();
-            if (cluster && priorModel != null) {
+            if (cluster) {
                 for (int i : plan.indices()) {
                     if (candidates.get(i).recompute() == org.scaledl.workload.Recompute.AUTO) {
                         decided.put(i, priorModel.resolved(candidates.get(i)));
@@ -489,22 +489,12 @@ final class PlanCommand implements Callable<Integer> {
         return String.join(", ", out) + (rows.size() > MAX_LINES_SHOWN ? ", ..." : "");
     }
 
-    /** The columns of a job's recomputation, written as the prediction decided it where the table left it. */
-    private static final List<String> DECIDED_COLUMNS = List.of("recompute", "recompute_layers", "recompute_modules",
-            "offload_layers");
-
-    /** A decided job's cell of one of {@link #DECIDED_COLUMNS}, as a candidate table reads it back. */
-    private static String decidedCell(Workload w, String col) {
-        return switch (col) {
-            case "recompute" -> w.recompute().label();
-            case "recompute_layers" -> w.recompute() == org.scaledl.workload.Recompute.FULL && w.recomputeLayers() > 0
-                    ? Integer.toString(w.recomputeLayers()) : "";
-            case "recompute_modules" -> w.recompute() == org.scaledl.workload.Recompute.SELECTIVE
-                    ? org.scaledl.workload.RecomputeModule.label(w.recomputeModules()) : "";
-            case "offload_layers" -> w.offloadLayers() > 0 ? Integer.toString(w.offloadLayers()) : "";
-            default -> throw new IllegalArgumentException(col);
-        };
-    }
+    /**
+     * The columns of a job's recomputation ({@link Workload#recomputeCells}), written as the prediction decided it
+     * where the table left it.
+     */
+    private static final List<String> DECIDED_COLUMNS = List.copyOf(Workload.recomputeCells(
+            org.scaledl.workload.Recompute.NONE, 0, java.util.Set.of(), 0).keySet());
 
     /** The chosen lines the text output names (the plan's file has them all). */
     static final int MAX_LINES_SHOWN = 10;
@@ -548,7 +538,8 @@ final class PlanCommand implements Callable<Integer> {
         for (int i : plan.indices()) {
             Workload w = decided.get(i);
             for (String col : cols) {
-                String v = w != null && DECIDED_COLUMNS.contains(col) ? decidedCell(w, col)
+                String v = w != null && DECIDED_COLUMNS.contains(col) ? Workload.recomputeCells(w.recompute(),
+                        w.recomputeLayers(), w.recomputeModules(), w.offloadLayers()).get(col)
                         : t.has(col) ? t.get(i, col) : "";
                 if ((col.equals("graph") || col.equals("transformer")) && !v.isEmpty()) {
                     Path file = base.toAbsolutePath().resolve(v).normalize();

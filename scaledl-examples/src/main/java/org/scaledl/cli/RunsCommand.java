@@ -173,12 +173,10 @@ final class RunsCommand implements Callable<Integer> {
                 TrainingLogs.Run b = rows.get(i).run();
                 if (a.arguments().equals(b.arguments()) && a.iterations() == b.iterations()
                         && a.measuredMs() == b.measuredMs()) {
-                    System.err.printf(Locale.ROOT, "scaledl: warning: %s:%d and %s:%d are alike in every argument, in "
-                            + "their %d iterations and their median (%.1f ms): one run read twice (a log appended to "
-                            + "itself)? Their rows weigh as two measurements; keep one if so%n",
-                            InvalidInputException.printable(a.log().toString(), 200), a.line(),
-                            InvalidInputException.printable(b.log().toString(), 200), b.line(), b.iterations(),
-                            b.measuredMs());
+                    System.err.printf(Locale.ROOT, "scaledl: warning: %s and %s are alike in every argument, in "
+                            + "their iteration count (%d) and their median (%.1f ms): one run read twice (a log "
+                            + "appended to itself)? Their rows weigh as two measurements; keep one if so%n",
+                            shown(rows.get(j)), shown(rows.get(i)), b.iterations(), b.measuredMs());
                 }
             }
         }
@@ -191,6 +189,9 @@ final class RunsCommand implements Callable<Integer> {
             org.scaledl.workload.Sample sample = model == null ? r.sample(row.device()) : r.sample(row.device(), model);
             try {
                 org.scaledl.model.exec.MegatronExecution.check(sample.workload());
+                // (a recipe the GPU trains in only on units it lacks: refused by predict and fit alike)
+                org.scaledl.model.exec.ParallelExecution.checkPrecision(row.device(), sample.workload().precision(),
+                        org.scaledl.workload.Phase.TRAIN);
             } catch (IllegalArgumentException e) {
                 throw InvalidInputException.atLine(r.log().toString(), r.line(), (r.count() > 1 ? "run " + r.index()
                         + ": " : "") + "the logged job is not one to predict: " + e.getMessage());

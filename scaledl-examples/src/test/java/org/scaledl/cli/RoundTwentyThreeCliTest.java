@@ -197,6 +197,20 @@ class RoundTwentyThreeCliTest {
         assertEquals(1, bad.err().strip().lines().count(), bad.err());
     }
 
+    /** A table's device cell is said as the table's, not as an option never typed; one row is one candidate. */
+    @Test
+    void aTablesShortDeviceIsSaidAsTheTablesAndOneRowIsOneCandidate() throws Exception {
+        String config = beside();
+        Path t = dir.resolve("one.csv");
+        Files.writeString(t, "transformer,seq,batch,device,precision\n" + config + ",4096,1,A100,bf16\n");
+        MainTest.Run r = MainTest.run("predict", "--model", "gpu", "--candidates", t.toString(), "--out",
+                dir.resolve("o.csv").toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("note: the device A100 is read as NVIDIA A100-SXM4-80GB"), r.err());
+        assertFalse(r.err().contains("--device A100"), r.err());
+        assertTrue(r.err().contains("scored 1 candidate over 1 graph in"), r.err());
+    }
+
     /** A {@code --devices} row named by a part of a bundled GPU's name would then be what that name means: refused. */
     @Test
     void aCustomRowNamedByAPartOfABundledNameIsRefused() throws Exception {

@@ -104,7 +104,7 @@ public enum ExecutionTerm {
      * launches after it take the host a different time there. A refinement of {@link #EXPERT_LAYER_STEP}, pulled
      * toward it (its ratio to the parent toward the centre's, 1 from the priors): a few superchip runs whose GPUs
      * hide most of the host's time cannot take it to 0 (fitted on the runs published before Megatron-Bridge 26.04,
-     * it went to 0 ms against the parent's 6.4 and the later releases' Nemotron 3 on GB200 came out 17–30 % too
+     * it went to 0 ms against the parent's 6.4 and the later releases' Nemotron 3 on GB200 came out 17–31 % too
      * fast); a fit without superchip runs with routed experts, or a file written before this term, gives it its
      * parent's coefficient.
      */

@@ -50,7 +50,8 @@ import org.scaledl.workload.Workload;
  * weigh one together within their kind (its {@link #INTERVAL_GROUP_TAG} where a run names one), as the interval is
  * for a job of a family the model has not seen, and a kind needs {@value #MIN_FAMILIES} families of its own; else
  * (other groups, a run without a family) each run weighs as in the fit. A calibration's intervals are never narrower
- * than those of the model it started from: its runs tell the scatter of their own jobs, not of the others it predicts.
+ * than those of the model it started from where its runs are of fewer than {@value #MIN_FAMILIES} models: they tell
+ * the scatter of their own jobs, not of the other models it predicts.
  *
  * @param model          the fitted model
  * @param logErrors      {@code log(predicted / measured)} per run, out of group where cross-validated
@@ -226,10 +227,11 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
             // missed two of them)
             interval = prior;
             expertInterval = centre.interval(true);
-        } else if (calibrate && (prior[0] < 0 || prior[1] > 0)) {
+        } else if (calibrate && models(runs) < MIN_FAMILIES) {
             // the runs' held-out errors tell the scatter of the jobs they are (eight runs of one model, 4 % apart,
-            // made x0.94..x1.09 of every job's interval); the model predicts other jobs too, whose scatter the
-            // interval it started from tells: never narrower than that
+            // made x0.94..x1.09 of every job's interval); the model predicts other models too, whose scatter the
+            // interval it started from tells: never narrower than that where the runs are of fewer models than a
+            // fit needs to tell a family's scatter (each kind against its own, where the centre has one)
             interval = widest(interval, prior);
             expertInterval = widest(expertInterval, centre.interval(true));
         }
@@ -240,9 +242,15 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
                 .withExpertInterval(expertInterval[0], expertInterval[1]).withLevelPriorRuns(levelRuns), errors, cv);
     }
 
-    /** The interval spanning both. */
+    /** The interval spanning both ({@code a} where {@code b} is no interval: {@code [0, 0]}). */
     private static double[] widest(double[] a, double[] b) {
-        return new double[] {Math.min(a[0], b[0]), Math.max(a[1], b[1])};
+        return b[0] == 0 && b[1] == 0 ? a : new double[] {Math.min(a[0], b[0]), Math.max(a[1], b[1])};
+    }
+
+    /** The models the weighted runs are of: their families where tagged, else their graphs. */
+    private static long models(List<org.scaledl.workload.Sample> runs) {
+        return runs.stream().filter(s -> weight(s) > 0).map(s -> s.workload().tag(FAMILY_TAG)
+                .filter(f -> !f.isEmpty()).orElse(s.workload().graph().name())).distinct().count();
     }
 
     /**
@@ -504,8 +512,8 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
             }
         }
         // a term no fitted run exercises (the host's expert steps in a fit of dense jobs) says nothing about its
-        // coefficient: it keeps the centre's, not the fitter's starting point (a refinement keeps where the pull
-        // toward its parent put it)
+        // coefficient: it keeps the centre's, not the fitter's starting point (a refinement follows its parent,
+        // below)
         MegatronModel model = out[0];
         for (ExecutionTerm t : NONLINEAR) {
             if (t.parent().isEmpty() && !exercised(data, rows, t)) {
@@ -770,7 +778,7 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         for (int k = 0; k < NONLINEAR.length; k++) {
             if (pulled(NONLINEAR[k], centre, calibrate)) {
                 // a refinement: its ratio to its parent pulled toward the centre's ratio (1 from the priors)
-                // (a centre without the parent's or the term's coefficient: the plain pull toward its own)
+                // (a centre without the parent's or the term's coefficient: toward the parent's, a ratio of 1)
                 double own = centre.coefficient(NONLINEAR[k]);
                 Optional<ExecutionTerm> parent = NONLINEAR[k].parent();
                 double toward = Math.log(own);

@@ -134,7 +134,8 @@ public final class ParallelExecution {
             throw new IllegalArgumentException(d.name() + " cannot train " + precision.label() + ": it has no "
                     + precision.peakColumn().toUpperCase(java.util.Locale.ROOT) + " matrix units, and Transformer "
                     + "Engine trains that recipe only on GPUs that have them: give --precision " + runs.label()
-                    + ", whose units it has");
+                    + (runs == Precision.FP8_BLOCK ? " or fp8 (per-tensor scaling, the recipe every GPU with FP8 "
+                    + "units trains)" : "") + ", whose units it has");
         }
     }
 

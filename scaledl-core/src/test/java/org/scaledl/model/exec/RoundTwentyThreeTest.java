@@ -32,14 +32,46 @@ class RoundTwentyThreeTest {
      */
     @Test
     void aDevicesFiguresTellItsDescriptionsApart() {
-        Device again = DeviceCatalog.bundled().require("H100 SXM");
+        Device again = copy(H100, H100.memoryBandwidthGBps());
         assertEquals(H100.figures(), again.figures());
-        Device slower = new Device(H100.name(), H100.memoryGB(), H100.memoryBandwidthGBps() / 2, H100.computeUnits(),
-                H100.clockMHz(), H100.peakMatrixGflops(), H100.peakVectorGflops(), H100.l2MB(), H100.linkGBps(),
-                H100.kind(), H100.simdBits(), H100.matrixPeaks(), H100.formFactor(), H100.pcieGBps(), H100.platform(),
-                H100.sfuPerClock(), H100.boardPowerW(), H100.architecture());
-        assertNotEquals(H100.figures(), slower.figures());
+        assertNotEquals(H100.figures(), copy(H100, H100.memoryBandwidthGBps() / 2).figures());
         assertNotEquals(H100.figures(), B200.figures());
+        // the text a calibrated model's digest is of, pinned: a change of it is a new digest version
+        Device acme = new Device("ACME X1", 96, 4000, 140, 2000, 1e6, 7e4, 60, 450, Device.Kind.GPU, 0,
+                Device.MatrixPeaks.of("bf16", 1e6), "SXM", 63, new Device.Platform("NVLink4", 8, 8, 400), 16, 700,
+                "Acme");
+        assertEquals("96.0|4000.0|140.0|2000.0|1000000.0|70000.0|60.0|450.0|0.0|63.0|16.0|700.0|8.0|8.0|400.0|"
+                + "bf16=1000000.0|GPU|SXM|NVLink4|Acme", acme.figures());
+    }
+
+    /** A node of one GPU has no link inside it to describe, and counts in the singular. */
+    @Test
+    void aOneGpuNodeIsDescribedAsOne() {
+        String one = org.scaledl.workload.Topology.of(1, org.scaledl.workload.Topology.Link.NVSWITCH, 450, 400)
+                .describe();
+        assertEquals("1 GPU per node, 400 Gb/s between nodes", one);
+        assertTrue(org.scaledl.workload.Topology.of(8, org.scaledl.workload.Topology.Link.NVSWITCH, 450, 3200)
+                .describe().startsWith("8 GPUs per node, nvswitch 450 GB/s, 3200 Gb/s between nodes (a node's, 400 a "
+                        + "GPU)"));
+    }
+
+    /** A provenance whose count of calibration runs is none is refused (a later calibration adds to it). */
+    @Test
+    void aProvenanceCountThatIsNoneIsRefused() {
+        for (String bad : new String[] {"-5", "lots", "99999999999"}) {
+            assertThrows(IllegalArgumentException.class, () -> new org.scaledl.model.Provenance("v", "", 0, 0,
+                    java.util.Map.of(org.scaledl.model.Provenance.CALIBRATION_RUNS, bad), Double.NaN, "", java.util
+                            .List.of()), bad);
+        }
+        new org.scaledl.model.Provenance("v", "", 0, 0, java.util.Map.of(org.scaledl.model.Provenance.CALIBRATION_RUNS,
+                "3"), Double.NaN, "", java.util.List.of());
+    }
+
+    /** A device of the same figures but its memory bandwidth, built anew. */
+    private static Device copy(Device d, double bandwidth) {
+        return new Device(d.name(), d.memoryGB(), bandwidth, d.computeUnits(), d.clockMHz(), d.peakMatrixGflops(),
+                d.peakVectorGflops(), d.l2MB(), d.linkGBps(), d.kind(), d.simdBits(), d.matrixPeaks(), d.formFactor(),
+                d.pcieGBps(), d.platform(), d.sfuPerClock(), d.boardPowerW(), d.architecture());
     }
 
     /**
