@@ -29,6 +29,19 @@ class RoundTwentyThreeCliTest {
         return "llama/config.json";
     }
 
+    /** The bundled Megatron log of Llama 3 8B (tensor 4, pipeline 2, 64 H100s). */
+    private static String llamaLog() throws Exception {
+        return Files.readString(HostileCliTest.repo().resolve("scaledl-core/src/test/resources/logs/"
+                + "megatron-llama3-8b.log"));
+    }
+
+    /** {@code runs} of one log written as {@code name} in the test's folder with {@code text}. */
+    private MainTest.Run runsOf(String name, String text) throws Exception {
+        Path log = dir.resolve(name + ".log");
+        Files.writeString(log, text);
+        return MainTest.run("runs", "--from-log", log.toString(), "--out", dir.resolve(name + ".csv").toString());
+    }
+
     private static String[] acmeJob(Path model, String... more) {
         return HostileCliTest.concat(new String[] {"predict", "--model", model.toString(), "--transformer", LLAMA,
             "--seq", "4096", "--batch", "1", "--micro-batches", "8", "--data-parallel", "4", "--tensor", "2",
@@ -75,8 +88,7 @@ class RoundTwentyThreeCliTest {
      */
     @Test
     void runsTakesDevicesAndSaysAMisspeltOptionAfterItsLogs() throws Exception {
-        String text = Files.readString(HostileCliTest.repo().resolve(
-                "scaledl-core/src/test/resources/logs/megatron-llama3-8b.log"))
+        String text = llamaLog()
                 .replace("get_device_name(0): NVIDIA H100 80GB HBM3", "get_device_name(0): ACME X1");
         Path log = dir.resolve("acme.log");
         Files.writeString(log, text);
@@ -98,15 +110,11 @@ class RoundTwentyThreeCliTest {
     /** A log appended to itself gives two runs alike in everything: said (they weigh as two measurements). */
     @Test
     void aLogAppendedToItselfIsSaid() throws Exception {
-        String text = Files.readString(HostileCliTest.repo().resolve(
-                "scaledl-core/src/test/resources/logs/megatron-llama3-8b.log"));
-        Path log = dir.resolve("twice.log");
-        Files.writeString(log, text + text);
-        MainTest.Run r = MainTest.run("runs", "--from-log", log.toString(), "--out", dir.resolve("r.csv").toString());
+        String text = llamaLog();
+        MainTest.Run r = runsOf("twice", text + text);
         assertEquals(0, r.code(), r.err());
         assertTrue(r.err().contains("are alike in every argument") && r.err().contains("one run read twice"), r.err());
-        Files.writeString(log, text);
-        MainTest.Run single = MainTest.run("runs", "--from-log", log.toString(), "--out", dir.resolve("s.csv").toString());
+        MainTest.Run single = runsOf("once", text);
         assertEquals(0, single.code(), single.err());
         assertFalse(single.err().contains("alike"), single.err());
     }
@@ -117,11 +125,7 @@ class RoundTwentyThreeCliTest {
      */
     @Test
     void aLogsMissingArgumentsSayWhatGivesThem() throws Exception {
-        String text = Files.readString(HostileCliTest.repo().resolve(
-                "scaledl-core/src/test/resources/logs/megatron-llama3-8b.log"));
-        Path log = dir.resolve("cut.log");
-        Files.writeString(log, text.replaceAll("(?m)^  (hidden_size|seq_length) \\.+ .*\\n", ""));
-        MainTest.Run r = MainTest.run("runs", "--from-log", log.toString(), "--out", dir.resolve("r.csv").toString());
+        MainTest.Run r = runsOf("cut", llamaLog().replaceAll("(?m)^  (hidden_size|seq_length) \\.+ .*\\n", ""));
         assertEquals(Main.BAD_INPUT, r.code(), r.err());
         assertTrue(r.err().contains("hidden_size (the model's sizes: give its config.json with "
                 + "--transformer)") && r.err().contains("seq_length (the job's settings"), r.err());
