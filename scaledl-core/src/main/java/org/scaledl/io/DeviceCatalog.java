@@ -526,10 +526,22 @@ public final class DeviceCatalog {
      */
     public List<Device> alsoFitting(String name, Device chosen) {
         String key = Device.key(java.util.Objects.requireNonNull(name, "name"));
-        if (key.length() < 3 || key.equals(Device.key(chosen.name()))) {
+        // a name that ends the chosen GPU's from a word's start on names it whole ("H20": NVIDIA H20, not H200)
+        if (key.length() < 3 || endsAWordRun(chosen.name(), key)) {
             return List.of();
         }
         return devices.stream().filter(d -> !d.equals(chosen) && fromAWord(d.name(), key)).toList();
+    }
+
+    /** Whether a name, from the start of one of its words on (letters and digits), is {@code key}. */
+    private static boolean endsAWordRun(String name, String key) {
+        String[] words = name.split("[^\\p{Alnum}]+");
+        for (int i = 0; i < words.length; i++) {
+            if (Device.key(String.join("", java.util.Arrays.asList(words).subList(i, words.length))).equals(key)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Whether a name, from the start of one of its words on (letters and digits), begins with {@code key}. */

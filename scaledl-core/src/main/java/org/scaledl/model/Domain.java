@@ -346,6 +346,20 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         return hi == 0 ? null : new int[] {lo, hi};
     }
 
+    /**
+     * A device's ranges by its name, else by the name as a catalog matches it (case, spaces and punctuation aside: a
+     * user's {@code ACME X1} row is the {@code Acme X1} the model was calibrated on); null for a device unseen.
+     */
+    private Ranges rangesOf(String device) {
+        Ranges r = devices.get(device);
+        if (r != null || device.isEmpty()) {
+            return r;
+        }
+        String key = Device.key(device);
+        return devices.entrySet().stream().filter(e -> Device.key(e.getKey()).equals(key)).map(Map.Entry::getValue)
+                .findFirst().orElse(null);
+    }
+
     /** The checks of the workload's settings (batch, world size, threads, phase, device, parallel degrees). */
     Check settingsCheck(Workload w, Shares sh) {
         List<PredictionWarning> out = new ArrayList<>();
@@ -354,7 +368,7 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
         double distance = 0;
         String device = w.device().map(Device::name).orElse(devices.size() == 1 ? devices.keySet().iterator().next()
                 : "");
-        Ranges r = devices.get(device);
+        Ranges r = rangesOf(device);
         boolean gpu = w.device().map(Device::isGpu).orElse(false);
         int[] anyGpu = gpu ? gpuWorldRange() : null;
         if (r == null && gpu && !devices.isEmpty()) {

@@ -415,16 +415,15 @@ public final class RuntimePredictor implements RuntimeModel {
         // (the runs of imported graphs move their own per-phase factors, not the execution model)
         List<String> cal = provenance.executionCalibrationDevices();
         Optional<Device> d = w.device().filter(Device::isGpu);
-        Optional<String> figures = d.map(x -> provenance.calibrationDeviceFigures().get(x.name()))
-                .filter(f -> f.startsWith(Provenance.FIGURES_VERSION));
-        if (figures.isPresent() && !figures.get().equals(Provenance.figuresDigest(d.get()))) {
+        if (d.isPresent() && calibratedOnOtherFigures(d.get())) {
             return Optional.of(new PredictionWarning(PredictionWarning.Kind.CALIBRATED_ELSEWHERE, "this model was "
                     + "calibrated on runs of " + d.get().name() + " described with other figures (its --devices row "
                     + "has changed since): the calibration fits that description, not this one", Optional.empty(),
                     "", 1));
         }
+        // (a GPU named as a catalog matches names: ACME X1 is the Acme X1 calibrated on)
         if (cal.isEmpty() || d.isEmpty() || !modelsClusters() || w.graph().transformer().isEmpty()
-                || cal.contains(d.get().name())) {
+                || cal.stream().anyMatch(c -> Device.key(c).equals(Device.key(d.get().name())))) {
             return Optional.empty();
         }
         return Optional.of(new PredictionWarning(PredictionWarning.Kind.CALIBRATED_ELSEWHERE, "this model was "
@@ -611,6 +610,17 @@ public final class RuntimePredictor implements RuntimeModel {
                 provenance.adapted(Provenance.CALIBRATION_RUNS, weighed.size(), measured, execution, weighed.stream()
                         .flatMap(r -> r.workload().device().stream()).filter(RuntimePredictor::described).distinct()
                         .toList()), allowPartial);
+    }
+
+    /**
+     * Whether this model was calibrated on runs of a GPU of this device's name (as a catalog matches names) whose
+     * figures were others ({@code --devices} rows record a digest of theirs): its calibration fits that description.
+     */
+    public boolean calibratedOnOtherFigures(Device d) {
+        String key = Device.key(d.name());
+        return provenance.calibrationDeviceFigures().entrySet().stream()
+                .filter(e -> Device.key(e.getKey()).equals(key) && e.getValue().startsWith(Provenance.FIGURES_VERSION))
+                .anyMatch(e -> !e.getValue().equals(Provenance.figuresDigest(d)));
     }
 
     /**

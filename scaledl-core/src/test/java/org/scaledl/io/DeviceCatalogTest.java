@@ -212,6 +212,7 @@ class DeviceCatalogTest {
                 java.util.Set.copyOf(c.alsoFitting("A100", a100).stream().map(Device::name).toList()));
         assertEquals(List.of(), c.alsoFitting("B200", c.require("B200")));
         assertEquals(List.of(), c.alsoFitting("NVIDIA A100-SXM4-80GB", a100));
+        assertEquals(List.of(), c.alsoFitting("H20", c.require("H20")), "H20 names the H20 whole, not the H200");
         assertEquals(List.of("NVIDIA A100 80GB PCIe"), c.alsoFitting("a100-80gb", a100).stream().map(Device::name)
                 .toList());
     }

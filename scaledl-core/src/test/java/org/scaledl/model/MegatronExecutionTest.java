@@ -2528,6 +2528,21 @@ class MegatronExecutionTest {
         assertTrue(iv[0] <= Math.log(0.89) + 1e-12 && iv[1] >= Math.log(1.15) - 1e-12, java.util.Arrays.toString(iv));
         double[] ev = calibrated.interval(true);
         assertTrue(ev[0] <= Math.log(0.81) + 1e-12 && ev[1] >= Math.log(1.31) - 1e-12, java.util.Arrays.toString(ev));
+        // one model at two sequence lengths is one model: two models at two lengths each are still under the
+        // floor (such runs made a one-sided x1.00..x1.08)
+        TransformerSpec small = TransformerSpec.decoder("gpt-350m", 1024, 16, 24, 50257).maxPositions(2048).build();
+        List<Sample> twoLengths = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            Workload w = Workload.builder((i / 2 % 2 == 0 ? GPT : small).graph(i % 2 == 0 ? 2048 : 1024))
+                    .batch(4 * micro[i / 2])
+                    .phase(Phase.TRAIN).device(A100).parallelism(Parallelism.of(1, 2, 1, 4)).precision(Precision.FP16)
+                    .recompute(Recompute.FULL).topology(DGX).sixteenBitGradients(false).tag("id", "len" + i).build();
+            twoLengths.add(Sample.of(w, centre.millis(stage.megatronTerms(w)) * 1.25 * (1 + 0.01 * (i % 3))));
+        }
+        double[] lengths = MegatronFit.fit(w -> stage.megatronTerms(w), twoLengths, "id", centre, true).model()
+                .interval();
+        assertTrue(lengths[0] <= Math.log(0.89) + 1e-12 && lengths[1] >= Math.log(1.15) - 1e-12,
+                java.util.Arrays.toString(lengths));
         // three runs are too few to measure an interval: a model without one keeps none (their own errors, in
         // sample, made a "90 %" interval of -1..+5 % that missed two of them)
         MegatronModel none = centre.withInterval(0, 0).withExpertInterval(0, 0);

@@ -274,8 +274,27 @@ final class FitCommand implements Callable<Integer> {
                     + "you fitted) on all of them");
         }
         DeviceCatalog catalog = Catalogs.of(devices);
-        List<org.scaledl.workload.Sample> runs = org.scaledl.io.JobRuns.read(runsTables,
-                org.scaledl.onnx.OnnxImporter::read, PlanCommand.gpuNames(catalog), java.util.Map.of());
+        List<org.scaledl.workload.Sample> runs;
+        try {
+            runs = org.scaledl.io.JobRuns.read(runsTables, org.scaledl.onnx.OnnxImporter::read,
+                    PlanCommand.gpuNames(catalog), java.util.Map.of());
+        } catch (org.scaledl.InvalidInputException e) {
+            // a GPU the model was calibrated on, described by a --devices file then: the file is what is missing
+            List<String> described = p.provenance().calibrationDevices().stream()
+                    .filter(n -> catalog.find(n).isEmpty()).toList();
+            if (described.isEmpty() || !e.getMessage().contains("unknown device")) {
+                throw e;
+            }
+            throw org.scaledl.InvalidInputException.of(e.getMessage() + "; " + calibrate + " was calibrated on runs "
+                    + "of " + String.join(", ", described.stream().map(n -> "'" + n + "'").toList()) + ": give the "
+                    + "--devices file that described " + (described.size() == 1 ? "it" : "them"));
+        }
+        // a GPU calibrated on before under another description: the runs now fit this one, the model that one
+        runs.stream().flatMap(r -> r.workload().device().stream()).distinct()
+                .filter(p::calibratedOnOtherFigures).forEach(d -> System.err.println("scaledl: warning: " + calibrate
+                        + " was calibrated on runs of " + d.name() + " described with other figures than these runs' "
+                        + "--devices row: its calibration fits that description, these runs this one; calibrate the "
+                        + "model it came from on all the runs under one description"));
         double[] ratios = new double[runs.size()];
         // each run predicted once: its time for the ratio, its memory for the warning below
         boolean[] outOfMemory = new boolean[runs.size()];

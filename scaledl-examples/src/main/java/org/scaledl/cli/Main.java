@@ -471,13 +471,17 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
                     continue;
                 }
                 for (String given : o.originalStringValues()) {
-                    if (given.startsWith("-") && given.length() > 1 && !java.nio.file.Files.exists(
+                    // (an en or em dash, as text pasted from a formatted page carries, for '--')
+                    boolean dash = given.startsWith("\u2013") || given.startsWith("\u2014");
+                    if ((given.startsWith("-") || dash) && given.length() > 1 && !java.nio.file.Files.exists(
                             java.nio.file.Path.of(given))) {
-                        String typed = given.contains("=") ? given.substring(0, given.indexOf('=')) : given;
+                        String option = dash ? "--" + given.substring(1) : given;
+                        String typed = option.contains("=") ? option.substring(0, option.indexOf('=')) : option;
                         java.util.List<String> names = r.commandSpec().options().stream()
                                 .flatMap(x -> java.util.Arrays.stream(x.names())).toList();
                         throw new CommandLine.ParameterException(r.commandSpec().commandLine(), "unknown option '"
-                                + InvalidInputException.printable(typed, 60) + "'" + org.scaledl.Suggestions
+                                + InvalidInputException.printable(dash ? given : typed, 60) + "'" + (dash
+                                ? " (its dash is not '-')" : "") + org.scaledl.Suggestions
                                         .closest(typed, names).map(n -> " (did you mean " + n + "?)").orElse("")
                                 + ", given among " + o.longestName() + "'s files");
                     }

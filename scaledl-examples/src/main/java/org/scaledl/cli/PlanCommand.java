@@ -409,7 +409,9 @@ final class PlanCommand implements Callable<Integer> {
                         + "job)");
             }
             try {
-                return Optional.of(catalog.require(name));
+                org.scaledl.workload.Device d = catalog.require(name);
+                Catalogs.sayAlsoFitting(catalog, "the device", name, d);
+                return Optional.of(d);
             } catch (InvalidInputException e) {
                 throw new IllegalArgumentException(e.getMessage(), e);
             }

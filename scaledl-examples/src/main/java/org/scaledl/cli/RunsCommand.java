@@ -113,6 +113,7 @@ final class RunsCommand implements Callable<Integer> {
         if (device != null) {
             try {
                 given = catalog.require(device);
+                Catalogs.sayAlsoFitting(catalog, "--device", device, given);
             } catch (InvalidInputException e) {
                 throw new IllegalArgumentException("--device: " + e.getMessage(), e);
             }
@@ -153,6 +154,7 @@ final class RunsCommand implements Callable<Integer> {
                                     + "give --device NAME (scaledl devices lists them)"));
                     try {
                         d = catalog.require(name);
+                        Catalogs.sayAlsoFitting(catalog, "the log's GPU", name, d);
                     } catch (InvalidInputException e) {
                         throw InvalidInputException.inSource(log.toString(), "the GPU it names: " + e.getMessage()
                                 + "; give --device NAME");
@@ -173,8 +175,8 @@ final class RunsCommand implements Callable<Integer> {
                 TrainingLogs.Run b = rows.get(i).run();
                 if (a.arguments().equals(b.arguments()) && a.iterations() == b.iterations()
                         && a.measuredMs() == b.measuredMs()) {
-                    System.err.printf(Locale.ROOT, "scaledl: warning: %s and %s are alike in every argument, in "
-                            + "their iteration count (%d) and their median (%.1f ms): one run read twice (a log "
+                    System.err.printf(Locale.ROOT, "scaledl: warning: %s and %s are alike in every argument read, "
+                            + "in their iteration count (%d) and their median (%.1f ms): one run read twice (a log "
                             + "appended to itself)? Their rows weigh as two measurements; keep one if so%n",
                             shown(rows.get(j)), shown(rows.get(i)), b.iterations(), b.measuredMs());
                 }

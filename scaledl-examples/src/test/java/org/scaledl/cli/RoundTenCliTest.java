@@ -125,7 +125,7 @@ class RoundTenCliTest {
                 "1024", "--batch", "1", "--tensor", "2", "--device", "H100", "--precision", "nvfp4", "--gpus", "2,4",
                 "--batches", "1", "--out", dir.resolve("t.svg").toString());
         assertEquals(Main.BAD_INPUT, trained.code(), trained.err());
-        assertTrue(trained.err().contains("cannot train nvfp4") && trained.err().contains("--precision fp8-block"),
+        assertTrue(trained.err().contains("cannot train nvfp4") && trained.err().contains("the recipes it trains: fp8-block"),
                 trained.err());
         MainTest.Run fp4 = MainTest.run("scaling", "--model", "gpu", "--transformer", LLAMA.toString(), "--seq",
                 "1024", "--batch", "1", "--tensor", "2", "--device", "H100", "--precision", "nvfp4", "--gpus", "2,4",

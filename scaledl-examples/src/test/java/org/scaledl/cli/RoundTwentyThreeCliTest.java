@@ -79,6 +79,23 @@ class RoundTwentyThreeCliTest {
         MainTest.Run other = MainTest.run(acmeJob(model, "--devices", half.toString()));
         assertEquals(0, other.code(), other.err());
         assertTrue(other.err().contains("calibrated on runs of ACME X1 described with other figures"), other.err());
+        // the same GPU written as a catalog matches names is the one calibrated on: nothing said
+        Path upper = dir.resolve("upper.csv");
+        Files.writeString(upper, CATALOG + "acme-x1,96,4000,140,2000,60,70,1000,1000,NVLink4,450\n");
+        MainTest.Run variant = MainTest.run(acmeJob(model, "--devices", upper.toString()));
+        assertEquals(0, variant.code(), variant.err());
+        assertFalse(variant.err().contains("other figures") || variant.err().contains("unseen_device")
+                || variant.err().contains("calibrated_elsewhere"), variant.err());
+        // calibrated again: without the file, the error names it; with a changed row, said
+        MainTest.Run again = MainTest.run("fit", "--calibrate", model.toString(), "--runs", runs.toString(), "--out",
+                dir.resolve("again.sdl").toString(), "-q");
+        assertEquals(Main.BAD_INPUT, again.code(), again.err());
+        assertTrue(again.err().contains("was calibrated on runs of 'ACME X1': give the --devices file"), again.err());
+        MainTest.Run changed = MainTest.run("fit", "--calibrate", model.toString(), "--runs", runs.toString(),
+                "--devices", half.toString(), "--out", dir.resolve("again.sdl").toString(), "-q");
+        assertEquals(0, changed.code(), changed.err());
+        assertTrue(changed.err().contains("described with other figures than these runs' --devices row"),
+                changed.err());
     }
 
     /**
@@ -105,6 +122,10 @@ class RoundTwentyThreeCliTest {
                 out.toString());
         assertEquals(Main.USAGE, typo.code(), typo.err());
         assertTrue(typo.err().contains("unknown option '--warmupp' (did you mean --warmup?)"), typo.err());
+        MainTest.Run dash = MainTest.run("runs", "--from-log", log.toString(), "\u2013warmup", "3", "--out",
+                out.toString());
+        assertEquals(Main.USAGE, dash.code(), dash.err());
+        assertTrue(dash.err().contains("(its dash is not '-') (did you mean --warmup?)"), dash.err());
     }
 
     /** A log appended to itself gives two runs alike in everything: said (they weigh as two measurements). */
@@ -113,7 +134,7 @@ class RoundTwentyThreeCliTest {
         String text = llamaLog();
         MainTest.Run r = runsOf("twice", text + text);
         assertEquals(0, r.code(), r.err());
-        assertTrue(r.err().contains("are alike in every argument") && r.err().contains("one run read twice"), r.err());
+        assertTrue(r.err().contains("are alike in every argument read") && r.err().contains("one run read twice"), r.err());
         MainTest.Run single = runsOf("once", text);
         assertEquals(0, single.code(), single.err());
         assertFalse(single.err().contains("alike"), single.err());

@@ -49,9 +49,10 @@ import org.scaledl.workload.Workload;
  * the experts' errors were twice as wide), else one for all. Where the groups are the families, each family's runs
  * weigh one together within their kind (its {@link #INTERVAL_GROUP_TAG} where a run names one), as the interval is
  * for a job of a family the model has not seen, and a kind needs {@value #MIN_FAMILIES} families of its own; else
- * (other groups, a run without a family) each run weighs as in the fit. A calibration's intervals are never narrower
- * than those of the model it started from where its runs are of fewer than {@value #MIN_FAMILIES} models: they tell
- * the scatter of their own jobs, not of the other models it predicts.
+ * (other groups, a run without a family) each run weighs as in the fit. A calibration's interval of a kind is never
+ * narrower than that of the model it started from unless its runs of that kind are {@value #MIN_EXPERT_RUNS} or
+ * more, of {@value #MIN_FAMILIES} or more models: fewer tell the scatter of their own jobs, not of the other models it
+ * predicts.
  *
  * @param model          the fitted model
  * @param logErrors      {@code log(predicted / measured)} per run, out of group where cross-validated
@@ -227,13 +228,18 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
             // missed two of them)
             interval = prior;
             expertInterval = centre.interval(true);
-        } else if (calibrate && models(runs) < MIN_FAMILIES) {
+        } else if (calibrate) {
             // the runs' held-out errors tell the scatter of the jobs they are (eight runs of one model, 4 % apart,
-            // made x0.94..x1.09 of every job's interval); the model predicts other models too, whose scatter the
-            // interval it started from tells: never narrower than that where the runs are of fewer models than a
-            // fit needs to tell a family's scatter (each kind against its own, where the centre has one)
-            interval = widest(interval, prior);
-            expertInterval = widest(expertInterval, centre.interval(true));
+            // made x0.94..x1.09 of every job's interval; six of two models, one-sided x1.00..x1.08); the model
+            // predicts other models too, whose scatter the interval it started from tells: never narrower than that,
+            // for each kind of job, but where the runs of that kind are as many and of as many models as a fit's
+            // interval of a kind needs
+            if (!intervalOfItsOwn(runs, false)) {
+                interval = widest(interval, prior);
+            }
+            if (!intervalOfItsOwn(runs, true)) {
+                expertInterval = widest(expertInterval, centre.interval(true));
+            }
         }
         // estimated where the runs' held-out errors span enough clusters, else the centre's (the default from priors)
         double levelRuns = (cv ? levelPriorRuns(runs, out) : Optional.<Double>empty())
@@ -247,10 +253,21 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         return b[0] == 0 && b[1] == 0 ? a : new double[] {Math.min(a[0], b[0]), Math.max(a[1], b[1])};
     }
 
-    /** The models the weighted runs are of: their families where tagged, else their graphs. */
-    private static long models(List<org.scaledl.workload.Sample> runs) {
-        return runs.stream().filter(s -> weight(s) > 0).map(s -> s.workload().tag(FAMILY_TAG)
-                .filter(f -> !f.isEmpty()).orElse(s.workload().graph().name())).distinct().count();
+    /**
+     * Whether a calibration's weighted runs of one kind (mixtures of experts, or the other jobs) tell that kind's
+     * interval on their own: {@value #MIN_EXPERT_RUNS} or more, of {@value #MIN_FAMILIES} or more models (their
+     * families where tagged, else their architectures whatever the sequence: Llama 3 8B at 4,096 and 8,192 tokens is
+     * one model).
+     */
+    private static boolean intervalOfItsOwn(List<org.scaledl.workload.Sample> runs, boolean experts) {
+        List<org.scaledl.workload.Sample> kind = runs.stream().filter(s -> weight(s) > 0)
+                .filter(s -> s.workload().graph().transformer().map(t -> t.mixtureOfExperts()).orElse(false) == experts)
+                .toList();
+        long models = kind.stream().map(s -> s.workload().tag(FAMILY_TAG).filter(f -> !f.isEmpty())
+                .orElseGet(() -> s.workload().graph().transformer().map(t -> List.of(t.hidden(), t.heads(),
+                        t.kvHeads(), t.ffn(), (long) t.layers(), t.vocab(), (long) t.experts(), (long) t.topK())
+                        .toString()).orElse(s.workload().graph().name()))).distinct().count();
+        return kind.size() >= MIN_EXPERT_RUNS && models >= MIN_FAMILIES;
     }
 
     /**

@@ -133,9 +133,9 @@ public final class ParallelExecution {
         if (phase == org.scaledl.workload.Phase.TRAIN && runs != precision && precision.lowPrecisionLinear()) {
             throw new IllegalArgumentException(d.name() + " cannot train " + precision.label() + ": it has no "
                     + precision.peakColumn().toUpperCase(java.util.Locale.ROOT) + " matrix units, and Transformer "
-                    + "Engine trains that recipe only on GPUs that have them: give --precision " + runs.label()
-                    + (runs == Precision.FP8_BLOCK ? " or fp8 (per-tensor scaling, the recipe every GPU with FP8 "
-                    + "units trains)" : "") + ", whose units it has");
+                    + "Engine trains that recipe only on GPUs that have them (the recipes it trains: " + runs.label()
+                    + (runs == Precision.FP8_BLOCK ? ", or fp8, per-tensor scaling, which every GPU with FP8 units "
+                    + "trains" : "") + ")");
         }
     }
 
