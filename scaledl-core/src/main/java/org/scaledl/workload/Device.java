@@ -289,13 +289,15 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
     }
 
     /**
-     * Its figures as one text (every component but the name, numbers in full), the same in every run of any JVM: two
-     * descriptions under one name tell apart by it (a calibrated model records its custom GPUs' figures).
+     * Its figures as one text (every component but the name, numbers in full; a special-function rate not described
+     * as the {@link #DEFAULT_SFU_PER_CLOCK} it is taken as), the same in every run of any JVM: two descriptions under
+     * one name tell apart by it (a calibrated model records its custom GPUs' figures).
      */
     public String figures() {
         StringBuilder sb = new StringBuilder();
         for (double v : new double[] {memoryGB, memoryBandwidthGBps, computeUnits, clockMHz, peakMatrixGflops,
-                peakVectorGflops, l2MB, linkGBps, simdBits, pcieGBps, sfuPerClock, boardPowerW,
+                peakVectorGflops, l2MB, linkGBps, simdBits, pcieGBps,
+                sfuPerClock > 0 ? sfuPerClock : DEFAULT_SFU_PER_CLOCK, boardPowerW,
                 platform.gpusPerNode(), platform.nvlinkDomain(), platform.networkGbpsPerGpu()}) {
             sb.append(Double.toString(v)).append('|');
         }

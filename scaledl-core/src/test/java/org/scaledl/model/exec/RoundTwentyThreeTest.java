@@ -36,6 +36,12 @@ class RoundTwentyThreeTest {
         assertEquals(H100.figures(), again.figures());
         assertNotEquals(H100.figures(), copy(H100, H100.memoryBandwidthGBps() / 2).figures());
         assertNotEquals(H100.figures(), B200.figures());
+        // a rate not described is the default it is taken as: a row giving 16 is the same description
+        Device blank = new Device("X", 96, 4000, 140, 2000, 1e6, 7e4, 60, 450, Device.Kind.GPU, 0,
+                Device.MatrixPeaks.NONE, "SXM", 63, Device.Platform.NONE, 0, 700, "");
+        Device sixteen = new Device("X", 96, 4000, 140, 2000, 1e6, 7e4, 60, 450, Device.Kind.GPU, 0,
+                Device.MatrixPeaks.NONE, "SXM", 63, Device.Platform.NONE, Device.DEFAULT_SFU_PER_CLOCK, 700, "");
+        assertEquals(blank.figures(), sixteen.figures());
         // the text a calibrated model's digest is of, pinned: a change of it is a new digest version
         Device acme = new Device("ACME X1", 96, 4000, 140, 2000, 1e6, 7e4, 60, 450, Device.Kind.GPU, 0,
                 Device.MatrixPeaks.of("bf16", 1e6), "SXM", 63, new Device.Platform("NVLink4", 8, 8, 400), 16, 700,
