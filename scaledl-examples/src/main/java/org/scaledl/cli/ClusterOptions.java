@@ -165,6 +165,7 @@ final class ClusterOptions {
                 throw org.scaledl.InvalidInputException.of("--recompute-layers needs --recompute full, not "
                         + recompute.label());
             }
+            sayAutoGiven("--recompute-layers", "full recomputation of the first layers");
             return Recompute.FULL;
         }
         if (recomputeModules != null) {
@@ -172,9 +173,18 @@ final class ClusterOptions {
                 throw org.scaledl.InvalidInputException.of("--recompute-modules needs --recompute selective, not "
                         + recompute.label());
             }
+            sayAutoGiven("--recompute-modules", "selective recomputation of those modules");
             return Recompute.SELECTIVE;
         }
         return recompute == null ? Recompute.AUTO : recompute;
+    }
+
+    /** Says that a {@code --recompute auto} typed beside an option that fixes the recomputation is not the choice. */
+    private void sayAutoGiven(String option, String what) {
+        if (recompute == Recompute.AUTO) {
+            Main.sayOnSuccess("scaledl: note: --recompute auto beside " + option + " is read as " + what + " (the "
+                    + "predictor chooses only where neither is given)");
+        }
     }
 
     /** What selective recomputation recomputes (the attention core when not given). */

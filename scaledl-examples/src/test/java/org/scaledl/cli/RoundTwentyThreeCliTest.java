@@ -222,6 +222,17 @@ class RoundTwentyThreeCliTest {
         assertEquals(1, bad.err().strip().lines().count(), bad.err());
     }
 
+    /** {@code --recompute auto} beside the modules it would not choose is read as those modules, and says so. */
+    @Test
+    void autoBesideRecomputeModulesIsSaid() {
+        MainTest.Run r = MainTest.run("predict", "--model", "gpu", "--transformer", LLAMA, "--seq", "4096", "--batch",
+                "1", "--device", "H100 SXM", "--precision", "bf16", "--recompute", "auto", "--recompute-modules",
+                "core_attn", "-q");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("--recompute auto beside --recompute-modules is read as selective recomputation"),
+                r.err());
+    }
+
     /** A table's device cell is said as the table's, not as an option never typed; one row is one candidate. */
     @Test
     void aTablesShortDeviceIsSaidAsTheTablesAndOneRowIsOneCandidate() throws Exception {
