@@ -527,32 +527,21 @@ public final class DeviceCatalog {
     public List<Device> alsoFitting(String name, Device chosen) {
         String key = Device.key(java.util.Objects.requireNonNull(name, "name"));
         // a name that ends the chosen GPU's from a word's start on names it whole ("H20": NVIDIA H20, not H200)
-        if (key.length() < 3 || endsAWordRun(chosen.name(), key)) {
+        if (key.length() < 3 || wordRuns(chosen.name()).anyMatch(key::equals)) {
             return List.of();
         }
-        return devices.stream().filter(d -> !d.equals(chosen) && fromAWord(d.name(), key)).toList();
+        return devices.stream().filter(d -> !d.equals(chosen) && wordRuns(d.name()).anyMatch(r -> r.startsWith(key)))
+                .toList();
     }
 
-    /** Whether a name, from the start of one of its words on (letters and digits), is {@code key}. */
-    private static boolean endsAWordRun(String name, String key) {
-        String[] words = name.split("[^\\p{Alnum}]+");
-        for (int i = 0; i < words.length; i++) {
-            if (Device.key(String.join("", java.util.Arrays.asList(words).subList(i, words.length))).equals(key)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** Whether a name, from the start of one of its words on (letters and digits), begins with {@code key}. */
-    private static boolean fromAWord(String name, String key) {
-        String[] words = name.split("[^\\p{Alnum}]+");
-        for (int i = 0; i < words.length; i++) {
-            if (Device.key(String.join("", java.util.Arrays.asList(words).subList(i, words.length))).startsWith(key)) {
-                return true;
-            }
-        }
-        return false;
+    /**
+     * A name from the start of each of its words on, as {@link Device#key}s: {@code "NVIDIA A100-SXM4-80GB"} gives
+     * {@code nvidiaa100sxm480gb}, {@code a100sxm480gb}, {@code sxm480gb}, {@code 80gb}.
+     */
+    private static java.util.stream.Stream<String> wordRuns(String name) {
+        List<String> words = List.of(name.split("[^\\p{Alnum}]+"));
+        return java.util.stream.IntStream.range(0, words.size())
+                .mapToObj(i -> Device.key(String.join("", words.subList(i, words.size()))));
     }
 
     private static Device throwUnknown(String name, List<String> names) {

@@ -1878,14 +1878,13 @@ public final class TrainingLogs {
                 }
             }
             if (!missing.isEmpty() || !forModel.isEmpty()) {
-                List<String> forJob = missing;
                 List<String> said = new ArrayList<>();
                 if (!forModel.isEmpty()) {
                     said.add(String.join(", ", forModel) + " (the model's sizes: give its config.json with "
                             + "--transformer)");
                 }
-                if (!forJob.isEmpty()) {
-                    said.add(String.join(", ", forJob) + " (the job's settings, which Megatron-LM prints in its "
+                if (!missing.isEmpty()) {
+                    said.add(String.join(", ", missing) + " (the job's settings, which Megatron-LM prints in its "
                             + "argument block and NeMo and Megatron-Bridge in their configuration: without them, "
                             + "write the run's row of a runs table by hand, docs/formats.md)");
                 }

@@ -85,13 +85,12 @@ public final class ModelFile {
         JsonNode cv = training.path("cv_mre");
         List<String> devices = new ArrayList<>();
         training.path("devices").forEach(d -> devices.add(plain(d.asText(), "training.devices")));
-        plain(body.path("created_at").asText(), "created_at");
-        plain(body.path("library_version").asText(), "library_version");
-        return new Provenance(body.path("library_version").asText(), training.path("fingerprint").asText(),
+        return new Provenance(plain(body.path("library_version").asText(), "library_version"),
+                training.path("fingerprint").asText(),
                 training.has("samples") ? Fields.intInRange(training.get("samples"), "training.samples", 0,
                         Integer.MAX_VALUE) : 0, body.path("seed").asLong(), config,
                 cv.isNumber() ? Fields.inRange(cv, "cv_mre", 0, Double.MAX_VALUE) : Double.NaN,
-                body.path("created_at").asText(), devices);
+                plain(body.path("created_at").asText(), "created_at"), devices);
     }
 
     /**

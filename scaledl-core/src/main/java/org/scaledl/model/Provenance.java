@@ -133,20 +133,13 @@ public record Provenance(String libraryVersion, String dataFingerprint, int trai
      * configuration, and the measured devices join {@link #devices()}.
      */
     Provenance adapted(String key, int n, List<String> moreDevices) {
-        return adapted(key, n, moreDevices, List.of());
+        return adapted(key, n, moreDevices, List.of(), List.of());
     }
 
     /**
      * {@link #adapted(String, int, List)} of a calibration, {@code executionDevices} the devices of its runs that
-     * refit the shared execution model.
-     */
-    Provenance adapted(String key, int n, List<String> moreDevices, List<String> executionDevices) {
-        return adapted(key, n, moreDevices, executionDevices, List.of());
-    }
-
-    /**
-     * {@link #adapted(String, int, List, List)} recording the figures of the calibration runs' {@code described}
-     * devices ({@link #calibrationDeviceFigures}; a device calibrated on again takes its latest figures).
+     * refit the shared execution model, recording the figures of its {@code described} devices
+     * ({@link #calibrationDeviceFigures}; a device calibrated on again takes its latest figures).
      */
     Provenance adapted(String key, int n, List<String> moreDevices, List<String> executionDevices,
             List<org.scaledl.workload.Device> described) {

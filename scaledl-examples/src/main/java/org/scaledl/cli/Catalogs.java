@@ -31,6 +31,18 @@ final class Catalogs {
         }
     }
 
+    /**
+     * What an unknown device's error adds where {@code model} was calibrated on runs of GPUs {@code of} selects among
+     * its calibration's (GPUs a {@code --devices} file described then: the file is what is missing); empty else.
+     */
+    static String calibratedOnHint(org.scaledl.model.RuntimePredictor p, String model,
+            java.util.function.Predicate<String> of) {
+        java.util.List<String> named = p.provenance().calibrationDevices().stream().filter(of).toList();
+        return named.isEmpty() ? "" : "; " + model + " was calibrated on runs of " + String.join(", ", named.stream()
+                .map(n -> "'" + n + "'").toList()) + ": give the --devices file that described "
+                + (named.size() == 1 ? "it" : "them");
+    }
+
     /** {@link #of(Path)} plus the GPUs a data root describes ({@link GpuData#catalogFor}). */
     static DeviceCatalog of(Path extra, Path dataRoot) {
         return GpuData.catalogFor(dataRoot, of(extra));

@@ -280,14 +280,11 @@ final class FitCommand implements Callable<Integer> {
                     PlanCommand.gpuNames(catalog), java.util.Map.of());
         } catch (org.scaledl.InvalidInputException e) {
             // a GPU the model was calibrated on, described by a --devices file then: the file is what is missing
-            List<String> described = p.provenance().calibrationDevices().stream()
-                    .filter(n -> catalog.find(n).isEmpty()).toList();
-            if (described.isEmpty() || !e.getMessage().contains("unknown device")) {
+            String hint = Catalogs.calibratedOnHint(p, calibrate, n -> catalog.find(n).isEmpty());
+            if (hint.isEmpty() || !e.getMessage().contains("unknown device")) {
                 throw e;
             }
-            throw org.scaledl.InvalidInputException.of(e.getMessage() + "; " + calibrate + " was calibrated on runs "
-                    + "of " + String.join(", ", described.stream().map(n -> "'" + n + "'").toList()) + ": give the "
-                    + "--devices file that described " + (described.size() == 1 ? "it" : "them"));
+            throw org.scaledl.InvalidInputException.of(e.getMessage() + hint);
         }
         // a GPU calibrated on before under another description: the runs now fit this one, the model that one
         runs.stream().flatMap(r -> r.workload().device().stream()).distinct()

@@ -302,11 +302,8 @@ final class JobOptions {
             } catch (InvalidInputException e) {
                 // a GPU the model was calibrated on, described by a --devices file then: the file is what is missing
                 String key = Device.key(name);
-                Optional<String> calibrated = p.provenance().calibrationDevices().stream()
-                        .filter(c -> Device.key(c).equals(key)).findFirst();
-                throw new IllegalArgumentException(e.getMessage() + calibrated.map(c -> "; " + model + " was "
-                        + "calibrated on runs of '" + c + "': give the --devices file that described it").orElse(""),
-                        e);
+                throw new IllegalArgumentException(e.getMessage() + Catalogs.calibratedOnHint(p, model,
+                        c -> Device.key(c).equals(key)), e);
             }
         }
         if (devices != null) {

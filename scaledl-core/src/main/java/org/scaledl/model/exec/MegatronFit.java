@@ -234,10 +234,10 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
             // predicts other models too, whose scatter the interval it started from tells: never narrower than that,
             // for each kind of job, but where the runs of that kind are as many and of as many models as a fit's
             // interval of a kind needs
-            if (!intervalOfItsOwn(runs, false)) {
+            if (!intervalOfItsOwn(runs, experts, false)) {
                 interval = widest(interval, prior);
             }
-            if (!intervalOfItsOwn(runs, true)) {
+            if (!intervalOfItsOwn(runs, experts, true)) {
                 expertInterval = widest(expertInterval, centre.interval(true));
             }
         }
@@ -254,15 +254,15 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
     }
 
     /**
-     * Whether a calibration's weighted runs of one kind (mixtures of experts, or the other jobs) tell that kind's
-     * interval on their own: {@value #MIN_EXPERT_RUNS} or more, of {@value #MIN_FAMILIES} or more models (their
-     * families where tagged, else their architectures whatever the sequence: Llama 3 8B at 4,096 and 8,192 tokens is
-     * one model).
+     * Whether a calibration's weighted runs of one kind ({@code experts[i]} the kind of {@code runs.get(i)}: mixtures
+     * of experts, or the other jobs) tell that kind's interval on their own: {@value #MIN_EXPERT_RUNS} or more, of
+     * {@value #MIN_FAMILIES} or more models (their families where tagged, else their architectures whatever the
+     * sequence: Llama 3 8B at 4,096 and 8,192 tokens is one model).
      */
-    private static boolean intervalOfItsOwn(List<org.scaledl.workload.Sample> runs, boolean experts) {
-        List<org.scaledl.workload.Sample> kind = runs.stream().filter(s -> weight(s) > 0)
-                .filter(s -> s.workload().graph().transformer().map(t -> t.mixtureOfExperts()).orElse(false) == experts)
-                .toList();
+    private static boolean intervalOfItsOwn(List<org.scaledl.workload.Sample> runs, boolean[] experts,
+            boolean which) {
+        List<org.scaledl.workload.Sample> kind = java.util.stream.IntStream.range(0, runs.size())
+                .filter(i -> experts[i] == which && weight(runs.get(i)) > 0).mapToObj(runs::get).toList();
         long models = kind.stream().map(s -> s.workload().tag(FAMILY_TAG).filter(f -> !f.isEmpty())
                 .orElseGet(() -> s.workload().graph().transformer().map(t -> List.of(t.hidden(), t.heads(),
                         t.kvHeads(), t.ffn(), (long) t.layers(), t.vocab(), (long) t.experts(), (long) t.topK())
