@@ -123,8 +123,9 @@ Rules, in the order they are applied to each input row
 13. Predictor checks.  A row is written only where the predictor accepts its layout (``Parallelism`` and
     ``MegatronExecution.check``, reproduced here): an interleaved schedule needs pp > 1; expert parallelism must
     divide dp*cp and expert x expert-tensor parallelism dp*cp*tp; tp must divide the heads (and the KV heads up to
-    tp); pp <= layers, and where the layers (or layers + 1, + 2, or + MTP + 2 with the embedding, loss and MTP
-    counted) do not divide by pp*vp the row says ``uneven_pipeline`` true and the predictor splits them unevenly
+    tp); pp <= layers, and where the layers (or layers + 1, + 2, + 1 + 2 x MTP as Megatron-Bridge's DeepSeek-V3
+    layouts count the loss and each MTP layer, or + MTP + 2 with the embedding, loss and MTP counted) do not divide
+    by pp*vp the row says ``uneven_pipeline`` true and the predictor splits them unevenly
     (every chunk but the first and last keeping a layer: BLOOM's 78 layers on 12 stages, Kimi K2's 61 on 8 x 4
     chunks; the recipes' exact splits are not published); ep must divide the experts; cp needs
     seq divisible by 2*cp.  Other rows go to dropped.csv naming the check.  Their configurations are still
@@ -399,7 +400,7 @@ def even_split_exists(layers, chunks, mtp):
         return False
     if layers % chunks == 0:
         return True
-    extras = [(1, 1, 0), (2, 1, 1)] + ([(2 + mtp, 1, 1 + mtp)] if mtp > 0 else [])
+    extras = [(1, 1, 0), (2, 1, 1)] + ([(1 + 2 * mtp, 0, 1 + 2 * mtp), (2 + mtp, 1, 1 + mtp)] if mtp > 0 else [])
     for add, first, last in extras:
         if (layers + add) % chunks == 0 and (layers + add) // chunks >= max(first, last, 1):
             return True

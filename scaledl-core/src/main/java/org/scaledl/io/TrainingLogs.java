@@ -74,7 +74,9 @@ import org.scaledl.workload.Recompute;
  * <ul>
  *   <li>model: {@code hidden_size}, {@code num_layers}, {@code num_attention_heads}, {@code num_query_groups} (used
  *       when {@code group_query_attention} is True or not logged), {@code ffn_hidden_size}, {@code kv_channels},
- *       {@code padded_vocab_size} (else {@code vocab_size}; compared with a given configuration's), {@code max_position_embeddings}, {@code swiglu},
+ *       {@code padded_vocab_size} (else {@code vocab_size} padded as Megatron pads it, to a multiple of
+ *       {@code make_vocab_size_divisible_by} (128) times the tensor-parallel degree; compared with a given
+ *       configuration's), {@code max_position_embeddings}, {@code swiglu},
  *       {@code squared_relu}, {@code gated_linear_unit} with {@code activation_func} ({@code activation}: NeMo's
  *       {@code swiglu}, {@code fast-swiglu}, {@code squared-relu}, {@code gelu}), {@code normalization}
  *       (LayerNorm or RMSNorm, NeMo 1's layernorm1p and low_precision_layernorm as LayerNorm; another value is
@@ -84,8 +86,11 @@ import org.scaledl.workload.Recompute;
  *       {@code hidden_dropout}, {@code num_experts} [{@code num_moe_experts}], {@code moe_router_topk},
  *       {@code moe_ffn_hidden_size}, {@code moe_shared_expert_intermediate_size}, {@code moe_layer_freq} (an integer
  *       N: layers 0, N, 2N... have experts; a list of 0/1 per layer; or {@code ([0]*3+[1]*58)});
- *       {@code multi_latent_attention} and {@code is_hybrid_model} are read to refuse what cannot be written as a
- *       config;</li>
+ *       {@code transformer_impl}, {@code use_flash_attn} and {@code attention_backend} (the attention core fused or
+ *       not: written as the configuration's {@code _attn_implementation}); {@code multi_latent_attention} and
+ *       {@code is_hybrid_model} are read to refuse what cannot be written as a config; with a given configuration,
+ *       the sizes, the feed-forward's gating, the output layer's tying and the attention core are compared with
+ *       it;</li>
  *   <li>job: {@code seq_length} [{@code encoder_seq_length}; a dataset's {@code sequence_length} comes first, being
  *       what the data loader feeds], {@code micro_batch_size}, {@code global_batch_size},
  *       {@code tensor_model_parallel_size}, {@code pipeline_model_parallel_size}, {@code context_parallel_size},
@@ -310,7 +315,8 @@ public final class TrainingLogs {
                 "zero_stage", "window_size", "softmax_type", "cpu_offloading", "cpu_offloading_activations",
                 "cpu_offloading_num_layers", "packed_sequence_size", "overlap_p2p_comm", "recompute_method",
                 "recompute_num_layers", "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
-                "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split")) {
+                "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
+                "transformer_impl", "use_flash_attn", "attention_backend", "make_vocab_size_divisible_by")) {
             KEYS.put(k, k);
         }
         KEYS.put("num_moe_experts", "num_experts");
@@ -1946,6 +1952,35 @@ public final class TrainingLogs {
                 // the experts a token runs through: the experts' work and their all-to-all scale with it
                 diffs.add(diff("moe_router_topk", topK, model.moe().get().topK(), "num_experts_per_tok"));
             }
+            Integer ffn = positive("ffn_hidden_size");
+            if (ffn != null && model.moe().isEmpty() && ffn != model.ffn()) {
+                diffs.add(diff("ffn_hidden_size", ffn, model.ffn(), "intermediate_size"));
+            }
+            Integer moeFfn = positive("moe_ffn_hidden_size");
+            if (moeFfn != null && model.moe().isPresent() && moeFfn != model.moe().get().expertFfn()) {
+                diffs.add(diff("moe_ffn_hidden_size", moeFfn, model.moe().get().expertFfn(),
+                        "moe_intermediate_size"));
+            }
+            if (activationLogged() && activation().equals("swiglu") != model.ffnKind().gated()) {
+                diffs.add("the feed-forward is " + (activation().equals("swiglu") ? "gated (SwiGLU)" : activation())
+                        + " in the log, " + (model.ffnKind().gated() ? "gated" : "not gated") + " in the "
+                        + "configuration (" + model.ffnKind().name().toLowerCase(Locale.ROOT) + ")");
+            }
+            if (has("untie_embeddings_and_output_weights") || has("share_embeddings_and_output_weights")) {
+                boolean untied = flag("untie_embeddings_and_output_weights", false)
+                        || !flag("share_embeddings_and_output_weights", true);
+                if (untied == model.tiedEmbeddings()) {
+                    diffs.add("the output layer is " + (untied ? "its own" : "the embedding's") + " in the log, "
+                            + (untied ? "tied to the embedding" : "its own") + " in the configuration "
+                            + "(tie_word_embeddings)");
+                }
+            }
+            Optional<Boolean> fused = fusedAttention();
+            if (fused.isPresent() && fused.get() != model.fusedAttention()) {
+                diffs.add("the attention core ran " + (fused.get() ? "fused" : "unfused") + " (" + attentionArguments()
+                        + ") in the log, " + (model.fusedAttention() ? "fused" : "unfused") + " in the configuration "
+                        + "(give it \"_attn_implementation\": \"" + (fused.get() ? "te" : "eager") + "\")");
+            }
             if (slidingWindow() && model.blocks().stream().noneMatch(b -> b.window() > 0)) {
                 // (a configuration with windowed layers is taken as stating them; their sizes are its own)
                 diffs.add("window_size is " + clip(text("window_size")) + " in the log (sliding-window attention), "
@@ -2404,7 +2439,7 @@ public final class TrainingLogs {
             int layers = positive("num_layers");
             int heads = positive("num_attention_heads");
             int ffn = positive("ffn_hidden_size");
-            int vocab = positive(has("padded_vocab_size") ? "padded_vocab_size" : "vocab_size");
+            int vocab = has("padded_vocab_size") ? positive("padded_vocab_size") : padded(positive("vocab_size"));
             Integer kvHeads = queryGroups(heads);
             int kv = kvHeads == null ? heads : kvHeads;
             Integer kvChannels = positive("kv_channels");
@@ -2548,6 +2583,8 @@ public final class TrainingLogs {
             if (!c.get("model_type").asText().equals("gpt2") && attnDrop != null) {
                 c.put("attention_dropout", attnDrop);
             }
+            // the core as it ran (a written Llama is fused and a GPT-2 unfused unless the log says otherwise)
+            fusedAttention().ifPresent(f -> c.put("_attn_implementation", f ? "te" : "eager"));
             c.put("scaledl_from_log", Path.of(source).getFileName() == null ? source
                     : Path.of(source).getFileName().toString());
             String json;
@@ -2579,6 +2616,55 @@ public final class TrainingLogs {
             c.put("tie_word_embeddings", !untied);
             c.put("attention_bias", bias);
             c.put("mlp_bias", bias);
+        }
+
+        /**
+         * A tokenizer's vocabulary as Megatron pads it where the log lacks the padded size: up to a multiple of
+         * {@code make_vocab_size_divisible_by} (128 unless logged) times the tensor-parallel degree.
+         */
+        private int padded(int vocab) {
+            long multiple = (long) positive("make_vocab_size_divisible_by", 128)
+                    * positive("tensor_model_parallel_size", 1);
+            long out = (vocab + multiple - 1) / multiple * multiple;
+            return out <= Integer.MAX_VALUE ? (int) out : vocab;
+        }
+
+        /** Whether the arguments state the feed-forward's activation (Megatron prints swiglu whether set or not). */
+        private boolean activationLogged() {
+            return has("swiglu") || has("squared_relu") || has("activation") || has("activation_func")
+                    || has("gated_linear_unit");
+        }
+
+        /**
+         * Whether the attention core ran fused, as the arguments say: Megatron's {@code attention_backend} unfused or
+         * local runs it unfused; its {@code transformer_impl local} runs Megatron's own core, fused only with the
+         * legacy {@code use_flash_attn}; {@code transformer_engine} runs Transformer Engine's fused kernels; an older
+         * log with only {@code use_flash_attn} says it by that. Empty where the log says none of these.
+         */
+        private Optional<Boolean> fusedAttention() {
+            String backend = has("attention_backend") ? text("attention_backend").toLowerCase(Locale.ROOT) : "";
+            if (backend.endsWith("unfused") || backend.endsWith("local")) {
+                return Optional.of(false);
+            }
+            String impl = has("transformer_impl") ? text("transformer_impl").toLowerCase(Locale.ROOT) : "";
+            if (impl.equals("local")) {
+                return Optional.of(flag("use_flash_attn", false));
+            }
+            if (impl.equals("transformer_engine") || backend.endsWith("flash") || backend.endsWith("fused")) {
+                return Optional.of(true);
+            }
+            return has("use_flash_attn") ? Optional.of(flag("use_flash_attn", false)) : Optional.empty();
+        }
+
+        /** The arguments {@link #fusedAttention()} read, as the log states them. */
+        private String attentionArguments() {
+            List<String> said = new ArrayList<>();
+            for (String key : List.of("attention_backend", "transformer_impl", "use_flash_attn")) {
+                if (has(key)) {
+                    said.add(key + " " + clip(text(key)));
+                }
+            }
+            return String.join(", ", said);
         }
 
         /** swiglu, squared_relu or gelu. */

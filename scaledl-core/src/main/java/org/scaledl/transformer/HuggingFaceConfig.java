@@ -615,7 +615,7 @@ public final class HuggingFaceConfig {
         int window = 0;
         for (int i = 0; i < layers; i++) {
             if (sliding[i]) {
-                window = window > 0 ? window : r.count("sliding_window", type.equals("olmo3") ? 4096 : 0, 1,
+                window = window > 0 ? window : r.count("sliding_window", classWindow(type), 1,
                         Integer.MAX_VALUE);
                 Block x = bl.get(i);
                 bl.set(i, new Block(Block.Mixer.ATTENTION, window, false, x.ffn(), x.ffnSize()));
@@ -643,6 +643,17 @@ public final class HuggingFaceConfig {
      */
     private static boolean[] slidingLayers(Reader r, String type, int layers) {
         boolean[] out = new boolean[layers];
+        if (!WINDOWED_TYPES.contains(type)) {
+            // Hugging Face's Llama, OLMo 2, Granite and GLM-4 classes attend fully in every layer: a window key in
+            // their configuration (an edit, or one copied from another model) changes nothing there either
+            for (String key : List.of("sliding_window", "layer_types")) {
+                if (r.has(key) && !r.isNull(key)) {
+                    r.say("{}: {} is not read for model_type '{}' (its class attends fully in every layer): every "
+                            + "layer is predicted with full attention", r.source(), key, printable(type));
+                }
+            }
+            return out;
+        }
         List<String> types = r.texts("layer_types", layers);
         // Hugging Face's Qwen classes drop the window unless use_sliding_window: every layer then attends fully,
         // whatever layer_types says
@@ -650,7 +661,7 @@ public final class HuggingFaceConfig {
         for (int i = 0; i < types.size(); i++) {
             out[i] = layerType(r, types, i, "", "full_attention", "sliding_attention").equals("sliding_attention")
                     && !windowOff;
-            if (out[i] && (!r.has("sliding_window") && !type.equals("olmo3") || r.isNull("sliding_window"))) {
+            if (out[i] && (!r.has("sliding_window") && classWindow(type) == 0 || r.isNull("sliding_window"))) {
                 throw InvalidInputException.inSource(r.source(), "layer_types: layer " + i + " is sliding_attention, "
                         + "but the configuration gives no sliding_window");
             }
@@ -680,9 +691,30 @@ public final class HuggingFaceConfig {
         return t;
     }
 
-    /** Mistral's sliding window where the configuration enables it (Qwen's only with {@code use_sliding_window}). */
+    /**
+     * The Llama-layout types whose Hugging Face classes read {@code sliding_window} (and {@code layer_types}): Mistral,
+     * Mixtral, Qwen's (with {@code use_sliding_window}), Phi-3 and OLMo 3.
+     */
+    /** The window a type's class takes where {@code sliding_window} is absent: 4,096 for Mistral and OLMo 3. */
+    private static int classWindow(String type) {
+        return type.equals("mistral") || type.equals("olmo3") ? 4096 : 0;
+    }
+
+    private static final java.util.Set<String> WINDOWED_TYPES = java.util.Set.of("mistral", "mixtral", "qwen2",
+            "qwen3", "qwen2_moe", "qwen3_moe", "phi3", "olmo3");
+
+    /**
+     * Mistral's sliding window where the configuration enables it (Qwen's only with {@code use_sliding_window}); where
+     * the key is absent, the class's default: 4,096 for Mistral (MistralConfig's, said) and OLMo 3, none for the others.
+     */
     private static int slidingWindow(Reader r, String type) {
         if (type.equals("olmo3") && !r.has("sliding_window")) {
+            return 4096;
+        }
+        if (type.equals("mistral") && !r.has("sliding_window") && !r.has("layer_types")) {
+            r.say("{}: sliding_window is not given: MistralConfig's default, 4096, is taken (a window in every layer; "
+                    + "give \"sliding_window\": null for full attention, as Mistral 7B v0.2 and later state)",
+                    r.source());
             return 4096;
         }
         if (!r.has("sliding_window") || r.isNull("sliding_window")) {

@@ -1348,4 +1348,92 @@ class TrainingLogsTest {
                 () -> TrainingLogs.read(both, 1).get(0).job());
         assertTrue(e.getMessage().contains("both.log:" + fp16 + ": fp16 and bf16 both True"), e.getMessage());
     }
+
+    /** The Llama 3 8B log with its argument lines {@code key value} set (added after hidden_size where absent). */
+    private static Path withArguments(Path dir, String name, String... keyValues) throws Exception {
+        List<String> lines = new java.util.ArrayList<>(Files.readAllLines(LOGS.resolve("megatron-llama3-8b.log")));
+        for (int k = 0; k < keyValues.length; k += 2) {
+            String line = "  " + keyValues[k] + " ............................................. " + keyValues[k + 1];
+            int at = -1;
+            for (int i = 0; i < lines.size(); i++) {
+                if (lines.get(i).startsWith("  " + keyValues[k] + " ...")) {
+                    at = i;
+                }
+            }
+            if (at >= 0) {
+                lines.set(at, line);
+            } else {
+                lines.add(indexOf(lines, "  hidden_size ...") + 1, line);
+            }
+        }
+        Path out = dir.resolve(name);
+        Files.write(out, lines);
+        return out;
+    }
+
+    /**
+     * The attention core as the log says it ran: Megatron's local core without the legacy flash attention unfused,
+     * Transformer Engine's fused; the written configuration says it ({@code _attn_implementation}), and a given
+     * configuration that says otherwise is refused, naming the key that would say it (a log of an unfused run was
+     * predicted with the fused core, and a log of a flash-attention GPT-2 with the unfused one, without a word).
+     */
+    @Test
+    void theAttentionCoreIsReadAsTheLogSaysItRan() throws Exception {
+        TrainingLogs.Run local = TrainingLogs.read(withArguments(dir, "local.log", "transformer_impl", "local",
+                "use_flash_attn", "False"), TrainingLogs.DEFAULT_WARMUP).get(0);
+        assertTrue(local.config().get().contains("\"_attn_implementation\" : \"eager\""), local.config().get());
+        assertFalse(spec(local).fusedAttention());
+        TrainingLogs.Run te = TrainingLogs.read(withArguments(dir, "te.log", "transformer_impl", "transformer_engine"),
+                TrainingLogs.DEFAULT_WARMUP).get(0);
+        assertTrue(spec(te).fusedAttention());
+        TrainingLogs.Run flash = TrainingLogs.read(withArguments(dir, "flash.log", "transformer_impl", "local",
+                "use_flash_attn", "True"), TrainingLogs.DEFAULT_WARMUP).get(0);
+        assertTrue(spec(flash).fusedAttention());
+        TrainingLogs.Run unfused = TrainingLogs.read(withArguments(dir, "backend.log", "transformer_impl",
+                "transformer_engine", "attention_backend", "AttnBackend.unfused"), TrainingLogs.DEFAULT_WARMUP).get(0);
+        assertFalse(spec(unfused).fusedAttention());
+        InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(
+                withArguments(dir, "given.log", "transformer_impl", "local", "use_flash_attn", "False"),
+                TrainingLogs.DEFAULT_WARMUP, LLAMA3_8B));
+        assertTrue(e.getMessage().contains("unfused") && e.getMessage().contains("_attn_implementation"),
+                e.getMessage());
+    }
+
+    /**
+     * A given configuration is compared with the log's feed-forward (its size, whether it is gated) and whether the
+     * output layer is tied to the embedding, as it is with the hidden size and the layers (they were accepted unsaid).
+     */
+    @Test
+    void aGivenConfigurationOfAnotherFeedForwardOrHeadIsRefused() throws Exception {
+        String[][] cases = {
+            {"ffn_hidden_size", "11008", "ffn_hidden_size is 11008 in the log, 14336"},
+            {"swiglu", "False", "the feed-forward is gelu in the log, gated"},
+            {"untie_embeddings_and_output_weights", "False", "the output layer is the embedding's in the log"},
+        };
+        for (String[] c : cases) {
+            Path log = withArguments(dir, c[0] + ".log", c[0], c[1]);
+            InvalidInputException e = assertThrows(InvalidInputException.class, () -> TrainingLogs.read(log,
+                    TrainingLogs.DEFAULT_WARMUP, LLAMA3_8B), c[0]);
+            assertTrue(e.getMessage().contains(c[2]), e.getMessage());
+        }
+    }
+
+    /**
+     * Without the tokenizer's "padded vocab" line, the vocabulary is padded as Megatron pads it: to a multiple of
+     * make_vocab_size_divisible_by (128 unless logged) times the tensor-parallel degree (it was written unpadded).
+     */
+    @Test
+    void aVocabularyWithoutItsPaddedLineIsPaddedAsMegatronPadsIt() throws Exception {
+        List<String> lines = new java.util.ArrayList<>(Files.readAllLines(LOGS.resolve("megatron-llama3-8b.log")));
+        lines.removeIf(l -> l.contains("padded vocab"));
+        lines.replaceAll(l -> l.startsWith("  vocab_size ...") ? "  vocab_size ...... 128001" : l);
+        Path log = dir.resolve("vocab.log");
+        Files.write(log, lines);
+        TrainingLogs.Run r = TrainingLogs.read(log, TrainingLogs.DEFAULT_WARMUP).get(0);
+        // tensor parallelism 4: a multiple of 512
+        assertEquals(128512, spec(r).vocab());
+        lines.add(indexOf(lines, "  hidden_size ...") + 1, "  make_vocab_size_divisible_by ...... 64");
+        Files.write(log, lines);
+        assertEquals(128256, spec(TrainingLogs.read(log, TrainingLogs.DEFAULT_WARMUP).get(0)).vocab());
+    }
 }

@@ -265,10 +265,15 @@ public final class MegatronExecution {
 
     /**
      * How Megatron splits {@code layers} over {@code chunks} model chunks (in order: chunk {@code j} on stage
-     * {@code j mod p}): equally where they divide; else, where {@code layers + 1}, {@code + 2} or with the
-     * multi-token-prediction layers {@code + mtp + 2} divides (Megatron-Bridge's {@code account_for_embedding} and
-     * {@code account_for_loss_in_pipeline_split}, its layouts with the MTP module on the last stage), the embedding
-     * counted as a layer of the first chunk and the loss (and MTP) of the last; null when none does.
+     * {@code j mod p}): equally where they divide; else, where {@code layers + 1} or {@code + 2} divides
+     * (Megatron-Bridge's {@code account_for_embedding} and {@code account_for_loss_in_pipeline_split}), the embedding
+     * counted as a layer of the first chunk and the loss of the last. A model with multi-token-prediction layers,
+     * which ride with the loss on the last chunk, is split first as Megatron-Bridge's DeepSeek-V3 recipes lay it
+     * out ({@code set_deepseek_v3_pipeline_model_parallel_layout}: 61 layers on 16 chunks as
+     * {@code Et*4|(t*4|)*14tmL}, on 8 as 8 a chunk and 5 on the last, on 4 as 16 and 13): where
+     * {@code layers + 1 + 2·mtp} divides, the embedding not counted and each MTP layer counted as two (its layer and
+     * its own pass through the output head) beside the loss's one; else where {@code layers + mtp + 2} divides, the
+     * embedding counted as one and the loss and each MTP layer as one; null when none does.
      *
      * @return the layers of each chunk, or null when Megatron cannot split them so
      */
@@ -281,7 +286,9 @@ public final class MegatronExecution {
             java.util.Arrays.fill(sizes, layers / chunks);
             return sizes;
         }
-        int[][] extras = mtp > 0 ? new int[][] {{1, 1, 0}, {2, 1, 1}, {2 + mtp, 1, 1 + mtp}}
+        // {units added, of them on the first chunk, on the last}
+        int[][] extras = mtp > 0 ? new int[][] {{1, 1, 0}, {2, 1, 1}, {1 + 2 * mtp, 0, 1 + 2 * mtp},
+                {2 + mtp, 1, 1 + mtp}}
                 : new int[][] {{1, 1, 0}, {2, 1, 1}};
         for (int[] x : extras) {
             int q = (layers + x[0]) / chunks;
@@ -747,6 +754,8 @@ public final class MegatronExecution {
      * @param expertOther  its experts' other layers, ms
      * @param adapters     the part of {@code other} that is LoRA adapters' products, ms
      * @param expertAdapters the part of {@code expertOther} that is LoRA adapters' products, ms
+     * @param quantisation the part of {@code other} that quantises low-precision operands, ms
+     * @param expertQuantisation the part of {@code expertOther} that quantises the experts' operands, ms
      * @param attentionOther its attention cores' other layers (softmax, masks, dropout), ms
      * @param tpCollectives tensor-parallel collectives on the critical path per micro-batch (forward, backward and
      *                     recomputation)
@@ -772,7 +781,7 @@ public final class MegatronExecution {
      * @param residualWorking the largest of a residual add (the residual stream among its inputs)
      */
     private record Unit(List<Contraction> dense, double other, double expertOther, double adapters,
-            double expertAdapters, double attentionOther,
+            double expertAdapters, double quantisation, double expertQuantisation, double attentionOther,
             double tpCollectives,
             int attention, double coreForward, double coreBackward, int expertLayers, double saved, double expertSaved,
             double params, double expertParams, double lowPrecisionParams, double adapterParams, double dispatch,
@@ -808,6 +817,8 @@ public final class MegatronExecution {
                 none.expertOther() + f * (full.expertOther() - none.expertOther()),
                 none.adapters() + f * (full.adapters() - none.adapters()),
                 none.expertAdapters() + f * (full.expertAdapters() - none.expertAdapters()),
+                none.quantisation() + f * (full.quantisation() - none.quantisation()),
+                none.expertQuantisation() + f * (full.expertQuantisation() - none.expertQuantisation()),
                 none.attentionOther() + f * (full.attentionOther() - none.attentionOther()),
                 none.tpCollectives() + f * (full.tpCollectives() - none.tpCollectives()), none.attention(),
                 none.coreForward(), none.coreBackward(), none.expertLayers(), none.saved(), none.expertSaved(),
@@ -1214,6 +1225,8 @@ public final class MegatronExecution {
         double[] expertOther = new double[2 + kinds];
         double[] adapters = new double[2 + kinds];
         double[] expertAdapters = new double[2 + kinds];
+        double[] quantisation = new double[2 + kinds];
+        double[] expertQuantisation = new double[2 + kinds];
         double[] attentionOther = new double[2 + kinds];
         double[] saved = new double[2 + kinds];
         double[] expertSaved = new double[2 + kinds];
@@ -1393,8 +1406,10 @@ public final class MegatronExecution {
                 double ms = 1e3 * low.scalingBytesPerElement() * elements / bandwidth;
                 if (kind.expert()) {
                     expertOther[u] += ms;
+                    expertQuantisation[u] += ms;
                 } else {
                     other[u] += ms;
+                    quantisation[u] += ms;
                 }
             }
             if (lora > 0 && train && kind.lowPrecisionLinear() && dense(lf.family())
@@ -1438,7 +1453,7 @@ public final class MegatronExecution {
                         : (u == PROLOGUE ? (train ? 2 : 1) : 0);
             }
             out[u] = new Unit(List.copyOf(dense.get(u)), other[u], expertOther[u], adapters[u], expertAdapters[u],
-                    attentionOther[u], tp,
+                    quantisation[u], expertQuantisation[u], attentionOther[u], tp,
                     attention[u] ? 1 : 0, coreFwd[u], coreBwd[u], experts[u] ? 1 : 0, saved[u], expertSaved[u],
                     params[u], expertParams[u], lowParams[u], adapterParams[u],
                     kernels[u] > 0 ? 1 + fallbackKernels[u] / kernels[u] : 1, working[u], expertWorking[u],
@@ -2178,10 +2193,14 @@ public final class MegatronExecution {
      * stages' part of the pipeline's fill and drain ({@code m·T_max / (m·T_max + Σ_{s≠max} T_s / v)}, as the terms
      * weigh the stages; 1 without a pipeline or without times); {@code adapterShare} and {@code expertAdapterShare}, the
      * shares of the {@link ExecutionTerm#OTHER} and {@link ExecutionTerm#EXPERT_OTHER} terms that are LoRA adapters'
-     * products (the breakdown says them apart from the layers).
+     * products (the breakdown says them apart from the layers); {@code quantisationShare} and
+     * {@code expertQuantisationShare}, the shares that quantise low-precision operands (said apart too); {@code
+     * busiestUnits}, how many times the busiest stage
+     * runs each unit (prologue, epilogue, a layer of each block kind) a micro-batch.
      */
     private record Assembly(MegatronTerms terms, StageMemory memory, double steady, double adapterShare,
-            double expertAdapterShare, double hostBytes, double sendsHidden) {
+            double expertAdapterShare, double quantisationShare, double expertQuantisationShare, double hostBytes,
+            double sendsHidden, int[] busiestUnits) {
         double memoryBytes() {
             return memory.total();
         }
@@ -2668,6 +2687,8 @@ public final class MegatronExecution {
         double expertOther = 0;
         double adapters = 0;
         double expertAdapters = 0;
+        double quantised = 0;
+        double expertQuantised = 0;
         double tensor = 0;
         double expertComm = 0;
         double context = 0;
@@ -2713,6 +2734,8 @@ public final class MegatronExecution {
                     expertOther += k * un.expertOther() * imbalance;
                     adapters += k * un.adapters();
                     expertAdapters += k * un.expertAdapters() * imbalance;
+                    quantised += k * un.quantisation();
+                    expertQuantised += k * un.expertQuantisation() * imbalance;
                     attentionOther += k * un.attentionOther();
                     tensor += k * un.tpCollectives() * tpOne;
                     if (un.tpCollectives() > 0) {
@@ -2891,8 +2914,14 @@ public final class MegatronExecution {
             }
             host = Math.max(host, sm.host());
         }
+        // how many times the busiest stage runs each unit a micro-batch (the breakdown shares the terms over these)
+        int[] busiestUnits = new int[units.length];
+        for (int u = 0; u < units.length; u++) {
+            busiestUnits[u] = units(stages, max, u, p, mtp, mtpKind);
+        }
         return new Assembly(terms, memory, steady, other > 0 ? adapters / other : 0,
-                expertOther > 0 ? expertAdapters / expertOther : 0, host, sendsHidden);
+                expertOther > 0 ? expertAdapters / expertOther : 0, other > 0 ? quantised / other : 0,
+                expertOther > 0 ? expertQuantised / expertOther : 0, host, sendsHidden, busiestUnits);
     }
 
     /**
@@ -3390,13 +3419,21 @@ public final class MegatronExecution {
         }
         // LoRA adapters' products, counted in the rest's and the experts' pools: said apart, not spread over the layers
         double lora = otherCal[0] * assembly.adapterShare() + otherCal[2] * assembly.expertAdapterShare();
-        otherCal[0] *= 1 - assembly.adapterShare();
-        otherCal[2] *= 1 - assembly.expertAdapterShare();
+        // the low-precision recipes' quantisation of their linear layers' operands: no layer of the graph, said apart
+        // rather than spread over the norms and adds
+        double quantisation = otherCal[0] * assembly.quantisationShare()
+                + otherCal[2] * assembly.expertQuantisationShare();
+        otherCal[0] *= 1 - assembly.adapterShare() - assembly.quantisationShare();
+        otherCal[2] *= 1 - assembly.expertAdapterShare() - assembly.expertQuantisationShare();
         int[] pool = new int[g.size()];
         double[] denseRaw = new double[classes.length];
         double[] otherRaw = new double[pools.length];
+        boolean train = w.phase() == Phase.TRAIN;
         boolean[] fusedCore = fusedCores(g);
         boolean generates = generates(g);
+        // the layers as the busiest stage runs them a micro-batch (its block kinds' layers, the head where it is the
+        // last, each multi-token-prediction module's pass): the calibrated terms are that stage's, not the model's
+        int[] busiest = assembly.busiestUnits();
         for (LayerFeatures read : fs) {
             int rows = prefillRows(g, g.role(read.layer()), w.phase(), generates);
             if (read.family() == OpFamily.SHAPE || !read.executes() || rows == 0
@@ -3412,16 +3449,16 @@ public final class MegatronExecution {
             SoftmaxFallback fb = SoftmaxFallback.of(g, lf, fusedCore[unit(g.role(lf.layer()))], micro,
                     w.parallelism().tensor(), w.parallelism().context(), w.precision().activationBytes())
                     .orElse(new SoftmaxFallback(1, 1, 0));
+            int count = busiest[unit(g.role(lf.layer()))];
             double work = (runs != null ? (lf.flopsFwd() + bwdFlops) / (sustainedFraction(layers, device, runs)
                     * device.peakFlopsPerSecond(runs, true)) : lf.bytesFwd() * fb.forward()
-                    + lf.bytesBwd() * fb.backward()) * g.repeats(lf.layer());
+                    + lf.bytesBwd() * fb.backward()) * count;
             if (runs != null) {
                 // a product of few rows (a prefill's head over one token a sequence, a short prompt's) reads its
                 // weights more than it multiplies: its share as the units floor it, by its bytes where they bind
-                boolean train = w.phase() == Phase.TRAIN;
                 work = Math.max(work, 1e-3 * (bytesFloorMillis(lf, device, runs, false) + (train
                         ? frozenBackwardShare(w.loraRank(), withWeights(g, lf)) * bytesFloorMillis(lf, device, runs,
-                        true) : 0)) * g.repeats(lf.layer()));
+                        true) : 0)) * count);
             }
             perLayer[lf.layer()] = work;
             families[lf.layer()] = lf.family();
@@ -3470,7 +3507,9 @@ public final class MegatronExecution {
             bubble += x - busy * x;
         }
         bubble += lora - busy * lora;
+        bubble += quantisation - busy * quantisation;
         add(out, "lora-adapters", StageCost.TermKind.COMPUTE, busy * lora);
+        add(out, "quantisation", StageCost.TermKind.COMPUTE, busy * quantisation);
         add(out, "tensor-parallel", StageCost.TermKind.COMMUNICATION, busy * inLayers[0]);
         add(out, "expert-parallel", StageCost.TermKind.COMMUNICATION, busy * inLayers[1]);
         add(out, "context-parallel", StageCost.TermKind.COMMUNICATION, busy * inLayers[2]);

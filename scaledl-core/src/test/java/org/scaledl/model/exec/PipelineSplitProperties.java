@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
+import net.jqwik.api.Example;
 import net.jqwik.api.constraints.IntRange;
 
 /** The split of a transformer's layers over pipeline chunks: even where Megatron's is, balanced otherwise. */
@@ -43,5 +44,32 @@ class PipelineSplitProperties {
         }
         assertEquals(layers, sum);
         assertTrue(hi - lo <= 1, "balanced: " + lo + " to " + hi);
+    }
+
+    /**
+     * DeepSeek-V3 (61 layers, one MTP layer) splits as Megatron-Bridge's recipes lay it out
+     * ({@code set_deepseek_v3_pipeline_model_parallel_layout}): the embedding uncounted, the loss one unit and the MTP
+     * layer two, on 4, 8 and 16 chunks; on 32 chunks, where that leaves the last chunk short, as the H100 recipe's
+     * {@code Et|(tt|)*30mL}: a layer with the embedding, two a chunk, the MTP layer and the loss alone.
+     */
+    @Example
+    void deepSeekV3SplitsAsItsRecipesLayItOut() {
+        assertArrayEquals(new int[] {16, 16, 16, 13}, MegatronExecution.split(61, 4, 1));
+        int[] eight = MegatronExecution.split(61, 8, 1);
+        assertArrayEquals(new int[] {8, 8, 8, 8, 8, 8, 8, 5}, eight);
+        int[] sixteen = MegatronExecution.split(61, 16, 1);
+        assertEquals(4, sixteen[0]);
+        assertEquals(1, sixteen[15]);
+        for (int j = 1; j < 15; j++) {
+            assertEquals(4, sixteen[j], "chunk " + j);
+        }
+        int[] thirtyTwo = MegatronExecution.split(61, 32, 1);
+        assertEquals(1, thirtyTwo[0]);
+        assertEquals(0, thirtyTwo[31]);
+        for (int j = 1; j < 31; j++) {
+            assertEquals(2, thirtyTwo[j], "chunk " + j);
+        }
+        // without the MTP layer: the embedding and the loss counted one each where 61 + 2 does not divide either
+        assertArrayEquals(null, MegatronExecution.chunkSizes(61, 16, 0));
     }
 }

@@ -1,0 +1,55 @@
+package org.scaledl.transformer;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Sliding windows as Hugging Face's classes read them: Llama's class (and OLMo 2's, Granite's, GLM-4's) reads no
+ * {@code sliding_window} or {@code layer_types}, so a configuration of that type attends fully in every layer, said;
+ * Mistral's class defaults its window to 4,096 where the key is absent.
+ */
+class RoundTwentyFourConfigTest {
+    @TempDir
+    Path dir;
+
+    private static boolean windowed(TransformerSpec s) {
+        return s.blocks().stream().anyMatch(b -> b.window() > 0);
+    }
+
+    @Test
+    void llamasClassReadsNoWindowAndSaysSo() throws Exception {
+        TransformerSpec plain = HuggingFaceConfig.read(Path.of("src/test/resources/transformers/llama-3-8b/config.json"));
+        TransformerSpec edited = HuggingFaceConfig.read(RoundTwentyConfigTest.edited(dir, "llama-3-8b", "w", c -> {
+            c.put("sliding_window", 512);
+            com.fasterxml.jackson.databind.node.ArrayNode t = c.putArray("layer_types");
+            for (int i = 0; i < c.get("num_hidden_layers").asInt(); i++) {
+                t.add("sliding_attention");
+            }
+        }));
+        assertTrue(!windowed(edited), "Llama's class attends fully");
+        assertEquals(plain.graph(2048).size(), edited.graph(2048).size());
+        assertTrue(edited.readNotes().stream().anyMatch(n -> n.contains("sliding_window is not read for model_type "
+                + "'llama'")), edited.readNotes().toString());
+        assertTrue(edited.readNotes().stream().anyMatch(n -> n.contains("layer_types is not read")),
+                edited.readNotes().toString());
+    }
+
+    @Test
+    void mistralsClassDefaultsItsWindow() throws Exception {
+        TransformerSpec stated = HuggingFaceConfig.read(Path.of(
+                "src/test/resources/transformers/mistral-7b/config.json"));
+        TransformerSpec absent = HuggingFaceConfig.read(RoundTwentyConfigTest.edited(dir, "mistral-7b", "a",
+                c -> c.remove("sliding_window")));
+        TransformerSpec none = HuggingFaceConfig.read(RoundTwentyConfigTest.edited(dir, "mistral-7b", "n",
+                c -> c.putNull("sliding_window")));
+        assertTrue(stated.blocks().stream().allMatch(b -> b.window() == 4096));
+        assertTrue(absent.blocks().stream().allMatch(b -> b.window() == 4096), "MistralConfig's default");
+        assertTrue(absent.readNotes().stream().anyMatch(n -> n.contains("MistralConfig's default, 4096")),
+                absent.readNotes().toString());
+        assertTrue(!windowed(none), "null: full attention");
+    }
+}
