@@ -78,11 +78,12 @@ public final class JobRuns {
     }
 
     /**
-     * Reads several job runs tables as one: a run is counted once, so a table given twice, or an {@code id} that
-     * names a run in two tables (a row copied from one into the other), is refused naming both places.
+     * Reads several job runs tables as one: a run is counted once, so a table given twice, an {@code id} that
+     * names a run in two tables (a row copied from one into the other), or a row without an id that repeats another
+     * cell for cell, is refused naming both places.
      *
-     * @throws InvalidInputException as {@link #read(Path, Function, Function, Map)}, and naming a table given twice or
-     *         an id's two lines
+     * @throws InvalidInputException as {@link #read(Path, Function, Function, Map)}, and naming a table given twice,
+     *         an id's two lines or a repeated row's
      */
     public static List<Sample> read(List<Path> tables, Function<Path, ModelGraph> importer,
             Function<String, Optional<Device>> devices, Map<String, String> defaults) {
@@ -100,8 +101,10 @@ public final class JobRuns {
         List<Sample> out = new ArrayList<>();
         // a run named twice is a row copied by mistake, not a second measurement: it would count twice
         Map<String, String> ids = new java.util.HashMap<>();
+        // so is a row without an id that repeats another cell for cell (a measurement taken again differs in its time)
+        Map<String, String> rows = new java.util.HashMap<>();
         for (Path t : tables) {
-            read(t, importer, devices, defaults, ids, out);
+            read(t, importer, devices, defaults, ids, rows, out);
         }
         return out;
     }
@@ -116,7 +119,7 @@ public final class JobRuns {
     }
 
     private static void read(Path csv, Function<Path, ModelGraph> importer, Function<String, Optional<Device>> devices,
-            Map<String, String> defaults, Map<String, String> ids, List<Sample> out) {
+            Map<String, String> defaults, Map<String, String> ids, Map<String, String> rows, List<Sample> out) {
         try (Candidates.Chunks in = Candidates.open(csv, importer, devices, defaults, true)) {
             // a table predict --candidates scored holds predicted tokens_per_s_per_gpu and the measured ones, if
             // any, as measured_tokens_per_s_per_gpu
@@ -151,6 +154,20 @@ public final class JobRuns {
                         throw InvalidInputException.atLine(t.source(), line, "id '"
                                 + InvalidInputException.printable(id.get(), 60) + "' names the run of " + where
                                 + " too: each run once (a configuration measured again is a run of its own id)");
+                    }
+                    if (id.isEmpty()) {
+                        StringBuilder cells = new StringBuilder();
+                        for (String col : new java.util.TreeSet<>(t.columns())) {
+                            cells.append(col).append('\u0000').append(t.opt(r, col).orElse("").trim()).append('\u0000');
+                        }
+                        String same = rows.putIfAbsent(cells.toString(), t.source() + ":" + line);
+                        if (same != null) {
+                            String where = same.startsWith(t.source() + ":")
+                                    ? "line " + same.substring(t.source().length() + 1) : same;
+                            throw InvalidInputException.atLine(t.source(), line, "this row repeats " + where
+                                    + " cell for cell: a row copied by mistake would count twice (a configuration "
+                                    + "measured again differs in its time; give the runs an id column to keep both)");
+                        }
                     }
                     out.add(sample(t, r, c.workloads().get(r), rate));
                 }

@@ -316,7 +316,8 @@ public final class TrainingLogs {
                 "cpu_offloading_num_layers", "packed_sequence_size", "overlap_p2p_comm", "recompute_method",
                 "recompute_num_layers", "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
                 "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
-                "transformer_impl", "use_flash_attn", "attention_backend", "make_vocab_size_divisible_by")) {
+                "transformer_impl", "use_flash_attn", "attention_backend", "make_vocab_size_divisible_by",
+                "log_interval")) {
             KEYS.put(k, k);
         }
         KEYS.put("num_moe_experts", "num_experts");

@@ -229,8 +229,9 @@ final class FitCommand implements Callable<Integer> {
      * Which runs a calibration leaves out, by their ratios of predicted to measured time and their jobs: every run of
      * a job whose runs' median ratio is beyond {@value #MISMATCH} either way (a job the model misses that far is rather
      * another job than the row says), so runs of one job measured alike are kept or left out together (three runs
-     * 4.8–5.2 times faster than predicted lost the middle one, and the other two halved the level); and a run of
-     * its own beyond {@link RuntimePredictor#MAX_CALIBRATION_RATIO}, which the library refuses to calibrate on.
+     * 4.8–5.2 times faster than predicted lost the middle one, and the other two halved the level), except a run
+     * of it nearer its prediction than that median; and a run of its own beyond
+     * {@link RuntimePredictor#MAX_CALIBRATION_RATIO}, which the library refuses to calibrate on.
      *
      * @param ratios each run's predicted over measured time
      * @param jobs   each run's job (runs of one job share it)
@@ -247,8 +248,11 @@ final class FitCommand implements Callable<Integer> {
         for (int i = 0; i < ratios.length; i++) {
             double median = org.scaledl.model.cost.Quantiles.median(byJob.get(jobs.get(i)).stream()
                     .mapToDouble(Double::doubleValue).toArray());
-            out[i] = Math.abs(median) > limit
-                    || Math.abs(Math.log(ratios[i])) > Math.log(RuntimePredictor.MAX_CALIBRATION_RATIO);
+            // (a run of the job near its prediction, nearer it than the job's far median, is kept: one run
+            // written in seconds took the job's correct run with it)
+            double own = Math.log(ratios[i]);
+            out[i] = Math.abs(median) > limit && Math.abs(own - median) < Math.abs(own)
+                    || Math.abs(own) > Math.log(RuntimePredictor.MAX_CALIBRATION_RATIO);
         }
         return out;
     }
@@ -317,8 +321,9 @@ final class FitCommand implements Callable<Integer> {
             double ratio = ratios[i];
             String where = r.workload().tag(org.scaledl.io.DatasetReader.SOURCE_TAG).orElse("?");
             if (far[i]) {
-                leftOut.add(String.format(Locale.ROOT, "%s (predicted %.1f ms, measured %.1f ms)", where,
-                        ratio * r.millis(), r.millis()));
+                leftOut.add(String.format(Locale.ROOT, "%s (predicted %.1f ms, measured %.1f ms%s)", where,
+                        ratio * r.millis(), r.millis(), unitHint(new double[] {ratio}).isEmpty() ? ""
+                        : Math.log(ratio) > 0 ? ": seconds, not milliseconds?" : ": microseconds, not milliseconds?"));
                 continue;
             }
             kept.add(r);
@@ -328,7 +333,8 @@ final class FitCommand implements Callable<Integer> {
         }
         if (!leftOut.isEmpty()) {
             System.err.println("scaledl: warning: left out of the calibration, runs of jobs the model misses by more "
-                    + "than a factor of " + (int) MISMATCH + " (their runs' median; a different job than the row says? "
+                    + "than a factor of " + (int) MISMATCH + " (their runs' median), or a run " + (int) RuntimePredictor
+                    .MAX_CALIBRATION_RATIO + " times off on its own (a different job than the row says? "
                     + "check them): " + String.join("; ", leftOut));
         }
         if (2 * leftOut.size() > runs.size()) {

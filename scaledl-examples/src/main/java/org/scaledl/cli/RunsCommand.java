@@ -275,9 +275,13 @@ final class RunsCommand implements Callable<Integer> {
                     .toList();
             csv.append(String.join(",", cells)).append('\n');
             if (!Main.quiet) {
-                System.err.printf(Locale.ROOT, "scaledl: %s: median of %d iteration%s (the first %d dropped as "
-                        + "warm-up): %.1f ms on %d GPUs (%s)%n", shown(row), r.iterations(), r.iterations() == 1 ? ""
-                        : "s", r.warmup(),
+                // a Megatron line above log_interval 1 is the mean of that many iterations: its lines are counted
+                String interval = r.arguments().getOrDefault("log_interval", "1").trim();
+                boolean lines = interval.matches("[0-9]+") && !interval.matches("0*1") && !interval.matches("0+");
+                System.err.printf(Locale.ROOT, "scaledl: %s: median of %d %s%s%s (the first %d dropped as "
+                        + "warm-up): %.1f ms on %d GPUs (%s)%n", shown(row), r.iterations(), lines
+                        ? "logged line" : "iteration", r.iterations() == 1 ? "" : "s", lines ? ", each the mean of "
+                        + interval + " iterations (log_interval)" : "", r.warmup(),
                         r.measuredMs(), j.gpus(), row.device().name());
             }
         }

@@ -1,0 +1,96 @@
+package org.scaledl.cli;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.scaledl.io.CsvTable;
+
+/**
+ * Round twenty-four at the keyboard: a calibration keeps a job's run near its prediction beside a copy of it written
+ * in seconds, and says which unit; a runs table's row repeated cell for cell without an id is refused, not counted
+ * twice; {@code runs --from-log} counts a log's lines as lines where each is the mean of {@code log_interval}
+ * iterations.
+ */
+class RoundTwentyFourCliTest {
+    private static final Path LLAMA = HostileCliTest.repo()
+            .resolve("scaledl-core/src/test/resources/transformers/llama-3-8b");
+
+    @Test
+    void aRunNearItsPredictionStaysBesideACopyInSeconds() {
+        // one job measured twice, once in seconds: the median of the two was 31 times off and took both out
+        assertArrayEquals(new boolean[] {false, true}, FitCommand.mismatched(new double[] {0.97, 967},
+                List.of("a", "a")));
+        // three runs of a job alike beyond the limit still go together
+        assertArrayEquals(new boolean[] {true, true, true}, FitCommand.mismatched(new double[] {5.2, 4.9, 5.4},
+                List.of("a", "a", "a")));
+    }
+
+    private static double predicted() throws Exception {
+        MainTest.Run one = MainTest.run("predict", "--model", "gpu", "--transformer", LLAMA.toString(), "--seq",
+                "2048", "--batch", "1", "--data-parallel", "8", "--device", "H100", "--precision", "bf16", "--json");
+        assertEquals(0, one.code(), one.err());
+        return new ObjectMapper().readTree(one.out()).get("ms").asDouble();
+    }
+
+    @Test
+    void aCalibrationSaysTheRunInSecondsAndKeepsTheOther(@TempDir Path dir) throws Exception {
+        Files.createDirectory(dir.resolve("llama"));
+        Files.copy(LLAMA.resolve("config.json"), dir.resolve("llama/config.json"));
+        double ms = predicted();
+        Path runs = dir.resolve("runs.csv");
+        Files.writeString(runs, "id,transformer,seq,batch,world_size,device,precision,measured_ms\n"
+                + "a,llama/config.json,2048,1,8,H100,bf16," + CsvTable.plain(ms * 1.03) + "\n"
+                + "b,llama/config.json,2048,1,8,H100,bf16," + CsvTable.plain(ms * 1.03 / 1000) + "\n");
+        MainTest.Run cal = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
+                dir.resolve("c.sdl").toString());
+        assertEquals(0, cal.code(), cal.err());
+        assertTrue(cal.out().contains("on 1 run"), cal.out() + cal.err());
+        assertTrue(cal.err().contains("runs.csv:3") && cal.err().contains("seconds, not milliseconds?")
+                && !cal.err().contains("runs.csv:2 "), cal.err());
+    }
+
+    @Test
+    void aRowRepeatedCellForCellWithoutAnIdIsRefused(@TempDir Path dir) throws Exception {
+        Files.createDirectory(dir.resolve("llama"));
+        Files.copy(LLAMA.resolve("config.json"), dir.resolve("llama/config.json"));
+        double ms = predicted();
+        String row = "llama/config.json,2048,1,8,H100,bf16," + CsvTable.plain(ms) + "\n";
+        Path runs = dir.resolve("runs.csv");
+        Files.writeString(runs, "transformer,seq,batch,world_size,device,precision,measured_ms\n" + row
+                + "llama/config.json,2048,1,8,H100,bf16," + CsvTable.plain(ms * 1.01) + "\n" + row);
+        Path out = dir.resolve("c.sdl");
+        MainTest.Run cal = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
+                out.toString());
+        assertEquals(Main.BAD_INPUT, cal.code(), cal.err());
+        assertTrue(cal.err().contains("runs.csv:4") && cal.err().contains("repeats line 2 cell for cell"), cal.err());
+        assertFalse(Files.exists(out));
+        // the same job measured again (another time) is two runs
+        Files.writeString(runs, "transformer,seq,batch,world_size,device,precision,measured_ms\n" + row
+                + "llama/config.json,2048,1,8,H100,bf16," + CsvTable.plain(ms * 1.01) + "\n");
+        MainTest.Run two = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
+                out.toString());
+        assertEquals(0, two.code(), two.err());
+        assertTrue(two.out().contains("on 2 runs"), two.out());
+    }
+
+    @Test
+    void aLogOfIntervalsCountsItsLines(@TempDir Path dir) throws Exception {
+        Path logs = HostileCliTest.repo().resolve("scaledl-core/src/test/resources/logs/megatron-llama3-8b.log");
+        List<String> lines = Files.readAllLines(logs);
+        lines.replaceAll(l -> l.startsWith("  log_interval ...") ? "  log_interval ............ 10" : l);
+        Path log = dir.resolve("ten.log");
+        Files.write(log, lines);
+        MainTest.Run r = MainTest.run("runs", "--from-log", log.toString(), "--out", dir.resolve("r.csv").toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("median of 30 logged lines, each the mean of 10 iterations (log_interval)"),
+                r.err());
+    }
+}
