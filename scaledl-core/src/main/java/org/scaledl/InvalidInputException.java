@@ -58,13 +58,25 @@ public final class InvalidInputException extends RuntimeException {
     }
 
     /**
-     * A value read from input as it may appear in a message: control and non-ASCII characters as {@code ?} (no
-     * terminal escapes reach the screen), cut at {@code max} characters with {@code ...}.
+     * A value read from input as it may appear in a message: control and non-ASCII characters as their escapes, such as
+     * <code>&#92;uff14</code> for a full-width 4 (no terminal escapes reach the screen, and the reader sees what was
+     * wrong), cut at {@code max} characters shown with {@code ...}.
      */
     public static String printable(String value, int max) {
         String v = value == null ? "" : value;
-        String t = v.length() > max ? v.substring(0, max) + "..." : v;
-        return t.replaceAll("[^\\x20-\\x7e]", "?");
+        // each other character as its escape (a full-width 4 as backslash-u ff14): a message shows what was wrong;
+        // the cut counts what is shown, escapes included
+        StringBuilder b = new StringBuilder(Math.min(v.length(), max) + 3);
+        for (int i = 0; i < v.length(); i++) {
+            char c = v.charAt(i);
+            String shown = c >= 0x20 && c <= 0x7e ? String.valueOf(c)
+                    : String.format(java.util.Locale.ROOT, "\\u%04x", (int) c);
+            if (b.length() + shown.length() > max) {
+                return b.append("...").toString();
+            }
+            b.append(shown);
+        }
+        return b.toString();
     }
 
     /**

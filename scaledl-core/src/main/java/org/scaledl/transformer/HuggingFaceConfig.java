@@ -456,6 +456,12 @@ public final class HuggingFaceConfig {
      * (PyTorch's memory-efficient attention and FlexAttention take any).
      */
     private static java.util.Optional<Long> attentionImplementation(Reader r) {
+        String saved = r.text("_attn_implementation", "");
+        String given = r.text("attn_implementation", "");
+        if (!saved.isEmpty() && !given.isEmpty() && !saved.equalsIgnoreCase(given)) {
+            throw new IllegalArgumentException("_attn_implementation '" + printable(saved) + "' and "
+                    + "attn_implementation '" + printable(given) + "' name two implementations: give one");
+        }
         for (String key : List.of("_attn_implementation", "attn_implementation")) {
             String v = r.text(key, "");
             if (!v.isEmpty()) {
@@ -470,7 +476,7 @@ public final class HuggingFaceConfig {
                     return java.util.Optional.of(TransformerSpec.MAX_FUSED_HEAD_SIZE);
                 }
                 throw new IllegalArgumentException(key + " '" + printable(v) + "' is not known (eager, sdpa, "
-                        + "flash_attention_2, flex_attention)");
+                        + "flash_attention_2 or _3, flex_attention, te)");
             }
         }
         return java.util.Optional.empty();

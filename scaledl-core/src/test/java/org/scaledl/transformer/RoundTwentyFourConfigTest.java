@@ -52,4 +52,27 @@ class RoundTwentyFourConfigTest {
                 absent.readNotes().toString());
         assertTrue(!windowed(none), "null: full attention");
     }
+
+    /** Two keys naming two attention implementations are refused (eager was taken over sdpa without a word). */
+    @Test
+    void twoAttentionImplementationsAreRefused() throws Exception {
+        Path both = RoundTwentyConfigTest.edited(dir, "llama-3-8b", "both", c -> {
+            c.put("_attn_implementation", "eager");
+            c.put("attn_implementation", "sdpa");
+        });
+        Exception e = org.junit.jupiter.api.Assertions.assertThrows(Exception.class, () -> HuggingFaceConfig.read(both));
+        assertTrue(e.getMessage().contains("name two implementations"), e.getMessage());
+        Path same = RoundTwentyConfigTest.edited(dir, "llama-3-8b", "same", c -> {
+            c.put("_attn_implementation", "eager");
+            c.put("attn_implementation", "EAGER");
+        });
+        assertTrue(!HuggingFaceConfig.read(same).fusedAttention());
+    }
+
+    /** A message shows a character outside printable ASCII as its escape, not as a question mark. */
+    @Test
+    void aMessageShowsOtherCharactersEscaped() {
+        String shown = org.scaledl.InvalidInputException.printable("\uff14\u0096x", 40);
+        assertEquals("\\uff14\\u0096x", shown);
+    }
 }

@@ -218,7 +218,8 @@ final class LayoutsCommand implements Callable<Integer> {
             double least = all.stream().mapToDouble(LayoutSearch.Layout::memoryGb).min().orElse(0);
             System.err.println(String.format(Locale.ROOT, "scaledl: warning: none of the %d layouts fits the "
                     + "%.1f GiB of %s: the least needs %.1f GiB a GPU (more GPUs, a GPU with more memory, or a smaller "
-                    + "global batch or sequence)", all.size(), d.memoryGB(), d.name(), least));
+                    + "global batch or sequence); ranked by memory, the least first", all.size(), d.memoryGB(),
+                    d.name(), least));
         }
         List<LayoutSearch.Layout> shown = all.subList(0, Math.min(top, all.size()));
         // where the first layouts fill the GPU's memory to its edge, the best that leaves the margin free (a run that

@@ -93,4 +93,21 @@ class RoundTwentyFourCliTest {
         assertTrue(r.err().contains("median of 30 logged lines, each the mean of 10 iterations (log_interval)"),
                 r.err());
     }
+
+    /** With no layout that fits, the table ranks the nearest to fitting first, and says so. */
+    @Test
+    void layoutsOfWhichNoneFitsRankTheLeastMemoryFirst(@TempDir Path dir) throws Exception {
+        Path out = dir.resolve("l.csv");
+        MainTest.Run r = MainTest.run("layouts", "--model", "gpu", "--transformer", HostileCliTest.repo()
+                .resolve("scaledl-core/src/test/resources/transformers/llama-3.1-405b/config.json").toString(),
+                "--seq", "8192", "--gpus", "16", "--global-batch", "16", "--device", "H100", "--out",
+                out.toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("ranked by memory, the least first"), r.err());
+        CsvTable t = CsvTable.read(out);
+        double first = Double.parseDouble(t.get(0, "layout_memory_gb"));
+        for (int i = 1; i < t.size(); i++) {
+            assertTrue(first <= Double.parseDouble(t.get(i, "layout_memory_gb")), "row " + i);
+        }
+    }
 }
