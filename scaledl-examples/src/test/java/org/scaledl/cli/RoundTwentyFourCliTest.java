@@ -110,4 +110,17 @@ class RoundTwentyFourCliTest {
             assertTrue(first <= Double.parseDouble(t.get(i, "layout_memory_gb")), "row " + i);
         }
     }
+
+    /** DeepSeek-V3 on 16 stages is split as its recipes lay it out, and the note says how the units were counted. */
+    @Test
+    void deepSeekV3sSplitIsSaidAsItsRecipesLayItOut() {
+        MainTest.Run r = MainTest.run("predict", "--model", "gpu", "--transformer", HostileCliTest.repo()
+                .resolve("scaledl-core/src/test/resources/transformers/deepseek-v3/config.json").toString(), "--seq",
+                "4096", "--batch", "1", "--micro-batches", "64", "--gpus", "256", "--pipeline", "16", "--expert", "8",
+                "--device", "B200", "--precision", "mxfp8");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("61 layers split into 16 pipeline stages with the embedding not counted, the loss "
+                + "counted as a layer and the multi-token prediction as 2") && r.err().contains("the first 4, the "
+                + "last 1"), r.err());
+    }
 }

@@ -381,10 +381,13 @@ public final class MegatronExecution {
             // first and last chunks then hold fewer of the model's layers
             int q = java.util.Arrays.stream(even).max().orElseThrow();
             int extra = chunks * q - ts.layers();
-            String counted = extra == 1 ? "the embedding counted as a layer (as Megatron-Bridge's "
-                    + "account_for_embedding does)" : (extra == 2 ? "the embedding and the loss each counted as a layer"
-                    : "the embedding, the loss and the multi-token prediction counted as layers") + " (as "
-                    + "Megatron-Bridge's account_for_embedding and account_for_loss_in_pipeline_split do)";
+            String counted = even[0] == q ? String.format(Locale.ROOT, "the embedding not counted, the loss "
+                    + "counted as a layer and the multi-token prediction as %d (as Megatron-Bridge's DeepSeek-V3 "
+                    + "layouts lay them out)", extra - 1) : extra == 1 ? "the embedding counted as a layer (as "
+                    + "Megatron-Bridge's account_for_embedding does)" : (extra == 2 ? "the embedding and the loss each "
+                    + "counted as a layer" : "the embedding, the loss and the multi-token prediction counted as "
+                    + "layers") + " (as Megatron-Bridge's account_for_embedding and account_for_loss_in_pipeline_split "
+                    + "do)";
             String split = par.virtualStages() > 1 ? String.format(Locale.ROOT, "%d pipeline stages x %d chunks",
                     par.pipeline(), par.virtualStages()) : par.pipeline() + " pipeline stages";
             return Optional.of(String.format(Locale.ROOT, "%d layers split into %s with %s: %d layers a %s, the first "
