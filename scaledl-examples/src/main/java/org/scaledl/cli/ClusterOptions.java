@@ -302,6 +302,20 @@ final class ClusterOptions {
         }
     }
 
+    /**
+     * Refuses {@code --moe-a2a-overlap} with {@code --moe-dispatcher allgather}, which Megatron core refuses together:
+     * a default over many jobs (a candidate table's, a layout search's) that no job could take, where one job given
+     * both is refused by its own checks.
+     */
+    void refuseOverlapWithoutItsDispatcher() {
+        if (Boolean.TRUE.equals(moeA2aOverlap) && moeDispatcher != null) {
+            org.scaledl.workload.Workload.expertCommOverlapRefusal(moeDispatcher).ifPresent(why -> {
+                throw new IllegalArgumentException("--moe-a2a-overlap with --moe-dispatcher " + moeDispatcher.label()
+                        + ": " + why);
+            });
+        }
+    }
+
     /** {@link #stateSchedule(org.scaledl.workload.Workload.Builder)} for every layout of a search. */
     void stateSchedule(org.scaledl.model.LayoutSearch s) {
         stateSchedule(s::gradReduceAfterBackward, s::expertCommOverlap, s::cudaGraphs);

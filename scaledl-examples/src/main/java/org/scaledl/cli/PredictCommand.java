@@ -177,6 +177,7 @@ final class PredictCommand implements Callable<Integer> {
                         + "and --json (the table's columns say them)");
             }
             refuseBothBatches(globalBatch, job.microBatches, true);
+            job.cluster.refuseOverlapWithoutItsDispatcher();
             if (globalBatch != null && globalBatch <= 0) {
                 throw new IllegalArgumentException("--global-batch must be positive, got " + globalBatch);
             }

@@ -123,4 +123,20 @@ class RoundTwentyFourCliTest {
                 + "counted as a layer and the multi-token prediction as 2") && r.err().contains("the first 4, the "
                 + "last 1"), r.err());
     }
+
+    /**
+     * {@code --moe-a2a-overlap} with {@code --moe-dispatcher allgather} as a table's defaults is refused, as one job
+     * given both is (the overlap was dropped from every row without a word).
+     */
+    @Test
+    void anOverlapDefaultWithTheAllgatherDispatcherIsRefused(@TempDir Path dir) throws Exception {
+        Path jobs = dir.resolve("jobs.csv");
+        Files.writeString(jobs, "transformer,seq,batch,micro_batches,world_size,expert,device,precision\n"
+                + HostileCliTest.repo().resolve("scaledl-core/src/test/resources/transformers/mixtral-8x7b/config.json")
+                + ",4096,1,8,8,8,H100,bf16\n");
+        MainTest.Run r = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(),
+                "--moe-a2a-overlap", "--moe-dispatcher", "allgather");
+        assertEquals(Main.USAGE, r.code(), r.err());
+        assertTrue(r.err().contains("--moe-a2a-overlap with --moe-dispatcher allgather"), r.err());
+    }
 }
