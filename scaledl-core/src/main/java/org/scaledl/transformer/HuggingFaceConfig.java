@@ -333,6 +333,13 @@ public final class HuggingFaceConfig {
         }
         oneOf(r, "topk_method", "noaux_tc", "greedy", "group_limited_greedy");
         oneOf(r, "scoring_func", "softmax", "sigmoid");
+        JsonNode legacy = c.get("rope_scaling");
+        JsonNode current = c.get("rope_parameters");
+        if (legacy != null && legacy.isObject() && current != null && current.isObject() && !legacy.equals(current)) {
+            // transformers' newer name and its older one, saying two scalings: which the context is is a slip's
+            throw InvalidInputException.inSource(r.source(), "rope_scaling " + Reader.clip(legacy) + " and "
+                    + "rope_parameters " + Reader.clip(current) + " say two rotary scalings: give one");
+        }
         for (String key : new String[] {"rope_scaling", "rope_parameters"}) {
             JsonNode rs = c.get(key);
             if (rs == null || rs.isNull()) {

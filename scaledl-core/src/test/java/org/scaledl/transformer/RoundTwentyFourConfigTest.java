@@ -75,4 +75,16 @@ class RoundTwentyFourConfigTest {
         String shown = org.scaledl.InvalidInputException.printable("\uff14\u0096x", 40);
         assertEquals("\\uff14\\u0096x", shown);
     }
+
+    /** {@code rope_scaling} and {@code rope_parameters} saying two scalings are refused (one was taken unsaid). */
+    @Test
+    void twoRotaryScalingsAreRefused() throws Exception {
+        Path both = RoundTwentyConfigTest.edited(dir, "llama-3-8b", "rope", c -> {
+            c.putObject("rope_scaling").put("rope_type", "linear").put("factor", 2.0);
+            c.putObject("rope_parameters").put("rope_type", "yarn").put("factor", 4.0)
+                    .put("original_max_position_embeddings", 8192);
+        });
+        Exception e = org.junit.jupiter.api.Assertions.assertThrows(Exception.class, () -> HuggingFaceConfig.read(both));
+        assertTrue(e.getMessage().contains("say two rotary scalings"), e.getMessage());
+    }
 }
