@@ -304,14 +304,14 @@ final class ClusterOptions {
 
     /**
      * Refuses {@code --moe-a2a-overlap} with {@code --moe-dispatcher allgather}, which Megatron core refuses together:
-     * a default over many jobs (a candidate table's, a layout search's) that no job could take, where one job given
-     * both is refused by its own checks.
+     * a candidate table's defaults that no row could take, where one job given both is refused by its own checks (and
+     * a layout search by its own).
      */
     void refuseOverlapWithoutItsDispatcher() {
         if (Boolean.TRUE.equals(moeA2aOverlap) && moeDispatcher != null) {
             org.scaledl.workload.Workload.expertCommOverlapRefusal(moeDispatcher).ifPresent(why -> {
-                throw new IllegalArgumentException("--moe-a2a-overlap with --moe-dispatcher " + moeDispatcher.label()
-                        + ": " + why);
+                throw org.scaledl.InvalidInputException.of("--moe-a2a-overlap with --moe-dispatcher "
+                        + moeDispatcher.label() + ": " + why);
             });
         }
     }

@@ -159,7 +159,6 @@ final class LayoutsCommand implements Callable<Integer> {
         LayoutSearch search = new LayoutSearch(p, graph, d, gpus, globalBatch).topology(topo)
                 .precision(precision).lora(cluster.loraRank()).expertImbalance(cluster.expertImbalance())
                 .documentTokens(cluster.documentTokens());
-        cluster.refuseOverlapWithoutItsDispatcher();
         cluster.stateSchedule(search);
         if (cluster.zeroStage != null) {
             // the one stage the caller's software runs

@@ -136,7 +136,7 @@ class RoundTwentyFourCliTest {
                 + ",4096,1,8,8,8,H100,bf16\n");
         MainTest.Run r = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(),
                 "--moe-a2a-overlap", "--moe-dispatcher", "allgather");
-        assertEquals(Main.USAGE, r.code(), r.err());
+        assertEquals(Main.BAD_INPUT, r.code(), r.err());
         assertTrue(r.err().contains("--moe-a2a-overlap with --moe-dispatcher allgather"), r.err());
     }
 }
