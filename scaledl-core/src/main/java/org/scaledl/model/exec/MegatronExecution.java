@@ -2197,9 +2197,9 @@ public final class MegatronExecution {
      * weigh the stages; 1 without a pipeline or without times); {@code adapterShare} and {@code expertAdapterShare}, the
      * shares of the {@link ExecutionTerm#OTHER} and {@link ExecutionTerm#EXPERT_OTHER} terms that are LoRA adapters'
      * products (the breakdown says them apart from the layers); {@code quantisationShare} and
-     * {@code expertQuantisationShare}, the shares that quantise low-precision operands (said apart too); {@code
-     * busiestUnits}, how many times the busiest stage
-     * runs each unit (prologue, epilogue, a layer of each block kind) a micro-batch.
+     * {@code expertQuantisationShare}, the shares that quantise low-precision operands (said apart too);
+     * {@code busiestUnits}, how many times the busiest stage runs each unit (prologue, epilogue, a layer of each block
+     * kind) a micro-batch.
      */
     private record Assembly(MegatronTerms terms, StageMemory memory, double steady, double adapterShare,
             double expertAdapterShare, double quantisationShare, double expertQuantisationShare, double hostBytes,
