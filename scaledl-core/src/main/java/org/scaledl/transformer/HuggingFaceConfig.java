@@ -1307,9 +1307,15 @@ public final class HuggingFaceConfig {
         throw new IllegalArgumentException(key + " '" + printable(a) + "' is not supported (gelu, relu, relu2, silu)");
     }
 
-    /** Logs a warning and keeps it for the specification's {@link TransformerSpec#readNotes()}. */
+    /**
+     * Logs a warning and keeps it for the specification's {@link TransformerSpec#readNotes()}, once (a key read in two
+     * places, a null {@code intermediate_size}, was said twice).
+     */
     private static void say(List<String> said, String template, Object... args) {
         String message = org.slf4j.helpers.MessageFormatter.arrayFormat(template, args).getMessage();
+        if (said.contains(message)) {
+            return;
+        }
         LOG.warn("{}", message);
         said.add(message);
     }

@@ -87,4 +87,13 @@ class RoundTwentyFourConfigTest {
         Exception e = org.junit.jupiter.api.Assertions.assertThrows(Exception.class, () -> HuggingFaceConfig.read(both));
         assertTrue(e.getMessage().contains("say two rotary scalings"), e.getMessage());
     }
+
+    /** A null where a number is meant is said once, though its key is read in two places. */
+    @Test
+    void aNullSizeIsSaidOnce() throws Exception {
+        TransformerSpec s = HuggingFaceConfig.read(RoundTwentyConfigTest.edited(dir, "llama-3-8b", "null",
+                c -> c.putNull("intermediate_size")));
+        assertEquals(1, s.readNotes().stream().filter(n -> n.contains("intermediate_size is null")).count(),
+                s.readNotes().toString());
+    }
 }
