@@ -74,8 +74,8 @@ import org.scaledl.workload.Recompute;
  * <ul>
  *   <li>model: {@code hidden_size}, {@code num_layers}, {@code num_attention_heads}, {@code num_query_groups} (used
  *       when {@code group_query_attention} is True or not logged), {@code ffn_hidden_size}, {@code kv_channels},
- *       {@code padded_vocab_size} (else {@code vocab_size} padded as Megatron pads it, to a multiple of
- *       {@code make_vocab_size_divisible_by} (128) times the tensor-parallel degree; compared with a given
+ *       {@code padded_vocab_size} (else {@code vocab_size} as logged, said where Megatron-LM would pad it to a
+ *       multiple of {@code make_vocab_size_divisible_by} times the tensor-parallel degree; compared with a given
  *       configuration's), {@code max_position_embeddings}, {@code swiglu},
  *       {@code squared_relu}, {@code gated_linear_unit} with {@code activation_func} ({@code activation}: NeMo's
  *       {@code swiglu}, {@code fast-swiglu}, {@code squared-relu}, {@code gelu}), {@code normalization}
@@ -317,7 +317,7 @@ public final class TrainingLogs {
                 "recompute_num_layers", "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
                 "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
                 "transformer_impl", "use_flash_attn", "attention_backend", "make_vocab_size_divisible_by",
-                "log_interval")) {
+                "log_interval", "quick_geglu")) {
             KEYS.put(k, k);
         }
         KEYS.put("num_moe_experts", "num_experts");
@@ -1962,10 +1962,10 @@ public final class TrainingLogs {
                 diffs.add(diff("moe_ffn_hidden_size", moeFfn, model.moe().get().expertFfn(),
                         "moe_intermediate_size"));
             }
-            if (activationLogged() && activation().equals("swiglu") != model.ffnKind().gated()) {
-                diffs.add("the feed-forward is " + (activation().equals("swiglu") ? "gated (SwiGLU)" : activation())
-                        + " in the log, " + (model.ffnKind().gated() ? "gated" : "not gated") + " in the "
-                        + "configuration (" + model.ffnKind().name().toLowerCase(Locale.ROOT) + ")");
+            if (activationLogged() && gatedLogged() != model.ffnKind().gated()) {
+                diffs.add("the feed-forward is " + (gatedLogged() ? "gated" : "not gated") + " in the log, "
+                        + (model.ffnKind().gated() ? "gated" : "not gated") + " in the configuration ("
+                        + model.ffnKind().name().toLowerCase(Locale.ROOT) + ")");
             }
             if (has("untie_embeddings_and_output_weights") || has("share_embeddings_and_output_weights")) {
                 boolean untied = flag("untie_embeddings_and_output_weights", false)
@@ -2440,7 +2440,7 @@ public final class TrainingLogs {
             int layers = positive("num_layers");
             int heads = positive("num_attention_heads");
             int ffn = positive("ffn_hidden_size");
-            int vocab = has("padded_vocab_size") ? positive("padded_vocab_size") : padded(positive("vocab_size"));
+            int vocab = has("padded_vocab_size") ? positive("padded_vocab_size") : unpadded(positive("vocab_size"));
             Integer kvHeads = queryGroups(heads);
             int kv = kvHeads == null ? heads : kvHeads;
             Integer kvChannels = positive("kv_channels");
@@ -2620,20 +2620,36 @@ public final class TrainingLogs {
         }
 
         /**
-         * A tokenizer's vocabulary as Megatron pads it where the log lacks the padded size: up to a multiple of
-         * {@code make_vocab_size_divisible_by} (128 unless logged) times the tensor-parallel degree.
+         * The logged {@code vocab_size} where the log lacks the padded size, said where Megatron-LM would pad it (to a
+         * multiple of {@code make_vocab_size_divisible_by}, 128 unless logged, times the tensor-parallel degree): the
+         * frameworks pad differently (NeMo 2 and Megatron-Bridge not at all unless told), so it is taken as logged.
          */
-        private int padded(int vocab) {
+        private int unpadded(int vocab) {
             long multiple = (long) positive("make_vocab_size_divisible_by", 128)
                     * positive("tensor_model_parallel_size", 1);
-            long out = (vocab + multiple - 1) / multiple * multiple;
-            return out <= Integer.MAX_VALUE ? (int) out : vocab;
+            if (vocab % multiple != 0) {
+                LOG.warn("{}: vocab_size {} is taken as logged, unpadded (the log has no padded vocabulary line; "
+                        + "Megatron-LM pads it to a multiple of {}, make_vocab_size_divisible_by x tensor parallelism: "
+                        + "give the model's config.json with --transformer to state it)", source, vocab, multiple);
+            }
+            return vocab;
         }
 
         /** Whether the arguments state the feed-forward's activation (Megatron prints swiglu whether set or not). */
         private boolean activationLogged() {
             return has("swiglu") || has("squared_relu") || has("activation") || has("activation_func")
-                    || has("gated_linear_unit");
+                    || has("gated_linear_unit") || has("quick_geglu");
+        }
+
+        /**
+         * Whether the arguments say a gated feed-forward, whatever its activation: SwiGLU, Megatron core's
+         * {@code gated_linear_unit} (with GELU too: Gemma's, GPT-OSS's), Megatron-LM's {@code quick_geglu}, NeMo's
+         * {@code geglu} and {@code swiglu} names.
+         */
+        private boolean gatedLogged() {
+            String a = has("activation") ? text("activation").toLowerCase(Locale.ROOT) : "";
+            return activation().equals("swiglu") || flag("gated_linear_unit", false) || flag("quick_geglu", false)
+                    || a.contains("glu");
         }
 
         /**

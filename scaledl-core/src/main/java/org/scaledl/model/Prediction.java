@@ -149,7 +149,10 @@ public record Prediction(double millis, double lowMillis, double highMillis, Lis
         COMMUNICATION,
         /** Per-iteration overhead, optimizer step, worker contention. */
         OVERHEAD,
-        /** Computation that belongs to no layer of the graph: LoRA adapters' products ({@code lora-adapters}). */
+        /**
+         * Computation that belongs to no layer of the graph: LoRA adapters' products ({@code lora-adapters}), a
+         * low-precision recipe's quantisation of its operands ({@code quantisation}).
+         */
         COMPUTE
     }
 

@@ -335,7 +335,8 @@ public final class HuggingFaceConfig {
         oneOf(r, "scoring_func", "softmax", "sigmoid");
         JsonNode legacy = c.get("rope_scaling");
         JsonNode current = c.get("rope_parameters");
-        if (legacy != null && legacy.isObject() && current != null && current.isObject() && !legacy.equals(current)) {
+        if (legacy != null && legacy.isObject() && current != null && current.isObject()
+                && !sameScaling(legacy, current)) {
             // transformers' newer name and its older one, saying two scalings: which the context is is a slip's
             throw InvalidInputException.inSource(r.source(), "rope_scaling " + Reader.clip(legacy) + " and "
                     + "rope_parameters " + Reader.clip(current) + " say two rotary scalings: give one");
@@ -705,14 +706,27 @@ public final class HuggingFaceConfig {
     }
 
     /**
-     * The Llama-layout types whose Hugging Face classes read {@code sliding_window} (and {@code layer_types}): Mistral,
-     * Mixtral, Qwen's (with {@code use_sliding_window}), Phi-3 and OLMo 3.
+     * Whether two rotary scalings say the same: their type ({@code rope_type}, or the older {@code type}; absent
+     * default) and their factor by value (8 and 8.0 alike); other keys ({@code rope_theta}, which transformers' newer
+     * {@code rope_parameters} holds) are not compared.
      */
+    private static boolean sameScaling(JsonNode a, JsonNode b) {
+        java.util.function.Function<JsonNode, String> type = n -> n.path("rope_type").asText(n.path("type")
+                .asText("default")).toLowerCase(Locale.ROOT);
+        java.util.function.Function<JsonNode, Double> factor = n -> n.path("factor").isNumber()
+                ? n.path("factor").asDouble() : 1.0;
+        return type.apply(a).equals(type.apply(b)) && factor.apply(a).equals(factor.apply(b));
+    }
+
     /** The window a type's class takes where {@code sliding_window} is absent: 4,096 for Mistral and OLMo 3. */
     private static int classWindow(String type) {
         return type.equals("mistral") || type.equals("olmo3") ? 4096 : 0;
     }
 
+    /**
+     * The Llama-layout types whose Hugging Face classes read {@code sliding_window} (and {@code layer_types}): Mistral,
+     * Mixtral, Qwen's (with {@code use_sliding_window}), Phi-3 and OLMo 3.
+     */
     private static final java.util.Set<String> WINDOWED_TYPES = java.util.Set.of("mistral", "mixtral", "qwen2",
             "qwen3", "qwen2_moe", "qwen3_moe", "phi3", "olmo3");
 

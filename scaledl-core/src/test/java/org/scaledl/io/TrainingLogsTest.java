@@ -1407,7 +1407,7 @@ class TrainingLogsTest {
     void aGivenConfigurationOfAnotherFeedForwardOrHeadIsRefused() throws Exception {
         String[][] cases = {
             {"ffn_hidden_size", "11008", "ffn_hidden_size is 11008 in the log, 14336"},
-            {"swiglu", "False", "the feed-forward is gelu in the log, gated"},
+            {"swiglu", "False", "the feed-forward is not gated in the log, gated"},
             {"untie_embeddings_and_output_weights", "False", "the output layer is the embedding's in the log"},
         };
         for (String[] c : cases) {
@@ -1416,24 +1416,27 @@ class TrainingLogsTest {
                     TrainingLogs.DEFAULT_WARMUP, LLAMA3_8B), c[0]);
             assertTrue(e.getMessage().contains(c[2]), e.getMessage());
         }
+        // a gated feed-forward of another activation (Megatron core's gated_linear_unit with GELU, as Gemma's and
+        // GPT-OSS's recipes run it) is gated: not refused for its gating
+        Path geglu = withArguments(dir, "geglu.log", "swiglu", "False", "gated_linear_unit", "True",
+                "activation_func", "gelu");
+        assertEquals(1, TrainingLogs.read(geglu, TrainingLogs.DEFAULT_WARMUP, LLAMA3_8B).size());
     }
 
     /**
-     * Without the tokenizer's "padded vocab" line, the vocabulary is padded as Megatron pads it: to a multiple of
-     * make_vocab_size_divisible_by (128 unless logged) times the tensor-parallel degree (it was written unpadded).
+     * Without the tokenizer's "padded vocab" line, the vocabulary is taken as logged (the frameworks pad it
+     * differently: Megatron-LM to a multiple of make_vocab_size_divisible_by times the tensor-parallel degree, NeMo 2
+     * and Megatron-Bridge not unless told), and where Megatron-LM would pad it, said.
      */
     @Test
-    void aVocabularyWithoutItsPaddedLineIsPaddedAsMegatronPadsIt() throws Exception {
+    void aVocabularyWithoutItsPaddedLineIsTakenAsLogged() throws Exception {
         List<String> lines = new java.util.ArrayList<>(Files.readAllLines(LOGS.resolve("megatron-llama3-8b.log")));
         lines.removeIf(l -> l.contains("padded vocab"));
         lines.replaceAll(l -> l.startsWith("  vocab_size ...") ? "  vocab_size ...... 128001" : l);
         Path log = dir.resolve("vocab.log");
         Files.write(log, lines);
         TrainingLogs.Run r = TrainingLogs.read(log, TrainingLogs.DEFAULT_WARMUP).get(0);
-        // tensor parallelism 4: a multiple of 512
-        assertEquals(128512, spec(r).vocab());
-        lines.add(indexOf(lines, "  hidden_size ...") + 1, "  make_vocab_size_divisible_by ...... 64");
-        Files.write(log, lines);
-        assertEquals(128256, spec(TrainingLogs.read(log, TrainingLogs.DEFAULT_WARMUP).get(0)).vocab());
+        assertEquals(128001, spec(r).vocab());
+        assertEquals("128001", r.arguments().get("vocab_size"));
     }
 }

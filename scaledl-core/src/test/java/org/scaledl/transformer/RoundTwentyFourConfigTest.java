@@ -86,6 +86,11 @@ class RoundTwentyFourConfigTest {
         });
         Exception e = org.junit.jupiter.api.Assertions.assertThrows(Exception.class, () -> HuggingFaceConfig.read(both));
         assertTrue(e.getMessage().contains("say two rotary scalings"), e.getMessage());
+        // one scaling written both ways (the older type key, an integer factor, the newer keys' rope_theta) is one
+        HuggingFaceConfig.read(RoundTwentyConfigTest.edited(dir, "llama-3-8b", "rope2", c -> {
+            c.putObject("rope_scaling").put("type", "linear").put("factor", 8);
+            c.putObject("rope_parameters").put("rope_type", "linear").put("factor", 8.0).put("rope_theta", 500000.0);
+        }));
     }
 
     /** A null where a number is meant is said once, though its key is read in two places. */

@@ -304,8 +304,9 @@ final class ClusterOptions {
 
     /**
      * Refuses {@code --moe-a2a-overlap} with {@code --moe-dispatcher allgather}, which Megatron core refuses together:
-     * a candidate table's defaults that no row could take, where one job given both is refused by its own checks (and
-     * a layout search by its own).
+     * a candidate table's defaults that no row could take (one without a {@code moe_dispatcher} or
+     * {@code moe_a2a_overlap} column of its own), where one job given both is refused by its own checks (and a layout
+     * search by its own).
      */
     void refuseOverlapWithoutItsDispatcher() {
         if (Boolean.TRUE.equals(moeA2aOverlap) && moeDispatcher != null) {

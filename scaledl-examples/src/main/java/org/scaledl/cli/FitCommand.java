@@ -230,7 +230,7 @@ final class FitCommand implements Callable<Integer> {
      * a job whose runs' median ratio is beyond {@value #MISMATCH} either way (a job the model misses that far is rather
      * another job than the row says), so runs of one job measured alike are kept or left out together (three runs
      * 4.8–5.2 times faster than predicted lost the middle one, and the other two halved the level), except a run
-     * of it nearer its prediction than that median; and a run of its own beyond
+     * of it within the limit and nearer its prediction than that median; and a run of its own beyond
      * {@link RuntimePredictor#MAX_CALIBRATION_RATIO}, which the library refuses to calibrate on.
      *
      * @param ratios each run's predicted over measured time
@@ -251,7 +251,7 @@ final class FitCommand implements Callable<Integer> {
             // (a run of the job near its prediction, nearer it than the job's far median, is kept: one run
             // written in seconds took the job's correct run with it)
             double own = Math.log(ratios[i]);
-            out[i] = Math.abs(median) > limit && Math.abs(own - median) < Math.abs(own)
+            out[i] = Math.abs(median) > limit && (Math.abs(own) > limit || Math.abs(own - median) < Math.abs(own))
                     || Math.abs(own) > Math.log(RuntimePredictor.MAX_CALIBRATION_RATIO);
         }
         return out;

@@ -196,6 +196,11 @@ final class LayoutsCommand implements Callable<Integer> {
                         + "with a pipeline" : "") + ", and one replica's layouts at stage 0)"));
             }
             all = kept;
+            if (all.stream().noneMatch(LayoutSearch.Layout::fits)) {
+                // the search ranked by time where some of its layouts fit: of the kept, none does
+                all = all.stream().sorted(java.util.Comparator.comparingDouble(LayoutSearch.Layout::memoryGb))
+                        .toList();
+            }
         }
         if (cluster.zeroStage != null && cluster.zeroStage > 0 && !all.isEmpty()
                 && all.stream().noneMatch(l -> l.parallelism().zeroStage() == cluster.zeroStage)) {

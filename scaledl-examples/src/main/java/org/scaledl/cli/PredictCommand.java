@@ -177,7 +177,6 @@ final class PredictCommand implements Callable<Integer> {
                         + "and --json (the table's columns say them)");
             }
             refuseBothBatches(globalBatch, job.microBatches, true);
-            job.cluster.refuseOverlapWithoutItsDispatcher();
             if (globalBatch != null && globalBatch <= 0) {
                 throw new IllegalArgumentException("--global-batch must be positive, got " + globalBatch);
             }
@@ -370,8 +369,9 @@ final class PredictCommand implements Callable<Integer> {
             int k = switch (c.kind()) {
                 case LAYER -> c.family().filter(f -> f == org.scaledl.workload.OpFamily.DENSE
                         || f == org.scaledl.workload.OpFamily.CONV).isPresent() ? 0 : 1;
-                // LoRA adapters' products: matrix products of no layer of the graph
-                case COMPUTE -> 0;
+                // LoRA adapters' products: matrix products of no layer of the graph; a low-precision recipe's
+                // quantisation: element-wise casts, with the other layers
+                case COMPUTE -> c.name().equals("quantisation") ? 1 : 0;
                 case COMMUNICATION -> 2;
                 case OVERHEAD -> c.name().equals(Prediction.PIPELINE_BUBBLE) ? 3
                         : c.name().equals(Prediction.HOST_DISPATCH) ? 4 : 5;
@@ -520,6 +520,10 @@ final class PredictCommand implements Callable<Integer> {
         try (Candidates.Chunks in = Candidates.open(candidates, job.graphOptions::read,
                 name -> job.resolveDevice(p, name.isEmpty() ? job.device : name), columnDefaults())) {
             refuseCollidingColumns(in.columns());
+            if (!in.columns().contains("moe_dispatcher") && !in.columns().contains("moe_a2a_overlap")) {
+                // (a row of its own dispatcher or overlap may take the other default)
+                job.cluster.refuseOverlapWithoutItsDispatcher();
+            }
             SafeFiles.Content content = stream -> {
                 Writer w = new BufferedWriter(new OutputStreamWriter(stream, StandardCharsets.UTF_8), 1 << 16);
                 Map<String, String> renamed = measuredRenamed(in.columns());

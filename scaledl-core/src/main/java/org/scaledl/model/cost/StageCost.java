@@ -99,7 +99,10 @@ public final class StageCost {
         COMMUNICATION,
         /** Per-iteration overhead, optimizer step, worker contention, pipeline bubble. */
         OVERHEAD,
-        /** Computation that belongs to no layer of the graph (LoRA adapters' products). */
+        /**
+         * Computation that belongs to no layer of the graph (LoRA adapters' products, a low-precision recipe's
+         * quantisation of its operands).
+         */
         COMPUTE
     }
 

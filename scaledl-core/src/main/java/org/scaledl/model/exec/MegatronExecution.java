@@ -382,8 +382,8 @@ public final class MegatronExecution {
             int q = java.util.Arrays.stream(even).max().orElseThrow();
             int extra = chunks * q - ts.layers();
             String counted = even[0] == q ? String.format(Locale.ROOT, "the embedding not counted, the loss "
-                    + "counted as a layer and the multi-token prediction as %d (as Megatron-Bridge's DeepSeek-V3 "
-                    + "layouts lay them out)", extra - 1) : extra == 1 ? "the embedding counted as a layer (as "
+                    + "counted as a layer and the multi-token prediction as %d (the counting of Megatron-Bridge's "
+                    + "DeepSeek-V3 layouts, taken for any model with multi-token prediction)", extra - 1) : extra == 1 ? "the embedding counted as a layer (as "
                     + "Megatron-Bridge's account_for_embedding does)" : (extra == 2 ? "the embedding and the loss each "
                     + "counted as a layer" : "the embedding, the loss and the multi-token prediction counted as "
                     + "layers") + " (as Megatron-Bridge's account_for_embedding and account_for_loss_in_pipeline_split "

@@ -29,6 +29,13 @@ class PipelineSplitProperties {
         int[] even = MegatronExecution.chunkSizes(layers, chunks, mtp);
         if (even != null) {
             assertArrayEquals(even, sizes);
+            // Megatron's even splits keep every layer once, none negative, the middle chunks alike
+            assertEquals(chunks, even.length);
+            assertEquals(layers, java.util.Arrays.stream(even).sum(), layers + " layers, " + chunks + " chunks");
+            for (int j = 0; j < chunks; j++) {
+                assertTrue(even[j] >= 0 && (j == 0 || j == chunks - 1 || even[j] == even[Math.min(1, chunks - 1)]),
+                        "chunk " + j + ": " + java.util.Arrays.toString(even));
+            }
             return;
         }
         assertNotNull(sizes, layers + " layers, " + chunks + " chunks, mtp " + mtp);
