@@ -149,10 +149,9 @@ public final class JobRuns {
                     Optional<String> id = t.opt(r, "id").filter(v -> !v.isEmpty());
                     String first = id.isPresent() ? ids.putIfAbsent(id.get(), t.source() + ":" + line) : null;
                     if (first != null) {
-                        String where = first.startsWith(t.source() + ":")
-                                ? "line " + first.substring(t.source().length() + 1) : first;
                         throw InvalidInputException.atLine(t.source(), line, "id '"
-                                + InvalidInputException.printable(id.get(), 60) + "' names the run of " + where
+                                + InvalidInputException.printable(id.get(), 60) + "' names the run of "
+                                + seenAt(first, t.source())
                                 + " too: each run once (a configuration measured again is a run of its own id)");
                     }
                     if (id.isEmpty()) {
@@ -162,9 +161,8 @@ public final class JobRuns {
                         }
                         String same = rows.putIfAbsent(cells.toString(), t.source() + ":" + line);
                         if (same != null) {
-                            String where = same.startsWith(t.source() + ":")
-                                    ? "line " + same.substring(t.source().length() + 1) : same;
-                            throw InvalidInputException.atLine(t.source(), line, "this row repeats " + where
+                            throw InvalidInputException.atLine(t.source(), line, "this row repeats "
+                                    + seenAt(same, t.source())
                                     + " cell for cell: a row copied by mistake would count twice (a configuration "
                                     + "measured again differs in its time; give the runs an id column to keep both)");
                         }
@@ -173,6 +171,11 @@ public final class JobRuns {
                 }
             }
         }
+    }
+
+    /** Where a run was first read ({@code source:line}), as a message names it: its line where in {@code source}. */
+    private static String seenAt(String first, String source) {
+        return first.startsWith(source + ":") ? "line " + first.substring(source.length() + 1) : first;
     }
 
     /** A runs table's columns a fit reads, each with what reading a table without it would do. */

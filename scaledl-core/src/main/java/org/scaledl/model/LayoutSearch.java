@@ -325,9 +325,19 @@ public final class LayoutSearch {
                 }
             }
         }
-        // those that fit first, then the fastest (a stable sort: ties keep the loops' order); where none fits, the
-        // nearest to fitting first (ranked by time, a first place of 2,592 GiB on an 80 GiB GPU led a table whose
-        // least layout needs 383)
+        return ranked(out);
+    }
+
+    /**
+     * Layouts in the order {@link #search} gives them: those that fit first, then the fastest (a stable sort: ties keep
+     * their order); where none fits, the nearest to fitting first, then the fastest (ranked by time, a first place of
+     * 2,592 GiB on an 80 GiB GPU led a table whose least layout needs 383). A caller's subset of a search, ranked
+     * again, keeps its order where some of it fits.
+     *
+     * @return the layouts ranked, unmodifiable
+     */
+    public static List<Layout> ranked(java.util.Collection<Layout> layouts) {
+        List<Layout> out = new ArrayList<>(layouts);
         if (out.stream().noneMatch(Layout::fits)) {
             out.sort((x, y) -> Double.compare(x.memoryGb(), y.memoryGb()) != 0
                     ? Double.compare(x.memoryGb(), y.memoryGb()) : Double.compare(x.millis(), y.millis()));

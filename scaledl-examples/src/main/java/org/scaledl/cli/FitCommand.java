@@ -215,11 +215,19 @@ final class FitCommand implements Callable<Integer> {
     static String unitHint(double[] ratios) {
         double median = org.scaledl.model.cost.Quantiles.median(java.util.Arrays.stream(ratios).map(Math::log)
                 .toArray());
-        boolean thousand = Math.abs(median - Math.log(1000)) < Math.log(3);
-        boolean thousandth = Math.abs(median + Math.log(1000)) < Math.log(3);
-        return thousand ? " (every run's time is about 1,000 times shorter than predicted: seconds, not "
-                + "milliseconds?)" : thousandth ? " (every run's time is about 1,000 times longer than predicted: "
-                + "microseconds, not milliseconds?)" : "";
+        String unit = unitSlip(median);
+        return unit.isEmpty() ? "" : " (every run's time is about 1,000 times " + (median > 0 ? "shorter" : "longer")
+                + " than predicted: " + unit + ")";
+    }
+
+    /**
+     * The unit a time about 1,000 times off its prediction was probably written in ({@code logRatio}, the logarithm of
+     * predicted over measured, within a factor of 3 of ±ln 1,000): "seconds, not milliseconds?" or "microseconds, not
+     * milliseconds?"; else empty.
+     */
+    static String unitSlip(double logRatio) {
+        return Math.abs(logRatio - Math.log(1000)) < Math.log(3) ? "seconds, not milliseconds?"
+                : Math.abs(logRatio + Math.log(1000)) < Math.log(3) ? "microseconds, not milliseconds?" : "";
     }
 
     /** A run's prediction may be off its measurement by this factor before it is left out as no run of the job. */
@@ -321,9 +329,9 @@ final class FitCommand implements Callable<Integer> {
             double ratio = ratios[i];
             String where = r.workload().tag(org.scaledl.io.DatasetReader.SOURCE_TAG).orElse("?");
             if (far[i]) {
+                String unit = unitSlip(Math.log(ratio));
                 leftOut.add(String.format(Locale.ROOT, "%s (predicted %.1f ms, measured %.1f ms%s)", where,
-                        ratio * r.millis(), r.millis(), unitHint(new double[] {ratio}).isEmpty() ? ""
-                        : Math.log(ratio) > 0 ? ": seconds, not milliseconds?" : ": microseconds, not milliseconds?"));
+                        ratio * r.millis(), r.millis(), unit.isEmpty() ? "" : ": " + unit));
                 continue;
             }
             kept.add(r);

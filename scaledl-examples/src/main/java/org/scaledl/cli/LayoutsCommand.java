@@ -195,12 +195,8 @@ final class LayoutsCommand implements Callable<Integer> {
                         ? "" : " (of ZeRO stage " + cluster.zeroStage + (cluster.zeroStage == 3 ? ", which has no layout "
                         + "with a pipeline" : "") + ", and one replica's layouts at stage 0)"));
             }
-            all = kept;
-            if (all.stream().noneMatch(LayoutSearch.Layout::fits)) {
-                // the search ranked by time where some of its layouts fit: of the kept, none does
-                all = all.stream().sorted(java.util.Comparator.comparingDouble(LayoutSearch.Layout::memoryGb))
-                        .toList();
-            }
+            // ranked again: where none of the kept fits though some of the search did, by memory
+            all = LayoutSearch.ranked(kept);
         }
         if (cluster.zeroStage != null && cluster.zeroStage > 0 && !all.isEmpty()
                 && all.stream().noneMatch(l -> l.parallelism().zeroStage() == cluster.zeroStage)) {

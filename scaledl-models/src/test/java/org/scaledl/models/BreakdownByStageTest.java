@@ -8,7 +8,6 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.scaledl.model.Prediction;
 import org.scaledl.model.RuntimePredictor;
-import org.scaledl.transformer.TransformerSpec;
 import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Precision;
 import org.scaledl.workload.Workload;
@@ -20,12 +19,10 @@ import org.scaledl.workload.Workload;
  * dearer in FP8 than in BF16 on a pipelined DeepSeek-V3, and every norm 1.3–1.6 times).
  */
 class BreakdownByStageTest {
-    private static final RuntimePredictor GPU = BundledModels.load("gpu");
-    private static final org.scaledl.workload.Device H100 = org.scaledl.io.DeviceCatalog.bundled().require("H100 SXM");
+    private static final RuntimePredictor GPU = BreakdownProperties.GPU;
+    private static final org.scaledl.workload.Device H100 = BreakdownProperties.H100;
     /** Eight layers of hidden 1,024, a 128,000-word vocabulary: the last stage's output head is its largest layer. */
-    private static final org.scaledl.graph.ModelGraph GRAPH = TransformerSpec.decoder("small", 1024, 16, 8, 128000)
-            .kvHeads(8).ffn(4096).ffnKind(TransformerSpec.FfnKind.SWIGLU).norm(TransformerSpec.Norm.RMS_NORM)
-            .bias(false).maxPositions(4096).build().graph(2048);
+    private static final org.scaledl.graph.ModelGraph GRAPH = BreakdownProperties.smallDecoder(128000);
 
     private static Map<String, Double> breakdown(int pipeline, Precision precision) {
         Workload w = Workload.builder(GRAPH).batch(16).parallelism(new Parallelism(1, 1, pipeline, 16))

@@ -22,12 +22,17 @@ import org.scaledl.workload.Workload;
  * negative, the bubble none without a pipeline and a share of the step below the fill's slots.
  */
 class BreakdownProperties {
-    private static final RuntimePredictor GPU = BundledModels.load("gpu");
-    private static final org.scaledl.workload.Device H100 = org.scaledl.io.DeviceCatalog.bundled().require("H100 SXM");
+    static final RuntimePredictor GPU = BundledModels.load("gpu");
+    static final org.scaledl.workload.Device H100 = org.scaledl.io.DeviceCatalog.bundled().require("H100 SXM");
     /** Eight layers of hidden 1,024 and a 32,000-word vocabulary (the last stage's output layer makes stages uneven). */
-    private static final org.scaledl.graph.ModelGraph GRAPH = TransformerSpec.decoder("small", 1024, 16, 8, 32000)
-            .kvHeads(8).ffn(4096).ffnKind(TransformerSpec.FfnKind.SWIGLU).norm(TransformerSpec.Norm.RMS_NORM)
-            .bias(false).maxPositions(4096).build().graph(2048);
+    private static final org.scaledl.graph.ModelGraph GRAPH = smallDecoder(32000);
+
+    /** Eight SwiGLU layers of hidden 1,024 (16 heads, 8 key/value heads) and {@code vocab} words, at 2,048 tokens. */
+    static org.scaledl.graph.ModelGraph smallDecoder(long vocab) {
+        return TransformerSpec.decoder("small", 1024, 16, 8, vocab).kvHeads(8).ffn(4096)
+                .ffnKind(TransformerSpec.FfnKind.SWIGLU).norm(TransformerSpec.Norm.RMS_NORM).bias(false)
+                .maxPositions(4096).build().graph(2048);
+    }
 
     @Property(tries = 60)
     void theBreakdownSumsToThePredictionWithTheBubbleAndTheHostApart(
