@@ -546,13 +546,14 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
      */
     private static void byFlag(List<Split> out, String prefix, double train, List<double[]> errors, int flag,
             String set, String unset) {
-        for (int value = 1; value >= 0; value--) {
-            int v = value;
-            List<double[]> these = errors.stream().filter(x -> x[flag] == v).toList();
-            if (!these.isEmpty()) {
-                out.add(summary(prefix + (v == 1 ? set : unset), train, these));
-            }
+        List<double[]> with = errors.stream().filter(x -> x[flag] == 1).toList();
+        List<double[]> without = errors.stream().filter(x -> x[flag] == 0).toList();
+        if (with.isEmpty() || without.isEmpty()) {
+            // one kind alone: its row would repeat the split's own under a name that says otherwise
+            return;
         }
+        out.add(summary(prefix + set, train, with));
+        out.add(summary(prefix + unset, train, without));
     }
 
     private static Split summary(String name, double train, List<double[]> errors) {

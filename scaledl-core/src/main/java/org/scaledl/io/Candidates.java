@@ -316,6 +316,20 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                     ? "read without it no run would name its family (the fit holds runs out by it)"
                     : "read without it each would be fitted as another job (at the column's default)");
         }
+        // another framework's name for a count or degree the table lacks (data_parallel, tp, gbs) is that column
+        // without a doubt: read as absent, every row would be predicted at its default (8 replicas as 1, a step 9
+        // times too slow), so it is refused; a look-alike (micro_batch, Seq) may be a label of the table's own
+        Map<String, String> aliased = new java.util.LinkedHashMap<>(near);
+        aliased.entrySet().removeIf(e -> !e.getValue().equals(ALIASES.get(e.getKey().trim().toLowerCase(Locale.ROOT)))
+                || KINDS.get(e.getValue()) != ColumnKind.NUMBER || e.getValue().equals("seq"));
+        if (!measured && !aliased.isEmpty()) {
+            Map.Entry<String, String> first = aliased.entrySet().iterator().next();
+            throw InvalidInputException.inSource(source, "column '" + InvalidInputException.printable(first.getKey(),
+                    40) + "' is another framework's name for '" + first.getValue() + "', which scaledl reads by that "
+                    + "name: read without it every row would be predicted at its default; rename it " + first.getValue()
+                    + (aliased.size() > 1 ? " (and " + String.join(", ", aliased.keySet().stream().skip(1).map(c -> "'"
+                    + InvalidInputException.printable(c, 40) + "' -> '" + aliased.get(c) + "'").toList()) + ")" : ""));
+        }
         near.forEach((c, k) -> LOG.warn("{}", nearMissWarning(source, c, k)));
     }
 

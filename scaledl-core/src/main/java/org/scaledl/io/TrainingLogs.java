@@ -213,6 +213,18 @@ public final class TrainingLogs {
     private static final Pattern ELAPSED_OTHER_UNIT = Pattern.compile(
             "elapsed time per iteration \\((?!ms\\))([^)]{1,12})\\)", Pattern.CASE_INSENSITIVE);
     private static final Pattern STEP_TIMING = Pattern.compile("train_step_timing(?: in s)?\\s*[:=]\\s*([^\\s|,\\]]+)");
+    /** A LoRA adapter's rank in a logged {@code LoRA(...)} ({@code dim=32}). */
+    private static final Pattern LORA_DIM = Pattern.compile("\\bdim\\s*=\\s*(\\d{1,9})\\b");
+    /** A configuration's LoRA scheme: NeMo 1's {@code peft_scheme: lora}, a {@code _target_} of a LoRA class. */
+    private static final Pattern LORA_SCHEME = Pattern.compile(
+            "peft_scheme\\s*[:=]\\s*['\"]?lora|_target_\\s*[:=]\\s*\\S*lora\\.LoRA\\b", Pattern.CASE_INSENSITIVE);
+    /** An iteration line (Megatron's, NeMo's) that ends before its time. */
+    private static final Pattern TIME_CUT = Pattern.compile(
+            "elapsed time per iteration(?: \\(ms\\)?)?:?\\s*$", Pattern.CASE_INSENSITIVE);
+    private static final Pattern STEP_TIME_CUT = Pattern.compile("train_step_timing(?: in s)?\\s*[:=]?\\s*$");
+    /** A NeMo step line timed in another unit than seconds ({@code train_step_timing in ms: 3630}). */
+    private static final Pattern STEP_TIMING_OTHER_UNIT = Pattern.compile(
+            "train_step_timing in (?!s\\s*[:=])([^:=\\s]{1,12})\\s*[:=]");
     private static final Pattern ITERATION = Pattern.compile("\\biteration\\s+(\\d{1,18})\\s*/");
     /**
      * A tqdm progress bar's count: {@code | 10/100 [} with a total, {@code 10it [} without (Lightning's bar),
@@ -317,7 +329,7 @@ public final class TrainingLogs {
                 "recompute_num_layers", "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
                 "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
                 "transformer_impl", "use_flash_attn", "attention_backend", "make_vocab_size_divisible_by",
-                "log_interval", "quick_geglu")) {
+                "log_interval", "quick_geglu", "lora_adapters")) {
             KEYS.put(k, k);
         }
         KEYS.put("num_moe_experts", "num_experts");
@@ -584,11 +596,26 @@ public final class TrainingLogs {
         String[] wide = new String[1];
         try (Lines in = new Lines(open(log, cut, wide), source)) {
             int lineNo = 0;
+            // lines by width, and the first iteration line of each width with nothing after its time: a log cut or
+            // wrapped at a fixed width (cut -c, fold, a terminal's copy) has many lines of its widest, its
+            // iteration lines among them ending at a time that may be cut (cutAtWidth)
+            java.util.Map<Integer, Integer> widths = new java.util.HashMap<>();
+            java.util.Map<Integer, Integer> iterationWidths = new java.util.HashMap<>();
+            java.util.Map<Integer, Integer> bareAt = new java.util.HashMap<>();
             for (String line = in.next(); line != null; line = in.next()) {
                 lineNo = in.line();
                 if (line.indexOf('\u001B') >= 0) {
                     // a log captured from a terminal keeps its colours: the text is what is read
                     line = COLOUR.matcher(line).replaceAll("");
+                }
+                widths.merge(line.length(), 1, Integer::sum);
+                if (line.contains("LoRA(") || line.contains("peft_scheme") || line.contains("lora.LoRA")) {
+                    // a LoRA fine-tuning's adapters (NeMo 2's and Megatron-Bridge's "PEFT: LoRA(..., dim=32, ...)"
+                    // and peft _target_, NeMo 1's peft_scheme): said, not read (peftUnread)
+                    Matcher lora = LORA_DIM.matcher(line);
+                    if (line.contains("LoRA(") || LORA_SCHEME.matcher(line).find()) {
+                        cur = cur.put(segments, "lora_adapters", lora.find() ? "lora dim " + lora.group(1) : "lora", lineNo);
+                    }
                 }
                 if (pendingKey != null && !line.isBlank()) {
                     // the children of a YAML key with an empty value: its _target_, or its "- item" list
@@ -681,6 +708,25 @@ public final class TrainingLogs {
                 }
                 Matcher e = ELAPSED.matcher(line);
                 Matcher t = STEP_TIMING.matcher(line);
+                if (line.contains("per iteration") && TIME_CUT.matcher(line).find()
+                        || line.contains("train_step_timing") && STEP_TIME_CUT.matcher(line).find()) {
+                    // not dropped in silence: its step would be missing from the median
+                    if (!in.terminated()) {
+                        LOG.warn("{}:{}: the log ends inside its last iteration line; that iteration is left out",
+                                source, lineNo);
+                        continue;
+                    }
+                    throw InvalidInputException.atLine(source, lineNo, "an iteration line cut before its time: a log "
+                            + "cut or wrapped at a fixed width (a terminal's, cut, fold)? Capture the log whole "
+                            + "(redirect it to a file), or give its runs as a job runs table");
+                }
+                Matcher stepUnit = line.contains("train_step_timing in ") ? STEP_TIMING_OTHER_UNIT.matcher(line) : null;
+                if (stepUnit != null && stepUnit.find()) {
+                    // not left out in silence: a log timed half in s and half in ms would be read as its s half
+                    throw InvalidInputException.atLine(source, lineNo, "a step line timed in '"
+                            + clip(stepUnit.group(1)) + "', where NeMo's are in s ('train_step_timing in s: T'): "
+                            + "convert the log's times to s, or give its runs as a job runs table");
+                }
                 boolean elapsed = line.contains("per iteration") && e.find();
                 Matcher unit = elapsed || !line.contains("per iteration") ? null : ELAPSED_OTHER_UNIT.matcher(line);
                 if (unit != null && unit.find()) {
@@ -739,6 +785,21 @@ public final class TrainingLogs {
                     // nothing after the time (Megatron ends it with " |", a bar closes it with "]"): where the lines
                     // around it go on, a line cut short (leaveOutCut)
                     boolean bare = line.substring(elapsed ? e.end() : t.end()).isBlank();
+                    String time = elapsed ? e.group(1) : t.group(1);
+                    if (time.endsWith(".") || drawing && line.indexOf(']', t.end()) < 0) {
+                        // a number is never printed ending in its point, and tqdm closes a whole drawing's metrics:
+                        // the line (a bar trimmed to its terminal's width, a log cut or wrapped) cut inside its time
+                        throw InvalidInputException.atLine(source, lineNo, (drawing ? "a progress bar's drawing"
+                                : "an iteration line") + " cut " + (time.endsWith(".") ? "inside its time '"
+                                + clip(time) + "'" : "before its metrics close (']'), its time '" + clip(time)
+                                + "' perhaps with it") + ": a log cut or wrapped at a fixed width (a terminal's, cut, "
+                                + "fold)? Capture the log whole (redirect it to a file), or give its runs as a job "
+                                + "runs table");
+                    }
+                    iterationWidths.merge(line.length(), 1, Integer::sum);
+                    if (bare) {
+                        bareAt.putIfAbsent(line.length(), lineNo);
+                    }
                     if (!elapsed && !drawing) {
                         // (a bar's drawing numbers its step by the count: going back, refused as its iteration)
                         Matcher count = STEP_COUNT.matcher(line).region(from, line.length());
@@ -829,6 +890,7 @@ public final class TrainingLogs {
             if (pendingKey != null && !pendingItems.isEmpty()) {
                 cur.put(segments, pendingKey, "[" + String.join(", ", pendingItems) + "]", pendingLine);
             }
+            cutAtWidth(source, widths, iterationWidths, bareAt);
             if (cut[0] != null && cut[0].cut) {
                 // as a plain log cut short is read up to the cut (gunzip -c gives the same lines)
                 LOG.warn("{}: the gzip'd log is cut short (a truncated or partly written file): read up to line {}, "
@@ -859,6 +921,28 @@ public final class TrainingLogs {
         }
         return segments;
     }
+
+    /**
+     * Refuses a log cut or wrapped at a fixed width ({@code cut -c1-122}, {@code fold -w 122}, a terminal's copy): its
+     * widest lines are many, other lines than iteration lines among them ({@value #CUT_WIDTH_OTHERS} or more), and an
+     * iteration line of that width ends at its time, which may be cut there ({@code 505.0} of {@code 5050.5}); a log
+     * written whole has its iteration lines go on after their time, or of varying widths beside its other lines.
+     */
+    private static void cutAtWidth(String source, java.util.Map<Integer, Integer> widths,
+            java.util.Map<Integer, Integer> iterationWidths, java.util.Map<Integer, Integer> bareAt) {
+        int widest = widths.keySet().stream().mapToInt(Integer::intValue).max().orElse(0);
+        Integer line = bareAt.get(widest);
+        int others = widths.getOrDefault(widest, 0) - iterationWidths.getOrDefault(widest, 0);
+        if (line != null && others >= CUT_WIDTH_OTHERS) {
+            throw InvalidInputException.atLine(source, line, "an iteration line that ends at its time at the log's "
+                    + "widest, " + widest + " characters, which " + widths.get(widest) + " of its lines reach and none "
+                    + "passes: a log cut or wrapped at a fixed width (cut, fold, a terminal's copy), whose times may be "
+                    + "cut? Capture the log whole (redirect it to a file), or give its runs as a job runs table");
+        }
+    }
+
+    /** Lines other than iteration lines at a log's widest that, with an iteration line there, mark it cut. */
+    private static final int CUT_WIDTH_OTHERS = 2;
 
     /**
      * The log's text: UTF-8, or UTF-16 where it begins with that encoding's byte-order mark (PowerShell's redirection
@@ -1939,6 +2023,19 @@ public final class TrainingLogs {
             if (groups != null && groups != model.kvHeads()) {
                 diffs.add(diff("num_query_groups", groups, model.kvHeads(), "num_key_value_heads"));
             }
+            Integer kvChannels = positive("kv_channels");
+            if (kvChannels != null && model.mla().isEmpty() && kvChannels != model.headDim()) {
+                // a head's size: every attention product's width and the projections' (Megatron's kv_channels)
+                diffs.add(diff("kv_channels", kvChannels, model.headDim(), "head_dim"));
+            }
+            if (has("normalization")) {
+                boolean rms = text("normalization").toLowerCase(Locale.ROOT).replace("_", "").equals("rmsnorm");
+                if (rms != (model.norm() == TransformerSpec.Norm.RMS_NORM)) {
+                    diffs.add("normalization is " + clip(text("normalization")) + " in the log, "
+                            + (model.norm() == TransformerSpec.Norm.RMS_NORM ? "RMSNorm" : "LayerNorm")
+                            + " in the configuration");
+                }
+            }
             Integer experts = positive("num_experts");
             if (experts != null && (model.moe().isEmpty() || experts != model.moe().get().experts())) {
                 diffs.add("num_experts is " + experts + " in the log, " + model.moe().map(m -> m.experts() + "")
@@ -2286,6 +2383,14 @@ public final class TrainingLogs {
                                 : "", activations ? "; give the runs table's offload_layers" : " (a table has no "
                                 + "column for offloaded weights)");
             }
+            if (has("lora_adapters")) {
+                String said = text("lora_adapters");
+                String rank = said.startsWith("lora dim ") ? said.substring("lora dim ".length()) : "";
+                LOG.warn("{}:{}: {}LoRA fine-tuning{} is not read from a log: the run is predicted as full training "
+                        + "(every weight's gradients and optimizer states); give the runs table's lora_rank{}", source,
+                        args.get("lora_adapters").line(), which, rank.isEmpty() ? "" : " (rank " + rank + ")",
+                        rank.isEmpty() ? " (the adapters' rank)" : " " + rank);
+            }
             // (NeMo's default specs say -1: no packing)
             if (has("packed_sequence_size") && text("packed_sequence_size").matches("[1-9][0-9]*")) {
                 LOG.warn("{}:{}: {}packed sequences (packed_sequence_size {}) are not read from a log: the run is "
@@ -2383,6 +2488,26 @@ public final class TrainingLogs {
         }
 
         private Precision precision(String which) {
+            String trainer = text("precision");
+            String tt = trainer == null ? "" : unquote(trainer).trim().toLowerCase(Locale.ROOT);
+            if (tt.equals("16-true") || tt.equals("bf16-true")) {
+                // Lightning's 16-bit weights without an FP32 master copy: refused as a table's precision is
+                throw bad("precision", which + "precision '" + clip(trainer) + "' (16-bit weights and optimizer "
+                        + "states, no FP32 master copy) is not modelled: give the runs table's precision "
+                        + (tt.startsWith("bf") ? "bf16" : "fp16") + " for the same step in mixed precision, whose FP32 "
+                        + "master weights it counts in memory");
+            }
+            if (!tt.isEmpty() && (flag("bf16", false) || flag("fp16", false))) {
+                // the model's flags and the trainer's precision name one 16-bit format where both are logged
+                boolean trainerBf16 = tt.contains("bf16");
+                boolean trainerFp16 = !trainerBf16 && (tt.equals("16") || tt.startsWith("16-") || tt.contains("fp16"));
+                String flagKey = flag("bf16", false) ? "bf16" : "fp16";
+                if (flagKey.equals("bf16") ? trainerFp16 : trainerBf16) {
+                    throw bad("precision", which + "the trainer's precision '" + clip(trainer) + "' (line "
+                            + args.get("precision").line() + ") is not the model's " + flagKey + " True (line "
+                            + args.get(flagKey).line() + "): a run trains in one 16-bit format");
+                }
+            }
             if (switchedOn("fp4", which, "e2m1", "nvfp4")) {
                 // Megatron core's fp4_recipe: nvfp4 (its default) is the one this library predicts
                 String recipe = text("fp4_recipe");

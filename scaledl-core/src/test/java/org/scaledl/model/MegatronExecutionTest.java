@@ -1199,28 +1199,25 @@ class MegatronExecutionTest {
     }
 
     /**
-     * The cluster evaluation's rows by kind of job and of interval partition the family split: the dense rows and
-     * those of mixtures of experts (here none), those at the memory edge and the others (here none at it, every job
-     * recomputing in full) hold its runs once each, with its error.
+     * The cluster evaluation's rows by kind of job and of interval come in pairs that partition the family split, and
+     * only where both kinds hold runs: here every job is dense (no mixture of experts) and none is at the memory edge
+     * (every job recomputing in full), so neither pair is printed; a row of one kind alone would repeat the split's
+     * figures under a name that says otherwise ("the other runs" for all of them).
      */
     @Test
-    void theFamilySplitsRowsByKindPartitionItsRuns() {
+    void theFamilySplitsRowsByKindComeInPairsOfRuns() {
         List<Sample> published = twoFamilies(1.1);
         List<org.scaledl.eval.ClusterEvaluation.Split> splits = org.scaledl.eval.ClusterEvaluation.run(predictor,
                 List.of(), published, A100.name()).splits();
         org.scaledl.eval.ClusterEvaluation.Split family = splits.stream()
                 .filter(x -> x.name().startsWith("each family held out")).findFirst().orElseThrow();
         assertEquals(published.size(), family.testRuns());
-        for (String row : new String[] {"dense", "the other runs"}) {
-            org.scaledl.eval.ClusterEvaluation.Split r = splits.stream()
-                    .filter(x -> x.name().equals("  family held out, " + row)).findFirst().orElseThrow();
-            assertEquals(family.testRuns(), r.testRuns(), row);
-            assertEquals(family.mre(), r.mre(), 1e-12, row);
-            assertEquals(family.bias(), r.bias(), 1e-12, row);
-            assertEquals(family.coverage(), r.coverage(), 1e-12, row);
+        for (String row : new String[] {"dense", "the other runs", "mixtures of experts",
+                "recomputation chosen at the memory edge"}) {
+            assertTrue(splits.stream().noneMatch(x -> x.name().equals("  family held out, " + row)), row);
         }
-        assertTrue(splits.stream().noneMatch(x -> x.name().contains("mixtures of experts")
-                || x.name().contains("memory edge")), "no empty rows");
+        assertTrue(splits.stream().anyMatch(x -> x.name().startsWith("  family held out, on ")),
+                "the rows per system stay");
     }
 
     /**

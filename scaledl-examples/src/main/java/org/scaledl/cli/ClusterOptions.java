@@ -19,7 +19,7 @@ import picocli.CommandLine.Option;
  */
 final class ClusterOptions {
     @Option(names = "--precision", description = "fp32, tf32, fp16, bf16, fp8, fp8-block, mxfp8 or nvfp4 (fp16 and "
-            + "bf16: mixed precision; fp8 and fp4: Transformer Engine recipes; default fp32, warned of; layouts: fp16)",
+            + "bf16: mixed precision; fp8 and fp4: Transformer Engine recipes; default fp32, warned of; in layouts, fp16)",
             converter = PrecisionConverter.class)
     Precision precision;
 
@@ -54,7 +54,7 @@ final class ClusterOptions {
     Integer expertTensor;
 
     @Option(names = "--zero-stage", description = "ZeRO stage of the data-parallel optimizer, 0 to 3 (1: Megatron's "
-            + "distributed optimizer, 3: FSDP; default 0)")
+            + "distributed optimizer, 3: FSDP; default 0; layouts searches stages 0, 1 and 3, only this one where given)")
     Integer zeroStage;
 
     @Option(names = "--expert-imbalance", description = "The busiest expert rank's tokens over its share (default 1: "
@@ -111,14 +111,16 @@ final class ClusterOptions {
             + "another micro-batch's compute, layer by layer (Megatron core's overlap_moe_expert_parallel_comm, "
             + "Megatron-Bridge's moe_a2a_overlap): only what a layer's compute does not cover stays exposed (needs "
             + "--expert > 1, a 16-bit model, with a pipeline virtual stages, and no full recomputation, as Megatron "
-            + "core; a default for a candidate table's rows with expert parallelism; default: each all-to-all on the "
+            + "core; with --candidates, a default for the table's rows with expert parallelism; default: each all-to-all on the "
             + "critical path, assumed and said; --moe-a2a-overlap=false states it)", arity = "0..1")
     Boolean moeA2aOverlap;
 
     @Option(names = "--moe-dispatcher", description = "How expert parallelism moves the tokens (Megatron core's "
             + "moe_token_dispatcher_type and flex backend): alltoall (default), allgather (every other rank's tokens), "
-            + "deepep or hybridep (flex: deepep; predicted as alltoall, said where the experts' ranks span nodes); "
-            + "needs --expert > 1; a default for a candidate table's rows with expert parallelism",
+            + "deepep or hybridep (flex: a token sent once to each rank holding any of its experts, and permuted into "
+            + "the experts' order without a sort; DeepEP's sending it once a node over the network is not described, "
+            + "said where the experts' ranks span nodes); needs --expert > 1; with --candidates, a default for the "
+            + "table's rows with expert parallelism",
             converter = MoeDispatcherConverter.class)
     org.scaledl.workload.MoeDispatcher moeDispatcher;
 

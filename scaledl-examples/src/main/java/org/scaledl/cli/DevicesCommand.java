@@ -81,8 +81,8 @@ final class DevicesCommand implements Callable<Integer> {
         int width = Math.max(4, c.devices().stream().mapToInt(d -> org.scaledl.InvalidInputException.printable(
                 d.name(), 60).length()).max().orElse(4));
         StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%-" + width + "s %-9s %6s %6s %7s %7s %7s "
-                + "%7s %7s %7s %7s %7s %-14s%n", "name", "form", "memGiB", "TB/s", "fp32 TF", "tf32 TF", "fp16 TF",
-                "bf16 TF", "fp8 TF", "mxfp8", "fp4 TF", "domain", "link"));
+                + "%7s %7s %7s %7s %7s %-14s%n", "name", "form", "memGiB", "TB/s", "fp32", "tf32", "fp16",
+                "bf16", "fp8", "mxfp8", "nvfp4", "domain", "link GB/s"));
         for (Device d : c.devices()) {
             b.append(String.format(Locale.ROOT, "%-" + width + "s %-9s %6.0f %6.2f %7s %7s %7s %7s %7s %7s %7s "
                     + "%7d %-14s%n", org.scaledl.InvalidInputException.printable(d.name(), 60),
@@ -95,8 +95,11 @@ final class DevicesCommand implements Callable<Integer> {
         }
         b.append(c.devices().size()).append(" devices; names as torch.cuda.get_device_name() reports them (aliases "
                 + "and unambiguous parts accepted: A100, H100 SXM, GB200, MI300X); peaks are dense TFLOP/s (no "
-                + "sparsity), '-' where the GPU has no such units (a precision it falls back from shows the fallback's "
-                + "peak); domain: GPUs in one NVLink domain; --devices FILE adds your own");
+                + "sparsity) per precision, '-' where the GPU has no such units (a precision it falls back from shows the "
+                + "fallback's peak); for the GPUs NeuSight or DeepBench measured, memGiB, TB/s and fp32 are their "
+                + "figures, which the models fitted on them take (GPU_CATALOG.md lists the data sheets'); domain: GPUs in one NVLink domain, "
+                + "link: its link and GB/s per direction (the network's --inter-node-gbps is in Gb/s); --devices FILE "
+                + "adds your own");
         System.out.println(b);
         return 0;
     }

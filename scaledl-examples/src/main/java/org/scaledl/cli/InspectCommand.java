@@ -246,8 +246,8 @@ final class InspectCommand implements Callable<Integer> {
                     org.scaledl.InvalidInputException.escaped(predictor), org.scaledl.InvalidInputException.escaped(p.toString()), p.provenance().trainingSamples(), Reports.cvMre(p.provenance().cvMre()),
                     p.machines(), calibrated == null ? "" : ", calibrated on " + calibrated + " run"
                             + (calibrated == 1 ? "" : "s") + (calibratedOn.isEmpty() ? "" : " of "
-                            + String.join(", ", calibratedOn)) + " since it was fitted (" + p.provenance()
-                            .createdAt() + ")");
+                            + String.join(", ", calibratedOn)) + " since it was fitted (the fit's time, " + p.provenance()
+                            .createdAt() + "; a calibration keeps it)");
             if (adapted != null) {
                 System.out.println("adapted to " + adapted + " profiled kernels" + (corrected.isEmpty() ? ""
                         : " (its layer predictions corrected on " + String.join(", ", corrected) + ")"));

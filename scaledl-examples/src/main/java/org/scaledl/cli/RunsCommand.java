@@ -160,6 +160,13 @@ final class RunsCommand implements Callable<Integer> {
                                 + "; give --device NAME");
                     }
                 }
+                if (gpusPerNode != null && r.job().gpusPerNode().filter(n -> !n.equals(gpusPerNode)).isPresent()) {
+                    // as --device against the log's GPU: said, not silently replaced
+                    System.err.println("scaledl: warning: " + InvalidInputException.printable(log.toString(), 200)
+                            + (r.count() > 1 ? " (run " + r.index() + ")" : "") + " ran " + r.job().gpusPerNode().get()
+                            + " GPUs a node (its trainer's devices); its row takes --gpus-per-node " + gpusPerNode
+                            + " (leave --gpus-per-node out to keep the log's)");
+                }
                 if (gpusPerNode != null || nvlinkDomain != null) {
                     Topology.assumedFor(d).with(Optional.ofNullable(gpusPerNode), Optional.empty(),
                             Optional.ofNullable(nvlinkDomain));

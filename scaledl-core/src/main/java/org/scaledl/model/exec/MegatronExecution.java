@@ -3640,6 +3640,15 @@ public final class MegatronExecution {
                     + "%.2f ms to the GPUs' %.2f ms (the breakdown's host dispatch), where a dense "
                     + "job's host runs ahead", dispatch, wait, gpu)));
         }
+        if (w.phase() == Phase.TRAIN && model.dataBound(terms)) {
+            // where the breakdown's exposed share undersells it: the compute hides behind the collectives
+            all.add(StageCost.Note.noted(String.format(Locale.ROOT, "the data-parallel traffic sets the step (%s): "
+                    + "the compute (%.2f ms) runs behind it and %.2f ms of it stays exposed, so more compute "
+                    + "(recomputation, a slower precision) barely moves the step; the network between nodes "
+                    + "(--inter-node-gbps) and the data-parallel degree do", w.parallelism().zeroStage() == 3
+                    ? "ZeRO-3's parameter gathers and gradient reduce-scatters" : "the gradients' reduction",
+                    model.compute(terms), model.dataComm(terms))));
+        }
         resolution(given, w, device, !(memory.total() > device.memoryGB() * GIB)).map(StageCost.Note::chosen)
                 .ifPresent(all::add);
         hostMemoryNote(w, device, assembly.hostBytes()).ifPresent(all::add);

@@ -354,6 +354,28 @@ public final class MegatronModel {
         return c > 0 && Double.isFinite(stretch / c) ? c * t.dataComm(stretch / c) : 0;
     }
 
+    /**
+     * Whether the data-parallel traffic sets the iteration's time: its exposed part is more than
+     * {@value #DATA_BOUND_EXPOSED} of the compute part, and a tenth more compute would show as less than a quarter
+     * of itself in the step (the collectives, ZeRO-3's gathers above all, hide it), so the network's bandwidth, not
+     * the compute, paces the job.
+     */
+    public boolean dataBound(MegatronTerms t) {
+        double s = compute(t);
+        if (!(s > 0)) {
+            return false;
+        }
+        double exposed = dataComm(t, stretch(s, t.gpuRaw()));
+        if (exposed <= DATA_BOUND_EXPOSED * s) {
+            return false;
+        }
+        double more = 1.1 * s;
+        return more + dataComm(t, stretch(more, t.gpuRaw())) - (s + exposed) < 0.25 * (more - s);
+    }
+
+    /** The least exposed data-parallel traffic, as a share of the compute part, that {@link #dataBound} considers. */
+    static final double DATA_BOUND_EXPOSED = 0.05;
+
     /** The iteration's time, ms. */
     public double millis(MegatronTerms t) {
         double s = compute(t);
