@@ -369,6 +369,8 @@ public final class CsvTable {
         List<String> out = new ArrayList<>();
         StringBuilder cur = new StringBuilder();
         boolean quoted = false;
+        // the field (0-based) whose quote came after its first characters, or -1
+        int stray = -1;
         for (int i = 0; i < line.length(); i++) {
             char c = line.charAt(i);
             if (quoted) {
@@ -384,12 +386,21 @@ public final class CsvTable {
                 }
             } else if (c == '"') {
                 quoted = true;
+                if (stray < 0 && !cur.toString().isBlank()) {
+                    // a quote after a field's first characters: the field was not quoted
+                    stray = out.size();
+                }
             } else if (c == ',') {
                 out.add(cur.toString().trim());
                 cur.setLength(0);
             } else {
                 cur.append(c);
             }
+        }
+        if (quoted && stray >= 0) {
+            throw InvalidInputException.atLine(source, lineNo, "field " + (stray + 1) + " holds a quote it does not "
+                    + "start with, and no quote closes it on its line: quote the whole field, its quote written twice "
+                    + "(\"ab\"\"c\" for ab\"c)");
         }
         if (quoted) {
             throw InvalidInputException.atLine(source, lineNo, "a quoted field does not end on its line (a field "

@@ -285,6 +285,11 @@ public final class TrainingLogs {
             "(?<![\\w.])([A-Za-z_]\\w*)=('[^']*'|\"[^\"]*\"|<[^>]*>|\\[[^\\]]*\\]|\\([^()]*\\)|[^,()\\s]+)");
     private static final Pattern WORLD = Pattern.compile("using world size:\\s*(\\d[\\d.eE+-]*)");
     private static final Pattern WORLD_DP = Pattern.compile("data-parallel[- ]size:\\s*(\\d[\\d.eE+-]*)");
+    /** The degrees Megatron's {@code using world size:} summary states, each with its argument's name. */
+    private static final Map<Pattern, String> WORLD_DEGREES = Map.of(
+            Pattern.compile("(?<!hierarchical )context-parallel size:\\s*(\\d[\\d.eE+-]*)"), "context_parallel_size",
+            Pattern.compile("tensor-model-parallel size:\\s*(\\d[\\d.eE+-]*)"), "tensor_model_parallel_size",
+            Pattern.compile("pipeline-model-parallel size:\\s*(\\d[\\d.eE+-]*)"), "pipeline_model_parallel_size");
     private static final Pattern PADDED = Pattern.compile("padded vocab.*new size:\\s*(\\d[\\d.eE+-]*)");
     private static final Pattern MICRO = Pattern.compile("number of microbatches to constant\\s+(\\d[\\d.eE+-]*)");
     private static final Pattern MEMBER = Pattern.compile(
@@ -602,6 +607,7 @@ public final class TrainingLogs {
             java.util.Map<Integer, Integer> widths = new java.util.HashMap<>();
             java.util.Map<Integer, Integer> iterationWidths = new java.util.HashMap<>();
             java.util.Map<Integer, Integer> bareAt = new java.util.HashMap<>();
+            boolean replacedSaid = false;
             for (String line = in.next(); line != null; line = in.next()) {
                 lineNo = in.line();
                 if (line.indexOf('\u001B') >= 0) {
@@ -609,6 +615,14 @@ public final class TrainingLogs {
                     line = COLOUR.matcher(line).replaceAll("");
                 }
                 widths.merge(line.length(), 1, Integer::sum);
+                if (!replacedSaid && line.indexOf('\uFFFD') >= 0) {
+                    // bytes that are no UTF-8 (a log of another encoding, a file damaged): what they spell is not
+                    // read, so an argument on such a line may be missing from what the run states
+                    LOG.warn("{}:{}: bytes that are not UTF-8 here (read as \\ufffd): an argument or time on this line "
+                            + "may not be read; convert the log to UTF-8 (iconv -f LATIN1 -t UTF-8, or its encoding)",
+                            source, lineNo);
+                    replacedSaid = true;
+                }
                 if (line.contains("LoRA(") || line.contains("peft_scheme") || line.contains("lora.LoRA")) {
                     // a LoRA fine-tuning's adapters (NeMo 2's and Megatron-Bridge's "PEFT: LoRA(..., dim=32, ...)"
                     // and peft _target_, NeMo 1's peft_scheme): said, not read (peftUnread)
@@ -843,6 +857,14 @@ public final class TrainingLogs {
                     Matcher d = WORLD_DP.matcher(line);
                     if (d.find()) {
                         cur = cur.put(segments, "data_parallel_size", d.group(1), lineNo);
+                    }
+                    // the summary's degrees, as the argument block's: a block that says others is refused (the
+                    // layout stated twice), one without them takes these
+                    for (Map.Entry<Pattern, String> degree : WORLD_DEGREES.entrySet()) {
+                        Matcher g = degree.getKey().matcher(line);
+                        if (g.find()) {
+                            cur = cur.put(segments, degree.getValue(), g.group(1), lineNo);
+                        }
                     }
                     continue;
                 }

@@ -54,6 +54,33 @@ class HostOutliersTest {
         }
     }
 
+    /**
+     * A fit of a few runs (here six of one family), whose spread says little, leaves out a run 10,000 times off (the
+     * intervals of every prediction were 2,000 times wide with it) and keeps one 3 times off.
+     */
+    @Test
+    void aFewRunsFitLeavesOutOnlyAFactorOfAHundred() {
+        List<Sample> six = clean().stream().filter(s -> s.workload().tag("family").orElseThrow().equals("alexnet"))
+                .limit(6).toList();
+        assertEquals(6, six.size());
+        List<Sample> others = six.subList(0, 5);
+        RuntimePredictor reference = RuntimePredictor.fit(others);
+        List<Sample> bad = new ArrayList<>(others);
+        Sample wrong = Sample.of(six.get(5).workload(), six.get(5).millis() * 1e4);
+        bad.add(wrong);
+        RuntimePredictor p = RuntimePredictor.fit(bad);
+        assertEquals(wrong.workload().tag(DatasetReader.SOURCE_TAG).orElseThrow(),
+                p.provenance().config().get(LayerCost.LEFT_OUT));
+        Prediction a = reference.predict(six.get(5).workload());
+        Prediction b = p.predict(six.get(5).workload());
+        assertEquals(a.millis(), b.millis(), 0.0, "the others fit exactly as without it");
+        assertEquals(a.highMillis(), b.highMillis(), 0.0, "and so does the interval");
+        List<Sample> noisy = new ArrayList<>(others);
+        noisy.add(Sample.of(six.get(5).workload(), six.get(5).millis() * 3));
+        assertFalse(RuntimePredictor.fit(noisy).provenance().config().containsKey(LayerCost.LEFT_OUT),
+                "a factor of 3 among six runs is no slip to leave out");
+    }
+
     @Test
     void aTimeTooSmallToFitIsAnArgumentErrorNotACrash() {
         List<Sample> bad = new ArrayList<>(clean());

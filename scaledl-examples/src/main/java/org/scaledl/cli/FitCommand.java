@@ -193,6 +193,11 @@ final class FitCommand implements Callable<Integer> {
         if (gnn) {
             b.interactions(new GnnInteractions().withAttention(attention));
         }
+        if (d.size() < 2) {
+            // named: the trainer's own "need at least 2 samples" says neither the folder nor the file
+            throw org.scaledl.InvalidInputException.inSource(data.toString(), d.size() + " run"
+                    + (d.size() == 1 ? "" : "s") + " in its tables: a fit needs 2 or more");
+        }
         RuntimePredictor p = b.build().fit(d.samples());
         p.save(out);
         System.out.printf(Locale.ROOT, "fitted %s on %d samples (%s), wrote %s%n", p, d.size(),

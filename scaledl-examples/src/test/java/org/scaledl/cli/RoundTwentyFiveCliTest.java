@@ -173,6 +173,29 @@ class RoundTwentyFiveCliTest {
     }
 
     @Test
+    void theWorldSizeSummarysDegreesAreRead(@TempDir Path dir) throws Exception {
+        List<String> lines = new ArrayList<>(Files.readAllLines(LOGS.resolve("megatron-llama3-8b.log")));
+        assertTrue(lines.get(1).contains("tensor-model-parallel size: 4"), "the fixture's summary");
+        // a summary that says another degree than the argument block: which one ran is not for the reader to guess
+        lines.set(1, lines.get(1).replace("tensor-model-parallel size: 4", "tensor-model-parallel size: 2"));
+        Path log = dir.resolve("tp.log");
+        Files.write(log, lines);
+        MainTest.Run r = runs(log, dir);
+        assertEquals(Main.BAD_INPUT, r.code(), r.err());
+        assertTrue(r.err().contains("tensor_model_parallel_size 4 here, but 2 at line 2"), r.err());
+        // an argument block without the degrees takes the summary's
+        List<String> without = new ArrayList<>(Files.readAllLines(LOGS.resolve("megatron-llama3-8b.log")));
+        without.removeIf(l -> l.matches("\\s*(tensor|pipeline)_model_parallel_size \\.+ \\d+"));
+        Files.write(log, without);
+        r = runs(log, dir);
+        assertEquals(0, r.code(), r.err());
+        List<String> row = Files.readAllLines(dir.resolve("o.csv"));
+        List<String> header = List.of(row.get(0).split(",", -1));
+        String[] cells = row.get(1).split(",", -1);
+        assertEquals(List.of("4", "2"), List.of(cells[header.indexOf("tensor")], cells[header.indexOf("pipeline")]));
+    }
+
+    @Test
     void gpusPerNodeAgainstTheLogsTrainerIsSaid(@TempDir Path dir) {
         MainTest.Run r = runs(LOGS.resolve("nemo-llama3-8b.log"), dir, "--gpus-per-node", "4");
         assertEquals(0, r.code(), r.err());
@@ -200,6 +223,25 @@ class RoundTwentyFiveCliTest {
         r = MainTest.run("predict", "--model", "gpu", "--candidates", table.toString());
         assertEquals(0, r.code(), r.err());
         assertTrue(r.err().contains("column 'micro_batch' is not one scaledl reads"), r.err());
+    }
+
+    @Test
+    void aStrayQuoteAndAOneRunFitAreNamed(@TempDir Path dir) throws Exception {
+        Path table = dir.resolve("q.csv");
+        Files.writeString(table, "transformer,batch\nab\"c,1\n");
+        MainTest.Run r = MainTest.run("predict", "--model", "gpu", "--candidates", table.toString());
+        assertEquals(Main.BAD_INPUT, r.code(), r.err());
+        assertTrue(r.err().contains("q.csv:2: field 1 holds a quote it does not start with"), r.err());
+        Path data = dir.resolve("one");
+        Files.createDirectory(data);
+        List<String> runs = Files.readAllLines(HostileCliTest.repo().resolve("datasets/cpu-ddp/runs.csv"));
+        Files.write(data.resolve("runs.csv"), runs.subList(0, 2));
+        Files.createDirectory(data.resolve("graphs"));
+        Files.copy(HostileCliTest.repo().resolve("datasets/cpu-ddp/graphs/alexnet_r224.onnx"),
+                data.resolve("graphs/alexnet_r224.onnx"));
+        r = MainTest.run("fit", "--data", data.toString(), "--out", dir.resolve("f.sdl").toString());
+        assertEquals(Main.BAD_INPUT, r.code(), r.err());
+        assertTrue(r.err().contains("one: 1 run in its tables: a fit needs 2 or more"), r.err());
     }
 
     @Test

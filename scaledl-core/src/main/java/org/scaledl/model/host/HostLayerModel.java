@@ -43,7 +43,8 @@ import org.slf4j.LoggerFactory;
  * fit in which every run weighs at most as much as one of ordinary size (its relative design row at most
  * {@value #LEVERAGE_CAP} times the median row's length); on data without such runs that is the fit itself. On the
  * bundled datasets no run is left out, in the full fits or in any fit that leaves one family out (the largest
- * deviations there: 7.5 MADs and a factor of 3.2).
+ * deviations there: 7.5 MADs and a factor of 3.2). A fit of three to nine runs, whose spread says little, leaves out
+ * only a run more than a factor of 100 from the others' median.
  */
 public final class HostLayerModel {
     private static final Logger LOG = LoggerFactory.getLogger(HostLayerModel.class);
@@ -147,14 +148,19 @@ public final class HostLayerModel {
     /** ... and at least this far, in log-ratio (a factor of 5): spread that small is noise, not a wrong run. */
     static final double OUTLIER_FLOOR = Math.log(5);
 
+    /** Beyond this, in log-ratio from the others' median (a factor of 100), a run is left out of a fit of fewer. */
+    static final double FEW_RUNS_FLOOR = Math.log(100);
+
     /**
      * Which runs no model explains: those whose in-sample log-ratio lies more than {@code max(OUTLIER_MADS · MAD,
-     * OUTLIER_FLOOR)} from the median log-ratio (MAD: the median absolute deviation from it). None with fewer than
-     * ten runs, where a spread is no spread.
+     * OUTLIER_FLOOR)} from the median log-ratio (MAD: the median absolute deviation from it). With three to nine
+     * runs, where a spread is no spread, only those more than a factor of 100 from it ({@link #FEW_RUNS_FLOOR}: a
+     * unit slip, not noise; one run of six measured 10,000 times too slow made every interval 2,000 times wide);
+     * none with fewer.
      */
     static boolean[] outliers(double[] logRatios) {
         boolean[] out = new boolean[logRatios.length];
-        if (logRatios.length < 10) {
+        if (logRatios.length < 3) {
             return out;
         }
         double median = Quantiles.median(logRatios);
@@ -162,7 +168,8 @@ public final class HostLayerModel {
         for (int i = 0; i < dev.length; i++) {
             dev[i] = Math.abs(logRatios[i] - median);
         }
-        double limit = Math.max(OUTLIER_MADS * Quantiles.median(dev), OUTLIER_FLOOR);
+        double limit = logRatios.length < 10 ? FEW_RUNS_FLOOR
+                : Math.max(OUTLIER_MADS * Quantiles.median(dev), OUTLIER_FLOOR);
         for (int i = 0; i < out.length; i++) {
             out[i] = dev[i] > limit;
         }
