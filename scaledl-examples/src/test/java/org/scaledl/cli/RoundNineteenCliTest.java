@@ -89,8 +89,11 @@ class RoundNineteenCliTest {
         int i = 0;
         for (String[] c : cases) {
             String[] args = java.util.Arrays.copyOf(c, c.length - 1);
+            // (the world-size summary states the degrees too: it says the arguments' own)
             String text = log(args).replace("using world size: 64", "using world size: " + (c.length == 5 ? c[3]
-                    : "64"));
+                    : "64")).replace("tensor-model-parallel size: 4", "tensor-model-parallel size: "
+                    + (c[0].startsWith("tensor") ? c[1] : "4")).replace("context-parallel size: 1,",
+                    "context-parallel size: " + (c[0].startsWith("context") ? c[1] : "1") + ",");
             MainTest.Run r = RoundSeventeenCliTest.fromLog(dir, "bad" + i++, text);
             assertEquals(1, r.code(), r.err());
             assertTrue(r.err().contains("the logged job is not one to predict") && r.err().contains(c[c.length - 1]),
