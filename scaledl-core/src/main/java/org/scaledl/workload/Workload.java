@@ -585,7 +585,9 @@ public final class Workload {
     @Override
     public String toString() {
         int m = parallelism.microBatches();
-        return graph.name() + " batch=" + batch + (m > 1 ? " (" + batch / m + " x " + m + " micro-batches)" : "") + " "
+        // (the batch is a replica's iteration's: a caller's --batch is the micro-batch, said beside it)
+        return graph.name() + " batch=" + batch + (m > 1 ? " (a replica's iteration: " + batch / m
+                + " a micro-batch x " + m + " micro-batches)" : "") + " "
                 + phase.label() + " data-parallel=" + parallelism.data()
                 + (parallelism.isDataOnly() && parallelism.expert() == 1 && parallelism.zeroStage() == 0 ? ""
                         : " gpus=" + worldSize() + " (" + parallelism + ")")

@@ -325,8 +325,9 @@ final class PredictCommand implements Callable<Integer> {
                 sb.append(String.format(Locale.ROOT, "  %.2f ms per iteration (no interval: the model gives a point "
                         + "prediction)", pr.millis()));
             }
-            pr.throughputPerSecond().ifPresent(t -> sb.append(String.format(Locale.ROOT, t >= 1 ? ", %.1f samples/s"
-                    : ", %.3g samples/s", t)));
+            // (the job's samples, over every GPU: beside the per-GPU rates, said so)
+            pr.throughputPerSecond().ifPresent(t -> sb.append(String.format(Locale.ROOT, t >= 1
+                    ? ", %.1f samples/s in all" : ", %.3g samples/s in all", t)));
             pr.tokensPerSecondPerGpu().ifPresent(t -> sb.append(String.format(Locale.ROOT, ", %.0f tokens/s per GPU",
                     t)));
             pr.modelTflopsPerGpu().ifPresent(t -> sb.append(String.format(Locale.ROOT, ", %.0f model TFLOP/s per GPU",
