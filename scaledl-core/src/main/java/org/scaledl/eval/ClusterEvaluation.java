@@ -518,7 +518,7 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
     }
 
     /** Where {@link #error} keeps whether the run is a mixture of experts. */
-    private static final int KIND = 2;
+    static final int KIND = 2;
     /** Where {@link #error} keeps whether its prediction was warned {@code NEAR_MEMORY_LIMIT}. */
     private static final int EDGE = 3;
     /** Where {@link #error} keeps the point prediction and its interval (ms). */
@@ -541,10 +541,10 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
     }
 
     /**
-     * A split's errors in two rows, those with a flag ({@link #KIND}, {@link #EDGE}) set, then the others; a row
-     * without runs is left out.
+     * A split's errors in two rows, those with a flag ({@link #KIND}, {@link #EDGE}) set, then the others; neither
+     * row where one of them holds no runs (the other would repeat the split's own figures).
      */
-    private static void byFlag(List<Split> out, String prefix, double train, List<double[]> errors, int flag,
+    static void byFlag(List<Split> out, String prefix, double train, List<double[]> errors, int flag,
             String set, String unset) {
         List<double[]> with = errors.stream().filter(x -> x[flag] == 1).toList();
         List<double[]> without = errors.stream().filter(x -> x[flag] == 0).toList();

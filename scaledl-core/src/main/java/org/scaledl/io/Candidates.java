@@ -317,11 +317,14 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                     : "read without it each would be fitted as another job (at the column's default)");
         }
         // another framework's name for a count or degree the table lacks (data_parallel, tp, gbs) is that column
-        // without a doubt: read as absent, every row would be predicted at its default (8 replicas as 1, a step 9
-        // times too slow), so it is refused; a look-alike (micro_batch, Seq) may be a label of the table's own
+        // without a doubt: read as absent, every row would be predicted at its default (8 replicas as 1, a step
+        // about 9 times too slow), so it is refused, but where another column of the table fixes the same
+        // quantity (gpus the replicas, micro_batches the global batch: warned of, as a look-alike is); a look-alike
+        // (micro_batch, Seq) may be a label of the table's own
         Map<String, String> aliased = new java.util.LinkedHashMap<>(near);
         aliased.entrySet().removeIf(e -> !e.getValue().equals(ALIASES.get(e.getKey().trim().toLowerCase(Locale.ROOT)))
-                || KINDS.get(e.getValue()) != ColumnKind.NUMBER || e.getValue().equals("seq"));
+                || KINDS.get(e.getValue()) != ColumnKind.NUMBER || e.getValue().equals("seq")
+                || SAME_QUANTITY.containsKey(e.getValue()) && columns.contains(SAME_QUANTITY.get(e.getValue())));
         if (!measured && !aliased.isEmpty()) {
             Map.Entry<String, String> first = aliased.entrySet().iterator().next();
             throw InvalidInputException.inSource(source, "column '" + InvalidInputException.printable(first.getKey(),
@@ -332,6 +335,10 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         }
         near.forEach((c, k) -> LOG.warn("{}", nearMissWarning(source, c, k)));
     }
+
+    /** Columns another column fixes the same quantity of: the replicas by the GPUs, the global batch by its parts. */
+    private static final Map<String, String> SAME_QUANTITY = Map.of("world_size", "gpus", "gpus", "world_size",
+            "global_batch", "micro_batches", "micro_batches", "global_batch");
 
     /** The label a runs table's fit holds its runs out by (a family of models). */
     private static final String FAMILY = "family";

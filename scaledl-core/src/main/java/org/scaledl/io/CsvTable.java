@@ -380,13 +380,15 @@ public final class CsvTable {
                         i++;
                     } else {
                         quoted = false;
+                        // a quote that closes is no stray one left open
+                        stray = -1;
                     }
                 } else {
                     cur.append(c);
                 }
             } else if (c == '"') {
                 quoted = true;
-                if (stray < 0 && !cur.toString().isBlank()) {
+                if (!cur.toString().isBlank()) {
                     // a quote after a field's first characters: the field was not quoted
                     stray = out.size();
                 }

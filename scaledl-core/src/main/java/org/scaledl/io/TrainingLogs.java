@@ -217,14 +217,14 @@ public final class TrainingLogs {
     private static final Pattern LORA_DIM = Pattern.compile("\\bdim\\s*=\\s*(\\d{1,9})\\b");
     /** A configuration's LoRA scheme: NeMo 1's {@code peft_scheme: lora}, a {@code _target_} of a LoRA class. */
     private static final Pattern LORA_SCHEME = Pattern.compile(
-            "peft_scheme\\s*[:=]\\s*['\"]?lora|_target_\\s*[:=]\\s*\\S*lora\\.LoRA\\b", Pattern.CASE_INSENSITIVE);
+            "peft_scheme\\s*[:=]\\s*['\"]?lora|_target_\\s*[:=]\\s*\\S*lora\\w*\\s*$", Pattern.CASE_INSENSITIVE);
     /** An iteration line (Megatron's, NeMo's) that ends before its time. */
     private static final Pattern TIME_CUT = Pattern.compile(
             "elapsed time per iteration(?: \\(ms\\)?)?:?\\s*$", Pattern.CASE_INSENSITIVE);
     private static final Pattern STEP_TIME_CUT = Pattern.compile("train_step_timing(?: in s)?\\s*[:=]?\\s*$");
     /** A NeMo step line timed in another unit than seconds ({@code train_step_timing in ms: 3630}). */
     private static final Pattern STEP_TIMING_OTHER_UNIT = Pattern.compile(
-            "train_step_timing in (?!s\\s*[:=])([^:=\\s]{1,12})\\s*[:=]");
+            "train_step_timing in (?!s\\s*[:=])([A-Za-z]{1,12})\\s*[:=]\\s*[-+.\\d]");
     private static final Pattern ITERATION = Pattern.compile("\\biteration\\s+(\\d{1,18})\\s*/");
     /**
      * A tqdm progress bar's count: {@code | 10/100 [} with a total, {@code 10it [} without (Lightning's bar),
@@ -286,10 +286,16 @@ public final class TrainingLogs {
     private static final Pattern WORLD = Pattern.compile("using world size:\\s*(\\d[\\d.eE+-]*)");
     private static final Pattern WORLD_DP = Pattern.compile("data-parallel[- ]size:\\s*(\\d[\\d.eE+-]*)");
     /** The degrees Megatron's {@code using world size:} summary states, each with its argument's name. */
-    private static final Map<Pattern, String> WORLD_DEGREES = Map.of(
-            Pattern.compile("(?<!hierarchical )context-parallel size:\\s*(\\d[\\d.eE+-]*)"), "context_parallel_size",
-            Pattern.compile("tensor-model-parallel size:\\s*(\\d[\\d.eE+-]*)"), "tensor_model_parallel_size",
-            Pattern.compile("pipeline-model-parallel size:\\s*(\\d[\\d.eE+-]*)"), "pipeline_model_parallel_size");
+    private static final Map<Pattern, String> WORLD_DEGREES = new LinkedHashMap<>();
+
+    static {
+        WORLD_DEGREES.put(Pattern.compile("(?<!hierarchical )context-parallel size:\\s*(\\d[\\d.eE+-]*)"),
+                "context_parallel_size");
+        WORLD_DEGREES.put(Pattern.compile("tensor-model-parallel size:\\s*(\\d[\\d.eE+-]*)"),
+                "tensor_model_parallel_size");
+        WORLD_DEGREES.put(Pattern.compile("pipeline-model-parallel size:\\s*(\\d[\\d.eE+-]*)"),
+                "pipeline_model_parallel_size");
+    }
     private static final Pattern PADDED = Pattern.compile("padded vocab.*new size:\\s*(\\d[\\d.eE+-]*)");
     private static final Pattern MICRO = Pattern.compile("number of microbatches to constant\\s+(\\d[\\d.eE+-]*)");
     private static final Pattern MEMBER = Pattern.compile(
@@ -334,7 +340,7 @@ public final class TrainingLogs {
                 "recompute_num_layers", "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
                 "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
                 "transformer_impl", "use_flash_attn", "attention_backend", "make_vocab_size_divisible_by",
-                "log_interval", "quick_geglu", "lora_adapters")) {
+                "log_interval", "quick_geglu", "lora_adapters", "lora_dim")) {
             KEYS.put(k, k);
         }
         KEYS.put("num_moe_experts", "num_experts");
@@ -608,13 +614,19 @@ public final class TrainingLogs {
             java.util.Map<Integer, Integer> iterationWidths = new java.util.HashMap<>();
             java.util.Map<Integer, Integer> bareAt = new java.util.HashMap<>();
             boolean replacedSaid = false;
+            // the last line counted by width (lines read again after an argument block without its end line, and a
+            // bar's later drawings on one line, are not counted again)
+            int widthCounted = 0;
             for (String line = in.next(); line != null; line = in.next()) {
                 lineNo = in.line();
                 if (line.indexOf('\u001B') >= 0) {
                     // a log captured from a terminal keeps its colours: the text is what is read
                     line = COLOUR.matcher(line).replaceAll("");
                 }
-                widths.merge(line.length(), 1, Integer::sum);
+                if (lineNo > widthCounted) {
+                    widths.merge(line.length(), 1, Integer::sum);
+                    widthCounted = lineNo;
+                }
                 if (!replacedSaid && line.indexOf('\uFFFD') >= 0) {
                     // bytes that are no UTF-8 (a log of another encoding, a file damaged): what they spell is not
                     // read, so an argument on such a line may be missing from what the run states
@@ -623,12 +635,16 @@ public final class TrainingLogs {
                             source, lineNo);
                     replacedSaid = true;
                 }
-                if (line.contains("LoRA(") || line.contains("peft_scheme") || line.contains("lora.LoRA")) {
+                if (line.contains("LoRA(") || line.contains("peft_scheme") || line.contains("_target_")) {
                     // a LoRA fine-tuning's adapters (NeMo 2's and Megatron-Bridge's "PEFT: LoRA(..., dim=32, ...)"
-                    // and peft _target_, NeMo 1's peft_scheme): said, not read (peftUnread)
-                    Matcher lora = LORA_DIM.matcher(line);
+                    // and a LoRA class's _target_, NeMo 1's peft_scheme): said, not read (unread); as a message's
+                    // statements, which start no run of their own
                     if (line.contains("LoRA(") || LORA_SCHEME.matcher(line).find()) {
-                        cur = cur.put(segments, "lora_adapters", lora.find() ? "lora dim " + lora.group(1) : "lora", lineNo);
+                        cur = cur.put(segments, "lora_adapters", "lora", lineNo, true);
+                        Matcher lora = LORA_DIM.matcher(line);
+                        if (line.contains("LoRA(") && lora.find()) {
+                            cur = cur.put(segments, "lora_dim", lora.group(1), lineNo, true);
+                        }
                     }
                 }
                 if (pendingKey != null && !line.isBlank()) {
@@ -722,17 +738,16 @@ public final class TrainingLogs {
                 }
                 Matcher e = ELAPSED.matcher(line);
                 Matcher t = STEP_TIMING.matcher(line);
-                if (line.contains("per iteration") && TIME_CUT.matcher(line).find()
-                        || line.contains("train_step_timing") && STEP_TIME_CUT.matcher(line).find()) {
+                if ((line.contains("per iteration") && TIME_CUT.matcher(line).find()
+                        || line.contains("train_step_timing") && STEP_TIME_CUT.matcher(line).find())
+                        && (ITERATION.matcher(line).find() || line.contains("Epoch"))) {
                     // not dropped in silence: its step would be missing from the median
                     if (!in.terminated()) {
-                        LOG.warn("{}:{}: the log ends inside its last iteration line; that iteration is left out",
-                                source, lineNo);
+                        endsInside(source, lineNo);
                         continue;
                     }
                     throw InvalidInputException.atLine(source, lineNo, "an iteration line cut before its time: a log "
-                            + "cut or wrapped at a fixed width (a terminal's, cut, fold)? Capture the log whole "
-                            + "(redirect it to a file), or give its runs as a job runs table");
+                            + "cut or wrapped at a fixed width (a terminal's, cut, fold)? " + CAPTURE_WHOLE);
                 }
                 Matcher stepUnit = line.contains("train_step_timing in ") ? STEP_TIMING_OTHER_UNIT.matcher(line) : null;
                 if (stepUnit != null && stepUnit.find()) {
@@ -781,8 +796,7 @@ public final class TrainingLogs {
                         // the log was cut inside this line (a job killed, a copy truncated): its time may be too (a
                         // bar's last drawing, which tqdm ends only with the next one's carriage return, is whole
                         // where its metrics close)
-                        LOG.warn("{}:{}: the log ends inside its last iteration line; that iteration is left out",
-                                source, lineNo);
+                        endsInside(source, lineNo);
                         continue;
                     }
                     // the global batch the line says it ran: Megatron's "global batch size: N", NeMo's
@@ -800,15 +814,18 @@ public final class TrainingLogs {
                     // around it go on, a line cut short (leaveOutCut)
                     boolean bare = line.substring(elapsed ? e.end() : t.end()).isBlank();
                     String time = elapsed ? e.group(1) : t.group(1);
-                    if (time.endsWith(".") || drawing && line.indexOf(']', t.end()) < 0) {
+                    // tqdm's drawing opens its metrics with '[' and closes them with ']' (NeMo's own bar format, "Epoch
+                    // 0 5/12, ... train_step_timing in s=2.42", has neither)
+                    boolean unclosed = drawing && line.lastIndexOf('[', t.start()) >= from
+                            && line.indexOf(']', t.end()) < 0;
+                    if (time.endsWith(".") || unclosed) {
                         // a number is never printed ending in its point, and tqdm closes a whole drawing's metrics:
                         // the line (a bar trimmed to its terminal's width, a log cut or wrapped) cut inside its time
                         throw InvalidInputException.atLine(source, lineNo, (drawing ? "a progress bar's drawing"
                                 : "an iteration line") + " cut " + (time.endsWith(".") ? "inside its time '"
                                 + clip(time) + "'" : "before its metrics close (']'), its time '" + clip(time)
                                 + "' perhaps with it") + ": a log cut or wrapped at a fixed width (a terminal's, cut, "
-                                + "fold)? Capture the log whole (redirect it to a file), or give its runs as a job "
-                                + "runs table");
+                                + "fold)? " + CAPTURE_WHOLE);
                     }
                     iterationWidths.merge(line.length(), 1, Integer::sum);
                     if (bare) {
@@ -858,12 +875,17 @@ public final class TrainingLogs {
                     if (d.find()) {
                         cur = cur.put(segments, "data_parallel_size", d.group(1), lineNo);
                     }
-                    // the summary's degrees, as the argument block's: a block that says others is refused (the
-                    // layout stated twice), one without them takes these
+                    // the summary's degrees, as a message's statements: a block without them takes these, one that
+                    // says others is read and the summary's said; a later summary before any block or iteration (a
+                    // start that failed after printing it, relaunched) replaces them
+                    if (cur.n == 0 && cur.block == 0) {
+                        cur.args.entrySet().removeIf(a -> a.getValue().loose() && WORLD_DEGREES.containsValue(
+                                a.getKey()));
+                    }
                     for (Map.Entry<Pattern, String> degree : WORLD_DEGREES.entrySet()) {
                         Matcher g = degree.getKey().matcher(line);
                         if (g.find()) {
-                            cur = cur.put(segments, degree.getValue(), g.group(1), lineNo);
+                            cur = cur.put(segments, degree.getValue(), g.group(1), lineNo, true);
                         }
                     }
                     continue;
@@ -958,9 +980,19 @@ public final class TrainingLogs {
         if (line != null && others >= CUT_WIDTH_OTHERS) {
             throw InvalidInputException.atLine(source, line, "an iteration line that ends at its time at the log's "
                     + "widest, " + widest + " characters, which " + widths.get(widest) + " of its lines reach and none "
-                    + "passes: a log cut or wrapped at a fixed width (cut, fold, a terminal's copy), whose times may be "
-                    + "cut? Capture the log whole (redirect it to a file), or give its runs as a job runs table");
+                    + "passes: a log cut or wrapped at a fixed width (cut, fold, a terminal's copy), whose times may "
+                    + "be "
+                    + "cut? " + CAPTURE_WHOLE);
         }
+    }
+
+    /** What a message that finds a log cut tells to do. */
+    private static final String CAPTURE_WHOLE = "Capture the log whole (redirect it to a file), or give its runs as a "
+            + "job runs table";
+
+    /** Says that the log ends inside its last iteration line, which is left out. */
+    private static void endsInside(String source, int lineNo) {
+        LOG.warn("{}:{}: the log ends inside its last iteration line; that iteration is left out", source, lineNo);
     }
 
     /** Lines other than iteration lines at a log's widest that, with an iteration line there, mark it cut. */
@@ -2406,8 +2438,7 @@ public final class TrainingLogs {
                                 + "column for offloaded weights)");
             }
             if (has("lora_adapters")) {
-                String said = text("lora_adapters");
-                String rank = said.startsWith("lora dim ") ? said.substring("lora dim ".length()) : "";
+                String rank = has("lora_dim") ? clip(text("lora_dim")) : "";
                 LOG.warn("{}:{}: {}LoRA fine-tuning{} is not read from a log: the run is predicted as full training "
                         + "(every weight's gradients and optimizer states); give the runs table's lora_rank{}", source,
                         args.get("lora_adapters").line(), which, rank.isEmpty() ? "" : " (rank " + rank + ")",
@@ -2519,12 +2550,11 @@ public final class TrainingLogs {
                         + (tt.startsWith("bf") ? "bf16" : "fp16") + " for the same step in mixed precision, whose FP32 "
                         + "master weights it counts in memory");
             }
-            if (!tt.isEmpty() && (flag("bf16", false) || flag("fp16", false))) {
+            Precision stated = trainerPrecision(tt);
+            if (stated != null && (flag("bf16", false) || flag("fp16", false))) {
                 // the model's flags and the trainer's precision name one 16-bit format where both are logged
-                boolean trainerBf16 = tt.contains("bf16");
-                boolean trainerFp16 = !trainerBf16 && (tt.equals("16") || tt.startsWith("16-") || tt.contains("fp16"));
                 String flagKey = flag("bf16", false) ? "bf16" : "fp16";
-                if (flagKey.equals("bf16") ? trainerFp16 : trainerBf16) {
+                if (flagKey.equals("bf16") ? stated == Precision.FP16 : stated == Precision.BF16) {
                     throw bad("precision", which + "the trainer's precision '" + clip(trainer) + "' (line "
                             + args.get("precision").line() + ") is not the model's " + flagKey + " True (line "
                             + args.get(flagKey).line() + "): a run trains in one 16-bit format");
@@ -2559,25 +2589,31 @@ public final class TrainingLogs {
             if (flag("fp16", false)) {
                 return Precision.FP16;
             }
-            String p = text("precision");
-            if (p != null) {
-                String t = p.toLowerCase(Locale.ROOT);
-                if (t.contains("bf16")) {
-                    return Precision.BF16;
+            if (trainer != null) {
+                if (stated == null) {
+                    throw bad("precision", which + "precision '" + clip(trainer) + "' is not known (bf16-mixed, "
+                            + "16-mixed, 32, tf32)");
                 }
-                if (t.equals("16") || t.startsWith("16-") || t.contains("fp16")) {
-                    return Precision.FP16;
-                }
-                if (t.equals("32") || t.startsWith("32-") || t.contains("fp32")) {
-                    return Precision.FP32;
-                }
-                if (t.equals("tf32")) {
-                    return Precision.TF32;
-                }
-                throw bad("precision", which + "precision '" + clip(p) + "' is not known (bf16-mixed, 16-mixed, 32, "
-                        + "tf32)");
+                return stated;
             }
             return Precision.FP32;
+        }
+
+        /**
+         * A trainer's precision flag (Lightning's, lower case and unquoted): {@code bf16-mixed} BF16, {@code 16},
+         * {@code 16-mixed} FP16, {@code 32} FP32, {@code tf32} TF32; null for another.
+         */
+        private static Precision trainerPrecision(String t) {
+            if (t.contains("bf16")) {
+                return Precision.BF16;
+            }
+            if (t.equals("16") || t.startsWith("16-") || t.contains("fp16")) {
+                return Precision.FP16;
+            }
+            if (t.equals("32") || t.startsWith("32-") || t.contains("fp32")) {
+                return Precision.FP32;
+            }
+            return t.equals("tf32") ? Precision.TF32 : null;
         }
 
         // --- the model ---------------------------------------------------------------------------------------------

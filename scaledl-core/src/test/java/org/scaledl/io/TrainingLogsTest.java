@@ -609,9 +609,11 @@ class TrainingLogsTest {
         InvalidInputException none = assertThrows(InvalidInputException.class, () -> read.apply(untimed));
         assertTrue(none.getMessage().contains("line " + barLine + " is a training progress bar whose metrics show no "
                 + "train_step_timing"), none.getMessage());
-        // NeMo's bar format without the bar, the count after the epoch
+        // NeMo's bar format without the bar, the count after the epoch ({desc} {n_fmt}/{total_fmt}{postfix}: no
+        // brackets around its metrics either)
         String nemo = header + barEpoch(12, i -> "").replaceAll("Epoch 0: [0-9]+%\\|#  \\| ([0-9]+)/12 \\[[^,]*, [^,]*,",
-                "Epoch 0 $1/12,").replace("global_step", "step") + "\n";
+                "Epoch 0 $1/12,").replace("global_step", "step").replace("]", "") + "\n";
+        assertTrue(nemo.indexOf('[', header.length()) < 0 && nemo.indexOf(']', header.length()) < 0, nemo);
         TrainingLogs.Run counts = read.apply(nemo);
         assertEquals(plain.iterations(), counts.iterations(), nemo.substring(header.length(), header.length() + 200));
         assertEquals(plain.measuredMs(), counts.measuredMs(), 0);

@@ -79,6 +79,14 @@ class HostOutliersTest {
         noisy.add(Sample.of(six.get(5).workload(), six.get(5).millis() * 3));
         assertFalse(RuntimePredictor.fit(noisy).provenance().config().containsKey(LayerCost.LEFT_OUT),
                 "a factor of 3 among six runs is no slip to leave out");
+        // nine runs of two families, the limit of the rule, the same
+        List<Sample> nine = new ArrayList<>(clean().stream().filter(s -> s.workload().tag("family").orElseThrow()
+                .equals("resnet")).limit(4).toList());
+        nine.addAll(others);
+        nine.set(2, Sample.of(nine.get(2).workload(), nine.get(2).millis() * 1e4));
+        assertEquals(9, nine.size());
+        assertEquals(nine.get(2).workload().tag(DatasetReader.SOURCE_TAG).orElseThrow(),
+                RuntimePredictor.fit(nine).provenance().config().get(LayerCost.LEFT_OUT));
     }
 
     @Test

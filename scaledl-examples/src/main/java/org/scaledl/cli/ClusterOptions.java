@@ -19,7 +19,8 @@ import picocli.CommandLine.Option;
  */
 final class ClusterOptions {
     @Option(names = "--precision", description = "fp32, tf32, fp16, bf16, fp8, fp8-block, mxfp8 or nvfp4 (fp16 and "
-            + "bf16: mixed precision; fp8 and fp4: Transformer Engine recipes; default fp32, warned of; in layouts, fp16)",
+            + "bf16: mixed precision; fp8 and fp4: Transformer Engine recipes; default fp32, warned of; in layouts, "
+            + "fp16)",
             converter = PrecisionConverter.class)
     Precision precision;
 
@@ -54,7 +55,8 @@ final class ClusterOptions {
     Integer expertTensor;
 
     @Option(names = "--zero-stage", description = "ZeRO stage of the data-parallel optimizer, 0 to 3 (1: Megatron's "
-            + "distributed optimizer, 3: FSDP; default 0; layouts searches stages 0, 1 and 3, only this one where given)")
+            + "distributed optimizer, 3: FSDP; default 0; layouts searches stages 0, 1 and 3, 3 only without a "
+            + "pipeline, and only this one where given)")
     Integer zeroStage;
 
     @Option(names = "--expert-imbalance", description = "The busiest expert rank's tokens over its share (default 1: "
@@ -111,8 +113,9 @@ final class ClusterOptions {
             + "another micro-batch's compute, layer by layer (Megatron core's overlap_moe_expert_parallel_comm, "
             + "Megatron-Bridge's moe_a2a_overlap): only what a layer's compute does not cover stays exposed (needs "
             + "--expert > 1, a 16-bit model, with a pipeline virtual stages, and no full recomputation, as Megatron "
-            + "core; with --candidates, a default for the table's rows with expert parallelism; default: each all-to-all on the "
-            + "critical path, assumed and said; --moe-a2a-overlap=false states it)", arity = "0..1")
+            + "core; with --candidates, a default for the table's rows with expert parallelism; default: each "
+            + "all-to-all on the critical path, assumed and said; --moe-a2a-overlap=false states it)",
+            arity = "0..1")
     Boolean moeA2aOverlap;
 
     @Option(names = "--moe-dispatcher", description = "How expert parallelism moves the tokens (Megatron core's "

@@ -95,11 +95,11 @@ final class DevicesCommand implements Callable<Integer> {
         }
         b.append(c.devices().size()).append(" devices; names as torch.cuda.get_device_name() reports them (aliases "
                 + "and unambiguous parts accepted: A100, H100 SXM, GB200, MI300X); peaks are dense TFLOP/s (no "
-                + "sparsity) per precision, '-' where the GPU has no such units (a precision it falls back from shows the "
-                + "fallback's peak); for the GPUs NeuSight or DeepBench measured, memGiB, TB/s and fp32 are their "
-                + "figures, which the models fitted on them take (GPU_CATALOG.md lists the data sheets'); domain: GPUs in one NVLink domain, "
-                + "link: its link and GB/s per direction (the network's --inter-node-gbps is in Gb/s); --devices FILE "
-                + "adds your own");
+                + "sparsity) per precision, '-' where the GPU has no such units (a precision it falls back from shows "
+                + "the fallback's peak); for the GPUs NeuSight or DeepBench measured, memGiB, TB/s and fp32 are their "
+                + "figures, which the models fitted on them take (GPU_CATALOG.md lists the data sheets'); domain: "
+                + "GPUs in one NVLink domain, link: its link and GB/s per direction (the network's --inter-node-gbps "
+                + "is in Gb/s); --devices FILE adds your own");
         System.out.println(b);
         return 0;
     }

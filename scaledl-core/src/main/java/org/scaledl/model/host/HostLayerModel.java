@@ -44,7 +44,8 @@ import org.slf4j.LoggerFactory;
  * {@value #LEVERAGE_CAP} times the median row's length); on data without such runs that is the fit itself. On the
  * bundled datasets no run is left out, in the full fits or in any fit that leaves one family out (the largest
  * deviations there: 7.5 MADs and a factor of 3.2). A fit of three to nine runs, whose spread says little, leaves out
- * only a run more than a factor of 100 from the others' median.
+ * only a run its screening fit leaves more than a factor of 100 from the median (a fit of as many terms as runs
+ * absorbs a slip whole, and leaves nothing out).
  */
 public final class HostLayerModel {
     private static final Logger LOG = LoggerFactory.getLogger(HostLayerModel.class);
@@ -148,15 +149,16 @@ public final class HostLayerModel {
     /** ... and at least this far, in log-ratio (a factor of 5): spread that small is noise, not a wrong run. */
     static final double OUTLIER_FLOOR = Math.log(5);
 
-    /** Beyond this, in log-ratio from the others' median (a factor of 100), a run is left out of a fit of fewer. */
+    /** Beyond this, in log-ratio from the runs' median (a factor of 100), a run is left out of a fit of fewer. */
     static final double FEW_RUNS_FLOOR = Math.log(100);
 
     /**
      * Which runs no model explains: those whose in-sample log-ratio lies more than {@code max(OUTLIER_MADS · MAD,
      * OUTLIER_FLOOR)} from the median log-ratio (MAD: the median absolute deviation from it). With three to nine
      * runs, where a spread is no spread, only those more than a factor of 100 from it ({@link #FEW_RUNS_FLOOR}: a
-     * unit slip, not noise; one run of six measured 10,000 times too slow made every interval 2,000 times wide);
-     * none with fewer.
+     * unit slip, not noise; one run of six measured 10,000 times too slow made every interval 2,000 times wide),
+     * where the screening fit leaves a run that far off (a fit of three runs may absorb a slip whole, and nothing is
+     * left out); none with fewer.
      */
     static boolean[] outliers(double[] logRatios) {
         boolean[] out = new boolean[logRatios.length];
