@@ -416,6 +416,7 @@ final class FitCommand implements Callable<Integer> {
                 100 * before / kept.size(), 100 * beforeBias / kept.size(), 100 * after / kept.size(),
                 inside.apply(intervals[0], insideBefore), inside.apply(intervals[1], insideAfter), out);
         disagreement(p, cal, kept).ifPresent(w -> System.err.println("scaledl: warning: " + w));
+        onePhase(kept).ifPresent(w -> System.err.println("scaledl: warning: " + w));
         if (insideAfter == 0 && intervals[1] && kept.size() >= 2) {
             heldBack(p, cal, kept).ifPresent(w -> System.err.println("scaledl: warning: " + w));
         }
@@ -526,6 +527,22 @@ final class FitCommand implements Callable<Integer> {
     private static double geometricMedian(double[] ratios) {
         return Math.exp(org.scaledl.model.cost.Quantiles.of(Arrays.stream(ratios).map(Math::log).sorted().toArray(),
                 0.5));
+    }
+
+    /**
+     * Said where every transformer run calibrated on is of one phase: the execution model's coefficients are one set
+     * for training and inference, so inference runs (prefills) alone move the training jobs' predictions too, and
+     * training runs alone the inference ones.
+     */
+    static Optional<String> onePhase(List<Sample> kept) {
+        List<org.scaledl.workload.Phase> phases = transformerRuns(kept).stream().map(r -> r.workload().phase())
+                .distinct().toList();
+        if (phases.size() != 1 || phases.get(0) != org.scaledl.workload.Phase.INFER) {
+            return Optional.empty();
+        }
+        return Optional.of("every transformer run calibrated on is an inference (a prefill): the execution model's "
+                + "coefficients are one set for both phases, so the calibrated model's training predictions moved "
+                + "with them, on no training run's evidence (calibrate on training runs for training jobs)");
     }
 
     /** The runs of transformer jobs (those the execution model predicts and a calibration refits it on), in order. */

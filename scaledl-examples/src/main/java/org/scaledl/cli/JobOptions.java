@@ -172,14 +172,22 @@ final class JobOptions {
             } catch (IllegalArgumentException e) {
                 throw InvalidInputException.of(e.getMessage());
             }
-            if (cluster.precision == null && w.device().isPresent()) {
-                // FP32, PyTorch's default, is rarely what a GPU job runs: said, as layouts says its FP16
-                System.err.println("scaledl: warning: --precision not given: fp32 assumed (PyTorch's default, no "
-                        + "tensor cores); " + (w.phase() == Phase.TRAIN ? "mixed-precision training" : "16-bit "
-                        + "inference") + " is --precision bf16 or fp16 (tf32, fp8, mxfp8, nvfp4: see devices)");
-            }
+            precisionAssumed(p, w).ifPresent(said -> System.err.println("scaledl: warning: " + said));
         }
         return w;
+    }
+
+    /**
+     * What is said where a GPU job of a cluster model gives no precision: FP32, PyTorch's default, is rarely what a
+     * GPU job runs (said, as layouts says its FP16; {@code predict --json} lists it among its warnings).
+     */
+    java.util.Optional<String> precisionAssumed(RuntimePredictor p, Workload w) {
+        if (!p.modelsClusters() || cluster.precision != null || w.device().isEmpty()) {
+            return java.util.Optional.empty();
+        }
+        return java.util.Optional.of("--precision not given: fp32 assumed (PyTorch's default, no tensor cores); "
+                + (w.phase() == Phase.TRAIN ? "mixed-precision training" : "16-bit inference") + " is --precision bf16 "
+                + "or fp16 (tf32, fp8, mxfp8, nvfp4: see devices)");
     }
 
     private static int positive(Integer value, String option) {

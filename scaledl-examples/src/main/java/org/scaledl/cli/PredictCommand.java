@@ -293,6 +293,8 @@ final class PredictCommand implements Callable<Integer> {
             ArrayNode ws = root.putArray("warnings");
             // the command line's own note on --world-size first, as stderr has it
             worldSize.ifPresent(n -> ws.addObject().put("kind", "note").put("message", n).put("share", 1.0));
+            job.precisionAssumed(p, w).ifPresent(m -> ws.addObject().put("kind", "assumed").put("message", m)
+                    .put("share", 1.0));
             warnings(ws, pr);
             elsewhere.ifPresent(m -> ws.addObject().put("kind", "other_machine").put("message", m).put("share", 1.0));
             // what the readers warned of while reading the inputs (a multimodal configuration, a key left out)

@@ -216,7 +216,8 @@ final class ScalingCommand implements Callable<Integer> {
             List<String> unfitting = new ArrayList<>();
             for (double[] x : points) {
                 org.scaledl.workload.Sample run = org.scaledl.workload.Sample.of(at(measuredOn, (int) x[0], (int) x[1],
-                        m), x[2]);
+                        m).toBuilder().tag(org.scaledl.io.DatasetReader.SOURCE_TAG, measured + ":" + (int) x[3])
+                        .build(), x[2]);
                 runs.add(run);
                 try {
                     if (p.predict(run.workload()).outOfMemory()) {
@@ -594,8 +595,10 @@ final class ScalingCommand implements Callable<Integer> {
                             + "sweep's own job; score other jobs' runs with predict --candidates");
                 }
             }
+            // (the point's line last: a calibration's message names where it was read)
             double[] x = {replicas, t.intInRange(r, "batch", 1, MAX_SWEPT_BATCH),
-                t.numberInRange(r, "measured_ms", org.scaledl.io.JobRuns.MIN_MILLIS, org.scaledl.io.JobRuns.MAX_MILLIS)};
+                t.numberInRange(r, "measured_ms", org.scaledl.io.JobRuns.MIN_MILLIS, org.scaledl.io.JobRuns.MAX_MILLIS),
+                line};
             // the same point and time, and nothing else to tell them apart (an id, a date)
             List<Object> key = new ArrayList<>(List.of(x[0], x[1], x[2]));
             final int row = r;

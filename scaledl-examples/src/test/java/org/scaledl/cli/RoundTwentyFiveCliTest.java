@@ -299,6 +299,46 @@ class RoundTwentyFiveCliTest {
     }
 
     @Test
+    void aCalibrationOnInferenceRunsAloneSaysItMovedTraining(@TempDir Path dir) throws Exception {
+        Files.createDirectory(dir.resolve("m"));
+        Files.copy(LLAMA.resolve("config.json"), dir.resolve("m/config.json"));
+        StringBuilder table = new StringBuilder("id,transformer,seq,batch,gpus,tensor,device,precision,phase,"
+                + "measured_ms\n");
+        int[][] jobs = {{8, 2}, {8, 1}, {4, 8}};
+        for (int i = 0; i < jobs.length; i++) {
+            MainTest.Run one = MainTest.run("predict", "--model", "gpu", "--transformer", LLAMA.toString(), "--seq",
+                    "4096", "--batch", Integer.toString(jobs[i][0]), "--gpus", "8", "--tensor",
+                    Integer.toString(jobs[i][1]), "--device", "H100", "--precision", "bf16", "--phase", "infer",
+                    "--json");
+            assertEquals(0, one.code(), one.err());
+            double ms = new com.fasterxml.jackson.databind.ObjectMapper().readTree(one.out()).get("ms").asDouble();
+            table.append("i").append(i).append(",m/config.json,4096,").append(jobs[i][0]).append(",8,")
+                    .append(jobs[i][1]).append(",H100,bf16,infer,").append(ms * 1.2).append('\n');
+        }
+        Path runs = dir.resolve("inf.csv");
+        Files.writeString(runs, table);
+        MainTest.Run cal = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
+                dir.resolve("c.sdl").toString());
+        assertEquals(0, cal.code(), cal.err());
+        assertTrue(cal.err().contains("every transformer run calibrated on is an inference"), cal.err());
+    }
+
+    @Test
+    void theJsonListsTheAssumedPrecision() throws Exception {
+        MainTest.Run r = MainTest.run("predict", "--model", "gpu", "--transformer", LLAMA.toString(), "--seq", "4096",
+                "--batch", "1", "--gpus", "8", "--tensor", "2", "--device", "H100", "--json");
+        assertEquals(0, r.code(), r.err());
+        com.fasterxml.jackson.databind.JsonNode ws = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(r.out()).get("warnings");
+        boolean said = false;
+        for (com.fasterxml.jackson.databind.JsonNode w : ws) {
+            said |= w.get("kind").asText().equals("assumed") && w.get("message").asText()
+                    .startsWith("--precision not given: fp32 assumed");
+        }
+        assertTrue(said, ws.toString());
+    }
+
+    @Test
     void aJobPacedByItsCollectivesSaysSo() {
         String[] job = {"predict", "--model", "gpu", "--transformer", LLAMA.toString(), "--seq", "8192", "--batch",
             "1", "--global-batch", "512", "--gpus", "256", "--device", "H100", "--precision", "fp8",
