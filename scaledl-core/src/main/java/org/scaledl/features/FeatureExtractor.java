@@ -145,8 +145,11 @@ public final class FeatureExtractor {
 
     /** Analyses a graph (once per graph: the analysis is kept with it, {@link ModelGraph#memo}). */
     public static FeatureExtractor of(ModelGraph graph) {
-        return Objects.requireNonNull(graph, "graph").memo(FeatureExtractor.class, FeatureExtractor::new);
+        return Objects.requireNonNull(graph, "graph").memo(MEMO, FeatureExtractor::new);
     }
+
+    /** This class's key in a graph's cache: its own (a caller's key, its class for one, cannot replace the value). */
+    private static final Object MEMO = new Object();
 
     /** The analysed graph. */
     public ModelGraph graph() {

@@ -233,14 +233,21 @@ public final class ModelGraph {
      * A per-graph cache for what other classes derive from the graph (feature analysis, per-batch sums, checks): the
      * value {@code compute} gives for {@code owner}, computed once and kept as long as the graph. Thread-safe and
      * lock-free on a hit; two threads that miss at once may both compute (the first value stays). Owners are held as
-     * long as the graph: use classes and singletons; a cache owned by a shorter-lived object is a {@link GraphCache}.
+     * long as the graph: use a key of the owner's own (a private static object; the library's own caches use keys no
+     * caller holds, so a caller's key cannot replace their values); a cache owned by a shorter-lived object is a
+     * {@link GraphCache}.
+     *
+     * @throws NullPointerException naming the argument, for a null owner or compute, or a compute that gives null
      */
     @SuppressWarnings("unchecked")
     public <T> T memo(Object owner, java.util.function.Function<ModelGraph, T> compute) {
+        java.util.Objects.requireNonNull(owner, "owner");
+        java.util.Objects.requireNonNull(compute, "compute");
         Object v = memo.get(owner);
         if (v == null) {
             // computed outside the map: an analysis may itself need another one of the same graph
-            Object computed = compute.apply(this);
+            Object computed = java.util.Objects.requireNonNull(compute.apply(this), "compute gave null for a graph's "
+                    + "cache");
             Object previous = memo.putIfAbsent(owner, computed);
             v = previous != null ? previous : computed;
         }

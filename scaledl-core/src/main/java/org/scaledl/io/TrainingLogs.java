@@ -981,8 +981,7 @@ public final class TrainingLogs {
             throw InvalidInputException.atLine(source, line, "an iteration line that ends at its time at the log's "
                     + "widest, " + widest + " characters, which " + widths.get(widest) + " of its lines reach and none "
                     + "passes: a log cut or wrapped at a fixed width (cut, fold, a terminal's copy), whose times may "
-                    + "be "
-                    + "cut? " + CAPTURE_WHOLE);
+                    + "be cut? " + CAPTURE_WHOLE);
         }
     }
 

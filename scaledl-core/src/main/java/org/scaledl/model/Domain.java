@@ -392,7 +392,8 @@ public record Domain(Map<String, Ranges> devices, SortedSet<String> operators, S
             own += gpu ? gpuRange(out, w, "", r.minWorld(), r.maxWorld(), Math.min(1, commShare))
                     : range(out, PredictionWarning.Kind.OUTSIDE_WORLD_SIZE_RANGE, "world size", w.worldSize(),
                             r.minWorld(), r.maxWorld(), Math.min(1, commShare));
-            own += range(out, PredictionWarning.Kind.OUTSIDE_THREADS_RANGE, "threads", w.threads(),
+            // a GPU job's host threads are no setting of it (its kernels run on the GPU): no range of them
+            own += gpu ? 0 : range(out, PredictionWarning.Kind.OUTSIDE_THREADS_RANGE, "threads", w.threads(),
                     r.minThreads(), r.maxThreads(), Math.min(1, layerShare));
             if (!r.phases().isEmpty() && !r.phases().contains(w.phase())) {
                 out.add(new PredictionWarning(PredictionWarning.Kind.UNSEEN_PHASE, "phase " + w.phase().label()

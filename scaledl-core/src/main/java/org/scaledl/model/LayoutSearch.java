@@ -337,7 +337,8 @@ public final class LayoutSearch {
      * @return the layouts ranked, unmodifiable
      */
     public static List<Layout> ranked(java.util.Collection<Layout> layouts) {
-        List<Layout> out = new ArrayList<>(layouts);
+        List<Layout> out = new ArrayList<>(java.util.Objects.requireNonNull(layouts, "layouts"));
+        out.forEach(l -> java.util.Objects.requireNonNull(l, "a layout of layouts"));
         if (out.stream().noneMatch(Layout::fits)) {
             out.sort((x, y) -> Double.compare(x.memoryGb(), y.memoryGb()) != 0
                     ? Double.compare(x.memoryGb(), y.memoryGb()) : Double.compare(x.millis(), y.millis()));

@@ -134,7 +134,7 @@ public final class RuntimePredictor implements RuntimeModel {
 
     /** The CPU machines or GPUs it knows from measurements (fitted and calibrated), sorted. */
     public List<String> machines() {
-        return stage.devices();
+        return List.copyOf(stage.devices());
     }
 
     /**
@@ -571,7 +571,9 @@ public final class RuntimePredictor implements RuntimeModel {
      * ({@link org.scaledl.transformer.TransformerSpec}) refit the Megatron execution model's coefficients instead,
      * pulled toward the current ones (fewer than eight move their level only; more refit them where that predicts
      * the runs, each held out, better than the level alone, a few moving them little, many deciding them; a predictor
-     * without an execution model yet fits one from eight runs on as a bundled model is fitted). A host predictor: <b>few-shot machine adaptation</b>,
+     * without an execution model yet fits one from eight runs on as a bundled model is fitted; runs of one job, its
+     * repeats, weigh together at most as one run does, so logging every iteration of a job as a run moves the model no
+     * further than one run of it). A host predictor: <b>few-shot machine adaptation</b>,
      * every CPU machine the runs measure gets a damped correction of the fitted machine that predicts them best, so a
      * machine the predictor has not seen becomes predictable from a handful of its runs. No runs change nothing: this
      * predictor is returned as it is (its provenance names no calibration).

@@ -429,6 +429,9 @@ public final class TransformerSpec {
         validate();
     }
 
+    /** The most layers (encoder and decoder together) a model may have: beyond any model built. */
+    static final int MAX_LAYERS = 10_000;
+
     private void validate() {
         Checks.argument(hidden > 0 && heads > 0 && kvHeads > 0 && headDim > 0 && ffn > 0 && !blocks.isEmpty()
                 && vocab > 0, "%s: hidden size, heads, key/value heads, head size, feed-forward size, layers and "
@@ -437,7 +440,7 @@ public final class TransformerSpec {
                 heads, kvHeads);
         Checks.argument(maxPositions >= 0 && typeVocab >= 0 && relativeBuckets >= 0 && decoderLayers >= 0,
                 "%s: position, type and bucket counts must be >= 0", name);
-        Checks.argument(hidden <= 1L << 20 && ffn <= 1L << 22 && blocks.size() + (long) decoderLayers <= 10_000
+        Checks.argument(hidden <= 1L << 20 && ffn <= 1L << 22 && blocks.size() + (long) decoderLayers <= MAX_LAYERS
                 && vocab <= 1L << 24 && heads <= 1L << 14 && headDim <= 1L << 14 && maxPositions <= 1L << 26
                 && typeVocab <= 1L << 20 && relativeBuckets <= 1 << 16, "%s: sizes beyond any model (hidden %s, "
                 + "ffn %s, layers %s, vocabulary %s, heads %s, head size %s)", name, hidden, ffn,
@@ -1104,6 +1107,9 @@ public final class TransformerSpec {
             }
             List<Block> bl = blocks;
             if (bl == null) {
+                // (before the list: Integer.MAX_VALUE layers ran out of memory copying it)
+                Checks.argument(layers <= MAX_LAYERS, "%s: %s layers: sizes beyond any model (at most %s)", name,
+                        layers, MAX_LAYERS);
                 Block one = moe != null ? Block.moe() : Block.dense(f);
                 bl = Collections.nCopies(layers, one);
             }

@@ -73,7 +73,7 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
         /** Validates and copies; zero peaks are dropped (no such units). */
         public MatrixPeaks {
             java.util.TreeMap<String, Double> copy = new java.util.TreeMap<>();
-            byColumn.forEach((k, v) -> {
+            java.util.Objects.requireNonNull(byColumn, "byColumn").forEach((k, v) -> {
                 Checks.argument(k != null && !k.isBlank(), "matrix peak without a precision");
                 Checks.argument(v != null && Double.isFinite(v) && v >= 0, "matrix peak %s must be finite and >= 0: %s",
                         k, v);
@@ -86,7 +86,8 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
 
         /** Peaks from alternating column prefixes and values, GFLOP/s: {@code of("fp16", 312e3, "bf16", 312e3)}. */
         public static MatrixPeaks of(Object... prefixAndGflops) {
-            Checks.argument(prefixAndGflops.length % 2 == 0, "pairs of prefix and peak");
+            Checks.argument(java.util.Objects.requireNonNull(prefixAndGflops, "prefixAndGflops").length % 2 == 0,
+                    "pairs of prefix and peak");
             java.util.TreeMap<String, Double> m = new java.util.TreeMap<>();
             for (int i = 0; i < prefixAndGflops.length; i += 2) {
                 Checks.argument(prefixAndGflops[i] instanceof String && prefixAndGflops[i + 1] instanceof Number,
@@ -244,6 +245,7 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
      * {@code "Blackwell Ultra"}), read without regard to case or surrounding blanks; false where none is described.
      */
     public boolean architectureIs(String generation) {
+        java.util.Objects.requireNonNull(generation, "generation");
         String a = architecture.strip();
         return !generation.isEmpty() && a.regionMatches(true, 0, generation, 0, generation.length());
     }

@@ -206,7 +206,7 @@ public enum Precision {
         for (Precision p : values()) {
             out.add(p.label);
         }
-        return out;
+        return List.copyOf(out);
     }
 
     /**

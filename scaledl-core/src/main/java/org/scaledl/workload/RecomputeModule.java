@@ -103,6 +103,7 @@ public enum RecomputeModule {
 
     /** The names joined by {@code +} in a fixed order: what {@link #parseList} reads back. */
     public static String label(Set<RecomputeModule> modules) {
+        java.util.Objects.requireNonNull(modules, "modules");
         StringJoiner j = new StringJoiner("+");
         for (RecomputeModule m : values()) {
             if (modules.contains(m)) {

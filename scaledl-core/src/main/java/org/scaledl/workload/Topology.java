@@ -222,6 +222,9 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
      *         nodes
      */
     public Topology with(Optional<Integer> gpus, Optional<Double> networkGbps, Optional<Integer> domain) {
+        java.util.Objects.requireNonNull(gpus, "gpus");
+        java.util.Objects.requireNonNull(networkGbps, "networkGbps");
+        java.util.Objects.requireNonNull(domain, "domain");
         int node = gpus.orElse(gpusPerNode);
         // a rack-scale domain (NVL72) stays the rack whatever a node is taken to be; a node-sized one follows the node
         boolean rack = nvlinkDomain > gpusPerNode;

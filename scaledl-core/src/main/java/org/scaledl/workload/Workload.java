@@ -47,6 +47,9 @@ public final class Workload {
     private final Boolean sixteenBitGradients;
     private final boolean gradReduceAfterBackward;
     private final boolean expertCommOverlap;
+    /** What the builder asked of the overlap, and whether only where Megatron core runs it (kept for toBuilder). */
+    private final boolean overlapAsked;
+    private final boolean overlapWhereRun;
     private final MoeDispatcher moeDispatcher;
     private final CudaGraphs cudaGraphs;
     private final java.util.EnumSet<ScheduleChoice> stated;
@@ -105,6 +108,8 @@ public final class Workload {
         // elsewhere, where asked for outright it is refused below
         this.expertCommOverlap = b.expertCommOverlap && (!b.overlapWhereRun || expertCommOverlapRuns(phase,
                 parallelism, precision, recompute, recomputeModules, b.moeDispatcher));
+        this.overlapAsked = b.expertCommOverlap;
+        this.overlapWhereRun = b.overlapWhereRun;
         this.moeDispatcher = b.moeDispatcher;
         if (moeDispatcher != MoeDispatcher.ALLTOALL && parallelism.expert() == 1) {
             throw new IllegalArgumentException("MoE dispatcher " + moeDispatcher.label() + ": the tokens' dispatch is "
@@ -552,7 +557,7 @@ public final class Workload {
         if (cudaGraphs != CudaGraphs.NONE) {
             out.add("CUDA graphs (" + cudaGraphs.label() + ")");
         }
-        return out;
+        return java.util.List.copyOf(out);
     }
 
     /** Free-form tags (e.g. {@code model}, {@code family}, {@code resolution}). */
@@ -565,7 +570,10 @@ public final class Workload {
         return Optional.ofNullable(tags.get(Objects.requireNonNull(key, "key")));
     }
 
-    /** A builder initialised from this workload. */
+    /**
+     * A builder initialised from this workload (an overlap asked for where Megatron core runs it,
+     * {@link Builder#expertCommOverlapWhereRun}, is asked so again, for the copy's own layout).
+     */
     public Builder toBuilder() {
         Builder b = new Builder(graph).batch(batch).phase(phase).parallelism(parallelism).threads(threads)
                 .precision(precision).recompute(recompute).recomputeLayers(recomputeLayers)
@@ -574,6 +582,10 @@ public final class Workload {
                 .documentTokens(documentTokens).gradReduceAfterBackward(gradReduceAfterBackward)
                 .expertCommOverlap(expertCommOverlap).cudaGraphs(cudaGraphs).memoryFormat(memoryFormat)
                 .moeDispatcher(moeDispatcher);
+        if (overlapWhereRun) {
+            // asked for where it runs (a table's default, a layout search's): asked so again, for the copy's layout
+            b.expertCommOverlapWhereRun(overlapAsked);
+        }
         b.sixteenBitGradients = sixteenBitGradients;
         b.stated = java.util.EnumSet.copyOf(stated);
         b.device = device;
@@ -729,6 +741,7 @@ public final class Workload {
         public Builder recomputeModules(Set<RecomputeModule> value) {
             Checks.argument(!Objects.requireNonNull(value, "recompute modules").isEmpty(),
                     "recompute modules must name at least one module");
+            value.forEach(m -> Objects.requireNonNull(m, "a module of the recompute modules"));
             this.recomputeModules = value.equals(RecomputeModule.DEFAULT) ? RecomputeModule.DEFAULT
                     : Collections.unmodifiableSet(java.util.EnumSet.copyOf(value));
             return this;

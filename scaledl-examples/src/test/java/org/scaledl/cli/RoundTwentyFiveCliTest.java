@@ -323,6 +323,41 @@ class RoundTwentyFiveCliTest {
         assertTrue(cal.err().contains("every transformer run calibrated on is an inference"), cal.err());
     }
 
+    /**
+     * A job measured again (every iteration logged as a run) moves a calibration as one run of it does: twenty copies
+     * moved every other job's prediction as twenty jobs would.
+     */
+    @Test
+    void aJobsRepeatsCalibrateAsOneRun(@TempDir Path dir) throws Exception {
+        Files.createDirectory(dir.resolve("m"));
+        Files.copy(LLAMA.resolve("config.json"), dir.resolve("m/config.json"));
+        MainTest.Run one = MainTest.run("predict", "--model", "gpu", "--transformer", LLAMA.toString(), "--seq", "4096",
+                "--batch", "1", "--gpus", "8", "--tensor", "2", "--device", "H100", "--precision", "bf16", "--json");
+        assertEquals(0, one.code(), one.err());
+        double ms = new com.fasterxml.jackson.databind.ObjectMapper().readTree(one.out()).get("ms").asDouble() * 1.3;
+        double[] other = new double[2];
+        for (int copies : new int[] {1, 6}) {
+            StringBuilder table = new StringBuilder("id,transformer,seq,batch,gpus,tensor,device,precision,"
+                    + "measured_ms\n");
+            for (int i = 0; i < copies; i++) {
+                table.append("r").append(i).append(",m/config.json,4096,1,8,2,H100,bf16,").append(ms).append('\n');
+            }
+            Path runs = dir.resolve("runs" + copies + ".csv");
+            Files.writeString(runs, table);
+            Path model = dir.resolve("c" + copies + ".sdl");
+            MainTest.Run cal = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
+                    model.toString());
+            assertEquals(0, cal.code(), cal.err());
+            MainTest.Run p = MainTest.run("predict", "--model", model.toString(), "--transformer", LLAMA.toString(),
+                    "--seq", "8192", "--batch", "2", "--gpus", "64", "--tensor", "4", "--device", "B200",
+                    "--precision", "bf16", "--json");
+            assertEquals(0, p.code(), p.err());
+            other[copies == 1 ? 0 : 1] = new com.fasterxml.jackson.databind.ObjectMapper().readTree(p.out()).get("ms")
+                    .asDouble();
+        }
+        assertEquals(other[0], other[1], 1e-9 * other[0], "six copies of one job calibrate as one");
+    }
+
     @Test
     void theJsonListsTheAssumedPrecision() throws Exception {
         MainTest.Run r = MainTest.run("predict", "--model", "gpu", "--transformer", LLAMA.toString(), "--seq", "4096",

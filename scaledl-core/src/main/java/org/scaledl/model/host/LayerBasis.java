@@ -174,6 +174,9 @@ public final class LayerBasis {
     /** Per-family sums kept per (graph, batch, phase): dispatch, flops, bytes, small-op flops. */
     private static final int SUMS = 4;
 
+    /** This basis's key in a graph's cache ({@link ModelGraph#memo}): its own, which no caller holds. */
+    private final Object memoKey = new Object();
+
     private LayerBasis(boolean bounded) {
         this.bounded = bounded;
     }
@@ -320,7 +323,7 @@ public final class LayerBasis {
     }
 
     private Analysis analysis(ModelGraph g) {
-        return g.memo(this, graph -> {
+        return g.memo(memoKey, graph -> {
             FeatureExtractor fx = FeatureExtractor.of(graph);
             int[] groups = groups(graph, fx);
             return new Analysis(fx, gradientStats(graph), groups, nativePath(graph, groups),
