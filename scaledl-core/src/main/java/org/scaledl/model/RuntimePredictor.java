@@ -572,8 +572,8 @@ public final class RuntimePredictor implements RuntimeModel {
      * pulled toward the current ones (fewer than eight move their level only; more refit them where that predicts
      * the runs, each held out, better than the level alone, a few moving them little, many deciding them; a predictor
      * without an execution model yet fits one from eight runs on as a bundled model is fitted; runs of one job, its
-     * repeats, weigh together at most as one run does, so logging every iteration of a job as a run moves the model no
-     * further than one run of it). A host predictor: <b>few-shot machine adaptation</b>,
+     * repeats, weigh together as one run does where none is given a weight of its own ({@code fit_weight}), so
+     * logging every iteration of a job as a run moves the model no further than one run of it). A host predictor: <b>few-shot machine adaptation</b>,
      * every CPU machine the runs measure gets a damped correction of the fitted machine that predicts them best, so a
      * machine the predictor has not seen becomes predictable from a handful of its runs. No runs change nothing: this
      * predictor is returned as it is (its provenance names no calibration).

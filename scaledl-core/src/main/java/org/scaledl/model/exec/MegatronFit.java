@@ -118,16 +118,18 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
     public static MegatronFit fit(TermSource stage, List<org.scaledl.workload.Sample> runs, String groupTag,
             MegatronModel centre, boolean calibrate) {
         List<Run> data = new ArrayList<>();
-        // a calibration's runs of one job (measured again, every iteration logged as a run) weigh together at most
-        // what one run does: their repeats say the job's level, not the model's scatter over jobs (twenty copies of
-        // one job moved every other job's prediction as twenty jobs would); a fit's repeated publications share one
-        // weight in their table already
-        java.util.Map<String, Double> jobWeight = new java.util.HashMap<>();
+        // a calibration's runs of one job (measured again, every iteration logged as a run) weigh together what one
+        // run does: their repeats say the job's level, not the model's scatter over jobs (twenty copies of one job
+        // moved every other job's prediction as twenty jobs would); runs given their own weight (fit_weight: a
+        // table's repeated publications share one already) keep it
+        java.util.Map<String, Integer> repeats = new java.util.HashMap<>();
         if (calibrate) {
-            runs.forEach(s -> jobWeight.merge(s.workload().toString(), weight(s), Double::sum));
+            runs.stream().filter(s -> s.workload().tag(WEIGHT_TAG).isEmpty())
+                    .forEach(s -> repeats.merge(s.workload().toString(), 1, Integer::sum));
         }
         for (org.scaledl.workload.Sample s : runs) {
-            double shared = calibrate ? Math.max(1, jobWeight.get(s.workload().toString())) : 1;
+            int shared = calibrate && s.workload().tag(WEIGHT_TAG).isEmpty() ? repeats.get(s.workload().toString())
+                    : 1;
             Run run = new Run(stage.terms(s.workload()), s.millis(), weight(s) / shared,
                     s.workload().tag(FAMILY_TAG).orElse(""));
             data.add(run);
