@@ -646,7 +646,9 @@ public final class RuntimePredictor implements RuntimeModel {
                     org.scaledl.InvalidInputException.printable(where, 200),
                     org.scaledl.InvalidInputException.printable(w.toString(), 200),
                     String.format(java.util.Locale.ROOT, "%.4g", run.millis()), ratio == 0 ? "more than 1e308"
-                    : String.format(java.util.Locale.ROOT, "%.0f", ratio > 1 ? ratio : 1 / ratio),
+                    // (a ratio of 1e300 said in three digits, not three hundred)
+                    : String.format(java.util.Locale.ROOT, Math.max(ratio, 1 / ratio) < 1e6 ? "%.0f" : "%.3g",
+                            ratio > 1 ? ratio : 1 / ratio),
                     ratio > 1 ? "slower" : "faster", MAX_CALIBRATION_RATIO));
         }
     }

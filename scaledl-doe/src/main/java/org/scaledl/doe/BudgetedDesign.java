@@ -65,6 +65,10 @@ public final class BudgetedDesign {
             }
             cheapest = Math.min(cheapest, costs[i]);
         }
+        if (Double.isNaN(budget)) {
+            // (NaN is below nothing: said as what it is)
+            throw new IllegalArgumentException("budget must be a number, got NaN");
+        }
         if (!(budget >= cheapest)) {
             throw new IllegalArgumentException(String.format(Locale.ROOT, "budget %s is below the cheapest candidate's "
                     + "cost %s", fourDigits(budget), fourDigits(cheapest)));

@@ -164,6 +164,10 @@ class BudgetedDesignProperties {
         assertThrows(IllegalArgumentException.class, () -> new BudgetedDesign(x, new double[] {1}, 5));
         assertThrows(IllegalArgumentException.class, () -> new BudgetedDesign(x, new double[] {1, Double.NaN}, 5));
         assertThrows(IllegalArgumentException.class, () -> new BudgetedDesign(x, new double[] {1, -1}, 5));
+        // a budget that is no number is said as such (it was "below the cheapest candidate's cost")
+        IllegalArgumentException nan = assertThrows(IllegalArgumentException.class,
+                () -> new BudgetedDesign(x, new double[] {1, 2}, Double.NaN));
+        assertEquals("budget must be a number, got NaN", nan.getMessage());
     }
 
     @Test
