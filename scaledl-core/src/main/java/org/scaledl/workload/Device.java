@@ -173,9 +173,15 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
         CPU
     }
 
+    /** The least and the most a device's figure may be in its unit (GB, GB/s, MHz, GFLOP/s, MB): beyond any device. */
+    public static final double FIGURE_MIN = 1e-6;
+    /** See {@link #FIGURE_MIN}. */
+    public static final double FIGURE_MAX = 1e12;
+
     /**
      * Validates: for a GPU every figure finite and positive ({@code linkGBps} may be 0); for a CPU the cores
-     * positive and every other figure finite and non-negative (0 = not known).
+     * positive and every other figure finite and non-negative (0 = not known); every figure given (not 0) within
+     * {@link #FIGURE_MIN}..{@link #FIGURE_MAX} of its unit.
      */
     public Device {
         Objects.requireNonNull(name, "name");
@@ -187,6 +193,14 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
                 l2MB}) {
             Checks.argument(Double.isFinite(v) && (kind == Kind.CPU ? v >= 0 : v > 0),
                     "device %s: figures must be finite and %s", name, kind == Kind.CPU ? "non-negative" : "positive");
+        }
+        // (a figure of 1e-300 or 1e300 divided or multiplied deep inside a prediction into an overflow that named
+        // the prediction's terms, not the figure)
+        for (double v : new double[] {memoryGB, memoryBandwidthGBps, clockMHz, peakMatrixGflops, peakVectorGflops,
+                l2MB, linkGBps, pcieGBps}) {
+            Checks.argument(v == 0 || v >= FIGURE_MIN && v <= FIGURE_MAX, "device %s: a figure of %s is beyond any "
+                    + "device (its figures lie within %s..%s in their units: GB, GB/s, MHz, GFLOP/s, MB; 0 where not "
+                    + "known)", name, v, FIGURE_MIN, FIGURE_MAX);
         }
         Checks.argument(computeUnits > 0, "device %s: compute units must be positive", name);
         Checks.argument(simdBits >= 0, "device %s: SIMD width must be >= 0", name);

@@ -101,6 +101,17 @@ class RoundTwentyFiveApiTest {
         assertThrows(UnsupportedOperationException.class, () -> List.copyOf(Precision.labels()).add("x"));
     }
 
+    @Test
+    void aDevicesFigureBeyondAnyDeviceIsRefusedWhereItIsGiven() {
+        for (double x : new double[] {1e-300, Double.MIN_VALUE, 1e300}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> new Device("D", 80, x, 1, 1000, 1000, 1000, 50, 0));
+            assertTrue(e.getMessage().contains("beyond any device"), e.getMessage());
+        }
+        // the bundled catalog's devices all lie within the bounds
+        assertTrue(DeviceCatalog.bundled().devices().size() > 40);
+    }
+
     private static void assertNamed(String name, Runnable call) {
         NullPointerException e = assertThrows(NullPointerException.class, call::run);
         assertEquals(name, e.getMessage());
