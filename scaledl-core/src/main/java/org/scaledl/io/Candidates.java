@@ -330,8 +330,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             throw InvalidInputException.inSource(source, "column '" + InvalidInputException.printable(first.getKey(),
                     40) + "' is another framework's name for '" + first.getValue() + "', which scaledl reads by that "
                     + "name: read without it every row would be predicted at its default; rename it " + first.getValue()
-                    + (aliased.size() > 1 ? " (and " + String.join(", ", aliased.keySet().stream().skip(1).map(c -> "'"
-                    + InvalidInputException.printable(c, 40) + "' -> '" + aliased.get(c) + "'").toList()) + ")" : ""));
+                    + andTheOthers(aliased));
         }
         near.forEach((c, k) -> LOG.warn("{}", nearMissWarning(source, c, k)));
     }
@@ -357,9 +356,13 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         Map.Entry<String, String> first = misspelt.entrySet().iterator().next();
         throw InvalidInputException.inSource(source, "column '" + InvalidInputException.printable(first.getKey(), 40)
                 + "' is not one scaledl reads (did you mean '" + first.getValue() + "'?): a runs table's rows are jobs "
-                + "that ran, and " + consequence + "; rename it" + (misspelt.size() > 1 ? " (and " + String.join(", ",
-                misspelt.keySet().stream().skip(1).map(c -> "'" + InvalidInputException.printable(c, 40) + "' -> '"
-                + misspelt.get(c) + "'").toList()) + ")" : ""));
+                + "that ran, and " + consequence + "; rename it" + andTheOthers(misspelt));
+    }
+
+    /** The renames after a refusal's first: {@code " (and 'tp' -> 'tensor', ...)"}, or nothing where it is alone. */
+    private static String andTheOthers(Map<String, String> renames) {
+        return renames.size() > 1 ? " (and " + String.join(", ", renames.keySet().stream().skip(1).map(c -> "'"
+                + InvalidInputException.printable(c, 40) + "' -> '" + renames.get(c) + "'").toList()) + ")" : "";
     }
 
     /**

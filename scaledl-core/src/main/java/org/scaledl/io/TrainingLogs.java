@@ -2543,11 +2543,13 @@ public final class TrainingLogs {
             String trainer = text("precision");
             String tt = trainer == null ? "" : unquote(trainer).trim().toLowerCase(Locale.ROOT);
             if (tt.equals("16-true") || tt.equals("bf16-true")) {
-                // Lightning's 16-bit weights without an FP32 master copy: refused as a table's precision is
-                throw bad("precision", which + "precision '" + clip(trainer) + "' (16-bit weights and optimizer "
-                        + "states, no FP32 master copy) is not modelled: give the runs table's precision "
-                        + (tt.startsWith("bf") ? "bf16" : "fp16") + " for the same step in mixed precision, whose FP32 "
-                        + "master weights it counts in memory");
+                // Lightning's 16-bit weights without an FP32 master copy: refused as a table's precision is, by the
+                // same reading
+                try {
+                    Precision.parse(tt);
+                } catch (InvalidInputException e) {
+                    throw bad("precision", which + e.getMessage());
+                }
             }
             Precision stated = trainerPrecision(tt);
             if (stated != null && (flag("bf16", false) || flag("fp16", false))) {

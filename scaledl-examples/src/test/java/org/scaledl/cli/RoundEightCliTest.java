@@ -19,11 +19,17 @@ class RoundEightCliTest {
     private static final Path LLAMA = HostileCliTest.repo()
             .resolve("scaledl-core/src/test/resources/transformers/llama-3-8b");
 
-    private static double predicted(String... job) throws Exception {
+    /** A job's predicted step (ms) by the bundled {@code gpu} model: {@code job} its options. */
+    static double predicted(String... job) throws Exception {
+        return predictedBy("gpu", job);
+    }
+
+    /** A job's predicted step (ms) by {@code model} (a bundled name or a model file): {@code job} its options. */
+    static double predictedBy(String model, String... job) throws Exception {
         String[] args = new String[job.length + 5];
         args[0] = "predict";
         args[1] = "--model";
-        args[2] = "gpu";
+        args[2] = model;
         System.arraycopy(job, 0, args, 3, job.length);
         args[job.length + 3] = "--json";
         args[job.length + 4] = "-q";

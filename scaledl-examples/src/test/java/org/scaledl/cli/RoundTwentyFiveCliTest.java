@@ -306,12 +306,9 @@ class RoundTwentyFiveCliTest {
                 + "measured_ms\n");
         int[][] jobs = {{8, 2}, {8, 1}, {4, 8}};
         for (int i = 0; i < jobs.length; i++) {
-            MainTest.Run one = MainTest.run("predict", "--model", "gpu", "--transformer", LLAMA.toString(), "--seq",
-                    "4096", "--batch", Integer.toString(jobs[i][0]), "--gpus", "8", "--tensor",
-                    Integer.toString(jobs[i][1]), "--device", "H100", "--precision", "bf16", "--phase", "infer",
-                    "--json");
-            assertEquals(0, one.code(), one.err());
-            double ms = new com.fasterxml.jackson.databind.ObjectMapper().readTree(one.out()).get("ms").asDouble();
+            double ms = RoundEightCliTest.predicted("--transformer", LLAMA.toString(), "--seq", "4096", "--batch",
+                    Integer.toString(jobs[i][0]), "--gpus", "8", "--tensor", Integer.toString(jobs[i][1]), "--device",
+                    "H100", "--precision", "bf16", "--phase", "infer");
             table.append("i").append(i).append(",m/config.json,4096,").append(jobs[i][0]).append(",8,")
                     .append(jobs[i][1]).append(",H100,bf16,infer,").append(ms * 1.2).append('\n');
         }
@@ -331,10 +328,8 @@ class RoundTwentyFiveCliTest {
     void aJobsRepeatsCalibrateAsOneRun(@TempDir Path dir) throws Exception {
         Files.createDirectory(dir.resolve("m"));
         Files.copy(LLAMA.resolve("config.json"), dir.resolve("m/config.json"));
-        MainTest.Run one = MainTest.run("predict", "--model", "gpu", "--transformer", LLAMA.toString(), "--seq", "4096",
-                "--batch", "1", "--gpus", "8", "--tensor", "2", "--device", "H100", "--precision", "bf16", "--json");
-        assertEquals(0, one.code(), one.err());
-        double ms = new com.fasterxml.jackson.databind.ObjectMapper().readTree(one.out()).get("ms").asDouble() * 1.3;
+        double ms = 1.3 * RoundEightCliTest.predicted("--transformer", LLAMA.toString(), "--seq", "4096", "--batch",
+                "1", "--gpus", "8", "--tensor", "2", "--device", "H100", "--precision", "bf16");
         double[] other = new double[2];
         for (int copies : new int[] {1, 6}) {
             StringBuilder table = new StringBuilder("id,transformer,seq,batch,gpus,tensor,device,precision,"
@@ -348,12 +343,9 @@ class RoundTwentyFiveCliTest {
             MainTest.Run cal = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
                     model.toString());
             assertEquals(0, cal.code(), cal.err());
-            MainTest.Run p = MainTest.run("predict", "--model", model.toString(), "--transformer", LLAMA.toString(),
-                    "--seq", "8192", "--batch", "2", "--gpus", "64", "--tensor", "4", "--device", "B200",
-                    "--precision", "bf16", "--json");
-            assertEquals(0, p.code(), p.err());
-            other[copies == 1 ? 0 : 1] = new com.fasterxml.jackson.databind.ObjectMapper().readTree(p.out()).get("ms")
-                    .asDouble();
+            other[copies == 1 ? 0 : 1] = RoundEightCliTest.predictedBy(model.toString(), "--transformer",
+                    LLAMA.toString(), "--seq", "8192", "--batch", "2", "--gpus", "64", "--tensor", "4", "--device",
+                    "B200", "--precision", "bf16");
         }
         assertEquals(other[0], other[1], 1e-9 * other[0], "six copies of one job calibrate as one");
     }

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -39,10 +38,8 @@ class RoundTwentyFourCliTest {
     }
 
     private static double predicted() throws Exception {
-        MainTest.Run one = MainTest.run("predict", "--model", "gpu", "--transformer", LLAMA.toString(), "--seq",
-                "2048", "--batch", "1", "--data-parallel", "8", "--device", "H100", "--precision", "bf16", "--json");
-        assertEquals(0, one.code(), one.err());
-        return new ObjectMapper().readTree(one.out()).get("ms").asDouble();
+        return RoundEightCliTest.predicted("--transformer", LLAMA.toString(), "--seq", "2048", "--batch", "1",
+                "--data-parallel", "8", "--device", "H100", "--precision", "bf16");
     }
 
     @Test
