@@ -255,6 +255,18 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
     }
 
     /**
+     * Whether the GPU's FP8 matrix products take their operands in either layout (NVIDIA compute capability 10.x,
+     * 11.x and 13 on: Blackwell's data-centre parts, its SXM boards and superchips, and Rubin), so that a tensor
+     * scaled per tensor serves the forward and the backward products from one copy; Hopper and the PCIe Blackwell
+     * cards (12.x) take only the TN layout, and Transformer Engine keeps a transposed copy beside each FP8 tensor
+     * there ({@code is_non_tn_fp8_gemm_supported}). A Blackwell part whose form factor is not described is taken
+     * for a data-centre one; false where the architecture is not described.
+     */
+    public boolean fp8EitherLayout() {
+        return kind == Kind.GPU && (architectureIs("Blackwell") && !pcieCard() || architectureIs("Rubin"));
+    }
+
+    /**
      * Whether the described architecture is this generation or a variant of it ({@code "Blackwell"} holds for
      * {@code "Blackwell Ultra"}), read without regard to case or surrounding blanks; false where none is described.
      */

@@ -27,9 +27,11 @@ import org.scaledl.InvalidInputException;
  *       E2M1 with E4M3 scales): Transformer Engine's recipes. The linear layers of the blocks (projections, MLP,
  *       experts) run on the low-precision matrix units; the attention core, the output layer and everything else
  *       stay in BF16, as do the weights and the activations between layers; each
- *       linear layer's operands are quantised (amax, cast, transpose: {@link #scalingBytesPerElement()} of memory
- *       traffic per element), and the quantised weights are kept between micro-batches
- *       ({@link #quantisedWeightBytes()}).</li>
+ *       linear layer's operands are quantised (amax, cast, transpose: {@link #scalingBytesPerElement(Device)} of
+ *       memory traffic per element), and the quantised weights are kept between micro-batches
+ *       ({@link #quantisedWeightBytes(Device)}). A GPU whose FP8 products take either layout (Blackwell's
+ *       data-centre parts: {@link Device#fp8EitherLayout()}) keeps no transposed copy of a tensor scaled per
+ *       tensor.</li>
  * </ul>
  *
  * A graph exported in FP32 is predicted at any precision: the device model takes the precision's peak for matrix work
@@ -153,17 +155,39 @@ public enum Precision {
                 + (masterBytes > 0 && writesHalfCopy ? weightBytes : 0);
     }
 
-    /** Bytes per parameter of the quantised copy of the weights kept between micro-batches (and its transpose). */
-    public double quantisedWeightBytes() {
-        return quantisedWeightBytes;
+    /**
+     * Bytes per parameter of the quantised weights kept between micro-batches on {@code device}: the copy the
+     * forward products read and, where the backward products need another, that one too (the transposed copy of a
+     * per-tensor-scaled FP8 tensor on a GPU that takes FP8 operands only in the TN layout; the column-wise copy of the
+     * block-scaled recipes, whose scales run along the other dimension, everywhere). 0 without low-precision linear
+     * layers.
+     */
+    public double quantisedWeightBytes(Device device) {
+        return quantisedWeightBytes / 2 * quantisedCopies(device);
     }
 
     /**
-     * Memory traffic of quantising one operand element of a low-precision linear layer (amax, cast, transpose and
-     * scales), bytes; 0 for precisions without scaling.
+     * Bytes of one element of one quantised copy of an operand (1 in FP8, with the block scales' share in the
+     * block-scaled recipes: 1.03 in MX-FP8, 0.56 in NVFP4): the width a low-precision product reads. 0 without
+     * low-precision linear layers.
      */
-    public double scalingBytesPerElement() {
-        return scalingBytesPerElement;
+    public double quantisedElementBytes() {
+        return quantisedWeightBytes / 2;
+    }
+
+    /**
+     * Memory traffic of quantising one operand element of a low-precision linear layer on {@code device} (amax,
+     * cast, and the cast's second copy where {@link #quantisedWeightBytes(Device)} keeps one, with its scales),
+     * bytes; 0 for precisions without scaling.
+     */
+    public double scalingBytesPerElement(Device device) {
+        return scalingBytesPerElement - (2 - quantisedCopies(device)) * quantisedElementBytes();
+    }
+
+    /** How many quantised copies of a tensor the backward pass needs on {@code device} (2, or 1: see above). */
+    private int quantisedCopies(Device device) {
+        java.util.Objects.requireNonNull(device, "device");
+        return this == FP8 && device.fp8EitherLayout() ? 1 : 2;
     }
 
     /** Whether the blocks' linear layers run on low-precision matrix units (FP8, FP4) with the rest in BF16. */

@@ -202,6 +202,45 @@ class MegatronExecutionTest {
         assertEquals(1, shape.packedShare(0, false), 1e-12);
     }
 
+    /**
+     * A Blackwell data-centre GPU takes FP8 operands in either layout, so Transformer Engine keeps no transposed copy
+     * of a tensor scaled per tensor ({@code is_non_tn_fp8_gemm_supported}): the same FP8 job on a B200 and on that
+     * B200 described as a Hopper part (TN only) differs by one byte a quantised weight in memory (24 layers of 12
+     * h² linear weights) and by one byte in five of its quantisation's traffic; MX-FP8, whose block scales run along
+     * the other dimension, keeps both copies on either; a PCIe Blackwell card (12.x) is TN only.
+     */
+    @Test
+    void blackwellKeepsNoTransposedCopyOfAPerTensorFp8Tensor() {
+        Device b200 = DeviceCatalog.bundled().require("B200");
+        Device asHopper = new Device(b200.name(), b200.memoryGB(), b200.memoryBandwidthGBps(), b200.computeUnits(),
+                b200.clockMHz(), b200.peakMatrixGflops(), b200.peakVectorGflops(), b200.l2MB(), b200.linkGBps(),
+                b200.kind(), b200.simdBits(), b200.matrixPeaks(), b200.formFactor(), b200.pcieGBps(), b200.platform(),
+                b200.sfuPerClock(), b200.boardPowerW(), "Hopper");
+        assertTrue(b200.fp8EitherLayout() && DeviceCatalog.bundled().require("GB200").fp8EitherLayout()
+                && DeviceCatalog.bundled().require("GB300").fp8EitherLayout());
+        assertFalse(asHopper.fp8EitherLayout() || DeviceCatalog.bundled().require("H100").fp8EitherLayout()
+                || DeviceCatalog.bundled().require("NVIDIA RTX PRO 6000 Blackwell Server Edition").fp8EitherLayout());
+        assertEquals(1, Precision.FP8.quantisedWeightBytes(b200));
+        assertEquals(2, Precision.FP8.quantisedWeightBytes(asHopper));
+        assertEquals(Precision.MXFP8.quantisedWeightBytes(asHopper), Precision.MXFP8.quantisedWeightBytes(b200));
+        assertEquals(Precision.FP8.scalingBytesPerElement(asHopper) - 1, Precision.FP8.scalingBytesPerElement(b200));
+        assertEquals(0, Precision.BF16.quantisedWeightBytes(b200));
+        java.util.function.Function<Device, Prediction> on = d -> predictor.predict(Workload.builder(GPT.graph(2048))
+                .batch(1).phase(Phase.TRAIN).device(d).parallelism(Parallelism.of(1, 1, 1, 1))
+                .precision(Precision.FP8).recompute(Recompute.NONE).topology(DGX).build());
+        Prediction blackwell = on.apply(b200);
+        Prediction hopper = on.apply(asHopper);
+        double h = 2048;
+        // (the linear layers' biases, 9 h a layer, are counted with their weights: 0.04 % more)
+        assertEquals(24 * (12 * h * h + 9 * h), (hopper.memoryGb().orElseThrow() - blackwell.memoryGb()
+                .orElseThrow()) * (1L << 30), 1e-6 * 24 * 12 * h * h, "one byte a block's linear weight");
+        java.util.function.ToDoubleFunction<Prediction> quantisation = p -> p.breakdown().stream()
+                .filter(c -> c.name().equals("quantisation")).mapToDouble(Prediction.Contribution::millis).sum();
+        assertTrue(quantisation.applyAsDouble(hopper) > 0);
+        assertEquals(4.0 / 5, quantisation.applyAsDouble(blackwell) / quantisation.applyAsDouble(hopper), 1e-9);
+        assertTrue(blackwell.millis() < hopper.millis());
+    }
+
     /** The prediction's note on products the tensor cores cannot load, if it has one. */
     private static Optional<String> alignmentNote(Workload w) {
         return predictor.predict(w).warnings().stream().map(x -> x.message()).filter(x -> x.contains("16 bytes"))

@@ -54,7 +54,7 @@ import org.scaledl.workload.Workload;
  *       experts runs its tensor-parallel collective, and the experts' all-to-all, again). With FP8 or FP4 the blocks' linear layers run on the
  *       low-precision units (their own contraction class, {@link ExecutionTerm#DENSE_FP8},
  *       {@link ExecutionTerm#DENSE_FP4}) and quantise their operands (memory traffic,
- *       {@link Precision#scalingBytesPerElement()}); everything else stays in BF16. A fused attention core's two
+ *       {@link Precision#scalingBytesPerElement(org.scaledl.workload.Device)}); everything else stays in BF16. A fused attention core's two
  *       products are a class of their own ({@link ExecutionTerm#DENSE_ATTENTION}): their tiles stay on chip, the
  *       backward pass recomputes the scores, and the softmax between them adds an exponential per
  *       score (forward, and again where the scores are recomputed) at the special-function units' rate
@@ -1080,7 +1080,7 @@ public final class MegatronExecution {
      * too, at the sustained peak, where the contraction is made). The features count bytes in 4-byte elements.
      */
     static double bytesFloorMillis(LayerFeatures f, Device d, Precision lp, boolean bwd) {
-        double element = lp.lowPrecisionLinear() ? lp.quantisedWeightBytes() / 2 : lp.activationBytes();
+        double element = lp.lowPrecisionLinear() ? lp.quantisedElementBytes() : lp.activationBytes();
         double weights = f.params() * element;
         double featureWeights = ParallelExecution.FEATURE_WEIGHT_BYTES * f.params() * (bwd ? 2 : 1);
         double activations = Math.max(0, (bwd ? f.bytesBwd() : f.bytesFwd()) - featureWeights) * element / 4.0;
@@ -1402,11 +1402,11 @@ public final class MegatronExecution {
                     default -> other[u] += time;
                 }
             }
-            if (lowLinear && low.scalingBytesPerElement() > 0) {
+            if (lowLinear && low.scalingBytesPerElement(device) > 0) {
                 // quantising the activation operand forward (again when recomputed) and the output gradient backward
                 double operand = Math.max(0, f.bytesRead() / 4.0 - f.params());
                 double elements = operand * (again ? 2 : 1) + (train ? f.outputElements() : 0);
-                double ms = 1e3 * low.scalingBytesPerElement() * elements / bandwidth;
+                double ms = 1e3 * low.scalingBytesPerElement(device) * elements / bandwidth;
                 if (kind.expert()) {
                     expertOther[u] += ms;
                     expertQuantisation[u] += ms;
@@ -1561,7 +1561,7 @@ public final class MegatronExecution {
         }
         switch (op) {
             case "Gemm", "MatMul" -> {
-                double bytes = lowLinear != null ? lowLinear.quantisedWeightBytes() / 2 : a;
+                double bytes = lowLinear != null ? lowLinear.quantisedElementBytes() : a;
                 double in = 0;
                 for (String x : l.inputs()) {
                     TensorInfo ti = g.tensor(x).orElse(null);
@@ -2911,7 +2911,7 @@ public final class MegatronExecution {
         for (int s = 0; s < p; s++) {
             StageMemory sm = stageMemory(w, ts, maxLayerBytes, largestUnit, stageParams[s], stageExpertParams[s] / e,
                     stageLowParams[s], stageAdapters[s], stageSaved[s], recomputed[s], offloaded[s], layersOn[s], s, dp,
-                    edp, b, t, c, run.quantisedWeightBytes());
+                    edp, b, t, c, run.quantisedWeightBytes(device), run.quantisedElementBytes());
             if (memory == null || sm.total() > memory.total()) {
                 memory = sm;
             }
@@ -3247,11 +3247,13 @@ public final class MegatronExecution {
      * A stage's memory per GPU: states (ZeRO-sharded), quantised weights, in-flight activations, logits. With LoRA the
      * frozen weights are held without gradients or optimizer states, and the adapters with theirs.
      * {@code maxLayerSaved} is, in training, the most a layer keeps for its backward pass, in inference the forward
-     * pass's activations ({@link #forwardActivations}).
+     * pass's activations ({@link #forwardActivations}). {@code quantisedBytes} is what the quantised weights take a
+     * parameter in training (their copies for the backward pass too), {@code quantisedElement} one copy's.
      */
     private static StageMemory stageMemory(Workload w, TransformerShape ts, double maxLayerSaved, double largestUnit,
             double dense, double expert, double low, double adapters, double saved, double recomputed, double offloaded,
-            int layers, int s, int dp, int edp, int b, int t, int c, double quantisedBytes) {
+            int layers, int s, int dp, int edp, int b, int t, int c, double quantisedBytes,
+            double quantisedElement) {
         Parallelism par = w.parallelism();
         Precision prec = w.precision();
         int p = par.pipeline();
@@ -3262,7 +3264,7 @@ public final class MegatronExecution {
             // a low-precision recipe's linear layers hold their weights quantised alone in inference (Transformer
             // Engine's fp8_model_init, a serving engine's checkpoint): no 16-bit copy beside them, no transpose for a
             // backward pass; the other layers' in 16 bits (FP8 inference predicted twice BF16's memory)
-            states = (dense + expert - low) * prec.weightBytes() + low * quantisedBytes / 2;
+            states = (dense + expert - low) * prec.weightBytes() + low * quantisedElement;
         } else if (w.loraRank() > 0) {
             // the frozen weights sharded with ZeRO 3; the adapters, the trained parameters, as ZeRO shards any
             // (their optimizer states from stage 1, gradients from 2, weights from 3): they were kept whole on
