@@ -41,6 +41,8 @@ final class DevicesCommand implements Callable<Integer> {
                 o.put("architecture", d.architecture());
                 // whether a product whose rows break 16 bytes pays TensorCoreAlignment's measured factor on it
                 o.put("tensor_memory_accelerator", d.tensorMemoryAccelerator());
+                // whether per-tensor FP8 keeps one quantised copy (no transposed one)
+                o.put("fp8_either_layout", d.fp8EitherLayout());
                 o.put("superchip", d.superchip());
                 o.put("memory_gb", d.memoryGB());
                 o.put("memory_bw_gbps", d.memoryBandwidthGBps());

@@ -125,6 +125,7 @@ class MainTest {
                 assertEquals(1200, d.get("board_power_w").asDouble(), 1e-9);
                 assertEquals(Math.cbrt(1.2) * 1.45e15 / 2.5e15, d.get("power_sustained_share").asDouble(), 1e-9);
                 assertTrue(d.get("superchip").asBoolean(), "a Grace Blackwell superchip");
+                assertTrue(d.get("fp8_either_layout").asBoolean(), "Blackwell takes FP8 operands in either layout");
             }
             if (d.get("name").asText().equals("NVIDIA Rubin")) {
                 // beyond Blackwell's work per watt: the B200's share, as the predictions take it (not the law's 0.20)
@@ -136,6 +137,7 @@ class MainTest {
                 assertEquals("Hopper", d.get("architecture").asText());
                 assertTrue(d.get("tensor_memory_accelerator").asBoolean());
                 assertTrue(!d.get("superchip").asBoolean());
+                assertTrue(!d.get("fp8_either_layout").asBoolean(), "Hopper's FP8 products are TN only");
             }
             if (d.get("name").asText().equals("NVIDIA A100-SXM4-80GB")) {
                 assertEquals("Ampere", d.get("architecture").asText());
