@@ -703,6 +703,8 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         private int offset;
         /** No table's tags (its file cell and row): a job given as cells, not read from a table ({@link #row}). */
         private boolean untagged;
+        /** Whether a GPU row without a precision was said (once a table). */
+        private boolean fp32Said;
 
         Rows(Path dir, Function<Path, ModelGraph> importer, Function<String, Optional<Device>> devices,
                 Map<String, String> defaults) {
@@ -923,6 +925,14 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                 throw InvalidInputException.atLine(t.source(), line, e.detail());
             }
             device.ifPresent(b::device);
+            if (device.isPresent() && !untagged && !fp32Said && value(t, r, "precision").isEmpty()) {
+                // as --precision not given is said for one job: FP32 is rarely what a GPU job runs, and a table
+                // without the column had every row predicted in it without a word (once a table)
+                fp32Said = true;
+                LOG.warn("{}:{}: no precision (no precision cell, nor --precision): this GPU row and any other "
+                        + "without one are predicted in fp32 (PyTorch's default, no tensor cores); mixed-precision "
+                        + "training is bf16 or fp16 (tf32, fp8, mxfp8, nvfp4: see devices)", t.source(), line);
+            }
             Optional<Integer> gpus = bounded(t, r, "gpus_per_node", 1, Topology.MAX_GPUS_PER_NODE);
             Optional<Integer> domain = bounded(t, r, "nvlink_domain", 1, Topology.MAX_DOMAIN);
             Optional<Double> network = value(t, r, "inter_node_gbps").map(v -> {

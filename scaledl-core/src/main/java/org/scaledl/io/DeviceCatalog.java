@@ -236,16 +236,96 @@ public final class DeviceCatalog {
             double clock = t.numberInRange(r, "boost_clock_MHz", 10, 1e5);
             double l2 = t.numberInRange(r, "l2_MB", 1e-3, 1e4);
             warnImplausible(t, r, name, "fp32_vector_TFLOPS", vector, sms, clock, "memory_bw_GBps", bandwidth);
-            return new Device(name, memory, bandwidth, sms, clock, matrix, vector, l2,
-                    t.optionalNumberInRange(r, "link_GBps", 1e-3, 1e5).orElse(0), Device.Kind.GPU, 0,
-                    new Device.MatrixPeaks(byColumn), t.opt(r, "form_factor").orElse(""),
-                    t.optionalNumberInRange(r, "pcie_GBps", 1e-3, 1e4).orElse(0), platform,
-                    t.optionalNumberInRange(r, SFU_COLUMN, 1, 1e4).orElse(0),
-                    t.optionalNumberInRange(r, "tdp_W", 1, 1e5).orElse(0), t.opt(r, "architecture").orElse(""));
+            double linkGBps = t.optionalNumberInRange(r, "link_GBps", 1e-3, 1e5).orElse(0);
+            double pcie = t.optionalNumberInRange(r, "pcie_GBps", 1e-3, 1e4).orElse(0);
+            double power = t.optionalNumberInRange(r, "tdp_W", 1, 1e5).orElse(0);
+            String form = t.opt(r, "form_factor").orElse("");
+            String architecture = architecture(t.opt(r, "architecture").orElse(""));
+            warnDescription(t, r, name, link, linkGBps, pcie, power, form, architecture, eight > 0);
+            return new Device(name, memory, bandwidth, sms, clock, matrix, vector, l2, linkGBps, Device.Kind.GPU, 0,
+                    new Device.MatrixPeaks(byColumn), form, pcie, platform,
+                    t.optionalNumberInRange(r, SFU_COLUMN, 1, 1e4).orElse(0), power, architecture);
         } catch (IllegalArgumentException e) {
             throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());
         }
     }
+
+    /** What the catalog's rows describe (a holder: the bundled catalog is read before this class's lists exist). */
+    static final class Known {
+        private Known() {
+        }
+
+        /**
+         * The generations the catalog describes (an architecture is one of them, or a variant whose name starts with
+         * one: {@code Blackwell Ultra}); the physics that depends on a generation reads these names
+         * ({@link Device#tensorMemoryAccelerator()}, {@link Device#fp8EitherLayout()}).
+         */
+        static final List<String> ARCHITECTURES = List.of("Maxwell", "Pascal", "Volta", "Turing", "Ampere",
+                "Ada", "Hopper", "Blackwell", "Rubin", "GCN5", "CDNA");
+
+        /** The form factors the catalog describes (a PCIe card's may say its generation: {@code PCIe Gen5}). */
+        static final List<String> FORM_FACTORS = List.of("SXM", "PCIe", "OAM", "Superchip");
+    }
+
+    /**
+     * A row's architecture as the catalog names it: the vendor's name before it dropped ({@code NVIDIA Blackwell} is
+     * {@code Blackwell}).
+     */
+    private static String architecture(String given) {
+        String a = given.strip();
+        for (String vendor : List.of("NVIDIA ", "AMD ")) {
+            if (a.regionMatches(true, 0, vendor, 0, vendor.length())) {
+                return a.substring(vendor.length()).strip();
+            }
+        }
+        return a;
+    }
+
+    /**
+     * Warns of a row's description that the physics reads otherwise than its writer likely meant: an architecture or
+     * form factor the catalog does not know (a generation's physics then does not apply: no tensor memory
+     * accelerator, a transposed copy of per-tensor FP8 tensors; an unknown board is not a PCIe card), a GPU with 8-bit
+     * units whose architecture is not given, a board power below any GPU's (kW written as W: its long products were
+     * capped six times slower) and an NVLink slower than the row's PCIe or than 10 GB/s (TB/s written as GB/s).
+     */
+    private static void warnDescription(CsvTable t, int r, String name, String link, double linkGBps, double pcie,
+            double power, String form, String architecture, boolean eightBit) {
+        String who = InvalidInputException.printable(name, 60);
+        String said = "no tensor memory accelerator, and per-tensor FP8 with a transposed copy beside each tensor";
+        if (!architecture.isEmpty() && Known.ARCHITECTURES.stream().noneMatch(a -> architecture.regionMatches(true, 0, a, 0,
+                a.length()))) {
+            LOG.warn("{}:{}: architecture '{}' of '{}' is none the catalog knows ({}): it is predicted as a GPU of no "
+                    + "known generation ({})", t.source(), t.line(r), InvalidInputException.printable(architecture,
+                    40), who, String.join(", ", Known.ARCHITECTURES), said);
+        } else if (architecture.isEmpty() && eightBit) {
+            LOG.warn("{}:{}: '{}' has 8-bit matrix units but no architecture: it is predicted as a GPU of no known "
+                    + "generation ({}); give its architecture ({})", t.source(), t.line(r), who, said,
+                    String.join(", ", Known.ARCHITECTURES));
+        }
+        String bare = form.replaceAll("[^A-Za-z0-9]", "");
+        if (!bare.isEmpty() && Known.FORM_FACTORS.stream().noneMatch(f -> bare.regionMatches(true, 0, f, 0, f.length()))) {
+            LOG.warn("{}:{}: form_factor '{}' of '{}' is none the catalog knows ({}): it is taken for a board that is "
+                    + "not a PCIe card (PCIe for a card: a Blackwell one takes FP8 operands in one layout only)", t.source(),
+                    t.line(r), InvalidInputException.printable(form, 40), who,
+                    String.join(", ", Known.FORM_FACTORS));
+        }
+        if (power > 0 && power < MIN_BOARD_POWER_W) {
+            LOG.warn("{}:{}: tdp_W {} of '{}' is below any GPU board's (a T4 draws 70): kW written as W? Its long "
+                    + "products are predicted at what that power sustains", t.source(), t.line(r),
+                    String.format(java.util.Locale.ROOT, "%.3g", power), who);
+        }
+        if (link.matches("(?i)nvlink.*") && linkGBps > 0 && (linkGBps < MIN_NVLINK_GBPS || linkGBps < pcie)) {
+            LOG.warn("{}:{}: link_GBps {} of '{}' ({}) is below {}: TB/s written as GB/s? Its collectives are "
+                    + "predicted at it", t.source(), t.line(r), String.format(java.util.Locale.ROOT, "%.3g",
+                    linkGBps), who, InvalidInputException.printable(link, 20), linkGBps < pcie ? "its PCIe's "
+                    + String.format(java.util.Locale.ROOT, "%.3g", pcie) + " GB/s" : "any NVLink's (20 GB/s)");
+        }
+    }
+
+    /** Below any GPU board's power, W (a T4's is 70). */
+    static final double MIN_BOARD_POWER_W = 25;
+    /** Below any NVLink's bandwidth a GPU, one direction, GB/s (the first, NVLink 1 on a P100, 20 a link). */
+    static final double MIN_NVLINK_GBPS = 10;
 
     /**
      * The precision a matrix-peak column is for ({@code bf16_TFLOPS} -> {@code bf16}, {@code int8_TOPS} ->

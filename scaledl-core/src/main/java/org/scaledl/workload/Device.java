@@ -237,10 +237,26 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
     /**
      * Whether the GPU is a PCIe card (its catalog form factor {@code PCIe}, {@code PCIe 5.0}...): Blackwell's PCIe
      * cards (GeForce RTX 50, RTX PRO 6000) are compute capability 12, not the data-centre parts' 10. Read without
-     * regard to case or surrounding blanks; false where the form factor is not described.
+     * regard to case or punctuation ({@code PCI-E}, {@code PCI Express}); false where the form factor is not
+     * described.
      */
     public boolean pcieCard() {
-        return kind == Kind.GPU && formFactor.strip().toUpperCase(Locale.ROOT).startsWith("PCIE");
+        if (kind != Kind.GPU) {
+            return false;
+        }
+        // its letters and digits alone (no pattern: a prediction asks it layer by layer)
+        String want = "PCIE";
+        int matched = 0;
+        for (int i = 0; i < formFactor.length() && matched < want.length(); i++) {
+            char c = formFactor.charAt(i);
+            if (Character.isLetterOrDigit(c)) {
+                if (Character.toUpperCase(c) != want.charAt(matched)) {
+                    return false;
+                }
+                matched++;
+            }
+        }
+        return matched == want.length();
     }
 
     /**

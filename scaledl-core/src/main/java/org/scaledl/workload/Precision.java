@@ -234,14 +234,18 @@ public enum Precision {
     }
 
     /**
-     * Parses {@code fp32}, {@code tf32}, {@code fp16} (also {@code amp}, {@code half}, {@code mixed}), {@code bf16},
+     * Parses {@code fp32}, {@code tf32}, {@code fp16} (also {@code amp}), {@code bf16},
      * {@code fp8} (also {@code fp8-cs}, {@code fp8-delayed}, {@code fp8-tensorwise}), {@code fp8-block} (also
      * {@code fp8-blockwise}, {@code fp8-sc}), {@code mxfp8} (also {@code fp8-mx}) or {@code nvfp4} (also
      * {@code fp4}), in any case ({@code float32}, {@code float16}, {@code bfloat16} too), and PyTorch Lightning's
      * precision flags as NeMo's configurations give them ({@code bf16-mixed}, {@code 16-mixed}, {@code 16},
      * {@code 32-true}, {@code 32}). Lightning's 16-bit {@code -true} flags (weights and optimizer states in 16 bits,
      * no FP32 master copy) are refused, naming the mixed precision whose step this library predicts instead: its
-     * 16-bit precisions keep FP32 master weights, so it would count their memory where such a job has none.
+     * 16-bit precisions keep FP32 master weights, so it would count their memory where such a job has none; so is
+     * {@code half} ({@code model.half()}'s pure 16-bit training), and {@code mixed}, which names no 16-bit type, is
+     * refused naming the types. {@code amp} and Lightning's {@code 16-mixed} are FP16 with the precision's default
+     * gradient buffers (16 bits, as Megatron-LM keeps them): PyTorch's autocast keeps FP32 ones, so give
+     * {@code --grad-dtype fp32} (a table's {@code grad_dtype}) for such a job.
      *
      * @throws InvalidInputException naming the text and the accepted values
      */
@@ -250,12 +254,14 @@ public enum Precision {
         return switch (t) {
             case "fp32", "float32", "float", "single", "32", "32-true" -> FP32;
             case "tf32" -> TF32;
-            case "fp16", "float16", "half", "amp", "mixed", "16", "16-mixed" -> FP16;
+            case "fp16", "float16", "amp", "16", "16-mixed" -> FP16;
             case "bf16", "bfloat16", "bf16-mixed" -> BF16;
-            case "16-true", "bf16-true" -> throw InvalidInputException.of("precision '" + t + "' (16-bit weights "
-                    + "and optimizer states, no FP32 master copy) is not modelled: " + (t.startsWith("bf") ? "bf16"
-                    : "fp16") + " predicts the same step in mixed precision, whose FP32 master weights it counts in "
-                    + "memory");
+            case "16-true", "bf16-true", "half" -> throw InvalidInputException.of("precision '" + t + "' (16-bit "
+                    + "weights and optimizer states, no FP32 master copy" + (t.equals("half") ? ", as model.half() "
+                    + "trains" : "") + ") is not modelled: " + (t.startsWith("bf") ? "bf16" : "fp16") + " predicts "
+                    + "the same step in mixed precision, whose FP32 master weights it counts in memory");
+            case "mixed" -> throw InvalidInputException.of("precision 'mixed' names no 16-bit type: give fp16 or "
+                    + "bf16 (mixed precision, FP32 master weights), or fp8, mxfp8, nvfp4");
             case "fp8", "fp8-cs", "fp8-delayed", "fp8-tensorwise", "fp8-current", "float8" -> FP8;
             case "fp8-block", "fp8-blockwise", "fp8-sc", "fp8-subchannel" -> FP8_BLOCK;
             case "mxfp8", "fp8-mx" -> MXFP8;

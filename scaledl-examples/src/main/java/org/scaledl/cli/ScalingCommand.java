@@ -182,7 +182,8 @@ final class ScalingCommand implements Callable<Integer> {
         }
         List<Integer> sweptWorkers = workers.stream().sorted().distinct().toList();
         List<Integer> sweptBatches = bs.stream().sorted().distinct().toList();
-        List<double[]> points = measured == null ? List.of() : readMeasured(measured, p, base);
+        List<double[]> points = measured == null ? List.of() : readMeasured(measured, p, base,
+                Catalogs.of(job.devices));
         long offSweeps = points.stream().filter(x -> !onWorkersSweep(x, job.batch, sweptWorkers)
                 && !onBatchSweep(x, base.parallelism().data(), sweptBatches)).count();
         if (offSweeps > 0) {
@@ -515,13 +516,13 @@ final class ScalingCommand implements Callable<Integer> {
     }
 
     /** Whether a measured point's cell says the sweep's value of {@code column} (numbers by value, names parsed). */
-    private static boolean sameAs(String column, String cell, String sweep) {
+    private static boolean sameAs(String column, String cell, String sweep, org.scaledl.io.DeviceCatalog catalog) {
         try {
             return switch (column) {
                 case "precision" -> org.scaledl.workload.Precision.parse(cell).label().equals(sweep);
-                // a name the bundled catalog does not find is left to the reader (it knows more spellings)
-                case "device" -> org.scaledl.io.DeviceCatalog.bundled().find(cell).map(d -> d.name().equals(sweep))
-                        .orElse(true);
+                // a name the catalog (with --devices' rows) does not find is not the sweep's GPU: a point of a GPU
+                // no one described calibrated the sweep's curve on it
+                case "device" -> catalog.find(cell).map(d -> d.name().equals(sweep)).orElse(false);
                 case "sequence_parallel" -> org.scaledl.io.Candidates.parseFlag(cell).map(f -> f == Boolean
                         .parseBoolean(sweep)).orElse(false);
                 default -> org.scaledl.io.CsvTable.parseNumber(cell) == Double.parseDouble(sweep);
@@ -538,7 +539,8 @@ final class ScalingCommand implements Callable<Integer> {
      * one whose column describing the job (a runs table's, under its name or another framework's) contradicts the
      * sweep's job ({@link #sweepValues}); such a column this cannot compare is said.
      */
-    private static List<double[]> readMeasured(Path csv, RuntimePredictor p, Workload base) {
+    private static List<double[]> readMeasured(Path csv, RuntimePredictor p, Workload base,
+            org.scaledl.io.DeviceCatalog catalog) {
         CsvTable t = CsvTable.read(csv, "batch", "measured_ms");
         if (t.size() == 0) {
             System.err.println("scaledl: warning: " + csv + ": no measured points (a header and no rows)");
@@ -589,7 +591,7 @@ final class ScalingCommand implements Callable<Integer> {
             for (java.util.Map.Entry<String, String> e : described.entrySet()) {
                 String want = sweep.get(e.getValue());
                 String have = t.opt(r, e.getKey()).orElse("");
-                if (want != null && !have.isEmpty() && !sameAs(e.getValue(), have, want)) {
+                if (want != null && !have.isEmpty() && !sameAs(e.getValue(), have, want, catalog)) {
                     throw org.scaledl.InvalidInputException.atLine(csv.toString(), line, e.getKey() + " " + have
                             + " is not the sweep's job's (" + e.getValue() + " " + want + "): --measured points are the "
                             + "sweep's own job; score other jobs' runs with predict --candidates");

@@ -1,0 +1,119 @@
+package org.scaledl.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Round twenty-six, hostile input: a user's device row whose architecture or form factor the catalog does not know,
+ * whose board power reads as kW or whose NVLink reads as TB/s is said at its line (the FP8 weights' copies, the tensor
+ * memory accelerator and the power cap read them); a candidate table's GPU rows without a precision are said to be
+ * predicted in FP32; a measured point of a GPU no one described is refused by {@code scaling}; {@code half} and
+ * {@code mixed} are refused as precisions.
+ */
+class RoundTwentySixCliTest {
+    private static final Path LLAMA = HostileCliTest.repo()
+            .resolve("scaledl-core/src/test/resources/transformers/llama-3-8b");
+    private static final String HEADER = "name,architecture,form_factor,memory_GB,memory_bw_GBps,sms,boost_clock_MHz,"
+            + "l2_MB,fp32_vector_TFLOPS,bf16_TFLOPS,fp8_TFLOPS,link_kind,link_GBps,pcie_GBps,tdp_W\n";
+
+    /** A B200-like row of a user's file with its description's cells. */
+    private static String row(String name, String architecture, String form, String link, double linkGBps,
+            double tdp) {
+        return name + "," + architecture + "," + form + ",180,8000,148,1965,126,75,2250,4500," + link + ","
+                + (linkGBps > 0 ? linkGBps : "") + ",63," + tdp + "\n";
+    }
+
+    @Test
+    void aDeviceRowsDescriptionTheCatalogDoesNotKnowIsSaidAtItsLine(@TempDir Path dir) throws Exception {
+        Path devices = dir.resolve("mine.csv");
+        Files.writeString(devices, HEADER
+                + row("Card A", "Blackwell", "PCI-E", "none", 0, 600)
+                + row("Card B", "NVIDIA Blackwell", "SXM6", "NVLink5", 900, 1000)
+                + row("Card C", "Feynman", "Workstation", "NVLink5", 0.9, 1)
+                + row("Card D", "", "SXM6", "NVLink5", 900, 1000));
+        MainTest.Run r = MainTest.run("devices", "--devices", devices.toString(), "--json");
+        assertEquals(0, r.code(), r.err());
+        Map<String, JsonNode> byName = new HashMap<>();
+        new ObjectMapper().readTree(r.out()).forEach(d -> byName.put(d.get("name").asText(), d));
+        // a PCIe card however its form factor is punctuated: one layout only, a transposed FP8 copy
+        assertFalse(byName.get("Card A").get("fp8_either_layout").asBoolean());
+        // the vendor's name before the generation's is dropped: a Blackwell board
+        assertEquals("Blackwell", byName.get("Card B").get("architecture").asText());
+        assertTrue(byName.get("Card B").get("fp8_either_layout").asBoolean()
+                && byName.get("Card B").get("tensor_memory_accelerator").asBoolean());
+        String err = r.err();
+        assertFalse(err.contains("mine.csv:2:") || err.contains("mine.csv:3:"), err);
+        assertTrue(err.contains("mine.csv:4: architecture 'Feynman' of 'Card C' is none the catalog knows"), err);
+        assertTrue(err.contains("mine.csv:4: form_factor 'Workstation' of 'Card C' is none the catalog knows"), err);
+        assertTrue(err.contains("mine.csv:4: tdp_W 1.00 of 'Card C' is below any GPU board's")
+                && err.contains("kW written as W?"), err);
+        assertTrue(err.contains("mine.csv:4: link_GBps 0.900 of 'Card C' (NVLink5) is below its PCIe's 63.0 GB/s"),
+                err);
+        assertTrue(err.contains("mine.csv:5: 'Card D' has 8-bit matrix units but no architecture"), err);
+        // the bundled catalog's own rows say nothing
+        MainTest.Run bundled = MainTest.run("devices", "--json");
+        assertFalse(bundled.err().contains("warning"), bundled.err());
+    }
+
+    @Test
+    void aCandidateTablesGpuRowsWithoutAPrecisionAreSaidToRunInFp32(@TempDir Path dir) throws Exception {
+        Files.createDirectory(dir.resolve("m"));
+        Files.copy(LLAMA.resolve("config.json"), dir.resolve("m/config.json"));
+        Path table = dir.resolve("t.csv");
+        Files.writeString(table, "transformer,device,seq,batch,world_size\nm/config.json,B200,4096,1,8\n"
+                + "m/config.json,B200,4096,2,8\n");
+        MainTest.Run r = MainTest.run("predict", "--model", "gpu", "--candidates", table.toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("t.csv:2: no precision (no precision cell, nor --precision): this GPU row and "
+                + "any other without one are predicted in fp32"), r.err());
+        // once a table
+        assertEquals(r.err().indexOf("predicted in fp32"), r.err().lastIndexOf("predicted in fp32"), r.err());
+        // a default or the column: nothing said
+        assertFalse(MainTest.run("predict", "--model", "gpu", "--candidates", table.toString(), "--precision",
+                "bf16").err().contains("no precision"));
+        // plan reads the table alike
+        MainTest.Run plan = MainTest.run("plan", "--model", "gpu", "--candidates", table.toString(), "--runs", "1",
+                "--out", dir.resolve("p.csv").toString());
+        assertTrue(plan.err().contains("no precision"), plan.err());
+    }
+
+    @Test
+    void aMeasuredPointOfAGpuNoOneDescribedIsRefusedByScaling(@TempDir Path dir) throws Exception {
+        Path measured = dir.resolve("points.csv");
+        Files.writeString(measured, "gpus,batch,measured_ms,device\n8,1,2600,Foo\n");
+        MainTest.Run r = MainTest.run("scaling", "--model", "gpu", "--transformer",
+                LLAMA.resolve("config.json").toString(), "--seq", "8192", "--batch", "1", "--micro-batches", "8",
+                "--device", "B200", "--precision", "fp8", "--recompute", "none", "--gpus", "8,16", "--measured",
+                measured.toString(), "--out", dir.resolve("s.svg").toString());
+        assertEquals(Main.BAD_INPUT, r.code(), r.err());
+        assertTrue(r.err().contains("points.csv:2") && r.err().contains("device Foo is not the sweep's job's"),
+                r.err());
+        // the sweep's GPU under another of its names is its own
+        Files.writeString(measured, "gpus,batch,measured_ms,device\n8,1,2600,NVIDIA B200\n");
+        r = MainTest.run("scaling", "--model", "gpu", "--transformer", LLAMA.resolve("config.json").toString(),
+                "--seq", "8192", "--batch", "1", "--micro-batches", "8", "--device", "B200", "--precision", "fp8",
+                "--recompute", "none", "--gpus", "8,16", "--measured", measured.toString(), "--out",
+                dir.resolve("s.svg").toString());
+        assertEquals(0, r.code(), r.err());
+    }
+
+    @Test
+    void halfAndMixedAreRefusedAsPrecisions() {
+        for (String[] p : new String[][] {{"half", "model.half()"}, {"mixed", "names no 16-bit type"}}) {
+            MainTest.Run r = MainTest.run("predict", "--model", "gpu", "--transformer",
+                    LLAMA.resolve("config.json").toString(), "--seq", "2048", "--batch", "1", "--device", "H100",
+                    "--precision", p[0]);
+            assertTrue(r.code() != 0 && r.err().contains(p[1]), r.err());
+        }
+    }
+}
