@@ -340,7 +340,7 @@ public final class TrainingLogs {
                 "recompute_num_layers", "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
                 "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
                 "transformer_impl", "use_flash_attn", "attention_backend", "make_vocab_size_divisible_by",
-                "log_interval", "quick_geglu", "lora_adapters", "lora_dim")) {
+                "log_interval", "quick_geglu", "lora_adapters", "lora_dim", "fp8_param_gather", "fp8_params")) {
             KEYS.put(k, k);
         }
         KEYS.put("num_moe_experts", "num_experts");
@@ -2442,6 +2442,15 @@ public final class TrainingLogs {
                         + "(every weight's gradients and optimizer states); give the runs table's lora_rank{}", source,
                         args.get("lora_adapters").line(), which, rank.isEmpty() ? "" : " (rank " + rank + ")",
                         rank.isEmpty() ? " (the adapters' rank)" : " " + rank);
+            }
+            for (String k : List.of("fp8_param_gather", "fp8_params")) {
+                if (flag(k, false)) {
+                    LOG.warn("{}:{}: {}FP8 weights as the parameters ({} True) are not modelled: the run is predicted "
+                            + "with 16-bit weights beside their quantised copy (2 bytes a weight more memory than it "
+                            + "takes) and the distributed optimizer's gather in 16 bits", source, args.get(k).line(),
+                            which, k);
+                    break;
+                }
             }
             // (NeMo's default specs say -1: no packing)
             if (has("packed_sequence_size") && text("packed_sequence_size").matches("[1-9][0-9]*")) {

@@ -107,6 +107,29 @@ class RoundTwentySixCliTest {
         assertEquals(0, r.code(), r.err());
     }
 
+    /** FP8 weights as a run's parameters ({@code fp8_param_gather True}) are not modelled, and a log's row says so. */
+    @Test
+    void aLogsFp8ParamGatherIsSaid(@TempDir Path dir) throws Exception {
+        Path logs = HostileCliTest.repo().resolve("scaledl-core/src/test/resources/logs");
+        java.util.List<String> lines = new java.util.ArrayList<>(Files.readAllLines(logs.resolve(
+                "megatron-llama3-8b.log")));
+        int at = -1;
+        for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).matches("\\s*fp8 \\.+ None")) {
+                at = i;
+            }
+        }
+        lines.set(at, lines.get(at).replace("None", "hybrid"));
+        lines.add(at + 1, "  fp8_param_gather ................................ True");
+        Path log = dir.resolve("fp8.log");
+        Files.write(log, lines);
+        MainTest.Run r = MainTest.run("runs", "--from-log", log.toString(), "--out", dir.resolve("o.csv").toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("fp8.log:" + (at + 2) + ": FP8 weights as the parameters (fp8_param_gather True) "
+                + "are not modelled"), r.err());
+        assertTrue(Files.readString(dir.resolve("o.csv")).contains(",fp8,"));
+    }
+
     @Test
     void halfAndMixedAreRefusedAsPrecisions() {
         for (String[] p : new String[][] {{"half", "model.half()"}, {"mixed", "names no 16-bit type"}}) {
