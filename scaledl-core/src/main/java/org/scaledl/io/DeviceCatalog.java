@@ -491,8 +491,12 @@ public final class DeviceCatalog {
                         // columns (its int8_TOPS, kept for reference): read, never used
                         List<String> peaks = CatalogColumns.ALL.stream().filter(k -> peakPrefix(k) != null
                                 && CatalogColumns.PEAKS.contains(peakPrefix(k))).toList();
-                        LOG.warn("{}:1: column '{}' is the peak of no precision scaledl predicts; its GPUs are read "
-                                + "without it (the matrix peaks: {})", t.source(), c, String.join(", ", peaks));
+                        // a catalog column in another case (FP8_TFLOPS): named, as a misspelt one is
+                        java.util.Optional<String> cased = CatalogColumns.ALL.stream().filter(c::equalsIgnoreCase)
+                                .findFirst();
+                        LOG.warn("{}:1: column '{}' is the peak of no precision scaledl predicts{}; its GPUs are read "
+                                + "without it (the matrix peaks: {})", t.source(), c, cased.map(k -> " (did you mean '"
+                                + k + "'? column names are read as written)").orElse(""), String.join(", ", peaks));
                     }
                 }
             }

@@ -130,6 +130,27 @@ class RoundTwentySixCliTest {
         assertTrue(Files.readString(dir.resolve("o.csv")).contains(",fp8,"));
     }
 
+    /**
+     * NVFP4 on an AMD GPU is said to be predicted as NVIDIA's format on its FP4 units (they run OCP MX-FP4); a
+     * catalog column in another case is named with the column it likely means.
+     */
+    @Test
+    void nvfp4OnAnAmdGpuAndAPeakColumnInAnotherCaseAreSaid(@TempDir Path dir) throws Exception {
+        MainTest.Run r = MainTest.run("predict", "--model", "gpu", "--transformer", LLAMA.resolve("config.json")
+                .toString(), "--seq", "4096", "--batch", "1", "--device", "MI355X", "--precision", "nvfp4");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("NVFP4 (16-element blocks, E4M3 scales) is NVIDIA's format: AMD Instinct "
+                + "MI355X's FP4 units run OCP MX-FP4"), r.err());
+        assertFalse(MainTest.run("predict", "--model", "gpu", "--transformer", LLAMA.resolve("config.json").toString(),
+                "--seq", "4096", "--batch", "1", "--device", "B200", "--precision", "nvfp4").err().contains("MX-FP4"));
+        Path devices = dir.resolve("upper.csv");
+        Files.writeString(devices, "name,memory_GB,memory_bw_GBps,sms,boost_clock_MHz,l2_MB,fp32_vector_TFLOPS,"
+                + "bf16_TFLOPS,FP8_TFLOPS,architecture\nX1,80,3350,132,1980,50,66.9,989,1979,Hopper\n");
+        MainTest.Run d = MainTest.run("devices", "--devices", devices.toString());
+        assertTrue(d.err().contains("column 'FP8_TFLOPS' is the peak of no precision scaledl predicts (did you mean "
+                + "'fp8_TFLOPS'?"), d.err());
+    }
+
     @Test
     void halfAndMixedAreRefusedAsPrecisions() {
         for (String[] p : new String[][] {{"half", "model.half()"}, {"mixed", "names no 16-bit type"}}) {

@@ -3538,6 +3538,12 @@ public final class MegatronExecution {
         }
         StageMemory memory = memory(w, layers, device);
         List<StageCost.Note> all = new ArrayList<>(notes);
+        if (device.runs(w.precision()).orElse(w.precision()) == Precision.NVFP4 && device.architectureIs("CDNA")) {
+            // NVFP4 is NVIDIA's format: AMD's FP4 units run OCP MX-FP4, whose scales take half NVFP4's bytes
+            all.add(StageCost.Note.noted("NVFP4 (16-element blocks, E4M3 scales) is NVIDIA's format: "
+                    + device.name() + "'s FP4 units run OCP MX-FP4 (32-element blocks, E8M0 scales), predicted here "
+                    + "as NVFP4 at the same FP4 peak, with NVFP4's scales in memory"));
+        }
         // the step under another choice of the schedule the recipes state, for the notes that say where it moves
         java.util.function.Function<Workload.Builder, Double> stepWith = x -> model.millis(terms(x.build(), layers,
                 communication, device, topo));
