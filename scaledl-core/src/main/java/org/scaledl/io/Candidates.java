@@ -929,9 +929,10 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                 // as --precision not given is said for one job: FP32 is rarely what a GPU job runs, and a table
                 // without the column had every row predicted in it without a word (once a table)
                 fp32Said = true;
-                LOG.warn("{}:{}: no precision (no precision cell, nor --precision): this GPU row and any other "
+                LOG.warn("{}:{}: no precision (no precision cell, and no default given): this GPU row and any other "
                         + "without one are predicted in fp32 (PyTorch's default, no tensor cores); mixed-precision "
-                        + "training is bf16 or fp16 (tf32, fp8, mxfp8, nvfp4: see devices)", t.source(), line);
+                        + "training is bf16 or fp16 (tf32, fp8, mxfp8, nvfp4: see devices): give the table a precision "
+                        + "column (predict's --precision gives a default)", t.source(), line);
             }
             Optional<Integer> gpus = bounded(t, r, "gpus_per_node", 1, Topology.MAX_GPUS_PER_NODE);
             Optional<Integer> domain = bounded(t, r, "nvlink_domain", 1, Topology.MAX_DOMAIN);

@@ -236,15 +236,15 @@ public final class DeviceCatalog {
             double clock = t.numberInRange(r, "boost_clock_MHz", 10, 1e5);
             double l2 = t.numberInRange(r, "l2_MB", 1e-3, 1e4);
             warnImplausible(t, r, name, "fp32_vector_TFLOPS", vector, sms, clock, "memory_bw_GBps", bandwidth);
-            double linkGBps = t.optionalNumberInRange(r, "link_GBps", 1e-3, 1e5).orElse(0);
-            double pcie = t.optionalNumberInRange(r, "pcie_GBps", 1e-3, 1e4).orElse(0);
-            double power = t.optionalNumberInRange(r, "tdp_W", 1, 1e5).orElse(0);
-            String form = t.opt(r, "form_factor").orElse("");
-            String architecture = architecture(t.opt(r, "architecture").orElse(""));
-            warnDescription(t, r, name, link, linkGBps, pcie, power, form, architecture, eight > 0);
-            return new Device(name, memory, bandwidth, sms, clock, matrix, vector, l2, linkGBps, Device.Kind.GPU, 0,
-                    new Device.MatrixPeaks(byColumn), form, pcie, platform,
-                    t.optionalNumberInRange(r, SFU_COLUMN, 1, 1e4).orElse(0), power, architecture);
+            Device d = new Device(name, memory, bandwidth, sms, clock, matrix, vector, l2,
+                    t.optionalNumberInRange(r, "link_GBps", 1e-3, 1e5).orElse(0), Device.Kind.GPU, 0,
+                    new Device.MatrixPeaks(byColumn), t.opt(r, "form_factor").orElse(""),
+                    t.optionalNumberInRange(r, "pcie_GBps", 1e-3, 1e4).orElse(0), platform,
+                    t.optionalNumberInRange(r, SFU_COLUMN, 1, 1e4).orElse(0),
+                    t.optionalNumberInRange(r, "tdp_W", 1, 1e5).orElse(0),
+                    architecture(t.opt(r, "architecture").orElse("")));
+            warnDescription(t, r, d, link, eight > 0);
+            return d;
         } catch (IllegalArgumentException e) {
             throw InvalidInputException.atLine(t.source(), t.line(r), e.getMessage());
         }
@@ -288,12 +288,11 @@ public final class DeviceCatalog {
      * units whose architecture is not given, a board power below any GPU's (kW written as W: its long products were
      * capped six times slower) and an NVLink slower than the row's PCIe or than 10 GB/s (TB/s written as GB/s).
      */
-    private static void warnDescription(CsvTable t, int r, String name, String link, double linkGBps, double pcie,
-            double power, String form, String architecture, boolean eightBit) {
-        String who = InvalidInputException.printable(name, 60);
+    private static void warnDescription(CsvTable t, int r, Device d, String link, boolean eightBit) {
+        String who = InvalidInputException.printable(d.name(), 60);
         String said = "no tensor memory accelerator, and per-tensor FP8 with a transposed copy beside each tensor";
-        if (!architecture.isEmpty() && Known.ARCHITECTURES.stream().noneMatch(a -> architecture.regionMatches(true, 0, a, 0,
-                a.length()))) {
+        String architecture = d.architecture();
+        if (!architecture.isEmpty() && Known.ARCHITECTURES.stream().noneMatch(d::architectureIs)) {
             LOG.warn("{}:{}: architecture '{}' of '{}' is none the catalog knows ({}): it is predicted as a GPU of no "
                     + "known generation ({})", t.source(), t.line(r), InvalidInputException.printable(architecture,
                     40), who, String.join(", ", Known.ARCHITECTURES), said);
@@ -302,23 +301,27 @@ public final class DeviceCatalog {
                     + "generation ({}); give its architecture ({})", t.source(), t.line(r), who, said,
                     String.join(", ", Known.ARCHITECTURES));
         }
-        String bare = form.replaceAll("[^A-Za-z0-9]", "");
-        if (!bare.isEmpty() && Known.FORM_FACTORS.stream().noneMatch(f -> bare.regionMatches(true, 0, f, 0, f.length()))) {
+        String form = d.formFactor();
+        if (!form.isBlank() && Known.FORM_FACTORS.stream().noneMatch(d::formFactorIs)) {
             LOG.warn("{}:{}: form_factor '{}' of '{}' is none the catalog knows ({}): it is taken for a board that is "
-                    + "not a PCIe card (PCIe for a card: a Blackwell one takes FP8 operands in one layout only)", t.source(),
-                    t.line(r), InvalidInputException.printable(form, 40), who,
+                    + "not a PCIe card (PCIe for a card: a Blackwell one takes FP8 operands in one layout only)",
+                    t.source(), t.line(r), InvalidInputException.printable(form, 40), who,
                     String.join(", ", Known.FORM_FACTORS));
         }
+        double power = d.boardPowerW();
         if (power > 0 && power < MIN_BOARD_POWER_W) {
             LOG.warn("{}:{}: tdp_W {} of '{}' is below any GPU board's (a T4 draws 70): kW written as W? Its long "
                     + "products are predicted at what that power sustains", t.source(), t.line(r),
                     String.format(java.util.Locale.ROOT, "%.3g", power), who);
         }
+        double linkGBps = d.linkGBps();
+        double pcie = d.pcieGBps();
         if (link.matches("(?i)nvlink.*") && linkGBps > 0 && (linkGBps < MIN_NVLINK_GBPS || linkGBps < pcie)) {
-            LOG.warn("{}:{}: link_GBps {} of '{}' ({}) is below {}: TB/s written as GB/s? Its collectives are "
-                    + "predicted at it", t.source(), t.line(r), String.format(java.util.Locale.ROOT, "%.3g",
-                    linkGBps), who, InvalidInputException.printable(link, 20), linkGBps < pcie ? "its PCIe's "
-                    + String.format(java.util.Locale.ROOT, "%.3g", pcie) + " GB/s" : "any NVLink's (20 GB/s)");
+            LOG.warn("{}:{}: link_GBps {} of '{}' ({}) is below {}: TB/s written as GB/s, or another figure? Its "
+                    + "collectives are predicted at it", t.source(), t.line(r), String.format(java.util.Locale.ROOT,
+                    "%.3g", linkGBps), who, InvalidInputException.printable(link, 20), linkGBps < pcie
+                    ? "its PCIe's " + String.format(java.util.Locale.ROOT, "%.3g", pcie) + " GB/s"
+                    : "any NVLink's (" + String.format(java.util.Locale.ROOT, "%.0f", MIN_NVLINK_GBPS) + " GB/s)");
         }
     }
 
@@ -492,11 +495,11 @@ public final class DeviceCatalog {
                         List<String> peaks = CatalogColumns.ALL.stream().filter(k -> peakPrefix(k) != null
                                 && CatalogColumns.PEAKS.contains(peakPrefix(k))).toList();
                         // a catalog column in another case (FP8_TFLOPS): named, as a misspelt one is
-                        java.util.Optional<String> cased = CatalogColumns.ALL.stream().filter(c::equalsIgnoreCase)
-                                .findFirst();
+                        java.util.Optional<String> cased = org.scaledl.Suggestions.misspelt(c, CatalogColumns.ALL)
+                                .filter(k -> !t.columns().contains(k));
                         LOG.warn("{}:1: column '{}' is the peak of no precision scaledl predicts{}; its GPUs are read "
                                 + "without it (the matrix peaks: {})", t.source(), c, cased.map(k -> " (did you mean '"
-                                + k + "'? column names are read as written)").orElse(""), String.join(", ", peaks));
+                                + k + "'?)").orElse(""), String.join(", ", peaks));
                     }
                 }
             }

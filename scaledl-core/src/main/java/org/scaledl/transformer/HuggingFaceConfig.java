@@ -246,7 +246,8 @@ public final class HuggingFaceConfig {
                 String method = q.isObject() && q.path("quant_method").isTextual() ? q.path("quant_method").asText()
                         : "";
                 r.say("{}: quantization_config{} is not read: the weights are predicted in the job's precision "
-                        + "(--precision), so a checkpoint held quantised as stored (served, or a frozen base) takes less memory than predicted",
+                        + "(--precision), so a checkpoint held quantised as stored (served, or a frozen base) takes "
+                        + "less memory than predicted",
                         source, method.isEmpty() ? "" : " (" + printable(method) + ")");
             }
             return said.isEmpty() ? read : read.withReadNotes(said);

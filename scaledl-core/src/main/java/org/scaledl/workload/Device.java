@@ -227,11 +227,11 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
     /**
      * Whether the GPU is half of a superchip (its catalog form factor {@code Superchip}: Grace Blackwell GB200, GB300),
      * whose host CPU reaches it over a coherent NVLink-C2C link rather than PCIe: the host's share of a mixture of
-     * experts' layer step is fitted apart on such systems ({@link org.scaledl.model.exec.ExecutionTerm}). Read without
-     * regard to case or surrounding blanks; false where the form factor is not described.
+     * experts' layer step is fitted apart on such systems ({@link org.scaledl.model.exec.ExecutionTerm}). Read as
+     * {@link #formFactorIs} reads it; false where the form factor is not described.
      */
     public boolean superchip() {
-        return kind == Kind.GPU && formFactor.strip().equalsIgnoreCase("Superchip");
+        return kind == Kind.GPU && formFactorIs("Superchip");
     }
 
     /**
@@ -241,22 +241,40 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
      * described.
      */
     public boolean pcieCard() {
-        if (kind != Kind.GPU) {
-            return false;
-        }
-        // its letters and digits alone (no pattern: a prediction asks it layer by layer)
-        String want = "PCIE";
+        return kind == Kind.GPU && formFactorIs("PCIe");
+    }
+
+    /**
+     * Whether the described form factor is {@code kind} or a variant of it, read by its letters and digits without
+     * regard to case ({@code "PCIe"} holds for {@code PCI-E}, {@code PCI Express}, {@code PCIe 5.0}; {@code "SXM"}
+     * for {@code SXM5}; {@code "Superchip"} for {@code Superchip NVL72}); false where none is described.
+     */
+    public boolean formFactorIs(String kind) {
+        java.util.Objects.requireNonNull(kind, "kind");
+        // letters and digits alone, walked (no pattern: a prediction asks it layer by layer)
+        int k = 0;
         int matched = 0;
-        for (int i = 0; i < formFactor.length() && matched < want.length(); i++) {
+        for (int i = 0; i < formFactor.length(); i++) {
             char c = formFactor.charAt(i);
-            if (Character.isLetterOrDigit(c)) {
-                if (Character.toUpperCase(c) != want.charAt(matched)) {
-                    return false;
-                }
-                matched++;
+            if (!Character.isLetterOrDigit(c)) {
+                continue;
             }
+            while (k < kind.length() && !Character.isLetterOrDigit(kind.charAt(k))) {
+                k++;
+            }
+            if (k == kind.length()) {
+                break;
+            }
+            if (Character.toUpperCase(c) != Character.toUpperCase(kind.charAt(k))) {
+                return false;
+            }
+            k++;
+            matched++;
         }
-        return matched == want.length();
+        while (k < kind.length() && !Character.isLetterOrDigit(kind.charAt(k))) {
+            k++;
+        }
+        return matched > 0 && k == kind.length();
     }
 
     /**

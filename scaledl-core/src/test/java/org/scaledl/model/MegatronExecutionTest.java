@@ -239,6 +239,12 @@ class MegatronExecutionTest {
         assertTrue(quantisation.applyAsDouble(hopper) > 0);
         assertEquals(4.0 / 5, quantisation.applyAsDouble(blackwell) / quantisation.applyAsDouble(hopper), 1e-9);
         assertTrue(blackwell.millis() < hopper.millis());
+        // inference holds one copy on either: the same memory
+        java.util.function.Function<Device, Prediction> serving = d -> predictor.predict(Workload.builder(
+                GPT.graph(2048)).batch(1).phase(Phase.INFER).device(d).parallelism(Parallelism.of(1, 1, 1, 1))
+                .precision(Precision.FP8).topology(DGX).build());
+        assertEquals(serving.apply(asHopper).memoryGb().orElseThrow(), serving.apply(b200).memoryGb().orElseThrow(),
+                1e-9);
     }
 
     /** The prediction's note on products the tensor cores cannot load, if it has one. */

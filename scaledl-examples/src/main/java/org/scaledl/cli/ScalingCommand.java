@@ -182,8 +182,16 @@ final class ScalingCommand implements Callable<Integer> {
         }
         List<Integer> sweptWorkers = workers.stream().sorted().distinct().toList();
         List<Integer> sweptBatches = bs.stream().sorted().distinct().toList();
-        List<double[]> points = measured == null ? List.of() : readMeasured(measured, p, base,
-                Catalogs.of(job.devices));
+        // a point's device read as --device is: the command's catalog (with --devices' rows) or the model's machines
+        RuntimePredictor model = p;
+        java.util.function.Function<String, java.util.Optional<String>> deviceOf = cell -> {
+            try {
+                return job.resolveDevice(model, cell).map(org.scaledl.workload.Device::name);
+            } catch (RuntimeException e) {
+                return java.util.Optional.empty();
+            }
+        };
+        List<double[]> points = measured == null ? List.of() : readMeasured(measured, p, base, deviceOf);
         long offSweeps = points.stream().filter(x -> !onWorkersSweep(x, job.batch, sweptWorkers)
                 && !onBatchSweep(x, base.parallelism().data(), sweptBatches)).count();
         if (offSweeps > 0) {
@@ -516,13 +524,15 @@ final class ScalingCommand implements Callable<Integer> {
     }
 
     /** Whether a measured point's cell says the sweep's value of {@code column} (numbers by value, names parsed). */
-    private static boolean sameAs(String column, String cell, String sweep, org.scaledl.io.DeviceCatalog catalog) {
+    private static boolean sameAs(String column, String cell, String sweep,
+            java.util.function.Function<String, java.util.Optional<String>> deviceOf) {
         try {
             return switch (column) {
                 case "precision" -> org.scaledl.workload.Precision.parse(cell).label().equals(sweep);
-                // a name the catalog (with --devices' rows) does not find is not the sweep's GPU: a point of a GPU
-                // no one described calibrated the sweep's curve on it
-                case "device" -> catalog.find(cell).map(d -> d.name().equals(sweep)).orElse(false);
+                // a name no one described (not the catalog's, --devices' or the model's machines') is not the
+                // sweep's device: a point of such a GPU calibrated the sweep's curve on it
+                case "device" -> org.scaledl.workload.Device.key(cell).equals(org.scaledl.workload.Device.key(sweep))
+                        || deviceOf.apply(cell).map(sweep::equals).orElse(false);
                 case "sequence_parallel" -> org.scaledl.io.Candidates.parseFlag(cell).map(f -> f == Boolean
                         .parseBoolean(sweep)).orElse(false);
                 default -> org.scaledl.io.CsvTable.parseNumber(cell) == Double.parseDouble(sweep);
@@ -540,7 +550,7 @@ final class ScalingCommand implements Callable<Integer> {
      * sweep's job ({@link #sweepValues}); such a column this cannot compare is said.
      */
     private static List<double[]> readMeasured(Path csv, RuntimePredictor p, Workload base,
-            org.scaledl.io.DeviceCatalog catalog) {
+            java.util.function.Function<String, java.util.Optional<String>> deviceOf) {
         CsvTable t = CsvTable.read(csv, "batch", "measured_ms");
         if (t.size() == 0) {
             System.err.println("scaledl: warning: " + csv + ": no measured points (a header and no rows)");
@@ -591,7 +601,7 @@ final class ScalingCommand implements Callable<Integer> {
             for (java.util.Map.Entry<String, String> e : described.entrySet()) {
                 String want = sweep.get(e.getValue());
                 String have = t.opt(r, e.getKey()).orElse("");
-                if (want != null && !have.isEmpty() && !sameAs(e.getValue(), have, want, catalog)) {
+                if (want != null && !have.isEmpty() && !sameAs(e.getValue(), have, want, deviceOf)) {
                     throw org.scaledl.InvalidInputException.atLine(csv.toString(), line, e.getKey() + " " + have
                             + " is not the sweep's job's (" + e.getValue() + " " + want + "): --measured points are the "
                             + "sweep's own job; score other jobs' runs with predict --candidates");

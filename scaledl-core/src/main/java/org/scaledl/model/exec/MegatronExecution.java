@@ -55,7 +55,8 @@ import org.scaledl.workload.Workload;
  *       low-precision units (their own contraction class, {@link ExecutionTerm#DENSE_FP8},
  *       {@link ExecutionTerm#DENSE_FP4}) and quantise their operands (memory traffic,
  *       {@link Precision#scalingBytesPerElement(org.scaledl.workload.Device)}); everything else stays in BF16. A
- *       fused attention core's two products are a class of their own ({@link ExecutionTerm#DENSE_ATTENTION}): their tiles stay on chip, the
+ *       fused attention core's two products are a class of their own ({@link ExecutionTerm#DENSE_ATTENTION}): their
+ *       tiles stay on chip, the
  *       backward pass recomputes the scores, and the softmax between them adds an exponential per
  *       score (forward, and again where the scores are recomputed) at the special-function units' rate
  *       ({@link Device#exponentialsPerSecond()}).</li>
