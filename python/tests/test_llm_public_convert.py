@@ -147,6 +147,20 @@ def test_bundled_runs_say_how_their_gradients_are_reduced():
     assert all(r["grad_reduce"] == "overlapped" for r in rows if r["source"] != "bloom-176b-chronicles")
 
 
+def test_bundled_runs_keep_fp8_weights_as_parameters_where_their_recipes_do():
+    """Megatron-Bridge's FP8 and MX-FP8 recipes gather their weights as FP8 parameters (--fp8-param-gather): written
+    where the row can run it (a low-precision recipe, ZeRO 1 or 2), never on a 16-bit or FSDP row."""
+    bundled = ROOT / "datasets" / "gpu" / "llm-public" / "runs.csv"
+    rows = list(csv.DictReader(open(bundled, encoding="utf-8")))
+    on = [r for r in rows if r["fp8_param_gather"] == "true"]
+    assert len(on) > 40
+    assert all(r["precision"] in ("fp8", "mxfp8") and r["zero_stage"] in ("1", "2") for r in on)
+    assert all(r["fp8_param_gather"] == "" for r in rows if r["precision"] in ("bf16", "fp16")
+               or r["zero_stage"] == "3")
+    # NVFP4's recipes say fp8_param_gather=false (their FP4 parameters are not gathered as such)
+    assert all(r["fp8_param_gather"] == "" for r in rows if r["precision"] == "nvfp4")
+
+
 def test_bundled_lora_rows_of_automodel_recompute_as_their_benchmark_yamls_say():
     """AutoModel's LoRA benchmark YAMLs checkpoint every block on 8 and 16 GPUs and nothing on one (rule 15)."""
     bundled = ROOT / "datasets" / "gpu" / "llm-public" / "lora.csv"

@@ -32,8 +32,9 @@ Outputs (in ``--out``)
 Columns of the four run files: id, source, release, task, system, model_key, family, transformer, seq, batch,
 micro_batches, world_size, tensor, pipeline, context, virtual_stages, expert, expert_tensor, zero_stage, device,
 gpus_per_node, nvlink_domain, inter_node_gbps, precision, recompute, recompute_modules, recompute_layers,
-offload_layers, sequence_parallel, lora_rank, uneven_pipeline, document_tokens, grad_dtype, grad_reduce, moe_a2a_overlap,
-moe_dispatcher, cuda_graphs, measured_ms, tokens_per_s_per_gpu, model_tflops_per_gpu, fit_weight, notes.
+offload_layers, sequence_parallel, lora_rank, uneven_pipeline, document_tokens, grad_dtype, grad_reduce,
+fp8_param_gather, moe_a2a_overlap, moe_dispatcher, cuda_graphs, measured_ms, tokens_per_s_per_gpu,
+model_tflops_per_gpu, fit_weight, notes.
 
 Rules, in the order they are applied to each input row
 -----------------------------------------------------
@@ -156,7 +157,11 @@ Rules, in the order they are applied to each input row
     block method); ``full:all`` -> ``full`` on every layer (AutoModel's ``activation_checkpointing: true``, which
     checkpoints every decoder block); ``offload_layers`` is the table's ``cpu_offload`` (the first n layers of each
     model chunk keep their activations in the host's memory) with the same confidence.  The table's other column
-    (userbuffer overlap) is recorded for what-if studies and not written to the run files.
+    (userbuffer overlap) is recorded for what-if studies and not written to the run files.  ``fp8_param_gather``
+    (Megatron core's ``--fp8-param-gather``: the low-precision linear layers' weights in the recipe's format alone)
+    is ``true`` where the table's other settings say ``fp8_param_gather=true``, ``mxfp8 param gather`` or
+    ``mxfp8 fp8_param_gather`` (not ``false``, not ``forced false``) and the row can run it as the predictor models
+    it (a low-precision recipe, the distributed optimizer: ZeRO 1 or 2, no LoRA); else empty (off).
 
 Configurations: those listed in ``REUSED`` are copied verbatim from the test resources after checking hidden size,
 layers, heads and KV heads against models.csv; where models.csv gives the run's vocabulary and it differs from the
@@ -184,7 +189,7 @@ COLUMNS = ["id", "source", "release", "task", "system", "model_key", "family", "
            "expert_tensor", "zero_stage", "device", "gpus_per_node", "nvlink_domain", "inter_node_gbps", "precision",
            "recompute", "recompute_modules", "recompute_layers", "offload_layers",
            "sequence_parallel", "lora_rank", "uneven_pipeline", "document_tokens", "grad_dtype", "grad_reduce",
-           "moe_a2a_overlap", "moe_dispatcher", "cuda_graphs", "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu",
+           "fp8_param_gather", "moe_a2a_overlap", "moe_dispatcher", "cuda_graphs", "measured_ms", "tokens_per_s_per_gpu", "model_tflops_per_gpu",
            "fit_weight", "notes"]
 
 # the columns of every row file (the source README's list)
@@ -994,8 +999,21 @@ def apply_recipe_settings(outputs, settings):
                 r.values["moe_a2a_overlap"] = ""
             r.values["moe_dispatcher"] = dispatcher_of(r, s)
             r.values["cuda_graphs"] = cuda_graphs_of(s)
+            r.values["fp8_param_gather"] = fp8_param_gather_of(r, s)
             recompute_of(r, s)
             offload_of(r, s)
+
+
+def fp8_param_gather_of(r, setting):
+    """Rule 15: ``true`` where the recipe keeps its low-precision linear weights in their format alone
+    (``--fp8-param-gather``) and the row can run it as the predictor models it; else empty."""
+    other = setting.get("other", "").lower()
+    said = re.search(r"fp8_param_gather\s*=\s*true|mxfp8 param gather|mxfp8 fp8_param_gather(?!\s*=\s*false)", other)
+    refused = re.search(r"fp8_param_gather\s*=\s*false|fp8_param_gather forced false", other)
+    runs = (r.values.get("precision") in ("fp8", "fp8-block", "mxfp8", "nvfp4")
+            and r.values.get("zero_stage") in ("1", "2") and r.values.get("lora_rank", "0") in ("", "0")
+            and r.values.get("task", "") != "lora")
+    return "true" if said and not refused and runs else ""
 
 
 def dispatcher_of(r, setting):

@@ -60,7 +60,9 @@ import org.scaledl.workload.Workload;
  * {@code grad_dtype} (fp32, or bf16/fp16: 16-bit gradient buffers, mixed precision only; the precision's default,
  * {@link Workload#sixteenBitGradients()}: fp16 in FP16 training, else fp32),
  * {@code grad_reduce} ({@code overlapped} with the last micro-batch's backward pass, or {@code after-backward}:
- * {@link Workload#gradReduceAfterBackward()}; overlapped), {@code moe_a2a_overlap} (true: expert parallelism's
+ * {@link Workload#gradReduceAfterBackward()}; overlapped), {@code fp8_param_gather} (true: the low-precision linear
+ * layers' weights in the recipe's format alone, {@link Workload#fp8ParamGather()}; false; a caller's default applies
+ * to the rows that can run it only), {@code moe_a2a_overlap} (true: expert parallelism's
  * all-to-all behind another micro-batch's compute, {@link Workload#expertCommOverlap()}; false; a caller's default
  * applies to the rows Megatron core runs it with and where it hides something only,
  * {@link Workload.Builder#expertCommOverlapWhereRun}), {@code moe_dispatcher} (alltoall, allgather, deepep or hybridep,
@@ -477,7 +479,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                 "inter_node_gbps", "resolution")) {
             m.put(c, ColumnKind.NUMBER);
         }
-        for (String c : List.of("sequence_parallel", "uneven_pipeline", "moe_a2a_overlap")) {
+        for (String c : List.of("sequence_parallel", "uneven_pipeline", "moe_a2a_overlap", "fp8_param_gather")) {
             m.put(c, ColumnKind.BOOLEAN);
         }
         for (String c : List.of("graph", "transformer", "phase", "device", "precision", "recompute",
@@ -865,6 +867,17 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                         .ifPresent(b::sixteenBitGradients);
                 value(t, r, "grad_reduce").map(v -> column("grad_reduce", v, Workload::parseGradReduce))
                         .ifPresent(b::gradReduceAfterBackward);
+                if (t.opt(r, "fp8_param_gather").isPresent()) {
+                    b.fp8ParamGather(flag(t, r, "fp8_param_gather"));
+                } else if (graphPath.isEmpty() && flag(t, r, "fp8_param_gather")) {
+                    // the caller's default: on the rows that can run it (a low-precision recipe, the distributed
+                    // optimizer, training, no LoRA), as the all-to-all overlap's applies; a row's own cell as given
+                    Precision own = value(t, r, "precision").map(Precision::parse).orElse(Precision.FP32);
+                    if (Workload.fp8ParamGatherRefusal(ph, own, zero, bounded(t, r, "lora_rank", 0, 4096).orElse(0))
+                            .isEmpty()) {
+                        b.fp8ParamGather(true);
+                    }
+                }
                 // (stated where it applies: an empty cell or no default leaves it to the job's default)
                 if (t.opt(r, "moe_a2a_overlap").isPresent()) {
                     b.expertCommOverlap(flag(t, r, "moe_a2a_overlap"));

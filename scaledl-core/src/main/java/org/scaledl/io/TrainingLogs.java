@@ -389,6 +389,8 @@ public final class TrainingLogs {
      *                         ({@link org.scaledl.workload.Workload#expertCommOverlap()}; false without experts)
      * @param cudaGraphs       what of the iteration runs as CUDA graphs
      *                         ({@link org.scaledl.workload.Workload#cudaGraphs()})
+     * @param fp8ParamGather   FP8 weights as the parameters ({@code fp8_param_gather}, NeMo's {@code fp8_params};
+     *                         {@link org.scaledl.workload.Workload#fp8ParamGather()}), where the job can run them
      * @param gpusPerNode      the GPUs per node the log states: NeMo's trainer {@code devices} where it logs
      *                         {@code num_nodes} beside it, a count within a node's range; empty otherwise
      *                         ({@code auto}, {@code -1}, a log without them: the device's standard server)
@@ -400,7 +402,7 @@ public final class TrainingLogs {
             java.util.Set<org.scaledl.workload.RecomputeModule> recomputeModules,
             boolean sequenceParallel, boolean gradReduceAfterBackward,
             Optional<Boolean> sixteenBitGradients, org.scaledl.workload.MoeDispatcher moeDispatcher,
-            boolean expertCommOverlap, CudaGraphs cudaGraphs, Optional<Integer> gpusPerNode) {
+            boolean expertCommOverlap, CudaGraphs cudaGraphs, boolean fp8ParamGather, Optional<Integer> gpusPerNode) {
         /** Copies the modules; refuses null components and sizes below one. */
         public Job {
             java.util.Objects.requireNonNull(precision, "precision");
@@ -428,7 +430,8 @@ public final class TrainingLogs {
          * where the log states it,
          * {@code precision}, {@code recompute}, {@code recompute_layers}, {@code recompute_modules},
          * {@code sequence_parallel},
-         * {@code grad_reduce}, {@code grad_dtype}, {@code moe_a2a_overlap}, {@code moe_dispatcher},
+         * {@code grad_reduce}, {@code grad_dtype}, {@code fp8_param_gather}, {@code moe_a2a_overlap},
+         * {@code moe_dispatcher},
          * {@code cuda_graphs}; an empty cell where the job leaves a setting to its default), in that order: what the
          * command line's {@code runs --from-log} writes and {@link Run#sample} reads back, one mapping of a log's job.
          */
@@ -458,6 +461,7 @@ public final class TrainingLogs {
             m.put("grad_reduce", gradReduceAfterBackward ? "after-backward" : "overlapped");
             m.put("grad_dtype", sixteenBitGradients.map(b -> org.scaledl.workload.Workload.gradDtypeLabel(b,
                     precision)).orElse(""));
+            m.put("fp8_param_gather", Boolean.toString(fp8ParamGather));
             m.put("moe_a2a_overlap", Boolean.toString(expertCommOverlap));
             m.put("moe_dispatcher", expert > 1 ? moeDispatcher.label() : "");
             m.put("cuda_graphs", cudaGraphs.label());
@@ -2363,7 +2367,7 @@ public final class TrainingLogs {
             unread(which, virtual);
             return new Job(seq, mbs, microBatches, dp, tp, pp, cp, virtual, uneven(which, pp), ep, etp, zero,
                     precision, recompute, recomputeLayers(which, recompute), modules, sp, afterBackward, sixteenBit,
-                    dispatcher, a2aOverlap, cudaGraphs(which), gpusPerNode());
+                    dispatcher, a2aOverlap, cudaGraphs(which), fp8ParamGather(which, precision, zero), gpusPerNode());
         }
 
         /**
@@ -2443,15 +2447,6 @@ public final class TrainingLogs {
                         args.get("lora_adapters").line(), which, rank.isEmpty() ? "" : " (rank " + rank + ")",
                         rank.isEmpty() ? " (the adapters' rank)" : " " + rank);
             }
-            for (String k : List.of("fp8_param_gather", "fp8_params")) {
-                if (flag(k, false)) {
-                    LOG.warn("{}:{}: {}FP8 weights as the parameters ({} True) are not modelled: the run is predicted "
-                            + "with 16-bit weights beside their quantised copy (2 bytes a weight more memory than it "
-                            + "takes) and the distributed optimizer's gather in 16 bits", source, args.get(k).line(),
-                            which, k);
-                    break;
-                }
-            }
             // (NeMo's default specs say -1: no packing)
             if (has("packed_sequence_size") && text("packed_sequence_size").matches("[1-9][0-9]*")) {
                 LOG.warn("{}:{}: {}packed sequences (packed_sequence_size {}) are not read from a log: the run is "
@@ -2459,6 +2454,27 @@ public final class TrainingLogs {
                         + "mean length)", source, args.get("packed_sequence_size").line(), which,
                         clip(text("packed_sequence_size")));
             }
+        }
+
+        /**
+         * FP8 weights as the parameters: Megatron's {@code fp8_param_gather} (NeMo's {@code fp8_params}) True, where
+         * the job can run them ({@link org.scaledl.workload.Workload#fp8ParamGatherRefusal}); where it cannot as the
+         * predictor models it (FSDP's, a job without the distributed optimizer), said and left out.
+         */
+        private boolean fp8ParamGather(String which, Precision precision, int zero) {
+            for (String k : List.of("fp8_param_gather", "fp8_params")) {
+                if (flag(k, false)) {
+                    Optional<String> why = org.scaledl.workload.Workload.fp8ParamGatherRefusal(
+                            org.scaledl.workload.Phase.TRAIN, precision, zero, 0);
+                    if (why.isEmpty()) {
+                        return true;
+                    }
+                    LOG.warn("{}:{}: {}{} True is left out of the row: {}", source, args.get(k).line(), which, k,
+                            why.get());
+                    return false;
+                }
+            }
+            return false;
         }
 
         /** NeMo's GPUs per node ({@link Job#gpusPerNode()}): its trainer's {@code devices} beside {@code num_nodes}. */

@@ -26,7 +26,7 @@ import org.scaledl.workload.Workload;
  * data x context x tensor parallelism as Megatron does (experts whole on their ranks, and without expert parallelism
  * split over the tensor ranks too), the data-parallel degree that remains, micro-batch sizes
  * that divide the global batch over the replicas, sequence parallelism, ZeRO stages 0, 1 and (without a pipeline) 3
- * (or the one {@link #zeroStage} names),
+ * (or the one {@link #zeroStage} names; stage 1 alone with {@link #fp8ParamGather}),
  * and the interleaved schedule (every count of chunks per stage up to {@value #MAX_VIRTUAL_STAGES} that the layers
  * divide into, where the micro-batches allow). Each layout takes the least recomputation that makes it fit
  * ({@link Recompute#AUTO}); layouts that do not fit even so are kept but marked and ranked after those that fit.
@@ -56,6 +56,7 @@ public final class LayoutSearch {
     private Topology topology;
     private Precision precision = Precision.FP16;
     private int loraRank;
+    private boolean fp8ParamGather;
     private int documentTokens;
     /** The gradient buffers as given (16 bits or FP32), or null: the precision's default. */
     private Boolean sixteenBitGradients;
@@ -160,6 +161,16 @@ public final class LayoutSearch {
     }
 
     /**
+     * FP8 weights as the parameters in every layout ({@link Workload#fp8ParamGather()}; default false): the layouts
+     * are then searched with the distributed optimizer (ZeRO 1, or the stage {@link #zeroStage} names, 1 or 2), as
+     * Megatron core runs them.
+     */
+    public LayoutSearch fp8ParamGather(boolean value) {
+        this.fp8ParamGather = value;
+        return this;
+    }
+
+    /**
      * Expert parallelism's all-to-all behind another micro-batch's compute ({@link Workload#expertCommOverlap()}), in
      * every layout Megatron core runs it with and where it hides something: expert parallelism, more than one
      * micro-batch, and virtual stages where there is a pipeline (default false: on the critical path). Called, every
@@ -259,6 +270,13 @@ public final class LayoutSearch {
     public LayoutSearch check() {
         Workload.Builder b = Workload.builder(graph).precision(precision);
         (sixteenBitGradients == null ? b : b.sixteenBitGradients(sixteenBitGradients)).build();
+        if (fp8ParamGather) {
+            // searched over the distributed optimizer's stages alone (1, or the one named)
+            Workload.fp8ParamGatherRefusal(Phase.TRAIN, precision, zeroStage >= 0 ? zeroStage : 1, loraRank)
+                    .ifPresent(why -> {
+                        throw new IllegalArgumentException(why);
+                    });
+        }
         boolean experts = graph.transformer().map(t -> t.mixtureOfExperts()).orElse(false);
         if (expertCommOverlap && !experts) {
             throw new IllegalArgumentException("overlapping the experts' all-to-all (overlap_moe_expert_parallel_comm) "
@@ -372,7 +390,8 @@ public final class LayoutSearch {
                     continue;
                 }
                 // one replica shards nothing (stage 0 it is); ZeRO 3 runs without a pipeline only
-                int[] zeros = d * c == 1 ? new int[] {0} : zeroStage >= 0 ? (zeroStage == 3 && p > 1 ? new int[0]
+                int[] zeros = fp8ParamGather ? new int[] {zeroStage >= 0 ? zeroStage : 1}
+                        : d * c == 1 ? new int[] {0} : zeroStage >= 0 ? (zeroStage == 3 && p > 1 ? new int[0]
                         : new int[] {zeroStage}) : p == 1 ? new int[] {0, 1, 3} : new int[] {0, 1};
                 // a mixture's experts whole on their ranks (as the recipes that spread them set it), and without
                 // expert parallelism split over the tensor ranks too (Megatron core's default)
@@ -401,6 +420,7 @@ public final class LayoutSearch {
         if (stated.contains(Workload.ScheduleChoice.CUDA_GRAPHS)) {
             b.cudaGraphs(cudaGraphs);
         }
+        b.fp8ParamGather(fp8ParamGather);
         return sixteenBitGradients == null ? b : b.sixteenBitGradients(sixteenBitGradients);
     }
 

@@ -46,6 +46,7 @@ public final class Workload {
     /** The gradient buffers' type as given: 16 bits (true), FP32 (false), or the precision's default (null). */
     private final Boolean sixteenBitGradients;
     private final boolean gradReduceAfterBackward;
+    private final boolean fp8ParamGather;
     private final boolean expertCommOverlap;
     /** What the builder asked of the overlap, and whether only where Megatron core runs it (kept for toBuilder). */
     private final boolean overlapAsked;
@@ -104,6 +105,12 @@ public final class Workload {
         this.documentTokens = b.documentTokens;
         this.sixteenBitGradients = b.sixteenBitGradients;
         this.gradReduceAfterBackward = b.gradReduceAfterBackward;
+        this.fp8ParamGather = b.fp8ParamGather;
+        if (fp8ParamGather) {
+            fp8ParamGatherRefusal(phase, precision, parallelism.zeroStage(), loraRank).ifPresent(why -> {
+                throw new IllegalArgumentException(why);
+            });
+        }
         // asked for where Megatron core runs it and it hides something (a table's default, a layout search): off
         // elsewhere, where asked for outright it is refused below
         this.expertCommOverlap = b.expertCommOverlap && (!b.overlapWhereRun || expertCommOverlapRuns(phase,
@@ -382,6 +389,45 @@ public final class Workload {
     }
 
     /**
+     * Whether the blocks' low-precision linear layers keep their weights in the recipe's format alone, as Megatron
+     * core's {@code --fp8-param-gather} (Megatron-Bridge's {@code fp8_param_gather}, NeMo's {@code fp8_params}) runs
+     * them: no 16-bit copy beside the quantised one (2 bytes a weight less memory), and the distributed optimizer
+     * gathers the updated weights of a per-tensor FP8 recipe in FP8 (1 byte a weight; the block-scaled recipes gather
+     * theirs in 16 bits and quantise them after). False by default, as Megatron-LM's. A training setting, with a
+     * low-precision recipe and the distributed optimizer (ZeRO 1 or 2), without LoRA
+     * ({@link #fp8ParamGatherRefusal}).
+     */
+    public boolean fp8ParamGather() {
+        return fp8ParamGather;
+    }
+
+    /**
+     * Why FP8 weights as the parameters ({@link #fp8ParamGather()}) cannot go with a job of this phase, precision,
+     * ZeRO stage and LoRA rank; empty where they can.
+     */
+    public static Optional<String> fp8ParamGatherRefusal(Phase phase, Precision precision, int zeroStage,
+            int loraRank) {
+        String what = "FP8 weights as the parameters (fp8_param_gather)";
+        if (phase != Phase.TRAIN) {
+            return Optional.of(what + " are a training setting (inference holds its weights quantised already), not "
+                    + "one of " + phase.label());
+        }
+        if (!precision.lowPrecisionLinear()) {
+            return Optional.of(what + " need a low-precision recipe (fp8, fp8-block, mxfp8, nvfp4), not "
+                    + precision.label());
+        }
+        if (zeroStage == 0 || zeroStage == 3) {
+            return Optional.of(what + " are gathered by the distributed optimizer: ZeRO 1 or 2 (Megatron core's "
+                    + "--use-distributed-optimizer), not ZeRO " + zeroStage + (zeroStage == 3 ? " (not modelled)"
+                    : ""));
+        }
+        if (loraRank > 0) {
+            return Optional.of(what + " with LoRA are not modelled (the frozen weights are not gathered)");
+        }
+        return Optional.empty();
+    }
+
+    /**
      * Parses how the gradients' reduction runs, as tables and command lines give it: {@code overlapped} (false) or
      * {@code after-backward} (true: {@link #gradReduceAfterBackward()}), any case.
      *
@@ -548,6 +594,9 @@ public final class Workload {
         if (gradReduceAfterBackward) {
             out.add("gradient reduction after the backward pass");
         }
+        if (fp8ParamGather) {
+            out.add("FP8 weights as the parameters");
+        }
         if (expertCommOverlap) {
             out.add("the experts' all-to-all overlapped");
         }
@@ -580,6 +629,7 @@ public final class Workload {
                 .recomputeModules(recomputeModules).offloadLayers(offloadLayers)
                 .expertImbalance(expertImbalance).lora(loraRank).unevenPipeline(unevenPipeline)
                 .documentTokens(documentTokens).gradReduceAfterBackward(gradReduceAfterBackward)
+                .fp8ParamGather(fp8ParamGather)
                 .expertCommOverlap(expertCommOverlap).cudaGraphs(cudaGraphs).memoryFormat(memoryFormat)
                 .moeDispatcher(moeDispatcher);
         if (overlapWhereRun) {
@@ -614,6 +664,7 @@ public final class Workload {
                 + (sixteenBitGradients == null ? "" : " grad-dtype="
                         + gradDtypeLabel(sixteenBitGradients, precision))
                 + (gradReduceAfterBackward ? " grad-reduce=after-backward" : "")
+                + (fp8ParamGather ? " fp8-param-gather" : "")
                 + (expertCommOverlap ? " moe-a2a-overlap" : "")
                 + (moeDispatcher != MoeDispatcher.ALLTOALL ? " moe-dispatcher=" + moeDispatcher.label() : "")
                 + (cudaGraphs != CudaGraphs.NONE ? " cuda-graphs=" + cudaGraphs.label() : "")
@@ -640,6 +691,7 @@ public final class Workload {
         private int documentTokens;
         private Boolean sixteenBitGradients;
         private boolean gradReduceAfterBackward;
+        private boolean fp8ParamGather;
         private boolean expertCommOverlap;
         private boolean overlapWhereRun;
         private MoeDispatcher moeDispatcher = MoeDispatcher.ALLTOALL;
@@ -822,6 +874,15 @@ public final class Workload {
         public Builder gradReduceAfterBackward(boolean value) {
             this.gradReduceAfterBackward = value;
             this.stated.add(ScheduleChoice.GRAD_REDUCE);
+            return this;
+        }
+
+        /**
+         * FP8 weights as the parameters ({@link Workload#fp8ParamGather()}); false by default. Refused at
+         * {@link #build()} where the job cannot run them ({@link Workload#fp8ParamGatherRefusal}).
+         */
+        public Builder fp8ParamGather(boolean value) {
+            this.fp8ParamGather = value;
             return this;
         }
 

@@ -247,6 +247,50 @@ class MegatronExecutionTest {
                 1e-9);
     }
 
+    /**
+     * FP8 weights as the parameters (Megatron core's {@code --fp8-param-gather}): the low-precision linear layers keep
+     * no 16-bit copy beside their quantised one, 2 bytes a weight less (24 layers of 12 h² weights and 9 h biases,
+     * as the quantised copies count them), in FP8 and MX-FP8 alike; the distributed optimizer gathers a per-tensor
+     * FP8 recipe's updated weights in FP8, so an exposed reduction (after the backward pass) takes less, where the
+     * block-scaled recipes gather in 16 bits (the step unchanged). Refused where Megatron core, or the model, does not
+     * run it: BF16, no distributed optimizer, FSDP, inference.
+     */
+    @Test
+    void fp8WeightsAsTheParametersKeepNoSixteenBitCopy() {
+        Device b200 = DeviceCatalog.bundled().require("B200");
+        java.util.function.BiFunction<Precision, Boolean, Workload> job = (prec, gather) -> Workload.builder(
+                GPT.graph(2048)).batch(4).phase(Phase.TRAIN).device(b200).topology(Topology.of(8,
+                Topology.Link.NVSWITCH, 900, 400)).parallelism(new Parallelism(16, 1, 1, 4, false, 1, 1, 1, 1, 1))
+                .precision(prec).recompute(Recompute.NONE).gradReduceAfterBackward(true).fp8ParamGather(gather)
+                .build();
+        double h = 2048;
+        for (Precision prec : new Precision[] {Precision.FP8, Precision.MXFP8}) {
+            Prediction off = predictor.predict(job.apply(prec, false));
+            Prediction on = predictor.predict(job.apply(prec, true));
+            assertEquals(24 * (12 * h * h + 9 * h) * 2, (off.memoryGb().orElseThrow() - on.memoryGb().orElseThrow())
+                    * (1L << 30), 1e-6 * 24 * 12 * h * h * 2, prec.label());
+            if (prec == Precision.FP8) {
+                assertTrue(on.millis() < off.millis(), on.millis() + " vs " + off.millis());
+            } else {
+                assertEquals(off.millis(), on.millis(), 1e-9 * off.millis());
+            }
+        }
+        assertTrue(job.apply(Precision.FP8, true).toString().contains("fp8-param-gather"));
+        assertTrue(job.apply(Precision.FP8, true).toBuilder().build().fp8ParamGather());
+        String[][] refused = {{"bf16", "need a low-precision recipe"}, {"zero0", "the distributed optimizer"},
+            {"zero3", "not ZeRO 3 (not modelled)"}, {"infer", "training setting"}};
+        for (String[] r : refused) {
+            Workload.Builder b = Workload.builder(GPT.graph(2048)).batch(4).device(b200)
+                    .precision(r[0].equals("bf16") ? Precision.BF16 : Precision.FP8).fp8ParamGather(true)
+                    .phase(r[0].equals("infer") ? Phase.INFER : Phase.TRAIN)
+                    .parallelism(new Parallelism(16, 1, 1, 4, false, r[0].equals("zero0") || r[0].equals("infer") ? 0
+                            : r[0].equals("zero3") ? 3 : 1, 1, 1, 1, 1));
+            IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                    b::build, r[0]);
+            assertTrue(e.getMessage().contains(r[1]), e.getMessage());
+        }
+    }
+
     /** The prediction's note on products the tensor cores cannot load, if it has one. */
     private static Optional<String> alignmentNote(Workload w) {
         return predictor.predict(w).warnings().stream().map(x -> x.message()).filter(x -> x.contains("16 bytes"))

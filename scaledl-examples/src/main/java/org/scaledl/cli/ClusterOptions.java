@@ -109,6 +109,14 @@ final class ClusterOptions {
             converter = GradReduceConverter.class)
     String gradReduce;
 
+    @Option(names = "--fp8-param-gather", description = "The low-precision linear layers keep their weights in the "
+            + "recipe's format alone, as Megatron core's --fp8-param-gather (Megatron-Bridge's fp8_param_gather, "
+            + "NeMo's fp8_params; on in Megatron-Bridge's FP8 recipes) runs them: no 16-bit copy beside the quantised "
+            + "one (2 bytes a weight less memory), and a per-tensor FP8 recipe's updated weights gathered in FP8. "
+            + "Needs --precision fp8, fp8-block, mxfp8 or nvfp4, training and the distributed optimizer (--zero-stage 1 "
+            + "or 2; layouts then searches stage 1). Default: off, Megatron-LM's")
+    boolean fp8ParamGather;
+
     @Option(names = "--moe-a2a-overlap", description = "Expert parallelism's token dispatch and combine run behind "
             + "another micro-batch's compute, layer by layer (Megatron core's overlap_moe_expert_parallel_comm, "
             + "Megatron-Bridge's moe_a2a_overlap): only what a layer's compute does not cover stays exposed (needs "
@@ -302,6 +310,9 @@ final class ClusterOptions {
      */
     void stateSchedule(org.scaledl.workload.Workload.Builder b) {
         stateSchedule(b::gradReduceAfterBackward, b::expertCommOverlap, b::cudaGraphs);
+        if (fp8ParamGather) {
+            b.fp8ParamGather(true);
+        }
         if (moeDispatcher != null) {
             b.moeDispatcher(moeDispatcher);
         }
@@ -325,6 +336,7 @@ final class ClusterOptions {
     /** {@link #stateSchedule(org.scaledl.workload.Workload.Builder)} for every layout of a search. */
     void stateSchedule(org.scaledl.model.LayoutSearch s) {
         stateSchedule(s::gradReduceAfterBackward, s::expertCommOverlap, s::cudaGraphs);
+        s.fp8ParamGather(fp8ParamGather);
         if (moeDispatcher != null) {
             s.moeDispatcher(moeDispatcher);
         }
@@ -428,6 +440,7 @@ final class ClusterOptions {
         put.accept("document_tokens", documentTokens);
         put.accept("grad_dtype", gradDtype);
         put.accept("grad_reduce", gradReduce);
+        put.accept("fp8_param_gather", fp8ParamGather ? "true" : null);
         put.accept("moe_a2a_overlap", moeA2aOverlap == null ? null : moeA2aOverlap.toString());
         put.accept("moe_dispatcher", moeDispatcher == null ? null : moeDispatcher.label());
         put.accept("cuda_graphs", cudaGraphs == null ? null : cudaGraphs.label());

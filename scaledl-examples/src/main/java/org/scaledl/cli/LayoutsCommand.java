@@ -513,6 +513,9 @@ final class LayoutsCommand implements Callable<Integer> {
         if (l.workload().expertCommOverlap()) {
             c.append(" --moe-a2a-overlap");
         }
+        if (l.workload().fp8ParamGather()) {
+            c.append(" --fp8-param-gather");
+        }
         if (l.workload().moeDispatcher() != org.scaledl.workload.MoeDispatcher.ALLTOALL) {
             c.append(" --moe-dispatcher ").append(l.workload().moeDispatcher().label());
         }
@@ -576,7 +579,7 @@ final class LayoutsCommand implements Callable<Integer> {
         StringBuilder sb = new StringBuilder("rank,transformer,seq,batch,micro_batches,world_size,tensor,pipeline,"
                 + "context,virtual_stages,expert,expert_tensor,zero_stage,sequence_parallel,recompute,recompute_layers,"
                 + "recompute_modules,offload_layers,lora_rank,expert_imbalance,document_tokens,grad_dtype,grad_reduce,"
-                + "moe_a2a_overlap,moe_dispatcher,cuda_graphs,device,precision,"
+                + "fp8_param_gather,moe_a2a_overlap,moe_dispatcher,cuda_graphs,device,precision,"
                 + "gpus_per_node,"
                 + "nvlink_domain,inter_node_gbps,layout_ms,layout_memory_gb,fits\n");
         int rank = 1;
@@ -595,7 +598,7 @@ final class LayoutsCommand implements Callable<Integer> {
                     .append(l.workload().documentTokens()).append(',')
                     .append(l.workload().gradDtypeLabel()).append(',')
                     .append(stated(l.workload(), Workload.ScheduleChoice.GRAD_REDUCE, gradReduce(l.workload())))
-                    .append(',')
+                    .append(',').append(l.workload().fp8ParamGather()).append(',')
                     .append(stated(l.workload(), Workload.ScheduleChoice.EXPERT_COMM_OVERLAP,
                             Boolean.toString(l.workload().expertCommOverlap()))).append(',')
                     .append(par.expert() > 1 ? l.workload().moeDispatcher().label() : "").append(',')

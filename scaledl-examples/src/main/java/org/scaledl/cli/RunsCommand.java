@@ -41,7 +41,8 @@ final class RunsCommand implements Callable<Integer> {
             "tensor", "pipeline", "context", "virtual_stages", "uneven_pipeline", "expert", "expert_tensor",
             "zero_stage", "device", "gpus_per_node", "nvlink_domain", "precision", "recompute", "recompute_layers",
             "recompute_modules", "sequence_parallel",
-            "grad_reduce", "grad_dtype", "moe_a2a_overlap", "moe_dispatcher", "cuda_graphs", "measured_ms", "log");
+            "grad_reduce", "grad_dtype", "fp8_param_gather", "moe_a2a_overlap", "moe_dispatcher", "cuda_graphs",
+            "measured_ms", "log");
 
     @Option(names = "--from-log", arity = "1..*", required = true, paramLabel = "FILE",
             description = "Training logs (Megatron-LM's argument block and 'elapsed time per iteration (ms)' lines; "

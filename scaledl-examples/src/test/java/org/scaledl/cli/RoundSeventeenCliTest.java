@@ -133,8 +133,9 @@ class RoundSeventeenCliTest {
         java.util.Map<String, String> cells = run.job().cells();
         assertEquals(java.util.List.of("seq", "batch", "micro_batches", "world_size", "tensor", "pipeline", "context",
                 "virtual_stages", "uneven_pipeline", "expert", "expert_tensor", "zero_stage", "gpus_per_node",
-                "precision", "recompute", "recompute_layers", "recompute_modules", "sequence_parallel", "grad_reduce", "grad_dtype", "moe_a2a_overlap",
-                "moe_dispatcher", "cuda_graphs"), java.util.List.copyOf(cells.keySet()));
+                "precision", "recompute", "recompute_layers", "recompute_modules", "sequence_parallel", "grad_reduce", "grad_dtype",
+                "fp8_param_gather", "moe_a2a_overlap", "moe_dispatcher", "cuda_graphs"),
+                java.util.List.copyOf(cells.keySet()));
         Path table = dir.resolve("runs.csv");
         MainTest.Run r = MainTest.run("-q", "runs", "--from-log", log.toString(), "--out", table.toString());
         assertEquals(0, r.code(), r.err());

@@ -142,9 +142,13 @@ class RoundTwentySixCliTest {
         assertEquals(0, r.code(), r.err());
     }
 
-    /** FP8 weights as a run's parameters ({@code fp8_param_gather True}) are not modelled, and a log's row says so. */
+    /**
+     * FP8 weights as a run's parameters ({@code fp8_param_gather True}) are read from a log into the row's
+     * {@code fp8_param_gather} column; where the job cannot run them as the model does (no distributed optimizer) they
+     * are said and left out.
+     */
     @Test
-    void aLogsFp8ParamGatherIsSaid(@TempDir Path dir) throws Exception {
+    void aLogsFp8ParamGatherIsRead(@TempDir Path dir) throws Exception {
         Path logs = HostileCliTest.repo().resolve("scaledl-core/src/test/resources/logs");
         java.util.List<String> lines = new java.util.ArrayList<>(Files.readAllLines(logs.resolve(
                 "megatron-llama3-8b.log")));
@@ -160,9 +164,97 @@ class RoundTwentySixCliTest {
         Files.write(log, lines);
         MainTest.Run r = MainTest.run("runs", "--from-log", log.toString(), "--out", dir.resolve("o.csv").toString());
         assertEquals(0, r.code(), r.err());
-        assertTrue(r.err().contains("fp8.log:" + (at + 2) + ": FP8 weights as the parameters (fp8_param_gather True) "
-                + "are not modelled"), r.err());
-        assertTrue(Files.readString(dir.resolve("o.csv")).contains(",fp8,"));
+        java.util.List<String> rows = Files.readAllLines(dir.resolve("o.csv"));
+        int col = java.util.List.of(rows.get(0).split(",", -1)).indexOf("fp8_param_gather");
+        assertEquals("true", rows.get(1).split(",", -1)[col], rows.toString());
+        assertFalse(r.err().contains("fp8_param_gather"), r.err());
+        // without the distributed optimizer: said, and left out
+        java.util.List<String> noDo = new java.util.ArrayList<>(lines);
+        noDo.replaceAll(l -> l.matches("\\s*use_distributed_optimizer \\.+ True") ? l.replace("True", "False")
+                : l);
+        Files.write(log, noDo);
+        r = MainTest.run("runs", "--from-log", log.toString(), "--out", dir.resolve("o.csv").toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("fp8.log:" + (at + 2) + ": fp8_param_gather True is left out of the row: FP8 "
+                + "weights as the parameters (fp8_param_gather) are gathered by the distributed optimizer"), r.err());
+        rows = Files.readAllLines(dir.resolve("o.csv"));
+        assertEquals("false", rows.get(1).split(",", -1)[col], rows.toString());
+    }
+
+    /**
+     * {@code --fp8-param-gather}: said in the prediction's job, 2 bytes a weight less memory; refused with BF16;
+     * {@code layouts} searches the distributed optimizer's stage 1 with it and writes the column, which rescoring
+     * reads back to the same figures; a candidate table's default applies to the rows that can run it only.
+     */
+    @Test
+    void fp8ParamGatherFromTheCommandLineAndTables(@TempDir Path dir) throws Exception {
+        String[] job = {"predict", "--model", "gpu", "--transformer", LLAMA.resolve("config.json").toString(), "--seq",
+            "4096", "--batch", "1", "--micro-batches", "8", "--world-size", "8", "--zero-stage", "1", "--device",
+            "B200", "--precision", "fp8", "--recompute", "none", "--json"};
+        MainTest.Run off = MainTest.run(job);
+        java.util.List<String> with = new java.util.ArrayList<>(java.util.List.of(job));
+        with.add("--fp8-param-gather");
+        MainTest.Run on = MainTest.run(with.toArray(String[]::new));
+        assertEquals(0, on.code(), on.err());
+        ObjectMapper om = new ObjectMapper();
+        JsonNode a = om.readTree(off.out());
+        JsonNode b = om.readTree(on.out());
+        assertTrue(b.get("workload").get("fp8_param_gather").asBoolean()
+                && !a.get("workload").get("fp8_param_gather").asBoolean());
+        // Llama 3 8B's blocks: 32 layers of 4096 x (6144 + 4096 + 2 x 14336 + 14336) weights, 2 bytes each
+        double blocks = 32.0 * 4096 * (6144 + 4096 + 3 * 14336);
+        assertEquals(2 * blocks / (1L << 30), a.get("memory_gb").asDouble() - b.get("memory_gb").asDouble(), 1e-2);
+        with.set(with.indexOf("fp8"), "bf16");
+        MainTest.Run bf16 = MainTest.run(with.toArray(String[]::new));
+        assertEquals(Main.BAD_INPUT, bf16.code(), bf16.err());
+        assertTrue(bf16.err().contains("need a low-precision recipe"), bf16.err());
+        // layouts: stage 1 alone, the column written and read back alike
+        Path out = dir.resolve("l.csv");
+        MainTest.Run l = MainTest.run("layouts", "--model", "gpu", "--transformer", LLAMA.resolve("config.json")
+                .toString(), "--seq", "4096", "--gpus", "16", "--global-batch", "32", "--device", "B200",
+                "--precision", "fp8", "--fp8-param-gather", "--out", out.toString());
+        assertEquals(0, l.code(), l.err());
+        java.util.List<String> rows = Files.readAllLines(out);
+        java.util.List<String> header = java.util.List.of(rows.get(0).split(",", -1));
+        for (String row : rows.subList(1, rows.size())) {
+            String[] cells = row.split(",", -1);
+            assertEquals("true", cells[header.indexOf("fp8_param_gather")], row);
+            assertEquals("1", cells[header.indexOf("zero_stage")], row);
+        }
+        Path scored = dir.resolve("s.csv");
+        assertEquals(0, MainTest.run("predict", "--model", "gpu", "--candidates", out.toString(), "--out",
+                scored.toString()).code());
+        java.util.List<String> back = Files.readAllLines(scored);
+        java.util.List<String> h2 = java.util.List.of(back.get(0).split(",", -1));
+        String[] first = back.get(1).split(",", -1);
+        assertEquals(Double.parseDouble(first[h2.indexOf("layout_ms")]), Double.parseDouble(first[h2.indexOf(
+                "predicted_ms")]), 1e-3);
+        // a table's default: on the FP8 row with the distributed optimizer, not on the BF16 one
+        Files.createDirectory(dir.resolve("m"));
+        Files.copy(LLAMA.resolve("config.json"), dir.resolve("m/config.json"));
+        Path table = dir.resolve("t.csv");
+        Files.writeString(table, "transformer,device,seq,batch,world_size,zero_stage,precision\n"
+                + "m/config.json,B200,4096,1,8,1,fp8\nm/config.json,B200,4096,1,8,1,bf16\n");
+        Path tout = dir.resolve("t-out.csv");
+        MainTest.Run t = MainTest.run("predict", "--model", "gpu", "--candidates", table.toString(),
+                "--fp8-param-gather", "--out", tout.toString());
+        assertEquals(0, t.code(), t.err());
+        Path given = dir.resolve("g.csv");
+        Files.writeString(given, "transformer,device,seq,batch,world_size,zero_stage,precision,fp8_param_gather\n"
+                + "m/config.json,B200,4096,1,8,1,fp8,true\nm/config.json,B200,4096,1,8,1,bf16,false\n");
+        Path gout = dir.resolve("g-out.csv");
+        assertEquals(0, MainTest.run("predict", "--model", "gpu", "--candidates", given.toString(), "--out",
+                gout.toString()).code());
+        java.util.function.Function<Path, java.util.List<String>> memory = f -> {
+            try {
+                java.util.List<String> ls = Files.readAllLines(f);
+                int c = java.util.List.of(ls.get(0).split(",", -1)).indexOf("memory_gb");
+                return ls.subList(1, ls.size()).stream().map(x -> x.split(",", -1)[c]).toList();
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        };
+        assertEquals(memory.apply(gout), memory.apply(tout));
     }
 
     /**

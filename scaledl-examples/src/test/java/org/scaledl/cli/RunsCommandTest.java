@@ -87,10 +87,10 @@ class RunsCommandTest {
         assertEquals(3, lines.size(), String.join("\n", lines));
         assertEquals(String.join(",", RunsCommand.COLUMNS), lines.get(0));
         assertTrue(lines.get(1).startsWith("megatron-llama3-8b.log,runs-configs/megatron-llama3-8b.json,8192,1,16,8,4,"
-                + "2,1,1,false,1,1,1,NVIDIA H100 80GB HBM3,,,bf16,none,,,true,overlapped,fp32,false,,none,5050.5000,"),
+                + "2,1,1,false,1,1,1,NVIDIA H100 80GB HBM3,,,bf16,none,,,true,overlapped,fp32,false,false,,none,5050.5000,"),
                 lines.get(1));
         assertTrue(lines.get(2).startsWith("nemo-llama3-8b.log,runs-configs/nemo-llama3-8b.json,8192,2,8,4,2,1,2,1,"
-                + "false,1,1,0,NVIDIA H100 80GB HBM3,8,,fp8,selective,,core_attn,true,overlapped,,false,,none,"
+                + "false,1,1,0,NVIDIA H100 80GB HBM3,8,,fp8,selective,,core_attn,true,overlapped,,false,false,,none,"
                 + "2415.0000,"),
                 lines.get(2));
         assertTrue(Files.isRegularFile(dir.resolve("runs-configs/nemo-llama3-8b.json")));
@@ -489,7 +489,8 @@ class RunsCommandTest {
         MainTest.Run r = MainTest.run("runs", "--from-log", log.toString(), "--out", out.toString());
         assertEquals(0, r.code(), r.err());
         List<String> lines = Files.readAllLines(out);
-        assertTrue(lines.get(1).contains(",bf16,none,,,true,after-backward,fp32,false,,none,5050.5000,"), lines.get(1));
+        assertTrue(lines.get(1).contains(",bf16,none,,,true,after-backward,fp32,false,false,,none,5050.5000,"),
+                lines.get(1));
         assertTrue(read(out).get(0).workload().gradReduceAfterBackward());
     }
 

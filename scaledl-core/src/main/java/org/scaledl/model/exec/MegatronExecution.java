@@ -2870,7 +2870,8 @@ public final class MegatronExecution {
             // the window the collectives hide behind: the micro-batch's compute with what its exchanges add (each
             // timed against the compute alone, an overlapped all-to-all and the data-parallel collectives both hid
             // behind it, and a faster GPU exposing both was slower)
-            data = dataParallel(w, device, topo, comm, dense, expert, stageAdapters[maxParams], dp, edp,
+            data = dataParallel(w, device, topo, comm, dense, expert, stageLowParams[maxParams],
+                    stageAdapters[maxParams], dp, edp,
                     Math.max(0, stageTime[max] + unpairedComm), Math.max(0, stageTime[max] + exposedComm), m,
                     layersOn[maxParams]);
         }
@@ -3138,7 +3139,7 @@ public final class MegatronExecution {
      * @return the exposed time, ms, by the stretch of the micro-batch's time (1: its uncalibrated GPU time)
      */
     private static DoubleUnaryOperator dataParallel(Workload w, Device device, Topology topo, CommunicationModel comm,
-            double dense, double expert, double adapters, int dp, int edp, double perMicroBatch,
+            double dense, double expert, double low, double adapters, int dp, int edp, double perMicroBatch,
             double perSteadyMicroBatch, int m, int layers) {
         boolean lora = w.loraRank() > 0;
         double denseGrads = lora ? adapters : dense;
@@ -3159,19 +3160,29 @@ public final class MegatronExecution {
         Topology expertShared = ParallelExecution.sharedNetwork(topo, ePerNode);
         if (zero < 3) {
             double reduce = 0;
+            // the bytes of the updated weights the distributed optimizer gathers: their own type's, and a per-tensor
+            // FP8 recipe's low-precision linear weights in FP8 where they are the parameters (--fp8-param-gather:
+            // the block-scaled recipes gather theirs in 16 bits and quantise them after); the experts' weights are
+            // all low-precision linear ones
+            double lowExpert = Math.min(low, expert);
+            double lowDense = Math.max(0, low - lowExpert);
+            double gathered = w.fp8ParamGather() && device.runs(prec).orElse(prec) == Precision.FP8 ? 1
+                    : prec.weightBytes();
+            double denseWeightBytes = lora ? denseGrads * prec.weightBytes()
+                    : (dense - lowDense) * prec.weightBytes() + lowDense * gathered;
+            double expertWeightBytes = lowExpert * gathered + (expert - lowExpert) * prec.weightBytes();
             // an all-reduce of the updated weights (in their own type) over the same groups: twice their gather
             double reduceWeights = 0;
-            boolean ownType = zero > 0 && prec.weightBytes() != reduceBytes;
+            boolean ownType = zero > 0 && (prec.weightBytes() != reduceBytes || gathered != prec.weightBytes());
             if (dp > 1 && denseGrads > 0) {
                 reduce += comm.allReduceMillis(device, shared, dp, perNode, denseGrads * reduceBytes);
-                reduceWeights += ownType ? comm.allReduceMillis(device, shared, dp, perNode,
-                        denseGrads * prec.weightBytes()) : 0;
+                reduceWeights += ownType ? comm.allReduceMillis(device, shared, dp, perNode, denseWeightBytes) : 0;
             }
             if (edp > 1 && expertGrads > 0) {
                 reduce += comm.allReduceMillis(device, expertShared, edp, ePerNode,
                         expertGrads * reduceBytes);
                 reduceWeights += ownType ? comm.allReduceMillis(device, expertShared, edp, ePerNode,
-                        expertGrads * prec.weightBytes()) : 0;
+                        expertWeightBytes) : 0;
             }
             // ZeRO 1-2 (the distributed optimizer) reduce-scatter the gradients in their buffers' type (half an
             // all-reduce's traffic) and all-gather the updated weights in theirs (FP32 buffers: 4 bytes a parameter
@@ -3286,6 +3297,11 @@ public final class MegatronExecution {
                     + prec.stateBytes() / (zero >= 1 ? dp : 1))
                     + expert * (prec.weightBytes() / (zero >= 3 ? edp : 1) + grad
                     / (zero >= 2 ? edp : 1) + prec.stateBytes() / (zero >= 1 ? edp : 1));
+            if (w.fp8ParamGather()) {
+                // the low-precision linear layers' weights are their quantised copies alone (Megatron core's
+                // --fp8-param-gather): no 16-bit copy beside them (ZeRO 1-2 only: the workload refuses the others)
+                states -= low * prec.weightBytes();
+            }
         }
         // the quantised copies: sharded with the weights under ZeRO 3 (gathered a layer at a time)
         double quantised = w.phase() == Phase.INFER ? 0
