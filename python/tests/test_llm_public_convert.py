@@ -157,8 +157,33 @@ def test_bundled_runs_keep_fp8_weights_as_parameters_where_their_recipes_do():
     assert all(r["precision"] in ("fp8", "mxfp8") and r["zero_stage"] in ("1", "2") for r in on)
     assert all(r["fp8_param_gather"] == "" for r in rows if r["precision"] in ("bf16", "fp16")
                or r["zero_stage"] == "3")
-    # NVFP4's recipes say fp8_param_gather=false (their FP4 parameters are not gathered as such)
+    # NVFP4's fp4_param_gather is not modelled: its rows stay empty whatever their recipes say
     assert all(r["fp8_param_gather"] == "" for r in rows if r["precision"] == "nvfp4")
+
+
+def test_fp8_param_gather_is_read_from_the_recipe_settings_wordings():
+    """Rule 15's wordings of FP8 weights as the parameters, as the settings table writes them (Megatron-Bridge's
+    ``fp8_param_gather``, NeMo's ``fp8_params``, the MX-FP8 forms), their refusals, and the rows that cannot run it."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("llm_public_convert", CONVERT)
+    convert = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(convert)
+
+    class Row:
+        def __init__(self, precision="fp8", zero="1", lora="0", task="pretrain"):
+            self.values = {"precision": precision, "zero_stage": zero, "lora_rank": lora, "task": task}
+
+    said = ["ub cfg x; fp8_param_gather=True", "fp8_params=True (fp8 param all-gather)", "mxfp8 param gather",
+            "MXFP8 fp8_param_gather=True", "mxfp8 fp8_param_gather + reuse_grad_buf_for_mxfp8_param_ag",
+            "fp8_param_gather=true)"]
+    for other in said:
+        assert convert.fp8_param_gather_of(Row(), {"other": other}) == "true", other
+    for other in ["fp8_param_gather=False", "fp8_params=False", "fp8_param_gather forced false under fsdp)",
+                  "overlap_param_gather_with_optimizer_step=true (dp2,pp8,vp8)", ""]:
+        assert convert.fp8_param_gather_of(Row(), {"other": other}) == "", other
+    for row in [Row(precision="bf16"), Row(precision="nvfp4"), Row(zero="3"), Row(zero="0"), Row(lora="32"),
+                Row(task="lora")]:
+        assert convert.fp8_param_gather_of(row, {"other": "fp8_param_gather=True"}) == "", row.values
 
 
 def test_bundled_lora_rows_of_automodel_recompute_as_their_benchmark_yamls_say():

@@ -159,9 +159,11 @@ Rules, in the order they are applied to each input row
     model chunk keep their activations in the host's memory) with the same confidence.  The table's other column
     (userbuffer overlap) is recorded for what-if studies and not written to the run files.  ``fp8_param_gather``
     (Megatron core's ``--fp8-param-gather``: the low-precision linear layers' weights in the recipe's format alone)
-    is ``true`` where the table's other settings say ``fp8_param_gather=true``, ``mxfp8 param gather`` or
-    ``mxfp8 fp8_param_gather`` (not ``false``, not ``forced false``) and the row can run it as the predictor models
-    it (a low-precision recipe, the distributed optimizer: ZeRO 1 or 2, no LoRA); else empty (off).
+    is ``true`` where the table's other settings say ``fp8_param_gather=true``, NeMo's ``fp8_params=true``,
+    ``mxfp8 param gather`` or ``mxfp8 fp8_param_gather`` (not ``false``, not ``forced false``) and the row can run it
+    as the predictor models it (an FP8 recipe: NVFP4's ``fp4_param_gather`` is not modelled; the distributed
+    optimizer: ZeRO 1 or 2; no LoRA); else empty (off).  ``superseded.csv`` and ``cards.csv`` rows, which the table does
+    not name, stay empty.
 
 Configurations: those listed in ``REUSED`` are copied verbatim from the test resources after checking hidden size,
 layers, heads and KV heads against models.csv; where models.csv gives the run's vocabulary and it differs from the
@@ -1008,9 +1010,10 @@ def fp8_param_gather_of(r, setting):
     """Rule 15: ``true`` where the recipe keeps its low-precision linear weights in their format alone
     (``--fp8-param-gather``) and the row can run it as the predictor models it; else empty."""
     other = setting.get("other", "").lower()
-    said = re.search(r"fp8_param_gather\s*=\s*true|mxfp8 param gather|mxfp8 fp8_param_gather(?!\s*=\s*false)", other)
-    refused = re.search(r"fp8_param_gather\s*=\s*false|fp8_param_gather forced false", other)
-    runs = (r.values.get("precision") in ("fp8", "fp8-block", "mxfp8", "nvfp4")
+    said = re.search(r"fp8_param_gather\s*=\s*true|fp8_params\s*=\s*true|mxfp8 param gather"
+                     r"|mxfp8 fp8_param_gather(?!\s*=\s*false)", other)
+    refused = re.search(r"fp8_param_gather\s*=\s*false|fp8_params\s*=\s*false|fp8_param_gather forced false", other)
+    runs = (r.values.get("precision") in ("fp8", "fp8-block", "mxfp8")
             and r.values.get("zero_stage") in ("1", "2") and r.values.get("lora_rank", "0") in ("", "0")
             and r.values.get("task", "") != "lora")
     return "true" if said and not refused and runs else ""

@@ -391,11 +391,12 @@ public final class Workload {
     /**
      * Whether the blocks' low-precision linear layers keep their weights in the recipe's format alone, as Megatron
      * core's {@code --fp8-param-gather} (Megatron-Bridge's {@code fp8_param_gather}, NeMo's {@code fp8_params}) runs
-     * them: no 16-bit copy beside the quantised one (2 bytes a weight less memory), and the distributed optimizer
-     * gathers the updated weights of a per-tensor FP8 recipe in FP8 (1 byte a weight; the block-scaled recipes gather
-     * theirs in 16 bits and quantise them after). False by default, as Megatron-LM's. A training setting, with a
-     * low-precision recipe and the distributed optimizer (ZeRO 1 or 2), without LoRA
-     * ({@link #fp8ParamGatherRefusal}).
+     * them: no 16-bit copy beside the quantised one (2 bytes a weight less memory; MX-FP8's with Megatron-Bridge's
+     * {@code reuse_grad_buf_for_mxfp8_param_ag}, its 16-bit weights gathered into the gradient buffer), and the
+     * distributed optimizer gathers the updated weights of a per-tensor or blockwise FP8 recipe in FP8 (1 byte a
+     * weight; MX-FP8's in 16 bits, quantised after). False by default, as Megatron-LM's. A training setting, with an
+     * FP8 recipe (NVFP4's {@code fp4_param_gather} is not modelled) and the distributed optimizer (ZeRO 1 or 2),
+     * without LoRA ({@link #fp8ParamGatherRefusal}).
      */
     public boolean fp8ParamGather() {
         return fp8ParamGather;
@@ -412,9 +413,9 @@ public final class Workload {
             return Optional.of(what + " are a training setting (inference holds its weights quantised already), not "
                     + "one of " + phase.label());
         }
-        if (!precision.lowPrecisionLinear()) {
-            return Optional.of(what + " need a low-precision recipe (fp8, fp8-block, mxfp8, nvfp4), not "
-                    + precision.label());
+        if (!precision.lowPrecisionLinear() || precision == Precision.NVFP4) {
+            return Optional.of(what + " need an FP8 recipe (fp8, fp8-block, mxfp8), not " + precision.label()
+                    + (precision == Precision.NVFP4 ? " (Megatron core's fp4_param_gather is not modelled)" : ""));
         }
         if (zeroStage == 0 || zeroStage == 3) {
             return Optional.of(what + " are gathered by the distributed optimizer: ZeRO 1 or 2 (Megatron core's "
@@ -552,8 +553,8 @@ public final class Workload {
     /**
      * The settings given that only a transformer built from its configuration carries (its layer roles tell which
      * layers they change): LoRA, offloaded activations, packed documents, context, expert and expert-tensor
-     * parallelism, an expert imbalance, 16-bit gradients, the gradients' reduction after the backward pass, the
-     * experts' all-to-all overlap, recompute modules other than the attention core, CUDA graphs, full or selective
+     * parallelism, an expert imbalance, 16-bit gradients, the gradients' reduction after the backward pass, FP8
+     * weights as the parameters, the experts' all-to-all overlap, recompute modules other than the attention core, CUDA graphs, full or selective
      * recomputation and a ZeRO stage above 0 (an imported graph's execution recomputes nothing and keeps every
      * optimizer state on each rank), in words; empty when none is given. Predictors of imported graphs refuse a
      * workload that gives any.

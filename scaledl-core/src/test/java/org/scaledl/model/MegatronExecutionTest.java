@@ -250,10 +250,10 @@ class MegatronExecutionTest {
     /**
      * FP8 weights as the parameters (Megatron core's {@code --fp8-param-gather}): the low-precision linear layers keep
      * no 16-bit copy beside their quantised one, 2 bytes a weight less (24 layers of 12 h² weights and 9 h biases,
-     * as the quantised copies count them), in FP8 and MX-FP8 alike; the distributed optimizer gathers a per-tensor
-     * FP8 recipe's updated weights in FP8, so an exposed reduction (after the backward pass) takes less, where the
-     * block-scaled recipes gather in 16 bits (the step unchanged). Refused where Megatron core, or the model, does not
-     * run it: BF16, no distributed optimizer, FSDP, inference.
+     * as the quantised copies count them), in FP8, blockwise FP8 and MX-FP8 alike; the distributed optimizer gathers a
+     * per-tensor or blockwise FP8 recipe's updated weights in FP8, so an exposed reduction (after the backward pass)
+     * takes less, where MX-FP8 gathers in 16 bits (the step unchanged). Refused where Megatron core, or the model,
+     * does not run it: BF16, NVFP4, no distributed optimizer, FSDP, inference.
      */
     @Test
     void fp8WeightsAsTheParametersKeepNoSixteenBitCopy() {
@@ -264,12 +264,12 @@ class MegatronExecutionTest {
                 .precision(prec).recompute(Recompute.NONE).gradReduceAfterBackward(true).fp8ParamGather(gather)
                 .build();
         double h = 2048;
-        for (Precision prec : new Precision[] {Precision.FP8, Precision.MXFP8}) {
+        for (Precision prec : new Precision[] {Precision.FP8, Precision.FP8_BLOCK, Precision.MXFP8}) {
             Prediction off = predictor.predict(job.apply(prec, false));
             Prediction on = predictor.predict(job.apply(prec, true));
             assertEquals(24 * (12 * h * h + 9 * h) * 2, (off.memoryGb().orElseThrow() - on.memoryGb().orElseThrow())
                     * (1L << 30), 1e-6 * 24 * 12 * h * h * 2, prec.label());
-            if (prec == Precision.FP8) {
+            if (prec != Precision.MXFP8) {
                 assertTrue(on.millis() < off.millis(), on.millis() + " vs " + off.millis());
             } else {
                 assertEquals(off.millis(), on.millis(), 1e-9 * off.millis());
@@ -277,11 +277,13 @@ class MegatronExecutionTest {
         }
         assertTrue(job.apply(Precision.FP8, true).toString().contains("fp8-param-gather"));
         assertTrue(job.apply(Precision.FP8, true).toBuilder().build().fp8ParamGather());
-        String[][] refused = {{"bf16", "need a low-precision recipe"}, {"zero0", "the distributed optimizer"},
+        String[][] refused = {{"bf16", "need an FP8 recipe"}, {"nvfp4", "fp4_param_gather is not modelled"},
+            {"zero0", "the distributed optimizer"},
             {"zero3", "not ZeRO 3 (not modelled)"}, {"infer", "training setting"}};
         for (String[] r : refused) {
             Workload.Builder b = Workload.builder(GPT.graph(2048)).batch(4).device(b200)
-                    .precision(r[0].equals("bf16") ? Precision.BF16 : Precision.FP8).fp8ParamGather(true)
+                    .precision(r[0].equals("bf16") ? Precision.BF16 : r[0].equals("nvfp4") ? Precision.NVFP4
+                            : Precision.FP8).fp8ParamGather(true)
                     .phase(r[0].equals("infer") ? Phase.INFER : Phase.TRAIN)
                     .parallelism(new Parallelism(16, 1, 1, 4, false, r[0].equals("zero0") || r[0].equals("infer") ? 0
                             : r[0].equals("zero3") ? 3 : 1, 1, 1, 1, 1));

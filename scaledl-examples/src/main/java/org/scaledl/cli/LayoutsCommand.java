@@ -598,7 +598,8 @@ final class LayoutsCommand implements Callable<Integer> {
                     .append(l.workload().documentTokens()).append(',')
                     .append(l.workload().gradDtypeLabel()).append(',')
                     .append(stated(l.workload(), Workload.ScheduleChoice.GRAD_REDUCE, gradReduce(l.workload())))
-                    .append(',').append(l.workload().fp8ParamGather()).append(',')
+                    // (empty unless set: a rescoring's --fp8-param-gather then applies to the rows)
+                    .append(',').append(l.workload().fp8ParamGather() ? "true" : "").append(',')
                     .append(stated(l.workload(), Workload.ScheduleChoice.EXPERT_COMM_OVERLAP,
                             Boolean.toString(l.workload().expertCommOverlap()))).append(',')
                     .append(par.expert() > 1 ? l.workload().moeDispatcher().label() : "").append(',')

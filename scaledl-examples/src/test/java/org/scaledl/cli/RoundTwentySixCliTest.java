@@ -207,7 +207,7 @@ class RoundTwentySixCliTest {
         with.set(with.indexOf("fp8"), "bf16");
         MainTest.Run bf16 = MainTest.run(with.toArray(String[]::new));
         assertEquals(Main.BAD_INPUT, bf16.code(), bf16.err());
-        assertTrue(bf16.err().contains("need a low-precision recipe"), bf16.err());
+        assertTrue(bf16.err().contains("need an FP8 recipe"), bf16.err());
         // layouts: stage 1 alone, the column written and read back alike
         Path out = dir.resolve("l.csv");
         MainTest.Run l = MainTest.run("layouts", "--model", "gpu", "--transformer", LLAMA.resolve("config.json")

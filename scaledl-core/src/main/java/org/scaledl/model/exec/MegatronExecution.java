@@ -1284,17 +1284,18 @@ public final class MegatronExecution {
             int divisor = divisor(role, lf.family(), t, sp, c);
             boolean lowLinear = lowPrecisionLinear(prec, role);
             long layerParams = g.parameterCount(i);
+            double shard = role.region() == LayerRole.Region.BLOCK
+                    ? (kind.split() == LayerRole.Split.TENSOR ? t : 1)
+                    : (kind == LayerRole.Kind.NORM || kind == LayerRole.Kind.POSITION ? 1 : t);
             if (kind.expert()) {
                 expertParams[u] += (double) layerParams / et;
             } else {
-                double shard = role.region() == LayerRole.Region.BLOCK
-                        ? (kind.split() == LayerRole.Split.TENSOR ? t : 1)
-                        : (kind == LayerRole.Kind.NORM || kind == LayerRole.Kind.POSITION ? 1 : t);
                 params[u] += layerParams / shard;
             }
             if (lowLinear) {
-                // the quantised copies of the weights this GPU holds: an expert's only on its expert-parallel rank
-                lowParams[u] += (double) layerParams / (kind.expert() ? (double) e * et : t);
+                // the quantised copies of the weights this GPU holds: an expert's only on its expert-parallel rank, a
+                // replicated layer's (a latent attention's down projections) whole on every tensor rank, as its weights
+                lowParams[u] += (double) layerParams / (kind.expert() ? (double) e * et : shard);
             }
             attention[u] |= kind.attentionCore();
             experts[u] |= kind == LayerRole.Kind.EXPERT_DISPATCH;
@@ -3160,17 +3161,19 @@ public final class MegatronExecution {
         Topology expertShared = ParallelExecution.sharedNetwork(topo, ePerNode);
         if (zero < 3) {
             double reduce = 0;
-            // the bytes of the updated weights the distributed optimizer gathers: their own type's, and a per-tensor
-            // FP8 recipe's low-precision linear weights in FP8 where they are the parameters (--fp8-param-gather:
-            // the block-scaled recipes gather theirs in 16 bits and quantise them after); the experts' weights are
-            // all low-precision linear ones
+            // the bytes of the updated weights the distributed optimizer gathers: their own type's, and an FP8
+            // recipe's low-precision linear weights in FP8 where they are the parameters (--fp8-param-gather: its
+            // parameter buffer holds them; MX-FP8's are gathered in 16 bits into the gradient buffer and quantised
+            // after, reuse_grad_buf_for_mxfp8_param_ag); the experts' weights are all low-precision linear ones
             double lowExpert = Math.min(low, expert);
             double lowDense = Math.max(0, low - lowExpert);
-            double gathered = w.fp8ParamGather() && device.runs(prec).orElse(prec) == Precision.FP8 ? 1
+            Precision runs = device.runs(prec).orElse(prec);
+            double gathered = w.fp8ParamGather() && (runs == Precision.FP8 || runs == Precision.FP8_BLOCK) ? 1
                     : prec.weightBytes();
+            // (written so that without the setting the bytes are the weights' type's exactly, as before it)
             double denseWeightBytes = lora ? denseGrads * prec.weightBytes()
-                    : (dense - lowDense) * prec.weightBytes() + lowDense * gathered;
-            double expertWeightBytes = lowExpert * gathered + (expert - lowExpert) * prec.weightBytes();
+                    : dense * prec.weightBytes() - lowDense * (prec.weightBytes() - gathered);
+            double expertWeightBytes = expert * prec.weightBytes() - lowExpert * (prec.weightBytes() - gathered);
             // an all-reduce of the updated weights (in their own type) over the same groups: twice their gather
             double reduceWeights = 0;
             boolean ownType = zero > 0 && (prec.weightBytes() != reduceBytes || gathered != prec.weightBytes());
