@@ -869,14 +869,10 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                         .ifPresent(b::gradReduceAfterBackward);
                 if (t.opt(r, "fp8_param_gather").isPresent()) {
                     b.fp8ParamGather(flag(t, r, "fp8_param_gather"));
-                } else if (graphPath.isEmpty() && flag(t, r, "fp8_param_gather")) {
-                    // the caller's default: on the rows that can run it (a low-precision recipe, the distributed
-                    // optimizer, training, no LoRA), as the all-to-all overlap's applies; a row's own cell as given
-                    Precision own = value(t, r, "precision").map(Precision::parse).orElse(Precision.FP32);
-                    if (Workload.fp8ParamGatherRefusal(ph, own, zero, bounded(t, r, "lora_rank", 0, 4096).orElse(0))
-                            .isEmpty()) {
-                        b.fp8ParamGather(true);
-                    }
+                } else if (graphPath.isEmpty()) {
+                    // the caller's default: on the rows that can run it, as the all-to-all overlap's applies; a row's
+                    // own cell as given
+                    b.fp8ParamGatherWhereRun(flag(t, r, "fp8_param_gather"));
                 }
                 // (stated where it applies: an empty cell or no default leaves it to the job's default)
                 if (t.opt(r, "moe_a2a_overlap").isPresent()) {

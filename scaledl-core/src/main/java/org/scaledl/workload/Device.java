@@ -245,36 +245,22 @@ public record Device(String name, double memoryGB, double memoryBandwidthGBps, i
     }
 
     /**
-     * Whether the described form factor is {@code kind} or a variant of it, read by its letters and digits without
-     * regard to case ({@code "PCIe"} holds for {@code PCI-E}, {@code PCI Express}, {@code PCIe 5.0}; {@code "SXM"}
-     * for {@code SXM5}; {@code "Superchip"} for {@code Superchip NVL72}); false where none is described.
+     * Whether the described form factor is {@code kind} (letters and digits: one with others matches none) or a
+     * variant of it, its own letters and digits read without regard to case ({@code "PCIe"} holds for {@code PCI-E}, {@code PCI Express},
+     * {@code PCIe 5.0}; {@code "SXM"} for {@code SXM5}; {@code "Superchip"} for {@code Superchip NVL72}); false where
+     * none is described.
      */
     public boolean formFactorIs(String kind) {
-        java.util.Objects.requireNonNull(kind, "kind");
-        // letters and digits alone, walked (no pattern: a prediction asks it layer by layer)
+        Checks.argument(!java.util.Objects.requireNonNull(kind, "kind").isEmpty(), "a form factor's kind is empty");
+        // the form factor's letters and digits, walked against the kind's (no pattern: asked layer by layer)
         int k = 0;
-        int matched = 0;
-        for (int i = 0; i < formFactor.length(); i++) {
+        for (int i = 0; i < formFactor.length() && k < kind.length(); i++) {
             char c = formFactor.charAt(i);
-            if (!Character.isLetterOrDigit(c)) {
-                continue;
-            }
-            while (k < kind.length() && !Character.isLetterOrDigit(kind.charAt(k))) {
-                k++;
-            }
-            if (k == kind.length()) {
-                break;
-            }
-            if (Character.toUpperCase(c) != Character.toUpperCase(kind.charAt(k))) {
+            if (Character.isLetterOrDigit(c) && Character.toUpperCase(c) != Character.toUpperCase(kind.charAt(k++))) {
                 return false;
             }
-            k++;
-            matched++;
         }
-        while (k < kind.length() && !Character.isLetterOrDigit(kind.charAt(k))) {
-            k++;
-        }
-        return matched > 0 && k == kind.length();
+        return k == kind.length();
     }
 
     /**

@@ -105,12 +105,13 @@ public final class Workload {
         this.documentTokens = b.documentTokens;
         this.sixteenBitGradients = b.sixteenBitGradients;
         this.gradReduceAfterBackward = b.gradReduceAfterBackward;
-        this.fp8ParamGather = b.fp8ParamGather;
-        if (fp8ParamGather) {
-            fp8ParamGatherRefusal(phase, precision, parallelism.zeroStage(), loraRank).ifPresent(why -> {
-                throw new IllegalArgumentException(why);
-            });
+        // asked for where the job can run it (a table's default): off elsewhere; asked for outright, refused there
+        Optional<String> fp8Refusal = b.fp8ParamGather ? fp8ParamGatherRefusal(phase, precision,
+                parallelism.zeroStage(), loraRank) : Optional.empty();
+        if (fp8Refusal.isPresent() && !b.fp8WhereRun) {
+            throw new IllegalArgumentException(fp8Refusal.get());
         }
+        this.fp8ParamGather = b.fp8ParamGather && fp8Refusal.isEmpty();
         // asked for where Megatron core runs it and it hides something (a table's default, a layout search): off
         // elsewhere, where asked for outright it is refused below
         this.expertCommOverlap = b.expertCommOverlap && (!b.overlapWhereRun || expertCommOverlapRuns(phase,
@@ -554,8 +555,8 @@ public final class Workload {
      * The settings given that only a transformer built from its configuration carries (its layer roles tell which
      * layers they change): LoRA, offloaded activations, packed documents, context, expert and expert-tensor
      * parallelism, an expert imbalance, 16-bit gradients, the gradients' reduction after the backward pass, FP8
-     * weights as the parameters, the experts' all-to-all overlap, recompute modules other than the attention core, CUDA graphs, full or selective
-     * recomputation and a ZeRO stage above 0 (an imported graph's execution recomputes nothing and keeps every
+     * weights as the parameters, the experts' all-to-all overlap, recompute modules other than the attention core,
+     * CUDA graphs, full or selective recomputation and a ZeRO stage above 0 (an imported graph's execution recomputes nothing and keeps every
      * optimizer state on each rank), in words; empty when none is given. Predictors of imported graphs refuse a
      * workload that gives any.
      */
@@ -693,6 +694,7 @@ public final class Workload {
         private Boolean sixteenBitGradients;
         private boolean gradReduceAfterBackward;
         private boolean fp8ParamGather;
+        private boolean fp8WhereRun;
         private boolean expertCommOverlap;
         private boolean overlapWhereRun;
         private MoeDispatcher moeDispatcher = MoeDispatcher.ALLTOALL;
@@ -884,6 +886,17 @@ public final class Workload {
          */
         public Builder fp8ParamGather(boolean value) {
             this.fp8ParamGather = value;
+            this.fp8WhereRun = false;
+            return this;
+        }
+
+        /**
+         * FP8 weights as the parameters where the job can run them ({@link Workload#fp8ParamGatherRefusal} empty),
+         * off elsewhere: a default over jobs of many precisions and stages, as a candidate table's.
+         */
+        public Builder fp8ParamGatherWhereRun(boolean value) {
+            this.fp8ParamGather = value;
+            this.fp8WhereRun = true;
             return this;
         }
 

@@ -25,6 +25,12 @@ class RoundTwentyFiveCliTest {
     private static final Path LLAMA = HostileCliTest.repo()
             .resolve("scaledl-core/src/test/resources/transformers/llama-3-8b");
 
+    /** Llama 3 8B's configuration copied to {@code dir/m/config.json}, the cell a table beside it names. */
+    static void llamaBeside(Path dir) throws java.io.IOException {
+        Files.createDirectory(dir.resolve("m"));
+        Files.copy(LLAMA.resolve("config.json"), dir.resolve("m/config.json"));
+    }
+
     private static MainTest.Run runs(Path log, Path dir, String... more) {
         List<String> args = new ArrayList<>(List.of("runs", "--from-log", log.toString(), "--out",
                 dir.resolve("o.csv").toString()));
@@ -250,8 +256,7 @@ class RoundTwentyFiveCliTest {
 
     @Test
     void anotherFrameworksNameForACountIsRefusedInACandidateTable(@TempDir Path dir) throws Exception {
-        Files.createDirectory(dir.resolve("m"));
-        Files.copy(LLAMA.resolve("config.json"), dir.resolve("m/config.json"));
+        llamaBeside(dir);
         Path table = dir.resolve("dp.csv");
         // read as absent, data_parallel 8 was 1 replica: the step about 9 times too slow, exit 0
         Files.writeString(table, "transformer,device,precision,seq,batch,data_parallel,tensor,global_batch\n"
@@ -300,8 +305,7 @@ class RoundTwentyFiveCliTest {
 
     @Test
     void aCalibrationOnInferenceRunsAloneSaysItMovedTraining(@TempDir Path dir) throws Exception {
-        Files.createDirectory(dir.resolve("m"));
-        Files.copy(LLAMA.resolve("config.json"), dir.resolve("m/config.json"));
+        llamaBeside(dir);
         StringBuilder table = new StringBuilder("id,transformer,seq,batch,gpus,tensor,device,precision,phase,"
                 + "measured_ms\n");
         int[][] jobs = {{8, 2}, {8, 1}, {4, 8}};
@@ -326,8 +330,7 @@ class RoundTwentyFiveCliTest {
      */
     @Test
     void aJobsRepeatsCalibrateAsOneRun(@TempDir Path dir) throws Exception {
-        Files.createDirectory(dir.resolve("m"));
-        Files.copy(LLAMA.resolve("config.json"), dir.resolve("m/config.json"));
+        llamaBeside(dir);
         double ms = 1.3 * RoundEightCliTest.predicted("--transformer", LLAMA.toString(), "--seq", "4096", "--batch",
                 "1", "--gpus", "8", "--tensor", "2", "--device", "H100", "--precision", "bf16");
         double[] other = new double[2];

@@ -90,8 +90,7 @@ class RoundTwentySixCliTest {
 
     @Test
     void aCandidateTablesGpuRowsWithoutAPrecisionAreSaidToRunInFp32(@TempDir Path dir) throws Exception {
-        Files.createDirectory(dir.resolve("m"));
-        Files.copy(LLAMA.resolve("config.json"), dir.resolve("m/config.json"));
+        RoundTwentyFiveCliTest.llamaBeside(dir);
         Path table = dir.resolve("t.csv");
         Files.writeString(table, "transformer,device,seq,batch,world_size\nm/config.json,B200,4096,1,8\n"
                 + "m/config.json,B200,4096,2,8\n");
@@ -230,8 +229,7 @@ class RoundTwentySixCliTest {
         assertEquals(Double.parseDouble(first[h2.indexOf("layout_ms")]), Double.parseDouble(first[h2.indexOf(
                 "predicted_ms")]), 1e-3);
         // a table's default: on the FP8 row with the distributed optimizer, not on the BF16 one
-        Files.createDirectory(dir.resolve("m"));
-        Files.copy(LLAMA.resolve("config.json"), dir.resolve("m/config.json"));
+        RoundTwentyFiveCliTest.llamaBeside(dir);
         Path table = dir.resolve("t.csv");
         Files.writeString(table, "transformer,device,seq,batch,world_size,zero_stage,precision\n"
                 + "m/config.json,B200,4096,1,8,1,fp8\nm/config.json,B200,4096,1,8,1,bf16\n");
