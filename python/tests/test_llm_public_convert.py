@@ -139,12 +139,14 @@ def test_new_parts_and_architectures_convert(converted):
 
 
 def test_bundled_runs_say_how_their_gradients_are_reduced():
-    """BLOOM's Megatron-DeepSpeed runs reduce the gradients after the backward pass; every other stack overlaps."""
+    """BLOOM's Megatron-DeepSpeed runs reduce the gradients after the backward pass; every other stack overlaps the
+    reduction (and the weights' gather, but where a recipe turns overlap_param_gather off)."""
     bundled = ROOT / "datasets" / "gpu" / "llm-public" / "runs.csv"
     rows = list(csv.DictReader(open(bundled, encoding="utf-8")))
     bloom = [r for r in rows if r["source"] == "bloom-176b-chronicles"]
     assert bloom and all(r["grad_reduce"] == "after-backward" for r in bloom)
-    assert all(r["grad_reduce"] == "overlapped" for r in rows if r["source"] != "bloom-176b-chronicles")
+    assert all(r["grad_reduce"] in ("overlapped", "gather-after-step") for r in rows
+               if r["source"] != "bloom-176b-chronicles")
 
 
 def test_bundled_runs_keep_fp8_weights_as_parameters_where_their_recipes_do():
@@ -184,6 +186,33 @@ def test_fp8_param_gather_is_read_from_the_recipe_settings_wordings():
     for row in [Row(precision="bf16"), Row(precision="nvfp4"), Row(zero="3"), Row(zero="0"), Row(lora="32"),
                 Row(task="lora")]:
         assert convert.fp8_param_gather_of(row, {"other": "fp8_param_gather=True"}) == "", row.values
+
+
+def test_the_weights_gather_after_the_step_is_read_from_the_recipe_settings():
+    """Rule 15: a recipe that turns ``overlap_param_gather`` off gathers the updated weights after the optimizer step
+    (``gather-after-step``) on a row of the distributed optimizer whose reduction is overlapped; not the
+    ``overlap_param_gather_with_optimizer_step`` flag, not ZeRO 0 or 3, not a reduction after the backward pass."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("llm_public_convert", CONVERT)
+    convert = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(convert)
+
+    class Row:
+        def __init__(self, zero="1", reduce="overlapped"):
+            self.values = {"zero_stage": zero, "grad_reduce": reduce}
+
+    off = "ub cfg x; overlap_param_gather=False (ddp/optimizer/comm_overlap; NaN-grad workaround for fp8_mx)"
+    assert convert.grad_reduce_of(Row(), {"other": off}) == "gather-after-step"
+    assert convert.grad_reduce_of(Row(zero="2"), {"other": "overlap_param_gather = false"}) == "gather-after-step"
+    for other in ["overlap_param_gather_with_optimizer_step=False", "overlap_param_gather_with_optimizer_step=True",
+                  "overlap_param_gather=True", ""]:
+        assert convert.grad_reduce_of(Row(), {"other": other}) == "overlapped", other
+    for row in [Row(zero="0"), Row(zero="3")]:
+        assert convert.grad_reduce_of(row, {"other": off}) == "overlapped", row.values
+    assert convert.grad_reduce_of(Row(reduce="after-backward"), {"other": off}) == "after-backward"
+    bundled = ROOT / "datasets" / "gpu" / "llm-public" / "runs.csv"
+    rows = [r for r in csv.DictReader(open(bundled, encoding="utf-8")) if r["grad_reduce"] == "gather-after-step"]
+    assert len(rows) == 6 and all(r["zero_stage"] in ("1", "2") for r in rows)
 
 
 def test_bundled_lora_rows_of_automodel_recompute_as_their_benchmark_yamls_say():

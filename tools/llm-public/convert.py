@@ -162,7 +162,10 @@ Rules, in the order they are applied to each input row
     is ``true`` where the table's other settings say ``fp8_param_gather=true``, NeMo's ``fp8_params=true``,
     ``mxfp8 param gather`` or ``mxfp8 fp8_param_gather`` (not ``false``, not ``forced false``) and the row can run it
     as the predictor models it (an FP8 recipe: NVFP4's ``fp4_param_gather`` is not modelled; the distributed
-    optimizer: ZeRO 1 or 2; no LoRA); else empty (off).  ``superseded.csv`` and ``cards.csv`` rows, which the table does
+    optimizer: ZeRO 1 or 2; no LoRA); else empty (off).  ``grad_reduce`` is ``gather-after-step`` where the other
+    settings say ``overlap_param_gather=false`` (several MX-FP8 recipes turn it off, a NaN workaround: the distributed
+    optimizer gathers the updated weights after its step, exposed) on a row of ZeRO 1 or 2 whose reduction rule 4
+    has overlapped.  ``superseded.csv`` and ``cards.csv`` rows, which the table does
     not name, stay empty.
 
 Configurations: those listed in ``REUSED`` are copied verbatim from the test resources after checking hidden size,
@@ -1002,6 +1005,7 @@ def apply_recipe_settings(outputs, settings):
             r.values["moe_dispatcher"] = dispatcher_of(r, s)
             r.values["cuda_graphs"] = cuda_graphs_of(s)
             r.values["fp8_param_gather"] = fp8_param_gather_of(r, s)
+            r.values["grad_reduce"] = grad_reduce_of(r, s)
             recompute_of(r, s)
             offload_of(r, s)
 
@@ -1017,6 +1021,17 @@ def fp8_param_gather_of(r, setting):
             and r.values.get("zero_stage") in ("1", "2") and r.values.get("lora_rank", "0") in ("", "0")
             and r.values.get("task", "") != "lora")
     return "true" if said and not refused and runs else ""
+
+
+def grad_reduce_of(r, setting):
+    """Rule 15: ``gather-after-step`` where the recipe turns Megatron core's ``overlap_param_gather`` off (the
+    distributed optimizer then gathers the updated weights after its step, exposed) on a row whose gradients'
+    reduction is overlapped and which runs the distributed optimizer (ZeRO 1 or 2); else the row's own."""
+    other = setting.get("other", "").lower()
+    off = re.search(r"(?<!_)overlap_param_gather\s*=\s*false", other)
+    if off and r.values.get("grad_reduce") == "overlapped" and r.values.get("zero_stage") in ("1", "2"):
+        return "gather-after-step"
+    return r.values.get("grad_reduce", "")
 
 
 def dispatcher_of(r, setting):

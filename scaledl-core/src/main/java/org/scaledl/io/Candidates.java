@@ -59,8 +59,9 @@ import org.scaledl.workload.Workload;
  * packed into each sequence, attention running within a document; 0: one document a sequence),
  * {@code grad_dtype} (fp32, or bf16/fp16: 16-bit gradient buffers, mixed precision only; the precision's default,
  * {@link Workload#sixteenBitGradients()}: fp16 in FP16 training, else fp32),
- * {@code grad_reduce} ({@code overlapped} with the last micro-batch's backward pass, or {@code after-backward}:
- * {@link Workload#gradReduceAfterBackward()}; overlapped), {@code fp8_param_gather} (true: the low-precision linear
+ * {@code grad_reduce} ({@code overlapped} with the last micro-batch's backward pass, {@code gather-after-step} (the
+ * updated weights' gather exposed after the optimizer step, ZeRO 1–2) or {@code after-backward}:
+ * {@link Workload#gradReduce()}; overlapped), {@code fp8_param_gather} (true: the low-precision linear
  * layers' weights in the recipe's format alone, {@link Workload#fp8ParamGather()}; false; a caller's default applies
  * to the rows that can run it only), {@code moe_a2a_overlap} (true: expert parallelism's
  * all-to-all behind another micro-batch's compute, {@link Workload#expertCommOverlap()}; false; a caller's default
@@ -865,8 +866,8 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                 bounded(t, r, "document_tokens", 0, 1 << 30).ifPresent(b::documentTokens);
                 value(t, r, "grad_dtype").map(v -> column("grad_dtype", v, Workload::parseGradDtype))
                         .ifPresent(b::sixteenBitGradients);
-                value(t, r, "grad_reduce").map(v -> column("grad_reduce", v, Workload::parseGradReduce))
-                        .ifPresent(b::gradReduceAfterBackward);
+                value(t, r, "grad_reduce").map(v -> column("grad_reduce", v,
+                        org.scaledl.workload.GradReduce::parse)).ifPresent(b::gradReduce);
                 if (t.opt(r, "fp8_param_gather").isPresent()) {
                     b.fp8ParamGather(flag(t, r, "fp8_param_gather"));
                 } else if (graphPath.isEmpty()) {

@@ -240,7 +240,7 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
                 Workload w = Workload.builder(g).batch(global / dp).phase(Phase.TRAIN).device(device)
                         .parallelism(Parallelism.of(dp, tp, pp, m)).precision(org.scaledl.workload.Precision.FP16)
                         .recompute(org.scaledl.workload.Recompute.FULL).topology(node).tag("model", model)
-                        .gradReduceAfterBackward(true).sixteenBitGradients(true)
+                        .gradReduce(org.scaledl.workload.GradReduce.AFTER_BACKWARD).sixteenBitGradients(true)
                         .tag(VTRAIN_WEIGHT_TAG, Double.toString(VTRAIN_WEIGHT))
                         .tag("family", model).tag(VTRAIN_GROUP_TAG, "vtrain")
                         .tag("hidden", Integer.toString(hidden))

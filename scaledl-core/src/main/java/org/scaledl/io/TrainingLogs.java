@@ -115,7 +115,9 @@ import org.scaledl.workload.Recompute;
  *       {@code data_parallel_sharding_strategy} (optim 1, optim_grads 2, optim_grads_params 3),
  *       {@code overlap_grad_reduce} [NeMo 1.x's {@code overlap_grad_sync}] (False: the gradients reduced after the
  *       backward pass), else older Megatron-LM's {@code DDP_impl} (local: after the backward pass; torch:
- *       overlapped); neither logged, or PyTorch FSDP2: overlapped; {@code grad_reduce_in_fp32}
+ *       overlapped); neither logged, or PyTorch FSDP2: overlapped; with the reduction overlapped and the
+ *       distributed optimizer, {@code overlap_param_gather} (False: the updated weights gathered after the optimizer
+ *       step, {@code gather-after-step}; not logged: overlapped); {@code grad_reduce_in_fp32}
  *       [{@code accumulate_allreduce_grads_in_fp32}] (False: 16-bit gradient buffers), else NeMo 1.x's
  *       {@code grad_sync_dtype} (bf16, fp16, fp32); neither logged: the precision's default;
  *       {@code overlap_moe_expert_parallel_comm} (True with expert parallelism: the experts' all-to-all behind
@@ -340,7 +342,8 @@ public final class TrainingLogs {
                 "recompute_num_layers", "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
                 "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
                 "transformer_impl", "use_flash_attn", "attention_backend", "make_vocab_size_divisible_by",
-                "log_interval", "quick_geglu", "lora_adapters", "lora_dim", "fp8_param_gather", "fp8_params")) {
+                "log_interval", "quick_geglu", "lora_adapters", "lora_dim", "fp8_param_gather", "fp8_params",
+                "overlap_param_gather")) {
             KEYS.put(k, k);
         }
         KEYS.put("num_moe_experts", "num_experts");
@@ -378,8 +381,9 @@ public final class TrainingLogs {
      * @param recomputeModules what selective recomputation recomputes
      *                         ({@link org.scaledl.workload.Workload#recomputeModules()}; the default with any other)
      * @param sequenceParallel Megatron's sequence parallelism
-     * @param gradReduceAfterBackward the data-parallel gradient reduction after the backward pass
-     *                         ({@link org.scaledl.workload.Workload#gradReduceAfterBackward()})
+     * @param gradReduce       when the data-parallel collectives run ({@link org.scaledl.workload.Workload#gradReduce()}:
+     *                         the gradients' reduction after the backward pass, the weights' gather after the
+     *                         optimizer step, or both overlapped)
      * @param sixteenBitGradients 16-bit gradient buffers (true) or FP32 ones (false) as logged
      *                         ({@link org.scaledl.workload.Workload#sixteenBitGradients()}); empty when the log does
      *                         not say (the precision's default) or in FP32 training
@@ -400,7 +404,7 @@ public final class TrainingLogs {
             Precision precision,
             Recompute recompute, int recomputeLayers,
             java.util.Set<org.scaledl.workload.RecomputeModule> recomputeModules,
-            boolean sequenceParallel, boolean gradReduceAfterBackward,
+            boolean sequenceParallel, org.scaledl.workload.GradReduce gradReduce,
             Optional<Boolean> sixteenBitGradients, org.scaledl.workload.MoeDispatcher moeDispatcher,
             boolean expertCommOverlap, CudaGraphs cudaGraphs, boolean fp8ParamGather, Optional<Integer> gpusPerNode) {
         /** Copies the modules; refuses null components and sizes below one. */
@@ -409,6 +413,7 @@ public final class TrainingLogs {
             java.util.Objects.requireNonNull(recompute, "recompute");
             recomputeModules = java.util.Set.copyOf(java.util.Objects.requireNonNull(recomputeModules,
                     "recomputeModules"));
+            java.util.Objects.requireNonNull(gradReduce, "gradReduce");
             java.util.Objects.requireNonNull(sixteenBitGradients, "sixteenBitGradients");
             java.util.Objects.requireNonNull(moeDispatcher, "moeDispatcher");
             java.util.Objects.requireNonNull(cudaGraphs, "cudaGraphs");
@@ -458,7 +463,7 @@ public final class TrainingLogs {
                         }
                     });
             m.put("sequence_parallel", Boolean.toString(sequenceParallel));
-            m.put("grad_reduce", gradReduceAfterBackward ? "after-backward" : "overlapped");
+            m.put("grad_reduce", gradReduce.label());
             m.put("grad_dtype", sixteenBitGradients.map(b -> org.scaledl.workload.Workload.gradDtypeLabel(b,
                     precision)).orElse(""));
             m.put("fp8_param_gather", Boolean.toString(fp8ParamGather));
@@ -2366,7 +2371,8 @@ public final class TrainingLogs {
             }
             unread(which, virtual);
             return new Job(seq, mbs, microBatches, dp, tp, pp, cp, virtual, uneven(which, pp), ep, etp, zero,
-                    precision, recompute, recomputeLayers(which, recompute), modules, sp, afterBackward, sixteenBit,
+                    precision, recompute, recomputeLayers(which, recompute), modules, sp,
+                    afterBackward ? org.scaledl.workload.GradReduce.AFTER_BACKWARD : gather(zero), sixteenBit,
                     dispatcher, a2aOverlap, cudaGraphs(which), fp8ParamGather(which, precision, zero), gpusPerNode());
         }
 
@@ -2454,6 +2460,19 @@ public final class TrainingLogs {
                         + "mean length)", source, args.get("packed_sequence_size").line(), which,
                         clip(text("packed_sequence_size")));
             }
+        }
+
+        /**
+         * The distributed optimizer's gather of the updated weights, the gradients' reduction overlapped: after the
+         * optimizer step, exposed, where the log has Megatron core's {@code overlap_param_gather} False (Megatron-LM's
+         * default) with ZeRO 1 or 2 (not Megatron FSDP's); overlapped otherwise, and where not logged, as the recipes
+         * run it.
+         */
+        private org.scaledl.workload.GradReduce gather(int zero) {
+            boolean distributedOptimizer = (zero == 1 || zero == 2) && !flag("use_megatron_fsdp", false)
+                    && !flag("use_custom_fsdp", false) && !flag("deepspeed", false);
+            return distributedOptimizer && has("overlap_param_gather") && !flag("overlap_param_gather", false)
+                    ? org.scaledl.workload.GradReduce.GATHER_AFTER_STEP : org.scaledl.workload.GradReduce.OVERLAPPED;
         }
 
         /**

@@ -26,7 +26,8 @@ import org.scaledl.workload.Workload;
  * data x context x tensor parallelism as Megatron does (experts whole on their ranks, and without expert parallelism
  * split over the tensor ranks too), the data-parallel degree that remains, micro-batch sizes
  * that divide the global batch over the replicas, sequence parallelism, ZeRO stages 0, 1 and (without a pipeline) 3
- * (or the one {@link #zeroStage} names; stage 1 alone with {@link #fp8ParamGather}),
+ * (or the one {@link #zeroStage} names; stage 1 alone with {@link #fp8ParamGather} or the weights' gather after the
+ * optimizer step, {@link #gradReduce}),
  * and the interleaved schedule (every count of chunks per stage up to {@value #MAX_VIRTUAL_STAGES} that the layers
  * divide into, where the micro-batches allow). Each layout takes the least recomputation that makes it fit
  * ({@link Recompute#AUTO}); layouts that do not fit even so are kept but marked and ranked after those that fit.
@@ -60,7 +61,7 @@ public final class LayoutSearch {
     private int documentTokens;
     /** The gradient buffers as given (16 bits or FP32), or null: the precision's default. */
     private Boolean sixteenBitGradients;
-    private boolean gradReduceAfterBackward;
+    private org.scaledl.workload.GradReduce gradReduce = org.scaledl.workload.GradReduce.OVERLAPPED;
     private boolean expertCommOverlap;
     private org.scaledl.workload.MoeDispatcher moeDispatcher = org.scaledl.workload.MoeDispatcher.ALLTOALL;
     private CudaGraphs cudaGraphs = CudaGraphs.NONE;
@@ -151,11 +152,13 @@ public final class LayoutSearch {
     }
 
     /**
-     * The gradients' reduction after the backward pass, exposed ({@link Workload#gradReduceAfterBackward()}; default
-     * false: overlapped). Called, with either value, every layout states the choice ({@link Workload#states}).
+     * When the data-parallel collectives run in every layout ({@link Workload#gradReduce()}; default overlapped);
+     * with {@link org.scaledl.workload.GradReduce#GATHER_AFTER_STEP} the layouts are searched with the distributed
+     * optimizer (ZeRO 1, or the stage {@link #zeroStage} names, 1 or 2). Called, every layout states the choice
+     * ({@link Workload#states}).
      */
-    public LayoutSearch gradReduceAfterBackward(boolean value) {
-        this.gradReduceAfterBackward = value;
+    public LayoutSearch gradReduce(org.scaledl.workload.GradReduce value) {
+        this.gradReduce = java.util.Objects.requireNonNull(value, "gradReduce");
         stated.add(Workload.ScheduleChoice.GRAD_REDUCE);
         return this;
     }
@@ -277,6 +280,10 @@ public final class LayoutSearch {
                         throw new IllegalArgumentException(why);
                     });
         }
+        if (gradReduce == org.scaledl.workload.GradReduce.GATHER_AFTER_STEP && (zeroStage == 0 || zeroStage == 3)) {
+            throw new IllegalArgumentException("the updated weights' gather after the optimizer step "
+                    + "(gather-after-step) is the distributed optimizer's: ZeRO 1 or 2, not ZeRO " + zeroStage);
+        }
         boolean experts = graph.transformer().map(t -> t.mixtureOfExperts()).orElse(false);
         if (expertCommOverlap && !experts) {
             throw new IllegalArgumentException("overlapping the experts' all-to-all (overlap_moe_expert_parallel_comm) "
@@ -390,7 +397,8 @@ public final class LayoutSearch {
                     continue;
                 }
                 // one replica shards nothing (stage 0 it is); ZeRO 3 runs without a pipeline only
-                int[] zeros = fp8ParamGather ? new int[] {zeroStage >= 0 ? zeroStage : 1}
+                int[] zeros = fp8ParamGather || gradReduce == org.scaledl.workload.GradReduce.GATHER_AFTER_STEP
+                        ? new int[] {zeroStage >= 0 ? zeroStage : 1}
                         : d * c == 1 ? new int[] {0} : zeroStage >= 0 ? (zeroStage == 3 && p > 1 ? new int[0]
                         : new int[] {zeroStage}) : p == 1 ? new int[] {0, 1, 3} : new int[] {0, 1};
                 // a mixture's experts whole on their ranks (as the recipes that spread them set it), and without
@@ -409,7 +417,7 @@ public final class LayoutSearch {
     /** The builder with the gradient buffers' type and the schedule choices where they were given. */
     private Workload.Builder given(Workload.Builder b, Parallelism par) {
         if (stated.contains(Workload.ScheduleChoice.GRAD_REDUCE)) {
-            b.gradReduceAfterBackward(gradReduceAfterBackward);
+            b.gradReduce(gradReduce);
         }
         if (stated.contains(Workload.ScheduleChoice.EXPERT_COMM_OVERLAP)) {
             b.expertCommOverlapWhereRun(expertCommOverlap);

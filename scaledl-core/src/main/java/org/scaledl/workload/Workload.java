@@ -45,7 +45,7 @@ public final class Workload {
     private final int documentTokens;
     /** The gradient buffers' type as given: 16 bits (true), FP32 (false), or the precision's default (null). */
     private final Boolean sixteenBitGradients;
-    private final boolean gradReduceAfterBackward;
+    private final GradReduce gradReduce;
     private final boolean fp8ParamGather;
     private final boolean expertCommOverlap;
     /** What the builder asked of the overlap, and whether only where Megatron core runs it (kept for toBuilder). */
@@ -104,7 +104,15 @@ public final class Workload {
         this.unevenPipeline = b.unevenPipeline;
         this.documentTokens = b.documentTokens;
         this.sixteenBitGradients = b.sixteenBitGradients;
-        this.gradReduceAfterBackward = b.gradReduceAfterBackward;
+        this.gradReduce = b.gradReduce;
+        if (gradReduce == GradReduce.GATHER_AFTER_STEP && phase == Phase.TRAIN
+                && (parallelism.zeroStage() == 0 || parallelism.zeroStage() == 3)) {
+            // Megatron core's overlap_param_gather is the distributed optimizer's (it asserts it)
+            throw new IllegalArgumentException("the updated weights' gather after the optimizer step "
+                    + "(gather-after-step) is the distributed optimizer's: ZeRO 1 or 2, not ZeRO "
+                    + parallelism.zeroStage() + (parallelism.zeroStage() == 0 ? " (no weights are gathered)"
+                    : " (FSDP gathers every layer's weights as it computes)"));
+        }
         // asked for where the job can run it (a table's default): off elsewhere; asked for outright, refused there
         Optional<String> fp8Refusal = b.fp8ParamGather ? fp8ParamGatherRefusal(phase, precision,
                 parallelism.zeroStage(), loraRank) : Optional.empty();
@@ -162,9 +170,9 @@ public final class Workload {
                 throw new IllegalArgumentException("16-bit gradients are a training setting, not one of "
                         + phase.label());
             }
-            if (gradReduceAfterBackward) {
-                throw new IllegalArgumentException("the gradients' reduction after the backward pass is a training "
-                        + "setting, not one of " + phase.label());
+            if (gradReduce != GradReduce.OVERLAPPED) {
+                throw new IllegalArgumentException("grad-reduce " + gradReduce.label() + " (when the data-parallel "
+                        + "collectives of training run) is a training setting, not one of " + phase.label());
             }
             if (expertCommOverlap) {
                 throw new IllegalArgumentException("overlapping the experts' all-to-all with another micro-batch's "
@@ -381,12 +389,22 @@ public final class Workload {
      * updated weights) runs after the last micro-batch's backward pass, exposed whole, as Megatron-LM's local DDP did
      * until 2023 (its {@code --overlap-grad-reduce} off, still its default), Megatron-DeepSpeed and DeepSpeed's ZeRO
      * 1–2 (without {@code overlap_comm}) and PyTorch DDP with gradient bucketing off run it; with ZeRO 2 and 3 each
-     * micro-batch's gradient reduce-scatter is then exposed. False (the default): overlapped with the last
-     * micro-batch's backward pass, as Megatron-core's {@code overlap_grad_reduce} and {@code overlap_param_gather}
-     * (NeMo's and Megatron-Bridge's recipes) and PyTorch DDP's buckets run it.
+     * micro-batch's gradient reduce-scatter is then exposed ({@link GradReduce#AFTER_BACKWARD}). False otherwise:
+     * overlapped with the last micro-batch's backward pass, as Megatron-core's {@code overlap_grad_reduce} (NeMo's
+     * and Megatron-Bridge's recipes) and PyTorch DDP's buckets run it, the weights' gather overlapped too or after
+     * the optimizer step ({@link #gradReduce()}).
      */
     public boolean gradReduceAfterBackward() {
-        return gradReduceAfterBackward;
+        return gradReduce == GradReduce.AFTER_BACKWARD;
+    }
+
+    /**
+     * When the data-parallel collectives run ({@link GradReduce}): {@link GradReduce#OVERLAPPED} by default;
+     * {@link GradReduce#GATHER_AFTER_STEP} exposes the distributed optimizer's gather of the updated weights after
+     * the optimizer step; {@link GradReduce#AFTER_BACKWARD} both, as {@link #gradReduceAfterBackward()}.
+     */
+    public GradReduce gradReduce() {
+        return gradReduce;
     }
 
     /**
@@ -430,23 +448,6 @@ public final class Workload {
     }
 
     /**
-     * Parses how the gradients' reduction runs, as tables and command lines give it: {@code overlapped} (false) or
-     * {@code after-backward} (true: {@link #gradReduceAfterBackward()}), any case.
-     *
-     * @throws org.scaledl.InvalidInputException naming the text and the accepted values
-     */
-    public static boolean parseGradReduce(String text) {
-        java.util.Objects.requireNonNull(text, "text");
-        return switch (text.trim().toLowerCase(java.util.Locale.ROOT)) {
-            case "overlapped" -> false;
-            case "after-backward" -> true;
-            default -> throw org.scaledl.InvalidInputException.of("unknown gradient reduction '"
-                    + org.scaledl.InvalidInputException.printable(text, 80)
-                    + "' (expected overlapped or after-backward)");
-        };
-    }
-
-    /**
      * Whether expert parallelism's token dispatch and combine run behind another micro-batch's compute (Megatron
      * core's {@code overlap_moe_expert_parallel_comm}, Megatron-Bridge's {@code moe_a2a_overlap}: the forward pass
      * of one micro-batch beside the backward pass of another, layer by layer), so only what a layer's compute does
@@ -472,7 +473,7 @@ public final class Workload {
      * does not state it, a prediction takes the default and says what the other choice would cost.
      */
     public enum ScheduleChoice {
-        /** When the gradients' reduction runs ({@link #gradReduceAfterBackward()}). */
+        /** When the data-parallel collectives run ({@link #gradReduce()}). */
         GRAD_REDUCE,
         /** Whether the experts' all-to-all runs behind another micro-batch ({@link #expertCommOverlap()}). */
         EXPERT_COMM_OVERLAP,
@@ -593,8 +594,10 @@ public final class Workload {
         if (Boolean.TRUE.equals(sixteenBitGradients)) {
             out.add("16-bit gradients");
         }
-        if (gradReduceAfterBackward) {
+        if (gradReduce == GradReduce.AFTER_BACKWARD) {
             out.add("gradient reduction after the backward pass");
+        } else if (gradReduce == GradReduce.GATHER_AFTER_STEP) {
+            out.add("the updated weights' gather after the optimizer step");
         }
         if (fp8ParamGather) {
             out.add("FP8 weights as the parameters");
@@ -630,7 +633,7 @@ public final class Workload {
                 .precision(precision).recompute(recompute).recomputeLayers(recomputeLayers)
                 .recomputeModules(recomputeModules).offloadLayers(offloadLayers)
                 .expertImbalance(expertImbalance).lora(loraRank).unevenPipeline(unevenPipeline)
-                .documentTokens(documentTokens).gradReduceAfterBackward(gradReduceAfterBackward)
+                .documentTokens(documentTokens).gradReduce(gradReduce)
                 .fp8ParamGather(fp8ParamGather)
                 .expertCommOverlap(expertCommOverlap).cudaGraphs(cudaGraphs).memoryFormat(memoryFormat)
                 .moeDispatcher(moeDispatcher);
@@ -665,7 +668,7 @@ public final class Workload {
                 + (documentTokens > 0 ? " documents=" + documentTokens : "")
                 + (sixteenBitGradients == null ? "" : " grad-dtype="
                         + gradDtypeLabel(sixteenBitGradients, precision))
-                + (gradReduceAfterBackward ? " grad-reduce=after-backward" : "")
+                + (gradReduce != GradReduce.OVERLAPPED ? " grad-reduce=" + gradReduce.label() : "")
                 + (fp8ParamGather ? " fp8-param-gather" : "")
                 + (expertCommOverlap ? " moe-a2a-overlap" : "")
                 + (moeDispatcher != MoeDispatcher.ALLTOALL ? " moe-dispatcher=" + moeDispatcher.label() : "")
@@ -692,7 +695,7 @@ public final class Workload {
         private boolean unevenPipeline;
         private int documentTokens;
         private Boolean sixteenBitGradients;
-        private boolean gradReduceAfterBackward;
+        private GradReduce gradReduce = GradReduce.OVERLAPPED;
         private boolean fp8ParamGather;
         private boolean fp8WhereRun;
         private boolean expertCommOverlap;
@@ -869,13 +872,14 @@ public final class Workload {
             return this;
         }
 
+
         /**
-         * The gradients' reduction after the last micro-batch's backward pass, exposed
-         * ({@link Workload#gradReduceAfterBackward()}); false (overlapped) by default. Called, with either value, the
-         * job states the choice ({@link Workload#states}).
+         * When the data-parallel collectives run ({@link Workload#gradReduce()}); {@link GradReduce#OVERLAPPED} by
+         * default. {@link GradReduce#GATHER_AFTER_STEP} is refused at {@link #build()} outside ZeRO 1 and 2, any
+         * choice but the default in inference. Called, the job states the choice ({@link Workload#states}).
          */
-        public Builder gradReduceAfterBackward(boolean value) {
-            this.gradReduceAfterBackward = value;
+        public Builder gradReduce(GradReduce value) {
+            this.gradReduce = Objects.requireNonNull(value, "gradReduce");
             this.stated.add(ScheduleChoice.GRAD_REDUCE);
             return this;
         }

@@ -146,7 +146,7 @@ class CarelessUseTest {
         assertThrows(IllegalArgumentException.class, () -> org.scaledl.workload.Topology.of(8,
                 org.scaledl.workload.Topology.Link.NVSWITCH, 300, 1600).with(java.util.Optional.of(0),
                 java.util.Optional.empty()));
-        for (Runnable r : List.<Runnable>of(() -> Workload.parseGradDtype(null), () -> Workload.parseGradReduce(null),
+        for (Runnable r : List.<Runnable>of(() -> Workload.parseGradDtype(null), () -> org.scaledl.workload.GradReduce.parse(null),
                 () -> Device.key(null), () -> org.scaledl.workload.Topology.assumedFor(null),
                 () -> org.scaledl.io.DeviceCatalog.bundled().plusUser(null),
                 () -> small().blocks(java.util.Arrays.asList(null, null)))) {

@@ -713,22 +713,49 @@ class TrainingLogsTest {
         String one = Files.readString(LOGS.resolve("megatron-llama3-8b.log"));
         java.util.function.Function<String, TrainingLogs.Job> with = arg -> firstJob("grad.log",
                 one.replaceFirst("(?m)^(  micro_batch_size .*)$", "$1\n" + arg));
+        org.scaledl.workload.GradReduce AFTER = org.scaledl.workload.GradReduce.AFTER_BACKWARD;
         assertFalse(TrainingLogs.read(LOGS.resolve("megatron-llama3-8b.log"), TrainingLogs.DEFAULT_WARMUP).get(0)
-                .job().gradReduceAfterBackward(), "nothing logged: overlapped");
-        assertTrue(with.apply("  overlap_grad_reduce ............................. False").gradReduceAfterBackward());
-        assertFalse(with.apply("  overlap_grad_reduce ............................. True").gradReduceAfterBackward());
-        assertTrue(with.apply("  DDP_impl ........................................ local").gradReduceAfterBackward());
-        assertFalse(with.apply("  DDP_impl ........................................ torch").gradReduceAfterBackward());
+                .job().gradReduce() == AFTER, "nothing logged: overlapped");
+        assertTrue(with.apply("  overlap_grad_reduce ............................. False").gradReduce() == AFTER);
+        assertFalse(with.apply("  overlap_grad_reduce ............................. True").gradReduce() == AFTER);
+        assertTrue(with.apply("  DDP_impl ........................................ local").gradReduce() == AFTER);
+        assertFalse(with.apply("  DDP_impl ........................................ torch").gradReduce() == AFTER);
         assertTrue(with.apply("  DDP_impl ........................................ local\n"
-                + "  overlap_grad_reduce ............................. False").gradReduceAfterBackward());
+                + "  overlap_grad_reduce ............................. False").gradReduce() == AFTER);
         assertFalse(with.apply("  DDP_impl ........................................ local\n"
-                + "  overlap_grad_reduce ............................. True").gradReduceAfterBackward(),
+                + "  overlap_grad_reduce ............................. True").gradReduce() == AFTER,
                 "overlap_grad_reduce decides where both are logged");
         org.scaledl.InvalidInputException bad = org.junit.jupiter.api.Assertions.assertThrows(
                 org.scaledl.InvalidInputException.class,
                 () -> with.apply("  DDP_impl ........................................ ring"));
         assertTrue(bad.getMessage().contains("grad.log:") && bad.getMessage().contains("DDP_impl 'ring' is not known"),
                 bad.getMessage());
+    }
+
+    /**
+     * The updated weights' gather: Megatron core's {@code overlap_param_gather} False (Megatron-LM's default) with the
+     * distributed optimizer and the gradients' reduction overlapped is the gather after the optimizer step; True, or
+     * not logged, overlapped; the reduction after the backward pass takes the gather with it; without the distributed
+     * optimizer there is no gather to expose; the runs table's cell names it.
+     */
+    @Test
+    void theWeightsGatherIsReadFromTheArguments() throws IOException {
+        String one = Files.readString(LOGS.resolve("megatron-llama3-8b.log"));
+        java.util.function.Function<String, TrainingLogs.Job> with = arg -> firstJob("gather.log",
+                one.replaceFirst("(?m)^(  micro_batch_size .*)$", "$1\n" + arg));
+        String off = "  overlap_param_gather ............................ False";
+        TrainingLogs.Job gather = with.apply(off);
+        assertEquals(org.scaledl.workload.GradReduce.GATHER_AFTER_STEP, gather.gradReduce());
+        assertEquals("gather-after-step", gather.cells().get("grad_reduce"));
+        assertEquals(org.scaledl.workload.GradReduce.OVERLAPPED,
+                with.apply("  overlap_param_gather ............................ True").gradReduce());
+        assertEquals(org.scaledl.workload.GradReduce.AFTER_BACKWARD,
+                with.apply(off + "\n  overlap_grad_reduce ............................. False").gradReduce());
+        String noOptimizer = one.replaceFirst("(?m)^(  use_distributed_optimizer \\.+ )True$", "$1False");
+        assertTrue(!noOptimizer.equals(one), "the fixture logs the distributed optimizer");
+        assertEquals(org.scaledl.workload.GradReduce.OVERLAPPED, firstJob("plain.log",
+                noOptimizer.replaceFirst("(?m)^(  micro_batch_size .*)$", "$1\n" + off)).gradReduce(),
+                "ZeRO 0 gathers nothing");
     }
 
     /** A log captured from a terminal with its colours reads as the plain one (its coloured times were refused). */

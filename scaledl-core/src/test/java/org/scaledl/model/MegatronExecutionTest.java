@@ -261,7 +261,7 @@ class MegatronExecutionTest {
         java.util.function.BiFunction<Precision, Boolean, Workload> job = (prec, gather) -> Workload.builder(
                 GPT.graph(2048)).batch(4).phase(Phase.TRAIN).device(b200).topology(Topology.of(8,
                 Topology.Link.NVSWITCH, 900, 400)).parallelism(new Parallelism(16, 1, 1, 4, false, 1, 1, 1, 1, 1))
-                .precision(prec).recompute(Recompute.NONE).gradReduceAfterBackward(true).fp8ParamGather(gather)
+                .precision(prec).recompute(Recompute.NONE).gradReduce(org.scaledl.workload.GradReduce.AFTER_BACKWARD).fp8ParamGather(gather)
                 .build();
         double h = 2048;
         for (Precision prec : new Precision[] {Precision.FP8, Precision.FP8_BLOCK, Precision.MXFP8}) {
@@ -752,7 +752,7 @@ class MegatronExecutionTest {
         org.scaledl.model.comm.CommunicationModel net = network(bytes -> bytes / 1e6);
         for (int zero : new int[] {0, 1}) {
             Workload after = fp32Grads.toBuilder().parallelism(Parallelism.of(8, 1, 1, 4).withZeroStage(zero))
-                    .gradReduceAfterBackward(true).build();
+                    .gradReduce(org.scaledl.workload.GradReduce.AFTER_BACKWARD).build();
             double fp32Reduce = org.scaledl.model.exec.MegatronExecution.terms(after, stage.layers(),
                     Optional.of(net), A100, DGX).value(ExecutionTerm.DATA_COMM);
             double halfReduce = org.scaledl.model.exec.MegatronExecution.terms(after.toBuilder()
@@ -846,7 +846,7 @@ class MegatronExecutionTest {
             for (int zero : new int[] {0, 1, 2, 3}) {
                 Workload overlapped = job(8, 1, 1, 4, 2, Recompute.FULL).toBuilder()
                         .parallelism(Parallelism.of(8, 1, 1, 4).withZeroStage(zero)).build();
-                Workload after = overlapped.toBuilder().gradReduceAfterBackward(true).build();
+                Workload after = overlapped.toBuilder().gradReduce(org.scaledl.workload.GradReduce.AFTER_BACKWARD).build();
                 MegatronTerms o = org.scaledl.model.exec.MegatronExecution.terms(overlapped, stage.layers(),
                         Optional.of(net), A100, DGX);
                 MegatronTerms a = org.scaledl.model.exec.MegatronExecution.terms(after, stage.layers(),
@@ -876,17 +876,58 @@ class MegatronExecutionTest {
                 }
             }
         }
-        Workload after = job(8, 1, 1, 4, 2, Recompute.FULL).toBuilder().gradReduceAfterBackward(true).build();
+        Workload after = job(8, 1, 1, 4, 2, Recompute.FULL).toBuilder()
+                .gradReduce(org.scaledl.workload.GradReduce.AFTER_BACKWARD).build();
         assertTrue(after.transformerOnlySettings().contains("gradient reduction after the backward pass"));
         assertTrue(after.toString().contains("grad-reduce=after-backward"), after.toString());
         assertTrue(after.toBuilder().build().gradReduceAfterBackward(), "kept by toBuilder");
         IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
                 () -> after.toBuilder().phase(Phase.INFER).recompute(Recompute.NONE).build());
         assertTrue(e.getMessage().contains("a training setting"), e.getMessage());
-        assertTrue(Workload.parseGradReduce(" After-Backward ") && !Workload.parseGradReduce("overlapped"));
+        assertEquals(org.scaledl.workload.GradReduce.AFTER_BACKWARD,
+                org.scaledl.workload.GradReduce.parse(" After-Backward "));
+        assertEquals(org.scaledl.workload.GradReduce.OVERLAPPED, org.scaledl.workload.GradReduce.parse("overlapped"));
+        assertEquals(org.scaledl.workload.GradReduce.GATHER_AFTER_STEP,
+                org.scaledl.workload.GradReduce.parse("gather_after_step"));
         org.scaledl.InvalidInputException bad = org.junit.jupiter.api.Assertions.assertThrows(
-                org.scaledl.InvalidInputException.class, () -> Workload.parseGradReduce("later"));
-        assertTrue(bad.getMessage().contains("expected overlapped or after-backward"), bad.getMessage());
+                org.scaledl.InvalidInputException.class, () -> org.scaledl.workload.GradReduce.parse("later"));
+        assertTrue(bad.getMessage().contains("expected overlapped, gather-after-step or after-backward"),
+                bad.getMessage());
+    }
+
+    /**
+     * The updated weights' gather after the optimizer step is the distributed optimizer's (Megatron core asserts
+     * {@code overlap_param_gather} with it): refused with ZeRO 0 and 3 and in inference, named in the job's settings,
+     * kept by {@code toBuilder}; on a slow network it makes the step longer than overlapping it.
+     */
+    @Test
+    void theGatherAfterTheStepIsTheDistributedOptimizers() {
+        org.scaledl.workload.GradReduce gather = org.scaledl.workload.GradReduce.GATHER_AFTER_STEP;
+        Workload base = job(8, 1, 1, 4, 2, Recompute.FULL);
+        for (int zero : new int[] {0, 3}) {
+            IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                    () -> base.toBuilder().parallelism(Parallelism.of(8, 1, 1, 4).withZeroStage(zero))
+                            .gradReduce(gather).build());
+            assertTrue(e.getMessage().contains("ZeRO 1 or 2, not ZeRO " + zero), e.getMessage());
+        }
+        Workload w = base.toBuilder().parallelism(Parallelism.of(8, 1, 1, 4).withZeroStage(1)).gradReduce(gather)
+                .build();
+        assertTrue(w.transformerOnlySettings().contains("the updated weights' gather after the optimizer step"));
+        assertTrue(w.toString().contains("grad-reduce=gather-after-step"), w.toString());
+        assertEquals(gather, w.toBuilder().build().gradReduce(), "kept by toBuilder");
+        assertFalse(w.gradReduceAfterBackward(), "the gradients' reduction still overlapped");
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> w.toBuilder().phase(Phase.INFER).recompute(Recompute.NONE)
+                        .parallelism(Parallelism.of(8, 1, 1, 4)).build());
+        assertTrue(e.getMessage().contains("gather-after-step") && e.getMessage().contains("a training setting"),
+                e.getMessage());
+        // eight replicas over a 25 Gb/s network: the gather of GPT's weights is seconds, not hidden
+        Topology slow = Topology.of(1, Topology.Link.PCIE, 32, 25);
+        Workload overlapped = w.toBuilder().gradReduce(org.scaledl.workload.GradReduce.OVERLAPPED).topology(slow)
+                .build();
+        double o = predictor.predict(overlapped).millis();
+        double g = predictor.predict(w.toBuilder().topology(slow).build()).millis();
+        assertTrue(g > o, "gather after the step " + g + " ms, overlapped " + o + " ms");
     }
 
     /**
@@ -904,7 +945,7 @@ class MegatronExecutionTest {
             for (int zero : new int[] {0, 1, 2, 3}) {
                 Workload w = job(8, 1, 1, 4, 1, Recompute.NONE).toBuilder()
                         .parallelism(Parallelism.of(8, 1, 1, 4).withZeroStage(zero))
-                        .gradReduceAfterBackward(afterBackward).build();
+                        .gradReduce(afterBackward ? org.scaledl.workload.GradReduce.AFTER_BACKWARD : org.scaledl.workload.GradReduce.OVERLAPPED).build();
                 MegatronTerms t = org.scaledl.model.exec.MegatronExecution.terms(w, stage.layers(),
                         Optional.of(net), A100, DGX);
                 String what = "ZeRO " + zero + (afterBackward ? ", after the backward pass" : ", overlapped");
@@ -1984,7 +2025,7 @@ class MegatronExecutionTest {
         List<LayoutSearch.Layout> plain = new LayoutSearch(predictor, GPT.graph(2048), A100, 16, 64).topology(DGX)
                 .search();
         List<LayoutSearch.Layout> given = new LayoutSearch(predictor, GPT.graph(2048), A100, 16, 64).topology(DGX)
-                .gradReduceAfterBackward(false).cudaGraphs(org.scaledl.workload.CudaGraphs.NONE).search();
+                .gradReduce(org.scaledl.workload.GradReduce.OVERLAPPED).cudaGraphs(org.scaledl.workload.CudaGraphs.NONE).search();
         assertEquals(plain.size(), given.size());
         for (int i = 0; i < plain.size(); i++) {
             for (Workload.ScheduleChoice c : Workload.ScheduleChoice.values()) {

@@ -22,6 +22,7 @@ import org.scaledl.model.exec.MegatronTerms;
 import org.scaledl.transformer.TransformerSpec;
 import org.scaledl.workload.CollectiveMeasurement;
 import org.scaledl.workload.Device;
+import org.scaledl.workload.GradReduce;
 import org.scaledl.workload.Parallelism;
 import org.scaledl.workload.Phase;
 import org.scaledl.workload.Precision;
@@ -84,7 +85,7 @@ class ScheduleOverlapProperties {
         Workload overlapped = Workload.builder(model.graph(2048)).batch((1 << logMicro) * microBatches)
                 .phase(Phase.TRAIN).device(A100).topology(topo).precision(Precision.BF16).recompute(Recompute.FULL)
                 .parallelism(Parallelism.of(dp, tp, pp, microBatches).withZeroStage(zero)).build();
-        Workload after = overlapped.toBuilder().gradReduceAfterBackward(true).build();
+        Workload after = overlapped.toBuilder().gradReduce(GradReduce.AFTER_BACKWARD).build();
         // only layouts the predictor runs (every one here: checked all the same)
         MegatronTerms[] pair = termsOfBoth(overlapped, after, topo);
         MegatronTerms o = pair[0];
@@ -92,6 +93,36 @@ class ScheduleOverlapProperties {
         String what = said(overlapped, ExecutionTerm.DATA_COMM, "overlapped", o, "after the backward pass", a);
         assertTrue(a.value(ExecutionTerm.DATA_COMM) >= o.value(ExecutionTerm.DATA_COMM) * (1 - 1e-12), what);
         assertOthersEqual(o, a, java.util.Set.of(ExecutionTerm.DATA_COMM), what);
+    }
+
+    /**
+     * With the distributed optimizer (ZeRO 1 or 2), the updated weights' gather after the optimizer step
+     * ({@link GradReduce#GATHER_AFTER_STEP}, Megatron core without {@code overlap_param_gather}) exposes no less than
+     * overlapping it and no more than reducing everything after the backward pass; nothing but the data-parallel term
+     * changes.
+     */
+    @Property(tries = 120)
+    void theGatherAfterTheStepLiesBetween(@ForAll @IntRange(min = 1, max = 6) int logDp,
+            @ForAll @IntRange(min = 0, max = 3) int logTp, @ForAll @IntRange(min = 0, max = 2) int logPp,
+            @ForAll @IntRange(min = 1, max = 16) int microBatches, @ForAll @IntRange(min = 1, max = 2) int zero,
+            @ForAll @IntRange(min = 0, max = 7) int logNetwork, @ForAll boolean tiny) {
+        fit();
+        Topology topo = Topology.of(8, Topology.Link.NVSWITCH, 300, 25.0 * (1 << logNetwork));
+        Workload overlapped = Workload.builder(MODELS.get(tiny ? 1 : 0).graph(2048)).batch(microBatches)
+                .phase(Phase.TRAIN).device(A100).topology(topo).precision(Precision.BF16).recompute(Recompute.FULL)
+                .parallelism(Parallelism.of(1 << logDp, 1 << logTp, 1 << logPp, microBatches).withZeroStage(zero))
+                .build();
+        Workload gather = overlapped.toBuilder().gradReduce(GradReduce.GATHER_AFTER_STEP).build();
+        Workload after = overlapped.toBuilder().gradReduce(GradReduce.AFTER_BACKWARD).build();
+        MegatronTerms[] first = termsOfBoth(overlapped, gather, topo);
+        MegatronTerms[] second = termsOfBoth(gather, after, topo);
+        String what = said(overlapped, ExecutionTerm.DATA_COMM, "overlapped", first[0], "gather after the step",
+                first[1]) + ", after the backward pass " + second[1].value(ExecutionTerm.DATA_COMM) + " ms";
+        double o = first[0].value(ExecutionTerm.DATA_COMM);
+        double g = first[1].value(ExecutionTerm.DATA_COMM);
+        double a = second[1].value(ExecutionTerm.DATA_COMM);
+        assertTrue(g >= o * (1 - 1e-12) && g <= a * (1 + 1e-12), what);
+        assertOthersEqual(first[0], first[1], java.util.Set.of(ExecutionTerm.DATA_COMM), what);
     }
 
     /** The terms of two workloads on one network; a layout the predictor refuses is not a case (jqwik's assumption). */
@@ -134,7 +165,8 @@ class ScheduleOverlapProperties {
         Workload fp32 = Workload.builder(model.graph(2048)).batch(microBatches).phase(Phase.TRAIN).device(A100)
                 .topology(topo).precision(Precision.BF16).recompute(Recompute.FULL)
                 .parallelism(Parallelism.of(1 << logDp, 1 << logTp, 1 << logPp, microBatches).withZeroStage(zero))
-                .gradReduceAfterBackward(after).sixteenBitGradients(false).build();
+                .gradReduce(after ? GradReduce.AFTER_BACKWARD : GradReduce.OVERLAPPED).sixteenBitGradients(false)
+                .build();
         Workload half = fp32.toBuilder().sixteenBitGradients(true).build();
         MegatronTerms[] pair = termsOfBoth(fp32, half, topo);
         MegatronTerms f = pair[0];
@@ -239,7 +271,7 @@ class ScheduleOverlapProperties {
         Workload zero0 = Workload.builder(model.graph(2048)).batch(microBatches).phase(Phase.TRAIN).device(A100)
                 .topology(topo).precision(Precision.BF16).recompute(Recompute.FULL)
                 .parallelism(Parallelism.of(1 << logDp, 1 << logTp, 1 << logPp, microBatches))
-                .gradReduceAfterBackward(true).sixteenBitGradients(sixteen).build();
+                .gradReduce(GradReduce.AFTER_BACKWARD).sixteenBitGradients(sixteen).build();
         Workload zero1 = zero0.toBuilder().parallelism(zero0.parallelism().withZeroStage(1)).build();
         MegatronTerms[] pair = termsOfBoth(zero0, zero1, topo);
         String what = said(zero1, ExecutionTerm.DATA_COMM, "ZeRO 0", pair[0], "ZeRO 1", pair[1]);

@@ -19,7 +19,7 @@ import org.scaledl.InvalidInputException;
 class HostileSettingsProperties {
     private static final List<Function<String, ?>> PARSERS = List.of(Precision::parse, Recompute::parse,
             RecomputeModule::parseList, MoeDispatcher::parse, CudaGraphs::parse, MemoryFormat::parse, Phase::parse,
-            Workload::parseGradDtype, Workload::parseGradReduce);
+            Workload::parseGradDtype, GradReduce::parse);
 
     @Provide
     Arbitrary<String> hostile() {

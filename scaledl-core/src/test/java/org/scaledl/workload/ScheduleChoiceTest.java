@@ -20,7 +20,7 @@ class ScheduleChoiceTest {
             assertFalse(plain.states(c), c.name());
             assertFalse(plain.toBuilder().batch(4).build().states(c), c.name());
         }
-        Workload reduce = Workload.builder(g).gradReduceAfterBackward(false).build();
+        Workload reduce = Workload.builder(g).gradReduce(org.scaledl.workload.GradReduce.OVERLAPPED).build();
         assertTrue(reduce.states(ScheduleChoice.GRAD_REDUCE));
         assertFalse(reduce.states(ScheduleChoice.CUDA_GRAPHS));
         assertEquals(plain.gradReduceAfterBackward(), reduce.gradReduceAfterBackward(), "the default, stated");

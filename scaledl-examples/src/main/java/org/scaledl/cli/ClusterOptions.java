@@ -102,10 +102,13 @@ final class ClusterOptions {
 
     @Option(names = "--grad-reduce", description = "When the data-parallel gradient reduction runs: overlapped "
             + "(default) with the last micro-batch's backward pass, as Megatron-core's overlap_grad_reduce (NeMo's and "
-            + "Megatron-Bridge's recipes), PyTorch DDP with its buckets and FSDP run it; or after-backward, exposed "
-            + "whole, as Megatron-LM's local DDP (before 2023, and its default without --overlap-grad-reduce), "
-            + "Megatron-DeepSpeed, DeepSpeed's ZeRO 1-2 without overlap_comm and PyTorch DDP with its buckets off run "
-            + "it",
+            + "Megatron-Bridge's recipes), PyTorch DDP with its buckets and FSDP run it, the distributed optimizer's "
+            + "gather of the updated weights with the first one's forward pass (overlap_param_gather); "
+            + "gather-after-step, the reduction overlapped and the gather exposed after the optimizer step (Megatron "
+            + "core without overlap_param_gather, Megatron-LM's default for it; ZeRO 1 or 2 only); or after-backward, "
+            + "both exposed whole, as Megatron-LM's local DDP (before 2023, and its default without "
+            + "--overlap-grad-reduce), Megatron-DeepSpeed, DeepSpeed's ZeRO 1-2 without overlap_comm and PyTorch DDP "
+            + "with its buckets off run it",
             converter = GradReduceConverter.class)
     String gradReduce;
 
@@ -309,7 +312,7 @@ final class ClusterOptions {
      * dispatcher ({@code --moe-dispatcher}) where given.
      */
     void stateSchedule(org.scaledl.workload.Workload.Builder b) {
-        stateSchedule(b::gradReduceAfterBackward, b::expertCommOverlap, b::cudaGraphs);
+        stateSchedule(b::gradReduce, b::expertCommOverlap, b::cudaGraphs);
         if (fp8ParamGather) {
             b.fp8ParamGather(true);
         }
@@ -335,7 +338,7 @@ final class ClusterOptions {
 
     /** {@link #stateSchedule(org.scaledl.workload.Workload.Builder)} for every layout of a search. */
     void stateSchedule(org.scaledl.model.LayoutSearch s) {
-        stateSchedule(s::gradReduceAfterBackward, s::expertCommOverlap, s::cudaGraphs);
+        stateSchedule(s::gradReduce, s::expertCommOverlap, s::cudaGraphs);
         s.fp8ParamGather(fp8ParamGather);
         if (moeDispatcher != null) {
             s.moeDispatcher(moeDispatcher);
@@ -343,10 +346,10 @@ final class ClusterOptions {
     }
 
     /** The given schedule choices, each to its setter (a job's builder's, or a layout search's). */
-    private void stateSchedule(java.util.function.Consumer<Boolean> gradReduceAfterBackward,
+    private void stateSchedule(java.util.function.Consumer<org.scaledl.workload.GradReduce> reduce,
             java.util.function.Consumer<Boolean> expertCommOverlap, java.util.function.Consumer<CudaGraphs> graphs) {
         if (gradReduce != null) {
-            gradReduceAfterBackward.accept(org.scaledl.workload.Workload.parseGradReduce(gradReduce));
+            reduce.accept(org.scaledl.workload.GradReduce.parse(gradReduce));
         }
         if (moeA2aOverlap != null) {
             expertCommOverlap.accept(moeA2aOverlap);
@@ -546,7 +549,7 @@ final class ClusterOptions {
     /** Checks {@code --grad-reduce}. */
     static final class GradReduceConverter extends CheckedText {
         GradReduceConverter() {
-            super(org.scaledl.workload.Workload::parseGradReduce);
+            super(org.scaledl.workload.GradReduce::parse);
         }
     }
 }

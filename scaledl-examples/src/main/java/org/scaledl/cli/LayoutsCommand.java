@@ -439,11 +439,6 @@ final class LayoutsCommand implements Callable<Integer> {
         return out;
     }
 
-    /** How a job's gradients are reduced, as the option and the column write it. */
-    private static String gradReduce(Workload w) {
-        return w.gradReduceAfterBackward() ? "after-backward" : "overlapped";
-    }
-
     /** A schedule choice's cell: its value where the job states it, empty (the default, assumed) otherwise. */
     private static String stated(Workload w, Workload.ScheduleChoice choice, String value) {
         return w.states(choice) ? value : "";
@@ -508,7 +503,7 @@ final class LayoutsCommand implements Callable<Integer> {
         }
         // the schedule choices as given (stated: the command states them too), the others left to their defaults
         if (l.workload().states(Workload.ScheduleChoice.GRAD_REDUCE)) {
-            c.append(" --grad-reduce ").append(gradReduce(l.workload()));
+            c.append(" --grad-reduce ").append(l.workload().gradReduce().label());
         }
         if (l.workload().expertCommOverlap()) {
             c.append(" --moe-a2a-overlap");
@@ -597,7 +592,7 @@ final class LayoutsCommand implements Callable<Integer> {
                     .append(number(l.workload().expertImbalance())).append(',')
                     .append(l.workload().documentTokens()).append(',')
                     .append(l.workload().gradDtypeLabel()).append(',')
-                    .append(stated(l.workload(), Workload.ScheduleChoice.GRAD_REDUCE, gradReduce(l.workload())))
+                    .append(stated(l.workload(), Workload.ScheduleChoice.GRAD_REDUCE, l.workload().gradReduce().label()))
                     // (empty unless set: a rescoring's --fp8-param-gather then applies to the rows)
                     .append(',').append(l.workload().fp8ParamGather() ? "true" : "").append(',')
                     .append(stated(l.workload(), Workload.ScheduleChoice.EXPERT_COMM_OVERLAP,

@@ -253,7 +253,7 @@ final class PredictCommand implements Callable<Integer> {
             } else {
                 wl.putNull("grad_dtype");   // no gradients to keep
             }
-            wl.put("grad_reduce", w.gradReduceAfterBackward() ? "after-backward" : "overlapped");
+            wl.put("grad_reduce", w.gradReduce().label());
             wl.put("fp8_param_gather", w.fp8ParamGather());
             wl.put("moe_a2a_overlap", w.expertCommOverlap());
             wl.put("moe_dispatcher", w.parallelism().expert() > 1 ? w.moeDispatcher().label() : null);

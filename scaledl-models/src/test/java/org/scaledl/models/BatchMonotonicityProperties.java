@@ -66,7 +66,7 @@ class BatchMonotonicityProperties {
             Workload w = Workload.builder(spec.graph(seq)).batch(micro * m).phase(Phase.TRAIN).device(gpu)
                     .parallelism(Parallelism.of(d, t, p, m).withExpert(e, 1).withZeroStage(zero)
                             .withSequenceParallel(t > 1 && e > 1))
-                    .gradReduceAfterBackward(afterBackward).precision(precision).build();
+                    .gradReduce(afterBackward ? org.scaledl.workload.GradReduce.AFTER_BACKWARD : org.scaledl.workload.GradReduce.OVERLAPPED).precision(precision).build();
             org.scaledl.model.Prediction pr = GPU.predict(w);
             ms[k] = pr.millis();
             jobs[k] = w + " " + pr.breakdown();

@@ -3117,7 +3117,9 @@ public final class MegatronExecution {
      * weights' gather with the first one's forward pass) as Megatron's {@code overlap_grad_reduce} and
      * {@code overlap_param_gather} do; ZeRO 3 gathers the weights twice and reduce-scatters the gradients every
      * micro-batch, what the micro-batch's own compute does not hide; ZeRO 2 reduce-scatters every micro-batch's
-     * gradients (sharded, they are not accumulated whole). With the reduction after the backward pass
+     * gradients (sharded, they are not accumulated whole). With the weights' gather after the optimizer step
+     * ({@link org.scaledl.workload.GradReduce#GATHER_AFTER_STEP}) the gather is exposed whole. With the reduction
+     * after the backward pass
      * ({@link Workload#gradReduceAfterBackward()}) nothing of it hides: ZeRO 0–2's whole reduction (and the weights'
      * gather) is exposed, and ZeRO 2's and 3's reduce-scatter every micro-batch. With LoRA only the adapters'
      * gradients are reduced (the frozen weights are still gathered under ZeRO 3). The gradients travel in their
@@ -3218,11 +3220,14 @@ public final class MegatronExecution {
                 return stretch -> Math.max(tail, all - 2.0 / 3 * perMicroBatch * stretch);
             }
             // a reduce-scatter's part a micro-batch's backward pass does not hide, and the weights' gather's part the
-            // first micro-batch's forward pass does not (never more than the whole reduction after the backward pass)
+            // first micro-batch's forward pass does not (never more than the whole reduction after the backward pass);
+            // without overlap_param_gather the distributed optimizer gathers the weights after its step, synchronously:
+            // all of it exposed
+            boolean gatherAfterStep = w.gradReduce() == org.scaledl.workload.GradReduce.GATHER_AFTER_STEP;
             return stretch -> {
                 double behind = Math.max(0, scatter - 2.0 / 3 * perMicroBatch * stretch);
                 return Math.min(whole, Math.max(tail, behind) + (scatters - 1) * behind
-                        + Math.max(0, gatherWeights - perMicroBatch * stretch / 3));
+                        + (gatherAfterStep ? gatherWeights : Math.max(0, gatherWeights - perMicroBatch * stretch / 3)));
             };
         }
         // FSDP: per micro-batch and layer, gather the layer's weights forward and backward and reduce-scatter its
@@ -3571,7 +3576,7 @@ public final class MegatronExecution {
         if (w.phase() == Phase.TRAIN && !w.gradReduceAfterBackward() && !w.states(Workload.ScheduleChoice.GRAD_REDUCE)
                 && terms.value(ExecutionTerm.DATA_COMM) > 0) {
             // said where the software's choice moves the step: the stacks of 2021-22 reduce after the backward pass
-            double after = stepWith.apply(w.toBuilder().gradReduceAfterBackward(true));
+            double after = stepWith.apply(w.toBuilder().gradReduce(org.scaledl.workload.GradReduce.AFTER_BACKWARD));
             if (after > (1 + SCHEDULE_NOTE_SHARE) * total) {
                 all.add(StageCost.Note.assumed(String.format(Locale.ROOT, "the gradients' reduction is assumed "
                         + "overlapped with the backward pass (Megatron core's overlap_grad_reduce); reduced after it, "
