@@ -27,9 +27,13 @@ import org.scaledl.workload.OpFamily;
  *                   the predictor estimates it
  * @param job        what one iteration does across the job (GPUs, tokens, model FLOPs; {@link Job#UNKNOWN} when not
  *                   known)
+ * @param memoryParts what {@code memoryGb} is made of, for a transformer job on a GPU: its most loaded pipeline
+ *                   stage's weights, gradients and optimizer states, low-precision copies, activations, logits and
+ *                   runtime, and what it offloads to the host; empty where the predictor does not part it
  */
 public record Prediction(double millis, double lowMillis, double highMillis, List<Contribution> breakdown,
-        List<PredictionWarning> warnings, double samples, java.util.OptionalDouble memoryGb, Job job) {
+        List<PredictionWarning> warnings, double samples, java.util.OptionalDouble memoryGb, Job job,
+        Optional<org.scaledl.model.cost.MemoryUse> memoryParts) {
 
     /**
      * What one iteration does across the whole job, as NeMo and Megatron publish their throughput: the GPUs it uses,
@@ -62,6 +66,16 @@ public record Prediction(double millis, double lowMillis, double highMillis, Lis
         warnings = List.copyOf(Objects.requireNonNull(warnings, "warnings"));
         Objects.requireNonNull(memoryGb, "memoryGb");
         Objects.requireNonNull(job, "job");
+        Objects.requireNonNull(memoryParts, "memoryParts");
+        Checks.argument(memoryParts.isEmpty() || memoryGb.isPresent() && Math.abs(memoryParts.get().totalGb()
+                - memoryGb.getAsDouble()) <= 1e-9 * (1 + memoryGb.getAsDouble()), "memory parts %s are not the "
+                + "memory %s", memoryParts, memoryGb);
+    }
+
+    /** A prediction whose memory is not parted. */
+    public Prediction(double millis, double lowMillis, double highMillis, List<Contribution> breakdown,
+            List<PredictionWarning> warnings, double samples, java.util.OptionalDouble memoryGb, Job job) {
+        this(millis, lowMillis, highMillis, breakdown, warnings, samples, memoryGb, job, Optional.empty());
     }
 
     /** A prediction without job figures. */
@@ -132,13 +146,14 @@ public record Prediction(double millis, double lowMillis, double highMillis, Lis
             return this;
         }
         return new Prediction(millis, lowMillis, highMillis, breakdown,
-                java.util.stream.Stream.concat(warnings.stream(), more.stream()).toList(), samples, memoryGb, job);
+                java.util.stream.Stream.concat(warnings.stream(), more.stream()).toList(), samples, memoryGb, job,
+                memoryParts);
     }
 
     /** A copy whose interval is {@code [low, high]} (containing the point prediction). */
     Prediction withInterval(double low, double high) {
         return new Prediction(millis, Math.min(low, millis), Math.max(high, millis), breakdown, warnings, samples,
-                memoryGb, job);
+                memoryGb, job, memoryParts);
     }
 
     /** What a contribution is. */

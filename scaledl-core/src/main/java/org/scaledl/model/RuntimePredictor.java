@@ -363,7 +363,7 @@ public final class RuntimePredictor implements RuntimeModel {
                 && memory.getAsDouble() > w.device().get().memoryGB()) {
             warnings.add(new PredictionWarning(PredictionWarning.Kind.OUT_OF_MEMORY, String.format(java.util.Locale.ROOT,
                     "needs %.1f GiB per device%s, more than the %s GiB of %s (shard it: %s)", memory.getAsDouble(),
-                    cost.memoryDetail().map(d -> " (" + d + ")").orElse(""), w.device().get().memoryGB(),
+                    cost.memoryParts().map(d -> " (" + d.describe() + ")").orElse(""), w.device().get().memoryGB(),
                     w.device().get().name(), w.phase() == org.scaledl.workload.Phase.INFER
                             ? "tensor or pipeline parallelism, a smaller batch"
                             // (ZeRO shards over the data-parallel replicas, or the experts' own group: with one
@@ -403,7 +403,8 @@ public final class RuntimePredictor implements RuntimeModel {
         }
         double[] iv = stage.interval(w).orElse(new double[] {logLow, logHigh});
         return new Prediction(ms, ms * Math.exp(iv[0] - WIDEN * distance),
-                ms * Math.exp(iv[1] + WIDEN * distance), point.breakdown(), warnings, samples(w), memory, job(w));
+                ms * Math.exp(iv[1] + WIDEN * distance), point.breakdown(), warnings, samples(w), memory, job(w),
+                cost.memoryParts());
     }
 
     /**
@@ -529,14 +530,23 @@ public final class RuntimePredictor implements RuntimeModel {
     }
 
     /**
-     * Predicts many workloads, in order: each is checked and refused as {@link #predict} would, and each prediction
-     * has its interval and warnings but <em>no breakdown</em> (what a scheduler scoring candidates keeps). Every
-     * prediction is the one {@link #predict} gives, whatever the order of the workloads or the threads asking.
+     * Predicts many workloads, in order: each is checked and refused as {@link #predict} would (the refusal then
+     * names the workload's place in the list, from 0, and the workload), and each prediction has its interval,
+     * warnings and memory but <em>no breakdown</em> (what a scheduler scoring candidates keeps). Every prediction is
+     * the one {@link #predict} gives, whatever the order of the workloads or the threads asking.
+     *
+     * @throws IllegalArgumentException for the first workload refused, naming it
      */
     public List<Prediction> predictAll(Iterable<Workload> workloads) {
         List<Prediction> out = new ArrayList<>();
         for (Workload w : Objects.requireNonNull(workloads, "workloads")) {
-            out.add(predictScored(w));
+            try {
+                out.add(predictScored(w));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("workload " + out.size() + " (" + w + "): " + e.getMessage(), e);
+            } catch (org.scaledl.InvalidInputException e) {
+                throw e.withSource("workload " + out.size() + " (" + w + ")");
+            }
         }
         return out;
     }
@@ -545,7 +555,7 @@ public final class RuntimePredictor implements RuntimeModel {
     public Prediction predictScored(Workload w) {
         Prediction p = predict(w);
         return new Prediction(p.millis(), p.lowMillis(), p.highMillis(), List.of(), p.warnings(), p.samples(),
-                p.memoryGb(), p.job());
+                p.memoryGb(), p.job(), p.memoryParts());
     }
 
     /**

@@ -125,7 +125,7 @@ public abstract class RuntimePredictorContract {
         for (Workload w : table) {
             Prediction p = sequential.predict(w);
             expected.add(new Prediction(p.millis(), p.lowMillis(), p.highMillis(), List.of(), p.warnings(),
-                    p.samples(), p.memoryGb(), p.job()));
+                    p.samples(), p.memoryGb(), p.job(), p.memoryParts()));
         }
         List<Integer> order = shuffled(table.size(), r);
         List<Prediction> all = RuntimePredictor.load(bytes).predictAll(order.stream().map(table::get).toList());

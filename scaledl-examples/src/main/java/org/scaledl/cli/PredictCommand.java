@@ -289,6 +289,16 @@ final class PredictCommand implements Callable<Integer> {
             } else {
                 root.putNull("memory_gb");
             }
+            if (pr.memoryParts().isPresent()) {
+                org.scaledl.model.cost.MemoryUse m = pr.memoryParts().get();
+                root.putObject("memory").put("stage", m.stage()).put("stages", m.stages())
+                        .put("states_gb", m.statesGb()).put("low_precision_copies_gb", m.lowPrecisionCopiesGb())
+                        .put("activations_gb", m.activationsGb()).put("micro_batches_in_flight",
+                                m.microBatchesInFlight()).put("logits_gb", m.logitsGb())
+                        .put("runtime_gb", m.runtimeGb()).put("host_gb", m.hostGb());
+            } else {
+                root.putNull("memory");
+            }
             putOptional(root, "tokens_per_s_per_gpu", pr.tokensPerSecondPerGpu());
             putOptional(root, "model_tflops_per_gpu", pr.modelTflopsPerGpu());
             root.put("machine", machine);
@@ -343,6 +353,7 @@ final class PredictCommand implements Callable<Integer> {
                         " (does not fit: the GPU has %.1f GiB)", d.memoryGB())).orElse(" (does not fit)"));
             }
             sb.append('\n');
+            pr.memoryParts().ifPresent(m -> sb.append("  memory per GPU: ").append(m.describe()).append('\n'));
             training(w, pr).ifPresent(t -> sb.append(String.format(Locale.ROOT, "  %,.0f tokens: %,.0f iterations of "
                     + "%,.0f tokens, %.1f days (90%% interval %.1f–%.1f), %,.0f GPU-hours%n", t.tokens(), t.iterations(),
                     t.perIteration(), t.days(), t.lowDays(), t.highDays(), t.gpuHours())));

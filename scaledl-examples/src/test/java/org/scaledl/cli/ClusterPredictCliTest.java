@@ -145,7 +145,8 @@ class ClusterPredictCliTest {
     /**
      * Gemma 4's 512-wide full-attention heads are predicted with an unfused core, as Transformer Engine runs them,
      * and stderr says so; a copy of its configuration naming PyTorch's kernels ({@code sdpa}), which take such heads
-     * fused, is predicted faster and in less memory and says nothing of it.
+     * fused, is predicted faster and in less memory and says nothing of it; {@code --json}'s {@code memory} gives the
+     * parts that {@code memory_gb} adds up.
      */
     @Test
     void wideHeadsAreUnfusedUnlessTheConfigurationNamesKernelsThatTakeThem(@TempDir Path dir) throws Exception {
@@ -172,6 +173,17 @@ class ClusterPredictCliTest {
         assertTrue(a.get("ms").asDouble() > b.get("ms").asDouble(), a.get("ms") + " vs " + b.get("ms"));
         assertTrue(a.get("memory_gb").asDouble() > b.get("memory_gb").asDouble(),
                 a.get("memory_gb") + " vs " + b.get("memory_gb"));
+        // the memory's parts add up to it (the runtime's gigabyte among them), the stage one of the pipeline's
+        for (JsonNode n : List.of(a, b)) {
+            JsonNode m = n.get("memory");
+            double sum = m.get("states_gb").asDouble() + m.get("low_precision_copies_gb").asDouble()
+                    + m.get("activations_gb").asDouble() + m.get("logits_gb").asDouble()
+                    + m.get("runtime_gb").asDouble();
+            assertEquals(n.get("memory_gb").asDouble(), sum, 1e-9 * sum, m.toString());
+            assertTrue(m.get("stage").asInt() >= 1 && m.get("stage").asInt() <= m.get("stages").asInt()
+                    && m.get("runtime_gb").asDouble() == 1.0 && m.get("activations_gb").asDouble() > 0,
+                    m.toString());
+        }
     }
 
     @Test
@@ -1486,14 +1498,15 @@ class ClusterPredictCliTest {
                 .toString(), "--seq", "2048", "--batch", "1", "--device", A100, "--precision", "bf16",
                 "--grad-reduce", "later");
         assertEquals(2, bad.code(), bad.err());
-        assertTrue(bad.err().contains("--grad-reduce") && bad.err().contains("expected overlapped or after-backward")
+        assertTrue(bad.err().contains("--grad-reduce")
+                && bad.err().contains("expected overlapped, gather-after-step or after-backward")
                 && bad.err().strip().lines().count() == 1, bad.err());
         Files.writeString(jobs, HEADER + ",grad_reduce\nx," + job + "later\n");
         Run row = MainTest.run("predict", "--model", "gpu", "--candidates", jobs.toString(), "--out",
                 dir.resolve("x.csv").toString());
         assertEquals(1, row.code(), row.err());
         assertTrue(row.err().contains("jobs.csv:2: grad_reduce: ")
-                && row.err().contains("expected overlapped or after-backward"), row.err());
+                && row.err().contains("expected overlapped, gather-after-step or after-backward"), row.err());
     }
 
     @Test

@@ -25,7 +25,7 @@ public final class StageCost {
     private final List<Term> terms;
     private final double total;
     private final double memoryBytes;
-    private final String memoryDetail;
+    private final MemoryUse memoryParts;
     private final List<Note> notes;
 
     /** What a note on a cost says. */
@@ -124,13 +124,13 @@ public final class StageCost {
     }
 
     private StageCost(double[] layerMillis, OpFamily[] families, List<Term> terms, double total, double memoryBytes,
-            String memoryDetail, List<Note> notes) {
+            MemoryUse memoryParts, List<Note> notes) {
         this.layerMillis = layerMillis;
         this.families = families;
         this.terms = List.copyOf(terms);
         this.total = total;
         this.memoryBytes = memoryBytes;
-        this.memoryDetail = Objects.requireNonNull(memoryDetail, "memoryDetail");
+        this.memoryParts = memoryParts;
         this.notes = List.copyOf(notes);
     }
 
@@ -160,27 +160,39 @@ public final class StageCost {
         Checks.argument(layerMillis.length == families.length, "%s layer times for %s families", layerMillis.length,
                 families.length);
         Checks.argument(Double.isFinite(total) && total >= 0, "total must be finite and >= 0: %s", total);
-        return new StageCost(layerMillis.clone(), families.clone(), terms, total, Double.NaN, "", List.of());
+        return new StageCost(layerMillis.clone(), families.clone(), terms, total, Double.NaN, null, List.of());
     }
 
     /**
-     * A copy with the peak memory one device needs (weights, gradients, optimizer state, activations), bytes, what
-     * it is made of (one line, or empty), and notes on what the cost assumed, chose or read (a topology derived from
-     * the device, the recomputation of {@code auto}, a pipeline bubble, ...).
+     * A copy with the peak memory one device needs (weights, gradients, optimizer state, activations), bytes, and
+     * notes on what the cost assumed, chose or read (a topology derived from the device, the recomputation of
+     * {@code auto}, a pipeline bubble, ...).
      */
-    public StageCost withMemory(double bytes, String detail, List<Note> notes) {
+    public StageCost withMemory(double bytes, List<Note> notes) {
         Checks.argument(Double.isNaN(bytes) || bytes >= 0, "memory must be >= 0: %s", bytes);
-        return new StageCost(layerMillis, families, terms, total, bytes, detail, notes);
+        return new StageCost(layerMillis, families, terms, total, bytes, null, notes);
     }
+
+    /**
+     * A copy with the peak memory one device needs, bytes, in its parts (whose {@link MemoryUse#totalGb()} is the
+     * same peak, up to rounding), and notes as {@link #withMemory(double, List)}.
+     */
+    public StageCost withMemory(double bytes, MemoryUse parts, List<Note> notes) {
+        Checks.argument(bytes >= 0 && Math.abs(parts.totalGb() * GIB - bytes) <= 1e-9 * (1 + bytes),
+                "memory %s bytes is not its parts' %s GiB", bytes, parts.totalGb());
+        return new StageCost(layerMillis, families, terms, total, bytes, parts, notes);
+    }
+
+    private static final double GIB = 1024.0 * 1024 * 1024;
 
     /** A copy with other notes ({@link #notes}), its memory kept. */
     public StageCost withNotes(List<Note> notes) {
-        return new StageCost(layerMillis, families, terms, total, memoryBytes, memoryDetail, notes);
+        return new StageCost(layerMillis, families, terms, total, memoryBytes, memoryParts, notes);
     }
 
     /** What the peak memory is made of (the stage, states, activations, ...), when the stage says. */
-    public java.util.Optional<String> memoryDetail() {
-        return memoryDetail.isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(memoryDetail);
+    public java.util.Optional<MemoryUse> memoryParts() {
+        return java.util.Optional.ofNullable(memoryParts);
     }
 
     /** The peak memory one device needs, bytes, when the stage estimates it. */
@@ -230,7 +242,7 @@ public final class StageCost {
             l[i] *= factor;
         }
         return new StageCost(l, families, terms.stream().map(t -> new Term(t.name(), t.kind(), t.millis() * factor))
-                .toList(), total * factor, memoryBytes, memoryDetail, notes);
+                .toList(), total * factor, memoryBytes, memoryParts, notes);
     }
 
     @Override

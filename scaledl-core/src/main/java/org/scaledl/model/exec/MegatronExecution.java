@@ -2229,19 +2229,10 @@ public final class MegatronExecution {
             return states + quantised + activations + logits + ParallelExecution.RUNTIME_BYTES;
         }
 
-        /** In words, per stage: what it holds ({@code training}: weights with their gradients and states). */
-        String describe(int stages, boolean training) {
-            double g = GIB;
-            return String.format(java.util.Locale.ROOT, "stage %d of %d: %s %.1f GiB%s, activations %.1f GiB (%s "
-                    + "micro-batch%s in flight)%s, runtime %.1f GiB", stage + 1, stages, training
-                    ? "weights, gradients and optimizer states" : "weights", states / g,
-                    quantised > 0 ? String.format(java.util.Locale.ROOT, ", low-precision weight copies %.1f GiB",
-                            quantised / g) : "", activations / g,
-                    inFlight == Math.rint(inFlight) ? String.valueOf((long) inFlight)
-                            : String.format(java.util.Locale.ROOT, "%.2f", inFlight), inFlight == 1 ? "" : "es",
-                    logits > 0 ? String.format(java.util.Locale.ROOT, ", logits %.1f GiB", logits / g) : "",
-                    ParallelExecution.RUNTIME_BYTES / g) + (host > 0 ? String.format(java.util.Locale.ROOT,
-                    "; offloaded to the host's memory %.1f GiB", host / g) : "");
+        /** Its parts, GiB, as the prediction gives them ({@code training}: weights with their gradients and states). */
+        org.scaledl.model.cost.MemoryUse parts(int stages, boolean training) {
+            return new org.scaledl.model.cost.MemoryUse(stage + 1, stages, training, states / GIB, quantised / GIB,
+                    activations / GIB, inFlight, logits / GIB, ParallelExecution.RUNTIME_BYTES / GIB, host / GIB);
         }
     }
 
@@ -3739,7 +3730,7 @@ public final class MegatronExecution {
                             : "node")));
         }
         return StageCost.withTotal(perLayer, families, out, total).withMemory(memory.total(),
-                memory.describe(w.parallelism().pipeline(), w.phase() == Phase.TRAIN), all);
+                memory.parts(w.parallelism().pipeline(), w.phase() == Phase.TRAIN), all);
     }
 
     private static double calibrated(MegatronModel model, MegatronTerms terms, ExecutionTerm term) {

@@ -482,7 +482,7 @@ public final class ParallelExecution {
         }
         double total = paced + (par.ranks() == 1 && par.microBatches() == 1 ? 0 : comm);
         return StageCost.withTotal(layerMillis, families, terms, total)
-                .withMemory(eagerMemory(w, fs, perMicro.batch()), "", notes);
+                .withMemory(eagerMemory(w, fs, perMicro.batch()), notes);
     }
 
     /**
