@@ -3,6 +3,7 @@ package org.scaledl.model;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalDouble;
 import org.scaledl.Checks;
 import org.scaledl.graph.ModelGraph;
@@ -264,6 +265,22 @@ public final class LayoutSearch {
     }
 
     /**
+     * The fastest layout of a ranked list ({@link #search}'s) that fits with memory to spare: known memory, not within
+     * {@link RuntimePredictor#MEMORY_EDGE} of its GPU's ({@link Layout#nearMemoryLimit()}). The search ranks layouts
+     * at the edge with the others, so its first may be one whose memory estimate a few percent off would not fit; a
+     * scheduler that cannot retry takes this one (as {@code layouts --json}'s {@code best_with_memory_free}). Empty
+     * where no layout leaves the margin.
+     */
+    public static Optional<Layout> bestWithMemoryFree(List<Layout> ranked) {
+        for (Layout l : java.util.Objects.requireNonNull(ranked, "ranked")) {
+            if (l.fits() && !Double.isNaN(l.memoryGb()) && !l.nearMemoryLimit()) {
+                return Optional.of(l);
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
      * Refuses settings that do not go together whatever the layout: 16-bit gradients in FP32, a precision the GPU has
      * no matrix units for, the experts' settings (all-to-all overlap, dispatcher, imbalance) on a model without.
      * {@link #search} checks them first; a caller may check them before starting it.
@@ -310,8 +327,23 @@ public final class LayoutSearch {
     }
 
     /**
+     * Why a search finds no layout, in words (what the degrees must divide), for a caller whose {@link #search} came
+     * back empty.
+     */
+    public String whyNoLayout() {
+        TransformerShape ts = graph.transformer().orElseThrow();
+        return "no layout of " + gpus + " GPUs runs a global batch of " + globalBatch + ": tensor x context x "
+                + "pipeline x data must make the GPUs, with the data-parallel degree dividing the global batch, tensor "
+                + "parallelism a power of two dividing " + MegatronExecution.headsDivisor(graph) + " (the "
+                + ts.heads() + " heads' and every layer's key/value heads' common divisor) inside the NVLink domain "
+                + "of " + topology.scaleUp().gpusPerNode() + " GPUs and the pipeline dividing the " + ts.layers()
+                + " layers (try a multiple of the node's GPUs, or another global batch)";
+    }
+
+    /**
      * Every valid layout, those that fit first, fastest first (ties in a fixed order of the degrees), unmodifiable;
-     * where none fits, the least memory first.
+     * where none fits, the least memory first; empty where the GPUs and the global batch allow none
+     * ({@link #whyNoLayout} says why).
      *
      * @throws IllegalArgumentException for settings {@link #check} refuses
      */

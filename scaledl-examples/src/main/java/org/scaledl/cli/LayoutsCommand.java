@@ -205,14 +205,7 @@ final class LayoutsCommand implements Callable<Integer> {
                     + "data-parallel replica's, at stage 0");
         }
         if (all.isEmpty()) {
-            org.scaledl.graph.TransformerShape ts = graph.transformer().orElseThrow();
-            throw new IllegalArgumentException("no layout of " + gpus + " GPUs runs a global batch of " + globalBatch
-                    + ": tensor x context x pipeline x data must make the GPUs, with the data-parallel degree "
-                    + "dividing the global batch, tensor parallelism a power of two "
-                    + "dividing " + org.scaledl.model.exec.MegatronExecution.headsDivisor(graph) + " (the " + ts.heads()
-                    + " heads' and every layer's key/value heads' common divisor) inside "
-                    + "the NVLink domain of " + topo.scaleUp().gpusPerNode() + " GPUs and the pipeline dividing the "
-                    + ts.layers() + " layers (try a multiple of the node's GPUs, or another global batch)");
+            throw new IllegalArgumentException(search.whyNoLayout());
         }
         if (all.stream().noneMatch(LayoutSearch.Layout::fits)) {
             // ranked anyway (how far each is from fitting helps), but a first place that cannot run must be said
@@ -226,14 +219,9 @@ final class LayoutsCommand implements Callable<Integer> {
         // where the first layouts fill the GPU's memory to its edge, the best that leaves the margin free (a run that
         // close may not fit: the estimate leaves out the allocator's fragmentation and the framework's own buffers)
         int withRoom = -1;
-        if (!all.isEmpty() && all.get(0).fits() && RuntimePredictor.nearMemoryEdge(all.get(0).memoryGb(),
-                d.memoryGB())) {
-            for (int i = 1; i < all.size() && withRoom < 0; i++) {
-                // (a layout of known memory that fits and is not at the edge leaves the margin free)
-                double gib = all.get(i).memoryGb();
-                withRoom = all.get(i).fits() && !Double.isNaN(gib) && !RuntimePredictor.nearMemoryEdge(gib,
-                        d.memoryGB()) ? i : -1;
-            }
+        if (!all.isEmpty() && all.get(0).nearMemoryLimit()) {
+            // the best at the memory's edge: the fastest that leaves the margin free, said beside it
+            withRoom = LayoutSearch.bestWithMemoryFree(all).map(all::indexOf).orElse(-1);
         }
         List<Prediction> predictions = shown.stream().map(l -> p.predict(l.workload())).toList();
         // a calibration on other GPUs moved every layout alike: said once

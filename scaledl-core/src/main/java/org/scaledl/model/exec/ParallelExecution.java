@@ -236,9 +236,13 @@ public final class ParallelExecution {
             return t;
         }
         Topology t = Topology.assumedFor(d);
-        if (crossesNodes(t, w.parallelism().ranks())) {
+        boolean rack = t.nvlinkDomain() > t.gpusPerNode();
+        // said where the job leaves a node: beyond the NVLink domain the network carries it, inside a rack-scale
+        // domain (an NVL72) NVLink across the trays does, which a machine of smaller domains would not have
+        if (rack ? w.parallelism().ranks() > t.gpusPerNode() : crossesNodes(t, w.parallelism().ranks())) {
             notes.add(StageCost.Note.assumed("topology assumed from the device's form factor: " + t.describe()
-                    + " (give --gpus-per-node and --inter-node-gbps)"));
+                    + (rack ? " (give --gpus-per-node, --nvlink-domain and --inter-node-gbps; in Java, "
+                    + "Workload.Builder.topology)" : " (give --gpus-per-node and --inter-node-gbps)")));
         }
         return t;
     }
