@@ -583,9 +583,13 @@ public final class HuggingFaceConfig {
         activation(r, "hidden_act", "silu");
         long vocab = r.vocab("vocab_size", d != null ? d.vocab() : required ? -1 : 32000);
         // (null is transformers' "as many as the attention heads", phi-2's: no slip to say)
+        // (Qwen3's class defaults to 32 key/value heads, Qwen3-MoE's to 4: said, as the class takes them)
+        boolean qwen3 = type.equals("qwen3");
         long kvHeads = d != null ? r.size("num_key_value_heads", d.kvHeads() > 0 ? d.kvHeads() : heads)
                 : r.isNull("num_key_value_heads") ? heads
                 : r.has("num_key_value_heads") ? r.size("num_key_value_heads", heads)
+                : qwen3 || type.equals("qwen3_moe") ? r.sizeSaid("num_key_value_heads", qwen3 ? 32 : 4,
+                        (qwen3 ? "Qwen3" : "Qwen3-MoE") + "'s class default")
                 : r.sizeSaid("num_key_value_heads", heads, "as many as the attention heads, as transformers' "
                         + "Llama-family classes take a missing one");
         long inner = d != null ? r.size("intermediate_size", d.inner()) : r.sizeSaid("intermediate_size", 11008,
@@ -603,6 +607,12 @@ public final class HuggingFaceConfig {
             b.headDim(r.size("head_dim", -1));
         } else if (d != null && d.headDim() > 0) {
             b.headDim(d.headDim());
+        } else if (qwen3 && !r.has("head_dim")) {
+            // Qwen3's class sets a head of 128 whatever the hidden size and heads (Qwen3-32B: 5,120 over 64 heads)
+            b.headDim(r.sizeSaid("head_dim", 128, "Qwen3's class default, not the hidden size over the heads"));
+        } else if (type.equals("qwen3_moe") && !r.has("head_dim")) {
+            r.sizeSaid("head_dim", hidden / Math.max(1, heads), "the hidden size over the heads, as Qwen3-MoE's class "
+                    + "takes a missing one");
         }
         List<Block> bl;
         if (type.equals("mixtral")) {
