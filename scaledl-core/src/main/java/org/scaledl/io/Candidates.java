@@ -693,6 +693,33 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         }
     }
 
+    /**
+     * The caller's defaults a row takes only where it can take them, each with whether a row as read took it: FP8
+     * weights as the parameters (training, an FP8 recipe, ZeRO 1 or 2), the experts' all-to-all overlap and their
+     * dispatcher (expert parallelism), a memory format (an imported graph's convolutions).
+     */
+    private static final Map<String, java.util.function.Predicate<Workload>> WHERE_RUN;
+    /** Why a default of {@link #WHERE_RUN} applies to no row, in words. */
+    private static final Map<String, String> WHY_NOT_TAKEN = Map.of(
+            "fp8_param_gather", "FP8 weights as the parameters need training in fp8, fp8-block or mxfp8 with the "
+                    + "distributed optimizer (zero_stage 1 or 2; --zero-stage gives a default)",
+            "moe_a2a_overlap", "the experts' all-to-all overlap needs expert parallelism (an expert degree above 1) "
+                    + "where Megatron core runs it",
+            "moe_dispatcher", "the token dispatcher is expert parallelism's (an expert degree above 1)",
+            "memory_format", "a memory format lays out an imported graph's convolutions");
+    /** The columns of {@link #WHERE_RUN} that are flags (a default of false is taken by every row). */
+    private static final java.util.Set<String> BOOLEAN_COLUMNS = java.util.Set.of("fp8_param_gather",
+            "moe_a2a_overlap");
+
+    static {
+        Map<String, java.util.function.Predicate<Workload>> m = new java.util.LinkedHashMap<>();
+        m.put("fp8_param_gather", Workload::fp8ParamGather);
+        m.put("moe_a2a_overlap", Workload::expertCommOverlap);
+        m.put("moe_dispatcher", w -> w.parallelism().expert() > 1);
+        m.put("memory_format", w -> w.graph().transformer().isEmpty());
+        WHERE_RUN = java.util.Collections.unmodifiableMap(m);
+    }
+
     /** Reads rows into workloads: the one place that knows the candidate columns. */
     private static final class Rows {
         private final Path dir;
@@ -708,6 +735,13 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         private boolean untagged;
         /** Whether a GPU row without a precision was said (once a table). */
         private boolean fp32Said;
+        /**
+         * The caller's defaults that a row takes only where it can ({@link #WHERE_RUN}): the rows without their own
+         * cell, and how many of them took it.
+         */
+        private final Map<String, int[]> takenBy = new java.util.LinkedHashMap<>();
+        /** Whether the defaults no row took were said (once, at the table's end). */
+        private boolean untakenSaid;
 
         Rows(Path dir, Function<Path, ModelGraph> importer, Function<String, Optional<Device>> devices,
                 Map<String, String> defaults) {
@@ -720,10 +754,47 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         Candidates read(CsvTable t) {
             List<Workload> ws = new ArrayList<>(t.size());
             for (int r = 0; r < t.size(); r++) {
-                ws.add(workload(t, r));
+                ws.add(taken(t, r, workload(t, r)));
             }
             offset += t.size();
+            sayUntaken(t);
             return new Candidates(t, ws);
+        }
+
+        /**
+         * Counts the defaults a row took where it can take them ({@link #WHERE_RUN}), for
+         * {@link #sayUntaken}: the row as read.
+         */
+        private Workload taken(CsvTable t, int r, Workload w) {
+            for (Map.Entry<String, java.util.function.Predicate<Workload>> e : WHERE_RUN.entrySet()) {
+                String column = e.getKey();
+                boolean bool = BOOLEAN_COLUMNS.contains(column);
+                if (t.opt(r, column).isEmpty() && value(t, r, column).isPresent() && (!bool || flag(t, r, column))) {
+                    int[] n = takenBy.computeIfAbsent(column, k -> new int[2]);
+                    n[0]++;
+                    n[1] += e.getValue().test(w) ? 1 : 0;
+                }
+            }
+            return w;
+        }
+
+        /**
+         * At the table's end (a chunk of no rows, or a table read whole), the caller's defaults that apply where a
+         * row can take them and that no row took, said once: an option that changed nothing (FP8 weights as the
+         * parameters over rows without the distributed optimizer, an expert setting over dense rows) was silent.
+         */
+        private void sayUntaken(CsvTable t) {
+            if (untakenSaid || t.size() > 0) {
+                return;
+            }
+            untakenSaid = true;
+            takenBy.forEach((column, n) -> {
+                if (n[0] > 0 && n[1] == 0) {
+                    LOG.warn("{}: the default {} {} applies to none of the {} row{} without a cell of their own: {}",
+                            t.source(), column, defaults.get(column), n[0], n[0] == 1 ? "" : "s",
+                            WHY_NOT_TAKEN.get(column));
+                }
+            });
         }
 
         EachRow readEach(CsvTable t) {
@@ -731,7 +802,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
             List<Optional<String>> errors = new ArrayList<>(t.size());
             for (int r = 0; r < t.size(); r++) {
                 try {
-                    ws.add(Optional.of(workload(t, r)));
+                    ws.add(Optional.of(taken(t, r, workload(t, r))));
                     errors.add(Optional.empty());
                 } catch (InvalidInputException | IllegalArgumentException e) {
                     // a refusal at the row's own line as it is; any other (a graph's own error names the graph file,
@@ -744,6 +815,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                 }
             }
             offset += t.size();
+            sayUntaken(t);
             return new EachRow(t, ws, errors);
         }
 

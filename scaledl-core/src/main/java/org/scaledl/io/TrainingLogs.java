@@ -343,7 +343,7 @@ public final class TrainingLogs {
                 "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
                 "transformer_impl", "use_flash_attn", "attention_backend", "make_vocab_size_divisible_by",
                 "log_interval", "quick_geglu", "lora_adapters", "lora_dim", "fp8_param_gather", "fp8_params",
-                "overlap_param_gather")) {
+                "overlap_param_gather", "rampup_batch_size")) {
             KEYS.put(k, k);
         }
         KEYS.put("num_moe_experts", "num_experts");
@@ -1919,6 +1919,18 @@ public final class TrainingLogs {
                         + "global_batch_size " + gbs + " (a batch-size ramp-up), so its logged mean may hold the "
                         + "ramp's steps") + ": no iteration times the job's batch");
             }
+            boolean unsaid = true;
+            for (int i = drop; i < n && unsaid; i++) {
+                unsaid = batches[i] < 0;
+            }
+            if (has("rampup_batch_size") && unsaid && n > drop) {
+                // a ramp the log sets, and lines that do not say their batch: the steps of the ramp cannot be told
+                // from the job's
+                LOG.warn("{}:{}: {}rampup_batch_size {} is logged, but the iteration lines do not say their global "
+                        + "batch: steps of the ramp (smaller batches) may be timed as the job's global_batch_size {} "
+                        + "(give runs --warmup past the ramp's iterations)", source, args.get("rampup_batch_size")
+                        .line(), which, clip(text("rampup_batch_size")), gbs == null ? "(not logged)" : gbs);
+            }
             if (other + straddled > 0) {
                 LOG.warn("{}:{}: {}{} of {} iteration lines after warm-up left out of the median, which takes the {} "
                         + "that ran global_batch_size {}: {}{}", source, first, which, other + straddled, n - drop, k,
@@ -2201,6 +2213,11 @@ public final class TrainingLogs {
             int cp = positive("context_parallel_size", 1);
             long modelRanks = (long) tp * pp * cp;
             int seq = positive(has("sequence_length") ? "sequence_length" : "seq_length");
+            if (has("sequence_length") && has("seq_length") && positive("seq_length") != seq) {
+                // the data loader feeds the dataset's length; the model's own differs (a shorter one pads or packs)
+                LOG.warn("{}:{}: {}the dataset's sequence_length {} is the run's sequence, not the model's seq_length "
+                        + "{}", source, args.get("sequence_length").line(), which, seq, positive("seq_length"));
+            }
             int mbs = positive("micro_batch_size");
             int gbs = positive("global_batch_size");
             Integer world = positive("world_size");
@@ -2247,14 +2264,22 @@ public final class TrainingLogs {
             int virtual = 1;
             if (has("virtual_pipeline_model_parallel_size")) {
                 virtual = positive("virtual_pipeline_model_parallel_size");
-            } else if (has("num_layers_per_virtual_pipeline_stage")) {
+            }
+            if (has("num_layers_per_virtual_pipeline_stage")) {
+                // Megatron derives the chunks from the layers a chunk holds where it is given: both given, they agree
                 int per = positive("num_layers_per_virtual_pipeline_stage");
                 int layers = positive("num_layers");
                 if (layers % ((long) pp * per) != 0) {
                     throw bad("num_layers_per_virtual_pipeline_stage", which + "num_layers " + layers + " is not a "
                             + "multiple of pipeline " + pp + " x num_layers_per_virtual_pipeline_stage " + per);
                 }
-                virtual = (int) (layers / ((long) pp * per));
+                int derived = (int) (layers / ((long) pp * per));
+                if (has("virtual_pipeline_model_parallel_size") && derived != virtual) {
+                    throw bad("num_layers_per_virtual_pipeline_stage", which + "num_layers_per_virtual_pipeline_stage "
+                            + per + " makes " + derived + " chunks a stage (num_layers " + layers + " over pipeline "
+                            + pp + "), but virtual_pipeline_model_parallel_size is " + virtual);
+                }
+                virtual = derived;
             }
             boolean moe = has("num_experts");
             int ep = moe ? positive("expert_model_parallel_size", 1) : 1;
@@ -2481,6 +2506,13 @@ public final class TrainingLogs {
          * predictor models it (FSDP's, a job without the distributed optimizer), said and left out.
          */
         private boolean fp8ParamGather(String which, Precision precision, int zero) {
+            if (has("fp8_param_gather") && has("fp8_params") && flag("fp8_param_gather", false)
+                    != flag("fp8_params", false)) {
+                // NeMo's precision plugin and the data-parallel configuration say the weights' format two ways
+                throw bad("fp8_param_gather", which + "fp8_param_gather " + text("fp8_param_gather") + " and "
+                        + "fp8_params " + text("fp8_params") + " disagree: the log says two ways whether the weights "
+                        + "are kept in FP8");
+            }
             for (String k : List.of("fp8_param_gather", "fp8_params")) {
                 if (flag(k, false)) {
                     Optional<String> why = org.scaledl.workload.Workload.fp8ParamGatherRefusal(

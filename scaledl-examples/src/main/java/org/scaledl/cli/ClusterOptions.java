@@ -115,8 +115,8 @@ final class ClusterOptions {
     @Option(names = "--fp8-param-gather", description = "The low-precision linear layers keep their weights in the "
             + "recipe's format alone, as Megatron core's --fp8-param-gather (Megatron-Bridge's fp8_param_gather, "
             + "NeMo's fp8_params; on in Megatron-Bridge's FP8 recipes) runs them: no 16-bit copy beside the quantised "
-            + "one (2 bytes a weight less memory), and a per-tensor FP8 recipe's updated weights gathered in FP8. "
-            + "Needs --precision fp8, fp8-block or mxfp8, training and the distributed optimizer (--zero-stage 1 "
+            + "one (2 bytes a weight less memory), and a per-tensor or blockwise FP8 recipe's updated weights "
+            + "gathered in FP8 (MX-FP8's in 16 bits). Needs --precision fp8, fp8-block or mxfp8, training and the distributed optimizer (--zero-stage 1 "
             + "or 2; layouts then searches stage 1). Default: off, Megatron-LM's")
     boolean fp8ParamGather;
 

@@ -304,8 +304,11 @@ final class LayoutsCommand implements Callable<Integer> {
                 + "batch %d, in %s, %s%s:%n", org.scaledl.InvalidInputException.escaped(spec.name()),
                 spec.parameterCount() / 1e9, gpus, d.name(), globalBatch,
                 precision.label() + (cluster.precision == null ? " (not given, assumed)" : "")
-                        + (cluster.zeroStage == null ? "" : ", ZeRO stage " + cluster.zeroStage + " only (one "
-                        + "replica's layouts at 0)"),
+                        + (cluster.zeroStage == null ? "" : ", ZeRO stage " + cluster.zeroStage + " only"
+                        // (the distributed optimizer's settings keep one replica's layouts at the stage too)
+                        + (cluster.fp8ParamGather || cluster.gradReduce != null && org.scaledl.workload.GradReduce
+                                .parse(cluster.gradReduce) == org.scaledl.workload.GradReduce.GATHER_AFTER_STEP ? ""
+                                : " (one replica's layouts at 0)")),
                 topo.describe(),
                 given.isEmpty() ? " (the standard system, assumed: give --gpus-per-node and "
                         + "--inter-node-gbps, and --nvlink-domain where NVLink joins nodes)"

@@ -81,6 +81,38 @@ final class RunsCommand implements Callable<Integer> {
     Path out;
 
     /** A run with what the table needs besides it. */
+    /** The bundled GPU model, loaded for the first run checked ({@link #sayFarFromPredicted}). */
+    private org.scaledl.model.RuntimePredictor gpu;
+
+    /**
+     * Says a run whose time is {@link FitCommand#MISMATCH} times or more off the bundled GPU model's prediction of its
+     * job, with the unit it was probably written in where it is about 1,000 times off (a log's seconds written as
+     * milliseconds, or the other way, were carried to the table without a word); a job the model cannot predict
+     * is not checked.
+     */
+    private void sayFarFromPredicted(TrainingLogs.Run r, org.scaledl.workload.Workload w) {
+        double predicted;
+        try {
+            if (gpu == null) {
+                gpu = org.scaledl.models.BundledModels.load("gpu");
+            }
+            predicted = gpu.predictMillis(w);
+        } catch (IllegalArgumentException | InvalidInputException e) {
+            return;
+        }
+        double ratio = predicted / r.measuredMs();
+        if (ratio >= FitCommand.MISMATCH || ratio <= 1 / FitCommand.MISMATCH) {
+            // about 1,000 times off: a time in another unit than the log's label says it is in
+            String unit = FitCommand.unitSlip(Math.log(ratio)).isEmpty() ? "" : ratio >= 1
+                    ? "seconds logged under a milliseconds label?" : "milliseconds logged under a seconds label?";
+            System.err.printf(Locale.ROOT, "scaledl: warning: %s:%d: %s%.4g ms a step, %.3g times %s than the bundled "
+                    + "gpu model predicts for the job (%.4g ms)%s%n", InvalidInputException.printable(
+                    r.log().toString(), 200), r.line(), r.count() > 1 ? "run " + r.index() + ": " : "",
+                    r.measuredMs(), ratio >= 1 ? ratio : 1 / ratio, ratio >= 1 ? "shorter" : "longer", predicted,
+                    unit.isEmpty() ? ": check the log's units and that it is the job read" : ": " + unit);
+        }
+    }
+
     private record Row(TrainingLogs.Run run, Path logArg, Device device) {
     }
 
@@ -206,6 +238,7 @@ final class RunsCommand implements Callable<Integer> {
                 throw InvalidInputException.atLine(r.log().toString(), r.line(), (r.count() > 1 ? "run " + r.index()
                         + ": " : "") + "the logged job is not one to predict: " + e.getMessage());
             }
+            sayFarFromPredicted(r, sample.workload());
         }
         // a run's id names it in the table and in a calibration's report: logs of one name in different folders are
         // told apart by their folder (jobA/train.log, jobB/train.log)

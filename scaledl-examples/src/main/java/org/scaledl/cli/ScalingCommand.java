@@ -518,6 +518,15 @@ final class ScalingCommand implements Callable<Integer> {
         m.put("micro_batches", String.valueOf(par.microBatches()));
         m.put("sequence_parallel", String.valueOf(par.sequenceParallel()));
         m.put("precision", base.precision().label());
+        m.put("phase", base.phase().label());
+        m.put("zero_stage", String.valueOf(par.zeroStage()));
+        m.put("lora_rank", String.valueOf(base.loraRank()));
+        m.put("fp8_param_gather", String.valueOf(base.fp8ParamGather()));
+        m.put("grad_reduce", base.gradReduce().label());
+        if (base.recompute() != org.scaledl.workload.Recompute.AUTO) {
+            // (auto is each point's own choice: any recomputation a point states may be it)
+            m.put("recompute", base.recompute().label());
+        }
         base.graph().transformer().ifPresent(ts -> m.put("seq", String.valueOf(ts.seq())));
         base.device().ifPresent(d -> m.put("device", d.name()));
         return m;
@@ -533,8 +542,11 @@ final class ScalingCommand implements Callable<Integer> {
                 // sweep's device: a point of such a GPU calibrated the sweep's curve on it
                 case "device" -> org.scaledl.workload.Device.key(cell).equals(org.scaledl.workload.Device.key(sweep))
                         || deviceOf.apply(cell).map(sweep::equals).orElse(false);
-                case "sequence_parallel" -> org.scaledl.io.Candidates.parseFlag(cell).map(f -> f == Boolean
-                        .parseBoolean(sweep)).orElse(false);
+                case "sequence_parallel", "fp8_param_gather" -> org.scaledl.io.Candidates.parseFlag(cell)
+                        .map(f -> f == Boolean.parseBoolean(sweep)).orElse(false);
+                case "phase" -> org.scaledl.workload.Phase.parse(cell).label().equals(sweep);
+                case "grad_reduce" -> org.scaledl.workload.GradReduce.parse(cell).label().equals(sweep);
+                case "recompute" -> org.scaledl.workload.Recompute.parse(cell).label().equals(sweep);
                 default -> org.scaledl.io.CsvTable.parseNumber(cell) == Double.parseDouble(sweep);
             };
         } catch (RuntimeException e) {

@@ -1,0 +1,165 @@
+package org.scaledl.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Round twenty-seven, hostile input: a candidate table's default that no row can take is said; a log's times a
+ * thousand times off its job's prediction are said with the unit they were likely written in; a log that states the
+ * virtual stages, or FP8 weights as the parameters, two ways is refused; a ramp-up the lines do not show is said;
+ * {@code scaling --measured} refuses a point of another phase, stage or gradient schedule than the sweep's; the
+ * distributed optimizer's gather after the step is searched at stage 1.
+ */
+class RoundTwentySevenCliTest {
+    private static final Path REPO = HostileCliTest.repo();
+    private static final Path LLAMA = REPO.resolve("scaledl-core/src/test/resources/transformers/llama-3-8b");
+    private static final Path MEGATRON = REPO.resolve("scaledl-core/src/test/resources/logs/megatron-llama3-8b.log");
+
+    @TempDir
+    Path dir;
+
+    /** The Megatron log with its argument lines edited: {@code key -> value} replaced, or added after micro_batch. */
+    private Path log(String name, java.util.Map<String, String> args) throws Exception {
+        String text = Files.readString(MEGATRON);
+        for (java.util.Map.Entry<String, String> e : args.entrySet()) {
+            String line = "  " + e.getKey() + " " + ".".repeat(Math.max(3, 48 - e.getKey().length())) + " "
+                    + e.getValue();
+            java.util.regex.Pattern p = java.util.regex.Pattern.compile("(?m)^  " + e.getKey() + " \\.+ .*$");
+            text = p.matcher(text).find() ? p.matcher(text).replaceFirst(java.util.regex.Matcher.quoteReplacement(
+                    line)) : text.replaceFirst("(?m)^(  micro_batch_size .*)$", "$1\n" + java.util.regex.Matcher
+                    .quoteReplacement(line));
+        }
+        Path out = dir.resolve(name);
+        Files.writeString(out, text);
+        return out;
+    }
+
+    @Test
+    void aTablesDefaultNoRowCanTakeIsSaid() throws Exception {
+        Files.createDirectories(dir.resolve("llama"));
+        Files.copy(LLAMA.resolve("config.json"), dir.resolve("llama/config.json"));
+        Path t = dir.resolve("t.csv");
+        Files.writeString(t, "transformer,seq,batch,micro_batches,world_size,device,precision,recompute\n"
+                + "llama,4096,1,8,8,H100,fp8,full\nllama,4096,1,8,8,H100,bf16,full\n");
+        MainTest.Run none = MainTest.run("predict", "--model", "gpu", "--candidates", t.toString(), "--out",
+                dir.resolve("o.csv").toString(), "--fp8-param-gather");
+        assertEquals(0, none.code(), none.err());
+        assertTrue(none.err().contains("t.csv: the default fp8_param_gather true applies to none of the 2 rows")
+                && none.err().contains("zero_stage 1 or 2"), none.err());
+        MainTest.Run one = MainTest.run("predict", "--model", "gpu", "--candidates", t.toString(), "--out",
+                dir.resolve("o.csv").toString(), "--fp8-param-gather", "--zero-stage", "1");
+        assertEquals(0, one.code(), one.err());
+        assertFalse(one.err().contains("applies to none"), one.err());
+        MainTest.Run dense = MainTest.run("predict", "--model", "gpu", "--candidates", t.toString(), "--out",
+                dir.resolve("o.csv").toString(), "--moe-dispatcher", "deepep");
+        assertTrue(dense.err().contains("the default moe_dispatcher deepep applies to none of the 2 rows"),
+                dense.err());
+    }
+
+    @Test
+    void aLogsTimesFarFromTheJobsPredictionAreSaid() throws Exception {
+        // every iteration's time in seconds written under the milliseconds label: 5.05 "ms" a step of 8B on 64 GPUs
+        Path slipped = dir.resolve("slipped.log");
+        Files.writeString(slipped, Files.readString(MEGATRON).replaceAll(
+                "elapsed time per iteration \\(ms\\): (\\d+)\\.\\d", "elapsed time per iteration (ms): $1.0")
+                .replaceAll("elapsed time per iteration \\(ms\\): (\\d)(\\d{3})\\.0",
+                        "elapsed time per iteration (ms): $1.$2"));
+        MainTest.Run r = MainTest.run("runs", "--from-log", slipped.toString(), "--out",
+                dir.resolve("r.csv").toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("times shorter than the bundled gpu model predicts")
+                && r.err().contains("seconds logged under a milliseconds label?"), r.err());
+        MainTest.Run plain = MainTest.run("runs", "--from-log", MEGATRON.toString(), "--out",
+                dir.resolve("p.csv").toString());
+        assertFalse(plain.err().contains("bundled gpu model predicts"), plain.err());
+    }
+
+    @Test
+    void aLogSayingOneThingTwoWaysIsRefused() throws Exception {
+        MainTest.Run vp = MainTest.run("runs", "--from-log", log("vp.log", java.util.Map.of(
+                "num_layers_per_virtual_pipeline_stage", "4", "virtual_pipeline_model_parallel_size", "2")).toString(),
+                "--out", dir.resolve("vp.csv").toString());
+        assertEquals(1, vp.code(), vp.err());
+        assertTrue(vp.err().contains("num_layers_per_virtual_pipeline_stage 4 makes 4 chunks a stage")
+                && vp.err().contains("virtual_pipeline_model_parallel_size is 2"), vp.err());
+        MainTest.Run agree = MainTest.run("runs", "--from-log", log("vp2.log", java.util.Map.of(
+                "num_layers_per_virtual_pipeline_stage", "4", "virtual_pipeline_model_parallel_size", "4")).toString(),
+                "--out", dir.resolve("vp2.csv").toString());
+        assertEquals(0, agree.code(), agree.err());
+        MainTest.Run fp8 = MainTest.run("runs", "--from-log", log("fp8.log", java.util.Map.of("fp8", "e4m3",
+                "fp8_param_gather", "False", "fp8_params", "True")).toString(), "--out",
+                dir.resolve("f.csv").toString());
+        assertEquals(1, fp8.code(), fp8.err());
+        assertTrue(fp8.err().contains("fp8_param_gather False and fp8_params True disagree"), fp8.err());
+        MainTest.Run seq = MainTest.run("runs", "--from-log", log("seq.log", java.util.Map.of("sequence_length",
+                "4096")).toString(), "--out", dir.resolve("s.csv").toString());
+        assertEquals(0, seq.code(), seq.err());
+        assertTrue(seq.err().contains("the dataset's sequence_length 4096 is the run's sequence, not the model's "
+                + "seq_length 8192"), seq.err());
+        MainTest.Run ramp = MainTest.run("runs", "--from-log", log("ramp.log", java.util.Map.of("rampup_batch_size",
+                "['16', '16', '100000']")).toString(), "--out", dir.resolve("ramp.csv").toString());
+        assertEquals(0, ramp.code(), ramp.err());
+        assertFalse(ramp.err().contains("the iteration lines do not say their global batch"), "its lines say it: "
+                + ramp.err());
+        Path unsaid = dir.resolve("unsaid.log");
+        Files.writeString(unsaid, Files.readString(dir.resolve("ramp.log")).replaceAll(
+                " global batch size:\\s+\\d+ \\|", ""));
+        MainTest.Run hidden = MainTest.run("runs", "--from-log", unsaid.toString(), "--out",
+                dir.resolve("u.csv").toString());
+        assertEquals(0, hidden.code(), hidden.err());
+        assertTrue(hidden.err().contains("rampup_batch_size ['16', '16', '100000'] is logged, but the iteration "
+                + "lines do not say their global batch"), hidden.err());
+    }
+
+    @Test
+    void measuredPointsOfAnotherPhaseStageOrScheduleAreRefused() throws Exception {
+        Path m = dir.resolve("m.csv");
+        java.util.function.Function<String, MainTest.Run> sweep = table -> {
+            try {
+                Files.writeString(m, table);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+            return MainTest.run("scaling", "--model", "gpu", "--transformer", LLAMA.resolve("config.json").toString(),
+                    "--seq", "4096", "--batch", "1", "--device", "H100", "--precision", "bf16", "--tensor", "2",
+                    "--gpus", "8,16", "--zero-stage", "1", "--measured", m.toString(), "--out",
+                    dir.resolve("s.svg").toString(), "-q");
+        };
+        MainTest.Run phase = sweep.apply("gpus,batch,measured_ms,phase\n8,1,260,infer\n");
+        assertEquals(1, phase.code(), phase.err());
+        assertTrue(phase.err().contains("m.csv:2: phase infer is not the sweep's job's (phase train)"), phase.err());
+        MainTest.Run zero = sweep.apply("gpus,batch,measured_ms,zero_stage\n8,1,260,0\n");
+        assertTrue(zero.code() == 1 && zero.err().contains("zero_stage 0 is not the sweep's job's (zero_stage 1)"),
+                zero.err());
+        MainTest.Run reduce = sweep.apply("gpus,batch,measured_ms,grad_reduce\n8,1,260,after-backward\n");
+        assertTrue(reduce.code() == 1 && reduce.err().contains("(grad_reduce overlapped)"), reduce.err());
+        MainTest.Run same = sweep.apply("gpus,batch,measured_ms,phase,zero_stage,grad_reduce,lora_rank\n"
+                + "8,1,260,training,1,overlapped,0\n");
+        assertEquals(0, same.code(), same.err());
+    }
+
+    @Test
+    void theGatherAfterTheStepIsSearchedAtTheDistributedOptimizersStage() throws Exception {
+        Path out = dir.resolve("l.csv");
+        MainTest.Run r = MainTest.run("layouts", "--model", "gpu", "--transformer", LLAMA.resolve("config.json")
+                .toString(), "--seq", "4096", "--device", "H100", "--gpus", "16", "--global-batch", "64",
+                "--precision", "bf16", "--grad-reduce", "gather-after-step", "--out", out.toString());
+        assertEquals(0, r.code(), r.err());
+        java.util.List<String> lines = Files.readAllLines(out);
+        java.util.List<String> header = java.util.Arrays.asList(lines.get(0).split(","));
+        int zero = header.indexOf("zero_stage");
+        int reduce = header.indexOf("grad_reduce");
+        assertTrue(lines.size() > 1 && zero >= 0 && reduce >= 0, lines.get(0));
+        for (String l : lines.subList(1, lines.size())) {
+            String[] c = l.split(",", -1);
+            assertEquals("1", c[zero], l);
+            assertEquals("gather-after-step", c[reduce], l);
+        }
+    }
+}
