@@ -703,17 +703,28 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
     private static final Map<String, String> WHY_NOT_TAKEN = Map.of(
             "fp8_param_gather", "FP8 weights as the parameters need training in fp8, fp8-block or mxfp8 with the "
                     + "distributed optimizer (zero_stage 1 or 2; --zero-stage gives a default)",
+            "grad_reduce", "the weights' gather after the optimizer step is the distributed optimizer's, in training "
+                    + "(zero_stage 1 or 2; --zero-stage gives a default)",
             "moe_a2a_overlap", "the experts' all-to-all overlap needs expert parallelism (an expert degree above 1) "
                     + "where Megatron core runs it",
             "moe_dispatcher", "the token dispatcher is expert parallelism's (an expert degree above 1)",
             "memory_format", "a memory format lays out an imported graph's convolutions");
-    /** The columns of {@link #WHERE_RUN} that are flags (a default of false is taken by every row). */
-    private static final java.util.Set<String> BOOLEAN_COLUMNS = java.util.Set.of("fp8_param_gather",
-            "moe_a2a_overlap");
+    /**
+     * The defaults of {@link #WHERE_RUN} that a row may not take (a flag's default of false, a gradient schedule but
+     * the gather after the step, is taken by every row).
+     */
+    private static final Map<String, java.util.function.Predicate<String>> COUNTED = Map.of(
+            "fp8_param_gather", v -> parseFlag(v).orElse(false),
+            "moe_a2a_overlap", v -> parseFlag(v).orElse(false),
+            "grad_reduce", v -> v.trim().toLowerCase(Locale.ROOT).replace('_', '-').equals(
+                    org.scaledl.workload.GradReduce.GATHER_AFTER_STEP.label()),
+            "moe_dispatcher", v -> true,
+            "memory_format", v -> true);
 
     static {
         Map<String, java.util.function.Predicate<Workload>> m = new java.util.LinkedHashMap<>();
         m.put("fp8_param_gather", Workload::fp8ParamGather);
+        m.put("grad_reduce", w -> w.gradReduce() == org.scaledl.workload.GradReduce.GATHER_AFTER_STEP);
         m.put("moe_a2a_overlap", Workload::expertCommOverlap);
         m.put("moe_dispatcher", w -> w.parallelism().expert() > 1);
         m.put("memory_format", w -> w.graph().transformer().isEmpty());
@@ -768,8 +779,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         private Workload taken(CsvTable t, int r, Workload w) {
             for (Map.Entry<String, java.util.function.Predicate<Workload>> e : WHERE_RUN.entrySet()) {
                 String column = e.getKey();
-                boolean bool = BOOLEAN_COLUMNS.contains(column);
-                if (t.opt(r, column).isEmpty() && value(t, r, column).isPresent() && (!bool || flag(t, r, column))) {
+                if (t.opt(r, column).isEmpty() && value(t, r, column).filter(COUNTED.get(column)).isPresent()) {
                     int[] n = takenBy.computeIfAbsent(column, k -> new int[2]);
                     n[0]++;
                     n[1] += e.getValue().test(w) ? 1 : 0;
@@ -779,9 +789,10 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         }
 
         /**
-         * At the table's end (a chunk of no rows, or a table read whole), the caller's defaults that apply where a
-         * row can take them and that no row took, said once: an option that changed nothing (FP8 weights as the
-         * parameters over rows without the distributed optimizer, an expert setting over dense rows) was silent.
+         * At the table's end (its chunks read, the last of no rows: the caller's defaults come with a table read in
+         * chunks), the defaults that apply where a row can take them and that no row took, said once: an option that
+         * changed nothing (FP8 weights as the parameters over rows without the distributed optimizer, an expert
+         * setting over dense rows) was silent.
          */
         private void sayUntaken(CsvTable t) {
             if (untakenSaid || t.size() > 0) {
@@ -938,8 +949,15 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                 bounded(t, r, "document_tokens", 0, 1 << 30).ifPresent(b::documentTokens);
                 value(t, r, "grad_dtype").map(v -> column("grad_dtype", v, Workload::parseGradDtype))
                         .ifPresent(b::sixteenBitGradients);
-                value(t, r, "grad_reduce").map(v -> column("grad_reduce", v,
-                        org.scaledl.workload.GradReduce::parse)).ifPresent(b::gradReduce);
+                Optional<org.scaledl.workload.GradReduce> reduce = value(t, r, "grad_reduce").map(v -> column(
+                        "grad_reduce", v, org.scaledl.workload.GradReduce::parse));
+                // the caller's gather after the step applies to the rows of the distributed optimizer that train (as
+                // --fp8-param-gather's default); a row's own cell is taken as given
+                if (reduce.isPresent() && (t.opt(r, "grad_reduce").isPresent()
+                        || reduce.get() != org.scaledl.workload.GradReduce.GATHER_AFTER_STEP
+                        || ph == Phase.TRAIN && (zero == 1 || zero == 2))) {
+                    b.gradReduce(reduce.get());
+                }
                 if (t.opt(r, "fp8_param_gather").isPresent()) {
                     b.fp8ParamGather(flag(t, r, "fp8_param_gather"));
                 } else if (graphPath.isEmpty()) {

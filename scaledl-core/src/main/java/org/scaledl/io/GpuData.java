@@ -193,7 +193,7 @@ public record GpuData(List<OpMeasurement> kernelRows, List<OpMeasurement> nodeRo
      * pipeline parallelism, iteration time (ms)}), as Megatron-DeepSpeed ran them: GPT with a 50,257-token vocabulary
      * and learned positions, FP16 mixed precision, full activation recomputation, the 1F1B schedule, on one node of
      * eight GPUs, the gradients reduced after the backward pass (the repository's configurations turn gradient
-     * bucketing off: {@link Workload#gradReduceAfterBackward()}), in FP16 as DeepSpeed keeps and reduces FP16
+     * bucketing off: {@link Workload#gradReduce()}), in FP16 as DeepSpeed keeps and reduces FP16
      * training's gradients ({@link Workload#sixteenBitGradients()}). Each row becomes a workload of
      * {@link org.scaledl.transformer.TransformerSpec}'s graph with the per-replica batch {@code global / data} in
      * {@code global / (data · micro)} micro-batches, tagged with its

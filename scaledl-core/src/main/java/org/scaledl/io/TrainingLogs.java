@@ -2265,21 +2265,27 @@ public final class TrainingLogs {
             if (has("virtual_pipeline_model_parallel_size")) {
                 virtual = positive("virtual_pipeline_model_parallel_size");
             }
-            if (has("num_layers_per_virtual_pipeline_stage")) {
-                // Megatron derives the chunks from the layers a chunk holds where it is given: both given, they agree
+            if (has("num_layers_per_virtual_pipeline_stage") && has("num_layers")) {
+                // Megatron derives the chunks from the layers a chunk holds (counting the embedding and the loss as
+                // layers where the split accounts for them); both logged, the size is the logged one where they agree
                 int per = positive("num_layers_per_virtual_pipeline_stage");
                 int layers = positive("num_layers");
-                if (layers % ((long) pp * per) != 0) {
-                    throw bad("num_layers_per_virtual_pipeline_stage", which + "num_layers " + layers + " is not a "
-                            + "multiple of pipeline " + pp + " x num_layers_per_virtual_pipeline_stage " + per);
-                }
-                int derived = (int) (layers / ((long) pp * per));
-                if (has("virtual_pipeline_model_parallel_size") && derived != virtual) {
+                long counted = layers + (flag("account_for_embedding_in_pipeline_split", false) ? 1 : 0)
+                        + (flag("account_for_loss_in_pipeline_split", false) ? 1 : 0);
+                boolean whole = counted % ((long) pp * per) == 0;
+                int derived = (int) (counted / ((long) pp * per));
+                if (!has("virtual_pipeline_model_parallel_size")) {
+                    if (!whole) {
+                        throw bad("num_layers_per_virtual_pipeline_stage", which + "num_layers " + counted
+                                + (counted != layers ? " (the embedding or loss counted)" : "") + " is not a "
+                                + "multiple of pipeline " + pp + " x num_layers_per_virtual_pipeline_stage " + per);
+                    }
+                    virtual = derived;
+                } else if (whole && derived != virtual) {
                     throw bad("num_layers_per_virtual_pipeline_stage", which + "num_layers_per_virtual_pipeline_stage "
-                            + per + " makes " + derived + " chunks a stage (num_layers " + layers + " over pipeline "
+                            + per + " makes " + derived + " chunks a stage (num_layers " + counted + " over pipeline "
                             + pp + "), but virtual_pipeline_model_parallel_size is " + virtual);
                 }
-                virtual = derived;
             }
             boolean moe = has("num_experts");
             int ep = moe ? positive("expert_model_parallel_size", 1) : 1;
@@ -2397,7 +2403,7 @@ public final class TrainingLogs {
             unread(which, virtual);
             return new Job(seq, mbs, microBatches, dp, tp, pp, cp, virtual, uneven(which, pp), ep, etp, zero,
                     precision, recompute, recomputeLayers(which, recompute), modules, sp,
-                    afterBackward ? org.scaledl.workload.GradReduce.AFTER_BACKWARD : gather(zero), sixteenBit,
+                    afterBackward ? org.scaledl.workload.GradReduce.AFTER_BACKWARD : gather(which, zero), sixteenBit,
                     dispatcher, a2aOverlap, cudaGraphs(which), fp8ParamGather(which, precision, zero), gpusPerNode());
         }
 
@@ -2493,11 +2499,19 @@ public final class TrainingLogs {
          * default) with ZeRO 1 or 2 (not Megatron FSDP's); overlapped otherwise, and where not logged, as the recipes
          * run it.
          */
-        private org.scaledl.workload.GradReduce gather(int zero) {
+        private org.scaledl.workload.GradReduce gather(String which, int zero) {
             boolean distributedOptimizer = (zero == 1 || zero == 2) && !flag("use_megatron_fsdp", false)
                     && !flag("use_custom_fsdp", false) && !flag("deepspeed", false);
-            return distributedOptimizer && has("overlap_param_gather") && !flag("overlap_param_gather", false)
-                    ? org.scaledl.workload.GradReduce.GATHER_AFTER_STEP : org.scaledl.workload.GradReduce.OVERLAPPED;
+            boolean after = distributedOptimizer && has("overlap_param_gather") && !flag("overlap_param_gather", false);
+            if (after && !has("overlap_grad_reduce") && !has("DDP_impl")) {
+                // Megatron runs overlap_param_gather only with overlap_grad_reduce: half the evidence, said
+                LOG.warn("{}:{}: {}overlap_param_gather False is logged without overlap_grad_reduce: the gradients' "
+                        + "reduction is taken as overlapped and the weights' gather after the optimizer step "
+                        + "(gather-after-step; a runs table's grad_reduce after-backward where the reduction waits "
+                        + "for the backward pass too)", source, args.get("overlap_param_gather").line(), which);
+            }
+            return after ? org.scaledl.workload.GradReduce.GATHER_AFTER_STEP
+                    : org.scaledl.workload.GradReduce.OVERLAPPED;
         }
 
         /**

@@ -497,7 +497,7 @@ public final class RuntimePredictor implements RuntimeModel {
     }
 
     /** Bytes in a GiB, the unit of device memory sizes. */
-    private static final double GIB = 1L << 30;
+    private static final double GIB = org.scaledl.model.cost.MemoryUse.BYTES_PER_GIB;
 
 
     /** Samples one iteration processes across its data-parallel replicas. */
@@ -545,7 +545,8 @@ public final class RuntimePredictor implements RuntimeModel {
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("workload " + out.size() + " (" + w + "): " + e.getMessage(), e);
             } catch (org.scaledl.InvalidInputException e) {
-                throw e.withSource("workload " + out.size() + " (" + w + ")");
+                throw org.scaledl.InvalidInputException.wrap(e.source().orElse(null), "workload " + out.size() + " ("
+                        + w + "): " + e.detail(), e);
             }
         }
         return out;

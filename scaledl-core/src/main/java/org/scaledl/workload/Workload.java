@@ -385,23 +385,12 @@ public final class Workload {
     }
 
     /**
-     * Whether the data-parallel reduction of the gradients (and, with a distributed optimizer, the gather of the
-     * updated weights) runs after the last micro-batch's backward pass, exposed whole, as Megatron-LM's local DDP did
-     * until 2023 (its {@code --overlap-grad-reduce} off, still its default), Megatron-DeepSpeed and DeepSpeed's ZeRO
-     * 1–2 (without {@code overlap_comm}) and PyTorch DDP with gradient bucketing off run it; with ZeRO 2 and 3 each
-     * micro-batch's gradient reduce-scatter is then exposed ({@link GradReduce#AFTER_BACKWARD}). False otherwise:
-     * overlapped with the last micro-batch's backward pass, as Megatron-core's {@code overlap_grad_reduce} (NeMo's
-     * and Megatron-Bridge's recipes) and PyTorch DDP's buckets run it, the weights' gather overlapped too or after
-     * the optimizer step ({@link #gradReduce()}).
-     */
-    public boolean gradReduceAfterBackward() {
-        return gradReduce == GradReduce.AFTER_BACKWARD;
-    }
-
-    /**
-     * When the data-parallel collectives run ({@link GradReduce}): {@link GradReduce#OVERLAPPED} by default;
-     * {@link GradReduce#GATHER_AFTER_STEP} exposes the distributed optimizer's gather of the updated weights after
-     * the optimizer step; {@link GradReduce#AFTER_BACKWARD} both, as {@link #gradReduceAfterBackward()}.
+     * When the data-parallel collectives run ({@link GradReduce}): {@link GradReduce#OVERLAPPED} by default, the
+     * gradients' reduction with the last micro-batch's backward pass (Megatron core's {@code overlap_grad_reduce},
+     * PyTorch DDP's buckets) and the distributed optimizer's gather of the updated weights with the first one's forward
+     * pass; {@link GradReduce#GATHER_AFTER_STEP} exposes the gather after the optimizer step;
+     * {@link GradReduce#AFTER_BACKWARD} both, after the backward pass (Megatron-LM's local DDP, Megatron-DeepSpeed,
+     * DeepSpeed's ZeRO 1–2 without {@code overlap_comm}), and with ZeRO 2 and 3 each micro-batch's reduce-scatter.
      */
     public GradReduce gradReduce() {
         return gradReduce;

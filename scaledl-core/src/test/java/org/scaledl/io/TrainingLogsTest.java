@@ -713,17 +713,20 @@ class TrainingLogsTest {
         String one = Files.readString(LOGS.resolve("megatron-llama3-8b.log"));
         java.util.function.Function<String, TrainingLogs.Job> with = arg -> firstJob("grad.log",
                 one.replaceFirst("(?m)^(  micro_batch_size .*)$", "$1\n" + arg));
-        org.scaledl.workload.GradReduce AFTER = org.scaledl.workload.GradReduce.AFTER_BACKWARD;
-        assertFalse(TrainingLogs.read(LOGS.resolve("megatron-llama3-8b.log"), TrainingLogs.DEFAULT_WARMUP).get(0)
-                .job().gradReduce() == AFTER, "nothing logged: overlapped");
-        assertTrue(with.apply("  overlap_grad_reduce ............................. False").gradReduce() == AFTER);
-        assertFalse(with.apply("  overlap_grad_reduce ............................. True").gradReduce() == AFTER);
-        assertTrue(with.apply("  DDP_impl ........................................ local").gradReduce() == AFTER);
-        assertFalse(with.apply("  DDP_impl ........................................ torch").gradReduce() == AFTER);
-        assertTrue(with.apply("  DDP_impl ........................................ local\n"
-                + "  overlap_grad_reduce ............................. False").gradReduce() == AFTER);
-        assertFalse(with.apply("  DDP_impl ........................................ local\n"
-                + "  overlap_grad_reduce ............................. True").gradReduce() == AFTER,
+        org.scaledl.workload.GradReduce after = org.scaledl.workload.GradReduce.AFTER_BACKWARD;
+        org.scaledl.workload.GradReduce overlapped = org.scaledl.workload.GradReduce.OVERLAPPED;
+        assertEquals(overlapped, TrainingLogs.read(LOGS.resolve("megatron-llama3-8b.log"), TrainingLogs.DEFAULT_WARMUP)
+                .get(0).job().gradReduce(), "nothing logged: overlapped");
+        assertEquals(after, with.apply("  overlap_grad_reduce ............................. False").gradReduce());
+        assertEquals(overlapped, with.apply("  overlap_grad_reduce ............................. True")
+                .gradReduce());
+        assertEquals(after, with.apply("  DDP_impl ........................................ local").gradReduce());
+        assertEquals(overlapped, with.apply("  DDP_impl ........................................ torch")
+                .gradReduce());
+        assertEquals(after, with.apply("  DDP_impl ........................................ local\n"
+                + "  overlap_grad_reduce ............................. False").gradReduce());
+        assertEquals(overlapped, with.apply("  DDP_impl ........................................ local\n"
+                + "  overlap_grad_reduce ............................. True").gradReduce(),
                 "overlap_grad_reduce decides where both are logged");
         org.scaledl.InvalidInputException bad = org.junit.jupiter.api.Assertions.assertThrows(
                 org.scaledl.InvalidInputException.class,

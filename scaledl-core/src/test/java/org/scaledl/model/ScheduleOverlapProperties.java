@@ -33,7 +33,7 @@ import org.scaledl.workload.Workload;
 /**
  * What the schedule overlaps never makes a step slower, and changes nothing else: reducing the gradients after the
  * backward pass never hides more than overlapping them does (for any layout, ZeRO stage, micro-batching and
- * network, the exposed data-parallel time with {@link Workload#gradReduceAfterBackward()} is at least the
+ * network, the exposed data-parallel time with {@link Workload#gradReduce()} is at least the
  * overlapped one), nor do FP32 gradient buffers reduce faster than 16-bit ones, nor does the experts' all-to-all
  * run behind another micro-batch ({@link Workload#expertCommOverlap()}) expose more than on the critical path, nor
  * do CUDA graphs of the whole iteration change anything but the host's layer steps (the device model and collectives

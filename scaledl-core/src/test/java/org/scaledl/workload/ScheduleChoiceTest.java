@@ -23,7 +23,7 @@ class ScheduleChoiceTest {
         Workload reduce = Workload.builder(g).gradReduce(org.scaledl.workload.GradReduce.OVERLAPPED).build();
         assertTrue(reduce.states(ScheduleChoice.GRAD_REDUCE));
         assertFalse(reduce.states(ScheduleChoice.CUDA_GRAPHS));
-        assertEquals(plain.gradReduceAfterBackward(), reduce.gradReduceAfterBackward(), "the default, stated");
+        assertEquals(plain.gradReduce(), reduce.gradReduce(), "the default, stated");
         Workload graphs = reduce.toBuilder().cudaGraphs(CudaGraphs.NONE).batch(8).build();
         assertTrue(graphs.states(ScheduleChoice.GRAD_REDUCE) && graphs.states(ScheduleChoice.CUDA_GRAPHS));
         assertFalse(graphs.states(ScheduleChoice.EXPERT_COMM_OVERLAP));

@@ -301,6 +301,11 @@ final class ClusterOptions {
                 : positive(expertTensor, "--expert-tensor");
     }
 
+    /** When the data-parallel collectives run ({@code --grad-reduce}; empty when not given: overlapped). */
+    java.util.Optional<org.scaledl.workload.GradReduce> gradReduce() {
+        return java.util.Optional.ofNullable(gradReduce).map(org.scaledl.workload.GradReduce::parse);
+    }
+
     /** Whether gradients are kept in 16 bits ({@code --grad-dtype}; empty when not given: the precision's default). */
     java.util.Optional<Boolean> sixteenBitGradients() {
         return java.util.Optional.ofNullable(gradDtype).map(org.scaledl.workload.Workload::parseGradDtype);
@@ -348,9 +353,7 @@ final class ClusterOptions {
     /** The given schedule choices, each to its setter (a job's builder's, or a layout search's). */
     private void stateSchedule(java.util.function.Consumer<org.scaledl.workload.GradReduce> reduce,
             java.util.function.Consumer<Boolean> expertCommOverlap, java.util.function.Consumer<CudaGraphs> graphs) {
-        if (gradReduce != null) {
-            reduce.accept(org.scaledl.workload.GradReduce.parse(gradReduce));
-        }
+        gradReduce().ifPresent(reduce);
         if (moeA2aOverlap != null) {
             expertCommOverlap.accept(moeA2aOverlap);
         }

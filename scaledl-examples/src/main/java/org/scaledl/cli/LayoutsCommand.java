@@ -306,8 +306,8 @@ final class LayoutsCommand implements Callable<Integer> {
                 precision.label() + (cluster.precision == null ? " (not given, assumed)" : "")
                         + (cluster.zeroStage == null ? "" : ", ZeRO stage " + cluster.zeroStage + " only"
                         // (the distributed optimizer's settings keep one replica's layouts at the stage too)
-                        + (cluster.fp8ParamGather || cluster.gradReduce != null && org.scaledl.workload.GradReduce
-                                .parse(cluster.gradReduce) == org.scaledl.workload.GradReduce.GATHER_AFTER_STEP ? ""
+                        + (cluster.fp8ParamGather || cluster.gradReduce().filter(g -> g
+                                == org.scaledl.workload.GradReduce.GATHER_AFTER_STEP).isPresent() ? ""
                                 : " (one replica's layouts at 0)")),
                 topo.describe(),
                 given.isEmpty() ? " (the standard system, assumed: give --gpus-per-node and "

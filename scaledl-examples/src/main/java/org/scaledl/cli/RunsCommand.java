@@ -80,9 +80,11 @@ final class RunsCommand implements Callable<Integer> {
     @Option(names = "--out", required = true, description = "The job runs table to write (CSV)")
     Path out;
 
-    /** A run with what the table needs besides it. */
-    /** The bundled GPU model, loaded for the first run checked ({@link #sayFarFromPredicted}). */
-    private org.scaledl.model.RuntimePredictor gpu;
+    /**
+     * The bundled GPU model, loaded for the first run checked ({@link #sayFarFromPredicted}); empty where it could not
+     * be loaded (then no run is checked).
+     */
+    private java.util.Optional<org.scaledl.model.RuntimePredictor> gpu;
 
     /**
      * Says a run whose time is {@link FitCommand#MISMATCH} times or more off the bundled GPU model's prediction of its
@@ -91,13 +93,21 @@ final class RunsCommand implements Callable<Integer> {
      * is not checked.
      */
     private void sayFarFromPredicted(TrainingLogs.Run r, org.scaledl.workload.Workload w) {
+        if (gpu == null) {
+            try {
+                gpu = java.util.Optional.of(org.scaledl.models.BundledModels.load("gpu"));
+            } catch (RuntimeException e) {
+                // an advisory check: the table is written all the same
+                gpu = java.util.Optional.empty();
+            }
+        }
         double predicted;
         try {
-            if (gpu == null) {
-                gpu = org.scaledl.models.BundledModels.load("gpu");
-            }
-            predicted = gpu.predictMillis(w);
-        } catch (IllegalArgumentException | InvalidInputException e) {
+            predicted = gpu.isPresent() ? gpu.get().predictMillis(w) : Double.NaN;
+        } catch (RuntimeException e) {
+            return;
+        }
+        if (!(predicted > 0)) {
             return;
         }
         double ratio = predicted / r.measuredMs();
@@ -113,6 +123,7 @@ final class RunsCommand implements Callable<Integer> {
         }
     }
 
+    /** A run with what the table needs besides it. */
     private record Row(TrainingLogs.Run run, Path logArg, Device device) {
     }
 

@@ -532,6 +532,16 @@ final class ScalingCommand implements Callable<Integer> {
         return m;
     }
 
+    /** The sweep's option that states a column's value, in words: {@code give the sweep --zero-stage 1}. */
+    private static String optionFor(String column, String value) {
+        String option = "--" + column.replace('_', '-');
+        if (column.equals("fp8_param_gather") || column.equals("sequence_parallel")) {
+            return org.scaledl.io.Candidates.parseFlag(value).orElse(true) ? "give the sweep " + option
+                    : "leave out " + option;
+        }
+        return "give the sweep " + option + " " + value.trim();
+    }
+
     /** Whether a measured point's cell says the sweep's value of {@code column} (numbers by value, names parsed). */
     private static boolean sameAs(String column, String cell, String sweep,
             java.util.function.Function<String, java.util.Optional<String>> deviceOf) {
@@ -614,9 +624,11 @@ final class ScalingCommand implements Callable<Integer> {
                 String want = sweep.get(e.getValue());
                 String have = t.opt(r, e.getKey()).orElse("");
                 if (want != null && !have.isEmpty() && !sameAs(e.getValue(), have, want, deviceOf)) {
+                    // (a sweep's setting left at its default, a runs table's written from its log: the option names it)
                     throw org.scaledl.InvalidInputException.atLine(csv.toString(), line, e.getKey() + " " + have
                             + " is not the sweep's job's (" + e.getValue() + " " + want + "): --measured points are the "
-                            + "sweep's own job; score other jobs' runs with predict --candidates");
+                            + "sweep's own job (" + optionFor(e.getValue(), have) + " where they are); score other "
+                            + "jobs' runs with predict --candidates");
                 }
             }
             // (the point's line last: a calibration's message names where it was read)

@@ -56,6 +56,12 @@ class RoundTwentySevenCliTest {
                 dir.resolve("o.csv").toString(), "--fp8-param-gather", "--zero-stage", "1");
         assertEquals(0, one.code(), one.err());
         assertFalse(one.err().contains("applies to none"), one.err());
+        // the gather after the step where the distributed optimizer trains: every row at ZeRO 0 keeps its own
+        MainTest.Run gather = MainTest.run("predict", "--model", "gpu", "--candidates", t.toString(), "--out",
+                dir.resolve("o.csv").toString(), "--grad-reduce", "gather-after-step");
+        assertEquals(0, gather.code(), gather.err());
+        assertTrue(gather.err().contains("the default grad_reduce gather-after-step applies to none of the 2 rows"),
+                gather.err());
         MainTest.Run dense = MainTest.run("predict", "--model", "gpu", "--candidates", t.toString(), "--out",
                 dir.resolve("o.csv").toString(), "--moe-dispatcher", "deepep");
         assertTrue(dense.err().contains("the default moe_dispatcher deepep applies to none of the 2 rows"),
@@ -92,6 +98,21 @@ class RoundTwentySevenCliTest {
                 "num_layers_per_virtual_pipeline_stage", "4", "virtual_pipeline_model_parallel_size", "4")).toString(),
                 "--out", dir.resolve("vp2.csv").toString());
         assertEquals(0, agree.code(), agree.err());
+        // Megatron counts the embedding and the loss as layers where the split accounts for them: 34 over 2 x 17
+        MainTest.Run counted = MainTest.run("runs", "--from-log", log("acc.log", java.util.Map.of(
+                "num_layers_per_virtual_pipeline_stage", "17", "virtual_pipeline_model_parallel_size", "1",
+                "account_for_embedding_in_pipeline_split", "True", "account_for_loss_in_pipeline_split", "True"))
+                .toString(), "--out", dir.resolve("acc.csv").toString());
+        assertEquals(0, counted.code(), counted.err());
+        // both logged and no num_layers (the model from --transformer): the logged size, no comparison
+        Path noLayers = dir.resolve("nolayers.log");
+        Files.writeString(noLayers, Files.readString(log("vp3.log", java.util.Map.of(
+                "num_layers_per_virtual_pipeline_stage", "4", "virtual_pipeline_model_parallel_size", "4")))
+                .replaceFirst("(?m)^  num_layers \\.+ .*\n", ""));
+        MainTest.Run given = MainTest.run("runs", "--from-log", noLayers.toString(), "--transformer",
+                LLAMA.resolve("config.json").toString(), "--out", dir.resolve("nl.csv").toString());
+        assertEquals(0, given.code(), given.err());
+        assertTrue(Files.readString(dir.resolve("nl.csv")).contains(",4,"), given.err());
         MainTest.Run fp8 = MainTest.run("runs", "--from-log", log("fp8.log", java.util.Map.of("fp8", "e4m3",
                 "fp8_param_gather", "False", "fp8_params", "True")).toString(), "--out",
                 dir.resolve("f.csv").toString());
@@ -138,7 +159,8 @@ class RoundTwentySevenCliTest {
         assertTrue(zero.code() == 1 && zero.err().contains("zero_stage 0 is not the sweep's job's (zero_stage 1)"),
                 zero.err());
         MainTest.Run reduce = sweep.apply("gpus,batch,measured_ms,grad_reduce\n8,1,260,after-backward\n");
-        assertTrue(reduce.code() == 1 && reduce.err().contains("(grad_reduce overlapped)"), reduce.err());
+        assertTrue(reduce.code() == 1 && reduce.err().contains("(grad_reduce overlapped)")
+                && reduce.err().contains("give the sweep --grad-reduce after-backward where they are"), reduce.err());
         MainTest.Run same = sweep.apply("gpus,batch,measured_ms,phase,zero_stage,grad_reduce,lora_rank\n"
                 + "8,1,260,training,1,overlapped,0\n");
         assertEquals(0, same.code(), same.err());

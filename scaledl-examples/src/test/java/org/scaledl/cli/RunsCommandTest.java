@@ -491,7 +491,7 @@ class RunsCommandTest {
         List<String> lines = Files.readAllLines(out);
         assertTrue(lines.get(1).contains(",bf16,none,,,true,after-backward,fp32,false,false,,none,5050.5000,"),
                 lines.get(1));
-        assertTrue(read(out).get(0).workload().gradReduceAfterBackward());
+        assertEquals(org.scaledl.workload.GradReduce.AFTER_BACKWARD, read(out).get(0).workload().gradReduce());
     }
 
     /**

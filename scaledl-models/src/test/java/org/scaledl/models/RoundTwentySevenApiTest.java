@@ -76,6 +76,15 @@ class RoundTwentySevenApiTest {
             assertTrue(l.nearMemoryLimit() || !l.fits(), l.toString());
         }
         assertEquals(Optional.empty(), LayoutSearch.bestWithMemoryFree(List.of()));
+        // a ranked list whose first fills the H100's 80 GiB to its edge, whose second does not fit: the third
+        Workload w = free.get().workload();
+        LayoutSearch.Layout edge = new LayoutSearch.Layout(w, 100, 79.5, true);
+        LayoutSearch.Layout over = new LayoutSearch.Layout(w, 90, 95, false);
+        LayoutSearch.Layout room = new LayoutSearch.Layout(w, 110, 60, true);
+        LayoutSearch.Layout unknown = new LayoutSearch.Layout(w, 105, Double.NaN, true);
+        assertTrue(edge.nearMemoryLimit() && !room.nearMemoryLimit());
+        assertEquals(Optional.of(room), LayoutSearch.bestWithMemoryFree(List.of(edge, over, unknown, room)));
+        assertEquals(Optional.empty(), LayoutSearch.bestWithMemoryFree(List.of(edge, over)));
         LayoutSearch odd = new LayoutSearch(GPU, spec.graph(4096), h100, 7, 64).precision(Precision.BF16);
         assertEquals(List.of(), odd.search());
         assertTrue(odd.whyNoLayout().startsWith("no layout of 7 GPUs runs a global batch of 64"), odd.whyNoLayout());

@@ -23,6 +23,9 @@ import org.scaledl.Checks;
  */
 public record MemoryUse(int stage, int stages, boolean training, double statesGb, double lowPrecisionCopiesGb,
         double activationsGb, double microBatchesInFlight, double logitsGb, double runtimeGb, double hostGb) {
+    /** Bytes in a GiB (2³⁰), the unit of every memory figure the library gives. */
+    public static final double BYTES_PER_GIB = 1L << 30;
+
     /** Validates: a stage of the pipeline, every part finite and at least 0. */
     public MemoryUse {
         Checks.argument(stages >= 1 && stage >= 1 && stage <= stages, "stage %s of %s", stage, stages);

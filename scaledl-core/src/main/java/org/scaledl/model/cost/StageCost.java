@@ -178,12 +178,11 @@ public final class StageCost {
      * same peak, up to rounding), and notes as {@link #withMemory(double, List)}.
      */
     public StageCost withMemory(double bytes, MemoryUse parts, List<Note> notes) {
-        Checks.argument(bytes >= 0 && Math.abs(parts.totalGb() * GIB - bytes) <= 1e-9 * (1 + bytes),
+        Checks.argument(bytes >= 0 && Math.abs(parts.totalGb() * MemoryUse.BYTES_PER_GIB - bytes) <= 1e-9 * (1 + bytes),
                 "memory %s bytes is not its parts' %s GiB", bytes, parts.totalGb());
         return new StageCost(layerMillis, families, terms, total, bytes, parts, notes);
     }
 
-    private static final double GIB = 1024.0 * 1024 * 1024;
 
     /** A copy with other notes ({@link #notes}), its memory kept. */
     public StageCost withNotes(List<Note> notes) {

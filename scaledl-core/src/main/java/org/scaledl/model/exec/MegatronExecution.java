@@ -2499,7 +2499,7 @@ public final class MegatronExecution {
         return 1e9 * (coherentHost(device) ? C2C_GBPS_EACH_WAY : Math.max(1, device.pcieGBps()));
     }
 
-    private static final double GIB = 1024.0 * 1024 * 1024;
+    private static final double GIB = org.scaledl.model.cost.MemoryUse.BYTES_PER_GIB;
 
     /** How {@link #resolution}'s note starts: a job that left its recomputation to the predictor. */
     private static final String RESOLUTION_NOTE = "recompute auto (left to the predictor): ";
@@ -3111,7 +3111,7 @@ public final class MegatronExecution {
      * gradients (sharded, they are not accumulated whole). With the weights' gather after the optimizer step
      * ({@link org.scaledl.workload.GradReduce#GATHER_AFTER_STEP}) the gather is exposed whole. With the reduction
      * after the backward pass
-     * ({@link Workload#gradReduceAfterBackward()}) nothing of it hides: ZeRO 0–2's whole reduction (and the weights'
+     * ({@link Workload#gradReduce()}) nothing of it hides: ZeRO 0–2's whole reduction (and the weights'
      * gather) is exposed, and ZeRO 2's and 3's reduce-scatter every micro-batch. With LoRA only the adapters'
      * gradients are reduced (the frozen weights are still gathered under ZeRO 3). The gradients travel in their
      * buffers' type ({@link Workload#gradientBytes()}: FP32 main gradients 4 bytes each, 16-bit ones 2), the weights
@@ -3189,7 +3189,7 @@ public final class MegatronExecution {
             double gatherWeights = (ownType ? reduceWeights : reduce) / 2;
             int scatters = zero == 2 ? Math.max(1, m) : 1;
             double whole = zero == 0 ? reduce : scatters * scatter + gatherWeights;
-            if (w.gradReduceAfterBackward()) {
+            if (w.gradReduce() == org.scaledl.workload.GradReduce.AFTER_BACKWARD) {
                 // Megatron-LM's local DDP, Megatron-DeepSpeed, DeepSpeed's ZeRO 1-2: the reduction (with the
                 // distributed optimizer a reduce-scatter and the updated weights' gather) waits for the backward pass
                 // (ZeRO 2: each micro-batch's) to end
@@ -3245,7 +3245,7 @@ public final class MegatronExecution {
         double scatterTime = scatter;
         DoubleUnaryOperator overlapped = stretch -> m * Math.max(0, perMb - perSteadyMicroBatch * stretch)
                 + scatterTime / Math.max(1, m);
-        if (w.gradReduceAfterBackward()) {
+        if (w.gradReduce() == org.scaledl.workload.GradReduce.AFTER_BACKWARD) {
             // the gathers still prefetched behind the compute, each reduce-scatter waited for where it is issued
             // (never less exposed than overlapped, whose last reduce-scatter is exposed too)
             return stretch -> Math.max(overlapped.applyAsDouble(stretch),
@@ -3564,7 +3564,8 @@ public final class MegatronExecution {
         java.util.function.Function<Workload.Builder, Double> stepWith = x -> model.millis(terms(x.build(), layers,
                 communication, device, topo));
         double dispatch = model.host(terms);
-        if (w.phase() == Phase.TRAIN && !w.gradReduceAfterBackward() && !w.states(Workload.ScheduleChoice.GRAD_REDUCE)
+        if (w.phase() == Phase.TRAIN && w.gradReduce() != org.scaledl.workload.GradReduce.AFTER_BACKWARD
+                && !w.states(Workload.ScheduleChoice.GRAD_REDUCE)
                 && terms.value(ExecutionTerm.DATA_COMM) > 0) {
             // said where the software's choice moves the step: the stacks of 2021-22 reduce after the backward pass
             double after = stepWith.apply(w.toBuilder().gradReduce(org.scaledl.workload.GradReduce.AFTER_BACKWARD));
