@@ -232,8 +232,11 @@ final class PlanCommand implements Callable<Integer> {
         double[] predictedMs = new double[candidates.size()];
         double[] costs = new double[candidates.size()];
         double gridSeconds = 0;
-        // a GPU job predicted not to fit in its GPUs' memory is no run to plan: it would fail, not measure
+        // a GPU job predicted not to fit in its GPUs' memory is no run to plan: it would fail, not measure; nor is one
+        // within 5 % of it (the estimate leaves out the allocator's fragmentation: a run that may not fit spends its
+        // GPU-hours on nothing), unless no other is left
         List<Integer> runnable = new ArrayList<>();
+        List<Integer> atEdge = new ArrayList<>();
         for (int i = 0; i < candidates.size(); i++) {
             Workload w = candidates.get(i);
             if (repeats.contains(i)) {
@@ -252,6 +255,13 @@ final class PlanCommand implements Callable<Integer> {
                     org.scaledl.model.Prediction pr = priorModel.predict(w);
                     predictedMs[i] = pr.millis();
                     fits = !pr.outOfMemory();
+                    if (fits && pr.memoryGb().isPresent() && w.device().isPresent()
+                            && org.scaledl.model.RuntimePredictor.nearMemoryEdge(pr.memoryGb().getAsDouble(),
+                                    w.device().get().memoryGB())) {
+                        atEdge.add(i);
+                        costs[i] = cost.seconds(predictedMs[i]) * w.parallelism().ranks() / 3600.0;
+                        continue;
+                    }
                 } else {
                     predictedMs[i] = priorModel.predictMillis(w);
                 }
@@ -265,7 +275,25 @@ final class PlanCommand implements Callable<Integer> {
                 gridSeconds += costs[i];
             }
         }
-        int outOfMemory = candidates.size() - repeats.size() - again - runnable.size();
+        if (runnable.isEmpty() && !atEdge.isEmpty()) {
+            // every job that fits fills its memory to the edge: planned all the same, said
+            for (int i : atEdge) {
+                runnable.add(i);
+                gridSeconds += costs[i];
+            }
+            System.err.printf(Locale.ROOT, "scaledl: warning: every candidate job that fits is predicted within %.0f %% "
+                    + "of its GPUs' memory: the plan is chosen among them, and a run may not fit%n",
+                    100 * org.scaledl.model.RuntimePredictor.MEMORY_EDGE);
+        } else if (!atEdge.isEmpty()) {
+            // said even with -q: the plan is chosen among fewer rows than the table has
+            System.err.printf(Locale.ROOT, "scaledl: warning: %d of %d candidate jobs left out of the plan: predicted "
+                    + "within %.0f %% of their GPUs' memory, so they may not fit (the estimate leaves out the "
+                    + "allocator's fragmentation; predict --candidates shows each one's memory_gb)%n", atEdge.size(),
+                    candidates.size(), 100 * org.scaledl.model.RuntimePredictor.MEMORY_EDGE);
+        }
+        boolean edgeLeftOut = !atEdge.isEmpty() && !runnable.contains(atEdge.get(0));
+        int outOfMemory = candidates.size() - repeats.size() - again - runnable.size() - (edgeLeftOut ? atEdge.size()
+                : 0);
         if (runnable.isEmpty() && again == candidates.size() - repeats.size()) {
             throw InvalidInputException.of(c.table().source() + ": every candidate is already measured in "
                     + InvalidInputException.escaped(fixed.toString()) + ": nothing to plan");
@@ -297,6 +325,9 @@ final class PlanCommand implements Callable<Integer> {
                 }
                 if (outOfMemory > 0) {
                     which.add("that fit in memory");
+                }
+                if (edgeLeftOut) {
+                    which.add("not at the memory's edge");
                 }
                 throw new IllegalArgumentException("--runs must be in 1.." + offered.size() + " (the "
                         + (repeats.isEmpty() ? "" : "distinct ") + "candidates" + (which.isEmpty() ? "" : " "
@@ -352,6 +383,7 @@ final class PlanCommand implements Callable<Integer> {
             }
             root.put("candidates", candidates.size());
             root.put("out_of_memory", outOfMemory);
+            root.put("near_memory_limit", edgeLeftOut ? atEdge.size() : 0);
             root.put("already_measured", again);
             root.put("repeated", repeats.size());
             root.put("prior", priorModel == null ? "roofline" : prior);

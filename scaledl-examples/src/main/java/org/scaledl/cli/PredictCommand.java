@@ -464,6 +464,31 @@ final class PredictCommand implements Callable<Integer> {
 
     /** The column (JSON key) {@code --keep-going} adds: why a row has no prediction, empty where it has one. */
     static final String ERROR_COLUMN = "error";
+    /**
+     * Adds a scored row's error against its {@code measured_ms} cell, where it has a positive one, to
+     * {@code {rows, sum of |relative error|, sum of relative error, rows inside the interval}}.
+     */
+    private static void measured(CsvTable t, int r, Prediction pr, double[] acc) {
+        Optional<String> cell = t.opt(r, "measured_ms");
+        if (cell.isEmpty()) {
+            return;
+        }
+        double ms;
+        try {
+            ms = CsvTable.parseNumber(cell.get());
+        } catch (NumberFormatException e) {
+            return;
+        }
+        if (!(ms > 0) || Double.isInfinite(ms)) {
+            return;
+        }
+        double e = pr.millis() / ms - 1;
+        acc[0]++;
+        acc[1] += Math.abs(e);
+        acc[2] += e;
+        acc[3] += pr.lowMillis() <= ms && ms <= pr.highMillis() ? 1 : 0;
+    }
+
     /** The columns a scored table adds (an input column of the same name is replaced). */
     static final List<String> OUTPUT_COLUMNS = List.of("predicted_ms", "low_ms", "high_ms", "memory_gb",
             "tokens_per_s_per_gpu", "model_tflops_per_gpu", "warnings");
@@ -530,6 +555,9 @@ final class PredictCommand implements Callable<Integer> {
         }
         boolean jsonl = out != null && out.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".jsonl");
         long[] counts = new long[3];
+        // the rows with a measured time: their count, summed absolute and signed relative errors, and those inside
+        // the interval (a runs table scored: how far the model is off it, said at the end)
+        double[] measured = new double[4];
         long[] nanos = new long[1];
         java.util.Set<String> machinesSeen = new java.util.HashSet<>();
         java.util.Set<String> calibratedSeen = new java.util.HashSet<>();
@@ -599,6 +627,7 @@ final class PredictCommand implements Callable<Integer> {
                             w.write(jsonl ? errorJsonLine(om, t, r, cols, renamed, error)
                                     : errorCsvLine(t, r, cols, error));
                         } else {
+                            measured(t, r, scored[r], measured);
                             String line = jsonl ? jsonLine(om, t, r, cols, renamed, scored[r], keepGoing)
                                     : csvLine(t, r, cols, scored[r]);
                             // the error column stays empty
@@ -625,6 +654,14 @@ final class PredictCommand implements Callable<Integer> {
             // said even with -q: rows without a prediction are a result the user must see
             System.err.printf(Locale.ROOT, "scaledl: warning: %d of %d candidates not predicted (--keep-going): "
                     + "their reasons are in the %s column%n", counts[2], counts[0], ERROR_COLUMN);
+        }
+        if (measured[0] > 0) {
+            // said even with -q: a table of measured runs scored is a check of the model on them
+            System.err.printf(Locale.ROOT, "scaledl: note: %s: %d row%s with measured_ms: MRE %.1f %% (mean signed "
+                    + "error %+.1f %%, > 0: predicted too slow), %d inside the 90 %% interval%n",
+                    InvalidInputException.printable(candidates.toString(), 200), (long) measured[0],
+                    measured[0] == 1 ? "" : "s", 100 * measured[1] / measured[0], 100 * measured[2] / measured[0],
+                    (long) measured[3]);
         }
         double seconds = nanos[0] / 1e9;
         if (!Main.quiet) {

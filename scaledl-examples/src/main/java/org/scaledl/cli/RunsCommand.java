@@ -39,7 +39,7 @@ final class RunsCommand implements Callable<Integer> {
     /** The table's columns, in order. */
     static final List<String> COLUMNS = List.of("id", "transformer", "seq", "batch", "micro_batches", "world_size",
             "tensor", "pipeline", "context", "virtual_stages", "uneven_pipeline", "expert", "expert_tensor",
-            "zero_stage", "device", "gpus_per_node", "nvlink_domain", "precision", "recompute", "recompute_layers",
+            "zero_stage", "device", "gpus_per_node", "nvlink_domain", "inter_node_gbps", "precision", "recompute", "recompute_layers",
             "recompute_modules", "sequence_parallel",
             "grad_reduce", "grad_dtype", "fp8_param_gather", "moe_a2a_overlap", "moe_dispatcher", "cuda_graphs",
             "measured_ms", "log");
@@ -72,6 +72,10 @@ final class RunsCommand implements Callable<Integer> {
     @Option(names = "--nvlink-domain", description = "GPUs one NVLink domain joins (default: left empty, the "
             + "device's standard system)")
     Integer nvlinkDomain;
+
+    @Option(names = "--inter-node-gbps", description = "The network of one node, all its adapters together, Gb/s "
+            + "(default: left empty, the device's standard system)")
+    Double interNodeGbps;
 
     @Option(names = "--warmup", description = "Logged iterations to drop before the median (default 10, or a third "
             + "of them, rounded up, when a run logs fewer than 30)")
@@ -135,6 +139,10 @@ final class RunsCommand implements Callable<Integer> {
         if (gpusPerNode != null && (gpusPerNode < 1 || gpusPerNode > Topology.MAX_GPUS_PER_NODE)) {
             throw new IllegalArgumentException("--gpus-per-node must be in 1.." + Topology.MAX_GPUS_PER_NODE + ", got "
                     + gpusPerNode);
+        }
+        if (interNodeGbps != null && !(interNodeGbps >= Topology.MIN_GBPS && interNodeGbps <= Topology.MAX_GBPS * 8)) {
+            throw new IllegalArgumentException("--inter-node-gbps must be in [" + Topology.MIN_GBPS + ", "
+                    + Topology.MAX_GBPS * 8 + "] (Gb/s a node, all adapters), got " + interNodeGbps);
         }
         if (nvlinkDomain != null && (nvlinkDomain < 1 || nvlinkDomain > Topology.MAX_DOMAIN)) {
             throw new IllegalArgumentException("--nvlink-domain must be in 1.." + Topology.MAX_DOMAIN + ", got "
@@ -211,8 +219,8 @@ final class RunsCommand implements Callable<Integer> {
                             + " GPUs a node (its trainer's devices); its row takes --gpus-per-node " + gpusPerNode
                             + " (leave --gpus-per-node out to keep the log's)");
                 }
-                if (gpusPerNode != null || nvlinkDomain != null) {
-                    Topology.assumedFor(d).with(Optional.ofNullable(gpusPerNode), Optional.empty(),
+                if (gpusPerNode != null || nvlinkDomain != null || interNodeGbps != null) {
+                    Topology.assumedFor(d).with(Optional.ofNullable(gpusPerNode), Optional.ofNullable(interNodeGbps),
                             Optional.ofNullable(nvlinkDomain));
                 }
                 rows.add(new Row(r, log, d));
@@ -249,7 +257,14 @@ final class RunsCommand implements Callable<Integer> {
                 throw InvalidInputException.atLine(r.log().toString(), r.line(), (r.count() > 1 ? "run " + r.index()
                         + ": " : "") + "the logged job is not one to predict: " + e.getMessage());
             }
-            sayFarFromPredicted(r, sample.workload());
+            org.scaledl.workload.Workload checked = sample.workload();
+            if (gpusPerNode != null || nvlinkDomain != null || interNodeGbps != null) {
+                // the machine the row will describe
+                checked = checked.toBuilder().topology(Topology.assumedFor(row.device()).with(Optional.ofNullable(
+                        gpusPerNode).or(() -> r.job().gpusPerNode()), Optional.ofNullable(interNodeGbps),
+                        Optional.ofNullable(nvlinkDomain))).build();
+            }
+            sayFarFromPredicted(r, checked);
         }
         // a run's id names it in the table and in a calibration's report: logs of one name in different folders are
         // told apart by their folder (jobA/train.log, jobB/train.log)
@@ -321,6 +336,7 @@ final class RunsCommand implements Callable<Integer> {
                 byColumn.put("gpus_per_node", i(gpusPerNode));
             }
             byColumn.put("nvlink_domain", nvlinkDomain == null ? "" : i(nvlinkDomain));
+            byColumn.put("inter_node_gbps", interNodeGbps == null ? "" : CsvTable.plain(interNodeGbps));
             byColumn.put("measured_ms", String.format(Locale.ROOT, "%.4f", r.measuredMs()));
             byColumn.put("log", CsvTable.cell(InvalidInputException.escaped(row.logArg().toString())));
             List<String> cells = COLUMNS.stream().map(c -> java.util.Objects.requireNonNull(byColumn.get(c), c))

@@ -81,9 +81,12 @@ class RoundTwentySevenCliTest {
         assertEquals(0, r.code(), r.err());
         assertTrue(r.err().contains("times shorter than the bundled gpu model predicts")
                 && r.err().contains("seconds logged under a milliseconds label?"), r.err());
-        MainTest.Run plain = MainTest.run("runs", "--from-log", MEGATRON.toString(), "--out",
-                dir.resolve("p.csv").toString());
+        MainTest.Run plain = MainTest.run("runs", "--from-log", MEGATRON.toString(), "--inter-node-gbps", "1600",
+                "--out", dir.resolve("p.csv").toString());
         assertFalse(plain.err().contains("bundled gpu model predicts"), plain.err());
+        java.util.List<String> table = Files.readAllLines(dir.resolve("p.csv"));
+        int gbps = java.util.Arrays.asList(table.get(0).split(",")).indexOf("inter_node_gbps");
+        assertTrue(gbps >= 0 && table.get(1).split(",", -1)[gbps].equals("1600"), table.toString());
     }
 
     @Test
@@ -164,6 +167,42 @@ class RoundTwentySevenCliTest {
         MainTest.Run same = sweep.apply("gpus,batch,measured_ms,phase,zero_stage,grad_reduce,lora_rank\n"
                 + "8,1,260,training,1,overlapped,0\n");
         assertEquals(0, same.code(), same.err());
+    }
+
+    /** A keyboard walk's findings: plan leaves out jobs at the memory's edge; a measured table scored is summarised. */
+    @Test
+    void aPlanLeavesOutJobsAtTheMemorysEdgeAndAScoredRunsTableIsSummarised() throws Exception {
+        Files.createDirectories(dir.resolve("llama"));
+        Files.copy(LLAMA.resolve("config.json"), dir.resolve("llama/config.json"));
+        String header = "transformer,seq,batch,micro_batches,world_size,device,precision,zero_stage,recompute\n";
+        // 66.6 GiB of the H100's 80, and 77 GiB: within 5 % of it
+        String room = "llama,2048,1,4,8,H100,bf16,1,none\n";
+        String edge = "llama,4352,1,4,8,H100,bf16,1,none\n";
+        Path jobs = dir.resolve("jobs.csv");
+        Files.writeString(jobs, header + room + edge);
+        MainTest.Run plan = MainTest.run("plan", "--model", "gpu", "--candidates", jobs.toString(), "--runs", "1",
+                "--out", dir.resolve("plan.csv").toString(), "--json");
+        assertEquals(0, plan.code(), plan.err());
+        assertTrue(plan.err().contains("1 of 2 candidate jobs left out of the plan: predicted within 5 % of their "
+                + "GPUs' memory"), plan.err());
+        com.fasterxml.jackson.databind.JsonNode planned = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(plan.out());
+        assertEquals("[0]", planned.get("chosen").toString());
+        assertEquals(1, planned.get("near_memory_limit").asInt());
+        Files.writeString(jobs, header + edge);
+        MainTest.Run only = MainTest.run("plan", "--model", "gpu", "--candidates", jobs.toString(), "--runs", "1",
+                "--out", dir.resolve("plan.csv").toString());
+        assertEquals(0, only.code(), only.err());
+        assertTrue(only.err().contains("every candidate job that fits is predicted within 5 %"), only.err());
+        // a table of measured runs scored: the model's error on them, said
+        Path runs = dir.resolve("runs.csv");
+        Files.writeString(runs, header.replace("\n", ",measured_ms\n") + room.replace("\n", ",1000\n")
+                + room.replace("\n", ",100000\n"));
+        MainTest.Run scored = MainTest.run("predict", "--model", "gpu", "--candidates", runs.toString(), "--out",
+                dir.resolve("scored.csv").toString());
+        assertEquals(0, scored.code(), scored.err());
+        assertTrue(scored.err().contains("runs.csv: 2 rows with measured_ms: MRE ")
+                && scored.err().contains("inside the 90 % interval"), scored.err());
     }
 
     @Test

@@ -87,10 +87,10 @@ class RunsCommandTest {
         assertEquals(3, lines.size(), String.join("\n", lines));
         assertEquals(String.join(",", RunsCommand.COLUMNS), lines.get(0));
         assertTrue(lines.get(1).startsWith("megatron-llama3-8b.log,runs-configs/megatron-llama3-8b.json,8192,1,16,8,4,"
-                + "2,1,1,false,1,1,1,NVIDIA H100 80GB HBM3,,,bf16,none,,,true,overlapped,fp32,false,false,,none,5050.5000,"),
+                + "2,1,1,false,1,1,1,NVIDIA H100 80GB HBM3,,,,bf16,none,,,true,overlapped,fp32,false,false,,none,5050.5000,"),
                 lines.get(1));
         assertTrue(lines.get(2).startsWith("nemo-llama3-8b.log,runs-configs/nemo-llama3-8b.json,8192,2,8,4,2,1,2,1,"
-                + "false,1,1,0,NVIDIA H100 80GB HBM3,8,,fp8,selective,,core_attn,true,overlapped,,false,false,,none,"
+                + "false,1,1,0,NVIDIA H100 80GB HBM3,8,,,fp8,selective,,core_attn,true,overlapped,,false,false,,none,"
                 + "2415.0000,"),
                 lines.get(2));
         assertTrue(Files.isRegularFile(dir.resolve("runs-configs/nemo-llama3-8b.json")));
@@ -528,7 +528,7 @@ class RunsCommandTest {
         List<String> lines = Files.readAllLines(out);
         assertEquals(2, lines.size());
         assertTrue(lines.get(1).startsWith("megatron-llama3-8b.log,jobs-configs/llama-3-8b.json,8192,1,16,8,4,2,1,1,"
-                + "false,1,1,1,NVIDIA H200,8,8,bf16,"), lines.get(1));
+                + "false,1,1,1,NVIDIA H200,8,8,,bf16,"), lines.get(1));
         assertEquals(Files.readString(llama3()), Files.readString(dir.resolve("tables/jobs-configs/llama-3-8b.json")));
         List<Sample> runs = read(out);
         assertEquals(1, runs.size());
