@@ -275,15 +275,19 @@ final class PlanCommand implements Callable<Integer> {
                 gridSeconds += costs[i];
             }
         }
-        if (runnable.isEmpty() && !atEdge.isEmpty()) {
-            // every job that fits fills its memory to the edge: planned all the same, said
+        if (!atEdge.isEmpty() && (runnable.isEmpty() || size.runs != null && size.runs > runnable.size())) {
+            // too few jobs leave the memory's margin for the plan asked for: those at the edge are offered too, said
+            System.err.printf(Locale.ROOT, "scaledl: warning: %s: the plan is chosen among them too, and a run may "
+                    + "not fit%n", runnable.isEmpty() ? String.format(Locale.ROOT, "every candidate job that fits is "
+                    + "predicted within %.0f %% of its GPUs' memory", 100 * org.scaledl.model.RuntimePredictor
+                    .MEMORY_EDGE) : String.format(Locale.ROOT, "%d of the candidate jobs that fit leave %.0f %% of "
+                    + "their GPUs' memory free, fewer than --runs %d; %d are predicted within it", runnable.size(),
+                    100 * org.scaledl.model.RuntimePredictor.MEMORY_EDGE, size.runs, atEdge.size()));
             for (int i : atEdge) {
                 runnable.add(i);
                 gridSeconds += costs[i];
             }
-            System.err.printf(Locale.ROOT, "scaledl: warning: every candidate job that fits is predicted within %.0f %% "
-                    + "of its GPUs' memory: the plan is chosen among them, and a run may not fit%n",
-                    100 * org.scaledl.model.RuntimePredictor.MEMORY_EDGE);
+            runnable.sort(null);
         } else if (!atEdge.isEmpty()) {
             // said even with -q: the plan is chosen among fewer rows than the table has
             System.err.printf(Locale.ROOT, "scaledl: warning: %d of %d candidate jobs left out of the plan: predicted "
