@@ -220,8 +220,10 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
     /**
      * Calibrating on a few runs of one's own cluster, judged on published runs: for each system and software release
      * with enough runs, the model fitted without that group's runs (as a user's cluster is unseen), its error on the
-     * group, and its error on the group's other runs after calibrating on {@code n} of them, chosen by the D-optimal
-     * plan ({@code plan --runs n}) or at random (the mean over {@code draws} draws).
+     * group, and its error on the group's other runs after calibrating on {@code n} of them, chosen as
+     * {@code plan --runs n} chooses them ({@link org.scaledl.model.plan.ProfilingPlan#forCalibration}: the most
+     * representative below {@link org.scaledl.model.exec.MegatronFit#TERM_RUNS}, else D-optimal) or at random (the
+     * mean over {@code draws} draws).
      *
      * @param group    {@code system release} of the runs
      * @param runs     the group's runs
@@ -289,7 +291,7 @@ public record ClusterEvaluation(List<Split> splits, List<Scored> predictions) {
             double[] before = mreBias(unseen, mine);
             List<org.scaledl.workload.Workload> jobs = mine.stream().map(Sample::workload).toList();
             for (int n : ns) {
-                List<Integer> chosen = org.scaledl.model.plan.ProfilingPlan.choose(jobs, List.of(), n, seed,
+                List<Integer> chosen = org.scaledl.model.plan.ProfilingPlan.forCalibration(jobs, List.of(), n, seed,
                         unseen::designRow).indices();
                 double[] planned = calibrated(unseen, mine, chosen);
                 double mre = 0;

@@ -577,7 +577,7 @@ public final class FedorovExchange {
      * eigenvalues exceed 1e-10 of the largest (r of them), {@code (det(VᵀXₙᵀXₙV/n) / Π λ)^(1/r)}. For a
      * full-rank candidate set this is the textbook {@code (det(XₙᵀXₙ/n)/det(XᵀX/N))^(1/p)}.
      */
-    private double dEfficiency(int[] rows) {
+    double dEfficiency(int[] rows) {
         int p = x[0].length;
         DMatrixRMaj chosen = new DMatrixRMaj(p, p);
         for (int r : rows) {

@@ -337,7 +337,9 @@ final class PlanCommand implements Callable<Integer> {
                         + (repeats.isEmpty() ? "" : "distinct ") + "candidates" + (which.isEmpty() ? "" : " "
                         + String.join(" and ", which)) + "), got " + size.runs);
             }
-            plan = ProfilingPlan.choose(offered, measured, size.runs, seed, rows);
+            // a cluster's few runs calibrate its level: those most like the candidates (else D-optimal)
+            plan = cluster ? ProfilingPlan.forCalibration(offered, measured, size.runs, seed, rows)
+                    : ProfilingPlan.choose(offered, measured, size.runs, seed, rows);
         } else {
             double budget = cluster ? size.budgetGpuHours : size.budget;
             if (!(budget > 0 && Double.isFinite(budget))) {
@@ -414,17 +416,17 @@ final class PlanCommand implements Callable<Integer> {
                             rows.apply(candidates.get(0)).length));
             int calibrating = plan.indices().size() + measured.size();
             if (cluster && calibrating < org.scaledl.model.exec.MegatronFit.TERM_RUNS) {
-                System.out.printf(Locale.ROOT, "%d run%s calibrate%s one level (the cluster's speed over every term); "
-                        + "%d or more refit the execution terms too, where that predicts them held out "
-                        + "better%n", calibrating, calibrating == 1 ? "" : "s",
+                System.out.printf(Locale.ROOT, "%d run%s calibrate%s one level (the cluster's speed over every term), "
+                        + "so the plan chose the candidates' most representative (not a D-optimal plan's extremes); "
+                        + "%d or more refit the execution terms too, where that predicts them held out better, and are "
+                        + "planned D-optimally%n", calibrating, calibrating == 1 ? "" : "s",
                         calibrating == 1 ? "s" : "", org.scaledl.model.exec.MegatronFit.TERM_RUNS);
                 if (calibrating < 3) {
-                    // measured on the published clusters (docs/results.md): a system held out whole, 8.1 % before
-                    // any run, 8.7 % after one planned run, 7.7 % after three, 7.2 % after five (this release)
-                    System.out.printf(Locale.ROOT, "one or two runs set the level by themselves, and a plan's runs "
-                            + "are its extremes: on the published clusters one planned run left a new system's "
-                            + "predictions worse than none, three and five better (docs/results.md: evaluate-clusters "
-                            + "--calibration); plan --runs 3 or more%n");
+                    // measured on the published clusters (docs/results.md, round twenty-seven): a system held out
+                    // whole, 7.9 % before any run, 7.7 % after one planned run, 7.6 % after three
+                    System.out.printf(Locale.ROOT, "one or two runs set the level by themselves: on the published "
+                            + "clusters one planned run moved a new system's predictions little, three more "
+                            + "(docs/results.md: evaluate-clusters --calibration); plan --runs 3 or more%n");
                 }
             }
             if (out != null) {

@@ -237,19 +237,21 @@ class RoundSevenCliTest {
     }
 
     /**
-     * A GPU plan of one or two runs says what one planned run did on the published clusters (worse than none for a
-     * new system) and asks for three; a plan of three does not.
+     * A GPU plan of one or two runs says what one planned run did on the published clusters (little for a new
+     * system) and asks for three; a plan of three does not; both say their runs are the candidates' most
+     * representative.
      */
     @Test
     void aPlanOfOneRunSaysWhatOneRunDid(@TempDir Path dir) throws Exception {
         Path jobs = planCandidates(dir);
         MainTest.Run one = MainTest.run("plan", "--model", "gpu", "--candidates", jobs.toString(), "--runs", "1");
         assertEquals(0, one.code(), one.err());
-        assertTrue(one.out().contains("one planned run left a new system's predictions worse than none")
+        assertTrue(one.out().contains("one planned run moved a new system's predictions little")
                 && one.out().contains("plan --runs 3 or more") && one.out().contains("(1 run for "), one.out());
         MainTest.Run three = MainTest.run("plan", "--model", "gpu", "--candidates", jobs.toString(), "--runs", "3");
         assertEquals(0, three.code(), three.err());
         assertFalse(three.out().contains("plan --runs 3 or more"), three.out());
+        assertTrue(three.out().contains("the plan chose the candidates' most representative"), three.out());
     }
 
     /** A batch outside the training range made of micro-batches says so. */

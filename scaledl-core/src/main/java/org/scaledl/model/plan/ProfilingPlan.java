@@ -7,6 +7,7 @@ import org.scaledl.Checks;
 import org.scaledl.doe.BudgetedDesign;
 import org.scaledl.doe.Design;
 import org.scaledl.doe.FedorovExchange;
+import org.scaledl.doe.RepresentativeDesign;
 import org.scaledl.workload.Workload;
 
 /**
@@ -96,6 +97,44 @@ public record ProfilingPlan(List<Integer> indices, List<Workload> chosen, double
             chosen.add(candidates.get(i));
         }
         return new ProfilingPlan(d.chosen(), chosen, d.logDet(), d.dEfficiency());
+    }
+
+    /**
+     * Chooses the {@code runs} candidates that best represent all of them, given workloads already measured
+     * ({@link RepresentativeDesign}, k-medoids over the normalised design rows, {@link #designMatrix}: the runs whose
+     * share of time in each part of the iteration is nearest the other candidates'). Deterministic.
+     */
+    public static ProfilingPlan representative(List<Workload> candidates, List<Workload> measured, int runs,
+            Function<Workload, double[]> designRow) {
+        Checks.argument(!java.util.Objects.requireNonNull(candidates, "candidates").isEmpty(), "no candidates");
+        Checks.argument(runs >= 1 && runs <= candidates.size(), "runs must be in 1..%s, got %s",
+                candidates.size(), runs);
+        double[][] x = designMatrix(candidates, measured, designRow);
+        double[][] cand = new double[candidates.size()][];
+        double[][] fixed = new double[measured.size()][];
+        System.arraycopy(x, 0, cand, 0, cand.length);
+        System.arraycopy(x, cand.length, fixed, 0, fixed.length);
+        Design d = new RepresentativeDesign(cand, runs).fixed(fixed).ridge(RIDGE).design();
+        List<Workload> chosen = new ArrayList<>();
+        for (int i : d.chosen()) {
+            chosen.add(candidates.get(i));
+        }
+        return new ProfilingPlan(d.chosen(), chosen, d.logDet(), d.dEfficiency());
+    }
+
+    /**
+     * The runs to calibrate a cluster's model on: where they and the runs already measured are fewer than
+     * {@link org.scaledl.model.exec.MegatronFit#TERM_RUNS}, the calibration moves one level (the cluster's speed over
+     * every term), and the runs that tell it best are those most like the candidates ({@link #representative}: on
+     * the published clusters, one and three such runs predicted the rest better than a D-optimal plan's, whose
+     * extremes carry what the terms would estimate); from {@code TERM_RUNS} on, the terms are refitted too, and the
+     * plan is D-optimal ({@link #choose}).
+     */
+    public static ProfilingPlan forCalibration(List<Workload> candidates, List<Workload> measured, int runs, long seed,
+            Function<Workload, double[]> designRow) {
+        return runs + java.util.Objects.requireNonNull(measured, "measured").size()
+                < org.scaledl.model.exec.MegatronFit.TERM_RUNS ? representative(candidates, measured, runs, designRow)
+                : choose(candidates, measured, runs, seed, designRow);
     }
 
     /** The normalised design rows: candidates first, then measured workloads. */
