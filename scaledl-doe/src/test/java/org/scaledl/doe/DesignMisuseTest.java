@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What no determinant can be taken of is refused where it is given, by every design (Fedorov exchange, budgeted,
- * sequential), naming the row: non-finite or overflowing values, fixed and measured rows included; a candidate set
+ * sequential, representative), naming the row: non-finite or overflowing values, fixed and measured rows included; a candidate set
  * changed after it was given does not change the design; indices outside the candidates are named.
  */
 class DesignMisuseTest {
@@ -51,6 +51,11 @@ class DesignMisuseTest {
         e = assertThrows(IllegalArgumentException.class, () -> SequentialDesign.next(grid(), new double[][] {{1, 2}},
                 1));
         assertTrue(e.getMessage().contains("measured row 0 has 2 values, expected 3"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> new RepresentativeDesign(huge, 3));
+        assertTrue(e.getMessage().contains("row 4"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> new RepresentativeDesign(grid(), 3)
+                .fixed(new double[][] {{1, Double.NaN, 0}}));
+        assertTrue(e.getMessage().contains("fixed row 0 has a non-finite value"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> SequentialDesign.next(grid(), new double[0][], 1, -1));
         assertThrows(IllegalArgumentException.class, () -> SequentialDesign.next(grid(), new double[0][], 1,
                 Double.NaN));
@@ -79,5 +84,12 @@ class DesignMisuseTest {
         BudgetedDesign b = new BudgetedDesign(grid(), costs, 3);
         e = assertThrows(IllegalArgumentException.class, () -> b.cost(List.of(-1)));
         assertTrue(e.getMessage().contains("row -1 is not a candidate"), e.getMessage());
+        double[][] h = grid();
+        RepresentativeDesign r = new RepresentativeDesign(h, 2);
+        Design medoids = r.design();
+        h[0][1] = Double.NaN;
+        assertEquals(medoids, r.design(), "changing the caller's arrays afterwards changes nothing");
+        e = assertThrows(IllegalArgumentException.class, () -> r.distance(new int[] {9}));
+        assertTrue(e.getMessage().contains("row 9 is not a candidate (0..8)"), e.getMessage());
     }
 }
