@@ -54,17 +54,11 @@ public record ProfilingPlan(List<Integer> indices, List<Workload> chosen, double
         Checks.argument(!java.util.Objects.requireNonNull(candidates, "candidates").isEmpty(), "no candidates");
         Checks.argument(runs >= 1 && runs <= candidates.size(), "runs must be in 1..%s, got %s",
                 candidates.size(), runs);
-        double[][] x = designMatrix(candidates, measured, designRow);
-        double[][] cand = new double[candidates.size()][];
-        double[][] fixed = new double[measured.size()][];
-        System.arraycopy(x, 0, cand, 0, cand.length);
-        System.arraycopy(x, cand.length, fixed, 0, fixed.length);
+        double[][][] x = split(designMatrix(candidates, measured, designRow), candidates.size());
+        double[][] cand = x[0];
+        double[][] fixed = x[1];
         Design d = new FedorovExchange(cand, runs).fixed(fixed).ridge(RIDGE).seed(seed).design();
-        List<Workload> chosen = new ArrayList<>();
-        for (int i : d.chosen()) {
-            chosen.add(candidates.get(i));
-        }
-        return new ProfilingPlan(d.chosen(), chosen, d.logDet(), d.dEfficiency());
+        return of(d, candidates);
     }
 
     /**
@@ -86,17 +80,11 @@ public record ProfilingPlan(List<Integer> indices, List<Workload> chosen, double
         Checks.argument(java.util.Objects.requireNonNull(costSeconds, "costSeconds").length == candidates.size(),
                 "%s costs for %s candidates", costSeconds.length,
                 candidates.size());
-        double[][] x = designMatrix(candidates, measured, designRow);
-        double[][] cand = new double[candidates.size()][];
-        double[][] fixed = new double[measured.size()][];
-        System.arraycopy(x, 0, cand, 0, cand.length);
-        System.arraycopy(x, cand.length, fixed, 0, fixed.length);
+        double[][][] x = split(designMatrix(candidates, measured, designRow), candidates.size());
+        double[][] cand = x[0];
+        double[][] fixed = x[1];
         Design d = new BudgetedDesign(cand, costSeconds, budgetSeconds).fixed(fixed).ridge(RIDGE).seed(seed).design();
-        List<Workload> chosen = new ArrayList<>();
-        for (int i : d.chosen()) {
-            chosen.add(candidates.get(i));
-        }
-        return new ProfilingPlan(d.chosen(), chosen, d.logDet(), d.dEfficiency());
+        return of(d, candidates);
     }
 
     /**
@@ -109,17 +97,11 @@ public record ProfilingPlan(List<Integer> indices, List<Workload> chosen, double
         Checks.argument(!java.util.Objects.requireNonNull(candidates, "candidates").isEmpty(), "no candidates");
         Checks.argument(runs >= 1 && runs <= candidates.size(), "runs must be in 1..%s, got %s",
                 candidates.size(), runs);
-        double[][] x = designMatrix(candidates, measured, designRow);
-        double[][] cand = new double[candidates.size()][];
-        double[][] fixed = new double[measured.size()][];
-        System.arraycopy(x, 0, cand, 0, cand.length);
-        System.arraycopy(x, cand.length, fixed, 0, fixed.length);
+        double[][][] x = split(designMatrix(candidates, measured, designRow), candidates.size());
+        double[][] cand = x[0];
+        double[][] fixed = x[1];
         Design d = new RepresentativeDesign(cand, runs).fixed(fixed).ridge(RIDGE).design();
-        List<Workload> chosen = new ArrayList<>();
-        for (int i : d.chosen()) {
-            chosen.add(candidates.get(i));
-        }
-        return new ProfilingPlan(d.chosen(), chosen, d.logDet(), d.dEfficiency());
+        return of(d, candidates);
     }
 
     /**
@@ -135,6 +117,24 @@ public record ProfilingPlan(List<Integer> indices, List<Workload> chosen, double
         return runs + java.util.Objects.requireNonNull(measured, "measured").size()
                 < org.scaledl.model.exec.MegatronFit.TERM_RUNS ? representative(candidates, measured, runs, designRow)
                 : choose(candidates, measured, runs, seed, designRow);
+    }
+
+    /** The design rows split into the candidates' (the first {@code candidates}) and the measured workloads'. */
+    private static double[][][] split(double[][] x, int candidates) {
+        double[][] cand = new double[candidates][];
+        double[][] fixed = new double[x.length - candidates][];
+        System.arraycopy(x, 0, cand, 0, cand.length);
+        System.arraycopy(x, cand.length, fixed, 0, fixed.length);
+        return new double[][][] {cand, fixed};
+    }
+
+    /** A design's plan: its rows' workloads. */
+    private static ProfilingPlan of(Design d, List<Workload> candidates) {
+        List<Workload> chosen = new ArrayList<>();
+        for (int i : d.chosen()) {
+            chosen.add(candidates.get(i));
+        }
+        return new ProfilingPlan(d.chosen(), chosen, d.logDet(), d.dEfficiency());
     }
 
     /** The normalised design rows: candidates first, then measured workloads. */
