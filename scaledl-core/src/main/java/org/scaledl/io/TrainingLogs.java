@@ -515,7 +515,8 @@ public final class TrainingLogs {
          * {@link #id()} and its source (the log and the line its configuration starts at).
          *
          * <p>The topology is the device's standard system, or its nodes of the GPUs a NeMo log states; the command
-         * line's {@code runs --gpus-per-node} and {@code --nvlink-domain} replace that in the table: give such a
+         * line's {@code runs --gpus-per-node}, {@code --nvlink-domain} and {@code --inter-node-gbps} replace that in
+         * the table: give such a
          * machine in Java as {@code Sample.of(s.workload().toBuilder().topology(t).build(), s.millis())}.
          *
          * @param device the GPU it ran on (the log's {@link #device()} names it, as the catalog finds it)

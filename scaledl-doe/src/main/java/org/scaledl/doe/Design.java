@@ -10,8 +10,9 @@ import java.util.List;
  * @param dEfficiency  {@code (det(XₙᵀXₙ/n) / det(XᵀX/N))^(1/p)} against the whole candidate set, on the directions
  *                     the candidates can estimate where their information matrix is rank-deficient (NaN when it has
  *                     none: every column zero)
- * @param exchanges    exchanges applied in the winning start
- * @param logDetTrace  log det after each exchange of the winning start, starting with the initial design
+ * @param exchanges    exchanges applied in the winning start (a {@link RepresentativeDesign}'s: its swaps)
+ * @param logDetTrace  log det after each exchange of the winning start, starting with the initial design (a
+ *                     {@link RepresentativeDesign}'s: its one log det, its swaps lowering a distance)
  */
 public record Design(List<Integer> chosen, double logDet, double dEfficiency, int exchanges,
         List<Double> logDetTrace) {

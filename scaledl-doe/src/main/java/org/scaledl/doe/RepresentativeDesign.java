@@ -15,13 +15,19 @@ import java.util.Locale;
  * <p>A greedy build (each step the row that lowers the distance most), then swaps of a chosen row for an unchosen one
  * while any lowers it; ties go to the lower index, so the design is deterministic. The returned design's
  * {@code logDet} and {@code dEfficiency} are those of its rows, as {@link FedorovExchange} reports them (with this
- * design's ridge), so two designs can be compared; {@code exchanges} counts the swaps.
+ * design's ridge), so two designs can be compared; {@code exchanges} counts the swaps, and {@code logDetTrace} holds
+ * the one log det (the swaps lower a distance, not a determinant). Of more than {@value #MAX_SEARCHED} candidates,
+ * the medoids are searched among (and the distance summed over) {@value #MAX_SEARCHED} evenly spaced ones: the
+ * distances of every pair are held (2,000 rows: 32 MB), and a table of layouts may hold tens of thousands.
  *
  * <pre>{@code
  * Design d = new RepresentativeDesign(rows, 3).fixed(measured).design();
  * }</pre>
  */
 public final class RepresentativeDesign {
+    /** The most candidates whose pairs' distances are held (beyond, evenly spaced ones stand for the rest). */
+    public static final int MAX_SEARCHED = 2000;
+
     private final double[][] x;
     private final int n;
     private double[][] fixed = new double[0][];
@@ -66,17 +72,48 @@ public final class RepresentativeDesign {
                         x.length - 1));
             }
         }
-        return total(distances(), Arrays.stream(chosen).boxed().toList());
+        // computed row by row: no matrix of every pair (a table may hold tens of thousands)
+        double sum = 0;
+        for (double[] a : x) {
+            double nearest = Double.POSITIVE_INFINITY;
+            for (int c : chosen) {
+                nearest = Math.min(nearest, euclid(a, x[c]));
+            }
+            for (double[] f : fixed) {
+                nearest = Math.min(nearest, euclid(a, f));
+            }
+            sum += nearest;
+        }
+        return sum;
+    }
+
+    private static double euclid(double[] a, double[] b) {
+        double s = 0;
+        for (int k = 0; k < b.length; k++) {
+            s += (a[k] - b[k]) * (a[k] - b[k]);
+        }
+        return Math.sqrt(s);
+    }
+
+    /** The candidates searched: every one, or {@link #MAX_SEARCHED} evenly spaced (the first and last among them). */
+    private int[] searched() {
+        int m = Math.min(x.length, Math.max(n, MAX_SEARCHED));
+        int[] out = new int[m];
+        for (int k = 0; k < m; k++) {
+            out[k] = m == x.length ? k : (int) Math.round((double) k * (x.length - 1) / (m - 1));
+        }
+        return out;
     }
 
     /** Chooses. */
     public Design design() {
-        double[][] d = distances();
+        int[] searched = searched();
+        double[][] d = distances(searched);
         List<Integer> chosen = new ArrayList<>();
         for (int r = 0; r < n; r++) {
             int best = -1;
             double bestTotal = Double.POSITIVE_INFINITY;
-            for (int c = 0; c < x.length; c++) {
+            for (int c = 0; c < searched.length; c++) {
                 if (chosen.contains(c)) {
                     continue;
                 }
@@ -96,7 +133,7 @@ public final class RepresentativeDesign {
         while (improved) {
             improved = false;
             for (int k = 0; k < chosen.size() && !improved; k++) {
-                for (int c = 0; c < x.length && !improved; c++) {
+                for (int c = 0; c < searched.length && !improved; c++) {
                     if (chosen.contains(c)) {
                         continue;
                     }
@@ -113,37 +150,39 @@ public final class RepresentativeDesign {
                 }
             }
         }
-        int[] rows = chosen.stream().mapToInt(Integer::intValue).sorted().toArray();
+        int[] rows = chosen.stream().mapToInt(k -> searched[k]).sorted().toArray();
         FedorovExchange report = new FedorovExchange(x, n).fixed(fixed).ridge(ridge);
         double logDet = report.logDet(rows);
         return new Design(Arrays.stream(rows).boxed().toList(), logDet, report.dEfficiency(rows), swaps,
                 List.of(logDet));
     }
 
-    /** Distances from each candidate (rows) to each candidate and fixed row (columns, fixed after candidates). */
-    private double[][] distances() {
-        double[][] d = new double[x.length][x.length + fixed.length];
-        for (int i = 0; i < x.length; i++) {
-            for (int j = 0; j < x.length + fixed.length; j++) {
-                double[] b = j < x.length ? x[j] : fixed[j - x.length];
-                double s = 0;
-                for (int k = 0; k < b.length; k++) {
-                    s += (x[i][k] - b[k]) * (x[i][k] - b[k]);
-                }
-                d[i][j] = Math.sqrt(s);
+    /**
+     * Distances between the candidates {@code rows} (their positions in it, both ways), and from each of them to the
+     * fixed rows (columns after theirs).
+     */
+    private double[][] distances(int[] rows) {
+        int m = rows.length;
+        double[][] d = new double[m][m + fixed.length];
+        for (int i = 0; i < m; i++) {
+            double[] a = x[rows[i]];
+            for (int j = 0; j < m + fixed.length; j++) {
+                d[i][j] = euclid(a, j < m ? x[rows[j]] : fixed[j - m]);
             }
         }
         return d;
     }
 
+    /** The rows' total distance to their nearest chosen (positions among the rows) or fixed row. */
     private double total(double[][] d, List<Integer> chosen) {
+        int m = d.length;
         double sum = 0;
-        for (int i = 0; i < x.length; i++) {
+        for (int i = 0; i < m; i++) {
             double nearest = Double.POSITIVE_INFINITY;
             for (int c : chosen) {
                 nearest = Math.min(nearest, d[i][c]);
             }
-            for (int f = x.length; f < x.length + fixed.length; f++) {
+            for (int f = m; f < d[i].length; f++) {
                 nearest = Math.min(nearest, d[i][f]);
             }
             sum += nearest;

@@ -87,6 +87,27 @@ class RepresentativeDesignProperties {
         assertEquals(List.of(0, 1, 2, 3, 4), new RepresentativeDesign(x, 5).design().chosen());
     }
 
+    /** Of more candidates than it searches, evenly spaced ones: distinct, within range, the design computed. */
+    @Test
+    void aLargeTableIsSearchedAmongEvenlySpacedCandidates() {
+        double[][] x = FedorovExchangeProperties.random(new Random(5), RepresentativeDesign.MAX_SEARCHED * 3 + 7, 3);
+        RepresentativeDesign rd = new RepresentativeDesign(x, 2);
+        Design d = rd.design();
+        assertEquals(2, d.chosen().stream().distinct().count());
+        assertTrue(d.chosen().stream().allMatch(i -> i >= 0 && i < x.length));
+        // the medoids of the sample sit near the centre of the Gaussian cloud: nearer it than a typical row
+        for (int i : d.chosen()) {
+            double r = Math.sqrt(x[i][0] * x[i][0] + x[i][1] * x[i][1] + x[i][2] * x[i][2]);
+            assertTrue(r < 1.6, "row " + i + " at radius " + r);
+        }
+        // and represent the whole table better than its two outermost rows do
+        Integer[] byRadius = new Integer[x.length];
+        java.util.Arrays.setAll(byRadius, i -> i);
+        java.util.Arrays.sort(byRadius, java.util.Comparator.comparingDouble(i -> -(x[i][0] * x[i][0]
+                + x[i][1] * x[i][1] + x[i][2] * x[i][2])));
+        assertTrue(rd.distance(rows(d)) < rd.distance(new int[] {byRadius[0], byRadius[1]}));
+    }
+
     @Test
     void misuseIsRefused() {
         double[][] x = {{1, 2}, {3, 4}};

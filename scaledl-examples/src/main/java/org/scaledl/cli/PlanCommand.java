@@ -28,11 +28,14 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code scaledl plan}: which runs to profile — a D-optimal subset (Fedorov exchange) of a given size, or within a
- * budget of profiling seconds; {@code --out plan.csv} writes it for the Python companion's {@code measure}.
+ * budget of profiling seconds (a GPU model's calibration on fewer than 8 runs of a given number: the candidates'
+ * most representative, {@link ProfilingPlan#forCalibration}); {@code --out plan.csv} writes it for the Python
+ * companion's {@code measure}.
  */
 @Command(name = "plan", mixinStandardHelpOptions = true, versionProvider = Main.VersionProvider.class,
         description = {"Choose which configurations to profile: a D-optimal subset (Fedorov exchange), of --runs "
-                + "runs or within --budget-s seconds of measurement.",
+                + "runs or within --budget-s seconds of measurement (with a GPU model, fewer than 8 --runs with "
+                + "--fixed's calibrate one level: the candidates' most representative, k-medoids).",
                 "Candidates: the rows of a dataset (--data), a candidate table (--candidates), a grid spec (--grid) "
                 + "or a raw model matrix (--matrix). --fixed names what is already measured; --out writes plan.csv "
                 + "(the runs.csv columns plus predicted_ms and cost_s; a GPU model's plan of jobs: the table's "
@@ -322,7 +325,8 @@ final class PlanCommand implements Callable<Integer> {
         double[] offeredCosts = runnable.stream().mapToDouble(i -> costs[i]).toArray();
         ProfilingPlan plan;
         if (size.runs != null) {
-            if (size.runs < 1 || size.runs > offered.size()) {
+            int most = offered.size() + (edgeLeftOut ? atEdge.size() : 0);
+            if (size.runs < 1 || size.runs > most) {
                 List<String> which = new ArrayList<>();
                 if (again > 0) {
                     which.add("not yet measured");
@@ -330,10 +334,7 @@ final class PlanCommand implements Callable<Integer> {
                 if (outOfMemory > 0) {
                     which.add("that fit in memory");
                 }
-                if (edgeLeftOut) {
-                    which.add("not at the memory's edge");
-                }
-                throw new IllegalArgumentException("--runs must be in 1.." + offered.size() + " (the "
+                throw new IllegalArgumentException("--runs must be in 1.." + most + " (the "
                         + (repeats.isEmpty() ? "" : "distinct ") + "candidates" + (which.isEmpty() ? "" : " "
                         + String.join(" and ", which)) + "), got " + size.runs);
             }
@@ -402,8 +403,9 @@ final class PlanCommand implements Callable<Integer> {
                 System.out.printf(Locale.ROOT, "chose %d of %d %scandidate jobs%s: about %.1f GPU-hours of runs "
                         + "(%.1f%% of all %s %.1f; each run %.0f s start-up, %d + %d iterations)%n",
                         plan.indices().size(), offered.size(), repeats.isEmpty() ? "" : "distinct ",
-                        outOfMemory > 0 ? " that fit in memory" : "", seconds,
-                        100 * seconds / gridSeconds, outOfMemory > 0 ? "their" : "candidates'", gridSeconds,
+                        outOfMemory > 0 || edgeLeftOut ? " that fit in memory" : "", seconds,
+                        100 * seconds / gridSeconds, outOfMemory > 0 || edgeLeftOut ? "their" : "candidates'",
+                        gridSeconds,
                         cost.overheadSeconds(), cost.warmupIterations(), cost.timedIterations());
             } else {
                 System.out.printf(Locale.ROOT, "chose %d of %d candidates: about %.0f s of profiling (%.1f%% of the "
@@ -414,13 +416,16 @@ final class PlanCommand implements Callable<Integer> {
                     source.grid == null ? ": " + chosenLines(c.table(), plan.indices()) : "", plan.logDet(),
                     LOG_DET_MEANING, dEfficiencyLine(plan.dEfficiency(), plan.indices().size() + measured.size(),
                             rows.apply(candidates.get(0)).length));
-            int calibrating = plan.indices().size() + measured.size();
+            // (the jobs measured, each once: a job measured twice tells the level once)
+            int calibrating = plan.indices().size() + (int) measured.stream().map(Workload::toString).distinct()
+                    .count();
             if (cluster && calibrating < org.scaledl.model.exec.MegatronFit.TERM_RUNS) {
-                System.out.printf(Locale.ROOT, "%d run%s calibrate%s one level (the cluster's speed over every term), "
-                        + "so the plan chose the candidates' most representative (not a D-optimal plan's extremes); "
+                System.out.printf(Locale.ROOT, "%d run%s calibrate%s one level (the cluster's speed over every term)%s; "
                         + "%d or more refit the execution terms too, where that predicts them held out better, and are "
                         + "planned D-optimally%n", calibrating, calibrating == 1 ? "" : "s",
-                        calibrating == 1 ? "s" : "", org.scaledl.model.exec.MegatronFit.TERM_RUNS);
+                        calibrating == 1 ? "s" : "", size.runs != null ? ", so the plan chose the candidates' most "
+                        + "representative (not a D-optimal plan's extremes)" : "",
+                        org.scaledl.model.exec.MegatronFit.TERM_RUNS);
                 if (calibrating < 3) {
                     // measured on the published clusters (docs/results.md, round twenty-seven): a system held out
                     // whole, 7.9 % before any run, 7.7 % after one planned run, 7.6 % after three

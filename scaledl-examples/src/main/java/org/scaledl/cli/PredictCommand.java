@@ -466,7 +466,8 @@ final class PredictCommand implements Callable<Integer> {
     static final String ERROR_COLUMN = "error";
     /**
      * Adds a scored row's error against its {@code measured_ms} cell, where it has a positive one, to
-     * {@code {rows, sum of |relative error|, sum of relative error, rows inside the interval}}.
+     * {@code {rows, sum of |relative error|, sum of relative error, rows inside the interval, rows whose cell is no
+     * positive time}}.
      */
     private static void measured(CsvTable t, int r, Prediction pr, double[] acc) {
         Optional<String> cell = t.opt(r, "measured_ms");
@@ -477,9 +478,11 @@ final class PredictCommand implements Callable<Integer> {
         try {
             ms = CsvTable.parseNumber(cell.get());
         } catch (NumberFormatException e) {
-            return;
+            ms = Double.NaN;
         }
         if (!(ms > 0) || Double.isInfinite(ms)) {
+            // counted, and said beside the summary
+            acc[4]++;
             return;
         }
         double e = pr.millis() / ms - 1;
@@ -557,7 +560,7 @@ final class PredictCommand implements Callable<Integer> {
         long[] counts = new long[3];
         // the rows with a measured time: their count, summed absolute and signed relative errors, and those inside
         // the interval (a runs table scored: how far the model is off it, said at the end)
-        double[] measured = new double[4];
+        double[] measured = new double[5];
         long[] nanos = new long[1];
         java.util.Set<String> machinesSeen = new java.util.HashSet<>();
         java.util.Set<String> calibratedSeen = new java.util.HashSet<>();
@@ -662,6 +665,11 @@ final class PredictCommand implements Callable<Integer> {
                     InvalidInputException.printable(candidates.toString(), 200), (long) measured[0],
                     measured[0] == 1 ? "" : "s", 100 * measured[1] / measured[0], 100 * measured[2] / measured[0],
                     (long) measured[3]);
+        }
+        if (measured[4] > 0) {
+            System.err.printf(Locale.ROOT, "scaledl: note: %s: %d row%s with a measured_ms that is no positive time "
+                    + "(left out of the model's error on them)%n", InvalidInputException.printable(
+                    candidates.toString(), 200), (long) measured[4], measured[4] == 1 ? "" : "s");
         }
         double seconds = nanos[0] / 1e9;
         if (!Main.quiet) {

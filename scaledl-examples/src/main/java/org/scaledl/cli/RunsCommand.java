@@ -259,10 +259,17 @@ final class RunsCommand implements Callable<Integer> {
             }
             org.scaledl.workload.Workload checked = sample.workload();
             if (gpusPerNode != null || nvlinkDomain != null || interNodeGbps != null) {
-                // the machine the row will describe
-                checked = checked.toBuilder().topology(Topology.assumedFor(row.device()).with(Optional.ofNullable(
-                        gpusPerNode).or(() -> r.job().gpusPerNode()), Optional.ofNullable(interNodeGbps),
-                        Optional.ofNullable(nvlinkDomain))).build();
+                // the machine the row will describe (the log's GPUs a node where the option does not give them)
+                try {
+                    checked = checked.toBuilder().topology(Topology.assumedFor(row.device()).with(Optional
+                            .ofNullable(gpusPerNode).or(() -> r.job().gpusPerNode()), Optional.ofNullable(
+                            interNodeGbps), Optional.ofNullable(nvlinkDomain))).build();
+                } catch (IllegalArgumentException e) {
+                    throw InvalidInputException.atLine(r.log().toString(), r.line(), (r.count() > 1 ? "run "
+                            + r.index() + ": " : "") + "the machine options do not go with the log's "
+                            + r.job().gpusPerNode().map(n -> n + " GPUs a node").orElse("job") + ": "
+                            + e.getMessage());
+                }
             }
             sayFarFromPredicted(r, checked);
         }

@@ -87,6 +87,11 @@ class RoundTwentySevenCliTest {
         java.util.List<String> table = Files.readAllLines(dir.resolve("p.csv"));
         int gbps = java.util.Arrays.asList(table.get(0).split(",")).indexOf("inter_node_gbps");
         assertTrue(gbps >= 0 && table.get(1).split(",", -1)[gbps].equals("1600"), table.toString());
+        // checked on the machine the row describes: a node's network of 1 Gb/s makes the job's 5 s step far too short
+        MainTest.Run slow = MainTest.run("runs", "--from-log", MEGATRON.toString(), "--inter-node-gbps", "1",
+                "--out", dir.resolve("slow.csv").toString());
+        assertEquals(0, slow.code(), slow.err());
+        assertTrue(slow.err().contains("times shorter than the bundled gpu model predicts"), slow.err());
     }
 
     @Test
@@ -189,6 +194,18 @@ class RoundTwentySevenCliTest {
                 .readTree(plan.out());
         assertEquals("[0]", planned.get("chosen").toString());
         assertEquals(1, planned.get("near_memory_limit").asInt());
+        // fewer jobs with the margin than --runs asks for: those at the edge are offered too, said
+        Files.writeString(jobs, header + room + edge + edge.replace("4352", "4608"));
+        MainTest.Run two = MainTest.run("plan", "--model", "gpu", "--candidates", jobs.toString(), "--runs", "2",
+                "--out", dir.resolve("plan.csv").toString(), "--json");
+        assertEquals(0, two.code(), two.err());
+        assertTrue(two.err().contains("1 of the candidate jobs that fit leave 5 % of their GPUs' memory free, fewer "
+                + "than --runs 2; 2 are predicted within it"), two.err());
+        com.fasterxml.jackson.databind.JsonNode both = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(two.out());
+        assertEquals(2, both.get("chosen").size());
+        assertTrue(both.get("chosen").toString().matches("\\[\\d,[12]\\]"), both.toString());
+        assertEquals(0, both.get("near_memory_limit").asInt());
         Files.writeString(jobs, header + edge);
         MainTest.Run only = MainTest.run("plan", "--model", "gpu", "--candidates", jobs.toString(), "--runs", "1",
                 "--out", dir.resolve("plan.csv").toString());

@@ -24,7 +24,8 @@ import org.scaledl.workload.Workload;
  * dropped, the rest scaled to unit RMS, and each row divided by its L1 norm: the model is fitted on relative errors
  * ({@code x/y}), and before anything is measured the L1 norm of a scaled row stands in for its time. Fedorov's
  * exchange ({@link FedorovExchange}) then maximises {@code log det} of the chosen rows (with a small ridge, so plans
- * with fewer runs than columns are Bayesian D-optimal). Measured times are never used.
+ * with fewer runs than columns are Bayesian D-optimal); {@link #representative} instead takes the rows' medoids, as
+ * {@link #forCalibration} does for a calibration that moves one level. Measured times are never used.
  *
  * @param indices     chosen candidate indices, ascending
  * @param chosen      the chosen workloads, in index order
@@ -91,6 +92,11 @@ public record ProfilingPlan(List<Integer> indices, List<Workload> chosen, double
      * Chooses the {@code runs} candidates that best represent all of them, given workloads already measured
      * ({@link RepresentativeDesign}, k-medoids over the normalised design rows, {@link #designMatrix}: the runs whose
      * share of time in each part of the iteration is nearest the other candidates'). Deterministic.
+     *
+     * @param candidates workloads that could be profiled
+     * @param measured   workloads already profiled (a candidate near one is represented already; not chosen)
+     * @param runs       how many to choose, 1 ≤ runs ≤ candidates
+     * @param designRow  a workload's design row
      */
     public static ProfilingPlan representative(List<Workload> candidates, List<Workload> measured, int runs,
             Function<Workload, double[]> designRow) {
@@ -110,12 +116,21 @@ public record ProfilingPlan(List<Integer> indices, List<Workload> chosen, double
      * every term), and the runs that tell it best are those most like the candidates ({@link #representative}: on
      * the published clusters, one and three such runs predicted the rest better than a D-optimal plan's, whose
      * extremes carry what the terms would estimate); from {@code TERM_RUNS} on, the terms are refitted too, and the
-     * plan is D-optimal ({@link #choose}).
+     * plan is D-optimal ({@link #choose}). Measured jobs count once each, however often measured.
+     *
+     * @param candidates workloads that could be profiled
+     * @param measured   workloads already profiled (they count, but are not chosen)
+     * @param runs       how many to choose, 1 ≤ runs ≤ candidates
+     * @param seed       seed of a D-optimal plan's random starts
+     * @param designRow  a workload's design row
      */
     public static ProfilingPlan forCalibration(List<Workload> candidates, List<Workload> measured, int runs, long seed,
             Function<Workload, double[]> designRow) {
-        return runs + java.util.Objects.requireNonNull(measured, "measured").size()
-                < org.scaledl.model.exec.MegatronFit.TERM_RUNS ? representative(candidates, measured, runs, designRow)
+        // (the jobs measured, each once: a job measured twice tells the calibration one level)
+        long jobs = java.util.Objects.requireNonNull(measured, "measured").stream().map(Workload::toString)
+                .distinct().count();
+        return runs + jobs < org.scaledl.model.exec.MegatronFit.TERM_RUNS
+                ? representative(candidates, measured, runs, designRow)
                 : choose(candidates, measured, runs, seed, designRow);
     }
 
