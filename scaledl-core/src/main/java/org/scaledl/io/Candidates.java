@@ -955,7 +955,7 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                 // --fp8-param-gather's default); a row's own cell is taken as given
                 if (reduce.isPresent() && (t.opt(r, "grad_reduce").isPresent()
                         || reduce.get() != org.scaledl.workload.GradReduce.GATHER_AFTER_STEP
-                        || ph == Phase.TRAIN && (zero == 1 || zero == 2))) {
+                        || Workload.gradReduceRefusal(ph, zero, reduce.get()).isEmpty())) {
                     b.gradReduce(reduce.get());
                 }
                 if (t.opt(r, "fp8_param_gather").isPresent()) {

@@ -297,10 +297,10 @@ public final class LayoutSearch {
                         throw new IllegalArgumentException(why);
                     });
         }
-        if (gradReduce == org.scaledl.workload.GradReduce.GATHER_AFTER_STEP && (zeroStage == 0 || zeroStage == 3)) {
-            throw new IllegalArgumentException("the updated weights' gather after the optimizer step "
-                    + "(gather-after-step) is the distributed optimizer's: ZeRO 1 or 2, not ZeRO " + zeroStage);
-        }
+        // (a stage not named is searched at 1 with the gather after the step, which the refusal takes)
+        Workload.gradReduceRefusal(Phase.TRAIN, zeroStage, gradReduce).ifPresent(why -> {
+            throw new IllegalArgumentException(why);
+        });
         boolean experts = graph.transformer().map(t -> t.mixtureOfExperts()).orElse(false);
         if (expertCommOverlap && !experts) {
             throw new IllegalArgumentException("overlapping the experts' all-to-all (overlap_moe_expert_parallel_comm) "

@@ -105,13 +105,11 @@ public final class Workload {
         this.documentTokens = b.documentTokens;
         this.sixteenBitGradients = b.sixteenBitGradients;
         this.gradReduce = b.gradReduce;
-        if (gradReduce == GradReduce.GATHER_AFTER_STEP && phase == Phase.TRAIN
-                && (parallelism.zeroStage() == 0 || parallelism.zeroStage() == 3)) {
-            // Megatron core's overlap_param_gather is the distributed optimizer's (it asserts it)
-            throw new IllegalArgumentException("the updated weights' gather after the optimizer step "
-                    + "(gather-after-step) is the distributed optimizer's: ZeRO 1 or 2, not ZeRO "
-                    + parallelism.zeroStage() + (parallelism.zeroStage() == 0 ? " (no weights are gathered)"
-                    : " (FSDP gathers every layer's weights as it computes)"));
+        if (phase == Phase.TRAIN) {
+            // (inference's refusal is said among its other training settings, below)
+            gradReduceRefusal(phase, parallelism.zeroStage(), gradReduce).ifPresent(why -> {
+                throw new IllegalArgumentException(why);
+            });
         }
         // asked for where the job can run it (a table's default): off elsewhere; asked for outright, refused there
         Optional<String> fp8Refusal = b.fp8ParamGather ? fp8ParamGatherRefusal(phase, precision,
@@ -170,10 +168,9 @@ public final class Workload {
                 throw new IllegalArgumentException("16-bit gradients are a training setting, not one of "
                         + phase.label());
             }
-            if (gradReduce != GradReduce.OVERLAPPED) {
-                throw new IllegalArgumentException("grad-reduce " + gradReduce.label() + " (when the data-parallel "
-                        + "collectives of training run) is a training setting, not one of " + phase.label());
-            }
+            gradReduceRefusal(phase, parallelism.zeroStage(), gradReduce).ifPresent(why -> {
+                throw new IllegalArgumentException(why);
+            });
             if (expertCommOverlap) {
                 throw new IllegalArgumentException("overlapping the experts' all-to-all with another micro-batch's "
                         + "compute is a training schedule, not one of " + phase.label());
@@ -394,6 +391,25 @@ public final class Workload {
      */
     public GradReduce gradReduce() {
         return gradReduce;
+    }
+
+    /**
+     * Why a schedule of the data-parallel collectives ({@link #gradReduce()}) cannot go with a job of this phase and
+     * ZeRO stage: any but the default in inference (a training setting), and the weights' gather after the optimizer
+     * step outside the distributed optimizer (ZeRO 1 or 2: Megatron core asserts it); empty where it can.
+     */
+    public static Optional<String> gradReduceRefusal(Phase phase, int zeroStage, GradReduce gradReduce) {
+        Objects.requireNonNull(gradReduce, "gradReduce");
+        if (phase != Phase.TRAIN && gradReduce != GradReduce.OVERLAPPED) {
+            return Optional.of("grad-reduce " + gradReduce.label() + " (when the data-parallel collectives of "
+                    + "training run) is a training setting, not one of " + phase.label());
+        }
+        if (gradReduce == GradReduce.GATHER_AFTER_STEP && (zeroStage == 0 || zeroStage == 3)) {
+            return Optional.of("the updated weights' gather after the optimizer step (gather-after-step) is the "
+                    + "distributed optimizer's: ZeRO 1 or 2, not ZeRO " + zeroStage + (zeroStage == 0
+                    ? " (no weights are gathered)" : " (FSDP gathers every layer's weights as it computes)"));
+        }
+        return Optional.empty();
     }
 
     /**

@@ -251,6 +251,7 @@ final class PlanCommand implements Callable<Integer> {
                 continue;
             }
             boolean fits = true;
+            boolean edge = false;
             try {
                 if (priorModel == null) {
                     predictedMs[i] = ProfilingCost.rooflineMillis(w);
@@ -258,13 +259,9 @@ final class PlanCommand implements Callable<Integer> {
                     org.scaledl.model.Prediction pr = priorModel.predict(w);
                     predictedMs[i] = pr.millis();
                     fits = !pr.outOfMemory();
-                    if (fits && pr.memoryGb().isPresent() && w.device().isPresent()
+                    edge = fits && pr.memoryGb().isPresent() && w.device().isPresent()
                             && org.scaledl.model.RuntimePredictor.nearMemoryEdge(pr.memoryGb().getAsDouble(),
-                                    w.device().get().memoryGB())) {
-                        atEdge.add(i);
-                        costs[i] = cost.seconds(predictedMs[i]) * w.parallelism().ranks() / 3600.0;
-                        continue;
-                    }
+                                    w.device().get().memoryGB());
                 } else {
                     predictedMs[i] = priorModel.predictMillis(w);
                 }
@@ -273,7 +270,9 @@ final class PlanCommand implements Callable<Integer> {
                         + "this candidate: " + e.getMessage());
             }
             costs[i] = cost.seconds(predictedMs[i]) * (cluster ? w.parallelism().ranks() / 3600.0 : 1);
-            if (fits) {
+            if (edge) {
+                atEdge.add(i);
+            } else if (fits) {
                 runnable.add(i);
                 gridSeconds += costs[i];
             }

@@ -52,10 +52,7 @@ public record ProfilingPlan(List<Integer> indices, List<Workload> chosen, double
      */
     public static ProfilingPlan choose(List<Workload> candidates, List<Workload> measured, int runs, long seed,
             Function<Workload, double[]> designRow) {
-        Checks.argument(!java.util.Objects.requireNonNull(candidates, "candidates").isEmpty(), "no candidates");
-        Checks.argument(runs >= 1 && runs <= candidates.size(), "runs must be in 1..%s, got %s",
-                candidates.size(), runs);
-        double[][][] x = split(designMatrix(candidates, measured, designRow), candidates.size());
+        double[][][] x = rows(candidates, measured, runs, designRow);
         double[][] cand = x[0];
         double[][] fixed = x[1];
         Design d = new FedorovExchange(cand, runs).fixed(fixed).ridge(RIDGE).seed(seed).design();
@@ -100,10 +97,7 @@ public record ProfilingPlan(List<Integer> indices, List<Workload> chosen, double
      */
     public static ProfilingPlan representative(List<Workload> candidates, List<Workload> measured, int runs,
             Function<Workload, double[]> designRow) {
-        Checks.argument(!java.util.Objects.requireNonNull(candidates, "candidates").isEmpty(), "no candidates");
-        Checks.argument(runs >= 1 && runs <= candidates.size(), "runs must be in 1..%s, got %s",
-                candidates.size(), runs);
-        double[][][] x = split(designMatrix(candidates, measured, designRow), candidates.size());
+        double[][][] x = rows(candidates, measured, runs, designRow);
         double[][] cand = x[0];
         double[][] fixed = x[1];
         Design d = new RepresentativeDesign(cand, runs).fixed(fixed).ridge(RIDGE).design();
@@ -132,6 +126,18 @@ public record ProfilingPlan(List<Integer> indices, List<Workload> chosen, double
         return runs + jobs < org.scaledl.model.exec.MegatronFit.TERM_RUNS
                 ? representative(candidates, measured, runs, designRow)
                 : choose(candidates, measured, runs, seed, designRow);
+    }
+
+    /**
+     * The candidates' and the measured workloads' design rows, for a plan of {@code runs} runs (refused outside
+     * 1..candidates, or without candidates).
+     */
+    private static double[][][] rows(List<Workload> candidates, List<Workload> measured, int runs,
+            Function<Workload, double[]> designRow) {
+        Checks.argument(!java.util.Objects.requireNonNull(candidates, "candidates").isEmpty(), "no candidates");
+        Checks.argument(runs >= 1 && runs <= candidates.size(), "runs must be in 1..%s, got %s",
+                candidates.size(), runs);
+        return split(designMatrix(candidates, measured, designRow), candidates.size());
     }
 
     /** The design rows split into the candidates' (the first {@code candidates}) and the measured workloads'. */
