@@ -341,6 +341,31 @@ public final class LayoutSearch {
     }
 
     /**
+     * Where the global batch and the GPUs share few factors, what that does to the search, in words: a layout's
+     * data-parallel replicas divide both, so each replica takes at least {@code gpus / gcd(gpus, globalBatch)} GPUs,
+     * and since tensor and context degrees are powers of two, that count's odd factor falls to the pipeline alone (a
+     * global batch of 2,048 over 1,008 GPUs leaves 16 replicas of 63 GPUs or more, at pipeline depths that are
+     * multiples of 63). Said with the nearest global batch that is a multiple of the GPUs' odd part, which lifts it;
+     * empty where that count is a power of two (what tensor and context parallelism take).
+     */
+    public java.util.Optional<String> batchLimit() {
+        long common = java.math.BigInteger.valueOf(gpus).gcd(java.math.BigInteger.valueOf(globalBatch)).longValue();
+        long least = gpus / common;
+        long odd = least >> Long.numberOfTrailingZeros(least);
+        if (odd == 1) {
+            return java.util.Optional.empty();
+        }
+        long unit = (long) gpus >> Integer.numberOfTrailingZeros(gpus);
+        long below = globalBatch / unit * unit;
+        long nearest = below > 0 && globalBatch - below <= below + unit - globalBatch ? below : below + unit;
+        return java.util.Optional.of(String.format(java.util.Locale.ROOT, "a global batch of %d over %d GPUs: a "
+                + "layout's data-parallel replicas divide both, so there are at most %d, each of %d GPUs or more, and "
+                + "tensor and context degrees being powers of two, the pipeline alone takes the factor %d (a global "
+                + "batch that is a multiple of %d, such as %d, lifts this)", globalBatch, gpus, common, least, odd,
+                unit, nearest));
+    }
+
+    /**
      * Every valid layout, those that fit first, fastest first (ties in a fixed order of the degrees), unmodifiable;
      * where none fits, the least memory first; empty where the GPUs and the global batch allow none
      * ({@link #whyNoLayout} says why).

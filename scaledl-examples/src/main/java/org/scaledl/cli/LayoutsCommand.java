@@ -64,6 +64,11 @@ final class LayoutsCommand implements Callable<Integer> {
             + "depths (default every depth the search takes)")
     List<Integer> pipelines;
 
+    @Option(names = "--train-tokens", converter = TrainTokens.Converter.class, description = "Tokens to train on "
+            + "(15e12, or 15T): each layout's days (with the 90%% interval) and GPU-hours at its step, uninterrupted "
+            + "(a days column; JSON train, as predict --train-tokens)")
+    Double trainTokens;
+
     @Option(names = "--top", defaultValue = "20", description = "Layouts to print (default 20)")
     int top;
 
@@ -173,6 +178,9 @@ final class LayoutsCommand implements Callable<Integer> {
             throw org.scaledl.InvalidInputException.of(e.getMessage());
         }
         List<LayoutSearch.Layout> all = search.search();
+        // a global batch that leaves few replicas: the layouts it allows are few, and slow, for a reason not theirs
+        java.util.Optional<String> batchLimit = search.batchLimit();
+        batchLimit.ifPresent(n -> System.err.println("scaledl: note: " + n));
         double seconds = (System.nanoTime() - t0) / 1e9;
         int searched = all.size();
         // a degree listed twice is one degree (echoed once)
@@ -238,6 +246,9 @@ final class LayoutsCommand implements Callable<Integer> {
             root.put("parameters", spec.parameterCount());
             root.put("gpus", gpus);
             root.put("global_batch", globalBatch);
+            if (trainTokens != null) {
+                root.put("train_tokens", trainTokens);
+            }
             if (cluster.zeroStage != null) {
                 root.put("zero_stage", cluster.zeroStage);
             }
@@ -254,6 +265,7 @@ final class LayoutsCommand implements Callable<Integer> {
             // what every layout's prediction says alike, said once (stderr says it too)
             ArrayNode said = root.putArray("warnings");
             elsewhere.ifPresent(x -> PredictCommand.said(said, x));
+            batchLimit.ifPresent(n -> said.addObject().put("kind", "note").put("message", n));
             ArrayNode arr = root.putArray("ranked");
             for (int i = 0; i < shown.size(); i++) {
                 LayoutSearch.Layout l = shown.get(i);
@@ -284,6 +296,7 @@ final class LayoutsCommand implements Callable<Integer> {
                 pr.modelTflopsPerGpu().ifPresent(x -> o.put("model_tflops_per_gpu", x));
                 o.put("memory_gb", l.memoryGb());
                 o.put("fits", l.fits());
+                TrainTokens.of(trainTokens, l.workload(), pr).ifPresent(t -> t.put(o.putObject("train")));
                 ArrayNode ws = o.putArray("warnings");
                 List<String> sensitive = sensitivities(pr);
                 warnings(pr, l, d).stream().filter(x -> !sensitive.contains(x)).forEach(ws::add);
@@ -314,20 +327,27 @@ final class LayoutsCommand implements Callable<Integer> {
                         + "--inter-node-gbps, and --nvlink-domain where NVLink joins nodes)"
                         : topo.assumed() ? " (partly given, the rest the standard system's: "
                         + "give --gpus-per-node and --inter-node-gbps both)" : ""));
-        b.append(String.format(Locale.ROOT, "%4s %3s %3s %3s %4s %3s %5s %6s %3s %3s %4s %-14s %10s %21s %9s %8s  %s%n",
+        if (trainTokens != null) {
+            b.append(String.format(Locale.ROOT, "days: %,.0f tokens' training at each layout's step, uninterrupted (no "
+                    + "restarts, checkpoints or failures; the interval's days in --json's train)%n", trainTokens));
+        }
+        b.append(String.format(Locale.ROOT, "%4s %3s %3s %3s %4s %3s %5s %6s %3s %3s %4s %-14s %10s %21s %9s %8s%s  %s%n",
                 "rank", "tp", "cp", "pp", "dp", "ep", "micro", "micros", "v", "sp", "zero", "recompute", "ms",
-                "90% interval ms", "tok/s/GPU", "mem GiB", "warnings"));
+                "90% interval ms", "tok/s/GPU", "mem GiB", trainTokens == null ? "" : String.format(Locale.ROOT,
+                        " %7s", "days"), "warnings"));
         for (int i = 0; i < shown.size(); i++) {
             LayoutSearch.Layout l = shown.get(i);
             Prediction pr = predictions.get(i);
             Parallelism par = l.parallelism();
+            String days = trainTokens == null ? "" : String.format(Locale.ROOT, " %7s", TrainTokens.of(trainTokens,
+                    l.workload(), pr).map(t -> String.format(Locale.ROOT, "%.1f", t.days())).orElse("-"));
             b.append(String.format(Locale.ROOT, "%4d %3d %3d %3d %4d %3d %5d %6d %3d %3s %4d %-14s %10.1f %21s %9s "
-                    + "%8.1f  %s%n", i + 1, par.tensor(), par.context(), par.pipeline(), par.data(), par.expert(),
+                    + "%8.1f%s  %s%n", i + 1, par.tensor(), par.context(), par.pipeline(), par.data(), par.expert(),
                     l.microBatch(), par.microBatches(), par.virtualStages(), par.sequenceParallel() ? "y" : "n",
                     par.zeroStage(), recompute(l), l.millis(), String.format(Locale.ROOT, "%.1f-%.1f",
                     pr.lowMillis(), pr.highMillis()), pr.tokensPerSecondPerGpu().isPresent()
                     ? String.format(Locale.ROOT, "%.0f", pr.tokensPerSecondPerGpu().getAsDouble()) : "-",
-                    l.memoryGb(), String.join(", ", warnings(pr, l, d))));
+                    l.memoryGb(), days, String.join(", ", warnings(pr, l, d))));
         }
         b.append(String.format(Locale.ROOT, "%d layouts (%d fit) searched in %.2f s%s%n", all.size(),
                 all.stream().filter(LayoutSearch.Layout::fits).count(), seconds, searched == all.size() ? ""

@@ -73,38 +73,10 @@ final class PredictCommand implements Callable<Integer> {
             + "layouts --global-batch; with --candidates: the value of a row without global_batch or micro_batches)")
     Integer globalBatch;
 
-    @Option(names = "--train-tokens", description = "Tokens to train on (e.g. 15e12): adds the iterations, days (with "
-            + "the 90%% interval) and GPU-hours they take at the predicted step (a transformer's training job)")
+    @Option(names = "--train-tokens", converter = TrainTokens.Converter.class, description = "Tokens to train on "
+            + "(15e12, or 15T; suffixes K, M, B, T): adds the iterations, days and GPU-hours (with the 90%% interval) "
+            + "they take at the predicted step, uninterrupted (a transformer's training job)")
     Double trainTokens;
-
-    /**
-     * What {@code --train-tokens} take at the predicted step.
-     *
-     * @param tokens       the tokens to train on
-     * @param perIteration tokens an iteration: the sequences of every replica
-     * @param iterations   whole iterations
-     * @param days         days at the predicted step, and at the interval's low and high ends
-     * @param gpuHours     GPU-hours at the predicted step
-     */
-    record Training(double tokens, double perIteration, double iterations, double days, double lowDays,
-            double highDays, double gpuHours) {
-    }
-
-    /** {@link Training} of a job's prediction; empty without {@code --train-tokens}. */
-    java.util.Optional<Training> training(Workload w, Prediction pr) {
-        if (trainTokens == null) {
-            return java.util.Optional.empty();
-        }
-        double perIteration = (double) w.batch() * w.parallelism().data() * w.graph().transformer().orElseThrow().seq();
-        double iterations = Math.ceil(trainTokens / perIteration);
-        double day = 86_400e3;
-        return java.util.Optional.of(new Training(trainTokens, perIteration, iterations, iterations * pr.millis() / day,
-                iterations * pr.lowMillis() / day, iterations * pr.highMillis() / day,
-                iterations * pr.millis() / 3_600e3 * w.parallelism().ranks()));
-    }
-
-    /** The most tokens {@code --train-tokens} takes (a quintillion: beyond any run). */
-    static final double MAX_TRAIN_TOKENS = 1e18;
 
     @picocli.CommandLine.Mixin
     JobOptions job;
@@ -163,14 +135,10 @@ final class PredictCommand implements Callable<Integer> {
         if (gpus != null && gpus <= 0) {
             throw new IllegalArgumentException("--gpus must be positive, got " + gpus);
         }
-        boolean tokens = trainTokens != null && trainTokens >= 1 && trainTokens <= MAX_TRAIN_TOKENS
-                && trainTokens == Math.rint(trainTokens);
         if (trainTokens != null && (candidates != null || job.transformer == null
-                || job.phase == org.scaledl.workload.Phase.INFER || !tokens)) {
-            throw new IllegalArgumentException(!tokens
-                    ? "--train-tokens must be a whole number of tokens from 1 to 1e18, got " + trainTokens
-                    : "--train-tokens needs one transformer's training job (--transformer with --seq; not --candidates, "
-                    + "not inference)");
+                || job.phase == org.scaledl.workload.Phase.INFER)) {
+            throw new IllegalArgumentException("--train-tokens needs one transformer's training job (--transformer "
+                    + "with --seq; not --candidates, not inference; layouts takes it too, for each layout)");
         }
         if (candidates != null) {
             if (job.graph != null || job.transformer != null || job.seq != null || job.batch != null || json) {
@@ -312,9 +280,7 @@ final class PredictCommand implements Callable<Integer> {
             // what the readers warned of while reading the inputs (a multimodal configuration, a key left out)
             CliLogging.recorded().forEach(m -> ws.addObject().put("kind", "input").put("message", m)
                     .put("share", 1.0));
-            training(w, pr).ifPresent(t -> root.putObject("train").put("tokens", t.tokens()).put(
-                    "tokens_per_iteration", t.perIteration()).put("iterations", t.iterations()).put("days", t.days())
-                    .put("low_days", t.lowDays()).put("high_days", t.highDays()).put("gpu_hours", t.gpuHours()));
+            TrainTokens.of(trainTokens, w, pr).ifPresent(t -> t.put(root.putObject("train")));
             ArrayNode b = root.putArray("breakdown");
             for (Prediction.Contribution c : pr.breakdown()) {
                 ObjectNode o = b.addObject().put("name", c.name()).put("kind", c.label()).put("ms", c.millis());
@@ -354,9 +320,7 @@ final class PredictCommand implements Callable<Integer> {
             }
             sb.append('\n');
             pr.memoryParts().ifPresent(m -> sb.append("  memory per GPU: ").append(m.describe()).append('\n'));
-            training(w, pr).ifPresent(t -> sb.append(String.format(Locale.ROOT, "  %,.0f tokens: %,.0f iterations of "
-                    + "%,.0f tokens, %.1f days (90%% interval %.1f–%.1f), %,.0f GPU-hours%n", t.tokens(), t.iterations(),
-                    t.perIteration(), t.days(), t.lowDays(), t.highDays(), t.gpuHours())));
+            TrainTokens.of(trainTokens, w, pr).ifPresent(t -> sb.append("  ").append(t.describe()).append('\n'));
             shares(pr).ifPresent(x -> sb.append("  ").append(x).append('\n'));
             pr.breakdown().stream().limit(10).forEach(c -> sb.append(String.format(Locale.ROOT,
                     "  %-50s %-20s %9.3f ms%n", org.scaledl.InvalidInputException.escaped(c.name()), c.label(), c.millis())));
@@ -465,18 +429,21 @@ final class PredictCommand implements Callable<Integer> {
     /** The column (JSON key) {@code --keep-going} adds: why a row has no prediction, empty where it has one. */
     static final String ERROR_COLUMN = "error";
     /**
-     * Adds a scored row's error against its {@code measured_ms} cell, where it has a positive one, to
-     * {@code {rows, sum of |relative error|, sum of relative error, rows inside the interval, rows whose cell is no
-     * positive time}}.
+     * Adds a scored row's error against its measured time to {@code {rows, sum of |relative error|, sum of relative
+     * error, rows inside the interval, rows whose cell is no positive time}}: its {@code measured_ms} cell, or where it
+     * has none its measured {@code rateColumn} (tokens a second per GPU: the time the prediction's rate means at that
+     * rate, as a runs table reads it; {@link org.scaledl.io.JobRuns}).
      */
-    private static void measured(CsvTable t, int r, Prediction pr, double[] acc) {
-        Optional<String> cell = t.opt(r, "measured_ms");
-        if (cell.isEmpty()) {
+    private static void measured(CsvTable t, int r, Prediction pr, String rateColumn, double[] acc) {
+        Optional<String> cell = t.opt(r, "measured_ms").filter(v -> !v.isBlank());
+        Optional<String> rate = cell.isPresent() ? Optional.empty()
+                : t.opt(r, rateColumn).filter(v -> !v.isBlank());
+        if (cell.isEmpty() && (rate.isEmpty() || pr.tokensPerSecondPerGpu().isEmpty())) {
             return;
         }
         double ms;
         try {
-            ms = CsvTable.parseNumber(cell.get());
+            ms = CsvTable.parseNumber(cell.orElseGet(rate::get));
         } catch (NumberFormatException e) {
             ms = Double.NaN;
         }
@@ -484,6 +451,10 @@ final class PredictCommand implements Callable<Integer> {
             // counted, and said beside the summary
             acc[4]++;
             return;
+        }
+        if (rate.isPresent()) {
+            // the same job's time is inversely proportional to its rate
+            ms = pr.millis() * pr.tokensPerSecondPerGpu().getAsDouble() / ms;
         }
         double e = pr.millis() / ms - 1;
         acc[0]++;
@@ -561,6 +532,7 @@ final class PredictCommand implements Callable<Integer> {
         // the rows with a measured time: their count, summed absolute and signed relative errors, and those inside
         // the interval (a runs table scored: how far the model is off it, said at the end)
         double[] measured = new double[5];
+        String[] measuredRateColumn = {org.scaledl.io.JobRuns.MEASURED.get(1)};
         long[] nanos = new long[1];
         java.util.Set<String> machinesSeen = new java.util.HashSet<>();
         java.util.Set<String> calibratedSeen = new java.util.HashSet<>();
@@ -571,6 +543,11 @@ final class PredictCommand implements Callable<Integer> {
                 // (a row of its own dispatcher or overlap may take the other default)
                 job.cluster.refuseOverlapWithoutItsDispatcher();
             }
+            // the column of measured rates a row without measured_ms is scored on (a scored table's predictions are
+            // its tokens_per_s_per_gpu; the measured ones, measured_tokens_per_s_per_gpu)
+            String measuredRate = org.scaledl.io.JobRuns.scored(in.columns()) ? org.scaledl.io.JobRuns.SCORED_RATE
+                    : org.scaledl.io.JobRuns.MEASURED.get(1);
+            measuredRateColumn[0] = measuredRate;
             SafeFiles.Content content = stream -> {
                 Writer w = new BufferedWriter(new OutputStreamWriter(stream, StandardCharsets.UTF_8), 1 << 16);
                 Map<String, String> renamed = measuredRenamed(in.columns());
@@ -630,7 +607,7 @@ final class PredictCommand implements Callable<Integer> {
                             w.write(jsonl ? errorJsonLine(om, t, r, cols, renamed, error)
                                     : errorCsvLine(t, r, cols, error));
                         } else {
-                            measured(t, r, scored[r], measured);
+                            measured(t, r, scored[r], measuredRate, measured);
                             String line = jsonl ? jsonLine(om, t, r, cols, renamed, scored[r], keepGoing)
                                     : csvLine(t, r, cols, scored[r]);
                             // the error column stays empty
@@ -660,14 +637,14 @@ final class PredictCommand implements Callable<Integer> {
         }
         if (measured[0] > 0) {
             // said even with -q: a table of measured runs scored is a check of the model on them
-            System.err.printf(Locale.ROOT, "scaledl: note: %s: %d row%s with measured_ms: MRE %.1f %% (mean signed "
+            System.err.printf(Locale.ROOT, "scaledl: note: %s: %d row%s with a measured time (measured_ms, or %s): MRE %.1f %% (mean signed "
                     + "error %+.1f %%, > 0: predicted too slow), %d inside the 90 %% interval%n",
                     InvalidInputException.printable(candidates.toString(), 200), (long) measured[0],
-                    measured[0] == 1 ? "" : "s", 100 * measured[1] / measured[0], 100 * measured[2] / measured[0],
+                    measured[0] == 1 ? "" : "s", measuredRateColumn[0], 100 * measured[1] / measured[0], 100 * measured[2] / measured[0],
                     (long) measured[3]);
         }
         if (measured[4] > 0) {
-            System.err.printf(Locale.ROOT, "scaledl: note: %s: %d row%s with a measured_ms that is no positive time "
+            System.err.printf(Locale.ROOT, "scaledl: note: %s: %d row%s with a measured time that is no positive number "
                     + "(left out of the model's error on them)%n", InvalidInputException.printable(
                     candidates.toString(), 200), (long) measured[4], measured[4] == 1 ? "" : "s");
         }

@@ -50,6 +50,6 @@ public record MemoryUse(int stage, int stages, boolean training, double statesGb
                         : String.format(Locale.ROOT, "%.2f", microBatchesInFlight),
                 microBatchesInFlight == 1 ? "" : "es", logitsGb > 0 ? String.format(Locale.ROOT, ", logits %.1f GiB",
                 logitsGb) : "", runtimeGb) + (hostGb > 0 ? String.format(Locale.ROOT,
-                "; offloaded to the host's memory %.1f GiB", hostGb) : "");
+                "; this stage's offloaded activations in the host's memory %.1f GiB", hostGb) : "");
     }
 }

@@ -2445,15 +2445,17 @@ public final class MegatronExecution {
         String layers = n == 1 ? "offloaded layer's" : "offloaded layers'";
         String where = coherentHost(device) ? "a Grace CPU's 480 GB over its two GPUs"
                 : "assumed: an 8-GPU server's 2 TB over its eight";
+        // the stage that offloads most, which need not be the one whose GPU holds most (its parts say their own)
+        String stage = w.parallelism().pipeline() > 1 ? " at the pipeline stage that offloads most" : "";
         if (host > cap) {
             return Optional.of(StageCost.Note.unusual(String.format(Locale.ROOT, "the %d %s activations "
-                    + "keep %.1f GiB per GPU in the host's memory, more than the %.1f GiB a GPU may fill (%s, less "
+                    + "keep %.1f GiB per GPU in the host's memory%s, more than the %.1f GiB a GPU may fill (%s, less "
                     + "%.0f %% for the system and the framework): the job cannot run as given (offload fewer layers, "
-                    + "or recompute)", n, layers, host / GIB, cap / GIB, where, 100 * HOST_RESERVED_SHARE)));
+                    + "or recompute)", n, layers, host / GIB, stage, cap / GIB, where, 100 * HOST_RESERVED_SHARE)));
         }
         return Optional.of(StageCost.Note.noted(String.format(Locale.ROOT, "the %d %s activations keep "
-                + "%.1f GiB per GPU in the host's memory (of the %.1f GiB a GPU may fill: %s, less %.0f %%)",
-                n, layers, host / GIB, cap / GIB, where, 100 * HOST_RESERVED_SHARE)));
+                + "%.1f GiB per GPU in the host's memory%s (of the %.1f GiB a GPU may fill: %s, less %.0f %%)",
+                n, layers, host / GIB, stage, cap / GIB, where, 100 * HOST_RESERVED_SHARE)));
     }
 
     /** Grid step and half-width of {@link #expectedMaxOfNormals}'s integral. */

@@ -1,0 +1,149 @@
+package org.scaledl.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Round twenty-eight, the keyboard and hostile input: a runs table that gives only its measured rate is scored
+ * too; {@code --train-tokens} takes a suffix, gives the GPU-hours' interval and says a job that does not fit, and
+ * {@code layouts} takes it for every layout; a global batch that leaves few replicas is said; a pipeline's host
+ * memory says which stage it is.
+ */
+class RoundTwentyEightCliTest {
+    private static final Path REPO = HostileCliTest.repo();
+    private static final Path LLAMA = REPO.resolve("scaledl-core/src/test/resources/transformers/llama-3-8b");
+
+    @TempDir
+    Path dir;
+
+    private void llama() throws Exception {
+        Files.createDirectories(dir.resolve("llama"));
+        Files.copy(LLAMA.resolve("config.json"), dir.resolve("llama/config.json"));
+    }
+
+    /** The value of {@code column} in the first row of a CSV the CLI wrote. */
+    private static String cell(Path csv, String column) throws Exception {
+        List<String> lines = Files.readAllLines(csv);
+        int i = List.of(lines.get(0).split(",")).indexOf(column);
+        assertTrue(i >= 0, lines.get(0));
+        return lines.get(1).split(",", -1)[i];
+    }
+
+    @Test
+    void aRunsTableOfMeasuredRatesOnlyIsScoredOnThem() throws Exception {
+        llama();
+        String header = "transformer,seq,batch,micro_batches,world_size,device,precision,zero_stage,recompute";
+        String row = "llama,2048,1,4,8,H100,bf16,1,none";
+        Path job = dir.resolve("job.csv");
+        Files.writeString(job, header + "\n" + row + "\n");
+        MainTest.Run first = MainTest.run("predict", "--model", "gpu", "--candidates", job.toString(), "--out",
+                dir.resolve("p.csv").toString(), "-q");
+        assertEquals(0, first.code(), first.err());
+        double predicted = Double.parseDouble(cell(dir.resolve("p.csv"), "tokens_per_s_per_gpu"));
+        // a rate measured 25 % above the prediction's: the predicted time is 25 % too slow (predicted / measured
+        // - 1 = measured rate / predicted rate - 1)
+        Path runs = dir.resolve("runs.csv");
+        Files.writeString(runs, header + ",tokens_per_s_per_gpu\n" + row + "," + (1.25 * predicted) + "\n");
+        MainTest.Run scored = MainTest.run("predict", "--model", "gpu", "--candidates", runs.toString(), "--out",
+                dir.resolve("s.csv").toString(), "-q");
+        assertEquals(0, scored.code(), scored.err());
+        assertTrue(scored.err().contains("runs.csv: 1 row with a measured time (measured_ms, or "
+                + "tokens_per_s_per_gpu): MRE 25.0 % (mean signed error +25.0 %"), scored.err());
+        // scored again: its measured rates are now measured_tokens_per_s_per_gpu, and give the same summary
+        MainTest.Run again = MainTest.run("predict", "--model", "gpu", "--candidates", dir.resolve("s.csv")
+                .toString(), "--out", dir.resolve("s2.csv").toString(), "-q");
+        assertEquals(0, again.code(), again.err());
+        assertTrue(again.err().contains("1 row with a measured time (measured_ms, or "
+                + "measured_tokens_per_s_per_gpu): MRE 25.0 % (mean signed error +25.0 %"), again.err());
+        // a measured_ms beside the rate is the one scored
+        Files.writeString(runs, header + ",measured_ms,tokens_per_s_per_gpu\n" + row + ",abc," + predicted + "\n");
+        MainTest.Run bad = MainTest.run("predict", "--model", "gpu", "--candidates", runs.toString(), "--out",
+                dir.resolve("s.csv").toString(), "-q");
+        assertEquals(0, bad.code(), bad.err());
+        assertTrue(bad.err().contains("1 row with a measured time that is no positive number"), bad.err());
+    }
+
+    private static final String[] JOB = {"predict", "--model", "gpu", "--transformer",
+        LLAMA.resolve("config.json").toString(), "--seq", "4096", "--batch", "1", "--micro-batches", "8", "--device",
+        "H100 SXM", "--precision", "bf16"};
+
+    @Test
+    void trainTokensTakeASuffixAndSayTheGpuHoursIntervalAndAJobThatDoesNotFit() throws Exception {
+        MainTest.Run plain = MainTest.run(HostileCliTest.concat(JOB, "--tensor", "2", "--pipeline", "2", "--train-tokens", "15e12",
+                "--json"));
+        MainTest.Run suffixed = MainTest.run(HostileCliTest.concat(JOB, "--tensor", "2", "--pipeline", "2", "--train-tokens", "15T",
+                "--json"));
+        assertEquals(0, plain.code(), plain.err());
+        assertEquals(plain.out(), suffixed.out());
+        com.fasterxml.jackson.databind.JsonNode root = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(plain.out());
+        com.fasterxml.jackson.databind.JsonNode t = root.path("train");
+        assertEquals(15e12, t.path("tokens").asDouble());
+        // GPU-hours at each end of the interval: the days' times the GPUs' hours a day
+        assertEquals(t.path("high_days").asDouble() * 24 * 4, t.path("high_gpu_hours").asDouble(), 1e-6);
+        assertEquals(t.path("low_days").asDouble() * 24 * 4, t.path("low_gpu_hours").asDouble(), 1e-6);
+        assertTrue(t.path("fits").asBoolean(), t.toString());
+        MainTest.Run billions = MainTest.run(HostileCliTest.concat(JOB, "--tensor", "2", "--pipeline", "2", "--train-tokens", "1.5b"));
+        assertTrue(billions.out().contains("1,500,000,000 tokens: "), billions.out());
+        for (String bad : new String[] {"15X", "0x10", "Infinity", "1.5", "T", "-3T"}) {
+            MainTest.Run r = MainTest.run(HostileCliTest.concat(JOB, "--train-tokens", bad));
+            assertEquals(2, r.code(), bad + ": " + r.err());
+            assertTrue(r.err().contains("--train-tokens"), r.err());
+        }
+        // a job that does not fit: its days are said to be of one that cannot run
+        MainTest.Run tight = MainTest.run(HostileCliTest.concat(JOB, "--train-tokens", "1e9"));
+        assertEquals(0, tight.code(), tight.err());
+        assertTrue(tight.out().contains("does not fit") && tight.out().contains(
+                "uninterrupted (a job that does not fit its GPUs' memory)"), tight.out());
+    }
+
+    @Test
+    void layoutsGiveEachLayoutsDaysAndSayAGlobalBatchThatLeavesFewReplicas() throws Exception {
+        String[] search = {"layouts", "--model", "gpu", "--transformer", LLAMA.resolve("config.json").toString(),
+            "--seq", "4096", "--device", "H100 SXM", "--gpus", "24", "--global-batch", "32", "--precision", "bf16",
+            "--top", "3"};
+        MainTest.Run json = MainTest.run(HostileCliTest.concat(search, "--train-tokens", "1T", "--json"));
+        assertEquals(0, json.code(), json.err());
+        // 24 GPUs and 32 sequences share 8: 8 replicas at most, each of 3 GPUs or more, the 3 a pipeline's alone
+        assertTrue(json.err().contains("a global batch of 32 over 24 GPUs: a layout's data-parallel replicas divide "
+                + "both, so there are at most 8, each of 3 GPUs or more") && json.err().contains("the factor 3 (a "
+                + "global batch that is a multiple of 3, such as 33, lifts this)"), json.err());
+        com.fasterxml.jackson.databind.JsonNode root = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(json.out());
+        assertTrue(root.path("warnings").toString().contains("a global batch of 32 over 24 GPUs"), root.toString());
+        assertEquals(1e12, root.path("train_tokens").asDouble());
+        for (com.fasterxml.jackson.databind.JsonNode l : root.path("ranked")) {
+            assertTrue(l.path("pipeline").asInt() % 3 == 0, l.toString());
+            // the layout's days as predict --train-tokens gives them for its command
+            double iterations = Math.ceil(1e12 / (32.0 * 4096));
+            assertEquals(iterations, l.path("train").path("iterations").asDouble());
+            assertEquals(iterations * l.path("ms").asDouble() / 86_400e3, l.path("train").path("days").asDouble(),
+                    1e-9);
+        }
+        MainTest.Run text = MainTest.run(HostileCliTest.concat(search, "--train-tokens", "1T"));
+        assertEquals(0, text.code(), text.err());
+        assertTrue(text.out().contains("days: 1,000,000,000,000 tokens' training at each layout's step")
+                && text.out().contains("mem GiB    days  warnings"), text.out());
+        // a global batch the GPUs divide: nothing to say
+        MainTest.Run even = MainTest.run("layouts", "--model", "gpu", "--transformer", LLAMA.resolve("config.json")
+                .toString(), "--seq", "4096", "--device", "H100 SXM", "--gpus", "24", "--global-batch", "48",
+                "--precision", "bf16", "--top", "1");
+        assertEquals(0, even.code(), even.err());
+        assertTrue(!even.err().contains("data-parallel replicas divide both"), even.err());
+    }
+
+    @Test
+    void aPipelinesHostMemorySaysWhichStageItIs() throws Exception {
+        MainTest.Run r = MainTest.run(HostileCliTest.concat(JOB, "--pipeline", "2", "--offload-layers", "2"));
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("GiB per GPU in the host's memory at the pipeline stage that offloads most"),
+                r.err());
+        assertTrue(r.out().contains("this stage's offloaded activations in the host's memory"), r.out());
+    }
+}
