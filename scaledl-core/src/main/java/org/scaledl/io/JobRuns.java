@@ -193,7 +193,7 @@ public final class JobRuns {
      * The columns that look like a runs table's own column misspelt ({@code fit-weight}, {@code Measured_ms}), each
      * with that column (the candidate columns' near misses the candidate reader warns of itself).
      */
-    static Map<String, String> misspelt(List<String> columns) {
+    public static Map<String, String> misspelt(List<String> columns) {
         Map<String, String> candidates = Candidates.nearMisses(columns);
         Map<String, String> out = new java.util.LinkedHashMap<>();
         for (String c : columns) {
@@ -230,7 +230,7 @@ public final class JobRuns {
      * How many times apart a row's measured_ms and the time its rate means are refused: no rounding or a job's
      * description takes them that far; a unit does (a thousand).
      */
-    static final double UNITS_APART = 100;
+    public static final double UNITS_APART = 100;
 
     private static Sample sample(CsvTable t, int r, Workload w, String rateColumn) {
         int line = t.line(r);

@@ -748,6 +748,12 @@ public final class TrainingLogs {
                 }
                 Matcher e = ELAPSED.matcher(line);
                 Matcher t = STEP_TIMING.matcher(line);
+                if (!in.terminated() && ITERATION.matcher(line).find() && !line.contains("per iteration")
+                        && !line.contains("train_step_timing")) {
+                    // the log's last line, a Megatron iteration line cut before its time: not dropped in silence
+                    endsInside(source, lineNo);
+                    continue;
+                }
                 if ((line.contains("per iteration") && TIME_CUT.matcher(line).find()
                         || line.contains("train_step_timing") && STEP_TIME_CUT.matcher(line).find())
                         && (ITERATION.matcher(line).find() || line.contains("Epoch"))) {

@@ -310,6 +310,16 @@ public final class HuggingFaceConfig {
             "shared_expert_intermediate_size", "n_shared_experts", "decoder_sparse_step", "moe_layer_freq",
             "interleave_moe_layer_step", "num_experts_per_tok");
 
+    /** A state-space or recurrent model's class ({@code MambaForCausalLM}, {@code JambaForCausalLM}...). */
+    private static final java.util.regex.Pattern STATE_SPACE_CLASS = java.util.regex.Pattern.compile(
+            "(?i)^(mamba|mamba2|jamba|falconh1|falcon_h1|falconmamba|zamba|zamba2|bamba|granitemoehybrid|rwkv|"
+            + "recurrentgemma|xlstm|hymba|plamo2|lfm2)");
+
+    /** The keys state-space (Mamba) layers are described by, in the classes that have them. */
+    private static final List<String> STATE_SPACE_KEYS = List.of("ssm_cfg", "attn_layer_indices", "mamba_d_state",
+            "mamba_d_conv", "mamba_expand", "mamba_n_heads", "mamba_d_head", "ssm_state_size", "layers_block_type",
+            "attn_layer_period", "attn_layer_offset", "mamba_num_heads", "mamba_head_dim", "hybrid_override_pattern");
+
     /**
      * What the classes read besides the model's sizes, checked once the model is read: a structure key this type
      * does not read is said (transformers ignores it too, but an edit meant to change the experts changes nothing);
@@ -319,12 +329,34 @@ public final class HuggingFaceConfig {
     private static void checkUnread(Reader r, String type, String declared, JsonNode arch) {
         JsonNode c = r.c();
         if (arch.isArray() && arch.size() > 0 && arch.get(0).isTextual()) {
-            architectureType(arch.get(0).asText()).filter(named -> !sameFamily(named, declared)
+            String cls = arch.get(0).asText();
+            if (STATE_SPACE_CLASS.matcher(cls).find() && !r.seen().stream().anyMatch(STATE_SPACE_KEYS::contains)) {
+                // a recurrent or state-space model's class over a transformer's keys: predicted as the transformer,
+                // its time would be another model's
+                throw InvalidInputException.inSource(r.source(), "architectures names " + Reader.clip(arch.get(0))
+                        + ", a state-space or recurrent (Mamba-like) model, where model_type '" + printable(declared)
+                        + "' reads a transformer: scaledl models such layers in Nemotron-H (nemotron_h) and Qwen3-Next "
+                        + "(qwen3_next) only; one of the two is a slip");
+            }
+            Optional<String> known = architectureType(cls);
+            known.filter(named -> !sameFamily(named, declared)
                     && !sameFamily(named, type)).ifPresent(named ->
                     // the class a tool names is another supported family's than the type transformers builds: one of
                     // the two is a slip
                     r.say("{}: architectures names {} (a {} class) where model_type is '{}': the model is read as "
                             + "{}'s", r.source(), Reader.clip(arch.get(0)), named, printable(declared), type));
+            if (known.isEmpty() && MODEL_TYPES.contains(declared)) {
+                // (a wrapper's class, LLaVA's, is said where its text model is read)
+                r.say("{}: architectures names {}, a class scaledl does not know: the model is read as model_type "
+                        + "'{}' says", r.source(), Reader.clip(arch.get(0)), printable(declared));
+            }
+        }
+        for (String key : STATE_SPACE_KEYS) {
+            if (c.has(key) && !c.get(key).isNull() && !r.seen().contains(key)) {
+                throw InvalidInputException.inSource(r.source(), key + " describes state-space (Mamba) layers, which "
+                        + "model_type '" + printable(type) + "' does not read: predicted as its transformer, the time "
+                        + "would be another model's (scaledl models such layers in Nemotron-H, nemotron_h, only)");
+            }
         }
         for (String key : STRUCTURE_KEYS) {
             if (c.has(key) && !c.get(key).isNull() && !r.seen().contains(key)) {

@@ -179,7 +179,8 @@ final class LayoutsCommand implements Callable<Integer> {
         }
         List<LayoutSearch.Layout> all = search.search();
         // a global batch that leaves few replicas: the layouts it allows are few, and slow, for a reason not theirs
-        java.util.Optional<String> batchLimit = search.batchLimit();
+        // (a search without a layout says why instead)
+        java.util.Optional<String> batchLimit = all.isEmpty() ? java.util.Optional.empty() : search.batchLimit();
         batchLimit.ifPresent(n -> System.err.println("scaledl: note: " + n));
         double seconds = (System.nanoTime() - t0) / 1e9;
         int searched = all.size();

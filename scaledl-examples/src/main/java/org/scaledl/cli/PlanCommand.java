@@ -283,8 +283,9 @@ final class PlanCommand implements Callable<Integer> {
                     + "not fit%n", runnable.isEmpty() ? String.format(Locale.ROOT, "every candidate job that fits is "
                     + "predicted within %.0f %% of its GPUs' memory", 100 * org.scaledl.model.RuntimePredictor
                     .MEMORY_EDGE) : String.format(Locale.ROOT, "%d of the candidate jobs that fit leave %.0f %% of "
-                    + "their GPUs' memory free, fewer than --runs %d; %d are predicted within it", runnable.size(),
-                    100 * org.scaledl.model.RuntimePredictor.MEMORY_EDGE, size.runs, atEdge.size()));
+                    + "their GPUs' memory free, fewer than --runs %d; %d %s predicted within it", runnable.size(),
+                    100 * org.scaledl.model.RuntimePredictor.MEMORY_EDGE, size.runs, atEdge.size(),
+                    atEdge.size() == 1 ? "is" : "are"));
             for (int i : atEdge) {
                 runnable.add(i);
                 gridSeconds += costs[i];
@@ -390,6 +391,9 @@ final class PlanCommand implements Callable<Integer> {
             root.put("candidates", candidates.size());
             root.put("out_of_memory", outOfMemory);
             root.put("near_memory_limit", edgeLeftOut ? atEdge.size() : 0);
+            // the chosen jobs at the memory's edge, where too few others were left to choose from
+            ArrayNode edgeChosen = root.putArray("chosen_near_memory_limit");
+            plan.indices().stream().filter(atEdge::contains).forEach(edgeChosen::add);
             root.put("already_measured", again);
             root.put("repeated", repeats.size());
             root.put("prior", priorModel == null ? "roofline" : prior);
@@ -410,6 +414,11 @@ final class PlanCommand implements Callable<Integer> {
                 System.out.printf(Locale.ROOT, "chose %d of %d candidates: about %.0f s of profiling (%.1f%% of the "
                         + "grid's %.0f s; %s prior)%n", plan.indices().size(), candidates.size(), seconds,
                         100 * seconds / gridSeconds, gridSeconds, priorModel == null ? "roofline" : "model");
+            }
+            List<Integer> edgeChosen = plan.indices().stream().filter(atEdge::contains).toList();
+            if (!edgeChosen.isEmpty()) {
+                System.out.printf(Locale.ROOT, "chosen within %.0f %% of their GPUs' memory (a run may not fit): %s%n",
+                        100 * org.scaledl.model.RuntimePredictor.MEMORY_EDGE, edgeChosen);
             }
             System.out.printf(Locale.ROOT, "chosen rows (0-based): %s%s%nlog det: %.6f%s%n%s%n", plan.indices(),
                     source.grid == null ? ": " + chosenLines(c.table(), plan.indices()) : "", plan.logDet(),

@@ -428,39 +428,136 @@ final class PredictCommand implements Callable<Integer> {
 
     /** The column (JSON key) {@code --keep-going} adds: why a row has no prediction, empty where it has one. */
     static final String ERROR_COLUMN = "error";
+    /** A column name that says a time: a word {@code ms}, {@code s}, {@code sec}, {@code seconds} or {@code time}. */
+    private static final java.util.regex.Pattern TIME_LIKE = java.util.regex.Pattern.compile(
+            "(?i)(^|_)(ms|s|sec|secs|seconds|time)(_|$)");
+
     /**
-     * Adds a scored row's error against its measured time to {@code {rows, sum of |relative error|, sum of relative
-     * error, rows inside the interval, rows whose cell is no positive time}}: its {@code measured_ms} cell, or where it
-     * has none its measured {@code rateColumn} (tokens a second per GPU: the time the prediction's rate means at that
-     * rate, as a runs table reads it; {@link org.scaledl.io.JobRuns}).
+     * Says the columns of a table without a measured time ({@code measured_ms}, or a measured rate) that look like
+     * one under another name: a runs table's own misspelt ({@code Measured_ms}), or another tool's time
+     * ({@code step_time_ms}, {@code measured_s}). Its rows are scored, but not against them: the table's summary of
+     * the model's error would be missing without a word.
      */
-    private static void measured(CsvTable t, int r, Prediction pr, String rateColumn, double[] acc) {
-        Optional<String> cell = t.opt(r, "measured_ms").filter(v -> !v.isBlank());
-        Optional<String> rate = cell.isPresent() ? Optional.empty()
-                : t.opt(r, rateColumn).filter(v -> !v.isBlank());
-        if (cell.isEmpty() && (rate.isEmpty() || pr.tokensPerSecondPerGpu().isEmpty())) {
+    static void sayUnscoredTimes(String table, List<String> columns) {
+        boolean scored = org.scaledl.io.JobRuns.scored(columns);
+        String rate = scored ? org.scaledl.io.JobRuns.SCORED_RATE : org.scaledl.io.JobRuns.MEASURED.get(1);
+        if (columns.contains("measured_ms") || columns.contains(rate)) {
             return;
         }
-        double ms;
-        try {
-            ms = CsvTable.parseNumber(cell.orElseGet(rate::get));
-        } catch (NumberFormatException e) {
-            ms = Double.NaN;
+        Map<String, String> misspelt = org.scaledl.io.JobRuns.misspelt(columns);
+        for (String c : columns) {
+            String meant = misspelt.get(c);
+            String shown = InvalidInputException.printable(c, 40);
+            if (meant != null && org.scaledl.io.JobRuns.MEASURED.contains(meant)) {
+                System.err.println("scaledl: warning: " + table + ": column '" + shown + "' looks like " + meant
+                        + " misspelt: the rows are not scored against it (rename it " + meant + ")");
+            } else if (meant == null && Candidates.canonical(c).isEmpty() && !OUTPUT_COLUMNS.contains(c)
+                    && MEASURED_OUTPUT_COLUMNS.stream().noneMatch(m -> c.equals(org.scaledl.io.JobRuns
+                            .MEASURED_PREFIX + m)) && !c.equals("layout_ms") && TIME_LIKE.matcher(c).find()) {
+                System.err.println("scaledl: note: " + table + ": column '" + shown + "' looks like a measured "
+                        + "time: a table's rows are scored against measured_ms (one iteration, ms) or "
+                        + "tokens_per_s_per_gpu only (rename it to be scored)");
+            }
         }
-        if (!(ms > 0) || Double.isInfinite(ms)) {
-            // counted, and said beside the summary
-            acc[4]++;
-            return;
+    }
+
+    /**
+     * The rows of a scored table with a measured time ({@code measured_ms}, or a measured rate), as the summary says
+     * them: the rows scored, their summed absolute and signed relative errors and those inside the interval, and the
+     * rows left out with the first line of each kind.
+     */
+    static final class Measured {
+        long rows;
+        double absolute;
+        double signed;
+        long inside;
+        /** Of the rows scored, those predicted not to fit their GPUs' memory (a run that ran did fit). */
+        long outOfMemory;
+        /** Rows whose measured cell is no number of milliseconds a runs table takes, and the first one's line. */
+        long unreadable;
+        int unreadableLine;
+        /** Rows {@link FitCommand#MISMATCH} times or more off their prediction (another unit, or another job). */
+        long far;
+        int farLine;
+        String farUnit = "";
+
+        /**
+         * Adds a scored row's error against its {@code measured_ms} cell, or where it has none its measured
+         * {@code rateColumn} (tokens a second per GPU: the time the prediction's rate means at that rate, as a runs
+         * table reads it, {@link org.scaledl.io.JobRuns}). A cell that is no number of milliseconds within
+         * {@link org.scaledl.io.JobRuns#MIN_MILLIS}..{@link org.scaledl.io.JobRuns#MAX_MILLIS}, or a time and rate
+         * both given that disagree a hundred times, is counted apart, as a runs table refuses it; a time
+         * {@link FitCommand#MISMATCH} times or more off its prediction is counted apart too (a unit slip, or another
+         * job), since one such row would set the summary alone.
+         */
+        void add(CsvTable t, int r, Prediction pr, String rateColumn) {
+            Optional<String> cell = t.opt(r, "measured_ms").filter(v -> !v.isBlank());
+            Optional<String> rate = t.opt(r, rateColumn).filter(v -> !v.isBlank());
+            if (cell.isEmpty() && (rate.isEmpty() || pr.tokensPerSecondPerGpu().isEmpty())) {
+                return;
+            }
+            double ms = number(cell.orElseGet(rate::get));
+            if (ms > 0 && cell.isEmpty()) {
+                // the same job's time is inversely proportional to its rate
+                ms = pr.millis() * pr.tokensPerSecondPerGpu().getAsDouble() / ms;
+            } else if (ms > 0 && rate.isPresent() && pr.tokensPerSecondPerGpu().isPresent()) {
+                double fromRate = pr.millis() * pr.tokensPerSecondPerGpu().getAsDouble() / number(rate.get());
+                if (Math.abs(Math.log(fromRate / ms)) > Math.log(org.scaledl.io.JobRuns.UNITS_APART)) {
+                    ms = Double.NaN;
+                }
+            }
+            if (!(ms >= org.scaledl.io.JobRuns.MIN_MILLIS && ms <= org.scaledl.io.JobRuns.MAX_MILLIS)) {
+                unreadableLine = unreadable++ == 0 ? t.line(r) : unreadableLine;
+                return;
+            }
+            double ratio = pr.millis() / ms;
+            if (ratio >= FitCommand.MISMATCH || ratio <= 1 / FitCommand.MISMATCH) {
+                if (far++ == 0) {
+                    farLine = t.line(r);
+                    farUnit = FitCommand.unitSlip(Math.log(ratio));
+                }
+                return;
+            }
+            double e = ratio - 1;
+            rows++;
+            absolute += Math.abs(e);
+            signed += e;
+            inside += pr.lowMillis() <= ms && ms <= pr.highMillis() ? 1 : 0;
+            outOfMemory += pr.outOfMemory() ? 1 : 0;
         }
-        if (rate.isPresent()) {
-            // the same job's time is inversely proportional to its rate
-            ms = pr.millis() * pr.tokensPerSecondPerGpu().getAsDouble() / ms;
+
+        /** A cell's number; NaN for one that is not a plain number (a unit, a separator, text). */
+        private static double number(String cell) {
+            try {
+                return CsvTable.parseNumber(cell);
+            } catch (NumberFormatException e) {
+                return Double.NaN;
+            }
         }
-        double e = pr.millis() / ms - 1;
-        acc[0]++;
-        acc[1] += Math.abs(e);
-        acc[2] += e;
-        acc[3] += pr.lowMillis() <= ms && ms <= pr.highMillis() ? 1 : 0;
+
+        /** The summary's lines on stderr (said even with -q: a table of measured runs scored checks the model). */
+        void say(String table, String rateColumn) {
+            if (rows > 0) {
+                System.err.printf(Locale.ROOT, "scaledl: note: %s: %d row%s with a measured time (measured_ms, or %s): "
+                        + "MRE %.1f %% (mean signed error %+.1f %%, > 0: predicted too slow), %d inside the 90 %% "
+                        + "interval%s%n", table, rows, rows == 1 ? "" : "s", rateColumn, 100 * absolute / rows,
+                        100 * signed / rows, inside, outOfMemory == 0 ? "" : String.format(Locale.ROOT, "; %d of "
+                        + "them predicted not to fit their GPUs' memory, though they ran", outOfMemory));
+            }
+            if (unreadable > 0) {
+                System.err.printf(Locale.ROOT, "scaledl: note: %s: %d row%s with a measured time that is no number "
+                        + "of milliseconds from %s to %s (or whose measured_ms and %s disagree a hundred times), the "
+                        + "first at line %d: left out of the model's error on them%n", table, unreadable,
+                        unreadable == 1 ? "" : "s", CsvTable.plain(org.scaledl.io.JobRuns.MIN_MILLIS),
+                        CsvTable.plain(org.scaledl.io.JobRuns.MAX_MILLIS), rateColumn, unreadableLine);
+            }
+            if (far > 0) {
+                System.err.printf(Locale.ROOT, "scaledl: warning: %s: %d row%s measured %.0f times or more off "
+                        + "%s prediction, the first at line %d%s: left out of the model's error on them (check "
+                        + "the unit, and that the row is the job that ran)%n", table, far, far == 1 ? "" : "s",
+                        FitCommand.MISMATCH, far == 1 ? "its" : "their", farLine, farUnit.isEmpty() ? "" : " (" + farUnit + ")");
+            }
+        }
     }
 
     /** The columns a scored table adds (an input column of the same name is replaced). */
@@ -531,7 +628,7 @@ final class PredictCommand implements Callable<Integer> {
         long[] counts = new long[3];
         // the rows with a measured time: their count, summed absolute and signed relative errors, and those inside
         // the interval (a runs table scored: how far the model is off it, said at the end)
-        double[] measured = new double[5];
+        Measured measured = new Measured();
         String[] measuredRateColumn = {org.scaledl.io.JobRuns.MEASURED.get(1)};
         long[] nanos = new long[1];
         java.util.Set<String> machinesSeen = new java.util.HashSet<>();
@@ -539,6 +636,7 @@ final class PredictCommand implements Callable<Integer> {
         try (Candidates.Chunks in = Candidates.open(candidates, job.graphOptions::read,
                 name -> job.resolveDevice(p, name.isEmpty() ? job.device : name), columnDefaults())) {
             refuseCollidingColumns(in.columns());
+            sayUnscoredTimes(InvalidInputException.printable(candidates.toString(), 200), in.columns());
             if (!in.columns().contains("moe_dispatcher") && !in.columns().contains("moe_a2a_overlap")) {
                 // (a row of its own dispatcher or overlap may take the other default)
                 job.cluster.refuseOverlapWithoutItsDispatcher();
@@ -607,7 +705,7 @@ final class PredictCommand implements Callable<Integer> {
                             w.write(jsonl ? errorJsonLine(om, t, r, cols, renamed, error)
                                     : errorCsvLine(t, r, cols, error));
                         } else {
-                            measured(t, r, scored[r], measuredRate, measured);
+                            measured.add(t, r, scored[r], measuredRate);
                             String line = jsonl ? jsonLine(om, t, r, cols, renamed, scored[r], keepGoing)
                                     : csvLine(t, r, cols, scored[r]);
                             // the error column stays empty
@@ -635,19 +733,7 @@ final class PredictCommand implements Callable<Integer> {
             System.err.printf(Locale.ROOT, "scaledl: warning: %d of %d candidates not predicted (--keep-going): "
                     + "their reasons are in the %s column%n", counts[2], counts[0], ERROR_COLUMN);
         }
-        if (measured[0] > 0) {
-            // said even with -q: a table of measured runs scored is a check of the model on them
-            System.err.printf(Locale.ROOT, "scaledl: note: %s: %d row%s with a measured time (measured_ms, or %s): MRE %.1f %% (mean signed "
-                    + "error %+.1f %%, > 0: predicted too slow), %d inside the 90 %% interval%n",
-                    InvalidInputException.printable(candidates.toString(), 200), (long) measured[0],
-                    measured[0] == 1 ? "" : "s", measuredRateColumn[0], 100 * measured[1] / measured[0], 100 * measured[2] / measured[0],
-                    (long) measured[3]);
-        }
-        if (measured[4] > 0) {
-            System.err.printf(Locale.ROOT, "scaledl: note: %s: %d row%s with a measured time that is no positive number "
-                    + "(left out of the model's error on them)%n", InvalidInputException.printable(
-                    candidates.toString(), 200), (long) measured[4], measured[4] == 1 ? "" : "s");
-        }
+        measured.say(InvalidInputException.printable(candidates.toString(), 200), measuredRateColumn[0]);
         double seconds = nanos[0] / 1e9;
         if (!Main.quiet) {
             long scored = counts[0] - counts[2];

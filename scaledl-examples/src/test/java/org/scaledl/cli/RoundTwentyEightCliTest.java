@@ -66,7 +66,7 @@ class RoundTwentyEightCliTest {
         MainTest.Run bad = MainTest.run("predict", "--model", "gpu", "--candidates", runs.toString(), "--out",
                 dir.resolve("s.csv").toString(), "-q");
         assertEquals(0, bad.code(), bad.err());
-        assertTrue(bad.err().contains("1 row with a measured time that is no positive number"), bad.err());
+        assertTrue(bad.err().contains("1 row with a measured time that is no number of milliseconds"), bad.err());
     }
 
     private static final String[] JOB = {"predict", "--model", "gpu", "--transformer",
@@ -145,5 +145,111 @@ class RoundTwentyEightCliTest {
         assertTrue(r.err().contains("GiB per GPU in the host's memory at the pipeline stage that offloads most"),
                 r.err());
         assertTrue(r.out().contains("this stage's offloaded activations in the host's memory"), r.out());
+    }
+
+    /** Hostile input, round nine: a measured column's absurd or other-unit times; other tools' names. */
+    @Test
+    void aScoredTablesSummaryLeavesOutTimesNoRunsTableTakesAndSaysOtherNamesForATime() throws Exception {
+        llama();
+        String header = "transformer,seq,batch,gpus,tensor,global_batch,device,precision";
+        String row = "llama,4096,1,16,4,64,H100 SXM,bf16";
+        Path job = dir.resolve("job.csv");
+        Files.writeString(job, header + "\n" + row + "\n");
+        MainTest.Run first = MainTest.run("predict", "--model", "gpu", "--candidates", job.toString(), "--out",
+                dir.resolve("p.csv").toString(), "-q");
+        assertEquals(0, first.code(), first.err());
+        double ms = Double.parseDouble(cell(dir.resolve("p.csv"), "predicted_ms"));
+        Path m = dir.resolve("m.csv");
+        // one row at its prediction, one below any time a runs table takes, one a thousand times off (microseconds)
+        Files.writeString(m, header + ",measured_ms\n" + row + "," + ms + "\n" + row + ",1e-300\n" + row + ","
+                + (1000 * ms) + "\n" + row + ",2700ms\n");
+        MainTest.Run r = MainTest.run("predict", "--model", "gpu", "--candidates", m.toString(), "--out",
+                dir.resolve("s.csv").toString(), "-q");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("m.csv: 1 row with a measured time (measured_ms, or tokens_per_s_per_gpu): MRE "
+                + "0.0 % (mean signed error +0.0 %"), r.err());
+        assertTrue(r.err().contains("m.csv: 2 rows with a measured time that is no number of milliseconds from 0.001 "
+                + "to 86400000") && r.err().contains("the first at line 3"), r.err());
+        assertTrue(r.err().contains("m.csv: 1 row measured 5 times or more off its prediction, the first at line 4 "
+                + "(microseconds, not milliseconds?)"), r.err());
+        // a measured time under another name: said, not silently left unscored
+        Files.writeString(m, header + ",Measured_ms,step_time_s\n" + row + "," + ms + ",2\n");
+        MainTest.Run other = MainTest.run("predict", "--model", "gpu", "--candidates", m.toString(), "--out",
+                dir.resolve("s.csv").toString(), "-q");
+        assertEquals(0, other.code(), other.err());
+        assertTrue(other.err().contains("column 'Measured_ms' looks like measured_ms misspelt")
+                && other.err().contains("column 'step_time_s' looks like a measured time"), other.err());
+        // a scored table's own columns are not taken for one
+        MainTest.Run again = MainTest.run("predict", "--model", "gpu", "--candidates", dir.resolve("p.csv")
+                .toString(), "--out", dir.resolve("s2.csv").toString(), "-q");
+        assertEquals(0, again.code(), again.err());
+        assertTrue(!again.err().contains("looks like a measured time"), again.err());
+    }
+
+    @Test
+    void anotherFrameworksSettingsAreSaidInATableAndRefusedInARunsTable() throws Exception {
+        llama();
+        String header = "transformer,seq,batch,gpus,tensor,global_batch,device,precision";
+        String row = "llama,4096,1,16,4,64,H100 SXM,bf16";
+        Path t = dir.resolve("t.csv");
+        Files.writeString(t, header + ",use_distributed_optimizer,overlap_grad_reduce,num_nodes\n" + row
+                + ",true,false,2\n");
+        MainTest.Run r = MainTest.run("predict", "--model", "gpu", "--candidates", t.toString(), "--out",
+                dir.resolve("s.csv").toString(), "-q");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("t.csv: column 'use_distributed_optimizer' is another framework's setting, which "
+                + "scaledl reads as zero_stage (use_distributed_optimizer true: 1)") && r.err().contains(
+                "(and 'overlap_grad_reduce' as grad_reduce)"), r.err());
+        // num_nodes beside the GPUs is a label: the GPUs are stated
+        assertTrue(!r.err().contains("'num_nodes'"), r.err());
+        // stated by the table's own column: nothing to say
+        Files.writeString(t, header + ",zero_stage,use_distributed_optimizer\n" + row + ",1,true\n");
+        MainTest.Run stated = MainTest.run("predict", "--model", "gpu", "--candidates", t.toString(), "--out",
+                dir.resolve("s.csv").toString(), "-q");
+        assertEquals(0, stated.code(), stated.err());
+        assertTrue(!stated.err().contains("another framework's setting"), stated.err());
+        // a runs table's rows ran: fitted at the default they would be another job
+        Path runs = dir.resolve("runs.csv");
+        Files.writeString(runs, header + ",recompute_granularity,measured_ms\n" + row + ",full,2000\n");
+        MainTest.Run fit = MainTest.run("fit", "--calibrate", "gpu", "--runs", runs.toString(), "--out",
+                dir.resolve("m.sdl").toString(), "-q");
+        assertEquals(1, fit.code(), fit.err());
+        assertTrue(fit.err().contains("column 'recompute_granularity' is another framework's setting, which scaledl "
+                + "reads as recompute (selective or full) with recompute_layers: a runs table's rows are jobs that "
+                + "ran"), fit.err());
+    }
+
+    @Test
+    void aLogCutInsideItsLastIterationLineBeforeItsTimeIsSaid() throws Exception {
+        String text = Files.readString(REPO.resolve("scaledl-core/src/test/resources/logs/megatron-llama3-8b.log"));
+        int last = text.lastIndexOf(" iteration ");
+        Path cut = dir.resolve("cut.log");
+        // the last iteration line cut after its count, before its time
+        Files.writeString(cut, text.substring(0, text.indexOf('/', last) + 1));
+        MainTest.Run r = MainTest.run("runs", "--from-log", cut.toString(), "--out", dir.resolve("r.csv").toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("cut.log:") && r.err().contains("the log ends inside its last iteration line; "
+                + "that iteration is left out"), r.err());
+    }
+
+    @Test
+    void aPlanSaysTheChosenJobsAtTheMemorysEdge() throws Exception {
+        llama();
+        String header = "transformer,seq,batch,micro_batches,world_size,device,precision,zero_stage,recompute\n";
+        String room = "llama,2048,1,4,8,H100,bf16,1,none\n";
+        String edge = "llama,4352,1,4,8,H100,bf16,1,none\n";
+        Path jobs = dir.resolve("jobs.csv");
+        Files.writeString(jobs, header + room + edge);
+        MainTest.Run two = MainTest.run("plan", "--model", "gpu", "--candidates", jobs.toString(), "--runs", "2",
+                "--out", dir.resolve("plan.csv").toString(), "--json");
+        assertEquals(0, two.code(), two.err());
+        assertTrue(two.err().contains("fewer than --runs 2; 1 is predicted within it"), two.err());
+        com.fasterxml.jackson.databind.JsonNode root = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(two.out());
+        assertEquals("[1]", root.get("chosen_near_memory_limit").toString());
+        MainTest.Run text = MainTest.run("plan", "--model", "gpu", "--candidates", jobs.toString(), "--runs", "2",
+                "--out", dir.resolve("plan.csv").toString());
+        assertTrue(text.out().contains("chosen within 5 % of their GPUs' memory (a run may not fit): [1]"),
+                text.out());
     }
 }
