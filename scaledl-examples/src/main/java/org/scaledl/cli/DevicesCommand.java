@@ -83,25 +83,28 @@ final class DevicesCommand implements Callable<Integer> {
         int width = Math.max(4, c.devices().stream().mapToInt(d -> org.scaledl.InvalidInputException.printable(
                 d.name(), 60).length()).max().orElse(4));
         StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%-" + width + "s %-9s %6s %6s %7s %7s %7s "
-                + "%7s %7s %7s %7s %7s %-14s%n", "name", "form", "memGiB", "TB/s", "fp32", "tf32", "fp16",
-                "bf16", "fp8", "mxfp8", "nvfp4", "domain", "link GB/s"));
+                + "%7s %7s %7s %7s %7s %-14s %4s %9s%n", "name", "form", "memGiB", "TB/s", "fp32", "tf32", "fp16",
+                "bf16", "fp8", "mxfp8", "nvfp4", "domain", "link GB/s", "node", "net Gb/s"));
         for (Device d : c.devices()) {
             b.append(String.format(Locale.ROOT, "%-" + width + "s %-9s %6.0f %6.2f %7s %7s %7s %7s %7s %7s %7s "
-                    + "%7d %-14s%n", org.scaledl.InvalidInputException.printable(d.name(), 60),
+                    + "%7d %-14s %4d %9s%n", org.scaledl.InvalidInputException.printable(d.name(), 60),
                     d.formFactor().isEmpty() ? "-" : d.formFactor(), d.memoryGB(),
                     d.memoryBandwidthGBps() / 1e3, peak(d, Precision.FP32), peak(d, Precision.TF32),
                     peak(d, Precision.FP16), peak(d, Precision.BF16), peak(d, Precision.FP8),
                     peak(d, Precision.MXFP8), peak(d, Precision.NVFP4),
                     Math.max(1, d.platform().nvlinkDomain()), d.linkGBps() > 0 ? d.platform().linkKind() + " "
-                            + String.format(Locale.ROOT, "%.0f", d.linkGBps()) : "pcie"));
+                            + String.format(Locale.ROOT, "%.0f", d.linkGBps()) : "pcie", d.platform().gpusPerNode(),
+                    d.platform().networkGbpsPerGpu() > 0 ? String.format(Locale.ROOT, "%.0f",
+                            d.platform().networkGbpsPerGpu()) : "-"));
         }
         b.append(c.devices().size()).append(" devices; names as torch.cuda.get_device_name() reports them (aliases "
                 + "and unambiguous parts accepted: A100, H100 SXM, GB200, MI300X); peaks are dense TFLOP/s (no "
                 + "sparsity) per precision, '-' where the GPU has no such units (a precision it falls back from shows "
                 + "the fallback's peak); for the GPUs NeuSight or DeepBench measured, memGiB, TB/s and fp32 are their "
                 + "figures, which the models fitted on them take (GPU_CATALOG.md lists the data sheets'); domain: "
-                + "GPUs in one NVLink domain, link: its link and GB/s per direction (the network's --inter-node-gbps "
-                + "is in Gb/s); --devices FILE adds your own");
+                + "GPUs in one NVLink domain, link: its link and GB/s per direction; node: GPUs a node of the standard "
+                + "system, net: its network's Gb/s a GPU (--inter-node-gbps gives a node's, in Gb/s); --devices FILE "
+                + "adds your own");
         System.out.println(b);
         return 0;
     }
