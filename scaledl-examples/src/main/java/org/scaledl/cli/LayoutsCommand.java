@@ -69,6 +69,11 @@ final class LayoutsCommand implements Callable<Integer> {
             + "(a days column; JSON train, as predict --train-tokens)")
     Double trainTokens;
 
+    @Option(names = "--rank-by", defaultValue = "ms", paramLabel = "ms|high", description = "Rank the layouts that "
+            + "fit by their predicted step (ms, default) or by their 90%% interval's high end (high: a step each is "
+            + "likely no slower than; a layout unlike the runs the model was fitted on has a wider interval)")
+    String rankBy;
+
     @Option(names = "--top", defaultValue = "20", description = "Layouts to print (default 20)")
     int top;
 
@@ -138,6 +143,11 @@ final class LayoutsCommand implements Callable<Integer> {
             Reports.notAnInput(out, "--transformer", transformer);
             Reports.notAnInput(out, "--devices", devices);
         }
+        if (!rankBy.equals("ms") && !rankBy.equals("high")) {
+            throw new IllegalArgumentException("--rank-by " + org.scaledl.InvalidInputException.printable(rankBy, 40)
+                    + ": ms (the predicted step) or high (the 90% interval's high end)");
+        }
+        boolean byHigh = rankBy.equals("high");
         RuntimePredictor p = ModelArgument.load(model);
         if (!p.modelsClusters()) {
             throw new IllegalArgumentException("--model " + model + " is a host (CPU) model; layouts are searched "
@@ -207,6 +217,9 @@ final class LayoutsCommand implements Callable<Integer> {
             // ranked again: where none of the kept fits though some of the search did, by memory
             all = LayoutSearch.ranked(kept);
         }
+        if (byHigh) {
+            all = byHighEnd(p, all);
+        }
         if (cluster.zeroStage != null && cluster.zeroStage > 0 && !all.isEmpty()
                 && all.stream().noneMatch(l -> l.parallelism().zeroStage() == cluster.zeroStage)) {
             System.err.println("scaledl: warning: no layout of ZeRO stage " + cluster.zeroStage + " is left"
@@ -247,6 +260,7 @@ final class LayoutsCommand implements Callable<Integer> {
             root.put("parameters", spec.parameterCount());
             root.put("gpus", gpus);
             root.put("global_batch", globalBatch);
+            root.put("rank_by", rankBy);
             if (trainTokens != null) {
                 root.put("train_tokens", trainTokens);
             }
@@ -328,6 +342,9 @@ final class LayoutsCommand implements Callable<Integer> {
                         + "--inter-node-gbps, and --nvlink-domain where NVLink joins nodes)"
                         : topo.assumed() ? " (partly given, the rest the standard system's: "
                         + "give --gpus-per-node and --inter-node-gbps both)" : ""));
+        if (byHigh) {
+            b.append("ranked by the 90% interval's high end (--rank-by high), the layouts that fit first\n");
+        }
         if (trainTokens != null) {
             b.append(String.format(Locale.ROOT, "days: %,.0f tokens' training at each layout's step, uninterrupted (no "
                     + "restarts, checkpoints or failures; the interval's days in --json's train)%n", trainTokens));
@@ -379,6 +396,29 @@ final class LayoutsCommand implements Callable<Integer> {
         }
         System.out.println(b);
         return 0;
+    }
+
+    /**
+     * The layouts that fit ranked by their 90 % interval's high end, the fastest end first (ties by the predicted
+     * step, then in the search's order), then those that do not fit as the search ranked them: each layout predicted
+     * in full, in parallel (the predictor is thread-safe; its predictions do not depend on the thread).
+     */
+    static List<LayoutSearch.Layout> byHighEnd(RuntimePredictor p, List<LayoutSearch.Layout> ranked) {
+        List<LayoutSearch.Layout> fit = ranked.stream().filter(LayoutSearch.Layout::fits).toList();
+        double[] high = fit.parallelStream().mapToDouble(l -> p.predict(l.workload()).highMillis()).toArray();
+        Integer[] order = new Integer[fit.size()];
+        for (int i = 0; i < order.length; i++) {
+            order[i] = i;
+        }
+        java.util.Arrays.sort(order, (a, b) -> high[a] != high[b] ? Double.compare(high[a], high[b])
+                : Double.compare(fit.get(a).millis(), fit.get(b).millis()) != 0 ? Double.compare(fit.get(a).millis(),
+                        fit.get(b).millis()) : Integer.compare(a, b));
+        List<LayoutSearch.Layout> out = new ArrayList<>(ranked.size());
+        for (Integer i : order) {
+            out.add(fit.get(i));
+        }
+        ranked.stream().filter(l -> !l.fits()).forEach(out::add);
+        return List.copyOf(out);
     }
 
     /**

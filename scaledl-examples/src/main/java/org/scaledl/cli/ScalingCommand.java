@@ -352,9 +352,9 @@ final class ScalingCommand implements Callable<Integer> {
             // the graph's name comes from its file or configuration: no control character of it reaches the terminal
             StringBuilder sb = new StringBuilder(org.scaledl.InvalidInputException.escaped(title)).append('\n');
             // a host model's columns count CPU workers, not GPUs
-            sb.append(String.format(Locale.ROOT, "%8s %8s %6s %12s %12s %12s %14s %10s %-14s%s%n", "replicas",
+            sb.append(String.format(Locale.ROOT, "%8s %8s %6s %12s %12s %12s %14s %10s %8s %-14s%s%n", "replicas",
                     p.modelsClusters() ? "GPUs" : "workers", "batch", "ms", "low ms", "high ms", "samples/s",
-                    p.modelsClusters() ? "tok/s/GPU" : "tok/s/wkr", "recompute", calibrated == null ? ""
+                    p.modelsClusters() ? "tok/s/GPU" : "tok/s/wkr", "mem GiB", "recompute", calibrated == null ? ""
                             : "  calibrated ms"));
             List<List<Point>> sweeps = List.of(byWorkers, byBatch);
             List<List<Point>> cal = List.of(byWorkersCal, byBatchCal);
@@ -362,11 +362,13 @@ final class ScalingCommand implements Callable<Integer> {
                 for (int i = 0; i < sweeps.get(k).size(); i++) {
                     Point x = sweeps.get(k).get(i);
                     double rate = x.samplesPerSecond();
-                    sb.append(String.format(Locale.ROOT, "%8d %8d %6d %12.2f %12.2f %12.2f %14s %10s %-14s%s%s%n",
+                    sb.append(String.format(Locale.ROOT, "%8d %8d %6d %12.2f %12.2f %12.2f %14s %10s %8s %-14s%s%s%n",
                             x.workers(), x.gpus(), x.batch(), x.ms(), x.lowMs(), x.highMs(), String.format(Locale.ROOT,
                                     rate >= 100 ? "%.0f" : rate >= 1 ? "%.1f" : "%.3f", rate),
                             x.prediction().tokensPerSecondPerGpu().isPresent() ? String.format(Locale.ROOT, "%.0f",
                                     x.prediction().tokensPerSecondPerGpu().getAsDouble()) : "-",
+                            x.prediction().memoryGb().isPresent() ? String.format(Locale.ROOT, "%.1f",
+                                    x.prediction().memoryGb().getAsDouble()) : "-",
                             x.recompute(),
                             calibrated == null ? "" : String.format(Locale.ROOT, "  %13.2f", cal.get(k).get(i).ms()),
                             x.fits() ? "" : "  (out of memory)"));

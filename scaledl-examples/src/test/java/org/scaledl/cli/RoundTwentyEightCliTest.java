@@ -252,4 +252,43 @@ class RoundTwentyEightCliTest {
         assertTrue(text.out().contains("chosen within 5 % of their GPUs' memory (a run may not fit): [1]"),
                 text.out());
     }
+
+    /** The keyboard: a risk-averse ranking of layouts, and the memory beside a sweep's points. */
+    @Test
+    void layoutsRankByTheIntervalsHighEndAndScalingGivesEachPointsMemory() throws Exception {
+        String[] search = {"layouts", "--model", "gpu", "--transformer", LLAMA.resolve("config.json").toString(),
+            "--seq", "4096", "--device", "H100 SXM", "--gpus", "32", "--global-batch", "64", "--precision", "bf16",
+            "--top", "200", "--json"};
+        MainTest.Run high = MainTest.run(HostileCliTest.concat(search, "--rank-by", "high"));
+        assertEquals(0, high.code(), high.err());
+        com.fasterxml.jackson.databind.JsonNode root = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(high.out());
+        assertEquals("high", root.path("rank_by").asText());
+        double last = 0;
+        boolean fitting = true;
+        for (com.fasterxml.jackson.databind.JsonNode l : root.path("ranked")) {
+            // the layouts that fit first, each no faster at its high end than the one before
+            assertTrue(fitting || !l.path("fits").asBoolean(), l.toString());
+            fitting = l.path("fits").asBoolean();
+            if (fitting) {
+                assertTrue(l.path("high_ms").asDouble() >= last, l.toString());
+                last = l.path("high_ms").asDouble();
+            }
+        }
+        MainTest.Run ms = MainTest.run(search);
+        com.fasterxml.jackson.databind.JsonNode byMs = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(ms.out());
+        // the same layouts, in another order: the first by the step is no slower than the first by the high end
+        assertEquals(root.path("layouts").asInt(), byMs.path("layouts").asInt());
+        assertTrue(byMs.path("ranked").get(0).path("ms").asDouble() <= root.path("ranked").get(0).path("ms")
+                .asDouble());
+        MainTest.Run bad = MainTest.run(HostileCliTest.concat(search, "--rank-by", "low"));
+        assertEquals(2, bad.code(), bad.err());
+        assertTrue(bad.err().contains("--rank-by low: ms (the predicted step) or high"), bad.err());
+        MainTest.Run sweep = MainTest.run("scaling", "--model", "gpu", "--transformer", LLAMA.resolve("config.json")
+                .toString(), "--seq", "4096", "--batch", "1", "--device", "H100 SXM", "--precision", "bf16",
+                "--tensor", "8", "--gpus", "8,16", "--out", dir.resolve("s.svg").toString());
+        assertEquals(0, sweep.code(), sweep.err());
+        assertTrue(sweep.out().contains("mem GiB"), sweep.out());
+    }
 }
