@@ -548,12 +548,46 @@ public final class TrainingLogs {
                 throw new IllegalArgumentException("a training log's run is a GPU job: " + device.name()
                         + " is no GPU");
             }
+            refuseOtherModel(model);
+            this.device.flatMap(named -> DeviceCatalog.bundled().find(named)).filter(d -> !d.name().equals(
+                    device.name())).ifPresent(d -> LOG.warn("{}:{}: {}the log ran on {}; its sample is taken as {}'s, as "
+                    + "asked (its time was measured on the log's GPU: give that one to keep it)", log, line, count > 1 ? "run " + index + ": " : "",
+                    d.name(), device.name()));
             // the row runs --from-log writes, read as a runs table's row is (Candidates): one mapping of the job
             Map<String, String> cells = new LinkedHashMap<>(job.cells());
             cells.put("device", device.name());
             org.scaledl.workload.Workload w = Candidates.row(cells, model, device, log.toString(), line).toBuilder()
                     .tag("id", id()).tag(DatasetReader.SOURCE_TAG, log + ":" + line).build();
             return org.scaledl.workload.Sample.of(w, measuredMs);
+        }
+
+        /**
+         * Refuses a model whose sizes the log's arguments contradict (its hidden size, layers, heads or routed
+         * experts): a sample of another model at this run's time would calibrate on no measurement of it.
+         */
+        private void refuseOtherModel(TransformerSpec model) {
+            List<String> diffs = new ArrayList<>();
+            java.util.function.BiConsumer<String, Long> compare = (key, value) -> {
+                String logged = arguments.get(key);
+                if (logged != null && logged.strip().matches("\\d{1,18}") && Long.parseLong(logged.strip()) != value) {
+                    diffs.add(key + " is " + logged.strip() + " in the log, " + value + " in the model");
+                }
+            };
+            compare.accept("hidden_size", model.hidden());
+            compare.accept("num_layers", (long) model.layers());
+            compare.accept("num_attention_heads", model.heads());
+            long experts = model.moe().map(m -> (long) m.experts()).orElse(0L);
+            for (String key : new String[] {"num_experts", "num_moe_experts"}) {
+                String logged = arguments.get(key);
+                if (logged != null && logged.strip().matches("\\d{1,18}") && Long.parseLong(logged.strip()) != experts) {
+                    diffs.add(key + " is " + logged.strip() + " in the log, " + (experts == 0 ? "none (a dense model)"
+                            : experts) + " in the model");
+                }
+            }
+            if (!diffs.isEmpty()) {
+                throw InvalidInputException.atLine(log.toString(), line, (count > 1 ? "run " + index + ": " : "")
+                        + "the model given is not the one the log ran: " + String.join("; ", diffs));
+            }
         }
     }
 
@@ -600,8 +634,8 @@ public final class TrainingLogs {
         Segment cur = new Segment(source, 1);
         segments.add(cur);
         String device = null;
-        int deviceLine = 0;
-        boolean otherDeviceSaid = false;
+        // every line that names a GPU, in order: each run takes its own (runs of two machines in one log)
+        List<GpuLine> gpuLines = new ArrayList<>();
         boolean inArgs = false;
         // the line the open argument block's header is on, its last argument's, and the lines after that one (read
         // again where the block turns out to have no end line)
@@ -871,17 +905,12 @@ public final class TrainingLogs {
                     // a training bar whose metrics hold no step time
                     cur.untimedBar = lineNo;
                 }
-                if (device == null) {
-                    device = device(line);
-                    deviceLine = device == null ? 0 : lineNo;
-                } else if (!otherDeviceSaid && (line.contains("get_device_name") || line.contains("device name")
-                        || line.contains("gpu_name") || GPU_INDEX.matcher(line).find())) {
-                    String other = device(line);
-                    if (other != null && !other.equals(device)) {
-                        // a log of two machines, or two logs joined: the row takes one GPU
-                        LOG.warn("{}:{}: a second GPU name, {}, where line {} names {}: the first is taken",
-                                source, lineNo, clip(other), deviceLine, clip(device));
-                        otherDeviceSaid = true;
+                if (device == null || line.contains("get_device_name") || line.contains("device name")
+                        || line.contains("gpu_name") || GPU_INDEX.matcher(line).find()) {
+                    String named = device(line);
+                    if (named != null) {
+                        device = device == null ? named : device;
+                        gpuLines.add(new GpuLine(lineNo, named));
                     }
                 }
                 Matcher m;
@@ -974,12 +1003,45 @@ public final class TrainingLogs {
             segments.remove(segments.size() - 1);
             last = segments.get(segments.size() - 1);
         }
+        gpus(source, segments, gpuLines, device);
         for (Segment s : segments) {
-            s.device = device;
             s.encoding = wide[0];
             s.leaveOutCut();
         }
         return segments;
+    }
+
+    /** A line naming a GPU ({@link #device(String)}): its number and the name. */
+    private record GpuLine(int line, String name) {
+    }
+
+    /**
+     * Each run's GPU: the first a line names after the run before's last iteration and before the run's first (a
+     * second run's preamble names its own machine); where none does, the log's first ({@code first}, null without
+     * one). A line among a run's (the last run's up to the log's end) naming another GPU than the run's is said once:
+     * the run's is taken.
+     */
+    private static void gpus(String source, List<Segment> segments, List<GpuLine> lines, String first) {
+        int previous = 0;
+        boolean said = false;
+        for (int k = 0; k < segments.size(); k++) {
+            Segment s = segments.get(k);
+            int start = s.n > 0 ? s.lines[0] : Integer.MAX_VALUE;
+            // the last run's lines go on to the log's end (a GPU named after them is no other run's)
+            int end = k == segments.size() - 1 ? Integer.MAX_VALUE : s.n > 0 ? s.lines[s.n - 1] : previous;
+            int after = previous;
+            GpuLine own = lines.stream().filter(g -> g.line() > after && g.line() < start).findFirst().orElse(null);
+            s.device = own != null ? own.name() : first;
+            for (GpuLine g : lines) {
+                if (!said && s.device != null && g.line() > previous && g.line() <= end && !g.name().equals(s.device)) {
+                    // a log of two machines in one run's lines, or two logs joined without a new run's arguments
+                    LOG.warn("{}:{}: a second GPU name, {}, where {} names {}: the run's first is taken", source,
+                            g.line(), clip(g.name()), own != null ? "line " + own.line() : "the log", clip(s.device));
+                    said = true;
+                }
+            }
+            previous = Math.max(previous, end);
+        }
     }
 
     /**

@@ -228,6 +228,15 @@ public final class LayoutSearch {
      * @param fits        whether that memory fits the device
      */
     public record Layout(Workload workload, double millis, double memoryGb, boolean fits) {
+        /** Validates: a workload, a finite step of at least 0 (the memory may be NaN: not known). */
+        public Layout {
+            java.util.Objects.requireNonNull(workload, "workload");
+            org.scaledl.Checks.argument(Double.isFinite(millis) && millis >= 0,
+                    "a layout's step must be finite and >= 0: %s", millis);
+            org.scaledl.Checks.argument(Double.isNaN(memoryGb) || Double.isFinite(memoryGb) && memoryGb >= 0,
+                    "a layout's memory must be finite and >= 0 (NaN: not known): %s", memoryGb);
+        }
+
         /** The degrees, micro-batches, sequence parallelism, ZeRO stage and chunks. */
         public Parallelism parallelism() {
             return workload.parallelism();
@@ -273,6 +282,7 @@ public final class LayoutSearch {
      */
     public static Optional<Layout> bestWithMemoryFree(List<Layout> ranked) {
         for (Layout l : java.util.Objects.requireNonNull(ranked, "ranked")) {
+            java.util.Objects.requireNonNull(l, "a layout of ranked");
             if (l.fits() && !Double.isNaN(l.memoryGb()) && !l.nearMemoryLimit()) {
                 return Optional.of(l);
             }

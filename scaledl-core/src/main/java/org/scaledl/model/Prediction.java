@@ -59,17 +59,36 @@ public record Prediction(double millis, double lowMillis, double highMillis, Lis
     /** Validates and copies. */
     public Prediction {
         Checks.argument(Double.isFinite(millis) && millis >= 0, "prediction must be finite: %s", millis);
-        Checks.argument(lowMillis <= millis && millis <= highMillis,
-                "interval [%s, %s] does not contain %s", lowMillis, highMillis, millis);
+        Checks.argument(lowMillis >= 0 && lowMillis <= millis && millis <= highMillis && Double.isFinite(highMillis),
+                "interval [%s, %s] must be finite, from 0 up, and contain %s", lowMillis, highMillis, millis);
         Checks.argument(samples >= 0 && Double.isFinite(samples), "samples must be finite and >= 0: %s", samples);
-        breakdown = List.copyOf(Objects.requireNonNull(breakdown, "breakdown"));
-        warnings = List.copyOf(Objects.requireNonNull(warnings, "warnings"));
+        breakdown = copyWithoutNulls(breakdown, "breakdown");
+        warnings = copyWithoutNulls(warnings, "warnings");
+        double parts = 0;
+        for (Contribution c : breakdown) {
+            parts += c.millis();
+        }
+        Checks.argument(breakdown.isEmpty() || Math.abs(parts - millis) <= 1e-6 * (1 + millis),
+                "the breakdown's contributions add up to %s ms, not the prediction's %s", parts, millis);
         Objects.requireNonNull(memoryGb, "memoryGb");
+        Checks.argument(memoryGb.isEmpty() || Double.isFinite(memoryGb.getAsDouble()) && memoryGb.getAsDouble() >= 0,
+                "memory must be finite and >= 0: %s", memoryGb);
         Objects.requireNonNull(job, "job");
         Objects.requireNonNull(memoryParts, "memoryParts");
         Checks.argument(memoryParts.isEmpty() || memoryGb.isPresent() && Math.abs(memoryParts.get().totalGb()
                 - memoryGb.getAsDouble()) <= 1e-9 * (1 + memoryGb.getAsDouble()), "memory parts %s are not the "
                 + "memory %s", memoryParts, memoryGb);
+    }
+
+    /** An unmodifiable copy of {@code list}, refused naming it and the place of a null element. */
+    private static <T> List<T> copyWithoutNulls(List<T> list, String name) {
+        Objects.requireNonNull(list, name);
+        for (int i = 0; i < list.size(); i++) {
+            if (list.get(i) == null) {
+                throw new NullPointerException(name + " " + i + " is null");
+            }
+        }
+        return List.copyOf(list);
     }
 
     /** A prediction whose memory is not parted. */

@@ -116,6 +116,7 @@ public record PredictionWarning(Kind kind, String message, Optional<Double> valu
         Objects.requireNonNull(kind, "kind");
         Objects.requireNonNull(message, "message");
         Objects.requireNonNull(value, "value");
+        Checks.argument(value.filter(v -> v.isNaN()).isEmpty(), "a warning's value must be a number: %s", value);
         Objects.requireNonNull(range, "range");
         Checks.argument(share >= 0 && share <= 1, "share must be in [0, 1]: %s", share);
     }

@@ -510,8 +510,21 @@ public final class RuntimePredictor implements RuntimeModel {
         double f = factor(w, cost.totalMillis());
         ModelGraph g = w.graph();
         List<Prediction.Contribution> parts = new ArrayList<>();
+        // a stage's total may hold what its layers' own times do not (a whole model's calibration, a floor on a
+        // replica's share): shared over the layers as their times are, so that the breakdown adds up to the total
+        double layerSum = 0;
+        double termSum = 0;
         for (int i = 0; i < cost.layers(); i++) {
-            double t = cost.layerMillis(i);
+            layerSum += Math.max(0, cost.layerMillis(i));
+        }
+        for (StageCost.Term t : cost.terms()) {
+            termSum += t.millis();
+        }
+        double rest = cost.totalMillis() - termSum;
+        double layerScale = layerSum > 0 && rest >= 0 && Math.abs(rest - layerSum) > 1e-9 * (1 + cost.totalMillis())
+                ? rest / layerSum : 1;
+        for (int i = 0; i < cost.layers(); i++) {
+            double t = cost.layerMillis(i) * layerScale;
             if (t > 0) {
                 parts.add(Prediction.Contribution.layer(i, g.layer(i).name(), cost.family(i), f == 1 ? t : t * f));
             }
@@ -523,6 +536,11 @@ public final class RuntimePredictor implements RuntimeModel {
                 case COMPUTE -> Prediction.Kind.COMPUTE;
             };
             parts.add(Prediction.Contribution.term(t.name(), kind, f == 1 ? t.millis() : t.millis() * f));
+        }
+        double unshared = rest - layerSum * layerScale;
+        if (Math.abs(unshared) > 1e-9 * (1 + cost.totalMillis())) {
+            // what no layer can take (terms beyond the total, or a total without layers): said as its own part
+            parts.add(Prediction.Contribution.term("unattributed", Prediction.Kind.OVERHEAD, unshared * f));
         }
         parts.sort(Comparator.comparingDouble(Prediction.Contribution::millis).reversed());
         double ms = cost.totalMillis() * f;
@@ -540,6 +558,7 @@ public final class RuntimePredictor implements RuntimeModel {
     public List<Prediction> predictAll(Iterable<Workload> workloads) {
         List<Prediction> out = new ArrayList<>();
         for (Workload w : Objects.requireNonNull(workloads, "workloads")) {
+            Objects.requireNonNull(w, () -> "workload " + out.size() + " is null");
             try {
                 out.add(predictScored(w));
             } catch (IllegalArgumentException e) {

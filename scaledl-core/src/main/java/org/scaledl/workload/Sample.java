@@ -38,8 +38,10 @@ public record Sample(Workload workload, double millis, Map<String, Double> layer
 
     /**
      * The run in one line: its graph's name and size, batch, phase, world size, threads and measured time (the
-     * time's exact bits), and where it has a device or a model-parallel layout, those. Two samples of one key are the
-     * same measurement (a fitted predictor's data fingerprint is a hash of its samples' keys).
+     * time's exact bits), where it has a device or a model-parallel layout, those, and on a GPU its job's every
+     * setting ({@link Workload#identity()}: precision, recomputation, topology...). Two samples of one key are the
+     * same measurement (a fitted predictor's data fingerprint is a hash of its samples' keys); a CPU run's settings
+     * beyond these are its dataset's, one machine's.
      */
     public String key() {
         Workload w = workload;
@@ -49,6 +51,9 @@ public record Sample(Workload workload, double millis, Map<String, Double> layer
                 .append('|').append(Double.doubleToLongBits(millis));
         if (w.device().isPresent() || !w.parallelism().isDataOnly()) {
             text.append('|').append(w.device().map(Device::name).orElse("")).append('|').append(w.parallelism());
+        }
+        if (w.device().filter(Device::isGpu).isPresent()) {
+            text.append('|').append(w.identity());
         }
         return text.toString();
     }

@@ -135,6 +135,7 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
      * {@link #assumedFor(Device)} with {@link #with(Optional, Optional, Optional)}).
      */
     public static Topology of(int gpusPerNode, Link link, double intraNodeGBps, double interNodeGbps) {
+        checkGivenNetwork(interNodeGbps);
         return new Topology(gpusPerNode, link, intraNodeGBps, interNodeGbps, DEFAULT_LATENCY_US, false);
     }
 
@@ -147,6 +148,7 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
      */
     public static Topology of(int gpusPerNode, Link link, double intraNodeGBps, double interNodeGbps,
             int nvlinkDomain) {
+        checkGivenNetwork(interNodeGbps);
         // (a PCIe server's domain beyond its node is refused as every topology's is)
         if (link != Link.PCIE) {
             domainProblem(nvlinkDomain, gpusPerNode).ifPresent(p -> {
@@ -154,6 +156,15 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
             });
         }
         return new Topology(gpusPerNode, link, intraNodeGBps, interNodeGbps, DEFAULT_LATENCY_US, false, nvlinkDomain);
+    }
+
+    /**
+     * Refuses a node's network a caller gives outside [{@link #MIN_GBPS}, 8 · {@link #MAX_GBPS}] Gb/s (a topology's own
+     * floor is lower: a node's group's share of one).
+     */
+    private static void checkGivenNetwork(double gbps) {
+        Checks.argument(Double.isFinite(gbps) && gbps >= MIN_GBPS && gbps <= MAX_GBPS * 8,
+                "a node's network bandwidth must be in [%s, %s] Gb/s: %s", MIN_GBPS, MAX_GBPS * 8, gbps);
     }
 
     /** The network per GPU assumed for a GPU with a fast link whose catalog row gives none, Gb/s. */
@@ -225,6 +236,10 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
         java.util.Objects.requireNonNull(gpus, "gpus");
         java.util.Objects.requireNonNull(networkGbps, "networkGbps");
         java.util.Objects.requireNonNull(domain, "domain");
+        // what the caller gives, checked as given (a node's size, a network a user gives at least MIN_GBPS)
+        gpus.ifPresent(n -> Checks.argument(n >= 1 && n <= MAX_GPUS_PER_NODE, "GPUs a node must be in [1, %s]: %s",
+                MAX_GPUS_PER_NODE, n));
+        networkGbps.ifPresent(Topology::checkGivenNetwork);
         int node = gpus.orElse(gpusPerNode);
         // a rack-scale domain (NVL72) stays the rack whatever a node is taken to be; a node-sized one follows the node
         boolean rack = nvlinkDomain > gpusPerNode;

@@ -51,6 +51,9 @@ public final class Workload {
     /** What the builder asked of the overlap, and whether only where Megatron core runs it (kept for toBuilder). */
     private final boolean overlapAsked;
     private final boolean overlapWhereRun;
+    /** FP8 weights as the parameters as asked, and whether where the job can run them (a copy asks so again). */
+    private final boolean fp8Asked;
+    private final boolean fp8WhereRun;
     private final MoeDispatcher moeDispatcher;
     private final CudaGraphs cudaGraphs;
     private final java.util.EnumSet<ScheduleChoice> stated;
@@ -118,6 +121,8 @@ public final class Workload {
             throw new IllegalArgumentException(fp8Refusal.get());
         }
         this.fp8ParamGather = b.fp8ParamGather && fp8Refusal.isEmpty();
+        this.fp8Asked = b.fp8ParamGather;
+        this.fp8WhereRun = b.fp8WhereRun;
         // asked for where Megatron core runs it and it hides something (a table's default, a layout search): off
         // elsewhere, where asked for outright it is refused below
         this.expertCommOverlap = b.expertCommOverlap && (!b.overlapWhereRun || expertCommOverlapRuns(phase,
@@ -631,7 +636,8 @@ public final class Workload {
 
     /**
      * A builder initialised from this workload (an overlap asked for where Megatron core runs it,
-     * {@link Builder#expertCommOverlapWhereRun}, is asked so again, for the copy's own layout).
+     * {@link Builder#expertCommOverlapWhereRun}, and FP8 weights asked for where the job can run them,
+     * {@link Builder#fp8ParamGatherWhereRun}, are asked so again, for the copy's own settings).
      */
     public Builder toBuilder() {
         Builder b = new Builder(graph).batch(batch).phase(phase).parallelism(parallelism).threads(threads)
@@ -645,6 +651,10 @@ public final class Workload {
         if (overlapWhereRun) {
             // asked for where it runs (a table's default, a layout search's): asked so again, for the copy's layout
             b.expertCommOverlapWhereRun(overlapAsked);
+        }
+        if (fp8WhereRun) {
+            // so too FP8 weights asked for where the job can run them: the copy's precision or stage may take them
+            b.fp8ParamGatherWhereRun(fp8Asked);
         }
         b.sixteenBitGradients = sixteenBitGradients;
         b.stated = java.util.EnumSet.copyOf(stated);
@@ -679,6 +689,18 @@ public final class Workload {
                 + (moeDispatcher != MoeDispatcher.ALLTOALL ? " moe-dispatcher=" + moeDispatcher.label() : "")
                 + (cudaGraphs != CudaGraphs.NONE ? " cuda-graphs=" + cudaGraphs.label() : "")
                 + (memoryFormat != MemoryFormat.NCHW ? " memory-format=" + memoryFormat.label() : "");
+    }
+
+    /**
+     * The job in one line, with every setting that changes its prediction: {@link #toString()}'s, and what that
+     * leaves out, the graph's size, the topology as given (or none), the recomputation as asked (with its layers and
+     * modules) and the routed experts' imbalance. Two workloads of one identity are one job: a calibration weighs
+     * its repeats as one run, and a plan counts them once (tags, such as a run's id or source, are no part of it).
+     */
+    public String identity() {
+        return toString() + " | nodes=" + graph.size() + " | topology=" + (topology == null ? "none" : topology)
+                + " | recompute=" + recompute.label() + ":" + recomputeLayers + ":"
+                + RecomputeModule.label(recomputeModules) + " | expert-imbalance=" + expertImbalance;
     }
 
     /** Builds a {@link Workload}. */

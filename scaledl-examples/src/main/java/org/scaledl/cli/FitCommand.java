@@ -559,7 +559,11 @@ final class FitCommand implements Callable<Integer> {
      * runs, each held out, worse than the level alone.
      */
     static java.util.Optional<String> levelOnly(RuntimePredictor before, RuntimePredictor after, List<Sample> kept) {
-        int jobs = transformerRuns(kept).size();
+        int runs = transformerRuns(kept).size();
+        // (a job measured again is one job: the terms are refitted from MegatronFit.TERM_RUNS jobs)
+        int jobs = (int) transformerRuns(kept).stream().map(r -> r.workload().identity()).distinct().count();
+        String counted = runs == jobs ? runs + " run" + (runs == 1 ? "" : "s") : runs + " runs (" + jobs + " job"
+                + (jobs == 1 ? "" : "s") + ")";
         java.util.Optional<org.scaledl.model.exec.MegatronModel> b = before.executionModel();
         java.util.Optional<org.scaledl.model.exec.MegatronModel> a = after.executionModel();
         if (jobs == 0 || b.isEmpty() || a.isEmpty()) {
@@ -579,16 +583,15 @@ final class FitCommand implements Callable<Integer> {
         if (jobs < MegatronFit.TERM_RUNS) {
             String moved = Math.abs(factor - 1) < 5e-4 ? "predictions unchanged" : String.format(Locale.ROOT,
                     "predictions %.1f %% %s", 100 * Math.abs(factor - 1), factor < 1 ? "faster" : "slower");
-            return java.util.Optional.of(String.format(Locale.ROOT, "the %d run%s moved the model's level (x%.3f on "
-                    + "every coefficient: %s); fewer than %d runs move the level only, %d or more may refit the "
-                    + "terms", jobs, jobs == 1 ? "" : "s", factor, moved, MegatronFit.TERM_RUNS,
-                    MegatronFit.TERM_RUNS));
+            return java.util.Optional.of(String.format(Locale.ROOT, "the %s moved the model's level (x%.3f on "
+                    + "every coefficient: %s); fewer than %d jobs move the level only, %d or more may refit the "
+                    + "terms", counted, factor, moved, MegatronFit.TERM_RUNS, MegatronFit.TERM_RUNS));
         }
-        return java.util.Optional.of(String.format(Locale.ROOT, "the %d runs moved the model's level only (x%.3f "
+        return java.util.Optional.of(String.format(Locale.ROOT, "the %s moved the model's level only (x%.3f "
                 + "on every coefficient): its terms, refitted with each run held out in turn, predicted the runs "
                 + "held out worse on average than the level alone did, so the model's terms are kept in their "
                 + "proportions",
-                jobs, factor));
+                counted, factor));
     }
 
     /**

@@ -425,7 +425,7 @@ final class PlanCommand implements Callable<Integer> {
                     LOG_DET_MEANING, dEfficiencyLine(plan.dEfficiency(), plan.indices().size() + measured.size(),
                             rows.apply(candidates.get(0)).length));
             // (the jobs measured, each once: a job measured twice tells the level once)
-            int calibrating = plan.indices().size() + (int) measured.stream().map(Workload::toString).distinct()
+            int calibrating = plan.indices().size() + (int) measured.stream().map(Workload::identity).distinct()
                     .count();
             if (cluster && calibrating < org.scaledl.model.exec.MegatronFit.TERM_RUNS) {
                 System.out.printf(Locale.ROOT, "%d run%s calibrate%s one level (the cluster's speed over every term)%s; "

@@ -190,16 +190,8 @@ final class RunsCommand implements Callable<Integer> {
         List<Row> rows = new ArrayList<>();
         for (Path log : logs) {
             for (TrainingLogs.Run r : TrainingLogs.read(log, w, transformer)) {
+                // (a log that names another GPU of the catalog than --device is said by the run's sample, below)
                 Device d = given;
-                if (given != null && r.device().isPresent() && r.index() == 1) {
-                    // a log that names another GPU of the catalog than --device: said, not silently replaced
-                    Optional<Device> named = catalog.find(r.device().get());
-                    if (named.isPresent() && !named.get().name().equals(given.name())) {
-                        System.err.println("scaledl: warning: " + InvalidInputException.printable(log.toString(), 200)
-                                + " ran on " + named.get().name() + "; its row takes --device " + given.name()
-                                + " (leave --device out to keep the log's)");
-                    }
-                }
                 if (d == null) {
                     String name = r.device().orElseThrow(() -> new IllegalArgumentException(
                             InvalidInputException.printable(log.toString(), 200) + " does not print its GPU's name: "

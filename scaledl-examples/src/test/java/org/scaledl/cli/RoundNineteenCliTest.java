@@ -220,7 +220,7 @@ class RoundNineteenCliTest {
                 + "A100-SXM4-80GB\n");
         assertEquals(0, two.code(), two.err());
         assertTrue(two.err().contains("a second GPU name, NVIDIA A100-SXM4-80GB, where line 1 names NVIDIA H100 80GB "
-                + "HBM3: the first is taken"), two.err());
+                + "HBM3: the run's first is taken"), two.err());
         assertTrue(row(dir.resolve("two.csv")).contains("device=NVIDIA H100 80GB HBM3"));
     }
 

@@ -291,4 +291,21 @@ class RoundTwentyEightCliTest {
         assertEquals(0, sweep.code(), sweep.err());
         assertTrue(sweep.out().contains("mem GiB"), sweep.out());
     }
+
+    /** Two runs of two machines joined in one log: each run takes the GPU its own preamble names. */
+    @Test
+    void eachRunOfALogTakesTheGpuItsOwnPreambleNames() throws Exception {
+        String text = Files.readString(REPO.resolve("scaledl-core/src/test/resources/logs/megatron-llama3-8b.log"));
+        Path two = dir.resolve("two.log");
+        Files.writeString(two, text + text.replace("get_device_name(0): NVIDIA H100 80GB HBM3",
+                "get_device_name(0): NVIDIA A100-SXM4-80GB"));
+        Path out = dir.resolve("two.csv");
+        MainTest.Run r = MainTest.run("runs", "--from-log", two.toString(), "--out", out.toString());
+        assertEquals(0, r.code(), r.err());
+        List<String> lines = Files.readAllLines(out);
+        assertEquals(3, lines.size(), lines.toString());
+        assertTrue(lines.get(1).contains("NVIDIA H100 80GB HBM3") && lines.get(2).contains("NVIDIA A100-SXM4-80GB"),
+                lines.toString());
+        assertTrue(!r.err().contains("a second GPU name"), r.err());
+    }
 }

@@ -268,7 +268,7 @@ class RunsCommandTest {
         assertTrue(r.err().contains("coefficients are shared by every GPU") && r.err().contains("c.sdl"), r.err());
         // how far the one run moved the level, in the words of the predictions it changes
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("scaledl: note: the 1 run moved the model's level "
-                + "\\(x([0-9.]+) on every coefficient: predictions ([0-9.]+) % (faster|slower)\\); fewer than 8 runs "
+                + "\\(x([0-9.]+) on every coefficient: predictions ([0-9.]+) % (faster|slower)\\); fewer than 8 jobs "
                 + "move the level only").matcher(r.err());
         assertTrue(m.find(), r.err());
         double factor = Double.parseDouble(m.group(1));
@@ -524,7 +524,7 @@ class RunsCommandTest {
                 "1", "--out", out.toString());
         assertEquals(0, r.code(), r.err());
         assertTrue(r.err().contains("median of 39 iterations (the first 1 dropped as warm-up)"), r.err());
-        assertTrue(r.err().contains("ran on NVIDIA H100 80GB HBM3; its row takes --device NVIDIA H200"), r.err());
+        assertTrue(r.err().contains("the log ran on NVIDIA H100 80GB HBM3; its sample is taken as NVIDIA H200's"), r.err());
         List<String> lines = Files.readAllLines(out);
         assertEquals(2, lines.size());
         assertTrue(lines.get(1).startsWith("megatron-llama3-8b.log,jobs-configs/llama-3-8b.json,8192,1,16,8,4,2,1,1,"

@@ -92,11 +92,26 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         return out.toArray(new ExecutionTerm[0]);
     }
 
-    /** A run's terms, its measured time, its weight in the fit and its model family ("" for none). */
-    record Run(MegatronTerms terms, double millis, double weight, String family) {
+    /**
+     * A run's terms, its measured time, its weight in the fit, its model family ("" for none) and its job
+     * ({@link Workload#identity()}; "" where not known: each such run a job of its own).
+     */
+    record Run(MegatronTerms terms, double millis, double weight, String family, String job) {
         Run(MegatronTerms terms, double millis, double weight) {
-            this(terms, millis, weight, "");
+            this(terms, millis, weight, "", "");
         }
+    }
+
+    /** The distinct jobs among {@code rows} that weigh in the fit (a run of unknown job counts as one of its own). */
+    private static long jobs(List<Run> data, int[] rows) {
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        for (int i : rows) {
+            Run r = data.get(i);
+            if (r.weight() > 0) {
+                seen.add(r.job().isEmpty() ? "#" + i : r.job());
+            }
+        }
+        return seen.size();
     }
 
     /** A run's terms (what a fit needs of the stage). */
@@ -125,13 +140,13 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         java.util.Map<String, Integer> repeats = new java.util.HashMap<>();
         if (calibrate) {
             runs.stream().filter(s -> s.workload().tag(WEIGHT_TAG).isEmpty())
-                    .forEach(s -> repeats.merge(s.workload().toString(), 1, Integer::sum));
+                    .forEach(s -> repeats.merge(s.workload().identity(), 1, Integer::sum));
         }
         for (org.scaledl.workload.Sample s : runs) {
-            int shared = calibrate && s.workload().tag(WEIGHT_TAG).isEmpty() ? repeats.get(s.workload().toString())
+            int shared = calibrate && s.workload().tag(WEIGHT_TAG).isEmpty() ? repeats.get(s.workload().identity())
                     : 1;
             Run run = new Run(stage.terms(s.workload()), s.millis(), weight(s) / shared,
-                    s.workload().tag(FAMILY_TAG).orElse(""));
+                    s.workload().tag(FAMILY_TAG).orElse(""), s.workload().identity());
             data.add(run);
             if (!calibrate && run.weight() > 0) {
                 refuseFarOff(s, centre.millis(run.terms()));
@@ -141,7 +156,7 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         List<Double> errors = new ArrayList<>();
         // a job measured again under another id is one job: its repeats say its level, not the terms or the error
         // of other jobs (eight runs of one job refitted the terms and shrank the interval to nothing)
-        long jobs = runs.stream().filter(s -> weight(s) > 0).map(s -> s.workload().toString()).distinct().count();
+        long jobs = jobs(data, all(data.size()));
         boolean cv = folds.size() >= (calibrate ? MIN_CALIBRATION_GROUPS : 3)
                 && (!calibrate || jobs >= MIN_CALIBRATION_GROUPS);
         double[] out = new double[data.size()];
@@ -438,7 +453,8 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
             return fit(data, rows, centre, false);
         }
         MegatronModel level = level(data, rows, centre);
-        return rows.length < TERM_RUNS ? level : fit(data, rows, level, true);
+        // (a job measured again is one job: the terms are refitted from TERM_RUNS jobs, as the calibration decides)
+        return jobs(data, rows) < TERM_RUNS ? level : fit(data, rows, level, true);
     }
 
     /**
@@ -487,9 +503,31 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
      */
     static final int MIN_CALIBRATION_GROUPS = 5;
 
-    /** A sample's weight in the fit: its {@link #WEIGHT_TAG} tag where given (repeated publications share one). */
+    /**
+     * A sample's weight in the fit: its {@link #WEIGHT_TAG} tag where given (repeated publications share one), a
+     * finite number of at least 0.
+     *
+     * @throws org.scaledl.InvalidInputException naming the tag, its value and the run (its source, else its job) for
+     *         a tag that is no such number
+     */
     public static double weight(org.scaledl.workload.Sample s) {
-        return s.workload().tag(WEIGHT_TAG).map(Double::parseDouble).orElse(1.0);
+        Optional<String> tag = s.workload().tag(WEIGHT_TAG);
+        if (tag.isEmpty()) {
+            return 1.0;
+        }
+        double w;
+        try {
+            w = Double.parseDouble(tag.get().strip());
+        } catch (NumberFormatException e) {
+            w = Double.NaN;
+        }
+        if (!(w >= 0) || Double.isInfinite(w)) {
+            throw org.scaledl.InvalidInputException.of("the " + WEIGHT_TAG + " tag of the run "
+                    + s.workload().tag(org.scaledl.io.DatasetReader.SOURCE_TAG).orElse(s.workload().toString())
+                    + " is '" + org.scaledl.InvalidInputException.printable(tag.get(), 40) + "': a run's weight in "
+                    + "the fit is a finite number of at least 0");
+        }
+        return w;
     }
 
     /** The workload tag holding a run's weight in the fit (default 1): repeated publications of a job share one. */
@@ -663,7 +701,7 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
             if (groupOf[i] >= 0) {
                 Run r = data.get(rows[i]);
                 shifted.set(rows[i], new Run(r.terms(), r.millis() * Math.exp(-u[groupOf[i]]), r.weight(),
-                        r.family()));
+                        r.family(), r.job()));
             }
         }
         double[] base = residuals(shifted, rows, Arrays.copyOf(phi, NONLINEAR.length), out, centre, calibrate);

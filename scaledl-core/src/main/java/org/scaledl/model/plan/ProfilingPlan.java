@@ -121,7 +121,7 @@ public record ProfilingPlan(List<Integer> indices, List<Workload> chosen, double
     public static ProfilingPlan forCalibration(List<Workload> candidates, List<Workload> measured, int runs, long seed,
             Function<Workload, double[]> designRow) {
         // (the jobs measured, each once: a job measured twice tells the calibration one level)
-        long jobs = java.util.Objects.requireNonNull(measured, "measured").stream().map(Workload::toString)
+        long jobs = java.util.Objects.requireNonNull(measured, "measured").stream().map(Workload::identity)
                 .distinct().count();
         return runs + jobs < org.scaledl.model.exec.MegatronFit.TERM_RUNS
                 ? representative(candidates, measured, runs, designRow)
