@@ -57,6 +57,8 @@ public final class JobRuns {
     public static final String PUBLICATION_TAG = "publication";
     /** The shortest iteration a row may measure, ms. */
     public static final double MIN_MILLIS = 1e-3;
+    /** The largest {@code fit_weight} a run takes (a calibration's and a fit's weight tag is read within it too). */
+    public static final double MAX_FIT_WEIGHT = 1e6;
     /** The longest iteration a row may measure, ms (a day). */
     public static final double MAX_MILLIS = 86_400_000;
 
@@ -278,7 +280,8 @@ public final class JobRuns {
             t.opt(r, tag).filter(v -> !v.isEmpty()).ifPresent(v -> b.tag(tag, v));
         }
         t.opt(r, "source").filter(v -> !v.isEmpty()).ifPresent(v -> b.tag(PUBLICATION_TAG, v));
-        t.opt(r, "fit_weight").filter(v -> !v.isEmpty()).ifPresent(v -> t.numberInRange(r, "fit_weight", 0, 1e6));
+        t.opt(r, "fit_weight").filter(v -> !v.isEmpty()).ifPresent(v -> t.numberInRange(r, "fit_weight", 0,
+                MAX_FIT_WEIGHT));
         return Sample.of(b.build(), ms);
     }
 }

@@ -537,7 +537,9 @@ public final class TrainingLogs {
          * {@link #sample(Device)}.
          *
          * @throws IllegalArgumentException for a device that is not a GPU
-         * @throws InvalidInputException naming the log and the run's line, for settings that do not go together (a
+         * @throws InvalidInputException naming the log, for a model whose sizes or structure the log's arguments
+         *         contradict (as {@link TrainingLogs#read(Path, int, Path)} refuses a configuration); naming the log
+         *         and the run's line, for settings that do not go together (a
          *         layout the model cannot split, a tensor degree that does not divide its heads, is refused where the
          *         sample is predicted or calibrated on, as a table's row is)
          */
@@ -549,10 +551,12 @@ public final class TrainingLogs {
                         + " is no GPU");
             }
             refuseOtherModel(model);
-            this.device.flatMap(named -> DeviceCatalog.bundled().find(named)).filter(d -> !d.name().equals(
-                    device.name())).ifPresent(d -> LOG.warn("{}:{}: {}the log ran on {}; its sample is taken as {}'s, as "
-                    + "asked (its time was measured on the log's GPU: give that one to keep it)", log, line, count > 1 ? "run " + index + ": " : "",
-                    d.name(), device.name()));
+            // the log's GPU as the catalog names it (a name it does not hold, as logged: a user's own GPU)
+            this.device.map(named -> DeviceCatalog.bundled().find(named).map(Device::name).orElse(named))
+                    .filter(named -> !named.equals(device.name())).ifPresent(named -> LOG.warn("{}:{}: {}the log "
+                    + "ran on {}; its sample is taken as {}'s, as asked (its time was measured on the log's GPU: "
+                    + "give that one to keep it)", log, line, count > 1 ? "run " + index + ": " : "",
+                    clip(named), device.name()));
             // the row runs --from-log writes, read as a runs table's row is (Candidates): one mapping of the job
             Map<String, String> cells = new LinkedHashMap<>(job.cells());
             cells.put("device", device.name());
@@ -562,32 +566,14 @@ public final class TrainingLogs {
         }
 
         /**
-         * Refuses a model whose sizes the log's arguments contradict (its hidden size, layers, heads or routed
-         * experts): a sample of another model at this run's time would calibrate on no measurement of it.
+         * Refuses a model whose sizes or structure the log's arguments contradict, as {@link TrainingLogs#read(Path,
+         * int, Path)} refuses a configuration (one comparison): a sample of another model at this run's time would
+         * calibrate on no measurement of it.
          */
         private void refuseOtherModel(TransformerSpec model) {
-            List<String> diffs = new ArrayList<>();
-            java.util.function.BiConsumer<String, Long> compare = (key, value) -> {
-                String logged = arguments.get(key);
-                if (logged != null && logged.strip().matches("\\d{1,18}") && Long.parseLong(logged.strip()) != value) {
-                    diffs.add(key + " is " + logged.strip() + " in the log, " + value + " in the model");
-                }
-            };
-            compare.accept("hidden_size", model.hidden());
-            compare.accept("num_layers", (long) model.layers());
-            compare.accept("num_attention_heads", model.heads());
-            long experts = model.moe().map(m -> (long) m.experts()).orElse(0L);
-            for (String key : new String[] {"num_experts", "num_moe_experts"}) {
-                String logged = arguments.get(key);
-                if (logged != null && logged.strip().matches("\\d{1,18}") && Long.parseLong(logged.strip()) != experts) {
-                    diffs.add(key + " is " + logged.strip() + " in the log, " + (experts == 0 ? "none (a dense model)"
-                            : experts) + " in the model");
-                }
-            }
-            if (!diffs.isEmpty()) {
-                throw InvalidInputException.atLine(log.toString(), line, (count > 1 ? "run " + index + ": " : "")
-                        + "the model given is not the one the log ran: " + String.join("; ", diffs));
-            }
+            Segment logged = new Segment(log.toString(), line);
+            arguments.forEach((key, value) -> logged.args.put(key, new Value(value, line, false)));
+            logged.compare(count > 1 ? "run " + index + ": " : "", model, null);
         }
     }
 
@@ -1017,8 +1003,8 @@ public final class TrainingLogs {
 
     /**
      * Each run's GPU: the first a line names after the run before's last iteration and before the run's first (a
-     * second run's preamble names its own machine); where none does, the log's first ({@code first}, null without
-     * one). A line among a run's (the last run's up to the log's end) naming another GPU than the run's is said once:
+     * second run's preamble names its own machine); where none does, the last named before it, else the log's first
+     * ({@code first}, null without one). A line among a run's (the last run's up to the log's end) naming another GPU than the run's is said once:
      * the run's is taken.
      */
     private static void gpus(String source, List<Segment> segments, List<GpuLine> lines, String first) {
@@ -1031,7 +1017,10 @@ public final class TrainingLogs {
             int end = k == segments.size() - 1 ? Integer.MAX_VALUE : s.n > 0 ? s.lines[s.n - 1] : previous;
             int after = previous;
             GpuLine own = lines.stream().filter(g -> g.line() > after && g.line() < start).findFirst().orElse(null);
-            s.device = own != null ? own.name() : first;
+            // without its own, the GPU named last before it (a restart on the machine of the run before), else the
+            // log's first
+            GpuLine before = lines.stream().filter(g -> g.line() < start).reduce((a, b) -> b).orElse(null);
+            s.device = own != null ? own.name() : before != null ? before.name() : first;
             for (GpuLine g : lines) {
                 if (!said && s.device != null && g.line() > previous && g.line() <= end && !g.name().equals(s.device)) {
                     // a log of two machines in one run's lines, or two logs joined without a new run's arguments
@@ -2241,7 +2230,8 @@ public final class TrainingLogs {
             }
             if (!diffs.isEmpty()) {
                 throw InvalidInputException.inSource(source, which + "a log with a different model than the one "
-                        + "given is refused: " + String.join("; ", diffs) + " (" + transformer + ")");
+                        + "given is refused: " + String.join("; ", diffs) + " (" + (transformer == null
+                                ? "the model given" : transformer) + ")");
             }
         }
 

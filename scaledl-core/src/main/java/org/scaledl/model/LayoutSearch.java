@@ -231,10 +231,14 @@ public final class LayoutSearch {
         /** Validates: a workload, a finite step of at least 0 (the memory may be NaN: not known). */
         public Layout {
             java.util.Objects.requireNonNull(workload, "workload");
-            org.scaledl.Checks.argument(Double.isFinite(millis) && millis >= 0,
-                    "a layout's step must be finite and >= 0: %s", millis);
-            org.scaledl.Checks.argument(Double.isNaN(memoryGb) || Double.isFinite(memoryGb) && memoryGb >= 0,
-                    "a layout's memory must be finite and >= 0 (NaN: not known): %s", memoryGb);
+            // (plain checks: a search builds thousands, and varargs would box each figure)
+            if (!(Double.isFinite(millis) && millis >= 0)) {
+                throw new IllegalArgumentException("a layout's step must be finite and >= 0: " + millis);
+            }
+            if (!(Double.isNaN(memoryGb) || Double.isFinite(memoryGb) && memoryGb >= 0)) {
+                throw new IllegalArgumentException("a layout's memory must be finite and >= 0 (NaN: not known): "
+                        + memoryGb);
+            }
         }
 
         /** The degrees, micro-batches, sequence parallelism, ZeRO stage and chunks. */
@@ -351,28 +355,42 @@ public final class LayoutSearch {
     }
 
     /**
-     * Where the global batch and the GPUs share few factors, what that does to the search, in words: a layout's
-     * data-parallel replicas divide both, so each replica takes at least {@code gpus / gcd(gpus, globalBatch)} GPUs,
-     * and since tensor and context degrees are powers of two, that count's odd factor falls to the pipeline alone (a
-     * global batch of 2,048 over 1,008 GPUs leaves 16 replicas of 63 GPUs or more, at pipeline depths that are
-     * multiples of 63). Said with the nearest global batch that is a multiple of the GPUs' odd part, which lifts it;
-     * empty where that count is a power of two (what tensor and context parallelism take).
+     * What a global batch that shares few factors with the GPUs does to the search ({@link #batchLimit()}).
+     *
+     * @param replicas       the most data-parallel replicas a layout can have: {@code gcd(gpus, globalBatch)}
+     * @param gpusPerReplica the fewest GPUs a replica takes: {@code gpus / replicas}
+     * @param oddFactor      that count's odd factor, which only a pipeline takes (tensor and context degrees are
+     *                       powers of two)
+     * @param suggested      the multiple of the GPUs nearest the global batch, which lifts the limit
      */
-    public java.util.Optional<String> batchLimit() {
+    public record BatchLimit(int replicas, int gpusPerReplica, int oddFactor, int suggested) {
+        /** In words, as {@code layouts} says it. */
+        public String describe(int gpus, int globalBatch) {
+            return String.format(java.util.Locale.ROOT, "a global batch of %d over %d GPUs: a layout's data-parallel "
+                    + "replicas divide both, so there are at most %d, each of %d GPUs or more, and tensor and context "
+                    + "degrees being powers of two, the pipeline alone takes the factor %d (a global batch that is a "
+                    + "multiple of the GPUs, such as %d, lifts this)", globalBatch, gpus, replicas, gpusPerReplica,
+                    oddFactor, suggested);
+        }
+    }
+
+    /**
+     * Where the global batch and the GPUs share so few factors that every replica needs more GPUs than a node holds,
+     * with an odd factor only a pipeline can take (2,048 sequences over 1,008 GPUs: at most 16 replicas of 63 GPUs
+     * or more, at pipeline depths that are multiples of 63), what that does to the search; empty otherwise (a
+     * replica's GPUs within a node, or a power of two, which tensor and context parallelism take).
+     */
+    public java.util.Optional<BatchLimit> batchLimit() {
         long common = java.math.BigInteger.valueOf(gpus).gcd(java.math.BigInteger.valueOf(globalBatch)).longValue();
         long least = gpus / common;
         long odd = least >> Long.numberOfTrailingZeros(least);
-        if (odd == 1) {
+        if (odd == 1 || least <= topology.gpusPerNode()) {
             return java.util.Optional.empty();
         }
-        long unit = (long) gpus >> Integer.numberOfTrailingZeros(gpus);
-        long below = globalBatch / unit * unit;
-        long nearest = below > 0 && globalBatch - below <= below + unit - globalBatch ? below : below + unit;
-        return java.util.Optional.of(String.format(java.util.Locale.ROOT, "a global batch of %d over %d GPUs: a "
-                + "layout's data-parallel replicas divide both, so there are at most %d, each of %d GPUs or more, and "
-                + "tensor and context degrees being powers of two, the pipeline alone takes the factor %d (a global "
-                + "batch that is a multiple of %d, such as %d, lifts this)", globalBatch, gpus, common, least, odd,
-                unit, nearest));
+        long below = (long) globalBatch / gpus * gpus;
+        long nearest = below > 0 && globalBatch - below <= below + gpus - globalBatch ? below : below + gpus;
+        return java.util.Optional.of(new BatchLimit((int) common, (int) least, (int) odd,
+                (int) Math.min(Integer.MAX_VALUE, nearest)));
     }
 
     /**

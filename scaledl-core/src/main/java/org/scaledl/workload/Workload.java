@@ -692,15 +692,30 @@ public final class Workload {
     }
 
     /**
-     * The job in one line, with every setting that changes its prediction: {@link #toString()}'s, and what that
-     * leaves out, the graph's size, the topology as given (or none), the recomputation as asked (with its layers and
-     * modules) and the routed experts' imbalance. Two workloads of one identity are one job: a calibration weighs
-     * its repeats as one run, and a plan counts them once (tags, such as a run's id or source, are no part of it).
+     * The job in one line, with every setting that changes its prediction, each as the prediction takes it: the graph
+     * (its name, size, parameters and transformer shape: two configurations of one folder's name are two models), the
+     * batch, phase and layout, the host threads of a CPU worker, the device, precision, topology (the device's
+     * standard system where none is given, as predicted), the recomputation as asked (with its layers and modules),
+     * offloading, the experts' imbalance, LoRA, the pipeline's split, documents, the gradients' type, the collectives'
+     * schedules, FP8 weights, the dispatcher, CUDA graphs and the memory format. Two workloads of one identity are one
+     * job: a calibration weighs its repeats as one run, and a plan counts them once (tags, such as a run's id or
+     * source, are no part of it). The form is for comparing, not reading ({@link #toString()} is).
      */
     public String identity() {
-        return toString() + " | nodes=" + graph.size() + " | topology=" + (topology == null ? "none" : topology)
-                + " | recompute=" + recompute.label() + ":" + recomputeLayers + ":"
-                + RecomputeModule.label(recomputeModules) + " | expert-imbalance=" + expertImbalance;
+        Topology t = topology != null ? topology : device != null && device.isGpu() ? Topology.assumedFor(device)
+                : null;
+        String machine = t == null ? "none" : t.gpusPerNode() + "/" + t.link() + "/" + t.intraNodeGBps() + "/"
+                + t.interNodeGbps() + "/" + t.interNodeLatencyUs() + "/" + t.nvlinkDomain();
+        return graph.name() + "|" + graph.size() + "|" + graph.parameterCount() + "|"
+                + graph.transformer().map(Object::toString).orElse("") + "|batch=" + batch + "|" + phase
+                + "|" + parallelism.label() + "|threads=" + (device != null && device.isGpu() ? "" : threads)
+                + "|device=" + (device == null ? "" : device.name()) + "|" + precision.label() + "|topology="
+                + machine + "|recompute=" + recompute.label() + ":" + recomputeLayers + ":"
+                + RecomputeModule.label(recomputeModules) + "|offload=" + offloadLayers + "|imbalance="
+                + expertImbalance + "|lora=" + loraRank + "|uneven=" + unevenPipeline + "|documents="
+                + documentTokens + "|grad16=" + sixteenBitGradients() + "|" + gradReduce + "|fp8gather="
+                + fp8ParamGather + "|a2a=" + expertCommOverlap + "|" + moeDispatcher + "|" + cudaGraphs + "|"
+                + memoryFormat;
     }
 
     /** Builds a {@link Workload}. */

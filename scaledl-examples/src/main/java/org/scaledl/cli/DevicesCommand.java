@@ -87,13 +87,14 @@ final class DevicesCommand implements Callable<Integer> {
                 "bf16", "fp8", "mxfp8", "nvfp4", "domain", "link GB/s", "node", "net Gb/s"));
         for (Device d : c.devices()) {
             b.append(String.format(Locale.ROOT, "%-" + width + "s %-9s %6.0f %6.2f %7s %7s %7s %7s %7s %7s %7s "
-                    + "%7d %-14s %4d %9s%n", org.scaledl.InvalidInputException.printable(d.name(), 60),
+                    + "%7d %-14s %4s %9s%n", org.scaledl.InvalidInputException.printable(d.name(), 60),
                     d.formFactor().isEmpty() ? "-" : d.formFactor(), d.memoryGB(),
                     d.memoryBandwidthGBps() / 1e3, peak(d, Precision.FP32), peak(d, Precision.TF32),
                     peak(d, Precision.FP16), peak(d, Precision.BF16), peak(d, Precision.FP8),
                     peak(d, Precision.MXFP8), peak(d, Precision.NVFP4),
                     Math.max(1, d.platform().nvlinkDomain()), d.linkGBps() > 0 ? d.platform().linkKind() + " "
-                            + String.format(Locale.ROOT, "%.0f", d.linkGBps()) : "pcie", d.platform().gpusPerNode(),
+                            + String.format(Locale.ROOT, "%.0f", d.linkGBps()) : "pcie",
+                    d.platform().gpusPerNode() > 0 ? Integer.toString(d.platform().gpusPerNode()) : "-",
                     d.platform().networkGbpsPerGpu() > 0 ? String.format(Locale.ROOT, "%.0f",
                             d.platform().networkGbpsPerGpu()) : "-"));
         }

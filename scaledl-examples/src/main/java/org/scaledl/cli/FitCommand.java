@@ -561,7 +561,8 @@ final class FitCommand implements Callable<Integer> {
     static java.util.Optional<String> levelOnly(RuntimePredictor before, RuntimePredictor after, List<Sample> kept) {
         int runs = transformerRuns(kept).size();
         // (a job measured again is one job: the terms are refitted from MegatronFit.TERM_RUNS jobs)
-        int jobs = (int) transformerRuns(kept).stream().map(r -> r.workload().identity()).distinct().count();
+        int jobs = (int) transformerRuns(kept).stream().filter(r -> MegatronFit.weight(r) > 0)
+                .map(r -> r.workload().identity()).distinct().count();
         String counted = runs == jobs ? runs + " run" + (runs == 1 ? "" : "s") : runs + " runs (" + jobs + " job"
                 + (jobs == 1 ? "" : "s") + ")";
         java.util.Optional<org.scaledl.model.exec.MegatronModel> b = before.executionModel();
@@ -588,7 +589,7 @@ final class FitCommand implements Callable<Integer> {
                     + "terms", counted, factor, moved, MegatronFit.TERM_RUNS, MegatronFit.TERM_RUNS));
         }
         return java.util.Optional.of(String.format(Locale.ROOT, "the %s moved the model's level only (x%.3f "
-                + "on every coefficient): its terms, refitted with each run held out in turn, predicted the runs "
+                + "on every coefficient): its terms, refitted with each job held out in turn, predicted the runs "
                 + "held out worse on average than the level alone did, so the model's terms are kept in their "
                 + "proportions",
                 counted, factor));

@@ -190,7 +190,8 @@ final class LayoutsCommand implements Callable<Integer> {
         List<LayoutSearch.Layout> all = search.search();
         // a global batch that leaves few replicas: the layouts it allows are few, and slow, for a reason not theirs
         // (a search without a layout says why instead)
-        java.util.Optional<String> batchLimit = all.isEmpty() ? java.util.Optional.empty() : search.batchLimit();
+        java.util.Optional<String> batchLimit = all.isEmpty() ? java.util.Optional.empty()
+                : search.batchLimit().map(b -> b.describe(gpus, globalBatch));
         batchLimit.ifPresent(n -> System.err.println("scaledl: note: " + n));
         double seconds = (System.nanoTime() - t0) / 1e9;
         int searched = all.size();

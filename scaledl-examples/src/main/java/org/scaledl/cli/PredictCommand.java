@@ -428,6 +428,9 @@ final class PredictCommand implements Callable<Integer> {
 
     /** The column (JSON key) {@code --keep-going} adds: why a row has no prediction, empty where it has one. */
     static final String ERROR_COLUMN = "error";
+    /** The times the command line's own tables hold that are no measurement: a layout's, a plan's cost. */
+    private static final java.util.Set<String> OWN_TIMES = java.util.Set.of("layout_ms", "cost_s");
+
     /** A column name that says a time: a word {@code ms}, {@code s}, {@code sec}, {@code seconds} or {@code time}. */
     private static final java.util.regex.Pattern TIME_LIKE = java.util.regex.Pattern.compile(
             "(?i)(^|_)(ms|s|sec|secs|seconds|time)(_|$)");
@@ -453,7 +456,7 @@ final class PredictCommand implements Callable<Integer> {
                         + " misspelt: the rows are not scored against it (rename it " + meant + ")");
             } else if (meant == null && Candidates.canonical(c).isEmpty() && !OUTPUT_COLUMNS.contains(c)
                     && MEASURED_OUTPUT_COLUMNS.stream().noneMatch(m -> c.equals(org.scaledl.io.JobRuns
-                            .MEASURED_PREFIX + m)) && !c.equals("layout_ms") && TIME_LIKE.matcher(c).find()) {
+                            .MEASURED_PREFIX + m)) && !OWN_TIMES.contains(c) && TIME_LIKE.matcher(c).find()) {
                 System.err.println("scaledl: note: " + table + ": column '" + shown + "' looks like a measured "
                         + "time: a table's rows are scored against measured_ms (one iteration, ms) or "
                         + "tokens_per_s_per_gpu only (rename it to be scored)");
@@ -476,19 +479,24 @@ final class PredictCommand implements Callable<Integer> {
         /** Rows whose measured cell is no number of milliseconds a runs table takes, and the first one's line. */
         long unreadable;
         int unreadableLine;
-        /** Rows {@link FitCommand#MISMATCH} times or more off their prediction (another unit, or another job). */
+        /** Rows about a thousand times off their prediction ({@link FitCommand#unitSlip}: another unit). */
+        long slipped;
+        int slippedLine;
+        String slippedUnit = "";
+        /** Of the rows scored, those {@link FitCommand#MISMATCH} times or more off (another job?), and the first. */
         long far;
         int farLine;
-        String farUnit = "";
 
         /**
          * Adds a scored row's error against its {@code measured_ms} cell, or where it has none its measured
          * {@code rateColumn} (tokens a second per GPU: the time the prediction's rate means at that rate, as a runs
          * table reads it, {@link org.scaledl.io.JobRuns}). A cell that is no number of milliseconds within
          * {@link org.scaledl.io.JobRuns#MIN_MILLIS}..{@link org.scaledl.io.JobRuns#MAX_MILLIS}, or a time and rate
-         * both given that disagree a hundred times, is counted apart, as a runs table refuses it; a time
-         * {@link FitCommand#MISMATCH} times or more off its prediction is counted apart too (a unit slip, or another
-         * job), since one such row would set the summary alone.
+         * both given that disagree a hundred times, is counted apart, as a runs table refuses it (a rate that is no
+         * positive number beside a time is left as a runs table leaves it); a {@code measured_ms} about a thousand
+         * times off its prediction is counted apart too (another unit: one such row would set the summary alone); a
+         * time {@link FitCommand#MISMATCH} times or more off otherwise is scored, and counted to be said (a model that
+         * far off is what the summary is for, or the row is another job).
          */
         void add(CsvTable t, int r, Prediction pr, String rateColumn) {
             Optional<String> cell = t.opt(r, "measured_ms").filter(v -> !v.isBlank());
@@ -500,7 +508,8 @@ final class PredictCommand implements Callable<Integer> {
             if (ms > 0 && cell.isEmpty()) {
                 // the same job's time is inversely proportional to its rate
                 ms = pr.millis() * pr.tokensPerSecondPerGpu().getAsDouble() / ms;
-            } else if (ms > 0 && rate.isPresent() && pr.tokensPerSecondPerGpu().isPresent()) {
+            } else if (ms > 0 && rate.isPresent() && number(rate.get()) > 0 && pr.tokensPerSecondPerGpu()
+                    .isPresent()) {
                 double fromRate = pr.millis() * pr.tokensPerSecondPerGpu().getAsDouble() / number(rate.get());
                 if (Math.abs(Math.log(fromRate / ms)) > Math.log(org.scaledl.io.JobRuns.UNITS_APART)) {
                     ms = Double.NaN;
@@ -511,12 +520,16 @@ final class PredictCommand implements Callable<Integer> {
                 return;
             }
             double ratio = pr.millis() / ms;
-            if (ratio >= FitCommand.MISMATCH || ratio <= 1 / FitCommand.MISMATCH) {
-                if (far++ == 0) {
-                    farLine = t.line(r);
-                    farUnit = FitCommand.unitSlip(Math.log(ratio));
+            String unit = cell.isPresent() ? FitCommand.unitSlip(Math.log(ratio)) : "";
+            if (!unit.isEmpty()) {
+                if (slipped++ == 0) {
+                    slippedLine = t.line(r);
+                    slippedUnit = unit;
                 }
                 return;
+            }
+            if ((ratio >= FitCommand.MISMATCH || ratio <= 1 / FitCommand.MISMATCH) && far++ == 0) {
+                farLine = t.line(r);
             }
             double e = ratio - 1;
             rows++;
@@ -551,11 +564,16 @@ final class PredictCommand implements Callable<Integer> {
                         unreadable == 1 ? "" : "s", CsvTable.plain(org.scaledl.io.JobRuns.MIN_MILLIS),
                         CsvTable.plain(org.scaledl.io.JobRuns.MAX_MILLIS), rateColumn, unreadableLine);
             }
+            if (slipped > 0) {
+                System.err.printf(Locale.ROOT, "scaledl: warning: %s: %d row%s with a measured_ms about a thousand "
+                        + "times off %s prediction, the first at line %d (%s): left out of the model's error on "
+                        + "them%n", table, slipped, slipped == 1 ? "" : "s", slipped == 1 ? "its" : "their",
+                        slippedLine, slippedUnit);
+            }
             if (far > 0) {
-                System.err.printf(Locale.ROOT, "scaledl: warning: %s: %d row%s measured %.0f times or more off "
-                        + "%s prediction, the first at line %d%s: left out of the model's error on them (check "
-                        + "the unit, and that the row is the job that ran)%n", table, far, far == 1 ? "" : "s",
-                        FitCommand.MISMATCH, far == 1 ? "its" : "their", farLine, farUnit.isEmpty() ? "" : " (" + farUnit + ")");
+                System.err.printf(Locale.ROOT, "scaledl: warning: %s: %d of the rows scored measured %.0f times or "
+                        + "more off %s prediction, the first at line %d: check that each is the job that ran%n",
+                        table, far, FitCommand.MISMATCH, far == 1 ? "its" : "their", farLine);
             }
         }
     }

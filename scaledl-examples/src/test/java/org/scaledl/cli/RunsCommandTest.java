@@ -382,7 +382,7 @@ class RunsCommandTest {
         assertFalse(quiet.err().contains("beyond"), quiet.err());
         // nine runs of fewer jobs (one layout published by four releases is one job): too few jobs to refit the
         // terms, so no refit is weighed against the level
-        assertFalse(quiet.err().contains("refitted with each run held out"), quiet.err());
+        assertFalse(quiet.err().contains("refitted with each job held out"), quiet.err());
         // the wild run pulls the calibration little: the eight others are predicted as the clean nine calibrate them
         List<Double> cleanPredictions = predictions(cleanOut, runs);
         for (int i = 0; i < cleanPredictions.size(); i++) {

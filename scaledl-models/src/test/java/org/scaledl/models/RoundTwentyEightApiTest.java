@@ -81,8 +81,8 @@ class RoundTwentyEightApiTest {
         TrainingLogs.Run run = TrainingLogs.read(LOG, TrainingLogs.DEFAULT_WARMUP).get(0);
         InvalidInputException e = assertThrows(InvalidInputException.class,
                 () -> run.sample(H100, spec("llama-2-70b")));
-        assertTrue(e.getMessage().contains("the model given is not the one the log ran: hidden_size is 4096 in the "
-                + "log, 8192 in the model"), e.getMessage());
+        assertTrue(e.getMessage().contains("a log with a different model than the one given is refused: "
+                + "hidden_size is 4096 in the log, 8192 in the configuration"), e.getMessage());
         // its own model is taken, and another GPU, as asked (said on the log)
         assertEquals(run.measuredMs(), run.sample(H100, spec("llama-3-8b")).millis());
         assertEquals(A100.name(), run.sample(A100).workload().device().orElseThrow().name());
@@ -138,9 +138,30 @@ class RoundTwentyEightApiTest {
                 java.util.OptionalDouble.of(-5)));
         Workload w = TrainingLogs.read(LOG, TrainingLogs.DEFAULT_WARMUP).get(0).sample(H100).workload();
         assertThrows(IllegalArgumentException.class, () -> new LayoutSearch.Layout(w, Double.NaN, 1, true));
-        // every prediction the library makes holds: its breakdown adds up to it
-        Prediction p = GPU.predict(w);
-        assertEquals(p.millis(), p.breakdown().stream().mapToDouble(Prediction.Contribution::millis).sum(),
-                1e-6 * p.millis());
+        // an imported graph on a GPU, whose stage total holds a whole model's calibration (one GPU) or a replica's
+        // floor (data-parallel) beyond its layers' times: predicted, its layers' shares taking it (the constructor
+        // refused the prediction before they did)
+        org.scaledl.graph.ModelGraph resnet = org.scaledl.onnx.OnnxImporter.read(Path.of("..", "datasets", "graphs",
+                "resnet50_r224.onnx"));
+        Device t4 = DeviceCatalog.bundled().require("Tesla T4");
+        for (int replicas : new int[] {1, 4}) {
+            Prediction p = GPU.predict(Workload.builder(resnet).batch(64).device(t4).precision(Precision.FP16)
+                    .worldSize(replicas).build());
+            double layers = p.breakdown().stream().filter(c -> c.kind() == Prediction.Kind.LAYER)
+                    .mapToDouble(Prediction.Contribution::millis).sum();
+            assertTrue(layers > 0.5 * p.millis(), replicas + ": " + layers + " of " + p.millis());
+            assertTrue(p.breakdown().stream().noneMatch(c -> c.name().equals("unattributed")), p.breakdown()
+                    .toString());
+        }
+    }
+
+    @Test
+    void aLogsRunRefusesAModelOfItsSizesButAnotherStructure() {
+        // Llama 2 7B: Llama 3 8B's hidden size, layers and heads, but no grouped queries and another feed-forward
+        TrainingLogs.Run run = TrainingLogs.read(LOG, TrainingLogs.DEFAULT_WARMUP).get(0);
+        InvalidInputException e = assertThrows(InvalidInputException.class,
+                () -> run.sample(H100, spec("llama-2-7b")));
+        assertTrue(e.getMessage().contains("a log with a different model than the one given is refused")
+                && e.getMessage().contains("the model given"), e.getMessage());
     }
 }

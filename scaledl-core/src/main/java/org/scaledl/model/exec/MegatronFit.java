@@ -164,10 +164,11 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         double[][] heldOut = null;
         if (calibrate && jobs >= TERM_RUNS) {
             // a calibration of runs enough to refit the terms keeps the refit only where it predicts them, each held
-            // out, better than the level alone does (run by run, whatever groups the interval's folds take)
+            // out, better than the level alone does (job by job, whatever groups the interval's folds take)
+            // (a job's repeats held out together: its twin left in would predict it)
             List<String> each = new ArrayList<>();
             for (int i = 0; i < data.size(); i++) {
-                each.add(Integer.toString(i));
+                each.add(data.get(i).job().isEmpty() ? "#" + i : data.get(i).job());
             }
             List<Folds.Fold> runByRun = Folds.leaveOneGroupOut(each);
             heldOut = levelAndTermsHeldOut(data, runByRun, centre);
@@ -521,11 +522,12 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         } catch (NumberFormatException e) {
             w = Double.NaN;
         }
-        if (!(w >= 0) || Double.isInfinite(w)) {
+        if (!(w >= 0 && w <= org.scaledl.io.JobRuns.MAX_FIT_WEIGHT)) {
             throw org.scaledl.InvalidInputException.of("the " + WEIGHT_TAG + " tag of the run "
                     + s.workload().tag(org.scaledl.io.DatasetReader.SOURCE_TAG).orElse(s.workload().toString())
                     + " is '" + org.scaledl.InvalidInputException.printable(tag.get(), 40) + "': a run's weight in "
-                    + "the fit is a finite number of at least 0");
+                    + "the fit is a number from 0 to " + (long) org.scaledl.io.JobRuns.MAX_FIT_WEIGHT + " (a runs table's "
+                    + "fit_weight cell's range)");
         }
         return w;
     }
