@@ -35,17 +35,22 @@ class RoundTwentyEightCliTest {
         return lines.get(1).split(",", -1)[i];
     }
 
-    @Test
-    void aRunsTableOfMeasuredRatesOnlyIsScoredOnThem() throws Exception {
-        llama();
-        String header = "transformer,seq,batch,micro_batches,world_size,device,precision,zero_stage,recompute";
-        String row = "llama,2048,1,4,8,H100,bf16,1,none";
+    /** One job's row predicted by {@code predict --candidates} (written to {@code p.csv}): its {@code column}. */
+    private double predicted(String header, String row, String column) throws Exception {
         Path job = dir.resolve("job.csv");
         Files.writeString(job, header + "\n" + row + "\n");
         MainTest.Run first = MainTest.run("predict", "--model", "gpu", "--candidates", job.toString(), "--out",
                 dir.resolve("p.csv").toString(), "-q");
         assertEquals(0, first.code(), first.err());
-        double predicted = Double.parseDouble(cell(dir.resolve("p.csv"), "tokens_per_s_per_gpu"));
+        return Double.parseDouble(cell(dir.resolve("p.csv"), column));
+    }
+
+    @Test
+    void aRunsTableOfMeasuredRatesOnlyIsScoredOnThem() throws Exception {
+        llama();
+        String header = "transformer,seq,batch,micro_batches,world_size,device,precision,zero_stage,recompute";
+        String row = "llama,2048,1,4,8,H100,bf16,1,none";
+        double predicted = predicted(header, row, "tokens_per_s_per_gpu");
         // a rate measured 25 % above the prediction's: the predicted time is 25 % too slow (predicted / measured
         // - 1 = measured rate / predicted rate - 1)
         Path runs = dir.resolve("runs.csv");
@@ -161,12 +166,7 @@ class RoundTwentyEightCliTest {
         llama();
         String header = "transformer,seq,batch,gpus,tensor,global_batch,device,precision";
         String row = "llama,4096,1,16,4,64,H100 SXM,bf16";
-        Path job = dir.resolve("job.csv");
-        Files.writeString(job, header + "\n" + row + "\n");
-        MainTest.Run first = MainTest.run("predict", "--model", "gpu", "--candidates", job.toString(), "--out",
-                dir.resolve("p.csv").toString(), "-q");
-        assertEquals(0, first.code(), first.err());
-        double ms = Double.parseDouble(cell(dir.resolve("p.csv"), "predicted_ms"));
+        double ms = predicted(header, row, "predicted_ms");
         Path m = dir.resolve("m.csv");
         // one row at its prediction, one below any time a runs table takes, one a thousand times off (microseconds)
         Files.writeString(m, header + ",measured_ms\n" + row + "," + ms + "\n" + row + ",1e-300\n" + row + ","
