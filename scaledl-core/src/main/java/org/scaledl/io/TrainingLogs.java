@@ -1004,8 +1004,8 @@ public final class TrainingLogs {
     /**
      * Each run's GPU: the first a line names after the run before's last iteration and before the run's first (a
      * second run's preamble names its own machine); where none does, the last named before it, else the log's first
-     * ({@code first}, null without one). A line among a run's (the last run's up to the log's end) naming another GPU than the run's is said once:
-     * the run's is taken.
+     * ({@code first}, null without one). A line among a run's (the last run's up to the log's end) naming another
+     * GPU than the run's is said once: the run's is taken.
      */
     private static void gpus(String source, List<Segment> segments, List<GpuLine> lines, String first) {
         int previous = 0;

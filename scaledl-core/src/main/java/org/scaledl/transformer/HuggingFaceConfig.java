@@ -335,8 +335,8 @@ public final class HuggingFaceConfig {
                 // its time would be another model's
                 throw InvalidInputException.inSource(r.source(), "architectures names " + Reader.clip(arch.get(0))
                         + ", a state-space or recurrent (Mamba-like) model, where model_type '" + printable(declared)
-                        + "' reads a transformer: scaledl models Mamba layers in Nemotron-H (nemotron_h) only; one of the "
-                        + "two is a slip");
+                        + "' reads a transformer: scaledl models Mamba layers in Nemotron-H (nemotron_h) only; one "
+                        + "of the two is a slip");
             }
             Optional<String> known = architectureType(cls);
             known.filter(named -> !sameFamily(named, declared)

@@ -159,8 +159,8 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
     }
 
     /**
-     * Refuses a node's network a caller gives outside [{@link #MIN_GBPS}, 8 · {@link #MAX_GBPS}] Gb/s (a topology's own
-     * floor is lower: a node's group's share of one).
+     * Refuses a node's network a caller gives outside [{@link #MIN_GBPS}, 8 · {@link #MAX_GBPS}] Gb/s (a topology's
+     * own floor is lower: a node's group's share of one).
      */
     private static void checkGivenNetwork(double gbps) {
         Checks.argument(Double.isFinite(gbps) && gbps >= MIN_GBPS && gbps <= MAX_GBPS * 8,

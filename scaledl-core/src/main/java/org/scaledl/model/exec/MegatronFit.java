@@ -526,8 +526,8 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
             throw org.scaledl.InvalidInputException.of("the " + WEIGHT_TAG + " tag of the run "
                     + s.workload().tag(org.scaledl.io.DatasetReader.SOURCE_TAG).orElse(s.workload().toString())
                     + " is '" + org.scaledl.InvalidInputException.printable(tag.get(), 40) + "': a run's weight in "
-                    + "the fit is a number from 0 to " + (long) org.scaledl.io.JobRuns.MAX_FIT_WEIGHT + " (a runs table's "
-                    + "fit_weight cell's range)");
+                    + "the fit is a number from 0 to " + (long) org.scaledl.io.JobRuns.MAX_FIT_WEIGHT
+                    + " (a runs table's fit_weight cell's range)");
         }
         return w;
     }
