@@ -117,29 +117,82 @@ public final class HostLayerModel {
      *         relative design row is not finite)
      */
     public static Fit fit(List<Sample> samples, Optional<Double> shrinkage, String groupTag, double layerShare) {
-        Once first = fitOnce(samples, shrinkage, groupTag, layerShare);
-        boolean[] out = outliers(first.screening());
+        // a run a hundred times off its graph's other runs (a unit typed wrong) is screened out before the screening
+        // fit: on few runs, one run a thousand times too fast pulls that fit to itself, which then leaves out the
+        // runs that are right
+        double[] peers = peerRatios(samples);
+        List<Sample> screened = new ArrayList<>();
+        int[] at = new int[samples.size()];
+        for (int i = 0; i < samples.size(); i++) {
+            at[i] = Math.abs(peers[i]) > FEW_RUNS_FLOOR ? -1 : screened.size();
+            if (at[i] >= 0) {
+                screened.add(samples.get(i));
+            }
+        }
+        if (screened.size() < 2) {
+            // (too few runs left to fit: the screen says nothing)
+            screened = samples;
+            for (int i = 0; i < at.length; i++) {
+                at[i] = i;
+            }
+        }
+        Once first = fitOnce(screened, shrinkage, groupTag, layerShare);
+        boolean[] screenedOut = outliers(first.screening());
         List<Sample> kept = new ArrayList<>();
         List<Sample> left = new ArrayList<>();
         for (int i = 0; i < samples.size(); i++) {
-            (out[i] ? left : kept).add(samples.get(i));
+            (at[i] < 0 || screenedOut[at[i]] ? left : kept).add(samples.get(i));
         }
         if (left.isEmpty() || kept.size() < 2) {
             return new Fit(first.model(), first.logErrors(), first.cvMre(), List.of());
         }
         for (int i = 0; i < samples.size(); i++) {
-            if (out[i]) {
-                Workload w = samples.get(i).workload();
-                double r = first.screening()[i];
+            Workload w = samples.get(i).workload();
+            String where = w.tag(DatasetReader.SOURCE_TAG).orElse("run " + w.tag("row").orElse(Integer.toString(i)));
+            if (at[i] < 0) {
+                LOG.warn("{}: left out of the fit: measured {} ms, {} times {} a sample than the median of its "
+                        + "graph's other runs in that phase (a mistyped unit, a failed run?): {}", where,
+                        samples.get(i).millis(), String.format(java.util.Locale.ROOT, "%.3g",
+                        Math.exp(Math.abs(peers[i]))), peers[i] < 0 ? "faster" : "slower", w);
+            } else if (screenedOut[at[i]]) {
+                double r = first.screening()[at[i]];
                 LOG.warn("{}: left out of the fit: measured {} ms, where a fit of the runs predicts {} ms (a factor "
-                        + "of {} off; a mistyped unit, a failed run?): {}", w.tag(DatasetReader.SOURCE_TAG)
-                        .orElse("run " + w.tag("row").orElse(Integer.toString(i))), samples.get(i).millis(),
+                        + "of {} off; a mistyped unit, a failed run?): {}", where, samples.get(i).millis(),
                         samples.get(i).millis() * Math.exp(r), String.format(java.util.Locale.ROOT, "%.3g",
                         Math.exp(Math.abs(r))), w);
             }
         }
         Once second = fitOnce(kept, shrinkage, groupTag, layerShare);
         return new Fit(second.model(), second.logErrors(), second.cvMre(), left);
+    }
+
+    /**
+     * Each run's log ratio of its time a sample (measured over its batch) to the median of its graph's other runs
+     * in its phase, 0 where the graph has fewer than two others: batch, threads and workers move a CPU run's time
+     * a sample a few times at most, a unit typed wrong a thousand.
+     */
+    static double[] peerRatios(List<Sample> samples) {
+        java.util.Map<String, List<Integer>> byGraph = new java.util.HashMap<>();
+        for (int i = 0; i < samples.size(); i++) {
+            Workload w = samples.get(i).workload();
+            byGraph.computeIfAbsent(w.graph().name() + "|" + w.phase(), k -> new ArrayList<>()).add(i);
+        }
+        double[] out = new double[samples.size()];
+        for (List<Integer> runs : byGraph.values()) {
+            if (runs.size() < 3) {
+                continue;
+            }
+            for (int i : runs) {
+                double[] others = runs.stream().filter(j -> j != i).mapToDouble(j -> perSample(samples.get(j)))
+                        .toArray();
+                out[i] = Math.log(perSample(samples.get(i)) / Quantiles.median(others));
+            }
+        }
+        return out;
+    }
+
+    private static double perSample(Sample s) {
+        return s.millis() / Math.max(1, s.workload().batch());
     }
 
     /** A run's relative design row may be this many times the median row's length before it is capped. */
