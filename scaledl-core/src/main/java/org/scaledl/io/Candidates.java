@@ -222,6 +222,11 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         if (graphTemplate.size() != 1) {
             throw InvalidInputException.atLine(source, lineOf.get("graph"), "graph takes one template");
         }
+        if (values.containsKey("cores") && values.get("cores").size() != 1) {
+            // the machine's cores are one number (the second of two was dropped without a word)
+            throw InvalidInputException.atLine(source, lineOf.get("cores"), "cores takes one number (the machine's "
+                    + "cores), got " + String.join(", ", values.get("cores")));
+        }
         int cores = values.containsKey("cores") ? Integer.parseInt(values.get("cores").get(0)) : Integer.MAX_VALUE;
         Path dir = spec.toAbsolutePath().getParent();
         boolean withResolution = values.containsKey("resolution");

@@ -125,6 +125,8 @@ public final class DatasetReader {
         // a machine or device that names a GPU of the catalog is that GPU (the companion's GPU datasets)
         Optional<Device> machine = machine(dir.resolve("machine.json")).map(m -> GPUS.find(m.name()).orElse(m));
         Map<String, Device> byName = new HashMap<>();
+        // each family label's first spelling, by its letters (a family held out is one group, however typed)
+        Map<String, String> spellings = new HashMap<>();
         machine.ifPresent(m -> byName.put(m.name(), m));
         Map<String, ModelGraph> graphs = new HashMap<>();
         List<Sample> samples = new ArrayList<>(t.size());
@@ -152,7 +154,8 @@ public final class DatasetReader {
             int world = t.intInRange(r, "world_size", 1, MAX_WORLD_SIZE);
             int threads = t.intInRange(r, "threads", 1, MAX_THREADS);
             double ms = t.numberInRange(r, "iter_ms_p50", MIN_MILLIS, MAX_MILLIS);
-            String family = t.opt(r, "family").orElse(Dataset.familyOf(model));
+            String family = t.opt(r, "family").map(f -> oneSpelling(spellings, f, t.source(), line))
+                    .orElse(Dataset.familyOf(model));
             Workload.Builder w = Workload.builder(g).batch(batch).phase(phase).worldSize(world).threads(threads)
                     .tag("model", model).tag("family", family).tag("row", Integer.toString(r))
                     .tag("graph", graphPath).tag(SOURCE_TAG, t.source() + ":" + line);
@@ -215,7 +218,9 @@ public final class DatasetReader {
         String source = file.toString();
         JsonNode m;
         try {
-            m = org.scaledl.JsonTrees.readDocument(String.join("\n", CsvTable.readLines(file)));
+            // (a byte-order mark an editor wrote is no character of the document, as a table's is not)
+            m = org.scaledl.JsonTrees.readDocument(String.join("\n", CsvTable.readLines(file)).replaceFirst("^\uFEFF",
+                    ""));
         } catch (IOException e) {
             throw InvalidInputException.invalidJson(source, "not a machine description", e);
         }
@@ -226,6 +231,11 @@ public final class DatasetReader {
         String name = text(m, "name", source).or(() -> text(m, "cpu", source)).orElse("");
         if (name.isBlank()) {
             throw InvalidInputException.inSource(source, "a machine description needs \"name\" (or \"cpu\")");
+        }
+        if (!InvalidInputException.escaped(name).equals(name)) {
+            // a fitted model keeps the name and refuses to load one that can forge a terminal's output
+            throw InvalidInputException.inSource(source, "the machine's name holds a control character ('"
+                    + InvalidInputException.escaped(InvalidInputException.printable(name, 60)) + "')");
         }
         int cores = (int) number(m, "cpus", source, 1, MAX_THREADS, true)
                 .orElseThrow(() -> InvalidInputException.inSource(source, "a machine description needs a positive "
@@ -252,6 +262,25 @@ public final class DatasetReader {
     }
 
     /** A text field, empty when absent or null. */
+    /**
+     * A family label as the table's first spelling of it: two labels that differ only in case or blanks
+     * ({@code resnet}, {@code ResNet }) are one family, said once (as two, a leave-one-family-out evaluation held
+     * each out with the other fitted, and scored them better than they are).
+     */
+    private static String oneSpelling(Map<String, String> spellings, String label, String source, int line) {
+        String key = label.replaceAll("\\s+", "").toLowerCase(java.util.Locale.ROOT);
+        String first = spellings.putIfAbsent(key, label);
+        if (first != null && !first.equals(label)) {
+            if (spellings.putIfAbsent(key + "\u0000" + label, label) == null) {
+                LOG.warn("{}:{}: family '{}' is read as '{}', an earlier row's spelling of it (labels that differ only "
+                        + "in case or blanks are one family)", source, line, InvalidInputException.printable(label, 40),
+                        InvalidInputException.printable(first, 40));
+            }
+            return first;
+        }
+        return label;
+    }
+
     private static Optional<String> text(JsonNode m, String field, String source) {
         JsonNode n = m.get(field);
         if (n == null || n.isNull()) {

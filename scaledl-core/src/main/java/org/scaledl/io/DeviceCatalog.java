@@ -395,7 +395,7 @@ public final class DeviceCatalog {
         }
         try {
             // (read in the order the row's cells have always been checked)
-            double memory = t.numberInRange(r, "dev_mem_GB", 0.01, 1e5);
+            double memory = t.numberInRange(r, "dev_mem_GB", 0.01, MAX_GPU_MEMORY_GB);
             double bandwidth = t.numberInRange(r, "mem_bw_GBps", 0.1, 1e6);
             int units = t.intInRange(r, "num_sm_or_cu", 1, 1 << 20);
             double clock = t.numberInRange(r, "freq_MHz", 10, 1e5);

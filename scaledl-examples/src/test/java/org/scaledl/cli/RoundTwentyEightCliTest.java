@@ -322,4 +322,15 @@ class RoundTwentyEightCliTest {
                 lines.toString());
         assertTrue(!r.err().contains("a second GPU name"), r.err());
     }
+
+    /** Hostile input, round ten: a grid's machine cores given twice kept the first without a word. */
+    @Test
+    void aGridsCoresAreOneNumber() throws Exception {
+        Path grid = dir.resolve("g.txt");
+        Files.writeString(grid, "model = resnet18\nresolution = 64\nbatch = 2\nthreads = 1, 2, 4\n"
+                + "world_size = 1, 2\ncores = 2, 4\n");
+        MainTest.Run r = MainTest.run("plan", "--grid", grid.toString(), "--runs", "1");
+        assertEquals(1, r.code(), r.err());
+        assertTrue(r.err().contains("g.txt:6: cores takes one number (the machine's cores), got 2, 4"), r.err());
+    }
 }
