@@ -51,13 +51,19 @@ final class EvaluateMachinesCommand implements Callable<Integer> {
         }
         Dataset da = DatasetReader.read(a);
         Dataset db = DatasetReader.read(b);
-        checkMachine(a, da);
-        checkMachine(b, db);
+        String ma = checkMachine(a, da);
+        String mb = checkMachine(b, db);
         // one machine's runs in two folders: the transfer would be scored on the runs it started from
         if (Reports.runsOf(db.samples(), da.samples()) == db.size()) {
             throw new IllegalArgumentException("every run of --b " + org.scaledl.InvalidInputException.escaped(
                     b.toString()) + " is a run of --a (the same job, machine and measured time): a machine adapted to "
                     + "itself measures nothing (give two machines' datasets)");
+        }
+        if (ma.equals(mb)) {
+            // one machine's name in both: adapted to itself, the transfer measures nothing
+            throw org.scaledl.InvalidInputException.inSource(b.toString(), "its machine, " + org.scaledl
+                    .InvalidInputException.printable(mb, 60) + ", is --a's too: a machine adapted to itself measures "
+                    + "nothing (give two machines' datasets, each named by its machine.json)");
         }
         int[] k = ks.stream().mapToInt(Integer::intValue).toArray();
         // both directions' k checked before the first fit: a k one target takes may be too many for the other
@@ -117,10 +123,11 @@ final class EvaluateMachinesCommand implements Callable<Integer> {
     }
 
     /**
-     * Refuses a machine's dataset the experiment cannot score: runs of no named machine, or too few families for its
-     * own model to be scored with each held out (two families, two runs or more outside the largest).
+     * Refuses a machine's dataset the experiment cannot score: runs of no named machine or of several, or too few
+     * families for its own model to be scored with each held out (two families, two runs or more outside the
+     * largest); gives its machine's name.
      */
-    private static void checkMachine(Path folder, Dataset d) {
+    private static String checkMachine(Path folder, Dataset d) {
         java.util.Map<String, Long> families = d.samples().stream().collect(java.util.stream.Collectors.groupingBy(
                 s -> s.workload().tag("family").orElse(""), java.util.TreeMap::new,
                 java.util.stream.Collectors.counting()));
@@ -136,5 +143,15 @@ final class EvaluateMachinesCommand implements Callable<Integer> {
                     + "evaluate-machines adapts one machine's model to another's, named by each dataset's "
                     + "machine.json (or a device column)");
         }
+        java.util.Set<String> machines = d.samples().stream().map(s -> s.workload().device().get().name())
+                .collect(java.util.stream.Collectors.toCollection(java.util.TreeSet::new));
+        if (machines.size() > 1) {
+            // scored as one machine, a mixed folder's transfer was labelled with the first and scored on all
+            throw org.scaledl.InvalidInputException.inSource(folder.toString(), "its runs name " + machines.size()
+                    + " machines (" + String.join(", ", machines.stream().limit(3).map(n -> org.scaledl
+                    .InvalidInputException.printable(n, 40)).toList()) + "): evaluate-machines takes one machine's "
+                    + "dataset on each side");
+        }
+        return machines.iterator().next();
     }
 }

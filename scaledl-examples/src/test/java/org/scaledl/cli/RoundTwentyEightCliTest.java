@@ -333,4 +333,47 @@ class RoundTwentyEightCliTest {
         assertEquals(1, r.code(), r.err());
         assertTrue(r.err().contains("g.txt:6: cores takes one number (the machine's cores), got 2, 4"), r.err());
     }
+
+    /** Hostile input, round ten: evaluate-machines of one machine on both sides, or of a folder of two. */
+    @Test
+    void evaluateMachinesTakesOneMachineADifferentOneOnEachSide() throws Exception {
+        Path ddp = REPO.resolve("datasets/cpu-ddp");
+        Path other = dir.resolve("other");
+        Files.createDirectories(other.resolve("graphs"));
+        List<String> lines = Files.readAllLines(ddp.resolve("runs.csv"));
+        StringBuilder rows = new StringBuilder(lines.get(0)).append('\n');
+        java.util.Set<String> graphs = new java.util.TreeSet<>();
+        for (String l : lines.subList(1, lines.size())) {
+            if (l.contains(",64,")) {
+                String[] f = l.split(",", -1);
+                // the same jobs, measured a tenth slower: other runs of the same machine
+                f[6] = String.valueOf(Double.parseDouble(f[6]) * 1.1);
+                rows.append(String.join(",", f)).append('\n');
+                graphs.add(f[f.length - 1]);
+            }
+        }
+        for (String g : graphs) {
+            Files.copy(ddp.resolve(g), other.resolve(g));
+        }
+        Files.writeString(other.resolve("runs.csv"), rows.toString());
+        Files.copy(ddp.resolve("machine.json"), other.resolve("machine.json"));
+        MainTest.Run same = MainTest.run("evaluate-machines", "--a", ddp.toString(), "--b", other.toString(), "--k",
+                "0", "--repeats", "1");
+        assertEquals(1, same.code(), same.err());
+        assertTrue(same.err().contains("its machine, AMD EPYC 2-core VM, is --a's too"), same.err());
+        // a device column naming two machines in one folder
+        String[] header = lines.get(0).split(",");
+        StringBuilder mixed = new StringBuilder(lines.get(0)).append(",device\n");
+        int i = 0;
+        for (String l : rows.toString().split("\n")) {
+            if (!l.startsWith(header[0] + ",")) {
+                mixed.append(l).append(i++ % 2 == 0 ? ",Xeon A\n" : ",Xeon B\n");
+            }
+        }
+        Files.writeString(other.resolve("runs.csv"), mixed.toString());
+        MainTest.Run two = MainTest.run("evaluate-machines", "--a", ddp.toString(), "--b", other.toString(), "--k",
+                "0", "--repeats", "1");
+        assertEquals(1, two.code(), two.err());
+        assertTrue(two.err().contains("its runs name 2 machines (Xeon A, Xeon B)"), two.err());
+    }
 }
