@@ -89,11 +89,15 @@ class HostOutliersTest {
                 RuntimePredictor.fit(nine).provenance().config().get(LayerCost.LEFT_OUT));
     }
 
+    /**
+     * A time too small to fit (a subnormal) is left out and named as its graph's runs say it is off (it was refused
+     * as an argument error, which a dataset's reader gives before a fit sees it).
+     */
     @Test
-    void aTimeTooSmallToFitIsAnArgumentErrorNotACrash() {
+    void aTimeTooSmallToFitIsLeftOutNotACrash() {
         List<Sample> bad = new ArrayList<>(clean());
         bad.set(3, Sample.of(bad.get(3).workload(), 4.9e-324));
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RuntimePredictor.fit(bad));
-        assertTrue(e.getMessage().contains("4.9E-324"), e.getMessage());
+        assertEquals(bad.get(3).workload().tag(DatasetReader.SOURCE_TAG).orElseThrow(),
+                RuntimePredictor.fit(bad).provenance().config().get(LayerCost.LEFT_OUT));
     }
 }

@@ -117,7 +117,7 @@ public final class HostLayerModel {
      *         relative design row is not finite)
      */
     public static Fit fit(List<Sample> samples, Optional<Double> shrinkage, String groupTag, double layerShare) {
-        // a run a hundred times off its graph's other runs (a unit typed wrong) is screened out before the screening
+        // a run a hundred times off its graph's runs (a unit typed wrong) is screened out before the screening
         // fit: on few runs, one run a thousand times too fast pulls that fit to itself, which then leaves out the
         // runs that are right
         double[] peers = peerRatios(samples);
@@ -151,7 +151,7 @@ public final class HostLayerModel {
             String where = w.tag(DatasetReader.SOURCE_TAG).orElse("run " + w.tag("row").orElse(Integer.toString(i)));
             if (at[i] < 0) {
                 LOG.warn("{}: left out of the fit: measured {} ms, {} times {} a sample than the median of its "
-                        + "graph's other runs in that phase (a mistyped unit, a failed run?): {}", where,
+                        + "graph's runs in that phase (a mistyped unit, a failed run?): {}", where,
                         samples.get(i).millis(), String.format(java.util.Locale.ROOT, "%.3g",
                         Math.exp(Math.abs(peers[i]))), peers[i] < 0 ? "faster" : "slower", w);
             } else if (screenedOut[at[i]]) {
@@ -167,9 +167,9 @@ public final class HostLayerModel {
     }
 
     /**
-     * Each run's log ratio of its time a sample (measured over its batch) to the median of its graph's other runs
-     * in its phase, 0 where the graph has fewer than two others: batch, threads and workers move a CPU run's time
-     * a sample a few times at most, a unit typed wrong a thousand.
+     * Each run's log ratio of its time a sample (measured over its batch) to the median of its graph's runs in its
+     * phase, 0 where the graph has fewer than three: batch, threads and workers move a CPU run's time a sample a few
+     * times at most, a unit typed wrong a thousand.
      */
     static double[] peerRatios(List<Sample> samples) {
         java.util.Map<String, List<Integer>> byGraph = new java.util.HashMap<>();
@@ -182,10 +182,11 @@ public final class HostLayerModel {
             if (runs.size() < 3) {
                 continue;
             }
+            // the median of all of them, the run's own included: of three, the middle one (the median of the two
+            // others of a right run would sit halfway to a wrong third)
+            double median = Quantiles.median(runs.stream().mapToDouble(j -> perSample(samples.get(j))).toArray());
             for (int i : runs) {
-                double[] others = runs.stream().filter(j -> j != i).mapToDouble(j -> perSample(samples.get(j)))
-                        .toArray();
-                out[i] = Math.log(perSample(samples.get(i)) / Quantiles.median(others));
+                out[i] = Math.log(perSample(samples.get(i)) / median);
             }
         }
         return out;
