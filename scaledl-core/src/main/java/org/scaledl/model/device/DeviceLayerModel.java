@@ -519,6 +519,16 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
                         + deviceOf(s.workload()).name() + " (a device model calibrates on runs of GPUs in its "
                         + "catalog)");
             }
+            if (org.scaledl.model.cost.LayerStage.beyondMeasuredRatio(ratio)) {
+                // a whole model's run that far off its layers' time is no calibration (a unit typed wrong, another
+                // batch): one such run moved the shared factor for every GPU
+                throw InvalidInputException.of(s.workload().tag("source").map(x -> x + ": ").orElse("")
+                        + String.format(java.util.Locale.ROOT, "measured %s ms, %.3g times %s than its layers' "
+                        + "predicted time on %s (%s ms): no whole model's run is that far off (a unit typed wrong, "
+                        + "another batch?): %s", org.scaledl.io.CsvTable.plain(s.millis()), ratio >= 1 ? ratio
+                        : 1 / ratio, ratio >= 1 ? "slower" : "faster", deviceOf(s.workload()).name(),
+                        org.scaledl.io.CsvTable.plain(layerSum(s.workload())), s.workload()));
+            }
             out.computeIfAbsent(s.workload().phase(), k -> new TreeMap<>())
                     .computeIfAbsent(deviceOf(s.workload()).name(), k -> new ArrayList<>())
                     .add(Math.log(ratio));

@@ -120,6 +120,15 @@ class DeviceLayerModelTest {
         assertTrue(c.predictMillis(at8) > 1.5 * c.predictMillis(w), "twice the batch costs more");
         Workload cpu = Workload.builder(t.graph()).batch(4).build();
         assertThrows(IllegalArgumentException.class, () -> m.predictMillis(cpu));
+        // a whole model's run a thousand times off its layers' time (a unit typed wrong) is no calibration: refused,
+        // naming the run, both ways (one such run moved the shared factor for every GPU)
+        for (double off : new double[] {1000, 1e-3}) {
+            Workload tagged = w.toBuilder().tag("source", "e2e.csv:7").build();
+            org.scaledl.InvalidInputException e = assertThrows(org.scaledl.InvalidInputException.class,
+                    () -> m.calibrate(List.of(Sample.of(tagged, off * sum))));
+            assertTrue(e.getMessage().startsWith("e2e.csv:7: measured") && e.getMessage().contains("times "
+                    + (off > 1 ? "slower" : "faster") + " than its layers' predicted time"), e.getMessage());
+        }
     }
 
     @Test
