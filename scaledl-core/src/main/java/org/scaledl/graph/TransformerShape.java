@@ -37,10 +37,14 @@ import org.scaledl.Checks;
  * @param routingGroups  the groups of equal size group-limited routing splits the routed experts into (DeepSeek's
  *                       {@code n_group}); 0 where the routing is not group-limited
  * @param groupsPicked   the groups a token's experts are chosen within ({@code topk_group}); 0 without groups
+ * @param storedQuantization the format a checkpoint stores its weights in where its configuration says one
+ *                       ({@code quantization_config}'s method: {@code fp8}, {@code mxfp4}), which the prediction does
+ *                       not read (the weights take the job's precision; said where it matters: serving, a frozen
+ *                       LoRA base); empty for none
  */
 public record TransformerShape(long hidden, long heads, long kvHeads, long ffn, int layers, long vocab, long seq,
         int experts, int topK, long kvWidth, boolean fusedAttention, int mtpLayers, long dispatchWidth,
-        int sparseTopK, long contextPositions, int routingGroups, int groupsPicked) {
+        int sparseTopK, long contextPositions, int routingGroups, int groupsPicked, String storedQuantization) {
     /** Validates. */
     public TransformerShape {
         Checks.argument(hidden > 0 && heads > 0 && kvHeads > 0 && ffn > 0 && layers > 0 && vocab > 0 && seq > 0
@@ -51,6 +55,7 @@ public record TransformerShape(long hidden, long heads, long kvHeads, long ffn, 
         Checks.argument(dispatchWidth > 0, "dispatch width must be positive: %s", dispatchWidth);
         Checks.argument(sparseTopK >= 0, "sparse attention's keys must be >= 0: %s", sparseTopK);
         Checks.argument(contextPositions >= 0, "context positions must be >= 0: %s", contextPositions);
+        java.util.Objects.requireNonNull(storedQuantization, "storedQuantization");
         Checks.argument(routingGroups == 0 && groupsPicked == 0 || routingGroups > 0 && experts % routingGroups == 0
                 && groupsPicked >= 1 && groupsPicked <= routingGroups, "routing groups %s (%s picked) must divide the "
                 + "%s experts", routingGroups, groupsPicked, experts);
@@ -61,7 +66,15 @@ public record TransformerShape(long hidden, long heads, long kvHeads, long ffn, 
             int experts, int topK, long kvWidth, boolean fusedAttention, int mtpLayers, long dispatchWidth,
             int sparseTopK, long contextPositions) {
         this(hidden, heads, kvHeads, ffn, layers, vocab, seq, experts, topK, kvWidth, fusedAttention, mtpLayers,
-                dispatchWidth, sparseTopK, contextPositions, 0, 0);
+                dispatchWidth, sparseTopK, contextPositions, 0, 0, "");
+    }
+
+    /** A shape of a checkpoint stored in the job's precision (no {@code quantization_config}). */
+    public TransformerShape(long hidden, long heads, long kvHeads, long ffn, int layers, long vocab, long seq,
+            int experts, int topK, long kvWidth, boolean fusedAttention, int mtpLayers, long dispatchWidth,
+            int sparseTopK, long contextPositions, int routingGroups, int groupsPicked) {
+        this(hidden, heads, kvHeads, ffn, layers, vocab, seq, experts, topK, kvWidth, fusedAttention, mtpLayers,
+                dispatchWidth, sparseTopK, contextPositions, routingGroups, groupsPicked, "");
     }
 
     /** A shape whose configuration names no context length. */

@@ -245,10 +245,9 @@ public final class HuggingFaceConfig {
                 JsonNode q = r.c().get("quantization_config");
                 String method = q.isObject() && q.path("quant_method").isTextual() ? q.path("quant_method").asText()
                         : "";
-                r.say("{}: quantization_config{} is not read: the weights are predicted in the job's precision "
-                        + "(--precision), so a checkpoint held quantised as stored (served, or a frozen base) takes "
-                        + "less memory than predicted",
-                        source, method.isEmpty() ? "" : " (" + printable(method) + ")");
+                // said by a prediction where it matters (serving, a frozen LoRA base), not on every reading: a
+                // pretraining job takes the checkpoint's architecture only
+                read = read.toBuilder().storedQuantization(method.isEmpty() ? "unnamed" : printable(method)).build();
             }
             return said.isEmpty() ? read : read.withReadNotes(said);
         } catch (IllegalArgumentException e) {

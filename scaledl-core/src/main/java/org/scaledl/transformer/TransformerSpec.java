@@ -354,6 +354,7 @@ public final class TransformerSpec {
     private final long maxPositions;
     /** The positions a rotary model's configuration names (0: none stated); not part of the architecture. */
     private final long contextPositions;
+    private final String storedQuantization;
     private final long typeVocab;
     private final int relativeBuckets;
     private final Norm norm;
@@ -396,6 +397,7 @@ public final class TransformerSpec {
         this.vocab = b.vocab;
         this.maxPositions = b.maxPositions;
         this.contextPositions = b.contextPositions;
+        this.storedQuantization = b.storedQuantization;
         this.typeVocab = b.typeVocab;
         this.relativeBuckets = b.relativeBuckets;
         this.norm = b.norm;
@@ -488,6 +490,7 @@ public final class TransformerSpec {
         b.decoderLayers = decoderLayers;
         b.maxPositions = maxPositions;
         b.contextPositions = contextPositions;
+        b.storedQuantization = storedQuantization;
         b.typeVocab = typeVocab;
         b.relativeBuckets = relativeBuckets;
         b.norm = norm;
@@ -627,6 +630,15 @@ public final class TransformerSpec {
         return contextPositions;
     }
 
+    /**
+     * The format its checkpoint stores the weights in, where the configuration says one ({@code quantization_config}'s
+     * {@code quant_method}: {@code fp8}, {@code mxfp4}); not read: the weights are predicted in the job's precision,
+     * and a prediction says so where it matters (serving, a frozen LoRA base).
+     */
+    public java.util.Optional<String> storedQuantization() {
+        return storedQuantization.isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(storedQuantization);
+    }
+
     /** The norm. */
     public Norm norm() {
         return norm;
@@ -724,7 +736,7 @@ public final class TransformerSpec {
         long dispatch = moe.map(m -> m.latent() > 0 ? m.latent() : hidden).orElse(hidden);
         return new TransformerShape(hidden, heads, kvHeads, ffn, totalLayers(), vocab, seq, experts(), topK(),
                 kvWidth, fusedAttention, mtpLayers, dispatch, dsa.map(Dsa::topK).orElse(0), contextPositions,
-                routingGroups, groupsPicked);
+                routingGroups, groupsPicked, storedQuantization);
     }
 
     /**
@@ -758,6 +770,7 @@ public final class TransformerSpec {
         private int decoderLayers;
         private long maxPositions;
         private long contextPositions;
+        private String storedQuantization = "";
         private long typeVocab;
         private int relativeBuckets;
         private Norm norm = Norm.LAYER_NORM;
@@ -825,6 +838,15 @@ public final class TransformerSpec {
         /** Decoder layers: makes the model an encoder–decoder. */
         public Builder decoderLayers(int value) {
             this.decoderLayers = value;
+            return this;
+        }
+
+        /**
+         * The format its checkpoint stores the weights in ({@link TransformerSpec#storedQuantization()}; default
+         * empty, none stated).
+         */
+        public Builder storedQuantization(String value) {
+            this.storedQuantization = java.util.Objects.requireNonNull(value, "storedQuantization").strip();
             return this;
         }
 

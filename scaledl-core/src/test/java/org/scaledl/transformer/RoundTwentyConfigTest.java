@@ -144,7 +144,11 @@ class RoundTwentyConfigTest {
         assertTrue(yarn.graph(262144).transformer().orElseThrow().beyondContext());
         TransformerSpec quantised = HuggingFaceConfig.read(edited("gpt-oss-20b", "q", c -> c.putObject(
                 "quantization_config").put("quant_method", "mxfp4")));
-        assertTrue(quantised.readNotes().stream().anyMatch(n -> n.contains("quantization_config (mxfp4) is not read")),
+        // kept, not said on reading (a pretraining job takes the architecture only): a serving or LoRA prediction says
+        // it (RoundTwentyEightCliTest)
+        assertEquals(java.util.Optional.of("mxfp4"), quantised.storedQuantization());
+        assertEquals("mxfp4", quantised.graph(128).transformer().orElseThrow().storedQuantization());
+        assertTrue(quantised.readNotes().stream().noneMatch(n -> n.contains("quantization_config")),
                 quantised.readNotes().toString());
         Path bidirectional = edited("gemma-3-12b", "b", c -> ((ObjectNode) c.get("text_config"))
                 .put("use_bidirectional_attention", true));

@@ -376,4 +376,21 @@ class RoundTwentyEightCliTest {
         assertEquals(1, two.code(), two.err());
         assertTrue(two.err().contains("its runs name 2 machines (Xeon A, Xeon B)"), two.err());
     }
+
+    /** The keyboard: a checkpoint stored quantised is said where it matters, serving or a frozen base, not in pretraining. */
+    @Test
+    void aCheckpointStoredQuantisedIsSaidWhereItMatters() throws Exception {
+        Path gptOss = REPO.resolve("datasets/gpu/llm-public/configs/gpt-oss-20b/config.json");
+        String[] job = {"predict", "--model", "gpu", "--transformer", gptOss.toString(), "--seq", "4096", "--batch",
+            "1", "--device", "H100 SXM", "--precision", "bf16"};
+        String said = "checkpoint is stored quantised (quantization_config: mxfp4), which is not read";
+        MainTest.Run serve = MainTest.run(HostileCliTest.concat(job, "--phase", "infer"));
+        assertEquals(0, serve.code(), serve.err());
+        assertTrue(serve.err().contains(said), serve.err());
+        MainTest.Run lora = MainTest.run(HostileCliTest.concat(job, "--lora-rank", "16"));
+        assertTrue(lora.err().contains(said) && lora.err().contains("the frozen base's weights"), lora.err());
+        MainTest.Run pretrain = MainTest.run(job);
+        assertEquals(0, pretrain.code(), pretrain.err());
+        assertTrue(!pretrain.err().contains("quantization_config"), pretrain.err());
+    }
 }

@@ -2424,6 +2424,23 @@ public final class MegatronExecution {
         return (1 - HOST_RESERVED_SHARE) * (coherentHost(device) ? GRACE_BYTES / 2 : SERVER_HOST_BYTES / 8);
     }
 
+    /**
+     * Said where a job holds its weights as a checkpoint stores them (serving, or a LoRA run's frozen base) and the
+     * configuration says they are stored quantised ({@link TransformerShape#storedQuantization()}), which is not
+     * read: the weights are predicted in the job's precision.
+     */
+    static Optional<String> storedQuantizationNote(Workload w) {
+        TransformerShape ts = w.graph().transformer().orElseThrow();
+        if (ts.storedQuantization().isEmpty() || w.phase() == Phase.TRAIN && w.loraRank() == 0) {
+            return Optional.empty();
+        }
+        return Optional.of("the model's checkpoint is stored quantised (quantization_config: "
+                + ts.storedQuantization() + "), which is not read: the " + (w.phase() == Phase.TRAIN ? "frozen base's "
+                : "")
+                + "weights are predicted in " + w.precision().label() + ", so held as stored they take less memory "
+                + "than predicted");
+    }
+
     /** A Grace CPU's memory, bytes. */
     private static final double GRACE_BYTES = 480e9;
     /** An 8-GPU server's host memory, bytes. */
@@ -3679,6 +3696,7 @@ public final class MegatronExecution {
         resolution(given, w, device, !(memory.total() > device.memoryGB() * GIB)).map(StageCost.Note::chosen)
                 .ifPresent(all::add);
         hostMemoryNote(w, device, assembly.hostBytes()).ifPresent(all::add);
+        storedQuantizationNote(w).map(StageCost.Note::noted).ifPresent(all::add);
         unevenNote(w).map(StageCost.Note::noted).ifPresent(all::add);
         layerCountNotes(w).stream().map(StageCost.Note::unusual).forEach(all::add);
         dispatcherNote(w, topo).map(StageCost.Note::noted).ifPresent(all::add);
