@@ -343,14 +343,14 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         near.forEach((c, k) -> LOG.warn("{}", nearMissWarning(source, c, k)));
         // another framework's setting whose values are not the column's (use_distributed_optimizer true for
         // zero_stage 1): refused in a runs table, warned of in another, where the table lacks the column itself
-        Map<String, String> settings = otherSettings(columns);
+        Map<String, Setting> settings = otherSettings(columns);
         if (!settings.isEmpty()) {
-            Map.Entry<String, String> first = settings.entrySet().iterator().next();
+            Map.Entry<String, Setting> first = settings.entrySet().iterator().next();
             String what = "column '" + InvalidInputException.printable(first.getKey(), 40) + "' is another "
-                    + "framework's setting, which scaledl reads as " + first.getValue();
-            String others = settings.size() > 1 ? " (and " + String.join(", ", settings.keySet().stream().skip(1)
-                    .map(c -> "'" + InvalidInputException.printable(c, 40) + "' as " + SETTINGS.get(c.trim()
-                            .toLowerCase(Locale.ROOT)).split(" ", 2)[0]).toList()) + ")" : "";
+                    + "framework's setting, which scaledl reads as " + first.getValue().described();
+            String others = settings.size() > 1 ? " (and " + String.join(", ", settings.entrySet().stream().skip(1)
+                    .map(e -> "'" + InvalidInputException.printable(e.getKey(), 40) + "' as " + e.getValue()
+                            .column()).toList()) + ")" : "";
             if (measured) {
                 throw InvalidInputException.inSource(source, what + ": a runs table's rows are jobs that ran, and "
                         + "read without it each would be fitted at that column's default; state it so" + others);
@@ -360,15 +360,26 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
         }
     }
 
-    /** Each setting of {@code rows} (how a column states it, then the settings) with that. */
-    private static Map<String, String> settingsTable(String[][] rows) {
-        Map<String, String> out = new HashMap<>();
+    /**
+     * Another framework's setting: the candidate column that states it, and how ({@code true: 1}), empty where the
+     * values are the column's own.
+     */
+    private record Setting(String column, String how) {
+        /** The column with how, as a message says it: {@code zero_stage (use_distributed_optimizer true: 1)}. */
+        String described() {
+            return how.isEmpty() ? column : column + " (" + how + ")";
+        }
+    }
+
+    /** Each setting of {@code rows} (its column, how, then the settings' names) with its {@link Setting}. */
+    private static Map<String, Setting> settingsTable(String[][] rows) {
+        Map<String, Setting> out = new HashMap<>();
         for (String[] row : rows) {
-            if (!COLUMNS.contains(row[0].split(" ", 2)[0])) {
+            if (!COLUMNS.contains(row[0])) {
                 throw new IllegalStateException(row[0] + " is no candidate column");
             }
-            for (int i = 1; i < row.length; i++) {
-                out.put(row[i], row[0]);
+            for (int i = 2; i < row.length; i++) {
+                out.put(row[i], new Setting(row[0], row[1]));
             }
         }
         return Map.copyOf(out);
@@ -378,15 +389,14 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
      * The columns of {@code columns} that are another framework's setting ({@link #SETTINGS}) a table without the
      * column stating it (any case, blanks around), each with that column and how it states it.
      */
-    static Map<String, String> otherSettings(List<String> columns) {
-        Map<String, String> out = new java.util.LinkedHashMap<>();
+    private static Map<String, Setting> otherSettings(List<String> columns) {
+        Map<String, Setting> out = new java.util.LinkedHashMap<>();
         for (String c : columns) {
-            String how = COLUMNS.contains(c) ? null : SETTINGS.get(c.trim().toLowerCase(Locale.ROOT));
-            String column = how == null ? null : how.split(" ", 2)[0];
+            Setting setting = COLUMNS.contains(c) ? null : SETTINGS.get(c.trim().toLowerCase(Locale.ROOT));
             // (the replicas fix the GPUs too: nodes beside them are a label)
-            if (how != null && !columns.contains(column) && !(SAME_QUANTITY.containsKey(column)
-                    && columns.contains(SAME_QUANTITY.get(column)))) {
-                out.put(c, how);
+            if (setting != null && !columns.contains(setting.column()) && !(SAME_QUANTITY.containsKey(
+                    setting.column()) && columns.contains(SAME_QUANTITY.get(setting.column())))) {
+                out.put(c, setting);
             }
         }
         return out;
@@ -587,27 +597,27 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
      * each with that column and how: a table written with them would be read with every such setting at its
      * default (ZeRO 0 for Megatron's distributed optimizer, the reduction overlapped where the log's is not).
      */
-    private static final Map<String, String> SETTINGS = settingsTable(new String[][] {
-        {"zero_stage (use_distributed_optimizer true: 1)", "use_distributed_optimizer"},
-        {"grad_reduce (overlap_grad_reduce false: after-backward)", "overlap_grad_reduce"},
-        {"grad_reduce (overlap_param_gather false, with overlap_grad_reduce: gather-after-step)",
+    private static final Map<String, Setting> SETTINGS = settingsTable(new String[][] {
+        {"zero_stage", "use_distributed_optimizer true: 1", "use_distributed_optimizer"},
+        {"grad_reduce", "overlap_grad_reduce false: after-backward", "overlap_grad_reduce"},
+        {"grad_reduce", "overlap_param_gather false, with overlap_grad_reduce: gather-after-step",
             "overlap_param_gather"},
-        {"grad_dtype (grad_reduce_in_fp32 true: fp32, false: bf16)", "grad_reduce_in_fp32"},
-        {"recompute (selective or full)", "recompute_granularity", "recompute_method",
+        {"grad_dtype", "grad_reduce_in_fp32 true: fp32, false: bf16", "grad_reduce_in_fp32"},
+        {"recompute", "selective or full", "recompute_granularity", "recompute_method",
             "activations_checkpoint_granularity", "activations_checkpoint_method"},
-        {"recompute_layers (full recomputation's first N layers of each chunk)", "recompute_num_layers",
+        {"recompute_layers", "full recomputation's first N layers of each chunk", "recompute_num_layers",
             "activations_checkpoint_num_layers"},
-        {"lora_rank (the adapters' rank; 0: none)", "lora_dim", "lora_r", "peft_scheme", "peft"},
-        {"gpus (every GPU) with gpus_per_node", "num_nodes", "nodes", "nnodes"},
-        {"precision (bf16, fp8, fp8-block, mxfp8, nvfp4...)", "fp8", "fp8_recipe", "fp8_format", "params_dtype",
+        {"lora_rank", "the adapters' rank; 0: none", "lora_dim", "lora_r", "peft_scheme", "peft"},
+        {"gpus", "every GPU, with gpus_per_node", "num_nodes", "nodes", "nnodes"},
+        {"precision", "bf16, fp8, fp8-block, mxfp8, nvfp4...", "fp8", "fp8_recipe", "fp8_format", "params_dtype",
             "bf16", "fp16", "mixed_precision"},
-        {"moe_dispatcher (alltoall, allgather, deepep, hybridep)", "moe_token_dispatcher_type", "moe_enable_deepep",
+        {"moe_dispatcher", "alltoall, allgather, deepep, hybridep", "moe_token_dispatcher_type", "moe_enable_deepep",
             "moe_flex_dispatcher_backend"},
-        {"moe_a2a_overlap", "overlap_moe_expert_parallel_comm"},
-        {"cuda_graphs (none, layers, iteration)", "cuda_graph_impl", "cuda_graph_scope", "enable_cuda_graph",
+        {"moe_a2a_overlap", "", "overlap_moe_expert_parallel_comm"},
+        {"cuda_graphs", "none, layers, iteration", "cuda_graph_impl", "cuda_graph_scope", "enable_cuda_graph",
             "external_cuda_graph"},
-        {"offload_layers", "cpu_offloading_num_layers"},
-        {"fp8_param_gather", "fp8_param"}});
+        {"offload_layers", "", "cpu_offloading_num_layers"},
+        {"fp8_param_gather", "", "fp8_param"}});
 
     /** A table's true/false cell as the reader reads it ({@code 1}/{@code 0}, {@code yes}/{@code no}); empty else. */
     public static Optional<Boolean> parseFlag(String cell) {

@@ -127,6 +127,7 @@ public final class DatasetReader {
         Map<String, Device> byName = new HashMap<>();
         // each family label's first spelling, by its letters (a family held out is one group, however typed)
         Map<String, String> spellings = new HashMap<>();
+        java.util.Set<String> respelt = new java.util.HashSet<>();
         machine.ifPresent(m -> byName.put(m.name(), m));
         Map<String, ModelGraph> graphs = new HashMap<>();
         List<Sample> samples = new ArrayList<>(t.size());
@@ -154,7 +155,7 @@ public final class DatasetReader {
             int world = t.intInRange(r, "world_size", 1, MAX_WORLD_SIZE);
             int threads = t.intInRange(r, "threads", 1, MAX_THREADS);
             double ms = t.numberInRange(r, "iter_ms_p50", MIN_MILLIS, MAX_MILLIS);
-            String family = t.opt(r, "family").map(f -> oneSpelling(spellings, f, t.source(), line))
+            String family = t.opt(r, "family").map(f -> oneSpelling(spellings, respelt, f, t.source(), line))
                     .orElse(Dataset.familyOf(model));
             Workload.Builder w = Workload.builder(g).batch(batch).phase(phase).worldSize(world).threads(threads)
                     .tag("model", model).tag("family", family).tag("row", Integer.toString(r))
@@ -261,17 +262,18 @@ public final class DatasetReader {
         return Optional.of(Device.cpu(name, cores, simd, l2, clock, bw));
     }
 
-    /** A text field, empty when absent or null. */
     /**
      * A family label as the table's first spelling of it: two labels that differ only in case or blanks
      * ({@code resnet}, {@code ResNet }) are one family, said once (as two, a leave-one-family-out evaluation held
      * each out with the other fitted, and scored them better than they are).
      */
-    private static String oneSpelling(Map<String, String> spellings, String label, String source, int line) {
+    private static String oneSpelling(Map<String, String> spellings, java.util.Set<String> respelt, String label,
+            String source, int line) {
         String key = label.replaceAll("\\s+", "").toLowerCase(java.util.Locale.ROOT);
         String first = spellings.putIfAbsent(key, label);
         if (first != null && !first.equals(label)) {
-            if (spellings.putIfAbsent(key + "\u0000" + label, label) == null) {
+            // (each other spelling said once)
+            if (respelt.add(label)) {
                 LOG.warn("{}:{}: family '{}' is read as '{}', an earlier row's spelling of it (labels that differ only "
                         + "in case or blanks are one family)", source, line, InvalidInputException.printable(label, 40),
                         InvalidInputException.printable(first, 40));
@@ -281,6 +283,7 @@ public final class DatasetReader {
         return label;
     }
 
+    /** A text field, empty when absent or null. */
     private static Optional<String> text(JsonNode m, String field, String source) {
         JsonNode n = m.get(field);
         if (n == null || n.isNull()) {

@@ -51,6 +51,15 @@ public final class JobRuns {
         return columns.contains("predicted_ms") && columns.contains("low_ms") && columns.contains("high_ms");
     }
 
+    /**
+     * The column of a table's measured rates (tokens a second per GPU): {@code tokens_per_s_per_gpu}, or in a table
+     * {@code predict --candidates} scored ({@link #scored}), whose column of that name holds predictions,
+     * {@link #SCORED_RATE}.
+     */
+    public static String measuredRateColumn(List<String> columns) {
+        return scored(columns) ? SCORED_RATE : MEASURED.get(1);
+    }
+
     /** The columns kept as tags (the {@code source} column as {@value #PUBLICATION_TAG}). */
     public static final List<String> TAGS = List.of("id", "release", "system", "model_key", "task", "fit_weight");
     /** The tag of a row's {@code source} column (what published it); {@code source} tags where a row was read. */
@@ -125,7 +134,7 @@ public final class JobRuns {
         try (Candidates.Chunks in = Candidates.open(csv, importer, devices, defaults, true)) {
             // a table predict --candidates scored holds predicted tokens_per_s_per_gpu and the measured ones, if
             // any, as measured_tokens_per_s_per_gpu
-            String rate = scored(in.columns()) ? SCORED_RATE : MEASURED.get(1);
+            String rate = measuredRateColumn(in.columns());
             Map<String, String> misspelt = misspelt(in.columns());
             if (!in.columns().contains(MEASURED.get(0)) && !in.columns().contains(rate)) {
                 String named = misspelt.entrySet().stream().filter(e -> MEASURED.contains(e.getValue()))

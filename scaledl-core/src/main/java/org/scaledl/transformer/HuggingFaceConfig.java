@@ -956,16 +956,6 @@ public final class HuggingFaceConfig {
     }
 
     /**
-     * DeepSeek-V2/V3's layout and the models that reuse it: Kimi K2 ({@code kimi_k2}, and the text model of
-     * {@code kimi_k25}), DeepSeek-V3.2 and GLM-5 with sparse attention ({@code deepseek_v32}, {@code glm_moe_dsa}:
-     * {@code index_topk} keys a query chosen by an indexer of {@code index_n_heads} heads of {@code index_head_dim}).
-     * A per-layer {@code mlp_layer_types} ("dense" or "sparse") replaces {@code first_k_dense_replace}; layers that
-     * reuse another's indexer ({@code indexer_types} "shared", GLM-5.2; {@code index_topk_freq} above 1) are costed
-     * with their own, said at each read. A key left out takes the class's default (GLM-5's for {@code glm_moe_dsa},
-     * DeepSeek-V3's for the others), the sizes with a warning; a null {@code q_lora_rank} is a plain query projection
-     * (DeepSeek-V2-Lite).
-     */
-    /**
      * DeepSeek's group-limited routing where a configuration gives it ({@code n_group}, {@code topk_group}), checked:
      * the groups divide the routed experts, a token picks at most all the groups, and its experts fit in the groups it
      * picks. It changes no layer's work (a token's experts are still {@code num_experts_per_tok}), but the ranks they
@@ -993,6 +983,16 @@ public final class HuggingFaceConfig {
         return picked < groups ? new int[] {groups, picked} : new int[] {0, 0};
     }
 
+    /**
+     * DeepSeek-V2/V3's layout and the models that reuse it: Kimi K2 ({@code kimi_k2}, and the text model of
+     * {@code kimi_k25}), DeepSeek-V3.2 and GLM-5 with sparse attention ({@code deepseek_v32}, {@code glm_moe_dsa}:
+     * {@code index_topk} keys a query chosen by an indexer of {@code index_n_heads} heads of {@code index_head_dim}).
+     * A per-layer {@code mlp_layer_types} ("dense" or "sparse") replaces {@code first_k_dense_replace}; layers that
+     * reuse another's indexer ({@code indexer_types} "shared", GLM-5.2; {@code index_topk_freq} above 1) are costed
+     * with their own, said at each read. A key left out takes the class's default (GLM-5's for {@code glm_moe_dsa},
+     * DeepSeek-V3's for the others), the sizes with a warning; a null {@code q_lora_rank} is a plain query projection
+     * (DeepSeek-V2-Lite).
+     */
     private static TransformerSpec deepseek(Reader r, String name, String type) {
         boolean glm = type.equals("glm_moe_dsa");
         long heads = r.size("num_attention_heads", glm ? 64 : 128);

@@ -170,6 +170,8 @@ public final class BudgetedDesign {
      */
     private List<Integer> exact() {
         int n = x.length;
+        // one scorer of every subset (its log det does not depend on the runs it was made for)
+        FedorovExchange scorer = new FedorovExchange(x, 1).fixed(fixed).ridge(ridge);
         double bestLogDet = Double.NEGATIVE_INFINITY;
         int bestMask = 0;
         for (int mask = 1; mask < 1 << n; mask++) {
@@ -186,7 +188,7 @@ public final class BudgetedDesign {
             if (spent > budget) {
                 continue;
             }
-            double ld = new FedorovExchange(x, size).fixed(fixed).ridge(ridge).logDet(rows);
+            double ld = scorer.logDet(rows);
             if (ld > bestLogDet + 1e-12) {
                 bestLogDet = ld;
                 bestMask = mask;

@@ -424,9 +424,8 @@ final class PlanCommand implements Callable<Integer> {
                     source.grid == null ? ": " + chosenLines(c.table(), plan.indices()) : "", plan.logDet(),
                     LOG_DET_MEANING, dEfficiencyLine(plan.dEfficiency(), plan.indices().size() + measured.size(),
                             rows.apply(candidates.get(0)).length));
-            // (the jobs measured, each once: a job measured twice tells the level once)
-            int calibrating = plan.indices().size() + (int) measured.stream().map(Workload::identity).distinct()
-                    .count();
+            int calibrating = (int) org.scaledl.model.plan.ProfilingPlan.calibrationJobs(plan.indices().size(),
+                    measured);
             if (cluster && calibrating < org.scaledl.model.exec.MegatronFit.TERM_RUNS) {
                 System.out.printf(Locale.ROOT, "%d run%s calibrate%s one level (the cluster's speed over every term)%s; "
                         + "%d or more refit the execution terms too, where that predicts them held out better, and are "

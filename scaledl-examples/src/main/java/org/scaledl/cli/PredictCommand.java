@@ -442,9 +442,7 @@ final class PredictCommand implements Callable<Integer> {
      * the model's error would be missing without a word.
      */
     static void sayUnscoredTimes(String table, List<String> columns) {
-        boolean scored = org.scaledl.io.JobRuns.scored(columns);
-        String rate = scored ? org.scaledl.io.JobRuns.SCORED_RATE : org.scaledl.io.JobRuns.MEASURED.get(1);
-        if (columns.contains("measured_ms") || columns.contains(rate)) {
+        if (columns.contains("measured_ms") || columns.contains(org.scaledl.io.JobRuns.measuredRateColumn(columns))) {
             return;
         }
         Map<String, String> misspelt = org.scaledl.io.JobRuns.misspelt(columns);
@@ -470,6 +468,8 @@ final class PredictCommand implements Callable<Integer> {
      * rows left out with the first line of each kind.
      */
     static final class Measured {
+        /** The table's column of measured rates ({@link org.scaledl.io.JobRuns#measuredRateColumn}). */
+        String rateColumn = org.scaledl.io.JobRuns.MEASURED.get(1);
         long rows;
         double absolute;
         double signed;
@@ -489,7 +489,7 @@ final class PredictCommand implements Callable<Integer> {
 
         /**
          * Adds a scored row's error against its {@code measured_ms} cell, or where it has none its measured
-         * {@code rateColumn} (tokens a second per GPU: the time the prediction's rate means at that rate, as a runs
+         * {@link #rateColumn} (tokens a second per GPU: the time the prediction's rate means at that rate, as a runs
          * table reads it, {@link org.scaledl.io.JobRuns}). A cell that is no number of milliseconds within
          * {@link org.scaledl.io.JobRuns#MIN_MILLIS}..{@link org.scaledl.io.JobRuns#MAX_MILLIS}, or a time and rate
          * both given that disagree a hundred times, is counted apart, as a runs table refuses it (a rate that is no
@@ -498,7 +498,7 @@ final class PredictCommand implements Callable<Integer> {
          * time {@link FitCommand#MISMATCH} times or more off otherwise is scored, and counted to be said (a model that
          * far off is what the summary is for, or the row is another job).
          */
-        void add(CsvTable t, int r, Prediction pr, String rateColumn) {
+        void add(CsvTable t, int r, Prediction pr) {
             Optional<String> cell = t.opt(r, "measured_ms").filter(v -> !v.isBlank());
             Optional<String> rate = t.opt(r, rateColumn).filter(v -> !v.isBlank());
             if (cell.isEmpty() && (rate.isEmpty() || pr.tokensPerSecondPerGpu().isEmpty())) {
@@ -549,7 +549,7 @@ final class PredictCommand implements Callable<Integer> {
         }
 
         /** The summary's lines on stderr (said even with -q: a table of measured runs scored checks the model). */
-        void say(String table, String rateColumn) {
+        void say(String table) {
             if (rows > 0) {
                 System.err.printf(Locale.ROOT, "scaledl: note: %s: %d row%s with a measured time (measured_ms, or %s): "
                         + "MRE %.1f %% (mean signed error %+.1f %%, > 0: predicted too slow), %d inside the 90 %% "
@@ -647,7 +647,6 @@ final class PredictCommand implements Callable<Integer> {
         // the rows with a measured time: their count, summed absolute and signed relative errors, and those inside
         // the interval (a runs table scored: how far the model is off it, said at the end)
         Measured measured = new Measured();
-        String[] measuredRateColumn = {org.scaledl.io.JobRuns.MEASURED.get(1)};
         long[] nanos = new long[1];
         java.util.Set<String> machinesSeen = new java.util.HashSet<>();
         java.util.Set<String> calibratedSeen = new java.util.HashSet<>();
@@ -661,9 +660,7 @@ final class PredictCommand implements Callable<Integer> {
             }
             // the column of measured rates a row without measured_ms is scored on (a scored table's predictions are
             // its tokens_per_s_per_gpu; the measured ones, measured_tokens_per_s_per_gpu)
-            String measuredRate = org.scaledl.io.JobRuns.scored(in.columns()) ? org.scaledl.io.JobRuns.SCORED_RATE
-                    : org.scaledl.io.JobRuns.MEASURED.get(1);
-            measuredRateColumn[0] = measuredRate;
+            measured.rateColumn = org.scaledl.io.JobRuns.measuredRateColumn(in.columns());
             SafeFiles.Content content = stream -> {
                 Writer w = new BufferedWriter(new OutputStreamWriter(stream, StandardCharsets.UTF_8), 1 << 16);
                 Map<String, String> renamed = measuredRenamed(in.columns());
@@ -723,7 +720,7 @@ final class PredictCommand implements Callable<Integer> {
                             w.write(jsonl ? errorJsonLine(om, t, r, cols, renamed, error)
                                     : errorCsvLine(t, r, cols, error));
                         } else {
-                            measured.add(t, r, scored[r], measuredRate);
+                            measured.add(t, r, scored[r]);
                             String line = jsonl ? jsonLine(om, t, r, cols, renamed, scored[r], keepGoing)
                                     : csvLine(t, r, cols, scored[r]);
                             // the error column stays empty
@@ -751,7 +748,7 @@ final class PredictCommand implements Callable<Integer> {
             System.err.printf(Locale.ROOT, "scaledl: warning: %d of %d candidates not predicted (--keep-going): "
                     + "their reasons are in the %s column%n", counts[2], counts[0], ERROR_COLUMN);
         }
-        measured.say(InvalidInputException.printable(candidates.toString(), 200), measuredRateColumn[0]);
+        measured.say(InvalidInputException.printable(candidates.toString(), 200));
         double seconds = nanos[0] / 1e9;
         if (!Main.quiet) {
             long scored = counts[0] - counts[2];

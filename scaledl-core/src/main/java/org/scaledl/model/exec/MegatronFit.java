@@ -108,10 +108,15 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         for (int i : rows) {
             Run r = data.get(i);
             if (r.weight() > 0) {
-                seen.add(r.job().isEmpty() ? "#" + i : r.job());
+                seen.add(jobKey(data, i));
             }
         }
         return seen.size();
+    }
+
+    /** Run {@code i}'s job, or for a run of unknown job one of its own. */
+    private static String jobKey(List<Run> data, int i) {
+        return data.get(i).job().isEmpty() ? "#" + i : data.get(i).job();
     }
 
     /** A run's terms (what a fit needs of the stage). */
@@ -137,16 +142,19 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         // run does: their repeats say the job's level, not the model's scatter over jobs (twenty copies of one job
         // moved every other job's prediction as twenty jobs would); runs given their own weight (fit_weight: a
         // table's repeated publications share one already) keep it
+        // each run's job, once (its identity holds every setting: computed once a run)
+        List<String> jobOf = runs.stream().map(s -> s.workload().identity()).toList();
         java.util.Map<String, Integer> repeats = new java.util.HashMap<>();
-        if (calibrate) {
-            runs.stream().filter(s -> s.workload().tag(WEIGHT_TAG).isEmpty())
-                    .forEach(s -> repeats.merge(s.workload().identity(), 1, Integer::sum));
+        for (int i = 0; calibrate && i < runs.size(); i++) {
+            if (runs.get(i).workload().tag(WEIGHT_TAG).isEmpty()) {
+                repeats.merge(jobOf.get(i), 1, Integer::sum);
+            }
         }
-        for (org.scaledl.workload.Sample s : runs) {
-            int shared = calibrate && s.workload().tag(WEIGHT_TAG).isEmpty() ? repeats.get(s.workload().identity())
-                    : 1;
+        for (int i = 0; i < runs.size(); i++) {
+            org.scaledl.workload.Sample s = runs.get(i);
+            int shared = calibrate && s.workload().tag(WEIGHT_TAG).isEmpty() ? repeats.get(jobOf.get(i)) : 1;
             Run run = new Run(stage.terms(s.workload()), s.millis(), weight(s) / shared,
-                    s.workload().tag(FAMILY_TAG).orElse(""), s.workload().identity());
+                    s.workload().tag(FAMILY_TAG).orElse(""), jobOf.get(i));
             data.add(run);
             if (!calibrate && run.weight() > 0) {
                 refuseFarOff(s, centre.millis(run.terms()));
@@ -168,7 +176,7 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
             // (a job's repeats held out together: its twin left in would predict it)
             List<String> each = new ArrayList<>();
             for (int i = 0; i < data.size(); i++) {
-                each.add(data.get(i).job().isEmpty() ? "#" + i : data.get(i).job());
+                each.add(jobKey(data, i));
             }
             List<Folds.Fold> runByRun = Folds.leaveOneGroupOut(each);
             heldOut = levelAndTermsHeldOut(data, runByRun, centre);

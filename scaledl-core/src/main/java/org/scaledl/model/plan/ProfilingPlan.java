@@ -120,12 +120,19 @@ public record ProfilingPlan(List<Integer> indices, List<Workload> chosen, double
      */
     public static ProfilingPlan forCalibration(List<Workload> candidates, List<Workload> measured, int runs, long seed,
             Function<Workload, double[]> designRow) {
-        // (the jobs measured, each once: a job measured twice tells the calibration one level)
-        long jobs = java.util.Objects.requireNonNull(measured, "measured").stream().map(Workload::identity)
-                .distinct().count();
-        return runs + jobs < org.scaledl.model.exec.MegatronFit.TERM_RUNS
+        return calibrationJobs(runs, measured) < org.scaledl.model.exec.MegatronFit.TERM_RUNS
                 ? representative(candidates, measured, runs, designRow)
                 : choose(candidates, measured, runs, seed, designRow);
+    }
+
+    /**
+     * The jobs a calibration on {@code runs} planned runs and the {@code measured} ones will have: the planned
+     * runs, and the jobs measured, each once ({@link Workload#identity()}: a job measured twice tells the
+     * calibration one level).
+     */
+    public static long calibrationJobs(int runs, List<Workload> measured) {
+        return runs + java.util.Objects.requireNonNull(measured, "measured").stream().map(Workload::identity)
+                .distinct().count();
     }
 
     /**
