@@ -415,8 +415,7 @@ final class ClusterOptions {
                 out.add(k);
             }
         };
-        given.accept("--context", context);
-        given.accept("--expert", expert);
+        // (--context and --expert are layouts' constraints on its ranking: LayoutsCommand.FILTERS)
         given.accept("--expert-tensor", expertTensor);
         given.accept("--virtual-stages", virtualStages);
         given.accept("--recompute", recompute);

@@ -98,8 +98,7 @@ final class LayoutsCommand implements Callable<Integer> {
      * The options of a job's layout that layouts chooses itself for every layout it ranks: refused here, left out of
      * its help (the {@code predict} commands it prints take them).
      */
-    static final List<String> CHOSEN = List.of("--context", "--expert", "--expert-tensor", "--virtual-stages",
-            "--recompute", "--recompute-layers", "--recompute-modules", "--offload-layers",
+    static final List<String> CHOSEN = List.of("--expert-tensor", "--virtual-stages", "--recompute", "--recompute-layers", "--recompute-modules", "--offload-layers",
             "--sequence-parallel", "--uneven-pipeline");
 
     /**
@@ -108,6 +107,16 @@ final class LayoutsCommand implements Callable<Integer> {
      */
     static final List<String> HIDDEN = java.util.stream.Stream.concat(CHOSEN.stream(), java.util.stream.Stream.of(
             "--memory-format")).toList();
+
+    /**
+     * The shared options that {@code layouts} reads as a constraint on the ranking, not as one job's setting, with
+     * their help here (predict's help says what the degree does).
+     */
+    static final java.util.Map<String, String> FILTERS = java.util.Map.of(
+            "--context", "Only layouts of this context-parallel degree (e.g. 1: software without context "
+                    + "parallelism; default every degree the search takes)",
+            "--expert", "Only layouts of this expert-parallel degree (mixtures of experts; default every degree the "
+                    + "search takes)");
 
     /** How many of the best layouts the text prints as {@code predict} commands. */
     static final int COMMANDS = 3;
@@ -153,12 +162,21 @@ final class LayoutsCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--model " + model + " is a host (CPU) model; layouts are searched "
                     + "with a device model such as the bundled gpu");
         }
-        for (List<Integer> degrees : java.util.Arrays.asList(tensors, pipelines)) {
-            if (degrees != null && degrees.stream().anyMatch(x -> x < 1)) {
+        // a degree listed twice is one degree (echoed once)
+        List<Constraint> constraints = java.util.stream.Stream.of(
+                new Constraint("--tensor", "tensor", tensors, Parallelism::tensor),
+                new Constraint("--context", "context", cluster.context == null ? null : List.of(cluster.context),
+                        Parallelism::context),
+                new Constraint("--pipeline", "pipeline", pipelines, Parallelism::pipeline),
+                new Constraint("--expert", "expert", cluster.expert == null ? null : List.of(cluster.expert),
+                        Parallelism::expert)).filter(c -> c.degrees() != null)
+                .map(c -> new Constraint(c.option(), c.noun(), c.degrees().stream().distinct().toList(), c.degree()))
+                .toList();
+        for (Constraint c : constraints) {
+            if (c.degrees().stream().anyMatch(x -> x < 1)) {
                 // a usage error, as predict's --tensor 0 is
-                throw new IllegalArgumentException((degrees == tensors ? "--tensor " : "--pipeline ")
-                        + degrees.stream().filter(x -> x < 1).findFirst().orElseThrow() + ": a degree is a positive "
-                        + "whole number (1: none)");
+                throw new IllegalArgumentException(c.option() + " " + c.degrees().stream().filter(x -> x < 1)
+                        .findFirst().orElseThrow() + ": a degree is a positive whole number (1: none)");
             }
         }
         DeviceCatalog catalog = Catalogs.of(devices);
@@ -195,23 +213,18 @@ final class LayoutsCommand implements Callable<Integer> {
         batchLimit.ifPresent(n -> System.err.println("scaledl: note: " + n));
         double seconds = (System.nanoTime() - t0) / 1e9;
         int searched = all.size();
-        // a degree listed twice is one degree (echoed once)
-        tensors = tensors == null ? null : tensors.stream().distinct().toList();
-        pipelines = pipelines == null ? null : pipelines.stream().distinct().toList();
-        if (tensors != null || pipelines != null) {
+        if (!constraints.isEmpty()) {
             // the caller's constraints, applied to the ranking (the search's own choices stay the same)
-            List<LayoutSearch.Layout> kept = all.stream().filter(l -> (tensors == null || tensors.contains(l
-                    .parallelism().tensor())) && (pipelines == null || pipelines.contains(l.parallelism().pipeline())))
+            List<LayoutSearch.Layout> kept = all.stream().filter(l -> constraints.stream().allMatch(c -> c.keeps(l)))
                     .toList();
             if (kept.isEmpty() && !all.isEmpty()) {
-                throw new IllegalArgumentException("none of the " + all.size() + " layouts has " + (tensors == null
-                        ? "" : "--tensor " + tensors + (pipelines == null ? "" : " and ")) + (pipelines == null ? ""
-                        : "--pipeline " + pipelines) + ": the search's tensor degrees are " + all.stream().map(l -> l
-                        .parallelism().tensor()).distinct().sorted().toList() + " (powers of two that divide "
-                        + org.scaledl.model.exec.MegatronExecution.headsDivisor(graph) + ", the heads' and every "
-                        + "layer's key/value heads' common divisor, inside an NVLink domain; predict takes any "
-                        + "divisor), its pipeline depths " + all.stream()
-                        .map(l -> l.parallelism().pipeline()).distinct().sorted().toList() + (cluster.zeroStage == null
+                List<LayoutSearch.Layout> searchedLayouts = all;
+                throw new IllegalArgumentException("none of the " + all.size() + " layouts has " + constraints.stream()
+                        .map(c -> c.option() + " " + (c.degrees().size() == 1 ? c.degrees().get(0) : c.degrees()))
+                        .collect(java.util.stream.Collectors.joining(" and ")) + ": the search's "
+                        + constraints.stream().map(c -> c.noun() + (c.noun().equals("pipeline") ? " depths are " : " degrees are ")
+                                + c.searched(searchedLayouts) + c.why(graph)).collect(
+                                java.util.stream.Collectors.joining(", ")) + (cluster.zeroStage == null
                         ? "" : " (of ZeRO stage " + cluster.zeroStage + (cluster.zeroStage == 3 ? ", which has no layout "
                         + "with a pipeline" : "") + ", and one replica's layouts at stage 0)"));
             }
@@ -370,9 +383,9 @@ final class LayoutsCommand implements Callable<Integer> {
         }
         b.append(String.format(Locale.ROOT, "%d layouts (%d fit) searched in %.2f s%s%n", all.size(),
                 all.stream().filter(LayoutSearch.Layout::fits).count(), seconds, searched == all.size() ? ""
-                        : String.format(Locale.ROOT, " (of %d, those of%s%s)", searched, tensors == null ? ""
-                                : " tensor " + tensors, pipelines == null ? "" : (tensors == null ? "" : " and")
-                                + " pipeline " + pipelines)));
+                        : String.format(Locale.ROOT, " (of %d, those of %s)", searched, constraints.stream()
+                                .map(c -> c.noun() + " " + (c.degrees().size() == 1 ? c.degrees().get(0)
+                                        : c.degrees())).collect(java.util.stream.Collectors.joining(" and ")))));
         if (withRoom >= 0) {
             LayoutSearch.Layout l = all.get(withRoom);
             b.append(String.format(Locale.ROOT, "the first fills %.1f of %.1f GiB; the best leaving %.0f %% of the "
@@ -665,5 +678,39 @@ final class LayoutsCommand implements Callable<Integer> {
         }
         Reports.write(out, sb.toString());
         return copy;
+    }
+
+    /**
+     * A caller's constraint on the ranking: the layouts whose degree of one kind is among those given.
+     *
+     * @param option  the option that gave it ({@code --tensor})
+     * @param noun    its kind in messages ({@code tensor})
+     * @param degrees the degrees kept, each once
+     * @param degree  a layout's degree of the kind
+     */
+    record Constraint(String option, String noun, List<Integer> degrees,
+            java.util.function.ToIntFunction<Parallelism> degree) {
+        boolean keeps(LayoutSearch.Layout l) {
+            return degrees.contains(degree.applyAsInt(l.parallelism()));
+        }
+
+        /** The degrees of this kind that the search's layouts have. */
+        List<Integer> searched(List<LayoutSearch.Layout> layouts) {
+            return layouts.stream().map(l -> degree.applyAsInt(l.parallelism())).distinct().sorted().toList();
+        }
+
+        /** Why the search takes those degrees, where the rule is not plain. */
+        String why(org.scaledl.graph.ModelGraph graph) {
+            return switch (noun) {
+                case "tensor" -> " (powers of two that divide " + org.scaledl.model.exec.MegatronExecution
+                        .headsDivisor(graph) + ", the heads' and every layer's key/value heads' common divisor, inside "
+                        + "an NVLink domain; predict takes any divisor)";
+                case "expert" -> graph.transformer().map(t -> t.experts() > 1 ? " (divisors of the " + t.experts()
+                        + " routed experts within data x context x tensor parallelism)" : " (the model has no routed "
+                        + "experts)").orElse("");
+                case "context" -> " (divisors of the sequence, where every attention core is fused)";
+                default -> "";
+            };
+        }
     }
 }

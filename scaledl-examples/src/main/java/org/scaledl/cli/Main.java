@@ -290,6 +290,16 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
                 spec.remove(o);
                 spec.addOption(CommandLine.Model.OptionSpec.builder(o).hidden(true).build());
             }
+            // the shared options layouts reads as constraints: their help says so
+            LayoutsCommand.FILTERS.forEach((name, help) -> {
+                CommandLine.Model.OptionSpec o = spec.findOption(name);
+                if (o == null) {
+                    throw new IllegalStateException("layouts has no option " + name + ": LayoutsCommand.FILTERS names "
+                            + "one the options do not have");
+                }
+                spec.remove(o);
+                spec.addOption(CommandLine.Model.OptionSpec.builder(o).description(help).build());
+            });
             java.util.List<String> chosen = LayoutsCommand.CHOSEN;
             spec.usageMessage().footer("%nlayouts chooses " + String.join(", ", chosen.subList(0, chosen.size() - 1))
                     + " and " + chosen.get(chosen.size() - 1) + " itself for every layout it ranks: they are refused "

@@ -105,10 +105,6 @@ class ClusterPredictCliTest {
     }
 
     /**
-     * A GPU model's plan says what its runs will calibrate: fewer than {@code MegatronFit.TERM_RUNS} (with the runs
-     * already measured) move one level, so the plan says so; the chosen rows are candidates of the table.
-     */
-    /**
      * {@code inspect --transformer} reads a configuration: its compact graph's layers, each with how many times it
      * repeats, and totals over every copy (the parameters the configuration's count gives); it refuses a second thing
      * to inspect and a sequence length without a configuration.
@@ -186,6 +182,10 @@ class ClusterPredictCliTest {
         }
     }
 
+    /**
+     * A GPU model's plan says what its runs will calibrate: fewer than {@code MegatronFit.TERM_RUNS} (with the runs
+     * already measured) move one level, so the plan says so; the chosen rows are candidates of the table.
+     */
     @Test
     void aClusterPlanSaysWhatItsRunsCalibrate(@TempDir Path dir) throws Exception {
         Path jobs = gpt3Jobs(dir);
@@ -507,11 +507,6 @@ class ClusterPredictCliTest {
     }
 
     /**
-     * {@code --cuda-graphs}: graphs of the whole iteration leave no host time per layer, so a host-bound mixture of
-     * experts is predicted faster, and the setting is echoed ({@code cuda_graphs}); graphs of layers predict as none;
-     * an unknown value is refused naming the option; {@code layouts} carries it into its table and printed commands.
-     */
-    /**
      * The experts' all-to-all left on the critical path is assumed and said with what the overlap would save; stated
      * ({@code --moe-a2a-overlap=false}) it is given and not said; {@code --moe-a2a-overlap} alone still turns it on.
      */
@@ -532,6 +527,11 @@ class ClusterPredictCliTest {
                 .asDouble(), on.toString());
     }
 
+    /**
+     * {@code --cuda-graphs}: graphs of the whole iteration leave no host time per layer, so a host-bound mixture of
+     * experts is predicted faster, and the setting is echoed ({@code cuda_graphs}); graphs of layers predict as none;
+     * an unknown value is refused naming the option; {@code layouts} carries it into its table and printed commands.
+     */
     @Test
     void cudaGraphsAreGivenEchoedAndCarried(@TempDir Path dir) throws Exception {
         String cfg = published().resolve("configs/gpt-oss-120b/config.json").toString();
@@ -1050,9 +1050,19 @@ class ClusterPredictCliTest {
         }
         Run context = MainTest.run("layouts", "--transformer", published().resolve("configs/llama3-8b/config.json")
                 .toString(), "--seq", "4096", "--gpus", "8", "--global-batch", "64", "--device", "B200",
-                "--context", "2");
-        assertEquals(Main.USAGE, context.code());
-        assertTrue(context.err().contains("--context: layouts chooses it for every layout it ranks"), context.err());
+                "--context", "2", "--json");
+        // --context and --expert are constraints on the ranking, as --tensor is
+        assertEquals(0, context.code(), context.err());
+        JsonNode inContext = new ObjectMapper().readTree(context.out()).get("ranked");
+        assertTrue(inContext.size() > 0);
+        inContext.forEach(l -> assertEquals(2, l.get("context").asInt(), l.toString()));
+        assertTrue(help.out().contains("Only layouts of this context-parallel degree"), help.out());
+        Run dense = MainTest.run("layouts", "--transformer", published().resolve("configs/llama3-8b/config.json")
+                .toString(), "--seq", "4096", "--gpus", "8", "--global-batch", "64", "--device", "B200",
+                "--expert", "2");
+        assertEquals(Main.USAGE, dense.code());
+        assertTrue(dense.err().contains("has --expert 2: the search's expert degrees are [1] (the model has no routed "
+                + "experts)"), dense.err());
         // every option it hides is one it refuses, and the other way round
         Run all = MainTest.run("layouts", "--transformer", published().resolve("configs/llama3-8b/config.json")
                 .toString(), "--seq", "4096", "--gpus", "8", "--global-batch", "64", "--device", "B200",
@@ -1124,7 +1134,7 @@ class ClusterPredictCliTest {
                 "configs/llama3-70b/config.json").toString(), "--seq", "8192", "--gpus", "64", "--global-batch",
                 "128", "--device", "H100 SXM", "--precision", "bf16", "--tensor", "3");
         assertEquals(Main.USAGE, none.code());
-        assertTrue(none.err().contains("has --tensor [3]: the search's tensor degrees are [1, 2, 4, 8]"), none.err());
+        assertTrue(none.err().contains("has --tensor 3: the search's tensor degrees are [1, 2, 4, 8]"), none.err());
         // a job with room to spare says nothing of it
         Run roomy = MainTest.run("layouts", "--model", "gpu", "--transformer", published().resolve(
                 "configs/llama3-8b/config.json").toString(), "--seq", "4096", "--gpus", "8", "--global-batch", "64",
@@ -1361,14 +1371,10 @@ class ClusterPredictCliTest {
         Run chosen = MainTest.run("layouts", "--model", "gpu", "--transformer", cfg.toString(), "--seq", "2048",
                 "--gpus", "64", "--global-batch", "64", "--device", "H100 SXM", "--context", "2", "--virtual-stages", "2");
         assertEquals(2, chosen.code(), chosen.err());
-        assertTrue(chosen.err().contains("--context, --virtual-stages: layouts chooses them")
+        assertTrue(chosen.err().contains("--virtual-stages: layouts chooses it")
                 && chosen.err().strip().lines().count() == 1, chosen.err());
     }
 
-    /**
-     * A layout search that cannot succeed says why in one line, and absurd machines are refused naming the option
-     * (exit 2: a request refused).
-     */
     /**
      * 16-bit gradients: a row's {@code grad_dtype} and {@code --grad-dtype} give the same job, 2 bytes a parameter
      * smaller than FP32 gradients; an unknown type is a usage error (exit 2, as an unknown precision), 16-bit
@@ -1509,6 +1515,10 @@ class ClusterPredictCliTest {
                 && row.err().contains("expected overlapped, gather-after-step or after-backward"), row.err());
     }
 
+    /**
+     * A layout search that cannot succeed says why in one line, and absurd machines are refused naming the option
+     * (exit 2: a request refused).
+     */
     @Test
     void impossibleLayoutSearchesExplainThemselves(@TempDir Path dir) throws Exception {
         Path cfg = config(dir);
