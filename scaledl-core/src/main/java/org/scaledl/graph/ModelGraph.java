@@ -254,6 +254,32 @@ public final class ModelGraph {
         return (T) v;
     }
 
+    /** The key of {@link #structure()}'s memo (no caller holds it). */
+    private static final Object STRUCTURE = new Object();
+
+    /**
+     * A digest of the graph as a prediction reads it, everything but its name and source: every layer (operator,
+     * name, attributes, inputs, outputs, repeats, role), every tensor (type, shape, role), the outputs, the block
+     * structure and the transformer's shape. Two graphs of one structure are one model to time: the same
+     * configuration read from two files, or under two names (computed once a graph).
+     */
+    public String structure() {
+        return memo(STRUCTURE, g -> {
+            StringBuilder b = new StringBuilder();
+            for (int i = 0; i < layers.size(); i++) {
+                Layer l = layers.get(i);
+                b.append(l.opType()).append('\u0000').append(l.domain()).append('\u0000').append(l.name())
+                        .append('\u0000').append(l.attributes()).append('\u0000').append(l.inputs()).append('\u0000')
+                        .append(l.outputs()).append('\u0000').append(repeats[i]).append('\u0000').append(roles[i])
+                        .append('\n');
+            }
+            new java.util.TreeMap<>(tensors).forEach((k, t) -> b.append(k).append('\u0000').append(t.type())
+                    .append('\u0000').append(t.shape()).append('\u0000').append(t.role()).append('\n'));
+            b.append(outputs).append('\n').append(blocks).append('\n').append(transformer);
+            return org.scaledl.Digests.sha256(b.toString());
+        });
+    }
+
     /** The repeated-block structure, when the graph's builder knew it (traces laid out block by block). */
     public Optional<Blocks> blocks() {
         return Optional.ofNullable(blocks);

@@ -1002,7 +1002,8 @@ public record Candidates(CsvTable table, List<Workload> workloads) {
                         microBatches, flag(t, r, "sequence_parallel"), zero, positive(t, r, "virtual_stages")
                         .orElse(1), context, expert, positive(t, r, "expert_tensor")
                         .orElse(Parallelism.defaultExpertTensor(tensor, expert, g))));
-                value(t, r, "precision").map(Precision::parse).ifPresent(b::precision);
+                // (a row without one is the table's default, FP32, said once a table below: given, not assumed)
+                b.precision(value(t, r, "precision").map(Precision::parse).orElse(Precision.FP32));
                 Recompute rc = applies.test("recompute") ? value(t, r, "recompute").map(Recompute::parse).orElse(null)
                         : null;
                 Optional<Integer> recomputeLayers = applies.test("recompute_layers")

@@ -107,13 +107,7 @@ public record Provenance(String libraryVersion, String dataFingerprint, int trai
      * is not compared).
      */
     static String figuresDigest(org.scaledl.workload.Device d) {
-        try {
-            byte[] h = java.security.MessageDigest.getInstance("SHA-256")
-                    .digest(d.figures().getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            return FIGURES_VERSION + java.util.HexFormat.of().formatHex(h, 0, 8);
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is part of every Java platform", e);
-        }
+        return FIGURES_VERSION + org.scaledl.Digests.sha256(d.figures()).substring(0, 16);
     }
 
     /** The same provenance with another configuration. */

@@ -664,8 +664,29 @@ public final class RuntimePredictor implements RuntimeModel {
         return d.isGpu() && org.scaledl.io.DeviceCatalog.bundled().find(d.name()).isEmpty();
     }
 
+    /**
+     * The runs a calibration should take, screened as {@code fit --calibrate gpu --runs} screens them
+     * ({@link CalibrationScreen}: a job's runs more than {@value CalibrationScreen#MISMATCH} times off their prediction
+     * left out, the runs predicted not to fit named, an earlier calibration said); then
+     * {@code calibrate(screen.kept())}.
+     *
+     * @throws org.scaledl.InvalidInputException naming a run (its place from 1 and its source) this predictor cannot
+     *                                           predict
+     */
+    public CalibrationScreen screen(List<Sample> runs) {
+        return CalibrationScreen.of(this, runs);
+    }
+
     /** Refuses a calibration run far off what the stage predicts of it (where it can tell; else the stage says why). */
     private void checkCalibrationRun(int index, Sample run) {
+        if (modelsClusters() && run.workload().graph().transformer().isPresent()) {
+            // a job the execution model refuses (a layout it does not take): said naming the run, not the batch
+            try {
+                predictMillis(run.workload());
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(CalibrationScreen.runName(index, run) + ": " + e.getMessage(), e);
+            }
+        }
         double ratio = stage.calibrationRatio(run);
         if (LayerStage.beyondMeasuredRatio(ratio)) {
             Workload w = run.workload();

@@ -57,6 +57,8 @@ public final class Workload {
     private final MoeDispatcher moeDispatcher;
     private final CudaGraphs cudaGraphs;
     private final java.util.EnumSet<ScheduleChoice> stated;
+    /** Whether its builder was given the precision (else the default, FP32). */
+    private final boolean precisionGiven;
     private final MemoryFormat memoryFormat;
     private final java.util.SortedMap<String, String> tags;
 
@@ -136,6 +138,7 @@ public final class Workload {
         }
         this.cudaGraphs = b.cudaGraphs;
         this.stated = java.util.EnumSet.copyOf(b.stated);
+        this.precisionGiven = b.precisionGiven;
         this.memoryFormat = b.memoryFormat;
         if (memoryFormat != MemoryFormat.NCHW && graph.transformer().isPresent()) {
             // as a candidate table's row and the command line refuse it: a transformer built from its configuration
@@ -230,6 +233,14 @@ public final class Workload {
     /** The accelerator, if one was given (models that use hardware data need it; CPU models ignore it). */
     public Optional<Device> device() {
         return Optional.ofNullable(device);
+    }
+
+    /**
+     * Whether its builder was given the precision, any value (else it is the default, FP32, which a prediction of a
+     * transformer on a GPU says as assumed: mixed precision is what such jobs run).
+     */
+    public boolean precisionGiven() {
+        return precisionGiven;
     }
 
     /** The arithmetic it runs in (default {@link Precision#FP32}). */
@@ -658,6 +669,7 @@ public final class Workload {
         }
         b.sixteenBitGradients = sixteenBitGradients;
         b.stated = java.util.EnumSet.copyOf(stated);
+        b.precisionGiven = precisionGiven;
         b.device = device;
         b.topology = topology;
         b.tags.putAll(tags);
@@ -693,7 +705,8 @@ public final class Workload {
 
     /**
      * The job in one line, with every setting that changes its prediction, each as the prediction takes it: the graph
-     * (its name, size, parameters and transformer shape: two configurations of one folder's name are two models), the
+     * (its {@link ModelGraph#structure()}, not its name: one configuration read from two files or logs is one model,
+     * two configurations of one folder's name are two), the
      * batch, phase and layout, the host threads of a CPU worker, the device, precision, topology (the device's
      * standard system where none is given, as predicted), the recomputation as asked (with its layers and modules),
      * offloading, the experts' imbalance, LoRA, the pipeline's split, documents, the gradients' type, the collectives'
@@ -706,7 +719,7 @@ public final class Workload {
                 : null;
         String machine = t == null ? "none" : t.gpusPerNode() + "/" + t.link() + "/" + t.intraNodeGBps() + "/"
                 + t.interNodeGbps() + "/" + t.interNodeLatencyUs() + "/" + t.nvlinkDomain();
-        return graph.name() + "|" + graph.size() + "|" + graph.parameterCount() + "|"
+        return graph.structure() + "|" + graph.size() + "|" + graph.parameterCount() + "|"
                 + graph.transformer().map(Object::toString).orElse("") + "|batch=" + batch + "|" + phase
                 + "|" + parallelism.label() + "|threads=" + (device != null && device.isGpu() ? "" : threads)
                 + "|device=" + (device == null ? "" : device.name()) + "|" + precision.label() + "|topology="
@@ -745,6 +758,7 @@ public final class Workload {
         private MoeDispatcher moeDispatcher = MoeDispatcher.ALLTOALL;
         private CudaGraphs cudaGraphs = CudaGraphs.NONE;
         private java.util.EnumSet<ScheduleChoice> stated = java.util.EnumSet.noneOf(ScheduleChoice.class);
+        private boolean precisionGiven;
         private MemoryFormat memoryFormat = MemoryFormat.NCHW;
         private final Map<String, String> tags = new TreeMap<>();
 
@@ -800,9 +814,10 @@ public final class Workload {
             return this;
         }
 
-        /** The arithmetic it runs in (default FP32). */
+        /** The arithmetic it runs in (default FP32: a GPU job left at it is said, {@link Workload#precisionGiven}). */
         public Builder precision(Precision value) {
             this.precision = Objects.requireNonNull(value, "precision");
+            this.precisionGiven = true;
             return this;
         }
 

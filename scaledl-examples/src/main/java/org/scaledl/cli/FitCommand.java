@@ -211,69 +211,9 @@ final class FitCommand implements Callable<Integer> {
     }
 
     /**
-     * Where the runs are about a thousand times off the same way (their median): the unit their times were
-     * probably written in (" (every run's time is about 1,000 times shorter than predicted: seconds, not
-     * milliseconds?)"), else nothing.
-     *
-     * @param ratios each run's predicted over measured time
-     */
-    static String unitHint(double[] ratios) {
-        double median = org.scaledl.model.cost.Quantiles.median(java.util.Arrays.stream(ratios).map(Math::log)
-                .toArray());
-        String unit = unitSlip(median);
-        return unit.isEmpty() ? "" : " (every run's time is about 1,000 times " + (median > 0 ? "shorter" : "longer")
-                + " than predicted: " + unit + ")";
-    }
-
-    /**
-     * The unit a time about 1,000 times off its prediction was probably written in ({@code logRatio}, the logarithm of
-     * predicted over measured, within a factor of 3 of ±ln 1,000): "seconds, not milliseconds?" or "microseconds, not
-     * milliseconds?"; else empty.
-     */
-    static String unitSlip(double logRatio) {
-        return Math.abs(logRatio - Math.log(1000)) < Math.log(3) ? "seconds, not milliseconds?"
-                : Math.abs(logRatio + Math.log(1000)) < Math.log(3) ? "microseconds, not milliseconds?" : "";
-    }
-
-    /** A run's prediction may be off its measurement by this factor before it is left out as no run of the job. */
-    static final double MISMATCH = 5;
-
-    /**
-     * Which runs a calibration leaves out, by their ratios of predicted to measured time and their jobs: every run of
-     * a job whose runs' median ratio is beyond {@value #MISMATCH} either way (a job the model misses that far is rather
-     * another job than the row says), so runs of one job measured alike are kept or left out together (three runs
-     * 4.8–5.2 times faster than predicted lost the middle one, and the other two halved the level), except a run
-     * of it within the limit and nearer its prediction than that median; and a run of its own beyond
-     * {@link RuntimePredictor#MAX_CALIBRATION_RATIO}, which the library refuses to calibrate on.
-     *
-     * @param ratios each run's predicted over measured time
-     * @param jobs   each run's job (runs of one job share it)
-     */
-    static boolean[] mismatched(double[] ratios, List<String> jobs) {
-        org.scaledl.Checks.argument(ratios.length == jobs.size(), "%s ratios for %s jobs", ratios.length,
-                jobs.size());
-        java.util.Map<String, List<Double>> byJob = new java.util.HashMap<>();
-        for (int i = 0; i < ratios.length; i++) {
-            byJob.computeIfAbsent(jobs.get(i), k -> new java.util.ArrayList<>()).add(Math.log(ratios[i]));
-        }
-        double limit = Math.log(MISMATCH);
-        boolean[] out = new boolean[ratios.length];
-        for (int i = 0; i < ratios.length; i++) {
-            double median = org.scaledl.model.cost.Quantiles.median(byJob.get(jobs.get(i)).stream()
-                    .mapToDouble(Double::doubleValue).toArray());
-            // (a run of the job near its prediction, nearer it than the job's far median, is kept: one run
-            // written in seconds took the job's correct run with it)
-            double own = Math.log(ratios[i]);
-            out[i] = Math.abs(median) > limit && (Math.abs(own) > limit || Math.abs(own - median) < Math.abs(own))
-                    || Math.abs(own) > Math.log(RuntimePredictor.MAX_CALIBRATION_RATIO);
-        }
-        return out;
-    }
-
-    /**
      * {@code fit --calibrate gpu --runs runs.csv --out mine.sdl}: the model calibrated on a cluster's measured runs
      * (its network, its sustained matrix efficiency, its overheads), pulled toward the model's values; a run the
-     * model misses by more than a factor of {@value #MISMATCH} is left out and named ({@link #mismatched}); with no
+     * model misses by more than a factor of 5 is left out and named ({@link org.scaledl.model.CalibrationScreen}); with no
      * run left, the model is written unchanged with a warning.
      */
     private int calibrateOnRuns() {
@@ -309,48 +249,21 @@ final class FitCommand implements Callable<Integer> {
                         + " was calibrated on runs of " + d.name() + " described with other figures than these runs' "
                         + "--devices row: its calibration fits that description, these runs this one; calibrate the "
                         + "model it came from on all the runs under one description"));
-        double[] ratios = new double[runs.size()];
-        // each run predicted once: its time for the ratio, its memory for the warning below
-        boolean[] outOfMemory = new boolean[runs.size()];
-        for (int i = 0; i < runs.size(); i++) {
-            org.scaledl.workload.Sample r = runs.get(i);
-            try {
-                org.scaledl.model.Prediction pr = p.predict(r.workload());
-                ratios[i] = pr.millis() / r.millis();
-                outOfMemory[i] = pr.outOfMemory();
-            } catch (IllegalArgumentException e) {
-                throw org.scaledl.InvalidInputException.of(r.workload().tag(org.scaledl.io.DatasetReader.SOURCE_TAG)
-                        .orElse("--runs") + ": " + e.getMessage());
-            }
-        }
-        // a run's job: the workload as predicted and its machines (the table's line and id aside)
-        boolean[] far = mismatched(ratios, runs.stream().map(r -> r.workload() + " " + r.workload().topology()
-                .map(Object::toString).orElse("")).toList());
-        List<org.scaledl.workload.Sample> kept = new java.util.ArrayList<>();
-        List<String> unfitting = new java.util.ArrayList<>();
-        List<String> leftOut = new java.util.ArrayList<>();
-        for (int i = 0; i < runs.size(); i++) {
-            org.scaledl.workload.Sample r = runs.get(i);
-            double ratio = ratios[i];
-            String where = r.workload().tag(org.scaledl.io.DatasetReader.SOURCE_TAG).orElse("?");
-            if (far[i]) {
-                String unit = unitSlip(Math.log(ratio));
-                leftOut.add(String.format(Locale.ROOT, "%s (predicted %.1f ms, measured %.1f ms%s)", where,
-                        ratio * r.millis(), r.millis(), unit.isEmpty() ? "" : ": " + unit));
-                continue;
-            }
-            kept.add(r);
-            if (outOfMemory[i]) {
-                unfitting.add(where);
-            }
-        }
+        // each run predicted once: its job's ratio for the screen, its memory for the warning below
+        org.scaledl.model.CalibrationScreen screen = p.screen(runs);
+        List<org.scaledl.workload.Sample> kept = screen.kept();
+        List<String> leftOut = screen.leftOut().stream().map(org.scaledl.model.CalibrationScreen.LeftOut::describe)
+                .toList();
+        List<String> unfitting = screen.predictedNotToFit().stream().map(r -> r.workload().tag(
+                org.scaledl.io.DatasetReader.SOURCE_TAG).orElse("?")).toList();
         if (!leftOut.isEmpty()) {
             System.err.println("scaledl: warning: left out of the calibration, runs of jobs the model misses by more "
-                    + "than a factor of " + (int) MISMATCH + " (their runs' median), or a run " + (int) RuntimePredictor
+                    + "than a factor of " + (int) org.scaledl.model.CalibrationScreen.MISMATCH
+                    + " (their runs' median), or a run " + (int) RuntimePredictor
                     .MAX_CALIBRATION_RATIO + " times off on its own (a different job than the row says? "
                     + "check them): " + String.join("; ", leftOut));
         }
-        if (2 * leftOut.size() > runs.size()) {
+        if (screen.mostLeftOut()) {
             // most of the table that far off: rather a misread column than a slower or faster cluster
             System.err.println(String.format(Locale.ROOT, "scaledl: warning: %d of the %d runs are left out: the "
                     + "rows more likely misdescribe the jobs measured than the cluster is slower or faster (batch is "
@@ -360,7 +273,7 @@ final class FitCommand implements Callable<Integer> {
         if (kept.isEmpty()) {
             // nothing calibrated is no calibration: a script must not carry on with the model as if it were one
             throw org.scaledl.InvalidInputException.of(String.join(", ", runsTables.stream().map(Path::toString)
-                    .toList()) + ": no run left to calibrate on, nothing written" + unitHint(ratios));
+                    .toList()) + ": no run left to calibrate on, nothing written" + screen.unitHint());
         }
         if (!unfitting.isEmpty()) {
             System.err.println("scaledl: warning: calibrating on run" + (unfitting.size() == 1 ? " " : "s ")

@@ -325,7 +325,7 @@ final class LayoutsCommand implements Callable<Integer> {
                 pr.modelTflopsPerGpu().ifPresent(x -> o.put("model_tflops_per_gpu", x));
                 o.put("memory_gb", l.memoryGb());
                 o.put("fits", l.fits());
-                TrainTokens.of(trainTokens, l.workload(), pr).ifPresent(t -> t.put(o.putObject("train")));
+                TrainTokens.of(trainTokens, l.workload(), pr).ifPresent(t -> TrainTokens.put(t, o.putObject("train")));
                 ArrayNode ws = o.putArray("warnings");
                 List<String> sensitive = sensitivities(pr);
                 warnings(pr, l, d).stream().filter(x -> !sensitive.contains(x)).forEach(ws::add);

@@ -3697,6 +3697,14 @@ public final class MegatronExecution {
                 .ifPresent(all::add);
         hostMemoryNote(w, device, assembly.hostBytes()).ifPresent(all::add);
         storedQuantizationNote(w).map(StageCost.Note::noted).ifPresent(all::add);
+        model.biasNote(w).map(StageCost.Note::noted).ifPresent(all::add);
+        if (!w.precisionGiven()) {
+            // a builder left at its default: FP32 is rarely what a transformer on a GPU runs (the command line's
+            // options and tables give the precision and say their own default)
+            all.add(StageCost.Note.assumed("no precision given: fp32 assumed (Workload.Builder's default, PyTorch's; "
+                    + "no tensor cores): " + (w.phase() == Phase.TRAIN ? "mixed-precision training" : "16-bit "
+                    + "inference") + " is Precision.BF16 or FP16 (TF32, FP8, MXFP8, NVFP4 where the GPU has them)"));
+        }
         unevenNote(w).map(StageCost.Note::noted).ifPresent(all::add);
         layerCountNotes(w).stream().map(StageCost.Note::unusual).forEach(all::add);
         dispatcherNote(w, topo).map(StageCost.Note::noted).ifPresent(all::add);

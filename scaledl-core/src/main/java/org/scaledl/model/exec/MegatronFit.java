@@ -279,8 +279,19 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         // estimated where the runs' held-out errors span enough clusters, else the centre's (the default from priors)
         double levelRuns = (cv ? levelPriorRuns(runs, out) : Optional.<Double>empty())
                 .orElse(centre.levelPriorRuns());
+        // the biases the fitted coefficients leave on the runs of one model on one GPU, in sample (a calibration's
+        // are its runs' own: the centre's were of the coefficients it replaces)
+        double[] inSample = new double[data.size()];
+        double[] fitWeights = new double[data.size()];
+        for (int i = 0; i < inSample.length; i++) {
+            inSample[i] = Math.log(model.millis(data.get(i).terms()) / data.get(i).millis());
+            fitWeights[i] = data.get(i).weight();
+        }
+        List<FittedBias> biases = FittedBias.of(runs.stream().map(org.scaledl.workload.Sample::workload).toList(),
+                inSample, fitWeights, jobOf, data.stream().map(Run::family).toList());
         return new MegatronFit(model.withInterval(interval[0], interval[1])
-                .withExpertInterval(expertInterval[0], expertInterval[1]).withLevelPriorRuns(levelRuns), errors, cv);
+                .withExpertInterval(expertInterval[0], expertInterval[1]).withLevelPriorRuns(levelRuns)
+                .withBiases(biases), errors, cv);
     }
 
     /** The interval spanning both ({@code a} where {@code b} is no interval: {@code [0, 0]}). */
@@ -299,9 +310,8 @@ public record MegatronFit(MegatronModel model, List<Double> logErrors, boolean c
         List<org.scaledl.workload.Sample> kind = java.util.stream.IntStream.range(0, runs.size())
                 .filter(i -> experts[i] == which && weight(runs.get(i)) > 0).mapToObj(runs::get).toList();
         long models = kind.stream().map(s -> s.workload().tag(FAMILY_TAG).filter(f -> !f.isEmpty())
-                .orElseGet(() -> s.workload().graph().transformer().map(t -> List.of(t.hidden(), t.heads(),
-                        t.kvHeads(), t.ffn(), (long) t.layers(), t.vocab(), (long) t.experts(), (long) t.topK())
-                        .toString()).orElse(s.workload().graph().name()))).distinct().count();
+                .orElseGet(() -> s.workload().graph().transformer().map(FittedBias::architecture)
+                        .orElse(s.workload().graph().name()))).distinct().count();
         return kind.size() >= MIN_EXPERT_RUNS && models >= MIN_FAMILIES;
     }
 

@@ -5,8 +5,10 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Arrays;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import org.scaledl.Checks;
 import org.scaledl.InvalidInputException;
 import org.scaledl.model.file.Fields;
@@ -46,6 +48,9 @@ public final class MegatronModel {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(MegatronModel.class);
     private static final ExecutionTerm[] TERMS = ExecutionTerm.values();
     private static final String LEVEL_PRIOR_KEY = "level_prior_runs";
+    private static final String BIASES_KEY = "fitted_biases";
+    /** The most fitted biases a file may hold. */
+    private static final int MAX_BIASES = 10_000;
 
     /**
      * The revision of the execution model's formulas a file's coefficients were fitted with, saved as
@@ -102,12 +107,15 @@ public final class MegatronModel {
     /** The revision of the formulas its coefficients were fitted to ({@link #EXECUTION_REVISION}'s or older). */
     private final int revision;
 
+    /** The biases its fit left on its own runs of one architecture on one GPU (said by their predictions). */
+    private final List<FittedBias> biases;
+
     private MegatronModel(double[] c, double[] interval, double[] expertInterval, double levelPriorRuns) {
-        this(c, interval, expertInterval, levelPriorRuns, EXECUTION_REVISION);
+        this(c, interval, expertInterval, levelPriorRuns, EXECUTION_REVISION, List.of());
     }
 
     private MegatronModel(double[] c, double[] interval, double[] expertInterval, double levelPriorRuns,
-            int revision) {
+            int revision, List<FittedBias> biases) {
         for (int i = 0; i < c.length; i++) {
             Checks.argument(Double.isFinite(c[i]) && c[i] >= 0, "coefficient %s must be finite and >= 0: %s",
                     TERMS[i].key(), c[i]);
@@ -123,6 +131,7 @@ public final class MegatronModel {
         this.revision = revision;
         this.expertInterval = expertInterval;
         this.levelPriorRuns = levelPriorRuns;
+        this.biases = List.copyOf(biases);
     }
 
     /** The most runs a calibration's level prior may weigh. */
@@ -166,11 +175,14 @@ public final class MegatronModel {
         return out;
     }
 
-    /** A copy with one coefficient replaced. */
+    /**
+     * A copy with one coefficient replaced (without the biases its fit found: {@link #biases()} are the fitted
+     * coefficients' own).
+     */
     public MegatronModel with(ExecutionTerm term, double value) {
         double[] x = c.clone();
         x[term.ordinal()] = value;
-        return new MegatronModel(x, interval, expertInterval, levelPriorRuns, revision);
+        return new MegatronModel(x, interval, expertInterval, levelPriorRuns, revision, List.of());
     }
 
     /**
@@ -178,12 +190,13 @@ public final class MegatronModel {
      * of experts included.
      */
     public MegatronModel withInterval(double low, double high) {
-        return new MegatronModel(c, new double[] {low, high}, new double[] {low, high}, levelPriorRuns, revision);
+        return new MegatronModel(c, new double[] {low, high}, new double[] {low, high}, levelPriorRuns, revision,
+                biases);
     }
 
     /** A copy with another interval for mixtures of experts ({@code low ≤ 0 ≤ high}), the other jobs' kept. */
     public MegatronModel withExpertInterval(double low, double high) {
-        return new MegatronModel(c, interval, new double[] {low, high}, levelPriorRuns, revision);
+        return new MegatronModel(c, interval, new double[] {low, high}, levelPriorRuns, revision, biases);
     }
 
     /**
@@ -205,7 +218,7 @@ public final class MegatronModel {
      * @throws IllegalArgumentException for a number of runs outside (0, 100]
      */
     public MegatronModel withLevelPriorRuns(double runs) {
-        return new MegatronModel(c, interval, expertInterval, runs, revision);
+        return new MegatronModel(c, interval, expertInterval, runs, revision, biases);
     }
 
     /**
@@ -218,7 +231,25 @@ public final class MegatronModel {
 
     /** A copy whose coefficients are taken as fitted to revision {@code value} of the formulas. */
     MegatronModel withRevision(int value) {
-        return new MegatronModel(c, interval, expertInterval, levelPriorRuns, value);
+        return new MegatronModel(c, interval, expertInterval, levelPriorRuns, value, biases);
+    }
+
+    /**
+     * The biases its fit left on its own runs of one architecture on one GPU, the larger first ({@link FittedBias}:
+     * said by the predictions of such jobs, not corrected); none for a model not fitted on runs.
+     */
+    public List<FittedBias> biases() {
+        return biases;
+    }
+
+    /** A copy with these biases of its fit ({@link #biases()}). */
+    public MegatronModel withBiases(List<FittedBias> value) {
+        return new MegatronModel(c, interval, expertInterval, levelPriorRuns, revision, value);
+    }
+
+    /** What a prediction of a job says of the bias its fit left on such jobs, if any ({@link FittedBias#note}). */
+    public Optional<String> biasNote(org.scaledl.workload.Workload w) {
+        return FittedBias.noteFor(biases, w);
     }
 
     /**
@@ -402,6 +433,9 @@ public final class MegatronModel {
             o.put(LEVEL_PRIOR_KEY, levelPriorRuns);
         }
         o.put(REVISION_KEY, revision);
+        if (!biases.isEmpty()) {
+            biases.forEach(b -> o.withArray(BIASES_KEY).add(b.toJson()));
+        }
         return o;
     }
 
@@ -419,7 +453,7 @@ public final class MegatronModel {
         for (java.util.Iterator<String> it = o.fieldNames(); it.hasNext();) {
             String key = it.next();
             if (key.equals("interval_log_ratios") || key.equals("expert_interval_log_ratios")
-                    || key.equals(LEVEL_PRIOR_KEY) || key.equals(REVISION_KEY)) {
+                    || key.equals(LEVEL_PRIOR_KEY) || key.equals(REVISION_KEY) || key.equals(BIASES_KEY)) {
                 continue;
             }
             ExecutionTerm t = ExecutionTerm.byKey(key).orElseThrow(() -> InvalidInputException.of("megatron."
@@ -473,8 +507,19 @@ public final class MegatronModel {
         double level = o.has(LEVEL_PRIOR_KEY)
                 ? Fields.inRange(o.get(LEVEL_PRIOR_KEY), "megatron." + LEVEL_PRIOR_KEY, 1e-3, MAX_LEVEL_PRIOR_RUNS)
                 : DEFAULT_LEVEL_PRIOR_RUNS;
+        List<FittedBias> biases = new java.util.ArrayList<>();
+        if (o.has(BIASES_KEY)) {
+            JsonNode b = o.get(BIASES_KEY);
+            if (!b.isArray() || b.size() > MAX_BIASES) {
+                throw InvalidInputException.of("megatron." + BIASES_KEY + " must be a list of at most " + MAX_BIASES
+                        + " biases");
+            }
+            for (int i = 0; i < b.size(); i++) {
+                biases.add(FittedBias.fromJson(b.get(i), "megatron." + BIASES_KEY + "[" + i + "]"));
+            }
+        }
         return new MegatronModel(c, iv, o.has("expert_interval_log_ratios")
-                ? readInterval(o, "expert_interval_log_ratios") : iv.clone(), level, revision);
+                ? readInterval(o, "expert_interval_log_ratios") : iv.clone(), level, revision, biases);
     }
 
     private static double[] readInterval(JsonNode o, String key) {
@@ -487,7 +532,7 @@ public final class MegatronModel {
     public boolean equals(Object o) {
         return o instanceof MegatronModel m && Arrays.equals(m.c, c) && Arrays.equals(m.interval, interval)
                 && Arrays.equals(m.expertInterval, expertInterval) && m.levelPriorRuns == levelPriorRuns
-                && m.revision == revision;
+                && m.revision == revision && m.biases.equals(biases);
     }
 
     @Override

@@ -9,11 +9,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
+import org.scaledl.Digests;
 import org.scaledl.InvalidInputException;
 import org.scaledl.JsonTrees;
 
@@ -175,17 +172,13 @@ public record Envelope(String format, int version, JsonNode body) {
         return e.body();
     }
 
-    /** The hex SHA-256 of a text's UTF-8 bytes. */
+    /** The hex SHA-256 of a text's UTF-8 bytes ({@link Digests#sha256(String)}). */
     public static String sha256(String text) {
-        return sha256(text.getBytes(StandardCharsets.UTF_8));
+        return Digests.sha256(text);
     }
 
-    /** The hex SHA-256 of bytes. */
+    /** The hex SHA-256 of bytes ({@link Digests#sha256(byte[])}). */
     public static String sha256(byte[] bytes) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is required by every Java platform", e);
-        }
+        return Digests.sha256(bytes);
     }
 }
