@@ -286,7 +286,8 @@ public final class DeviceCatalog {
      * form factor the catalog does not know (a generation's physics then does not apply: no tensor memory
      * accelerator, a transposed copy of per-tensor FP8 tensors; an unknown board is not a PCIe card), a GPU with 8-bit
      * units whose architecture is not given, a board power below any GPU's (kW written as W: its long products were
-     * capped six times slower) and an NVLink slower than the row's PCIe or than 10 GB/s (TB/s written as GB/s).
+     * capped six times slower), an NVLink slower than the row's PCIe or than 10 GB/s (TB/s written as GB/s) or faster
+     * than 1,800 GB/s (Gb/s written as GB/s) and a network a GPU beyond 1 to 1,600 Gb/s (a node's figure).
      */
     private static void warnDescription(CsvTable t, int r, Device d, String link, boolean eightBit) {
         String who = InvalidInputException.printable(d.name(), 60);
@@ -322,8 +323,39 @@ public final class DeviceCatalog {
                     "%.3g", linkGBps), who, InvalidInputException.printable(link, 20), linkGBps < pcie
                     ? "its PCIe's " + String.format(java.util.Locale.ROOT, "%.3g", pcie) + " GB/s"
                     : "any NVLink's (" + String.format(java.util.Locale.ROOT, "%.0f", MIN_NVLINK_GBPS) + " GB/s)");
+        } else if (link.matches("(?i)nvlink.*") && linkGBps > MAX_NVLINK_GBPS) {
+            LOG.warn("{}:{}: link_GBps {} of '{}' ({}) is above any NVLink's ({} GB/s a GPU, one direction): Gb/s "
+                    + "written as GB/s ({} GB/s)? Its collectives are predicted at it", t.source(), t.line(r),
+                    String.format(java.util.Locale.ROOT, "%.4g", linkGBps), who,
+                    InvalidInputException.printable(link, 20), String.format(java.util.Locale.ROOT, "%.0f",
+                            MAX_NVLINK_GBPS), String.format(java.util.Locale.ROOT, "%.4g", linkGBps / 8));
+        }
+        double network = d.platform().networkGbpsPerGpu();
+        if (network > MAX_NETWORK_GBPS_PER_GPU || network > 0 && network < MIN_NETWORK_GBPS_PER_GPU) {
+            int node = Math.max(1, d.platform().gpusPerNode());
+            LOG.warn("{}:{}: network_Gbps_per_gpu {} of '{}' is {} any GPU's network ({} to {} Gb/s a GPU): {} Its "
+                    + "collectives between nodes are predicted at it", t.source(), t.line(r),
+                    String.format(java.util.Locale.ROOT, "%.4g", network), who, network > MAX_NETWORK_GBPS_PER_GPU
+                            ? "above" : "below", String.format(java.util.Locale.ROOT, "%.0f",
+                            MIN_NETWORK_GBPS_PER_GPU), String.format(java.util.Locale.ROOT, "%.0f",
+                            MAX_NETWORK_GBPS_PER_GPU), network > MAX_NETWORK_GBPS_PER_GPU ? "a node's figure ("
+                            + node + " GPUs a node: " + String.format(java.util.Locale.ROOT, "%.4g", network / node)
+                            + " a GPU)?" : "GB/s or TB/s for Gb/s, or a node's shared by many GPUs?");
         }
     }
+
+    /**
+     * Above any NVLink's bandwidth a GPU, one direction, GB/s: NVLink 5's 900 twice over (a figure in Gb/s is 8 times
+     * its GB/s).
+     */
+    static final double MAX_NVLINK_GBPS = 1800;
+    /**
+     * Above any scale-out network a GPU, Gb/s: ConnectX-8's 800 twice over (a node's eight adapters written for one
+     * GPU's are 8 times it).
+     */
+    static final double MAX_NETWORK_GBPS_PER_GPU = 1600;
+    /** Below any scale-out network a GPU, Gb/s (10 Gb/s Ethernet a node of eight). */
+    static final double MIN_NETWORK_GBPS_PER_GPU = 1;
 
     /** Below any GPU board's power, W (a T4's is 70). */
     static final double MIN_BOARD_POWER_W = 25;

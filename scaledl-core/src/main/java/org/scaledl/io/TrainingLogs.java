@@ -228,6 +228,11 @@ public final class TrainingLogs {
     private static final Pattern STEP_TIMING_OTHER_UNIT = Pattern.compile(
             "train_step_timing in (?!s\\s*[:=])([A-Za-z]{1,12})\\s*[:=]\\s*[-+.\\d]");
     private static final Pattern ITERATION = Pattern.compile("\\biteration\\s+(\\d{1,18})\\s*/");
+    /** The iterations a Megatron line says its run has in all ({@code iteration 21/ 100}). */
+    private static final Pattern ITERATION_TOTAL = Pattern.compile(
+            "\\biteration\\s+\\d{1,18}\\s*/\\s*(\\d{1,18})\\b");
+    /** The samples a Megatron line says its run has consumed ({@code consumed samples: 2688}). */
+    private static final Pattern CONSUMED = Pattern.compile("\\bconsumed samples:\\s*(\\d{1,18})\\b");
     /**
      * A tqdm progress bar's count: {@code | 10/100 [} with a total, {@code 10it [} without (Lightning's bar),
      * {@code Epoch 0 10/100,} (a NeMo bar format without the bar).
@@ -866,6 +871,18 @@ public final class TrainingLogs {
                     iterationWidths.merge(line.length(), 1, Integer::sum);
                     if (bare) {
                         bareAt.putIfAbsent(line.length(), lineNo);
+                    }
+                    if (elapsed) {
+                        // Megatron's own counts: the run's iterations in all and the samples consumed, which a
+                        // restart's lines numbered on from the last (or another run's lines) contradict
+                        Matcher total = ITERATION_TOTAL.matcher(line);
+                        if (total.find()) {
+                            cur.total(Long.parseLong(total.group(1)), lineNo);
+                        }
+                        Matcher consumed = CONSUMED.matcher(line);
+                        if (consumed.find()) {
+                            cur.counted("consumed samples", Long.parseLong(consumed.group(1)), lineNo);
+                        }
                     }
                     if (!elapsed && !drawing) {
                         // (a bar's drawing numbers its step by the count: going back, refused as its iteration)
@@ -1515,6 +1532,25 @@ public final class TrainingLogs {
         /** The last step count and consumed samples its step lines say ({@link #STEP_COUNT}; -1: none yet). */
         long lastStep = -1;
         long lastConsumed = -1;
+        /** The iterations in all its Megatron lines say ({@code iteration N/M}'s M; -1: none yet), and where first. */
+        long total = -1;
+        int totalLine;
+
+        /**
+         * A Megatron line's iterations in all: every line of a run says the same, so another is another run's lines
+         * (a second job appended, numbered on), refused as a restart without its arguments.
+         */
+        void total(long value, int lineNo) {
+            if (total >= 0 && value != total) {
+                throw InvalidInputException.atLine(source, lineNo, "iteration N/" + value + " after lines of N/" + total
+                        + " (line " + totalLine + "): another run's lines, numbered on from this one's; the run starts "
+                        + "again without its arguments (split the log, or keep one run's lines)");
+            }
+            if (total < 0) {
+                total = value;
+                totalLine = lineNo;
+            }
+        }
         /** The iteration lines that diverged ({@link #DIVERGED}), and those that skipped their update. */
         final List<Integer> diverged = new ArrayList<>();
         final List<Integer> skipped = new ArrayList<>();
@@ -1718,10 +1754,12 @@ public final class TrainingLogs {
                 if (x == ms[n - 1] && batch == batches[n - 1]) {
                     return;
                 }
-                throw InvalidInputException.atLine(source, lineNo, "iteration " + iteration + " again, "
-                        + CsvTable.plain(round(x)) + " ms here but " + CsvTable.plain(round(ms[n - 1])) + " ms at "
-                        + "line " + lines[n - 1] + ": two runs' lines mixed in one log? (split the log, or keep one "
-                        + "run's lines)");
+                // (what differs is said: the time, else the global batch)
+                throw InvalidInputException.atLine(source, lineNo, "iteration " + iteration + " again, " + (x
+                        != ms[n - 1] ? CsvTable.plain(round(x)) + " ms here but " + CsvTable.plain(round(ms[n - 1]))
+                        + " ms" : "global batch " + batch + " here but " + batches[n - 1]) + " at line "
+                        + lines[n - 1] + ": two runs' lines mixed in one log? (split the log, or keep one run's "
+                        + "lines)");
             }
             if (redrawn) {
                 // a progress bar redraws a step as its figures arrive (the count first, then the step's own time):
@@ -1759,8 +1797,9 @@ public final class TrainingLogs {
             long last = step ? lastStep : lastConsumed;
             if (value < last) {
                 throw InvalidInputException.atLine(source, lineNo, what + " " + value + " after " + last + ": "
-                        + "Lightning's count never goes back within a run, not even at a new epoch; the run starts "
-                        + "again without its arguments (split the log, or keep one run's lines)");
+                        + (what.equals("consumed samples") ? "Megatron's count never goes back within a run"
+                        : "Lightning's count never goes back within a run, not even at a new epoch") + "; the run "
+                        + "starts again without its arguments (split the log, or keep one run's lines)");
             }
             if (step) {
                 lastStep = value;

@@ -383,6 +383,14 @@ public final class HuggingFaceConfig {
                         + "or null: " + Reader.clip(rs));
             }
             positiveFactor(r, key, rs);
+            String ropeType = rs.path("rope_type").asText(rs.path("type").asText(""));
+            if (!ropeType.isEmpty() && !ROPE_TYPES.contains(ropeType)) {
+                // transformers refuses a type it has no initialiser for; its factor still extends the context read
+                r.say("{}: {}'s type '{}' is none transformers knows ({}): a slip? The rotary scaling changes no "
+                        + "cost; its factor times original_max_position_embeddings, where given, is the context the "
+                        + "sequence is checked against", r.source(), key, printable(ropeType), String.join(", ",
+                                ROPE_TYPES));
+            }
             for (java.util.Iterator<java.util.Map.Entry<String, JsonNode>> it = rs.fields(); it.hasNext();) {
                 java.util.Map.Entry<String, JsonNode> e = it.next();
                 if (e.getValue().isObject()) {
@@ -398,6 +406,14 @@ public final class HuggingFaceConfig {
                     + "share of a head that is rotated): " + Reader.clip(partial));
         }
     }
+
+    /**
+     * The rotary scalings transformers has an initialiser for ({@code ROPE_INIT_FUNCTIONS}, with {@code default}),
+     * the older names it maps to them ({@code su}: LongRoPE; {@code dynamic}'s NTK) and multimodal rotary types that
+     * scale nothing ({@code mrope}), and Gemma 4's {@code proportional}.
+     */
+    private static final java.util.List<String> ROPE_TYPES = java.util.List.of("default", "linear", "dynamic", "yarn",
+            "longrope", "llama3", "su", "mrope", "proportional");
 
     /**
      * The supported model type a class name ({@code Qwen3MoeForCausalLM}) begins with, the longest such: empty where
@@ -1023,7 +1039,11 @@ public final class HuggingFaceConfig {
             bl.add(moe ? Block.moe() : Block.dense(ffn));
         }
         int topK = r.topK("num_experts_per_tok", 8, experts, "n_routed_experts");
+        // (checked as given; a model whose layers are all dense routes no token: no groups to keep)
         int[] routing = routingGroups(r, experts, topK);
+        if (bl.stream().noneMatch(x -> x.ffn() == Block.Ffn.MOE)) {
+            routing = new int[] {0, 0};
+        }
         boolean sparse = type.equals("deepseek_v32") || glm || r.has("index_topk") && !r.isNull("index_topk");
         java.util.Optional<TransformerSpec.Dsa> dsa = java.util.Optional.empty();
         if (sparse) {

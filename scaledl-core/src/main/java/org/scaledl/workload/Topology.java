@@ -229,8 +229,8 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
      * its bandwidth per GPU (a node of other size has as many adapters as GPUs, as the catalog's network is per GPU;
      * a PCIe server keeps its node's). A topology with the node and the network given is no longer assumed.
      *
-     * @throws IllegalArgumentException for a domain smaller than the node, or a domain given that is no whole number of
-     *         nodes
+     * @throws IllegalArgumentException for a domain smaller than the node, or a domain (given, or the device's rack
+     *         kept) that is no whole number of nodes
      */
     public Topology with(Optional<Integer> gpus, Optional<Double> networkGbps, Optional<Integer> domain) {
         java.util.Objects.requireNonNull(gpus, "gpus");
@@ -247,9 +247,13 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
                 : Math.max(nvlinkDomain, node));
         if (link != Link.PCIE) {
             // a domain given joins whole nodes (an NVL72 rack kept while a node is taken to be of another size stays)
+            // (the device's rack kept over nodes it cannot be made of is refused as a domain given would be, saying
+            // how to give one: it was kept, and contradicted by the same domain typed)
             Optional<String> problem = domainProblem(d, node);
-            if (problem.isPresent() && (d < node || domain.isPresent())) {
-                throw new IllegalArgumentException(problem.get());
+            if (problem.isPresent()) {
+                throw new IllegalArgumentException(problem.get() + (domain.isPresent() || d < node ? ""
+                        : " (the device's standard NVLink domain, kept: give the domain of these nodes, e.g. "
+                        + largestWholeNodes(d, node) + ", or " + node + " for none across nodes)"));
             }
         } else if (domain.isPresent() && domain.get() != node) {
             // (it was dropped without a word)
@@ -263,6 +267,11 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
                 + "Gb/s a node): give the network's bandwidth", node, interNodeGbps / gpusPerNode, MAX_GBPS * 8);
         return new Topology(node, link, intraNodeGBps, network, interNodeLatencyUs,
                 assumed && (gpus.isEmpty() || networkGbps.isEmpty()), link == Link.PCIE ? node : d);
+    }
+
+    /** The most GPUs, at most {@code domain}, that whole nodes of {@code node} make (at least one node). */
+    private static int largestWholeNodes(int domain, int node) {
+        return Math.max(node, domain / node * node);
     }
 
     /** This topology with the node's size and network replaced (see {@link #with(Optional, Optional, Optional)}). */

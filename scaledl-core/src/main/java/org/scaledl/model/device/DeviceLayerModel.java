@@ -734,8 +734,11 @@ public final class DeviceLayerModel implements org.scaledl.model.exec.DeviceLaye
     public static DeviceLayerModel read(JsonNode body) {
         int features = body.path("features").asInt(-1);
         if (features != FEATURES && features != V2_FEATURES && features != V1_FEATURES) {
-            throw InvalidInputException.of("the model has " + body.path("features") + " features per layer, this "
-                + "library " + FEATURES + "; refit the model");
+            // (a body without the field, another kind's, says so: its count was printed blank)
+            throw InvalidInputException.of(body.has("features") ? "the model has " + InvalidInputException.printable(
+                    body.get("features").toString(), 40) + " features per layer, this library " + FEATURES
+                    + "; refit the model" : "the model's layer costs give no \"features\" (a device model's "
+                    + "layer_cost has them: is the file another kind of model, edited?); refit the model");
         }
         double[] codes = ordinalCodes();
         JsonNode fc = body.path("family_codes");
