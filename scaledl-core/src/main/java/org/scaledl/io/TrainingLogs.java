@@ -872,9 +872,10 @@ public final class TrainingLogs {
                     if (bare) {
                         bareAt.putIfAbsent(line.length(), lineNo);
                     }
-                    if (elapsed) {
+                    if (elapsed && !(iteration >= 0 && iteration < cur.lastIteration)) {
                         // Megatron's own counts: the run's iterations in all and the samples consumed, which a
-                        // restart's lines numbered on from the last (or another run's lines) contradict
+                        // restart's lines numbered on from the last (or another run's lines) contradict (an
+                        // iteration going back is refused as such, below)
                         Matcher total = ITERATION_TOTAL.matcher(line);
                         if (total.find()) {
                             cur.total(Long.parseLong(total.group(1)), lineNo);

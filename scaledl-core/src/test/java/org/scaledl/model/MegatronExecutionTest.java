@@ -2,6 +2,7 @@ package org.scaledl.model;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
@@ -1581,10 +1582,14 @@ class MegatronExecutionTest {
         assertEquals(100, standard.with(Optional.of(1), Optional.of(100.0)).interNodeGbps(), 1e-9);
         Topology pcie = Topology.of(8, Topology.Link.PCIE, 32, 100);
         assertEquals(100, pcie.with(Optional.of(2), Optional.empty()).interNodeGbps(), 1e-9);
-        // an NVL72 rack stays the NVLink domain whatever a node is taken to be; an 8-GPU server's domain is its node
+        // an NVL72 rack stays the NVLink domain where a node taken to be of another size makes it up; over nodes it
+        // cannot be made of it is refused, as the same domain given is; an 8-GPU server's domain is its node
         Topology gb200 = Topology.assumedFor(DeviceCatalog.bundled().require("GB200"));
         assertEquals(72, gb200.nvlinkDomain());
-        assertEquals(72, gb200.with(Optional.of(16), Optional.empty()).nvlinkDomain());
+        assertEquals(72, gb200.with(Optional.of(8), Optional.empty()).nvlinkDomain());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> gb200.with(Optional.of(16), Optional.empty()));
+        assertTrue(e.getMessage().contains("e.g. 64, or 16 for none across nodes"), e.getMessage());
         assertEquals(16, standard.with(Optional.of(16), Optional.empty()).nvlinkDomain());
     }
 

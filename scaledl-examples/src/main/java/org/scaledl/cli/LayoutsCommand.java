@@ -220,7 +220,7 @@ final class LayoutsCommand implements Callable<Integer> {
             if (kept.isEmpty() && !all.isEmpty()) {
                 List<LayoutSearch.Layout> searchedLayouts = all;
                 throw new IllegalArgumentException("none of the " + all.size() + " layouts has " + constraints.stream()
-                        .map(c -> c.option() + " " + (c.degrees().size() == 1 ? c.degrees().get(0) : c.degrees()))
+                        .map(c -> c.option() + " " + c.degrees())
                         .collect(java.util.stream.Collectors.joining(" and ")) + ": the search's "
                         + constraints.stream().map(c -> c.noun() + (c.noun().equals("pipeline") ? " depths are " : " degrees are ")
                                 + c.searched(searchedLayouts) + c.why(graph)).collect(
@@ -384,8 +384,8 @@ final class LayoutsCommand implements Callable<Integer> {
         b.append(String.format(Locale.ROOT, "%d layouts (%d fit) searched in %.2f s%s%n", all.size(),
                 all.stream().filter(LayoutSearch.Layout::fits).count(), seconds, searched == all.size() ? ""
                         : String.format(Locale.ROOT, " (of %d, those of %s)", searched, constraints.stream()
-                                .map(c -> c.noun() + " " + (c.degrees().size() == 1 ? c.degrees().get(0)
-                                        : c.degrees())).collect(java.util.stream.Collectors.joining(" and ")))));
+                                .map(c -> c.noun() + " " + c.degrees()).collect(java.util.stream.Collectors
+                                        .joining(" and ")))));
         if (withRoom >= 0) {
             LayoutSearch.Layout l = all.get(withRoom);
             b.append(String.format(Locale.ROOT, "the first fills %.1f of %.1f GiB; the best leaving %.0f %% of the "

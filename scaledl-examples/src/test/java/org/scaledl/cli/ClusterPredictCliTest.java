@@ -1061,7 +1061,7 @@ class ClusterPredictCliTest {
                 .toString(), "--seq", "4096", "--gpus", "8", "--global-batch", "64", "--device", "B200",
                 "--expert", "2");
         assertEquals(Main.USAGE, dense.code());
-        assertTrue(dense.err().contains("has --expert 2: the search's expert degrees are [1] (the model has no routed "
+        assertTrue(dense.err().contains("has --expert [2]: the search's expert degrees are [1] (the model has no routed "
                 + "experts)"), dense.err());
         // every option it hides is one it refuses, and the other way round
         Run all = MainTest.run("layouts", "--transformer", published().resolve("configs/llama3-8b/config.json")
@@ -1134,7 +1134,7 @@ class ClusterPredictCliTest {
                 "configs/llama3-70b/config.json").toString(), "--seq", "8192", "--gpus", "64", "--global-batch",
                 "128", "--device", "H100 SXM", "--precision", "bf16", "--tensor", "3");
         assertEquals(Main.USAGE, none.code());
-        assertTrue(none.err().contains("has --tensor 3: the search's tensor degrees are [1, 2, 4, 8]"), none.err());
+        assertTrue(none.err().contains("has --tensor [3]: the search's tensor degrees are [1, 2, 4, 8]"), none.err());
         // a job with room to spare says nothing of it
         Run roomy = MainTest.run("layouts", "--model", "gpu", "--transformer", published().resolve(
                 "configs/llama3-8b/config.json").toString(), "--seq", "4096", "--gpus", "8", "--global-batch", "64",

@@ -1,0 +1,166 @@
+package org.scaledl.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Round twenty-nine, hostile input round eleven and the keyboard: a GPU row's network or NVLink written in another
+ * unit is said at its line; the device's rack domain kept over nodes it cannot be made of is refused as a typed one
+ * is; an all-dense DeepSeek configuration is read as dense; a Megatron log's consumed samples or iterations in all
+ * that contradict one run are refused, and a repeated iteration names what differs; an unknown rotary type is said;
+ * one job read from several logs is one job in a calibration; a prediction says the bias the bundled model's fit
+ * left on its own runs of that model on that GPU.
+ */
+class RoundTwentyNineCliTest {
+    private static final Path REPO = HostileCliTest.repo();
+    private static final Path TRANSFORMERS = REPO.resolve("scaledl-core/src/test/resources/transformers");
+    private static final Path LOG = REPO.resolve("scaledl-core/src/test/resources/logs/megatron-llama3-8b.log");
+    private static final String HEADER = "name,architecture,form_factor,memory_GB,memory_bw_GBps,sms,boost_clock_MHz,"
+            + "l2_MB,fp32_vector_TFLOPS,bf16_TFLOPS,fp8_TFLOPS,link_kind,link_GBps,pcie_GBps,tdp_W,"
+            + "network_Gbps_per_gpu\n";
+
+    @TempDir
+    Path dir;
+
+    private static String row(String name, double linkGBps, double network) {
+        return name + ",Blackwell,SXM6,180,8000,148,1965,126,75,2250,4500,NVLink5," + linkGBps + ",63,1000," + network
+                + "\n";
+    }
+
+    @Test
+    void aGpuRowsNetworkOrNvlinkInAnotherUnitIsSaidAtItsLine() throws Exception {
+        Path devices = dir.resolve("mine.csv");
+        Files.writeString(devices, HEADER + row("Card A", 900, 400) + row("Card B", 7200, 400)
+                + row("Card C", 900, 3200) + row("Card D", 900, 0.4));
+        MainTest.Run r = MainTest.run("devices", "--devices", devices.toString(), "--json");
+        assertEquals(0, r.code(), r.err());
+        String err = r.err();
+        assertFalse(err.contains("mine.csv:2:"), err);
+        assertTrue(err.contains("mine.csv:3: link_GBps 7200 of 'Card B' (NVLink5) is above any NVLink's")
+                && err.contains("Gb/s written as GB/s (900.0 GB/s)?"), err);
+        assertTrue(err.contains("mine.csv:4: network_Gbps_per_gpu 3200 of 'Card C' is above any GPU's network")
+                && err.contains("a node's figure"), err);
+        assertTrue(err.contains("mine.csv:5: network_Gbps_per_gpu 0.4000 of 'Card D' is below any GPU's network"),
+                err);
+    }
+
+    @Test
+    void theDevicesRackKeptOverNodesItCannotBeMadeOfIsRefusedAsATypedOneIs() {
+        List<String> job = List.of("predict", "--model", "gpu", "--transformer", TRANSFORMERS.resolve("llama-3-70b")
+                .toString(), "--seq", "4096", "--batch", "1", "--precision", "bf16", "--gpus", "80", "--tensor", "8",
+                "--global-batch", "160", "--zero-stage", "1", "--device", "GB200");
+        MainTest.Run kept = MainTest.run(with(job, "--gpus-per-node", "5"));
+        assertEquals(2, kept.code(), kept.err());
+        assertTrue(kept.err().contains("an NVLink domain of 72 GPUs is no whole number of nodes of 5")
+                && kept.err().contains("the device's standard NVLink domain, kept: give the domain of these nodes, "
+                        + "e.g. 70, or 5 for none across nodes"), kept.err());
+        MainTest.Run typed = MainTest.run(with(job, "--gpus-per-node", "5", "--nvlink-domain", "72"));
+        assertEquals(kept.code(), typed.code(), typed.err());
+        // nodes the rack is made of keep it
+        MainTest.Run eight = MainTest.run(with(job, "--gpus-per-node", "8"));
+        assertEquals(0, eight.code(), eight.err());
+        assertTrue(eight.out().contains("NVLink domain of 72"), eight.out());
+        MainTest.Run domain = MainTest.run(with(job, "--gpus-per-node", "5", "--nvlink-domain", "70"));
+        assertEquals(0, domain.code(), domain.err());
+    }
+
+    private static String[] with(List<String> job, String... more) {
+        return java.util.stream.Stream.concat(job.stream(), java.util.Arrays.stream(more)).toArray(String[]::new);
+    }
+
+    @Test
+    void anAllDenseDeepSeekIsDenseAndAnUnknownRotaryTypeIsSaid() throws Exception {
+        String ds = Files.readString(TRANSFORMERS.resolve("deepseek-v3/config.json"));
+        Files.createDirectories(dir.resolve("dense"));
+        Files.writeString(dir.resolve("dense/config.json"), ds.replaceFirst("\"first_k_dense_replace\":\\s*3",
+                "\"first_k_dense_replace\": 61"));
+        MainTest.Run dense = MainTest.run("inspect", "--transformer", dir.resolve("dense").toString(), "--seq", "4096");
+        assertEquals(0, dense.code(), dense.err());
+        assertFalse(dense.out().contains("experts"), dense.out());
+        Path llama = TRANSFORMERS.resolve("llama-3.1-405b/config.json");
+        Files.createDirectories(dir.resolve("rope"));
+        String text = Files.readString(llama);
+        String foo = text.replaceFirst("\"rope_type\":\\s*\"llama3\"", "\"rope_type\": \"foo\"");
+        assertNotEquals(text, foo);
+        Files.writeString(dir.resolve("rope/config.json"), foo);
+        MainTest.Run rope = MainTest.run("inspect", "--transformer", dir.resolve("rope").toString(), "--seq", "4096");
+        assertEquals(0, rope.code(), rope.err());
+        assertTrue(rope.err().contains("rope_scaling's type 'foo' is none transformers knows"), rope.err());
+        MainTest.Run known = MainTest.run("inspect", "--transformer", llama.getParent().toString(), "--seq", "4096");
+        assertFalse(known.err().contains("none transformers knows"), known.err());
+    }
+
+    /** The test log with each of its iteration lines from the {@code from}-th rewritten. */
+    private Path log(String name, int from, java.util.function.UnaryOperator<String> edit) throws Exception {
+        List<String> lines = Files.readAllLines(LOG);
+        int seen = 0;
+        for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).contains("elapsed time per iteration") && ++seen >= from) {
+                lines.set(i, edit.apply(lines.get(i)));
+            }
+        }
+        Path out = dir.resolve(name);
+        Files.writeString(out, lines.stream().collect(Collectors.joining("\n", "", "\n")));
+        return out;
+    }
+
+    @Test
+    void aMegatronLogsCountsThatContradictOneRunAreRefused() throws Exception {
+        MainTest.Run ok = MainTest.run("runs", "--from-log", LOG.toString(), "--out", dir.resolve("ok.csv")
+                .toString());
+        assertEquals(0, ok.code(), ok.err());
+        // a restart's lines numbered on: the consumed samples start again
+        Path back = log("back.log", 21, l -> l.replaceFirst("consumed samples:\\s+\\d+", "consumed samples: 128"));
+        MainTest.Run b = MainTest.run("runs", "--from-log", back.toString(), "--out", dir.resolve("b.csv").toString());
+        assertEquals(1, b.code(), b.err());
+        assertTrue(b.err().contains("back.log:") && b.err().contains("consumed samples 128 after")
+                && b.err().contains("Megatron's count never goes back within a run"), b.err());
+        // another run's lines of another length appended
+        Path total = log("total.log", 21, l -> l.replaceFirst("/\\s+40 \\|", "/      80 |"));
+        MainTest.Run t = MainTest.run("runs", "--from-log", total.toString(), "--out", dir.resolve("t.csv")
+                .toString());
+        assertEquals(1, t.code(), t.err());
+        assertTrue(t.err().contains("iteration N/80 after lines of N/40"), t.err());
+    }
+
+    @Test
+    void oneJobReadFromSeveralLogsCalibratesAsOneJob() throws Exception {
+        java.util.List<String> args = new java.util.ArrayList<>(List.of("runs"));
+        for (int i = 1; i <= 8; i++) {
+            Path copy = dir.resolve("node" + i + ".log");
+            Files.copy(LOG, copy);
+            args.add("--from-log");
+            args.add(copy.toString());
+        }
+        args.addAll(List.of("--device", "H100 SXM", "--out", dir.resolve("runs.csv").toString()));
+        MainTest.Run runs = MainTest.run(args.toArray(String[]::new));
+        assertEquals(0, runs.code(), runs.err());
+        MainTest.Run cal = MainTest.run("fit", "--calibrate", "gpu", "--runs", dir.resolve("runs.csv").toString(),
+                "--out", dir.resolve("mine.sdl").toString());
+        assertEquals(0, cal.code(), cal.err());
+        assertTrue((cal.out() + cal.err()).contains("8 runs (1 job)"), cal.out() + cal.err());
+    }
+
+    @Test
+    void aPredictionSaysTheBiasTheBundledFitLeftOnThatModelOnThatGpu() {
+        List<String> job = List.of("predict", "--model", "gpu", "--transformer", TRANSFORMERS.resolve("deepseek-v3")
+                .toString(), "--seq", "4096", "--batch", "1", "--gpus", "256", "--pipeline", "16", "--expert", "8",
+                "--precision", "mxfp8", "--global-batch", "2048", "--zero-stage", "1");
+        MainTest.Run b200 = MainTest.run(with(job, "--device", "B200"));
+        assertEquals(0, b200.code(), b200.err());
+        assertTrue(b200.err().contains("of DeepSeek-V3 on NVIDIA B200 this model was fitted on are predicted")
+                && b200.err().contains("too fast on average"), b200.err());
+        MainTest.Run gb200 = MainTest.run(with(job, "--device", "GB200"));
+        assertEquals(0, gb200.code(), gb200.err());
+        assertFalse(gb200.err().contains("this model was fitted on are predicted"), gb200.err());
+    }
+}
