@@ -666,7 +666,8 @@ public final class DeviceCatalog {
     private static Device throwUnknown(String name, List<String> names) {
         throw InvalidInputException.of("unknown device '" + name + "'" + org.scaledl.Suggestions.closest(name,
                 names).map(s -> "; did you mean '" + s + "'?").orElse("") + " (scaledl devices lists the " + names.size()
-                + " GPUs of the catalog; --devices FILE adds your own)");
+                + " GPUs of the catalog; --devices FILE adds your own, in Java DeviceCatalog.bundled().with("
+                + "DeviceCatalog.read(file)))");
     }
 
     /** All devices, in file order. */
