@@ -494,11 +494,21 @@ public final class TrainingLogs {
      * @param device     the GPU name the log prints, if it prints one
      * @param config     a Hugging Face {@code config.json} (JSON text) built from the arguments; empty when the model
      *                   was given
+     * @param loggedEvery the iterations between two numbered iteration lines, as most of them are numbered (a
+     *                   Megatron line times their mean: its {@code log_interval}); 0 where the lines do not tell
      */
     public record Run(Path log, int index, int count, int line, Map<String, String> arguments, Job job,
-            double measuredMs, int iterations, int warmup, Optional<String> device, Optional<String> config) {
+            double measuredMs, int iterations, int warmup, Optional<String> device, Optional<String> config,
+            int loggedEvery) {
+        /** A run whose lines' numbering is not told ({@code loggedEvery} 0). */
+        public Run(Path log, int index, int count, int line, Map<String, String> arguments, Job job,
+                double measuredMs, int iterations, int warmup, Optional<String> device, Optional<String> config) {
+            this(log, index, count, line, arguments, job, measuredMs, iterations, warmup, device, config, 0);
+        }
+
         /** Copies. */
         public Run {
+            org.scaledl.Checks.argument(loggedEvery >= 0, "loggedEvery must be >= 0: %s", loggedEvery);
             java.util.Objects.requireNonNull(log, "log");
             java.util.Objects.requireNonNull(job, "job");
             java.util.Objects.requireNonNull(device, "device");
@@ -1533,6 +1543,16 @@ public final class TrainingLogs {
         /** The last step count and consumed samples its step lines say ({@link #STEP_COUNT}; -1: none yet). */
         long lastStep = -1;
         long lastConsumed = -1;
+        /** How many times each step between two numbered iteration lines occurs. */
+        final java.util.Map<Long, Integer> steps = new java.util.HashMap<>();
+
+        /** The step between numbered iteration lines most of them take (the smaller of a tie); 0 without any. */
+        int loggedEvery() {
+            return steps.entrySet().stream().max(java.util.Map.Entry.<Long, Integer>comparingByValue()
+                    .thenComparing(java.util.Map.Entry.comparingByKey(java.util.Comparator.reverseOrder())))
+                    .map(e -> (int) Math.min(Integer.MAX_VALUE, e.getKey())).orElse(0);
+        }
+
         /** The iterations in all its Megatron lines say ({@code iteration N/M}'s M; -1: none yet), and where first. */
         long total = -1;
         int totalLine;
@@ -1783,6 +1803,9 @@ public final class TrainingLogs {
             lines[n] = lineNo;
             bare[n] = bareLine;
             ms[n++] = x;
+            if (iteration >= 0 && lastIteration >= 0 && iteration > lastIteration) {
+                steps.merge(iteration - lastIteration, 1, Integer::sum);
+            }
             lastIteration = iteration;
             lastEpoch = epoch;
             lastDrawing = drawing;
@@ -2160,8 +2183,18 @@ public final class TrainingLogs {
             Map<String, String> arguments = new LinkedHashMap<>();
             args.forEach((key, v) -> arguments.put(key, v.text()));
             Optional<String> config = model == null ? Optional.of(config(which, job)) : Optional.empty();
+            int every = loggedEvery();
+            String interval = arguments.getOrDefault("log_interval", "").trim();
+            if (megatronLine > 0 && every > 0 && interval.matches("[0-9]{1,9}") && Integer.parseInt(interval) > 0
+                    && Integer.parseInt(interval) != every) {
+                // the arguments say one interval, the lines' numbers another: the lines are what was timed
+                LOG.warn("{}:{}: {}log_interval {} in the arguments, but the iteration lines are numbered every {} "
+                        + "iteration{}: each line is taken as the mean of {}", source, megatronLine, which, interval,
+                        every, every == 1 ? "" : "s", every == 1 ? "one iteration (its own time)" : every
+                                + " iterations");
+            }
             return new Run(Path.of(source), index, count, line, arguments, job, median, k, drop,
-                    Optional.ofNullable(device), config);
+                    Optional.ofNullable(device), config, every);
         }
 
         private Integer devicesTimesNodes() {

@@ -343,7 +343,9 @@ final class RunsCommand implements Callable<Integer> {
             csv.append(String.join(",", cells)).append('\n');
             if (!Main.quiet) {
                 // a Megatron line above log_interval 1 is the mean of that many iterations: its lines are counted
-                String interval = r.arguments().getOrDefault("log_interval", "1").trim();
+                // (as the lines are numbered, where they tell: the reader says an argument they contradict)
+                String interval = r.loggedEvery() > 0 ? Integer.toString(r.loggedEvery())
+                        : r.arguments().getOrDefault("log_interval", "1").trim();
                 boolean lines = interval.matches("[0-9]+") && !interval.matches("0*1") && !interval.matches("0+");
                 System.err.printf(Locale.ROOT, "scaledl: %s: median of %d %s%s%s (the first %d dropped as "
                         + "warm-up): %.1f ms on %d GPUs (%s)%n", shown(row), r.iterations(), lines

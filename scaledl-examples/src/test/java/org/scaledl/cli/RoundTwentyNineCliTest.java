@@ -133,6 +133,23 @@ class RoundTwentyNineCliTest {
     }
 
     @Test
+    void aLogIntervalTheLinesContradictIsSaidAndTheLinesAreCounted() throws Exception {
+        Path ten = dir.resolve("ten.log");
+        Files.writeString(ten, Files.readString(LOG).replaceFirst("log_interval \\.+ 1\n",
+                "log_interval .................................... 10\n"));
+        assertTrue(Files.readString(ten).contains("log_interval .................................... 10"));
+        MainTest.Run r = MainTest.run("runs", "--from-log", ten.toString(), "--out", dir.resolve("t.csv").toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("log_interval 10 in the arguments, but the iteration lines are numbered every 1 "
+                + "iteration: each line is taken as the mean of one iteration"), r.err());
+        assertTrue(r.err().contains("median of 30 iterations"), r.err());
+        assertEquals(1, org.scaledl.io.TrainingLogs.read(ten, 10).get(0).loggedEvery());
+        MainTest.Run one = MainTest.run("runs", "--from-log", LOG.toString(), "--out", dir.resolve("o.csv")
+                .toString());
+        assertFalse(one.err().contains("log_interval"), one.err());
+    }
+
+    @Test
     void oneJobReadFromSeveralLogsCalibratesAsOneJob() throws Exception {
         java.util.List<String> args = new java.util.ArrayList<>(List.of("runs"));
         for (int i = 1; i <= 8; i++) {
