@@ -893,6 +893,7 @@ public final class TrainingLogs {
                         Matcher consumed = CONSUMED.matcher(line);
                         if (consumed.find()) {
                             cur.counted("consumed samples", Long.parseLong(consumed.group(1)), lineNo);
+                            cur.consumedStep(iteration, Long.parseLong(consumed.group(1)), batch, lineNo);
                         }
                     }
                     if (!elapsed && !drawing) {
@@ -1543,6 +1544,40 @@ public final class TrainingLogs {
         /** The last step count and consumed samples its step lines say ({@link #STEP_COUNT}; -1: none yet). */
         long lastStep = -1;
         long lastConsumed = -1;
+        /** The last Megatron line's iteration and consumed samples (-1: none yet) for {@link #consumedStep}. */
+        long consumedIteration = -1;
+        long consumedAt = -1;
+        /** The Megatron lines whose consumed samples grew by other than their iterations times their batch. */
+        int consumedOff;
+        int consumedChecked;
+        int consumedFirstOff;
+        String consumedSeen = "";
+
+        /**
+         * A Megatron line's consumed samples against the line before's: they grow by the iterations between the two
+         * times the global batch the line says (a ramp-up's batch grows between lines, so a line after one of another
+         * batch is not compared).
+         */
+        void consumedStep(long iteration, long consumed, long batch, int lineNo) {
+            if (iteration > consumedIteration && consumedIteration >= 0 && consumedAt >= 0 && batch > 0
+                    && (n == 0 || batches[n - 1] == batch)) {
+                consumedChecked++;
+                long expected = (iteration - consumedIteration) * batch;
+                if (consumed - consumedAt != expected) {
+                    if (consumedOff++ == 0) {
+                        consumedFirstOff = lineNo;
+                        consumedSeen = (consumed - consumedAt) + " over " + (iteration - consumedIteration)
+                                + " iteration" + (iteration - consumedIteration == 1 ? "" : "s") + " of global batch "
+                                + batch;
+                    }
+                }
+            }
+            if (iteration >= 0) {
+                consumedIteration = iteration;
+                consumedAt = consumed;
+            }
+        }
+
         /** How many times each step between two numbered iteration lines occurs. */
         final java.util.Map<Long, Integer> steps = new java.util.HashMap<>();
 
@@ -2183,6 +2218,13 @@ public final class TrainingLogs {
             Map<String, String> arguments = new LinkedHashMap<>();
             args.forEach((key, v) -> arguments.put(key, v.text()));
             Optional<String> config = model == null ? Optional.of(config(which, job)) : Optional.empty();
+            if (consumedOff > consumedChecked / 2 && consumedOff > 0) {
+                // the lines' own counts disagree with their batch: one of the two is not the run's
+                LOG.warn("{}:{}: {}the consumed samples of {} of {} iteration lines grow by other than their "
+                        + "iterations times their global batch (first: {}): the batch the lines say, or their "
+                        + "numbering, is not the run's (the time is taken as the job's global batch's)", source,
+                        consumedFirstOff, which, consumedOff, consumedChecked, consumedSeen);
+            }
             int every = loggedEvery();
             String interval = arguments.getOrDefault("log_interval", "").trim();
             if (megatronLine > 0 && every > 0 && interval.matches("[0-9]{1,9}") && Integer.parseInt(interval) > 0

@@ -130,6 +130,15 @@ class RoundTwentyNineCliTest {
                 .toString());
         assertEquals(1, t.code(), t.err());
         assertTrue(t.err().contains("iteration N/80 after lines of N/40"), t.err());
+        // consumed samples growing by half the batch the lines say: said, the run read
+        int[] k = {0};
+        Path half = log("half.log", 1, l -> l.replaceFirst("consumed samples:\\s+\\d+", "consumed samples: "
+                + (64 * ++k[0])));
+        MainTest.Run h = MainTest.run("runs", "--from-log", half.toString(), "--out", dir.resolve("h.csv").toString());
+        assertEquals(0, h.code(), h.err());
+        assertTrue(h.err().contains("grow by other than their iterations times their global batch (first: 64 over 1 "
+                + "iteration of global batch 128)"), h.err());
+        assertFalse(ok.err().contains("grow by other than"), ok.err());
     }
 
     @Test
