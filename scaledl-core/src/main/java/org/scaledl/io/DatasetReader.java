@@ -203,10 +203,15 @@ public final class DatasetReader {
         return new Dataset(dir.getFileName() == null ? dir.toString() : dir.getFileName().toString(), samples);
     }
 
+    /** The keys {@link #machine} reads. */
+    private static final java.util.List<String> MACHINE_KEYS = java.util.List.of("name", "cpu", "cpus", "avx512",
+            "avx2", "l2", "clock_mhz", "memory_bandwidth_gbps");
+
     /**
      * The machine a dataset was measured on, from its {@code machine.json}: {@code name} (else {@code cpu}) names it,
      * {@code cpus} its cores, {@code avx512} / {@code avx2} its vector width, {@code l2} (lscpu's "4 MiB (2
-     * instances)": the total) its L2, {@code clock_mhz} and {@code memory_bandwidth_gbps} where known. Empty when
+     * instances)": the total) its L2, {@code clock_mhz} and {@code memory_bandwidth_gbps} where known (a key that looks
+     * like a misspelling of one of these is said; other keys, as the companion writes, are not read). Empty when
      * there is no such file.
      *
      * @throws InvalidInputException naming the file and the field for malformed JSON, a missing name or core count,
@@ -228,6 +233,14 @@ public final class DatasetReader {
         if (m == null || !m.isObject()) {
             throw InvalidInputException.inSource(source, "not a machine description: " + (m == null || m.isMissingNode()
                     ? "the file is empty" : "expected a JSON object") + " (as the companion's machine command writes)");
+        }
+        // the companion writes more than is read (the host, the kernel, the library versions, the GPUs): a key that
+        // looks like a misspelling of one read is said, as it would be dropped
+        for (java.util.Iterator<String> it = m.fieldNames(); it.hasNext();) {
+            String key = it.next();
+            org.scaledl.Suggestions.misspelt(key, MACHINE_KEYS).ifPresent(k -> LOG.warn("{}: \"{}\" is not read "
+                    + "(did you mean \"{}\"?): the machine is described without it", source,
+                    InvalidInputException.printable(key, 40), k));
         }
         String name = text(m, "name", source).or(() -> text(m, "cpu", source)).orElse("");
         if (name.isBlank()) {

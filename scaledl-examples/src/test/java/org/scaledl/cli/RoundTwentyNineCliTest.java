@@ -159,6 +159,21 @@ class RoundTwentyNineCliTest {
     }
 
     @Test
+    void aMachineKeyThatLooksMisspeltIsSaidAndTheCompanionsOthersAreNot() throws Exception {
+        Path ds = dir.resolve("ds");
+        MainTest.smallDataset(ds);
+        Files.writeString(ds.resolve("machine.json"), "{\"name\": \"m\", \"cpus\": 2, \"clock_MHz\": 2000, "
+                + "\"memory_bandwith_gbps\": 40, \"l3\": \"32 MiB\", \"kernel\": \"6.1\", \"torch\": \"1.13\"}");
+        MainTest.Run r = MainTest.run("fit", "--data", ds.toString(), "--out", dir.resolve("x.sdl").toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("\"clock_MHz\" is not read (did you mean \"clock_mhz\"?)"), r.err());
+        assertTrue(r.err().contains("\"memory_bandwith_gbps\" is not read (did you mean "
+                + "\"memory_bandwidth_gbps\"?)"), r.err());
+        assertFalse(r.err().contains("\"l3\"") || r.err().contains("\"kernel\"") || r.err().contains("\"torch\""),
+                r.err());
+    }
+
+    @Test
     void oneJobReadFromSeveralLogsCalibratesAsOneJob() throws Exception {
         java.util.List<String> args = new java.util.ArrayList<>(List.of("runs"));
         for (int i = 1; i <= 8; i++) {
