@@ -854,7 +854,7 @@ public final class TrainingLogs {
                     // "global_batch_size: N"
                     Matcher gb = elapsed ? ITERATION_BATCH.matcher(line)
                             : STEP_BATCH.matcher(line).region(from, line.length());
-                    long batch = line.contains(elapsed ? "global batch size" : "global_batch_size") && gb.find()
+                    long said = line.contains(elapsed ? "global batch size" : "global_batch_size") && gb.find()
                             ? (elapsed ? iterationBatch(gb.group(1), source, lineNo) : Long.parseLong(gb.group(1)))
                             : -1;
                     // NeMo 2 / Lightning number the steps within an epoch: they start again each epoch
@@ -882,6 +882,9 @@ public final class TrainingLogs {
                     if (bare) {
                         bareAt.putIfAbsent(line.length(), lineNo);
                     }
+                    // a Megatron line that does not say its batch has it from its consumed samples (a ramp-up's
+                    // steps are then told from the job's)
+                    long derived = -1;
                     if (elapsed && !(iteration >= 0 && iteration < cur.lastIteration)) {
                         // Megatron's own counts: the run's iterations in all and the samples consumed, which a
                         // restart's lines numbered on from the last (or another run's lines) contradict (an
@@ -893,7 +896,7 @@ public final class TrainingLogs {
                         Matcher consumed = CONSUMED.matcher(line);
                         if (consumed.find()) {
                             cur.counted("consumed samples", Long.parseLong(consumed.group(1)), lineNo);
-                            cur.consumedStep(iteration, Long.parseLong(consumed.group(1)), batch, lineNo);
+                            derived = cur.consumedStep(iteration, Long.parseLong(consumed.group(1)), said, lineNo);
                         }
                     }
                     if (!elapsed && !drawing) {
@@ -908,6 +911,7 @@ public final class TrainingLogs {
                     } else if (SKIPPED.matcher(line).find()) {
                         cur.skipped.add(lineNo);
                     }
+                    long batch = said >= 0 ? said : derived;
                     cur.iteration(elapsed ? e.group(1) : t.group(1), elapsed ? 1 : 1000, iteration, epoch, batch,
                             drawing, bare, lineNo);
                     continue;
@@ -1547,6 +1551,8 @@ public final class TrainingLogs {
         /** The last Megatron line's iteration and consumed samples (-1: none yet) for {@link #consumedStep}. */
         long consumedIteration = -1;
         long consumedAt = -1;
+        /** The batch the last line's consumed samples gave it ({@link #consumedStep}; -1: none). */
+        long lastDerived = -1;
         /** The Megatron lines whose consumed samples grew by other than their iterations times their batch. */
         int consumedOff;
         int consumedChecked;
@@ -1556,9 +1562,21 @@ public final class TrainingLogs {
         /**
          * A Megatron line's consumed samples against the line before's: they grow by the iterations between the two
          * times the global batch the line says (a ramp-up's batch grows between lines, so a line after one of another
-         * batch is not compared).
+         * batch is not compared). A line that says no batch ({@code batch} -1) has the batch they grew by, where each
+         * iteration since the line before can have run it alike (-1 otherwise, and for a line that says one).
          */
-        void consumedStep(long iteration, long consumed, long batch, int lineNo) {
+        long consumedStep(long iteration, long consumed, long batch, int lineNo) {
+            if (batch < 0 && iteration == consumedIteration && consumed == consumedAt) {
+                // the same line again (a log copied twice): the same batch
+                return lastDerived;
+            }
+            long derived = -1;
+            if (batch < 0 && iteration > consumedIteration && consumedIteration >= 0 && consumedAt >= 0
+                    && consumed > consumedAt && (consumed - consumedAt) % (iteration - consumedIteration) == 0) {
+                // the batch the iterations since the line before ran, each alike
+                derived = (consumed - consumedAt) / (iteration - consumedIteration);
+            }
+            lastDerived = derived;
             if (iteration > consumedIteration && consumedIteration >= 0 && consumedAt >= 0 && batch > 0
                     && (n == 0 || batches[n - 1] == batch)) {
                 consumedChecked++;
@@ -1576,6 +1594,7 @@ public final class TrainingLogs {
                 consumedIteration = iteration;
                 consumedAt = consumed;
             }
+            return derived;
         }
 
         /** How many times each step between two numbered iteration lines occurs. */

@@ -142,6 +142,24 @@ class RoundTwentyNineCliTest {
     }
 
     @Test
+    void aRampUpIsToldFromTheConsumedSamplesWhereTheLinesSayNoBatch() throws Exception {
+        // lines without their global batch, the first 15 iterations at 64 a step (a ramp-up), then 128
+        long[] consumed = {0};
+        int[] k = {0};
+        Path ramp = log("ramp.log", 1, l -> {
+            consumed[0] += ++k[0] <= 15 ? 64 : 128;
+            return l.replaceFirst("consumed samples:\\s+\\d+", "consumed samples: " + consumed[0])
+                    .replaceFirst("\\| global batch size:\\s+\\d+ ", "");
+        });
+        assertFalse(Files.readString(ramp).contains("global batch size:"));
+        MainTest.Run r = MainTest.run("runs", "--from-log", ramp.toString(), "--out", dir.resolve("r.csv").toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("6 of 30 iteration lines after warm-up left out of the median")
+                && r.err().contains("ran a global batch of 64 (a batch-size ramp-up)"), r.err());
+        assertTrue(r.err().contains("median of 24 iterations"), r.err());
+    }
+
+    @Test
     void aLogIntervalTheLinesContradictIsSaidAndTheLinesAreCounted() throws Exception {
         Path ten = dir.resolve("ten.log");
         Files.writeString(ten, Files.readString(LOG).replaceFirst("log_interval \\.+ 1\n",
