@@ -73,6 +73,25 @@ class RoundTwentyNineCliTest {
         assertEquals(0, domain.code(), domain.err());
     }
 
+    @Test
+    void aNodesNetworkNoFasterThanOneStandardAdapterIsSaid() {
+        List<String> job = List.of("predict", "--model", "gpu", "--transformer", TRANSFORMERS.resolve("llama-3-70b")
+                .toString(), "--seq", "4096", "--batch", "1", "--precision", "bf16", "--gpus", "64", "--tensor", "8",
+                "--global-batch", "64", "--zero-stage", "1", "--device", "H100 SXM", "--gpus-per-node", "8");
+        MainTest.Run one = MainTest.run(with(job, "--inter-node-gbps", "400"));
+        assertEquals(0, one.code(), one.err());
+        assertTrue(one.err().contains("the network is 400 Gb/s a node of 8 GPUs, 50 a GPU, where NVIDIA H100 80GB "
+                + "HBM3's standard system has 400 a GPU") && one.err().contains("the node's is 3200"), one.err());
+        MainTest.Run node = MainTest.run(with(job, "--inter-node-gbps", "3200"));
+        assertFalse(node.err().contains("the network is"), node.err());
+        // a real slow fabric above one adapter (BLOOM's 400 Gb/s a node of 8 A100s) is not said
+        MainTest.Run bloom = MainTest.run("predict", "--model", "gpu", "--transformer", TRANSFORMERS.resolve(
+                "llama-3-70b").toString(), "--seq", "2048", "--batch", "1", "--precision", "bf16", "--gpus", "64",
+                "--tensor", "8", "--global-batch", "64", "--zero-stage", "1", "--device", "A100-SXM4-80GB",
+                "--gpus-per-node", "8", "--inter-node-gbps", "400");
+        assertFalse(bloom.err().contains("the network is"), bloom.err());
+    }
+
     private static String[] with(List<String> job, String... more) {
         return java.util.stream.Stream.concat(job.stream(), java.util.Arrays.stream(more)).toArray(String[]::new);
     }

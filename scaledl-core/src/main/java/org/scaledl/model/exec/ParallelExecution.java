@@ -234,6 +234,18 @@ public final class ParallelExecution {
                         + "another GPU's? (Topology.assumedFor(device) is the device's own, which "
                         + "Topology.with(...) adjusts)", t.intraNodeGBps(), d.name(), own.intraNodeGBps())));
             }
+            double perGpu = t.interNodeGbps() / t.gpusPerNode();
+            double standardPerGpu = own.interNodeGbps() / own.gpusPerNode();
+            if (beyond && t.gpusPerNode() > 1 && own.link() != Topology.Link.PCIE
+                    && perGpu * t.gpusPerNode() <= standardPerGpu * 1.01 && perGpu < standardPerGpu / 4) {
+                // a node's network no faster than one of the standard system's adapters: one GPU's figure given for
+                // the node's (the network is the node's, all adapters together), or a slow fabric; predicted as given
+                notes.add(StageCost.Note.noted(String.format(Locale.ROOT, "the network is %.0f Gb/s a node of %d "
+                        + "GPUs, %.0f a GPU, where %s's standard system has %.0f a GPU: predicted as given; if %.0f is "
+                        + "each GPU's adapter, the node's is %.0f (--inter-node-gbps and inter_node_gbps are the "
+                        + "node's, all adapters together)", t.interNodeGbps(), t.gpusPerNode(), perGpu, d.name(),
+                        standardPerGpu, t.interNodeGbps(), t.interNodeGbps() * t.gpusPerNode())));
+            }
             if (ranks > t.gpusPerNode() && ranks % t.gpusPerNode() != 0) {
                 notes.add(StageCost.Note.noted(String.format(Locale.ROOT, "%d GPUs on nodes of %d: the last node "
                         + "holds %d of them", ranks, t.gpusPerNode(), ranks % t.gpusPerNode())));
