@@ -282,30 +282,33 @@ public final class Main implements java.util.concurrent.Callable<Integer> {
             // names them in its footer
             CommandLine.Model.CommandSpec spec = layouts.getCommandSpec();
             for (String name : LayoutsCommand.HIDDEN) {
-                CommandLine.Model.OptionSpec o = spec.findOption(name);
-                if (o == null) {
-                    throw new IllegalStateException("layouts has no option " + name + " to hide: LayoutsCommand.HIDDEN "
-                            + "names one the options do not have");
-                }
-                spec.remove(o);
-                spec.addOption(CommandLine.Model.OptionSpec.builder(o).hidden(true).build());
+                respecify(spec, name, "LayoutsCommand.HIDDEN", b -> b.hidden(true));
             }
             // the shared options layouts reads as constraints: their help says so
-            LayoutsCommand.FILTERS.forEach((name, help) -> {
-                CommandLine.Model.OptionSpec o = spec.findOption(name);
-                if (o == null) {
-                    throw new IllegalStateException("layouts has no option " + name + ": LayoutsCommand.FILTERS names "
-                            + "one the options do not have");
-                }
-                spec.remove(o);
-                spec.addOption(CommandLine.Model.OptionSpec.builder(o).description(help).build());
-            });
+            LayoutsCommand.FILTERS.forEach((name, help) -> respecify(spec, name, "LayoutsCommand.FILTERS",
+                    b -> b.description(help)));
             java.util.List<String> chosen = LayoutsCommand.CHOSEN;
             spec.usageMessage().footer("%nlayouts chooses " + String.join(", ", chosen.subList(0, chosen.size() - 1))
                     + " and " + chosen.get(chosen.size() - 1) + " itself for every layout it ranks: they are refused "
                     + "here (the predict commands it prints take them).");
         }
         return cl;
+    }
+
+    /**
+     * Replaces a command's option with a copy changed by {@code change} (hidden, described otherwise).
+     *
+     * @param list the list that names the option, for the error where the command has no such option
+     */
+    private static void respecify(CommandLine.Model.CommandSpec spec, String name, String list,
+            java.util.function.UnaryOperator<CommandLine.Model.OptionSpec.Builder> change) {
+        CommandLine.Model.OptionSpec o = spec.findOption(name);
+        if (o == null) {
+            throw new IllegalStateException(spec.name() + " has no option " + name + ": " + list + " names one the "
+                    + "options do not have");
+        }
+        spec.remove(o);
+        spec.addOption(change.apply(CommandLine.Model.OptionSpec.builder(o)).build());
     }
 
     /**
