@@ -759,8 +759,6 @@ public final class Workload {
         private CudaGraphs cudaGraphs = CudaGraphs.NONE;
         private java.util.EnumSet<ScheduleChoice> stated = java.util.EnumSet.noneOf(ScheduleChoice.class);
         private boolean precisionGiven;
-        /** The world size {@link #worldSize} set (0: none), which a parallelism set after it must keep. */
-        private int worldSizeSet;
         private MemoryFormat memoryFormat = MemoryFormat.NCHW;
         private final Map<String, String> tags = new TreeMap<>();
 
@@ -794,22 +792,12 @@ public final class Workload {
                     + "(Parallelism.of(data, tensor, pipeline, micro-batches) and its with... settings)", value,
                     parallelism);
             this.parallelism = Parallelism.data(value);
-            this.worldSizeSet = value;
             return this;
         }
 
-        /**
-         * Data, tensor and pipeline parallelism (after a {@link #worldSize} set before, its data-parallel degree must
-         * be that world size: either order of the two states one job, or is refused).
-         *
-         * @throws IllegalArgumentException for a data-parallel degree other than a world size set before
-         */
+        /** Data, tensor and pipeline parallelism (replacing a {@link #worldSize} set before: it is the data degree). */
         public Builder parallelism(Parallelism value) {
-            Objects.requireNonNull(value, "parallelism");
-            Checks.argument(worldSizeSet == 0 || value.data() == worldSizeSet, "parallelism %s has data-parallel "
-                    + "degree %s, where worldSize(%s) was set before it: give the data-parallel degree in the "
-                    + "Parallelism alone", value, value.data(), worldSizeSet);
-            this.parallelism = value;
+            this.parallelism = Objects.requireNonNull(value, "parallelism");
             return this;
         }
 

@@ -136,22 +136,6 @@ class RoundTwentyNineApiTest {
     }
 
     @Test
-    void aWorldSizeAndAParallelismStateOneJobInEitherOrder() {
-        Workload.Builder b = Workload.builder(spec("llama-3-8b").graph(4096)).batch(8).device(H100);
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> b.worldSize(4).parallelism(Parallelism.of(8, 1, 1, 1)));
-        assertTrue(e.getMessage().contains("data-parallel degree 8, where worldSize(4) was set before"),
-                e.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> Workload.builder(spec("llama-3-8b").graph(4096))
-                .parallelism(Parallelism.of(8, 2, 1, 1)).worldSize(8));
-        assertEquals(16, Workload.builder(spec("llama-3-8b").graph(4096)).batch(8).device(H100).worldSize(8)
-                .parallelism(Parallelism.of(8, 2, 1, 1)).build().parallelism().ranks());
-        // a copy's builder holds its parallelism, not the world size that set it
-        Workload w = Workload.builder(spec("llama-3-8b").graph(4096)).batch(8).device(H100).worldSize(8).build();
-        assertEquals(2, w.toBuilder().parallelism(Parallelism.of(2, 1, 1, 1)).build().parallelism().data());
-    }
-
-    @Test
     void aTokenBudgetsTrainingTimeIsTheLibrarys() {
         Workload w = llama8b(H100);
         Prediction pr = GPU.predict(w);
