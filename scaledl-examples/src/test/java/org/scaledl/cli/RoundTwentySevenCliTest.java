@@ -136,9 +136,17 @@ class RoundTwentySevenCliTest {
         assertEquals(0, ramp.code(), ramp.err());
         assertFalse(ramp.err().contains("the iteration lines do not say their global batch"), "its lines say it: "
                 + ramp.err());
-        Path unsaid = dir.resolve("unsaid.log");
-        Files.writeString(unsaid, Files.readString(dir.resolve("ramp.log")).replaceAll(
+        // lines without their batch have it from their consumed samples (round twenty-nine): nothing to say
+        Path derived = dir.resolve("derived.log");
+        Files.writeString(derived, Files.readString(dir.resolve("ramp.log")).replaceAll(
                 " global batch size:\\s+\\d+ \\|", ""));
+        MainTest.Run told = MainTest.run("runs", "--from-log", derived.toString(), "--out",
+                dir.resolve("d.csv").toString());
+        assertEquals(0, told.code(), told.err());
+        assertFalse(told.err().contains("the iteration lines do not say their global batch"), told.err());
+        // without them either, the steps of the ramp cannot be told from the job's: said
+        Path unsaid = dir.resolve("unsaid.log");
+        Files.writeString(unsaid, Files.readString(derived).replaceAll(" consumed samples:\\s+\\d+ \\|", ""));
         MainTest.Run hidden = MainTest.run("runs", "--from-log", unsaid.toString(), "--out",
                 dir.resolve("u.csv").toString());
         assertEquals(0, hidden.code(), hidden.err());
