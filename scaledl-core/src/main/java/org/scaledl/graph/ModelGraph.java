@@ -259,8 +259,9 @@ public final class ModelGraph {
 
     /**
      * A digest of the graph as a prediction reads it, everything but its name and source: every layer (operator,
-     * name, attributes, inputs, outputs, repeats, role), every tensor (type, shape, role), the outputs, the block
-     * structure and the transformer's shape. Two graphs of one structure are one model to time: the same
+     * name, attributes as printed, a constant tensor's values abbreviated, inputs, outputs, repeats, role), every
+     * tensor (type, shape, role), the outputs, the block structure and the transformer's shape. Two graphs of one
+     * structure are one model to time: the same
      * configuration read from two files, or under two names (computed once a graph).
      */
     public String structure() {

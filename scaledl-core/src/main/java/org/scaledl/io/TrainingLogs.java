@@ -494,8 +494,9 @@ public final class TrainingLogs {
      * @param device     the GPU name the log prints, if it prints one
      * @param config     a Hugging Face {@code config.json} (JSON text) built from the arguments; empty when the model
      *                   was given
-     * @param loggedEvery the iterations between two numbered iteration lines, as most of them are numbered (a
-     *                   Megatron line times their mean: its {@code log_interval}); 0 where the lines do not tell
+     * @param loggedEvery the iterations between two numbered Megatron iteration lines, as most of them are numbered
+     *                   (a line times their mean: its {@code log_interval}); 0 where the lines do not tell, and for
+     *                   other formats' lines (each times its own step)
      */
     public record Run(Path log, int index, int count, int line, Map<String, String> arguments, Job job,
             double measuredMs, int iterations, int warmup, Optional<String> device, Optional<String> config,
@@ -1832,7 +1833,8 @@ public final class TrainingLogs {
                 // (what differs is said: the time, else the global batch)
                 throw InvalidInputException.atLine(source, lineNo, "iteration " + iteration + " again, " + (x
                         != ms[n - 1] ? CsvTable.plain(round(x)) + " ms here but " + CsvTable.plain(round(ms[n - 1]))
-                        + " ms" : "global batch " + batch + " here but " + batches[n - 1]) + " at line "
+                        + " ms" : "global batch " + (batch < 0 ? "not said" : batch) + " here but "
+                        + (batches[n - 1] < 0 ? "not said" : batches[n - 1])) + " at line "
                         + lines[n - 1] + ": two runs' lines mixed in one log? (split the log, or keep one run's "
                         + "lines)");
             }
@@ -2244,7 +2246,8 @@ public final class TrainingLogs {
                         + "numbering, is not the run's (the time is taken as the job's global batch's)", source,
                         consumedFirstOff, which, consumedOff, consumedChecked, consumedSeen);
             }
-            int every = loggedEvery();
+            // (a Megatron line times the mean over its interval; a NeMo step line its own step, however numbered)
+            int every = megatronLine > 0 ? loggedEvery() : 0;
             String interval = arguments.getOrDefault("log_interval", "").trim();
             if (megatronLine > 0 && every > 0 && interval.matches("[0-9]{1,9}") && Integer.parseInt(interval) > 0
                     && Integer.parseInt(interval) != every) {

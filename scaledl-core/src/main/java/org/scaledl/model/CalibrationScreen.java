@@ -68,20 +68,17 @@ public record CalibrationScreen(List<Sample> kept, List<LeftOut> leftOut, List<S
          * written in ({@link #unitSlip}), where about 1,000 times off.
          */
         public String describe() {
-            Workload w = run.workload();
-            String where = w.tag(org.scaledl.io.DatasetReader.SOURCE_TAG).or(() -> w.tag("id").map(id -> "id " + id))
-                    .orElse("run " + index);
             String unit = unitSlip(Math.log(predicted / run.millis()));
-            return String.format(Locale.ROOT, "%s (predicted %.1f ms, measured %.1f ms%s)", where, predicted,
-                    run.millis(), unit.isEmpty() ? "" : ": " + unit);
+            return String.format(Locale.ROOT, "%s (predicted %.1f ms, measured %.1f ms%s)", source(run).orElse("run "
+                    + index), predicted, run.millis(), unit.isEmpty() ? "" : ": " + unit);
         }
     }
 
     /**
      * Screens runs with a predictor.
      *
-     * @throws org.scaledl.InvalidInputException naming the run (its place from 1, and its source) that the predictor
-     *                                           cannot predict (a layout its model does not take, a device it lacks)
+     * @throws IllegalArgumentException naming the run (its place from 1, and its source) that the predictor cannot
+     *         predict (a layout its model does not take, a device it lacks), as {@link RuntimePredictor#calibrate} does
      */
     static CalibrationScreen of(RuntimePredictor p, List<Sample> runs) {
         Objects.requireNonNull(runs, "runs").forEach(r -> Objects.requireNonNull(r, "a run of runs"));
@@ -122,22 +119,34 @@ public record CalibrationScreen(List<Sample> kept, List<LeftOut> leftOut, List<S
         return new CalibrationScreen(kept, left, unfitting, all, before);
     }
 
-    /** A run's prediction, an error naming the run where the predictor refuses it. */
+    /**
+     * A run's prediction; where the predictor refuses it, the same kind of error naming the run
+     * ({@link #runName}): an {@code IllegalArgumentException} for a job it does not take, an
+     * {@code InvalidInputException} for bad data.
+     */
     static Prediction predictNamed(RuntimePredictor p, int index, Sample run) {
         try {
             return p.predict(run.workload());
         } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(runName(index, run) + ": " + e.getMessage(), e);
+        } catch (org.scaledl.InvalidInputException e) {
             throw org.scaledl.InvalidInputException.of(runName(index, run) + ": " + e.getMessage());
         }
     }
 
-    /** How a calibration run is named in errors: its place from 1, its source or id where it has one. */
-    static String runName(int index, Sample run) {
+    /**
+     * Where a run comes from, printable: its source (a table's or log's file and line), else its id ({@code id X});
+     * empty where it has neither.
+     */
+    public static Optional<String> source(Sample run) {
         Workload w = run.workload();
-        String where = w.tag(org.scaledl.io.DatasetReader.SOURCE_TAG).or(() -> w.tag("id").map(id -> "id " + id))
-                .orElse("");
-        return "calibration run " + (index + 1) + (where.isEmpty() ? "" : " ("
-                + org.scaledl.InvalidInputException.printable(where, 200) + ")");
+        return w.tag(org.scaledl.io.DatasetReader.SOURCE_TAG).or(() -> w.tag("id").map(id -> "id " + id))
+                .map(x -> org.scaledl.InvalidInputException.printable(x, 200));
+    }
+
+    /** How a calibration run is named in errors: its place from 1, and {@link #source} where it has one. */
+    static String runName(int index, Sample run) {
+        return "calibration run " + (index + 1) + source(run).map(x -> " (" + x + ")").orElse("");
     }
 
     /**

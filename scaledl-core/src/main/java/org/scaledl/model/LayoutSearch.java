@@ -46,7 +46,7 @@ public final class LayoutSearch {
     /** The largest micro-batch searched. */
     static final int MAX_MICRO_BATCH = 64;
     /** The largest context-parallel degree searched. */
-    static final int MAX_CONTEXT = 64;
+    public static final int MAX_CONTEXT = 64;
     /** The most interleaved chunks a pipeline stage searched (every count the layers divide into, up to this). */
     static final int MAX_VIRTUAL_STAGES = 16;
 

@@ -670,8 +670,8 @@ public final class RuntimePredictor implements RuntimeModel {
      * left out, the runs predicted not to fit named, an earlier calibration said); then
      * {@code calibrate(screen.kept())}.
      *
-     * @throws org.scaledl.InvalidInputException naming a run (its place from 1 and its source) this predictor cannot
-     *                                           predict
+     * @throws IllegalArgumentException naming a run (its place from 1 and its source) this predictor cannot predict,
+     *         as {@link #calibrate} does
      */
     public CalibrationScreen screen(List<Sample> runs) {
         return CalibrationScreen.of(this, runs);
@@ -681,20 +681,15 @@ public final class RuntimePredictor implements RuntimeModel {
     private void checkCalibrationRun(int index, Sample run) {
         if (modelsClusters() && run.workload().graph().transformer().isPresent()) {
             // a job the execution model refuses (a layout it does not take): said naming the run, not the batch
-            try {
-                predictMillis(run.workload());
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(CalibrationScreen.runName(index, run) + ": " + e.getMessage(), e);
-            }
+            CalibrationScreen.predictNamed(this, index, run);
         }
         double ratio = stage.calibrationRatio(run);
         if (LayerStage.beyondMeasuredRatio(ratio)) {
             Workload w = run.workload();
-            String where = w.tag("source").or(() -> w.tag("id").map(id -> "id " + id)).map(x -> x + ", ").orElse("");
+            String where = CalibrationScreen.source(run).map(x -> x + ", ").orElse("");
             throw org.scaledl.InvalidInputException.of(String.format(java.util.Locale.ROOT, "calibration run %d (%s%s) "
                     + "measures %s ms, %s times %s than predicted: it is another job, or its time is not in "
-                    + "milliseconds (at most %.0f times either way is calibrated on)", index + 1,
-                    org.scaledl.InvalidInputException.printable(where, 200),
+                    + "milliseconds (at most %.0f times either way is calibrated on)", index + 1, where,
                     org.scaledl.InvalidInputException.printable(w.toString(), 200),
                     String.format(java.util.Locale.ROOT, "%.4g", run.millis()), ratio == 0 ? "more than 1e308"
                     // (a ratio of 1e300 said in three digits, not three hundred)

@@ -252,8 +252,9 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
             Optional<String> problem = domainProblem(d, node);
             if (problem.isPresent()) {
                 throw new IllegalArgumentException(problem.get() + (domain.isPresent() || d < node ? ""
-                        : " (the device's standard NVLink domain, kept: give the domain of these nodes, e.g. "
-                        + largestWholeNodes(d, node) + ", or " + node + " for none across nodes)"));
+                        : " (the NVLink domain kept from the topology adjusted, a device's standard system's unless "
+                        + "given: give the domain of these nodes, e.g. " + largestWholeNodes(d, node) + ", or " + node
+                        + " for none across nodes)"));
             }
         } else if (domain.isPresent() && domain.get() != node) {
             // (it was dropped without a word)

@@ -11,6 +11,7 @@ import org.scaledl.io.DatasetReader;
 import org.scaledl.io.DeviceCatalog;
 import org.scaledl.io.GpuData;
 import org.scaledl.io.KernelTables;
+import org.scaledl.model.CalibrationScreen;
 import org.scaledl.model.device.DeviceLayerModel;
 import org.scaledl.model.LayerCost;
 import org.scaledl.model.RuntimePredictor;
@@ -213,7 +214,7 @@ final class FitCommand implements Callable<Integer> {
     /**
      * {@code fit --calibrate gpu --runs runs.csv --out mine.sdl}: the model calibrated on a cluster's measured runs
      * (its network, its sustained matrix efficiency, its overheads), pulled toward the model's values; a run the
-     * model misses by more than a factor of 5 is left out and named ({@link org.scaledl.model.CalibrationScreen}); with no
+     * model misses by more than a factor of 5 is left out and named ({@link CalibrationScreen}); with no
      * run left, the model is written unchanged with a warning.
      */
     private int calibrateOnRuns() {
@@ -221,14 +222,6 @@ final class FitCommand implements Callable<Integer> {
         if (!p.modelsClusters()) {
             throw new IllegalArgumentException("--runs calibrates a GPU model; " + calibrate + " is a CPU model "
                     + "(calibrate it with --data DIR of runs.csv and machine.json)");
-        }
-        String earlier = p.provenance().config().get(org.scaledl.model.Provenance.CALIBRATION_RUNS);
-        if (earlier != null) {
-            // a calibration pulls toward the model it starts from: the same runs again count twice
-            System.err.println("scaledl: warning: " + calibrate + " is calibrated already (on " + earlier + " run"
-                    + ("1".equals(earlier) ? "" : "s") + "): runs it was calibrated on count again, moving it further "
-                    + "their way; to add runs, calibrate the uncalibrated model it came from (the bundled gpu, or the one "
-                    + "you fitted) on all of them");
         }
         DeviceCatalog catalog = Catalogs.of(devices);
         List<org.scaledl.workload.Sample> runs;
@@ -250,15 +243,26 @@ final class FitCommand implements Callable<Integer> {
                         + "--devices row: its calibration fits that description, these runs this one; calibrate the "
                         + "model it came from on all the runs under one description"));
         // each run predicted once: its job's ratio for the screen, its memory for the warning below
-        org.scaledl.model.CalibrationScreen screen = p.screen(runs);
+        CalibrationScreen screen;
+        try {
+            screen = p.screen(runs);
+        } catch (IllegalArgumentException e) {
+            // a row the model cannot predict is the table's bad input (its line named)
+            throw org.scaledl.InvalidInputException.of(e.getMessage());
+        }
+        screen.calibratedOn().ifPresent(earlier -> System.err.println("scaledl: warning: " + calibrate
+                // a calibration pulls toward the model it starts from: the same runs again count twice
+                + " is calibrated already (on " + earlier + " run" + (earlier == 1 ? "" : "s") + "): runs it was "
+                + "calibrated on count again, moving it further their way; to add runs, calibrate the uncalibrated "
+                + "model it came from (the bundled gpu, or the one you fitted) on all of them"));
         List<org.scaledl.workload.Sample> kept = screen.kept();
-        List<String> leftOut = screen.leftOut().stream().map(org.scaledl.model.CalibrationScreen.LeftOut::describe)
+        List<String> leftOut = screen.leftOut().stream().map(CalibrationScreen.LeftOut::describe)
                 .toList();
-        List<String> unfitting = screen.predictedNotToFit().stream().map(r -> r.workload().tag(
-                org.scaledl.io.DatasetReader.SOURCE_TAG).orElse("?")).toList();
+        List<String> unfitting = screen.predictedNotToFit().stream().map(r -> CalibrationScreen
+                .source(r).orElse("run " + (runs.indexOf(r) + 1))).toList();
         if (!leftOut.isEmpty()) {
             System.err.println("scaledl: warning: left out of the calibration, runs of jobs the model misses by more "
-                    + "than a factor of " + (int) org.scaledl.model.CalibrationScreen.MISMATCH
+                    + "than a factor of " + (int) CalibrationScreen.MISMATCH
                     + " (their runs' median), or a run " + (int) RuntimePredictor
                     .MAX_CALIBRATION_RATIO + " times off on its own (a different job than the row says? "
                     + "check them): " + String.join("; ", leftOut));

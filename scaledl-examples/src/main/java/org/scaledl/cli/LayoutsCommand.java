@@ -98,7 +98,8 @@ final class LayoutsCommand implements Callable<Integer> {
      * The options of a job's layout that layouts chooses itself for every layout it ranks: refused here, left out of
      * its help (the {@code predict} commands it prints take them).
      */
-    static final List<String> CHOSEN = List.of("--expert-tensor", "--virtual-stages", "--recompute", "--recompute-layers", "--recompute-modules", "--offload-layers",
+    static final List<String> CHOSEN = List.of("--expert-tensor", "--virtual-stages", "--recompute",
+            "--recompute-layers", "--recompute-modules", "--offload-layers",
             "--sequence-parallel", "--uneven-pipeline");
 
     /**
@@ -222,7 +223,8 @@ final class LayoutsCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("none of the " + all.size() + " layouts has " + constraints.stream()
                         .map(c -> c.option() + " " + c.degrees())
                         .collect(java.util.stream.Collectors.joining(" and ")) + ": the search's "
-                        + constraints.stream().map(c -> c.noun() + (c.noun().equals("pipeline") ? " depths are " : " degrees are ")
+                        + constraints.stream().map(c -> c.noun() + (c.noun().equals("pipeline") ? " depths are "
+                                : " degrees are ")
                                 + c.searched(searchedLayouts) + c.why(graph)).collect(
                                 java.util.stream.Collectors.joining(", ")) + (cluster.zeroStage == null
                         ? "" : " (of ZeRO stage " + cluster.zeroStage + (cluster.zeroStage == 3 ? ", which has no layout "
@@ -705,10 +707,11 @@ final class LayoutsCommand implements Callable<Integer> {
                 case "tensor" -> " (powers of two that divide " + org.scaledl.model.exec.MegatronExecution
                         .headsDivisor(graph) + ", the heads' and every layer's key/value heads' common divisor, inside "
                         + "an NVLink domain; predict takes any divisor)";
-                case "expert" -> graph.transformer().map(t -> t.experts() > 1 ? " (divisors of the " + t.experts()
-                        + " routed experts within data x context x tensor parallelism)" : " (the model has no routed "
-                        + "experts)").orElse("");
-                case "context" -> " (divisors of the sequence, where every attention core is fused)";
+                case "expert" -> graph.transformer().map(t -> t.experts() > 1 ? " (powers of two that divide the "
+                        + t.experts() + " routed experts, within the GPUs; predict takes any divisor)"
+                        : " (the model has no routed experts)").orElse("");
+                case "context" -> " (powers of two up to " + LayoutSearch.MAX_CONTEXT + " whose double divides "
+                        + "the sequence, where every attention core is fused; predict takes others)";
                 default -> "";
             };
         }

@@ -17,6 +17,7 @@ import java.util.concurrent.Callable;
 import org.scaledl.InvalidInputException;
 import org.scaledl.io.Candidates;
 import org.scaledl.io.CsvTable;
+import org.scaledl.model.CalibrationScreen;
 import org.scaledl.model.Prediction;
 import org.scaledl.model.PredictionWarning;
 import org.scaledl.model.RuntimePredictor;
@@ -479,11 +480,14 @@ final class PredictCommand implements Callable<Integer> {
         /** Rows whose measured cell is no number of milliseconds a runs table takes, and the first one's line. */
         long unreadable;
         int unreadableLine;
-        /** Rows about a thousand times off their prediction ({@link org.scaledl.model.CalibrationScreen#unitSlip}: another unit). */
+        /** Rows about a thousand times off their prediction ({@link CalibrationScreen#unitSlip}: another unit). */
         long slipped;
         int slippedLine;
         String slippedUnit = "";
-        /** Of the rows scored, those {@link org.scaledl.model.CalibrationScreen#MISMATCH} times or more off (another job?), and the first. */
+        /**
+         * Of the rows scored, those {@link CalibrationScreen#MISMATCH} times or more off (another job?), and the
+         * first.
+         */
         long far;
         int farLine;
 
@@ -495,7 +499,8 @@ final class PredictCommand implements Callable<Integer> {
          * both given that disagree a hundred times, is counted apart, as a runs table refuses it (a rate that is no
          * positive number beside a time is left as a runs table leaves it); a {@code measured_ms} about a thousand
          * times off its prediction is counted apart too (another unit: one such row would set the summary alone); a
-         * time {@link org.scaledl.model.CalibrationScreen#MISMATCH} times or more off otherwise is scored, and counted to be said (a model that
+         * time {@link CalibrationScreen#MISMATCH} times or more off otherwise is scored, and counted to be said (a
+         * model that
          * far off is what the summary is for, or the row is another job).
          */
         void add(CsvTable t, int r, Prediction pr) {
@@ -520,7 +525,7 @@ final class PredictCommand implements Callable<Integer> {
                 return;
             }
             double ratio = pr.millis() / ms;
-            String unit = cell.isPresent() ? org.scaledl.model.CalibrationScreen.unitSlip(Math.log(ratio)) : "";
+            String unit = cell.isPresent() ? CalibrationScreen.unitSlip(Math.log(ratio)) : "";
             if (!unit.isEmpty()) {
                 if (slipped++ == 0) {
                     slippedLine = t.line(r);
@@ -528,7 +533,7 @@ final class PredictCommand implements Callable<Integer> {
                 }
                 return;
             }
-            if ((ratio >= org.scaledl.model.CalibrationScreen.MISMATCH || ratio <= 1 / org.scaledl.model.CalibrationScreen.MISMATCH) && far++ == 0) {
+            if ((ratio >= CalibrationScreen.MISMATCH || ratio <= 1 / CalibrationScreen.MISMATCH) && far++ == 0) {
                 farLine = t.line(r);
             }
             double e = ratio - 1;
@@ -573,7 +578,7 @@ final class PredictCommand implements Callable<Integer> {
             if (far > 0) {
                 System.err.printf(Locale.ROOT, "scaledl: warning: %s: %d of the rows scored measured %.0f times or "
                         + "more off %s prediction, the first at line %d: check that each is the job that ran%n",
-                        table, far, org.scaledl.model.CalibrationScreen.MISMATCH, far == 1 ? "its" : "their", farLine);
+                        table, far, CalibrationScreen.MISMATCH, far == 1 ? "its" : "their", farLine);
             }
         }
     }

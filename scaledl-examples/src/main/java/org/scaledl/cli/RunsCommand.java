@@ -17,6 +17,7 @@ import org.scaledl.InvalidInputException;
 import org.scaledl.io.CsvTable;
 import org.scaledl.io.DeviceCatalog;
 import org.scaledl.io.TrainingLogs;
+import org.scaledl.model.CalibrationScreen;
 import org.scaledl.model.file.SafeFiles;
 import org.scaledl.transformer.HuggingFaceConfig;
 import org.scaledl.transformer.TransformerSpec;
@@ -91,7 +92,8 @@ final class RunsCommand implements Callable<Integer> {
     private java.util.Optional<org.scaledl.model.RuntimePredictor> gpu;
 
     /**
-     * Says a run whose time is {@link org.scaledl.model.CalibrationScreen#MISMATCH} times or more off the bundled GPU model's prediction of its
+     * Says a run whose time is {@link CalibrationScreen#MISMATCH} times or more off the bundled GPU model's prediction
+     * of its
      * job, with the unit it was probably written in where it is about 1,000 times off (a log's seconds written as
      * milliseconds, or the other way, were carried to the table without a word); a job the model cannot predict
      * is not checked.
@@ -115,9 +117,9 @@ final class RunsCommand implements Callable<Integer> {
             return;
         }
         double ratio = predicted / r.measuredMs();
-        if (ratio >= org.scaledl.model.CalibrationScreen.MISMATCH || ratio <= 1 / org.scaledl.model.CalibrationScreen.MISMATCH) {
+        if (ratio >= CalibrationScreen.MISMATCH || ratio <= 1 / CalibrationScreen.MISMATCH) {
             // about 1,000 times off: a time in another unit than the log's label says it is in
-            String unit = org.scaledl.model.CalibrationScreen.unitSlip(Math.log(ratio)).isEmpty() ? "" : ratio >= 1
+            String unit = CalibrationScreen.unitSlip(Math.log(ratio)).isEmpty() ? "" : ratio >= 1
                     ? "seconds logged under a milliseconds label?" : "milliseconds logged under a seconds label?";
             System.err.printf(Locale.ROOT, "scaledl: warning: %s:%d: %s%.4g ms a step, %.3g times %s than the bundled "
                     + "gpu model predicts for the job (%.4g ms)%s%n", InvalidInputException.printable(

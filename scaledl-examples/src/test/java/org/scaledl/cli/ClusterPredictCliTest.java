@@ -1061,8 +1061,8 @@ class ClusterPredictCliTest {
                 .toString(), "--seq", "4096", "--gpus", "8", "--global-batch", "64", "--device", "B200",
                 "--expert", "2");
         assertEquals(Main.USAGE, dense.code());
-        assertTrue(dense.err().contains("has --expert [2]: the search's expert degrees are [1] (the model has no routed "
-                + "experts)"), dense.err());
+        assertTrue(dense.err().contains("has --expert [2]: the search's expert degrees are [1] (the model has no "
+                + "routed experts)"), dense.err());
         // every option it hides is one it refuses, and the other way round
         Run all = MainTest.run("layouts", "--transformer", published().resolve("configs/llama3-8b/config.json")
                 .toString(), "--seq", "4096", "--gpus", "8", "--global-batch", "64", "--device", "B200",

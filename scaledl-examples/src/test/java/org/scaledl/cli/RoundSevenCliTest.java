@@ -13,6 +13,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.scaledl.io.CsvTable;
+import org.scaledl.model.CalibrationScreen;
 
 /**
  * Round seven of hostile input and of the person at the keyboard: what a first-time user's walk-through and a probe
@@ -66,17 +67,19 @@ class RoundSevenCliTest {
     @Test
     void runsMeasuredAlikeAreLeftOutTogether() {
         List<String> one = List.of("a", "a", "a");
-        assertArrayEquals(new boolean[3], org.scaledl.model.CalibrationScreen.mismatched(new double[] {4.98, 5.15, 4.83}, one));
-        assertArrayEquals(new boolean[] {true, true, true}, org.scaledl.model.CalibrationScreen.mismatched(new double[] {5.2, 4.9, 5.4}, one));
-        assertArrayEquals(new boolean[] {false, true}, org.scaledl.model.CalibrationScreen.mismatched(new double[] {1, 26}, List.of("a", "b")));
-        assertArrayEquals(new boolean[] {false, false, true, true}, org.scaledl.model.CalibrationScreen.mismatched(new double[] {1, 1, 30, 30},
-                List.of("a", "b", "c", "d")));
-        assertArrayEquals(new boolean[] {false, false, false, false, false}, org.scaledl.model.CalibrationScreen.mismatched(
+        assertArrayEquals(new boolean[3], CalibrationScreen.mismatched(new double[] {4.98, 5.15, 4.83}, one));
+        assertArrayEquals(new boolean[] {true, true, true}, CalibrationScreen.mismatched(
+                new double[] {5.2, 4.9, 5.4}, one));
+        assertArrayEquals(new boolean[] {false, true}, CalibrationScreen.mismatched(new double[] {1, 26},
+                List.of("a", "b")));
+        assertArrayEquals(new boolean[] {false, false, true, true}, CalibrationScreen.mismatched(
+                new double[] {1, 1, 30, 30}, List.of("a", "b", "c", "d")));
+        assertArrayEquals(new boolean[] {false, false, false, false, false}, CalibrationScreen.mismatched(
                 new double[] {1, 1, 1, 4.9, 5.1}, List.of("a", "b", "c", "d", "d")));
-        assertArrayEquals(new boolean[] {false, false, true}, org.scaledl.model.CalibrationScreen.mismatched(new double[] {1.1, 0.9, 0.15},
-                List.of("a", "a", "b")));
-        assertArrayEquals(new boolean[] {true}, org.scaledl.model.CalibrationScreen.mismatched(new double[] {6}, List.of("a")));
-        assertArrayEquals(new boolean[] {false}, org.scaledl.model.CalibrationScreen.mismatched(new double[] {1 / 4.9}, List.of("a")));
+        assertArrayEquals(new boolean[] {false, false, true}, CalibrationScreen.mismatched(
+                new double[] {1.1, 0.9, 0.15}, List.of("a", "a", "b")));
+        assertArrayEquals(new boolean[] {true}, CalibrationScreen.mismatched(new double[] {6}, List.of("a")));
+        assertArrayEquals(new boolean[] {false}, CalibrationScreen.mismatched(new double[] {1 / 4.9}, List.of("a")));
     }
 
     /**

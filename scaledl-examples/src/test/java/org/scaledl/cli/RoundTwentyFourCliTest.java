@@ -11,6 +11,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.scaledl.io.CsvTable;
+import org.scaledl.model.CalibrationScreen;
 
 /**
  * Round twenty-four at the keyboard: a calibration keeps a job's run near its prediction beside a copy of it written
@@ -25,15 +26,15 @@ class RoundTwentyFourCliTest {
     @Test
     void aRunNearItsPredictionStaysBesideACopyInSeconds() {
         // one job measured twice, once in seconds: the median of the two was 31 times off and took both out
-        assertArrayEquals(new boolean[] {false, true}, org.scaledl.model.CalibrationScreen.mismatched(new double[] {0.97, 967},
+        assertArrayEquals(new boolean[] {false, true}, CalibrationScreen.mismatched(new double[] {0.97, 967},
                 List.of("a", "a")));
         // a run beyond the limit on its own goes with its far job, even nearer its prediction than the job's median
-        assertArrayEquals(new boolean[] {true, true, true}, org.scaledl.model.CalibrationScreen.mismatched(new double[] {40, 40, 6},
+        assertArrayEquals(new boolean[] {true, true, true}, CalibrationScreen.mismatched(new double[] {40, 40, 6},
                 List.of("a", "a", "a")));
-        assertArrayEquals(new boolean[] {false, true}, org.scaledl.model.CalibrationScreen.mismatched(new double[] {1.02, 30},
+        assertArrayEquals(new boolean[] {false, true}, CalibrationScreen.mismatched(new double[] {1.02, 30},
                 List.of("a", "a")));
         // three runs of a job alike beyond the limit still go together
-        assertArrayEquals(new boolean[] {true, true, true}, org.scaledl.model.CalibrationScreen.mismatched(new double[] {5.2, 4.9, 5.4},
+        assertArrayEquals(new boolean[] {true, true, true}, CalibrationScreen.mismatched(new double[] {5.2, 4.9, 5.4},
                 List.of("a", "a", "a")));
     }
 

@@ -61,8 +61,9 @@ class RoundTwentyNineCliTest {
         MainTest.Run kept = MainTest.run(with(job, "--gpus-per-node", "5"));
         assertEquals(2, kept.code(), kept.err());
         assertTrue(kept.err().contains("an NVLink domain of 72 GPUs is no whole number of nodes of 5")
-                && kept.err().contains("the device's standard NVLink domain, kept: give the domain of these nodes, "
-                        + "e.g. 70, or 5 for none across nodes"), kept.err());
+                && kept.err().contains("the NVLink domain kept from the topology adjusted, a device's standard "
+                        + "system's unless given: give the domain of these nodes, e.g. 70, or 5 for none across nodes"),
+                kept.err());
         MainTest.Run typed = MainTest.run(with(job, "--gpus-per-node", "5", "--nvlink-domain", "72"));
         assertEquals(kept.code(), typed.code(), typed.err());
         // nodes the rack is made of keep it
@@ -149,6 +150,21 @@ class RoundTwentyNineCliTest {
                 .toString());
         assertEquals(1, t.code(), t.err());
         assertTrue(t.err().contains("iteration N/80 after lines of N/40"), t.err());
+        // a line repeated with its time but another batch: the batch is named
+        List<String> lines = new java.util.ArrayList<>(Files.readAllLines(LOG));
+        int at = 0;
+        for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).contains("iteration       20/")) {
+                at = i;
+            }
+        }
+        lines.add(at + 1, lines.get(at).replaceFirst("global batch size:\\s+128", "global batch size:    64")
+                .replaceFirst("consumed samples:\\s+\\d+", "consumed samples: " + 20 * 128));
+        Path dup = dir.resolve("dup.log");
+        Files.write(dup, lines);
+        MainTest.Run d = MainTest.run("runs", "--from-log", dup.toString(), "--out", dir.resolve("d.csv").toString());
+        assertEquals(1, d.code(), d.err());
+        assertTrue(d.err().contains("iteration 20 again, global batch 64 here but 128 at line"), d.err());
         // consumed samples growing by half the batch the lines say: said, the run read
         int[] k = {0};
         Path half = log("half.log", 1, l -> l.replaceFirst("consumed samples:\\s+\\d+", "consumed samples: "

@@ -12,7 +12,6 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.scaledl.InvalidInputException;
 import org.scaledl.io.DeviceCatalog;
 import org.scaledl.io.TrainingLogs;
 import org.scaledl.model.CalibrationScreen;
@@ -108,7 +107,8 @@ class RoundTwentyNineApiTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> GPU.calibrate(List.of(
                 Sample.of(ok, p), Sample.of(tp3, p))));
         assertTrue(e.getMessage().startsWith("calibration run 2 (tp3.log:1): "), e.getMessage());
-        InvalidInputException s = assertThrows(InvalidInputException.class, () -> GPU.screen(List.of(
+        // (the same kind of error from both: a job the predictor does not take)
+        IllegalArgumentException s = assertThrows(IllegalArgumentException.class, () -> GPU.screen(List.of(
                 Sample.of(tp3, p))));
         assertTrue(s.getMessage().contains("calibration run 1 (tp3.log:1): "), s.getMessage());
     }
@@ -177,6 +177,10 @@ class RoundTwentyNineApiTest {
         Prediction pr = GPU.predict(job);
         assertTrue(has(pr, PredictionWarning.Kind.NOTE, "of DeepSeek-V3 on NVIDIA B200 this model was fitted on"),
                 pr.warnings().toString());
+        Workload serving = Workload.builder(ds.graph(4096)).batch(8).device(B200).precision(Precision.MXFP8)
+                .phase(org.scaledl.workload.Phase.INFER).parallelism(Parallelism.of(1, 1, 1, 1).withExpert(1, 1))
+                .build();
+        assertFalse(biases.stream().anyMatch(b -> b.concerns(serving)));
         Workload onH100 = job.toBuilder().device(H100).build();
         assertFalse(biases.stream().anyMatch(b -> b.concerns(onH100) && b.label().equals("DeepSeek-V3")));
         // a calibration's biases are its runs' own: the bundled model's are not carried

@@ -23,7 +23,8 @@ import org.scaledl.workload.Workload;
  * that GPU is likely missed the same way. Found in sample, from the runs' errors with the model fitted on them, and
  * kept only where it is clear: {@value #MIN_RUNS} runs or more of {@value #MIN_JOBS} jobs or more, a mean error of
  * at least {@value #MIN_ERROR} (its logarithm's weighted mean), and at least {@value #MIN_AGREEING} of the runs'
- * weight erring its way. A prediction of such a job says it ({@link #note}); the prediction is not moved (a correction
+ * weight erring its way (a run predicted exactly errs no way: it counts against). Training runs only, and said of
+ * training jobs only. A prediction of such a job says it ({@link #note}); the prediction is not moved (a correction
  * learned from these runs alone would predict them, not the next model).
  *
  * <pre>{@code
@@ -37,7 +38,7 @@ import org.scaledl.workload.Workload;
  * @param jobs         the distinct jobs among them
  * @param meanError    {@code exp(mean log(predicted / measured)) - 1}, weighted as the fit weighs the runs (negative:
  *                     predicted too fast)
- * @param erring       the runs whose error has the mean's sign
+ * @param erring       the runs whose error has the mean's sign (a run predicted exactly is not one)
  */
 public record FittedBias(String architecture, String label, String device, int runs, int jobs, double meanError,
         int erring) {
@@ -51,15 +52,22 @@ public record FittedBias(String architecture, String label, String device, int r
     public static final double MIN_AGREEING = 0.75;
     private static final int MAX_TEXT = 200;
 
-    /** Validates. */
+    /**
+     * Validates what any bias is (the thresholds a fit keeps biases by are {@link #of}'s, so a file of a release that
+     * kept others still loads): texts of 1 to 200 printable characters, counts from 1 with no more jobs or runs erring
+     * than runs, a finite mean error above -1.
+     */
     public FittedBias {
-        Checks.argument(architecture != null && !architecture.isBlank() && label != null && !label.isBlank()
-                && device != null && !device.isBlank(), "a fitted bias names its architecture, label and device");
-        Checks.argument(runs >= MIN_RUNS && jobs >= MIN_JOBS && jobs <= runs && erring >= 1 && erring <= runs,
+        for (String text : new String[] {architecture, label, device}) {
+            Checks.argument(text != null && !text.isBlank() && text.length() <= MAX_TEXT
+                    && text.chars().noneMatch(Character::isISOControl), "a fitted bias's architecture, label and "
+                    + "device are texts of 1 to %s printable characters: %s", MAX_TEXT, text == null ? null
+                    : InvalidInputException.printable(text, 40));
+        }
+        Checks.argument(runs >= 1 && jobs >= 1 && jobs <= runs && erring >= 1 && erring <= runs,
                 "a fitted bias of %s runs, %s jobs, %s erring", runs, jobs, erring);
-        Checks.argument(Double.isFinite(meanError) && meanError > -1 && Math.abs(meanError) >= MIN_ERROR,
-                "a fitted bias's mean error must be finite, above -1 and at least %s either way: %s", MIN_ERROR,
-                meanError);
+        Checks.argument(Double.isFinite(meanError) && meanError > -1, "a fitted bias's mean error must be finite and "
+                + "above -1: %s", meanError);
     }
 
     /**
@@ -71,9 +79,10 @@ public record FittedBias(String architecture, String label, String device, int r
                 (long) t.topK()).toString();
     }
 
-    /** Whether a job is of this bias's architecture and GPU. */
+    /** Whether a job is a training job of this bias's architecture on its GPU (the runs were training runs). */
     public boolean concerns(Workload w) {
-        return w.graph().transformer().map(FittedBias::architecture).filter(architecture::equals).isPresent()
+        return w.phase() == org.scaledl.workload.Phase.TRAIN
+                && w.graph().transformer().map(FittedBias::architecture).filter(architecture::equals).isPresent()
                 && w.device().map(d -> Device.key(d.name()).equals(Device.key(device))).orElse(false);
     }
 
@@ -101,7 +110,7 @@ public record FittedBias(String architecture, String label, String device, int r
         for (int i = 0; i < workloads.size(); i++) {
             Workload w = workloads.get(i);
             if (weights[i] > 0 && Double.isFinite(logErrors[i]) && w.graph().transformer().isPresent()
-                    && w.device().isPresent()) {
+                    && w.device().isPresent() && w.phase() == org.scaledl.workload.Phase.TRAIN) {
                 groups.computeIfAbsent(architecture(w.graph().transformer().get()) + "\n"
                         + w.device().get().name(), k -> new ArrayList<>()).add(i);
             }
@@ -128,14 +137,15 @@ public record FittedBias(String architecture, String label, String device, int r
             if (g.size() >= MIN_RUNS && distinct >= MIN_JOBS && Math.abs(error) >= MIN_ERROR
                     && agreeing >= MIN_AGREEING * weight) {
                 Workload first = workloads.get(g.get(0));
-                String label = g.stream().map(labels::get).filter(l -> !l.isBlank()).findFirst()
-                        .orElse(first.graph().name());
+                // (a label or name a file could not hold is clipped and escaped: a fit must write what loads)
+                String label = InvalidInputException.printable(g.stream().map(labels::get)
+                        .filter(l -> !l.isBlank()).findFirst().orElse(first.graph().name()), MAX_TEXT / 2);
                 out.add(new FittedBias(architecture(first.graph().transformer().get()), label,
-                        first.device().get().name(), g.size(), (int) distinct, error, erring));
+                        InvalidInputException.printable(first.device().get().name(), MAX_TEXT - 3), g.size(),
+                        (int) distinct, error, erring));
             }
         }
-        out.sort(Comparator.comparingDouble((FittedBias b) -> -Math.abs(b.meanError())).thenComparing(
-                FittedBias::label).thenComparing(FittedBias::device));
+        out.sort(ORDER);
         return List.copyOf(out);
     }
 
@@ -167,7 +177,7 @@ public record FittedBias(String architecture, String label, String device, int r
         int runs = (int) whole(o, where, "runs");
         int jobs = (int) whole(o, where, "jobs");
         int erring = (int) whole(o, where, "erring");
-        double mean = Fields.inRange(o.get("mean_error"), where + ".mean_error", -0.999, 100);
+        double mean = Fields.inRange(o.get("mean_error"), where + ".mean_error", -0.999999, 1e6);
         try {
             return new FittedBias(architecture, label, device, runs, jobs, mean, erring);
         } catch (IllegalArgumentException e) {
@@ -193,8 +203,13 @@ public record FittedBias(String architecture, String label, String device, int r
         return v;
     }
 
-    /** The note of the first bias that concerns a job, if any. */
+    /** The note of the first bias that concerns a job (in {@link #ORDER}), if any. */
     static Optional<String> noteFor(List<FittedBias> biases, Workload w) {
         return biases.stream().filter(b -> b.concerns(w)).findFirst().map(FittedBias::note);
     }
+
+    /** The order biases are kept and said in: the larger first, then by label and device. */
+    static final Comparator<FittedBias> ORDER = Comparator.comparingDouble((FittedBias b) -> -Math.abs(b.meanError()))
+            .thenComparing(FittedBias::label).thenComparing(FittedBias::device)
+            .thenComparing(FittedBias::architecture);
 }

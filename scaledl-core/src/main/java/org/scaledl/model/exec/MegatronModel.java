@@ -242,9 +242,12 @@ public final class MegatronModel {
         return biases;
     }
 
-    /** A copy with these biases of its fit ({@link #biases()}). */
+    /** A copy with these biases of its fit ({@link #biases()}), kept the larger first. */
     public MegatronModel withBiases(List<FittedBias> value) {
-        return new MegatronModel(c, interval, expertInterval, levelPriorRuns, revision, value);
+        List<FittedBias> sorted = new java.util.ArrayList<>(value);
+        sorted.forEach(b -> java.util.Objects.requireNonNull(b, "a bias of biases"));
+        sorted.sort(FittedBias.ORDER);
+        return new MegatronModel(c, interval, expertInterval, levelPriorRuns, revision, sorted);
     }
 
     /** What a prediction of a job says of the bias its fit left on such jobs, if any ({@link FittedBias#note}). */
@@ -519,7 +522,8 @@ public final class MegatronModel {
             }
         }
         return new MegatronModel(c, iv, o.has("expert_interval_log_ratios")
-                ? readInterval(o, "expert_interval_log_ratios") : iv.clone(), level, revision, biases);
+                ? readInterval(o, "expert_interval_log_ratios") : iv.clone(), level, revision, List.of())
+                .withBiases(biases);
     }
 
     private static double[] readInterval(JsonNode o, String key) {
@@ -548,6 +552,7 @@ public final class MegatronModel {
                     "%.4g", c[t.ordinal()]));
         }
         return b.append(", level_prior_runs=").append(String.format(Locale.ROOT, "%.4g", levelPriorRuns))
-                .append(", execution_revision=").append(revision).append(']').toString();
+                .append(", execution_revision=").append(revision).append(biases.isEmpty() ? ""
+                        : ", fitted_biases=" + biases.size()).append(']').toString();
     }
 }

@@ -224,15 +224,16 @@ public final class ParallelExecution {
                         + "bandwidth (give --nvlink-domain only where the machine has NVLink switches across its "
                         + "nodes)", t.nvlinkDomain(), standard, d.name())));
             }
-            Topology own = Topology.assumedFor(d);
+            Topology own = std != null ? std : Topology.assumedFor(d);
             if (ranks > 1 && t.link() != Topology.Link.PCIE && own.link() != Topology.Link.PCIE
                     && t.intraNodeGBps() > 1.01 * own.intraNodeGBps()) {
                 // a topology faster between GPUs than the device's NVLink: another GPU's (a template's device changed
                 // and its topology kept), predicted as given
-                notes.add(StageCost.Note.unusual(String.format(Locale.ROOT, "%.0f GB/s between the GPUs of a node, more "
-                        + "than %s's NVLink has (%.0f GB/s in its standard system): predicted as given; is the topology "
-                        + "another GPU's? (Topology.assumedFor(device) is the device's own, which "
-                        + "Topology.with(...) adjusts)", t.intraNodeGBps(), d.name(), own.intraNodeGBps())));
+                notes.add(StageCost.Note.unusual(String.format(Locale.ROOT, "%.0f GB/s between the GPUs of a node, "
+                        + "more than %s's NVLink has (%.0f GB/s a GPU, one direction, in its standard system): predicted "
+                        + "as given; is it both directions' figure (twice one's), or another GPU's topology? "
+                        + "(Topology.assumedFor(device) is the device's own, which Topology.with(...) adjusts)",
+                        t.intraNodeGBps(), d.name(), own.intraNodeGBps())));
             }
             double perGpu = t.interNodeGbps() / t.gpusPerNode();
             double standardPerGpu = own.interNodeGbps() / own.gpusPerNode();

@@ -61,6 +61,20 @@ class FittedBiasTest {
         Workload one = three.get(0);
         assertTrue(of(List.of(one, one, one), new double[] {fast, fast, fast}, new double[] {1, 1, 1}).isEmpty());
         assertTrue(of(three, new double[] {fast, fast, 0.2}, new double[] {1, 1, 1}).isEmpty());
+        // a mean beyond 10 % that half the weight errs the other way is no clear bias (three quarters must agree)
+        List<Workload> four = List.of(three.get(0), three.get(1), three.get(2), job("llama-3-8b", 2048, H100, 8));
+        double[] split = {-0.5, -0.5, 0.1, 0.1};
+        assertTrue(Math.abs(Math.expm1((split[0] + split[1] + split[2] + split[3]) / 4)) >= FittedBias.MIN_ERROR);
+        assertTrue(of(four, split, new double[] {1, 1, 1, 1}).isEmpty());
+        assertEquals(1, of(four, new double[] {-0.5, -0.5, -0.2, 0.1}, new double[] {1, 1, 1, 1}).size());
+        // a run predicted exactly errs no way: it counts against
+        assertTrue(of(four, new double[] {-0.5, -0.5, 0, 0}, new double[] {1, 1, 1, 1}).isEmpty());
+        // inference runs are not a training bias, and a bias is not said of inference
+        List<Workload> serving = three.stream().map(w -> w.toBuilder().phase(org.scaledl.workload.Phase.INFER)
+                .parallelism(Parallelism.of(1, 1, 1, 1)).build()).toList();
+        assertTrue(of(serving, new double[] {fast, fast, fast}, new double[] {1, 1, 1}).isEmpty());
+        assertFalse(b.concerns(serving.get(0)));
+        assertTrue(b.concerns(three.get(0)));
         assertTrue(of(three, new double[] {fast, fast, fast}, new double[] {1, 1, 0}).isEmpty());
         // weights: a light run of the other sign leaves the bias (weighed as the fit weighs it)
         assertEquals(-0.15, of(three, new double[] {fast, fast, 0.01}, new double[] {1, 1, 0.1}).get(0)
@@ -77,6 +91,20 @@ class FittedBiasTest {
     }
 
     @Test
+    void aFitsLabelIsOneAFileHolds() {
+        List<Workload> three = List.of(job("llama-3-8b", 4096, H100, 8), job("llama-3-8b", 4096, H100, 16),
+                job("llama-3-8b", 8192, H100, 8));
+        double fast = Math.log(0.85);
+        FittedBias b = FittedBias.of(three, new double[] {fast, fast, fast}, new double[] {1, 1, 1},
+                three.stream().map(Workload::identity).toList(), Collections.nCopies(3, "bad\u0007" + "x".repeat(300)))
+                .get(0);
+        assertEquals(b, FittedBias.fromJson(b.toJson(), "x"));
+        assertTrue(b.label().startsWith("bad\\u0007") && b.label().length() <= 110, b.label());
+        MegatronModel m = MegatronModel.uncalibrated().withBiases(List.of(b));
+        assertEquals(m, MegatronModel.fromJson(m.toJson()));
+    }
+
+    @Test
     void aBiasConcernsItsArchitectureOnItsGpuWhateverTheSequence() {
         FittedBias b = new FittedBias(FittedBias.architecture(graph("llama-3-8b", 4096).transformer().orElseThrow()),
                 "Llama 3", "NVIDIA H100 80GB HBM3", 3, 2, -0.12, 3);
@@ -86,7 +114,7 @@ class FittedBiasTest {
     }
 
     @Test
-    void aBiasIsReadBackAsWrittenAndABadOneIsRefused() {
+    void aBiasIsReadBackAsWrittenAndABadOneIsRefused() throws Exception {
         FittedBias b = new FittedBias("[1, 2]", "Llama 3", "NVIDIA H100 80GB HBM3", 4, 2, 0.25, 4);
         assertEquals(b, FittedBias.fromJson(b.toJson(), "x"));
         MegatronModel m = MegatronModel.uncalibrated().with(ExecutionTerm.DENSE, 1.1).withBiases(List.of(b));
@@ -96,9 +124,13 @@ class FittedBiasTest {
         // a coefficient changed: the biases were the old coefficients'
         assertTrue(m.with(ExecutionTerm.DENSE, 1.2).biases().isEmpty());
         assertEquals(List.of(b), m.withInterval(-0.1, 0.1).withLevelPriorRuns(2).biases());
+        // a bias below today's thresholds (another release's) loads: the thresholds are the fit's
+        assertEquals(0.05, FittedBias.fromJson(new com.fasterxml.jackson.databind.ObjectMapper().readTree(
+                "{\"architecture\":\"a\",\"label\":\"l\",\"device\":\"d\",\"runs\":2,\"jobs\":1,"
+                + "\"mean_error\":0.05,\"erring\":2}"), "x").meanError());
         for (String bad : new String[] {"{\"architecture\":\"a\",\"label\":\"l\",\"device\":\"d\",\"runs\":2,"
-                + "\"jobs\":2,\"mean_error\":0.2,\"erring\":2}", "{\"architecture\":\"a\",\"label\":\"l\","
-                + "\"device\":\"d\",\"runs\":3,\"jobs\":2,\"mean_error\":0.05,\"erring\":3}",
+                + "\"jobs\":3,\"mean_error\":0.2,\"erring\":2}", "{\"architecture\":\"a\",\"label\":\"l\","
+                + "\"device\":\"d\",\"runs\":3,\"jobs\":2,\"mean_error\":-1,\"erring\":3}",
             "{\"architecture\":\"a\",\"label\":\"\\u0007\",\"device\":\"d\",\"runs\":3,\"jobs\":2,\"mean_error\":0.2,"
                 + "\"erring\":3}", "{\"architecture\":\"a\",\"label\":\"l\",\"device\":\"d\",\"runs\":3.5,"
                 + "\"jobs\":2,\"mean_error\":0.2,\"erring\":3}", "[]"}) {
