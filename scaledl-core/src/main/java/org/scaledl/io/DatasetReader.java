@@ -203,9 +203,22 @@ public final class DatasetReader {
         return new Dataset(dir.getFileName() == null ? dir.toString() : dir.getFileName().toString(), samples);
     }
 
+    /** Below any processor's clock, MHz (a figure in GHz). */
+    static final double MIN_CLOCK_MHZ = 100;
+    /** Above any machine's memory bandwidth, GB/s (a GPU's HBM3e is 8,000; a figure in MB/s). */
+    static final double MAX_MEMORY_GBPS = 20_000;
+
     /** The keys {@link #machine} reads. */
     private static final java.util.List<String> MACHINE_KEYS = java.util.List.of("name", "cpu", "cpus", "avx512",
             "avx2", "l2", "clock_mhz", "memory_bandwidth_gbps");
+    /** The keys {@link #machine} reads a figure in a unit from, with the unit. */
+    private static final Map<String, String> MACHINE_UNITS = Map.of("clock_mhz", "MHz", "memory_bandwidth_gbps",
+            "GB/s", "l2", "a size with its unit (\"4 MiB (2 instances)\")");
+
+    /** A figure's key without its unit ({@code clock_mhz}: {@code clock}). */
+    private static String stem(String key) {
+        return key.equals("l2") ? "l2" : key.substring(0, key.lastIndexOf('_'));
+    }
 
     /**
      * The machine a dataset was measured on, from its {@code machine.json}: {@code name} (else {@code cpu}) names it,
@@ -238,6 +251,17 @@ public final class DatasetReader {
         // looks like a misspelling of one read is said, as it would be dropped
         for (java.util.Iterator<String> it = m.fieldNames(); it.hasNext();) {
             String key = it.next();
+            String typed = key.toLowerCase(java.util.Locale.ROOT);
+            // a read figure under another unit's name (clock_ghz, memory_bandwidth_mbps, l2_kb) or none
+            // (memory_bandwidth) is named with the key and unit that are read, not suggested as a misspelling
+            Optional<String> stem = MACHINE_UNITS.keySet().stream().filter(k -> !typed.equals(k) && (typed.equals(
+                    stem(k)) || typed.startsWith(stem(k) + "_"))).findFirst();
+            if (stem.isPresent()) {
+                LOG.warn("{}: \"{}\" is not read: the machine's {} is read from \"{}\", in {}", source,
+                        InvalidInputException.printable(key, 40), stem(stem.get()).replace('_', ' '), stem.get(),
+                        MACHINE_UNITS.get(stem.get()));
+                continue;
+            }
             org.scaledl.Suggestions.misspelt(key, MACHINE_KEYS).ifPresent(k -> LOG.warn("{}: \"{}\" is not read "
                     + "(did you mean \"{}\"?): the machine is described without it", source,
                     InvalidInputException.printable(key, 40), k));
@@ -272,6 +296,14 @@ public final class DatasetReader {
         }
         double clock = number(m, "clock_mhz", source, 0, 1e6, false).orElse(0);
         double bw = number(m, "memory_bandwidth_gbps", source, 0, 1e6, false).orElse(0);
+        if (clock > 0 && clock < MIN_CLOCK_MHZ) {
+            LOG.warn("{}: \"clock_mhz\" {} is below any processor's ({} MHz): GHz written as MHz? It is read as "
+                    + "given", source, clock, MIN_CLOCK_MHZ);
+        }
+        if (bw > MAX_MEMORY_GBPS) {
+            LOG.warn("{}: \"memory_bandwidth_gbps\" {} is above any machine's ({} GB/s): MB/s written as GB/s? It "
+                    + "is read as given", source, bw, MAX_MEMORY_GBPS);
+        }
         return Optional.of(Device.cpu(name, cores, simd, l2, clock, bw));
     }
 

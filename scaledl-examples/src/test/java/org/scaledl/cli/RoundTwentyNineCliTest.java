@@ -83,6 +83,13 @@ class RoundTwentyNineCliTest {
         assertEquals(0, one.code(), one.err());
         assertTrue(one.err().contains("the network is 400 Gb/s a node of 8 GPUs, 50 a GPU, where NVIDIA H100 80GB "
                 + "HBM3's standard system has 400 a GPU") && one.err().contains("the node's is 3200"), one.err());
+        // nodes of 4 given one adapter's 400 Gb/s: said too
+        MainTest.Run four = MainTest.run("predict", "--model", "gpu", "--transformer", TRANSFORMERS.resolve(
+                "llama-3-70b").toString(), "--seq", "4096", "--batch", "1", "--precision", "bf16", "--gpus", "64",
+                "--tensor", "4", "--global-batch", "64", "--zero-stage", "1", "--device", "H100 SXM",
+                "--gpus-per-node", "4", "--inter-node-gbps", "400");
+        assertEquals(0, four.code(), four.err());
+        assertTrue(four.err().contains("the network is 400 Gb/s a node of 4 GPUs, 100 a GPU"), four.err());
         MainTest.Run node = MainTest.run(with(job, "--inter-node-gbps", "3200"));
         assertFalse(node.err().contains("the network is"), node.err());
         // a real slow fabric above one adapter (BLOOM's 400 Gb/s a node of 8 A100s) is not said
@@ -224,6 +231,20 @@ class RoundTwentyNineCliTest {
                 + "\"memory_bandwidth_gbps\"?)"), r.err());
         assertFalse(r.err().contains("\"l3\"") || r.err().contains("\"kernel\"") || r.err().contains("\"torch\""),
                 r.err());
+        // a figure under another unit's name is named with the key and unit read, not offered as a misspelling;
+        // a clock that is no MHz is said
+        Files.writeString(ds.resolve("machine.json"), "{\"name\": \"m\", \"cpus\": 2, \"clock_ghz\": 3.0, "
+                + "\"clock_mhz\": 3.0, \"memory_bandwidth\": 80, \"l2_kb\": 1024}");
+        MainTest.Run u = MainTest.run("fit", "--data", ds.toString(), "--out", dir.resolve("y.sdl").toString());
+        assertEquals(0, u.code(), u.err());
+        assertTrue(u.err().contains("\"clock_ghz\" is not read: the machine's clock is read from \"clock_mhz\", "
+                + "in MHz"), u.err());
+        assertTrue(u.err().contains("\"memory_bandwidth\" is not read: the machine's memory bandwidth is read from "
+                + "\"memory_bandwidth_gbps\", in GB/s"), u.err());
+        assertTrue(u.err().contains("\"l2_kb\" is not read: the machine's l2 is read from \"l2\""), u.err());
+        assertTrue(u.err().contains("\"clock_mhz\" 3.0 is below any processor's (100.0 MHz): GHz written as MHz?"),
+                u.err());
+        assertFalse(u.err().contains("did you mean \"clock_mhz\""), u.err());
     }
 
     @Test

@@ -133,6 +133,14 @@ class RoundTwentyNineApiTest {
                 + "'s NVLink has"), GPU.predict(moved).warnings().toString());
         assertFalse(has(GPU.predict(given.toBuilder().topology(Topology.assumedFor(A100)).build()),
                 PredictionWarning.Kind.UNUSUAL_JOB, "NVLink has"));
+        // an NVLink topology for a PCIe card, which has none
+        Device l40s = DeviceCatalog.bundled().require("L40S");
+        Workload card = given.toBuilder().device(l40s).topology(Topology.of(8, Topology.Link.NVSWITCH, 900, 3200))
+                .build();
+        assertTrue(has(GPU.predict(card), PredictionWarning.Kind.UNUSUAL_JOB, "which has no NVLink"),
+                GPU.predict(card).warnings().toString());
+        assertFalse(has(GPU.predict(given.toBuilder().device(l40s).build()), PredictionWarning.Kind.UNUSUAL_JOB,
+                "which has no NVLink"));
     }
 
     @Test
@@ -181,6 +189,9 @@ class RoundTwentyNineApiTest {
                 .phase(org.scaledl.workload.Phase.INFER).parallelism(Parallelism.of(1, 1, 1, 1).withExpert(1, 1))
                 .build();
         assertFalse(biases.stream().anyMatch(b -> b.concerns(serving)));
+        // a LoRA job's frozen base runs other work than the pretraining runs the biases are of
+        assertFalse(has(GPU.predict(job.toBuilder().lora(16).build()), PredictionWarning.Kind.NOTE,
+                "this model was fitted on"));
         Workload onH100 = job.toBuilder().device(H100).build();
         assertFalse(biases.stream().anyMatch(b -> b.concerns(onH100) && b.label().equals("DeepSeek-V3")));
         // a calibration's biases are its runs' own: the bundled model's are not carried

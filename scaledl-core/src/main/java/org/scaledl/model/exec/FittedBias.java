@@ -79,9 +79,12 @@ public record FittedBias(String architecture, String label, String device, int r
                 (long) t.topK()).toString();
     }
 
-    /** Whether a job is a training job of this bias's architecture on its GPU (the runs were training runs). */
+    /**
+     * Whether a job is a pretraining job of this bias's architecture on its GPU (the runs were such jobs; a LoRA
+     * job's frozen base runs other work).
+     */
     public boolean concerns(Workload w) {
-        return w.phase() == org.scaledl.workload.Phase.TRAIN
+        return w.phase() == org.scaledl.workload.Phase.TRAIN && w.loraRank() == 0
                 && w.graph().transformer().map(FittedBias::architecture).filter(architecture::equals).isPresent()
                 && w.device().map(d -> Device.key(d.name()).equals(Device.key(device))).orElse(false);
     }
@@ -203,9 +206,13 @@ public record FittedBias(String architecture, String label, String device, int r
         return v;
     }
 
-    /** The note of the first bias that concerns a job (in {@link #ORDER}), if any. */
+    /**
+     * The note of the first bias that concerns a job (in {@link #ORDER}), if any: of a bias this release would keep
+     * ({@link #MIN_ERROR} at least either way; a file's smaller one is kept, not said).
+     */
     static Optional<String> noteFor(List<FittedBias> biases, Workload w) {
-        return biases.stream().filter(b -> b.concerns(w)).findFirst().map(FittedBias::note);
+        return biases.stream().filter(b -> Math.abs(b.meanError()) >= MIN_ERROR && b.concerns(w)).findFirst()
+                .map(FittedBias::note);
     }
 
     /** The order biases are kept and said in: the larger first, then by label and device. */

@@ -517,8 +517,16 @@ public final class MegatronModel {
                 throw InvalidInputException.of("megatron." + BIASES_KEY + " must be a list of at most " + MAX_BIASES
                         + " biases");
             }
+            java.util.Set<String> seen = new java.util.HashSet<>();
             for (int i = 0; i < b.size(); i++) {
-                biases.add(FittedBias.fromJson(b.get(i), "megatron." + BIASES_KEY + "[" + i + "]"));
+                FittedBias f = FittedBias.fromJson(b.get(i), "megatron." + BIASES_KEY + "[" + i + "]");
+                // (a fit keeps one bias an architecture and GPU: a second would be said, or not, by its order)
+                if (!seen.add(f.architecture() + "\n" + org.scaledl.workload.Device.key(f.device()))) {
+                    throw InvalidInputException.of("megatron." + BIASES_KEY + "[" + i + "]: a second bias of "
+                            + InvalidInputException.printable(f.label(), 60) + " on "
+                            + InvalidInputException.printable(f.device(), 60) + " (a fit keeps one)");
+                }
+                biases.add(f);
             }
         }
         return new MegatronModel(c, iv, o.has("expert_interval_log_ratios")

@@ -225,7 +225,13 @@ public final class ParallelExecution {
                         + "nodes)", t.nvlinkDomain(), standard, d.name())));
             }
             Topology own = std != null ? std : Topology.assumedFor(d);
-            if (ranks > 1 && t.link() != Topology.Link.PCIE && own.link() != Topology.Link.PCIE
+            if (ranks > 1 && t.link() != Topology.Link.PCIE && own.link() == Topology.Link.PCIE) {
+                // NVLink given to a GPU that has none (a PCIe card's own topology is PCIe): predicted as given
+                notes.add(StageCost.Note.unusual(String.format(Locale.ROOT, "an NVLink topology (%.0f GB/s between "
+                        + "the GPUs of a node) for %s, which has no NVLink (PCIe, %.0f GB/s, in its standard system): "
+                        + "predicted as given; is the topology another GPU's? (Topology.assumedFor(device) is the "
+                        + "device's own)", t.intraNodeGBps(), d.name(), own.intraNodeGBps())));
+            } else if (ranks > 1 && t.link() != Topology.Link.PCIE && own.link() != Topology.Link.PCIE
                     && t.intraNodeGBps() > 1.01 * own.intraNodeGBps()) {
                 // a topology faster between GPUs than the device's NVLink: another GPU's (a template's device changed
                 // and its topology kept), predicted as given
@@ -238,7 +244,7 @@ public final class ParallelExecution {
             double perGpu = t.interNodeGbps() / t.gpusPerNode();
             double standardPerGpu = own.interNodeGbps() / own.gpusPerNode();
             if (beyond && t.gpusPerNode() > 1 && own.link() != Topology.Link.PCIE
-                    && perGpu * t.gpusPerNode() <= standardPerGpu * 1.01 && perGpu < standardPerGpu / 4) {
+                    && t.interNodeGbps() <= standardPerGpu * 1.01) {
                 // a node's network no faster than one of the standard system's adapters: one GPU's figure given for
                 // the node's (the network is the node's, all adapters together), or a slow fabric; predicted as given
                 notes.add(StageCost.Note.noted(String.format(Locale.ROOT, "the network is %.0f Gb/s a node of %d "

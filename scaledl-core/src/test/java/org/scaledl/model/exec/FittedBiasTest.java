@@ -121,6 +121,15 @@ class FittedBiasTest {
         MegatronModel back = MegatronModel.fromJson(m.toJson());
         assertEquals(m, back);
         assertEquals(List.of(b), back.biases());
+        // one bias an architecture and GPU: a second is refused; one smaller than a fit keeps loads, and is not said
+        com.fasterxml.jackson.databind.node.ObjectNode twice = m.toJson();
+        twice.withArray("fitted_biases").add(b.toJson());
+        InvalidInputException dup = assertThrows(InvalidInputException.class, () -> MegatronModel.fromJson(twice));
+        assertTrue(dup.getMessage().contains("a second bias of Llama 3"), dup.getMessage());
+        FittedBias small = new FittedBias(FittedBias.architecture(graph("llama-3-8b", 4096).transformer()
+                .orElseThrow()), "Llama 3", H100.name(), 3, 2, 0.001, 3);
+        assertTrue(small.concerns(job("llama-3-8b", 4096, H100, 8)));
+        assertTrue(FittedBias.noteFor(List.of(small), job("llama-3-8b", 4096, H100, 8)).isEmpty());
         // a coefficient changed: the biases were the old coefficients'
         assertTrue(m.with(ExecutionTerm.DENSE, 1.2).biases().isEmpty());
         assertEquals(List.of(b), m.withInterval(-0.1, 0.1).withLevelPriorRuns(2).biases());
