@@ -903,8 +903,19 @@ public final class TrainingLogs {
                     if (!elapsed && !drawing) {
                         // (a bar's drawing numbers its step by the count: going back, refused as its iteration)
                         Matcher count = STEP_COUNT.matcher(line).region(from, line.length());
+                        long step = -1;
+                        long samples = -1;
                         while (count.find()) {
                             cur.counted(count.group(1), Long.parseLong(count.group(2)), lineNo);
+                            if (count.group(1).equals("global_step")) {
+                                step = Long.parseLong(count.group(2));
+                            } else {
+                                samples = Long.parseLong(count.group(2));
+                            }
+                        }
+                        if (step >= 0 && samples >= 0) {
+                            // NeMo's counts, as Megatron's: a line without its batch has it from their growth
+                            derived = cur.consumedStep(step, samples, said, lineNo);
                         }
                     }
                     if (DIVERGED.matcher(line).find()) {

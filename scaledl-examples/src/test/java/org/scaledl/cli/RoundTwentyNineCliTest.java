@@ -202,6 +202,28 @@ class RoundTwentyNineCliTest {
     }
 
     @Test
+    void aNemoRampUpIsToldFromTheConsumedSamplesToo() throws Exception {
+        Path nemo = REPO.resolve("scaledl-core/src/test/resources/logs/nemo-llama3-8b.log");
+        java.util.regex.Pattern step = java.util.regex.Pattern.compile("global_step: (\\d+)");
+        List<String> lines = Files.readAllLines(nemo).stream().map(l -> {
+            java.util.regex.Matcher m = step.matcher(l);
+            if (!m.find() || !l.contains("train_step_timing")) {
+                return l;
+            }
+            long k = Long.parseLong(m.group(1));
+            long consumed = k <= 6 ? 32 * (k + 1) : 32 * 7 + 64 * (k - 6);
+            return l.replace("global_batch_size: 64 | ", "").replaceFirst("consumed_samples: \\d+",
+                    "consumed_samples: " + consumed);
+        }).toList();
+        Path ramp = dir.resolve("nemo-ramp.log");
+        Files.write(ramp, lines);
+        assertFalse(Files.readString(ramp).contains("global_batch_size: 64 |"));
+        MainTest.Run r = MainTest.run("runs", "--from-log", ramp.toString(), "--out", dir.resolve("n.csv").toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("ran a global batch of 32 (a batch-size ramp-up)"), r.err());
+    }
+
+    @Test
     void aLogIntervalTheLinesContradictIsSaidAndTheLinesAreCounted() throws Exception {
         Path ten = dir.resolve("ten.log");
         Files.writeString(ten, Files.readString(LOG).replaceFirst("log_interval \\.+ 1\n",
