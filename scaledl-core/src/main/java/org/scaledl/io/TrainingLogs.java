@@ -1560,19 +1560,22 @@ public final class TrainingLogs {
         /** The last step count and consumed samples its step lines say ({@link #STEP_COUNT}; -1: none yet). */
         long lastStep = -1;
         long lastConsumed = -1;
-        /** The last Megatron line's iteration and consumed samples (-1: none yet) for {@link #consumedStep}. */
+        /**
+         * The last iteration line's number (Megatron's iteration, NeMo's global step) and consumed samples (-1: none
+         * yet) for {@link #consumedStep}.
+         */
         long consumedIteration = -1;
         long consumedAt = -1;
         /** The batch the last line's consumed samples gave it ({@link #consumedStep}; -1: none). */
         long lastDerived = -1;
-        /** The Megatron lines whose consumed samples grew by other than their iterations times their batch. */
+        /** The iteration lines whose consumed samples grew by other than their iterations times their batch. */
         int consumedOff;
         int consumedChecked;
         int consumedFirstOff;
         String consumedSeen = "";
 
         /**
-         * A Megatron line's consumed samples against the line before's: they grow by the iterations between the two
+         * An iteration line's consumed samples against the line before's: they grow by the iterations between the two
          * times the global batch the line says (a ramp-up's batch grows between lines, so a line after one of another
          * batch is not compared). A line that says no batch ({@code batch} -1) has the batch they grew by, where each
          * iteration since the line before can have run it alike (-1 otherwise, and for a line that says one).

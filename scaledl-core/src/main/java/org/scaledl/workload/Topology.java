@@ -246,9 +246,8 @@ public record Topology(int gpusPerNode, Link link, double intraNodeGBps, double 
         int d = domain.orElse(gpus.isPresent() && gpus.get() != gpusPerNode && !rack ? node
                 : Math.max(nvlinkDomain, node));
         if (link != Link.PCIE) {
-            // a domain given joins whole nodes (an NVL72 rack kept while a node is taken to be of another size stays)
-            // (the device's rack kept over nodes it cannot be made of is refused as a domain given would be, saying
-            // how to give one: it was kept, and contradicted by the same domain typed)
+            // a domain joins whole nodes, given or kept (an NVL72 rack stays over nodes of another size that make it
+            // up; over nodes that cannot, it is refused as the same domain given is, saying which to give)
             Optional<String> problem = domainProblem(d, node);
             if (problem.isPresent()) {
                 throw new IllegalArgumentException(problem.get() + (domain.isPresent() || d < node ? ""

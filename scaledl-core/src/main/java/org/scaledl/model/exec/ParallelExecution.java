@@ -203,9 +203,9 @@ public final class ParallelExecution {
                 notes.add(StageCost.Note.assumed("topology partly assumed from the device: " + t.describe()
                         + " (give --gpus-per-node and --inter-node-gbps both)"));
             }
-            // (the standard system looked up only for a domain beyond the node or a job beyond the domain given)
-            Topology std = t.nvlinkDomain() > t.gpusPerNode() || beyond ? Topology.assumedFor(d) : null;
-            int standard = std == null ? 0 : std.nvlinkDomain();
+            // the device's standard system, what the given one is compared with
+            Topology std = Topology.assumedFor(d);
+            int standard = std.nvlinkDomain();
             if (beyond && standard > std.gpusPerNode() && standard > t.nvlinkDomain()
                     && t.link() != Topology.Link.PCIE) {
                 // a rack-scale device (an NVL72) given a topology whose domain is a node: its collectives beyond the
@@ -224,33 +224,31 @@ public final class ParallelExecution {
                         + "bandwidth (give --nvlink-domain only where the machine has NVLink switches across its "
                         + "nodes)", t.nvlinkDomain(), standard, d.name())));
             }
-            Topology own = std != null ? std : Topology.assumedFor(d);
-            if (ranks > 1 && t.link() != Topology.Link.PCIE && own.link() == Topology.Link.PCIE) {
+            if (ranks > 1 && t.link() != Topology.Link.PCIE && std.link() == Topology.Link.PCIE) {
                 // NVLink given to a GPU that has none (a PCIe card's own topology is PCIe): predicted as given
                 notes.add(StageCost.Note.unusual(String.format(Locale.ROOT, "an NVLink topology (%.0f GB/s between "
                         + "the GPUs of a node) for %s, which has no NVLink (PCIe, %.0f GB/s, in its standard system): "
                         + "predicted as given; is the topology another GPU's? (Topology.assumedFor(device) is the "
-                        + "device's own)", t.intraNodeGBps(), d.name(), own.intraNodeGBps())));
-            } else if (ranks > 1 && t.link() != Topology.Link.PCIE && own.link() != Topology.Link.PCIE
-                    && t.intraNodeGBps() > 1.01 * own.intraNodeGBps()) {
+                        + "device's own)", t.intraNodeGBps(), d.name(), std.intraNodeGBps())));
+            } else if (ranks > 1 && t.link() != Topology.Link.PCIE && t.intraNodeGBps() > 1.01 * std.intraNodeGBps()) {
                 // a topology faster between GPUs than the device's NVLink: another GPU's (a template's device changed
                 // and its topology kept), predicted as given
                 notes.add(StageCost.Note.unusual(String.format(Locale.ROOT, "%.0f GB/s between the GPUs of a node, "
-                        + "more than %s's NVLink has (%.0f GB/s a GPU, one direction, in its standard system): predicted "
-                        + "as given; is it both directions' figure (twice one's), or another GPU's topology? "
+                        + "more than %s's NVLink has (%.0f GB/s a GPU, one direction, in its standard system): "
+                        + "predicted as given; is it both directions' figure (twice one's), or another GPU's topology? "
                         + "(Topology.assumedFor(device) is the device's own, which Topology.with(...) adjusts)",
-                        t.intraNodeGBps(), d.name(), own.intraNodeGBps())));
+                        t.intraNodeGBps(), d.name(), std.intraNodeGBps())));
             }
-            double perGpu = t.interNodeGbps() / t.gpusPerNode();
-            double standardPerGpu = own.interNodeGbps() / own.gpusPerNode();
-            if (beyond && t.gpusPerNode() > 1 && own.link() != Topology.Link.PCIE
+            double standardPerGpu = std.interNodeGbps() / std.gpusPerNode();
+            if (beyond && t.gpusPerNode() > 1 && std.link() != Topology.Link.PCIE
                     && t.interNodeGbps() <= standardPerGpu * 1.01) {
                 // a node's network no faster than one of the standard system's adapters: one GPU's figure given for
                 // the node's (the network is the node's, all adapters together), or a slow fabric; predicted as given
                 notes.add(StageCost.Note.noted(String.format(Locale.ROOT, "the network is %.0f Gb/s a node of %d "
                         + "GPUs, %.0f a GPU, where %s's standard system has %.0f a GPU: predicted as given; if %.0f is "
                         + "each GPU's adapter, the node's is %.0f (--inter-node-gbps and inter_node_gbps are the "
-                        + "node's, all adapters together)", t.interNodeGbps(), t.gpusPerNode(), perGpu, d.name(),
+                        + "node's, all adapters together)", t.interNodeGbps(), t.gpusPerNode(),
+                        t.interNodeGbps() / t.gpusPerNode(), d.name(),
                         standardPerGpu, t.interNodeGbps(), t.interNodeGbps() * t.gpusPerNode())));
             }
             if (ranks > t.gpusPerNode() && ranks % t.gpusPerNode() != 0) {
